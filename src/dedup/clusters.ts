@@ -1,0 +1,63 @@
+/**
+ * Grouping verified pairs into clusters with union-find.
+ * @module
+ */
+
+/** A group of near-duplicate documents. */
+export interface Cluster {
+  /** The cluster id: the smallest document index in it. */
+  id: number;
+  /** Member document indices, ascending (the first is the id). */
+  members: number[];
+}
+
+/** Union-find over 0..n-1 with path halving and union by smallest root (the root is the minimum). */
+export class UnionFind {
+  private parent: Int32Array;
+
+  constructor(n: number) {
+    this.parent = new Int32Array(n);
+    for (let i = 0; i < n; i++) this.parent[i] = i;
+  }
+
+  /** The root (smallest member) of x's group. */
+  find(x: number): number {
+    const p = this.parent;
+    while (p[x] !== x) {
+      p[x] = p[p[x]!]!;
+      x = p[x]!;
+    }
+    return x;
+  }
+
+  /** Joins the groups of a and b; the smaller root becomes the root. */
+  union(a: number, b: number): void {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra < rb) this.parent[rb] = ra;
+    else if (rb < ra) this.parent[ra] = rb;
+  }
+}
+
+/**
+ * Clusters of the graph on n documents whose edges are the given pairs: connected components of
+ * size ≥ 2, sorted by id, members ascending. Also returns each document's cluster id (its own index
+ * when it is in no pair).
+ */
+export function clusterPairs(n: number, pairs: Iterable<{ a: number; b: number }>): { clusters: Cluster[]; clusterOf: Int32Array } {
+  const uf = new UnionFind(n);
+  for (const p of pairs) uf.union(p.a, p.b);
+  const clusterOf = new Int32Array(n);
+  const byRoot = new Map<number, number[]>();
+  for (let i = 0; i < n; i++) {
+    const r = uf.find(i);
+    clusterOf[i] = r;
+    if (r !== i) {
+      let m = byRoot.get(r);
+      if (!m) byRoot.set(r, (m = [r]));
+      m.push(i);
+    }
+  }
+  const clusters = [...byRoot.entries()].sort((x, y) => x[0] - y[0]).map(([id, members]) => ({ id, members }));
+  return { clusters, clusterOf };
+}

@@ -1,0 +1,30 @@
+/**
+ * neardup: near-duplicate document detection with shingles, MinHash and LSH.
+ * @packageDocumentation
+ */
+export { normalize, makeNormalizer, type NormalizeOptions, type NormalizePreset } from './text/normalize.js';
+export { charShingles } from './text/charShingles.js';
+export { wordShingles } from './text/wordShingles.js';
+export { spotShingles } from './text/spotShingles.js';
+export { tokens, tokenHashes } from './text/tokens.js';
+export { stopwordList, stopwordHashes } from './text/stopwords.js';
+export { toSortedSet } from './text/fingerprintSet.js';
+export { createShingler, fingerprintSet, defaultK, type Shingler, type ShingleKind, type ShingleOptions } from './text/shingler.js';
+export { fmix32, splitmix32 } from './hash/mix.js';
+export { murmur3Utf16, murmur3Words } from './hash/murmur3.js';
+export { createMinHasher, estimateJaccard, DEFAULT_NUM_PERM, type MinHasher, type MinHashMethod, type MinHashOptions } from './sketch/minhash.js';
+export { SignatureMatrix } from './sketch/signatureMatrix.js';
+export {
+  chooseBands,
+  candidateProbability,
+  falsePositiveArea,
+  falseNegativeArea,
+  type BandChoice,
+  type ChooseBandsOptions,
+} from './lsh/params.js';
+export { bandKeys } from './lsh/bandKeys.js';
+export { lshCandidates, type CandidateStats } from './lsh/candidates.js';
+export { jaccard, jaccardAtLeast, intersectionSize } from './similarity/jaccard.js';
+export { bruteForcePairs, type ScoredPair, type BruteForceOptions } from './similarity/bruteForce.js';
+export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode } from './dedup/dedup.js';
+export { clusterPairs, UnionFind, type Cluster } from './dedup/clusters.js';

@@ -1,0 +1,69 @@
+/**
+ * A growable hash set of document pairs (a < b) in typed arrays, in insertion order.
+ * @module
+ */
+import { fmix32 } from '../hash/mix.js';
+
+/** A set of (a, b) pairs of uint32 doc ids. */
+export class PairSet {
+  private slotA: Int32Array;
+  private slotB: Int32Array;
+  private mask: number;
+  /** First members, in insertion order (length ≥ size). */
+  a: Int32Array;
+  /** Second members, in insertion order (length ≥ size). */
+  b: Int32Array;
+  /** Number of pairs. */
+  size = 0;
+
+  constructor(expected = 1024) {
+    let cap = 16;
+    while (cap < expected * 2) cap *= 2;
+    this.slotA = new Int32Array(cap).fill(-1);
+    this.slotB = new Int32Array(cap);
+    this.mask = cap - 1;
+    this.a = new Int32Array(Math.max(16, expected));
+    this.b = new Int32Array(Math.max(16, expected));
+  }
+
+  /** Adds the pair (a, b), a < b; returns true if it was new. */
+  add(a: number, b: number): boolean {
+    if ((this.size + 1) * 2 > this.mask + 1) this.grow();
+    let slot = fmix32((Math.imul(a, 0x9e3779b1) ^ b) >>> 0) & this.mask;
+    for (;;) {
+      const sa = this.slotA[slot]!;
+      if (sa === -1) break;
+      if (sa === a && this.slotB[slot] === b) return false;
+      slot = (slot + 1) & this.mask;
+    }
+    this.slotA[slot] = a;
+    this.slotB[slot] = b;
+    if (this.size === this.a.length) {
+      const na = new Int32Array(this.a.length * 2);
+      na.set(this.a);
+      this.a = na;
+      const nb = new Int32Array(this.b.length * 2);
+      nb.set(this.b);
+      this.b = nb;
+    }
+    this.a[this.size] = a;
+    this.b[this.size] = b;
+    this.size++;
+    return true;
+  }
+
+  private grow(): void {
+    const cap = (this.mask + 1) * 2;
+    this.slotA = new Int32Array(cap).fill(-1);
+    this.slotB = new Int32Array(cap);
+    this.mask = cap - 1;
+    for (let i = 0; i < this.size; i++) {
+      const a = this.a[i]!;
+      const b = this.b[i]!;
+      let slot = fmix32((Math.imul(a, 0x9e3779b1) ^ b) >>> 0) & this.mask;
+      while (this.slotA[slot] !== -1) slot = (slot + 1) & this.mask;
+      this.slotA[slot] = a;
+      this.slotB[slot] = b;
+    }
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * Choosing the LSH banding (b bands of r rows) for a similarity threshold.
+ * A pair of similarity s becomes a candidate with probability P(s) = 1 − (1 − s^r)^b.
+ * @module
+ */
+
+/** P(s) = 1 − (1 − s^r)^b: the chance a pair of Jaccard similarity s shares at least one band. */
+export function candidateProbability(s: number, bands: number, rows: number): number {
+  return 1 - Math.pow(1 - Math.pow(s, rows), bands);
+}
+
+/** ∫ P(s) ds over [lo, hi], by composite Simpson's rule (the integrand is smooth). */
+function integrate(f: (s: number) => number, lo: number, hi: number, steps = 200): number {
+  if (hi <= lo) return 0;
+  const h = (hi - lo) / steps;
+  let sum = f(lo) + f(hi);
+  for (let i = 1; i < steps; i++) sum += (i % 2 === 1 ? 4 : 2) * f(lo + i * h);
+  return (sum * h) / 3;
+}
+
+/** The false-positive area ∫₀^t P(s) ds: how much below-threshold mass still becomes candidates. */
+export function falsePositiveArea(threshold: number, bands: number, rows: number): number {
+  return integrate((s) => candidateProbability(s, bands, rows), 0, threshold);
+}
+
+/** The false-negative area ∫_t^1 (1 − P(s)) ds: how much above-threshold mass is missed. */
+export function falseNegativeArea(threshold: number, bands: number, rows: number): number {
+  return integrate((s) => 1 - candidateProbability(s, bands, rows), threshold, 1);
+}
+
+/** Options of {@link chooseBands}. */
+export interface ChooseBandsOptions {
+  /**
+   * Required P(threshold). Among the (b, r) that reach it, the one with the smallest false-positive
+   * area wins. Default 0.99. Ignored when `weights` or explicit `bands`/`rows` are given.
+   */
+  minRecallAtThreshold?: number;
+  /**
+   * datasketch-style choice instead: minimise fp·FP-area + fn·FN-area over all b·r ≤ numPerm.
+   * Weights need not sum to 1.
+   */
+  weights?: { fp: number; fn: number };
+  /** Explicit number of bands; overrides both rules (rows default to ⌊numPerm / bands⌋). */
+  bands?: number;
+  /** Explicit rows per band; overrides both rules (bands default to ⌊numPerm / rows⌋). */
+  rows?: number;
+}
+
+/** The chosen banding and what it promises. */
+export interface BandChoice {
+  /** Number of bands b. */
+  bands: number;
+  /** Rows per band r. */
+  rows: number;
+  /** The threshold it was chosen for. */
+  threshold: number;
+  /** Signature length it was chosen for (b·r ≤ numPerm; the remaining slots are unused by LSH). */
+  numPerm: number;
+  /** P(threshold): the expected recall of a pair exactly at the threshold. */
+  recallAtThreshold: number;
+  /** ∫₀^t P(s) ds. */
+  falsePositiveArea: number;
+  /** ∫_t^1 (1 − P(s)) ds. */
+  falseNegativeArea: number;
+  /** The S-curve at s = 0.1, 0.2, …, 1.0. */
+  curve: { s: number; p: number }[];
+  /** How it was chosen. */
+  rule: 'min-recall' | 'weights' | 'explicit' | 'best-effort';
+}
+
+function describe(threshold: number, numPerm: number, bands: number, rows: number, rule: BandChoice['rule']): BandChoice {
+  const curve = [];
+  for (let i = 1; i <= 10; i++) {
+    const s = i / 10;
+    curve.push({ s, p: candidateProbability(s, bands, rows) });
+  }
+  return {
+    bands,
+    rows,
+    threshold,
+    numPerm,
+    recallAtThreshold: candidateProbability(threshold, bands, rows),
+    falsePositiveArea: falsePositiveArea(threshold, bands, rows),
+    falseNegativeArea: falseNegativeArea(threshold, bands, rows),
+    curve,
+    rule,
+  };
+}
+
+/**
+ * Picks b bands of r rows (b·r ≤ numPerm) for `threshold`.
+ *
+ * Default rule: P(threshold) ≥ minRecallAtThreshold (0.99) with the fewest expected false
+ * candidates, i.e. the smallest ∫₀^t P(s) ds. When no (b, r) reaches the recall, the one with the
+ * highest P(threshold) is returned with `rule: 'best-effort'`.
+ */
+export function chooseBands(threshold: number, numPerm: number, options: ChooseBandsOptions = {}): BandChoice {
+  if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
+  if (!Number.isInteger(numPerm) || numPerm < 1) throw new RangeError(`numPerm must be a positive integer, got ${numPerm}`);
+  const { bands, rows } = options;
+  if (bands !== undefined || rows !== undefined) {
+    const b = bands ?? Math.floor(numPerm / rows!);
+    const r = rows ?? Math.floor(numPerm / b);
+    if (!Number.isInteger(b) || !Number.isInteger(r) || b < 1 || r < 1 || b * r > numPerm) {
+      throw new RangeError(`bands × rows must be positive integers with bands·rows ≤ numPerm (${numPerm}), got ${b} × ${r}`);
+    }
+    return describe(threshold, numPerm, b, r, 'explicit');
+  }
+  if (options.weights) {
+    const { fp, fn } = options.weights;
+    if (!(fp >= 0 && fn >= 0 && fp + fn > 0)) throw new RangeError('weights must be non-negative and not both 0');
+    let best = { b: 1, r: 1, cost: Infinity };
+    for (let b = 1; b <= numPerm; b++) {
+      for (let r = 1; b * r <= numPerm; r++) {
+        const cost = fp * falsePositiveArea(threshold, b, r) + fn * falseNegativeArea(threshold, b, r);
+        if (cost < best.cost - 1e-15) best = { b, r, cost };
+      }
+    }
+    return describe(threshold, numPerm, best.b, best.r, 'weights');
+  }
+  const minRecall = options.minRecallAtThreshold ?? 0.99;
+  if (!(minRecall > 0 && minRecall < 1)) throw new RangeError(`minRecallAtThreshold must be in (0, 1), got ${minRecall}`);
+  let best: { b: number; r: number; fpa: number } | undefined;
+  let fallback = { b: numPerm, r: 1, p: -1 };
+  for (let r = 1; r <= numPerm; r++) {
+    // For a fixed r, P(t) and the false-positive area both grow with b: the smallest b that
+    // reaches the recall is the only one worth comparing.
+    const maxB = Math.floor(numPerm / r);
+    const pr = Math.pow(threshold, r);
+    const need = pr >= 1 ? 1 : Math.ceil(Math.log(1 - minRecall) / Math.log(1 - pr) - 1e-12);
+    const pMax = candidateProbability(threshold, maxB, r);
+    if (pMax > fallback.p) fallback = { b: maxB, r, p: pMax };
+    let b = Math.max(1, need);
+    while (b > 1 && candidateProbability(threshold, b - 1, r) >= minRecall) b--;
+    while (b <= maxB && candidateProbability(threshold, b, r) < minRecall) b++;
+    if (b > maxB) continue;
+    const fpa = falsePositiveArea(threshold, b, r);
+    if (!best || fpa < best.fpa - 1e-15) best = { b, r, fpa };
+  }
+  if (!best) return describe(threshold, numPerm, fallback.b, fallback.r, 'best-effort');
+  return describe(threshold, numPerm, best.b, best.r, 'min-recall');
+}

@@ -1,0 +1,147 @@
+/**
+ * MinHash signatures: `classic` k-permutation MinHash and `oph`, one-permutation hashing with
+ * optimal densification (Shrivastava, ICML 2017). A signature is a Uint32Array of `numPerm` slots;
+ * the fraction of equal slots of two signatures estimates the Jaccard similarity of their sets.
+ * @module
+ */
+import { fmix32, splitmix32, subSeed } from '../hash/mix.js';
+
+/** `classic`: numPerm independent hash permutations. `oph`: one permutation split into numPerm bins. */
+export type MinHashMethod = 'classic' | 'oph';
+
+/** Options of a {@link MinHasher}. */
+export interface MinHashOptions {
+  /** Signature length (slots). Default 128. */
+  numPerm?: number;
+  /** Seed of the permutations; equal seeds give equal signatures. Default 1. */
+  seed?: number;
+  /** Default `oph`: as accurate as `classic` in the statistical tests, and O(n + k) per document. */
+  method?: MinHashMethod;
+}
+
+/** A configured MinHash signer. */
+export interface MinHasher {
+  /** Signature length. */
+  readonly numPerm: number;
+  /** The method. */
+  readonly method: MinHashMethod;
+  /** The seed. */
+  readonly seed: number;
+  /**
+   * The signature of a fingerprint collection (repeats allowed, order irrelevant), or `null`
+   * when it is empty: an empty document has no signature.
+   */
+  sign(fingerprints: Uint32Array): Uint32Array | null;
+  /** Like {@link sign}, writing into `out` (length numPerm); returns false for an empty input. */
+  signInto(fingerprints: Uint32Array, out: Uint32Array): boolean;
+}
+
+const EMPTY = 0xffffffff;
+
+/** Default signature length. */
+export const DEFAULT_NUM_PERM = 128;
+
+/** Builds a {@link MinHasher}. Throws a RangeError for invalid options. */
+export function createMinHasher(options: MinHashOptions = {}): MinHasher {
+  const numPerm = options.numPerm ?? DEFAULT_NUM_PERM;
+  const seed = (options.seed ?? 1) >>> 0;
+  const method = options.method ?? 'oph';
+  if (!Number.isInteger(numPerm) || numPerm < 1 || numPerm > 65536) {
+    throw new RangeError(`numPerm must be an integer from 1 to 65536, got ${numPerm}`);
+  }
+  if (method !== 'classic' && method !== 'oph') throw new RangeError(`unknown MinHash method "${String(method)}" (expected classic or oph)`);
+  const signInto = method === 'classic' ? classicSigner(numPerm, seed) : ophSigner(numPerm, seed);
+  return {
+    numPerm,
+    method,
+    seed,
+    signInto,
+    sign(fps: Uint32Array): Uint32Array | null {
+      const out = new Uint32Array(numPerm);
+      return signInto(fps, out) ? out : null;
+    },
+  };
+}
+
+/**
+ * Classic MinHash. Each fingerprint is premixed once (fmix32 with a seed), then permutation i is
+ * the bijection z ↦ xorshift16(imul(z XOR b_i, a_i)) with a_i odd: one multiply per (shingle, slot).
+ */
+function classicSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array) => boolean {
+  const rnd = splitmix32(subSeed(seed, 2));
+  const a = new Int32Array(k);
+  const b = new Int32Array(k);
+  for (let i = 0; i < k; i++) {
+    a[i] = rnd() | 1;
+    b[i] = rnd() | 0;
+  }
+  const pre = subSeed(seed, 3);
+  return (fps, out) => {
+    const n = fps.length;
+    if (n === 0) return false;
+    out.fill(EMPTY);
+    for (let j = 0; j < n; j++) {
+      const z = fmix32((fps[j]! ^ pre) >>> 0) | 0;
+      for (let i = 0; i < k; i++) {
+        let h = Math.imul(z ^ b[i]!, a[i]!);
+        h = (h ^ (h >>> 16)) >>> 0;
+        if (h < out[i]!) out[i] = h;
+      }
+    }
+    return true;
+  };
+}
+
+/**
+ * One-permutation hashing: z = fmix32(fp XOR seed'); the bin is ⌊z·k / 2^32⌋ and the bin keeps its
+ * smallest z. Empty bins then copy the value of a non-empty bin chosen by a hash of (bin, attempt)
+ * that all documents share: optimal densification, so equal slots still happen with probability J.
+ */
+function ophSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array) => boolean {
+  const pre = subSeed(seed, 4);
+  const dens = subSeed(seed, 5);
+  const scale = k / 4294967296;
+  let filled = new Uint8Array(k);
+  return (fps, out) => {
+    const n = fps.length;
+    if (n === 0) return false;
+    out.fill(EMPTY);
+    for (let j = 0; j < n; j++) {
+      let z = (fps[j]! ^ pre) | 0;
+      z ^= z >>> 16;
+      z = Math.imul(z, 0x85ebca6b);
+      z ^= z >>> 13;
+      z = Math.imul(z, 0xc2b2ae35);
+      z = (z ^ (z >>> 16)) >>> 0;
+      const bin = (z * scale) | 0;
+      if (z < out[bin]!) out[bin] = z;
+    }
+    // A bin is empty iff it still holds EMPTY: z = 2^32-1 would land in the last bin and equal it,
+    // which only makes that one bin look empty and be densified, harmless and vanishingly rare.
+    let empty = 0;
+    for (let i = 0; i < k; i++) if (out[i] === EMPTY) empty++;
+    if (empty === 0) return true;
+    if (filled.length !== k) filled = new Uint8Array(k);
+    for (let i = 0; i < k; i++) filled[i] = out[i] === EMPTY ? 0 : 1;
+    for (let i = 0; i < k; i++) {
+      if (filled[i]) continue;
+      for (let attempt = 1; ; attempt++) {
+        const r = fmix32((Math.imul(i + 1, 0x9e3779b1) ^ Math.imul(attempt, 0x85ebca77) ^ dens) >>> 0);
+        const donor = (r * scale) | 0;
+        if (filled[donor]) {
+          out[i] = out[donor]!;
+          break;
+        }
+      }
+    }
+    return true;
+  };
+}
+
+/** The MinHash estimate of Jaccard similarity: the fraction of equal slots of two signatures. */
+export function estimateJaccard(a: Uint32Array, b: Uint32Array): number {
+  if (a.length !== b.length) throw new RangeError(`signature lengths differ: ${a.length} vs ${b.length}`);
+  let eq = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] === b[i]) eq++;
+  return eq / a.length;
+}

@@ -1,0 +1,80 @@
+/**
+ * Unicode-aware word tokenization that yields token hashes, not token strings.
+ * A token is a maximal run of letters, digits and combining marks. Text in scripts written without
+ * spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar) is split with `Intl.Segmenter` instead.
+ * @module
+ */
+import { murmur3Utf16 } from '../hash/murmur3.js';
+
+let wordTable: Uint8Array | undefined;
+const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+const NO_SPACE_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+
+/** 1 for BMP code units that belong to a word; built once (65,536 regex tests, a few ms). */
+function isWordUnit(): Uint8Array {
+  if (wordTable === undefined) {
+    wordTable = new Uint8Array(65536);
+    for (let c = 0; c < 65536; c++) {
+      if (c >= 0xd800 && c <= 0xdfff) continue;
+      if (WORD_CHAR.test(String.fromCharCode(c))) wordTable[c] = 1;
+    }
+  }
+  return wordTable;
+}
+
+let segmenter: Intl.Segmenter | undefined;
+
+/**
+ * Hashes of the word tokens of `text` (murmur3 of each token's UTF-16 code units), in order.
+ * Allocation is one Uint32Array, however many tokens there are.
+ */
+export function tokenHashes(text: string, seed: number): Uint32Array {
+  if (NO_SPACE_SCRIPT.test(text)) return segmentedTokenHashes(text, seed);
+  const table = isWordUnit();
+  const out = new Uint32Array((text.length >>> 1) + 1);
+  let m = 0;
+  let start = -1;
+  const n = text.length;
+  for (let i = 0; i <= n; i++) {
+    let word = false;
+    let width = 1;
+    if (i < n) {
+      const c = text.charCodeAt(i);
+      if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+        const d = text.charCodeAt(i + 1);
+        if (d >= 0xdc00 && d <= 0xdfff) {
+          width = 2;
+          word = WORD_CHAR.test(text.slice(i, i + 2));
+        }
+      } else {
+        word = table[c] === 1;
+      }
+    }
+    if (word) {
+      if (start < 0) start = i;
+    } else if (start >= 0) {
+      out[m++] = murmur3Utf16(text, seed, start, i);
+      start = -1;
+    }
+    i += width - 1;
+  }
+  return out.subarray(0, m);
+}
+
+function segmentedTokenHashes(text: string, seed: number): Uint32Array {
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
+  const hashes: number[] = [];
+  for (const seg of segmenter.segment(text)) {
+    if (seg.isWordLike) hashes.push(murmur3Utf16(text, seed, seg.index, seg.index + seg.segment.length));
+  }
+  return Uint32Array.from(hashes);
+}
+
+/** The word tokens themselves, as strings (for display and tests; not used on the hot path). */
+export function tokens(text: string): string[] {
+  if (NO_SPACE_SCRIPT.test(text)) {
+    segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
+    return [...segmenter.segment(text)].filter((s) => s.isWordLike).map((s) => s.segment);
+  }
+  return text.match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
+}
