@@ -5,6 +5,7 @@
  * @module
  */
 import { fmix32, splitmix32, subSeed } from '../hash/mix.js';
+import { classicFromPremixed } from './kernels.js';
 
 /** `classic`: numPerm independent hash permutations. `oph`: one permutation split into numPerm bins. */
 export type MinHashMethod = 'classic' | 'oph';
@@ -63,11 +64,18 @@ export function createMinHasher(options: MinHashOptions = {}): MinHasher {
   };
 }
 
-/**
- * Classic MinHash. Each fingerprint is premixed once (fmix32 with a seed), then permutation i is
- * the bijection z ↦ xorshift16(imul(z XOR b_i, a_i)) with a_i odd: one multiply per (shingle, slot).
- */
-function classicSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array) => boolean {
+/** The hash parameters of a classic signer, derived from the seed (shared with the fast paths). */
+export interface ClassicParams {
+  /** Odd multipliers a_i. */
+  a: Int32Array;
+  /** XOR offsets b_i. */
+  b: Int32Array;
+  /** The premix seed: z = fmix32(fp XOR pre). */
+  pre: number;
+}
+
+/** Derives the {@link ClassicParams} of `k` slots for `seed`. */
+export function classicParams(k: number, seed: number): ClassicParams {
   const rnd = splitmix32(subSeed(seed, 2));
   const a = new Int32Array(k);
   const b = new Int32Array(k);
@@ -75,21 +83,29 @@ function classicSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32A
     a[i] = rnd() | 1;
     b[i] = rnd() | 0;
   }
-  const pre = subSeed(seed, 3);
+  return { a, b, pre: subSeed(seed, 3) };
+}
+
+/**
+ * Classic MinHash. Each fingerprint is premixed once (fmix32 with a seed), then permutation i is
+ * the bijection z ↦ xorshift16(imul(z XOR b_i, a_i)) with a_i odd: one multiply per (shingle, slot).
+ */
+function classicSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array) => boolean {
+  const { a, b, pre } = classicParams(k, seed);
+  let zs = new Int32Array(1024);
   return (fps, out) => {
     const n = fps.length;
     if (n === 0) return false;
-    out.fill(EMPTY);
-    for (let j = 0; j < n; j++) {
-      const z = fmix32((fps[j]! ^ pre) >>> 0) | 0;
-      for (let i = 0; i < k; i++) {
-        let h = Math.imul(z ^ b[i]!, a[i]!);
-        h = (h ^ (h >>> 16)) >>> 0;
-        if (h < out[i]!) out[i] = h;
-      }
-    }
+    if (zs.length < n) zs = new Int32Array(Math.max(n, zs.length * 2));
+    for (let j = 0; j < n; j++) zs[j] = fmix32((fps[j]! ^ pre) >>> 0) | 0;
+    classicFromPremixed(zs, n, a, b, out);
     return true;
   };
+}
+
+/** The seeds of an OPH signer: the premix seed and the densification seed. */
+export function ophParams(seed: number): { pre: number; dens: number } {
+  return { pre: subSeed(seed, 4), dens: subSeed(seed, 5) };
 }
 
 /**
@@ -98,10 +114,9 @@ function classicSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32A
  * that all documents share: optimal densification, so equal slots still happen with probability J.
  */
 function ophSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array) => boolean {
-  const pre = subSeed(seed, 4);
-  const dens = subSeed(seed, 5);
+  const { pre, dens } = ophParams(seed);
   const scale = k / 4294967296;
-  let filled = new Uint8Array(k);
+  const densify = createDensifier(k, dens);
   return (fps, out) => {
     const n = fps.length;
     if (n === 0) return false;
@@ -116,12 +131,24 @@ function ophSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array
       const bin = (z * scale) | 0;
       if (z < out[bin]!) out[bin] = z;
     }
+    densify(out);
+    return true;
+  };
+}
+
+/**
+ * The OPH densification step for `k` bins: every bin still holding 0xFFFFFFFF copies the value of a
+ * non-empty donor bin picked by fmix32 of (bin, attempt, dens). At least one bin must be non-empty.
+ */
+export function createDensifier(k: number, dens: number): (out: Uint32Array) => void {
+  const scale = k / 4294967296;
+  const filled = new Uint8Array(k);
+  return (out) => {
     // A bin is empty iff it still holds EMPTY: z = 2^32-1 would land in the last bin and equal it,
     // which only makes that one bin look empty and be densified, harmless and vanishingly rare.
     let empty = 0;
     for (let i = 0; i < k; i++) if (out[i] === EMPTY) empty++;
-    if (empty === 0) return true;
-    if (filled.length !== k) filled = new Uint8Array(k);
+    if (empty === 0) return;
     for (let i = 0; i < k; i++) filled[i] = out[i] === EMPTY ? 0 : 1;
     for (let i = 0; i < k; i++) {
       if (filled[i]) continue;
@@ -134,7 +161,6 @@ function ophSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array
         }
       }
     }
-    return true;
   };
 }
 

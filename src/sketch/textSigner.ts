@@ -1,0 +1,232 @@
+/**
+ * Text → MinHash signature in one call, on the fastest path that gives the same bits as the
+ * reference pipeline `createMinHasher(m).signInto(createShingler(s).set(text), out)`.
+ *
+ * For character shingles (without multiset) nothing is materialized between the raw text and the
+ * signature: normalization is fused with symbol lookup, OPH bins are updated straight from the
+ * rolling hash (no sort: a bin minimum does not care about order or repeats), and classic MinHash
+ * premixes each distinct shingle once, then sweeps the slots four at a time.
+ * Other shingle kinds use the reference pipeline.
+ * @module
+ */
+import { createShingler, type ShingleOptions, type Shingler } from '../text/shingler.js';
+import { createSymbolizer, fusedSymbolTable, type SymbolTable } from '../text/symbolizer.js';
+import { rollPower } from '../text/symbols.js';
+import { CLS, SYM, WasmKernels, kernelsModule } from '../wasm/wasmKernels.js';
+import { toSortedSet } from '../text/fingerprintSet.js';
+import { createMinHasher, classicParams, createDensifier, ophParams, type MinHashMethod, type MinHashOptions } from './minhash.js';
+import { classicFromPremixed, fingerprintsFromSymbols, ophBinsFromSymbols } from './kernels.js';
+import { fmix32 } from '../hash/mix.js';
+
+/** Options of {@link createTextSigner}: the same shingling and MinHash options as `dedup`. */
+export interface TextSignerOptions {
+  /** Shingling (default: char 5-shingles, default normalization, seed 0). */
+  shingle?: ShingleOptions;
+  /** MinHash (default: oph, 128 slots, seed 1). */
+  minhash?: MinHashOptions;
+}
+
+/** Signs raw texts. One instance is not re-entrant (it reuses scratch buffers); make one per thread. */
+export interface TextSigner {
+  /** Signature length. */
+  readonly numPerm: number;
+  /** MinHash method. */
+  readonly method: MinHashMethod;
+  /** The shingler whose sets the signatures are defined on. */
+  readonly shingler: Shingler;
+  /** True when the fused fast path is used (char shingles without multiset). */
+  readonly fast: boolean;
+  /** Writes the signature of `text` into `out` (length numPerm); false for a text without shingles. */
+  signInto(text: string, out: Uint32Array): boolean;
+  /** The signature of `text`, or null for a text without shingles. */
+  sign(text: string): Uint32Array | null;
+  /** The sorted unique fingerprint set of `text` (equal to `shingler.set(text)`), a fresh array. */
+  set(text: string): Uint32Array;
+}
+
+/** Builds a {@link TextSigner}. Throws a RangeError for invalid options, as the pieces do. */
+export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
+  const shingler = createShingler(options.shingle);
+  const hasher = createMinHasher(options.minhash);
+  const { kind, k, seed: shingleSeed, multiset } = shingler.options;
+  const { numPerm, method, seed } = hasher;
+  const fast = kind === 'char' && !multiset;
+  const base = {
+    numPerm,
+    method,
+    shingler,
+    fast,
+  };
+  const withSign = (signInto: TextSigner['signInto'], set: TextSigner['set']): TextSigner => ({
+    ...base,
+    signInto,
+    set,
+    sign(text: string): Uint32Array | null {
+      const out = new Uint32Array(numPerm);
+      return signInto(text, out) ? out : null;
+    },
+  });
+  if (!fast) {
+    return withSign(
+      (text, out) => hasher.signInto(shingler.set(text), out),
+      (text) => shingler.set(text),
+    );
+  }
+  const normOptions = normalizeOptionsOf(options.shingle);
+  const symbolizer = createSymbolizer(normOptions, shingleSeed);
+  let fps = new Uint32Array(4096);
+  const jsFingerprints = (text: string): number => {
+    const { syms, count } = symbolizer.symbols(text);
+    if (fps.length < count + 1) fps = new Uint32Array(Math.max(count + 1, fps.length * 2));
+    return fingerprintsFromSymbols(syms, count, k, fps);
+  };
+  const table = fusedSymbolTable(normOptions, shingleSeed);
+  const mod = table ? kernelsModule() : null;
+  const wasm = mod && table ? wasmPath(new WasmKernels(mod, numPerm), table, k) : null;
+  const fingerprints = wasm ? (text: string): number => {
+    const m = wasm.fingerprints(text);
+    if (m < 0) return jsFingerprints(text);
+    if (fps.length < m) fps = new Uint32Array(Math.max(m, fps.length * 2));
+    fps.set(wasm.k.u32.subarray(wasm.k.FPS >>> 2, (wasm.k.FPS >>> 2) + m));
+    return m;
+  } : jsFingerprints;
+  const set = (text: string): Uint32Array => toSortedSet(fps.subarray(0, fingerprints(text))).slice();
+  if (method === 'oph') {
+    const { pre, dens } = ophParams(seed);
+    const densify = createDensifier(numPerm, dens);
+    const shift = numPerm > 1 && (numPerm & (numPerm - 1)) === 0 ? 32 - Math.log2(numPerm) : 0;
+    const jsSign = (text: string, out: Uint32Array): boolean => {
+      const { syms, count } = symbolizer.symbols(text);
+      out.fill(0xffffffff);
+      if (!ophBinsFromSymbols(syms, count, k, pre, out)) return false;
+      densify(out);
+      return true;
+    };
+    if (!wasm) return withSign(jsSign, set);
+    const w = wasm.k;
+    const bk = rollPower(k);
+    return withSign((text, out) => {
+      const n = wasm.symbolize(text);
+      if (n < 0 || n <= k) return jsSign(text, out);
+      const bins = w.bins;
+      bins.fill(0xffffffff);
+      w.fn.oph(w.SYMS, n, k, bk, pre, w.BINS, numPerm, shift);
+      out.set(bins);
+      densify(out);
+      return true;
+    }, set);
+  }
+  const { a, b, pre } = classicParams(numPerm, seed);
+  if (wasm && numPerm % 4 === 0) {
+    const w = wasm.k;
+    w.i32.set(a, w.A >>> 2);
+    w.i32.set(b, w.B >>> 2);
+    const bk = rollPower(k);
+    const jsClassic = classicJs(a, b, pre, () => fps);
+    return withSign((text, out) => {
+      const n = wasm.symbolize(text);
+      if (n < 0 || n <= k) {
+        const m = jsFingerprints(text);
+        return m === 0 ? false : jsClassic(m, out);
+      }
+      w.fn.fingerprints(w.SYMS, n, k, bk, w.FPS);
+      w.fn.classic(w.FPS, n - k + 1, pre, w.A, w.B, w.BINS, numPerm);
+      out.set(w.bins);
+      return true;
+    }, set);
+  }
+  const jsClassic = classicJs(a, b, pre, () => fps);
+  return withSign((text, out) => {
+    const m = fingerprints(text);
+    return m === 0 ? false : jsClassic(m, out);
+  }, set);
+}
+
+/**
+ * Classic MinHash in JS over the first m values of `getFps()`: each distinct fingerprint is premixed
+ * once (an open-addressing table whose slots carry a generation number, so clearing it between
+ * documents costs nothing), then the slot-major kernel runs.
+ */
+function classicJs(a: Int32Array, b: Int32Array, pre: number, getFps: () => Uint32Array): (m: number, out: Uint32Array) => boolean {
+  let keys = new Int32Array(8192);
+  let stamp = new Uint32Array(8192);
+  let gen = 0;
+  let zs = new Int32Array(4096);
+  return (m, out) => {
+    const fps = getFps();
+    if (keys.length < m * 2) {
+      let cap = keys.length;
+      while (cap < m * 2) cap *= 2;
+      keys = new Int32Array(cap);
+      stamp = new Uint32Array(cap);
+      gen = 0;
+    }
+    if (zs.length < m) zs = new Int32Array(Math.max(m, zs.length * 2));
+    if (++gen === 0xffffffff) {
+      stamp.fill(0);
+      gen = 1;
+    }
+    const mask = keys.length - 1;
+    let d = 0;
+    for (let j = 0; j < m; j++) {
+      const z = fmix32((fps[j]! ^ pre) >>> 0) | 0;
+      let s = z & mask;
+      for (;;) {
+        if (stamp[s] !== gen) {
+          stamp[s] = gen;
+          keys[s] = z;
+          zs[d++] = z;
+          break;
+        }
+        if (keys[s] === z) break;
+        s = (s + 1) & mask;
+      }
+    }
+    classicFromPremixed(zs, d, a, b, out);
+    return true;
+  };
+}
+
+/**
+ * The WebAssembly front half: copies a text into the kernel memory and symbolizes it there,
+ * keeping the wasm mirror of the symbol table in step with the JS table (blocks are copied on
+ * first use). `symbolize` returns the symbol count, or -1 when the text needs the JS path.
+ */
+function wasmPath(k: WasmKernels, table: SymbolTable, shingleK: number) {
+  const synced = new Uint8Array(256);
+  const sync = (block: number): void => {
+    table.build(block);
+    const lo = block << 8;
+    k.u8.set(table.cls.subarray(lo, lo + 256), CLS + lo);
+    k.i32.set(table.sym.subarray(lo, lo + 256), (SYM >>> 2) + lo);
+    synced[block] = 1;
+  };
+  const bk = rollPower(shingleK);
+  const symbolize = (text: string): number => {
+    const len = text.length;
+    k.ensure(len + 1);
+    k.buf.write(text, k.TEXT, len * 2, 'utf16le');
+    for (;;) {
+      const n = k.fn.symbolize(k.TEXT, len, CLS, SYM, k.SYMS, table.spaceSym);
+      if (n >= 0) return n;
+      const block = text.charCodeAt(-n - 1) >>> 8;
+      if (synced[block]) return -1;
+      sync(block);
+    }
+  };
+  return {
+    k,
+    symbolize,
+    /** Fingerprints into k.FPS; returns their number, or -1 when the JS path must be used. */
+    fingerprints(text: string): number {
+      const n = symbolize(text);
+      if (n < 0 || n <= shingleK) return -1;
+      k.fn.fingerprints(k.SYMS, n, shingleK, bk, k.FPS);
+      return n - shingleK + 1;
+    },
+  };
+}
+
+function normalizeOptionsOf(shingle: ShingleOptions | undefined): NonNullable<ShingleOptions['normalize']> {
+  return shingle?.normalize ?? {};
+}
