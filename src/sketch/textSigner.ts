@@ -24,6 +24,11 @@ export interface TextSignerOptions {
   shingle?: ShingleOptions;
   /** MinHash (default: oph, 128 slots, seed 1). */
   minhash?: MinHashOptions;
+  /**
+   * Use the WebAssembly kernels when the runtime has them. Default true; false forces the
+   * JavaScript fast path (same output; used by the equivalence tests).
+   */
+  wasm?: boolean;
 }
 
 /** Signs raw texts. One instance is not re-entrant (it reuses scratch buffers); make one per thread. */
@@ -81,7 +86,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     return fingerprintsFromSymbols(syms, count, k, fps);
   };
   const table = fusedSymbolTable(normOptions, shingleSeed);
-  const mod = table ? kernelsModule() : null;
+  const mod = table && options.wasm !== false ? kernelsModule() : null;
   const wasm = mod && table ? wasmPath(new WasmKernels(mod, numPerm), table, k) : null;
   const fingerprints = wasm ? (text: string): number => {
     const m = wasm.fingerprints(text);
@@ -90,7 +95,10 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     fps.set(wasm.k.u32.subarray(wasm.k.FPS >>> 2, (wasm.k.FPS >>> 2) + m));
     return m;
   } : jsFingerprints;
-  const set = (text: string): Uint32Array => toSortedSet(fps.subarray(0, fingerprints(text))).slice();
+  const set = (text: string): Uint32Array => {
+    const m = fingerprints(text); // may reallocate fps: read it after
+    return toSortedSet(fps.subarray(0, m)).slice();
+  };
   if (method === 'oph') {
     const { pre, dens } = ophParams(seed);
     const densify = createDensifier(numPerm, dens);
