@@ -28,3 +28,10 @@ export { jaccard, jaccardAtLeast, intersectionSize } from './similarity/jaccard.
 export { bruteForcePairs, type ScoredPair, type BruteForceOptions } from './similarity/bruteForce.js';
 export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode } from './dedup/dedup.js';
 export { clusterPairs, UnionFind, type Cluster } from './dedup/clusters.js';
+export { createTextSigner, type TextSigner, type TextSignerOptions } from './sketch/textSigner.js';
+export { createSymbolizer, type Symbolizer } from './text/symbolizer.js';
+export { candidatesFromBandKeys } from './lsh/candidates.js';
+export { SignPool, defaultWorkers, type SignPoolOptions } from './parallel/signPool.js';
+export { signCorpusParallel, type SignCorpusOptions } from './parallel/signCorpus.js';
+export { dedupStream, type DocSource, type StreamDedupOptions, type StreamDedupExtra } from './dedup/streamDedup.js';
+export { readLineBatches, type ReadLinesOptions } from './dedup/lineSource.js';

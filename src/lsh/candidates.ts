@@ -37,13 +37,27 @@ export function lshCandidates(sigs: SignatureMatrix, bands: number, rows: number
     hi.set(bh, d * bands);
     lo.set(bl, d * bands);
   }
+  return candidatesFromBandKeys(hi, lo, sigs.present, n, bands);
+}
+
+/**
+ * Candidate pairs from precomputed band keys: key of document d in band b at [d·bands + b] of `hi`
+ * and `lo`; documents with `present[d] = 0` are skipped. Same result as {@link lshCandidates}.
+ */
+export function candidatesFromBandKeys(
+  hi: Uint32Array,
+  lo: Uint32Array,
+  present: Uint8Array,
+  n: number,
+  bands: number,
+): { pairs: PairSet; stats: CandidateStats } {
   const pairs = new PairSet(Math.max(1024, n));
   const seenMembers = new Set<number>();
   const stats: CandidateStats = { sharedBuckets: 0, repeatedBuckets: 0, largestBucket: 0, candidates: 0 };
   let members = new Int32Array(64);
   for (let b = 0; b < bands; b++) {
     const table = new BucketTable(n);
-    for (let d = 0; d < n; d++) if (sigs.present[d]) table.add(hi[d * bands + b]!, lo[d * bands + b]!, d);
+    for (let d = 0; d < n; d++) if (present[d]) table.add(hi[d * bands + b]!, lo[d * bands + b]!, d);
     const next = table.next;
     table.forEachBucket(2, (head, size) => {
       stats.sharedBuckets++;

@@ -1,0 +1,285 @@
+/**
+ * The streaming two-pass pipeline for corpora larger than memory:
+ *
+ * 1. Sign every document on worker threads, keeping only the LSH band keys (8 bytes per band per
+ *    document), then find candidate pairs.
+ * 2. Stream the corpus again and verify candidates exactly: the fingerprint set of a document that
+ *    is the first member of pending candidates is held until its last partner has streamed by,
+ *    within a memory budget; candidates whose first member did not fit wait for another pass.
+ *
+ * Memory is O(documents × bands + candidates + budget), independent of the total number of
+ * shingles. The output is the same as `dedup()` on the same texts and options, for any worker count.
+ * @module
+ */
+import { chooseBands } from '../lsh/params.js';
+import { candidatesFromBandKeys } from '../lsh/candidates.js';
+import { bandKeys } from '../lsh/bandKeys.js';
+import { jaccard } from '../similarity/jaccard.js';
+import type { ScoredPair } from '../similarity/bruteForce.js';
+import { clusterPairs } from './clusters.js';
+import { DEDUP_DEFAULTS, type DedupOptions, type DedupResult } from './dedup.js';
+import { createTextSigner } from '../sketch/textSigner.js';
+import { SignPool, defaultWorkers } from '../parallel/signPool.js';
+import type { SignReply } from '../parallel/signWorker.js';
+
+/**
+ * A re-readable corpus: each call starts a new pass and must yield the same documents in the same
+ * order, one text at a time or in arrays (batches).
+ */
+export type DocSource = () => AsyncIterable<string | string[]> | Iterable<string | string[]>;
+
+/** Options of {@link dedupStream}: those of `dedup()` plus parallelism and memory. */
+export interface StreamDedupOptions extends DedupOptions {
+  /** Signing worker threads. Default: all cores. 0 signs in this thread. */
+  workers?: number;
+  /** Documents per batch sent to a worker. Default 1024. */
+  batchSize?: number;
+  /** Bytes of fingerprint sets held at once during verification. Default 1 GiB. */
+  memoryBudget?: number;
+}
+
+/** Counters of the streaming pipeline beyond those of `dedup()`. */
+export interface StreamDedupExtra {
+  /** Passes over the input (1 signing pass + verification passes). */
+  passes: number;
+  /** Largest number of bytes of fingerprint sets held at once during verification. */
+  peakSetBytes: number;
+  /** Bytes of the in-memory index after pass 1 (band keys + flags), and per document. */
+  indexBytes: number;
+}
+
+async function* batches(source: DocSource, size: number): AsyncGenerator<string[]> {
+  let batch: string[] = [];
+  for await (const item of source()) {
+    if (typeof item === 'string') {
+      batch.push(item);
+      if (batch.length >= size) {
+        yield batch;
+        batch = [];
+      }
+    } else {
+      if (batch.length > 0) {
+        yield batch;
+        batch = [];
+      }
+      // Re-chunk large arrays so no worker gets a huge batch.
+      for (let i = 0; i < item.length; i += size) yield item.length <= size ? item : item.slice(i, i + size);
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+class Growable {
+  data: Uint32Array;
+  length = 0;
+  constructor(cap: number) {
+    this.data = new Uint32Array(cap);
+  }
+  append(src: Uint32Array): void {
+    if (this.length + src.length > this.data.length) {
+      const d = new Uint32Array(Math.max(this.length + src.length, this.data.length * 2));
+      d.set(this.data.subarray(0, this.length));
+      this.data = d;
+    }
+    this.data.set(src, this.length);
+    this.length += src.length;
+  }
+}
+
+/**
+ * Finds near-duplicate pairs and clusters of a corpus streamed from `source` (read twice or more),
+ * with the same defaults and result as `dedup()`. Verification `exact` streams the corpus again;
+ * `estimate` and `none` keep signatures instead (numPerm × 4 bytes per document) and read it once.
+ */
+export async function dedupStream(source: DocSource, options: StreamDedupOptions = {}): Promise<DedupResult & { extra: StreamDedupExtra }> {
+  const t0 = performance.now();
+  const threshold = options.threshold ?? DEDUP_DEFAULTS.threshold;
+  if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
+  const verify = options.verify ?? DEDUP_DEFAULTS.verify;
+  if (verify !== 'exact' && verify !== 'estimate' && verify !== 'none') {
+    throw new RangeError(`unknown verify mode "${String(verify)}" (expected exact, estimate or none)`);
+  }
+  const workers = options.workers ?? defaultWorkers();
+  const batchSize = options.batchSize ?? 1024;
+  const budget = options.memoryBudget ?? 1 << 30;
+  const signerOptions = { shingle: options.shingle, minhash: options.minhash };
+  const signer = createTextSigner(signerOptions);
+  const numPerm = signer.numPerm;
+  const bands = chooseBands(threshold, numPerm, options.lsh);
+  const nb = bands.bands;
+  const banding = { bands: nb, rows: bands.rows };
+  const keepSigs = verify !== 'exact';
+
+  // Pass 1: band keys (and signatures when verifying by estimate).
+  const hi = new Growable(1 << 16);
+  const lo = new Growable(1 << 16);
+  const sigs = keepSigs ? new Growable(1 << 16) : undefined;
+  let present = new Uint8Array(1 << 12);
+  let n = 0;
+  let chars = 0;
+  const bh = new Uint32Array(nb);
+  const bl = new Uint32Array(nb);
+  const take = (r: SignReply): void => {
+    if (n + r.count > present.length) {
+      const p = new Uint8Array(Math.max(n + r.count, present.length * 2));
+      p.set(present);
+      present = p;
+    }
+    present.set(r.present, n);
+    hi.append(r.hi!);
+    lo.append(r.lo!);
+    if (sigs) sigs.append(r.sigs!);
+    n += r.count;
+    options.onProgress?.('sign', n, 0);
+  };
+  const pool = workers > 0 ? new SignPool({ ...signerOptions, workers }) : undefined;
+  try {
+    const inflight: Promise<SignReply>[] = [];
+    for await (const batch of batches(source, batchSize)) {
+      for (const t of batch) chars += t.length;
+      if (pool) {
+        inflight.push(pool.run(batch, banding, keepSigs));
+        if (inflight.length >= pool.size * 2) take(await inflight.shift()!);
+      } else {
+        const m = batch.length;
+        const r: SignReply = { id: 0, count: m, present: new Uint8Array(m), hi: new Uint32Array(m * nb), lo: new Uint32Array(m * nb) };
+        if (keepSigs) r.sigs = new Uint32Array(m * numPerm);
+        const row = new Uint32Array(numPerm);
+        for (let i = 0; i < m; i++) {
+          if (!signer.signInto(batch[i]!, row)) continue;
+          r.present[i] = 1;
+          r.sigs?.set(row, i * numPerm);
+          bandKeys(row, nb, bands.rows, bh, bl);
+          r.hi!.set(bh, i * nb);
+          r.lo!.set(bl, i * nb);
+        }
+        take(r);
+      }
+    }
+    while (inflight.length > 0) take(await inflight.shift()!);
+  } finally {
+    await pool?.close();
+  }
+  const t1 = performance.now();
+  const indexBytes = hi.length * 4 + lo.length * 4 + n + (sigs ? sigs.length * 4 : 0);
+
+  // LSH candidates.
+  const { pairs: cand, stats: cstats } = candidatesFromBandKeys(hi.data, lo.data, present, n, nb);
+  hi.data = lo.data = new Uint32Array(0);
+  const t2 = performance.now();
+
+  const empty: number[] = [];
+  for (let i = 0; i < n; i++) if (!present[i]) empty.push(i);
+  const out: ScoredPair[] = [];
+  let passes = 1;
+  let peakSetBytes = 0;
+  if (!keepSigs) {
+    const r = await verifyExact(source, n, cand.a, cand.b, cand.size, threshold, signer.set.bind(signer), budget, batchSize, out, options.onProgress);
+    passes += r.passes;
+    peakSetBytes = r.peak;
+  } else {
+    const s = sigs!.data;
+    for (let p = 0; p < cand.size; p++) {
+      const a = cand.a[p]!;
+      const b = cand.b[p]!;
+      let eq = 0;
+      for (let x = a * numPerm, y = b * numPerm, end = x + numPerm; x < end; x++, y++) if (s[x] === s[y]) eq++;
+      const e = eq / numPerm;
+      if (verify === 'none' || e >= threshold) out.push({ a, b, similarity: e });
+    }
+  }
+  out.sort((x, y) => x.a - y.a || x.b - y.b);
+  const t3 = performance.now();
+  const { clusters, clusterOf } = clusterPairs(n, out);
+  const t4 = performance.now();
+  const { candidates, ...buckets } = cstats;
+  return {
+    pairs: out,
+    clusters,
+    clusterOf,
+    empty,
+    bands,
+    stats: {
+      docs: n,
+      emptyDocs: empty.length,
+      chars,
+      candidates,
+      pairs: out.length,
+      clusters: clusters.length,
+      buckets,
+      timings: { shingle: 0, sign: t1 - t0, lsh: t2 - t1, verify: t3 - t2, cluster: t4 - t3, total: t4 - t0 },
+    },
+    extra: { passes, peakSetBytes, indexBytes },
+  };
+}
+
+/**
+ * Exact verification of candidate pairs (a < b) by streaming the corpus, holding the sets of first
+ * members within `budget` bytes; pairs whose first member did not fit are retried in a later pass.
+ */
+async function verifyExact(
+  source: DocSource,
+  n: number,
+  pa: Int32Array,
+  pb: Int32Array,
+  count: number,
+  threshold: number,
+  setOf: (text: string) => Uint32Array,
+  budget: number,
+  batchSize: number,
+  out: ScoredPair[],
+  onProgress: DedupOptions['onProgress'],
+): Promise<{ passes: number; peak: number }> {
+  // Pairs grouped by second member (CSR), and each document's count of pending pairs as first member.
+  const startB = new Int32Array(n + 1);
+  for (let p = 0; p < count; p++) startB[pb[p]! + 1]!++;
+  for (let d = 0; d < n; d++) startB[d + 1]! += startB[d]!;
+  const byB = new Int32Array(count);
+  const fill = startB.slice(0, n);
+  for (let p = 0; p < count; p++) byB[fill[pb[p]!]!++] = p;
+  const pendingAsA = new Int32Array(n);
+  for (let p = 0; p < count; p++) pendingAsA[pa[p]!]!++;
+  const done = new Uint8Array(count);
+  let remaining = count;
+  let passes = 0;
+  let peak = 0;
+  while (remaining > 0) {
+    passes++;
+    const held = new Map<number, { set: Uint32Array; left: number }>();
+    let used = 0;
+    let d = 0;
+    for await (const batch of batches(source, batchSize)) {
+      for (const text of batch) {
+        let set: Uint32Array | undefined;
+        for (let q = startB[d]!; q < startB[d + 1]!; q++) {
+          const p = byB[q]!;
+          if (done[p]) continue;
+          const h = held.get(pa[p]!);
+          if (!h) continue;
+          set ??= setOf(text);
+          const s = jaccard(h.set, set);
+          if (s >= threshold) out.push({ a: pa[p]!, b: d, similarity: s });
+          done[p] = 1;
+          remaining--;
+          pendingAsA[pa[p]!]!--;
+          if (--h.left === 0) {
+            held.delete(pa[p]!);
+            used -= h.set.byteLength;
+          }
+        }
+        if (pendingAsA[d]! > 0 && (used < budget || held.size === 0)) {
+          set ??= setOf(text);
+          if (used + set.byteLength <= budget || held.size === 0) {
+            held.set(d, { set, left: pendingAsA[d]! });
+            used += set.byteLength;
+            if (used > peak) peak = used;
+          }
+        }
+        d++;
+      }
+      onProgress?.('verify', count - remaining, count);
+    }
+    if (d !== n) throw new Error(`the document source changed between passes: ${n} documents in the first pass, ${d} now`);
+  }
+  return { passes, peak };
+}

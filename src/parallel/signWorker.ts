@@ -1,0 +1,63 @@
+/**
+ * Worker-thread entry of the signing pool: signs batches of texts with its own TextSigner and
+ * returns packed signatures, or (for the streaming pipeline) only the LSH band keys.
+ * @module
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { createTextSigner, type TextSignerOptions } from '../sketch/textSigner.js';
+import { bandKeys } from '../lsh/bandKeys.js';
+
+/** What the pool sends to a worker: a batch of texts and what to return for them. */
+export interface SignRequest {
+  id: number;
+  texts: string[];
+  /** When set, return band keys of this banding instead of full signatures. */
+  bands?: { bands: number; rows: number };
+  /** Also return full signatures when returning band keys. */
+  withSignatures?: boolean;
+}
+
+/** A worker's answer: signatures (n × numPerm) and/or band keys (n × bands, hi and lo). */
+export interface SignReply {
+  id: number;
+  count: number;
+  present: Uint8Array;
+  sigs?: Uint32Array;
+  hi?: Uint32Array;
+  lo?: Uint32Array;
+  error?: string;
+}
+
+const signer = createTextSigner(workerData as TextSignerOptions);
+const port = parentPort!;
+
+port.on('message', (req: SignRequest) => {
+  try {
+    const n = req.texts.length;
+    const k = signer.numPerm;
+    const present = new Uint8Array(n);
+    const wantSigs = !req.bands || req.withSignatures;
+    const sigs = wantSigs ? new Uint32Array(n * k) : undefined;
+    const row = new Uint32Array(k);
+    const nb = req.bands?.bands ?? 0;
+    const hi = req.bands ? new Uint32Array(n * nb) : undefined;
+    const lo = req.bands ? new Uint32Array(n * nb) : undefined;
+    const bh = new Uint32Array(nb);
+    const bl = new Uint32Array(nb);
+    for (let i = 0; i < n; i++) {
+      if (!signer.signInto(req.texts[i]!, row)) continue;
+      present[i] = 1;
+      if (sigs) sigs.set(row, i * k);
+      if (req.bands) {
+        bandKeys(row, nb, req.bands.rows, bh, bl);
+        hi!.set(bh, i * nb);
+        lo!.set(bl, i * nb);
+      }
+    }
+    const reply: SignReply = { id: req.id, count: n, present, sigs, hi, lo };
+    const transfer = [present.buffer, sigs?.buffer, hi?.buffer, lo?.buffer].filter((b): b is ArrayBuffer => b !== undefined);
+    port.postMessage(reply, transfer);
+  } catch (e) {
+    port.postMessage({ id: req.id, count: 0, present: new Uint8Array(0), error: (e as Error).message } satisfies SignReply);
+  }
+});
