@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { createTextSigner } from '../src/sketch/textSigner.js';
 import { createMinHasher } from '../src/sketch/minhash.js';
 import { createShingler } from '../src/text/shingler.js';
+import { toSortedSet } from '../src/text/fingerprintSet.js';
 import { fmix32, splitmix32, subSeed } from '../src/hash/mix.js';
 import type { NormalizePreset } from '../src/text/normalize.js';
 
@@ -171,5 +172,31 @@ test('shingler.set = reference for char shingles (the batch dedup path)', () => 
       assert.deepEqual(createShingler({ k }).set(text), refSet(refFingerprints(refNormalize(text, 'default', false), k, 0)));
     }),
     { numRuns: 300, seed: 3, endOnFailure: true },
+  );
+});
+
+test('toSortedSet (radix sort) = Array sort + unique, set and multiset', () => {
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 0, max: 0xffffffff }), { maxLength: 3000 }), fc.boolean(), (xs, multiset) => {
+      const got = toSortedSet(Uint32Array.from(xs.concat(xs.slice(0, 40))), multiset);
+      if (!multiset) assert.deepEqual(got, refSet(xs.concat(xs.slice(0, 40))));
+      else {
+        // Reference multiset: the n-th repeat of v becomes fmix32(v ^ n·0x9E3779B9); repeat until unique.
+        let cur = xs.concat(xs.slice(0, 40)).sort((a, b) => a - b);
+        for (;;) {
+          const next: number[] = [];
+          let changed = false;
+          for (let i = 0, run = 0; i < cur.length; i++) {
+            run = i > 0 && cur[i] === cur[i - 1] ? run + 1 : 0;
+            if (run > 0) changed = true;
+            next.push(run > 0 ? fmix32((cur[i]! ^ Math.imul(run, 0x9e3779b9)) >>> 0) : cur[i]!);
+          }
+          if (!changed) break;
+          cur = next.sort((a, b) => a - b);
+        }
+        assert.deepEqual(got, refSet(cur));
+      }
+    }),
+    { numRuns: 200, seed: 5 },
   );
 });

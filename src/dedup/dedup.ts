@@ -4,7 +4,7 @@
  */
 import type { ShingleOptions } from '../text/shingler.js';
 import { createTextSigner } from '../sketch/textSigner.js';
-import { createMinHasher, type MinHashOptions } from '../sketch/minhash.js';
+import type { MinHashOptions } from '../sketch/minhash.js';
 import { SignatureMatrix } from '../sketch/signatureMatrix.js';
 import { chooseBands, type BandChoice, type ChooseBandsOptions } from '../lsh/params.js';
 import { lshCandidates, type CandidateStats } from '../lsh/candidates.js';
@@ -87,7 +87,7 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
   }
   // The fused signer gives the same sets and signatures as createShingler + createMinHasher, faster.
   const signer = createTextSigner({ shingle: options.shingle, minhash: options.minhash });
-  const hasher = createMinHasher(options.minhash);
+  const hasher = signer;
   const bands = chooseBands(threshold, hasher.numPerm, options.lsh);
   const sigs = new SignatureMatrix(hasher.numPerm, Array.isArray(texts) ? texts.length : 1024);
   const sets: Uint32Array[] = [];
@@ -100,14 +100,10 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
     const i = sigs.push();
     let b = a;
     if (verify === 'exact') {
-      // Exact verification needs the set anyway; signing the set is then the cheaper route.
-      const set = signer.set(text);
+      sets.push(signer.set(text));
       b = performance.now();
-      sigs.present[i] = hasher.signInto(set, sigs.row(i)) ? 1 : 0;
-      sets.push(set);
-    } else {
-      sigs.present[i] = signer.signInto(text, sigs.row(i)) ? 1 : 0;
     }
+    sigs.present[i] = signer.signInto(text, sigs.row(i)) ? 1 : 0;
     if (!sigs.present[i]) empty.push(i);
     tSign += performance.now() - b;
     tShingle += b - a;

@@ -10,7 +10,7 @@ import { fmix32 } from '../hash/mix.js';
  * fmix32(fp XOR n·0x9E3779B9), so repeated shingles count as often as they occur (seed 003).
  */
 export function toSortedSet(fps: Uint32Array, multiset = false): Uint32Array {
-  fps.sort();
+  radixSort(fps);
   const n = fps.length;
   if (n === 0) return fps;
   if (multiset) {
@@ -35,4 +35,52 @@ export function toSortedSet(fps: Uint32Array, multiset = false): Uint32Array {
     if (v !== fps[m - 1]) fps[m++] = v;
   }
   return fps.subarray(0, m);
+}
+
+let scratch = new Uint32Array(4096);
+const counts = new Int32Array(4 * 256);
+
+/**
+ * Sorts uint32 values ascending in place: LSD radix sort, four 8-bit digits, all four histograms
+ * from one read. Several times faster than `TypedArray.prototype.sort` on shingle sets, which are
+ * uniformly distributed hashes; short arrays use the built-in sort.
+ */
+export function radixSort(a: Uint32Array): void {
+  const n = a.length;
+  if (n < 256) {
+    a.sort();
+    return;
+  }
+  if (scratch.length < n) scratch = new Uint32Array(Math.max(n, scratch.length * 2));
+  const c = counts;
+  c.fill(0);
+  for (let i = 0; i < n; i++) {
+    const v = a[i]!;
+    c[v & 255]!++;
+    c[256 + ((v >>> 8) & 255)]!++;
+    c[512 + ((v >>> 16) & 255)]!++;
+    c[768 + (v >>> 24)]!++;
+  }
+  for (let d = 0; d < 4; d++) {
+    let sum = 0;
+    for (let j = d * 256, e = j + 256; j < e; j++) {
+      const t = c[j]!;
+      c[j] = sum;
+      sum += t;
+    }
+  }
+  let src: Uint32Array = a;
+  let dst: Uint32Array = scratch.subarray(0, n);
+  for (let d = 0; d < 4; d++) {
+    const shift = d * 8;
+    const base = d * 256;
+    for (let i = 0; i < n; i++) {
+      const v = src[i]!;
+      dst[c[base + ((v >>> shift) & 255)]!++] = v;
+    }
+    const t = src;
+    src = dst;
+    dst = t;
+  }
+  // After four passes the sorted data is back in `a`.
 }
