@@ -157,8 +157,9 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
       }
     }
     while (inflight.length > 0) take(await inflight.shift()!);
-  } finally {
+  } catch (e) {
     await pool?.close();
+    throw e;
   }
   const t1 = performance.now();
   const indexBytes = hi.length * 4 + lo.length * 4 + n + (sigs ? sigs.length * 4 : 0);
@@ -174,10 +175,15 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
   let passes = 1;
   let peakSetBytes = 0;
   if (!keepSigs) {
-    const r = await verifyExact(source, n, cand.a, cand.b, cand.size, threshold, signer.set.bind(signer), budget, batchSize, out, options.onProgress);
-    passes += r.passes;
-    peakSetBytes = r.peak;
+    try {
+      const r = await verifyExact(source, n, cand.a, cand.b, cand.size, threshold, signer.set.bind(signer), pool, budget, batchSize, out, options.onProgress);
+      passes += r.passes;
+      peakSetBytes = r.peak;
+    } finally {
+      await pool?.close();
+    }
   } else {
+    await pool?.close();
     const s = sigs!.data;
     for (let p = 0; p < cand.size; p++) {
       const a = cand.a[p]!;
@@ -216,6 +222,7 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
 /**
  * Exact verification of candidate pairs (a < b) by streaming the corpus, holding the sets of first
  * members within `budget` bytes; pairs whose first member did not fit are retried in a later pass.
+ * Sets are computed on the worker pool when there is one (in order, a few batches ahead).
  */
 async function verifyExact(
   source: DocSource,
@@ -225,6 +232,7 @@ async function verifyExact(
   count: number,
   threshold: number,
   setOf: (text: string) => Uint32Array,
+  pool: SignPool | undefined,
   budget: number,
   batchSize: number,
   out: ScoredPair[],
@@ -243,21 +251,30 @@ async function verifyExact(
   let remaining = count;
   let passes = 0;
   let peak = 0;
+  /** May document d need its set in this pass? (Over-approximates: pending only shrinks.) */
+  const mayNeed = (d: number): boolean => {
+    if (pendingAsA[d]! > 0) return true;
+    for (let q = startB[d]!; q < startB[d + 1]!; q++) if (!done[byB[q]!]) return true;
+    return false;
+  };
   while (remaining > 0) {
     passes++;
     const held = new Map<number, { set: Uint32Array; left: number }>();
     let used = 0;
     let d = 0;
-    for await (const batch of batches(source, batchSize)) {
-      for (const text of batch) {
-        let set: Uint32Array | undefined;
+    let scheduled = 0;
+    const queue: { base: number; len: number; pos: Int32Array; sets: Promise<(i: number) => Uint32Array> }[] = [];
+    const process = async (): Promise<void> => {
+      const item = queue.shift()!;
+      const get = await item.sets;
+      for (let j = 0; j < item.len; j++, d++) {
+        const slot = item.pos[j]!;
         for (let q = startB[d]!; q < startB[d + 1]!; q++) {
           const p = byB[q]!;
           if (done[p]) continue;
           const h = held.get(pa[p]!);
           if (!h) continue;
-          set ??= setOf(text);
-          const s = jaccard(h.set, set);
+          const s = jaccard(h.set, get(slot));
           if (s >= threshold) out.push({ a: pa[p]!, b: d, similarity: s });
           done[p] = 1;
           remaining--;
@@ -268,17 +285,39 @@ async function verifyExact(
           }
         }
         if (pendingAsA[d]! > 0 && (used < budget || held.size === 0)) {
-          set ??= setOf(text);
+          const set = get(slot);
           if (used + set.byteLength <= budget || held.size === 0) {
-            held.set(d, { set, left: pendingAsA[d]! });
-            used += set.byteLength;
+            // Copy out of the batch's shared buffer so the rest of it can be freed.
+            const own = pool ? set.slice() : set;
+            held.set(d, { set: own, left: pendingAsA[d]! });
+            used += own.byteLength;
             if (used > peak) peak = used;
           }
         }
-        d++;
       }
       onProgress?.('verify', count - remaining, count);
+    };
+    for await (const batch of batches(source, batchSize)) {
+      const pos = new Int32Array(batch.length).fill(-1);
+      const texts: string[] = [];
+      for (let j = 0; j < batch.length; j++) {
+        if (mayNeed(scheduled + j)) {
+          pos[j] = texts.length;
+          texts.push(batch[j]!);
+        }
+      }
+      let sets: Promise<(i: number) => Uint32Array>;
+      if (pool && texts.length > 0) {
+        sets = pool.sets(texts).then((r) => (i: number) => r.setData!.subarray(r.setStart![i]!, r.setStart![i + 1]!));
+      } else {
+        const local = texts.map(setOf);
+        sets = Promise.resolve((i: number) => local[i]!);
+      }
+      queue.push({ base: scheduled, len: batch.length, pos, sets });
+      scheduled += batch.length;
+      if (queue.length > (pool ? pool.size * 2 : 0)) await process();
     }
+    while (queue.length > 0) await process();
     if (d !== n) throw new Error(`the document source changed between passes: ${n} documents in the first pass, ${d} now`);
   }
   return { passes, peak };

@@ -48,6 +48,15 @@ export class SignPool {
     return this.workers.length;
   }
 
+  /** Computes the fingerprint sets of one batch (see `SignReply.setData`). */
+  sets(texts: string[]): Promise<SignReply> {
+    if (this.closed) return Promise.reject(new Error('sign pool is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ req: { id: this.nextId++, texts, sets: true }, resolve, reject });
+      this.pump();
+    });
+  }
+
   /** Signs one batch; resolves with that batch's reply. */
   run(texts: string[], bands?: { bands: number; rows: number }, withSignatures = false): Promise<SignReply> {
     if (this.closed) return Promise.reject(new Error('sign pool is closed'));

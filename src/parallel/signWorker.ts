@@ -15,6 +15,8 @@ export interface SignRequest {
   bands?: { bands: number; rows: number };
   /** Also return full signatures when returning band keys. */
   withSignatures?: boolean;
+  /** Return the fingerprint sets of the texts instead of signatures. */
+  sets?: boolean;
 }
 
 /** A worker's answer: signatures (n × numPerm) and/or band keys (n × bands, hi and lo). */
@@ -25,14 +27,33 @@ export interface SignReply {
   sigs?: Uint32Array;
   hi?: Uint32Array;
   lo?: Uint32Array;
+  /** With `sets`: all sets concatenated; set i is setData[setStart[i] .. setStart[i+1]). */
+  setData?: Uint32Array;
+  setStart?: Int32Array;
   error?: string;
 }
 
 const signer = createTextSigner(workerData as TextSignerOptions);
 const port = parentPort!;
 
+function sets(req: SignRequest): void {
+  const n = req.texts.length;
+  const parts: Uint32Array[] = [];
+  const setStart = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    const s = signer.set(req.texts[i]!);
+    parts.push(s);
+    setStart[i + 1] = setStart[i]! + s.length;
+  }
+  const setData = new Uint32Array(setStart[n]!);
+  for (let i = 0; i < n; i++) setData.set(parts[i]!, setStart[i]!);
+  const reply: SignReply = { id: req.id, count: n, present: new Uint8Array(0), setData, setStart };
+  port.postMessage(reply, [setData.buffer, setStart.buffer]);
+}
+
 port.on('message', (req: SignRequest) => {
   try {
+    if (req.sets) return sets(req);
     const n = req.texts.length;
     const k = signer.numPerm;
     const present = new Uint8Array(n);
