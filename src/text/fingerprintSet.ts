@@ -43,12 +43,21 @@ const counts = new Int32Array(4 * 256);
 /**
  * Sorts uint32 values ascending in place: LSD radix sort, four 8-bit digits, all four histograms
  * from one read. Several times faster than `TypedArray.prototype.sort` on shingle sets, which are
- * uniformly distributed hashes; short arrays use the built-in sort.
+ * uniformly distributed hashes; short arrays use insertion sort.
  */
 export function radixSort(a: Uint32Array): void {
   const n = a.length;
-  if (n < 256) {
-    a.sort();
+  if (n < 48) {
+    // Insertion sort: the built-in sort boxes uint32 values ≥ 2^31 and is slow on these arrays.
+    for (let i = 1; i < n; i++) {
+      const v = a[i]!;
+      let j = i - 1;
+      while (j >= 0 && a[j]! > v) {
+        a[j + 1] = a[j]!;
+        j--;
+      }
+      a[j + 1] = v;
+    }
     return;
   }
   if (scratch.length < n) scratch = new Uint32Array(Math.max(n, scratch.length * 2));
