@@ -21,7 +21,10 @@ test('default normalization: NFKC, lowercase, whitespace runs to one space, trim
 
 test('tokens: letters and digits, Unicode-aware, segmenter for scripts without spaces', () => {
   assert.deepEqual(tokens("l'appartamento è di 75 mq!"), ['l', 'appartamento', 'è', 'di', '75', 'mq']);
-  assert.deepEqual(tokens('東京都に住んでいます'), ['東京', '都', 'に', '住ん', 'で', 'い', 'ます']);
+  // Segment boundaries come from ICU and vary across its versions: check coverage, not exact cuts.
+  const ja = tokens('東京都に住んでいます');
+  assert.ok(ja.length >= 4 && ja[0] === '東京', ja.join('|'));
+  assert.equal(ja.join(''), '東京都に住んでいます');
   assert.ok(tokens('ฉันรักภาษาไทย').length >= 3);
   assert.equal(tokenHashes('東京都に住んでいます', 0).length, tokens('東京都に住んでいます').length);
   assert.equal(tokenHashes('a 😀 b', 0).length, 2, 'an emoji is not a letter');

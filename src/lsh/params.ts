@@ -10,7 +10,7 @@ export function candidateProbability(s: number, bands: number, rows: number): nu
 }
 
 /** ∫ P(s) ds over [lo, hi], by composite Simpson's rule (the integrand is smooth). */
-function integrate(f: (s: number) => number, lo: number, hi: number, steps = 200): number {
+function integrate(f: (s: number) => number, lo: number, hi: number, steps = 2000): number {
   if (hi <= lo) return 0;
   const h = (hi - lo) / steps;
   let sum = f(lo) + f(hi);
