@@ -28,3 +28,9 @@ export { jaccard, jaccardAtLeast, intersectionSize } from './similarity/jaccard.
 export { bruteForcePairs, type ScoredPair, type BruteForceOptions } from './similarity/bruteForce.js';
 export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode } from './dedup/dedup.js';
 export { clusterPairs, UnionFind, type Cluster } from './dedup/clusters.js';
+export { openInput, type OpenedInput, type ReadOptions } from './io/read.js';
+export type { InputRecord } from './io/record.js';
+export { INPUT_FORMATS, type InputFormat } from './io/formats.js';
+export { InputError, UsageError } from './io/errors.js';
+export { atomicFileSink, openOutput, type OutputSink } from './io/output.js';
+export { htmlToText } from './io/html.js';
