@@ -75,3 +75,32 @@ test('output to a .gz name is gzipped; a missing directory is an InputError', as
   assert.equal(gunzipSync(fs.readFileSync(file)).toString(), '0\t1\t1\n');
   await assert.rejects(openOutput(path.join(dir, 'no/such/dir/x.tsv')), (e: unknown) => e instanceof InputError && /does not exist/.test(e.message));
 });
+
+test('output to a FIFO writes into it and keeps it a FIFO; a symlink to a file stays a symlink', async () => {
+  const dir = tmpDir();
+  const fifo = path.join(dir, 'out.fifo');
+  const { execFileSync } = await import('node:child_process');
+  execFileSync('mkfifo', [fifo]);
+  // A reader must hold the FIFO open before a writer can open it.
+  const chunks: Buffer[] = [];
+  const reader = fs.createReadStream(fifo);
+  reader.on('data', (c) => chunks.push(c as Buffer));
+  const done = new Promise<void>((r) => reader.on('end', () => r()));
+  const sink = await openOutput(fifo);
+  await sink.write('hello\n');
+  await sink.close();
+  await done;
+  assert.equal(Buffer.concat(chunks).toString(), 'hello\n');
+  assert.ok(fs.lstatSync(fifo).isFIFO(), 'still a FIFO, not replaced by a regular file');
+
+  const target = path.join(dir, 'real.tsv');
+  fs.writeFileSync(target, 'old\n');
+  const link = path.join(dir, 'link.tsv');
+  fs.symlinkSync(target, link);
+  const s2 = await openOutput(link);
+  await s2.write('new\n');
+  await s2.close();
+  assert.ok(fs.lstatSync(link).isSymbolicLink());
+  assert.equal(fs.readFileSync(target, 'utf8'), 'new\n');
+  await assert.rejects(openOutput(dir), /directory/);
+});

@@ -99,7 +99,48 @@ export async function atomicFileSink(file: string): Promise<OutputSink> {
   );
 }
 
-/** A sink for `--out`: the file when given (atomic), else standard output. */
+/**
+ * A sink that writes straight into an existing non-regular file (a device such as /dev/stdout, a
+ * FIFO, a socket): renaming a temp file over those would replace the device node itself.
+ */
+async function directSink(file: string): Promise<OutputSink> {
+  const stream: WriteStream = createWriteStream(file, { flags: 'w' });
+  await once(stream, 'open').catch((e: NodeJS.ErrnoException) => {
+    throw new InputError(file, undefined, `cannot write (${e.code ?? e.message})`);
+  });
+  const target: Writable = file.toLowerCase().endsWith('.gz') ? createGzip() : stream;
+  if (target !== stream) target.pipe(stream);
+  return batching(
+    file,
+    target,
+    async () => {
+      const closed = once(stream, 'close');
+      target.end();
+      await closed;
+    },
+    async () => {
+      stream.destroy();
+    },
+  );
+}
+
+/**
+ * A sink for `--out`: standard output for none or `-`; a device or FIFO directly; otherwise the
+ * file atomically. A symlink to a regular file is followed, so the link itself survives.
+ */
 export async function openOutput(file: string | undefined): Promise<OutputSink> {
-  return file === undefined || file === '-' ? stdoutSink() : atomicFileSink(file);
+  if (file === undefined || file === '-') return stdoutSink();
+  let real = file;
+  try {
+    real = await fsp.realpath(file);
+    const st = await fsp.stat(real);
+    if (!st.isFile()) {
+      if (st.isDirectory()) throw new InputError(file, undefined, 'cannot write: it is a directory');
+      return directSink(real);
+    }
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    // Does not exist yet: the ordinary atomic case.
+  }
+  return atomicFileSink(real);
 }
