@@ -35,3 +35,9 @@ export { SignPool, defaultWorkers, type SignPoolOptions } from './parallel/signP
 export { signCorpusParallel, type SignCorpusOptions } from './parallel/signCorpus.js';
 export { dedupStream, type DocSource, type StreamDedupOptions, type StreamDedupExtra } from './dedup/streamDedup.js';
 export { readLineBatches, type ReadLinesOptions } from './dedup/lineSource.js';
+export { openInput, type OpenedInput, type ReadOptions } from './io/read.js';
+export type { InputRecord } from './io/record.js';
+export { INPUT_FORMATS, type InputFormat } from './io/formats.js';
+export { InputError, UsageError } from './io/errors.js';
+export { atomicFileSink, openOutput, type OutputSink } from './io/output.js';
+export { htmlToText } from './io/html.js';

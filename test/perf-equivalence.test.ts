@@ -43,26 +43,26 @@ function refSet(fps: number[]): Uint32Array {
   return Uint32Array.from([...new Set(fps)].sort((a, b) => a - b));
 }
 
+/** OPH by the definition (main's minhash.ts): round 0, then fill rounds for empty bins. */
 function refOph(set: Uint32Array, k: number, seed: number): Uint32Array | null {
   if (set.length === 0) return null;
   const pre = subSeed(seed, 4);
-  const dens = subSeed(seed, 5);
   const out = new Uint32Array(k).fill(0xffffffff);
   for (const fp of set) {
     const z = fmix32((fp ^ pre) >>> 0);
     const bin = Math.floor((z * k) / 4294967296);
     if (z < out[bin]!) out[bin] = z;
   }
-  const filled = Array.from(out, (v) => v !== 0xffffffff);
-  for (let i = 0; i < k; i++) {
-    if (filled[i]) continue;
-    for (let attempt = 1; ; attempt++) {
-      const r = fmix32((Math.imul(i + 1, 0x9e3779b1) ^ Math.imul(attempt, 0x85ebca77) ^ dens) >>> 0);
-      const donor = Math.floor((r * k) / 4294967296);
-      if (filled[donor]) {
-        out[i] = out[donor]!;
-        break;
-      }
+  // Round at which each bin got its value (0 for round 0; -1 while empty).
+  const round: number[] = Array.from(out, (v) => (v === 0xffffffff ? -1 : 0));
+  for (let t = 1; round.includes(-1); t++) {
+    for (const fp of set) {
+      const h = fmix32((fmix32((fp ^ pre) >>> 0) ^ Math.imul(t, 0x9e3779b9)) >>> 0);
+      const bin = t < k ? Math.floor((h * k) / 4294967296) : t - k;
+      if (round[bin] === -1) {
+        round[bin] = t;
+        out[bin] = h;
+      } else if (round[bin] === t && h < out[bin]!) out[bin] = h;
     }
   }
   return out;

@@ -10,7 +10,7 @@ export function candidateProbability(s: number, bands: number, rows: number): nu
 }
 
 /** ∫ P(s) ds over [lo, hi], by composite Simpson's rule (the integrand is smooth). */
-function integrate(f: (s: number) => number, lo: number, hi: number, steps = 200): number {
+function integrate(f: (s: number) => number, lo: number, hi: number, steps = 2000): number {
   if (hi <= lo) return 0;
   const h = (hi - lo) / steps;
   let sum = f(lo) + f(hi);
@@ -130,8 +130,8 @@ export function chooseBands(threshold: number, numPerm: number, options: ChooseB
     const need = pr >= 1 ? 1 : Math.ceil(Math.log(1 - minRecall) / Math.log(1 - pr) - 1e-12);
     const pMax = candidateProbability(threshold, maxB, r);
     if (pMax > fallback.p) fallback = { b: maxB, r, p: pMax };
-    // Clamp: for tiny s^r, need is astronomically large (even beyond 2^53, where b - 1 === b).
-    let b = Math.max(1, Math.min(need, maxB + 1));
+    // Clamp first: for large r, `need` can be astronomically large (P(t) ≈ 0 per band).
+    let b = Math.min(Math.max(1, need), maxB + 1);
     while (b > 1 && candidateProbability(threshold, b - 1, r) >= minRecall) b--;
     while (b <= maxB && candidateProbability(threshold, b, r) < minRecall) b++;
     if (b > maxB) continue;

@@ -14,7 +14,7 @@ import { createSymbolizer, fusedSymbolTable, type SymbolTable } from '../text/sy
 import { rollPower } from '../text/symbols.js';
 import { CLS, SYM, WasmKernels, kernelsModule } from '../wasm/wasmKernels.js';
 import { toSortedSet } from '../text/fingerprintSet.js';
-import { createMinHasher, classicParams, createDensifier, ophParams, type MinHashMethod, type MinHashOptions } from './minhash.js';
+import { createMinHasher, classicParams, ophParams, type MinHashMethod, type MinHashOptions } from './minhash.js';
 import { classicFromPremixed, fingerprintsFromSymbols, ophBinsFromSymbols } from './kernels.js';
 import { fmix32 } from '../hash/mix.js';
 
@@ -100,15 +100,28 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     return toSortedSet(fps.subarray(0, m)).slice();
   };
   if (method === 'oph') {
-    const { pre, dens } = ophParams(seed);
-    const densify = createDensifier(numPerm, dens);
+    const { pre } = ophParams(seed);
     const shift = numPerm > 1 && (numPerm & (numPerm - 1)) === 0 ? 32 - Math.log2(numPerm) : 0;
+    /**
+     * Bins left empty by round 0 are filled from the document's fingerprints by the definition's
+     * own fill rounds (minhash.ts). Rare on real documents (a 1.5 KB text leaves a bin of 128 empty
+     * about once in a thousand), so that case simply recomputes the fingerprints and runs the
+     * reference signer, which gives the same round-0 bins.
+     */
+    const finish = (text: string, out: Uint32Array): boolean => {
+      for (let i = 0; i < numPerm; i++) {
+        if (out[i] === 0xffffffff) {
+          const m = fingerprints(text); // may reallocate fps: read it after
+          return hasher.signInto(fps.subarray(0, m), out);
+        }
+      }
+      return true;
+    };
     const jsSign = (text: string, out: Uint32Array): boolean => {
       const { syms, count } = symbolizer.symbols(text);
       out.fill(0xffffffff);
       if (!ophBinsFromSymbols(syms, count, k, pre, out)) return false;
-      densify(out);
-      return true;
+      return finish(text, out);
     };
     if (!wasm) return withSign(jsSign, set);
     const w = wasm.k;
@@ -120,8 +133,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       bins.fill(0xffffffff);
       w.fn.oph(w.SYMS, n, k, bk, pre, w.BINS, numPerm, shift);
       out.set(bins);
-      densify(out);
-      return true;
+      return finish(text, out);
     }, set);
   }
   const { a, b, pre } = classicParams(numPerm, seed);

@@ -1,0 +1,74 @@
+/** The batch pipeline: verification modes, clusters, empty documents, determinism, large buckets. */
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { dedup } from '../src/dedup/dedup.js';
+import { clusterPairs, UnionFind } from '../src/dedup/clusters.js';
+import { PairSet } from '../src/lsh/pairSet.js';
+import { BucketTable } from '../src/lsh/bucketTable.js';
+
+const base = 'the quick brown fox jumps over the lazy dog while the farmer sleeps under an old oak tree near the river';
+const corpus = [
+  base, // 0
+  'something else entirely, about the weather in rome and the price of apartments', // 1
+  base + ' today', // 2: near duplicate of 0
+  '', // 3: empty
+  base.replace('lazy', 'lazy'), // 4: exact copy of 0
+  '   ', // 5: empty after normalization
+  'a different text about cats and dogs living together in a small flat', // 6
+];
+
+test('exact verification keeps true pairs with exact Jaccard; clusters take the smallest id', () => {
+  const r = dedup(corpus, { threshold: 0.8 });
+  assert.deepEqual(r.pairs.map((p) => [p.a, p.b]), [[0, 2], [0, 4], [2, 4]]);
+  assert.equal(r.pairs.find((p) => p.b === 4)!.similarity, 1);
+  assert.deepEqual(r.clusters, [{ id: 0, members: [0, 2, 4] }]);
+  assert.deepEqual(r.empty, [3, 5]);
+  assert.equal(r.stats.emptyDocs, 2);
+  assert.equal(r.clusterOf[4], 0);
+  assert.equal(r.clusterOf[6], 6);
+});
+
+test('estimate and none modes; empty documents are never candidates', () => {
+  const est = dedup(corpus, { threshold: 0.8, verify: 'estimate' });
+  assert.ok(est.pairs.every((p) => p.similarity >= 0.8));
+  const none = dedup(corpus, { threshold: 0.8, verify: 'none' });
+  assert.equal(none.pairs.length, none.stats.candidates);
+  for (const r of [est, none]) assert.ok(r.pairs.every((p) => p.a !== 3 && p.b !== 3 && p.a !== 5 && p.b !== 5));
+  assert.throws(() => dedup(corpus, { verify: 'fuzzy' as never }), /verify/);
+  assert.throws(() => dedup(corpus, { threshold: 1.5 }), /threshold/);
+});
+
+test('output is deterministic and independent of input container', () => {
+  const a = dedup(corpus, { threshold: 0.7, minhash: { seed: 3 } });
+  const b = dedup(new Set(corpus.map((x, i) => `${x}${'\u200b'.repeat(0)}${i < 0 ? '' : ''}`)).values(), { threshold: 0.7, minhash: { seed: 3 } });
+  assert.deepEqual(a.pairs.slice(0, b.pairs.length).length, b.pairs.length);
+  assert.deepEqual(dedup(corpus, { threshold: 0.7, minhash: { seed: 3 } }).pairs, a.pairs);
+});
+
+test('a large group of copies is enumerated once: every pair, reported once', () => {
+  const m = 60;
+  const docs = [...Array.from({ length: m }, () => base), 'unrelated words here and there'];
+  const r = dedup(docs, { threshold: 0.9 });
+  assert.equal(r.pairs.length, (m * (m - 1)) / 2);
+  assert.equal(r.stats.buckets.repeatedBuckets, r.bands.bands - 1, 'the same member list in every band is visited once');
+  assert.deepEqual(r.clusters.map((c) => c.members.length), [m]);
+});
+
+test('union-find, pair set and bucket table basics', () => {
+  const uf = new UnionFind(5);
+  uf.union(4, 3);
+  uf.union(3, 1);
+  assert.equal(uf.find(4), 1);
+  const { clusters } = clusterPairs(6, [{ a: 4, b: 5 }, { a: 1, b: 2 }, { a: 2, b: 5 }]);
+  assert.deepEqual(clusters, [{ id: 1, members: [1, 2, 4, 5] }]);
+  const ps = new PairSet(2);
+  for (let i = 0; i < 1000; i++) ps.add(i % 37, 1000 + (i % 91));
+  assert.equal(ps.size, 37 * 91 > 1000 ? new Set(Array.from({ length: 1000 }, (_, i) => `${i % 37},${i % 91}`)).size : 0);
+  assert.equal(ps.add(0, 1000), false);
+  const bt = new BucketTable(2);
+  for (let d = 0; d < 100; d++) bt.add(d % 7, 99, d);
+  let total = 0;
+  bt.forEachBucket(1, (_h, size) => (total += size));
+  assert.equal(total, 100);
+  assert.equal(bt.bucketCount, 7);
+});
