@@ -263,3 +263,18 @@ test('the example (npm run example) prints pairs and a summary', () => {
   for (const l of lines(r.stdout)) assert.match(l, /^\d+\t\d+\t[01](\.\d+)?$/);
   assert.match(r.stderr, /docs +400 from examples\/ads\.tsv \[tsv\]/);
 });
+
+test('--workers N gives the same output as in-thread, for every output mode', () => {
+  for (const output of ['pairs', 'clusters', 'annotate']) {
+    const base = neardup(['dedup', 'docs.tsv', '--text', 'body', '--output', output, '--workers', '0']);
+    assert.equal(base.code, 0, base.stderr);
+    for (const w of ['1', '2']) {
+      const r = neardup(['dedup', 'docs.tsv', '--text', 'body', '--output', output, '--workers', w]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, base.stdout, `${output} with ${w} workers`);
+    }
+  }
+  const bad = neardup(['dedup', 'docs.tsv', '--text', 'body', '--workers', 'many']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /workers must be an integer from 0/);
+});

@@ -36,6 +36,17 @@ export function parsePositiveInt(name: string, max = 1e9): (v: string) => number
   };
 }
 
+/** Parses an integer from 0 to `max`. */
+export function parseCount(name: string, max = 1024): (v: string) => number {
+  return (v) => {
+    const x = Number(v);
+    if (!/^\s*\d+\s*$/.test(v) || !Number.isInteger(x) || x < 0 || x > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from 0 to ${max}, got "${v}"`);
+    }
+    return x;
+  };
+}
+
 /** Parses a non-negative integer seed. */
 export function parseSeed(v: string): number {
   const x = Number(v);

@@ -4,21 +4,23 @@
  */
 import { Command, Option } from 'commander';
 import path from 'node:path';
+import { availableParallelism } from 'node:os';
 import type { DedupResult } from '../../dedup/dedup.js';
 import { UsageError } from '../../io/errors.js';
 import { openInput } from '../../io/read.js';
 import { openOutput, type OutputSink } from '../../io/output.js';
 import { annotateHeader, annotateRecord, formatCluster, formatPair, pairHeader, type PairFormat } from '../../io/write.js';
 import { extensionOf } from '../../io/formats.js';
-import { findDuplicates } from '../engine.js';
+import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { idOf, loadCorpus, spoolStdin, type Corpus } from '../corpus.js';
-import { addInputOptions, addLogOptions, addLshOptions, addMinHashOptions, addShingleOptions, dedupOptionsFrom, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
+import { addInputOptions, addLogOptions, addLshOptions, addMinHashOptions, addShingleOptions, dedupOptionsFrom, parseCount, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 
 /** What `dedup` writes. */
 export type OutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
 
 interface DedupFlags extends InputFlags, EngineFlags, LogFlags {
+  workers?: number;
   output: OutputMode;
   out?: string;
   outputFormat?: PairFormat;
@@ -95,6 +97,7 @@ export function dedupCommand(): Command {
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
     .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz compresses) instead of stdout')
+    .option('--workers <n>', `worker threads for signing and verification; 0 = this thread (default: all ${availableParallelism()} cores for inputs over ${PARALLEL_MIN_CHARS / 1e6} M characters, else 0)`, parseCount('workers'))
     .addOption(new Option('--output-format <format>', 'pairs as tsv (a⇥b⇥similarity, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
   addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
   cmd.addHelpText(
@@ -146,6 +149,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
       () =>
         findDuplicates(corpus.texts, {
           ...options,
+          workers: flags.workers,
           onProgress: (stage, done, total) => {
             if (stage === 'sign') signBar.update(done);
             else {
