@@ -130,7 +130,8 @@ export function chooseBands(threshold: number, numPerm: number, options: ChooseB
     const need = pr >= 1 ? 1 : Math.ceil(Math.log(1 - minRecall) / Math.log(1 - pr) - 1e-12);
     const pMax = candidateProbability(threshold, maxB, r);
     if (pMax > fallback.p) fallback = { b: maxB, r, p: pMax };
-    let b = Math.max(1, need);
+    // Clamp first: for large r, `need` can be astronomically large (P(t) ≈ 0 per band).
+    let b = Math.min(Math.max(1, need), maxB + 1);
     while (b > 1 && candidateProbability(threshold, b - 1, r) >= minRecall) b--;
     while (b <= maxB && candidateProbability(threshold, b, r) < minRecall) b++;
     if (b > maxB) continue;
