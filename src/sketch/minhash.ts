@@ -1,6 +1,6 @@
 /**
- * MinHash signatures: `classic` k-permutation MinHash and `oph`, one-permutation hashing with
- * optimal densification (Shrivastava, ICML 2017). A signature is a Uint32Array of `numPerm` slots;
+ * MinHash signatures: `classic` k-permutation MinHash and `oph`, one-permutation hashing whose
+ * empty bins are filled by further hashing rounds (see {@link ophSigner}). A signature is a Uint32Array of `numPerm` slots;
  * the fraction of equal slots of two signatures estimates the Jaccard similarity of their sets.
  * @module
  */
@@ -94,14 +94,21 @@ function classicSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32A
 
 /**
  * One-permutation hashing: z = fmix32(fp XOR seed'); the bin is ⌊z·k / 2^32⌋ and the bin keeps its
- * smallest z. Empty bins then copy the value of a non-empty bin chosen by a hash of (bin, attempt)
- * that all documents share: optimal densification, so equal slots still happen with probability J.
+ * smallest z. A document long enough to fill every bin (the common case: a few hundred shingles at
+ * k = 128) needs nothing more, so the hot path is one mix per shingle.
+ *
+ * Bins left empty are filled by further rounds, as in fast similarity sketching (Dahlgaard, Knudsen
+ * and Thorup, 2017): in round t = 1, 2, … every element is rehashed, h_t = fmix32(z XOR t·C), and
+ * offered to bin ⌊h_t·k / 2^32⌋ (for t < k) or to bin t − k (for k ≤ t < 2k, which guarantees that
+ * every bin is filled by round 2k − 1). An earlier round always beats a later one, and within a round
+ * the smaller hash wins; rounds stop once no bin is empty. Unlike copying values between bins
+ * (densification), each bin gets its own draw, which keeps the estimator's variance at or below that
+ * of classic MinHash even for documents of a handful of shingles.
  */
 function ophSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array) => boolean {
   const pre = subSeed(seed, 4);
-  const dens = subSeed(seed, 5);
   const scale = k / 4294967296;
-  let filled = new Uint8Array(k);
+  let round = new Uint16Array(k);
   return (fps, out) => {
     const n = fps.length;
     if (n === 0) return false;
@@ -116,21 +123,25 @@ function ophSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array
       const bin = (z * scale) | 0;
       if (z < out[bin]!) out[bin] = z;
     }
-    // A bin is empty iff it still holds EMPTY: z = 2^32-1 would land in the last bin and equal it,
-    // which only makes that one bin look empty and be densified, harmless and vanishingly rare.
+    // A bin is empty iff it still holds EMPTY (z = 2^32−1 exactly would also look empty; it then
+    // takes part in the fill rounds like an empty bin, which is harmless and vanishingly rare).
     let empty = 0;
     for (let i = 0; i < k; i++) if (out[i] === EMPTY) empty++;
     if (empty === 0) return true;
-    if (filled.length !== k) filled = new Uint8Array(k);
-    for (let i = 0; i < k; i++) filled[i] = out[i] === EMPTY ? 0 : 1;
-    for (let i = 0; i < k; i++) {
-      if (filled[i]) continue;
-      for (let attempt = 1; ; attempt++) {
-        const r = fmix32((Math.imul(i + 1, 0x9e3779b1) ^ Math.imul(attempt, 0x85ebca77) ^ dens) >>> 0);
-        const donor = (r * scale) | 0;
-        if (filled[donor]) {
-          out[i] = out[donor]!;
-          break;
+    if (round.length !== k) round = new Uint16Array(k);
+    for (let i = 0; i < k; i++) round[i] = out[i] === EMPTY ? 0xffff : 0;
+    for (let t = 1; empty > 0; t++) {
+      const salt = Math.imul(t, 0x9e3779b9);
+      for (let j = 0; j < n; j++) {
+        const h = fmix32(((fmix32((fps[j]! ^ pre) >>> 0) ^ salt) >>> 0));
+        const bin = t < k ? (h * scale) | 0 : t - k;
+        const r = round[bin]!;
+        if (r === 0xffff) {
+          round[bin] = t;
+          out[bin] = h;
+          empty--;
+        } else if (r === t && h < out[bin]!) {
+          out[bin] = h;
         }
       }
     }
