@@ -415,7 +415,8 @@ export class NearDupIndex {
   /**
    * The k most similar indexed documents, even below the threshold, best first. Candidates come from
    * the LSH bands and the forest prefixes, deepest first; shallower prefixes are consulted only
-   * while fewer than 4k candidates were found. All candidates are scored exactly (verify `exact`).
+   * while fewer than 4k candidates were found, and each level adds at most max(100, 10k)
+   * candidates, those sharing a prefix in the most trees first. All candidates are scored exactly.
    * Approximate: a document sharing no prefix with the query is missed.
    */
   async topK(text: string, k: number): Promise<Match[]> {
@@ -428,9 +429,24 @@ export class NearDupIndex {
     const byId = new Map<string, StoredDoc>();
     const [first] = await this.store.lookup([this.keyMaker.bandPart(p.keys)], this.maxCandidates);
     for (const c of first!) byId.set(c.id, c);
-    for (let l = 0; l < this.keyMaker.levels && byId.size < 4 * k && byId.size < this.maxCandidates; l++) {
-      const [more] = await this.store.lookup([this.keyMaker.levelPart(p.keys, l)], this.maxCandidates - byId.size);
-      for (const c of more!) if (!byId.has(c.id)) byId.set(c.id, c);
+    // Shallow prefixes can have huge buckets: take at most `budget` candidates from each level,
+    // preferring those that share a prefix in the most trees (a rough similarity order).
+    const budget = Math.min(this.maxCandidates, Math.max(100, 10 * k));
+    const trees = this.manifest.forest.trees;
+    for (let l = 0; l < this.keyMaker.levels && byId.size < 4 * k; l++) {
+      const lk = this.keyMaker.levelPart(p.keys, l);
+      const lists = await this.store.lookup(Array.from({ length: trees }, (_, t) => lk.subarray(t, t + 1)), budget);
+      const hits = new Map<string, { doc: StoredDoc; n: number }>();
+      for (const list of lists) {
+        for (const c of list) {
+          if (byId.has(c.id)) continue;
+          const h = hits.get(c.id);
+          if (h) h.n++;
+          else hits.set(c.id, { doc: c, n: 1 });
+        }
+      }
+      const ranked = [...hits.values()].sort((a, b) => b.n - a.n);
+      for (let i = 0; i < ranked.length && i < budget; i++) byId.set(ranked[i]!.doc.id, ranked[i]!.doc);
     }
     return this.score(p, [...byId.values()], 0).slice(0, k);
   }
