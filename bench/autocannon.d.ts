@@ -1,0 +1,32 @@
+/** The small part of autocannon's API the benchmarks use (the package ships no types). */
+declare module 'autocannon' {
+  namespace autocannon {
+    interface Request {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      setupRequest?: (req: Request) => Request;
+    }
+    interface Options {
+      url: string;
+      connections?: number;
+      duration?: number;
+      pipelining?: number;
+      requests?: Request[];
+    }
+    interface Histogram {
+      average: number;
+      p50: number;
+      p99: number;
+    }
+    interface Result {
+      requests: Histogram;
+      latency: Histogram;
+      non2xx: number;
+      errors: number;
+    }
+  }
+  function autocannon(options: autocannon.Options): Promise<autocannon.Result>;
+  export = autocannon;
+}
