@@ -28,3 +28,9 @@ export { jaccard, jaccardAtLeast, intersectionSize } from './similarity/jaccard.
 export { bruteForcePairs, type ScoredPair, type BruteForceOptions } from './similarity/bruteForce.js';
 export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode } from './dedup/dedup.js';
 export { clusterPairs, UnionFind, type Cluster } from './dedup/clusters.js';
+export { NearDupIndex, resolveManifest, type NearDupIndexOptions, type Match, type NewDocument, type IndexedDocument, type QueryOptions, type IndexManifest, type IndexStats, type OnlineVerify } from './online/nearDupIndex.js';
+export { KeyMaker, DEFAULT_FOREST, type ForestOptions } from './online/keys.js';
+export type { NearDupStore, StoredDoc, PutEntry, StoreManifest } from './store/types.js';
+export { MemoryStore } from './store/memory.js';
+export { openStore } from './store/open.js';
+export * as format from './sketch/format.js';

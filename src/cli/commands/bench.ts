@@ -1,0 +1,186 @@
+/**
+ * `neardup bench <input>`: LSH against exact brute force on the user's own data (seed 000's
+ * experiment), and candidate pairs against the number of bands with the recall at high similarity
+ * (seed 001's experiment).
+ * @module
+ */
+import { Command, Option } from 'commander';
+import { bruteForcePairs, type ScoredPair } from '../../similarity/bruteForce.js';
+import { createShingler } from '../../text/shingler.js';
+import { candidateProbability } from '../../lsh/params.js';
+import { UsageError } from '../../io/errors.js';
+import { findDuplicates } from '../engine.js';
+import { loadCorpus } from '../corpus.js';
+import {
+  addInputOptions,
+  addLogOptions,
+  addLshOptions,
+  addMinHashOptions,
+  addShingleOptions,
+  collectList,
+  dedupOptionsFrom,
+  parsePositiveInt,
+  parseUnit,
+  readOptionsFrom,
+  type EngineFlags,
+  type InputFlags,
+} from '../options.js';
+import { int, ms, Reporter, type LogFlags } from '../report.js';
+
+interface BenchFlags extends InputFlags, EngineFlags, LogFlags {
+  bandsList: string[];
+  sweepPerm: number;
+  recallAt: number;
+}
+
+function key(p: { a: number; b: number }, n: number): number {
+  return p.a * n + p.b;
+}
+
+function pct(x: number, d: number): string {
+  return d === 0 ? 'n/a' : `${((100 * x) / d).toFixed(2)}%`;
+}
+
+/** The `bench` command. */
+export function benchCommand(): Command {
+  const cmd = new Command('bench')
+    .description('benchmark on your data: LSH against exact brute force (time, pairs, recall, precision), and candidates and recall against the number of bands')
+    .argument('<input>', 'any input dedup reads');
+  addInputOptions(cmd);
+  addShingleOptions(cmd);
+  addMinHashOptions(cmd);
+  addLshOptions(cmd);
+  cmd
+    .addOption(new Option('--verify <mode>', 'how the LSH run checks candidates').choices(['exact', 'estimate', 'none']).default('exact'))
+    .option('--bands-list <list>', 'band counts of the second experiment, comma-separated', collectList)
+    .option('--sweep-perm <n>', 'signature length of the second experiment', parsePositiveInt('sweep-perm', 65536), 100)
+    .option('--recall-at <s>', 'similarity at or above which the second experiment measures recall', parseUnit('recall-at'), 0.9);
+  addLogOptions(cmd, 'print both experiments as JSON on stdout');
+  cmd.addHelpText(
+    'after',
+    `
+Experiment 1 runs the full pipeline (shingle, sign, LSH, verify, cluster) and the exact all-pairs
+baseline (shingle, compare every pair) with the same shingles, and compares their pairs.
+Experiment 2 runs LSH without verification at --sweep-perm hashes for each band count (rows =
+hashes / bands) and reports the candidate pairs and the share of brute-force pairs with similarity
+≥ --recall-at among them, next to the theoretical P(s).
+
+Examples:
+  $ neardup bench ads.tsv --text 'Title,Short Description' -k 10 --normalize seed000
+  $ neardup bench ads.tsv --text 'Title,Short Description' --bands-list 2,5,10,20,25 --json`,
+  );
+  cmd.action(async (file: string, flags: BenchFlags) => {
+    await runBench(file, flags);
+  });
+  return cmd;
+}
+
+async function runBench(file: string, flags: BenchFlags): Promise<void> {
+  const reporter = new Reporter(flags);
+  const options = dedupOptionsFrom(flags);
+  const bandsList = (flags.bandsList ?? ['2', '5', '10', '20']).map((s) => {
+    const b = Number(s);
+    if (!Number.isInteger(b) || b < 1 || b > flags.sweepPerm) throw new UsageError(`--bands-list entries must be integers from 1 to --sweep-perm (${flags.sweepPerm}), got "${s}"`);
+    return b;
+  });
+  const corpus = await loadCorpus(file, readOptionsFrom(flags), reporter);
+  const { texts } = corpus;
+  const n = texts.length;
+  const t = options.threshold!;
+
+  // Experiment 1: LSH (the whole pipeline) against brute force (shingling + all pairs).
+  const { value: lsh, ms: lshMs } = await reporter.stage('lsh', () => findDuplicates(texts, options), (r) => `${int(r.stats.pairs)} pairs`);
+  const floor = Math.min(t, flags.recallAt);
+  const { value: bf, ms: bfMs } = await reporter.stage(
+    'brute force',
+    () => {
+      const sh = createShingler(options.shingle);
+      const sets = texts.map((x) => sh.set(x));
+      const bar = reporter.progress('brute', 'docs', n);
+      try {
+        return bruteForcePairs(sets, floor, { onProgress: (d) => bar.update(d) });
+      } finally {
+        bar.stop();
+      }
+    },
+    (r) => `${int(r.length)} pairs ≥ ${floor}`,
+  );
+  const bfAtT = bf.filter((p) => p.similarity >= t);
+  const bfKeys = new Set(bfAtT.map((p) => key(p, n)));
+  let common = 0;
+  for (const p of lsh.pairs) if (bfKeys.has(key(p, n))) common++;
+  const exp1 = {
+    threshold: t,
+    lsh: {
+      seconds: lshMs / 1000,
+      pairs: lsh.pairs.length,
+      candidates: lsh.stats.candidates,
+      bands: lsh.bands.bands,
+      rows: lsh.bands.rows,
+      numPerm: flags.numPerm,
+      method: flags.method,
+      verify: options.verify,
+    },
+    bruteForce: { seconds: bfMs / 1000, pairs: bfAtT.length },
+    common,
+    recall: bfAtT.length ? common / bfAtT.length : 1,
+    precision: lsh.pairs.length ? common / lsh.pairs.length : 1,
+    speedup: bfMs / Math.max(lshMs, 1e-6),
+  };
+
+  // Experiment 2: candidates and recall at ≥ recallAt for each band count.
+  const high: ScoredPair[] = bf.filter((p) => p.similarity >= flags.recallAt);
+  const exp2 = [];
+  for (const b of bandsList) {
+    const rows = Math.floor(flags.sweepPerm / b);
+    const opts = { ...options, minhash: { ...options.minhash, numPerm: flags.sweepPerm }, lsh: { bands: b, rows }, verify: 'none' as const };
+    const { value: r, ms: tms } = await reporter.stage(`sweep b=${b}`, () => findDuplicates(texts, opts), (x) => `${int(x.stats.candidates)} candidates`);
+    const cand = new Set(r.pairs.map((p) => key(p, n)));
+    let found = 0;
+    for (const p of high) if (cand.has(key(p, n))) found++;
+    exp2.push({
+      bands: b,
+      rows,
+      candidates: r.stats.candidates,
+      seconds: tms / 1000,
+      found,
+      total: high.length,
+      recall: high.length ? found / high.length : 1,
+      expectedRecall: candidateProbability(flags.recallAt, b, rows),
+    });
+  }
+
+  const sh = options.shingle!;
+  const k = sh.k ?? (sh.kind === 'char' ? 5 : 3);
+  if (flags.json) {
+    reporter.json({
+      command: 'bench',
+      input: { path: file === '-' ? '<stdin>' : file, format: corpus.input.format, docs: n, bytes: corpus.bytes, skipped: corpus.input.skips.count },
+      shingle: { kind: sh.kind, k, normalize: flags.normalize },
+      lshVsBruteForce: exp1,
+      bandSweep: { numPerm: flags.sweepPerm, recallAt: flags.recallAt, rows: exp2 },
+    });
+    return;
+  }
+  const out = (s: string): void => void process.stdout.write(s + '\n');
+  out(`neardup bench: ${int(n)} docs from ${file === '-' ? '<stdin>' : file} [${corpus.input.format}]; ${sh.kind} ${k}-shingles, normalize ${flags.normalize}`);
+  out('');
+  out(`1. LSH against brute force, Jaccard ≥ ${t} (seed 000's experiment)`);
+  const lshLabel = `LSH (${flags.method}, ${flags.numPerm} hashes, ${lsh.bands.bands}×${lsh.bands.rows}, verify ${options.verify})`;
+  const bfLabel = 'brute force (exact Jaccard, all pairs)';
+  const w = Math.max(lshLabel.length, bfLabel.length) + 2;
+  out(`   ${''.padEnd(w)}${'time'.padStart(10)}${'pairs'.padStart(12)}`);
+  out(`   ${lshLabel.padEnd(w)}${ms(lshMs).padStart(10)}${int(lsh.pairs.length).padStart(12)}`);
+  out(`   ${bfLabel.padEnd(w)}${ms(bfMs).padStart(10)}${int(bfAtT.length).padStart(12)}`);
+  out(`   ${'in common'.padEnd(w)}${''.padStart(10)}${int(common).padStart(12)}`);
+  out(
+    `   recall ${pct(common, bfAtT.length)} · precision ${pct(common, lsh.pairs.length)} · LSH candidates ${int(lsh.stats.candidates)} · speed-up ${exp1.speedup.toFixed(1)}×`,
+  );
+  out('');
+  out(`2. Candidate pairs against the number of bands, ${flags.sweepPerm} hashes, no verification (seed 001's experiment)`);
+  out(`   ${'bands'.padStart(5)} ${'rows'.padStart(5)} ${'candidates'.padStart(12)} ${`recall at ≥ ${flags.recallAt}`.padStart(24)} ${`P(${flags.recallAt})`.padStart(8)} ${'time'.padStart(9)}`);
+  for (const e of exp2) {
+    const rec = `${int(e.found)}/${int(e.total)} (${pct(e.found, e.total)})`;
+    out(`   ${String(e.bands).padStart(5)} ${String(e.rows).padStart(5)} ${int(e.candidates).padStart(12)} ${rec.padStart(24)} ${e.expectedRecall.toFixed(4).padStart(8)} ${ms(e.seconds * 1000).padStart(9)}`);
+  }
+}

@@ -1,0 +1,225 @@
+/**
+ * `neardup dedup <input>`: near-duplicate pairs, clusters, a deduplicated copy, or an annotated copy.
+ * @module
+ */
+import { Command, Option } from 'commander';
+import path from 'node:path';
+import type { DedupResult } from '../../dedup/dedup.js';
+import { UsageError } from '../../io/errors.js';
+import { openInput } from '../../io/read.js';
+import { openOutput, type OutputSink } from '../../io/output.js';
+import { annotateHeader, annotateRecord, formatCluster, formatPair, pairHeader, type PairFormat } from '../../io/write.js';
+import { extensionOf } from '../../io/formats.js';
+import { findDuplicates } from '../engine.js';
+import { idOf, loadCorpus, spoolStdin, type Corpus } from '../corpus.js';
+import { addInputOptions, addLogOptions, addLshOptions, addMinHashOptions, addShingleOptions, dedupOptionsFrom, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
+import { int, ms, Reporter, type LogFlags } from '../report.js';
+
+/** What `dedup` writes. */
+export type OutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
+
+interface DedupFlags extends InputFlags, EngineFlags, LogFlags {
+  output: OutputMode;
+  out?: string;
+  outputFormat?: PairFormat;
+}
+
+/** The pair format: explicit, else from the --out extension, else TSV. */
+function pairFormat(flags: DedupFlags): PairFormat {
+  if (flags.outputFormat) return flags.outputFormat;
+  const ext = flags.out ? extensionOf(flags.out) : '';
+  return ext === 'csv' ? 'csv' : ext === 'jsonl' || ext === 'ndjson' || ext === 'json' ? 'jsonl' : 'tsv';
+}
+
+/** Writes the chosen output; returns the number of records written. */
+async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink): Promise<number> {
+  const id = (i: number): string | number => idOf(corpus, i);
+  if (flags.output === 'pairs') {
+    const fmt = pairFormat(flags);
+    const withEstimate = result.pairs.some((p) => p.estimate !== undefined);
+    await sink.write(pairHeader(fmt, withEstimate));
+    for (const p of result.pairs) await sink.write(formatPair(fmt, id(p.a), id(p.b), p.similarity, p.estimate));
+    return result.pairs.length;
+  }
+  if (flags.output === 'clusters') {
+    for (let c = 0; c < result.clusters.length; c++) await sink.write(formatCluster(c, result.clusters[c]!.members.map(id)));
+    return result.clusters.length;
+  }
+  // dedup / annotate: a second streaming pass over the input, in the same order as the first.
+  const n = corpus.texts.length;
+  const clusterNo = new Int32Array(n).fill(-1);
+  result.clusters.forEach((c, k) => {
+    for (const m of c.members) clusterNo[m] = k;
+  });
+  const input = await openInput(file, { ...readOptionsFrom(flags), format: corpus.input.format, raw: true });
+  const layout = { format: input.format, delimiter: input.delimiter, columns: corpus.input.header?.columns };
+  const annotate = flags.output === 'annotate';
+  let headerDone = false;
+  const header = async (): Promise<void> => {
+    if (headerDone) return;
+    headerDone = true;
+    if (annotate) await sink.write(annotateHeader(layout, input.header?.raw));
+    else if (input.header) await sink.write(input.header.raw + '\n');
+  };
+  let i = 0;
+  let written = 0;
+  for await (const r of input.records) {
+    await header();
+    if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
+    const c = clusterNo[i]!;
+    const rep = c >= 0 ? result.clusters[c]!.members[0]! : i;
+    if (annotate) {
+      await sink.write(annotateRecord(layout, r.raw!, c >= 0 ? c : undefined, rep !== i ? String(id(rep)) : undefined));
+      written++;
+    } else if (rep === i) {
+      await sink.write(layout.format === 'dir' ? r.raw! + '\n' : r.raw! + '\n');
+      written++;
+    }
+    i++;
+  }
+  await header();
+  if (i !== n) throw new Error(`${input.name} changed while it was being read (${i} records instead of ${n})`);
+  return written;
+}
+
+/** The `dedup` command. */
+export function dedupCommand(): Command {
+  const cmd = new Command('dedup')
+    .description('find near-duplicate documents in a file, a directory, or standard input (-)')
+    .argument('<input>', 'TSV, CSV, JSONL, text or id⇥text file (.gz ok), a directory, or - for stdin');
+  addInputOptions(cmd);
+  addShingleOptions(cmd);
+  addMinHashOptions(cmd);
+  addLshOptions(cmd);
+  cmd
+    .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
+    .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
+    .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz compresses) instead of stdout')
+    .addOption(new Option('--output-format <format>', 'pairs as tsv (a⇥b⇥similarity, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
+  addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
+  cmd.addHelpText(
+    'after',
+    `
+Output (default: pairs as "a<TAB>b<TAB>similarity" lines, a < b in input order, sorted; ids are
+0-based row numbers unless --id/--id-field). A summary goes to stderr.
+
+Examples:
+  $ neardup dedup ads.tsv --text 'Title,Short Description'
+  $ neardup dedup ads.tsv --text 'Title,Short Description' -k 10 --normalize seed000 --threshold 0.8 --out pairs.tsv
+  $ neardup dedup ads.csv --text body --id ad_id --output dedup --out unique.csv
+  $ neardup dedup news.jsonl --text-field title,body --id-field meta.id --output clusters --out clusters.jsonl
+  $ neardup dedup rcv1.txt --format idtext --output annotate --out annotated.txt
+  $ zcat big.tsv.gz | neardup dedup - --format tsv --text text --json --out pairs.tsv`,
+  );
+  cmd.action(async (file: string, flags: DedupFlags) => {
+    await runDedup(file, flags);
+  });
+  return cmd;
+}
+
+async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
+  const reporter = new Reporter(flags);
+  if (flags.json && (flags.out === undefined || flags.out === '-')) throw new UsageError('--json prints the summary on stdout, so the output needs --out <file>');
+  if (flags.outputFormat && flags.output !== 'pairs') throw new UsageError('--output-format applies to --output pairs only');
+  const options = dedupOptionsFrom(flags);
+  const readOptions = readOptionsFrom(flags);
+  const tStart = performance.now();
+  let file = fileArg;
+  let cleanup: (() => Promise<void>) | undefined;
+  const twoPass = flags.output === 'dedup' || flags.output === 'annotate';
+  let sink: OutputSink | undefined;
+  try {
+    if (fileArg === '-' && twoPass) {
+      // These outputs read the input twice; a temp copy keeps memory at one copy of the texts.
+      const spool = await spoolStdin();
+      file = spool.file;
+      cleanup = spool.cleanup;
+      if (readOptions.format === 'auto') readOptions.format = undefined;
+    }
+    const corpus = await loadCorpus(file, readOptions, reporter);
+    const name = fileArg === '-' ? '<stdin>' : fileArg;
+    const n = corpus.texts.length;
+    const signBar = reporter.progress('sign', 'docs', n);
+    let verifyBar: ReturnType<Reporter['progress']> | undefined;
+    const { value: result } = await reporter.stage(
+      'dedup',
+      () =>
+        findDuplicates(corpus.texts, {
+          ...options,
+          onProgress: (stage, done, total) => {
+            if (stage === 'sign') signBar.update(done);
+            else {
+              signBar.stop();
+              verifyBar ??= reporter.progress('verify', 'pairs', total);
+              verifyBar.update(done);
+            }
+          },
+        }),
+      (r) => `${int(r.stats.candidates)} candidates, ${int(r.stats.pairs)} pairs`,
+    );
+    signBar.stop();
+    verifyBar?.stop();
+    const s = result.stats;
+    reporter.verbose(
+      `stages: shingle ${ms(s.timings.shingle)}, sign ${ms(s.timings.sign)}, lsh ${ms(s.timings.lsh)}, verify ${ms(s.timings.verify)}, cluster ${ms(s.timings.cluster)}`,
+    );
+    const tw = performance.now();
+    sink = await openOutput(flags.out);
+    const written = await writeOutput(flags, file, corpus, result, sink);
+    await sink.close();
+    sink = undefined;
+    const writeMs = performance.now() - tw;
+    reporter.verbose(`write: ${ms(writeMs)} (${int(written)} records to ${flags.out ?? '<stdout>'})`);
+    const total = performance.now() - tStart;
+    const dupDocs = result.clusters.reduce((a, c) => a + c.members.length - 1, 0);
+    const inCluster = result.clusters.reduce((a, c) => a + c.members.length, 0);
+    const b = result.bands;
+    const sh = options.shingle!;
+    const k = sh.k ?? (sh.kind === 'char' ? 5 : 3);
+    if (flags.json) {
+      reporter.json({
+        command: 'dedup',
+        input: { path: name, format: corpus.input.format, docs: n, emptyDocs: s.emptyDocs, skipped: corpus.input.skips.count, bytes: corpus.bytes },
+        options: {
+          threshold: options.threshold,
+          shingle: { kind: sh.kind, k, normalize: flags.normalize, multiset: !!flags.multiset },
+          minhash: { method: flags.method, numPerm: flags.numPerm, seed: flags.seed },
+          verify: options.verify,
+        },
+        lsh: { bands: b.bands, rows: b.rows, rule: b.rule, recallAtThreshold: b.recallAtThreshold, falsePositiveArea: b.falsePositiveArea, falseNegativeArea: b.falseNegativeArea },
+        candidates: s.candidates,
+        pairs: s.pairs,
+        clusters: s.clusters,
+        docsInClusters: inCluster,
+        duplicates: dupDocs,
+        output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormat(flags) : undefined },
+        timings: { read: corpus.readMs, ...s.timings, write: writeMs, total },
+      });
+      return;
+    }
+    const skipped = corpus.input.skips.count;
+    reporter.summary(`docs        ${int(n)} from ${name} [${corpus.input.format}]: ${int(s.emptyDocs)} empty${skipped ? `, ${int(skipped)} invalid skipped` : ''}`);
+    reporter.summary(
+      `shingles    ${sh.kind} k=${k}, normalize ${flags.normalize}${flags.multiset ? ', multiset' : ''}; MinHash ${flags.method}, ${flags.numPerm} hashes, seed ${flags.seed}`,
+    );
+    reporter.summary(
+      `lsh         ${b.bands} bands × ${b.rows} rows (${b.bands * b.rows} of ${b.numPerm} hashes): P(${b.threshold}) = ${b.recallAtThreshold.toFixed(4)}, the expected recall at the threshold${b.rule === 'best-effort' ? ' (best effort: the recall target is out of reach)' : ''}`,
+    );
+    reporter.summary(`candidates  ${int(s.candidates)}`);
+    reporter.summary(`pairs       ${int(s.pairs)} (${options.verify === 'none' ? 'unverified candidates' : `${options.verify} Jaccard ≥ ${options.threshold}`})`);
+    reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)`);
+    reporter.summary(
+      `time        read ${ms(corpus.readMs)} · shingle ${ms(s.timings.shingle)} · sign ${ms(s.timings.sign)} · lsh ${ms(s.timings.lsh)} · verify ${ms(s.timings.verify)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`,
+    );
+    if (flags.verbose) {
+      reporter.summary(`buckets     ${int(s.buckets.sharedBuckets)} shared, ${int(s.buckets.repeatedBuckets)} repeated (skipped), largest ${int(s.buckets.largestBucket)} docs`);
+      reporter.summary(`throughput  ${((corpus.bytes / 1e3) / Math.max(total, 1e-3)).toFixed(1)} MB/s, ${int((n * 1000) / Math.max(total, 1e-3))} docs/s overall`);
+    }
+    if (flags.out) reporter.summary(`output      ${flags.output}: ${int(written)} records → ${path.normalize(flags.out)}`);
+  } catch (e) {
+    await sink?.abort();
+    throw e;
+  } finally {
+    await cleanup?.();
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Reading an input into memory for the core: the texts once (never the raw file), with ids and rows.
+ * @module
+ */
+import { createWriteStream, promises as fsp } from 'node:fs';
+import { once } from 'node:events';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { openInput, type OpenedInput, type ReadOptions } from '../io/read.js';
+import type { Reporter } from './report.js';
+import { int } from './report.js';
+
+/** A corpus read into memory. */
+export interface Corpus {
+  /** Document texts. */
+  texts: string[];
+  /** Explicit ids (from --id, id⇥text, directory paths), or undefined when the row number is the id. */
+  ids: string[] | undefined;
+  /** The input row number of each document. */
+  rows: number[];
+  /** The input, for its name, format, header and skip counts. */
+  input: OpenedInput;
+  /** Bytes read. */
+  bytes: number;
+  /** Time spent reading, ms. */
+  readMs: number;
+}
+
+/** The id of document i: its explicit id, else its row number. */
+export function idOf(corpus: Pick<Corpus, 'ids' | 'rows'>, i: number): string | number {
+  return corpus.ids ? corpus.ids[i]! : corpus.rows[i]!;
+}
+
+/** Reads every record of `file`, with a progress bar on a TTY. */
+export async function loadCorpus(file: string, options: ReadOptions, reporter: Reporter): Promise<Corpus> {
+  const t0 = performance.now();
+  const input = await openInput(file, options);
+  const bar = reporter.progress('read', 'bytes', input.size);
+  const texts: string[] = [];
+  const rows: number[] = [];
+  let ids: string[] | undefined;
+  try {
+    for await (const r of input.records) {
+      if (r.id !== undefined) {
+        if (!ids) ids = rows.map(String);
+        ids.push(r.id);
+      } else if (ids) ids.push(String(r.row));
+      texts.push(r.text);
+      rows.push(r.row);
+      if ((texts.length & 1023) === 0) bar.update(input.bytesRead(), texts.length);
+    }
+  } finally {
+    bar.stop();
+  }
+  const readMs = performance.now() - t0;
+  const bytes = input.bytesRead();
+  reporter.verbose(
+    `read ${int(texts.length)} docs from ${input.name} [${input.format}]: ${(bytes / 1e6).toFixed(1)} MB in ${Math.round(readMs)} ms (${((bytes / 1e3 / Math.max(readMs, 1e-3))).toFixed(1)} MB/s)`,
+  );
+  if (input.skips.count > 0) {
+    reporter.warn(`skipped ${int(input.skips.count)} invalid record${input.skips.count === 1 ? '' : 's'}; first: ${input.skips.examples[0]!.message}`);
+  }
+  return { texts, ids, rows, input, bytes, readMs };
+}
+
+/**
+ * Copies standard input to a temp file, for outputs that read the input twice. Returns its path and
+ * a cleanup function.
+ */
+export async function spoolStdin(stdin: NodeJS.ReadableStream = process.stdin): Promise<{ file: string; cleanup: () => Promise<void> }> {
+  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'neardup-'));
+  const file = path.join(dir, 'stdin');
+  const out = createWriteStream(file);
+  await once(out, 'open');
+  await pipeline(stdin, out);
+  return { file, cleanup: () => fsp.rm(dir, { recursive: true, force: true }) };
+}

@@ -1,0 +1,199 @@
+/**
+ * Options shared by several commands, and their conversion to library options.
+ * @module
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { DedupOptions, VerifyMode } from '../dedup/dedup.js';
+import type { ShingleKind, ShingleOptions } from '../text/shingler.js';
+import { createShingler } from '../text/shingler.js';
+import type { MinHashMethod, MinHashOptions } from '../sketch/minhash.js';
+import { createMinHasher } from '../sketch/minhash.js';
+import { chooseBands, type ChooseBandsOptions } from '../lsh/params.js';
+import type { NormalizePreset } from '../text/normalize.js';
+import { UsageError } from '../io/errors.js';
+import { INPUT_FORMATS, type InputFormat } from '../io/formats.js';
+import type { ReadOptions } from '../io/read.js';
+
+/** Parses a number in (0, 1] (a threshold or probability). */
+export function parseUnit(name: string, open = false): (v: string) => number {
+  return (v) => {
+    const x = Number(v);
+    if (v.trim() === '' || !Number.isFinite(x) || x <= 0 || x > 1 || (open && x >= 1)) {
+      throw new InvalidArgumentError(`${name} must be a number in (0, ${open ? '1)' : '1]'}, got "${v}"`);
+    }
+    return x;
+  };
+}
+
+/** Parses a positive integer. */
+export function parsePositiveInt(name: string, max = 1e9): (v: string) => number {
+  return (v) => {
+    const x = Number(v);
+    if (!/^\s*\d+\s*$/.test(v) || !Number.isInteger(x) || x < 1 || x > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from 1 to ${max}, got "${v}"`);
+    }
+    return x;
+  };
+}
+
+/** Parses a non-negative integer seed. */
+export function parseSeed(v: string): number {
+  const x = Number(v);
+  if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(x)) throw new InvalidArgumentError(`seed must be a non-negative integer, got "${v}"`);
+  return x;
+}
+
+/** Parses `fp,fn` weights. */
+export function parseWeights(v: string): { fp: number; fn: number } {
+  const parts = v.split(',').map((s) => Number(s));
+  if (parts.length !== 2 || parts.some((x) => !Number.isFinite(x) || x < 0) || parts[0]! + parts[1]! <= 0) {
+    throw new InvalidArgumentError(`weights must be two non-negative numbers "fp,fn", not both 0, got "${v}"`);
+  }
+  return { fp: parts[0]!, fn: parts[1]! };
+}
+
+/** Collects comma-separated lists over repeated flags: `--text a,b --text c` gives [a, b, c]. */
+export function collectList(v: string, previous: string[] | undefined): string[] {
+  const items = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  return [...(previous ?? []), ...items];
+}
+
+/** Adds --format, --text, --id, --text-field, --id-field, --delimiter, --skip-invalid. */
+export function addInputOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--format <format>', 'input format').choices(['auto', ...INPUT_FORMATS]).default('auto'))
+    .option('--text <columns>', 'TSV/CSV text column(s), comma-separated, joined by one space (default: a column named "text", or the only column)', collectList)
+    .option('--id <column>', 'TSV/CSV id column (default: the 0-based row number)')
+    .option('--text-field <paths>', 'JSONL text field(s), dotted paths like meta.title, comma-separated (default: text)', collectList)
+    .option('--id-field <path>', 'JSONL id field (default: the 0-based row number)')
+    .option('--delimiter <char>', 'CSV field delimiter', ',')
+    .option('--skip-invalid', 'skip invalid records (ragged rows, bad JSON, invalid UTF-8) and report how many, instead of stopping at the first');
+}
+
+/** The parsed input options. */
+export interface InputFlags {
+  format: InputFormat | 'auto';
+  text?: string[];
+  id?: string;
+  textField?: string[];
+  idField?: string;
+  delimiter: string;
+  skipInvalid?: boolean;
+}
+
+/** Input flags as reader options. For JSONL, --text and --id work as --text-field and --id-field. */
+export function readOptionsFrom(f: InputFlags): ReadOptions {
+  if (f.delimiter.length !== 1) throw new UsageError(`--delimiter must be one character, got "${f.delimiter}"`);
+  return {
+    format: f.format,
+    columns: { text: f.text, id: f.id },
+    fields: { text: f.textField ?? f.text, id: f.idField ?? f.id },
+    delimiter: f.delimiter,
+    skipInvalid: f.skipInvalid ?? false,
+  };
+}
+
+/** Adds the shingling options. */
+export function addShingleOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--shingle <kind>', 'shingles: char k-grams, word k-grams, or stopword-anchored "spot" signatures').choices(['char', 'word', 'spot']).default('char'))
+    .option('-k <n>', 'shingle length: characters for char (default 5), words for word and spot (default 3)', parsePositiveInt('k', 1000))
+    .addOption(new Option('--normalize <preset>', 'text normalization: default (NFKC, lowercase, collapse whitespace), seed000 (collapse spaces/newlines, lowercase), none').choices(['default', 'seed000', 'none']).default('default'))
+    .option('--multiset', 'count repeated shingles (multiset Jaccard)')
+    .option('--stopwords <langs>', 'stopword languages for --shingle spot, comma-separated', collectList);
+}
+
+/** Adds the MinHash options. */
+export function addMinHashOptions(cmd: Command): Command {
+  return cmd
+    .option('--num-perm <n>', 'MinHash signature length', parsePositiveInt('num-perm', 65536), 128)
+    .addOption(new Option('--method <method>', 'MinHash: one-permutation hashing (oph) or classic k permutations').choices(['oph', 'classic']).default('oph'))
+    .option('--seed <n>', 'MinHash seed', parseSeed, 1);
+}
+
+/** Adds the threshold and banding options. */
+export function addLshOptions(cmd: Command): Command {
+  return cmd
+    .option('--threshold <t>', 'Jaccard similarity at or above which two documents are near duplicates', parseUnit('threshold'), 0.8)
+    .addOption(new Option('--min-recall <p>', 'choose bands so that P(threshold) ≥ p, with the fewest false candidates (default 0.99)').argParser(parseUnit('min-recall', true)).conflicts(['weights']))
+    .addOption(new Option('--weights <fp,fn>', 'choose bands minimising fp·false-positive area + fn·false-negative area (datasketch style)').argParser(parseWeights))
+    .option('--bands <b>', 'explicit number of bands (overrides --min-recall/--weights)', parsePositiveInt('bands', 65536))
+    .option('--rows <r>', 'explicit rows per band', parsePositiveInt('rows', 65536));
+}
+
+/** The parsed shingle, MinHash and LSH flags. */
+export interface EngineFlags {
+  shingle: ShingleKind;
+  k?: number;
+  normalize: NormalizePreset;
+  multiset?: boolean;
+  stopwords?: string[];
+  numPerm: number;
+  method: MinHashMethod;
+  seed: number;
+  threshold: number;
+  minRecall?: number;
+  weights?: { fp: number; fn: number };
+  bands?: number;
+  rows?: number;
+  verify?: VerifyMode;
+}
+
+/** Shingle options from the flags. */
+export function shingleOptionsFrom(f: Pick<EngineFlags, 'shingle' | 'k' | 'normalize' | 'multiset' | 'stopwords'>): ShingleOptions {
+  const o: ShingleOptions = { kind: f.shingle, normalize: { preset: f.normalize } };
+  if (f.k !== undefined) o.k = f.k;
+  if (f.multiset) o.multiset = true;
+  if (f.stopwords) o.stopwords = f.stopwords;
+  return o;
+}
+
+/** MinHash options from the flags. */
+export function minhashOptionsFrom(f: Pick<EngineFlags, 'numPerm' | 'method' | 'seed'>): MinHashOptions {
+  return { numPerm: f.numPerm, method: f.method, seed: f.seed };
+}
+
+/** Banding options from the flags. */
+export function lshOptionsFrom(f: Pick<EngineFlags, 'minRecall' | 'weights' | 'bands' | 'rows'>): ChooseBandsOptions {
+  const o: ChooseBandsOptions = {};
+  if (f.minRecall !== undefined) o.minRecallAtThreshold = f.minRecall;
+  if (f.weights) o.weights = f.weights;
+  if (f.bands !== undefined) o.bands = f.bands;
+  if (f.rows !== undefined) o.rows = f.rows;
+  return o;
+}
+
+/** Turns the library's RangeErrors about options into usage errors. */
+export function validated<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof RangeError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+/** Full dedup options from the flags, checked by building each part once (bad values become usage errors). */
+export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
+  const o: DedupOptions = {
+    threshold: f.threshold,
+    shingle: shingleOptionsFrom(f),
+    minhash: minhashOptionsFrom(f),
+    lsh: lshOptionsFrom(f),
+    verify: f.verify ?? 'exact',
+  };
+  validated(() => {
+    createShingler(o.shingle);
+    const h = createMinHasher(o.minhash);
+    chooseBands(f.threshold, h.numPerm, o.lsh);
+  });
+  return o;
+}
+
+/** Adds --quiet, --verbose and --json. */
+export function addLogOptions(cmd: Command, json = 'print a machine-readable summary on stdout'): Command {
+  return cmd.option('-q, --quiet', 'no summary and no progress bars').option('-v, --verbose', 'print stage timings as they happen, and more detail').option('--json', json);
+}

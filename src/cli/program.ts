@@ -1,0 +1,78 @@
+/**
+ * The `neardup` program: global help, error handling and exit codes.
+ * Exit codes: 0 success, 1 runtime failure, 2 usage or input error.
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { isUserError } from '../io/errors.js';
+
+/** Exit code of a successful run. */
+export const EXIT_OK = 0;
+/** Exit code of an unexpected runtime failure (a bug, a full disk…). */
+export const EXIT_FAILURE = 1;
+/** Exit code of a usage mistake or bad input. */
+export const EXIT_USAGE = 2;
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** The root command, without subcommands: main.ts registers them. */
+export function createProgram(): Command {
+  return new Command('neardup')
+    .description('Find near-duplicate documents: shingles → MinHash → LSH → verified pairs → clusters.')
+    .version(version(), '-V, --version')
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ neardup dedup ads.tsv --text 'Title,Short Description' > pairs.tsv
+  $ neardup dedup ads.tsv --text Title --output dedup --out unique.tsv
+  $ neardup dedup docs.jsonl --text-field body --id-field meta.id --output clusters
+  $ neardup params --threshold 0.8 --num-perm 128
+  $ neardup compare a.txt b.txt
+  $ neardup bench ads.tsv --text 'Title,Short Description' -k 10 --normalize seed000
+
+Exit codes: 0 ok, 1 runtime failure, 2 usage or input error. See docs/cli.md.`,
+    );
+}
+
+function applyToAll(cmd: Command, write: (s: string) => void): void {
+  cmd.exitOverride();
+  cmd.configureOutput({ writeErr: write, outputError: (s, w) => w(s.startsWith('error:') ? `neardup: ${s}` : s) });
+  for (const sub of cmd.commands) applyToAll(sub, write);
+}
+
+/**
+ * Parses `argv` and runs the chosen command. Returns the exit code instead of exiting, so tests can
+ * call it. User mistakes print one line (never a stack trace); other errors print their message and
+ * exit 1 (with the stack under NEARDUP_DEBUG=1).
+ */
+export async function runProgram(program: Command, argv: readonly string[], stderr: NodeJS.WritableStream = process.stderr): Promise<number> {
+  applyToAll(program, (s) => stderr.write(s));
+  try {
+    await program.parseAsync([...argv]);
+    return EXIT_OK;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return EXIT_OK;
+      if (e.exitCode === 0) return EXIT_OK;
+      return EXIT_USAGE;
+    }
+    if (isUserError(e)) {
+      stderr.write(`neardup: ${e.message}\n`);
+      return EXIT_USAGE;
+    }
+    const err = e as Error;
+    stderr.write(`neardup: ${err?.message ?? String(e)}\n`);
+    if (process.env.NEARDUP_DEBUG) stderr.write(`${err?.stack ?? ''}\n`);
+    return EXIT_FAILURE;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Input formats and their detection from a file name.
+ * @module
+ */
+import { UsageError } from './errors.js';
+
+/**
+ * `tsv`, `csv`: a header row, then records; `jsonl`: one JSON object per line; `text`: one document
+ * per line; `idtext`: `id<TAB>text` lines; `dir`: a directory of .txt, .md and .html files.
+ */
+export type InputFormat = 'tsv' | 'csv' | 'jsonl' | 'text' | 'idtext' | 'dir';
+
+/** Every input format, for validation and help. */
+export const INPUT_FORMATS: readonly InputFormat[] = ['tsv', 'csv', 'jsonl', 'text', 'idtext', 'dir'];
+
+const BY_EXTENSION: Record<string, InputFormat> = {
+  tsv: 'tsv',
+  tab: 'tsv',
+  csv: 'csv',
+  jsonl: 'jsonl',
+  ndjson: 'jsonl',
+  json: 'jsonl',
+  txt: 'text',
+  text: 'text',
+};
+
+/** The extension of a path, lowercased, without `.gz` (so `a.tsv.gz` gives `tsv`). */
+export function extensionOf(path: string): string {
+  let p = path.toLowerCase();
+  if (p.endsWith('.gz')) p = p.slice(0, -3);
+  const slash = Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\'));
+  const dot = p.lastIndexOf('.');
+  return dot > slash ? p.slice(dot + 1) : '';
+}
+
+/** The format of a file from its extension (ignoring `.gz`), or undefined when the extension says nothing. */
+export function formatFromExtension(path: string): InputFormat | undefined {
+  return BY_EXTENSION[extensionOf(path)];
+}
+
+/**
+ * The format of standard input from its first line: `jsonl` if it starts with `{`, `tsv` if it has
+ * a tab, otherwise `text`.
+ */
+export function sniffFormat(firstLine: string): InputFormat {
+  const t = firstLine.trimStart();
+  if (t.startsWith('{')) return 'jsonl';
+  if (firstLine.includes('\t')) return 'tsv';
+  return 'text';
+}
+
+/** Validates a `--format` value. */
+export function parseFormat(value: string): InputFormat | 'auto' {
+  if (value === 'auto' || (INPUT_FORMATS as readonly string[]).includes(value)) return value as InputFormat | 'auto';
+  throw new UsageError(`unknown format "${value}" (expected auto, ${INPUT_FORMATS.join(', ')})`);
+}

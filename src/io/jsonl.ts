@@ -1,0 +1,107 @@
+/**
+ * JSON Lines: one JSON object per line; fields are addressed by dotted paths (`meta.title`).
+ * @module
+ */
+import type { TextLine } from './utf8.js';
+import type { InputRecord, ReaderContext } from './record.js';
+
+/** Which fields make a document. */
+export interface FieldSpec {
+  /** Text field paths (values joined by one space). Default `['text']`. */
+  text?: string[];
+  /** Id field path. Default: none (the row number is the id). */
+  id?: string;
+}
+
+/** Splits a dotted path; `a.b` reads `obj.a.b`. */
+export function parsePath(path: string): string[] {
+  return path.split('.');
+}
+
+/** The value at `path` in `obj`, or undefined when any step is missing. */
+export function getPath(obj: unknown, path: readonly string[]): unknown {
+  let v = obj;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object' || !Object.prototype.hasOwnProperty.call(v, k)) return undefined;
+    v = (v as Record<string, unknown>)[k];
+  }
+  return v;
+}
+
+function fieldNames(obj: object): string {
+  return Object.keys(obj)
+    .map((k) => JSON.stringify(k))
+    .join(', ');
+}
+
+/**
+ * A field value as text: strings as is, numbers and booleans printed, null as the empty text, arrays of
+ * those joined by one space. Objects are not text: undefined.
+ */
+function asText(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (v === null) return '';
+  if (Array.isArray(v)) {
+    const parts = v.map(asText);
+    return parts.includes(undefined) ? undefined : parts.join(' ');
+  }
+  return undefined;
+}
+
+/** Reads JSONL records. Blank lines are ignored. */
+export async function* readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderContext, spec: FieldSpec): AsyncGenerator<InputRecord> {
+  const textNames = spec.text && spec.text.length > 0 ? spec.text : ['text'];
+  const textPaths = textNames.map(parsePath);
+  const idPath = spec.id === undefined ? undefined : parsePath(spec.id);
+  let row = 0;
+  for await (const { text: lineText, line } of lines) {
+    if (lineText.trim() === '') continue;
+    const r = row++;
+    if (ctx.badLines?.has(line)) {
+      ctx.invalid(line, 'invalid UTF-8');
+      continue;
+    }
+    let obj: unknown;
+    try {
+      obj = JSON.parse(lineText);
+    } catch (e) {
+      ctx.invalid(line, `invalid JSON (${(e as Error).message})`);
+      continue;
+    }
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+      ctx.invalid(line, 'expected a JSON object');
+      continue;
+    }
+    const parts: string[] = [];
+    let ok = true;
+    for (let i = 0; i < textPaths.length; i++) {
+      const v = getPath(obj, textPaths[i]!);
+      const t = asText(v);
+      if (t === undefined) {
+        ctx.invalid(
+          line,
+          v === undefined
+            ? `no field "${textNames[i]}"; available fields: ${fieldNames(obj)}`
+            : `field "${textNames[i]}" is not text (found ${Array.isArray(v) ? 'an array' : 'an object'})`,
+        );
+        ok = false;
+        break;
+      }
+      parts.push(t);
+    }
+    if (!ok) continue;
+    let id: string | undefined;
+    if (idPath) {
+      const v = getPath(obj, idPath);
+      if (typeof v === 'string' || typeof v === 'number') id = String(v);
+      else {
+        ctx.invalid(line, v === undefined ? `no id field "${spec.id}"; available fields: ${fieldNames(obj)}` : `id field "${spec.id}" must be a string or a number`);
+        continue;
+      }
+    }
+    const out: InputRecord = { text: parts.length === 1 ? parts[0]! : parts.join(' '), id, row: r, line };
+    if (ctx.raw) out.raw = lineText;
+    yield out;
+  }
+}

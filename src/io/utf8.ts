@@ -1,0 +1,109 @@
+/**
+ * UTF-8 decoding that knows line numbers: invalid UTF-8 is reported as file:line, not as U+FFFD.
+ * @module
+ */
+import { isUtf8 } from 'node:buffer';
+import { InputError } from './errors.js';
+
+/** Decoded text that starts at the beginning of line `line` (1-based) and ends after a newline (except the last). */
+export interface TextChunk {
+  /** The text. */
+  text: string;
+  /** 1-based number of the chunk's first line. */
+  line: number;
+}
+
+/** Options of {@link utf8Chunks}. */
+export interface Utf8Options {
+  /** Name of the input, for messages. */
+  file: string;
+  /**
+   * Where to record the numbers of lines that are not valid UTF-8. When given, such lines are decoded
+   * with U+FFFD replacements and the reader decides what to do with their records; when absent, the
+   * first such line throws an {@link InputError}.
+   */
+  badLines?: Set<number>;
+}
+
+function countNewlines(b: Uint8Array, from = 0, to = b.length): number {
+  let n = 0;
+  let i = b.indexOf(10, from);
+  while (i !== -1 && i < to) {
+    n++;
+    i = b.indexOf(10, i + 1);
+  }
+  return n;
+}
+
+/** Finds the invalid lines of a block starting at line `line`; throws for the first unless `bad` collects them. */
+function checkLines(block: Buffer, line: number, file: string, bad: Set<number> | undefined): void {
+  let start = 0;
+  let ln = line;
+  while (start < block.length) {
+    let end = block.indexOf(10, start);
+    if (end === -1) end = block.length;
+    if (!isUtf8(block.subarray(start, end))) {
+      if (!bad) throw new InputError(file, ln, 'invalid UTF-8');
+      bad.add(ln);
+    }
+    start = end + 1;
+    ln++;
+  }
+}
+
+/**
+ * Decodes a byte stream into text chunks cut at line ends, so no character or line is ever split
+ * across chunks. A leading byte-order mark is dropped.
+ */
+export async function* utf8Chunks(bytes: AsyncIterable<Buffer>, options: Utf8Options): AsyncGenerator<TextChunk> {
+  let carry: Buffer | undefined;
+  let line = 1;
+  let first = true;
+  const emit = (block: Buffer): TextChunk => {
+    if (first) {
+      first = false;
+      if (block.length >= 3 && block[0] === 0xef && block[1] === 0xbb && block[2] === 0xbf) block = block.subarray(3);
+    }
+    if (!isUtf8(block)) checkLines(block, line, options.file, options.badLines);
+    const chunk = { text: block.toString('utf8'), line };
+    line += countNewlines(block);
+    return chunk;
+  };
+  for await (const c of bytes) {
+    const buf: Buffer = carry ? Buffer.concat([carry, c]) : c;
+    const nl = buf.lastIndexOf(10);
+    if (nl === -1) {
+      carry = buf;
+      continue;
+    }
+    // Copy the tail so the (possibly large) chunk it came from can be collected.
+    carry = nl + 1 < buf.length ? Buffer.from(buf.subarray(nl + 1)) : undefined;
+    yield emit(buf.subarray(0, nl + 1));
+  }
+  if (carry && carry.length > 0) yield emit(carry);
+}
+
+/** One line of text (without its line break; a trailing CR is dropped too). */
+export interface TextLine {
+  /** The line. */
+  text: string;
+  /** 1-based line number. */
+  line: number;
+}
+
+/** Splits text chunks into lines. A final line without a newline is kept; an empty final line is not. */
+export async function* textLines(chunks: AsyncIterable<TextChunk>): AsyncGenerator<TextLine> {
+  for await (const { text, line } of chunks) {
+    let ln = line;
+    let start = 0;
+    const n = text.length;
+    while (start < n) {
+      let end = text.indexOf('\n', start);
+      const next = end === -1 ? n : end + 1;
+      if (end === -1) end = n;
+      const stop = end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end;
+      yield { text: text.slice(start, stop), line: ln++ };
+      start = next;
+    }
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Formatting results: pairs, clusters, and input rows rewritten with annotations.
+ * @module
+ */
+import type { InputFormat } from './formats.js';
+
+/** Output formats of pairs. */
+export type PairFormat = 'tsv' | 'csv' | 'jsonl';
+
+/** Similarities are printed with at most 6 decimals, trailing zeros dropped (0.8, 0.923077). */
+export function formatSimilarity(s: number): string {
+  return String(Math.round(s * 1e6) / 1e6);
+}
+
+/** A CSV field, quoted when it holds the delimiter, a quote, or a line break. */
+export function csvField(v: string, delimiter = ','): string {
+  return v.includes(delimiter) || v.includes('"') || v.includes('\n') || v.includes('\r') ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+/**
+ * A TSV field: literal unless it holds a tab or a line break, or starts with a quote (which a
+ * quote-aware reader could take for quoting); then quoted CSV-style.
+ */
+export function tsvField(v: string): string {
+  return v.includes('\t') || v.includes('\n') || v.includes('\r') || v.startsWith('"') ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+/** The header line of a pair file (empty for TSV, which has none), with its newline. */
+export function pairHeader(format: PairFormat, withEstimate: boolean): string {
+  if (format === 'csv') return withEstimate ? 'a,b,similarity,estimate\n' : 'a,b,similarity\n';
+  return '';
+}
+
+/** One pair as a line, with its newline. Ids are the input's ids (or row numbers). */
+export function formatPair(format: PairFormat, a: string | number, b: string | number, similarity: number, estimate?: number): string {
+  const est = estimate === undefined ? undefined : formatSimilarity(estimate);
+  if (format === 'jsonl') {
+    const o: Record<string, unknown> = { a, b, similarity: Math.round(similarity * 1e6) / 1e6 };
+    if (estimate !== undefined) o.estimate = Math.round(estimate * 1e6) / 1e6;
+    return JSON.stringify(o) + '\n';
+  }
+  const sim = formatSimilarity(similarity);
+  if (format === 'csv') {
+    return `${csvField(String(a))},${csvField(String(b))},${sim}${est === undefined ? '' : ',' + est}\n`;
+  }
+  return `${tsvField(String(a))}\t${tsvField(String(b))}\t${sim}${est === undefined ? '' : '\t' + est}\n`;
+}
+
+/** One cluster as a JSON line. */
+export function formatCluster(cluster: number, members: readonly (string | number)[]): string {
+  return JSON.stringify({ cluster, size: members.length, representative: members[0], members }) + '\n';
+}
+
+/** Names of the two annotation columns, prefixed with `neardup_` when the input already has them. */
+export function annotationColumns(existing: readonly string[]): [string, string] {
+  const taken = (n: string): boolean => existing.some((c) => c.trim().toLowerCase() === n);
+  return taken('cluster') || taken('duplicate_of') ? ['neardup_cluster', 'neardup_duplicate_of'] : ['cluster', 'duplicate_of'];
+}
+
+/** How input rows are written back: the raw record, optionally with two more fields. */
+export interface RowLayout {
+  /** The input format. */
+  format: InputFormat;
+  /** Delimiter of TSV/CSV input. */
+  delimiter?: string;
+  /** Header columns of TSV/CSV input. */
+  columns?: readonly string[];
+}
+
+/** The header line for `annotate` output (with newline), or '' when the format has none. */
+export function annotateHeader(layout: RowLayout, rawHeader: string | undefined): string {
+  const [c, d] = annotationColumns(layout.columns ?? []);
+  if (layout.format === 'tsv' || layout.format === 'csv') {
+    const sep = layout.delimiter ?? ',';
+    return `${rawHeader ?? ''}${sep}${c}${sep}${d}\n`;
+  }
+  if (layout.format === 'dir') return `path\t${c}\t${d}\n`;
+  return '';
+}
+
+/**
+ * One input record with its annotations, with newline. `cluster` is the cluster number and
+ * `duplicateOf` the representative's id, both undefined for a document without near duplicates
+ * (and `duplicateOf` undefined for the representative itself).
+ * TSV/CSV: two fields appended; JSONL: two keys added; text and id⇥text: `cluster⇥duplicate_of⇥` prepended,
+ * so the original line is everything after the second tab; a directory: `path⇥cluster⇥duplicate_of`.
+ */
+export function annotateRecord(layout: RowLayout, raw: string, cluster: number | undefined, duplicateOf: string | undefined): string {
+  const cl = cluster === undefined ? '' : String(cluster);
+  const dup = duplicateOf ?? '';
+  switch (layout.format) {
+    case 'tsv':
+      return `${raw}\t${cl}\t${tsvField(dup)}\n`;
+    case 'csv': {
+      const sep = layout.delimiter ?? ',';
+      return `${raw}${sep}${cl}${sep}${csvField(dup, sep)}\n`;
+    }
+    case 'jsonl': {
+      const obj = JSON.parse(raw) as Record<string, unknown>;
+      const [c, d] = annotationColumns(Object.keys(obj));
+      obj[c] = cluster ?? null;
+      obj[d] = duplicateOf ?? null;
+      return JSON.stringify(obj) + '\n';
+    }
+    case 'dir':
+      return `${tsvField(raw)}\t${cl}\t${tsvField(dup)}\n`;
+    default:
+      return `${cl}\t${dup}\t${raw}\n`;
+  }
+}
