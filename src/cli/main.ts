@@ -10,6 +10,7 @@ import { paramsCommand } from './commands/params.js';
 import { compareCommand } from './commands/compare.js';
 import { benchCommand } from './commands/bench.js';
 import { reportCommand } from './commands/report.js';
+import { serveCommand } from './commands/serve.js';
 
 const program = createProgram();
 program.addCommand(dedupCommand());
@@ -17,6 +18,7 @@ program.addCommand(paramsCommand());
 program.addCommand(compareCommand());
 program.addCommand(benchCommand());
 program.addCommand(reportCommand());
+program.addCommand(serveCommand());
 
 // A closed pipe (`neardup dedup x | head`) is not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {

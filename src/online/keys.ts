@@ -10,12 +10,15 @@ import { fmix32 } from '../hash/mix.js';
 export interface ForestOptions {
   /** Number of trees. Default 8. */
   trees: number;
-  /** Prefix depths (slots) indexed per tree, deepest first. Default [4, 2]. */
+  /** Prefix depths (slots) indexed per tree, deepest first. Default [3, 1]. */
   depths: number[];
 }
 
-/** Default forest: 8 trees of 4 slots, indexed at depths 4 and 2 (16 keys per document). */
-export const DEFAULT_FOREST: ForestOptions = { trees: 8, depths: [4, 2] };
+/**
+ * Default forest: 8 trees of 3 slots, indexed at depths 3 and 1 (16 keys per document). On the
+ * Kijiji ads it finds the true top 5 at similarity ≥ 0.2 almost always (bench/RESULTS-online.md).
+ */
+export const DEFAULT_FOREST: ForestOptions = { trees: 8, depths: [3, 1] };
 
 /** Computes all keys of one signature. */
 export class KeyMaker {

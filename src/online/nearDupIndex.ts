@@ -44,7 +44,7 @@ export interface NearDupIndexOptions {
    * for long documents).
    */
   verify?: OnlineVerify;
-  /** LSH-Forest prefix keys for {@link NearDupIndex.topK}; `false` disables topK. Default 8 trees, depths [4, 2]. */
+  /** LSH-Forest prefix keys for {@link NearDupIndex.topK}; `false` disables topK. Default 8 trees, depths [3, 1]. */
   forest?: ForestOptions | false;
   /** A store instance or spec: `memory` (default), `sqlite:PATH`, `redis://HOST:PORT`. */
   store?: NearDupStore | string;
@@ -350,7 +350,7 @@ export class NearDupIndex {
    * documents of the batch. An id already indexed is replaced (its old version is not reported).
    * Ids must be unique within a batch. Store writes are batched (one transaction or pipeline).
    */
-  addMany(docs: NewDocument[]): Promise<Match[][]> {
+  async addMany(docs: NewDocument[]): Promise<Match[][]> {
     this.check();
     const seen = new Map<string, number>();
     const prepared = docs.map((d, i) => {
@@ -415,7 +415,8 @@ export class NearDupIndex {
   /**
    * The k most similar indexed documents, even below the threshold, best first. Candidates come from
    * the LSH bands and the forest prefixes, deepest first; shallower prefixes are consulted only
-   * while fewer than k candidates were found. Approximate: a document sharing no prefix is missed.
+   * while fewer than 4k candidates were found. All candidates are scored exactly (verify `exact`).
+   * Approximate: a document sharing no prefix with the query is missed.
    */
   async topK(text: string, k: number): Promise<Match[]> {
     this.check();
@@ -427,7 +428,7 @@ export class NearDupIndex {
     const byId = new Map<string, StoredDoc>();
     const [first] = await this.store.lookup([this.keyMaker.bandPart(p.keys)], this.maxCandidates);
     for (const c of first!) byId.set(c.id, c);
-    for (let l = 0; l < this.keyMaker.levels && byId.size < k && byId.size < this.maxCandidates; l++) {
+    for (let l = 0; l < this.keyMaker.levels && byId.size < 4 * k && byId.size < this.maxCandidates; l++) {
       const [more] = await this.store.lookup([this.keyMaker.levelPart(p.keys, l)], this.maxCandidates - byId.size);
       for (const c of more!) if (!byId.has(c.id)) byId.set(c.id, c);
     }
