@@ -179,6 +179,7 @@ async function refreshClusters() {
   status('clusters-status', data.total === 0 ? 'No clusters yet: add near-duplicate documents to see them.' : data.total + ' cluster' + (data.total === 1 ? '' : 's') + ' among ' + data.tracked + ' documents seen; the ' + data.clusters.length + ' largest:');
   for (const c of data.clusters) {
     const li = document.createElement('li');
+    li.dataset.members = c.members.join(' ');
     const det = document.createElement('details');
     const sum = document.createElement('summary');
     sum.textContent = c.size + ' documents: ' + c.members.slice(0, 8).map((m) => '#' + m).join(', ') + (c.members.length > 8 ? ', …' : '');
