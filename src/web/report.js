@@ -119,9 +119,10 @@
         Plot.plot({
           width: 680,
           height: 300,
+          marginLeft: 56,
           ariaLabel: 'Histogram of the similarities of the verified pairs',
           x: { label: h.measure, domain: [h.bins[0].x0, 1] },
-          y: { label: 'pairs (log scale)', grid: true, type: 'symlog', ticks: [0, 1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7].filter((v) => v <= 2 * Math.max(...h.bins.map((b) => b.count))), tickFormat: ',' },
+          y: { label: 'pairs (log scale)', grid: true, type: 'symlog', ticks: [0, 1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7].filter((v) => v <= 2 * Math.max(...h.bins.map((b) => b.count))), tickFormat: (d) => fmt(d) },
           marks: [
             Plot.rectY(h.bins, { x1: 'x0', x2: 'x1', y: 'count', fill: '#1b9e77', insetLeft: 0.5, insetRight: 0.5, title: (b) => b.x0.toFixed(2) + '–' + b.x1.toFixed(2) + ': ' + b.count + ' pairs' }),
             Plot.ruleX([t], { stroke: '#444', strokeDasharray: '4,3' }),
@@ -137,6 +138,7 @@
     const sec = section('estimates', 'MinHash estimate against exact Jaccard');
     if (!e.pairs.length) sec.append(el('p', { text: 'No candidate pairs to sample.' }));
     else {
+      const ones = e.pairs.filter((p) => p.exact === 1 && p.estimate === 1).length;
       const band = [];
       for (let i = 0; i <= 100; i++) {
         const j = i / 100;
@@ -159,7 +161,7 @@
             Plot.dot(e.pairs, { x: 'exact', y: 'estimate', r: 2.5, fill: '#7570b3', fillOpacity: 0.6, title: (p) => p.a + ' ~ ' + p.b + ': exact ' + p.exact + ', estimate ' + p.estimate }),
           ],
         }),
-        fmt(e.pairs.length) + ' pairs (' + e.pool + '). RMSE ' + fmt(e.rmse, 4) + '. The grey band is ±2 standard deviations of an unbiased estimate, √(J(1−J)/' + e.numPerm + '); dashed lines mark the threshold, so dots in the top-left and bottom-right quadrants would be decided differently by the estimate than by the exact check.');
+        fmt(e.pairs.length) + ' pairs (' + e.pool + ')' + (ones ? ', ' + fmt(ones) + ' of them exact copies drawn on top of each other at (1, 1)' : '') + '. RMSE ' + fmt(e.rmse, 4) + '. The grey band is ±2 standard deviations of an unbiased estimate, √(J(1−J)/' + e.numPerm + '); dashed lines mark the threshold, so dots in the top-left and bottom-right quadrants would be decided differently by the estimate than by the exact check.');
     }
   }
 
