@@ -255,3 +255,11 @@ test('Kijiji: char 10-shingles, seed000 normalization, threshold 0.8 give the 10
   assert.match(r.stderr, /docs +2,627 from/);
   assert.match(r.stderr, /pairs +10,360 /);
 });
+
+test('the example (npm run example) prints pairs and a summary', () => {
+  const r = neardup(['dedup', 'examples/ads.tsv', '--text', 'Title,Short Description'], { cwd: path.resolve(fixtures, '../../..') });
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(lines(r.stdout).length > 100);
+  for (const l of lines(r.stdout)) assert.match(l, /^\d+\t\d+\t[01](\.\d+)?$/);
+  assert.match(r.stderr, /docs +400 from examples\/ads\.tsv \[tsv\]/);
+});

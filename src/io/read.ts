@@ -30,6 +30,8 @@ export interface ReadOptions {
   raw?: boolean;
   /** Standard input, for `-`. Default `process.stdin`. */
   stdin?: Readable;
+  /** The name used in messages instead of the path (e.g. `<stdin>` for a spooled copy). */
+  displayName?: string;
 }
 
 /** An opened input. */
@@ -95,8 +97,9 @@ export async function openInput(path: string, options: ReadOptions = {}): Promis
   }
   if (dir) throw new UsageError(`${path} is a directory: use --format dir (or auto)`);
   const source = await openSource(path, options.stdin);
-  const ctx = makeContext(source.name, raw, skipInvalid, skips);
-  let chunks: AsyncIterable<TextChunk> = utf8Chunks(source.chunks, { file: source.name, badLines: ctx.badLines });
+  const name = options.displayName ?? source.name;
+  const ctx = makeContext(name, raw, skipInvalid, skips);
+  let chunks: AsyncIterable<TextChunk> = utf8Chunks(source.chunks, { file: name, badLines: ctx.badLines });
   if (format === 'auto' && path !== '-') format = formatFromExtension(path) ?? 'auto';
   if (format === 'auto') {
     const it = chunks[Symbol.asyncIterator]();
@@ -113,7 +116,7 @@ export async function openInput(path: string, options: ReadOptions = {}): Promis
   const fmt = format as Exclude<InputFormat, 'dir'>;
   const delimiter = fmt === 'tsv' ? '\t' : fmt === 'csv' ? (options.delimiter ?? ',') : undefined;
   const opened: OpenedInput = {
-    name: source.name,
+    name,
     format: fmt,
     delimiter,
     size: source.size,

@@ -137,7 +137,7 @@ Examples:
     }
     out('');
     out(
-      `shared passages (char ${kc}-grams of a found in b): ${int(shared.passages.length)} runs covering ${(shared.coverage * 100).toFixed(1)}% of a; ${shown.length === 0 ? `none of ${minLen}+ chars` : `longest ${shown.length} of ${minLen}+ chars:`}`,
+      `shared passages (char ${kc}-grams of a found in b): ${int(shared.passages.length)} run${shared.passages.length === 1 ? '' : 's'} covering ${(shared.coverage * 100).toFixed(1)}% of a; ${shown.length === 0 ? `none of ${minLen}+ chars` : `longest ${shown.length} of ${minLen}+ chars:`}`,
     );
     for (const p of shown) {
       const t = p.text.length > 160 ? `${p.text.slice(0, 120)} … ${p.text.slice(-30)}` : p.text;

@@ -51,7 +51,7 @@ async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, resu
   result.clusters.forEach((c, k) => {
     for (const m of c.members) clusterNo[m] = k;
   });
-  const input = await openInput(file, { ...readOptionsFrom(flags), format: corpus.input.format, raw: true });
+  const input = await openInput(file, { ...readOptionsFrom(flags), displayName: corpus.input.name, format: corpus.input.format, raw: true });
   const layout = { format: input.format, delimiter: input.delimiter, columns: corpus.input.header?.columns };
   const annotate = flags.output === 'annotate';
   let headerDone = false;
@@ -72,7 +72,7 @@ async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, resu
       await sink.write(annotateRecord(layout, r.raw!, c >= 0 ? c : undefined, rep !== i ? String(id(rep)) : undefined));
       written++;
     } else if (rep === i) {
-      await sink.write(layout.format === 'dir' ? r.raw! + '\n' : r.raw! + '\n');
+      await sink.write(r.raw! + '\n');
       written++;
     }
     i++;
@@ -134,7 +134,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
       const spool = await spoolStdin();
       file = spool.file;
       cleanup = spool.cleanup;
-      if (readOptions.format === 'auto') readOptions.format = undefined;
+      readOptions.displayName = '<stdin>';
     }
     const corpus = await loadCorpus(file, readOptions, reporter);
     const name = fileArg === '-' ? '<stdin>' : fileArg;
