@@ -25,6 +25,7 @@ export {
 export { bandKeys } from './lsh/bandKeys.js';
 export { lshCandidates, type CandidateStats } from './lsh/candidates.js';
 export { jaccard, jaccardAtLeast, intersectionSize } from './similarity/jaccard.js';
+export { commonPassages, type Passage, type PassageOptions, type PassageResult, type PassageFold } from './similarity/passages.js';
 export { bruteForcePairs, type ScoredPair, type BruteForceOptions } from './similarity/bruteForce.js';
 export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode } from './dedup/dedup.js';
 export { clusterPairs, UnionFind, type Cluster } from './dedup/clusters.js';
@@ -47,3 +48,5 @@ export type { NearDupStore, StoredDoc, PutEntry, StoreManifest } from './store/t
 export { MemoryStore } from './store/memory.js';
 export { openStore } from './store/open.js';
 export * as format from './sketch/format.js';
+export { buildReportData, type ReportData, type ReportDataOptions, type HistogramBin, type ReportMember, type ReportComparison } from './report/data.js';
+export { renderReportHtml, type RenderReportOptions } from './report/html.js';

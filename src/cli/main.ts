@@ -9,6 +9,7 @@ import { dedupCommand } from './commands/dedup.js';
 import { paramsCommand } from './commands/params.js';
 import { compareCommand } from './commands/compare.js';
 import { benchCommand } from './commands/bench.js';
+import { reportCommand } from './commands/report.js';
 import { serveCommand } from './commands/serve.js';
 
 const program = createProgram();
@@ -16,6 +17,7 @@ program.addCommand(dedupCommand());
 program.addCommand(paramsCommand());
 program.addCommand(compareCommand());
 program.addCommand(benchCommand());
+program.addCommand(reportCommand());
 program.addCommand(serveCommand());
 
 // A closed pipe (`neardup dedup x | head`) is not an error.

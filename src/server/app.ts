@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance, type FastifyError } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
 import { Metrics } from './metrics.js';
+import { webUi, isPublicUiPath } from '../web/plugin.js';
 import { addResponseSchema, batchSchema, documentSchema, errorSchema, idParamsSchema, matchSchema, querySchema } from './schemas.js';
 
 /** Options of {@link buildApp}. */
@@ -102,7 +103,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
 
   app.addHook('onRequest', async (req, reply) => {
     (req as unknown as { t0: bigint }).t0 = process.hrtime.bigint();
-    if (!tokenDigest || req.url === '/healthz') return;
+    if (!tokenDigest || req.url === '/healthz' || isPublicUiPath(req.url)) return;
     const h = req.headers.authorization ?? '';
     const given = h.startsWith('Bearer ') ? h.slice(7) : '';
     // Digests have equal length, so timingSafeEqual never leaks the token length either.
@@ -199,6 +200,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   });
 
   app.get('/openapi.json', async () => openapi);
+  app.register(webUi);
   return app;
 }
 

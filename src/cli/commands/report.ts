@@ -1,0 +1,111 @@
+/**
+ * `neardup report <input> --out report.html`: one self-contained HTML file with the summary and
+ * the charts of a dedup run (S-curve, similarities, estimate against exact, bands sweep, similarity
+ * against shingle size) and the largest clusters with their shared passages.
+ * @module
+ */
+import { Command, Option } from 'commander';
+import path from 'node:path';
+import { UsageError } from '../../io/errors.js';
+import { openOutput } from '../../io/output.js';
+import { findDuplicates } from '../engine.js';
+import { idOf, loadCorpus } from '../corpus.js';
+import { addInputOptions, addLogOptions, addLshOptions, addMinHashOptions, addShingleOptions, dedupOptionsFrom, parsePositiveInt, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
+import { int, ms, Reporter, type LogFlags } from '../report.js';
+import { buildReportData } from '../../report/data.js';
+import { renderReportHtml } from '../../report/html.js';
+
+interface ReportFlags extends InputFlags, EngineFlags, LogFlags {
+  out?: string;
+  title?: string;
+  clusters: number;
+  members: number;
+  sample: number;
+  minPassage: number;
+  data?: string;
+}
+
+/** The `report` command. */
+export function reportCommand(): Command {
+  const cmd = new Command('report')
+    .description('write an HTML report of a dedup run: summary, S-curve, similarity charts, and the largest clusters with their shared passages')
+    .argument('<input>', 'TSV, CSV, JSONL, text or id⇥text file (.gz ok), a directory, or - for stdin');
+  addInputOptions(cmd);
+  addShingleOptions(cmd);
+  addMinHashOptions(cmd);
+  addLshOptions(cmd);
+  cmd
+    .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard or by the MinHash estimate').choices(['exact', 'estimate']).default('exact'))
+    .option('-o, --out <file>', 'the HTML file to write (atomically: temp file, then rename)')
+    .option('--title <text>', 'report title (default: "neardup report: <input>")')
+    .option('--clusters <n>', 'largest clusters shown side by side', parsePositiveInt('clusters', 1000), 6)
+    .option('--members <n>', 'members shown per cluster', parsePositiveInt('members', 100), 4)
+    .option('--sample <n>', 'pairs in the estimate-against-exact chart', parsePositiveInt('sample', 100000), 1000)
+    .option('--min-passage <chars>', 'shortest highlighted shared passage', parsePositiveInt('min-passage', 100000), 15)
+    .option('--data <file>', 'also write the report data as JSON here');
+  addLogOptions(cmd, 'print a machine-readable summary on stdout');
+  cmd.addHelpText(
+    'after',
+    `
+The file embeds its chart library (Observable Plot) and data, so it opens offline. See docs/report.md
+for what each chart shows and how to read it.
+
+Examples:
+  $ neardup report ads.tsv --text 'Title,Short Description' -k 10 --normalize seed000 --out report.html
+  $ neardup report news.jsonl --text-field body --threshold 0.7 --clusters 10 --out news.html`,
+  );
+  cmd.action(async (file: string, flags: ReportFlags) => {
+    await runReport(file, flags);
+  });
+  return cmd;
+}
+
+async function runReport(file: string, flags: ReportFlags): Promise<void> {
+  if (!flags.out || flags.out === '-') throw new UsageError('report needs --out <file.html>');
+  const reporter = new Reporter(flags);
+  const options = dedupOptionsFrom(flags);
+  const t0 = performance.now();
+  const corpus = await loadCorpus(file, readOptionsFrom(flags), reporter);
+  const name = file === '-' ? '<stdin>' : file;
+  const { value: result } = await reporter.stage('dedup', () => findDuplicates(corpus.texts, options), (r) => `${int(r.stats.pairs)} pairs`);
+  const ids = corpus.texts.map((_, i) => idOf(corpus, i));
+  const { value: data } = await reporter.stage('report data', () =>
+    buildReportData(corpus.texts, {
+      dedup: options,
+      result,
+      ids,
+      source: { name: path.basename(name), format: corpus.input.format, bytes: corpus.bytes },
+      clusters: flags.clusters,
+      membersPerCluster: flags.members,
+      samplePairs: flags.sample,
+      minPassage: flags.minPassage,
+    }),
+  );
+  const html = renderReportHtml(data, flags.title ? { title: flags.title } : {});
+  const sink = await openOutput(flags.out);
+  try {
+    await sink.write(html);
+    await sink.close();
+  } catch (e) {
+    await sink.abort();
+    throw e;
+  }
+  if (flags.data) {
+    const ds = await openOutput(flags.data);
+    try {
+      await ds.write(JSON.stringify(data) + '\n');
+      await ds.close();
+    } catch (e) {
+      await ds.abort();
+      throw e;
+    }
+  }
+  const total = performance.now() - t0;
+  const s = data.summary;
+  if (flags.json) {
+    reporter.json({ command: 'report', out: flags.out, bytes: Buffer.byteLength(html), docs: s.docs, pairs: s.pairs, clusters: s.clusters, timeMs: total });
+    return;
+  }
+  reporter.summary(`report      ${int(s.docs)} docs, ${int(s.pairs)} pairs, ${int(s.clusters)} clusters; ${data.options.bands} bands × ${data.options.rows} rows`);
+  reporter.summary(`output      ${path.normalize(flags.out)} (${(Buffer.byteLength(html) / 1e6).toFixed(2)} MB, self-contained) in ${ms(total)}`);
+}

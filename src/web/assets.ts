@@ -1,0 +1,68 @@
+/**
+ * Locating the browser assets: the chart library bundles from node_modules (d3 and Observable
+ * Plot, UMD builds) and this package's own static files in src/web. Everything is served or
+ * inlined locally; nothing is loaded from a CDN.
+ * @module
+ */
+import { createRequire } from 'node:module';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** The vendored browser bundles: name → [package, file inside the package]. */
+export const VENDOR_BUNDLES = {
+  'd3.min.js': ['d3', 'dist/d3.min.js'],
+  'plot.umd.min.js': ['@observablehq/plot', 'dist/plot.umd.min.js'],
+} as const;
+
+/** A vendored bundle name. */
+export type VendorBundle = keyof typeof VENDOR_BUNDLES;
+
+function packageRoot(name: string): string {
+  // Both packages export only ".", so resolve the entry and walk up to the package.json.
+  let dir = path.dirname(require.resolve(name));
+  for (;;) {
+    const pj = path.join(dir, 'package.json');
+    if (existsSync(pj) && (JSON.parse(readFileSync(pj, 'utf8')) as { name?: string }).name === name) return dir;
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error(`cannot find the package directory of ${name}`);
+    dir = up;
+  }
+}
+
+const cache = new Map<string, string>();
+
+/** The text of a vendored bundle (read once, then cached). */
+export function vendorBundle(name: VendorBundle): string {
+  let s = cache.get(name);
+  if (s === undefined) {
+    const [pkg, file] = VENDOR_BUNDLES[name];
+    s = readFileSync(path.join(packageRoot(pkg), file), 'utf8');
+    cache.set(name, s);
+  }
+  return s;
+}
+
+/**
+ * The directory of the static web files (src/web). Compiled code runs from dist/src/web, so the
+ * source directory is found relative to it; a copy next to the compiled file wins.
+ */
+export function webDir(): string {
+  const candidates = [here, path.resolve(here, '../../../src/web')];
+  for (const d of candidates) if (existsSync(path.join(d, 'index.html'))) return d;
+  throw new Error(`cannot find the web assets (index.html) in ${candidates.join(' or ')}`);
+}
+
+/** The text of a static web file in {@link webDir}, e.g. `report.js`. */
+export function webFile(name: string): string {
+  const key = `web:${name}`;
+  let s = cache.get(key);
+  if (s === undefined) {
+    s = readFileSync(path.join(webDir(), name), 'utf8');
+    cache.set(key, s);
+  }
+  return s;
+}
