@@ -16,7 +16,7 @@ export interface ForestOptions {
 
 /**
  * Default forest: 8 trees of 3 slots, indexed at depths 3 and 1 (16 keys per document). On the
- * Kijiji ads it finds the true top 5 at similarity ≥ 0.2 almost always (bench/RESULTS-online.md).
+ * Kijiji ads it finds the true top 5 at similarity ≥ 0.2 almost always (bench/RESULTS.md, "Online index and service").
  */
 export const DEFAULT_FOREST: ForestOptions = { trees: 8, depths: [3, 1] };
 
