@@ -9,12 +9,14 @@ import { dedupCommand } from './commands/dedup.js';
 import { paramsCommand } from './commands/params.js';
 import { compareCommand } from './commands/compare.js';
 import { benchCommand } from './commands/bench.js';
+import { serveCommand } from './commands/serve.js';
 
 const program = createProgram();
 program.addCommand(dedupCommand());
 program.addCommand(paramsCommand());
 program.addCommand(compareCommand());
 program.addCommand(benchCommand());
+program.addCommand(serveCommand());
 
 // A closed pipe (`neardup dedup x | head`) is not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {

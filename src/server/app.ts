@@ -1,0 +1,230 @@
+/**
+ * The HTTP service over a NearDupIndex, on Fastify: JSON-schema validation (400 with per-field
+ * errors), a body size limit (413), optional bearer-token auth (401, constant-time comparison),
+ * Prometheus metrics, an OpenAPI document and graceful shutdown.
+ * @module
+ */
+import Fastify, { type FastifyInstance, type FastifyError } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
+import { Metrics } from './metrics.js';
+import { addResponseSchema, batchSchema, documentSchema, errorSchema, idParamsSchema, matchSchema, querySchema } from './schemas.js';
+
+/** Options of {@link buildApp}. */
+export interface AppOptions {
+  /** Require `Authorization: Bearer <token>` on every route except /healthz. Default: no auth. */
+  token?: string;
+  /** Maximum request body in bytes; larger bodies get 413. Default 1 MiB. */
+  bodyLimit?: number;
+  /** Fastify logger (pino options or boolean). Default false. */
+  logger?: boolean;
+}
+
+interface DocBody {
+  id: string;
+  text: string;
+  meta?: unknown;
+}
+
+/** The OpenAPI 3.1 document of the service. */
+export function openApiDocument(): Record<string, unknown> {
+  const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+  const err = (d: string) => ({ description: d, ...json({ $ref: '#/components/schemas/Error' }) });
+  const common = { '400': err('Invalid request (per-field errors)'), '401': err('Missing or wrong bearer token'), '413': err('Body too large') };
+  return {
+    openapi: '3.1.0',
+    info: { title: 'neardup', version: '1', description: 'Online near-duplicate detection with exact Jaccard scores.' },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: { Document: documentSchema, Match: matchSchema, Error: errorSchema },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      '/v1/documents': {
+        post: {
+          summary: 'Return the near duplicates of a document, then index it (an existing id is replaced).',
+          requestBody: { required: true, ...json(documentSchema) },
+          responses: { '200': { description: 'Duplicates', ...json(addResponseSchema) }, ...common },
+        },
+      },
+      '/v1/documents:batch': {
+        post: {
+          summary: 'The same for a batch, in order (each document sees the earlier ones).',
+          requestBody: { required: true, ...json(batchSchema) },
+          responses: { '200': { description: 'One result per document', ...json({ type: 'object', properties: { results: { type: 'array', items: addResponseSchema } } }) }, ...common },
+        },
+      },
+      '/v1/query': {
+        post: {
+          summary: 'Matches without indexing (threshold), or the k most similar documents (topK).',
+          requestBody: { required: true, ...json(querySchema) },
+          responses: { '200': { description: 'Matches', ...json({ type: 'object', properties: { matches: { type: 'array', items: matchSchema } } }) }, ...common },
+        },
+      },
+      '/v1/documents/{id}': {
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        get: { summary: 'One document (metadata, shingle count).', responses: { '200': { description: 'The document' }, '404': err('Unknown id'), '401': common['401'] } },
+        delete: { summary: 'Remove one document.', responses: { '200': { description: 'Removed' }, '404': err('Unknown id'), '401': common['401'] } },
+      },
+      '/v1/stats': { get: { summary: 'Index statistics.', responses: { '200': { description: 'Statistics' } } } },
+      '/healthz': { get: { summary: 'Liveness (no auth); 503 while shutting down.', security: [], responses: { '200': { description: 'OK' }, '503': { description: 'Shutting down' } } } },
+      '/metrics': { get: { summary: 'Prometheus metrics.', responses: { '200': { description: 'text/plain; version=0.0.4' } } } },
+      '/openapi.json': { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1' } } } },
+    },
+  };
+}
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
+}
+
+function fieldOf(e: { instancePath?: string; params?: Record<string, unknown> }): string {
+  const base = e.instancePath || '';
+  const p = e.params ?? {};
+  if (typeof p.missingProperty === 'string') return `${base}/${p.missingProperty}`;
+  if (typeof p.additionalProperty === 'string') return `${base}/${p.additionalProperty}`;
+  return base || '/';
+}
+
+/** Builds the Fastify app (not listening). Closing the app does not close the index. */
+export function buildApp(index: NearDupIndex, options: AppOptions = {}): FastifyInstance & { draining: boolean } {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } },
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance & { draining: boolean };
+  app.draining = false;
+  const metrics = new Metrics();
+  const tokenDigest = options.token ? digest(options.token) : null;
+  const openapi = openApiDocument();
+
+  app.addHook('onRequest', async (req, reply) => {
+    (req as unknown as { t0: bigint }).t0 = process.hrtime.bigint();
+    if (!tokenDigest || req.url === '/healthz') return;
+    const h = req.headers.authorization ?? '';
+    const given = h.startsWith('Bearer ') ? h.slice(7) : '';
+    // Digests have equal length, so timingSafeEqual never leaks the token length either.
+    if (!given || !timingSafeEqual(digest(given), tokenDigest)) {
+      reply.header('www-authenticate', 'Bearer');
+      return reply.code(401).send({ statusCode: 401, error: 'Unauthorized', message: 'missing or invalid bearer token' });
+    }
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    const t0 = (req as unknown as { t0?: bigint }).t0;
+    if (t0 !== undefined) metrics.observe(route, Number(process.hrtime.bigint() - t0) / 1e9);
+    metrics.inc('neardup_http_requests_total', 'HTTP requests by route, method and status.', { route, method: req.method, status: String(reply.statusCode) });
+  });
+
+  app.setErrorHandler((error: FastifyError, req, reply) => {
+    if (error.validation) {
+      const errors = error.validation.map((e) => ({ field: fieldOf(e as never), message: e.message ?? 'invalid' }));
+      return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: errors.map((e) => `${e.field} ${e.message}`).join('; '), errors });
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return reply.code(status).send({ statusCode: status, error: httpName(status), message: error.message });
+    }
+    if (error instanceof RangeError || error instanceof TypeError) {
+      return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: error.message });
+    }
+    req.log.error(error);
+    return reply.code(500).send({ statusCode: 500, error: 'Internal Server Error', message: 'internal error (see the server log)' });
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no route ${req.method} ${req.url}` });
+  });
+
+  const countAdds = (results: Match[][]) => {
+    metrics.inc('neardup_documents_added_total', 'Documents added.', {}, results.length);
+    let d = 0;
+    for (const r of results) d += r.length ? 1 : 0;
+    metrics.inc('neardup_documents_with_duplicates_total', 'Added documents that had at least one near duplicate.', {}, d);
+  };
+
+  app.post<{ Body: DocBody }>('/v1/documents', { schema: { body: documentSchema } }, async (req) => {
+    const { id, text, meta } = req.body;
+    const duplicates = await index.add(id, text, meta);
+    countAdds([duplicates]);
+    return { id, duplicates };
+  });
+
+  // "::" is find-my-way's escape for a literal colon.
+  app.post<{ Body: { documents: DocBody[] } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req) => {
+    const docs = req.body.documents;
+    const results = await index.addMany(docs);
+    countAdds(results);
+    return { results: results.map((duplicates, i) => ({ id: docs[i]!.id, duplicates })) };
+  });
+
+  app.post<{ Body: { text: string; limit?: number; threshold?: number; topK?: number } }>('/v1/query', { schema: { body: querySchema } }, async (req) => {
+    const { text, limit, threshold, topK } = req.body;
+    metrics.inc('neardup_queries_total', 'Queries (threshold and topK).', { kind: topK ? 'topk' : 'threshold' });
+    const matches = topK ? await index.topK(text, topK) : await index.query(text, { limit, threshold });
+    return { matches };
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/documents/:id', { schema: { params: idParamsSchema } }, async (req, reply) => {
+    const doc = await index.get(req.params.id);
+    if (!doc) return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no document "${req.params.id}"` });
+    return { id: doc.id, meta: doc.meta ?? null, shingles: doc.shingles ?? null };
+  });
+
+  app.delete<{ Params: { id: string } }>('/v1/documents/:id', { schema: { params: idParamsSchema } }, async (req, reply) => {
+    const ok = await index.remove(req.params.id);
+    if (!ok) return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no document "${req.params.id}"` });
+    return { id: req.params.id, deleted: true };
+  });
+
+  app.get('/v1/stats', async () => index.stats());
+
+  app.get('/healthz', async (_req, reply) => {
+    if (app.draining) return reply.code(503).send({ status: 'shutting down' });
+    return { status: 'ok' };
+  });
+
+  app.get('/metrics', async (_req, reply) => {
+    const mem = process.memoryUsage();
+    const docs = await index.size();
+    reply.type('text/plain; version=0.0.4');
+    return metrics.render({
+      neardup_documents: ['Documents in the index.', docs],
+      process_resident_memory_bytes: ['Resident memory.', mem.rss],
+      nodejs_heap_used_bytes: ['V8 heap in use.', mem.heapUsed],
+    });
+  });
+
+  app.get('/openapi.json', async () => openapi);
+  return app;
+}
+
+function httpName(status: number): string {
+  const names: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 405: 'Method Not Allowed', 413: 'Payload Too Large', 415: 'Unsupported Media Type' };
+  return names[status] ?? 'Error';
+}
+
+/**
+ * Graceful shutdown on SIGTERM and SIGINT: /healthz turns 503, the server stops accepting
+ * connections, requests in flight finish (their writes are acknowledged and durable), then the
+ * index is closed and `onDone` runs (default: exit 0).
+ */
+export function installShutdown(app: FastifyInstance & { draining: boolean }, index: NearDupIndex, onDone: () => void = () => process.exit(0)): void {
+  let started = false;
+  const stop = async () => {
+    if (started) return;
+    started = true;
+    app.draining = true;
+    try {
+      await app.close();
+      await index.close();
+    } finally {
+      onDone();
+    }
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}

@@ -1,0 +1,81 @@
+/**
+ * JSON schemas of the HTTP API: used by Fastify for validation and to build /openapi.json.
+ * @module
+ */
+
+/** Maximum documents per batch request. */
+export const MAX_BATCH = 1000;
+
+const id = { type: 'string', minLength: 1, maxLength: 1024, description: 'Document id (unique).' } as const;
+const text = { type: 'string', description: 'Document text.' } as const;
+const meta = { description: 'Any JSON value, stored and returned with matches.' } as const;
+
+/** A document to add. */
+export const documentSchema = {
+  type: 'object',
+  required: ['id', 'text'],
+  additionalProperties: false,
+  properties: { id, text, meta },
+} as const;
+
+/** POST /v1/documents:batch body. */
+export const batchSchema = {
+  type: 'object',
+  required: ['documents'],
+  additionalProperties: false,
+  properties: { documents: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: documentSchema } },
+} as const;
+
+/** POST /v1/query body. */
+export const querySchema = {
+  type: 'object',
+  required: ['text'],
+  additionalProperties: false,
+  properties: {
+    text,
+    limit: { type: 'integer', minimum: 1, maximum: 10000, description: 'Maximum matches.' },
+    threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: 'Score threshold (default: the index threshold).' },
+    topK: { type: 'integer', minimum: 1, maximum: 1000, description: 'Return the k most similar documents, even below the threshold.' },
+  },
+} as const;
+
+/** :id path parameter. */
+export const idParamsSchema = {
+  type: 'object',
+  required: ['id'],
+  properties: { id },
+} as const;
+
+/** One match in responses. */
+export const matchSchema = {
+  type: 'object',
+  required: ['id', 'similarity', 'estimate'],
+  properties: {
+    id: { type: 'string' },
+    similarity: { type: 'number', description: 'Exact Jaccard similarity (verify=exact) or the estimate.' },
+    estimate: { type: 'number', description: 'MinHash estimate.' },
+    meta: {},
+  },
+} as const;
+
+/** Error body of every 4xx/5xx response. */
+export const errorSchema = {
+  type: 'object',
+  required: ['statusCode', 'error', 'message'],
+  properties: {
+    statusCode: { type: 'integer' },
+    error: { type: 'string' },
+    message: { type: 'string' },
+    errors: {
+      type: 'array',
+      description: 'Validation errors, one per field problem (400 only).',
+      items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+} as const;
+
+/** Response of POST /v1/documents. */
+export const addResponseSchema = {
+  type: 'object',
+  properties: { id: { type: 'string' }, duplicates: { type: 'array', items: matchSchema } },
+} as const;

@@ -1,0 +1,456 @@
+/**
+ * The versioned binary formats of neardup (spec: docs/formats.md): unsigned LEB128 varints,
+ * delta-coded fingerprint sets, signature blobs, document records and index snapshots.
+ * Everything is little-endian; nothing depends on the host.
+ * @module
+ */
+import { crc32 } from 'node:zlib';
+
+/** Version byte of signature blobs, document records and index snapshots written by this code. */
+export const FORMAT_VERSION = 1;
+
+/** Thrown when bytes do not follow the format; the message names what and where (byte offset). */
+export class FormatError extends Error {
+  override name = 'FormatError';
+}
+
+/** A growable byte buffer for writers. */
+export class ByteWriter {
+  /** The bytes written so far live in buf[0, length). */
+  buf: Uint8Array;
+  /** Bytes written. */
+  length = 0;
+  constructor(capacity = 256) {
+    this.buf = new Uint8Array(capacity);
+  }
+  /** Makes room for `n` more bytes. */
+  reserve(n: number): void {
+    if (this.length + n <= this.buf.length) return;
+    let cap = this.buf.length * 2;
+    while (cap < this.length + n) cap *= 2;
+    const b = new Uint8Array(cap);
+    b.set(this.buf.subarray(0, this.length));
+    this.buf = b;
+  }
+  /** Appends one byte. */
+  u8(v: number): void {
+    this.reserve(1);
+    this.buf[this.length++] = v;
+  }
+  /** Appends a uint16 LE. */
+  u16(v: number): void {
+    this.reserve(2);
+    this.buf[this.length++] = v & 0xff;
+    this.buf[this.length++] = (v >>> 8) & 0xff;
+  }
+  /** Appends a uint32 LE. */
+  u32(v: number): void {
+    this.reserve(4);
+    const b = this.buf;
+    let o = this.length;
+    b[o++] = v & 0xff;
+    b[o++] = (v >>> 8) & 0xff;
+    b[o++] = (v >>> 16) & 0xff;
+    b[o++] = (v >>> 24) & 0xff;
+    this.length = o;
+  }
+  /** Appends an unsigned LEB128 varint of a uint32 (1 to 5 bytes). */
+  varint(v: number): void {
+    this.reserve(5);
+    const b = this.buf;
+    let o = this.length;
+    v >>>= 0;
+    while (v >= 0x80) {
+      b[o++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    b[o++] = v;
+    this.length = o;
+  }
+  /** Appends raw bytes. */
+  bytes(src: Uint8Array): void {
+    this.reserve(src.length);
+    this.buf.set(src, this.length);
+    this.length += src.length;
+  }
+  /** A copy of the bytes written. */
+  finish(): Uint8Array {
+    return this.buf.slice(0, this.length);
+  }
+}
+
+/** A cursor over bytes for readers; every read checks bounds and throws a {@link FormatError}. */
+export class ByteReader {
+  /** Next byte to read. */
+  pos: number;
+  constructor(
+    readonly buf: Uint8Array,
+    start = 0,
+    readonly end = buf.length,
+    readonly what = 'data',
+  ) {
+    this.pos = start;
+  }
+  private need(n: number): void {
+    if (this.pos + n > this.end) throw new FormatError(`${this.what}: truncated at byte ${this.pos} (needs ${n} more)`);
+  }
+  /** Reads one byte. */
+  u8(): number {
+    this.need(1);
+    return this.buf[this.pos++]!;
+  }
+  /** Reads a uint16 LE. */
+  u16(): number {
+    this.need(2);
+    const b = this.buf;
+    const v = b[this.pos]! | (b[this.pos + 1]! << 8);
+    this.pos += 2;
+    return v;
+  }
+  /** Reads a uint32 LE. */
+  u32(): number {
+    this.need(4);
+    const b = this.buf;
+    const p = this.pos;
+    this.pos += 4;
+    return (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
+  }
+  /** Reads an unsigned LEB128 varint of at most 5 bytes whose value fits in 32 bits. */
+  varint(): number {
+    const b = this.buf;
+    let v = 0;
+    let shift = 0;
+    const start = this.pos;
+    for (;;) {
+      if (this.pos >= this.end) throw new FormatError(`${this.what}: truncated varint at byte ${start}`);
+      const x = b[this.pos++]!;
+      if (shift === 28 && x > 0x0f) throw new FormatError(`${this.what}: varint at byte ${start} exceeds 32 bits`);
+      v += (x & 0x7f) * 2 ** shift;
+      if (x < 0x80) return v;
+      shift += 7;
+    }
+  }
+  /** Reads `n` raw bytes (a view, no copy). */
+  bytes(n: number): Uint8Array {
+    this.need(n);
+    const v = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return v;
+  }
+}
+
+/** Appends a fingerprint set: varint count, the first value, then the gaps between consecutive values. */
+export function writeFingerprintSet(w: ByteWriter, set: Uint32Array): void {
+  const n = set.length;
+  w.varint(n);
+  w.reserve(n * 5);
+  const b = w.buf;
+  let o = w.length;
+  let prev = 0;
+  for (let i = 0; i < n; i++) {
+    const x = set[i]!;
+    let v = (x - prev) >>> 0;
+    prev = x;
+    while (v >= 0x80) {
+      b[o++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    b[o++] = v;
+  }
+  w.length = o;
+}
+
+/** Encodes a sorted unique fingerprint set (delta + varint). Throws a RangeError if it is not sorted unique. */
+export function encodeFingerprintSet(set: Uint32Array): Uint8Array {
+  for (let i = 1; i < set.length; i++) {
+    if (set[i]! <= set[i - 1]!) throw new RangeError(`fingerprint set must be sorted and unique (index ${i})`);
+  }
+  const w = new ByteWriter(set.length * 4 + 5);
+  writeFingerprintSet(w, set);
+  return w.finish();
+}
+
+/**
+ * Reads a fingerprint set into `out` (grown when too small) and returns it trimmed to the set.
+ * The returned array may be `out` itself (a subarray): copy it to keep it past the next call.
+ */
+export function readFingerprintSet(r: ByteReader, out?: Uint32Array): Uint32Array {
+  const n = r.varint();
+  if (n > r.end - r.pos) throw new FormatError(`${r.what}: fingerprint count ${n} exceeds the remaining ${r.end - r.pos} bytes`);
+  const dst = out && out.length >= n ? out : new Uint32Array(Math.max(n, out ? out.length * 2 : 0));
+  const b = r.buf;
+  let p = r.pos;
+  const end = r.end;
+  let prev = 0;
+  for (let i = 0; i < n; i++) {
+    // Unrolled LEB128 in int32 arithmetic; the 5th byte (bits 28-31) is added as a double.
+    if (p + 5 > end) return slowFingerprintTail(r, dst, i, p, prev, n);
+    let x = b[p++]!;
+    let v = x & 0x7f;
+    if (x >= 0x80) {
+      x = b[p++]!;
+      v |= (x & 0x7f) << 7;
+      if (x >= 0x80) {
+        x = b[p++]!;
+        v |= (x & 0x7f) << 14;
+        if (x >= 0x80) {
+          x = b[p++]!;
+          v |= (x & 0x7f) << 21;
+          if (x >= 0x80) {
+            x = b[p++]!;
+            if (x > 0x0f) throw new FormatError(`${r.what}: fingerprint varint at byte ${p - 5} exceeds 32 bits`);
+            v = v + x * 268435456;
+          }
+        }
+      }
+    }
+    const cur = prev + v;
+    if (cur > 0xffffffff || (i > 0 && v === 0)) throw new FormatError(`${r.what}: fingerprint set not strictly increasing at element ${i}`);
+    dst[i] = cur;
+    prev = cur;
+  }
+  r.pos = p;
+  return dst.subarray(0, n);
+}
+
+/** The last few elements, near the end of the buffer, with a bounds check per byte. */
+function slowFingerprintTail(r: ByteReader, dst: Uint32Array, from: number, p: number, prev: number, n: number): Uint32Array {
+  r.pos = p;
+  for (let i = from; i < n; i++) {
+    const v = r.varint();
+    const cur = prev + v;
+    if (cur > 0xffffffff || (i > 0 && v === 0)) throw new FormatError(`${r.what}: fingerprint set not strictly increasing at element ${i}`);
+    dst[i] = cur;
+    prev = cur;
+  }
+  return dst.subarray(0, n);
+}
+
+/** Decodes a fingerprint set encoded by {@link encodeFingerprintSet}. */
+export function decodeFingerprintSet(bytes: Uint8Array): Uint32Array {
+  const r = new ByteReader(bytes, 0, bytes.length, 'fingerprint set');
+  const s = readFingerprintSet(r).slice();
+  if (r.pos !== bytes.length) throw new FormatError(`fingerprint set: ${bytes.length - r.pos} trailing bytes`);
+  return s;
+}
+
+/** A signature with the MinHash parameters needed to compare it. */
+export interface SignatureBlob {
+  /** MinHash method. */
+  method: 'classic' | 'oph';
+  /** MinHash seed. */
+  seed: number;
+  /** The slots. */
+  signature: Uint32Array;
+}
+
+const SIG_MAGIC = [0x4e, 0x44, 0x53, 0x47]; // "NDSG"
+const METHOD_CODE = { classic: 0, oph: 1 } as const;
+
+/** Encodes a signature blob: "NDSG", version, method, 2 reserved bytes, seed, numPerm, the slots (all LE). */
+export function encodeSignature(blob: SignatureBlob): Uint8Array {
+  const w = new ByteWriter(16 + blob.signature.length * 4);
+  for (const c of SIG_MAGIC) w.u8(c);
+  w.u8(FORMAT_VERSION);
+  w.u8(METHOD_CODE[blob.method]);
+  w.u16(0);
+  w.u32(blob.seed >>> 0);
+  w.u32(blob.signature.length);
+  for (const v of blob.signature) w.u32(v);
+  return w.finish();
+}
+
+/** Decodes a signature blob. Throws a {@link FormatError} naming the problem. */
+export function decodeSignature(bytes: Uint8Array): SignatureBlob {
+  const r = new ByteReader(bytes, 0, bytes.length, 'signature');
+  for (let i = 0; i < 4; i++) if (r.u8() !== SIG_MAGIC[i]) throw new FormatError('signature: bad magic (expected "NDSG")');
+  const version = r.u8();
+  if (version !== FORMAT_VERSION) throw new FormatError(`signature: unsupported version ${version} (this reader knows ${FORMAT_VERSION})`);
+  const m = r.u8();
+  if (m > 1) throw new FormatError(`signature: unknown method code ${m} at byte 5`);
+  r.u16();
+  const seed = r.u32();
+  const n = r.u32();
+  if (n * 4 !== r.end - r.pos) throw new FormatError(`signature: numPerm ${n} does not match the ${r.end - r.pos} remaining bytes`);
+  const signature = new Uint32Array(n);
+  for (let i = 0; i < n; i++) signature[i] = r.u32();
+  return { method: m === 0 ? 'classic' : 'oph', seed, signature };
+}
+
+/** Record flag: the record holds the fingerprint set. */
+export const REC_SET = 1;
+/** Record flag: the record holds the signature. */
+export const REC_SIG = 2;
+/** Record flag: the record holds metadata (UTF-8 JSON). */
+export const REC_META = 4;
+
+/** One indexed document as stored: what a store persists under the document's id. */
+export interface DocRecord {
+  /** Sorted unique fingerprints (exact verification), when kept. */
+  set?: Uint32Array;
+  /** The MinHash signature (estimate verification), when kept. */
+  signature?: Uint32Array;
+  /** Caller metadata, any JSON value. */
+  meta?: unknown;
+}
+
+const utf8 = new TextEncoder();
+const utf8d = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Encodes a document record: version, flags, then in order the fingerprint set (REC_SET),
+ * the signature as varint numPerm + uint32 LE slots (REC_SIG), the metadata as varint byte length + UTF-8 JSON (REC_META).
+ */
+export function encodeRecord(rec: DocRecord): Uint8Array {
+  const metaBytes = rec.meta === undefined ? undefined : utf8.encode(JSON.stringify(rec.meta));
+  const w = new ByteWriter(8 + (rec.set ? rec.set.length * 4 : 0) + (rec.signature ? rec.signature.length * 4 + 5 : 0) + (metaBytes?.length ?? 0));
+  w.u8(FORMAT_VERSION);
+  w.u8((rec.set ? REC_SET : 0) | (rec.signature ? REC_SIG : 0) | (metaBytes ? REC_META : 0));
+  if (rec.set) writeFingerprintSet(w, rec.set);
+  if (rec.signature) {
+    w.varint(rec.signature.length);
+    for (const v of rec.signature) w.u32(v);
+  }
+  if (metaBytes) {
+    w.varint(metaBytes.length);
+    w.bytes(metaBytes);
+  }
+  return w.finish();
+}
+
+/** The parsed header of a record, with the reader left at the first section. */
+function recordReader(bytes: Uint8Array, what: string): { r: ByteReader; flags: number } {
+  const r = new ByteReader(bytes, 0, bytes.length, what);
+  const version = r.u8();
+  if (version !== FORMAT_VERSION) throw new FormatError(`${what}: unsupported record version ${version}`);
+  const flags = r.u8();
+  if (flags & ~7) throw new FormatError(`${what}: unknown record flags 0x${flags.toString(16)}`);
+  return { r, flags };
+}
+
+/** Decodes a whole record. `what` names it in errors (for example the document id). */
+export function decodeRecord(bytes: Uint8Array, what = 'record'): DocRecord {
+  const { r, flags } = recordReader(bytes, what);
+  const rec: DocRecord = {};
+  if (flags & REC_SET) rec.set = readFingerprintSet(r).slice();
+  if (flags & REC_SIG) {
+    const n = r.varint();
+    const sig = new Uint32Array(n);
+    for (let i = 0; i < n; i++) sig[i] = r.u32();
+    rec.signature = sig;
+  }
+  if (flags & REC_META) {
+    const n = r.varint();
+    const text = utf8d.decode(r.bytes(n));
+    try {
+      rec.meta = JSON.parse(text);
+    } catch {
+      throw new FormatError(`${what}: metadata is not valid JSON`);
+    }
+  }
+  if (r.pos !== bytes.length) throw new FormatError(`${what}: ${bytes.length - r.pos} trailing bytes`);
+  return rec;
+}
+
+/**
+ * Hot-path view of a record for verification: the fingerprint set decoded into `scratch` (no
+ * allocation when it fits) and the signature as a fresh array, skipping the metadata.
+ */
+export function readRecordSketch(bytes: Uint8Array, scratch: Uint32Array | undefined): { set?: Uint32Array; signature?: Uint32Array } {
+  const { r, flags } = recordReader(bytes, 'record');
+  const out: { set?: Uint32Array; signature?: Uint32Array } = {};
+  if (flags & REC_SET) out.set = readFingerprintSet(r, scratch);
+  if (flags & REC_SIG) {
+    const n = r.varint();
+    const sig = new Uint32Array(n);
+    for (let i = 0; i < n; i++) sig[i] = r.u32();
+    out.signature = sig;
+  }
+  return out;
+}
+
+const IDX_MAGIC = [0x4e, 0x44, 0x49, 0x58]; // "NDIX"
+
+/** The parsed content of an index snapshot. */
+export interface IndexSnapshot {
+  /** The index manifest (parameters), as JSON. */
+  manifest: Record<string, unknown>;
+  /** Documents in file order. */
+  docs: { id: string; record: Uint8Array }[];
+}
+
+/**
+ * Writes an index snapshot: "NDIX", uint16 version, uint16 flags (0), uint32 manifest length +
+ * UTF-8 JSON manifest, uint32 document count, per document varint id length + UTF-8 id + varint
+ * record length + record, then the CRC-32 (IEEE) of every preceding byte as uint32.
+ */
+export function encodeIndexSnapshot(snap: IndexSnapshot): Uint8Array {
+  const w = new ByteWriter(1 << 16);
+  for (const c of IDX_MAGIC) w.u8(c);
+  w.u16(FORMAT_VERSION);
+  w.u16(0);
+  const m = utf8.encode(JSON.stringify(snap.manifest));
+  w.u32(m.length);
+  w.bytes(m);
+  w.u32(snap.docs.length);
+  for (const d of snap.docs) {
+    const id = utf8.encode(d.id);
+    w.varint(id.length);
+    w.bytes(id);
+    w.varint(d.record.length);
+    w.bytes(d.record);
+  }
+  w.u32(crc32(w.buf.subarray(0, w.length)) >>> 0);
+  return w.finish();
+}
+
+/** Reads an index snapshot, checking magic, version and checksum. */
+export function decodeIndexSnapshot(bytes: Uint8Array, what = 'index snapshot'): IndexSnapshot {
+  if (bytes.length < 16) throw new FormatError(`${what}: too short (${bytes.length} bytes)`);
+  const r = new ByteReader(bytes, 0, bytes.length - 4, what);
+  for (let i = 0; i < 4; i++) if (r.u8() !== IDX_MAGIC[i]) throw new FormatError(`${what}: bad magic (expected "NDIX")`);
+  const version = r.u16();
+  if (version !== FORMAT_VERSION) throw new FormatError(`${what}: unsupported version ${version}`);
+  const flags = r.u16();
+  if (flags !== 0) throw new FormatError(`${what}: unknown flags ${flags}`);
+  const stored = new ByteReader(bytes, bytes.length - 4, bytes.length, what).u32();
+  const actual = crc32(bytes.subarray(0, bytes.length - 4)) >>> 0;
+  if (stored !== actual) throw new FormatError(`${what}: checksum mismatch (stored ${stored.toString(16)}, computed ${actual.toString(16)})`);
+  const mlen = r.u32();
+  let manifest: Record<string, unknown>;
+  try {
+    manifest = JSON.parse(utf8d.decode(r.bytes(mlen))) as Record<string, unknown>;
+  } catch {
+    throw new FormatError(`${what}: manifest at byte 12 is not valid UTF-8 JSON`);
+  }
+  const count = r.u32();
+  const docs: IndexSnapshot['docs'] = [];
+  for (let i = 0; i < count; i++) {
+    const id = utf8d.decode(r.bytes(r.varint()));
+    const record = r.bytes(r.varint()).slice();
+    docs.push({ id, record });
+  }
+  if (r.pos !== r.end) throw new FormatError(`${what}: ${r.end - r.pos} unexpected bytes before the checksum`);
+  return { manifest, docs };
+}
+
+/** Only the metadata of a record (undefined when none), skipping the other sections without decoding them. */
+export function readRecordMeta(bytes: Uint8Array, what = 'record'): unknown {
+  const { r, flags } = recordReader(bytes, what);
+  if (!(flags & REC_META)) return undefined;
+  if (flags & REC_SET) {
+    // Skip n varints: count the bytes that end one (high bit clear).
+    let n = r.varint();
+    let p = r.pos;
+    while (n > 0 && p < r.end) if (bytes[p++]! < 0x80) n--;
+    if (n > 0) throw new FormatError(`${what}: truncated fingerprint set`);
+    r.pos = p;
+  }
+  if (flags & REC_SIG) r.bytes(r.varint() * 4);
+  const text = utf8d.decode(r.bytes(r.varint()));
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new FormatError(`${what}: metadata is not valid JSON`);
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * SQLite store (better-sqlite3), WAL mode. Schema (docs/stores.md):
+ *   meta(name TEXT PRIMARY KEY, value TEXT)            -- 'manifest' (JSON), 'schema' (version)
+ *   docs(n INTEGER PRIMARY KEY, id TEXT UNIQUE, record BLOB)
+ *   postings(key INTEGER, doc INTEGER, PRIMARY KEY(key, doc)) WITHOUT ROWID  -- doc = docs.n
+ * Every put/remove is one transaction: a document is visible with all its keys or not at all, and
+ * once the promise resolves the transaction is in the WAL, so it survives the process being killed.
+ * @module
+ */
+import Database from 'better-sqlite3';
+import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.js';
+
+/** Schema version stored in meta('schema'). */
+export const SQLITE_SCHEMA_VERSION = 1;
+
+/** Options of {@link SqliteStore}. */
+export interface SqliteStoreOptions {
+  /**
+   * `normal` (default): in WAL mode a committed transaction survives a process crash (kill -9);
+   * the last ones may be lost on power failure. `full`: fsync at every commit, survives power loss.
+   */
+  synchronous?: 'normal' | 'full';
+}
+
+/** A store in one SQLite file. */
+export class SqliteStore implements NearDupStore {
+  readonly kind = 'sqlite';
+  private readonly db: Database.Database;
+  private readonly q: {
+    docsOfKey: Database.Statement;
+    docByN: Database.Statement;
+    docById: Database.Statement;
+    nById: Database.Statement;
+    insertDoc: Database.Statement;
+    updateDoc: Database.Statement;
+    deleteDoc: Database.Statement;
+    insertPosting: Database.Statement;
+    deletePosting: Database.Statement;
+    count: Database.Statement;
+    all: Database.Statement;
+  };
+  private readonly putTx: (entries: PutEntry[]) => void;
+  private readonly removeTx: (id: string, keys: Float64Array) => boolean;
+
+  constructor(
+    readonly path: string,
+    options: SqliteStoreOptions = {},
+  ) {
+    try {
+      this.db = new Database(path);
+    } catch (e) {
+      throw new Error(`cannot open SQLite store ${path}: ${(e as Error).message}`);
+    }
+    const db = this.db;
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    db.pragma('busy_timeout = 5000');
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS docs (n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, record BLOB NOT NULL);
+      CREATE TABLE IF NOT EXISTS postings (key INTEGER NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (key, doc)) WITHOUT ROWID;
+    `);
+    this.q = {
+      docsOfKey: db.prepare('SELECT doc FROM postings WHERE key = ?').pluck(),
+      docByN: db.prepare('SELECT id, record FROM docs WHERE n = ?'),
+      docById: db.prepare('SELECT record FROM docs WHERE id = ?').pluck(),
+      nById: db.prepare('SELECT n FROM docs WHERE id = ?').pluck(),
+      insertDoc: db.prepare('INSERT INTO docs (id, record) VALUES (?, ?)'),
+      updateDoc: db.prepare('UPDATE docs SET record = ? WHERE n = ?'),
+      deleteDoc: db.prepare('DELETE FROM docs WHERE n = ?'),
+      insertPosting: db.prepare('INSERT OR IGNORE INTO postings (key, doc) VALUES (?, ?)'),
+      deletePosting: db.prepare('DELETE FROM postings WHERE key = ? AND doc = ?'),
+      count: db.prepare('SELECT count(*) FROM docs').pluck(),
+      all: db.prepare('SELECT n, id, record FROM docs WHERE n > ? ORDER BY n LIMIT 1000'),
+    };
+    const q = this.q;
+    this.putTx = db.transaction((entries: PutEntry[]) => {
+      for (const e of entries) {
+        let n = q.nById.get(e.id) as number | undefined;
+        if (n !== undefined) {
+          if (e.oldKeys) for (const k of e.oldKeys) q.deletePosting.run(k, n);
+          q.updateDoc.run(e.record, n);
+        } else {
+          n = Number(q.insertDoc.run(e.id, e.record).lastInsertRowid);
+        }
+        for (const k of e.keys) q.insertPosting.run(k, n);
+      }
+    });
+    this.removeTx = db.transaction((id: string, keys: Float64Array) => {
+      const n = q.nById.get(id) as number | undefined;
+      if (n === undefined) return false;
+      for (const k of keys) q.deletePosting.run(k, n);
+      q.deleteDoc.run(n);
+      return true;
+    });
+  }
+
+  async open(manifest: StoreManifest): Promise<StoreManifest | null> {
+    const row = this.db.prepare("SELECT value FROM meta WHERE name = 'manifest'").pluck().get() as string | undefined;
+    if (row !== undefined) {
+      const schema = Number(this.db.prepare("SELECT value FROM meta WHERE name = 'schema'").pluck().get());
+      if (schema !== SQLITE_SCHEMA_VERSION) throw new Error(`${this.path}: SQLite schema version ${schema}, this version reads ${SQLITE_SCHEMA_VERSION}`);
+      try {
+        return JSON.parse(row) as StoreManifest;
+      } catch {
+        throw new Error(`${this.path}: meta('manifest') is not valid JSON`);
+      }
+    }
+    const ins = this.db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)');
+    this.db.transaction(() => {
+      ins.run('schema', String(SQLITE_SCHEMA_VERSION));
+      ins.run('manifest', JSON.stringify(manifest));
+    })();
+    return null;
+  }
+
+  async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+    const q = this.q;
+    return queries.map((keys) => {
+      const seen = new Set<number>();
+      const out: StoredDoc[] = [];
+      for (const k of keys) {
+        for (const n of q.docsOfKey.all(k) as number[]) {
+          if (seen.has(n)) continue;
+          seen.add(n);
+          const row = q.docByN.get(n) as { id: string; record: Buffer } | undefined;
+          if (row) out.push({ id: row.id, record: row.record });
+          if (out.length >= limit) return out;
+        }
+      }
+      return out;
+    });
+  }
+
+  async put(entries: PutEntry[]): Promise<void> {
+    this.putTx(entries);
+  }
+
+  async get(ids: string[]): Promise<(Uint8Array | null)[]> {
+    return ids.map((id) => (this.q.docById.get(id) as Buffer | undefined) ?? null);
+  }
+
+  async remove(id: string, keys: Float64Array): Promise<boolean> {
+    return this.removeTx(id, keys);
+  }
+
+  async size(): Promise<number> {
+    return this.q.count.get() as number;
+  }
+
+  async *scan(): AsyncIterable<StoredDoc> {
+    // Pages by rowid, so no statement stays open between yields (other writes may run meanwhile).
+    let after = -1;
+    for (;;) {
+      const rows = this.q.all.all(after) as { n: number; id: string; record: Buffer }[];
+      if (rows.length === 0) return;
+      for (const r of rows) yield { id: r.id, record: r.record };
+      after = rows[rows.length - 1]!.n;
+    }
+  }
+
+  async stats(): Promise<Record<string, number | string>> {
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    const pages = this.db.pragma('page_count', { simple: true }) as number;
+    const postings = this.db.prepare('SELECT count(*) FROM postings').pluck().get() as number;
+    return { path: this.path, fileBytes: pageSize * pages, postings };
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

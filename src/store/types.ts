@@ -1,0 +1,66 @@
+/**
+ * The storage interface of the online index. Stores only persist and look up: records by id and
+ * document ids by band key. Candidate search and exact verification live in NearDupIndex, once.
+ * @module
+ */
+
+/** A document as a store returns it: its id and its encoded record (docs/formats.md). */
+export interface StoredDoc {
+  /** Document id. */
+  id: string;
+  /** Encoded record. Treat as read-only. */
+  record: Uint8Array;
+}
+
+/** One write: a new or replaced document with its band keys. */
+export interface PutEntry {
+  /** Document id. */
+  id: string;
+  /** Encoded record. */
+  record: Uint8Array;
+  /** Its band keys (53-bit integers, see docs/formats.md); empty for a document without shingles. */
+  keys: Float64Array;
+  /** When the id is already stored: the keys of the stored version, to unlink. */
+  oldKeys?: Float64Array;
+}
+
+/** Parameters a store must hold and check, so a reopened store is read with the same settings. */
+export interface StoreManifest {
+  /** Band keys per document (all documents with shingles have exactly this many). */
+  keysPerDoc: number;
+  /** The full index manifest as JSON-serializable data. */
+  [k: string]: unknown;
+}
+
+/**
+ * A persistence backend. All methods may be called concurrently; a write resolves only once it is
+ * durable for that store (committed transaction for SQLite, acknowledged by Redis).
+ */
+export interface NearDupStore {
+  /** `memory`, `sqlite` or `redis`. */
+  readonly kind: string;
+  /**
+   * Opens the store for an index with `manifest`. A fresh store records it and returns null; an
+   * existing one returns the manifest it was created with (the index checks compatibility).
+   */
+  open(manifest: StoreManifest): Promise<StoreManifest | null>;
+  /**
+   * For each key list, the distinct stored documents that have at least one of the keys, at most
+   * `limit` of them per list.
+   */
+  lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]>;
+  /** Inserts or replaces documents, atomically per document. */
+  put(entries: PutEntry[]): Promise<void>;
+  /** Records by id (null when absent). */
+  get(ids: string[]): Promise<(Uint8Array | null)[]>;
+  /** Removes a document and its keys; false when absent. */
+  remove(id: string, keys: Float64Array): Promise<boolean>;
+  /** Number of stored documents. */
+  size(): Promise<number>;
+  /** Every stored document, in no particular order. */
+  scan(): AsyncIterable<StoredDoc>;
+  /** Store-specific counters for /v1/stats (bytes, buckets, …). */
+  stats(): Promise<Record<string, number | string>>;
+  /** Releases connections and file handles. Writes already acknowledged are kept. */
+  close(): Promise<void>;
+}

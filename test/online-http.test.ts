@@ -1,0 +1,200 @@
+/**
+ * The HTTP service: every endpoint and every error case, in process (app.inject), plus graceful
+ * shutdown and two server processes sharing one Redis, as real child processes.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NearDupIndex } from '../src/index.js';
+import { buildApp } from '../src/server/app.js';
+import { startRedis, type RedisChild } from './helpers/redis.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const mainJs = path.join(here, '../src/cli/main.js');
+const A = 'the quick brown fox jumps over the lazy dog near the river bank at dawn';
+const B = 'the quick brown fox jumps over the lazy dog near the river bank at dawn!';
+const auth = { authorization: 'Bearer s3cret' };
+const cleanup: (() => Promise<void> | void)[] = [];
+after(async () => {
+  for (const f of cleanup.reverse()) await f();
+});
+
+async function app(token?: string, bodyLimit?: number) {
+  const index = await NearDupIndex.open({ k: 5 });
+  const a = buildApp(index, { token, bodyLimit });
+  cleanup.push(() => a.close());
+  return a;
+}
+
+test('http: add, batch, query, topK, get, delete, stats', async () => {
+  const a = await app();
+  let r = await a.inject({ method: 'POST', url: '/v1/documents', payload: { id: 'a', text: A, meta: { shop: 1 } } });
+  assert.equal(r.statusCode, 200);
+  assert.deepEqual(r.json(), { id: 'a', duplicates: [] });
+  r = await a.inject({ method: 'POST', url: '/v1/documents', payload: { id: 'b', text: B } });
+  const dup = r.json().duplicates;
+  assert.equal(dup.length, 1);
+  assert.equal(dup[0].id, 'a');
+  assert.ok(dup[0].similarity >= 0.8 && dup[0].similarity < 1);
+  assert.deepEqual(dup[0].meta, { shop: 1 });
+  r = await a.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: [{ id: 'c', text: A }, { id: 'd', text: 'something else entirely, about cooking' }] } });
+  assert.equal(r.statusCode, 200);
+  const res = r.json().results;
+  assert.deepEqual(res.map((x: { id: string }) => x.id), ['c', 'd']);
+  assert.deepEqual(res[0].duplicates.map((m: { id: string }) => m.id), ['a', 'b']);
+  assert.equal(res[0].duplicates[0].similarity, 1);
+  r = await a.inject({ method: 'POST', url: '/v1/query', payload: { text: A, limit: 1 } });
+  assert.equal(r.json().matches.length, 1);
+  r = await a.inject({ method: 'POST', url: '/v1/query', payload: { text: A, topK: 4 } });
+  assert.deepEqual(r.json().matches.map((m: { id: string }) => m.id), ['a', 'c', 'b']);
+  r = await a.inject({ method: 'GET', url: '/v1/documents/a' });
+  assert.deepEqual(r.json(), { id: 'a', meta: { shop: 1 }, shingles: r.json().shingles });
+  assert.ok(r.json().shingles > 10);
+  r = await a.inject({ method: 'DELETE', url: '/v1/documents/a' });
+  assert.deepEqual(r.json(), { id: 'a', deleted: true });
+  r = await a.inject({ method: 'GET', url: '/v1/stats' });
+  assert.equal(r.json().documents, 3);
+  assert.equal(r.json().manifest.verify, 'exact');
+  r = await a.inject({ method: 'GET', url: '/healthz' });
+  assert.deepEqual(r.json(), { status: 'ok' });
+  r = await a.inject({ method: 'GET', url: '/metrics' });
+  assert.match(r.headers['content-type'] as string, /text\/plain/);
+  assert.match(r.body, /neardup_documents 3/);
+  assert.match(r.body, /neardup_http_requests_total\{route="\/v1\/documents",method="POST",status="200"\} 2/);
+  assert.match(r.body, /neardup_http_request_duration_seconds_bucket\{route="\/v1\/query",le="\+Inf"\} 2/);
+  r = await a.inject({ method: 'GET', url: '/openapi.json' });
+  assert.equal(r.json().openapi, '3.1.0');
+  assert.ok(r.json().paths['/v1/documents:batch'].post);
+});
+
+test('http: 400 with the errors of each field', async () => {
+  const a = await app();
+  let r = await a.inject({ method: 'POST', url: '/v1/documents', payload: { idx: 'a', text: 5, meta: 1 } });
+  assert.equal(r.statusCode, 400);
+  const fields = r.json().errors.map((e: { field: string }) => e.field).sort();
+  assert.deepEqual(fields, ['/id', '/idx', '/text']);
+  r = await a.inject({ method: 'POST', url: '/v1/documents', payload: { id: '', text: 'x' } });
+  assert.equal(r.json().errors[0].field, '/id');
+  r = await a.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: [] } });
+  assert.equal(r.statusCode, 400);
+  assert.equal(r.json().errors[0].field, '/documents');
+  r = await a.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: [{ id: 'x', text: 1 }] } });
+  assert.equal(r.json().errors[0].field, '/documents/0/text');
+  r = await a.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: [{ id: 'x', text: 'a' }, { id: 'x', text: 'b' }] } });
+  assert.equal(r.statusCode, 400);
+  assert.match(r.json().message, /duplicate id "x"/);
+  r = await a.inject({ method: 'POST', url: '/v1/query', payload: { text: 'x', threshold: 2, limit: 0, topK: 'a' } });
+  assert.deepEqual(r.json().errors.map((e: { field: string }) => e.field).sort(), ['/limit', '/threshold', '/topK']);
+  r = await a.inject({ method: 'POST', url: '/v1/query', headers: { 'content-type': 'application/json' }, payload: '{"text": ' });
+  assert.equal(r.statusCode, 400);
+  r = await a.inject({ method: 'POST', url: '/v1/query', headers: { 'content-type': 'application/xml' }, payload: '<a/>' });
+  assert.equal(r.statusCode, 415);
+});
+
+test('http: 413 for bodies over the limit', async () => {
+  const a = await app(undefined, 2000);
+  const r = await a.inject({ method: 'POST', url: '/v1/documents', payload: { id: 'big', text: 'x'.repeat(3000) } });
+  assert.equal(r.statusCode, 413);
+  assert.equal(r.json().statusCode, 413);
+  assert.equal((await a.inject({ method: 'POST', url: '/v1/documents', payload: { id: 'ok', text: 'x'.repeat(100) } })).statusCode, 200);
+});
+
+test('http: 401 without the right bearer token; /healthz stays open', async () => {
+  const a = await app('s3cret');
+  for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 's3cret' }, { authorization: 'Bearer s3cret-longer' }]) {
+    const r = await a.inject({ method: 'POST', url: '/v1/query', headers, payload: { text: 'x' } });
+    assert.equal(r.statusCode, 401);
+    assert.equal(r.headers['www-authenticate'], 'Bearer');
+  }
+  assert.equal((await a.inject({ method: 'GET', url: '/v1/stats' })).statusCode, 401);
+  assert.equal((await a.inject({ method: 'GET', url: '/metrics' })).statusCode, 401);
+  assert.equal((await a.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+  assert.equal((await a.inject({ method: 'POST', url: '/v1/query', headers: auth, payload: { text: 'x' } })).statusCode, 200);
+});
+
+test('http: 404 for unknown documents and routes', async () => {
+  const a = await app();
+  assert.equal((await a.inject({ method: 'GET', url: '/v1/documents/nope' })).statusCode, 404);
+  assert.equal((await a.inject({ method: 'DELETE', url: '/v1/documents/nope' })).statusCode, 404);
+  const r = await a.inject({ method: 'GET', url: '/v2/whatever' });
+  assert.equal(r.statusCode, 404);
+  assert.match(r.json().message, /no route GET \/v2\/whatever/);
+});
+
+/** Starts `neardup serve` as a child; resolves with its base URL once it listens. */
+async function serve(args: string[]): Promise<{ url: string; child: ChildProcess; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [mainJs, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  cleanup.push(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+  });
+  return { url, child, exited };
+}
+
+async function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) });
+  return { status: r.status, json: await r.json() };
+}
+
+test('serve: two server processes sharing one Redis see each other\'s documents', async () => {
+  const redis: RedisChild = await startRedis();
+  cleanup.push(() => redis.stop());
+  const store = `${redis.url}?prefix=shared`;
+  const [s1, s2] = await Promise.all([serve(['--store', store, '--token', 's3cret']), serve(['--store', store, '--token', 's3cret'])]);
+  assert.deepEqual((await post(`${s1.url}/v1/documents`, { id: 'one', text: A })).json.duplicates, []);
+  const r = await post(`${s2.url}/v1/documents`, { id: 'two', text: B });
+  assert.equal(r.json.duplicates[0].id, 'one');
+  const q = await post(`${s1.url}/v1/query`, { text: B });
+  assert.deepEqual(q.json.matches.map((m: { id: string }) => m.id).sort(), ['one', 'two']);
+  const del = await fetch(`${s2.url}/v1/documents/one`, { method: 'DELETE', headers: auth });
+  assert.equal(del.status, 200);
+  assert.equal((await fetch(`${s1.url}/v1/documents/one`, { headers: auth })).status, 404);
+  s1.child.kill('SIGTERM');
+  s2.child.kill('SIGTERM');
+  assert.deepEqual(await Promise.all([s1.exited, s2.exited]), [0, 0]);
+});
+
+test('serve: graceful shutdown finishes the writes in flight (SQLite)', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'nd-grace-'));
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  const db = path.join(dir, 'g.db');
+  const s = await serve(['--store', `sqlite:${db}`]);
+  const acked: string[] = [];
+  const send = (i: number) =>
+    fetch(`${s.url}/v1/documents:batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ documents: [{ id: `g${i}`, text: `${A} ${i} ${'lorem ipsum '.repeat(i % 7)}` }] }),
+    })
+      .then(async (r) => {
+        if (r.status === 200) acked.push(`g${i}`);
+        else await r.body?.cancel();
+      })
+      .catch(() => undefined);
+  await Promise.all(Array.from({ length: 50 }, (_, i) => send(i)));
+  // 250 more requests; SIGTERM arrives while many are in flight.
+  const inflight = Array.from({ length: 250 }, (_, i) => send(50 + i));
+  await new Promise((r) => setTimeout(r, 20));
+  s.child.kill('SIGTERM');
+  const stopAt = acked.length;
+  await Promise.all(inflight);
+  assert.equal(await s.exited, 0);
+  assert.ok(stopAt >= 50 && acked.length >= 50);
+  t.diagnostic(`acknowledged before SIGTERM: ${stopAt}, in total: ${acked.length} of 300`);
+  const idx = await NearDupIndex.open({ store: `sqlite:${db}` });
+  for (const id of acked) assert.ok(await idx.get(id), `acknowledged ${id} lost`);
+  await idx.close();
+});
