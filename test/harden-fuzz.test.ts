@@ -300,3 +300,27 @@ test('dedup of random Unicode documents: no crash, every document is in exactly 
     { numRuns: RUNS },
   );
 });
+
+test('a line spanning many chunks is joined once (bytes copied stay linear in the line length)', async () => {
+  const line = Buffer.alloc(8 << 20, 0x61);
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < line.length; i += 64 << 10) chunks.push(line.subarray(i, i + (64 << 10)));
+  chunks.push(Buffer.from('\nend\n'));
+  const concat = Buffer.concat;
+  let copied = 0;
+  Buffer.concat = ((list: readonly Uint8Array[], n?: number) => {
+    const r = concat(list, n);
+    copied += r.length;
+    return r;
+  }) as typeof Buffer.concat;
+  try {
+    const input = await openInput('-', { format: 'text', stdin: Readable.from(chunks) });
+    const lens: number[] = [];
+    for await (const r of input.records) lens.push(r.text.length);
+    assert.deepEqual(lens, [8 << 20, 3]);
+  } finally {
+    Buffer.concat = concat;
+  }
+  // 128 chunks: joining on every chunk copied ~64 times the line; joining once copies it about once.
+  assert.ok(copied <= 2 * line.length, `copied ${copied} bytes for a ${line.length}-byte line`);
+});
