@@ -10,6 +10,7 @@ import { paramsCommand } from './commands/params.js';
 import { compareCommand } from './commands/compare.js';
 import { benchCommand } from './commands/bench.js';
 import { serveCommand } from './commands/serve.js';
+import { indexCommand } from './commands/index-check.js';
 
 const program = createProgram();
 program.addCommand(dedupCommand());
@@ -17,6 +18,7 @@ program.addCommand(paramsCommand());
 program.addCommand(compareCommand());
 program.addCommand(benchCommand());
 program.addCommand(serveCommand());
+program.addCommand(indexCommand());
 
 // A closed pipe (`neardup dedup x | head`) is not an error.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {

@@ -295,8 +295,8 @@ export class NearDupIndex {
     });
   }
 
-  /** The keys of a stored record (to unlink it). */
-  private keysOfRecord(bytes: Uint8Array): Float64Array {
+  /** The band and forest keys of an encoded record, as the stores index it (used by `index check`). */
+  keysOfRecord(bytes: Uint8Array): Float64Array {
     const r = readRecordSketch(bytes, this.scratch);
     const sig = r.signature ?? (r.set ? this.hasher.sign(r.set) : null);
     return sig ? this.keyMaker.keys(sig) : new Float64Array(0);

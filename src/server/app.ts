@@ -9,6 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
 import { Metrics } from './metrics.js';
 import { metaProblem } from './limits.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import { addResponseSchema, batchSchema, documentSchema, errorSchema, idParamsSchema, matchSchema, querySchema } from './schemas.js';
 
 /** Options of {@link buildApp}. */
@@ -31,7 +32,12 @@ interface DocBody {
 export function openApiDocument(): Record<string, unknown> {
   const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
   const err = (d: string) => ({ description: d, ...json({ $ref: '#/components/schemas/Error' }) });
-  const common = { '400': err('Invalid request (per-field errors)'), '401': err('Missing or wrong bearer token'), '413': err('Body too large') };
+  const common = {
+    '400': err('Invalid request (per-field errors)'),
+    '401': err('Missing or wrong bearer token'),
+    '413': err('Body too large'),
+    '503': err('The store (Redis) is unavailable; not acknowledged, retry after the Retry-After header'),
+  };
   return {
     openapi: '3.1.0',
     info: { title: 'neardup', version: '1', description: 'Online near-duplicate detection with exact Jaccard scores.' },
@@ -127,6 +133,13 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
     if (error.validation) {
       const errors = error.validation.map((e) => ({ field: fieldOf(e as never), message: e.message ?? 'invalid' }));
       return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: errors.map((e) => `${e.field} ${e.message}`).join('; '), errors });
+    }
+    if ((error as unknown) instanceof StoreUnavailableError) {
+      // Not acknowledged, safe to retry: the store (Redis) is away and the client reconnects by itself.
+      req.log.warn({ err: error }, 'store unavailable');
+      const retry = (error as unknown as StoreUnavailableError).retryAfter;
+      reply.header('retry-after', String(retry));
+      return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: `${error.message}; retry in ${retry} s` });
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {

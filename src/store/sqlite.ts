@@ -166,6 +166,16 @@ export class SqliteStore implements NearDupStore {
     return { path: this.path, fileBytes: pageSize * pages, postings };
   }
 
+  /** Store-level consistency: postings of missing documents, SQLite's own integrity check. */
+  async checkStore(): Promise<{ errors: string[]; warnings: string[] }> {
+    const errors: string[] = [];
+    const integrity = this.db.pragma('quick_check', { simple: true }) as string;
+    if (integrity !== 'ok') errors.push(`SQLite quick_check: ${integrity}`);
+    const orphans = this.db.prepare('SELECT count(*) FROM postings p LEFT JOIN docs d ON d.n = p.doc WHERE d.n IS NULL').pluck().get() as number;
+    if (orphans) errors.push(`${orphans} postings point to no document`);
+    return { errors, warnings: [] };
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }

@@ -61,6 +61,11 @@ export interface NearDupStore {
   scan(): AsyncIterable<StoredDoc>;
   /** Store-specific counters for /v1/stats (bytes, buckets, …). */
   stats(): Promise<Record<string, number | string>>;
+  /**
+   * Optional store-level consistency checks beyond what the index can see through this interface
+   * (orphaned postings, SQLite integrity). Errors are inconsistencies; warnings are harmless leftovers.
+   */
+  checkStore?(): Promise<{ errors: string[]; warnings: string[] }>;
   /** Releases connections and file handles. Writes already acknowledged are kept. */
   close(): Promise<void>;
 }
