@@ -166,6 +166,14 @@ export class SqliteStore implements NearDupStore {
     return { path: this.path, fileBytes: pageSize * pages, postings };
   }
 
+  /**
+   * A consistent copy of the database at `dest`, taken with SQLite's online backup API while
+   * other connections (a running `neardup serve`) keep reading and writing.
+   */
+  async backup(dest: string): Promise<void> {
+    await this.db.backup(dest);
+  }
+
   /** Store-level consistency: postings of missing documents, SQLite's own integrity check. */
   async checkStore(): Promise<{ errors: string[]; warnings: string[] }> {
     const errors: string[] = [];

@@ -1,5 +1,7 @@
 /**
- * `neardup index check --store SPEC`: verifies an online index (exit 0 when consistent, 1 when not).
+ * `neardup index check|backup|snapshot|restore`: maintenance of an online index. `check` verifies it
+ * (exit 0 when consistent, 1 when not); `backup` copies a live SQLite store with the online backup
+ * API; `snapshot` and `restore` write and read the portable snapshot format of any store.
  * @module
  */
 import { Command } from 'commander';
@@ -34,6 +36,57 @@ export function indexCommand(): Command {
         }
         // An error (not process.exitCode, which runProgram overrides) gives exit code 1.
         if (report.errors.length) throw new Error(`index is inconsistent (${report.errors.length} error${report.errors.length === 1 ? '' : 's'} listed)`);
+      } finally {
+        await idx.close();
+      }
+    });
+  index
+    .command('backup')
+    .description('copy a SQLite store, consistently, while it is in use (SQLite online backup API)')
+    .requiredOption('--store <spec>', 'sqlite:PATH')
+    .requiredOption('--out <file>', 'the copy (a SQLite file; must not exist)')
+    .addHelpText('after', '\nExample:\n  $ neardup index backup --store sqlite:./index.db --out ./index-2024-05-01.db')
+    .action(async (o: { store: string; out: string }) => {
+      if (!o.store.startsWith('sqlite:')) throw new UsageError('backup copies SQLite stores; for any store use `neardup index snapshot`, for Redis see docs/operations.md');
+      const { existsSync } = await import('node:fs');
+      if (!existsSync(o.store.slice(7))) throw new UsageError(`no SQLite index at ${o.store.slice(7)}`);
+      if (existsSync(o.out)) throw new UsageError(`${o.out} already exists`);
+      const { SqliteStore } = await import('../../store/sqlite.js');
+      const store = new SqliteStore(o.store.slice(7));
+      try {
+        await store.backup(o.out);
+      } finally {
+        await store.close();
+      }
+      process.stdout.write(`backed up ${o.store.slice(7)} to ${o.out}\n`);
+    });
+  index
+    .command('snapshot')
+    .description('write the whole index (parameters and documents) to one portable file (docs/formats.md), atomically')
+    .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME]')
+    .requiredOption('--out <file>', 'the snapshot file')
+    .action(async (o: { store: string; out: string }) => {
+      const idx = await NearDupIndex.open({ store: o.store });
+      try {
+        const n = await idx.save(o.out);
+        process.stdout.write(`${n} documents written to ${o.out}\n`);
+      } finally {
+        await idx.close();
+      }
+    });
+  index
+    .command('restore')
+    .description('load a snapshot into an empty store')
+    .argument('<snapshot>', 'a file written by `neardup index snapshot`')
+    .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME] (must be empty)')
+    .action(async (snapshot: string, o: { store: string }) => {
+      const { openStore } = await import('../../store/open.js');
+      const store = await openStore(o.store);
+      const existing = await store.size().finally(() => store.close());
+      if (existing > 0) throw new UsageError(`${o.store} already holds ${existing} documents: restore into an empty store`);
+      const idx = await NearDupIndex.load(snapshot, { store: o.store });
+      try {
+        process.stdout.write(`${await idx.size()} documents restored into ${o.store}\n`);
       } finally {
         await idx.close();
       }
