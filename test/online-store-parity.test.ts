@@ -64,3 +64,9 @@ test('store parity: redis', async () => {
   const got = await scenario(`${redis.url}?prefix=parity`);
   assert.deepEqual(got, reference);
 });
+
+test('store parity: redis without scripts (the Redis Cluster code path)', async () => {
+  redis ??= await startRedis();
+  const got = await scenario(`${redis.url}?prefix=plain&scripts=0`);
+  assert.deepEqual(got, reference);
+});

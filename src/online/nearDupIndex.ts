@@ -305,23 +305,21 @@ export class NearDupIndex {
   /**
    * Scores candidates against a prepared document. `min` < 0 keeps every candidate (topK).
    */
-  private score(p: Prepared, cands: StoredDoc[], min: number, skip?: (id: string) => boolean): Match[] {
-    const out: Match[] = [];
-    if (!p.sig) return out;
+  private score(p: Prepared, cands: StoredDoc[], min: number, skip?: (id: string) => boolean, limit = Infinity): Match[] {
+    if (!p.sig) return [];
     const exact = this.manifest.verify === 'exact';
     this.counters.candidates += cands.length;
+    const kept: { m: Match; record: Uint8Array }[] = [];
     for (const c of cands) {
       if (skip?.(c.id)) continue;
       const r = readRecordSketch(c.record, this.scratch);
       if (r.set && r.set.length > this.scratch.length) this.scratch = new Uint32Array(r.set.length * 2);
       let similarity: number;
-      let estimate: number;
+      let estimate = NaN;
       if (exact) {
         if (!r.set) continue;
         similarity = min > 0 ? jaccardAtLeast(p.set, r.set, min) : jaccard(p.set, r.set);
         if (similarity < 0 || similarity < min) continue;
-        const sig = this.hasher.sign(r.set);
-        estimate = sig ? estimateJaccard(p.sig, sig) : 0;
       } else {
         if (!r.signature) continue;
         estimate = estimateJaccard(p.sig, r.signature);
@@ -329,10 +327,20 @@ export class NearDupIndex {
         similarity = estimate;
       }
       this.counters.verified++;
-      out.push(this.withMeta({ id: c.id, similarity, estimate }, c.record));
+      kept.push({ m: { id: c.id, similarity, estimate }, record: c.record });
     }
-    out.sort(byScore);
-    return out;
+    kept.sort((a, b) => byScore(a.m, b.m));
+    if (kept.length > limit) kept.length = limit;
+    // Estimates (one signature each) and metadata only for the matches returned.
+    for (const k of kept) {
+      if (exact) {
+        const r = readRecordSketch(k.record, this.scratch);
+        const sig = r.set ? this.hasher.sign(r.set) : null;
+        k.m.estimate = sig ? estimateJaccard(p.sig, sig) : 0;
+      }
+      this.withMeta(k.m, k.record);
+    }
+    return kept.map((k) => k.m);
   }
 
   private withMeta(m: Match, record: Uint8Array): Match {
@@ -412,8 +420,7 @@ export class NearDupIndex {
     this.counters.queries++;
     if (!p.sig) return [];
     const [cands] = await this.store.lookup([this.keyMaker.bandPart(p.keys)], this.maxCandidates);
-    const m = this.score(p, cands!, t);
-    return options.limit !== undefined ? m.slice(0, options.limit) : m;
+    return this.score(p, cands!, t, undefined, options.limit);
   }
 
   /**
@@ -452,7 +459,7 @@ export class NearDupIndex {
       const ranked = [...hits.values()].sort((a, b) => b.n - a.n);
       for (let i = 0; i < ranked.length && i < budget; i++) byId.set(ranked[i]!.doc.id, ranked[i]!.doc);
     }
-    return this.score(p, [...byId.values()], 0).slice(0, k);
+    return this.score(p, [...byId.values()], 0, undefined, k);
   }
 
   /** Removes a document; false when it was not indexed. */

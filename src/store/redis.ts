@@ -4,10 +4,11 @@
  *   P:doc:<id>           string  the document's encoded record
  *   P:key:<base36 key>   set     ids of the documents that have this band key
  *   P:ids                set     every document id (size, scan)
- * Every command touches one key, and keys spread over hash slots, so it runs on Redis Cluster.
- * Commands are auto-pipelined: one batch costs one round trip per stage, not one per command.
- * Write order: postings first, the record last. A reader ignores postings whose record is missing,
- * so a writer dying mid-batch never makes a half-written document visible.
+ * Standalone Redis: a batch of writes, and a batch of lookups, is one Lua script call each
+ * (atomic, one round trip, no per-command client overhead). Redis Cluster: every command touches
+ * one key and keys spread over hash slots; commands are auto-pipelined per node. Write order there:
+ * postings first, the record last; a reader ignores postings whose record is missing, so a writer
+ * dying mid-batch never makes a half-written document visible.
  * @module
  */
 import { Redis, Cluster } from 'ioredis';
@@ -40,28 +41,95 @@ function unavailable(e: unknown): never {
   throw new StoreUnavailableError(`Redis unavailable: ${msg}`, 1, { cause: e });
 }
 
+/** ARGV: prefix, then per document: id, record, #new keys, #old keys, new keys…, old keys…. */
+const PUT_LUA = `
+local p = ARGV[1]
+local i = 2
+local n = #ARGV
+while i <= n do
+  local id = ARGV[i]
+  local rec = ARGV[i + 1]
+  local nn = tonumber(ARGV[i + 2])
+  local no = tonumber(ARGV[i + 3])
+  i = i + 4
+  for j = 0, no - 1 do redis.call('SREM', p .. ':key:' .. ARGV[i + nn + j], id) end
+  for j = 0, nn - 1 do redis.call('SADD', p .. ':key:' .. ARGV[i + j], id) end
+  i = i + nn + no
+  redis.call('SET', p .. ':doc:' .. id, rec)
+  redis.call('SADD', p .. ':ids', id)
+end
+return 1`;
+
+/** ARGV: prefix, limit, then per query: #keys, keys…. Returns per query {id, record, id, record, …}. */
+const LOOKUP_LUA = `
+local p = ARGV[1]
+local limit = tonumber(ARGV[2])
+local i = 3
+local out = {}
+while i <= #ARGV do
+  local nk = tonumber(ARGV[i])
+  i = i + 1
+  local seen = {}
+  local res = {}
+  local cnt = 0
+  for j = 0, nk - 1 do
+    if cnt >= limit then break end
+    local ids = redis.call('SMEMBERS', p .. ':key:' .. ARGV[i + j])
+    for _, id in ipairs(ids) do
+      if cnt >= limit then break end
+      if not seen[id] then
+        seen[id] = true
+        local rec = redis.call('GET', p .. ':doc:' .. id)
+        if rec then
+          res[#res + 1] = id
+          res[#res + 1] = rec
+          cnt = cnt + 1
+        end
+      end
+    end
+  end
+  i = i + nk
+  out[#out + 1] = res
+end
+return out`;
+
+interface Scripted {
+  ndPutBuffer(...args: (string | Buffer)[]): Promise<unknown>;
+  ndLookupBuffer(...args: string[]): Promise<Buffer[][]>;
+}
+
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
   /** Key prefix, so several indexes can share one Redis. Default `nd`. */
   prefix?: string;
+  /** Batch writes and lookups in Lua scripts. Default true on standalone Redis; always false on Cluster. */
+  scripts?: boolean;
 }
 
 /** A store in Redis, shareable by several processes. */
 export class RedisStore implements NearDupStore {
   readonly kind = 'redis';
   private readonly p: string;
+  private readonly scripted: boolean;
 
   constructor(
     private readonly redis: Client,
     options: RedisStoreOptions = {},
   ) {
     this.p = options.prefix ?? 'nd';
+    // Scripts touch keys of many hash slots: only on standalone Redis.
+    this.scripted = redis instanceof Redis && options.scripts !== false;
+    if (this.scripted) {
+      redis.defineCommand('ndPut', { numberOfKeys: 0, lua: PUT_LUA });
+      redis.defineCommand('ndLookup', { numberOfKeys: 0, lua: LOOKUP_LUA });
+    }
   }
 
   /**
-   * Connects to `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&cluster=1]`. With cluster=1 the
-   * address is a seed node of a Redis Cluster. `timeout=MS` bounds each command (default 2000): past it,
-   * or while Redis is unreachable, calls fail with {@link StoreUnavailableError}.
+   * Connects to `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&cluster=1&scripts=0&timeout=MS]`.
+   * With cluster=1 the address is a seed node of a Redis Cluster; scripts=0 uses plain pipelined
+   * commands (the Cluster code path) on standalone Redis too. `timeout=MS` bounds each command
+   * (default 2000): past it, or while Redis is unreachable, calls fail with {@link StoreUnavailableError}.
    */
   static fromUrl(url: string): RedisStore {
     let u: URL;
@@ -71,6 +139,7 @@ export class RedisStore implements NearDupStore {
       throw new RangeError(`bad Redis URL "${url}"`);
     }
     const prefix = u.searchParams.get('prefix') ?? 'nd';
+    const scripts = u.searchParams.get('scripts') !== '0';
     const cluster = u.searchParams.get('cluster');
     const timeout = Number(u.searchParams.get('timeout') ?? REDIS_COMMAND_TIMEOUT_MS);
     if (!(Number.isInteger(timeout) && timeout > 0)) throw new RangeError(`bad Redis URL "${url}": timeout must be a positive number of milliseconds`);
@@ -94,7 +163,7 @@ export class RedisStore implements NearDupStore {
     const client = new Redis(u.toString(), common);
     // Without a listener, every failed reconnection would print "Unhandled error event".
     client.on('error', () => undefined);
-    return new RedisStore(client, { prefix });
+    return new RedisStore(client, { prefix, scripts });
   }
 
   private docKey(id: string): string {
@@ -126,6 +195,19 @@ export class RedisStore implements NearDupStore {
   }
 
   private async lookupRaw(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+    if (this.scripted) {
+      const args = [this.p, String(limit)];
+      for (const keys of queries) {
+        args.push(String(keys.length));
+        for (const k of keys) args.push(k.toString(36));
+      }
+      const res = await (this.redis as unknown as Scripted).ndLookupBuffer(...args);
+      return res.map((flat) => {
+        const out: StoredDoc[] = [];
+        for (let i = 0; i < flat.length; i += 2) out.push({ id: flat[i]!.toString('utf8'), record: flat[i + 1]! });
+        return out;
+      });
+    }
     const r = this.redis;
     const members = await Promise.all(queries.map((keys) => Promise.all(Array.from(keys, (k) => r.smembers(this.bandKey(k))))));
     const wanted = new Map<string, Promise<Buffer | null>>();
@@ -157,6 +239,17 @@ export class RedisStore implements NearDupStore {
   }
 
   private async putRaw(entries: PutEntry[]): Promise<void> {
+    if (this.scripted) {
+      const args: (string | Buffer)[] = [this.p];
+      for (const e of entries) {
+        const old = e.oldKeys ?? new Float64Array(0);
+        args.push(e.id, Buffer.from(e.record.buffer, e.record.byteOffset, e.record.byteLength), String(e.keys.length), String(old.length));
+        for (const k of e.keys) args.push(k.toString(36));
+        for (const k of old) args.push(k.toString(36));
+      }
+      await (this.redis as unknown as Scripted).ndPutBuffer(...args);
+      return;
+    }
     const r = this.redis;
     const all: Promise<unknown>[] = [];
     for (const e of entries) {

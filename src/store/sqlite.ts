@@ -20,6 +20,8 @@ export interface SqliteStoreOptions {
    * the last ones may be lost on power failure. `full`: fsync at every commit, survives power loss.
    */
   synchronous?: 'normal' | 'full';
+  /** SQLite page cache in MiB. Default 64. */
+  cacheMiB?: number;
 }
 
 /** A store in one SQLite file. */
@@ -55,6 +57,8 @@ export class SqliteStore implements NearDupStore {
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma('busy_timeout = 5000');
+    // Postings are a B-tree of random keys: a larger page cache avoids most re-reads. 64 MiB.
+    db.pragma(`cache_size = -${(options.cacheMiB ?? 64) * 1024}`);
     db.exec(`
       CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS docs (n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, record BLOB NOT NULL);

@@ -1,4 +1,4 @@
-/** The part of autocannon's API that bench/load.ts uses (autocannon ships no types). */
+/** The small part of autocannon's API the benchmarks use (the package ships no types). */
 declare module 'autocannon' {
   namespace autocannon {
     interface Request {
@@ -6,29 +6,31 @@ declare module 'autocannon' {
       path?: string;
       headers?: Record<string, string>;
       body?: string;
-      setupRequest?: (req: Request, context: Record<string, unknown>) => Request;
+      setupRequest?: (req: Request) => Request;
     }
     interface Options {
       url: string;
       connections?: number;
       duration?: number;
+      pipelining?: number;
       requests?: Request[];
     }
     interface Histogram {
+      average: number;
+      total: number;
       p50: number;
       p90: number;
       p99: number;
       max: number;
-      average: number;
     }
     interface Result {
-      requests: { total: number; average: number };
+      requests: Histogram;
       latency: Histogram;
+      non2xx: number;
       errors: number;
       timeouts: number;
-      non2xx: number;
     }
   }
   function autocannon(options: autocannon.Options): Promise<autocannon.Result>;
-  export default autocannon;
+  export = autocannon;
 }

@@ -1,0 +1,79 @@
+/**
+ * HTTP insert throughput of `neardup serve` on loopback, measured with autocannon.
+ * Starts the server as a child process (one core) and autocannon in this process (the other).
+ * Usage: node dist/bench/online-http.js [seconds=10] [connections=32] [store=memory]
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import autocannon from 'autocannon';
+import { adCorpus } from './online-corpus.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const seconds = Number(process.argv[2] ?? 10);
+const connections = Number(process.argv[3] ?? 32);
+const storeArg = process.argv[4] ?? 'memory';
+const dir = mkdtempSync(path.join(tmpdir(), 'nd-httpbench-'));
+const store = storeArg === 'sqlite' ? `sqlite:${path.join(dir, 'b.db')}` : storeArg;
+
+const child = spawn(process.execPath, [path.join(here, '../src/cli/main.js'), 'serve', '--port', '0', '--store', store], { stdio: ['ignore', 'ignore', 'pipe'] });
+const url = await new Promise<string>((resolve, reject) => {
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString();
+    const m = /listening on (http:\/\/\S+)/.exec(err);
+    if (m) resolve(m[1]!);
+  });
+  child.on('exit', (c) => reject(new Error(`server exited ${c}: ${err}`)));
+});
+
+// Pre-generated bodies: autocannon's own CPU goes to HTTP, not to making texts.
+const corpus = adCorpus(11);
+const bodies = Array.from({ length: 20000 }, () => corpus.next());
+let n = 0;
+const batchSize = Number(process.env.BATCH ?? 0);
+
+async function run(title: string, opts: Omit<autocannon.Options, "url">): Promise<autocannon.Result> {
+  const r = await autocannon({ url, connections, duration: seconds, pipelining: 1, ...opts });
+  const docsPerReq = title.includes("batch") ? batchSize : 1;
+  console.log(
+    `| ${title} | ${store} | ${connections} | ${r.requests.average.toFixed(0)} | ${(r.requests.average * docsPerReq).toFixed(0)} | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx} |`,
+  );
+  return r;
+}
+
+console.log('| workload | store | connections | requests/s | documents/s | p50 ms | p99 ms | non-2xx |');
+console.log('|---|---|---|---|---|---|---|---|');
+await run(batchSize ? `POST /v1/documents:batch (${batchSize} per request)` : 'POST /v1/documents', {
+  requests: [
+    {
+      method: 'POST',
+      path: batchSize ? '/v1/documents:batch' : '/v1/documents',
+      headers: { 'content-type': 'application/json' },
+      setupRequest: (req) => {
+        if (batchSize) {
+          const documents = [];
+          for (let j = 0; j < batchSize; j++, n++) documents.push({ id: `d${n}`, text: bodies[n % bodies.length]! });
+          return { ...req, body: JSON.stringify({ documents }) };
+        }
+        const i = n++;
+        return { ...req, body: JSON.stringify({ id: `d${i}`, text: bodies[i % bodies.length]! }) };
+      },
+    },
+  ],
+});
+await run('POST /v1/query', {
+  requests: [
+    {
+      method: 'POST',
+      path: '/v1/query',
+      headers: { 'content-type': 'application/json' },
+      setupRequest: (req) => ({ ...req, body: JSON.stringify({ text: bodies[n++ % bodies.length]! }) }),
+    },
+  ],
+});
+child.kill('SIGTERM');
+await new Promise((r) => child.on('exit', r));
+rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,79 @@
+/**
+ * Insert throughput and memory per document of each store: memory, SQLite and Redis (a private
+ * redis-server child), with batched addMany, plus one-at-a-time adds for Redis.
+ * Usage: node dist/bench/online-stores.js [N=100000] [batch=1000]
+ */
+import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { NearDupIndex, type NearDupIndexOptions } from '../src/index.js';
+import { adCorpus } from './online-corpus.js';
+import { startRedis } from '../test/helpers/redis.js';
+
+const N = Number(process.argv[2] ?? 100_000);
+const B = Number(process.argv[3] ?? 1000);
+const corpus = adCorpus(3);
+const texts = Array.from({ length: N }, () => corpus.next());
+const dir = mkdtempSync(path.join(tmpdir(), 'nd-storebench-'));
+const redis = await startRedis();
+const r = new Redis(redis.url);
+
+async function redisBytes(): Promise<number> {
+  return Number(/used_memory:(\d+)/.exec(await r.info('memory'))![1]);
+}
+
+async function heap(): Promise<number> {
+  // ArrayBuffers are released after a GC cycle completes: collect, yield, collect.
+  for (let i = 0; i < 3; i++) {
+    global.gc?.();
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+console.log(`N = ${N} synthetic ads (~345 chars), defaults (char 5-shingles, numPerm 128, 16×6 bands), batches of ${B}`);
+console.log('');
+console.log('| store | forest | keys/doc | adds/s (addMany) | bytes/document | measured as |');
+console.log('|---|---|---|---|---|---|');
+
+async function bench(label: string, store: string, extra: NearDupIndexOptions, bytes: () => Promise<number>, measure: string) {
+  const before = await bytes();
+  const idx = await NearDupIndex.open({ store, ...extra });
+  const t0 = performance.now();
+  for (let i = 0; i < N; i += B) await idx.addMany(texts.slice(i, i + B).map((text, j) => ({ id: `ad-${i + j}`, text })));
+  const ms = performance.now() - t0;
+  const after = await bytes();
+  console.log(`| ${label} | ${extra.forest === false ? 'off' : 'on'} | ${idx.manifest.keysPerDoc} | ${((N / ms) * 1000).toFixed(0)} | ${((after - before) / N).toFixed(0)} | ${measure} |`);
+  return idx;
+}
+
+let keep: NearDupIndex | null = await bench('memory', 'memory', {}, heap, 'V8 heap + array buffers');
+keep = null;
+await bench('memory', 'memory', { forest: false }, heap, 'V8 heap + array buffers');
+for (const forest of [{}, { forest: false as const }]) {
+  const db = path.join(dir, `s${Date.now()}.db`);
+  const size = async () => (existsSync(db) ? statSync(db).size + (existsSync(`${db}-wal`) ? statSync(`${db}-wal`).size : 0) : 0);
+  const idx = await bench('sqlite', `sqlite:${db}`, forest, size, 'file + WAL bytes');
+  await idx.close();
+}
+for (const [i, forest] of [{}, { forest: false as const }].entries()) {
+  const idx = await bench('redis', `${redis.url}?prefix=b${i}`, forest, redisBytes, 'Redis used_memory');
+  await idx.close();
+}
+// One add at a time (no batching): the datasketch comparison point.
+const one = await NearDupIndex.open({ store: `${redis.url}?prefix=single` });
+const t0 = performance.now();
+let n = 0;
+while (performance.now() - t0 < 5000) {
+  await one.add(`s-${n}`, texts[n % N]!);
+  n++;
+}
+console.log('');
+console.log(`redis, one add at a time (await each): ${((n / (performance.now() - t0)) * 1000).toFixed(0)} adds/s`);
+await one.close();
+r.disconnect();
+await redis.stop();
+rmSync(dir, { recursive: true, force: true });
+void keep;
