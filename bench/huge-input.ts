@@ -5,6 +5,8 @@
  *   node dist/bench/huge-input.js doc [MB=200]        one document of MB megabytes (text, TSV, JSONL)
  *   node dist/bench/huge-input.js file [GB=5]         a GB-gigabyte TSV of ads: reader-only pass, then `neardup dedup`
  *   node dist/bench/huge-input.js read FILE FORMAT    (internal) stream FILE through openInput and count
+ *   node dist/bench/huge-input.js stream [GB=5] MODULE  the perf branch's two-pass dedupStream (MODULE: its built
+ *                                                     dist/src/index.js) over the same generated file
  *
  * Set KEEP=1 to keep the generated files (they are deleted at the end otherwise).
  */
@@ -120,7 +122,30 @@ if (mode === 'read') {
   report('neardup dedup (current CLI: all texts in memory)', r2, r2.stdout.replace(/\s+/g, ' ').slice(0, 200));
   if (!process.env.KEEP) rmSync(file, { force: true });
   rmSync(path.join(dataDir, 'big.pairs.tsv'), { force: true });
+} else if (mode === 'stream-run') {
+  // Child: dedupStream from another build, fed by this branch's streaming reader (two passes).
+  const mod = (await import(process.argv[4]!)) as { dedupStream: (src: () => AsyncIterable<string>, o: object) => Promise<{ pairs: unknown[]; clusters: unknown[] }> };
+  const file = process.argv[3]!;
+  const source = async function* () {
+    const input = await openInput(file, { format: 'tsv', columns: { text: ['text'], id: 'id' } });
+    for await (const r of input.records) yield r.text;
+  };
+  const r = await mod.dedupStream(source, {});
+  console.log(JSON.stringify({ pairs: r.pairs.length, clusters: r.clusters.length }));
+} else if (mode === 'stream') {
+  const gb = Number(process.argv[3] ?? 5);
+  const mod = path.resolve(process.argv[4]!);
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, `big-${gb}g.tsv`);
+  const corpus = adCorpus(13);
+  const rows = await writeBig(file, gb * 1e9, (i) => `ad-${i}\t${corpus.next()}\n`, 'id\ttext\n');
+  console.log(`# ${gb} GB TSV (${rows} rows), streaming two-pass dedupStream from ${mod} (node ${process.version}, ${new Date().toISOString()})`);
+  console.log('| run | result | wall | peak RSS | output |');
+  console.log('|---|---|---|---|---|');
+  const r = measure([self, 'stream-run', file, mod], Number(process.env.DEDUP_TIMEOUT_S ?? 3600));
+  report('dedupStream (perf branch), reader of this branch', r, r.stdout.trim());
+  if (!process.env.KEEP) rmSync(file, { force: true });
 } else {
-  console.error('usage: huge-input.js doc [MB] | file [GB] | read FILE FORMAT');
+  console.error('usage: huge-input.js doc [MB] | file [GB] | stream [GB] MODULE | read FILE FORMAT');
   process.exit(2);
 }
