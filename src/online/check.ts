@@ -5,6 +5,7 @@
  */
 import { decodeRecord } from '../sketch/format.js';
 import type { NearDupIndex } from './nearDupIndex.js';
+import type { NearDupStore } from '../store/types.js';
 
 /** What {@link checkIndex} found. */
 export interface CheckReport {
@@ -29,8 +30,8 @@ export interface CheckOptions {
 }
 
 /**
- * Checks an index. Cost: one lookup per document key, so O(keys × bucket size); minutes for
- * millions of documents on SQLite.
+ * Checks an index: one membership test per document key (SQLite, Redis), or one lookup per key
+ * for stores without {@link NearDupStore.hasPostings} (the memory store: O(keys × bucket size)).
  */
 export async function checkIndex(index: NearDupIndex, options: CheckOptions = {}): Promise<CheckReport> {
   const maxListed = options.maxListed ?? 20;
@@ -56,13 +57,19 @@ export async function checkIndex(index: NearDupIndex, options: CheckOptions = {}
       continue;
     }
     if (keys.length !== 0 && keys.length !== keysPerDoc) fail(`document "${d.id}" has ${keys.length} keys, the manifest says ${keysPerDoc}`);
-    // One lookup per key (not one for all keys): each key must lead back to the document by itself.
-    const lists = await index.store.lookup(
-      Array.from(keys, (_, i) => keys.subarray(i, i + 1)),
-      Number.MAX_SAFE_INTEGER,
-    );
+    // Each key must lead back to the document by itself: a membership test where the store has one,
+    // else one lookup per key (which fetches whole buckets: slow with shallow forest keys).
+    let present: boolean[];
+    if (index.store.hasPostings) present = await index.store.hasPostings(d.id, keys);
+    else {
+      const lists = await index.store.lookup(
+        Array.from(keys, (_, i) => keys.subarray(i, i + 1)),
+        Number.MAX_SAFE_INTEGER,
+      );
+      present = lists.map((l) => l.some((c) => c.id === d.id));
+    }
     keysChecked += keys.length;
-    const missing = lists.filter((l) => !l.some((c) => c.id === d.id)).length;
+    const missing = present.filter((x) => !x).length;
     if (missing) fail(`document "${d.id}": ${missing} of its ${keys.length} keys do not lead back to it`);
     if (documents % 1000 === 0) options.onProgress?.(documents);
   }

@@ -313,6 +313,12 @@ export class RedisStore implements NearDupStore {
     return { prefix: this.p, ...(m ? { usedMemoryBytes: Number(m[1]) } : {}) };
   }
 
+  async hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {
+    const r = this.redis;
+    const got = await Promise.all(Array.from(keys, (k) => r.sismember(this.bandKey(k), id))).catch(unavailable);
+    return got.map((x) => x === 1);
+  }
+
   /** Store-level consistency: records missing from the ids set (errors), ids and postings left by unacknowledged writes (warnings). */
   async checkStore(): Promise<{ errors: string[]; warnings: string[] }> {
     const errors: string[] = [];

@@ -42,6 +42,7 @@ export class SqliteStore implements NearDupStore {
     all: Database.Statement;
   };
   private readonly putTx: (entries: PutEntry[]) => void;
+  private hasStmt: Database.Statement | undefined;
   private readonly removeTx: (id: string, keys: Float64Array) => boolean;
 
   constructor(
@@ -176,6 +177,13 @@ export class SqliteStore implements NearDupStore {
    */
   async backup(dest: string): Promise<void> {
     await this.db.backup(dest);
+  }
+
+  async hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {
+    const n = this.q.nById.get(id) as number | undefined;
+    if (n === undefined) return Array.from(keys, () => false);
+    const has = (this.hasStmt ??= this.db.prepare('SELECT 1 FROM postings WHERE key = ? AND doc = ?').pluck());
+    return Array.from(keys, (k) => has.get(k, n) !== undefined);
   }
 
   /** Store-level consistency: postings of missing documents, SQLite's own integrity check. */

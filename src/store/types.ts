@@ -66,6 +66,11 @@ export interface NearDupStore {
    * (orphaned postings, SQLite integrity). Errors are inconsistencies; warnings are harmless leftovers.
    */
   checkStore?(): Promise<{ errors: string[]; warnings: string[] }>;
+  /**
+   * Optional: for each key, whether the document `id` is in its posting list (used by `index check`;
+   * without it the check looks each key up, which fetches whole buckets).
+   */
+  hasPostings?(id: string, keys: Float64Array): Promise<boolean[]>;
   /** Releases connections and file handles. Writes already acknowledged are kept. */
   close(): Promise<void>;
 }
