@@ -154,3 +154,17 @@ test('bad options and inputs are clear errors', async () => {
   await assert.rejects(() => idx.add('', 'x'), /non-empty string/);
   await assert.rejects(() => idx.topK('x', 0), /positive integer/);
 });
+
+test('concurrent adds are group-committed but answer as if sequential', async () => {
+  const idx = await NearDupIndex.open({ k: 5 });
+  const a = 'the quick brown fox jumps over the lazy dog near the river bank';
+  const b = 'the quick brown fox jumps over the lazy dog near the river bank!';
+  const [r1, r2, r3, r4] = await Promise.all([idx.add('a', a), idx.add('b', b), idx.add('a', b), idx.add('c', 'unrelated text about cooking pasta')]);
+  assert.deepEqual(r1, []);
+  assert.deepEqual(r2.map((m) => m.id), ['a']);
+  // "a" replaced by b's text: its old version is not reported, b is (similarity 1).
+  assert.deepEqual(r3.map((m) => [m.id, m.similarity]), [['b', 1]]);
+  assert.deepEqual(r4, []);
+  assert.equal(await idx.size(), 3);
+  await assert.rejects(() => idx.add('', 'x'), /non-empty/);
+});

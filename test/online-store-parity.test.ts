@@ -70,3 +70,20 @@ test('store parity: redis without scripts (the Redis Cluster code path)', async 
   const got = await scenario(`${redis.url}?prefix=plain&scripts=0`);
   assert.deepEqual(got, reference);
 });
+
+test('redis: a bucket larger than Lua can unpack at once (9,000 ids) is looked up in chunks', async () => {
+  redis ??= await startRedis();
+  const { RedisStore } = await import('../src/store/redis.js');
+  const store = RedisStore.fromUrl(`${redis.url}?prefix=big`);
+  await store.open({ keysPerDoc: 1 });
+  const keys = new Float64Array([123456789]);
+  const record = new Uint8Array([1, 0]);
+  for (let i = 0; i < 9000; i += 1000) await store.put(Array.from({ length: 1000 }, (_, j) => ({ id: `c${i + j}`, record, keys })));
+  const [found] = await store.lookup([keys], 10000);
+  assert.equal(found!.length, 9000);
+  assert.equal(new Set(found!.map((d) => d.id)).size, 9000);
+  const [capped] = await store.lookup([keys], 100);
+  assert.equal(capped!.length, 100);
+  assert.equal(await store.size(), 9000);
+  await store.close();
+});

@@ -212,6 +212,8 @@ export class NearDupIndex {
   private readonly maxCandidates: number;
   private scratch = new Uint32Array(4096);
   private writeChain: Promise<unknown> = Promise.resolve();
+  private queue: { p: Prepared; resolve: (m: Match[]) => void; reject: (e: unknown) => void }[] = [];
+  private draining = false;
   private closed = false;
   private readonly counters = { adds: 0, queries: 0, removes: 0, topK: 0, candidates: 0, verified: 0 };
 
@@ -354,7 +356,37 @@ export class NearDupIndex {
 
   /** Adds one document; resolves to its near duplicates already in the index (best first). */
   async add(id: string, text: string, meta?: unknown): Promise<Match[]> {
-    return (await this.addMany([{ id, text, meta }]))[0]!;
+    this.check();
+    const p = this.prepare(id, text, meta);
+    // Group commit: adds that arrive while a write is running are written together, in arrival
+    // order, as one batch (one transaction or script call). Results are as if added one by one.
+    return new Promise<Match[]>((resolve, reject) => {
+      this.queue.push({ p, resolve, reject });
+      if (!this.draining) {
+        this.draining = true;
+        void this.exclusive(() => this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length) {
+      const ids = new Set<string>();
+      const take: typeof this.queue = [];
+      // A batch holds each id once; a repeated id waits for the next round.
+      while (take.length < 1000 && this.queue.length && !ids.has(this.queue[0]!.p.id)) {
+        const q = this.queue.shift()!;
+        ids.add(q.p.id);
+        take.push(q);
+      }
+      try {
+        const res = await this.insertPrepared(take.map((t) => t.p));
+        take.forEach((t, i) => t.resolve(res[i]!));
+      } catch (e) {
+        for (const t of take) t.reject(e);
+      }
+    }
+    this.draining = false;
   }
 
   /**
@@ -370,7 +402,14 @@ export class NearDupIndex {
       seen.set(d.id, i);
       return this.prepare(d.id, d.text, d.meta);
     });
-    return this.exclusive(async () => {
+    return this.exclusive(() => this.insertPrepared(prepared));
+  }
+
+  /** Looks up, scores and writes prepared documents; runs under the write lock. */
+  private async insertPrepared(prepared: Prepared[]): Promise<Match[][]> {
+    const seen = new Map<string, number>();
+    prepared.forEach((p, i) => seen.set(p.id, i));
+    {
       const t = this.manifest.threshold;
       const [found, old] = await Promise.all([
         this.store.lookup(prepared.map((p) => this.keyMaker.bandPart(p.keys)), this.maxCandidates),
@@ -408,7 +447,7 @@ export class NearDupIndex {
       await this.store.put(entries);
       this.counters.adds += prepared.length;
       return results;
-    });
+    }
   }
 
   /** The indexed documents whose score against `text` reaches the threshold, best first. Indexes nothing. */

@@ -2,7 +2,7 @@
  * Redis store (ioredis). Key layout (docs/stores.md), with P the prefix (default `nd`):
  *   P:manifest           string  the index manifest (JSON)
  *   P:doc:<id>           string  the document's encoded record
- *   P:key:<base36 key>   set     ids of the documents that have this band key
+ *   P:key:<decimal key>  set     ids of the documents that have this band key
  *   P:ids                set     every document id (size, scan)
  * Standalone Redis: a batch of writes, and a batch of lookups, is one Lua script call each
  * (atomic, one round trip, no per-command client overhead). Redis Cluster: every command touches
@@ -41,54 +41,53 @@ function unavailable(e: unknown): never {
   throw new StoreUnavailableError(`Redis unavailable: ${msg}`, 1, { cause: e });
 }
 
-/** ARGV: prefix, then per document: id, record, #new keys, #old keys, new keys…, old keys…. */
+/**
+ * ARGV: prefix, then per document: id, record, new keys, old keys (each key list one string of
+ * space-separated decimal keys: 4 arguments per document keep the client's encoding work small).
+ */
 const PUT_LUA = `
 local p = ARGV[1]
-local i = 2
-local n = #ARGV
-while i <= n do
+for i = 2, #ARGV, 4 do
   local id = ARGV[i]
-  local rec = ARGV[i + 1]
-  local nn = tonumber(ARGV[i + 2])
-  local no = tonumber(ARGV[i + 3])
-  i = i + 4
-  for j = 0, no - 1 do redis.call('SREM', p .. ':key:' .. ARGV[i + nn + j], id) end
-  for j = 0, nn - 1 do redis.call('SADD', p .. ':key:' .. ARGV[i + j], id) end
-  i = i + nn + no
-  redis.call('SET', p .. ':doc:' .. id, rec)
+  for k in string.gmatch(ARGV[i + 3], '%d+') do redis.call('SREM', p .. ':key:' .. k, id) end
+  for k in string.gmatch(ARGV[i + 2], '%d+') do redis.call('SADD', p .. ':key:' .. k, id) end
+  redis.call('SET', p .. ':doc:' .. id, ARGV[i + 1])
   redis.call('SADD', p .. ':ids', id)
 end
 return 1`;
 
-/** ARGV: prefix, limit, then per query: #keys, keys…. Returns per query {id, record, id, record, …}. */
+/**
+ * ARGV: prefix, limit, then one key list per query. Returns per query {id, record, id, record, …}.
+ * One SUNION and one MGET per query: two Redis calls instead of one per key and per candidate.
+ */
 const LOOKUP_LUA = `
 local p = ARGV[1]
 local limit = tonumber(ARGV[2])
-local i = 3
 local out = {}
-while i <= #ARGV do
-  local nk = tonumber(ARGV[i])
-  i = i + 1
-  local seen = {}
+for i = 3, #ARGV do
+  local keys = {}
+  for k in string.gmatch(ARGV[i], '%d+') do keys[#keys + 1] = p .. ':key:' .. k end
   local res = {}
-  local cnt = 0
-  for j = 0, nk - 1 do
-    if cnt >= limit then break end
-    local ids = redis.call('SMEMBERS', p .. ':key:' .. ARGV[i + j])
-    for _, id in ipairs(ids) do
-      if cnt >= limit then break end
-      if not seen[id] then
-        seen[id] = true
-        local rec = redis.call('GET', p .. ':doc:' .. id)
+  if #keys > 0 then
+    local ids = redis.call('SUNION', unpack(keys))
+    if #ids > limit then
+      for j = #ids, limit + 1, -1 do ids[j] = nil end
+    end
+    -- MGET in chunks: Lua's unpack is limited to a few thousand values.
+    for c = 1, #ids, 1000 do
+      local dk = {}
+      local last = math.min(#ids, c + 999)
+      for j = c, last do dk[#dk + 1] = p .. ':doc:' .. ids[j] end
+      local recs = redis.call('MGET', unpack(dk))
+      for j = c, last do
+        local rec = recs[j - c + 1]
         if rec then
-          res[#res + 1] = id
+          res[#res + 1] = ids[j]
           res[#res + 1] = rec
-          cnt = cnt + 1
         end
       end
     end
   end
-  i = i + nk
   out[#out + 1] = res
 end
 return out`;
@@ -171,7 +170,7 @@ export class RedisStore implements NearDupStore {
   }
 
   private bandKey(k: number): string {
-    return `${this.p}:key:${k.toString(36)}`;
+    return `${this.p}:key:${k}`;
   }
 
   open(manifest: StoreManifest): Promise<StoreManifest | null> {
@@ -197,10 +196,7 @@ export class RedisStore implements NearDupStore {
   private async lookupRaw(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
     if (this.scripted) {
       const args = [this.p, String(limit)];
-      for (const keys of queries) {
-        args.push(String(keys.length));
-        for (const k of keys) args.push(k.toString(36));
-      }
+      for (const keys of queries) args.push(keys.join(' '));
       const res = await (this.redis as unknown as Scripted).ndLookupBuffer(...args);
       return res.map((flat) => {
         const out: StoredDoc[] = [];
@@ -242,10 +238,7 @@ export class RedisStore implements NearDupStore {
     if (this.scripted) {
       const args: (string | Buffer)[] = [this.p];
       for (const e of entries) {
-        const old = e.oldKeys ?? new Float64Array(0);
-        args.push(e.id, Buffer.from(e.record.buffer, e.record.byteOffset, e.record.byteLength), String(e.keys.length), String(old.length));
-        for (const k of e.keys) args.push(k.toString(36));
-        for (const k of old) args.push(k.toString(36));
+        args.push(e.id, Buffer.from(e.record.buffer, e.record.byteOffset, e.record.byteLength), e.keys.join(' '), e.oldKeys ? e.oldKeys.join(' ') : '');
       }
       await (this.redis as unknown as Scripted).ndPutBuffer(...args);
       return;
@@ -271,6 +264,9 @@ export class RedisStore implements NearDupStore {
   }
 
   private async getRaw(ids: string[]): Promise<(Uint8Array | null)[]> {
+    if (ids.length === 0) return [];
+    // One MGET on standalone Redis; per-key GETs (auto-pipelined) on Cluster, where keys span slots.
+    if (this.scripted) return this.redis.mgetBuffer(ids.map((id) => this.docKey(id)));
     return Promise.all(ids.map((id) => this.redis.getBuffer(this.docKey(id))));
   }
 
