@@ -17,14 +17,18 @@ declare module 'autocannon' {
     }
     interface Histogram {
       average: number;
+      total: number;
       p50: number;
+      p90: number;
       p99: number;
+      max: number;
     }
     interface Result {
       requests: Histogram;
       latency: Histogram;
       non2xx: number;
       errors: number;
+      timeouts: number;
     }
   }
   function autocannon(options: autocannon.Options): Promise<autocannon.Result>;

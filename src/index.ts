@@ -47,6 +47,8 @@ export { KeyMaker, DEFAULT_FOREST, type ForestOptions } from './online/keys.js';
 export type { NearDupStore, StoredDoc, PutEntry, StoreManifest } from './store/types.js';
 export { MemoryStore } from './store/memory.js';
 export { openStore } from './store/open.js';
+export { StoreUnavailableError } from './store/errors.js';
+export { checkIndex, type CheckReport, type CheckOptions } from './online/check.js';
 export * as format from './sketch/format.js';
 export { buildReportData, type ReportData, type ReportDataOptions, type HistogramBin, type ReportMember, type ReportComparison } from './report/data.js';
 export { renderReportHtml, type RenderReportOptions } from './report/html.js';

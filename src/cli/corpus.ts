@@ -7,7 +7,9 @@ import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { getHeapStatistics } from 'node:v8';
 import { openInput, type OpenedInput, type ReadOptions } from '../io/read.js';
+import { InputError } from '../io/errors.js';
 import type { Reporter } from './report.js';
 import { int } from './report.js';
 
@@ -36,6 +38,13 @@ export function idOf(corpus: Pick<Corpus, 'ids' | 'rows'>, i: number): string | 
 export async function loadCorpus(file: string, options: ReadOptions, reporter: Reporter): Promise<Corpus> {
   const t0 = performance.now();
   const input = await openInput(file, options);
+  // Every text is held in memory: fail with a clear message before V8 aborts with a native stack.
+  const heapLimit = getHeapStatistics().heap_size_limit;
+  const gb = (b: number) => `${(b / 1e9).toFixed(2)} GB`;
+  const advice = 'neardup dedup keeps every text in memory: raise the limit (NODE_OPTIONS=--max-old-space-size=MB) or split the input';
+  if (input.size !== undefined && input.size > heapLimit) {
+    throw new InputError(input.name, undefined, `is ${gb(input.size)}, more than the ${gb(heapLimit)} this process may hold; ${advice}`);
+  }
   const bar = reporter.progress('read', 'bytes', input.size);
   const texts: string[] = [];
   const rows: number[] = [];
@@ -48,7 +57,12 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
       } else if (ids) ids.push(String(r.row));
       texts.push(r.text);
       rows.push(r.row);
-      if ((texts.length & 1023) === 0) bar.update(input.bytesRead(), texts.length);
+      if ((texts.length & 1023) === 0) {
+        bar.update(input.bytesRead(), texts.length);
+        if ((texts.length & 4095) === 0 && getHeapStatistics().used_heap_size > 0.7 * heapLimit) {
+          throw new Error(`out of memory after ${int(texts.length)} documents (${gb(input.bytesRead())} of ${input.name}): the heap limit is ${gb(heapLimit)}; ${advice}`);
+        }
+      }
     }
   } finally {
     bar.stop();

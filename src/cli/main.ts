@@ -19,6 +19,7 @@ const commands: Record<string, () => Promise<Command>> = {
   bench: async () => (await import('./commands/bench.js')).benchCommand(),
   report: async () => (await import('./commands/report.js')).reportCommand(),
   serve: async () => (await import('./commands/serve.js')).serveCommand(),
+  index: async () => (await import('./commands/index-check.js')).indexCommand(),
 };
 
 const program = createProgram();

@@ -31,6 +31,38 @@ export interface DelimitedHeader {
 /** A quoted record may span at most this many lines: beyond, its opening quote is taken as unclosed. */
 const MAX_RECORD_LINES = 10000;
 
+const FIELD_START = 0;
+const UNQUOTED = 1;
+const QUOTED = 2;
+/** A quote inside a quoted field: either the closing quote or the first of a doubled one. */
+const QUOTE_IN_QUOTED = 3;
+
+/**
+ * Runs the quote-state machine of a relaxed-quotes CSV parser over one line and the line break after
+ * it. Returns QUOTED when the record continues on the next line, else FIELD_START (record complete).
+ * A quoted field whose closing quote is followed by other text becomes a literal field, as in csv-parse.
+ */
+export function scanQuotes(line: string, state: number, delimiter: string): number {
+  const d = delimiter.charCodeAt(0);
+  const multi = delimiter.length > 1;
+  let s = state;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    const isDelim = c === d && (!multi || line.startsWith(delimiter, i));
+    if (s === QUOTED) {
+      if (c === 34) s = QUOTE_IN_QUOTED;
+    } else if (s === QUOTE_IN_QUOTED) {
+      s = c === 34 ? QUOTED : isDelim ? FIELD_START : UNQUOTED;
+    } else if (isDelim) {
+      s = FIELD_START;
+      if (multi) i += delimiter.length - 1;
+    } else if (s === FIELD_START) {
+      s = c === 34 ? QUOTED : UNQUOTED;
+    }
+  }
+  return s === QUOTED ? QUOTED : FIELD_START;
+}
+
 /** Resolves a column name: exact match first, then trimmed and case-insensitive. */
 export function findColumn(columns: readonly string[], name: string): number {
   const exact = columns.indexOf(name);
@@ -60,7 +92,8 @@ export async function* readDelimited(
   let idIdx = -1;
   let row = 0;
   const quoteStart = delimiter + '"';
-  const quoteOptions = { delimiter, relax_quotes: true, relax_column_count: true, skip_empty_lines: true };
+  // record_delimiter \n: line ends were normalised by textLines, and a lone CR stays literal, as on the fast path.
+  const quoteOptions = { delimiter, record_delimiter: '\n', relax_quotes: true, relax_column_count: true, skip_empty_lines: true };
 
   /** Handles one record spanning lines [line, end]; returns the document, if any. */
   const record = (f: string[], raw: string, line: number, end: number): InputRecord | undefined => {
@@ -110,55 +143,77 @@ export async function* readDelimited(
     return out;
   };
 
+  // Record boundaries come from a small quote-state machine (the same rules as csv-parse with
+  // relaxed quotes), so each record is handed to csv-parse once: reparsing a growing block on every
+  // line was quadratic, and an unclosed quote used to swallow every later line as one skip.
   let pending: string[] = [];
   let pendingLine = 0;
-  /** Parses the pending lines with csv-parse; returns false while a quoted field is still open. */
-  const parsePending = (atEnd: boolean): InputRecord[] | false => {
+  let state = FIELD_START;
+  const out: InputRecord[] = [];
+
+  /** Parses the pending lines, which hold exactly one complete record by the state machine. */
+  const parsePending = (): void => {
     const raw = pending.join('\n');
     const end = pendingLine + pending.length - 1;
+    pending = [];
     let recs: string[][];
     try {
       recs = parse(raw, quoteOptions) as string[][];
     } catch (e) {
-      const err = e as { code?: string; message?: string };
-      if (err.code === 'CSV_QUOTE_NOT_CLOSED' && !atEnd && pending.length < MAX_RECORD_LINES) return false;
-      pending = [];
-      if (!columns) throw new InputError(ctx.file, pendingLine, `unreadable header (${(err.message ?? String(e)).replace(/ at line \d+/, '')})`);
+      const msg = ((e as Error).message ?? String(e)).replace(/ at line \d+/, '');
+      if (!columns) throw new InputError(ctx.file, pendingLine, `unreadable header (${msg})`);
       row++;
-      ctx.invalid(pendingLine, (err.message ?? String(e)).replace(/ at line \d+/, '').replace(/^Quote Not Closed: .*/, 'a quoted field is never closed'));
-      return [];
+      ctx.invalid(pendingLine, end > pendingLine ? `${msg} (record on lines ${pendingLine}-${end})` : msg);
+      return;
     }
-    pending = [];
-    const out: InputRecord[] = [];
     for (const f of recs) {
       const d = record(f, raw, pendingLine, end);
       if (d) out.push(d);
     }
-    return out;
+  };
+
+  /**
+   * The pending record's quote never closes (end of input, or MAX_RECORD_LINES lines): its first
+   * line is reported and skipped, and the lines after it are read again as ordinary records.
+   */
+  const unclosed = (): void => {
+    const rest = pending.slice(1);
+    const first = pendingLine;
+    pending = [];
+    if (!columns) throw new InputError(ctx.file, first, 'unreadable header (a quoted field is never closed)');
+    row++;
+    ctx.invalid(first, 'a quoted field is never closed');
+    for (let i = 0; i < rest.length; i++) feed(rest[i]!, first + 1 + i);
+  };
+
+  const feed = (text: string, line: number): void => {
+    if (pending.length === 0) {
+      // With relaxed quotes, only a field that starts with a quote is parsed as quoted; a line where no
+      // field does is split exactly as csv-parse would split it.
+      if (text.charCodeAt(0) !== 34 && text.indexOf(quoteStart) < 0) {
+        if (text === '') return;
+        const d = record(text.split(delimiter), text, line, line);
+        if (d) out.push(d);
+        return;
+      }
+      pending = [text];
+      pendingLine = line;
+      state = scanQuotes(text, FIELD_START, delimiter);
+    } else {
+      pending.push(text);
+      state = scanQuotes(text, state, delimiter);
+    }
+    if (state !== QUOTED) parsePending();
+    else if (pending.length >= MAX_RECORD_LINES) unclosed();
   };
 
   for await (const { text, line } of textLines(chunks)) {
-    if (pending.length > 0) {
-      pending.push(text);
-      const got = parsePending(false);
-      if (got) yield* got;
-      continue;
-    }
-    // With relaxed quotes, only a field that starts with a quote is parsed as quoted; a line where no
-    // field does is split exactly as csv-parse would split it.
-    if (text.charCodeAt(0) !== 34 && text.indexOf(quoteStart) < 0) {
-      if (text === '') continue;
-      const d = record(text.split(delimiter), text, line, line);
-      if (d) yield d;
-      continue;
-    }
-    pending = [text];
-    pendingLine = line;
-    const got = parsePending(false);
-    if (got) yield* got;
+    feed(text, line);
+    if (out.length > 0) yield* out.splice(0);
   }
-  if (pending.length > 0) {
-    const got = parsePending(true);
-    if (got) yield* got;
+  while (pending.length > 0) {
+    unclosed();
+    if (out.length > 0) yield* out.splice(0);
   }
+  if (out.length > 0) yield* out.splice(0);
 }

@@ -1,6 +1,7 @@
 /**
  * A directory of documents: every .txt, .md and .html file below it, one document each, with its
- * relative path (with `/`) as the id, in sorted path order.
+ * relative path (with `/`) as the id, in sorted path order. Symbolic links never lead outside the
+ * directory.
  * @module
  */
 import { promises as fsp } from 'node:fs';
@@ -13,23 +14,75 @@ import type { InputRecord, ReaderContext } from './record.js';
 /** File extensions read from a directory. */
 export const DIR_EXTENSIONS = ['.txt', '.md', '.markdown', '.html', '.htm'];
 
-/** Relative paths (with `/`) of the document files under `root`, sorted. */
-export async function listDocumentFiles(root: string): Promise<string[]> {
-  let entries: string[];
+/** A directory entry that was not read, and why. */
+export interface RefusedEntry {
+  /** Path of the entry (root joined with its relative path). */
+  path: string;
+  /** Why it was not read. */
+  reason: string;
+}
+
+function inside(root: string, p: string): boolean {
+  const rel = path.relative(root, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * Relative paths (with `/`) of the document files under `root`, sorted, and the symbolic links that
+ * were refused. A symbolic link to a file is read only when its target lies inside the root; links
+ * to directories are never descended (no loops; a target inside the root is read at its own path).
+ * Node's recursive readdir follows directory links, so the walk is done here.
+ */
+export async function listDocumentFiles(root: string): Promise<{ files: string[]; refused: RefusedEntry[] }> {
+  let realRoot: string;
   try {
     const st = await fsp.stat(root);
     if (!st.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
-    entries = (await fsp.readdir(root, { recursive: true })) as string[];
+    realRoot = await fsp.realpath(root);
   } catch (e) {
     throw fsError(root, e);
   }
   const files: string[] = [];
-  for (const rel of entries) {
-    if (!DIR_EXTENSIONS.includes(path.extname(rel).toLowerCase())) continue;
-    const st = await fsp.stat(path.join(root, rel));
-    if (st.isFile()) files.push(rel.split(path.sep).join('/'));
+  const refused: RefusedEntry[] = [];
+  const pending: string[] = [''];
+  while (pending.length > 0) {
+    const relDir = pending.pop()!;
+    const dir = path.join(root, relDir);
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await fsp.readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      throw fsError(dir, e);
+    }
+    for (const ent of entries) {
+      const rel = relDir ? `${relDir}/${ent.name}` : ent.name;
+      if (ent.isDirectory()) {
+        pending.push(rel);
+        continue;
+      }
+      const wanted = DIR_EXTENSIONS.includes(path.extname(ent.name).toLowerCase());
+      if (ent.isFile()) {
+        if (wanted) files.push(rel);
+        continue;
+      }
+      if (!ent.isSymbolicLink()) continue;
+      const full = path.join(root, rel);
+      let target: string;
+      try {
+        target = await fsp.realpath(full);
+      } catch {
+        if (wanted) refused.push({ path: full, reason: 'broken symbolic link' });
+        continue;
+      }
+      const st = await fsp.stat(target);
+      if (!inside(realRoot, target)) {
+        if (wanted || st.isDirectory()) refused.push({ path: full, reason: `symbolic link to ${target}, outside the input directory: not followed` });
+      } else if (st.isFile() && wanted) {
+        files.push(rel);
+      }
+    }
   }
-  return files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return { files: files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), refused: refused.sort((a, b) => (a.path < b.path ? -1 : 1)) };
 }
 
 function firstBadLine(buf: Buffer): number {
@@ -47,7 +100,9 @@ function firstBadLine(buf: Buffer): number {
 
 /** Reads the documents of a directory. HTML files are reduced to their text. */
 export async function* readDirectory(root: string, ctx: ReaderContext, onBytes?: (n: number) => void): AsyncGenerator<InputRecord> {
-  const files = await listDocumentFiles(root);
+  const { files, refused } = await listDocumentFiles(root);
+  // Refused links are invalid records: an error naming the link, or counted with --skip-invalid.
+  for (const r of refused) ctx.invalid(undefined, r.reason, r.path);
   for (let row = 0; row < files.length; row++) {
     const rel = files[row]!;
     const full = path.join(root, rel);

@@ -69,18 +69,40 @@ export async function* utf8Chunks(bytes: AsyncIterable<Buffer>, options: Utf8Opt
     line += countNewlines(block);
     return chunk;
   };
+  // Chunks of a line longer than a chunk wait here and are joined once, when the line ends:
+  // concatenating on every chunk copied a 200 MB line ~100 times over (quadratic).
+  let waiting: Buffer[] = [];
   for await (const c of bytes) {
-    const buf: Buffer = carry ? Buffer.concat([carry, c]) : c;
-    const nl = buf.lastIndexOf(10);
-    if (nl === -1) {
-      carry = buf;
+    const nl0 = c.lastIndexOf(10);
+    if (nl0 === -1) {
+      if (carry) {
+        waiting.push(carry);
+        carry = undefined;
+      }
+      waiting.push(c);
       continue;
+    }
+    let buf: Buffer;
+    let nl: number;
+    if (carry || waiting.length) {
+      const head = carry ? [carry, ...waiting] : waiting;
+      const before = head.reduce((n, b) => n + b.length, 0);
+      buf = Buffer.concat([...head, c]);
+      nl = before + nl0;
+      waiting = [];
+    } else {
+      buf = c;
+      nl = nl0;
     }
     // Copy the tail so the (possibly large) chunk it came from can be collected.
     carry = nl + 1 < buf.length ? Buffer.from(buf.subarray(nl + 1)) : undefined;
     yield emit(buf.subarray(0, nl + 1));
   }
-  if (carry && carry.length > 0) yield emit(carry);
+  if (carry) waiting.unshift(carry);
+  if (waiting.length) {
+    const rest = waiting.length === 1 ? waiting[0]! : Buffer.concat(waiting);
+    if (rest.length > 0) yield emit(rest);
+  }
 }
 
 /** One line of text (without its line break; a trailing CR is dropped too). */

@@ -15,6 +15,8 @@ import { openStore } from '../store/open.js';
 import type { NormalizeOptions } from '../text/normalize.js';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /** How matches are scored. */
 export type OnlineVerify = 'exact' | 'estimate';
 
@@ -278,6 +280,8 @@ export class NearDupIndex {
 
   private prepare(id: string, text: string, meta: unknown): Prepared {
     if (typeof id !== 'string' || id.length === 0) throw new TypeError('document id must be a non-empty string');
+    // Stores write ids as UTF-8: a lone surrogate would come back as U+FFFD, under another id.
+    if (LONE_SURROGATE.test(id)) throw new TypeError(`document id ${JSON.stringify(id)} is not well-formed Unicode (lone surrogate)`);
     if (typeof text !== 'string') throw new TypeError(`text of document "${id}" must be a string`);
     const set = this.shingler.set(text);
     const sig = this.hasher.sign(set);
@@ -293,8 +297,8 @@ export class NearDupIndex {
     });
   }
 
-  /** The keys of a stored record (to unlink it). */
-  private keysOfRecord(bytes: Uint8Array): Float64Array {
+  /** The band and forest keys of an encoded record, as the stores index it (used by `index check`). */
+  keysOfRecord(bytes: Uint8Array): Float64Array {
     const r = readRecordSketch(bytes, this.scratch);
     const sig = r.signature ?? (r.set ? this.hasher.sign(r.set) : null);
     return sig ? this.keyMaker.keys(sig) : new Float64Array(0);

@@ -4,11 +4,13 @@
  * Prometheus metrics, an OpenAPI document and graceful shutdown.
  * @module
  */
-import Fastify, { type FastifyInstance, type FastifyError } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
 import { Metrics } from './metrics.js';
 import { webUi, isPublicUiPath } from '../web/plugin.js';
+import { metaProblem } from './limits.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import { addResponseSchema, batchSchema, documentSchema, errorSchema, idParamsSchema, matchSchema, querySchema } from './schemas.js';
 
 /** Options of {@link buildApp}. */
@@ -31,7 +33,12 @@ interface DocBody {
 export function openApiDocument(): Record<string, unknown> {
   const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
   const err = (d: string) => ({ description: d, ...json({ $ref: '#/components/schemas/Error' }) });
-  const common = { '400': err('Invalid request (per-field errors)'), '401': err('Missing or wrong bearer token'), '413': err('Body too large') };
+  const common = {
+    '400': err('Invalid request (per-field errors)'),
+    '401': err('Missing or wrong bearer token'),
+    '413': err('Body too large'),
+    '503': err('The store (Redis) is unavailable; not acknowledged, retry after the Retry-After header'),
+  };
   return {
     openapi: '3.1.0',
     info: { title: 'neardup', version: '1', description: 'Online near-duplicate detection with exact Jaccard scores.' },
@@ -94,6 +101,9 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } },
     forceCloseConnections: 'idle',
+    // Ids may be 1024 characters, up to 9 bytes each once percent-encoded in the path (the default
+    // limit of 100 made long ids impossible to GET or DELETE: 414).
+    routerOptions: { maxParamLength: 10 * 1024 },
     return503OnClosing: true,
   }) as unknown as FastifyInstance & { draining: boolean };
   app.draining = false;
@@ -125,6 +135,13 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
       const errors = error.validation.map((e) => ({ field: fieldOf(e as never), message: e.message ?? 'invalid' }));
       return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: errors.map((e) => `${e.field} ${e.message}`).join('; '), errors });
     }
+    if ((error as unknown) instanceof StoreUnavailableError) {
+      // Not acknowledged, safe to retry: the store (Redis) is away and the client reconnects by itself.
+      req.log.warn({ err: error }, 'store unavailable');
+      const retry = (error as unknown as StoreUnavailableError).retryAfter;
+      reply.header('retry-after', String(retry));
+      return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: `${error.message}; retry in ${retry} s` });
+    }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       return reply.code(status).send({ statusCode: status, error: httpName(status), message: error.message });
@@ -147,16 +164,27 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
     metrics.inc('neardup_documents_with_duplicates_total', 'Added documents that had at least one near duplicate.', {}, d);
   };
 
-  app.post<{ Body: DocBody }>('/v1/documents', { schema: { body: documentSchema } }, async (req) => {
+  const badMeta = (reply: FastifyReply, problems: { field: string; message: string }[]) =>
+    reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: problems.map((e) => `${e.field} ${e.message}`).join('; '), errors: problems });
+
+  app.post<{ Body: DocBody }>('/v1/documents', { schema: { body: documentSchema } }, async (req, reply) => {
     const { id, text, meta } = req.body;
+    const problem = metaProblem(meta);
+    if (problem) return badMeta(reply, [{ field: '/meta', message: problem }]);
     const duplicates = await index.add(id, text, meta);
     countAdds([duplicates]);
     return { id, duplicates };
   });
 
   // "::" is find-my-way's escape for a literal colon.
-  app.post<{ Body: { documents: DocBody[] } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req) => {
+  app.post<{ Body: { documents: DocBody[] } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req, reply) => {
     const docs = req.body.documents;
+    const problems: { field: string; message: string }[] = [];
+    docs.forEach((d, i) => {
+      const p = metaProblem(d.meta);
+      if (p) problems.push({ field: `/documents/${i}/meta`, message: p });
+    });
+    if (problems.length) return badMeta(reply, problems);
     const results = await index.addMany(docs);
     countAdds(results);
     return { results: results.map((duplicates, i) => ({ id: docs[i]!.id, duplicates })) };

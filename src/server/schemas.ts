@@ -6,9 +6,23 @@
 /** Maximum documents per batch request. */
 export const MAX_BATCH = 1000;
 
-const id = { type: 'string', minLength: 1, maxLength: 1024, description: 'Document id (unique).' } as const;
+/** Largest `meta` accepted, as JSON text (bytes of UTF-16 code units, i.e. characters). */
+export const MAX_META_CHARS = 16 * 1024;
+/** Deepest nesting of arrays and objects accepted in `meta`. */
+export const MAX_META_DEPTH = 32;
+
+// No control characters (ids end up in URLs, logs and TSV output) and no lone surrogates: stores
+// write UTF-8, so "\ud800" and "\udbff" both came back as U+FFFD and were listed under the wrong id.
+// Ajv compiles patterns with the u flag, so a lone surrogate is one code point in D800-DFFF.
+const id = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 1024,
+  pattern: '^[^\\u0000-\\u001f\\u007f\\ud800-\\udfff]+$',
+  description: 'Document id (unique): 1 to 1024 characters, no control characters, well-formed Unicode.',
+} as const;
 const text = { type: 'string', description: 'Document text.' } as const;
-const meta = { description: 'Any JSON value, stored and returned with matches.' } as const;
+const meta = { description: `Any JSON value, stored and returned with matches (at most ${16 * 1024} characters as JSON, nested at most 32 deep; no __proto__ or constructor.prototype keys).` } as const;
 
 /** A document to add. */
 export const documentSchema = {

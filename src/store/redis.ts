@@ -13,8 +13,33 @@
  */
 import { Redis, Cluster } from 'ioredis';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.js';
+import { StoreUnavailableError } from './errors.js';
 
 type Client = Redis | Cluster;
+
+/** Default time a command may take before the request fails with 503 (a paused or partitioned Redis). */
+export const REDIS_COMMAND_TIMEOUT_MS = 2000;
+
+/** Reply errors that mean "not now" rather than "wrong request". */
+const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|READONLY|MISCONF|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTCONN', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const CONNECTION_MESSAGE = /Command timed out|Connection is closed|Stream isn't writeable|Failed to refresh slots|None of startup nodes/;
+
+/**
+ * Turns connection failures, timeouts and transient replies into {@link StoreUnavailableError}, so the
+ * service answers 503 + Retry-After instead of 500 (or hanging) while Redis is away.
+ */
+function unavailable(e: unknown): never {
+  const err = e as Error & { code?: string };
+  const msg = err?.message ?? String(e);
+  const transient =
+    err?.name === 'ReplyError'
+      ? TRANSIENT_REPLY.test(msg)
+      : err?.name === 'MaxRetriesPerRequestError' || err?.name === 'ClusterAllFailedError' || NETWORK_CODES.has(err?.code ?? '') || CONNECTION_MESSAGE.test(msg);
+  if (!transient) throw err;
+  throw new StoreUnavailableError(`Redis unavailable: ${msg}`, 1, { cause: e });
+}
 
 /**
  * ARGV: prefix, then per document: id, record, new keys, old keys (each key list one string of
@@ -100,9 +125,10 @@ export class RedisStore implements NearDupStore {
   }
 
   /**
-   * Connects to `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&cluster=1&scripts=0]`. With
-   * cluster=1 the address is a seed node of a Redis Cluster; scripts=0 uses plain pipelined
-   * commands (the Cluster code path) on standalone Redis too.
+   * Connects to `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&cluster=1&scripts=0&timeout=MS]`.
+   * With cluster=1 the address is a seed node of a Redis Cluster; scripts=0 uses plain pipelined
+   * commands (the Cluster code path) on standalone Redis too. `timeout=MS` bounds each command
+   * (default 2000): past it, or while Redis is unreachable, calls fail with {@link StoreUnavailableError}.
    */
   static fromUrl(url: string): RedisStore {
     let u: URL;
@@ -114,14 +140,29 @@ export class RedisStore implements NearDupStore {
     const prefix = u.searchParams.get('prefix') ?? 'nd';
     const scripts = u.searchParams.get('scripts') !== '0';
     const cluster = u.searchParams.get('cluster');
-    const common = { enableAutoPipelining: true, lazyConnect: false };
+    const timeout = Number(u.searchParams.get('timeout') ?? REDIS_COMMAND_TIMEOUT_MS);
+    if (!(Number.isInteger(timeout) && timeout > 0)) throw new RangeError(`bad Redis URL "${url}": timeout must be a positive number of milliseconds`);
+    // Fail fast while Redis is away (one reconnection attempt per command, bounded command time)
+    // and keep reconnecting in the background, so the service recovers without a restart.
+    const common = {
+      enableAutoPipelining: true,
+      lazyConnect: false,
+      commandTimeout: timeout,
+      connectTimeout: timeout,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (times: number) => Math.min(50 * times, 500),
+    };
     if (cluster === '1' || cluster === 'true') {
       const host = u.hostname || '127.0.0.1';
       const port = Number(u.port || 6379);
-      return new RedisStore(new Cluster([{ host, port }], { ...common, redisOptions: { password: u.password || undefined } }), { prefix });
+      const { maxRetriesPerRequest, retryStrategy, ...clusterCommon } = common;
+      return new RedisStore(new Cluster([{ host, port }], { ...clusterCommon, clusterRetryStrategy: retryStrategy, redisOptions: { password: u.password || undefined, maxRetriesPerRequest, commandTimeout: timeout } }), { prefix });
     }
     u.search = '';
-    return new RedisStore(new Redis(u.toString(), { ...common, maxRetriesPerRequest: 3 }), { prefix, scripts });
+    const client = new Redis(u.toString(), common);
+    // Without a listener, every failed reconnection would print "Unhandled error event".
+    client.on('error', () => undefined);
+    return new RedisStore(client, { prefix, scripts });
   }
 
   private docKey(id: string): string {
@@ -132,7 +173,11 @@ export class RedisStore implements NearDupStore {
     return `${this.p}:key:${k}`;
   }
 
-  async open(manifest: StoreManifest): Promise<StoreManifest | null> {
+  open(manifest: StoreManifest): Promise<StoreManifest | null> {
+    return this.openRaw(manifest).catch(unavailable);
+  }
+
+  private async openRaw(manifest: StoreManifest): Promise<StoreManifest | null> {
     // SET NX: of several processes starting at once, exactly one writes the manifest.
     const ok = await this.redis.set(`${this.p}:manifest`, JSON.stringify(manifest), 'NX');
     if (ok === 'OK') return null;
@@ -144,7 +189,11 @@ export class RedisStore implements NearDupStore {
     }
   }
 
-  async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+  lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+    return this.lookupRaw(queries, limit).catch(unavailable);
+  }
+
+  private async lookupRaw(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
     if (this.scripted) {
       const args = [this.p, String(limit)];
       for (const keys of queries) args.push(keys.join(' '));
@@ -181,7 +230,11 @@ export class RedisStore implements NearDupStore {
     });
   }
 
-  async put(entries: PutEntry[]): Promise<void> {
+  put(entries: PutEntry[]): Promise<void> {
+    return this.putRaw(entries).catch(unavailable);
+  }
+
+  private async putRaw(entries: PutEntry[]): Promise<void> {
     if (this.scripted) {
       const args: (string | Buffer)[] = [this.p];
       for (const e of entries) {
@@ -198,44 +251,99 @@ export class RedisStore implements NearDupStore {
         for (const k of e.oldKeys) if (!keep.has(k)) all.push(r.srem(this.bandKey(k), e.id));
       }
       for (const k of e.keys) all.push(r.sadd(this.bandKey(k), e.id));
-      all.push(r.set(this.docKey(e.id), Buffer.from(e.record.buffer, e.record.byteOffset, e.record.byteLength)));
+      // The record last (commands run in call order on the connection): a record that exists always
+      // has its postings and its ids entry, whatever point a crash or an outage stopped the batch at.
       all.push(r.sadd(`${this.p}:ids`, e.id));
+      all.push(r.set(this.docKey(e.id), Buffer.from(e.record.buffer, e.record.byteOffset, e.record.byteLength)));
     }
     await Promise.all(all);
   }
 
-  async get(ids: string[]): Promise<(Uint8Array | null)[]> {
+  get(ids: string[]): Promise<(Uint8Array | null)[]> {
+    return this.getRaw(ids).catch(unavailable);
+  }
+
+  private async getRaw(ids: string[]): Promise<(Uint8Array | null)[]> {
     if (ids.length === 0) return [];
     // One MGET on standalone Redis; per-key GETs (auto-pipelined) on Cluster, where keys span slots.
     if (this.scripted) return this.redis.mgetBuffer(ids.map((id) => this.docKey(id)));
     return Promise.all(ids.map((id) => this.redis.getBuffer(this.docKey(id))));
   }
 
-  async remove(id: string, keys: Float64Array): Promise<boolean> {
+  remove(id: string, keys: Float64Array): Promise<boolean> {
+    return this.removeRaw(id, keys).catch(unavailable);
+  }
+
+  private async removeRaw(id: string, keys: Float64Array): Promise<boolean> {
     const r = this.redis;
     // The record goes first: from then on the document is invisible even if the rest fails.
     const [n] = await Promise.all([r.del(this.docKey(id)), r.srem(`${this.p}:ids`, id), ...Array.from(keys, (k) => r.srem(this.bandKey(k), id))]);
     return n === 1;
   }
 
-  async size(): Promise<number> {
+  size(): Promise<number> {
+    return this.sizeRaw().catch(unavailable);
+  }
+
+  private async sizeRaw(): Promise<number> {
     return this.redis.scard(`${this.p}:ids`);
   }
 
   async *scan(): AsyncIterable<StoredDoc> {
     let cursor = '0';
     do {
-      const [next, ids] = await this.redis.sscan(`${this.p}:ids`, cursor, 'COUNT', 1000);
+      const [next, ids] = await this.redis.sscan(`${this.p}:ids`, cursor, 'COUNT', 1000).catch(unavailable);
       cursor = next;
-      const recs = await this.get(ids);
+      const recs = await this.getRaw(ids).catch(unavailable);
       for (let i = 0; i < ids.length; i++) if (recs[i]) yield { id: ids[i]!, record: recs[i]! };
     } while (cursor !== '0');
   }
 
-  async stats(): Promise<Record<string, number | string>> {
+  stats(): Promise<Record<string, number | string>> {
+    return this.statsRaw().catch(unavailable);
+  }
+
+  private async statsRaw(): Promise<Record<string, number | string>> {
     const info = this.redis instanceof Redis ? await this.redis.info('memory') : '';
     const m = /used_memory:(\d+)/.exec(info);
     return { prefix: this.p, ...(m ? { usedMemoryBytes: Number(m[1]) } : {}) };
+  }
+
+  async hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {
+    const r = this.redis;
+    const got = await Promise.all(Array.from(keys, (k) => r.sismember(this.bandKey(k), id))).catch(unavailable);
+    return got.map((x) => x === 1);
+  }
+
+  /** Store-level consistency: records missing from the ids set (errors), ids and postings left by unacknowledged writes (warnings). */
+  async checkStore(): Promise<{ errors: string[]; warnings: string[] }> {
+    const errors: string[] = [];
+    const warnings: string[] = [];
+    const r = this.redis;
+    if (!(r instanceof Redis)) return { errors, warnings: ['store check skipped on Redis Cluster'] };
+    const docPrefix = `${this.p}:doc:`;
+    let cursor = '0';
+    let notListed = 0;
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${docPrefix}*`, 'COUNT', 1000).catch(unavailable);
+      cursor = next;
+      for (const k of keys) {
+        const id = k.slice(docPrefix.length);
+        if (!(await r.sismember(`${this.p}:ids`, id).catch(unavailable))) {
+          if (notListed++ < 5) errors.push(`document "${id}" has a record but is missing from ${this.p}:ids`);
+        }
+      }
+    } while (cursor !== '0');
+    if (notListed > 5) errors.push(`… ${notListed} documents missing from ${this.p}:ids in all`);
+    let dangling = 0;
+    cursor = '0';
+    do {
+      const [next, ids] = await r.sscan(`${this.p}:ids`, cursor, 'COUNT', 1000).catch(unavailable);
+      cursor = next;
+      for (const id of ids) if (!(await r.exists(this.docKey(id)).catch(unavailable))) dangling++;
+    } while (cursor !== '0');
+    if (dangling) warnings.push(`${dangling} ids in ${this.p}:ids without a record (left by writes that were never acknowledged; harmless, counted by size())`);
+    return { errors, warnings };
   }
 
   async close(): Promise<void> {

@@ -42,6 +42,7 @@ export class SqliteStore implements NearDupStore {
     all: Database.Statement;
   };
   private readonly putTx: (entries: PutEntry[]) => void;
+  private hasStmt: Database.Statement | undefined;
   private readonly removeTx: (id: string, keys: Float64Array) => boolean;
 
   constructor(
@@ -168,6 +169,31 @@ export class SqliteStore implements NearDupStore {
     const pages = this.db.pragma('page_count', { simple: true }) as number;
     const postings = this.db.prepare('SELECT count(*) FROM postings').pluck().get() as number;
     return { path: this.path, fileBytes: pageSize * pages, postings };
+  }
+
+  /**
+   * A consistent copy of the database at `dest`, taken with SQLite's online backup API while
+   * other connections (a running `neardup serve`) keep reading and writing.
+   */
+  async backup(dest: string): Promise<void> {
+    await this.db.backup(dest);
+  }
+
+  async hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {
+    const n = this.q.nById.get(id) as number | undefined;
+    if (n === undefined) return Array.from(keys, () => false);
+    const has = (this.hasStmt ??= this.db.prepare('SELECT 1 FROM postings WHERE key = ? AND doc = ?').pluck());
+    return Array.from(keys, (k) => has.get(k, n) !== undefined);
+  }
+
+  /** Store-level consistency: postings of missing documents, SQLite's own integrity check. */
+  async checkStore(): Promise<{ errors: string[]; warnings: string[] }> {
+    const errors: string[] = [];
+    const integrity = this.db.pragma('quick_check', { simple: true }) as string;
+    if (integrity !== 'ok') errors.push(`SQLite quick_check: ${integrity}`);
+    const orphans = this.db.prepare('SELECT count(*) FROM postings p LEFT JOIN docs d ON d.n = p.doc WHERE d.n IS NULL').pluck().get() as number;
+    if (orphans) errors.push(`${orphans} postings point to no document`);
+    return { errors, warnings: [] };
   }
 
   async close(): Promise<void> {

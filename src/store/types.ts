@@ -61,6 +61,16 @@ export interface NearDupStore {
   scan(): AsyncIterable<StoredDoc>;
   /** Store-specific counters for /v1/stats (bytes, buckets, …). */
   stats(): Promise<Record<string, number | string>>;
+  /**
+   * Optional store-level consistency checks beyond what the index can see through this interface
+   * (orphaned postings, SQLite integrity). Errors are inconsistencies; warnings are harmless leftovers.
+   */
+  checkStore?(): Promise<{ errors: string[]; warnings: string[] }>;
+  /**
+   * Optional: for each key, whether the document `id` is in its posting list (used by `index check`;
+   * without it the check looks each key up, which fetches whole buckets).
+   */
+  hasPostings?(id: string, keys: Float64Array): Promise<boolean[]>;
   /** Releases connections and file handles. Writes already acknowledged are kept. */
   close(): Promise<void>;
 }

@@ -1,0 +1,95 @@
+/**
+ * `neardup index check|backup|snapshot|restore`: maintenance of an online index. `check` verifies it
+ * (exit 0 when consistent, 1 when not); `backup` copies a live SQLite store with the online backup
+ * API; `snapshot` and `restore` write and read the portable snapshot format of any store.
+ * @module
+ */
+import { Command } from 'commander';
+import { NearDupIndex } from '../../online/nearDupIndex.js';
+import { checkIndex } from '../../online/check.js';
+import { UsageError } from '../../io/errors.js';
+
+/** The `index` command with its `check` subcommand. */
+export function indexCommand(): Command {
+  const index = new Command('index').description('maintain an online index (the store of `neardup serve`)');
+  index
+    .command('check')
+    .description('verify an index: records decode, every document key leads back to its document, counts agree, store integrity')
+    .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME]')
+    .option('--json', 'print the report as JSON', false)
+    .addHelpText('after', '\nExample:\n  $ neardup index check --store sqlite:./index.db\n\nExit codes: 0 consistent, 1 inconsistent or unreadable, 2 usage error.')
+    .action(async (o: { store: string; json: boolean }) => {
+      if (o.store === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH or redis://HOST:PORT');
+      if (o.store.startsWith('sqlite:')) {
+        const { existsSync } = await import('node:fs');
+        if (!existsSync(o.store.slice(7))) throw new UsageError(`no SQLite index at ${o.store.slice(7)}`);
+      }
+      const idx = await NearDupIndex.open({ store: o.store });
+      try {
+        const report = await checkIndex(idx, { onProgress: (n) => !o.json && process.stderr.isTTY && process.stderr.write(`\rchecked ${n} documents`) });
+        if (o.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+        else {
+          process.stdout.write(`documents ${report.documents} (store size ${report.size}), keys checked ${report.keysChecked}\n`);
+          for (const w of report.warnings) process.stdout.write(`warning: ${w}\n`);
+          for (const e of report.errors) process.stdout.write(`error: ${e}\n`);
+          process.stdout.write(report.errors.length ? 'index is INCONSISTENT\n' : 'index is consistent\n');
+        }
+        // An error (not process.exitCode, which runProgram overrides) gives exit code 1.
+        if (report.errors.length) throw new Error(`index is inconsistent (${report.errors.length} error${report.errors.length === 1 ? '' : 's'} listed)`);
+      } finally {
+        await idx.close();
+      }
+    });
+  index
+    .command('backup')
+    .description('copy a SQLite store, consistently, while it is in use (SQLite online backup API)')
+    .requiredOption('--store <spec>', 'sqlite:PATH')
+    .requiredOption('--out <file>', 'the copy (a SQLite file; must not exist)')
+    .addHelpText('after', '\nExample:\n  $ neardup index backup --store sqlite:./index.db --out ./index-2024-05-01.db')
+    .action(async (o: { store: string; out: string }) => {
+      if (!o.store.startsWith('sqlite:')) throw new UsageError('backup copies SQLite stores; for any store use `neardup index snapshot`, for Redis see docs/operations.md');
+      const { existsSync } = await import('node:fs');
+      if (!existsSync(o.store.slice(7))) throw new UsageError(`no SQLite index at ${o.store.slice(7)}`);
+      if (existsSync(o.out)) throw new UsageError(`${o.out} already exists`);
+      const { SqliteStore } = await import('../../store/sqlite.js');
+      const store = new SqliteStore(o.store.slice(7));
+      try {
+        await store.backup(o.out);
+      } finally {
+        await store.close();
+      }
+      process.stdout.write(`backed up ${o.store.slice(7)} to ${o.out}\n`);
+    });
+  index
+    .command('snapshot')
+    .description('write the whole index (parameters and documents) to one portable file (docs/formats.md), atomically')
+    .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME]')
+    .requiredOption('--out <file>', 'the snapshot file')
+    .action(async (o: { store: string; out: string }) => {
+      const idx = await NearDupIndex.open({ store: o.store });
+      try {
+        const n = await idx.save(o.out);
+        process.stdout.write(`${n} documents written to ${o.out}\n`);
+      } finally {
+        await idx.close();
+      }
+    });
+  index
+    .command('restore')
+    .description('load a snapshot into an empty store')
+    .argument('<snapshot>', 'a file written by `neardup index snapshot`')
+    .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME] (must be empty)')
+    .action(async (snapshot: string, o: { store: string }) => {
+      const { openStore } = await import('../../store/open.js');
+      const store = await openStore(o.store);
+      const existing = await store.size().finally(() => store.close());
+      if (existing > 0) throw new UsageError(`${o.store} already holds ${existing} documents: restore into an empty store`);
+      const idx = await NearDupIndex.load(snapshot, { store: o.store });
+      try {
+        process.stdout.write(`${await idx.size()} documents restored into ${o.store}\n`);
+      } finally {
+        await idx.close();
+      }
+    });
+  return index;
+}

@@ -1,0 +1,20 @@
+/**
+ * Store errors that callers handle specially.
+ * @module
+ */
+
+/**
+ * The store cannot be reached right now (Redis down, paused or loading). The request did not
+ * complete and was not acknowledged; retrying later is safe. The HTTP service answers 503 with a
+ * Retry-After header.
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+  /** Seconds a client should wait before retrying. */
+  readonly retryAfter: number;
+
+  constructor(message: string, retryAfter = 1, options?: { cause?: unknown }) {
+    super(message, options);
+    this.retryAfter = retryAfter;
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Issue 7, crash safety: kill -9 of the CLI mid-run leaves no output that looks complete (an older
+ * output stays intact), and kill -9 of `neardup serve` mid-ingest on SQLite loses no acknowledged
+ * document; `neardup index check` then says the index is consistent (and detects damage).
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { mainJs } from './cliUtil.js';
+import { kijijiTexts } from './helpers/kijiji.js';
+
+const texts = kijijiTexts();
+const cleanup: (() => Promise<void> | void)[] = [];
+after(async () => {
+  for (const f of cleanup.reverse()) await f();
+});
+
+function tmp(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-crash-'));
+  cleanup.push(() => fs.rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+}
+
+test('CLI: kill -9 at any point leaves the previous output intact and no complete-looking new one', { timeout: 60000 }, async () => {
+  const dir = tmp();
+  const input = path.join(dir, 'ads.tsv');
+  // ~24k ads (Kijiji ×9 with variations): a run of a few seconds.
+  const rows = ['id\ttext'];
+  for (let r = 0; r < 9; r++) texts.forEach((t, i) => rows.push(`${r}-${i}\t${r % 3 ? t : t + ' ' + r}`));
+  fs.writeFileSync(input, rows.join('\n') + '\n');
+  const outputs: [string, string[]][] = [
+    ['pairs.tsv', []],
+    ['unique.tsv', ['--output', 'dedup']],
+    ['clusters.jsonl.gz', ['--output', 'clusters']],
+  ];
+  let killedMidRun = 0;
+  for (const [name, extra] of outputs) {
+    const out = path.join(dir, name);
+    fs.writeFileSync(out, 'OLD COMPLETE OUTPUT\n');
+    for (const delay of [150, 600, 1200]) {
+      const child = spawn(process.execPath, [mainJs, 'dedup', input, '--text', 'text', '--id', 'id', '--out', out, ...extra], { stdio: 'ignore' });
+      await new Promise((s) => setTimeout(s, delay));
+      if (child.exitCode === null) {
+        child.kill('SIGKILL');
+        killedMidRun++;
+      }
+      await exited(child);
+      const content = fs.readFileSync(out);
+      if (child.signalCode === 'SIGKILL') {
+        assert.equal(content.toString(), 'OLD COMPLETE OUTPUT\n', `${name} after kill -9 at ${delay} ms`);
+      }
+      // Anything else left behind is an unmistakable hidden temp file.
+      for (const f of fs.readdirSync(dir)) {
+        if (f === 'ads.tsv' || outputs.some(([n]) => n === f)) continue;
+        assert.match(f, new RegExp(`^\\.${name.replace(/\./g, '\\.')}\\.\\d+\\.\\w+\\.tmp$`), `unexpected file ${f}`);
+        fs.rmSync(path.join(dir, f));
+      }
+    }
+  }
+  assert.ok(killedMidRun >= 3, `only ${killedMidRun} runs were killed mid-run`);
+});
+
+async function startServe(db: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [mainJs, 'serve', '--store', `sqlite:${db}`, '--port', '0', '-k', '10', '--normalize', 'seed000'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  cleanup.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited(child);
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited (${code}): ${err}`)));
+  });
+  return { child, url };
+}
+
+test('serve on SQLite: kill -9 mid-ingest, restart: every acknowledged document is there; index check passes, and catches damage', { timeout: 60000 }, async () => {
+  const dir = tmp();
+  const db = path.join(dir, 'idx.db');
+  const s1 = await startServe(db);
+  const acked: string[] = [];
+  let next = 0;
+  let stop = false;
+  // Four concurrent clients, single adds and batches of 5.
+  const client = async () => {
+    while (!stop) {
+      const i = next;
+      const batch = i % 3 === 0;
+      next += batch ? 5 : 1;
+      const docs = Array.from({ length: batch ? 5 : 1 }, (_, j) => ({ id: `s${i + j}`, text: texts[(i + j) % texts.length]!, meta: { i: i + j } }));
+      try {
+        const r = await fetch(batch ? `${s1.url}/v1/documents:batch` : `${s1.url}/v1/documents`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(batch ? { documents: docs } : docs[0]),
+        });
+        if (r.status === 200) {
+          await r.json();
+          acked.push(...docs.map((d) => d.id));
+        }
+      } catch {
+        return; // the server is gone
+      }
+    }
+  };
+  const clients = [client(), client(), client(), client()];
+  while (acked.length < 600) await new Promise((s) => setTimeout(s, 20));
+  s1.child.kill('SIGKILL');
+  await exited(s1.child);
+  stop = true;
+  await Promise.all(clients);
+
+  const s2 = await startServe(db);
+  for (const id of acked) {
+    const r = await fetch(`${s2.url}/v1/documents/${id}`);
+    assert.equal(r.status, 200, `acknowledged ${id} lost`);
+    assert.deepEqual(((await r.json()) as { meta: unknown }).meta, { i: Number(id.slice(1)) });
+  }
+  s2.child.kill('SIGTERM');
+  await exited(s2.child);
+  console.log(`# serve kill -9: ${acked.length} acknowledged documents, all present after restart`);
+
+  let r = spawnSync(process.execPath, [mainJs, 'index', 'check', '--store', `sqlite:${db}`], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /index is consistent/);
+  const n = Number(/documents (\d+)/.exec(r.stdout)![1]);
+  assert.ok(n >= acked.length, `${n} documents for ${acked.length} acknowledged`);
+
+  // Damage: a document loses one posting, another posting points nowhere.
+  const d = new Database(db);
+  d.prepare('DELETE FROM postings WHERE (key, doc) IN (SELECT key, doc FROM postings LIMIT 1)').run();
+  d.prepare('INSERT INTO postings (key, doc) VALUES (12345, 99999999)').run();
+  d.close();
+  r = spawnSync(process.execPath, [mainJs, 'index', 'check', '--store', `sqlite:${db}`], { encoding: 'utf8' });
+  assert.equal(r.status, 1, r.stdout + r.stderr);
+  assert.match(r.stdout, /keys do not lead back to it/);
+  assert.match(r.stdout, /1 postings point to no document/);
+  assert.match(r.stdout, /INCONSISTENT/);
+  r = spawnSync(process.execPath, [mainJs, 'index', 'check', '--store', `sqlite:${path.join(dir, 'nope.db')}`], { encoding: 'utf8' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /no SQLite index at/);
+});
