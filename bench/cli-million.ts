@@ -12,9 +12,7 @@ import { resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { generateCorpus } from './gen.js';
-import { readLineBatches } from '../src/dedup/lineSource.js';
-import { createShingler } from '../src/text/shingler.js';
-import { jaccard } from '../src/similarity/jaccard.js';
+import { plantedRecall } from './plantedRecall.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, def: string): string => {
@@ -41,26 +39,14 @@ if (r.status !== 0) {
 const [wall, rssKb] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number];
 console.log(r.stderr.trim().split('\n').slice(0, -1).join('\n'));
 
-const found = new Set<number>();
+const pairs: { a: number; b: number }[] = [];
 for (const l of readFileSync(out, 'utf8').split('\n')) {
   if (!l) continue;
   const [a, b] = l.split('\t');
-  found.add(Number(a) * 2 ** 21 + Number(b));
+  pairs.push({ a: Number(a), b: Number(b) });
 }
-const planted = readFileSync(`${file}.truth.tsv`, 'utf8')
-  .split('\n')
-  .filter((l) => l.length > 0)
-  .map((l) => l.split('\t').map(Number) as [number, number, number]);
-const missed = planted.filter(([a, b]) => !found.has(a * 2 ** 21 + b));
-const need = new Set<number>();
-for (const [a, b] of missed) need.add(a).add(b);
-const textOf = new Map<number, string>();
-let d = 0;
-if (need.size > 0) for await (const batch of readLineBatches(file)) for (const l of batch) if (need.has(d++)) textOf.set(d - 1, Buffer.from(l.slice(l.indexOf('\t') + 1)).toString());
-const sh = createShingler();
-let missedAbove = 0;
-for (const [a, b] of missed) if (jaccard(sh.set(textOf.get(a)!), sh.set(textOf.get(b)!)) >= threshold) missedAbove++;
-const foundPlanted = planted.length - missed.length;
+const { planted, missed: missedCount, missedAbove, foundPlanted } = await plantedRecall(file, pairs, threshold);
+const missed = { length: missedCount };
 console.log(`\nneardup dedup ${file} --format idtext --threshold ${threshold} --workers ${workers}`);
 console.log(`docs ${docs}; wall ${wall.toFixed(1)} s; peak RSS ${(rssKb / 1024).toFixed(0)} MB; load average at start ${load0.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)}`);
 console.log(`planted ${planted.length}; found ${foundPlanted}; missed ${missed.length}, of which ${missedAbove} have Jaccard ≥ ${threshold}; recall of planted pairs ≥ threshold: ${(foundPlanted / (foundPlanted + missedAbove)).toFixed(5)}`);

@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import { generateCorpus } from './gen.js';
+import { plantedRecall } from './plantedRecall.js';
 import { dedupStream } from '../src/dedup/streamDedup.js';
 import { readLineBatches } from '../src/dedup/lineSource.js';
 import { createTextSigner } from '../src/sketch/textSigner.js';
@@ -42,24 +43,8 @@ const r = await dedupStream(texts, { threshold, workers });
 const wall = (performance.now() - t0) / 1000;
 const rssMb = process.resourceUsage().maxRSS / 1024;
 
-// Recall: planted pairs found, over planted pairs whose exact Jaccard ≥ threshold. Pairs the
-// pipeline reported are verified ≥ threshold; missed planted pairs are checked exactly here.
-const found = new Set<number>();
-for (const p of r.pairs) found.add(p.a * 2 ** 21 + p.b);
-const planted = readFileSync(`${file}.truth.tsv`, 'utf8')
-  .split('\n')
-  .filter((l) => l.length > 0)
-  .map((l) => l.split('\t').map(Number) as [number, number, number]);
-const missed = planted.filter(([a, b]) => !found.has(a * 2 ** 21 + b));
-const need = new Set<number>();
-for (const [a, b] of missed) need.add(a).add(b);
-const textOf = new Map<number, string>();
-let d = 0;
-if (need.size > 0) for await (const batch of texts()) for (const t of batch) if (need.has(d++)) textOf.set(d - 1, Buffer.from(t).toString()); // copy: a slice would pin its 4 MB chunk
-const signer = createTextSigner();
-let missedAbove = 0;
-for (const [a, b] of missed) if (jaccard(signer.set(textOf.get(a)!), signer.set(textOf.get(b)!)) >= threshold) missedAbove++;
-const foundPlanted = planted.length - missed.length;
+const { planted, missed: missedCount, missedAbove, foundPlanted, found } = await plantedRecall(file, r.pairs, threshold);
+const missed = { length: missedCount };
 const byQ = new Map<number, { n: number; found: number }>();
 for (const [a, b, q] of planted) {
   const e = byQ.get(q) ?? { n: 0, found: 0 };

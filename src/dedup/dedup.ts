@@ -127,6 +127,19 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
     }
     if (options.onProgress && (p & 65535) === 0) options.onProgress('verify', p, cand.size);
   }
+  return finishDedup({ n, pairs, empty, bands, chars, cstats }, { t0, t1, t2, shingle: tShingle, sign: tSign });
+}
+
+/**
+ * The common tail of the batch pipelines: sorts the verified pairs, clusters them and assembles the
+ * result with its counters and timings (t0 start, t1 signing done, t2 candidates done).
+ */
+export function finishDedup(
+  run: { n: number; pairs: ScoredPair[]; empty: number[]; bands: BandChoice; chars: number; cstats: CandidateStats },
+  times: { t0: number; t1: number; t2: number; shingle: number; sign: number },
+): DedupResult {
+  const { n, pairs, empty, bands, chars, cstats } = run;
+  const { t0, t1, t2 } = times;
   pairs.sort((x, y) => x.a - y.a || x.b - y.b);
   const t3 = performance.now();
   const { clusters, clusterOf } = clusterPairs(n, pairs);
@@ -146,7 +159,7 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
       pairs: pairs.length,
       clusters: clusters.length,
       buckets,
-      timings: { shingle: tShingle, sign: tSign, lsh: t2 - t1, verify: t3 - t2, cluster: t4 - t3, total: t4 - t0 },
+      timings: { shingle: times.shingle, sign: times.sign, lsh: t2 - t1, verify: t3 - t2, cluster: t4 - t3, total: t4 - t0 },
     },
   };
 }

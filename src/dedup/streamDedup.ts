@@ -16,8 +16,7 @@ import { candidatesFromBandKeys } from '../lsh/candidates.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { jaccard } from '../similarity/jaccard.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
-import { clusterPairs } from './clusters.js';
-import { DEDUP_DEFAULTS, type DedupOptions, type DedupResult } from './dedup.js';
+import { DEDUP_DEFAULTS, finishDedup, type DedupOptions, type DedupResult } from './dedup.js';
 import { createTextSigner } from '../sketch/textSigner.js';
 import { SignPool, defaultWorkers } from '../parallel/signPool.js';
 import type { SignReply } from '../parallel/signWorker.js';
@@ -194,29 +193,8 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
       if (verify === 'none' || e >= threshold) out.push({ a, b, similarity: e });
     }
   }
-  out.sort((x, y) => x.a - y.a || x.b - y.b);
-  const t3 = performance.now();
-  const { clusters, clusterOf } = clusterPairs(n, out);
-  const t4 = performance.now();
-  const { candidates, ...buckets } = cstats;
-  return {
-    pairs: out,
-    clusters,
-    clusterOf,
-    empty,
-    bands,
-    stats: {
-      docs: n,
-      emptyDocs: empty.length,
-      chars,
-      candidates,
-      pairs: out.length,
-      clusters: clusters.length,
-      buckets,
-      timings: { shingle: 0, sign: t1 - t0, lsh: t2 - t1, verify: t3 - t2, cluster: t4 - t3, total: t4 - t0 },
-    },
-    extra: { passes, peakSetBytes, indexBytes },
-  };
+  const result = finishDedup({ n, pairs: out, empty, bands, chars, cstats }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });
+  return { ...result, extra: { passes, peakSetBytes, indexBytes } };
 }
 
 /**
