@@ -135,6 +135,14 @@ export function addLshOptions(cmd: Command): Command {
     .option('--rows <r>', 'explicit rows per band', parsePositiveInt('rows', 65536));
 }
 
+/** Adds the input, shingling, MinHash and LSH options: everything a command that runs dedup reads. */
+export function addEngineOptions(cmd: Command): Command {
+  addInputOptions(cmd);
+  addShingleOptions(cmd);
+  addMinHashOptions(cmd);
+  return addLshOptions(cmd);
+}
+
 /** The parsed shingle, MinHash and LSH flags. */
 export interface EngineFlags {
   shingle: ShingleKind;

@@ -74,17 +74,26 @@ export interface DedupResult {
 export const DEDUP_DEFAULTS = { threshold: 0.8, verify: 'exact' as VerifyMode };
 
 /**
- * Finds the near-duplicate pairs and clusters of a corpus. Document i is the i-th text.
- * Deterministic: the same texts and options give the same output.
+ * The threshold and verify mode of `options` with defaults filled in; throws a RangeError for invalid
+ * values. Shared by {@link dedup} and `dedupStream`.
  */
-export function dedup(texts: Iterable<string>, options: DedupOptions = {}): DedupResult {
-  const t0 = performance.now();
+export function resolveDedupOptions(options: DedupOptions): { threshold: number; verify: VerifyMode } {
   const threshold = options.threshold ?? DEDUP_DEFAULTS.threshold;
   if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
   const verify = options.verify ?? DEDUP_DEFAULTS.verify;
   if (verify !== 'exact' && verify !== 'estimate' && verify !== 'none') {
     throw new RangeError(`unknown verify mode "${String(verify)}" (expected exact, estimate or none)`);
   }
+  return { threshold, verify };
+}
+
+/**
+ * Finds the near-duplicate pairs and clusters of a corpus. Document i is the i-th text.
+ * Deterministic: the same texts and options give the same output.
+ */
+export function dedup(texts: Iterable<string>, options: DedupOptions = {}): DedupResult {
+  const t0 = performance.now();
+  const { threshold, verify } = resolveDedupOptions(options);
   // The fused signer gives the same sets and signatures as createShingler + createMinHasher, faster.
   const signer = createTextSigner({ shingle: options.shingle, minhash: options.minhash });
   const hasher = signer;

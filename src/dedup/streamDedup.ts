@@ -16,7 +16,7 @@ import { candidatesFromBandKeys } from '../lsh/candidates.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { jaccard } from '../similarity/jaccard.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
-import { DEDUP_DEFAULTS, finishDedup, type DedupOptions, type DedupResult } from './dedup.js';
+import { finishDedup, resolveDedupOptions, type DedupOptions, type DedupResult } from './dedup.js';
 import { createTextSigner } from '../sketch/textSigner.js';
 import { SignPool, defaultWorkers } from '../parallel/signPool.js';
 import type { SignReply } from '../parallel/signWorker.js';
@@ -92,12 +92,7 @@ class Growable {
  */
 export async function dedupStream(source: DocSource, options: StreamDedupOptions = {}): Promise<DedupResult & { extra: StreamDedupExtra }> {
   const t0 = performance.now();
-  const threshold = options.threshold ?? DEDUP_DEFAULTS.threshold;
-  if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
-  const verify = options.verify ?? DEDUP_DEFAULTS.verify;
-  if (verify !== 'exact' && verify !== 'estimate' && verify !== 'none') {
-    throw new RangeError(`unknown verify mode "${String(verify)}" (expected exact, estimate or none)`);
-  }
+  const { threshold, verify } = resolveDedupOptions(options);
   const workers = options.workers ?? defaultWorkers();
   const batchSize = options.batchSize ?? 1024;
   const budget = options.memoryBudget ?? 1 << 30;

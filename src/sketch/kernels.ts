@@ -5,6 +5,7 @@
  * @module
  */
 import { ROLL_BASE, rollPower } from '../text/symbols.js';
+import { fmix32 } from '../hash/mix.js';
 
 /**
  * Character k-gram fingerprints (as `charShinglesInto`) from a symbol sequence; returns their number.
@@ -15,12 +16,12 @@ export function fingerprintsFromSymbols(syms: Int32Array, n: number, k: number, 
   let h = 0;
   if (n <= k) {
     for (let i = 0; i < n; i++) h = (Math.imul(h, ROLL_BASE) + syms[i]!) | 0;
-    out[0] = fmix(h);
+    out[0] = fmix32(h);
     return 1;
   }
   const bk = rollPower(k);
   for (let i = 0; i < k; i++) h = (Math.imul(h, ROLL_BASE) + syms[i]!) | 0;
-  out[0] = fmix(h);
+  out[0] = fmix32(h);
   let m = 1;
   for (let i = k; i < n; i++) {
     h = (Math.imul(h, ROLL_BASE) + syms[i]! - Math.imul(syms[i - k]!, bk)) | 0;
@@ -31,14 +32,6 @@ export function fingerprintsFromSymbols(syms: Int32Array, n: number, k: number, 
     out[m++] = f ^ (f >>> 16);
   }
   return m;
-}
-
-function fmix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
 }
 
 /**
@@ -54,14 +47,14 @@ export function ophBinsFromSymbols(syms: Int32Array, n: number, k: number, pre: 
   let h = 0;
   if (n <= k) {
     for (let i = 0; i < n; i++) h = (Math.imul(h, ROLL_BASE) + syms[i]!) | 0;
-    addOph(fmix(h), pre, bins);
+    addOph(fmix32(h), pre, bins);
     return true;
   }
   for (let i = 0; i < k - 1; i++) h = (Math.imul(h, ROLL_BASE) + syms[i]!) | 0;
   const bk = rollPower(k);
   // Window k-1 is entered with the symbol that "leaves" being 0, so one loop covers every window.
   h = (Math.imul(h, ROLL_BASE) + syms[k - 1]!) | 0;
-  addOph(fmix(h), pre, bins);
+  addOph(fmix32(h), pre, bins);
   if ((numPerm & (numPerm - 1)) === 0) {
     const shift = 32 - Math.log2(numPerm);
     if (shift === 32) {

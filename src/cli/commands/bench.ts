@@ -11,20 +11,7 @@ import { candidateProbability } from '../../lsh/params.js';
 import { UsageError } from '../../io/errors.js';
 import { findDuplicates } from '../engine.js';
 import { loadCorpus } from '../corpus.js';
-import {
-  addInputOptions,
-  addLogOptions,
-  addLshOptions,
-  addMinHashOptions,
-  addShingleOptions,
-  collectList,
-  dedupOptionsFrom,
-  parsePositiveInt,
-  parseUnit,
-  readOptionsFrom,
-  type EngineFlags,
-  type InputFlags,
-} from '../options.js';
+import { addEngineOptions, addLogOptions, collectList, dedupOptionsFrom, parsePositiveInt, parseUnit, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 
 interface BenchFlags extends InputFlags, EngineFlags, LogFlags {
@@ -46,10 +33,7 @@ export function benchCommand(): Command {
   const cmd = new Command('bench')
     .description('benchmark on your data: LSH against exact brute force (time, pairs, recall, precision), and candidates and recall against the number of bands')
     .argument('<input>', 'any input dedup reads');
-  addInputOptions(cmd);
-  addShingleOptions(cmd);
-  addMinHashOptions(cmd);
-  addLshOptions(cmd);
+  addEngineOptions(cmd);
   cmd
     .addOption(new Option('--verify <mode>', 'how the LSH run checks candidates').choices(['exact', 'estimate', 'none']).default('exact'))
     .option('--bands-list <list>', 'band counts of the second experiment, comma-separated', collectList)

@@ -13,7 +13,7 @@ import { annotateHeader, annotateRecord, formatCluster, formatPair, pairHeader, 
 import { extensionOf } from '../../io/formats.js';
 import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { idOf, loadCorpus, spoolStdin, type Corpus } from '../corpus.js';
-import { addInputOptions, addLogOptions, addLshOptions, addMinHashOptions, addShingleOptions, dedupOptionsFrom, parseCount, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
+import { addEngineOptions, addLogOptions, dedupOptionsFrom, parseCount, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 
 /** What `dedup` writes. */
@@ -89,10 +89,7 @@ export function dedupCommand(): Command {
   const cmd = new Command('dedup')
     .description('find near-duplicate documents in a file, a directory, or standard input (-)')
     .argument('<input>', 'TSV, CSV, JSONL, text or id⇥text file (.gz ok), a directory, or - for stdin');
-  addInputOptions(cmd);
-  addShingleOptions(cmd);
-  addMinHashOptions(cmd);
-  addLshOptions(cmd);
+  addEngineOptions(cmd);
   cmd
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
     .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))

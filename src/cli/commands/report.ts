@@ -10,7 +10,7 @@ import { UsageError } from '../../io/errors.js';
 import { openOutput } from '../../io/output.js';
 import { findDuplicates } from '../engine.js';
 import { idOf, loadCorpus } from '../corpus.js';
-import { addInputOptions, addLogOptions, addLshOptions, addMinHashOptions, addShingleOptions, dedupOptionsFrom, parsePositiveInt, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
+import { addEngineOptions, addLogOptions, dedupOptionsFrom, parsePositiveInt, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 import { buildReportData } from '../../report/data.js';
 import { renderReportHtml } from '../../report/html.js';
@@ -30,10 +30,7 @@ export function reportCommand(): Command {
   const cmd = new Command('report')
     .description('write an HTML report of a dedup run: summary, S-curve, similarity charts, and the largest clusters with their shared passages')
     .argument('<input>', 'TSV, CSV, JSONL, text or id⇥text file (.gz ok), a directory, or - for stdin');
-  addInputOptions(cmd);
-  addShingleOptions(cmd);
-  addMinHashOptions(cmd);
-  addLshOptions(cmd);
+  addEngineOptions(cmd);
   cmd
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard or by the MinHash estimate').choices(['exact', 'estimate']).default('exact'))
     .option('-o, --out <file>', 'the HTML file to write (atomically: temp file, then rename)')
