@@ -1,7 +1,7 @@
 /**
  * Insert throughput and memory per document of each store: memory, SQLite and Redis (a private
  * redis-server child), with batched addMany, plus one-at-a-time adds for Redis.
- * Usage: node dist/bench/online-stores.js [N=100000] [batch=1000]
+ * Usage: node --expose-gc dist/bench/online-stores.js [N=100000] [batch=1000]; STORES=memory,sqlite,redis picks stores.
  */
 import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,30 +56,43 @@ async function bench(label: string, store: string, extra: NearDupIndexOptions, b
   return idx;
 }
 
-let keep: NearDupIndex | null = await bench('memory', 'memory', {}, heap, 'V8 heap + array buffers');
-keep = null;
-await bench('memory', 'memory', { forest: false }, heap, 'V8 heap + array buffers');
-for (const forest of [{}, { forest: false as const }]) {
+const stores = (process.env.STORES ?? 'memory,sqlite,redis').split(',');
+let keep: NearDupIndex | null = null;
+if (stores.includes('memory')) {
+  keep = await bench('memory', 'memory', {}, heap, 'V8 heap + array buffers');
+  keep = null;
+  await bench('memory', 'memory', { forest: false }, heap, 'V8 heap + array buffers');
+}
+for (const forest of stores.includes('sqlite') ? [{}, { forest: false as const }] : []) {
   const db = path.join(dir, `s${Date.now()}.db`);
   const size = async () => (existsSync(db) ? statSync(db).size + (existsSync(`${db}-wal`) ? statSync(`${db}-wal`).size : 0) : 0);
   const idx = await bench('sqlite', `sqlite:${db}`, forest, size, 'file + WAL bytes');
   await idx.close();
 }
-for (const [i, forest] of [{}, { forest: false as const }].entries()) {
-  const idx = await bench('redis', `${redis.url}?prefix=b${i}`, forest, redisBytes, 'Redis used_memory');
-  await idx.close();
+let n = 0;
+for (const layout of stores.includes('redis') ? ['log', 'sets'] : []) {
+  for (const forest of [{}, { forest: false as const }]) {
+    const idx = await bench(`redis (${layout})`, `${redis.url}?prefix=b${n++}&layout=${layout}`, forest, redisBytes, 'Redis used_memory');
+    if (layout === 'log') {
+      const st = (await idx.stats()).storeStats;
+      console.log(`|   + table in each process | | | | ${(Number(st.localTableBytes) / N).toFixed(0)} | typed arrays of the local band table |`);
+    }
+    await idx.close();
+  }
 }
 // One add at a time (no batching): the datasketch comparison point.
-const one = await NearDupIndex.open({ store: `${redis.url}?prefix=single` });
-const t0 = performance.now();
-let n = 0;
-while (performance.now() - t0 < 5000) {
-  await one.add(`s-${n}`, texts[n % N]!);
-  n++;
-}
 console.log('');
-console.log(`redis, one add at a time (await each): ${((n / (performance.now() - t0)) * 1000).toFixed(0)} adds/s`);
-await one.close();
+for (const layout of stores.includes('redis') ? ['log', 'sets'] : []) {
+  const one = await NearDupIndex.open({ store: `${redis.url}?prefix=single-${layout}&layout=${layout}` });
+  const t0 = performance.now();
+  let k = 0;
+  while (performance.now() - t0 < 5000) {
+    await one.add(`s-${k}`, texts[k % N]!);
+    k++;
+  }
+  console.log(`redis (${layout}), one add at a time (await each): ${((k / (performance.now() - t0)) * 1000).toFixed(0)} adds/s`);
+  await one.close();
+}
 r.disconnect();
 await redis.stop();
 rmSync(dir, { recursive: true, force: true });

@@ -59,22 +59,35 @@ test('store parity: sqlite', async () => {
   assert.deepEqual(got, reference);
 });
 
-test('store parity: redis', async () => {
+test('store parity: redis (log layout, the default)', async () => {
   redis = await startRedis();
   const got = await scenario(`${redis.url}?prefix=parity`);
   assert.deepEqual(got, reference);
 });
 
-test('store parity: redis without scripts (the Redis Cluster code path)', async () => {
+test('store parity: redis, log layout without multi-key commands (the Redis Cluster code path)', async () => {
   redis ??= await startRedis();
   const got = await scenario(`${redis.url}?prefix=plain&scripts=0`);
   assert.deepEqual(got, reference);
 });
 
-test('redis: a bucket larger than Lua can unpack at once (9,000 ids) is looked up in chunks', async () => {
+test('store parity: redis, sets layout', async () => {
   redis ??= await startRedis();
-  const { RedisStore } = await import('../src/store/redis.js');
-  const store = RedisStore.fromUrl(`${redis.url}?prefix=big`);
+  const got = await scenario(`${redis.url}?prefix=sets&layout=sets`);
+  assert.deepEqual(got, reference);
+});
+
+test('store parity: redis, sets layout without scripts (the Redis Cluster code path)', async () => {
+  redis ??= await startRedis();
+  const got = await scenario(`${redis.url}?prefix=setsplain&layout=sets&scripts=0`);
+  assert.deepEqual(got, reference);
+});
+
+for (const layout of ['sets', 'log']) {
+  test(`redis (${layout}): a bucket of 9,000 ids (more than Lua can unpack at once) is looked up whole and capped`, async () => {
+    redis ??= await startRedis();
+    const { RedisStore } = await import('../src/store/redis.js');
+    const store = RedisStore.fromUrl(`${redis.url}?prefix=big${layout}&layout=${layout}`);
   await store.open({ keysPerDoc: 1 });
   const keys = new Float64Array([123456789]);
   const record = new Uint8Array([1, 0]);
@@ -86,4 +99,5 @@ test('redis: a bucket larger than Lua can unpack at once (9,000 ids) is looked u
   assert.equal(capped!.length, 100);
   assert.equal(await store.size(), 9000);
   await store.close();
-});
+  });
+}

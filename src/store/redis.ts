@@ -1,19 +1,28 @@
 /**
- * Redis store (ioredis). Key layout (docs/stores.md), with P the prefix (default `nd`):
+ * Redis store (ioredis). Two key layouts (docs/stores.md), with P the prefix (default `nd`):
+ *
+ * Common to both:
  *   P:manifest           string  the index manifest (JSON)
+ *   P:layout             string  `log <token>` or `sets` (absent: `sets`, stores made before layouts)
  *   P:doc:<id>           string  the document's encoded record
- *   P:key:<decimal key>  set     ids of the documents that have this band key
  *   P:ids                set     every document id (size, scan)
- * Standalone Redis: a batch of writes, and a batch of lookups, is one Lua script call each
- * (atomic, one round trip, no per-command client overhead). Redis Cluster: every command touches
- * one key and keys spread over hash slots; commands are auto-pipelined per node. Write order there:
- * postings first, the record last; a reader ignores postings whose record is missing, so a writer
- * dying mid-batch never makes a half-written document visible.
+ * `log` (the default for new stores):
+ *   P:log                list    one binary entry per write batch (src/store/redisLog.ts); every
+ *                                process folds it into an in-memory band table and looks up there
+ * `sets`:
+ *   P:key:<decimal key>  set     ids of the documents that have this band key
+ *
+ * Standalone Redis: a write batch is one MULTI (log) or one Lua script call (sets): atomic, one round
+ * trip. Redis Cluster: no multi-key commands; write order is postings (or the log entry) first, the
+ * record last, and a reader ignores postings whose record is missing, so a writer dying mid-batch
+ * never makes a half-written document visible.
  * @module
  */
 import { Redis, Cluster } from 'ioredis';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.js';
 import { StoreUnavailableError } from './errors.js';
+import { LogReplica, encodeLogEntry, decodeLogEntry, type LogDoc } from './redisLog.js';
+import { randomBytes } from 'node:crypto';
 
 type Client = Redis | Cluster;
 
@@ -92,30 +101,63 @@ for i = 3, #ARGV do
 end
 return out`;
 
+/** The replies of a MULTI … EXEC, throwing the first command error (or a discarded transaction). */
+function execResults(res: [Error | null, unknown][] | null): unknown[] {
+  if (!res) throw new Error('Redis transaction was discarded');
+  for (const [err] of res) if (err) throw err;
+  return res.map(([, v]) => v);
+}
+
 interface Scripted {
   ndPutBuffer(...args: (string | Buffer)[]): Promise<unknown>;
   ndLookupBuffer(...args: string[]): Promise<Buffer[][]>;
 }
 
+/** The key layouts of {@link RedisStore}: see the module comment and docs/stores.md. */
+export type RedisLayout = 'log' | 'sets';
+
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
   /** Key prefix, so several indexes can share one Redis. Default `nd`. */
   prefix?: string;
-  /** Batch writes and lookups in Lua scripts. Default true on standalone Redis; always false on Cluster. */
+  /**
+   * Use multi-key commands (Lua scripts, MULTI, MGET, MSET). Default true on standalone Redis; always
+   * false on Cluster. `false` on standalone Redis runs the Cluster code path.
+   */
   scripts?: boolean;
+  /**
+   * Key layout of a new store: `log` (default; fast inserts, each process holds the band table in
+   * memory) or `sets` (one Redis set per band key; no per-process memory, slower inserts). An
+   * existing store keeps its layout; asking for another one is an error.
+   */
+  layout?: RedisLayout;
 }
+
+/** Log entries read per round trip while catching up. */
+const LOG_READ_CHUNK = 32;
 
 /** A store in Redis, shareable by several processes. */
 export class RedisStore implements NearDupStore {
   readonly kind = 'redis';
   private readonly p: string;
   private readonly scripted: boolean;
+  private readonly wantedLayout: RedisLayout | undefined;
+  /** The layout in force (known after open). */
+  layout: RedisLayout = 'sets';
+  private token = '';
+  private replica: LogReplica | null = null;
+  private manifest: StoreManifest | null = null;
+  private logChain: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly redis: Client,
     options: RedisStoreOptions = {},
   ) {
     this.p = options.prefix ?? 'nd';
+    this.wantedLayout = options.layout;
+    if (options.layout !== undefined && options.layout !== 'log' && options.layout !== 'sets') {
+      throw new RangeError(`Redis layout must be log or sets, got "${String(options.layout)}"`);
+    }
     // Scripts touch keys of many hash slots: only on standalone Redis.
     this.scripted = redis instanceof Redis && options.scripts !== false;
     if (this.scripted) {
@@ -125,9 +167,10 @@ export class RedisStore implements NearDupStore {
   }
 
   /**
-   * Connects to `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&cluster=1&scripts=0&timeout=MS]`.
-   * With cluster=1 the address is a seed node of a Redis Cluster; scripts=0 uses plain pipelined
-   * commands (the Cluster code path) on standalone Redis too. `timeout=MS` bounds each command
+   * Connects to `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&layout=log|sets&cluster=1&scripts=0&timeout=MS]`.
+   * With cluster=1 the address is a seed node of a Redis Cluster; scripts=0 uses single-key
+   * commands only (the Cluster code path) on standalone Redis too. `layout` picks the key layout of
+   * a new store (default log). `timeout=MS` bounds each command
    * (default 2000): past it, or while Redis is unreachable, calls fail with {@link StoreUnavailableError}.
    */
   static fromUrl(url: string): RedisStore {
@@ -139,6 +182,11 @@ export class RedisStore implements NearDupStore {
     }
     const prefix = u.searchParams.get('prefix') ?? 'nd';
     const scripts = u.searchParams.get('scripts') !== '0';
+    const layoutParam = u.searchParams.get('layout');
+    if (layoutParam !== null && layoutParam !== 'log' && layoutParam !== 'sets') {
+      throw new RangeError(`bad Redis URL "${url}": layout must be log or sets`);
+    }
+    const layout = (layoutParam ?? undefined) as RedisLayout | undefined;
     const cluster = u.searchParams.get('cluster');
     const timeout = Number(u.searchParams.get('timeout') ?? REDIS_COMMAND_TIMEOUT_MS);
     if (!(Number.isInteger(timeout) && timeout > 0)) throw new RangeError(`bad Redis URL "${url}": timeout must be a positive number of milliseconds`);
@@ -156,13 +204,13 @@ export class RedisStore implements NearDupStore {
       const host = u.hostname || '127.0.0.1';
       const port = Number(u.port || 6379);
       const { maxRetriesPerRequest, retryStrategy, ...clusterCommon } = common;
-      return new RedisStore(new Cluster([{ host, port }], { ...clusterCommon, clusterRetryStrategy: retryStrategy, redisOptions: { password: u.password || undefined, maxRetriesPerRequest, commandTimeout: timeout } }), { prefix });
+      return new RedisStore(new Cluster([{ host, port }], { ...clusterCommon, clusterRetryStrategy: retryStrategy, redisOptions: { password: u.password || undefined, maxRetriesPerRequest, commandTimeout: timeout } }), { prefix, layout });
     }
     u.search = '';
     const client = new Redis(u.toString(), common);
     // Without a listener, every failed reconnection would print "Unhandled error event".
     client.on('error', () => undefined);
-    return new RedisStore(client, { prefix, scripts });
+    return new RedisStore(client, { prefix, scripts, layout });
   }
 
   private docKey(id: string): string {
@@ -178,15 +226,94 @@ export class RedisStore implements NearDupStore {
   }
 
   private async openRaw(manifest: StoreManifest): Promise<StoreManifest | null> {
-    // SET NX: of several processes starting at once, exactly one writes the manifest.
-    const ok = await this.redis.set(`${this.p}:manifest`, JSON.stringify(manifest), 'NX');
-    if (ok === 'OK') return null;
-    const raw = await this.redis.get(`${this.p}:manifest`);
-    try {
-      return JSON.parse(raw ?? 'null') as StoreManifest;
-    } catch {
-      throw new Error(`Redis key ${this.p}:manifest is not valid JSON`);
+    const r = this.redis;
+    const layoutKey = `${this.p}:layout`;
+    let [raw, layoutValue] = await Promise.all([r.get(`${this.p}:manifest`), r.get(layoutKey)]);
+    let existing: StoreManifest | null = null;
+    if (raw === null) {
+      // A new store: the layout first (SET NX: of several processes starting at once, one decides),
+      // then the manifest. A manifest without a layout key is a store made before layouts existed.
+      const mine = (this.wantedLayout ?? 'log') === 'log' ? `log ${randomBytes(8).toString('hex')}` : 'sets';
+      await r.set(layoutKey, mine, 'NX');
+      layoutValue = await r.get(layoutKey);
+      const ok = await r.set(`${this.p}:manifest`, JSON.stringify(manifest), 'NX');
+      if (ok !== 'OK') raw = await r.get(`${this.p}:manifest`);
     }
+    if (raw !== null) {
+      try {
+        existing = JSON.parse(raw) as StoreManifest;
+      } catch {
+        throw new Error(`Redis key ${this.p}:manifest is not valid JSON`);
+      }
+    }
+    const layout: RedisLayout = layoutValue?.startsWith('log ') ? 'log' : 'sets';
+    if (layoutValue !== null && layoutValue !== 'sets' && layout !== 'log') throw new Error(`Redis key ${layoutKey} holds an unknown layout "${layoutValue}"`);
+    if (this.wantedLayout && this.wantedLayout !== layout) {
+      throw new RangeError(`the Redis store at prefix "${this.p}" uses the ${layout} layout, not ${this.wantedLayout} (use another prefix, or drop ?layout=)`);
+    }
+    this.layout = layout;
+    this.manifest = existing ?? manifest;
+    if (layout === 'log') {
+      this.token = layoutValue!;
+      this.replica = await LogReplica.create(this.manifest);
+      await this.syncLog();
+    }
+    return existing;
+  }
+
+  private logKey(): string {
+    return `${this.p}:log`;
+  }
+
+  /** Runs log-folding steps one at a time: a log entry is folded exactly once, in list order. */
+  private serialLog<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.logChain.then(fn, fn);
+    this.logChain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Folds the log entries other writers appended since the last call (one round trip when none). */
+  private syncLog(): Promise<void> {
+    return this.serialLog(() => this.foldUpTo(Infinity));
+  }
+
+  /**
+   * Folds log entries until `end` entries are folded (or the list ends). A changed layout token
+   * means the store was deleted and created again (or Redis lost its data): the table is rebuilt.
+   */
+  private async foldUpTo(end: number): Promise<void> {
+    const r = this.redis;
+    for (;;) {
+      const rep = this.replica!;
+      const start = rep.applied;
+      const last = Math.min(start + LOG_READ_CHUNK, end) - 1;
+      if (last < start) return;
+      const [token, entries] = await Promise.all([r.get(`${this.p}:layout`), r.lrangeBuffer(this.logKey(), start, last)]);
+      if (token !== this.token) {
+        this.replica = await LogReplica.create(this.manifest!);
+        if (token === null) return; // the store is gone: stay empty until it is written again
+        this.token = token;
+        continue;
+      }
+      for (const b of entries) {
+        await rep.apply(decodeLogEntry(b, `Redis ${this.logKey()}[${rep.applied}]`));
+        rep.applied++;
+      }
+      if (entries.length < last - start + 1) {
+        if (end !== Infinity) throw new Error(`Redis list ${this.logKey()} has ${rep.applied} entries, ${end} expected (was it trimmed?)`);
+        return;
+      }
+    }
+  }
+
+  /** After this process appended its entry at list position `at`: folds the entries before it, then its own. */
+  private foldOwn(at: number, op: 'put' | 'remove', docs: LogDoc[]): Promise<void> {
+    return this.serialLog(async () => {
+      if (this.replica!.applied > at) return; // already read back by a concurrent sync
+      await this.foldUpTo(at);
+      await this.replica!.apply({ op, docs });
+      this.replica!.applied = at + 1;
+    });
   }
 
   lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
@@ -194,6 +321,7 @@ export class RedisStore implements NearDupStore {
   }
 
   private async lookupRaw(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+    if (this.replica) return this.lookupLog(queries, limit);
     if (this.scripted) {
       const args = [this.p, String(limit)];
       for (const keys of queries) args.push(keys.join(' '));
@@ -235,6 +363,7 @@ export class RedisStore implements NearDupStore {
   }
 
   private async putRaw(entries: PutEntry[]): Promise<void> {
+    if (this.replica) return this.putLog(entries);
     if (this.scripted) {
       const args: (string | Buffer)[] = [this.p];
       for (const e of entries) {
@@ -275,6 +404,7 @@ export class RedisStore implements NearDupStore {
   }
 
   private async removeRaw(id: string, keys: Float64Array): Promise<boolean> {
+    if (this.replica) return this.removeLog(id);
     const r = this.redis;
     // The record goes first: from then on the document is invisible even if the rest fails.
     const [n] = await Promise.all([r.del(this.docKey(id)), r.srem(`${this.p}:ids`, id), ...Array.from(keys, (k) => r.srem(this.bandKey(k), id))]);
@@ -306,10 +436,90 @@ export class RedisStore implements NearDupStore {
   private async statsRaw(): Promise<Record<string, number | string>> {
     const info = this.redis instanceof Redis ? await this.redis.info('memory') : '';
     const m = /used_memory:(\d+)/.exec(info);
-    return { prefix: this.p, ...(m ? { usedMemoryBytes: Number(m[1]) } : {}) };
+    const out: Record<string, number | string> = { prefix: this.p, layout: this.layout, ...(m ? { usedMemoryBytes: Number(m[1]) } : {}) };
+    if (this.replica) {
+      await this.syncLog();
+      out.logEntries = this.replica.applied;
+      const t = await this.replica.table.stats();
+      out.localDistinctKeys = t.distinctKeys!;
+      out.localTableBytes = (t.keyTableSlots as number) * 12 + (t.postingBytes as number) + (t.arenaBytes as number);
+    }
+    return out;
+  }
+
+  // ---- log layout ----
+
+  /** Records by id, in order (MGET on standalone Redis, one GET per id on Cluster). */
+  private records(ids: string[]): Promise<(Buffer | null)[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    if (this.scripted) return this.redis.mgetBuffer(ids.map((id) => this.docKey(id)));
+    return Promise.all(ids.map((id) => this.redis.getBuffer(this.docKey(id))));
+  }
+
+  private async lookupLog(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+    await this.syncLog();
+    const lists = await this.replica!.table.lookup(queries, limit);
+    const ids = [...new Set(lists.flatMap((l) => l.map((c) => c.id)))];
+    const recs = await this.records(ids);
+    const byId = new Map<string, Buffer>();
+    ids.forEach((id, i) => {
+      if (recs[i]) byId.set(id, recs[i]!);
+    });
+    // A posting whose record is missing belongs to a write in progress (or one that died): skip it.
+    return lists.map((l) => l.flatMap((c) => (byId.has(c.id) ? [{ id: c.id, record: byId.get(c.id)! }] : [])));
+  }
+
+  private async putLog(entries: PutEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const docs: LogDoc[] = entries.map((e) => ({ id: e.id, keys: e.keys }));
+    const entry = encodeLogEntry('put', docs);
+    const r = this.redis;
+    let at: number;
+    if (this.scripted) {
+      // One transaction: the log entry, the records and the ids appear together or not at all.
+      const pairs: (string | Buffer)[] = [];
+      for (const e of entries) pairs.push(this.docKey(e.id), Buffer.from(e.record.buffer, e.record.byteOffset, e.record.byteLength));
+      const res = await (r as Redis)
+        .multi()
+        .rpush(this.logKey(), entry)
+        .mset(...pairs)
+        .sadd(`${this.p}:ids`, ...entries.map((e) => e.id))
+        .exec();
+      at = Number(execResults(res)[0]) - 1;
+    } else {
+      // Cluster: the entry first, then ids and records (readers skip postings without a record).
+      at = (await r.rpush(this.logKey(), entry)) - 1;
+      await Promise.all(entries.map((e) => r.sadd(`${this.p}:ids`, e.id)));
+      await Promise.all(entries.map((e) => r.set(this.docKey(e.id), Buffer.from(e.record.buffer, e.record.byteOffset, e.record.byteLength))));
+    }
+    await this.foldOwn(at, 'put', docs);
+  }
+
+  private async removeLog(id: string): Promise<boolean> {
+    const r = this.redis;
+    const entry = encodeLogEntry('remove', [{ id }]);
+    let at: number;
+    let removed: boolean;
+    if (this.scripted) {
+      const res = execResults(await (r as Redis).multi().del(this.docKey(id)).srem(`${this.p}:ids`, id).rpush(this.logKey(), entry).exec());
+      removed = res[0] === 1;
+      at = Number(res[2]) - 1;
+    } else {
+      // The record first: from then on the document is invisible even if the rest fails.
+      removed = (await r.del(this.docKey(id))) === 1;
+      await r.srem(`${this.p}:ids`, id);
+      at = (await r.rpush(this.logKey(), entry)) - 1;
+    }
+    await this.foldOwn(at, 'remove', [{ id }]);
+    return removed;
   }
 
   async hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {
+    if (this.replica) {
+      await this.syncLog().catch(unavailable);
+      const have = new Set(await this.replica.keysOf(id));
+      return Array.from(keys, (k) => have.has(k));
+    }
     const r = this.redis;
     const got = await Promise.all(Array.from(keys, (k) => r.sismember(this.bandKey(k), id))).catch(unavailable);
     return got.map((x) => x === 1);
@@ -343,6 +553,12 @@ export class RedisStore implements NearDupStore {
       for (const id of ids) if (!(await r.exists(this.docKey(id)).catch(unavailable))) dangling++;
     } while (cursor !== '0');
     if (dangling) warnings.push(`${dangling} ids in ${this.p}:ids without a record (left by writes that were never acknowledged; harmless, counted by size())`);
+    if (this.replica) {
+      await this.syncLog().catch(unavailable);
+      let orphans = 0;
+      for await (const d of this.replica.table.scan()) if (!(await r.exists(this.docKey(d.id)).catch(unavailable))) orphans++;
+      if (orphans) warnings.push(`${orphans} documents in ${this.logKey()} without a record (left by writes that were never acknowledged; never returned by lookups)`);
+    }
     return { errors, warnings };
   }
 
