@@ -1,7 +1,8 @@
 /**
  * Insert throughput and memory per document of each store: memory, SQLite and Redis (a private
  * redis-server child), with batched addMany, plus one-at-a-time adds for Redis.
- * Usage: node --expose-gc dist/bench/online-stores.js [N=100000] [batch=1000]; STORES=memory,sqlite,redis picks stores.
+ * Usage: node --expose-gc dist/bench/online-stores.js [N=100000] [batch=1000]; STORES=memory,sqlite,redis picks
+ * stores, WORKERS=N sets the index's prepare workers (default 0).
  */
 import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,8 @@ import { startRedis } from '../test/helpers/redis.js';
 
 const N = Number(process.argv[2] ?? 100_000);
 const B = Number(process.argv[3] ?? 1000);
+// Prepare workers for addMany (NearDupIndexOptions.workers).
+const WORKERS = Number(process.env.WORKERS ?? 0);
 const corpus = adCorpus(3);
 const texts = Array.from({ length: N }, () => corpus.next());
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-storebench-'));
@@ -33,14 +36,14 @@ async function heap(): Promise<number> {
   return m.heapUsed + m.arrayBuffers;
 }
 
-console.log(`N = ${N} synthetic ads (~345 chars), defaults (char 5-shingles, numPerm 128, 16×6 bands), batches of ${B}`);
+console.log(`N = ${N} synthetic ads (~345 chars), defaults (char 5-shingles, numPerm 128, 16×6 bands), batches of ${B}, prepare workers ${WORKERS}`);
 console.log('');
 console.log('| store | forest | keys/doc | adds/s (addMany) | bytes/document | measured as |');
 console.log('|---|---|---|---|---|---|');
 
 async function bench(label: string, store: string, extra: NearDupIndexOptions, bytes: () => Promise<number>, measure: string) {
   const before = await bytes();
-  const idx = await NearDupIndex.open({ store, ...extra });
+  const idx = await NearDupIndex.open({ store, workers: WORKERS, ...extra });
   const t0 = performance.now();
   // Two batches in flight: the next batch is shingled and signed while the store works on the last.
   let pending: Promise<unknown> = Promise.resolve();

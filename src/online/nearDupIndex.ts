@@ -14,6 +14,8 @@ import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from '../store/
 import { openStore } from '../store/open.js';
 import type { NormalizeOptions } from '../text/normalize.js';
 import { readFile, rename, writeFile } from 'node:fs/promises';
+import { WorkerPool } from '../parallel/workerPool.js';
+import type { PrepareReply, PrepareRequest } from './prepareWorker.js';
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -52,6 +54,13 @@ export interface NearDupIndexOptions {
   store?: NearDupStore | string;
   /** Candidates examined per query at most (guards against huge buckets). Default 10,000. */
   maxCandidates?: number;
+  /**
+   * Worker threads that shingle, sign and encode the documents of {@link NearDupIndex.addMany}
+   * batches (of 64 documents or more), so that the next batch is prepared while this thread talks to
+   * the store. Default 0 (everything in the calling thread). Not available with a custom
+   * normalization function (functions cannot be sent to threads).
+   */
+  workers?: number;
 }
 
 /** One match. */
@@ -198,7 +207,12 @@ interface Prepared {
   set: Uint32Array;
   sig: Uint32Array | null;
   keys: Float64Array;
+  /** The encoded record, when a prepare worker made it. */
+  record?: Uint8Array;
 }
+
+/** addMany batches at least this large go to the prepare workers (smaller ones are not worth the trip). */
+const WORKER_MIN_BATCH = 64;
 
 /** An online near-duplicate index over a store. Create it with {@link NearDupIndex.open}. */
 export class NearDupIndex {
@@ -210,6 +224,7 @@ export class NearDupIndex {
   private readonly hasher: MinHasher;
   private readonly keyMaker: KeyMaker;
   private readonly maxCandidates: number;
+  private readonly pool: WorkerPool<PrepareRequest, PrepareReply> | null;
   private scratch = new Uint32Array(4096);
   private writeChain: Promise<unknown> = Promise.resolve();
   private queue: { p: Prepared; resolve: (m: Match[]) => void; reject: (e: unknown) => void }[] = [];
@@ -236,6 +251,10 @@ export class NearDupIndex {
     this.keyMaker = new KeyMaker(manifest.bands, manifest.rows, manifest.forest, manifest.minhash.numPerm);
     this.maxCandidates = options.maxCandidates ?? 10000;
     if (!(Number.isInteger(this.maxCandidates) && this.maxCandidates > 0)) throw new RangeError('maxCandidates must be a positive integer');
+    const workers = options.workers ?? 0;
+    if (!(Number.isInteger(workers) && workers >= 0)) throw new RangeError(`workers must be a non-negative integer, got ${workers}`);
+    if (workers > 0 && s.normalize.custom) throw new RangeError('workers cannot be used with a custom normalization function (functions cannot be sent to worker threads)');
+    this.pool = workers > 0 ? new WorkerPool(new URL('./prepareWorker.js', import.meta.url), { manifest }, workers, 'prepare worker') : null;
   }
 
   /**
@@ -278,11 +297,15 @@ export class NearDupIndex {
     if (this.closed) throw new Error('the index is closed');
   }
 
-  private prepare(id: string, text: string, meta: unknown): Prepared {
+  private validate(id: string, text: string): void {
     if (typeof id !== 'string' || id.length === 0) throw new TypeError('document id must be a non-empty string');
     // Stores write ids as UTF-8: a lone surrogate would come back as U+FFFD, under another id.
     if (LONE_SURROGATE.test(id)) throw new TypeError(`document id ${JSON.stringify(id)} is not well-formed Unicode (lone surrogate)`);
     if (typeof text !== 'string') throw new TypeError(`text of document "${id}" must be a string`);
+  }
+
+  private prepare(id: string, text: string, meta: unknown): Prepared {
+    this.validate(id, text);
     const set = this.shingler.set(text);
     const sig = this.hasher.sign(set);
     const keys = sig ? this.keyMaker.keys(sig) : new Float64Array(0);
@@ -290,6 +313,7 @@ export class NearDupIndex {
   }
 
   private recordOf(p: Prepared): Uint8Array {
+    if (p.record) return p.record;
     const exact = this.manifest.verify === 'exact';
     return encodeRecord({
       ...(exact ? { set: p.set } : p.sig ? { signature: p.sig } : {}),
@@ -397,12 +421,34 @@ export class NearDupIndex {
   async addMany(docs: NewDocument[]): Promise<Match[][]> {
     this.check();
     const seen = new Map<string, number>();
-    const prepared = docs.map((d, i) => {
+    docs.forEach((d, i) => {
       if (seen.has(d.id)) throw new RangeError(`duplicate id "${d.id}" in batch (items ${seen.get(d.id)} and ${i})`);
       seen.set(d.id, i);
-      return this.prepare(d.id, d.text, d.meta);
     });
+    let prepared: Prepared[];
+    if (this.pool && docs.length >= WORKER_MIN_BATCH) {
+      for (const d of docs) this.validate(d.id, d.text);
+      prepared = await this.prepareInWorker(docs);
+      this.check();
+    } else prepared = docs.map((d) => this.prepare(d.id, d.text, d.meta));
     return this.exclusive(() => this.insertPrepared(prepared));
+  }
+
+  /** Prepares a batch on a worker thread; results are views into the reply's transferred buffers. */
+  private async prepareInWorker(docs: NewDocument[]): Promise<Prepared[]> {
+    const metas = docs.map((d) => (d.meta === undefined ? undefined : JSON.stringify(d.meta)));
+    const r = await this.pool!.run({ texts: docs.map((d) => d.text), metas });
+    const P = this.manifest.minhash.numPerm;
+    const K = this.manifest.keysPerDoc;
+    const empty = new Float64Array(0);
+    return docs.map((d, i) => ({
+      id: d.id,
+      meta: d.meta,
+      set: r.sets.subarray(r.setOff[i]!, r.setOff[i + 1]!),
+      sig: r.hasSig[i] ? r.sigs.subarray(i * P, (i + 1) * P) : null,
+      keys: r.hasSig[i] ? r.keys.subarray(i * K, (i + 1) * K) : empty,
+      record: r.records.subarray(r.recOff[i]!, r.recOff[i + 1]!),
+    }));
   }
 
   /** Looks up, scores and writes prepared documents; runs under the write lock. */
@@ -593,6 +639,7 @@ export class NearDupIndex {
     if (this.closed) return;
     this.closed = true;
     await this.writeChain;
+    await this.pool?.close();
     await this.store.close();
   }
 }

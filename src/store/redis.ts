@@ -290,9 +290,14 @@ export class RedisStore implements NearDupStore {
       if (last < start) return;
       const [token, entries] = await Promise.all([r.get(`${this.p}:layout`), r.lrangeBuffer(this.logKey(), start, last)]);
       if (token !== this.token) {
+        // Deleted and created again, or Redis lost its data: rebuild the table from what is there.
+        // A store that is gone entirely is created again, with this index's manifest.
         this.replica = await LogReplica.create(this.manifest!);
-        if (token === null) return; // the store is gone: stay empty until it is written again
-        this.token = token;
+        if (token === null) {
+          await r.set(`${this.p}:layout`, `log ${randomBytes(8).toString('hex')}`, 'NX');
+          await r.set(`${this.p}:manifest`, JSON.stringify(this.manifest), 'NX');
+          this.token = (await r.get(`${this.p}:layout`)) ?? '';
+        } else this.token = token;
         continue;
       }
       for (const b of entries) {

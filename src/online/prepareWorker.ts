@@ -1,0 +1,68 @@
+/**
+ * Worker-thread entry of the online index's prepare pool: sketches and encodes batches of documents
+ * (the CPU-heavy part of `addMany`) while the index's own thread talks to the store.
+ * @module
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { DocPipeline } from './pipeline.js';
+import type { IndexManifest } from './nearDupIndex.js';
+
+/** A batch to prepare: texts, and each document's metadata as JSON text (undefined: none). */
+export interface PrepareRequest {
+  texts: string[];
+  metas: (string | undefined)[];
+}
+
+/**
+ * Packed results: document i has set sets[setOff[i] .. setOff[i+1]), a signature
+ * sigs[i·numPerm ..] when hasSig[i], keys keys[i·keysPerDoc ..] when hasSig[i], and record
+ * records[recOff[i] .. recOff[i+1]).
+ */
+export interface PrepareReply {
+  error?: string;
+  sets: Uint32Array;
+  setOff: Int32Array;
+  sigs: Uint32Array;
+  hasSig: Uint8Array;
+  keys: Float64Array;
+  records: Uint8Array;
+  recOff: Int32Array;
+}
+
+const pipe = new DocPipeline((workerData as { manifest: IndexManifest }).manifest);
+const port = parentPort!;
+
+port.on('message', (req: PrepareRequest) => {
+  try {
+    const n = req.texts.length;
+    const P = pipe.manifest.minhash.numPerm;
+    const K = pipe.manifest.keysPerDoc;
+    const sketches = req.texts.map((t) => pipe.sketch(t));
+    const recs = sketches.map((d, i) => pipe.record(d, req.metas[i] === undefined ? undefined : JSON.parse(req.metas[i]!)));
+    const setOff = new Int32Array(n + 1);
+    const recOff = new Int32Array(n + 1);
+    for (let i = 0; i < n; i++) {
+      setOff[i + 1] = setOff[i]! + sketches[i]!.set.length;
+      recOff[i + 1] = recOff[i]! + recs[i]!.length;
+    }
+    const sets = new Uint32Array(setOff[n]!);
+    const records = new Uint8Array(recOff[n]!);
+    const sigs = new Uint32Array(n * P);
+    const hasSig = new Uint8Array(n);
+    const keys = new Float64Array(n * K);
+    for (let i = 0; i < n; i++) {
+      const d = sketches[i]!;
+      sets.set(d.set, setOff[i]!);
+      records.set(recs[i]!, recOff[i]!);
+      if (d.sig) {
+        hasSig[i] = 1;
+        sigs.set(d.sig, i * P);
+        keys.set(d.keys, i * K);
+      }
+    }
+    const reply: PrepareReply = { sets, setOff, sigs, hasSig, keys, records, recOff };
+    port.postMessage(reply, [sets.buffer, setOff.buffer, sigs.buffer, hasSig.buffer, keys.buffer, records.buffer, recOff.buffer]);
+  } catch (e) {
+    port.postMessage({ error: (e as Error).message ?? String(e) });
+  }
+});

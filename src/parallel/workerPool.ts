@@ -1,0 +1,87 @@
+/**
+ * A fixed set of worker threads with a queue of jobs: one job per idle worker, replies matched to
+ * their job, workers unreferenced while idle (an idle pool never keeps the process alive).
+ * @module
+ */
+import { Worker } from 'node:worker_threads';
+
+/** A reply a worker posts back: `error` set when the job failed there. */
+export interface WorkerReply {
+  error?: string;
+}
+
+/** A pool of `size` workers started from `script`, each with `workerData`. */
+export class WorkerPool<Req, Rep extends WorkerReply> {
+  private readonly workers: Worker[] = [];
+  private readonly idle: Worker[] = [];
+  private readonly queue: { req: Req; transfer: ArrayBuffer[]; resolve: (r: Rep) => void; reject: (e: Error) => void }[] = [];
+  private readonly pending = new Map<Worker, { resolve: (r: Rep) => void; reject: (e: Error) => void }>();
+  private closed = false;
+
+  /** Starts `size` workers; `what` names them in errors ("signing worker failed: …"). */
+  constructor(
+    script: URL,
+    workerData: unknown,
+    size: number,
+    private readonly what: string,
+  ) {
+    if (!Number.isInteger(size) || size < 1) throw new RangeError(`workers must be a positive integer, got ${size}`);
+    for (let i = 0; i < size; i++) {
+      const w = new Worker(script, { workerData });
+      w.on('message', (r: Rep) => this.done(w, r));
+      w.on('error', (e) => this.fail(w, e));
+      w.unref();
+      this.workers.push(w);
+      this.idle.push(w);
+    }
+  }
+
+  /** Number of workers. */
+  get size(): number {
+    return this.workers.length;
+  }
+
+  /** Runs one job on the next idle worker; `transfer` lists buffers moved (not copied) to it. */
+  run(req: Req, transfer: ArrayBuffer[] = []): Promise<Rep> {
+    if (this.closed) return Promise.reject(new Error(`${this.what} pool is closed`));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ req, transfer, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.idle.length > 0 && this.queue.length > 0) {
+      const w = this.idle.pop()!;
+      const job = this.queue.shift()!;
+      this.pending.set(w, job);
+      w.ref();
+      w.postMessage(job.req, job.transfer);
+    }
+  }
+
+  private done(w: Worker, r: Rep): void {
+    const job = this.pending.get(w);
+    this.pending.delete(w);
+    w.unref();
+    this.idle.push(w);
+    if (job) {
+      if (r.error) job.reject(new Error(`${this.what} failed: ${r.error}`));
+      else job.resolve(r);
+    }
+    this.pump();
+  }
+
+  private fail(w: Worker, e: Error): void {
+    const job = this.pending.get(w);
+    this.pending.delete(w);
+    job?.reject(e);
+  }
+
+  /** Stops the workers; queued jobs are rejected. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new Error(`${this.what} pool is closed`));
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * The Redis store's log layout: the entry codec, several index instances sharing one Redis (each
+ * with its own in-memory table), a wiped Redis, layout selection and mismatches, corrupt entries,
+ * and the prepare workers of addMany.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { NearDupIndex } from '../src/index.js';
+import { RedisStore } from '../src/store/redis.js';
+import { encodeLogEntry, decodeLogEntry } from '../src/store/redisLog.js';
+import { kijijiTexts } from './helpers/kijiji.js';
+import { startRedis, type RedisChild } from './helpers/redis.js';
+
+const texts = kijijiTexts().slice(0, 400);
+const OPTS = { shingle: { k: 10, normalize: { preset: 'seed000' as const } }, threshold: 0.8 };
+let redis: RedisChild | undefined;
+after(async () => {
+  await redis?.stop();
+});
+async function server(): Promise<RedisChild> {
+  redis ??= await startRedis();
+  return redis;
+}
+
+test('log entries round-trip, including empty key lists, non-ASCII ids and keys near 2^53', () => {
+  const docs = [
+    { id: 'a', keys: new Float64Array([0, 1, 2 ** 32, 2 ** 53 - 1, 123456789012345]) },
+    { id: 'zé漢😀', keys: new Float64Array(0) },
+    { id: 'x'.repeat(300), keys: new Float64Array([42]) },
+  ];
+  const put = decodeLogEntry(encodeLogEntry('put', docs), 'test');
+  assert.equal(put.op, 'put');
+  assert.deepEqual(
+    put.docs.map((d) => ({ id: d.id, keys: [...d.keys!] })),
+    docs.map((d) => ({ id: d.id, keys: [...d.keys] })),
+  );
+  const rm = decodeLogEntry(encodeLogEntry('remove', [{ id: 'zé漢😀' }]), 'test');
+  assert.deepEqual(rm, { op: 'remove', docs: [{ id: 'zé漢😀' }] });
+  const bytes = encodeLogEntry('put', docs);
+  assert.throws(() => decodeLogEntry(bytes.subarray(0, bytes.length - 3), 'L[7]'), /L\[7\]: malformed log entry \(truncated keys\)/);
+  assert.throws(() => decodeLogEntry(Buffer.concat([bytes, Buffer.from([0])]), 'L[7]'), /1 trailing bytes/);
+  assert.throws(() => decodeLogEntry(Buffer.from([9, 1, 0]), 'L[7]'), /version 9/);
+});
+
+test('log layout: index instances sharing one Redis see each other’s adds, replacements and removals', async () => {
+  const r = await server();
+  const url = `${r.url}?prefix=shared`;
+  const a = await NearDupIndex.open({ ...OPTS, store: url });
+  const b = await NearDupIndex.open({ ...OPTS, store: url });
+  assert.deepEqual(await a.add('x1', texts[0]!, { by: 'a' }), []);
+  // b never wrote anything: it finds a's document through the log, with the record from Redis.
+  const seen = await b.query(texts[0]!);
+  assert.equal(seen.length, 1);
+  assert.deepEqual({ id: seen[0]!.id, similarity: seen[0]!.similarity, meta: seen[0]!.meta }, { id: 'x1', similarity: 1, meta: { by: 'a' } });
+  // b's add reports a's document as a duplicate; a then sees b's.
+  const dup = await b.add('x2', texts[0]!);
+  assert.deepEqual(dup.map((m) => m.id), ['x1']);
+  assert.deepEqual((await a.query(texts[0]!)).map((m) => m.id), ['x1', 'x2']);
+  // Replacement by a (another text under x1) moves x1's keys in b's table too.
+  await a.add('x1', texts[1]!);
+  assert.deepEqual((await b.query(texts[0]!)).map((m) => m.id), ['x2']);
+  assert.deepEqual((await b.query(texts[1]!)).map((m) => m.id), ['x1']);
+  // Removal by b.
+  assert.equal(await b.remove('x1'), true);
+  assert.deepEqual(await a.query(texts[1]!), []);
+  assert.equal(await a.remove('x1'), false);
+  // Batches from both, interleaved, end with both tables answering the same.
+  await Promise.all([
+    a.addMany(texts.slice(10, 110).map((text, i) => ({ id: `a${i}`, text }))),
+    b.addMany(texts.slice(110, 210).map((text, i) => ({ id: `b${i}`, text }))),
+  ]);
+  for (let i = 10; i < 210; i += 9) assert.deepEqual(await a.query(texts[i]!), await b.query(texts[i]!));
+  assert.equal(await a.size(), 201);
+  // A third instance opened now rebuilds the same table from the log.
+  const c = await NearDupIndex.open({ store: url });
+  for (let i = 10; i < 210; i += 9) assert.deepEqual(await c.query(texts[i]!), await a.query(texts[i]!));
+  const st = (await c.stats()).storeStats;
+  assert.equal(st.layout, 'log');
+  assert.equal(st.logEntries, 6); // 3 adds, 1 removal (the second found nothing), 2 batches
+  await Promise.all([a.close(), b.close(), c.close()]);
+});
+
+test('log layout: a wiped Redis empties the table; later adds work', async () => {
+  const r = await server();
+  const url = `${r.url}?prefix=wipe`;
+  const idx = await NearDupIndex.open({ ...OPTS, store: url });
+  await idx.addMany(texts.slice(0, 50).map((text, i) => ({ id: `w${i}`, text })));
+  assert.equal((await idx.query(texts[3]!))[0]?.id, 'w3');
+  const raw = new Redis(r.url);
+  await raw.flushall();
+  assert.deepEqual(await idx.query(texts[3]!), []);
+  assert.match((await raw.get('wipe:layout'))!, /^log /);
+  assert.deepEqual(await idx.add('w-again', texts[3]!), []);
+  assert.equal((await idx.query(texts[3]!))[0]?.id, 'w-again');
+  raw.disconnect();
+  await idx.close();
+});
+
+test('layouts: default log, ?layout=sets, stores made before layouts read as sets, mismatches are errors', async () => {
+  const r = await server();
+  const raw = new Redis(r.url);
+  const fresh = RedisStore.fromUrl(`${r.url}?prefix=lay1`);
+  await fresh.open({ keysPerDoc: 1 });
+  assert.equal(fresh.layout, 'log');
+  assert.match((await raw.get('lay1:layout'))!, /^log [0-9a-f]{16}$/);
+  await fresh.close();
+  const sets = RedisStore.fromUrl(`${r.url}?prefix=lay2&layout=sets`);
+  await sets.open({ keysPerDoc: 1 });
+  assert.equal(sets.layout, 'sets');
+  await sets.close();
+  // An existing store keeps its layout whatever the default is.
+  const again = RedisStore.fromUrl(`${r.url}?prefix=lay2`);
+  assert.equal(await again.open({ keysPerDoc: 1 }).then(() => again.layout), 'sets');
+  await again.close();
+  await assert.rejects(
+    async () => {
+      const s = RedisStore.fromUrl(`${r.url}?prefix=lay2&layout=log`);
+      try {
+        await s.open({ keysPerDoc: 1 });
+      } finally {
+        await s.close();
+      }
+    },
+    /uses the sets layout, not log/,
+  );
+  // A store written by a version without layouts: a manifest and no layout key.
+  await raw.set('lay3:manifest', JSON.stringify({ keysPerDoc: 1 }));
+  const old = RedisStore.fromUrl(`${r.url}?prefix=lay3`);
+  await old.open({ keysPerDoc: 1 });
+  assert.equal(old.layout, 'sets');
+  await old.close();
+  assert.throws(() => RedisStore.fromUrl(`${r.url}?layout=lists`), /layout must be log or sets/);
+  raw.disconnect();
+});
+
+test('log layout: a corrupt log entry is an error naming the list and position', async () => {
+  const r = await server();
+  const url = `${r.url}?prefix=bad`;
+  const idx = await NearDupIndex.open({ ...OPTS, store: url });
+  await idx.add('ok', texts[0]!);
+  await idx.close();
+  const raw = new Redis(r.url);
+  await raw.rpush('bad:log', Buffer.from([1, 1, 5]));
+  raw.disconnect();
+  await assert.rejects(() => NearDupIndex.open({ store: url }), /Redis bad:log\[1\]: malformed log entry \(truncated varint\)/);
+});
+
+test('addMany with prepare workers answers exactly as in-thread preparation (exact and estimate, metadata, empty texts)', async () => {
+  for (const verify of ['exact', 'estimate'] as const) {
+    const plain = await NearDupIndex.open({ ...OPTS, verify });
+    const threaded = await NearDupIndex.open({ ...OPTS, verify, workers: 2 });
+    const docs = texts.slice(0, 300).map((text, i) => ({ id: `d${i}`, text: i % 50 === 7 ? '' : text, ...(i % 3 ? { meta: { i, tags: ['a', i] } } : {}) }));
+    for (let i = 0; i < docs.length; i += 100) {
+      // Batches of 100 go to the workers (≥ 64); the small one stays in-thread.
+      const batch = docs.slice(i, i + 100);
+      assert.deepEqual(await threaded.addMany(batch), await plain.addMany(batch));
+    }
+    const small = texts.slice(300, 310).map((text, i) => ({ id: `s${i}`, text }));
+    assert.deepEqual(await threaded.addMany(small), await plain.addMany(small));
+    for (const id of ['d1', 'd7', 'd8', 's3']) assert.deepEqual(await threaded.get(id), await plain.get(id));
+    await Promise.all([plain.close(), threaded.close()]);
+  }
+  await assert.rejects(() => NearDupIndex.open({ workers: -1 }), /workers must be a non-negative integer/);
+  await assert.rejects(() => NearDupIndex.open({ workers: 1, shingle: { normalize: { custom: (s: string) => s } } }), /custom normalization/);
+});
