@@ -10,6 +10,7 @@ import { chooseBands } from '../lsh/params.js';
 import { jaccard, jaccardAtLeast } from '../similarity/jaccard.js';
 import { decodeRecord, readRecordMeta, encodeRecord, readRecordSketch, encodeIndexSnapshot, decodeIndexSnapshot, FORMAT_VERSION } from '../sketch/format.js';
 import { KeyMaker, DEFAULT_FOREST, type ForestOptions } from './keys.js';
+import { createDocSketcher, type DocSketcher } from '../sketch/docSketcher.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from '../store/types.js';
 import { openStore } from '../store/open.js';
 import type { NormalizeOptions } from '../text/normalize.js';
@@ -209,6 +210,8 @@ export class NearDupIndex {
   private readonly shingler: Shingler;
   private readonly hasher: MinHasher;
   private readonly keyMaker: KeyMaker;
+  /** Text → set and signature on the fused path (same bits as shingler.set + hasher.sign). */
+  private readonly sketcher: DocSketcher;
   private readonly maxCandidates: number;
   private scratch = new Uint32Array(4096);
   private writeChain: Promise<unknown> = Promise.resolve();
@@ -224,15 +227,19 @@ export class NearDupIndex {
     if (s.normalize.custom && !options.shingle?.normalize?.custom) {
       throw new RangeError('this index was built with a custom normalization function: pass the same shingle.normalize.custom');
     }
-    this.shingler = createShingler({
-      kind: s.kind,
-      k: s.k,
-      seed: s.seed,
-      multiset: s.multiset,
-      stopwords: s.stopwords,
-      normalize: { ...s.normalize, custom: options.shingle?.normalize?.custom },
+    this.sketcher = createDocSketcher({
+      shingle: {
+        kind: s.kind,
+        k: s.k,
+        seed: s.seed,
+        multiset: s.multiset,
+        stopwords: s.stopwords,
+        normalize: { ...s.normalize, custom: options.shingle?.normalize?.custom },
+      },
+      minhash: manifest.minhash,
     });
-    this.hasher = createMinHasher(manifest.minhash);
+    this.shingler = this.sketcher.shingler;
+    this.hasher = this.sketcher.hasher;
     this.keyMaker = new KeyMaker(manifest.bands, manifest.rows, manifest.forest, manifest.minhash.numPerm);
     this.maxCandidates = options.maxCandidates ?? 10000;
     if (!(Number.isInteger(this.maxCandidates) && this.maxCandidates > 0)) throw new RangeError('maxCandidates must be a positive integer');
@@ -283,8 +290,7 @@ export class NearDupIndex {
     // Stores write ids as UTF-8: a lone surrogate would come back as U+FFFD, under another id.
     if (LONE_SURROGATE.test(id)) throw new TypeError(`document id ${JSON.stringify(id)} is not well-formed Unicode (lone surrogate)`);
     if (typeof text !== 'string') throw new TypeError(`text of document "${id}" must be a string`);
-    const set = this.shingler.set(text);
-    const sig = this.hasher.sign(set);
+    const { set, sig } = this.sketcher.sketch(text);
     const keys = sig ? this.keyMaker.keys(sig) : new Float64Array(0);
     return { id, meta, set, sig, keys };
   }
