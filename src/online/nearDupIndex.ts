@@ -296,10 +296,12 @@ export class NearDupIndex {
   }
 
   private recordOf(p: Prepared): Uint8Array {
+    // One plain object literal (no spreads): this runs once per added document.
     const exact = this.manifest.verify === 'exact';
     return encodeRecord({
-      ...(exact ? { set: p.set } : p.sig ? { signature: p.sig } : {}),
-      ...(p.meta !== undefined ? { meta: p.meta } : {}),
+      set: exact ? p.set : undefined,
+      signature: exact ? undefined : (p.sig ?? undefined),
+      meta: p.meta,
     });
   }
 

@@ -98,6 +98,7 @@ export function createDocSketcher(options: DocSketcherOptions = {}): DocSketcher
     for (let i = 0; i < numPerm; i++) round[i] = out[i] === EMPTY ? 0xffff : 0;
     for (let t = 1; empty > 0; t++) {
       const salt = Math.imul(t, 0x9e3779b9);
+      const late = t >= numPerm; // rounds numPerm … 2·numPerm−1 offer every element to bin t − numPerm
       for (let j = 0; j < m; j++) {
         let h = zs[j]! ^ salt;
         h ^= h >>> 16;
@@ -105,7 +106,7 @@ export function createDocSketcher(options: DocSketcherOptions = {}): DocSketcher
         h ^= h >>> 13;
         h = Math.imul(h, 0xc2b2ae35);
         h = (h ^ (h >>> 16)) >>> 0;
-        const bin = t < numPerm ? (h * scale) | 0 : t - numPerm;
+        const bin = late ? t - numPerm : shift ? h >>> shift : (h * scale) | 0;
         const r = round[bin]!;
         if (r === 0xffff) {
           round[bin] = t;
@@ -147,11 +148,10 @@ export function createDocSketcher(options: DocSketcherOptions = {}): DocSketcher
           sig[(z * scale) | 0] = z;
         }
       } else {
+        // Window k-1 enters with no symbol leaving: one extra step before the rolling loop.
         let h = 0;
-        for (let i = 0; i < k - 1; i++) h = (Math.imul(h, ROLL_BASE) + syms[i]!) | 0;
-        for (let i = k - 1, j = 0; i < count; i++, j++) {
-          h = (Math.imul(h, ROLL_BASE) + syms[i]!) | 0;
-          if (i >= k) h = (h - Math.imul(syms[i - k]!, bk)) | 0;
+        for (let i = 0; i < k; i++) h = (Math.imul(h, ROLL_BASE) + syms[i]!) | 0;
+        for (let i = k, j = 0; ; i++, j++) {
           let f = h ^ (h >>> 16);
           f = Math.imul(f, 0x85ebca6b);
           f ^= f >>> 13;
@@ -175,6 +175,8 @@ export function createDocSketcher(options: DocSketcherOptions = {}): DocSketcher
             const bin = shift ? z >>> shift : (z * scale) | 0;
             if (z < sig[bin]!) sig[bin] = z;
           }
+          if (i === count) break;
+          h = (Math.imul(h, ROLL_BASE) + syms[i]! - Math.imul(syms[i - k]!, bk)) | 0;
         }
       }
       let set: Uint32Array;
