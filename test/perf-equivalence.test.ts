@@ -11,7 +11,14 @@ import { createMinHasher } from '../src/sketch/minhash.js';
 import { createShingler } from '../src/text/shingler.js';
 import { toSortedSet } from '../src/text/fingerprintSet.js';
 import { fmix32, splitmix32, subSeed } from '../src/hash/mix.js';
-import type { NormalizePreset } from '../src/text/normalize.js';
+import type { NormalizePreset, NormalizeOptions } from '../src/text/normalize.js';
+import { createDocSketcher } from '../src/sketch/docSketcher.js';
+import { KeyMaker, type ForestOptions } from '../src/online/keys.js';
+import { bandKeys, bandKey53 } from '../src/lsh/bandKeys.js';
+import { ByteWriter, encodeRecord, encodeFingerprintSet, decodeRecord, type DocRecord } from '../src/sketch/format.js';
+import { NearDupIndex, type NearDupIndexOptions } from '../src/online/nearDupIndex.js';
+import type { ShingleOptions } from '../src/text/shingler.js';
+import { kijijiTexts } from './helpers/kijiji.js';
 
 const ROLL = 0x9e3779b1 | 0;
 
@@ -199,4 +206,238 @@ test('toSortedSet (radix sort) = Array sort + unique, set and multiset', () => {
     }),
     { numRuns: 200, seed: 5 },
   );
+});
+
+// ---- The online index's per-document preparation (docSketcher, KeyMaker.keys, encodeRecord) ----
+
+/** KeyMaker.keys as first written: bandKeys over the bands, then over each tree's prefix subarray. */
+function refKeys(sig: Uint32Array, bands: number, rows: number, forest: ForestOptions | null): number[] {
+  const hi = new Uint32Array(Math.max(bands, 1));
+  const lo = new Uint32Array(Math.max(bands, 1));
+  bandKeys(sig, bands, rows, hi, lo);
+  const out: number[] = [];
+  for (let b = 0; b < bands; b++) out.push(bandKey53(hi[b]!, lo[b]!));
+  if (forest) {
+    const maxDepth = Math.max(...forest.depths);
+    for (const d of forest.depths) {
+      for (let t = 0; t < forest.trees; t++) {
+        bandKeys(sig.subarray(t * maxDepth, t * maxDepth + d), 1, d, hi, lo);
+        const salt = fmix32((0x466f7200 + t * 256 + d) >>> 0);
+        out.push(bandKey53((hi[0]! ^ salt) >>> 0, lo[0]!));
+      }
+    }
+  }
+  return out;
+}
+
+/** encodeRecord as first written: ByteWriter calls, one varint at a time (docs/formats.md). */
+function refRecord(rec: DocRecord): Uint8Array {
+  const meta = rec.meta === undefined ? undefined : new TextEncoder().encode(JSON.stringify(rec.meta));
+  const w = new ByteWriter(1);
+  w.u8(1);
+  w.u8((rec.set ? 1 : 0) | (rec.signature ? 2 : 0) | (meta ? 4 : 0));
+  if (rec.set) {
+    w.varint(rec.set.length);
+    let prev = 0;
+    for (const x of rec.set) {
+      w.varint((x - prev) >>> 0);
+      prev = x;
+    }
+  }
+  if (rec.signature) {
+    w.varint(rec.signature.length);
+    for (const v of rec.signature) w.u32(v);
+  }
+  if (meta) {
+    w.varint(meta.length);
+    w.bytes(meta);
+  }
+  return w.finish();
+}
+
+const sketchConfig = fc.record({
+  kind: fc.constantFrom<'char' | 'word' | 'spot'>('char', 'char', 'char', 'word', 'spot'),
+  k: fc.integer({ min: 1, max: 12 }),
+  multiset: fc.constantFrom(false, false, false, true),
+  normalize: fc.oneof<fc.Arbitrary<NormalizeOptions>[]>(
+    fc.record({ preset: fc.constantFrom<NormalizePreset>('default', 'seed000', 'none'), keepCase: fc.boolean() }),
+    fc.record({
+      preset: fc.constantFrom<NormalizePreset>('default', 'seed000', 'none'),
+      stripPunctuation: fc.boolean(),
+      stripDiacritics: fc.boolean(),
+    }),
+    fc.constant<NormalizeOptions>({ custom: (t: string) => t.replace(/a/g, 'aa') }),
+  ),
+  shingleSeed: fc.constantFrom(0, 1, 0xdeadbeef),
+  numPerm: fc.constantFrom(1, 2, 3, 4, 16, 20, 64, 100, 128, 256),
+  method: fc.constantFrom<'oph' | 'classic'>('oph', 'oph', 'classic'),
+  seed: fc.constantFrom(1, 2, 42),
+});
+
+type SketchConfig = typeof sketchConfig extends fc.Arbitrary<infer T> ? T : never;
+
+function shingleOf(c: SketchConfig): ShingleOptions {
+  return { kind: c.kind, k: c.kind === 'char' ? c.k : Math.min(c.k, 4), seed: c.shingleSeed, multiset: c.multiset, normalize: c.normalize };
+}
+
+test('docSketcher = shingler.set + hasher.sign (and the definitions) on random Unicode, all option kinds', () => {
+  fc.assert(
+    fc.property(sketchConfig, fc.array(anyText, { minLength: 1, maxLength: 4 }), (c, texts) => {
+      const shingle = shingleOf(c);
+      const minhash = { method: c.method, numPerm: c.numPerm, seed: c.seed };
+      const sk = createDocSketcher({ shingle, minhash });
+      const shingler = createShingler(shingle);
+      const hasher = createMinHasher(minhash);
+      for (const text of texts) {
+        const got = sk.sketch(text);
+        const set = shingler.set(text);
+        assert.deepEqual(got.set, set, 'set');
+        assert.deepEqual(got.sig, hasher.sign(set), 'signature');
+        // From the definitions too, where the test has them (char shingles, plain presets).
+        const n = c.normalize;
+        if (c.kind === 'char' && !c.multiset && !n.custom && !n.stripPunctuation && !n.stripDiacritics) {
+          const preset = n.preset ?? 'default';
+          const ref = refSet(refFingerprints(refNormalize(text, preset, preset === 'default' && !!n.keepCase), shingle.k!, c.shingleSeed));
+          assert.deepEqual(got.set, ref, 'set (definition)');
+          assert.deepEqual(got.sig, c.method === 'oph' ? refOph(ref, c.numPerm, c.seed) : refClassic(ref, c.numPerm, c.seed), 'signature (definition)');
+        }
+      }
+    }),
+    { numRuns: 600, seed: 20240917, endOnFailure: true },
+  );
+});
+
+test('docSketcher = reference on repetitive, long and bucket-crowding texts (the radix fallback)', () => {
+  const rnd = splitmix32(99);
+  const words = Array.from({ length: 3000 }, () => (rnd() >>> 0).toString(36));
+  const texts = [
+    'ab'.repeat(3000),
+    '-'.repeat(5000) + ' tail',
+    'x',
+    'abcde',
+    'abcdef',
+    ' \n\t ',
+    '',
+    // ~75,000 shingles: more than the bucket table takes.
+    Array.from({ length: 12000 }, (_, i) => words[(i * 7919) % words.length]).join(' '),
+    Array.from({ length: 400 }, (_, i) => words[i % 37]).join(' '),
+  ];
+  for (const method of ['oph', 'classic'] as const) {
+    for (const k of [1, 2, 5, 9]) {
+      const sk = createDocSketcher({ shingle: { k }, minhash: { method } });
+      const shingler = createShingler({ k });
+      const hasher = createMinHasher({ method });
+      for (const text of texts) {
+        const got = sk.sketch(text);
+        const set = shingler.set(text);
+        assert.deepEqual(got.set, set, `set, k ${k}, length ${text.length}`);
+        assert.deepEqual(got.sig, hasher.sign(set), `signature, k ${k}, length ${text.length}`);
+      }
+    }
+  }
+});
+
+test('docSketcher output arrays are independent of later calls', () => {
+  const sk = createDocSketcher();
+  const a = sk.sketch('the quick brown fox jumps over the lazy dog');
+  const copy = { set: a.set.slice(), sig: a.sig!.slice() };
+  sk.sketch('an entirely different text, long enough to fill the same scratch buffers again and again');
+  assert.deepEqual(a.set, copy.set);
+  assert.deepEqual(a.sig, copy.sig);
+  assert.notEqual(a.set.buffer, sk.sketch('the quick brown fox jumps over the lazy dog').set.buffer);
+});
+
+test('KeyMaker.keys = bandKeys over subarrays (bands and forest) on random signatures', () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom<{ numPerm: number; bands: number; rows: number; forest: ForestOptions | null }>(
+        { numPerm: 128, bands: 16, rows: 6, forest: { trees: 8, depths: [3, 1] } },
+        { numPerm: 128, bands: 20, rows: 6, forest: null },
+        { numPerm: 64, bands: 9, rows: 7, forest: { trees: 4, depths: [5, 3, 2] } },
+        { numPerm: 20, bands: 1, rows: 20, forest: { trees: 20, depths: [1] } },
+        { numPerm: 3, bands: 3, rows: 1, forest: { trees: 1, depths: [3] } },
+      ),
+      fc.integer({ min: 0, max: 0xffffffff }),
+      (c, seed) => {
+        const rnd = splitmix32(seed);
+        const sig = Uint32Array.from({ length: c.numPerm }, () => (rnd() % 7 === 0 ? 0xffffffff : rnd()));
+        const km = new KeyMaker(c.bands, c.rows, c.forest, c.numPerm);
+        assert.deepEqual(Array.from(km.keys(sig)), refKeys(sig, c.bands, c.rows, c.forest));
+      },
+    ),
+    { numRuns: 300, seed: 17 },
+  );
+});
+
+test('encodeRecord = the ByteWriter reference (sets with every gap size, signatures, metadata)', () => {
+  const gapSet = fc
+    .array(fc.oneof(fc.integer({ min: 1, max: 0x7f }), fc.integer({ min: 1, max: 0x3fff }), fc.integer({ min: 1, max: 0x1fffff }), fc.integer({ min: 1, max: 0xfffffff }), fc.integer({ min: 1, max: 0xffffffff })), { maxLength: 400 })
+    .map((gaps) => {
+      const out: number[] = [];
+      let x = -1;
+      for (const g of gaps) {
+        // The first value may be 0; stop before leaving uint32.
+        const next = out.length === 0 ? g - 1 : x + g;
+        if (next > 0xffffffff) break;
+        out.push(next);
+        x = next;
+      }
+      return Uint32Array.from(out);
+    });
+  fc.assert(
+    fc.property(
+      fc.option(gapSet, { nil: undefined }),
+      fc.option(fc.array(fc.integer({ min: 0, max: 0xffffffff }), { maxLength: 200 }).map((xs) => Uint32Array.from(xs)), { nil: undefined }),
+      fc.option(fc.jsonValue(), { nil: undefined }),
+      (set, signature, meta) => {
+        const rec: DocRecord = { ...(set ? { set } : {}), ...(signature ? { signature } : {}), ...(meta !== undefined ? { meta } : {}) };
+        const bytes = encodeRecord(rec);
+        assert.deepEqual(bytes, refRecord(rec));
+        if (set) assert.deepEqual(decodeRecord(bytes).set, set);
+        if (set) assert.deepEqual(encodeFingerprintSet(set), refRecord({ set }).subarray(2));
+      },
+    ),
+    { numRuns: 400, seed: 23 },
+  );
+  // Scratch growth: one huge record, then a small one.
+  const big = Uint32Array.from({ length: 50000 }, (_, i) => i * 85899);
+  assert.deepEqual(encodeRecord({ set: big, meta: 'x'.repeat(10000) }), refRecord({ set: big, meta: 'x'.repeat(10000) }));
+  assert.deepEqual(encodeRecord({ set: Uint32Array.of(5) }), refRecord({ set: Uint32Array.of(5) }));
+});
+
+test('NearDupIndex prepare/recordOf = the reference route on the Kijiji ads, several option sets', async () => {
+  const texts = kijijiTexts().slice(0, 600);
+  const configs: NearDupIndexOptions[] = [
+    {},
+    { k: 10, shingle: { normalize: { preset: 'seed000' } }, threshold: 0.8 },
+    { method: 'classic', numPerm: 64, seed: 7, forest: { trees: 4, depths: [4, 2] } },
+    { shingle: { kind: 'word', k: 2 }, verify: 'estimate' },
+    { shingle: { k: 4, normalize: { stripPunctuation: true, stripDiacritics: true } }, numPerm: 100, bands: 20, rows: 5, forest: false },
+    { shingle: { k: 5, multiset: true } },
+    { shingle: { kind: 'spot', stopwords: ['it', 'en'] } },
+  ];
+  for (const o of configs) {
+    const idx = await NearDupIndex.open(o);
+    const m = idx.manifest;
+    const shingle: ShingleOptions = { kind: m.shingle.kind, k: m.shingle.k, seed: m.shingle.seed, multiset: m.shingle.multiset, stopwords: m.shingle.stopwords, normalize: { ...m.shingle.normalize, custom: undefined } };
+    const shingler = createShingler(shingle);
+    const hasher = createMinHasher(m.minhash);
+    const inner = idx as unknown as {
+      prepare(id: string, text: string, meta: unknown): { set: Uint32Array; sig: Uint32Array | null; keys: Float64Array };
+      recordOf(p: { set: Uint32Array; sig: Uint32Array | null; keys: Float64Array; meta: unknown }): Uint8Array;
+    };
+    for (let i = 0; i < texts.length; i++) {
+      const meta = i % 3 === 0 ? { n: i, tag: 'città' } : undefined;
+      const p = inner.prepare(`d${i}`, texts[i]!, meta);
+      const set = shingler.set(texts[i]!);
+      const sig = hasher.sign(set);
+      const what = `${JSON.stringify(o)} doc ${i}`;
+      assert.deepEqual(p.set, set, what);
+      assert.deepEqual(p.sig, sig, what);
+      assert.deepEqual(Array.from(p.keys), sig ? refKeys(sig, m.bands, m.rows, m.forest) : [], what);
+      const rec: DocRecord = { ...(m.verify === 'exact' ? { set } : sig ? { signature: sig } : {}), ...(meta !== undefined ? { meta } : {}) };
+      assert.deepEqual(inner.recordOf({ ...p, meta }), refRecord(rec), what);
+    }
+    await idx.close();
+  }
 });

@@ -3,7 +3,7 @@
  * the LSH-Forest prefix keys used by topK. Each key is a 53-bit integer (docs/formats.md).
  * @module
  */
-import { bandKeys, bandKey53 } from '../lsh/bandKeys.js';
+import { bandKey53 } from '../lsh/bandKeys.js';
 import { fmix32 } from '../hash/mix.js';
 
 /** LSH-Forest settings: `trees` prefix trees over consecutive slot ranges, indexed at `depths`. */
@@ -24,8 +24,6 @@ export const DEFAULT_FOREST: ForestOptions = { trees: 8, depths: [3, 1] };
 export class KeyMaker {
   /** Keys per document: bands + trees · depths. */
   readonly keysPerDoc: number;
-  private readonly hi: Uint32Array;
-  private readonly lo: Uint32Array;
   private readonly salts: Uint32Array;
   private readonly maxDepth: number;
 
@@ -45,8 +43,6 @@ export class KeyMaker {
       if (trees * this.maxDepth > numPerm) throw new RangeError(`forest needs trees·depth ≤ numPerm (${trees}·${this.maxDepth} > ${numPerm})`);
     }
     this.keysPerDoc = bands + trees * depths.length;
-    this.hi = new Uint32Array(Math.max(bands, 1));
-    this.lo = new Uint32Array(Math.max(bands, 1));
     this.salts = new Uint32Array(trees * depths.length);
     for (let l = 0; l < depths.length; l++) {
       for (let t = 0; t < trees; t++) this.salts[l * trees + t] = fmix32((0x466f7200 + t * 256 + depths[l]!) >>> 0);
@@ -61,18 +57,15 @@ export class KeyMaker {
   /** Writes the keysPerDoc keys of `sig` into a new Float64Array: bands first, then level by level, tree by tree. */
   keys(sig: Uint32Array): Float64Array {
     const out = new Float64Array(this.keysPerDoc);
-    const { bands, rows, hi, lo } = this;
-    bandKeys(sig, bands, rows, hi, lo);
-    for (let b = 0; b < bands; b++) out[b] = bandKey53(hi[b]!, lo[b]!);
+    const { bands, rows } = this;
+    for (let b = 0; b < bands; b++) out[b] = rangeKey(sig, b * rows, rows, 2 * b + 1, 2 * b + 2, 0);
     const f = this.forest;
     if (f) {
+      // A tree's prefix key is the one-band key (seeds 1 and 2) of its first d slots, salted per level and tree.
       let o = bands;
       for (let l = 0; l < f.depths.length; l++) {
         const d = f.depths[l]!;
-        for (let t = 0; t < f.trees; t++, o++) {
-          bandKeys(sig.subarray(t * this.maxDepth, t * this.maxDepth + d), 1, d, hi, lo);
-          out[o] = bandKey53((hi[0]! ^ this.salts[l * f.trees + t]!) >>> 0, lo[0]!);
-        }
+        for (let t = 0; t < f.trees; t++, o++) out[o] = rangeKey(sig, t * this.maxDepth, d, 1, 2, this.salts[l * f.trees + t]!);
       }
     }
     return out;
@@ -88,4 +81,31 @@ export class KeyMaker {
     const t = this.forest!.trees;
     return keys.subarray(this.bands + l * t, this.bands + (l + 1) * t);
   }
+}
+
+const C1 = 0xcc9e2d51;
+const C2 = 0x1b873593;
+
+/**
+ * The band key (as `bandKeys` + `bandKey53`) of the `rows` slots of `sig` from `start`, with the
+ * murmur3 seeds `s1` and `s2`, the high half XORed with `salt`. Inlined here so that a key costs
+ * no subarray and no scratch arrays.
+ */
+function rangeKey(sig: Uint32Array, start: number, rows: number, s1: number, s2: number, salt: number): number {
+  let h1 = s1 | 0;
+  let h2 = s2 | 0;
+  for (let i = start, end = start + rows; i < end; i++) {
+    let k = Math.imul(sig[i]! | 0, C1);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, C2);
+    h1 ^= k;
+    h1 = (h1 << 13) | (h1 >>> 19);
+    h1 = (Math.imul(h1, 5) + 0xe6546b64) | 0;
+    h2 ^= k;
+    h2 = (h2 << 17) | (h2 >>> 15);
+    h2 = (Math.imul(h2, 5) + 0x38495ab5) | 0;
+  }
+  const hi = fmix32((h1 ^ (rows * 4)) >>> 0);
+  const lo = fmix32((h2 ^ (rows * 4) ^ 0x5bd1e995) >>> 0);
+  return bandKey53((hi ^ salt) >>> 0, lo);
 }

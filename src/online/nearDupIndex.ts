@@ -8,8 +8,9 @@ import { createShingler, type Shingler, type ShingleOptions, type ShingleKind } 
 import { createMinHasher, estimateJaccard, type MinHasher, type MinHashMethod } from '../sketch/minhash.js';
 import { chooseBands } from '../lsh/params.js';
 import { jaccard, jaccardAtLeast } from '../similarity/jaccard.js';
-import { decodeRecord, readRecordMeta, encodeRecord, readRecordSketch, encodeIndexSnapshot, decodeIndexSnapshot, FORMAT_VERSION } from '../sketch/format.js';
+import { decodeRecord, readRecordMeta, readRecordSketch, encodeIndexSnapshot, decodeIndexSnapshot, FORMAT_VERSION } from '../sketch/format.js';
 import { KeyMaker, DEFAULT_FOREST, type ForestOptions } from './keys.js';
+import { DocPipeline } from './pipeline.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from '../store/types.js';
 import { openStore } from '../store/open.js';
 import type { NormalizeOptions } from '../text/normalize.js';
@@ -223,6 +224,8 @@ export class NearDupIndex {
   private readonly shingler: Shingler;
   private readonly hasher: MinHasher;
   private readonly keyMaker: KeyMaker;
+  /** Text → set, signature, keys and record (shared with the prepare workers). */
+  private readonly pipe: DocPipeline;
   private readonly maxCandidates: number;
   private readonly pool: WorkerPool<PrepareRequest, PrepareReply> | null;
   private scratch = new Uint32Array(4096);
@@ -239,16 +242,10 @@ export class NearDupIndex {
     if (s.normalize.custom && !options.shingle?.normalize?.custom) {
       throw new RangeError('this index was built with a custom normalization function: pass the same shingle.normalize.custom');
     }
-    this.shingler = createShingler({
-      kind: s.kind,
-      k: s.k,
-      seed: s.seed,
-      multiset: s.multiset,
-      stopwords: s.stopwords,
-      normalize: { ...s.normalize, custom: options.shingle?.normalize?.custom },
-    });
-    this.hasher = createMinHasher(manifest.minhash);
-    this.keyMaker = new KeyMaker(manifest.bands, manifest.rows, manifest.forest, manifest.minhash.numPerm);
+    this.pipe = new DocPipeline(manifest, options.shingle?.normalize?.custom);
+    this.shingler = this.pipe.shingler;
+    this.hasher = this.pipe.hasher;
+    this.keyMaker = this.pipe.keyMaker;
     this.maxCandidates = options.maxCandidates ?? 10000;
     if (!(Number.isInteger(this.maxCandidates) && this.maxCandidates > 0)) throw new RangeError('maxCandidates must be a positive integer');
     const workers = options.workers ?? 0;
@@ -306,19 +303,11 @@ export class NearDupIndex {
 
   private prepare(id: string, text: string, meta: unknown): Prepared {
     this.validate(id, text);
-    const set = this.shingler.set(text);
-    const sig = this.hasher.sign(set);
-    const keys = sig ? this.keyMaker.keys(sig) : new Float64Array(0);
-    return { id, meta, set, sig, keys };
+    return { id, meta, ...this.pipe.sketch(text) };
   }
 
   private recordOf(p: Prepared): Uint8Array {
-    if (p.record) return p.record;
-    const exact = this.manifest.verify === 'exact';
-    return encodeRecord({
-      ...(exact ? { set: p.set } : p.sig ? { signature: p.sig } : {}),
-      ...(p.meta !== undefined ? { meta: p.meta } : {}),
-    });
+    return p.record ?? this.pipe.record(p, p.meta);
   }
 
   /** The band and forest keys of an encoded record, as the stores index it (used by `index check`). */

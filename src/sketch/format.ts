@@ -141,23 +141,60 @@ export class ByteReader {
 
 /** Appends a fingerprint set: varint count, the first value, then the gaps between consecutive values. */
 export function writeFingerprintSet(w: ByteWriter, set: Uint32Array): void {
+  w.reserve(5 + set.length * 5);
+  w.length = putFingerprintSet(w.buf, w.length, set);
+}
+
+/**
+ * Writes a fingerprint set (as {@link writeFingerprintSet}) into `b` at `o` (room for
+ * 5 + 5·set.length bytes) and returns the end offset. Varints unrolled by size: most gaps of a
+ * few-hundred-element set take 4 bytes, and a Uint8Array store keeps the low 8 bits by itself.
+ */
+function putFingerprintSet(b: Uint8Array, o: number, set: Uint32Array): number {
   const n = set.length;
-  w.varint(n);
-  w.reserve(n * 5);
-  const b = w.buf;
-  let o = w.length;
+  o = putVarint(b, o, n);
   let prev = 0;
   for (let i = 0; i < n; i++) {
     const x = set[i]!;
-    let v = (x - prev) >>> 0;
+    const v = (x - prev) >>> 0;
     prev = x;
-    while (v >= 0x80) {
-      b[o++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
+    if (v < 0x80) b[o++] = v;
+    else if (v < 0x4000) {
+      b[o] = v | 0x80;
+      b[o + 1] = v >>> 7;
+      o += 2;
+    } else if (v < 0x200000) {
+      b[o] = v | 0x80;
+      b[o + 1] = (v >>> 7) | 0x80;
+      b[o + 2] = v >>> 14;
+      o += 3;
+    } else if (v < 0x10000000) {
+      b[o] = v | 0x80;
+      b[o + 1] = (v >>> 7) | 0x80;
+      b[o + 2] = (v >>> 14) | 0x80;
+      b[o + 3] = v >>> 21;
+      o += 4;
+    } else {
+      b[o] = v | 0x80;
+      b[o + 1] = (v >>> 7) | 0x80;
+      b[o + 2] = (v >>> 14) | 0x80;
+      b[o + 3] = (v >>> 21) | 0x80;
+      b[o + 4] = v >>> 28;
+      o += 5;
     }
-    b[o++] = v;
   }
-  w.length = o;
+  return o;
+}
+
+/** Writes an unsigned LEB128 varint of a uint32 into `b` at `o`; returns the end offset. */
+function putVarint(b: Uint8Array, o: number, v: number): number {
+  v >>>= 0;
+  while (v >= 0x80) {
+    b[o++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  b[o++] = v;
+  return o;
 }
 
 /** Encodes a sorted unique fingerprint set (delta + varint). Throws a RangeError if it is not sorted unique. */
@@ -302,21 +339,37 @@ const utf8d = new TextDecoder('utf-8', { fatal: true });
  * the signature as varint numPerm + uint32 LE slots (REC_SIG), the metadata as varint byte length + UTF-8 JSON (REC_META).
  */
 export function encodeRecord(rec: DocRecord): Uint8Array {
+  // Metadata first: JSON.stringify may run caller code (toJSON), which must not see the scratch in use.
   const metaBytes = rec.meta === undefined ? undefined : utf8.encode(JSON.stringify(rec.meta));
-  const w = new ByteWriter(8 + (rec.set ? rec.set.length * 4 : 0) + (rec.signature ? rec.signature.length * 4 + 5 : 0) + (metaBytes?.length ?? 0));
-  w.u8(FORMAT_VERSION);
-  w.u8((rec.set ? REC_SET : 0) | (rec.signature ? REC_SIG : 0) | (metaBytes ? REC_META : 0));
-  if (rec.set) writeFingerprintSet(w, rec.set);
-  if (rec.signature) {
-    w.varint(rec.signature.length);
-    for (const v of rec.signature) w.u32(v);
+  const { set, signature } = rec;
+  const need = 2 + (set ? 5 + set.length * 5 : 0) + (signature ? 5 + signature.length * 4 : 0) + (metaBytes ? 5 + metaBytes.length : 0);
+  // One reused scratch and one exact-size copy: cheaper than growing a fresh writer per record.
+  if (recordScratch.length < need) recordScratch = new Uint8Array(Math.max(need, recordScratch.length * 2));
+  const b = recordScratch;
+  let o = 0;
+  b[o++] = FORMAT_VERSION;
+  b[o++] = (set ? REC_SET : 0) | (signature ? REC_SIG : 0) | (metaBytes ? REC_META : 0);
+  if (set) o = putFingerprintSet(b, o, set);
+  if (signature) {
+    o = putVarint(b, o, signature.length);
+    for (let i = 0; i < signature.length; i++) {
+      const v = signature[i]!;
+      b[o] = v;
+      b[o + 1] = v >>> 8;
+      b[o + 2] = v >>> 16;
+      b[o + 3] = v >>> 24;
+      o += 4;
+    }
   }
   if (metaBytes) {
-    w.varint(metaBytes.length);
-    w.bytes(metaBytes);
+    o = putVarint(b, o, metaBytes.length);
+    b.set(metaBytes, o);
+    o += metaBytes.length;
   }
-  return w.finish();
+  return b.slice(0, o);
 }
+
+let recordScratch = new Uint8Array(4096);
 
 /** The parsed header of a record, with the reader left at the first section. */
 function recordReader(bytes: Uint8Array, what: string): { r: ByteReader; flags: number } {
