@@ -153,12 +153,19 @@ test('serve: two server processes sharing one Redis see each other\'s documents'
   const redis: RedisChild = await startRedis();
   cleanup.push(() => redis.stop());
   const store = `${redis.url}?prefix=shared`;
-  const [s1, s2] = await Promise.all([serve(['--store', store, '--token', 's3cret']), serve(['--store', store, '--token', 's3cret'])]);
+  // s2 prepares batch requests on a worker thread (--workers 1).
+  const [s1, s2] = await Promise.all([serve(['--store', store, '--token', 's3cret']), serve(['--store', store, '--token', 's3cret', '--workers', '1'])]);
   assert.deepEqual((await post(`${s1.url}/v1/documents`, { id: 'one', text: A })).json.duplicates, []);
   const r = await post(`${s2.url}/v1/documents`, { id: 'two', text: B });
   assert.equal(r.json.duplicates[0].id, 'one');
   const q = await post(`${s1.url}/v1/query`, { text: B });
   assert.deepEqual(q.json.matches.map((m: { id: string }) => m.id).sort(), ['one', 'two']);
+  // A batch of 100 through s2's worker: every document is found from s1, the repeated text as a duplicate.
+  const docs = Array.from({ length: 100 }, (_, i) => ({ id: `b${i}`, text: i === 99 ? A : `${i} ${B.split('').reverse().join('')} ${'x'.repeat(i)} ${i * 7919}` }));
+  const batch = await post(`${s2.url}/v1/documents:batch`, { documents: docs });
+  assert.equal(batch.status, 200);
+  assert.deepEqual(batch.json.results[99].duplicates.map((m: { id: string }) => m.id).sort(), ['one', 'two']);
+  for (const i of [0, 42, 98]) assert.equal((await post(`${s1.url}/v1/query`, { text: docs[i]!.text })).json.matches[0].id, `b${i}`);
   const del = await fetch(`${s2.url}/v1/documents/one`, { method: 'DELETE', headers: auth });
   assert.equal(del.status, 200);
   assert.equal((await fetch(`${s1.url}/v1/documents/one`, { headers: auth })).status, 404);

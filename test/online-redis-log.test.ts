@@ -37,6 +37,13 @@ test('log entries round-trip, including empty key lists, non-ASCII ids and keys 
   );
   const rm = decodeLogEntry(encodeLogEntry('remove', [{ id: 'zé漢😀' }]), 'test');
   assert.deepEqual(rm, { op: 'remove', docs: [{ id: 'zé漢😀' }] });
+  // The golden vectors of docs/formats.md ("Redis posting log").
+  const golden = encodeLogEntry('put', [
+    { id: 'a', keys: new Float64Array([1867867925882561, 7]) },
+    { id: 'é', keys: new Float64Array(0) },
+  ]);
+  assert.equal(golden.toString('hex'), '0101020161' + '02c1a635e4d0a206000700000000000000' + '02c3a900');
+  assert.equal(encodeLogEntry('remove', [{ id: 'a' }]).toString('hex'), '0102010161');
   const bytes = encodeLogEntry('put', docs);
   assert.throws(() => decodeLogEntry(bytes.subarray(0, bytes.length - 3), 'L[7]'), /L\[7\]: malformed log entry \(truncated keys\)/);
   assert.throws(() => decodeLogEntry(Buffer.concat([bytes, Buffer.from([0])]), 'L[7]'), /1 trailing bytes/);

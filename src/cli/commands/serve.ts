@@ -32,13 +32,14 @@ export interface ServeOptions {
   forest: boolean;
   bodyLimit: number;
   log: boolean;
+  workers: number;
 }
 
 /** The `serve` command, ready to add to a commander program. */
 export function serveCommand(): Command {
   return new Command('serve')
     .description('serve an online near-duplicate index over HTTP (POST /v1/documents, /v1/query, …; see docs/http-api.md)')
-    .option('--store <spec>', 'memory, sqlite:PATH or redis://HOST:PORT[?prefix=NAME]', 'memory')
+    .option('--store <spec>', 'memory, sqlite:PATH or redis://HOST:PORT[?prefix=NAME&layout=log|sets] (docs/stores.md)', 'memory')
     .option('--port <n>', 'TCP port (0: any free port)', num('--port', true), 8080)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .addOption(new Option('--token <token>', 'require Authorization: Bearer <token>').env('NEARDUP_TOKEN'))
@@ -52,6 +53,7 @@ export function serveCommand(): Command {
     .option('--min-recall <p>', 'P(candidate) at the threshold when choosing bands (default 0.99)', num('--min-recall', false))
     .addOption(new Option('--verify <mode>', 'exact Jaccard or MinHash estimate (default exact)').choices(['exact', 'estimate']))
     .option('--no-forest', 'no LSH-Forest keys (smaller, faster inserts; disables topK)')
+    .option('--workers <n>', 'threads that shingle and sign the documents of batch requests (64 or more documents)', num('--workers', true), 0)
     .option('--body-limit <bytes>', 'maximum request body', num('--body-limit', true), 1024 * 1024)
     .option('--log', 'log every request (pino JSON on stdout)', false)
     .action(async (o: ServeOptions) => {
@@ -73,6 +75,7 @@ export async function runServe(o: ServeOptions): Promise<void> {
     ...(o.minRecall !== undefined ? { minRecall: o.minRecall } : {}),
     ...(o.verify ? { verify: o.verify } : {}),
     ...(o.forest ? {} : { forest: false as const }),
+    ...(o.workers ? { workers: o.workers } : {}),
   };
   const index = await NearDupIndex.open(opts);
   const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log });
