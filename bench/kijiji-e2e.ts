@@ -4,21 +4,13 @@
  *   /usr/bin/time -v node dist/bench/kijiji-e2e.js [out.tsv]
  * @module
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
+import { kijijiTexts, repoRoot } from '../test/helpers/kijiji.js';
 import { resolve } from 'node:path';
 import { dedup } from '../src/dedup/dedup.js';
 
-const repoRoot = resolve(new URL('.', import.meta.url).pathname, '../..');
-const file = resolve(repoRoot, '../shared/data/dataset_rent_rome_kijiji.tsv');
 const out = resolve(process.argv[2] ?? resolve(repoRoot, 'bench/data/kijiji-pairs.tsv'));
-const texts = readFileSync(file, 'utf8')
-  .split('\n')
-  .slice(1)
-  .filter((l) => l.length > 0)
-  .map((l) => {
-    const f = l.split('\t');
-    return `${f[0] ?? ''} ${f[1] ?? ''}`;
-  });
+const texts = kijijiTexts();
 const r = dedup(texts, { threshold: 0.8, shingle: { k: 10, normalize: { preset: 'seed000' } } });
 const lines = r.pairs.map((p) => `${p.a}\t${p.b}\t${p.similarity.toFixed(6)}`);
 writeFileSync(`${out}.tmp`, `a\tb\tsimilarity\n${lines.join('\n')}\n`);

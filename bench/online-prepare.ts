@@ -12,8 +12,7 @@
  * Defaults: char 5-shingles, `default` normalization, OPH 128 slots, 16×6 bands, forest 8×[3,1].
  * @module
  */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { kijijiTexts } from '../test/helpers/kijiji.js';
 import { parseArgs } from 'node:util';
 import { NearDupIndex } from '../src/online/nearDupIndex.js';
 import { createShingler } from '../src/text/shingler.js';
@@ -38,16 +37,7 @@ function loadTexts(): string[] {
     return Array.from({ length: N }, () => c.next());
   }
   if (args.corpus === 'kijiji') {
-    const repoRoot = resolve(new URL('.', import.meta.url).pathname, '../..');
-    const file = resolve(repoRoot, '../shared/data/dataset_rent_rome_kijiji.tsv');
-    const rows = readFileSync(file, 'utf8')
-      .split('\n')
-      .slice(1)
-      .filter((l) => l.length > 0)
-      .map((l) => {
-        const f = l.split('\t');
-        return `${f[0] ?? ''} ${f[1] ?? ''}`;
-      });
+    const rows = kijijiTexts();
     // The 2,627 ads over and over, to N documents.
     return Array.from({ length: N }, (_, i) => rows[i % rows.length]!);
   }

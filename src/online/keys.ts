@@ -3,7 +3,7 @@
  * the LSH-Forest prefix keys used by topK. Each key is a 53-bit integer (docs/formats.md).
  * @module
  */
-import { bandKey53 } from '../lsh/bandKeys.js';
+import { bandKey53, rangeHash } from '../lsh/bandKeys.js';
 import { fmix32 } from '../hash/mix.js';
 
 /** LSH-Forest settings: `trees` prefix trees over consecutive slot ranges, indexed at `depths`. */
@@ -83,29 +83,14 @@ export class KeyMaker {
   }
 }
 
-const C1 = 0xcc9e2d51;
-const C2 = 0x1b873593;
+const HI = new Uint32Array(1);
+const LO = new Uint32Array(1);
 
 /**
  * The band key (as `bandKeys` + `bandKey53`) of the `rows` slots of `sig` from `start`, with the
- * murmur3 seeds `s1` and `s2`, the high half XORed with `salt`. Inlined here so that a key costs
- * no subarray and no scratch arrays.
+ * murmur3 seeds `s1` and `s2`, the high half XORed with `salt`: no subarray per key.
  */
 function rangeKey(sig: Uint32Array, start: number, rows: number, s1: number, s2: number, salt: number): number {
-  let h1 = s1 | 0;
-  let h2 = s2 | 0;
-  for (let i = start, end = start + rows; i < end; i++) {
-    let k = Math.imul(sig[i]! | 0, C1);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, C2);
-    h1 ^= k;
-    h1 = (h1 << 13) | (h1 >>> 19);
-    h1 = (Math.imul(h1, 5) + 0xe6546b64) | 0;
-    h2 ^= k;
-    h2 = (h2 << 17) | (h2 >>> 15);
-    h2 = (Math.imul(h2, 5) + 0x38495ab5) | 0;
-  }
-  const hi = fmix32((h1 ^ (rows * 4)) >>> 0);
-  const lo = fmix32((h2 ^ (rows * 4) ^ 0x5bd1e995) >>> 0);
-  return bandKey53((hi ^ salt) >>> 0, lo);
+  rangeHash(sig, start, rows, s1, s2, HI, LO, 0);
+  return bandKey53((HI[0]! ^ salt) >>> 0, LO[0]!);
 }

@@ -20,7 +20,7 @@
 import { createShingler, type ShingleOptions, type Shingler } from '../text/shingler.js';
 import { createSymbolizer } from '../text/symbolizer.js';
 import { toSortedSet } from '../text/fingerprintSet.js';
-import { createMinHasher, ophParams, type MinHashOptions, type MinHasher } from './minhash.js';
+import { createMinHasher, ophParams, ophFillRounds, type MinHashOptions, type MinHasher } from './minhash.js';
 import { fingerprintsFromSymbols } from './kernels.js';
 import { ROLL_BASE, rollPower } from '../text/symbols.js';
 import { fmix32 } from '../hash/mix.js';
@@ -91,33 +91,6 @@ export function createDocSketcher(options: DocSketcherOptions = {}): DocSketcher
   const one = new Uint32Array(1);
   const counts = new Int32Array(1 << MAX_BITS);
   const buckets = new Uint32Array((1 << MAX_BITS) << BUCKET_BITS);
-  let round = new Uint16Array(numPerm);
-
-  /** OPH bins left empty by round 0, filled from the premixed values zs[0..m) as minhash.ts defines it. */
-  const fillRounds = (m: number, out: Uint32Array, empty: number): void => {
-    for (let i = 0; i < numPerm; i++) round[i] = out[i] === EMPTY ? 0xffff : 0;
-    for (let t = 1; empty > 0; t++) {
-      const salt = Math.imul(t, 0x9e3779b9);
-      const late = t >= numPerm; // rounds numPerm … 2·numPerm−1 offer every element to bin t − numPerm
-      for (let j = 0; j < m; j++) {
-        let h = zs[j]! ^ salt;
-        h ^= h >>> 16;
-        h = Math.imul(h, 0x85ebca6b);
-        h ^= h >>> 13;
-        h = Math.imul(h, 0xc2b2ae35);
-        h = (h ^ (h >>> 16)) >>> 0;
-        const bin = late ? t - numPerm : shift ? h >>> shift : (h * scale) | 0;
-        const r = round[bin]!;
-        if (r === 0xffff) {
-          round[bin] = t;
-          out[bin] = h;
-          empty--;
-        } else if (r === t && h < out[bin]!) {
-          out[bin] = h;
-        }
-      }
-    }
-  };
 
   return {
     shingler,
@@ -219,8 +192,7 @@ export function createDocSketcher(options: DocSketcherOptions = {}): DocSketcher
       let empty = 0;
       for (let i = 0; i < numPerm; i++) if (sig[i] === EMPTY) empty++;
       if (empty > 0) {
-        if (round.length !== numPerm) round = new Uint16Array(numPerm);
-        fillRounds(m, sig, empty);
+        ophFillRounds(zs, m, sig, empty);
       }
       return { set, sig };
     },

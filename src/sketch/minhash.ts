@@ -124,11 +124,12 @@ export function ophParams(seed: number): { pre: number } {
 function ophSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array) => boolean {
   const { pre } = ophParams(seed);
   const scale = k / 4294967296;
-  let round = new Uint16Array(k);
+  let zs = new Uint32Array(256);
   return (fps, out) => {
     const n = fps.length;
     if (n === 0) return false;
     out.fill(EMPTY);
+    if (zs.length < n) zs = new Uint32Array(Math.max(n, zs.length * 2));
     for (let j = 0; j < n; j++) {
       let z = (fps[j]! ^ pre) | 0;
       z ^= z >>> 16;
@@ -136,6 +137,7 @@ function ophSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array
       z ^= z >>> 13;
       z = Math.imul(z, 0xc2b2ae35);
       z = (z ^ (z >>> 16)) >>> 0;
+      zs[j] = z; // kept for the fill rounds
       const bin = (z * scale) | 0;
       if (z < out[bin]!) out[bin] = z;
     }
@@ -144,25 +146,45 @@ function ophSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array
     let empty = 0;
     for (let i = 0; i < k; i++) if (out[i] === EMPTY) empty++;
     if (empty === 0) return true;
-    if (round.length !== k) round = new Uint16Array(k);
-    for (let i = 0; i < k; i++) round[i] = out[i] === EMPTY ? 0xffff : 0;
-    for (let t = 1; empty > 0; t++) {
-      const salt = Math.imul(t, 0x9e3779b9);
-      for (let j = 0; j < n; j++) {
-        const h = fmix32(((fmix32((fps[j]! ^ pre) >>> 0) ^ salt) >>> 0));
-        const bin = t < k ? (h * scale) | 0 : t - k;
-        const r = round[bin]!;
-        if (r === 0xffff) {
-          round[bin] = t;
-          out[bin] = h;
-          empty--;
-        } else if (r === t && h < out[bin]!) {
-          out[bin] = h;
-        }
-      }
-    }
+    ophFillRounds(zs, n, out, empty);
     return true;
   };
+}
+
+let fillRound = new Uint16Array(128);
+
+/**
+ * The fill rounds of {@link ophSigner}: offers the premixed values z = fmix32(fp XOR pre) in
+ * zs[0..m) to the `empty` bins of `out` still holding 0xffffffff, round after round, until none is
+ * empty. Shared with the fused path (docSketcher), which has the premixed values at hand.
+ */
+export function ophFillRounds(zs: Uint32Array, m: number, out: Uint32Array, empty: number): void {
+  const k = out.length;
+  if (fillRound.length < k) fillRound = new Uint16Array(k);
+  const round = fillRound;
+  const scale = k / 4294967296;
+  for (let i = 0; i < k; i++) round[i] = out[i] === EMPTY ? 0xffff : 0;
+  for (let t = 1; empty > 0; t++) {
+    const salt = Math.imul(t, 0x9e3779b9);
+    const late = t >= k; // rounds k … 2k−1 offer every element to bin t − k
+    for (let j = 0; j < m; j++) {
+      let h = zs[j]! ^ salt;
+      h ^= h >>> 16;
+      h = Math.imul(h, 0x85ebca6b);
+      h ^= h >>> 13;
+      h = Math.imul(h, 0xc2b2ae35);
+      h = (h ^ (h >>> 16)) >>> 0;
+      const bin = late ? t - k : (h * scale) | 0;
+      const r = round[bin]!;
+      if (r === 0xffff) {
+        round[bin] = t;
+        out[bin] = h;
+        empty--;
+      } else if (r === t && h < out[bin]!) {
+        out[bin] = h;
+      }
+    }
+  }
 }
 
 /** The MinHash estimate of Jaccard similarity: the fraction of equal slots of two signatures. */
