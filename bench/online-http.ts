@@ -2,6 +2,7 @@
  * HTTP insert throughput of `neardup serve` on loopback, measured with autocannon.
  * Starts the server as a child process (one core) and autocannon in this process (the other).
  * Usage: node dist/bench/online-http.js [seconds=10] [connections=32] [store=memory]
+ * (store: memory, sqlite, or a redis:// URL); BATCH=n uses the batch endpoint, WORKERS=n serve --workers.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -18,7 +19,7 @@ const storeArg = process.argv[4] ?? 'memory';
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-httpbench-'));
 const store = storeArg === 'sqlite' ? `sqlite:${path.join(dir, 'b.db')}` : storeArg;
 
-const child = spawn(process.execPath, [path.join(here, '../src/cli/main.js'), 'serve', '--port', '0', '--store', store], { stdio: ['ignore', 'ignore', 'pipe'] });
+const child = spawn(process.execPath, [path.join(here, '../src/cli/main.js'), 'serve', '--port', '0', '--store', store, '--workers', process.env.WORKERS ?? '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
 const url = await new Promise<string>((resolve, reject) => {
   let err = '';
   child.stderr!.on('data', (d: Buffer) => {

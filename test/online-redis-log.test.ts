@@ -88,6 +88,29 @@ test('log layout: index instances sharing one Redis see each other’s adds, rep
   await Promise.all([a.close(), b.close(), c.close()]);
 });
 
+test('log layout: a query sees every write acknowledged before it started, also while other queries keep folds in flight', async () => {
+  const r = await server();
+  const url = `${r.url}?prefix=fresh`;
+  const a = await NearDupIndex.open({ ...OPTS, store: url });
+  const b = await NearDupIndex.open({ ...OPTS, store: url });
+  let flooding = true;
+  const flood = (async () => {
+    let n = 0;
+    while (flooding) {
+      await Promise.all(Array.from({ length: 8 }, (_, i) => b.query(texts[(n + i) % 300]!)));
+      n += 8;
+    }
+  })();
+  for (let i = 0; i < 40; i++) {
+    await a.add(`f${i}`, texts[i]!);
+    const found = await b.query(texts[i]!);
+    assert.ok(found.some((m) => m.id === `f${i}`), `b missed f${i}, acknowledged before its query`);
+  }
+  flooding = false;
+  await flood;
+  await Promise.all([a.close(), b.close()]);
+});
+
 test('log layout: a wiped Redis empties the table; later adds work', async () => {
   const r = await server();
   const url = `${r.url}?prefix=wipe`;

@@ -148,6 +148,8 @@ export class RedisStore implements NearDupStore {
   private replica: LogReplica | null = null;
   private manifest: StoreManifest | null = null;
   private logChain: Promise<unknown> = Promise.resolve();
+  private syncRunning: Promise<void> | null = null;
+  private syncNext: Promise<void> | null = null;
 
   constructor(
     private readonly redis: Client,
@@ -272,9 +274,31 @@ export class RedisStore implements NearDupStore {
     return run;
   }
 
-  /** Folds the log entries other writers appended since the last call (one round trip when none). */
+  /**
+   * Folds the log entries other writers appended before this call (one round trip when none).
+   * Callers arriving while a fold is running share the next one, which starts after they arrived:
+   * concurrent queries cost one round trip together, not one each.
+   */
   private syncLog(): Promise<void> {
-    return this.serialLog(() => this.foldUpTo(Infinity));
+    if (this.syncNext) return this.syncNext;
+    if (this.syncRunning) {
+      this.syncNext = this.syncRunning
+        .catch(() => undefined)
+        .then(() => {
+          this.syncNext = null;
+          return this.startSync();
+        });
+      return this.syncNext;
+    }
+    return this.startSync();
+  }
+
+  private startSync(): Promise<void> {
+    const run: Promise<void> = this.serialLog(() => this.foldUpTo(Infinity)).finally(() => {
+      if (this.syncRunning === run) this.syncRunning = null;
+    });
+    this.syncRunning = run;
+    return run;
   }
 
   /**
