@@ -6,7 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { NearDupIndex } from '../src/index.js';
+import { NearDupIndex, checkIndex } from '../src/index.js';
 import { RedisStore } from '../src/store/redis.js';
 import { encodeLogEntry, decodeLogEntry } from '../src/store/redisLog.js';
 import { kijijiTexts } from './helpers/kijiji.js';
@@ -162,6 +162,25 @@ test('layouts: default log, ?layout=sets, stores made before layouts read as set
   await old.close();
   assert.throws(() => RedisStore.fromUrl(`${r.url}?layout=lists`), /layout must be log or sets/);
   raw.disconnect();
+});
+
+test('log layout: index check finds a record missing from the log (error) and log entries without records (warning)', async () => {
+  const r = await server();
+  const url = `${r.url}?prefix=chk`;
+  const idx = await NearDupIndex.open({ ...OPTS, store: url });
+  await idx.addMany(texts.slice(0, 30).map((text, i) => ({ id: `c${i}`, text })));
+  assert.deepEqual((await checkIndex(idx)).errors, []);
+  const raw = new Redis(r.url);
+  // A record written behind the index's back: listed, decodable, but in no log entry.
+  await raw.set('chk:doc:ghost', (await raw.getBuffer('chk:doc:c1'))!);
+  await raw.sadd('chk:ids', 'ghost');
+  // A log entry whose record never arrived (a Cluster-mode writer dying mid-batch).
+  await raw.rpush('chk:log', encodeLogEntry('put', [{ id: 'lost', keys: new Float64Array(idx.manifest.keysPerDoc).fill(7) }]));
+  raw.disconnect();
+  const rep = await checkIndex(idx);
+  assert.deepEqual(rep.errors, [`document "ghost": ${idx.manifest.keysPerDoc} of its ${idx.manifest.keysPerDoc} keys do not lead back to it`]);
+  assert.ok(rep.warnings.some((w) => /1 documents in chk:log without a record/.test(w)), rep.warnings.join('; '));
+  await idx.close();
 });
 
 test('log layout: a corrupt log entry is an error naming the list and position', async () => {
