@@ -10,6 +10,7 @@ import { NearDupIndex, checkIndex } from '../src/index.js';
 import { RedisStore } from '../src/store/redis.js';
 import { encodeLogEntry, decodeLogEntry } from '../src/store/redisLog.js';
 import { kijijiTexts } from './helpers/kijiji.js';
+import { neardup } from './cliUtil.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
 
 const texts = kijijiTexts().slice(0, 400);
@@ -109,6 +110,66 @@ test('log layout: a query sees every write acknowledged before it started, also 
   flooding = false;
   await flood;
   await Promise.all([a.close(), b.close()]);
+});
+
+test('log layout: compaction rewrites the log while in use; up-to-date processes keep their tables, stale ones refold', async () => {
+  const r = await server();
+  const url = `${r.url}?prefix=cmp`;
+  const a = await NearDupIndex.open({ ...OPTS, store: url });
+  const b = await NearDupIndex.open({ ...OPTS, store: url });
+  const stale = await NearDupIndex.open({ ...OPTS, store: url }); // folds nothing until after the compaction
+  for (let i = 0; i < 300; i += 20) await a.addMany(texts.slice(i, i + 20).map((text, j) => ({ id: `k${i + j}`, text })));
+  for (let i = 0; i < 100; i++) await a.add(`k${i}`, texts[(i + 150) % 300]!); // replacements
+  for (let i = 200; i < 250; i++) await a.remove(`k${i}`);
+  const probe = async (idx: NearDupIndex) => Promise.all(texts.slice(0, 300).filter((_, i) => i % 7 === 0).map((t) => idx.query(t)));
+  const before = await probe(b);
+  const bStore = b.store as RedisStore;
+  const bTable = (bStore as unknown as { replica: unknown }).replica;
+  const aStore = a.store as RedisStore;
+  // Writes from b while a compacts: they must survive, after the rewritten part.
+  const during = b.addMany(texts.slice(300, 340).map((text, j) => ({ id: `late${j}`, text })));
+  const res = await aStore.compact();
+  await during;
+  assert.equal(res.documents, 250);
+  assert.ok(res.entriesBefore >= 15 + 100 + 50, JSON.stringify(res));
+  assert.ok(res.entriesAfter <= 2, JSON.stringify(res)); // one entry for the 250 documents (+ b's batch if it came after)
+  assert.ok(res.bytesAfter < res.bytesBefore);
+  const raw = new Redis(r.url);
+  assert.equal(await raw.llen('cmp:log'), res.entriesAfter);
+  raw.disconnect();
+  for (const idx of [a, b, stale]) {
+    const got = await probe(idx);
+    assert.deepEqual(got.map((m) => m.filter((x) => !x.id.startsWith('late'))), before, 'answers changed by compaction');
+    for (let j = 0; j < 40; j += 13) assert.equal((await idx.query(texts[300 + j]!))[0]?.id, `late${j}`);
+  }
+  // b had folded everything the compaction rewrote: it kept its table (no refold).
+  assert.equal((bStore as unknown as { replica: unknown }).replica, bTable);
+  const fresh = await NearDupIndex.open({ store: url });
+  assert.deepEqual(await probe(fresh), await probe(a));
+  assert.equal((await fresh.stats()).storeStats.logEntries, res.entriesAfter);
+  await Promise.all([a.close(), b.close(), stale.close(), fresh.close()]);
+  const sets = RedisStore.fromUrl(`${r.url}?prefix=cmpsets&layout=sets`);
+  await sets.open({ keysPerDoc: 1 });
+  await assert.rejects(() => sets.compact(), /sets layout/);
+  await sets.close();
+});
+
+test('neardup index compact: rewrites the log; refuses sets stores and non-Redis stores (exit 2)', async () => {
+  const r = await server();
+  const url = `${r.url}?prefix=clicmp`;
+  const idx = await NearDupIndex.open({ ...OPTS, store: url });
+  for (let i = 0; i < 30; i++) await idx.add(`c${i % 10}`, texts[i]!);
+  await idx.close();
+  const ok = neardup(['index', 'compact', '--store', url]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /: 30 entries \(0\.0 MB rewritten\) -> 1 entries \(0\.0 MB\), 10 documents\n$/);
+  await (await NearDupIndex.open({ store: `${r.url}?prefix=clisets&layout=sets` })).close();
+  const bad = neardup(['index', 'compact', '--store', `${r.url}?prefix=clisets`]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /uses the sets layout, which has no log to compact/);
+  const notRedis = neardup(['index', 'compact', '--store', 'sqlite:/tmp/x.db']);
+  assert.equal(notRedis.code, 2);
+  assert.match(notRedis.stderr, /compact rewrites the log of a Redis store/);
 });
 
 test('log layout: a wiped Redis empties the table; later adds work', async () => {

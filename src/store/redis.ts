@@ -108,6 +108,43 @@ function execResults(res: [Error | null, unknown][] | null): unknown[] {
   return res.map(([, v]) => v);
 }
 
+/**
+ * The atomic end of a compaction. KEYS: log, the rewritten list, layout, compacted. ARGV: L (entries
+ * rewritten), the token the rewrite was made under, the new token, c (entries of the rewrite).
+ * Appends the entries pushed since (positions ≥ L) to the rewrite, swaps it in, records the
+ * renumbering and returns how many entries it carried over (−1: the store changed identity).
+ */
+const COMPACT_LUA = `
+if redis.call('GET', KEYS[3]) ~= ARGV[2] then return -1 end
+local L = tonumber(ARGV[1])
+local tail = redis.call('LRANGE', KEYS[1], L, -1)
+for i = 1, #tail, 1000 do redis.call('RPUSH', KEYS[2], unpack(tail, i, math.min(#tail, i + 999))) end
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('RENAME', KEYS[2], KEYS[1]) else redis.call('DEL', KEYS[1]) end
+redis.call('SET', KEYS[3], ARGV[3])
+redis.call('SET', KEYS[4], cjson.encode({ from = ARGV[2], to = ARGV[3], rewritten = L, entries = tonumber(ARGV[4]) }))
+return #tail`;
+
+/** The record of the last compaction (`P:compacted`), or null. */
+function parseCompacted(raw: string | null): { from: string; to: string; rewritten: number; entries: number } | null {
+  if (!raw) return null;
+  try {
+    const o = JSON.parse(raw) as { from: unknown; to: unknown; rewritten: unknown; entries: unknown };
+    if (typeof o.from === 'string' && typeof o.to === 'string' && typeof o.rewritten === 'number' && typeof o.entries === 'number') {
+      return { from: o.from, to: o.to, rewritten: o.rewritten, entries: o.entries };
+    }
+  } catch {
+    // fall through: an unreadable record means a full fold
+  }
+  return null;
+}
+
+/** Total bytes of the first `n` entries of a list (read in chunks). */
+async function logBytes(r: Redis, key: string, n: number): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < n; i += 64) for (const b of await r.lrangeBuffer(key, i, Math.min(n, i + 64) - 1)) total += b.length;
+  return total;
+}
+
 interface Scripted {
   ndPutBuffer(...args: (string | Buffer)[]): Promise<unknown>;
   ndLookupBuffer(...args: string[]): Promise<Buffer[][]>;
@@ -314,6 +351,14 @@ export class RedisStore implements NearDupStore {
       if (last < start) return;
       const [token, entries] = await Promise.all([r.get(`${this.p}:layout`), r.lrangeBuffer(this.logKey(), start, last)]);
       if (token !== this.token) {
+        // A compaction that rewrote entries [0, L) as c entries: a table that had folded at least
+        // L entries is already what the rewritten part describes; it continues at c + (applied − L).
+        const moved = token === null ? null : parseCompacted(await r.get(`${this.p}:compacted`));
+        if (moved && moved.from === this.token && moved.to === token && rep.applied >= moved.rewritten) {
+          rep.applied = moved.entries + (rep.applied - moved.rewritten);
+          this.token = token;
+          continue;
+        }
         // Deleted and created again, or Redis lost its data: rebuild the table from what is there.
         // A store that is gone entirely is created again, with this index's manifest.
         this.replica = await LogReplica.create(this.manifest!);
@@ -335,13 +380,74 @@ export class RedisStore implements NearDupStore {
     }
   }
 
-  /** After this process appended its entry at list position `at`: folds the entries before it, then its own. */
-  private foldOwn(at: number, op: 'put' | 'remove', docs: LogDoc[]): Promise<void> {
+  /**
+   * After this process appended its entry at list position `at` of the log that had layout token
+   * `tokenAtPush`: folds the entries before it, then its own. When the token has changed since
+   * (a compaction renumbered the list, or the store was recreated), a full fold covers the entry.
+   */
+  private foldOwn(at: number, tokenAtPush: string | null, op: 'put' | 'remove', docs: LogDoc[]): Promise<void> {
     return this.serialLog(async () => {
+      if (tokenAtPush !== this.token) return this.foldUpTo(Infinity);
       if (this.replica!.applied > at) return; // already read back by a concurrent sync
       await this.foldUpTo(at);
+      if (tokenAtPush !== this.token) return this.foldUpTo(Infinity);
       await this.replica!.apply({ op, docs });
       this.replica!.applied = at + 1;
+    });
+  }
+
+  /**
+   * Rewrites the log as one put entry per 1,000 live documents (standalone Redis only), dropping
+   * replaced and removed versions and documents whose record is missing. Entries other processes
+   * append meanwhile are kept after the rewritten part. Processes that had folded the whole
+   * rewritten part carry on where they were; others fold the new log from the start.
+   */
+  compact(): Promise<{ entriesBefore: number; entriesAfter: number; documents: number; bytesBefore: number; bytesAfter: number }> {
+    return this.compactRaw().catch(unavailable);
+  }
+
+  private async compactRaw(): Promise<{ entriesBefore: number; entriesAfter: number; documents: number; bytesBefore: number; bytesAfter: number }> {
+    if (!this.replica) throw new Error('compaction applies to the log layout; this store uses the sets layout');
+    if (!this.scripted) throw new Error('compaction needs standalone Redis with multi-key commands (not Cluster, not scripts=0)');
+    const r = this.redis as Redis;
+    await this.syncLog();
+    return this.serialLog(async () => {
+      await this.foldUpTo(Infinity);
+      const rep = this.replica!;
+      const L = rep.applied;
+      const oldToken = this.token;
+      const bytesBefore = await logBytes(r, this.logKey(), L);
+      const tmp = `${this.p}:log:compacting`;
+      await r.del(tmp);
+      let batch: LogDoc[] = [];
+      let entries = 0;
+      let documents = 0;
+      let bytesAfter = 0;
+      const flush = async () => {
+        if (!batch.length) return;
+        // Only documents whose record exists: the rest are leftovers of writes that died.
+        const ids = batch.map((d) => d.id);
+        const exists = await Promise.all(ids.map((id) => r.exists(this.docKey(id))));
+        const live = batch.filter((_, i) => exists[i] === 1);
+        batch = [];
+        if (!live.length) return;
+        const e = encodeLogEntry('put', live);
+        await r.rpush(tmp, e);
+        entries++;
+        documents += live.length;
+        bytesAfter += e.length;
+      };
+      for await (const d of rep.table.scan()) {
+        batch.push({ id: d.id, keys: new Float64Array(d.record.slice().buffer) });
+        if (batch.length === 1000) await flush();
+      }
+      await flush();
+      const newToken = `log ${randomBytes(8).toString('hex')}`;
+      const tail = (await r.eval(COMPACT_LUA, 4, this.logKey(), tmp, `${this.p}:layout`, `${this.p}:compacted`, String(L), oldToken, newToken, String(entries))) as number;
+      if (tail < 0) throw new Error(`the Redis store at prefix "${this.p}" changed identity during compaction; nothing was rewritten`);
+      rep.applied = entries;
+      this.token = newToken;
+      return { entriesBefore: L + tail, entriesAfter: entries + tail, documents, bytesBefore, bytesAfter };
     });
   }
 
@@ -504,43 +610,64 @@ export class RedisStore implements NearDupStore {
     const entry = encodeLogEntry('put', docs);
     const r = this.redis;
     let at: number;
+    let token: string | null;
     if (this.scripted) {
-      // One transaction: the log entry, the records and the ids appear together or not at all.
+      // One transaction: the log entry, the records and the ids appear together or not at all;
+      // the layout token read in it tells which numbering of the log `at` belongs to.
       const pairs: (string | Buffer)[] = [];
       for (const e of entries) pairs.push(this.docKey(e.id), Buffer.from(e.record.buffer, e.record.byteOffset, e.record.byteLength));
-      const res = await (r as Redis)
-        .multi()
-        .rpush(this.logKey(), entry)
-        .mset(...pairs)
-        .sadd(`${this.p}:ids`, ...entries.map((e) => e.id))
-        .exec();
-      at = Number(execResults(res)[0]) - 1;
+      const res = execResults(
+        await (r as Redis)
+          .multi()
+          .get(`${this.p}:layout`)
+          .rpush(this.logKey(), entry)
+          .mset(...pairs)
+          .sadd(`${this.p}:ids`, ...entries.map((e) => e.id))
+          .exec(),
+      );
+      token = res[0] as string | null;
+      at = Number(res[1]) - 1;
     } else {
       // Cluster: the entry first, then ids and records (readers skip postings without a record).
-      at = (await r.rpush(this.logKey(), entry)) - 1;
+      ({ at, token } = await this.pushOutsideTransaction(entry));
       await Promise.all(entries.map((e) => r.sadd(`${this.p}:ids`, e.id)));
       await Promise.all(entries.map((e) => r.set(this.docKey(e.id), Buffer.from(e.record.buffer, e.record.byteOffset, e.record.byteLength))));
     }
-    await this.foldOwn(at, 'put', docs);
+    await this.foldOwn(at, token, 'put', docs);
   }
 
   private async removeLog(id: string): Promise<boolean> {
     const r = this.redis;
     const entry = encodeLogEntry('remove', [{ id }]);
     let at: number;
+    let token: string | null;
     let removed: boolean;
     if (this.scripted) {
-      const res = execResults(await (r as Redis).multi().del(this.docKey(id)).srem(`${this.p}:ids`, id).rpush(this.logKey(), entry).exec());
+      const res = execResults(await (r as Redis).multi().del(this.docKey(id)).srem(`${this.p}:ids`, id).get(`${this.p}:layout`).rpush(this.logKey(), entry).exec());
       removed = res[0] === 1;
-      at = Number(res[2]) - 1;
+      token = res[2] as string | null;
+      at = Number(res[3]) - 1;
     } else {
       // The record first: from then on the document is invisible even if the rest fails.
       removed = (await r.del(this.docKey(id))) === 1;
       await r.srem(`${this.p}:ids`, id);
-      at = (await r.rpush(this.logKey(), entry)) - 1;
+      ({ at, token } = await this.pushOutsideTransaction(entry));
     }
-    await this.foldOwn(at, 'remove', [{ id }]);
+    await this.foldOwn(at, token, 'remove', [{ id }]);
     return removed;
+  }
+
+  /**
+   * RPUSH without a transaction (Cluster): the token read before and after the push; when they
+   * differ (a compaction or a recreation happened meanwhile) the position's numbering is unknown and
+   * null makes foldOwn fold everything.
+   */
+  private async pushOutsideTransaction(entry: Buffer): Promise<{ at: number; token: string | null }> {
+    const r = this.redis;
+    const before = await r.get(`${this.p}:layout`);
+    const at = (await r.rpush(this.logKey(), entry)) - 1;
+    const after = await r.get(`${this.p}:layout`);
+    return { at, token: before === after ? before : null };
   }
 
   async hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {

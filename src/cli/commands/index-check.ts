@@ -1,7 +1,8 @@
 /**
- * `neardup index check|backup|snapshot|restore`: maintenance of an online index. `check` verifies it
- * (exit 0 when consistent, 1 when not); `backup` copies a live SQLite store with the online backup
- * API; `snapshot` and `restore` write and read the portable snapshot format of any store.
+ * `neardup index check|backup|snapshot|compact|restore`: maintenance of an online index. `check`
+ * verifies it (exit 0 when consistent, 1 when not); `backup` copies a live SQLite store with the
+ * online backup API; `snapshot` and `restore` write and read the portable snapshot format of any
+ * store; `compact` rewrites the posting log of a Redis store in the log layout.
  * @module
  */
 import { Command } from 'commander';
@@ -70,6 +71,27 @@ export function indexCommand(): Command {
       try {
         const n = await idx.save(o.out);
         process.stdout.write(`${n} documents written to ${o.out}\n`);
+      } finally {
+        await idx.close();
+      }
+    });
+  index
+    .command('compact')
+    .description('rewrite the posting log of a Redis store (log layout) without replaced and removed versions, while it is in use')
+    .requiredOption('--store <spec>', 'redis://HOST:PORT[?prefix=NAME]')
+    .addHelpText('after', '\nExample:\n  $ neardup index compact --store redis://127.0.0.1:6379?prefix=ads')
+    .action(async (o: { store: string }) => {
+      if (!/^rediss?:\/\//.test(o.store)) throw new UsageError('compact rewrites the log of a Redis store: give redis://HOST:PORT[?prefix=NAME]');
+      const idx = await NearDupIndex.open({ store: o.store });
+      try {
+        const { RedisStore } = await import('../../store/redis.js');
+        const store = idx.store as InstanceType<typeof RedisStore>;
+        if (store.layout !== 'log') throw new UsageError(`${o.store} uses the sets layout, which has no log to compact`);
+        const r = await store.compact();
+        const mb = (n: number) => `${(n / 1048576).toFixed(1)} MB`;
+        process.stdout.write(
+          `log of ${o.store}: ${r.entriesBefore} entries (${mb(r.bytesBefore)} rewritten) -> ${r.entriesAfter} entries (${mb(r.bytesAfter)}), ${r.documents} documents\n`,
+        );
       } finally {
         await idx.close();
       }
