@@ -58,8 +58,8 @@ const variants: [string, NearDupIndexOptions][] = [
   ['estimate, no forest', { verify: 'estimate', forest: false }],
 ];
 console.log(`# bytes per document, ${N} ads of ${avgChars.toFixed(0)} characters on average (ids 11 chars, meta {"i":n}), k=5 char shingles, 128 hashes (node ${process.version}, ${new Date().toISOString()})`);
-console.log('| variant | keys/doc | memory (heap + buffers) | SQLite file | Redis used_memory |');
-console.log('|---|---|---|---|---|');
+console.log('| variant | keys/doc | memory (heap + buffers) | SQLite file | Redis log: used_memory + table per process | Redis sets: used_memory |');
+console.log('|---|---|---|---|---|---|');
 for (const [name, opts] of variants) {
   const child = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), String(N), 'mem', JSON.stringify(opts)], { encoding: 'utf8' });
   const memBytes = Number(child.stdout.trim());
@@ -75,14 +75,19 @@ for (const [name, opts] of variants) {
   const sqBytes = statSync(file).size;
   rmSync(dir, { recursive: true, force: true });
 
-  await redis.flushall();
-  const r0 = await usedMemory();
-  const rd = await NearDupIndex.open({ ...opts, store: `redis://127.0.0.1:${port}` });
-  await fill(rd);
-  const r1 = await usedMemory();
-  await rd.close();
+  const redisBytes: number[] = [];
+  let table = 0;
+  for (const layout of ['log', 'sets']) {
+    await redis.flushall();
+    const r0 = await usedMemory();
+    const rd = await NearDupIndex.open({ ...opts, store: `redis://127.0.0.1:${port}?layout=${layout}` });
+    await fill(rd);
+    redisBytes.push((await usedMemory()) - r0);
+    if (layout === 'log') table = Number((await rd.stats()).storeStats.localTableBytes);
+    await rd.close();
+  }
   const per = (b: number) => `${(b / N).toFixed(0)} B`;
-  console.log(`| ${name} | ${keys} | ${per(memBytes)} | ${per(sqBytes)} | ${per(r1 - r0)} |`);
+  console.log(`| ${name} | ${keys} | ${per(memBytes)} | ${per(sqBytes)} | ${per(redisBytes[0]!)} + ${per(table)} | ${per(redisBytes[1]!)} |`);
 }
 await redis.quit();
 redisChild.kill('SIGKILL');

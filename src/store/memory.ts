@@ -1,7 +1,8 @@
 /**
  * The in-process store (the default). Records live in one byte arena; postings in typed arrays:
  * an open-addressing table maps a 53-bit band key to the head of a chain threaded through
- * `next[slot·K + j]` (document slot, key position j). No per-key objects.
+ * `next[slot·K + j]` / `prev[slot·K + j]` (document slot, key position j; doubly linked so that
+ * a removal is O(1) whatever the bucket size). No per-key objects.
  * @module
  */
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.js';
@@ -23,6 +24,7 @@ export class MemoryStore implements NearDupStore {
   private arenaUsed = 0;
   private arenaLive = 0;
   private next = new Int32Array(0);
+  private prev = new Int32Array(0);
   private tKey = new Float64Array(1024);
   private tHead = new Int32Array(1024).fill(EMPTY);
   private mask = 1023;
@@ -35,6 +37,7 @@ export class MemoryStore implements NearDupStore {
     this.manifest = manifest;
     this.K = Math.max(1, manifest.keysPerDoc);
     this.next = new Int32Array(1024 * this.K);
+    this.prev = new Int32Array(1024 * this.K);
     return null;
   }
 
@@ -62,11 +65,14 @@ export class MemoryStore implements NearDupStore {
         this.tKey[s] = key;
         this.tHead[s] = p;
         this.next[p] = EMPTY;
+        this.prev[p] = EMPTY;
         this.used++;
         return;
       }
       if (this.tKey[s] === key) {
         this.next[p] = h;
+        this.prev[p] = EMPTY;
+        this.prev[h] = p;
         this.tHead[s] = p;
         return;
       }
@@ -74,26 +80,28 @@ export class MemoryStore implements NearDupStore {
     }
   }
 
+  /**
+   * Removes posting `p` from the chain of `key`, in O(1): chains are doubly linked, because a bucket
+   * can hold a large share of the index (shallow forest keys) and replacements unlink from it.
+   * Callers pass exactly the keys the posting was linked under.
+   */
   private unlink(key: number, p: number): void {
-    const s = this.find(key);
-    if (s < 0) return;
-    const next = this.next;
-    let h = this.tHead[s]!;
-    if (h === p) {
-      h = next[p]!;
-      if (h !== EMPTY) {
-        this.tHead[s] = h;
-        return;
-      }
-      this.deleteSlot(s);
+    const { next, prev } = this;
+    const before = prev[p]!;
+    const after = next[p]!;
+    if (before !== EMPTY) {
+      next[before] = after;
+      if (after !== EMPTY) prev[after] = before;
       return;
     }
-    for (let q = h; q !== EMPTY; q = next[q]!) {
-      if (next[q] === p) {
-        next[q] = next[p]!;
-        return;
-      }
+    const s = this.find(key);
+    if (s < 0 || this.tHead[s] !== p) return;
+    if (after !== EMPTY) {
+      prev[after] = EMPTY;
+      this.tHead[s] = after;
+      return;
     }
+    this.deleteSlot(s);
   }
 
   /** Backward-shift deletion keeps linear probing correct without tombstones. */
@@ -152,6 +160,9 @@ export class MemoryStore implements NearDupStore {
       const next = new Int32Array(cap * this.K);
       next.set(this.next);
       this.next = next;
+      const prev = new Int32Array(cap * this.K);
+      prev.set(this.prev);
+      this.prev = prev;
     }
     return s;
   }
@@ -277,7 +288,7 @@ export class MemoryStore implements NearDupStore {
       arenaBytes: this.arena.length,
       distinctKeys: this.used,
       keyTableSlots: this.mask + 1,
-      postingBytes: this.next.byteLength,
+      postingBytes: this.next.byteLength + this.prev.byteLength,
     };
   }
 
