@@ -63,3 +63,109 @@ export async function startRedis(): Promise<RedisChild> {
       }),
   };
 }
+
+/** A running Redis Cluster of private redis-server children. */
+export interface RedisClusterChild {
+  /** redis://127.0.0.1:PORT?cluster=1 for the first node (a seed: the client discovers the rest). */
+  url: string;
+  ports: number[];
+  /** Stops every node (SIGKILL), waits for them to exit and removes their working directory. */
+  stop(): Promise<void>;
+}
+
+/** A free loopback port whose cluster bus port (port + 10000) is free too. */
+async function freeClusterPort(taken: Set<number>): Promise<number> {
+  for (let tries = 0; tries < 100; tries++) {
+    const port = await freePort();
+    if (port + 10000 > 65535 || taken.has(port) || taken.has(port + 10000)) continue;
+    const busFree = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.unref();
+      s.once('error', () => resolve(false));
+      s.listen(port + 10000, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (busFree) return port;
+  }
+  throw new Error('no free port pair for a Redis Cluster node');
+}
+
+/**
+ * Starts a real Redis Cluster of `nodes` masters (no replicas, no persistence) on loopback and
+ * waits until every node reports cluster_state:ok, so multi-slot routing is exercised for real.
+ */
+export async function startRedisCluster(nodes = 3): Promise<RedisClusterChild> {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const path = await import('node:path');
+  const dir = mkdtempSync(path.join(tmpdir(), 'nd-cluster-'));
+  const taken = new Set<number>();
+  const ports: number[] = [];
+  for (let i = 0; i < nodes; i++) {
+    const p = await freeClusterPort(taken);
+    taken.add(p).add(p + 10000);
+    ports.push(p);
+  }
+  const children: ChildProcess[] = [];
+  const stop = async () => {
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            if (c.exitCode !== null || c.signalCode !== null) return resolve();
+            c.once('exit', () => resolve());
+            c.kill('SIGKILL');
+          }),
+      ),
+    );
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await Promise.all(
+      ports.map(async (port) => {
+        const child = spawn(
+          'redis-server',
+          ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--cluster-enabled', 'yes',
+            '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '5000', '--dir', dir],
+          { stdio: ['ignore', 'pipe', 'pipe'] },
+        );
+        children.push(child);
+        await new Promise<void>((resolve, reject) => {
+          let out = '';
+          const timer = setTimeout(() => reject(new Error(`redis-server (cluster node) did not start on port ${port}: ${out}`)), 10000);
+          child.stdout!.on('data', (d: Buffer) => {
+            out += d.toString();
+            if (out.includes('Ready to accept connections')) {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+          child.on('exit', (code) => {
+            clearTimeout(timer);
+            reject(new Error(`redis-server (cluster node) exited with code ${code}: ${out}`));
+          });
+        });
+        child.stdout!.resume();
+      }),
+    );
+    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], {
+      encoding: 'utf8',
+      timeout: 30000,
+    });
+    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
+    // Slots are assigned; wait until every node has heard of every other (gossip) and says ok.
+    const deadline = Date.now() + 20000;
+    for (;;) {
+      const ok = ports.every((p) => {
+        const info = spawnSync('redis-cli', ['-p', String(p), 'cluster', 'info'], { encoding: 'utf8' });
+        return /cluster_state:ok/.test(info.stdout) && new RegExp(`cluster_known_nodes:${nodes}\\b`).test(info.stdout);
+      });
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error('the Redis Cluster did not reach cluster_state:ok within 20 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { url: `redis://127.0.0.1:${ports[0]}?cluster=1`, ports, stop };
+}

@@ -1,0 +1,36 @@
+/**
+ * The store parity scenario: one sequence of index calls whose answers every store must reproduce.
+ */
+import path from 'node:path';
+import { NearDupIndex, type NearDupIndexOptions } from '../../src/index.js';
+import { kijijiTexts } from './kijiji.js';
+
+const texts = kijijiTexts().slice(0, 700);
+const OPTS: NearDupIndexOptions = { shingle: { k: 10, normalize: { preset: 'seed000' } }, threshold: 0.8 };
+
+/** Runs the scenario against `store` (snapshots go to `dir`) and returns everything the index answered. */
+export async function storeScenario(dir: string, store: string): Promise<unknown[]> {
+  const idx = await NearDupIndex.open({ ...OPTS, store });
+  const log: unknown[] = [];
+  // Single adds, a batch, replacements (ids reused), removals, queries, topK, get, size.
+  for (let i = 0; i < 250; i++) log.push(await idx.add(`d${i}`, texts[i]!, i % 3 === 0 ? { i, tag: 'x' } : undefined));
+  log.push(await idx.addMany(texts.slice(250, 500).map((text, i) => ({ id: `d${250 + i}`, text, meta: { i: 250 + i } }))));
+  log.push(await idx.addMany(texts.slice(500, 600).map((text, i) => ({ id: `d${i * 2}`, text }))));
+  for (let i = 0; i < 600; i += 7) log.push(await idx.remove(`d${i}`));
+  log.push(await idx.remove('nope'));
+  for (let i = 600; i < 700; i++) log.push(await idx.query(texts[i]!));
+  for (let i = 0; i < 700; i += 10) log.push(await idx.query(texts[i]!, { limit: 2, threshold: 0.9 }));
+  for (let i = 600; i < 640; i++) log.push(await idx.topK(texts[i]!, 5));
+  for (const id of ['d1', 'd3', 'd7', 'd8', 'd300', 'zzz']) log.push(await idx.get(id));
+  log.push(await idx.size());
+  // Reopen: persistent stores from their file or server, memory from a snapshot. Same answers again.
+  const snapshot = path.join(dir, `${store.replace(/[^a-z0-9]/gi, '_')}.ndix`);
+  if (store === 'memory') await idx.save(snapshot);
+  await idx.close();
+  const again = store === 'memory' ? await NearDupIndex.load(snapshot) : await NearDupIndex.open({ store });
+  log.push(await again.size());
+  for (let i = 600; i < 620; i++) log.push(await again.query(texts[i]!));
+  await again.close();
+  return log;
+}
+
