@@ -82,10 +82,19 @@ test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery wi
   assert.ok(performance.now() - t0 < 5000, 'no hang');
   r = await app.inject({ method: 'POST', url: '/v1/query', payload: { text: texts[0]! } });
   assert.equal(r.statusCode, 503);
+  // Liveness stays 200 (a restart would not help); readiness says the store is away.
+  assert.equal((await app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+  r = await app.inject({ method: 'GET', url: '/readyz' });
+  assert.equal(r.statusCode, 503, r.body);
+  assert.equal(r.headers['retry-after'], '1');
+  assert.equal(r.json().status, 'store unavailable');
   redis.kill('SIGCONT');
   // Recovers by itself (the requests timed out above may still be applied: they were never acknowledged).
   for (let i = 0; i < 20 && (r = await add()).statusCode !== 200; i++) await new Promise((s) => setTimeout(s, 100));
   assert.equal(r.statusCode, 200, 'recovered after SIGCONT');
+  r = await app.inject({ method: 'GET', url: '/readyz' });
+  assert.equal(r.statusCode, 200, r.body);
+  assert.equal(r.json().status, 'ready');
 
   // 2. Killed mid-ingest: a stream of adds keeps going; the ones answered 200 must all survive.
   let stop = false;

@@ -61,6 +61,8 @@ test('http: add, batch, query, topK, get, delete, stats', async () => {
   assert.equal(r.json().manifest.verify, 'exact');
   r = await a.inject({ method: 'GET', url: '/healthz' });
   assert.deepEqual(r.json(), { status: 'ok' });
+  r = await a.inject({ method: 'GET', url: '/readyz' });
+  assert.deepEqual(r.json(), { status: 'ready', documents: 3 });
   r = await a.inject({ method: 'GET', url: '/metrics' });
   assert.match(r.headers['content-type'] as string, /text\/plain/);
   assert.match(r.body, /neardup_documents 3/);
@@ -103,7 +105,7 @@ test('http: 413 for bodies over the limit', async () => {
   assert.equal((await a.inject({ method: 'POST', url: '/v1/documents', payload: { id: 'ok', text: 'x'.repeat(100) } })).statusCode, 200);
 });
 
-test('http: 401 without the right bearer token; /healthz stays open', async () => {
+test('http: 401 without the right bearer token; /healthz and /readyz stay open', async () => {
   const a = await app('s3cret');
   for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 's3cret' }, { authorization: 'Bearer s3cret-longer' }]) {
     const r = await a.inject({ method: 'POST', url: '/v1/query', headers, payload: { text: 'x' } });
@@ -113,6 +115,7 @@ test('http: 401 without the right bearer token; /healthz stays open', async () =
   assert.equal((await a.inject({ method: 'GET', url: '/v1/stats' })).statusCode, 401);
   assert.equal((await a.inject({ method: 'GET', url: '/metrics' })).statusCode, 401);
   assert.equal((await a.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+  assert.equal((await a.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
   assert.equal((await a.inject({ method: 'POST', url: '/v1/query', headers: auth, payload: { text: 'x' } })).statusCode, 200);
 });
 

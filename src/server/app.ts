@@ -15,7 +15,7 @@ import { addResponseSchema, batchSchema, documentSchema, errorSchema, idParamsSc
 
 /** Options of {@link buildApp}. */
 export interface AppOptions {
-  /** Require `Authorization: Bearer <token>` on every route except /healthz. Default: no auth. */
+  /** Require `Authorization: Bearer <token>` on every route except /healthz, /readyz and the web page. Default: no auth. */
   token?: string;
   /** Maximum request body in bytes; larger bodies get 413. Default 1 MiB. */
   bodyLimit?: number;
@@ -76,6 +76,7 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/v1/stats': { get: { summary: 'Index statistics.', responses: { '200': { description: 'Statistics' } } } },
       '/healthz': { get: { summary: 'Liveness (no auth); 503 while shutting down.', security: [], responses: { '200': { description: 'OK' }, '503': { description: 'Shutting down' } } } },
+      '/readyz': { get: { summary: 'Readiness (no auth): the store answers; 503 while it is unreachable or while shutting down.', security: [], responses: { '200': { description: 'Ready: {status, documents}' }, '503': { description: 'Store unreachable (Retry-After) or shutting down' } } } },
       '/metrics': { get: { summary: 'Prometheus metrics.', responses: { '200': { description: 'text/plain; version=0.0.4' } } } },
       '/openapi.json': { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1' } } } },
     },
@@ -113,7 +114,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
 
   app.addHook('onRequest', async (req, reply) => {
     (req as unknown as { t0: bigint }).t0 = process.hrtime.bigint();
-    if (!tokenDigest || req.url === '/healthz' || isPublicUiPath(req.url)) return;
+    if (!tokenDigest || req.url === '/healthz' || req.url === '/readyz' || isPublicUiPath(req.url)) return;
     const h = req.headers.authorization ?? '';
     const given = h.startsWith('Bearer ') ? h.slice(7) : '';
     // Digests have equal length, so timingSafeEqual never leaks the token length either.
@@ -214,6 +215,19 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   app.get('/healthz', async (_req, reply) => {
     if (app.draining) return reply.code(503).send({ status: 'shutting down' });
     return { status: 'ok' };
+  });
+
+  // Readiness, unlike liveness, asks the store: a load balancer should stop sending traffic to a
+  // process whose Redis is away, but not restart it (it reconnects by itself).
+  app.get('/readyz', async (_req, reply) => {
+    if (app.draining) return reply.code(503).send({ status: 'shutting down' });
+    try {
+      return { status: 'ready', documents: await index.size() };
+    } catch (e) {
+      if (!(e instanceof StoreUnavailableError)) throw e;
+      reply.header('retry-after', String(e.retryAfter));
+      return reply.code(503).send({ status: 'store unavailable', message: e.message });
+    }
   });
 
   app.get('/metrics', async (_req, reply) => {
