@@ -6,14 +6,14 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { NearDupIndex } from '../src/index.js';
 import { buildApp } from '../src/server/app.js';
 import { checkIndex } from '../src/online/check.js';
-import { freePort } from './helpers/redis.js';
+import { freePort, killRedis, spawnRedis } from './helpers/redis.js';
 import { kijijiTexts } from './helpers/kijiji.js';
 
 const texts = kijijiTexts();
@@ -23,30 +23,8 @@ after(async () => {
 });
 
 /** redis-server with an append-only file fsynced at every write, in `dir`, on `port`. */
-async function startDurableRedis(dir: string, port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`redis-server exited with code ${code}: ${out}`)));
-  });
-  child.stdout!.resume();
-  return child;
-}
-
-function killed(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
+function startDurableRedis(dir: string, port: number): Promise<ChildProcess> {
+  return spawnRedis(['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], `on port ${port}`);
 }
 
 test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery without restart, no acknowledged document lost', { timeout: 60000 }, async () => {
@@ -54,7 +32,7 @@ test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery wi
   cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
   const port = await freePort();
   let redis = await startDurableRedis(dir, port);
-  cleanup.push(() => killed(redis));
+  cleanup.push(() => killRedis(redis));
   const index = await NearDupIndex.open({ store: `redis://127.0.0.1:${port}?prefix=out&timeout=500`, shingle: { k: 10, normalize: { preset: 'seed000' } } });
   const app = buildApp(index);
   cleanup.push(async () => {
@@ -108,7 +86,7 @@ test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery wi
     return codes;
   })();
   await new Promise((s) => setTimeout(s, 150));
-  await killed(redis);
+  await killRedis(redis);
   r = await app.inject({ method: 'GET', url: '/v1/documents/d0' });
   assert.equal(r.statusCode, 503);
   assert.equal(r.headers['retry-after'], '1');

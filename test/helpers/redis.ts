@@ -26,19 +26,18 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts redis-server, or throws a clear error when it is not installed. */
-export async function startRedis(): Promise<RedisChild> {
-  const which = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  if (which.error) {
-    throw new Error('redis-server is not installed: the Redis tests need it (apt-get install -y redis-server; .ci/run does this in CI)');
-  }
-  const port = await freePort();
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/**
+ * Spawns redis-server with `args` and resolves once it accepts connections (rejects if it exits
+ * first or is not ready within 10 s; `what` names it in those errors).
+ */
+export async function spawnRedis(args: string[], what: string): Promise<ChildProcess> {
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start on port ${port}: ${out}`)), 10000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`redis-server did not start ${what}: ${out}`));
+    }, 10000);
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       if (out.includes('Ready to accept connections')) {
@@ -48,19 +47,34 @@ export async function startRedis(): Promise<RedisChild> {
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`redis-server exited with code ${code}: ${out}`));
+      reject(new Error(`redis-server ${what} exited with code ${code}: ${out}`));
     });
   });
   child.stdout!.resume();
+  return child;
+}
+
+/** Kills a redis-server child (SIGKILL) and waits for it to exit. */
+export function killRedis(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+/** Starts redis-server, or throws a clear error when it is not installed. */
+export async function startRedis(): Promise<RedisChild> {
+  const which = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  if (which.error) {
+    throw new Error('redis-server is not installed: the Redis tests need it (apt-get install -y redis-server; .ci/run does this in CI)');
+  }
+  const port = await freePort();
+  const child = await spawnRedis(['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], `on port ${port}`);
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGKILL');
-      }),
+    stop: () => killRedis(child),
   };
 }
 
@@ -107,44 +121,15 @@ export async function startRedisCluster(nodes = 3): Promise<RedisClusterChild> {
   }
   const children: ChildProcess[] = [];
   const stop = async () => {
-    await Promise.all(
-      children.map(
-        (c) =>
-          new Promise<void>((resolve) => {
-            if (c.exitCode !== null || c.signalCode !== null) return resolve();
-            c.once('exit', () => resolve());
-            c.kill('SIGKILL');
-          }),
-      ),
-    );
+    await Promise.all(children.map(killRedis));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
     await Promise.all(
       ports.map(async (port) => {
-        const child = spawn(
-          'redis-server',
-          ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--cluster-enabled', 'yes',
-            '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '5000', '--dir', dir],
-          { stdio: ['ignore', 'pipe', 'pipe'] },
-        );
-        children.push(child);
-        await new Promise<void>((resolve, reject) => {
-          let out = '';
-          const timer = setTimeout(() => reject(new Error(`redis-server (cluster node) did not start on port ${port}: ${out}`)), 10000);
-          child.stdout!.on('data', (d: Buffer) => {
-            out += d.toString();
-            if (out.includes('Ready to accept connections')) {
-              clearTimeout(timer);
-              resolve();
-            }
-          });
-          child.on('exit', (code) => {
-            clearTimeout(timer);
-            reject(new Error(`redis-server (cluster node) exited with code ${code}: ${out}`));
-          });
-        });
-        child.stdout!.resume();
+        const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--cluster-enabled', 'yes',
+          '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '5000', '--dir', dir];
+        children.push(await spawnRedis(args, `(cluster node) on port ${port}`));
       }),
     );
     const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], {
