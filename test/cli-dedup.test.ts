@@ -278,3 +278,43 @@ test('--workers N gives the same output as in-thread, for every output mode', ()
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /workers must be an integer from 0/);
 });
+
+test('a group of 3,000 copies and 2,000 near copies: clusters and dedup work in every mode; pairs past --max-pairs stop with advice and no output', () => {
+  const dir = tmpDir();
+  const file = path.join(dir, 'copies.txt');
+  const body = 'one boilerplate page that a crawler fetched again and again with the same words in it every time';
+  const rows = [
+    ...Array.from({ length: 3000 }, () => body),
+    ...Array.from({ length: 2000 }, (_, i) => `a template advert for a flat in rome with two rooms and a balcony, reference number ${i}`),
+    'something unrelated',
+  ];
+  fs.writeFileSync(file, rows.join('\n') + '\n');
+  for (const w of ['0', '2']) {
+    const r = neardup(['dedup', file, '--output', 'clusters', '--max-pairs', '100000', '--workers', w]);
+    assert.equal(r.code, 0, r.stderr);
+    const clusters = lines(r.stdout).map((l) => JSON.parse(l) as { size: number; representative: number });
+    assert.deepEqual(clusters.map((c) => [c.representative, c.size]), [[0, 3000], [3000, 2000]], `workers ${w}`);
+    // The near copies are more candidate pairs than --max-pairs: clustered bucket by bucket.
+    assert.match(r.stderr, /candidates +\d[\d,]* verified \(more than --max-pairs/);
+    const d = neardup(['dedup', file, '--output', 'dedup', '--max-pairs', '100000', '--workers', w]);
+    assert.equal(d.code, 0, d.stderr);
+    assert.deepEqual(lines(d.stdout), [body, rows[3000], 'something unrelated']);
+  }
+  // Pairs: 3,000 copies alone are 4,498,500 pairs.
+  const out = path.join(dir, 'pairs.tsv');
+  const p = neardup(['dedup', file, '--max-pairs', '1000000', '--out', out]);
+  assert.equal(p.code, 2, p.stderr);
+  assert.match(p.stderr, /more than --max-pairs|LSH candidate pairs \(--max-pairs\)/);
+  assert.match(p.stderr, /--output clusters, dedup or annotate|raise --max-pairs/i);
+  assert.doesNotMatch(p.stderr, /\n\s+at /, 'no stack trace');
+  assert.deepEqual(fs.readdirSync(dir), ['copies.txt'], 'no output file, no temp file');
+  const copiesOnly = path.join(dir, 'only.txt');
+  fs.writeFileSync(copiesOnly, Array.from({ length: 3000 }, () => body).join('\n') + '\n');
+  const q = neardup(['dedup', copiesOnly, '--max-pairs', '1000000', '--out', out]);
+  assert.equal(q.code, 2);
+  assert.match(q.stderr, /4,498,500 near-duplicate pairs, more than --max-pairs \(1,000,000\); the largest group of identical documents has 3,000\. --output clusters, dedup or annotate/);
+  const ok = neardup(['dedup', copiesOnly, '--out', out]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(fs.readFileSync(out, 'utf8').split('\n').length - 1, 4_498_500);
+  assert.match(ok.stderr, /candidates +4,498,500\n/);
+});

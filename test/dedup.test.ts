@@ -5,6 +5,8 @@ import { dedup } from '../src/dedup/dedup.js';
 import { clusterPairs, UnionFind } from '../src/dedup/clusters.js';
 import { PairSet } from '../src/lsh/pairSet.js';
 import { BucketTable } from '../src/lsh/bucketTable.js';
+import { lshCandidates } from '../src/lsh/candidates.js';
+import { SignatureMatrix } from '../src/sketch/signatureMatrix.js';
 
 const base = 'the quick brown fox jumps over the lazy dog while the farmer sleeps under an old oak tree near the river';
 const corpus = [
@@ -45,13 +47,29 @@ test('output is deterministic and independent of input container', () => {
   assert.deepEqual(dedup(corpus, { threshold: 0.7, minhash: { seed: 3 } }).pairs, a.pairs);
 });
 
-test('a large group of copies is enumerated once: every pair, reported once', () => {
+test('a large group of copies goes through LSH once, and every pair is still reported once', () => {
   const m = 60;
   const docs = [...Array.from({ length: m }, () => base), 'unrelated words here and there'];
   const r = dedup(docs, { threshold: 0.9 });
   assert.equal(r.pairs.length, (m * (m - 1)) / 2);
-  assert.equal(r.stats.buckets.repeatedBuckets, r.bands.bands - 1, 'the same member list in every band is visited once');
+  assert.equal(new Set(r.pairs.map((p) => `${p.a},${p.b}`)).size, r.pairs.length);
+  assert.equal(r.stats.copies, m - 1);
+  assert.equal(r.stats.candidates, (m * (m - 1)) / 2, 'candidates counted per document pair');
+  assert.equal(r.stats.buckets.sharedBuckets, 0, 'one distinct text per group: no shared bucket');
   assert.deepEqual(r.clusters.map((c) => c.members.length), [m]);
+});
+
+test('lshCandidates visits a member list repeated in every band once', () => {
+  const m = 60;
+  const sigs = new SignatureMatrix(128, m);
+  for (let i = 0; i < m; i++) {
+    const row = sigs.row(sigs.push());
+    for (let k = 0; k < 128; k++) row[k] = k * 7919;
+    sigs.present[i] = 1;
+  }
+  const { pairs, stats } = lshCandidates(sigs, 16, 8);
+  assert.equal(pairs.size, (m * (m - 1)) / 2);
+  assert.equal(stats.repeatedBuckets, 15, 'the same member list in every band is visited once');
 });
 
 test('union-find, pair set and bucket table basics', () => {

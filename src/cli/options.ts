@@ -132,7 +132,8 @@ export function addLshOptions(cmd: Command): Command {
     .addOption(new Option('--min-recall <p>', 'choose bands so that P(threshold) ≥ p, with the fewest false candidates (default 0.99)').argParser(parseUnit('min-recall', true)).conflicts(['weights']))
     .addOption(new Option('--weights <fp,fn>', 'choose bands minimising fp·false-positive area + fn·false-negative area (datasketch style)').argParser(parseWeights))
     .option('--bands <b>', 'explicit number of bands (overrides --min-recall/--weights)', parsePositiveInt('bands', 65536))
-    .option('--rows <r>', 'explicit rows per band', parsePositiveInt('rows', 65536));
+    .option('--rows <r>', 'explicit rows per band', parsePositiveInt('rows', 65536))
+    .option('--max-pairs <n>', 'most pairs held in memory (LSH candidates among distinct documents, and pairs written); past it, stop with a clear error (default 50000000, ~40 bytes each)', parsePositiveInt('max-pairs', 1e9));
 }
 
 /** Adds the input, shingling, MinHash and LSH options: everything a command that runs dedup reads. */
@@ -159,6 +160,7 @@ export interface EngineFlags {
   bands?: number;
   rows?: number;
   verify?: VerifyMode;
+  maxPairs?: number;
 }
 
 /** Shingle options from the flags. */
@@ -204,6 +206,7 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
     lsh: lshOptionsFrom(f),
     verify: f.verify ?? 'exact',
   };
+  if (f.maxPairs !== undefined) o.maxPairs = f.maxPairs;
   validated(() => {
     createShingler(o.shingle);
     const h = createMinHasher(o.minhash);

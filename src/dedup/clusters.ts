@@ -47,6 +47,11 @@ export class UnionFind {
 export function clusterPairs(n: number, pairs: Iterable<{ a: number; b: number }>): { clusters: Cluster[]; clusterOf: Int32Array } {
   const uf = new UnionFind(n);
   for (const p of pairs) uf.union(p.a, p.b);
+  return componentsOf(uf, n);
+}
+
+/** The groups of `uf` over 0..n-1 as clusters (size ≥ 2, sorted by id) and each document's cluster id. */
+export function componentsOf(uf: UnionFind, n: number): { clusters: Cluster[]; clusterOf: Int32Array } {
   const clusterOf = new Int32Array(n);
   const byRoot = new Map<number, number[]>();
   for (let i = 0; i < n; i++) {

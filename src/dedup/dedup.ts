@@ -7,10 +7,14 @@ import { createTextSigner } from '../sketch/textSigner.js';
 import type { MinHashOptions } from '../sketch/minhash.js';
 import { SignatureMatrix } from '../sketch/signatureMatrix.js';
 import { chooseBands, type BandChoice, type ChooseBandsOptions } from '../lsh/params.js';
-import { lshCandidates, type CandidateStats } from '../lsh/candidates.js';
+import { bandKeyMatrix, candidatePairBound, candidatesFromBandKeys, emptyCandidateStats, type CandidateStats } from '../lsh/candidates.js';
 import { jaccard } from '../similarity/jaccard.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { clusterPairs, type Cluster } from './clusters.js';
+import { clusterBucketwise } from './bucketwise.js';
+import { CopyFinder, clusterGroups, expandPairs, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
+import { TooManyPairsError } from '../lsh/tooManyPairs.js';
+import { murmur3Words } from '../hash/murmur3.js';
 
 /** How candidate pairs are checked. */
 export type VerifyMode = 'exact' | 'estimate' | 'none';
@@ -30,6 +34,19 @@ export interface DedupOptions {
    * `estimate`: keep candidates whose signature agreement is ≥ threshold. `none`: keep all candidates.
    */
   verify?: VerifyMode;
+  /**
+   * Return the verified pairs in `result.pairs` (default true). With false, `result.pairs` is empty
+   * (`stats.pairs` still counts them) and the clusters are built without listing every pair: a group
+   * of m identical documents then costs O(m) memory, not m(m−1)/2 pairs. For clusters or a
+   * deduplicated copy.
+   */
+  pairs?: boolean;
+  /**
+   * The most pairs held in memory: LSH candidate pairs among distinct documents, and the pairs
+   * returned. Past it, {@link TooManyPairsError} is thrown (at ~40 bytes per pair, instead of
+   * running out of memory). Default 50,000,000.
+   */
+  maxPairs?: number;
   /** Called with (stage, done, total) during long stages. */
   onProgress?: (stage: 'sign' | 'verify', done: number, total: number) => void;
 }
@@ -48,7 +65,20 @@ export interface DedupStats {
   pairs: number;
   /** Clusters of size ≥ 2. */
   clusters: number;
-  /** LSH bucket counters. */
+  /**
+   * Documents identical to an earlier one (same fingerprint set; same signature when verify is not
+   * `exact`), handled as one document through LSH and verification.
+   */
+  copies: number;
+  /**
+   * `all`: `candidates` and `pairs` count every document pair. `verified`: with `pairs: false` and
+   * more than `maxPairs` candidate pairs, clusters were built bucket by bucket, skipping pairs already
+   * in one cluster; `candidates` then counts the verifications (a pair below the threshold is verified
+   * in each band it shares a bucket in) and `pairs` the verified pairs that joined two clusters, among
+   * distinct documents. The clusters are the same either way.
+   */
+  counts: 'all' | 'verified';
+  /** LSH bucket counters (over distinct documents). */
   buckets: Omit<CandidateStats, 'candidates'>;
   /** Time per stage. */
   timings: { shingle: number; sign: number; lsh: number; verify: number; cluster: number; total: number };
@@ -71,87 +101,166 @@ export interface DedupResult {
 }
 
 /** Resolved defaults, exported so the CLI and docs can show them. */
-export const DEDUP_DEFAULTS = { threshold: 0.8, verify: 'exact' as VerifyMode };
+export const DEDUP_DEFAULTS = { threshold: 0.8, verify: 'exact' as VerifyMode, maxPairs: 50_000_000 };
 
 /**
  * The threshold and verify mode of `options` with defaults filled in; throws a RangeError for invalid
  * values. Shared by {@link dedup} and `dedupStream`.
  */
-export function resolveDedupOptions(options: DedupOptions): { threshold: number; verify: VerifyMode } {
+export function resolveDedupOptions(options: DedupOptions): { threshold: number; verify: VerifyMode; keepPairs: boolean; maxPairs: number } {
   const threshold = options.threshold ?? DEDUP_DEFAULTS.threshold;
   if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
   const verify = options.verify ?? DEDUP_DEFAULTS.verify;
   if (verify !== 'exact' && verify !== 'estimate' && verify !== 'none') {
     throw new RangeError(`unknown verify mode "${String(verify)}" (expected exact, estimate or none)`);
   }
-  return { threshold, verify };
+  const maxPairs = options.maxPairs ?? DEDUP_DEFAULTS.maxPairs;
+  if (!(maxPairs >= 0)) throw new RangeError(`maxPairs must be a number ≥ 0, got ${maxPairs}`);
+  return { threshold, verify, keepPairs: options.pairs ?? true, maxPairs };
 }
 
 /**
  * Finds the near-duplicate pairs and clusters of a corpus. Document i is the i-th text.
- * Deterministic: the same texts and options give the same output.
+ * Deterministic: the same texts and options give the same output. Identical documents go through
+ * LSH and verification once (see `stats.copies`); the result lists their pairs as a full run would.
+ * Throws {@link TooManyPairsError} rather than hold more than `maxPairs` pairs.
  */
 export function dedup(texts: Iterable<string>, options: DedupOptions = {}): DedupResult {
   const t0 = performance.now();
-  const { threshold, verify } = resolveDedupOptions(options);
+  const { threshold, verify, keepPairs, maxPairs } = resolveDedupOptions(options);
   // The fused signer gives the same sets and signatures as createShingler + createMinHasher, faster.
   const signer = createTextSigner({ shingle: options.shingle, minhash: options.minhash });
-  const hasher = signer;
-  const bands = chooseBands(threshold, hasher.numPerm, options.lsh);
-  const sigs = new SignatureMatrix(hasher.numPerm, Array.isArray(texts) ? texts.length : 1024);
+  const bands = chooseBands(threshold, signer.numPerm, options.lsh);
+  const expected = Array.isArray(texts) ? texts.length : 1024;
+  // Rows of `sigs` and entries of `sets` are per group of identical documents, not per document.
+  const sigs = new SignatureMatrix(signer.numPerm, expected);
   const sets: Uint32Array[] = [];
+  const copies = new CopyFinder(expected);
   const empty: number[] = [];
   let chars = 0;
   let tShingle = 0;
   let tSign = 0;
+  let d = 0;
   for (const text of texts) {
     const a = performance.now();
-    const i = sigs.push();
     let b = a;
     if (verify === 'exact') {
-      sets.push(signer.set(text));
+      const set = signer.set(text);
       b = performance.now();
+      const g = set.length === 0 ? copies.startGroup() : copies.assign(murmur3Words(set, 0x5e7c0b1e), (x) => sameWords(sets[x]!, set));
+      if (g === sigs.count) {
+        sets.push(set);
+        const i = sigs.push();
+        sigs.present[i] = signer.signInto(text, sigs.row(i)) ? 1 : 0;
+      }
+      if (set.length === 0) empty.push(d);
+    } else {
+      const i = sigs.push();
+      const row = sigs.row(i);
+      if (signer.signInto(text, row)) {
+        sigs.present[i] = 1;
+        // Identical signatures give identical estimates against every document: one group.
+        if (copies.assign(murmur3Words(row, 0x5e7c0b1e), (x) => sameWords(sigs.row(x), row)) !== i) sigs.count--;
+      } else {
+        sigs.present[i] = 0;
+        copies.startGroup();
+        empty.push(d);
+      }
     }
-    sigs.present[i] = signer.signInto(text, sigs.row(i)) ? 1 : 0;
-    if (!sigs.present[i]) empty.push(i);
     tSign += performance.now() - b;
     tShingle += b - a;
     chars += text.length;
-    if (options.onProgress && (i & 1023) === 0) options.onProgress('sign', i, 0);
+    if (options.onProgress && (d & 1023) === 0) options.onProgress('sign', d, 0);
+    d++;
   }
-  const n = sigs.count;
+  const groups = copies.result();
   const t1 = performance.now();
-  const { pairs: cand, stats: cstats } = lshCandidates(sigs, bands.bands, bands.rows);
-  const t2 = performance.now();
-  const pairs: ScoredPair[] = [];
-  for (let p = 0; p < cand.size; p++) {
-    const a = cand.a[p]!;
-    const b = cand.b[p]!;
+  const u = sigs.count;
+  const { hi, lo } = bandKeyMatrix(sigs, bands.bands, bands.rows);
+  /** The similarity a verified pair is kept with, or -1 when it is not a near duplicate. */
+  const score = (a: number, b: number): number => {
     if (verify === 'exact') {
       const s = jaccard(sets[a]!, sets[b]!);
-      if (s >= threshold) pairs.push({ a, b, similarity: s });
-    } else {
-      const e = sigs.estimate(a, b);
-      if (verify === 'none' || e >= threshold) pairs.push({ a, b, similarity: e });
+      return s >= threshold ? s : -1;
     }
-    if (options.onProgress && (p & 65535) === 0) options.onProgress('verify', p, cand.size);
+    const e = sigs.estimate(a, b);
+    return verify === 'none' || e >= threshold ? e : -1;
+  };
+  const pairs: ScoredPair[] = [];
+  let t2 = t1;
+  const run = { n: d, pairs, empty, bands, chars, cstats: emptyCandidateStats(), groups, keepPairs, maxPairs, counts: 'all' as 'all' | 'verified' };
+  if (!keepPairs && candidatePairBound(hi, lo, sigs.present, u, bands.bands) > maxPairs) {
+    // Too many candidate pairs to hold, and only clusters are asked for: verify bucket by bucket and
+    // skip pairs whose documents are already in one cluster (they cannot change the clusters).
+    const verified = clusterBucketwise(hi, lo, sigs.present, u, bands.bands, score, run.cstats, (a, b, s) => pairs.push({ a, b, similarity: s }), options.onProgress);
+    run.cstats.candidates = verified;
+    run.counts = 'verified';
+  } else {
+    const { pairs: cand, stats: cstats } = candidatesFromBandKeys(hi, lo, sigs.present, u, bands.bands, maxPairs);
+    t2 = performance.now();
+    for (let p = 0; p < cand.size; p++) {
+      const s = score(cand.a[p]!, cand.b[p]!);
+      if (s >= 0) pairs.push({ a: cand.a[p]!, b: cand.b[p]!, similarity: s });
+      if (options.onProgress && (p & 65535) === 0) options.onProgress('verify', p, cand.size);
+    }
+    // Candidates counted per document pair, as a run without grouping would count them.
+    cstats.candidates = pairsWithinGroups(groups) + pairsAcrossGroups(groups, cand.a, cand.b, cand.size);
+    run.cstats = cstats;
   }
-  return finishDedup({ n, pairs, empty, bands, chars, cstats }, { t0, t1, t2, shingle: tShingle, sign: tSign });
+  // Bucket-wise clustering interleaves LSH and verification: its time is counted as verification.
+  return finishDedup(run, { t0, t1, t2, shingle: tShingle, sign: tSign });
+}
+
+/** True when group g is document g for every g (no copies were grouped). */
+function isIdentity(groups: CopyGroups): boolean {
+  if (groups.groups !== groups.n) return false;
+  for (let i = 0; i < groups.n; i++) if (groups.members[i] !== i) return false;
+  return true;
+}
+
+/** Equal word arrays. */
+function sameWords(x: Uint32Array, y: Uint32Array): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
 }
 
 /**
  * The common tail of the batch pipelines: sorts the verified pairs, clusters them and assembles the
- * result with its counters and timings (t0 start, t1 signing done, t2 candidates done).
+ * result with its counters and timings (t0 start, t1 signing done, t2 candidates done). With
+ * `groups`, the pairs are between groups of identical documents and are expanded to documents here.
  */
 export function finishDedup(
-  run: { n: number; pairs: ScoredPair[]; empty: number[]; bands: BandChoice; chars: number; cstats: CandidateStats },
+  run: {
+    n: number;
+    pairs: ScoredPair[];
+    empty: number[];
+    bands: BandChoice;
+    chars: number;
+    cstats: CandidateStats;
+    groups?: CopyGroups;
+    keepPairs?: boolean;
+    maxPairs?: number;
+    /** `verified`: the pairs are those a bucket-wise clustering verified and kept; counted as they are. */
+    counts?: 'all' | 'verified';
+  },
   times: { t0: number; t1: number; t2: number; shingle: number; sign: number },
 ): DedupResult {
-  const { n, pairs, empty, bands, chars, cstats } = run;
+  const { n, empty, bands, chars, cstats, groups } = run;
+  const keepPairs = run.keepPairs ?? true;
+  const maxPairs = run.maxPairs ?? Infinity;
   const { t0, t1, t2 } = times;
+  let pairs = run.pairs;
   pairs.sort((x, y) => x.a - y.a || x.b - y.b);
+  // Without copies every group is one document and group numbers are document numbers.
+  const grouped = groups && !isIdentity(groups) ? groups : undefined;
+  const counts = run.counts ?? 'all';
+  const count = counts === 'verified' ? pairs.length : grouped ? pairsWithinGroups(grouped) + pairsAcrossGroups(grouped, pairs.map((p) => p.a), pairs.map((p) => p.b), pairs.length) : pairs.length;
   const t3 = performance.now();
-  const { clusters, clusterOf } = clusterPairs(n, pairs);
+  const { clusters, clusterOf } = grouped ? clusterGroups(grouped, pairs) : clusterPairs(n, pairs);
+  if (!keepPairs) pairs = [];
+  else if (grouped) pairs = expandPairs(grouped, pairs, maxPairs);
+  else if (pairs.length > maxPairs) throw new TooManyPairsError('pairs', pairs.length, maxPairs, 1);
   const t4 = performance.now();
   const { candidates, ...buckets } = cstats;
   return {
@@ -165,8 +274,10 @@ export function finishDedup(
       emptyDocs: empty.length,
       chars,
       candidates,
-      pairs: pairs.length,
+      pairs: count,
       clusters: clusters.length,
+      copies: groups ? n - groups.groups : 0,
+      counts,
       buckets,
       timings: { shingle: times.shingle, sign: times.sign, lsh: t2 - t1, verify: t3 - t2, cluster: t4 - t3, total: t4 - t0 },
     },

@@ -12,7 +12,8 @@
  * @module
  */
 import { chooseBands } from '../lsh/params.js';
-import { candidatesFromBandKeys } from '../lsh/candidates.js';
+import { candidatePairBound, candidatesFromBandKeys } from '../lsh/candidates.js';
+import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { jaccard } from '../similarity/jaccard.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
@@ -20,6 +21,7 @@ import { finishDedup, resolveDedupOptions, type DedupOptions, type DedupResult }
 import { createTextSigner } from '../sketch/textSigner.js';
 import { SignPool, defaultWorkers } from '../parallel/signPool.js';
 import type { SignReply } from '../parallel/signWorker.js';
+import { pairsAcrossGroups, pairsWithinGroups, splitGroups, type CopyGroups } from './copies.js';
 
 /**
  * A re-readable corpus: each call starts a new pass and must yield the same documents in the same
@@ -35,6 +37,12 @@ export interface StreamDedupOptions extends DedupOptions {
   batchSize?: number;
   /** Bytes of fingerprint sets held at once during verification. Default 1 GiB. */
   memoryBudget?: number;
+  /**
+   * The source yields one text per group of identical documents (its first member), and the result
+   * is reported for all `copies.n` documents, as if every copy had been read (groups from
+   * `groupEqualTexts`). A group of m copies then costs one document instead of m(m−1)/2 pairs.
+   */
+  copies?: CopyGroups;
 }
 
 /** Counters of the streaming pipeline beyond those of `dedup()`. */
@@ -87,12 +95,14 @@ class Growable {
 
 /**
  * Finds near-duplicate pairs and clusters of a corpus streamed from `source` (read twice or more),
- * with the same defaults and result as `dedup()`. Verification `exact` streams the corpus again;
+ * with the same defaults and result as `dedup()`; with `pairs: false` it throws TooManyPairsError
+ * where dedup() would cluster bucket by bucket (more than `maxPairs` candidate pairs, counted per
+ * bucket). Verification `exact` streams the corpus again;
  * `estimate` and `none` keep signatures instead (numPerm × 4 bytes per document) and read it once.
  */
 export async function dedupStream(source: DocSource, options: StreamDedupOptions = {}): Promise<DedupResult & { extra: StreamDedupExtra }> {
   const t0 = performance.now();
-  const { threshold, verify } = resolveDedupOptions(options);
+  const { threshold, verify, keepPairs, maxPairs } = resolveDedupOptions(options);
   const workers = options.workers ?? defaultWorkers();
   const batchSize = options.batchSize ?? 1024;
   const budget = options.memoryBudget ?? 1 << 30;
@@ -159,12 +169,28 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
   const indexBytes = hi.length * 4 + lo.length * 4 + n + (sigs ? sigs.length * 4 : 0);
 
   // LSH candidates.
-  const { pairs: cand, stats: cstats } = candidatesFromBandKeys(hi.data, lo.data, present, n, nb);
+  if (!keepPairs) {
+    // dedup() clusters bucket by bucket past the limit; this pipeline cannot (the sets are not in
+    // memory), so it says so at once instead of after filling memory with candidate pairs.
+    const bound = candidatePairBound(hi.data, lo.data, present, n, nb);
+    if (bound > maxPairs) throw new TooManyPairsError('candidates', bound, maxPairs, 0);
+  }
+  const { pairs: cand, stats: cstats } = candidatesFromBandKeys(hi.data, lo.data, present, n, nb, maxPairs);
   hi.data = lo.data = new Uint32Array(0);
   const t2 = performance.now();
 
+  // Identical texts without shingles are not near duplicates of each other: each stands alone.
+  let groups = options.copies;
+  if (groups && groups.groups !== n) throw new RangeError(`copies has ${groups.groups} groups, but the source yielded ${n} documents`);
+  if (groups) groups = splitGroups(groups, (g) => !present[g]);
   const empty: number[] = [];
-  for (let i = 0; i < n; i++) if (!present[i]) empty.push(i);
+  if (groups) {
+    for (let g = 0; g < groups.groups; g++) if (g >= n || !present[g]) for (let i = groups.start[g]!; i < groups.start[g + 1]!; i++) empty.push(groups.members[i]!);
+    empty.sort((x, y) => x - y);
+    cstats.candidates = pairsWithinGroups(groups) + pairsAcrossGroups(groups, cand.a, cand.b, cand.size);
+  } else {
+    for (let i = 0; i < n; i++) if (!present[i]) empty.push(i);
+  }
   const out: ScoredPair[] = [];
   let passes = 1;
   let peakSetBytes = 0;
@@ -188,7 +214,10 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
       if (verify === 'none' || e >= threshold) out.push({ a, b, similarity: e });
     }
   }
-  const result = finishDedup({ n, pairs: out, empty, bands, chars, cstats }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });
+  const result = finishDedup(
+    { n: groups ? groups.n : n, pairs: out, empty, bands, chars, cstats, groups, keepPairs, maxPairs },
+    { t0, t1, t2, shingle: 0, sign: t1 - t0 },
+  );
   return { ...result, extra: { passes, peakSetBytes, indexBytes } };
 }
 

@@ -7,6 +7,7 @@ import { PairSet } from './pairSet.js';
 import { bandKeys } from './bandKeys.js';
 import { murmur3Words } from '../hash/murmur3.js';
 import type { SignatureMatrix } from '../sketch/signatureMatrix.js';
+import { TooManyPairsError } from './tooManyPairs.js';
 
 /** Counters from {@link lshCandidates}. */
 export interface CandidateStats {
@@ -24,8 +25,15 @@ export interface CandidateStats {
  * The distinct candidate pairs (a < b) of the signatures in `sigs` under b bands of r rows.
  * A bucket whose exact member list already appeared in an earlier band is skipped, so a large group of
  * copies, which collides in every band, has its pairs enumerated once, not once per band.
+ * Throws {@link TooManyPairsError} once there are more than `maxPairs` distinct pairs (default: no limit).
  */
-export function lshCandidates(sigs: SignatureMatrix, bands: number, rows: number): { pairs: PairSet; stats: CandidateStats } {
+export function lshCandidates(sigs: SignatureMatrix, bands: number, rows: number, maxPairs = Infinity): { pairs: PairSet; stats: CandidateStats } {
+  const { hi, lo } = bandKeyMatrix(sigs, bands, rows);
+  return candidatesFromBandKeys(hi, lo, sigs.present, sigs.count, bands, maxPairs);
+}
+
+/** The band keys of every present row of `sigs`: key of row d in band b at [d·bands + b] of `hi` and `lo`. */
+export function bandKeyMatrix(sigs: SignatureMatrix, bands: number, rows: number): { hi: Uint32Array; lo: Uint32Array } {
   const n = sigs.count;
   const hi = new Uint32Array(n * bands);
   const lo = new Uint32Array(n * bands);
@@ -37,23 +45,25 @@ export function lshCandidates(sigs: SignatureMatrix, bands: number, rows: number
     hi.set(bh, d * bands);
     lo.set(bl, d * bands);
   }
-  return candidatesFromBandKeys(hi, lo, sigs.present, n, bands);
+  return { hi, lo };
 }
 
 /**
- * Candidate pairs from precomputed band keys: key of document d in band b at [d·bands + b] of `hi`
- * and `lo`; documents with `present[d] = 0` are skipped. Same result as {@link lshCandidates}.
+ * Calls `fn` with the members (ascending, in `members[0..size)`) of every bucket of ≥ 2 documents,
+ * band by band, skipping a bucket whose member list already appeared in an earlier band. Key of
+ * document d in band b at [d·bands + b] of `hi` and `lo`; documents with `present[d] = 0` are skipped.
+ * `members` is reused between calls. Counts buckets into `stats`.
  */
-export function candidatesFromBandKeys(
+export function forEachSharedBucket(
   hi: Uint32Array,
   lo: Uint32Array,
   present: Uint8Array,
   n: number,
   bands: number,
-): { pairs: PairSet; stats: CandidateStats } {
-  const pairs = new PairSet(Math.max(1024, n));
+  stats: CandidateStats,
+  fn: (members: Int32Array, size: number) => void,
+): void {
   const seenMembers = new Set<number>();
-  const stats: CandidateStats = { sharedBuckets: 0, repeatedBuckets: 0, largestBucket: 0, candidates: 0 };
   let members = new Int32Array(64);
   for (let b = 0; b < bands; b++) {
     const table = new BucketTable(n);
@@ -72,12 +82,50 @@ export function candidatesFromBandKeys(
         return;
       }
       seenMembers.add(digest);
-      for (let i = 0; i < size; i++) {
-        const a = members[i]!;
-        for (let j = i + 1; j < size; j++) pairs.add(a, members[j]!);
-      }
+      fn(members, size);
     });
   }
+}
+
+/** A fresh set of bucket counters. */
+export function emptyCandidateStats(): CandidateStats {
+  return { sharedBuckets: 0, repeatedBuckets: 0, largestBucket: 0, candidates: 0 };
+}
+
+/**
+ * Candidate pairs from precomputed band keys (layout as in {@link forEachSharedBucket}). Same result
+ * as {@link lshCandidates}, and the same `maxPairs` limit.
+ */
+export function candidatesFromBandKeys(
+  hi: Uint32Array,
+  lo: Uint32Array,
+  present: Uint8Array,
+  n: number,
+  bands: number,
+  maxPairs = Infinity,
+): { pairs: PairSet; stats: CandidateStats } {
+  const pairs = new PairSet(Math.max(1024, n));
+  const stats = emptyCandidateStats();
+  forEachSharedBucket(hi, lo, present, n, bands, stats, (members, size) => {
+    for (let i = 0; i < size; i++) {
+      const a = members[i]!;
+      for (let j = i + 1; j < size; j++) pairs.add(a, members[j]!);
+      // Checked per row, before the pair set grows far past the limit (and past memory).
+      if (pairs.size > maxPairs) throw new TooManyPairsError('candidates', pairs.size, maxPairs, stats.largestBucket);
+    }
+  });
   stats.candidates = pairs.size;
   return { pairs, stats };
+}
+
+/**
+ * An upper bound on the distinct candidate pairs: Σ size·(size − 1)/2 over the buckets that
+ * {@link forEachSharedBucket} visits (a pair sharing buckets in several bands counts more than once).
+ */
+export function candidatePairBound(hi: Uint32Array, lo: Uint32Array, present: Uint8Array, n: number, bands: number): number {
+  let bound = 0;
+  forEachSharedBucket(hi, lo, present, n, bands, emptyCandidateStats(), (_members, size) => {
+    bound += (size * (size - 1)) / 2;
+  });
+  return bound;
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { availableParallelism } from 'node:os';
 import type { DedupResult } from '../../dedup/dedup.js';
 import { UsageError } from '../../io/errors.js';
+import { TooManyPairsError } from '../../lsh/tooManyPairs.js';
 import { openInput } from '../../io/read.js';
 import { openOutput, type OutputSink } from '../../io/output.js';
 import { annotateHeader, annotateRecord, formatCluster, formatPair, pairHeader, type PairFormat } from '../../io/write.js';
@@ -122,6 +123,8 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   if (flags.json && (flags.out === undefined || flags.out === '-')) throw new UsageError('--json prints the summary on stdout, so the output needs --out <file>');
   if (flags.outputFormat && flags.output !== 'pairs') throw new UsageError('--output-format applies to --output pairs only');
   const options = dedupOptionsFrom(flags);
+  // Clusters and deduplicated copies need no pair list: groups of copies then cost O(m), not m².
+  options.pairs = flags.output === 'pairs';
   const readOptions = readOptionsFrom(flags);
   const tStart = performance.now();
   let file = fileArg;
@@ -190,6 +193,8 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
         lsh: { bands: b.bands, rows: b.rows, rule: b.rule, recallAtThreshold: b.recallAtThreshold, falsePositiveArea: b.falsePositiveArea, falseNegativeArea: b.falseNegativeArea },
         candidates: s.candidates,
         pairs: s.pairs,
+        counts: s.counts,
+        copies: s.copies,
         clusters: s.clusters,
         docsInClusters: inCluster,
         duplicates: dupDocs,
@@ -206,8 +211,14 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
     reporter.summary(
       `lsh         ${b.bands} bands × ${b.rows} rows (${b.bands * b.rows} of ${b.numPerm} hashes): P(${b.threshold}) = ${b.recallAtThreshold.toFixed(4)}, the expected recall at the threshold${b.rule === 'best-effort' ? ' (best effort: the recall target is out of reach)' : ''}`,
     );
-    reporter.summary(`candidates  ${int(s.candidates)}`);
-    reporter.summary(`pairs       ${int(s.pairs)} (${options.verify === 'none' ? 'unverified candidates' : `${options.verify} Jaccard ≥ ${options.threshold}`})`);
+    if (s.counts === 'verified') {
+      reporter.summary(`candidates  ${int(s.candidates)} verified (more than --max-pairs candidate pairs: clustered bucket by bucket, skipping pairs already in one cluster)`);
+      reporter.summary(`pairs       ${int(s.pairs)} joined two clusters (${options.verify === 'none' ? 'unverified candidates' : `${options.verify} Jaccard ≥ ${options.threshold}`})`);
+    } else {
+      reporter.summary(`candidates  ${int(s.candidates)}`);
+      reporter.summary(`pairs       ${int(s.pairs)} (${options.verify === 'none' ? 'unverified candidates' : `${options.verify} Jaccard ≥ ${options.threshold}`})`);
+    }
+    if (s.copies > 0 && flags.verbose) reporter.summary(`copies      ${int(s.copies)} documents identical to an earlier one (checked once)`);
     reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)`);
     reporter.summary(
       `time        read ${ms(corpus.readMs)} · shingle ${ms(s.timings.shingle)} · sign ${ms(s.timings.sign)} · lsh ${ms(s.timings.lsh)} · verify ${ms(s.timings.verify)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`,
@@ -219,8 +230,23 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
     if (flags.out) reporter.summary(`output      ${flags.output}: ${int(written)} records → ${path.normalize(flags.out)}`);
   } catch (e) {
     await sink?.abort();
+    if (e instanceof TooManyPairsError) throw new UsageError(tooManyPairsMessage(e, flags.output));
     throw e;
   } finally {
     await cleanup?.();
   }
+}
+
+/** What the user can do when a run holds more pairs than --max-pairs. */
+export function tooManyPairsMessage(e: TooManyPairsError, output?: OutputMode): string {
+  if (e.what === 'pairs') {
+    return (
+      `${int(e.count)} near-duplicate pairs, more than --max-pairs (${int(e.limit)}); the largest group of identical documents has ${int(e.largestBucket)}. ` +
+      (output === 'pairs' || output === undefined ? '--output clusters, dedup or annotate handle such groups without listing their pairs; or raise --max-pairs (~40 bytes of memory per pair).' : 'Raise --max-pairs (~40 bytes of memory per pair).')
+    );
+  }
+  return (
+    `more than ${int(e.limit)} LSH candidate pairs (--max-pairs): the largest bucket holds ${int(e.largestBucket)} distinct documents that agree on a whole band, ` +
+    'typically many near-identical texts (a template with small changes). Raise --max-pairs (~40 bytes of memory per pair), or raise --threshold or --rows so that fewer documents share a bucket.'
+  );
 }

@@ -1,0 +1,244 @@
+/**
+ * Identical documents collapsed onto one representative before LSH. A group of m documents with the
+ * same fingerprint set (or text) collides in every band, so without this it costs m(m−1)/2 candidate
+ * pairs — 200 million for 20,000 copies of one boilerplate page, which exhausts memory. Collapsed,
+ * it costs one document; pairs, candidate counts and clusters are expanded back afterwards and equal
+ * what the full run gives, because copies have similarity 1 with each other and the same similarity
+ * to every other document.
+ * @module
+ */
+import type { ScoredPair } from '../similarity/bruteForce.js';
+import { UnionFind, componentsOf, type Cluster } from './clusters.js';
+import { TooManyPairsError } from '../lsh/tooManyPairs.js';
+
+/** Documents grouped by identical content; groups are numbered in order of first appearance. */
+export interface CopyGroups {
+  /** Number of documents. */
+  n: number;
+  /** Number of groups (distinct documents). */
+  groups: number;
+  /** Offsets into `members`, length groups + 1: group g holds members[start[g]] .. members[start[g+1] − 1]. */
+  start: Int32Array;
+  /** Document indices by group, ascending within a group: the first is the group's representative. */
+  members: Int32Array;
+}
+
+/**
+ * Assigns documents to groups of identical content, one document at a time: a hash of the content
+ * picks the slots to look at, and a comparison with each candidate group's representative decides.
+ */
+export class CopyFinder {
+  /** Groups so far. */
+  groups = 0;
+  private docs = 0;
+  private groupOf: Int32Array;
+  private slots: Int32Array;
+  private hashes: Uint32Array;
+  private filled = 0;
+
+  constructor(expected = 1024) {
+    const cap = Math.max(16, expected);
+    this.groupOf = new Int32Array(cap);
+    let t = 16;
+    while (t < cap * 2) t *= 2;
+    this.slots = new Int32Array(t).fill(-1);
+    this.hashes = new Uint32Array(t);
+  }
+
+  /**
+   * Places the next document, whose content hashes to `hash`: in the first group g with the same
+   * hash for which `same(g)` is true, else in a new group (numbered `groups` before the call).
+   */
+  assign(hash: number, same: (group: number) => boolean): number {
+    hash >>>= 0;
+    let mask = this.slots.length - 1;
+    let slot = hash & mask;
+    for (;;) {
+      const g = this.slots[slot]!;
+      if (g === -1) break;
+      if (this.hashes[slot] === hash && same(g)) return this.place(g);
+      slot = (slot + 1) & mask;
+    }
+    const g = this.newGroup();
+    if ((this.filled + 1) * 2 > this.slots.length) {
+      this.grow();
+      mask = this.slots.length - 1;
+      slot = hash & mask;
+      while (this.slots[slot] !== -1) slot = (slot + 1) & mask;
+    }
+    this.slots[slot] = g;
+    this.hashes[slot] = hash;
+    this.filled++;
+    return this.place(g);
+  }
+
+  /** Places the next document in a new group that {@link assign} never finds (e.g. an empty document). */
+  startGroup(): number {
+    return this.place(this.newGroup());
+  }
+
+  /** Places the next document in group g. */
+  join(g: number): number {
+    return this.place(g);
+  }
+
+  /** The groups as built so far. */
+  result(): CopyGroups {
+    const { groups, docs } = this;
+    const start = new Int32Array(groups + 1);
+    for (let d = 0; d < docs; d++) start[this.groupOf[d]! + 1]!++;
+    for (let g = 0; g < groups; g++) start[g + 1]! += start[g]!;
+    const fill = start.slice(0, groups);
+    const members = new Int32Array(docs);
+    for (let d = 0; d < docs; d++) members[fill[this.groupOf[d]!]!++] = d;
+    return { n: docs, groups, start, members };
+  }
+
+  private newGroup(): number {
+    return this.groups++;
+  }
+
+  private place(g: number): number {
+    if (this.docs === this.groupOf.length) {
+      const a = new Int32Array(this.groupOf.length * 2);
+      a.set(this.groupOf);
+      this.groupOf = a;
+    }
+    this.groupOf[this.docs++] = g;
+    return g;
+  }
+
+  private grow(): void {
+    const slots = new Int32Array(this.slots.length * 2).fill(-1);
+    const hashes = new Uint32Array(slots.length);
+    const mask = slots.length - 1;
+    for (let s = 0; s < this.slots.length; s++) {
+      const g = this.slots[s]!;
+      if (g === -1) continue;
+      const h = this.hashes[s]!;
+      let t = h & mask;
+      while (slots[t] !== -1) t = (t + 1) & mask;
+      slots[t] = g;
+      hashes[t] = h;
+    }
+    this.slots = slots;
+    this.hashes = hashes;
+  }
+}
+
+/** Groups of the documents in `keys`, by equal strings (document i is keys[i]). */
+export function groupEqualTexts(keys: readonly string[]): CopyGroups {
+  // One Map entry per distinct text (not per shingle): the strings are already in memory.
+  const seen = new Map<string, number>();
+  const finder = new CopyFinder(keys.length);
+  for (const k of keys) {
+    const g = seen.get(k);
+    if (g === undefined) seen.set(k, finder.startGroup());
+    else finder.join(g);
+  }
+  return finder.result();
+}
+
+/** Size of group g. */
+function sizeOf(groups: CopyGroups, g: number): number {
+  return groups.start[g + 1]! - groups.start[g]!;
+}
+
+/** Pairs among the documents inside groups: Σ m(m−1)/2. */
+export function pairsWithinGroups(groups: CopyGroups): number {
+  let total = 0;
+  for (let g = 0; g < groups.groups; g++) {
+    const m = sizeOf(groups, g);
+    total += (m * (m - 1)) / 2;
+  }
+  return total;
+}
+
+/** Document pairs that the group pairs (a, b) stand for: Σ |a|·|b|. */
+export function pairsAcrossGroups(groups: CopyGroups, a: ArrayLike<number>, b: ArrayLike<number>, count: number): number {
+  let total = 0;
+  for (let p = 0; p < count; p++) total += sizeOf(groups, a[p]!) * sizeOf(groups, b[p]!);
+  return total;
+}
+
+/** The largest group. */
+export function largestGroup(groups: CopyGroups): number {
+  let max = 0;
+  for (let g = 0; g < groups.groups; g++) max = Math.max(max, sizeOf(groups, g));
+  return max;
+}
+
+/**
+ * The document pairs that verified group pairs stand for, plus similarity-1 pairs inside each group,
+ * sorted by (a, b). Throws {@link TooManyPairsError} before building more than `maxPairs`.
+ */
+export function expandPairs(groups: CopyGroups, groupPairs: readonly ScoredPair[], maxPairs: number): ScoredPair[] {
+  const { start, members } = groups;
+  const total = pairsWithinGroups(groups) + groupPairs.reduce((s, p) => s + sizeOf(groups, p.a) * sizeOf(groups, p.b), 0);
+  if (total > maxPairs) throw new TooManyPairsError('pairs', total, maxPairs, largestGroup(groups));
+  const out: ScoredPair[] = [];
+  for (let g = 0; g < groups.groups; g++) {
+    for (let i = start[g]!; i < start[g + 1]!; i++) {
+      const a = members[i]!;
+      for (let j = i + 1; j < start[g + 1]!; j++) out.push({ a, b: members[j]!, similarity: 1 });
+    }
+  }
+  for (const p of groupPairs) {
+    for (let i = start[p.a]!; i < start[p.a + 1]!; i++) {
+      const x = members[i]!;
+      for (let j = start[p.b]!; j < start[p.b + 1]!; j++) {
+        const y = members[j]!;
+        out.push(x < y ? { a: x, b: y, similarity: p.similarity } : { a: y, b: x, similarity: p.similarity });
+      }
+    }
+  }
+  out.sort((x, y) => x.a - y.a || x.b - y.b);
+  return out;
+}
+
+/**
+ * Clusters of the documents when every group is one cluster of copies and verified group pairs join
+ * groups: the same clusters as the full pair graph gives, without enumerating its pairs.
+ */
+export function clusterGroups(groups: CopyGroups, groupPairs: Iterable<{ a: number; b: number }>): { clusters: Cluster[]; clusterOf: Int32Array } {
+  const { start, members } = groups;
+  const uf = new UnionFind(groups.n);
+  for (let g = 0; g < groups.groups; g++) {
+    const rep = members[start[g]!]!;
+    for (let i = start[g]! + 1; i < start[g + 1]!; i++) uf.union(rep, members[i]!);
+  }
+  for (const p of groupPairs) uf.union(members[start[p.a]!]!, members[start[p.b]!]!);
+  return componentsOf(uf, groups.n);
+}
+
+/**
+ * The same groups, except that every member of a group for which `apart(g)` is true becomes a group
+ * of its own (numbered after the existing ones; group g keeps its first member). For documents that
+ * are identical but never near duplicates, such as empty ones.
+ */
+export function splitGroups(groups: CopyGroups, apart: (group: number) => boolean): CopyGroups {
+  const { start, members } = groups;
+  let extra = 0;
+  for (let g = 0; g < groups.groups; g++) if (apart(g)) extra += sizeOf(groups, g) - 1;
+  if (extra === 0) return groups;
+  const total = groups.groups + extra;
+  const nStart = new Int32Array(total + 1);
+  const nMembers = new Int32Array(groups.n);
+  let w = 0;
+  const loners: number[] = [];
+  for (let g = 0; g < groups.groups; g++) {
+    nStart[g] = w;
+    if (apart(g)) {
+      nMembers[w++] = members[start[g]!]!;
+      for (let i = start[g]! + 1; i < start[g + 1]!; i++) loners.push(members[i]!);
+    } else {
+      for (let i = start[g]!; i < start[g + 1]!; i++) nMembers[w++] = members[i]!;
+    }
+  }
+  for (let k = 0; k < loners.length; k++) {
+    nStart[groups.groups + k] = w;
+    nMembers[w++] = loners[k]!;
+  }
+  nStart[total] = w;
+  return { n: groups.n, groups: total, start: nStart, members: nMembers };
+}
