@@ -6,7 +6,6 @@
 import { availableParallelism } from 'node:os';
 import { dedup, type DedupOptions, type DedupResult } from '../dedup/dedup.js';
 import { dedupStream } from '../dedup/streamDedup.js';
-import { groupEqualTexts } from '../dedup/copies.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 
 /**
@@ -31,16 +30,15 @@ export async function findDuplicates(texts: readonly string[], options: FindOpti
     workers = chars >= PARALLEL_MIN_CHARS ? availableParallelism() : 0;
   }
   if (workers === 0) return dedup(texts, rest);
-  // dedup() groups identical documents itself; the streaming pipeline is given each distinct text once.
-  const copies = groupEqualTexts(texts);
-  const distinct = copies.groups === texts.length ? (texts as string[]) : Array.from({ length: copies.groups }, (_, g) => texts[copies.members[copies.start[g]!]!]!);
   try {
-    const { extra: _extra, ...result } = await dedupStream(() => [distinct], { ...rest, workers, copies: copies.groups === texts.length ? undefined : copies });
+    const { extra: _extra, ...result } = await dedupStream(() => [texts as string[]], { ...rest, workers });
     return result;
   } catch (e) {
-    // Only clusters wanted, but too many candidate pairs to hold: dedup() in this thread clusters
-    // bucket by bucket instead, with the same clusters.
-    if (e instanceof TooManyPairsError && e.what === 'candidates' && rest.pairs === false) return dedup(texts, rest);
+    // More candidate pairs than --max-pairs allows: dedup() in this thread groups identical
+    // documents first and, when only clusters are wanted, clusters bucket by bucket, so it finishes
+    // where the parallel pipeline cannot, with the same result. (Grouping up front would cost a hash
+    // of every text, ~2.5 s per 1.5 GB, on every run.)
+    if (e instanceof TooManyPairsError && e.what === 'candidates') return dedup(texts, rest);
     throw e;
   }
 }

@@ -6,6 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { isUserError } from '../io/errors.js';
+import { TooManyPairsError } from '../lsh/tooManyPairs.js';
+import { tooManyPairsMessage } from './tooManyPairs.js';
 
 /** Exit code of a successful run. */
 export const EXIT_OK = 0;
@@ -68,6 +70,10 @@ export async function runProgram(program: Command, argv: readonly string[], stde
     }
     if (isUserError(e)) {
       stderr.write(`neardup: ${e.message}\n`);
+      return EXIT_USAGE;
+    }
+    if (e instanceof TooManyPairsError) {
+      stderr.write(`neardup: ${tooManyPairsMessage(e)}\n`);
       return EXIT_USAGE;
     }
     const err = e as Error;

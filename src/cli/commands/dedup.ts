@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import type { DedupResult } from '../../dedup/dedup.js';
 import { UsageError } from '../../io/errors.js';
 import { TooManyPairsError } from '../../lsh/tooManyPairs.js';
+import { tooManyPairsMessage } from '../tooManyPairs.js';
 import { openInput } from '../../io/read.js';
 import { openOutput, type OutputSink } from '../../io/output.js';
 import { annotateHeader, annotateRecord, formatCluster, formatPair, pairHeader, type PairFormat } from '../../io/write.js';
@@ -230,23 +231,9 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
     if (flags.out) reporter.summary(`output      ${flags.output}: ${int(written)} records → ${path.normalize(flags.out)}`);
   } catch (e) {
     await sink?.abort();
-    if (e instanceof TooManyPairsError) throw new UsageError(tooManyPairsMessage(e, flags.output));
+    if (e instanceof TooManyPairsError) throw new UsageError(tooManyPairsMessage(e, flags.output === 'pairs'));
     throw e;
   } finally {
     await cleanup?.();
   }
-}
-
-/** What the user can do when a run holds more pairs than --max-pairs. */
-export function tooManyPairsMessage(e: TooManyPairsError, output?: OutputMode): string {
-  if (e.what === 'pairs') {
-    return (
-      `${int(e.count)} near-duplicate pairs, more than --max-pairs (${int(e.limit)}); the largest group of identical documents has ${int(e.largestBucket)}. ` +
-      (output === 'pairs' || output === undefined ? '--output clusters, dedup or annotate handle such groups without listing their pairs; or raise --max-pairs (~40 bytes of memory per pair).' : 'Raise --max-pairs (~40 bytes of memory per pair).')
-    );
-  }
-  return (
-    `more than ${int(e.limit)} LSH candidate pairs (--max-pairs): the largest bucket holds ${int(e.largestBucket)} distinct documents that agree on a whole band, ` +
-    'typically many near-identical texts (a template with small changes). Raise --max-pairs (~40 bytes of memory per pair), or raise --threshold or --rows so that fewer documents share a bucket.'
-  );
 }
