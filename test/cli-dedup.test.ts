@@ -318,3 +318,54 @@ test('a group of 3,000 copies and 2,000 near copies: clusters and dedup work in 
   assert.equal(fs.readFileSync(out, 'utf8').split('\n').length - 1, 4_498_500);
   assert.match(ok.stderr, /candidates +4,498,500\n/);
 });
+
+test('--stream (texts stay on disk, read again per pass) gives the same output as in memory, for every input kind and output mode', () => {
+  const inputs: string[][] = [
+    ['docs.tsv', '--text', 'body'],
+    ['docs.jsonl', '--text-field', 'body.text'],
+    ['docs.txt'],
+    ['rcv1-style.txt', '--format', 'idtext'],
+    ['corpus'],
+  ];
+  for (const input of inputs) {
+    for (const output of ['pairs', 'clusters', 'dedup', 'annotate']) {
+      const mem = neardup(['dedup', ...input, '--output', output, '--no-stream']);
+      assert.equal(mem.code, 0, mem.stderr);
+      for (const w of ['0', '2']) {
+        const st = neardup(['dedup', ...input, '--output', output, '--stream', '--workers', w]);
+        assert.equal(st.code, 0, st.stderr);
+        assert.equal(st.stdout, mem.stdout, `${input.join(' ')} --output ${output} --workers ${w}`);
+        assert.match(st.stderr, /stream +2 passes over the input; in memory: index/);
+      }
+    }
+  }
+  // Standard input is spooled to a temp file first; --skip-invalid skips the same records in every pass.
+  const tsv = fs.readFileSync(path.join(fixtures, 'docs.tsv'));
+  const viaStdin = neardup(['dedup', '-', '--format', 'tsv', '--text', 'body', '--stream'], { input: tsv });
+  assert.equal(viaStdin.code, 0, viaStdin.stderr);
+  assert.equal(viaStdin.stdout, EXPECTED_PAIRS.join('\n') + '\n');
+  const skipMem = neardup(['dedup', 'bad/ragged.tsv', '--text', 'body', '--skip-invalid', '--output', 'annotate', '--no-stream']);
+  const skipStream = neardup(['dedup', 'bad/ragged.tsv', '--text', 'body', '--skip-invalid', '--output', 'annotate', '--stream']);
+  assert.equal(skipStream.code, 0, skipStream.stderr);
+  assert.equal(skipStream.stdout, skipMem.stdout);
+  assert.match(skipStream.stderr, /skipped 1 invalid record/);
+  const bad = neardup(['dedup', 'bad/ragged.tsv', '--text', 'body', '--stream']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^neardup: bad\/ragged\.tsv:3: ragged row/m);
+});
+
+test('inputs over a quarter of the heap limit are streamed by default', () => {
+  const dir = tmpDir();
+  const file = path.join(dir, 'big.txt');
+  // ~24 MB of lines against a heap limit of ~84 MB (--max-old-space-size=32): over a quarter.
+  let x = 7;
+  const word = () => `w${(x = (Math.imul(x, 1103515245) + 12345) >>> 0) % 30000}`;
+  const out: string[] = [];
+  for (let i = 0; i < 120_000; i++) out.push(i % 1000 === 1 ? out[i - 1]! : Array.from({ length: 35 }, word).join(' '));
+  fs.writeFileSync(file, out.join('\n') + '\n');
+  assert.ok(fs.statSync(file).size > 21e6);
+  const r = neardup(['dedup', file, '--output', 'clusters', '--workers', '0'], { env: { NODE_OPTIONS: '--max-old-space-size=32' } });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /stream +2 passes over the input/);
+  assert.equal(lines(r.stdout).length, 120, 'one planted copy per 1,000 lines');
+});

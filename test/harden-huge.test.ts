@@ -17,10 +17,15 @@ test('dedup refuses an input larger than the heap limit, naming the file, its si
     const file = path.join(dir, 'big.txt');
     fs.writeFileSync(file, '');
     fs.truncateSync(file, 1 << 30); // sparse: 1 GiB on paper, nothing on disk
-    const r = spawnSync(process.execPath, ['--max-old-space-size=64', mainJs, 'dedup', file], { encoding: 'utf8', timeout: 30000 });
+    const r = spawnSync(process.execPath, ['--max-old-space-size=64', mainJs, 'dedup', file, '--no-stream'], { encoding: 'utf8', timeout: 30000 });
     assert.equal(r.status, 2, r.stderr.slice(0, 500));
-    assert.match(r.stderr, /^neardup: .*big\.txt: is 1\.07 GB, more than the 0\.\d+ GB this process may hold; .*max-old-space-size/);
+    assert.match(r.stderr, /^neardup: .*big\.txt: is 1\.07 GB, more than the 0\.\d+ GB this process may hold; use --stream .*max-old-space-size/);
     assert.ok(!/FATAL|Native stack/.test(r.stderr));
+    // Streamed (the default for this size), the file is one line of 1 GiB: too long for one string.
+    const s = spawnSync(process.execPath, ['--max-old-space-size=64', mainJs, 'dedup', file], { encoding: 'utf8', timeout: 60000 });
+    assert.equal(s.status, 2, s.stderr.slice(0, 500));
+    assert.match(s.stderr, /^neardup: .*big\.txt:1: the line is longer than the 511 Mi characters a JavaScript string can hold/);
+    assert.ok(!/FATAL|Native stack|\n\s+at /.test(s.stderr));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

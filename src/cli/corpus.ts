@@ -13,10 +13,12 @@ import { InputError } from '../io/errors.js';
 import type { Reporter } from './report.js';
 import { int } from './report.js';
 
-/** A corpus read into memory. */
+/** A corpus read into memory (or, streamed, its ids and rows only). */
 export interface Corpus {
-  /** Document texts. */
+  /** Document texts; empty when the corpus is streamed ({@link streamCorpus}). */
   texts: string[];
+  /** Number of documents. */
+  count: number;
   /** Explicit ids (from --id, id⇥text, directory paths), or undefined when the row number is the id. */
   ids: string[] | undefined;
   /** The input row number of each document. */
@@ -41,7 +43,7 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
   // Every text is held in memory: fail with a clear message before V8 aborts with a native stack.
   const heapLimit = getHeapStatistics().heap_size_limit;
   const gb = (b: number) => `${(b / 1e9).toFixed(2)} GB`;
-  const advice = 'neardup dedup keeps every text in memory: raise the limit (NODE_OPTIONS=--max-old-space-size=MB) or split the input';
+  const advice = 'use --stream (texts stay on disk and are read again for each pass), raise the limit (NODE_OPTIONS=--max-old-space-size=MB) or split the input';
   if (input.size !== undefined && input.size > heapLimit) {
     throw new InputError(input.name, undefined, `is ${gb(input.size)}, more than the ${gb(heapLimit)} this process may hold; ${advice}`);
   }
@@ -75,7 +77,62 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
   if (input.skips.count > 0) {
     reporter.warn(`skipped ${int(input.skips.count)} invalid record${input.skips.count === 1 ? '' : 's'}; first: ${input.skips.examples[0]!.message}`);
   }
-  return { texts, ids, rows, input, bytes, readMs };
+  return { texts, count: texts.length, ids, rows, input, bytes, readMs };
+}
+
+/** Documents per batch handed to the pipeline while streaming. */
+const STREAM_BATCH = 1024;
+
+/**
+ * A corpus whose texts stay on disk: `source` reads `file` again for each pass of the streaming
+ * pipeline (signing, then exact verification). The first pass also collects ids and rows into `corpus` (complete once it has run);
+ * later passes must find the same number of documents.
+ */
+export async function streamCorpus(file: string, options: ReadOptions, reporter: Reporter): Promise<{ corpus: Corpus; source: () => AsyncIterable<string[]> }> {
+  const first = await openInput(file, options);
+  // readMs stays 0: reading is part of the pipeline's passes, timed there.
+  const corpus: Corpus = { texts: [], count: 0, ids: undefined, rows: [], input: first, bytes: 0, readMs: 0 };
+  let passes = 0;
+  async function* pass(): AsyncGenerator<string[]> {
+    const n = passes++;
+    const input = n === 0 ? first : await openInput(file, { ...options, format: first.format, displayName: first.name });
+    const bar = reporter.progress(n === 0 ? 'read' : `pass ${n + 1}`, 'bytes', input.size);
+    let batch: string[] = [];
+    let count = 0;
+    try {
+      for await (const r of input.records) {
+        if (n === 0) {
+          if (r.id !== undefined) {
+            if (!corpus.ids) corpus.ids = corpus.rows.map(String);
+            corpus.ids.push(r.id);
+          } else if (corpus.ids) corpus.ids.push(String(r.row));
+          corpus.rows.push(r.row);
+        } else if (r.row !== corpus.rows[count]) {
+          throw new Error(`${input.name} changed while it was being read (record ${count})`);
+        }
+        count++;
+        batch.push(r.text);
+        if (batch.length === STREAM_BATCH) {
+          yield batch;
+          batch = [];
+          bar.update(input.bytesRead(), count);
+        }
+      }
+      if (batch.length > 0) yield batch;
+    } finally {
+      bar.stop();
+    }
+    if (n === 0) {
+      corpus.count = count;
+      corpus.bytes = input.bytesRead();
+      if (input.skips.count > 0) {
+        reporter.warn(`skipped ${int(input.skips.count)} invalid record${input.skips.count === 1 ? '' : 's'}; first: ${input.skips.examples[0]!.message}`);
+      }
+    } else if (count !== corpus.count) {
+      throw new Error(`${input.name} changed while it was being read (${int(count)} records instead of ${int(corpus.count)})`);
+    }
+  }
+  return { corpus, source: pass };
 }
 
 /**

@@ -2,7 +2,7 @@
  * UTF-8 decoding that knows line numbers: invalid UTF-8 is reported as file:line, not as U+FFFD.
  * @module
  */
-import { isUtf8 } from 'node:buffer';
+import { constants, isUtf8 } from 'node:buffer';
 import { InputError } from './errors.js';
 
 /** Decoded text that starts at the beginning of line `line` (1-based) and ends after a newline (except the last). */
@@ -65,21 +65,33 @@ export async function* utf8Chunks(bytes: AsyncIterable<Buffer>, options: Utf8Opt
       if (block.length >= 3 && block[0] === 0xef && block[1] === 0xbb && block[2] === 0xbf) block = block.subarray(3);
     }
     if (!isUtf8(block)) checkLines(block, line, options.file, options.badLines);
-    const chunk = { text: block.toString('utf8'), line };
+    let text: string;
+    try {
+      text = block.toString('utf8');
+    } catch (e) {
+      if ((e as { code?: string }).code === 'ERR_STRING_TOO_LONG') throw tooLong(options.file, line);
+      throw e;
+    }
+    const chunk = { text, line };
     line += countNewlines(block);
     return chunk;
   };
   // Chunks of a line longer than a chunk wait here and are joined once, when the line ends:
   // concatenating on every chunk copied a 200 MB line ~100 times over (quadratic).
   let waiting: Buffer[] = [];
+  let waitingBytes = 0;
   for await (const c of bytes) {
     const nl0 = c.lastIndexOf(10);
     if (nl0 === -1) {
       if (carry) {
         waiting.push(carry);
+        waitingBytes += carry.length;
         carry = undefined;
       }
       waiting.push(c);
+      waitingBytes += c.length;
+      // At most 3 bytes of UTF-8 per UTF-16 unit: past this, the line cannot be one string.
+      if (waitingBytes > 3 * constants.MAX_STRING_LENGTH) throw tooLong(options.file, line);
       continue;
     }
     let buf: Buffer;
@@ -90,6 +102,7 @@ export async function* utf8Chunks(bytes: AsyncIterable<Buffer>, options: Utf8Opt
       buf = Buffer.concat([...head, c]);
       nl = before + nl0;
       waiting = [];
+      waitingBytes = 0;
     } else {
       buf = c;
       nl = nl0;
@@ -103,6 +116,11 @@ export async function* utf8Chunks(bytes: AsyncIterable<Buffer>, options: Utf8Opt
     const rest = waiting.length === 1 ? waiting[0]! : Buffer.concat(waiting);
     if (rest.length > 0) yield emit(rest);
   }
+}
+
+/** The error for a line longer than a JavaScript string can be. */
+function tooLong(file: string, line: number): InputError {
+  return new InputError(file, line, `the line is longer than the ${Math.floor(constants.MAX_STRING_LENGTH / 2 ** 20)} Mi characters a JavaScript string can hold (one record cannot be that long)`);
 }
 
 /** One line of text (without its line break; a trailing CR is dropped too). */

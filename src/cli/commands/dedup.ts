@@ -5,6 +5,8 @@
 import { Command, Option } from 'commander';
 import path from 'node:path';
 import { availableParallelism } from 'node:os';
+import { stat } from 'node:fs/promises';
+import { getHeapStatistics } from 'node:v8';
 import type { DedupResult } from '../../dedup/dedup.js';
 import { UsageError } from '../../io/errors.js';
 import { TooManyPairsError } from '../../lsh/tooManyPairs.js';
@@ -14,7 +16,9 @@ import { openOutput, type OutputSink } from '../../io/output.js';
 import { annotateHeader, annotateRecord, formatCluster, formatPair, pairHeader, type PairFormat } from '../../io/write.js';
 import { extensionOf } from '../../io/formats.js';
 import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
-import { idOf, loadCorpus, spoolStdin, type Corpus } from '../corpus.js';
+import { idOf, loadCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
+import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
+import { defaultWorkers } from '../../parallel/signPool.js';
 import { addEngineOptions, addLogOptions, dedupOptionsFrom, parseCount, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 
@@ -23,6 +27,7 @@ export type OutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
 
 interface DedupFlags extends InputFlags, EngineFlags, LogFlags {
   workers?: number;
+  stream?: boolean;
   output: OutputMode;
   out?: string;
   outputFormat?: PairFormat;
@@ -50,7 +55,7 @@ async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, resu
     return result.clusters.length;
   }
   // dedup / annotate: a second streaming pass over the input, in the same order as the first.
-  const n = corpus.texts.length;
+  const n = corpus.count;
   const clusterNo = new Int32Array(n).fill(-1);
   result.clusters.forEach((c, k) => {
     for (const m of c.members) clusterNo[m] = k;
@@ -96,6 +101,8 @@ export function dedupCommand(): Command {
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
     .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz compresses) instead of stdout')
+    .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap limit (${(getHeapStatistics().heap_size_limit / 4e9).toFixed(1)} GB here)`)
+    .option('--no-stream', 'hold every text in memory, whatever the input size')
     .option('--workers <n>', `worker threads for signing and verification; 0 = this thread (default: all ${availableParallelism()} cores for inputs over ${PARALLEL_MIN_CHARS / 1e6} M characters, else 0)`, parseCount('workers'))
     .addOption(new Option('--output-format <format>', 'pairs as tsv (a⇥b⇥similarity, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
   addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
@@ -133,36 +140,52 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   const twoPass = flags.output === 'dedup' || flags.output === 'annotate';
   let sink: OutputSink | undefined;
   try {
-    if (fileArg === '-' && twoPass) {
-      // These outputs read the input twice; a temp copy keeps memory at one copy of the texts.
+    // Texts held in memory take about their size in the file, or twice that: past a quarter of the
+    // heap limit, keep them on disk instead.
+    const stream = flags.stream ?? (fileArg !== '-' && (await fileSize(fileArg)) > getHeapStatistics().heap_size_limit / 4);
+    if (fileArg === '-' && (twoPass || stream)) {
+      // These read the input more than once; a temp copy keeps memory at one copy of the texts (or none).
       const spool = await spoolStdin();
       file = spool.file;
       cleanup = spool.cleanup;
       readOptions.displayName = '<stdin>';
     }
-    const corpus = await loadCorpus(file, readOptions, reporter);
     const name = fileArg === '-' ? '<stdin>' : fileArg;
-    const n = corpus.texts.length;
-    const signBar = reporter.progress('sign', 'docs', n);
+    let corpus: Corpus;
+    let signBar: ReturnType<Reporter['progress']> | undefined;
     let verifyBar: ReturnType<Reporter['progress']> | undefined;
-    const { value: result } = await reporter.stage(
-      'dedup',
-      () =>
-        findDuplicates(corpus.texts, {
-          ...options,
-          workers: flags.workers,
-          onProgress: (stage, done, total) => {
-            if (stage === 'sign') signBar.update(done);
-            else {
-              signBar.stop();
-              verifyBar ??= reporter.progress('verify', 'pairs', total);
-              verifyBar.update(done);
-            }
-          },
-        }),
-      (r) => `${int(r.stats.candidates)} candidates, ${int(r.stats.pairs)} pairs`,
-    );
-    signBar.stop();
+    const onProgress = (stage: 'sign' | 'verify', done: number, total: number): void => {
+      if (stage === 'sign') signBar?.update(done);
+      else {
+        signBar?.stop();
+        verifyBar ??= reporter.progress('verify', 'pairs', total);
+        verifyBar.update(done);
+      }
+    };
+    let result: DedupResult;
+    let extra: StreamDedupExtra | undefined;
+    if (stream) {
+      reporter.verbose(`streaming ${name}: texts stay on disk, read again for each pass`);
+      const streamed = await streamCorpus(file, readOptions, reporter);
+      corpus = streamed.corpus;
+      // Pass 1 signs while it reads (its own progress bar); the later passes verify.
+      ({ value: result } = await reporter.stage(
+        'dedup',
+        () => dedupStream(streamed.source, { ...options, workers: flags.workers ?? defaultWorkers(), onProgress: (st, d, t) => st === 'verify' && onProgress(st, d, t) }),
+        (r) => `${int(r.stats.candidates)} candidates, ${int(r.stats.pairs)} pairs`,
+      ));
+      extra = (result as DedupResult & { extra: StreamDedupExtra }).extra;
+    } else {
+      corpus = await loadCorpus(file, readOptions, reporter);
+      signBar = reporter.progress('sign', 'docs', corpus.count);
+      ({ value: result } = await reporter.stage(
+        'dedup',
+        () => findDuplicates(corpus.texts, { ...options, workers: flags.workers, onProgress }),
+        (r) => `${int(r.stats.candidates)} candidates, ${int(r.stats.pairs)} pairs`,
+      ));
+    }
+    const n = corpus.count;
+    signBar?.stop();
     verifyBar?.stop();
     const s = result.stats;
     reporter.verbose(
@@ -201,6 +224,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
         duplicates: dupDocs,
         output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormat(flags) : undefined },
         timings: { read: corpus.readMs, ...s.timings, write: writeMs, total },
+        ...(extra ? { stream: { passes: extra.passes, indexBytes: extra.indexBytes, peakSetBytes: extra.peakSetBytes } } : {}),
       });
       return;
     }
@@ -221,8 +245,13 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
     }
     if (s.copies > 0 && flags.verbose) reporter.summary(`copies      ${int(s.copies)} documents identical to an earlier one (checked once)`);
     reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)`);
+    if (extra) {
+      reporter.summary(
+        `stream      ${extra.passes} passes over the input; in memory: index ${(extra.indexBytes / 1e6).toFixed(1)} MB (${Math.round(extra.indexBytes / Math.max(n, 1))} bytes/doc), sets at most ${(extra.peakSetBytes / 1e6).toFixed(1)} MB`,
+      );
+    }
     reporter.summary(
-      `time        read ${ms(corpus.readMs)} · shingle ${ms(s.timings.shingle)} · sign ${ms(s.timings.sign)} · lsh ${ms(s.timings.lsh)} · verify ${ms(s.timings.verify)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`,
+      `time        ${extra ? `read, shingle and sign ${ms(s.timings.sign)}` : `read ${ms(corpus.readMs)} · shingle ${ms(s.timings.shingle)} · sign ${ms(s.timings.sign)}`} · lsh ${ms(s.timings.lsh)} · verify ${ms(s.timings.verify)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`,
     );
     if (flags.verbose) {
       reporter.summary(`buckets     ${int(s.buckets.sharedBuckets)} shared, ${int(s.buckets.repeatedBuckets)} repeated (skipped), largest ${int(s.buckets.largestBucket)} docs`);
@@ -235,5 +264,15 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
     throw e;
   } finally {
     await cleanup?.();
+  }
+}
+
+/** Size of a file in bytes (0 for a directory or when it cannot be read: reading then says why). */
+async function fileSize(file: string): Promise<number> {
+  try {
+    const st = await stat(file);
+    return st.isFile() ? st.size : 0;
+  } catch {
+    return 0;
   }
 }
