@@ -96,7 +96,8 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
   async function* pass(): AsyncGenerator<string[]> {
     const n = passes++;
     const input = n === 0 ? first : await openInput(file, { ...options, format: first.format, displayName: first.name });
-    const bar = reporter.progress(n === 0 ? 'read' : `pass ${n + 1}`, 'bytes', input.size);
+    // Later passes verify: the pipeline's own verify bar shows them.
+    const bar = n === 0 ? reporter.progress('sign', 'bytes', input.size) : { update: () => undefined, stop: () => undefined };
     let batch: string[] = [];
     let count = 0;
     try {
