@@ -130,7 +130,8 @@ test('log layout: compaction rewrites the log while in use; up-to-date processes
   const during = b.addMany(texts.slice(300, 340).map((text, j) => ({ id: `late${j}`, text })));
   const res = await aStore.compact();
   await during;
-  assert.equal(res.documents, 250);
+  // b's batch is one transaction: the compaction saw it entirely or not at all.
+  assert.ok(res.documents === 250 || res.documents === 290, JSON.stringify(res));
   assert.ok(res.entriesBefore >= 15 + 100 + 50, JSON.stringify(res));
   assert.ok(res.entriesAfter <= 2, JSON.stringify(res)); // one entry for the 250 documents (+ b's batch if it came after)
   assert.ok(res.bytesAfter < res.bytesBefore);

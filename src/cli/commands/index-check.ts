@@ -1,5 +1,6 @@
 /**
- * `neardup index check|backup|snapshot|compact|restore`: maintenance of an online index. `check`
+ * `neardup index check|backup|snapshot|compact|restore`: maintenance of an online index (`add` and
+ * `query` are in index-add.ts). `check`
  * verifies it (exit 0 when consistent, 1 when not); `backup` copies a live SQLite store with the
  * online backup API; `snapshot` and `restore` write and read the portable snapshot format of any
  * store; `compact` rewrites the posting log of a Redis store in the log layout.
@@ -9,10 +10,12 @@ import { Command } from 'commander';
 import { NearDupIndex } from '../../online/nearDupIndex.js';
 import { checkIndex } from '../../online/check.js';
 import { UsageError } from '../../io/errors.js';
+import { addIndexAddCommands } from './index-add.js';
 
 /** The `index` command with its `check` subcommand. */
 export function indexCommand(): Command {
-  const index = new Command('index').description('maintain an online index (the store of `neardup serve`)');
+  const index = new Command('index').description('fill, query and maintain an online index (the store of `neardup serve`)');
+  addIndexAddCommands(index);
   index
     .command('check')
     .description('verify an index: records decode, every document key leads back to its document, counts agree, store integrity')

@@ -1,0 +1,67 @@
+/**
+ * The options of an online index (`neardup serve`, `neardup index add`): the store and, for a new
+ * store, its parameters. An existing store keeps the parameters it was created with.
+ * @module
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { NearDupIndexOptions } from '../online/nearDupIndex.js';
+
+/** A number parser for commander that names the option in its error. */
+export function num(name: string, integer: boolean) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) throw new InvalidArgumentError(`${name} must be ${integer ? 'an integer' : 'a number'}, got "${v}"`);
+    return n;
+  };
+}
+
+/** The parsed index flags. */
+export interface IndexFlags {
+  store: string;
+  threshold?: number;
+  k?: number;
+  shingle?: 'char' | 'word' | 'spot';
+  normalize?: 'default' | 'seed000' | 'none';
+  numPerm?: number;
+  bands?: number;
+  rows?: number;
+  minRecall?: number;
+  verify?: 'exact' | 'estimate';
+  forest: boolean;
+  workers: number;
+}
+
+/** Adds --store and the parameters of a new index. */
+export function addIndexOptions(cmd: Command, workersHelp: string): Command {
+  return cmd
+    .option('--store <spec>', 'memory, sqlite:PATH or redis://HOST:PORT[?prefix=NAME&layout=log|sets] (docs/stores.md)', 'memory')
+    .option('--threshold <t>', 'Jaccard threshold (default 0.8)', num('--threshold', false))
+    .addOption(new Option('--shingle <kind>', 'shingle kind (default char)').choices(['char', 'word', 'spot']))
+    .option('-k, --k <n>', 'shingle length (default 5 for char, 3 for word/spot)', num('--k', true))
+    .addOption(new Option('--normalize <preset>', 'normalization preset (default default)').choices(['default', 'seed000', 'none']))
+    .option('--num-perm <n>', 'MinHash signature length (default 128)', num('--num-perm', true))
+    .option('--bands <n>', 'LSH bands (default: chosen for the threshold)', num('--bands', true))
+    .option('--rows <n>', 'rows per band', num('--rows', true))
+    .option('--min-recall <p>', 'P(candidate) at the threshold when choosing bands (default 0.99)', num('--min-recall', false))
+    .addOption(new Option('--verify <mode>', 'exact Jaccard or MinHash estimate (default exact)').choices(['exact', 'estimate']))
+    .option('--no-forest', 'no LSH-Forest keys (smaller, faster inserts; disables topK)')
+    .option('--workers <n>', workersHelp, num('--workers', true), 0);
+}
+
+/** The flags as NearDupIndex options (unset flags left out, so an existing store's manifest decides). */
+export function indexOptionsFrom(o: IndexFlags): NearDupIndexOptions {
+  return {
+    store: o.store,
+    ...(o.threshold !== undefined ? { threshold: o.threshold } : {}),
+    ...(o.shingle || o.k !== undefined || o.normalize
+      ? { shingle: { ...(o.shingle ? { kind: o.shingle } : {}), ...(o.k !== undefined ? { k: o.k } : {}), ...(o.normalize ? { normalize: { preset: o.normalize } } : {}) } }
+      : {}),
+    ...(o.numPerm !== undefined ? { numPerm: o.numPerm } : {}),
+    ...(o.bands !== undefined ? { bands: o.bands } : {}),
+    ...(o.rows !== undefined ? { rows: o.rows } : {}),
+    ...(o.minRecall !== undefined ? { minRecall: o.minRecall } : {}),
+    ...(o.verify ? { verify: o.verify } : {}),
+    ...(o.forest ? {} : { forest: false as const }),
+    ...(o.workers ? { workers: o.workers } : {}),
+  };
+}

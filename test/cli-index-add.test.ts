@@ -1,0 +1,87 @@
+/** `neardup index add|query <input>`: the online index from the command line, through the built binary. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fixtures, lines, neardup, tmpDir } from './cliUtil.js';
+
+const ads = path.resolve(fixtures, '../../../examples/ads.tsv');
+const adsArgs = ['--text', 'Title,Short Description'];
+
+test('index add: every document is indexed and reports the near duplicates already indexed — the pairs dedup finds, each once', () => {
+  const dir = tmpDir();
+  const store = `sqlite:${path.join(dir, 'ads.db')}`;
+  const add = neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r', '--store', store, '--batch', '64']);
+  assert.equal(add.code, 0, add.stderr);
+  assert.match(add.stderr, /added +400 documents from .*ads\.tsv \[tsv\]/);
+  assert.match(add.stderr, /index +400 documents in sqlite:/);
+  const got = lines(add.stdout).map((l) => {
+    const [a, b, sim, est] = l.split('\t');
+    assert.ok(Number(est) > 0);
+    return `${b!.slice(1)}\t${a!.slice(1)}\t${sim}`;
+  });
+  const dedup = neardup(['dedup', ads, ...adsArgs, '-q']);
+  assert.equal(dedup.code, 0, dedup.stderr);
+  // dedup writes earlier⇥later⇥similarity; add wrote later⇥earlier (the one already indexed).
+  assert.deepEqual(got.sort(), lines(dedup.stdout).sort());
+  assert.equal(got.length, 369);
+
+  // query: matches without indexing; --limit and --match-threshold; CSV by --out extension.
+  const out = path.join(dir, 'q.csv');
+  const q = neardup(['index', 'query', ads, ...adsArgs, '--store', store, '--limit', '1', '--match-threshold', '0.99', '--out', out]);
+  assert.equal(q.code, 0, q.stderr);
+  const rows = fs.readFileSync(out, 'utf8').trim().split('\n');
+  assert.equal(rows[0], 'a,b,similarity,estimate');
+  assert.equal(rows.length - 1, 400, 'every ad finds itself (similarity 1), one match each');
+  assert.ok(rows.slice(1).every((r) => Number(r.split(',')[2]) >= 0.99));
+  assert.match(q.stderr, /index +400 documents/);
+
+  // A second file with other ids adds; the same ids replace (the index stays at 400 + 400).
+  const again = neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 's', '--store', store, '-q', '--json', '--out', path.join(dir, 'm.jsonl')]);
+  assert.equal(again.code, 0, again.stderr);
+  const summary = JSON.parse(again.stdout) as { docs?: number; input: { docs: number }; indexSize: number; docsWithMatches: number };
+  assert.equal(summary.input.docs, 400);
+  assert.equal(summary.indexSize, 800);
+  assert.equal(summary.docsWithMatches, 400, 'each ad matches its earlier copy');
+  const replace = neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 's', '--store', store, '-q']);
+  assert.equal(replace.code, 0, replace.stderr);
+  const check = neardup(['index', 'check', '--store', store]);
+  assert.equal(check.code, 0, check.stdout + check.stderr);
+  assert.match(check.stdout, /documents 800 /);
+});
+
+test('index add: a repeated id inside one file replaces the earlier document, as sequential adds do', () => {
+  const dir = tmpDir();
+  const file = path.join(dir, 'docs.txt');
+  const text = 'a flat in rome near the metro with two rooms and a balcony, newly furnished';
+  fs.writeFileSync(file, [`x\t${text}`, `y\tsomething else entirely about cars and boats`, `x\t${text} and a garden`].join('\n') + '\n');
+  const store = `sqlite:${path.join(dir, 'i.db')}`;
+  const r = neardup(['index', 'add', file, '--format', 'idtext', '--store', store]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /index +2 documents/);
+  const q = neardup(['index', 'query', file, '--format', 'idtext', '--store', store, '-q']);
+  assert.equal(q.code, 0, q.stderr);
+  assert.ok(lines(q.stdout).some((l) => l.startsWith('x\tx\t1\t')), q.stdout);
+});
+
+test('index add: inputs without ids, --store memory, and bad stores are clear errors that create nothing', () => {
+  const dir = tmpDir();
+  const db = path.join(dir, 'new.db');
+  const noIds = neardup(['index', 'add', ads, ...adsArgs, '--store', `sqlite:${db}`]);
+  assert.equal(noIds.code, 2);
+  assert.match(noIds.stderr, /^neardup: .*ads\.tsv has no ids: give --id COLUMN \(TSV\/CSV\), --id-field PATH \(JSONL\), or --id-prefix PREFIX/);
+  assert.equal(fs.existsSync(db), false, 'no store was created');
+  const mem = neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r']);
+  assert.equal(mem.code, 2);
+  assert.match(mem.stderr, /--store memory keeps nothing/);
+  const missing = neardup(['index', 'query', path.join(dir, 'nope.tsv'), '--store', `sqlite:${db}`]);
+  assert.equal(missing.code, 2);
+  assert.doesNotMatch(missing.stderr, /\n\s+at /);
+  // Parameters that contradict an existing store are refused, naming both.
+  const store = `sqlite:${path.join(dir, 'k5.db')}`;
+  assert.equal(neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r', '--store', store, '-q']).code, 0);
+  const k10 = neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r', '--store', store, '-k', '10']);
+  assert.notEqual(k10.code, 0);
+  assert.match(k10.stderr, /neardup: .*k/);
+  assert.doesNotMatch(k10.stderr, /\n\s+at /);
+});
