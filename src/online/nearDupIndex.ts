@@ -498,6 +498,27 @@ export class NearDupIndex {
   }
 
   /**
+   * The near duplicates of an indexed document, from its stored record (no text needed), best first,
+   * without the document itself; null when `id` is not indexed. Same scores as `query` with its text.
+   */
+  async duplicatesOf(id: string, options: QueryOptions = {}): Promise<Match[] | null> {
+    this.check();
+    const t = options.threshold ?? this.manifest.threshold;
+    if (!(t > 0 && t <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${t}`);
+    const [bytes] = await this.store.get([id]);
+    if (!bytes) return null;
+    this.counters.queries++;
+    // decodeRecord copies the set: score() reuses the scratch buffer readRecordSketch reads into.
+    const rec = decodeRecord(bytes, `record of "${id}"`);
+    const sig = rec.signature ?? (rec.set ? this.hasher.sign(rec.set) : null);
+    if (!sig) return [];
+    const keys = this.keyMaker.keys(sig);
+    const p: Prepared = { id, meta: rec.meta, set: rec.set ?? new Uint32Array(0), sig, keys };
+    const [cands] = await this.store.lookup([this.keyMaker.bandPart(keys)], this.maxCandidates);
+    return this.score(p, cands!, t, (x) => x === id, options.limit);
+  }
+
+  /**
    * The k most similar indexed documents, even below the threshold, best first. Candidates come from
    * the LSH bands and the forest prefixes, deepest first; shallower prefixes are consulted only
    * while fewer than 4k candidates were found, and each level adds at most max(100, 10k)

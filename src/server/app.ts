@@ -11,7 +11,7 @@ import { Metrics } from './metrics.js';
 import { webUi, isPublicUiPath } from '../web/plugin.js';
 import { metaProblem } from './limits.js';
 import { StoreUnavailableError } from '../store/errors.js';
-import { addResponseSchema, batchSchema, documentSchema, errorSchema, idParamsSchema, matchSchema, querySchema } from './schemas.js';
+import { addResponseSchema, batchSchema, documentSchema, duplicatesQuerySchema, errorSchema, idParamsSchema, matchSchema, querySchema } from './schemas.js';
 
 /** Options of {@link buildApp}. */
 export interface AppOptions {
@@ -73,6 +73,17 @@ export function openApiDocument(): Record<string, unknown> {
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
         get: { summary: 'One document (metadata, shingle count).', responses: { '200': { description: 'The document' }, '404': err('Unknown id'), '401': common['401'] } },
         delete: { summary: 'Remove one document.', responses: { '200': { description: 'Removed' }, '404': err('Unknown id'), '401': common['401'] } },
+      },
+      '/v1/documents/{id}/duplicates': {
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        get: {
+          summary: 'The near duplicates of an indexed document, from its stored record (without the document itself).',
+          parameters: [
+            { name: 'limit', in: 'query', schema: duplicatesQuerySchema.properties.limit },
+            { name: 'threshold', in: 'query', schema: duplicatesQuerySchema.properties.threshold },
+          ],
+          responses: { '200': { description: 'Matches', ...json({ type: 'object', properties: { id: { type: 'string' }, duplicates: { type: 'array', items: matchSchema } } }) }, '404': err('Unknown id'), '400': common['400'], '401': common['401'] },
+        },
       },
       '/v1/stats': { get: { summary: 'Index statistics.', responses: { '200': { description: 'Statistics' } } } },
       '/healthz': { get: { summary: 'Liveness (no auth); 503 while shutting down.', security: [], responses: { '200': { description: 'OK' }, '503': { description: 'Shutting down' } } } },
@@ -193,7 +204,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
 
   app.post<{ Body: { text: string; limit?: number; threshold?: number; topK?: number } }>('/v1/query', { schema: { body: querySchema } }, async (req) => {
     const { text, limit, threshold, topK } = req.body;
-    metrics.inc('neardup_queries_total', 'Queries (threshold and topK).', { kind: topK ? 'topk' : 'threshold' });
+    metrics.inc('neardup_queries_total', 'Queries (threshold, topK, duplicates of an indexed document).', { kind: topK ? 'topk' : 'threshold' });
     const matches = topK ? await index.topK(text, topK) : await index.query(text, { limit, threshold });
     return { matches };
   });
@@ -203,6 +214,21 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
     if (!doc) return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no document "${req.params.id}"` });
     return { id: doc.id, meta: doc.meta ?? null, shingles: doc.shingles ?? null };
   });
+
+  app.get<{ Params: { id: string }; Querystring: { limit?: string; threshold?: string } }>(
+    '/v1/documents/:id/duplicates',
+    { schema: { params: idParamsSchema, querystring: duplicatesQuerySchema } },
+    async (req, reply) => {
+      metrics.inc('neardup_queries_total', 'Queries (threshold, topK, duplicates of an indexed document).', { kind: 'duplicates' });
+      const { limit, threshold } = req.query;
+      const duplicates = await index.duplicatesOf(req.params.id, {
+        ...(limit !== undefined ? { limit: Number(limit) } : {}),
+        ...(threshold !== undefined ? { threshold: Number(threshold) } : {}),
+      });
+      if (!duplicates) return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no document "${req.params.id}"` });
+      return { id: req.params.id, duplicates };
+    },
+  );
 
   app.delete<{ Params: { id: string } }>('/v1/documents/:id', { schema: { params: idParamsSchema } }, async (req, reply) => {
     const ok = await index.remove(req.params.id);
@@ -242,7 +268,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   });
 
   app.get('/openapi.json', async () => openapi);
-  app.register(webUi);
+  app.register(webUi, { index });
   return app;
 }
 

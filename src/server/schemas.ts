@@ -53,6 +53,16 @@ export const querySchema = {
   },
 } as const;
 
+/** Query string of GET /v1/documents/:id/duplicates (strings: the app's validator does not coerce). */
+export const duplicatesQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'string', pattern: '^[1-9][0-9]{0,3}$|^10000$', description: 'Maximum matches, 1 to 10000.' },
+    threshold: { type: 'string', pattern: '^(0?\\.[0-9]*[1-9][0-9]*|1(\\.0*)?)$', description: 'Score threshold in (0, 1] (default: the index threshold).' },
+  },
+} as const;
+
 /** :id path parameter. */
 export const idParamsSchema = {
   type: 'object',

@@ -176,7 +176,10 @@ async function refreshClusters() {
   const data = await api('GET', '/ui/clusters?limit=50');
   const list = $('cluster-list');
   list.replaceChildren();
-  status('clusters-status', data.total === 0 ? 'No clusters yet: add near-duplicate documents to see them.' : data.total + ' cluster' + (data.total === 1 ? '' : 's') + ' among ' + data.tracked + ' documents seen; the ' + data.clusters.length + ' largest:');
+  const seed = data.seeding;
+  const reading = seed && !seed.finished ? ' Still reading the documents indexed before the server started: ' + seed.done + ' of ' + seed.total + ' (refresh to update).' : '';
+  const failed = seed && seed.error ? ' Reading the indexed documents stopped: ' + seed.error : '';
+  status('clusters-status', (data.total === 0 ? 'No clusters yet: add near-duplicate documents to see them.' : data.total + ' cluster' + (data.total === 1 ? '' : 's') + ' among ' + data.tracked + ' documents seen; the ' + data.clusters.length + ' largest:') + reading + failed);
   for (const c of data.clusters) {
     const li = document.createElement('li');
     li.dataset.members = c.members.join(' ');

@@ -1,6 +1,7 @@
 /**
  * The web page as a Fastify plugin: serves the page at `/`, its static files and the chart library
- * bundles under `/ui/`, and the clusters the page lists at `/ui/clusters`. Everything is local; the
+ * bundles under `/ui/`, and the clusters the page lists at `/ui/clusters` (with `seeding`: how far
+ * the documents indexed before the process started have been read in). Everything is local; the
  * page itself talks to the JSON API (`/v1/…`) of the same server.
  * @module
  */
@@ -8,11 +9,25 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { readFileSync } from 'node:fs';
 import { vendorBundle, webFile, type VendorBundle } from './assets.js';
 import { ClusterTracker } from './clusterTracker.js';
+import type { NearDupIndex } from '../online/nearDupIndex.js';
 
 /** Options of {@link webUi}. */
 export interface WebUiOptions {
   /** The cluster tracker to feed and list (default: a new one per app). */
   tracker?: ClusterTracker;
+  /**
+   * The index the API serves. When given, the first request for the clusters also reads the
+   * documents that were already indexed when the process started, in the background.
+   */
+  index?: NearDupIndex;
+}
+
+/** Progress of reading the documents already indexed into the cluster tracker. */
+interface Seeding {
+  done: number;
+  total: number;
+  finished: boolean;
+  error?: string;
 }
 
 const OWN_FILES: Record<string, string> = {
@@ -70,9 +85,33 @@ const plugin: FastifyPluginAsync<WebUiOptions> = async (app: FastifyInstance, op
     return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no file /ui/${name}` });
   });
 
+  // Documents indexed before this process started (a SQLite or Redis store) reach the tracker only
+  // through their near duplicates: the first clusters request reads them all once, in the
+  // background, so that an API-only deployment never pays for it.
+  let seeding: Seeding | null = null;
+  const seed = (index: NearDupIndex): void => {
+    const state: Seeding = (seeding = { done: 0, total: 0, finished: false });
+    void (async () => {
+      try {
+        state.total = await index.size();
+        for await (const d of index.store.scan()) {
+          const dups = await index.duplicatesOf(d.id);
+          if (dups) tracker.added(d.id, dups);
+          state.done++;
+        }
+      } catch (e) {
+        state.error = (e as Error).message;
+      } finally {
+        state.finished = true;
+      }
+    })();
+  };
+
   app.get<{ Querystring: { limit?: string } }>('/ui/clusters', async (req) => {
     const limit = Math.max(1, Math.min(1000, Number(req.query.limit ?? 50) || 50));
-    return { tracked: tracker.tracked, ...tracker.clusters(limit) };
+    if (!seeding && options.index) seed(options.index);
+    const s = seeding as Seeding | null;
+    return { tracked: tracker.tracked, ...tracker.clusters(limit), seeding: s && { done: s.done, total: s.total, finished: s.finished, ...(s.error ? { error: s.error } : {}) } };
   });
 
   // Feed the tracker from the API's own replies, whoever called it (this hook is app-wide).

@@ -1,0 +1,95 @@
+/**
+ * Near duplicates of an indexed document from its stored record: NearDupIndex.duplicatesOf, the
+ * HTTP endpoint GET /v1/documents/:id/duplicates, and the web page's clusters, which read the
+ * documents indexed before the server started through it.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { NearDupIndex, dedup, type NearDupIndexOptions } from '../src/index.js';
+import { buildApp } from '../src/server/app.js';
+import { kijijiTexts } from './helpers/kijiji.js';
+
+const texts = kijijiTexts().slice(0, 600);
+const OPTS: NearDupIndexOptions = { shingle: { k: 10, normalize: { preset: 'seed000' } }, threshold: 0.8 };
+const dir = mkdtempSync(path.join(tmpdir(), 'nd-dupsof-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+for (const verify of ['exact', 'estimate'] as const) {
+  test(`duplicatesOf(id) answers as query(text) does, without the document itself (verify ${verify})`, async () => {
+    const idx = await NearDupIndex.open({ ...OPTS, verify });
+    await idx.addMany(texts.map((text, i) => ({ id: `d${i}`, text, meta: { i } })));
+    let withDups = 0;
+    for (let i = 0; i < texts.length; i += 3) {
+      const got = await idx.duplicatesOf(`d${i}`);
+      const want = (await idx.query(texts[i]!)).filter((m) => m.id !== `d${i}`);
+      assert.deepEqual(got, want, `d${i}`);
+      if (want.length > 0) withDups++;
+    }
+    assert.ok(withDups > 20, `only ${withDups} documents with near duplicates`);
+    assert.equal(await idx.duplicatesOf('nope'), null);
+    const limited = await idx.duplicatesOf('d0', { limit: 2, threshold: 0.9 });
+    assert.ok(limited!.length <= 2 && limited!.every((m) => m.similarity >= 0.9));
+    await assert.rejects(idx.duplicatesOf('d0', { threshold: 0 }), /threshold/);
+    await idx.close();
+  });
+}
+
+test('GET /v1/documents/:id/duplicates: 200 with the matches, 404 for an unknown id, 400 for a bad limit or threshold', async () => {
+  const index = await NearDupIndex.open(OPTS);
+  const app = buildApp(index);
+  try {
+    await index.addMany(texts.slice(0, 100).map((text, i) => ({ id: `a/${i}`, text })));
+    const want = (await index.query(texts[0]!)).filter((m) => m.id !== 'a/0');
+    assert.ok(want.length > 0);
+    let r = await app.inject({ url: `/v1/documents/${encodeURIComponent('a/0')}/duplicates` });
+    assert.equal(r.statusCode, 200, r.body);
+    assert.deepEqual(r.json(), { id: 'a/0', duplicates: want });
+    r = await app.inject({ url: `/v1/documents/${encodeURIComponent('a/0')}/duplicates?limit=1&threshold=0.95` });
+    assert.equal(r.statusCode, 200, r.body);
+    assert.ok(r.json().duplicates.length <= 1);
+    r = await app.inject({ url: '/v1/documents/zzz/duplicates' });
+    assert.equal(r.statusCode, 404);
+    assert.match(r.json().message, /no document "zzz"/);
+    for (const q of ['limit=0', 'threshold=2', 'limit=x', 'colour=red']) {
+      r = await app.inject({ url: `/v1/documents/a%2F0/duplicates?${q}` });
+      assert.equal(r.statusCode, 400, `${q}: ${r.body}`);
+    }
+    const spec = (await app.inject({ url: '/openapi.json' })).json();
+    assert.ok(spec.paths['/v1/documents/{id}/duplicates'].get);
+  } finally {
+    await app.close();
+    await index.close();
+  }
+});
+
+test('web clusters include the documents a SQLite store held before the server started: the clusters dedup finds', async () => {
+  const db = `sqlite:${path.join(dir, 'seed.db')}`;
+  const first = await NearDupIndex.open({ ...OPTS, store: db });
+  await first.addMany(texts.map((text, i) => ({ id: `d${i}`, text })));
+  await first.close();
+
+  const index = await NearDupIndex.open({ store: db });
+  const app = buildApp(index);
+  try {
+    let data = (await app.inject({ url: '/ui/clusters?limit=1000' })).json();
+    assert.ok(data.seeding, 'the first request starts reading the index');
+    for (let i = 0; i < 200 && !data.seeding.finished; i++) {
+      await new Promise((s) => setTimeout(s, 25));
+      data = (await app.inject({ url: '/ui/clusters?limit=1000' })).json();
+    }
+    assert.equal(data.seeding.finished, true);
+    assert.equal(data.seeding.done, texts.length);
+    assert.equal(data.seeding.error, undefined);
+    const want = dedup(texts, { shingle: { k: 10, normalize: { preset: 'seed000' } }, threshold: 0.8 }).clusters;
+    assert.ok(want.length > 20);
+    const asSets = (cs: { members: (string | number)[] }[]) => cs.map((c) => c.members.map((m) => (typeof m === 'number' ? `d${m}` : m)).sort().join(' ')).sort();
+    assert.deepEqual(asSets(data.clusters), asSets(want));
+    assert.equal(data.total, want.length);
+  } finally {
+    await app.close();
+    await index.close();
+  }
+});
