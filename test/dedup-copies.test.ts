@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { dedup, type DedupOptions, type DedupResult } from '../src/dedup/dedup.js';
 import { dedupStream } from '../src/dedup/streamDedup.js';
 import { clusterPairs } from '../src/dedup/clusters.js';
-import { groupEqualTexts, splitGroups, CopyFinder } from '../src/dedup/copies.js';
+import { groupEqualTexts, splitGroups, CopyFinder, HashIndex } from '../src/dedup/copies.js';
 import { TooManyPairsError } from '../src/lsh/tooManyPairs.js';
 import { chooseBands } from '../src/lsh/params.js';
 import { emptyCandidateStats, lshCandidates } from '../src/lsh/candidates.js';
@@ -206,12 +206,36 @@ test('clusterBucketwise: one bucket whose clusters never sit next to each other;
   assert.equal(stats.largestBucket, n);
 });
 
+test('documents with equal signatures but different sets are not copies under exact verification', () => {
+  // A long shared text (~3,000 distinct words) with one distinct word at the end: that word rarely
+  // wins a slot, so many signatures coincide while the sets (word 1-shingles) never do.
+  let x = 4242;
+  const long = Array.from({ length: 3000 }, () => `w${(x = (Math.imul(x, 1103515245) + 12345) >>> 0) % 50000}`).join(' ');
+  const texts = Array.from({ length: 150 }, (_, i) => `${long} ref ${i}`);
+  const signer = createTextSigner({ shingle: { kind: 'word', k: 1 } });
+  const sigs = texts.map((t) => {
+    const row = new Uint32Array(signer.numPerm);
+    signer.signInto(t, row);
+    return row.join(',');
+  });
+  assert.ok(new Set(sigs).size < texts.length / 2, `signatures should coincide (${new Set(sigs).size} distinct)`);
+  const options: DedupOptions = { threshold: 0.7, shingle: { kind: 'word', k: 1 } };
+  const r = dedup(texts, options);
+  assert.equal(r.stats.copies, 0, 'no two documents have the same set');
+  assert.deepEqual(r.pairs, reference(texts, options).pairs);
+  assert.ok(r.pairs.some((p) => p.similarity < 1));
+  // Estimate verification: equal signatures are equal estimates, so those documents are one group.
+  const est = dedup(texts, { ...options, verify: 'estimate' });
+  assert.equal(est.stats.copies, texts.length - new Set(sigs).size);
+  assert.deepEqual(est.pairs, reference(texts, { ...options, verify: 'estimate' }).pairs);
+});
+
 test('options: maxPairs must be a number ≥ 0', () => {
   assert.throws(() => dedup(['a'], { maxPairs: -1 }), /maxPairs/);
   assert.throws(() => dedup(['a'], { maxPairs: Number.NaN }), /maxPairs/);
 });
 
-test('CopyFinder, groupEqualTexts and splitGroups', () => {
+test('CopyFinder, HashIndex, groupEqualTexts and splitGroups', () => {
   const g = groupEqualTexts(['a', 'b', 'a', '', 'b', 'a', '']);
   assert.equal(g.groups, 3);
   assert.deepEqual([...g.start], [0, 3, 5, 7]);
@@ -222,8 +246,18 @@ test('CopyFinder, groupEqualTexts and splitGroups', () => {
   assert.deepEqual([...s.members], [0, 2, 5, 1, 4, 3, 6]);
   // Equal hashes with different content stay apart; the table grows past its first size.
   const f = new CopyFinder(2);
+  const index = new HashIndex(2);
+  const repOf: number[] = [];
   const content = Array.from({ length: 500 }, (_, i) => i % 97);
-  const groups = content.map((c) => f.assign(c % 3, (x) => content[f.result().members[f.result().start[x]!]!] === c));
+  const groups = content.map((c) => {
+    const g = index.find(c % 3, (x) => repOf[x] === c);
+    if (g !== -1) return f.join(g);
+    const n = f.startGroup();
+    repOf[n] = c;
+    index.insert(c % 3, n);
+    return n;
+  });
   assert.equal(f.groups, 97);
+  assert.equal(index.find(1, () => false), -1);
   for (let i = 0; i < content.length; i++) assert.equal(groups[i], groups[content.indexOf(content[i]!)]);
 });

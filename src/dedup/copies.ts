@@ -24,57 +24,23 @@ export interface CopyGroups {
 }
 
 /**
- * Assigns documents to groups of identical content, one document at a time: a hash of the content
- * picks the slots to look at, and a comparison with each candidate group's representative decides.
+ * Places documents into groups one at a time (a new group, or an existing one) and returns the
+ * groups as {@link CopyGroups}. Deciding which documents are identical is the caller's business
+ * (with a {@link HashIndex}).
  */
 export class CopyFinder {
   /** Groups so far. */
   groups = 0;
   private docs = 0;
   private groupOf: Int32Array;
-  private slots: Int32Array;
-  private hashes: Uint32Array;
-  private filled = 0;
 
   constructor(expected = 1024) {
-    const cap = Math.max(16, expected);
-    this.groupOf = new Int32Array(cap);
-    let t = 16;
-    while (t < cap * 2) t *= 2;
-    this.slots = new Int32Array(t).fill(-1);
-    this.hashes = new Uint32Array(t);
+    this.groupOf = new Int32Array(Math.max(16, expected));
   }
 
-  /**
-   * Places the next document, whose content hashes to `hash`: in the first group g with the same
-   * hash for which `same(g)` is true, else in a new group (numbered `groups` before the call).
-   */
-  assign(hash: number, same: (group: number) => boolean): number {
-    hash >>>= 0;
-    let mask = this.slots.length - 1;
-    let slot = hash & mask;
-    for (;;) {
-      const g = this.slots[slot]!;
-      if (g === -1) break;
-      if (this.hashes[slot] === hash && same(g)) return this.place(g);
-      slot = (slot + 1) & mask;
-    }
-    const g = this.newGroup();
-    if ((this.filled + 1) * 2 > this.slots.length) {
-      this.grow();
-      mask = this.slots.length - 1;
-      slot = hash & mask;
-      while (this.slots[slot] !== -1) slot = (slot + 1) & mask;
-    }
-    this.slots[slot] = g;
-    this.hashes[slot] = hash;
-    this.filled++;
-    return this.place(g);
-  }
-
-  /** Places the next document in a new group that {@link assign} never finds (e.g. an empty document). */
+  /** Places the next document in a new group; returns its number. */
   startGroup(): number {
-    return this.place(this.newGroup());
+    return this.place(this.groups++);
   }
 
   /** Places the next document in group g. */
@@ -94,10 +60,6 @@ export class CopyFinder {
     return { n: docs, groups, start, members };
   }
 
-  private newGroup(): number {
-    return this.groups++;
-  }
-
   private place(g: number): number {
     if (this.docs === this.groupOf.length) {
       const a = new Int32Array(this.groupOf.length * 2);
@@ -107,18 +69,58 @@ export class CopyFinder {
     this.groupOf[this.docs++] = g;
     return g;
   }
+}
+
+/**
+ * A hash table from content to a non-negative number (a group), in typed arrays: the caller hashes
+ * the content and says, for a stored value, whether its content is the same.
+ */
+export class HashIndex {
+  private slots: Int32Array;
+  private hashes: Uint32Array;
+  private filled = 0;
+
+  constructor(expected = 1024) {
+    let t = 16;
+    while (t < expected * 2) t *= 2;
+    this.slots = new Int32Array(t).fill(-1);
+    this.hashes = new Uint32Array(t);
+  }
+
+  /** The first stored value with this hash whose content `same` accepts, or −1. */
+  find(hash: number, same: (value: number) => boolean): number {
+    hash >>>= 0;
+    const mask = this.slots.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const v = this.slots[slot]!;
+      if (v === -1) return -1;
+      if (this.hashes[slot] === hash && same(v)) return v;
+    }
+  }
+
+  /** Stores `value` under `hash` (the caller has checked that no equal content is stored). */
+  insert(hash: number, value: number): void {
+    hash >>>= 0;
+    if ((this.filled + 1) * 2 > this.slots.length) this.grow();
+    const mask = this.slots.length - 1;
+    let slot = hash & mask;
+    while (this.slots[slot] !== -1) slot = (slot + 1) & mask;
+    this.slots[slot] = value;
+    this.hashes[slot] = hash;
+    this.filled++;
+  }
 
   private grow(): void {
     const slots = new Int32Array(this.slots.length * 2).fill(-1);
     const hashes = new Uint32Array(slots.length);
     const mask = slots.length - 1;
     for (let s = 0; s < this.slots.length; s++) {
-      const g = this.slots[s]!;
-      if (g === -1) continue;
+      const v = this.slots[s]!;
+      if (v === -1) continue;
       const h = this.hashes[s]!;
       let t = h & mask;
       while (slots[t] !== -1) t = (t + 1) & mask;
-      slots[t] = g;
+      slots[t] = v;
       hashes[t] = h;
     }
     this.slots = slots;

@@ -12,7 +12,7 @@ import { jaccard } from '../similarity/jaccard.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { clusterPairs, type Cluster } from './clusters.js';
 import { clusterBucketwise } from './bucketwise.js';
-import { CopyFinder, clusterGroups, expandPairs, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
+import { CopyFinder, HashIndex, clusterGroups, expandPairs, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { murmur3Words } from '../hash/murmur3.js';
 
@@ -132,43 +132,75 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
   const signer = createTextSigner({ shingle: options.shingle, minhash: options.minhash });
   const bands = chooseBands(threshold, signer.numPerm, options.lsh);
   const expected = Array.isArray(texts) ? texts.length : 1024;
-  // Rows of `sigs` and entries of `sets` are per group of identical documents, not per document.
+  // Rows of `sigs`, `texts` and `sets` are per group of identical documents, not per document.
   const sigs = new SignatureMatrix(signer.numPerm, expected);
-  const sets: Uint32Array[] = [];
+  // Fingerprint sets are built only when needed (to tell apart documents with equal signatures, and
+  // to verify candidates), from the group's first text: most documents never need theirs.
+  const repText: string[] = [];
+  const sets: (Uint32Array | undefined)[] = [];
+  let tShingle = 0;
+  const setOf = (g: number): Uint32Array => {
+    let s = sets[g];
+    if (!s) {
+      const a = performance.now();
+      s = sets[g] = signer.set(repText[g]!);
+      tShingle += performance.now() - a;
+    }
+    return s;
+  };
   const copies = new CopyFinder(expected);
+  // Equal signatures first (cheap, from the signature alone); only documents whose signature was
+  // seen before need their set, to tell exact copies from near-identical documents. Keying the
+  // groups on the signature alone would chain every near-identical document under one hash.
+  const bySignature = new HashIndex(expected);
+  const bySet = new HashIndex(64);
+  let setIndexedOf = new Uint8Array(Math.max(16, expected));
+  const indexSet = (g: number): void => {
+    if (g >= setIndexedOf.length) {
+      const x = new Uint8Array(Math.max(g + 1, setIndexedOf.length * 2));
+      x.set(setIndexedOf);
+      setIndexedOf = x;
+    }
+    if (setIndexedOf[g]) return;
+    setIndexedOf[g] = 1;
+    bySet.insert(murmur3Words(setOf(g), SET_SEED), g);
+  };
   const empty: number[] = [];
   let chars = 0;
-  let tShingle = 0;
   let tSign = 0;
   let d = 0;
   for (const text of texts) {
     const a = performance.now();
-    let b = a;
-    if (verify === 'exact') {
-      const set = signer.set(text);
-      b = performance.now();
-      const g = set.length === 0 ? copies.startGroup() : copies.assign(murmur3Words(set, 0x5e7c0b1e), (x) => sameWords(sets[x]!, set));
-      if (g === sigs.count) {
-        sets.push(set);
-        const i = sigs.push();
-        sigs.present[i] = signer.signInto(text, sigs.row(i)) ? 1 : 0;
+    const shingled = tShingle;
+    const i = sigs.push();
+    const row = sigs.row(i);
+    repText[i] = text;
+    let g = i;
+    if (signer.signInto(text, row)) {
+      sigs.present[i] = 1;
+      const h = murmur3Words(row, SET_SEED);
+      const c = bySignature.find(h, (x) => sameWords(sigs.row(x), row));
+      if (c === -1) bySignature.insert(h, i);
+      else if (verify !== 'exact') g = c; // equal signatures: equal estimates against every document
+      else {
+        indexSet(c);
+        const own = setOf(i);
+        const x = bySet.find(murmur3Words(own, SET_SEED), (y) => sameWords(setOf(y), own));
+        if (x === -1) indexSet(i);
+        else g = x;
       }
-      if (set.length === 0) empty.push(d);
     } else {
-      const i = sigs.push();
-      const row = sigs.row(i);
-      if (signer.signInto(text, row)) {
-        sigs.present[i] = 1;
-        // Identical signatures give identical estimates against every document: one group.
-        if (copies.assign(murmur3Words(row, 0x5e7c0b1e), (x) => sameWords(sigs.row(x), row)) !== i) sigs.count--;
-      } else {
-        sigs.present[i] = 0;
-        copies.startGroup();
-        empty.push(d);
-      }
+      sigs.present[i] = 0;
+      empty.push(d);
     }
-    tSign += performance.now() - b;
-    tShingle += b - a;
+    if (g === i) copies.startGroup();
+    else {
+      copies.join(g);
+      sigs.count--;
+      repText.length = i;
+      sets.length = Math.min(sets.length, i);
+    }
+    tSign += performance.now() - a - (tShingle - shingled);
     chars += text.length;
     if (options.onProgress && (d & 1023) === 0) options.onProgress('sign', d, 0);
     d++;
@@ -180,7 +212,7 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
   /** The similarity a verified pair is kept with, or -1 when it is not a near duplicate. */
   const score = (a: number, b: number): number => {
     if (verify === 'exact') {
-      const s = jaccard(sets[a]!, sets[b]!);
+      const s = jaccard(setOf(a), setOf(b));
       return s >= threshold ? s : -1;
     }
     const e = sigs.estimate(a, b);
@@ -188,6 +220,7 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
   };
   const pairs: ScoredPair[] = [];
   let t2 = t1;
+  let shingledAtT2 = tShingle;
   const run = { n: d, pairs, empty, bands, chars, cstats: emptyCandidateStats(), groups, keepPairs, maxPairs, counts: 'all' as 'all' | 'verified' };
   if (!keepPairs && candidatePairBound(hi, lo, sigs.present, u, bands.bands) > maxPairs) {
     // Too many candidate pairs to hold, and only clusters are asked for: verify bucket by bucket and
@@ -198,6 +231,7 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
   } else {
     const { pairs: cand, stats: cstats } = candidatesFromBandKeys(hi, lo, sigs.present, u, bands.bands, maxPairs);
     t2 = performance.now();
+    shingledAtT2 = tShingle;
     for (let p = 0; p < cand.size; p++) {
       const s = score(cand.a[p]!, cand.b[p]!);
       if (s >= 0) pairs.push({ a: cand.a[p]!, b: cand.b[p]!, similarity: s });
@@ -208,8 +242,12 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
     run.cstats = cstats;
   }
   // Bucket-wise clustering interleaves LSH and verification: its time is counted as verification.
-  return finishDedup(run, { t0, t1, t2, shingle: tShingle, sign: tSign });
+  // Sets built during verification count as shingling, not verification.
+  return finishDedup(run, { t0, t1, t2, shingle: tShingle, sign: tSign, shingleAfterT2: tShingle - shingledAtT2 });
 }
+
+/** Seed of the content hashes that find identical documents. */
+const SET_SEED = 0x5e7c0b1e;
 
 /** True when group g is document g for every g (no copies were grouped). */
 function isIdentity(groups: CopyGroups): boolean {
@@ -227,7 +265,8 @@ function sameWords(x: Uint32Array, y: Uint32Array): boolean {
 
 /**
  * The common tail of the batch pipelines: sorts the verified pairs, clusters them and assembles the
- * result with its counters and timings (t0 start, t1 signing done, t2 candidates done). With
+ * result with its counters and timings (t0 start, t1 signing done, t2 candidates done;
+ * `shingleAfterT2`: time after t2 spent building sets, counted as shingling). With
  * `groups`, the pairs are between groups of identical documents and are expanded to documents here.
  */
 export function finishDedup(
@@ -244,7 +283,7 @@ export function finishDedup(
     /** `verified`: the pairs are those a bucket-wise clustering verified and kept; counted as they are. */
     counts?: 'all' | 'verified';
   },
-  times: { t0: number; t1: number; t2: number; shingle: number; sign: number },
+  times: { t0: number; t1: number; t2: number; shingle: number; sign: number; shingleAfterT2?: number },
 ): DedupResult {
   const { n, empty, bands, chars, cstats, groups } = run;
   const keepPairs = run.keepPairs ?? true;
@@ -279,7 +318,7 @@ export function finishDedup(
       copies: groups ? n - groups.groups : 0,
       counts,
       buckets,
-      timings: { shingle: times.shingle, sign: times.sign, lsh: t2 - t1, verify: t3 - t2, cluster: t4 - t3, total: t4 - t0 },
+      timings: { shingle: times.shingle, sign: times.sign, lsh: t2 - t1, verify: t3 - t2 - (times.shingleAfterT2 ?? 0), cluster: t4 - t3, total: t4 - t0 },
     },
   };
 }
