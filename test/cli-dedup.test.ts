@@ -300,6 +300,10 @@ test('a group of 3,000 copies and 2,000 near copies: clusters and dedup work in 
     assert.equal(d.code, 0, d.stderr);
     assert.deepEqual(lines(d.stdout), [body, rows[3000], 'something unrelated']);
   }
+  // Streamed, the texts are not in memory to cluster bucket by bucket: a clear refusal that says so.
+  const st = neardup(['dedup', file, '--output', 'clusters', '--max-pairs', '100000', '--stream']);
+  assert.equal(st.code, 2, st.stderr);
+  assert.match(st.stderr, /LSH candidate pairs \(--max-pairs\).*With --no-stream the clusters are built bucket by bucket/);
   // Pairs: 3,000 copies alone are 4,498,500 pairs.
   const out = path.join(dir, 'pairs.tsv');
   const p = neardup(['dedup', file, '--max-pairs', '1000000', '--out', out]);

@@ -139,6 +139,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   let cleanup: (() => Promise<void>) | undefined;
   const twoPass = flags.output === 'dedup' || flags.output === 'annotate';
   let sink: OutputSink | undefined;
+  let streaming = false;
   try {
     // Texts held in memory take about their size in the file, or twice that: past a quarter of the
     // heap limit, keep them on disk instead.
@@ -165,6 +166,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
     let result: DedupResult;
     let extra: StreamDedupExtra | undefined;
     if (stream) {
+      streaming = true;
       reporter.verbose(`streaming ${name}: texts stay on disk, read again for each pass`);
       const streamed = await streamCorpus(file, readOptions, reporter);
       corpus = streamed.corpus;
@@ -260,7 +262,11 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
     if (flags.out) reporter.summary(`output      ${flags.output}: ${int(written)} records → ${path.normalize(flags.out)}`);
   } catch (e) {
     await sink?.abort();
-    if (e instanceof TooManyPairsError) throw new UsageError(tooManyPairsMessage(e, flags.output === 'pairs'));
+    if (e instanceof TooManyPairsError) {
+      // Streamed, the clusters cannot be built bucket by bucket (the texts are not in memory).
+      const hint = streaming && flags.output !== 'pairs' && e.what === 'candidates' ? ' With --no-stream the clusters are built bucket by bucket in memory instead.' : '';
+      throw new UsageError(tooManyPairsMessage(e, flags.output === 'pairs') + hint);
+    }
     throw e;
   } finally {
     await cleanup?.();
