@@ -29,7 +29,6 @@ export { commonPassages, type Passage, type PassageOptions, type PassageResult, 
 export { bruteForcePairs, type ScoredPair, type BruteForceOptions } from './similarity/bruteForce.js';
 export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode } from './dedup/dedup.js';
 export { clusterPairs, UnionFind, type Cluster } from './dedup/clusters.js';
-export { groupEqualTexts, type CopyGroups } from './dedup/copies.js';
 export { TooManyPairsError } from './lsh/tooManyPairs.js';
 export { createTextSigner, type TextSigner, type TextSignerOptions } from './sketch/textSigner.js';
 export { createSymbolizer, type Symbolizer } from './text/symbolizer.js';

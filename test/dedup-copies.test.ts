@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { dedup, type DedupOptions, type DedupResult } from '../src/dedup/dedup.js';
 import { dedupStream } from '../src/dedup/streamDedup.js';
 import { clusterPairs } from '../src/dedup/clusters.js';
-import { groupEqualTexts, splitGroups, CopyFinder, HashIndex } from '../src/dedup/copies.js';
+import { CopyFinder, HashIndex } from '../src/dedup/copies.js';
 import { TooManyPairsError } from '../src/lsh/tooManyPairs.js';
 import { chooseBands } from '../src/lsh/params.js';
 import { emptyCandidateStats, lshCandidates } from '../src/lsh/candidates.js';
@@ -105,14 +105,12 @@ test('property: bucket-wise clustering (pairs off, more candidates than maxPairs
   assert.ok(bucketwise > 30, `bucket-wise runs: ${bucketwise}`);
 });
 
-test('property: dedupStream given each distinct text once (groupEqualTexts) equals dedup on every document', async () => {
+test('property: dedupStream (which does not group copies) equals dedup (which does), pairs on and off', async () => {
   await fc.assert(
     fc.asyncProperty(corpusArb, fc.boolean(), async (texts, withPairs) => {
       const options: DedupOptions = { threshold: 0.7, shingle: { k: 3 }, pairs: withPairs };
       const want = dedup(texts, options);
-      const copies = groupEqualTexts(texts);
-      const distinct = Array.from({ length: copies.groups }, (_, g) => texts[copies.members[copies.start[g]!]!]!);
-      const got = await dedupStream(() => [distinct], { ...options, workers: 0, copies });
+      const got = await dedupStream(() => [texts], { ...options, workers: 0 });
       assert.deepEqual(got.pairs, want.pairs);
       assert.deepEqual(got.clusters, want.clusters);
       assert.deepEqual([...got.clusterOf], [...want.clusterOf]);
@@ -235,15 +233,13 @@ test('options: maxPairs must be a number ≥ 0', () => {
   assert.throws(() => dedup(['a'], { maxPairs: Number.NaN }), /maxPairs/);
 });
 
-test('CopyFinder, HashIndex, groupEqualTexts and splitGroups', () => {
-  const g = groupEqualTexts(['a', 'b', 'a', '', 'b', 'a', '']);
-  assert.equal(g.groups, 3);
-  assert.deepEqual([...g.start], [0, 3, 5, 7]);
-  assert.deepEqual([...g.members], [0, 2, 5, 1, 4, 3, 6]);
-  const s = splitGroups(g, (x) => x === 2);
-  assert.equal(s.groups, 4);
-  assert.deepEqual([...s.start], [0, 3, 5, 6, 7]);
-  assert.deepEqual([...s.members], [0, 2, 5, 1, 4, 3, 6]);
+test('CopyFinder and HashIndex', () => {
+  const g = new CopyFinder(2);
+  for (const x of [0, 1, 0, 2, 1, 0, 2]) if (x === g.groups) g.startGroup(); else g.join(x);
+  const r = g.result();
+  assert.equal(r.groups, 3);
+  assert.deepEqual([...r.start], [0, 3, 5, 7]);
+  assert.deepEqual([...r.members], [0, 2, 5, 1, 4, 3, 6]);
   // Equal hashes with different content stay apart; the table grows past its first size.
   const f = new CopyFinder(2);
   const index = new HashIndex(2);

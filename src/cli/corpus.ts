@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { getHeapStatistics } from 'node:v8';
 import { openInput, type OpenedInput, type ReadOptions } from '../io/read.js';
 import { InputError } from '../io/errors.js';
+import type { InputRecord } from '../io/record.js';
 import type { Reporter } from './report.js';
 import { int } from './report.js';
 
@@ -49,16 +50,11 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
   }
   const bar = reporter.progress('read', 'bytes', input.size);
   const texts: string[] = [];
-  const rows: number[] = [];
-  let ids: string[] | undefined;
+  const idsAndRows: Pick<Corpus, 'ids' | 'rows'> = { ids: undefined, rows: [] };
   try {
     for await (const r of input.records) {
-      if (r.id !== undefined) {
-        if (!ids) ids = rows.map(String);
-        ids.push(r.id);
-      } else if (ids) ids.push(String(r.row));
+      keepIdAndRow(idsAndRows, r);
       texts.push(r.text);
-      rows.push(r.row);
       if ((texts.length & 1023) === 0) {
         bar.update(input.bytesRead(), texts.length);
         if ((texts.length & 4095) === 0 && getHeapStatistics().used_heap_size > 0.7 * heapLimit) {
@@ -74,10 +70,24 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
   reporter.verbose(
     `read ${int(texts.length)} docs from ${input.name} [${input.format}]: ${(bytes / 1e6).toFixed(1)} MB in ${Math.round(readMs)} ms (${((bytes / 1e3 / Math.max(readMs, 1e-3))).toFixed(1)} MB/s)`,
   );
+  warnSkipped(reporter, input);
+  return { texts, count: texts.length, ...idsAndRows, input, bytes, readMs };
+}
+
+/** Records a document's id (explicit ids switch on at the first one; earlier rows become ids) and row. */
+function keepIdAndRow(corpus: Pick<Corpus, 'ids' | 'rows'>, r: InputRecord): void {
+  if (r.id !== undefined) {
+    if (!corpus.ids) corpus.ids = corpus.rows.map(String);
+    corpus.ids.push(r.id);
+  } else if (corpus.ids) corpus.ids.push(String(r.row));
+  corpus.rows.push(r.row);
+}
+
+/** Warns once about the invalid records an input skipped (--skip-invalid), naming the first. */
+export function warnSkipped(reporter: Reporter, input: OpenedInput): void {
   if (input.skips.count > 0) {
     reporter.warn(`skipped ${int(input.skips.count)} invalid record${input.skips.count === 1 ? '' : 's'}; first: ${input.skips.examples[0]!.message}`);
   }
-  return { texts, count: texts.length, ids, rows, input, bytes, readMs };
 }
 
 /** Documents per batch handed to the pipeline while streaming. */
@@ -102,13 +112,8 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
     let count = 0;
     try {
       for await (const r of input.records) {
-        if (n === 0) {
-          if (r.id !== undefined) {
-            if (!corpus.ids) corpus.ids = corpus.rows.map(String);
-            corpus.ids.push(r.id);
-          } else if (corpus.ids) corpus.ids.push(String(r.row));
-          corpus.rows.push(r.row);
-        } else if (r.row !== corpus.rows[count]) {
+        if (n === 0) keepIdAndRow(corpus, r);
+        else if (r.row !== corpus.rows[count]) {
           throw new Error(`${input.name} changed while it was being read (record ${count})`);
         }
         count++;
@@ -126,9 +131,7 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
     if (n === 0) {
       corpus.count = count;
       corpus.bytes = input.bytesRead();
-      if (input.skips.count > 0) {
-        reporter.warn(`skipped ${int(input.skips.count)} invalid record${input.skips.count === 1 ? '' : 's'}; first: ${input.skips.examples[0]!.message}`);
-      }
+      warnSkipped(reporter, input);
     } else if (count !== corpus.count) {
       throw new Error(`${input.name} changed while it was being read (${int(count)} records instead of ${int(corpus.count)})`);
     }

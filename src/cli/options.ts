@@ -11,7 +11,8 @@ import { createMinHasher } from '../sketch/minhash.js';
 import { chooseBands, type ChooseBandsOptions } from '../lsh/params.js';
 import type { NormalizePreset } from '../text/normalize.js';
 import { UsageError } from '../io/errors.js';
-import { INPUT_FORMATS, type InputFormat } from '../io/formats.js';
+import { INPUT_FORMATS, extensionOf, type InputFormat } from '../io/formats.js';
+import type { PairFormat } from '../io/write.js';
 import type { ReadOptions } from '../io/read.js';
 
 /** Parses a number in (0, 1] (a threshold or probability). */
@@ -218,4 +219,11 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
 /** Adds --quiet, --verbose and --json. */
 export function addLogOptions(cmd: Command, json = 'print a machine-readable summary on stdout'): Command {
   return cmd.option('-q, --quiet', 'no summary and no progress bars').option('-v, --verbose', 'print stage timings as they happen, and more detail').option('--json', json);
+}
+
+/** The pair output format: --output-format, else from the --out extension, else TSV. */
+export function pairFormatOf(f: { outputFormat?: PairFormat; out?: string }): PairFormat {
+  if (f.outputFormat) return f.outputFormat;
+  const ext = f.out ? extensionOf(f.out) : '';
+  return ext === 'csv' ? 'csv' : ext === 'jsonl' || ext === 'ndjson' || ext === 'json' ? 'jsonl' : 'tsv';
 }

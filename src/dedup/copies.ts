@@ -1,6 +1,6 @@
 /**
  * Identical documents collapsed onto one representative before LSH. A group of m documents with the
- * same fingerprint set (or text) collides in every band, so without this it costs m(m−1)/2 candidate
+ * same fingerprint set collides in every band, so without this it costs m(m−1)/2 candidate
  * pairs — 200 million for 20,000 copies of one boilerplate page, which exhausts memory. Collapsed,
  * it costs one document; pairs, candidate counts and clusters are expanded back afterwards and equal
  * what the full run gives, because copies have similarity 1 with each other and the same similarity
@@ -9,7 +9,6 @@
  */
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { UnionFind, componentsOf, type Cluster } from './clusters.js';
-import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 
 /** Documents grouped by identical content; groups are numbered in order of first appearance. */
 export interface CopyGroups {
@@ -128,19 +127,6 @@ export class HashIndex {
   }
 }
 
-/** Groups of the documents in `keys`, by equal strings (document i is keys[i]). */
-export function groupEqualTexts(keys: readonly string[]): CopyGroups {
-  // One Map entry per distinct text (not per shingle): the strings are already in memory.
-  const seen = new Map<string, number>();
-  const finder = new CopyFinder(keys.length);
-  for (const k of keys) {
-    const g = seen.get(k);
-    if (g === undefined) seen.set(k, finder.startGroup());
-    else finder.join(g);
-  }
-  return finder.result();
-}
-
 /** Size of group g. */
 function sizeOf(groups: CopyGroups, g: number): number {
   return groups.start[g + 1]! - groups.start[g]!;
@@ -156,10 +142,10 @@ export function pairsWithinGroups(groups: CopyGroups): number {
   return total;
 }
 
-/** Document pairs that the group pairs (a, b) stand for: Σ |a|·|b|. */
-export function pairsAcrossGroups(groups: CopyGroups, a: ArrayLike<number>, b: ArrayLike<number>, count: number): number {
+/** Document pairs that `count` group pairs stand for: Σ |a|·|b| over pairs p = (a(p), b(p)). */
+export function pairsAcrossGroups(groups: CopyGroups, count: number, a: (p: number) => number, b: (p: number) => number): number {
   let total = 0;
-  for (let p = 0; p < count; p++) total += sizeOf(groups, a[p]!) * sizeOf(groups, b[p]!);
+  for (let p = 0; p < count; p++) total += sizeOf(groups, a(p)) * sizeOf(groups, b(p));
   return total;
 }
 
@@ -172,12 +158,10 @@ export function largestGroup(groups: CopyGroups): number {
 
 /**
  * The document pairs that verified group pairs stand for, plus similarity-1 pairs inside each group,
- * sorted by (a, b). Throws {@link TooManyPairsError} before building more than `maxPairs`.
+ * sorted by (a, b). The caller checks their number (within + across groups) against its limit first.
  */
-export function expandPairs(groups: CopyGroups, groupPairs: readonly ScoredPair[], maxPairs: number): ScoredPair[] {
+export function expandPairs(groups: CopyGroups, groupPairs: readonly ScoredPair[]): ScoredPair[] {
   const { start, members } = groups;
-  const total = pairsWithinGroups(groups) + groupPairs.reduce((s, p) => s + sizeOf(groups, p.a) * sizeOf(groups, p.b), 0);
-  if (total > maxPairs) throw new TooManyPairsError('pairs', total, maxPairs, largestGroup(groups));
   const out: ScoredPair[] = [];
   for (let g = 0; g < groups.groups; g++) {
     for (let i = start[g]!; i < start[g + 1]!; i++) {
@@ -211,36 +195,4 @@ export function clusterGroups(groups: CopyGroups, groupPairs: Iterable<{ a: numb
   }
   for (const p of groupPairs) uf.union(members[start[p.a]!]!, members[start[p.b]!]!);
   return componentsOf(uf, groups.n);
-}
-
-/**
- * The same groups, except that every member of a group for which `apart(g)` is true becomes a group
- * of its own (numbered after the existing ones; group g keeps its first member). For documents that
- * are identical but never near duplicates, such as empty ones.
- */
-export function splitGroups(groups: CopyGroups, apart: (group: number) => boolean): CopyGroups {
-  const { start, members } = groups;
-  let extra = 0;
-  for (let g = 0; g < groups.groups; g++) if (apart(g)) extra += sizeOf(groups, g) - 1;
-  if (extra === 0) return groups;
-  const total = groups.groups + extra;
-  const nStart = new Int32Array(total + 1);
-  const nMembers = new Int32Array(groups.n);
-  let w = 0;
-  const loners: number[] = [];
-  for (let g = 0; g < groups.groups; g++) {
-    nStart[g] = w;
-    if (apart(g)) {
-      nMembers[w++] = members[start[g]!]!;
-      for (let i = start[g]! + 1; i < start[g + 1]!; i++) loners.push(members[i]!);
-    } else {
-      for (let i = start[g]!; i < start[g + 1]!; i++) nMembers[w++] = members[i]!;
-    }
-  }
-  for (let k = 0; k < loners.length; k++) {
-    nStart[groups.groups + k] = w;
-    nMembers[w++] = loners[k]!;
-  }
-  nStart[total] = w;
-  return { n: groups.n, groups: total, start: nStart, members: nMembers };
 }

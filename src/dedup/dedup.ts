@@ -12,7 +12,7 @@ import { jaccard } from '../similarity/jaccard.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { clusterPairs, type Cluster } from './clusters.js';
 import { clusterBucketwise } from './bucketwise.js';
-import { CopyFinder, HashIndex, clusterGroups, expandPairs, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
+import { CopyFinder, HashIndex, clusterGroups, expandPairs, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { murmur3Words } from '../hash/murmur3.js';
 
@@ -132,7 +132,7 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
   const signer = createTextSigner({ shingle: options.shingle, minhash: options.minhash });
   const bands = chooseBands(threshold, signer.numPerm, options.lsh);
   const expected = Array.isArray(texts) ? texts.length : 1024;
-  // Rows of `sigs`, `texts` and `sets` are per group of identical documents, not per document.
+  // Rows of `sigs`, `repText` and `sets` are per group of identical documents, not per document.
   const sigs = new SignatureMatrix(signer.numPerm, expected);
   // Fingerprint sets are built only when needed (to tell apart documents with equal signatures, and
   // to verify candidates), from the group's first text: most documents never need theirs.
@@ -238,7 +238,7 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
       if (options.onProgress && (p & 65535) === 0) options.onProgress('verify', p, cand.size);
     }
     // Candidates counted per document pair, as a run without grouping would count them.
-    cstats.candidates = pairsWithinGroups(groups) + pairsAcrossGroups(groups, cand.a, cand.b, cand.size);
+    cstats.candidates = pairsWithinGroups(groups) + pairsAcrossGroups(groups, cand.size, (p) => cand.a[p]!, (p) => cand.b[p]!);
     run.cstats = cstats;
   }
   // Bucket-wise clustering interleaves LSH and verification: its time is counted as verification.
@@ -248,13 +248,6 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
 
 /** Seed of the content hashes that find identical documents. */
 const SET_SEED = 0x5e7c0b1e;
-
-/** True when group g is document g for every g (no copies were grouped). */
-function isIdentity(groups: CopyGroups): boolean {
-  if (groups.groups !== groups.n) return false;
-  for (let i = 0; i < groups.n; i++) if (groups.members[i] !== i) return false;
-  return true;
-}
 
 /** Equal word arrays. */
 function sameWords(x: Uint32Array, y: Uint32Array): boolean {
@@ -292,14 +285,17 @@ export function finishDedup(
   let pairs = run.pairs;
   pairs.sort((x, y) => x.a - y.a || x.b - y.b);
   // Without copies every group is one document and group numbers are document numbers.
-  const grouped = groups && !isIdentity(groups) ? groups : undefined;
+  const grouped = groups && groups.groups < n ? groups : undefined;
   const counts = run.counts ?? 'all';
-  const count = counts === 'verified' ? pairs.length : grouped ? pairsWithinGroups(grouped) + pairsAcrossGroups(grouped, pairs.map((p) => p.a), pairs.map((p) => p.b), pairs.length) : pairs.length;
+  const count =
+    counts === 'verified' || !grouped
+      ? pairs.length
+      : pairsWithinGroups(grouped) + pairsAcrossGroups(grouped, pairs.length, (p) => pairs[p]!.a, (p) => pairs[p]!.b);
   const t3 = performance.now();
   const { clusters, clusterOf } = grouped ? clusterGroups(grouped, pairs) : clusterPairs(n, pairs);
+  if (keepPairs && count > maxPairs) throw new TooManyPairsError('pairs', count, maxPairs, grouped ? largestGroup(grouped) : 1);
   if (!keepPairs) pairs = [];
-  else if (grouped) pairs = expandPairs(grouped, pairs, maxPairs);
-  else if (pairs.length > maxPairs) throw new TooManyPairsError('pairs', pairs.length, maxPairs, 1);
+  else if (grouped) pairs = expandPairs(grouped, pairs);
   const t4 = performance.now();
   const { candidates, ...buckets } = cstats;
   return {

@@ -21,7 +21,6 @@ import { finishDedup, resolveDedupOptions, type DedupOptions, type DedupResult }
 import { createTextSigner } from '../sketch/textSigner.js';
 import { SignPool, defaultWorkers } from '../parallel/signPool.js';
 import type { SignReply } from '../parallel/signWorker.js';
-import { pairsAcrossGroups, pairsWithinGroups, splitGroups, type CopyGroups } from './copies.js';
 
 /**
  * A re-readable corpus: each call starts a new pass and must yield the same documents in the same
@@ -37,12 +36,6 @@ export interface StreamDedupOptions extends DedupOptions {
   batchSize?: number;
   /** Bytes of fingerprint sets held at once during verification. Default 1 GiB. */
   memoryBudget?: number;
-  /**
-   * The source yields one text per group of identical documents (its first member), and the result
-   * is reported for all `copies.n` documents, as if every copy had been read (groups from
-   * `groupEqualTexts`). A group of m copies then costs one document instead of m(m−1)/2 pairs.
-   */
-  copies?: CopyGroups;
 }
 
 /** Counters of the streaming pipeline beyond those of `dedup()`. */
@@ -179,18 +172,8 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
   hi.data = lo.data = new Uint32Array(0);
   const t2 = performance.now();
 
-  // Identical texts without shingles are not near duplicates of each other: each stands alone.
-  let groups = options.copies;
-  if (groups && groups.groups !== n) throw new RangeError(`copies has ${groups.groups} groups, but the source yielded ${n} documents`);
-  if (groups) groups = splitGroups(groups, (g) => !present[g]);
   const empty: number[] = [];
-  if (groups) {
-    for (let g = 0; g < groups.groups; g++) if (g >= n || !present[g]) for (let i = groups.start[g]!; i < groups.start[g + 1]!; i++) empty.push(groups.members[i]!);
-    empty.sort((x, y) => x - y);
-    cstats.candidates = pairsWithinGroups(groups) + pairsAcrossGroups(groups, cand.a, cand.b, cand.size);
-  } else {
-    for (let i = 0; i < n; i++) if (!present[i]) empty.push(i);
-  }
+  for (let i = 0; i < n; i++) if (!present[i]) empty.push(i);
   const out: ScoredPair[] = [];
   let passes = 1;
   let peakSetBytes = 0;
@@ -214,10 +197,7 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
       if (verify === 'none' || e >= threshold) out.push({ a, b, similarity: e });
     }
   }
-  const result = finishDedup(
-    { n: groups ? groups.n : n, pairs: out, empty, bands, chars, cstats, groups, keepPairs, maxPairs },
-    { t0, t1, t2, shingle: 0, sign: t1 - t0 },
-  );
+  const result = finishDedup({ n, pairs: out, empty, bands, chars, cstats, keepPairs, maxPairs }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });
   return { ...result, extra: { passes, peakSetBytes, indexBytes } };
 }
 

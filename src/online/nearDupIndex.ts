@@ -503,13 +503,21 @@ export class NearDupIndex {
    */
   async duplicatesOf(id: string, options: QueryOptions = {}): Promise<Match[] | null> {
     this.check();
+    const [bytes] = await this.store.get([id]);
+    return bytes ? this.duplicatesOfRecord(id, bytes, options) : null;
+  }
+
+  /**
+   * {@link duplicatesOf} for a record already in hand (a `StoredDoc` from `store.scan()`), without
+   * fetching it again.
+   */
+  async duplicatesOfRecord(id: string, record: Uint8Array, options: QueryOptions = {}): Promise<Match[]> {
+    this.check();
     const t = options.threshold ?? this.manifest.threshold;
     if (!(t > 0 && t <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${t}`);
-    const [bytes] = await this.store.get([id]);
-    if (!bytes) return null;
     this.counters.queries++;
     // decodeRecord copies the set: score() reuses the scratch buffer readRecordSketch reads into.
-    const rec = decodeRecord(bytes, `record of "${id}"`);
+    const rec = decodeRecord(record, `record of "${id}"`);
     const sig = rec.signature ?? (rec.set ? this.hasher.sign(rec.set) : null);
     if (!sig) return [];
     const keys = this.keyMaker.keys(sig);

@@ -29,6 +29,9 @@ interface DocBody {
   meta?: unknown;
 }
 
+/** Help text of the neardup_queries_total counter, shared by every query route. */
+const QUERIES_HELP = 'Queries (threshold, topK, duplicates of an indexed document).';
+
 /** The OpenAPI 3.1 document of the service. */
 export function openApiDocument(): Record<string, unknown> {
   const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
@@ -204,7 +207,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
 
   app.post<{ Body: { text: string; limit?: number; threshold?: number; topK?: number } }>('/v1/query', { schema: { body: querySchema } }, async (req) => {
     const { text, limit, threshold, topK } = req.body;
-    metrics.inc('neardup_queries_total', 'Queries (threshold, topK, duplicates of an indexed document).', { kind: topK ? 'topk' : 'threshold' });
+    metrics.inc('neardup_queries_total', QUERIES_HELP, { kind: topK ? 'topk' : 'threshold' });
     const matches = topK ? await index.topK(text, topK) : await index.query(text, { limit, threshold });
     return { matches };
   });
@@ -219,7 +222,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
     '/v1/documents/:id/duplicates',
     { schema: { params: idParamsSchema, querystring: duplicatesQuerySchema } },
     async (req, reply) => {
-      metrics.inc('neardup_queries_total', 'Queries (threshold, topK, duplicates of an indexed document).', { kind: 'duplicates' });
+      metrics.inc('neardup_queries_total', QUERIES_HELP, { kind: 'duplicates' });
       const { limit, threshold } = req.query;
       const duplicates = await index.duplicatesOf(req.params.id, {
         ...(limit !== undefined ? { limit: Number(limit) } : {}),

@@ -95,8 +95,7 @@ const plugin: FastifyPluginAsync<WebUiOptions> = async (app: FastifyInstance, op
       try {
         state.total = await index.size();
         for await (const d of index.store.scan()) {
-          const dups = await index.duplicatesOf(d.id);
-          if (dups) tracker.added(d.id, dups);
+          tracker.added(d.id, await index.duplicatesOfRecord(d.id, d.record));
           state.done++;
         }
       } catch (e) {

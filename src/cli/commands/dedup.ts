@@ -14,12 +14,11 @@ import { tooManyPairsMessage } from '../tooManyPairs.js';
 import { openInput } from '../../io/read.js';
 import { openOutput, type OutputSink } from '../../io/output.js';
 import { annotateHeader, annotateRecord, formatCluster, formatPair, pairHeader, type PairFormat } from '../../io/write.js';
-import { extensionOf } from '../../io/formats.js';
 import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { idOf, loadCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
 import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
 import { defaultWorkers } from '../../parallel/signPool.js';
-import { addEngineOptions, addLogOptions, dedupOptionsFrom, parseCount, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
+import { addEngineOptions, addLogOptions, dedupOptionsFrom, parseCount, pairFormatOf, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 
 /** What `dedup` writes. */
@@ -33,18 +32,11 @@ interface DedupFlags extends InputFlags, EngineFlags, LogFlags {
   outputFormat?: PairFormat;
 }
 
-/** The pair format: explicit, else from the --out extension, else TSV. */
-function pairFormat(flags: DedupFlags): PairFormat {
-  if (flags.outputFormat) return flags.outputFormat;
-  const ext = flags.out ? extensionOf(flags.out) : '';
-  return ext === 'csv' ? 'csv' : ext === 'jsonl' || ext === 'ndjson' || ext === 'json' ? 'jsonl' : 'tsv';
-}
-
 /** Writes the chosen output; returns the number of records written. */
 async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink): Promise<number> {
   const id = (i: number): string | number => idOf(corpus, i);
   if (flags.output === 'pairs') {
-    const fmt = pairFormat(flags);
+    const fmt = pairFormatOf(flags);
     const withEstimate = result.pairs.some((p) => p.estimate !== undefined);
     await sink.write(pairHeader(fmt, withEstimate));
     for (const p of result.pairs) await sink.write(formatPair(fmt, id(p.a), id(p.b), p.similarity, p.estimate));
@@ -224,7 +216,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
         clusters: s.clusters,
         docsInClusters: inCluster,
         duplicates: dupDocs,
-        output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormat(flags) : undefined },
+        output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined },
         timings: { read: corpus.readMs, ...s.timings, write: writeMs, total },
         ...(extra ? { stream: { passes: extra.passes, indexBytes: extra.indexBytes, peakSetBytes: extra.peakSetBytes } } : {}),
       });

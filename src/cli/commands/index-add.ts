@@ -12,10 +12,10 @@ import { openInput } from '../../io/read.js';
 import type { InputRecord } from '../../io/record.js';
 import { openOutput, type OutputSink } from '../../io/output.js';
 import { formatPair, pairHeader, type PairFormat } from '../../io/write.js';
-import { extensionOf } from '../../io/formats.js';
-import { addInputOptions, addLogOptions, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
+import { addInputOptions, addLogOptions, pairFormatOf, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
 import { addIndexOptions, indexOptionsFrom, num, type IndexFlags } from '../indexOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
+import { warnSkipped } from '../corpus.js';
 
 interface IndexAddFlags extends InputFlags, IndexFlags, LogFlags {
   idPrefix?: string;
@@ -72,12 +72,6 @@ Examples:
   }
 }
 
-function pairFormat(flags: IndexAddFlags): PairFormat {
-  if (flags.outputFormat) return flags.outputFormat;
-  const ext = flags.out ? extensionOf(flags.out) : '';
-  return ext === 'csv' ? 'csv' : ext === 'jsonl' || ext === 'ndjson' || ext === 'json' ? 'jsonl' : 'tsv';
-}
-
 async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddFlags): Promise<void> {
   const reporter = new Reporter(flags);
   if (flags.json && (flags.out === undefined || flags.out === '-')) throw new UsageError('--json prints the summary on stdout, so the output needs --out <file>');
@@ -97,7 +91,7 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
   };
   if (!head.done) idOf(head.value);
   const index = await NearDupIndex.open(indexOptionsFrom(flags));
-  const fmt = pairFormat(flags);
+  const fmt = pairFormatOf(flags);
   let sink: OutputSink | undefined;
   const bar = reporter.progress(mode, 'bytes', input.size);
   let docs = 0;
@@ -151,7 +145,7 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
   const size = await index.size();
   await index.close();
   const total = performance.now() - t0;
-  if (input.skips.count > 0) reporter.warn(`skipped ${int(input.skips.count)} invalid record${input.skips.count === 1 ? '' : 's'}; first: ${input.skips.examples[0]!.message}`);
+  warnSkipped(reporter, input);
   if (flags.json) {
     reporter.json({ command: `index ${mode}`, input: { path: input.name, format: input.format, docs, skipped: input.skips.count }, store: flags.store, docsWithMatches: withMatches, matches, indexSize: size, ms: total });
     return;
