@@ -7,15 +7,13 @@
  * The file (and its `.truth.tsv`) is generated first when missing.
  * @module
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import { generateCorpus } from './gen.js';
 import { plantedRecall } from './plantedRecall.js';
 import { dedupStream } from '../src/dedup/streamDedup.js';
 import { readLineBatches } from '../src/dedup/lineSource.js';
-import { createTextSigner } from '../src/sketch/textSigner.js';
-import { jaccard } from '../src/similarity/jaccard.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, def: string): string => {

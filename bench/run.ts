@@ -135,7 +135,7 @@ async function parallel(data: string, texts: string[]): Promise<void> {
 }
 
 function loadKijiji(): string[] | null {
-  const file = resolve(repoRoot, '../shared/data/dataset_rent_rome_kijiji.tsv');
+  const file = resolve(repoRoot, 'data/dataset_rent_rome_kijiji.tsv');
   if (!existsSync(file)) return null;
   const lines = readFileSync(file, 'utf8').split('\n').slice(1).filter((l) => l.length > 0);
   return lines.map((l) => {

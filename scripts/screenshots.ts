@@ -1,7 +1,7 @@
 /**
  * Writes the README screenshots: docs/img/page.png (the web page after pasting a near duplicate of a
  * Kijiji ad) and docs/img/report.png + docs/img/report-cluster.png (the Kijiji report). Run once after
- * a visible change: `npm run screenshots` (needs /usr/bin/chromium and ../shared/data).
+ * a visible change: `npm run screenshots` (needs /usr/bin/chromium ).
  */
 import { mkdirSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';

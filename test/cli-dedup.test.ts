@@ -247,7 +247,7 @@ test('help: neardup --help and every command --help show examples', () => {
   }
 });
 
-test('Kijiji: char 10-shingles, seed000 normalization, threshold 0.8 give the 10,360 brute-force pairs', { skip: !fs.existsSync(kijiji) && 'no ../shared/data' }, () => {
+test('Kijiji: char 10-shingles, seed000 normalization, threshold 0.8 give the 10,360 brute-force pairs', () => {
   const r = neardup(['dedup', kijiji, '--text', 'Title,Short Description', '-k', '10', '--normalize', 'seed000', '--threshold', '0.8']);
   assert.equal(r.code, 0, r.stderr);
   const got = lines(r.stdout);

@@ -12,8 +12,8 @@ export const repoRoot = path.resolve(here, '../..');
 export const mainJs = path.resolve(repoRoot, 'dist/src/cli/main.js');
 /** The CLI fixtures directory. */
 export const fixtures = path.resolve(repoRoot, 'test/fixtures/cli');
-/** The Kijiji data set, when present (CI clones ../shared beside the repo). */
-export const kijiji = path.resolve(repoRoot, '../shared/data/dataset_rent_rome_kijiji.tsv');
+/** The Kijiji data set, when present (shipped in data/). */
+export const kijiji = path.resolve(repoRoot, 'data/dataset_rent_rome_kijiji.tsv');
 
 /** The result of a CLI run. */
 export interface Run {

@@ -8,7 +8,7 @@ import { splitmix32 } from '../src/hash/mix.js';
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The Kijiji rental-ads TSV shared beside the repository. */
-export const kijijiPath = path.resolve(repoRoot, '../shared/data/dataset_rent_rome_kijiji.tsv');
+export const kijijiPath = path.resolve(repoRoot, 'data/dataset_rent_rome_kijiji.tsv');
 
 /** Seed 000's documents: Title + " " + Short Description of every data row (plain tab split). */
 export function kijijiDocs(): string[] {

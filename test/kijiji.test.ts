@@ -1,5 +1,5 @@
 /**
- * Real data: seed 000's setup on the Kijiji rental ads (../shared/data). The expected pair set was
+ * Real data: seed 000's setup on the Kijiji rental ads (data/, shipped in the repo). The expected pair set was
  * computed independently in Python with string shingles (test/fixtures/kijiji-ground-truth.py).
  */
 import test from 'node:test';

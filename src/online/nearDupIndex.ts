@@ -4,7 +4,7 @@
  * the document. Storage is pluggable (memory, SQLite, Redis); the search logic is here, once.
  * @module
  */
-import { createShingler, type Shingler, type ShingleOptions, type ShingleKind } from '../text/shingler.js';
+import { createShingler, type ShingleOptions, type ShingleKind } from '../text/shingler.js';
 import { createMinHasher, estimateJaccard, type MinHasher, type MinHashMethod } from '../sketch/minhash.js';
 import { chooseBands } from '../lsh/params.js';
 import { jaccard, jaccardAtLeast } from '../similarity/jaccard.js';
@@ -221,7 +221,6 @@ export class NearDupIndex {
   readonly manifest: IndexManifest;
   /** The store. */
   readonly store: NearDupStore;
-  private readonly shingler: Shingler;
   private readonly hasher: MinHasher;
   private readonly keyMaker: KeyMaker;
   /** Text → set, signature, keys and record (shared with the prepare workers). */
@@ -243,7 +242,6 @@ export class NearDupIndex {
       throw new RangeError('this index was built with a custom normalization function: pass the same shingle.normalize.custom');
     }
     this.pipe = new DocPipeline(manifest, options.shingle?.normalize?.custom);
-    this.shingler = this.pipe.shingler;
     this.hasher = this.pipe.hasher;
     this.keyMaker = this.pipe.keyMaker;
     this.maxCandidates = options.maxCandidates ?? 10000;

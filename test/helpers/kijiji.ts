@@ -1,5 +1,5 @@
 /**
- * Test helper: the Kijiji rental ads (../shared/data beside the repo), as Title + " " + Short Description.
+ * Test helper: the Kijiji rental ads (data/ in the repo), as Title + " " + Short Description.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 
 /** The ad texts, in file order. */
 export function kijijiTexts(): string[] {
-  const file = path.resolve(repoRoot, '../shared/data/dataset_rent_rome_kijiji.tsv');
+  const file = path.resolve(repoRoot, 'data/dataset_rent_rome_kijiji.tsv');
   const lines = readFileSync(file, 'utf8').split('\n');
   const out: string[] = [];
   for (let i = 1; i < lines.length; i++) {
