@@ -17,6 +17,8 @@ import type { NormalizeOptions } from '../text/normalize.js';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { WorkerPool } from '../parallel/workerPool.js';
 import type { PrepareReply, PrepareRequest } from './prepareWorker.js';
+import type { IndexChange, IndexObserver } from './events.js';
+import { OnlineClusters, type Cluster, type ClusterListOptions, type ClusterPage } from './clusters.js';
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -104,6 +106,8 @@ export interface QueryOptions {
   limit?: number;
   /** Score threshold. Default: the index threshold. Lower values lose recall (use topK). */
   threshold?: number;
+  /** Work the index does for itself (cluster upkeep): not counted in {@link IndexStats} counters. */
+  internal?: boolean;
 }
 
 /** The persistent parameters of an index (stored by every store, written in snapshots). */
@@ -233,6 +237,8 @@ export class NearDupIndex {
   private draining = false;
   private closed = false;
   private readonly counters = { adds: 0, queries: 0, removes: 0, topK: 0, candidates: 0, verified: 0 };
+  private readonly observers: IndexObserver[] = [];
+  private clusterSet!: OnlineClusters;
 
   private constructor(manifest: IndexManifest, store: NearDupStore, options: NearDupIndexOptions) {
     this.manifest = manifest;
@@ -274,7 +280,15 @@ export class NearDupIndex {
         }
         manifest = { ...existing, threshold: options.threshold ?? existing.threshold };
       }
-      return new NearDupIndex(manifest, store, options);
+      const idx = new NearDupIndex(manifest, store, options);
+      idx.clusterSet = await OnlineClusters.attach({
+        store,
+        duplicatesOf: (id, o) => idx.duplicatesOf(id, o),
+        duplicatesOfRecord: (id, r, o) => idx.duplicatesOfRecord(id, r, o),
+        exclusive: (fn) => idx.exclusive(fn),
+      });
+      idx.observe((c) => idx.clusterSet.onChange(c));
+      return idx;
     } catch (e) {
       if (typeof options.store !== 'object') await store.close();
       throw e;
@@ -286,6 +300,40 @@ export class NearDupIndex {
     const run = this.writeChain.then(fn, fn);
     this.writeChain = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Calls `observer` after every write of this index (add, replace, delete), under the write lock
+   * and before the write resolves (src/online/events.ts). Returns a function that stops it.
+   */
+  observe(observer: IndexObserver): () => void {
+    this.observers.push(observer);
+    return () => {
+      const i = this.observers.indexOf(observer);
+      if (i >= 0) this.observers.splice(i, 1);
+    };
+  }
+
+  private async notify(change: IndexChange): Promise<void> {
+    for (const o of this.observers) await o(change);
+  }
+
+  /** The cluster of an indexed document (alone: size 1), or null when `id` is not indexed. See src/online/clusters.ts. */
+  clusterOf(id: string): Promise<Cluster | null> {
+    this.check();
+    return this.clusterSet.clusterOf(id);
+  }
+
+  /** One cluster by its id (its smallest member id), or null. */
+  cluster(id: string): Promise<Cluster | null> {
+    this.check();
+    return this.clusterSet.get(id);
+  }
+
+  /** Clusters of two or more documents, largest first, one page at a time. */
+  clusters(options: ClusterListOptions = {}): Promise<ClusterPage> {
+    this.check();
+    return this.clusterSet.list(options);
   }
 
   private check(): void {
@@ -318,10 +366,10 @@ export class NearDupIndex {
   /**
    * Scores candidates against a prepared document. `min` < 0 keeps every candidate (topK).
    */
-  private score(p: Prepared, cands: StoredDoc[], min: number, skip?: (id: string) => boolean, limit = Infinity): Match[] {
+  private score(p: Prepared, cands: StoredDoc[], min: number, skip?: (id: string) => boolean, limit = Infinity, counted = true): Match[] {
     if (!p.sig) return [];
     const exact = this.manifest.verify === 'exact';
-    this.counters.candidates += cands.length;
+    if (counted) this.counters.candidates += cands.length;
     const kept: { m: Match; record: Uint8Array }[] = [];
     for (const c of cands) {
       if (skip?.(c.id)) continue;
@@ -339,7 +387,7 @@ export class NearDupIndex {
         if (estimate < min) continue;
         similarity = estimate;
       }
-      this.counters.verified++;
+      if (counted) this.counters.verified++;
       kept.push({ m: { id: c.id, similarity, estimate }, record: c.record });
     }
     kept.sort((a, b) => byScore(a.m, b.m));
@@ -479,6 +527,7 @@ export class NearDupIndex {
       }
       await this.store.put(entries);
       this.counters.adds += prepared.length;
+      await this.notify({ kind: 'add', documents: prepared.map((p, i) => ({ id: p.id, duplicates: results[i]!.map((m) => m.id), replaced: old[i] != null })) });
       return results;
     }
   }
@@ -513,7 +562,7 @@ export class NearDupIndex {
     this.check();
     const t = options.threshold ?? this.manifest.threshold;
     if (!(t > 0 && t <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${t}`);
-    this.counters.queries++;
+    if (!options.internal) this.counters.queries++;
     // decodeRecord copies the set: score() reuses the scratch buffer readRecordSketch reads into.
     const rec = decodeRecord(record, `record of "${id}"`);
     const sig = rec.signature ?? (rec.set ? this.hasher.sign(rec.set) : null);
@@ -521,7 +570,7 @@ export class NearDupIndex {
     const keys = this.keyMaker.keys(sig);
     const p: Prepared = { id, meta: rec.meta, set: rec.set ?? new Uint32Array(0), sig, keys };
     const [cands] = await this.store.lookup([this.keyMaker.bandPart(keys)], this.maxCandidates);
-    return this.score(p, cands!, t, (x) => x === id, options.limit);
+    return this.score(p, cands!, t, (x) => x === id, options.limit, !options.internal);
   }
 
   /**
@@ -570,7 +619,9 @@ export class NearDupIndex {
       const [rec] = await this.store.get([id]);
       if (!rec) return false;
       this.counters.removes++;
-      return this.store.remove(id, this.keysOfRecord(rec));
+      const removed = await this.store.remove(id, this.keysOfRecord(rec));
+      if (removed) await this.notify({ kind: 'remove', id });
+      return removed;
     });
   }
 
@@ -647,6 +698,7 @@ export class NearDupIndex {
       if (batch.length === 1000) await idx.store.put(batch.splice(0));
     }
     if (batch.length) await idx.store.put(batch);
+    await idx.notify({ kind: 'bulk-load' });
     return idx;
   }
 

@@ -5,6 +5,7 @@
  * a removal is O(1) whatever the bucket size). No per-key objects.
  * @module
  */
+import { MemoryClusterState, type ClusterState } from './clusterState.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.js';
 
 const EMPTY = -1;
@@ -290,6 +291,13 @@ export class MemoryStore implements NearDupStore {
       keyTableSlots: this.mask + 1,
       postingBytes: this.next.byteLength + this.prev.byteLength,
     };
+  }
+
+  private clusters: MemoryClusterState | undefined;
+
+  /** Cluster labels, in memory like everything else here. */
+  clusterState(): ClusterState {
+    return (this.clusters ??= new MemoryClusterState());
   }
 
   async close(): Promise<void> {}

@@ -23,6 +23,8 @@ import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.j
 import { StoreUnavailableError } from './errors.js';
 import { LogReplica, encodeLogEntry, decodeLogEntry, type LogDoc } from './redisLog.js';
 import { randomBytes } from 'node:crypto';
+import { RedisClusterState } from './redisClusters.js';
+import type { ClusterState } from './clusterState.js';
 
 type Client = Redis | Cluster;
 
@@ -716,6 +718,13 @@ export class RedisStore implements NearDupStore {
       if (orphans) warnings.push(`${orphans} documents in ${this.logKey()} without a record (left by writes that were never acknowledged; never returned by lookups)`);
     }
     return { errors, warnings };
+  }
+
+  private clusters: RedisClusterState | undefined;
+
+  /** Cluster labels under P:cl:… (src/store/redisClusters.ts), shared by every process. */
+  clusterState(): ClusterState {
+    return (this.clusters ??= new RedisClusterState(this.redis, this.p, this.scripted));
   }
 
   async close(): Promise<void> {

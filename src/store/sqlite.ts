@@ -8,6 +8,8 @@
  * @module
  */
 import Database from 'better-sqlite3';
+import { SqliteClusterState } from './sqliteClusters.js';
+import type { ClusterState } from './clusterState.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.js';
 
 /** Schema version stored in meta('schema'). */
@@ -194,6 +196,13 @@ export class SqliteStore implements NearDupStore {
     const orphans = this.db.prepare('SELECT count(*) FROM postings p LEFT JOIN docs d ON d.n = p.doc WHERE d.n IS NULL').pluck().get() as number;
     if (orphans) errors.push(`${orphans} postings point to no document`);
     return { errors, warnings: [] };
+  }
+
+  private clusters: SqliteClusterState | undefined;
+
+  /** Cluster labels in this file (table `clusters`). */
+  clusterState(): ClusterState {
+    return (this.clusters ??= new SqliteClusterState(this.db));
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,8 @@
  * @module
  */
 
+import type { ClusterState } from './clusterState.js';
+
 /** A document as a store returns it: its id and its encoded record (docs/formats.md). */
 export interface StoredDoc {
   /** Document id. */
@@ -71,6 +73,11 @@ export interface NearDupStore {
    * without it the check looks each key up, which fetches whole buckets).
    */
   hasPostings?(id: string, keys: Float64Array): Promise<boolean[]>;
+  /**
+   * Optional: where the index keeps its clusters (src/store/clusterState.ts), shared by every
+   * process using this store. Without it the index keeps them in its own memory.
+   */
+  clusterState?(): ClusterState;
   /** Releases connections and file handles. Writes already acknowledged are kept. */
   close(): Promise<void>;
 }
