@@ -3,6 +3,7 @@
  * HTTP endpoint GET /v1/documents/:id/duplicates, and the web page's clusters, which read the
  * documents indexed before the server started through it.
  */
+import Database from 'better-sqlite3';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -65,24 +66,28 @@ test('GET /v1/documents/:id/duplicates: 200 with the matches, 404 for an unknown
   }
 });
 
-test('web clusters include the documents a SQLite store held before the server started: the clusters dedup finds', async () => {
+test('/v1/clusters of a SQLite store filled before clusters were kept: built once, then the clusters dedup finds', async () => {
   const db = `sqlite:${path.join(dir, 'seed.db')}`;
   const first = await NearDupIndex.open({ ...OPTS, store: db });
   await first.addMany(texts.map((text, i) => ({ id: `d${i}`, text })));
   await first.close();
+  // As a store written by an earlier version: no cluster labels.
+  const raw = new Database(path.join(dir, 'seed.db'));
+  raw.exec("DELETE FROM meta WHERE name = 'clusters'; DELETE FROM clusters");
+  raw.close();
 
   const index = await NearDupIndex.open({ store: db });
   const app = buildApp(index);
   try {
-    let data = (await app.inject({ url: '/ui/clusters?limit=1000' })).json();
-    assert.ok(data.seeding, 'the first request starts reading the index');
-    for (let i = 0; i < 200 && !data.seeding.finished; i++) {
+    let data = (await app.inject({ url: '/v1/clusters?limit=1000&members=1000' })).json();
+    assert.ok(data.building, 'the first request starts building the clusters');
+    for (let i = 0; i < 400 && data.building; i++) {
       await new Promise((s) => setTimeout(s, 25));
-      data = (await app.inject({ url: '/ui/clusters?limit=1000' })).json();
+      data = (await app.inject({ url: '/v1/clusters?limit=1000&members=1000' })).json();
     }
-    assert.equal(data.seeding.finished, true);
-    assert.equal(data.seeding.done, texts.length);
-    assert.equal(data.seeding.error, undefined);
+    assert.equal(data.building, undefined);
+    // Building read every document, but the user's counters do not show it.
+    assert.equal((await app.inject({ url: '/v1/stats' })).json().counters.queries, 0);
     const want = dedup(texts, { shingle: { k: 10, normalize: { preset: 'seed000' } }, threshold: 0.8 }).clusters;
     assert.ok(want.length > 20);
     const asSets = (cs: { members: (string | number)[] }[]) => cs.map((c) => c.members.map((m) => (typeof m === 'number' ? `d${m}` : m)).sort().join(' ')).sort();

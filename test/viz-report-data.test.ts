@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { buildReportData, renderReportHtml, dedup, jaccard, fingerprintSet, candidateProbability } from '../src/index.js';
-import { ClusterTracker } from '../src/web/clusterTracker.js';
 import { isPublicUiPath } from '../src/web/plugin.js';
 import { splitmix32 } from '../src/hash/mix.js';
 import { neardup, tmpDir } from './cliUtil.js';
@@ -111,26 +110,9 @@ test('report command: needs --out; bad input names the file', () => {
   assert.match(readFileSync(path.join(dir, 'r.html'), 'utf8'), /^<!doctype html>/);
 });
 
-test('cluster tracker: unions add results, hides removed documents, largest first', () => {
-  const t = new ClusterTracker();
-  t.added('a', []);
-  t.added('b', [{ id: 'a' }]);
-  t.added('c', []);
-  t.added('d', [{ id: 'c' }]);
-  t.added('e', [{ id: 'd' }, { id: 'b' }]);
-  t.added('x', []);
-  t.added('y', [{ id: 'x' }]);
-  for (let i = 0; i < 100; i++) t.added(`n${i}`, []); // growth
-  let r = t.clusters();
-  assert.equal(r.total, 2);
-  assert.deepEqual(r.clusters[0], { id: 'a', size: 5, members: ['a', 'b', 'c', 'd', 'e'] });
-  assert.deepEqual(r.clusters[1]!.members, ['x', 'y']);
-  t.removed('y');
-  r = t.clusters(10);
-  assert.equal(r.total, 1);
-  assert.equal(t.tracked, 107);
+test('web: the page and its files are public, the API is not', () => {
   assert.equal(isPublicUiPath('/'), true);
   assert.equal(isPublicUiPath('/ui/page.js?v=1'), true);
-  assert.equal(isPublicUiPath('/ui/clusters'), false);
+  assert.equal(isPublicUiPath('/ui/diff.min.js'), true);
   assert.equal(isPublicUiPath('/v1/stats'), false);
 });

@@ -53,15 +53,22 @@ test('web: clusters follow adds, batches and deletes made through the API', asyn
   await add('z', 'a completely different text about flats in rome');
   const batch = await a.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: [{ id: 'c', text: FOX + '.' }, { id: 'y', text: 'a completely different text about flats in rome!' }] } });
   assert.equal(batch.statusCode, 200);
-  let r = (await a.inject({ url: '/ui/clusters' })).json();
-  assert.equal(r.tracked, 5);
+  let r = (await a.inject({ url: '/v1/clusters' })).json();
   assert.equal(r.total, 2);
   assert.deepEqual(r.clusters[0], { id: 'a', size: 3, members: ['a', 'b', 'c'] });
-  assert.deepEqual(r.clusters[1].members, ['z', 'y']);
+  assert.deepEqual(r.clusters[1].members, ['y', 'z']);
+  assert.deepEqual((await a.inject({ url: '/v1/documents/b/cluster' })).json(), { id: 'b', cluster: { id: 'a', size: 3, members: ['a', 'b', 'c'] } });
+  assert.deepEqual((await a.inject({ url: '/v1/clusters/y' })).json(), { id: 'y', size: 2, members: ['y', 'z'] });
+  assert.equal((await a.inject({ url: '/v1/clusters/z' })).statusCode, 404);
+  assert.equal((await a.inject({ url: '/v1/documents/nope/cluster' })).statusCode, 404);
+  assert.equal((await a.inject({ url: '/v1/clusters?limit=0' })).statusCode, 400);
+  assert.equal((await a.inject({ url: '/v1/clusters?offset=-1' })).statusCode, 400);
+  assert.equal((await a.inject({ url: '/v1/clusters?color=red' })).statusCode, 400);
+  assert.deepEqual((await a.inject({ url: '/v1/clusters?offset=1&limit=1&members=1' })).json(), { total: 2, offset: 1, clusters: [{ id: 'y', size: 2, members: ['y'] }] });
   // A query indexes nothing and changes no cluster.
   await a.inject({ method: 'POST', url: '/v1/query', payload: { text: FOX } });
   await a.inject({ method: 'DELETE', url: '/v1/documents/y' });
-  r = (await a.inject({ url: '/ui/clusters?limit=1' })).json();
+  r = (await a.inject({ url: '/v1/clusters?limit=1' })).json();
   assert.equal(r.total, 1);
   assert.equal(r.clusters.length, 1);
 });
@@ -70,7 +77,7 @@ test('web: with a token the page loads without it, but data and clusters need it
   const a = await app('s3cret');
   assert.equal((await a.inject({ url: '/' })).statusCode, 200);
   assert.equal((await a.inject({ url: '/ui/plot.umd.min.js' })).statusCode, 200);
-  assert.equal((await a.inject({ url: '/ui/clusters' })).statusCode, 401);
+  assert.equal((await a.inject({ url: '/v1/clusters' })).statusCode, 401);
   assert.equal((await a.inject({ url: '/v1/stats' })).statusCode, 401);
-  assert.equal((await a.inject({ url: '/ui/clusters', headers: { authorization: 'Bearer s3cret' } })).statusCode, 200);
+  assert.equal((await a.inject({ url: '/v1/clusters', headers: { authorization: 'Bearer s3cret' } })).statusCode, 200);
 });

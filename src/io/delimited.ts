@@ -18,6 +18,8 @@ export interface ColumnSpec {
   text?: string[];
   /** Id column name. Default: none (the row number is the id). */
   id?: string;
+  /** Title column name (kept with the document for the web page). Default: none. */
+  title?: string;
 }
 
 /** What the header said, filled in when the first record is read. */
@@ -90,6 +92,7 @@ export async function* readDelimited(
   let columns: string[] | undefined;
   let textIdx: number[] = [];
   let idIdx = -1;
+  let titleIdx = -1;
   let row = 0;
   const quoteStart = delimiter + '"';
   // record_delimiter \n: line ends were normalised by textLines, and a lone CR stays literal, as on the fast path.
@@ -121,6 +124,10 @@ export async function* readDelimited(
         idIdx = findColumn(columns, spec.id);
         if (idIdx < 0) fail(`unknown id column "${spec.id}"; available columns: ${listColumns(columns)}`);
       }
+      if (spec.title !== undefined) {
+        titleIdx = findColumn(columns, spec.title);
+        if (titleIdx < 0) fail(`unknown title column "${spec.title}"; available columns: ${listColumns(columns)}`);
+      }
       onHeader({ columns, raw });
       return undefined;
     }
@@ -139,6 +146,7 @@ export async function* readDelimited(
     }
     const text = textIdx.length === 1 ? f[textIdx[0]!]! : textIdx.map((i) => f[i]!).join(' ');
     const out: InputRecord = { text, id: idIdx >= 0 ? f[idIdx] : undefined, row: r, line };
+    if (titleIdx >= 0 && f[titleIdx]) out.title = f[titleIdx];
     if (ctx.raw) out.raw = raw;
     return out;
   };

@@ -11,6 +11,8 @@ export interface FieldSpec {
   text?: string[];
   /** Id field path. Default: none (the row number is the id). */
   id?: string;
+  /** Title field path (kept with the document for the web page). Default: none. */
+  title?: string;
 }
 
 /** Splits a dotted path; `a.b` reads `obj.a.b`. */
@@ -54,6 +56,7 @@ export async function* readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderCont
   const textNames = spec.text && spec.text.length > 0 ? spec.text : ['text'];
   const textPaths = textNames.map(parsePath);
   const idPath = spec.id === undefined ? undefined : parsePath(spec.id);
+  const titlePath = spec.title === undefined ? undefined : parsePath(spec.title);
   let row = 0;
   for await (const { text: lineText, line } of lines) {
     if (lineText.trim() === '') continue;
@@ -101,6 +104,10 @@ export async function* readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderCont
       }
     }
     const out: InputRecord = { text: parts.length === 1 ? parts[0]! : parts.join(' '), id, row: r, line };
+    if (titlePath) {
+      const v = getPath(obj, titlePath);
+      if ((typeof v === 'string' && v) || typeof v === 'number') out.title = String(v);
+    }
     if (ctx.raw) out.raw = lineText;
     yield out;
   }

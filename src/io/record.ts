@@ -10,6 +10,8 @@ export interface InputRecord {
   text: string;
   /** The id from `--id` / `--id-field`, the id column of `idtext`, or the path in a directory; else undefined (the row number is the id). */
   id: string | undefined;
+  /** The title column or field (`--title`), when one was named and the record has it. */
+  title?: string;
   /** 0-based index of the record among the input's data records (skipped invalid records count too). */
   row: number;
   /** 1-based line where the record starts (the file's record number for directories). */

@@ -11,6 +11,8 @@ import { Metrics } from './metrics.js';
 import { webUi, isPublicUiPath } from '../web/plugin.js';
 import { metaProblem } from './limits.js';
 import { StoreUnavailableError } from '../store/errors.js';
+import { registerClusterRoutes, clusterPaths } from './clusterRoutes.js';
+import { withStoredText } from '../online/storedText.js';
 import { addResponseSchema, batchSchema, documentSchema, duplicatesQuerySchema, errorSchema, idParamsSchema, matchSchema, querySchema } from './schemas.js';
 
 /** Options of {@link buildApp}. */
@@ -21,6 +23,11 @@ export interface AppOptions {
   bodyLimit?: number;
   /** Fastify logger (pino options or boolean). Default false. */
   logger?: boolean;
+  /**
+   * Keep each added document's text in its metadata (`meta.text`), so the web page can show what
+   * near duplicates share and what differs. Default true; `neardup serve --no-store-text` turns it off.
+   */
+  storeText?: boolean;
 }
 
 interface DocBody {
@@ -88,6 +95,7 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { '200': { description: 'Matches', ...json({ type: 'object', properties: { id: { type: 'string' }, duplicates: { type: 'array', items: matchSchema } } }) }, '404': err('Unknown id'), '400': common['400'], '401': common['401'] },
         },
       },
+      ...clusterPaths(err, common),
       '/v1/stats': { get: { summary: 'Index statistics.', responses: { '200': { description: 'Statistics' } } } },
       '/healthz': { get: { summary: 'Liveness (no auth); 503 while shutting down.', security: [], responses: { '200': { description: 'OK' }, '503': { description: 'Shutting down' } } } },
       '/readyz': { get: { summary: 'Readiness (no auth): the store answers; 503 while it is unreachable or while shutting down.', security: [], responses: { '200': { description: 'Ready: {status, documents}' }, '503': { description: 'Store unreachable (Retry-After) or shutting down' } } } },
@@ -158,6 +166,11 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
       return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: `${error.message}; retry in ${retry} s` });
     }
     const status = error.statusCode ?? 500;
+    if (status === 413) {
+      // Say the number and how to change it: "Request body is too large" leaves a user guessing.
+      const limit = options.bodyLimit ?? 1024 * 1024;
+      return reply.code(413).send({ statusCode: 413, error: 'Payload Too Large', message: `the request body is larger than this server's limit of ${limit} bytes (${(limit / 1048576).toFixed(limit % 1048576 ? 2 : 0)} MiB); start it with neardup serve --body-limit BYTES to raise it` });
+    }
     if (status >= 400 && status < 500) {
       return reply.code(status).send({ statusCode: status, error: httpName(status), message: error.message });
     }
@@ -179,6 +192,9 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
     metrics.inc('neardup_documents_with_duplicates_total', 'Added documents that had at least one near duplicate.', {}, d);
   };
 
+  const storeText = options.storeText ?? true;
+  const keep = (meta: unknown, text: string): unknown => (storeText ? withStoredText(meta, text) : meta);
+
   const badMeta = (reply: FastifyReply, problems: { field: string; message: string }[]) =>
     reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: problems.map((e) => `${e.field} ${e.message}`).join('; '), errors: problems });
 
@@ -186,7 +202,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
     const { id, text, meta } = req.body;
     const problem = metaProblem(meta);
     if (problem) return badMeta(reply, [{ field: '/meta', message: problem }]);
-    const duplicates = await index.add(id, text, meta);
+    const duplicates = await index.add(id, text, keep(meta, text));
     countAdds([duplicates]);
     return { id, duplicates };
   });
@@ -200,7 +216,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
       if (p) problems.push({ field: `/documents/${i}/meta`, message: p });
     });
     if (problems.length) return badMeta(reply, problems);
-    const results = await index.addMany(docs);
+    const results = await index.addMany(docs.map((d) => ({ id: d.id, text: d.text, meta: keep(d.meta, d.text) })));
     countAdds(results);
     return { results: results.map((duplicates, i) => ({ id: docs[i]!.id, duplicates })) };
   });
@@ -239,6 +255,8 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
     return { id: req.params.id, deleted: true };
   });
 
+  registerClusterRoutes(app, index);
+
   app.get('/v1/stats', async () => index.stats());
 
   app.get('/healthz', async (_req, reply) => {
@@ -271,7 +289,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   });
 
   app.get('/openapi.json', async () => openapi);
-  app.register(webUi, { index });
+  app.register(webUi);
   return app;
 }
 

@@ -16,6 +16,7 @@ import { addInputOptions, addLogOptions, pairFormatOf, parsePositiveInt, readOpt
 import { addIndexOptions, indexOptionsFrom, num, type IndexFlags } from '../indexOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 import { warnSkipped } from '../corpus.js';
+import { withStoredText } from '../../online/storedText.js';
 
 interface IndexAddFlags extends InputFlags, IndexFlags, LogFlags {
   idPrefix?: string;
@@ -24,6 +25,8 @@ interface IndexAddFlags extends InputFlags, IndexFlags, LogFlags {
   outputFormat?: PairFormat;
   limit?: number;
   matchThreshold?: number;
+  storeText?: boolean;
+  title?: string;
 }
 
 /** Adds `index add` and `index query` to the `index` command. */
@@ -44,6 +47,11 @@ export function addIndexAddCommands(index: Command): void {
       .option('--batch <n>', 'documents per batch (add: one store write each)', parsePositiveInt('batch', 100_000), 1000)
       .option('-o, --out <file>', 'write the matches here (atomically) instead of stdout')
       .addOption(new Option('--output-format <format>', 'tsv (id⇥match⇥similarity⇥estimate, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
+    if (mode === 'add') {
+      cmd
+        .option('--no-store-text', 'do not keep the texts (kept by default in meta.text, so the web page and `neardup serve` can show what near duplicates share and what differs)')
+        .option('--title <column>', 'TSV/CSV column (JSONL: field path) kept as each document\'s title, shown by the web page');
+    }
     if (mode === 'query') {
       cmd
         .option('--limit <n>', 'at most this many matches per document, most similar first', parsePositiveInt('limit', 1e6))
@@ -55,10 +63,12 @@ export function addIndexAddCommands(index: Command): void {
       mode === 'add'
         ? `
 Each document is added as it would be by POST /v1/documents: a document whose id is already indexed
-replaces it. A new store takes the index options given here; an existing one keeps its own.
+replaces it. A new store takes the index options given here; an existing one keeps its own. Each document's
+text is kept in its metadata (meta.text) unless --no-store-text, so that the web page of
+neardup serve can show what near duplicates share and what differs.
 
 Examples:
-  $ neardup index add ads.tsv --text 'Title,Short Description' --id ad_id --store sqlite:./ads.db
+  $ neardup index add ads.tsv --text 'Title,Short Description' --title Title --id ad_id --store sqlite:./ads.db
   $ neardup index add today.jsonl --id-field id --store redis://127.0.0.1:6379?prefix=ads --out dups.tsv
   $ neardup index add crawl.txt --id-prefix crawl1: --store sqlite:./pages.db --threshold 0.9 -k 7`
         : `
@@ -77,7 +87,12 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
   if (flags.json && (flags.out === undefined || flags.out === '-')) throw new UsageError('--json prints the summary on stdout, so the output needs --out <file>');
   if (flags.store === 'memory') throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH or redis://HOST:PORT`);
   const t0 = performance.now();
-  const input = await openInput(file, readOptionsFrom(flags));
+  const read = readOptionsFrom(flags);
+  if (flags.title !== undefined) {
+    read.columns = { ...read.columns, title: flags.title };
+    read.fields = { ...read.fields, title: flags.title };
+  }
+  const input = await openInput(file, read);
   // The first record says whether the input has ids: check that before a new store is created.
   const records = input.records;
   const head = await records.next();
@@ -92,6 +107,9 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
   if (!head.done) idOf(head.value);
   const index = await NearDupIndex.open(indexOptionsFrom(flags));
   const fmt = pairFormatOf(flags);
+  // The text (and title) go with each document unless --no-store-text: the page shows them.
+  const keepText = mode === 'add' && flags.storeText !== false;
+  const metaOf = (r: InputRecord): unknown => (keepText ? withStoredText(undefined, r.text, r.title) : r.title !== undefined ? { title: r.title } : undefined);
   let sink: OutputSink | undefined;
   const bar = reporter.progress(mode, 'bytes', input.size);
   let docs = 0;
@@ -129,7 +147,7 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
       // A repeated id replaces the earlier document, as sequential adds would: end the batch first.
       if (ids.has(id)) await flush();
       ids.add(id);
-      batch.push({ id, text: r.text });
+      batch.push({ id, text: r.text, meta: metaOf(r) });
       if (batch.length >= flags.batch) await flush();
     }
     await flush();

@@ -14,6 +14,7 @@ export interface ServeOptions extends IndexFlags {
   token?: string;
   bodyLimit: number;
   log: boolean;
+  storeText: boolean;
 }
 
 /** The `serve` command, ready to add to a commander program. */
@@ -26,6 +27,7 @@ export function serveCommand(): Command {
     .addOption(new Option('--token <token>', 'require Authorization: Bearer <token>').env('NEARDUP_TOKEN'))
     .option('--body-limit <bytes>', 'maximum request body', num('--body-limit', true), 1024 * 1024)
     .option('--log', 'log every request (pino JSON on stdout)', false)
+    .option('--no-store-text', 'do not keep the texts of added documents (meta.text); the web page then cannot show what near duplicates share')
     .action(async (o: ServeOptions) => {
       await runServe(o);
     });
@@ -35,7 +37,7 @@ export function serveCommand(): Command {
 export async function runServe(o: ServeOptions): Promise<void> {
   const opts = indexOptionsFrom(o);
   const index = await NearDupIndex.open(opts);
-  const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log });
+  const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log, storeText: o.storeText });
   installShutdown(app, index);
   const address = await app.listen({ port: o.port, host: o.host });
   const size = await index.size();

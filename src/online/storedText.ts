@@ -1,0 +1,19 @@
+/**
+ * Keeping a document's text in its metadata, so that the web page and the report can show what
+ * two near duplicates share and what differs (the index itself keeps only fingerprints). The CLI's
+ * `index add` and the HTTP service do this by default; `--no-store-text` turns it off for those who
+ * must not keep texts.
+ * @module
+ */
+
+/**
+ * The metadata to store for a document whose text is kept: `meta` with `text` added (and `title`,
+ * when given and not already there). Metadata that is not an object (a string, a number, an array)
+ * has nowhere to hold the text and is kept as it is; a `text` the caller put in `meta` wins.
+ */
+export function withStoredText(meta: unknown, text: string, title?: string): unknown {
+  if (meta === undefined || meta === null) return title ? { title, text } : { text };
+  if (typeof meta !== 'object' || Array.isArray(meta)) return meta;
+  const m = meta as Record<string, unknown>;
+  return { ...(title && m.title === undefined ? { title } : {}), ...m, ...(m.text === undefined ? { text } : {}) };
+}
