@@ -36,7 +36,7 @@ try {
   const index = await NearDupIndex.open({});
   const app = buildApp(index);
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
-  const docs = texts.slice(0, 400).map((text, i) => ({ id: `ad${i}`, text, meta: { text, title: text.slice(0, 50).trim() } }));
+  const docs = texts.slice(0, 400).map((text, i) => ({ id: `ad${i}`, text, meta: { title: text.slice(0, 50).trim() } }));
   await app.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: docs } });
   const src = texts.findIndex((t, i) => i < 400 && t.length > 350 && t.length < 600 && /\d/.test(t));
   const edited = texts[src]!.replace(/\d+/, (d) => String(Number(d) + 50)).replace(/\s+\S+\s*$/, '') + ' Chiamare dopo le 18.';

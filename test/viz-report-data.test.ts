@@ -50,7 +50,17 @@ test('report data: consistent with dedup, the S-curve, the sweep and exact Jacca
   assert.ok(Math.abs(at.p - data.sCurve.recallAtThreshold) < 1e-4);
   assert.ok(Math.abs(at.p - candidateProbability(0.7, data.sCurve.bands, data.sCurve.rows)) < 1e-4);
   // Sweep: seed 001's band counts at 100 hashes; more bands never give fewer candidates here.
-  assert.deepEqual(data.bandsSweep.rows.map((r) => [r.bands, r.rows]), [[2, 50], [5, 20], [10, 10], [20, 5]]);
+  // The last row is this run's own banding, with the dedup's own counts.
+  assert.deepEqual(data.bandsSweep.rows.map((r) => [r.bands, r.rows]), [[2, 50], [5, 20], [10, 10], [20, 5], [result.bands.bands, result.bands.rows]]);
+  const run = data.bandsSweep.rows[4]!;
+  assert.deepEqual([run.run, run.candidates, run.atOrAbove, run.numPerm], [true, result.stats.candidates, result.pairs.length, 128]);
+  // Cluster sizes add up; borderline pairs are the lowest similarities at or above the threshold.
+  assert.equal(data.clusterSizes.reduce((a, c) => a + c.count, 0), result.clusters.length);
+  assert.equal(data.clusterSizes.reduce((a, c) => a + c.count * c.size, 0), data.summary.docsInClusters);
+  assert.ok(data.borderline.length >= 2);
+  const lowest = Math.min(...result.pairs.filter((p) => texts[p.a] !== texts[p.b]).map((p) => p.similarity));
+  assert.ok(Math.abs(data.borderline[0]!.similarity - lowest) < 1e-4);
+  for (const b of data.borderline) assert.ok(b.similarity >= 0.7 && b.aText !== b.bText);
   for (const r of data.bandsSweep.rows) assert.equal(r.atOrAbove! + r.below!, r.candidates);
   for (let i = 1; i < 4; i++) assert.ok(data.bandsSweep.rows[i]!.candidates >= data.bandsSweep.rows[i - 1]!.candidates);
   // Estimated against exact: the exact values are exact, the estimates are close.

@@ -50,6 +50,20 @@ export interface ReportDataOptions {
   seed?: number;
   /** Clock for `generatedAt` (tests pass a fixed one). Default: now. */
   now?: () => Date;
+  /** Times of stages outside this function (e.g. `read`), in ms, shown before dedup's in the summary. */
+  timings?: Record<string, number>;
+  /** Pairs just above the threshold shown side by side. Default 4. */
+  borderlinePairs?: number;
+}
+
+/** A near-duplicate pair just above the threshold, with both texts (cut) and their shared passages. */
+export interface BorderlinePair {
+  a: string;
+  b: string;
+  similarity: number;
+  aText: string;
+  bText: string;
+  passages: Passage[];
 }
 
 /** One bar of the similarity histogram: pairs with x0 ≤ similarity < x1 (the last bin includes 1). */
@@ -132,12 +146,19 @@ export interface ReportData {
     rmse: number;
     pairs: { a: string; b: string; exact: number; estimate: number }[];
   };
-  /** Candidate pairs for b bands at sweepNumPerm hashes (seed 001's experiment), split by exact similarity. */
+  /**
+   * Candidate pairs for b bands at sweepNumPerm hashes (seed 001's experiment), split by exact
+   * similarity; the last row (`run: true`) is this run's own banding at its own signature length.
+   */
   bandsSweep: {
     numPerm: number;
     threshold: number;
-    rows: { bands: number; rows: number; candidates: number; atOrAbove: number | null; below: number | null; recallAtThreshold: number }[];
+    rows: { bands: number; rows: number; candidates: number; atOrAbove: number | null; below: number | null; recallAtThreshold: number; numPerm?: number; run?: boolean }[];
   };
+  /** How many clusters have each size, smallest size first. */
+  clusterSizes: { size: number; count: number }[];
+  /** The near-duplicate pairs closest to the threshold (from above), side by side. */
+  borderline: BorderlinePair[];
   /** Exact Jaccard of character k-shingles against k, for a few sample pairs (seed 001). */
   jaccardVsK: { normalize: string; pairs: { label: string; a: string; b: string; points: { k: number; jaccard: number }[] }[] };
   /** The largest clusters: the first member side by side with the most different other members. */
@@ -170,6 +191,7 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
   const o = options.dedup ?? {};
   const threshold = o.threshold ?? DEDUP_DEFAULTS.threshold;
   const result = options.result ?? dedup(texts, o);
+  const tStart = performance.now();
   const n = texts.length;
   const idOf = (i: number): string => String(options.ids ? options.ids[i]! : i);
   const shingler = createShingler(o.shingle);
@@ -328,6 +350,39 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
     return { id: idOf(c.id), size: c.members.length, distinctTexts: seenText.size, members, comparisons };
   });
 
+  // This run's own banding, next to the sweep: its candidates and pairs are the dedup's own counts.
+  const runStats = result.stats;
+  sweepRows.push({
+    bands: b.bands,
+    rows: b.rows,
+    numPerm: hasher.numPerm,
+    run: true,
+    candidates: runStats.candidates,
+    atOrAbove: (o.verify ?? DEDUP_DEFAULTS.verify) === 'exact' ? runStats.pairs : null,
+    below: (o.verify ?? DEDUP_DEFAULTS.verify) === 'exact' ? Math.max(0, runStats.candidates - runStats.pairs) : null,
+    recallAtThreshold: round(b.recallAtThreshold, 5),
+  });
+
+  // Cluster sizes.
+  const sizeCount = new Map<number, number>();
+  for (const c of result.clusters) sizeCount.set(c.members.length, (sizeCount.get(c.members.length) ?? 0) + 1);
+  const clusterSizes = [...sizeCount].map(([size, count]) => ({ size, count })).sort((x, y) => x.size - y.size);
+
+  // Borderline pairs: the lowest similarities at or above the threshold, one per distinct text pair.
+  const wantBorder = options.borderlinePairs ?? 4;
+  const borderline: BorderlinePair[] = [];
+  const seenPair = new Set<string>();
+  const cut = (t: string): string => (t.length > maxChars ? t.slice(0, maxChars) : t);
+  for (const p of [...result.pairs].sort((x, y) => x.similarity - y.similarity || x.a - y.a || x.b - y.b)) {
+    if (borderline.length >= wantBorder) break;
+    const key = texts[p.a]! + '\u0000' + texts[p.b]!;
+    if (texts[p.a] === texts[p.b] || seenPair.has(key)) continue;
+    seenPair.add(key);
+    const aText = cut(texts[p.a]!);
+    const bText = cut(texts[p.b]!);
+    borderline.push({ a: idOf(p.a), b: idOf(p.b), similarity: round(p.similarity), aText, bText, passages: commonPassages(aText, bText, { minLength: minPassage }).passages });
+  }
+
   const s = result.stats;
   const sh = shingler.options;
   return {
@@ -353,7 +408,7 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
       docsInClusters: result.clusters.reduce((a, c) => a + c.members.length, 0),
       duplicates: result.clusters.reduce((a, c) => a + c.members.length - 1, 0),
       largestCluster: result.clusters.reduce((a, c) => Math.max(a, c.members.length), 0),
-      timings: Object.fromEntries(Object.entries(s.timings).map(([k, v]) => [k, round(v, 1)])),
+      timings: Object.fromEntries([...Object.entries(options.timings ?? {}), ...Object.entries(s.timings).filter(([k]) => k !== 'total'), ['report', performance.now() - tStart]].map(([k, v]) => [k, round(v as number, 1)])),
     },
     sCurve: {
       bands: b.bands,
@@ -373,6 +428,8 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
       pairs: sample,
     },
     bandsSweep: { numPerm: sweepNumPerm, threshold, rows: sweepRows },
+    clusterSizes,
+    borderline,
     jaccardVsK: { normalize: presetName(o.shingle), pairs: jk },
     clusters: { total: result.clusters.length, exactCopyClusters: result.clusters.reduce((a, c) => a + (distinct(c) === 1 ? 1 : 0), 0), copiesOnly, shown },
   };

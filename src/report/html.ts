@@ -6,6 +6,7 @@
  */
 import type { ReportData } from './data.js';
 import { vendorBundle, webFile } from '../web/assets.js';
+import { formatTimestamp, summaryHtml } from './summary.js';
 
 /** Options of {@link renderReportHtml}. */
 export interface RenderReportOptions {
@@ -50,16 +51,19 @@ ${webFile('report.css')}
 <a class="skip" href="#main">Skip to the report</a>
 <header>
 <h1>${escapeHtml(title)}</h1>
-<p class="sub">Generated ${escapeHtml(data.generatedAt)} by neardup. Everything in this file works offline.</p>
+<p class="sub">Generated <time datetime="${escapeHtml(data.generatedAt)}">${escapeHtml(formatTimestamp(data.generatedAt))}</time> by neardup. Everything in this file works offline.</p>
 </header>
 <main id="main">
-<noscript><p class="error">The charts need JavaScript; the summary below is plain HTML.</p></noscript>
-<div id="report" aria-live="polite"></div>
+<div id="report" aria-live="polite">
+${summaryHtml(data)}
+<noscript><p class="error">The charts and the side-by-side texts below need JavaScript; the summary above is plain HTML.</p></noscript>
+</div>
 </main>
 <script type="application/json" id="neardup-data">${scriptJson(data)}</script>
 <script>${inlineScript(vendorBundle('d3.min.js'))}</script>
 <script>${inlineScript(vendorBundle('plot.umd.min.js'))}</script>
-<script>${inlineScript(webFile('highlight.js'))}</script>
+<script>${inlineScript(vendorBundle('diff.min.js'))}</script>
+<script>${inlineScript(webFile('diffView.js'))}</script>
 <script>${inlineScript(webFile('report.js'))}</script>
 </body>
 </html>

@@ -12,7 +12,6 @@ import { vendorBundle, webFile, type VendorBundle } from './assets.js';
 
 const OWN_FILES: Record<string, string> = {
   'page.js': 'text/javascript; charset=utf-8',
-  'highlight.js': 'text/javascript; charset=utf-8',
   'diffView.js': 'text/javascript; charset=utf-8',
   'common.css': 'text/css; charset=utf-8',
   'page.css': 'text/css; charset=utf-8',

@@ -27,8 +27,13 @@
   }
 
   const o = data.options;
-  const s = data.summary;
   const t = o.threshold;
+  // Readable log-scale ticks: 1, 2, 5, 10, 20, 50, … up to the largest value.
+  const logTicks = (max) => {
+    const out = [0];
+    for (let p = 1; p <= Math.max(1, max) * 1.001; p *= 10) for (const m of [1, 2, 5]) if (m * p <= Math.max(1, max) * 1.001) out.push(m * p);
+    return out;
+  };
 
   // One section per chart: a heading, the chart in a <figure>, and a caption that says how to read it.
   function section(id, title, intro) {
@@ -58,26 +63,7 @@
     return tb;
   }
 
-  // Summary.
-  {
-    const sec = section('summary', 'Summary');
-    const rows = [
-      ['Input', data.source.name + (data.source.format ? ' [' + data.source.format + ']' : '')],
-      ['Documents', fmt(s.docs) + (s.emptyDocs ? ' (' + fmt(s.emptyDocs) + ' without shingles)' : '')],
-      ['Shingles', o.shingle.kind + ' k=' + o.shingle.k + ', normalize ' + o.shingle.normalize + (o.shingle.multiset ? ', multiset' : '')],
-      ['MinHash', o.minhash.method + ', ' + o.minhash.numPerm + ' hashes, seed ' + o.minhash.seed],
-      ['LSH', o.bands + ' bands × ' + o.rows + ' rows (' + o.rule + '); P(' + t + ') = ' + fmt(data.sCurve.recallAtThreshold, 4)],
-      ['Threshold', 'Jaccard ≥ ' + t + ' (verify ' + o.verify + ')'],
-      ['Candidate pairs', fmt(s.candidates)],
-      ['Near-duplicate pairs', fmt(s.pairs)],
-      ['Clusters', fmt(s.clusters) + ' holding ' + fmt(s.docsInClusters) + ' documents; largest ' + fmt(s.largestCluster)],
-      ['Duplicates', fmt(s.duplicates) + ' documents beyond one per cluster (' + fmt((100 * s.duplicates) / Math.max(1, s.docs), 1) + '%)'],
-      ['Time', Object.entries(s.timings).map(([k, v]) => k + ' ' + fmt(v, 0) + ' ms').join(' · ')],
-    ];
-    const dl = el('dl', { class: 'summary' });
-    for (const [k, v] of rows) dl.append(el('dt', { text: k }), el('dd', { text: v }));
-    sec.append(dl);
-  }
+  // The summary is plain HTML in the file (src/report/summary.ts): it reads without scripts.
 
   // The S-curve.
   {
@@ -122,7 +108,7 @@
           marginLeft: 56,
           ariaLabel: 'Histogram of the similarities of the verified pairs',
           x: { label: h.measure, domain: [h.bins[0].x0, 1] },
-          y: { label: 'pairs (log scale)', grid: true, type: 'symlog', ticks: [0, 1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7].filter((v) => v <= 2 * Math.max(...h.bins.map((b) => b.count))), tickFormat: (d) => fmt(d) },
+          y: { label: 'pairs (log scale)', grid: true, type: 'symlog', ticks: logTicks(Math.max(...h.bins.map((b) => b.count))), tickFormat: (d) => fmt(d) },
           marks: [
             Plot.rectY(h.bins, { x1: 'x0', x2: 'x1', y: 'count', fill: '#1b9e77', insetLeft: 0.5, insetRight: 0.5, title: (b) => b.x0.toFixed(2) + '–' + b.x1.toFixed(2) + ': ' + b.count + ' pairs' }),
             Plot.ruleX([t], { stroke: '#444', strokeDasharray: '4,3' }),
@@ -170,34 +156,38 @@
     const w = data.bandsSweep;
     const sec = section('bands', 'Candidate pairs against the number of bands (' + w.numPerm + ' hashes)',
       'More bands of fewer rows make LSH more promiscuous: more candidates, more of them below the threshold, and a higher chance of catching every true pair.');
+    // Bars are labelled "b × r"; this run's own banding (at its own signature length) is the last bar.
+    const xOf = (r) => (r.run ? r.bands + '×' + r.rows + ' (this run, ' + r.numPerm + ')' : r.bands + '×' + r.rows);
     const flat = [];
     for (const r of w.rows) {
-      if (r.atOrAbove === null) flat.push({ bands: String(r.bands), kind: 'candidates (not split)', n: r.candidates });
+      if (r.atOrAbove === null) flat.push({ x: xOf(r), kind: 'candidates (not split)', n: r.candidates });
       else {
-        flat.push({ bands: String(r.bands), kind: 'Jaccard ≥ ' + w.threshold, n: r.atOrAbove });
-        flat.push({ bands: String(r.bands), kind: 'Jaccard < ' + w.threshold, n: r.below });
+        flat.push({ x: xOf(r), kind: 'Jaccard ≥ ' + w.threshold, n: r.atOrAbove });
+        flat.push({ x: xOf(r), kind: 'Jaccard < ' + w.threshold, n: r.below });
       }
     }
+    // The legend lists only the series that are drawn.
+    const kinds = [['Jaccard ≥ ' + w.threshold, '#1b9e77'], ['Jaccard < ' + w.threshold, '#d95f02'], ['candidates (not split)', '#999']].filter(([k]) => flat.some((d) => d.kind === k));
     chart(sec, 'bands', () =>
       Plot.plot({
         width: 680,
         height: 340,
         marginLeft: 60,
-        ariaLabel: 'Bar chart of candidate pairs for each number of bands',
-        x: { label: 'bands (rows = ' + w.numPerm + ' / bands)', domain: w.rows.map((r) => String(r.bands)) },
+        ariaLabel: 'Bar chart of candidate pairs for each banding',
+        x: { label: 'bands × rows (' + w.numPerm + ' hashes; last bar: this run)', domain: w.rows.map(xOf) },
         y: { label: 'candidate pairs', grid: true },
-        color: { legend: true, domain: ['Jaccard ≥ ' + w.threshold, 'Jaccard < ' + w.threshold, 'candidates (not split)'], range: ['#1b9e77', '#d95f02', '#999'] },
+        color: { legend: true, domain: kinds.map((k) => k[0]), range: kinds.map((k) => k[1]) },
         marks: [
-          Plot.barY(flat, { x: 'bands', y: 'n', fill: 'kind', title: (d) => d.bands + ' bands: ' + fmt(d.n) + ' ' + d.kind }),
-          Plot.text(w.rows, { x: (r) => String(r.bands), y: 'candidates', text: (r) => fmt(r.candidates), dy: -8, fontSize: 11 }),
+          Plot.barY(flat, { x: 'x', y: 'n', fill: 'kind', title: (d) => d.x + ': ' + fmt(d.n) + ' ' + d.kind }),
+          Plot.text(w.rows, { x: xOf, y: 'candidates', text: (r) => fmt(r.candidates), dy: -8, fontSize: 11 }),
           Plot.ruleY([0]),
         ],
       }),
-      'Bar height: distinct candidate pairs; green: at or above the threshold (worth finding), orange: below it (checked in vain).');
+      'Bar height: distinct candidate pairs; green: at or above the threshold (worth finding), orange: below it (checked in vain). The sweep uses ' + w.numPerm + ' hashes; the last bar is this run’s banding with its own signature.');
     sec.append(
       table(
-        ['bands × rows', 'candidates', '≥ threshold', '< threshold', 'P(threshold)'],
-        w.rows.map((r) => [r.bands + ' × ' + r.rows, fmt(r.candidates), r.atOrAbove === null ? '—' : fmt(r.atOrAbove), r.below === null ? '—' : fmt(r.below), fmt(r.recallAtThreshold, 4)]),
+        ['bands × rows', 'hashes', 'candidates', '≥ threshold', '< threshold', 'P(threshold)'],
+        w.rows.map((r) => [xOf(r), r.numPerm || w.numPerm, fmt(r.candidates), r.atOrAbove === null ? '—' : fmt(r.atOrAbove), r.below === null ? '—' : fmt(r.below), fmt(r.recallAtThreshold, 4)]),
       ),
     );
   }
@@ -209,7 +199,12 @@
       'The same pair of documents is more similar with short character shingles and less similar with long ones: k sets how strict "the same text" is.');
     if (!j.pairs.length) sec.append(el('p', { text: 'No near-duplicate pair below 1 to show.' }));
     else {
-      const flat = j.pairs.flatMap((p) => p.points.map((q) => ({ pair: p.label, k: q.k, jaccard: q.jaccard })));
+      // Fixed order and colours (by percentile), so two reports look alike; dashes and symbols
+      // tell overlapping lines apart.
+      const pct = (p) => Number((/(\d+)th pct/.exec(p.label) || [0, 0])[1]);
+      const ordered = [...j.pairs].sort((x, y) => pct(x) - pct(y));
+      const palette = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a', '#66a61e'];
+      const flat = ordered.flatMap((p) => p.points.map((q) => ({ pair: p.label, k: q.k, jaccard: q.jaccard })));
       chart(sec, 'shingle-size', () =>
         Plot.plot({
           width: 680,
@@ -218,12 +213,13 @@
           ariaLabel: 'Line chart of Jaccard similarity against character shingle size for sample pairs',
           x: { label: 'character shingle size k' },
           y: { label: 'exact Jaccard', domain: [0, 1] },
-          color: { legend: true },
+          color: { legend: true, domain: ordered.map((p) => p.label), range: palette.slice(0, ordered.length) },
+          symbol: { domain: ordered.map((p) => p.label), range: ['circle', 'square', 'triangle', 'diamond', 'star'].slice(0, ordered.length) },
           marks: [
             Plot.ruleX([o.shingle.kind === 'char' ? o.shingle.k : null].filter((x) => x !== null), { stroke: '#bbb' }),
             Plot.ruleY([t], { stroke: '#444', strokeDasharray: '4,3' }),
-            Plot.line(flat, { x: 'k', y: 'jaccard', stroke: 'pair', strokeWidth: 2 }),
-            Plot.dot(flat, { x: 'k', y: 'jaccard', fill: 'pair', r: 3, title: (d) => d.pair + ', k=' + d.k + ': ' + d.jaccard }),
+            ...ordered.map((p, i) => Plot.line(flat.filter((d) => d.pair === p.label), { x: 'k', y: 'jaccard', stroke: palette[i], strokeWidth: 2, strokeDasharray: ['', '6,3', '2,2', '8,2,2,2', ''][i] })),
+            Plot.dot(flat, { x: 'k', y: 'jaccard', stroke: 'pair', symbol: 'pair', fill: 'white', r: 3.5, title: (d) => d.pair + ', k=' + d.k + ': ' + d.jaccard }),
           ],
         }),
         'Pairs picked from the near-duplicate pairs at the 10th, 50th and 90th percentile of similarity (normalize ' + j.normalize + '). Dashed: the threshold; grey: the k of this run.');
@@ -254,14 +250,44 @@
       for (const cmp of cl.comparisons) {
         const m = cl.members[cmp.member];
         box.append(el('p', { class: 'cmp', text: '#' + first.id + ' and #' + m.id + ': Jaccard ' + fmt(cmp.similarity, 3) + ', ' + cmp.passages.length + ' shared passage' + (cmp.passages.length === 1 ? '' : 's') + ' covering ' + fmt(cmp.coverage * 100, 0) + '% of #' + first.id }));
-        box.append(
-          neardupHighlight.sideBySide(
-            { title: '#' + first.id, text: first.text, note: memberNote(first) },
-            { title: '#' + m.id, text: m.text, note: memberNote(m) },
-            cmp.passages,
-          ),
-        );
+        box.append(neardupDiff.compare({ title: '#' + first.id + (first.copies > 1 ? ' + ' + (first.copies - 1) + ' identical' : ''), text: first.text, note: memberNote(first) }, { title: '#' + m.id + (m.copies > 1 ? ' + ' + (m.copies - 1) + ' identical' : ''), text: m.text, note: memberNote(m) }, cmp.passages).element);
       }
+      sec.append(box);
+    }
+  }
+  // Cluster sizes.
+  {
+    const cs = data.clusterSizes || [];
+    const sec = section('cluster-sizes', 'Cluster sizes', 'How many clusters have 2, 3, … members: a long tail of large clusters usually means templates or mass re-posting, a threshold set too low, or both.');
+    if (!cs.length) sec.append(el('p', { text: 'No clusters at this threshold.' }));
+    else {
+      chart(sec, 'cluster-sizes', () =>
+        Plot.plot({
+          width: 680,
+          height: 280,
+          marginLeft: 56,
+          ariaLabel: 'Bar chart of the number of clusters of each size',
+          x: { label: 'members per cluster', type: 'band', domain: cs.map((d) => String(d.size)) },
+          y: { label: 'clusters (log scale)', type: 'symlog', grid: true, ticks: logTicks(Math.max(...cs.map((d) => d.count))), tickFormat: (d) => fmt(d) },
+          marks: [
+            Plot.barY(cs, { x: (d) => String(d.size), y: 'count', fill: '#7570b3', title: (d) => fmt(d.count) + ' clusters of ' + d.size }),
+            Plot.text(cs, { x: (d) => String(d.size), y: 'count', text: (d) => fmt(d.count), dy: -7, fontSize: 11 }),
+            Plot.ruleY([0]),
+          ],
+        }),
+        fmt(cs.reduce((a, d) => a + d.count, 0)) + ' clusters; the largest has ' + fmt(cs[cs.length - 1].size) + ' members.');
+    }
+  }
+
+  // Borderline pairs, side by side.
+  {
+    const bl = data.borderline || [];
+    const sec = section('borderline', 'Pairs just above the threshold', 'The near-duplicate pairs with the lowest similarity the threshold ' + t + ' still accepts: if these should not count as duplicates, raise the threshold; if pairs just like them are missing, lower it. Changed words are struck through on the left and underlined on the right; shared passages are numbered.');
+    if (!bl.length) sec.append(el('p', { text: 'No near-duplicate pairs with two different texts.' }));
+    for (const p of bl) {
+      const box = el('article', { class: 'borderline', 'aria-label': 'pair ' + p.a + ' and ' + p.b });
+      box.append(el('h3', { text: '#' + p.a + ' and #' + p.b + ': Jaccard ' + fmt(p.similarity, 3) }));
+      box.append(neardupDiff.compare({ title: '#' + p.a, text: p.aText }, { title: '#' + p.b, text: p.bText }, p.passages).element);
       sec.append(box);
     }
   }

@@ -63,6 +63,7 @@ async function runReport(file: string, flags: ReportFlags): Promise<void> {
   const options = dedupOptionsFrom(flags);
   const t0 = performance.now();
   const corpus = await loadCorpus(file, readOptionsFrom(flags), reporter);
+  const readMs = performance.now() - t0;
   const name = file === '-' ? '<stdin>' : file;
   const { value: result } = await reporter.stage('dedup', () => findDuplicates(corpus.texts, options), (r) => `${int(r.stats.pairs)} pairs`);
   const ids = corpus.texts.map((_, i) => idOf(corpus, i));
@@ -76,6 +77,7 @@ async function runReport(file: string, flags: ReportFlags): Promise<void> {
       membersPerCluster: flags.members,
       samplePairs: flags.sample,
       minPassage: flags.minPassage,
+      timings: { read: readMs },
     }),
   );
   const html = renderReportHtml(data, flags.title ? { title: flags.title } : {});
