@@ -76,14 +76,17 @@ test('page: loads clean, finds and highlights a pasted near duplicate, adds it, 
   assert.ok(ids.some((t) => t.includes(`#ad${src})`)), `results ${ids.join(', ')} should include ad${src}`);
   const first = page.locator('#results li').first();
   assert.equal(await first.locator('.bar[role="img"]').count(), 1);
-  const sim = Number((await first.locator('.bar').getAttribute('aria-label'))!.replace('similarity ', ''));
+  const sim = parseFloat((await first.locator('.bar').getAttribute('aria-label'))!.replace('similarity ', ''));
   assert.ok(sim >= 0.8 && sim < 1, `similarity ${sim}`);
   const cols = first.locator('.pair .col');
-  const left = await cols.nth(0).locator('mark').count();
-  const right = await cols.nth(1).locator('mark').count();
+  const left = await cols.nth(0).locator('mark[data-passage]').count();
+  const right = await cols.nth(1).locator('mark[data-passage]').count();
   assert.ok(left >= 1 && left === right, `${left} vs ${right} highlighted passages`);
-  // The longest passage is long: most of the ad is shared.
-  const longest = Math.max(...(await cols.nth(0).locator('mark').allTextContents()).map((s) => s.length));
+  // The longest passage is long: most of the ad is shared (a passage may be cut by changed words).
+  const segs = await cols.nth(0).locator('mark').evaluateAll((ms) => ms.map((m) => [m.getAttribute("data-p") ?? "", (m.textContent ?? "").length] as [string, number]));
+  const byPassage = new Map<string, number>();
+  for (const [p, n] of segs) byPassage.set(p, (byPassage.get(p) ?? 0) + n);
+  const longest = Math.max(...byPassage.values());
   assert.ok(longest > 200, `longest highlighted passage ${longest}`);
   // Focus moved to the results heading (announced to screen readers).
   assert.equal(await page.evaluate('document.activeElement.id'), 'results-h');
@@ -102,8 +105,12 @@ test('page: loads clean, finds and highlights a pasted near duplicate, adds it, 
   await page.waitForFunction(`/Documents301/.test(document.getElementById('stats-list').textContent)`);
 
   // Clusters: the new document is in a cluster with its original; opening it aligns the members.
-  await page.locator('#clusters-btn').click();
+  // (The list updates by itself; the new cluster may be further down: show more until it is listed.)
   const cluster = page.locator('#cluster-list li[data-members~="pasted-1"]');
+  for (let i = 0; i < 30 && (await cluster.count()) === 0; i++) {
+    if (await page.locator('#more-clusters').isVisible()) await page.locator('#more-clusters').click();
+    await page.waitForTimeout(300);
+  }
   await cluster.waitFor();
   await cluster.locator('summary').click();
   await cluster.locator('.pair').first().waitFor();
@@ -111,7 +118,8 @@ test('page: loads clean, finds and highlights a pasted near duplicate, adds it, 
 
   // The statistics chart is drawn by the locally served Plot.
   assert.ok((await page.locator('#stats-plot svg g[aria-label="line"] path').count()) >= 1);
-  assert.deepEqual(problems.errors, []);
+  // The page asks whether an id exists before adding (GET → 404 for a new id); Chromium logs that 404.
+  assert.deepEqual(problems.errors.filter((e) => !/status of 404/.test(e)), []);
   assert.deepEqual(problems.blocked, []);
   await page.screenshot({ path: artifact('page-full.png'), fullPage: true });
 });
