@@ -85,3 +85,31 @@ test('index add: inputs without ids, --store memory, and bad stores are clear er
   assert.match(k10.stderr, /neardup: .*k/);
   assert.doesNotMatch(k10.stderr, /\n\s+at /);
 });
+
+test('index add: texts are kept by default (meta.text), titles from --title, --no-store-text keeps none; clusters are kept', async () => {
+  const { NearDupIndex } = await import('../src/index.js');
+  const dir = tmpDir();
+  const jl = path.join(dir, 'docs.jsonl');
+  fs.writeFileSync(jl, ['{"id":"a","t":"Casa al mare","body":"casa al mare con giardino e vista, libera da giugno"}', '{"id":"b","body":"casa al mare con giardino e vista, libera da luglio"}'].join('\n') + '\n');
+  const kept = `sqlite:${path.join(dir, 'kept.db')}`;
+  assert.equal(neardup(['index', 'add', ads, ...adsArgs, '--title', 'Title', '--id-prefix', 'r', '--store', kept, '-q']).code, 0);
+  assert.equal(neardup(['index', 'add', jl, '--text-field', 'body', '--id-field', 'id', '--title', 't', '--store', `sqlite:${path.join(dir, 'j.db')}`, '--threshold', '0.5', '-q']).code, 0);
+  const bare = `sqlite:${path.join(dir, 'bare.db')}`;
+  assert.equal(neardup(['index', 'add', ads, ...adsArgs, '--no-store-text', '--id-prefix', 'r', '--store', bare, '-q']).code, 0);
+  const bad = neardup(['index', 'add', ads, ...adsArgs, '--title', 'Nope', '--id-prefix', 'r', '--store', `sqlite:${path.join(dir, 'bad.db')}`]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /unknown title column "Nope"; available columns: "Title"/);
+  const rows = fs.readFileSync(ads, 'utf8').split('\n')[1]!.split('\t');
+  const k = await NearDupIndex.open({ store: kept });
+  assert.deepEqual((await k.get('r0'))!.meta, { title: rows[0], text: `${rows[0]} ${rows[1]}` });
+  assert.ok((await k.clusters()).total > 50);
+  await k.close();
+  const j = await NearDupIndex.open({ store: `sqlite:${path.join(dir, 'j.db')}` });
+  assert.deepEqual((await j.get('a'))!.meta, { title: 'Casa al mare', text: 'casa al mare con giardino e vista, libera da giugno' });
+  assert.deepEqual((await j.get('b'))!.meta, { text: 'casa al mare con giardino e vista, libera da luglio' });
+  assert.deepEqual((await j.clusterOf('b'))!.members, ['a', 'b']);
+  await j.close();
+  const b = await NearDupIndex.open({ store: bare });
+  assert.equal((await b.get('r0'))!.meta, undefined);
+  await b.close();
+});

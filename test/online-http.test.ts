@@ -40,7 +40,8 @@ test('http: add, batch, query, topK, get, delete, stats', async () => {
   assert.equal(dup.length, 1);
   assert.equal(dup[0].id, 'a');
   assert.ok(dup[0].similarity >= 0.8 && dup[0].similarity < 1);
-  assert.deepEqual(dup[0].meta, { shop: 1 });
+  // The text is kept in meta.text (the server's default), next to the caller's own metadata.
+  assert.deepEqual(dup[0].meta, { shop: 1, text: A });
   r = await a.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: [{ id: 'c', text: A }, { id: 'd', text: 'something else entirely, about cooking' }] } });
   assert.equal(r.statusCode, 200);
   const res = r.json().results;
@@ -52,7 +53,7 @@ test('http: add, batch, query, topK, get, delete, stats', async () => {
   r = await a.inject({ method: 'POST', url: '/v1/query', payload: { text: A, topK: 4 } });
   assert.deepEqual(r.json().matches.map((m: { id: string }) => m.id), ['a', 'c', 'b']);
   r = await a.inject({ method: 'GET', url: '/v1/documents/a' });
-  assert.deepEqual(r.json(), { id: 'a', meta: { shop: 1 }, shingles: r.json().shingles });
+  assert.deepEqual(r.json(), { id: 'a', meta: { shop: 1, text: A }, shingles: r.json().shingles });
   assert.ok(r.json().shingles > 10);
   r = await a.inject({ method: 'DELETE', url: '/v1/documents/a' });
   assert.deepEqual(r.json(), { id: 'a', deleted: true });
@@ -207,4 +208,28 @@ test('serve: graceful shutdown finishes the writes in flight (SQLite)', async (t
   const idx = await NearDupIndex.open({ store: `sqlite:${db}` });
   for (const id of acked) assert.ok(await idx.get(id), `acknowledged ${id} lost`);
   await idx.close();
+});
+
+test('http: texts are kept in meta.text unless storeText is false; 413 says the limit and the flag', async () => {
+  const index = await NearDupIndex.open({});
+  const keep = buildApp(index, { bodyLimit: 2000 });
+  const post = (app: typeof keep, payload: unknown) => app.inject({ method: 'POST', url: '/v1/documents', payload: payload as object });
+  await post(keep, { id: 'n', text: A });
+  await post(keep, { id: 's', text: B, meta: 'a string' });
+  await post(keep, { id: 'o', text: A, meta: { text: 'mine', title: 't' } });
+  const meta = async (app: typeof keep, id: string) => (await app.inject({ url: `/v1/documents/${id}` })).json().meta;
+  assert.deepEqual(await meta(keep, 'n'), { text: A });
+  assert.equal(await meta(keep, 's'), 'a string', 'a meta that is not an object is kept as it is');
+  assert.deepEqual(await meta(keep, 'o'), { text: 'mine', title: 't' }, 'the caller\'s meta.text wins');
+  const big = await post(keep, { id: 'big', text: 'x'.repeat(3000) });
+  assert.equal(big.statusCode, 413);
+  assert.match(big.json().message, /limit of 2000 bytes.*--body-limit/);
+  await keep.close();
+  const bare = buildApp(index, { storeText: false });
+  await post(bare, { id: 'm', text: A, meta: { shop: 2 } });
+  await post(bare, { id: 'e', text: B });
+  assert.deepEqual(await meta(bare, 'm'), { shop: 2 });
+  assert.equal(await meta(bare, 'e'), null);
+  await bare.close();
+  await index.close();
 });
