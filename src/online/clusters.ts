@@ -139,6 +139,8 @@ export class OnlineClusters {
       return;
     }
     if (!this.ready && !(this.ready = await this.state.isReady())) return;
+    // Most adds have no near duplicates and replace nothing: no cluster changes, no lock.
+    if (change.kind === 'add' && change.documents.every((d) => d.duplicates.length === 0 && !d.replaced)) return;
     await this.state.exclusive(async () => {
       if (change.kind === 'remove') return this.detach(change.id);
       await this.added(change.documents);

@@ -724,7 +724,7 @@ export class RedisStore implements NearDupStore {
 
   /** Cluster labels under P:cl:… (src/store/redisClusters.ts), shared by every process. */
   clusterState(): ClusterState {
-    return (this.clusters ??= new RedisClusterState(this.redis, this.p, this.scripted));
+    return (this.clusters ??= new RedisClusterState(this.redis, this.p, this.scripted, unavailable));
   }
 
   async close(): Promise<void> {

@@ -14,16 +14,25 @@ import { randomBytes } from 'node:crypto';
 import { byString, labelOf, type ClusterState, type ClusterSummary } from './clusterState.js';
 
 /** How long the lock lives without renewal (a crashed holder blocks others at most this long). */
-const LOCK_MS = 15_000;
+const LOCK_MS = 5_000;
 
 /** Cluster labels in Redis. */
 export class RedisClusterState implements ClusterState {
   private chain: Promise<unknown> = Promise.resolve();
+  /** This process's name in lock values. */
+  private readonly owner = randomBytes(8).toString('hex');
 
+  /**
+   * @param fail turns connection errors into the store's StoreUnavailableError (HTTP 503), as the
+   *   RedisStore does for its own commands.
+   */
   constructor(
     private readonly redis: Redis | Cluster,
     private readonly p: string,
     private readonly atomic: boolean,
+    private readonly fail: (e: unknown) => never = (e) => {
+      throw e;
+    },
   ) {}
 
   private get labelKey(): string {
@@ -41,9 +50,13 @@ export class RedisClusterState implements ClusterState {
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.chain.then(async () => {
       const key = `${this.p}:cl:lock`;
-      const token = randomBytes(8).toString('hex');
+      const token = `${this.owner}:${randomBytes(4).toString('hex')}`;
       for (let wait = 2; ; wait = Math.min(100, wait * 2)) {
-        if ((await this.redis.set(key, token, 'PX', LOCK_MS, 'NX')) === 'OK') break;
+        if ((await this.redis.set(key, token, 'PX', LOCK_MS, 'NX').catch(this.fail)) === 'OK') break;
+        // This process never holds the lock twice (the chain above): a lock in our own name was left
+        // by a holder whose release never reached Redis (Redis restarted meanwhile). Take it back.
+        const held = await this.redis.get(key).catch(this.fail);
+        if (held?.startsWith(`${this.owner}:`) && (await this.redis.set(key, token, 'PX', LOCK_MS, 'XX').catch(this.fail)) === 'OK') break;
         await new Promise((r) => setTimeout(r, wait));
       }
       const renew = setInterval(() => void this.redis.pexpire(key, LOCK_MS).catch(() => undefined), LOCK_MS / 3);
@@ -52,18 +65,30 @@ export class RedisClusterState implements ClusterState {
       } finally {
         clearInterval(renew);
         // Delete only our own lock (it may have expired and been taken by another process).
-        if ((await this.redis.get(key)) === token) await this.redis.del(key);
+        // (Redis may be away now: then the lock expires by itself.)
+        await this.redis
+          .get(key)
+          .then((v) => (v === token ? this.redis.del(key) : 0))
+          .catch(() => undefined);
       }
     });
     this.chain = run.catch(() => undefined);
     return run;
   }
 
-  async isReady(): Promise<boolean> {
+  isReady(): Promise<boolean> {
+    return this.isReadyRaw().catch(this.fail);
+  }
+
+  private async isReadyRaw(): Promise<boolean> {
     return (await this.redis.exists(`${this.p}:cl:ready`)) === 1;
   }
 
-  async setReady(ready: boolean): Promise<void> {
+  setReady(ready: boolean): Promise<void> {
+    return this.setReadyRaw(ready).catch(this.fail);
+  }
+
+  private async setReadyRaw(ready: boolean): Promise<void> {
     if (ready) {
       await this.redis.set(`${this.p}:cl:ready`, '1');
       return;
@@ -78,16 +103,28 @@ export class RedisClusterState implements ClusterState {
     await this.redis.del(this.labelKey);
   }
 
-  async labels(ids: string[]): Promise<(string | null)[]> {
+  labels(ids: string[]): Promise<(string | null)[]> {
+    return this.labelsRaw(ids).catch(this.fail);
+  }
+
+  private async labelsRaw(ids: string[]): Promise<(string | null)[]> {
     if (ids.length === 0) return [];
     return this.redis.hmget(this.labelKey, ...ids);
   }
 
-  async members(label: string): Promise<string[]> {
+  members(label: string): Promise<string[]> {
+    return this.membersRaw(label).catch(this.fail);
+  }
+
+  private async membersRaw(label: string): Promise<string[]> {
     return (await this.redis.smembers(this.setKey(label))).sort(byString);
   }
 
-  async write(drop: string[], put: string[][]): Promise<void> {
+  write(drop: string[], put: string[][]): Promise<void> {
+    return this.writeRaw(drop, put).catch(this.fail);
+  }
+
+  private async writeRaw(drop: string[], put: string[][]): Promise<void> {
     const dropped = await Promise.all(drop.map((l) => this.redis.smembers(this.setKey(l))));
     const groups = put.filter((g) => g.length >= 2).map((g) => ({ label: labelOf(g), ids: g }));
     const inGroup = new Set(groups.flatMap((g) => g.ids));
@@ -113,7 +150,11 @@ export class RedisClusterState implements ClusterState {
     for (const c of cmds) await this.redis.call(c[0], ...c.slice(1));
   }
 
-  async list(offset: number, limit: number): Promise<{ total: number; clusters: ClusterSummary[] }> {
+  list(offset: number, limit: number): Promise<{ total: number; clusters: ClusterSummary[] }> {
+    return this.listRaw(offset, limit).catch(this.fail);
+  }
+
+  private async listRaw(offset: number, limit: number): Promise<{ total: number; clusters: ClusterSummary[] }> {
     const [total, flat] = await Promise.all([this.redis.zcard(this.sizeKey), this.redis.zrange(this.sizeKey, String(offset), String(offset + limit - 1), "WITHSCORES")]);
     const clusters: ClusterSummary[] = [];
     for (let i = 0; i < flat.length; i += 2) clusters.push({ id: flat[i]!, size: -Number(flat[i + 1]) });
