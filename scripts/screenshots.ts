@@ -1,6 +1,7 @@
 /**
  * Writes the README screenshots: docs/img/page.png (the web page after pasting a near duplicate of a
- * Kijiji ad) and docs/img/report.png + docs/img/report-cluster.png (the Kijiji report). Run once after
+ * Kijiji ad), docs/img/page-cluster.png (an open cluster of the page), and docs/img/report.png,
+ * report-cluster.png, report-borderline.png (the Kijiji report). Run once after
  * a visible change: `npm run screenshots` (needs /usr/bin/chromium ).
  */
 import { mkdirSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
@@ -14,13 +15,15 @@ import { launchBrowser, watchPage } from '../test/helpers/browser.js';
 
 const out = path.join(repoRoot, 'docs/img');
 mkdirSync(out, { recursive: true });
+const t0 = performance.now();
 const texts = kijijiTexts();
+const readMs = performance.now() - t0;
 const browser = await launchBrowser({ width: 1100, height: 1000 });
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'neardup-shots-'));
 try {
   // The report.
   const options = { threshold: 0.8, shingle: { kind: 'char' as const, k: 10, normalize: { preset: 'seed000' as const } } };
-  const data = buildReportData(texts, { dedup: options, result: dedup(texts, options), source: { name: 'dataset_rent_rome_kijiji.tsv', format: 'tsv' } });
+  const data = buildReportData(texts, { dedup: options, result: dedup(texts, options), source: { name: 'dataset_rent_rome_kijiji.tsv', format: 'tsv' }, timings: { read: readMs } });
   const file = path.join(tmp, 'report.html');
   writeFileSync(file, renderReportHtml(data));
   const rp = await browser.context.newPage();
@@ -29,7 +32,8 @@ try {
   await rp.goto(pathToFileURL(file).href);
   await rp.waitForSelector('html[data-rendered="true"]');
   await rp.screenshot({ path: path.join(out, 'report.png'), fullPage: true, clip: { x: 0, y: 0, width: 1500, height: 1520 } });
-  await rp.locator('article.cluster').nth(1).locator('.pair').first().screenshot({ path: path.join(out, 'report-cluster.png') });
+  await rp.locator('article.cluster').nth(1).locator('.compare').first().screenshot({ path: path.join(out, 'report-cluster.png') });
+  await rp.locator('#borderline').screenshot({ path: path.join(out, 'report-borderline.png') });
   if (rProblems.errors.length || rProblems.blocked.length) throw new Error(`report: ${[...rProblems.errors, ...rProblems.blocked].join('; ')}`);
 
   // The page, served by the real app.
@@ -48,12 +52,26 @@ try {
   await page.locator('#doc-text').fill(edited);
   await page.locator('#doc-text').press('Control+Enter');
   await page.waitForSelector('#results li .pair');
+  await page.waitForSelector('#cluster-list li .snippet:not(:empty)');
   await page.evaluate('document.activeElement.blur(); window.scrollTo(0, 0)');
   await page.screenshot({ path: path.join(out, 'page.png'), fullPage: true, clip: { x: 0, y: 0, width: 1100, height: 1400 } });
   if (pProblems.errors.length || pProblems.blocked.length) throw new Error(`page: ${[...pProblems.errors, ...pProblems.blocked].join('; ')}`);
+  // An open cluster of the page: its distinct texts, what changed between them.
+  // The largest cluster with two distinct texts (the largest ones hold exact copies only).
+  const items = page.locator('#cluster-list li');
+  for (let i = 0; i < (await items.count()); i++) {
+    const cl = items.nth(i);
+    await cl.locator('summary').click();
+    await cl.locator('p.note').first().waitFor();
+    if ((await cl.locator('.compare').count()) > 0) {
+      await cl.screenshot({ path: path.join(out, 'page-cluster.png') });
+      break;
+    }
+    await cl.locator('summary').click();
+  }
   await app.close();
   await index.close();
-  process.stdout.write(`wrote ${['page.png', 'report.png', 'report-cluster.png'].map((f) => path.join('docs/img', f)).join(', ')}\n`);
+  process.stdout.write(`wrote ${['page.png', 'page-cluster.png', 'report.png', 'report-cluster.png', 'report-borderline.png'].map((f) => path.join('docs/img', f)).join(', ')}\n`);
 } finally {
   await browser.close();
   rmSync(tmp, { recursive: true, force: true });
