@@ -78,8 +78,11 @@ export async function createZstdCompressor(level = 3): Promise<Transform> {
   const z = await zstdWasm();
   let pending: Buffer[] = [];
   let size = 0;
-  const frame = (t: Transform): void => {
-    if (size === 0) return;
+  let frames = 0;
+  const frame = (t: Transform, last = false): void => {
+    // An empty output is still one (empty) frame: zero bytes are not a valid .zst file.
+    if (size === 0 && !(last && frames === 0)) return;
+    frames++;
     const input = pending.length === 1 ? pending[0]! : Buffer.concat(pending, size);
     pending = [];
     size = 0;
@@ -99,7 +102,7 @@ export async function createZstdCompressor(level = 3): Promise<Transform> {
     },
     flush(cb: TransformCallback) {
       try {
-        frame(this);
+        frame(this, true);
         cb();
       } catch (e) {
         cb(e as Error);

@@ -13,7 +13,9 @@ import { TooManyPairsError } from '../../lsh/tooManyPairs.js';
 import { tooManyPairsMessage } from '../tooManyPairs.js';
 import { openInput } from '../../io/read.js';
 import { openOutput, type OutputSink } from '../../io/output.js';
-import { annotateHeader, annotateRecord, formatCluster, formatPair, pairHeader, type PairFormat } from '../../io/write.js';
+import { formatCluster, formatPair, pairHeader, type PairFormat } from '../../io/write.js';
+import { rewriteFile, rewriteRecords, rewriteShards, type RowVerdict } from '../../io/rewrite.js';
+import type { InputRecord } from '../../io/record.js';
 import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { idOf, loadCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
 import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
@@ -33,17 +35,17 @@ interface DedupFlags extends InputFlags, EngineFlags, LogFlags {
 }
 
 /** Writes the chosen output; returns the number of records written. */
-async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink): Promise<number> {
+async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink | undefined, target: OutputTarget): Promise<number> {
   const id = (i: number): string | number => idOf(corpus, i);
   if (flags.output === 'pairs') {
     const fmt = pairFormatOf(flags);
     const withEstimate = result.pairs.some((p) => p.estimate !== undefined);
-    await sink.write(pairHeader(fmt, withEstimate));
-    for (const p of result.pairs) await sink.write(formatPair(fmt, id(p.a), id(p.b), p.similarity, p.estimate));
+    await sink!.write(pairHeader(fmt, withEstimate));
+    for (const p of result.pairs) await sink!.write(formatPair(fmt, id(p.a), id(p.b), p.similarity, p.estimate));
     return result.pairs.length;
   }
   if (flags.output === 'clusters') {
-    for (let c = 0; c < result.clusters.length; c++) await sink.write(formatCluster(c, result.clusters[c]!.members.map(id)));
+    for (let c = 0; c < result.clusters.length; c++) await sink!.write(formatCluster(c, result.clusters[c]!.members.map(id)));
     return result.clusters.length;
   }
   // dedup / annotate: a second streaming pass over the input, in the same order as the first.
@@ -52,35 +54,57 @@ async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, resu
   result.clusters.forEach((c, k) => {
     for (const m of c.members) clusterNo[m] = k;
   });
-  const input = await openInput(file, { ...readOptionsFrom(flags), displayName: corpus.input.name, format: corpus.input.format, raw: true });
-  const layout = { format: input.format, delimiter: input.delimiter, columns: corpus.input.header?.columns };
-  const annotate = flags.output === 'annotate';
-  let headerDone = false;
-  const header = async (): Promise<void> => {
-    if (headerDone) return;
-    headerDone = true;
-    if (annotate) await sink.write(annotateHeader(layout, input.header?.raw));
-    else if (input.header) await sink.write(input.header.raw + '\n');
-  };
   let i = 0;
-  let written = 0;
-  for await (const r of input.records) {
-    await header();
-    if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
+  const name = corpus.input.name;
+  const verdict = (r: InputRecord): RowVerdict => {
+    if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${name} changed while it was being read (record ${i})`);
     const c = clusterNo[i]!;
     const rep = c >= 0 ? result.clusters[c]!.members[0]! : i;
-    if (annotate) {
-      await sink.write(annotateRecord(layout, r.raw!, c >= 0 ? c : undefined, rep !== i ? String(id(rep)) : undefined));
-      written++;
-    } else if (rep === i) {
-      await sink.write(r.raw! + '\n');
-      written++;
-    }
+    const v: RowVerdict = { keep: rep === i, cluster: c >= 0 ? c : undefined, duplicateOf: rep !== i ? String(id(rep)) : undefined };
     i++;
+    return v;
+  };
+  const mode = flags.output;
+  // Sharded input: a directory of output shards; Parquet: a Parquet file; both need --out.
+  const readOptions = { ...readOptionsFrom(flags), displayName: corpus.input.shards ? undefined : name, raw: true };
+  let written: number;
+  if (target.kind === 'shards') {
+    written = await rewriteShards(corpus.input.shards!, target.path, readOptions, mode, verdict);
+  } else if (target.kind === 'file') {
+    written = await rewriteFile(file, target.path, { ...readOptions, format: corpus.input.format }, mode, verdict);
+  } else {
+    const input = await openInput(file, { ...readOptions, format: corpus.input.format });
+    written = await rewriteRecords(input, sink!, mode, verdict);
   }
-  await header();
-  if (i !== n) throw new Error(`${input.name} changed while it was being read (${i} records instead of ${n})`);
+  if (i !== n) throw new Error(`${name} changed while it was being read (${i} records instead of ${n})`);
   return written;
+}
+
+/** Where `dedup`/`annotate` output goes: the sink (stdout or a text file), a file rewritten in place of a sink (Parquet), or a directory of shards. */
+type OutputTarget = { kind: 'sink' } | { kind: 'file'; path: string } | { kind: 'shards'; path: string };
+
+/**
+ * Chooses where `--output dedup|annotate` writes. A sharded input (glob or directory of shards)
+ * writes one output shard per input shard into `--out DIR`; a Parquet input writes a Parquet file
+ * (`--out FILE.parquet`, or `--out DIR` for DIR/<input name>); an existing directory as `--out` gets
+ * the input's file name; anything else goes to the sink as before.
+ */
+async function outputTarget(flags: DedupFlags, fileArg: string, input: Corpus['input']): Promise<OutputTarget> {
+  if (flags.output !== 'dedup' && flags.output !== 'annotate') return { kind: 'sink' };
+  const out = flags.out === '-' ? undefined : flags.out;
+  if (input.shards) {
+    if (!out) throw new UsageError(`${input.name} is ${input.shards.shards.length} shard(s): --output ${flags.output} writes one output shard per input shard, so it needs --out DIR`);
+    return { kind: 'shards', path: out };
+  }
+  const st = out ? await stat(out).catch(() => undefined) : undefined;
+  if (input.format === 'parquet') {
+    if (!out) throw new UsageError(`--output ${flags.output} of a Parquet input writes Parquet, so it needs --out FILE.parquet (or --out DIR)`);
+    const target = st?.isDirectory() ? path.join(out, path.basename(fileArg)) : out;
+    if (!st?.isDirectory() && !/\.(parquet|pq)$/i.test(out)) throw new UsageError(`--out ${out}: the output of a Parquet input is Parquet, so name it .parquet`);
+    return { kind: 'file', path: target };
+  }
+  if (st?.isDirectory() && fileArg !== '-') return { kind: 'file', path: path.join(out!, path.basename(fileArg)) };
+  return { kind: 'sink' };
 }
 
 /** The `dedup` command. */
@@ -186,9 +210,10 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
       `stages: shingle ${ms(s.timings.shingle)}, sign ${ms(s.timings.sign)}, lsh ${ms(s.timings.lsh)}, verify ${ms(s.timings.verify)}, cluster ${ms(s.timings.cluster)}`,
     );
     const tw = performance.now();
-    sink = await openOutput(flags.out);
-    const written = await writeOutput(flags, file, corpus, result, sink);
-    await sink.close();
+    const target = await outputTarget(flags, fileArg, corpus.input);
+    if (target.kind === 'sink') sink = await openOutput(flags.out);
+    const written = await writeOutput(flags, file, corpus, result, sink, target);
+    await sink?.close();
     sink = undefined;
     const writeMs = performance.now() - tw;
     reporter.verbose(`write: ${ms(writeMs)} (${int(written)} records to ${flags.out ?? '<stdout>'})`);
