@@ -3,10 +3,11 @@
  * after another in sorted path order. Each shard's format comes from its name (`--format` forces
  * one), so JSONL, TSV, CSV, text and Parquet shards, plain, .gz or .zst, may be mixed.
  *
- * A directory is a directory of shards when it holds at least one file with a record format's
- * extension (.jsonl, .ndjson, .json, .tsv, .tab, .csv, .parquet, .pq, or any .gz/.zst); otherwise it
- * is the older directory of documents (.txt, .md, .html: one document per file). `--format dir`
- * forces documents, any other `--format` forces shards.
+ * A directory is a directory of shards when it holds at least one shard file (.jsonl, .ndjson,
+ * .tsv, .tab, .csv, .parquet, .pq, or any record format compressed: .txt.zst, .json.gz) and no
+ * document file (.txt, .md, .markdown, .html, .htm); with document files only (or neither) it is the
+ * older directory of documents, one document per file; with both it is ambiguous, a usage error.
+ * `--format dir` forces documents, any other `--format` forces shards.
  * @module
  */
 import { promises as fsp } from 'node:fs';
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { UsageError } from './errors.js';
 import { compressionFromName, formatFromExtension, type InputFormat } from './formats.js';
 import { loadPackage } from './lazy.js';
+import { DIR_EXTENSIONS } from './dir.js';
 import { fsError } from './source.js';
 
 /** One shard of a sharded input. */
@@ -46,11 +48,12 @@ function hidden(name: string): boolean {
   return name.startsWith('.') || name.startsWith('_');
 }
 
-/** Formats that make a directory a directory of shards (plain .txt files keep the document mode). */
+/** Names that make a directory a directory of shards (plain .txt and .json files do not). */
 function isShardName(name: string): boolean {
   const f = formatFromExtension(name);
   if (f === undefined) return false;
-  return f !== 'text' || compressionFromName(name) !== undefined;
+  if (compressionFromName(name) !== undefined) return true;
+  return f !== 'text' && !name.toLowerCase().endsWith('.json');
 }
 
 function byCodePoint(a: Shard, b: Shard): number {
@@ -92,8 +95,15 @@ async function walk(root: string): Promise<string[]> {
 export async function listShardDirectory(dir: string, format: InputFormat | 'auto'): Promise<ShardList | undefined> {
   if (format === 'dir') return undefined;
   const files = await walk(dir);
-  if (format === 'auto' && !files.some((f) => isShardName(path.posix.basename(f)))) return undefined;
   if (format === 'auto') {
+    const shardFiles = files.filter((f) => isShardName(path.posix.basename(f)));
+    if (shardFiles.length === 0) return undefined;
+    const docs = files.filter((f) => DIR_EXTENSIONS.includes(path.posix.extname(f).toLowerCase()));
+    if (docs.length > 0) {
+      throw new UsageError(
+        `${dir} holds both shard files (${shardFiles[0]}) and document files (${docs[0]}): use --format dir to read each .txt/.md/.html file as one document, or name the shards with a glob (e.g. '${path.join(dir, '*' + path.posix.extname(shardFiles[0]!))}')`,
+      );
+    }
     const unknown = files.filter((f) => formatFromExtension(f) === undefined);
     if (unknown.length > 0) {
       throw new UsageError(
