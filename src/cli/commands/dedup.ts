@@ -180,12 +180,14 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
       }
     };
     let result: DedupResult;
+    let target: OutputTarget;
     let extra: StreamDedupExtra | undefined;
     if (stream) {
       streaming = true;
       reporter.verbose(`streaming ${name}: texts stay on disk, read again for each pass`);
       const streamed = await streamCorpus(file, readOptions, reporter);
       corpus = streamed.corpus;
+      target = await outputTarget(flags, fileArg, corpus.input);
       // Pass 1 signs while it reads (its own progress bar); the later passes verify.
       ({ value: result } = await reporter.stage(
         'dedup',
@@ -195,6 +197,8 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
       extra = (result as DedupResult & { extra: StreamDedupExtra }).extra;
     } else {
       corpus = await loadCorpus(file, readOptions, reporter);
+      // Before the work: a missing or wrong --out is a usage error now, not after the dedup.
+      target = await outputTarget(flags, fileArg, corpus.input);
       signBar = reporter.progress('sign', 'docs', corpus.count);
       ({ value: result } = await reporter.stage(
         'dedup',
@@ -210,7 +214,6 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
       `stages: shingle ${ms(s.timings.shingle)}, sign ${ms(s.timings.sign)}, lsh ${ms(s.timings.lsh)}, verify ${ms(s.timings.verify)}, cluster ${ms(s.timings.cluster)}`,
     );
     const tw = performance.now();
-    const target = await outputTarget(flags, fileArg, corpus.input);
     if (target.kind === 'sink') sink = await openOutput(flags.out);
     const written = await writeOutput(flags, file, corpus, result, sink, target);
     await sink?.close();
