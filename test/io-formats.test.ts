@@ -78,6 +78,10 @@ test('.zst: recognised by magic bytes whatever the name; extensions ignored for 
   const file = path.join(dir, 'data.jsonl');
   fs.writeFileSync(file, await zstd('{"text":"a"}\n{"text":"b"}\n'));
   assert.deepEqual((await readAll(file)).records.map((r) => r.text), ['a', 'b']);
+  // Skippable frames (magic 0x184D2A5?) between data frames are passed over.
+  const skip = (n: number, len: number): Buffer => Buffer.concat([Buffer.from([0x50 + n, 0x2a, 0x4d, 0x18, len, 0, 0, 0]), Buffer.alloc(len, 7)]);
+  fs.writeFileSync(file, Buffer.concat([skip(0, 4), await zstd('{"text":"a"}\n'), skip(14, 0), await zstd('{"text":"b"}\n')]));
+  assert.deepEqual((await readAll(file)).records.map((r) => r.text), ['a', 'b']);
   assert.equal(formatFromExtension('s/part-0.JSONL.ZST'), 'jsonl');
   assert.equal(formatFromExtension('s/part-0.csv.zstd'), 'csv');
   assert.equal(formatFromExtension('s/part-0.parquet'), 'parquet');

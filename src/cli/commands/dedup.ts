@@ -111,12 +111,12 @@ async function outputTarget(flags: DedupFlags, fileArg: string, input: Corpus['i
 export function dedupCommand(): Command {
   const cmd = new Command('dedup')
     .description('find near-duplicate documents in a file, a directory, or standard input (-)')
-    .argument('<input>', 'TSV, CSV, JSONL, text or id⇥text file (.gz ok), a directory, or - for stdin');
+    .argument('<input>', "TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards ('shards/*.jsonl.zst'), or - for stdin");
   addEngineOptions(cmd);
   cmd
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
     .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
-    .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz compresses) instead of stdout')
+    .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards: a directory, one output shard per input shard')
     .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap limit (${(getHeapStatistics().heap_size_limit / 4e9).toFixed(1)} GB here)`)
     .option('--no-stream', 'hold every text in memory, whatever the input size')
     .option('--workers <n>', `worker threads for signing and verification; 0 = this thread (default: all ${availableParallelism()} cores for inputs over ${PARALLEL_MIN_CHARS / 1e6} M characters, else 0)`, parseCount('workers'))
@@ -134,6 +134,8 @@ Examples:
   $ neardup dedup ads.csv --text body --id ad_id --output dedup --out unique.csv
   $ neardup dedup news.jsonl --text-field title,body --id-field meta.id --output clusters --out clusters.jsonl
   $ neardup dedup rcv1.txt --format idtext --output annotate --out annotated.txt
+  $ neardup dedup crawl.parquet --text body --id url --output dedup --out crawl.dedup.parquet
+  $ neardup dedup 'shards/*.jsonl.zst' --id id --output dedup --out shards-dedup/
   $ zcat big.tsv.gz | neardup dedup - --format tsv --text text --json --out pairs.tsv`,
   );
   cmd.action(async (file: string, flags: DedupFlags) => {
