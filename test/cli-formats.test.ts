@@ -207,4 +207,12 @@ test('sharded input: --out is required, must not overlap the input; a corrupt sh
   assert.equal(await unzstd(path.join(out, 'p1b.jsonl.zst')), '{"id":"x","text":"fine"}\n');
   assert.ok(fs.existsSync(path.join(out, '_SUCCESS')));
   assert.deepEqual(fs.readdirSync(out).filter((f) => f.endsWith('.tmp')), []);
+  // A rewrite that fails half way (an output shard's name is taken by a directory): the old
+  // _SUCCESS is gone, no temp file is left, the run fails.
+  fs.rmSync(path.join(out, 'p3.jsonl'));
+  fs.mkdirSync(path.join(out, 'p3.jsonl'));
+  const half = neardup(['dedup', inDir, '--id', 'id', '--threshold', '0.7', '--output', 'dedup', '--out', out, '--skip-invalid']);
+  assert.notEqual(half.code, 0);
+  assert.ok(!fs.existsSync(path.join(out, '_SUCCESS')), 'a half-written output directory must not look complete');
+  assert.deepEqual(fs.readdirSync(out).filter((f) => f.includes('.tmp')), []);
 });

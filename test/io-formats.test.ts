@@ -250,6 +250,22 @@ test('a directory of shards: sorted relative paths, each shard in its own format
   assert.equal(input.bytesRead(), input.size);
 });
 
+test('shards are read in code-point order of their names, whatever order the directory lists them in', async () => {
+  const dir = tmpDir();
+  // Names whose code-point order differs from locale and numeric order (B < a, a10 < a9).
+  // Subdirectories interleave with files in name order (a directory walk would list them last).
+  const names = Array.from({ length: 40 }, (_, i) => `${['B', 'a', 'Z', 'é', '_x', 'a1', 'm/', 'c/d/'][i % 8]}${(i * 7919) % 97}.jsonl`).filter((n) => !n.startsWith('_'));
+  for (const n of names) fs.mkdirSync(path.dirname(path.join(dir, n)), { recursive: true });
+  // Created in a scrambled order (tmpfs lists newest first, ext4 by hash).
+  const scrambled = names.map((n, i) => ({ n, k: (i * 31) % names.length })).sort((a, b) => a.k - b.k).map((x) => x.n);
+  for (const n of scrambled) fs.writeFileSync(path.join(dir, n), JSON.stringify({ text: n }) + '\n');
+  const sorted = [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const input of [dir, path.join(dir, '**/*.jsonl')]) {
+    const { records } = await readAll(input);
+    assert.deepEqual(records.map((r) => r.text), sorted);
+  }
+});
+
 test('a glob of shards: sorted, relative to the glob base; no match is a usage error', async () => {
   const dir = tmpDir();
   const texts = await makeShards(dir);
