@@ -113,3 +113,24 @@ test('index add: texts are kept by default (meta.text), titles from --title, --n
   assert.equal((await b.get('r0'))!.meta, undefined);
   await b.close();
 });
+
+test('index add --title on Parquet: the title column is kept; an unknown one is named', async () => {
+  const { writeParquet } = await import('./helpers/formats.js');
+  const { NearDupIndex } = await import('../src/index.js');
+  const dir = tmpDir();
+  const file = path.join(dir, 'ads.parquet');
+  await writeParquet(file, [
+    { name: 'id', type: 'STRING', data: ['p1', 'p2'] },
+    { name: 'title', type: 'STRING', data: ['Casa al mare', 'Villa'] },
+    { name: 'text', type: 'STRING', data: ['casa al mare con giardino e vista, libera da giugno', 'casa al mare con giardino e vista, libera da luglio'] },
+  ]);
+  const store = `sqlite:${path.join(dir, 'p.db')}`;
+  const r = neardup(['index', 'add', file, '--id', 'id', '--title', 'title', '--store', store, '--threshold', '0.5', '-q']);
+  assert.equal(r.code, 0, r.stderr);
+  const bad = neardup(['index', 'add', file, '--id', 'id', '--title', 'nope', '--store', `sqlite:${path.join(dir, 'q.db')}`]);
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /nope/);
+  const idx = await NearDupIndex.open({ store });
+  assert.deepEqual((await idx.get('p2'))!.meta, { title: 'Villa', text: 'casa al mare con giardino e vista, libera da luglio' });
+  await idx.close();
+});

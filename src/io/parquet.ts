@@ -127,7 +127,7 @@ function isPrimitiveList(node: SchemaNode): boolean {
  * booleans), a list of primitives, or a field inside structs (`meta.title`). Throws a
  * {@link UsageError} naming the file and the column otherwise.
  */
-export function checkColumn(file: string, tree: SchemaNode, path: string, role: 'text' | 'id'): void {
+export function checkColumn(file: string, tree: SchemaNode, path: string, role: 'text' | 'id' | 'title'): void {
   let node: SchemaNode | undefined = tree;
   for (const step of parsePath(path)) {
     node = node.children.find((c) => c.element.name === step);
@@ -212,9 +212,11 @@ export async function openParquetGroups(path: string, ctx: ReaderContext, spec: 
   const textNames = spec.text && spec.text.length > 0 ? spec.text : [defaultTextColumn(ctx.file, tree)];
   for (const t of textNames) checkColumn(ctx.file, tree, t, 'text');
   if (spec.id !== undefined) checkColumn(ctx.file, tree, spec.id, 'id');
+  if (spec.title !== undefined) checkColumn(ctx.file, tree, spec.title, 'title');
   const textPaths = textNames.map(parsePath);
   const idPath = spec.id === undefined ? undefined : parsePath(spec.id);
-  const columns = allColumns ? tree.children.map((c) => c.element.name) : [...new Set([...textPaths.map((p) => p[0]!), ...(idPath ? [idPath[0]!] : [])])];
+  const titlePath = spec.title === undefined ? undefined : parsePath(spec.title);
+  const columns = allColumns ? tree.children.map((c) => c.element.name) : [...new Set([...textPaths.map((p) => p[0]!), ...(idPath ? [idPath[0]!] : []), ...(titlePath ? [titlePath[0]!] : [])])];
   async function* groups(): AsyncGenerator<ParquetGroup> {
     let start = 0;
     for (let g = 0; g < metadata.row_groups.length; g++) {
@@ -269,7 +271,13 @@ export async function openParquetGroups(path: string, ctx: ReaderContext, spec: 
             continue;
           }
         }
-        records.push({ text: parts.length === 1 ? parts[0]! : parts.join(' '), id, row: r, line: r + 1 });
+        const rec: InputRecord = { text: parts.length === 1 ? parts[0]! : parts.join(' '), id, row: r, line: r + 1 };
+        if (titlePath) {
+          const v = getPath(row, titlePath);
+          const t = v instanceof InvalidUtf8 ? undefined : asText(v);
+          if (t) rec.title = t;
+        }
+        records.push(rec);
       }
       onBytes?.(rowGroupBytes(group));
       yield { index: g, start, rows: n, values: rows, records };
