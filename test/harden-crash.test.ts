@@ -139,7 +139,9 @@ test('serve on SQLite: kill -9 mid-ingest, restart: every acknowledged document 
   for (const id of acked) {
     const r = await fetch(`${s2.url}/v1/documents/${id}`);
     assert.equal(r.status, 200, `acknowledged ${id} lost`);
-    assert.deepEqual(((await r.json()) as { meta: unknown }).meta, { i: Number(id.slice(1)) });
+    // The server keeps each text in meta.text (its default).
+    const k = Number(id.slice(1));
+    assert.deepEqual(((await r.json()) as { meta: unknown }).meta, { i: k, text: texts[k % texts.length] });
   }
   s2.child.kill('SIGTERM');
   await exited(s2.child);
