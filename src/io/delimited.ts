@@ -28,7 +28,7 @@ export interface DelimitedHeader {
   raw: string;
 }
 
-/** csv-parse, loaded on the first quoted record: most inputs never need it, and loading it cost every start ~20 ms. */
+/** csv-parse, loaded on the first quoted record: most inputs never need it, and loading it slowed every start. */
 let csvParse: ((input: string, options: object) => unknown) | undefined;
 const parse = (input: string, options: object): unknown =>
   (csvParse ??= (createRequire(import.meta.url)('csv-parse/sync') as { parse: (input: string, options: object) => unknown }).parse)(input, options);
