@@ -74,7 +74,8 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
   const writesShards = input.mode === 'dedup' || input.mode === 'annotate';
   if (writesShards && !input.outDir) throw new UsageError(`--output ${input.mode} writes one output shard per input shard: give --out-dir DIR`);
   const outDir = input.outDir ? path.resolve(input.outDir) : undefined;
-  const names = outputNames(all);
+  // Only corpus shards get outputs: their names are relative to the corpus's own common directory.
+  const names = [...outputNames(corpus), ...outputNames(ref)];
   if (outDir) {
     for (let i = 0; i < corpus.length; i++) {
       if (path.resolve(outDir, names[i]!) === corpus[i]) throw new UsageError(`--out-dir ${input.outDir} would overwrite the input shard ${corpus[i]}`);
