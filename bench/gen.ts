@@ -7,12 +7,15 @@
  * fraction q of the source's words, q drawn from EDIT_RATES; the planted pairs and their q are
  * written to `<out>.truth.tsv` (source, copy, q).
  *
- * Usage: node dist/bench/gen.js --docs 1000000 --out bench/data/m1.tsv [--dup-rate 0.1] [--seed 7]
+ * Usage: node dist/bench/gen.js --docs 1000000 --out bench/data/m1.tsv [--dup-rate 0.1] [--seed 7] [--shards 32]
+ * (--shards: also the same documents as JSONL shards in `<out>.shards/`, see {@link writeJsonlShards}).
  * Output lines: `<id>\t<text>\n` (the text has no tab or newline).
  * @module
  */
-import { openSync, writeSync, closeSync, mkdirSync, renameSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { openSync, writeSync, closeSync, mkdirSync, renameSync, createReadStream } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { gzipSync } from 'node:zlib';
 import { fmix32, splitmix32 } from '../src/hash/mix.js';
 
 /** Word replacement rates of the planted copies. */
@@ -154,6 +157,37 @@ export function generateCorpus(options: GenerateOptions): { bytes: number; plant
   return { bytes, planted: truth.length };
 }
 
+/**
+ * Splits a generated corpus (`<id>⇥<text>` lines) into `shards` JSONL shards `part-NNNN.jsonl`
+ * under `dir` (`{"id": "<id>", "text": "…"}` per line), consecutive documents per shard; every
+ * odd-numbered shard is gzipped (`.jsonl.gz`), so a job reads both. Returns the shard paths.
+ */
+export async function writeJsonlShards(file: string, dir: string, shards: number, docs: number): Promise<string[]> {
+  mkdirSync(dir, { recursive: true });
+  const per = Math.ceil(docs / shards);
+  const paths: string[] = [];
+  let lines: string[] = [];
+  let shard = 0;
+  const flush = (): void => {
+    const name = join(dir, `part-${String(shard).padStart(4, '0')}.jsonl${shard % 2 === 1 ? '.gz' : ''}`);
+    const text = lines.join('');
+    const fd = openSync(`${name}.tmp`, 'w');
+    writeSync(fd, shard % 2 === 1 ? gzipSync(text, { level: 1 }) : Buffer.from(text));
+    closeSync(fd);
+    renameSync(`${name}.tmp`, name);
+    paths.push(name);
+    lines = [];
+    shard++;
+  };
+  for await (const line of createInterface({ input: createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 }), crlfDelay: Infinity })) {
+    const tab = line.indexOf('\t');
+    lines.push(JSON.stringify({ id: line.slice(0, tab), text: line.slice(tab + 1) }) + '\n');
+    if (lines.length === per) flush();
+  }
+  if (lines.length > 0) flush();
+  return paths;
+}
+
 function arg(name: string, def?: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : def;
@@ -165,4 +199,9 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/.*\//, 
   const t0 = performance.now();
   const r = generateCorpus({ docs, out, dupRate: Number(arg('dup-rate', '0.1')), seed: Number(arg('seed', '7')) });
   console.log(`wrote ${out}: ${docs} docs, ${(r.bytes / 1e6).toFixed(1)} MB, ${r.planted} planted pairs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const shards = Number(arg('shards', '0'));
+  if (shards > 0) {
+    const paths = await writeJsonlShards(out, `${out}.shards`, shards, docs);
+    console.log(`wrote ${paths.length} JSONL shards (odd ones gzipped) to ${out}.shards`);
+  }
 }

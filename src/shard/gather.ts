@@ -1,9 +1,11 @@
 /**
- * Stage 3, gather (one task per shard): reads the shard once more and keeps the texts and ids of its
- * documents that are in some candidate pair, so verification reads only those (never the corpus).
+ * Stage 3, gather (one task per shard): reads the shard once more and keeps the ids and fingerprint
+ * sets of its documents that are in some candidate pair, so verification reads only those (never the
+ * corpus) and each set is computed once, however many tasks compare it.
  *
- * Output `gather/NNNNN/texts.bin` (kind `texts`): columns doc (uint32, ascending), id (string),
- * explicit (uint32: 1 for an id from the input, 0 for a row number), text (string).
+ * Output `gather/NNNNN/sets.bin` (kind `sets`): columns doc (uint32, ascending), id (string),
+ * explicit (uint32: 1 for an id from the input, 0 for a row number), setStart (float64, count + 1)
+ * and set (uint32: the sorted fingerprint sets, document i's at [setStart[i], setStart[i+1])).
  * @module
  */
 import path from 'node:path';
@@ -12,13 +14,14 @@ import { commitTask, requireMarker, taskDir } from './commit.js';
 import type { JobSpec } from './job.js';
 import { docId, numbering, openShard } from './shardInput.js';
 import { U32Buf } from './u32buf.js';
+import { createTextSigner } from '../sketch/textSigner.js';
 
 /** The gather task's marker. */
 export interface GatherMarker {
   /** Documents kept. */
   docs: number;
-  /** UTF-16 code units of text kept. */
-  chars: number;
+  /** Fingerprints kept (4 bytes each). */
+  fingerprints: number;
 }
 
 /** The documents of shard `s` named by the join outputs, ascending and unique. */
@@ -48,8 +51,9 @@ export function runGather(workDir: string, job: JobSpec, s: number): Promise<Gat
     const need = sm.skipped ? new Uint32Array(0) : neededDocs(workDir, job, s);
     const ids: string[] = [];
     const explicit = new U32Buf(need.length);
-    const texts: string[] = [];
-    let chars = 0;
+    const signer = createTextSigner({ shingle: job.shingle, minhash: job.minhash });
+    const setStart = new Float64Array(need.length + 1);
+    const sets = new U32Buf(1 << 16);
     if (need.length > 0) {
       const input = await openShard(job, s);
       let d = 0;
@@ -58,15 +62,15 @@ export function runGather(workDir: string, job: JobSpec, s: number): Promise<Gat
         if (k < need.length && need[k] === d) {
           ids.push(docId(r.id, num.rowOffset[s]!, r.row));
           explicit.push(r.id === undefined ? 0 : 1);
-          texts.push(r.text);
-          chars += r.text.length;
+          for (const f of signer.set(r.text)) sets.push(f);
           k++;
+          setStart[k] = sets.length;
         }
         d++;
       }
       if (d !== sm.docs) throw new Error(`${job.shards[s]!.path} changed since it was signed (${d} documents now, ${sm.docs} then)`);
     }
-    await writeColumns(path.join(dir, 'texts.bin'), 'texts', { shard: s }, { doc: need, id: ids, explicit: explicit.view(), text: texts });
-    return { docs: need.length, chars };
+    await writeColumns(path.join(dir, 'sets.bin'), 'sets', { shard: s }, { doc: need, id: ids, explicit: explicit.view(), setStart, set: sets.view() });
+    return { docs: need.length, fingerprints: sets.length };
   });
 }

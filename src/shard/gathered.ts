@@ -1,5 +1,5 @@
 /**
- * Reading the gather stage's outputs: the texts and ids of candidate documents, by (shard, doc),
+ * Reading the gather stage's outputs: the fingerprint sets and ids of candidate documents, by (shard, doc),
  * without loading more of a shard's file than is asked for.
  * @module
  */
@@ -15,19 +15,19 @@ export interface GatheredShard {
   indexOf(doc: number): number;
   /** The id at a position: a string for an id from the input, a number for a row number (as `neardup dedup` prints them). */
   id(i: number): string | number;
-  /** The text at a position (read from disk on each call). */
-  text(i: number): string;
+  /** The fingerprint set at a position (read from disk on each call). */
+  set(i: number): Uint32Array;
   close(): void;
 }
 
-/** Opens shard `s`'s gathered texts. `loadIds` reads every id at once (for outputs that need many). */
+/** Opens shard `s`'s gathered sets. `loadIds` reads every id at once (for outputs that need many). */
 export function openGathered(workDir: string, s: number, loadIds = true): GatheredShard {
-  const f = ColumnFile.open(path.join(taskDir(workDir, 'gather', s), 'texts.bin'), 'texts');
+  const f = ColumnFile.open(path.join(taskDir(workDir, 'gather', s), 'sets.bin'), 'sets');
   const docs = f.u32('doc');
   const explicit = f.u32('explicit');
   const idCol = f.strings('id');
   const ids = loadIds ? idCol.all() : undefined;
-  const texts = f.strings('text');
+  const setStart = f.f64('setStart');
   return {
     docs,
     indexOf(doc) {
@@ -46,7 +46,7 @@ export function openGathered(workDir: string, s: number, loadIds = true): Gather
       const v = ids ? ids[i]! : idCol.get(i);
       return explicit[i] ? v : Number(v);
     },
-    text: (i) => texts.get(i),
+    set: (i) => f.u32('set', setStart[i]!, setStart[i + 1]!),
     close: () => f.close(),
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Stage 4, verify (one task per shard A): the distinct candidate pairs whose first document is in
- * shard A, checked by exact Jaccard of their fingerprint sets. Texts come from the gather outputs
+ * shard A, checked by exact Jaccard of their fingerprint sets. The sets come from the gather outputs
  * (only candidate documents, read one by one), so a task holds the sets of the documents in its own
  * pairs, never the corpus.
  *
@@ -12,7 +12,6 @@
  */
 import path from 'node:path';
 import { promises as fsp } from 'node:fs';
-import { createTextSigner } from '../sketch/textSigner.js';
 import { jaccard } from '../similarity/jaccard.js';
 import { formatPair } from '../io/write.js';
 import { ColumnFile, writeColumns } from './columns.js';
@@ -66,7 +65,6 @@ export function runVerify(workDir: string, job: JobSpec, A: number): Promise<Ver
     const order = new Int32Array(n);
     for (let i = 0; i < n; i++) order[i] = i;
     order.sort((x, y) => docA[x]! - docA[y]! || shardB[x]! - shardB[y]! || docB[x]! - docB[y]!);
-    const signer = createTextSigner({ shingle: job.shingle, minhash: job.minhash });
     const gathered = new GatheredShards(workDir);
     // Sets of the documents in this task's pairs, keyed by shard · 2^32 + doc.
     const sets = new Map<number, Uint32Array>();
@@ -77,7 +75,7 @@ export function runVerify(workDir: string, job: JobSpec, A: number): Promise<Ver
         const g = gathered.get(s);
         const i = g.indexOf(d);
         if (i < 0) throw new Error(`gather output of shard ${s} lacks document ${d}: the job directory is inconsistent`);
-        sets.set(key, (set = signer.set(g.text(i))));
+        sets.set(key, (set = g.set(i)));
       }
       return set;
     };
