@@ -10,13 +10,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { neardup, tmpDir } from './cliUtil.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
-import { jsonl, neardupAsync, plantedDocs, sortedLines, startWorker, writeShards, type Doc, type ShardFormat, type WorkerChild } from './helpers/shards.js';
+import { jsonl, neardupAsync, plantedDocs, readDocs, sortedLines, startWorker, writeShards, type Doc, type ShardFormat, type WorkerChild } from './helpers/shards.js';
+import { writeParquet } from './helpers/formats.js';
 import { createTextSigner } from '../src/sketch/textSigner.js';
 import { bruteForcePairs } from '../src/similarity/bruteForce.js';
 import { formatPair, formatSimilarity } from '../src/io/write.js';
 import { tempDirs } from '../src/shard/commit.js';
 
-const FORMATS: ShardFormat[] = ['jsonl', 'jsonl.gz'];
+const FORMATS: ShardFormat[] = ['jsonl.gz', 'jsonl.zst', 'parquet', 'jsonl'];
 const SHARDS = 24;
 
 describe('sharded dedup jobs', () => {
@@ -26,11 +27,11 @@ describe('sharded dedup jobs', () => {
   let singlePairs: string[];
   let singleClusters: string[];
 
-  before(() => {
+  before(async () => {
     dir = tmpDir();
     docs = plantedDocs(1800, 0.35, 11);
     shardDir = path.join(dir, 'shards');
-    writeShards(shardDir, docs, SHARDS, FORMATS);
+    await writeShards(shardDir, docs, SHARDS, FORMATS);
     fs.writeFileSync(path.join(dir, 'all.jsonl'), jsonl(docs));
     const p = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--out', 'single.tsv', '-q'], { cwd: dir });
     assert.equal(p.code, 0, p.stderr);
@@ -44,7 +45,7 @@ describe('sharded dedup jobs', () => {
 
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('in one process (--local): the same pairs, clusters and annotated shards as neardup dedup', () => {
+  it('in one process (--local): the same pairs, clusters and deduplicated shards as neardup dedup', async () => {
     const r = neardup(['job', 'dedup', shardDir, '--local', '--work-dir', 'local', '--id-field', 'id', '--out', 'local.tsv'], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, new RegExp(`pairs +${singlePairs.length.toLocaleString('en-US')} `));
@@ -58,14 +59,11 @@ describe('sharded dedup jobs', () => {
     const d = neardup(['job', 'dedup', shardDir, '--local', '--work-dir', 'local-d', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'out', '-q'], { cwd: dir });
     assert.equal(d.code, 0, d.stderr);
     const outs = fs.readdirSync(path.join(dir, 'out')).sort();
-    assert.equal(outs.length, SHARDS);
-    let joined = '';
-    for (const f of outs) {
-      const b = fs.readFileSync(path.join(dir, 'out', f));
-      if (f.endsWith('.gz')) assert.equal(b[0], 0x1f, `${f} is gzip like its input`);
-      joined += f.endsWith('.gz') ? (require_gunzip(b)) : b.toString('utf8');
-    }
-    assert.equal(joined, fs.readFileSync(path.join(dir, 'single-dedup.jsonl'), 'utf8'));
+    assert.deepEqual(outs, [...fs.readdirSync(shardDir), '_SUCCESS'].sort(), 'one output shard per input shard, same names (format and compression), and the marker');
+    const kept = (await readDocs(path.join(dir, 'out'))).map((x) => JSON.stringify(x));
+    assert.deepEqual(kept, fs.readFileSync(path.join(dir, 'single-dedup.jsonl'), 'utf8').split('\n').filter((l) => l !== ''));
+    assert.equal(fs.readFileSync(path.join(dir, 'out', 'part-0001.jsonl.zst')).readUInt32LE(0), 0xfd2fb528, 'zstd output for zstd input');
+    assert.equal(fs.readFileSync(path.join(dir, 'out', 'part-0002.parquet')).toString('latin1', 0, 4), 'PAR1', 'Parquet output for Parquet input');
   });
 
   it('as array jobs (neardup stage with Slurm / Kubernetes indices): the same pairs', () => {
@@ -148,8 +146,8 @@ describe('sharded dedup jobs', () => {
       fs.mkdirSync(path.join(dir, 'ag', 'old'), { recursive: true });
       fs.writeFileSync(path.join(dir, 'ag', 'new.jsonl'), jsonl(corpus));
       fs.writeFileSync(path.join(dir, 'ag', 'old.jsonl'), jsonl(reference));
-      writeShards(path.join(dir, 'ag', 'new'), corpus, 6, FORMATS);
-      writeShards(path.join(dir, 'ag', 'old'), reference, 5, FORMATS);
+      await writeShards(path.join(dir, 'ag', 'new'), corpus, 6, FORMATS);
+      await writeShards(path.join(dir, 'ag', 'old'), reference, 5, FORMATS);
       const one = neardup(['dedup', 'ag/new.jsonl', '--against', 'ag/old.jsonl', '--id-field', 'id', '--out', 'ag1.tsv'], { cwd: dir });
       assert.equal(one.code, 0, one.stderr);
       assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'ag1.tsv'), 'utf8')), expected);
@@ -164,18 +162,13 @@ describe('sharded dedup jobs', () => {
       assert.deepEqual(kept, sortedLines(jsonl(corpus.filter((c) => !matched.has(c.id)))));
       const d2 = neardup(['job', 'dedup', 'ag/new', '--against', 'ag/old', '--local', '--work-dir', 'shared/ag-d', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'ag-out', '-q'], { cwd: dir });
       assert.equal(d2.code, 0, d2.stderr);
-      let all = '';
-      for (const f of fs.readdirSync(path.join(dir, 'ag-out')).sort()) {
-        const b = fs.readFileSync(path.join(dir, 'ag-out', f));
-        all += f.endsWith('.gz') ? require_gunzip(b) : b.toString('utf8');
-      }
-      assert.deepEqual(sortedLines(all), kept);
-      assert.equal(fs.readdirSync(path.join(dir, 'ag-out')).length, 6, 'no output for reference shards');
+      assert.deepEqual(sortedLines(jsonl(await readDocs(path.join(dir, 'ag-out')))), kept);
+      assert.equal(fs.readdirSync(path.join(dir, 'ag-out')).filter((f) => f !== '_SUCCESS').length, 6, 'no output for reference shards');
     });
 
     it('a bad shard: named with file and line; the job stops, or skips it and says so', async () => {
       const bad = path.join(dir, 'bad');
-      writeShards(bad, docs.slice(0, 300), 4, ['jsonl']);
+      await writeShards(bad, docs.slice(0, 300), 4, ['jsonl']);
       const victim = path.join(bad, 'part-0002.jsonl');
       const lines = fs.readFileSync(victim, 'utf8').split('\n');
       lines[4] = '{"id": "broken", "text": ';
@@ -184,9 +177,18 @@ describe('sharded dedup jobs', () => {
       assert.equal(stop.code, 2, stop.stderr);
       assert.match(stop.stderr, new RegExp(`sign task 2: ${victim.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:5: `));
       assert.ok(!fs.existsSync(path.join(dir, 'bad1.tsv')), 'no output when the job stops');
+      // A Parquet shard whose row group 1 holds a null id: named with its row group and row.
+      const pq = path.join(bad, 'part-0004.parquet');
+      const ids: (string | null)[] = docs.slice(300, 330).map((d) => d.id);
+      ids[12] = null;
+      await writeParquet(pq, [{ name: 'id', data: ids, type: 'STRING', nullable: true }, { name: 'text', data: docs.slice(300, 330).map((d) => d.text), type: 'STRING' }], 'SNAPPY', 10);
+      const pqStop = neardup(['job', 'dedup', pq, '--local', '--work-dir', 'shared/bad-pq', '--id-field', 'id', '-q'], { cwd: dir });
+      assert.equal(pqStop.code, 2, pqStop.stderr);
+      assert.match(pqStop.stderr, /part-0004\.parquet: row group 1, row 12: id column "id" is null/);
       const skip = await neardupAsync(['job', 'dedup', bad, '--redis', redis.url, '--work-dir', path.join(dir, 'shared', 'bad2'), '--id-field', 'id', '--on-bad-shard', 'skip', '--out', 'bad2.tsv'], dir);
       assert.equal(skip.code, 0, skip.stderr);
       assert.match(skip.stderr, new RegExp(`skipped +shard ${victim.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*:5: `));
+      assert.match(skip.stderr, /skipped +shard .*part-0004\.parquet: .*row group 1, row 12/);
       // The result is that of the other three shards.
       const others = [0, 1, 3].map((s) => fs.readFileSync(path.join(bad, `part-000${s}.jsonl`), 'utf8')).join('');
       fs.writeFileSync(path.join(dir, 'others.jsonl'), others);
@@ -196,12 +198,6 @@ describe('sharded dedup jobs', () => {
     });
   });
 });
-
-/** gunzip to text. */
-function require_gunzip(b: Buffer): string {
-  return zlibGunzip(b).toString('utf8');
-}
-import { gunzipSync as zlibGunzip } from 'node:zlib';
 
 /**
  * A corpus and a reference sharing planted near copies (both ways), each with near copies inside it

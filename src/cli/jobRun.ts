@@ -5,6 +5,8 @@
  */
 import { Command, Option } from 'commander';
 import path from 'node:path';
+import { promises as fsp } from 'node:fs';
+import { SUCCESS_MARKER } from '../io/rewrite.js';
 import { UsageError } from '../io/errors.js';
 import { loadJob, saveJob, STAGES, taskCount, type JobOutputMode, type JobSpec } from '../shard/job.js';
 import { planJob } from '../shard/plan.js';
@@ -54,7 +56,10 @@ export async function planFromFlags(shards: string[], flags: PlanFlags): Promise
     pairFormat: pairFormatOf(flags),
     outDir: flags.outDir,
   });
-  return saveJob(path.resolve(flags.workDir), spec);
+  const job = await saveJob(path.resolve(flags.workDir), spec);
+  // An output directory from an earlier run must not look complete while it is rewritten.
+  if (job.output.dir) await fsp.rm(path.join(job.output.dir, SUCCESS_MARKER), { force: true });
+  return job;
 }
 
 /** Runs every unfinished task of every stage in this process, in order. */
@@ -71,6 +76,8 @@ export async function runLocally(workDir: string, job: JobSpec, reporter: Report
 export async function finishJob(workDir: string, job: JobSpec, flags: LogFlags & { out?: string }, reporter: Reporter, started: number): Promise<JobSummary> {
   const s = summarize(workDir, job);
   const written = await writeJobOutput(workDir, job, flags.out, s);
+  // Every output shard is in place: mark the directory complete, as neardup dedup does.
+  if (job.output.dir) await fsp.writeFile(path.join(job.output.dir, SUCCESS_MARKER), '');
   const total = performance.now() - started;
   const corpusShards = job.shards.filter((x) => x.side === 0).length;
   if (flags.json) {

@@ -8,12 +8,11 @@
  */
 import path from 'node:path';
 import { promises as fsp } from 'node:fs';
-import { openOutput, type OutputSink } from '../io/output.js';
-import { annotateHeader, annotateRecord } from '../io/write.js';
+import { rewriteFile } from '../io/rewrite.js';
 import { ColumnFile } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
 import type { JobSpec } from './job.js';
-import { numbering, openShard } from './shardInput.js';
+import { numbering } from './shardInput.js';
 
 /** The filter task's marker. */
 export interface FilterMarker {
@@ -47,46 +46,23 @@ export function runFilter(workDir: string, job: JobSpec, s: number): Promise<Fil
     }
     const out = path.join(job.output.dir, shard.out);
     await fsp.mkdir(path.dirname(out), { recursive: true });
-    const input = await openShard(job, s, true);
-    const layout = { format: input.format, delimiter: input.delimiter, columns: undefined as readonly string[] | undefined };
     const annotate = job.output.mode === 'annotate';
     const base = num.docOffset[s]!;
-    let sink: OutputSink | undefined = await openOutput(out);
-    let written = 0;
-    try {
-      let headerDone = false;
-      const header = async (): Promise<void> => {
-        if (headerDone) return;
-        headerDone = true;
-        layout.columns = input.header?.columns;
-        if (annotate) await sink!.write(annotateHeader(layout, input.header?.raw));
-        else if (input.header) await sink!.write(input.header.raw + '\n');
-      };
-      let d = 0;
-      let k = 0;
-      for await (const r of input.records) {
-        await header();
-        const hit = k < docs.length && docs[k] === d;
-        const own = base + d;
-        if (annotate) {
-          const c = hit ? cluster[k]! : -1;
-          const dup = hit && rep[k] !== own ? repIds[k] : undefined;
-          await sink.write(annotateRecord(layout, r.raw!, c >= 0 ? c : undefined, dup));
-          written++;
-        } else if (!hit || (!job.against && rep[k] === own)) {
-          await sink.write(r.raw! + '\n');
-          written++;
-        }
-        if (hit) k++;
-        d++;
-      }
-      await header();
-      if (d !== num.markers[s]!.docs) throw new Error(`${shard.path} changed since it was signed (${d} documents now, ${num.markers[s]!.docs} then)`);
-      await sink.close();
-      sink = undefined;
-    } finally {
-      await sink?.abort();
-    }
+    // The io layer rewrites the shard in its own format and compression (Parquet with its schema),
+    // atomically; the verdict is asked once per valid record, in order: record d is document d.
+    let d = 0;
+    let k = 0;
+    const written = await rewriteFile(shard.path, out, { ...job.read }, annotate ? 'annotate' : 'dedup', () => {
+      const hit = k < docs.length && docs[k] === d;
+      const own = base + d;
+      const v = hit
+        ? { keep: !job.against && rep[k] === own, cluster: cluster[k]! >= 0 ? cluster[k]! : undefined, duplicateOf: rep[k] !== own ? repIds[k] : undefined }
+        : { keep: true };
+      if (hit) k++;
+      d++;
+      return v;
+    });
+    if (d !== num.markers[s]!.docs) throw new Error(`${shard.path} changed since it was signed (${d} documents now, ${num.markers[s]!.docs} then)`);
     return { written, output: out };
   });
 }

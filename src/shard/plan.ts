@@ -8,38 +8,30 @@ import path from 'node:path';
 import { chooseBands } from '../lsh/params.js';
 import { createTextSigner } from '../sketch/textSigner.js';
 import { UsageError } from '../io/errors.js';
+import { resolveShards } from '../io/shards.js';
+import type { InputFormat } from '../io/formats.js';
 import type { DedupOptions } from '../dedup/dedup.js';
 import type { ReadOptions } from '../io/read.js';
 import type { PairFormat } from '../io/write.js';
 import { outputNames, type JobOutputMode, type JobSpec } from './job.js';
 
-/** File names that are shards when a directory is given: data files, optionally compressed. */
-const SHARD_NAME = /\.(jsonl|ndjson|json|tsv|tab|csv|txt|text|parquet)(\.(gz|zst|zstd))?$/i;
-
-/** The shard files of the arguments: files as given, directories expanded to their shard files (sorted, recursively). */
-export async function listShards(args: readonly string[]): Promise<string[]> {
+/**
+ * The shard files of the arguments, through the io layer's shard resolution: a file as given; a
+ * directory of shards or a glob expanded (sorted, every format and compression it reads).
+ */
+export async function listShards(args: readonly string[], format: InputFormat | 'auto' = 'auto'): Promise<string[]> {
   const out: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    const entries = (await fsp.readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const e of entries) {
-      if (e.name.startsWith('.')) continue;
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) await walk(p);
-      else if (e.isFile() && SHARD_NAME.test(e.name)) out.push(p);
-    }
-  };
   for (const a of args) {
-    let st;
-    try {
-      st = await fsp.stat(a);
-    } catch {
-      throw new UsageError(`${a}: no such file or directory`);
+    const list = await resolveShards(a, format);
+    if (list) {
+      out.push(...list.shards.map((x) => x.path));
+      continue;
     }
-    if (st.isDirectory()) {
-      const before = out.length;
-      await walk(a);
-      if (out.length === before) throw new UsageError(`${a}: a directory without shard files (.jsonl, .tsv, .csv, .txt, .parquet, optionally .gz or .zst)`);
-    } else out.push(a);
+    const st = await fsp.stat(a).catch(() => undefined);
+    if (!st) throw new UsageError(`${a}: no such file or directory`);
+    if (st.isDirectory()) throw new UsageError(`${a} is a directory of documents (.txt/.md/.html), not of shards: a sharded job reads record files (JSONL, TSV, CSV, Parquet; .gz or .zst)`);
+    if (a === '-') throw new UsageError('a sharded job reads files, not standard input');
+    out.push(a);
   }
   return out.map((p) => path.resolve(p));
 }
@@ -59,8 +51,9 @@ export interface PlanInput {
 
 /** The plan (without id and version) for {@link saveJob}. */
 export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'version'>> {
-  const corpus = await listShards(input.shards);
-  const ref = input.against ? await listShards(input.against) : [];
+  const format = input.read.format ?? 'auto';
+  const corpus = await listShards(input.shards, format);
+  const ref = input.against ? await listShards(input.against, format) : [];
   if (input.against && input.mode === 'clusters') throw new UsageError('--against reports pairs across the two corpora: --output clusters does not apply (use pairs, dedup or annotate)');
   const all = [...corpus, ...ref];
   const seen = new Set<string>();

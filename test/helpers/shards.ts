@@ -10,6 +10,8 @@ import zlib from 'node:zlib';
 import { CorpusGenerator, EDIT_RATES } from '../../bench/gen.js';
 import { splitmix32 } from '../../src/hash/mix.js';
 import { mainJs } from '../cliUtil.js';
+import { writeParquet, zstd } from './formats.js';
+import { openInput } from '../../src/io/read.js';
 
 /** A document with its id. */
 export interface Doc {
@@ -45,26 +47,39 @@ export function plantedDocs(n: number, dupRate: number, seed: number, prefix = '
 }
 
 /** Shard formats the tests mix. */
-export type ShardFormat = 'jsonl' | 'jsonl.gz';
+export type ShardFormat = 'jsonl' | 'jsonl.gz' | 'jsonl.zst' | 'parquet';
 
 /** JSONL lines of documents. */
 export function jsonl(docs: readonly Doc[]): string {
   return docs.map((d) => JSON.stringify(d) + '\n').join('');
 }
 
-/** Writes `docs` as `shards` shards (formats round-robin) under `dir`; returns their paths in order. */
-export function writeShards(dir: string, docs: readonly Doc[], shards: number, formats: readonly ShardFormat[]): string[] {
+/** Writes `docs` as `shards` shards (formats round-robin) under `dir`; returns their paths in order. Parquet shards have several row groups. */
+export async function writeShards(dir: string, docs: readonly Doc[], shards: number, formats: readonly ShardFormat[]): Promise<string[]> {
   fs.mkdirSync(dir, { recursive: true });
   const per = Math.ceil(docs.length / shards);
   const paths: string[] = [];
   for (let s = 0; s < shards; s++) {
-    const part = jsonl(docs.slice(s * per, (s + 1) * per));
+    const slice = docs.slice(s * per, (s + 1) * per);
     const fmt = formats[s % formats.length]!;
     const file = path.join(dir, `part-${String(s).padStart(4, '0')}.${fmt}`);
-    fs.writeFileSync(file, fmt.endsWith('.gz') ? zlib.gzipSync(part) : part);
+    if (fmt === 'parquet') {
+      await writeParquet(file, [{ name: 'id', data: slice.map((d) => d.id), type: 'STRING' }, { name: 'text', data: slice.map((d) => d.text), type: 'STRING' }], 'SNAPPY', 25);
+    } else {
+      const part = jsonl(slice);
+      fs.writeFileSync(file, fmt.endsWith('.gz') ? zlib.gzipSync(part) : fmt.endsWith('.zst') ? await zstd(part) : part);
+    }
     paths.push(file);
   }
   return paths;
+}
+
+/** The ids and texts of any input (a file or a directory of shards), read through the io layer. */
+export async function readDocs(file: string): Promise<Doc[]> {
+  const input = await openInput(file, { fields: { id: 'id', text: ['text'] } });
+  const out: Doc[] = [];
+  for await (const r of input.records) out.push({ id: r.id!, text: r.text });
+  return out;
 }
 
 /** A `neardup worker` child process. */
