@@ -24,7 +24,7 @@ export function jobCommand(): Command {
 
   const plan = new Command('plan')
     .description('write the plan of a job (job.json in --work-dir) for array-job runners (Slurm, Kubernetes, Spark); then run "neardup stage" for each stage and "neardup job report"')
-    .argument('<shards...>', 'input shards: files (JSONL, TSV, CSV, text; .gz) or directories of them');
+    .argument('<shards...>', 'input shards: files (JSONL, TSV, CSV, text, Parquet; .gz or .zst), directories of them, or quoted globs');
   addPlanOptions(plan);
   addLogOptions(plan);
   plan.action(async (shards: string[], flags: PlanFlags) => {
@@ -37,7 +37,7 @@ export function jobCommand(): Command {
 
   const dedup = new Command('dedup')
     .description('run a whole sharded dedup job on the BullMQ workers of --redis (or --local: in this process), then write the output and summary as neardup dedup does')
-    .argument('<shards...>', 'input shards: files (JSONL, TSV, CSV, text; .gz) or directories of them');
+    .argument('<shards...>', 'input shards: files (JSONL, TSV, CSV, text, Parquet; .gz or .zst), directories of them, or quoted globs');
   addPlanOptions(dedup);
   dedup
     .option('--redis <url>', 'Redis of the queue the "neardup worker" processes serve, e.g. redis://host:6379')
