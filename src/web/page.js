@@ -3,6 +3,7 @@
 // passages are computed here by the library's own commonPassages (served as /ui/passages.js).
 import { commonPassages } from './passages.js';
 
+/** @type {(id: string) => any} Elements by id; any, since each is a different kind of input. */
 const $ = (id) => document.getElementById(id);
 const fmt = (x, d = 3) => Number(x).toFixed(d);
 const MIN_PASSAGE = 15;
@@ -12,6 +13,7 @@ let token = sessionStorage.getItem('neardup-token') || '';
 
 /** Calls the API; a 401 reveals the token box. Throws an Error with the server's message. */
 async function api(method, url, body) {
+  /** @type {Record<string, string>} */
   const headers = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token) headers.authorization = 'Bearer ' + token;
