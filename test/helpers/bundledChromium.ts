@@ -6,7 +6,7 @@
  * place, so concurrent test processes never see a half-written binary.
  */
 import { createRequire } from 'node:module';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
@@ -23,13 +23,16 @@ export interface BundledChromium {
  */
 export function bundledChromium(): BundledChromium | { missing: string } {
   const require = createRequire(import.meta.url);
-  let pkgJson: string;
+  let entry: string;
   try {
-    pkgJson = require.resolve('@sparticuz/chromium/package.json');
+    entry = require.resolve('@sparticuz/chromium');
   } catch {
     return { missing: 'the @sparticuz/chromium package is not installed (npm ci installs it as a devDependency)' };
   }
-  const pkgDir = path.dirname(pkgJson);
+  // Its exports map hides package.json: walk up from the entry point to the package directory.
+  let pkgDir = path.dirname(entry);
+  while (!existsSync(path.join(pkgDir, 'bin/chromium.br')) && path.dirname(pkgDir) !== pkgDir) pkgDir = path.dirname(pkgDir);
+  const pkgJson = path.join(pkgDir, 'package.json');
   const version = (JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string }).version;
   const dir = path.join(os.tmpdir(), `neardup-chromium-${version}`);
   const exe = path.join(dir, 'chromium');
@@ -51,6 +54,7 @@ export function bundledChromium(): BundledChromium | { missing: string } {
     } catch {
       // Another test process renamed its copy first; theirs is complete, ours is dropped.
     }
+    rmSync(tmpLib, { recursive: true, force: true });
   }
   const ld = process.env.LD_LIBRARY_PATH ? `${lib}:${process.env.LD_LIBRARY_PATH}` : lib;
   return { executablePath: exe, env: { LD_LIBRARY_PATH: ld } };

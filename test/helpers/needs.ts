@@ -6,6 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { bundledChromium } from './bundledChromium.js';
 
 /** True when a missing program must fail the run instead of skipping (CI). */
@@ -42,17 +43,25 @@ export type BrowserChoice = { executablePath: string; env: Record<string, string
 
 let choice: BrowserChoice | undefined;
 
+/** The first `chromium` on PATH, if any. */
+function systemChromium(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir && existsSync(path.join(dir, 'chromium'))) return path.join(dir, 'chromium');
+  }
+  return undefined;
+}
+
 /**
- * Picks Chromium: NEARDUP_CHROMIUM when set (a path, or "bundled"), else Debian's /usr/bin/chromium,
- * else the one inside the @sparticuz/chromium devDependency (unpacked to the temp directory).
+ * Picks Chromium: NEARDUP_CHROMIUM when set (a path, or "bundled"), else `chromium` on PATH (Debian's
+ * package), else the one inside the @sparticuz/chromium devDependency (unpacked to the temp directory).
  */
 export function browserChoice(): BrowserChoice {
   if (choice) return choice;
   const wanted = process.env.NEARDUP_CHROMIUM;
   if (wanted && wanted !== 'bundled') {
     choice = existsSync(wanted) ? { executablePath: wanted, env: {} } : { missing: `NEARDUP_CHROMIUM=${wanted} does not exist` };
-  } else if (!wanted && existsSync('/usr/bin/chromium')) {
-    choice = { executablePath: '/usr/bin/chromium', env: {} };
+  } else if (!wanted && systemChromium()) {
+    choice = { executablePath: systemChromium()!, env: {} };
   } else {
     try {
       choice = bundledChromium();
