@@ -7,7 +7,7 @@
  * parsed by csv-parse.
  * @module
  */
-import { parse } from 'csv-parse/sync';
+import { createRequire } from 'node:module';
 import { textLines, type TextChunk } from './utf8.js';
 import { InputError } from './errors.js';
 import type { InputRecord, ReaderContext } from './record.js';
@@ -27,6 +27,11 @@ export interface DelimitedHeader {
   /** The header line as it appears in the input. */
   raw: string;
 }
+
+/** csv-parse, loaded on the first quoted record: most inputs never need it, and loading it slowed every start. */
+let csvParse: ((input: string, options: object) => unknown) | undefined;
+const parse = (input: string, options: object): unknown =>
+  (csvParse ??= (createRequire(import.meta.url)('csv-parse/sync') as { parse: (input: string, options: object) => unknown }).parse)(input, options);
 
 /** A quoted record may span at most this many lines: beyond, its opening quote is taken as unclosed. */
 const MAX_RECORD_LINES = 10000;
