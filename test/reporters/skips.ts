@@ -86,7 +86,8 @@ function summary(skipped: Skip[], counts: Record<string, number>): string {
   }
   const pass = counts.pass ?? 0;
   const fail = (counts.fail ?? 0) + (counts.cancelled ?? 0);
-  out += `tests: ${pass} passed, ${fail} failed, ${counts.skipped ?? skipped.length} skipped\n`;
+  // A skipped describe() counts as a skip here, though the runner's own total leaves it out.
+  out += `tests: ${pass} passed, ${fail} failed, ${Math.max(counts.skipped ?? 0, skipped.length)} skipped\n`;
   return out;
 }
 
