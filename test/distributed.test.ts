@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { neardup, tmpDir } from './cliUtil.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
+import { needsRedis } from './helpers/needs.js';
 import { jsonl, neardupAsync, plantedDocs, readDocs, sortedLines, startWorker, writeShards, type Doc, type ShardFormat, type WorkerChild } from './helpers/shards.js';
 import { writeParquet } from './helpers/formats.js';
 import { createTextSigner } from '../src/sketch/textSigner.js';
@@ -88,7 +89,7 @@ describe('sharded dedup jobs', () => {
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'array.tsv'), 'utf8')), singlePairs);
   });
 
-  describe('on BullMQ workers', () => {
+  describe('on BullMQ workers', needsRedis(), () => {
     let redis: RedisChild;
     const workers: WorkerChild[] = [];
     before(async () => {
@@ -96,7 +97,7 @@ describe('sharded dedup jobs', () => {
     });
     after(async () => {
       for (const w of workers) await w.kill();
-      await redis.stop();
+      await redis?.stop();
     });
 
     it('three workers in their own directories give the single-process pairs and clusters', async () => {

@@ -14,6 +14,7 @@ import { NearDupIndex } from '../src/index.js';
 import { buildApp } from '../src/server/app.js';
 import { checkIndex } from '../src/online/check.js';
 import { freePort, killRedis, spawnRedis } from './helpers/redis.js';
+import { needsRedis } from './helpers/needs.js';
 import { kijijiTexts } from './helpers/kijiji.js';
 
 const texts = kijijiTexts();
@@ -27,7 +28,7 @@ function startDurableRedis(dir: string, port: number): Promise<ChildProcess> {
   return spawnRedis(['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], `on port ${port}`);
 }
 
-test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery without restart, no acknowledged document lost', { timeout: 60000 }, async () => {
+test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery without restart, no acknowledged document lost', { timeout: 60000, ...needsRedis() }, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-outage-'));
   cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
   const port = await freePort();

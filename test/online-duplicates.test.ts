@@ -31,8 +31,18 @@ for (const verify of ['exact', 'estimate'] as const) {
     }
     assert.ok(withDups > 20, `only ${withDups} documents with near duplicates`);
     assert.equal(await idx.duplicatesOf('nope'), null);
-    const limited = await idx.duplicatesOf('d0', { limit: 2, threshold: 0.9 });
-    assert.ok(limited!.length <= 2 && limited!.every((m) => m.similarity >= 0.9));
+    // limit and threshold: on a document with at least three near duplicates at 0.9, so that the
+    // limit has something to cut (d0 has none, which made the old check pass on an empty answer).
+    let pick = -1;
+    let full: Awaited<ReturnType<typeof idx.query>> = [];
+    for (let i = 0; i < texts.length && pick < 0; i++) {
+      const m = (await idx.query(texts[i]!, { threshold: 0.9 })).filter((x) => x.id !== `d${i}`);
+      if (m.length >= 3) [pick, full] = [i, m];
+    }
+    assert.ok(pick >= 0, 'no document with three near duplicates at 0.9');
+    const limited = await idx.duplicatesOf(`d${pick}`, { limit: 2, threshold: 0.9 });
+    assert.deepEqual(limited, full.slice(0, 2));
+    assert.ok(full.every((m) => m.similarity >= 0.9));
     await assert.rejects(idx.duplicatesOf('d0', { threshold: 0 }), /threshold/);
     await idx.close();
   });

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { format, createShingler, createMinHasher, KeyMaker } from '../src/index.js';
+import { format, createShingler, createMinHasher } from '../src/index.js';
+import { KeyMaker } from '../src/internals.js';
 import { repoRoot } from './helpers/kijiji.js';
 
 const golden = JSON.parse(readFileSync(path.join(repoRoot, 'test/fixtures/format-golden.json'), 'utf8'));

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { NearDupIndex } from '../src/index.js';
 import { buildApp } from '../src/server/app.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
+import { needsRedis } from './helpers/needs.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const mainJs = path.join(here, '../src/cli/main.js');
@@ -153,7 +154,7 @@ async function post(url: string, body: unknown): Promise<{ status: number; json:
   return { status: r.status, json: await r.json() };
 }
 
-test('serve: two server processes sharing one Redis see each other\'s documents', async () => {
+test('serve: two server processes sharing one Redis see each other\'s documents', needsRedis(), async () => {
   const redis: RedisChild = await startRedis();
   cleanup.push(() => redis.stop());
   const store = `${redis.url}?prefix=shared`;

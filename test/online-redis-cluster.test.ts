@@ -12,13 +12,16 @@ import path from 'node:path';
 import { NearDupIndex } from '../src/index.js';
 import { storeScenario } from './helpers/storeScenario.js';
 import { startRedisCluster, type RedisClusterChild } from './helpers/redis.js';
+import { needsRedis } from './helpers/needs.js';
 import { kijijiTexts } from './helpers/kijiji.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-cluster-parity-'));
 let cluster: RedisClusterChild;
 let reference: unknown[];
 
+const needs = needsRedis(true);
 before(async () => {
+  if (needs.skip) return;
   cluster = await startRedisCluster(3);
   reference = await storeScenario(dir, 'memory');
 });
@@ -37,7 +40,7 @@ function keysPerNode(prefix: string): number[] {
 }
 
 for (const layout of ['log', 'sets'] as const) {
-  test(`redis cluster (${layout} layout): the parity scenario gives the memory store's answers; keys spread over every node`, async () => {
+  test(`redis cluster (${layout} layout): the parity scenario gives the memory store's answers; keys spread over every node`, needs, async () => {
     const prefix = `cl${layout}`;
     const got = await storeScenario(dir, `${cluster.url}&prefix=${prefix}&layout=${layout}`);
     assert.deepEqual(got, reference);
@@ -47,7 +50,7 @@ for (const layout of ['log', 'sets'] as const) {
   });
 }
 
-test('redis cluster (log layout): two index instances see each other’s adds and removals', async () => {
+test('redis cluster (log layout): two index instances see each other’s adds and removals', needs, async () => {
   const texts = kijijiTexts();
   const url = `${cluster.url}&prefix=share`;
   const opts = { shingle: { k: 10, normalize: { preset: 'seed000' as const } }, threshold: 0.8 };

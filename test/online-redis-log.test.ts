@@ -12,6 +12,7 @@ import { encodeLogEntry, decodeLogEntry } from '../src/store/redisLog.js';
 import { kijijiTexts } from './helpers/kijiji.js';
 import { neardup } from './cliUtil.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
+import { needsRedis } from './helpers/needs.js';
 
 const texts = kijijiTexts().slice(0, 400);
 const OPTS = { shingle: { k: 10, normalize: { preset: 'seed000' as const } }, threshold: 0.8 };
@@ -51,7 +52,7 @@ test('log entries round-trip, including empty key lists, non-ASCII ids and keys 
   assert.throws(() => decodeLogEntry(Buffer.from([9, 1, 0]), 'L[7]'), /version 9/);
 });
 
-test('log layout: index instances sharing one Redis see each other’s adds, replacements and removals', async () => {
+test('log layout: index instances sharing one Redis see each other’s adds, replacements and removals', needsRedis(), async () => {
   const r = await server();
   const url = `${r.url}?prefix=shared`;
   const a = await NearDupIndex.open({ ...OPTS, store: url });
@@ -89,7 +90,7 @@ test('log layout: index instances sharing one Redis see each other’s adds, rep
   await Promise.all([a.close(), b.close(), c.close()]);
 });
 
-test('log layout: a query sees every write acknowledged before it started, also while other queries keep folds in flight', async () => {
+test('log layout: a query sees every write acknowledged before it started, also while other queries keep folds in flight', needsRedis(), async () => {
   const r = await server();
   const url = `${r.url}?prefix=fresh`;
   const a = await NearDupIndex.open({ ...OPTS, store: url });
@@ -112,7 +113,7 @@ test('log layout: a query sees every write acknowledged before it started, also 
   await Promise.all([a.close(), b.close()]);
 });
 
-test('log layout: compaction rewrites the log while in use; up-to-date processes keep their tables, stale ones refold', async () => {
+test('log layout: compaction rewrites the log while in use; up-to-date processes keep their tables, stale ones refold', needsRedis(), async () => {
   const r = await server();
   const url = `${r.url}?prefix=cmp`;
   const a = await NearDupIndex.open({ ...OPTS, store: url });
@@ -155,7 +156,7 @@ test('log layout: compaction rewrites the log while in use; up-to-date processes
   await sets.close();
 });
 
-test('neardup index compact: rewrites the log; refuses sets stores and non-Redis stores (exit 2)', async () => {
+test('neardup index compact: rewrites the log; refuses sets stores and non-Redis stores (exit 2)', needsRedis(), async () => {
   const r = await server();
   const url = `${r.url}?prefix=clicmp`;
   const idx = await NearDupIndex.open({ ...OPTS, store: url });
@@ -173,7 +174,7 @@ test('neardup index compact: rewrites the log; refuses sets stores and non-Redis
   assert.match(notRedis.stderr, /compact rewrites the log of a Redis store/);
 });
 
-test('log layout: a wiped Redis empties the table; later adds work', async () => {
+test('log layout: a wiped Redis empties the table; later adds work', needsRedis(), async () => {
   const r = await server();
   const url = `${r.url}?prefix=wipe`;
   const idx = await NearDupIndex.open({ ...OPTS, store: url });
@@ -189,7 +190,7 @@ test('log layout: a wiped Redis empties the table; later adds work', async () =>
   await idx.close();
 });
 
-test('layouts: default log, ?layout=sets, stores made before layouts read as sets, mismatches are errors', async () => {
+test('layouts: default log, ?layout=sets, stores made before layouts read as sets, mismatches are errors', needsRedis(), async () => {
   const r = await server();
   const raw = new Redis(r.url);
   const fresh = RedisStore.fromUrl(`${r.url}?prefix=lay1`);
@@ -226,7 +227,7 @@ test('layouts: default log, ?layout=sets, stores made before layouts read as set
   raw.disconnect();
 });
 
-test('log layout: index check finds a record missing from the log (error) and log entries without records (warning)', async () => {
+test('log layout: index check finds a record missing from the log (error) and log entries without records (warning)', needsRedis(), async () => {
   const r = await server();
   const url = `${r.url}?prefix=chk`;
   const idx = await NearDupIndex.open({ ...OPTS, store: url });
@@ -245,7 +246,7 @@ test('log layout: index check finds a record missing from the log (error) and lo
   await idx.close();
 });
 
-test('log layout: a corrupt log entry is an error naming the list and position', async () => {
+test('log layout: a corrupt log entry is an error naming the list and position', needsRedis(), async () => {
   const r = await server();
   const url = `${r.url}?prefix=bad`;
   const idx = await NearDupIndex.open({ ...OPTS, store: url });
@@ -257,7 +258,7 @@ test('log layout: a corrupt log entry is an error naming the list and position',
   await assert.rejects(() => NearDupIndex.open({ store: url }), /Redis bad:log\[1\]: malformed log entry \(truncated varint\)/);
 });
 
-test('addMany with prepare workers answers exactly as in-thread preparation (exact and estimate, metadata, empty texts)', async () => {
+test('addMany with prepare workers answers exactly as in-thread preparation (exact and estimate, metadata, empty texts)', needsRedis(), async () => {
   for (const verify of ['exact', 'estimate'] as const) {
     const plain = await NearDupIndex.open({ ...OPTS, verify });
     const threaded = await NearDupIndex.open({ ...OPTS, verify, workers: 2 });

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { storeScenario } from './helpers/storeScenario.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
+import { needsRedis } from './helpers/needs.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-parity-'));
 let redis: RedisChild | undefined;
@@ -30,32 +31,32 @@ test('store parity: sqlite', async () => {
   assert.deepEqual(got, reference);
 });
 
-test('store parity: redis (log layout, the default)', async () => {
+test('store parity: redis (log layout, the default)', needsRedis(), async () => {
   redis = await startRedis();
   const got = await storeScenario(dir, `${redis.url}?prefix=parity`);
   assert.deepEqual(got, reference);
 });
 
-test('store parity: redis, log layout without multi-key commands (the Redis Cluster code path)', async () => {
+test('store parity: redis, log layout without multi-key commands (the Redis Cluster code path)', needsRedis(), async () => {
   redis ??= await startRedis();
   const got = await storeScenario(dir, `${redis.url}?prefix=plain&scripts=0`);
   assert.deepEqual(got, reference);
 });
 
-test('store parity: redis, sets layout', async () => {
+test('store parity: redis, sets layout', needsRedis(), async () => {
   redis ??= await startRedis();
   const got = await storeScenario(dir, `${redis.url}?prefix=sets&layout=sets`);
   assert.deepEqual(got, reference);
 });
 
-test('store parity: redis, sets layout without scripts (the Redis Cluster code path)', async () => {
+test('store parity: redis, sets layout without scripts (the Redis Cluster code path)', needsRedis(), async () => {
   redis ??= await startRedis();
   const got = await storeScenario(dir, `${redis.url}?prefix=setsplain&layout=sets&scripts=0`);
   assert.deepEqual(got, reference);
 });
 
 for (const layout of ['sets', 'log']) {
-  test(`redis (${layout}): a bucket of 9,000 ids (more than Lua can unpack at once) is looked up whole and capped`, async () => {
+  test(`redis (${layout}): a bucket of 9,000 ids (more than Lua can unpack at once) is looked up whole and capped`, needsRedis(), async () => {
     redis ??= await startRedis();
     const { RedisStore } = await import('../src/store/redis.js');
     const store = RedisStore.fromUrl(`${redis.url}?prefix=big${layout}&layout=${layout}`);

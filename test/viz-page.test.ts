@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mainJs } from './cliUtil.js';
 import { kijijiTexts } from './helpers/kijiji.js';
 import { artifact, launchBrowser, watchPage, type TestBrowser } from './helpers/browser.js';
+import { needsBrowser } from './helpers/needs.js';
 
 let server: ChildProcess | undefined;
 let browser: TestBrowser | undefined;
@@ -46,7 +47,7 @@ async function post(base: string, url: string, body: unknown): Promise<unknown> 
   return r.json();
 }
 
-test('page: loads clean, finds and highlights a pasted near duplicate, adds it, lists clusters', async () => {
+test('page: loads clean, finds and highlights a pasted near duplicate, adds it, lists clusters', needsBrowser(), async () => {
   const base = await startServer();
   // 300 ads, with their text in meta so the page can align passages.
   const texts = kijijiTexts().slice(0, 300);

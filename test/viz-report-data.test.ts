@@ -77,6 +77,7 @@ test('report data: consistent with dedup, the S-curve, the sweep and exact Jacca
     assert.ok(j[2]! >= j[j.length - 1]!, `${p.label}: ${j.join(' ')}`);
   }
   // Clusters: passages line up in both shown texts; exact-copy clusters are only listed.
+  assert.ok(data.clusters.shown.length > 0, 'clusters are shown');
   for (const c of data.clusters.shown) {
     assert.ok(c.distinctTexts >= 2);
     for (const cmp of c.comparisons) {

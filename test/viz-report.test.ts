@@ -10,13 +10,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { neardup, tmpDir, kijiji } from './cliUtil.js';
 import { artifact, launchBrowser, watchPage, type TestBrowser } from './helpers/browser.js';
+import { needsBrowser } from './helpers/needs.js';
 
 let browser: TestBrowser | undefined;
 after(async () => {
   await browser?.close();
 });
 
-test('report: Kijiji report renders offline with data marks in every chart', async () => {
+test('report: Kijiji report renders offline with data marks in every chart', needsBrowser(), async () => {
   const dir = tmpDir();
   const out = path.join(dir, 'report.html');
   const dataOut = path.join(dir, 'report.json');

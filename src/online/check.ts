@@ -5,7 +5,6 @@
  */
 import { decodeRecord } from '../sketch/format.js';
 import type { NearDupIndex } from './nearDupIndex.js';
-import type { NearDupStore } from '../store/types.js';
 
 /** What {@link checkIndex} found. */
 export interface CheckReport {
@@ -31,7 +30,7 @@ export interface CheckOptions {
 
 /**
  * Checks an index: one membership test per document key (SQLite, Redis), or one lookup per key
- * for stores without {@link NearDupStore.hasPostings} (the memory store: O(keys × bucket size)).
+ * for stores without `NearDupStore.hasPostings` (the memory store: O(keys × bucket size)).
  */
 export async function checkIndex(index: NearDupIndex, options: CheckOptions = {}): Promise<CheckReport> {
   const maxListed = options.maxListed ?? 20;

@@ -3,13 +3,11 @@
  * every request outside the allowed origins blocked and recorded, and console errors collected.
  */
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from './kijiji.js';
-
-/** The Chromium binary (override with NEARDUP_CHROMIUM). */
-export const CHROMIUM = process.env.NEARDUP_CHROMIUM || '/usr/bin/chromium';
+import { browserChoice } from './needs.js';
 
 /** Where tests save screenshots (gitignored). */
 export const ARTIFACTS = path.resolve(repoRoot, 'test-artifacts');
@@ -32,13 +30,18 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-/** Launches Chromium; fails with a clear message when it is not installed. */
+/**
+ * Launches Chromium (see browserChoice: NEARDUP_CHROMIUM, /usr/bin/chromium or the bundled one);
+ * fails with a clear message when there is none.
+ */
 export async function launchBrowser(viewport = { width: 1100, height: 900 }): Promise<TestBrowser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}: the viz tests need it. Install it with "apt-get install -y chromium" (.ci/run does this), or set NEARDUP_CHROMIUM.`);
+  const c = browserChoice();
+  if ('missing' in c) {
+    throw new Error(`no Chromium for the browser tests: ${c.missing}. Install it with "apt-get install -y chromium" or run npm ci (bundled @sparticuz/chromium).`);
   }
   const profile = mkdtempSync(path.join(os.tmpdir(), 'neardup-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport });
+  const env = { ...process.env, ...c.env } as Record<string, string>;
+  const context = await chromium.launchPersistentContext(profile, { executablePath: c.executablePath, env, headless: true, args: CHROMIUM_ARGS, viewport });
   return {
     context,
     async close() {

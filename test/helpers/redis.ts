@@ -49,6 +49,11 @@ export async function spawnRedis(args: string[], what: string): Promise<ChildPro
       clearTimeout(timer);
       reject(new Error(`redis-server ${what} exited with code ${code}: ${out}`));
     });
+    // Not on PATH (ENOENT): say so at once instead of waiting for the timeout.
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server could not be started ${what}: ${e.message} (install: apt-get install -y redis-server)`));
+    });
   });
   child.stdout!.resume();
   return child;

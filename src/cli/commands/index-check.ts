@@ -11,6 +11,8 @@ import { NearDupIndex } from '../../online/nearDupIndex.js';
 import { checkIndex } from '../../online/check.js';
 import { UsageError } from '../../io/errors.js';
 import { addIndexAddCommands } from './index-add.js';
+import { loadSqliteStore } from '../../store/load.js';
+import type { RedisStore } from '../../store/redis.js';
 
 /** The `index` command with its `check` subcommand. */
 export function indexCommand(): Command {
@@ -55,7 +57,7 @@ export function indexCommand(): Command {
       const { existsSync } = await import('node:fs');
       if (!existsSync(o.store.slice(7))) throw new UsageError(`no SQLite index at ${o.store.slice(7)}`);
       if (existsSync(o.out)) throw new UsageError(`${o.out} already exists`);
-      const { SqliteStore } = await import('../../store/sqlite.js');
+      const { SqliteStore } = await loadSqliteStore();
       const store = new SqliteStore(o.store.slice(7));
       try {
         await store.backup(o.out);
@@ -87,8 +89,7 @@ export function indexCommand(): Command {
       if (!/^rediss?:\/\//.test(o.store)) throw new UsageError('compact rewrites the log of a Redis store: give redis://HOST:PORT[?prefix=NAME]');
       const idx = await NearDupIndex.open({ store: o.store });
       try {
-        const { RedisStore } = await import('../../store/redis.js');
-        const store = idx.store as InstanceType<typeof RedisStore>;
+        const store = idx.store as RedisStore;
         if (store.layout !== 'log') throw new UsageError(`${o.store} uses the sets layout, which has no log to compact`);
         const r = await store.compact();
         const mb = (n: number) => `${(n / 1048576).toFixed(1)} MB`;

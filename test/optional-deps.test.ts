@@ -1,0 +1,79 @@
+/**
+ * better-sqlite3 and ioredis are optional peer dependencies: the library and the CLI work without
+ * them until a store needs one, and then fail with an error that names the package to install.
+ * "Not installed" is simulated with a resolve hook (helpers/hidePackages.ts) in a child process.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { neardup, repoRoot, tmpDir } from './cliUtil.js';
+
+const hook = path.resolve(repoRoot, 'dist/test/helpers/hidePackages.js');
+const hide = { NEARDUP_HIDE_PACKAGES: 'better-sqlite3,ioredis' };
+
+/** Runs an ES module snippet in a child Node with both optional packages hidden. */
+function runHidden(code: string): { code: number; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, '--input-type=module', '-e', code], {
+    env: { ...process.env, ...hide },
+    encoding: 'utf8',
+  });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+const index = pathToFileURL(path.resolve(repoRoot, 'dist/src/index.js')).href;
+
+test('package.json: better-sqlite3 and ioredis are optional peers, not dependencies', () => {
+  const pkg = JSON.parse(readFileSync(path.resolve(repoRoot, 'package.json'), 'utf8'));
+  for (const name of ['better-sqlite3', 'ioredis']) {
+    assert.equal(pkg.dependencies[name], undefined, `${name} must not be a dependency`);
+    assert.ok(pkg.peerDependencies[name], `${name} is a peer dependency`);
+    assert.equal(pkg.peerDependenciesMeta[name]?.optional, true, `${name} is optional`);
+  }
+});
+
+test('the hook really hides the packages (else the tests below prove nothing)', () => {
+  const r = runHidden(`await import('better-sqlite3').then(() => console.log('loaded'), (e) => console.log(e.code))`);
+  assert.equal(r.stdout.trim(), 'ERR_MODULE_NOT_FOUND', r.stderr);
+});
+
+test('library without them: dedup and the memory index work; sqlite: and redis:// name the package to install', () => {
+  const r = runHidden(`
+    const nd = await import(${JSON.stringify(index)});
+    const res = nd.dedup(['the cat sat on the mat today', 'the cat sat on the mat today!', 'something else entirely'], { threshold: 0.5 });
+    const idx = await nd.NearDupIndex.open({ store: 'memory' });
+    await idx.add('a', 'the cat sat on the mat today');
+    const m = await idx.query('the cat sat on the mat today!');
+    await idx.close();
+    const out = [res.pairs.length, m.length];
+    for (const spec of ['sqlite:${tmpDir()}/x.db', 'redis://127.0.0.1:1']) {
+      try { await nd.openStore(spec); out.push('opened'); }
+      catch (e) { out.push(e instanceof nd.MissingDependencyError, e.packageName, e.message); }
+    }
+    console.log(JSON.stringify(out));`);
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.deepEqual(out.slice(0, 2), [1, 1]);
+  assert.deepEqual(out.slice(2), [
+    true, 'better-sqlite3', 'the SQLite store (sqlite:PATH) needs the package better-sqlite3, which is not installed: npm install better-sqlite3',
+    true, 'ioredis', 'the Redis store (redis://HOST:PORT) needs the package ioredis, which is not installed: npm install ioredis',
+  ]);
+});
+
+test('CLI without them: dedup works; index add --store sqlite: exits 1 naming npm install better-sqlite3, no stack trace, no file', () => {
+  const dir = tmpDir();
+  const db = path.join(dir, 'x.db');
+  const env = { ...hide, NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` };
+  const ok = neardup(['dedup', 'docs.tsv', '--text', 'body'], { env });
+  assert.equal(ok.code, 0, ok.stderr);
+  const r = neardup(['index', 'add', 'docs.tsv', '--text', 'body', '--id', 'id', '--store', `sqlite:${db}`], { env });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /needs the package better-sqlite3, which is not installed: npm install better-sqlite3/);
+  assert.doesNotMatch(r.stderr, /^\s+at /m);
+  assert.equal(existsSync(db), false);
+  const s = neardup(['serve', '--port', '0', '--store', 'redis://127.0.0.1:1'], { env });
+  assert.equal(s.code, 1, s.stderr);
+  assert.match(s.stderr, /npm install ioredis/);
+});
