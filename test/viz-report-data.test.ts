@@ -8,7 +8,6 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { buildReportData, renderReportHtml, dedup, jaccard, fingerprintSet, candidateProbability } from '../src/index.js';
 import { ClusterTracker } from '../src/web/clusterTracker.js';
-import { isPublicUiPath } from '../src/web/plugin.js';
 import { splitmix32 } from '../src/hash/mix.js';
 import { neardup, tmpDir } from './cliUtil.js';
 
@@ -129,8 +128,4 @@ test('cluster tracker: unions add results, hides removed documents, largest firs
   r = t.clusters(10);
   assert.equal(r.total, 1);
   assert.equal(t.tracked, 107);
-  assert.equal(isPublicUiPath('/'), true);
-  assert.equal(isPublicUiPath('/ui/page.js?v=1'), true);
-  assert.equal(isPublicUiPath('/ui/clusters'), false);
-  assert.equal(isPublicUiPath('/v1/stats'), false);
 });

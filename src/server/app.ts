@@ -5,10 +5,10 @@
  * @module
  */
 import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply } from 'fastify';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
 import { Metrics } from './metrics.js';
-import { webUi, isPublicUiPath } from '../web/plugin.js';
+import { webUi } from '../web/plugin.js';
+import { installAuth } from './auth.js';
 import { metaProblem } from './limits.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import { addResponseSchema, batchSchema, documentSchema, duplicatesQuerySchema, errorSchema, idParamsSchema, matchSchema, querySchema } from './schemas.js';
@@ -97,10 +97,6 @@ export function openApiDocument(): Record<string, unknown> {
   };
 }
 
-function digest(s: string): Buffer {
-  return createHash('sha256').update(s).digest();
-}
-
 function fieldOf(e: { instancePath?: string; params?: Record<string, unknown> }): string {
   const base = e.instancePath || '';
   const p = e.params ?? {};
@@ -123,20 +119,13 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   }) as unknown as FastifyInstance & { draining: boolean };
   app.draining = false;
   const metrics = new Metrics();
-  const tokenDigest = options.token ? digest(options.token) : null;
   const openapi = openApiDocument();
 
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', async (req) => {
     (req as unknown as { t0: bigint }).t0 = process.hrtime.bigint();
-    if (!tokenDigest || req.url === '/healthz' || req.url === '/readyz' || isPublicUiPath(req.url)) return;
-    const h = req.headers.authorization ?? '';
-    const given = h.startsWith('Bearer ') ? h.slice(7) : '';
-    // Digests have equal length, so timingSafeEqual never leaks the token length either.
-    if (!given || !timingSafeEqual(digest(given), tokenDigest)) {
-      reply.header('www-authenticate', 'Bearer');
-      return reply.code(401).send({ statusCode: 401, error: 'Unauthorized', message: 'missing or invalid bearer token' });
-    }
   });
+  // Before any route: authorization is decided per matched route (config.public), never by URL text.
+  installAuth(app, options.token);
 
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
@@ -241,14 +230,14 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
 
   app.get('/v1/stats', async () => index.stats());
 
-  app.get('/healthz', async (_req, reply) => {
+  app.get('/healthz', { config: { public: true } }, async (_req, reply) => {
     if (app.draining) return reply.code(503).send({ status: 'shutting down' });
     return { status: 'ok' };
   });
 
   // Readiness, unlike liveness, asks the store: a load balancer should stop sending traffic to a
   // process whose Redis is away, but not restart it (it reconnects by itself).
-  app.get('/readyz', async (_req, reply) => {
+  app.get('/readyz', { config: { public: true } }, async (_req, reply) => {
     if (app.draining) return reply.code(503).send({ status: 'shutting down' });
     try {
       return { status: 'ready', documents: await index.size() };
