@@ -11,7 +11,7 @@ import { webUi } from '../web/plugin.js';
 import { installAuth } from './auth.js';
 import { metaProblem } from './limits.js';
 import { StoreUnavailableError } from '../store/errors.js';
-import { addResponseSchema, batchSchema, documentSchema, duplicatesQuerySchema, errorSchema, idParamsSchema, matchSchema, querySchema } from './schemas.js';
+import { addResponseSchema, addSchema, batchSchema, DEFAULT_ADD_LIMIT, documentSchema, duplicatesQuerySchema, errorSchema, idParamsSchema, matchSchema, querySchema } from './schemas.js';
 
 /** Options of {@link buildApp}. */
 export interface AppOptions {
@@ -54,7 +54,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/documents': {
         post: {
           summary: 'Return the near duplicates of a document, then index it (an existing id is replaced).',
-          requestBody: { required: true, ...json(documentSchema) },
+          requestBody: { required: true, ...json(addSchema) },
           responses: { '200': { description: 'Duplicates', ...json(addResponseSchema) }, ...common },
         },
       },
@@ -171,17 +171,17 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   const badMeta = (reply: FastifyReply, problems: { field: string; message: string }[]) =>
     reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: problems.map((e) => `${e.field} ${e.message}`).join('; '), errors: problems });
 
-  app.post<{ Body: DocBody }>('/v1/documents', { schema: { body: documentSchema } }, async (req, reply) => {
-    const { id, text, meta } = req.body;
+  app.post<{ Body: DocBody & { limit?: number } }>('/v1/documents', { schema: { body: addSchema } }, async (req, reply) => {
+    const { id, text, meta, limit } = req.body;
     const problem = metaProblem(meta);
     if (problem) return badMeta(reply, [{ field: '/meta', message: problem }]);
-    const duplicates = await index.add(id, text, meta);
+    const duplicates = await index.add(id, text, meta, { limit: limit ?? DEFAULT_ADD_LIMIT });
     countAdds([duplicates]);
     return { id, duplicates };
   });
 
   // "::" is find-my-way's escape for a literal colon.
-  app.post<{ Body: { documents: DocBody[] } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req, reply) => {
+  app.post<{ Body: { documents: DocBody[]; limit?: number } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req, reply) => {
     const docs = req.body.documents;
     const problems: { field: string; message: string }[] = [];
     docs.forEach((d, i) => {
@@ -189,7 +189,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
       if (p) problems.push({ field: `/documents/${i}/meta`, message: p });
     });
     if (problems.length) return badMeta(reply, problems);
-    const results = await index.addMany(docs);
+    const results = await index.addMany(docs, { limit: req.body.limit ?? DEFAULT_ADD_LIMIT });
     countAdds(results);
     return { results: results.map((duplicates, i) => ({ id: docs[i]!.id, duplicates })) };
   });

@@ -71,6 +71,13 @@ export interface NearDupStore {
    * without it the check looks each key up, which fetches whole buckets).
    */
   hasPostings?(id: string, keys: Float64Array): Promise<boolean[]>;
+  /**
+   * Optional: runs `fn` (the index's lookups, then its write) while no other process writes to the
+   * store, so that documents added at once by several processes see each other as if added one
+   * after the other. Stores shared by several processes implement it (SQLite: BEGIN IMMEDIATE;
+   * Redis: a lock key); the memory store has one writer and does not need it.
+   */
+  exclusive?<T>(fn: () => Promise<T>): Promise<T>;
   /** Releases connections and file handles. Writes already acknowledged are kept. */
   close(): Promise<void>;
 }
