@@ -88,6 +88,9 @@ export function warnSkipped(reporter: Reporter, input: OpenedInput): void {
   if (input.skips.count > 0) {
     reporter.warn(`skipped ${int(input.skips.count)} invalid record${input.skips.count === 1 ? '' : 's'}; first: ${input.skips.examples[0]!.message}`);
   }
+  // Quoted line breaks are legal CSV, but a record made of several lines should never go unnoticed.
+  const m = input.skips.multiline ?? 0;
+  if (m > 0) reporter.warn(`${int(m)} record${m === 1 ? ' spans' : 's span'} several lines (line breaks inside quoted fields); first: ${input.skips.firstMultiline}`);
 }
 
 /** Documents per batch handed to the pipeline while streaming. */

@@ -16,6 +16,8 @@ export interface InputRecord {
   line: number;
   /** The record as it appears in the input, without its line break (only when `raw` was asked for). */
   raw?: string;
+  /** The line break that ended the record in the input (`\n`, `\r\n`, …; '' at the end), with `raw`. */
+  eol?: string;
 }
 
 /** State shared by a reader and the code that drives it. */
@@ -26,6 +28,8 @@ export interface ReaderContext {
   readonly raw: boolean;
   /** Line numbers that are not valid UTF-8 (only filled when skipping invalid records). */
   readonly badLines: Set<number> | undefined;
+  /** The skip statistics (and notes such as records spanning lines), reported in the summary. */
+  readonly stats: SkipStats;
   /**
    * Reports an invalid record: throws an {@link InputError} unless invalid records are skipped.
    * `file` overrides the input name (a file inside a directory input).
@@ -39,6 +43,10 @@ export interface SkipStats {
   count: number;
   /** The first few problems, for the summary. */
   examples: InputError[];
+  /** Records that span several lines (quoted line breaks in CSV, or TSV read with quotes). */
+  multiline?: number;
+  /** Where the first of those starts. */
+  firstMultiline?: string;
 }
 
 /** A context that throws on the first invalid record, or counts and skips them all. */
@@ -47,6 +55,7 @@ export function makeContext(file: string, raw: boolean, skipInvalid: boolean, sk
     file,
     raw,
     badLines: skipInvalid ? new Set<number>() : undefined,
+    stats: skips,
     invalid(line, reason, where) {
       const e = new InputError(where ?? file, line, reason);
       if (!skipInvalid) throw e;

@@ -394,7 +394,12 @@ export class NearDupIndex {
       this.queue.push({ p, resolve, reject });
       if (!this.draining) {
         this.draining = true;
-        void this.exclusive(() => this.drain());
+        // drain() settles every add it takes; a failure here means the store's write lock could not
+        // be taken (store unavailable or busy): the adds waiting for it fail with that error.
+        this.exclusive(() => this.drain()).catch((e: unknown) => {
+          this.draining = false;
+          for (const t of this.queue.splice(0)) t.reject(e);
+        });
       }
     });
   }

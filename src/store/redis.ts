@@ -35,7 +35,7 @@ export const REDIS_LOCK_WAIT_MS = 30_000;
  * Expiry of the write lock (ms): a process that dies holding it blocks other writers at most this
  * long. A write batch that takes longer loses the lock; its documents are still all written.
  */
-export const REDIS_LOCK_TTL_MS = 30_000;
+export const REDIS_LOCK_TTL_MS = 10_000;
 
 /** Deletes the lock key only when it still holds this writer's token. KEYS: lock. ARGV: token. */
 const UNLOCK_LUA = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
@@ -207,6 +207,11 @@ export class RedisStore implements NearDupStore {
   private syncRunning: Promise<void> | null = null;
   private syncNext: Promise<void> | null = null;
   private readonly writeLock: boolean;
+  /**
+   * Lock tokens this process may have left behind: a SET NX that timed out may still run when Redis
+   * comes back, and an unlock may fail. They are released before the next acquisition.
+   */
+  private readonly strayLocks = new Set<string>();
 
   constructor(
     private readonly redis: Client,
@@ -484,11 +489,21 @@ export class RedisStore implements NearDupStore {
   async exclusive<T>(fn: () => Promise<T>): Promise<T> {
     if (!this.writeLock) return fn();
     const key = `${this.p}:writer`;
+    for (const t of this.strayLocks) {
+      await this.redis.eval(UNLOCK_LUA, 1, key, t).catch(unavailable);
+      this.strayLocks.delete(t);
+    }
     const token = randomBytes(12).toString('hex');
     const deadline = Date.now() + REDIS_LOCK_WAIT_MS;
     let wait = 1;
     for (;;) {
-      const ok = await this.redis.set(key, token, 'PX', REDIS_LOCK_TTL_MS, 'NX').catch(unavailable);
+      let ok: string | null;
+      try {
+        ok = await this.redis.set(key, token, 'PX', REDIS_LOCK_TTL_MS, 'NX');
+      } catch (e) {
+        this.strayLocks.add(token);
+        unavailable(e);
+      }
       if (ok === 'OK') break;
       if (Date.now() >= deadline) throw new StoreUnavailableError(`Redis store at prefix "${this.p}" is busy: another process held ${key} for ${REDIS_LOCK_WAIT_MS / 1000} s`, 1);
       await sleep(wait * (0.5 + Math.random()));
@@ -497,7 +512,7 @@ export class RedisStore implements NearDupStore {
     try {
       return await fn();
     } finally {
-      await this.redis.eval(UNLOCK_LUA, 1, key, token).catch(() => undefined);
+      await this.redis.eval(UNLOCK_LUA, 1, key, token).catch(() => this.strayLocks.add(token));
     }
   }
 

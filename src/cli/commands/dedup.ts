@@ -56,11 +56,14 @@ async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, resu
   const layout = { format: input.format, delimiter: input.delimiter, columns: corpus.input.header?.columns };
   const annotate = flags.output === 'annotate';
   let headerDone = false;
+  // Rows are written byte for byte: a byte-order mark and each row's own line break (CRLF stays
+  // CRLF; a last row without one gets \n, so that rows never run together) are kept.
   const header = async (): Promise<void> => {
     if (headerDone) return;
     headerDone = true;
-    if (annotate) await sink.write(annotateHeader(layout, input.header?.raw));
-    else if (input.header) await sink.write(input.header.raw + '\n');
+    if (input.bom) await sink.write('\ufeff');
+    if (annotate) await sink.write(annotateHeader(layout, input.header?.raw, input.header?.eol));
+    else if (input.header) await sink.write(input.header.raw + (input.header.eol || '\n'));
   };
   let i = 0;
   let written = 0;
@@ -70,10 +73,10 @@ async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, resu
     const c = clusterNo[i]!;
     const rep = c >= 0 ? result.clusters[c]!.members[0]! : i;
     if (annotate) {
-      await sink.write(annotateRecord(layout, r.raw!, c >= 0 ? c : undefined, rep !== i ? String(id(rep)) : undefined));
+      await sink.write(annotateRecord(layout, r.raw!, c >= 0 ? c : undefined, rep !== i ? String(id(rep)) : undefined, r.eol));
       written++;
     } else if (rep === i) {
-      await sink.write(r.raw! + '\n');
+      await sink.write(r.raw! + (r.eol || '\n'));
       written++;
     }
     i++;
