@@ -277,6 +277,15 @@ export class NearDupIndex {
       if (existing) {
         if (existing.format !== FORMAT_VERSION) throw new RangeError(`store holds an index of format ${String(existing.format)}; this version reads ${FORMAT_VERSION}`);
         const bad = explicitFields(options).filter((f) => !sameJson((existing as Record<string, unknown>)[f], (wanted as Record<string, unknown>)[f]));
+        // The bands follow from the threshold: when only the threshold was given, say so.
+        const onlyThreshold = options.bands === undefined && options.rows === undefined && options.minRecall === undefined && options.threshold !== undefined;
+        if (onlyThreshold && bad.includes('bands')) {
+          const rest = bad.filter((f) => f !== 'bands' && f !== 'rows');
+          throw new RangeError(
+            `the store was created with threshold ${existing.threshold}, given ${options.threshold}: its LSH bands (${existing.bands} × ${existing.rows} rows) were chosen for ${existing.threshold}, and ${options.threshold} needs ${wanted.bands} × ${wanted.rows}. ` +
+              `Open it without --threshold (or with ${existing.threshold}); a lower threshold per query is /v1/query's "threshold"${rest.length ? `; also different: ${rest.join(', ')}` : ''}`,
+          );
+        }
         if (bad.length) {
           throw new RangeError(
             `the store was created with different parameters (${bad

@@ -21,6 +21,11 @@ export interface AppOptions {
   bodyLimit?: number;
   /** Fastify logger (pino options or boolean). Default false. */
   logger?: boolean;
+  /**
+   * Where every 5xx answer is reported with its cause (one line with the stack), whatever `logger`
+   * says. Default: standard error.
+   */
+  errorLog?: (line: string) => void;
 }
 
 interface DocBody {
@@ -120,6 +125,16 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   app.draining = false;
   const metrics = new Metrics();
   const openapi = openApiDocument();
+  const errorLog = options.errorLog ?? ((line: string) => void process.stderr.write(line));
+  /** A 5xx never goes unseen: its request and cause on stderr (the client only sees a generic message). */
+  const report5xx = (status: number, method: string, url: string, error: unknown): void => {
+    const e = error as Error;
+    const cause = e?.cause ? `\n  caused by: ${String((e.cause as Error)?.stack ?? e.cause)}` : '';
+    errorLog(`neardup serve: ${new Date().toISOString()} ${status} ${method} ${url}: ${e?.stack ?? String(error)}${cause}\n`);
+  };
+  // The API takes JSON only: without this, Fastify's built-in text/plain parser turned a text body
+  // into a 400 "body must be object" instead of the documented 415.
+  app.removeContentTypeParser('text/plain');
 
   app.addHook('onRequest', async (req) => {
     (req as unknown as { t0: bigint }).t0 = process.hrtime.bigint();
@@ -142,6 +157,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
     if ((error as unknown) instanceof StoreUnavailableError) {
       // Not acknowledged, safe to retry: the store (Redis) is away and the client reconnects by itself.
       req.log.warn({ err: error }, 'store unavailable');
+      report5xx(503, req.method, req.url, error);
       const retry = (error as unknown as StoreUnavailableError).retryAfter;
       reply.header('retry-after', String(retry));
       return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: `${error.message}; retry in ${retry} s` });
@@ -154,6 +170,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
       return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: error.message });
     }
     req.log.error(error);
+    report5xx(500, req.method, req.url, error);
     return reply.code(500).send({ statusCode: 500, error: 'Internal Server Error', message: 'internal error (see the server log)' });
   });
 

@@ -13,6 +13,7 @@ import { TooManyPairsError } from '../../lsh/tooManyPairs.js';
 import { tooManyPairsMessage } from '../tooManyPairs.js';
 import { openInput } from '../../io/read.js';
 import { openOutput, type OutputSink } from '../../io/output.js';
+import { refuseAliasedOutputs } from '../../io/alias.js';
 import { annotateHeader, annotateRecord, formatCluster, formatPair, pairHeader, type PairFormat } from '../../io/write.js';
 import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { idOf, loadCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
@@ -129,6 +130,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   // Clusters and deduplicated copies need no pair list: groups of copies then cost O(m), not m².
   options.pairs = flags.output === 'pairs';
   const readOptions = readOptionsFrom(flags);
+  await refuseAliasedOutputs([{ what: '--out', path: flags.out }], [{ what: 'the input', path: fileArg }]);
   const tStart = performance.now();
   let file = fileArg;
   let cleanup: (() => Promise<void>) | undefined;
