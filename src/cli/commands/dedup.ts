@@ -102,9 +102,15 @@ async function outputTarget(flags: DedupFlags, fileArg: string, input: Corpus['i
     if (!out) throw new UsageError(`--output ${flags.output} of a Parquet input writes Parquet, so it needs --out FILE.parquet (or --out DIR)`);
     const target = st?.isDirectory() ? path.join(out, path.basename(fileArg)) : out;
     if (!st?.isDirectory() && !/\.(parquet|pq)$/i.test(out)) throw new UsageError(`--out ${out}: the output of a Parquet input is Parquet, so name it .parquet`);
+    await refuseAliasedOutputs([{ what: '--out', path: target }], [{ what: 'the input', path: fileArg }]);
     return { kind: 'file', path: target };
   }
-  if (st?.isDirectory() && fileArg !== '-') return { kind: 'file', path: path.join(out!, path.basename(fileArg)) };
+  if (st?.isDirectory() && fileArg !== '-') {
+    // --out DIR writes DIR/<input name>: DIR must not be the input's own directory.
+    const target = path.join(out!, path.basename(fileArg));
+    await refuseAliasedOutputs([{ what: '--out', path: target }], [{ what: 'the input', path: fileArg }]);
+    return { kind: 'file', path: target };
+  }
   return { kind: 'sink' };
 }
 
