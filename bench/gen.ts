@@ -2,13 +2,18 @@
  * Deterministic corpus generator for benchmarks: pseudo-words with a Zipf-like frequency, about
  * 1.5 KB per document (mostly ASCII, ~3% accented Latin words), and planted near duplicates.
  *
- * A fraction `dupRate` of documents are edited copies of a uniformly chosen earlier original (so
- * duplicates sit anywhere in the file, the hard case for a streaming verifier). Each copy replaces a
- * fraction q of the source's words, q drawn from EDIT_RATES; the planted pairs and their q are
- * written to `<out>.truth.tsv` (source, copy, q).
+ * A fraction `dupRate` of documents are edited copies of a uniformly chosen earlier document (so
+ * duplicates sit anywhere in the file, the hard case for a streaming verifier). With `chainRate` c,
+ * a copy's source is an earlier *copy* with probability c (so copies of copies form chains, as in a
+ * web crawl where pages are re-published from re-published pages), else an original. Each copy
+ * replaces a fraction q of its source's words, q drawn from EDIT_RATES; the planted pairs (copy and
+ * its immediate source) and their q are written to `<out>.truth.tsv` (source, copy, q).
  *
- * Usage: node dist/bench/gen.js --docs 1000000 --out bench/data/m1.tsv [--dup-rate 0.1] [--seed 7]
- * Output lines: `<id>\t<text>\n` (the text has no tab or newline).
+ * Usage: node dist/bench/gen.js --docs 1000000 --out bench/data/m1.tsv [--dup-rate 0.1] [--chain-rate 0]
+ *        [--format idtext|jsonl] [--seed 7]
+ * Output lines: `<id>\t<text>\n` (the text has no tab or newline), or with `--format jsonl`
+ * `{"id":"<id>","url":"https://example.org/<id>","text":"<text>"}` lines (read with the default
+ * `text` field).
  * @module
  */
 import { openSync, writeSync, closeSync, mkdirSync, renameSync } from 'node:fs';
@@ -105,6 +110,10 @@ export interface GenerateOptions {
   dupRate?: number;
   /** Seed. Default 7. */
   seed?: number;
+  /** Fraction of copies whose source is an earlier copy (chains of copies). Default 0. */
+  chainRate?: number;
+  /** `idtext` (default): `<id>\t<text>` lines; `jsonl`: one JSON object per line. */
+  format?: 'idtext' | 'jsonl';
 }
 
 /** Writes a corpus and its planted pairs; returns the bytes written and the number of planted pairs. */
@@ -118,24 +127,36 @@ export function generateCorpus(options: GenerateOptions): { bytes: number; plant
   const tmp = `${out}.tmp`;
   const fd = openSync(tmp, 'w');
   const truth: string[] = [];
-  const source = new Int32Array(docs);
+  // Root original of each document (its rendering salt), its immediate source (−1: an original)
+  // and its edit rate; copies are listed so a chained copy can pick one.
+  const root = new Int32Array(docs);
+  const parent = new Int32Array(docs).fill(-1);
+  const rate = new Float64Array(docs);
+  const copies: number[] = [];
+  const chainRate = options.chainRate ?? 0;
+  const format = options.format ?? 'idtext';
+  // Words of document i: its original, or its source's words edited (recursively, for chains).
+  const wordsOf = (i: number): Int32Array => (parent[i]! < 0 ? gen.original(i) : gen.edit(wordsOf(parent[i]!), rate[i]!, i));
   let bytes = 0;
   let chunk: string[] = [];
   let chunkLen = 0;
   for (let i = 0; i < docs; i++) {
-    let words: Int32Array;
     const dup = i > 0 && rnd() / 4294967296 < dupRate;
     if (dup) {
-      const src = source[rnd() % i]!;
+      const chained = copies.length > 0 && chainRate > 0 && rnd() / 4294967296 < chainRate;
+      const src = chained ? copies[rnd() % copies.length]! : root[rnd() % i]!;
       const q = EDIT_RATES[rnd() % EDIT_RATES.length]!;
-      words = gen.edit(gen.original(src), q, i);
-      source[i] = src;
+      parent[i] = src;
+      rate[i] = q;
+      root[i] = root[src]!;
+      copies.push(i);
       truth.push(`${src}\t${i}\t${q}\n`);
     } else {
-      words = gen.original(i);
-      source[i] = i;
+      root[i] = i;
     }
-    const line = `${i}\t${gen.render(words, source[i]! * 31 + 1)}\n`;
+    const words = wordsOf(i);
+    const text = gen.render(words, root[i]! * 31 + 1);
+    const line = format === 'jsonl' ? `{"id":"${i}","url":"https://example.org/${i}","text":${JSON.stringify(text)}}\n` : `${i}\t${text}\n`;
     chunk.push(line);
     chunkLen += line.length;
     if (chunkLen > 1 << 22) {
@@ -163,6 +184,8 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/.*\//, 
   const docs = Number(arg('docs', '70000'));
   const out = arg('out', 'bench/data/corpus.tsv')!;
   const t0 = performance.now();
-  const r = generateCorpus({ docs, out, dupRate: Number(arg('dup-rate', '0.1')), seed: Number(arg('seed', '7')) });
+  const format = arg('format', 'idtext');
+  if (format !== 'idtext' && format !== 'jsonl') throw new Error(`--format must be idtext or jsonl, got ${format}`);
+  const r = generateCorpus({ docs, out, dupRate: Number(arg('dup-rate', '0.1')), chainRate: Number(arg('chain-rate', '0')), format, seed: Number(arg('seed', '7')) });
   console.log(`wrote ${out}: ${docs} docs, ${(r.bytes / 1e6).toFixed(1)} MB, ${r.planted} planted pairs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }

@@ -136,6 +136,8 @@ test('fast signer = reference definition on random Unicode (sets and signatures)
         const keepCase = c.preset === 'default' && c.keepCase;
         const set = refSet(refFingerprints(refNormalize(text, c.preset, keepCase), c.k, c.shingleSeed));
         assert.deepEqual(signer.set(text), set, 'fingerprint set');
+        // The unsorted set of the verification path: the same values, each once.
+        assert.deepEqual(signer.distinct(text).slice().sort(), set, 'distinct set');
         const want = c.method === 'oph' ? refOph(set, c.numPerm, c.seed) : refClassic(set, c.numPerm, c.seed);
         assert.deepEqual(signer.sign(text), want, 'signature');
       }

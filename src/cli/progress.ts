@@ -2,8 +2,13 @@
  * Progress bars on stderr (cli-progress), shown only when stderr is a terminal and not --quiet.
  * @module
  */
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
+import type cliProgressModule from 'cli-progress';
+
+/** cli-progress, loaded only when a bar is drawn (never for -q or a non-terminal stderr): faster starts. */
+let cliProgress: typeof cliProgressModule | undefined;
+const bars = (): typeof cliProgressModule => (cliProgress ??= createRequire(import.meta.url)('cli-progress') as typeof cliProgressModule);
 
 /** A progress display; every method is a no-op when progress is off. */
 export interface Progress {
@@ -45,7 +50,8 @@ export function createProgress(enabled: boolean, stream: Writable, label: string
   const known = total !== undefined && total > 0;
   const rateText = unit === 'bytes' ? '{mbs} MB/s · {docs} docs · {dps} docs/s' : `{dps} ${unit}/s`;
   const format = known ? `${label.padEnd(8)} [{bar}] {percentage}% · ${rateText} · ETA {eta_formatted}` : `${label.padEnd(8)} {count} · ${rateText}`;
-  const bar = new cliProgress.SingleBar(
+  const { SingleBar, Presets } = bars();
+  const bar = new SingleBar(
     {
       format,
       stream: stream as NodeJS.WriteStream,
@@ -57,7 +63,7 @@ export function createProgress(enabled: boolean, stream: Writable, label: string
       fps: 8,
       etaBuffer: 50,
     },
-    cliProgress.Presets.shades_classic,
+    Presets.shades_classic,
   );
   const payload = (done: number, docs: number | undefined): Record<string, string> => {
     const ms = performance.now() - t0;

@@ -8,7 +8,7 @@ import type { MinHashOptions } from '../sketch/minhash.js';
 import { SignatureMatrix } from '../sketch/signatureMatrix.js';
 import { chooseBands, type BandChoice, type ChooseBandsOptions } from '../lsh/params.js';
 import { bandKeyMatrix, candidatePairBound, candidatesFromBandKeys, emptyCandidateStats, type CandidateStats } from '../lsh/candidates.js';
-import { jaccard } from '../similarity/jaccard.js';
+import { ProbeTable, probeJaccardAtLeast, setHash } from '../similarity/probeSet.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { clusterPairs, type Cluster } from './clusters.js';
 import { clusterBucketwise } from './bucketwise.js';
@@ -135,7 +135,8 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
   // Rows of `sigs`, `repText` and `sets` are per group of identical documents, not per document.
   const sigs = new SignatureMatrix(signer.numPerm, expected);
   // Fingerprint sets are built only when needed (to tell apart documents with equal signatures, and
-  // to verify candidates), from the group's first text: most documents never need theirs.
+  // to verify candidates), from the group's first text: most documents never need theirs. They are
+  // unsorted (no sort: compared and intersected through probe tables).
   const repText: string[] = [];
   const sets: (Uint32Array | undefined)[] = [];
   let tShingle = 0;
@@ -143,7 +144,7 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
     let s = sets[g];
     if (!s) {
       const a = performance.now();
-      s = sets[g] = signer.set(repText[g]!);
+      s = sets[g] = signer.distinct(repText[g]!);
       tShingle += performance.now() - a;
     }
     return s;
@@ -163,7 +164,14 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
     }
     if (setIndexedOf[g]) return;
     setIndexedOf[g] = 1;
-    bySet.insert(murmur3Words(setOf(g), SET_SEED), g);
+    bySet.insert(setHash(setOf(g), SET_SEED), g);
+  };
+  // Equal sets: same size and every value of one found in the other (both are distinct).
+  const eqTable = new ProbeTable();
+  const sameSet = (x: Uint32Array, y: Uint32Array): boolean => {
+    if (x.length !== y.length) return false;
+    eqTable.load(x);
+    return eqTable.countIn(y, 0) === y.length;
   };
   const empty: number[] = [];
   let chars = 0;
@@ -185,7 +193,7 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
       else {
         indexSet(c);
         const own = setOf(i);
-        const x = bySet.find(murmur3Words(own, SET_SEED), (y) => sameWords(setOf(y), own));
+        const x = bySet.find(setHash(own, SET_SEED), (y) => sameSet(setOf(y), own));
         if (x === -1) indexSet(i);
         else g = x;
       }
@@ -209,11 +217,17 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
   const t1 = performance.now();
   const u = sigs.count;
   const { hi, lo } = bandKeyMatrix(sigs, bands.bands, bands.rows);
+  // Exact scores probe b's set against a's, loaded into the table once for consecutive pairs of a.
+  const scoreTable = new ProbeTable();
+  let loaded = -1;
   /** The similarity a verified pair is kept with, or -1 when it is not a near duplicate. */
   const score = (a: number, b: number): number => {
     if (verify === 'exact') {
-      const s = jaccard(setOf(a), setOf(b));
-      return s >= threshold ? s : -1;
+      if (loaded !== a) {
+        scoreTable.load(setOf(a));
+        loaded = a;
+      }
+      return probeJaccardAtLeast(scoreTable, setOf(b), threshold);
     }
     const e = sigs.estimate(a, b);
     return verify === 'none' || e >= threshold ? e : -1;
@@ -232,10 +246,13 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
     const { pairs: cand, stats: cstats } = candidatesFromBandKeys(hi, lo, sigs.present, u, bands.bands, maxPairs);
     t2 = performance.now();
     shingledAtT2 = tShingle;
-    for (let p = 0; p < cand.size; p++) {
+    // Pairs taken in order of their first member, so each first member's set is loaded once.
+    const order = orderByFirst(cand.a, cand.size, u);
+    for (let k = 0; k < cand.size; k++) {
+      const p = order[k]!;
       const s = score(cand.a[p]!, cand.b[p]!);
       if (s >= 0) pairs.push({ a: cand.a[p]!, b: cand.b[p]!, similarity: s });
-      if (options.onProgress && (p & 65535) === 0) options.onProgress('verify', p, cand.size);
+      if (options.onProgress && (k & 65535) === 0) options.onProgress('verify', k, cand.size);
     }
     // Candidates counted per document pair, as a run without grouping would count them.
     cstats.candidates = pairsWithinGroups(groups) + pairsAcrossGroups(groups, cand.size, (p) => cand.a[p]!, (p) => cand.b[p]!);
@@ -248,6 +265,16 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
 
 /** Seed of the content hashes that find identical documents. */
 const SET_SEED = 0x5e7c0b1e;
+
+/** Pair indices 0..count−1 ordered by their first member `a[p]` (< n), stable: a counting sort. */
+function orderByFirst(a: Int32Array, count: number, n: number): Int32Array {
+  const start = new Int32Array(n + 1);
+  for (let p = 0; p < count; p++) start[a[p]! + 1]!++;
+  for (let d = 0; d < n; d++) start[d + 1]! += start[d]!;
+  const order = new Int32Array(count);
+  for (let p = 0; p < count; p++) order[start[a[p]!]!++] = p;
+  return order;
+}
 
 /** Equal word arrays. */
 function sameWords(x: Uint32Array, y: Uint32Array): boolean {

@@ -15,7 +15,7 @@ import { chooseBands } from '../lsh/params.js';
 import { candidatePairBound, candidatesFromBandKeys } from '../lsh/candidates.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { bandKeys } from '../lsh/bandKeys.js';
-import { jaccard } from '../similarity/jaccard.js';
+import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { finishDedup, resolveDedupOptions, type DedupOptions, type DedupResult } from './dedup.js';
 import { createTextSigner } from '../sketch/textSigner.js';
@@ -179,7 +179,7 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
   let peakSetBytes = 0;
   if (!keepSigs) {
     try {
-      const r = await verifyExact(source, n, cand.a, cand.b, cand.size, threshold, signer.set.bind(signer), pool, budget, batchSize, out, options.onProgress);
+      const r = await verifyExact(source, n, cand.a, cand.b, cand.size, threshold, signer.distinct.bind(signer), pool, budget, batchSize, out, options.onProgress);
       passes += r.passes;
       peakSetBytes = r.peak;
     } finally {
@@ -204,7 +204,9 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
 /**
  * Exact verification of candidate pairs (a < b) by streaming the corpus, holding the sets of first
  * members within `budget` bytes; pairs whose first member did not fit are retried in a later pass.
- * Sets are computed on the worker pool when there is one (in order, a few batches ahead).
+ * Sets are computed on the worker pool when there is one (in order, a few batches ahead), unsorted
+ * (`TextSigner.distinct`): each second member's set is loaded once into a probe table and every held
+ * first member is probed against it, with size and count bounds that skip pairs below the threshold.
  */
 async function verifyExact(
   source: DocSource,
@@ -213,6 +215,7 @@ async function verifyExact(
   pb: Int32Array,
   count: number,
   threshold: number,
+  /** The distinct (unsorted) fingerprint set of a text. */
   setOf: (text: string) => Uint32Array,
   pool: SignPool | undefined,
   budget: number,
@@ -239,6 +242,10 @@ async function verifyExact(
     for (let q = startB[d]!; q < startB[d + 1]!; q++) if (!done[byB[q]!]) return true;
     return false;
   };
+  const table = new ProbeTable();
+  // Pairs scored on a worker (along with their second member's set) and their similarity (−1: below).
+  const assigned = pool ? new Uint8Array(count) : undefined;
+  const sim = pool ? new Float64Array(count) : undefined;
   while (remaining > 0) {
     passes++;
     const held = new Map<number, { set: Uint32Array; left: number }>();
@@ -251,13 +258,23 @@ async function verifyExact(
       const get = await item.sets;
       for (let j = 0; j < item.len; j++, d++) {
         const slot = item.pos[j]!;
+        let loaded = false;
         for (let q = startB[d]!; q < startB[d + 1]!; q++) {
           const p = byB[q]!;
           if (done[p]) continue;
           const h = held.get(pa[p]!);
           if (!h) continue;
-          const s = jaccard(h.set, get(slot));
-          if (s >= threshold) out.push({ a: pa[p]!, b: d, similarity: s });
+          let s: number;
+          if (assigned?.[p]) s = sim![p]!;
+          else {
+            if (!loaded) {
+              // d's set goes into the probe table once for all its held partners.
+              table.load(get(slot));
+              loaded = true;
+            }
+            s = probeJaccardAtLeast(table, h.set, threshold);
+          }
+          if (s >= 0) out.push({ a: pa[p]!, b: d, similarity: s });
           done[p] = 1;
           remaining--;
           pendingAsA[pa[p]!]!--;
@@ -269,8 +286,9 @@ async function verifyExact(
         if (pendingAsA[d]! > 0 && (used < budget || held.size === 0)) {
           const set = get(slot);
           if (used + set.byteLength <= budget || held.size === 0) {
-            // Copy out of the batch's shared buffer so the rest of it can be freed.
-            const own = pool ? set.slice() : set;
+            // Copy out of the batch's buffer so the rest of it can be freed; with workers, into
+            // shared memory, so later batches' workers can score against it without a copy.
+            const own = pool ? sharedCopy(set) : set;
             held.set(d, { set: own, left: pendingAsA[d]! });
             used += own.byteLength;
             if (used > peak) peak = used;
@@ -282,15 +300,36 @@ async function verifyExact(
     for await (const batch of batches(source, batchSize)) {
       const pos = new Int32Array(batch.length).fill(-1);
       const texts: string[] = [];
+      // Pairs whose first member is held already (it streamed by in an earlier, processed batch)
+      // are scored by the worker that computes this batch's sets: verification runs in parallel.
+      // The held set cannot be released before this batch is processed (the pair is still pending).
+      const jobB: number[] = [];
+      const jobA: Uint32Array[] = [];
+      const jobP: number[] = [];
       for (let j = 0; j < batch.length; j++) {
-        if (mayNeed(scheduled + j)) {
-          pos[j] = texts.length;
-          texts.push(batch[j]!);
+        const doc = scheduled + j;
+        if (!mayNeed(doc)) continue;
+        pos[j] = texts.length;
+        texts.push(batch[j]!);
+        if (!pool) continue;
+        for (let q = startB[doc]!; q < startB[doc + 1]!; q++) {
+          const p = byB[q]!;
+          if (done[p] || assigned![p]) continue;
+          const h = held.get(pa[p]!);
+          if (!h) continue;
+          assigned![p] = 1;
+          jobB.push(pos[j]!);
+          jobA.push(h.set);
+          jobP.push(p);
         }
       }
       let sets: Promise<(i: number) => Uint32Array>;
       if (pool && texts.length > 0) {
-        sets = pool.sets(texts).then((r) => (i: number) => r.setData!.subarray(r.setStart![i]!, r.setStart![i + 1]!));
+        const score = jobP.length > 0 ? { b: Int32Array.from(jobB), a: jobA, threshold } : undefined;
+        sets = pool.sets(texts, true, score).then((r) => {
+          for (let k = 0; k < jobP.length; k++) sim![jobP[k]!] = r.sims![k]!;
+          return (i: number) => r.setData!.subarray(r.setStart![i]!, r.setStart![i + 1]!);
+        });
       } else {
         const local = texts.map(setOf);
         sets = Promise.resolve((i: number) => local[i]!);
@@ -303,4 +342,11 @@ async function verifyExact(
     if (d !== n) throw new Error(`the document source changed between passes: ${n} documents in the first pass, ${d} now`);
   }
   return { passes, peak };
+}
+
+/** A copy of `set` in its own SharedArrayBuffer (posted to workers without copying). */
+function sharedCopy(set: Uint32Array): Uint32Array {
+  const own = new Uint32Array(new SharedArrayBuffer(set.byteLength));
+  own.set(set);
+  return own;
 }

@@ -16,7 +16,7 @@
  * them under relax_quotes, 30× faster); records with quoted fields are parsed by csv-parse.
  * @module
  */
-import { parse } from 'csv-parse/sync';
+import { createRequire } from 'node:module';
 import { textLines, type TextChunk } from './utf8.js';
 import { InputError } from './errors.js';
 import type { InputRecord, ReaderContext } from './record.js';
@@ -45,6 +45,11 @@ export interface DelimitedHeader {
   /** The line break after the header (`\n` or `\r\n`), to write it back the same way. */
   eol?: string;
 }
+
+/** csv-parse, loaded on the first quoted record: most inputs never need it, and loading it slowed every start. */
+let csvParse: ((input: string, options: object) => unknown) | undefined;
+const parse = (input: string, options: object): unknown =>
+  (csvParse ??= (createRequire(import.meta.url)('csv-parse/sync') as { parse: (input: string, options: object) => unknown }).parse)(input, options);
 
 /** A quoted record may span at most this many lines: beyond, its opening quote is taken as unclosed. */
 const MAX_RECORD_LINES = 10000;

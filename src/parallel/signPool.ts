@@ -36,9 +36,12 @@ export class SignPool {
     return this.pool.size;
   }
 
-  /** Computes the fingerprint sets of one batch (see `SignReply.setData`). */
-  sets(texts: string[]): Promise<SignReply> {
-    return this.pool.run({ id: this.nextId++, texts, sets: true });
+  /**
+   * Computes the fingerprint sets of one batch (see `SignReply.setData`), sorted or, with `unsorted`,
+   * in any order; with `score`, also scores pairs against them (see `SignRequest.score`).
+   */
+  sets(texts: string[], unsorted = false, score?: SignRequest['score']): Promise<SignReply> {
+    return this.pool.run({ id: this.nextId++, texts, sets: true, unsorted, score });
   }
 
   /** Signs one batch; resolves with that batch's reply. */

@@ -6,6 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createTextSigner, type TextSignerOptions } from '../sketch/textSigner.js';
 import { bandKeys } from '../lsh/bandKeys.js';
+import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
 
 /** What the pool sends to a worker: a batch of texts and what to return for them. */
 export interface SignRequest {
@@ -17,6 +18,14 @@ export interface SignRequest {
   withSignatures?: boolean;
   /** Return the fingerprint sets of the texts instead of signatures. */
   sets?: boolean;
+  /** With `sets`: unsorted distinct sets (`TextSigner.distinct`), cheaper than sorted ones. */
+  unsorted?: boolean;
+  /**
+   * With `sets` and `unsorted`: pairs to verify here, k-th pair = (set of text b[k] of this batch,
+   * a[k], a distinct set, usually in shared memory). `SignReply.sims[k]` gets its exact Jaccard if
+   * ≥ threshold, else −1 (`probeJaccardAtLeast`). Pairs of one b must be consecutive.
+   */
+  score?: { b: Int32Array; a: Uint32Array[]; threshold: number };
 }
 
 /** A worker's answer: signatures (n × numPerm) and/or band keys (n × bands, hi and lo). */
@@ -30,10 +39,13 @@ export interface SignReply {
   /** With `sets`: all sets concatenated; set i is setData[setStart[i] .. setStart[i+1]). */
   setData?: Uint32Array;
   setStart?: Int32Array;
+  /** With `score`: one similarity per pair (−1 below the threshold). */
+  sims?: Float64Array;
   error?: string;
 }
 
 const signer = createTextSigner(workerData as TextSignerOptions);
+const table = new ProbeTable();
 const port = parentPort!;
 
 function sets(req: SignRequest): void {
@@ -41,14 +53,29 @@ function sets(req: SignRequest): void {
   const parts: Uint32Array[] = [];
   const setStart = new Int32Array(n + 1);
   for (let i = 0; i < n; i++) {
-    const s = signer.set(req.texts[i]!);
+    const s = req.unsorted ? signer.distinct(req.texts[i]!) : signer.set(req.texts[i]!);
     parts.push(s);
     setStart[i + 1] = setStart[i]! + s.length;
   }
   const setData = new Uint32Array(setStart[n]!);
   for (let i = 0; i < n; i++) setData.set(parts[i]!, setStart[i]!);
-  const reply: SignReply = { id: req.id, count: n, present: new Uint8Array(0), setData, setStart };
-  port.postMessage(reply, [setData.buffer, setStart.buffer]);
+  let sims: Float64Array | undefined;
+  if (req.score) {
+    const { b, a, threshold } = req.score;
+    sims = new Float64Array(b.length);
+    let loaded = -1;
+    for (let k = 0; k < b.length; k++) {
+      if (b[k] !== loaded) {
+        loaded = b[k]!;
+        table.load(parts[loaded]!);
+      }
+      sims[k] = probeJaccardAtLeast(table, a[k]!, threshold);
+    }
+  }
+  const reply: SignReply = { id: req.id, count: n, present: new Uint8Array(0), setData, setStart, sims };
+  const moved: ArrayBuffer[] = [setData.buffer as ArrayBuffer, setStart.buffer as ArrayBuffer];
+  if (sims) moved.push(sims.buffer as ArrayBuffer);
+  port.postMessage(reply, moved);
 }
 
 port.on('message', (req: SignRequest) => {

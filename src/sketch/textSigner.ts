@@ -17,6 +17,7 @@ import { toSortedSet } from '../text/fingerprintSet.js';
 import { createMinHasher, classicParams, ophParams, type MinHashMethod, type MinHashOptions } from './minhash.js';
 import { classicFromPremixed, fingerprintsFromSymbols, ophBinsFromSymbols } from './kernels.js';
 import { fmix32 } from '../hash/mix.js';
+import { ProbeTable } from '../similarity/probeSet.js';
 
 /** Options of {@link createTextSigner}: the same shingling and MinHash options as `dedup`. */
 export interface TextSignerOptions {
@@ -47,6 +48,11 @@ export interface TextSigner {
   sign(text: string): Uint32Array | null;
   /** The sorted unique fingerprint set of `text` (equal to `shingler.set(text)`), a fresh array. */
   set(text: string): Uint32Array;
+  /**
+   * The same set as {@link TextSigner.set}, unsorted (an unspecified but deterministic order): a fresh
+   * array. Cheaper than sorting; for `probeJaccardAtLeast` and other order-free uses.
+   */
+  distinct(text: string): Uint32Array;
 }
 
 /** Builds a {@link TextSigner}. Throws a RangeError for invalid options, as the pieces do. */
@@ -62,10 +68,11 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     shingler,
     fast,
   };
-  const withSign = (signInto: TextSigner['signInto'], set: TextSigner['set']): TextSigner => ({
+  const withSign = (signInto: TextSigner['signInto'], set: TextSigner['set'], distinct: TextSigner['distinct'] = set): TextSigner => ({
     ...base,
     signInto,
     set,
+    distinct,
     sign(text: string): Uint32Array | null {
       const out = new Uint32Array(numPerm);
       return signInto(text, out) ? out : null;
@@ -99,6 +106,11 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     const m = fingerprints(text); // may reallocate fps: read it after
     return toSortedSet(fps.subarray(0, m)).slice();
   };
+  const probe = new ProbeTable();
+  const distinct = (text: string): Uint32Array => {
+    const m = fingerprints(text);
+    return fps.slice(0, probe.distinct(fps, m, fps));
+  };
   if (method === 'oph') {
     const { pre } = ophParams(seed);
     const shift = numPerm > 1 && (numPerm & (numPerm - 1)) === 0 ? 32 - Math.log2(numPerm) : 0;
@@ -123,7 +135,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       if (!ophBinsFromSymbols(syms, count, k, pre, out)) return false;
       return finish(text, out);
     };
-    if (!wasm) return withSign(jsSign, set);
+    if (!wasm) return withSign(jsSign, set, distinct);
     const w = wasm.k;
     const bk = rollPower(k);
     return withSign((text, out) => {
@@ -134,7 +146,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       w.fn.oph(w.SYMS, n, k, bk, pre, w.BINS, numPerm, shift);
       out.set(bins);
       return finish(text, out);
-    }, set);
+    }, set, distinct);
   }
   const { a, b, pre } = classicParams(numPerm, seed);
   if (wasm && numPerm % 4 === 0) {
@@ -153,13 +165,13 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       w.fn.classic(w.FPS, n - k + 1, pre, w.A, w.B, w.BINS, numPerm);
       out.set(w.bins);
       return true;
-    }, set);
+    }, set, distinct);
   }
   const jsClassic = classicJs(a, b, pre, () => fps);
   return withSign((text, out) => {
     const m = fingerprints(text);
     return m === 0 ? false : jsClassic(m, out);
-  }, set);
+  }, set, distinct);
 }
 
 /**

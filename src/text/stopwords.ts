@@ -2,10 +2,15 @@
  * Stopword lists for stopword-anchored ("spot") shingles, from the maintained `stopword` package.
  * @module
  */
-import sw from 'stopword';
+import { createRequire } from 'node:module';
 import { murmur3Utf16 } from '../hash/murmur3.js';
 
-const LISTS = sw as unknown as Record<string, string[] | undefined>;
+/**
+ * The package's lists, loaded on first use: parsing its 240 KB of word lists cost every process
+ * (every `neardup dedup` start) time, though only spot shingles need them.
+ */
+let lists: Record<string, string[] | undefined> | undefined;
+const LISTS = (): Record<string, string[] | undefined> => (lists ??= createRequire(import.meta.url)('stopword') as Record<string, string[] | undefined>);
 
 /** Two-letter codes accepted besides the package's own ISO 639-3 codes. */
 const ALIASES: Record<string, string> = { en: 'eng', it: 'ita', de: 'deu', fr: 'fra', es: 'spa', pt: 'por', nl: 'nld', ru: 'rus', zh: 'zho', ja: 'jpn', th: 'tha', pl: 'pol', sv: 'swe' };
@@ -13,7 +18,7 @@ const ALIASES: Record<string, string> = { en: 'eng', it: 'ita', de: 'deu', fr: '
 /** The stopwords of one language, by ISO 639-1 (`en`) or 639-3 (`eng`) code. Throws on an unknown code. */
 export function stopwordList(lang: string): string[] {
   const code = ALIASES[lang] ?? lang;
-  const list = LISTS[code];
+  const list = LISTS()[code];
   if (!Array.isArray(list)) {
     const known = Object.keys(ALIASES).join(', ');
     throw new RangeError(`no stopword list for language "${lang}" (try one of: ${known})`);

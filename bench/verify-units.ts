@@ -1,0 +1,59 @@
+/**
+ * Per-unit costs of exact verification, in one thread, CPU time: building a candidate document's
+ * set (sorted for the merge, or distinct for the probe), and scoring a pair by merging sorted sets
+ * (`jaccard`) or by probing (`ProbeTable` + `probeJaccardAtLeast`, the table loaded per pair).
+ * Pairs: the verified pairs `dedup()` finds among the first `--docs` lines, plus as many random pairs.
+ *
+ * Usage: node dist/bench/verify-units.js [--file bench/data/d100k.txt] [--docs 20000] [--rounds 2]
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { createTextSigner } from '../src/sketch/textSigner.js';
+import { jaccard } from '../src/similarity/jaccard.js';
+import { ProbeTable, probeJaccardAtLeast } from '../src/similarity/probeSet.js';
+import { dedup } from '../src/dedup/dedup.js';
+
+const argv = process.argv.slice(2);
+const opt = (name: string, def: string): string => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1]! : def;
+};
+const docs = readFileSync(opt('file', 'bench/data/d100k.txt'), 'utf8').split('\n').slice(0, Number(opt('docs', '20000')));
+const found = dedup(docs, { threshold: 0.8 }).pairs.map((p) => [p.a, p.b] as const);
+const random = Array.from({ length: docs.length }, (_, i) => [i, (i * 7919 + 1) % docs.length] as const);
+const signer = createTextSigner();
+const cpuMs = (f: () => void): number => {
+  const c = process.cpuUsage();
+  f();
+  const u = process.cpuUsage(c);
+  return (u.user + u.system) / 1000;
+};
+const us = (ms: number, n: number): string => ((ms * 1000) / n).toFixed(2);
+console.log(`${docs.length} docs, ${found.length} verified pairs, ${random.length} random pairs; load average ${loadavg()[0]!.toFixed(2)}`);
+for (let r = 0; r < Number(opt('rounds', '2')); r++) {
+  let sorted: Uint32Array[] = [];
+  let distinct: Uint32Array[] = [];
+  const tSorted = cpuMs(() => (sorted = docs.map((t) => signer.set(t))));
+  const tDistinct = cpuMs(() => (distinct = docs.map((t) => signer.distinct(t))));
+  const table = new ProbeTable();
+  const score = (pairs: readonly (readonly [number, number])[]) => {
+    let kept = 0;
+    let keptProbe = 0;
+    const merge = cpuMs(() => {
+      for (const [a, b] of pairs) if (jaccard(sorted[a]!, sorted[b]!) >= 0.8) kept++;
+    });
+    const probe = cpuMs(() => {
+      for (const [a, b] of pairs) {
+        table.load(distinct[a]!);
+        if (probeJaccardAtLeast(table, distinct[b]!, 0.8) >= 0) keptProbe++;
+      }
+    });
+    const load = cpuMs(() => {
+      for (const [a] of pairs) table.load(distinct[a]!);
+    });
+    if (kept !== keptProbe) throw new Error(`merge kept ${kept}, probe ${keptProbe}`);
+    return `merge ${us(merge, pairs.length)} µs, probe ${us(probe, pairs.length)} µs (table load ${us(load, pairs.length)})`;
+  };
+  console.log(`round ${r + 1}: set sorted ${us(tSorted, docs.length)} µs/doc, distinct ${us(tDistinct, docs.length)} µs/doc | verified pairs: ${score(found)} | random pairs: ${score(random)}`);
+}

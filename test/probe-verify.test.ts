@@ -1,0 +1,129 @@
+/**
+ * Exact verification by probe tables (unsorted distinct sets) gives exactly what the merge of
+ * sorted sets gives — the same pairs and the same similarity bits — and verification on worker
+ * threads gives exactly what verification in one thread gives, on random sets and random corpora.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { ProbeTable, probeJaccardAtLeast, setHash } from '../src/similarity/probeSet.js';
+import { jaccard } from '../src/similarity/jaccard.js';
+import { toSortedSet } from '../src/text/fingerprintSet.js';
+import { dedup } from '../src/dedup/dedup.js';
+import { dedupStream } from '../src/dedup/streamDedup.js';
+import { createShingler } from '../src/text/shingler.js';
+import { CorpusGenerator } from '../bench/gen.js';
+import { splitmix32 } from '../src/hash/mix.js';
+
+/** Two distinct sets with a chosen overlap, from a pool of values that includes 0 and 2^32−1. */
+const setPair = fc
+  .record({
+    shared: fc.uniqueArray(fc.oneof(fc.constantFrom(0, 1, 0xffffffff, 0x80000000), fc.nat({ max: 0xffffffff })), { maxLength: 120 }),
+    onlyA: fc.uniqueArray(fc.nat({ max: 0xffffffff }), { maxLength: 40 }),
+    onlyB: fc.uniqueArray(fc.nat({ max: 0xffffffff }), { maxLength: 40 }),
+    // Small tables collide often: values that share low bits exercise the linear probing.
+    lowBits: fc.boolean(),
+  })
+  .map(({ shared, onlyA, onlyB, lowBits }) => {
+    const fix = (v: number) => (lowBits ? (v & 0xffff0000) >>> 0 : v);
+    const s = new Set(shared.map(fix));
+    const a = new Set(s);
+    const b = new Set(s);
+    for (const v of onlyA.map(fix)) if (!s.has(v)) a.add(v);
+    for (const v of onlyB.map(fix)) if (!s.has(v) && !a.has(v)) b.add(v);
+    return { a: Uint32Array.from(a), b: Uint32Array.from(b) };
+  });
+
+test('probeJaccardAtLeast = jaccard of sorted sets, bit for bit, above the threshold; -1 below', () => {
+  const table = new ProbeTable();
+  fc.assert(
+    fc.property(setPair, fc.oneof(fc.constantFrom(0.5, 0.8, 0.9, 1, 2 / 3, 0.75), fc.double({ min: 0.01, max: 1, noNaN: true })), ({ a, b }, t) => {
+      const want = jaccard(toSortedSet(a.slice()), toSortedSet(b.slice()));
+      table.load(a);
+      assert.equal(table.size, a.length);
+      const got = probeJaccardAtLeast(table, b, t);
+      if (want >= t && want > 0) assert.equal(got, want);
+      else assert.equal(got, -1);
+      // The table is reusable and symmetric in use.
+      table.load(b);
+      assert.equal(probeJaccardAtLeast(table, a, t), got);
+    }),
+    { numRuns: 3000, seed: 14, endOnFailure: true },
+  );
+});
+
+test('probeJaccardAtLeast keeps pairs exactly at the threshold (integer ratios)', () => {
+  const table = new ProbeTable();
+  // |A ∩ B| / |A ∪ B| = t exactly: 4/5, 8/10, 1/2, 2/3, 3/4, 9/10, 1.
+  for (const [inter, union] of [[4, 5], [8, 10], [1, 2], [2, 3], [3, 4], [9, 10], [7, 7], [800, 1000], [1434, 1792]] as const) {
+    for (const extraA of [0, Math.floor((union - inter) / 2), union - inter]) {
+      const a: number[] = [];
+      const b: number[] = [];
+      for (let i = 0; i < inter; i++) a.push(i * 7919), b.push(i * 7919);
+      for (let i = 0; i < union - inter; i++) (i < extraA ? a : b).push(1e6 + i);
+      table.load(Uint32Array.from(a));
+      const t = inter / union;
+      assert.equal(probeJaccardAtLeast(table, Uint32Array.from(b), t), t, `${inter}/${union}, |A| ${a.length}`);
+      // A hair above the exact value must reject it.
+      assert.equal(probeJaccardAtLeast(table, Uint32Array.from(b), t + 1e-9), -1);
+    }
+  }
+});
+
+test('ProbeTable.distinct: each value once, in first-occurrence order; setHash ignores order', () => {
+  const table = new ProbeTable();
+  fc.assert(
+    fc.property(fc.array(fc.oneof(fc.nat({ max: 0xffffffff }), fc.constantFrom(0, 5, 0xffffffff)), { maxLength: 9000 }), fc.nat(), (xs, salt) => {
+      const values = Uint32Array.from(xs);
+      const out = new Uint32Array(values.length);
+      const d = table.distinct(values, values.length, out);
+      assert.deepEqual(Array.from(out.subarray(0, d)), [...new Set(xs)]);
+      // In place, as TextSigner.distinct uses it.
+      const copy = values.slice();
+      assert.equal(table.distinct(copy, copy.length, copy), d);
+      assert.deepEqual(copy.subarray(0, d), out.subarray(0, d));
+      const set = out.slice(0, d);
+      const shuffled = set.slice();
+      const rnd = splitmix32(salt);
+      for (let i = shuffled.length - 1; i > 0; i--) {
+        const j = rnd() % (i + 1);
+        [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+      }
+      assert.equal(setHash(shuffled, 99), setHash(set, 99));
+    }),
+    { numRuns: 300, seed: 15, endOnFailure: true },
+  );
+});
+
+/** A random corpus with chains of near copies (copies of copies), exact copies and empty documents. */
+function randomCorpus(seed: number, n: number): string[] {
+  const gen = new CorpusGenerator(seed);
+  const rnd = splitmix32(seed * 7 + 1);
+  const words: Int32Array[] = [];
+  const texts: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = rnd() % 100;
+    let w: Int32Array;
+    if (i > 0 && r < 35) w = gen.edit(words[rnd() % i]!, [0, 0.02, 0.05, 0.1, 0.2][rnd() % 5]!, i);
+    else w = gen.original(i).subarray(0, 20 + (rnd() % 80));
+    words.push(w);
+    texts.push(r === 99 ? '' : gen.render(w, seed + (r < 35 ? 0 : i)));
+  }
+  return texts;
+}
+
+test('verification on workers = verification in one thread = sorted-set Jaccard, on random corpora', async () => {
+  const shingler = createShingler();
+  for (const [seed, threshold] of [[1, 0.8], [2, 0.5], [3, 0.9], [4, 0.65]] as const) {
+    const texts = randomCorpus(seed, 500);
+    const want = dedup(texts, { threshold });
+    assert.ok(want.pairs.length > 30, `seed ${seed}: the corpus has near-duplicate pairs`);
+    // Every similarity is the merge-of-sorted-sets Jaccard of the two texts, bit for bit.
+    for (const p of want.pairs) assert.equal(p.similarity, jaccard(shingler.set(texts[p.a]!), shingler.set(texts[p.b]!)));
+    for (const [workers, batchSize, memoryBudget] of [[0, 64, 1 << 30], [1, 16, 1 << 30], [2, 7, 1 << 30], [2, 50, 40000], [3, 33, 1]] as const) {
+      const got = await dedupStream(() => texts, { threshold, workers, batchSize, memoryBudget });
+      assert.deepEqual(got.pairs, want.pairs, `seed ${seed}, workers ${workers}, batch ${batchSize}, budget ${memoryBudget}`);
+      assert.deepEqual(got.clusters, want.clusters);
+    }
+  }
+});
