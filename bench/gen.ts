@@ -10,14 +10,17 @@
  * its immediate source) and their q are written to `<out>.truth.tsv` (source, copy, q).
  *
  * Usage: node dist/bench/gen.js --docs 1000000 --out bench/data/m1.tsv [--dup-rate 0.1] [--chain-rate 0]
- *        [--format idtext|jsonl] [--seed 7]
+ *        [--format idtext|jsonl] [--seed 7] [--shards 32]
  * Output lines: `<id>\t<text>\n` (the text has no tab or newline), or with `--format jsonl`
  * `{"id":"<id>","url":"https://example.org/<id>","text":"<text>"}` lines (read with the default
- * `text` field).
+ * `text` field). --shards (idtext only): also the same documents as JSONL shards in
+ * `<out>.shards/`, see {@link writeJsonlShards}.
  * @module
  */
-import { openSync, writeSync, closeSync, mkdirSync, renameSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { openSync, writeSync, closeSync, mkdirSync, renameSync, createReadStream } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { gzipSync } from 'node:zlib';
 import { fmix32, splitmix32 } from '../src/hash/mix.js';
 
 /** Word replacement rates of the planted copies. */
@@ -175,6 +178,37 @@ export function generateCorpus(options: GenerateOptions): { bytes: number; plant
   return { bytes, planted: truth.length };
 }
 
+/**
+ * Splits a generated corpus (`<id>⇥<text>` lines) into `shards` JSONL shards `part-NNNN.jsonl`
+ * under `dir` (`{"id": "<id>", "text": "…"}` per line), consecutive documents per shard; every
+ * odd-numbered shard is gzipped (`.jsonl.gz`), so a job reads both. Returns the shard paths.
+ */
+export async function writeJsonlShards(file: string, dir: string, shards: number, docs: number): Promise<string[]> {
+  mkdirSync(dir, { recursive: true });
+  const per = Math.ceil(docs / shards);
+  const paths: string[] = [];
+  let lines: string[] = [];
+  let shard = 0;
+  const flush = (): void => {
+    const name = join(dir, `part-${String(shard).padStart(4, '0')}.jsonl${shard % 2 === 1 ? '.gz' : ''}`);
+    const text = lines.join('');
+    const fd = openSync(`${name}.tmp`, 'w');
+    writeSync(fd, shard % 2 === 1 ? gzipSync(text, { level: 1 }) : Buffer.from(text));
+    closeSync(fd);
+    renameSync(`${name}.tmp`, name);
+    paths.push(name);
+    lines = [];
+    shard++;
+  };
+  for await (const line of createInterface({ input: createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 }), crlfDelay: Infinity })) {
+    const tab = line.indexOf('\t');
+    lines.push(JSON.stringify({ id: line.slice(0, tab), text: line.slice(tab + 1) }) + '\n');
+    if (lines.length === per) flush();
+  }
+  if (lines.length > 0) flush();
+  return paths;
+}
+
 function arg(name: string, def?: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : def;
@@ -188,4 +222,10 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/.*\//, 
   if (format !== 'idtext' && format !== 'jsonl') throw new Error(`--format must be idtext or jsonl, got ${format}`);
   const r = generateCorpus({ docs, out, dupRate: Number(arg('dup-rate', '0.1')), chainRate: Number(arg('chain-rate', '0')), format, seed: Number(arg('seed', '7')) });
   console.log(`wrote ${out}: ${docs} docs, ${(r.bytes / 1e6).toFixed(1)} MB, ${r.planted} planted pairs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const shards = Number(arg('shards', '0'));
+  if (shards > 0) {
+    if (format !== 'idtext') throw new Error('--shards splits an idtext corpus: leave out --format jsonl');
+    const paths = await writeJsonlShards(out, `${out}.shards`, shards, docs);
+    console.log(`wrote ${paths.length} JSONL shards (odd ones gzipped) to ${out}.shards`);
+  }
 }

@@ -20,6 +20,9 @@ const commands: Record<string, () => Promise<Command>> = {
   report: async () => (await import('./commands/report.js')).reportCommand(),
   serve: async () => (await import('./commands/serve.js')).serveCommand(),
   index: async () => (await import('./commands/index-check.js')).indexCommand(),
+  job: async () => (await import('./commands/job.js')).jobCommand(),
+  stage: async () => (await import('./commands/stage.js')).stageCommand(),
+  worker: async () => (await import('./commands/worker.js')).workerCommand(),
 };
 
 const program = createProgram();

@@ -23,6 +23,7 @@ import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
 import { defaultWorkers } from '../../parallel/signPool.js';
 import { addEngineOptions, addLogOptions, dedupOptionsFrom, parseCount, pairFormatOf, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
+import { runAgainst } from '../against.js';
 
 /** What `dedup` writes. */
 export type OutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
@@ -33,6 +34,7 @@ interface DedupFlags extends InputFlags, EngineFlags, LogFlags {
   output: OutputMode;
   out?: string;
   outputFormat?: PairFormat;
+  against?: string;
 }
 
 /** Writes the chosen output; returns the number of records written. */
@@ -127,6 +129,7 @@ export function dedupCommand(): Command {
     .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap limit (${(getHeapStatistics().heap_size_limit / 4e9).toFixed(1)} GB here)`)
     .option('--no-stream', 'hold every text in memory, whatever the input size')
     .option('--workers <n>', `worker threads for signing and verification; 0 = this thread (default: all ${availableParallelism()} cores for inputs over ${PARALLEL_MIN_CHARS / 1e6} M characters, else 0)`, parseCount('workers'))
+    .option('--against <reference>', 'report (pairs) or drop (--output dedup) or mark (annotate) the documents of <input> that are near duplicates of a document of <reference>; pairs only across the two')
     .addOption(new Option('--output-format <format>', 'pairs as tsv (a⇥b⇥similarity, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
   addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
   cmd.addHelpText(
@@ -143,7 +146,8 @@ Examples:
   $ neardup dedup rcv1.txt --format idtext --output annotate --out annotated.txt
   $ neardup dedup crawl.parquet --text body --id url --output dedup --out crawl.dedup.parquet
   $ neardup dedup 'shards/*.jsonl.zst' --id id --output dedup --out shards-dedup/
-  $ zcat big.tsv.gz | neardup dedup - --format tsv --text text --json --out pairs.tsv`,
+  $ zcat big.tsv.gz | neardup dedup - --format tsv --text text --json --out pairs.tsv
+  $ neardup dedup train.jsonl --against test.jsonl --output dedup --out train-clean.jsonl`,
   );
   cmd.action(async (file: string, flags: DedupFlags) => {
     await runDedup(file, flags);
@@ -156,6 +160,10 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   if (flags.json && (flags.out === undefined || flags.out === '-')) throw new UsageError('--json prints the summary on stdout, so the output needs --out <file>');
   if (flags.outputFormat && flags.output !== 'pairs') throw new UsageError('--output-format applies to --output pairs only');
   const options = dedupOptionsFrom(flags);
+  if (flags.against !== undefined) {
+    if (flags.stream) throw new UsageError('--against holds both inputs in memory: --stream does not apply (use "neardup job dedup --against" for inputs larger than memory)');
+    return runAgainst({ file: fileArg, against: flags.against, output: flags.output, out: flags.out, pairFormat: pairFormatOf(flags), json: flags.json }, readOptionsFrom(flags), options, reporter);
+  }
   // Clusters and deduplicated copies need no pair list: groups of copies then cost O(m), not m².
   options.pairs = flags.output === 'pairs';
   const readOptions = readOptionsFrom(flags);

@@ -1,0 +1,91 @@
+/**
+ * `neardup job`: plan a sharded dedup job, run it on BullMQ workers (or in this process), and
+ * report its result.
+ * @module
+ */
+import { Command } from 'commander';
+import { UsageError } from '../../io/errors.js';
+import { submitJob } from '../../distributed/submit.js';
+import { STAGES, taskCount } from '../../shard/job.js';
+import { progressOf } from '../../shard/summary.js';
+import { addLogOptions } from '../options.js';
+import { int, Reporter, type LogFlags } from '../report.js';
+import { addPlanOptions, finishJob, openJob, planFromFlags, runLocally, type PlanFlags } from '../jobRun.js';
+
+interface DedupJobFlags extends PlanFlags {
+  redis?: string;
+  queue: string;
+  local?: boolean;
+}
+
+/** The `job` command and its subcommands. */
+export function jobCommand(): Command {
+  const job = new Command('job').description('sharded dedup jobs over many files and machines (see docs/distributed.md)');
+
+  const plan = new Command('plan')
+    .description('write the plan of a job (job.json in --work-dir) for array-job runners (Slurm, Kubernetes, Spark); then run "neardup stage" for each stage and "neardup job report"')
+    .argument('<shards...>', 'input shards: files (JSONL, TSV, CSV, text, Parquet; .gz or .zst), directories of them, or quoted globs');
+  addPlanOptions(plan);
+  addLogOptions(plan);
+  plan.action(async (shards: string[], flags: PlanFlags) => {
+    const spec = await planFromFlags(shards, flags);
+    const reporter = new Reporter(flags);
+    const stages = STAGES.map((s) => ({ stage: s, tasks: taskCount(spec, s) })).filter((s) => s.tasks > 0);
+    if (flags.json) reporter.json({ command: 'job plan', workDir: flags.workDir, id: spec.id, shards: spec.shards.length, stages });
+    else for (const s of stages) reporter.summary(`${s.stage.padEnd(11)} ${int(s.tasks)} task${s.tasks === 1 ? '' : 's'}: neardup stage ${s.stage} --work-dir ${flags.workDir} --task I${s.tasks > 1 ? ` (I from 0 to ${s.tasks - 1})` : ''}`);
+  });
+
+  const dedup = new Command('dedup')
+    .description('run a whole sharded dedup job on the BullMQ workers of --redis (or --local: in this process), then write the output and summary as neardup dedup does')
+    .argument('<shards...>', 'input shards: files (JSONL, TSV, CSV, text, Parquet; .gz or .zst), directories of them, or quoted globs');
+  addPlanOptions(dedup);
+  dedup
+    .option('--redis <url>', 'Redis of the queue the "neardup worker" processes serve, e.g. redis://host:6379')
+    .option('--queue <name>', 'BullMQ queue name', 'neardup')
+    .option('--local', 'run every stage in this process instead (no Redis)')
+    .option('-o, --out <file>', 'for --output pairs/clusters: write here (atomically) instead of stdout');
+  addLogOptions(dedup, 'print a machine-readable summary on stdout (needs --out or --out-dir)');
+  dedup.action(async (shards: string[], flags: DedupJobFlags) => {
+    if (!flags.redis === !flags.local) throw new UsageError('give --redis URL (run on the queue\'s workers) or --local (run in this process)');
+    if (flags.json && flags.output !== 'dedup' && flags.output !== 'annotate' && (!flags.out || flags.out === '-')) throw new UsageError('--json prints the summary on stdout, so the output needs --out <file>');
+    const started = performance.now();
+    const reporter = new Reporter(flags);
+    await planFromFlags(shards, flags);
+    const { workDir, job } = openJob(flags.workDir);
+    if (flags.local) await runLocally(workDir, job, reporter);
+    else {
+      let last = '';
+      await submitJob(workDir, job, {
+        redis: flags.redis!,
+        queue: flags.queue,
+        onProgress: (stage, done, total) => {
+          const line = `${stage} ${done}/${total}`;
+          if (line !== last) reporter.verbose(`progress: ${line} tasks`);
+          last = line;
+        },
+      });
+    }
+    await finishJob(workDir, job, flags, reporter, started);
+  });
+
+  const report = new Command('report')
+    .description('write the output and print the summary of a job whose stages have all run (after "neardup stage" runs)')
+    .requiredOption('--work-dir <dir>', 'the job directory')
+    .option('-o, --out <file>', 'for --output pairs/clusters: write here instead of stdout');
+  addLogOptions(report);
+  report.action(async (flags: LogFlags & { workDir: string; out?: string }) => {
+    const { workDir, job } = openJob(flags.workDir);
+    const reporter = new Reporter(flags);
+    const unfinished = progressOf(workDir, job).filter((p) => p.done < p.total);
+    if (unfinished.length > 0) throw new UsageError(`the job is not finished: ${unfinished.map((p) => `${p.stage} ${p.done}/${p.total}`).join(', ')} tasks done`);
+    await finishJob(workDir, job, flags, reporter, performance.now());
+  });
+
+  const status = new Command('status').description('tasks done per stage').requiredOption('--work-dir <dir>', 'the job directory');
+  status.action((flags: { workDir: string }) => {
+    const { workDir, job } = openJob(flags.workDir);
+    for (const p of progressOf(workDir, job)) if (p.total > 0) process.stdout.write(`${p.stage.padEnd(11)} ${p.done}/${p.total}\n`);
+  });
+
+  return job.addCommand(plan).addCommand(dedup).addCommand(report).addCommand(status);
+}

@@ -1,0 +1,47 @@
+/**
+ * `neardup stage <name>`: run tasks of one stage of a planned job, for array-job runners: Slurm
+ * arrays (SLURM_ARRAY_TASK_ID), Kubernetes Indexed Jobs (JOB_COMPLETION_INDEX), Spark's rdd.pipe.
+ * @module
+ */
+import { Command } from 'commander';
+import { UsageError } from '../../io/errors.js';
+import { STAGES, taskCount } from '../../shard/job.js';
+import { arrayIndexFromEnv, parseStage, runTask, tasksOfMember } from '../../shard/stages.js';
+import { parseCount, parsePositiveInt } from '../options.js';
+import { openJob } from '../jobRun.js';
+
+/** The `stage` command. */
+export function stageCommand(): Command {
+  return new Command('stage')
+    .description('run tasks of one stage of a job planned with "neardup job plan" (idempotent: completed tasks are skipped)')
+    .argument('<name>', STAGES.join(', '))
+    .requiredOption('--work-dir <dir>', 'the job directory')
+    .option('--task <i>', 'with --tasks N: this process is member i of N and runs tasks i, i+N, …; without --tasks: runs task i (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)', parseCount('task', 1e9))
+    .option('--tasks <n>', 'array size (default: SLURM_ARRAY_TASK_COUNT; else one member per task)', parsePositiveInt('tasks', 1e9))
+    .option('--all', 'run every task of the stage in this process')
+    .addHelpText('after', `
+Examples:
+  $ neardup stage sign --work-dir /shared/job --task 3            # sign shard 3
+  $ sbatch --array=0-31 --wrap 'neardup stage sign --work-dir /shared/job'
+  $ neardup stage join --work-dir /shared/job --task 0 --tasks 4  # partitions 0, 4, 8, …`)
+    .action(async (name: string, flags: { workDir: string; task?: number; tasks?: number; all?: boolean }) => {
+      const stage = parseStage(name);
+      const { workDir, job } = openJob(flags.workDir);
+      const total = taskCount(job, stage);
+      const env = arrayIndexFromEnv();
+      let tasks: number[];
+      if (flags.all) tasks = tasksOfMember(total, 0, 1);
+      else {
+        const index = flags.task ?? env.index;
+        if (index === undefined) throw new UsageError('give --task I (or --all), or run as a Slurm array / Kubernetes Indexed Job');
+        const members = flags.tasks ?? env.members;
+        tasks = members === undefined ? [index] : tasksOfMember(total, index, members);
+        if (members !== undefined && index >= members) throw new UsageError(`--task ${index} is not below --tasks ${members}`);
+      }
+      for (const t of tasks) {
+        const t0 = performance.now();
+        await runTask(workDir, stage, t, job);
+        process.stderr.write(`neardup: ${stage} task ${t} done in ${Math.round(performance.now() - t0)} ms\n`);
+      }
+    });
+}

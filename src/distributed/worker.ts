@@ -1,0 +1,68 @@
+/**
+ * `neardup worker`: a BullMQ worker that runs stage tasks from the queue. Workers share nothing but
+ * Redis and the job directory; any number may run on any machines. A task whose worker dies is
+ * found by BullMQ's stalled-job check once its lock expires and is run again by another worker;
+ * tasks commit atomically (src/shard/commit.ts), so the dead run's leftovers are never read.
+ * @module
+ */
+import { isUserError } from '../io/errors.js';
+import { TooManyCandidatesError } from '../shard/join.js';
+import { parseStage, runTask } from '../shard/stages.js';
+import { connectionFromUrl, DEFAULT_QUEUE, INPUT_FAILURE, loadBullmq, type TaskData } from './bullmq.js';
+
+/** Options of {@link runWorker}. */
+export interface WorkerOptions {
+  redis: string;
+  queue?: string;
+  /** Tasks run at once by this process. Default 1 (tasks are CPU-bound). */
+  concurrency?: number;
+  /** Lock duration, ms: a task of a worker silent for this long is taken as stalled. Default 30000. */
+  lockMs?: number;
+  /** How often this worker checks for stalled tasks, ms. Default: lockMs. */
+  stalledMs?: number;
+  /** Lines of log (task start/end) go here. */
+  log?: (line: string) => void;
+  /** Stop after this many tasks (for tests and batch use). Default: run until signalled. */
+  signal?: AbortSignal;
+}
+
+/** Runs a worker until `signal` aborts (or SIGINT/SIGTERM in the CLI). */
+export async function runWorker(options: WorkerOptions): Promise<void> {
+  const { Worker, UnrecoverableError } = await loadBullmq();
+  const log = options.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const lockDuration = options.lockMs ?? 30000;
+  const worker = new Worker<TaskData>(
+    options.queue ?? DEFAULT_QUEUE,
+    async (job) => {
+      const { workDir, stage, task } = job.data;
+      log(`task start ${stage} ${task} ${workDir} (attempt ${job.attemptsMade + 1})`);
+      const t0 = performance.now();
+      try {
+        const marker = await runTask(workDir, parseStage(stage), task);
+        log(`task done ${stage} ${task} in ${Math.round(performance.now() - t0)} ms`);
+        return marker;
+      } catch (e) {
+        const msg = (e as Error)?.message ?? String(e);
+        log(`task failed ${stage} ${task}: ${msg}`);
+        // Bad input fails the same way every time: no retries.
+        if (isUserError(e) || e instanceof TooManyCandidatesError) throw new UnrecoverableError(INPUT_FAILURE + msg);
+        throw e;
+      }
+    },
+    {
+      connection: connectionFromUrl(options.redis),
+      concurrency: options.concurrency ?? 1,
+      lockDuration,
+      stalledInterval: options.stalledMs ?? lockDuration,
+      maxStalledCount: 3,
+    },
+  );
+  worker.on('error', (e) => log(`worker error: ${e.message}`));
+  await worker.waitUntilReady();
+  log(`worker ready on queue ${options.queue ?? DEFAULT_QUEUE} (pid ${process.pid})`);
+  await new Promise<void>((resolve) => {
+    if (options.signal?.aborted) return resolve();
+    options.signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await worker.close();
+}

@@ -1,0 +1,141 @@
+/**
+ * Stage 5, components (one task): connected components of the verified pairs, i.e. the clusters,
+ * with union-find over global document numbers. Memory: 8 bytes per document of the job (parent and
+ * cluster arrays) plus the members of clusters and their ids; the pairs stream through shard by
+ * shard. (1B documents: ~8 GB in this one task; see docs/distributed.md for going past that.)
+ * With `--against` there are no clusters: each corpus document with verified pairs is assigned its
+ * most similar reference document.
+ *
+ * Outputs in `components/00000/`:
+ * - `clusters.jsonl`: the clusters as `neardup dedup --output clusters` writes them (within a corpus).
+ * - `assign.bin` (kind `assignment`): columns doc (uint32), cluster (int32; -1 with --against), rep
+ *   (float64: global number of the representative, or of the best reference match), repId (string),
+ *   grouped by shard with `sstart` (S + 1), ascending doc within a shard. Documents in no cluster
+ *   (no match) are absent.
+ * @module
+ */
+import path from 'node:path';
+import { promises as fsp } from 'node:fs';
+import { UnionFind, componentsOf } from '../dedup/clusters.js';
+import { formatCluster } from '../io/write.js';
+import { ColumnFile, writeColumns } from './columns.js';
+import { commitTask, requireMarker, taskDir } from './commit.js';
+import type { JobSpec } from './job.js';
+import { numbering } from './shardInput.js';
+import { GatheredShards } from './gathered.js';
+
+/** The components task's marker. */
+export interface ComponentsMarker {
+  /** Clusters of ≥ 2 documents (0 with --against). */
+  clusters: number;
+  /** Documents in clusters. */
+  docsInClusters: number;
+  /** Documents beyond the first of each cluster; with --against, corpus documents with a reference match. */
+  duplicates: number;
+}
+
+/** The shard of global document g (docOffset ascending, length S + 1). */
+function shardOf(docOffset: Float64Array, g: number): number {
+  let lo = 0;
+  let hi = docOffset.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (docOffset[mid]! <= g) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** Calls fn for every verified pair of shard A. */
+function forEachVerified(workDir: string, A: number, fn: (docA: number, shardB: number, docB: number, sim: number) => void): void {
+  const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', A), 'pairs.bin'), 'verified');
+  try {
+    const a = f.u32('docA');
+    const s = f.u32('shardB');
+    const b = f.u32('docB');
+    const sim = f.f64('similarity');
+    for (let i = 0; i < a.length; i++) fn(a[i]!, s[i]!, b[i]!, sim[i]!);
+  } finally {
+    f.close();
+  }
+}
+
+/** Runs the components task (idempotent; every verify task must have completed). */
+export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<ComponentsMarker> {
+  if (task !== 0) throw new Error(`components has one task (0), not ${task}`);
+  return commitTask<ComponentsMarker>(workDir, 'components', 0, async (dir) => {
+    const S = job.shards.length;
+    for (let s = 0; s < S; s++) requireMarker(workDir, 'verify', s);
+    const { docOffset } = numbering(workDir, job);
+    const gathered = new GatheredShards(workDir);
+    const rows: { shard: number; doc: number; cluster: number; rep: number; repId: string }[] = [];
+    const idOf = (g: number): string | number => {
+      const s = shardOf(docOffset, g);
+      const gs = gathered.get(s);
+      return gs.id(gs.indexOf(g - docOffset[s]!));
+    };
+    const marker: ComponentsMarker = { clusters: 0, docsInClusters: 0, duplicates: 0 };
+    let clusterLines = '';
+    try {
+      if (!job.against) {
+        const N = docOffset[S]!;
+        const uf = new UnionFind(N);
+        for (let A = 0; A < S; A++) forEachVerified(workDir, A, (a, s, b) => uf.union(docOffset[A]! + a, docOffset[s]! + b));
+        const { clusters } = componentsOf(uf, N);
+        const lines: string[] = [];
+        clusters.forEach((c, k) => {
+          const ids = c.members.map(idOf);
+          lines.push(formatCluster(k, ids));
+          c.members.forEach((m, j) => {
+            const s = shardOf(docOffset, m);
+            rows.push({ shard: s, doc: m - docOffset[s]!, cluster: k, rep: c.members[0]!, repId: String(ids[0]) });
+            void j;
+          });
+          marker.docsInClusters += c.members.length;
+          marker.duplicates += c.members.length - 1;
+        });
+        marker.clusters = clusters.length;
+        clusterLines = lines.join('');
+      } else {
+        for (let A = 0; A < S; A++) {
+          if (job.shards[A]!.side !== 0) continue;
+          let cur = -1;
+          let best = -1;
+          let bestSim = -1;
+          const flush = (): void => {
+            if (cur < 0) return;
+            rows.push({ shard: A, doc: cur, cluster: -1, rep: best, repId: String(idOf(best)) });
+            marker.duplicates++;
+          };
+          forEachVerified(workDir, A, (a, s, b, sim) => {
+            if (a !== cur) {
+              flush();
+              cur = a;
+              bestSim = -1;
+            }
+            if (sim > bestSim) {
+              bestSim = sim;
+              best = docOffset[s]! + b;
+            }
+          });
+          flush();
+        }
+      }
+    } finally {
+      gathered.close();
+    }
+    rows.sort((x, y) => x.shard - y.shard || x.doc - y.doc);
+    const sstart = new Float64Array(S + 1);
+    for (const r of rows) sstart[r.shard + 1]!++;
+    for (let s = 0; s < S; s++) sstart[s + 1]! += sstart[s]!;
+    await writeColumns(path.join(dir, 'assign.bin'), 'assignment', {}, {
+      doc: Uint32Array.from(rows, (r) => r.doc),
+      cluster: Int32Array.from(rows, (r) => r.cluster),
+      rep: Float64Array.from(rows, (r) => r.rep),
+      repId: rows.map((r) => r.repId),
+      sstart,
+    });
+    await fsp.writeFile(path.join(dir, 'clusters.jsonl'), clusterLines);
+    return marker;
+  });
+}

@@ -1,0 +1,68 @@
+/**
+ * Stage 6, filter (one task per shard, for `--output dedup` and `annotate`): rewrites the shard with
+ * the cluster assignment, in the input's own format and compression, to the job's output directory
+ * under the shard's relative name. `dedup` keeps each cluster's representative (with `--against`:
+ * drops every corpus document with a reference match); `annotate` adds the cluster and
+ * duplicate_of fields as `neardup dedup --output annotate` does.
+ * @module
+ */
+import path from 'node:path';
+import { promises as fsp } from 'node:fs';
+import { rewriteFile } from '../io/rewrite.js';
+import { ColumnFile } from './columns.js';
+import { commitTask, requireMarker, taskDir } from './commit.js';
+import type { JobSpec } from './job.js';
+import { numbering } from './shardInput.js';
+
+/** The filter task's marker. */
+export interface FilterMarker {
+  /** Records written. */
+  written: number;
+  /** The output shard, or undefined when none is written (a reference shard, or a skipped one). */
+  output?: string;
+}
+
+/** Runs filter task `s` (idempotent; the components task must have completed). */
+export function runFilter(workDir: string, job: JobSpec, s: number): Promise<FilterMarker> {
+  return commitTask<FilterMarker>(workDir, 'filter', s, async () => {
+    requireMarker(workDir, 'components', 0);
+    const num = numbering(workDir, job);
+    const shard = job.shards[s]!;
+    if (shard.side !== 0 || num.markers[s]!.skipped || !job.output.dir) return { written: 0 };
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'components', 0), 'assign.bin'), 'assignment');
+    let docs: Uint32Array, cluster: Int32Array, rep: Float64Array, repIds: string[];
+    try {
+      const st = f.f64('sstart');
+      const a = st[s]!;
+      const b = st[s + 1]!;
+      docs = f.u32('doc', a, b);
+      cluster = f.i32('cluster', a, b);
+      rep = f.f64('rep', a, b);
+      const ids = f.strings('repId');
+      repIds = [];
+      for (let i = a; i < b; i++) repIds.push(ids.get(i));
+    } finally {
+      f.close();
+    }
+    const out = path.join(job.output.dir, shard.out);
+    await fsp.mkdir(path.dirname(out), { recursive: true });
+    const annotate = job.output.mode === 'annotate';
+    const base = num.docOffset[s]!;
+    // The io layer rewrites the shard in its own format and compression (Parquet with its schema),
+    // atomically; the verdict is asked once per valid record, in order: record d is document d.
+    let d = 0;
+    let k = 0;
+    const written = await rewriteFile(shard.path, out, { ...job.read }, annotate ? 'annotate' : 'dedup', () => {
+      const hit = k < docs.length && docs[k] === d;
+      const own = base + d;
+      const v = hit
+        ? { keep: !job.against && rep[k] === own, cluster: cluster[k]! >= 0 ? cluster[k]! : undefined, duplicateOf: rep[k] !== own ? repIds[k] : undefined }
+        : { keep: true };
+      if (hit) k++;
+      d++;
+      return v;
+    });
+    if (d !== num.markers[s]!.docs) throw new Error(`${shard.path} changed since it was signed (${d} documents now, ${num.markers[s]!.docs} then)`);
+    return { written, output: out };
+  });
+}

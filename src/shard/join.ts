@@ -1,0 +1,147 @@
+/**
+ * Stage 2, join (one task per band-key partition): reads partition p of every shard's band keys,
+ * groups equal (band, key) and emits every pair of documents in a group as a candidate (for
+ * `--against`, only pairs with one document on each side, oriented corpus → reference).
+ *
+ * Outputs in `join/NNNNN/`:
+ * - `pairs.bin` (kind `candidates`): columns docA, shardB, docB (uint32), grouped by the shard of
+ *   document a; `astart` (float64, S + 1) gives shard A's rows. Pairs may repeat (across bands and
+ *   partitions): verification removes repeats.
+ * - `need.bin` (kind `needed-docs`): column doc (uint32, ascending per shard), grouped by shard with
+ *   `nstart` (S + 1): the documents in candidate pairs, whose texts the gather stage collects.
+ * @module
+ */
+import path from 'node:path';
+import { ColumnFile, writeColumns } from './columns.js';
+import { commitTask, requireMarker, taskDir } from './commit.js';
+import type { JobSpec } from './job.js';
+import type { SignMarker } from './shardInput.js';
+import { U32Buf, groupBy } from './u32buf.js';
+
+/** The join task's marker. */
+export interface JoinMarker {
+  /** Band-key rows read. */
+  keys: number;
+  /** Candidate pair rows written (with repeats). */
+  pairRows: number;
+  /** Groups of ≥ 2 documents sharing a band key. */
+  sharedBuckets: number;
+  /** Documents in the largest group. */
+  largestBucket: number;
+}
+
+/** Thrown when a partition would produce more candidate pairs than the job allows. */
+export class TooManyCandidatesError extends Error {
+  override readonly name = 'TooManyCandidatesError';
+}
+
+/** Runs join task `p` (idempotent). */
+export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinMarker> {
+  return commitTask<JoinMarker>(workDir, 'join', p, async (dir) => {
+    const S = job.shards.length;
+    const band = new U32Buf(1 << 16);
+    const hi = new U32Buf(1 << 16);
+    const lo = new U32Buf(1 << 16);
+    const shard = new U32Buf(1 << 16);
+    const doc = new U32Buf(1 << 16);
+    for (let s = 0; s < S; s++) {
+      const m = requireMarker<SignMarker>(workDir, 'sign', s);
+      if (m.skipped) continue;
+      const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', s), 'keys.bin'), 'band-keys');
+      try {
+        const ps = f.f64('pstart');
+        const a = ps[p]!;
+        const b = ps[p + 1]!;
+        if (b > a) {
+          const cb = f.u32('band', a, b);
+          const ch = f.u32('hi', a, b);
+          const cl = f.u32('lo', a, b);
+          const cd = f.u32('doc', a, b);
+          for (let i = 0; i < cb.length; i++) {
+            band.push(cb[i]!);
+            hi.push(ch[i]!);
+            lo.push(cl[i]!);
+            shard.push(s);
+            doc.push(cd[i]!);
+          }
+        }
+      } finally {
+        f.close();
+      }
+    }
+    const n = band.length;
+    const B = band.view();
+    const H = hi.view();
+    const L = lo.view();
+    const Sh = shard.view();
+    const D = doc.view();
+    // Rows were appended in (shard, doc) order; the index tie-break keeps that order within a group.
+    const order = new Int32Array(n);
+    for (let i = 0; i < n; i++) order[i] = i;
+    order.sort((x, y) => B[x]! - B[y]! || H[x]! - H[y]! || L[x]! - L[y]! || x - y);
+    const side = job.shards.map((sh) => sh.side);
+    const pA = new U32Buf(1 << 12);
+    const pDocA = new U32Buf(1 << 12);
+    const pShardB = new U32Buf(1 << 12);
+    const pDocB = new U32Buf(1 << 12);
+    const nShard = new U32Buf(1 << 12);
+    const nDoc = new U32Buf(1 << 12);
+    const marker: JoinMarker = { keys: n, pairRows: 0, sharedBuckets: 0, largestBucket: 0 };
+    const emit = (x: number, y: number): void => {
+      pA.push(Sh[x]!);
+      pDocA.push(D[x]!);
+      pShardB.push(Sh[y]!);
+      pDocB.push(D[y]!);
+    };
+    for (let g0 = 0; g0 < n; ) {
+      const f = order[g0]!;
+      let g1 = g0 + 1;
+      while (g1 < n && B[order[g1]!] === B[f] && H[order[g1]!] === H[f] && L[order[g1]!] === L[f]) g1++;
+      const m = g1 - g0;
+      if (m >= 2) {
+        marker.sharedBuckets++;
+        if (m > marker.largestBucket) marker.largestBucket = m;
+        const before = pA.length;
+        for (let i = g0; i < g1; i++) {
+          const x = order[i]!;
+          for (let j = i + 1; j < g1; j++) {
+            const y = order[j]!;
+            if (!job.against) emit(x, y);
+            else if (side[Sh[x]!] !== side[Sh[y]!]) {
+              if (side[Sh[x]!] === 0) emit(x, y);
+              else emit(y, x);
+            }
+          }
+          if (pA.length > job.maxBucketPairs) {
+            throw new TooManyCandidatesError(
+              `partition ${p}: more than ${job.maxBucketPairs} candidate pair rows (largest group of documents sharing a band key: ${marker.largestBucket}); raise --max-pairs, or remove exact copies first`,
+            );
+          }
+        }
+        if (pA.length > before) {
+          for (let i = g0; i < g1; i++) {
+            nShard.push(Sh[order[i]!]!);
+            nDoc.push(D[order[i]!]!);
+          }
+        }
+      }
+      g0 = g1;
+    }
+    marker.pairRows = pA.length;
+    const pairs = groupBy(pA.view(), S, [pDocA.view(), pShardB.view(), pDocB.view()]);
+    const [docA, shardB, docB] = pairs.columns as [Uint32Array, Uint32Array, Uint32Array];
+    await writeColumns(path.join(dir, 'pairs.bin'), 'candidates', { partition: p }, { docA, shardB, docB, astart: pairs.start });
+    // Needed documents: ascending and unique within each shard.
+    const need = groupBy(nShard.view(), S, [nDoc.view()]);
+    const nd = need.columns[0]!;
+    const outDoc = new U32Buf(nd.length);
+    const nstart = new Float64Array(S + 1);
+    for (let s = 0; s < S; s++) {
+      const part = nd.subarray(need.start[s]!, need.start[s + 1]!).sort();
+      for (let i = 0; i < part.length; i++) if (i === 0 || part[i] !== part[i - 1]) outDoc.push(part[i]!);
+      nstart[s + 1] = outDoc.length;
+    }
+    await writeColumns(path.join(dir, 'need.bin'), 'needed-docs', { partition: p }, { doc: outDoc.view(), nstart });
+    return marker;
+  });
+}

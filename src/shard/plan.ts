@@ -1,0 +1,94 @@
+/**
+ * Building a job's plan from the command line: the shard list (files, or directories of shards),
+ * the resolved dedup parameters, and where outputs go.
+ * @module
+ */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { chooseBands } from '../lsh/params.js';
+import { createTextSigner } from '../sketch/textSigner.js';
+import { UsageError } from '../io/errors.js';
+import { resolveShards } from '../io/shards.js';
+import type { InputFormat } from '../io/formats.js';
+import type { DedupOptions } from '../dedup/dedup.js';
+import type { ReadOptions } from '../io/read.js';
+import type { PairFormat } from '../io/write.js';
+import { outputNames, type JobOutputMode, type JobSpec } from './job.js';
+
+/**
+ * The shard files of the arguments, through the io layer's shard resolution: a file as given; a
+ * directory of shards or a glob expanded (sorted, every format and compression it reads).
+ */
+export async function listShards(args: readonly string[], format: InputFormat | 'auto' = 'auto'): Promise<string[]> {
+  const out: string[] = [];
+  for (const a of args) {
+    const list = await resolveShards(a, format);
+    if (list) {
+      out.push(...list.shards.map((x) => x.path));
+      continue;
+    }
+    const st = await fsp.stat(a).catch(() => undefined);
+    if (!st) throw new UsageError(`${a}: no such file or directory`);
+    if (st.isDirectory()) throw new UsageError(`${a} is a directory of documents (.txt/.md/.html), not of shards: a sharded job reads record files (JSONL, TSV, CSV, Parquet; .gz or .zst)`);
+    if (a === '-') throw new UsageError('a sharded job reads files, not standard input');
+    out.push(a);
+  }
+  return out.map((p) => path.resolve(p));
+}
+
+/** What the command line says about a job. */
+export interface PlanInput {
+  shards: string[];
+  against?: string[];
+  read: ReadOptions;
+  options: DedupOptions;
+  partitions?: number;
+  onBadShard: 'stop' | 'skip';
+  mode: JobOutputMode;
+  pairFormat: PairFormat;
+  outDir?: string;
+}
+
+/** The plan (without id and version) for {@link saveJob}. */
+export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'version'>> {
+  const format = input.read.format ?? 'auto';
+  const corpus = await listShards(input.shards, format);
+  const ref = input.against ? await listShards(input.against, format) : [];
+  if (input.against && input.mode === 'clusters') throw new UsageError('--against reports pairs across the two corpora: --output clusters does not apply (use pairs, dedup or annotate)');
+  const all = [...corpus, ...ref];
+  const seen = new Set<string>();
+  for (const p of all) {
+    if (seen.has(p)) throw new UsageError(`${p} is given twice`);
+    seen.add(p);
+  }
+  const threshold = input.options.threshold ?? 0.8;
+  const signer = createTextSigner({ shingle: input.options.shingle, minhash: input.options.minhash });
+  const bands = chooseBands(threshold, signer.numPerm, input.options.lsh);
+  const writesShards = input.mode === 'dedup' || input.mode === 'annotate';
+  if (writesShards && !input.outDir) throw new UsageError(`--output ${input.mode} writes one output shard per input shard: give --out-dir DIR`);
+  const outDir = input.outDir ? path.resolve(input.outDir) : undefined;
+  // Only corpus shards get outputs: their names are relative to the corpus's own common directory.
+  const names = [...outputNames(corpus), ...outputNames(ref)];
+  if (outDir) {
+    for (let i = 0; i < corpus.length; i++) {
+      if (path.resolve(outDir, names[i]!) === corpus[i]) throw new UsageError(`--out-dir ${input.outDir} would overwrite the input shard ${corpus[i]}`);
+    }
+  }
+  // One partition per ~shard, at least 4: a join task then reads about one shard's worth of keys.
+  const partitions = input.partitions ?? Math.max(4, corpus.length + ref.length);
+  const { stdin: _stdin, raw: _raw, displayName: _dn, ...read } = input.read;
+  return {
+    shards: all.map((p, i) => ({ path: p, side: i < corpus.length ? 0 : 1, out: names[i]! })),
+    read,
+    threshold,
+    shingle: input.options.shingle ?? {},
+    minhash: input.options.minhash ?? {},
+    bands: bands.bands,
+    rows: bands.rows,
+    partitions,
+    against: !!input.against,
+    onBadShard: input.onBadShard,
+    maxBucketPairs: input.options.maxPairs ?? 50_000_000,
+    output: { mode: input.mode, pairFormat: input.pairFormat, dir: writesShards ? outDir : undefined },
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * Reading one input shard of a job, the same way in every stage (so document numbers agree), and
+ * the per-shard numbering that later stages derive from the sign stage's markers.
+ * @module
+ */
+import { openInput, type OpenedInput } from '../io/read.js';
+import { requireMarker } from './commit.js';
+import type { JobSpec } from './job.js';
+
+/** The sign stage's marker: what a shard held. */
+export interface SignMarker {
+  /** Documents (records read, without skipped invalid ones). */
+  docs: number;
+  /** Rows (records including skipped invalid ones): the shard's share of the global row numbers. */
+  rows: number;
+  /** Documents without shingles. */
+  emptyDocs: number;
+  /** UTF-16 code units of text. */
+  chars: number;
+  /** Bytes of the shard on disk. */
+  bytes: number;
+  /** The resolved input format. */
+  format: string;
+  /** Invalid records skipped (--skip-invalid), and the first problem. */
+  skippedRecords: number;
+  firstSkip?: string;
+  /** Set when the whole shard could not be read and the job skips bad shards: the error, naming file and line. */
+  skipped?: string;
+}
+
+/** Opens shard `s` of `job` through the io layer's reader (every format and compression it knows). */
+export function openShard(job: JobSpec, s: number, raw = false): Promise<OpenedInput> {
+  return openInput(job.shards[s]!.path, { ...job.read, raw });
+}
+
+/** Global numbering of the shards' documents and rows, from the sign markers (all must be complete). */
+export interface Numbering {
+  markers: SignMarker[];
+  /** First global document index of each shard (length S + 1; the last is the total). */
+  docOffset: Float64Array;
+  /** First global row number of each shard (length S + 1). */
+  rowOffset: Float64Array;
+}
+
+/** The numbering of `job`'s documents; throws if a sign task has not completed. */
+export function numbering(workDir: string, job: JobSpec): Numbering {
+  const S = job.shards.length;
+  const markers: SignMarker[] = [];
+  const docOffset = new Float64Array(S + 1);
+  const rowOffset = new Float64Array(S + 1);
+  for (let s = 0; s < S; s++) {
+    const m = requireMarker<SignMarker>(workDir, 'sign', s);
+    markers.push(m);
+    docOffset[s + 1] = docOffset[s]! + m.docs;
+    rowOffset[s + 1] = rowOffset[s]! + m.rows;
+  }
+  return { markers, docOffset, rowOffset };
+}
+
+/**
+ * The id of a document: its explicit id (--id / --id-field), else its global row number, which is the
+ * row number single-process `neardup dedup` gives it in the shards' concatenation.
+ */
+export function docId(explicit: string | undefined, rowOffset: number, row: number): string {
+  return explicit ?? String(rowOffset + row);
+}

@@ -1,0 +1,57 @@
+/**
+ * The stage registry: runs task i of a stage by name, and the "array job" split of a stage's tasks
+ * over N processes (Slurm arrays, Kubernetes Indexed Jobs, Spark's rdd.pipe).
+ * @module
+ */
+import { UsageError } from '../io/errors.js';
+import { loadJob, STAGES, taskCount, type JobSpec, type StageName } from './job.js';
+import { runSign } from './sign.js';
+import { runJoin } from './join.js';
+import { runGather } from './gather.js';
+import { runVerify } from './verify.js';
+import { runComponents } from './components.js';
+import { runFilter } from './filter.js';
+
+const RUNNERS: Record<StageName, (workDir: string, job: JobSpec, task: number) => Promise<object>> = {
+  sign: runSign,
+  join: runJoin,
+  gather: runGather,
+  verify: runVerify,
+  components: runComponents,
+  filter: runFilter,
+};
+
+/** Checks a stage name. */
+export function parseStage(name: string): StageName {
+  if (!(STAGES as readonly string[]).includes(name)) throw new UsageError(`unknown stage "${name}" (expected ${STAGES.join(', ')})`);
+  return name as StageName;
+}
+
+/** Runs task `task` of `stage` in the job at `workDir` (idempotent: a completed task returns its marker). */
+export async function runTask(workDir: string, stage: StageName, task: number, job: JobSpec = loadJob(workDir)): Promise<object> {
+  const n = taskCount(job, stage);
+  if (!(Number.isInteger(task) && task >= 0 && task < n)) throw new UsageError(`stage ${stage} of this job has tasks 0 to ${n - 1}, not ${task}`);
+  return RUNNERS[stage](workDir, job, task);
+}
+
+/** The tasks of a stage that array member `index` of `members` runs: index, index + members, … */
+export function tasksOfMember(total: number, index: number, members: number): number[] {
+  const out: number[] = [];
+  for (let t = index; t < total; t += members) out.push(t);
+  return out;
+}
+
+/**
+ * The array index and size from the environment, when not given: Slurm (SLURM_ARRAY_TASK_ID,
+ * SLURM_ARRAY_TASK_COUNT, with SLURM_ARRAY_TASK_MIN as the first index) or Kubernetes Indexed Jobs
+ * (JOB_COMPLETION_INDEX; the size then comes from --tasks).
+ */
+export function arrayIndexFromEnv(env: NodeJS.ProcessEnv = process.env): { index?: number; members?: number } {
+  if (env.SLURM_ARRAY_TASK_ID !== undefined) {
+    const min = Number(env.SLURM_ARRAY_TASK_MIN ?? 0);
+    const count = env.SLURM_ARRAY_TASK_COUNT !== undefined ? Number(env.SLURM_ARRAY_TASK_COUNT) : undefined;
+    return { index: Number(env.SLURM_ARRAY_TASK_ID) - min, members: count };
+  }
+  if (env.JOB_COMPLETION_INDEX !== undefined) return { index: Number(env.JOB_COMPLETION_INDEX) };
+  return {};
+}

@@ -1,0 +1,108 @@
+/**
+ * The end of a job: its counters gathered from the task markers, and its single-file outputs
+ * (pairs, clusters) assembled from the task outputs, in the same formats as `neardup dedup`.
+ * @module
+ */
+import path from 'node:path';
+import { createReadStream } from 'node:fs';
+import { openOutput, type OutputSink } from '../io/output.js';
+import { pairHeader } from '../io/write.js';
+import { readMarker, requireMarker, taskDir } from './commit.js';
+import { STAGES, taskCount, type JobSpec } from './job.js';
+import type { SignMarker } from './shardInput.js';
+import type { JoinMarker } from './join.js';
+import type { VerifyMarker } from './verify.js';
+import type { ComponentsMarker } from './components.js';
+import type { FilterMarker } from './filter.js';
+
+/** A finished job's counters. */
+export interface JobSummary {
+  shards: number;
+  docs: number;
+  emptyDocs: number;
+  chars: number;
+  bytes: number;
+  /** Invalid records skipped inside shards (--skip-invalid). */
+  skippedRecords: number;
+  /** Shards left out because they failed to read (--on-bad-shard skip), with the reader's error. */
+  skippedShards: { path: string; error: string }[];
+  sharedBuckets: number;
+  largestBucket: number;
+  candidates: number;
+  pairs: number;
+  clusters: number;
+  docsInClusters: number;
+  /** Beyond one per cluster; with --against, corpus documents matching the reference. */
+  duplicates: number;
+  /** Records written by the filter stage. */
+  written: number;
+}
+
+/** Counts of completed tasks per stage (for progress). */
+export function progressOf(workDir: string, job: JobSpec): { stage: string; done: number; total: number }[] {
+  return STAGES.map((stage) => {
+    const total = taskCount(job, stage);
+    let done = 0;
+    for (let t = 0; t < total; t++) if (readMarker(workDir, stage, t)) done++;
+    return { stage, done, total };
+  });
+}
+
+/** The counters of a completed job. */
+export function summarize(workDir: string, job: JobSpec): JobSummary {
+  const S = job.shards.length;
+  const sum: JobSummary = {
+    shards: S, docs: 0, emptyDocs: 0, chars: 0, bytes: 0, skippedRecords: 0, skippedShards: [],
+    sharedBuckets: 0, largestBucket: 0, candidates: 0, pairs: 0, clusters: 0, docsInClusters: 0, duplicates: 0, written: 0,
+  };
+  for (let s = 0; s < S; s++) {
+    const m = requireMarker<SignMarker>(workDir, 'sign', s);
+    sum.docs += m.docs;
+    sum.emptyDocs += m.emptyDocs;
+    sum.chars += m.chars;
+    sum.bytes += m.bytes;
+    sum.skippedRecords += m.skippedRecords;
+    if (m.skipped) sum.skippedShards.push({ path: job.shards[s]!.path, error: m.skipped });
+    const v = requireMarker<VerifyMarker>(workDir, 'verify', s);
+    sum.candidates += v.candidates;
+    sum.pairs += v.pairs;
+    if (taskCount(job, 'filter') > 0) sum.written += requireMarker<FilterMarker>(workDir, 'filter', s).written;
+  }
+  for (let p = 0; p < job.partitions; p++) {
+    const j = requireMarker<JoinMarker>(workDir, 'join', p);
+    sum.sharedBuckets += j.sharedBuckets;
+    sum.largestBucket = Math.max(sum.largestBucket, j.largestBucket);
+  }
+  const c = requireMarker<ComponentsMarker>(workDir, 'components', 0);
+  sum.clusters = c.clusters;
+  sum.docsInClusters = c.docsInClusters;
+  sum.duplicates = c.duplicates;
+  return sum;
+}
+
+async function copyInto(sink: OutputSink, file: string): Promise<void> {
+  for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 })) await sink.write(chunk as string);
+}
+
+/**
+ * Writes the job's pairs or clusters to `out` (a file, written atomically, or stdout for undefined
+ * or `-`): the verify outputs concatenated in shard order (which is the global order), or the
+ * components' clusters. Returns the records written. dedup/annotate outputs are the filter stage's.
+ */
+export async function writeJobOutput(workDir: string, job: JobSpec, out: string | undefined, counts: JobSummary): Promise<number> {
+  if (job.output.mode !== 'pairs' && job.output.mode !== 'clusters') return counts.written;
+  const sink = await openOutput(out);
+  try {
+    if (job.output.mode === 'pairs') {
+      await sink.write(pairHeader(job.output.pairFormat, false));
+      for (let s = 0; s < job.shards.length; s++) await copyInto(sink, path.join(taskDir(workDir, 'verify', s), 'pairs.txt'));
+    } else {
+      await copyInto(sink, path.join(taskDir(workDir, 'components', 0), 'clusters.jsonl'));
+    }
+    await sink.close();
+  } catch (e) {
+    await sink.abort();
+    throw e;
+  }
+  return job.output.mode === 'pairs' ? counts.pairs : counts.clusters;
+}

@@ -1,0 +1,148 @@
+/**
+ * Test helper for sharded jobs: a corpus with planted near copies written as shards of mixed formats,
+ * the same documents as one JSONL file (for single-process `neardup dedup`), and `neardup worker`
+ * child processes, each in its own working directory.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { CorpusGenerator, EDIT_RATES } from '../../bench/gen.js';
+import { splitmix32 } from '../../src/hash/mix.js';
+import { mainJs } from '../cliUtil.js';
+import { writeParquet, zstd } from './formats.js';
+import { openInput } from '../../src/io/read.js';
+
+/** A document with its id. */
+export interface Doc {
+  id: string;
+  text: string;
+}
+
+/**
+ * `n` documents, a fraction `dupRate` of them edited copies of an earlier document (anywhere
+ * before them, so copies cross shards), deterministic in `seed`. Words per document are few
+ * (≈ 40) to keep tests fast.
+ */
+export function plantedDocs(n: number, dupRate: number, seed: number, prefix = 'd'): Doc[] {
+  const gen = new CorpusGenerator(seed);
+  const rnd = splitmix32(seed ^ 0x2468);
+  const words: Int32Array[] = [];
+  const salts: number[] = [];
+  const docs: Doc[] = [];
+  for (let i = 0; i < n; i++) {
+    let w: Int32Array;
+    // A copy keeps its source's punctuation (render salt), as a copied page would.
+    let salt = i;
+    if (i > 0 && rnd() % 1000 < dupRate * 1000) {
+      const src = rnd() % i;
+      w = gen.edit(words[src]!, EDIT_RATES[rnd() % EDIT_RATES.length]!, seed * 1000003 + i);
+      salt = salts[src]!;
+    } else w = gen.original(seed * 7919 + i).subarray(0, 40 + (rnd() % 40));
+    words.push(w);
+    salts.push(salt);
+    docs.push({ id: `${prefix}${i}`, text: gen.render(w, salt) });
+  }
+  return docs;
+}
+
+/** Shard formats the tests mix. */
+export type ShardFormat = 'jsonl' | 'jsonl.gz' | 'jsonl.zst' | 'parquet';
+
+/** JSONL lines of documents. */
+export function jsonl(docs: readonly Doc[]): string {
+  return docs.map((d) => JSON.stringify(d) + '\n').join('');
+}
+
+/** Writes `docs` as `shards` shards (formats round-robin) under `dir`; returns their paths in order. Parquet shards have several row groups. */
+export async function writeShards(dir: string, docs: readonly Doc[], shards: number, formats: readonly ShardFormat[]): Promise<string[]> {
+  fs.mkdirSync(dir, { recursive: true });
+  const per = Math.ceil(docs.length / shards);
+  const paths: string[] = [];
+  for (let s = 0; s < shards; s++) {
+    const slice = docs.slice(s * per, (s + 1) * per);
+    const fmt = formats[s % formats.length]!;
+    const file = path.join(dir, `part-${String(s).padStart(4, '0')}.${fmt}`);
+    if (fmt === 'parquet') {
+      await writeParquet(file, [{ name: 'id', data: slice.map((d) => d.id), type: 'STRING' }, { name: 'text', data: slice.map((d) => d.text), type: 'STRING' }], 'SNAPPY', 25);
+    } else {
+      const part = jsonl(slice);
+      fs.writeFileSync(file, fmt.endsWith('.gz') ? zlib.gzipSync(part) : fmt.endsWith('.zst') ? await zstd(part) : part);
+    }
+    paths.push(file);
+  }
+  return paths;
+}
+
+/** The ids and texts of any input (a file or a directory of shards), read through the io layer. */
+export async function readDocs(file: string): Promise<Doc[]> {
+  const input = await openInput(file, { fields: { id: 'id', text: ['text'] } });
+  const out: Doc[] = [];
+  for await (const r of input.records) out.push({ id: r.id!, text: r.text });
+  return out;
+}
+
+/** A `neardup worker` child process. */
+export interface WorkerChild {
+  child: ChildProcess;
+  /** Its stderr so far. */
+  log(): string;
+  /** Resolves when its log matches `re` (checked as lines arrive). */
+  waitFor(re: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** SIGKILL and wait for exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts `neardup worker --redis url` in its own working directory `cwd`. */
+export function startWorker(url: string, cwd: string, extraArgs: string[] = [], env: Record<string, string> = {}): WorkerChild {
+  fs.mkdirSync(cwd, { recursive: true });
+  const child = spawn(process.execPath, [mainJs, 'worker', '--redis', url, ...extraArgs], { cwd, env: { ...process.env, NEARDUP_DEBUG: '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  const waiters: { re: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
+  child.stderr!.on('data', (d: Buffer) => {
+    log += d.toString();
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const m = log.match(waiters[i]!.re);
+      if (m) {
+        waiters[i]!.resolve(m);
+        waiters.splice(i, 1);
+      }
+    }
+  });
+  return {
+    child,
+    log: () => log,
+    waitFor(re, timeoutMs = 60000) {
+      const m = log.match(re);
+      if (m) return Promise.resolve(m);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`worker log never matched ${re}:\n${log}`)), timeoutMs);
+        waiters.push({ re, resolve: (x) => (clearTimeout(t), resolve(x)) });
+      });
+    },
+    kill(signal = 'SIGKILL') {
+      return new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill(signal);
+      });
+    },
+  };
+}
+
+/** Runs the CLI asynchronously (so workers keep running meanwhile). */
+export function neardupAsync(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [mainJs, ...args], { cwd, env: { ...process.env, NEARDUP_DEBUG: '', NEARDUP_PROGRESS: '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+/** Sorted non-empty lines. */
+export function sortedLines(s: string): string[] {
+  return s.split('\n').filter((l) => l !== '').sort();
+}

@@ -1,0 +1,158 @@
+/**
+ * The building blocks of sharded jobs: column files (round trip, ranges, rejection of truncated,
+ * foreign or other-version files) and task commits (a killed task's temp directory is never read,
+ * a rerun is idempotent, later stages refuse a task without its marker).
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { ColumnFile, writeColumns } from '../src/shard/columns.js';
+import { commitTask, readMarker, requireMarker, taskDir, tempDirs } from '../src/shard/commit.js';
+import { tasksOfMember, arrayIndexFromEnv } from '../src/shard/stages.js';
+import { outputNames } from '../src/shard/job.js';
+import { groupBy } from '../src/shard/u32buf.js';
+import { tmpDir } from './cliUtil.js';
+
+describe('column files', () => {
+  it('round-trip every column type, whole and by row range (property)', async () => {
+    const dir = tmpDir();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.nat({ max: 0xffffffff }), { maxLength: 50 }),
+        fc.array(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), { maxLength: 50 }),
+        fc.array(fc.double({ noNaN: true }), { maxLength: 50 }),
+        fc.array(fc.string({ unit: 'grapheme' }), { maxLength: 20 }),
+        async (u, i, f, s) => {
+          const file = path.join(dir, 'x.bin');
+          await writeColumns(file, 'test', { n: 1 }, { u: Uint32Array.from(u), i: Int32Array.from(i), f: Float64Array.from(f), s });
+          const c = ColumnFile.open(file, 'test');
+          try {
+            assert.deepEqual([...c.u32('u')], u);
+            assert.deepEqual([...c.i32('i')], i);
+            assert.deepEqual([...c.f64('f')], f);
+            assert.deepEqual(c.strings('s').all(), s);
+            if (s.length > 0) assert.equal(c.strings('s').get(s.length - 1), s.at(-1));
+            if (u.length > 2) assert.deepEqual([...c.u32('u', 1, u.length - 1)], u.slice(1, -1));
+            assert.deepEqual(c.meta, { n: 1 });
+          } finally {
+            c.close();
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reject truncated, foreign, other-kind and other-version files', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'x.bin');
+    await writeColumns(file, 'band-keys', {}, { a: new Uint32Array(100) });
+    assert.throws(() => ColumnFile.open(file, 'sets'), /holds band-keys, expected sets/);
+    const full = fs.readFileSync(file);
+    fs.writeFileSync(file, full.subarray(0, full.length - 4));
+    assert.throws(() => ColumnFile.open(file, 'band-keys'), /truncated or damaged/);
+    const v2 = Buffer.from(full);
+    v2.writeUInt32LE(2, 4);
+    fs.writeFileSync(file, v2);
+    assert.throws(() => ColumnFile.open(file, 'band-keys'), /version 2/);
+    fs.writeFileSync(file, 'hello world, not a column file');
+    assert.throws(() => ColumnFile.open(file, 'band-keys'), /not a neardup intermediate file/);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('task commits', () => {
+  it('a task that dies leaves only a temp directory, never read; a rerun commits; a third run is a no-op', async () => {
+    const work = tmpDir();
+    await assert.rejects(
+      commitTask(work, 'sign', 3, async (d) => {
+        fs.writeFileSync(path.join(d, 'keys.bin'), 'partial');
+        throw new Error('killed');
+      }),
+      /killed/,
+    );
+    assert.equal(readMarker(work, 'sign', 3), undefined);
+    assert.throws(() => requireMarker(work, 'sign', 3), /sign task 3 has not completed/);
+    // A SIGKILLed task cannot clean up: simulate its leftover.
+    const leftover = path.join(work, 'sign', '.00003.tmp-99999-dead');
+    fs.mkdirSync(leftover);
+    fs.writeFileSync(path.join(leftover, 'keys.bin'), 'partial');
+    fs.writeFileSync(path.join(leftover, '_SUCCESS.json'), '{"docs": 1}');
+    assert.equal(readMarker(work, 'sign', 3), undefined, 'a temp directory is never complete, even with a marker inside');
+    let runs = 0;
+    const m = await commitTask(work, 'sign', 3, async (d) => {
+      runs++;
+      fs.writeFileSync(path.join(d, 'keys.bin'), 'full');
+      return { docs: 7 };
+    });
+    assert.deepEqual(m, { docs: 7 });
+    assert.equal(fs.readFileSync(path.join(taskDir(work, 'sign', 3), 'keys.bin'), 'utf8'), 'full');
+    const again = await commitTask(work, 'sign', 3, async () => {
+      runs++;
+      return { docs: 0 };
+    });
+    assert.deepEqual(again, { docs: 7 });
+    assert.equal(runs, 1);
+    assert.deepEqual(await tempDirs(work), [leftover]);
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it('two runs of one task at once: the first commit wins, the second is discarded', async () => {
+    const work = tmpDir();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow = commitTask(work, 'join', 0, async (d) => {
+      await gate;
+      fs.writeFileSync(path.join(d, 'pairs.bin'), 'slow');
+      return { who: 'slow' };
+    });
+    const fast = await commitTask(work, 'join', 0, async (d) => {
+      fs.writeFileSync(path.join(d, 'pairs.bin'), 'fast');
+      return { who: 'fast' };
+    });
+    release();
+    assert.deepEqual(fast, { who: 'fast' });
+    assert.deepEqual(await slow, { who: 'fast' });
+    assert.equal(fs.readFileSync(path.join(taskDir(work, 'join', 0), 'pairs.bin'), 'utf8'), 'fast');
+    assert.deepEqual(await tempDirs(work), []);
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+});
+
+describe('array jobs and plans', () => {
+  it('members of an array cover every task exactly once (property)', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 200 }), fc.integer({ min: 1, max: 40 }), (total, members) => {
+        const seen = new Array<number>(total).fill(0);
+        for (let i = 0; i < members; i++) for (const t of tasksOfMember(total, i, members)) seen[t]!++;
+        assert.ok(seen.every((c) => c === 1));
+      }),
+    );
+  });
+
+  it('reads the index from Slurm and Kubernetes', () => {
+    assert.deepEqual(arrayIndexFromEnv({ SLURM_ARRAY_TASK_ID: '12', SLURM_ARRAY_TASK_MIN: '10', SLURM_ARRAY_TASK_COUNT: '4' }), { index: 2, members: 4 });
+    assert.deepEqual(arrayIndexFromEnv({ JOB_COMPLETION_INDEX: '5' }), { index: 5 });
+    assert.deepEqual(arrayIndexFromEnv({}), {});
+  });
+
+  it('names output shards relative to the shards\' common directory', () => {
+    assert.deepEqual(outputNames(['/d/a/x.jsonl', '/d/a/y.jsonl.gz']), ['x.jsonl', 'y.jsonl.gz']);
+    assert.deepEqual(outputNames(['/d/a/x.jsonl', '/d/b/x.jsonl']), ['a/x.jsonl', 'b/x.jsonl']);
+  });
+
+  it('groupBy is a stable counting sort (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: 6 }), { maxLength: 100 }), (g) => {
+        const vals = Uint32Array.from(g.map((_, i) => i));
+        const r = groupBy(Uint32Array.from(g), 7, [vals]);
+        const expected = g.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((x) => x[1]);
+        assert.deepEqual([...r.columns[0]!], expected);
+        for (let x = 0; x < 7; x++) assert.equal(r.start[x + 1]! - r.start[x]!, g.filter((y) => y === x).length);
+      }),
+    );
+  });
+});
