@@ -170,7 +170,7 @@ test('sharded input: pairs equal the single-file run; dedup writes one shard per
   assert.deepEqual(fs.readdirSync(out).sort(), ['_SUCCESS', 'p0.jsonl.gz', 'p1.jsonl.zst', 'p2.parquet', 'p3.jsonl', 'p4.csv.zst']);
   // Each output shard keeps its input's lines (CRLF included), rows, schema.
   assert.equal(gunzipSync(fs.readFileSync(path.join(out, 'p0.jsonl.gz'))).toString(), jsonl([DOCS[0]!, DOCS[4]!]));
-  assert.equal(await unzstd(path.join(out, 'p1.jsonl.zst')), jsonl([DOCS[8]!, DOCS[12]!], '\n'));
+  assert.equal(await unzstd(path.join(out, 'p1.jsonl.zst')), jsonl([DOCS[8]!, DOCS[12]!], '\r\n'));
   const p2 = await readParquetRows(path.join(out, 'p2.parquet'));
   assert.deepEqual(p2.rows.map((x) => x.id), ['d16', 'd20']);
   assert.equal(await unzstd(path.join(out, 'p4.csv.zst')), 'id,text\n' + [DOCS[36]!].map((d) => `${d.id},"${d.text}"`).join('\n') + '\n');

@@ -140,12 +140,12 @@ for (const [format, delim] of [
       fc.asyncProperty(fc.array(row, { minLength: 1, maxLength: 20 }), fc.boolean(), async (rows, crlf) => {
         const eol = crlf ? '\r\n' : '\n';
         const data = ['id', 'text', 'other'].join(delim) + eol + rows.map((r) => r.map((v) => csvField(v, delim)).join(delim)).join(eol) + eol;
-        const got = await readAll(data, { format, columns: { text: ['text'], id: 'id' } });
+        const got = await readAll(data, { format, tsvQuotes: true, columns: { text: ['text'], id: 'id' } });
         assert.equal(got.skipped, 0);
-        // Inside quoted fields, CRLF line ends are read as LF (lines are split before parsing).
+        // Inside quoted fields, line breaks are kept as written (CRLF stays CRLF: it is part of the value).
         assert.deepEqual(
           got.records.map((r) => [r.id, r.text]),
-          rows.map((r) => [r[0], viaUtf8(r[1]).replace(/\r\n/g, '\n')]),
+          rows.map((r) => [r[0], viaUtf8(r[1])]),
         );
         assert.deepEqual(
           got.records.map((r) => r.row),
@@ -169,7 +169,7 @@ for (const [format, delim] of [
     await fc.assert(
       fc.asyncProperty(fc.array(line, { minLength: 1, maxLength: 30 }), async (lines) => {
         const data = `id${delim}text\n` + lines.join('\n') + '\n';
-        const got = await readOrInputError(data, { format, skipInvalid: true, columns: { text: ['text'], id: 'id' } });
+        const got = await readOrInputError(data, { format, tsvQuotes: true, skipInvalid: true, columns: { text: ['text'], id: 'id' } });
         if (got instanceof InputError) {
           assert.fail(`only the header can fail with skipInvalid, got ${got.message}`);
         }
@@ -181,7 +181,7 @@ for (const [format, delim] of [
         assert.ok(seen >= 1 || lines.every((l) => viaUtf8(l) === ''));
         for (const e of got.examples) assert.match(e.message, /^<stdin>:\d+: /);
         // Without skipping, the same input either reads fully or fails with file:line.
-        const strict = await readOrInputError(data, { format, columns: { text: ['text'], id: 'id' } });
+        const strict = await readOrInputError(data, { format, tsvQuotes: true, columns: { text: ['text'], id: 'id' } });
         if (!(strict instanceof InputError)) assert.equal(got.skipped, 0);
         else assert.ok(got.skipped > 0);
       }),
@@ -192,7 +192,7 @@ for (const [format, delim] of [
 
 test('TSV: an unclosed quote skips only its own record; the lines after it are still read', async () => {
   const lines = ['id\ttext', '0\tfirst', '1\t"never closed', ...Array.from({ length: 3000 }, (_, i) => `${i + 2}\tordinary row ${i}`)];
-  const got = await readAll(lines.join('\n') + '\n', { format: 'tsv', skipInvalid: true, columns: { text: ['text'], id: 'id' } });
+  const got = await readAll(lines.join('\n') + '\n', { format: 'tsv', tsvQuotes: true, skipInvalid: true, columns: { text: ['text'], id: 'id' } });
   assert.equal(got.skipped, 1);
   assert.equal(got.examples[0]!.message, '<stdin>:3: a quoted field is never closed');
   assert.equal(got.records.length, 3001);
@@ -202,7 +202,7 @@ test('TSV: an unclosed quote skips only its own record; the lines after it are s
   ]);
   // More lines than a quoted record may span (10,000): the quote is declared unclosed, the rest is read.
   const many = ['id\ttext', '1\t"open', ...Array.from({ length: 12000 }, (_, i) => `${i + 2}\trow`)];
-  const got2 = await readAll(many.join('\n'), { format: 'tsv', skipInvalid: true, columns: { text: ['text'], id: 'id' } });
+  const got2 = await readAll(many.join('\n'), { format: 'tsv', tsvQuotes: true, skipInvalid: true, columns: { text: ['text'], id: 'id' } });
   assert.equal(got2.skipped, 1);
   assert.equal(got2.records.length, 12000);
 });

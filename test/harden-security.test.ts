@@ -39,8 +39,9 @@ async function app(opts: { token?: string; bodyLimit?: number; store?: string } 
 test('token: the right token passes; a wrong one of any length, a missing one or another scheme gets 401', async () => {
   const { a } = await app({ token: 'correct-horse-battery-staple' });
   const get = (authorization?: string) => a.inject({ method: 'GET', url: '/v1/stats', headers: authorization === undefined ? {} : { authorization } });
-  assert.equal((await get('Bearer correct-horse-battery-staple')).statusCode, 200);
-  for (const h of [undefined, '', 'Bearer ', 'Bearer correct-horse-battery-stapl', 'Bearer correct-horse-battery-staplf', 'Bearer correct-horse-battery-staple ', 'Bearer x', 'bearer correct-horse-battery-staple', 'Basic Y29ycmVjdA==', 'Bearer ' + 'c'.repeat(10000)]) {
+  // The scheme name is case-insensitive (RFC 9110 §11.1).
+  for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) assert.equal((await get(`${scheme} correct-horse-battery-staple`)).statusCode, 200, scheme);
+  for (const h of [undefined, '', 'Bearer ', 'Bearer correct-horse-battery-stapl', 'Bearer correct-horse-battery-staplf', 'Bearer correct-horse-battery-staple ', 'Bearer x', 'Bearercorrect-horse-battery-staple', 'Basic Y29ycmVjdA==', 'Bearer ' + 'c'.repeat(10000)]) {
     const r = await get(h);
     assert.equal(r.statusCode, 401, `authorization ${JSON.stringify(h?.slice(0, 40))}`);
     assert.equal(r.headers['www-authenticate'], 'Bearer');
@@ -51,7 +52,7 @@ test('token: the right token passes; a wrong one of any length, a missing one or
 test('token: compared in constant time (SHA-256 digests of equal length through crypto.timingSafeEqual, never ===)', () => {
   // A behavioural test cannot see timing; this guards the implementation against a regression to
   // a short-circuiting comparison. bench/RESULTS.md ("Hardening") has the measured timings.
-  const src = fs.readFileSync(path.resolve(here, '../../src/server/app.ts'), 'utf8');
+  const src = fs.readFileSync(path.resolve(here, '../../src/server/auth.ts'), 'utf8');
   assert.match(src, /timingSafeEqual\(digest\(given\), tokenDigest\)/);
   assert.ok(!/(given|token)\s*[!=]==?\s*(options\.token|given|token)/.test(src), 'no direct string comparison of tokens');
 });

@@ -35,14 +35,14 @@ async function readError(file: string, options: ReadOptions = {}): Promise<Input
 
 const f = (name: string): string => path.join(fixtures, name);
 
-test('TSV: header, --text columns joined by a space, --id, a properly quoted field with a tab', async () => {
+test('TSV: header, --text columns joined by a space, --id, a quote is an ordinary character', async () => {
   const { records, input } = await readAll(f('docs.tsv'), { columns: { text: ['title', 'body'], id: 'id' }, raw: true });
   assert.equal(input.format, 'tsv');
   assert.deepEqual(input.header?.columns, ['id', 'title', 'body']);
   assert.equal(records.length, 7);
   assert.equal(records[0]!.text, `Fox ${A}`);
   assert.equal(records[0]!.id, 'a1');
-  assert.equal(records[2]!.text, `Compilers ${C}, with a\ttab inside quotes`);
+  assert.equal(records[2]!.text, `Compilers ${C}, with a "quote" inside`);
   assert.equal(records[6]!.text, 'Empty ');
   assert.deepEqual(
     records.map((r) => [r.row, r.line]),
@@ -56,12 +56,14 @@ test('CSV: CRLF, quoted commas, doubled quotes and a line break inside quotes', 
   assert.equal(input.format, 'csv');
   assert.equal(records.length, 7);
   assert.equal(records[1]!.text, B);
-  assert.equal(records[2]!.text, `${C},\nwith a "quoted" line break`);
+  // The file's CRLF inside the quoted field is part of the value (kept, not turned into LF).
+  assert.equal(records[2]!.text, `${C},\r\nwith a "quoted" line break`);
   assert.equal(records[2]!.line, 4);
   assert.equal(records[3]!.line, 6);
   assert.equal(records[3]!.row, 3);
   assert.equal(records[6]!.text, '');
-  assert.equal(records[2]!.raw, `c1,Compilers,"${C},\nwith a ""quoted"" line break"`);
+  assert.equal(records[2]!.raw, `c1,Compilers,"${C},\r\nwith a ""quoted"" line break"`);
+  assert.equal(records[2]!.eol, "\r\n");
 });
 
 test('JSONL: nested text and id paths', async () => {
@@ -136,7 +138,7 @@ test('errors name file:line: unknown column (listing the columns), ragged row, i
   let e = await readError(f('docs.tsv'), { columns: { text: ['Body', 'nope'] } });
   assert.equal(e.message, `${f('docs.tsv')}:1: unknown column "nope"; available columns: "id", "title", "body"`);
   e = await readError(f('bad/ragged.tsv'), { columns: { text: ['body'] } });
-  assert.equal(e.message, `${f('bad/ragged.tsv')}:3: ragged row: 5 fields, the header has 3`);
+  assert.equal(e.message, `${f('bad/ragged.tsv')}:3: ragged row: 5 fields, the header has 3 (TSV has no quoting: a tab inside a field splits it)`);
   e = await readError(f('bad/badutf8.tsv'), { columns: { text: ['body'] } });
   assert.equal(e.message, `${f('bad/badutf8.tsv')}:3: invalid UTF-8`);
   e = await readError(f('bad/badjson.jsonl'));

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { buildReportData, renderReportHtml, dedup, jaccard, fingerprintSet, candidateProbability } from '../src/index.js';
-import { isPublicUiPath } from '../src/web/plugin.js';
 import { splitmix32 } from '../src/hash/mix.js';
 import { neardup, tmpDir } from './cliUtil.js';
 
@@ -121,9 +120,3 @@ test('report command: needs --out; bad input names the file', () => {
   assert.match(readFileSync(path.join(dir, 'r.html'), 'utf8'), /^<!doctype html>/);
 });
 
-test('web: the page and its files are public, the API is not', () => {
-  assert.equal(isPublicUiPath('/'), true);
-  assert.equal(isPublicUiPath('/ui/page.js?v=1'), true);
-  assert.equal(isPublicUiPath('/ui/diff.min.js'), true);
-  assert.equal(isPublicUiPath('/v1/stats'), false);
-});

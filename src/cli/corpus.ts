@@ -10,6 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { getHeapStatistics } from 'node:v8';
 import { openInput, type OpenedInput, type ReadOptions } from '../io/read.js';
 import { InputError } from '../io/errors.js';
+import { removeOnSignal } from '../io/output.js';
 import type { InputRecord } from '../io/record.js';
 import type { Reporter } from './report.js';
 import { int } from './report.js';
@@ -53,7 +54,7 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
   const idsAndRows: Pick<Corpus, 'ids' | 'rows'> = { ids: undefined, rows: [] };
   try {
     for await (const r of input.records) {
-      keepIdAndRow(idsAndRows, r);
+      keepIdAndRow(idsAndRows, r, input.name);
       texts.push(r.text);
       if ((texts.length & 1023) === 0) {
         bar.update(input.bytesRead(), texts.length);
@@ -64,6 +65,7 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
     }
   } finally {
     bar.stop();
+    idLines.delete(idsAndRows);
   }
   const readMs = performance.now() - t0;
   const bytes = input.bytesRead();
@@ -74,9 +76,20 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
   return { texts, count: texts.length, ...idsAndRows, input, bytes, readMs };
 }
 
-/** Records a document's id (explicit ids switch on at the first one; earlier rows become ids) and row. */
-function keepIdAndRow(corpus: Pick<Corpus, 'ids' | 'rows'>, r: InputRecord): void {
+/** Line of each explicit id, to refuse duplicates (pairs "A⇥A" and clusters ["A","A"] mean nothing). */
+const idLines = new WeakMap<object, Map<string, number>>();
+
+/**
+ * Records a document's id (explicit ids switch on at the first one; earlier rows become ids) and row.
+ * An explicit id seen before is an input error naming both lines (exit 2).
+ */
+function keepIdAndRow(corpus: Pick<Corpus, 'ids' | 'rows'>, r: InputRecord, file: string): void {
   if (r.id !== undefined) {
+    let seen = idLines.get(corpus);
+    if (!seen) idLines.set(corpus, (seen = new Map()));
+    const first = seen.get(r.id);
+    if (first !== undefined) throw new InputError(file, r.line, `duplicate id "${r.id}" (first on line ${first}); ids must be unique`);
+    seen.set(r.id, r.line);
     if (!corpus.ids) corpus.ids = corpus.rows.map(String);
     corpus.ids.push(r.id);
   } else if (corpus.ids) corpus.ids.push(String(r.row));
@@ -94,6 +107,9 @@ export function warnSkipped(reporter: Reporter, input: OpenedInput): void {
         : '';
     reporter.warn(`skipped ${int(input.skips.count)} invalid record${input.skips.count === 1 ? '' : 's'}${where}; first: ${input.skips.examples[0]!.message}`);
   }
+  // Quoted line breaks are legal CSV, but a record made of several lines should never go unnoticed.
+  const m = input.skips.multiline ?? 0;
+  if (m > 0) reporter.warn(`${int(m)} record${m === 1 ? ' spans' : 's span'} several lines (line breaks inside quoted fields); first: ${input.skips.firstMultiline}`);
 }
 
 /** Documents per batch handed to the pipeline while streaming. */
@@ -119,7 +135,7 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
     let count = 0;
     try {
       for await (const r of input.records) {
-        if (n === 0) keepIdAndRow(corpus, r);
+        if (n === 0) keepIdAndRow(corpus, r, input.name);
         else if (r.row !== corpus.rows[count]) {
           throw new Error(`${input.name} changed while it was being read (record ${count})`);
         }
@@ -136,6 +152,7 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
       bar.stop();
     }
     if (n === 0) {
+      idLines.delete(corpus);
       corpus.count = count;
       corpus.bytes = input.bytesRead();
       warnSkipped(reporter, input);
@@ -152,9 +169,16 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
  */
 export async function spoolStdin(stdin: NodeJS.ReadableStream = process.stdin): Promise<{ file: string; cleanup: () => Promise<void> }> {
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'neardup-'));
+  const untrack = removeOnSignal(dir);
   const file = path.join(dir, 'stdin');
   const out = createWriteStream(file);
   await once(out, 'open');
   await pipeline(stdin, out);
-  return { file, cleanup: () => fsp.rm(dir, { recursive: true, force: true }) };
+  return {
+    file,
+    cleanup: async () => {
+      await fsp.rm(dir, { recursive: true, force: true });
+      untrack();
+    },
+  };
 }

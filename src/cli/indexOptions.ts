@@ -4,7 +4,8 @@
  * @module
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { NearDupIndexOptions } from '../online/nearDupIndex.js';
+import { NearDupIndex, type NearDupIndexOptions } from '../online/nearDupIndex.js';
+import { UsageError } from '../io/errors.js';
 
 /** A number parser for commander that names the option in its error. */
 export function num(name: string, integer: boolean) {
@@ -64,4 +65,17 @@ export function indexOptionsFrom(o: IndexFlags): NearDupIndexOptions {
     ...(o.forest ? {} : { forest: false as const }),
     ...(o.workers ? { workers: o.workers } : {}),
   };
+}
+
+/**
+ * Opens the index for a command. A bad store spec or parameters that contradict the store's
+ * (RangeError) are usage errors: exit 2 with the message, not 1.
+ */
+export async function openIndex(options: NearDupIndexOptions): Promise<NearDupIndex> {
+  try {
+    return await NearDupIndex.open(options);
+  } catch (e) {
+    if (e instanceof RangeError) throw new UsageError(e.message);
+    throw e;
+  }
 }

@@ -82,6 +82,7 @@ export function addInputOptions(cmd: Command): Command {
     .option('--text-field <paths>', 'JSONL text field(s), dotted paths like meta.title, comma-separated (default: text)', collectList)
     .option('--id-field <path>', 'JSONL id field (default: the 0-based row number)')
     .option('--delimiter <char>', 'CSV field delimiter', ',')
+    .option('--tsv-quotes', 'read TSV with CSV-style quotes (a field starting with " may hold tabs and line breaks); default: a line is a record, no quoting (IANA text/tab-separated-values)')
     .option('--skip-invalid', 'skip invalid records (ragged rows, bad JSON, invalid UTF-8) and report how many, instead of stopping at the first');
 }
 
@@ -93,6 +94,7 @@ export interface InputFlags {
   textField?: string[];
   idField?: string;
   delimiter: string;
+  tsvQuotes?: boolean;
   skipInvalid?: boolean;
 }
 
@@ -104,6 +106,7 @@ export function readOptionsFrom(f: InputFlags): ReadOptions {
     columns: { text: f.text, id: f.id },
     fields: { text: f.textField ?? f.text, id: f.idField ?? f.id },
     delimiter: f.delimiter,
+    tsvQuotes: f.tsvQuotes ?? false,
     skipInvalid: f.skipInvalid ?? false,
   };
 }

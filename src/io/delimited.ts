@@ -1,10 +1,19 @@
 /**
- * TSV and CSV with a header row. Quotes are relaxed: a field is unquoted only when it is properly
- * quoted, so TSV text with stray quotes (`"like this" here`) stays literal.
+ * TSV and CSV with a header row.
+ *
+ * TSV is IANA text/tab-separated-values by default: a line is a record, fields are split at tabs,
+ * and there is no quoting (a `"` is an ordinary character). A line with another number of fields
+ * than the header is reported with its line number, never merged with the next one. Reading TSV
+ * with CSV-style quotes is an explicit opt-in (`quotes: true`, CLI `--tsv-quotes`).
+ *
+ * CSV (and TSV with quotes) follows RFC 4180 with relaxed quotes on one line: a field is unquoted
+ * only when it is properly quoted, so stray quotes (`"like this" here`) stay literal. A quoted field
+ * may hold line breaks (the record then spans lines, counted in the skip statistics); a record that
+ * spans lines must be strictly well quoted, otherwise its first line is reported and the lines
+ * after it are read again as records of their own, so a stray opening quote never swallows rows.
  *
  * Lines where no field starts with a quote are split directly (exactly what csv-parse does with
- * them under relax_quotes, 30× faster); records with quoted fields, possibly spanning lines, are
- * parsed by csv-parse.
+ * them under relax_quotes, 30× faster); records with quoted fields are parsed by csv-parse.
  * @module
  */
 import { createRequire } from 'node:module';
@@ -22,12 +31,21 @@ export interface ColumnSpec {
   title?: string;
 }
 
+/** The line break that ended a line, as {@link readDelimited} keeps it. */
+interface Line {
+  text: string;
+  line: number;
+  eol: string;
+}
+
 /** What the header said, filled in when the first record is read. */
 export interface DelimitedHeader {
   /** Column names. */
   columns: string[];
   /** The header line as it appears in the input. */
   raw: string;
+  /** The line break after the header (`\n` or `\r\n`), to write it back the same way. */
+  eol?: string;
 }
 
 /** csv-parse, loaded on the first quoted record: most inputs never need it, and loading it slowed every start. */
@@ -85,7 +103,7 @@ function listColumns(columns: readonly string[]): string {
 /**
  * Reads delimited records. Throws (through `ctx.invalid`) for a record with a different number of
  * fields than the header, invalid UTF-8, or a quoting error; throws an {@link InputError} for an
- * unknown column.
+ * unknown column. `quotes` false (TSV's default) reads every line as one record without quoting.
  */
 export async function* readDelimited(
   chunks: AsyncIterable<TextChunk>,
@@ -93,6 +111,7 @@ export async function* readDelimited(
   delimiter: string,
   spec: ColumnSpec,
   onHeader: (h: DelimitedHeader) => void,
+  quotes = true,
 ): AsyncGenerator<InputRecord> {
   let columns: string[] | undefined;
   let textIdx: number[] = [];
@@ -100,11 +119,13 @@ export async function* readDelimited(
   let titleIdx = -1;
   let row = 0;
   const quoteStart = delimiter + '"';
-  // record_delimiter \n: line ends were normalised by textLines, and a lone CR stays literal, as on the fast path.
+  // record_delimiter \n: lines are joined with their own breaks; a CR before a joined \n stays in the
+  // quoted field it belongs to (CRLF inside a quoted field is part of the value).
   const quoteOptions = { delimiter, record_delimiter: '\n', relax_quotes: true, relax_column_count: true, skip_empty_lines: true };
+  const strictOptions = { ...quoteOptions, relax_quotes: false };
 
   /** Handles one record spanning lines [line, end]; returns the document, if any. */
-  const record = (f: string[], raw: string, line: number, end: number): InputRecord | undefined => {
+  const record = (f: string[], raw: string, eol: string, line: number, end: number): InputRecord | undefined => {
     if (!columns) {
       columns = f;
       // Header problems are never skippable: without a header there is nothing to read.
@@ -133,7 +154,7 @@ export async function* readDelimited(
         titleIdx = findColumn(columns, spec.title);
         if (titleIdx < 0) fail(`unknown title column "${spec.title}"; available columns: ${listColumns(columns)}`);
       }
-      onHeader({ columns, raw });
+      onHeader({ columns, raw, eol });
       return undefined;
     }
     const r = row++;
@@ -146,86 +167,113 @@ export async function* readDelimited(
       }
     }
     if (f.length !== columns.length) {
-      ctx.invalid(line, `ragged row: ${f.length} field${f.length === 1 ? '' : 's'}, the header has ${columns.length}`);
+      const hint = !quotes && f.length > columns.length ? ' (TSV has no quoting: a tab inside a field splits it)' : '';
+      const span = end > line ? ` (a quoted field makes this record span lines ${line}-${end})` : '';
+      ctx.invalid(line, `ragged row: ${f.length} field${f.length === 1 ? '' : 's'}, the header has ${columns.length}${hint}${span}`);
       return undefined;
+    }
+    if (end > line) {
+      ctx.stats.multiline = (ctx.stats.multiline ?? 0) + 1;
+      ctx.stats.firstMultiline ??= `${ctx.file}:${line}-${end}`;
     }
     const text = textIdx.length === 1 ? f[textIdx[0]!]! : textIdx.map((i) => f[i]!).join(' ');
     const out: InputRecord = { text, id: idIdx >= 0 ? f[idIdx] : undefined, row: r, line };
     if (titleIdx >= 0 && f[titleIdx]) out.title = f[titleIdx];
-    if (ctx.raw) out.raw = raw;
+    if (ctx.raw) {
+      out.raw = raw;
+      out.eol = eol;
+    }
     return out;
   };
 
   // Record boundaries come from a small quote-state machine (the same rules as csv-parse with
   // relaxed quotes), so each record is handed to csv-parse once: reparsing a growing block on every
   // line was quadratic, and an unclosed quote used to swallow every later line as one skip.
-  let pending: string[] = [];
-  let pendingLine = 0;
+  let pending: Line[] = [];
   let state = FIELD_START;
   const out: InputRecord[] = [];
 
+  /** The pending lines as one text, each joined by its own line break. */
+  const joined = (lines: Line[]): string => {
+    let s = lines[0]!.text;
+    for (let i = 1; i < lines.length; i++) s += lines[i - 1]!.eol + lines[i]!.text;
+    return s;
+  };
+
   /** Parses the pending lines, which hold exactly one complete record by the state machine. */
   const parsePending = (): void => {
-    const raw = pending.join('\n');
-    const end = pendingLine + pending.length - 1;
-    pending = [];
+    const lines = pending;
+    const raw = joined(lines);
+    const first = lines[0]!.line;
+    const end = first + lines.length - 1;
+    const eol = lines[lines.length - 1]!.eol;
     let recs: string[][];
     try {
       recs = parse(raw, quoteOptions) as string[][];
+      // A record spanning lines must be well quoted: a closing quote followed by more text (relaxed
+      // on one line) is a stray opening quote that swallowed the lines after it.
+      if (lines.length > 1) parse(raw, strictOptions);
     } catch (e) {
+      if (lines.length > 1) {
+        malformed(`a quoted field opened here is not closed properly (it would span lines ${first}-${end})`);
+        return;
+      }
+      pending = [];
       const msg = ((e as Error).message ?? String(e)).replace(/ at line \d+/, '');
-      if (!columns) throw new InputError(ctx.file, pendingLine, `unreadable header (${msg})`);
+      if (!columns) throw new InputError(ctx.file, first, `unreadable header (${msg})`);
       row++;
-      ctx.invalid(pendingLine, end > pendingLine ? `${msg} (record on lines ${pendingLine}-${end})` : msg);
+      ctx.invalid(first, msg);
       return;
     }
+    pending = [];
     for (const f of recs) {
-      const d = record(f, raw, pendingLine, end);
+      const d = record(f, raw, eol, first, end);
       if (d) out.push(d);
     }
   };
 
   /**
-   * The pending record's quote never closes (end of input, or MAX_RECORD_LINES lines): its first
-   * line is reported and skipped, and the lines after it are read again as ordinary records.
+   * The pending record's first line opens a quote that never closes properly (end of input, MAX_RECORD_LINES
+   * lines, or a bad closing quote): that line is reported and skipped, and the lines after it are
+   * read again as ordinary records.
    */
-  const unclosed = (): void => {
+  const malformed = (reason: string): void => {
     const rest = pending.slice(1);
-    const first = pendingLine;
+    const first = pending[0]!.line;
     pending = [];
-    if (!columns) throw new InputError(ctx.file, first, 'unreadable header (a quoted field is never closed)');
+    if (!columns) throw new InputError(ctx.file, first, `unreadable header (${reason})`);
     row++;
-    ctx.invalid(first, 'a quoted field is never closed');
-    for (let i = 0; i < rest.length; i++) feed(rest[i]!, first + 1 + i);
+    ctx.invalid(first, reason);
+    for (const l of rest) feed(l);
   };
 
-  const feed = (text: string, line: number): void => {
+  const feed = (l: Line): void => {
+    const text = l.text;
     if (pending.length === 0) {
-      // With relaxed quotes, only a field that starts with a quote is parsed as quoted; a line where no
-      // field does is split exactly as csv-parse would split it.
-      if (text.charCodeAt(0) !== 34 && text.indexOf(quoteStart) < 0) {
+      // Without quotes (TSV) every line is a record; with relaxed quotes, only a field that starts
+      // with a quote is parsed as quoted, and a line where no field does is split as csv-parse would.
+      if (!quotes || (text.charCodeAt(0) !== 34 && text.indexOf(quoteStart) < 0)) {
         if (text === '') return;
-        const d = record(text.split(delimiter), text, line, line);
+        const d = record(text.split(delimiter), text, l.eol, l.line, l.line);
         if (d) out.push(d);
         return;
       }
-      pending = [text];
-      pendingLine = line;
+      pending = [l];
       state = scanQuotes(text, FIELD_START, delimiter);
     } else {
-      pending.push(text);
+      pending.push(l);
       state = scanQuotes(text, state, delimiter);
     }
     if (state !== QUOTED) parsePending();
-    else if (pending.length >= MAX_RECORD_LINES) unclosed();
+    else if (pending.length >= MAX_RECORD_LINES) malformed(`a quoted field is not closed within ${MAX_RECORD_LINES} lines`);
   };
 
-  for await (const { text, line } of textLines(chunks)) {
-    feed(text, line);
+  for await (const l of textLines(chunks)) {
+    feed(l);
     if (out.length > 0) yield* out.splice(0);
   }
   while (pending.length > 0) {
-    unclosed();
+    malformed('a quoted field is never closed');
     if (out.length > 0) yield* out.splice(0);
   }
   if (out.length > 0) yield* out.splice(0);

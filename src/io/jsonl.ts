@@ -36,19 +36,12 @@ function fieldNames(obj: object): string {
     .join(', ');
 }
 
-/**
- * A field value as text: strings as is, numbers and booleans printed, null as the empty text, arrays of
- * those joined by one space. Objects are not text: undefined.
- */
-function asText(v: unknown): string | undefined {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  if (v === null) return '';
-  if (Array.isArray(v)) {
-    const parts = v.map(asText);
-    return parts.includes(undefined) ? undefined : parts.join(' ');
-  }
-  return undefined;
+/** What a JSON value is, for messages: `a number`, `null`, `an array`, … */
+function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') return 'an object';
+  return `a ${typeof v}`;
 }
 
 /** Reads JSONL records. Blank lines are ignored. */
@@ -58,7 +51,7 @@ export async function* readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderCont
   const idPath = spec.id === undefined ? undefined : parsePath(spec.id);
   const titlePath = spec.title === undefined ? undefined : parsePath(spec.title);
   let row = 0;
-  for await (const { text: lineText, line } of lines) {
+  for await (const { text: lineText, line, eol } of lines) {
     if (lineText.trim() === '') continue;
     const r = row++;
     if (ctx.badLines?.has(line)) {
@@ -80,18 +73,14 @@ export async function* readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderCont
     let ok = true;
     for (let i = 0; i < textPaths.length; i++) {
       const v = getPath(obj, textPaths[i]!);
-      const t = asText(v);
-      if (t === undefined) {
-        ctx.invalid(
-          line,
-          v === undefined
-            ? `no field "${textNames[i]}"; available fields: ${fieldNames(obj)}`
-            : `field "${textNames[i]}" is not text (found ${Array.isArray(v) ? 'an array' : 'an object'})`,
-        );
+      // Text fields must be strings: a number, null or an array turned into text silently would be
+      // a document nobody wrote (the field is probably not the one meant).
+      if (typeof v !== 'string') {
+        ctx.invalid(line, v === undefined ? `no field "${textNames[i]}"; available fields: ${fieldNames(obj)}` : `field "${textNames[i]}" is ${kindOf(v)}, not a string`);
         ok = false;
         break;
       }
-      parts.push(t);
+      parts.push(v);
     }
     if (!ok) continue;
     let id: string | undefined;
@@ -99,7 +88,7 @@ export async function* readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderCont
       const v = getPath(obj, idPath);
       if (typeof v === 'string' || typeof v === 'number') id = String(v);
       else {
-        ctx.invalid(line, v === undefined ? `no id field "${spec.id}"; available fields: ${fieldNames(obj)}` : `id field "${spec.id}" must be a string or a number`);
+        ctx.invalid(line, v === undefined ? `no id field "${spec.id}"; available fields: ${fieldNames(obj)}` : `id field "${spec.id}" is ${kindOf(v)}, not a string or a number`);
         continue;
       }
     }
@@ -108,7 +97,10 @@ export async function* readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderCont
       const v = getPath(obj, titlePath);
       if ((typeof v === 'string' && v) || typeof v === 'number') out.title = String(v);
     }
-    if (ctx.raw) out.raw = lineText;
+    if (ctx.raw) {
+      out.raw = lineText;
+      out.eol = eol;
+    }
     yield out;
   }
 }

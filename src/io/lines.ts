@@ -7,13 +7,16 @@ import type { InputRecord, ReaderContext } from './record.js';
 
 /** Plain text: every line is a document, blank lines included (as empty documents), so row = line − 1. */
 export async function* readTextLines(lines: AsyncIterable<TextLine>, ctx: ReaderContext): AsyncGenerator<InputRecord> {
-  for await (const { text, line } of lines) {
+  for await (const { text, line, eol } of lines) {
     if (ctx.badLines?.has(line)) {
       ctx.invalid(line, 'invalid UTF-8');
       continue;
     }
     const out: InputRecord = { text, id: undefined, row: line - 1, line };
-    if (ctx.raw) out.raw = text;
+    if (ctx.raw) {
+      out.raw = text;
+      out.eol = eol;
+    }
     yield out;
   }
 }
@@ -21,7 +24,7 @@ export async function* readTextLines(lines: AsyncIterable<TextLine>, ctx: Reader
 /** `id<TAB>text`: the id is everything before the first tab, the text everything after it. Blank lines are ignored. */
 export async function* readIdTextLines(lines: AsyncIterable<TextLine>, ctx: ReaderContext): AsyncGenerator<InputRecord> {
   let row = 0;
-  for await (const { text, line } of lines) {
+  for await (const { text, line, eol } of lines) {
     if (text.trim() === '') continue;
     const r = row++;
     if (ctx.badLines?.has(line)) {
@@ -34,7 +37,10 @@ export async function* readIdTextLines(lines: AsyncIterable<TextLine>, ctx: Read
       continue;
     }
     const out: InputRecord = { text: text.slice(tab + 1), id: text.slice(0, tab), row: r, line };
-    if (ctx.raw) out.raw = text;
+    if (ctx.raw) {
+      out.raw = text;
+      out.eol = eol;
+    }
     yield out;
   }
 }

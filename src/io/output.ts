@@ -4,7 +4,7 @@
  * or standard output. Writes are batched and respect backpressure.
  * @module
  */
-import { createWriteStream, promises as fsp, type WriteStream } from 'node:fs';
+import { createWriteStream, promises as fsp, rmSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
 import { createGzip } from 'node:zlib';
@@ -26,6 +26,37 @@ export interface OutputSink {
 }
 
 const BATCH = 1 << 16;
+
+/** Temp files and directories to delete if the process is interrupted (SIGINT, SIGTERM, SIGHUP). */
+const pending = new Set<string>();
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+function onSignal(signal: NodeJS.Signals): void {
+  for (const p of pending) {
+    try {
+      rmSync(p, { recursive: true, force: true });
+    } catch {
+      // best effort: the process is going away
+    }
+  }
+  pending.clear();
+  for (const s of SIGNALS) process.removeListener(s, onSignal);
+  // Die of the same signal (exit status 128 + n), as without this handler.
+  process.kill(process.pid, signal);
+}
+
+/**
+ * Deletes `path` (a temp file or directory) if the process gets SIGINT, SIGTERM or SIGHUP before the
+ * returned function is called. The handlers are installed only while something is pending.
+ */
+export function removeOnSignal(path: string): () => void {
+  if (pending.size === 0) for (const s of SIGNALS) process.on(s, onSignal);
+  pending.add(path);
+  return () => {
+    if (!pending.delete(path)) return;
+    if (pending.size === 0) for (const s of SIGNALS) process.removeListener(s, onSignal);
+  };
+}
 
 function batching(name: string, target: Writable, finish: () => Promise<void>, abort: () => Promise<void>): OutputSink {
   let buf = '';
@@ -79,8 +110,10 @@ export async function atomicFileSink(file: string): Promise<OutputSink> {
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`);
   // Load the compressor first: a missing package must not leave a temp file behind.
   const gzip = await compressorFor(file);
+  const untrack = removeOnSignal(tmp);
   const fileStream: WriteStream = createWriteStream(tmp);
   await once(fileStream, 'open').catch((e: NodeJS.ErrnoException) => {
+    untrack();
     throw new InputError(file, undefined, `cannot write (${e.code ?? e.message})`);
   });
   gzip?.pipe(fileStream);
@@ -91,6 +124,7 @@ export async function atomicFileSink(file: string): Promise<OutputSink> {
     gzip?.destroy();
     fileStream.destroy();
     await fsp.rm(tmp, { force: true });
+    untrack();
   };
   return batching(
     file,
@@ -104,6 +138,7 @@ export async function atomicFileSink(file: string): Promise<OutputSink> {
         throw failed;
       }
       await fsp.rename(tmp, file);
+      untrack();
     },
     abort,
   );

@@ -26,6 +26,11 @@ export interface ReadOptions {
   fields?: FieldSpec;
   /** CSV field delimiter. Default `,` (TSV always uses a tab). */
   delimiter?: string;
+  /**
+   * Read TSV with CSV-style quotes (a field starting with `"` may hold tabs and line breaks).
+   * Default false: TSV is IANA text/tab-separated-values, one record per line, no quoting.
+   */
+  tsvQuotes?: boolean;
   /** Skip invalid records (counted in `skips`) instead of failing on the first. Default false. */
   skipInvalid?: boolean;
   /** Keep each record's raw text, to rewrite the input. Default false. */
@@ -52,6 +57,8 @@ export interface OpenedInput {
   header: DelimitedHeader | undefined;
   /** Skipped invalid records. */
   readonly skips: SkipStats;
+  /** True once the input was seen to start with a UTF-8 byte-order mark (dropped from the text). */
+  bom?: boolean;
   /** The records, in input order. Iterate once. */
   readonly records: AsyncGenerator<InputRecord>;
   /**
@@ -174,6 +181,7 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
       bytesRead: () => read,
       header: undefined,
       skips,
+      bom: false,
       records: readDirectory(path, ctx, (n) => (read += n)),
     };
   }
@@ -199,7 +207,8 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
   const source = await openSource(path, options.stdin);
   const name = options.displayName ?? source.name;
   const ctx = makeContext(name, raw, skipInvalid, skips);
-  let chunks: AsyncIterable<TextChunk> = utf8Chunks(source.chunks, { file: name, badLines: ctx.badLines });
+  const bomSeen = { bom: false };
+  let chunks: AsyncIterable<TextChunk> = utf8Chunks(source.chunks, { file: name, badLines: ctx.badLines, onBom: () => (bomSeen.bom = true) });
   if (format === 'auto') {
     const it = chunks[Symbol.asyncIterator]();
     const first = await it.next();
@@ -222,11 +231,14 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
     bytesRead: source.bytesRead,
     header: undefined,
     skips,
+    get bom() {
+      return bomSeen.bom;
+    },
     records: undefined as unknown as AsyncGenerator<InputRecord>,
   };
   let records: AsyncGenerator<InputRecord>;
   if (fmt === 'tsv' || fmt === 'csv') {
-    records = readDelimited(chunks, ctx, delimiter!, options.columns ?? {}, (h) => (opened.header = h));
+    records = readDelimited(chunks, ctx, delimiter!, options.columns ?? {}, (h) => (opened.header = h), fmt === 'csv' || options.tsvQuotes === true);
   } else if (fmt === 'jsonl') {
     records = readJsonl(textLines(chunks), ctx, options.fields ?? {});
   } else if (fmt === 'idtext') {

@@ -20,6 +20,8 @@ export interface InputRecord {
   shard?: number;
   /** The record as it appears in the input, without its line break (only when `raw` was asked for). */
   raw?: string;
+  /** The line break that ended the record in the input (`\n`, `\r\n`, …; '' at the end), with `raw`. */
+  eol?: string;
 }
 
 /** State shared by a reader and the code that drives it. */
@@ -30,6 +32,8 @@ export interface ReaderContext {
   readonly raw: boolean;
   /** Line numbers that are not valid UTF-8 (only filled when skipping invalid records). */
   readonly badLines: Set<number> | undefined;
+  /** The skip statistics (and notes such as records spanning lines), reported in the summary. */
+  readonly stats: SkipStats;
   /**
    * Reports an invalid record: throws an {@link InputError} unless invalid records are skipped.
    * `line` is a line number, or a position in words (`row group 2, row 17`); `file` overrides the
@@ -45,6 +49,10 @@ export interface SkipStats {
   count: number;
   /** The first few problems, for the summary. */
   examples: InputError[];
+  /** Records that span several lines (quoted line breaks in CSV, or TSV read with quotes). */
+  multiline?: number;
+  /** Where the first of those starts. */
+  firstMultiline?: string;
   /** Records skipped per file (the shard, or the file inside a directory), in the order first met. */
   perFile?: Map<string, number>;
 }
@@ -55,6 +63,7 @@ export function makeContext(file: string, raw: boolean, skipInvalid: boolean, sk
     file,
     raw,
     badLines: skipInvalid ? new Set<number>() : undefined,
+    stats: skips,
     invalid(line, reason, where, records = 1) {
       const e = typeof line === 'string' ? new InputError(where ?? file, undefined, reason, line) : new InputError(where ?? file, line, reason);
       if (!skipInvalid) throw e;

@@ -29,12 +29,16 @@ export const SUCCESS_MARKER = '_SUCCESS';
  */
 export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict): Promise<number> {
   let headerDone = false;
+  // Rows are written byte for byte: a byte-order mark and each row's own line break (CRLF stays
+  // CRLF, also inside quoted CSV fields, which are part of raw; a last row without one gets \n, so
+  // that rows never run together) are kept.
   const header = async (): Promise<void> => {
     if (headerDone) return;
     headerDone = true;
+    if (input.bom) await sink.write('\ufeff');
     const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns };
-    if (mode === 'annotate') await sink.write(annotateHeader(layout, input.header?.raw));
-    else if (input.header) await sink.write(input.header.raw + '\n');
+    if (mode === 'annotate') await sink.write(annotateHeader(layout, input.header?.raw, input.header?.eol));
+    else if (input.header) await sink.write(input.header.raw + (input.header.eol || '\n'));
   };
   let written = 0;
   for await (const r of input.records) {
@@ -42,10 +46,10 @@ export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode:
     const v = verdict(r);
     if (mode === 'annotate') {
       const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns };
-      await sink.write(annotateRecord(layout, r.raw!, v.cluster, v.duplicateOf));
+      await sink.write(annotateRecord(layout, r.raw!, v.cluster, v.duplicateOf, r.eol));
       written++;
     } else if (v.keep) {
-      await sink.write(r.raw! + '\n');
+      await sink.write(r.raw! + (r.eol || '\n'));
       written++;
     }
   }

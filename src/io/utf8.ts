@@ -23,6 +23,8 @@ export interface Utf8Options {
    * first such line throws an {@link InputError}.
    */
   badLines?: Set<number>;
+  /** Called when the input starts with a UTF-8 byte-order mark (which is dropped from the text). */
+  onBom?: () => void;
 }
 
 function countNewlines(b: Uint8Array, from = 0, to = b.length): number {
@@ -62,7 +64,10 @@ export async function* utf8Chunks(bytes: AsyncIterable<Buffer>, options: Utf8Opt
   const emit = (block: Buffer): TextChunk => {
     if (first) {
       first = false;
-      if (block.length >= 3 && block[0] === 0xef && block[1] === 0xbb && block[2] === 0xbf) block = block.subarray(3);
+      if (block.length >= 3 && block[0] === 0xef && block[1] === 0xbb && block[2] === 0xbf) {
+        block = block.subarray(3);
+        options.onBom?.();
+      }
     }
     if (!isUtf8(block)) checkLines(block, line, options.file, options.badLines);
     let text: string;
@@ -129,6 +134,8 @@ export interface TextLine {
   text: string;
   /** 1-based line number. */
   line: number;
+  /** The line break that ended it, as in the input: `\n`, `\r\n`, a final lone `\r`, or '' at the end. */
+  eol: string;
 }
 
 /** Splits text chunks into lines. A final line without a newline is kept; an empty final line is not. */
@@ -142,7 +149,7 @@ export async function* textLines(chunks: AsyncIterable<TextChunk>): AsyncGenerat
       const next = end === -1 ? n : end + 1;
       if (end === -1) end = n;
       const stop = end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end;
-      yield { text: text.slice(start, stop), line: ln++ };
+      yield { text: text.slice(start, stop), line: ln++, eol: text.slice(stop, next) };
       start = next;
     }
   }

@@ -67,12 +67,12 @@ export interface RowLayout {
   columns?: readonly string[];
 }
 
-/** The header line for `annotate` output (with newline), or '' when the format has none. */
-export function annotateHeader(layout: RowLayout, rawHeader: string | undefined): string {
+/** The header line for `annotate` output (with its line break, `\n` unless `eol` says otherwise), or '' when the format has none. */
+export function annotateHeader(layout: RowLayout, rawHeader: string | undefined, eol = '\n'): string {
   const [c, d] = annotationColumns(layout.columns ?? []);
   if (layout.format === 'tsv' || layout.format === 'csv') {
     const sep = layout.delimiter ?? ',';
-    return `${rawHeader ?? ''}${sep}${c}${sep}${d}\n`;
+    return `${rawHeader ?? ''}${sep}${c}${sep}${d}${eol || '\n'}`;
   }
   if (layout.format === 'dir') return `path\t${c}\t${d}\n`;
   return '';
@@ -85,26 +85,28 @@ export function annotateHeader(layout: RowLayout, rawHeader: string | undefined)
  * TSV/CSV: two fields appended; JSONL: two keys added; text and id⇥text: `cluster⇥duplicate_of⇥` prepended,
  * so the original line is everything after the second tab; a directory: `path⇥cluster⇥duplicate_of`.
  */
-export function annotateRecord(layout: RowLayout, raw: string, cluster: number | undefined, duplicateOf: string | undefined): string {
+export function annotateRecord(layout: RowLayout, raw: string, cluster: number | undefined, duplicateOf: string | undefined, eol = '\n'): string {
   const cl = cluster === undefined ? '' : String(cluster);
   const dup = duplicateOf ?? '';
+  // The input's own line break (CRLF stays CRLF); a last line without one gets \n.
+  const nl = eol === '\r\n' ? eol : '\n';
   switch (layout.format) {
     case 'tsv':
-      return `${raw}\t${cl}\t${tsvField(dup)}\n`;
+      return `${raw}\t${cl}\t${tsvField(dup)}${nl}`;
     case 'csv': {
       const sep = layout.delimiter ?? ',';
-      return `${raw}${sep}${cl}${sep}${csvField(dup, sep)}\n`;
+      return `${raw}${sep}${cl}${sep}${csvField(dup, sep)}${nl}`;
     }
     case 'jsonl': {
       const obj = JSON.parse(raw) as Record<string, unknown>;
       const [c, d] = annotationColumns(Object.keys(obj));
       obj[c] = cluster ?? null;
       obj[d] = duplicateOf ?? null;
-      return JSON.stringify(obj) + '\n';
+      return JSON.stringify(obj) + nl;
     }
     case 'dir':
       return `${tsvField(raw)}\t${cl}\t${tsvField(dup)}\n`;
     default:
-      return `${cl}\t${dup}\t${raw}\n`;
+      return `${cl}\t${dup}\t${raw}${nl}`;
   }
 }

@@ -214,6 +214,18 @@ interface Prepared {
   keys: Float64Array;
   /** The encoded record, when a prepare worker made it. */
   record?: Uint8Array;
+  /** At most this many matches are returned for it (best first). */
+  limit?: number;
+}
+
+/** Options of {@link NearDupIndex.add} and {@link NearDupIndex.addMany}. */
+export interface AddOptions {
+  /** Return at most this many near duplicates per document, best first. Default: all. */
+  limit?: number;
+}
+
+function checkLimit(limit: number | undefined): void {
+  if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new RangeError(`limit must be a positive integer, got ${limit}`);
 }
 
 /** addMany batches at least this large go to the prepare workers (smaller ones are not worth the trip). */
@@ -271,6 +283,15 @@ export class NearDupIndex {
       if (existing) {
         if (existing.format !== FORMAT_VERSION) throw new RangeError(`store holds an index of format ${String(existing.format)}; this version reads ${FORMAT_VERSION}`);
         const bad = explicitFields(options).filter((f) => !sameJson((existing as Record<string, unknown>)[f], (wanted as Record<string, unknown>)[f]));
+        // The bands follow from the threshold: when only the threshold was given, say so.
+        const onlyThreshold = options.bands === undefined && options.rows === undefined && options.minRecall === undefined && options.threshold !== undefined;
+        if (onlyThreshold && bad.includes('bands')) {
+          const rest = bad.filter((f) => f !== 'bands' && f !== 'rows');
+          throw new RangeError(
+            `the store was created with threshold ${existing.threshold}, given ${options.threshold}: its LSH bands (${existing.bands} × ${existing.rows} rows) were chosen for ${existing.threshold}, and ${options.threshold} needs ${wanted.bands} × ${wanted.rows}. ` +
+              `Open it without --threshold (or with ${existing.threshold}); a lower threshold per query is /v1/query's "threshold"${rest.length ? `; also different: ${rest.join(', ')}` : ''}`,
+          );
+        }
         if (bad.length) {
           throw new RangeError(
             `the store was created with different parameters (${bad
@@ -295,9 +316,14 @@ export class NearDupIndex {
     }
   }
 
-  /** Runs `fn` after every earlier write of this process: lookups and the insert that follows are atomic here. */
+  /**
+   * Runs `fn` after every earlier write of this process, holding the store's cross-process write
+   * lock when it has one: lookups and the insert that follows are atomic for every writer.
+   */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.writeChain.then(fn, fn);
+    const store = this.store;
+    const locked = store.exclusive ? () => store.exclusive!(fn) : fn;
+    const run = this.writeChain.then(locked, locked);
     this.writeChain = run.catch(() => undefined);
     return run;
   }
@@ -414,16 +440,23 @@ export class NearDupIndex {
   }
 
   /** Adds one document; resolves to its near duplicates already in the index (best first). */
-  async add(id: string, text: string, meta?: unknown): Promise<Match[]> {
+  async add(id: string, text: string, meta?: unknown, options: AddOptions = {}): Promise<Match[]> {
     this.check();
+    checkLimit(options.limit);
     const p = this.prepare(id, text, meta);
+    if (options.limit !== undefined) p.limit = options.limit;
     // Group commit: adds that arrive while a write is running are written together, in arrival
     // order, as one batch (one transaction or script call). Results are as if added one by one.
     return new Promise<Match[]>((resolve, reject) => {
       this.queue.push({ p, resolve, reject });
       if (!this.draining) {
         this.draining = true;
-        void this.exclusive(() => this.drain());
+        // drain() settles every add it takes; a failure here means the store's write lock could not
+        // be taken (store unavailable or busy): the adds waiting for it fail with that error.
+        this.exclusive(() => this.drain()).catch((e: unknown) => {
+          this.draining = false;
+          for (const t of this.queue.splice(0)) t.reject(e);
+        });
       }
     });
   }
@@ -453,8 +486,9 @@ export class NearDupIndex {
    * documents of the batch. An id already indexed is replaced (its old version is not reported).
    * Ids must be unique within a batch. Store writes are batched (one transaction or pipeline).
    */
-  async addMany(docs: NewDocument[]): Promise<Match[][]> {
+  async addMany(docs: NewDocument[], options: AddOptions = {}): Promise<Match[][]> {
     this.check();
+    checkLimit(options.limit);
     const seen = new Map<string, number>();
     docs.forEach((d, i) => {
       if (seen.has(d.id)) throw new RangeError(`duplicate id "${d.id}" in batch (items ${seen.get(d.id)} and ${i})`);
@@ -466,6 +500,7 @@ export class NearDupIndex {
       prepared = await this.prepareInWorker(docs);
       this.check();
     } else prepared = docs.map((d) => this.prepare(d.id, d.text, d.meta));
+    if (options.limit !== undefined) for (const p of prepared) p.limit = options.limit;
     return this.exclusive(() => this.insertPrepared(prepared));
   }
 
@@ -507,7 +542,7 @@ export class NearDupIndex {
           const j = seen.get(id);
           return j !== undefined && j <= i;
         };
-        const matches = this.score(p, found[i]!, t, stale);
+        const matches = this.score(p, found[i]!, t, stale, p.limit);
         const earlier = new Set<number>();
         const bk = this.keyMaker.bandPart(p.keys);
         for (let b = 0; b < bk.length; b++) for (const j of local.get(bk[b]!) ?? []) earlier.add(j);
@@ -516,6 +551,7 @@ export class NearDupIndex {
           matches.push(...this.score(p, cands, t));
           matches.sort(byScore);
         }
+        if (p.limit !== undefined && matches.length > p.limit) matches.length = p.limit;
         for (let b = 0; b < bk.length; b++) {
           const l = local.get(bk[b]!);
           if (l) l.push(i);

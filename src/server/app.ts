@@ -5,15 +5,15 @@
  * @module
  */
 import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply } from 'fastify';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
 import { Metrics } from './metrics.js';
-import { webUi, isPublicUiPath } from '../web/plugin.js';
+import { webUi } from '../web/plugin.js';
+import { installAuth } from './auth.js';
 import { metaProblem } from './limits.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import { registerClusterRoutes, clusterPaths } from './clusterRoutes.js';
 import { withStoredText } from '../online/storedText.js';
-import { addResponseSchema, batchSchema, documentSchema, duplicatesQuerySchema, errorSchema, idParamsSchema, matchSchema, querySchema } from './schemas.js';
+import { addResponseSchema, addSchema, batchSchema, DEFAULT_ADD_LIMIT, documentSchema, duplicatesQuerySchema, errorSchema, idParamsSchema, matchSchema, querySchema } from './schemas.js';
 
 /** Options of {@link buildApp}. */
 export interface AppOptions {
@@ -28,6 +28,11 @@ export interface AppOptions {
    * near duplicates share and what differs. Default true; `neardup serve --no-store-text` turns it off.
    */
   storeText?: boolean;
+  /**
+   * Where every 5xx answer is reported with its cause (one line with the stack), whatever `logger`
+   * says. Default: standard error.
+   */
+  errorLog?: (line: string) => void;
 }
 
 interface DocBody {
@@ -61,7 +66,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/documents': {
         post: {
           summary: 'Return the near duplicates of a document, then index it (an existing id is replaced).',
-          requestBody: { required: true, ...json(documentSchema) },
+          requestBody: { required: true, ...json(addSchema) },
           responses: { '200': { description: 'Duplicates', ...json(addResponseSchema) }, ...common },
         },
       },
@@ -105,10 +110,6 @@ export function openApiDocument(): Record<string, unknown> {
   };
 }
 
-function digest(s: string): Buffer {
-  return createHash('sha256').update(s).digest();
-}
-
 function fieldOf(e: { instancePath?: string; params?: Record<string, unknown> }): string {
   const base = e.instancePath || '';
   const p = e.params ?? {};
@@ -131,20 +132,23 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   }) as unknown as FastifyInstance & { draining: boolean };
   app.draining = false;
   const metrics = new Metrics();
-  const tokenDigest = options.token ? digest(options.token) : null;
   const openapi = openApiDocument();
+  const errorLog = options.errorLog ?? ((line: string) => void process.stderr.write(line));
+  /** A 5xx never goes unseen: its request and cause on stderr (the client only sees a generic message). */
+  const report5xx = (status: number, method: string, url: string, error: unknown): void => {
+    const e = error as Error;
+    const cause = e?.cause ? `\n  caused by: ${String((e.cause as Error)?.stack ?? e.cause)}` : '';
+    errorLog(`neardup serve: ${new Date().toISOString()} ${status} ${method} ${url}: ${e?.stack ?? String(error)}${cause}\n`);
+  };
+  // The API takes JSON only: without this, Fastify's built-in text/plain parser turned a text body
+  // into a 400 "body must be object" instead of the documented 415.
+  app.removeContentTypeParser('text/plain');
 
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', async (req) => {
     (req as unknown as { t0: bigint }).t0 = process.hrtime.bigint();
-    if (!tokenDigest || req.url === '/healthz' || req.url === '/readyz' || isPublicUiPath(req.url)) return;
-    const h = req.headers.authorization ?? '';
-    const given = h.startsWith('Bearer ') ? h.slice(7) : '';
-    // Digests have equal length, so timingSafeEqual never leaks the token length either.
-    if (!given || !timingSafeEqual(digest(given), tokenDigest)) {
-      reply.header('www-authenticate', 'Bearer');
-      return reply.code(401).send({ statusCode: 401, error: 'Unauthorized', message: 'missing or invalid bearer token' });
-    }
   });
+  // Before any route: authorization is decided per matched route (config.public), never by URL text.
+  installAuth(app, options.token);
 
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
@@ -161,6 +165,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
     if ((error as unknown) instanceof StoreUnavailableError) {
       // Not acknowledged, safe to retry: the store (Redis) is away and the client reconnects by itself.
       req.log.warn({ err: error }, 'store unavailable');
+      report5xx(503, req.method, req.url, error);
       const retry = (error as unknown as StoreUnavailableError).retryAfter;
       reply.header('retry-after', String(retry));
       return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: `${error.message}; retry in ${retry} s` });
@@ -178,6 +183,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
       return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: error.message });
     }
     req.log.error(error);
+    report5xx(500, req.method, req.url, error);
     return reply.code(500).send({ statusCode: 500, error: 'Internal Server Error', message: 'internal error (see the server log)' });
   });
 
@@ -198,17 +204,17 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   const badMeta = (reply: FastifyReply, problems: { field: string; message: string }[]) =>
     reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: problems.map((e) => `${e.field} ${e.message}`).join('; '), errors: problems });
 
-  app.post<{ Body: DocBody }>('/v1/documents', { schema: { body: documentSchema } }, async (req, reply) => {
-    const { id, text, meta } = req.body;
+  app.post<{ Body: DocBody & { limit?: number } }>('/v1/documents', { schema: { body: addSchema } }, async (req, reply) => {
+    const { id, text, meta, limit } = req.body;
     const problem = metaProblem(meta);
     if (problem) return badMeta(reply, [{ field: '/meta', message: problem }]);
-    const duplicates = await index.add(id, text, keep(meta, text));
+    const duplicates = await index.add(id, text, keep(meta, text), { limit: limit ?? DEFAULT_ADD_LIMIT });
     countAdds([duplicates]);
     return { id, duplicates };
   });
 
   // "::" is find-my-way's escape for a literal colon.
-  app.post<{ Body: { documents: DocBody[] } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req, reply) => {
+  app.post<{ Body: { documents: DocBody[]; limit?: number } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req, reply) => {
     const docs = req.body.documents;
     const problems: { field: string; message: string }[] = [];
     docs.forEach((d, i) => {
@@ -216,7 +222,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
       if (p) problems.push({ field: `/documents/${i}/meta`, message: p });
     });
     if (problems.length) return badMeta(reply, problems);
-    const results = await index.addMany(docs.map((d) => ({ id: d.id, text: d.text, meta: keep(d.meta, d.text) })));
+    const results = await index.addMany(docs.map((d) => ({ id: d.id, text: d.text, meta: keep(d.meta, d.text) })), { limit: req.body.limit ?? DEFAULT_ADD_LIMIT });
     countAdds(results);
     return { results: results.map((duplicates, i) => ({ id: docs[i]!.id, duplicates })) };
   });
@@ -259,14 +265,14 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
 
   app.get('/v1/stats', async () => index.stats());
 
-  app.get('/healthz', async (_req, reply) => {
+  app.get('/healthz', { config: { public: true } }, async (_req, reply) => {
     if (app.draining) return reply.code(503).send({ status: 'shutting down' });
     return { status: 'ok' };
   });
 
   // Readiness, unlike liveness, asks the store: a load balancer should stop sending traffic to a
   // process whose Redis is away, but not restart it (it reconnects by itself).
-  app.get('/readyz', async (_req, reply) => {
+  app.get('/readyz', { config: { public: true } }, async (_req, reply) => {
     if (app.draining) return reply.code(503).send({ status: 'shutting down' });
     try {
       return { status: 'ready', documents: await index.size() };

@@ -32,12 +32,32 @@ export const documentSchema = {
   properties: { id, text, meta },
 } as const;
 
+/** Matches returned per added document when the request gives no `limit`. */
+export const DEFAULT_ADD_LIMIT = 100;
+/** Largest `limit` of adds and queries. */
+export const MAX_LIMIT = 10000;
+
+const addLimit = {
+  type: 'integer',
+  minimum: 1,
+  maximum: MAX_LIMIT,
+  description: `Maximum near duplicates returned per document, best first (default ${DEFAULT_ADD_LIMIT}). The document is indexed either way.`,
+} as const;
+
+/** POST /v1/documents body: a document and an optional `limit`. */
+export const addSchema = {
+  type: 'object',
+  required: ['id', 'text'],
+  additionalProperties: false,
+  properties: { id, text, meta, limit: addLimit },
+} as const;
+
 /** POST /v1/documents:batch body. */
 export const batchSchema = {
   type: 'object',
   required: ['documents'],
   additionalProperties: false,
-  properties: { documents: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: documentSchema } },
+  properties: { documents: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: documentSchema }, limit: addLimit },
 } as const;
 
 /** POST /v1/query body. */
@@ -47,7 +67,7 @@ export const querySchema = {
   additionalProperties: false,
   properties: {
     text,
-    limit: { type: 'integer', minimum: 1, maximum: 10000, description: 'Maximum matches.' },
+    limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, description: 'Maximum matches.' },
     threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: 'Score threshold (default: the index threshold).' },
     topK: { type: 'integer', minimum: 1, maximum: 1000, description: 'Return the k most similar documents, even below the threshold.' },
   },

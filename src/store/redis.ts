@@ -31,6 +31,19 @@ type Client = Redis | Cluster;
 /** Default time a command may take before the request fails with 503 (a paused or partitioned Redis). */
 export const REDIS_COMMAND_TIMEOUT_MS = 2000;
 
+/** How long a writer waits for another process's write lock before giving up (ms). */
+export const REDIS_LOCK_WAIT_MS = 30_000;
+/**
+ * Expiry of the write lock (ms): a process that dies holding it blocks other writers at most this
+ * long. A write batch that takes longer loses the lock; its documents are still all written.
+ */
+export const REDIS_LOCK_TTL_MS = 10_000;
+
+/** Deletes the lock key only when it still holds this writer's token. KEYS: lock. ARGV: token. */
+const UNLOCK_LUA = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
 /** Reply errors that mean "not now" rather than "wrong request". */
 const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|READONLY|MISCONF|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
 
@@ -170,6 +183,12 @@ export interface RedisStoreOptions {
    * existing store keeps its layout; asking for another one is an error.
    */
   layout?: RedisLayout;
+  /**
+   * Take the write lock `P:writer` around each write batch (its lookups and its write), so that
+   * documents added at once by several processes see each other. Default true; `false` for a
+   * single writer process (saves two round trips per batch).
+   */
+  writeLock?: boolean;
 }
 
 /** Log entries read per round trip while catching up. */
@@ -189,6 +208,12 @@ export class RedisStore implements NearDupStore {
   private logChain: Promise<unknown> = Promise.resolve();
   private syncRunning: Promise<void> | null = null;
   private syncNext: Promise<void> | null = null;
+  private readonly writeLock: boolean;
+  /**
+   * Lock tokens this process may have left behind: a SET NX that timed out may still run when Redis
+   * comes back, and an unlock may fail. They are released before the next acquisition.
+   */
+  private readonly strayLocks = new Set<string>();
 
   constructor(
     private readonly redis: Client,
@@ -196,6 +221,7 @@ export class RedisStore implements NearDupStore {
   ) {
     this.p = options.prefix ?? 'nd';
     this.wantedLayout = options.layout;
+    this.writeLock = options.writeLock ?? true;
     if (options.layout !== undefined && options.layout !== 'log' && options.layout !== 'sets') {
       throw new RangeError(`Redis layout must be log or sets, got "${String(options.layout)}"`);
     }
@@ -208,7 +234,8 @@ export class RedisStore implements NearDupStore {
   }
 
   /**
-   * Connects to `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&layout=log|sets&cluster=1&scripts=0&timeout=MS]`.
+   * Connects to `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&layout=log|sets&cluster=1&scripts=0&timeout=MS&lock=0]`.
+   * lock=0 turns the cross-process write lock off (one writer process only).
    * With cluster=1 the address is a seed node of a Redis Cluster; scripts=0 uses single-key
    * commands only (the Cluster code path) on standalone Redis too. `layout` picks the key layout of
    * a new store (default log). `timeout=MS` bounds each command
@@ -228,6 +255,9 @@ export class RedisStore implements NearDupStore {
       throw new RangeError(`bad Redis URL "${url}": layout must be log or sets`);
     }
     const layout = (layoutParam ?? undefined) as RedisLayout | undefined;
+    const lockParam = u.searchParams.get('lock');
+    if (lockParam !== null && lockParam !== '0' && lockParam !== '1') throw new RangeError(`bad Redis URL "${url}": lock must be 0 or 1`);
+    const writeLock = lockParam !== '0';
     const cluster = u.searchParams.get('cluster');
     const timeout = Number(u.searchParams.get('timeout') ?? REDIS_COMMAND_TIMEOUT_MS);
     if (!(Number.isInteger(timeout) && timeout > 0)) throw new RangeError(`bad Redis URL "${url}": timeout must be a positive number of milliseconds`);
@@ -245,13 +275,13 @@ export class RedisStore implements NearDupStore {
       const host = u.hostname || '127.0.0.1';
       const port = Number(u.port || 6379);
       const { maxRetriesPerRequest, retryStrategy, ...clusterCommon } = common;
-      return new RedisStore(new Cluster([{ host, port }], { ...clusterCommon, clusterRetryStrategy: retryStrategy, redisOptions: { password: u.password || undefined, maxRetriesPerRequest, commandTimeout: timeout } }), { prefix, layout });
+      return new RedisStore(new Cluster([{ host, port }], { ...clusterCommon, clusterRetryStrategy: retryStrategy, redisOptions: { password: u.password || undefined, maxRetriesPerRequest, commandTimeout: timeout } }), { prefix, layout, writeLock });
     }
     u.search = '';
     const client = new Redis(u.toString(), common);
     // Without a listener, every failed reconnection would print "Unhandled error event".
     client.on('error', () => undefined);
-    return new RedisStore(client, { prefix, scripts, layout });
+    return new RedisStore(client, { prefix, scripts, layout, writeLock });
   }
 
   private docKey(id: string): string {
@@ -451,6 +481,41 @@ export class RedisStore implements NearDupStore {
       this.token = newToken;
       return { entriesBefore: L + tail, entriesAfter: entries + tail, documents, bytesBefore, bytesAfter };
     });
+  }
+
+  /**
+   * Runs `fn` holding the write lock `P:writer` (SET NX PX with a random token, released by a
+   * compare-and-delete script), so that no other process writes between this process's lookups and
+   * its write. Waits up to {@link REDIS_LOCK_WAIT_MS}, then fails with {@link StoreUnavailableError}.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    if (!this.writeLock) return fn();
+    const key = `${this.p}:writer`;
+    for (const t of this.strayLocks) {
+      await this.redis.eval(UNLOCK_LUA, 1, key, t).catch(unavailable);
+      this.strayLocks.delete(t);
+    }
+    const token = randomBytes(12).toString('hex');
+    const deadline = Date.now() + REDIS_LOCK_WAIT_MS;
+    let wait = 1;
+    for (;;) {
+      let ok: string | null;
+      try {
+        ok = await this.redis.set(key, token, 'PX', REDIS_LOCK_TTL_MS, 'NX');
+      } catch (e) {
+        this.strayLocks.add(token);
+        unavailable(e);
+      }
+      if (ok === 'OK') break;
+      if (Date.now() >= deadline) throw new StoreUnavailableError(`Redis store at prefix "${this.p}" is busy: another process held ${key} for ${REDIS_LOCK_WAIT_MS / 1000} s`, 1);
+      await sleep(wait * (0.5 + Math.random()));
+      wait = Math.min(wait * 2, 20);
+    }
+    try {
+      return await fn();
+    } finally {
+      await this.redis.eval(UNLOCK_LUA, 1, key, token).catch(() => this.strayLocks.add(token));
+    }
   }
 
   lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {

@@ -5,12 +5,29 @@
  *   postings(key INTEGER, doc INTEGER, PRIMARY KEY(key, doc)) WITHOUT ROWID  -- doc = docs.n
  * Every put/remove is one transaction: a document is visible with all its keys or not at all, and
  * once the promise resolves the transaction is in the WAL, so it survives the process being killed.
+ *
+ * Several writer processes take turns: every write transaction starts with BEGIN IMMEDIATE, which
+ * waits for the write lock (a deferred transaction that reads first and then writes cannot wait: it
+ * fails at once with SQLITE_BUSY when another process committed in between). {@link SqliteStore.exclusive}
+ * holds the lock across the index's lookup and write, so concurrent adders see each other's
+ * documents exactly as if they had run one after the other.
  * @module
  */
 import Database from 'better-sqlite3';
 import { SqliteClusterState } from './sqliteClusters.js';
 import type { ClusterState } from './clusterState.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.js';
+import { StoreUnavailableError } from './errors.js';
+
+/** How long a writer waits for another process's write transaction before giving up (ms). */
+export const SQLITE_BUSY_TIMEOUT_MS = 30_000;
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: string })?.code ?? '';
+  return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED');
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Schema version stored in meta('schema'). */
 export const SQLITE_SCHEMA_VERSION = 1;
@@ -24,6 +41,8 @@ export interface SqliteStoreOptions {
   synchronous?: 'normal' | 'full';
   /** SQLite page cache in MiB. Default 64. */
   cacheMiB?: number;
+  /** How long a write waits for other processes' write transactions, in ms. Default {@link SQLITE_BUSY_TIMEOUT_MS}. */
+  busyTimeoutMs?: number;
 }
 
 /** A store in one SQLite file. */
@@ -46,6 +65,7 @@ export class SqliteStore implements NearDupStore {
   private readonly putTx: (entries: PutEntry[]) => void;
   private hasStmt: Database.Statement | undefined;
   private readonly removeTx: (id: string, keys: Float64Array) => boolean;
+  private readonly busyTimeoutMs: number;
 
   constructor(
     readonly path: string,
@@ -57,9 +77,11 @@ export class SqliteStore implements NearDupStore {
       throw new Error(`cannot open SQLite store ${path}: ${(e as Error).message}`);
     }
     const db = this.db;
+    this.busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
+    // First: switching to WAL and creating the tables are writes that another process may be doing.
+    db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-    db.pragma('busy_timeout = 5000');
     // Postings are a B-tree of random keys: a larger page cache avoids most re-reads. 64 MiB.
     db.pragma(`cache_size = -${(options.cacheMiB ?? 64) * 1024}`);
     db.exec(`
@@ -81,6 +103,7 @@ export class SqliteStore implements NearDupStore {
       all: db.prepare('SELECT n, id, record FROM docs WHERE n > ? ORDER BY n LIMIT 1000'),
     };
     const q = this.q;
+    // .immediate: BEGIN IMMEDIATE (waits in the busy handler) when not already inside exclusive().
     this.putTx = db.transaction((entries: PutEntry[]) => {
       for (const e of entries) {
         let n = q.nById.get(e.id) as number | undefined;
@@ -92,18 +115,31 @@ export class SqliteStore implements NearDupStore {
         }
         for (const k of e.keys) q.insertPosting.run(k, n);
       }
-    });
+    }).immediate;
     this.removeTx = db.transaction((id: string, keys: Float64Array) => {
       const n = q.nById.get(id) as number | undefined;
       if (n === undefined) return false;
       for (const k of keys) q.deletePosting.run(k, n);
       q.deleteDoc.run(n);
       return true;
-    });
+    }).immediate;
   }
 
   async open(manifest: StoreManifest): Promise<StoreManifest | null> {
-    const row = this.db.prepare("SELECT value FROM meta WHERE name = 'manifest'").pluck().get() as string | undefined;
+    // Read and create in one immediate transaction: of several processes creating the store at
+    // once, one writes the manifest and the others read it.
+    const get = this.db.prepare("SELECT value FROM meta WHERE name = 'manifest'").pluck();
+    const ins = this.db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)');
+    const row = this.db
+      .transaction(() => {
+        const r = get.get() as string | undefined;
+        if (r === undefined) {
+          ins.run('schema', String(SQLITE_SCHEMA_VERSION));
+          ins.run('manifest', JSON.stringify(manifest));
+        }
+        return r;
+      })
+      .immediate();
     if (row !== undefined) {
       const schema = Number(this.db.prepare("SELECT value FROM meta WHERE name = 'schema'").pluck().get());
       if (schema !== SQLITE_SCHEMA_VERSION) throw new Error(`${this.path}: SQLite schema version ${schema}, this version reads ${SQLITE_SCHEMA_VERSION}`);
@@ -113,12 +149,47 @@ export class SqliteStore implements NearDupStore {
         throw new Error(`${this.path}: meta('manifest') is not valid JSON`);
       }
     }
-    const ins = this.db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)');
-    this.db.transaction(() => {
-      ins.run('schema', String(SQLITE_SCHEMA_VERSION));
-      ins.run('manifest', JSON.stringify(manifest));
-    })();
     return null;
+  }
+
+  /**
+   * Runs `fn` (lookups, then writes) inside one BEGIN IMMEDIATE transaction, so no other process
+   * writes between the lookup and the write. Waiting for the lock yields to the event loop (the
+   * server keeps answering); past the busy timeout it fails with {@link StoreUnavailableError}
+   * (nothing written; HTTP 503, safe to retry).
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const db = this.db;
+    if (db.inTransaction) return fn();
+    const deadline = Date.now() + this.busyTimeoutMs;
+    let wait = 1;
+    // Short waits inside SQLite, longer ones on the event loop.
+    db.pragma('busy_timeout = 20');
+    try {
+      for (;;) {
+        try {
+          db.exec('BEGIN IMMEDIATE');
+          break;
+        } catch (e) {
+          if (!isBusy(e)) throw e;
+          if (Date.now() >= deadline) {
+            throw new StoreUnavailableError(`SQLite store ${this.path} is busy: another process held its write lock for ${this.busyTimeoutMs / 1000} s`, 1, { cause: e });
+          }
+          await sleep(wait * (0.5 + Math.random()));
+          wait = Math.min(wait * 2, 50);
+        }
+      }
+    } finally {
+      db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    }
+    try {
+      const result = await fn();
+      db.exec('COMMIT');
+      return result;
+    } catch (e) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      throw e;
+    }
   }
 
   async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {

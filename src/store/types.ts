@@ -78,6 +78,13 @@ export interface NearDupStore {
    * process using this store. Without it the index keeps them in its own memory.
    */
   clusterState?(): ClusterState;
+  /**
+   * Optional: runs `fn` (the index's lookups, then its write) while no other process writes to the
+   * store, so that documents added at once by several processes see each other as if added one
+   * after the other. Stores shared by several processes implement it (SQLite: BEGIN IMMEDIATE;
+   * Redis: a lock key); the memory store has one writer and does not need it.
+   */
+  exclusive?<T>(fn: () => Promise<T>): Promise<T>;
   /** Releases connections and file handles. Writes already acknowledged are kept. */
   close(): Promise<void>;
 }

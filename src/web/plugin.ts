@@ -18,11 +18,11 @@ const OWN_FILES: Record<string, string> = {
 };
 const VENDOR: VendorBundle[] = ['d3.min.js', 'plot.umd.min.js', 'diff.min.js'];
 
-/** Paths the page needs before it can ask for a token: the page and its static files. */
-export function isPublicUiPath(url: string): boolean {
-  const path = url.split('?')[0]!;
-  return path === '/' || path.startsWith('/ui/');
-}
+/**
+ * Route config of what the page needs before it can ask for a token: the page and its static files
+ * (src/server/auth.ts serves routes marked public without the token).
+ */
+const PUBLIC = { config: { public: true } } as const;
 
 let passagesModule: string | undefined;
 
@@ -36,12 +36,12 @@ function passagesJs(): string {
 }
 
 const plugin: FastifyPluginAsync = async (app: FastifyInstance) => {
-  app.get('/', async (_req, reply) => {
+  app.get('/', PUBLIC, async (_req, reply) => {
     reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache');
     return webFile('index.html');
   });
 
-  app.get<{ Params: { name: string } }>('/ui/:name', async (req, reply) => {
+  app.get<{ Params: { name: string } }>('/ui/:name', PUBLIC, async (req, reply) => {
     const name = req.params.name;
     if (OWN_FILES[name]) {
       reply.type(OWN_FILES[name]!).header('cache-control', 'no-cache');

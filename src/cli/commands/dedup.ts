@@ -13,6 +13,7 @@ import { TooManyPairsError } from '../../lsh/tooManyPairs.js';
 import { tooManyPairsMessage } from '../tooManyPairs.js';
 import { openInput } from '../../io/read.js';
 import { openOutput, type OutputSink } from '../../io/output.js';
+import { refuseAliasedOutputs } from '../../io/alias.js';
 import { formatCluster, formatPair, pairHeader, type PairFormat } from '../../io/write.js';
 import { rewriteFile, rewriteRecords, rewriteShards, type RowVerdict } from '../../io/rewrite.js';
 import type { InputRecord } from '../../io/record.js';
@@ -103,9 +104,15 @@ async function outputTarget(flags: DedupFlags, fileArg: string, input: Corpus['i
     if (!out) throw new UsageError(`--output ${flags.output} of a Parquet input writes Parquet, so it needs --out FILE.parquet (or --out DIR)`);
     const target = st?.isDirectory() ? path.join(out, path.basename(fileArg)) : out;
     if (!st?.isDirectory() && !/\.(parquet|pq)$/i.test(out)) throw new UsageError(`--out ${out}: the output of a Parquet input is Parquet, so name it .parquet`);
+    await refuseAliasedOutputs([{ what: '--out', path: target }], [{ what: 'the input', path: fileArg }]);
     return { kind: 'file', path: target };
   }
-  if (st?.isDirectory() && fileArg !== '-') return { kind: 'file', path: path.join(out!, path.basename(fileArg)) };
+  if (st?.isDirectory() && fileArg !== '-') {
+    // --out DIR writes DIR/<input name>: DIR must not be the input's own directory.
+    const target = path.join(out!, path.basename(fileArg));
+    await refuseAliasedOutputs([{ what: '--out', path: target }], [{ what: 'the input', path: fileArg }]);
+    return { kind: 'file', path: target };
+  }
   return { kind: 'sink' };
 }
 
@@ -160,6 +167,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   // Clusters and deduplicated copies need no pair list: groups of copies then cost O(m), not m².
   options.pairs = flags.output === 'pairs';
   const readOptions = readOptionsFrom(flags);
+  await refuseAliasedOutputs([{ what: '--out', path: flags.out }], [{ what: 'the input', path: fileArg }]);
   const tStart = performance.now();
   let file = fileArg;
   let cleanup: (() => Promise<void>) | undefined;

@@ -6,14 +6,15 @@
  * @module
  */
 import { Command, Option } from 'commander';
-import { NearDupIndex, type Match, type NewDocument } from '../../online/nearDupIndex.js';
+import type { Match, NewDocument } from '../../online/nearDupIndex.js';
 import { UsageError } from '../../io/errors.js';
 import { openInput } from '../../io/read.js';
 import type { InputRecord } from '../../io/record.js';
 import { openOutput, type OutputSink } from '../../io/output.js';
+import { refuseAliasedOutputs, storeFile } from '../../io/alias.js';
 import { formatPair, pairHeader, type PairFormat } from '../../io/write.js';
 import { addInputOptions, addLogOptions, pairFormatOf, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
-import { addIndexOptions, indexOptionsFrom, num, type IndexFlags } from '../indexOptions.js';
+import { addIndexOptions, indexOptionsFrom, num, openIndex, type IndexFlags } from '../indexOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 import { warnSkipped } from '../corpus.js';
 import { withStoredText } from '../../online/storedText.js';
@@ -86,6 +87,13 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
   const reporter = new Reporter(flags);
   if (flags.json && (flags.out === undefined || flags.out === '-')) throw new UsageError('--json prints the summary on stdout, so the output needs --out <file>');
   if (flags.store === 'memory') throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH or redis://HOST:PORT`);
+  await refuseAliasedOutputs(
+    [{ what: '--out', path: flags.out }],
+    [
+      { what: 'the input', path: file },
+      { what: '--store', path: storeFile(flags.store) },
+    ],
+  );
   const t0 = performance.now();
   const read = readOptionsFrom(flags);
   if (flags.title !== undefined) {
@@ -105,7 +113,7 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
     );
   };
   if (!head.done) idOf(head.value);
-  const index = await NearDupIndex.open(indexOptionsFrom(flags));
+  const index = await openIndex(indexOptionsFrom(flags));
   const fmt = pairFormatOf(flags);
   // The text (and title) go with each document unless --no-store-text: the page shows them.
   const keepText = mode === 'add' && flags.storeText !== false;
@@ -113,6 +121,9 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
   let sink: OutputSink | undefined;
   const bar = reporter.progress(mode, 'bytes', input.size);
   let docs = 0;
+  const lines = new Map<string, number>();
+  let repeated = 0;
+  let firstRepeat: string | undefined;
   let withMatches = 0;
   let matches = 0;
   try {
@@ -144,6 +155,13 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
     };
     for await (const r of all()) {
       const id = idOf(r);
+      // Policy (docs/cli.md): a repeated id replaces the earlier document, as a second add would;
+      // it is counted and the summary warns, naming the first repetition's lines.
+      const firstLine = lines.get(id);
+      if (firstLine !== undefined) {
+        repeated++;
+        firstRepeat ??= `id "${id}" on lines ${firstLine} and ${r.line}`;
+      } else lines.set(id, r.line);
       // A repeated id replaces the earlier document, as sequential adds would: end the batch first.
       if (ids.has(id)) await flush();
       ids.add(id);
@@ -164,6 +182,7 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
   await index.close();
   const total = performance.now() - t0;
   warnSkipped(reporter, input);
+  if (repeated > 0) reporter.warn(`${int(repeated)} record${repeated === 1 ? ' repeats an id' : 's repeat ids'} of earlier records of ${input.name} (first: ${firstRepeat}); each replaced the earlier document`);
   if (flags.json) {
     reporter.json({ command: `index ${mode}`, input: { path: input.name, format: input.format, docs, skipped: input.skips.count }, store: flags.store, docsWithMatches: withMatches, matches, indexSize: size, ms: total });
     return;

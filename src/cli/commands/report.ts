@@ -8,6 +8,7 @@ import { Command, Option } from 'commander';
 import path from 'node:path';
 import { UsageError } from '../../io/errors.js';
 import { openOutput } from '../../io/output.js';
+import { refuseAliasedOutputs } from '../../io/alias.js';
 import { findDuplicates } from '../engine.js';
 import { idOf, loadCorpus } from '../corpus.js';
 import { addEngineOptions, addLogOptions, dedupOptionsFrom, parsePositiveInt, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
@@ -60,6 +61,13 @@ Examples:
 async function runReport(file: string, flags: ReportFlags): Promise<void> {
   if (!flags.out || flags.out === '-') throw new UsageError('report needs --out <file.html>');
   const reporter = new Reporter(flags);
+  await refuseAliasedOutputs(
+    [
+      { what: '--out', path: flags.out },
+      { what: '--data', path: flags.data },
+    ],
+    [{ what: 'the input', path: file }],
+  );
   const options = dedupOptionsFrom(flags);
   const t0 = performance.now();
   const corpus = await loadCorpus(file, readOptionsFrom(flags), reporter);

@@ -3,8 +3,7 @@
  * @module
  */
 import { Command, Option } from 'commander';
-import { NearDupIndex } from '../../online/nearDupIndex.js';
-import { addIndexOptions, indexOptionsFrom, num, type IndexFlags } from '../indexOptions.js';
+import { addIndexOptions, indexOptionsFrom, num, openIndex, type IndexFlags } from '../indexOptions.js';
 import { buildApp, installShutdown } from '../../server/app.js';
 
 /** The options `serve` accepts, after parsing. */
@@ -36,7 +35,7 @@ export function serveCommand(): Command {
 /** Opens the index, listens, and installs graceful shutdown. Resolves once listening. */
 export async function runServe(o: ServeOptions): Promise<void> {
   const opts = indexOptionsFrom(o);
-  const index = await NearDupIndex.open(opts);
+  const index = await openIndex(opts);
   const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log, storeText: o.storeText });
   installShutdown(app, index);
   const address = await app.listen({ port: o.port, host: o.host });

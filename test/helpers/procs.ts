@@ -1,0 +1,59 @@
+/**
+ * Test helper: `neardup` child processes run asynchronously (several at once against one store), and
+ * `neardup serve` children.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mainJs } from '../cliUtil.js';
+
+/** The outcome of an asynchronous `neardup` run. */
+export interface AsyncRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `neardup args` as a child process without blocking this one. */
+export function neardupAsync(args: string[], cwd?: string): { child: ChildProcess; done: Promise<AsyncRun> } {
+  const child = spawn(process.execPath, [mainJs, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<AsyncRun>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { child, done };
+}
+
+/** A running `neardup serve`. */
+export interface ServeChild {
+  url: string;
+  child: ChildProcess;
+  /** Everything it wrote on stderr so far. */
+  stderr(): string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `neardup serve --port 0 args`; resolves once it listens. */
+export async function startServe(args: string[]): Promise<ServeChild> {
+  const child = spawn(process.execPath, [mainJs, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on (http:\/\/[^\s]+)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+  });
+  return {
+    url,
+    child,
+    stderr: () => err,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
