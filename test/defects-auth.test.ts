@@ -59,7 +59,7 @@ test('auth: every registered route, every spelling, needs the token unless the r
   const open = await app();
   const routes = listRoutes(a);
   // The enumeration is real: the API, the web data and the health checks are in it.
-  for (const want of ['POST /v1/documents', 'POST /v1/query', 'GET /v1/documents/:id', 'DELETE /v1/documents/:id', 'GET /ui/clusters', 'GET /healthz', 'GET /readyz', 'GET /metrics']) {
+  for (const want of ['POST /v1/documents', 'POST /v1/query', 'GET /v1/documents/:id', 'DELETE /v1/documents/:id', 'GET /v1/clusters', 'GET /v1/clusters/:id', 'GET /v1/documents/:id/cluster', 'GET /healthz', 'GET /readyz', 'GET /metrics']) {
     assert.ok(routes.some((r) => `${r.method} ${r.url}` === want), `route ${want} is listed`);
   }
   const publicOnes = routes.filter((r) => r.public).map((r) => `${r.method} ${r.url}`);
@@ -98,11 +98,15 @@ test('auth: /healthz and /readyz with a query string stay public; unknown paths 
   for (const url of ['/healthz', '/healthz?x=1', '/readyz?probe=1', '/%68ealthz']) assert.equal((await a.inject({ url })).statusCode, 200, url);
   assert.equal((await a.inject({ url: '/nowhere' })).statusCode, 401);
   assert.equal((await a.inject({ url: '/nowhere', headers: { authorization: `Bearer ${TOKEN}` } })).statusCode, 404);
-  // The issue's reproduction.
+  // The issue's reproduction: /ui/clusters is gone (the page reads /v1/clusters), so its spellings
+  // are only a missing static file; the clusters themselves need the token in every spelling.
   for (const url of ['/ui/%63lusters', '/ui/clu%73ters?limit=1', '/ui/clusters']) {
+    assert.equal((await a.inject({ url })).statusCode, 404, url);
+  }
+  for (const url of ['/v1/%63lusters', '/v1/clu%73ters?limit=1', '/v1/clusters', '/v1/clusters/x1', '/v1/documents/x1/%63luster']) {
     const r = await a.inject({ url });
     assert.equal(r.statusCode, 401, url);
-    assert.ok(!r.body.includes('clusters'), `${url} leaks nothing`);
+    assert.ok(!r.body.includes('members'), `${url} leaks nothing`);
   }
 });
 

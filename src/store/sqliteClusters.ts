@@ -49,8 +49,11 @@ export class SqliteClusterState implements ClusterState {
   }
 
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    // One holder per process (a second BEGIN on this connection would fail), then the file lock.
+    // One holder per process (a second BEGIN on this connection would fail), then the file lock;
+    // inside the store's own write transaction (SqliteStore.exclusive, same connection) the file
+    // lock is already held and the cluster writes commit with the document write.
     const run = this.chain.then(async () => {
+      if (this.db.inTransaction) return fn();
       this.db.exec('BEGIN IMMEDIATE');
       try {
         const r = await fn();

@@ -9,7 +9,6 @@
   'use strict';
 
   const WORD = /[\p{L}\p{N}\p{M}_]/u;
-  const DIGIT = /\p{N}/u;
   const JOINER = /[.,'’\-]/;
 
   /** True when position i of `text` (between text[i-1] and text[i]) is inside a token. */

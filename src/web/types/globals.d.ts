@@ -4,13 +4,12 @@ import type * as PlotModule from '@observablehq/plot';
 declare global {
   /** Observable Plot, loaded as a vendor script before the page's own scripts. */
   const Plot: typeof PlotModule;
-  /** Defined by highlight.js: texts side by side with their shared passages marked. */
-  const neardupHighlight: {
-    highlighted(text: string, passages: unknown[], side: 'a' | 'b'): HTMLDivElement;
-    sideBySide(left: { title: string; text: string; note?: string }, right: { title: string; text: string; note?: string }, passages: unknown[]): HTMLElement;
-    linkPassages(root: HTMLElement): void;
+  /** Defined by diffView.js: two texts side by side, word differences and shared passages marked. */
+  const neardupDiff: {
+    compare(left: { title: string; text: string; note?: string }, right: { title: string; text: string; note?: string }, passages: unknown[]): { element: HTMLElement; [k: string]: unknown };
+    [k: string]: unknown;
   };
   interface Window {
-    neardupHighlight: typeof neardupHighlight;
+    neardupDiff: typeof neardupDiff;
   }
 }
