@@ -43,7 +43,10 @@ async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, resu
     return result.pairs.length;
   }
   if (flags.output === 'clusters') {
-    for (let c = 0; c < result.clusters.length; c++) await sink.write(formatCluster(c, result.clusters[c]!.members.map(id)));
+    for (let c = 0; c < result.clusters.length; c++) {
+      const cl = result.clusters[c]!;
+      await sink.write(formatCluster(c, cl.members.map(id), id(cl.representative ?? cl.members[0]!)));
+    }
     return result.clusters.length;
   }
   // dedup / annotate: a second streaming pass over the input, in the same order as the first.
@@ -68,7 +71,7 @@ async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, resu
     await header();
     if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
     const c = clusterNo[i]!;
-    const rep = c >= 0 ? result.clusters[c]!.members[0]! : i;
+    const rep = c >= 0 ? (result.clusters[c]!.representative ?? result.clusters[c]!.members[0]!) : i;
     if (annotate) {
       await sink.write(annotateRecord(layout, r.raw!, c >= 0 ? c : undefined, rep !== i ? String(id(rep)) : undefined));
       written++;

@@ -1,0 +1,143 @@
+/**
+ * The other kinds of near-duplicate search `dedup` offers besides MinHash-LSH over Jaccard:
+ * candidates from an exact prefix-filtering join or from seed 002's sketch, containment instead of
+ * Jaccard, and cluster policies other than connected components. These work on the fingerprint sets
+ * of all documents, held in memory (about 4 bytes per distinct shingle per document).
+ * @module
+ */
+import { createTextSigner } from '../sketch/textSigner.js';
+import { chooseBands } from '../lsh/params.js';
+import { emptyCandidateStats } from '../lsh/candidates.js';
+import { sketchCandidates } from '../lsh/sketchCandidates.js';
+import { prefixJoin, type SetMeasure } from '../similarity/prefixJoin.js';
+import { jaccardAtLeast } from '../similarity/jaccard.js';
+import type { ScoredPair } from '../similarity/bruteForce.js';
+import { TooManyPairsError } from '../lsh/tooManyPairs.js';
+import { clusterWithPolicy, checkClusterPolicy } from './clusterPolicy.js';
+import { finishDedup, resolveDedupOptions, type DedupOptions, type DedupResult } from './dedup.js';
+
+/**
+ * Where candidate pairs come from. `lsh` (default): MinHash banding. `exact`: a prefix-filtering
+ * similarity join; every pair at or above the threshold, no misses. `sketch`: seed 002's bucket
+ * minima. `auto`: `exact` where it is exact and measured faster than LSH ({@link autoCandidates}),
+ * else `lsh`.
+ */
+export type CandidateMethod = 'lsh' | 'exact' | 'sketch' | 'auto';
+
+/** The candidate methods, for option parsers. */
+export const CANDIDATE_METHODS: readonly CandidateMethod[] = ['lsh', 'exact', 'sketch', 'auto'];
+
+/** Default number of sketch buckets (seed 002's example sorts 100 documents into 25 buckets). */
+export const DEFAULT_SKETCH_BUCKETS = 25;
+
+/**
+ * Below this Jaccard threshold `auto` picks the exact join: on the Kijiji ads it is faster than
+ * LSH at t ≤ 0.7 and slower above (bench/RESULTS.md, "Exact join against LSH"), because a low
+ * threshold makes LSH bands short (many candidates) while the join's prefixes grow only linearly.
+ */
+export const AUTO_EXACT_BELOW = 0.75;
+
+/**
+ * Past this many characters of text `auto` keeps LSH: the join holds every fingerprint set at
+ * once (about 12 bytes per shingle occurrence), while LSH holds one signature per document.
+ */
+export const AUTO_EXACT_MAX_CHARS = 200e6;
+
+/** The method `auto` resolves to for these options and this much text. */
+export function autoCandidates(threshold: number, measure: SetMeasure, chars: number): 'lsh' | 'exact' {
+  if (measure === 'containment') return 'exact';
+  return threshold < AUTO_EXACT_BELOW && chars <= AUTO_EXACT_MAX_CHARS ? 'exact' : 'lsh';
+}
+
+/** True when `options` ask for something only {@link dedupKinds} does. */
+export function needsKinds(options: DedupOptions): boolean {
+  return (
+    (options.candidates !== undefined && options.candidates !== 'lsh') ||
+    (options.measure !== undefined && options.measure !== 'jaccard') ||
+    (options.clusters !== undefined && options.clusters !== 'components') ||
+    (options.representative !== undefined && options.representative !== 'first')
+  );
+}
+
+/**
+ * `dedup` for the options {@link needsKinds} flags. `lshDedup` is the plain MinHash-LSH pipeline,
+ * used when the candidates are LSH and only the cluster policy differs.
+ */
+export function dedupKinds(texts: Iterable<string>, options: DedupOptions, lshDedup: (texts: Iterable<string>, o: DedupOptions) => DedupResult): DedupResult {
+  const { threshold, verify, keepPairs, maxPairs } = resolveDedupOptions(options);
+  const measure = options.measure ?? 'jaccard';
+  if (measure !== 'jaccard' && measure !== 'containment') throw new RangeError(`unknown measure "${String(measure)}" (expected jaccard or containment)`);
+  checkClusterPolicy(options.clusters, options.representative);
+  const requested = options.candidates ?? 'lsh';
+  if (!CANDIDATE_METHODS.includes(requested)) throw new RangeError(`unknown candidate method "${String(requested)}" (expected ${CANDIDATE_METHODS.join(', ')})`);
+  const list = Array.isArray(texts) ? (texts as string[]) : [...texts];
+  let chars = 0;
+  for (const t of list) chars += t.length;
+  const method = requested === 'auto' ? autoCandidates(threshold, measure, chars) : requested;
+  if (measure === 'containment' && method !== 'exact') {
+    throw new RangeError(`containment needs exact candidates (candidates: 'exact' or 'auto'): Jaccard-based ${method} misses short documents inside long ones`);
+  }
+  const policy = { mode: options.clusters, representative: options.representative, lengthOf: (i: number) => list[i]!.length };
+  const recluster = (options.clusters ?? 'components') !== 'components' || (options.representative ?? 'first') !== 'first';
+  let result: DedupResult;
+  if (method === 'lsh') {
+    // A policy other than the default re-clusters the pairs: LSH must then keep them.
+    result = lshDedup(list, { ...options, candidates: 'lsh', clusters: 'components', representative: 'first', pairs: recluster || keepPairs });
+  } else {
+    if (verify !== 'exact') throw new RangeError(`verify "${verify}" applies to LSH candidates only: ${method} candidates are always scored exactly`);
+    result = dedupBySets(list, options, method, measure, threshold, maxPairs, chars);
+  }
+  result.stats.candidateMethod = method;
+  result.stats.measure = measure;
+  if (recluster) {
+    const t = performance.now();
+    const { clusters, clusterOf } = clusterWithPolicy(list.length, result.pairs, policy);
+    result.clusters = clusters;
+    result.clusterOf = clusterOf;
+    result.stats.clusters = clusters.length;
+    result.stats.timings.cluster += performance.now() - t;
+  }
+  if (!keepPairs) result.pairs = [];
+  return result;
+}
+
+/** Candidates from the sets (exact join or sketch), scored exactly, then {@link finishDedup}. */
+function dedupBySets(texts: string[], options: DedupOptions, method: 'exact' | 'sketch', measure: SetMeasure, threshold: number, maxPairs: number, chars: number): DedupResult {
+  const t0 = performance.now();
+  const signer = createTextSigner({ shingle: options.shingle, minhash: options.minhash });
+  const sets: Uint32Array[] = new Array(texts.length);
+  const empty: number[] = [];
+  for (let i = 0; i < texts.length; i++) {
+    sets[i] = signer.set(texts[i]!);
+    if (sets[i]!.length === 0) empty.push(i);
+    if (options.onProgress && (i & 1023) === 0) options.onProgress('sign', i, texts.length);
+  }
+  const t1 = performance.now();
+  const cstats = emptyCandidateStats();
+  let pairs: ScoredPair[];
+  let t2: number;
+  if (method === 'exact') {
+    const joined = prefixJoin(sets, threshold, { measure });
+    pairs = joined.pairs;
+    cstats.candidates = joined.stats.candidates;
+    t2 = performance.now();
+  } else {
+    const buckets = options.buckets ?? DEFAULT_SKETCH_BUCKETS;
+    const { pairs: cand, stats } = sketchCandidates(sets, buckets, maxPairs);
+    Object.assign(cstats, stats);
+    t2 = performance.now();
+    pairs = [];
+    for (let p = 0; p < cand.size; p++) {
+      const a = cand.a[p]!;
+      const b = cand.b[p]!;
+      const s = jaccardAtLeast(sets[a]!, sets[b]!, threshold);
+      if (s >= 0) pairs.push({ a, b, similarity: s });
+      if (options.onProgress && (p & 65535) === 0) options.onProgress('verify', p, cand.size);
+    }
+  }
+  if (pairs.length > maxPairs) throw new TooManyPairsError('pairs', pairs.length, maxPairs, 1);
+  // The banding is reported for the record only: no band was used.
+  const bands = chooseBands(threshold, signer.numPerm, options.lsh);
+  const run = { n: texts.length, pairs, empty, bands, chars, cstats, keepPairs: true, maxPairs };
+  return finishDedup(run, { t0, t1, t2, shingle: t1 - t0, sign: 0 });
+}
