@@ -13,6 +13,9 @@ import type { NormalizePreset } from '../text/normalize.js';
 import { UsageError } from '../io/errors.js';
 import { INPUT_FORMATS, extensionOf, type InputFormat } from '../io/formats.js';
 import type { PairFormat } from '../io/write.js';
+import type { SetMeasure } from '../similarity/prefixJoin.js';
+import { AUTO_EXACT_BELOW, CANDIDATE_METHODS, DEFAULT_SKETCH_BUCKETS, type CandidateMethod } from '../dedup/kinds.js';
+import { CLUSTER_MODES, REPRESENTATIVE_POLICIES, type ClusterMode, type RepresentativePolicy } from '../dedup/clusterPolicy.js';
 import type { ReadOptions } from '../io/read.js';
 
 /** Parses a number in (0, 1] (a threshold or probability). */
@@ -82,7 +85,8 @@ export function addInputOptions(cmd: Command): Command {
     .option('--text-field <paths>', 'JSONL text field(s), dotted paths like meta.title, comma-separated (default: text)', collectList)
     .option('--id-field <path>', 'JSONL id field (default: the 0-based row number)')
     .option('--delimiter <char>', 'CSV field delimiter', ',')
-    .option('--skip-invalid', 'skip invalid records (ragged rows, bad JSON, invalid UTF-8) and report how many, instead of stopping at the first');
+    .option('--skip-invalid', 'skip invalid records (ragged rows, bad JSON, invalid UTF-8) and report how many, instead of stopping at the first')
+    .option('--limit <n>', 'read only the first n documents (e.g. seed 001\'s experiment on the first 500)', parsePositiveInt('limit', 1e12));
 }
 
 /** The parsed input options. */
@@ -94,6 +98,7 @@ export interface InputFlags {
   idField?: string;
   delimiter: string;
   skipInvalid?: boolean;
+  limit?: number;
 }
 
 /** Input flags as reader options. For JSONL, --text and --id work as --text-field and --id-field. */
@@ -105,6 +110,7 @@ export function readOptionsFrom(f: InputFlags): ReadOptions {
     fields: { text: f.textField ?? f.text, id: f.idField ?? f.id },
     delimiter: f.delimiter,
     skipInvalid: f.skipInvalid ?? false,
+    ...(f.limit !== undefined ? { limit: f.limit } : {}),
   };
 }
 
@@ -137,12 +143,31 @@ export function addLshOptions(cmd: Command): Command {
     .option('--max-pairs <n>', 'most pairs held in memory (LSH candidates among distinct documents, and pairs written); past it, stop with a clear error (default 50000000, ~40 bytes each)', parsePositiveInt('max-pairs', 1e9));
 }
 
+/** Adds the options that choose the kind of duplicates: measure, candidate method, cluster policy. */
+export function addKindOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option('--measure <m>', 'jaccard, or containment: pairs where the smaller document is ≥ threshold inside the larger (output a⇥b⇥c: c of a\'s shingles are in b)')
+        .choices(['jaccard', 'containment'])
+        .default('jaccard'),
+    )
+    .addOption(
+      new Option('--candidates <method>', `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (seed 002's bucket minima), auto (exact for containment and for Jaccard below ${AUTO_EXACT_BELOW}, else lsh)`)
+        .choices([...CANDIDATE_METHODS])
+        .default('auto'),
+    )
+    .option('--buckets <n>', `buckets of --candidates sketch (default ${DEFAULT_SKETCH_BUCKETS})`, parsePositiveInt('buckets', 65536))
+    .addOption(new Option('--cluster-mode <mode>', 'components (transitive: a~b, b~c put a, b, c together) or centre (every member a near duplicate of the cluster\'s centre)').choices([...CLUSTER_MODES]).default('components'))
+    .addOption(new Option('--representative <policy>', 'the member a cluster keeps (dedup) and points to (annotate): first, longest text, or most central').choices([...REPRESENTATIVE_POLICIES]).default('first'));
+}
+
 /** Adds the input, shingling, MinHash and LSH options: everything a command that runs dedup reads. */
 export function addEngineOptions(cmd: Command): Command {
   addInputOptions(cmd);
   addShingleOptions(cmd);
   addMinHashOptions(cmd);
-  return addLshOptions(cmd);
+  addLshOptions(cmd);
+  return addKindOptions(cmd);
 }
 
 /** The parsed shingle, MinHash and LSH flags. */
@@ -162,6 +187,11 @@ export interface EngineFlags {
   rows?: number;
   verify?: VerifyMode;
   maxPairs?: number;
+  measure?: SetMeasure;
+  candidates?: CandidateMethod;
+  buckets?: number;
+  clusterMode?: ClusterMode;
+  representative?: RepresentativePolicy;
 }
 
 /** Shingle options from the flags. */
@@ -208,6 +238,20 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
     verify: f.verify ?? 'exact',
   };
   if (f.maxPairs !== undefined) o.maxPairs = f.maxPairs;
+  if (f.measure !== undefined) o.measure = f.measure;
+  if (f.candidates !== undefined) o.candidates = f.candidates;
+  if (f.buckets !== undefined) {
+    if (f.candidates !== 'sketch') throw new UsageError('--buckets applies to --candidates sketch only');
+    o.buckets = f.buckets;
+  }
+  if (f.clusterMode !== undefined) o.clusters = f.clusterMode;
+  if (f.representative !== undefined) o.representative = f.representative;
+  if (o.measure === 'containment' && o.candidates !== 'exact' && o.candidates !== 'auto') {
+    throw new UsageError(`--measure containment needs --candidates exact (or auto): ${o.candidates} candidates are Jaccard-based and miss short documents inside long ones`);
+  }
+  if (o.candidates !== undefined && o.candidates !== 'lsh' && o.candidates !== 'auto' && o.verify !== 'exact') {
+    throw new UsageError(`--verify ${o.verify} applies to LSH candidates only: ${o.candidates} candidates are always scored exactly`);
+  }
   validated(() => {
     createShingler(o.shingle);
     const h = createMinHasher(o.minhash);

@@ -32,6 +32,18 @@ export interface ReadOptions {
   stdin?: Readable;
   /** The name used in messages instead of the path (e.g. `<stdin>` for a spooled copy). */
   displayName?: string;
+  /** Read only the first `limit` records (seed 001's experiment on the first 500 documents). Default: all. */
+  limit?: number;
+}
+
+/** The first `limit` records of `records`; stops (and closes) the reader there. */
+async function* firstRecords(records: AsyncGenerator<InputRecord>, limit: number): AsyncGenerator<InputRecord> {
+  if (limit <= 0) return;
+  let n = 0;
+  for await (const r of records) {
+    yield r;
+    if (++n >= limit) return;
+  }
 }
 
 /** An opened input. */
@@ -72,6 +84,10 @@ async function* prepend(first: TextChunk, rest: AsyncIterator<TextChunk>): Async
   }
 }
 
+function limited(records: AsyncGenerator<InputRecord>, limit: number | undefined): AsyncGenerator<InputRecord> {
+  return limit === undefined ? records : firstRecords(records, limit);
+}
+
 /** Opens `path` (`-` for standard input, or a directory) for reading records. */
 export async function openInput(path: string, options: ReadOptions = {}): Promise<OpenedInput> {
   const skips: SkipStats = { count: 0, examples: [] };
@@ -92,7 +108,7 @@ export async function openInput(path: string, options: ReadOptions = {}): Promis
       bytesRead: () => read,
       header: undefined,
       skips,
-      records: readDirectory(path, ctx, (n) => (read += n)),
+      records: limited(readDirectory(path, ctx, (n) => (read += n)), options.limit),
     };
   }
   if (dir) throw new UsageError(`${path} is a directory: use --format dir (or auto)`);
@@ -135,6 +151,6 @@ export async function openInput(path: string, options: ReadOptions = {}): Promis
   } else {
     records = readTextLines(textLines(chunks), ctx);
   }
-  (opened as { records: AsyncGenerator<InputRecord> }).records = records;
+  (opened as { records: AsyncGenerator<InputRecord> }).records = limited(records, options.limit);
   return opened;
 }
