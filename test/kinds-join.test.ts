@@ -9,7 +9,8 @@ import fc from 'fast-check';
 import { createShingler } from '../src/text/shingler.js';
 import { bruteForcePairs, type ScoredPair } from '../src/similarity/bruteForce.js';
 import { bruteForceContainment } from '../src/similarity/containment.js';
-import { prefixJoin } from '../src/similarity/prefixJoin.js';
+import { prefixJoin, prefixJoin64 } from '../src/similarity/prefixJoin.js';
+import { createSet64 } from '../src/text/fingerprint64.js';
 import { kijijiDocs } from './helpers.js';
 
 const key = (p: ScoredPair): string => `${p.a} ${p.b} ${p.similarity}`;
@@ -81,4 +82,36 @@ test('thresholds of exactly representable ratios keep the pairs exactly at the t
   assert.deepEqual(prefixJoin([a, new Uint32Array(0), b], 0.8).pairs, [{ a: 0, b: 2, similarity: 0.8 }]);
   assert.throws(() => prefixJoin([a], 0), /threshold/);
   assert.throws(() => prefixJoin([a], 0.5, { measure: 'cosine' as 'jaccard' }), /unknown measure/);
+});
+
+/** Jaccard of two sorted unique 64-bit sets, by merge. */
+function jaccard64(a: BigUint64Array, b: BigUint64Array): number {
+  let i = 0;
+  let j = 0;
+  let n = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
+      n++;
+      i++;
+      j++;
+    } else if (a[i]! < b[j]!) i++;
+    else j++;
+  }
+  return n / (a.length + b.length - n);
+}
+
+test('64-bit fingerprints: the join over 64-bit sets equals brute force over them, and the 32-bit pairs on Kijiji', () => {
+  const set64 = createSet64({ kind: 'char', k: 5 });
+  const docs = kijijiDocs().slice(0, 700);
+  const s64 = docs.map((d) => set64(d));
+  // Same shingles, so the same set sizes as the 32-bit sets unless two shingles of a doc collide in 32 bits.
+  assert.ok(s64.every((s, i) => s.length >= sets[i]!.length));
+  for (const t of [0.5, 0.9]) {
+    const truth: string[] = [];
+    for (let i = 0; i < s64.length; i++) for (let j = i + 1; j < s64.length; j++) if (s64[i]!.length && s64[j]!.length && jaccard64(s64[i]!, s64[j]!) >= t) truth.push(`${i} ${j}`);
+    const got = prefixJoin64(s64, t).pairs;
+    assert.deepEqual(got.map((p) => `${p.a} ${p.b}`), truth);
+    assert.deepEqual(got.map((p) => `${p.a} ${p.b}`), prefixJoin(sets.slice(0, 700), t).pairs.map((p) => `${p.a} ${p.b}`));
+  }
+  assert.throws(() => createSet64({ multiset: true }), /multiset/);
 });

@@ -158,6 +158,7 @@ export function addKindOptions(cmd: Command): Command {
     )
     .option('--buckets <n>', `buckets of --candidates sketch (default ${DEFAULT_SKETCH_BUCKETS})`, parsePositiveInt('buckets', 65536))
     .addOption(new Option('--cluster-mode <mode>', 'components (transitive: a~b, b~c put a, b, c together) or centre (every member a near duplicate of the cluster\'s centre)').choices([...CLUSTER_MODES]).default('components'))
+    .addOption(new Option('--fingerprint-bits <n>', 'shingle fingerprint width for sets and exact scores: 32, or 64 (seed 004; needs --candidates exact)').choices(['32', '64']).default('32'))
     .addOption(new Option('--representative <policy>', 'the member a cluster keeps (dedup) and points to (annotate): first, longest text, or most central').choices([...REPRESENTATIVE_POLICIES]).default('first'));
 }
 
@@ -192,6 +193,7 @@ export interface EngineFlags {
   buckets?: number;
   clusterMode?: ClusterMode;
   representative?: RepresentativePolicy;
+  fingerprintBits?: '32' | '64';
 }
 
 /** Shingle options from the flags. */
@@ -246,6 +248,11 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
   }
   if (f.clusterMode !== undefined) o.clusters = f.clusterMode;
   if (f.representative !== undefined) o.representative = f.representative;
+  if (f.fingerprintBits === '64') {
+    if (f.candidates !== 'exact') throw new UsageError('--fingerprint-bits 64 needs --candidates exact (LSH and sketch work on 32-bit fingerprints)');
+    if (f.multiset) throw new UsageError('--fingerprint-bits 64 does not support --multiset');
+    o.fingerprintBits = 64;
+  }
   if (o.measure === 'containment' && o.candidates !== 'exact' && o.candidates !== 'auto') {
     throw new UsageError(`--measure containment needs --candidates exact (or auto): ${o.candidates} candidates are Jaccard-based and miss short documents inside long ones`);
   }

@@ -66,6 +66,8 @@ export interface DedupOptions {
   clusters?: ClusterMode;
   /** Which member represents a cluster: `first` (default), `longest`, `central`. */
   representative?: RepresentativePolicy;
+  /** Shingle fingerprint width for sets and verification: 32 (default) or 64 (needs `exact` candidates). */
+  fingerprintBits?: 32 | 64;
 }
 
 /** Counters and timings of a {@link dedup} run. Times in milliseconds. */

@@ -9,7 +9,8 @@ import { createTextSigner } from '../sketch/textSigner.js';
 import { chooseBands } from '../lsh/params.js';
 import { emptyCandidateStats } from '../lsh/candidates.js';
 import { sketchCandidates } from '../lsh/sketchCandidates.js';
-import { prefixJoin, type SetMeasure } from '../similarity/prefixJoin.js';
+import { prefixJoin, prefixJoin64, type SetMeasure } from '../similarity/prefixJoin.js';
+import { createSet64 } from '../text/fingerprint64.js';
 import { jaccardAtLeast } from '../similarity/jaccard.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
@@ -55,7 +56,8 @@ export function needsKinds(options: DedupOptions): boolean {
     (options.candidates !== undefined && options.candidates !== 'lsh') ||
     (options.measure !== undefined && options.measure !== 'jaccard') ||
     (options.clusters !== undefined && options.clusters !== 'components') ||
-    (options.representative !== undefined && options.representative !== 'first')
+    (options.representative !== undefined && options.representative !== 'first') ||
+    (options.fingerprintBits !== undefined && options.fingerprintBits !== 32)
   );
 }
 
@@ -74,6 +76,9 @@ export function dedupKinds(texts: Iterable<string>, options: DedupOptions, lshDe
   let chars = 0;
   for (const t of list) chars += t.length;
   const method = requested === 'auto' ? autoCandidates(threshold, measure, chars) : requested;
+  const bits = options.fingerprintBits ?? 32;
+  if (bits !== 32 && bits !== 64) throw new RangeError(`fingerprintBits must be 32 or 64, got ${String(bits)}`);
+  if (bits === 64 && method !== 'exact') throw new RangeError(`64-bit fingerprints need exact candidates (candidates: 'exact'): ${method} works on 32-bit fingerprints`);
   if (measure === 'containment' && method !== 'exact') {
     throw new RangeError(`containment needs exact candidates (candidates: 'exact' or 'auto'): Jaccard-based ${method} misses short documents inside long ones`);
   }
@@ -105,11 +110,14 @@ export function dedupKinds(texts: Iterable<string>, options: DedupOptions, lshDe
 function dedupBySets(texts: string[], options: DedupOptions, method: 'exact' | 'sketch', measure: SetMeasure, threshold: number, maxPairs: number, chars: number): DedupResult {
   const t0 = performance.now();
   const signer = createTextSigner({ shingle: options.shingle, minhash: options.minhash });
-  const sets: Uint32Array[] = new Array(texts.length);
+  const wide = options.fingerprintBits === 64;
+  const set64 = wide ? createSet64(options.shingle) : undefined;
+  const sets: Uint32Array[] = wide ? [] : new Array(texts.length);
+  const sets64: BigUint64Array[] = wide ? new Array(texts.length) : [];
   const empty: number[] = [];
   for (let i = 0; i < texts.length; i++) {
-    sets[i] = signer.set(texts[i]!);
-    if (sets[i]!.length === 0) empty.push(i);
+    const size = wide ? (sets64[i] = set64!(texts[i]!)).length : (sets[i] = signer.set(texts[i]!)).length;
+    if (size === 0) empty.push(i);
     if (options.onProgress && (i & 1023) === 0) options.onProgress('sign', i, texts.length);
   }
   const t1 = performance.now();
@@ -117,7 +125,7 @@ function dedupBySets(texts: string[], options: DedupOptions, method: 'exact' | '
   let pairs: ScoredPair[];
   let t2: number;
   if (method === 'exact') {
-    const joined = prefixJoin(sets, threshold, { measure });
+    const joined = wide ? prefixJoin64(sets64, threshold, { measure }) : prefixJoin(sets, threshold, { measure });
     pairs = joined.pairs;
     cstats.candidates = joined.stats.candidates;
     t2 = performance.now();

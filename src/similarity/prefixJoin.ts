@@ -65,8 +65,24 @@ export function prefixJoin(sets: readonly Uint32Array[], threshold: number, opti
   if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
   const measure = options.measure ?? 'jaccard';
   if (measure !== 'jaccard' && measure !== 'containment') throw new RangeError(`unknown measure "${String(measure)}" (expected jaccard or containment)`);
+  return joinRanked(rankTokens(sets), threshold, measure, options);
+}
+
+/**
+ * {@link prefixJoin} over 64-bit fingerprint sets (sorted unique, as `createSet64` gives): the same
+ * pairs a 32-bit run would give, minus those that only 32-bit fingerprint collisions made similar.
+ */
+export function prefixJoin64(sets: readonly BigUint64Array[], threshold: number, options: PrefixJoinOptions = {}): PrefixJoinResult {
+  if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
+  const measure = options.measure ?? 'jaccard';
+  if (measure !== 'jaccard' && measure !== 'containment') throw new RangeError(`unknown measure "${String(measure)}" (expected jaccard or containment)`);
+  return joinRanked(rankTokens64(sets), threshold, measure, options);
+}
+
+/** The join itself, over sets already renamed to token ranks (see {@link rankTokens}). */
+function joinRanked(rankedSets: RankedSets, threshold: number, measure: SetMeasure, options: PrefixJoinOptions): PrefixJoinResult {
   const containment = measure === 'containment';
-  const { ranked, order, tokens } = rankTokens(sets);
+  const { ranked, order, tokens } = rankedSets;
   const m = order.length;
   const size = new Int32Array(m);
   for (let p = 0; p < m; p++) size[p] = ranked[p]!.length;
@@ -182,12 +198,19 @@ function verify(y: Uint32Array, x: Uint32Array, t: number, containment: boolean)
   return s >= t ? s : -1;
 }
 
+/** Sets renamed to token ranks, sorted, in processing order; `order[p]` is the p-th set's index. */
+interface RankedSets {
+  ranked: Uint32Array[];
+  order: Int32Array;
+  tokens: number;
+}
+
 /**
  * Renames every token to its rank by document frequency (rarest = 0; ties by fingerprint), and
  * returns the renamed sets sorted ascending, in processing order (by size, then index), with
  * `order[p]` the original index of the p-th. Empty sets are left out.
  */
-function rankTokens(sets: readonly Uint32Array[]): { ranked: Uint32Array[]; order: Int32Array; tokens: number } {
+function rankTokens(sets: readonly Uint32Array[]): RankedSets {
   let occurrences = 0;
   const nonEmpty: number[] = [];
   for (let i = 0; i < sets.length; i++) {
@@ -263,6 +286,65 @@ function rankTokens(sets: readonly Uint32Array[]): { ranked: Uint32Array[]; orde
     const set = sets[i]!;
     const r = new Uint32Array(set.length);
     for (let k = 0; k < set.length; k++) r[k] = rank[tok[find(set[k]!)]!]!;
+    radixSort(r);
+    ranked[p] = r;
+    order[p] = i;
+  }
+  return { ranked, order, tokens };
+}
+
+/**
+ * {@link rankTokens} for 64-bit fingerprints: all occurrences sorted once (native BigUint64Array
+ * sort), runs counted, and each set's tokens found by binary search in the distinct values.
+ */
+function rankTokens64(sets: readonly BigUint64Array[]): RankedSets {
+  let occurrences = 0;
+  const nonEmpty: number[] = [];
+  for (let i = 0; i < sets.length; i++) {
+    if (sets[i]!.length > 0) {
+      nonEmpty.push(i);
+      occurrences += sets[i]!.length;
+    }
+  }
+  const all = new BigUint64Array(occurrences);
+  let o = 0;
+  for (const i of nonEmpty) {
+    all.set(sets[i]!, o);
+    o += sets[i]!.length;
+  }
+  all.sort();
+  let tokens = 0;
+  for (let k = 0; k < occurrences; k++) if (k === 0 || all[k] !== all[k - 1]) tokens++;
+  const distinct = new BigUint64Array(tokens);
+  const count = new Int32Array(tokens);
+  for (let k = 0, d = -1; k < occurrences; k++) {
+    if (k === 0 || all[k] !== all[k - 1]) distinct[++d] = all[k]!;
+    count[d]!++;
+  }
+  // Rank by (frequency, fingerprint): distinct is in fingerprint order, so ties keep index order.
+  const idx = new Int32Array(tokens);
+  for (let k = 0; k < tokens; k++) idx[k] = k;
+  idx.sort((u, v) => count[u]! - count[v]! || u - v);
+  const rank = new Int32Array(tokens);
+  for (let r = 0; r < tokens; r++) rank[idx[r]!] = r;
+  nonEmpty.sort((u, v) => sets[u]!.length - sets[v]!.length || u - v);
+  const ranked: Uint32Array[] = new Array(nonEmpty.length);
+  const order = new Int32Array(nonEmpty.length);
+  for (let p = 0; p < nonEmpty.length; p++) {
+    const i = nonEmpty[p]!;
+    const set = sets[i]!;
+    const r = new Uint32Array(set.length);
+    for (let k = 0; k < set.length; k++) {
+      const v = set[k]!;
+      let lo = 0;
+      let hi = tokens - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (distinct[mid]! < v) lo = mid + 1;
+        else hi = mid;
+      }
+      r[k] = rank[lo]!;
+    }
     radixSort(r);
     ranked[p] = r;
     order[p] = i;

@@ -239,6 +239,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
           verify: options.verify,
           measure: s.measure ?? 'jaccard',
           candidates: s.candidateMethod ?? 'lsh',
+          fingerprintBits: options.fingerprintBits ?? 32,
           clusterMode: options.clusters ?? 'components',
           representative: options.representative ?? 'first',
         },
@@ -259,7 +260,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
     const skipped = corpus.input.skips.count;
     reporter.summary(`docs        ${int(n)} from ${name} [${corpus.input.format}]: ${int(s.emptyDocs)} empty${skipped ? `, ${int(skipped)} invalid skipped` : ''}`);
     reporter.summary(
-      `shingles    ${sh.kind} k=${k}, normalize ${flags.normalize}${flags.multiset ? ', multiset' : ''}; MinHash ${flags.method}, ${flags.numPerm} hashes, seed ${flags.seed}`,
+      `shingles    ${sh.kind} k=${k}, normalize ${flags.normalize}${flags.multiset ? ', multiset' : ''}${options.fingerprintBits === 64 ? ', 64-bit fingerprints' : ''}; MinHash ${flags.method}, ${flags.numPerm} hashes, seed ${flags.seed}`,
     );
     const method = s.candidateMethod ?? 'lsh';
     const measure = s.measure ?? 'jaccard';
