@@ -78,7 +78,7 @@ test('containment needs exact candidates; unknown measures and methods are rejec
 });
 
 for (const t of [0.5, 0.8, 0.9]) {
-  test(`dedup with exact candidates at t = ${t} equals brute force on Kijiji; auto picks ${t < 0.75 ? 'exact' : 'lsh'}`, () => {
+  test(`dedup with exact candidates at t = ${t} equals brute force on Kijiji; auto picks lsh for the ads, exact for the titles`, () => {
     const docs = all;
     const sh = createShingler({ kind: 'char', k: 5 });
     const truth = bruteForcePairs(docs.map((d) => sh.set(d)), t);
@@ -86,7 +86,12 @@ for (const t of [0.5, 0.8, 0.9]) {
     assert.equal(r.stats.candidateMethod, 'exact');
     assert.deepEqual(r.pairs.map((p) => `${key(p)} ${p.similarity}`), truth.map((p) => `${key(p)} ${p.similarity}`));
     const auto = dedup(docs, { threshold: t, candidates: 'auto' });
-    assert.equal(auto.stats.candidateMethod, t < 0.75 ? 'exact' : 'lsh');
+    assert.equal(auto.stats.candidateMethod, 'lsh', 'the ads are long (~530 characters)');
+    const titles = docs.map((d) => d.slice(0, 60));
+    const short = dedup(titles, { threshold: t, candidates: 'auto' });
+    assert.equal(short.stats.candidateMethod, 'exact');
+    assert.deepEqual(short.pairs, dedup(titles, { threshold: t, candidates: 'exact' }).pairs);
+    assert.equal(dedup(docs, { threshold: t, candidates: 'auto', shingle: { kind: 'word', k: 3 } }).stats.candidateMethod, 'exact', '~80 word shingles per ad');
   });
 }
 

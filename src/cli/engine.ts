@@ -55,5 +55,5 @@ export function resolveAuto(texts: readonly string[], options: DedupOptions): 'l
   if ((options.verify ?? 'exact') !== 'exact' && (options.measure ?? 'jaccard') === 'jaccard') return 'lsh';
   let chars = 0;
   for (let i = 0; i < texts.length; i++) chars += texts[i]!.length;
-  return autoCandidates(options.threshold ?? 0.8, options.measure ?? 'jaccard', chars);
+  return autoCandidates(options.measure ?? 'jaccard', chars, texts.length, options.shingle?.kind);
 }

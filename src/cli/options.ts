@@ -14,7 +14,7 @@ import { UsageError } from '../io/errors.js';
 import { INPUT_FORMATS, extensionOf, type InputFormat } from '../io/formats.js';
 import type { PairFormat } from '../io/write.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
-import { AUTO_EXACT_BELOW, CANDIDATE_METHODS, DEFAULT_SKETCH_BUCKETS, type CandidateMethod } from '../dedup/kinds.js';
+import { AUTO_EXACT_MAX_SHINGLES, CANDIDATE_METHODS, DEFAULT_SKETCH_BUCKETS, type CandidateMethod } from '../dedup/kinds.js';
 import { CLUSTER_MODES, REPRESENTATIVE_POLICIES, type ClusterMode, type RepresentativePolicy } from '../dedup/clusterPolicy.js';
 import type { ReadOptions } from '../io/read.js';
 
@@ -152,7 +152,7 @@ export function addKindOptions(cmd: Command): Command {
         .default('jaccard'),
     )
     .addOption(
-      new Option('--candidates <method>', `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (seed 002's bucket minima), auto (exact for containment and for Jaccard below ${AUTO_EXACT_BELOW}, else lsh)`)
+      new Option('--candidates <method>', `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (seed 002's bucket minima), auto (exact for containment, and for short documents: ≤ ${AUTO_EXACT_MAX_SHINGLES} shingles on average; else lsh)`)
         .choices([...CANDIDATE_METHODS])
         .default('auto'),
     )

@@ -11,6 +11,7 @@ import { emptyCandidateStats } from '../lsh/candidates.js';
 import { sketchCandidates } from '../lsh/sketchCandidates.js';
 import { prefixJoin, prefixJoin64, type SetMeasure } from '../similarity/prefixJoin.js';
 import { createSet64 } from '../text/fingerprint64.js';
+import type { ShingleKind } from '../text/shingler.js';
 import { jaccardAtLeast } from '../similarity/jaccard.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
@@ -32,11 +33,13 @@ export const CANDIDATE_METHODS: readonly CandidateMethod[] = ['lsh', 'exact', 's
 export const DEFAULT_SKETCH_BUCKETS = 25;
 
 /**
- * Below this Jaccard threshold `auto` picks the exact join: on the Kijiji ads it is faster than
- * LSH at t ≤ 0.7 and slower above (bench/RESULTS.md, "Exact join against LSH"), because a low
- * threshold makes LSH bands short (many candidates) while the join's prefixes grow only linearly.
+ * Up to this many shingles per document on average, `auto` picks the exact join for Jaccard. The
+ * join's work grows with set size (prefixes and verification merges), LSH's much less (a fixed
+ * signature): on the Kijiji ads the join is 2.6–3× faster on the titles (~40 char shingles each),
+ * even with LSH on word 3-shingles of the ads (~80), and up to 2× slower on the full ads (~440 char
+ * shingles), at every threshold (bench/RESULTS.md, "Exact join against LSH").
  */
-export const AUTO_EXACT_BELOW = 0.75;
+export const AUTO_EXACT_MAX_SHINGLES = 100;
 
 /**
  * Past this many characters of text `auto` keeps LSH: the join holds every fingerprint set at
@@ -44,10 +47,16 @@ export const AUTO_EXACT_BELOW = 0.75;
  */
 export const AUTO_EXACT_MAX_CHARS = 200e6;
 
-/** The method `auto` resolves to for these options and this much text. */
-export function autoCandidates(threshold: number, measure: SetMeasure, chars: number): 'lsh' | 'exact' {
+/**
+ * The method `auto` resolves to: `exact` for containment (Jaccard-based candidates miss short
+ * documents inside long ones), and for Jaccard when documents are short (an estimated
+ * {@link AUTO_EXACT_MAX_SHINGLES} shingles or fewer: characters for char shingles, characters / 6
+ * for word and spot shingles) and the corpus fits; else `lsh`.
+ */
+export function autoCandidates(measure: SetMeasure, chars: number, docs: number, kind: ShingleKind = 'char'): 'lsh' | 'exact' {
   if (measure === 'containment') return 'exact';
-  return threshold < AUTO_EXACT_BELOW && chars <= AUTO_EXACT_MAX_CHARS ? 'exact' : 'lsh';
+  const perDoc = chars / Math.max(1, docs) / (kind === 'char' ? 1 : 6);
+  return perDoc <= AUTO_EXACT_MAX_SHINGLES && chars <= AUTO_EXACT_MAX_CHARS ? 'exact' : 'lsh';
 }
 
 /** True when `options` ask for something only {@link dedupKinds} does. */
@@ -75,7 +84,7 @@ export function dedupKinds(texts: Iterable<string>, options: DedupOptions, lshDe
   const list = Array.isArray(texts) ? (texts as string[]) : [...texts];
   let chars = 0;
   for (const t of list) chars += t.length;
-  const method = requested === 'auto' ? autoCandidates(threshold, measure, chars) : requested;
+  const method = requested === 'auto' ? autoCandidates(measure, chars, list.length, options.shingle?.kind) : requested;
   const bits = options.fingerprintBits ?? 32;
   if (bits !== 32 && bits !== 64) throw new RangeError(`fingerprintBits must be 32 or 64, got ${String(bits)}`);
   if (bits === 64 && method !== 'exact') throw new RangeError(`64-bit fingerprints need exact candidates (candidates: 'exact'): ${method} works on 32-bit fingerprints`);
