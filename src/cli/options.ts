@@ -76,17 +76,22 @@ export function collectList(v: string, previous: string[] | undefined): string[]
   return [...(previous ?? []), ...items];
 }
 
-/** Adds --format, --text, --id, --text-field, --id-field, --delimiter, --skip-invalid. */
-export function addInputOptions(cmd: Command): Command {
-  return cmd
+/**
+ * Adds --format, --text, --id, --text-field, --id-field, --delimiter, --skip-invalid and, unless
+ * `limit` is false (a command whose --limit means something else), --limit.
+ */
+export function addInputOptions(cmd: Command, limit = true): Command {
+  cmd
     .addOption(new Option('--format <format>', 'input format').choices(['auto', ...INPUT_FORMATS]).default('auto'))
     .option('--text <columns>', 'TSV/CSV text column(s), comma-separated, joined by one space (default: a column named "text", or the only column)', collectList)
     .option('--id <column>', 'TSV/CSV id column (default: the 0-based row number)')
     .option('--text-field <paths>', 'JSONL text field(s), dotted paths like meta.title, comma-separated (default: text)', collectList)
     .option('--id-field <path>', 'JSONL id field (default: the 0-based row number)')
     .option('--delimiter <char>', 'CSV field delimiter', ',')
-    .option('--skip-invalid', 'skip invalid records (ragged rows, bad JSON, invalid UTF-8) and report how many, instead of stopping at the first')
-    .option('--limit <n>', 'read only the first n documents (e.g. seed 001\'s experiment on the first 500)', parsePositiveInt('limit', 1e12));
+    .option('--skip-invalid', 'skip invalid records (ragged rows, bad JSON, invalid UTF-8) and report how many, instead of stopping at the first');
+  if (limit) cmd.option('--limit <n>', 'read only the first n documents (e.g. seed 001\'s experiment on the first 500)', parsePositiveInt('limit', 1e12));
+  else cmd.option('--first <n>', 'read only the first n documents of the input', parsePositiveInt('first', 1e12));
+  return cmd;
 }
 
 /** The parsed input options. */
@@ -99,6 +104,7 @@ export interface InputFlags {
   delimiter: string;
   skipInvalid?: boolean;
   limit?: number;
+  first?: number;
 }
 
 /** Input flags as reader options. For JSONL, --text and --id work as --text-field and --id-field. */
@@ -110,7 +116,7 @@ export function readOptionsFrom(f: InputFlags): ReadOptions {
     fields: { text: f.textField ?? f.text, id: f.idField ?? f.id },
     delimiter: f.delimiter,
     skipInvalid: f.skipInvalid ?? false,
-    ...(f.limit !== undefined ? { limit: f.limit } : {}),
+    ...(f.first !== undefined ? { limit: f.first } : f.limit !== undefined ? { limit: f.limit } : {}),
   };
 }
 

@@ -37,7 +37,8 @@ export function addIndexAddCommands(index: Command): void {
           : 'write the near duplicates that each document of a file has in a store, without indexing anything',
       )
       .argument('<input>', 'TSV, CSV, JSONL, text or id⇥text file (.gz ok), a directory, or - for stdin');
-    addInputOptions(cmd);
+    // index query's --limit caps matches per document; there the first N documents are --first N.
+    addInputOptions(cmd, mode === 'add');
     addIndexOptions(cmd, 'threads that shingle and sign each batch (add only)');
     cmd
       .option('--id-prefix <prefix>', 'ids are PREFIX + the 0-based row number, for inputs without ids (--id, --id-field, id⇥text, directories)')
@@ -77,7 +78,8 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
   if (flags.json && (flags.out === undefined || flags.out === '-')) throw new UsageError('--json prints the summary on stdout, so the output needs --out <file>');
   if (flags.store === 'memory') throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH or redis://HOST:PORT`);
   const t0 = performance.now();
-  const input = await openInput(file, readOptionsFrom(flags));
+  // In query mode --limit caps the matches, not the documents read (that is --first).
+  const input = await openInput(file, readOptionsFrom(mode === 'query' ? { ...flags, limit: undefined } : flags));
   // The first record says whether the input has ids: check that before a new store is created.
   const records = input.records;
   const head = await records.next();
