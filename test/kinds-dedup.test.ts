@@ -202,3 +202,24 @@ test('dedup with a centre policy: on Kijiji every member is a verified near dupl
   assert.deepEqual(longest.pairs, []);
   for (const c of longest.clusters) assert.ok(c.members.every((m) => all[m]!.length <= all[c.representative!]!.length));
 });
+
+test('the exact-mode text hash: one pass over ASCII equals hashing the normalized text; equal iff the normalized texts are equal', async () => {
+  const { createTextHasher } = await import('../src/dedup/textHash.js');
+  const fc = (await import('fast-check')).default;
+  const norm = makeNormalizer();
+  const h = createTextHasher();
+  const key = (t: string): string => {
+    const out = new Uint32Array(2);
+    return h(t, out) ? `${out[0]} ${out[1]}` : 'empty';
+  };
+  const chars = fc.constantFrom('a', 'B', 'z', ' ', '\t', '\n', '\r', '\v', 'é', 'É', 'ﬁ', '\u00a0', '\u2003', 'x', 'Q');
+  const text = fc.array(chars, { maxLength: 12 }).map((a) => a.join(''));
+  fc.assert(
+    fc.property(text, text, (x, y) => {
+      assert.equal(key(x), key(norm(x)));
+      assert.equal(key(x) === 'empty', norm(x) === '');
+      assert.equal(key(x) === key(y), norm(x) === norm(y), `${JSON.stringify(x)} vs ${JSON.stringify(y)}`);
+    }),
+    { numRuns: 3000, seed: 15 },
+  );
+});

@@ -5,8 +5,8 @@
  * few integers per document, whatever the text sizes.
  * @module
  */
-import { makeNormalizer, type NormalizeOptions } from '../text/normalize.js';
-import { murmur3Utf16 } from '../hash/murmur3.js';
+import type { NormalizeOptions } from '../text/normalize.js';
+import { createTextHasher } from './textHash.js';
 import { chooseBands } from '../lsh/params.js';
 import { emptyCandidateStats } from '../lsh/candidates.js';
 import { CopyFinder, HashIndex } from './copies.js';
@@ -24,9 +24,6 @@ export interface ExactDuplicatesOptions {
   onProgress?: (done: number) => void;
 }
 
-const SEED_HI = 0x2f1e0c5d;
-const SEED_LO = 0x7a3b9e41;
-
 /**
  * Groups identical documents (after normalization) of a corpus given as batches of texts, in order.
  * The result has the shape of `dedup`'s: pairs with similarity 1 (a < b), clusters of identical
@@ -36,7 +33,8 @@ const SEED_LO = 0x7a3b9e41;
  */
 export async function exactDuplicates(batches: AsyncIterable<readonly string[]> | Iterable<readonly string[]>, options: ExactDuplicatesOptions = {}): Promise<DedupResult> {
   const t0 = performance.now();
-  const norm = makeNormalizer(options.normalize);
+  const hashText = createTextHasher(options.normalize);
+  const h = new Uint32Array(2);
   const index = new HashIndex(1024);
   // Low hash word of each group's first document, to confirm a match on the high word.
   let lowOf = new Uint32Array(1024);
@@ -47,13 +45,12 @@ export async function exactDuplicates(batches: AsyncIterable<readonly string[]> 
   for await (const batch of batches) {
     for (const text of batch) {
       chars += text.length;
-      const t = norm(text);
-      if (t.length === 0) {
+      if (!hashText(text, h)) {
         empty.push(n);
         copies.startGroup();
       } else {
-        const hi = murmur3Utf16(t, SEED_HI);
-        const lo = murmur3Utf16(t, SEED_LO);
+        const hi = h[0]!;
+        const lo = h[1]!;
         const g = index.find(hi, (x) => lowOf[x] === lo);
         if (g >= 0) copies.join(g);
         else {
