@@ -212,7 +212,7 @@ test('the exact-mode text hash: one pass over ASCII equals hashing the normalize
     const out = new Uint32Array(2);
     return h(t, out) ? `${out[0]} ${out[1]}` : 'empty';
   };
-  const chars = fc.constantFrom('a', 'B', 'z', ' ', '\t', '\n', '\r', '\v', 'é', 'É', 'ﬁ', '\u00a0', '\u2003', 'x', 'Q');
+  const chars = fc.constantFrom('a', 'B', 'z', ' ', '\t', '\n', '\r', '\v', 'é', 'É', 'ﬁ', '\u00a0', '\u2003', 'x', 'Q', 'Þ', '×', 'ß', 'ÿ', 'À', '\u0301', '\u00b2');
   const text = fc.array(chars, { maxLength: 12 }).map((a) => a.join(''));
   fc.assert(
     fc.property(text, text, (x, y) => {

@@ -1,8 +1,8 @@
 /**
  * A 64-bit hash of a text after the default normalization, computed in one pass over the raw
- * string for ASCII texts: lowercasing, collapsing whitespace runs to one space and trimming are
+ * string for texts in ASCII and Latin-1 letters: lowercasing, collapsing whitespace runs to one space and trimming are
  * done on the fly, so no normalized copy of the text is built. Used by `dedup --exact`, whose
- * speed is this loop's. Non-ASCII texts (NFKC, Unicode case and spaces) and other normalization
+ * speed is this loop's. Other texts (NFKC, Unicode case and spaces) and other normalization
  * options are normalized first by the regular normalizer, then hashed by the same loop, which
  * leaves an already-normalized text unchanged: both routes give the same hash for the same
  * normalized text.
@@ -35,7 +35,7 @@ export function createTextHasher(options: NormalizeOptions = {}): (text: string,
           pendingSpace = len > 0;
           continue;
         }
-        if (c >= 65 && c <= 90) c += 32;
+        if ((c >= 65 && c <= 90) || (c >= 0xc0 && c <= 0xde && c !== 0xd7)) c += 32;
         if (pendingSpace) {
           pendingSpace = false;
           // Emit the one space this run of whitespace collapses to.
@@ -72,14 +72,17 @@ export function createTextHasher(options: NormalizeOptions = {}): (text: string,
   };
   return (text, out) => {
     if (plain) {
-      let ascii = true;
+      // ASCII and the Latin-1 letters À–ÿ are unchanged by NFKC and lowercase by +32 (À–Þ, not ×):
+      // such texts (most Western European text) take the one-pass route.
+      let simple = true;
       for (let i = 0; i < text.length; i++) {
-        if (text.charCodeAt(i) > 127) {
-          ascii = false;
+        const c = text.charCodeAt(i);
+        if (c > 127 && (c < 0xc0 || c > 0xff)) {
+          simple = false;
           break;
         }
       }
-      if (ascii) return hash(text, true, out);
+      if (simple) return hash(text, true, out);
     }
     return hash(norm(text), plain, out);
   };
