@@ -86,7 +86,13 @@ function keepIdAndRow(corpus: Pick<Corpus, 'ids' | 'rows'>, r: InputRecord): voi
 /** Warns once about the invalid records an input skipped (--skip-invalid), naming the first. */
 export function warnSkipped(reporter: Reporter, input: OpenedInput): void {
   if (input.skips.count > 0) {
-    reporter.warn(`skipped ${int(input.skips.count)} invalid record${input.skips.count === 1 ? '' : 's'}; first: ${input.skips.examples[0]!.message}`);
+    const per = input.skips.perFile;
+    // Several files (shards, or files in a directory): say which, and how many records each lost.
+    const where =
+      per && (per.size > 1 || input.shards)
+        ? ` in ${per.size} file${per.size === 1 ? '' : 's'} (${[...per].slice(0, 10).map(([f, c]) => `${f}: ${int(c)}`).join(', ')}${per.size > 10 ? ', …' : ''})`
+        : '';
+    reporter.warn(`skipped ${int(input.skips.count)} invalid record${input.skips.count === 1 ? '' : 's'}${where}; first: ${input.skips.examples[0]!.message}`);
   }
 }
 
@@ -105,7 +111,8 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
   let passes = 0;
   async function* pass(): AsyncGenerator<string[]> {
     const n = passes++;
-    const input = n === 0 ? first : await openInput(file, { ...options, format: first.format, displayName: first.name });
+    // A sharded input is resolved again (each shard's format from its name); one file keeps the format found.
+    const input = n === 0 ? first : await openInput(file, first.shards ? options : { ...options, format: first.format, displayName: first.name });
     // Later passes verify: the pipeline's own verify bar shows them.
     const bar = n === 0 ? reporter.progress('sign', 'bytes', input.size) : { update: () => undefined, stop: () => undefined };
     let batch: string[] = [];

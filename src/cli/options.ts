@@ -83,8 +83,8 @@ export function collectList(v: string, previous: string[] | undefined): string[]
 export function addInputOptions(cmd: Command, limit = true): Command {
   cmd
     .addOption(new Option('--format <format>', 'input format').choices(['auto', ...INPUT_FORMATS]).default('auto'))
-    .option('--text <columns>', 'TSV/CSV text column(s), comma-separated, joined by one space (default: a column named "text", or the only column)', collectList)
-    .option('--id <column>', 'TSV/CSV id column (default: the 0-based row number)')
+    .option('--text <columns>', 'TSV/CSV/Parquet text column(s), comma-separated, joined by one space (default: a column named "text", or the only column)', collectList)
+    .option('--id <column>', 'TSV/CSV/Parquet id column (default: the 0-based row number)')
     .option('--text-field <paths>', 'JSONL text field(s), dotted paths like meta.title, comma-separated (default: text)', collectList)
     .option('--id-field <path>', 'JSONL id field (default: the 0-based row number)')
     .option('--delimiter <char>', 'CSV field delimiter', ',')
@@ -107,7 +107,7 @@ export interface InputFlags {
   first?: number;
 }
 
-/** Input flags as reader options. For JSONL, --text and --id work as --text-field and --id-field. */
+/** Input flags as reader options. For JSONL and Parquet, --text and --id work as --text-field and --id-field. */
 export function readOptionsFrom(f: InputFlags): ReadOptions {
   if (f.delimiter.length !== 1) throw new UsageError(`--delimiter must be one character, got "${f.delimiter}"`);
   return {

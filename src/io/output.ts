@@ -1,14 +1,17 @@
 /**
- * Output sinks: a file written atomically (temp file, then rename; gzip when the name ends in .gz),
+ * Output sinks: a file written atomically (temp file, then rename; gzip when the name ends in .gz,
+ * zstd when it ends in .zst),
  * or standard output. Writes are batched and respect backpressure.
  * @module
  */
 import { createWriteStream, promises as fsp, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
-import { createGzip, type Gzip } from 'node:zlib';
-import type { Writable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import type { Transform, Writable } from 'node:stream';
 import { InputError } from './errors.js';
+import { compressionFromName } from './formats.js';
+import { createZstdCompressor } from './zstd.js';
 
 /** Somewhere to write text. */
 export interface OutputSink {
@@ -46,6 +49,14 @@ function batching(name: string, target: Writable, finish: () => Promise<void>, a
   };
 }
 
+/** The compressing stream a file name asks for (.gz, .zst), or undefined for none. */
+export async function compressorFor(file: string): Promise<Transform | undefined> {
+  const c = compressionFromName(file);
+  if (c === 'gzip') return createGzip();
+  if (c === 'zstd') return createZstdCompressor();
+  return undefined;
+}
+
 /** Standard output as a sink (not atomic, obviously). */
 export function stdoutSink(stream: Writable = process.stdout): OutputSink {
   return batching('<stdout>', stream, async () => {}, async () => {});
@@ -53,7 +64,8 @@ export function stdoutSink(stream: Writable = process.stdout): OutputSink {
 
 /**
  * A file written atomically: the data goes to a temp file next to `file`, renamed over it on
- * {@link OutputSink.close}, so readers never see a partial file. A name ending in `.gz` is gzipped.
+ * {@link OutputSink.close}, so readers never see a partial file. A name ending in `.gz` is gzipped,
+ * one ending in `.zst` zstd-compressed.
  */
 export async function atomicFileSink(file: string): Promise<OutputSink> {
   const dir = path.dirname(path.resolve(file));
@@ -65,15 +77,13 @@ export async function atomicFileSink(file: string): Promise<OutputSink> {
     throw new InputError(file, undefined, `cannot write: directory ${dir} does not exist`);
   }
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`);
+  // Load the compressor first: a missing package must not leave a temp file behind.
+  const gzip = await compressorFor(file);
   const fileStream: WriteStream = createWriteStream(tmp);
   await once(fileStream, 'open').catch((e: NodeJS.ErrnoException) => {
     throw new InputError(file, undefined, `cannot write (${e.code ?? e.message})`);
   });
-  let gzip: Gzip | undefined;
-  if (file.toLowerCase().endsWith('.gz')) {
-    gzip = createGzip();
-    gzip.pipe(fileStream);
-  }
+  gzip?.pipe(fileStream);
   const target: Writable = gzip ?? fileStream;
   let failed: Error | undefined;
   fileStream.on('error', (e) => (failed = e));
@@ -104,11 +114,12 @@ export async function atomicFileSink(file: string): Promise<OutputSink> {
  * FIFO, a socket): renaming a temp file over those would replace the device node itself.
  */
 async function directSink(file: string): Promise<OutputSink> {
+  const compressor = await compressorFor(file);
   const stream: WriteStream = createWriteStream(file, { flags: 'w' });
   await once(stream, 'open').catch((e: NodeJS.ErrnoException) => {
     throw new InputError(file, undefined, `cannot write (${e.code ?? e.message})`);
   });
-  const target: Writable = file.toLowerCase().endsWith('.gz') ? createGzip() : stream;
+  const target: Writable = compressor ?? stream;
   if (target !== stream) target.pipe(stream);
   return batching(
     file,

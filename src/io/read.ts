@@ -13,6 +13,8 @@ import { readDelimited, type ColumnSpec, type DelimitedHeader } from './delimite
 import { readJsonl, type FieldSpec } from './jsonl.js';
 import { readIdTextLines, readTextLines } from './lines.js';
 import { readDirectory } from './dir.js';
+import { readParquet } from './parquet.js';
+import { resolveShards, type ShardList } from './shards.js';
 
 /** Options of {@link openInput}. */
 export interface ReadOptions {
@@ -20,7 +22,7 @@ export interface ReadOptions {
   format?: InputFormat | 'auto';
   /** TSV/CSV columns. */
   columns?: ColumnSpec;
-  /** JSONL fields. */
+  /** JSONL fields and Parquet columns (dotted paths reach into objects and structs). */
   fields?: FieldSpec;
   /** CSV field delimiter. Default `,` (TSV always uses a tab). */
   delimiter?: string;
@@ -64,6 +66,13 @@ export interface OpenedInput {
   readonly skips: SkipStats;
   /** The records, in input order. Iterate once. */
   readonly records: AsyncGenerator<InputRecord>;
+  /**
+   * For a sharded input (a glob or a directory of shards): the shards, in reading order. Records
+   * then carry their shard's index, and rows are numbered across all shards.
+   */
+  readonly shards?: ShardList;
+  /** For a sharded input: the resolved format of each shard opened so far, by shard index. */
+  readonly shardFormats?: InputFormat[];
 }
 
 async function isDirectory(path: string): Promise<boolean> {
@@ -84,13 +93,85 @@ async function* prepend(first: TextChunk, rest: AsyncIterator<TextChunk>): Async
   }
 }
 
-function limited(records: AsyncGenerator<InputRecord>, limit: number | undefined): AsyncGenerator<InputRecord> {
-  return limit === undefined ? records : firstRecords(records, limit);
+/** PAR1: the first (and last) four bytes of a Parquet file. */
+async function isParquetFile(path: string): Promise<boolean> {
+  const fh = await fsp.open(path, 'r').catch(() => undefined);
+  if (!fh) return false;
+  try {
+    const b = Buffer.alloc(4);
+    const { bytesRead } = await fh.read(b, 0, 4, 0);
+    return bytesRead === 4 && b.toString('latin1') === 'PAR1';
+  } finally {
+    await fh.close();
+  }
 }
 
-/** Opens `path` (`-` for standard input, or a directory) for reading records. */
+/**
+ * Opens `path` for reading records: a file (`.gz` and `.zst` decompressed), `-` for standard
+ * input, a directory (of documents, or of shards), or a glob of shards (see ./shards.ts).
+ */
 export async function openInput(path: string, options: ReadOptions = {}): Promise<OpenedInput> {
+  // The limit applies to the whole input (all shards together), so it is applied here only.
+  const { limit, ...rest } = options;
+  const shards = await resolveShards(path, rest.format ?? 'auto');
+  const opened = shards ? await openShards(shards, rest) : await openSingle(path, rest, { count: 0, examples: [] });
+  if (limit !== undefined) (opened as { records: AsyncGenerator<InputRecord> }).records = firstRecords(opened.records, limit);
+  return opened;
+}
+
+/** Opens the shards of a sharded input one after the other, as one stream of records. */
+async function openShards(list: ShardList, options: ReadOptions): Promise<OpenedInput> {
   const skips: SkipStats = { count: 0, examples: [] };
+  let size = 0;
+  for (const s of list.shards) size += (await fsp.stat(s.path).catch(() => undefined))?.size ?? 0;
+  let done = 0;
+  let current: OpenedInput | undefined;
+  const formats: InputFormat[] = [];
+  const opened: OpenedInput = {
+    name: list.name,
+    format: 'jsonl',
+    delimiter: undefined,
+    size,
+    bytesRead: () => done + (current?.bytesRead() ?? 0),
+    header: undefined,
+    skips,
+    records: undefined as unknown as AsyncGenerator<InputRecord>,
+    shards: list,
+    shardFormats: formats,
+  };
+  // The first shard is opened now, so that its format and errors show before any record is read.
+  current = await openSingle(list.shards[0]!.path, { ...options, displayName: undefined }, skips);
+  formats.push(current.format);
+  (opened as { format: InputFormat }).format = current.format;
+  (opened as { delimiter: string | undefined }).delimiter = current.delimiter;
+  async function* records(): AsyncGenerator<InputRecord> {
+    // Rows continue across shards: a shard's rows start after the last row of the one before.
+    let offset = 0;
+    for (let k = 0; k < list.shards.length; k++) {
+      if (k > 0) {
+        current = await openSingle(list.shards[k]!.path, { ...options, displayName: undefined }, skips);
+        formats.push(current.format);
+      }
+      const input = current!;
+      let next = offset;
+      for await (const r of input.records) {
+        if (k === 0 && opened.header === undefined) opened.header = input.header;
+        r.row += offset;
+        r.shard = k;
+        next = r.row + 1;
+        yield r;
+      }
+      done += input.size ?? input.bytesRead();
+      current = undefined;
+      offset = next;
+    }
+  }
+  (opened as { records: AsyncGenerator<InputRecord> }).records = records();
+  return opened;
+}
+
+/** Opens one file, standard input or directory of documents. */
+async function openSingle(path: string, options: ReadOptions, skips: SkipStats): Promise<OpenedInput> {
   const raw = options.raw ?? false;
   const skipInvalid = options.skipInvalid ?? false;
   let format = options.format ?? 'auto';
@@ -108,15 +189,32 @@ export async function openInput(path: string, options: ReadOptions = {}): Promis
       bytesRead: () => read,
       header: undefined,
       skips,
-      records: limited(readDirectory(path, ctx, (n) => (read += n)), options.limit),
+      records: readDirectory(path, ctx, (n) => (read += n)),
     };
   }
   if (dir) throw new UsageError(`${path} is a directory: use --format dir (or auto)`);
+  if (format === 'auto' && path !== '-') format = formatFromExtension(path) ?? ((await isParquetFile(path)) ? 'parquet' : 'auto');
+  if (format === 'parquet') {
+    if (path === '-') throw new UsageError('Parquet cannot be read from standard input (the footer is at the end of the file): give the file');
+    let read = 0;
+    const name = options.displayName ?? path;
+    const ctx = makeContext(name, raw, skipInvalid, skips);
+    const st = await fsp.stat(path).catch(() => undefined);
+    return {
+      name,
+      format: 'parquet',
+      delimiter: undefined,
+      size: st?.size,
+      bytesRead: () => read,
+      header: undefined,
+      skips,
+      records: readParquet(path, ctx, options.fields ?? {}, (n) => (read += n)),
+    };
+  }
   const source = await openSource(path, options.stdin);
   const name = options.displayName ?? source.name;
   const ctx = makeContext(name, raw, skipInvalid, skips);
   let chunks: AsyncIterable<TextChunk> = utf8Chunks(source.chunks, { file: name, badLines: ctx.badLines });
-  if (format === 'auto' && path !== '-') format = formatFromExtension(path) ?? 'auto';
   if (format === 'auto') {
     const it = chunks[Symbol.asyncIterator]();
     const first = await it.next();
@@ -129,7 +227,7 @@ export async function openInput(path: string, options: ReadOptions = {}): Promis
       chunks = prepend(first.value, it);
     }
   }
-  const fmt = format as Exclude<InputFormat, 'dir'>;
+  const fmt = format as Exclude<InputFormat, 'dir' | 'parquet'>;
   const delimiter = fmt === 'tsv' ? '\t' : fmt === 'csv' ? (options.delimiter ?? ',') : undefined;
   const opened: OpenedInput = {
     name,
@@ -151,6 +249,6 @@ export async function openInput(path: string, options: ReadOptions = {}): Promis
   } else {
     records = readTextLines(textLines(chunks), ctx);
   }
-  (opened as { records: AsyncGenerator<InputRecord> }).records = limited(records, options.limit);
+  (opened as { records: AsyncGenerator<InputRecord> }).records = records;
   return opened;
 }

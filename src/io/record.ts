@@ -12,8 +12,10 @@ export interface InputRecord {
   id: string | undefined;
   /** 0-based index of the record among the input's data records (skipped invalid records count too). */
   row: number;
-  /** 1-based line where the record starts (the file's record number for directories). */
+  /** 1-based line where the record starts (the file's record number for directories, the 1-based row for Parquet). */
   line: number;
+  /** 0-based index of the shard the record came from, when the input is several shards. */
+  shard?: number;
   /** The record as it appears in the input, without its line break (only when `raw` was asked for). */
   raw?: string;
 }
@@ -28,9 +30,11 @@ export interface ReaderContext {
   readonly badLines: Set<number> | undefined;
   /**
    * Reports an invalid record: throws an {@link InputError} unless invalid records are skipped.
-   * `file` overrides the input name (a file inside a directory input).
+   * `line` is a line number, or a position in words (`row group 2, row 17`); `file` overrides the
+   * input name (a file inside a directory input); `records` is how many records the problem costs
+   * (a whole Parquet row group, say).
    */
-  invalid(line: number | undefined, reason: string, file?: string): void;
+  invalid(line: number | string | undefined, reason: string, file?: string, records?: number): void;
 }
 
 /** Counters of skipped records. */
@@ -39,6 +43,8 @@ export interface SkipStats {
   count: number;
   /** The first few problems, for the summary. */
   examples: InputError[];
+  /** Records skipped per file (the shard, or the file inside a directory), in the order first met. */
+  perFile?: Map<string, number>;
 }
 
 /** A context that throws on the first invalid record, or counts and skips them all. */
@@ -47,10 +53,12 @@ export function makeContext(file: string, raw: boolean, skipInvalid: boolean, sk
     file,
     raw,
     badLines: skipInvalid ? new Set<number>() : undefined,
-    invalid(line, reason, where) {
-      const e = new InputError(where ?? file, line, reason);
+    invalid(line, reason, where, records = 1) {
+      const e = typeof line === 'string' ? new InputError(where ?? file, undefined, reason, line) : new InputError(where ?? file, line, reason);
       if (!skipInvalid) throw e;
-      skips.count++;
+      skips.count += records;
+      skips.perFile ??= new Map();
+      skips.perFile.set(e.file, (skips.perFile.get(e.file) ?? 0) + records);
       if (skips.examples.length < 5) skips.examples.push(e);
     },
   };

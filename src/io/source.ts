@@ -1,11 +1,16 @@
 /**
- * Opening an input as a stream of bytes: a file or standard input, gunzipped transparently.
+ * Opening an input as a stream of bytes: a file or standard input, gunzipped or zstd-decompressed
+ * transparently (recognised by magic bytes, whatever the name).
  * @module
  */
 import { createReadStream, promises as fsp } from 'node:fs';
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { InputError } from './errors.js';
+import { isZstd, zstdDecompress } from './zstd.js';
+
+/** How an input was compressed: known after its first chunk. */
+export type Compression = 'gzip' | 'zstd' | undefined;
 
 /** The display name of standard input in messages. */
 export const STDIN_NAME = '<stdin>';
@@ -14,7 +19,7 @@ export const STDIN_NAME = '<stdin>';
 export interface ByteSource {
   /** The path, or `<stdin>`; used in messages. */
   readonly name: string;
-  /** Size on disk in bytes (compressed size for .gz), when known. */
+  /** Size on disk in bytes (compressed size for .gz and .zst), when known. */
   readonly size: number | undefined;
   /** Decompressed bytes, in chunks. Iterate once. */
   readonly chunks: AsyncIterable<Buffer>;
@@ -22,6 +27,8 @@ export interface ByteSource {
   bytesRead(): number;
   /** True once the data turned out to be gzip (known after the first chunk). */
   gzip(): boolean;
+  /** The compression the data turned out to have (known after the first chunk). */
+  compression(): Compression;
 }
 
 /** Turns a failed fs call into an {@link InputError} naming the path. */
@@ -35,8 +42,8 @@ export function fsError(path: string, e: unknown): Error {
 }
 
 /**
- * Opens `path` (`-` for standard input). Gzip data is recognised by its magic bytes, whatever the
- * file is called, and decompressed as it streams.
+ * Opens `path` (`-` for standard input). Gzip and zstd data are recognised by their magic bytes,
+ * whatever the file is called, and decompressed as they stream.
  */
 export async function openSource(path: string, stdin: Readable = process.stdin): Promise<ByteSource> {
   let raw: Readable;
@@ -55,7 +62,7 @@ export async function openSource(path: string, stdin: Readable = process.stdin):
     raw = createReadStream(path, { highWaterMark: 1 << 20 });
   }
   let read = 0;
-  let gz = false;
+  let compression: Compression;
   async function* rawChunks(): AsyncGenerator<Buffer> {
     try {
       for await (const c of raw) {
@@ -73,7 +80,7 @@ export async function openSource(path: string, stdin: Readable = process.stdin):
     if (first.done) return;
     const head = first.value;
     if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) {
-      gz = true;
+      compression = 'gzip';
       const gunzip = createGunzip({ chunkSize: 1 << 18 });
       const src = Readable.from(
         (async function* () {
@@ -90,6 +97,20 @@ export async function openSource(path: string, stdin: Readable = process.stdin):
       }
       return;
     }
+    if (isZstd(head)) {
+      compression = 'zstd';
+      const all = (async function* () {
+        yield head;
+        yield* { [Symbol.asyncIterator]: () => it };
+      })();
+      try {
+        yield* zstdDecompress(all);
+      } catch (e) {
+        if (e instanceof InputError || (e as Error).name === 'UsageError') throw e;
+        throw new InputError(name, undefined, `invalid zstd data (${(e as Error).message})`);
+      }
+      return;
+    }
     yield head;
     for (;;) {
       const n = await it.next();
@@ -97,5 +118,5 @@ export async function openSource(path: string, stdin: Readable = process.stdin):
       yield n.value;
     }
   }
-  return { name, size, chunks: chunks(), bytesRead: () => read, gzip: () => gz };
+  return { name, size, chunks: chunks(), bytesRead: () => read, gzip: () => compression === 'gzip', compression: () => compression };
 }

@@ -13,7 +13,9 @@ import { TooManyPairsError } from '../../lsh/tooManyPairs.js';
 import { tooManyPairsMessage } from '../tooManyPairs.js';
 import { openInput } from '../../io/read.js';
 import { openOutput, type OutputSink } from '../../io/output.js';
-import { annotateHeader, annotateRecord, formatCluster, formatPair, pairHeader, type PairFormat } from '../../io/write.js';
+import { formatCluster, formatPair, pairHeader, type PairFormat } from '../../io/write.js';
+import { rewriteFile, rewriteRecords, rewriteShards, type RowVerdict } from '../../io/rewrite.js';
+import type { InputRecord } from '../../io/record.js';
 import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { idOf, loadCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
 import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
@@ -37,19 +39,19 @@ interface DedupFlags extends InputFlags, EngineFlags, LogFlags {
 }
 
 /** Writes the chosen output; returns the number of records written. */
-async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink): Promise<number> {
+async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink | undefined, target: OutputTarget): Promise<number> {
   const id = (i: number): string | number => idOf(corpus, i);
   if (flags.output === 'pairs') {
     const fmt = pairFormatOf(flags);
     const withEstimate = result.pairs.some((p) => p.estimate !== undefined);
-    await sink.write(pairHeader(fmt, withEstimate));
-    for (const p of result.pairs) await sink.write(formatPair(fmt, id(p.a), id(p.b), p.similarity, p.estimate));
+    await sink!.write(pairHeader(fmt, withEstimate));
+    for (const p of result.pairs) await sink!.write(formatPair(fmt, id(p.a), id(p.b), p.similarity, p.estimate));
     return result.pairs.length;
   }
   if (flags.output === 'clusters') {
     for (let c = 0; c < result.clusters.length; c++) {
       const cl = result.clusters[c]!;
-      await sink.write(formatCluster(c, cl.members.map(id), id(cl.representative ?? cl.members[0]!)));
+      await sink!.write(formatCluster(c, cl.members.map(id), id(cl.representative ?? cl.members[0]!)));
     }
     return result.clusters.length;
   }
@@ -59,48 +61,70 @@ async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, resu
   result.clusters.forEach((c, k) => {
     for (const m of c.members) clusterNo[m] = k;
   });
-  const input = await openInput(file, { ...readOptionsFrom(flags), displayName: corpus.input.name, format: corpus.input.format, raw: true });
-  const layout = { format: input.format, delimiter: input.delimiter, columns: corpus.input.header?.columns };
-  const annotate = flags.output === 'annotate';
-  let headerDone = false;
-  const header = async (): Promise<void> => {
-    if (headerDone) return;
-    headerDone = true;
-    if (annotate) await sink.write(annotateHeader(layout, input.header?.raw));
-    else if (input.header) await sink.write(input.header.raw + '\n');
-  };
   let i = 0;
-  let written = 0;
-  for await (const r of input.records) {
-    await header();
-    if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
+  const name = corpus.input.name;
+  const verdict = (r: InputRecord): RowVerdict => {
+    if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${name} changed while it was being read (record ${i})`);
     const c = clusterNo[i]!;
     const rep = c >= 0 ? (result.clusters[c]!.representative ?? result.clusters[c]!.members[0]!) : i;
-    if (annotate) {
-      await sink.write(annotateRecord(layout, r.raw!, c >= 0 ? c : undefined, rep !== i ? String(id(rep)) : undefined));
-      written++;
-    } else if (rep === i) {
-      await sink.write(r.raw! + '\n');
-      written++;
-    }
+    const v: RowVerdict = { keep: rep === i, cluster: c >= 0 ? c : undefined, duplicateOf: rep !== i ? String(id(rep)) : undefined };
     i++;
+    return v;
+  };
+  const mode = flags.output;
+  // Sharded input: a directory of output shards; Parquet: a Parquet file; both need --out.
+  const readOptions = { ...readOptionsFrom(flags), displayName: corpus.input.shards ? undefined : name, raw: true };
+  let written: number;
+  if (target.kind === 'shards') {
+    written = await rewriteShards(corpus.input.shards!, target.path, readOptions, mode, verdict);
+  } else if (target.kind === 'file') {
+    written = await rewriteFile(file, target.path, { ...readOptions, format: corpus.input.format }, mode, verdict);
+  } else {
+    const input = await openInput(file, { ...readOptions, format: corpus.input.format });
+    written = await rewriteRecords(input, sink!, mode, verdict);
   }
-  await header();
-  if (i !== n) throw new Error(`${input.name} changed while it was being read (${i} records instead of ${n})`);
+  if (i !== n) throw new Error(`${name} changed while it was being read (${i} records instead of ${n})`);
   return written;
+}
+
+/** Where `dedup`/`annotate` output goes: the sink (stdout or a text file), a file rewritten in place of a sink (Parquet), or a directory of shards. */
+type OutputTarget = { kind: 'sink' } | { kind: 'file'; path: string } | { kind: 'shards'; path: string };
+
+/**
+ * Chooses where `--output dedup|annotate` writes. A sharded input (glob or directory of shards)
+ * writes one output shard per input shard into `--out DIR`; a Parquet input writes a Parquet file
+ * (`--out FILE.parquet`, or `--out DIR` for DIR/<input name>); an existing directory as `--out` gets
+ * the input's file name; anything else goes to the sink as before.
+ */
+async function outputTarget(flags: DedupFlags, fileArg: string, input: Corpus['input']): Promise<OutputTarget> {
+  if (flags.output !== 'dedup' && flags.output !== 'annotate') return { kind: 'sink' };
+  const out = flags.out === '-' ? undefined : flags.out;
+  if (input.shards) {
+    if (!out) throw new UsageError(`${input.name} is ${input.shards.shards.length} shard(s): --output ${flags.output} writes one output shard per input shard, so it needs --out DIR`);
+    return { kind: 'shards', path: out };
+  }
+  const st = out ? await stat(out).catch(() => undefined) : undefined;
+  if (input.format === 'parquet') {
+    if (!out) throw new UsageError(`--output ${flags.output} of a Parquet input writes Parquet, so it needs --out FILE.parquet (or --out DIR)`);
+    const target = st?.isDirectory() ? path.join(out, path.basename(fileArg)) : out;
+    if (!st?.isDirectory() && !/\.(parquet|pq)$/i.test(out)) throw new UsageError(`--out ${out}: the output of a Parquet input is Parquet, so name it .parquet`);
+    return { kind: 'file', path: target };
+  }
+  if (st?.isDirectory() && fileArg !== '-') return { kind: 'file', path: path.join(out!, path.basename(fileArg)) };
+  return { kind: 'sink' };
 }
 
 /** The `dedup` command. */
 export function dedupCommand(): Command {
   const cmd = new Command('dedup')
     .description('find near-duplicate documents in a file, a directory, or standard input (-)')
-    .argument('<input>', 'TSV, CSV, JSONL, text or id⇥text file (.gz ok), a directory, or - for stdin');
+    .argument('<input>', "TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards ('shards/*.jsonl.zst'), or - for stdin");
   addEngineOptions(cmd);
   cmd
     .option('--exact', 'exact duplicates only (equal after --normalize): no shingles, no MinHash, one streaming pass; the fastest mode, same outputs')
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
     .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
-    .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz compresses) instead of stdout')
+    .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards: a directory, one output shard per input shard')
     .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap limit (${(getHeapStatistics().heap_size_limit / 4e9).toFixed(1)} GB here)`)
     .option('--no-stream', 'hold every text in memory, whatever the input size')
     .option('--workers <n>', `worker threads for signing and verification; 0 = this thread (default: all ${availableParallelism()} cores for inputs over ${PARALLEL_MIN_CHARS / 1e6} M characters, else 0)`, parseCount('workers'))
@@ -120,6 +144,8 @@ Examples:
   $ neardup dedup ads.csv --text body --id ad_id --output dedup --out unique.csv
   $ neardup dedup news.jsonl --text-field title,body --id-field meta.id --output clusters --out clusters.jsonl
   $ neardup dedup rcv1.txt --format idtext --output annotate --out annotated.txt
+  $ neardup dedup crawl.parquet --text body --id url --output dedup --out crawl.dedup.parquet
+  $ neardup dedup 'shards/*.jsonl.zst' --id id --output dedup --out shards-dedup/
   $ neardup dedup ads.tsv --text 'Title,Short Description' --exact --output clusters
   $ neardup dedup ads.tsv --text 'Title,Short Description' --measure containment --threshold 0.9
   $ neardup dedup ads.tsv --text 'Title,Short Description' --threshold 0.5 --candidates exact
@@ -167,7 +193,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
         cleanup = spool.cleanup;
         readOptions.displayName = '<stdin>';
       }
-      sink = await runExact(file, name, flags, readOptions, reporter, tStart);
+      sink = await runExact(file, fileArg, name, flags, readOptions, reporter, tStart);
       return;
     }
     if (stream && options.candidates === 'auto' && options.measure !== 'containment') options.candidates = 'lsh';
@@ -186,12 +212,14 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
       }
     };
     let result: DedupResult;
+    let target: OutputTarget;
     let extra: StreamDedupExtra | undefined;
     if (stream) {
       streaming = true;
       reporter.verbose(`streaming ${name}: texts stay on disk, read again for each pass`);
       const streamed = await streamCorpus(file, readOptions, reporter);
       corpus = streamed.corpus;
+      target = await outputTarget(flags, fileArg, corpus.input);
       // Pass 1 signs while it reads (its own progress bar); the later passes verify.
       ({ value: result } = await reporter.stage(
         'dedup',
@@ -201,6 +229,8 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
       extra = (result as DedupResult & { extra: StreamDedupExtra }).extra;
     } else {
       corpus = await loadCorpus(file, readOptions, reporter);
+      // Before the work: a missing or wrong --out is a usage error now, not after the dedup.
+      target = await outputTarget(flags, fileArg, corpus.input);
       signBar = reporter.progress('sign', 'docs', corpus.count);
       ({ value: result } = await reporter.stage(
         'dedup',
@@ -216,9 +246,9 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
       `stages: shingle ${ms(s.timings.shingle)}, sign ${ms(s.timings.sign)}, lsh ${ms(s.timings.lsh)}, verify ${ms(s.timings.verify)}, cluster ${ms(s.timings.cluster)}`,
     );
     const tw = performance.now();
-    sink = await openOutput(flags.out);
-    const written = await writeOutput(flags, file, corpus, result, sink);
-    await sink.close();
+    if (target.kind === 'sink') sink = await openOutput(flags.out);
+    const written = await writeOutput(flags, file, corpus, result, sink, target);
+    await sink?.close();
     sink = undefined;
     const writeMs = performance.now() - tw;
     reporter.verbose(`write: ${ms(writeMs)} (${int(written)} records to ${flags.out ?? '<stdout>'})`);
@@ -325,11 +355,13 @@ async function fileSize(file: string): Promise<number> {
  * the chosen output. Returns undefined once the output is closed (the sink to abort on failure is
  * handled inside).
  */
-async function runExact(file: string, name: string, flags: DedupFlags, readOptions: ReadOptions, reporter: Reporter, tStart: number): Promise<undefined> {
+async function runExact(file: string, fileArg: string, name: string, flags: DedupFlags, readOptions: ReadOptions, reporter: Reporter, tStart: number): Promise<undefined> {
   if (flags.measure === 'containment' || (flags.candidates !== undefined && flags.candidates !== 'auto') || flags.buckets !== undefined || (flags.clusterMode ?? 'components') !== 'components' || (flags.representative ?? 'first') !== 'first') {
     throw new UsageError('--exact finds identical documents: it takes no --measure, --candidates, --buckets, --cluster-mode or --representative');
   }
   const streamed = await streamCorpus(file, readOptions, reporter);
+  // Before the work: a missing or wrong --out is a usage error now.
+  const target = await outputTarget(flags, fileArg, streamed.corpus.input);
   const { value: result } = await reporter.stage(
     'exact',
     () => exactDuplicates(streamed.source(), { normalize: { preset: flags.normalize }, pairs: flags.output === 'pairs', ...(flags.maxPairs !== undefined ? { maxPairs: flags.maxPairs } : {}) }),
@@ -337,10 +369,10 @@ async function runExact(file: string, name: string, flags: DedupFlags, readOptio
   );
   const corpus = streamed.corpus;
   const tw = performance.now();
-  let sink: OutputSink | undefined = await openOutput(flags.out);
+  let sink: OutputSink | undefined = target.kind === 'sink' ? await openOutput(flags.out) : undefined;
   try {
-    const written = await writeOutput(flags, file, corpus, result, sink);
-    await sink.close();
+    const written = await writeOutput(flags, file, corpus, result, sink, target);
+    await sink?.close();
     sink = undefined;
     const writeMs = performance.now() - tw;
     const total = performance.now() - tStart;

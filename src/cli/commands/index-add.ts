@@ -36,7 +36,7 @@ export function addIndexAddCommands(index: Command): void {
           ? 'index every document of a file into a store; write the near duplicates each one had among the documents already indexed'
           : 'write the near duplicates that each document of a file has in a store, without indexing anything',
       )
-      .argument('<input>', 'TSV, CSV, JSONL, text or id⇥text file (.gz ok), a directory, or - for stdin');
+      .argument('<input>', 'TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards, or - for stdin');
     // index query's --limit caps matches per document; there the first N documents are --first N.
     addInputOptions(cmd, mode === 'add');
     addIndexOptions(cmd, 'threads that shingle and sign each batch (add only)');

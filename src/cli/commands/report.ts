@@ -29,7 +29,7 @@ interface ReportFlags extends InputFlags, EngineFlags, LogFlags {
 export function reportCommand(): Command {
   const cmd = new Command('report')
     .description('write an HTML report of a dedup run: summary, S-curve, similarity charts, and the largest clusters with their shared passages')
-    .argument('<input>', 'TSV, CSV, JSONL, text or id⇥text file (.gz ok), a directory, or - for stdin');
+    .argument('<input>', 'TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards, or - for stdin');
   addEngineOptions(cmd);
   cmd
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard or by the MinHash estimate').choices(['exact', 'estimate']).default('exact'))

@@ -1,0 +1,129 @@
+/**
+ * Writing an input back in its own format and compression, without its duplicates (`dedup`) or
+ * with two annotation columns (`annotate`): one file, or a directory of output shards named like
+ * the input shards. Every file is written atomically (temp file, then rename), and a directory of
+ * output shards gets a `_SUCCESS` marker last, so nothing half-written looks complete.
+ * @module
+ */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { InputError, UsageError } from './errors.js';
+import { openOutput, type OutputSink } from './output.js';
+import { rewriteParquet, type RowVerdict } from './parquetWrite.js';
+import { openInput, type OpenedInput, type ReadOptions } from './read.js';
+import { makeContext, type InputRecord } from './record.js';
+import type { ShardList } from './shards.js';
+import { annotateHeader, annotateRecord } from './write.js';
+
+export type { RowVerdict } from './parquetWrite.js';
+
+/** `dedup` keeps one document per cluster; `annotate` keeps all, with cluster and duplicate_of. */
+export type RewriteMode = 'dedup' | 'annotate';
+
+/** Name of the marker written into a directory of output shards once every shard is in place. */
+export const SUCCESS_MARKER = '_SUCCESS';
+
+/**
+ * Writes the records of `input` (opened with `raw: true`, not Parquet) to `sink`, keeping or
+ * annotating each as `verdict` says. Returns the records written.
+ */
+export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict): Promise<number> {
+  let headerDone = false;
+  const header = async (): Promise<void> => {
+    if (headerDone) return;
+    headerDone = true;
+    const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns };
+    if (mode === 'annotate') await sink.write(annotateHeader(layout, input.header?.raw));
+    else if (input.header) await sink.write(input.header.raw + '\n');
+  };
+  let written = 0;
+  for await (const r of input.records) {
+    await header();
+    const v = verdict(r);
+    if (mode === 'annotate') {
+      const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns };
+      await sink.write(annotateRecord(layout, r.raw!, v.cluster, v.duplicateOf));
+      written++;
+    } else if (v.keep) {
+      await sink.write(r.raw! + '\n');
+      written++;
+    }
+  }
+  await header();
+  return written;
+}
+
+/**
+ * Rewrites one file (`path`, not a sharded input) into `out`: Parquet as Parquet (see
+ * ./parquetWrite.ts), anything else record by record; the compression follows `out`'s name.
+ */
+export async function rewriteFile(file: string, out: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict): Promise<number> {
+  const probe = options.format && options.format !== 'auto' ? options.format : undefined;
+  const input = probe === 'parquet' ? undefined : await openInput(file, { ...options, raw: true });
+  if (!input || input.format === 'parquet') {
+    const ctx = makeContext(options.displayName ?? file, false, options.skipInvalid ?? false, { count: 0, examples: [] });
+    return rewriteParquet(file, out, ctx, options.fields ?? {}, mode, verdict);
+  }
+  const sink = await openOutput(out);
+  try {
+    const n = await rewriteRecords(input, sink, mode, verdict);
+    await sink.close();
+    return n;
+  } catch (e) {
+    await sink.abort();
+    throw e;
+  }
+}
+
+function inside(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * Checks and prepares `outDir` for the output shards of `list`: it must not be (or lie inside) the
+ * input's base directory, nor be a file; it is created when missing, and an old `_SUCCESS` marker
+ * is removed first, so a directory from an earlier run does not look complete while it is rewritten.
+ */
+export async function prepareOutputDirectory(list: ShardList, outDir: string): Promise<void> {
+  const base = await fsp.realpath(list.base);
+  const st = await fsp.stat(outDir).catch(() => undefined);
+  if (st && !st.isDirectory()) throw new UsageError(`--out ${outDir}: the input has ${list.shards.length} shard(s), so the output is a directory of shards, but ${outDir} is a file`);
+  await fsp.mkdir(outDir, { recursive: true });
+  const real = await fsp.realpath(outDir);
+  if (inside(base, real) || inside(real, base)) {
+    throw new UsageError(`--out ${outDir} overlaps the input directory ${list.base}: write the output shards to another directory`);
+  }
+  await fsp.rm(path.join(outDir, SUCCESS_MARKER), { force: true });
+}
+
+/**
+ * Rewrites every shard of `list` into `outDir`, under the shard's own relative name (so the same
+ * format and compression), then writes the `_SUCCESS` marker. `verdict` sees the records of all
+ * shards in order, with rows numbered across shards as {@link openInput} numbers them.
+ */
+export async function rewriteShards(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict): Promise<number> {
+  await prepareOutputDirectory(list, outDir);
+  let written = 0;
+  let offset = 0;
+  for (let k = 0; k < list.shards.length; k++) {
+    const shard = list.shards[k]!;
+    const out = path.join(outDir, shard.rel);
+    await fsp.mkdir(path.dirname(out), { recursive: true });
+    let next = offset;
+    const base = offset;
+    written += await rewriteFile(shard.path, out, { ...options, displayName: undefined }, mode, (r) => {
+      r.row += base;
+      r.shard = k;
+      next = r.row + 1;
+      return verdict(r);
+    });
+    offset = next;
+  }
+  try {
+    await fsp.writeFile(path.join(outDir, SUCCESS_MARKER), '');
+  } catch (e) {
+    throw new InputError(path.join(outDir, SUCCESS_MARKER), undefined, `cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  return written;
+}
