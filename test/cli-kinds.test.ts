@@ -61,9 +61,11 @@ test('dedup --measure containment: the smaller document first, its containment i
   assert.ok(de, r.stdout);
   assert.deepEqual(de.slice(0, 2), ['e', 'd'], 'e is inside d');
   assert.ok(Number(de[2]) >= 0.9);
-  assert.match(r.stderr, /method +exact prefix-filtering join \(chosen by --candidates auto\): every pair with containment ≥ 0\.9/);
+  assert.match(r.stderr, /method +exact prefix-filtering join: every pair with containment ≥ 0\.9/);
+  assert.match(neardup(['dedup', file, '--id', 'id', '--candidates', 'auto']).stderr, /method +exact prefix-filtering join \(chosen by --candidates auto\)/, 'short documents');
   r = neardup(['dedup', file, '--id', 'id', '--threshold', '0.9']);
   assert.ok(!lines(r.stdout).some((l) => l.startsWith('d\te') || l.startsWith('e\td')));
+  assert.match(neardup(['dedup', file, '--id', 'id']).stderr, /^lsh +16 bands/m, 'Jaccard defaults to LSH');
   r = neardup(['dedup', file, '--measure', 'containment', '--candidates', 'lsh']);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /containment needs --candidates exact/);

@@ -223,3 +223,22 @@ test('the exact-mode text hash: one pass over ASCII equals hashing the normalize
     { numRuns: 3000, seed: 15 },
   );
 });
+
+test('exact candidates collapse identical documents: 3,000 copies cost one set, pairs and clusters as without collapsing', () => {
+  const base = all.slice(0, 40);
+  const docs = [...base, ...Array.from({ length: 3000 }, () => all[7]!), ...base.slice(0, 5)];
+  const clustersOnly = dedup(docs, { candidates: 'exact', pairs: false, maxPairs: 100_000 });
+  assert.deepEqual(clustersOnly.pairs, []);
+  assert.equal(clustersOnly.stats.copies >= 3004, true);
+  const big = clustersOnly.clusters.find((c) => c.members.includes(7))!;
+  assert.ok(big.members.length >= 3001);
+  // With pairs, on a small corpus: the same as the brute force over every document.
+  const small = [...base, all[7]!, all[7]!, ...base.slice(0, 3)];
+  const sh = createShingler({ kind: 'char', k: 5 });
+  for (const measure of ['jaccard', 'containment'] as const) {
+    const truth = measure === 'jaccard' ? bruteForcePairs(small.map((d) => sh.set(d)), 0.8) : bruteForceContainment(small.map((d) => sh.set(d)), 0.8);
+    const got = dedup(small, { threshold: 0.8, candidates: 'exact', measure });
+    assert.deepEqual(got.pairs.map((p) => `${key(p)} ${p.similarity}`), truth.map((p) => `${key(p)} ${p.similarity}`), measure);
+    assert.ok(got.stats.copies > 0);
+  }
+});

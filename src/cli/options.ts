@@ -158,9 +158,8 @@ export function addKindOptions(cmd: Command): Command {
         .default('jaccard'),
     )
     .addOption(
-      new Option('--candidates <method>', `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (seed 002's bucket minima), auto (exact for containment, and for short documents: ≤ ${AUTO_EXACT_MAX_SHINGLES} shingles on average; else lsh)`)
-        .choices([...CANDIDATE_METHODS])
-        .default('auto'),
+      new Option('--candidates <method>', `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (seed 002's bucket minima), auto (exact for containment, and for short documents: ≤ ${AUTO_EXACT_MAX_SHINGLES} shingles on average, where it is as fast or faster; else lsh) (default: lsh for jaccard, exact for containment)`)
+        .choices([...CANDIDATE_METHODS]),
     )
     .option('--buckets <n>', `buckets of --candidates sketch (default ${DEFAULT_SKETCH_BUCKETS})`, parsePositiveInt('buckets', 65536))
     .addOption(new Option('--cluster-mode <mode>', 'components (transitive: a~b, b~c put a, b, c together) or centre (every member a near duplicate of the cluster\'s centre)').choices([...CLUSTER_MODES]).default('components'))
@@ -248,6 +247,7 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
   if (f.maxPairs !== undefined) o.maxPairs = f.maxPairs;
   if (f.measure !== undefined) o.measure = f.measure;
   if (f.candidates !== undefined) o.candidates = f.candidates;
+  else if (f.measure === 'containment') o.candidates = 'exact';
   if (f.buckets !== undefined) {
     if (f.candidates !== 'sketch') throw new UsageError('--buckets applies to --candidates sketch only');
     o.buckets = f.buckets;

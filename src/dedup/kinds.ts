@@ -16,6 +16,8 @@ import { jaccardAtLeast } from '../similarity/jaccard.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { clusterWithPolicy, checkClusterPolicy } from './clusterPolicy.js';
+import { CopyFinder, HashIndex, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
+import { murmur3Words } from '../hash/murmur3.js';
 import { finishDedup, resolveDedupOptions, type DedupOptions, type DedupResult } from './dedup.js';
 
 /**
@@ -99,7 +101,7 @@ export function dedupKinds(texts: Iterable<string>, options: DedupOptions, lshDe
     result = lshDedup(list, { ...options, candidates: 'lsh', clusters: 'components', representative: 'first', pairs: recluster || keepPairs });
   } else {
     if (verify !== 'exact') throw new RangeError(`verify "${verify}" applies to LSH candidates only: ${method} candidates are always scored exactly`);
-    result = dedupBySets(list, options, method, measure, threshold, maxPairs, chars);
+    result = dedupBySets(list, { ...options, pairs: recluster || keepPairs }, method, measure, threshold, maxPairs, chars);
   }
   result.stats.candidateMethod = method;
   result.stats.measure = measure;
@@ -115,20 +117,44 @@ export function dedupKinds(texts: Iterable<string>, options: DedupOptions, lshDe
   return result;
 }
 
-/** Candidates from the sets (exact join or sketch), scored exactly, then {@link finishDedup}. */
+/**
+ * Candidates from the sets (exact join or sketch), scored exactly, then {@link finishDedup}.
+ * Documents with identical sets are collapsed first (as `dedup` does for LSH): a group of m copies
+ * costs one set in the join, and with `pairs: false` O(m) memory, not m(m−1)/2 pairs.
+ */
 function dedupBySets(texts: string[], options: DedupOptions, method: 'exact' | 'sketch', measure: SetMeasure, threshold: number, maxPairs: number, chars: number): DedupResult {
   const t0 = performance.now();
   const signer = createTextSigner({ shingle: options.shingle, minhash: options.minhash });
   const wide = options.fingerprintBits === 64;
   const set64 = wide ? createSet64(options.shingle) : undefined;
-  const sets: Uint32Array[] = wide ? [] : new Array(texts.length);
-  const sets64: BigUint64Array[] = wide ? new Array(texts.length) : [];
+  // Per group of identical documents: its set (32- or 64-bit) and, for hashing, its 32-bit words.
+  const sets: Uint32Array[] = [];
+  const sets64: BigUint64Array[] = [];
+  const wordsOf = (g: number): Uint32Array => (wide ? new Uint32Array(sets64[g]!.buffer, sets64[g]!.byteOffset, sets64[g]!.length * 2) : sets[g]!);
+  const copies = new CopyFinder(texts.length);
+  const bySet = new HashIndex(texts.length);
   const empty: number[] = [];
   for (let i = 0; i < texts.length; i++) {
-    const size = wide ? (sets64[i] = set64!(texts[i]!)).length : (sets[i] = signer.set(texts[i]!)).length;
-    if (size === 0) empty.push(i);
+    let words: Uint32Array;
+    let s32: Uint32Array | undefined;
+    let s64: BigUint64Array | undefined;
+    if (wide) {
+      s64 = set64!(texts[i]!);
+      words = new Uint32Array(s64.buffer, s64.byteOffset, s64.length * 2);
+    } else words = s32 = signer.set(texts[i]!);
+    if (words.length === 0) empty.push(i);
+    const h = murmur3Words(words, GROUP_SEED);
+    const g = words.length === 0 ? -1 : bySet.find(h, (x) => sameWords(wordsOf(x), words));
+    if (g >= 0) copies.join(g);
+    else {
+      const ng = copies.startGroup();
+      if (wide) sets64[ng] = s64!;
+      else sets[ng] = s32!;
+      if (words.length > 0) bySet.insert(h, ng);
+    }
     if (options.onProgress && (i & 1023) === 0) options.onProgress('sign', i, texts.length);
   }
+  const groups = copies.result();
   const t1 = performance.now();
   const cstats = emptyCandidateStats();
   let pairs: ScoredPair[];
@@ -152,9 +178,55 @@ function dedupBySets(texts: string[], options: DedupOptions, method: 'exact' | '
       if (options.onProgress && (p & 65535) === 0) options.onProgress('verify', p, cand.size);
     }
   }
-  if (pairs.length > maxPairs) throw new TooManyPairsError('pairs', pairs.length, maxPairs, 1);
+  // Candidates counted per document pair, as for LSH.
+  cstats.candidates += pairsWithinGroups(groups);
   // The banding is reported for the record only: no band was used.
   const bands = chooseBands(threshold, signer.numPerm, options.lsh);
-  const run = { n: texts.length, pairs, empty, bands, chars, cstats, keepPairs: true, maxPairs };
+  const keepPairs = options.pairs ?? true;
+  if (measure === 'containment' && keepPairs && groups.groups < groups.n) {
+    // expandPairs orders each pair (a < b); containment keeps the contained document first.
+    const count = pairsWithinGroups(groups) + pairsAcrossGroups(groups, pairs.length, (p) => pairs[p]!.a, (p) => pairs[p]!.b);
+    if (count > maxPairs) throw new TooManyPairsError('pairs', count, maxPairs, largestGroup(groups));
+    const sizeOf = (g: number): number => (wide ? sets64[g]!.length : sets[g]!.length);
+    const docPairs = expandDirected(groups, pairs, sizeOf);
+    const run = { n: texts.length, pairs: docPairs, empty, bands, chars, cstats, keepPairs: true, maxPairs };
+    const r = finishDedup(run, { t0, t1, t2, shingle: t1 - t0, sign: 0 });
+    r.stats.copies = groups.n - groups.groups;
+    return r;
+  }
+  const run = { n: texts.length, pairs, empty, bands, chars, cstats, groups, keepPairs, maxPairs };
   return finishDedup(run, { t0, t1, t2, shingle: t1 - t0, sign: 0 });
+}
+
+/** Seed of the set hashes that find identical documents. */
+const GROUP_SEED = 0x6b1d5e7f;
+
+/** Equal word arrays. */
+function sameWords(x: Uint32Array, y: Uint32Array): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+/**
+ * Containment pairs between groups expanded to documents, keeping the contained side first (on
+ * equal set sizes the lower document index first), plus similarity-1 pairs within each group.
+ */
+function expandDirected(groups: CopyGroups, groupPairs: readonly ScoredPair[], sizeOf: (g: number) => number): ScoredPair[] {
+  const { start, members } = groups;
+  const out: ScoredPair[] = [];
+  for (let g = 0; g < groups.groups; g++) {
+    for (let i = start[g]!; i < start[g + 1]!; i++) for (let j = i + 1; j < start[g + 1]!; j++) out.push({ a: members[i]!, b: members[j]!, similarity: 1 });
+  }
+  for (const p of groupPairs) {
+    const tie = sizeOf(p.a) === sizeOf(p.b);
+    for (let i = start[p.a]!; i < start[p.a + 1]!; i++) {
+      const x = members[i]!;
+      for (let j = start[p.b]!; j < start[p.b + 1]!; j++) {
+        const y = members[j]!;
+        out.push(tie && y < x ? { a: y, b: x, similarity: p.similarity } : { a: x, b: y, similarity: p.similarity });
+      }
+    }
+  }
+  return out;
 }

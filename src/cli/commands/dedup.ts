@@ -356,7 +356,7 @@ async function fileSize(file: string): Promise<number> {
  * handled inside).
  */
 async function runExact(file: string, fileArg: string, name: string, flags: DedupFlags, readOptions: ReadOptions, reporter: Reporter, tStart: number): Promise<undefined> {
-  if (flags.measure === 'containment' || (flags.candidates !== undefined && flags.candidates !== 'auto') || flags.buckets !== undefined || (flags.clusterMode ?? 'components') !== 'components' || (flags.representative ?? 'first') !== 'first') {
+  if (flags.measure === 'containment' || flags.candidates !== undefined || flags.buckets !== undefined || (flags.clusterMode ?? 'components') !== 'components' || (flags.representative ?? 'first') !== 'first') {
     throw new UsageError('--exact finds identical documents: it takes no --measure, --candidates, --buckets, --cluster-mode or --representative');
   }
   const streamed = await streamCorpus(file, readOptions, reporter);
