@@ -87,34 +87,57 @@ test('.zst: recognised by magic bytes whatever the name; extensions ignored for 
   assert.equal(formatFromExtension('s/part-0.parquet'), 'parquet');
 });
 
-test('.zst streams across frames and chunk boundaries (property)', async () => {
-  await fc.assert(
-    fc.asyncProperty(fc.uint8Array({ maxLength: 5000 }), fc.integer({ min: 1, max: 2000 }), fc.integer({ min: 1, max: 997 }), async (data, frame, chunk) => {
-      const z = await zstd(Buffer.from(data), frame);
-      async function* chunks(): AsyncGenerator<Buffer> {
-        for (let i = 0; i < z.length; i += chunk) yield z.subarray(i, i + chunk);
-      }
-      const out: Buffer[] = [];
-      for await (const c of zstdDecompress(chunks())) out.push(c);
-      assert.deepEqual(Buffer.concat(out), Buffer.from(data));
-    }),
-    { numRuns: 60 },
-  );
+/** Runs `fn` with each zstd decoder: fzstd (NEARDUP_ZSTD=js) and the zstd command when present. */
+async function withEachDecoder(fn: (mode: string) => Promise<void>): Promise<void> {
+  const before = process.env.NEARDUP_ZSTD;
+  try {
+    for (const mode of ['js', 'auto']) {
+      process.env.NEARDUP_ZSTD = mode;
+      await fn(mode);
+    }
+  } finally {
+    if (before === undefined) delete process.env.NEARDUP_ZSTD;
+    else process.env.NEARDUP_ZSTD = before;
+  }
+}
+
+test('.zst streams across frames and chunk boundaries, with either decoder (property)', async () => {
+  await withEachDecoder(async (mode) => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 5000 }), fc.integer({ min: 1, max: 2000 }), fc.integer({ min: 1, max: 997 }), async (data, frame, chunk) => {
+        const z = await zstd(Buffer.from(data), frame);
+        async function* chunks(): AsyncGenerator<Buffer> {
+          for (let i = 0; i < z.length; i += chunk) yield z.subarray(i, i + chunk);
+        }
+        const out: Buffer[] = [];
+        for await (const c of zstdDecompress(chunks())) out.push(c);
+        assert.deepEqual(Buffer.concat(out), Buffer.from(data), mode);
+      }),
+      { numRuns: mode === 'js' ? 60 : 15 },
+    );
+  });
 });
 
-test('a truncated or corrupt .zst is an error naming the file', async () => {
+test('a truncated or corrupt .zst is an error naming the file, with either decoder; a reader that stops early stops the decoder', async () => {
   const dir = tmpDir();
   const z = await zstd('{"text":"a"}\n'.repeat(1000));
   const trunc = path.join(dir, 'trunc.jsonl.zst');
   fs.writeFileSync(trunc, z.subarray(0, z.length - 5));
-  const e = await failure(trunc);
-  assert.ok(e instanceof InputError, String(e));
-  assert.match(e.message, /trunc\.jsonl\.zst: invalid zstd data/);
   const bad = Buffer.from(z);
   for (let i = 12; i < bad.length - 4; i += 3) bad[i] = bad[i]! ^ 0x5a;
   const corrupt = path.join(dir, 'corrupt.jsonl.zst');
   fs.writeFileSync(corrupt, bad);
-  assert.match((await failure(corrupt)).message, /corrupt\.jsonl\.zst: invalid (zstd data|UTF-8|JSON)|corrupt\.jsonl\.zst:\d+:/);
+  const early = path.join(dir, 'early.jsonl.zst');
+  fs.writeFileSync(early, await zstd('{"text":"a"}\n{"text": oops\n' + '{"text":"more"}\n'.repeat(300000)));
+  await withEachDecoder(async (mode) => {
+    const e = await failure(trunc);
+    assert.ok(e instanceof InputError, `${mode}: ${String(e)}`);
+    assert.match(e.message, /trunc\.jsonl\.zst: invalid zstd data \(.+\)/, mode);
+    assert.match((await failure(corrupt)).message, /corrupt\.jsonl\.zst: invalid (zstd data|UTF-8|JSON)|corrupt\.jsonl\.zst:\d+:/, mode);
+    // The error comes from line 2 while the decoder still has 300,000 lines to go: it is stopped.
+    const e2 = await failure(early);
+    assert.ok(e2 instanceof InputError && e2.line === 2, `${mode}: ${String(e2)}`);
+  });
 });
 
 const DOCS = Array.from({ length: 25 }, (_, i) => `document number ${i} about ${i % 3 === 0 ? 'parquet files' : 'zstd frames'} ${'x'.repeat(i)}`);
