@@ -64,6 +64,13 @@ export * as format from './sketch/format.js';
 // The HTML report.
 export { buildReportData, type ReportData, type ReportDataOptions, type HistogramBin, type ReportMember, type ReportComparison } from './report/data.js';
 export { renderReportHtml, type RenderReportOptions } from './report/html.js';
+export { prefixJoin, prefixJoin64, type PrefixJoinOptions, type PrefixJoinResult, type PrefixJoinStats, type SetMeasure } from './similarity/prefixJoin.js';
+export { containment, maxContainment, bruteForceContainment } from './similarity/containment.js';
+export { exactDuplicates, type ExactDuplicatesOptions } from './dedup/exactDups.js';
+export { clusterWithPolicy, type ClusterMode, type RepresentativePolicy, type ClusterPolicyOptions } from './dedup/clusterPolicy.js';
+export { autoCandidates, type CandidateMethod } from './dedup/kinds.js';
+export { sketchCandidates, sketchKeys } from './lsh/sketchCandidates.js';
+export { createSet64 } from './text/fingerprint64.js';
 
 // Errors a caller may handle.
 export { InputError, UsageError } from './io/errors.js';

@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import { dedup, type DedupOptions, type DedupResult } from '../dedup/dedup.js';
 import { dedupStream } from '../dedup/streamDedup.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
+import { autoCandidates, needsKinds } from '../dedup/kinds.js';
 
 /**
  * Below this many characters of text, starting worker threads costs more than it saves
@@ -23,6 +24,9 @@ export interface FindOptions extends DedupOptions {
 /** Finds the near-duplicate pairs and clusters of `texts` (document i is texts[i]). */
 export async function findDuplicates(texts: readonly string[], options: FindOptions): Promise<DedupResult> {
   const { workers: requested, ...rest } = options;
+  if (rest.candidates === 'auto') rest.candidates = resolveAuto(texts, rest);
+  // The other kinds (exact join, sketch, containment, cluster policies) run in this thread.
+  if (needsKinds(rest)) return dedup(texts, rest);
   let workers = requested;
   if (workers === undefined) {
     let chars = 0;
@@ -41,4 +45,15 @@ export async function findDuplicates(texts: readonly string[], options: FindOpti
     if (e instanceof TooManyPairsError && e.what === 'candidates') return dedup(texts, rest);
     throw e;
   }
+}
+
+/**
+ * The concrete method `candidates: 'auto'` stands for with these texts and options (LSH when
+ * verification is not exact: the other methods always score exactly).
+ */
+export function resolveAuto(texts: readonly string[], options: DedupOptions): 'lsh' | 'exact' {
+  if ((options.verify ?? 'exact') !== 'exact' && (options.measure ?? 'jaccard') === 'jaccard') return 'lsh';
+  let chars = 0;
+  for (let i = 0; i < texts.length; i++) chars += texts[i]!.length;
+  return autoCandidates(options.measure ?? 'jaccard', chars, texts.length, options.shingle?.kind);
 }

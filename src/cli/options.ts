@@ -13,6 +13,9 @@ import type { NormalizePreset } from '../text/normalize.js';
 import { UsageError } from '../io/errors.js';
 import { INPUT_FORMATS, extensionOf, type InputFormat } from '../io/formats.js';
 import type { PairFormat } from '../io/write.js';
+import type { SetMeasure } from '../similarity/prefixJoin.js';
+import { AUTO_EXACT_MAX_SHINGLES, CANDIDATE_METHODS, DEFAULT_SKETCH_BUCKETS, type CandidateMethod } from '../dedup/kinds.js';
+import { CLUSTER_MODES, REPRESENTATIVE_POLICIES, type ClusterMode, type RepresentativePolicy } from '../dedup/clusterPolicy.js';
 import type { ReadOptions } from '../io/read.js';
 
 /** Parses a number in (0, 1] (a threshold or probability). */
@@ -73,9 +76,12 @@ export function collectList(v: string, previous: string[] | undefined): string[]
   return [...(previous ?? []), ...items];
 }
 
-/** Adds --format, --text, --id, --text-field, --id-field, --delimiter, --skip-invalid. */
-export function addInputOptions(cmd: Command): Command {
-  return cmd
+/**
+ * Adds --format, --text, --id, --text-field, --id-field, --delimiter, --skip-invalid and, unless
+ * `limit` is false (a command whose --limit means something else), --limit.
+ */
+export function addInputOptions(cmd: Command, limit = true): Command {
+  cmd
     .addOption(new Option('--format <format>', 'input format').choices(['auto', ...INPUT_FORMATS]).default('auto'))
     .option('--text <columns>', 'TSV/CSV/Parquet text column(s), comma-separated, joined by one space (default: a column named "text", or the only column)', collectList)
     .option('--id <column>', 'TSV/CSV/Parquet id column (default: the 0-based row number)')
@@ -84,6 +90,9 @@ export function addInputOptions(cmd: Command): Command {
     .option('--delimiter <char>', 'CSV field delimiter', ',')
     .option('--tsv-quotes', 'read TSV with CSV-style quotes (a field starting with " may hold tabs and line breaks); default: a line is a record, no quoting (IANA text/tab-separated-values)')
     .option('--skip-invalid', 'skip invalid records (ragged rows, bad JSON, invalid UTF-8) and report how many, instead of stopping at the first');
+  if (limit) cmd.option('--limit <n>', 'read only the first n documents (e.g. seed 001\'s experiment on the first 500)', parsePositiveInt('limit', 1e12));
+  else cmd.option('--first <n>', 'read only the first n documents of the input', parsePositiveInt('first', 1e12));
+  return cmd;
 }
 
 /** The parsed input options. */
@@ -96,6 +105,8 @@ export interface InputFlags {
   delimiter: string;
   tsvQuotes?: boolean;
   skipInvalid?: boolean;
+  limit?: number;
+  first?: number;
 }
 
 /** Input flags as reader options. For JSONL and Parquet, --text and --id work as --text-field and --id-field. */
@@ -108,6 +119,7 @@ export function readOptionsFrom(f: InputFlags): ReadOptions {
     delimiter: f.delimiter,
     tsvQuotes: f.tsvQuotes ?? false,
     skipInvalid: f.skipInvalid ?? false,
+    ...(f.first !== undefined ? { limit: f.first } : f.limit !== undefined ? { limit: f.limit } : {}),
   };
 }
 
@@ -140,12 +152,31 @@ export function addLshOptions(cmd: Command): Command {
     .option('--max-pairs <n>', 'most pairs held in memory (LSH candidates among distinct documents, and pairs written); past it, stop with a clear error (default 50000000, ~40 bytes each)', parsePositiveInt('max-pairs', 1e9));
 }
 
+/** Adds the options that choose the kind of duplicates: measure, candidate method, cluster policy. */
+export function addKindOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option('--measure <m>', 'jaccard, or containment: pairs where the smaller document is ≥ threshold inside the larger (output a⇥b⇥c: c of a\'s shingles are in b)')
+        .choices(['jaccard', 'containment'])
+        .default('jaccard'),
+    )
+    .addOption(
+      new Option('--candidates <method>', `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (seed 002's bucket minima), auto (exact for containment, and for short documents: ≤ ${AUTO_EXACT_MAX_SHINGLES} shingles on average, where it is as fast or faster; else lsh) (default: lsh for jaccard, exact for containment)`)
+        .choices([...CANDIDATE_METHODS]),
+    )
+    .option('--buckets <n>', `buckets of --candidates sketch (default ${DEFAULT_SKETCH_BUCKETS})`, parsePositiveInt('buckets', 65536))
+    .addOption(new Option('--cluster-mode <mode>', 'components (transitive: a~b, b~c put a, b, c together) or centre (every member a near duplicate of the cluster\'s centre)').choices([...CLUSTER_MODES]).default('components'))
+    .addOption(new Option('--fingerprint-bits <n>', 'shingle fingerprint width for sets and exact scores: 32, or 64 (seed 004; needs --candidates exact)').choices(['32', '64']).default('32'))
+    .addOption(new Option('--representative <policy>', 'the member a cluster keeps (dedup) and points to (annotate): first, longest text, or most central').choices([...REPRESENTATIVE_POLICIES]).default('first'));
+}
+
 /** Adds the input, shingling, MinHash and LSH options: everything a command that runs dedup reads. */
 export function addEngineOptions(cmd: Command): Command {
   addInputOptions(cmd);
   addShingleOptions(cmd);
   addMinHashOptions(cmd);
-  return addLshOptions(cmd);
+  addLshOptions(cmd);
+  return addKindOptions(cmd);
 }
 
 /** The parsed shingle, MinHash and LSH flags. */
@@ -165,6 +196,12 @@ export interface EngineFlags {
   rows?: number;
   verify?: VerifyMode;
   maxPairs?: number;
+  measure?: SetMeasure;
+  candidates?: CandidateMethod;
+  buckets?: number;
+  clusterMode?: ClusterMode;
+  representative?: RepresentativePolicy;
+  fingerprintBits?: '32' | '64';
 }
 
 /** Shingle options from the flags. */
@@ -211,6 +248,26 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
     verify: f.verify ?? 'exact',
   };
   if (f.maxPairs !== undefined) o.maxPairs = f.maxPairs;
+  if (f.measure !== undefined) o.measure = f.measure;
+  if (f.candidates !== undefined) o.candidates = f.candidates;
+  else if (f.measure === 'containment') o.candidates = 'exact';
+  if (f.buckets !== undefined) {
+    if (f.candidates !== 'sketch') throw new UsageError('--buckets applies to --candidates sketch only');
+    o.buckets = f.buckets;
+  }
+  if (f.clusterMode !== undefined) o.clusters = f.clusterMode;
+  if (f.representative !== undefined) o.representative = f.representative;
+  if (f.fingerprintBits === '64') {
+    if (f.candidates !== 'exact') throw new UsageError('--fingerprint-bits 64 needs --candidates exact (LSH and sketch work on 32-bit fingerprints)');
+    if (f.multiset) throw new UsageError('--fingerprint-bits 64 does not support --multiset');
+    o.fingerprintBits = 64;
+  }
+  if (o.measure === 'containment' && o.candidates !== 'exact' && o.candidates !== 'auto') {
+    throw new UsageError(`--measure containment needs --candidates exact (or auto): ${o.candidates} candidates are Jaccard-based and miss short documents inside long ones`);
+  }
+  if (o.candidates !== undefined && o.candidates !== 'lsh' && o.candidates !== 'auto' && o.verify !== 'exact') {
+    throw new UsageError(`--verify ${o.verify} applies to LSH candidates only: ${o.candidates} candidates are always scored exactly`);
+  }
   validated(() => {
     createShingler(o.shingle);
     const h = createMinHasher(o.minhash);

@@ -9,6 +9,11 @@ export interface Cluster {
   id: number;
   /** Member document indices, ascending (the first is the id). */
   members: number[];
+  /**
+   * The member kept for the cluster by `--output dedup` and pointed to by `annotate`, when a
+   * representative policy chose one (see `clusterPolicy.ts`); otherwise the first member.
+   */
+  representative?: number;
 }
 
 /** Union-find over 0..n-1 with path halving and union by smallest root (the root is the minimum). */

@@ -15,6 +15,9 @@ import { clusterBucketwise } from './bucketwise.js';
 import { CopyFinder, HashIndex, clusterGroups, expandPairs, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { murmur3Words } from '../hash/murmur3.js';
+import { dedupKinds, needsKinds, type CandidateMethod } from './kinds.js';
+import type { SetMeasure } from '../similarity/prefixJoin.js';
+import type { ClusterMode, RepresentativePolicy } from './clusterPolicy.js';
 
 /** How candidate pairs are checked. */
 export type VerifyMode = 'exact' | 'estimate' | 'none';
@@ -49,6 +52,22 @@ export interface DedupOptions {
   maxPairs?: number;
   /** Called with (stage, done, total) during long stages. */
   onProgress?: (stage: 'sign' | 'verify', done: number, total: number) => void;
+  /**
+   * `jaccard` (default) or `containment`: pairs where the smaller document is at least `threshold`
+   * contained in the larger (|a ∩ b| / |a|, `a` the contained one). Containment needs `exact` (or
+   * `auto`) candidates.
+   */
+  measure?: SetMeasure;
+  /** Where candidates come from: `lsh` (default), `exact` (prefix-filtering join), `sketch` (seed 002), `auto`. */
+  candidates?: CandidateMethod;
+  /** Buckets of the `sketch` candidates. Default 25. */
+  buckets?: number;
+  /** `components` (default, transitive) or `centre` (every member a near duplicate of its cluster's centre). */
+  clusters?: ClusterMode;
+  /** Which member represents a cluster: `first` (default), `longest`, `central`. */
+  representative?: RepresentativePolicy;
+  /** Shingle fingerprint width for sets and verification: 32 (default) or 64 (needs `exact` candidates). */
+  fingerprintBits?: 32 | 64;
 }
 
 /** Counters and timings of a {@link dedup} run. Times in milliseconds. */
@@ -82,6 +101,10 @@ export interface DedupStats {
   buckets: Omit<CandidateStats, 'candidates'>;
   /** Time per stage. */
   timings: { shingle: number; sign: number; lsh: number; verify: number; cluster: number; total: number };
+  /** The candidate method that ran (set when `candidates` or another kind option was given; else LSH). */
+  candidateMethod?: 'lsh' | 'exact' | 'sketch';
+  /** The similarity measure (set with the kind options; else Jaccard). */
+  measure?: SetMeasure;
 }
 
 /** The result of {@link dedup}. */
@@ -126,6 +149,7 @@ export function resolveDedupOptions(options: DedupOptions): { threshold: number;
  * Throws {@link TooManyPairsError} rather than hold more than `maxPairs` pairs.
  */
 export function dedup(texts: Iterable<string>, options: DedupOptions = {}): DedupResult {
+  if (needsKinds(options)) return dedupKinds(texts, options, dedup);
   const t0 = performance.now();
   const { threshold, verify, keepPairs, maxPairs } = resolveDedupOptions(options);
   // The fused signer gives the same sets and signatures as createShingler + createMinHasher, faster.

@@ -39,6 +39,18 @@ export interface ReadOptions {
   stdin?: Readable;
   /** The name used in messages instead of the path (e.g. `<stdin>` for a spooled copy). */
   displayName?: string;
+  /** Read only the first `limit` records (seed 001's experiment on the first 500 documents). Default: all. */
+  limit?: number;
+}
+
+/** The first `limit` records of `records`; stops (and closes) the reader there. */
+async function* firstRecords(records: AsyncGenerator<InputRecord>, limit: number): AsyncGenerator<InputRecord> {
+  if (limit <= 0) return;
+  let n = 0;
+  for await (const r of records) {
+    yield r;
+    if (++n >= limit) return;
+  }
 }
 
 /** An opened input. */
@@ -106,9 +118,12 @@ async function isParquetFile(path: string): Promise<boolean> {
  * input, a directory (of documents, or of shards), or a glob of shards (see ./shards.ts).
  */
 export async function openInput(path: string, options: ReadOptions = {}): Promise<OpenedInput> {
-  const shards = await resolveShards(path, options.format ?? 'auto');
-  if (shards) return openShards(shards, options);
-  return openSingle(path, options, { count: 0, examples: [] });
+  // The limit applies to the whole input (all shards together), so it is applied here only.
+  const { limit, ...rest } = options;
+  const shards = await resolveShards(path, rest.format ?? 'auto');
+  const opened = shards ? await openShards(shards, rest) : await openSingle(path, rest, { count: 0, examples: [] });
+  if (limit !== undefined) (opened as { records: AsyncGenerator<InputRecord> }).records = firstRecords(opened.records, limit);
+  return opened;
 }
 
 /** Opens the shards of a sharded input one after the other, as one stream of records. */

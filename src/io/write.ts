@@ -46,9 +46,9 @@ export function formatPair(format: PairFormat, a: string | number, b: string | n
   return `${tsvField(String(a))}\t${tsvField(String(b))}\t${sim}${est === undefined ? '' : '\t' + est}\n`;
 }
 
-/** One cluster as a JSON line. */
-export function formatCluster(cluster: number, members: readonly (string | number)[]): string {
-  return JSON.stringify({ cluster, size: members.length, representative: members[0], members }) + '\n';
+/** One cluster as a JSON line; the representative defaults to the first member. */
+export function formatCluster(cluster: number, members: readonly (string | number)[], representative: string | number | undefined = members[0]): string {
+  return JSON.stringify({ cluster, size: members.length, representative, members }) + '\n';
 }
 
 /** Names of the two annotation columns, prefixed with `neardup_` when the input already has them. */

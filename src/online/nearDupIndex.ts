@@ -10,6 +10,7 @@ import { chooseBands } from '../lsh/params.js';
 import { jaccard, jaccardAtLeast } from '../similarity/jaccard.js';
 import { decodeRecord, readRecordMeta, readRecordSketch, encodeIndexSnapshot, decodeIndexSnapshot, FORMAT_VERSION } from '../sketch/format.js';
 import { KeyMaker, DEFAULT_FOREST, type ForestOptions } from './keys.js';
+import { scoreContainment } from './containmentQuery.js';
 import { DocPipeline } from './pipeline.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from '../store/types.js';
 import { openStore } from '../store/open.js';
@@ -76,6 +77,12 @@ export interface Match {
   estimate: number;
   /** The document's metadata, when it has some. */
   meta?: unknown;
+  /**
+   * With `measure: 'containment'`: `query` when the query (fewer shingles) is inside the document,
+   * `document` when the document is inside the query. `similarity` is then |A ∩ B| / |A| for that
+   * smaller A, and `estimate` the exact Jaccard similarity.
+   */
+  contained?: 'query' | 'document';
 }
 
 /** A document for {@link NearDupIndex.addMany}. */
@@ -108,6 +115,12 @@ export interface QueryOptions {
   threshold?: number;
   /** Work the index does for itself (cluster upkeep): not counted in {@link IndexStats} counters. */
   internal?: boolean;
+  /**
+   * `jaccard` (default), or `containment`: documents the query is at least `threshold` inside, or
+   * that are at least `threshold` inside the query (needs verify `exact` and the forest; see
+   * `containmentQuery.ts` for the candidates and their recall).
+   */
+  measure?: 'jaccard' | 'containment';
 }
 
 /** The persistent parameters of an index (stored by every store, written in snapshots). */
@@ -573,11 +586,28 @@ export class NearDupIndex {
     this.check();
     const t = options.threshold ?? this.manifest.threshold;
     if (!(t > 0 && t <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${t}`);
+    const measure = options.measure ?? 'jaccard';
+    if (measure !== 'jaccard' && measure !== 'containment') throw new RangeError(`unknown measure "${String(measure)}" (expected jaccard or containment)`);
+    if (measure === 'containment' && this.manifest.verify !== 'exact') throw new RangeError('containment queries need the fingerprint sets: an index with verify "exact"');
     const p = this.prepare('(query)', text, undefined);
     this.counters.queries++;
     if (!p.sig) return [];
+    if (measure === 'containment') return this.containmentMatches(p, t, options.limit);
     const [cands] = await this.store.lookup([this.keyMaker.bandPart(p.keys)], this.maxCandidates);
     return this.score(p, cands!, t, undefined, options.limit);
+  }
+
+  /** Containment matches of a prepared query: candidates from the bands and every forest level. */
+  private async containmentMatches(p: Prepared, t: number, limit = Infinity): Promise<Match[]> {
+    const lists = [this.keyMaker.bandPart(p.keys)];
+    for (let l = 0; l < this.keyMaker.levels; l++) lists.push(this.keyMaker.levelPart(p.keys, l));
+    const found = await this.store.lookup(lists, this.maxCandidates);
+    const cands = found.flat();
+    this.counters.candidates += cands.length;
+    const hits = scoreContainment(p.set, cands, t);
+    this.counters.verified += hits.length;
+    if (hits.length > limit) hits.length = limit;
+    return hits.map((h) => this.withMeta({ id: h.id, similarity: h.similarity, estimate: h.jaccard, contained: h.contained }, h.record));
   }
 
   /**

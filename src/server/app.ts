@@ -227,10 +227,14 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
     return { results: results.map((duplicates, i) => ({ id: docs[i]!.id, duplicates })) };
   });
 
-  app.post<{ Body: { text: string; limit?: number; threshold?: number; topK?: number } }>('/v1/query', { schema: { body: querySchema } }, async (req) => {
-    const { text, limit, threshold, topK } = req.body;
-    metrics.inc('neardup_queries_total', QUERIES_HELP, { kind: topK ? 'topk' : 'threshold' });
-    const matches = topK ? await index.topK(text, topK) : await index.query(text, { limit, threshold });
+  app.post<{ Body: { text: string; limit?: number; threshold?: number; topK?: number; measure?: 'jaccard' | 'containment' } }>('/v1/query', { schema: { body: querySchema } }, async (req, reply) => {
+    const { text, limit, threshold, topK, measure } = req.body;
+    if (topK && measure === 'containment') return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'body/measure containment cannot be combined with topK' });
+    if (measure === 'containment' && index.manifest.verify !== 'exact') {
+      return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'body/measure containment needs an index with verify "exact" (this one stores signatures only)' });
+    }
+    metrics.inc('neardup_queries_total', QUERIES_HELP, { kind: topK ? 'topk' : measure === 'containment' ? 'containment' : 'threshold' });
+    const matches = topK ? await index.topK(text, topK) : await index.query(text, { limit, threshold, measure });
     return { matches };
   });
 

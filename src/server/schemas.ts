@@ -70,6 +70,11 @@ export const querySchema = {
     limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, description: 'Maximum matches.' },
     threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: 'Score threshold (default: the index threshold).' },
     topK: { type: 'integer', minimum: 1, maximum: 1000, description: 'Return the k most similar documents, even below the threshold.' },
+    measure: {
+      type: 'string',
+      enum: ['jaccard', 'containment'],
+      description: 'jaccard (default), or containment: documents the query is at least threshold inside, or that are inside the query (similarity = |A∩B|/|A| for the smaller A; each match says which side is contained). Not with topK.',
+    },
   },
 } as const;
 
@@ -97,7 +102,8 @@ export const matchSchema = {
   properties: {
     id: { type: 'string' },
     similarity: { type: 'number', description: 'Exact Jaccard similarity (verify=exact) or the estimate.' },
-    estimate: { type: 'number', description: 'MinHash estimate.' },
+    estimate: { type: 'number', description: 'MinHash estimate (with measure containment: the exact Jaccard similarity).' },
+    contained: { type: 'string', enum: ['query', 'document'], description: 'With measure containment: which side is inside the other.' },
     meta: {},
   },
 } as const;

@@ -24,11 +24,15 @@ import { defaultWorkers } from '../../parallel/signPool.js';
 import { addEngineOptions, addLogOptions, dedupOptionsFrom, parseCount, pairFormatOf, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 import { runAgainst } from '../against.js';
+import { DEFAULT_SKETCH_BUCKETS, needsKinds } from '../../dedup/kinds.js';
+import { exactDuplicates } from '../../dedup/exactDups.js';
+import type { ReadOptions } from '../../io/read.js';
 
 /** What `dedup` writes. */
 export type OutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
 
 interface DedupFlags extends InputFlags, EngineFlags, LogFlags {
+  exact?: boolean;
   workers?: number;
   stream?: boolean;
   output: OutputMode;
@@ -48,7 +52,10 @@ async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, resu
     return result.pairs.length;
   }
   if (flags.output === 'clusters') {
-    for (let c = 0; c < result.clusters.length; c++) await sink!.write(formatCluster(c, result.clusters[c]!.members.map(id)));
+    for (let c = 0; c < result.clusters.length; c++) {
+      const cl = result.clusters[c]!;
+      await sink!.write(formatCluster(c, cl.members.map(id), id(cl.representative ?? cl.members[0]!)));
+    }
     return result.clusters.length;
   }
   // dedup / annotate: a second streaming pass over the input, in the same order as the first.
@@ -62,7 +69,7 @@ async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, resu
   const verdict = (r: InputRecord): RowVerdict => {
     if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${name} changed while it was being read (record ${i})`);
     const c = clusterNo[i]!;
-    const rep = c >= 0 ? result.clusters[c]!.members[0]! : i;
+    const rep = c >= 0 ? (result.clusters[c]!.representative ?? result.clusters[c]!.members[0]!) : i;
     const v: RowVerdict = { keep: rep === i, cluster: c >= 0 ? c : undefined, duplicateOf: rep !== i ? String(id(rep)) : undefined };
     i++;
     return v;
@@ -123,6 +130,7 @@ export function dedupCommand(): Command {
     .argument('<input>', "TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards ('shards/*.jsonl.zst'), or - for stdin");
   addEngineOptions(cmd);
   cmd
+    .option('--exact', 'exact duplicates only (equal after --normalize): no shingles, no MinHash, one streaming pass; the fastest mode, same outputs')
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
     .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards: a directory, one output shard per input shard')
@@ -136,7 +144,9 @@ export function dedupCommand(): Command {
     'after',
     `
 Output (default: pairs as "a<TAB>b<TAB>similarity" lines, a < b in input order, sorted; ids are
-0-based row numbers unless --id/--id-field). A summary goes to stderr.
+0-based row numbers unless --id/--id-field). With --measure containment, "a<TAB>b<TAB>c" means a
+(the document with fewer shingles) is contained in b: c = |A∩B|/|A|; sorted by a. With --exact,
+similarity is 1. A summary goes to stderr, with the candidate method that ran.
 
 Examples:
   $ neardup dedup ads.tsv --text 'Title,Short Description'
@@ -146,6 +156,12 @@ Examples:
   $ neardup dedup rcv1.txt --format idtext --output annotate --out annotated.txt
   $ neardup dedup crawl.parquet --text body --id url --output dedup --out crawl.dedup.parquet
   $ neardup dedup 'shards/*.jsonl.zst' --id id --output dedup --out shards-dedup/
+  $ neardup dedup ads.tsv --text 'Title,Short Description' --exact --output clusters
+  $ neardup dedup ads.tsv --text 'Title,Short Description' --measure containment --threshold 0.9
+  $ neardup dedup ads.tsv --text 'Title,Short Description' --threshold 0.5 --candidates exact
+  $ neardup dedup ads.tsv --text 'Title,Short Description' --candidates sketch --buckets 25
+  $ neardup dedup ads.tsv --text 'Title,Short Description' --cluster-mode centre --representative longest --output dedup
+  $ neardup dedup ads.tsv --text 'Title,Short Description' --limit 500
   $ zcat big.tsv.gz | neardup dedup - --format tsv --text text --json --out pairs.tsv
   $ neardup dedup train.jsonl --against test.jsonl --output dedup --out train-clean.jsonl`,
   );
@@ -186,6 +202,20 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
       readOptions.displayName = '<stdin>';
     }
     const name = fileArg === '-' ? '<stdin>' : fileArg;
+    if (flags.exact) {
+      if (fileArg === '-' && !cleanup) {
+        const spool = await spoolStdin();
+        file = spool.file;
+        cleanup = spool.cleanup;
+        readOptions.displayName = '<stdin>';
+      }
+      sink = await runExact(file, fileArg, name, flags, readOptions, reporter, tStart);
+      return;
+    }
+    if (stream && options.candidates === 'auto' && options.measure !== 'containment') options.candidates = 'lsh';
+    if (stream && needsKinds(options)) {
+      throw new UsageError('--measure containment, --candidates exact/sketch, --cluster-mode centre and --representative need the texts in memory: add --no-stream');
+    }
     let corpus: Corpus;
     let signBar: ReturnType<Reporter['progress']> | undefined;
     let verifyBar: ReturnType<Reporter['progress']> | undefined;
@@ -253,6 +283,11 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
           shingle: { kind: sh.kind, k, normalize: flags.normalize, multiset: !!flags.multiset },
           minhash: { method: flags.method, numPerm: flags.numPerm, seed: flags.seed },
           verify: options.verify,
+          measure: s.measure ?? 'jaccard',
+          candidates: s.candidateMethod ?? 'lsh',
+          fingerprintBits: options.fingerprintBits ?? 32,
+          clusterMode: options.clusters ?? 'components',
+          representative: options.representative ?? 'first',
         },
         lsh: { bands: b.bands, rows: b.rows, rule: b.rule, recallAtThreshold: b.recallAtThreshold, falsePositiveArea: b.falsePositiveArea, falseNegativeArea: b.falseNegativeArea },
         candidates: s.candidates,
@@ -271,27 +306,37 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
     const skipped = corpus.input.skips.count;
     reporter.summary(`docs        ${int(n)} from ${name} [${corpus.input.format}]: ${int(s.emptyDocs)} empty${skipped ? `, ${int(skipped)} invalid skipped` : ''}`);
     reporter.summary(
-      `shingles    ${sh.kind} k=${k}, normalize ${flags.normalize}${flags.multiset ? ', multiset' : ''}; MinHash ${flags.method}, ${flags.numPerm} hashes, seed ${flags.seed}`,
+      `shingles    ${sh.kind} k=${k}, normalize ${flags.normalize}${flags.multiset ? ', multiset' : ''}${options.fingerprintBits === 64 ? ', 64-bit fingerprints' : ''}; MinHash ${flags.method}, ${flags.numPerm} hashes, seed ${flags.seed}`,
     );
-    reporter.summary(
-      `lsh         ${b.bands} bands × ${b.rows} rows (${b.bands * b.rows} of ${b.numPerm} hashes): P(${b.threshold}) = ${b.recallAtThreshold.toFixed(4)}, the expected recall at the threshold${b.rule === 'best-effort' ? ' (best effort: the recall target is out of reach)' : ''}`,
-    );
+    const method = s.candidateMethod ?? 'lsh';
+    const measure = s.measure ?? 'jaccard';
+    if (method === 'lsh') {
+      reporter.summary(
+        `lsh         ${b.bands} bands × ${b.rows} rows (${b.bands * b.rows} of ${b.numPerm} hashes): P(${b.threshold}) = ${b.recallAtThreshold.toFixed(4)}, the expected recall at the threshold${b.rule === 'best-effort' ? ' (best effort: the recall target is out of reach)' : ''}`,
+      );
+    } else if (method === 'exact') {
+      reporter.summary(`method      exact prefix-filtering join${flags.candidates === 'auto' ? ' (chosen by --candidates auto)' : ''}: every pair with ${measure} ≥ ${options.threshold}, no misses`);
+    } else {
+      reporter.summary(`method      seed 002 sketch: ${options.buckets ?? DEFAULT_SKETCH_BUCKETS} buckets (hash mod n), documents sharing a bucket minimum are candidates`);
+    }
     if (s.counts === 'verified') {
       reporter.summary(`candidates  ${int(s.candidates)} verified (more than --max-pairs candidate pairs: clustered bucket by bucket, skipping pairs already in one cluster)`);
       reporter.summary(`pairs       ${int(s.pairs)} joined two clusters (${options.verify === 'none' ? 'unverified candidates' : `${options.verify} Jaccard ≥ ${options.threshold}`})`);
     } else {
       reporter.summary(`candidates  ${int(s.candidates)}`);
-      reporter.summary(`pairs       ${int(s.pairs)} (${options.verify === 'none' ? 'unverified candidates' : `${options.verify} Jaccard ≥ ${options.threshold}`})`);
+      reporter.summary(`pairs       ${int(s.pairs)} (${options.verify === 'none' ? 'unverified candidates' : measure === 'containment' ? `exact containment ≥ ${options.threshold}, smaller document first` : `${options.verify} Jaccard ≥ ${options.threshold}`})`);
     }
     if (s.copies > 0 && flags.verbose) reporter.summary(`copies      ${int(s.copies)} documents identical to an earlier one (checked once)`);
-    reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)`);
+    reporter.summary(
+      `clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)${options.clusters === 'centre' ? '; centre clusters' : ''}${(options.representative ?? 'first') !== 'first' ? `; representative: ${options.representative}` : ''}`,
+    );
     if (extra) {
       reporter.summary(
         `stream      ${extra.passes} passes over the input; in memory: index ${(extra.indexBytes / 1e6).toFixed(1)} MB (${Math.round(extra.indexBytes / Math.max(n, 1))} bytes/doc), sets at most ${(extra.peakSetBytes / 1e6).toFixed(1)} MB`,
       );
     }
     reporter.summary(
-      `time        ${extra ? `read, shingle and sign ${ms(s.timings.sign)}` : `read ${ms(corpus.readMs)} · shingle ${ms(s.timings.shingle)} · sign ${ms(s.timings.sign)}`} · lsh ${ms(s.timings.lsh)} · verify ${ms(s.timings.verify)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`,
+      `time        ${extra ? `read, shingle and sign ${ms(s.timings.sign)}` : `read ${ms(corpus.readMs)} · shingle ${ms(s.timings.shingle)} · sign ${ms(s.timings.sign)}`} · ${method === 'lsh' ? 'lsh' : method === 'exact' ? 'join' : 'sketch'} ${ms(s.timings.lsh)} · verify ${ms(s.timings.verify)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`,
     );
     if (flags.verbose) {
       reporter.summary(`buckets     ${int(s.buckets.sharedBuckets)} shared, ${int(s.buckets.repeatedBuckets)} repeated (skipped), largest ${int(s.buckets.largestBucket)} docs`);
@@ -318,5 +363,62 @@ async function fileSize(file: string): Promise<number> {
     return st.isFile() ? st.size : 0;
   } catch {
     return 0;
+  }
+}
+
+/**
+ * `dedup --exact`: one streaming pass that hashes each normalized text (texts stay on disk), then
+ * the chosen output. Returns undefined once the output is closed (the sink to abort on failure is
+ * handled inside).
+ */
+async function runExact(file: string, fileArg: string, name: string, flags: DedupFlags, readOptions: ReadOptions, reporter: Reporter, tStart: number): Promise<undefined> {
+  if (flags.measure === 'containment' || flags.candidates !== undefined || flags.buckets !== undefined || (flags.clusterMode ?? 'components') !== 'components' || (flags.representative ?? 'first') !== 'first') {
+    throw new UsageError('--exact finds identical documents: it takes no --measure, --candidates, --buckets, --cluster-mode or --representative');
+  }
+  const streamed = await streamCorpus(file, readOptions, reporter);
+  // Before the work: a missing or wrong --out is a usage error now.
+  const target = await outputTarget(flags, fileArg, streamed.corpus.input);
+  const { value: result } = await reporter.stage(
+    'exact',
+    () => exactDuplicates(streamed.source(), { normalize: { preset: flags.normalize }, pairs: flags.output === 'pairs', ...(flags.maxPairs !== undefined ? { maxPairs: flags.maxPairs } : {}) }),
+    (r) => `${int(r.stats.pairs)} pairs`,
+  );
+  const corpus = streamed.corpus;
+  const tw = performance.now();
+  let sink: OutputSink | undefined = target.kind === 'sink' ? await openOutput(flags.out) : undefined;
+  try {
+    const written = await writeOutput(flags, file, corpus, result, sink, target);
+    await sink?.close();
+    sink = undefined;
+    const writeMs = performance.now() - tw;
+    const total = performance.now() - tStart;
+    const s = result.stats;
+    const dupDocs = result.clusters.reduce((a, c) => a + c.members.length - 1, 0);
+    const inCluster = result.clusters.reduce((a, c) => a + c.members.length, 0);
+    if (flags.json) {
+      reporter.json({
+        command: 'dedup',
+        input: { path: name, format: corpus.input.format, docs: corpus.count, emptyDocs: s.emptyDocs, skipped: corpus.input.skips.count, bytes: corpus.bytes },
+        options: { exact: true, normalize: flags.normalize },
+        pairs: s.pairs,
+        clusters: s.clusters,
+        docsInClusters: inCluster,
+        duplicates: dupDocs,
+        output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined },
+        timings: { hash: s.timings.sign, cluster: s.timings.cluster, write: writeMs, total },
+      });
+      return undefined;
+    }
+    const skipped = corpus.input.skips.count;
+    reporter.summary(`docs        ${int(corpus.count)} from ${name} [${corpus.input.format}]: ${int(s.emptyDocs)} empty${skipped ? `, ${int(skipped)} invalid skipped` : ''}`);
+    reporter.summary(`method      exact duplicates: equal after normalize ${flags.normalize} (64-bit hash of the text; no shingles, no MinHash; one streaming pass)`);
+    reporter.summary(`pairs       ${int(s.pairs)} (identical, similarity 1)`);
+    reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)`);
+    reporter.summary(`time        read and hash ${ms(s.timings.sign)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`);
+    if (flags.out) reporter.summary(`output      ${flags.output}: ${int(written)} records → ${path.normalize(flags.out)}`);
+    return undefined;
+  } catch (e) {
+    await sink?.abort();
+    throw e;
   }
 }

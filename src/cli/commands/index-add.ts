@@ -41,7 +41,8 @@ export function addIndexAddCommands(index: Command): void {
           : 'write the near duplicates that each document of a file has in a store, without indexing anything',
       )
       .argument('<input>', 'TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards, or - for stdin');
-    addInputOptions(cmd);
+    // index query's --limit caps matches per document; there the first N documents are --first N.
+    addInputOptions(cmd, mode === 'add');
     addIndexOptions(cmd, 'threads that shingle and sign each batch (add only)');
     cmd
       .option('--id-prefix <prefix>', 'ids are PREFIX + the 0-based row number, for inputs without ids (--id, --id-field, id⇥text, directories)')
@@ -95,7 +96,8 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
     ],
   );
   const t0 = performance.now();
-  const read = readOptionsFrom(flags);
+  // In query mode --limit caps the matches, not the documents read (that is --first).
+  const read = readOptionsFrom(mode === 'query' ? { ...flags, limit: undefined } : flags);
   if (flags.title !== undefined) {
     read.columns = { ...read.columns, title: flags.title };
     read.fields = { ...read.fields, title: flags.title };

@@ -2,12 +2,13 @@
  * `neardup params`: the LSH banding for a threshold and signature length, and what it promises.
  * @module
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { candidateProbability, chooseBands } from '../../lsh/params.js';
 import { addLogOptions, lshOptionsFrom, parsePositiveInt, parseUnit, parseWeights, validated } from '../options.js';
 import { Reporter, type LogFlags } from '../report.js';
 
 interface ParamsFlags extends LogFlags {
+  curves?: { bands: number; rows: number }[];
   threshold: number;
   numPerm: number;
   minRecall?: number;
@@ -25,19 +26,22 @@ export function paramsCommand(): Command {
     .addOption(new Option('--min-recall <p>', 'require P(threshold) ≥ p, then fewest false candidates (default rule, p = 0.99)').argParser(parseUnit('min-recall', true)).conflicts(['weights']))
     .addOption(new Option('--weights <fp,fn>', 'minimise fp·FP area + fn·FN area instead (datasketch style)').argParser(parseWeights))
     .option('--bands <b>', 'evaluate an explicit number of bands', parsePositiveInt('bands', 65536))
-    .option('--rows <r>', 'evaluate explicit rows per band', parsePositiveInt('rows', 65536));
+    .option('--rows <r>', 'evaluate explicit rows per band', parsePositiveInt('rows', 65536))
+    .option('--curves <bxr,...>', 'also draw these bandings in one S-curve chart, e.g. 20x5,10x10,32x4 (b bands × r rows)', parseCurves);
   addLogOptions(cmd, 'print the choice and the table as JSON on stdout');
   cmd.addHelpText(
     'after',
     `
-P(s) = 1 − (1 − s^r)^b is the probability that a pair of Jaccard similarity s becomes a candidate.
+The rule of thumb t ≈ (1/b)^(1/r) (seed 003; the s where the S-curve is steepest) is printed next to
+the chosen banding. P(s) = 1 − (1 − s^r)^b is the probability that a pair of Jaccard similarity s becomes a candidate.
 FP area = ∫₀ᵗ P(s) ds (below-threshold mass that still becomes candidates);
 FN area = ∫ₜ¹ (1 − P(s)) ds (above-threshold mass that is missed).
 
 Examples:
   $ neardup params --threshold 0.8 --num-perm 128
   $ neardup params --threshold 0.5 --num-perm 256 --weights 0.5,0.5
-  $ neardup params --threshold 0.9 --num-perm 100 --bands 20 --json`,
+  $ neardup params --threshold 0.9 --num-perm 100 --bands 20 --json
+  $ neardup params --threshold 0.8 --curves 20x5,10x10,32x4`,
   );
   cmd.action((flags: ParamsFlags) => {
     const reporter = new Reporter({ ...flags, json: false });
@@ -56,7 +60,9 @@ Examples:
         recallAtThreshold: b.recallAtThreshold,
         falsePositiveArea: b.falsePositiveArea,
         falseNegativeArea: b.falseNegativeArea,
+        ruleOfThumb: ruleOfThumb(b.bands, b.rows),
         curve: table,
+        ...(flags.curves ? { curves: flags.curves.map((c) => ({ ...c, ruleOfThumb: ruleOfThumb(c.bands, c.rows), curve: grid.map((x) => ({ s: Math.round(x * 1e6) / 1e6, p: candidateProbability(x, c.bands, c.rows) })) })) } : {}),
       });
       return;
     }
@@ -70,6 +76,7 @@ Examples:
             ? 'explicit'
             : `best effort: no banding reaches P(${t}) ≥ ${flags.minRecall ?? 0.99}`;
     out(`threshold ${t}, ${flags.numPerm} hashes → b = ${b.bands} bands × r = ${b.rows} rows (${b.bands * b.rows} hashes used; rule: ${rule})`);
+    out(`rule of thumb t ≈ (1/b)^(1/r) = (1/${b.bands})^(1/${b.rows}) = ${ruleOfThumb(b.bands, b.rows).toFixed(3)}   (where this S-curve is steepest; the threshold is ${t})`);
     out(`P(${t}) = ${b.recallAtThreshold.toFixed(4)}   expected recall of a pair exactly at the threshold`);
     out(`FP area ∫₀^t P(s) ds     = ${b.falsePositiveArea.toFixed(5)}`);
     out(`FN area ∫_t^1 1−P(s) ds  = ${b.falseNegativeArea.toFixed(5)}`);
@@ -79,6 +86,62 @@ Examples:
       const bar = '█'.repeat(Math.round(p * 30));
       out(`${s.toFixed(2).padStart(5)}  ${p.toFixed(4)}  ${bar}${s === t ? '  ← threshold' : ''}`);
     }
+    if (flags.curves) {
+      out('');
+      for (const line of sCurveChart([{ bands: b.bands, rows: b.rows }, ...flags.curves], t)) out(line);
+    }
   });
   return cmd;
+}
+
+/** Seed 003's rule of thumb: the similarity (1/b)^(1/r) where b bands of r rows switch on. */
+export function ruleOfThumb(bands: number, rows: number): number {
+  return Math.pow(1 / bands, 1 / rows);
+}
+
+/** Parses `20x5,10x10` into bandings. */
+function parseCurves(v: string): { bands: number; rows: number }[] {
+  const out = v.split(',').map((part) => {
+    const m = /^\s*(\d+)\s*[x×]\s*(\d+)\s*$/.exec(part);
+    const bands = m ? Number(m[1]) : NaN;
+    const rows = m ? Number(m[2]) : NaN;
+    if (!m || bands < 1 || rows < 1 || bands > 65536 || rows > 65536) throw new InvalidArgumentError(`curves must be b×r pairs like 20x5,10x10, got "${part}"`);
+    return { bands, rows };
+  });
+  if (out.length > 8) throw new InvalidArgumentError(`at most 8 curves, got ${out.length}`);
+  return out;
+}
+
+/** Marks of the curves in the chart, in order. */
+const MARKS = ['●', '○', '+', 'x', '*', '#', '%', '@', '&'];
+
+/**
+ * Several S-curves P(s) in one text chart (s across, P up), 61 × 21 cells, each curve with its
+ * own mark, the threshold as a vertical line; a legend with each banding's rule of thumb follows.
+ */
+export function sCurveChart(curves: readonly { bands: number; rows: number }[], threshold: number): string[] {
+  const W = 61;
+  const H = 21;
+  const grid: string[][] = Array.from({ length: H }, () => Array.from({ length: W }, () => ' '));
+  const tx = Math.round(threshold * (W - 1));
+  for (let y = 0; y < H; y++) grid[y]![tx] = '│';
+  curves.forEach((c, k) => {
+    for (let x = 0; x < W; x++) {
+      const p = candidateProbability(x / (W - 1), c.bands, c.rows);
+      grid[H - 1 - Math.round(p * (H - 1))]![x] = MARKS[k % MARKS.length]!;
+    }
+  });
+  const lines = ['P(s)'];
+  for (let y = 0; y < H; y++) {
+    const label = y === 0 ? '1.0' : y === H - 1 ? '0.0' : y === (H - 1) / 2 ? '0.5' : '';
+    lines.push(`${label.padStart(4)} ┤${grid[y]!.join('')}`);
+  }
+  lines.push(`     └${'─'.repeat(W)}`);
+  lines.push(`      0${' '.repeat(Math.floor(W / 2) - 2)}0.5${' '.repeat(W - Math.floor(W / 2) - 3)}1  s (│ = threshold ${threshold})`);
+  curves.forEach((c, k) => {
+    lines.push(
+      `  ${MARKS[k % MARKS.length]} b=${c.bands} × r=${c.rows}${k === 0 ? ' (chosen)' : ''}: (1/b)^(1/r) = ${ruleOfThumb(c.bands, c.rows).toFixed(3)}, P(${threshold}) = ${candidateProbability(threshold, c.bands, c.rows).toFixed(4)}`,
+    );
+  });
+  return lines;
 }

@@ -1,0 +1,56 @@
+/**
+ * Containment queries on the online index: which indexed documents the query is mostly inside, or
+ * which are mostly inside the query (|A ∩ B| / |A| for the smaller A).
+ *
+ * Candidates: a short document inside a long one has a small Jaccard similarity (|A| / |B| at
+ * best), so the threshold bands alone miss it. The query therefore also consults every level of
+ * the LSH-Forest prefix trees the index keeps for topK: a single-slot prefix matches with
+ * probability about the Jaccard similarity, so a pair of Jaccard similarity s is found with
+ * probability at least 1 − (1 − s)^trees (8 trees by default). The recall this gives, by the size
+ * ratio of the two documents, is measured in test/kinds-online.test.ts and docs/duplicate-kinds.md;
+ * it falls for very unequal sizes. Scores are exact (fingerprint sets, verify `exact` only). For
+ * exact recall over a corpus, use `dedup --measure containment`, whose prefix-filtering join
+ * misses nothing.
+ * @module
+ */
+import { intersectionSize } from '../similarity/jaccard.js';
+import { readRecordSketch } from '../sketch/format.js';
+import type { StoredDoc } from '../store/types.js';
+
+/** One containment match before metadata: `contained` says which side is inside the other. */
+export interface ContainmentHit {
+  id: string;
+  /** |A ∩ B| / min(|A|, |B|). */
+  similarity: number;
+  /** Exact Jaccard similarity of the two sets. */
+  jaccard: number;
+  /** `query`: the query (fewer shingles) is inside the document; `document`: the document is inside the query. */
+  contained: 'query' | 'document';
+  record: Uint8Array;
+}
+
+/**
+ * Scores distinct candidates by exact containment against the query set; keeps those ≥ `min`,
+ * best first (ties by id), skipping ids `skip` accepts. Candidates listed twice are scored once.
+ */
+export function scoreContainment(query: Uint32Array, cands: readonly StoredDoc[], min: number, skip?: (id: string) => boolean): ContainmentHit[] {
+  const seen = new Set<string>();
+  const hits: ContainmentHit[] = [];
+  const q = query.length;
+  if (q === 0) return hits;
+  let scratch = new Uint32Array(1024);
+  for (const c of cands) {
+    if (seen.has(c.id) || skip?.(c.id)) continue;
+    seen.add(c.id);
+    const r = readRecordSketch(c.record, scratch);
+    if (!r.set || r.set.length === 0) continue;
+    if (r.set.length > scratch.length) scratch = new Uint32Array(r.set.length * 2);
+    const x = r.set.length;
+    const inter = intersectionSize(query, r.set);
+    const similarity = inter / Math.min(q, x);
+    if (similarity < min) continue;
+    hits.push({ id: c.id, similarity, jaccard: inter / (q + x - inter), contained: q <= x ? 'query' : 'document', record: c.record });
+  }
+  hits.sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return hits;
+}
