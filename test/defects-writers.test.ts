@@ -13,6 +13,7 @@ import { NearDupIndex } from '../src/index.js';
 import { tmpDir as newTmpDir } from './cliUtil.js';
 import { neardupAsync, startServe, type ServeChild } from './helpers/procs.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
+import { needsRedis } from './helpers/needs.js';
 
 const cleanup: (() => Promise<unknown> | void)[] = [];
 after(async () => {
@@ -159,14 +160,14 @@ test('sqlite: two `serve` processes on one file answer every write with 200', as
 });
 
 for (const layout of ['log', 'sets'] as const) {
-  test(`redis (${layout} layout): two \`index add\` processes at once, nothing lost, each copy reported once`, async () => {
+  test(`redis (${layout} layout): two \`index add\` processes at once, nothing lost, each copy reported once`, needsRedis(), async () => {
     const redis: RedisChild = await startRedis();
     cleanup.push(() => redis.stop());
     await twoAdders(`${redis.url}?prefix=two${layout}&layout=${layout}`);
   });
 }
 
-test('redis: two `serve` processes on one prefix, each copy reported once', async () => {
+test('redis: two `serve` processes on one prefix, each copy reported once', needsRedis(), async () => {
   const redis: RedisChild = await startRedis();
   cleanup.push(() => redis.stop());
   const store = `${redis.url}?prefix=served`;

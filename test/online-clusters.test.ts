@@ -15,11 +15,13 @@ import fc from 'fast-check';
 import { NearDupIndex } from '../src/index.js';
 import { CLUSTER_OPTS, canonical, expectedClusters, windowText } from './helpers/clusterModel.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
+import { needsRedis, redisMissing, REQUIRE_ALL } from './helpers/needs.js';
 import { tmpDir } from './cliUtil.js';
 
 let redis: RedisChild | undefined;
 before(async () => {
-  redis = await startRedis();
+  // Without redis-server the Redis cases skip (needsRedis); under NEARDUP_REQUIRE_ALL they fail.
+  if (!redisMissing() || REQUIRE_ALL) redis = await startRedis();
 });
 after(async () => {
   await redis?.stop();
@@ -65,7 +67,7 @@ const stores: [string, () => string][] = [
 ];
 
 for (const [name, spec] of stores) {
-  test(`clusters: random adds, replaces, batches and deletes equal recomputation from scratch (${name})`, async () => {
+  test(`clusters: random adds, replaces, batches and deletes equal recomputation from scratch (${name})`, name.startsWith('redis') ? needsRedis() : {}, async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(cmdArb, { minLength: 1, maxLength: 25 }), async (cmds) => {
         const index = await NearDupIndex.open({ ...CLUSTER_OPTS, store: spec() });
@@ -168,7 +170,7 @@ for (const [name, spec] of [
   ['Redis', () => `${redis!.url}?prefix=two${Math.random().toString(36).slice(2)}`],
   ['one SQLite file', () => `sqlite:${path.join(tmpDir(), 'two.db')}`],
 ] as [string, () => string][]) {
-  test(`clusters: two processes on ${name} see the same, right clusters`, async () => {
+  test(`clusters: two processes on ${name} see the same, right clusters`, name === 'Redis' ? needsRedis() : {}, async () => {
     const store = spec();
     const mine = await NearDupIndex.open({ ...CLUSTER_OPTS, store });
     const other = otherProcess(store);
