@@ -3,7 +3,7 @@
  * inside a long page has containment near 1 in the page, while their Jaccard similarity is small.
  * @module
  */
-import { intersectionSize } from './jaccard.js';
+import { intersectionAtLeast, intersectionSize } from './jaccard.js';
 import type { ScoredPair } from './bruteForce.js';
 
 /** |a ∩ b| / |a| of two sorted unique sets; 0 when a is empty. */
@@ -34,32 +34,11 @@ export function bruteForceContainment(sets: readonly Uint32Array[], threshold: n
     for (let j = i + 1; j < sets.length; j++) {
       const sj = sets[j]!;
       if (sj.length === 0) continue;
-      const s = overlapAtLeast(si, sj, threshold * Math.min(si.length, sj.length) - 1e-9) / Math.min(si.length, sj.length);
+      const s = intersectionAtLeast(si, sj, threshold * Math.min(si.length, sj.length) - 1e-9) / Math.min(si.length, sj.length);
       if (s < threshold) continue;
       pairs.push(sj.length < si.length ? { a: j, b: i, similarity: s } : { a: i, b: j, similarity: s });
     }
   }
   pairs.sort((u, v) => u.a - v.a || u.b - v.b);
   return pairs;
-}
-
-/** |a ∩ b| by merge, or -1 as soon as fewer than `need` common elements are still possible. */
-function overlapAtLeast(a: Uint32Array, b: Uint32Array, need: number): number {
-  let i = 0;
-  let j = 0;
-  let n = 0;
-  const la = a.length;
-  const lb = b.length;
-  while (i < la && j < lb) {
-    if (n + Math.min(la - i, lb - j) < need) return -1;
-    const x = a[i]!;
-    const y = b[j]!;
-    if (x === y) {
-      n++;
-      i++;
-      j++;
-    } else if (x < y) i++;
-    else j++;
-  }
-  return n;
 }

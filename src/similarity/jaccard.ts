@@ -44,6 +44,19 @@ export function jaccardAtLeast(a: Uint32Array, b: Uint32Array, threshold: number
   if (Math.min(la, lb) < threshold * Math.max(la, lb) - 1e-9) return -1;
   // J ≥ t  ⇔  |a∩b| ≥ t(|a|+|b|)/(1+t); a hair of slack keeps float rounding on the safe side.
   const need = (threshold * (la + lb)) / (1 + threshold) - 1e-9;
+  const n = intersectionAtLeast(a, b, need);
+  if (n < 0) return -1;
+  const s = n / (la + lb - n);
+  return s >= threshold ? s : -1;
+}
+
+/**
+ * |a ∩ b| of two sorted sets by merge, or -1 as soon as fewer than `need` common elements are still
+ * possible (the early exit of {@link jaccardAtLeast} and of containment verification).
+ */
+export function intersectionAtLeast(a: Uint32Array, b: Uint32Array, need: number): number {
+  const la = a.length;
+  const lb = b.length;
   let i = 0;
   let j = 0;
   let n = 0;
@@ -58,6 +71,5 @@ export function jaccardAtLeast(a: Uint32Array, b: Uint32Array, threshold: number
     } else if (x < y) i++;
     else j++;
   }
-  const s = n / (la + lb - n);
-  return s >= threshold ? s : -1;
+  return n;
 }
