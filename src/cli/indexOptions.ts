@@ -6,6 +6,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { NearDupIndex, type NearDupIndexOptions } from '../online/nearDupIndex.js';
 import { UsageError } from '../io/errors.js';
+import { parseStoreSpec, type StoreSpec } from '../store/spec.js';
 
 /** A number parser for commander that names the option in its error. */
 export function num(name: string, integer: boolean) {
@@ -74,6 +75,16 @@ export function indexOptionsFrom(o: IndexFlags): NearDupIndexOptions {
 export async function openIndex(options: NearDupIndexOptions): Promise<NearDupIndex> {
   try {
     return await NearDupIndex.open(options);
+  } catch (e) {
+    if (e instanceof RangeError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+/** Parses a `--store` spec (src/store/spec.ts); a bad one is a usage error (exit 2). */
+export function storeSpecFlag(spec: string): StoreSpec {
+  try {
+    return parseStoreSpec(spec);
   } catch (e) {
     if (e instanceof RangeError) throw new UsageError(e.message);
     throw e;
