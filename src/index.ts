@@ -38,7 +38,7 @@ export { normalize, makeNormalizer, type NormalizeOptions, type NormalizePreset 
 export { createShingler, fingerprintSet, defaultK, type Shingler, type ShingleKind, type ShingleOptions } from './text/shingler.js';
 export { stopwordList } from './text/stopwords.js';
 export { createMinHasher, estimateJaccard, DEFAULT_NUM_PERM, type MinHasher, type MinHashMethod, type MinHashOptions } from './sketch/minhash.js';
-export { createTextSigner, type TextSigner, type TextSignerOptions } from './sketch/textSigner.js';
+export { createTextSigner, type TextSigner, type TextSignerOptions, type DocSketch } from './sketch/textSigner.js';
 
 // Similarity and LSH parameters.
 export { jaccard, jaccardAtLeast } from './similarity/jaccard.js';
@@ -46,6 +46,7 @@ export { commonPassages, type Passage, type PassageOptions, type PassageResult, 
 export { bruteForcePairs, type ScoredPair, type BruteForceOptions } from './similarity/bruteForce.js';
 export {
   chooseBands,
+  checkThreshold,
   candidateProbability,
   falsePositiveArea,
   falseNegativeArea,
@@ -59,7 +60,7 @@ export type { InputRecord } from './io/record.js';
 export { INPUT_FORMATS, type InputFormat } from './io/formats.js';
 export { atomicFileSink, openOutput, type OutputSink } from './io/output.js';
 /** The binary signature and snapshot formats (docs/formats.md). */
-export * as format from './sketch/format.js';
+export * as format from './format.js';
 
 // The HTML report.
 export { buildReportData, type ReportData, type ReportDataOptions, type HistogramBin, type ReportMember, type ReportComparison } from './report/data.js';

@@ -6,7 +6,7 @@ import type { ShingleOptions } from '../text/shingler.js';
 import { createTextSigner } from '../sketch/textSigner.js';
 import type { MinHashOptions } from '../sketch/minhash.js';
 import { SignatureMatrix } from '../sketch/signatureMatrix.js';
-import { chooseBands, type BandChoice, type ChooseBandsOptions } from '../lsh/params.js';
+import { checkThreshold, chooseBands, type BandChoice, type ChooseBandsOptions } from '../lsh/params.js';
 import { bandKeyMatrix, candidatePairBound, candidatesFromBandKeys, emptyCandidateStats, type CandidateStats } from '../lsh/candidates.js';
 import { ProbeTable, probeJaccardAtLeast, setHash } from '../similarity/probeSet.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
@@ -132,7 +132,7 @@ export const DEDUP_DEFAULTS = { threshold: 0.8, verify: 'exact' as VerifyMode, m
  */
 export function resolveDedupOptions(options: DedupOptions): { threshold: number; verify: VerifyMode; keepPairs: boolean; maxPairs: number } {
   const threshold = options.threshold ?? DEDUP_DEFAULTS.threshold;
-  if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
+  checkThreshold(threshold);
   const verify = options.verify ?? DEDUP_DEFAULTS.verify;
   if (verify !== 'exact' && verify !== 'estimate' && verify !== 'none') {
     throw new RangeError(`unknown verify mode "${String(verify)}" (expected exact, estimate or none)`);

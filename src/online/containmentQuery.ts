@@ -14,8 +14,11 @@
  * @module
  */
 import { intersectionSize } from '../similarity/jaccard.js';
-import { readRecordSketch } from '../sketch/format.js';
+import { readRecordSketch } from './record.js';
 import type { StoredDoc } from '../store/types.js';
+import type { IndexContext } from './context.js';
+import { withMeta } from './scoring.js';
+import type { Match, Prepared } from './types.js';
 
 /** One containment match before metadata: `contained` says which side is inside the other. */
 export interface ContainmentHit {
@@ -53,4 +56,18 @@ export function scoreContainment(query: Uint32Array, cands: readonly StoredDoc[]
   }
   hits.sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return hits;
+}
+
+/** Containment matches of a prepared query: candidates from the bands and every forest level, best first. */
+export async function containmentMatches(ctx: IndexContext, p: Prepared, t: number, limit = Infinity): Promise<Match[]> {
+  const { keyMaker } = ctx;
+  const lists = [keyMaker.bandPart(p.keys)];
+  for (let l = 0; l < keyMaker.levels; l++) lists.push(keyMaker.levelPart(p.keys, l));
+  const found = await ctx.store.lookup(lists, ctx.maxCandidates);
+  const cands = found.flat();
+  ctx.counters.candidates += cands.length;
+  const hits = scoreContainment(p.set, cands, t);
+  ctx.counters.verified += hits.length;
+  if (hits.length > limit) hits.length = limit;
+  return hits.map((h) => withMeta({ id: h.id, similarity: h.similarity, estimate: h.jaccard, contained: h.contained }, h.record));
 }
