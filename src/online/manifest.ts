@@ -10,6 +10,7 @@ import { createTextSigner } from '../sketch/textSigner.js';
 import { FORMAT_VERSION } from '../sketch/format.js';
 import { checkThreshold, chooseBands } from '../lsh/params.js';
 import { KeyMaker, DEFAULT_FOREST } from './keys.js';
+import { resolveEnsemble } from './ensemble.js';
 import { DocPipeline } from './pipeline.js';
 import type { IndexManifest, NearDupIndexOptions } from './types.js';
 
@@ -36,7 +37,10 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
     ...(o.minRecall !== undefined ? { minRecallAtThreshold: o.minRecall } : {}),
   });
   const forest = o.forest === false ? null : (o.forest ?? DEFAULT_FOREST);
-  const keyMaker = new KeyMaker(choice.bands, choice.rows, forest, hasher.numPerm);
+  const ensembleOption = o.ensemble ?? false;
+  if (ensembleOption !== false && verify !== 'exact') throw new RangeError('ensemble (containment keys) needs verify "exact": the partitions are by fingerprint set size');
+  const ensemble = ensembleOption === false ? null : resolveEnsemble(ensembleOption, hasher.numPerm);
+  const keyMaker = new KeyMaker(choice.bands, choice.rows, forest, hasher.numPerm, ensemble);
   const n = shingleOpts.normalize ?? {};
   const manifest: IndexManifest = {
     format: FORMAT_VERSION,
@@ -60,6 +64,8 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
     bands: choice.bands,
     rows: choice.rows,
     forest: forest ? { trees: forest.trees, depths: [...forest.depths] } : null,
+    // Only when on: manifests of indexes without it stay as they were (stores compare them).
+    ...(ensemble ? { ensemble } : {}),
     keysPerDoc: keyMaker.keysPerDoc,
   };
   return { manifest, pipe: new DocPipeline(manifest, signer, keyMaker) };
@@ -78,6 +84,7 @@ function explicitFields(o: NearDupIndexOptions): string[] {
   if (o.bands !== undefined || o.rows !== undefined || o.minRecall !== undefined || o.threshold !== undefined) f.push('bands', 'rows');
   if (o.verify !== undefined) f.push('verify');
   if (o.forest !== undefined) f.push('forest');
+  if (o.ensemble !== undefined) f.push('ensemble');
   return f;
 }
 

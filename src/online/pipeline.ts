@@ -47,7 +47,7 @@ export class DocPipeline {
       // The index signs through sketch() only, which has no WebAssembly path: skip setting it up.
       wasm: false,
     });
-    return new DocPipeline(manifest, signer, new KeyMaker(manifest.bands, manifest.rows, manifest.forest, manifest.minhash.numPerm));
+    return new DocPipeline(manifest, signer, new KeyMaker(manifest.bands, manifest.rows, manifest.forest, manifest.minhash.numPerm, manifest.ensemble ?? null));
   }
 
   /** The same pipeline (shared signer and key maker) under `manifest`, which must describe the same computation (another threshold). */
@@ -58,7 +58,7 @@ export class DocPipeline {
   /** Set, signature and keys of a text. */
   sketch(text: string): KeyedSketch {
     const { set, sig } = this.signer.sketch(text);
-    const keys = sig ? this.keyMaker.keys(sig) : new Float64Array(0);
+    const keys = sig ? this.keyMaker.keys(sig, set.length) : new Float64Array(0);
     return { set, sig, keys };
   }
 

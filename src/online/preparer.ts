@@ -81,7 +81,7 @@ export class Preparer {
   keysOfRecord(bytes: Uint8Array): Float64Array {
     const r = readRecordSketch(bytes, this.scratch);
     const sig = r.signature ?? (r.set ? this.pipe.hasher.sign(r.set) : null);
-    return sig ? this.pipe.keyMaker.keys(sig) : new Float64Array(0);
+    return sig ? this.pipe.keyMaker.keys(sig, r.set?.length ?? 0) : new Float64Array(0);
   }
 
   /** Stops the worker threads. */

@@ -24,7 +24,7 @@ export async function matchesOfRecord(ctx: IndexContext, id: string, record: Uin
   const rec = decodeRecord(record, `record of "${id}"`);
   const sig = rec.signature ?? (rec.set ? ctx.hasher.sign(rec.set) : null);
   if (!sig) return [];
-  const keys = ctx.keyMaker.keys(sig);
+  const keys = ctx.keyMaker.keys(sig, rec.set?.length ?? 0);
   const p: Prepared = { id, meta: rec.meta, set: rec.set ?? new Uint32Array(0), sig, keys };
   const [cands] = await ctx.store.lookup([ctx.keyMaker.bandPart(keys)], ctx.maxCandidates);
   return ctx.scorer.score(p, cands!, t, (x) => x === id, limit, counted);

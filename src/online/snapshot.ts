@@ -45,6 +45,7 @@ export function snapshotOptions(m: IndexManifest, options: NearDupIndexOptions):
     bands: m.bands,
     rows: m.rows,
     forest: m.forest ?? false,
+    ...(m.ensemble ? { ensemble: m.ensemble } : {}),
     ...options,
   };
 }

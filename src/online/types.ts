@@ -10,6 +10,7 @@ import type { MinHashMethod } from '../sketch/minhash.js';
 import type { NormalizeOptions } from '../text/normalize.js';
 import type { NearDupStore, StoreManifest } from '../store/types.js';
 import type { ForestOptions } from './keys.js';
+import type { EnsembleManifest, EnsembleOptions } from './ensemble.js';
 
 /** How matches are scored. */
 export type OnlineVerify = 'exact' | 'estimate';
@@ -42,6 +43,13 @@ export interface NearDupIndexOptions {
   verify?: OnlineVerify;
   /** LSH-Forest prefix keys for {@link NearDupIndex.topK}; `false` disables topK. Default 8 trees, depths [3, 1]. */
   forest?: ForestOptions | false;
+  /**
+   * Size-partitioned containment keys (LSH Ensemble, src/online/ensemble.ts) for
+   * `query(text, { measure: 'containment' })`: short texts inside long documents (and the reverse)
+   * are found far more often than by the bands and forest alone, at the cost of more keys per
+   * document (112 by default). `true` for the defaults. Needs verify `exact`. Default off.
+   */
+  ensemble?: EnsembleOptions | boolean;
   /** A store instance or spec: `memory` (default), `sqlite:PATH`, `redis://HOST:PORT`. */
   store?: NearDupStore | string;
   /** Candidates examined per query at most (guards against huge buckets). Default 10,000. */
@@ -128,6 +136,8 @@ export interface IndexManifest extends StoreManifest {
   bands: number;
   rows: number;
   forest: ForestOptions | null;
+  /** The containment keys' settings; absent when the index has none. */
+  ensemble?: EnsembleManifest;
   keysPerDoc: number;
 }
 
