@@ -34,7 +34,7 @@ export { openStore } from './store/open.js';
 export { checkIndex, type CheckReport, type CheckOptions } from './online/check.js';
 
 // Text → shingles → MinHash signatures.
-export { normalize, makeNormalizer, type NormalizeOptions, type NormalizePreset } from './text/normalize.js';
+export { normalize, makeNormalizer, resolvePreset, NORMALIZE_PRESETS, PRESET_ALIASES, type NormalizeOptions, type NormalizePreset } from './text/normalize.js';
 export { createShingler, fingerprintSet, defaultK, type Shingler, type ShingleKind, type ShingleOptions } from './text/shingler.js';
 export { stopwordList } from './text/stopwords.js';
 export { createMinHasher, estimateJaccard, DEFAULT_NUM_PERM, type MinHasher, type MinHashMethod, type MinHashOptions } from './sketch/minhash.js';

@@ -9,7 +9,7 @@ import { createShingler } from '../text/shingler.js';
 import type { MinHashMethod, MinHashOptions } from '../sketch/minhash.js';
 import { createMinHasher } from '../sketch/minhash.js';
 import { chooseBands, type ChooseBandsOptions } from '../lsh/params.js';
-import type { NormalizePreset } from '../text/normalize.js';
+import { NORMALIZE_PRESETS, PRESET_ALIASES, type NormalizePreset } from '../text/normalize.js';
 import { UsageError } from '../io/errors.js';
 import { INPUT_FORMATS, extensionOf, type InputFormat } from '../io/formats.js';
 import type { PairFormat } from '../io/write.js';
@@ -123,12 +123,19 @@ export function readOptionsFrom(f: InputFlags): ReadOptions {
   };
 }
 
+/** The --normalize values: the presets, then their old names (accepted, same meaning). */
+export const NORMALIZE_CHOICES: string[] = [...NORMALIZE_PRESETS, ...Object.keys(PRESET_ALIASES)];
+
+/** What each --normalize value does, for help texts. */
+export const NORMALIZE_HELP =
+  'default (NFKC, lowercase, collapse whitespace), lowercase-collapse (collapse runs of spaces or of newlines to one space, lowercase; nothing else; alias seed000), none';
+
 /** Adds the shingling options. */
 export function addShingleOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--shingle <kind>', 'shingles: char k-grams, word k-grams, or stopword-anchored "spot" signatures').choices(['char', 'word', 'spot']).default('char'))
     .option('-k <n>', 'shingle length: characters for char (default 5), words for word and spot (default 3)', parsePositiveInt('k', 1000))
-    .addOption(new Option('--normalize <preset>', 'text normalization: default (NFKC, lowercase, collapse whitespace), seed000 (collapse spaces/newlines, lowercase), none').choices(['default', 'seed000', 'none']).default('default'))
+    .addOption(new Option('--normalize <preset>', `text normalization: ${NORMALIZE_HELP}`).choices(NORMALIZE_CHOICES).default('default'))
     .option('--multiset', 'count repeated shingles (multiset Jaccard)')
     .option('--stopwords <langs>', 'stopword languages for --shingle spot, comma-separated', collectList);
 }

@@ -40,7 +40,7 @@ Examples:
   $ neardup dedup docs.jsonl --text-field body --id-field meta.id --output clusters
   $ neardup params --threshold 0.8 --num-perm 128
   $ neardup compare a.txt b.txt
-  $ neardup bench ads.tsv --text 'Title,Short Description' -k 10 --normalize seed000
+  $ neardup bench ads.tsv --text 'Title,Short Description' -k 10 --normalize lowercase-collapse
 
 Exit codes: 0 ok, 1 runtime failure, 2 usage or input error. See docs/cli.md.`,
     );

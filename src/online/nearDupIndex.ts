@@ -14,7 +14,7 @@ import { scoreContainment } from './containmentQuery.js';
 import { DocPipeline } from './pipeline.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from '../store/types.js';
 import { openStore } from '../store/open.js';
-import type { NormalizeOptions } from '../text/normalize.js';
+import { storedPresetName, type NormalizeOptions } from '../text/normalize.js';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { WorkerPool } from '../parallel/workerPool.js';
 import type { PrepareReply, PrepareRequest } from './prepareWorker.js';
@@ -185,7 +185,7 @@ export function resolveManifest(o: NearDupIndexOptions): IndexManifest {
       multiset: sh.options.multiset,
       stopwords: sh.options.stopwords,
       normalize: {
-        preset: n.preset ?? 'default',
+        preset: storedPresetName(n.preset),
         keepCase: n.keepCase ?? false,
         stripPunctuation: n.stripPunctuation ?? false,
         stripDiacritics: n.stripDiacritics ?? false,

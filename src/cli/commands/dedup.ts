@@ -150,7 +150,7 @@ similarity is 1. A summary goes to stderr, with the candidate method that ran.
 
 Examples:
   $ neardup dedup ads.tsv --text 'Title,Short Description'
-  $ neardup dedup ads.tsv --text 'Title,Short Description' -k 10 --normalize seed000 --threshold 0.8 --out pairs.tsv
+  $ neardup dedup ads.tsv --text 'Title,Short Description' -k 10 --normalize lowercase-collapse --threshold 0.8 --out pairs.tsv
   $ neardup dedup ads.csv --text body --id ad_id --output dedup --out unique.csv
   $ neardup dedup news.jsonl --text-field title,body --id-field meta.id --output clusters --out clusters.jsonl
   $ neardup dedup rcv1.txt --format idtext --output annotate --out annotated.txt

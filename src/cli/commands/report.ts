@@ -49,7 +49,7 @@ The file embeds its chart library (Observable Plot) and data, so it opens offlin
 for what each chart shows and how to read it.
 
 Examples:
-  $ neardup report ads.tsv --text 'Title,Short Description' -k 10 --normalize seed000 --out report.html
+  $ neardup report ads.tsv --text 'Title,Short Description' -k 10 --normalize lowercase-collapse --out report.html
   $ neardup report news.jsonl --text-field body --threshold 0.7 --clusters 10 --out news.html`,
   );
   cmd.action(async (file: string, flags: ReportFlags) => {
