@@ -42,7 +42,7 @@ export { createTextSigner, type TextSigner, type TextSignerOptions } from './ske
 
 // Similarity and LSH parameters.
 export { jaccard, jaccardAtLeast } from './similarity/jaccard.js';
-export { commonPassages, type Passage, type PassageOptions, type PassageResult, type PassageFold } from './similarity/passages.js';
+export { commonPassages, shingleRuns, type Passage, type PassageOptions, type PassageResult, type PassageFold, type ShingleRun } from './similarity/passages.js';
 export { bruteForcePairs, type ScoredPair, type BruteForceOptions } from './similarity/bruteForce.js';
 export {
   chooseBands,
@@ -73,6 +73,6 @@ export { sketchCandidates, sketchKeys } from './lsh/sketchCandidates.js';
 export { createSet64 } from './text/fingerprint64.js';
 
 // Errors a caller may handle.
-export { InputError, UsageError } from './io/errors.js';
+export { InputError, UsageError, type InputFix } from './io/errors.js';
 export { TooManyPairsError } from './lsh/tooManyPairs.js';
 export { StoreUnavailableError, MissingDependencyError } from './store/errors.js';

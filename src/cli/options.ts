@@ -29,26 +29,25 @@ export function parseUnit(name: string, open = false): (v: string) => number {
   };
 }
 
-/** Parses a positive integer. */
-export function parsePositiveInt(name: string, max = 1e9): (v: string) => number {
+/** Parses an integer from `min` to `max` (digits only: no sign, exponent or fraction). */
+function parseIntInRange(name: string, min: number, max: number): (v: string) => number {
   return (v) => {
     const x = Number(v);
-    if (!/^\s*\d+\s*$/.test(v) || !Number.isInteger(x) || x < 1 || x > max) {
-      throw new InvalidArgumentError(`${name} must be an integer from 1 to ${max}, got "${v}"`);
+    if (!/^\s*\d+\s*$/.test(v) || !Number.isInteger(x) || x < min || x > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got "${v}"`);
     }
     return x;
   };
 }
 
+/** Parses a positive integer. */
+export function parsePositiveInt(name: string, max = 1e9): (v: string) => number {
+  return parseIntInRange(name, 1, max);
+}
+
 /** Parses an integer from 0 to `max`. */
 export function parseCount(name: string, max = 1024): (v: string) => number {
-  return (v) => {
-    const x = Number(v);
-    if (!/^\s*\d+\s*$/.test(v) || !Number.isInteger(x) || x < 0 || x > max) {
-      throw new InvalidArgumentError(`${name} must be an integer from 0 to ${max}, got "${v}"`);
-    }
-    return x;
-  };
+  return parseIntInRange(name, 0, max);
 }
 
 /** Parses a non-negative integer seed. */

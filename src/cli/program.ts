@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { isUserError } from '../io/errors.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { tooManyPairsMessage } from './tooManyPairs.js';
+import { flagHint } from './flagHints.js';
 
 /** Exit code of a successful run. */
 export const EXIT_OK = 0;
@@ -69,7 +70,7 @@ export async function runProgram(program: Command, argv: readonly string[], stde
       return EXIT_USAGE;
     }
     if (isUserError(e)) {
-      stderr.write(`neardup: ${e.message}\n`);
+      stderr.write(`neardup: ${e.message}${flagHint(e.fix)}\n`);
       return EXIT_USAGE;
     }
     if (e instanceof TooManyPairsError) {
