@@ -144,21 +144,22 @@ test('io errors name the file and line in the library\'s words and carry the opt
   assert.equal(cli.code, 2);
   assert.equal(cli.stderr, 'neardup: docs.tsv:1: no text column given; available columns: "id", "title", "body" (use --text)\n');
 
-  // A directory read as a file format.
-  fs.mkdirSync(path.join(dir, 'texts'));
-  fs.writeFileSync(path.join(dir, 'texts/a.txt'), 'hello');
+  // A directory holding both shard files and document files.
+  fs.mkdirSync(path.join(dir, 'mixed'));
+  fs.writeFileSync(path.join(dir, 'mixed/a.txt'), 'hello');
+  fs.writeFileSync(path.join(dir, 'mixed/b.jsonl'), '{"text":"x"}\n');
   let dirErr: unknown;
   try {
-    await openInput(path.join(dir, 'texts'), { format: 'jsonl' });
+    await openInput(path.join(dir, 'mixed'));
   } catch (e) {
     dirErr = e;
   }
   assert.ok(dirErr instanceof UsageError);
-  assert.match(dirErr.message, /texts is a directory, not a jsonl file: read it as format dir \(or auto\)$/);
+  assert.match(dirErr.message, /mixed holds both shard files \(b\.jsonl\) and document files \(a\.txt\): read it as format dir to take each \.txt\/\.md\/\.html file as one document, or name the shards with a glob \(e\.g\. '.*mixed\/\*\.jsonl'\)$/);
   assert.deepEqual(dirErr.fix, { option: 'format', value: 'dir' });
-  const cliDir = neardup(['dedup', 'texts', '--format', 'jsonl'], { cwd: dir });
+  const cliDir = neardup(['dedup', 'mixed'], { cwd: dir });
   assert.equal(cliDir.code, 2);
-  assert.equal(cliDir.stderr, 'neardup: texts is a directory, not a jsonl file: read it as format dir (or auto) (use --format dir)\n');
+  assert.match(cliDir.stderr, /^neardup: mixed holds both shard files \(b\.jsonl\) and document files \(a\.txt\): .* \(use --format dir\)\n$/);
   assert.equal(flagHint(undefined), '');
   assert.equal(flagHint({ option: 'format' }), ' (use --format)');
   assert.equal(flagHint({ option: 'out' }), ' (choose another --out)');
