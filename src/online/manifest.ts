@@ -6,6 +6,7 @@
  * @module
  */
 import type { ShingleOptions } from '../text/shingler.js';
+import { storedPresetName } from '../text/normalize.js';
 import { createTextSigner } from '../sketch/textSigner.js';
 import { FORMAT_VERSION } from '../sketch/format.js';
 import { checkThreshold, chooseBands } from '../lsh/params.js';
@@ -53,7 +54,7 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
       multiset: sh.options.multiset,
       stopwords: sh.options.stopwords,
       normalize: {
-        preset: n.preset ?? 'default',
+        preset: storedPresetName(n.preset),
         keepCase: n.keepCase ?? false,
         stripPunctuation: n.stripPunctuation ?? false,
         stripDiacritics: n.stripDiacritics ?? false,
