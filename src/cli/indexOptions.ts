@@ -32,6 +32,7 @@ export interface IndexFlags {
   minRecall?: number;
   verify?: 'exact' | 'estimate';
   forest: boolean;
+  ensemble?: boolean;
   workers: number;
 }
 
@@ -49,6 +50,7 @@ export function addIndexOptions(cmd: Command, workersHelp: string): Command {
     .option('--min-recall <p>', 'P(candidate) at the threshold when choosing bands (default 0.99)', num('--min-recall', false))
     .addOption(new Option('--verify <mode>', 'exact Jaccard or MinHash estimate (default exact)').choices(['exact', 'estimate']))
     .option('--no-forest', 'no LSH-Forest keys (smaller, faster inserts; disables topK)')
+    .option('--ensemble', 'containment keys (LSH Ensemble) so containment queries find short excerpts of long documents; 112 more keys per document (docs/duplicate-kinds.md)')
     .option('--workers <n>', workersHelp, num('--workers', true), 0);
 }
 
@@ -66,6 +68,7 @@ export function indexOptionsFrom(o: IndexFlags): NearDupIndexOptions {
     ...(o.minRecall !== undefined ? { minRecall: o.minRecall } : {}),
     ...(o.verify ? { verify: o.verify } : {}),
     ...(o.forest ? {} : { forest: false as const }),
+    ...(o.ensemble ? { ensemble: true } : {}),
     ...(o.workers ? { workers: o.workers } : {}),
   };
 }
