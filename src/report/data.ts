@@ -3,6 +3,7 @@
  * as plain JSON (rendering is in ./html.ts).
  * @module
  */
+import { reportCurves, type ReportCurves } from './curves.js';
 import { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult } from '../dedup/dedup.js';
 import { createShingler, type ShingleOptions } from '../text/shingler.js';
 import { createMinHasher, estimateJaccard } from '../sketch/minhash.js';
@@ -136,6 +137,8 @@ export interface ReportData {
     falseNegativeArea: number;
     points: { s: number; p: number }[];
   };
+  /** Several (b, r) S-curves with their (1/b)^(1/r) rule of thumb (report/curves.ts). */
+  sCurves?: ReportCurves;
   /** Similarities of the verified pairs, in bins of 0.01 from ⌊min⌋ to 1. */
   similarityHistogram: { measure: string; pairs: number; bins: HistogramBin[] };
   /** MinHash estimate against exact Jaccard for a sample of pairs, with the RMSE. */
@@ -419,6 +422,7 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
       falseNegativeArea: round(b.falseNegativeArea, 6),
       points,
     },
+    sCurves: reportCurves(b.bands, b.rows, hasher.numPerm, threshold),
     similarityHistogram: { measure: (o.verify ?? 'exact') === 'exact' ? 'exact Jaccard' : 'MinHash estimate', pairs: result.pairs.length, bins },
     estimateVsExact: {
       numPerm: hasher.numPerm,

@@ -25,6 +25,23 @@ export interface RankedSets {
   singles: number;
 }
 
+/**
+ * One stable counting-sort pass of (value, owner) pairs on the 11 bits of the values at `shift`,
+ * from `v`/`o` into `v2`/`o2`. A function of its own so that V8 optimizes it at once.
+ */
+function radixPass(v: Uint32Array, o: Int32Array, v2: Uint32Array, o2: Int32Array, shift: number, bucket: Int32Array): void {
+  const n = v.length;
+  bucket.fill(0);
+  for (let k = 0; k < n; k++) bucket[((v[k]! >>> shift) & 0x7ff) + 1]!++;
+  for (let b = 0; b < 2048; b++) bucket[b + 1]! += bucket[b]!;
+  for (let k = 0; k < n; k++) {
+    const x = v[k]!;
+    const d = bucket[(x >>> shift) & 0x7ff]!++;
+    v2[d] = x;
+    o2[d] = o[k]!;
+  }
+}
+
 /** Indices of the non-empty sets, by size and then index (the join's processing order). */
 function processingOrder(lengths: (i: number) => number, n: number): Int32Array {
   const nonEmpty: number[] = [];
@@ -52,22 +69,14 @@ export function rankTokens(sets: readonly Uint32Array[]): RankedSets {
   }
   // Three stable counting passes of 11 bits, low to high: sorted by fingerprint. (Two 16-bit passes
   // scatter to 65,536 places at once and ran slower: cache and TLB misses.)
-  let val2 = new Uint32Array(occ);
-  let own2 = new Int32Array(occ);
+  const val2 = new Uint32Array(occ);
+  const own2 = new Int32Array(occ);
   const bucket = new Int32Array(2049);
-  for (let shift = 0; shift < 32; shift += 11) {
-    bucket.fill(0);
-    for (let k = 0; k < occ; k++) bucket[((val[k]! >>> shift) & 0x7ff) + 1]!++;
-    for (let b = 0; b < 2048; b++) bucket[b + 1]! += bucket[b]!;
-    for (let k = 0; k < occ; k++) {
-      const v = val[k]!;
-      const d = bucket[(v >>> shift) & 0x7ff]!++;
-      val2[d] = v;
-      own2[d] = own[k]!;
-    }
-    [val, val2] = [val2, val];
-    [own, own2] = [own2, own];
-  }
+  radixPass(val, own, val2, own2, 0, bucket);
+  radixPass(val2, own2, val, own, 11, bucket);
+  radixPass(val, own, val2, own2, 22, bucket);
+  val = val2;
+  own = own2;
   // Runs of equal fingerprints are the distinct tokens, in fingerprint order.
   let tokens = 0;
   for (let k = 0; k < occ; k++) if (k === 0 || val[k] !== val[k - 1]) tokens++;
