@@ -285,6 +285,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
           verify: options.verify,
           measure: s.measure ?? 'jaccard',
           candidates: s.candidateMethod ?? 'lsh',
+          ...(s.candidateReason ? { candidatesReason: s.candidateReason } : {}),
           fingerprintBits: options.fingerprintBits ?? 32,
           clusterMode: options.clusters ?? 'components',
           representative: options.representative ?? 'first',
@@ -310,6 +311,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
     );
     const method = s.candidateMethod ?? 'lsh';
     const measure = s.measure ?? 'jaccard';
+    if (s.candidateReason) reporter.summary(`auto        ${method === 'exact' ? 'exact join' : method} (chosen by --candidates auto): ${s.candidateReason}`);
     if (method === 'lsh') {
       reporter.summary(
         `lsh         ${b.bands} bands × ${b.rows} rows (${b.bands * b.rows} of ${b.numPerm} hashes): P(${b.threshold}) = ${b.recallAtThreshold.toFixed(4)}, the expected recall at the threshold${b.rule === 'best-effort' ? ' (best effort: the recall target is out of reach)' : ''}`,
