@@ -64,7 +64,7 @@ test('dedup --measure containment: the smaller document first, its containment i
   assert.match(r.stderr, /method +exact prefix-filtering join: every pair with containment ≥ 0\.9/);
   assert.match(neardup(['dedup', file, '--id', 'id', '--candidates', 'auto', '--shingle', 'word', '-k', '2']).stderr, /method +exact prefix-filtering join \(chosen by --candidates auto\)/, 'short documents, word shingles');
   assert.match(neardup(['dedup', file, '--id', 'id', '--candidates', 'auto']).stderr, /^auto +lsh \(chosen by --candidates auto\): char shingles/m, 'char shingles keep LSH, and the summary says why');
-  const auto = JSON.parse(neardup(['dedup', file, '--id', 'id', '--candidates', 'auto', '--shingle', 'word', '-k', '2', '--json']).stdout);
+  const auto = JSON.parse(neardup(['dedup', file, '--id', 'id', '--candidates', 'auto', '--shingle', 'word', '-k', '2', '--json', '-o', path.join(dir, 'auto.tsv')]).stdout);
   assert.equal(auto.options.candidates, 'exact');
   assert.match(auto.options.candidatesReason, /word shingles per document/);
   r = neardup(['dedup', file, '--id', 'id', '--threshold', '0.9']);
