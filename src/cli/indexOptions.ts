@@ -6,6 +6,8 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { NearDupIndex, type NearDupIndexOptions } from '../online/nearDupIndex.js';
 import { UsageError } from '../io/errors.js';
+import type { NormalizePreset } from '../text/normalize.js';
+import { NORMALIZE_CHOICES } from './options.js';
 
 /** A number parser for commander that names the option in its error. */
 export function num(name: string, integer: boolean) {
@@ -22,7 +24,7 @@ export interface IndexFlags {
   threshold?: number;
   k?: number;
   shingle?: 'char' | 'word' | 'spot';
-  normalize?: 'default' | 'seed000' | 'none';
+  normalize?: NormalizePreset;
   numPerm?: number;
   bands?: number;
   rows?: number;
@@ -39,7 +41,7 @@ export function addIndexOptions(cmd: Command, workersHelp: string): Command {
     .option('--threshold <t>', 'Jaccard threshold (default 0.8)', num('--threshold', false))
     .addOption(new Option('--shingle <kind>', 'shingle kind (default char)').choices(['char', 'word', 'spot']))
     .option('-k, --k <n>', 'shingle length (default 5 for char, 3 for word/spot)', num('--k', true))
-    .addOption(new Option('--normalize <preset>', 'normalization preset (default default)').choices(['default', 'seed000', 'none']))
+    .addOption(new Option('--normalize <preset>', 'normalization preset (default default)').choices(NORMALIZE_CHOICES))
     .option('--num-perm <n>', 'MinHash signature length (default 128)', num('--num-perm', true))
     .option('--bands <n>', 'LSH bands (default: chosen for the threshold)', num('--bands', true))
     .option('--rows <n>', 'rows per band', num('--rows', true))

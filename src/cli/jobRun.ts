@@ -12,7 +12,8 @@ import { loadJob, saveJob, STAGES, taskCount, type JobOutputMode, type JobSpec }
 import { planJob } from '../shard/plan.js';
 import { runTask } from '../shard/stages.js';
 import { summarize, writeJobOutput, type JobSummary } from '../shard/summary.js';
-import { addEngineOptions, dedupOptionsFrom, pairFormatOf, parsePositiveInt, readOptionsFrom, type EngineFlags, type InputFlags } from './options.js';
+import { addEngineOptions, parsePositiveInt, type EngineFlags, type InputFlags } from './options.js';
+import { pipelineOptionsFrom } from './pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from './report.js';
 import type { PairFormat } from '../io/write.js';
 
@@ -44,16 +45,16 @@ export function addPlanOptions(cmd: Command): Command {
 /** Writes (or reuses) the plan of the flags' job. */
 export async function planFromFlags(shards: string[], flags: PlanFlags): Promise<JobSpec> {
   if (flags.verify && flags.verify !== 'exact') throw new UsageError('sharded jobs verify exactly: --verify estimate/none is for neardup dedup');
-  const options = dedupOptionsFrom(flags);
+  const { dedup: options, read, pairFormat } = pipelineOptionsFrom(flags);
   const spec = await planJob({
     shards,
     against: flags.against,
-    read: readOptionsFrom(flags),
+    read,
     options,
     partitions: flags.partitions,
     onBadShard: flags.onBadShard,
     mode: flags.output,
-    pairFormat: pairFormatOf(flags),
+    pairFormat,
     outDir: flags.outDir,
   });
   const job = await saveJob(path.resolve(flags.workDir), spec);

@@ -9,7 +9,7 @@ import { createShingler } from '../text/shingler.js';
 import type { MinHashMethod, MinHashOptions } from '../sketch/minhash.js';
 import { createMinHasher } from '../sketch/minhash.js';
 import { chooseBands, type ChooseBandsOptions } from '../lsh/params.js';
-import type { NormalizePreset } from '../text/normalize.js';
+import { NORMALIZE_PRESETS, PRESET_ALIASES, type NormalizePreset } from '../text/normalize.js';
 import { UsageError } from '../io/errors.js';
 import { INPUT_FORMATS, extensionOf, type InputFormat } from '../io/formats.js';
 import type { PairFormat } from '../io/write.js';
@@ -29,26 +29,25 @@ export function parseUnit(name: string, open = false): (v: string) => number {
   };
 }
 
-/** Parses a positive integer. */
-export function parsePositiveInt(name: string, max = 1e9): (v: string) => number {
+/** Parses an integer from `min` to `max` (digits only: no sign, exponent or fraction). */
+function parseIntInRange(name: string, min: number, max: number): (v: string) => number {
   return (v) => {
     const x = Number(v);
-    if (!/^\s*\d+\s*$/.test(v) || !Number.isInteger(x) || x < 1 || x > max) {
-      throw new InvalidArgumentError(`${name} must be an integer from 1 to ${max}, got "${v}"`);
+    if (!/^\s*\d+\s*$/.test(v) || !Number.isInteger(x) || x < min || x > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got "${v}"`);
     }
     return x;
   };
 }
 
+/** Parses a positive integer. */
+export function parsePositiveInt(name: string, max = 1e9): (v: string) => number {
+  return parseIntInRange(name, 1, max);
+}
+
 /** Parses an integer from 0 to `max`. */
 export function parseCount(name: string, max = 1024): (v: string) => number {
-  return (v) => {
-    const x = Number(v);
-    if (!/^\s*\d+\s*$/.test(v) || !Number.isInteger(x) || x < 0 || x > max) {
-      throw new InvalidArgumentError(`${name} must be an integer from 0 to ${max}, got "${v}"`);
-    }
-    return x;
-  };
+  return parseIntInRange(name, 0, max);
 }
 
 /** Parses a non-negative integer seed. */
@@ -123,12 +122,19 @@ export function readOptionsFrom(f: InputFlags): ReadOptions {
   };
 }
 
+/** The --normalize values: the presets, then their old names (accepted, same meaning). */
+export const NORMALIZE_CHOICES: string[] = [...NORMALIZE_PRESETS, ...Object.keys(PRESET_ALIASES)];
+
+/** What each --normalize value does, for help texts. */
+export const NORMALIZE_HELP =
+  'default (NFKC, lowercase, collapse whitespace), lowercase-collapse (collapse runs of spaces or of newlines to one space, lowercase; nothing else; alias seed000), none';
+
 /** Adds the shingling options. */
 export function addShingleOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--shingle <kind>', 'shingles: char k-grams, word k-grams, or stopword-anchored "spot" signatures').choices(['char', 'word', 'spot']).default('char'))
     .option('-k <n>', 'shingle length: characters for char (default 5), words for word and spot (default 3)', parsePositiveInt('k', 1000))
-    .addOption(new Option('--normalize <preset>', 'text normalization: default (NFKC, lowercase, collapse whitespace), seed000 (collapse spaces/newlines, lowercase), none').choices(['default', 'seed000', 'none']).default('default'))
+    .addOption(new Option('--normalize <preset>', `text normalization: ${NORMALIZE_HELP}`).choices(NORMALIZE_CHOICES).default('default'))
     .option('--multiset', 'count repeated shingles (multiset Jaccard)')
     .option('--stopwords <langs>', 'stopword languages for --shingle spot, comma-separated', collectList);
 }

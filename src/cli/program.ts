@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { isUserError } from '../io/errors.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { tooManyPairsMessage } from './tooManyPairs.js';
+import { flagHint } from './flagHints.js';
 
 /** Exit code of a successful run. */
 export const EXIT_OK = 0;
@@ -40,7 +41,7 @@ Examples:
   $ neardup dedup docs.jsonl --text-field body --id-field meta.id --output clusters
   $ neardup params --threshold 0.8 --num-perm 128
   $ neardup compare a.txt b.txt
-  $ neardup bench ads.tsv --text 'Title,Short Description' -k 10 --normalize seed000
+  $ neardup bench ads.tsv --text 'Title,Short Description' -k 10 --normalize lowercase-collapse
 
 Exit codes: 0 ok, 1 runtime failure, 2 usage or input error. See docs/cli.md.`,
     );
@@ -69,7 +70,7 @@ export async function runProgram(program: Command, argv: readonly string[], stde
       return EXIT_USAGE;
     }
     if (isUserError(e)) {
-      stderr.write(`neardup: ${e.message}\n`);
+      stderr.write(`neardup: ${e.message}${flagHint(e.fix)}\n`);
       return EXIT_USAGE;
     }
     if (e instanceof TooManyPairsError) {

@@ -1,20 +1,20 @@
 /**
- * The batch pipeline: shingle → sign → LSH candidates → verify → cluster.
+ * The batch pipeline: shingle → sign → LSH candidates → verify → cluster. {@link dedup} runs the
+ * steps: ./signedGroups.ts signs and folds identical documents, ./verifyGroups.ts lists and checks
+ * candidates, {@link finishDedup} clusters and counts.
  * @module
  */
 import type { ShingleOptions } from '../text/shingler.js';
 import { createTextSigner } from '../sketch/textSigner.js';
 import type { MinHashOptions } from '../sketch/minhash.js';
-import { SignatureMatrix } from '../sketch/signatureMatrix.js';
-import { chooseBands, type BandChoice, type ChooseBandsOptions } from '../lsh/params.js';
-import { bandKeyMatrix, candidatePairBound, candidatesFromBandKeys, emptyCandidateStats, type CandidateStats } from '../lsh/candidates.js';
-import { ProbeTable, probeJaccardAtLeast, setHash } from '../similarity/probeSet.js';
+import { checkThreshold, chooseBands, type BandChoice, type ChooseBandsOptions } from '../lsh/params.js';
+import type { CandidateStats } from '../lsh/candidates.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { clusterPairs, type Cluster } from './clusters.js';
-import { clusterBucketwise } from './bucketwise.js';
-import { CopyFinder, HashIndex, clusterGroups, expandPairs, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
+import { clusterGroups, expandPairs, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
-import { murmur3Words } from '../hash/murmur3.js';
+import { SignedGroups } from './signedGroups.js';
+import { verifyGroups } from './verifyGroups.js';
 import { dedupKinds, needsKinds, type CandidateMethod } from './kinds.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
 import type { ClusterMode, RepresentativePolicy } from './clusterPolicy.js';
@@ -134,7 +134,7 @@ export const DEDUP_DEFAULTS = { threshold: 0.8, verify: 'exact' as VerifyMode, m
  */
 export function resolveDedupOptions(options: DedupOptions): { threshold: number; verify: VerifyMode; keepPairs: boolean; maxPairs: number } {
   const threshold = options.threshold ?? DEDUP_DEFAULTS.threshold;
-  if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
+  checkThreshold(threshold);
   const verify = options.verify ?? DEDUP_DEFAULTS.verify;
   if (verify !== 'exact' && verify !== 'estimate' && verify !== 'none') {
     throw new RangeError(`unknown verify mode "${String(verify)}" (expected exact, estimate or none)`);
@@ -158,155 +158,25 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
   const signer = createTextSigner({ shingle: options.shingle, minhash: options.minhash });
   const bands = chooseBands(threshold, signer.numPerm, options.lsh);
   const expected = Array.isArray(texts) ? texts.length : 1024;
-  // Rows of `sigs`, `repText` and `sets` are per group of identical documents, not per document.
-  const sigs = new SignatureMatrix(signer.numPerm, expected);
-  // Fingerprint sets are built only when needed (to tell apart documents with equal signatures, and
-  // to verify candidates), from the group's first text: most documents never need theirs. They are
-  // unsorted (no sort: compared and intersected through probe tables).
-  const repText: string[] = [];
-  const sets: (Uint32Array | undefined)[] = [];
-  let tShingle = 0;
-  const setOf = (g: number): Uint32Array => {
-    let s = sets[g];
-    if (!s) {
-      const a = performance.now();
-      s = sets[g] = signer.distinct(repText[g]!);
-      tShingle += performance.now() - a;
-    }
-    return s;
-  };
-  const copies = new CopyFinder(expected);
-  // Equal signatures first (cheap, from the signature alone); only documents whose signature was
-  // seen before need their set, to tell exact copies from near-identical documents. Keying the
-  // groups on the signature alone would chain every near-identical document under one hash.
-  const bySignature = new HashIndex(expected);
-  const bySet = new HashIndex(64);
-  let setIndexedOf = new Uint8Array(Math.max(16, expected));
-  const indexSet = (g: number): void => {
-    if (g >= setIndexedOf.length) {
-      const x = new Uint8Array(Math.max(g + 1, setIndexedOf.length * 2));
-      x.set(setIndexedOf);
-      setIndexedOf = x;
-    }
-    if (setIndexedOf[g]) return;
-    setIndexedOf[g] = 1;
-    bySet.insert(setHash(setOf(g), SET_SEED), g);
-  };
-  // Equal sets: same size and every value of one found in the other (both are distinct).
-  const eqTable = new ProbeTable();
-  const sameSet = (x: Uint32Array, y: Uint32Array): boolean => {
-    if (x.length !== y.length) return false;
-    eqTable.load(x);
-    return eqTable.countIn(y, 0) === y.length;
-  };
-  const empty: number[] = [];
-  let chars = 0;
-  let tSign = 0;
-  let d = 0;
+
+  // 1. Sign, folding identical documents into groups.
+  const signed = new SignedGroups(signer, verify, expected);
   for (const text of texts) {
-    const a = performance.now();
-    const shingled = tShingle;
-    const i = sigs.push();
-    const row = sigs.row(i);
-    repText[i] = text;
-    let g = i;
-    if (signer.signInto(text, row)) {
-      sigs.present[i] = 1;
-      const h = murmur3Words(row, SET_SEED);
-      const c = bySignature.find(h, (x) => sameWords(sigs.row(x), row));
-      if (c === -1) bySignature.insert(h, i);
-      else if (verify !== 'exact') g = c; // equal signatures: equal estimates against every document
-      else {
-        indexSet(c);
-        const own = setOf(i);
-        const x = bySet.find(setHash(own, SET_SEED), (y) => sameSet(setOf(y), own));
-        if (x === -1) indexSet(i);
-        else g = x;
-      }
-    } else {
-      sigs.present[i] = 0;
-      empty.push(d);
-    }
-    if (g === i) copies.startGroup();
-    else {
-      copies.join(g);
-      sigs.count--;
-      repText.length = i;
-      sets.length = Math.min(sets.length, i);
-    }
-    tSign += performance.now() - a - (tShingle - shingled);
-    chars += text.length;
+    const d = signed.docs;
+    signed.add(text);
     if (options.onProgress && (d & 1023) === 0) options.onProgress('sign', d, 0);
-    d++;
   }
-  const groups = copies.result();
+  const groups = signed.groups();
   const t1 = performance.now();
-  const u = sigs.count;
-  const { hi, lo } = bandKeyMatrix(sigs, bands.bands, bands.rows);
-  // Exact scores probe b's set against a's, loaded into the table once for consecutive pairs of a.
-  const scoreTable = new ProbeTable();
-  let loaded = -1;
-  /** The similarity a verified pair is kept with, or -1 when it is not a near duplicate. */
-  const score = (a: number, b: number): number => {
-    if (verify === 'exact') {
-      if (loaded !== a) {
-        scoreTable.load(setOf(a));
-        loaded = a;
-      }
-      return probeJaccardAtLeast(scoreTable, setOf(b), threshold);
-    }
-    const e = sigs.estimate(a, b);
-    return verify === 'none' || e >= threshold ? e : -1;
-  };
-  const pairs: ScoredPair[] = [];
-  let t2 = t1;
-  let shingledAtT2 = tShingle;
-  const run = { n: d, pairs, empty, bands, chars, cstats: emptyCandidateStats(), groups, keepPairs, maxPairs, counts: 'all' as 'all' | 'verified' };
-  if (!keepPairs && candidatePairBound(hi, lo, sigs.present, u, bands.bands) > maxPairs) {
-    // Too many candidate pairs to hold, and only clusters are asked for: verify bucket by bucket and
-    // skip pairs whose documents are already in one cluster (they cannot change the clusters).
-    const verified = clusterBucketwise(hi, lo, sigs.present, u, bands.bands, score, run.cstats, (a, b, s) => pairs.push({ a, b, similarity: s }), options.onProgress);
-    run.cstats.candidates = verified;
-    run.counts = 'verified';
-  } else {
-    const { pairs: cand, stats: cstats } = candidatesFromBandKeys(hi, lo, sigs.present, u, bands.bands, maxPairs);
-    t2 = performance.now();
-    shingledAtT2 = tShingle;
-    // Pairs taken in order of their first member, so each first member's set is loaded once.
-    const order = orderByFirst(cand.a, cand.size, u);
-    for (let k = 0; k < cand.size; k++) {
-      const p = order[k]!;
-      const s = score(cand.a[p]!, cand.b[p]!);
-      if (s >= 0) pairs.push({ a: cand.a[p]!, b: cand.b[p]!, similarity: s });
-      if (options.onProgress && (k & 65535) === 0) options.onProgress('verify', k, cand.size);
-    }
-    // Candidates counted per document pair, as a run without grouping would count them.
-    cstats.candidates = pairsWithinGroups(groups) + pairsAcrossGroups(groups, cand.size, (p) => cand.a[p]!, (p) => cand.b[p]!);
-    run.cstats = cstats;
-  }
+
+  // 2. LSH candidates among the groups, verified.
+  const v = verifyGroups(signed, { threshold, verify, bands, groups, keepPairs, maxPairs, onProgress: options.onProgress }, t1);
+
+  // 3. Pairs back to documents, clusters, counters.
+  const run = { n: signed.docs, pairs: v.pairs, empty: signed.empty, bands, chars: signed.chars, cstats: v.cstats, groups, keepPairs, maxPairs, counts: v.counts };
   // Bucket-wise clustering interleaves LSH and verification: its time is counted as verification.
   // Sets built during verification count as shingling, not verification.
-  return finishDedup(run, { t0, t1, t2, shingle: tShingle, sign: tSign, shingleAfterT2: tShingle - shingledAtT2 });
-}
-
-/** Seed of the content hashes that find identical documents. */
-const SET_SEED = 0x5e7c0b1e;
-
-/** Pair indices 0..count−1 ordered by their first member `a[p]` (< n), stable: a counting sort. */
-function orderByFirst(a: Int32Array, count: number, n: number): Int32Array {
-  const start = new Int32Array(n + 1);
-  for (let p = 0; p < count; p++) start[a[p]! + 1]!++;
-  for (let d = 0; d < n; d++) start[d + 1]! += start[d]!;
-  const order = new Int32Array(count);
-  for (let p = 0; p < count; p++) order[start[a[p]!]!++] = p;
-  return order;
-}
-
-/** Equal word arrays. */
-function sameWords(x: Uint32Array, y: Uint32Array): boolean {
-  if (x.length !== y.length) return false;
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
-  return true;
+  return finishDedup(run, { t0, t1, t2: v.t2, shingle: signed.shingleMs, sign: signed.signMs, shingleAfterT2: signed.shingleMs - v.shingledAtT2 });
 }
 
 /**

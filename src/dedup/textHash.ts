@@ -9,7 +9,7 @@
  * @module
  */
 import { fmix32 } from '../hash/mix.js';
-import { makeNormalizer, type NormalizeOptions } from '../text/normalize.js';
+import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../text/normalize.js';
 
 const C1 = 0xcc9e2d51;
 const C2 = 0x1b873593;
@@ -19,7 +19,7 @@ const SEED_LO = 0x7a3b9e41;
 /** Builds a function that writes the 64-bit hash of a text's normalized form into out[0], out[1]. */
 export function createTextHasher(options: NormalizeOptions = {}): (text: string, out: Uint32Array) => boolean {
   const norm = makeNormalizer(options);
-  const plain = (options.preset ?? 'default') === 'default' && !options.keepCase && !options.stripPunctuation && !options.stripDiacritics && !options.custom;
+  const plain = resolvePreset(options.preset) === 'default' && !options.keepCase && !options.stripPunctuation && !options.stripDiacritics && !options.custom;
   /** Hashes the text with case folding and whitespace collapsing (fold) or as it is; false when empty. */
   const hash = (t: string, fold: boolean, out: Uint32Array): boolean => {
     let h1 = SEED_HI;

@@ -18,7 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import { textLines, type TextChunk } from './utf8.js';
-import { InputError } from './errors.js';
+import { InputError, type InputFix } from './errors.js';
 import type { InputRecord, ReaderContext } from './record.js';
 
 /** Which columns make a document. */
@@ -100,6 +100,95 @@ function listColumns(columns: readonly string[]): string {
   return columns.map((c) => JSON.stringify(c)).join(', ');
 }
 
+/** Where the text, id and title are in a row, from the header. */
+interface ColumnLayout {
+  columns: string[];
+  textIdx: number[];
+  idIdx: number;
+  titleIdx: number;
+}
+
+/**
+ * The layout of the header `columns` (line `line`) for `spec`. Header problems are never
+ * skippable (without a header there is nothing to read): an {@link InputError} names the line and
+ * the available columns.
+ */
+function resolveHeader(columns: string[], spec: ColumnSpec, ctx: ReaderContext, line: number): ColumnLayout {
+  const fail = (reason: string, fix?: InputFix): never => {
+    throw new InputError(ctx.file, line, reason, undefined, fix);
+  };
+  if (ctx.badLines?.has(line)) fail('invalid UTF-8 in the header');
+  let textIdx: number[] = [];
+  const names = spec.text ?? [];
+  if (names.length === 0) {
+    const t = findColumn(columns, 'text');
+    if (t >= 0) textIdx = [t];
+    else if (columns.length === 1) textIdx = [0];
+    else fail(`no text column given; available columns: ${listColumns(columns)}`, { option: 'text' });
+  } else {
+    textIdx = names.map((name) => {
+      const i = findColumn(columns, name);
+      if (i < 0) fail(`unknown column "${name}"; available columns: ${listColumns(columns)}`);
+      return i;
+    });
+  }
+  let idIdx = -1;
+  if (spec.id !== undefined) {
+    idIdx = findColumn(columns, spec.id);
+    if (idIdx < 0) fail(`unknown id column "${spec.id}"; available columns: ${listColumns(columns)}`);
+  }
+  let titleIdx = -1;
+  if (spec.title !== undefined) {
+    titleIdx = findColumn(columns, spec.title);
+    if (titleIdx < 0) fail(`unknown title column "${spec.title}"; available columns: ${listColumns(columns)}`);
+  }
+  return { columns, textIdx, idIdx, titleIdx };
+}
+
+/** Where a data record is: its text as read, line break, first and last line, and row number. */
+interface RowPlace {
+  raw: string;
+  eol: string;
+  line: number;
+  end: number;
+  row: number;
+}
+
+/**
+ * The document of data record `f`, or undefined when it is invalid (reported through `ctx.invalid`
+ * with its line: invalid UTF-8, or another number of fields than the header).
+ */
+function rowRecord(f: string[], at: RowPlace, layout: ColumnLayout, ctx: ReaderContext, quotes: boolean): InputRecord | undefined {
+  const { line, end } = at;
+  if (ctx.badLines && ctx.badLines.size > 0) {
+    for (let l = line; l <= end; l++) {
+      if (ctx.badLines.has(l)) {
+        ctx.invalid(line, 'invalid UTF-8');
+        return undefined;
+      }
+    }
+  }
+  const { columns, textIdx, idIdx, titleIdx } = layout;
+  if (f.length !== columns.length) {
+    const hint = !quotes && f.length > columns.length ? ' (TSV has no quoting: a tab inside a field splits it)' : '';
+    const span = end > line ? ` (a quoted field makes this record span lines ${line}-${end})` : '';
+    ctx.invalid(line, `ragged row: ${f.length} field${f.length === 1 ? '' : 's'}, the header has ${columns.length}${hint}${span}`);
+    return undefined;
+  }
+  if (end > line) {
+    ctx.stats.multiline = (ctx.stats.multiline ?? 0) + 1;
+    ctx.stats.firstMultiline ??= `${ctx.file}:${line}-${end}`;
+  }
+  const text = textIdx.length === 1 ? f[textIdx[0]!]! : textIdx.map((i) => f[i]!).join(' ');
+  const out: InputRecord = { text, id: idIdx >= 0 ? f[idIdx] : undefined, row: at.row, line };
+  if (titleIdx >= 0 && f[titleIdx]) out.title = f[titleIdx];
+  if (ctx.raw) {
+    out.raw = at.raw;
+    out.eol = at.eol;
+  }
+  return out;
+}
+
 /**
  * Reads delimited records. Throws (through `ctx.invalid`) for a record with a different number of
  * fields than the header, invalid UTF-8, or a quoting error; throws an {@link InputError} for an
@@ -113,10 +202,7 @@ export async function* readDelimited(
   onHeader: (h: DelimitedHeader) => void,
   quotes = true,
 ): AsyncGenerator<InputRecord> {
-  let columns: string[] | undefined;
-  let textIdx: number[] = [];
-  let idIdx = -1;
-  let titleIdx = -1;
+  let layout: ColumnLayout | undefined;
   let row = 0;
   const quoteStart = delimiter + '"';
   // record_delimiter \n: lines are joined with their own breaks; a CR before a joined \n stays in the
@@ -124,66 +210,14 @@ export async function* readDelimited(
   const quoteOptions = { delimiter, record_delimiter: '\n', relax_quotes: true, relax_column_count: true, skip_empty_lines: true };
   const strictOptions = { ...quoteOptions, relax_quotes: false };
 
-  /** Handles one record spanning lines [line, end]; returns the document, if any. */
+  /** Handles one record spanning lines [line, end]: the header first, then documents. */
   const record = (f: string[], raw: string, eol: string, line: number, end: number): InputRecord | undefined => {
-    if (!columns) {
-      columns = f;
-      // Header problems are never skippable: without a header there is nothing to read.
-      const fail = (reason: string): never => {
-        throw new InputError(ctx.file, line, reason);
-      };
-      if (ctx.badLines?.has(line)) fail('invalid UTF-8 in the header');
-      const names = spec.text ?? [];
-      if (names.length === 0) {
-        const t = findColumn(columns, 'text');
-        if (t >= 0) textIdx = [t];
-        else if (columns.length === 1) textIdx = [0];
-        else fail(`no text column given (use --text); available columns: ${listColumns(columns)}`);
-      } else {
-        textIdx = names.map((name) => {
-          const i = findColumn(columns!, name);
-          if (i < 0) fail(`unknown column "${name}"; available columns: ${listColumns(columns!)}`);
-          return i;
-        });
-      }
-      if (spec.id !== undefined) {
-        idIdx = findColumn(columns, spec.id);
-        if (idIdx < 0) fail(`unknown id column "${spec.id}"; available columns: ${listColumns(columns)}`);
-      }
-      if (spec.title !== undefined) {
-        titleIdx = findColumn(columns, spec.title);
-        if (titleIdx < 0) fail(`unknown title column "${spec.title}"; available columns: ${listColumns(columns)}`);
-      }
-      onHeader({ columns, raw, eol });
+    if (!layout) {
+      layout = resolveHeader(f, spec, ctx, line);
+      onHeader({ columns: f, raw, eol });
       return undefined;
     }
-    const r = row++;
-    if (ctx.badLines && ctx.badLines.size > 0) {
-      for (let l = line; l <= end; l++) {
-        if (ctx.badLines.has(l)) {
-          ctx.invalid(line, 'invalid UTF-8');
-          return undefined;
-        }
-      }
-    }
-    if (f.length !== columns.length) {
-      const hint = !quotes && f.length > columns.length ? ' (TSV has no quoting: a tab inside a field splits it)' : '';
-      const span = end > line ? ` (a quoted field makes this record span lines ${line}-${end})` : '';
-      ctx.invalid(line, `ragged row: ${f.length} field${f.length === 1 ? '' : 's'}, the header has ${columns.length}${hint}${span}`);
-      return undefined;
-    }
-    if (end > line) {
-      ctx.stats.multiline = (ctx.stats.multiline ?? 0) + 1;
-      ctx.stats.firstMultiline ??= `${ctx.file}:${line}-${end}`;
-    }
-    const text = textIdx.length === 1 ? f[textIdx[0]!]! : textIdx.map((i) => f[i]!).join(' ');
-    const out: InputRecord = { text, id: idIdx >= 0 ? f[idIdx] : undefined, row: r, line };
-    if (titleIdx >= 0 && f[titleIdx]) out.title = f[titleIdx];
-    if (ctx.raw) {
-      out.raw = raw;
-      out.eol = eol;
-    }
-    return out;
+    return rowRecord(f, { raw, eol, line, end, row: row++ }, layout, ctx, quotes);
   };
 
   // Record boundaries come from a small quote-state machine (the same rules as csv-parse with
@@ -220,7 +254,7 @@ export async function* readDelimited(
       }
       pending = [];
       const msg = ((e as Error).message ?? String(e)).replace(/ at line \d+/, '');
-      if (!columns) throw new InputError(ctx.file, first, `unreadable header (${msg})`);
+      if (!layout) throw new InputError(ctx.file, first, `unreadable header (${msg})`);
       row++;
       ctx.invalid(first, msg);
       return;
@@ -241,7 +275,7 @@ export async function* readDelimited(
     const rest = pending.slice(1);
     const first = pending[0]!.line;
     pending = [];
-    if (!columns) throw new InputError(ctx.file, first, `unreadable header (${reason})`);
+    if (!layout) throw new InputError(ctx.file, first, `unreadable header (${reason})`);
     row++;
     ctx.invalid(first, reason);
     for (const l of rest) feed(l);

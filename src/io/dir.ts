@@ -9,6 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import path from 'node:path';
 import { htmlToText } from './html.js';
 import { fsError } from './source.js';
+import { walkTree } from './walk.js';
 import type { InputRecord, ReaderContext } from './record.js';
 
 /** File extensions read from a directory. */
@@ -31,7 +32,7 @@ function inside(root: string, p: string): boolean {
  * Relative paths (with `/`) of the document files under `root`, sorted, and the symbolic links that
  * were refused. A symbolic link to a file is read only when its target lies inside the root; links
  * to directories are never descended (no loops; a target inside the root is read at its own path).
- * Node's recursive readdir follows directory links, so the walk is done here.
+ * Node's recursive readdir follows directory links, so the walk is ./walk.ts's.
  */
 export async function listDocumentFiles(root: string): Promise<{ files: string[]; refused: RefusedEntry[] }> {
   let realRoot: string;
@@ -44,42 +45,25 @@ export async function listDocumentFiles(root: string): Promise<{ files: string[]
   }
   const files: string[] = [];
   const refused: RefusedEntry[] = [];
-  const pending: string[] = [''];
-  while (pending.length > 0) {
-    const relDir = pending.pop()!;
-    const dir = path.join(root, relDir);
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = await fsp.readdir(dir, { withFileTypes: true });
-    } catch (e) {
-      throw fsError(dir, e);
+  for (const { rel, kind } of await walkTree(root)) {
+    const wanted = DIR_EXTENSIONS.includes(path.extname(rel).toLowerCase());
+    if (kind === 'file') {
+      if (wanted) files.push(rel);
+      continue;
     }
-    for (const ent of entries) {
-      const rel = relDir ? `${relDir}/${ent.name}` : ent.name;
-      if (ent.isDirectory()) {
-        pending.push(rel);
-        continue;
-      }
-      const wanted = DIR_EXTENSIONS.includes(path.extname(ent.name).toLowerCase());
-      if (ent.isFile()) {
-        if (wanted) files.push(rel);
-        continue;
-      }
-      if (!ent.isSymbolicLink()) continue;
-      const full = path.join(root, rel);
-      let target: string;
-      try {
-        target = await fsp.realpath(full);
-      } catch {
-        if (wanted) refused.push({ path: full, reason: 'broken symbolic link' });
-        continue;
-      }
-      const st = await fsp.stat(target);
-      if (!inside(realRoot, target)) {
-        if (wanted || st.isDirectory()) refused.push({ path: full, reason: `symbolic link to ${target}, outside the input directory: not followed` });
-      } else if (st.isFile() && wanted) {
-        files.push(rel);
-      }
+    const full = path.join(root, rel);
+    let target: string;
+    try {
+      target = await fsp.realpath(full);
+    } catch {
+      if (wanted) refused.push({ path: full, reason: 'broken symbolic link' });
+      continue;
+    }
+    const st = await fsp.stat(target);
+    if (!inside(realRoot, target)) {
+      if (wanted || st.isDirectory()) refused.push({ path: full, reason: `symbolic link to ${target}, outside the input directory: not followed` });
+    } else if (st.isFile() && wanted) {
+      files.push(rel);
     }
   }
   return { files: files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), refused: refused.sort((a, b) => (a.path < b.path ? -1 : 1)) };

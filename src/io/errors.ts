@@ -4,9 +4,27 @@
  * @module
  */
 
-/** A bad command line: unknown option value, conflicting options, missing argument. */
+/**
+ * The option that would fix an error, in the library's terms (`text`: which columns or fields hold
+ * the text; `format`: the input format, with the value to try when there is one; `out`: where the
+ * output goes). The message says what is wrong and where; a front end adds how to set the option
+ * its own way (the CLI: `(use --text)`, `(use --format dir)`).
+ */
+export interface InputFix {
+  option: 'text' | 'format' | 'out';
+  value?: string;
+}
+
+/** A bad command line or bad options: unknown option value, conflicting options, missing argument. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+  /** The option that would fix it, when one does. */
+  readonly fix: InputFix | undefined;
+
+  constructor(message: string, fix?: InputFix) {
+    super(message);
+    this.fix = fix;
+  }
 }
 
 /**
@@ -24,12 +42,16 @@ export class InputError extends Error {
   /** The problem without its location. */
   readonly reason: string;
 
-  constructor(file: string, line: number | undefined, reason: string, position?: string) {
+  /** The option that would fix it, when one does. */
+  readonly fix: InputFix | undefined;
+
+  constructor(file: string, line: number | undefined, reason: string, position?: string, fix?: InputFix) {
     super(line !== undefined ? `${file}:${line}: ${reason}` : position !== undefined ? `${file}: ${position}: ${reason}` : `${file}: ${reason}`);
     this.file = file;
     this.line = line;
     this.position = position;
     this.reason = reason;
+    this.fix = fix;
   }
 }
 

@@ -161,7 +161,7 @@ export function defaultTextColumn(file: string, tree: SchemaNode): string {
   const names = tree.children.map((c) => c.element.name);
   if (names.includes('text')) return 'text';
   if (names.length === 1) return names[0]!;
-  throw new UsageError(`${file}: no column named "text": choose the text column(s) with --text (columns: ${leafPaths(tree).join(', ')})`);
+  throw new UsageError(`${file}: no column named "text": choose the text column(s) (columns: ${leafPaths(tree).join(', ')})`, { option: 'text' });
 }
 
 /** Compressed bytes of a row group (for progress). */

@@ -185,7 +185,7 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
   const dir = await isDirectory(path);
   if (format === 'auto' && dir) format = 'dir';
   if (format === 'dir') {
-    if (!dir) throw new UsageError(`--format dir needs a directory, but ${path === '-' ? STDIN_NAME : path} is not one`);
+    if (!dir) throw new UsageError(`format dir needs a directory, but ${path === '-' ? STDIN_NAME : path} is not one`, { option: 'format' });
     let read = 0;
     const ctx = makeContext(path, raw, skipInvalid, skips);
     return {
@@ -200,7 +200,7 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
       records: readDirectory(path, ctx, (n) => (read += n)),
     };
   }
-  if (dir) throw new UsageError(`${path} is a directory: use --format dir (or auto)`);
+  if (dir) throw new UsageError(`${path} is a directory, not a ${format} file: read it as format dir (or auto)`, { option: 'format', value: 'dir' });
   if (format === 'auto' && path !== '-') format = formatFromExtension(path) ?? ((await isParquetFile(path)) ? 'parquet' : 'auto');
   if (format === 'parquet') {
     if (path === '-') throw new UsageError('Parquet cannot be read from standard input (the footer is at the end of the file): give the file');

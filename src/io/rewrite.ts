@@ -92,11 +92,11 @@ function inside(parent: string, child: string): boolean {
 export async function prepareOutputDirectory(list: ShardList, outDir: string): Promise<void> {
   const base = await fsp.realpath(list.base);
   const st = await fsp.stat(outDir).catch(() => undefined);
-  if (st && !st.isDirectory()) throw new UsageError(`--out ${outDir}: the input has ${list.shards.length} shard(s), so the output is a directory of shards, but ${outDir} is a file`);
+  if (st && !st.isDirectory()) throw new UsageError(`output ${outDir}: the input has ${list.shards.length} shard(s), so the output is a directory of shards, but ${outDir} is a file`, { option: 'out' });
   await fsp.mkdir(outDir, { recursive: true });
   const real = await fsp.realpath(outDir);
   if (inside(base, real) || inside(real, base)) {
-    throw new UsageError(`--out ${outDir} overlaps the input directory ${list.base}: write the output shards to another directory`);
+    throw new UsageError(`output directory ${outDir} overlaps the input directory ${list.base}: write the output shards to another directory`, { option: 'out' });
   }
   await fsp.rm(path.join(outDir, SUCCESS_MARKER), { force: true });
 }

@@ -16,7 +16,7 @@ import { UsageError } from './errors.js';
 import { compressionFromName, formatFromExtension, type InputFormat } from './formats.js';
 import { loadPackage } from './lazy.js';
 import { DIR_EXTENSIONS } from './dir.js';
-import { fsError } from './source.js';
+import { walkTree } from './walk.js';
 
 /** One shard of a sharded input. */
 export interface Shard {
@@ -60,29 +60,12 @@ function byCodePoint(a: Shard, b: Shard): number {
   return a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0;
 }
 
-/** Regular files below `root` (recursively; hidden and `_` names skipped, directory links not followed), relative, with `/`. */
+/** Regular files below `root` (recursively; hidden and `_` names skipped, directory links not followed, links to files kept), relative, with `/`. */
 async function walk(root: string): Promise<string[]> {
   const out: string[] = [];
-  const pending = [''];
-  while (pending.length > 0) {
-    const rel = pending.pop()!;
-    const dir = path.join(root, rel);
-    let entries: import('node:fs').Dirent[];
-    try {
-      entries = await fsp.readdir(dir, { withFileTypes: true });
-    } catch (e) {
-      throw fsError(dir, e);
-    }
-    for (const ent of entries) {
-      if (hidden(ent.name)) continue;
-      const r = rel ? `${rel}/${ent.name}` : ent.name;
-      if (ent.isDirectory()) pending.push(r);
-      else if (ent.isFile()) out.push(r);
-      else if (ent.isSymbolicLink()) {
-        const st = await fsp.stat(path.join(root, r)).catch(() => undefined);
-        if (st?.isFile()) out.push(r);
-      }
-    }
+  for (const e of await walkTree(root, { skip: hidden })) {
+    if (e.kind === 'file') out.push(e.rel);
+    else if ((await fsp.stat(path.join(root, e.rel)).catch(() => undefined))?.isFile()) out.push(e.rel);
   }
   return out;
 }
@@ -101,13 +84,15 @@ export async function listShardDirectory(dir: string, format: InputFormat | 'aut
     const docs = files.filter((f) => DIR_EXTENSIONS.includes(path.posix.extname(f).toLowerCase()));
     if (docs.length > 0) {
       throw new UsageError(
-        `${dir} holds both shard files (${shardFiles[0]}) and document files (${docs[0]}): use --format dir to read each .txt/.md/.html file as one document, or name the shards with a glob (e.g. '${path.join(dir, '*' + path.posix.extname(shardFiles[0]!))}')`,
+        `${dir} holds both shard files (${shardFiles[0]}) and document files (${docs[0]}): read it as format dir to take each .txt/.md/.html file as one document, or name the shards with a glob (e.g. '${path.join(dir, '*' + path.posix.extname(shardFiles[0]!))}')`,
+        { option: 'format', value: 'dir' },
       );
     }
     const unknown = files.filter((f) => formatFromExtension(f) === undefined);
     if (unknown.length > 0) {
       throw new UsageError(
-        `${dir} is a directory of shards, but the format of ${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ` and ${unknown.length - 3} more` : ''} is not known from the name: remove ${unknown.length === 1 ? 'it' : 'them'}, name the shards with a glob (e.g. '${path.join(dir, '*.jsonl')}'), or force a format with --format`,
+        `${dir} is a directory of shards, but the format of ${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ` and ${unknown.length - 3} more` : ''} is not known from the name: remove ${unknown.length === 1 ? 'it' : 'them'}, name the shards with a glob (e.g. '${path.join(dir, '*.jsonl')}'), or force a format`,
+        { option: 'format' },
       );
     }
   }

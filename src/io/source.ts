@@ -54,7 +54,7 @@ export async function openSource(path: string, stdin: Readable = process.stdin):
   } else {
     try {
       const st = await fsp.stat(path);
-      if (st.isDirectory()) throw new InputError(path, undefined, 'is a directory (use --format dir to read the files in it)');
+      if (st.isDirectory()) throw new InputError(path, undefined, 'is a directory, not a file (format dir reads the files in it)', undefined, { option: 'format', value: 'dir' });
       size = st.size;
     } catch (e) {
       throw fsError(path, e);

@@ -4,6 +4,14 @@
  * @module
  */
 
+/**
+ * Throws a RangeError unless `threshold` is in (0, 1] (NaN included): the one check every
+ * similarity threshold of the library goes through, so they all reject the same values in the same words.
+ */
+export function checkThreshold(threshold: number): void {
+  if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
+}
+
 /** P(s) = 1 − (1 − s^r)^b: the chance a pair of Jaccard similarity s shares at least one band. */
 export function candidateProbability(s: number, bands: number, rows: number): number {
   return 1 - Math.pow(1 - Math.pow(s, rows), bands);
@@ -95,7 +103,7 @@ function describe(threshold: number, numPerm: number, bands: number, rows: numbe
  * highest P(threshold) is returned with `rule: 'best-effort'`.
  */
 export function chooseBands(threshold: number, numPerm: number, options: ChooseBandsOptions = {}): BandChoice {
-  if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
+  checkThreshold(threshold);
   if (!Number.isInteger(numPerm) || numPerm < 1) throw new RangeError(`numPerm must be a positive integer, got ${numPerm}`);
   const { bands, rows } = options;
   if (bands !== undefined || rows !== undefined) {

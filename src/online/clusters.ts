@@ -12,7 +12,7 @@
  * request, to build them; until then the index does not maintain them.
  * @module
  */
-import type { Match, QueryOptions } from './nearDupIndex.js';
+import type { Match, QueryOptions } from './types.js';
 import type { IndexChange, AddedDocument } from './events.js';
 import type { NearDupStore } from '../store/types.js';
 import { MemoryClusterState, type ClusterState } from '../store/clusterState.js';

@@ -6,16 +6,20 @@
  * best), so the threshold bands alone miss it. The query therefore also consults every level of
  * the LSH-Forest prefix trees the index keeps for topK: a single-slot prefix matches with
  * probability about the Jaccard similarity, so a pair of Jaccard similarity s is found with
- * probability at least 1 − (1 − s)^trees (8 trees by default). The recall this gives, by the size
- * ratio of the two documents, is measured in test/kinds-online.test.ts and docs/duplicate-kinds.md;
- * it falls for very unequal sizes. Scores are exact (fingerprint sets, verify `exact` only). For
- * exact recall over a corpus, use `dedup --measure containment`, whose prefix-filtering join
- * misses nothing.
+ * probability at least 1 − (1 − s)^trees (8 trees by default); its recall falls for very unequal
+ * sizes (docs/duplicate-kinds.md). An index opened with `ensemble` also has size-partitioned
+ * containment keys (src/online/ensemble.ts), probed per partition at the rows and bands its size
+ * range calls for: recall 1.000 on the Kijiji excerpts of 10–80% (bench/online-containment.ts).
+ * Scores are exact (fingerprint sets, verify `exact` only). For exact recall over a corpus, use
+ * `dedup --measure containment`, whose prefix-filtering join misses nothing.
  * @module
  */
 import { intersectionSize } from '../similarity/jaccard.js';
-import { readRecordSketch } from '../sketch/format.js';
+import { readRecordSketch } from './record.js';
 import type { StoredDoc } from '../store/types.js';
+import type { IndexContext } from './context.js';
+import { withMeta } from './scoring.js';
+import type { Match, Prepared } from './types.js';
 
 /** One containment match before metadata: `contained` says which side is inside the other. */
 export interface ContainmentHit {
@@ -53,4 +57,20 @@ export function scoreContainment(query: Uint32Array, cands: readonly StoredDoc[]
   }
   hits.sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return hits;
+}
+
+/** Containment matches of a prepared query: candidates from the bands and every forest level, best first. */
+export async function containmentMatches(ctx: IndexContext, p: Prepared, t: number, limit = Infinity): Promise<Match[]> {
+  const { keyMaker } = ctx;
+  const lists = [keyMaker.bandPart(p.keys)];
+  for (let l = 0; l < keyMaker.levels; l++) lists.push(keyMaker.levelPart(p.keys, l));
+  // The size-partitioned containment keys, when the index has them (src/online/ensemble.ts).
+  if (keyMaker.ensemble && p.sig) lists.push(...keyMaker.ensemble.queryKeys(p.sig, p.set.length, t));
+  const found = await ctx.store.lookup(lists, ctx.maxCandidates);
+  const cands = found.flat();
+  ctx.counters.candidates += cands.length;
+  const hits = scoreContainment(p.set, cands, t);
+  ctx.counters.verified += hits.length;
+  if (hits.length > limit) hits.length = limit;
+  return hits.map((h) => withMeta({ id: h.id, similarity: h.similarity, estimate: h.jaccard, contained: h.contained }, h.record));
 }

@@ -3,8 +3,9 @@
  * the LSH-Forest prefix keys used by topK. Each key is a 53-bit integer (docs/formats.md).
  * @module
  */
-import { bandKey53, rangeHash } from '../lsh/bandKeys.js';
 import { fmix32 } from '../hash/mix.js';
+import { rangeKey } from './rangeKey.js';
+import { EnsembleKeys, type EnsembleManifest } from './ensemble.js';
 
 /** LSH-Forest settings: `trees` prefix trees over consecutive slot ranges, indexed at `depths`. */
 export interface ForestOptions {
@@ -22,8 +23,10 @@ export const DEFAULT_FOREST: ForestOptions = { trees: 8, depths: [3, 1] };
 
 /** Computes all keys of one signature. */
 export class KeyMaker {
-  /** Keys per document: bands + trees · depths. */
+  /** Keys per document: bands + trees · depths (+ the containment keys of the ensemble, when on). */
   readonly keysPerDoc: number;
+  /** The size-partitioned containment keys (src/online/ensemble.ts), when the index has them. */
+  readonly ensemble: EnsembleKeys | null;
   private readonly salts: Uint32Array;
   private readonly maxDepth: number;
 
@@ -32,6 +35,7 @@ export class KeyMaker {
     readonly rows: number,
     readonly forest: ForestOptions | null,
     numPerm: number,
+    ensemble: EnsembleManifest | null = null,
   ) {
     const trees = forest?.trees ?? 0;
     const depths = forest?.depths ?? [];
@@ -42,7 +46,8 @@ export class KeyMaker {
       for (let i = 1; i < depths.length; i++) if (depths[i]! >= depths[i - 1]!) throw new RangeError('forest.depths must be strictly decreasing');
       if (trees * this.maxDepth > numPerm) throw new RangeError(`forest needs trees·depth ≤ numPerm (${trees}·${this.maxDepth} > ${numPerm})`);
     }
-    this.keysPerDoc = bands + trees * depths.length;
+    this.ensemble = ensemble ? new EnsembleKeys(ensemble) : null;
+    this.keysPerDoc = bands + trees * depths.length + (this.ensemble?.keysPerDoc ?? 0);
     this.salts = new Uint32Array(trees * depths.length);
     for (let l = 0; l < depths.length; l++) {
       for (let t = 0; t < trees; t++) this.salts[l * trees + t] = fmix32((0x466f7200 + t * 256 + depths[l]!) >>> 0);
@@ -54,8 +59,11 @@ export class KeyMaker {
     return this.forest?.depths.length ?? 0;
   }
 
-  /** Writes the keysPerDoc keys of `sig` into a new Float64Array: bands first, then level by level, tree by tree. */
-  keys(sig: Uint32Array): Float64Array {
+  /**
+   * Writes the keysPerDoc keys of `sig` into a new Float64Array: bands first, then level by level,
+   * tree by tree, then the ensemble's keys for a set of `size` shingles (its partition).
+   */
+  keys(sig: Uint32Array, size = 0): Float64Array {
     const out = new Float64Array(this.keysPerDoc);
     const { bands, rows } = this;
     for (let b = 0; b < bands; b++) out[b] = rangeKey(sig, b * rows, rows, 2 * b + 1, 2 * b + 2, 0);
@@ -68,6 +76,7 @@ export class KeyMaker {
         for (let t = 0; t < f.trees; t++, o++) out[o] = rangeKey(sig, t * this.maxDepth, d, 1, 2, this.salts[l * f.trees + t]!);
       }
     }
+    if (this.ensemble) this.ensemble.documentKeys(sig, size, out, this.keysPerDoc - this.ensemble.keysPerDoc);
     return out;
   }
 
@@ -81,16 +90,4 @@ export class KeyMaker {
     const t = this.forest!.trees;
     return keys.subarray(this.bands + l * t, this.bands + (l + 1) * t);
   }
-}
-
-const HI = new Uint32Array(1);
-const LO = new Uint32Array(1);
-
-/**
- * The band key (as `bandKeys` + `bandKey53`) of the `rows` slots of `sig` from `start`, with the
- * murmur3 seeds `s1` and `s2`, the high half XORed with `salt`: no subarray per key.
- */
-function rangeKey(sig: Uint32Array, start: number, rows: number, s1: number, s2: number, salt: number): number {
-  rangeHash(sig, start, rows, s1, s2, HI, LO, 0);
-  return bandKey53((HI[0]! ^ salt) >>> 0, LO[0]!);
 }

@@ -6,50 +6,64 @@
  */
 import type { Shingler } from '../text/shingler.js';
 import type { MinHasher } from '../sketch/minhash.js';
-import { createDocSketcher, type DocSketcher } from '../sketch/docSketcher.js';
-import { encodeRecord } from '../sketch/format.js';
+import { createTextSigner, type DocSketch, type TextSigner } from '../sketch/textSigner.js';
+import { encodeRecord } from './record.js';
 import { KeyMaker } from './keys.js';
-import type { IndexManifest } from './nearDupIndex.js';
+import type { IndexManifest } from './types.js';
 
-/** A document's sketch: sorted unique fingerprint set, signature (null when it has no shingles), keys. */
-export interface DocSketch {
-  set: Uint32Array;
-  sig: Uint32Array | null;
+/** A document's sketch ({@link DocSketch}: fingerprint set and signature) with its band and forest keys. */
+export interface KeyedSketch extends DocSketch {
+  /** Band keys, then forest keys; empty when the document has no signature. */
   keys: Float64Array;
 }
 
 /** The configured pipeline of one index. */
 export class DocPipeline {
+  /** The shingler of the manifest. */
   readonly shingler: Shingler;
+  /** The MinHash signer of the manifest (also signs stored fingerprint sets). */
   readonly hasher: MinHasher;
-  readonly keyMaker: KeyMaker;
-  /** Text → set and signature on the fused path (same bits as shingler.set + hasher.sign). */
-  private readonly sketcher: DocSketcher;
 
-  /** `custom` is the custom normalization function when the manifest says there is one. */
+  /**
+   * Usually built with {@link DocPipeline.fromManifest}; `signer` and `keyMaker` must be those the
+   * manifest describes (src/online/manifest.ts builds them once from the options and reuses them).
+   */
   constructor(
     readonly manifest: IndexManifest,
-    custom?: (text: string) => string,
+    /** Text → set and signature (the fused path; same bits as shingler.set + hasher.sign). */
+    private readonly signer: TextSigner,
+    readonly keyMaker: KeyMaker,
   ) {
+    this.shingler = signer.shingler;
+    this.hasher = signer.hasher;
+  }
+
+  /** The pipeline a manifest describes; `custom` is the custom normalization function when the manifest says there is one. */
+  static fromManifest(manifest: IndexManifest, custom?: (text: string) => string): DocPipeline {
     const s = manifest.shingle;
-    this.sketcher = createDocSketcher({
+    const signer = createTextSigner({
       shingle: { kind: s.kind, k: s.k, seed: s.seed, multiset: s.multiset, stopwords: s.stopwords, normalize: { ...s.normalize, custom } },
       minhash: manifest.minhash,
+      // The index signs through sketch() only, which has no WebAssembly path: skip setting it up.
+      wasm: false,
     });
-    this.shingler = this.sketcher.shingler;
-    this.hasher = this.sketcher.hasher;
-    this.keyMaker = new KeyMaker(manifest.bands, manifest.rows, manifest.forest, manifest.minhash.numPerm);
+    return new DocPipeline(manifest, signer, new KeyMaker(manifest.bands, manifest.rows, manifest.forest, manifest.minhash.numPerm, manifest.ensemble ?? null));
+  }
+
+  /** The same pipeline (shared signer and key maker) under `manifest`, which must describe the same computation (another threshold). */
+  withManifest(manifest: IndexManifest): DocPipeline {
+    return new DocPipeline(manifest, this.signer, this.keyMaker);
   }
 
   /** Set, signature and keys of a text. */
-  sketch(text: string): DocSketch {
-    const { set, sig } = this.sketcher.sketch(text);
-    const keys = sig ? this.keyMaker.keys(sig) : new Float64Array(0);
+  sketch(text: string): KeyedSketch {
+    const { set, sig } = this.signer.sketch(text);
+    const keys = sig ? this.keyMaker.keys(sig, set.length) : new Float64Array(0);
     return { set, sig, keys };
   }
 
   /** The stored record: the fingerprint set (verify exact) or the signature (estimate), plus metadata. */
-  record(d: DocSketch, meta: unknown): Uint8Array {
+  record(d: KeyedSketch, meta: unknown): Uint8Array {
     // One plain object literal (no spreads): this runs once per added document.
     const exact = this.manifest.verify === 'exact';
     return encodeRecord({ set: exact ? d.set : undefined, signature: exact ? undefined : (d.sig ?? undefined), meta });

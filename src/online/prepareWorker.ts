@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { DocPipeline } from './pipeline.js';
-import type { IndexManifest } from './nearDupIndex.js';
+import type { IndexManifest } from './types.js';
 
 /** A batch to prepare: texts, and each document's metadata as JSON text (undefined: none). */
 export interface PrepareRequest {
@@ -29,7 +29,7 @@ export interface PrepareReply {
   recOff: Int32Array;
 }
 
-const pipe = new DocPipeline((workerData as { manifest: IndexManifest }).manifest);
+const pipe = DocPipeline.fromManifest((workerData as { manifest: IndexManifest }).manifest);
 const port = parentPort!;
 
 port.on('message', (req: PrepareRequest) => {

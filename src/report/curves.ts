@@ -5,7 +5,7 @@
  * neighbours with one and two rows more or fewer on the same hash budget.
  * @module
  */
-import { candidateProbability } from '../lsh/params.js';
+import { sCurvePoints } from './charts.js';
 
 /** One banding's S-curve. */
 export interface ReportCurve {
@@ -17,7 +17,7 @@ export interface ReportCurve {
   chosen: boolean;
   /** (1/b)^(1/r). */
   ruleOfThumb: number;
-  /** P(s) = 1 − (1 − s^r)^b at s = 0, 0.01, …, 1 (6 decimals). */
+  /** P(s) = 1 − (1 − s^r)^b at s = 0, 0.01, …, 1 (5 decimals, as the report's S-curve). */
   points: { s: number; p: number }[];
 }
 
@@ -36,9 +36,7 @@ export function bandingRuleOfThumb(bands: number, rows: number): number {
 
 /** The S-curve of one banding, for the report. */
 export function reportCurve(bands: number, rows: number, chosen: boolean): ReportCurve {
-  const points: { s: number; p: number }[] = [];
-  for (let i = 0; i <= 100; i++) points.push({ s: i / 100, p: round6(candidateProbability(i / 100, bands, rows)) });
-  return { bands, rows, label: `${bands}×${rows}`, chosen, ruleOfThumb: round6(bandingRuleOfThumb(bands, rows)), points };
+  return { bands, rows, label: `${bands}×${rows}`, chosen, ruleOfThumb: round6(bandingRuleOfThumb(bands, rows)), points: sCurvePoints(bands, rows) };
 }
 
 /**

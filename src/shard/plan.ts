@@ -14,6 +14,8 @@ import type { DedupOptions } from '../dedup/dedup.js';
 import type { ReadOptions } from '../io/read.js';
 import type { PairFormat } from '../io/write.js';
 import { outputNames, type JobOutputMode, type JobSpec } from './job.js';
+import { storedPresetName } from '../text/normalize.js';
+import type { ShingleOptions } from '../text/shingler.js';
 
 /**
  * The shard files of the arguments, through the io layer's shard resolution: a file as given; a
@@ -81,7 +83,8 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
     shards: all.map((p, i) => ({ path: p, side: i < corpus.length ? 0 : 1, out: names[i]! })),
     read,
     threshold,
-    shingle: input.options.shingle ?? {},
+    // A renamed preset is recorded under its stored name: the same job planned with either name is the same job.
+    shingle: withStoredPreset(input.options.shingle ?? {}),
     minhash: input.options.minhash ?? {},
     bands: bands.bands,
     rows: bands.rows,
@@ -91,4 +94,10 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
     maxBucketPairs: input.options.maxPairs ?? 50_000_000,
     output: { mode: input.mode, pairFormat: input.pairFormat, dir: writesShards ? outDir : undefined },
   };
+}
+
+/** Shingle options with the normalization preset under its stored name (`seed000` for `lowercase-collapse`). */
+function withStoredPreset(o: ShingleOptions): ShingleOptions {
+  if (o.normalize?.preset === undefined) return o;
+  return { ...o, normalize: { ...o.normalize, preset: storedPresetName(o.normalize.preset) } };
 }

@@ -6,6 +6,11 @@
  * cannot be extended to the left starts a maximal exact match, which is extended to the right.
  * Matches are then tiled greedily, longest first, so no character of a or of b is in two passages.
  * Cost is about O(|a| + |b|) for ordinary text; highly repetitive text is bounded by `maxChain`.
+ *
+ * {@link shingleRuns} answers a looser question on shingle fingerprints (which stretches of a are
+ * made of k-grams that occur anywhere in b); `neardup compare` shows those.
+ *
+ * This file imports nothing: the web page loads its compiled form as is.
  * @module
  */
 
@@ -248,4 +253,57 @@ function requeueFreePieces(order: { i: number; j: number; len: number }[], from:
       runS = t + 1;
     }
   }
+}
+
+/** A stretch of consecutive k-gram positions of a whose every k-gram occurs in b (see {@link shingleRuns}). */
+export interface ShingleRun {
+  /** Position of the run's first k-gram (= its first character) in a's normalized text, in code points. */
+  start: number;
+  /** Length in code points (k-grams in the run + k − 1). */
+  length: number;
+}
+
+/** Whether sorted `set` holds `x` (binary search). */
+function sortedHas(set: Uint32Array, x: number): boolean {
+  let lo = 0;
+  let hi = set.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const v = set[mid]!;
+    if (v === x) return true;
+    if (v < x) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
+
+/**
+ * The maximal runs of a's consecutive character k-grams that occur in b, longest first (ties: earlier
+ * first), and the fraction of a's `length` code points they cover. `fingerprintsA` are a's k-gram
+ * fingerprints in text order (one per start position), `setB` b's sorted fingerprint set. Unlike
+ * {@link commonPassages}, a run may gather k-grams from different places of b, and runs are not
+ * aligned with b.
+ */
+export function shingleRuns(fingerprintsA: ArrayLike<number>, setB: Uint32Array, k: number, length: number): { runs: ShingleRun[]; coverage: number } {
+  const fps = fingerprintsA;
+  if (length < k || setB.length === 0) return { runs: [], coverage: 0 };
+  const runs: ShingleRun[] = [];
+  const covered = new Uint8Array(length);
+  let i = 0;
+  while (i < fps.length) {
+    if (!sortedHas(setB, fps[i]!)) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j + 1 < fps.length && sortedHas(setB, fps[j + 1]!)) j++;
+    const len = j - i + k;
+    runs.push({ start: i, length: len });
+    covered.fill(1, i, i + len);
+    i = j + 1;
+  }
+  runs.sort((x, y) => y.length - x.length || x.start - y.start);
+  let c = 0;
+  for (const v of covered) c += v;
+  return { runs, coverage: c / length };
 }

@@ -1,10 +1,11 @@
 /**
- * The versioned binary formats of neardup (spec: docs/formats.md): unsigned LEB128 varints,
- * delta-coded fingerprint sets, signature blobs, document records and index snapshots.
- * Everything is little-endian; nothing depends on the host.
+ * The sketch layer's binary formats (spec: docs/formats.md): the byte reader and writer, unsigned
+ * LEB128 varints, delta-coded fingerprint sets and signature blobs. Everything is little-endian;
+ * nothing depends on the host. The online index's document records (src/online/record.ts) and index
+ * snapshots (src/online/snapshotFormat.ts) are built from these pieces; `format` in the public API
+ * (src/format.ts) gathers all of them.
  * @module
  */
-import { crc32 } from 'node:zlib';
 
 /** Version byte of signature blobs, document records and index snapshots written by this code. */
 export const FORMAT_VERSION = 1;
@@ -150,7 +151,7 @@ export function writeFingerprintSet(w: ByteWriter, set: Uint32Array): void {
  * 5 + 5·set.length bytes) and returns the end offset. Varints unrolled by size: most gaps of a
  * few-hundred-element set take 4 bytes, and a Uint8Array store keeps the low 8 bits by itself.
  */
-function putFingerprintSet(b: Uint8Array, o: number, set: Uint32Array): number {
+export function putFingerprintSet(b: Uint8Array, o: number, set: Uint32Array): number {
   const n = set.length;
   o = putVarint(b, o, n);
   let prev = 0;
@@ -187,7 +188,7 @@ function putFingerprintSet(b: Uint8Array, o: number, set: Uint32Array): number {
 }
 
 /** Writes an unsigned LEB128 varint of a uint32 into `b` at `o`; returns the end offset. */
-function putVarint(b: Uint8Array, o: number, v: number): number {
+export function putVarint(b: Uint8Array, o: number, v: number): number {
   v >>>= 0;
   while (v >= 0x80) {
     b[o++] = (v & 0x7f) | 0x80;
@@ -312,198 +313,4 @@ export function decodeSignature(bytes: Uint8Array): SignatureBlob {
   const signature = new Uint32Array(n);
   for (let i = 0; i < n; i++) signature[i] = r.u32();
   return { method: m === 0 ? 'classic' : 'oph', seed, signature };
-}
-
-/** Record flag: the record holds the fingerprint set. */
-export const REC_SET = 1;
-/** Record flag: the record holds the signature. */
-export const REC_SIG = 2;
-/** Record flag: the record holds metadata (UTF-8 JSON). */
-export const REC_META = 4;
-
-/** One indexed document as stored: what a store persists under the document's id. */
-export interface DocRecord {
-  /** Sorted unique fingerprints (exact verification), when kept. */
-  set?: Uint32Array;
-  /** The MinHash signature (estimate verification), when kept. */
-  signature?: Uint32Array;
-  /** Caller metadata, any JSON value. */
-  meta?: unknown;
-}
-
-const utf8 = new TextEncoder();
-const utf8d = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * Encodes a document record: version, flags, then in order the fingerprint set (REC_SET),
- * the signature as varint numPerm + uint32 LE slots (REC_SIG), the metadata as varint byte length + UTF-8 JSON (REC_META).
- */
-export function encodeRecord(rec: DocRecord): Uint8Array {
-  // Metadata first: JSON.stringify may run caller code (toJSON), which must not see the scratch in use.
-  const metaBytes = rec.meta === undefined ? undefined : utf8.encode(JSON.stringify(rec.meta));
-  const { set, signature } = rec;
-  const need = 2 + (set ? 5 + set.length * 5 : 0) + (signature ? 5 + signature.length * 4 : 0) + (metaBytes ? 5 + metaBytes.length : 0);
-  // One reused scratch and one exact-size copy: cheaper than growing a fresh writer per record.
-  if (recordScratch.length < need) recordScratch = new Uint8Array(Math.max(need, recordScratch.length * 2));
-  const b = recordScratch;
-  let o = 0;
-  b[o++] = FORMAT_VERSION;
-  b[o++] = (set ? REC_SET : 0) | (signature ? REC_SIG : 0) | (metaBytes ? REC_META : 0);
-  if (set) o = putFingerprintSet(b, o, set);
-  if (signature) {
-    o = putVarint(b, o, signature.length);
-    for (let i = 0; i < signature.length; i++) {
-      const v = signature[i]!;
-      b[o] = v;
-      b[o + 1] = v >>> 8;
-      b[o + 2] = v >>> 16;
-      b[o + 3] = v >>> 24;
-      o += 4;
-    }
-  }
-  if (metaBytes) {
-    o = putVarint(b, o, metaBytes.length);
-    b.set(metaBytes, o);
-    o += metaBytes.length;
-  }
-  return b.slice(0, o);
-}
-
-let recordScratch = new Uint8Array(4096);
-
-/** The parsed header of a record, with the reader left at the first section. */
-function recordReader(bytes: Uint8Array, what: string): { r: ByteReader; flags: number } {
-  const r = new ByteReader(bytes, 0, bytes.length, what);
-  const version = r.u8();
-  if (version !== FORMAT_VERSION) throw new FormatError(`${what}: unsupported record version ${version}`);
-  const flags = r.u8();
-  if (flags & ~7) throw new FormatError(`${what}: unknown record flags 0x${flags.toString(16)}`);
-  return { r, flags };
-}
-
-/** Decodes a whole record. `what` names it in errors (for example the document id). */
-export function decodeRecord(bytes: Uint8Array, what = 'record'): DocRecord {
-  const { r, flags } = recordReader(bytes, what);
-  const rec: DocRecord = {};
-  if (flags & REC_SET) rec.set = readFingerprintSet(r).slice();
-  if (flags & REC_SIG) {
-    const n = r.varint();
-    const sig = new Uint32Array(n);
-    for (let i = 0; i < n; i++) sig[i] = r.u32();
-    rec.signature = sig;
-  }
-  if (flags & REC_META) {
-    const n = r.varint();
-    const text = utf8d.decode(r.bytes(n));
-    try {
-      rec.meta = JSON.parse(text);
-    } catch {
-      throw new FormatError(`${what}: metadata is not valid JSON`);
-    }
-  }
-  if (r.pos !== bytes.length) throw new FormatError(`${what}: ${bytes.length - r.pos} trailing bytes`);
-  return rec;
-}
-
-/**
- * Hot-path view of a record for verification: the fingerprint set decoded into `scratch` (no
- * allocation when it fits) and the signature as a fresh array, skipping the metadata.
- */
-export function readRecordSketch(bytes: Uint8Array, scratch: Uint32Array | undefined): { set?: Uint32Array; signature?: Uint32Array } {
-  const { r, flags } = recordReader(bytes, 'record');
-  const out: { set?: Uint32Array; signature?: Uint32Array } = {};
-  if (flags & REC_SET) out.set = readFingerprintSet(r, scratch);
-  if (flags & REC_SIG) {
-    const n = r.varint();
-    const sig = new Uint32Array(n);
-    for (let i = 0; i < n; i++) sig[i] = r.u32();
-    out.signature = sig;
-  }
-  return out;
-}
-
-const IDX_MAGIC = [0x4e, 0x44, 0x49, 0x58]; // "NDIX"
-
-/** The parsed content of an index snapshot. */
-export interface IndexSnapshot {
-  /** The index manifest (parameters), as JSON. */
-  manifest: Record<string, unknown>;
-  /** Documents in file order. */
-  docs: { id: string; record: Uint8Array }[];
-}
-
-/**
- * Writes an index snapshot: "NDIX", uint16 version, uint16 flags (0), uint32 manifest length +
- * UTF-8 JSON manifest, uint32 document count, per document varint id length + UTF-8 id + varint
- * record length + record, then the CRC-32 (IEEE) of every preceding byte as uint32.
- */
-export function encodeIndexSnapshot(snap: IndexSnapshot): Uint8Array {
-  const w = new ByteWriter(1 << 16);
-  for (const c of IDX_MAGIC) w.u8(c);
-  w.u16(FORMAT_VERSION);
-  w.u16(0);
-  const m = utf8.encode(JSON.stringify(snap.manifest));
-  w.u32(m.length);
-  w.bytes(m);
-  w.u32(snap.docs.length);
-  for (const d of snap.docs) {
-    const id = utf8.encode(d.id);
-    w.varint(id.length);
-    w.bytes(id);
-    w.varint(d.record.length);
-    w.bytes(d.record);
-  }
-  w.u32(crc32(w.buf.subarray(0, w.length)) >>> 0);
-  return w.finish();
-}
-
-/** Reads an index snapshot, checking magic, version and checksum. */
-export function decodeIndexSnapshot(bytes: Uint8Array, what = 'index snapshot'): IndexSnapshot {
-  if (bytes.length < 16) throw new FormatError(`${what}: too short (${bytes.length} bytes)`);
-  const r = new ByteReader(bytes, 0, bytes.length - 4, what);
-  for (let i = 0; i < 4; i++) if (r.u8() !== IDX_MAGIC[i]) throw new FormatError(`${what}: bad magic (expected "NDIX")`);
-  const version = r.u16();
-  if (version !== FORMAT_VERSION) throw new FormatError(`${what}: unsupported version ${version}`);
-  const flags = r.u16();
-  if (flags !== 0) throw new FormatError(`${what}: unknown flags ${flags}`);
-  const stored = new ByteReader(bytes, bytes.length - 4, bytes.length, what).u32();
-  const actual = crc32(bytes.subarray(0, bytes.length - 4)) >>> 0;
-  if (stored !== actual) throw new FormatError(`${what}: checksum mismatch (stored ${stored.toString(16)}, computed ${actual.toString(16)})`);
-  const mlen = r.u32();
-  let manifest: Record<string, unknown>;
-  try {
-    manifest = JSON.parse(utf8d.decode(r.bytes(mlen))) as Record<string, unknown>;
-  } catch {
-    throw new FormatError(`${what}: manifest at byte 12 is not valid UTF-8 JSON`);
-  }
-  const count = r.u32();
-  const docs: IndexSnapshot['docs'] = [];
-  for (let i = 0; i < count; i++) {
-    const id = utf8d.decode(r.bytes(r.varint()));
-    const record = r.bytes(r.varint()).slice();
-    docs.push({ id, record });
-  }
-  if (r.pos !== r.end) throw new FormatError(`${what}: ${r.end - r.pos} unexpected bytes before the checksum`);
-  return { manifest, docs };
-}
-
-/** Only the metadata of a record (undefined when none), skipping the other sections without decoding them. */
-export function readRecordMeta(bytes: Uint8Array, what = 'record'): unknown {
-  const { r, flags } = recordReader(bytes, what);
-  if (!(flags & REC_META)) return undefined;
-  if (flags & REC_SET) {
-    // Skip n varints: count the bytes that end one (high bit clear).
-    let n = r.varint();
-    let p = r.pos;
-    while (n > 0 && p < r.end) if (bytes[p++]! < 0x80) n--;
-    if (n > 0) throw new FormatError(`${what}: truncated fingerprint set`);
-    r.pos = p;
-  }
-  if (flags & REC_SIG) r.bytes(r.varint() * 4);
-  const text = utf8d.decode(r.bytes(r.varint()));
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new FormatError(`${what}: metadata is not valid JSON`);
-  }
 }

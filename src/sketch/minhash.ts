@@ -156,7 +156,7 @@ let fillRound = new Uint16Array(128);
 /**
  * The fill rounds of {@link ophSigner}: offers the premixed values z = fmix32(fp XOR pre) in
  * zs[0..m) to the `empty` bins of `out` still holding 0xffffffff, round after round, until none is
- * empty. Shared with the fused path (docSketcher), which has the premixed values at hand.
+ * empty. Shared with the fused path (src/sketch/fusedSketch.ts), which has the premixed values at hand.
  */
 export function ophFillRounds(zs: Uint32Array, m: number, out: Uint32Array, empty: number): void {
   const k = out.length;

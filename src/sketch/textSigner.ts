@@ -1,6 +1,9 @@
 /**
- * Text → MinHash signature in one call, on the fastest path that gives the same bits as the
- * reference pipeline `createMinHasher(m).signInto(createShingler(s).set(text), out)`.
+ * The library's one way from a text to its MinHash signature (and its fingerprint set): every
+ * caller (batch dedup, streaming, shards, the online index, the workers) signs through a
+ * {@link TextSigner}. Each method gives the same bits as the reference pipeline
+ * `createMinHasher(m).signInto(createShingler(s).set(text), out)`, which stays the definition and
+ * the tests' oracle (test/perf-equivalence.test.ts), not a second route.
  *
  * For character shingles (without multiset) nothing is materialized between the raw text and the
  * signature: normalization is fused with symbol lookup, OPH bins are updated straight from the
@@ -14,10 +17,13 @@ import { createSymbolizer, fusedSymbolTable, type SymbolTable } from '../text/sy
 import { rollPower } from '../text/symbols.js';
 import { CLS, SYM, WasmKernels, kernelsModule } from '../wasm/wasmKernels.js';
 import { toSortedSet } from '../text/fingerprintSet.js';
-import { createMinHasher, classicParams, ophParams, type MinHashMethod, type MinHashOptions } from './minhash.js';
+import { createMinHasher, classicParams, ophParams, type MinHasher, type MinHashMethod, type MinHashOptions } from './minhash.js';
+import { createFusedSketch, type DocSketch } from './fusedSketch.js';
 import { classicFromPremixed, fingerprintsFromSymbols, ophBinsFromSymbols } from './kernels.js';
 import { fmix32 } from '../hash/mix.js';
 import { ProbeTable } from '../similarity/probeSet.js';
+
+export type { DocSketch } from './fusedSketch.js';
 
 /** Options of {@link createTextSigner}: the same shingling and MinHash options as `dedup`. */
 export interface TextSignerOptions {
@@ -40,6 +46,8 @@ export interface TextSigner {
   readonly method: MinHashMethod;
   /** The shingler whose sets the signatures are defined on. */
   readonly shingler: Shingler;
+  /** The MinHash signer whose signatures these are (for sets already in hand, such as stored records). */
+  readonly hasher: MinHasher;
   /** True when the fused fast path is used (char shingles without multiset). */
   readonly fast: boolean;
   /** Writes the signature of `text` into `out` (length numPerm); false for a text without shingles. */
@@ -53,6 +61,11 @@ export interface TextSigner {
    * array. Cheaper than sorting; for `probeJaccardAtLeast` and other order-free uses.
    */
   distinct(text: string): Uint32Array;
+  /**
+   * The sorted unique fingerprint set and the signature of `text` in one pass (fresh arrays; the
+   * signature is null for a text without shingles): what the online index keeps per document.
+   */
+  sketch(text: string): DocSketch;
 }
 
 /** Builds a {@link TextSigner}. Throws a RangeError for invalid options, as the pieces do. */
@@ -62,11 +75,24 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
   const { kind, k, seed: shingleSeed, multiset } = shingler.options;
   const { numPerm, method, seed } = hasher;
   const fast = kind === 'char' && !multiset;
+  const normOptions = normalizeOptionsOf(options.shingle);
+  const symbolizer = fast ? createSymbolizer(normOptions, shingleSeed) : null;
+  // The fused set + signature pass keeps about 1 MB of sort buckets: built on first use only.
+  let fused: ((text: string) => DocSketch) | null = null;
   const base = {
     numPerm,
     method,
     shingler,
+    hasher,
     fast,
+    sketch(text: string): DocSketch {
+      if (!symbolizer) {
+        const set = shingler.set(text);
+        return { set, sig: hasher.sign(set) };
+      }
+      fused ??= createFusedSketch(symbolizer, k, hasher);
+      return fused(text);
+    },
   };
   const withSign = (signInto: TextSigner['signInto'], set: TextSigner['set'], distinct: TextSigner['distinct'] = set): TextSigner => ({
     ...base,
@@ -78,14 +104,12 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       return signInto(text, out) ? out : null;
     },
   });
-  if (!fast) {
+  if (!symbolizer) {
     return withSign(
       (text, out) => hasher.signInto(shingler.set(text), out),
       (text) => shingler.set(text),
     );
   }
-  const normOptions = normalizeOptionsOf(options.shingle);
-  const symbolizer = createSymbolizer(normOptions, shingleSeed);
   let fps = new Uint32Array(4096);
   const jsFingerprints = (text: string): number => {
     const { syms, count } = symbolizer.symbols(text);

@@ -11,7 +11,7 @@
  * collapsing and trimming are a small state machine over the same classes.
  * @module
  */
-import { makeNormalizer, type NormalizeOptions } from './normalize.js';
+import { makeNormalizer, resolvePreset, type NormalizeOptions } from './normalize.js';
 import { symbolHash, symbolTable } from './symbols.js';
 
 /** Character classes of the lookup table (0 = not built yet). */
@@ -20,8 +20,8 @@ const SAFE = 1; // maps to one symbol
 const WS = 2; // whitespace (default preset: collapsed and trimmed)
 const SLOW = 3; // the fast pass cannot handle it: use the reference route
 const EXP = 4; // maps to several symbols (e.g. "…" → "...")
-const SP = 5; // seed000: a space (runs collapse)
-const NL = 6; // seed000: a newline (runs collapse)
+const SP = 5; // lowercase-collapse: a space (runs collapse)
+const NL = 6; // lowercase-collapse: a newline (runs collapse)
 
 const WS_RE = /\s/;
 const MARK_RE = /\p{M}/u;
@@ -46,7 +46,7 @@ export class SymbolTable {
   constructor(
     readonly seed: number,
     private readonly map: CharMap,
-    private readonly kind: 'nfkc' | 'seed000' | 'none',
+    private readonly kind: 'nfkc' | 'lowercase-collapse' | 'none',
   ) {
     this.table = symbolTable(seed);
     this.spaceSym = this.table[32]! | 0;
@@ -68,7 +68,7 @@ export class SymbolTable {
       this.sym[c] = this.table[c]! | 0;
       return SAFE;
     }
-    if (this.kind === 'seed000') {
+    if (this.kind === 'lowercase-collapse') {
       if (c === 32) return SP;
       if (c === 10) return NL;
     }
@@ -102,14 +102,14 @@ export class SymbolTable {
 
 const tables = new Map<string, SymbolTable>();
 
-function getTable(seed: number, kind: 'nfkc' | 'seed000' | 'none', keepCase: boolean): SymbolTable {
+function getTable(seed: number, kind: 'nfkc' | 'lowercase-collapse' | 'none', keepCase: boolean): SymbolTable {
   const key = `${seed}:${kind}:${keepCase}`;
   let t = tables.get(key);
   if (!t) {
     const map: CharMap =
       kind === 'none'
         ? (ch) => ch
-        : kind === 'seed000'
+        : kind === 'lowercase-collapse'
         ? (ch) => ch.toLowerCase()
         : keepCase
           ? (ch) => ch.normalize('NFKC')
@@ -155,9 +155,9 @@ export function symbolsOf(text: string, seed: number, out: Int32Array): number {
  */
 export function fusedSymbolTable(options: NormalizeOptions, seed: number): SymbolTable | null {
   if (options.stripPunctuation || options.stripDiacritics || options.custom) return null;
-  const preset = options.preset ?? 'default';
+  const preset = resolvePreset(options.preset);
   if (preset === 'none') return getTable(seed >>> 0, 'none', false);
-  if (preset === 'seed000') return getTable(seed >>> 0, 'seed000', false);
+  if (preset === 'lowercase-collapse') return getTable(seed >>> 0, 'lowercase-collapse', false);
   if (preset === 'default') return getTable(seed >>> 0, 'nfkc', options.keepCase ?? false);
   return null;
 }
@@ -173,12 +173,12 @@ export interface Symbolizer {
 
 /**
  * Builds a {@link Symbolizer} for the given normalization options and hash seed. The default and
- * seed000 presets (and `none`) get the fused single pass; other options (punctuation or diacritics
+ * lowercase-collapse presets (and `none`) get the fused single pass; other options (punctuation or diacritics
  * stripping, a custom function) normalize the string first, then look symbols up.
  */
 export function createSymbolizer(options: NormalizeOptions = {}, seed = 0): Symbolizer {
   const norm = makeNormalizer(options);
-  const preset = options.preset ?? 'default';
+  const preset = resolvePreset(options.preset);
   const plain = !options.stripPunctuation && !options.stripDiacritics && !options.custom;
   let buf = new Int32Array(4096);
   const result = { syms: buf, count: 0 };
@@ -213,7 +213,7 @@ export function createSymbolizer(options: NormalizeOptions = {}, seed = 0): Symb
       let out = buf;
       let n = 0;
       let pend = false; // default preset: a whitespace run is waiting for a following character
-      let prev = 0; // seed000: class of the previous code unit
+      let prev = 0; // lowercase-collapse: class of the previous code unit
       for (let i = 0; i < len; i++) {
         const c = text.charCodeAt(i);
         const cl = cls[c]!;

@@ -51,7 +51,7 @@ hashes / bands) and reports the candidate pairs and the share of brute-force pai
 ≥ --recall-at among them, next to the theoretical P(s).
 
 Examples:
-  $ neardup bench ads.tsv --text 'Title,Short Description' -k 10 --normalize seed000
+  $ neardup bench ads.tsv --text 'Title,Short Description' -k 10 --normalize lowercase-collapse
   $ neardup bench ads.tsv --text 'Title,Short Description' --bands-list 2,5,10,20,25 --json`,
   );
   cmd.action(async (file: string, flags: BenchFlags) => {

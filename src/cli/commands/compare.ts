@@ -7,6 +7,7 @@ import { createShingler, defaultK, type ShingleKind } from '../../text/shingler.
 import { createMinHasher, estimateJaccard } from '../../sketch/minhash.js';
 import { intersectionSize, jaccard } from '../../similarity/jaccard.js';
 import { readTextFile } from '../../io/textFile.js';
+import { shingleRuns } from '../../similarity/passages.js';
 import { addLogOptions, addMinHashOptions, addShingleOptions, minhashOptionsFrom, parsePositiveInt, shingleOptionsFrom, validated, type EngineFlags } from '../options.js';
 import { int, Reporter, type LogFlags } from '../report.js';
 
@@ -26,22 +27,10 @@ export interface SharedPassage {
   text: string;
 }
 
-function has(set: Uint32Array, x: number): boolean {
-  let lo = 0;
-  let hi = set.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const v = set[mid]!;
-    if (v === x) return true;
-    if (v < x) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return false;
-}
-
 /**
  * The maximal runs of a's character k-grams that occur in b, as passages of a's normalized text,
- * longest first. Also returns the fraction of a's characters they cover.
+ * longest first. Also returns the fraction of a's characters they cover. The runs come from
+ * {@link shingleRuns}; this adds their text.
  */
 export function sharedPassages(a: string, b: string, k: number, normalize: EngineFlags['normalize']): { passages: SharedPassage[]; coverage: number } {
   const sh = createShingler({ kind: 'char', k, normalize: { preset: normalize } });
@@ -49,26 +38,8 @@ export function sharedPassages(a: string, b: string, k: number, normalize: Engin
   const cps = Array.from(na);
   const setB = sh.set(b);
   if (cps.length < k || setB.length === 0) return { passages: [], coverage: 0 };
-  const fps = sh.fingerprints(na);
-  const passages: SharedPassage[] = [];
-  const covered = new Uint8Array(cps.length);
-  let i = 0;
-  while (i < fps.length) {
-    if (!has(setB, fps[i]!)) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j + 1 < fps.length && has(setB, fps[j + 1]!)) j++;
-    const length = j - i + k;
-    passages.push({ start: i, length, text: cps.slice(i, i + length).join('') });
-    covered.fill(1, i, i + length);
-    i = j + 1;
-  }
-  passages.sort((x, y) => y.length - x.length || x.start - y.start);
-  let c = 0;
-  for (const v of covered) c += v;
-  return { passages, coverage: c / cps.length };
+  const { runs, coverage } = shingleRuns(sh.fingerprints(na), setB, k, cps.length);
+  return { passages: runs.map((r) => ({ start: r.start, length: r.length, text: cps.slice(r.start, r.start + r.length).join('') })), coverage };
 }
 
 /** The `compare` command. */

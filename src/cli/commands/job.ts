@@ -9,6 +9,7 @@ import { submitJob } from '../../distributed/submit.js';
 import { STAGES, taskCount } from '../../shard/job.js';
 import { progressOf } from '../../shard/summary.js';
 import { addLogOptions } from '../options.js';
+import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
 import { addPlanOptions, finishJob, openJob, planFromFlags, runLocally, type PlanFlags } from '../jobRun.js';
 
@@ -47,7 +48,8 @@ export function jobCommand(): Command {
   addLogOptions(dedup, 'print a machine-readable summary on stdout (needs --out or --out-dir)');
   dedup.action(async (shards: string[], flags: DedupJobFlags) => {
     if (!flags.redis === !flags.local) throw new UsageError('give --redis URL (run on the queue\'s workers) or --local (run in this process)');
-    if (flags.json && flags.output !== 'dedup' && flags.output !== 'annotate' && (!flags.out || flags.out === '-')) throw new UsageError('--json prints the summary on stdout, so the output needs --out <file>');
+    // Shard outputs go to --out-dir: only pairs and clusters need --out for --json.
+    if (flags.output !== 'dedup' && flags.output !== 'annotate') requireOutForJson({ json: flags.json, out: flags.out || undefined });
     const started = performance.now();
     const reporter = new Reporter(flags);
     await planFromFlags(shards, flags);

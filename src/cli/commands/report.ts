@@ -11,7 +11,8 @@ import { openOutput } from '../../io/output.js';
 import { refuseAliasedOutputs } from '../../io/alias.js';
 import { findDuplicates } from '../engine.js';
 import { idOf, loadCorpus } from '../corpus.js';
-import { addEngineOptions, addLogOptions, dedupOptionsFrom, parsePositiveInt, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
+import { addEngineOptions, addLogOptions, parsePositiveInt, type EngineFlags, type InputFlags } from '../options.js';
+import { pipelineOptionsFrom } from '../pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 import { buildReportData } from '../../report/data.js';
 import { renderReportHtml } from '../../report/html.js';
@@ -49,7 +50,7 @@ The file embeds its chart library (Observable Plot) and data, so it opens offlin
 for what each chart shows and how to read it.
 
 Examples:
-  $ neardup report ads.tsv --text 'Title,Short Description' -k 10 --normalize seed000 --out report.html
+  $ neardup report ads.tsv --text 'Title,Short Description' -k 10 --normalize lowercase-collapse --out report.html
   $ neardup report news.jsonl --text-field body --threshold 0.7 --clusters 10 --out news.html`,
   );
   cmd.action(async (file: string, flags: ReportFlags) => {
@@ -68,9 +69,9 @@ async function runReport(file: string, flags: ReportFlags): Promise<void> {
     ],
     [{ what: 'the input', path: file }],
   );
-  const options = dedupOptionsFrom(flags);
+  const { dedup: options, read } = pipelineOptionsFrom(flags);
   const t0 = performance.now();
-  const corpus = await loadCorpus(file, readOptionsFrom(flags), reporter);
+  const corpus = await loadCorpus(file, read, reporter);
   const readMs = performance.now() - t0;
   const name = file === '-' ? '<stdin>' : file;
   const { value: result } = await reporter.stage('dedup', () => findDuplicates(corpus.texts, options), (r) => `${int(r.stats.pairs)} pairs`);

@@ -1,0 +1,72 @@
+/**
+ * `neardup dedup --exact`: identical documents (after --normalize) in one streaming pass, no
+ * shingles and no MinHash, then the same outputs as the near-duplicate run.
+ * @module
+ */
+import path from 'node:path';
+import { UsageError } from '../io/errors.js';
+import type { ReadOptions } from '../io/read.js';
+import { openOutput, type OutputSink } from '../io/output.js';
+import { exactDuplicates } from '../dedup/exactDups.js';
+import { streamCorpus } from './corpus.js';
+import { pairFormatOf } from './options.js';
+import { int, ms, type Reporter } from './report.js';
+import { outputTarget, writeOutput } from './dedupOutput.js';
+import type { DedupFlags } from './dedupFlags.js';
+
+/**
+ * `dedup --exact`: one streaming pass that hashes each normalized text (texts stay on disk), then
+ * the chosen output. Returns undefined once the output is closed (the sink to abort on failure is
+ * handled inside).
+ */
+export async function runExact(file: string, fileArg: string, name: string, flags: DedupFlags, readOptions: ReadOptions, reporter: Reporter, tStart: number): Promise<undefined> {
+  if (flags.measure === 'containment' || flags.candidates !== undefined || flags.buckets !== undefined || (flags.clusterMode ?? 'components') !== 'components' || (flags.representative ?? 'first') !== 'first') {
+    throw new UsageError('--exact finds identical documents: it takes no --measure, --candidates, --buckets, --cluster-mode or --representative');
+  }
+  const streamed = await streamCorpus(file, readOptions, reporter);
+  // Before the work: a missing or wrong --out is a usage error now.
+  const target = await outputTarget(flags, fileArg, streamed.corpus.input);
+  const { value: result } = await reporter.stage(
+    'exact',
+    () => exactDuplicates(streamed.source(), { normalize: { preset: flags.normalize }, pairs: flags.output === 'pairs', ...(flags.maxPairs !== undefined ? { maxPairs: flags.maxPairs } : {}) }),
+    (r) => `${int(r.stats.pairs)} pairs`,
+  );
+  const corpus = streamed.corpus;
+  const tw = performance.now();
+  let sink: OutputSink | undefined = target.kind === 'sink' ? await openOutput(flags.out) : undefined;
+  try {
+    const written = await writeOutput(flags, file, corpus, result, sink, target, readOptions);
+    await sink?.close();
+    sink = undefined;
+    const writeMs = performance.now() - tw;
+    const total = performance.now() - tStart;
+    const s = result.stats;
+    const dupDocs = result.clusters.reduce((a, c) => a + c.members.length - 1, 0);
+    const inCluster = result.clusters.reduce((a, c) => a + c.members.length, 0);
+    if (flags.json) {
+      reporter.json({
+        command: 'dedup',
+        input: { path: name, format: corpus.input.format, docs: corpus.count, emptyDocs: s.emptyDocs, skipped: corpus.input.skips.count, bytes: corpus.bytes },
+        options: { exact: true, normalize: flags.normalize },
+        pairs: s.pairs,
+        clusters: s.clusters,
+        docsInClusters: inCluster,
+        duplicates: dupDocs,
+        output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined },
+        timings: { hash: s.timings.sign, cluster: s.timings.cluster, write: writeMs, total },
+      });
+      return undefined;
+    }
+    const skipped = corpus.input.skips.count;
+    reporter.summary(`docs        ${int(corpus.count)} from ${name} [${corpus.input.format}]: ${int(s.emptyDocs)} empty${skipped ? `, ${int(skipped)} invalid skipped` : ''}`);
+    reporter.summary(`method      exact duplicates: equal after normalize ${flags.normalize} (64-bit hash of the text; no shingles, no MinHash; one streaming pass)`);
+    reporter.summary(`pairs       ${int(s.pairs)} (identical, similarity 1)`);
+    reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)`);
+    reporter.summary(`time        read and hash ${ms(s.timings.sign)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`);
+    if (flags.out) reporter.summary(`output      ${flags.output}: ${int(written)} records → ${path.normalize(flags.out)}`);
+    return undefined;
+  } catch (e) {
+    await sink?.abort();
+    throw e;
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * The parsed flags of `neardup dedup`, shared by the command and its steps.
+ * @module
+ */
+import type { PairFormat } from '../io/write.js';
+import type { EngineFlags, InputFlags } from './options.js';
+import type { LogFlags } from './report.js';
+
+/** What `dedup` writes. */
+export type OutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
+
+/** The flags of `neardup dedup`. */
+export interface DedupFlags extends InputFlags, EngineFlags, LogFlags {
+  exact?: boolean;
+  workers?: number;
+  stream?: boolean;
+  output: OutputMode;
+  out?: string;
+  outputFormat?: PairFormat;
+  against?: string;
+}

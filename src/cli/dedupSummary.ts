@@ -1,0 +1,112 @@
+/**
+ * The summary `neardup dedup` prints after a near-duplicate run: human lines on stderr, or one JSON
+ * object on stdout with --json.
+ * @module
+ */
+import path from 'node:path';
+import type { DedupOptions, DedupResult } from '../dedup/dedup.js';
+import type { StreamDedupExtra } from '../dedup/streamDedup.js';
+import { DEFAULT_SKETCH_BUCKETS } from '../dedup/kinds.js';
+import type { Corpus } from './corpus.js';
+import { pairFormatOf } from './options.js';
+import { int, ms, type Reporter } from './report.js';
+import type { DedupFlags } from './dedupFlags.js';
+
+/** What a finished run reports. */
+export interface DedupRunReport {
+  /** The input as named in messages (`<stdin>` for -). */
+  name: string;
+  corpus: Corpus;
+  options: DedupOptions;
+  result: DedupResult;
+  /** Streamed runs: passes and memory. */
+  extra: StreamDedupExtra | undefined;
+  /** Records written. */
+  written: number;
+  /** Time writing the output, and since the command started (ms). */
+  writeMs: number;
+  total: number;
+}
+
+/** Prints the summary of a near-duplicate run (human lines, or JSON with --json). */
+export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: DedupRunReport): void {
+  const { name, corpus, options, result, extra, written, writeMs, total } = run;
+  const n = corpus.count;
+  const s = result.stats;
+  const dupDocs = result.clusters.reduce((a, c) => a + c.members.length - 1, 0);
+  const inCluster = result.clusters.reduce((a, c) => a + c.members.length, 0);
+  const b = result.bands;
+  const sh = options.shingle!;
+  const k = sh.k ?? (sh.kind === 'char' ? 5 : 3);
+  if (flags.json) {
+    reporter.json({
+      command: 'dedup',
+      input: { path: name, format: corpus.input.format, docs: n, emptyDocs: s.emptyDocs, skipped: corpus.input.skips.count, bytes: corpus.bytes },
+      options: {
+        threshold: options.threshold,
+        shingle: { kind: sh.kind, k, normalize: flags.normalize, multiset: !!flags.multiset },
+        minhash: { method: flags.method, numPerm: flags.numPerm, seed: flags.seed },
+        verify: options.verify,
+        measure: s.measure ?? 'jaccard',
+        candidates: s.candidateMethod ?? 'lsh',
+        ...(s.candidateReason ? { candidatesReason: s.candidateReason } : {}),
+        fingerprintBits: options.fingerprintBits ?? 32,
+        clusterMode: options.clusters ?? 'components',
+        representative: options.representative ?? 'first',
+      },
+      lsh: { bands: b.bands, rows: b.rows, rule: b.rule, recallAtThreshold: b.recallAtThreshold, falsePositiveArea: b.falsePositiveArea, falseNegativeArea: b.falseNegativeArea },
+      candidates: s.candidates,
+      pairs: s.pairs,
+      counts: s.counts,
+      copies: s.copies,
+      clusters: s.clusters,
+      docsInClusters: inCluster,
+      duplicates: dupDocs,
+      output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined },
+      timings: { read: corpus.readMs, ...s.timings, write: writeMs, total },
+      ...(extra ? { stream: { passes: extra.passes, indexBytes: extra.indexBytes, peakSetBytes: extra.peakSetBytes } } : {}),
+    });
+    return;
+  }
+  const skipped = corpus.input.skips.count;
+  reporter.summary(`docs        ${int(n)} from ${name} [${corpus.input.format}]: ${int(s.emptyDocs)} empty${skipped ? `, ${int(skipped)} invalid skipped` : ''}`);
+  reporter.summary(
+    `shingles    ${sh.kind} k=${k}, normalize ${flags.normalize}${flags.multiset ? ', multiset' : ''}${options.fingerprintBits === 64 ? ', 64-bit fingerprints' : ''}; MinHash ${flags.method}, ${flags.numPerm} hashes, seed ${flags.seed}`,
+  );
+  const method = s.candidateMethod ?? 'lsh';
+  const measure = s.measure ?? 'jaccard';
+  if (s.candidateReason) reporter.summary(`auto        ${method === 'exact' ? 'exact join' : method} (chosen by --candidates auto): ${s.candidateReason}`);
+  if (method === 'lsh') {
+    reporter.summary(
+      `lsh         ${b.bands} bands × ${b.rows} rows (${b.bands * b.rows} of ${b.numPerm} hashes): P(${b.threshold}) = ${b.recallAtThreshold.toFixed(4)}, the expected recall at the threshold${b.rule === 'best-effort' ? ' (best effort: the recall target is out of reach)' : ''}`,
+    );
+  } else if (method === 'exact') {
+    reporter.summary(`method      exact prefix-filtering join${flags.candidates === 'auto' ? ' (chosen by --candidates auto)' : ''}: every pair with ${measure} ≥ ${options.threshold}, no misses`);
+  } else {
+    reporter.summary(`method      seed 002 sketch: ${options.buckets ?? DEFAULT_SKETCH_BUCKETS} buckets (hash mod n), documents sharing a bucket minimum are candidates`);
+  }
+  if (s.counts === 'verified') {
+    reporter.summary(`candidates  ${int(s.candidates)} verified (more than --max-pairs candidate pairs: clustered bucket by bucket, skipping pairs already in one cluster)`);
+    reporter.summary(`pairs       ${int(s.pairs)} joined two clusters (${options.verify === 'none' ? 'unverified candidates' : `${options.verify} Jaccard ≥ ${options.threshold}`})`);
+  } else {
+    reporter.summary(`candidates  ${int(s.candidates)}`);
+    reporter.summary(`pairs       ${int(s.pairs)} (${options.verify === 'none' ? 'unverified candidates' : measure === 'containment' ? `exact containment ≥ ${options.threshold}, smaller document first` : `${options.verify} Jaccard ≥ ${options.threshold}`})`);
+  }
+  if (s.copies > 0 && flags.verbose) reporter.summary(`copies      ${int(s.copies)} documents identical to an earlier one (checked once)`);
+  reporter.summary(
+    `clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)${options.clusters === 'centre' ? '; centre clusters' : ''}${(options.representative ?? 'first') !== 'first' ? `; representative: ${options.representative}` : ''}`,
+  );
+  if (extra) {
+    reporter.summary(
+      `stream      ${extra.passes} passes over the input; in memory: index ${(extra.indexBytes / 1e6).toFixed(1)} MB (${Math.round(extra.indexBytes / Math.max(n, 1))} bytes/doc), sets at most ${(extra.peakSetBytes / 1e6).toFixed(1)} MB`,
+    );
+  }
+  reporter.summary(
+    `time        ${extra ? `read, shingle and sign ${ms(s.timings.sign)}` : `read ${ms(corpus.readMs)} · shingle ${ms(s.timings.shingle)} · sign ${ms(s.timings.sign)}`} · ${method === 'lsh' ? 'lsh' : method === 'exact' ? 'join' : 'sketch'} ${ms(s.timings.lsh)} · verify ${ms(s.timings.verify)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`,
+  );
+  if (flags.verbose) {
+    reporter.summary(`buckets     ${int(s.buckets.sharedBuckets)} shared, ${int(s.buckets.repeatedBuckets)} repeated (skipped), largest ${int(s.buckets.largestBucket)} docs`);
+    reporter.summary(`throughput  ${((corpus.bytes / 1e3) / Math.max(total, 1e-3)).toFixed(1)} MB/s, ${int((n * 1000) / Math.max(total, 1e-3))} docs/s overall`);
+  }
+  if (flags.out) reporter.summary(`output      ${flags.output}: ${int(written)} records → ${path.normalize(flags.out)}`);
+}

@@ -1,0 +1,22 @@
+/**
+ * The binary formats of neardup (spec: docs/formats.md), gathered for the public API's `format`
+ * namespace (src/index.ts). Each part lives with what owns it: the byte reader and writer,
+ * fingerprint sets and signature blobs in the sketch layer (src/sketch/format.ts), document records
+ * and index snapshots with the online index (src/online/record.ts, src/online/snapshotFormat.ts).
+ * @module
+ */
+export {
+  FORMAT_VERSION,
+  FormatError,
+  ByteWriter,
+  ByteReader,
+  writeFingerprintSet,
+  encodeFingerprintSet,
+  readFingerprintSet,
+  decodeFingerprintSet,
+  encodeSignature,
+  decodeSignature,
+  type SignatureBlob,
+} from './sketch/format.js';
+export { REC_SET, REC_SIG, REC_META, encodeRecord, decodeRecord, readRecordSketch, readRecordMeta, type DocRecord } from './online/record.js';
+export { encodeIndexSnapshot, decodeIndexSnapshot, type IndexSnapshot } from './online/snapshotFormat.js';

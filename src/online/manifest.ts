@@ -1,0 +1,131 @@
+/**
+ * From {@link NearDupIndexOptions} to the index's parameters: defaults, validation, the manifest
+ * every store keeps, and the reconciliation with the manifest of a store that already holds an
+ * index. The shingler, signer and key maker built to validate the options are kept in a
+ * {@link DocPipeline} and reused by the index, not built a second time.
+ * @module
+ */
+import type { ShingleOptions } from '../text/shingler.js';
+import { storedPresetName } from '../text/normalize.js';
+import { createTextSigner } from '../sketch/textSigner.js';
+import { FORMAT_VERSION } from '../sketch/format.js';
+import { checkThreshold, chooseBands } from '../lsh/params.js';
+import { KeyMaker, DEFAULT_FOREST } from './keys.js';
+import { resolveEnsemble } from './ensemble.js';
+import { DocPipeline } from './pipeline.js';
+import type { IndexManifest, NearDupIndexOptions } from './types.js';
+
+/** A manifest and the pipeline that computes what it describes. */
+export interface IndexSetup {
+  manifest: IndexManifest;
+  pipe: DocPipeline;
+}
+
+/** Resolves options into a manifest and its pipeline. Throws a RangeError on bad options. */
+export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
+  const threshold = o.threshold ?? 0.8;
+  checkThreshold(threshold);
+  const verify = o.verify ?? 'exact';
+  if (verify !== 'exact' && verify !== 'estimate') throw new RangeError(`verify must be exact or estimate, got "${String(verify)}"`);
+  const shingleOpts: ShingleOptions = { ...o.shingle, ...(o.k !== undefined ? { k: o.k } : {}) };
+  // The index signs through sketch() only, which has no WebAssembly path (as DocPipeline.fromManifest).
+  const signer = createTextSigner({ shingle: shingleOpts, minhash: { numPerm: o.numPerm, method: o.method, seed: o.seed }, wasm: false });
+  const sh = signer.shingler;
+  const hasher = signer.hasher;
+  const choice = chooseBands(threshold, hasher.numPerm, {
+    ...(o.bands !== undefined ? { bands: o.bands } : {}),
+    ...(o.rows !== undefined ? { rows: o.rows } : {}),
+    ...(o.minRecall !== undefined ? { minRecallAtThreshold: o.minRecall } : {}),
+  });
+  const forest = o.forest === false ? null : (o.forest ?? DEFAULT_FOREST);
+  const ensembleOption = o.ensemble ?? false;
+  if (ensembleOption !== false && verify !== 'exact') throw new RangeError('ensemble (containment keys) needs verify "exact": the partitions are by fingerprint set size');
+  const ensemble = ensembleOption === false ? null : resolveEnsemble(ensembleOption, hasher.numPerm);
+  const keyMaker = new KeyMaker(choice.bands, choice.rows, forest, hasher.numPerm, ensemble);
+  const n = shingleOpts.normalize ?? {};
+  const manifest: IndexManifest = {
+    format: FORMAT_VERSION,
+    threshold,
+    verify,
+    shingle: {
+      kind: sh.options.kind,
+      k: sh.options.k,
+      seed: sh.options.seed,
+      multiset: sh.options.multiset,
+      stopwords: sh.options.stopwords,
+      normalize: {
+        preset: storedPresetName(n.preset),
+        keepCase: n.keepCase ?? false,
+        stripPunctuation: n.stripPunctuation ?? false,
+        stripDiacritics: n.stripDiacritics ?? false,
+        custom: n.custom !== undefined,
+      },
+    },
+    minhash: { method: hasher.method, seed: hasher.seed, numPerm: hasher.numPerm },
+    bands: choice.bands,
+    rows: choice.rows,
+    forest: forest ? { trees: forest.trees, depths: [...forest.depths] } : null,
+    // Only when on: manifests of indexes without it stay as they were (stores compare them).
+    ...(ensemble ? { ensemble } : {}),
+    keysPerDoc: keyMaker.keysPerDoc,
+  };
+  return { manifest, pipe: new DocPipeline(manifest, signer, keyMaker) };
+}
+
+/** Resolves options into a manifest. Throws a RangeError on bad options. */
+export function resolveManifest(o: NearDupIndexOptions): IndexManifest {
+  return resolveSetup(o).manifest;
+}
+
+/** The manifest fields an explicitly given option fixes, for the reopen check. */
+function explicitFields(o: NearDupIndexOptions): string[] {
+  const f: string[] = [];
+  if (o.shingle !== undefined || o.k !== undefined) f.push('shingle');
+  if (o.numPerm !== undefined || o.method !== undefined || o.seed !== undefined) f.push('minhash');
+  if (o.bands !== undefined || o.rows !== undefined || o.minRecall !== undefined || o.threshold !== undefined) f.push('bands', 'rows');
+  if (o.verify !== undefined) f.push('verify');
+  if (o.forest !== undefined) f.push('forest');
+  if (o.ensemble !== undefined) f.push('ensemble');
+  return f;
+}
+
+/** True when two JSON values serialize the same (manifests are plain JSON, fields in a fixed order). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * The manifest to run with when the store already holds an index with manifest `existing`: its
+ * parameters, with the threshold of the options when given. An explicitly given option that
+ * contradicts the stored parameters is a RangeError naming the fields (and, when only the threshold
+ * was given, why its bands differ).
+ */
+export function reconcileManifest(existing: IndexManifest, wanted: IndexManifest, options: NearDupIndexOptions): IndexManifest {
+  if (existing.format !== FORMAT_VERSION) throw new RangeError(`store holds an index of format ${String(existing.format)}; this version reads ${FORMAT_VERSION}`);
+  const bad = explicitFields(options).filter((f) => !sameJson((existing as unknown as Record<string, unknown>)[f], (wanted as unknown as Record<string, unknown>)[f]));
+  // The bands follow from the threshold: when only the threshold was given, say so.
+  const onlyThreshold = options.bands === undefined && options.rows === undefined && options.minRecall === undefined && options.threshold !== undefined;
+  if (onlyThreshold && bad.includes('bands')) {
+    const rest = bad.filter((f) => f !== 'bands' && f !== 'rows');
+    throw new RangeError(
+      `the store was created with threshold ${existing.threshold}, given ${options.threshold}: its LSH bands (${existing.bands} × ${existing.rows} rows) were chosen for ${existing.threshold}, and ${options.threshold} needs ${wanted.bands} × ${wanted.rows}. ` +
+        `Open it without --threshold (or with ${existing.threshold}); a lower threshold per query is /v1/query's "threshold"${rest.length ? `; also different: ${rest.join(', ')}` : ''}`,
+    );
+  }
+  if (bad.length) {
+    throw new RangeError(
+      `the store was created with different parameters (${bad
+        .map((f) => `${f}: stored ${JSON.stringify((existing as unknown as Record<string, unknown>)[f])}, given ${JSON.stringify((wanted as unknown as Record<string, unknown>)[f])}`)
+        .join('; ')})`,
+    );
+  }
+  return { ...existing, threshold: options.threshold ?? existing.threshold };
+}
+
+/**
+ * True when a pipeline built for manifest `a` computes the same as one built for `b`: everything
+ * but the threshold (which only the searches use) is equal.
+ */
+export function samePipeline(a: IndexManifest, b: IndexManifest): boolean {
+  return sameJson({ ...a, threshold: 0 }, { ...b, threshold: 0 });
+}

@@ -1,0 +1,91 @@
+/**
+ * Turning documents into {@link Prepared} ones for the online index: id and text checks, the
+ * pipeline's sketch and keys, and for large `addMany` batches the prepare worker threads
+ * (src/online/prepareWorker.ts), whose packed replies are unpacked here. Also the reverse
+ * direction the stores need: the keys of an encoded record.
+ * @module
+ */
+import { WorkerPool } from '../parallel/workerPool.js';
+import type { DocPipeline } from './pipeline.js';
+import type { PrepareReply, PrepareRequest } from './prepareWorker.js';
+import { readRecordSketch } from './record.js';
+import type { NewDocument, Prepared } from './types.js';
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** addMany batches at least this large go to the prepare workers (smaller ones are not worth the trip). */
+export const WORKER_MIN_BATCH = 64;
+
+/** Throws a TypeError unless `id` is a non-empty well-formed string and `text` a string. */
+export function validateDocument(id: string, text: string): void {
+  if (typeof id !== 'string' || id.length === 0) throw new TypeError('document id must be a non-empty string');
+  // Stores write ids as UTF-8: a lone surrogate would come back as U+FFFD, under another id.
+  if (LONE_SURROGATE.test(id)) throw new TypeError(`document id ${JSON.stringify(id)} is not well-formed Unicode (lone surrogate)`);
+  if (typeof text !== 'string') throw new TypeError(`text of document "${id}" must be a string`);
+}
+
+/** Prepares documents in this thread, or batches of them on worker threads. */
+export class Preparer {
+  private readonly pool: WorkerPool<PrepareRequest, PrepareReply> | null;
+  private scratch = new Uint32Array(4096);
+
+  /** `workers` prepare threads (0: none); they rebuild the pipeline from its manifest. */
+  constructor(
+    private readonly pipe: DocPipeline,
+    workers: number,
+  ) {
+    const custom = pipe.manifest.shingle.normalize.custom;
+    if (!(Number.isInteger(workers) && workers >= 0)) throw new RangeError(`workers must be a non-negative integer, got ${workers}`);
+    if (workers > 0 && custom) throw new RangeError('workers cannot be used with a custom normalization function (functions cannot be sent to worker threads)');
+    this.pool = workers > 0 ? new WorkerPool(new URL('./prepareWorker.js', import.meta.url), { manifest: pipe.manifest }, workers, 'prepare worker') : null;
+  }
+
+  /** One document, in this thread. */
+  prepare(id: string, text: string, meta: unknown): Prepared {
+    validateDocument(id, text);
+    return { id, meta, ...this.pipe.sketch(text) };
+  }
+
+  /** True when a batch of `n` documents goes to the workers ({@link prepareInWorkers}). */
+  usesWorkers(n: number): boolean {
+    return this.pool !== null && n >= WORKER_MIN_BATCH;
+  }
+
+  /**
+   * Prepares a batch on a worker thread (only when {@link usesWorkers}); results are views into the
+   * reply's transferred buffers. Every document is checked here first, before any is sent.
+   */
+  async prepareInWorkers(docs: NewDocument[]): Promise<Prepared[]> {
+    for (const d of docs) validateDocument(d.id, d.text);
+    const metas = docs.map((d) => (d.meta === undefined ? undefined : JSON.stringify(d.meta)));
+    const r = await this.pool!.run({ texts: docs.map((d) => d.text), metas });
+    const P = this.pipe.manifest.minhash.numPerm;
+    const K = this.pipe.manifest.keysPerDoc;
+    const empty = new Float64Array(0);
+    return docs.map((d, i) => ({
+      id: d.id,
+      meta: d.meta,
+      set: r.sets.subarray(r.setOff[i]!, r.setOff[i + 1]!),
+      sig: r.hasSig[i] ? r.sigs.subarray(i * P, (i + 1) * P) : null,
+      keys: r.hasSig[i] ? r.keys.subarray(i * K, (i + 1) * K) : empty,
+      record: r.records.subarray(r.recOff[i]!, r.recOff[i + 1]!),
+    }));
+  }
+
+  /** The record to store for a prepared document (the worker's, or encoded now). */
+  recordOf(p: Prepared): Uint8Array {
+    return p.record ?? this.pipe.record(p, p.meta);
+  }
+
+  /** The band and forest keys of an encoded record, as the stores index it. */
+  keysOfRecord(bytes: Uint8Array): Float64Array {
+    const r = readRecordSketch(bytes, this.scratch);
+    const sig = r.signature ?? (r.set ? this.pipe.hasher.sign(r.set) : null);
+    return sig ? this.pipe.keyMaker.keys(sig, r.set?.length ?? 0) : new Float64Array(0);
+  }
+
+  /** Stops the worker threads. */
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
+}

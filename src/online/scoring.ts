@@ -1,0 +1,80 @@
+/**
+ * Scoring candidates against a query document in the online index: exact Jaccard on the stored
+ * fingerprint sets (verify `exact`) or the MinHash estimate on stored signatures (`estimate`),
+ * the order of matches, and their metadata (decoded for returned matches only).
+ * @module
+ */
+import { estimateJaccard, type MinHasher } from '../sketch/minhash.js';
+import { jaccard, jaccardAtLeast } from '../similarity/jaccard.js';
+import type { StoredDoc } from '../store/types.js';
+import { readRecordMeta, readRecordSketch } from './record.js';
+import type { IndexCounters, Match, OnlineVerify, Prepared } from './types.js';
+
+/** Best first: higher similarity, then smaller id. */
+export function byScore(a: Match, b: Match): number {
+  return b.similarity - a.similarity || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** Adds a record's metadata to a match, when the record has some. */
+export function withMeta(m: Match, record: Uint8Array): Match {
+  // Metadata is decoded only for matches, never for rejected candidates; byte 1 holds the flags (REC_META = 4).
+  if (record.length > 1 && record[1]! & 4) {
+    const meta = readRecordMeta(record, `record of "${m.id}"`);
+    if (meta !== undefined) m.meta = meta;
+  }
+  return m;
+}
+
+/** Scores candidates; one per index (it reuses a scratch buffer, so it is not re-entrant). */
+export class Scorer {
+  private scratch = new Uint32Array(4096);
+
+  constructor(
+    private readonly verify: OnlineVerify,
+    private readonly hasher: MinHasher,
+    private readonly counters: IndexCounters,
+  ) {}
+
+  /**
+   * Scores candidates against a prepared document; keeps those scoring at least `min` (`min` ≤ 0
+   * keeps every candidate: topK), best first, at most `limit`, skipping ids `skip` accepts.
+   * `counted` false leaves the candidate and verified counters alone (the index's own work).
+   */
+  score(p: Prepared, cands: StoredDoc[], min: number, skip?: (id: string) => boolean, limit = Infinity, counted = true): Match[] {
+    if (!p.sig) return [];
+    const exact = this.verify === 'exact';
+    if (counted) this.counters.candidates += cands.length;
+    const kept: { m: Match; record: Uint8Array }[] = [];
+    for (const c of cands) {
+      if (skip?.(c.id)) continue;
+      const r = readRecordSketch(c.record, this.scratch);
+      if (r.set && r.set.length > this.scratch.length) this.scratch = new Uint32Array(r.set.length * 2);
+      let similarity: number;
+      let estimate = NaN;
+      if (exact) {
+        if (!r.set) continue;
+        similarity = min > 0 ? jaccardAtLeast(p.set, r.set, min) : jaccard(p.set, r.set);
+        if (similarity < 0 || similarity < min) continue;
+      } else {
+        if (!r.signature) continue;
+        estimate = estimateJaccard(p.sig, r.signature);
+        if (estimate < min) continue;
+        similarity = estimate;
+      }
+      if (counted) this.counters.verified++;
+      kept.push({ m: { id: c.id, similarity, estimate }, record: c.record });
+    }
+    kept.sort((a, b) => byScore(a.m, b.m));
+    if (kept.length > limit) kept.length = limit;
+    // Estimates (one signature each) and metadata only for the matches returned.
+    for (const k of kept) {
+      if (exact) {
+        const r = readRecordSketch(k.record, this.scratch);
+        const sig = r.set ? this.hasher.sign(r.set) : null;
+        k.m.estimate = sig ? estimateJaccard(p.sig, sig) : 0;
+      }
+      withMeta(k.m, k.record);
+    }
+    return kept.map((k) => k.m);
+  }
+}

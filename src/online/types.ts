@@ -1,0 +1,181 @@
+/**
+ * The types of the online index: its options, manifest, matches and statistics (public API), and
+ * the internal shapes its modules pass each other (a prepared document, the counters, the context).
+ * In a module of their own so that the index, its pipeline, its prepare workers and its clusters
+ * share them without importing one another.
+ * @module
+ */
+import type { ShingleOptions, ShingleKind } from '../text/shingler.js';
+import type { MinHashMethod } from '../sketch/minhash.js';
+import type { NormalizeOptions } from '../text/normalize.js';
+import type { NearDupStore, StoreManifest } from '../store/types.js';
+import type { ForestOptions } from './keys.js';
+import type { EnsembleManifest, EnsembleOptions } from './ensemble.js';
+
+/** How matches are scored. */
+export type OnlineVerify = 'exact' | 'estimate';
+
+/** Options of {@link NearDupIndex.open}. Every field has a default. */
+export interface NearDupIndexOptions {
+  /** Jaccard threshold of `add` and `query`. Default 0.8. */
+  threshold?: number;
+  /** Shingling. Default: char shingles, k 5, `default` normalization, seed 0. */
+  shingle?: ShingleOptions;
+  /** Shingle length; shorthand for `shingle.k`. */
+  k?: number;
+  /** Signature length. Default 128. */
+  numPerm?: number;
+  /** MinHash method. Default `oph`. */
+  method?: MinHashMethod;
+  /** MinHash seed. Default 1. */
+  seed?: number;
+  /** Explicit number of LSH bands (rows default to ⌊numPerm / bands⌋). */
+  bands?: number;
+  /** Explicit rows per band. */
+  rows?: number;
+  /** Required P(candidate) at the threshold when bands are chosen automatically. Default 0.99. */
+  minRecall?: number;
+  /**
+   * `exact` (default): keep each document's fingerprint set (delta + varint) and score matches by
+   * exact Jaccard. `estimate`: keep only the signature and score by the MinHash estimate (smaller
+   * for long documents).
+   */
+  verify?: OnlineVerify;
+  /** LSH-Forest prefix keys for {@link NearDupIndex.topK}; `false` disables topK. Default 8 trees, depths [3, 1]. */
+  forest?: ForestOptions | false;
+  /**
+   * Size-partitioned containment keys (LSH Ensemble, src/online/ensemble.ts) for
+   * `query(text, { measure: 'containment' })`: short texts inside long documents (and the reverse)
+   * are found far more often than by the bands and forest alone, at the cost of more keys per
+   * document (112 by default). `true` for the defaults. Needs verify `exact`. Default off.
+   */
+  ensemble?: EnsembleOptions | boolean;
+  /** A store instance or spec: `memory` (default), `sqlite:PATH`, `redis://HOST:PORT`. */
+  store?: NearDupStore | string;
+  /** Candidates examined per query at most (guards against huge buckets). Default 10,000. */
+  maxCandidates?: number;
+  /**
+   * Worker threads that shingle, sign and encode the documents of {@link NearDupIndex.addMany}
+   * batches (of 64 documents or more), so that the next batch is prepared while this thread talks to
+   * the store. Default 0 (everything in the calling thread). Not available with a custom
+   * normalization function (functions cannot be sent to threads).
+   */
+  workers?: number;
+}
+
+/** One match. */
+export interface Match {
+  /** Id of the indexed document. */
+  id: string;
+  /** The score used for ranking and thresholds: exact Jaccard with verify `exact`, else the estimate. */
+  similarity: number;
+  /** The MinHash estimate (fraction of equal signature slots). */
+  estimate: number;
+  /** The document's metadata, when it has some. */
+  meta?: unknown;
+  /**
+   * With `measure: 'containment'`: `query` when the query (fewer shingles) is inside the document,
+   * `document` when the document is inside the query. `similarity` is then |A ∩ B| / |A| for that
+   * smaller A, and `estimate` the exact Jaccard similarity.
+   */
+  contained?: 'query' | 'document';
+}
+
+/** A document for {@link NearDupIndex.addMany}. */
+export interface NewDocument {
+  /** Unique id. */
+  id: string;
+  /** Text. */
+  text: string;
+  /** Any JSON value, returned with matches and by get. */
+  meta?: unknown;
+}
+
+/** What {@link NearDupIndex.get} returns. */
+export interface IndexedDocument {
+  /** Id. */
+  id: string;
+  /** Metadata (undefined when none). */
+  meta?: unknown;
+  /** Number of distinct shingles (with verify `exact`). */
+  shingles?: number;
+  /** The signature, recomputed from the fingerprints when not stored; null for an empty document. */
+  signature: Uint32Array | null;
+}
+
+/** Options of {@link NearDupIndex.query}. */
+export interface QueryOptions {
+  /** Maximum number of matches. Default: all. */
+  limit?: number;
+  /** Score threshold. Default: the index threshold. Lower values lose recall (use topK). */
+  threshold?: number;
+  /** Work the index does for itself (cluster upkeep): not counted in {@link IndexStats} counters. */
+  internal?: boolean;
+  /**
+   * `jaccard` (default), or `containment`: documents the query is at least `threshold` inside, or
+   * that are at least `threshold` inside the query (needs verify `exact` and the forest; see
+   * `containmentQuery.ts` for the candidates and their recall).
+   */
+  measure?: 'jaccard' | 'containment';
+}
+
+/** The persistent parameters of an index (stored by every store, written in snapshots). */
+export interface IndexManifest extends StoreManifest {
+  format: number;
+  threshold: number;
+  verify: OnlineVerify;
+  shingle: {
+    kind: ShingleKind;
+    k: number;
+    seed: number;
+    multiset: boolean;
+    stopwords: string[] | { words: string[] };
+    normalize: Omit<NormalizeOptions, 'custom'> & { custom: boolean };
+  };
+  minhash: { method: MinHashMethod; seed: number; numPerm: number };
+  bands: number;
+  rows: number;
+  forest: ForestOptions | null;
+  /** The containment keys' settings; absent when the index has none. */
+  ensemble?: EnsembleManifest;
+  keysPerDoc: number;
+}
+
+/** Statistics of {@link NearDupIndex.stats}. */
+export interface IndexStats {
+  /** Documents indexed. */
+  documents: number;
+  /** Store kind. */
+  store: string;
+  /** The manifest. */
+  manifest: IndexManifest;
+  /** Counters since this process opened the index. */
+  counters: { adds: number; queries: number; removes: number; topK: number; candidates: number; verified: number };
+  /** Store-specific numbers. */
+  storeStats: Record<string, number | string>;
+}
+
+/** Options of {@link NearDupIndex.add} and {@link NearDupIndex.addMany}. */
+export interface AddOptions {
+  /** Return at most this many near duplicates per document, best first. Default: all. */
+  limit?: number;
+}
+
+/** The per-process counters of {@link IndexStats}. */
+export type IndexCounters = IndexStats['counters'];
+
+/** A document ready for search and insertion: its sketch and keys (src/online/pipeline.ts), and what goes with it. */
+export interface Prepared {
+  id: string;
+  meta: unknown;
+  /** Sorted unique fingerprints. */
+  set: Uint32Array;
+  /** The signature; null for a text without shingles. */
+  sig: Uint32Array | null;
+  /** Band keys, then forest keys (src/online/keys.ts); empty without a signature. */
+  keys: Float64Array;
+  /** The encoded record, when a prepare worker made it. */
+  record?: Uint8Array;
+  /** At most this many matches are returned for it (best first). */
+  limit?: number;
+}
