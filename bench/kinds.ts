@@ -4,13 +4,15 @@
  * - `join`: the exact prefix-filtering join against MinHash-LSH on the Kijiji ads, Jaccard
  *   t = 0.5…0.9 and containment: candidates, pairs, LSH recall against the join (which is exact),
  *   and CPU time of candidates + verification (sets built beforehand, same for both).
+ * - `short`: issue #14 target 5: `dedup` (its default method) against the exact join on short
+ *   generated documents at t = 0.5 and 0.8.
  * - `sketch`: seed 002's sketch against LSH at t = 0.8 with 4…64 buckets: candidates, recall, time.
  * - `exact`: `--exact`-style hashing against the near-duplicate pipeline on the same texts.
  * - `collisions`: distinct shingles against distinct 32-bit and 64-bit fingerprints on a large
  *   generated corpus (word 3-shingles) and on Kijiji (char 5-shingles); a third independent 32-bit
  *   hash stands in for the shingle itself (96 bits: false merges ≈ D²/2⁹⁷).
  *
- * Usage: node dist/bench/kinds.js [join|sketch|exact|collisions ...] [--docs 100000]
+ * Usage: node dist/bench/kinds.js [join|short|sketch|exact|collisions ...] [--docs 100000] [--short-docs 60000]
  * Times are CPU milliseconds of this process (process.cpuUsage), so that a machine shared with
  * other work still gives per-core figures; the load average is printed with them.
  * @module
@@ -24,7 +26,8 @@ import { sketchCandidates } from '../src/lsh/sketchCandidates.js';
 import { jaccardAtLeast } from '../src/similarity/jaccard.js';
 import { exactDuplicates } from '../src/dedup/exactDups.js';
 import { createShingler, type ShingleOptions } from '../src/text/shingler.js';
-import { CorpusGenerator } from './gen.js';
+import { CorpusGenerator, EDIT_RATES } from './gen.js';
+import { autoCandidates } from '../src/dedup/kinds.js';
 
 const argv = process.argv.slice(2);
 const which = argv.filter((a) => !a.startsWith('--') && !/^\d+$/.test(a));
@@ -62,11 +65,12 @@ if (run('join')) {
   const titles = docs.map((d) => d.slice(0, 60));
   const variants: [string, string[], ShingleOptions][] = [
     ['ads (~530 chars)', docs, { kind: 'char', k: 5 }],
+    ['ads (~530 chars)', docs, { kind: 'char', k: 10, normalize: { preset: 'seed000' } }],
     ['ads (~530 chars)', docs, { kind: 'word', k: 3 }],
     ['first 60 chars', titles, { kind: 'char', k: 5 }],
   ];
   for (const [name, texts, shingle] of variants) {
-    for (const t of [0.5, 0.7, 0.8, 0.9]) {
+    for (const t of [0.5, 0.8, 0.9]) {
       const lsh = median(3, () => dedup(texts, { threshold: t, shingle, candidates: 'lsh' }));
       const join = median(3, () => dedup(texts, { threshold: t, shingle, candidates: 'exact' }));
       const auto = dedup(texts, { threshold: t, shingle, candidates: 'auto' }).stats.candidateMethod;
@@ -74,13 +78,35 @@ if (run('join')) {
       const found = lsh.value.pairs.filter((p) => truth.has(pairKey(p))).length;
       const b = lsh.value.bands;
       console.log(
-        `| ${name} | ${shingle.kind} k=${shingle.k} | jaccard | ${t} | ${b.bands}×${b.rows} | ${lsh.value.stats.candidates} | ${lsh.value.pairs.length} | ${(found / Math.max(1, truth.size)).toFixed(4)} | ${lsh.ms.toFixed(0)} | ${join.value.stats.candidates} | ${join.value.pairs.length} | ${join.ms.toFixed(0)} | ${join.ms < lsh.ms ? 'join' : 'LSH'} | ${auto} |`,
+        `| ${name} | ${shingle.kind} k=${shingle.k}${shingle.normalize ? ' seed000' : ''} | jaccard | ${t} | ${b.bands}×${b.rows} | ${lsh.value.stats.candidates} | ${lsh.value.pairs.length} | ${(found / Math.max(1, truth.size)).toFixed(4)} | ${lsh.ms.toFixed(0)} | ${join.value.stats.candidates} | ${join.value.pairs.length} | ${join.ms.toFixed(0)} | ${join.ms < lsh.ms ? 'join' : 'LSH'} | ${auto} |`,
       );
     }
   }
   for (const t of [0.5, 0.8, 0.9]) {
     const join = median(3, () => dedup(docs, { threshold: t, measure: 'containment', candidates: 'exact' }));
     console.log(`| ads (~530 chars) | char k=5 | containment | ${t} | – | – | – | – | – | ${join.value.stats.candidates} | ${join.value.pairs.length} | ${join.ms.toFixed(0)} | (join only) | exact |`);
+  }
+}
+
+if (run('short')) {
+  // Issue #14 target 5: short documents at a low threshold, where LSH needs many short bands and
+  // its candidates explode, against the exact join on the same single core.
+  const n = Number(opt('short-docs', '60000'));
+  const texts = shortCorpus(n);
+  const avg = texts.reduce((a, t) => a + t.length, 0) / n;
+  console.log(`\n### Short documents (${n} generated, ${avg.toFixed(0)} chars on average, 30% edited copies; median CPU ms of 3; load ${load()})\n`);
+  console.log('| shingles | t | dedup default (method) | candidates | pairs | CPU ms | exact join candidates | pairs | CPU ms | default / exact | auto picks |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  const kinds: ShingleOptions[] = [{ kind: 'char', k: 5 }, { kind: 'word', k: 3 }];
+  for (const shingle of kinds) for (const t of [0.5, 0.8]) {
+    const def = median(3, () => dedup(texts, { threshold: t, shingle, pairs: false }));
+    const exact = median(3, () => dedup(texts, { threshold: t, shingle, candidates: 'exact', pairs: false }));
+    const lsh = dedup(texts, { threshold: t, shingle, candidates: 'lsh', pairs: false });
+    const auto = autoCandidates('jaccard', texts.reduce((a, x) => a + x.length, 0), n, shingle.kind);
+    const d = def.value.stats;
+    console.log(
+      `| ${shingle.kind} k=${shingle.k} | ${t} | ${d.candidateMethod ?? 'lsh'} | ${d.candidates} | ${d.pairs} | ${def.ms.toFixed(0)} | ${exact.value.stats.candidates} | ${exact.value.stats.pairs} | ${exact.ms.toFixed(0)} | ${(def.ms / exact.ms).toFixed(2)} | ${auto} (LSH alone: ${lsh.stats.candidates} candidates, ${lsh.stats.pairs} pairs) |`,
+    );
   }
 }
 
@@ -135,6 +161,23 @@ if (run('collisions')) {
   collisions(`Kijiji (${docs.length} ads)`, docs, { kind: 'char', k: 5 });
   collisions(`generated, ${n} docs`, generated(), { kind: 'word', k: 3 });
   collisions(`generated, ${Math.round(n / 4)} docs`, [...generated()].slice(0, Math.round(n / 4)), { kind: 'char', k: 9 });
+}
+
+/**
+ * `n` short generated documents (10–24 words, ~60–170 characters, like titles or short ads): 70%
+ * originals, 30% copies of an earlier document with a fraction of their words replaced.
+ */
+function shortCorpus(n: number): string[] {
+  const gen = new CorpusGenerator(23);
+  const words: Int32Array[] = [];
+  const texts: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const h = Math.imul(i + 1, 0x9e3779b1) >>> 0;
+    const w = i > 0 && h % 10 < 3 ? gen.edit(words[h % i]!, EDIT_RATES[h % EDIT_RATES.length]!, i) : gen.original(i).subarray(0, 10 + (h % 15));
+    words.push(w);
+    texts.push(gen.render(w, i));
+  }
+  return texts;
 }
 
 /**

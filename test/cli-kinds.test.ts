@@ -62,7 +62,11 @@ test('dedup --measure containment: the smaller document first, its containment i
   assert.deepEqual(de.slice(0, 2), ['e', 'd'], 'e is inside d');
   assert.ok(Number(de[2]) >= 0.9);
   assert.match(r.stderr, /method +exact prefix-filtering join: every pair with containment ≥ 0\.9/);
-  assert.match(neardup(['dedup', file, '--id', 'id', '--candidates', 'auto']).stderr, /method +exact prefix-filtering join \(chosen by --candidates auto\)/, 'short documents');
+  assert.match(neardup(['dedup', file, '--id', 'id', '--candidates', 'auto', '--shingle', 'word', '-k', '2']).stderr, /method +exact prefix-filtering join \(chosen by --candidates auto\)/, 'short documents, word shingles');
+  assert.match(neardup(['dedup', file, '--id', 'id', '--candidates', 'auto']).stderr, /^auto +lsh \(chosen by --candidates auto\): char shingles/m, 'char shingles keep LSH, and the summary says why');
+  const auto = JSON.parse(neardup(['dedup', file, '--id', 'id', '--candidates', 'auto', '--shingle', 'word', '-k', '2', '--json', '-o', path.join(dir, 'auto.tsv')]).stdout);
+  assert.equal(auto.options.candidates, 'exact');
+  assert.match(auto.options.candidatesReason, /word shingles per document/);
   r = neardup(['dedup', file, '--id', 'id', '--threshold', '0.9']);
   assert.ok(!lines(r.stdout).some((l) => l.startsWith('d\te') || l.startsWith('e\td')));
   assert.match(neardup(['dedup', file, '--id', 'id']).stderr, /^lsh +16 bands/m, 'Jaccard defaults to LSH');

@@ -45,6 +45,9 @@ test('report: Kijiji report renders offline with data marks in every chart', nee
   assert.equal(await count(`${fig('s-curve')} g[aria-label="dot"] circle`), 1);
   const label = await page.locator(`${fig('s-curve')} g[aria-label="text"]`).first().textContent();
   assert.match(label ?? '', /expected recall P = 0\.99/);
+  // Several bandings: one line and one rule-of-thumb dot per curve (src/report/curves.ts).
+  assert.equal(await count(`${fig('s-curves')} g[aria-label="line"] path`), data.sCurves.curves.length);
+  assert.equal(await count(`${fig('s-curves')} g[aria-label="dot"] circle`), data.sCurves.curves.length);
   // Histogram: one rect per bin.
   assert.equal(await count(`${fig('histogram')} g[aria-label="rect"] rect`), data.similarityHistogram.bins.length);
   // Estimated against exact: one dot per sampled pair.
@@ -70,5 +73,6 @@ test('report: Kijiji report renders offline with data marks in every chart', nee
 
   await page.screenshot({ path: artifact('report-full.png'), fullPage: true });
   await page.locator('figure[data-chart="s-curve"]').screenshot({ path: artifact('report-s-curve.png') });
+  await page.locator('figure[data-chart="s-curves"]').screenshot({ path: artifact('report-s-curves.png') });
   await page.locator('article.cluster').first().screenshot({ path: artifact('report-cluster.png') });
 });

@@ -49,6 +49,7 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
         verify: options.verify,
         measure: s.measure ?? 'jaccard',
         candidates: s.candidateMethod ?? 'lsh',
+        ...(s.candidateReason ? { candidatesReason: s.candidateReason } : {}),
         fingerprintBits: options.fingerprintBits ?? 32,
         clusterMode: options.clusters ?? 'components',
         representative: options.representative ?? 'first',
@@ -74,6 +75,7 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
   );
   const method = s.candidateMethod ?? 'lsh';
   const measure = s.measure ?? 'jaccard';
+  if (s.candidateReason) reporter.summary(`auto        ${method === 'exact' ? 'exact join' : method} (chosen by --candidates auto): ${s.candidateReason}`);
   if (method === 'lsh') {
     reporter.summary(
       `lsh         ${b.bands} bands × ${b.rows} rows (${b.bands * b.rows} of ${b.numPerm} hashes): P(${b.threshold}) = ${b.recallAtThreshold.toFixed(4)}, the expected recall at the threshold${b.rule === 'best-effort' ? ' (best effort: the recall target is out of reach)' : ''}`,

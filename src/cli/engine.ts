@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { dedup, type DedupOptions, type DedupResult } from '../dedup/dedup.js';
 import { dedupStream } from '../dedup/streamDedup.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
-import { autoCandidates, needsKinds } from '../dedup/kinds.js';
+import { autoChoice, needsKinds } from '../dedup/kinds.js';
 
 /**
  * Below this many characters of text, starting worker threads costs more than it saves
@@ -24,7 +24,13 @@ export interface FindOptions extends DedupOptions {
 /** Finds the near-duplicate pairs and clusters of `texts` (document i is texts[i]). */
 export async function findDuplicates(texts: readonly string[], options: FindOptions): Promise<DedupResult> {
   const { workers: requested, ...rest } = options;
-  if (rest.candidates === 'auto') rest.candidates = resolveAuto(texts, rest);
+  if (rest.candidates === 'auto') {
+    const why = autoWhy(texts, rest);
+    rest.candidates = why.method;
+    const result = await findDuplicates(texts, { ...rest, workers: requested });
+    result.stats.candidateReason = why.reason;
+    return result;
+  }
   // The other kinds (exact join, sketch, containment, cluster policies) run in this thread.
   if (needsKinds(rest)) return dedup(texts, rest);
   let workers = requested;
@@ -52,8 +58,13 @@ export async function findDuplicates(texts: readonly string[], options: FindOpti
  * verification is not exact: the other methods always score exactly).
  */
 export function resolveAuto(texts: readonly string[], options: DedupOptions): 'lsh' | 'exact' {
-  if ((options.verify ?? 'exact') !== 'exact' && (options.measure ?? 'jaccard') === 'jaccard') return 'lsh';
+  return autoWhy(texts, options).method;
+}
+
+/** {@link resolveAuto} with the reason printed in the summary and `--json`. */
+function autoWhy(texts: readonly string[], options: DedupOptions): { method: 'lsh' | 'exact'; reason: string } {
+  if ((options.verify ?? 'exact') !== 'exact' && (options.measure ?? 'jaccard') === 'jaccard') return { method: 'lsh', reason: `--verify ${options.verify}: the join always scores exactly` };
   let chars = 0;
   for (let i = 0; i < texts.length; i++) chars += texts[i]!.length;
-  return autoCandidates(options.measure ?? 'jaccard', chars, texts.length, options.shingle?.kind);
+  return autoChoice(options.measure ?? 'jaccard', chars, texts.length, options.shingle?.kind);
 }

@@ -103,6 +103,8 @@ export interface DedupStats {
   timings: { shingle: number; sign: number; lsh: number; verify: number; cluster: number; total: number };
   /** The candidate method that ran (set when `candidates` or another kind option was given; else LSH). */
   candidateMethod?: 'lsh' | 'exact' | 'sketch';
+  /** Why `candidates: 'auto'` chose {@link candidateMethod} (set by the CLI's engine). */
+  candidateReason?: string;
   /** The similarity measure (set with the kind options; else Jaccard). */
   measure?: SetMeasure;
 }

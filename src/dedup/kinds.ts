@@ -35,11 +35,11 @@ export const CANDIDATE_METHODS: readonly CandidateMethod[] = ['lsh', 'exact', 's
 export const DEFAULT_SKETCH_BUCKETS = 25;
 
 /**
- * Up to this many shingles per document on average, `auto` picks the exact join for Jaccard. The
- * join's work grows with set size (prefixes and verification merges), LSH's much less (a fixed
- * signature): on the Kijiji ads the join is 2.6–3× faster on the titles (~40 char shingles each),
- * even with LSH on word 3-shingles of the ads (~80), and up to 2× slower on the full ads (~440 char
- * shingles), at every threshold (bench/RESULTS.md, "Exact join against LSH").
+ * Up to this many word shingles per document on average (estimated as characters / 6), `auto` picks
+ * the exact join for Jaccard with word (or spot) shingles. Measured in CPU time against LSH in the
+ * same minute (bench/RESULTS.md, "Exact join against LSH" and "Short documents"): word 3-shingles of
+ * the Kijiji ads (~80 per ad) join 1.5–2.1× faster at t = 0.5–0.9, of 60,000 short generated
+ * documents (~26 per document) 1.9–2.5× faster.
  */
 export const AUTO_EXACT_MAX_SHINGLES = 100;
 
@@ -51,14 +51,26 @@ export const AUTO_EXACT_MAX_CHARS = 200e6;
 
 /**
  * The method `auto` resolves to: `exact` for containment (Jaccard-based candidates miss short
- * documents inside long ones), and for Jaccard when documents are short (an estimated
- * {@link AUTO_EXACT_MAX_SHINGLES} shingles or fewer: characters for char shingles, characters / 6
- * for word and spot shingles) and the corpus fits; else `lsh`.
+ * documents inside long ones), and for Jaccard with word or spot shingles when documents are short
+ * (an estimated {@link AUTO_EXACT_MAX_SHINGLES} shingles or fewer: characters / 6) and the corpus
+ * fits; else `lsh`. Char shingles always get LSH: how fast the join runs depends on how often the
+ * shingles of the prefixes recur, not on length alone. The Kijiji titles (~55 char 5-shingles) join
+ * 1.1–2.2× faster than LSH, but 60,000 generated documents of 90 characters, whose few syllables
+ * make char 5-shingles recur across thousands of documents, join 4.9× slower at t = 0.5 (12 M
+ * candidates against LSH's 126 k) and full ads with char 10-shingles 1.3–2.2× slower.
  */
 export function autoCandidates(measure: SetMeasure, chars: number, docs: number, kind: ShingleKind = 'char'): 'lsh' | 'exact' {
-  if (measure === 'containment') return 'exact';
-  const perDoc = chars / Math.max(1, docs) / (kind === 'char' ? 1 : 6);
-  return perDoc <= AUTO_EXACT_MAX_SHINGLES && chars <= AUTO_EXACT_MAX_CHARS ? 'exact' : 'lsh';
+  return autoChoice(measure, chars, docs, kind).method;
+}
+
+/** {@link autoCandidates} with the reason, one line, for the run's summary and `--json`. */
+export function autoChoice(measure: SetMeasure, chars: number, docs: number, kind: ShingleKind = 'char'): { method: 'lsh' | 'exact'; reason: string } {
+  if (measure === 'containment') return { method: 'exact', reason: 'containment: only the exact join finds short documents inside long ones' };
+  if (kind === 'char') return { method: 'lsh', reason: 'char shingles: the join measured up to 4.9× slower than LSH where shingles recur across many documents' };
+  const perDoc = chars / Math.max(1, docs) / 6;
+  if (chars > AUTO_EXACT_MAX_CHARS) return { method: 'lsh', reason: `${(chars / 1e6).toFixed(0)} M characters: over ${AUTO_EXACT_MAX_CHARS / 1e6} M the join's sets take too much memory` };
+  if (perDoc > AUTO_EXACT_MAX_SHINGLES) return { method: 'lsh', reason: `~${perDoc.toFixed(0)} ${kind} shingles per document: over ${AUTO_EXACT_MAX_SHINGLES} LSH is the measured faster route` };
+  return { method: 'exact', reason: `~${perDoc.toFixed(0)} ${kind} shingles per document: the join is exact and measured 1.5–2.5× faster than LSH there` };
 }
 
 /** True when `options` ask for something only {@link dedupKinds} does. */

@@ -13,6 +13,7 @@ import { clusterSizeCounts, jaccardVsK, round, sCurvePoints, similarityHistogram
 import { bandsSweep, estimateSample, runBandingRow } from './sweep.js';
 import { borderlinePairs, clusterView } from './clusterView.js';
 import type { ReportData, ReportDataOptions } from './types.js';
+import { reportCurves } from './curves.js';
 
 export type { BorderlinePair, HistogramBin, ReportComparison, ReportData, ReportDataOptions, ReportMember } from './types.js';
 
@@ -94,6 +95,7 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
       falseNegativeArea: round(b.falseNegativeArea, 6),
       points,
     },
+    sCurves: reportCurves(b.bands, b.rows, hasher.numPerm, threshold),
     similarityHistogram: { measure: (o.verify ?? 'exact') === 'exact' ? 'exact Jaccard' : 'MinHash estimate', pairs: result.pairs.length, bins },
     estimateVsExact: {
       numPerm: hasher.numPerm,

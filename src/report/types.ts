@@ -3,6 +3,7 @@
  * rendered by ./html.ts.
  * @module
  */
+import type { ReportCurves } from './curves.js';
 import type { DedupOptions, DedupResult } from '../dedup/dedup.js';
 import type { Passage } from '../similarity/passages.js';
 
@@ -129,6 +130,8 @@ export interface ReportData {
     falseNegativeArea: number;
     points: { s: number; p: number }[];
   };
+  /** Several (b, r) S-curves with their (1/b)^(1/r) rule of thumb (report/curves.ts). */
+  sCurves?: ReportCurves;
   /** Similarities of the verified pairs, in bins of 0.01 from ⌊min⌋ to 1. */
   similarityHistogram: { measure: string; pairs: number; bins: HistogramBin[] };
   /** MinHash estimate against exact Jaccard for a sample of pairs, with the RMSE. */

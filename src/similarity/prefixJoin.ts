@@ -12,8 +12,7 @@
  * survivors are verified by a merge.
  * @module
  */
-import { fmix32 } from '../hash/mix.js';
-import { radixSort } from '../text/fingerprintSet.js';
+import { rankTokens, rankTokens64, type RankedSets } from './tokenRank.js';
 import type { ScoredPair } from './bruteForce.js';
 
 /** The similarity a join (or dedup) reports. */
@@ -82,27 +81,38 @@ export function prefixJoin64(sets: readonly BigUint64Array[], threshold: number,
 /** The join itself, over sets already renamed to token ranks (see {@link rankTokens}). */
 function joinRanked(rankedSets: RankedSets, threshold: number, measure: SetMeasure, options: PrefixJoinOptions): PrefixJoinResult {
   const containment = measure === 'containment';
-  const { ranked, order, tokens } = rankedSets;
+  const { ranked, order, tokens, singles } = rankedSets;
   const m = order.length;
   const size = new Int32Array(m);
   for (let p = 0; p < m; p++) size[p] = ranked[p]!.length;
+  // First position of each set holding a token shared with some other set: the tokens before it
+  // occur in this set only (ranks below `singles`), so nothing can meet there.
+  const shared = new Int32Array(m);
+  for (let p = 0; p < m; p++) {
+    const r = ranked[p]!;
+    let i = 0;
+    while (i < r.length && r[i]! < singles) i++;
+    shared[p] = i;
+  }
   // Index prefix length of the p-th set (in processing order). Jaccard: sets arrive by increasing
   // size, so a later (larger) partner needs overlap ≥ 2t/(1+t)·|y| (the AllPairs "mid-prefix").
   // Containment: the overlap must reach t·|y| for the smaller set y, which is the indexed one.
+  // Jaccard also drops a set whose shared tokens cannot reach t·|x|: J ≤ (|x| − singles)/|x|.
   const indexLen = new Int32Array(m);
   let total = 0;
   for (let p = 0; p < m; p++) {
     const s = size[p]!;
+    if (!containment && s - shared[p]! < threshold * s - EPS) continue;
     const alpha = containment ? Math.ceil(threshold * s - EPS) : Math.ceil(((2 * threshold) / (1 + threshold)) * s - EPS);
     indexLen[p] = Math.max(1, Math.min(s, s - alpha + 1));
-    total += indexLen[p]!;
+    if (indexLen[p]! > shared[p]!) total += indexLen[p]! - shared[p]!;
   }
   // Posting lists in one CSR block: postings of token k at [start[k], fill[k]); filled in processing
   // order, so each list is sorted by set size and the size filter can advance a list's head.
   const start = new Int32Array(tokens + 1);
   for (let p = 0; p < m; p++) {
     const r = ranked[p]!;
-    for (let i = 0, e = indexLen[p]!; i < e; i++) start[r[i]! + 1]!++;
+    for (let i = shared[p]!, e = indexLen[p]!; i < e; i++) start[r[i]! + 1]!++;
   }
   for (let k = 0; k < tokens; k++) start[k + 1]! += start[k]!;
   const head = start.slice(0, tokens);
@@ -110,7 +120,10 @@ function joinRanked(rankedSets: RankedSets, threshold: number, measure: SetMeasu
   const postSet = new Int32Array(total);
   const postPos = new Int32Array(total);
   // Overlap so far per candidate (by processing position); -1 marks one pruned for this probe.
+  // lastX/lastY: positions of the candidate's last common token, where verification resumes.
   const overlap = new Int32Array(m);
+  const lastX = new Int32Array(m);
+  const lastY = new Int32Array(m);
   const touched = new Int32Array(m);
   const pairs: ScoredPair[] = [];
   let candidates = 0;
@@ -120,10 +133,10 @@ function joinRanked(rankedSets: RankedSets, threshold: number, measure: SetMeasu
     // Jaccard probes the prefix |x| − ⌈t|x|⌉ + 1 and needs partners of size ≥ t|x|. Containment
     // probes every token of x: a smaller partner y may need as little as one shared token, and it
     // is y's indexed prefix that must meet x (anywhere), with no lower bound on |y|.
-    const probe = containment ? lx : Math.max(1, lx - Math.ceil(threshold * lx - EPS) + 1);
+    const probe = indexLen[p] === 0 ? 0 : containment ? lx : Math.max(1, lx - Math.ceil(threshold * lx - EPS) + 1);
     const minSize = containment ? 1 : threshold * lx - EPS;
     let nt = 0;
-    for (let i = 0; i < probe; i++) {
+    for (let i = shared[p]!; i < probe; i++) {
       const tok = x[i]!;
       let h = head[tok]!;
       const f = fill[tok]!;
@@ -139,7 +152,11 @@ function joinRanked(rankedSets: RankedSets, threshold: number, measure: SetMeasu
         if (c === 0) touched[nt++] = y;
         // Positional filter: what is counted, this token, and the fewer tokens left after it.
         if (c + 1 + Math.min(lx - i - 1, ly - j - 1) < alpha) overlap[y] = -1;
-        else overlap[y] = c + 1;
+        else {
+          overlap[y] = c + 1;
+          lastX[y] = i;
+          lastY[y] = j;
+        }
       }
     }
     for (let u = 0; u < nt; u++) {
@@ -148,7 +165,7 @@ function joinRanked(rankedSets: RankedSets, threshold: number, measure: SetMeasu
       overlap[y] = 0;
       if (c < 0) continue;
       candidates++;
-      const s = verify(ranked[y]!, x, threshold, containment);
+      const s = verifyRest(ranked[y]!, x, c, indexLen[y]!, probe, lastY[y]!, lastX[y]!, threshold, containment);
       if (s < 0) continue;
       const a = order[y]!;
       const b = order[p]!;
@@ -159,7 +176,7 @@ function joinRanked(rankedSets: RankedSets, threshold: number, measure: SetMeasu
       } else pairs.push(a < b ? { a, b, similarity: s } : { a: b, b: a, similarity: s });
     }
     const e = indexLen[p]!;
-    for (let i = 0; i < e; i++) {
+    for (let i = shared[p]!; i < e; i++) {
       const tok = x[i]!;
       const q = fill[tok]!++;
       postSet[q] = p;
@@ -172,17 +189,27 @@ function joinRanked(rankedSets: RankedSets, threshold: number, measure: SetMeasu
 }
 
 /**
- * Exact score of a candidate (y processed before x, so |y| ≤ |x|), or -1 below the threshold.
- * Both sets are sorted by token rank; the merge stops once the overlap is out of reach. The value is
- * computed as {@link jaccard} computes it (ranking preserves intersection sizes), so scores agree.
+ * Exact score of a candidate (y processed before x, so |y| ≤ |x|), or -1 below the threshold,
+ * resuming after the prefixes (PPJoin): `c` common tokens were counted between y's first `py` and
+ * x's first `px` tokens, the last at y[jy] = x[ix]. If y's prefix ends on the larger token, x's
+ * prefix met all of y's it can, and what is left is x after its prefix against y after jy; else the
+ * mirror. Both sets are sorted by token rank; the merge stops once the overlap is out of reach. The
+ * value is computed as {@link jaccard} computes it (ranking preserves intersection sizes).
  */
-function verify(y: Uint32Array, x: Uint32Array, t: number, containment: boolean): number {
+function verifyRest(y: Uint32Array, x: Uint32Array, c: number, py: number, px: number, jy: number, ix: number, t: number, containment: boolean): number {
   const ly = y.length;
   const lx = x.length;
   const need = containment ? t * ly - EPS : ((t * (lx + ly)) / (1 + t)) - EPS;
-  let i = 0;
-  let j = 0;
-  let n = 0;
+  let i: number;
+  let j: number;
+  if (y[py - 1]! >= x[px - 1]!) {
+    i = jy + 1;
+    j = px;
+  } else {
+    i = py;
+    j = ix + 1;
+  }
+  let n = c;
   while (i < ly && j < lx) {
     if (n + Math.min(ly - i, lx - j) < need) return -1;
     const u = y[i]!;
@@ -196,151 +223,4 @@ function verify(y: Uint32Array, x: Uint32Array, t: number, containment: boolean)
   }
   const s = containment ? n / Math.min(ly, lx) : n / (lx + ly - n);
   return s >= t ? s : -1;
-}
-
-/** Sets renamed to token ranks, sorted, in processing order; `order[p]` is the p-th set's index. */
-interface RankedSets {
-  ranked: Uint32Array[];
-  order: Int32Array;
-  tokens: number;
-}
-
-/**
- * Renames every token to its rank by document frequency (rarest = 0; ties by fingerprint), and
- * returns the renamed sets sorted ascending, in processing order (by size, then index), with
- * `order[p]` the original index of the p-th. Empty sets are left out.
- */
-function rankTokens(sets: readonly Uint32Array[]): RankedSets {
-  const nonEmpty: number[] = [];
-  for (let i = 0; i < sets.length; i++) if (sets[i]!.length > 0) nonEmpty.push(i);
-  // Open addressing from fingerprint to a dense token number, grown as tokens appear: sized on the
-  // distinct tokens, not the occurrences, so it stays in cache. No Map on this path.
-  let cap = 1024;
-  let keys = new Uint32Array(cap);
-  let tok = new Int32Array(cap).fill(-1);
-  let count = new Int32Array(cap);
-  let tokens = 0;
-  const find = (v: number): number => {
-    const mask = cap - 1;
-    let s = fmix32(v) & mask;
-    for (;;) {
-      const t = tok[s]!;
-      if (t === -1 || keys[s] === v) return s;
-      s = (s + 1) & mask;
-    }
-  };
-  const grow = (): void => {
-    const oldKeys = keys;
-    const oldTok = tok;
-    cap *= 2;
-    keys = new Uint32Array(cap);
-    tok = new Int32Array(cap).fill(-1);
-    for (let s = 0; s < oldKeys.length; s++) {
-      if (oldTok[s] === -1) continue;
-      const d = find(oldKeys[s]!);
-      keys[d] = oldKeys[s]!;
-      tok[d] = oldTok[s]!;
-    }
-  };
-  for (const i of nonEmpty) {
-    const set = sets[i]!;
-    for (let k = 0; k < set.length; k++) {
-      const v = set[k]!;
-      let s = find(v);
-      if (tok[s] === -1) {
-        if ((tokens + 1) * 2 > cap) {
-          grow();
-          s = find(v);
-        }
-        keys[s] = v;
-        tok[s] = tokens;
-        if (tokens >= count.length) {
-          const c = new Int32Array(count.length * 2);
-          c.set(count);
-          count = c;
-        }
-        tokens++;
-      }
-      count[tok[s]!]!++;
-    }
-  }
-  // Sort the distinct tokens by (frequency, fingerprint): one float key each, exact below 2^53, so
-  // the native numeric sort does it without a comparator.
-  const sortKey = new Float64Array(tokens);
-  for (let s = 0; s < cap; s++) if (tok[s] !== -1) sortKey[tok[s]!] = count[tok[s]!]! * 4294967296 + keys[s]!;
-  sortKey.sort();
-  const rank = new Int32Array(tokens);
-  for (let r = 0; r < tokens; r++) rank[tok[find(sortKey[r]! % 4294967296)]!] = r;
-  nonEmpty.sort((u, v) => sets[u]!.length - sets[v]!.length || u - v);
-  const ranked: Uint32Array[] = new Array(nonEmpty.length);
-  const order = new Int32Array(nonEmpty.length);
-  for (let p = 0; p < nonEmpty.length; p++) {
-    const i = nonEmpty[p]!;
-    const set = sets[i]!;
-    const r = new Uint32Array(set.length);
-    for (let k = 0; k < set.length; k++) r[k] = rank[tok[find(set[k]!)]!]!;
-    radixSort(r);
-    ranked[p] = r;
-    order[p] = i;
-  }
-  return { ranked, order, tokens };
-}
-
-/**
- * {@link rankTokens} for 64-bit fingerprints: all occurrences sorted once (native BigUint64Array
- * sort), runs counted, and each set's tokens found by binary search in the distinct values.
- */
-function rankTokens64(sets: readonly BigUint64Array[]): RankedSets {
-  let occurrences = 0;
-  const nonEmpty: number[] = [];
-  for (let i = 0; i < sets.length; i++) {
-    if (sets[i]!.length > 0) {
-      nonEmpty.push(i);
-      occurrences += sets[i]!.length;
-    }
-  }
-  const all = new BigUint64Array(occurrences);
-  let o = 0;
-  for (const i of nonEmpty) {
-    all.set(sets[i]!, o);
-    o += sets[i]!.length;
-  }
-  all.sort();
-  let tokens = 0;
-  for (let k = 0; k < occurrences; k++) if (k === 0 || all[k] !== all[k - 1]) tokens++;
-  const distinct = new BigUint64Array(tokens);
-  const count = new Int32Array(tokens);
-  for (let k = 0, d = -1; k < occurrences; k++) {
-    if (k === 0 || all[k] !== all[k - 1]) distinct[++d] = all[k]!;
-    count[d]!++;
-  }
-  // Rank by (frequency, fingerprint): distinct is in fingerprint order, so ties keep index order.
-  const idx = new Int32Array(tokens);
-  for (let k = 0; k < tokens; k++) idx[k] = k;
-  idx.sort((u, v) => count[u]! - count[v]! || u - v);
-  const rank = new Int32Array(tokens);
-  for (let r = 0; r < tokens; r++) rank[idx[r]!] = r;
-  nonEmpty.sort((u, v) => sets[u]!.length - sets[v]!.length || u - v);
-  const ranked: Uint32Array[] = new Array(nonEmpty.length);
-  const order = new Int32Array(nonEmpty.length);
-  for (let p = 0; p < nonEmpty.length; p++) {
-    const i = nonEmpty[p]!;
-    const set = sets[i]!;
-    const r = new Uint32Array(set.length);
-    for (let k = 0; k < set.length; k++) {
-      const v = set[k]!;
-      let lo = 0;
-      let hi = tokens - 1;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (distinct[mid]! < v) lo = mid + 1;
-        else hi = mid;
-      }
-      r[k] = rank[lo]!;
-    }
-    radixSort(r);
-    ranked[p] = r;
-    order[p] = i;
-  }
-  return { ranked, order, tokens };
 }

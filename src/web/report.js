@@ -95,6 +95,32 @@
       'Green: P(s) for ' + c.bands + ' bands × ' + c.rows + ' rows. Dashed line: the threshold ' + c.threshold + '; the pink dot is the expected recall of a pair exactly at the threshold. Orange: candidates below the threshold (wasted checks); purple: pairs above it that LSH misses.');
   }
 
+  // Several bandings on the same hashes, each with seed 003's rule of thumb (src/report/curves.ts).
+  if (data.sCurves && data.sCurves.curves.length > 0) {
+    const sc = data.sCurves;
+    const flat = sc.curves.flatMap((c) => c.points.map((p) => ({ s: p.s, p: p.p, curve: c.label + (c.chosen ? ' (this run)' : '') })));
+    const rules = sc.curves.map((c) => ({ s: c.ruleOfThumb, p: 1 - Math.pow(1 - Math.pow(c.ruleOfThumb, c.rows), c.bands), curve: c.label + (c.chosen ? ' (this run)' : ''), label: c.label + ': t ≈ (1/' + c.bands + ')^(1/' + c.rows + ') = ' + fmt(c.ruleOfThumb, 3) }));
+    const sec = section('s-curves', 'S-curves of other bandings on the same hashes',
+      'Each curve is P(s) = 1 − (1 − s^r)^b for b bands of r rows. The dot on each marks the rule of thumb t ≈ (1/b)^(1/r), where that curve is steepest: more rows move it right (fewer candidates, fewer near-threshold pairs found), fewer rows move it left.');
+    chart(sec, 's-curves', () =>
+      Plot.plot({
+        width: 680,
+        height: 340,
+        grid: true,
+        color: { legend: true },
+        ariaLabel: 'S-curves of ' + sc.curves.map((c) => c.label).join(', '),
+        x: { label: 'Jaccard similarity s', domain: [0, 1] },
+        y: { label: 'P(candidate)', domain: [0, 1] },
+        marks: [
+          Plot.ruleX([sc.threshold], { stroke: '#444', strokeDasharray: '4,3' }),
+          Plot.line(flat, { x: 's', y: 'p', stroke: 'curve', strokeWidth: (d) => (d.curve.endsWith('(this run)') ? 3 : 1.5) }),
+          Plot.dot(rules, { x: 's', y: 'p', fill: 'curve', r: 4.5, title: (d) => d.label }),
+        ],
+      }),
+      'Dashed line: the threshold ' + sc.threshold + '. Dots: the rule of thumb of each banding (' + rules.map((r) => r.label).join('; ') + ').');
+    sec.append(table(['banding', 'rule of thumb (1/b)^(1/r)', 'P(threshold)'], sc.curves.map((c) => [c.label + (c.chosen ? ' (this run)' : ''), fmt(c.ruleOfThumb, 3), fmt(1 - Math.pow(1 - Math.pow(sc.threshold, c.rows), c.bands), 4)])));
+  }
+
   // Histogram of verified similarities.
   {
     const h = data.similarityHistogram;

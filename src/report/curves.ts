@@ -1,0 +1,53 @@
+/**
+ * Several (b, r) S-curves for the HTML report (seed 001's comparison of bandings in one chart), each
+ * with seed 003's rule of thumb t ≈ (1/b)^(1/r), the similarity where that curve is steepest. The
+ * same data `neardup params --curves` prints, chosen here without flags: the run's banding and its
+ * neighbours with one and two rows more or fewer on the same hash budget.
+ * @module
+ */
+import { sCurvePoints } from './charts.js';
+
+/** One banding's S-curve. */
+export interface ReportCurve {
+  bands: number;
+  rows: number;
+  /** `20×5`. */
+  label: string;
+  /** True for the banding the run used. */
+  chosen: boolean;
+  /** (1/b)^(1/r). */
+  ruleOfThumb: number;
+  /** P(s) = 1 − (1 − s^r)^b at s = 0, 0.01, …, 1 (5 decimals, as the report's S-curve). */
+  points: { s: number; p: number }[];
+}
+
+/** The report's `sCurves` section: the run's threshold and the curves, the chosen one first. */
+export interface ReportCurves {
+  threshold: number;
+  curves: ReportCurve[];
+}
+
+const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+/** Seed 003's rule of thumb for b bands of r rows: (1/b)^(1/r). */
+export function bandingRuleOfThumb(bands: number, rows: number): number {
+  return Math.pow(1 / bands, 1 / rows);
+}
+
+/** The S-curve of one banding, for the report. */
+export function reportCurve(bands: number, rows: number, chosen: boolean): ReportCurve {
+  return { bands, rows, label: `${bands}×${rows}`, chosen, ruleOfThumb: round6(bandingRuleOfThumb(bands, rows)), points: sCurvePoints(bands, rows) };
+}
+
+/**
+ * The chosen banding (`bands` × `rows`) and up to four neighbours on the same `numPerm` hashes
+ * (r − 2 … r + 2 rows, ⌊numPerm / r⌋ bands), so the reader sees what moving the steep part costs.
+ */
+export function reportCurves(bands: number, rows: number, numPerm: number, threshold: number): ReportCurves {
+  const curves = [reportCurve(bands, rows, true)];
+  for (const r of [rows - 2, rows - 1, rows + 1, rows + 2]) {
+    const b = Math.floor(numPerm / r);
+    if (r >= 1 && b >= 1) curves.push(reportCurve(b, r, false));
+  }
+  return { threshold, curves };
+}
