@@ -16,7 +16,7 @@ import { PairSet } from '../lsh/pairSet.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { jaccard } from '../similarity/jaccard.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
-import { resolveDedupOptions, type DedupOptions } from './dedup.js';
+import { resolveDedupOptions, type DedupOptions } from './options.js';
 
 /** The result of {@link dedupAgainst}. */
 export interface AgainstResult {

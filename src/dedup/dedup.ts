@@ -4,151 +4,22 @@
  * candidates, {@link finishDedup} clusters and counts.
  * @module
  */
-import type { ShingleOptions } from '../text/shingler.js';
 import { createTextSigner } from '../sketch/textSigner.js';
-import type { MinHashOptions } from '../sketch/minhash.js';
-import { checkThreshold, chooseBands, type BandChoice, type ChooseBandsOptions } from '../lsh/params.js';
-import type { CandidateStats } from '../lsh/candidates.js';
-import type { ScoredPair } from '../similarity/bruteForce.js';
-import { clusterPairs, type Cluster } from './clusters.js';
-import { clusterGroups, expandPairs, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
-import { TooManyPairsError } from '../lsh/tooManyPairs.js';
+import { chooseBands } from '../lsh/params.js';
 import { SignedGroups } from './signedGroups.js';
 import { verifyGroups } from './verifyGroups.js';
-import { dedupKinds, needsKinds, type CandidateMethod } from './kinds.js';
-import type { SetMeasure } from '../similarity/prefixJoin.js';
-import type { ClusterMode, RepresentativePolicy } from './clusterPolicy.js';
+import { dedupKinds, needsKinds } from './kinds.js';
+import { resolveDedupOptions, type DedupOptions, type DedupResult } from './options.js';
+import { finishDedup } from './finish.js';
 
-/** How candidate pairs are checked. */
-export type VerifyMode = 'exact' | 'estimate' | 'none';
-
-/** Options of {@link dedup}. Every field has a default. */
-export interface DedupOptions {
-  /** Jaccard threshold: pairs at or above it are near duplicates. Default 0.8. */
-  threshold?: number;
-  /** Shingling (kind `char`, k 5, default normalization, seed 0). */
-  shingle?: ShingleOptions;
-  /** MinHash (method `oph`, numPerm 128, seed 1). */
-  minhash?: MinHashOptions;
-  /** Banding: by default the fewest false candidates with P(threshold) ≥ 0.99. */
-  lsh?: ChooseBandsOptions;
-  /**
-   * `exact` (default): keep candidates whose exact Jaccard of fingerprint sets is ≥ threshold.
-   * `estimate`: keep candidates whose signature agreement is ≥ threshold. `none`: keep all candidates.
-   */
-  verify?: VerifyMode;
-  /**
-   * Return the verified pairs in `result.pairs` (default true). With false, `result.pairs` is empty
-   * (`stats.pairs` still counts them) and the clusters are built without listing every pair: a group
-   * of m identical documents then costs O(m) memory, not m(m−1)/2 pairs. For clusters or a
-   * deduplicated copy.
-   */
-  pairs?: boolean;
-  /**
-   * The most pairs held in memory: LSH candidate pairs among distinct documents, and the pairs
-   * returned. Past it, {@link TooManyPairsError} is thrown (at ~40 bytes per pair, instead of
-   * running out of memory). Default 50,000,000.
-   */
-  maxPairs?: number;
-  /** Called with (stage, done, total) during long stages. */
-  onProgress?: (stage: 'sign' | 'verify', done: number, total: number) => void;
-  /**
-   * `jaccard` (default) or `containment`: pairs where the smaller document is at least `threshold`
-   * contained in the larger (|a ∩ b| / |a|, `a` the contained one). Containment needs `exact` (or
-   * `auto`) candidates.
-   */
-  measure?: SetMeasure;
-  /** Where candidates come from: `lsh` (default), `exact` (prefix-filtering join), `sketch` (seed 002), `auto`. */
-  candidates?: CandidateMethod;
-  /** Buckets of the `sketch` candidates. Default 25. */
-  buckets?: number;
-  /** `components` (default, transitive) or `centre` (every member a near duplicate of its cluster's centre). */
-  clusters?: ClusterMode;
-  /** Which member represents a cluster: `first` (default), `longest`, `central`. */
-  representative?: RepresentativePolicy;
-  /** Shingle fingerprint width for sets and verification: 32 (default) or 64 (needs `exact` candidates). */
-  fingerprintBits?: 32 | 64;
-}
-
-/** Counters and timings of a {@link dedup} run. Times in milliseconds. */
-export interface DedupStats {
-  /** Documents read. */
-  docs: number;
-  /** Documents without shingles (never candidates). */
-  emptyDocs: number;
-  /** UTF-16 code units of text processed. */
-  chars: number;
-  /** Distinct candidate pairs from LSH. */
-  candidates: number;
-  /** Pairs kept after verification. */
-  pairs: number;
-  /** Clusters of size ≥ 2. */
-  clusters: number;
-  /**
-   * Documents identical to an earlier one (same fingerprint set; same signature when verify is not
-   * `exact`), handled as one document through LSH and verification.
-   */
-  copies: number;
-  /**
-   * `all`: `candidates` and `pairs` count every document pair. `verified`: with `pairs: false` and
-   * more than `maxPairs` candidate pairs, clusters were built bucket by bucket, skipping pairs already
-   * in one cluster; `candidates` then counts the verifications (a pair below the threshold is verified
-   * in each band it shares a bucket in) and `pairs` the verified pairs that joined two clusters, among
-   * distinct documents. The clusters are the same either way.
-   */
-  counts: 'all' | 'verified';
-  /** LSH bucket counters (over distinct documents). */
-  buckets: Omit<CandidateStats, 'candidates'>;
-  /** Time per stage. */
-  timings: { shingle: number; sign: number; lsh: number; verify: number; cluster: number; total: number };
-  /** The candidate method that ran (set when `candidates` or another kind option was given; else LSH). */
-  candidateMethod?: 'lsh' | 'exact' | 'sketch';
-  /** Why `candidates: 'auto'` chose {@link candidateMethod} (set by the CLI's engine). */
-  candidateReason?: string;
-  /** The similarity measure (set with the kind options; else Jaccard). */
-  measure?: SetMeasure;
-}
-
-/** The result of {@link dedup}. */
-export interface DedupResult {
-  /** Verified pairs (a < b), sorted by (a, b). `similarity` is exact Jaccard unless verify is `estimate` or `none`. */
-  pairs: ScoredPair[];
-  /** Clusters of size ≥ 2, sorted by id. */
-  clusters: Cluster[];
-  /** Cluster id of each document (its own index when it has no near duplicate). */
-  clusterOf: Int32Array;
-  /** Indices of documents without shingles. */
-  empty: number[];
-  /** The banding used, with its expected recall. */
-  bands: BandChoice;
-  /** Counters and timings. */
-  stats: DedupStats;
-}
-
-/** Resolved defaults, exported so the CLI and docs can show them. */
-export const DEDUP_DEFAULTS = { threshold: 0.8, verify: 'exact' as VerifyMode, maxPairs: 50_000_000 };
-
-/**
- * The threshold and verify mode of `options` with defaults filled in; throws a RangeError for invalid
- * values. Shared by {@link dedup} and `dedupStream`.
- */
-export function resolveDedupOptions(options: DedupOptions): { threshold: number; verify: VerifyMode; keepPairs: boolean; maxPairs: number } {
-  const threshold = options.threshold ?? DEDUP_DEFAULTS.threshold;
-  checkThreshold(threshold);
-  const verify = options.verify ?? DEDUP_DEFAULTS.verify;
-  if (verify !== 'exact' && verify !== 'estimate' && verify !== 'none') {
-    throw new RangeError(`unknown verify mode "${String(verify)}" (expected exact, estimate or none)`);
-  }
-  const maxPairs = options.maxPairs ?? DEDUP_DEFAULTS.maxPairs;
-  if (!(maxPairs >= 0)) throw new RangeError(`maxPairs must be a number ≥ 0, got ${maxPairs}`);
-  return { threshold, verify, keepPairs: options.pairs ?? true, maxPairs };
-}
+export { DEDUP_DEFAULTS, resolveDedupOptions, type CandidateMethod, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode } from './options.js';
+export { finishDedup } from './finish.js';
 
 /**
  * Finds the near-duplicate pairs and clusters of a corpus. Document i is the i-th text.
  * Deterministic: the same texts and options give the same output. Identical documents go through
  * LSH and verification once (see `stats.copies`); the result lists their pairs as a full run would.
- * Throws {@link TooManyPairsError} rather than hold more than `maxPairs` pairs.
+ * Throws a `TooManyPairsError` rather than hold more than `maxPairs` pairs.
  */
 export function dedup(texts: Iterable<string>, options: DedupOptions = {}): DedupResult {
   if (needsKinds(options)) return dedupKinds(texts, options, dedup);
@@ -177,67 +48,4 @@ export function dedup(texts: Iterable<string>, options: DedupOptions = {}): Dedu
   // Bucket-wise clustering interleaves LSH and verification: its time is counted as verification.
   // Sets built during verification count as shingling, not verification.
   return finishDedup(run, { t0, t1, t2: v.t2, shingle: signed.shingleMs, sign: signed.signMs, shingleAfterT2: signed.shingleMs - v.shingledAtT2 });
-}
-
-/**
- * The common tail of the batch pipelines: sorts the verified pairs, clusters them and assembles the
- * result with its counters and timings (t0 start, t1 signing done, t2 candidates done;
- * `shingleAfterT2`: time after t2 spent building sets, counted as shingling). With
- * `groups`, the pairs are between groups of identical documents and are expanded to documents here.
- */
-export function finishDedup(
-  run: {
-    n: number;
-    pairs: ScoredPair[];
-    empty: number[];
-    bands: BandChoice;
-    chars: number;
-    cstats: CandidateStats;
-    groups?: CopyGroups;
-    keepPairs?: boolean;
-    maxPairs?: number;
-    /** `verified`: the pairs are those a bucket-wise clustering verified and kept; counted as they are. */
-    counts?: 'all' | 'verified';
-  },
-  times: { t0: number; t1: number; t2: number; shingle: number; sign: number; shingleAfterT2?: number },
-): DedupResult {
-  const { n, empty, bands, chars, cstats, groups } = run;
-  const keepPairs = run.keepPairs ?? true;
-  const maxPairs = run.maxPairs ?? Infinity;
-  const { t0, t1, t2 } = times;
-  let pairs = run.pairs;
-  pairs.sort((x, y) => x.a - y.a || x.b - y.b);
-  // Without copies every group is one document and group numbers are document numbers.
-  const grouped = groups && groups.groups < n ? groups : undefined;
-  const counts = run.counts ?? 'all';
-  const count =
-    counts === 'verified' || !grouped
-      ? pairs.length
-      : pairsWithinGroups(grouped) + pairsAcrossGroups(grouped, pairs.length, (p) => pairs[p]!.a, (p) => pairs[p]!.b);
-  const t3 = performance.now();
-  const { clusters, clusterOf } = grouped ? clusterGroups(grouped, pairs) : clusterPairs(n, pairs);
-  if (keepPairs && count > maxPairs) throw new TooManyPairsError('pairs', count, maxPairs, grouped ? largestGroup(grouped) : 1);
-  if (!keepPairs) pairs = [];
-  else if (grouped) pairs = expandPairs(grouped, pairs);
-  const t4 = performance.now();
-  const { candidates, ...buckets } = cstats;
-  return {
-    pairs,
-    clusters,
-    clusterOf,
-    empty,
-    bands,
-    stats: {
-      docs: n,
-      emptyDocs: empty.length,
-      chars,
-      candidates,
-      pairs: count,
-      clusters: clusters.length,
-      copies: groups ? n - groups.groups : 0,
-      counts,
-      buckets,
-      timings: { shingle: times.shingle, sign: times.sign, lsh: t2 - t1, verify: t3 - t2 - (times.shingleAfterT2 ?? 0), cluster: t4 - t3, total: t4 - t0 },
-    },
-  };
 }

@@ -10,7 +10,8 @@ import { createTextHasher } from './textHash.js';
 import { chooseBands } from '../lsh/params.js';
 import { emptyCandidateStats } from '../lsh/candidates.js';
 import { CopyFinder, HashIndex } from './copies.js';
-import { finishDedup, type DedupResult } from './dedup.js';
+import { finishDedup } from './finish.js';
+import type { DedupResult } from './options.js';
 
 /** Options of {@link exactDuplicates}. */
 export interface ExactDuplicatesOptions {

@@ -18,15 +18,10 @@ import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { clusterWithPolicy, checkClusterPolicy } from './clusterPolicy.js';
 import { CopyFinder, HashIndex, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
 import { murmur3Words } from '../hash/murmur3.js';
-import { finishDedup, resolveDedupOptions, type DedupOptions, type DedupResult } from './dedup.js';
+import { resolveDedupOptions, type CandidateMethod, type DedupOptions, type DedupResult } from './options.js';
+import { finishDedup } from './finish.js';
 
-/**
- * Where candidate pairs come from. `lsh` (default): MinHash banding. `exact`: a prefix-filtering
- * similarity join; every pair at or above the threshold, no misses. `sketch`: seed 002's bucket
- * minima. `auto`: `exact` where it is exact and measured faster than LSH ({@link autoCandidates}),
- * else `lsh`.
- */
-export type CandidateMethod = 'lsh' | 'exact' | 'sketch' | 'auto';
+export type { CandidateMethod } from './options.js';
 
 /** The candidate methods, for option parsers. */
 export const CANDIDATE_METHODS: readonly CandidateMethod[] = ['lsh', 'exact', 'sketch', 'auto'];

@@ -9,7 +9,7 @@ import { SignatureMatrix } from '../sketch/signatureMatrix.js';
 import { ProbeTable, setHash } from '../similarity/probeSet.js';
 import { murmur3Words } from '../hash/murmur3.js';
 import { CopyFinder, HashIndex, type CopyGroups } from './copies.js';
-import type { VerifyMode } from './dedup.js';
+import type { VerifyMode } from './options.js';
 
 /** Seed of the content hashes that find identical documents. */
 const SET_SEED = 0x5e7c0b1e;

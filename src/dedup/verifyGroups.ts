@@ -11,7 +11,7 @@ import type { ScoredPair } from '../similarity/bruteForce.js';
 import { clusterBucketwise } from './bucketwise.js';
 import { pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
 import type { SignedGroups } from './signedGroups.js';
-import type { DedupOptions, VerifyMode } from './dedup.js';
+import type { DedupOptions, VerifyMode } from './options.js';
 
 /** What {@link verifyGroups} reads besides the signed groups. */
 export interface VerifyGroupsOptions {
