@@ -175,3 +175,27 @@ test('--help lists the new options', () => {
   for (const o of ['--exact', '--measure', '--candidates', '--buckets', '--cluster-mode', '--representative', '--fingerprint-bits', '--limit']) assert.ok(h.includes(o), o);
   assert.ok(neardup(['params', '--help']).stdout.includes('--curves'));
 });
+
+test('dedup without --candidates: word shingles of short documents take the exact join (said in the summary), everything else stays on LSH', () => {
+  const dir = tmpDir();
+  const out = (n: string): string => path.join(dir, n);
+  const word = neardup(['dedup', kijiji, ...TEXT, '--shingle', 'word', '-k', '3', '--json', '--out', out('w.tsv')]);
+  assert.equal(word.code, 0, word.stderr);
+  const wj = JSON.parse(word.stdout);
+  assert.equal(wj.options.candidates, 'exact');
+  assert.match(wj.options.candidatesReason, /word shingles per document/);
+  const human = neardup(['dedup', kijiji, ...TEXT, '--shingle', 'word', '-k', '3', '--out', out('h.tsv')]);
+  assert.match(human.stderr, /auto +exact join \(chosen by default for word\/spot shingles; --candidates lsh forces LSH\)/);
+  // The join is exact: every pair LSH finds is in its output.
+  const lsh = neardup(['dedup', kijiji, ...TEXT, '--shingle', 'word', '-k', '3', '--candidates', 'lsh', '-q', '--out', out('l.tsv')]);
+  assert.equal(lsh.code, 0, lsh.stderr);
+  const joined = new Set(lines(fs.readFileSync(out('w.tsv'), 'utf8')));
+  for (const p of lines(fs.readFileSync(out('l.tsv'), 'utf8'))) assert.ok(joined.has(p), p);
+  // Char shingles (the default), estimate verification and streaming keep LSH, with no auto line.
+  for (const extra of [[], ['--shingle', 'word', '-k', '3', '--verify', 'estimate'], ['--shingle', 'word', '-k', '3', '--stream']]) {
+    const r = neardup(['dedup', kijiji, ...TEXT, ...extra, '--out', out('x.tsv')]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /^auto /m, extra.join(' '));
+    assert.match(r.stderr, /^lsh +\d+ bands/m, extra.join(' '));
+  }
+});

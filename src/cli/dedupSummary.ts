@@ -75,13 +75,14 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
   );
   const method = s.candidateMethod ?? 'lsh';
   const measure = s.measure ?? 'jaccard';
-  if (s.candidateReason) reporter.summary(`auto        ${method === 'exact' ? 'exact join' : method} (chosen by --candidates auto): ${s.candidateReason}`);
+  const chooser = flags.candidates === 'auto' ? '--candidates auto' : 'default for word/spot shingles; --candidates lsh forces LSH';
+  if (s.candidateReason) reporter.summary(`auto        ${method === 'exact' ? 'exact join' : method} (chosen by ${chooser}): ${s.candidateReason}`);
   if (method === 'lsh') {
     reporter.summary(
       `lsh         ${b.bands} bands × ${b.rows} rows (${b.bands * b.rows} of ${b.numPerm} hashes): P(${b.threshold}) = ${b.recallAtThreshold.toFixed(4)}, the expected recall at the threshold${b.rule === 'best-effort' ? ' (best effort: the recall target is out of reach)' : ''}`,
     );
   } else if (method === 'exact') {
-    reporter.summary(`method      exact prefix-filtering join${flags.candidates === 'auto' ? ' (chosen by --candidates auto)' : ''}: every pair with ${measure} ≥ ${options.threshold}, no misses`);
+    reporter.summary(`method      exact prefix-filtering join${s.candidateReason ? (flags.candidates === 'auto' ? ' (chosen by --candidates auto)' : ' (chosen automatically)') : ''}: every pair with ${measure} ≥ ${options.threshold}, no misses`);
   } else {
     reporter.summary(`method      seed 002 sketch: ${options.buckets ?? DEFAULT_SKETCH_BUCKETS} buckets (hash mod n), documents sharing a bucket minimum are candidates`);
   }

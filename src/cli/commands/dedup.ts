@@ -88,6 +88,12 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   }
   // Clusters and deduplicated copies need no pair list: groups of copies then cost O(m), not m².
   options.pairs = flags.output === 'pairs';
+  // Word and stopword shingles of short documents are where the exact join is both exact and
+  // measured faster than LSH: without --candidates, auto decides there (it keeps LSH for longer
+  // documents; char shingles always stay on LSH, docs/duplicate-kinds.md).
+  if (flags.candidates === undefined && options.candidates === undefined && options.verify === 'exact' && (options.shingle?.kind === 'word' || options.shingle?.kind === 'spot')) {
+    options.candidates = 'auto';
+  }
   await refuseAliasedOutputs([{ what: '--out', path: flags.out }], [{ what: 'the input', path: fileArg }]);
   const tStart = performance.now();
   let cleanup: (() => Promise<void>) | undefined;
