@@ -6,26 +6,9 @@
  * @module
  */
 import { sCurvePoints } from './charts.js';
+import type { ReportCurve, ReportCurves } from './types.js';
 
-/** One banding's S-curve. */
-export interface ReportCurve {
-  bands: number;
-  rows: number;
-  /** `20×5`. */
-  label: string;
-  /** True for the banding the run used. */
-  chosen: boolean;
-  /** (1/b)^(1/r). */
-  ruleOfThumb: number;
-  /** P(s) = 1 − (1 − s^r)^b at s = 0, 0.01, …, 1 (5 decimals, as the report's S-curve). */
-  points: { s: number; p: number }[];
-}
-
-/** The report's `sCurves` section: the run's threshold and the curves, the chosen one first. */
-export interface ReportCurves {
-  threshold: number;
-  curves: ReportCurve[];
-}
+export type { ReportCurve, ReportCurves } from './types.js';
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 

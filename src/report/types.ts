@@ -3,7 +3,6 @@
  * rendered by ./html.ts.
  * @module
  */
-import type { ReportCurves } from './curves.js';
 import type { DedupOptions, DedupResult } from '../dedup/dedup.js';
 import type { Passage } from '../similarity/passages.js';
 
@@ -166,4 +165,24 @@ export interface ReportData {
     copiesOnly: { id: string; size: number }[];
     shown: { id: string; size: number; distinctTexts: number; members: ReportMember[]; comparisons: ReportComparison[] }[];
   };
+}
+
+/** One banding's S-curve in the report (src/report/curves.ts). */
+export interface ReportCurve {
+  bands: number;
+  rows: number;
+  /** `20×5`. */
+  label: string;
+  /** True for the banding the run used. */
+  chosen: boolean;
+  /** (1/b)^(1/r). */
+  ruleOfThumb: number;
+  /** P(s) = 1 − (1 − s^r)^b at s = 0, 0.01, …, 1 (5 decimals, as the report's S-curve). */
+  points: { s: number; p: number }[];
+}
+
+/** The report's `sCurves` section (src/report/curves.ts): the run's threshold and the curves, the chosen one first. */
+export interface ReportCurves {
+  threshold: number;
+  curves: ReportCurve[];
 }
