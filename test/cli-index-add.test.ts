@@ -134,3 +134,31 @@ test('index add --title on Parquet: the title column is kept; an unknown one is 
   assert.deepEqual((await idx.get('p2'))!.meta, { title: 'Villa', text: 'casa al mare con giardino e vista, libera da luglio' });
   await idx.close();
 });
+
+test('index add --ensemble: the store keeps containment keys, and a short excerpt of an ad is found inside it', async () => {
+  const { NearDupIndex } = await import('../src/index.js');
+  const dir = tmpDir();
+  const store = `sqlite:${path.join(dir, 'ens.db')}`;
+  const add = neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r', '--store', store, '--ensemble', '-q']);
+  assert.equal(add.code, 0, add.stderr);
+  const index = await NearDupIndex.open({ store });
+  try {
+    const { manifest } = await index.stats();
+    assert.ok(manifest.ensemble, 'the manifest records the ensemble keys');
+    // A sixth of the longest ad's description: far below the Jaccard threshold, but inside the ad.
+    const rows = fs.readFileSync(ads, 'utf8').split('\n').slice(1).map((l) => l.split('\t')[1] ?? '');
+    const longest = rows.reduce((a, b) => (b.length > a.length ? b : a));
+    const excerpt = longest.slice(longest.length / 3, longest.length / 3 + longest.length / 6);
+    const hits = await index.query(excerpt, { measure: 'containment', threshold: 0.9 });
+    assert.ok(hits.some((h) => h.contained === 'query'), `the excerpt is found inside an ad: ${JSON.stringify(hits.slice(0, 2))}`);
+    assert.deepEqual(await index.query(excerpt), [], 'Jaccard alone does not find it');
+    const plain = neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r', '--store', `sqlite:${path.join(dir, 'plain.db')}`, '-q']);
+    assert.equal(plain.code, 0, plain.stderr);
+    // Reopening the same store with contradicting parameters is a usage error, as for every index option.
+    const clash = neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r', '--store', `sqlite:${path.join(dir, 'plain.db')}`, '--ensemble', '-q']);
+    assert.equal(clash.code, 2, clash.stderr);
+    assert.match(clash.stderr, /ensemble/);
+  } finally {
+    await index.close();
+  }
+});

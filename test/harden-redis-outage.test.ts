@@ -78,26 +78,36 @@ test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery wi
   assert.equal(r.json().status, 'ready');
 
   // 2. Killed mid-ingest: a stream of adds keeps going; the ones answered 200 must all survive.
+  // The steps wait for what the writer has seen, not for fixed delays: Redis is killed once adds
+  // are going through and restarted only after an add met the outage, so a slow or loaded machine
+  // cannot let the whole outage pass between two adds.
   let stop = false;
+  const codes = new Map<number, number>();
+  const count = (c: number) => codes.get(c) ?? 0;
+  const until = async (what: string, done: () => boolean) => {
+    for (let i = 0; !done(); i++) {
+      if (i >= 800) throw new Error(`gave up waiting until ${what}: ${JSON.stringify([...codes])}`);
+      await new Promise((s) => setTimeout(s, 25));
+    }
+  };
   const writer = (async () => {
-    const codes = new Map<number, number>();
     while (!stop) {
       const c = (await add()).statusCode;
       codes.set(c, (codes.get(c) ?? 0) + 1);
       if (c !== 200) await new Promise((s) => setTimeout(s, 20));
     }
-    return codes;
   })();
-  await new Promise((s) => setTimeout(s, 150));
+  await until('the stream of adds is going', () => count(200) > 0);
   await killRedis(redis);
   r = await app.inject({ method: 'GET', url: '/v1/documents/d0' });
   assert.equal(r.statusCode, 503);
   assert.equal(r.headers['retry-after'], '1');
-  await new Promise((s) => setTimeout(s, 400));
+  await until('an add met the outage (503)', () => count(503) > 0 || [...codes.keys()].some((c) => c !== 200 && c !== 503));
   redis = await startDurableRedis(dir, port);
-  await new Promise((s) => setTimeout(s, 1500));
+  const okBefore = count(200);
+  await until('adds are acknowledged again, 150 in all', () => count(200) > okBefore && acked.size >= 150);
   stop = true;
-  const codes = await writer;
+  await writer;
   assert.ok((codes.get(503) ?? 0) > 0, `some adds saw the outage: ${JSON.stringify([...codes])}`);
   assert.deepEqual([...codes.keys()].filter((c) => c !== 200 && c !== 503), [], 'only 200 or 503');
   for (let i = 0; i < 50 && (r = await add()).statusCode !== 200; i++) await new Promise((s) => setTimeout(s, 100));

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { neardup, repoRoot, tmpDir } from './cliUtil.js';
@@ -76,4 +76,23 @@ test('CLI without them: dedup works; index add --store sqlite: exits 1 naming np
   const s = neardup(['serve', '--port', '0', '--store', 'redis://127.0.0.1:1'], { env });
   assert.equal(s.code, 1, s.stderr);
   assert.match(s.stderr, /npm install ioredis/);
+});
+
+test('formats and bullmq use the same error: a missing hyparquet or bullmq is a MissingDependencyError; the CLI exits 1 naming npm install', () => {
+  const dir = tmpDir();
+  const pq = path.join(dir, 'docs.parquet');
+  writeFileSync(pq, 'PAR1 not really parquet PAR1');
+  const env = { NEARDUP_HIDE_PACKAGES: 'hyparquet,bullmq', NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` };
+  const p = neardup(['dedup', pq, '--text', 'text'], { env });
+  assert.equal(p.code, 1, p.stderr);
+  assert.match(p.stderr, /^neardup: reading Parquet needs the package hyparquet, which is not installed: npm install hyparquet\n$/);
+  const bullmq = pathToFileURL(path.resolve(repoRoot, 'dist/src/distributed/bullmq.js')).href;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', `
+    const nd = await import(${JSON.stringify(index)});
+    const { loadBullmq } = await import(${JSON.stringify(bullmq)});
+    try { await loadBullmq(); console.log('loaded'); } catch (e) { console.log(JSON.stringify([e instanceof nd.MissingDependencyError, e.packageName, e.message])); }`], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+  assert.deepEqual(JSON.parse(r.stdout), [true, 'bullmq', 'running distributed jobs needs the package bullmq, which is not installed: npm install bullmq']);
 });

@@ -85,7 +85,9 @@ async function load(page: Page, name: string): Promise<void> {
 async function showCluster(page: Page, id: string) {
   const li = page.locator(`#cluster-list li[data-members~="${id}"]`);
   for (let i = 0; i < 20 && (await li.count()) === 0; i++) {
-    if (await page.locator('#more-clusters').isVisible()) await page.locator('#more-clusters').click();
+    // The list refreshes by itself (and after each click): the button can be hidden between the
+    // check and the click, when the last page of clusters arrives. Then there is nothing to click.
+    if (await page.locator('#more-clusters').isVisible()) await page.locator('#more-clusters').click({ timeout: 2000 }).catch(() => undefined);
     await page.waitForTimeout(300);
   }
   await li.waitFor({ timeout: 5000 });

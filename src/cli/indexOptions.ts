@@ -6,6 +6,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { NearDupIndex, type NearDupIndexOptions } from '../online/nearDupIndex.js';
 import { UsageError } from '../io/errors.js';
+import { parseStoreSpec, type StoreSpec } from '../store/spec.js';
 import type { NormalizePreset } from '../text/normalize.js';
 import { NORMALIZE_CHOICES } from './options.js';
 
@@ -31,6 +32,7 @@ export interface IndexFlags {
   minRecall?: number;
   verify?: 'exact' | 'estimate';
   forest: boolean;
+  ensemble?: boolean;
   workers: number;
 }
 
@@ -48,6 +50,7 @@ export function addIndexOptions(cmd: Command, workersHelp: string): Command {
     .option('--min-recall <p>', 'P(candidate) at the threshold when choosing bands (default 0.99)', num('--min-recall', false))
     .addOption(new Option('--verify <mode>', 'exact Jaccard or MinHash estimate (default exact)').choices(['exact', 'estimate']))
     .option('--no-forest', 'no LSH-Forest keys (smaller, faster inserts; disables topK)')
+    .option('--ensemble', 'containment keys (LSH Ensemble) so containment queries find short excerpts of long documents; 112 more keys per document (docs/duplicate-kinds.md)')
     .option('--workers <n>', workersHelp, num('--workers', true), 0);
 }
 
@@ -65,6 +68,7 @@ export function indexOptionsFrom(o: IndexFlags): NearDupIndexOptions {
     ...(o.minRecall !== undefined ? { minRecall: o.minRecall } : {}),
     ...(o.verify ? { verify: o.verify } : {}),
     ...(o.forest ? {} : { forest: false as const }),
+    ...(o.ensemble ? { ensemble: true } : {}),
     ...(o.workers ? { workers: o.workers } : {}),
   };
 }
@@ -76,6 +80,16 @@ export function indexOptionsFrom(o: IndexFlags): NearDupIndexOptions {
 export async function openIndex(options: NearDupIndexOptions): Promise<NearDupIndex> {
   try {
     return await NearDupIndex.open(options);
+  } catch (e) {
+    if (e instanceof RangeError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+/** Parses a `--store` spec (src/store/spec.ts); a bad one is a usage error (exit 2). */
+export function storeSpecFlag(spec: string): StoreSpec {
+  try {
+    return parseStoreSpec(spec);
   } catch (e) {
     if (e instanceof RangeError) throw new UsageError(e.message);
     throw e;

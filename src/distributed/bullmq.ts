@@ -3,21 +3,14 @@
  * @module
  */
 import { UsageError } from '../io/errors.js';
+import { loadPackage } from '../io/lazy.js';
 
 /** The BullMQ module. */
 export type BullMQ = typeof import('bullmq');
 
 /** Imports bullmq, or says which package to install. */
-export async function loadBullmq(): Promise<BullMQ> {
-  try {
-    return await import('bullmq');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-      throw new UsageError('distributed jobs need the optional package "bullmq": npm install bullmq');
-    }
-    throw e;
-  }
+export function loadBullmq(): Promise<BullMQ> {
+  return loadPackage<BullMQ>('bullmq', 'running distributed jobs');
 }
 
 /** The default queue name. */

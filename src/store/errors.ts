@@ -21,16 +21,6 @@ export class StoreUnavailableError extends Error {
 
 /**
  * A store needs an optional package that is not installed (better-sqlite3 for `sqlite:`, ioredis
- * for `redis://`). neardup declares them as optional peer dependencies so that installing the
- * library never compiles native code; the message names the command that fixes it.
+ * for `redis://`). One class for every optional package, defined with the loader in src/io/lazy.ts.
  */
-export class MissingDependencyError extends Error {
-  override readonly name = 'MissingDependencyError';
-  /** The npm package to install. */
-  readonly packageName: string;
-
-  constructor(packageName: string, what: string, options?: { cause?: unknown }) {
-    super(`${what} needs the package ${packageName}, which is not installed: npm install ${packageName}`, options);
-    this.packageName = packageName;
-  }
-}
+export { MissingDependencyError } from '../io/lazy.js';

@@ -171,7 +171,7 @@ export class MemoryStore implements NearDupStore {
   private writeRecord(slot: number, rec: Uint8Array): void {
     if (this.arenaUsed + rec.length > this.arena.length) {
       // Compact instead of growing when at least half the arena is garbage.
-      if (this.arenaLive * 2 < this.arenaUsed) this.compact();
+      if (this.arenaLive * 2 < this.arenaUsed) this.compactArena();
       if (this.arenaUsed + rec.length > this.arena.length) {
         let cap = this.arena.length * 2;
         while (cap < this.arenaUsed + rec.length) cap *= 2;
@@ -187,7 +187,7 @@ export class MemoryStore implements NearDupStore {
     this.arenaLive += rec.length;
   }
 
-  private compact(): void {
+  private compactArena(): void {
     const a = new Uint8Array(Math.max(1 << 16, this.arenaLive * 2));
     let o = 0;
     for (let s = 0; s < this.slots; s++) {

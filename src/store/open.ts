@@ -1,10 +1,12 @@
 /**
- * Store specs: `memory`, `sqlite:PATH` and `redis://HOST:PORT[/DB][?prefix=NAME]`.
+ * Opening a store from its spec (`memory`, `sqlite:PATH`, `redis://HOST:PORT[/DB][?prefix=NAME…]`;
+ * the grammar is in src/store/spec.ts).
  * @module
  */
 import type { NearDupStore } from './types.js';
 import { MemoryStore } from './memory.js';
 import { loadRedisStore, loadSqliteStore } from './load.js';
+import { parseStoreSpec } from './spec.js';
 
 /**
  * Creates the store a spec names. SQLite and Redis are loaded on demand, so an index in memory
@@ -12,16 +14,17 @@ import { loadRedisStore, loadSqliteStore } from './load.js';
  * MissingDependencyError when the store's optional package (better-sqlite3, ioredis) is missing.
  */
 export async function openStore(spec: string): Promise<NearDupStore> {
-  if (spec === 'memory' || spec === '') return new MemoryStore();
-  if (spec.startsWith('sqlite:')) {
-    const path = spec.slice('sqlite:'.length);
-    if (!path) throw new RangeError('store "sqlite:" needs a file path, e.g. sqlite:./index.db');
-    const { SqliteStore } = await loadSqliteStore();
-    return new SqliteStore(path);
+  const s = parseStoreSpec(spec);
+  switch (s.kind) {
+    case 'memory':
+      return new MemoryStore();
+    case 'sqlite': {
+      const { SqliteStore } = await loadSqliteStore();
+      return new SqliteStore(s.path);
+    }
+    case 'redis': {
+      const { RedisStore } = await loadRedisStore();
+      return RedisStore.fromUrl(s.url);
+    }
   }
-  if (spec.startsWith('redis://') || spec.startsWith('rediss://')) {
-    const { RedisStore } = await loadRedisStore();
-    return RedisStore.fromUrl(spec);
-  }
-  throw new RangeError(`unknown store "${spec}" (expected memory, sqlite:PATH or redis://HOST:PORT)`);
 }

@@ -34,6 +34,20 @@ export interface StoreManifest {
   [k: string]: unknown;
 }
 
+/** What {@link NearDupStore.compact} did (`neardup index compact` prints it). */
+export interface StoreCompaction {
+  /** Log entries before (the rewritten part plus those appended meanwhile). */
+  entriesBefore: number;
+  /** Log entries after. */
+  entriesAfter: number;
+  /** Live documents written into the rewritten part. */
+  documents: number;
+  /** Bytes of the rewritten part before. */
+  bytesBefore: number;
+  /** Bytes of the rewritten part after. */
+  bytesAfter: number;
+}
+
 /**
  * A persistence backend. All methods may be called concurrently; a write resolves only once it is
  * durable for that store (committed transaction for SQLite, acknowledged by Redis).
@@ -85,6 +99,17 @@ export interface NearDupStore {
    * Redis: a lock key); the memory store has one writer and does not need it.
    */
   exclusive?<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Optional: rewrites the store's write log without replaced and removed versions, while it is in
+   * use (`neardup index compact`; the Redis store in the log layout). A store of a kind that has a
+   * log but whose configuration has none (Redis, sets layout) throws a RangeError saying so.
+   */
+  compact?(): Promise<StoreCompaction>;
+  /**
+   * Optional: a consistent copy of the store, taken while it is in use, written to the new file
+   * `dest` (`neardup index backup`; the SQLite store, with SQLite's online backup API).
+   */
+  backup?(dest: string): Promise<void>;
   /** Releases connections and file handles. Writes already acknowledged are kept. */
   close(): Promise<void>;
 }

@@ -68,3 +68,30 @@ export function webFile(name: string): string {
   }
   return s;
 }
+
+/**
+ * Compiled library modules the page loads as browser ES modules (they import nothing): served under
+ * /ui/ by the name on the left, so the page runs exactly the library's code (commonPassages).
+ */
+export const LIBRARY_MODULES = {
+  'passages.js': '../similarity/passages.js',
+} as const;
+
+/** A library module name. */
+export type LibraryModule = keyof typeof LIBRARY_MODULES;
+
+/**
+ * The text of a compiled library module (read once, then cached), without its source-map comment
+ * (the map is not served). Throws naming the missing file when the library is not compiled.
+ */
+export function libraryModule(name: LibraryModule): string {
+  const key = `lib:${name}`;
+  let s = cache.get(key);
+  if (s === undefined) {
+    const file = fileURLToPath(new URL(LIBRARY_MODULES[name], import.meta.url));
+    if (!existsSync(file)) throw new Error(`cannot find the compiled library module ${file} that the web page serves as /ui/${name} (run npm run build)`);
+    s = readFileSync(file, 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n');
+    cache.set(key, s);
+  }
+  return s;
+}

@@ -1,73 +1,17 @@
 // The neardup web page: find a document's near duplicates, add it, browse clusters, see statistics.
-// Plain ES module, no build step. Talks only to the JSON API (/v1/…). What changed between two
-// texts is shown by window.neardupDiff (diffView.js, over jsdiff); the shared passages come from
-// the library's own commonPassages (served as /ui/passages.js).
+// Plain ES modules, no build step, served under /ui/: this file (the form, adding, loading a file,
+// the result list, the wiring), ui.js (API calls and helpers), clusters.js, stats.js. Talks only to the
+// JSON API (/v1/…). What changed between two texts is shown by window.neardupDiff (diffView.js,
+// over jsdiff); the shared passages come from the library's own commonPassages (/ui/passages.js).
 import { commonPassages } from './passages.js';
+import { $, api, fmt, int, MIN_PASSAGE, groupCopies, snippet, state, status, textOf, titleOf, warn } from './ui.js';
+import { moreClusters, refreshClusters } from './clusters.js';
+import { refreshStats } from './stats.js';
 
-const $ = (/** @type {string} */ id) => /** @type {any} */ (document.getElementById(id));
-const fmt = (/** @type {number} */ x, d = 3) => Number(x).toFixed(d);
-const int = (/** @type {number} */ x) => Number(x).toLocaleString('en-US');
-const MIN_PASSAGE = 15;
+// ---- Results: matches grouped by identical text, each with what changed and what is shared. ----
+
 const SHOWN_OPEN = 3; // the first result groups are expanded; the rest are one click away
 const PAGE = 10; // result groups shown at first, and per "show more"
-const CLUSTER_PAGE = 20;
-const POLL_MS = 3000;
-
-let token = sessionStorage.getItem('neardup-token') || '';
-/** @type {number | undefined} */
-let indexThreshold;
-
-/** Calls the API; a 401 reveals the token box. Throws an Error with the server's message. */
-async function api(/** @type {string} */ method, /** @type {string} */ url, /** @type {unknown} */ body) {
-  /** @type {Record<string, string>} */
-  const headers = {};
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (token) headers.authorization = 'Bearer ' + token;
-  const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const data = await res.json().catch(() => ({}));
-  if (res.status === 401) {
-    $('token-box').hidden = false;
-    const e = new Error(token ? 'The server refused this token (401 Unauthorized): check it and enter it again below the buttons.' : 'This server needs a bearer token: enter it below the buttons.');
-    /** @type {any} */ (e).status = 401;
-    throw e;
-  }
-  if (!res.ok) {
-    const e = new Error(data.message || res.status + ' ' + res.statusText);
-    /** @type {any} */ (e).status = res.status;
-    throw e;
-  }
-  return data;
-}
-
-function status(/** @type {string} */ id, /** @type {string} */ text, isError = false) {
-  const p = $(id);
-  p.textContent = text;
-  p.classList.toggle('error', isError);
-}
-
-function warn(/** @type {string} */ text) {
-  const w = $('warning');
-  w.textContent = text;
-  w.hidden = !text;
-}
-
-/** @returns {string | null} */
-function textOf(/** @type {any} */ meta) {
-  if (meta && typeof meta === 'object' && typeof meta.text === 'string') return meta.text;
-  if (typeof meta === 'string') return meta;
-  return null;
-}
-
-function titleOf(/** @type {string} */ id, /** @type {any} */ meta) {
-  return meta && typeof meta === 'object' && typeof meta.title === 'string' && meta.title.trim() ? meta.title.trim() + ' (#' + id + ')' : '#' + id;
-}
-
-/** A short snippet of a text for one-line summaries. */
-function snippet(/** @type {string | null} */ text, n = 110) {
-  if (!text) return '';
-  const t = text.replace(/\s+/g, ' ').trim();
-  return t.length > n ? t.slice(0, n - 1) + '…' : t;
-}
 
 /** One similarity bar with a tick at the threshold, and a text alternative. */
 function bar(/** @type {number} */ sim, /** @type {number | undefined} */ threshold) {
@@ -87,32 +31,6 @@ function bar(/** @type {number} */ sim, /** @type {number | undefined} */ thresh
     wrap.append(tick);
   }
   return wrap;
-}
-
-/**
- * Matches with the same stored text, as one group each (best first): "#ad209 + 2 identical".
- * Matches whose text is not stored stay alone.
- */
-function groupCopies(/** @type {any[]} */ matches) {
-  /** @type {Map<string, any[]>} */
-  const byText = new Map();
-  /** @type {any[][]} */
-  const groups = [];
-  for (const m of matches) {
-    const t = textOf(m.meta);
-    const g = t === null ? undefined : byText.get(t);
-    if (g) g.push(m);
-    else {
-      const ng = [m];
-      groups.push(ng);
-      if (t !== null) byText.set(t, ng);
-    }
-  }
-  return groups;
-}
-
-function groupLabel(/** @type {any[]} */ g) {
-  return titleOf(g[0].id, g[0].meta) + (g.length > 1 ? ' + ' + (g.length - 1) + ' identical' : '');
 }
 
 /** The query text next to a match's text: what changed, then the shared passages. */
@@ -216,6 +134,8 @@ function matchItem(/** @type {any[]} */ group, /** @type {string} */ queryText, 
   return li;
 }
 
+// ---- The form ----
+
 function readForm() {
   const text = $('doc-text').value;
   if (!text.trim()) {
@@ -261,7 +181,7 @@ async function find() {
   const body = topK ? { text, topK: 10 } : threshold !== undefined ? { text, threshold } : { text };
   const { matches } = await api('POST', '/v1/query', body);
   const ms = Math.round(performance.now() - t0);
-  const t = threshold ?? indexThreshold;
+  const t = threshold ?? state.indexThreshold;
   status('status', matches.length === 0 ? 'No near duplicates' + (t ? ' at Jaccard ≥ ' + t : '') + ' (' + ms + ' ms).' : matches.length + ' match' + (matches.length === 1 ? '' : 'es') + ' (' + ms + ' ms).');
   showMatches(matches, text, topK ? 'The 10 most similar documents' : 'Near duplicates', t);
 }
@@ -327,169 +247,9 @@ async function add() {
   );
   $('doc-id').value = '';
   idSource = null;
-  showMatches(duplicates, text, 'Near duplicates of #' + id + ' (before it was added)', indexThreshold);
+  showMatches(duplicates, text, 'Near duplicates of #' + id + ' (before it was added)', state.indexThreshold);
   refreshStats().catch(() => {});
   refreshClusters(true).catch(() => {});
-}
-
-// ---- Clusters: the index keeps them; this list asks for them every few seconds. ----
-
-let clusterLimit = CLUSTER_PAGE;
-let clusterSig = '';
-/** @type {Map<string, any>} */
-const docCache = new Map();
-
-async function docOf(/** @type {string} */ id) {
-  let d = docCache.get(id);
-  if (!d) {
-    d = api('GET', '/v1/documents/' + encodeURIComponent(id)).catch(() => ({ id, meta: null }));
-    docCache.set(id, d);
-  }
-  return d;
-}
-
-async function refreshClusters(force = false) {
-  const data = await api('GET', '/v1/clusters?limit=' + clusterLimit + '&members=12');
-  const sig = JSON.stringify(data);
-  if (!force && sig === clusterSig) return;
-  clusterSig = sig;
-  if (force) docCache.clear();
-  const list = $('cluster-list');
-  const open = new Set([...list.querySelectorAll('details[open]')].map((d) => /** @type {any} */ (d).dataset.id));
-  if (data.building) {
-    status('clusters-status', 'Building the clusters of the documents indexed before: ' + int(data.building.done) + ' of ' + int(data.building.total) + ' read. This list updates by itself.');
-    list.replaceChildren();
-    $('more-clusters').hidden = true;
-    return;
-  }
-  status('clusters-status', data.total === 0 ? 'No clusters: no two indexed documents are near duplicates. This list updates by itself.' : int(data.total) + ' cluster' + (data.total === 1 ? '' : 's') + ', largest first; showing ' + data.clusters.length + '. This list updates by itself.');
-  list.replaceChildren();
-  for (const c of data.clusters) list.append(clusterItem(c, open.has(c.id)));
-  const btn = $('more-clusters');
-  btn.hidden = data.clusters.length >= data.total;
-  btn.textContent = 'Show ' + Math.min(CLUSTER_PAGE, data.total - data.clusters.length) + ' more clusters';
-}
-
-function clusterItem(/** @type {any} */ c, /** @type {boolean} */ open) {
-  const li = document.createElement('li');
-  li.dataset.members = c.members.join(' ');
-  li.dataset.id = c.id;
-  const det = document.createElement('details');
-  det.dataset.id = c.id;
-  const sum = document.createElement('summary');
-  const head = document.createElement('span');
-  head.className = 'cluster-head';
-  head.textContent = c.size + ' documents: #' + c.id + (c.size > 1 ? ' + ' + (c.size - 1) : '');
-  const snip = document.createElement('span');
-  snip.className = 'snippet';
-  snip.dir = 'auto';
-  sum.append(head, snip);
-  docOf(c.id).then((d) => {
-    snip.textContent = snippet((d.meta && d.meta.title) || textOf(d.meta), 90);
-  });
-  det.append(sum);
-  const fill = () => {
-    if (det.dataset.filled) return;
-    det.dataset.filled = '1';
-    fillCluster(det, c).catch((e) => {
-      const p = document.createElement('p');
-      p.className = 'error';
-      p.textContent = e.message;
-      det.append(p);
-    });
-  };
-  det.addEventListener('toggle', () => det.open && fill());
-  if (open) {
-    det.open = true;
-    fill();
-  }
-  li.append(det);
-  return li;
-}
-
-/** A cluster's members grouped by identical text; the first text next to each other distinct one. */
-async function fillCluster(/** @type {HTMLElement} */ det, /** @type {any} */ c) {
-  const full = await api('GET', '/v1/clusters/' + encodeURIComponent(c.id));
-  const ids = full.members.slice(0, 60);
-  const docs = await Promise.all(ids.map((/** @type {string} */ id) => docOf(id)));
-  const groups = groupCopies(docs);
-  const note = document.createElement('p');
-  note.className = 'note';
-  note.textContent = full.size + ' documents, ' + groups.length + ' distinct text' + (groups.length === 1 ? '' : 's') + (ids.length < full.size ? ' among the first ' + ids.length : '') + ': ' + groups.map(groupLabel).join('; ') + '.';
-  det.append(note);
-  const first = groups[0][0];
-  const a = textOf(first.meta);
-  for (const g of groups.slice(1, 6)) {
-    const d = g[0];
-    const b = textOf(d.meta);
-    if (a === null || b === null) {
-      const p = document.createElement('p');
-      p.className = 'note';
-      p.textContent = '#' + first.id + ' and #' + d.id + ': text not stored (added with --no-store-text), nothing to compare.';
-      det.append(p);
-      continue;
-    }
-    const r = commonPassages(a, b, { minLength: MIN_PASSAGE });
-    det.append(neardupDiff.compare({ title: groupLabel(groups[0]), text: a }, { title: groupLabel(g), text: b }, r.passages).element);
-  }
-}
-
-// ---- Statistics ----
-
-/** @type {Record<string, string>} */
-const LABELS = { adds: 'added', queries: 'queries', removes: 'deleted', topK: 'top-k queries', candidates: 'candidates checked', verified: 'matches verified' };
-
-/** "recordBytes" → "Record bytes". */
-function human(/** @type {string} */ key) {
-  const s = key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
-  return s.charAt(0).toUpperCase() + s.slice(1);
-}
-
-function value(/** @type {string} */ key, /** @type {unknown} */ v) {
-  if (typeof v !== 'number') return String(v);
-  if (/bytes$/i.test(key)) return v >= 1048576 ? (v / 1048576).toFixed(1) + ' MiB' : v >= 1024 ? (v / 1024).toFixed(1) + ' KiB' : v + ' bytes';
-  return int(v);
-}
-
-async function refreshStats() {
-  const s = await api('GET', '/v1/stats');
-  const m = s.manifest;
-  indexThreshold = m.threshold;
-  $('threshold').placeholder = String(m.threshold);
-  const rows = [
-    ['Documents', int(s.documents)],
-    ['Store', s.store],
-    ['Threshold', 'Jaccard ≥ ' + m.threshold + ' (' + m.verify + ')'],
-    ['Shingles', m.shingle.kind + ' k=' + m.shingle.k + ', normalize ' + (m.shingle.normalize.preset || 'default')],
-    ['MinHash', m.minhash.method + ', ' + m.minhash.numPerm + ' hashes, seed ' + m.minhash.seed],
-    ['LSH', m.bands + ' bands × ' + m.rows + ' rows'],
-    ['Since the server started', Object.entries(s.counters).map(([k, v]) => int(/** @type {number} */ (v)) + ' ' + (LABELS[k] || human(k))).join(' · ')],
-  ];
-  for (const [k, v] of Object.entries(s.storeStats || {})) rows.push([human(k), value(k, v)]);
-  const dl = $('stats-list');
-  dl.replaceChildren();
-  for (const [k, v] of rows) {
-    const dt = document.createElement('dt');
-    dt.textContent = k;
-    const dd = document.createElement('dd');
-    dd.textContent = v;
-    dl.append(dt, dd);
-  }
-  if (typeof Plot !== 'undefined') {
-    const pts = [];
-    for (let i = 0; i <= 100; i++) pts.push({ s: i / 100, p: 1 - Math.pow(1 - Math.pow(i / 100, m.rows), m.bands) });
-    const svg = Plot.plot({
-      width: 480,
-      height: 220,
-      grid: true,
-      ariaLabel: 'S-curve of ' + m.bands + ' bands of ' + m.rows + ' rows',
-      x: { label: 'Jaccard similarity s', domain: [0, 1] },
-      y: { label: 'P(found)', domain: [0, 1] },
-      marks: [Plot.line(pts, { x: 's', y: 'p', stroke: '#1b9e77', strokeWidth: 2 }), Plot.ruleX([m.threshold], { strokeDasharray: '4,3' })],
-    });
-    $('stats-plot').replaceChildren(svg);
-    $('stats-chart').hidden = false;
-  }
 }
 
 // ---- Loading a file: detect its encoding rather than show "Citt� di Roma". ----
@@ -507,6 +267,8 @@ function decode(/** @type {ArrayBuffer} */ buf) {
 }
 
 // ---- Wiring ----
+
+const POLL_MS = 3000;
 
 $('doc-form').addEventListener('submit', (/** @type {Event} */ e) => {
   e.preventDefault();
@@ -547,8 +309,8 @@ $('doc-file').addEventListener('change', async () => {
   status('status', 'Loaded ' + f.name + ' (' + int(f.size) + ' bytes).' + (note ? ' ' + note : ''), !!note);
 });
 $('token-btn').addEventListener('click', () => {
-  token = $('token').value;
-  sessionStorage.setItem('neardup-token', token);
+  state.token = $('token').value;
+  sessionStorage.setItem('neardup-token', state.token);
   status('status', 'Checking the token…');
   refreshStats()
     .then(() => {
@@ -559,8 +321,7 @@ $('token-btn').addEventListener('click', () => {
     .catch((e) => status('status', e.message, true));
 });
 $('more-clusters').addEventListener('click', () => {
-  clusterLimit += CLUSTER_PAGE;
-  refreshClusters(true).catch((e) => status('clusters-status', e.message, true));
+  moreClusters().catch((e) => status('clusters-status', e.message, true));
 });
 $('stats-btn').addEventListener('click', () => refreshStats().catch((e) => status('status', e.message, true)));
 

@@ -11,8 +11,8 @@ import { NearDupIndex } from '../../online/nearDupIndex.js';
 import { checkIndex } from '../../online/check.js';
 import { UsageError } from '../../io/errors.js';
 import { addIndexAddCommands } from './index-add.js';
-import { loadSqliteStore } from '../../store/load.js';
-import type { RedisStore } from '../../store/redis.js';
+import { openStore } from '../../store/open.js';
+import { storeSpecFlag } from '../indexOptions.js';
 
 /** The `index` command with its `check` subcommand. */
 export function indexCommand(): Command {
@@ -25,10 +25,11 @@ export function indexCommand(): Command {
     .option('--json', 'print the report as JSON', false)
     .addHelpText('after', '\nExample:\n  $ neardup index check --store sqlite:./index.db\n\nExit codes: 0 consistent, 1 inconsistent or unreadable, 2 usage error.')
     .action(async (o: { store: string; json: boolean }) => {
-      if (o.store === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH or redis://HOST:PORT');
-      if (o.store.startsWith('sqlite:')) {
+      const spec = storeSpecFlag(o.store);
+      if (spec.kind === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH or redis://HOST:PORT');
+      if (spec.kind === 'sqlite') {
         const { existsSync } = await import('node:fs');
-        if (!existsSync(o.store.slice(7))) throw new UsageError(`no SQLite index at ${o.store.slice(7)}`);
+        if (!existsSync(spec.path)) throw new UsageError(`no SQLite index at ${spec.path}`);
       }
       const idx = await NearDupIndex.open({ store: o.store });
       try {
@@ -53,18 +54,19 @@ export function indexCommand(): Command {
     .requiredOption('--out <file>', 'the copy (a SQLite file; must not exist)')
     .addHelpText('after', '\nExample:\n  $ neardup index backup --store sqlite:./index.db --out ./index-2024-05-01.db')
     .action(async (o: { store: string; out: string }) => {
-      if (!o.store.startsWith('sqlite:')) throw new UsageError('backup copies SQLite stores; for any store use `neardup index snapshot`, for Redis see docs/operations.md');
+      const spec = storeSpecFlag(o.store);
+      if (spec.kind !== 'sqlite') throw new UsageError('backup copies SQLite stores; for any store use `neardup index snapshot`, for Redis see docs/operations.md');
       const { existsSync } = await import('node:fs');
-      if (!existsSync(o.store.slice(7))) throw new UsageError(`no SQLite index at ${o.store.slice(7)}`);
+      if (!existsSync(spec.path)) throw new UsageError(`no SQLite index at ${spec.path}`);
       if (existsSync(o.out)) throw new UsageError(`${o.out} already exists`);
-      const { SqliteStore } = await loadSqliteStore();
-      const store = new SqliteStore(o.store.slice(7));
+      const store = await openStore(o.store);
       try {
+        if (!store.backup) throw new Error(`the ${store.kind} store has no online backup`);
         await store.backup(o.out);
       } finally {
         await store.close();
       }
-      process.stdout.write(`backed up ${o.store.slice(7)} to ${o.out}\n`);
+      process.stdout.write(`backed up ${spec.path} to ${o.out}\n`);
     });
   index
     .command('snapshot')
@@ -86,12 +88,15 @@ export function indexCommand(): Command {
     .requiredOption('--store <spec>', 'redis://HOST:PORT[?prefix=NAME]')
     .addHelpText('after', '\nExample:\n  $ neardup index compact --store redis://127.0.0.1:6379?prefix=ads')
     .action(async (o: { store: string }) => {
-      if (!/^rediss?:\/\//.test(o.store)) throw new UsageError('compact rewrites the log of a Redis store: give redis://HOST:PORT[?prefix=NAME]');
+      if (storeSpecFlag(o.store).kind !== 'redis') throw new UsageError('compact rewrites the log of a Redis store: give redis://HOST:PORT[?prefix=NAME]');
       const idx = await NearDupIndex.open({ store: o.store });
       try {
-        const store = idx.store as RedisStore;
-        if (store.layout !== 'log') throw new UsageError(`${o.store} uses the sets layout, which has no log to compact`);
-        const r = await store.compact();
+        const store = idx.store;
+        if (!store.compact) throw new UsageError(`the ${store.kind} store of ${o.store} has no log to compact`);
+        // A RangeError says the store's configuration has no log (Redis, sets layout): a usage error.
+        const r = await store.compact().catch((e: unknown) => {
+          throw e instanceof RangeError ? new UsageError(`${o.store}: ${e.message}`) : e;
+        });
         const mb = (n: number) => `${(n / 1048576).toFixed(1)} MB`;
         process.stdout.write(
           `log of ${o.store}: ${r.entriesBefore} entries (${mb(r.bytesBefore)} rewritten) -> ${r.entriesAfter} entries (${mb(r.bytesAfter)}), ${r.documents} documents\n`,

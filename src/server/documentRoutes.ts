@@ -1,0 +1,77 @@
+/**
+ * The document routes of the HTTP API:
+ *   POST   /v1/documents          the near duplicates of a document, then index it
+ *   POST   /v1/documents:batch    the same for a batch, in order
+ *   GET    /v1/documents/:id      one document
+ *   DELETE /v1/documents/:id      remove one document
+ * @module
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
+import { withStoredText } from '../online/storedText.js';
+import { metaProblem } from './limits.js';
+import type { Metrics } from './metrics.js';
+import { addSchema, batchSchema, DEFAULT_ADD_LIMIT, idParamsSchema } from './schemas.js';
+
+interface DocBody {
+  id: string;
+  text: string;
+  meta?: unknown;
+}
+
+/** 404 for an unknown document id. */
+export function noDocument(reply: FastifyReply, id: string) {
+  return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no document "${id}"` });
+}
+
+/**
+ * Registers the document routes. `storeText` keeps each added text in `meta.text` (AppOptions.storeText).
+ */
+export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex, metrics: Metrics, storeText: boolean): void {
+  const countAdds = (results: Match[][]) => {
+    metrics.inc('neardup_documents_added_total', 'Documents added.', {}, results.length);
+    let d = 0;
+    for (const r of results) d += r.length ? 1 : 0;
+    metrics.inc('neardup_documents_with_duplicates_total', 'Added documents that had at least one near duplicate.', {}, d);
+  };
+
+  const keep = (meta: unknown, text: string): unknown => (storeText ? withStoredText(meta, text) : meta);
+
+  const badMeta = (reply: FastifyReply, problems: { field: string; message: string }[]) =>
+    reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: problems.map((e) => `${e.field} ${e.message}`).join('; '), errors: problems });
+
+  app.post<{ Body: DocBody & { limit?: number } }>('/v1/documents', { schema: { body: addSchema } }, async (req, reply) => {
+    const { id, text, meta, limit } = req.body;
+    const problem = metaProblem(meta);
+    if (problem) return badMeta(reply, [{ field: '/meta', message: problem }]);
+    const duplicates = await index.add(id, text, keep(meta, text), { limit: limit ?? DEFAULT_ADD_LIMIT });
+    countAdds([duplicates]);
+    return { id, duplicates };
+  });
+
+  // "::" is find-my-way's escape for a literal colon.
+  app.post<{ Body: { documents: DocBody[]; limit?: number } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req, reply) => {
+    const docs = req.body.documents;
+    const problems: { field: string; message: string }[] = [];
+    docs.forEach((d, i) => {
+      const p = metaProblem(d.meta);
+      if (p) problems.push({ field: `/documents/${i}/meta`, message: p });
+    });
+    if (problems.length) return badMeta(reply, problems);
+    const results = await index.addMany(docs.map((d) => ({ id: d.id, text: d.text, meta: keep(d.meta, d.text) })), { limit: req.body.limit ?? DEFAULT_ADD_LIMIT });
+    countAdds(results);
+    return { results: results.map((duplicates, i) => ({ id: docs[i]!.id, duplicates })) };
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/documents/:id', { schema: { params: idParamsSchema } }, async (req, reply) => {
+    const doc = await index.get(req.params.id);
+    if (!doc) return noDocument(reply, req.params.id);
+    return { id: doc.id, meta: doc.meta ?? null, shingles: doc.shingles ?? null };
+  });
+
+  app.delete<{ Params: { id: string } }>('/v1/documents/:id', { schema: { params: idParamsSchema } }, async (req, reply) => {
+    const ok = await index.remove(req.params.id);
+    if (!ok) return noDocument(reply, req.params.id);
+    return { id: req.params.id, deleted: true };
+  });
+}

@@ -1,0 +1,73 @@
+/**
+ * The OpenAPI 3.1 document of the HTTP service (served at /openapi.json), built from the same JSON
+ * schemas the routes validate with (src/server/schemas.ts, clusterRoutes.ts).
+ * @module
+ */
+import { clusterPaths } from './clusterRoutes.js';
+import { addResponseSchema, addSchema, batchSchema, documentSchema, duplicatesQuerySchema, errorSchema, matchSchema, querySchema } from './schemas.js';
+
+/** The OpenAPI 3.1 document of the service. */
+export function openApiDocument(): Record<string, unknown> {
+  const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+  const err = (d: string) => ({ description: d, ...json({ $ref: '#/components/schemas/Error' }) });
+  const common = {
+    '400': err('Invalid request (per-field errors)'),
+    '401': err('Missing or wrong bearer token'),
+    '413': err('Body too large'),
+    '503': err('The store (Redis) is unavailable; not acknowledged, retry after the Retry-After header'),
+  };
+  return {
+    openapi: '3.1.0',
+    info: { title: 'neardup', version: '1', description: 'Online near-duplicate detection with exact Jaccard scores.' },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: { Document: documentSchema, Match: matchSchema, Error: errorSchema },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      '/v1/documents': {
+        post: {
+          summary: 'Return the near duplicates of a document, then index it (an existing id is replaced).',
+          requestBody: { required: true, ...json(addSchema) },
+          responses: { '200': { description: 'Duplicates', ...json(addResponseSchema) }, ...common },
+        },
+      },
+      '/v1/documents:batch': {
+        post: {
+          summary: 'The same for a batch, in order (each document sees the earlier ones).',
+          requestBody: { required: true, ...json(batchSchema) },
+          responses: { '200': { description: 'One result per document', ...json({ type: 'object', properties: { results: { type: 'array', items: addResponseSchema } } }) }, ...common },
+        },
+      },
+      '/v1/query': {
+        post: {
+          summary: 'Matches without indexing (threshold), or the k most similar documents (topK).',
+          requestBody: { required: true, ...json(querySchema) },
+          responses: { '200': { description: 'Matches', ...json({ type: 'object', properties: { matches: { type: 'array', items: matchSchema } } }) }, ...common },
+        },
+      },
+      '/v1/documents/{id}': {
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        get: { summary: 'One document (metadata, shingle count).', responses: { '200': { description: 'The document' }, '404': err('Unknown id'), '401': common['401'] } },
+        delete: { summary: 'Remove one document.', responses: { '200': { description: 'Removed' }, '404': err('Unknown id'), '401': common['401'] } },
+      },
+      '/v1/documents/{id}/duplicates': {
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        get: {
+          summary: 'The near duplicates of an indexed document, from its stored record (without the document itself).',
+          parameters: [
+            { name: 'limit', in: 'query', schema: duplicatesQuerySchema.properties.limit },
+            { name: 'threshold', in: 'query', schema: duplicatesQuerySchema.properties.threshold },
+          ],
+          responses: { '200': { description: 'Matches', ...json({ type: 'object', properties: { id: { type: 'string' }, duplicates: { type: 'array', items: matchSchema } } }) }, '404': err('Unknown id'), '400': common['400'], '401': common['401'] },
+        },
+      },
+      ...clusterPaths(err, common),
+      '/v1/stats': { get: { summary: 'Index statistics.', responses: { '200': { description: 'Statistics' } } } },
+      '/healthz': { get: { summary: 'Liveness (no auth); 503 while shutting down.', security: [], responses: { '200': { description: 'OK' }, '503': { description: 'Shutting down' } } } },
+      '/readyz': { get: { summary: 'Readiness (no auth): the store answers; 503 while it is unreachable or while shutting down.', security: [], responses: { '200': { description: 'Ready: {status, documents}' }, '503': { description: 'Store unreachable (Retry-After) or shutting down' } } } },
+      '/metrics': { get: { summary: 'Prometheus metrics.', responses: { '200': { description: 'text/plain; version=0.0.4' } } } },
+      '/openapi.json': { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1' } } } },
+    },
+  };
+}

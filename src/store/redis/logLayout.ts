@@ -1,0 +1,208 @@
+/**
+ * The `log` key layout of the Redis store (the default for new stores): `P:log` is a list with one
+ * binary entry per write batch (src/store/redisLog.ts); every process folds it into an in-memory
+ * replica of the band table and looks candidates up there, then reads their records from Redis.
+ * Inserts cost one list push and one record write per batch instead of one set insert per key.
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { PutEntry, StoredDoc, StoreManifest } from '../types.js';
+import { LogReplica, decodeLogEntry, encodeLogEntry, type LogDoc } from '../redisLog.js';
+import type { LogAppender } from './logAppend.js';
+import { parseCompacted, rewriteLog } from './logCompact.js';
+import type { Client, LayoutOps, LogCompaction, RedisKeys } from './shared.js';
+
+/** Log entries read per round trip while catching up. */
+const LOG_READ_CHUNK = 32;
+
+/** The log layout: see the module comment. */
+export class LogLayout implements LayoutOps {
+  readonly name = 'log' as const;
+  private replica: LogReplica;
+  private logChain: Promise<unknown> = Promise.resolve();
+  private syncRunning: Promise<void> | null = null;
+  private syncNext: Promise<void> | null = null;
+
+  private constructor(
+    private readonly redis: Client,
+    private readonly keys: RedisKeys,
+    /** The manifest in force, to recreate a store that disappeared. */
+    private readonly manifest: StoreManifest,
+    /** The layout value (`log <token>`) the folded table belongs to. */
+    private token: string,
+    private readonly append: LogAppender,
+    private readonly records: (ids: string[]) => Promise<(Buffer | null)[]>,
+    replica: LogReplica,
+  ) {
+    this.replica = replica;
+  }
+
+  /** Opens the layout for a store whose layout key holds `token`, folding the whole log. */
+  static async open(redis: Client, keys: RedisKeys, manifest: StoreManifest, token: string, append: LogAppender, records: (ids: string[]) => Promise<(Buffer | null)[]>): Promise<LogLayout> {
+    const layout = new LogLayout(redis, keys, manifest, token, append, records, await LogReplica.create(manifest));
+    await layout.sync();
+    return layout;
+  }
+
+  /** Runs log-folding steps one at a time: a log entry is folded exactly once, in list order. */
+  private serialLog<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.logChain.then(fn, fn);
+    this.logChain = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Folds the log entries other writers appended before this call (one round trip when none).
+   * Callers arriving while a fold is running share the next one, which starts after they arrived:
+   * concurrent queries cost one round trip together, not one each.
+   */
+  private sync(): Promise<void> {
+    if (this.syncNext) return this.syncNext;
+    if (this.syncRunning) {
+      this.syncNext = this.syncRunning
+        .catch(() => undefined)
+        .then(() => {
+          this.syncNext = null;
+          return this.startSync();
+        });
+      return this.syncNext;
+    }
+    return this.startSync();
+  }
+
+  private startSync(): Promise<void> {
+    const run: Promise<void> = this.serialLog(() => this.foldUpTo(Infinity)).finally(() => {
+      if (this.syncRunning === run) this.syncRunning = null;
+    });
+    this.syncRunning = run;
+    return run;
+  }
+
+  /**
+   * Folds log entries until `end` entries are folded (or the list ends). A changed layout token
+   * means the store was deleted and created again (or Redis lost its data): the table is rebuilt.
+   */
+  private async foldUpTo(end: number): Promise<void> {
+    const r = this.redis;
+    const k = this.keys;
+    for (;;) {
+      const rep = this.replica;
+      const start = rep.applied;
+      const last = Math.min(start + LOG_READ_CHUNK, end) - 1;
+      if (last < start) return;
+      const [token, entries] = await Promise.all([r.get(k.layout), r.lrangeBuffer(k.log, start, last)]);
+      if (token !== this.token) {
+        // A compaction that rewrote entries [0, L) as c entries: a table that had folded at least
+        // L entries is already what the rewritten part describes; it continues at c + (applied − L).
+        const moved = token === null ? null : parseCompacted(await r.get(k.compacted));
+        if (moved && moved.from === this.token && moved.to === token && rep.applied >= moved.rewritten) {
+          rep.applied = moved.entries + (rep.applied - moved.rewritten);
+          this.token = token;
+          continue;
+        }
+        // Deleted and created again, or Redis lost its data: rebuild the table from what is there.
+        // A store that is gone entirely is created again, with this index's manifest.
+        this.replica = await LogReplica.create(this.manifest);
+        if (token === null) {
+          await r.set(k.layout, `log ${randomBytes(8).toString('hex')}`, 'NX');
+          await r.set(k.manifest, JSON.stringify(this.manifest), 'NX');
+          this.token = (await r.get(k.layout)) ?? '';
+        } else this.token = token;
+        continue;
+      }
+      for (const b of entries) {
+        await rep.apply(decodeLogEntry(b, `Redis ${k.log}[${rep.applied}]`));
+        rep.applied++;
+      }
+      if (entries.length < last - start + 1) {
+        if (end !== Infinity) throw new Error(`Redis list ${k.log} has ${rep.applied} entries, ${end} expected (was it trimmed?)`);
+        return;
+      }
+    }
+  }
+
+  /**
+   * After this process appended its entry at list position `at` of the log that had layout token
+   * `tokenAtPush`: folds the entries before it, then its own. When the token has changed since
+   * (a compaction renumbered the list, or the store was recreated), a full fold covers the entry.
+   */
+  private foldOwn(at: number, tokenAtPush: string | null, op: 'put' | 'remove', docs: LogDoc[]): Promise<void> {
+    return this.serialLog(async () => {
+      if (tokenAtPush !== this.token) return this.foldUpTo(Infinity);
+      if (this.replica.applied > at) return; // already read back by a concurrent sync
+      await this.foldUpTo(at);
+      if (tokenAtPush !== this.token) return this.foldUpTo(Infinity);
+      await this.replica.apply({ op, docs });
+      this.replica.applied = at + 1;
+    });
+  }
+
+  async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+    await this.sync();
+    const lists = await this.replica.table.lookup(queries, limit);
+    const ids = [...new Set(lists.flatMap((l) => l.map((c) => c.id)))];
+    const recs = await this.records(ids);
+    const byId = new Map<string, Buffer>();
+    ids.forEach((id, i) => {
+      if (recs[i]) byId.set(id, recs[i]!);
+    });
+    // A posting whose record is missing belongs to a write in progress (or one that died): skip it.
+    return lists.map((l) => l.flatMap((c) => (byId.has(c.id) ? [{ id: c.id, record: byId.get(c.id)! }] : [])));
+  }
+
+  async put(entries: PutEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const docs: LogDoc[] = entries.map((e) => ({ id: e.id, keys: e.keys }));
+    const { at, token } = await this.append.put(entries, encodeLogEntry('put', docs));
+    await this.foldOwn(at, token, 'put', docs);
+  }
+
+  async remove(id: string): Promise<boolean> {
+    const { at, token, removed } = await this.append.remove(id, encodeLogEntry('remove', [{ id }]));
+    await this.foldOwn(at, token, 'remove', [{ id }]);
+    return removed;
+  }
+
+  async hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {
+    await this.sync();
+    const have = new Set(await this.replica.keysOf(id));
+    return Array.from(keys, (k) => have.has(k));
+  }
+
+  async stats(): Promise<Record<string, number>> {
+    await this.sync();
+    const t = await this.replica.table.stats();
+    return {
+      logEntries: this.replica.applied,
+      localDistinctKeys: t.distinctKeys as number,
+      localTableBytes: (t.keyTableSlots as number) * 12 + (t.postingBytes as number) + (t.arenaBytes as number),
+    };
+  }
+
+  async checkWarnings(): Promise<string[]> {
+    await this.sync();
+    let orphans = 0;
+    for await (const d of this.replica.table.scan()) if (!(await this.redis.exists(this.keys.doc(d.id)))) orphans++;
+    return orphans ? [`${orphans} documents in ${this.keys.log} without a record (left by writes that were never acknowledged; never returned by lookups)`] : [];
+  }
+
+  /**
+   * Rewrites the log as one put entry per 1,000 live documents (standalone Redis only), dropping
+   * replaced and removed versions and documents whose record is missing. Entries other processes
+   * append meanwhile are kept after the rewritten part.
+   */
+  async compact(): Promise<LogCompaction> {
+    if (!this.append.multiKey) throw new Error('compaction needs standalone Redis with multi-key commands (not Cluster, not scripts=0)');
+    await this.sync();
+    return this.serialLog(async () => {
+      await this.foldUpTo(Infinity);
+      const rep = this.replica;
+      const L = rep.applied;
+      const w = await rewriteLog(this.redis as Redis, this.keys, rep.table.scan(), L, this.token);
+      rep.applied = w.entries;
+      this.token = w.token;
+      return { entriesBefore: L + w.tail, entriesAfter: w.entries + w.tail, documents: w.documents, bytesBefore: w.bytesBefore, bytesAfter: w.bytesAfter };
+    });
+  }
+}

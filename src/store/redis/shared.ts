@@ -1,0 +1,124 @@
+/**
+ * What every part of the Redis store shares: the client type, the key names under a prefix, the
+ * translation of connection failures into {@link StoreUnavailableError}, and the interface each key
+ * layout implements (src/store/redis/setsLayout.ts, logLayout.ts; docs/stores.md).
+ * @module
+ */
+import { Redis, type Cluster } from 'ioredis';
+import type { PutEntry, StoredDoc, StoreCompaction } from '../types.js';
+import { StoreUnavailableError } from '../errors.js';
+import { DEFAULT_REDIS_TIMEOUT_MS, type RedisLayoutName } from '../spec.js';
+
+/** A standalone connection or a Redis Cluster client. */
+export type Client = Redis | Cluster;
+
+/** The key layouts of the Redis store: see docs/stores.md. */
+export type RedisLayout = RedisLayoutName;
+
+/** Default time a command may take before the request fails with 503 (a paused or partitioned Redis). */
+export const REDIS_COMMAND_TIMEOUT_MS = DEFAULT_REDIS_TIMEOUT_MS;
+
+/** Reply errors that mean "not now" rather than "wrong request". */
+const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|READONLY|MISCONF|TRYAGAIN|CLUSTERDOWN|NOREPLICAS)\b/;
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTCONN', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const CONNECTION_MESSAGE = /Command timed out|Connection is closed|Stream isn't writeable|Failed to refresh slots|None of startup nodes/;
+
+/**
+ * Turns connection failures, timeouts and transient replies into {@link StoreUnavailableError}, so the
+ * service answers 503 + Retry-After instead of 500 (or hanging) while Redis is away. Other errors
+ * are rethrown unchanged.
+ */
+export function unavailable(e: unknown): never {
+  const err = e as Error & { code?: string };
+  const msg = err?.message ?? String(e);
+  const transient =
+    err?.name === 'ReplyError'
+      ? TRANSIENT_REPLY.test(msg)
+      : err?.name === 'MaxRetriesPerRequestError' || err?.name === 'ClusterAllFailedError' || NETWORK_CODES.has(err?.code ?? '') || CONNECTION_MESSAGE.test(msg);
+  if (!transient) throw err;
+  throw new StoreUnavailableError(`Redis unavailable: ${msg}`, 1, { cause: e });
+}
+
+/** The replies of a MULTI … EXEC, throwing the first command error (or a discarded transaction). */
+export function execResults(res: [Error | null, unknown][] | null): unknown[] {
+  if (!res) throw new Error('Redis transaction was discarded');
+  for (const [err] of res) if (err) throw err;
+  return res.map(([, v]) => v);
+}
+
+/** A record's bytes as a Buffer over the same memory (no copy). */
+export function recordBuffer(record: Uint8Array): Buffer {
+  return Buffer.from(record.buffer, record.byteOffset, record.byteLength);
+}
+
+/** The key names of one store, P its prefix (module comment of src/store/redis.ts). */
+export class RedisKeys {
+  /** `P:manifest`: the index manifest (JSON). */
+  readonly manifest: string;
+  /** `P:layout`: `log <token>` or `sets`. */
+  readonly layout: string;
+  /** `P:ids`: every document id. */
+  readonly ids: string;
+  /** `P:log`: the posting log (log layout). */
+  readonly log: string;
+  /** `P:compacted`: the record of the last compaction (log layout). */
+  readonly compacted: string;
+  /** `P:writer`: the cross-process write lock. */
+  readonly writer: string;
+
+  constructor(readonly prefix: string) {
+    this.manifest = `${prefix}:manifest`;
+    this.layout = `${prefix}:layout`;
+    this.ids = `${prefix}:ids`;
+    this.log = `${prefix}:log`;
+    this.compacted = `${prefix}:compacted`;
+    this.writer = `${prefix}:writer`;
+  }
+
+  /** `P:doc:<id>`: a document's record. */
+  doc(id: string): string {
+    return `${this.prefix}:doc:${id}`;
+  }
+
+  /** `P:key:<k>`: the ids having band key k (sets layout). */
+  band(k: number): string {
+    return `${this.prefix}:key:${k}`;
+  }
+}
+
+/**
+ * Reads records by id, in order: one MGET when multi-key commands are allowed (standalone Redis),
+ * else one GET per id (auto-pipelined), since on Cluster the keys span slots.
+ */
+export function recordReader(redis: Client, keys: RedisKeys, multiKey: boolean): (ids: string[]) => Promise<(Buffer | null)[]> {
+  if (multiKey) return (ids) => (ids.length === 0 ? Promise.resolve([]) : redis.mgetBuffer(ids.map((id) => keys.doc(id))));
+  return (ids) => Promise.all(ids.map((id) => redis.getBuffer(keys.doc(id))));
+}
+
+/** What a compaction of the posting log reports (NearDupStore.compact). */
+export type LogCompaction = StoreCompaction;
+
+/**
+ * One key layout of the Redis store, chosen once when the store opens. Methods may throw raw
+ * ioredis errors: the store front turns them into {@link StoreUnavailableError} where they mean
+ * "Redis is away".
+ */
+export interface LayoutOps {
+  /** `log` or `sets`. */
+  readonly name: RedisLayout;
+  /** See NearDupStore.lookup. */
+  lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]>;
+  /** See NearDupStore.put. */
+  put(entries: PutEntry[]): Promise<void>;
+  /** See NearDupStore.remove. */
+  remove(id: string, keys: Float64Array): Promise<boolean>;
+  /** See NearDupStore.hasPostings. */
+  hasPostings(id: string, keys: Float64Array): Promise<boolean[]>;
+  /** Layout-specific counters added to the store's stats. */
+  stats(): Promise<Record<string, number>>;
+  /** Layout-specific consistency warnings added to the store check. */
+  checkWarnings(): Promise<string[]>;
+  /** Rewrites the posting log; a layout without one throws a RangeError saying so. */
+  compact(): Promise<LogCompaction>;
+}

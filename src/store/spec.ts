@@ -1,0 +1,94 @@
+/**
+ * The one parser of store specs (`--store`, `NearDupIndexOptions.store`): `memory`, `sqlite:PATH`
+ * and `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&layout=log|sets&cluster=1&scripts=0&timeout=MS&lock=0]`
+ * (also `rediss://`). Pure parsing, no I/O and no optional package: the CLI checks a spec with it
+ * before opening anything, and {@link openStore} opens what it describes. Errors are RangeErrors
+ * that quote the spec (the CLI reports them as usage errors, exit 2).
+ * @module
+ */
+
+/** The key layouts of the Redis store: see docs/stores.md. */
+export type RedisLayoutName = 'log' | 'sets';
+
+/** Default time a Redis command may take before the request fails with 503. */
+export const DEFAULT_REDIS_TIMEOUT_MS = 2000;
+
+/** The options a Redis URL carries. */
+export interface RedisUrlOptions {
+  /** The URL without its query string (what the client connects to). */
+  address: string;
+  /** Host and port (seed node of a Redis Cluster). */
+  host: string;
+  port: number;
+  /** Password from the URL, if any. */
+  password: string | undefined;
+  /** `prefix=`: key prefix, default `nd`. */
+  prefix: string;
+  /** `scripts=0` turns multi-key commands off (the Cluster code path on standalone Redis). */
+  scripts: boolean;
+  /** `layout=`: the key layout of a new store (undefined: log for a new store, whatever an existing one has). */
+  layout: RedisLayoutName | undefined;
+  /** `lock=0` turns the cross-process write lock off (one writer process only). */
+  writeLock: boolean;
+  /** `cluster=1`: the address is a seed node of a Redis Cluster. */
+  cluster: boolean;
+  /** `timeout=MS`: bound of each command (default 2000). */
+  timeoutMs: number;
+}
+
+/** A parsed store spec. */
+export type StoreSpec = { kind: 'memory' } | { kind: 'sqlite'; path: string } | { kind: 'redis'; url: string; redis: RedisUrlOptions };
+
+/** Parses the query options of a `redis://` or `rediss://` URL. */
+export function parseRedisUrl(url: string): RedisUrlOptions {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new RangeError(`bad Redis URL "${url}"`);
+  }
+  const q = u.searchParams;
+  const layout = q.get('layout');
+  if (layout !== null && layout !== 'log' && layout !== 'sets') throw new RangeError(`bad Redis URL "${url}": layout must be log or sets`);
+  const lock = q.get('lock');
+  if (lock !== null && lock !== '0' && lock !== '1') throw new RangeError(`bad Redis URL "${url}": lock must be 0 or 1`);
+  const cluster = q.get('cluster');
+  const timeoutMs = Number(q.get('timeout') ?? DEFAULT_REDIS_TIMEOUT_MS);
+  if (!(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new RangeError(`bad Redis URL "${url}": timeout must be a positive number of milliseconds`);
+  const host = u.hostname || '127.0.0.1';
+  const port = Number(u.port || 6379);
+  const password = u.password || undefined;
+  const prefix = q.get('prefix') ?? 'nd';
+  const scripts = q.get('scripts') !== '0';
+  // Read every option before this: clearing the query string empties u.searchParams too.
+  u.search = '';
+  return {
+    address: u.toString(),
+    host,
+    port,
+    password,
+    prefix,
+    scripts,
+    layout: layout ?? undefined,
+    writeLock: lock !== '0',
+    cluster: cluster === '1' || cluster === 'true',
+    timeoutMs,
+  };
+}
+
+/** True when `spec` names a Redis store (by its scheme; the rest is checked by {@link parseStoreSpec}). */
+export function isRedisSpec(spec: string): boolean {
+  return spec.startsWith('redis://') || spec.startsWith('rediss://');
+}
+
+/** Parses a store spec; `''` means `memory`. Throws a RangeError naming what is wrong. */
+export function parseStoreSpec(spec: string): StoreSpec {
+  if (spec === 'memory' || spec === '') return { kind: 'memory' };
+  if (spec.startsWith('sqlite:')) {
+    const path = spec.slice('sqlite:'.length);
+    if (!path) throw new RangeError('store "sqlite:" needs a file path, e.g. sqlite:./index.db');
+    return { kind: 'sqlite', path };
+  }
+  if (isRedisSpec(spec)) return { kind: 'redis', url: spec, redis: parseRedisUrl(spec) };
+  throw new RangeError(`unknown store "${spec}" (expected memory, sqlite:PATH or redis://HOST:PORT)`);
+}
