@@ -10,7 +10,6 @@ import type { ReportCurve, ReportCurves } from './types.js';
 
 export type { ReportCurve, ReportCurves } from './types.js';
 
-
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
 /** Seed 003's rule of thumb for b bands of r rows: (1/b)^(1/r). */

@@ -167,7 +167,7 @@ export interface ReportData {
   };
 }
 
-/** One banding's S-curve. */
+/** One banding's S-curve in the report (src/report/curves.ts). */
 export interface ReportCurve {
   bands: number;
   rows: number;
@@ -181,7 +181,7 @@ export interface ReportCurve {
   points: { s: number; p: number }[];
 }
 
-/** The report's `sCurves` section: the run's threshold and the curves, the chosen one first. */
+/** The report's `sCurves` section (src/report/curves.ts): the run's threshold and the curves, the chosen one first. */
 export interface ReportCurves {
   threshold: number;
   curves: ReportCurve[];
