@@ -4,6 +4,7 @@
  */
 import { Command } from 'commander';
 import { createShingler, defaultK, type ShingleKind } from '../../text/shingler.js';
+import { createTextSigner } from '../../sketch/textSigner.js';
 import { createMinHasher, estimateJaccard } from '../../sketch/minhash.js';
 import { intersectionSize, jaccard } from '../../similarity/jaccard.js';
 import { readTextFile } from '../../io/textFile.js';
@@ -71,15 +72,15 @@ Examples:
     const reporter = new Reporter({ ...flags, json: false });
     const [ta, tb] = flags.text ? [a, b] : await Promise.all([readTextFile(a), readTextFile(b)]);
     const kinds: ShingleKind[] = ['char', 'word', 'spot'];
-    const hasher = validated(() => createMinHasher(minhashOptionsFrom(flags)));
+    const minhash = minhashOptionsFrom(flags);
+    const hasher = validated(() => createMinHasher(minhash));
     const rows = kinds.map((kind) => {
       const k = kind === flags.shingle && flags.k !== undefined ? flags.k : defaultK(kind);
-      const sh = validated(() => createShingler(shingleOptionsFrom({ ...flags, shingle: kind, k })));
-      const sa = sh.set(ta);
-      const sb = sh.set(tb);
+      // The library's one text → set and signature path, as dedup and the index use it.
+      const signer = validated(() => createTextSigner({ shingle: shingleOptionsFrom({ ...flags, shingle: kind, k }), minhash }));
+      const { set: sa, sig: ea } = signer.sketch(ta);
+      const { set: sb, sig: eb } = signer.sketch(tb);
       const inter = intersectionSize(sa, sb);
-      const ea = hasher.sign(sa);
-      const eb = hasher.sign(sb);
       return { kind, k, sizeA: sa.length, sizeB: sb.length, intersection: inter, jaccard: jaccard(sa, sb), estimate: ea && eb ? estimateJaccard(ea, eb) : 0 };
     });
     const kc = flags.shingle === 'char' && flags.k !== undefined ? flags.k : 5;
