@@ -190,6 +190,128 @@ function rowRecord(f: string[], at: RowPlace, layout: ColumnLayout, ctx: ReaderC
 }
 
 /**
+ * Splits lines into records and turns them into documents: the header first, then one document per
+ * data record. Record boundaries come from a small quote-state machine (the same rules as csv-parse
+ * with relaxed quotes), so each record is handed to csv-parse once: reparsing a growing block on
+ * every line was quadratic, and an unclosed quote used to swallow every later line as one skip.
+ * Documents collect in `out` for the reader to yield.
+ */
+class RecordSplitter {
+  /** Documents ready to be yielded. */
+  readonly out: InputRecord[] = [];
+  private layout: ColumnLayout | undefined;
+  private row = 0;
+  /** Lines of a record whose quoted field is still open. */
+  private pending: Line[] = [];
+  private state = FIELD_START;
+  private readonly quoteStart: string;
+  private readonly quoteOptions;
+  private readonly strictOptions;
+
+  constructor(
+    private readonly ctx: ReaderContext,
+    private readonly delimiter: string,
+    private readonly spec: ColumnSpec,
+    private readonly onHeader: (h: DelimitedHeader) => void,
+    private readonly quotes: boolean,
+  ) {
+    this.quoteStart = delimiter + '"';
+    // record_delimiter \n: lines are joined with their own breaks; a CR before a joined \n stays in
+    // the quoted field it belongs to (CRLF inside a quoted field is part of the value).
+    this.quoteOptions = { delimiter, record_delimiter: '\n', relax_quotes: true, relax_column_count: true, skip_empty_lines: true };
+    this.strictOptions = { ...this.quoteOptions, relax_quotes: false };
+  }
+
+  /** True while a record's quoted field is open across lines. */
+  get open(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /** Takes the next line. */
+  feed(l: Line): void {
+    const text = l.text;
+    if (this.pending.length === 0) {
+      // Without quotes (TSV) every line is a record; with relaxed quotes, only a field that starts
+      // with a quote is parsed as quoted, and a line where no field does is split as csv-parse would.
+      if (!this.quotes || (text.charCodeAt(0) !== 34 && text.indexOf(this.quoteStart) < 0)) {
+        if (text === '') return;
+        this.record(text.split(this.delimiter), text, l.eol, l.line, l.line);
+        return;
+      }
+      this.pending = [l];
+      this.state = scanQuotes(text, FIELD_START, this.delimiter);
+    } else {
+      this.pending.push(l);
+      this.state = scanQuotes(text, this.state, this.delimiter);
+    }
+    if (this.state !== QUOTED) this.parsePending();
+    else if (this.pending.length >= MAX_RECORD_LINES) this.malformed(`a quoted field is not closed within ${MAX_RECORD_LINES} lines`);
+  }
+
+  /**
+   * The pending record's first line opens a quote that never closes properly (end of input,
+   * MAX_RECORD_LINES lines, or a bad closing quote): that line is reported and skipped, and the
+   * lines after it are read again as ordinary records.
+   */
+  malformed(reason: string): void {
+    const rest = this.pending.slice(1);
+    const first = this.pending[0]!.line;
+    this.pending = [];
+    if (!this.layout) throw new InputError(this.ctx.file, first, `unreadable header (${reason})`);
+    this.row++;
+    this.ctx.invalid(first, reason);
+    for (const l of rest) this.feed(l);
+  }
+
+  /** Handles one record spanning lines [line, end]: the header first, then documents. */
+  private record(f: string[], raw: string, eol: string, line: number, end: number): void {
+    if (!this.layout) {
+      this.layout = resolveHeader(f, this.spec, this.ctx, line);
+      this.onHeader({ columns: f, raw, eol });
+      return;
+    }
+    const d = rowRecord(f, { raw, eol, line, end, row: this.row++ }, this.layout, this.ctx, this.quotes);
+    if (d) this.out.push(d);
+  }
+
+  /** Parses the pending lines, which hold exactly one complete record by the state machine. */
+  private parsePending(): void {
+    const lines = this.pending;
+    const raw = joinLines(lines);
+    const first = lines[0]!.line;
+    const end = first + lines.length - 1;
+    const eol = lines[lines.length - 1]!.eol;
+    let recs: string[][];
+    try {
+      recs = parse(raw, this.quoteOptions) as string[][];
+      // A record spanning lines must be well quoted: a closing quote followed by more text (relaxed
+      // on one line) is a stray opening quote that swallowed the lines after it.
+      if (lines.length > 1) parse(raw, this.strictOptions);
+    } catch (e) {
+      if (lines.length > 1) {
+        this.malformed(`a quoted field opened here is not closed properly (it would span lines ${first}-${end})`);
+        return;
+      }
+      this.pending = [];
+      const msg = ((e as Error).message ?? String(e)).replace(/ at line \d+/, '');
+      if (!this.layout) throw new InputError(this.ctx.file, first, `unreadable header (${msg})`);
+      this.row++;
+      this.ctx.invalid(first, msg);
+      return;
+    }
+    this.pending = [];
+    for (const f of recs) this.record(f, raw, eol, first, end);
+  }
+}
+
+/** Lines as one text, each joined by its own line break. */
+function joinLines(lines: Line[]): string {
+  let s = lines[0]!.text;
+  for (let i = 1; i < lines.length; i++) s += lines[i - 1]!.eol + lines[i]!.text;
+  return s;
+}
+
+/**
  * Reads delimited records. Throws (through `ctx.invalid`) for a record with a different number of
  * fields than the header, invalid UTF-8, or a quoting error; throws an {@link InputError} for an
  * unknown column. `quotes` false (TSV's default) reads every line as one record without quoting.
@@ -202,112 +324,14 @@ export async function* readDelimited(
   onHeader: (h: DelimitedHeader) => void,
   quotes = true,
 ): AsyncGenerator<InputRecord> {
-  let layout: ColumnLayout | undefined;
-  let row = 0;
-  const quoteStart = delimiter + '"';
-  // record_delimiter \n: lines are joined with their own breaks; a CR before a joined \n stays in the
-  // quoted field it belongs to (CRLF inside a quoted field is part of the value).
-  const quoteOptions = { delimiter, record_delimiter: '\n', relax_quotes: true, relax_column_count: true, skip_empty_lines: true };
-  const strictOptions = { ...quoteOptions, relax_quotes: false };
-
-  /** Handles one record spanning lines [line, end]: the header first, then documents. */
-  const record = (f: string[], raw: string, eol: string, line: number, end: number): InputRecord | undefined => {
-    if (!layout) {
-      layout = resolveHeader(f, spec, ctx, line);
-      onHeader({ columns: f, raw, eol });
-      return undefined;
-    }
-    return rowRecord(f, { raw, eol, line, end, row: row++ }, layout, ctx, quotes);
-  };
-
-  // Record boundaries come from a small quote-state machine (the same rules as csv-parse with
-  // relaxed quotes), so each record is handed to csv-parse once: reparsing a growing block on every
-  // line was quadratic, and an unclosed quote used to swallow every later line as one skip.
-  let pending: Line[] = [];
-  let state = FIELD_START;
-  const out: InputRecord[] = [];
-
-  /** The pending lines as one text, each joined by its own line break. */
-  const joined = (lines: Line[]): string => {
-    let s = lines[0]!.text;
-    for (let i = 1; i < lines.length; i++) s += lines[i - 1]!.eol + lines[i]!.text;
-    return s;
-  };
-
-  /** Parses the pending lines, which hold exactly one complete record by the state machine. */
-  const parsePending = (): void => {
-    const lines = pending;
-    const raw = joined(lines);
-    const first = lines[0]!.line;
-    const end = first + lines.length - 1;
-    const eol = lines[lines.length - 1]!.eol;
-    let recs: string[][];
-    try {
-      recs = parse(raw, quoteOptions) as string[][];
-      // A record spanning lines must be well quoted: a closing quote followed by more text (relaxed
-      // on one line) is a stray opening quote that swallowed the lines after it.
-      if (lines.length > 1) parse(raw, strictOptions);
-    } catch (e) {
-      if (lines.length > 1) {
-        malformed(`a quoted field opened here is not closed properly (it would span lines ${first}-${end})`);
-        return;
-      }
-      pending = [];
-      const msg = ((e as Error).message ?? String(e)).replace(/ at line \d+/, '');
-      if (!layout) throw new InputError(ctx.file, first, `unreadable header (${msg})`);
-      row++;
-      ctx.invalid(first, msg);
-      return;
-    }
-    pending = [];
-    for (const f of recs) {
-      const d = record(f, raw, eol, first, end);
-      if (d) out.push(d);
-    }
-  };
-
-  /**
-   * The pending record's first line opens a quote that never closes properly (end of input, MAX_RECORD_LINES
-   * lines, or a bad closing quote): that line is reported and skipped, and the lines after it are
-   * read again as ordinary records.
-   */
-  const malformed = (reason: string): void => {
-    const rest = pending.slice(1);
-    const first = pending[0]!.line;
-    pending = [];
-    if (!layout) throw new InputError(ctx.file, first, `unreadable header (${reason})`);
-    row++;
-    ctx.invalid(first, reason);
-    for (const l of rest) feed(l);
-  };
-
-  const feed = (l: Line): void => {
-    const text = l.text;
-    if (pending.length === 0) {
-      // Without quotes (TSV) every line is a record; with relaxed quotes, only a field that starts
-      // with a quote is parsed as quoted, and a line where no field does is split as csv-parse would.
-      if (!quotes || (text.charCodeAt(0) !== 34 && text.indexOf(quoteStart) < 0)) {
-        if (text === '') return;
-        const d = record(text.split(delimiter), text, l.eol, l.line, l.line);
-        if (d) out.push(d);
-        return;
-      }
-      pending = [l];
-      state = scanQuotes(text, FIELD_START, delimiter);
-    } else {
-      pending.push(l);
-      state = scanQuotes(text, state, delimiter);
-    }
-    if (state !== QUOTED) parsePending();
-    else if (pending.length >= MAX_RECORD_LINES) malformed(`a quoted field is not closed within ${MAX_RECORD_LINES} lines`);
-  };
-
+  const splitter = new RecordSplitter(ctx, delimiter, spec, onHeader, quotes);
+  const { out } = splitter;
   for await (const l of textLines(chunks)) {
-    feed(l);
+    splitter.feed(l);
     if (out.length > 0) yield* out.splice(0);
   }
-  while (pending.length > 0) {
-    malformed('a quoted field is never closed');
+  while (splitter.open) {
+    splitter.malformed('a quoted field is never closed');
     if (out.length > 0) yield* out.splice(0);
   }
   if (out.length > 0) yield* out.splice(0);
