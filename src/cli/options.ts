@@ -167,7 +167,7 @@ export function addKindOptions(cmd: Command): Command {
         .default('jaccard'),
     )
     .addOption(
-      new Option('--candidates <method>', `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (seed 002's bucket minima), auto (exact for containment, and for word/spot shingles of short documents: ≤ ${AUTO_EXACT_MAX_SHINGLES} shingles on average, where it measured faster; else lsh) (default: lsh for jaccard, exact for containment)`)
+      new Option('--candidates <method>', `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (seed 002's bucket minima), auto (exact for containment, and for word/spot shingles of short documents: ≤ ${AUTO_EXACT_MAX_SHINGLES} shingles on average, where it measured faster; else lsh) (default: auto for word/spot shingles, lsh for char shingles, exact for containment)`)
         .choices([...CANDIDATE_METHODS]),
     )
     .option('--buckets <n>', `buckets of --candidates sketch (default ${DEFAULT_SKETCH_BUCKETS})`, parsePositiveInt('buckets', 65536))
