@@ -16,9 +16,17 @@ export interface LogFlags {
   json?: boolean;
 }
 
-/** Formats an integer with thousands separators (1,234,567). */
+/**
+ * Formats an integer with thousands separators (1,234,567), as `toLocaleString('en-US')` does, by
+ * hand: the first toLocaleString call loads ICU's locale data (~25 ms of every CLI run's start).
+ */
 export function int(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
+  const r = Math.round(n);
+  if (!Number.isSafeInteger(r)) return r.toLocaleString('en-US');
+  const digits = String(Math.abs(r));
+  let out = digits.slice(0, ((digits.length - 1) % 3) + 1);
+  for (let i = out.length; i < digits.length; i += 3) out += ',' + digits.slice(i, i + 3);
+  return r < 0 ? '-' + out : out;
 }
 
 /** Formats milliseconds as "12 ms" or "1.23 s". */
