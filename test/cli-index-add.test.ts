@@ -74,6 +74,10 @@ test('index add: inputs without ids, --store memory, and bad stores are clear er
   const mem = neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r']);
   assert.equal(mem.code, 2);
   assert.match(mem.stderr, /--store memory keeps nothing/);
+  // An empty spec is the memory store too (one spec parser): refused the same way.
+  const empty = neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r', '--store', '']);
+  assert.equal(empty.code, 2);
+  assert.match(empty.stderr, /--store memory keeps nothing/);
   const missing = neardup(['index', 'query', path.join(dir, 'nope.tsv'), '--store', `sqlite:${db}`]);
   assert.equal(missing.code, 2);
   assert.doesNotMatch(missing.stderr, /\n\s+at /);

@@ -14,7 +14,8 @@ import { openOutput, type OutputSink } from '../../io/output.js';
 import { refuseAliasedOutputs, storeFile } from '../../io/alias.js';
 import { formatPair, pairHeader, type PairFormat } from '../../io/write.js';
 import { addInputOptions, addLogOptions, pairFormatOf, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
-import { addIndexOptions, indexOptionsFrom, num, openIndex, type IndexFlags } from '../indexOptions.js';
+import { addIndexOptions, indexOptionsFrom, num, openIndex, storeSpecFlag, type IndexFlags } from '../indexOptions.js';
+import { requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 import { warnSkipped } from '../corpus.js';
 import { withStoredText } from '../../online/storedText.js';
@@ -86,8 +87,8 @@ Examples:
 
 async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddFlags): Promise<void> {
   const reporter = new Reporter(flags);
-  if (flags.json && (flags.out === undefined || flags.out === '-')) throw new UsageError('--json prints the summary on stdout, so the output needs --out <file>');
-  if (flags.store === 'memory') throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH or redis://HOST:PORT`);
+  requireOutForJson(flags);
+  if (storeSpecFlag(flags.store).kind === 'memory') throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH or redis://HOST:PORT`);
   await refuseAliasedOutputs(
     [{ what: '--out', path: flags.out }],
     [
