@@ -52,3 +52,31 @@ test('backup of a live SQLite store, snapshot, restore into another store; all p
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('two backups to one --out at once: one writes it, the other is refused (exit 2); no partial or temporary file is left', async () => {
+  const { execFile } = await import('node:child_process');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-backup2-'));
+  try {
+    const db = path.join(dir, 'live.db');
+    const live = await NearDupIndex.open({ store: `sqlite:${db}`, k: 8 });
+    await live.addMany(texts.slice(0, 500).map((text, i) => ({ id: `d${i}`, text })));
+    await live.close();
+    const out = path.join(dir, 'copy.db');
+    const backup = () =>
+      new Promise<number>((resolve) => {
+        const p = execFile(process.execPath, [mainJs, 'index', 'backup', '--store', `sqlite:${db}`, '--out', out]);
+        p.on('exit', (code) => resolve(code ?? -1));
+      });
+    for (let round = 0; round < 3; round++) {
+      fs.rmSync(out, { force: true });
+      const codes = (await Promise.all([backup(), backup()])).sort();
+      assert.deepEqual(codes, [0, 2], `round ${round}: exactly one backup wins`);
+      assert.deepEqual(fs.readdirSync(dir).filter((f) => f.includes('backup-tmp')), [], 'no temporary file left');
+      const r = run(['index', 'check', '--store', `sqlite:${out}`]);
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /documents 500 /);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

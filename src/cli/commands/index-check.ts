@@ -60,10 +60,20 @@ export function indexCommand(): Command {
       if (!existsSync(spec.path)) throw new UsageError(`no SQLite index at ${spec.path}`);
       if (existsSync(o.out)) throw new UsageError(`${o.out} already exists`);
       const store = await openStore(o.store);
+      // The copy is written beside the destination and linked into place: link() refuses an existing
+      // name atomically (another process may create --out after the check above), and an
+      // interrupted backup leaves only the hidden temporary file, never a partial --out.
+      const { basename, dirname, join } = await import('node:path');
+      const { link, rm } = await import('node:fs/promises');
+      const tmp = join(dirname(o.out), `.${basename(o.out)}.${process.pid}.backup-tmp`);
       try {
         if (!store.backup) throw new Error(`the ${store.kind} store has no online backup`);
-        await store.backup(o.out);
+        await store.backup(tmp);
+        await link(tmp, o.out).catch((e: NodeJS.ErrnoException) => {
+          throw e.code === 'EEXIST' ? new UsageError(`${o.out} already exists`) : e;
+        });
       } finally {
+        await rm(tmp, { force: true });
         await store.close();
       }
       process.stdout.write(`backed up ${spec.path} to ${o.out}\n`);
