@@ -11,7 +11,9 @@ import { getHeapStatistics } from 'node:v8';
 import { openInput, type OpenedInput, type ReadOptions } from '../io/read.js';
 import { InputError } from '../io/errors.js';
 import { removeOnSignal } from '../io/output.js';
-import type { InputRecord } from '../io/record.js';
+import type { InputRecord, SkipStats } from '../io/record.js';
+import { rangeableFormat } from '../io/lineRanges.js';
+import type { RangedSource } from '../dedup/rangedSource.js';
 import type { Reporter } from './report.js';
 import { int } from './report.js';
 
@@ -161,6 +163,72 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
     }
   }
   return { corpus, source: pass };
+}
+
+/**
+ * A corpus whose texts stay on disk and that the pipeline's workers read themselves, in byte ranges
+ * (see dedup/rangedSource.ts): for a plain, uncompressed JSONL, text or id⇥text file, not sharded,
+ * read whole. Undefined when the input is not such a file (then {@link streamCorpus} reads it).
+ * The corpus's ids, rows and skip counts fill in as pass 1 places each range, with the same
+ * values, the same duplicate-id check and the same errors as a sequential read.
+ */
+export async function rangedCorpus(file: string, options: ReadOptions, reporter: Reporter): Promise<{ corpus: Corpus; source: RangedSource } | undefined> {
+  if (options.limit !== undefined || options.raw) return undefined;
+  const format = rangeableFormat(file, options.format ?? 'auto');
+  if (!format) return undefined;
+  const st = await fsp.stat(file);
+  const name = options.displayName ?? file;
+  const skips: SkipStats = { count: 0, examples: [] };
+  let bytes = 0;
+  let bom = false;
+  const input: OpenedInput = {
+    name,
+    format,
+    delimiter: undefined,
+    size: st.size,
+    bytesRead: () => bytes,
+    header: undefined,
+    skips,
+    get bom() {
+      return bom;
+    },
+    records: (async function* () {})(),
+  };
+  const corpus: Corpus = { texts: [], count: 0, ids: undefined, rows: [], input, bytes: 0, readMs: 0 };
+  const bar = reporter.progress('sign', 'bytes', st.size);
+  const seen = new Map<string, number>();
+  const source: RangedSource = {
+    kind: 'ranges',
+    spec: { path: file, name, format, fields: options.fields, skipInvalid: options.skipInvalid ?? false },
+    onRecords: (r) => {
+      for (let i = 0; i < r.count; i++) {
+        const id = r.ids?.[i];
+        if (id !== undefined) {
+          const first = seen.get(id);
+          if (first !== undefined) throw new InputError(name, r.lines[i], `duplicate id "${id}" (first on line ${first}); ids must be unique`);
+          seen.set(id, r.lines[i]!);
+          if (!corpus.ids) corpus.ids = corpus.rows.map(String);
+          corpus.ids.push(id);
+        } else if (corpus.ids) corpus.ids.push(String(r.rows[i]));
+        corpus.rows.push(r.rows[i]!);
+      }
+      if (r.bom) bom = true;
+      if (r.skipped > 0) {
+        skips.count += r.skipped;
+        skips.perFile ??= new Map();
+        skips.perFile.set(name, (skips.perFile.get(name) ?? 0) + r.skipped);
+        for (const e of r.examples) if (skips.examples.length < 5) skips.examples.push(e);
+      }
+      corpus.count += r.count;
+      bytes = corpus.bytes = r.bytesRead;
+      bar.update(bytes, corpus.count);
+    },
+    onEnd: (ok) => {
+      bar.stop();
+      if (ok) warnSkipped(reporter, input);
+    },
+  };
+  return { corpus, source };
 }
 
 /**

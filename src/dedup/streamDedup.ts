@@ -15,13 +15,16 @@ import { chooseBands } from '../lsh/params.js';
 import { candidatePairBound, candidatesFromBandKeys } from '../lsh/candidates.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { bandKeys } from '../lsh/bandKeys.js';
-import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { resolveDedupOptions, type DedupOptions, type DedupResult } from './options.js';
 import { finishDedup } from './finish.js';
 import { createTextSigner } from '../sketch/textSigner.js';
 import { SignPool, defaultWorkers } from '../parallel/signPool.js';
 import type { SignReply } from '../parallel/signWorker.js';
+import { closeRangeFiles } from '../parallel/rangeJobs.js';
+import { verifyExact, type SetBatch, type SetFeed } from './streamVerify.js';
+import { rangedFeed, signRanges, type RangedIndex, type RangedSource } from './rangedSource.js';
+import type { TextSigner } from '../sketch/textSigner.js';
 
 /**
  * A re-readable corpus: each call starts a new pass and must yield the same documents in the same
@@ -88,13 +91,16 @@ class Growable {
 }
 
 /**
- * Finds near-duplicate pairs and clusters of a corpus streamed from `source` (read twice or more),
+ * Finds near-duplicate pairs and clusters of a corpus streamed from `source` (read twice or more):
+ * texts read on this thread ({@link DocSource}), or a line-format file that the workers read
+ * themselves in byte ranges ({@link RangedSource}, the faster route: nothing is parsed twice on
+ * one thread, and verification reads only the lines it needs),
  * with the same defaults and result as `dedup()`; with `pairs: false` it throws TooManyPairsError
  * where dedup() would cluster bucket by bucket (more than `maxPairs` candidate pairs, counted per
  * bucket). Verification `exact` streams the corpus again;
  * `estimate` and `none` keep signatures instead (numPerm × 4 bytes per document) and read it once.
  */
-export async function dedupStream(source: DocSource, options: StreamDedupOptions = {}): Promise<DedupResult & { extra: StreamDedupExtra }> {
+export async function dedupStream(source: DocSource | RangedSource, options: StreamDedupOptions = {}): Promise<DedupResult & { extra: StreamDedupExtra }> {
   const t0 = performance.now();
   const { threshold, verify, keepPairs, maxPairs } = resolveDedupOptions(options);
   const workers = options.workers ?? defaultWorkers();
@@ -117,7 +123,7 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
   let chars = 0;
   const bh = new Uint32Array(nb);
   const bl = new Uint32Array(nb);
-  const take = (r: SignReply): void => {
+  const take = (r: Pick<SignReply, 'count' | 'present' | 'hi' | 'lo' | 'sigs'>): void => {
     if (n + r.count > present.length) {
       const p = new Uint8Array(Math.max(n + r.count, present.length * 2));
       p.set(present);
@@ -131,32 +137,41 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
     options.onProgress?.('sign', n, 0);
   };
   const pool = workers > 0 ? new SignPool({ ...signerOptions, workers }) : undefined;
+  let ranged: RangedIndex | undefined;
   try {
-    const inflight: Promise<SignReply>[] = [];
-    for await (const batch of batches(source, batchSize)) {
-      for (const t of batch) chars += t.length;
-      if (pool) {
-        inflight.push(pool.run(batch, banding, keepSigs));
-        if (inflight.length >= pool.size * 2) take(await inflight.shift()!);
-      } else {
-        const m = batch.length;
-        const r: SignReply = { id: 0, count: m, present: new Uint8Array(m), hi: new Uint32Array(m * nb), lo: new Uint32Array(m * nb) };
-        if (keepSigs) r.sigs = new Uint32Array(m * numPerm);
-        const row = new Uint32Array(numPerm);
-        for (let i = 0; i < m; i++) {
-          if (!signer.signInto(batch[i]!, row)) continue;
-          r.present[i] = 1;
-          r.sigs?.set(row, i * numPerm);
-          bandKeys(row, nb, bands.rows, bh, bl);
-          r.hi!.set(bh, i * nb);
-          r.lo!.set(bl, i * nb);
-        }
+    if (typeof source !== 'function') {
+      ranged = await signRanges(source, pool, signer, banding, keepSigs, (r) => {
+        chars += r.chars;
         take(r);
+      });
+    } else {
+      const inflight: Promise<SignReply>[] = [];
+      for await (const batch of batches(source, batchSize)) {
+        for (const t of batch) chars += t.length;
+        if (pool) {
+          inflight.push(pool.run(batch, banding, keepSigs));
+          if (inflight.length >= pool.size * 2) take(await inflight.shift()!);
+        } else {
+          const m = batch.length;
+          const r: SignReply = { id: 0, count: m, present: new Uint8Array(m), hi: new Uint32Array(m * nb), lo: new Uint32Array(m * nb) };
+          if (keepSigs) r.sigs = new Uint32Array(m * numPerm);
+          const row = new Uint32Array(numPerm);
+          for (let i = 0; i < m; i++) {
+            if (!signer.signInto(batch[i]!, row)) continue;
+            r.present[i] = 1;
+            r.sigs?.set(row, i * numPerm);
+            bandKeys(row, nb, bands.rows, bh, bl);
+            r.hi!.set(bh, i * nb);
+            r.lo!.set(bl, i * nb);
+          }
+          take(r);
+        }
       }
+      while (inflight.length > 0) take(await inflight.shift()!);
     }
-    while (inflight.length > 0) take(await inflight.shift()!);
   } catch (e) {
     await pool?.close();
+    if (!pool) closeRangeFiles();
     throw e;
   }
   const t1 = performance.now();
@@ -180,14 +195,17 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
   let peakSetBytes = 0;
   if (!keepSigs) {
     try {
-      const r = await verifyExact(source, n, cand.a, cand.b, cand.size, threshold, signer.distinct.bind(signer), pool, budget, batchSize, out, options.onProgress);
+      const feed = typeof source === 'function' ? textFeed(source, pool, signer, batchSize) : rangedFeed(source, ranged!, n, pool, signer, batchSize);
+      const r = await verifyExact(feed, n, cand.a, cand.b, cand.size, threshold, budget, out, options.onProgress);
       passes += r.passes;
       peakSetBytes = r.peak;
     } finally {
       await pool?.close();
+      if (!pool) closeRangeFiles();
     }
   } else {
     await pool?.close();
+    if (!pool) closeRangeFiles();
     const s = sigs!.data;
     for (let p = 0; p < cand.size; p++) {
       const a = cand.a[p]!;
@@ -202,152 +220,23 @@ export async function dedupStream(source: DocSource, options: StreamDedupOptions
   return { ...result, extra: { passes, peakSetBytes, indexBytes } };
 }
 
-/**
- * Exact verification of candidate pairs (a < b) by streaming the corpus, holding the sets of first
- * members within `budget` bytes; pairs whose first member did not fit are retried in a later pass.
- * Sets are computed on the worker pool when there is one (in order, a few batches ahead), unsorted
- * (`TextSigner.distinct`): each second member's set is loaded once into a probe table and every held
- * first member is probed against it, with size and count bounds that skip pairs below the threshold.
- */
-async function verifyExact(
-  source: DocSource,
-  n: number,
-  pa: Int32Array,
-  pb: Int32Array,
-  count: number,
-  threshold: number,
-  /** The distinct (unsorted) fingerprint set of a text. */
-  setOf: (text: string) => Uint32Array,
-  pool: SignPool | undefined,
-  budget: number,
-  batchSize: number,
-  out: ScoredPair[],
-  onProgress: DedupOptions['onProgress'],
-): Promise<{ passes: number; peak: number }> {
-  // Pairs grouped by second member (CSR), and each document's count of pending pairs as first member.
-  const startB = new Int32Array(n + 1);
-  for (let p = 0; p < count; p++) startB[pb[p]! + 1]!++;
-  for (let d = 0; d < n; d++) startB[d + 1]! += startB[d]!;
-  const byB = new Int32Array(count);
-  const fill = startB.slice(0, n);
-  for (let p = 0; p < count; p++) byB[fill[pb[p]!]!++] = p;
-  const pendingAsA = new Int32Array(n);
-  for (let p = 0; p < count; p++) pendingAsA[pa[p]!]!++;
-  const done = new Uint8Array(count);
-  let remaining = count;
-  let passes = 0;
-  let peak = 0;
-  /** May document d need its set in this pass? (Over-approximates: pending only shrinks.) */
-  const mayNeed = (d: number): boolean => {
-    if (pendingAsA[d]! > 0) return true;
-    for (let q = startB[d]!; q < startB[d + 1]!; q++) if (!done[byB[q]!]) return true;
-    return false;
-  };
-  const table = new ProbeTable();
-  // Pairs scored on a worker (along with their second member's set) and their similarity (−1: below).
-  const assigned = pool ? new Uint8Array(count) : undefined;
-  const sim = pool ? new Float64Array(count) : undefined;
-  while (remaining > 0) {
-    passes++;
-    const held = new Map<number, { set: Uint32Array; left: number }>();
-    let used = 0;
-    let d = 0;
-    let scheduled = 0;
-    const queue: { base: number; len: number; pos: Int32Array; sets: Promise<(i: number) => Uint32Array> }[] = [];
-    const process = async (): Promise<void> => {
-      const item = queue.shift()!;
-      const get = await item.sets;
-      for (let j = 0; j < item.len; j++, d++) {
-        const slot = item.pos[j]!;
-        let loaded = false;
-        for (let q = startB[d]!; q < startB[d + 1]!; q++) {
-          const p = byB[q]!;
-          if (done[p]) continue;
-          const h = held.get(pa[p]!);
-          if (!h) continue;
-          let s: number;
-          if (assigned?.[p]) s = sim![p]!;
-          else {
-            if (!loaded) {
-              // d's set goes into the probe table once for all its held partners.
-              table.load(get(slot));
-              loaded = true;
-            }
-            s = probeJaccardAtLeast(table, h.set, threshold);
-          }
-          if (s >= 0) out.push({ a: pa[p]!, b: d, similarity: s });
-          done[p] = 1;
-          remaining--;
-          pendingAsA[pa[p]!]!--;
-          if (--h.left === 0) {
-            held.delete(pa[p]!);
-            used -= h.set.byteLength;
-          }
-        }
-        if (pendingAsA[d]! > 0 && (used < budget || held.size === 0)) {
-          const set = get(slot);
-          if (used + set.byteLength <= budget || held.size === 0) {
-            // Copy out of the batch's buffer so the rest of it can be freed; with workers, into
-            // shared memory, so later batches' workers can score against it without a copy.
-            const own = pool ? sharedCopy(set) : set;
-            held.set(d, { set: own, left: pendingAsA[d]! });
-            used += own.byteLength;
-            if (used > peak) peak = used;
-          }
-        }
-      }
-      onProgress?.('verify', count - remaining, count);
-    };
+/** Verification's feed over texts read on this thread: the needed ones go to the pool (or are set here). */
+function textFeed(source: DocSource, pool: SignPool | undefined, signer: TextSigner, batchSize: number): SetFeed {
+  async function* pass(): AsyncGenerator<SetBatch> {
     for await (const batch of batches(source, batchSize)) {
-      const pos = new Int32Array(batch.length).fill(-1);
-      const texts: string[] = [];
-      // Pairs whose first member is held already (it streamed by in an earlier, processed batch)
-      // are scored by the worker that computes this batch's sets: verification runs in parallel.
-      // The held set cannot be released before this batch is processed (the pair is still pending).
-      const jobB: number[] = [];
-      const jobA: Uint32Array[] = [];
-      const jobP: number[] = [];
-      for (let j = 0; j < batch.length; j++) {
-        const doc = scheduled + j;
-        if (!mayNeed(doc)) continue;
-        pos[j] = texts.length;
-        texts.push(batch[j]!);
-        if (!pool) continue;
-        for (let q = startB[doc]!; q < startB[doc + 1]!; q++) {
-          const p = byB[q]!;
-          if (done[p] || assigned![p]) continue;
-          const h = held.get(pa[p]!);
-          if (!h) continue;
-          assigned![p] = 1;
-          jobB.push(pos[j]!);
-          jobA.push(h.set);
-          jobP.push(p);
-        }
-      }
-      let sets: Promise<(i: number) => Uint32Array>;
-      if (pool && texts.length > 0) {
-        const score = jobP.length > 0 ? { b: Int32Array.from(jobB), a: jobA, threshold } : undefined;
-        sets = pool.sets(texts, true, score).then((r) => {
-          for (let k = 0; k < jobP.length; k++) sim![jobP[k]!] = r.sims![k]!;
-          return (i: number) => r.setData!.subarray(r.setStart![i]!, r.setStart![i + 1]!);
-        });
-      } else {
-        const local = texts.map(setOf);
-        sets = Promise.resolve((i: number) => local[i]!);
-      }
-      queue.push({ base: scheduled, len: batch.length, pos, sets });
-      scheduled += batch.length;
-      if (queue.length > (pool ? pool.size * 2 : 0)) await process();
+      yield {
+        len: batch.length,
+        sets: async (need, score) => {
+          const texts = need.map((j) => batch[j]!);
+          if (pool) {
+            const r = await pool.sets(texts, true, score);
+            return { get: (i: number) => r.setData!.subarray(r.setStart![i]!, r.setStart![i + 1]!), sims: r.sims };
+          }
+          const local = texts.map((t) => signer.distinct(t));
+          return { get: (i: number) => local[i]! };
+        },
+      };
     }
-    while (queue.length > 0) await process();
-    if (d !== n) throw new Error(`the document source changed between passes: ${n} documents in the first pass, ${d} now`);
   }
-  return { passes, peak };
-}
-
-/** A copy of `set` in its own SharedArrayBuffer (posted to workers without copying). */
-function sharedCopy(set: Uint32Array): Uint32Array {
-  const own = new Uint32Array(new SharedArrayBuffer(set.byteLength));
-  own.set(set);
-  return own;
+  return { pass, parallel: pool !== undefined, workers: pool?.size ?? 0 };
 }

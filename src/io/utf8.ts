@@ -25,6 +25,13 @@ export interface Utf8Options {
   badLines?: Set<number>;
   /** Called when the input starts with a UTF-8 byte-order mark (which is dropped from the text). */
   onBom?: () => void;
+  /**
+   * Drop a leading byte-order mark. Default true; false for a block cut from the middle of a file,
+   * where U+FEFF at the start of a line is text, not a mark.
+   */
+  stripBom?: boolean;
+  /** 1-based number of the first line (a block cut from the middle of a file). Default 1. */
+  firstLine?: number;
 }
 
 function countNewlines(b: Uint8Array, from = 0, to = b.length): number {
@@ -59,8 +66,8 @@ function checkLines(block: Buffer, line: number, file: string, bad: Set<number> 
  */
 export async function* utf8Chunks(bytes: AsyncIterable<Buffer>, options: Utf8Options): AsyncGenerator<TextChunk> {
   let carry: Buffer | undefined;
-  let line = 1;
-  let first = true;
+  let line = options.firstLine ?? 1;
+  let first = options.stripBom ?? true;
   const emit = (block: Buffer): TextChunk => {
     if (first) {
       first = false;

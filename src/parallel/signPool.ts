@@ -8,6 +8,8 @@ import { WorkerPool } from './workerPool.js';
 import { availableParallelism } from 'node:os';
 import type { TextSignerOptions } from '../sketch/textSigner.js';
 import type { SignReply, SignRequest } from './signWorker.js';
+import type { RangeSetsRequest, SignRangeReply, SignRangeRequest } from './rangeJobs.js';
+import type { ByteRange, LineParseSpec } from '../io/lineRanges.js';
 
 /** Options of {@link SignPool}. */
 export interface SignPoolOptions extends TextSignerOptions {
@@ -22,7 +24,7 @@ export function defaultWorkers(): number {
 
 /** A fixed set of signing workers with a queue of batches. */
 export class SignPool {
-  private readonly pool: WorkerPool<SignRequest, SignReply>;
+  private readonly pool: WorkerPool<SignRequest | SignRangeRequest | RangeSetsRequest, SignReply | SignRangeReply>;
   private nextId = 0;
 
   constructor(options: SignPoolOptions = {}) {
@@ -41,12 +43,28 @@ export class SignPool {
    * in any order; with `score`, also scores pairs against them (see `SignRequest.score`).
    */
   sets(texts: string[], unsorted = false, score?: SignRequest['score']): Promise<SignReply> {
-    return this.pool.run({ id: this.nextId++, texts, sets: true, unsorted, score });
+    return this.pool.run({ id: this.nextId++, texts, sets: true, unsorted, score }) as Promise<SignReply>;
+  }
+
+  /**
+   * Pass 1 over a byte range of a line-format file: the worker reads, parses and signs it, and
+   * returns band keys (and signatures with `withSignatures`) with each record's place in the file.
+   */
+  signRange(spec: LineParseSpec, range: ByteRange, first: boolean, bands: { bands: number; rows: number }, withSignatures = false): Promise<SignRangeReply> {
+    return this.pool.run({ id: this.nextId++, kind: 'signRange', spec, start: range.start, end: range.end, first, bands, withSignatures }) as Promise<SignRangeReply>;
+  }
+
+  /**
+   * The unsorted fingerprint sets of the documents whose lines start at `starts` (ascending; lengths
+   * without the line break), read and parsed on the worker; with `score`, as in {@link sets}.
+   */
+  rangeSets(spec: LineParseSpec, starts: Float64Array, lengths: Int32Array, firstLine: number, score?: SignRequest['score']): Promise<SignReply> {
+    return this.pool.run({ id: this.nextId++, kind: 'rangeSets', spec, starts, lengths, firstLine, score }) as Promise<SignReply>;
   }
 
   /** Signs one batch; resolves with that batch's reply. */
   run(texts: string[], bands?: { bands: number; rows: number }, withSignatures = false): Promise<SignReply> {
-    return this.pool.run({ id: this.nextId++, texts, bands, withSignatures });
+    return this.pool.run({ id: this.nextId++, texts, bands, withSignatures }) as Promise<SignReply>;
   }
 
   /** Stops the workers. */

@@ -7,10 +7,12 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createTextSigner, type TextSignerOptions } from '../sketch/textSigner.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
+import { signRange, textsAt, type RangeSetsRequest, type SignRangeRequest } from './rangeJobs.js';
 
 /** What the pool sends to a worker: a batch of texts and what to return for them. */
 export interface SignRequest {
   id: number;
+  kind?: undefined;
   texts: string[];
   /** When set, return band keys of this banding instead of full signatures. */
   bands?: { bands: number; rows: number };
@@ -48,7 +50,7 @@ const signer = createTextSigner(workerData as TextSignerOptions);
 const table = new ProbeTable();
 const port = parentPort!;
 
-function sets(req: SignRequest): void {
+function sets(req: Pick<SignRequest, 'id' | 'texts' | 'unsorted' | 'score'>): void {
   const n = req.texts.length;
   const parts: Uint32Array[] = [];
   const setStart = new Int32Array(n + 1);
@@ -78,7 +80,22 @@ function sets(req: SignRequest): void {
   port.postMessage(reply, moved);
 }
 
-port.on('message', (req: SignRequest) => {
+/** Jobs that read their own input (see ./rangeJobs.ts). */
+async function rangeJob(req: SignRangeRequest | RangeSetsRequest): Promise<void> {
+  try {
+    if (req.kind === 'signRange') {
+      const { reply, transfer } = await signRange(req, signer);
+      port.postMessage(reply, transfer);
+    } else {
+      sets({ id: req.id, texts: await textsAt(req), unsorted: true, score: req.score });
+    }
+  } catch (e) {
+    port.postMessage({ id: req.id, count: 0, present: new Uint8Array(0), error: (e as Error).message } satisfies SignReply);
+  }
+}
+
+port.on('message', (req: SignRequest | SignRangeRequest | RangeSetsRequest) => {
+  if (req.kind !== undefined) return void rangeJob(req);
   try {
     if (req.sets) return sets(req);
     const n = req.texts.length;

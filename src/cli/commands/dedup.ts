@@ -14,7 +14,7 @@ import type { ReadOptions } from '../../io/read.js';
 import { openOutput, type OutputSink } from '../../io/output.js';
 import { refuseAliasedOutputs } from '../../io/alias.js';
 import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
-import { loadCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
+import { loadCorpus, rangedCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
 import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
 import { defaultWorkers } from '../../parallel/signPool.js';
 import { addEngineOptions, addLogOptions, parseCount } from '../options.js';
@@ -226,7 +226,9 @@ async function runStreamed(r: EngineRun): Promise<EngineResult> {
   const { flags, reporter } = r;
   const bars = progressBars(reporter);
   reporter.verbose(`streaming ${r.name}: texts stay on disk, read again for each pass`);
-  const streamed = await streamCorpus(r.file, r.readOptions, reporter);
+  const ranged = await rangedCorpus(r.file, r.readOptions, reporter);
+  if (ranged) reporter.verbose(`the workers read ${r.name} themselves, in byte ranges`);
+  const streamed = ranged ?? (await streamCorpus(r.file, r.readOptions, reporter));
   const corpus = streamed.corpus;
   const target = await outputTarget(flags, r.fileArg, corpus.input);
   // Pass 1 signs while it reads (its own progress bar); the later passes verify.

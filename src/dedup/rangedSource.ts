@@ -1,0 +1,198 @@
+/**
+ * A line-format file (JSONL, text, id⇥text) as a source of the streaming pipeline that the workers
+ * read themselves: pass 1 hands each worker a byte range to read, parse and sign; verification
+ * hands it the byte offsets of the documents whose sets it needs, so lines nobody needs are never
+ * read again. The main thread only places results, in file order: line and row numbers, ids and
+ * skipped records come out exactly as a sequential read would give them.
+ * @module
+ */
+import { openSync, closeSync } from 'node:fs';
+import { InputError } from '../io/errors.js';
+import { planLineRanges, stampOf, type FileStamp, type LineParseSpec, type BlockProblem } from '../io/lineRanges.js';
+import type { SignPool } from '../parallel/signPool.js';
+import { signRange, textsAt, type SignRangeReply } from '../parallel/rangeJobs.js';
+import type { TextSigner } from '../sketch/textSigner.js';
+import type { SetBatch, SetFeed } from './streamVerify.js';
+
+/** A line-format file the workers read in byte ranges (see {@link dedupStream}). */
+export interface RangedSource {
+  kind: 'ranges';
+  spec: LineParseSpec;
+  /** Bytes per range of pass 1. Default 4 MiB. */
+  chunkBytes?: number;
+  /** Called once per range, in file order, as pass 1 places it. */
+  onRecords?: (records: RangedRecords) => void;
+  /** Called when pass 1 ends, `ok` false when it failed. */
+  onEnd?: (ok: boolean) => void;
+}
+
+/** The records of one range of pass 1, numbered as in the file. */
+export interface RangedRecords {
+  count: number;
+  /** 0-based row of each record among the file's data records (skipped ones count too). */
+  rows: Int32Array;
+  /** 1-based line of each record. */
+  lines: Int32Array;
+  /** Explicit ids, when the format or fields give them. */
+  ids: string[] | undefined;
+  /** Invalid records skipped in this range, and the first few (as errors located in the file). */
+  skipped: number;
+  examples: InputError[];
+  /** The file starts with a byte-order mark (first range only). */
+  bom: boolean;
+  /** Bytes of the file read so far (the end of this range). */
+  bytesRead: number;
+}
+
+/** Where pass 1 found each document: what verification needs to read it again. */
+export interface RangedIndex {
+  starts: Float64Array;
+  lengths: Int32Array;
+  stamp: FileStamp;
+}
+
+/** Pass 1 as it reaches the pipeline: one batch of signed documents. */
+export interface SignedBatch {
+  count: number;
+  present: Uint8Array;
+  hi: Uint32Array;
+  lo: Uint32Array;
+  sigs?: Uint32Array;
+  chars: number;
+}
+
+class Float64Growable {
+  data = new Float64Array(1 << 12);
+  length = 0;
+  append(src: Float64Array): void {
+    if (this.length + src.length > this.data.length) {
+      const d = new Float64Array(Math.max(this.length + src.length, this.data.length * 2));
+      d.set(this.data.subarray(0, this.length));
+      this.data = d;
+    }
+    this.data.set(src, this.length);
+    this.length += src.length;
+  }
+}
+
+/** Throws when the file's size or modification time is no longer `stamp`. */
+function checkStamp(spec: LineParseSpec, stamp: FileStamp): void {
+  const fd = openSync(spec.path, 'r');
+  try {
+    const now = stampOf(fd);
+    if (now.size !== stamp.size || now.mtimeMs !== stamp.mtimeMs) {
+      throw new Error(`${spec.name} changed while it was being read (its size or modification time is not what the first pass saw)`);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function located(spec: LineParseSpec, p: BlockProblem, linesBefore: number): InputError {
+  return new InputError(spec.name, p.line === undefined ? undefined : linesBefore + p.line, p.reason, p.position, p.fix);
+}
+
+/**
+ * Pass 1 over a ranged source: every range is read, parsed and signed on the pool (or on this
+ * thread without one), a few ranges ahead, and placed in order through `take`.
+ */
+export async function signRanges(
+  source: RangedSource,
+  pool: SignPool | undefined,
+  signer: TextSigner,
+  banding: { bands: number; rows: number },
+  withSignatures: boolean,
+  take: (batch: SignedBatch) => void,
+): Promise<RangedIndex> {
+  const { spec } = source;
+  const { ranges, stamp } = planLineRanges(spec.path, source.chunkBytes ?? 4 << 20);
+  const starts = new Float64Growable();
+  const lengths: Int32Array[] = [];
+  let count = 0;
+  let linesBefore = 0;
+  let rowsBefore = 0;
+  const place = (r: SignRangeReply, end: number): void => {
+    if (r.problem) throw located(spec, r.problem, linesBefore);
+    const lines = r.lines;
+    const rows = r.rows;
+    for (let i = 0; i < r.count; i++) {
+      lines[i] = lines[i]! + linesBefore;
+      rows[i] = rows[i]! + rowsBefore;
+    }
+    const examples = r.examples.map((p) => located(spec, p, linesBefore));
+    linesBefore += r.lineCount;
+    rowsBefore += r.rowCount;
+    starts.append(r.starts);
+    lengths.push(r.lengths);
+    count += r.count;
+    source.onRecords?.({ count: r.count, rows, lines, ids: r.ids, skipped: r.skipped, examples, bom: r.bom, bytesRead: end });
+    take(r);
+  };
+  const inflight: { reply: Promise<SignRangeReply>; end: number }[] = [];
+  let ok = false;
+  try {
+  for (let k = 0; k < ranges.length; k++) {
+    const range = ranges[k]!;
+    const reply = pool
+      ? pool.signRange(spec, range, k === 0, banding, withSignatures)
+      : signRange({ id: k, kind: 'signRange', spec, start: range.start, end: range.end, first: k === 0, bands: banding, withSignatures }, signer).then((x) => x.reply);
+    inflight.push({ reply, end: range.end });
+    if (inflight.length > (pool ? pool.size * 2 : 0)) {
+      const next = inflight.shift()!;
+      place(await next.reply, next.end);
+    }
+  }
+  while (inflight.length > 0) {
+    const next = inflight.shift()!;
+    place(await next.reply, next.end);
+  }
+  checkStamp(spec, stamp);
+  ok = true;
+  } finally {
+    // Replies still in flight after a failure are dropped (their rejections too).
+    for (const x of inflight) x.reply.catch(() => undefined);
+    source.onEnd?.(ok);
+  }
+  const all = new Int32Array(count);
+  let at = 0;
+  for (const l of lengths) {
+    all.set(l, at);
+    at += l.length;
+  }
+  return { starts: starts.data.subarray(0, count), lengths: all, stamp };
+}
+
+/**
+ * Verification's feed over a ranged source: batches of `batchSize` documents whose needed sets the
+ * workers read, parse and compute (on this thread without a pool). Each pass first checks that the
+ * file is as pass 1 found it.
+ */
+export function rangedFeed(source: RangedSource, index: RangedIndex, n: number, pool: SignPool | undefined, signer: TextSigner, batchSize: number): SetFeed {
+  const { spec } = source;
+  const { starts, lengths } = index;
+  async function* pass(): AsyncGenerator<SetBatch> {
+    checkStamp(spec, index.stamp);
+    for (let base = 0; base < n; base += batchSize) {
+      const len = Math.min(batchSize, n - base);
+      yield {
+        len,
+        sets: async (need, score) => {
+          const s = new Float64Array(need.length);
+          const l = new Int32Array(need.length);
+          for (let i = 0; i < need.length; i++) {
+            s[i] = starts[base + need[i]!]!;
+            l[i] = lengths[base + need[i]!]!;
+          }
+          if (pool) {
+            const r = await pool.rangeSets(spec, s, l, 1, score);
+            return { get: (i: number) => r.setData!.subarray(r.setStart![i]!, r.setStart![i + 1]!), sims: r.sims };
+          }
+          const texts = await textsAt({ id: 0, kind: 'rangeSets', spec, starts: s, lengths: l, firstLine: 1 });
+          const sets = texts.map((t) => signer.distinct(t));
+          return { get: (i: number) => sets[i]! };
+        },
+      };
+    }
+  }
+  return { pass, parallel: pool !== undefined, workers: pool?.size ?? 0 };
+}

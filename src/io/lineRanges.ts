@@ -1,0 +1,227 @@
+/**
+ * Line formats (JSONL, text, id⇥text) read in parallel: a file is cut at line ends into byte ranges
+ * that workers read and parse on their own, with the same readers as a sequential pass. Each range
+ * reports its line and row counts, so the caller turns range-local line and row numbers into the
+ * file's by summing over the ranges before it, in order.
+ * @module
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { textLines, utf8Chunks, type TextChunk, type TextLine } from './utf8.js';
+import { makeContext, type InputRecord, type SkipStats } from './record.js';
+import { readJsonl, type FieldSpec } from './jsonl.js';
+import { readIdTextLines, readTextLines } from './lines.js';
+import { InputError } from './errors.js';
+import { formatFromExtension, sniffFormat, type InputFormat } from './formats.js';
+import { isZstd } from './zstd.js';
+
+/** The line formats that can be cut at any line end. */
+export type LineFormat = 'jsonl' | 'text' | 'idtext';
+
+/** True for a format whose every record is one line (so a file can be cut at any line end). */
+export function isLineFormat(format: string): format is LineFormat {
+  return format === 'jsonl' || format === 'text' || format === 'idtext';
+}
+
+/**
+ * The line format of `path` when it can be read in byte ranges: a regular, uncompressed file whose
+ * format (given, else from the extension, else sniffed from the first line as a sequential read
+ * would) is a line format. Undefined otherwise (the caller reads it sequentially).
+ */
+export function rangeableFormat(path: string, format: InputFormat | 'auto'): LineFormat | undefined {
+  if (path === '-') return undefined;
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return undefined;
+    const head = Buffer.alloc(1 << 16);
+    const got = readSync(fd, head, 0, head.length, 0);
+    const b = head.subarray(0, got);
+    if ((b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b) || isZstd(b)) return undefined;
+    let f = format === 'auto' ? formatFromExtension(path) : format;
+    if (f === undefined) {
+      if (b.length === 0) return undefined;
+      const body = b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? b.subarray(3) : b;
+      const nl = body.indexOf(10);
+      // A first line longer than the window: leave it to the sequential reader.
+      if (nl < 0 && got === head.length) return undefined;
+      f = sniffFormat(body.subarray(0, nl < 0 ? body.length : nl).toString('utf8'));
+    }
+    return isLineFormat(f) ? f : undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** How to parse the records of a line-format file (plain data, posted to workers). */
+export interface LineParseSpec {
+  /** The file's path. */
+  path: string;
+  /** The name used in messages. */
+  name: string;
+  format: LineFormat;
+  /** JSONL fields. */
+  fields?: FieldSpec;
+  /** Skip invalid records (counted) instead of failing on the first. */
+  skipInvalid: boolean;
+}
+
+/** A byte range [start, end) of a file that starts at a line start and ends after a line end (or at the end of the file). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/** The file's identity when it was planned, to notice it changing between passes. */
+export interface FileStamp {
+  size: number;
+  mtimeMs: number;
+}
+
+/** The current size and modification time of an open file. */
+export function stampOf(fd: number): FileStamp {
+  const st = fstatSync(fd);
+  return { size: st.size, mtimeMs: st.mtimeMs };
+}
+
+/**
+ * Cuts `path` into ranges of about `chunkBytes` each, every cut just after a newline (a line longer
+ * than a chunk stays whole). Reads only a small window at each cut.
+ */
+export function planLineRanges(path: string, chunkBytes = 8 << 20): { ranges: ByteRange[]; stamp: FileStamp } {
+  const fd = openSync(path, 'r');
+  try {
+    const stamp = stampOf(fd);
+    const ranges: ByteRange[] = [];
+    const window = Buffer.allocUnsafe(1 << 16);
+    let start = 0;
+    while (start < stamp.size) {
+      let cut = start + chunkBytes;
+      if (cut >= stamp.size) {
+        ranges.push({ start, end: stamp.size });
+        break;
+      }
+      // Move the cut to just after the next newline at or after it.
+      for (;;) {
+        const got = readSync(fd, window, 0, window.length, cut - 1);
+        if (got === 0) {
+          cut = stamp.size;
+          break;
+        }
+        const nl = window.subarray(0, got).indexOf(10);
+        if (nl >= 0) {
+          cut = cut - 1 + nl + 1;
+          break;
+        }
+        cut += got;
+      }
+      ranges.push({ start, end: Math.min(cut, stamp.size) });
+      start = cut;
+    }
+    return { ranges, stamp };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads bytes [start, end) of an open file. */
+export function readRange(fd: number, start: number, end: number): Buffer {
+  const buf = Buffer.allocUnsafe(end - start);
+  let off = 0;
+  while (off < buf.length) {
+    const got = readSync(fd, buf, off, buf.length - off, start + off);
+    if (got === 0) break;
+    off += got;
+  }
+  return off === buf.length ? buf : buf.subarray(0, off);
+}
+
+/** An invalid record or input error, located by a line number of the block it was found in. */
+export interface BlockProblem {
+  line: number | undefined;
+  reason: string;
+  position?: string;
+  fix?: InputError['fix'];
+}
+
+/** The records of one block, and what the caller needs to place them in the file. */
+export interface ParsedBlock {
+  records: InputRecord[];
+  /** Byte offset (within the block) and length (without the line break) of each record's line. */
+  starts: Int32Array;
+  lengths: Int32Array;
+  /** Lines in the block. */
+  lines: number;
+  /** Data rows in the block (what the readers number records by: skipped records count too). */
+  rows: number;
+  /** Invalid records skipped (with `skipInvalid`): how many, and the first few. */
+  skipped: number;
+  examples: BlockProblem[];
+  /** The block started with a byte-order mark, which was dropped. */
+  bom: boolean;
+}
+
+async function* once(buf: Buffer): AsyncGenerator<Buffer> {
+  if (buf.length > 0) yield buf;
+}
+
+/**
+ * Parses a block of whole lines with the format's reader. Line numbers start at `firstLine` and rows
+ * at 0; a byte-order mark is dropped only when `stripBom` (the file's first block). Throws an
+ * {@link InputError} for the first invalid record unless the spec skips them.
+ */
+export async function parseLineBlock(buf: Buffer, spec: LineParseSpec, firstLine = 1, stripBom = false): Promise<ParsedBlock> {
+  const skips: SkipStats = { count: 0, examples: [] };
+  const ctx = makeContext(spec.name, false, spec.skipInvalid, skips);
+  let bom = false;
+  const chunks: AsyncIterable<TextChunk> = utf8Chunks(once(buf), { file: spec.name, badLines: ctx.badLines, stripBom, firstLine, onBom: () => (bom = true) });
+  let lines = 0;
+  let rows = 0;
+  const countRowsOfBlank = spec.format === 'text';
+  async function* counted(): AsyncGenerator<TextLine> {
+    for await (const l of textLines(chunks)) {
+      lines++;
+      if (countRowsOfBlank || l.text.trim() !== '') rows++;
+      yield l;
+    }
+  }
+  const reader =
+    spec.format === 'jsonl' ? readJsonl(counted(), ctx, spec.fields ?? {}) : spec.format === 'idtext' ? readIdTextLines(counted(), ctx) : readTextLines(counted(), ctx);
+  const records: InputRecord[] = [];
+  for await (const r of reader) records.push(r);
+  // Byte offsets of the records' lines: walk the newlines once, in order.
+  const starts = new Int32Array(records.length);
+  const lengths = new Int32Array(records.length);
+  const base = bom ? 3 : 0;
+  let line = firstLine;
+  let at = base;
+  for (let i = 0; i < records.length; i++) {
+    const want = records[i]!.line;
+    while (line < want) {
+      at = buf.indexOf(10, at) + 1;
+      line++;
+    }
+    let end = buf.indexOf(10, at);
+    if (end < 0) end = buf.length;
+    starts[i] = at;
+    lengths[i] = end - at;
+  }
+  return {
+    records,
+    starts,
+    lengths,
+    lines,
+    rows,
+    skipped: skips.count,
+    examples: skips.examples.map((e) => ({ line: e.line, reason: e.reason, position: e.position, fix: e.fix })),
+    bom,
+  };
+}
+
+/** The plain-data form of an error thrown while parsing a block, to post from a worker. */
+export function problemOf(e: unknown): BlockProblem | undefined {
+  return e instanceof InputError ? { line: e.line, reason: e.reason, position: e.position, fix: e.fix } : undefined;
+}

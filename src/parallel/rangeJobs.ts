@@ -1,0 +1,178 @@
+/**
+ * The worker side of reading in parallel: a signing worker reads a byte range of a line-format file
+ * itself, parses it with the input's reader and signs it (pass 1), or reads the lines of given
+ * documents and returns their fingerprint sets (verification). The main thread then only places
+ * the results; it never decodes, parses or copies the texts.
+ * @module
+ */
+import { closeSync, openSync } from 'node:fs';
+import { parseLineBlock, problemOf, readRange, type BlockProblem, type LineParseSpec } from '../io/lineRanges.js';
+import type { TextSigner } from '../sketch/textSigner.js';
+import { bandKeys } from '../lsh/bandKeys.js';
+
+/** Pass 1: read, parse and sign the byte range [start, end) of `spec.path`. */
+export interface SignRangeRequest {
+  id: number;
+  kind: 'signRange';
+  spec: LineParseSpec;
+  start: number;
+  end: number;
+  /** The file's first range: a byte-order mark there is dropped. */
+  first: boolean;
+  bands: { bands: number; rows: number };
+  withSignatures: boolean;
+}
+
+/** What pass 1 learns of one range. Lines and rows are local to the range (first line 1, first row 0). */
+export interface SignRangeReply {
+  id: number;
+  count: number;
+  present: Uint8Array;
+  hi: Uint32Array;
+  lo: Uint32Array;
+  sigs?: Uint32Array;
+  /** Byte offset in the file of each record's line, and its length without the line break. */
+  starts: Float64Array;
+  lengths: Int32Array;
+  /** Each record's line and row within the range. */
+  lines: Int32Array;
+  rows: Int32Array;
+  /** Each record's explicit id, when the format or fields give one. */
+  ids?: string[];
+  /** Lines and rows in the range; characters of all texts. */
+  lineCount: number;
+  rowCount: number;
+  chars: number;
+  skipped: number;
+  examples: BlockProblem[];
+  bom: boolean;
+  /** The input error that stopped the range (its line is local to the range). */
+  problem?: BlockProblem;
+  error?: string;
+}
+
+/** Verification: the fingerprint sets of the documents whose lines are at `starts` (ascending). */
+export interface RangeSetsRequest {
+  id: number;
+  kind: 'rangeSets';
+  spec: LineParseSpec;
+  starts: Float64Array;
+  lengths: Int32Array;
+  /** The first document's line in the file, for messages. */
+  firstLine: number;
+  /** Pairs to score against the sets, as in `SignRequest.score`. */
+  score?: { b: Int32Array; a: Uint32Array[]; threshold: number };
+}
+
+const fds = new Map<string, number>();
+
+/** An open descriptor of `path`, kept for the worker's lifetime (one per file). */
+function fdOf(path: string): number {
+  let fd = fds.get(path);
+  if (fd === undefined) {
+    fd = openSync(path, 'r');
+    fds.set(path, fd);
+  }
+  return fd;
+}
+
+/** Closes the descriptors this worker opened. */
+export function closeRangeFiles(): void {
+  for (const fd of fds.values()) closeSync(fd);
+  fds.clear();
+}
+
+/** Pass 1 on one range: parse, then band keys (and signatures when asked) of every record. */
+export async function signRange(req: SignRangeRequest, signer: TextSigner): Promise<{ reply: SignRangeReply; transfer: ArrayBuffer[] }> {
+  const buf = readRange(fdOf(req.spec.path), req.start, req.end);
+  let block;
+  try {
+    block = await parseLineBlock(buf, req.spec, 1, req.first);
+  } catch (e) {
+    const problem = problemOf(e);
+    if (!problem) throw e;
+    const none = new Uint32Array(0);
+    const reply: SignRangeReply = {
+      ...{ id: req.id, count: 0, present: new Uint8Array(0), hi: none, lo: none, starts: new Float64Array(0), lengths: new Int32Array(0) },
+      ...{ lines: new Int32Array(0), rows: new Int32Array(0), lineCount: 0, rowCount: 0, chars: 0, skipped: 0, examples: [], bom: false, problem },
+    };
+    return { reply, transfer: [] };
+  }
+  const { records } = block;
+  const n = records.length;
+  const k = signer.numPerm;
+  const nb = req.bands.bands;
+  const present = new Uint8Array(n);
+  const hi = new Uint32Array(n * nb);
+  const lo = new Uint32Array(n * nb);
+  const sigs = req.withSignatures ? new Uint32Array(n * k) : undefined;
+  const starts = new Float64Array(n);
+  const lines = new Int32Array(n);
+  const rows = new Int32Array(n);
+  let ids: string[] | undefined;
+  const row = new Uint32Array(k);
+  const bh = new Uint32Array(nb);
+  const bl = new Uint32Array(nb);
+  let chars = 0;
+  for (let i = 0; i < n; i++) {
+    const r = records[i]!;
+    starts[i] = req.start + block.starts[i]!;
+    lines[i] = r.line;
+    rows[i] = r.row;
+    if (r.id !== undefined) (ids ??= new Array<string>(n))[i] = r.id;
+    chars += r.text.length;
+    if (!signer.signInto(r.text, row)) continue;
+    present[i] = 1;
+    sigs?.set(row, i * k);
+    bandKeys(row, nb, req.bands.rows, bh, bl);
+    hi.set(bh, i * nb);
+    lo.set(bl, i * nb);
+  }
+  const reply: SignRangeReply = {
+    ...{ id: req.id, count: n, present, hi, lo, sigs, starts, lengths: block.lengths, lines, rows, ids },
+    ...{ lineCount: block.lines, rowCount: block.rows, chars, skipped: block.skipped, examples: block.examples, bom: block.bom },
+  };
+  const transfer = [present.buffer, hi.buffer, lo.buffer, starts.buffer, block.lengths.buffer, lines.buffer, rows.buffer] as ArrayBuffer[];
+  if (sigs) transfer.push(sigs.buffer as ArrayBuffer);
+  return { reply, transfer };
+}
+
+/**
+ * The texts of the documents at `req.starts`: the lines are read (one read when they lie close
+ * together) and parsed again with the input's reader. Throws when a line no longer holds one valid
+ * record (the file changed since pass 1).
+ */
+export async function textsAt(req: RangeSetsRequest): Promise<string[]> {
+  const n = req.starts.length;
+  if (n === 0) return [];
+  const fd = fdOf(req.spec.path);
+  let total = 0;
+  for (let i = 0; i < n; i++) total += req.lengths[i]! + 1;
+  const joined = Buffer.allocUnsafe(total);
+  const first = req.starts[0]!;
+  const span = req.starts[n - 1]! + req.lengths[n - 1]! - first;
+  // Dense lines: one read of the whole span; sparse ones: a read each.
+  const whole = span <= 4 * total ? readRange(fd, first, first + span) : undefined;
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const s = req.starts[i]!;
+    const len = req.lengths[i]!;
+    const src = whole ? whole.subarray(s - first, s - first + len) : readRange(fd, s, s + len);
+    if (src.length !== len) throw changed(req.spec.name);
+    src.copy(joined, at);
+    at += len;
+    joined[at++] = 10;
+  }
+  let block;
+  try {
+    block = await parseLineBlock(joined, { ...req.spec, skipInvalid: false }, req.firstLine, false);
+  } catch {
+    throw changed(req.spec.name);
+  }
+  if (block.records.length !== n) throw changed(req.spec.name);
+  return block.records.map((r) => r.text);
+}
+
+function changed(name: string): Error {
+  return new Error(`${name} changed while it was being read (a document's line no longer holds the same record)`);
+}
