@@ -1,0 +1,289 @@
+/**
+ * Line-format files read by the workers in byte ranges (dedup/rangedSource.ts) give exactly what a
+ * sequential read gives: the same texts, rows, lines, ids, skipped records and errors, and the same
+ * dedup result, wherever the ranges are cut (line endings, blank lines, byte-order marks, long lines,
+ * invalid records, any range size) and for any worker count.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, rmSync, readFileSync, utimesSync, mkdirSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { dedupStream } from '../src/dedup/streamDedup.js';
+import type { RangedSource } from '../src/dedup/rangedSource.js';
+import { openInput } from '../src/io/read.js';
+import { planLineRanges, rangeableFormat, type LineFormat } from '../src/io/lineRanges.js';
+import { neardup, tmpDir } from './cliUtil.js';
+
+const WORDS = ['\ufeffmark', 'lorem', 'ipsum', 'dolor', 'sit', 'amet', 'Ünïcödé', 'ΣΊΣΥΦΟΣ', 'e\u0301', '😀', 'ﬁ', 'tab\there', '"q"', 'back\\slash'];
+
+/** A document: words from a small vocabulary, so near duplicates are common. */
+const docArb = fc.array(fc.constantFrom(...WORDS), { minLength: 0, maxLength: 14 }).map((w) => w.join(' '));
+
+interface Line {
+  /** The line's text as written. */
+  raw: string;
+  eol: '\n' | '\r\n';
+}
+
+/** Renders one document as a line of `format` (undefined: an invalid record of that format). */
+function lineOf(format: LineFormat, doc: string, i: number, invalid: boolean): string {
+  if (format === 'jsonl') return invalid ? `{"id": ${i}, "text": ` : JSON.stringify({ id: `d${i}`, text: doc, n: i });
+  if (format === 'idtext') return invalid ? `no-tab-${i}` : `d${i}\t${doc}`;
+  return doc.replace(/\t/g, ' ');
+}
+
+const caseArb = fc.record({
+  format: fc.constantFrom<LineFormat>('jsonl', 'text', 'idtext'),
+  docs: fc.array(fc.record({ doc: docArb, crlf: fc.boolean(), blank: fc.boolean(), invalid: fc.integer({ min: 0, max: 19 }) }), { minLength: 1, maxLength: 40 }),
+  bom: fc.boolean(),
+  finalEol: fc.boolean(),
+  chunkBytes: fc.integer({ min: 1, max: 400 }),
+  skipInvalid: fc.boolean(),
+  threshold: fc.constantFrom(0.3, 0.5, 0.8),
+});
+
+interface Case {
+  format: LineFormat;
+  docs: { doc: string; crlf: boolean; blank: boolean; invalid: number }[];
+  bom: boolean;
+  finalEol: boolean;
+  skipInvalid: boolean;
+}
+
+function writeCase(dir: string, c: Case): string {
+  const lines: Line[] = [];
+  c.docs.forEach((d, i) => {
+    // Blank lines are records of their own in text; in JSONL and id⇥text they are ignored.
+    if (d.blank) lines.push({ raw: '', eol: d.crlf ? '\r\n' : '\n' });
+    const invalid = c.skipInvalid && c.format !== 'text' && d.invalid === 0;
+    lines.push({ raw: lineOf(c.format, d.doc, i, invalid), eol: d.crlf ? '\r\n' : '\n' });
+  });
+  let body = lines.map((l, i) => l.raw + (i < lines.length - 1 || c.finalEol ? l.eol : '')).join('');
+  if (c.bom) body = '\ufeff' + body;
+  const file = join(dir, `docs.${c.format === 'text' ? 'txt' : c.format === 'jsonl' ? 'jsonl' : 'idtext'}`);
+  writeFileSync(file, body);
+  return file;
+}
+
+/** What a sequential read gives. */
+async function sequential(file: string, format: LineFormat, skipInvalid: boolean) {
+  const input = await openInput(file, { format, skipInvalid });
+  const texts: string[] = [];
+  const rows: number[] = [];
+  const lines: number[] = [];
+  const ids: (string | undefined)[] = [];
+  for await (const r of input.records) {
+    texts.push(r.text);
+    rows.push(r.row);
+    lines.push(r.line);
+    ids.push(r.id);
+  }
+  return { texts, rows, lines, ids, skipped: input.skips.count, examples: input.skips.examples.map((e) => e.message), bom: input.bom ?? false };
+}
+
+/** Runs dedupStream over the file as a ranged source and collects what it reports per record. */
+async function ranged(file: string, format: LineFormat, skipInvalid: boolean, chunkBytes: number, threshold: number, workers: number) {
+  const rows: number[] = [];
+  const lines: number[] = [];
+  const ids: (string | undefined)[] = [];
+  let skipped = 0;
+  const examples: string[] = [];
+  let bom = false;
+  let ended: boolean | undefined;
+  const source: RangedSource = {
+    kind: 'ranges',
+    spec: { path: file, name: file, format, skipInvalid },
+    chunkBytes,
+    onRecords: (r) => {
+      for (let i = 0; i < r.count; i++) {
+        rows.push(r.rows[i]!);
+        lines.push(r.lines[i]!);
+        ids.push(r.ids?.[i]);
+      }
+      skipped += r.skipped;
+      examples.push(...r.examples.map((e) => e.message));
+      bom ||= r.bom;
+    },
+    onEnd: (ok) => (ended = ok),
+  };
+  const result = await dedupStream(source, { threshold, workers, batchSize: 7 });
+  return { result, rows, lines, ids, skipped, examples: examples.slice(0, 5), bom, ended };
+}
+
+test('property: a ranged read gives the sequential read\'s records and the same dedup result, for any cut', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'neardup-ranged-'));
+  try {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(caseArb, async (c) => {
+        const file = writeCase(dir, c);
+        const want = await sequential(file, c.format, c.skipInvalid);
+        // Every eighth case on two worker threads, the rest on this thread (same code, cheaper).
+        const workers = run++ % 8 === 0 ? 2 : 0;
+        const got = await ranged(file, c.format, c.skipInvalid, c.chunkBytes, c.threshold, workers);
+        assert.deepEqual(got.rows, want.rows, 'rows');
+        assert.deepEqual(got.lines, want.lines, 'lines');
+        assert.deepEqual(got.ids, want.ids, 'ids');
+        assert.equal(got.skipped, want.skipped, 'skipped');
+        assert.deepEqual(got.examples, want.examples, 'skip messages');
+        assert.equal(got.bom, want.bom, 'byte-order mark');
+        assert.equal(got.ended, true);
+        const ref = await dedupStream(() => [want.texts], { threshold: c.threshold, workers: 0 });
+        assert.equal(got.result.stats.docs, want.texts.length);
+        assert.deepEqual(got.result.pairs, ref.pairs, 'pairs');
+        assert.deepEqual(got.result.clusters, ref.clusters, 'clusters');
+      }),
+      { numRuns: 160, seed: 20261124 },
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an invalid record in a later range fails with the sequential read\'s message and line', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'neardup-ranged-'));
+  try {
+    for (const [format, bad] of [
+      ['jsonl', '{"text": "x"'],
+      ['jsonl', '{"title": "no text field"}'],
+      ['idtext', 'no tab on this line'],
+    ] as const) {
+      const good = (i: number) => (format === 'jsonl' ? JSON.stringify({ text: `document number ${i} about lorem ipsum` }) : `id${i}\tdocument number ${i}`);
+      const lines = Array.from({ length: 300 }, (_, i) => (i === 211 ? bad : good(i)));
+      const file = join(dir, `bad.${format}`);
+      writeFileSync(file, lines.join('\n') + '\n');
+      const want = await sequential(file, format, false).then(
+        () => assert.fail('the sequential read accepted the bad line'),
+        (e: Error) => e.message,
+      );
+      assert.match(want, /:212: /);
+      for (const workers of [0, 2]) {
+        await assert.rejects(ranged(file, format, false, 512, 0.5, workers), (e: Error) => {
+          assert.equal(e.message, want);
+          assert.equal(e.name, 'InputError');
+          return true;
+        });
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('verification refuses a file that changed after the first pass', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'neardup-ranged-'));
+  try {
+    const file = join(dir, 'docs.txt');
+    const doc = 'the same words in every line of this small file';
+    writeFileSync(file, Array.from({ length: 50 }, (_, i) => `${doc} ${i % 3}`).join('\n') + '\n');
+    for (const workers of [0, 2]) {
+      const source: RangedSource = {
+        kind: 'ranges',
+        spec: { path: file, name: file, format: 'text', skipInvalid: false },
+        chunkBytes: 300,
+        // Pass 1 is over: change the file under the pipeline before it verifies.
+        onEnd: () => {
+          writeFileSync(file, readFileSync(file, 'utf8').replace('same', 'SAME'));
+          utimesSync(file, new Date(), new Date(Date.now() + 5000));
+        },
+      };
+      await assert.rejects(dedupStream(source, { threshold: 0.5, workers }), /changed while it was being read/);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('planLineRanges: ranges tile the file and end after a newline, lines longer than the read window included', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'neardup-ranged-'));
+  try {
+    const file = join(dir, 'long.txt');
+    const long = 'x'.repeat(150_000);
+    const body = ['short', long, 'a', '', long + 'y', 'tail without newline'].join('\n');
+    writeFileSync(file, body);
+    const bytes = readFileSync(file);
+    for (const chunk of [1, 2, 1000, 70_000, 1 << 20]) {
+      const { ranges, stamp } = planLineRanges(file, chunk);
+      assert.equal(stamp.size, bytes.length);
+      assert.equal(ranges[0]!.start, 0);
+      assert.equal(ranges.at(-1)!.end, bytes.length);
+      for (let i = 0; i < ranges.length; i++) {
+        const r = ranges[i]!;
+        assert.ok(r.end > r.start, `range ${i} is empty`);
+        if (i > 0) assert.equal(r.start, ranges[i - 1]!.end);
+        if (i < ranges.length - 1) assert.equal(bytes[r.end - 1], 10, `range ${i} (chunk ${chunk}) does not end after a newline`);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('rangeableFormat: only plain, uncompressed line-format files', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'neardup-ranged-'));
+  try {
+    const w = (name: string, body: string | Buffer) => {
+      writeFileSync(join(dir, name), body);
+      return join(dir, name);
+    };
+    assert.equal(rangeableFormat(w('a.jsonl', '{"text":"x"}\n'), 'auto'), 'jsonl');
+    assert.equal(rangeableFormat(w('a.txt', 'x\n'), 'auto'), 'text');
+    assert.equal(rangeableFormat(w('a.data', '\ufeff{"text":"x"}\n'), 'auto'), 'jsonl', 'sniffed after the byte-order mark');
+    assert.equal(rangeableFormat(w('b.data', 'a\tb\n'), 'auto'), undefined, 'sniffed as TSV');
+    assert.equal(rangeableFormat(w('c.data', 'plain words\n'), 'auto'), 'text');
+    assert.equal(rangeableFormat(w('d.data', 'plain words\n'), 'idtext'), 'idtext');
+    assert.equal(rangeableFormat(w('a.tsv', 'text\nx\n'), 'auto'), undefined);
+    assert.equal(rangeableFormat(w('a.csv', 'text\nx\n'), 'auto'), undefined);
+    assert.equal(rangeableFormat(w('a.jsonl.gz', gzipSync('{"text":"x"}\n')), 'auto'), undefined);
+    assert.equal(rangeableFormat(w('gz-named-plain.jsonl', gzipSync('{"text":"x"}\n')), 'auto'), undefined, 'gzip by its bytes');
+    assert.equal(rangeableFormat(w('z.jsonl', Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0])), 'auto'), undefined, 'zstd by its bytes');
+    assert.equal(rangeableFormat('-', 'jsonl'), undefined);
+    mkdirSync(join(dir, 'sub'));
+    assert.equal(rangeableFormat(join(dir, 'sub'), 'auto'), undefined);
+    assert.equal(rangeableFormat(join(dir, 'missing.jsonl'), 'auto'), undefined);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('CLI: --stream over JSONL/text/id⇥text gives the --no-stream output, warnings and id errors', () => {
+  const dir = tmpDir();
+  try {
+    const docs = Array.from({ length: 400 }, (_, i) => `listing ${i % 40} bright flat near the station with ${i % 7} rooms and a balcony`);
+    const files = {
+      jsonl: join(dir, 'd.jsonl'),
+      txt: join(dir, 'd.txt'),
+    };
+    writeFileSync(files.jsonl, docs.map((t, i) => (i === 77 ? '{"id": "x77", "text": 5}' : JSON.stringify({ id: `x${i}`, text: t }))).join('\r\n') + '\r\n');
+    writeFileSync(files.txt, docs.join('\n'));
+    for (const [file, extra] of [
+      [files.jsonl, ['--id-field', 'id', '--skip-invalid']],
+      [files.txt, []],
+    ] as const) {
+      for (const output of ['pairs', 'clusters']) {
+        const a = neardup(['dedup', file, ...extra, '--output', output, '--stream', '-k', '4', '--threshold', '0.6', '-v'], { cwd: dir });
+        const b = neardup(['dedup', file, ...extra, '--output', output, '--no-stream', '-k', '4', '--threshold', '0.6'], { cwd: dir });
+        assert.equal(a.code, 0, a.stderr);
+        assert.equal(b.code, 0, b.stderr);
+        assert.match(a.stderr, /in byte ranges/);
+        assert.equal(a.stdout, b.stdout);
+        const warn = (s: string) => s.split('\n').filter((l) => /invalid/.test(l));
+        assert.deepEqual(warn(a.stderr), warn(b.stderr));
+      }
+    }
+    // A duplicate id far into the file: the same message, with both lines, either way.
+    const dup = join(dir, 'dup.jsonl');
+    writeFileSync(dup, docs.map((t, i) => JSON.stringify({ id: i === 350 ? 'x12' : `x${i}`, text: t })).join('\n') + '\n');
+    const s = neardup(['dedup', dup, '--id-field', 'id', '--stream'], { cwd: dir });
+    const m = neardup(['dedup', dup, '--id-field', 'id', '--no-stream'], { cwd: dir });
+    assert.equal(s.code, 2);
+    assert.equal(m.code, 2);
+    assert.match(s.stderr, /dup\.jsonl:351: duplicate id "x12" \(first on line 13\)/);
+    assert.equal(s.stderr.split('\n').find((l) => /duplicate id/.test(l)), m.stderr.split('\n').find((l) => /duplicate id/.test(l)));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
