@@ -25,7 +25,7 @@ export interface SignRequest {
   /**
    * With `sets` and `unsorted`: pairs to verify here, k-th pair = (set of text b[k] of this batch,
    * a[k], a distinct set, usually in shared memory). `SignReply.sims[k]` gets its exact Jaccard if
-   * ≥ threshold, else −1 (`probeJaccardAtLeast`). Pairs of one b must be consecutive.
+   * ≥ threshold, else −1 (`probeJaccardAtLeast`). Pairs come in ascending order of b.
    */
   score?: { b: Int32Array; a: Uint32Array[]; threshold: number };
 }
@@ -54,26 +54,21 @@ function sets(req: Pick<SignRequest, 'id' | 'texts' | 'unsorted' | 'score'>): vo
   const n = req.texts.length;
   const parts: Uint32Array[] = [];
   const setStart = new Int32Array(n + 1);
+  const score = req.score;
+  const sims = score ? new Float64Array(score.b.length) : undefined;
+  let k = 0;
   for (let i = 0; i < n; i++) {
-    const s = req.unsorted ? signer.distinct(req.texts[i]!) : signer.set(req.texts[i]!);
+    // A text with pairs to score is set straight into the probe table (pairs come in ascending order of b).
+    const scoreHere = score !== undefined && k < score.b.length && score.b[k] === i;
+    const s = req.unsorted ? signer.distinct(req.texts[i]!, scoreHere ? table : undefined) : signer.set(req.texts[i]!);
+    if (scoreHere && !req.unsorted) table.load(s);
+    for (; scoreHere && k < score.b.length && score.b[k] === i; k++) sims![k] = probeJaccardAtLeast(table, score.a[k]!, score.threshold);
     parts.push(s);
     setStart[i + 1] = setStart[i]! + s.length;
   }
+  if (score && k !== score.b.length) throw new Error('pairs to score must come in ascending order of b');
   const setData = new Uint32Array(setStart[n]!);
   for (let i = 0; i < n; i++) setData.set(parts[i]!, setStart[i]!);
-  let sims: Float64Array | undefined;
-  if (req.score) {
-    const { b, a, threshold } = req.score;
-    sims = new Float64Array(b.length);
-    let loaded = -1;
-    for (let k = 0; k < b.length; k++) {
-      if (b[k] !== loaded) {
-        loaded = b[k]!;
-        table.load(parts[loaded]!);
-      }
-      sims[k] = probeJaccardAtLeast(table, a[k]!, threshold);
-    }
-  }
   const reply: SignReply = { id: req.id, count: n, present: new Uint8Array(0), setData, setStart, sims };
   const moved: ArrayBuffer[] = [setData.buffer as ArrayBuffer, setStart.buffer as ArrayBuffer];
   if (sims) moved.push(sims.buffer as ArrayBuffer);

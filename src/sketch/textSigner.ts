@@ -58,9 +58,10 @@ export interface TextSigner {
   set(text: string): Uint32Array;
   /**
    * The same set as {@link TextSigner.set}, unsorted (an unspecified but deterministic order): a fresh
-   * array. Cheaper than sorting; for `probeJaccardAtLeast` and other order-free uses.
+   * array. Cheaper than sorting; for `probeJaccardAtLeast` and other order-free uses. With `table`,
+   * the table is left holding the set, ready to probe (no second pass over it to load it).
    */
-  distinct(text: string): Uint32Array;
+  distinct(text: string, table?: ProbeTable): Uint32Array;
   /**
    * The sorted unique fingerprint set and the signature of `text` in one pass (fresh arrays; the
    * signature is null for a text without shingles): what the online index keeps per document.
@@ -108,6 +109,11 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     return withSign(
       (text, out) => hasher.signInto(shingler.set(text), out),
       (text) => shingler.set(text),
+      (text, table) => {
+        const s = shingler.set(text);
+        table?.load(s);
+        return s;
+      },
     );
   }
   let fps = new Uint32Array(4096);
@@ -131,9 +137,9 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     return toSortedSet(fps.subarray(0, m)).slice();
   };
   const probe = new ProbeTable();
-  const distinct = (text: string): Uint32Array => {
+  const distinct = (text: string, table: ProbeTable = probe): Uint32Array => {
     const m = fingerprints(text);
-    return fps.slice(0, probe.distinct(fps, m, fps));
+    return fps.slice(0, table.distinct(fps, m, fps));
   };
   if (method === 'oph') {
     const { pre } = ophParams(seed);
