@@ -19,6 +19,9 @@ import { neardup, tmpDir } from './cliUtil.js';
 
 const WORDS = ['\ufeffmark', 'lorem', 'ipsum', 'dolor', 'sit', 'amet', 'Ünïcödé', 'ΣΊΣΥΦΟΣ', 'e\u0301', '😀', 'ﬁ', 'tab\there', '"q"', 'back\\slash'];
 
+/** TSV columns of the generated files. */
+const COLUMNS = { id: 'id', text: ['text'] };
+
 /** A document: words from a small vocabulary, so near duplicates are common. */
 const docArb = fc.array(fc.constantFrom(...WORDS), { minLength: 0, maxLength: 14 }).map((w) => w.join(' '));
 
@@ -32,11 +35,12 @@ interface Line {
 function lineOf(format: LineFormat, doc: string, i: number, invalid: boolean): string {
   if (format === 'jsonl') return invalid ? `{"id": ${i}, "text": ` : JSON.stringify({ id: `d${i}`, text: doc, n: i });
   if (format === 'idtext') return invalid ? `no-tab-${i}` : `d${i}\t${doc}`;
+  if (format === 'tsv') return invalid ? `d${i}\tone\ttoo many` : `d${i}\t${doc.replace(/\t/g, ' ')}`;
   return doc.replace(/\t/g, ' ');
 }
 
 const caseArb = fc.record({
-  format: fc.constantFrom<LineFormat>('jsonl', 'text', 'idtext'),
+  format: fc.constantFrom<LineFormat>('jsonl', 'text', 'idtext', 'tsv'),
   docs: fc.array(fc.record({ doc: docArb, crlf: fc.boolean(), blank: fc.boolean(), invalid: fc.integer({ min: 0, max: 19 }) }), { minLength: 1, maxLength: 40 }),
   bom: fc.boolean(),
   finalEol: fc.boolean(),
@@ -55,6 +59,11 @@ interface Case {
 
 function writeCase(dir: string, c: Case): string {
   const lines: Line[] = [];
+  // TSV: blank lines may come before the header, which is the first non-empty line.
+  if (c.format === 'tsv') {
+    if (c.docs[0]!.blank) lines.push({ raw: '', eol: '\n' });
+    lines.push({ raw: 'id\ttext', eol: c.docs[0]!.crlf ? '\r\n' : '\n' });
+  }
   c.docs.forEach((d, i) => {
     // Blank lines are records of their own in text; in JSONL and id⇥text they are ignored.
     if (d.blank) lines.push({ raw: '', eol: d.crlf ? '\r\n' : '\n' });
@@ -63,14 +72,14 @@ function writeCase(dir: string, c: Case): string {
   });
   let body = lines.map((l, i) => l.raw + (i < lines.length - 1 || c.finalEol ? l.eol : '')).join('');
   if (c.bom) body = '\ufeff' + body;
-  const file = join(dir, `docs.${c.format === 'text' ? 'txt' : c.format === 'jsonl' ? 'jsonl' : 'idtext'}`);
+  const file = join(dir, `docs.${c.format === 'text' ? 'txt' : c.format}`);
   writeFileSync(file, body);
   return file;
 }
 
 /** What a sequential read gives. */
 async function sequential(file: string, format: LineFormat, skipInvalid: boolean) {
-  const input = await openInput(file, { format, skipInvalid });
+  const input = await openInput(file, { format, skipInvalid, columns: COLUMNS });
   const texts: string[] = [];
   const rows: number[] = [];
   const lines: number[] = [];
@@ -95,7 +104,7 @@ async function ranged(file: string, format: LineFormat, skipInvalid: boolean, ch
   let ended: boolean | undefined;
   const source: RangedSource = {
     kind: 'ranges',
-    spec: { path: file, name: file, format, skipInvalid },
+    spec: { path: file, name: file, format, skipInvalid, columns: COLUMNS },
     chunkBytes,
     onRecords: (r) => {
       for (let i = 0; i < r.count; i++) {
@@ -147,12 +156,13 @@ test('an invalid record in a later range fails with the sequential read\'s messa
   const dir = mkdtempSync(join(tmpdir(), 'neardup-ranged-'));
   try {
     for (const [format, bad] of [
+      ['tsv', 'a\tb\tc'],
       ['jsonl', '{"text": "x"'],
       ['jsonl', '{"title": "no text field"}'],
       ['idtext', 'no tab on this line'],
     ] as const) {
       const good = (i: number) => (format === 'jsonl' ? JSON.stringify({ text: `document number ${i} about lorem ipsum` }) : `id${i}\tdocument number ${i}`);
-      const lines = Array.from({ length: 300 }, (_, i) => (i === 211 ? bad : good(i)));
+      const lines = Array.from({ length: 300 }, (_, i) => (i === 211 ? bad : i === 0 && format === 'tsv' ? 'id\ttext' : good(i)));
       const file = join(dir, `bad.${format}`);
       writeFileSync(file, lines.join('\n') + '\n');
       const want = await sequential(file, format, false).then(
@@ -222,7 +232,7 @@ test('planLineRanges: ranges tile the file and end after a newline, lines longer
   }
 });
 
-test('rangeableFormat: only plain, uncompressed line-format files', () => {
+test('rangeableFormat: only plain, uncompressed line-format files (TSV without quotes)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'neardup-ranged-'));
   try {
     const w = (name: string, body: string | Buffer) => {
@@ -232,10 +242,12 @@ test('rangeableFormat: only plain, uncompressed line-format files', () => {
     assert.equal(rangeableFormat(w('a.jsonl', '{"text":"x"}\n'), 'auto'), 'jsonl');
     assert.equal(rangeableFormat(w('a.txt', 'x\n'), 'auto'), 'text');
     assert.equal(rangeableFormat(w('a.data', '\ufeff{"text":"x"}\n'), 'auto'), 'jsonl', 'sniffed after the byte-order mark');
-    assert.equal(rangeableFormat(w('b.data', 'a\tb\n'), 'auto'), undefined, 'sniffed as TSV');
+    assert.equal(rangeableFormat(w('b.data', 'a\tb\n'), 'auto'), 'tsv', 'sniffed as TSV');
+    assert.equal(rangeableFormat(join(dir, 'b.data'), 'auto', true), undefined, 'TSV read with quotes spans lines');
     assert.equal(rangeableFormat(w('c.data', 'plain words\n'), 'auto'), 'text');
     assert.equal(rangeableFormat(w('d.data', 'plain words\n'), 'idtext'), 'idtext');
-    assert.equal(rangeableFormat(w('a.tsv', 'text\nx\n'), 'auto'), undefined);
+    assert.equal(rangeableFormat(w('a.tsv', 'text\nx\n'), 'auto'), 'tsv');
+    assert.equal(rangeableFormat(join(dir, 'a.tsv'), 'auto', true), undefined);
     assert.equal(rangeableFormat(w('a.csv', 'text\nx\n'), 'auto'), undefined);
     assert.equal(rangeableFormat(w('a.jsonl.gz', gzipSync('{"text":"x"}\n')), 'auto'), undefined);
     assert.equal(rangeableFormat(w('gz-named-plain.jsonl', gzipSync('{"text":"x"}\n')), 'auto'), undefined, 'gzip by its bytes');
@@ -249,19 +261,22 @@ test('rangeableFormat: only plain, uncompressed line-format files', () => {
   }
 });
 
-test('CLI: --stream over JSONL/text/id⇥text gives the --no-stream output, warnings and id errors', () => {
+test('CLI: --stream over JSONL/text/TSV gives the --no-stream output, warnings and id errors', () => {
   const dir = tmpDir();
   try {
     const docs = Array.from({ length: 400 }, (_, i) => `listing ${i % 40} bright flat near the station with ${i % 7} rooms and a balcony`);
     const files = {
       jsonl: join(dir, 'd.jsonl'),
       txt: join(dir, 'd.txt'),
+      tsv: join(dir, 'd.tsv'),
     };
+    writeFileSync(files.tsv, '\n' + ['key\tbody', ...docs.map((t, i) => (i === 201 ? `k${i}\tragged\trow` : `k${i}\t${t}`))].join('\r\n') + '\r\n');
     writeFileSync(files.jsonl, docs.map((t, i) => (i === 77 ? '{"id": "x77", "text": 5}' : JSON.stringify({ id: `x${i}`, text: t }))).join('\r\n') + '\r\n');
     writeFileSync(files.txt, docs.join('\n'));
     for (const [file, extra] of [
       [files.jsonl, ['--id-field', 'id', '--skip-invalid']],
       [files.txt, []],
+      [files.tsv, ['--text', 'body', '--id', 'key', '--skip-invalid']],
     ] as const) {
       for (const output of ['pairs', 'clusters']) {
         const a = neardup(['dedup', file, ...extra, '--output', output, '--stream', '-k', '4', '--threshold', '0.6', '-v'], { cwd: dir });

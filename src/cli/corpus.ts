@@ -167,14 +167,15 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
 
 /**
  * A corpus whose texts stay on disk and that the pipeline's workers read themselves, in byte ranges
- * (see dedup/rangedSource.ts): for a plain, uncompressed JSONL, text or id⇥text file, not sharded,
+ * (see dedup/rangedSource.ts): for a plain, uncompressed JSONL, text, id⇥text or TSV (without
+ * quotes) file, not sharded,
  * read whole. Undefined when the input is not such a file (then {@link streamCorpus} reads it).
  * The corpus's ids, rows and skip counts fill in as pass 1 places each range, with the same
  * values, the same duplicate-id check and the same errors as a sequential read.
  */
 export async function rangedCorpus(file: string, options: ReadOptions, reporter: Reporter): Promise<{ corpus: Corpus; source: RangedSource } | undefined> {
   if (options.limit !== undefined || options.raw) return undefined;
-  const format = rangeableFormat(file, options.format ?? 'auto');
+  const format = rangeableFormat(file, options.format ?? 'auto', options.tsvQuotes);
   if (!format) return undefined;
   const st = await fsp.stat(file);
   const name = options.displayName ?? file;
@@ -184,7 +185,7 @@ export async function rangedCorpus(file: string, options: ReadOptions, reporter:
   const input: OpenedInput = {
     name,
     format,
-    delimiter: undefined,
+    delimiter: format === 'tsv' ? '\t' : undefined,
     size: st.size,
     bytesRead: () => bytes,
     header: undefined,
@@ -199,7 +200,7 @@ export async function rangedCorpus(file: string, options: ReadOptions, reporter:
   const seen = new Map<string, number>();
   const source: RangedSource = {
     kind: 'ranges',
-    spec: { path: file, name, format, fields: options.fields, skipInvalid: options.skipInvalid ?? false },
+    spec: { path: file, name, format, fields: options.fields, columns: options.columns, skipInvalid: options.skipInvalid ?? false },
     onRecords: (r) => {
       for (let i = 0; i < r.count; i++) {
         const id = r.ids?.[i];

@@ -8,7 +8,7 @@
  */
 import { openSync, closeSync } from 'node:fs';
 import { InputError } from '../io/errors.js';
-import { planLineRanges, stampOf, type FileStamp, type LineParseSpec, type BlockProblem } from '../io/lineRanges.js';
+import { planLineRanges, stampOf, tsvHeaderOf, type FileStamp, type LineParseSpec, type BlockProblem } from '../io/lineRanges.js';
 import type { SignPool } from '../parallel/signPool.js';
 import { signRange, textsAt, type SignRangeReply } from '../parallel/rangeJobs.js';
 import type { TextSigner } from '../sketch/textSigner.js';
@@ -46,6 +46,8 @@ export interface RangedRecords {
 
 /** Where pass 1 found each document: what verification needs to read it again. */
 export interface RangedIndex {
+  /** The parse spec pass 1 used (for TSV, with the header line). */
+  spec: LineParseSpec;
   starts: Float64Array;
   lengths: Int32Array;
   stamp: FileStamp;
@@ -104,8 +106,10 @@ export async function signRanges(
   withSignatures: boolean,
   take: (batch: SignedBatch) => void,
 ): Promise<RangedIndex> {
-  const { spec } = source;
-  const { ranges, stamp } = planLineRanges(spec.path, source.chunkBytes ?? 4 << 20);
+  // TSV: every range after the first is read after the header line, and the first range holds it.
+  const header = source.spec.format === 'tsv' ? tsvHeaderOf(source.spec.path) : undefined;
+  const spec = source.spec.format === 'tsv' ? { ...source.spec, header: header?.header ?? '' } : source.spec;
+  const { ranges, stamp } = planLineRanges(spec.path, source.chunkBytes ?? 4 << 20, header?.end ?? 0);
   const starts = new Float64Growable();
   const lengths: Int32Array[] = [];
   let count = 0;
@@ -159,7 +163,7 @@ export async function signRanges(
     all.set(l, at);
     at += l.length;
   }
-  return { starts: starts.data.subarray(0, count), lengths: all, stamp };
+  return { starts: starts.data.subarray(0, count), lengths: all, stamp, spec };
 }
 
 /**
@@ -167,8 +171,8 @@ export async function signRanges(
  * workers read, parse and compute (on this thread without a pool). Each pass first checks that the
  * file is as pass 1 found it.
  */
-export function rangedFeed(source: RangedSource, index: RangedIndex, n: number, pool: SignPool | undefined, signer: TextSigner, batchSize: number): SetFeed {
-  const { spec } = source;
+export function rangedFeed(index: RangedIndex, n: number, pool: SignPool | undefined, signer: TextSigner, batchSize: number): SetFeed {
+  const { spec } = index;
   const { starts, lengths } = index;
   async function* pass(): AsyncGenerator<SetBatch> {
     checkStamp(spec, index.stamp);

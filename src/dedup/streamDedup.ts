@@ -195,7 +195,7 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   let peakSetBytes = 0;
   if (!keepSigs) {
     try {
-      const feed = typeof source === 'function' ? textFeed(source, pool, signer, batchSize) : rangedFeed(source, ranged!, n, pool, signer, batchSize);
+      const feed = typeof source === 'function' ? textFeed(source, pool, signer, batchSize) : rangedFeed(ranged!, n, pool, signer, batchSize);
       const r = await verifyExact(feed, n, cand.a, cand.b, cand.size, threshold, budget, out, options.onProgress);
       passes += r.passes;
       peakSetBytes = r.peak;

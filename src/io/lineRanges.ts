@@ -10,16 +10,17 @@ import { textLines, utf8Chunks, type TextChunk, type TextLine } from './utf8.js'
 import { makeContext, type InputRecord, type SkipStats } from './record.js';
 import { readJsonl, type FieldSpec } from './jsonl.js';
 import { readIdTextLines, readTextLines } from './lines.js';
+import { readDelimited, type ColumnSpec } from './delimited.js';
 import { InputError } from './errors.js';
 import { formatFromExtension, sniffFormat, type InputFormat } from './formats.js';
 import { isZstd } from './zstd.js';
 
-/** The line formats that can be cut at any line end. */
-export type LineFormat = 'jsonl' | 'text' | 'idtext';
+/** The line formats that can be cut at any line end (TSV read without quotes: one record per line). */
+export type LineFormat = 'jsonl' | 'text' | 'idtext' | 'tsv';
 
 /** True for a format whose every record is one line (so a file can be cut at any line end). */
 export function isLineFormat(format: string): format is LineFormat {
-  return format === 'jsonl' || format === 'text' || format === 'idtext';
+  return format === 'jsonl' || format === 'text' || format === 'idtext' || format === 'tsv';
 }
 
 /**
@@ -27,7 +28,7 @@ export function isLineFormat(format: string): format is LineFormat {
  * format (given, else from the extension, else sniffed from the first line as a sequential read
  * would) is a line format. Undefined otherwise (the caller reads it sequentially).
  */
-export function rangeableFormat(path: string, format: InputFormat | 'auto'): LineFormat | undefined {
+export function rangeableFormat(path: string, format: InputFormat | 'auto', tsvQuotes = false): LineFormat | undefined {
   if (path === '-') return undefined;
   let fd: number;
   try {
@@ -50,6 +51,7 @@ export function rangeableFormat(path: string, format: InputFormat | 'auto'): Lin
       if (nl < 0 && got === head.length) return undefined;
       f = sniffFormat(body.subarray(0, nl < 0 ? body.length : nl).toString('utf8'));
     }
+    if (f === 'tsv' && tsvQuotes) return undefined;
     return isLineFormat(f) ? f : undefined;
   } finally {
     closeSync(fd);
@@ -65,6 +67,13 @@ export interface LineParseSpec {
   format: LineFormat;
   /** JSONL fields. */
   fields?: FieldSpec;
+  /** TSV columns. */
+  columns?: ColumnSpec;
+  /**
+   * TSV: the header line (without its line break), read before every block but the first, which
+   * holds it (see {@link tsvHeaderOf}).
+   */
+  header?: string;
   /** Skip invalid records (counted) instead of failing on the first. */
   skipInvalid: boolean;
 }
@@ -91,7 +100,7 @@ export function stampOf(fd: number): FileStamp {
  * Cuts `path` into ranges of about `chunkBytes` each, every cut just after a newline (a line longer
  * than a chunk stays whole). Reads only a small window at each cut.
  */
-export function planLineRanges(path: string, chunkBytes = 8 << 20): { ranges: ByteRange[]; stamp: FileStamp } {
+export function planLineRanges(path: string, chunkBytes = 8 << 20, firstEnd = 0): { ranges: ByteRange[]; stamp: FileStamp } {
   const fd = openSync(path, 'r');
   try {
     const stamp = stampOf(fd);
@@ -99,7 +108,8 @@ export function planLineRanges(path: string, chunkBytes = 8 << 20): { ranges: By
     const window = Buffer.allocUnsafe(1 << 16);
     let start = 0;
     while (start < stamp.size) {
-      let cut = start + chunkBytes;
+      // The first range reaches at least `firstEnd` (past a TSV header).
+      let cut = Math.max(start + chunkBytes, start === 0 ? firstEnd : 0);
       if (cut >= stamp.size) {
         ranges.push({ start, end: stamp.size });
         break;
@@ -122,6 +132,37 @@ export function planLineRanges(path: string, chunkBytes = 8 << 20): { ranges: By
       start = cut;
     }
     return { ranges, stamp };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A TSV file's header: the first non-empty line (after a byte-order mark), as text without its
+ * line break, and the byte offset just past it. Undefined when the file has no such line.
+ */
+export function tsvHeaderOf(path: string): { header: string; end: number } | undefined {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    let at = 0;
+    const head = readRange(fd, 0, Math.min(size, 3));
+    if (head.length === 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) at = 3;
+    let window = 1 << 16;
+    while (at < size) {
+      const buf = readRange(fd, at, Math.min(size, at + window));
+      let nl = buf.indexOf(10);
+      if (nl < 0 && at + buf.length < size) {
+        window *= 2;
+        continue;
+      }
+      if (nl < 0) nl = buf.length;
+      const line = buf.subarray(0, nl);
+      const text = (line.length > 0 && line[line.length - 1] === 13 ? line.subarray(0, line.length - 1) : line).toString('utf8');
+      if (line.length > 0) return { header: text, end: Math.min(size, at + nl + 1) };
+      at += nl + 1;
+    }
+    return undefined;
   } finally {
     closeSync(fd);
   }
@@ -168,28 +209,56 @@ async function* once(buf: Buffer): AsyncGenerator<Buffer> {
   if (buf.length > 0) yield buf;
 }
 
+/** Lines back into text chunks (readDelimited splits chunks into lines itself), one per line. */
+async function* lineChunks(lines: AsyncIterable<TextLine>): AsyncGenerator<TextChunk> {
+  for await (const l of lines) yield { text: l.text + l.eol, line: l.line };
+}
+
 /**
  * Parses a block of whole lines with the format's reader. Line numbers start at `firstLine` and rows
- * at 0; a byte-order mark is dropped only when `stripBom` (the file's first block). Throws an
+ * at 0; a byte-order mark is dropped only when `stripBom` (the file's first block). A TSV block
+ * other than the first is read after `spec.header`. Throws an
  * {@link InputError} for the first invalid record unless the spec skips them.
  */
 export async function parseLineBlock(buf: Buffer, spec: LineParseSpec, firstLine = 1, stripBom = false): Promise<ParsedBlock> {
   const skips: SkipStats = { count: 0, examples: [] };
   const ctx = makeContext(spec.name, false, spec.skipInvalid, skips);
   let bom = false;
-  const chunks: AsyncIterable<TextChunk> = utf8Chunks(once(buf), { file: spec.name, badLines: ctx.badLines, stripBom, firstLine, onBom: () => (bom = true) });
+  // TSV: a block that does not hold the header reads it first, as line firstLine − 1.
+  const withHeader = spec.format === 'tsv' && !stripBom;
+  if (withHeader && spec.header === undefined) throw new Error('a TSV block after the first needs the header line');
+  const input = withHeader ? Buffer.concat([Buffer.from(spec.header! + '\n', 'utf8'), buf]) : buf;
+  const start = withHeader ? firstLine - 1 : firstLine;
+  const chunks: AsyncIterable<TextChunk> = utf8Chunks(once(input), { file: spec.name, badLines: ctx.badLines, stripBom, firstLine: start, onBom: () => (bom = true) });
   let lines = 0;
   let rows = 0;
-  const countRowsOfBlank = spec.format === 'text';
+  let headerSeen = withHeader;
   async function* counted(): AsyncGenerator<TextLine> {
     for await (const l of textLines(chunks)) {
+      if (withHeader && l.line === start) {
+        yield l;
+        continue;
+      }
       lines++;
-      if (countRowsOfBlank || l.text.trim() !== '') rows++;
+      if (spec.format === 'text') rows++;
+      else if (spec.format === 'tsv') {
+        // TSV skips empty lines; the first non-empty line is the header, not a row.
+        if (l.text !== '') {
+          if (headerSeen) rows++;
+          headerSeen = true;
+        }
+      } else if (l.text.trim() !== '') rows++;
       yield l;
     }
   }
   const reader =
-    spec.format === 'jsonl' ? readJsonl(counted(), ctx, spec.fields ?? {}) : spec.format === 'idtext' ? readIdTextLines(counted(), ctx) : readTextLines(counted(), ctx);
+    spec.format === 'jsonl'
+      ? readJsonl(counted(), ctx, spec.fields ?? {})
+      : spec.format === 'idtext'
+        ? readIdTextLines(counted(), ctx)
+        : spec.format === 'tsv'
+          ? readDelimited(lineChunks(counted()), ctx, '\t', spec.columns ?? {}, () => undefined, false)
+          : readTextLines(counted(), ctx);
   const records: InputRecord[] = [];
   for await (const r of reader) records.push(r);
   // Byte offsets of the records' lines: walk the newlines once, in order.
