@@ -64,7 +64,7 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
       duplicates: dupDocs,
       output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined },
       timings: { read: corpus.readMs, ...s.timings, write: writeMs, total },
-      ...(extra ? { stream: { passes: extra.passes, indexBytes: extra.indexBytes, peakSetBytes: extra.peakSetBytes } } : {}),
+      ...(extra ? { stream: { passes: extra.passes, indexBytes: extra.indexBytes, peakSetBytes: extra.peakSetBytes, setDocs: extra.setDocs, ranged: extra.ranged } } : {}),
     });
     return;
   }
@@ -99,7 +99,7 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
   );
   if (extra) {
     reporter.summary(
-      `stream      ${extra.passes} passes over the input; in memory: index ${(extra.indexBytes / 1e6).toFixed(1)} MB (${Math.round(extra.indexBytes / Math.max(n, 1))} bytes/doc), sets at most ${(extra.peakSetBytes / 1e6).toFixed(1)} MB`,
+      `stream      ${extra.passes} passes over the input; in memory: index ${(extra.indexBytes / 1e6).toFixed(1)} MB (${Math.round(extra.indexBytes / Math.max(n, 1))} bytes/doc), sets at most ${(extra.peakSetBytes / 1e6).toFixed(1)} MB; verification read ${int(extra.setDocs)} documents again${extra.ranged ? ' (workers read the input in byte ranges)' : ''}`,
     );
   }
   reporter.summary(

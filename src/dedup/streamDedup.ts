@@ -50,6 +50,10 @@ export interface StreamDedupExtra {
   peakSetBytes: number;
   /** Bytes of the in-memory index after pass 1 (band keys + flags), and per document. */
   indexBytes: number;
+  /** Fingerprint sets built during verification (documents read again, over all its passes). */
+  setDocs: number;
+  /** Whether the workers read the input themselves, in byte ranges ({@link RangedSource}). */
+  ranged: boolean;
 }
 
 async function* batches(source: DocSource, size: number): AsyncGenerator<string[]> {
@@ -193,12 +197,14 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   const out: ScoredPair[] = [];
   let passes = 1;
   let peakSetBytes = 0;
+  let setDocs = 0;
   if (!keepSigs) {
     try {
       const feed = typeof source === 'function' ? textFeed(source, pool, signer, batchSize) : rangedFeed(ranged!, n, pool, signer, batchSize);
       const r = await verifyExact(feed, n, cand.a, cand.b, cand.size, threshold, budget, out, options.onProgress);
       passes += r.passes;
       peakSetBytes = r.peak;
+      setDocs = r.setDocs;
     } finally {
       await pool?.close();
       if (!pool) closeRangeFiles();
@@ -217,7 +223,7 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
     }
   }
   const result = finishDedup({ n, pairs: out, empty, bands, chars, cstats, keepPairs, maxPairs }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });
-  return { ...result, extra: { passes, peakSetBytes, indexBytes } };
+  return { ...result, extra: { passes, peakSetBytes, indexBytes, setDocs, ranged: ranged !== undefined } };
 }
 
 /** Verification's feed over texts read on this thread: the needed ones go to the pool (or are set here). */

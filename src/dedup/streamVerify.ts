@@ -53,7 +53,7 @@ export async function verifyExact(
   budget: number,
   out: ScoredPair[],
   onProgress: DedupOptions['onProgress'],
-): Promise<{ passes: number; peak: number }> {
+): Promise<{ passes: number; peak: number; setDocs: number }> {
   // Pairs grouped by second member (CSR), and each document's count of pending pairs as first member.
   const startB = new Int32Array(n + 1);
   for (let p = 0; p < count; p++) startB[pb[p]! + 1]!++;
@@ -67,6 +67,7 @@ export async function verifyExact(
   let remaining = count;
   let passes = 0;
   let peak = 0;
+  let setDocs = 0;
   /** May document d need its set in this pass? (Over-approximates: pending only shrinks.) */
   const mayNeed = (d: number): boolean => {
     if (pendingAsA[d]! > 0) return true;
@@ -155,6 +156,7 @@ export async function verifyExact(
           jobP.push(p);
         }
       }
+      setDocs += need.length;
       const score = jobP.length > 0 ? { b: Int32Array.from(jobB), a: jobA, threshold } : undefined;
       const sets =
         need.length === 0
@@ -170,7 +172,7 @@ export async function verifyExact(
     while (queue.length > 0) await process();
     if (d !== n) throw new Error(`the document source changed between passes: ${n} documents in the first pass, ${d} now`);
   }
-  return { passes, peak };
+  return { passes, peak, setDocs };
 }
 
 /** A copy of `set` in its own SharedArrayBuffer (posted to workers without copying). */
