@@ -302,3 +302,46 @@ test('CLI: --stream over JSONL/text/TSV gives the --no-stream output, warnings a
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('CLI: plain line files from 16 MB take the ranged route by default, with the in-memory output; too many pairs fall back to memory', async () => {
+  const { CorpusGenerator } = await import('../bench/gen.js');
+  const dir = tmpDir();
+  try {
+    const gen = new CorpusGenerator(11);
+    const lines: string[] = [];
+    let bytes = 0;
+    // ~17 MB of ~1.5 KB documents, every fifth an edited copy of the one before.
+    for (let i = 0; bytes < 17e6; i++) {
+      const copy = i % 5 === 4;
+      const words = copy ? gen.edit(gen.original(i - 1), 0.03, i) : gen.original(i);
+      const line = JSON.stringify({ id: `doc-${i}`, text: gen.render(words, copy ? i - 1 : i) });
+      lines.push(line);
+      bytes += Buffer.byteLength(line) + 1;
+    }
+    const file = join(dir, 'big.jsonl');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const base = ['dedup', file, '--id-field', 'id', '-k', '5', '--threshold', '0.8'];
+    const mem = neardup([...base, '--output', 'clusters', '--no-stream', '-v'], { cwd: dir });
+    assert.equal(mem.code, 0, mem.stderr);
+    assert.doesNotMatch(mem.stderr, /byte ranges/);
+    const def = neardup([...base, '--output', 'clusters', '-v'], { cwd: dir });
+    assert.equal(def.code, 0, def.stderr);
+    assert.match(def.stderr, /read .*big\.jsonl themselves, in byte ranges/);
+    assert.ok(def.stdout.length > 0 && def.stdout === mem.stdout, 'the ranged route changed the clusters');
+    // Fewer allowed pairs than there are candidates: the streamed route cannot cluster bucket by
+    // bucket, so the run reads the texts into memory and gives --no-stream's clusters.
+    const capped = neardup([...base, '--output', 'clusters', '--max-pairs', '50', '-v'], { cwd: dir });
+    const cappedMem = neardup([...base, '--output', 'clusters', '--max-pairs', '50', '--no-stream'], { cwd: dir });
+    assert.equal(capped.code, 0, capped.stderr);
+    assert.match(capped.stderr, /reading the texts into memory instead/);
+    assert.equal(capped.stdout, cappedMem.stdout);
+    // No workers, or --limit: in memory.
+    for (const extra of [['--workers', '0'], ['--limit', '2000']]) {
+      const r = neardup([...base, ...extra, '-v', '--output', 'clusters'], { cwd: dir });
+      assert.equal(r.code, 0, r.stderr);
+      assert.doesNotMatch(r.stderr, /byte ranges/, extra.join(' '));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -22,6 +22,7 @@ import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
 import { runAgainst } from '../against.js';
 import { needsKinds } from '../../dedup/kinds.js';
+import { rangeableFormat } from '../../io/lineRanges.js';
 import { outputTarget, writeOutput, type OutputTarget } from '../dedupOutput.js';
 import { runExact } from '../dedupExact.js';
 import { printDedupSummary } from '../dedupSummary.js';
@@ -40,7 +41,7 @@ export function dedupCommand(): Command {
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
     .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards: a directory, one output shard per input shard')
-    .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap limit (${(getHeapStatistics().heap_size_limit / 4e9).toFixed(1)} GB here)`)
+    .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap limit (${(getHeapStatistics().heap_size_limit / 4e9).toFixed(1)} GB here), and for plain JSONL/text/TSV files over 16 MB that the workers read in byte ranges (LSH candidates, component clusters)`)
     .option('--no-stream', 'hold every text in memory, whatever the input size')
     .option('--workers <n>', `worker threads for signing and verification; 0 = this thread (default: all ${availableParallelism()} cores for inputs over ${PARALLEL_MIN_CHARS / 1e6} M characters, else 0)`, parseCount('workers'))
     .option('--against <reference>', 'report (pairs) or drop (--output dedup) or mark (annotate) the documents of <input> that are near duplicates of a document of <reference>; pairs only across the two')
@@ -108,11 +109,26 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
       return;
     }
     streaming = input.stream;
+    // Large plain line-format files: the workers read them in byte ranges (same output; the main
+    // thread neither parses nor copies the texts), unless --no-stream asks for memory.
+    const rangedDefault = !streaming && flags.stream === undefined && fileArg !== '-' && (await rangedByDefault(file, flags, options, readOptions));
+    if (rangedDefault) streaming = true;
     if (streaming && options.candidates === 'auto' && options.measure !== 'containment') options.candidates = 'lsh';
     if (streaming && needsKinds(options)) {
       throw new UsageError('--measure containment, --candidates exact/sketch, --cluster-mode centre and --representative need the texts in memory: add --no-stream');
     }
-    const { corpus, result, target, extra } = await (streaming ? runStreamed : runInMemory)({ file, fileArg, name, flags, options, readOptions, reporter });
+    const run: EngineRun = { file, fileArg, name, flags, options, readOptions, reporter };
+    let engine: EngineResult;
+    try {
+      engine = await (streaming ? runStreamed : runInMemory)(run);
+    } catch (e) {
+      // Past --max-pairs the in-memory route clusters bucket by bucket; the streamed one cannot.
+      if (!(rangedDefault && e instanceof TooManyPairsError)) throw e;
+      reporter.verbose('too many candidate pairs to verify streamed: reading the texts into memory instead');
+      streaming = false;
+      engine = await runInMemory(run);
+    }
+    const { corpus, result, target, extra } = engine;
     const s = result.stats;
     reporter.verbose(
       `stages: shingle ${ms(s.timings.shingle)}, sign ${ms(s.timings.sign)}, lsh ${ms(s.timings.lsh)}, verify ${ms(s.timings.verify)}, cluster ${ms(s.timings.cluster)}`,
@@ -160,6 +176,18 @@ async function prepareInput(
     return { file: spool.file, name, stream, cleanup: spool.cleanup };
   }
   return { file: fileArg, name, stream, cleanup: undefined };
+}
+
+/**
+ * Whether to stream an input that fits in memory: yes for a plain line-format file the workers can
+ * read in byte ranges, large enough for workers ({@link PARALLEL_MIN_CHARS} bytes), when nothing
+ * asked needs the texts in memory (LSH candidates, components, no --limit).
+ */
+async function rangedByDefault(file: string, flags: DedupFlags, options: DedupOptions, readOptions: ReadOptions): Promise<boolean> {
+  if (flags.workers === 0 || readOptions.limit !== undefined || readOptions.raw) return false;
+  if ((options.candidates !== undefined && options.candidates !== 'lsh') || needsKinds(options)) return false;
+  if ((await fileSize(file)) < PARALLEL_MIN_CHARS) return false;
+  return rangeableFormat(file, readOptions.format ?? 'auto', readOptions.tsvQuotes) !== undefined;
 }
 
 /** What the two ways of running the near-duplicate search take. */
