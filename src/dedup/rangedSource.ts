@@ -135,23 +135,23 @@ export async function signRanges(
   const inflight: { reply: Promise<SignRangeReply>; end: number }[] = [];
   let ok = false;
   try {
-  for (let k = 0; k < ranges.length; k++) {
-    const range = ranges[k]!;
-    const reply = pool
-      ? pool.signRange(spec, range, k === 0, banding, withSignatures)
-      : signRange({ id: k, kind: 'signRange', spec, start: range.start, end: range.end, first: k === 0, bands: banding, withSignatures }, signer).then((x) => x.reply);
-    inflight.push({ reply, end: range.end });
-    if (inflight.length > (pool ? pool.size * 2 : 0)) {
+    for (let k = 0; k < ranges.length; k++) {
+      const range = ranges[k]!;
+      const reply = pool
+        ? pool.signRange(spec, range, k === 0, banding, withSignatures)
+        : signRange({ id: k, kind: 'signRange', spec, start: range.start, end: range.end, first: k === 0, bands: banding, withSignatures }, signer).then((x) => x.reply);
+      inflight.push({ reply, end: range.end });
+      if (inflight.length > (pool ? pool.size * 2 : 0)) {
+        const next = inflight.shift()!;
+        place(await next.reply, next.end);
+      }
+    }
+    while (inflight.length > 0) {
       const next = inflight.shift()!;
       place(await next.reply, next.end);
     }
-  }
-  while (inflight.length > 0) {
-    const next = inflight.shift()!;
-    place(await next.reply, next.end);
-  }
-  checkStamp(spec, stamp);
-  ok = true;
+    checkStamp(spec, stamp);
+    ok = true;
   } finally {
     // Replies still in flight after a failure are dropped (their rejections too).
     for (const x of inflight) x.reply.catch(() => undefined);
