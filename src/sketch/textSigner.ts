@@ -17,7 +17,7 @@ import { createSymbolizer, fusedSymbolTable, type SymbolTable } from '../text/sy
 import { rollPower } from '../text/symbols.js';
 import { CLS, SYM, WasmKernels, kernelsModule } from '../wasm/wasmKernels.js';
 import { toSortedSet } from '../text/fingerprintSet.js';
-import { createMinHasher, classicParams, ophParams, type MinHasher, type MinHashMethod, type MinHashOptions } from './minhash.js';
+import { createMinHasher, classicParams, ophFillRounds, ophParams, type MinHasher, type MinHashMethod, type MinHashOptions } from './minhash.js';
 import { createFusedSketch, type DocSketch } from './fusedSketch.js';
 import { classicFromPremixed, fingerprintsFromSymbols, ophBinsFromSymbols } from './kernels.js';
 import { fmix32 } from '../hash/mix.js';
@@ -168,6 +168,25 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     if (!wasm) return withSign(jsSign, set, distinct);
     const w = wasm.k;
     const bk = rollPower(k);
+    let zs = new Uint32Array(1024);
+    /**
+     * Short documents (a few hundred shingles) leave some of the 128 bins empty most of the time:
+     * the symbols are still in kernel memory, so their fingerprints come from there (no second
+     * symbolize), are premixed once, and only the fill rounds run on the round-0 bins already made.
+     */
+    const fillFromSymbols = (n: number, out: Uint32Array): boolean => {
+      let empty = 0;
+      for (let i = 0; i < numPerm; i++) if (out[i] === 0xffffffff) empty++;
+      if (empty === 0) return true;
+      w.fn.fingerprints(w.SYMS, n, k, bk, w.FPS);
+      const m = n - k + 1;
+      if (zs.length < m) zs = new Uint32Array(Math.max(m, zs.length * 2));
+      const u32 = w.u32;
+      const base = w.FPS >>> 2;
+      for (let j = 0; j < m; j++) zs[j] = fmix32((u32[base + j]! ^ pre) >>> 0) >>> 0;
+      ophFillRounds(zs, m, out, empty);
+      return true;
+    };
     return withSign((text, out) => {
       const n = wasm.symbolize(text);
       if (n < 0 || n <= k) return jsSign(text, out);
@@ -175,7 +194,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       bins.fill(0xffffffff);
       w.fn.oph(w.SYMS, n, k, bk, pre, w.BINS, numPerm, shift);
       out.set(bins);
-      return finish(text, out);
+      return fillFromSymbols(n, out);
     }, set, distinct);
   }
   const { a, b, pre } = classicParams(numPerm, seed);
