@@ -30,7 +30,7 @@ if (!existsSync(file) || !existsSync(`${file}.truth.tsv`)) {
 }
 const out = resolve(repoRoot, `bench/data/m${docs}.pairs.tsv`);
 const load0 = loadavg()[0]!;
-const args = ['-f', '%e %M', process.execPath, resolve(repoRoot, 'dist/src/cli/main.js'), 'dedup', file, '--format', 'idtext', '--threshold', String(threshold), '--workers', workers, '--out', out];
+const args = ['-f', '%e %M', process.execPath, resolve(repoRoot, 'dist/cli/main.js'), 'dedup', file, '--format', 'idtext', '--threshold', String(threshold), '--workers', workers, '--out', out];
 const r = spawnSync('/usr/bin/time', args, { encoding: 'utf8', maxBuffer: 1 << 26 });
 if (r.status !== 0) {
   console.error(r.stderr);

@@ -21,7 +21,7 @@ const opt = (name: string, def: string): string => {
   return i >= 0 ? argv[i + 1]! : def;
 };
 const repoRoot = resolve(new URL('.', import.meta.url).pathname, '../..');
-const mainJs = resolve(repoRoot, 'dist/src/cli/main.js');
+const mainJs = resolve(repoRoot, 'dist/cli/main.js');
 const docs = Number(opt('docs', '1000000'));
 const shards = Number(opt('shards', '32'));
 const dupRate = Number(opt('dup-rate', '0.3'));

@@ -21,7 +21,7 @@ import { adCorpus } from './online-corpus.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 const dataDir = path.join(root, 'bench/data');
-const mainJs = path.join(root, 'dist/src/cli/main.js');
+const mainJs = path.join(root, 'dist/cli/main.js');
 const self = fileURLToPath(import.meta.url);
 
 interface Measured {

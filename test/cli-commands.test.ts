@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { lines, neardup, tmpDir } from './cliUtil.js';
+import { spawnSync } from 'node:child_process';
+import { lines, mainJs, neardup, repoRoot, tmpDir } from './cliUtil.js';
 import { chooseBands } from '../src/lsh/params.js';
 import { sharedPassages } from '../src/cli/commands/compare.js';
 
@@ -108,4 +109,14 @@ test('bench: LSH against brute force, and candidates against bands with recall a
   assert.match(human.stdout, /^ +25 +4 +\d+ +1\/1 \(100\.00%\)/m);
   const bad = neardup(['bench', 'docs.tsv', '--text', 'body', '--bands-list', '0']);
   assert.equal(bad.code, 2);
+});
+
+test('the bundled CLI (the package bin) and the unbundled entry print the same version and help', () => {
+  const bundled = neardup(['--version']);
+  assert.equal(bundled.code, 0, bundled.stderr);
+  const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> };
+  assert.equal(bundled.stdout.trim(), pkg.version);
+  assert.equal(path.resolve(repoRoot, pkg.bin['neardup']!), mainJs);
+  const plain = spawnSync(process.execPath, [path.join(repoRoot, 'dist/src/cli/main.js'), 'dedup', '--help'], { encoding: 'utf8' });
+  assert.equal(neardup(['dedup', '--help']).stdout, plain.stdout);
 });

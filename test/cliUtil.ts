@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The repository root (tests run from dist/test). */
 export const repoRoot = path.resolve(here, '../..');
-/** The built CLI entry point. */
-export const mainJs = path.resolve(repoRoot, 'dist/src/cli/main.js');
+/** The built CLI entry point: the bundle the package's bin runs (scripts/bundle.mjs). */
+export const mainJs = path.resolve(repoRoot, 'dist/cli/main.js');
 /** The CLI fixtures directory. */
 export const fixtures = path.resolve(repoRoot, 'test/fixtures/cli');
 /** The Kijiji data set, when present (shipped in data/). */

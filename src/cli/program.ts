@@ -4,11 +4,13 @@
  * @module
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { isUserError } from '../io/errors.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { tooManyPairsMessage } from './tooManyPairs.js';
 import { flagHint } from './flagHints.js';
+import { neardupRoot } from '../web/assets.js';
 
 /** Exit code of a successful run. */
 export const EXIT_OK = 0;
@@ -19,7 +21,7 @@ export const EXIT_USAGE = 2;
 
 function version(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(path.join(neardupRoot(), 'package.json'), 'utf8')) as { version?: string };
     return pkg.version ?? '0.0.0';
   } catch {
     return '0.0.0';

@@ -12,6 +12,25 @@ import { fileURLToPath } from 'node:url';
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
+let ownRoot: string | undefined;
+
+/**
+ * This package's root directory (where its package.json is): found by walking up from this file,
+ * which runs from dist/src/web after tsc and from dist/cli in the bundled CLI, so paths to shipped
+ * files (src/web, dist/src, package.json) never depend on where the code was compiled to.
+ */
+export function neardupRoot(): string {
+  if (ownRoot !== undefined) return ownRoot;
+  let dir = here;
+  for (;;) {
+    const pj = path.join(dir, 'package.json');
+    if (existsSync(pj) && (JSON.parse(readFileSync(pj, 'utf8')) as { name?: string }).name === 'neardup') return (ownRoot = dir);
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error(`cannot find neardup's package.json above ${here}`);
+    dir = up;
+  }
+}
+
 /** The vendored browser bundles: name → [package, file inside the package]. */
 export const VENDOR_BUNDLES = {
   'd3.min.js': ['d3', 'dist/d3.min.js'],
@@ -49,11 +68,11 @@ export function vendorBundle(name: VendorBundle): string {
 }
 
 /**
- * The directory of the static web files (src/web). Compiled code runs from dist/src/web, so the
- * source directory is found relative to it; a copy next to the compiled file wins.
+ * The directory of the static web files (src/web, shipped as they are): a copy next to the running
+ * file wins, else the package's src/web.
  */
 export function webDir(): string {
-  const candidates = [here, path.resolve(here, '../../../src/web')];
+  const candidates = [here, path.join(neardupRoot(), 'src/web')];
   for (const d of candidates) if (existsSync(path.join(d, 'index.html'))) return d;
   throw new Error(`cannot find the web assets (index.html) in ${candidates.join(' or ')}`);
 }
@@ -74,7 +93,7 @@ export function webFile(name: string): string {
  * /ui/ by the name on the left, so the page runs exactly the library's code (commonPassages).
  */
 export const LIBRARY_MODULES = {
-  'passages.js': '../similarity/passages.js',
+  'passages.js': 'dist/src/similarity/passages.js',
 } as const;
 
 /** A library module name. */
@@ -88,7 +107,7 @@ export function libraryModule(name: LibraryModule): string {
   const key = `lib:${name}`;
   let s = cache.get(key);
   if (s === undefined) {
-    const file = fileURLToPath(new URL(LIBRARY_MODULES[name], import.meta.url));
+    const file = path.join(neardupRoot(), LIBRARY_MODULES[name]);
     if (!existsSync(file)) throw new Error(`cannot find the compiled library module ${file} that the web page serves as /ui/${name} (run npm run build)`);
     s = readFileSync(file, 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n');
     cache.set(key, s);
