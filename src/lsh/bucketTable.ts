@@ -6,10 +6,12 @@
 
 /** Buckets of one band: key → the doc ids that share it. */
 export class BucketTable {
-  private keyHi: Uint32Array;
-  private keyLo: Uint32Array;
-  private head: Int32Array;
-  private size: Int32Array;
+  /**
+   * Slot s is [4s] key hi, [4s+1] key lo, [4s+2] head doc (−1: empty), [4s+3] bucket size: one
+   * cache line per probe. With four separate arrays, each insert into a million-doc table missed
+   * the cache four times, which was most of the LSH stage (issue #14).
+   */
+  private slots: Int32Array;
   private mask: number;
   private used = 0;
   /** next[doc] is the next doc of the same bucket, or -1. */
@@ -19,12 +21,15 @@ export class BucketTable {
   constructor(expectedDocs: number) {
     let cap = 16;
     while (cap < expectedDocs * 2) cap *= 2;
-    this.keyHi = new Uint32Array(cap);
-    this.keyLo = new Uint32Array(cap);
-    this.head = new Int32Array(cap).fill(-1);
-    this.size = new Int32Array(cap);
+    this.slots = BucketTable.empty(cap);
     this.mask = cap - 1;
     this.next = new Int32Array(Math.max(16, expectedDocs)).fill(-1);
+  }
+
+  private static empty(cap: number): Int32Array {
+    const slots = new Int32Array(cap * 4);
+    for (let i = 2; i < slots.length; i += 4) slots[i] = -1;
+    return slots;
   }
 
   /** Adds `doc` to the bucket of key (hi, lo). Docs added in increasing order keep buckets sorted descending. */
@@ -35,56 +40,63 @@ export class BucketTable {
       this.next = grown;
     }
     if ((this.used + 1) * 2 > this.mask + 1) this.grow();
-    let slot = lo & this.mask;
+    const slots = this.slots;
+    const h32 = hi | 0;
+    const l32 = lo | 0;
+    let s = lo & this.mask;
     for (;;) {
-      const h = this.head[slot]!;
+      const i = s << 2;
+      const h = slots[i + 2]!;
       if (h === -1) {
-        this.keyHi[slot] = hi;
-        this.keyLo[slot] = lo;
-        this.head[slot] = doc;
-        this.size[slot] = 1;
+        slots[i] = h32;
+        slots[i + 1] = l32;
+        slots[i + 2] = doc;
+        slots[i + 3] = 1;
         this.next[doc] = -1;
         this.used++;
         return;
       }
-      if (this.keyLo[slot] === lo && this.keyHi[slot] === hi) {
+      if (slots[i + 1] === l32 && slots[i] === h32) {
         this.next[doc] = h;
-        this.head[slot] = doc;
-        this.size[slot]!++;
+        slots[i + 2] = doc;
+        slots[i + 3]!++;
         return;
       }
-      slot = (slot + 1) & this.mask;
+      s = (s + 1) & this.mask;
     }
   }
 
   private grow(): void {
-    const { keyHi, keyLo, head, size } = this;
+    const old = this.slots;
     const cap = (this.mask + 1) * 2;
-    this.keyHi = new Uint32Array(cap);
-    this.keyLo = new Uint32Array(cap);
-    this.head = new Int32Array(cap).fill(-1);
-    this.size = new Int32Array(cap);
-    this.mask = cap - 1;
-    for (let s = 0; s < head.length; s++) {
-      if (head[s] === -1) continue;
-      let slot = keyLo[s]! & this.mask;
-      while (this.head[slot] !== -1) slot = (slot + 1) & this.mask;
-      this.keyHi[slot] = keyHi[s]!;
-      this.keyLo[slot] = keyLo[s]!;
-      this.head[slot] = head[s]!;
-      this.size[slot] = size[s]!;
+    const slots = BucketTable.empty(cap);
+    const mask = cap - 1;
+    for (let i = 0; i < old.length; i += 4) {
+      if (old[i + 2] === -1) continue;
+      let s = old[i + 1]! & mask;
+      while (slots[(s << 2) + 2] !== -1) s = (s + 1) & mask;
+      slots.set(old.subarray(i, i + 4), s << 2);
     }
+    this.slots = slots;
+    this.mask = mask;
+  }
+
+  /** Empties the table (keeping its capacity) for the next band. */
+  clear(): void {
+    const slots = this.slots;
+    for (let i = 2; i < slots.length; i += 4) slots[i] = -1;
+    this.used = 0;
   }
 
   /** Calls `fn(head, size)` for every bucket holding at least `minSize` docs; walk it with `next`. */
   forEachBucket(minSize: number, fn: (head: number, size: number) => void): void {
-    const { head, size } = this;
-    for (let s = 0; s < head.length; s++) {
-      if (head[s] !== -1 && size[s]! >= minSize) fn(head[s]!, size[s]!);
+    const slots = this.slots;
+    for (let i = 0; i < slots.length; i += 4) {
+      if (slots[i + 2] !== -1 && slots[i + 3]! >= minSize) fn(slots[i + 2]!, slots[i + 3]!);
     }
   }
 
-  /** Number of distinct keys. */
+  /** Number of distinct keys (buckets). */
   get bucketCount(): number {
     return this.used;
   }

@@ -6,6 +6,7 @@ import { BucketTable } from './bucketTable.js';
 import { PairSet } from './pairSet.js';
 import { bandKeys } from './bandKeys.js';
 import { murmur3Words } from '../hash/murmur3.js';
+import { DigestSet } from './digestSet.js';
 import type { SignatureMatrix } from '../sketch/signatureMatrix.js';
 import { TooManyPairsError } from './tooManyPairs.js';
 
@@ -63,27 +64,60 @@ export function forEachSharedBucket(
   stats: CandidateStats,
   fn: (members: Int32Array, size: number) => void,
 ): void {
-  const seenMembers = new Set<number>();
+  const seenMembers = new DigestSet(1 << 12);
   let members = new Int32Array(64);
+  // Each band's documents are first split by the top bits of their key into partitions of about a
+  // thousand (a counting sort that keeps doc order), and each partition is bucketed in a small table
+  // that stays in cache: one table over a million documents missed the cache on nearly every
+  // insert. Equal keys share a partition, so the buckets are the same; they are only visited in
+  // another order (pairs are sorted later; a member list repeats only across bands).
+  const bits = n >= 1 << 16 ? Math.min(12, Math.floor(Math.log2(n / 1024))) : 0;
+  const parts = 1 << bits;
+  const shift = 32 - bits;
+  const start = new Int32Array(parts + 1);
+  const docs = new Int32Array(n);
+  const keyHi = new Uint32Array(n);
+  const keyLo = new Uint32Array(n);
+  const table = new BucketTable(bits === 0 ? n : 2 * (n >>> bits));
   for (let b = 0; b < bands; b++) {
-    const table = new BucketTable(n);
-    for (let d = 0; d < n; d++) if (present[d]) table.add(hi[d * bands + b]!, lo[d * bands + b]!, d);
-    const next = table.next;
-    table.forEachBucket(2, (head, size) => {
-      stats.sharedBuckets++;
-      if (size > stats.largestBucket) stats.largestBucket = size;
-      if (members.length < size) members = new Int32Array(size * 2);
-      // Chains run in descending doc order; fill from the back to get ascending ids.
-      let m = size;
-      for (let d = head; d !== -1; d = next[d]!) members[--m] = d;
-      const digest = murmur3Words(members, 0x51ed27, 0, size) * 2097152 + (murmur3Words(members, 0x2545f491, 0, size) >>> 11);
-      if (seenMembers.has(digest)) {
-        stats.repeatedBuckets++;
-        return;
-      }
-      seenMembers.add(digest);
-      fn(members, size);
-    });
+    start.fill(0);
+    let m = 0;
+    if (bits === 0) {
+      for (let d = 0; d < n; d++) if (present[d]) m++;
+      start[1] = m;
+    } else {
+      for (let d = 0, i = b; d < n; d++, i += bands) if (present[d]) start[(lo[i]! >>> shift) + 1]!++;
+      for (let p = 0; p < parts; p++) start[p + 1]! += start[p]!;
+    }
+    const fillAt = start.slice(0, parts);
+    for (let d = 0, i = b; d < n; d++, i += bands) {
+      if (!present[d]) continue;
+      const k = lo[i]!;
+      const at = bits === 0 ? fillAt[0]!++ : fillAt[k >>> shift]!++;
+      docs[at] = d;
+      keyHi[at] = hi[i]!;
+      keyLo[at] = k;
+    }
+    for (let p = 0; p < parts; p++) {
+      if (start[p + 1]! - start[p]! < 2) continue;
+      table.clear();
+      for (let j = start[p]!; j < start[p + 1]!; j++) table.add(keyHi[j]!, keyLo[j]!, docs[j]!);
+      const next = table.next;
+      table.forEachBucket(2, (head, size) => {
+        stats.sharedBuckets++;
+        if (size > stats.largestBucket) stats.largestBucket = size;
+        if (members.length < size) members = new Int32Array(size * 2);
+        // Chains run in descending doc order; fill from the back to get ascending ids.
+        let k = size;
+        for (let d = head; d !== -1; d = next[d]!) members[--k] = d;
+        // The member list's digest: 32 bits of one hash and 21 of another (53 bits, as before).
+        if (!seenMembers.add(murmur3Words(members, 0x51ed27, 0, size), murmur3Words(members, 0x2545f491, 0, size) >>> 11)) {
+          stats.repeatedBuckets++;
+          return;
+        }
+        fn(members, size);
+      });
+    }
   }
 }
 
