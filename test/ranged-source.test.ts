@@ -345,3 +345,20 @@ test('CLI: plain line files from 16 MB take the ranged route by default, with th
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a pipeline that fails while its workers are busy closes its pool and settles, every time', async () => {
+  // Terminating busy workers sometimes left terminate() pending with nothing keeping the event
+  // loop alive (the test runner then cancels the test): WorkerPool.close lets running jobs finish.
+  const dir = mkdtempSync(join(tmpdir(), 'neardup-ranged-'));
+  try {
+    const file = join(dir, 'bad.jsonl');
+    const lines = Array.from({ length: 300 }, (_, i) => (i === 211 ? '{"text": "x"' : JSON.stringify({ text: `document number ${i} about lorem ipsum` })));
+    writeFileSync(file, lines.join('\n') + '\n');
+    for (let round = 0; round < 25; round++) {
+      const source: RangedSource = { kind: 'ranges', spec: { path: file, name: file, format: 'jsonl', skipInvalid: false }, chunkBytes: 512 };
+      await assert.rejects(dedupStream(source, { threshold: 0.5, workers: 2, batchSize: 7 }), /:212: invalid JSON/);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -17,6 +17,8 @@ export class WorkerPool<Req, Rep extends WorkerReply> {
   private readonly queue: { req: Req; transfer: ArrayBuffer[]; resolve: (r: Rep) => void; reject: (e: Error) => void }[] = [];
   private readonly pending = new Map<Worker, { resolve: (r: Rep) => void; reject: (e: Error) => void }>();
   private closed = false;
+  /** Called by the last reply of a running job once the pool is closing. */
+  private drained: (() => void) | undefined;
 
   /** Starts `size` workers; `what` names them in errors ("signing worker failed: …"). */
   constructor(
@@ -69,6 +71,7 @@ export class WorkerPool<Req, Rep extends WorkerReply> {
       if (r.error) job.reject(new Error(`${this.what} failed: ${r.error}`));
       else job.resolve(r);
     }
+    if (this.closed && this.pending.size === 0) this.drained?.();
     this.pump();
   }
 
@@ -76,12 +79,36 @@ export class WorkerPool<Req, Rep extends WorkerReply> {
     const job = this.pending.get(w);
     this.pending.delete(w);
     job?.reject(e);
+    if (this.closed && this.pending.size === 0) this.drained?.();
   }
 
-  /** Stops the workers; queued jobs are rejected. */
+  /**
+   * Stops the workers; queued jobs are rejected. Jobs already running are let finish first (their
+   * replies still settle their promises): terminating a worker in the middle of a job sometimes left
+   * `terminate()` pending forever on Node 20, with nothing keeping the event loop alive, so a
+   * pipeline closing its pool after a failure could stall. A job that runs past 10 s is not waited for.
+   */
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new Error(`${this.what} pool is closed`));
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    if (this.pending.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 10_000);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    for (const job of this.pending.values()) job.reject(new Error(`${this.what} pool is closed`));
+    this.pending.clear();
+    // Idle workers are unreferenced; referenced again, their exit keeps the event loop alive until
+    // terminate() resolves.
+    await Promise.all(
+      this.workers.map((w) => {
+        w.ref();
+        return w.terminate();
+      }),
+    );
   }
 }
