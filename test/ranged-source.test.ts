@@ -362,3 +362,29 @@ test('a pipeline that fails while its workers are busy closes its pool and settl
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('CLI: a streamed run that meets bad input while its workers are busy exits 2 with the message, every time', async () => {
+  // Before WorkerPool.close waited for running jobs, such runs sometimes ended with exit 13 (an
+  // unsettled await, no message) or a stack trace from the pool.
+  const { CorpusGenerator } = await import('../bench/gen.js');
+  const { gzipSync } = await import('node:zlib');
+  const dir = tmpDir();
+  try {
+    const gen = new CorpusGenerator(5);
+    const lines = Array.from({ length: 6000 }, (_, i) => JSON.stringify({ text: gen.render(gen.original(i), i) }));
+    lines.splice(5000, 0, '{"text": "x"');
+    const body = lines.join('\n') + '\n';
+    writeFileSync(join(dir, 'bad.jsonl'), body);
+    writeFileSync(join(dir, 'bad.jsonl.gz'), gzipSync(body));
+    for (const name of ['bad.jsonl', 'bad.jsonl.gz']) {
+      for (let round = 0; round < 6; round++) {
+        const r = neardup(['dedup', name, '--stream', '--workers', '2', '-q', '--out', 'pairs.tsv'], { cwd: dir });
+        assert.equal(r.code, 2, `${name}, round ${round}: exit ${r.code}, stderr: ${r.stderr}`);
+        assert.match(r.stderr, /bad\.jsonl(\.gz)?:5001: invalid JSON/);
+        assert.doesNotMatch(r.stderr, /\n\s+at /, 'a stack trace');
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
