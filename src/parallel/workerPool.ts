@@ -10,12 +10,21 @@ export interface WorkerReply {
   error?: string;
 }
 
+/** A job: its request, and the promise the caller holds with its settle functions. */
+interface Job<Req, Rep> {
+  req: Req;
+  transfer: ArrayBuffer[];
+  resolve: (r: Rep) => void;
+  reject: (e: Error) => void;
+  promise: Promise<Rep>;
+}
+
 /** A pool of `size` workers started from `script`, each with `workerData`. */
 export class WorkerPool<Req, Rep extends WorkerReply> {
   private readonly workers: Worker[] = [];
   private readonly idle: Worker[] = [];
-  private readonly queue: { req: Req; transfer: ArrayBuffer[]; resolve: (r: Rep) => void; reject: (e: Error) => void }[] = [];
-  private readonly pending = new Map<Worker, { resolve: (r: Rep) => void; reject: (e: Error) => void }>();
+  private readonly queue: Job<Req, Rep>[] = [];
+  private readonly pending = new Map<Worker, Job<Req, Rep>>();
   private closed = false;
   /** Called by the last reply of a running job once the pool is closing. */
   private drained: (() => void) | undefined;
@@ -46,10 +55,14 @@ export class WorkerPool<Req, Rep extends WorkerReply> {
   /** Runs one job on the next idle worker; `transfer` lists buffers moved (not copied) to it. */
   run(req: Req, transfer: ArrayBuffer[] = []): Promise<Rep> {
     if (this.closed) return Promise.reject(new Error(`${this.what} pool is closed`));
-    return new Promise((resolve, reject) => {
-      this.queue.push({ req, transfer, resolve, reject });
-      this.pump();
+    let job: Job<Req, Rep> | undefined;
+    const promise = new Promise<Rep>((resolve, reject) => {
+      job = { req, transfer, resolve, reject, promise: undefined as unknown as Promise<Rep> };
     });
+    job!.promise = promise;
+    this.queue.push(job!);
+    this.pump();
+    return promise;
   }
 
   private pump(): void {
@@ -83,6 +96,16 @@ export class WorkerPool<Req, Rep extends WorkerReply> {
   }
 
   /**
+   * Rejects a job the closing pool will not run. Its caller has usually stopped waiting (a pipeline
+   * closing after a failure): the rejection is marked handled, so it cannot crash the process as an
+   * unhandled rejection, while a caller that still awaits it gets the error.
+   */
+  private abandon(job: Job<Req, Rep>): void {
+    job.promise.catch(() => undefined);
+    job.reject(new Error(`${this.what} pool is closed`));
+  }
+
+  /**
    * Stops the workers; queued jobs are rejected. Jobs already running are let finish first (their
    * replies still settle their promises): terminating a worker in the middle of a job sometimes left
    * `terminate()` pending forever on Node 20, with nothing keeping the event loop alive, so a
@@ -90,7 +113,7 @@ export class WorkerPool<Req, Rep extends WorkerReply> {
    */
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new Error(`${this.what} pool is closed`));
+    for (const job of this.queue.splice(0)) this.abandon(job);
     if (this.pending.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 10_000);
@@ -100,7 +123,7 @@ export class WorkerPool<Req, Rep extends WorkerReply> {
         };
       });
     }
-    for (const job of this.pending.values()) job.reject(new Error(`${this.what} pool is closed`));
+    for (const job of this.pending.values()) this.abandon(job);
     this.pending.clear();
     // Idle workers are unreferenced; referenced again, their exit keeps the event loop alive until
     // terminate() resolves.
