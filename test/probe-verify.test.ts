@@ -95,6 +95,46 @@ test('ProbeTable.distinct: each value once, in first-occurrence order; setHash i
   );
 });
 
+test('ProbeTable: the WebAssembly kernels give what the JavaScript loops give (distinct, load, countIn at every bound, reuse at any size)', () => {
+  const wasm = new ProbeTable();
+  const js = new ProbeTable({ wasm: false });
+  const other = new ProbeTable({ wasm: false });
+  assert.equal(js.wasm, false);
+  // NEARDUP_NO_WASM turns the kernels off on purpose; otherwise this test must exercise them.
+  if (!process.env['NEARDUP_NO_WASM']) assert.equal(wasm.wasm, true, 'WebAssembly kernels not in use');
+  /** Values from a few low-bit patterns collide into long runs, including runs that spill past the last home slot. */
+  const value = fc.oneof(
+    fc.nat({ max: 0xffffffff }),
+    fc.constantFrom(0, 1, 0xffffffff, 0x80000000, 0xfffffff0),
+    fc.nat({ max: 0xffff }).map((h) => ((h << 16) | 0xfff) >>> 0),
+    fc.nat({ max: 0xffff }).map((h) => (h << 16) >>> 0),
+  );
+  fc.assert(
+    fc.property(fc.array(value, { maxLength: 5000 }), fc.array(value, { maxLength: 5000 }), fc.nat({ max: 6000 }), (xs, ys, needRaw) => {
+      const values = Uint32Array.from(xs);
+      const a = wasm.distinctOf(values);
+      const outJs = new Uint32Array(values.length);
+      const d = js.distinct(values, values.length, outJs);
+      assert.deepEqual(a, outJs.slice(0, d));
+      assert.equal(wasm.size, js.size);
+      // In place into an Int32Array, as the other callers may.
+      const inPlace = Int32Array.from(values);
+      assert.equal(wasm.distinct(inPlace, inPlace.length, inPlace), d);
+      assert.deepEqual(new Uint32Array(inPlace.buffer, 0, d), a);
+      const b = other.distinctOf(Uint32Array.from(ys));
+      for (const need of [0, 1, needRaw, Math.min(b.length, needRaw), b.length, b.length + 1]) {
+        assert.equal(wasm.countIn(b, need), js.countIn(b, need), `countIn need ${need}`);
+      }
+      // load (no duplicate check) then count the other way.
+      wasm.load(b);
+      js.load(b);
+      assert.equal(wasm.size, js.size);
+      for (const need of [0, needRaw, a.length]) assert.equal(wasm.countIn(a, need), js.countIn(a, need));
+    }),
+    { numRuns: 400, seed: 18, endOnFailure: true },
+  );
+});
+
 /** A random corpus with chains of near copies (copies of copies), exact copies and empty documents. */
 function randomCorpus(seed: number, n: number): string[] {
   const gen = new CorpusGenerator(seed);

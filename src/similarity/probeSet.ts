@@ -7,8 +7,13 @@
  * (radix, four scatter passes) and a branchy merge cost several times more per element; they were
  * most of exact verification. Intersection sizes are exact, so every similarity equals what
  * `jaccard()` computes on the sorted sets, to the bit (same integers, same division).
+ *
+ * The table's loops run in WebAssembly when the runtime has it (src/wasm/setKernels.ts: no bounds
+ * checks or deoptimizations in the probe loop, ~2× fewer nanoseconds per value than the JavaScript
+ * loops, which stay as the fallback and the kernels' reference).
  * @module
  */
+import { SetKernels, TAB, ZERO_FLAG } from '../wasm/setKernels.js';
 
 /**
  * A reusable open-addressing table of 32-bit values. Not re-entrant: one per thread or per caller.
@@ -25,16 +30,58 @@ export class ProbeTable {
   private zero = false;
   /** Values in the table (distinct). */
   size = 0;
+  /** The WebAssembly kernels holding the slots, or null for the JavaScript loops. */
+  private readonly k: SetKernels | null;
+  /** Slots of the kernels' table in use (zeroed by the last reset). */
+  private used = 0;
 
-  /** Empties the table and makes room for `n` values at load ≤ 1/2. */
+  /** @param options.wasm Use the WebAssembly kernels when available (default true; same results). */
+  constructor(options: { wasm?: boolean } = {}) {
+    this.k = options.wasm === false ? null : SetKernels.create();
+    if (this.k) this.slots = new Int32Array(0);
+  }
+
+  /** True when the table's loops run in WebAssembly. */
+  get wasm(): boolean {
+    return this.k !== null;
+  }
+
+  /** Empties the table and makes room for `n` values at load ≤ 1/2 (and `n` input values). */
   private reset(n: number): void {
     let cap = 16;
     while (cap < 2 * n) cap *= 2;
-    if (cap > this.slots.length) this.slots = new Int32Array(cap);
+    const k = this.k;
+    if (k) {
+      // The kernels probe without wrapping around (runs spill past the last home slot), and read
+      // 4 slots at a time: cap + n + 4 slots are zeroed.
+      this.used = cap + n + 4;
+      k.ensure(this.used, n);
+      k.i32.fill(0, TAB >>> 2, (TAB >>> 2) + this.used);
+      k.i32[ZERO_FLAG >>> 2] = 0;
+    } else if (cap > this.slots.length) this.slots = new Int32Array(cap);
     else this.slots.fill(0, 0, cap);
     this.mask = cap - 1;
     this.zero = false;
     this.size = 0;
+  }
+
+  /**
+   * Fills the table with the distinct values of `values` and returns them, in first-occurrence
+   * order, as a fresh array.
+   */
+  distinctOf(values: Uint32Array): Uint32Array {
+    const m = values.length;
+    const k = this.k;
+    if (!k) {
+      const out = new Uint32Array(m);
+      return out.slice(0, this.distinct(values, m, out));
+    }
+    this.reset(m);
+    k.put(values);
+    const d = k.fn.distinct(k.IN, m, TAB, this.mask, k.IN, ZERO_FLAG);
+    this.zero = k.i32[ZERO_FLAG >>> 2] !== 0;
+    this.size = d;
+    return k.u32.slice(k.IN >>> 2, (k.IN >>> 2) + d);
   }
 
   /**
@@ -43,6 +90,16 @@ export class ProbeTable {
    */
   distinct(values: Uint32Array | Int32Array, m: number, out: Uint32Array | Int32Array): number {
     this.reset(m);
+    const k = this.k;
+    if (k) {
+      k.put(values.subarray(0, m));
+      const d = k.fn.distinct(k.IN, m, TAB, this.mask, k.IN, ZERO_FLAG);
+      this.zero = k.i32[ZERO_FLAG >>> 2] !== 0;
+      this.size = d;
+      if (out instanceof Int32Array) out.set(k.i32.subarray(k.IN >>> 2, (k.IN >>> 2) + d));
+      else out.set(k.u32.subarray(k.IN >>> 2, (k.IN >>> 2) + d));
+      return d;
+    }
     const slots = this.slots;
     const mask = this.mask;
     let d = 0;
@@ -75,6 +132,14 @@ export class ProbeTable {
   load(set: Uint32Array): void {
     const m = set.length;
     this.reset(m);
+    const k = this.k;
+    if (k) {
+      k.put(set);
+      k.fn.load(k.IN, m, TAB, this.mask, ZERO_FLAG);
+      this.zero = k.i32[ZERO_FLAG >>> 2] !== 0;
+      this.size = m;
+      return;
+    }
     const slots = this.slots;
     const mask = this.mask;
     for (let j = 0; j < m; j++) {
@@ -95,6 +160,12 @@ export class ProbeTable {
    * plus the values left to probe falls short). `need` 0 always counts to the end.
    */
   countIn(set: Uint32Array, need: number): number {
+    const k = this.k;
+    if (k) {
+      k.ensure(this.used, set.length);
+      k.put(set);
+      return k.fn.count(k.IN, set.length, TAB, this.mask, this.zero ? 1 : 0, need);
+    }
     const slots = this.slots;
     const mask = this.mask;
     const m = set.length;

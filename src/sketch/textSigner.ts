@@ -125,11 +125,22 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
   const table = fusedSymbolTable(normOptions, shingleSeed);
   const mod = table && options.wasm !== false ? kernelsModule() : null;
   const wasm = mod && table ? wasmPath(new WasmKernels(mod, numPerm), table, k) : null;
-  const fingerprints = wasm ? (text: string): number => {
+  /** The fingerprints of `text`, valid until the next call (a view of kernel memory or of `fps`). */
+  const fingerprintView = wasm ? (text: string): Uint32Array => {
     const m = wasm.fingerprints(text);
-    if (m < 0) return jsFingerprints(text);
+    if (m >= 0) return wasm.k.u32.subarray(wasm.k.FPS >>> 2, (wasm.k.FPS >>> 2) + m);
+    const n = jsFingerprints(text); // may reallocate fps: read it after
+    return fps.subarray(0, n);
+  } : (text: string): Uint32Array => {
+    const n = jsFingerprints(text);
+    return fps.subarray(0, n);
+  };
+  const fingerprints = wasm ? (text: string): number => {
+    const view = fingerprintView(text);
+    const m = view.length;
+    if (view.buffer === fps.buffer) return m;
     if (fps.length < m) fps = new Uint32Array(Math.max(m, fps.length * 2));
-    fps.set(wasm.k.u32.subarray(wasm.k.FPS >>> 2, (wasm.k.FPS >>> 2) + m));
+    fps.set(view);
     return m;
   } : jsFingerprints;
   const set = (text: string): Uint32Array => {
@@ -137,10 +148,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     return toSortedSet(fps.subarray(0, m)).slice();
   };
   const probe = new ProbeTable();
-  const distinct = (text: string, table: ProbeTable = probe): Uint32Array => {
-    const m = fingerprints(text);
-    return fps.slice(0, table.distinct(fps, m, fps));
-  };
+  const distinct = (text: string, table: ProbeTable = probe): Uint32Array => table.distinctOf(fingerprintView(text));
   if (method === 'oph') {
     const { pre } = ophParams(seed);
     const shift = numPerm > 1 && (numPerm & (numPerm - 1)) === 0 ? 32 - Math.log2(numPerm) : 0;
