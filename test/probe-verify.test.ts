@@ -14,6 +14,7 @@ import { dedupStream } from '../src/dedup/streamDedup.js';
 import { createShingler } from '../src/text/shingler.js';
 import { CorpusGenerator } from '../bench/gen.js';
 import { splitmix32 } from '../src/hash/mix.js';
+import { SharedSetPool, blockBytes } from '../src/dedup/sharedSetPool.js';
 
 /** Two distinct sets with a chosen overlap, from a pool of values that includes 0 and 2^32−1. */
 const setPair = fc
@@ -166,4 +167,41 @@ test('verification on workers = verification in one thread = sorted-set Jaccard,
       assert.deepEqual(got.clusters, want.clusters);
     }
   }
+});
+
+test('SharedSetPool: blocks fit within 1/16 waste, copies are exact, released blocks are reused up to the keep limit', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 1 << 26 }), (n) => {
+      const bytes = n * 4;
+      const b = blockBytes(bytes);
+      assert.ok(b >= bytes && b % 4 === 0, `${b} for ${bytes}`);
+      assert.ok(b <= Math.max(256, bytes * (1 + 1 / 16)), `${b} wastes too much for ${bytes}`);
+      assert.equal(blockBytes(b), b, 'a block size is its own class');
+    }),
+    { numRuns: 2000, seed: 19 },
+  );
+  const pool = new SharedSetPool(3 * 1024);
+  const set = Uint32Array.from({ length: 300 }, (_, i) => (i * 2654435761) >>> 0);
+  const a = pool.copy(set);
+  assert.ok(a.buffer instanceof SharedArrayBuffer);
+  assert.deepEqual(a, set);
+  const bufA = a.buffer;
+  pool.release(a);
+  // Same class (300 and 290 values both round to a 1,280-byte block): the block comes back.
+  const b = pool.copy(set.subarray(0, 290));
+  assert.equal(b.buffer, bufA);
+  assert.deepEqual(b, set.subarray(0, 290));
+  const c = pool.copy(set);
+  assert.notEqual(c.buffer, bufA);
+  // keep = 3 KB: two 1,280-byte blocks are kept, the third is dropped.
+  pool.release(b);
+  pool.release(c);
+  const d = pool.copy(set);
+  pool.release(d);
+  pool.release(pool.copy(set));
+  const e = pool.copy(set);
+  const f = pool.copy(set);
+  const g = pool.copy(set);
+  assert.equal(new Set([e.buffer, f.buffer, g.buffer]).size, 3);
+  assert.ok([e.buffer, f.buffer].includes(bufA) || g.buffer === bufA);
 });

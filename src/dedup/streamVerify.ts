@@ -10,6 +10,7 @@ import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import type { SignRequest } from '../parallel/signWorker.js';
 import type { DedupOptions } from './options.js';
+import { SharedSetPool, blockBytes } from './sharedSetPool.js';
 
 /** The sets of some documents of a batch, by their place among the documents asked for. */
 export type SetGetter = (slot: number) => Uint32Array;
@@ -78,6 +79,9 @@ export async function verifyExact(
   const parallel = feed.parallel;
   // Pairs scored on a worker (along with their second member's set) and their similarity (−1: below).
   const assigned = parallel ? new Uint8Array(count) : undefined;
+  const pool = parallel ? new SharedSetPool() : undefined;
+  /** Bytes a held set takes: with workers, its pooled block. */
+  const cost = (set: Uint32Array): number => (parallel ? blockBytes(set.byteLength) : set.byteLength);
   const sim = parallel ? new Float64Array(count) : undefined;
   while (remaining > 0) {
     passes++;
@@ -113,17 +117,19 @@ export async function verifyExact(
           pendingAsA[pa[p]!]!--;
           if (--h.left === 0) {
             held.delete(pa[p]!);
-            used -= h.set.byteLength;
+            used -= cost(h.set);
+            // Every pair reading this set has been scored (its last one just now): reuse its block.
+            pool?.release(h.set);
           }
         }
         if (pendingAsA[d]! > 0 && (used < budget || held.size === 0)) {
           const set = get(slot);
-          if (used + set.byteLength <= budget || held.size === 0) {
-            // Copy out of the batch's buffer so the rest of it can be freed; with workers, into
-            // shared memory, so later batches' workers can score against it without a copy.
-            const own = parallel ? sharedCopy(set) : set;
+          if (used + cost(set) <= budget || held.size === 0) {
+            // With workers, copy into shared memory, so later batches' workers can score against it
+            // without a copy (and the batch's buffer can be freed).
+            const own = pool ? pool.copy(set) : set;
             held.set(d, { set: own, left: pendingAsA[d]! });
-            used += own.byteLength;
+            used += cost(own);
             if (used > peak) peak = used;
           }
         }
@@ -173,11 +179,4 @@ export async function verifyExact(
     if (d !== n) throw new Error(`the document source changed between passes: ${n} documents in the first pass, ${d} now`);
   }
   return { passes, peak, setDocs };
-}
-
-/** A copy of `set` in its own SharedArrayBuffer (posted to workers without copying). */
-function sharedCopy(set: Uint32Array): Uint32Array {
-  const own = new Uint32Array(new SharedArrayBuffer(set.byteLength));
-  own.set(set);
-  return own;
 }
