@@ -10,46 +10,41 @@
   ;; Returns the number of symbols, or -(i+1) at the first code unit i of any other class.
   (func (export "symbolize") (param $text i32) (param $len i32) (param $cls i32) (param $sym i32)
       (param $out i32) (param $space i32) (result i32)
-    (local $i i32) (local $c i32) (local $cl i32) (local $pend i32) (local $prev i32) (local $o i32)
+    (local $i i32) (local $c i32) (local $cl i32) (local $pend i32) (local $prev i32) (local $o i32) (local $one i32)
     local.get $out local.set $o
     block $done
       loop $L
         local.get $i local.get $len i32.ge_u br_if $done
         local.get $text local.get $i i32.const 1 i32.shl i32.add i32.load16_u local.set $c
         local.get $cls local.get $c i32.add i32.load8_u local.set $cl
-        local.get $cl i32.const 1 i32.eq
+        local.get $i i32.const 1 i32.add local.set $i
+        block $slow
+          ;; Classes 1 and 2 without a branch (a word/space branch mispredicts at every word end):
+          ;; the pending space and the symbol are stored unconditionally, and $o advances past them
+          ;; only when they count. Stores land at most 2 slots past the symbols written.
+          local.get $cl i32.const 1 i32.sub i32.const 1 i32.gt_u br_if $slow
+          local.get $cl i32.const 1 i32.eq local.set $one
+          local.get $o local.get $space i32.store
+          local.get $o local.get $one local.get $pend i32.and i32.const 2 i32.shl i32.add local.set $o
+          local.get $o local.get $sym local.get $c i32.const 2 i32.shl i32.add i32.load i32.store
+          local.get $o local.get $one i32.const 2 i32.shl i32.add local.set $o
+          ;; after a symbol nothing is pending; after whitespace, a space is, unless nothing came yet
+          local.get $one i32.const 1 i32.xor local.get $o local.get $out i32.ne i32.and local.set $pend
+          i32.const 1 local.get $prev local.get $one select local.set $prev
+          br $L
+        end
+        local.get $cl i32.const 5 i32.eq local.get $cl i32.const 6 i32.eq i32.or
         if
-          local.get $pend
+          local.get $prev local.get $cl i32.ne
           if
             local.get $o local.get $space i32.store
             local.get $o i32.const 4 i32.add local.set $o
-            i32.const 0 local.set $pend
           end
-          local.get $o
-          local.get $sym local.get $c i32.const 2 i32.shl i32.add i32.load
-          i32.store
-          local.get $o i32.const 4 i32.add local.set $o
-          i32.const 1 local.set $prev
+          local.get $cl local.set $prev
         else
-          local.get $cl i32.const 2 i32.eq
-          if
-            local.get $o local.get $out i32.ne local.set $pend
-          else
-            local.get $cl i32.const 5 i32.eq local.get $cl i32.const 6 i32.eq i32.or
-            if
-              local.get $prev local.get $cl i32.ne
-              if
-                local.get $o local.get $space i32.store
-                local.get $o i32.const 4 i32.add local.set $o
-              end
-              local.get $cl local.set $prev
-            else
-              i32.const -1 local.get $i i32.sub
-              return
-            end
-          end
+          i32.const 0 local.get $i i32.sub
+          return
         end
-        local.get $i i32.const 1 i32.add local.set $i
         br $L
       end
     end
