@@ -11,6 +11,9 @@ import { htmlToText } from '../src/io/html.js';
 import { readTextFile } from '../src/io/textFile.js';
 import type { InputRecord } from '../src/io/record.js';
 import { fixtures, kijiji, tmpDir } from './cliUtil.js';
+import fc from 'fast-check';
+import { isUtf8 } from 'node:buffer';
+import { textLines, utf8Chunks, utf8LinesOf, type TextLine } from '../src/io/utf8.js';
 
 const A = 'The quick brown fox jumps over the lazy dog near the river bank today';
 const B = 'Apartment for rent in Rome, two bedrooms, close to the metro station, available from October';
@@ -214,4 +217,38 @@ test('Kijiji TSV: 2,627 rows of 6 fields; texts equal a plain split on tabs', as
     assert.equal(records[i]!.text, `${fields[0]} ${fields[1]}`, `row ${i}`);
     assert.equal(records[i]!.raw, plain[i]);
   }
+});
+
+test('utf8LinesOf: the same lines, numbers and line breaks as textLines(utf8Chunks(..)), or false for invalid UTF-8', async () => {
+  const piece = fc.oneof(
+    fc.constantFrom('\n', '\r\n', '\r', '\ufeff', '\uFEFF\n', ' ', 'ñ', '日本', '😀', '{"text":"a\\nb"}', ''),
+    fc.string({ unit: 'grapheme', maxLength: 12 }),
+  );
+  const bytes = fc.oneof(
+    fc.array(piece, { maxLength: 30 }).map((ps) => Buffer.from(ps.join(''), 'utf8')),
+    // Raw bytes: invalid UTF-8, lone surrogates encoded, stray CR/LF.
+    fc.uint8Array({ maxLength: 80 }).map((a) => Buffer.from(a)),
+    fc.tuple(fc.boolean(), fc.array(piece, { maxLength: 10 })).map(([bom, ps]) => Buffer.concat([Buffer.from(bom ? [0xef, 0xbb, 0xbf] : []), Buffer.from(ps.join(''), 'utf8')])),
+  );
+  await fc.assert(
+    fc.asyncProperty(bytes, fc.integer({ min: 1, max: 1000 }), fc.boolean(), async (buf, firstLine, stripBom) => {
+      const got: TextLine[] = [];
+      let bomA = false;
+      const ok = utf8LinesOf(buf, firstLine, stripBom, (text, line, eol) => got.push({ text, line, eol }), () => (bomA = true));
+      assert.equal(ok, isUtf8(buf));
+      if (!ok) {
+        assert.equal(got.length, 0);
+        return;
+      }
+      let bomB = false;
+      const want: TextLine[] = [];
+      const once = async function* () {
+        yield buf;
+      };
+      for await (const l of textLines(utf8Chunks(once(), { file: 'x', firstLine, stripBom, onBom: () => (bomB = true) }))) want.push(l);
+      assert.deepEqual(got, want);
+      assert.equal(bomA, bomB);
+    }),
+    { numRuns: 1500, seed: 20 },
+  );
 });

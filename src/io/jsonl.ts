@@ -44,52 +44,53 @@ function kindOf(v: unknown): string {
   return `a ${typeof v}`;
 }
 
-/** Reads JSONL records. Blank lines are ignored. */
-export async function* readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderContext, spec: FieldSpec): AsyncGenerator<InputRecord> {
+/**
+ * The JSONL reader for one line at a time, synchronously: what {@link readJsonl} does per line, for
+ * callers that split lines themselves (a worker's byte range, where an async generator per line
+ * cost more than the JSON parsing).
+ */
+export function jsonlLineReader(ctx: ReaderContext, spec: FieldSpec): (lineText: string, line: number, eol: string) => InputRecord | undefined {
   const textNames = spec.text && spec.text.length > 0 ? spec.text : ['text'];
   const textPaths = textNames.map(parsePath);
   const idPath = spec.id === undefined ? undefined : parsePath(spec.id);
   const titlePath = spec.title === undefined ? undefined : parsePath(spec.title);
   let row = 0;
-  for await (const { text: lineText, line, eol } of lines) {
-    if (lineText.trim() === '') continue;
+  return (lineText, line, eol) => {
+    if (lineText.trim() === '') return undefined;
     const r = row++;
     if (ctx.badLines?.has(line)) {
       ctx.invalid(line, 'invalid UTF-8');
-      continue;
+      return undefined;
     }
     let obj: unknown;
     try {
       obj = JSON.parse(lineText);
     } catch (e) {
       ctx.invalid(line, `invalid JSON (${(e as Error).message})`);
-      continue;
+      return undefined;
     }
     if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
       ctx.invalid(line, 'expected a JSON object');
-      continue;
+      return undefined;
     }
     const parts: string[] = [];
-    let ok = true;
     for (let i = 0; i < textPaths.length; i++) {
       const v = getPath(obj, textPaths[i]!);
       // Text fields must be strings: a number, null or an array turned into text silently would be
       // a document nobody wrote (the field is probably not the one meant).
       if (typeof v !== 'string') {
         ctx.invalid(line, v === undefined ? `no field "${textNames[i]}"; available fields: ${fieldNames(obj)}` : `field "${textNames[i]}" is ${kindOf(v)}, not a string`);
-        ok = false;
-        break;
+        return undefined;
       }
       parts.push(v);
     }
-    if (!ok) continue;
     let id: string | undefined;
     if (idPath) {
       const v = getPath(obj, idPath);
       if (typeof v === 'string' || typeof v === 'number') id = String(v);
       else {
         ctx.invalid(line, v === undefined ? `no id field "${spec.id}"; available fields: ${fieldNames(obj)}` : `id field "${spec.id}" is ${kindOf(v)}, not a string or a number`);
-        continue;
+        return undefined;
       }
     }
     const out: InputRecord = { text: parts.length === 1 ? parts[0]! : parts.join(' '), id, row: r, line };
@@ -101,6 +102,15 @@ export async function* readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderCont
       out.raw = lineText;
       out.eol = eol;
     }
-    yield out;
+    return out;
+  };
+}
+
+/** Reads JSONL records. Blank lines are ignored. */
+export async function* readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderContext, spec: FieldSpec): AsyncGenerator<InputRecord> {
+  const read = jsonlLineReader(ctx, spec);
+  for await (const { text, line, eol } of lines) {
+    const r = read(text, line, eol);
+    if (r) yield r;
   }
 }
