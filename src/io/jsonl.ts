@@ -4,6 +4,7 @@
  */
 import type { TextLine } from './utf8.js';
 import type { InputRecord, ReaderContext } from './record.js';
+import { readLinesWith, type LineReader } from './lines.js';
 
 /** Which fields make a document. */
 export interface FieldSpec {
@@ -49,7 +50,7 @@ function kindOf(v: unknown): string {
  * callers that split lines themselves (a worker's byte range, where an async generator per line
  * cost more than the JSON parsing).
  */
-export function jsonlLineReader(ctx: ReaderContext, spec: FieldSpec): (lineText: string, line: number, eol: string) => InputRecord | undefined {
+export function jsonlLineReader(ctx: ReaderContext, spec: FieldSpec): LineReader {
   const textNames = spec.text && spec.text.length > 0 ? spec.text : ['text'];
   const textPaths = textNames.map(parsePath);
   const idPath = spec.id === undefined ? undefined : parsePath(spec.id);
@@ -107,10 +108,6 @@ export function jsonlLineReader(ctx: ReaderContext, spec: FieldSpec): (lineText:
 }
 
 /** Reads JSONL records. Blank lines are ignored. */
-export async function* readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderContext, spec: FieldSpec): AsyncGenerator<InputRecord> {
-  const read = jsonlLineReader(ctx, spec);
-  for await (const { text, line, eol } of lines) {
-    const r = read(text, line, eol);
-    if (r) yield r;
-  }
+export function readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderContext, spec: FieldSpec): AsyncGenerator<InputRecord> {
+  return readLinesWith(lines, jsonlLineReader(ctx, spec));
 }

@@ -9,7 +9,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { linesOf, textLines, utf8Chunks, utf8LinesOf, type TextChunk, type TextLine } from './utf8.js';
 import { makeContext, type InputRecord, type SkipStats } from './record.js';
 import { jsonlLineReader, type FieldSpec } from './jsonl.js';
-import { readIdTextLines, readTextLines } from './lines.js';
+import { idTextLineReader, textLineReader } from './lines.js';
 import { readDelimited, type ColumnSpec } from './delimited.js';
 import { InputError } from './errors.js';
 import { formatFromExtension, sniffFormat, type InputFormat } from './formats.js';
@@ -233,6 +233,7 @@ export async function parseLineBlock(buf: Buffer, spec: LineParseSpec, firstLine
   let lines = 0;
   let rows = 0;
   let headerSeen = withHeader;
+  /** TSV lines, counted (lines, and rows after the header). */
   async function* counted(): AsyncGenerator<TextLine> {
     for await (const l of textLines(chunks)) {
       if (withHeader && l.line === start) {
@@ -240,36 +241,29 @@ export async function parseLineBlock(buf: Buffer, spec: LineParseSpec, firstLine
         continue;
       }
       lines++;
-      if (spec.format === 'text') rows++;
-      else if (spec.format === 'tsv') {
-        // TSV skips empty lines; the first non-empty line is the header, not a row.
-        if (l.text !== '') {
-          if (headerSeen) rows++;
-          headerSeen = true;
-        }
-      } else if (l.text.trim() !== '') rows++;
+      // TSV skips empty lines; the first non-empty line is the header, not a row.
+      if (l.text !== '') {
+        if (headerSeen) rows++;
+        headerSeen = true;
+      }
       yield l;
     }
   }
   const records: InputRecord[] = [];
-  if (spec.format === 'jsonl') {
-    // The common case runs without an async step per line (three async generators per line cost
+  if (spec.format !== 'tsv') {
+    // Line formats run without an async step per line (three async generators per line cost
     // about as much as decoding and JSON.parse together).
-    const read = jsonlLineReader(ctx, spec.fields ?? {});
+    const read =
+      spec.format === 'jsonl' ? jsonlLineReader(ctx, spec.fields ?? {}) : spec.format === 'idtext' ? idTextLineReader(ctx) : textLineReader(ctx);
     const each = (text: string, line: number, eol: string): void => {
       lines++;
-      if (text.trim() !== '') rows++;
+      if (spec.format === 'text' || text.trim() !== '') rows++;
       const r = read(text, line, eol);
       if (r) records.push(r);
     };
     if (!utf8LinesOf(input, start, stripBom, each, () => (bom = true))) for await (const chunk of chunks) linesOf(chunk, each);
   } else {
-    const reader =
-      spec.format === 'idtext'
-        ? readIdTextLines(counted(), ctx)
-        : spec.format === 'tsv'
-          ? readDelimited(lineChunks(counted()), ctx, '\t', spec.columns ?? {}, () => undefined, false)
-          : readTextLines(counted(), ctx);
+    const reader = readDelimited(lineChunks(counted()), ctx, '\t', spec.columns ?? {}, () => undefined, false);
     for await (const r of reader) records.push(r);
   }
   // Byte offsets of the records' lines: walk the newlines once, in order.

@@ -5,42 +5,63 @@
 import type { TextLine } from './utf8.js';
 import type { InputRecord, ReaderContext } from './record.js';
 
-/** Plain text: every line is a document, blank lines included (as empty documents), so row = line − 1. */
-export async function* readTextLines(lines: AsyncIterable<TextLine>, ctx: ReaderContext): AsyncGenerator<InputRecord> {
-  for await (const { text, line, eol } of lines) {
+/** A reader of one line at a time, synchronously: the record the line holds, if any. */
+export type LineReader = (text: string, line: number, eol: string) => InputRecord | undefined;
+
+/** Plain text, one line at a time (see {@link readTextLines}). */
+export function textLineReader(ctx: ReaderContext): LineReader {
+  return (text, line, eol) => {
     if (ctx.badLines?.has(line)) {
       ctx.invalid(line, 'invalid UTF-8');
-      continue;
+      return undefined;
     }
     const out: InputRecord = { text, id: undefined, row: line - 1, line };
     if (ctx.raw) {
       out.raw = text;
       out.eol = eol;
     }
-    yield out;
-  }
+    return out;
+  };
 }
 
-/** `id<TAB>text`: the id is everything before the first tab, the text everything after it. Blank lines are ignored. */
-export async function* readIdTextLines(lines: AsyncIterable<TextLine>, ctx: ReaderContext): AsyncGenerator<InputRecord> {
+/** `id<TAB>text`, one line at a time (see {@link readIdTextLines}). */
+export function idTextLineReader(ctx: ReaderContext): LineReader {
   let row = 0;
-  for await (const { text, line, eol } of lines) {
-    if (text.trim() === '') continue;
+  return (text, line, eol) => {
+    if (text.trim() === '') return undefined;
     const r = row++;
     if (ctx.badLines?.has(line)) {
       ctx.invalid(line, 'invalid UTF-8');
-      continue;
+      return undefined;
     }
     const tab = text.indexOf('\t');
     if (tab < 0) {
       ctx.invalid(line, 'ragged row: expected "id<TAB>text" but the line has no tab');
-      continue;
+      return undefined;
     }
     const out: InputRecord = { text: text.slice(tab + 1), id: text.slice(0, tab), row: r, line };
     if (ctx.raw) {
       out.raw = text;
       out.eol = eol;
     }
-    yield out;
+    return out;
+  };
+}
+
+/** The records of a {@link LineReader} over async lines. */
+export async function* readLinesWith(lines: AsyncIterable<TextLine>, read: LineReader): AsyncGenerator<InputRecord> {
+  for await (const { text, line, eol } of lines) {
+    const r = read(text, line, eol);
+    if (r) yield r;
   }
+}
+
+/** Plain text: every line is a document, blank lines included (as empty documents), so row = line − 1. */
+export function readTextLines(lines: AsyncIterable<TextLine>, ctx: ReaderContext): AsyncGenerator<InputRecord> {
+  return readLinesWith(lines, textLineReader(ctx));
+}
+
+/** `id<TAB>text`: the id is everything before the first tab, the text everything after it. Blank lines are ignored. */
+export function readIdTextLines(lines: AsyncIterable<TextLine>, ctx: ReaderContext): AsyncGenerator<InputRecord> {
+  return readLinesWith(lines, idTextLineReader(ctx));
 }
