@@ -68,12 +68,15 @@ function writeCase(dir: string, c: Case): string {
     // Blank lines are records of their own in text; in JSONL and id⇥text they are ignored.
     if (d.blank) lines.push({ raw: '', eol: d.crlf ? '\r\n' : '\n' });
     const invalid = c.skipInvalid && c.format !== 'text' && d.invalid === 0;
-    lines.push({ raw: lineOf(c.format, d.doc, i, invalid), eol: d.crlf ? '\r\n' : '\n' });
+    let raw = lineOf(c.format, d.doc, i, invalid);
+    // A line with a byte that is not UTF-8 (BEL here, 0xFF in the file): skipped as invalid UTF-8.
+    if (c.skipInvalid && d.invalid === 1) raw = raw.replace(/(text":"|\t|^)/, '$1\u0007');
+    lines.push({ raw, eol: d.crlf ? '\r\n' : '\n' });
   });
   let body = lines.map((l, i) => l.raw + (i < lines.length - 1 || c.finalEol ? l.eol : '')).join('');
   if (c.bom) body = '\ufeff' + body;
   const file = join(dir, `docs.${c.format === 'text' ? 'txt' : c.format}`);
-  writeFileSync(file, body);
+  writeFileSync(file, Buffer.from(body, 'utf8').map((b) => (b === 7 ? 0xff : b)));
   return file;
 }
 

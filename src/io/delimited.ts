@@ -17,7 +17,7 @@
  * @module
  */
 import { createRequire } from 'node:module';
-import { textLines, type TextChunk } from './utf8.js';
+import { textLines, type TextChunk, type TextLine } from './utf8.js';
 import { InputError, type InputFix } from './errors.js';
 import type { InputRecord, ReaderContext } from './record.js';
 
@@ -309,6 +309,28 @@ function joinLines(lines: Line[]): string {
   let s = lines[0]!.text;
   for (let i = 1; i < lines.length; i++) s += lines[i - 1]!.eol + lines[i]!.text;
   return s;
+}
+
+/**
+ * The delimited reader over lines the caller splits, synchronously: `feed` every line in order,
+ * then `finish`; documents collect in `out` (take them as they come). What {@link readDelimited}
+ * does, without an async step per line.
+ */
+export function delimitedLineReader(
+  ctx: ReaderContext,
+  delimiter: string,
+  spec: ColumnSpec,
+  onHeader: (h: DelimitedHeader) => void,
+  quotes = true,
+): { out: InputRecord[]; feed(l: TextLine): void; finish(): void } {
+  const splitter = new RecordSplitter(ctx, delimiter, spec, onHeader, quotes);
+  return {
+    out: splitter.out,
+    feed: (l) => splitter.feed(l),
+    finish: () => {
+      while (splitter.open) splitter.malformed('a quoted field is never closed');
+    },
+  };
 }
 
 /**

@@ -6,11 +6,11 @@
  * @module
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { linesOf, textLines, utf8Chunks, utf8LinesOf, type TextChunk, type TextLine } from './utf8.js';
+import { linesOf, utf8Chunks, utf8LinesOf } from './utf8.js';
 import { makeContext, type InputRecord, type SkipStats } from './record.js';
 import { jsonlLineReader, type FieldSpec } from './jsonl.js';
 import { idTextLineReader, textLineReader } from './lines.js';
-import { readDelimited, type ColumnSpec } from './delimited.js';
+import { delimitedLineReader, type ColumnSpec } from './delimited.js';
 import { InputError } from './errors.js';
 import { formatFromExtension, sniffFormat, type InputFormat } from './formats.js';
 import { isZstd } from './zstd.js';
@@ -209,11 +209,6 @@ async function* once(buf: Buffer): AsyncGenerator<Buffer> {
   if (buf.length > 0) yield buf;
 }
 
-/** Lines back into text chunks (readDelimited splits chunks into lines itself), one per line. */
-async function* lineChunks(lines: AsyncIterable<TextLine>): AsyncGenerator<TextChunk> {
-  for await (const l of lines) yield { text: l.text + l.eol, line: l.line };
-}
-
 /**
  * Parses a block of whole lines with the format's reader. Line numbers start at `firstLine` and rows
  * at 0; a byte-order mark is dropped only when `stripBom` (the file's first block). A TSV block
@@ -229,43 +224,47 @@ export async function parseLineBlock(buf: Buffer, spec: LineParseSpec, firstLine
   if (withHeader && spec.header === undefined) throw new Error('a TSV block after the first needs the header line');
   const input = withHeader ? Buffer.concat([Buffer.from(spec.header! + '\n', 'utf8'), buf]) : buf;
   const start = withHeader ? firstLine - 1 : firstLine;
-  const chunks: AsyncIterable<TextChunk> = utf8Chunks(once(input), { file: spec.name, badLines: ctx.badLines, stripBom, firstLine: start, onBom: () => (bom = true) });
   let lines = 0;
   let rows = 0;
-  let headerSeen = withHeader;
-  /** TSV lines, counted (lines, and rows after the header). */
-  async function* counted(): AsyncGenerator<TextLine> {
-    for await (const l of textLines(chunks)) {
-      if (withHeader && l.line === start) {
-        yield l;
-        continue;
-      }
-      lines++;
-      // TSV skips empty lines; the first non-empty line is the header, not a row.
-      if (l.text !== '') {
-        if (headerSeen) rows++;
-        headerSeen = true;
-      }
-      yield l;
-    }
-  }
   const records: InputRecord[] = [];
+  // Lines are read without an async step per line (three async generators per line cost about as
+  // much as decoding and JSON.parse together).
+  let each: (text: string, line: number, eol: string) => void;
+  let finish = (): void => {};
   if (spec.format !== 'tsv') {
-    // Line formats run without an async step per line (three async generators per line cost
-    // about as much as decoding and JSON.parse together).
     const read =
       spec.format === 'jsonl' ? jsonlLineReader(ctx, spec.fields ?? {}) : spec.format === 'idtext' ? idTextLineReader(ctx) : textLineReader(ctx);
-    const each = (text: string, line: number, eol: string): void => {
+    each = (text, line, eol) => {
       lines++;
       if (spec.format === 'text' || text.trim() !== '') rows++;
       const r = read(text, line, eol);
       if (r) records.push(r);
     };
-    if (!utf8LinesOf(input, start, stripBom, each, () => (bom = true))) for await (const chunk of chunks) linesOf(chunk, each);
   } else {
-    const reader = readDelimited(lineChunks(counted()), ctx, '\t', spec.columns ?? {}, () => undefined, false);
-    for await (const r of reader) records.push(r);
+    const reader = delimitedLineReader(ctx, '\t', spec.columns ?? {}, () => undefined, false);
+    let headerSeen = withHeader;
+    each = (text, line, eol) => {
+      if (!(withHeader && line === start)) {
+        lines++;
+        // TSV skips empty lines; the first non-empty line is the header, not a row.
+        if (text !== '') {
+          if (headerSeen) rows++;
+          headerSeen = true;
+        }
+      }
+      reader.feed({ text, line, eol });
+    };
+    finish = () => {
+      reader.finish();
+      for (const r of reader.out) records.push(r);
+    };
   }
+  // Invalid UTF-8 takes the chunked route, which records the bad lines for the readers.
+  if (!utf8LinesOf(input, start, stripBom, each, () => (bom = true))) {
+    const chunks = utf8Chunks(once(input), { file: spec.name, badLines: ctx.badLines, stripBom, firstLine: start, onBom: () => (bom = true) });
+    for await (const chunk of chunks) linesOf(chunk, each);
+  }
+  finish();
   // Byte offsets of the records' lines: walk the newlines once, in order.
   const starts = new Int32Array(records.length);
   const lengths = new Int32Array(records.length);
