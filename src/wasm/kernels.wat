@@ -315,14 +315,11 @@
   (func (export "distinct") (param $in i32) (param $m i32) (param $tab i32) (param $mask i32)
       (param $out i32) (param $zf i32) (result i32)
     (local $p i32) (local $end i32) (local $v i32) (local $a i32) (local $x i32) (local $o i32)
-    local.get $in local.set $p
-    local.get $in local.get $m i32.const 2 i32.shl i32.add local.set $end
+    local.get $in local.set $p local.get $in local.get $m i32.const 2 i32.shl i32.add local.set $end
     local.get $out local.set $o
     block $done
       loop $L
-        local.get $p local.get $end i32.ge_u br_if $done
-        local.get $p i32.load local.set $v
-        local.get $p i32.const 4 i32.add local.set $p
+        local.get $p local.get $end i32.ge_u br_if $done local.get $p i32.load local.set $v local.get $p i32.const 4 i32.add local.set $p
         local.get $v i32.eqz
         if
           local.get $zf i32.load i32.eqz
@@ -345,8 +342,7 @@
               br $placed
             end
             local.get $x local.get $v i32.eq br_if $placed
-            local.get $a i32.const 4 i32.add local.set $a
-            br $P
+            local.get $a i32.const 4 i32.add local.set $a br $P
           end
         end
         br $L
@@ -357,13 +353,10 @@
   ;; Inserts $m values at $in, known distinct, into the table.
   (func (export "load") (param $in i32) (param $m i32) (param $tab i32) (param $mask i32) (param $zf i32)
     (local $p i32) (local $end i32) (local $v i32) (local $a i32)
-    local.get $in local.set $p
-    local.get $in local.get $m i32.const 2 i32.shl i32.add local.set $end
+    local.get $in local.set $p local.get $in local.get $m i32.const 2 i32.shl i32.add local.set $end
     block $done
       loop $L
-        local.get $p local.get $end i32.ge_u br_if $done
-        local.get $p i32.load local.set $v
-        local.get $p i32.const 4 i32.add local.set $p
+        local.get $p local.get $end i32.ge_u br_if $done local.get $p i32.load local.set $v local.get $p i32.const 4 i32.add local.set $p
         local.get $v i32.eqz
         if
           local.get $zf i32.const 1 i32.store
@@ -373,8 +366,7 @@
         block $free
           loop $P
             local.get $a i32.load i32.eqz br_if $free
-            local.get $a i32.const 4 i32.add local.set $a
-            br $P
+            local.get $a i32.const 4 i32.add local.set $a br $P
           end
         end
         local.get $a local.get $v i32.store
@@ -423,8 +415,7 @@
               br $found
             end
             local.get $x i32.eqz br_if $found
-            local.get $a i32.const 4 i32.add local.set $a
-            br $P
+            local.get $a i32.const 4 i32.add local.set $a br $P
           end
         end
         br $L
