@@ -1,9 +1,9 @@
 /**
  * Shared memory for the sets that streaming verification holds, reused instead of allocated per set.
  *
- * Why: a SharedArrayBuffer per held set (so workers can score against it without a copy) cost
- * ~10 µs each on the main thread (allocation, registration, fresh pages), 15 % of its time on a
- * duplicate-heavy corpus. Released blocks go back to a free list by size class and are handed out
+ * Why: allocating a SharedArrayBuffer per held set (so workers can score against it without a
+ * copy) took 1.30 s, 15 % of the main thread's time, on a duplicate-heavy 300k-document corpus
+ * (0.40 s with the pool; bench/RESULTS.md round 4). Released blocks go back to a free list by size class and are handed out
  * again; a block is released only once every pair that reads it has been scored, so no worker can
  * still be reading it.
  * @module

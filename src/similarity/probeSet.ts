@@ -8,9 +8,9 @@
  * most of exact verification. Intersection sizes are exact, so every similarity equals what
  * `jaccard()` computes on the sorted sets, to the bit (same integers, same division).
  *
- * The table's loops run in WebAssembly when the runtime has it (src/wasm/setKernels.ts: no bounds
- * checks or deoptimizations in the probe loop, ~2× fewer nanoseconds per value than the JavaScript
- * loops, which stay as the fallback and the kernels' reference).
+ * The table's loops run in WebAssembly when the runtime has it (src/wasm/setKernels.ts; probing a
+ * near-duplicate set measured 3.4 µs against 8.5–8.7 µs in JavaScript, bench/RESULTS.md round 4); the
+ * JavaScript loops stay as the fallback and as the kernels' reference.
  * @module
  */
 import { SetKernels, TAB, ZERO_FLAG } from '../wasm/setKernels.js';
@@ -65,22 +65,27 @@ export class ProbeTable {
     this.size = 0;
   }
 
+  /** The kernels' distinct pass over `values`: fills the table, leaves the distinct values at k.IN. */
+  private kernelDistinct(k: SetKernels, values: Uint32Array | Int32Array): number {
+    this.reset(values.length);
+    k.put(values);
+    const d = k.fn.distinct(k.IN, values.length, TAB, this.mask, k.IN, ZERO_FLAG);
+    this.zero = k.i32[ZERO_FLAG >>> 2] !== 0;
+    this.size = d;
+    return d;
+  }
+
   /**
    * Fills the table with the distinct values of `values` and returns them, in first-occurrence
    * order, as a fresh array.
    */
   distinctOf(values: Uint32Array): Uint32Array {
-    const m = values.length;
     const k = this.k;
     if (!k) {
-      const out = new Uint32Array(m);
-      return out.slice(0, this.distinct(values, m, out));
+      const out = new Uint32Array(values.length);
+      return out.slice(0, this.distinct(values, values.length, out));
     }
-    this.reset(m);
-    k.put(values);
-    const d = k.fn.distinct(k.IN, m, TAB, this.mask, k.IN, ZERO_FLAG);
-    this.zero = k.i32[ZERO_FLAG >>> 2] !== 0;
-    this.size = d;
+    const d = this.kernelDistinct(k, values);
     return k.u32.slice(k.IN >>> 2, (k.IN >>> 2) + d);
   }
 
@@ -89,17 +94,13 @@ export class ProbeTable {
    * order, to `out` (which may be `values` itself); returns how many there are.
    */
   distinct(values: Uint32Array | Int32Array, m: number, out: Uint32Array | Int32Array): number {
-    this.reset(m);
     const k = this.k;
     if (k) {
-      k.put(values.subarray(0, m));
-      const d = k.fn.distinct(k.IN, m, TAB, this.mask, k.IN, ZERO_FLAG);
-      this.zero = k.i32[ZERO_FLAG >>> 2] !== 0;
-      this.size = d;
-      if (out instanceof Int32Array) out.set(k.i32.subarray(k.IN >>> 2, (k.IN >>> 2) + d));
-      else out.set(k.u32.subarray(k.IN >>> 2, (k.IN >>> 2) + d));
+      const d = this.kernelDistinct(k, values.subarray(0, m));
+      out.set((out instanceof Int32Array ? k.i32 : k.u32).subarray(k.IN >>> 2, (k.IN >>> 2) + d));
       return d;
     }
+    this.reset(m);
     const slots = this.slots;
     const mask = this.mask;
     let d = 0;
