@@ -14,7 +14,11 @@ import { dedupStream } from '../src/dedup/streamDedup.js';
 import { createShingler } from '../src/text/shingler.js';
 import { CorpusGenerator } from '../bench/gen.js';
 import { splitmix32 } from '../src/hash/mix.js';
-import { SharedSetPool, blockBytes } from '../src/dedup/sharedSetPool.js';
+import { SetArena, blockBytes } from '../src/parallel/setArena.js';
+import { arenaSets } from '../src/parallel/arenaSets.js';
+import { verifyExact, type SetFeed } from '../src/dedup/streamVerify.js';
+import { createTextSigner } from '../src/sketch/textSigner.js';
+import type { ScoredPair } from '../src/similarity/bruteForce.js';
 
 /** Two distinct sets with a chosen overlap, from a pool of values that includes 0 and 2^32−1. */
 const setPair = fc
@@ -169,7 +173,7 @@ test('verification on workers = verification in one thread = sorted-set Jaccard,
   }
 });
 
-test('SharedSetPool: blocks fit within 1/16 waste, copies are exact, released blocks are reused up to the keep limit', () => {
+test('SetArena: blocks fit within 1/16 waste, live blocks never overlap, released blocks come back by class, refs name the views', () => {
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 1 << 26 }), (n) => {
       const bytes = n * 4;
@@ -180,28 +184,111 @@ test('SharedSetPool: blocks fit within 1/16 waste, copies are exact, released bl
     }),
     { numRuns: 2000, seed: 19 },
   );
-  const pool = new SharedSetPool(3 * 1024);
-  const set = Uint32Array.from({ length: 300 }, (_, i) => (i * 2654435761) >>> 0);
-  const a = pool.copy(set);
-  assert.ok(a.buffer instanceof SharedArrayBuffer);
-  assert.deepEqual(a, set);
-  const bufA = a.buffer;
-  pool.release(a);
-  // Same class (300 and 290 values both round to a 1,280-byte block): the block comes back.
-  const b = pool.copy(set.subarray(0, 290));
-  assert.equal(b.buffer, bufA);
-  assert.deepEqual(b, set.subarray(0, 290));
-  const c = pool.copy(set);
-  assert.notEqual(c.buffer, bufA);
-  // keep = 3 KB: two 1,280-byte blocks are kept, the third is dropped.
-  pool.release(b);
-  pool.release(c);
-  const d = pool.copy(set);
-  pool.release(d);
-  pool.release(pool.copy(set));
-  const e = pool.copy(set);
-  const f = pool.copy(set);
-  const g = pool.copy(set);
-  assert.equal(new Set([e.buffer, f.buffer, g.buffer]).size, 3);
-  assert.ok([e.buffer, f.buffer].includes(bufA) || g.buffer === bufA);
+  // Random alloc/release sequences, with blocks big enough to span chunks (64 MB) now and then:
+  // every live block keeps the pattern written into it whatever happens to the others.
+  const op = fc.oneof(
+    { weight: 6, arbitrary: fc.record({ alloc: fc.integer({ min: 0, max: 5000 }) }) },
+    { weight: 1, arbitrary: fc.record({ alloc: fc.constantFrom(9_000_000, 17_000_000) }) },
+    { weight: 5, arbitrary: fc.record({ release: fc.nat() }) },
+  );
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+      const arena = new SetArena();
+      const live: { h: number; len: number; tag: number }[] = [];
+      const freed = new Map<number, number[]>();
+      let tag = 1;
+      const ref = new Int32Array(3);
+      for (const o of ops) {
+        if ('alloc' in o) {
+          const h = arena.alloc(o.alloc);
+          assert.ok(arena.capacity(h) >= o.alloc && arena.bytes(h) === blockBytes(Math.max(1, o.alloc) * 4));
+          // A released block of the same class is handed out before new memory is cut.
+          const same = freed.get(arena.bytes(h));
+          if (same && same.length > 0) assert.equal(h, same.pop());
+          const len = Math.min(o.alloc, 64);
+          const v = arena.view(h, arena.capacity(h));
+          v[0] = tag;
+          v[v.length - 1] = tag;
+          arena.ref(h, len, ref, 0);
+          assert.equal(ref[2], len);
+          assert.equal(new Uint32Array(arena.chunks[ref[0]!]!, ref[1]! * 4, len).byteOffset, arena.view(h, len).byteOffset);
+          live.push({ h, len, tag: tag++ });
+        } else if (live.length > 0) {
+          const [x] = live.splice(o.release % live.length, 1);
+          const bytes = arena.bytes(x!.h);
+          arena.release(x!.h);
+          assert.throws(() => arena.release(x!.h), /released twice/);
+          if (!freed.has(bytes)) freed.set(bytes, []);
+          freed.get(bytes)!.push(x!.h);
+        }
+        for (const x of live) {
+          const v = arena.view(x.h, arena.capacity(x.h));
+          assert.equal(v[0], x.tag, 'first value of a live block');
+          assert.equal(v[v.length - 1], x.tag, 'last value of a live block');
+        }
+      }
+      assert.ok(arena.chunks.every((c) => c instanceof SharedArrayBuffer));
+    }),
+    { numRuns: 60, seed: 23 },
+  );
+});
+
+test('verification through the shared arena = sorted-set Jaccard, whatever bound a feed gives (sets that outgrow their blocks come back whole)', async () => {
+  // A parallel feed run in this thread: the worker's own code (arenaSets) writes the sets into the
+  // arena and scores the pairs it is given. Bounds are drawn per document: 0 (every set overflows),
+  // one short of the set, exact, or the text's length; budgets down to 1 byte force extra passes.
+  const signer = createTextSigner();
+  const shingler = createShingler();
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 1, max: 1000 }),
+      fc.integer({ min: 1, max: 40 }),
+      fc.constantFrom(1, 20_000, 1 << 30),
+      fc.integer({ min: 0, max: 3 }),
+      fc.constantFrom(0.5, 0.8),
+      async (seed, batchSize, budget, workers, threshold) => {
+        const texts = randomCorpus(seed, 90);
+        const n = texts.length;
+        const sorted = texts.map((t) => shingler.set(t));
+        const pa: number[] = [];
+        const pb: number[] = [];
+        const want: ScoredPair[] = [];
+        for (let b = 1; b < n; b++) {
+          for (let a = 0; a < b; a++) {
+            if ((a * 7 + b * 3 + seed) % 4 === 0) continue; // not every pair is a candidate
+            pa.push(a);
+            pb.push(b);
+            const j = sorted[a]!.length > 0 && sorted[b]!.length > 0 ? jaccard(sorted[a]!, sorted[b]!) : 0;
+            if (j >= threshold) want.push({ a, b, similarity: j });
+          }
+        }
+        const rnd = splitmix32(seed);
+        const bounds = sorted.map((x, i) => [0, Math.max(0, x.length - 1), x.length, texts[i]!.length][rnd() % 4]!);
+        const table = new ProbeTable();
+        const feed: SetFeed = {
+          parallel: true,
+          workers,
+          async *pass() {
+            for (let base = 0; base < n; base += batchSize) {
+              const len = Math.min(batchSize, n - base);
+              yield {
+                len,
+                bound: (j: number) => bounds[base + j]!,
+                sets: async (need: number[], arena?: Parameters<typeof arenaSets>[3], score?: Parameters<typeof arenaSets>[4]) => ({
+                  reply: arenaSets(need.map((j) => texts[base + j]!), signer, table, arena!, score),
+                }),
+              };
+            }
+          },
+        };
+        const out: ScoredPair[] = [];
+        const r = await verifyExact(feed, n, Int32Array.from(pa), Int32Array.from(pb), pa.length, threshold, budget, out, undefined);
+        out.sort((x, y) => x.a - y.a || x.b - y.b);
+        want.sort((x, y) => x.a - y.a || x.b - y.b);
+        assert.deepEqual(out, want);
+        if (budget === 1 && want.length > 3) assert.ok(r.passes > 1, 'a 1-byte budget holds one set at a time');
+      },
+    ),
+    { numRuns: 40, seed: 29 },
+  );
 });

@@ -180,7 +180,10 @@ export function rangedFeed(index: RangedIndex, n: number, pool: SignPool | undef
       const len = Math.min(batchSize, n - base);
       yield {
         len,
-        sets: async (need, score) => {
+        // A line of L bytes has at most L UTF-16 units, so at most L shingles (before normalization;
+        // longer sets come back whole).
+        bound: (j) => lengths[base + j]!,
+        sets: async (need, arena, score) => {
           const s = new Float64Array(need.length);
           const l = new Int32Array(need.length);
           for (let i = 0; i < need.length; i++) {
@@ -188,8 +191,7 @@ export function rangedFeed(index: RangedIndex, n: number, pool: SignPool | undef
             l[i] = lengths[base + need[i]!]!;
           }
           if (pool) {
-            const r = await pool.rangeSets(spec, s, l, 1, score);
-            return { get: (i: number) => r.setData!.subarray(r.setStart![i]!, r.setStart![i + 1]!), sims: r.sims };
+            return { reply: await pool.rangeSets(spec, s, l, 1, arena, score) };
           }
           const texts = await textsAt({ id: 0, kind: 'rangeSets', spec, starts: s, lengths: l, firstLine: 1 });
           const sets = texts.map((t) => signer.distinct(t));

@@ -232,12 +232,11 @@ function textFeed(source: DocSource, pool: SignPool | undefined, signer: TextSig
     for await (const batch of batches(source, batchSize)) {
       yield {
         len: batch.length,
-        sets: async (need, score) => {
+        // A text of L UTF-16 units has at most L shingles (before normalization; longer sets come back whole).
+        bound: (j) => batch[j]!.length,
+        sets: async (need, arena, score) => {
           const texts = need.map((j) => batch[j]!);
-          if (pool) {
-            const r = await pool.sets(texts, true, score);
-            return { get: (i: number) => r.setData!.subarray(r.setStart![i]!, r.setStart![i + 1]!), sims: r.sims };
-          }
+          if (pool) return { reply: await pool.sets(texts, true, arena, score) };
           const local = texts.map((t) => signer.distinct(t));
           return { get: (i: number) => local[i]! };
         },

@@ -8,29 +8,42 @@
  */
 import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
-import type { SignRequest } from '../parallel/signWorker.js';
+import type { SignReply } from '../parallel/signWorker.js';
+import type { ScoreJob, SetTargets } from '../parallel/rangeJobs.js';
+import { SetArena } from '../parallel/setArena.js';
 import type { DedupOptions } from './options.js';
-import { SharedSetPool, blockBytes } from './sharedSetPool.js';
 
 /** The sets of some documents of a batch, by their place among the documents asked for. */
 export type SetGetter = (slot: number) => Uint32Array;
+
+/**
+ * What {@link SetBatch.sets} gives: the sets themselves (made on this thread), or a worker's reply
+ * saying how long the sets it wrote into the arena's blocks are (see `SignRequest.arena`).
+ */
+export type BatchSets = { get: SetGetter } | { reply: Pick<SignReply, 'setLen' | 'setData' | 'setStart' | 'sims'> };
 
 /** One batch of consecutive documents, able to produce the unsorted fingerprint sets of some of them. */
 export interface SetBatch {
   /** Documents in the batch. */
   len: number;
   /**
-   * The sets of the batch's documents at `need` (indices into the batch, ascending); with `score`,
-   * also scores those pairs on the same worker (see `SignRequest.score`, `b` indexing `need`).
+   * An upper bound of the set size of the batch's document `j` (the size of the block its set is
+   * written to; a set that turns out longer is returned in the reply instead).
    */
-  sets(need: number[], score: SignRequest['score'] | undefined): Promise<{ get: SetGetter; sims?: Float64Array }>;
+  bound(j: number): number;
+  /**
+   * The sets of the batch's documents at `need` (indices into the batch, ascending). A parallel feed
+   * is given `arena`, the blocks the sets go to (one per need), and may be given `score`, pairs to
+   * score on the same worker (`b` indexing `need`).
+   */
+  sets(need: number[], arena?: SetTargets, score?: ScoreJob): Promise<BatchSets>;
 }
 
 /** A pass over the corpus for verification: its documents in order, in batches. */
 export interface SetFeed {
   /** Starts a pass. */
   pass(): AsyncIterable<SetBatch>;
-  /** Can sets be scored where they are made (on workers)? Then held sets live in shared memory. */
+  /** Can sets be made and scored on workers? Then sets live in a shared {@link SetArena}. */
   parallel: boolean;
   /** Worker threads behind it (for read-ahead). */
   workers: number;
@@ -79,20 +92,21 @@ export async function verifyExact(
   const parallel = feed.parallel;
   // Pairs scored on a worker (along with their second member's set) and their similarity (−1: below).
   const assigned = parallel ? new Uint8Array(count) : undefined;
-  const pool = parallel ? new SharedSetPool() : undefined;
-  /** Bytes a held set takes: with workers, its pooled block. */
-  const cost = (set: Uint32Array): number => (parallel ? blockBytes(set.byteLength) : set.byteLength);
+  const arena = parallel ? new SetArena() : undefined;
   const sim = parallel ? new Float64Array(count) : undefined;
+  /** A held set; `block` is its arena handle (−1 without workers). */
+  type Held = { set: Uint32Array; left: number; block: number };
   while (remaining > 0) {
     passes++;
-    const held = new Map<number, { set: Uint32Array; left: number }>();
+    const held = new Map<number, Held>();
     let used = 0;
     let d = 0;
     let scheduled = 0;
-    const queue: { len: number; pos: Int32Array; sets: Promise<SetGetter> }[] = [];
+    const queue: { len: number; pos: Int32Array; blocks: Int32Array | undefined; sets: Promise<SetGetter> }[] = [];
     const process = async (): Promise<void> => {
       const item = queue.shift()!;
       const get = await item.sets;
+      const blocks = item.blocks;
       for (let j = 0; j < item.len; j++, d++) {
         const slot = item.pos[j]!;
         let loaded = false;
@@ -117,23 +131,27 @@ export async function verifyExact(
           pendingAsA[pa[p]!]!--;
           if (--h.left === 0) {
             held.delete(pa[p]!);
-            used -= cost(h.set);
             // Every pair reading this set has been scored (its last one just now): reuse its block.
-            pool?.release(h.set);
+            if (arena) {
+              used -= arena.bytes(h.block);
+              arena.release(h.block);
+            } else used -= h.set.byteLength;
           }
         }
         if (pendingAsA[d]! > 0 && (used < budget || held.size === 0)) {
           const set = get(slot);
-          if (used + cost(set) <= budget || held.size === 0) {
-            // With workers, copy into shared memory, so later batches' workers can score against it
-            // without a copy (and the batch's buffer can be freed).
-            const own = pool ? pool.copy(set) : set;
-            held.set(d, { set: own, left: pendingAsA[d]! });
-            used += cost(own);
+          const bytes = arena ? arena.bytes(blocks![slot]!) : set.byteLength;
+          if (used + bytes <= budget || held.size === 0) {
+            // With workers the set stays where the worker wrote it, in shared memory, where later
+            // batches' workers score against it.
+            held.set(d, { set, left: pendingAsA[d]!, block: arena ? blocks![slot]! : -1 });
+            if (blocks) blocks[slot] = -1;
+            used += bytes;
             if (used > peak) peak = used;
           }
         }
       }
+      if (blocks) for (const b of blocks) if (b >= 0) arena!.release(b);
       onProgress?.('verify', count - remaining, count);
     };
     for await (const batch of feed.pass()) {
@@ -143,7 +161,7 @@ export async function verifyExact(
       // scored by the worker that makes this batch's sets: verification runs in parallel. The held
       // set cannot be released before this batch is processed (the pair is still pending).
       const jobB: number[] = [];
-      const jobA: Uint32Array[] = [];
+      const jobA: number[] = [];
       const jobP: number[] = [];
       for (let j = 0; j < batch.len; j++) {
         const doc = scheduled + j;
@@ -158,20 +176,36 @@ export async function verifyExact(
           if (!h) continue;
           assigned![p] = 1;
           jobB.push(pos[j]!);
-          jobA.push(h.set);
+          jobA.push(h.block, h.set.length);
           jobP.push(p);
         }
       }
       setDocs += need.length;
-      const score = jobP.length > 0 ? { b: Int32Array.from(jobB), a: jobA, threshold } : undefined;
-      const sets =
-        need.length === 0
-          ? Promise.resolve<SetGetter>(() => new Uint32Array(0))
-          : batch.sets(need, score).then((r) => {
-              for (let k = 0; k < jobP.length; k++) sim![jobP[k]!] = r.sims![k]!;
-              return r.get;
-            });
-      queue.push({ len: batch.len, pos, sets });
+      let blocks: Int32Array | undefined;
+      let sets: Promise<SetGetter>;
+      if (need.length === 0) sets = Promise.resolve(() => new Uint32Array(0));
+      else if (!arena) sets = batch.sets(need).then((r) => (r as { get: SetGetter }).get);
+      else {
+        // A block per needed set, sized by the feed's bound; the worker writes the set into it.
+        const blk = (blocks = new Int32Array(need.length));
+        const targets = new Int32Array(3 * need.length);
+        for (let i = 0; i < need.length; i++) {
+          blk[i] = arena.alloc(batch.bound(need[i]!));
+          arena.ref(blk[i]!, arena.capacity(blk[i]!), targets, i);
+        }
+        let score: ScoreJob | undefined;
+        if (jobP.length > 0) {
+          const a = new Int32Array(3 * jobP.length);
+          for (let k = 0; k < jobP.length; k++) arena.ref(jobA[2 * k]!, jobA[2 * k + 1]!, a, k);
+          score = { b: Int32Array.from(jobB), a, threshold };
+        }
+        sets = batch.sets(need, { chunks: arena.chunks, targets }, score).then((r) => {
+          const reply = (r as Extract<BatchSets, { reply: unknown }>).reply;
+          for (let k = 0; k < jobP.length; k++) sim![jobP[k]!] = reply.sims![k]!;
+          return arenaSets(arena, blk, reply);
+        });
+      }
+      queue.push({ len: batch.len, pos, blocks, sets });
       scheduled += batch.len;
       if (queue.length > (parallel ? feed.workers * 2 : 0)) await process();
     }
@@ -179,4 +213,23 @@ export async function verifyExact(
     if (d !== n) throw new Error(`the document source changed between passes: ${n} documents in the first pass, ${d} now`);
   }
   return { passes, peak, setDocs };
+}
+
+/**
+ * The sets a worker wrote into `blocks` (one per needed document), as views of the arena. A set
+ * longer than its block came back in the reply: it gets a block of its size (`blocks` is updated).
+ */
+function arenaSets(arena: SetArena, blocks: Int32Array, reply: Pick<SignReply, 'setLen' | 'setData' | 'setStart'>): SetGetter {
+  const sets: Uint32Array[] = [];
+  const len = reply.setLen!;
+  for (let i = 0; i < blocks.length; i++) {
+    const m = len[i]!;
+    if (m > arena.capacity(blocks[i]!)) {
+      arena.release(blocks[i]!);
+      blocks[i] = arena.alloc(m);
+      arena.view(blocks[i]!, m).set(reply.setData!.subarray(reply.setStart![i]!, reply.setStart![i + 1]!));
+    }
+    sets.push(arena.view(blocks[i]!, m));
+  }
+  return (slot) => sets[slot]!;
 }

@@ -61,7 +61,26 @@ export interface RangeSetsRequest {
   /** The first document's line in the file, for messages. */
   firstLine: number;
   /** Pairs to score against the sets, as in `SignRequest.score`. */
-  score?: { b: Int32Array; a: Uint32Array[]; threshold: number };
+  score?: ScoreJob;
+  /** Where the sets go, as in `SignRequest.arena`. */
+  arena?: SetTargets;
+}
+
+/**
+ * Pairs for a worker to score while it makes a batch's sets: k-th pair = (set of the batch's
+ * document `b[k]`, the held set at triple k of `a`: chunk, offset and length in the arena's chunks).
+ * Pairs come in ascending order of `b`.
+ */
+export interface ScoreJob {
+  b: Int32Array;
+  a: Int32Array;
+  threshold: number;
+}
+
+/** The arena's chunks and, per document of the batch, its set's block (chunk, offset, capacity). */
+export interface SetTargets {
+  chunks: SharedArrayBuffer[];
+  targets: Int32Array;
 }
 
 const fds = new Map<string, number>();

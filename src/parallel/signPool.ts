@@ -8,7 +8,7 @@ import { WorkerPool } from './workerPool.js';
 import { availableParallelism } from 'node:os';
 import type { TextSignerOptions } from '../sketch/textSigner.js';
 import type { SignReply, SignRequest } from './signWorker.js';
-import type { RangeSetsRequest, SignRangeReply, SignRangeRequest } from './rangeJobs.js';
+import type { RangeSetsRequest, ScoreJob, SetTargets, SignRangeReply, SignRangeRequest } from './rangeJobs.js';
 import type { ByteRange, LineParseSpec } from '../io/lineRanges.js';
 
 /** Options of {@link SignPool}. */
@@ -40,10 +40,11 @@ export class SignPool {
 
   /**
    * Computes the fingerprint sets of one batch (see `SignReply.setData`), sorted or, with `unsorted`,
-   * in any order; with `score`, also scores pairs against them (see `SignRequest.score`).
+   * in any order; with `arena` (unsorted only), into blocks of shared memory, and with `score`, also
+   * scores pairs against them (see `SignRequest.arena` and `SignRequest.score`).
    */
-  sets(texts: string[], unsorted = false, score?: SignRequest['score']): Promise<SignReply> {
-    return this.pool.run({ id: this.nextId++, texts, sets: true, unsorted, score }) as Promise<SignReply>;
+  sets(texts: string[], unsorted = false, arena?: SetTargets, score?: ScoreJob): Promise<SignReply> {
+    return this.pool.run({ id: this.nextId++, texts, sets: true, unsorted, arena, score }) as Promise<SignReply>;
   }
 
   /**
@@ -56,10 +57,10 @@ export class SignPool {
 
   /**
    * The unsorted fingerprint sets of the documents whose lines start at `starts` (ascending; lengths
-   * without the line break), read and parsed on the worker; with `score`, as in {@link sets}.
+   * without the line break), read and parsed on the worker; `arena` and `score` as in {@link sets}.
    */
-  rangeSets(spec: LineParseSpec, starts: Float64Array, lengths: Int32Array, firstLine: number, score?: SignRequest['score']): Promise<SignReply> {
-    return this.pool.run({ id: this.nextId++, kind: 'rangeSets', spec, starts, lengths, firstLine, score }) as Promise<SignReply>;
+  rangeSets(spec: LineParseSpec, starts: Float64Array, lengths: Int32Array, firstLine: number, arena?: SetTargets, score?: ScoreJob): Promise<SignReply> {
+    return this.pool.run({ id: this.nextId++, kind: 'rangeSets', spec, starts, lengths, firstLine, arena, score }) as Promise<SignReply>;
   }
 
   /** Signs one batch; resolves with that batch's reply. */

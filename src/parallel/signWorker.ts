@@ -6,8 +6,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createTextSigner, type TextSignerOptions } from '../sketch/textSigner.js';
 import { bandKeys } from '../lsh/bandKeys.js';
-import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
-import { signRange, textsAt, type RangeSetsRequest, type SignRangeRequest } from './rangeJobs.js';
+import { ProbeTable } from '../similarity/probeSet.js';
+import { signRange, textsAt, type RangeSetsRequest, type ScoreJob, type SetTargets, type SignRangeRequest } from './rangeJobs.js';
+import { arenaSets } from './arenaSets.js';
 
 /** What the pool sends to a worker: a batch of texts and what to return for them. */
 export interface SignRequest {
@@ -23,11 +24,16 @@ export interface SignRequest {
   /** With `sets`: unsorted distinct sets (`TextSigner.distinct`), cheaper than sorted ones. */
   unsorted?: boolean;
   /**
-   * With `sets` and `unsorted`: pairs to verify here, k-th pair = (set of text b[k] of this batch,
-   * a[k], a distinct set, usually in shared memory). `SignReply.sims[k]` gets its exact Jaccard if
-   * ≥ threshold, else −1 (`probeJaccardAtLeast`). Pairs come in ascending order of b.
+   * With `sets` and `unsorted`: write each text's set into its block of the shared arena (see
+   * src/parallel/setArena.ts) instead of returning it; `SignReply.setLen` gets its length, and a set
+   * longer than its block comes back in `setData` instead.
    */
-  score?: { b: Int32Array; a: Uint32Array[]; threshold: number };
+  arena?: SetTargets;
+  /**
+   * With `arena`: pairs to verify here (see {@link ScoreJob}). `SignReply.sims[k]` gets pair k's
+   * exact Jaccard if ≥ threshold, else −1 (`probeJaccardAtLeast`).
+   */
+  score?: ScoreJob;
 }
 
 /** A worker's answer: signatures (n × numPerm) and/or band keys (n × bands, hi and lo). */
@@ -38,9 +44,14 @@ export interface SignReply {
   sigs?: Uint32Array;
   hi?: Uint32Array;
   lo?: Uint32Array;
-  /** With `sets`: all sets concatenated; set i is setData[setStart[i] .. setStart[i+1]). */
+  /**
+   * With `sets`: all sets concatenated; set i is setData[setStart[i] .. setStart[i+1]). With
+   * `arena`, only the sets too long for their blocks are here (the others' ranges are empty).
+   */
   setData?: Uint32Array;
   setStart?: Int32Array;
+  /** With `arena`: each set's length (a set longer than its block's capacity is in `setData`). */
+  setLen?: Int32Array;
   /** With `score`: one similarity per pair (−1 below the threshold). */
   sims?: Float64Array;
   error?: string;
@@ -50,28 +61,28 @@ const signer = createTextSigner(workerData as TextSignerOptions);
 const table = new ProbeTable();
 const port = parentPort!;
 
-function sets(req: Pick<SignRequest, 'id' | 'texts' | 'unsorted' | 'score'>): void {
+function sets(req: Pick<SignRequest, 'id' | 'texts' | 'unsorted' | 'score' | 'arena'>): void {
+  if (req.arena) return void setsIntoArena(req.id, req.texts, req.arena, req.score);
   const n = req.texts.length;
   const parts: Uint32Array[] = [];
   const setStart = new Int32Array(n + 1);
-  const score = req.score;
-  const sims = score ? new Float64Array(score.b.length) : undefined;
-  let k = 0;
   for (let i = 0; i < n; i++) {
-    // A text with pairs to score is set straight into the probe table (pairs come in ascending order of b).
-    const scoreHere = score !== undefined && k < score.b.length && score.b[k] === i;
-    const s = req.unsorted ? signer.distinct(req.texts[i]!, scoreHere ? table : undefined) : signer.set(req.texts[i]!);
-    if (scoreHere && !req.unsorted) table.load(s);
-    for (; scoreHere && k < score.b.length && score.b[k] === i; k++) sims![k] = probeJaccardAtLeast(table, score.a[k]!, score.threshold);
+    const s = req.unsorted ? signer.distinct(req.texts[i]!) : signer.set(req.texts[i]!);
     parts.push(s);
     setStart[i + 1] = setStart[i]! + s.length;
   }
-  if (score && k !== score.b.length) throw new Error('pairs to score must come in ascending order of b');
   const setData = new Uint32Array(setStart[n]!);
   for (let i = 0; i < n; i++) setData.set(parts[i]!, setStart[i]!);
-  const reply: SignReply = { id: req.id, count: n, present: new Uint8Array(0), setData, setStart, sims };
-  const moved: ArrayBuffer[] = [setData.buffer as ArrayBuffer, setStart.buffer as ArrayBuffer];
-  if (sims) moved.push(sims.buffer as ArrayBuffer);
+  const reply: SignReply = { id: req.id, count: n, present: new Uint8Array(0), setData, setStart };
+  port.postMessage(reply, [setData.buffer as ArrayBuffer, setStart.buffer as ArrayBuffer]);
+}
+
+/** Streaming verification's batch: sets into the shared arena, pairs scored here (./arenaSets.ts). */
+function setsIntoArena(id: number, texts: string[], arena: SetTargets, score: ScoreJob | undefined): void {
+  const r = arenaSets(texts, signer, table, arena, score);
+  const reply: SignReply = { id, count: texts.length, present: new Uint8Array(0), ...r };
+  const moved: ArrayBuffer[] = [r.setData.buffer as ArrayBuffer, r.setStart.buffer as ArrayBuffer, r.setLen.buffer as ArrayBuffer];
+  if (r.sims) moved.push(r.sims.buffer as ArrayBuffer);
   port.postMessage(reply, moved);
 }
 
@@ -82,7 +93,7 @@ async function rangeJob(req: SignRangeRequest | RangeSetsRequest): Promise<void>
       const { reply, transfer } = await signRange(req, signer);
       port.postMessage(reply, transfer);
     } else {
-      sets({ id: req.id, texts: await textsAt(req), unsorted: true, score: req.score });
+      sets({ id: req.id, texts: await textsAt(req), unsorted: true, score: req.score, arena: req.arena });
     }
   } catch (e) {
     port.postMessage({ id: req.id, count: 0, present: new Uint8Array(0), error: (e as Error).message } satisfies SignReply);

@@ -34,6 +34,8 @@ export class ProbeTable {
   private readonly k: SetKernels | null;
   /** Slots of the kernels' table in use (zeroed by the last reset). */
   private used = 0;
+  /** Output of {@link ProbeTable.distinctView} without the kernels. */
+  private scratch = new Uint32Array(0);
 
   /** @param options.wasm Use the WebAssembly kernels when available (default true; same results). */
   constructor(options: { wasm?: boolean } = {}) {
@@ -87,6 +89,21 @@ export class ProbeTable {
     }
     const d = this.kernelDistinct(k, values);
     return k.u32.slice(k.IN >>> 2, (k.IN >>> 2) + d);
+  }
+
+  /**
+   * Fills the table with the distinct values of `values` and returns them, in first-occurrence
+   * order, as a view valid until the table's next use (no copy: for callers that copy them once
+   * to where they belong).
+   */
+  distinctView(values: Uint32Array): Uint32Array {
+    const k = this.k;
+    if (!k) {
+      if (this.scratch.length < values.length) this.scratch = new Uint32Array(Math.max(values.length, this.scratch.length * 2));
+      return this.scratch.subarray(0, this.distinct(values, values.length, this.scratch));
+    }
+    const d = this.kernelDistinct(k, values);
+    return k.u32.subarray(k.IN >>> 2, (k.IN >>> 2) + d);
   }
 
   /**

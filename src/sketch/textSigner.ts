@@ -63,6 +63,11 @@ export interface TextSigner {
    */
   distinct(text: string, table?: ProbeTable): Uint32Array;
   /**
+   * The same set as {@link TextSigner.distinct}, left in `table` and returned as a view valid until
+   * the next use of `table` or of this signer: no fresh array, for callers that copy it once.
+   */
+  distinctView(text: string, table: ProbeTable): Uint32Array;
+  /**
    * The sorted unique fingerprint set and the signature of `text` in one pass (fresh arrays; the
    * signature is null for a text without shingles): what the online index keeps per document.
    */
@@ -95,11 +100,17 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       return fused(text);
     },
   };
-  const withSign = (signInto: TextSigner['signInto'], set: TextSigner['set'], distinct: TextSigner['distinct'] = set): TextSigner => ({
+  const withSign = (
+    signInto: TextSigner['signInto'],
+    set: TextSigner['set'],
+    distinct: TextSigner['distinct'] = set,
+    distinctView: TextSigner['distinctView'] = distinct,
+  ): TextSigner => ({
     ...base,
     signInto,
     set,
     distinct,
+    distinctView,
     sign(text: string): Uint32Array | null {
       const out = new Uint32Array(numPerm);
       return signInto(text, out) ? out : null;
@@ -149,6 +160,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
   };
   const probe = new ProbeTable();
   const distinct = (text: string, table: ProbeTable = probe): Uint32Array => table.distinctOf(fingerprintView(text));
+  const distinctView = (text: string, table: ProbeTable): Uint32Array => table.distinctView(fingerprintView(text));
   if (method === 'oph') {
     const { pre } = ophParams(seed);
     const shift = numPerm > 1 && (numPerm & (numPerm - 1)) === 0 ? 32 - Math.log2(numPerm) : 0;
@@ -173,7 +185,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       if (!ophBinsFromSymbols(syms, count, k, pre, out)) return false;
       return finish(text, out);
     };
-    if (!wasm) return withSign(jsSign, set, distinct);
+    if (!wasm) return withSign(jsSign, set, distinct, distinctView);
     const w = wasm.k;
     const bk = rollPower(k);
     let zs = new Uint32Array(1024);
@@ -203,7 +215,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       w.fn.oph(w.SYMS, n, k, bk, pre, w.BINS, numPerm, shift);
       out.set(bins);
       return fillFromSymbols(n, out);
-    }, set, distinct);
+    }, set, distinct, distinctView);
   }
   const { a, b, pre } = classicParams(numPerm, seed);
   if (wasm && numPerm % 4 === 0) {
@@ -222,13 +234,13 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       w.fn.classic(w.FPS, n - k + 1, pre, w.A, w.B, w.BINS, numPerm);
       out.set(w.bins);
       return true;
-    }, set, distinct);
+    }, set, distinct, distinctView);
   }
   const jsClassic = classicJs(a, b, pre, () => fps);
   return withSign((text, out) => {
     const m = fingerprints(text);
     return m === 0 ? false : jsClassic(m, out);
-  }, set, distinct);
+  }, set, distinct, distinctView);
 }
 
 /**
