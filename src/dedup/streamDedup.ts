@@ -12,7 +12,7 @@
  * @module
  */
 import { chooseBands } from '../lsh/params.js';
-import { candidatePairBound, candidatesFromBandKeys } from '../lsh/candidates.js';
+import { candidatesFromBuckets, collectSharedBuckets } from '../lsh/candidates.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
@@ -182,13 +182,11 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   const indexBytes = hi.length * 4 + lo.length * 4 + n + (sigs ? sigs.length * 4 : 0);
 
   // LSH candidates.
-  if (!keepPairs) {
-    // dedup() clusters bucket by bucket past the limit; this pipeline cannot (the sets are not in
-    // memory), so it says so at once instead of after filling memory with candidate pairs.
-    const bound = candidatePairBound(hi.data, lo.data, present, n, nb);
-    if (bound > maxPairs) throw new TooManyPairsError('candidates', bound, maxPairs, 0);
-  }
-  const { pairs: cand, stats: cstats } = candidatesFromBandKeys(hi.data, lo.data, present, n, nb, maxPairs);
+  const buckets = collectSharedBuckets(hi.data, lo.data, present, n, nb);
+  // dedup() clusters bucket by bucket past the limit; this pipeline cannot (the sets are not in
+  // memory), so it says so at once instead of after filling memory with candidate pairs.
+  if (!keepPairs && buckets.bound > maxPairs) throw new TooManyPairsError('candidates', buckets.bound, maxPairs, 0);
+  const { pairs: cand, stats: cstats } = candidatesFromBuckets(buckets, n, maxPairs);
   hi.data = lo.data = new Uint32Array(0);
   const t2 = performance.now();
 

@@ -5,7 +5,7 @@
  * @module
  */
 import type { BandChoice } from '../lsh/params.js';
-import { bandKeyMatrix, candidatePairBound, candidatesFromBandKeys, emptyCandidateStats, type CandidateStats } from '../lsh/candidates.js';
+import { bandKeyMatrix, candidatesFromBuckets, collectSharedBuckets, emptyCandidateStats, type CandidateStats } from '../lsh/candidates.js';
 import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { clusterBucketwise } from './bucketwise.js';
@@ -58,7 +58,8 @@ export function verifyGroups(signed: SignedGroups, o: VerifyGroupsOptions, t1: n
     return verify === 'none' || e >= threshold ? e : -1;
   };
   const pairs: ScoredPair[] = [];
-  if (!o.keepPairs && candidatePairBound(hi, lo, sigs.present, u, bands.bands) > o.maxPairs) {
+  const buckets = collectSharedBuckets(hi, lo, sigs.present, u, bands.bands);
+  if (!o.keepPairs && buckets.bound > o.maxPairs) {
     // Too many candidate pairs to hold, and only clusters are asked for: verify bucket by bucket and
     // skip pairs whose documents are already in one cluster (they cannot change the clusters).
     const cstats = emptyCandidateStats();
@@ -66,7 +67,7 @@ export function verifyGroups(signed: SignedGroups, o: VerifyGroupsOptions, t1: n
     cstats.candidates = verified;
     return { pairs, cstats, counts: 'verified', t2: t1, shingledAtT2: shingledAtT1 };
   }
-  const { pairs: cand, stats: cstats } = candidatesFromBandKeys(hi, lo, sigs.present, u, bands.bands, o.maxPairs);
+  const { pairs: cand, stats: cstats } = candidatesFromBuckets(buckets, u, o.maxPairs);
   const t2 = performance.now();
   const shingledAtT2 = signed.shingleMs;
   // Pairs taken in order of their first member, so each first member's set is loaded once.

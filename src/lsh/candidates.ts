@@ -153,6 +153,72 @@ export function candidatesFromBandKeys(
 }
 
 /**
+ * The shared buckets of band keys, kept from one bucketing pass ({@link forEachSharedBucket}):
+ * bucket i's members (ascending) are `members[start[i] .. start[i+1])`.
+ */
+export interface SharedBuckets {
+  members: Int32Array;
+  start: Int32Array;
+  /** Buckets kept. */
+  count: number;
+  /** Σ size·(size − 1)/2 over the buckets: an upper bound on the distinct candidate pairs. */
+  bound: number;
+  stats: CandidateStats;
+}
+
+/**
+ * Buckets the band keys once and keeps the shared buckets (at most one member id per document and
+ * band, and a bucket repeated from an earlier band is not kept), so that a caller can check the
+ * pair bound before storing any pair and then enumerate the pairs without bucketing again (which
+ * was half of the LSH stage on a million documents).
+ */
+export function collectSharedBuckets(hi: Uint32Array, lo: Uint32Array, present: Uint8Array, n: number, bands: number): SharedBuckets {
+  let members = new Int32Array(4096);
+  let start = new Int32Array(1024);
+  let count = 0;
+  let used = 0;
+  let bound = 0;
+  const stats = emptyCandidateStats();
+  forEachSharedBucket(hi, lo, present, n, bands, stats, (m, size) => {
+    if (used + size > members.length) {
+      const grown = new Int32Array(Math.max(used + size, members.length * 2));
+      grown.set(members.subarray(0, used));
+      members = grown;
+    }
+    if (count + 2 > start.length) {
+      const grown = new Int32Array(start.length * 2);
+      grown.set(start);
+      start = grown;
+    }
+    members.set(m.subarray(0, size), used);
+    used += size;
+    start[++count] = used;
+    bound += (size * (size - 1)) / 2;
+  });
+  return { members, start, count, bound, stats };
+}
+
+/**
+ * The distinct candidate pairs of buckets kept by {@link collectSharedBuckets}: the same pairs, in
+ * the same order, as {@link candidatesFromBandKeys} on the same keys, and the same `maxPairs` limit.
+ */
+export function candidatesFromBuckets(buckets: SharedBuckets, n: number, maxPairs = Infinity): { pairs: PairSet; stats: CandidateStats } {
+  const pairs = new PairSet(Math.max(1024, n));
+  const stats = { ...buckets.stats };
+  const { members, start } = buckets;
+  for (let k = 0; k < buckets.count; k++) {
+    const end = start[k + 1]!;
+    for (let i = start[k]!; i < end; i++) {
+      const a = members[i]!;
+      for (let j = i + 1; j < end; j++) pairs.add(a, members[j]!);
+      if (pairs.size > maxPairs) throw new TooManyPairsError('candidates', pairs.size, maxPairs, stats.largestBucket);
+    }
+  }
+  stats.candidates = pairs.size;
+  return { pairs, stats };
+}
+
+/**
  * An upper bound on the distinct candidate pairs: Σ size·(size − 1)/2 over the buckets that
  * {@link forEachSharedBucket} visits (a pair sharing buckets in several bands counts more than once).
  */
