@@ -45,6 +45,130 @@ const nextValue = 'local.get $p local.get $end i32.ge_u br_if $done local.get $p
 /** Set kernels: the probe moves on to the next slot (no wrap-around: the caller zeroed slack). */
 const walkOn = 'local.get $a i32.const 4 i32.add local.set $a br $P';
 
+/** The set kernels, in both modules. */
+const setFuncs = `  ;; ---- Exact verification: an open-addressing table of i32 values (0 = empty slot) at $tab,
+  ;; linear probing upward from slot value & $mask *without wrapping*: the caller zeroes
+  ;; $mask + 1 + n + 4 slots for n values, so runs stay inside and a 4-slot window never leaves the
+  ;; zeroed region. The value 0 itself lives in the flag word at $zf.
+
+  ;; The distinct values among $m u32 at $in, inserted into the table and written in first-occurrence
+  ;; order to $out ($out = $in allowed: writes never pass reads). Returns their count.
+  (func (export "distinct") (param $in i32) (param $m i32) (param $tab i32) (param $mask i32)
+      (param $out i32) (param $zf i32) (result i32)
+    (local $p i32) (local $end i32) (local $v i32) (local $a i32) (local $x i32) (local $o i32)
+    ${valuesFrom}
+    local.get $out local.set $o
+    block $done
+      loop $L
+        ${nextValue}
+        local.get $v i32.eqz
+        if
+          local.get $zf i32.load i32.eqz
+          if
+            local.get $zf i32.const 1 i32.store
+            local.get $o i32.const 0 i32.store
+            local.get $o i32.const 4 i32.add local.set $o
+          end
+          br $L
+        end
+        ${homeSlot} local.set $a
+        block $placed
+          loop $P
+            local.get $a i32.load local.tee $x
+            i32.eqz
+            if
+              local.get $a local.get $v i32.store
+              local.get $o local.get $v i32.store
+              local.get $o i32.const 4 i32.add local.set $o
+              br $placed
+            end
+            local.get $x local.get $v i32.eq br_if $placed
+            ${walkOn}
+          end
+        end
+        br $L
+      end
+    end
+    local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
+
+  ;; Inserts $m values at $in, known distinct, into the table.
+  (func (export "load") (param $in i32) (param $m i32) (param $tab i32) (param $mask i32) (param $zf i32)
+    (local $p i32) (local $end i32) (local $v i32) (local $a i32)
+    ${valuesFrom}
+    block $done
+      loop $L
+        ${nextValue}
+        local.get $v i32.eqz
+        if
+          local.get $zf i32.const 1 i32.store
+          br $L
+        end
+        ${homeSlot} local.set $a
+        block $free
+          loop $P
+            local.get $a i32.load i32.eqz br_if $free
+            ${walkOn}
+          end
+        end
+        local.get $a local.get $v i32.store
+        br $L
+      end
+    end)
+
+  ;; |table ∩ set| for $m distinct values at $in, or -1 as soon as the count so far plus the values
+  ;; left falls short of $need (checked every 64 values), and at the end. $zero: 1 if 0 is in the table.
+  ;; A probe compares the 4 slots from the home slot at once: the value among them is a hit (a run
+  ;; has no holes), else an empty slot among them is a miss; only a full window of others walks on.
+  (func (export "count") (param $in i32) (param $m i32) (param $tab i32) (param $mask i32) (param $zero i32)
+      (param $need i32) (result i32)
+    (local $j i32) (local $n i32) (local $v i32) (local $a i32) (local $x i32) (local $w v128) (local $hit i32)
+    block $done
+      loop $L
+        local.get $j local.get $m i32.ge_u br_if $done
+        local.get $j i32.const 63 i32.and i32.eqz
+        if
+          local.get $n local.get $m i32.add local.get $j i32.sub local.get $need i32.lt_s
+          if
+            i32.const -1 return
+          end
+        end
+        local.get $in local.get $j i32.const 2 i32.shl i32.add i32.load local.set $v
+        local.get $j i32.const 1 i32.add local.set $j
+        local.get $v i32.eqz
+        if
+          local.get $n local.get $zero i32.add local.set $n
+          br $L
+        end
+        ${homeSlot} local.tee $a
+        v128.load align=4 local.tee $w
+        local.get $v i32x4.splat i32x4.eq v128.any_true local.tee $hit
+        local.get $n i32.add local.set $n
+        local.get $hit br_if $L
+        local.get $w v128.const i32x4 0 0 0 0 i32x4.eq v128.any_true br_if $L
+        ;; rare: four other values in a row; walk on one slot at a time
+        local.get $a i32.const 16 i32.add local.set $a
+        block $found
+          loop $P
+            local.get $a i32.load local.tee $x
+            local.get $v i32.eq
+            if
+              local.get $n i32.const 1 i32.add local.set $n
+              br $found
+            end
+            local.get $x i32.eqz br_if $found
+            ${walkOn}
+          end
+        end
+        br $L
+      end
+    end
+    local.get $n local.get $need i32.lt_s
+    if
+      i32.const -1 return
+    end
+    local.get $n)
+`;
+
 const wat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
 ;; Hot kernels of the fast signing path (each computes exactly what src/sketch/kernels.ts computes)
 ;; and of exact verification (what src/similarity/probeSet.ts computes).
@@ -268,138 +392,34 @@ const wat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
       end
     end)
 
-  ;; ---- Exact verification: an open-addressing table of i32 values (0 = empty slot) at $tab,
-  ;; linear probing upward from slot value & $mask *without wrapping*: the caller zeroes
-  ;; $mask + 1 + n + 4 slots for n values, so runs stay inside and a 4-slot window never leaves the
-  ;; zeroed region. The value 0 itself lives in the flag word at $zf.
+${setFuncs})
+`;
 
-  ;; The distinct values among $m u32 at $in, inserted into the table and written in first-occurrence
-  ;; order to $out ($out = $in allowed: writes never pass reads). Returns their count.
-  (func (export "distinct") (param $in i32) (param $m i32) (param $tab i32) (param $mask i32)
-      (param $out i32) (param $zf i32) (result i32)
-    (local $p i32) (local $end i32) (local $v i32) (local $a i32) (local $x i32) (local $o i32)
-    ${valuesFrom}
-    local.get $out local.set $o
-    block $done
-      loop $L
-        ${nextValue}
-        local.get $v i32.eqz
-        if
-          local.get $zf i32.load i32.eqz
-          if
-            local.get $zf i32.const 1 i32.store
-            local.get $o i32.const 0 i32.store
-            local.get $o i32.const 4 i32.add local.set $o
-          end
-          br $L
-        end
-        ${homeSlot} local.set $a
-        block $placed
-          loop $P
-            local.get $a i32.load local.tee $x
-            i32.eqz
-            if
-              local.get $a local.get $v i32.store
-              local.get $o local.get $v i32.store
-              local.get $o i32.const 4 i32.add local.set $o
-              br $placed
-            end
-            local.get $x local.get $v i32.eq br_if $placed
-            ${walkOn}
-          end
-        end
-        br $L
-      end
-    end
-    local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
-
-  ;; Inserts $m values at $in, known distinct, into the table.
-  (func (export "load") (param $in i32) (param $m i32) (param $tab i32) (param $mask i32) (param $zf i32)
-    (local $p i32) (local $end i32) (local $v i32) (local $a i32)
-    ${valuesFrom}
-    block $done
-      loop $L
-        ${nextValue}
-        local.get $v i32.eqz
-        if
-          local.get $zf i32.const 1 i32.store
-          br $L
-        end
-        ${homeSlot} local.set $a
-        block $free
-          loop $P
-            local.get $a i32.load i32.eqz br_if $free
-            ${walkOn}
-          end
-        end
-        local.get $a local.get $v i32.store
-        br $L
-      end
-    end)
-
-  ;; |table ∩ set| for $m distinct values at $in, or -1 as soon as the count so far plus the values
-  ;; left falls short of $need (checked every 64 values), and at the end. $zero: 1 if 0 is in the table.
-  ;; A probe compares the 4 slots from the home slot at once: the value among them is a hit (a run
-  ;; has no holes), else an empty slot among them is a miss; only a full window of others walks on.
-  (func (export "count") (param $in i32) (param $m i32) (param $tab i32) (param $mask i32) (param $zero i32)
-      (param $need i32) (result i32)
-    (local $j i32) (local $n i32) (local $v i32) (local $a i32) (local $x i32) (local $w v128) (local $hit i32)
-    block $done
-      loop $L
-        local.get $j local.get $m i32.ge_u br_if $done
-        local.get $j i32.const 63 i32.and i32.eqz
-        if
-          local.get $n local.get $m i32.add local.get $j i32.sub local.get $need i32.lt_s
-          if
-            i32.const -1 return
-          end
-        end
-        local.get $in local.get $j i32.const 2 i32.shl i32.add i32.load local.set $v
-        local.get $j i32.const 1 i32.add local.set $j
-        local.get $v i32.eqz
-        if
-          local.get $n local.get $zero i32.add local.set $n
-          br $L
-        end
-        ${homeSlot} local.tee $a
-        v128.load align=4 local.tee $w
-        local.get $v i32x4.splat i32x4.eq v128.any_true local.tee $hit
-        local.get $n i32.add local.set $n
-        local.get $hit br_if $L
-        local.get $w v128.const i32x4 0 0 0 0 i32x4.eq v128.any_true br_if $L
-        ;; rare: four other values in a row; walk on one slot at a time
-        local.get $a i32.const 16 i32.add local.set $a
-        block $found
-          loop $P
-            local.get $a i32.load local.tee $x
-            local.get $v i32.eq
-            if
-              local.get $n i32.const 1 i32.add local.set $n
-              br $found
-            end
-            local.get $x i32.eqz br_if $found
-            ${walkOn}
-          end
-        end
-        br $L
-      end
-    end
-    local.get $n local.get $need i32.lt_s
-    if
-      i32.const -1 return
-    end
-    local.get $n)
-)
+/**
+ * The set kernels alone over an imported shared memory: streaming verification's workers all run
+ * them on one memory that holds every set (src/parallel/setArena.ts), so a pair's held set is
+ * probed where it lies and a new set is written straight into its block, without copies.
+ */
+const sharedWat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
+;; The set kernels of kernels.wat over an imported shared memory (up to 4 GiB).
+(module
+  (import "env" "memory" (memory 1 65536 shared))
+${setFuncs})
 `;
 
 writeFileSync(join(outDir, 'kernels.wat'), wat);
+writeFileSync(join(outDir, 'setKernelsShared.wat'), sharedWat);
 const wabt = await wabtInit();
-const mod = wabt.parseWat('kernels.wat', wat, { simd: true });
-const { buffer } = mod.toBinary({});
-mod.destroy();
-const b64 = Buffer.from(buffer).toString('base64');
+const binary = (name, text) => {
+  const mod = wabt.parseWat(name, text, { simd: true, threads: true });
+  const { buffer } = mod.toBinary({});
+  mod.destroy();
+  return Buffer.from(buffer);
+};
+const main = binary('kernels.wat', wat);
+const shared = binary('setKernelsShared.wat', sharedWat);
 writeFileSync(
   join(outDir, 'kernelsBinary.ts'),
-  `/**\n * The compiled WebAssembly kernels (src/wasm/kernels.wat), base64. Generated by scripts/build-wasm.mjs.\n * @module\n */\n\n/** The module bytes, base64-encoded (${buffer.length} bytes). */\nexport const KERNELS_WASM_BASE64 =\n  '${b64}';\n`,
+  `/**\n * The compiled WebAssembly kernels (src/wasm/kernels.wat, src/wasm/setKernelsShared.wat), base64.\n * Generated by scripts/build-wasm.mjs.\n * @module\n */\n\n/** The kernels module's bytes, base64-encoded (${main.length} bytes). */\nexport const KERNELS_WASM_BASE64 =\n  '${main.toString('base64')}';\n\n/** The shared-memory set kernels module's bytes, base64-encoded (${shared.length} bytes). */\nexport const SET_KERNELS_SHARED_WASM_BASE64 =\n  '${shared.toString('base64')}';\n`,
 );
-console.log(`wrote src/wasm/kernels.wat and kernelsBinary.ts (${buffer.length} bytes)`);
+console.log(`wrote src/wasm/kernels.wat, setKernelsShared.wat and kernelsBinary.ts (${main.length} + ${shared.length} bytes)`);

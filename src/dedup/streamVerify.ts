@@ -11,6 +11,7 @@ import type { ScoredPair } from '../similarity/bruteForce.js';
 import type { SignReply } from '../parallel/signWorker.js';
 import type { ScoreJob, SetTargets } from '../parallel/rangeJobs.js';
 import { SetArena } from '../parallel/setArena.js';
+import { scratchBytes } from '../parallel/arenaSets.js';
 import type { DedupOptions } from './options.js';
 
 /** The sets of some documents of a batch, by their place among the documents asked for. */
@@ -94,11 +95,17 @@ export async function verifyExact(
   const assigned = parallel ? new Uint8Array(count) : undefined;
   const arena = parallel ? new SetArena() : undefined;
   const sim = parallel ? new Float64Array(count) : undefined;
-  /** A held set; `block` is its arena handle (−1 without workers). */
-  type Held = { set: Uint32Array; left: number; block: number };
+  // Held sets by document: pairs left to score against it (0: not held), its length, and its arena
+  // block (with workers) or the set itself. Typed arrays, not a Map: the main thread looks a held
+  // set up once per pair when it schedules and once when it collects.
+  const heldLeft = new Int32Array(n);
+  const heldLen = new Int32Array(n);
+  const heldBlock = arena ? new Int32Array(n) : undefined;
+  const heldSet: Uint32Array[] = [];
+  const heldAt = (a: number): Uint32Array => (arena ? arena.view(heldBlock![a]!, heldLen[a]!) : heldSet[a]!);
   while (remaining > 0) {
     passes++;
-    const held = new Map<number, Held>();
+    let heldCount = 0;
     let used = 0;
     let d = 0;
     let scheduled = 0;
@@ -113,8 +120,8 @@ export async function verifyExact(
         for (let q = startB[d]!; q < startB[d + 1]!; q++) {
           const p = byB[q]!;
           if (done[p]) continue;
-          const h = held.get(pa[p]!);
-          if (!h) continue;
+          const a = pa[p]!;
+          if (heldLeft[a] === 0) continue;
           let s: number;
           if (assigned?.[p]) s = sim![p]!;
           else {
@@ -123,29 +130,37 @@ export async function verifyExact(
               table.load(get(slot));
               loaded = true;
             }
-            s = probeJaccardAtLeast(table, h.set, threshold);
+            s = probeJaccardAtLeast(table, heldAt(a), threshold);
           }
-          if (s >= 0) out.push({ a: pa[p]!, b: d, similarity: s });
+          if (s >= 0) out.push({ a, b: d, similarity: s });
           done[p] = 1;
           remaining--;
-          pendingAsA[pa[p]!]!--;
-          if (--h.left === 0) {
-            held.delete(pa[p]!);
+          pendingAsA[a]!--;
+          if (--heldLeft[a]! === 0) {
+            heldCount--;
             // Every pair reading this set has been scored (its last one just now): reuse its block.
             if (arena) {
-              used -= arena.bytes(h.block);
-              arena.release(h.block);
-            } else used -= h.set.byteLength;
+              used -= arena.bytes(heldBlock![a]!);
+              arena.release(heldBlock![a]!);
+            } else {
+              used -= heldSet[a]!.byteLength;
+              delete heldSet[a];
+            }
           }
         }
-        if (pendingAsA[d]! > 0 && (used < budget || held.size === 0)) {
+        if (pendingAsA[d]! > 0 && (used < budget || heldCount === 0)) {
           const set = get(slot);
           const bytes = arena ? arena.bytes(blocks![slot]!) : set.byteLength;
-          if (used + bytes <= budget || held.size === 0) {
+          if (used + bytes <= budget || heldCount === 0) {
             // With workers the set stays where the worker wrote it, in shared memory, where later
             // batches' workers score against it.
-            held.set(d, { set, left: pendingAsA[d]!, block: arena ? blocks![slot]! : -1 });
-            if (blocks) blocks[slot] = -1;
+            heldLeft[d] = pendingAsA[d]!;
+            heldLen[d] = set.length;
+            if (arena) {
+              heldBlock![d] = blocks![slot]!;
+              blocks![slot] = -1;
+            } else heldSet[d] = set;
+            heldCount++;
             used += bytes;
             if (used > peak) peak = used;
           }
@@ -172,11 +187,11 @@ export async function verifyExact(
         for (let q = startB[doc]!; q < startB[doc + 1]!; q++) {
           const p = byB[q]!;
           if (done[p] || assigned![p]) continue;
-          const h = held.get(pa[p]!);
-          if (!h) continue;
+          const a = pa[p]!;
+          if (heldLeft[a] === 0) continue;
           assigned![p] = 1;
           jobB.push(pos[j]!);
-          jobA.push(h.block, h.set.length);
+          jobA.push(heldBlock![a]!, heldLen[a]!);
           jobP.push(p);
         }
       }
@@ -187,19 +202,25 @@ export async function verifyExact(
       else if (!arena) sets = batch.sets(need).then((r) => (r as { get: SetGetter }).get);
       else {
         // A block per needed set, sized by the feed's bound; the worker writes the set into it.
-        const blk = (blocks = new Int32Array(need.length));
-        const targets = new Int32Array(3 * need.length);
+        // The last block is the worker's scratch (its probe table), sized for the largest bound.
+        const blk = (blocks = new Int32Array(need.length + 1));
+        const targets = new Int32Array(2 * need.length);
+        let most = 0;
         for (let i = 0; i < need.length; i++) {
-          blk[i] = arena.alloc(batch.bound(need[i]!));
+          const bound = batch.bound(need[i]!);
+          if (bound > most) most = bound;
+          blk[i] = arena.alloc(bound);
           arena.ref(blk[i]!, arena.capacity(blk[i]!), targets, i);
         }
+        const scratch = (blk[need.length] = arena.alloc(scratchBytes(most) / 4));
         let score: ScoreJob | undefined;
         if (jobP.length > 0) {
-          const a = new Int32Array(3 * jobP.length);
+          const a = new Int32Array(2 * jobP.length);
           for (let k = 0; k < jobP.length; k++) arena.ref(jobA[2 * k]!, jobA[2 * k + 1]!, a, k);
           score = { b: Int32Array.from(jobB), a, threshold };
         }
-        sets = batch.sets(need, { chunks: arena.chunks, targets }, score).then((r) => {
+        const where = { memory: arena.memory, id: arena.id, targets, scratch: [arena.offset(scratch), arena.bytes(scratch)] as [number, number] };
+        sets = batch.sets(need, where, score).then((r) => {
           const reply = (r as Extract<BatchSets, { reply: unknown }>).reply;
           for (let k = 0; k < jobP.length; k++) sim![jobP[k]!] = reply.sims![k]!;
           return arenaSets(arena, blk, reply);
@@ -216,20 +237,20 @@ export async function verifyExact(
 }
 
 /**
- * The sets a worker wrote into `blocks` (one per needed document), as views of the arena. A set
+ * The sets a worker wrote into `blocks` (one per needed document, then its scratch block), as views of the arena. A set
  * longer than its block came back in the reply: it gets a block of its size (`blocks` is updated).
  */
 function arenaSets(arena: SetArena, blocks: Int32Array, reply: Pick<SignReply, 'setLen' | 'setData' | 'setStart'>): SetGetter {
-  const sets: Uint32Array[] = [];
   const len = reply.setLen!;
-  for (let i = 0; i < blocks.length; i++) {
+  const start = reply.setStart!;
+  for (let i = 0; i < len.length; i++) {
     const m = len[i]!;
-    if (m > arena.capacity(blocks[i]!)) {
+    if (start[i + 1]! > start[i]!) {
       arena.release(blocks[i]!);
       blocks[i] = arena.alloc(m);
-      arena.view(blocks[i]!, m).set(reply.setData!.subarray(reply.setStart![i]!, reply.setStart![i + 1]!));
+      arena.view(blocks[i]!, m).set(reply.setData!.subarray(start[i]!, start[i + 1]!));
     }
-    sets.push(arena.view(blocks[i]!, m));
   }
-  return (slot) => sets[slot]!;
+  // Views are made when asked for: most sets are only ever read by workers.
+  return (slot) => arena.view(blocks[slot]!, len[slot]!);
 }

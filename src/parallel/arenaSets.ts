@@ -1,11 +1,13 @@
 /**
- * A worker's half of streaming verification: a batch's unsorted fingerprint sets go straight from
- * the probe table's memory into their blocks of the shared arena (src/parallel/setArena.ts), one
- * copy each, and pairs against sets held in the arena are scored in place.
+ * A worker's half of streaming verification: a batch's unsorted fingerprint sets are written by
+ * the distinct kernel straight into their blocks of the shared set arena (src/parallel/setArena.ts),
+ * and pairs against sets held there are counted by the probe kernel where those sets lie: the
+ * worker's set kernels run on the arena's own memory, in a scratch block the batch comes with.
  * @module
  */
 import type { TextSigner } from '../sketch/textSigner.js';
-import { probeJaccardAtLeast, type ProbeTable } from '../similarity/probeSet.js';
+import { ProbeTable, probeJaccardAtLeast, probeJaccardAtLeastAt } from '../similarity/probeSet.js';
+import { SetKernels } from '../wasm/setKernels.js';
 import type { ScoreJob, SetTargets } from './rangeJobs.js';
 
 /** What {@link arenaSets} reports: lengths, the sets too long for their blocks, similarities. */
@@ -19,32 +21,60 @@ export interface ArenaSetsResult {
   sims?: Float64Array;
 }
 
+/** Bytes of the scratch block for a batch whose largest document has at most `n` fingerprints. */
+export function scratchBytes(n: number): number {
+  return SetKernels.regionBytes(n);
+}
+
+/** The set kernels on the arena this thread last worked for (one instance per arena). */
+let onArena: { id: number; table: ProbeTable; k: SetKernels } | null = null;
+
+function sharedTable(arena: SetTargets): { table: ProbeTable; k: SetKernels } | null {
+  if (onArena?.id !== arena.id) {
+    const k = SetKernels.shared(arena.memory);
+    onArena = k ? { id: arena.id, k, table: new ProbeTable({ kernels: k }) } : null;
+  }
+  return onArena;
+}
+
 /**
- * Writes the set of `texts[i]` into the block at triple i of `arena.targets` (chunk, offset,
- * capacity), or into the result's overflow when it does not fit, and scores the pairs of `score`.
- * `table` is the caller's scratch probe table.
+ * Writes the set of `texts[i]` into its block (pair i of `arena.targets`: offset, capacity), or
+ * into the result's overflow when it does not fit, and scores the pairs of `score`. `table` is the
+ * caller's own probe table, used when the shared kernels are not available (no WebAssembly SIMD)
+ * or a document outgrows the scratch block.
  */
 export function arenaSets(texts: string[], signer: TextSigner, table: ProbeTable, arena: SetTargets, score: ScoreJob | undefined): ArenaSetsResult {
   const n = texts.length;
-  const views = arena.chunks.map((c) => new Uint32Array(c));
+  const u32 = new Uint32Array(arena.memory.buffer);
   const t = arena.targets;
+  const shared = sharedTable(arena);
+  shared?.k.region(arena.scratch[0] * 4, arena.scratch[1]);
   const setLen = new Int32Array(n);
   const setStart = new Int32Array(n + 1);
   const over: Uint32Array[] = [];
   const sims = score ? new Float64Array(score.b.length) : undefined;
   let k = 0;
   for (let i = 0; i < n; i++) {
-    const s = signer.distinctView(texts[i]!, table);
-    const fits = s.length <= t[3 * i + 2]!;
-    setLen[i] = s.length;
-    // Copied out before scoring: probing reuses the memory the view points at.
-    if (fits) views[t[3 * i]!]!.set(s, t[3 * i + 1]!);
-    else over.push(s.slice());
-    setStart[i + 1] = setStart[i]! + (fits ? 0 : s.length);
+    const at = t[2 * i]!;
+    const room = t[2 * i + 1]!;
+    let len = shared ? signer.distinctTo(texts[i]!, shared.table, at * 4, room) : -1;
+    const inPlace = len >= 0;
+    if (!inPlace) {
+      const s = signer.distinctView(texts[i]!, table);
+      len = s.length;
+      // Copied out before scoring: probing reuses the memory the view points at.
+      if (len <= room) u32.set(s, at);
+      else over.push(s.slice());
+    }
+    setLen[i] = len;
+    setStart[i + 1] = setStart[i]! + (len <= room ? 0 : len);
     for (; score !== undefined && k < score.b.length && score.b[k] === i; k++) {
       const a = score.a;
-      const at = a[3 * k + 1]!;
-      sims![k] = probeJaccardAtLeast(table, views[a[3 * k]!]!.subarray(at, at + a[3 * k + 2]!), score.threshold);
+      const off = a[2 * k]!;
+      const m = a[2 * k + 1]!;
+      sims![k] = inPlace
+        ? probeJaccardAtLeastAt(shared!.table, off * 4, m, score.threshold)
+        : probeJaccardAtLeast(table, u32.subarray(off, off + m), score.threshold);
     }
   }
   if (score && k !== score.b.length) throw new Error('pairs to score must come in ascending order of b');

@@ -68,8 +68,8 @@ export interface RangeSetsRequest {
 
 /**
  * Pairs for a worker to score while it makes a batch's sets: k-th pair = (set of the batch's
- * document `b[k]`, the held set at triple k of `a`: chunk, offset and length in the arena's chunks).
- * Pairs come in ascending order of `b`.
+ * document `b[k]`, the held set at pair k of `a`: offset in 32-bit values and length in the arena's
+ * memory). Pairs come in ascending order of `b`.
  */
 export interface ScoreJob {
   b: Int32Array;
@@ -77,10 +77,16 @@ export interface ScoreJob {
   threshold: number;
 }
 
-/** The arena's chunks and, per document of the batch, its set's block (chunk, offset, capacity). */
+/** Where a batch's sets go: blocks of a set arena's shared memory (src/parallel/setArena.ts). */
 export interface SetTargets {
-  chunks: SharedArrayBuffer[];
+  /** The arena's memory. */
+  memory: WebAssembly.Memory;
+  /** The arena's id (a worker keeps its kernels for the memory it last saw). */
+  id: number;
+  /** Per document of the batch, its set's block: offset in 32-bit values, capacity in values. */
   targets: Int32Array;
+  /** A block for the worker's probe table: offset in 32-bit values, bytes. */
+  scratch: [number, number];
 }
 
 const fds = new Map<string, number>();

@@ -1,18 +1,19 @@
 /**
- * Shared memory for the fingerprint sets of streaming verification: large SharedArrayBuffer chunks
- * cut into blocks, handed out by integer handles, so a set is written once (by the worker that
- * computes it, straight into its block) and is then read in place by the main thread and by any
- * worker that scores a pair against it. Messages carry (chunk, offset, length) integers, not arrays.
+ * Shared memory for the fingerprint sets of streaming verification: one shared WebAssembly memory
+ * cut into blocks, handed out by integer handles. A worker writes a set once, with the distinct
+ * kernel, straight into its block; the main thread and every worker then read it in place (the
+ * workers' set kernels run on this same memory, so a pair's held set is probed where it lies).
+ * Messages carry (offset, length) integers, not arrays.
  *
  * Why: with a SharedArrayBuffer per held set, the main thread copied every held set out of the
  * worker's reply into its own shared block (0.89 s) and serialized one shared view per pair it
  * sent to be scored (0.89 s), more than half of its 3.1 s busy in verification on a
- * duplicate-heavy 300k-document corpus (bench/RESULTS.md, round 5).
+ * duplicate-heavy 300k-document corpus; and the workers copied each held set into their kernels'
+ * memory once per pair it was scored in (bench/RESULTS.md, round 5).
  *
  * Blocks come in size classes (16 per doubling: at most 1/16 of a block is slack) and go back to a
- * free list of their class when released; chunks are never freed while the arena lives. Not
- * thread-safe: the main thread owns the allocation; workers only read and write inside blocks
- * they were given.
+ * free list of their class when released; the memory only grows, up to 4 GiB. Not thread-safe: the
+ * main thread owns the allocation; workers only read and write inside blocks they were given.
  * @module
  */
 
@@ -20,8 +21,10 @@
 const STEPS = 16;
 /** The smallest block, in bytes. */
 const MIN = 256;
-/** Bytes of a chunk (a larger block gets a chunk of its own size). */
-const CHUNK = 64 * 1024 * 1024;
+/** Bytes the memory grows by at least. */
+const GROW = 64 * 1024 * 1024;
+/** The memory's limit: 4 GiB, all a 32-bit WebAssembly memory can address. */
+const MAX_PAGES = 65536;
 
 /** The bytes of the block that holds `bytes` (a multiple of 4). */
 export function blockBytes(bytes: number): number {
@@ -31,29 +34,25 @@ export function blockBytes(bytes: number): number {
   return Math.ceil(bytes / q) * q;
 }
 
-/** Where sets go or are: one (chunk, offset in u32 values, capacity or length) triple per set. */
-export interface ArenaRefs {
-  /** The arena's chunks, in order (a worker indexes them by the triples' first field). */
-  chunks: SharedArrayBuffer[];
-  /** Triples: chunk index, offset in 32-bit values, capacity (targets) or length (sets to read). */
-  at: Int32Array;
-}
-
-/** Blocks of shared memory by handle; see the module comment. */
+/** Blocks of one shared memory by handle; see the module comment. */
 export class SetArena {
-  /** The chunks, and a u32 view of each. */
-  readonly chunks: SharedArrayBuffer[] = [];
-  private readonly views: Uint32Array[] = [];
-  /** Next free byte of the last chunk. */
-  private top = 0;
-  /** Per handle: chunk, offset in 32-bit values, block bytes (0 while the block is free). */
-  private chunkOf = new Int32Array(1024);
+  /** The memory every block lies in (shared with the workers, which run kernels on it). */
+  readonly memory = new WebAssembly.Memory({ initial: GROW / 65536, maximum: MAX_PAGES, shared: true });
+  /** Tells this arena from earlier ones (a worker keeps its kernels for the arena it last saw). */
+  readonly id = Math.random();
+  private u32 = new Uint32Array(this.memory.buffer);
+  /** Next free byte. */
+  private top = 64;
+  /** Per handle: offset in 32-bit values, block bytes (0 while the block is free). */
   private offsetOf = new Int32Array(1024);
   private bytesOf = new Float64Array(1024);
   private handles = 0;
   private readonly free = new Map<number, number[]>();
-  /** Bytes of all chunks. */
-  reserved = 0;
+
+  /** Bytes of the memory (blocks handed out, free or not, and room not cut yet). */
+  get reserved(): number {
+    return this.memory.buffer.byteLength;
+  }
 
   /** A block for at least `values` 32-bit values; returns its handle. */
   alloc(values: number): number {
@@ -63,19 +62,18 @@ export class SetArena {
       this.bytesOf[h] = bytes;
       return h;
     }
-    let c = this.chunks.length - 1;
-    if (c < 0 || this.top + bytes > this.chunks[c]!.byteLength) {
-      const size = Math.max(CHUNK, bytes);
-      const sab = new SharedArrayBuffer(size);
-      this.chunks.push(sab);
-      this.views.push(new Uint32Array(sab));
-      this.reserved += size;
-      c++;
-      this.top = 0;
+    if (this.top + bytes > this.u32.byteLength) {
+      const want = this.top + bytes - this.u32.byteLength;
+      const pages = Math.ceil(Math.max(want, GROW) / 65536);
+      const room = MAX_PAGES - this.u32.byteLength / 65536;
+      if (Math.ceil(want / 65536) > room) {
+        throw new RangeError(`verification needs more than 4 GiB of shared memory for fingerprint sets; lower the memory budget or the batch size`);
+      }
+      this.memory.grow(Math.min(pages, room));
+      this.u32 = new Uint32Array(this.memory.buffer);
     }
     h = this.handles++;
-    if (h >= this.chunkOf.length) this.growHandles();
-    this.chunkOf[h] = c;
+    if (h >= this.offsetOf.length) this.growHandles();
     this.offsetOf[h] = this.top / 4;
     this.bytesOf[h] = bytes;
     this.top += bytes;
@@ -103,34 +101,30 @@ export class SetArena {
     return this.bytesOf[h]! >>> 2;
   }
 
+  /** Offset of block `h` in the memory, in 32-bit values (its byte address is 4 times that). */
+  offset(h: number): number {
+    return this.offsetOf[h]!;
+  }
+
   /** The first `length` values of block `h` (a view: no copy). */
   view(h: number, length: number): Uint32Array {
     const at = this.offsetOf[h]!;
-    return this.views[this.chunkOf[h]!]!.subarray(at, at + length);
+    return this.u32.subarray(at, at + length);
   }
 
-  /** Writes block `h`'s triple (chunk, offset in values, `third`) at `out[3i..3i+3)`. */
-  ref(h: number, third: number, out: Int32Array, i: number): void {
-    out[3 * i] = this.chunkOf[h]!;
-    out[3 * i + 1] = this.offsetOf[h]!;
-    out[3 * i + 2] = third;
+  /** Writes block `h`'s pair (offset in values, `second`) at `out[2i..2i+2)`. */
+  ref(h: number, second: number, out: Int32Array, i: number): void {
+    out[2 * i] = this.offsetOf[h]!;
+    out[2 * i + 1] = second;
   }
 
   private growHandles(): void {
-    const n = this.chunkOf.length * 2;
-    const c = new Int32Array(n);
-    c.set(this.chunkOf);
+    const n = this.offsetOf.length * 2;
     const o = new Int32Array(n);
     o.set(this.offsetOf);
     const b = new Float64Array(n);
     b.set(this.bytesOf);
-    this.chunkOf = c;
     this.offsetOf = o;
     this.bytesOf = b;
   }
-}
-
-/** u32 views of the chunks of `refs` (a worker's side of {@link ArenaRefs}). */
-export function arenaViews(chunks: SharedArrayBuffer[]): Uint32Array[] {
-  return chunks.map((c) => new Uint32Array(c));
 }

@@ -13,7 +13,7 @@
  * JavaScript loops stay as the fallback and as the kernels' reference.
  * @module
  */
-import { SetKernels, TAB, ZERO_FLAG } from '../wasm/setKernels.js';
+import { SetKernels, slotsFor } from '../wasm/setKernels.js';
 
 /**
  * A reusable open-addressing table of 32-bit values. Not re-entrant: one per thread or per caller.
@@ -37,9 +37,12 @@ export class ProbeTable {
   /** Output of {@link ProbeTable.distinctView} without the kernels. */
   private scratch = new Uint32Array(0);
 
-  /** @param options.wasm Use the WebAssembly kernels when available (default true; same results). */
-  constructor(options: { wasm?: boolean } = {}) {
-    this.k = options.wasm === false ? null : SetKernels.create();
+  /**
+   * @param options.wasm Use the WebAssembly kernels when available (default true; same results).
+   * @param options.kernels Kernels to use (a region of shared memory: see {@link ProbeTable.distinctTo}).
+   */
+  constructor(options: { wasm?: boolean; kernels?: SetKernels } = {}) {
+    this.k = options.kernels ?? (options.wasm === false ? null : SetKernels.create());
     if (this.k) this.slots = new Int32Array(0);
   }
 
@@ -50,16 +53,15 @@ export class ProbeTable {
 
   /** Empties the table and makes room for `n` values at load ≤ 1/2 (and `n` input values). */
   private reset(n: number): void {
-    let cap = 16;
-    while (cap < 2 * n) cap *= 2;
+    const cap = slotsFor(n);
     const k = this.k;
     if (k) {
       // The kernels probe without wrapping around (runs spill past the last home slot), and read
       // 4 slots at a time: cap + n + 4 slots are zeroed.
       this.used = cap + n + 4;
-      k.ensure(this.used, n);
-      k.i32.fill(0, TAB >>> 2, (TAB >>> 2) + this.used);
-      k.i32[ZERO_FLAG >>> 2] = 0;
+      if (!k.ensure(this.used, n)) throw new RangeError(`probe table: no room for ${n} values in its region`);
+      k.i32.fill(0, k.TAB >>> 2, (k.TAB >>> 2) + this.used);
+      k.i32[k.ZF >>> 2] = 0;
     } else if (cap > this.slots.length) this.slots = new Int32Array(cap);
     else this.slots.fill(0, 0, cap);
     this.mask = cap - 1;
@@ -69,12 +71,42 @@ export class ProbeTable {
 
   /** The kernels' distinct pass over `values`: fills the table, leaves the distinct values at k.IN. */
   private kernelDistinct(k: SetKernels, values: Uint32Array | Int32Array): number {
+    return this.kernelDistinctTo(k, values, -1);
+  }
+
+  /** The distinct pass writing to byte address `out` of the kernels' memory (−1: their input buffer). */
+  private kernelDistinctTo(k: SetKernels, values: Uint32Array | Int32Array, out: number): number {
     this.reset(values.length);
     k.put(values);
-    const d = k.fn.distinct(k.IN, values.length, TAB, this.mask, k.IN, ZERO_FLAG);
-    this.zero = k.i32[ZERO_FLAG >>> 2] !== 0;
+    const d = k.fn.distinct(k.IN, values.length, k.TAB, this.mask, out < 0 ? k.IN : out, k.ZF);
+    this.zero = k.i32[k.ZF >>> 2] !== 0;
     this.size = d;
     return d;
+  }
+
+  /**
+   * Can this table take `n` values? Always, unless its kernels are a fixed region of shared memory
+   * (see {@link SetKernels.region}) too small for them.
+   */
+  fits(n: number): boolean {
+    return this.k === null || this.k.ensure(slotsFor(n) + n + 4, n);
+  }
+
+  /**
+   * Fills the table with the distinct values of `values` and writes them, in first-occurrence
+   * order, at byte address `out` of the kernels' (shared) memory, room for values.length values;
+   * returns how many there are. Kernels only (see {@link ProbeTable.fits}).
+   */
+  distinctTo(values: Uint32Array, out: number): number {
+    return this.kernelDistinctTo(this.k!, values, out);
+  }
+
+  /**
+   * |table ∩ set| for the distinct set of `m` values at byte address `at` of the kernels' (shared)
+   * memory, read in place; −1 as soon as it cannot reach `need`, as {@link ProbeTable.countIn}.
+   */
+  countAt(at: number, m: number, need: number): number {
+    return this.k!.fn.count(at, m, this.k!.TAB, this.mask, this.zero ? 1 : 0, need);
   }
 
   /**
@@ -153,8 +185,8 @@ export class ProbeTable {
     const k = this.k;
     if (k) {
       k.put(set);
-      k.fn.load(k.IN, m, TAB, this.mask, ZERO_FLAG);
-      this.zero = k.i32[ZERO_FLAG >>> 2] !== 0;
+      k.fn.load(k.IN, m, k.TAB, this.mask, k.ZF);
+      this.zero = k.i32[k.ZF >>> 2] !== 0;
       this.size = m;
       return;
     }
@@ -180,9 +212,9 @@ export class ProbeTable {
   countIn(set: Uint32Array, need: number): number {
     const k = this.k;
     if (k) {
-      k.ensure(this.used, set.length);
+      if (!k.ensure(this.used, set.length)) throw new RangeError(`probe table: no room for ${set.length} values in its region`);
       k.put(set);
-      return k.fn.count(k.IN, set.length, TAB, this.mask, this.zero ? 1 : 0, need);
+      return k.fn.count(k.IN, set.length, k.TAB, this.mask, this.zero ? 1 : 0, need);
     }
     const slots = this.slots;
     const mask = this.mask;
@@ -222,12 +254,23 @@ const SLACK = 1 - 1e-12;
  * sets, or one, give -1 (similarity 0). `threshold` 0 keeps every pair (and never stops early).
  */
 export function probeJaccardAtLeast(table: ProbeTable, b: Uint32Array, threshold: number): number {
+  return probeJaccardOf(table, b, -1, b.length, threshold);
+}
+
+/**
+ * {@link probeJaccardAtLeast} for the distinct set of `lb` values at byte address `at` of the table's
+ * (shared) memory, read in place (see {@link ProbeTable.countAt}).
+ */
+export function probeJaccardAtLeastAt(table: ProbeTable, at: number, lb: number, threshold: number): number {
+  return probeJaccardOf(table, null, at, lb, threshold);
+}
+
+function probeJaccardOf(table: ProbeTable, b: Uint32Array | null, at: number, lb: number, threshold: number): number {
   const la = table.size;
-  const lb = b.length;
   if (la === 0 || lb === 0) return threshold > 0 ? -1 : 0;
   if (Math.min(la, lb) < threshold * Math.max(la, lb) * SLACK) return -1;
   const need = threshold > 0 ? Math.ceil(((threshold * (la + lb)) / (1 + threshold)) * SLACK) : 0;
-  const inter = table.countIn(b, need);
+  const inter = b ? table.countIn(b, need) : table.countAt(at, lb, need);
   if (inter < 0) return -1;
   const s = inter / (la + lb - inter);
   return s >= threshold ? s : -1;

@@ -68,6 +68,13 @@ export interface TextSigner {
    */
   distinctView(text: string, table: ProbeTable): Uint32Array;
   /**
+   * Writes the distinct set of `text` at byte address `out` of the memory of `table`'s kernels (a
+   * region of shared memory, see `ProbeTable.distinctTo`), which has room for `room` values, and
+   * leaves it loaded in `table`; returns its size, or −1 (nothing written) when the text has more
+   * fingerprints than `room` or than the table's region holds.
+   */
+  distinctTo(text: string, table: ProbeTable, out: number, room: number): number;
+  /**
    * The sorted unique fingerprint set and the signature of `text` in one pass (fresh arrays; the
    * signature is null for a text without shingles): what the online index keeps per document.
    */
@@ -105,12 +112,17 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     set: TextSigner['set'],
     distinct: TextSigner['distinct'] = set,
     distinctView: TextSigner['distinctView'] = distinct,
+    values: (text: string) => Uint32Array = set,
   ): TextSigner => ({
     ...base,
     signInto,
     set,
     distinct,
     distinctView,
+    distinctTo(text, table, out, room) {
+      const v = values(text);
+      return v.length > room || !table.fits(v.length) ? -1 : table.distinctTo(v, out);
+    },
     sign(text: string): Uint32Array | null {
       const out = new Uint32Array(numPerm);
       return signInto(text, out) ? out : null;
@@ -185,7 +197,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       if (!ophBinsFromSymbols(syms, count, k, pre, out)) return false;
       return finish(text, out);
     };
-    if (!wasm) return withSign(jsSign, set, distinct, distinctView);
+    if (!wasm) return withSign(jsSign, set, distinct, distinctView, fingerprintView);
     const w = wasm.k;
     const bk = rollPower(k);
     let zs = new Uint32Array(1024);
@@ -215,7 +227,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       w.fn.oph(w.SYMS, n, k, bk, pre, w.BINS, numPerm, shift);
       out.set(bins);
       return fillFromSymbols(n, out);
-    }, set, distinct, distinctView);
+    }, set, distinct, distinctView, fingerprintView);
   }
   const { a, b, pre } = classicParams(numPerm, seed);
   if (wasm && numPerm % 4 === 0) {
@@ -234,13 +246,13 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       w.fn.classic(w.FPS, n - k + 1, pre, w.A, w.B, w.BINS, numPerm);
       out.set(w.bins);
       return true;
-    }, set, distinct, distinctView);
+    }, set, distinct, distinctView, fingerprintView);
   }
   const jsClassic = classicJs(a, b, pre, () => fps);
   return withSign((text, out) => {
     const m = fingerprints(text);
     return m === 0 ? false : jsClassic(m, out);
-  }, set, distinct, distinctView);
+  }, set, distinct, distinctView, fingerprintView);
 }
 
 /**

@@ -8,6 +8,9 @@ declare namespace WebAssembly {
     readonly exports: Record<string, unknown>;
   }
   class Memory {
+    /** A memory of `initial` 64 KiB pages, up to `maximum`; `shared` ones are seen by every worker they are posted to. */
+    constructor(descriptor: { initial: number; maximum?: number; shared?: boolean });
+    /** The bytes (a SharedArrayBuffer for a shared memory; renewed when the memory grows). */
     readonly buffer: ArrayBuffer;
     grow(pages: number): number;
   }
