@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ProbeTable, probeJaccardAtLeast, setHash } from '../src/similarity/probeSet.js';
+import { ProbeTable, probeJaccardAtLeast, probeJaccardAtLeastAt, setHash } from '../src/similarity/probeSet.js';
+import { SetKernels } from '../src/wasm/setKernels.js';
 import { jaccard } from '../src/similarity/jaccard.js';
 import { toSortedSet } from '../src/text/fingerprintSet.js';
 import { dedup } from '../src/dedup/dedup.js';
@@ -137,6 +138,51 @@ test('ProbeTable: the WebAssembly kernels give what the JavaScript loops give (d
       for (const need of [0, needRaw, a.length]) assert.equal(wasm.countIn(a, need), js.countIn(a, need));
     }),
     { numRuns: 400, seed: 18, endOnFailure: true },
+  );
+});
+
+test('ProbeTable on a region of shared memory: distinctTo writes what distinct gives, countAt reads in place what countIn counts, fits tells the region size', () => {
+  const js = new ProbeTable({ wasm: false });
+  const arena = new SetArena();
+  const kernels = SetKernels.shared(arena.memory);
+  if (!process.env['NEARDUP_NO_WASM']) assert.ok(kernels, 'shared set kernels not available');
+  if (!kernels) return;
+  const shared = new ProbeTable({ kernels });
+  const u32 = () => new Uint32Array(arena.memory.buffer);
+  const value = fc.oneof(
+    fc.nat({ max: 0xffffffff }),
+    fc.constantFrom(0, 1, 0xffffffff, 0x80000000),
+    fc.nat({ max: 0xffff }).map((h) => ((h << 16) | 0xfff) >>> 0),
+  );
+  fc.assert(
+    fc.property(fc.array(value, { maxLength: 3000 }), fc.array(value, { maxLength: 3000 }), fc.nat({ max: 4000 }), fc.integer({ min: -50, max: 50 }), (xs, ys, needRaw, slack) => {
+      const values = Uint32Array.from(xs);
+      const room = SetKernels.regionBytes(values.length) + slack * 4;
+      const scratch = arena.alloc(room / 4);
+      kernels.region(arena.offset(scratch) * 4, room);
+      // The region holds a table for n values exactly when it has SetKernels.regionBytes(n) bytes.
+      assert.equal(shared.fits(values.length), slack >= 0 || values.length === 0 && SetKernels.regionBytes(0) <= room);
+      const outJs = new Uint32Array(Math.max(1, values.length));
+      const d = js.distinct(values, values.length, outJs);
+      if (shared.fits(values.length)) {
+        const target = arena.alloc(values.length);
+        const got = shared.distinctTo(values, arena.offset(target) * 4);
+        assert.equal(got, d);
+        assert.deepEqual(u32().subarray(arena.offset(target), arena.offset(target) + d), outJs.subarray(0, d));
+        // The other side, distinct, placed elsewhere in the memory and counted where it lies.
+        const b = new ProbeTable({ wasm: false }).distinctOf(Uint32Array.from(ys));
+        const where = arena.alloc(b.length);
+        u32().set(b, arena.offset(where));
+        for (const need of [0, needRaw, b.length, b.length + 1]) {
+          assert.equal(shared.countAt(arena.offset(where) * 4, b.length, need), js.countIn(b, need), `countAt need ${need}`);
+          assert.equal(probeJaccardAtLeastAt(shared, arena.offset(where) * 4, b.length, 0.5), probeJaccardAtLeast(js, b, 0.5));
+        }
+        arena.release(target);
+        arena.release(where);
+      }
+      arena.release(scratch);
+    }),
+    { numRuns: 300, seed: 31, endOnFailure: true },
   );
 });
 
