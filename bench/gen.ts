@@ -104,6 +104,23 @@ export class CorpusGenerator {
 }
 
 /** Options of {@link generateCorpus}. */
+/**
+ * `n` short generated documents (10–24 words, ~60–170 characters, like titles or short ads): 70%
+ * originals, 30% copies of an earlier document with a fraction of their words replaced.
+ */
+export function shortCorpus(n: number): string[] {
+  const gen = new CorpusGenerator(23);
+  const words: Int32Array[] = [];
+  const texts: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const h = Math.imul(i + 1, 0x9e3779b1) >>> 0;
+    const w = i > 0 && h % 10 < 3 ? gen.edit(words[h % i]!, EDIT_RATES[h % EDIT_RATES.length]!, i) : gen.original(i).subarray(0, 10 + (h % 15));
+    words.push(w);
+    texts.push(gen.render(w, i));
+  }
+  return texts;
+}
+
 export interface GenerateOptions {
   /** Number of documents. */
   docs: number;

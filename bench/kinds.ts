@@ -26,7 +26,7 @@ import { sketchCandidates } from '../src/lsh/sketchCandidates.js';
 import { jaccardAtLeast } from '../src/similarity/jaccard.js';
 import { exactDuplicates } from '../src/dedup/exactDups.js';
 import { createShingler, type ShingleOptions } from '../src/text/shingler.js';
-import { CorpusGenerator, EDIT_RATES } from './gen.js';
+import { CorpusGenerator, shortCorpus } from './gen.js';
 import { autoCandidates } from '../src/dedup/kinds.js';
 
 const argv = process.argv.slice(2);
@@ -161,23 +161,6 @@ if (run('collisions')) {
   collisions(`Kijiji (${docs.length} ads)`, docs, { kind: 'char', k: 5 });
   collisions(`generated, ${n} docs`, generated(), { kind: 'word', k: 3 });
   collisions(`generated, ${Math.round(n / 4)} docs`, [...generated()].slice(0, Math.round(n / 4)), { kind: 'char', k: 9 });
-}
-
-/**
- * `n` short generated documents (10–24 words, ~60–170 characters, like titles or short ads): 70%
- * originals, 30% copies of an earlier document with a fraction of their words replaced.
- */
-function shortCorpus(n: number): string[] {
-  const gen = new CorpusGenerator(23);
-  const words: Int32Array[] = [];
-  const texts: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const h = Math.imul(i + 1, 0x9e3779b1) >>> 0;
-    const w = i > 0 && h % 10 < 3 ? gen.edit(words[h % i]!, EDIT_RATES[h % EDIT_RATES.length]!, i) : gen.original(i).subarray(0, 10 + (h % 15));
-    words.push(w);
-    texts.push(gen.render(w, i));
-  }
-  return texts;
 }
 
 /**
