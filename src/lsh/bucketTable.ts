@@ -14,6 +14,11 @@ export class BucketTable {
   private slots: Int32Array;
   private mask: number;
   private used = 0;
+  /**
+   * The slots in use, in the order their buckets were made: clearing and visiting cost one step per
+   * bucket, not per slot (scanning every slot of a table sized for a band was most of LSH).
+   */
+  private order: Int32Array;
   /** next[doc] is the next doc of the same bucket, or -1. */
   next: Int32Array;
 
@@ -23,6 +28,7 @@ export class BucketTable {
     while (cap < expectedDocs * 2) cap *= 2;
     this.slots = BucketTable.empty(cap);
     this.mask = cap - 1;
+    this.order = new Int32Array(cap >>> 1);
     this.next = new Int32Array(Math.max(16, expectedDocs)).fill(-1);
   }
 
@@ -53,7 +59,7 @@ export class BucketTable {
         slots[i + 2] = doc;
         slots[i + 3] = 1;
         this.next[doc] = -1;
-        this.used++;
+        this.order[this.used++] = s;
         return;
       }
       if (slots[i + 1] === l32 && slots[i] === h32) {
@@ -71,28 +77,37 @@ export class BucketTable {
     const cap = (this.mask + 1) * 2;
     const slots = BucketTable.empty(cap);
     const mask = cap - 1;
-    for (let i = 0; i < old.length; i += 4) {
-      if (old[i + 2] === -1) continue;
+    const order = new Int32Array(cap >>> 1);
+    for (let k = 0; k < this.used; k++) {
+      const i = this.order[k]! << 2;
       let s = old[i + 1]! & mask;
       while (slots[(s << 2) + 2] !== -1) s = (s + 1) & mask;
       slots.set(old.subarray(i, i + 4), s << 2);
+      order[k] = s;
     }
     this.slots = slots;
     this.mask = mask;
+    this.order = order;
   }
 
   /** Empties the table (keeping its capacity) for the next band. */
   clear(): void {
     const slots = this.slots;
-    for (let i = 2; i < slots.length; i += 4) slots[i] = -1;
+    const order = this.order;
+    for (let k = 0; k < this.used; k++) slots[(order[k]! << 2) + 2] = -1;
     this.used = 0;
   }
 
-  /** Calls `fn(head, size)` for every bucket holding at least `minSize` docs; walk it with `next`. */
+  /**
+   * Calls `fn(head, size)` for every bucket holding at least `minSize` docs, in the order the
+   * buckets were made; walk a bucket with `next`.
+   */
   forEachBucket(minSize: number, fn: (head: number, size: number) => void): void {
     const slots = this.slots;
-    for (let i = 0; i < slots.length; i += 4) {
-      if (slots[i + 2] !== -1 && slots[i + 3]! >= minSize) fn(slots[i + 2]!, slots[i + 3]!);
+    const order = this.order;
+    for (let k = 0; k < this.used; k++) {
+      const i = order[k]! << 2;
+      if (slots[i + 3]! >= minSize) fn(slots[i + 2]!, slots[i + 3]!);
     }
   }
 

@@ -101,15 +101,19 @@ export function forEachSharedBucket(
     for (let p = 0; p < parts; p++) {
       if (start[p + 1]! - start[p]! < 2) continue;
       table.clear();
-      for (let j = start[p]!; j < start[p + 1]!; j++) table.add(keyHi[j]!, keyLo[j]!, docs[j]!);
+      // The table links a partition's entries by their place in it (0, 1, …), not by doc id: its
+      // chains then live in a few KB instead of reaching all over an n-entry array.
+      const base = start[p]!;
+      for (let j = base; j < start[p + 1]!; j++) table.add(keyHi[j]!, keyLo[j]!, j - base);
       const next = table.next;
       table.forEachBucket(2, (head, size) => {
         stats.sharedBuckets++;
         if (size > stats.largestBucket) stats.largestBucket = size;
         if (members.length < size) members = new Int32Array(size * 2);
-        // Chains run in descending doc order; fill from the back to get ascending ids.
+        // Chains run in descending order (docs are in ascending order within a partition); fill
+        // from the back to get ascending ids.
         let k = size;
-        for (let d = head; d !== -1; d = next[d]!) members[--k] = d;
+        for (let e = head; e !== -1; e = next[e]!) members[--k] = docs[base + e]!;
         // The member list's digest: 32 bits of one hash and 21 of another (53 bits, as before).
         if (!seenMembers.add(murmur3Words(members, 0x51ed27, 0, size), murmur3Words(members, 0x2545f491, 0, size) >>> 11)) {
           stats.repeatedBuckets++;
