@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { candidatePairBound, candidatesFromBandKeys, candidatesFromBuckets, collectSharedBuckets } from '../src/lsh/candidates.js';
+import { BucketTable } from '../src/lsh/bucketTable.js';
 import { TooManyPairsError } from '../src/lsh/tooManyPairs.js';
 import { DigestSet } from '../src/lsh/digestSet.js';
 
@@ -145,5 +146,34 @@ test('DigestSet: a pair is new once, whatever the table size', () => {
       for (const [h, l] of xs) assert.equal(set.add(h * 0x20000001, l), !ref.has(`${h},${l}`) && ref.add(`${h},${l}`) !== undefined);
       assert.equal(set.size, ref.size);
     }),
+  );
+});
+
+test('BucketTable: from a tiny capacity (so it grows), buckets and their members equal a Map reference, in creation order, across clears', () => {
+  fc.assert(
+    fc.property(fc.array(fc.array(fc.tuple(fc.nat({ max: 40 }), fc.nat({ max: 3 })), { maxLength: 300 }), { minLength: 1, maxLength: 4 }), (rounds) => {
+      const table = new BucketTable(1);
+      for (const keys of rounds) {
+        table.clear();
+        const want = new Map<string, number[]>();
+        keys.forEach(([lo, hi], doc) => {
+          // Low bits collide on purpose: keys differing only in hi share a home slot.
+          table.add(hi, lo * 0x10000, doc);
+          const k = `${hi},${lo}`;
+          if (!want.has(k)) want.set(k, []);
+          want.get(k)!.push(doc);
+        });
+        const got: number[][] = [];
+        table.forEachBucket(1, (head, size) => {
+          const members: number[] = [];
+          for (let d = head; d !== -1; d = table.next[d]!) members.unshift(d);
+          assert.equal(members.length, size);
+          got.push(members);
+        });
+        assert.deepEqual(got, [...want.values()]);
+        assert.equal(table.bucketCount, want.size);
+      }
+    }),
+    { numRuns: 200, seed: 41 },
   );
 });
