@@ -315,12 +315,14 @@ function wasmPath(k: WasmKernels, table: SymbolTable, shingleK: number) {
     synced[block] = 1;
   };
   const bk = rollPower(shingleK);
+  // Tables without space/newline-run classes take the kernel with one store per code unit.
+  const kernel = table.kind === 'lowercase-collapse' ? k.fn.symbolize : k.fn.symbolizeWs;
   const symbolize = (text: string): number => {
     const len = text.length;
     k.ensure(len + 1);
     k.buf.write(text, k.TEXT, len * 2, 'utf16le');
     for (;;) {
-      const n = k.fn.symbolize(k.TEXT, len, CLS, SYM, k.SYMS, table.spaceSym);
+      const n = kernel(k.TEXT, len, CLS, SYM, k.SYMS, table.spaceSym);
       if (n >= 0) return n;
       const block = text.charCodeAt(-n - 1) >>> 8;
       if (synced[block]) return -1;

@@ -46,7 +46,8 @@ export class SymbolTable {
   constructor(
     readonly seed: number,
     private readonly map: CharMap,
-    private readonly kind: 'nfkc' | 'lowercase-collapse' | 'none',
+    /** The preset's kind: only `lowercase-collapse` uses classes 5 and 6 (space and newline runs). */
+    readonly kind: 'nfkc' | 'lowercase-collapse' | 'none',
   ) {
     this.table = symbolTable(seed);
     this.spaceSym = this.table[32]! | 0;

@@ -4,6 +4,42 @@
 (module
   (memory (export "memory") 32)
 
+  ;; symbolize for tables with classes 1 and 2 only (every preset but lowercase-collapse), in one
+  ;; store per code unit: a whitespace unit writes a space that counts only after a symbol, so runs
+  ;; collapse and leading ones vanish; a trailing space is dropped at the end. Same output as
+  ;; symbolize on such tables; any other class returns -(i+1) as there.
+  (func (export "symbolizeWs") (param $text i32) (param $len i32) (param $cls i32) (param $sym i32)
+      (param $out i32) (param $space i32) (result i32)
+    (local $i i32) (local $c i32) (local $cl i32) (local $o i32) (local $one i32) (local $after i32)
+    local.get $out local.set $o
+    block $done
+      loop $L
+        local.get $i local.get $len i32.ge_u br_if $done
+        local.get $text local.get $i i32.const 1 i32.shl i32.add i32.load16_u local.set $c
+        local.get $cls local.get $c i32.add i32.load8_u local.set $cl
+        local.get $i i32.const 1 i32.add local.set $i
+        local.get $cl i32.const 1 i32.sub i32.const 1 i32.gt_u
+        if
+          i32.const 0 local.get $i i32.sub
+          return
+        end
+        local.get $cl i32.const 1 i32.eq local.set $one
+        ;; the symbol, or a space for whitespace
+        local.get $o
+        local.get $sym local.get $c i32.const 2 i32.shl i32.add i32.load
+        local.get $space
+        local.get $one select
+        i32.store
+        ;; a symbol always counts; a space only right after a symbol
+        local.get $o local.get $one local.get $after i32.or i32.const 2 i32.shl i32.add local.set $o
+        local.get $one local.set $after
+        br $L
+      end
+    end
+    ;; ends with whitespace after a symbol: drop that space
+    local.get $o local.get $o local.get $out i32.ne local.get $after i32.eqz i32.and i32.const 2 i32.shl i32.sub local.set $o
+    local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
+
   ;; Fused normalization + symbol lookup over UTF-16 text at $text (len code units), using the class
   ;; table at $cls (u8 × 65536) and symbol table at $sym (i32 × 65536), writing symbols at $out.
   ;; Classes: 1 one symbol, 2 whitespace (collapsed and trimmed), 5/6 seed000 space/newline runs.
@@ -54,7 +90,7 @@
   ;; (pre-filled by the caller). $shift = 32 − log2(np) when np is a power of two ≥ 2, else 0.
   (func (export "oph") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32) (param $pre i32)
       (param $bins i32) (param $np i32) (param $shift i32)
-    (local $h i32) (local $p i32) (local $end i32) (local $k4 i32) (local $z i32) (local $a i32) (local $old i32) (local $scale f64)
+    (local $h i32) (local $p i32) (local $end i32) (local $k4 i32) (local $z i32) (local $a i32) (local $old i32) (local $scale f64) (local $z2 i32)
     local.get $k i32.const 2 i32.shl local.set $k4
     local.get $syms local.set $p
     local.get $syms local.get $k4 i32.add local.set $end
@@ -92,9 +128,11 @@
           i32.store
     local.get $shift
     if
+      ;; Two windows per turn (the loop's own compare, branch and step are a tenth of a window's
+      ;; work), bins updated in window order; then the odd one out.
       block $d1
         loop $L1
-          local.get $p local.get $end i32.ge_u br_if $d1
+          local.get $p i32.const 4 i32.add local.get $end i32.ge_u br_if $d1
           
     local.get $h i32.const 0x9e3779b1 i32.mul
     local.get $p i32.load i32.add
@@ -102,27 +140,80 @@
     local.set $h
           local.get $h local.set $z
           
-    local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
-    local.get $z i32.const 0x85ebca6b i32.mul local.set $z
-    local.get $z local.get $z i32.const 13 i32.shr_u i32.xor local.set $z
-    local.get $z i32.const 0xc2b2ae35 i32.mul local.set $z
-    local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
-          local.get $z local.get $pre i32.xor local.set $z
+    local.get $h i32.const 0x9e3779b1 i32.mul
+    local.get $p i32.load offset=4 i32.add
+    local.get $p local.get $k4 i32.sub i32.load offset=4 local.get $bk i32.mul i32.sub
+    local.set $h
+          local.get $h local.set $z2
           
     local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
     local.get $z i32.const 0x85ebca6b i32.mul local.set $z
     local.get $z local.get $z i32.const 13 i32.shr_u i32.xor local.set $z
     local.get $z i32.const 0xc2b2ae35 i32.mul local.set $z
     local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
+          
+    local.get $z2 local.get $z2 i32.const 16 i32.shr_u i32.xor local.set $z2
+    local.get $z2 i32.const 0x85ebca6b i32.mul local.set $z2
+    local.get $z2 local.get $z2 i32.const 13 i32.shr_u i32.xor local.set $z2
+    local.get $z2 i32.const 0xc2b2ae35 i32.mul local.set $z2
+    local.get $z2 local.get $z2 i32.const 16 i32.shr_u i32.xor local.set $z2
+          local.get $z local.get $pre i32.xor local.set $z
+          local.get $z2 local.get $pre i32.xor local.set $z2
+          
+    local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
+    local.get $z i32.const 0x85ebca6b i32.mul local.set $z
+    local.get $z local.get $z i32.const 13 i32.shr_u i32.xor local.set $z
+    local.get $z i32.const 0xc2b2ae35 i32.mul local.set $z
+    local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
+          
+    local.get $z2 local.get $z2 i32.const 16 i32.shr_u i32.xor local.set $z2
+    local.get $z2 i32.const 0x85ebca6b i32.mul local.set $z2
+    local.get $z2 local.get $z2 i32.const 13 i32.shr_u i32.xor local.set $z2
+    local.get $z2 i32.const 0xc2b2ae35 i32.mul local.set $z2
+    local.get $z2 local.get $z2 i32.const 16 i32.shr_u i32.xor local.set $z2
           local.get $bins local.get $z local.get $shift i32.shr_u i32.const 2 i32.shl i32.add local.set $a
           
           local.get $a
           local.get $z local.get $a i32.load local.tee $old
           local.get $z local.get $old i32.lt_u select
           i32.store
-          local.get $p i32.const 4 i32.add local.set $p
+          local.get $bins local.get $z2 local.get $shift i32.shr_u i32.const 2 i32.shl i32.add local.set $a
+          
+          local.get $a
+          local.get $z2 local.get $a i32.load local.tee $old
+          local.get $z2 local.get $old i32.lt_u select
+          i32.store
+          local.get $p i32.const 8 i32.add local.set $p
           br $L1
         end
+      end
+      local.get $p local.get $end i32.lt_u
+      if
+        
+    local.get $h i32.const 0x9e3779b1 i32.mul
+    local.get $p i32.load i32.add
+    local.get $p local.get $k4 i32.sub i32.load local.get $bk i32.mul i32.sub
+    local.set $h
+        local.get $h local.set $z
+        
+    local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
+    local.get $z i32.const 0x85ebca6b i32.mul local.set $z
+    local.get $z local.get $z i32.const 13 i32.shr_u i32.xor local.set $z
+    local.get $z i32.const 0xc2b2ae35 i32.mul local.set $z
+    local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
+        local.get $z local.get $pre i32.xor local.set $z
+        
+    local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
+    local.get $z i32.const 0x85ebca6b i32.mul local.set $z
+    local.get $z local.get $z i32.const 13 i32.shr_u i32.xor local.set $z
+    local.get $z i32.const 0xc2b2ae35 i32.mul local.set $z
+    local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
+        local.get $bins local.get $z local.get $shift i32.shr_u i32.const 2 i32.shl i32.add local.set $a
+        
+          local.get $a
+          local.get $z local.get $a i32.load local.tee $old
+          local.get $z local.get $old i32.lt_u select
+          i32.store
       end
     else
       block $d2

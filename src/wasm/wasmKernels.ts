@@ -9,6 +9,8 @@ import { KERNELS_WASM_BASE64 } from './kernelsBinary.js';
 interface Exports {
   memory: WebAssembly.Memory;
   symbolize(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
+  /** `symbolize` for tables without classes 5/6 (one store per code unit). */
+  symbolizeWs(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
   oph(syms: number, n: number, k: number, bk: number, pre: number, bins: number, np: number, shift: number): void;
   fingerprints(syms: number, n: number, k: number, bk: number, out: number): void;
   classic(fps: number, n: number, pre: number, a: number, b: number, out: number, np: number): void;
