@@ -2,6 +2,8 @@
  * Per-unit costs of exact verification, in one thread, CPU time: building a candidate document's
  * set (sorted for the merge, or distinct for the probe), and scoring a pair by merging sorted sets
  * (`jaccard`) or by probing (`ProbeTable` + `probeJaccardAtLeast`, the table loaded per pair).
+ * Also the streaming workers' route: each set written by the distinct kernel straight into its block
+ * of a shared set arena (`distinctTo`), and pairs counted against sets where they lie (`countAt`).
  * Pairs: the verified pairs `dedup()` finds among the first `--docs` lines, plus as many random pairs.
  *
  * Usage: node dist/bench/verify-units.js [--file bench/data/d100k.txt] [--docs 20000] [--rounds 2]
@@ -11,7 +13,9 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { createTextSigner } from '../src/sketch/textSigner.js';
 import { jaccard } from '../src/similarity/jaccard.js';
-import { ProbeTable, probeJaccardAtLeast } from '../src/similarity/probeSet.js';
+import { ProbeTable, probeJaccardAtLeast, probeJaccardAtLeastAt } from '../src/similarity/probeSet.js';
+import { SetArena } from '../src/parallel/setArena.js';
+import { SetKernels } from '../src/wasm/setKernels.js';
 import { dedup } from '../src/dedup/dedup.js';
 
 const argv = process.argv.slice(2);
@@ -56,4 +60,31 @@ for (let r = 0; r < Number(opt('rounds', '2')); r++) {
     return `merge ${us(merge, pairs.length)} µs, probe ${us(probe, pairs.length)} µs (table load ${us(load, pairs.length)})`;
   };
   console.log(`round ${r + 1}: set sorted ${us(tSorted, docs.length)} µs/doc, distinct ${us(tDistinct, docs.length)} µs/doc | verified pairs: ${score(found)} | random pairs: ${score(random)}`);
+  // The workers' route (src/parallel/arenaSets.ts): blocks sized by text length, one scratch region.
+  const arena = new SetArena();
+  const kernels = SetKernels.shared(arena.memory);
+  if (!kernels) continue;
+  const shared = new ProbeTable({ kernels });
+  const most = docs.reduce((m, t) => Math.max(m, t.length), 0);
+  const scratch = arena.alloc(SetKernels.regionBytes(most) / 4);
+  kernels.region(arena.offset(scratch) * 4, arena.bytes(scratch));
+  const blocks = docs.map((t) => arena.alloc(t.length));
+  const lens = new Int32Array(docs.length);
+  const tArena = cpuMs(() => {
+    for (let i = 0; i < docs.length; i++) lens[i] = signer.distinctTo(docs[i]!, shared, arena.offset(blocks[i]!) * 4, arena.capacity(blocks[i]!));
+  });
+  const inPlace = (pairs: readonly (readonly [number, number])[]): string => {
+    let kept = 0;
+    const all = cpuMs(() => {
+      for (const [a, b] of pairs) {
+        shared.load(arena.view(blocks[b]!, lens[b]!));
+        if (probeJaccardAtLeastAt(shared, arena.offset(blocks[a]!) * 4, lens[a]!, 0.8) >= 0) kept++;
+      }
+    });
+    const load = cpuMs(() => {
+      for (const [, b] of pairs) shared.load(arena.view(blocks[b]!, lens[b]!));
+    });
+    return `${us(all - load, pairs.length)} µs in place (+ table load ${us(load, pairs.length)}), ${kept} kept`;
+  };
+  console.log(`round ${r + 1}, arena: set into its block ${us(tArena, docs.length)} µs/doc | verified pairs: ${inPlace(found)} | random pairs: ${inPlace(random)}`);
 }

@@ -65,9 +65,14 @@ const setFuncs = `  ;; ---- Exact verification: an open-addressing table of i32 
 
   ;; The distinct values among $m u32 at $in, inserted into the table and written in first-occurrence
   ;; order to $out ($out = $in allowed: writes never pass reads). Returns their count.
+  ;; Like count, it compares the 4 slots from a value's home slot at once: the value among them is a
+  ;; repeat, else it goes into the first empty one (a run has no holes, so it cannot be further on).
+  ;; Both cases store it (again, for a repeat: no change) and write it out; only a new value advances
+  ;; the output, so there is no branch on new-or-repeat. Only four other values in a row walk on.
   (func (export "distinct") (param $in i32) (param $m i32) (param $tab i32) (param $mask i32)
       (param $out i32) (param $zf i32) (result i32)
     (local $p i32) (local $end i32) (local $v i32) (local $a i32) (local $x i32) (local $o i32)
+    (local $w v128) (local $dup i32) (local $free i32)
     ${valuesFrom}
     local.get $out local.set $o
     block $done
@@ -83,7 +88,22 @@ const setFuncs = `  ;; ---- Exact verification: an open-addressing table of i32 
           end
           br $L
         end
-        ${homeSlot} local.set $a
+        ${homeSlot} local.tee $a
+        v128.load align=4 local.tee $w
+        local.get $v i32x4.splat i32x4.eq i32x4.bitmask local.set $dup
+        local.get $w v128.const i32x4 0 0 0 0 i32x4.eq i32x4.bitmask local.set $free
+        local.get $dup local.get $free i32.or
+        if
+          local.get $a
+          local.get $dup local.get $free local.get $dup select
+          i32.ctz i32.const 2 i32.shl i32.add
+          local.get $v i32.store
+          local.get $o local.get $v i32.store
+          local.get $o local.get $dup i32.eqz i32.const 2 i32.shl i32.add local.set $o
+          br $L
+        end
+        ;; rare: four other values in a row; walk on one slot at a time
+        local.get $a i32.const 16 i32.add local.set $a
         block $placed
           loop $P
             local.get $a i32.load local.tee $x
@@ -103,9 +123,10 @@ const setFuncs = `  ;; ---- Exact verification: an open-addressing table of i32 
     end
     local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
 
-  ;; Inserts $m values at $in, known distinct, into the table.
+  ;; Inserts $m values at $in, known distinct, into the table: each into the first empty slot of
+  ;; the 4 from its home slot (found with one compare), walking on only past four taken ones.
   (func (export "load") (param $in i32) (param $m i32) (param $tab i32) (param $mask i32) (param $zf i32)
-    (local $p i32) (local $end i32) (local $v i32) (local $a i32)
+    (local $p i32) (local $end i32) (local $v i32) (local $a i32) (local $free i32)
     ${valuesFrom}
     block $done
       loop $L
@@ -115,7 +136,14 @@ const setFuncs = `  ;; ---- Exact verification: an open-addressing table of i32 
           local.get $zf i32.const 1 i32.store
           br $L
         end
-        ${homeSlot} local.set $a
+        ${homeSlot} local.tee $a
+        v128.load align=4 v128.const i32x4 0 0 0 0 i32x4.eq i32x4.bitmask local.tee $free
+        if
+          local.get $a local.get $free i32.ctz i32.const 2 i32.shl i32.add
+          local.get $v i32.store
+          br $L
+        end
+        local.get $a i32.const 16 i32.add local.set $a
         block $free
           loop $P
             local.get $a i32.load i32.eqz br_if $free
