@@ -315,8 +315,7 @@ function wasmPath(k: WasmKernels, table: SymbolTable, shingleK: number) {
     synced[block] = 1;
   };
   const bk = rollPower(shingleK);
-  // Tables without space/newline-run classes take the kernel with one store per code unit.
-  const kernel = table.kind === 'lowercase-collapse' ? k.fn.symbolize : k.fn.symbolizeWs;
+  const kernel = table.kind === 'lowercase-collapse' ? k.fn.symbolizeRuns : k.fn.symbolizeWs;
   const symbolize = (text: string): number => {
     const len = text.length;
     k.ensure(len + 1);

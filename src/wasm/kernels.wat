@@ -4,10 +4,14 @@
 (module
   (memory (export "memory") 32)
 
-  ;; symbolize for tables with classes 1 and 2 only (every preset but lowercase-collapse), in one
-  ;; store per code unit: a whitespace unit writes a space that counts only after a symbol, so runs
-  ;; collapse and leading ones vanish; a trailing space is dropped at the end. Same output as
-  ;; symbolize on such tables; any other class returns -(i+1) as there.
+  ;; Fused normalization + symbol lookup over UTF-16 text at $text ($len code units), using the class
+  ;; table at $cls (u8 × 65536) and symbol table at $sym (i32 × 65536), writing symbols at $out;
+  ;; returns their number, or -(i+1) at the first code unit i of a class it does not handle. This one
+  ;; is for tables with classes 1 (one symbol) and 2 (whitespace, collapsed and trimmed): every preset
+  ;; but lowercase-collapse. One store per code unit, and no branch on the class: a whitespace unit
+  ;; writes a space that counts only right after a symbol, so runs collapse and leading ones vanish;
+  ;; a trailing space is dropped at the end. (Two stores and a pending-space flag per unit made the
+  ;; output position wait on a chain of dependent steps: 1.27x slower signing.)
   (func (export "symbolizeWs") (param $text i32) (param $len i32) (param $cls i32) (param $sym i32)
       (param $out i32) (param $space i32) (result i32)
     (local $i i32) (local $c i32) (local $cl i32) (local $o i32) (local $one i32) (local $after i32)
@@ -40,13 +44,12 @@
     local.get $o local.get $o local.get $out i32.ne local.get $after i32.eqz i32.and i32.const 2 i32.shl i32.sub local.set $o
     local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
 
-  ;; Fused normalization + symbol lookup over UTF-16 text at $text (len code units), using the class
-  ;; table at $cls (u8 × 65536) and symbol table at $sym (i32 × 65536), writing symbols at $out.
-  ;; Classes: 1 one symbol, 2 whitespace (collapsed and trimmed), 5/6 seed000 space/newline runs.
-  ;; Returns the number of symbols, or -(i+1) at the first code unit i of any other class.
-  (func (export "symbolize") (param $text i32) (param $len i32) (param $cls i32) (param $sym i32)
+  ;; symbolize for lowercase-collapse tables (classes 1, 5 and 6): every code unit writes one value,
+  ;; its symbol or a space, which counts when the unit is a symbol or starts a run of its class
+  ;; (spaces and newlines each collapse to one space per run). Any other class returns -(i+1).
+  (func (export "symbolizeRuns") (param $text i32) (param $len i32) (param $cls i32) (param $sym i32)
       (param $out i32) (param $space i32) (result i32)
-    (local $i i32) (local $c i32) (local $cl i32) (local $pend i32) (local $prev i32) (local $o i32) (local $one i32)
+    (local $i i32) (local $c i32) (local $cl i32) (local $o i32) (local $one i32) (local $prev i32)
     local.get $out local.set $o
     block $done
       loop $L
@@ -54,33 +57,20 @@
         local.get $text local.get $i i32.const 1 i32.shl i32.add i32.load16_u local.set $c
         local.get $cls local.get $c i32.add i32.load8_u local.set $cl
         local.get $i i32.const 1 i32.add local.set $i
-        block $slow
-          ;; Classes 1 and 2 without a branch (a word/space branch mispredicts at every word end):
-          ;; the pending space and the symbol are stored unconditionally, and $o advances past them
-          ;; only when they count. Stores land at most 2 slots past the symbols written.
-          local.get $cl i32.const 1 i32.sub i32.const 1 i32.gt_u br_if $slow
-          local.get $cl i32.const 1 i32.eq local.set $one
-          local.get $o local.get $space i32.store
-          local.get $o local.get $one local.get $pend i32.and i32.const 2 i32.shl i32.add local.set $o
-          local.get $o local.get $sym local.get $c i32.const 2 i32.shl i32.add i32.load i32.store
-          local.get $o local.get $one i32.const 2 i32.shl i32.add local.set $o
-          ;; after a symbol nothing is pending; after whitespace, a space is, unless nothing came yet
-          local.get $one i32.const 1 i32.xor local.get $o local.get $out i32.ne i32.and local.set $pend
-          i32.const 1 local.get $prev local.get $one select local.set $prev
-          br $L
-        end
-        local.get $cl i32.const 5 i32.eq local.get $cl i32.const 6 i32.eq i32.or
+        local.get $cl i32.const 1 i32.eq local.tee $one
+        local.get $cl i32.const 5 i32.eq local.get $cl i32.const 6 i32.eq i32.or i32.or
+        i32.eqz
         if
-          local.get $prev local.get $cl i32.ne
-          if
-            local.get $o local.get $space i32.store
-            local.get $o i32.const 4 i32.add local.set $o
-          end
-          local.get $cl local.set $prev
-        else
           i32.const 0 local.get $i i32.sub
           return
         end
+        local.get $o
+        local.get $sym local.get $c i32.const 2 i32.shl i32.add i32.load
+        local.get $space
+        local.get $one select
+        i32.store
+        local.get $o local.get $one local.get $cl local.get $prev i32.ne i32.or i32.const 2 i32.shl i32.add local.set $o
+        local.get $cl local.set $prev
         br $L
       end
     end

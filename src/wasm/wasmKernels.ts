@@ -8,9 +8,15 @@ import { KERNELS_WASM_BASE64 } from './kernelsBinary.js';
 
 interface Exports {
   memory: WebAssembly.Memory;
-  symbolize(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
-  /** `symbolize` for tables without classes 5/6 (one store per code unit). */
+  /**
+   * Fused normalization + symbol lookup of the UTF-16 text at `text` (`len` code units) through the
+   * class table at `cls` and symbol table at `sym`, symbols written at `out`: their count, or
+   * −(i+1) at the first code unit i the kernel does not handle. For tables with classes 1 (one
+   * symbol) and 2 (whitespace, collapsed and trimmed): every preset but lowercase-collapse.
+   */
   symbolizeWs(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
+  /** The same for lowercase-collapse tables: classes 1, 5 (space) and 6 (newline), runs collapsed. */
+  symbolizeRuns(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
   oph(syms: number, n: number, k: number, bk: number, pre: number, bins: number, np: number, shift: number): void;
   fingerprints(syms: number, n: number, k: number, bk: number, out: number): void;
   classic(fps: number, n: number, pre: number, a: number, b: number, out: number, np: number): void;
