@@ -15,7 +15,7 @@ import { dedupStream } from '../src/dedup/streamDedup.js';
 import { createShingler } from '../src/text/shingler.js';
 import { CorpusGenerator } from '../bench/gen.js';
 import { splitmix32 } from '../src/hash/mix.js';
-import { SetArena, blockBytes } from '../src/parallel/setArena.js';
+import { ArenaFullError, SetArena, blockBytes } from '../src/parallel/setArena.js';
 import { arenaSets } from '../src/parallel/arenaSets.js';
 import { verifyExact, type SetFeed } from '../src/dedup/streamVerify.js';
 import { createTextSigner } from '../src/sketch/textSigner.js';
@@ -338,4 +338,54 @@ test('verification through the shared arena = sorted-set Jaccard, whatever bound
     ),
     { numRuns: 40, seed: 29 },
   );
+});
+
+test('verification through the shared arena: a full arena first collects the batches in flight; one batch too big for it is a clear error', async () => {
+  const signer = createTextSigner();
+  const shingler = createShingler();
+  const texts = randomCorpus(5, 40);
+  const n = texts.length;
+  const sorted = texts.map((t) => shingler.set(t));
+  const pa: number[] = [];
+  const pb: number[] = [];
+  const want: ScoredPair[] = [];
+  for (let b = 1; b < n; b++) {
+    for (let a = 0; a < b; a++) {
+      pa.push(a);
+      pb.push(b);
+      const j = sorted[a]!.length > 0 && sorted[b]!.length > 0 ? jaccard(sorted[a]!, sorted[b]!) : 0;
+      if (j >= 0.5) want.push({ a, b, similarity: j });
+    }
+  }
+  assert.ok(want.length > 5);
+  want.sort((x, y) => x.a - y.a || x.b - y.b);
+  const table = new ProbeTable();
+  // Every block is sized for a million values (4 MB), a batch's scratch for a table of that size.
+  const feed = (batchSize: number): SetFeed => ({
+    parallel: true,
+    workers: 3,
+    async *pass() {
+      for (let base = 0; base < n; base += batchSize) {
+        const len = Math.min(batchSize, n - base);
+        yield {
+          len,
+          bound: () => 1_000_000,
+          sets: async (need: number[], arena?: Parameters<typeof arenaSets>[3], score?: Parameters<typeof arenaSets>[4]) => ({
+            reply: arenaSets(need.map((j) => texts[base + j]!), signer, table, arena!, score),
+          }),
+        };
+      }
+    },
+  });
+  const run = (batchSize: number, arenaBytes: number): Promise<ScoredPair[]> => {
+    const out: ScoredPair[] = [];
+    return verifyExact(feed(batchSize), n, Int32Array.from(pa), Int32Array.from(pb), pa.length, 0.5, 8 << 20, out, undefined, arenaBytes).then(() =>
+      out.sort((x, y) => x.a - y.a || x.b - y.b),
+    );
+  };
+  // 64 MB: two batches of two documents (about 24 MB each) fit beside the held sets, not the four
+  // the read-ahead asks for.
+  assert.deepEqual(await run(2, 64 << 20), want);
+  // 16 MB: not even one batch fits.
+  await assert.rejects(run(2, 16 << 20), (e: unknown) => e instanceof ArenaFullError && /GiB of shared memory for fingerprint sets/.test(e.message));
 });

@@ -10,7 +10,7 @@ import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import type { SignReply } from '../parallel/signWorker.js';
 import type { ScoreJob, SetTargets } from '../parallel/rangeJobs.js';
-import { SetArena } from '../parallel/setArena.js';
+import { ArenaFullError, SetArena } from '../parallel/setArena.js';
 import { scratchBytes } from '../parallel/arenaSets.js';
 import type { DedupOptions } from './options.js';
 
@@ -56,7 +56,7 @@ export interface SetFeed {
  * is loaded once into a probe table and every held first member is probed against it, with size and
  * count bounds that skip pairs below the threshold. With a parallel feed, a pair whose first member
  * is already held when its second member's batch is requested is scored on the worker that makes
- * that batch's sets.
+ * that batch's sets. `arenaBytes` caps the shared memory of the sets (default 4 GiB; for tests).
  */
 export async function verifyExact(
   feed: SetFeed,
@@ -68,6 +68,7 @@ export async function verifyExact(
   budget: number,
   out: ScoredPair[],
   onProgress: DedupOptions['onProgress'],
+  arenaBytes?: number,
 ): Promise<{ passes: number; peak: number; setDocs: number }> {
   // Pairs grouped by second member (CSR), and each document's count of pending pairs as first member.
   const startB = new Int32Array(n + 1);
@@ -93,7 +94,7 @@ export async function verifyExact(
   const parallel = feed.parallel;
   // Pairs scored on a worker (along with their second member's set) and their similarity (−1: below).
   const assigned = parallel ? new Uint8Array(count) : undefined;
-  const arena = parallel ? new SetArena() : undefined;
+  const arena = parallel ? new SetArena(arenaBytes) : undefined;
   const sim = parallel ? new Float64Array(count) : undefined;
   // Held sets by document: pairs left to score against it (0: not held), its length, and its arena
   // block (with workers) or the set itself. Typed arrays, not a Map: the main thread looks a held
@@ -169,6 +170,17 @@ export async function verifyExact(
       if (blocks) for (const b of blocks) if (b >= 0) arena!.release(b);
       onProgress?.('verify', count - remaining, count);
     };
+    /** An arena block; when the arena is full, batches in flight are collected first (freeing theirs). */
+    const block = async (values: number): Promise<number> => {
+      for (;;) {
+        try {
+          return arena!.alloc(values);
+        } catch (e) {
+          if (!(e instanceof ArenaFullError) || queue.length === 0) throw e;
+          await process();
+        }
+      }
+    };
     for await (const batch of feed.pass()) {
       const pos = new Int32Array(batch.len).fill(-1);
       const need: number[] = [];
@@ -209,10 +221,10 @@ export async function verifyExact(
         for (let i = 0; i < need.length; i++) {
           const bound = batch.bound(need[i]!);
           if (bound > most) most = bound;
-          blk[i] = arena.alloc(bound);
+          blk[i] = await block(bound);
           arena.ref(blk[i]!, arena.capacity(blk[i]!), targets, i);
         }
-        const scratch = (blk[need.length] = arena.alloc(scratchBytes(most) / 4));
+        const scratch = (blk[need.length] = await block(scratchBytes(most) / 4));
         let score: ScoreJob | undefined;
         if (jobP.length > 0) {
           const a = new Int32Array(2 * jobP.length);

@@ -34,13 +34,29 @@ export function blockBytes(bytes: number): number {
   return Math.ceil(bytes / q) * q;
 }
 
+/** Thrown by {@link SetArena.alloc} when the memory cannot grow to hold a block. */
+export class ArenaFullError extends RangeError {
+  constructor(readonly bytes: number) {
+    super(`verification needs more than ${bytes / 2 ** 30} GiB of shared memory for fingerprint sets (workers: 0 verifies without it)`);
+  }
+}
+
 /** Blocks of one shared memory by handle; see the module comment. */
 export class SetArena {
   /** The memory every block lies in (shared with the workers, which run kernels on it). */
-  readonly memory = new WebAssembly.Memory({ initial: GROW / 65536, maximum: MAX_PAGES, shared: true });
+  readonly memory: WebAssembly.Memory;
+  /** Pages the memory may grow to. */
+  private readonly maxPages: number;
   /** Tells this arena from earlier ones (a worker keeps its kernels for the arena it last saw). */
   readonly id = Math.random();
-  private u32 = new Uint32Array(this.memory.buffer);
+  private u32: Uint32Array;
+
+  /** @param maxBytes The most the memory may grow to (default and limit: 4 GiB). */
+  constructor(maxBytes = MAX_PAGES * 65536) {
+    this.maxPages = Math.max(1, Math.min(MAX_PAGES, Math.floor(maxBytes / 65536)));
+    this.memory = new WebAssembly.Memory({ initial: Math.min(GROW / 65536, this.maxPages), maximum: this.maxPages, shared: true });
+    this.u32 = new Uint32Array(this.memory.buffer);
+  }
   /** Next free byte. */
   private top = 64;
   /** Per handle: offset in 32-bit values, block bytes (0 while the block is free). */
@@ -54,7 +70,7 @@ export class SetArena {
     return this.memory.buffer.byteLength;
   }
 
-  /** A block for at least `values` 32-bit values; returns its handle. */
+  /** A block for at least `values` 32-bit values; returns its handle. Throws {@link ArenaFullError} when the memory is at its limit. */
   alloc(values: number): number {
     const bytes = blockBytes(Math.max(1, values) * 4);
     let h = this.free.get(bytes)?.pop();
@@ -65,10 +81,8 @@ export class SetArena {
     if (this.top + bytes > this.u32.byteLength) {
       const want = this.top + bytes - this.u32.byteLength;
       const pages = Math.ceil(Math.max(want, GROW) / 65536);
-      const room = MAX_PAGES - this.u32.byteLength / 65536;
-      if (Math.ceil(want / 65536) > room) {
-        throw new RangeError(`verification needs more than 4 GiB of shared memory for fingerprint sets; lower the memory budget or the batch size`);
-      }
+      const room = this.maxPages - this.u32.byteLength / 65536;
+      if (Math.ceil(want / 65536) > room) throw new ArenaFullError(this.maxPages * 65536);
       this.memory.grow(Math.min(pages, room));
       this.u32 = new Uint32Array(this.memory.buffer);
     }
