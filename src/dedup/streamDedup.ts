@@ -182,11 +182,20 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   const indexBytes = hi.length * 4 + lo.length * 4 + n + (sigs ? sigs.length * 4 : 0);
 
   // LSH candidates.
-  const buckets = collectSharedBuckets(hi.data, lo.data, present, n, nb);
-  // dedup() clusters bucket by bucket past the limit; this pipeline cannot (the sets are not in
-  // memory), so it says so at once instead of after filling memory with candidate pairs.
-  if (!keepPairs && buckets.bound > maxPairs) throw new TooManyPairsError('candidates', buckets.bound, maxPairs, 0);
-  const { pairs: cand, stats: cstats } = candidatesFromBuckets(buckets, n, maxPairs);
+  let lsh: ReturnType<typeof candidatesFromBuckets>;
+  try {
+    const buckets = collectSharedBuckets(hi.data, lo.data, present, n, nb);
+    // dedup() clusters bucket by bucket past the limit; this pipeline cannot (the sets are not in
+    // memory), so it says so at once instead of after filling memory with candidate pairs.
+    if (!keepPairs && buckets.bound > maxPairs) throw new TooManyPairsError('candidates', buckets.bound, maxPairs, 0);
+    lsh = candidatesFromBuckets(buckets, n, maxPairs);
+  } catch (e) {
+    // Too many candidates: the workers (or the range files) are not needed any more.
+    await pool?.close();
+    if (!pool) closeRangeFiles();
+    throw e;
+  }
+  const { pairs: cand, stats: cstats } = lsh;
   hi.data = lo.data = new Uint32Array(0);
   const t2 = performance.now();
 
