@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
+import fc from 'fast-check';
 import { annotateHeader, annotateRecord, annotationColumns, csvField, formatCluster, formatPair, formatSimilarity, pairHeader, tsvField } from '../src/io/write.js';
 import { atomicFileSink, openOutput } from '../src/io/output.js';
 import { InputError } from '../src/io/errors.js';
@@ -19,6 +20,33 @@ test('pairs: TSV a⇥b⇥similarity without header, CSV with header, JSONL; esti
   assert.deepEqual(JSON.parse(formatPair('jsonl', 'a', 2, 0.8, 0.75)), { a: 'a', b: 2, similarity: 0.8, estimate: 0.75 });
   assert.deepEqual(JSON.parse(formatPair('jsonl', 0, 2, 0.8)), { a: 0, b: 2, similarity: 0.8 });
   assert.equal(formatSimilarity(2 / 3), '0.666667');
+});
+
+test('pairs: a JSONL line is what JSON.stringify of { a, b, similarity, estimate? } gives, for any ids and similarities', () => {
+  const id = fc.oneof(fc.string({ unit: 'binary' }), fc.integer());
+  const sim = fc.double({ min: 0, max: 1, noNaN: true });
+  const round = (x: number): number => Math.round(x * 1e6) / 1e6;
+  fc.assert(
+    fc.property(id, id, sim, fc.option(sim, { nil: undefined }), (a, b, s, e) => {
+      const o: Record<string, unknown> = { a, b, similarity: round(s) };
+      if (e !== undefined) o.estimate = round(e);
+      assert.equal(formatPair('jsonl', a, b, s, e), JSON.stringify(o) + '\n');
+    }),
+    { numRuns: 3000, seed: 43 },
+  );
+});
+
+test('formatSimilarity = String(Math.round(s·10⁶)/10⁶) for every six-decimal value and around them', () => {
+  for (let r = 0; r <= 1e6; r++) {
+    const s = r / 1e6;
+    if (formatSimilarity(s) !== String(s)) assert.fail(`${r}: ${formatSimilarity(s)} against ${String(s)}`);
+  }
+  fc.assert(
+    fc.property(fc.double({ noNaN: true }), (x) => {
+      assert.equal(formatSimilarity(x), String(Math.round(x * 1e6) / 1e6));
+    }),
+    { numRuns: 20000, seed: 44 },
+  );
 });
 
 test('clusters: one JSON object per line with cluster, size, representative, members', () => {

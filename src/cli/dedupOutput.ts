@@ -28,7 +28,16 @@ export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpu
     const fmt = pairFormatOf(flags);
     const withEstimate = result.pairs.some((p) => p.estimate !== undefined);
     await sink!.write(pairHeader(fmt, withEstimate));
-    for (const p of result.pairs) await sink!.write(formatPair(fmt, id(p.a), id(p.b), p.similarity, p.estimate));
+    // Lines go to the sink in chunks: one await per pair was most of writing a million pairs.
+    let chunk = '';
+    for (const p of result.pairs) {
+      chunk += formatPair(fmt, id(p.a), id(p.b), p.similarity, p.estimate);
+      if (chunk.length >= 1 << 16) {
+        await sink!.write(chunk);
+        chunk = '';
+      }
+    }
+    await sink!.write(chunk);
     return result.pairs.length;
   }
   if (flags.output === 'clusters') {

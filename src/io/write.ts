@@ -9,7 +9,17 @@ export type PairFormat = 'tsv' | 'csv' | 'jsonl';
 
 /** Similarities are printed with at most 6 decimals, trailing zeros dropped (0.8, 0.923077). */
 export function formatSimilarity(s: number): string {
-  return String(Math.round(s * 1e6) / 1e6);
+  const r = Math.round(s * 1e6);
+  // String(r / 1e6) for the usual 0 < r < 10^6, from the integer (number-to-string was a sixth of
+  // writing a million pairs): "0." and six digits without trailing zeros.
+  if (r > 0 && r < 1e6) {
+    let digits = String(r + 1e6).slice(1);
+    let end = 6;
+    while (digits.charCodeAt(end - 1) === 48) end--;
+    if (end < 6) digits = digits.slice(0, end);
+    return `0.${digits}`;
+  }
+  return String(r / 1e6);
 }
 
 /** A CSV field, quoted when it holds the delimiter, a quote, or a line break. */
@@ -35,9 +45,9 @@ export function pairHeader(format: PairFormat, withEstimate: boolean): string {
 export function formatPair(format: PairFormat, a: string | number, b: string | number, similarity: number, estimate?: number): string {
   const est = estimate === undefined ? undefined : formatSimilarity(estimate);
   if (format === 'jsonl') {
-    const o: Record<string, unknown> = { a, b, similarity: Math.round(similarity * 1e6) / 1e6 };
-    if (estimate !== undefined) o.estimate = Math.round(estimate * 1e6) / 1e6;
-    return JSON.stringify(o) + '\n';
+    // What JSON.stringify({ a, b, similarity, estimate? }) gives, without the object.
+    const e = estimate === undefined ? '' : `,"estimate":${est}`;
+    return `{"a":${JSON.stringify(a)},"b":${JSON.stringify(b)},"similarity":${formatSimilarity(similarity)}${e}}\n`;
   }
   const sim = formatSimilarity(similarity);
   if (format === 'csv') {
