@@ -36,8 +36,9 @@ export function blockBytes(bytes: number): number {
 
 /** Thrown by {@link SetArena.alloc} when the memory cannot grow to hold a block. */
 export class ArenaFullError extends RangeError {
-  constructor(readonly bytes: number) {
-    super(`verification needs more than ${bytes / 2 ** 30} GiB of shared memory for fingerprint sets (workers: 0 verifies without it)`);
+  /** @param limit The arena's limit in bytes. */
+  constructor(readonly limit: number) {
+    super(`verification needs more than ${limit / 2 ** 30} GiB of shared memory for fingerprint sets (workers: 0 verifies without it)`);
   }
 }
 
@@ -50,13 +51,6 @@ export class SetArena {
   /** Tells this arena from earlier ones (a worker keeps its kernels for the arena it last saw). */
   readonly id = Math.random();
   private u32: Uint32Array;
-
-  /** @param maxBytes The most the memory may grow to (default and limit: 4 GiB). */
-  constructor(maxBytes = MAX_PAGES * 65536) {
-    this.maxPages = Math.max(1, Math.min(MAX_PAGES, Math.floor(maxBytes / 65536)));
-    this.memory = new WebAssembly.Memory({ initial: Math.min(GROW / 65536, this.maxPages), maximum: this.maxPages, shared: true });
-    this.u32 = new Uint32Array(this.memory.buffer);
-  }
   /** Next free byte. */
   private top = 64;
   /** Per handle: offset in 32-bit values, block bytes (0 while the block is free). */
@@ -65,9 +59,11 @@ export class SetArena {
   private handles = 0;
   private readonly free = new Map<number, number[]>();
 
-  /** Bytes of the memory (blocks handed out, free or not, and room not cut yet). */
-  get reserved(): number {
-    return this.memory.buffer.byteLength;
+  /** @param maxBytes The most the memory may grow to (default and limit: 4 GiB). */
+  constructor(maxBytes = MAX_PAGES * 65536) {
+    this.maxPages = Math.max(1, Math.min(MAX_PAGES, Math.floor(maxBytes / 65536)));
+    this.memory = new WebAssembly.Memory({ initial: Math.min(GROW / 65536, this.maxPages), maximum: this.maxPages, shared: true });
+    this.u32 = new Uint32Array(this.memory.buffer);
   }
 
   /** A block for at least `values` 32-bit values; returns its handle. Throws {@link ArenaFullError} when the memory is at its limit. */
