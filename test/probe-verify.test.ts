@@ -6,6 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import path from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { neardup, tmpDir } from './cliUtil.js';
 import { ProbeTable, probeJaccardAtLeast, probeJaccardAtLeastAt, setHash } from '../src/similarity/probeSet.js';
 import { SetKernels } from '../src/wasm/setKernels.js';
 import { jaccard } from '../src/similarity/jaccard.js';
@@ -313,7 +316,6 @@ test('verification through the shared arena = sorted-set Jaccard, whatever bound
         const bounds = sorted.map((x, i) => [0, Math.max(0, x.length - 1), x.length, texts[i]!.length][rnd() % 4]!);
         const table = new ProbeTable();
         const feed: SetFeed = {
-          parallel: true,
           workers,
           async *pass() {
             for (let base = 0; base < n; base += batchSize) {
@@ -321,9 +323,8 @@ test('verification through the shared arena = sorted-set Jaccard, whatever bound
               yield {
                 len,
                 bound: (j: number) => bounds[base + j]!,
-                sets: async (need: number[], arena?: Parameters<typeof arenaSets>[3], score?: Parameters<typeof arenaSets>[4]) => ({
-                  reply: arenaSets(need.map((j) => texts[base + j]!), signer, table, arena!, score),
-                }),
+                sets: async (need: number[], arena: Parameters<typeof arenaSets>[3], score: Parameters<typeof arenaSets>[4]) =>
+                  arenaSets(need.map((j) => texts[base + j]!), signer, table, arena, score),
               };
             }
           },
@@ -362,7 +363,6 @@ test('verification through the shared arena: a full arena first collects the bat
   const table = new ProbeTable();
   // Every block is sized for a million values (4 MB), a batch's scratch for a table of that size.
   const feed = (batchSize: number): SetFeed => ({
-    parallel: true,
     workers: 3,
     async *pass() {
       for (let base = 0; base < n; base += batchSize) {
@@ -370,9 +370,8 @@ test('verification through the shared arena: a full arena first collects the bat
         yield {
           len,
           bound: () => 1_000_000,
-          sets: async (need: number[], arena?: Parameters<typeof arenaSets>[3], score?: Parameters<typeof arenaSets>[4]) => ({
-            reply: arenaSets(need.map((j) => texts[base + j]!), signer, table, arena!, score),
-          }),
+          sets: async (need: number[], arena: Parameters<typeof arenaSets>[3], score: Parameters<typeof arenaSets>[4]) =>
+            arenaSets(need.map((j) => texts[base + j]!), signer, table, arena, score),
         };
       }
     },
@@ -388,4 +387,24 @@ test('verification through the shared arena: a full arena first collects the bat
   assert.deepEqual(await run(2, 64 << 20), want);
   // 16 MB: not even one batch fits.
   await assert.rejects(run(2, 16 << 20), (e: unknown) => e instanceof ArenaFullError && /GiB of shared memory for fingerprint sets/.test(e.message));
+});
+
+test('without WebAssembly (NEARDUP_NO_WASM), streaming dedup on workers and on one thread writes the same pairs as with it', () => {
+  // The fallbacks of every kernel: JS symbolize, signing and probe tables, sets copied into the
+  // arena from JS; a fresh process, since the kernels are chosen once per process.
+  const dir = tmpDir();
+  const file = path.join(dir, 'docs.txt');
+  writeFileSync(file, randomCorpus(7, 1200).map((t) => t.replace(/\n/g, ' ')).join('\n') + '\n');
+  const runs = ([
+    [{}, '2'],
+    [{ NEARDUP_NO_WASM: '1' }, '2'],
+    [{ NEARDUP_NO_WASM: '1' }, '0'],
+  ] as [Record<string, string>, string][]).map(([env, workers]) => {
+    const r = neardup(['dedup', file, '--stream', '--workers', workers, '--threshold', '0.6', '-q'], { env });
+    assert.equal(r.code, 0, r.stderr);
+    return r.stdout;
+  });
+  assert.ok(runs[0]!.split('\n').length > 50, 'the corpus has pairs');
+  assert.equal(runs[1], runs[0]);
+  assert.equal(runs[2], runs[0]);
 });

@@ -11,6 +11,8 @@ import { InputError } from '../io/errors.js';
 import { planLineRanges, stampOf, tsvHeaderOf, type FileStamp, type LineParseSpec, type BlockProblem } from '../io/lineRanges.js';
 import type { SignPool } from '../parallel/signPool.js';
 import { signRange, textsAt, type SignRangeReply } from '../parallel/rangeJobs.js';
+import { arenaSets } from '../parallel/arenaSets.js';
+import { ProbeTable } from '../similarity/probeSet.js';
 import type { TextSigner } from '../sketch/textSigner.js';
 import type { SetBatch, SetFeed } from './streamVerify.js';
 
@@ -190,15 +192,14 @@ export function rangedFeed(index: RangedIndex, n: number, pool: SignPool | undef
             s[i] = starts[base + need[i]!]!;
             l[i] = lengths[base + need[i]!]!;
           }
-          if (pool) {
-            return { reply: await pool.rangeSets(spec, s, l, 1, arena, score) };
-          }
+          if (pool) return pool.rangeSets(spec, s, l, 1, arena, score);
           const texts = await textsAt({ id: 0, kind: 'rangeSets', spec, starts: s, lengths: l, firstLine: 1 });
-          const sets = texts.map((t) => signer.distinct(t));
-          return { get: (i: number) => sets[i]! };
+          return arenaSets(texts, signer, table, arena, score);
         },
       };
     }
   }
-  return { pass, parallel: pool !== undefined, workers: pool?.size ?? 0 };
+  // Without workers, this thread does what a worker does, with its own fallback table.
+  const table = new ProbeTable();
+  return { pass, workers: pool?.size ?? 0 };
 }

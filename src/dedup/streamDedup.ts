@@ -22,6 +22,8 @@ import { createTextSigner } from '../sketch/textSigner.js';
 import { SignPool, defaultWorkers } from '../parallel/signPool.js';
 import type { SignReply } from '../parallel/signWorker.js';
 import { closeRangeFiles } from '../parallel/rangeJobs.js';
+import { arenaSets } from '../parallel/arenaSets.js';
+import { ProbeTable } from '../similarity/probeSet.js';
 import { verifyExact, type SetBatch, type SetFeed } from './streamVerify.js';
 import { rangedFeed, signRanges, type RangedIndex, type RangedSource } from './rangedSource.js';
 import type { TextSigner } from '../sketch/textSigner.js';
@@ -233,7 +235,7 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   return { ...result, extra: { passes, peakSetBytes, indexBytes, setDocs, ranged: ranged !== undefined } };
 }
 
-/** Verification's feed over texts read on this thread: the needed ones go to the pool (or are set here). */
+/** Verification's feed over texts read on this thread: the needed ones go to the pool (or are set here, as a worker would). */
 function textFeed(source: DocSource, pool: SignPool | undefined, signer: TextSigner, batchSize: number): SetFeed {
   async function* pass(): AsyncGenerator<SetBatch> {
     for await (const batch of batches(source, batchSize)) {
@@ -243,12 +245,13 @@ function textFeed(source: DocSource, pool: SignPool | undefined, signer: TextSig
         bound: (j) => batch[j]!.length,
         sets: async (need, arena, score) => {
           const texts = need.map((j) => batch[j]!);
-          if (pool) return { reply: await pool.sets(texts, true, arena, score) };
-          const local = texts.map((t) => signer.distinct(t));
-          return { get: (i: number) => local[i]! };
+          if (pool) return pool.sets(texts, true, arena, score);
+          return arenaSets(texts, signer, table, arena, score);
         },
       };
     }
   }
-  return { pass, parallel: pool !== undefined, workers: pool?.size ?? 0 };
+  // Without workers, this thread does what a worker does, with its own fallback table.
+  const table = new ProbeTable();
+  return { pass, workers: pool?.size ?? 0 };
 }

@@ -18,10 +18,10 @@ import type { DedupOptions } from './options.js';
 export type SetGetter = (slot: number) => Uint32Array;
 
 /**
- * What {@link SetBatch.sets} gives: the sets themselves (made on this thread), or a worker's reply
- * saying how long the sets it wrote into the arena's blocks are (see `SignRequest.arena`).
+ * What {@link SetBatch.sets} gives: how long the sets written into the arena's blocks are, the sets
+ * too long for their blocks, and the similarities of the pairs scored (see `SignRequest.arena`).
  */
-export type BatchSets = { get: SetGetter } | { reply: Pick<SignReply, 'setLen' | 'setData' | 'setStart' | 'sims'> };
+export type BatchSets = Pick<SignReply, 'setLen' | 'setData' | 'setStart' | 'sims'>;
 
 /** One batch of consecutive documents, able to produce the unsorted fingerprint sets of some of them. */
 export interface SetBatch {
@@ -33,20 +33,18 @@ export interface SetBatch {
    */
   bound(j: number): number;
   /**
-   * The sets of the batch's documents at `need` (indices into the batch, ascending). A parallel feed
-   * is given `arena`, the blocks the sets go to (one per need), and may be given `score`, pairs to
-   * score on the same worker (`b` indexing `need`).
+   * Writes the sets of the batch's documents at `need` (indices into the batch, ascending) into the
+   * blocks of `arena` (one per need), and scores the pairs of `score` (`b` indexing `need`) where
+   * the sets are made: on a worker (`arenaSets` in src/parallel/arenaSets.ts), or on this thread.
    */
-  sets(need: number[], arena?: SetTargets, score?: ScoreJob): Promise<BatchSets>;
+  sets(need: number[], arena: SetTargets, score: ScoreJob | undefined): Promise<BatchSets>;
 }
 
 /** A pass over the corpus for verification: its documents in order, in batches. */
 export interface SetFeed {
   /** Starts a pass. */
   pass(): AsyncIterable<SetBatch>;
-  /** Can sets be made and scored on workers? Then sets live in a shared {@link SetArena}. */
-  parallel: boolean;
-  /** Worker threads behind it (for read-ahead). */
+  /** Worker threads behind it (for read-ahead; 0: the sets are made on this thread). */
   workers: number;
 }
 
@@ -91,26 +89,23 @@ export async function verifyExact(
     return false;
   };
   const table = new ProbeTable();
-  const parallel = feed.parallel;
-  // Pairs scored on a worker (along with their second member's set) and their similarity (−1: below).
-  const assigned = parallel ? new Uint8Array(count) : undefined;
-  const arena = parallel ? new SetArena(arenaBytes) : undefined;
-  const sim = parallel ? new Float64Array(count) : undefined;
-  // Held sets by document: pairs left to score against it (0: not held), its length, and its arena
-  // block (with workers) or the set itself. Typed arrays, not a Map: the main thread looks a held
-  // set up once per pair when it schedules and once when it collects.
+  // Pairs scored where their second member's set is made, and their similarity (−1: below).
+  const assigned = new Uint8Array(count);
+  const sim = new Float64Array(count);
+  const arena = new SetArena(arenaBytes);
+  // Held sets by document: pairs left to score against it (0: not held), its length and its arena
+  // block. Typed arrays, not a Map: the main thread looks a held set up once per pair when it
+  // schedules and once when it collects.
   const heldLeft = new Int32Array(n);
   const heldLen = new Int32Array(n);
-  const heldBlock = arena ? new Int32Array(n) : undefined;
-  const heldSet: Uint32Array[] = [];
-  const heldAt = (a: number): Uint32Array => (arena ? arena.view(heldBlock![a]!, heldLen[a]!) : heldSet[a]!);
+  const heldBlock = new Int32Array(n);
   while (remaining > 0) {
     passes++;
     let heldCount = 0;
     let used = 0;
     let d = 0;
     let scheduled = 0;
-    const queue: { len: number; pos: Int32Array; blocks: Int32Array | undefined; sets: Promise<SetGetter> }[] = [];
+    const queue: { len: number; pos: Int32Array; blocks: Int32Array; sets: Promise<SetGetter> }[] = [];
     const process = async (): Promise<void> => {
       const item = queue.shift()!;
       const get = await item.sets;
@@ -124,14 +119,15 @@ export async function verifyExact(
           const a = pa[p]!;
           if (heldLeft[a] === 0) continue;
           let s: number;
-          if (assigned?.[p]) s = sim![p]!;
+          if (assigned[p]) s = sim[p]!;
           else {
+            // Rare: a held set that was not held yet when d's batch was sent (it was in flight).
             if (!loaded) {
               // d's set goes into the probe table once for all its held partners.
               table.load(get(slot));
               loaded = true;
             }
-            s = probeJaccardAtLeast(table, heldAt(a), threshold);
+            s = probeJaccardAtLeast(table, arena.view(heldBlock[a]!, heldLen[a]!), threshold);
           }
           if (s >= 0) out.push({ a, b: d, similarity: s });
           done[p] = 1;
@@ -140,41 +136,33 @@ export async function verifyExact(
           if (--heldLeft[a]! === 0) {
             heldCount--;
             // Every pair reading this set has been scored (its last one just now): reuse its block.
-            if (arena) {
-              used -= arena.bytes(heldBlock![a]!);
-              arena.release(heldBlock![a]!);
-            } else {
-              used -= heldSet[a]!.byteLength;
-              delete heldSet[a];
-            }
+            used -= arena.bytes(heldBlock[a]!);
+            arena.release(heldBlock[a]!);
           }
         }
         if (pendingAsA[d]! > 0 && (used < budget || heldCount === 0)) {
-          const set = get(slot);
-          const bytes = arena ? arena.bytes(blocks![slot]!) : set.byteLength;
+          const bytes = arena.bytes(blocks[slot]!);
           if (used + bytes <= budget || heldCount === 0) {
-            // With workers the set stays where the worker wrote it, in shared memory, where later
-            // batches' workers score against it.
+            // The set stays where it was written, in shared memory, where later batches are scored
+            // against it.
             heldLeft[d] = pendingAsA[d]!;
-            heldLen[d] = set.length;
-            if (arena) {
-              heldBlock![d] = blocks![slot]!;
-              blocks![slot] = -1;
-            } else heldSet[d] = set;
+            heldLen[d] = get(slot).length;
+            heldBlock[d] = blocks[slot]!;
+            blocks[slot] = -1;
             heldCount++;
             used += bytes;
             if (used > peak) peak = used;
           }
         }
       }
-      if (blocks) for (const b of blocks) if (b >= 0) arena!.release(b);
+      for (const b of blocks) if (b >= 0) arena.release(b);
       onProgress?.('verify', count - remaining, count);
     };
     /** An arena block; when the arena is full, batches in flight are collected first (freeing theirs). */
     const block = async (values: number): Promise<number> => {
       for (;;) {
         try {
-          return arena!.alloc(values);
+          return arena.alloc(values);
         } catch (e) {
           if (!(e instanceof ArenaFullError) || queue.length === 0) throw e;
           await process();
@@ -195,36 +183,33 @@ export async function verifyExact(
         if (doc >= n || !mayNeed(doc)) continue;
         pos[j] = need.length;
         need.push(j);
-        if (!parallel) continue;
         for (let q = startB[doc]!; q < startB[doc + 1]!; q++) {
           const p = byB[q]!;
-          if (done[p] || assigned![p]) continue;
+          if (done[p] || assigned[p]) continue;
           const a = pa[p]!;
           if (heldLeft[a] === 0) continue;
-          assigned![p] = 1;
+          assigned[p] = 1;
           jobB.push(pos[j]!);
-          jobA.push(heldBlock![a]!, heldLen[a]!);
+          jobA.push(heldBlock[a]!, heldLen[a]!);
           jobP.push(p);
         }
       }
       setDocs += need.length;
-      let blocks: Int32Array | undefined;
+      // A block per needed set, sized by the feed's bound, where the set is written; the last block
+      // is the scratch of the probe table that makes them, sized for the largest bound.
+      const blocks = new Int32Array(need.length + 1).fill(-1);
       let sets: Promise<SetGetter>;
       if (need.length === 0) sets = Promise.resolve(() => new Uint32Array(0));
-      else if (!arena) sets = batch.sets(need).then((r) => (r as { get: SetGetter }).get);
       else {
-        // A block per needed set, sized by the feed's bound; the worker writes the set into it.
-        // The last block is the worker's scratch (its probe table), sized for the largest bound.
-        const blk = (blocks = new Int32Array(need.length + 1));
         const targets = new Int32Array(2 * need.length);
         let most = 0;
         for (let i = 0; i < need.length; i++) {
           const bound = batch.bound(need[i]!);
           if (bound > most) most = bound;
-          blk[i] = await block(bound);
-          arena.ref(blk[i]!, arena.capacity(blk[i]!), targets, i);
+          blocks[i] = await block(bound);
+          arena.ref(blocks[i]!, arena.capacity(blocks[i]!), targets, i);
         }
-        const scratch = (blk[need.length] = await block(scratchBytes(most) / 4));
+        const scratch = (blocks[need.length] = await block(scratchBytes(most) / 4));
         let score: ScoreJob | undefined;
         if (jobP.length > 0) {
           const a = new Int32Array(2 * jobP.length);
@@ -232,15 +217,14 @@ export async function verifyExact(
           score = { b: Int32Array.from(jobB), a, threshold };
         }
         const where = { memory: arena.memory, id: arena.id, targets, scratch: [arena.offset(scratch), arena.bytes(scratch)] as [number, number] };
-        sets = batch.sets(need, where, score).then((r) => {
-          const reply = (r as Extract<BatchSets, { reply: unknown }>).reply;
-          for (let k = 0; k < jobP.length; k++) sim![jobP[k]!] = reply.sims![k]!;
-          return arenaSets(arena, blk, reply);
+        sets = batch.sets(need, where, score).then((reply) => {
+          for (let k = 0; k < jobP.length; k++) sim[jobP[k]!] = reply.sims![k]!;
+          return arenaSetsOf(arena, blocks, reply);
         });
       }
       queue.push({ len: batch.len, pos, blocks, sets });
       scheduled += batch.len;
-      if (queue.length > (parallel ? feed.workers * 2 : 0)) await process();
+      if (queue.length > feed.workers * 2) await process();
     }
     while (queue.length > 0) await process();
     if (d !== n) throw new Error(`the document source changed between passes: ${n} documents in the first pass, ${d} now`);
@@ -252,7 +236,7 @@ export async function verifyExact(
  * The sets a worker wrote into `blocks` (one per needed document, then its scratch block), as views of the arena. A set
  * longer than its block came back in the reply: it gets a block of its size (`blocks` is updated).
  */
-function arenaSets(arena: SetArena, blocks: Int32Array, reply: Pick<SignReply, 'setLen' | 'setData' | 'setStart'>): SetGetter {
+function arenaSetsOf(arena: SetArena, blocks: Int32Array, reply: BatchSets): SetGetter {
   const len = reply.setLen!;
   const start = reply.setStart!;
   for (let i = 0; i < len.length; i++) {
