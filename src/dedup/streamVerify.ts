@@ -2,8 +2,10 @@
  * Exact verification of the streaming pipeline: the corpus goes by again in document order, in
  * batches; the fingerprint set of a document that is the first member of pending candidates is
  * held until its last partner has gone by, within a memory budget, and pairs whose first member
- * did not fit wait for another pass. Where the sets come from (texts read on this thread, or lines
- * that workers read themselves) is a {@link SetFeed}.
+ * did not fit wait for another pass. Sets live in a shared set arena (src/parallel/setArena.ts):
+ * whoever makes a batch's sets (a worker, or this thread without workers) writes them into blocks
+ * allocated here and scores the batch's pairs against held sets where they lie. Where the texts
+ * come from (read on this thread, or lines that workers read themselves) is a {@link SetFeed}.
  * @module
  */
 import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
@@ -50,11 +52,12 @@ export interface SetFeed {
 
 /**
  * Exact verification of candidate pairs (a < b), holding the sets of first members within `budget`
- * bytes; pairs whose first member did not fit are retried in a later pass. Each second member's set
- * is loaded once into a probe table and every held first member is probed against it, with size and
- * count bounds that skip pairs below the threshold. With a parallel feed, a pair whose first member
- * is already held when its second member's batch is requested is scored on the worker that makes
- * that batch's sets. `arenaBytes` caps the shared memory of the sets (default 4 GiB; for tests).
+ * bytes of arena blocks; pairs whose first member did not fit are retried in a later pass. A pair
+ * whose first member is already held when its second member's batch is requested is scored where
+ * that batch's sets are made, its second member's set loaded into a probe table once for all its
+ * partners, with size and count bounds that skip pairs below the threshold; the few whose first
+ * member became held while the batch was in flight are scored here. `arenaBytes` caps the shared
+ * memory of the sets (default 4 GiB; for tests).
  */
 export async function verifyExact(
   feed: SetFeed,
