@@ -52,6 +52,8 @@ export interface RangedIndex {
   spec: LineParseSpec;
   starts: Float64Array;
   lengths: Int32Array;
+  /** Each document's text length in UTF-16 code units. */
+  units: Int32Array;
   stamp: FileStamp;
 }
 
@@ -114,6 +116,7 @@ export async function signRanges(
   const { ranges, stamp } = planLineRanges(spec.path, source.chunkBytes ?? 4 << 20, header?.end ?? 0);
   const starts = new Float64Growable();
   const lengths: Int32Array[] = [];
+  const units: Int32Array[] = [];
   let count = 0;
   let linesBefore = 0;
   let rowsBefore = 0;
@@ -130,6 +133,7 @@ export async function signRanges(
     rowsBefore += r.rowCount;
     starts.append(r.starts);
     lengths.push(r.lengths);
+    units.push(r.units);
     count += r.count;
     source.onRecords?.({ count: r.count, rows, lines, ids: r.ids, skipped: r.skipped, examples, bom: r.bom, bytesRead: end });
     take(r);
@@ -159,13 +163,16 @@ export async function signRanges(
     for (const x of inflight) x.reply.catch(() => undefined);
     source.onEnd?.(ok);
   }
-  const all = new Int32Array(count);
-  let at = 0;
-  for (const l of lengths) {
-    all.set(l, at);
-    at += l.length;
-  }
-  return { starts: starts.data.subarray(0, count), lengths: all, stamp, spec };
+  const joined = (parts: Int32Array[]): Int32Array => {
+    const all = new Int32Array(count);
+    let at = 0;
+    for (const l of parts) {
+      all.set(l, at);
+      at += l.length;
+    }
+    return all;
+  };
+  return { starts: starts.data.subarray(0, count), lengths: joined(lengths), units: joined(units), stamp, spec };
 }
 
 /**
@@ -175,16 +182,16 @@ export async function signRanges(
  */
 export function rangedFeed(index: RangedIndex, n: number, pool: SignPool | undefined, signer: TextSigner, batchSize: number): SetFeed {
   const { spec } = index;
-  const { starts, lengths } = index;
+  const { starts, lengths, units } = index;
   async function* pass(): AsyncGenerator<SetBatch> {
     checkStamp(spec, index.stamp);
     for (let base = 0; base < n; base += batchSize) {
       const len = Math.min(batchSize, n - base);
       yield {
         len,
-        // A line of L bytes has at most L UTF-16 units, so at most L shingles (before normalization;
-        // longer sets come back whole).
-        bound: (j) => lengths[base + j]!,
+        // A text of L UTF-16 units has at most L shingles (before normalization; longer sets come
+        // back whole). Pass 1 kept the lengths: a line's bytes bound it too, but less tightly.
+        bound: (j) => units[base + j]!,
         sets: async (need, arena, score) => {
           const s = new Float64Array(need.length);
           const l = new Int32Array(need.length);

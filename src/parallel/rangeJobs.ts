@@ -34,6 +34,8 @@ export interface SignRangeReply {
   /** Byte offset in the file of each record's line, and its length without the line break. */
   starts: Float64Array;
   lengths: Int32Array;
+  /** Each record's text length in UTF-16 code units (what bounds its set for verification). */
+  units: Int32Array;
   /** Each record's line and row within the range. */
   lines: Int32Array;
   rows: Int32Array;
@@ -118,7 +120,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     if (!problem) throw e;
     const none = new Uint32Array(0);
     const reply: SignRangeReply = {
-      ...{ id: req.id, count: 0, present: new Uint8Array(0), hi: none, lo: none, starts: new Float64Array(0), lengths: new Int32Array(0) },
+      ...{ id: req.id, count: 0, present: new Uint8Array(0), hi: none, lo: none, starts: new Float64Array(0), lengths: new Int32Array(0), units: new Int32Array(0) },
       ...{ lines: new Int32Array(0), rows: new Int32Array(0), lineCount: 0, rowCount: 0, chars: 0, skipped: 0, examples: [], bom: false, problem },
     };
     return { reply, transfer: [] };
@@ -134,6 +136,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
   const starts = new Float64Array(n);
   const lines = new Int32Array(n);
   const rows = new Int32Array(n);
+  const units = new Int32Array(n);
   let ids: string[] | undefined;
   const row = new Uint32Array(k);
   const bh = new Uint32Array(nb);
@@ -146,6 +149,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     rows[i] = r.row;
     if (r.id !== undefined) (ids ??= new Array<string>(n))[i] = r.id;
     chars += r.text.length;
+    units[i] = r.text.length;
     if (!signer.signInto(r.text, row)) continue;
     present[i] = 1;
     sigs?.set(row, i * k);
@@ -154,10 +158,10 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     lo.set(bl, i * nb);
   }
   const reply: SignRangeReply = {
-    ...{ id: req.id, count: n, present, hi, lo, sigs, starts, lengths: block.lengths, lines, rows, ids },
+    ...{ id: req.id, count: n, present, hi, lo, sigs, starts, lengths: block.lengths, units, lines, rows, ids },
     ...{ lineCount: block.lines, rowCount: block.rows, chars, skipped: block.skipped, examples: block.examples, bom: block.bom },
   };
-  const transfer = [present.buffer, hi.buffer, lo.buffer, starts.buffer, block.lengths.buffer, lines.buffer, rows.buffer] as ArrayBuffer[];
+  const transfer = [present.buffer, hi.buffer, lo.buffer, starts.buffer, block.lengths.buffer, units.buffer, lines.buffer, rows.buffer] as ArrayBuffer[];
   if (sigs) transfer.push(sigs.buffer as ArrayBuffer);
   return { reply, transfer };
 }
