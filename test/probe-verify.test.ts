@@ -283,12 +283,54 @@ test('SetArena: blocks fit within 1/16 waste, live blocks never overlap, release
   );
 });
 
-test('verification through the shared arena = sorted-set Jaccard, whatever bound a feed gives (sets that outgrow their blocks come back whole)', async () => {
-  // A parallel feed run in this thread: the worker's own code (arenaSets) writes the sets into the
-  // arena and scores the pairs it is given. Bounds are drawn per document: 0 (every set overflows),
-  // one short of the set, exact, or the text's length; budgets down to 1 byte force extra passes.
-  const signer = createTextSigner();
+/**
+ * Candidate pairs (a < b) of `texts`, every pair but those `skip` drops, and the pairs at or above
+ * `threshold` by sorted-set Jaccard (sorted by a, then b).
+ */
+function candidatesOf(texts: string[], threshold: number, skip: (a: number, b: number) => boolean = () => false) {
   const shingler = createShingler();
+  const sorted = texts.map((t) => shingler.set(t));
+  const pa: number[] = [];
+  const pb: number[] = [];
+  const want: ScoredPair[] = [];
+  for (let b = 1; b < texts.length; b++) {
+    for (let a = 0; a < b; a++) {
+      if (skip(a, b)) continue;
+      pa.push(a);
+      pb.push(b);
+      const j = sorted[a]!.length > 0 && sorted[b]!.length > 0 ? jaccard(sorted[a]!, sorted[b]!) : 0;
+      if (j >= threshold) want.push({ a, b, similarity: j });
+    }
+  }
+  want.sort((x, y) => x.a - y.a || x.b - y.b);
+  return { sorted, pa: Int32Array.from(pa), pb: Int32Array.from(pb), want };
+}
+
+/**
+ * A feed whose sets are made on this thread by the workers' own code (arenaSets), in batches of
+ * `batchSize`, document j's block sized `bound(j)`; `workers` sets its read-ahead.
+ */
+function threadFeed(texts: string[], batchSize: number, workers: number, bound: (doc: number) => number): SetFeed {
+  const signer = createTextSigner();
+  const table = new ProbeTable();
+  return {
+    workers,
+    async *pass() {
+      for (let base = 0; base < texts.length; base += batchSize) {
+        yield {
+          len: Math.min(batchSize, texts.length - base),
+          bound: (j: number) => bound(base + j),
+          sets: async (need: number[], arena: Parameters<typeof arenaSets>[3], score: Parameters<typeof arenaSets>[4]) =>
+            arenaSets(need.map((j) => texts[base + j]!), signer, table, arena, score),
+        };
+      }
+    },
+  };
+}
+
+test('verification through the shared arena = sorted-set Jaccard, whatever bound a feed gives (sets that outgrow their blocks come back whole)', async () => {
+  // Bounds are drawn per document: 0 (every set overflows), one short of the set, exact, or the
+  // text's length; budgets down to 1 byte force extra passes.
   await fc.assert(
     fc.asyncProperty(
       fc.integer({ min: 1, max: 1000 }),
@@ -298,41 +340,12 @@ test('verification through the shared arena = sorted-set Jaccard, whatever bound
       fc.constantFrom(0.5, 0.8),
       async (seed, batchSize, budget, workers, threshold) => {
         const texts = randomCorpus(seed, 90);
-        const n = texts.length;
-        const sorted = texts.map((t) => shingler.set(t));
-        const pa: number[] = [];
-        const pb: number[] = [];
-        const want: ScoredPair[] = [];
-        for (let b = 1; b < n; b++) {
-          for (let a = 0; a < b; a++) {
-            if ((a * 7 + b * 3 + seed) % 4 === 0) continue; // not every pair is a candidate
-            pa.push(a);
-            pb.push(b);
-            const j = sorted[a]!.length > 0 && sorted[b]!.length > 0 ? jaccard(sorted[a]!, sorted[b]!) : 0;
-            if (j >= threshold) want.push({ a, b, similarity: j });
-          }
-        }
+        const { sorted, pa, pb, want } = candidatesOf(texts, threshold, (a, b) => (a * 7 + b * 3 + seed) % 4 === 0);
         const rnd = splitmix32(seed);
         const bounds = sorted.map((x, i) => [0, Math.max(0, x.length - 1), x.length, texts[i]!.length][rnd() % 4]!);
-        const table = new ProbeTable();
-        const feed: SetFeed = {
-          workers,
-          async *pass() {
-            for (let base = 0; base < n; base += batchSize) {
-              const len = Math.min(batchSize, n - base);
-              yield {
-                len,
-                bound: (j: number) => bounds[base + j]!,
-                sets: async (need: number[], arena: Parameters<typeof arenaSets>[3], score: Parameters<typeof arenaSets>[4]) =>
-                  arenaSets(need.map((j) => texts[base + j]!), signer, table, arena, score),
-              };
-            }
-          },
-        };
         const out: ScoredPair[] = [];
-        const r = await verifyExact(feed, n, Int32Array.from(pa), Int32Array.from(pb), pa.length, threshold, budget, out, undefined);
+        const r = await verifyExact(threadFeed(texts, batchSize, workers, (d) => bounds[d]!), texts.length, pa, pb, pa.length, threshold, budget, out, undefined);
         out.sort((x, y) => x.a - y.a || x.b - y.b);
-        want.sort((x, y) => x.a - y.a || x.b - y.b);
         assert.deepEqual(out, want);
         if (budget === 1 && want.length > 3) assert.ok(r.passes > 1, 'a 1-byte budget holds one set at a time');
       },
@@ -342,51 +355,20 @@ test('verification through the shared arena = sorted-set Jaccard, whatever bound
 });
 
 test('verification through the shared arena: a full arena first collects the batches in flight; one batch too big for it is a clear error', async () => {
-  const signer = createTextSigner();
-  const shingler = createShingler();
   const texts = randomCorpus(5, 40);
-  const n = texts.length;
-  const sorted = texts.map((t) => shingler.set(t));
-  const pa: number[] = [];
-  const pb: number[] = [];
-  const want: ScoredPair[] = [];
-  for (let b = 1; b < n; b++) {
-    for (let a = 0; a < b; a++) {
-      pa.push(a);
-      pb.push(b);
-      const j = sorted[a]!.length > 0 && sorted[b]!.length > 0 ? jaccard(sorted[a]!, sorted[b]!) : 0;
-      if (j >= 0.5) want.push({ a, b, similarity: j });
-    }
-  }
+  const { pa, pb, want } = candidatesOf(texts, 0.5);
   assert.ok(want.length > 5);
-  want.sort((x, y) => x.a - y.a || x.b - y.b);
-  const table = new ProbeTable();
   // Every block is sized for a million values (4 MB), a batch's scratch for a table of that size.
-  const feed = (batchSize: number): SetFeed => ({
-    workers: 3,
-    async *pass() {
-      for (let base = 0; base < n; base += batchSize) {
-        const len = Math.min(batchSize, n - base);
-        yield {
-          len,
-          bound: () => 1_000_000,
-          sets: async (need: number[], arena: Parameters<typeof arenaSets>[3], score: Parameters<typeof arenaSets>[4]) =>
-            arenaSets(need.map((j) => texts[base + j]!), signer, table, arena, score),
-        };
-      }
-    },
-  });
-  const run = (batchSize: number, arenaBytes: number): Promise<ScoredPair[]> => {
+  const run = (arenaBytes: number): Promise<ScoredPair[]> => {
     const out: ScoredPair[] = [];
-    return verifyExact(feed(batchSize), n, Int32Array.from(pa), Int32Array.from(pb), pa.length, 0.5, 8 << 20, out, undefined, arenaBytes).then(() =>
-      out.sort((x, y) => x.a - y.a || x.b - y.b),
-    );
+    const feed = threadFeed(texts, 2, 3, () => 1_000_000);
+    return verifyExact(feed, texts.length, pa, pb, pa.length, 0.5, 8 << 20, out, undefined, arenaBytes).then(() => out.sort((x, y) => x.a - y.a || x.b - y.b));
   };
   // 64 MB: two batches of two documents (about 24 MB each) fit beside the held sets, not the four
   // the read-ahead asks for.
-  assert.deepEqual(await run(2, 64 << 20), want);
+  assert.deepEqual(await run(64 << 20), want);
   // 16 MB: not even one batch fits.
-  await assert.rejects(run(2, 16 << 20), (e: unknown) => e instanceof ArenaFullError && /GiB of shared memory for fingerprint sets/.test(e.message));
+  await assert.rejects(run(16 << 20), (e: unknown) => e instanceof ArenaFullError && /GiB of shared memory for fingerprint sets/.test(e.message));
 });
 
 test('without WebAssembly (NEARDUP_NO_WASM), streaming dedup on workers and on one thread writes the same pairs as with it', () => {
