@@ -9,6 +9,8 @@ import fc from 'fast-check';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { neardup, tmpDir } from './cliUtil.js';
+import { Command } from 'commander';
+import { createProgram, runProgram } from '../src/cli/program.js';
 import { ProbeTable, probeJaccardAtLeast, probeJaccardAtLeastAt, setHash } from '../src/similarity/probeSet.js';
 import { SetKernels } from '../src/wasm/setKernels.js';
 import { jaccard } from '../src/similarity/jaccard.js';
@@ -389,4 +391,15 @@ test('without WebAssembly (NEARDUP_NO_WASM), streaming dedup on workers and on o
   assert.ok(runs[0]!.split('\n').length > 50, 'the corpus has pairs');
   assert.equal(runs[1], runs[0]);
   assert.equal(runs[2], runs[0]);
+});
+
+test('the CLI reports a full set arena in one line with the flag that avoids it, exit 1, no stack trace', async () => {
+  const program = createProgram();
+  program.addCommand(new Command('boom').action(() => {
+    throw new ArenaFullError(4 * 2 ** 30);
+  }));
+  let err = '';
+  const code = await runProgram(program, ['node', 'neardup', 'boom'], { write: (s: string) => ((err += s), true) } as unknown as NodeJS.WritableStream);
+  assert.equal(code, 1);
+  assert.equal(err, 'neardup: verification needs more than 4 GiB of shared memory for fingerprint sets (use --no-stream)\n');
 });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { isUserError } from '../io/errors.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
+import { ArenaFullError } from '../parallel/setArena.js';
 import { tooManyPairsMessage } from './tooManyPairs.js';
 import { flagHint } from './flagHints.js';
 import { neardupRoot } from '../web/assets.js';
@@ -78,6 +79,11 @@ export async function runProgram(program: Command, argv: readonly string[], stde
     if (e instanceof TooManyPairsError) {
       stderr.write(`neardup: ${tooManyPairsMessage(e)}\n`);
       return EXIT_USAGE;
+    }
+    if (e instanceof ArenaFullError) {
+      // The CLI sets neither option; the in-memory route verifies without the shared arena.
+      stderr.write(`neardup: verification needs more than ${e.limit / 2 ** 30} GiB of shared memory for fingerprint sets (use --no-stream)\n`);
+      return EXIT_FAILURE;
     }
     const err = e as Error;
     stderr.write(`neardup: ${err?.message ?? String(e)}\n`);

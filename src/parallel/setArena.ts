@@ -38,7 +38,9 @@ export function blockBytes(bytes: number): number {
 export class ArenaFullError extends RangeError {
   /** @param limit The arena's limit in bytes. */
   constructor(readonly limit: number) {
-    super(`verification needs more than ${limit / 2 ** 30} GiB of shared memory for fingerprint sets (workers: 0 verifies without it)`);
+    super(
+      `verification needs more than ${limit / 2 ** 30} GiB of shared memory for fingerprint sets (the sets held, and those of a batch of documents in flight; the memoryBudget and batchSize options lower them)`,
+    );
   }
 }
 
