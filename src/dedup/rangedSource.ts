@@ -200,7 +200,7 @@ export function rangedFeed(index: RangedIndex, n: number, pool: SignPool | undef
             l[i] = lengths[base + need[i]!]!;
           }
           if (pool) return pool.rangeSets(spec, s, l, 1, arena, score);
-          const texts = await textsAt({ id: 0, kind: 'rangeSets', spec, starts: s, lengths: l, firstLine: 1 });
+          const texts = await textsAt({ spec, starts: s, lengths: l, firstLine: 1 });
           return arenaSets(texts, signer, table, arena, score);
         },
       };

@@ -245,7 +245,7 @@ function textFeed(source: DocSource, pool: SignPool | undefined, signer: TextSig
         bound: (j) => batch[j]!.length,
         sets: async (need, arena, score) => {
           const texts = need.map((j) => batch[j]!);
-          if (pool) return pool.sets(texts, true, arena, score);
+          if (pool) return pool.sets(texts, arena, score);
           return arenaSets(texts, signer, table, arena, score);
         },
       };

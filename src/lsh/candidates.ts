@@ -142,18 +142,7 @@ export function candidatesFromBandKeys(
   bands: number,
   maxPairs = Infinity,
 ): { pairs: PairSet; stats: CandidateStats } {
-  const pairs = new PairSet(Math.max(1024, n));
-  const stats = emptyCandidateStats();
-  forEachSharedBucket(hi, lo, present, n, bands, stats, (members, size) => {
-    for (let i = 0; i < size; i++) {
-      const a = members[i]!;
-      for (let j = i + 1; j < size; j++) pairs.add(a, members[j]!);
-      // Checked per row, before the pair set grows far past the limit (and past memory).
-      if (pairs.size > maxPairs) throw new TooManyPairsError('candidates', pairs.size, maxPairs, stats.largestBucket);
-    }
-  });
-  stats.candidates = pairs.size;
-  return { pairs, stats };
+  return candidatesFromBuckets(collectSharedBuckets(hi, lo, present, n, bands), n, maxPairs);
 }
 
 /**
@@ -203,8 +192,9 @@ export function collectSharedBuckets(hi: Uint32Array, lo: Uint32Array, present: 
 }
 
 /**
- * The distinct candidate pairs of buckets kept by {@link collectSharedBuckets}: the same pairs, in
- * the same order, as {@link candidatesFromBandKeys} on the same keys, and the same `maxPairs` limit.
+ * The distinct candidate pairs (a < b) of buckets kept by {@link collectSharedBuckets}. Throws
+ * {@link TooManyPairsError} once there are more than `maxPairs` (checked per row, before the pair
+ * set grows far past the limit and past memory).
  */
 export function candidatesFromBuckets(buckets: SharedBuckets, n: number, maxPairs = Infinity): { pairs: PairSet; stats: CandidateStats } {
   const pairs = new PairSet(Math.max(1024, n));
@@ -222,14 +212,3 @@ export function candidatesFromBuckets(buckets: SharedBuckets, n: number, maxPair
   return { pairs, stats };
 }
 
-/**
- * An upper bound on the distinct candidate pairs: Σ size·(size − 1)/2 over the buckets that
- * {@link forEachSharedBucket} visits (a pair sharing buckets in several bands counts more than once).
- */
-export function candidatePairBound(hi: Uint32Array, lo: Uint32Array, present: Uint8Array, n: number, bands: number): number {
-  let bound = 0;
-  forEachSharedBucket(hi, lo, present, n, bands, emptyCandidateStats(), (_members, size) => {
-    bound += (size * (size - 1)) / 2;
-  });
-  return bound;
-}

@@ -62,10 +62,10 @@ export interface RangeSetsRequest {
   lengths: Int32Array;
   /** The first document's line in the file, for messages. */
   firstLine: number;
+  /** Where the sets go, as in `SignRequest.arena`. */
+  arena: SetTargets;
   /** Pairs to score against the sets, as in `SignRequest.score`. */
   score?: ScoreJob;
-  /** Where the sets go, as in `SignRequest.arena`. */
-  arena?: SetTargets;
 }
 
 /**
@@ -171,7 +171,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
  * together) and parsed again with the input's reader. Throws when a line no longer holds one valid
  * record (the file changed since pass 1).
  */
-export async function textsAt(req: RangeSetsRequest): Promise<string[]> {
+export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'lengths' | 'firstLine'>): Promise<string[]> {
   const n = req.starts.length;
   if (n === 0) return [];
   const fd = fdOf(req.spec.path);

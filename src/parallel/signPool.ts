@@ -39,12 +39,11 @@ export class SignPool {
   }
 
   /**
-   * Computes the fingerprint sets of one batch (see `SignReply.setData`), sorted or, with `unsorted`,
-   * in any order; with `arena` (unsorted only), into blocks of shared memory, and with `score`, also
-   * scores pairs against them (see `SignRequest.arena` and `SignRequest.score`).
+   * Writes the unsorted fingerprint sets of one batch into their blocks of the shared set arena
+   * and, with `score`, scores pairs against them (see `SignRequest.arena` and `SignRequest.score`).
    */
-  sets(texts: string[], unsorted = false, arena?: SetTargets, score?: ScoreJob): Promise<SignReply> {
-    return this.pool.run({ id: this.nextId++, texts, sets: true, unsorted, arena, score }) as Promise<SignReply>;
+  sets(texts: string[], arena: SetTargets, score?: ScoreJob): Promise<SignReply> {
+    return this.pool.run({ id: this.nextId++, texts, arena, score }) as Promise<SignReply>;
   }
 
   /**
@@ -56,10 +55,10 @@ export class SignPool {
   }
 
   /**
-   * The unsorted fingerprint sets of the documents whose lines start at `starts` (ascending; lengths
-   * without the line break), read and parsed on the worker; `arena` and `score` as in {@link sets}.
+   * {@link sets} for the documents whose lines start at `starts` (ascending; lengths without the
+   * line break), read and parsed on the worker.
    */
-  rangeSets(spec: LineParseSpec, starts: Float64Array, lengths: Int32Array, firstLine: number, arena?: SetTargets, score?: ScoreJob): Promise<SignReply> {
+  rangeSets(spec: LineParseSpec, starts: Float64Array, lengths: Int32Array, firstLine: number, arena: SetTargets, score?: ScoreJob): Promise<SignReply> {
     return this.pool.run({ id: this.nextId++, kind: 'rangeSets', spec, starts, lengths, firstLine, arena, score }) as Promise<SignReply>;
   }
 

@@ -19,14 +19,10 @@ export interface SignRequest {
   bands?: { bands: number; rows: number };
   /** Also return full signatures when returning band keys. */
   withSignatures?: boolean;
-  /** Return the fingerprint sets of the texts instead of signatures. */
-  sets?: boolean;
-  /** With `sets`: unsorted distinct sets (`TextSigner.distinct`), cheaper than sorted ones. */
-  unsorted?: boolean;
   /**
-   * With `sets` and `unsorted`: write each text's set into its block of the shared arena (see
-   * src/parallel/setArena.ts) instead of returning it; `SignReply.setLen` gets its length, and a set
-   * longer than its block comes back in `setData` instead.
+   * Make the texts' fingerprint sets (unsorted, distinct) instead of signatures, each written into
+   * its block of the shared set arena (see src/parallel/setArena.ts): `SignReply.setLen` gets its
+   * length, and a set longer than its block comes back in `setData` instead.
    */
   arena?: SetTargets;
   /**
@@ -45,8 +41,8 @@ export interface SignReply {
   hi?: Uint32Array;
   lo?: Uint32Array;
   /**
-   * With `sets`: all sets concatenated; set i is setData[setStart[i] .. setStart[i+1]). With
-   * `arena`, only the sets too long for their blocks are here (the others' ranges are empty).
+   * With `arena`: the sets too long for their blocks, concatenated; set i is
+   * setData[setStart[i] .. setStart[i+1]) (empty for the sets that fit).
    */
   setData?: Uint32Array;
   setStart?: Int32Array;
@@ -60,22 +56,6 @@ export interface SignReply {
 const signer = createTextSigner(workerData as TextSignerOptions);
 const table = new ProbeTable();
 const port = parentPort!;
-
-function sets(req: Pick<SignRequest, 'id' | 'texts' | 'unsorted' | 'score' | 'arena'>): void {
-  if (req.arena) return void setsIntoArena(req.id, req.texts, req.arena, req.score);
-  const n = req.texts.length;
-  const parts: Uint32Array[] = [];
-  const setStart = new Int32Array(n + 1);
-  for (let i = 0; i < n; i++) {
-    const s = req.unsorted ? signer.distinct(req.texts[i]!) : signer.set(req.texts[i]!);
-    parts.push(s);
-    setStart[i + 1] = setStart[i]! + s.length;
-  }
-  const setData = new Uint32Array(setStart[n]!);
-  for (let i = 0; i < n; i++) setData.set(parts[i]!, setStart[i]!);
-  const reply: SignReply = { id: req.id, count: n, present: new Uint8Array(0), setData, setStart };
-  port.postMessage(reply, [setData.buffer as ArrayBuffer, setStart.buffer as ArrayBuffer]);
-}
 
 /** Streaming verification's batch: sets into the shared arena, pairs scored here (./arenaSets.ts). */
 function setsIntoArena(id: number, texts: string[], arena: SetTargets, score: ScoreJob | undefined): void {
@@ -93,7 +73,7 @@ async function rangeJob(req: SignRangeRequest | RangeSetsRequest): Promise<void>
       const { reply, transfer } = await signRange(req, signer);
       port.postMessage(reply, transfer);
     } else {
-      sets({ id: req.id, texts: await textsAt(req), unsorted: true, score: req.score, arena: req.arena });
+      setsIntoArena(req.id, await textsAt(req), req.arena, req.score);
     }
   } catch (e) {
     port.postMessage({ id: req.id, count: 0, present: new Uint8Array(0), error: (e as Error).message } satisfies SignReply);
@@ -103,7 +83,7 @@ async function rangeJob(req: SignRangeRequest | RangeSetsRequest): Promise<void>
 port.on('message', (req: SignRequest | SignRangeRequest | RangeSetsRequest) => {
   if (req.kind !== undefined) return void rangeJob(req);
   try {
-    if (req.sets) return sets(req);
+    if (req.arena) return setsIntoArena(req.id, req.texts, req.arena, req.score);
     const n = req.texts.length;
     const k = signer.numPerm;
     const present = new Uint8Array(n);

@@ -69,12 +69,10 @@ export class ProbeTable {
     this.size = 0;
   }
 
-  /** The kernels' distinct pass over `values`: fills the table, leaves the distinct values at k.IN. */
-  private kernelDistinct(k: SetKernels, values: Uint32Array | Int32Array): number {
-    return this.kernelDistinctTo(k, values, -1);
-  }
-
-  /** The distinct pass writing to byte address `out` of the kernels' memory (−1: their input buffer). */
+  /**
+   * The kernels' distinct pass over `values`: fills the table and writes the distinct values at
+   * byte address `out` of the kernels' memory (−1: their input buffer, k.IN).
+   */
   private kernelDistinctTo(k: SetKernels, values: Uint32Array | Int32Array, out: number): number {
     this.reset(values.length);
     k.put(values);
@@ -119,7 +117,7 @@ export class ProbeTable {
       const out = new Uint32Array(values.length);
       return out.slice(0, this.distinct(values, values.length, out));
     }
-    const d = this.kernelDistinct(k, values);
+    const d = this.kernelDistinctTo(k, values, -1);
     return k.u32.slice(k.IN >>> 2, (k.IN >>> 2) + d);
   }
 
@@ -134,7 +132,7 @@ export class ProbeTable {
       if (this.scratch.length < values.length) this.scratch = new Uint32Array(Math.max(values.length, this.scratch.length * 2));
       return this.scratch.subarray(0, this.distinct(values, values.length, this.scratch));
     }
-    const d = this.kernelDistinct(k, values);
+    const d = this.kernelDistinctTo(k, values, -1);
     return k.u32.subarray(k.IN >>> 2, (k.IN >>> 2) + d);
   }
 
@@ -145,7 +143,7 @@ export class ProbeTable {
   distinct(values: Uint32Array | Int32Array, m: number, out: Uint32Array | Int32Array): number {
     const k = this.k;
     if (k) {
-      const d = this.kernelDistinct(k, values.subarray(0, m));
+      const d = this.kernelDistinctTo(k, values.subarray(0, m), -1);
       out.set((out instanceof Int32Array ? k.i32 : k.u32).subarray(k.IN >>> 2, (k.IN >>> 2) + d));
       return d;
     }
