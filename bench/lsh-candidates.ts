@@ -9,7 +9,7 @@
  * @module
  */
 import { loadavg } from 'node:os';
-import { candidatesFromBuckets, collectSharedBuckets } from '../src/lsh/candidates.js';
+import { candidatesFromBuckets, collectSharedBuckets, docMajorKeys } from '../src/lsh/candidates.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, def: string): number => {
@@ -40,7 +40,7 @@ for (let d = 0; d < n; d++) {
 console.log(`${n} docs × ${bands} bands; load average ${loadavg()[0]!.toFixed(2)}`);
 for (let r = 0; r < rounds; r++) {
   const t0 = performance.now();
-  const buckets = collectSharedBuckets(hi, lo, present, n, bands);
+  const buckets = collectSharedBuckets(docMajorKeys(hi, lo, present, n, bands));
   const t1 = performance.now();
   const { pairs, stats } = candidatesFromBuckets(buckets, n);
   const t2 = performance.now();

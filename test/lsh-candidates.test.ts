@@ -6,10 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { candidatesFromBandKeys, collectSharedBuckets } from '../src/lsh/candidates.js';
+import { candidatesFromBandKeys, collectSharedBuckets, docMajorKeys, mergeSharedBuckets, type BandKeyTable, type SharedBuckets } from '../src/lsh/candidates.js';
+import { BandKeyColumns } from '../src/lsh/bandKeyColumns.js';
+import { SignPool } from '../src/parallel/signPool.js';
 import { BucketTable } from '../src/lsh/bucketTable.js';
 import { TooManyPairsError } from '../src/lsh/tooManyPairs.js';
-import { DigestSet } from '../src/lsh/digestSet.js';
+import { firstOccurrences } from '../src/lsh/firstOccurrences.js';
 
 interface Keys {
   hi: Uint32Array;
@@ -78,6 +80,27 @@ function reference(k: Keys) {
   return { pairs, stats: { sharedBuckets: shared, repeatedBuckets: repeated, largestBucket: largest, candidates: pairs.size }, bound };
 }
 
+/** `k`'s keys appended to BandKeyColumns in uneven batches (so it grows, and band b starts past n). */
+function bandMajor(k: Keys): BandKeyTable {
+  const cols = new BandKeyColumns(k.bands, false, 1);
+  for (let d = 0, step = 1; d < k.n; d += step, step = (step * 3 + 1) % 97) {
+    const m = Math.min(step, k.n - d);
+    cols.append(k.present.subarray(d, d + m), k.hi.subarray(d * k.bands, (d + m) * k.bands), k.lo.subarray(d * k.bands, (d + m) * k.bands), m);
+  }
+  const t = cols.table();
+  assert.equal(t.n, k.n);
+  assert.ok(t.bandStride >= k.n);
+  return t;
+}
+
+function sameBuckets(got: SharedBuckets, want: SharedBuckets): void {
+  assert.deepEqual(got.stats, want.stats);
+  assert.equal(got.count, want.count);
+  assert.equal(got.bound, want.bound);
+  assert.deepEqual(got.start.subarray(0, got.count + 1), want.start.subarray(0, want.count + 1));
+  assert.deepEqual(got.members.subarray(0, got.start[got.count]), want.members.subarray(0, want.start[want.count]));
+}
+
 function check(k: Keys): void {
   const want = reference(k);
   const got = candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands);
@@ -90,7 +113,16 @@ function check(k: Keys): void {
   assert.equal(mine.size, got.pairs.size, 'a pair listed twice');
   assert.deepEqual(mine, want.pairs);
   // The pair bound of the kept bucketing pass (checked before any pair is stored).
-  assert.equal(collectSharedBuckets(k.hi, k.lo, k.present, k.n, k.bands).bound, want.bound);
+  const whole = collectSharedBuckets(docMajorKeys(k.hi, k.lo, k.present, k.n, k.bands));
+  assert.equal(whole.bound, want.bound);
+  // The same buckets, in the same order, from band-major keys with spare capacity between bands,
+  // and from consecutive band ranges joined in band order.
+  sameBuckets(collectSharedBuckets(bandMajor(k)), whole);
+  for (const cuts of [[1], [Math.floor(k.bands / 2)], [1, k.bands - 1], [1, 2, 3]]) {
+    const ends = [0, ...cuts.filter((c) => c > 0 && c < k.bands), k.bands];
+    const parts = ends.slice(1).map((to, i) => collectSharedBuckets(bandMajor(k), ends[i], to));
+    sameBuckets(mergeSharedBuckets(parts), whole);
+  }
   // The limit: exactly the count passes, one less throws.
   const count = want.pairs.size;
   assert.equal(candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands, count).pairs.size, count);
@@ -127,15 +159,53 @@ test('candidates equal the Map reference on corpora large enough to be partition
   }
 });
 
-test('DigestSet: a pair is new once, whatever the table size', () => {
+test('SignPool.sharedBuckets: band ranges bucketed on 2 and 3 workers from shared memory equal one pass here; unshared keys are bucketed here', async () => {
+  for (const [n, bands, seed] of [
+    [70_000, 5, 4],
+    [300, 2, 5],
+  ] as const) {
+    const k = plant(n, bands, seed, 0.3, 0.6, 0.05);
+    const want = collectSharedBuckets(docMajorKeys(k.hi, k.lo, k.present, k.n, k.bands));
+    const cols = new BandKeyColumns(bands, true);
+    cols.append(k.present, k.hi, k.lo, n);
+    for (const workers of [2, 3]) {
+      const pool = new SignPool({ workers });
+      try {
+        sameBuckets(await pool.sharedBuckets(cols.table()), want);
+        sameBuckets(await pool.sharedBuckets(bandMajor(k)), want);
+      } finally {
+        await pool.close();
+      }
+    }
+  }
+});
+
+test('firstOccurrences: marks exactly the first of each digest, at any size (partitioned or not) and with colliding halves', () => {
+  const ref = (hi: Int32Array, lo: Int32Array): Uint8Array => {
+    const seen = new Set<string>();
+    return Uint8Array.from(hi, (h, i) => (seen.has(`${h},${lo[i]}`) ? 0 : (seen.add(`${h},${lo[i]}`), 1)));
+  };
   fc.assert(
     fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 7 }), fc.integer({ min: 0, max: 7 })), { maxLength: 300 }), (xs) => {
-      const set = new DigestSet(1);
-      const ref = new Set<string>();
-      for (const [h, l] of xs) assert.equal(set.add(h * 0x20000001, l), !ref.has(`${h},${l}`) && ref.add(`${h},${l}`) !== undefined);
-      assert.equal(set.size, ref.size);
+      // Few distinct halves: equal his with different los, and the reverse, share slots.
+      const hi = Int32Array.from(xs, ([h]) => h * 0x20000001);
+      const lo = Int32Array.from(xs, ([, l]) => l * 0x10000);
+      assert.deepEqual(firstOccurrences(hi, lo, xs.length), ref(hi, lo));
     }),
   );
+  // Past 8192 digests they are partitioned by hi's top bits; repeats a few thousand places apart.
+  for (const count of [8192, 50_000]) {
+    let s = count;
+    const rnd = (): number => (s = (Math.imul(s, 1103515245) + 12345) | 0);
+    const hi = new Int32Array(count);
+    const lo = new Int32Array(count);
+    for (let i = 0; i < count; i++) {
+      const j = i > 0 && (rnd() & 3) === 0 ? Math.max(0, i - 1 - ((rnd() >>> 1) % 5000)) : -1;
+      hi[i] = j >= 0 ? hi[j]! : rnd();
+      lo[i] = j >= 0 && (rnd() & 7) !== 0 ? lo[j]! : (rnd() >>> 11) & 7;
+    }
+    assert.deepEqual(firstOccurrences(hi, lo, count), ref(hi, lo));
+  }
 });
 
 test('BucketTable: from a tiny capacity (so it grows), buckets and their members equal a Map reference, in creation order, across clears', () => {

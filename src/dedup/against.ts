@@ -11,7 +11,7 @@
 import { createTextSigner } from '../sketch/textSigner.js';
 import { chooseBands, type BandChoice } from '../lsh/params.js';
 import { bandKeys } from '../lsh/bandKeys.js';
-import { emptyCandidateStats, forEachSharedBucket } from '../lsh/candidates.js';
+import { docMajorKeys, emptyCandidateStats, forEachSharedBucket } from '../lsh/candidates.js';
 import { PairSet } from '../lsh/pairSet.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { jaccard } from '../similarity/jaccard.js';
@@ -68,7 +68,7 @@ export function dedupAgainst(corpus: readonly string[], reference: readonly stri
   }
   // Members of a bucket are ascending: corpus documents (< n) first, then reference documents.
   const cand = new PairSet(1024);
-  forEachSharedBucket(hi, lo, present, total, nb, emptyCandidateStats(), (members, size) => {
+  forEachSharedBucket(docMajorKeys(hi, lo, present, total, nb), emptyCandidateStats(), (members, size) => {
     let split = 0;
     while (split < size && members[split]! < n) split++;
     for (let i = 0; i < split; i++) {

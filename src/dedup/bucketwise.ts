@@ -5,28 +5,24 @@
  * clusters. The clusters equal those of verifying every candidate pair.
  * @module
  */
-import { forEachSharedBucket, type CandidateStats } from '../lsh/candidates.js';
+import { forEachSharedBucket, type BandKeyTable, type CandidateStats } from '../lsh/candidates.js';
 import { UnionFind } from './clusters.js';
 
 /**
- * Verifies the shared buckets of the band keys (layout as in `forEachSharedBucket`) with `score`
+ * Verifies the shared buckets of the band keys with `score`
  * (the similarity a pair is kept with, or −1), calling `kept(a, b, similarity)` for every kept pair
  * (each joins two clusters, so there are fewer than n). Returns the number of pairs verified.
  */
 export function clusterBucketwise(
-  hi: Uint32Array,
-  lo: Uint32Array,
-  present: Uint8Array,
-  n: number,
-  bands: number,
+  keys: BandKeyTable,
   score: (a: number, b: number) => number,
   stats: CandidateStats,
   kept: (a: number, b: number, similarity: number) => void,
   onProgress?: (stage: 'verify', done: number, total: number) => void,
 ): number {
-  const uf = new UnionFind(n);
+  const uf = new UnionFind(keys.n);
   let verified = 0;
-  forEachSharedBucket(hi, lo, present, n, bands, stats, (members, size) => {
+  forEachSharedBucket(keys, stats, (members, size) => {
     // A bucket already inside one cluster costs one pass.
     const r0 = uf.find(members[0]!);
     let one = true;

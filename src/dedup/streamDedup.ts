@@ -15,6 +15,7 @@ import { chooseBands } from '../lsh/params.js';
 import { candidatesFromBuckets, collectSharedBuckets } from '../lsh/candidates.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { bandKeys } from '../lsh/bandKeys.js';
+import { BandKeyColumns } from '../lsh/bandKeyColumns.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { resolveDedupOptions, type DedupOptions, type DedupResult } from './options.js';
 import { finishDedup } from './finish.js';
@@ -120,24 +121,16 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   const banding = { bands: nb, rows: bands.rows };
   const keepSigs = verify !== 'exact';
 
-  // Pass 1: band keys (and signatures when verifying by estimate).
-  const hi = new Growable(1 << 16);
-  const lo = new Growable(1 << 16);
+  // Pass 1: band keys (and signatures when verifying by estimate). With two workers or more, the
+  // band keys are bucketed there (band ranges in parallel), so they are kept in shared memory.
+  const keys = new BandKeyColumns(nb, workers >= 2);
   const sigs = keepSigs ? new Growable(1 << 16) : undefined;
-  let present = new Uint8Array(1 << 12);
   let n = 0;
   let chars = 0;
   const bh = new Uint32Array(nb);
   const bl = new Uint32Array(nb);
   const take = (r: Pick<SignReply, 'count' | 'present' | 'hi' | 'lo' | 'sigs'>): void => {
-    if (n + r.count > present.length) {
-      const p = new Uint8Array(Math.max(n + r.count, present.length * 2));
-      p.set(present);
-      present = p;
-    }
-    present.set(r.present, n);
-    hi.append(r.hi!);
-    lo.append(r.lo!);
+    keys.append(r.present, r.hi!, r.lo!, r.count);
     if (sigs) sigs.append(r.sigs!);
     n += r.count;
     options.onProgress?.('sign', n, 0);
@@ -181,12 +174,14 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
     throw e;
   }
   const t1 = performance.now();
-  const indexBytes = hi.length * 4 + lo.length * 4 + n + (sigs ? sigs.length * 4 : 0);
+  const table = keys.table();
+  const present = table.present;
+  const indexBytes = n * (nb * 8 + 1) + (sigs ? sigs.length * 4 : 0);
 
   // LSH candidates.
   let lsh: ReturnType<typeof candidatesFromBuckets>;
   try {
-    const buckets = collectSharedBuckets(hi.data, lo.data, present, n, nb);
+    const buckets = pool ? await pool.sharedBuckets(table) : collectSharedBuckets(table);
     // dedup() clusters bucket by bucket past the limit; this pipeline cannot (the sets are not in
     // memory), so it says so at once instead of after filling memory with candidate pairs.
     if (!keepPairs && buckets.bound > maxPairs) throw new TooManyPairsError('candidates', buckets.bound, maxPairs, 0);
@@ -198,7 +193,7 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
     throw e;
   }
   const { pairs: cand, stats: cstats } = lsh;
-  hi.data = lo.data = new Uint32Array(0);
+  keys.release();
   const t2 = performance.now();
 
   const empty: number[] = [];

@@ -41,7 +41,7 @@ export function verifyGroups(signed: SignedGroups, o: VerifyGroupsOptions, t1: n
   const sigs = signed.sigs;
   const u = sigs.count;
   const shingledAtT1 = signed.shingleMs;
-  const { hi, lo } = bandKeyMatrix(sigs, bands.bands, bands.rows);
+  const keys = bandKeyMatrix(sigs, bands.bands, bands.rows);
   // Exact scores probe b's set against a's, loaded into the table once for consecutive pairs of a.
   const scoreTable = new ProbeTable();
   let loaded = -1;
@@ -58,12 +58,12 @@ export function verifyGroups(signed: SignedGroups, o: VerifyGroupsOptions, t1: n
     return verify === 'none' || e >= threshold ? e : -1;
   };
   const pairs: ScoredPair[] = [];
-  const buckets = collectSharedBuckets(hi, lo, sigs.present, u, bands.bands);
+  const buckets = collectSharedBuckets(keys);
   if (!o.keepPairs && buckets.bound > o.maxPairs) {
     // Too many candidate pairs to hold, and only clusters are asked for: verify bucket by bucket and
     // skip pairs whose documents are already in one cluster (they cannot change the clusters).
     const cstats = emptyCandidateStats();
-    const verified = clusterBucketwise(hi, lo, sigs.present, u, bands.bands, score, cstats, (a, b, s) => pairs.push({ a, b, similarity: s }), onProgress);
+    const verified = clusterBucketwise(keys, score, cstats, (a, b, s) => pairs.push({ a, b, similarity: s }), onProgress);
     cstats.candidates = verified;
     return { pairs, cstats, counts: 'verified', t2: t1, shingledAtT2: shingledAtT1 };
   }

@@ -111,6 +111,16 @@ export class BucketTable {
     }
   }
 
+  /** Size of the k-th bucket made (0 ≤ k < {@link bucketCount}). */
+  sizeAt(k: number): number {
+    return this.slots[(this.order[k]! << 2) + 3]!;
+  }
+
+  /** The last doc added to the k-th bucket made: walk the bucket from it with `next`. */
+  headAt(k: number): number {
+    return this.slots[(this.order[k]! << 2) + 2]!;
+  }
+
   /** Number of distinct keys (buckets). */
   get bucketCount(): number {
     return this.used;

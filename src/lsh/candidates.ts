@@ -6,7 +6,7 @@ import { BucketTable } from './bucketTable.js';
 import { PairSet } from './pairSet.js';
 import { bandKeys } from './bandKeys.js';
 import { murmur3Words } from '../hash/murmur3.js';
-import { DigestSet } from './digestSet.js';
+import { firstOccurrences } from './firstOccurrences.js';
 import type { SignatureMatrix } from '../sketch/signatureMatrix.js';
 import { TooManyPairsError } from './tooManyPairs.js';
 
@@ -29,12 +29,11 @@ export interface CandidateStats {
  * Throws {@link TooManyPairsError} once there are more than `maxPairs` distinct pairs (default: no limit).
  */
 export function lshCandidates(sigs: SignatureMatrix, bands: number, rows: number, maxPairs = Infinity): { pairs: PairSet; stats: CandidateStats } {
-  const { hi, lo } = bandKeyMatrix(sigs, bands, rows);
-  return candidatesFromBandKeys(hi, lo, sigs.present, sigs.count, bands, maxPairs);
+  return candidatesFromBuckets(collectSharedBuckets(bandKeyMatrix(sigs, bands, rows)), sigs.count, maxPairs);
 }
 
-/** The band keys of every present row of `sigs`: key of row d in band b at [d·bands + b] of `hi` and `lo`. */
-export function bandKeyMatrix(sigs: SignatureMatrix, bands: number, rows: number): { hi: Uint32Array; lo: Uint32Array } {
+/** The band keys of every present row of `sigs`, band-major: key of row d in band b at [b·n + d]. */
+export function bandKeyMatrix(sigs: SignatureMatrix, bands: number, rows: number): BandKeyTable {
   const n = sigs.count;
   const hi = new Uint32Array(n * bands);
   const lo = new Uint32Array(n * bands);
@@ -43,28 +42,58 @@ export function bandKeyMatrix(sigs: SignatureMatrix, bands: number, rows: number
   for (let d = 0; d < n; d++) {
     if (!sigs.present[d]) continue;
     bandKeys(sigs.row(d), bands, rows, bh, bl);
-    hi.set(bh, d * bands);
-    lo.set(bl, d * bands);
+    for (let b = 0, i = d; b < bands; b++, i += n) {
+      hi[i] = bh[b]!;
+      lo[i] = bl[b]!;
+    }
   }
-  return { hi, lo };
+  return { hi, lo, present: sigs.present, n, bands, docStride: 1, bandStride: n };
+}
+
+/**
+ * The band keys of n documents: document d's key in band b is (`hi`, `lo`) at
+ * [d·`docStride` + b·`bandStride`]; documents with `present[d] = 0` have none.
+ */
+export interface BandKeyTable {
+  hi: Uint32Array;
+  lo: Uint32Array;
+  present: Uint8Array;
+  n: number;
+  bands: number;
+  docStride: number;
+  bandStride: number;
+}
+
+/** A {@link BandKeyTable} whose keys are stored document by document: [d·bands + b]. */
+export function docMajorKeys(hi: Uint32Array, lo: Uint32Array, present: Uint8Array, n: number, bands: number): BandKeyTable {
+  return { hi, lo, present, n, bands, docStride: bands, bandStride: 1 };
 }
 
 /**
  * Calls `fn` with the members (ascending, in `members[0..size)`) of every bucket of ≥ 2 documents,
- * band by band, skipping a bucket whose member list already appeared in an earlier band. Key of
- * document d in band b at [d·bands + b] of `hi` and `lo`; documents with `present[d] = 0` are skipped.
- * `members` is reused between calls. Counts buckets into `stats`.
+ * band by band, skipping a bucket whose member list already appeared in an earlier band
+ * ({@link collectSharedBuckets}). Adds the buckets' counters to `stats`.
  */
-export function forEachSharedBucket(
-  hi: Uint32Array,
-  lo: Uint32Array,
-  present: Uint8Array,
-  n: number,
-  bands: number,
-  stats: CandidateStats,
-  fn: (members: Int32Array, size: number) => void,
-): void {
-  const seenMembers = new DigestSet(1 << 12);
+export function forEachSharedBucket(keys: BandKeyTable, stats: CandidateStats, fn: (members: Int32Array, size: number) => void): void {
+  const kept = collectSharedBuckets(keys);
+  stats.sharedBuckets += kept.stats.sharedBuckets;
+  stats.repeatedBuckets += kept.stats.repeatedBuckets;
+  stats.largestBucket = Math.max(stats.largestBucket, kept.stats.largestBucket);
+  const { members, start } = kept;
+  for (let k = 0; k < kept.count; k++) fn(members.subarray(start[k]!, start[k + 1]!), start[k + 1]! - start[k]!);
+}
+
+/**
+ * Every bucket of ≥ 2 documents of bands [`fromBand`, `toBand`), band by band, repeats included,
+ * with its member list's 53-bit digest (`digestHi`, and 21 bits in `digestLo`). Band-major keys
+ * (`docStride` 1) are read sequentially, several times faster than document-major ones, whose
+ * every read is a cache line of its own.
+ */
+function allSharedBuckets(keys: BandKeyTable, fromBand: number, toBand: number): SharedBuckets {
+  const { hi, lo, present, n, docStride, bandStride } = keys;
+  // Room for a shared bucket per four documents and band before growing.
+  const out = new BucketList(((toBand - fromBand) * n) >>> 2);
+  const stats = emptyCandidateStats();
   let members = new Int32Array(64);
   // Each band's documents are first split by the top bits of their key into partitions of about a
   // thousand (a counting sort that keeps doc order), and each partition is bucketed in a small table
@@ -79,18 +108,18 @@ export function forEachSharedBucket(
   const keyHi = new Uint32Array(n);
   const keyLo = new Uint32Array(n);
   const table = new BucketTable(bits === 0 ? n : 2 * (n >>> bits));
-  for (let b = 0; b < bands; b++) {
+  for (let b = fromBand; b < toBand; b++) {
     start.fill(0);
     let m = 0;
     if (bits === 0) {
       for (let d = 0; d < n; d++) if (present[d]) m++;
       start[1] = m;
     } else {
-      for (let d = 0, i = b; d < n; d++, i += bands) if (present[d]) start[(lo[i]! >>> shift) + 1]!++;
+      for (let d = 0, i = b * bandStride; d < n; d++, i += docStride) if (present[d]) start[(lo[i]! >>> shift) + 1]!++;
       for (let p = 0; p < parts; p++) start[p + 1]! += start[p]!;
     }
     const fillAt = start.slice(0, parts);
-    for (let d = 0, i = b; d < n; d++, i += bands) {
+    for (let d = 0, i = b * bandStride; d < n; d++, i += docStride) {
       if (!present[d]) continue;
       const k = lo[i]!;
       const at = bits === 0 ? fillAt[0]!++ : fillAt[k >>> shift]!++;
@@ -106,23 +135,23 @@ export function forEachSharedBucket(
       const base = start[p]!;
       for (let j = base; j < start[p + 1]!; j++) table.add(keyHi[j]!, keyLo[j]!, j - base);
       const next = table.next;
-      table.forEachBucket(2, (head, size) => {
+      // Buckets visited by index, not through a callback per bucket: most are pairs.
+      for (let bk = 0, buckets = table.bucketCount; bk < buckets; bk++) {
+        const size = table.sizeAt(bk);
+        if (size < 2) continue;
         stats.sharedBuckets++;
         if (size > stats.largestBucket) stats.largestBucket = size;
         if (members.length < size) members = new Int32Array(size * 2);
         // Chains run in descending order (docs are in ascending order within a partition); fill
         // from the back to get ascending ids.
         let k = size;
-        for (let e = head; e !== -1; e = next[e]!) members[--k] = docs[base + e]!;
+        for (let e = table.headAt(bk); e !== -1; e = next[e]!) members[--k] = docs[base + e]!;
         // The member list's digest: 32 bits of one hash and 21 of another (53 bits, as before).
-        if (!seenMembers.add(murmur3Words(members, 0x51ed27, 0, size), murmur3Words(members, 0x2545f491, 0, size) >>> 11)) {
-          stats.repeatedBuckets++;
-          return;
-        }
-        fn(members, size);
-      });
+        out.push(members, 0, size, murmur3Words(members, 0x51ed27, 0, size), murmur3Words(members, 0x2545f491, 0, size) >>> 11);
+      }
     }
   }
+  return out.result(stats);
 }
 
 /** A fresh set of bucket counters. */
@@ -131,7 +160,7 @@ export function emptyCandidateStats(): CandidateStats {
 }
 
 /**
- * Candidate pairs from precomputed band keys (layout as in {@link forEachSharedBucket}). Same result
+ * Candidate pairs from precomputed document-major band keys (see {@link docMajorKeys}). Same result
  * as {@link lshCandidates}, and the same `maxPairs` limit.
  */
 export function candidatesFromBandKeys(
@@ -142,11 +171,11 @@ export function candidatesFromBandKeys(
   bands: number,
   maxPairs = Infinity,
 ): { pairs: PairSet; stats: CandidateStats } {
-  return candidatesFromBuckets(collectSharedBuckets(hi, lo, present, n, bands), n, maxPairs);
+  return candidatesFromBuckets(collectSharedBuckets(docMajorKeys(hi, lo, present, n, bands)), n, maxPairs);
 }
 
 /**
- * The shared buckets of band keys, kept from one bucketing pass ({@link forEachSharedBucket}):
+ * The shared buckets of band keys, kept from one bucketing pass ({@link collectSharedBuckets}):
  * bucket i's members (ascending) are `members[start[i] .. start[i+1])`.
  */
 export interface SharedBuckets {
@@ -157,38 +186,117 @@ export interface SharedBuckets {
   /** Σ size·(size − 1)/2 over the buckets: an upper bound on the distinct candidate pairs. */
   bound: number;
   stats: CandidateStats;
+  /** Bucket i's member-list digest: `digestHi[i]`, `digestLo[i]` (kept for {@link mergeSharedBuckets}). */
+  digestHi: Int32Array;
+  digestLo: Int32Array;
+}
+
+/** Buckets appended one by one into growing typed arrays. */
+class BucketList {
+  members: Int32Array;
+  start: Int32Array;
+  digestHi: Int32Array;
+  digestLo: Int32Array;
+  count = 0;
+  used = 0;
+  bound = 0;
+
+  /** @param expected buckets to make room for at first */
+  constructor(expected = 1024) {
+    const cap = Math.max(16, expected);
+    this.members = new Int32Array(cap * 2);
+    this.start = new Int32Array(cap + 1);
+    this.digestHi = new Int32Array(cap);
+    this.digestLo = new Int32Array(cap);
+  }
+
+  push(from: Int32Array, at: number, size: number, dh: number, dl: number): void {
+    if (this.used + size > this.members.length) this.members = grownInt32(this.members, this.used, Math.max(this.used + size, this.members.length * 2));
+    if (this.count + 2 > this.start.length) {
+      this.start = grownInt32(this.start, this.count + 1, this.start.length * 2);
+      this.digestHi = grownInt32(this.digestHi, this.count, this.start.length);
+      this.digestLo = grownInt32(this.digestLo, this.count, this.start.length);
+    }
+    // A loop, not set(subarray(…)): most buckets hold two documents, and a view per bucket cost more.
+    const members = this.members;
+    for (let i = 0, u = this.used; i < size; i++) members[u + i] = from[at + i]!;
+    this.used += size;
+    this.digestHi[this.count] = dh;
+    this.digestLo[this.count] = dl;
+    this.start[++this.count] = this.used;
+    this.bound += (size * (size - 1)) / 2;
+  }
+
+  result(stats: CandidateStats): SharedBuckets {
+    const { members, start, count, bound, digestHi, digestLo } = this;
+    return { members, start, count, bound, stats, digestHi, digestLo };
+  }
+}
+
+/** A copy of `a[0..keep)` in a new array of `length`. */
+function grownInt32(a: Int32Array, keep: number, length: number): Int32Array<ArrayBuffer> {
+  const grown = new Int32Array(length);
+  grown.set(a.subarray(0, keep));
+  return grown;
+}
+
+/**
+ * The buckets of `all` whose member list did not appear earlier in it, with their counters:
+ * `all`'s arrays compacted in place (kept buckets keep their order, so nothing is overwritten
+ * before it is read).
+ */
+function keepFirsts(all: SharedBuckets): SharedBuckets {
+  const keep = firstOccurrences(all.digestHi, all.digestLo, all.count);
+  const { members, start, digestHi, digestLo } = all;
+  const stats = { ...all.stats };
+  let count = 0;
+  let used = 0;
+  let bound = 0;
+  for (let k = 0, from = 0; k < all.count; k++) {
+    const end = start[k + 1]!;
+    if (keep[k]) {
+      const size = end - from;
+      for (let i = from; i < end; i++) members[used++] = members[i]!;
+      digestHi[count] = digestHi[k]!;
+      digestLo[count] = digestLo[k]!;
+      start[++count] = used;
+      bound += (size * (size - 1)) / 2;
+    } else stats.repeatedBuckets++;
+    from = end;
+  }
+  return { members, start, count, bound, stats, digestHi, digestLo };
 }
 
 /**
  * Buckets the band keys once and keeps the shared buckets (at most one member id per document and
  * band, and a bucket repeated from an earlier band is not kept), so that a caller can check the
  * pair bound before storing any pair and then enumerate the pairs without bucketing again (which
- * was half of the LSH stage on a million documents).
+ * was half of the LSH stage on a million documents). A large group of copies collides in every
+ * band; its pairs are then enumerated once, not once per band. With `fromBand`/`toBand`, only
+ * those bands: {@link mergeSharedBuckets} joins the results of consecutive band ranges into this
+ * function's result over all of them (so the ranges can be bucketed on different threads).
  */
-export function collectSharedBuckets(hi: Uint32Array, lo: Uint32Array, present: Uint8Array, n: number, bands: number): SharedBuckets {
-  let members = new Int32Array(4096);
-  let start = new Int32Array(1024);
-  let count = 0;
-  let used = 0;
-  let bound = 0;
+export function collectSharedBuckets(keys: BandKeyTable, fromBand = 0, toBand = keys.bands): SharedBuckets {
+  return keepFirsts(allSharedBuckets(keys, fromBand, toBand));
+}
+
+/**
+ * Joins {@link collectSharedBuckets} results of consecutive band ranges, in band order, into the
+ * result of one pass over all of them: the same buckets in the same order, and the same counters.
+ * A bucket of a later range whose member list was kept by an earlier range is dropped and counted
+ * as repeated (within a range, the pass dropped repeats already).
+ */
+export function mergeSharedBuckets(parts: SharedBuckets[]): SharedBuckets {
+  if (parts.length === 1) return parts[0]!;
+  const all = new BucketList(parts.reduce((sum, p) => sum + p.count, 0));
   const stats = emptyCandidateStats();
-  forEachSharedBucket(hi, lo, present, n, bands, stats, (m, size) => {
-    if (used + size > members.length) {
-      const grown = new Int32Array(Math.max(used + size, members.length * 2));
-      grown.set(members.subarray(0, used));
-      members = grown;
-    }
-    if (count + 2 > start.length) {
-      const grown = new Int32Array(start.length * 2);
-      grown.set(start);
-      start = grown;
-    }
-    members.set(m.subarray(0, size), used);
-    used += size;
-    start[++count] = used;
-    bound += (size * (size - 1)) / 2;
-  });
-  return { members, start, count, bound, stats };
+  for (const p of parts) {
+    stats.sharedBuckets += p.stats.sharedBuckets;
+    stats.repeatedBuckets += p.stats.repeatedBuckets;
+    stats.largestBucket = Math.max(stats.largestBucket, p.stats.largestBucket);
+    for (let k = 0; k < p.count; k++) all.push(p.members, p.start[k]!, p.start[k + 1]! - p.start[k]!, p.digestHi[k]!, p.digestLo[k]!);
+  }
+  return keepFirsts(all.result(stats));
 }
 
 /**

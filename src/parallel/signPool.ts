@@ -7,7 +7,8 @@
 import { WorkerPool } from './workerPool.js';
 import { availableParallelism } from 'node:os';
 import type { TextSignerOptions } from '../sketch/textSigner.js';
-import type { SignReply, SignRequest } from './signWorker.js';
+import type { BucketsReply, BucketsRequest, SignReply, SignRequest } from './signWorker.js';
+import { collectSharedBuckets, mergeSharedBuckets, type BandKeyTable, type SharedBuckets } from '../lsh/candidates.js';
 import type { RangeSetsRequest, ScoreJob, SetTargets, SignRangeReply, SignRangeRequest } from './rangeJobs.js';
 import type { ByteRange, LineParseSpec } from '../io/lineRanges.js';
 
@@ -24,7 +25,7 @@ export function defaultWorkers(): number {
 
 /** A fixed set of signing workers with a queue of batches. */
 export class SignPool {
-  private readonly pool: WorkerPool<SignRequest | SignRangeRequest | RangeSetsRequest, SignReply | SignRangeReply>;
+  private readonly pool: WorkerPool<SignRequest | SignRangeRequest | RangeSetsRequest | BucketsRequest, SignReply | SignRangeReply | BucketsReply>;
   private nextId = 0;
 
   constructor(options: SignPoolOptions = {}) {
@@ -65,6 +66,26 @@ export class SignPool {
   /** Signs one batch; resolves with that batch's reply. */
   run(texts: string[], bands?: { bands: number; rows: number }, withSignatures = false): Promise<SignReply> {
     return this.pool.run({ id: this.nextId++, texts, bands, withSignatures }) as Promise<SignReply>;
+  }
+
+  /**
+   * `collectSharedBuckets` over all bands, with the bands split into one consecutive range per
+   * worker and the results joined in band order (`mergeSharedBuckets`): the same buckets and
+   * counters as one pass on this thread. The keys' arrays must be views of SharedArrayBuffers (the
+   * workers read them in place); otherwise, or with one worker, the pass runs here.
+   */
+  async sharedBuckets(keys: BandKeyTable): Promise<SharedBuckets> {
+    const shared = [keys.hi, keys.lo, keys.present].every((a) => a.buffer instanceof SharedArrayBuffer);
+    const bands = keys.bands;
+    const groups = Math.min(this.size, bands);
+    if (!shared || groups < 2) return collectSharedBuckets(keys);
+    const jobs: Promise<BucketsReply>[] = [];
+    for (let g = 0; g < groups; g++) {
+      const from = Math.floor((g * bands) / groups);
+      const to = Math.floor(((g + 1) * bands) / groups);
+      jobs.push(this.pool.run({ id: this.nextId++, kind: 'buckets', keys, from, to }) as Promise<BucketsReply>);
+    }
+    return mergeSharedBuckets(await Promise.all(jobs));
   }
 
   /** Stops the workers. */

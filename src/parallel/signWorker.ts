@@ -9,6 +9,7 @@ import { bandKeys } from '../lsh/bandKeys.js';
 import { ProbeTable } from '../similarity/probeSet.js';
 import { signRange, textsAt, type RangeSetsRequest, type ScoreJob, type SetTargets, type SignRangeRequest } from './rangeJobs.js';
 import { arenaSets } from './arenaSets.js';
+import { collectSharedBuckets, type BandKeyTable, type CandidateStats } from '../lsh/candidates.js';
 
 /** What the pool sends to a worker: a batch of texts and what to return for them. */
 export interface SignRequest {
@@ -53,6 +54,31 @@ export interface SignReply {
   error?: string;
 }
 
+/**
+ * LSH on the workers: bucket bands [from, to) of band keys in shared memory and return the kept buckets (`collectSharedBuckets`), which the caller
+ * joins in band order with `mergeSharedBuckets`.
+ */
+export interface BucketsRequest {
+  id: number;
+  kind: 'buckets';
+  keys: BandKeyTable;
+  from: number;
+  to: number;
+}
+
+/** The kept buckets of a {@link BucketsRequest}'s bands (fields of `SharedBuckets`). */
+export interface BucketsReply {
+  id: number;
+  members: Int32Array;
+  start: Int32Array;
+  count: number;
+  bound: number;
+  stats: CandidateStats;
+  digestHi: Int32Array;
+  digestLo: Int32Array;
+  error?: string;
+}
+
 const signer = createTextSigner(workerData as TextSignerOptions);
 const table = new ProbeTable();
 const port = parentPort!;
@@ -64,6 +90,16 @@ function setsIntoArena(id: number, texts: string[], arena: SetTargets, score: Sc
   const moved: ArrayBuffer[] = [r.setData.buffer as ArrayBuffer, r.setStart.buffer as ArrayBuffer, r.setLen.buffer as ArrayBuffer];
   if (r.sims) moved.push(r.sims.buffer as ArrayBuffer);
   port.postMessage(reply, moved);
+}
+
+function buckets(req: BucketsRequest): void {
+  try {
+    const b = collectSharedBuckets(req.keys, req.from, req.to);
+    const reply: BucketsReply = { id: req.id, ...b };
+    port.postMessage(reply, [b.members.buffer as ArrayBuffer, b.start.buffer as ArrayBuffer, b.digestHi.buffer as ArrayBuffer, b.digestLo.buffer as ArrayBuffer]);
+  } catch (e) {
+    port.postMessage({ id: req.id, error: (e as Error).message });
+  }
 }
 
 /** Jobs that read their own input (see ./rangeJobs.ts). */
@@ -80,7 +116,8 @@ async function rangeJob(req: SignRangeRequest | RangeSetsRequest): Promise<void>
   }
 }
 
-port.on('message', (req: SignRequest | SignRangeRequest | RangeSetsRequest) => {
+port.on('message', (req: SignRequest | SignRangeRequest | RangeSetsRequest | BucketsRequest) => {
+  if (req.kind === 'buckets') return buckets(req);
   if (req.kind !== undefined) return void rangeJob(req);
   try {
     if (req.arena) return setsIntoArena(req.id, req.texts, req.arena, req.score);

@@ -1,0 +1,90 @@
+/**
+ * Band keys kept band by band while documents arrive in batches: what the streaming pipeline holds
+ * between signing and LSH.
+ * @module
+ */
+import type { BandKeyTable } from './candidates.js';
+
+/**
+ * A growable band-major store of band keys: document d's key in band b at [b·capacity + d] of
+ * `hi` and `lo`. Batches arrive document by document (a worker's reply, [i·bands + b]) and are
+ * transposed as they are appended, so that bucketing later reads each band sequentially (reading
+ * document-major keys band by band took one cache line per key). With `shared`, the arrays live
+ * in SharedArrayBuffers that worker threads read in place.
+ */
+export class BandKeyColumns {
+  private hi: Uint32Array;
+  private lo: Uint32Array;
+  private present: Uint8Array;
+  private capacity: number;
+  /** Documents appended. */
+  count = 0;
+
+  constructor(
+    private readonly bands: number,
+    private readonly shared = false,
+    capacity = 1 << 12,
+  ) {
+    this.capacity = Math.max(1, capacity);
+    this.hi = this.u32(this.capacity * bands);
+    this.lo = this.u32(this.capacity * bands);
+    this.present = this.u8(this.capacity);
+  }
+
+  private u32(length: number): Uint32Array {
+    return this.shared ? new Uint32Array(new SharedArrayBuffer(length * 4)) : new Uint32Array(length);
+  }
+
+  private u8(length: number): Uint8Array {
+    return this.shared ? new Uint8Array(new SharedArrayBuffer(length)) : new Uint8Array(length);
+  }
+
+  /** Appends `count` documents: `present[i]`, and keys at [i·bands + b] of `hi` and `lo`. */
+  append(present: Uint8Array, hi: Uint32Array, lo: Uint32Array, count: number): void {
+    const nb = this.bands;
+    if (this.count + count > this.capacity) this.grow(Math.max(this.count + count, this.capacity * 2));
+    const cap = this.capacity;
+    this.present.set(present.subarray(0, count), this.count);
+    for (let b = 0; b < nb; b++) {
+      const H = this.hi;
+      const L = this.lo;
+      for (let i = 0, from = b, to = b * cap + this.count; i < count; i++, from += nb, to++) {
+        H[to] = hi[from]!;
+        L[to] = lo[from]!;
+      }
+    }
+    this.count += count;
+  }
+
+  private grow(capacity: number): void {
+    const nb = this.bands;
+    const hi = this.u32(capacity * nb);
+    const lo = this.u32(capacity * nb);
+    for (let b = 0; b < nb; b++) {
+      hi.set(this.hi.subarray(b * this.capacity, b * this.capacity + this.count), b * capacity);
+      lo.set(this.lo.subarray(b * this.capacity, b * this.capacity + this.count), b * capacity);
+    }
+    const present = this.u8(capacity);
+    present.set(this.present.subarray(0, this.count));
+    this.hi = hi;
+    this.lo = lo;
+    this.present = present;
+    this.capacity = capacity;
+  }
+
+  /** The keys appended so far, as a table (views, not copies). */
+  table(): BandKeyTable {
+    return { hi: this.hi, lo: this.lo, present: this.present.subarray(0, this.count), n: this.count, bands: this.bands, docStride: 1, bandStride: this.capacity };
+  }
+
+  /** Bytes held. */
+  get bytes(): number {
+    return this.capacity * (this.bands * 8 + 1);
+  }
+
+  /** Drops the keys (the table's arrays stay valid for whoever holds them). */
+  release(): void {
+    this.hi = this.lo = new Uint32Array(0);
+    this.capacity = 0;
+  }
+}
