@@ -17,6 +17,7 @@ import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { jaccard } from '../similarity/jaccard.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { resolveDedupOptions, type DedupOptions } from './options.js';
+import { sortPairs } from '../similarity/sortPairs.js';
 
 /** The result of {@link dedupAgainst}. */
 export interface AgainstResult {
@@ -99,7 +100,7 @@ export function dedupAgainst(corpus: readonly string[], reference: readonly stri
     }
     pairs.push({ a, b, similarity: s });
   }
-  pairs.sort((x, y) => x.a - y.a || x.b - y.b);
+  sortPairs(pairs);
   const bestMatch = new Int32Array(n).fill(-1);
   const bestSim = new Float64Array(n).fill(-1);
   let matched = 0;

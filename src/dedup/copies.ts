@@ -9,6 +9,7 @@
  */
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { UnionFind, componentsOf, type Cluster } from './clusters.js';
+import { sortPairs } from '../similarity/sortPairs.js';
 
 /** Documents grouped by identical content; groups are numbered in order of first appearance. */
 export interface CopyGroups {
@@ -178,7 +179,7 @@ export function expandPairs(groups: CopyGroups, groupPairs: readonly ScoredPair[
       }
     }
   }
-  out.sort((x, y) => x.a - y.a || x.b - y.b);
+  sortPairs(out);
   return out;
 }
 

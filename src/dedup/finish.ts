@@ -9,6 +9,7 @@ import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { clusterPairs } from './clusters.js';
 import { clusterGroups, expandPairs, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
 import type { DedupResult } from './options.js';
+import { sortPairs } from '../similarity/sortPairs.js';
 
 /**
  * The common tail of the batch pipelines: sorts the verified pairs, clusters them and assembles the
@@ -37,7 +38,7 @@ export function finishDedup(
   const maxPairs = run.maxPairs ?? Infinity;
   const { t0, t1, t2 } = times;
   let pairs = run.pairs;
-  pairs.sort((x, y) => x.a - y.a || x.b - y.b);
+  sortPairs(pairs);
   // Without copies every group is one document and group numbers are document numbers.
   const grouped = groups && groups.groups < n ? groups : undefined;
   const counts = run.counts ?? 'all';

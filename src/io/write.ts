@@ -53,7 +53,10 @@ export function formatPair(format: PairFormat, a: string | number, b: string | n
   if (format === 'csv') {
     return `${csvField(String(a))},${csvField(String(b))},${sim}${est === undefined ? '' : ',' + est}\n`;
   }
-  return `${tsvField(String(a))}\t${tsvField(String(b))}\t${sim}${est === undefined ? '' : '\t' + est}\n`;
+  // Row numbers need no quoting check.
+  const ta = typeof a === 'number' ? String(a) : tsvField(a);
+  const tb = typeof b === 'number' ? String(b) : tsvField(b);
+  return `${ta}\t${tb}\t${sim}${est === undefined ? '' : '\t' + est}\n`;
 }
 
 /** One cluster as a JSON line; the representative defaults to the first member. */
