@@ -15,6 +15,7 @@ import type { ScoreJob, SetTargets } from '../parallel/rangeJobs.js';
 import { ArenaFullError, SetArena } from '../parallel/setArena.js';
 import { scratchBytes } from '../parallel/arenaSets.js';
 import type { DedupOptions } from './options.js';
+import { grownInt32 } from '../lsh/grownInt32.js';
 
 /** The sets of some documents of a batch, by their place among the documents asked for. */
 export type SetGetter = (slot: number) => Uint32Array;
@@ -78,8 +79,13 @@ export async function verifyExact(
   const byB = new Int32Array(count);
   const fill = startB.slice(0, n);
   for (let p = 0; p < count; p++) byB[fill[pb[p]!]!++] = p;
-  const pendingAsA = new Int32Array(n);
-  for (let p = 0; p < count; p++) pendingAsA[pa[p]!]!++;
+  // Per document d, one cache line for what the main thread reads of a pair's first member (it looks
+  // it up once per pair when it schedules and once when it collects, in no useful order; four
+  // separate arrays of a million documents cost a cache miss each):
+  // [4d] PENDING: pairs left with d as first member, [4d+1] LEFT: pairs left to score against d's
+  // held set (0: not held), [4d+2] LEN: the held set's length, [4d+3] BLOCK: its arena block.
+  const doc = new Int32Array(4 * n);
+  for (let p = 0; p < count; p++) doc[4 * pa[p]!]!++;
   const done = new Uint8Array(count);
   let remaining = count;
   let passes = 0;
@@ -87,7 +93,7 @@ export async function verifyExact(
   let setDocs = 0;
   /** May document d need its set in this pass? (Over-approximates: pending only shrinks.) */
   const mayNeed = (d: number): boolean => {
-    if (pendingAsA[d]! > 0) return true;
+    if (doc[4 * d]! > 0) return true;
     for (let q = startB[d]!; q < startB[d + 1]!; q++) if (!done[byB[q]!]) return true;
     return false;
   };
@@ -96,12 +102,10 @@ export async function verifyExact(
   const assigned = new Uint8Array(count);
   const sim = new Float64Array(count);
   const arena = new SetArena(arenaBytes);
-  // Held sets by document: pairs left to score against it (0: not held), its length and its arena
-  // block. Typed arrays, not a Map: the main thread looks a held set up once per pair when it
-  // schedules and once when it collects.
-  const heldLeft = new Int32Array(n);
-  const heldLen = new Int32Array(n);
-  const heldBlock = new Int32Array(n);
+  // A batch's pairs scored where its sets are made (pair, and its second member's place among the
+  // sets made), reused between batches.
+  let jobP = new Int32Array(1024);
+  let jobB = new Int32Array(1024);
   while (remaining > 0) {
     passes++;
     let heldCount = 0;
@@ -120,7 +124,8 @@ export async function verifyExact(
           const p = byB[q]!;
           if (done[p]) continue;
           const a = pa[p]!;
-          if (heldLeft[a] === 0) continue;
+          const at = 4 * a;
+          if (doc[at + 1] === 0) continue;
           let s: number;
           if (assigned[p]) s = sim[p]!;
           else {
@@ -130,27 +135,28 @@ export async function verifyExact(
               table.load(get(slot));
               loaded = true;
             }
-            s = probeJaccardAtLeast(table, arena.view(heldBlock[a]!, heldLen[a]!), threshold);
+            s = probeJaccardAtLeast(table, arena.view(doc[at + 3]!, doc[at + 2]!), threshold);
           }
           if (s >= 0) out.push({ a, b: d, similarity: s });
           done[p] = 1;
           remaining--;
-          pendingAsA[a]!--;
-          if (--heldLeft[a]! === 0) {
+          doc[at]!--;
+          if (--doc[at + 1]! === 0) {
             heldCount--;
             // Every pair reading this set has been scored (its last one just now): reuse its block.
-            used -= arena.bytes(heldBlock[a]!);
-            arena.release(heldBlock[a]!);
+            used -= arena.bytes(doc[at + 3]!);
+            arena.release(doc[at + 3]!);
           }
         }
-        if (pendingAsA[d]! > 0 && (used < budget || heldCount === 0)) {
+        const at = 4 * d;
+        if (doc[at]! > 0 && (used < budget || heldCount === 0)) {
           const bytes = arena.bytes(blocks[slot]!);
           if (used + bytes <= budget || heldCount === 0) {
             // The set stays where it was written, in shared memory, where later batches are scored
             // against it.
-            heldLeft[d] = pendingAsA[d]!;
-            heldLen[d] = get(slot).length;
-            heldBlock[d] = blocks[slot]!;
+            doc[at + 1] = doc[at]!;
+            doc[at + 2] = get(slot).length;
+            doc[at + 3] = blocks[slot]!;
             blocks[slot] = -1;
             heldCount++;
             used += bytes;
@@ -178,23 +184,24 @@ export async function verifyExact(
       // Pairs whose first member is held already (it went by in an earlier, processed batch) are
       // scored by the worker that makes this batch's sets: verification runs in parallel. The held
       // set cannot be released before this batch is processed (the pair is still pending).
-      const jobB: number[] = [];
-      const jobA: number[] = [];
-      const jobP: number[] = [];
+      let jobs = 0;
       for (let j = 0; j < batch.len; j++) {
-        const doc = scheduled + j;
-        if (doc >= n || !mayNeed(doc)) continue;
+        const b = scheduled + j;
+        if (b >= n || !mayNeed(b)) continue;
         pos[j] = need.length;
         need.push(j);
-        for (let q = startB[doc]!; q < startB[doc + 1]!; q++) {
+        const most = jobs + startB[b + 1]! - startB[b]!;
+        if (most > jobP.length) {
+          jobP = grownInt32(jobP, jobs, most * 2);
+          jobB = grownInt32(jobB, jobs, most * 2);
+        }
+        for (let q = startB[b]!; q < startB[b + 1]!; q++) {
           const p = byB[q]!;
           if (done[p] || assigned[p]) continue;
-          const a = pa[p]!;
-          if (heldLeft[a] === 0) continue;
+          if (doc[4 * pa[p]! + 1] === 0) continue;
           assigned[p] = 1;
-          jobB.push(pos[j]!);
-          jobA.push(heldBlock[a]!, heldLen[a]!);
-          jobP.push(p);
+          jobP[jobs] = p;
+          jobB[jobs++] = pos[j]!;
         }
       }
       setDocs += need.length;
@@ -214,14 +221,20 @@ export async function verifyExact(
         }
         const scratch = (blocks[need.length] = await block(scratchBytes(most) / 4));
         let score: ScoreJob | undefined;
-        if (jobP.length > 0) {
-          const a = new Int32Array(2 * jobP.length);
-          for (let k = 0; k < jobP.length; k++) arena.ref(jobA[2 * k]!, jobA[2 * k + 1]!, a, k);
-          score = { b: Int32Array.from(jobB), a, threshold };
+        // The pairs' held sets stay where they are until this batch is processed (the pairs are
+        // pending), even if blocks above waited for batches in flight.
+        const scored = jobP.slice(0, jobs);
+        if (jobs > 0) {
+          const a = new Int32Array(2 * jobs);
+          for (let k = 0; k < jobs; k++) {
+            const at = 4 * pa[scored[k]!]!;
+            arena.ref(doc[at + 3]!, doc[at + 2]!, a, k);
+          }
+          score = { b: jobB.slice(0, jobs), a, threshold };
         }
         const where = { memory: arena.memory, id: arena.id, targets, scratch: [arena.offset(scratch), arena.bytes(scratch)] as [number, number] };
         sets = batch.sets(need, where, score).then((reply) => {
-          for (let k = 0; k < jobP.length; k++) sim[jobP[k]!] = reply.sims![k]!;
+          for (let k = 0; k < scored.length; k++) sim[scored[k]!] = reply.sims![k]!;
           return arenaSetsOf(arena, blocks, reply);
         });
       }

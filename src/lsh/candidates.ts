@@ -9,6 +9,7 @@ import { murmur3Words } from '../hash/murmur3.js';
 import { firstOccurrences } from './firstOccurrences.js';
 import type { SignatureMatrix } from '../sketch/signatureMatrix.js';
 import { TooManyPairsError } from './tooManyPairs.js';
+import { grownInt32 } from './grownInt32.js';
 
 /** Counters from {@link lshCandidates}. */
 export interface CandidateStats {
@@ -231,13 +232,6 @@ class BucketList {
     const { members, start, count, bound, digestHi, digestLo } = this;
     return { members, start, count, bound, stats, digestHi, digestLo };
   }
-}
-
-/** A copy of `a[0..keep)` in a new array of `length`. */
-function grownInt32(a: Int32Array, keep: number, length: number): Int32Array<ArrayBuffer> {
-  const grown = new Int32Array(length);
-  grown.set(a.subarray(0, keep));
-  return grown;
 }
 
 /**
