@@ -373,6 +373,33 @@ test('verification through the shared arena: a full arena first collects the bat
   await assert.rejects(run(16 << 20), (e: unknown) => e instanceof ArenaFullError && /GiB of shared memory for fingerprint sets/.test(e.message));
 });
 
+test('verification through the shared arena: a set that outgrows its block when the arena is full is scored without a block and held in a later pass', async () => {
+  // Eight groups of ten renderings of one text: every pair within a group is a candidate.
+  const n = 80;
+  const pa: number[] = [];
+  const pb: number[] = [];
+  for (let a = 0; a < n; a++) for (let b = a + 1; b < n && Math.floor(b / 10) === Math.floor(a / 10); b++) (pa.push(a), pb.push(b));
+  let extraPasses = 0;
+  for (const seed of [3, 8, 21]) {
+    const gen = new CorpusGenerator(seed);
+    const texts = Array.from({ length: n }, (_, i) => gen.render(gen.original(i - (i % 10)).subarray(0, 60 + (i % 40)), seed + (i % 3)));
+    const sorted = texts.map((t) => createTextSigner().set(t));
+    const want: ScoredPair[] = [];
+    pa.forEach((a, k) => {
+      const j = jaccard(sorted[a]!, sorted[pb[k]!]!);
+      if (j >= 0.5) want.push({ a, b: pb[k]!, similarity: j });
+    });
+    // Blocks sized 0 make every set come back in its reply; an arena of two 64 KB pages fills with
+    // held sets (the budget holds them all), so some of those sets find no block then.
+    const out: ScoredPair[] = [];
+    const r = await verifyExact(threadFeed(texts, 3, 2, () => 0), n, Int32Array.from(pa), Int32Array.from(pb), pa.length, 0.5, 1 << 30, out, undefined, 2 * 65536);
+    out.sort((x, y) => x.a - y.a || x.b - y.b);
+    assert.deepEqual(out, want, `seed ${seed}`);
+    extraPasses += r.passes - 1;
+  }
+  assert.ok(extraPasses > 0, 'some set found no block and waited for a later pass');
+});
+
 test('without WebAssembly (NEARDUP_NO_WASM), streaming dedup on workers and on one thread writes the same pairs as with it', () => {
   // The fallbacks of every kernel: JS symbolize, signing and probe tables, sets copied into the
   // arena from JS; a fresh process, since the kernels are chosen once per process.

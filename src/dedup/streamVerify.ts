@@ -149,7 +149,19 @@ export async function verifyExact(
           }
         }
         const at = 4 * d;
-        if (doc[at]! > 0 && (used < budget || heldCount === 0)) {
+        if (doc[at]! > 0 && blocks[slot]! < 0 && (used < budget || heldCount === 0)) {
+          // A set that found no block when it came back (see arenaSetsOf): held sets may have been
+          // released since. Without one now, it waits for a later pass, unless nothing is held
+          // (then no pass would ever hold it).
+          const set = get(slot);
+          try {
+            blocks[slot] = arena.alloc(set.length);
+            arena.view(blocks[slot]!, set.length).set(set);
+          } catch (e) {
+            if (!(e instanceof ArenaFullError) || heldCount === 0) throw e;
+          }
+        }
+        if (doc[at]! > 0 && blocks[slot]! >= 0 && (used < budget || heldCount === 0)) {
           const bytes = arena.bytes(blocks[slot]!);
           if (used + bytes <= budget || heldCount === 0) {
             // The set stays where it was written, in shared memory, where later batches are scored
@@ -249,20 +261,31 @@ export async function verifyExact(
 }
 
 /**
- * The sets a worker wrote into `blocks` (one per needed document, then its scratch block), as views of the arena. A set
- * longer than its block came back in the reply: it gets a block of its size (`blocks` is updated).
+ * The sets a worker wrote into `blocks` (one per needed document, then its scratch block), as views
+ * of the arena. A set longer than its block came back in the reply: it gets a block of its size
+ * (`blocks` is updated) or, when the arena is full, stays in the reply, without a block (-1): it is
+ * then scored against held sets here but not held, and its pairs as first member wait for a later
+ * pass. (Batches in flight cannot be collected first, as scheduling does: this batch is older.)
  */
 function arenaSetsOf(arena: SetArena, blocks: Int32Array, reply: BatchSets): SetGetter {
   const len = reply.setLen!;
   const start = reply.setStart!;
+  let loose: Map<number, Uint32Array> | undefined;
   for (let i = 0; i < len.length; i++) {
     const m = len[i]!;
     if (start[i + 1]! > start[i]!) {
+      const set = reply.setData!.subarray(start[i]!, start[i + 1]!);
       arena.release(blocks[i]!);
-      blocks[i] = arena.alloc(m);
-      arena.view(blocks[i]!, m).set(reply.setData!.subarray(start[i]!, start[i + 1]!));
+      blocks[i] = -1;
+      try {
+        blocks[i] = arena.alloc(m);
+        arena.view(blocks[i]!, m).set(set);
+      } catch (e) {
+        if (!(e instanceof ArenaFullError)) throw e;
+        (loose ??= new Map()).set(i, set);
+      }
     }
   }
   // Views are made when asked for: most sets are only ever read by workers.
-  return (slot) => arena.view(blocks[slot]!, len[slot]!);
+  return (slot) => (blocks[slot]! >= 0 ? arena.view(blocks[slot]!, len[slot]!) : loose!.get(slot)!);
 }

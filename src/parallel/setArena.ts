@@ -68,6 +68,11 @@ export class SetArena {
     this.u32 = new Uint32Array(this.memory.buffer);
   }
 
+  /** The most bytes the memory may grow to. */
+  get limit(): number {
+    return this.maxPages * 65536;
+  }
+
   /** A block for at least `values` 32-bit values; returns its handle. Throws {@link ArenaFullError} when the memory is at its limit. */
   alloc(values: number): number {
     const bytes = blockBytes(Math.max(1, values) * 4);
@@ -80,7 +85,7 @@ export class SetArena {
       const want = this.top + bytes - this.u32.byteLength;
       const pages = Math.ceil(Math.max(want, GROW) / 65536);
       const room = this.maxPages - this.u32.byteLength / 65536;
-      if (Math.ceil(want / 65536) > room) throw new ArenaFullError(this.maxPages * 65536);
+      if (Math.ceil(want / 65536) > room) throw new ArenaFullError(this.limit);
       this.memory.grow(Math.min(pages, room));
       this.u32 = new Uint32Array(this.memory.buffer);
     }
