@@ -428,5 +428,5 @@ test('the CLI reports a full set arena in one line with the flag that avoids it,
   let err = '';
   const code = await runProgram(program, ['node', 'neardup', 'boom'], { write: (s: string) => ((err += s), true) } as unknown as NodeJS.WritableStream);
   assert.equal(code, 1);
-  assert.equal(err, 'neardup: verification needs more than 4 GiB of shared memory for fingerprint sets (use --no-stream)\n');
+  assert.equal(err, 'neardup: verification needs more than 4 GiB of shared memory for fingerprint sets (lower --memory-budget or --batch-size, or use --no-stream)\n');
 });

@@ -16,6 +16,7 @@ import type { RangedSource } from '../src/dedup/rangedSource.js';
 import { openInput } from '../src/io/read.js';
 import { planLineRanges, rangeableFormat, type LineFormat } from '../src/io/lineRanges.js';
 import { neardup, tmpDir } from './cliUtil.js';
+import { CorpusGenerator } from '../bench/gen.js';
 
 const WORDS = ['\ufeffmark', 'lorem', 'ipsum', 'dolor', 'sit', 'amet', 'Ünïcödé', 'ΣΊΣΥΦΟΣ', 'e\u0301', '😀', 'ﬁ', 'tab\there', '"q"', 'back\\slash'];
 
@@ -386,6 +387,47 @@ test('CLI: a streamed run that meets bad input while its workers are busy exits 
         assert.match(r.stderr, /bad\.jsonl(\.gz)?:5001: invalid JSON/);
         assert.doesNotMatch(r.stderr, /\n\s+at /, 'a stack trace');
       }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('CLI --memory-budget and --batch-size: the same pairs in more passes over the input; out-of-range values are usage errors', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'neardup-budget-'));
+  try {
+    const gen = new CorpusGenerator(9);
+    const words: Int32Array[] = [];
+    const lines: string[] = [];
+    for (let i = 0; i < 1500; i++) {
+      // Copies 750 documents back: hundreds of sets are held at once.
+      words.push(i >= 750 && i % 2 === 0 ? gen.edit(words[i - 750]!, 0.05, i) : gen.original(i));
+      lines.push(JSON.stringify({ text: gen.render(words[i]!, 0) }));
+    }
+    writeFileSync(join(dir, 'docs.jsonl'), lines.join('\n') + '\n');
+    const summary = (args: string[]): { pairs: number; passes: number; out: string } => {
+      const r = neardup(['dedup', 'docs.jsonl', '--stream', '--out', 'pairs.tsv', '--json', ...args], { cwd: dir });
+      assert.equal(r.code, 0, r.stderr);
+      const s = JSON.parse(r.stdout) as { pairs: number; stream: { passes: number } };
+      return { pairs: s.pairs, passes: s.stream.passes, out: readFileSync(join(dir, 'pairs.tsv'), 'utf8') };
+    };
+    const base = summary(['--workers', '0']);
+    assert.ok(base.pairs > 100, `${base.pairs} pairs`);
+    assert.equal(base.passes, 2);
+    for (const workers of ['0', '2']) {
+      const small = summary(['--workers', workers, '--memory-budget', '1', '--batch-size', '7']);
+      assert.equal(small.out, base.out, `workers ${workers}`);
+      assert.ok(small.passes > 2, `workers ${workers}: ${small.passes} passes with a 1 MB budget`);
+    }
+    for (const bad of [
+      ['--memory-budget', '0'],
+      ['--memory-budget', '1.5'],
+      ['--batch-size', '0'],
+      ['--batch-size', '-3'],
+    ]) {
+      const r = neardup(['dedup', 'docs.jsonl', '--stream', ...bad], { cwd: dir });
+      assert.equal(r.code, 2, `${bad.join(' ')}: exit ${r.code}`);
+      assert.match(r.stderr, new RegExp(`${bad[0]} must be an integer`));
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

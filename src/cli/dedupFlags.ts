@@ -14,6 +14,10 @@ export interface DedupFlags extends InputFlags, EngineFlags, LogFlags {
   exact?: boolean;
   workers?: number;
   stream?: boolean;
+  /** Streaming: MiB of fingerprint sets held while verifying. */
+  memoryBudget?: number;
+  /** Streaming: documents per worker batch. */
+  batchSize?: number;
   output: OutputMode;
   out?: string;
   outputFormat?: PairFormat;

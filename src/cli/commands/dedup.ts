@@ -17,7 +17,7 @@ import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { loadCorpus, rangedCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
 import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
 import { defaultWorkers } from '../../parallel/signPool.js';
-import { addEngineOptions, addLogOptions, parseCount } from '../options.js';
+import { addEngineOptions, addLogOptions, parseCount, parsePositiveInt } from '../options.js';
 import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
 import { runAgainst } from '../against.js';
@@ -44,6 +44,8 @@ export function dedupCommand(): Command {
     .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap limit (${(getHeapStatistics().heap_size_limit / 4e9).toFixed(1)} GB here), and for plain JSONL/text/TSV files over 16 MB that the workers read in byte ranges (LSH candidates, component clusters)`)
     .option('--no-stream', 'hold every text in memory, whatever the input size')
     .option('--workers <n>', `worker threads for signing and verification; 0 = this thread (default: all ${availableParallelism()} cores for inputs over ${PARALLEL_MIN_CHARS / 1e6} M characters, else 0)`, parseCount('workers'))
+    .option('--memory-budget <MB>', 'streaming: megabytes of fingerprint sets held at once while verifying; less memory, more passes over the input (default 1024)', parsePositiveInt('--memory-budget', 1 << 20))
+    .option('--batch-size <n>', 'streaming: documents per batch sent to a worker (default 1024)', parsePositiveInt('--batch-size', 1 << 20))
     .option('--against <reference>', 'report (pairs) or drop (--output dedup) or mark (annotate) the documents of <input> that are near duplicates of a document of <reference>; pairs only across the two')
     .addOption(new Option('--output-format <format>', 'pairs as tsv (a⇥b⇥similarity, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
   addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
@@ -262,7 +264,7 @@ async function runStreamed(r: EngineRun): Promise<EngineResult> {
   // Pass 1 signs while it reads (its own progress bar); the later passes verify.
   const { value: result } = await reporter.stage(
     'dedup',
-    () => dedupStream(streamed.source, { ...r.options, workers: flags.workers ?? defaultWorkers(), onProgress: (st, d, t) => st === 'verify' && bars.onProgress(st, d, t) }),
+    () => dedupStream(streamed.source, { ...r.options, workers: flags.workers ?? defaultWorkers(), memoryBudget: flags.memoryBudget === undefined ? undefined : flags.memoryBudget * 2 ** 20, batchSize: flags.batchSize, onProgress: (st, d, t) => st === 'verify' && bars.onProgress(st, d, t) }),
     (x) => `${int(x.stats.candidates)} candidates, ${int(x.stats.pairs)} pairs`,
   );
   bars.stop();
