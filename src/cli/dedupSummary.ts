@@ -99,7 +99,7 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
   );
   if (extra) {
     reporter.summary(
-      `stream      ${extra.passes} passes over the input; in memory: index ${(extra.indexBytes / 1e6).toFixed(1)} MB (${Math.round(extra.indexBytes / Math.max(n, 1))} bytes/doc), sets at most ${(extra.peakSetBytes / 1e6).toFixed(1)} MB; verification read ${int(extra.setDocs)} documents again${extra.ranged ? ' (workers read the input in byte ranges)' : ''}`,
+      `stream      ${extra.passes} passes over the input; in memory: index ${(extra.indexBytes / 1e6).toFixed(1)} MB (${Math.round(extra.indexBytes / Math.max(n, 1))} bytes/doc), sets at most ${(extra.peakSetBytes / 1e6).toFixed(1)} MB; verification read ${int(extra.setDocs)} documents again${extra.ranged ? ' (the input read in byte ranges)' : ''}`,
     );
   }
   reporter.summary(

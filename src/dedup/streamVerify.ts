@@ -76,9 +76,12 @@ export async function verifyExact(
   const startB = new Int32Array(n + 1);
   for (let p = 0; p < count; p++) startB[pb[p]! + 1]!++;
   for (let d = 0; d < n; d++) startB[d + 1]! += startB[d]!;
-  const byB = new Int32Array(count);
+  // The pairs renumbered in that order: pair q (first member first[q]) is the q-th pair of its
+  // second member's group, so the flags and similarities below are read in order as the documents
+  // go by, not at random (a cache miss each, twice per pair, on the main thread).
+  const first = new Int32Array(count);
   const fill = startB.slice(0, n);
-  for (let p = 0; p < count; p++) byB[fill[pb[p]!]!++] = p;
+  for (let p = 0; p < count; p++) first[fill[pb[p]!]!++] = pa[p]!;
   // Per document d, one cache line for what the main thread reads of a pair's first member (it looks
   // it up once per pair when it schedules and once when it collects, in no useful order; four
   // separate arrays of a million documents cost a cache miss each):
@@ -94,7 +97,7 @@ export async function verifyExact(
   /** May document d need its set in this pass? (Over-approximates: pending only shrinks.) */
   const mayNeed = (d: number): boolean => {
     if (doc[4 * d]! > 0) return true;
-    for (let q = startB[d]!; q < startB[d + 1]!; q++) if (!done[byB[q]!]) return true;
+    for (let q = startB[d]!; q < startB[d + 1]!; q++) if (!done[q]) return true;
     return false;
   };
   const table = new ProbeTable();
@@ -120,10 +123,9 @@ export async function verifyExact(
       for (let j = 0; j < item.len; j++, d++) {
         const slot = item.pos[j]!;
         let loaded = false;
-        for (let q = startB[d]!; q < startB[d + 1]!; q++) {
-          const p = byB[q]!;
+        for (let p = startB[d]!; p < startB[d + 1]!; p++) {
           if (done[p]) continue;
-          const a = pa[p]!;
+          const a = first[p]!;
           const at = 4 * a;
           if (doc[at + 1] === 0) continue;
           let s: number;
@@ -179,6 +181,15 @@ export async function verifyExact(
       for (const b of blocks) if (b >= 0) arena.release(b);
       onProgress?.('verify', count - remaining, count);
     };
+    /** An arena block, or −1 when the arena is full (without an await per block). */
+    const tryBlock = (values: number): number => {
+      try {
+        return arena.alloc(values);
+      } catch (e) {
+        if (!(e instanceof ArenaFullError)) throw e;
+        return -1;
+      }
+    };
     /** An arena block; when the arena is full, batches in flight are collected first (freeing theirs). */
     const block = async (values: number): Promise<number> => {
       for (;;) {
@@ -207,10 +218,9 @@ export async function verifyExact(
           jobP = grownInt32(jobP, jobs, most * 2);
           jobB = grownInt32(jobB, jobs, most * 2);
         }
-        for (let q = startB[b]!; q < startB[b + 1]!; q++) {
-          const p = byB[q]!;
+        for (let p = startB[b]!; p < startB[b + 1]!; p++) {
           if (done[p] || assigned[p]) continue;
-          if (doc[4 * pa[p]! + 1] === 0) continue;
+          if (doc[4 * first[p]! + 1] === 0) continue;
           assigned[p] = 1;
           jobP[jobs] = p;
           jobB[jobs++] = pos[j]!;
@@ -228,7 +238,8 @@ export async function verifyExact(
         for (let i = 0; i < need.length; i++) {
           const bound = batch.bound(need[i]!);
           if (bound > most) most = bound;
-          blocks[i] = await block(bound);
+          blocks[i] = tryBlock(bound);
+          if (blocks[i]! < 0) blocks[i] = await block(bound);
           arena.ref(blocks[i]!, arena.capacity(blocks[i]!), targets, i);
         }
         const scratch = (blocks[need.length] = await block(scratchBytes(most) / 4));
@@ -239,7 +250,7 @@ export async function verifyExact(
         if (jobs > 0) {
           const a = new Int32Array(2 * jobs);
           for (let k = 0; k < jobs; k++) {
-            const at = 4 * pa[scored[k]!]!;
+            const at = 4 * first[scored[k]!]!;
             arena.ref(doc[at + 3]!, doc[at + 2]!, a, k);
           }
           score = { b: jobB.slice(0, jobs), a, threshold };
