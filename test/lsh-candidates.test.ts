@@ -171,8 +171,8 @@ test('SignPool.sharedBuckets: band ranges bucketed on 2 and 3 workers from share
     for (const workers of [2, 3]) {
       const pool = new SignPool({ workers });
       try {
-        sameBuckets(await pool.sharedBuckets(cols.table()), want);
-        sameBuckets(await pool.sharedBuckets(bandMajor(k)), want);
+        sameBuckets(await pool.sharedBuckets(cols.table(), 0), want);
+        sameBuckets(await pool.sharedBuckets(bandMajor(k), 0), want);
       } finally {
         await pool.close();
       }
