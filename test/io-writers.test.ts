@@ -5,7 +5,8 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
-import { annotateHeader, annotateRecord, annotationColumns, csvField, formatCluster, formatPair, formatSimilarity, pairHeader, tsvField } from '../src/io/write.js';
+import { annotateHeader, annotateRecord, annotationColumns, csvField, formatCluster, formatPair, formatSimilarity, pairHeader, tsvField, type PairFormat } from '../src/io/write.js';
+import { PairLineEncoder, writePairLines } from '../src/io/pairLines.js';
 import { atomicFileSink, openOutput } from '../src/io/output.js';
 import { InputError } from '../src/io/errors.js';
 import { tmpDir } from './cliUtil.js';
@@ -131,4 +132,49 @@ test('output to a FIFO writes into it and keeps it a FIFO; a symlink to a file s
   assert.ok(fs.lstatSync(link).isSymbolicLink());
   assert.equal(fs.readFileSync(target, 'utf8'), 'new\n');
   await assert.rejects(openOutput(dir), /directory/);
+});
+
+test('property: PairLineEncoder writes the bytes of formatPair, for row numbers and string ids, every format, with and without an estimate, across chunk takes', () => {
+  const id = fc.oneof(fc.nat({ max: 2 ** 31 - 1 }), fc.constantFrom(0, 9, 10, 99, 100, 2 ** 31 - 1, 2 ** 31, 2 ** 40, -1, 1.5), fc.string({ unit: 'grapheme', maxLength: 6 }), fc.constantFrom('a\tb', '"q"', 'x,y', 'ü\n'));
+  const similarity = fc.oneof(fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom(0, 1, 0.5, 0.8, 0.1, 0.0000004, 0.0000005, 0.9999994, 0.9999996, 1 / 3, -0, 1.2, -0.5, Number.NaN));
+  fc.assert(
+    fc.property(fc.constantFrom<PairFormat>('tsv', 'csv', 'jsonl'), fc.array(fc.tuple(id, id, similarity, fc.option(similarity, { nil: undefined })), { maxLength: 40 }), fc.nat({ max: 5 }), (format, pairs, every) => {
+      const lines = new PairLineEncoder(format);
+      const chunks: Uint8Array[] = [];
+      pairs.forEach(([a, b, s, e], i) => {
+        lines.add(a, b, s, e);
+        if (every > 0 && i % every === 0) chunks.push(lines.take());
+      });
+      chunks.push(lines.take());
+      const want = pairs.map(([a, b, s, e]) => formatPair(format, a, b, s, e)).join('');
+      assert.equal(Buffer.concat(chunks).toString('utf8'), want);
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test('PairLineEncoder: a long run of pairs grows its buffer and keeps every byte', () => {
+  const lines = new PairLineEncoder('tsv');
+  let want = '';
+  for (let i = 0; i < 20_000; i++) {
+    lines.add(i, i * 7 + 1, (i % 1000) / 999);
+    want += formatPair('tsv', i, i * 7 + 1, (i % 1000) / 999);
+  }
+  assert.equal(Buffer.from(lines.take()).toString('latin1'), want);
+  assert.equal(lines.size, 0);
+});
+
+test('writePairLines: the same file through a sink that takes bytes and one that takes only text', async () => {
+  const pairs = Array.from({ length: 30_000 }, (_, i) => ({ a: i, b: i + 1 + (i % 13), similarity: (i % 997) / 996, estimate: i % 2 ? 0.5 : undefined }));
+  const ids = ['x', 'tab\there', '"q"'];
+  const idB = (d: number): string | number => (d % 1000 === 0 ? ids[d % 3]! : d);
+  for (const format of ['tsv', 'csv', 'jsonl'] as const) {
+    const want = pairs.map((p) => formatPair(format, p.a, idB(p.b), p.similarity, p.estimate)).join('');
+    let bytes = '';
+    await writePairLines({ name: 'b', write: async (t) => void (bytes += t), writeBytes: async (b) => void (bytes += Buffer.from(b).toString('utf8')), close: async () => {}, abort: async () => {} }, format, pairs, (a) => a, idB);
+    let text = '';
+    await writePairLines({ name: 't', write: async (t) => void (text += t), close: async () => {}, abort: async () => {} }, format, pairs, (a) => a, idB);
+    assert.equal(bytes, want, format);
+    assert.equal(text, want, format);
+  }
 });

@@ -8,12 +8,13 @@ import { dedupAgainst } from '../dedup/against.js';
 import { UsageError } from '../io/errors.js';
 import { openInput, type ReadOptions } from '../io/read.js';
 import { openOutput, type OutputSink } from '../io/output.js';
-import { annotateHeader, annotateRecord, formatPair, pairHeader, type PairFormat } from '../io/write.js';
+import { annotateHeader, annotateRecord, pairHeader, type PairFormat } from '../io/write.js';
 import type { DedupOptions } from '../dedup/dedup.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { idOf, loadCorpus } from './corpus.js';
 import { int, ms, type Reporter } from './report.js';
 import { tooManyPairsMessage } from './tooManyPairs.js';
+import { writePairLines } from '../io/pairLines.js';
 
 /** What runAgainst needs from the dedup flags. */
 export interface AgainstRun {
@@ -44,7 +45,7 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   try {
     if (run.output === 'pairs') {
       await sink.write(pairHeader(run.pairFormat, false));
-      for (const p of result.pairs) await sink.write(formatPair(run.pairFormat, idOf(corpus, p.a), idOf(ref, p.b), p.similarity));
+      await writePairLines(sink, run.pairFormat, result.pairs, (a) => idOf(corpus, a), (b) => idOf(ref, b));
       written = result.pairs.length;
     } else {
       const input = await openInput(run.file, { ...readOptions, format: corpus.input.format, raw: true });

@@ -11,7 +11,8 @@ import { UsageError } from '../io/errors.js';
 import { openInput, type ReadOptions } from '../io/read.js';
 import type { OutputSink } from '../io/output.js';
 import { refuseAliasedOutputs } from '../io/alias.js';
-import { formatCluster, formatPair, pairHeader } from '../io/write.js';
+import { formatCluster, pairHeader } from '../io/write.js';
+import { writePairLines } from '../io/pairLines.js';
 import { rewriteFile, rewriteRecords, rewriteShards, type RowVerdict } from '../io/rewrite.js';
 import type { InputRecord } from '../io/record.js';
 import { idOf, type Corpus } from './corpus.js';
@@ -28,16 +29,7 @@ export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpu
     const fmt = pairFormatOf(flags);
     const withEstimate = result.pairs.some((p) => p.estimate !== undefined);
     await sink!.write(pairHeader(fmt, withEstimate));
-    // Lines go to the sink in chunks: one await per pair was most of writing a million pairs.
-    let chunk = '';
-    for (const p of result.pairs) {
-      chunk += formatPair(fmt, id(p.a), id(p.b), p.similarity, p.estimate);
-      if (chunk.length >= 1 << 16) {
-        await sink!.write(chunk);
-        chunk = '';
-      }
-    }
-    await sink!.write(chunk);
+    await writePairLines(sink!, fmt, result.pairs, id, id);
     return result.pairs.length;
   }
   if (flags.output === 'clusters') {

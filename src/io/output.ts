@@ -19,6 +19,8 @@ export interface OutputSink {
   readonly name: string;
   /** Appends text; await it to respect backpressure. */
   write(text: string): Promise<void>;
+  /** Appends bytes after the text written so far (the sinks of this module have it). */
+  writeBytes?(bytes: Uint8Array): Promise<void>;
   /** Flushes; for a file, renames the temp file into place. */
   close(): Promise<void>;
   /** Discards a partial file (no-op for stdout). */
@@ -71,6 +73,10 @@ function batching(name: string, target: Writable, finish: () => Promise<void>, a
     async write(text) {
       buf += text;
       if (buf.length >= BATCH) await flush();
+    },
+    async writeBytes(bytes) {
+      await flush();
+      if (bytes.length > 0 && !target.write(bytes)) await once(target, 'drain');
     },
     async close() {
       await flush();
