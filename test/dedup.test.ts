@@ -1,6 +1,7 @@
 /** The batch pipeline: verification modes, clusters, empty documents, determinism, large buckets. */
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { dedup } from '../src/dedup/dedup.js';
 import { clusterPairs, UnionFind } from '../src/dedup/clusters.js';
 import { PairSet } from '../src/lsh/pairSet.js';
@@ -103,4 +104,35 @@ test('union-find, pair set and bucket table basics', () => {
   bt.forEachBucket(1, (_h, size) => (total += size));
   assert.equal(total, 100);
   assert.equal(bt.bucketCount, 7);
+});
+
+test('property: clusterPairs = connected components of size ≥ 2 (by a search written here), sorted by id, members ascending; clusterOf names each component by its smallest member', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 60 }), fc.array(fc.tuple(fc.nat({ max: 59 }), fc.nat({ max: 59 })), { maxLength: 80 }), (n, edges) => {
+      const pairs = edges.filter(([a, b]) => a < n && b < n && a !== b).map(([a, b]) => ({ a: Math.min(a, b), b: Math.max(a, b) }));
+      const adj: number[][] = Array.from({ length: n }, () => []);
+      for (const { a, b } of pairs) (adj[a]!.push(b), adj[b]!.push(a));
+      const seen = new Uint8Array(n);
+      const want: { id: number; members: number[] }[] = [];
+      const owner = Array.from({ length: n }, (_, i) => i);
+      for (let s = 0; s < n; s++) {
+        if (seen[s]) continue;
+        const members: number[] = [];
+        const stack = [s];
+        seen[s] = 1;
+        while (stack.length > 0) {
+          const x = stack.pop()!;
+          members.push(x);
+          for (const y of adj[x]!) if (!seen[y]) (seen[y] = 1, stack.push(y));
+        }
+        members.sort((x, y) => x - y);
+        for (const m of members) owner[m] = members[0]!;
+        if (members.length >= 2) want.push({ id: members[0]!, members });
+      }
+      const got = clusterPairs(n, pairs);
+      assert.deepEqual(got.clusters, want);
+      assert.deepEqual(Array.from(got.clusterOf), owner);
+    }),
+    { numRuns: 300 },
+  );
 });
