@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { candidatesFromBandKeys, collectSharedBuckets, docMajorKeys, mergeSharedBuckets, type BandKeyTable, type SharedBuckets } from '../src/lsh/candidates.js';
+import { CandidateBuilder, candidatesFromBandKeys, collectSharedBuckets, docMajorKeys, type BandKeyTable, type SharedBuckets } from '../src/lsh/candidates.js';
+import type { PairSet } from '../src/lsh/pairSet.js';
 import { BandKeyColumns } from '../src/lsh/bandKeyColumns.js';
 import { SignPool } from '../src/parallel/signPool.js';
 import { BucketTable } from '../src/lsh/bucketTable.js';
@@ -101,6 +102,13 @@ function sameBuckets(got: SharedBuckets, want: SharedBuckets): void {
   assert.deepEqual(got.members.subarray(0, got.start[got.count]), want.members.subarray(0, want.start[want.count]));
 }
 
+function samePairs(x: { pairs: PairSet; stats: object }, y: { pairs: PairSet; stats: object }): void {
+  assert.deepEqual(x.stats, y.stats);
+  assert.equal(x.pairs.size, y.pairs.size);
+  assert.deepEqual(x.pairs.a.subarray(0, x.pairs.size), y.pairs.a.subarray(0, y.pairs.size));
+  assert.deepEqual(x.pairs.b.subarray(0, x.pairs.size), y.pairs.b.subarray(0, y.pairs.size));
+}
+
 function check(k: Keys): void {
   const want = reference(k);
   const got = candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands);
@@ -115,13 +123,16 @@ function check(k: Keys): void {
   // The pair bound of the kept bucketing pass (checked before any pair is stored).
   const whole = collectSharedBuckets(docMajorKeys(k.hi, k.lo, k.present, k.n, k.bands));
   assert.equal(whole.bound, want.bound);
-  // The same buckets, in the same order, from band-major keys with spare capacity between bands,
-  // and from consecutive band ranges joined in band order.
+  // The same buckets, in the same order, from band-major keys with spare capacity between bands;
+  // the same pairs in the same order, and the same counters, from consecutive band ranges joined
+  // in band order.
   sameBuckets(collectSharedBuckets(bandMajor(k)), whole);
   for (const cuts of [[1], [Math.floor(k.bands / 2)], [1, k.bands - 1], [1, 2, 3]]) {
     const ends = [0, ...cuts.filter((c) => c > 0 && c < k.bands), k.bands];
-    const parts = ends.slice(1).map((to, i) => collectSharedBuckets(bandMajor(k), ends[i], to));
-    sameBuckets(mergeSharedBuckets(parts), whole);
+    const builder = new CandidateBuilder(k.n);
+    for (let i = 1; i < ends.length; i++) builder.add(collectSharedBuckets(bandMajor(k), ends[i - 1], ends[i]));
+    assert.equal(builder.bound, want.bound);
+    samePairs(builder.result(), got);
   }
   // The limit: exactly the count passes, one less throws.
   const count = want.pairs.size;
@@ -159,25 +170,50 @@ test('candidates equal the Map reference on corpora large enough to be partition
   }
 });
 
-test('SignPool.sharedBuckets: band ranges bucketed on 2 and 3 workers from shared memory equal one pass here; unshared keys are bucketed here', async () => {
+test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared memory, joined by CandidateBuilder, give the pairs of one pass here; unshared keys are not sent', async () => {
   for (const [n, bands, seed] of [
     [70_000, 5, 4],
     [300, 2, 5],
   ] as const) {
     const k = plant(n, bands, seed, 0.3, 0.6, 0.05);
-    const want = collectSharedBuckets(docMajorKeys(k.hi, k.lo, k.present, k.n, k.bands));
+    const want = candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands);
     const cols = new BandKeyColumns(bands, true);
     cols.append(k.present, k.hi, k.lo, n);
     for (const workers of [2, 3]) {
       const pool = new SignPool({ workers });
       try {
-        sameBuckets(await pool.sharedBuckets(cols.table(), 0), want);
-        sameBuckets(await pool.sharedBuckets(bandMajor(k), 0), want);
+        const ranges = pool.bucketRanges(cols.table(), 0);
+        assert.ok(ranges && ranges.length === Math.min(2 * workers, bands));
+        const builder = new CandidateBuilder(n);
+        for (const r of ranges) builder.add(await r);
+        samePairs(builder.result(), want);
+        assert.equal(pool.bucketRanges(bandMajor(k), 0), undefined);
+        assert.equal(pool.bucketRanges(cols.table()), undefined, 'fewer documents than the default minimum');
       } finally {
         await pool.close();
       }
     }
   }
+});
+
+test('CandidateBuilder: a bound past maxBound throws before the pairs of that range are listed; maxPairs counts distinct pairs', () => {
+  const k = plant(3000, 6, 7, 0.4, 0.7, 0);
+  const whole = candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands);
+  const bound = collectSharedBuckets(docMajorKeys(k.hi, k.lo, k.present, k.n, k.bands)).bound;
+  const ranges = [0, 2, 4, 6].slice(1).map((to) => collectSharedBuckets(bandMajor(k), to - 2, to));
+  const run = (maxPairs: number, maxBound: number): CandidateBuilder => {
+    const b = new CandidateBuilder(k.n, maxPairs, maxBound);
+    for (const r of ranges) b.add(r);
+    return b;
+  };
+  assert.equal(run(Infinity, bound).result().pairs.size, whole.pairs.size);
+  assert.throws(() => run(Infinity, bound - 1), (e: unknown) => e instanceof TooManyPairsError && e.count === bound && e.limit === bound - 1);
+  // Past the first range's bound: thrown at once, with no pair listed.
+  const first = new CandidateBuilder(k.n, Infinity, ranges[0]!.bound - 1);
+  assert.throws(() => first.add(ranges[0]!), TooManyPairsError);
+  assert.equal(first.pairs.size, 0);
+  assert.equal(run(whole.pairs.size, Infinity).result().pairs.size, whole.pairs.size);
+  assert.throws(() => run(whole.pairs.size - 1, Infinity), (e: unknown) => e instanceof TooManyPairsError && e.limit === whole.pairs.size - 1);
 });
 
 test('firstOccurrences: marks exactly the first of each digest, at any size (partitioned or not) and with colliding halves', () => {

@@ -12,8 +12,8 @@
  * @module
  */
 import { chooseBands } from '../lsh/params.js';
-import { candidatesFromBuckets, collectSharedBuckets } from '../lsh/candidates.js';
-import { TooManyPairsError } from '../lsh/tooManyPairs.js';
+import { CandidateBuilder, collectSharedBuckets, type CandidateStats } from '../lsh/candidates.js';
+import type { PairSet } from '../lsh/pairSet.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { BandKeyColumns } from '../lsh/bandKeyColumns.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
@@ -179,13 +179,15 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   const indexBytes = n * (nb * 8 + 1) + (sigs ? sigs.length * 4 : 0);
 
   // LSH candidates.
-  let lsh: ReturnType<typeof candidatesFromBuckets>;
+  let lsh: { pairs: PairSet; stats: CandidateStats };
   try {
-    const buckets = pool ? await pool.sharedBuckets(table) : collectSharedBuckets(table);
     // dedup() clusters bucket by bucket past the limit; this pipeline cannot (the sets are not in
-    // memory), so it says so at once instead of after filling memory with candidate pairs.
-    if (!keepPairs && buckets.bound > maxPairs) throw new TooManyPairsError('candidates', buckets.bound, maxPairs, 0);
-    lsh = candidatesFromBuckets(buckets, n, maxPairs);
+    // memory), so it says so at once (maxBound) instead of after filling memory with candidate pairs.
+    const builder = new CandidateBuilder(n, maxPairs, keepPairs ? Infinity : maxPairs);
+    const ranges = pool?.bucketRanges(table);
+    if (ranges) for (const range of ranges) builder.add(await range);
+    else builder.add(collectSharedBuckets(table));
+    lsh = builder.result();
   } catch (e) {
     // Too many candidates: the workers (or the range files) are not needed any more.
     await pool?.close();

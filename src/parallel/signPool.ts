@@ -8,7 +8,7 @@ import { WorkerPool } from './workerPool.js';
 import { availableParallelism } from 'node:os';
 import type { TextSignerOptions } from '../sketch/textSigner.js';
 import type { BucketsReply, BucketsRequest, SignReply, SignRequest } from './signWorker.js';
-import { collectSharedBuckets, mergeSharedBuckets, type BandKeyTable, type SharedBuckets } from '../lsh/candidates.js';
+import type { BandKeyTable, SharedBuckets } from '../lsh/candidates.js';
 import type { RangeSetsRequest, ScoreJob, SetTargets, SignRangeReply, SignRangeRequest } from './rangeJobs.js';
 import type { ByteRange, LineParseSpec } from '../io/lineRanges.js';
 
@@ -69,26 +69,29 @@ export class SignPool {
   }
 
   /**
-   * `collectSharedBuckets` over all bands, with the bands split into one consecutive range per
-   * worker and the results joined in band order (`mergeSharedBuckets`): the same buckets and
-   * counters as one pass on this thread. The keys' arrays must be views of SharedArrayBuffers (the
+   * `collectSharedBuckets` of consecutive band ranges on the workers, two ranges per worker, in band
+   * order (join them with `CandidateBuilder`, which can list the pairs of the first ranges while
+   * the workers bucket the later ones). The keys' arrays must be views of SharedArrayBuffers (the
    * workers read them in place); otherwise, with one worker, or with fewer than `minDocs`
-   * documents, the pass runs here: below ~half a million documents the workers' start on this code
-   * and the join cost more than they saved (300k documents: 293–309 ms here, 359–405 ms on 2
-   * workers; 1M: ~0.95 s here, 0.76–0.9 s on 2 workers).
+   * documents, this returns undefined: bucket here. Below ~half a million documents the workers'
+   * start on this code and the join cost more than they saved (300k documents: 293–309 ms here,
+   * 359–405 ms on 2 workers).
    */
-  async sharedBuckets(keys: BandKeyTable, minDocs = 1 << 19): Promise<SharedBuckets> {
+  bucketRanges(keys: BandKeyTable, minDocs = 1 << 19): Promise<SharedBuckets>[] | undefined {
     const shared = [keys.hi, keys.lo, keys.present].every((a) => a.buffer instanceof SharedArrayBuffer);
     const bands = keys.bands;
-    const groups = Math.min(this.size, bands);
-    if (!shared || groups < 2 || keys.n < minDocs) return collectSharedBuckets(keys);
-    const jobs: Promise<BucketsReply>[] = [];
-    for (let g = 0; g < groups; g++) {
-      const from = Math.floor((g * bands) / groups);
-      const to = Math.floor(((g + 1) * bands) / groups);
-      jobs.push(this.pool.run({ id: this.nextId++, kind: 'buckets', keys, from, to }) as Promise<BucketsReply>);
+    if (!shared || this.size < 2 || keys.n < minDocs) return undefined;
+    const ranges = Math.min(2 * this.size, bands);
+    const jobs: Promise<SharedBuckets>[] = [];
+    for (let g = 0; g < ranges; g++) {
+      const from = Math.floor((g * bands) / ranges);
+      const to = Math.floor(((g + 1) * bands) / ranges);
+      const job = this.pool.run({ id: this.nextId++, kind: 'buckets', keys, from, to }) as Promise<BucketsReply>;
+      // A caller that stops at an earlier range (too many pairs) never awaits the later ones.
+      job.catch(() => undefined);
+      jobs.push(job);
     }
-    return mergeSharedBuckets(await Promise.all(jobs));
+    return jobs;
   }
 
   /** Stops the workers. */
