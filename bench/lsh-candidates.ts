@@ -1,6 +1,8 @@
 /**
  * LSH candidate generation from band keys, timed alone: the bucketing pass (`collectSharedBuckets`,
- * which also gives the pair bound) and the pairs from its buckets (`candidatesFromBuckets`), over
+ * which also gives the pair bound) and the pairs from its buckets (`candidatesFromBuckets`), on
+ * band-major keys as the streaming pipeline keeps them (BandKeyColumns) and on document-major ones;
+ * then the pipeline's route with 2 workers (`SignPool.bucketRanges` joined by `CandidateBuilder`), over
  * synthetic keys shaped like a duplicate-heavy corpus (30 % of documents copy an earlier one,
  * sharing each band key with probability 0.7), so no corpus needs signing.
  * Prints the time, the bucket counters and a checksum of the pair set (order-independent).
@@ -9,7 +11,9 @@
  * @module
  */
 import { loadavg } from 'node:os';
-import { candidatesFromBuckets, collectSharedBuckets, docMajorKeys } from '../src/lsh/candidates.js';
+import { CandidateBuilder, candidatesFromBuckets, collectSharedBuckets, docMajorKeys, type BandKeyTable } from '../src/lsh/candidates.js';
+import { BandKeyColumns } from '../src/lsh/bandKeyColumns.js';
+import { SignPool } from '../src/parallel/signPool.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, def: string): number => {
@@ -38,13 +42,40 @@ for (let d = 0; d < n; d++) {
   }
 }
 console.log(`${n} docs × ${bands} bands; load average ${loadavg()[0]!.toFixed(2)}`);
+const shared = new BandKeyColumns(bands, true);
+shared.append(present, hi, lo, n);
+const layouts: [string, BandKeyTable][] = [
+  ['band-major', shared.table()],
+  ['doc-major', docMajorKeys(hi, lo, present, n, bands)],
+];
+let sum = 0;
+const checksum = (pairs: { a: Int32Array; b: Int32Array; size: number }): number => {
+  let c = 0;
+  for (let i = 0; i < pairs.size; i++) c = (c + Math.imul(pairs.a[i]! + 1, 0x9e3779b1) + pairs.b[i]!) >>> 0;
+  return c;
+};
 for (let r = 0; r < rounds; r++) {
-  const t0 = performance.now();
-  const buckets = collectSharedBuckets(docMajorKeys(hi, lo, present, n, bands));
-  const t1 = performance.now();
-  const { pairs, stats } = candidatesFromBuckets(buckets, n);
-  const t2 = performance.now();
-  let sum = 0;
-  for (let i = 0; i < pairs.size; i++) sum = (sum + Math.imul(pairs.a[i]! + 1, 0x9e3779b1) + pairs.b[i]!) >>> 0;
-  console.log(`round ${r + 1}: bucketing ${(t1 - t0).toFixed(0)} ms, pairs ${(t2 - t1).toFixed(0)} ms; ${JSON.stringify(stats)}, bound ${buckets.bound}, pair checksum ${sum}`);
+  for (const [name, keys] of layouts) {
+    const t0 = performance.now();
+    const buckets = collectSharedBuckets(keys);
+    const t1 = performance.now();
+    const { pairs, stats } = candidatesFromBuckets(buckets, n);
+    const t2 = performance.now();
+    sum = checksum(pairs);
+    console.log(`round ${r + 1}, ${name}: bucketing ${(t1 - t0).toFixed(0)} ms, pairs ${(t2 - t1).toFixed(0)} ms; ${JSON.stringify(stats)}, bound ${buckets.bound}, pair checksum ${sum}`);
+  }
+}
+const pool = new SignPool({ workers: 2 });
+try {
+  for (let r = 0; r < rounds; r++) {
+    const t0 = performance.now();
+    const builder = new CandidateBuilder(n);
+    for (const range of pool.bucketRanges(shared.table(), 0)!) builder.add(await range);
+    const { pairs, stats } = builder.result();
+    const t1 = performance.now();
+    const same = checksum(pairs) === sum ? 'same pairs' : 'PAIRS DIFFER';
+    console.log(`round ${r + 1}, 2 workers (band ranges + CandidateBuilder): ${(t1 - t0).toFixed(0)} ms; ${JSON.stringify(stats)}, ${same}`);
+  }
+} finally {
+  await pool.close();
 }
