@@ -9,7 +9,7 @@ import { bandKeys } from '../lsh/bandKeys.js';
 import { ProbeTable } from '../similarity/probeSet.js';
 import { signRange, textsAt, type RangeSetsRequest, type ScoreJob, type SetTargets, type SignRangeRequest } from './rangeJobs.js';
 import { arenaSets } from './arenaSets.js';
-import { collectSharedBuckets, type BandKeyTable, type CandidateStats } from '../lsh/candidates.js';
+import { collectSharedBuckets, type BandKeyTable, type SharedBuckets } from '../lsh/candidates.js';
 
 /** What the pool sends to a worker: a batch of texts and what to return for them. */
 export interface SignRequest {
@@ -66,16 +66,9 @@ export interface BucketsRequest {
   to: number;
 }
 
-/** The kept buckets of a {@link BucketsRequest}'s bands (fields of `SharedBuckets`). */
-export interface BucketsReply {
+/** The kept buckets of a {@link BucketsRequest}'s bands. */
+export interface BucketsReply extends SharedBuckets {
   id: number;
-  members: Int32Array;
-  start: Int32Array;
-  count: number;
-  bound: number;
-  stats: CandidateStats;
-  digestHi: Int32Array;
-  digestLo: Int32Array;
   error?: string;
 }
 
