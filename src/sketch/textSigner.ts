@@ -212,6 +212,13 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       if (empty === 0) return true;
       w.fn.fingerprints(w.SYMS, n, k, bk, w.FPS);
       const m = n - k + 1;
+      if (numPerm < 0x8000) {
+        // In the kernels (the bins still hold round 0; the classic parameters' region A is free
+        // scratch for OPH). The JS rounds keep their round numbers in 16 bits: beyond, they run.
+        w.fn.ophFill(w.FPS, m, pre, w.BINS, numPerm, w.A);
+        out.set(w.bins);
+        return true;
+      }
       if (zs.length < m) zs = new Uint32Array(Math.max(m, zs.length * 2));
       const u32 = w.u32;
       const base = w.FPS >>> 2;

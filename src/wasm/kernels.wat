@@ -287,6 +287,91 @@
       end
     end)
 
+  ;; OPH's fill rounds (ophFillRounds in src/sketch/minhash.ts) for the bins of $bins (np u32) that
+  ;; round 0 left empty (0xffffffff), from the m >= 1 fingerprints at $fps, premixed in place to
+  ;; z = fmix32(fp ^ pre). Round t offers every z to bin floor(fmix32(z ^ t*0x9e3779b9) * np / 2^32)
+  ;; (from t = np on, to bin t - np), where it fills an empty bin or lowers one filled in the same
+  ;; round. $round: np i32 of scratch (the round that filled each bin; -1 while empty). Short
+  ;; documents leave bins empty most of the time: this was half of signing them, in JavaScript.
+  (func (export "ophFill") (param $fps i32) (param $m i32) (param $pre i32) (param $bins i32) (param $np i32) (param $round i32)
+    (local $p i32) (local $end i32) (local $z i32) (local $i i32) (local $empty i32) (local $t i32) (local $salt i32)
+    (local $bin i32) (local $r i32) (local $scale f64)
+    local.get $fps local.set $p
+    local.get $fps local.get $m i32.const 2 i32.shl i32.add local.set $end
+    block $d0
+      loop $L0
+        local.get $p local.get $end i32.ge_u br_if $d0
+        local.get $p i32.load local.get $pre i32.xor local.set $z
+        
+    local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
+    local.get $z i32.const 0x85ebca6b i32.mul local.set $z
+    local.get $z local.get $z i32.const 13 i32.shr_u i32.xor local.set $z
+    local.get $z i32.const 0xc2b2ae35 i32.mul local.set $z
+    local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
+        local.get $p local.get $z i32.store
+        local.get $p i32.const 4 i32.add local.set $p
+        br $L0
+      end
+    end
+    block $d1
+      loop $L1
+        local.get $i local.get $np i32.ge_u br_if $d1
+        local.get $bins local.get $i i32.const 2 i32.shl i32.add i32.load i32.const -1 i32.eq
+        if
+          local.get $round local.get $i i32.const 2 i32.shl i32.add i32.const -1 i32.store
+          local.get $empty i32.const 1 i32.add local.set $empty
+        else
+          local.get $round local.get $i i32.const 2 i32.shl i32.add i32.const 0 i32.store
+        end
+        local.get $i i32.const 1 i32.add local.set $i
+        br $L1
+      end
+    end
+    local.get $np f64.convert_i32_u f64.const 4294967296 f64.div local.set $scale
+    i32.const 1 local.set $t
+    block $d2
+      loop $L2
+        local.get $empty i32.eqz br_if $d2
+        local.get $t i32.const 0x9e3779b9 i32.mul local.set $salt
+        local.get $fps local.set $p
+        block $d3
+          loop $L3
+            local.get $p local.get $end i32.ge_u br_if $d3
+            local.get $p i32.load local.get $salt i32.xor local.set $z
+            
+    local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
+    local.get $z i32.const 0x85ebca6b i32.mul local.set $z
+    local.get $z local.get $z i32.const 13 i32.shr_u i32.xor local.set $z
+    local.get $z i32.const 0xc2b2ae35 i32.mul local.set $z
+    local.get $z local.get $z i32.const 16 i32.shr_u i32.xor local.set $z
+            local.get $t local.get $np i32.sub
+            local.get $z f64.convert_i32_u local.get $scale f64.mul i32.trunc_f64_u
+            local.get $t local.get $np i32.ge_u select
+            i32.const 2 i32.shl local.set $bin
+            local.get $round local.get $bin i32.add i32.load local.set $r
+            local.get $r i32.const -1 i32.eq
+            if
+              local.get $round local.get $bin i32.add local.get $t i32.store
+              local.get $bins local.get $bin i32.add local.get $z i32.store
+              local.get $empty i32.const 1 i32.sub local.set $empty
+            else
+              local.get $r local.get $t i32.eq
+              if
+                local.get $z local.get $bins local.get $bin i32.add i32.load i32.lt_u
+                if
+                  local.get $bins local.get $bin i32.add local.get $z i32.store
+                end
+              end
+            end
+            local.get $p i32.const 4 i32.add local.set $p
+            br $L3
+          end
+        end
+        local.get $t i32.const 1 i32.add local.set $t
+        br $L2
+      end
+    end)
+
   ;; Classic MinHash of n ≥ 1 fingerprints at $fps (overwritten with their premixed values):
   ;; out[i] = min_j xorshift16((fmix32(fp_j ^ pre) ^ b[i]) · a[i]), np a multiple of 4.
   ;; 16 slots per sweep in four i32x4 accumulators, then 4 at a time.

@@ -19,6 +19,11 @@ interface Exports {
   symbolizeRuns(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
   oph(syms: number, n: number, k: number, bk: number, pre: number, bins: number, np: number, shift: number): void;
   fingerprints(syms: number, n: number, k: number, bk: number, out: number): void;
+  /**
+   * OPH's fill rounds for the empty bins of the np u32 at `bins`, from the m ≥ 1 fingerprints at
+   * `fps` (premixed in place with `pre`); `round`: np i32 of scratch. See ophFillRounds.
+   */
+  ophFill(fps: number, m: number, pre: number, bins: number, np: number, round: number): void;
   classic(fps: number, n: number, pre: number, a: number, b: number, out: number, np: number): void;
 }
 
