@@ -92,8 +92,9 @@ export function forEachSharedBucket(keys: BandKeyTable, stats: CandidateStats, f
  */
 function allSharedBuckets(keys: BandKeyTable, fromBand: number, toBand: number): SharedBuckets {
   const { hi, lo, present, n, docStride, bandStride } = keys;
-  // Room for a shared bucket per four documents and band before growing.
-  const out = new BucketList(((toBand - fromBand) * n) >>> 2);
+  // Room for a shared bucket per four documents and band before growing (growing copies), but no
+  // more than 4M up front: a corpus of tens of millions would reserve gigabytes it may not use.
+  const out = new BucketList(Math.min(((toBand - fromBand) * n) >>> 2, 1 << 22));
   const stats = emptyCandidateStats();
   let members = new Int32Array(64);
   // Each band's documents are first split by the top bits of their key into partitions of about a
