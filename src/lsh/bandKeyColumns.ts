@@ -77,11 +77,6 @@ export class BandKeyColumns {
     return { hi: this.hi, lo: this.lo, present: this.present.subarray(0, this.count), n: this.count, bands: this.bands, docStride: 1, bandStride: this.capacity };
   }
 
-  /** Bytes held. */
-  get bytes(): number {
-    return this.capacity * (this.bands * 8 + 1);
-  }
-
   /** Drops the keys (the table's arrays stay valid for whoever holds them). */
   release(): void {
     this.hi = this.lo = new Uint32Array(0);
