@@ -259,12 +259,12 @@ test('BucketTable: from a tiny capacity (so it grows), buckets and their members
           want.get(k)!.push(doc);
         });
         const got: number[][] = [];
-        table.forEachBucket(1, (head, size) => {
+        for (let k = 0; k < table.bucketCount; k++) {
           const members: number[] = [];
-          for (let d = head; d !== -1; d = table.next[d]!) members.unshift(d);
-          assert.equal(members.length, size);
+          for (let d = table.headAt(k); d !== -1; d = table.next[d]!) members.unshift(d);
+          assert.equal(members.length, table.sizeAt(k));
           got.push(members);
-        });
+        }
         assert.deepEqual(got, [...want.values()]);
         assert.equal(table.bucketCount, want.size);
       }

@@ -62,13 +62,15 @@ function refOph(set: Uint32Array, k: number, seed: number): Uint32Array | null {
   }
   // Round at which each bin got its value (0 for round 0; -1 while empty).
   const round: number[] = Array.from(out, (v) => (v === 0xffffffff ? -1 : 0));
-  for (let t = 1; round.includes(-1); t++) {
+  let empty = round.filter((r) => r === -1).length;
+  for (let t = 1; empty > 0; t++) {
     for (const fp of set) {
       const h = fmix32((fmix32((fp ^ pre) >>> 0) ^ Math.imul(t, 0x9e3779b9)) >>> 0);
       const bin = t < k ? Math.floor((h * k) / 4294967296) : t - k;
       if (round[bin] === -1) {
         round[bin] = t;
         out[bin] = h;
+        empty--;
       } else if (round[bin] === t && h < out[bin]!) out[bin] = h;
     }
   }
@@ -156,6 +158,22 @@ test('fast signer = reference on long texts (wasm buffer growth, multi-block tab
     }),
     { numRuns: 12, seed: 7, endOnFailure: true },
   );
+});
+
+test('OPH past 32768 slots = reference on documents of a few shingles (fill rounds beyond round 65535), fast and JS paths', () => {
+  // Two or three shingles leave bins empty into the late rounds t ≥ numPerm, where every shingle is
+  // offered to bin t − numPerm: round numbers past 65535 once wrapped in 16 bits.
+  const numPerm = 40_000;
+  for (const wasm of [true, false]) {
+    const signer = createTextSigner({ minhash: { numPerm }, wasm });
+    const hasher = createMinHasher({ numPerm });
+    for (const text of ['abcdef', 'abcdefg', 'hello world']) {
+      const set = refSet(refFingerprints(refNormalize(text, 'default', false), 5, 0));
+      const want = refOph(set, numPerm, 1);
+      assert.deepEqual(signer.sign(text), want, `${text}, wasm ${wasm}`);
+      assert.deepEqual(hasher.sign(set), want, `${text}, createMinHasher`);
+    }
+  }
 });
 
 test('createMinHasher (slot-major classic, OPH) = reference on random fingerprint multisets', () => {

@@ -98,19 +98,6 @@ export class BucketTable {
     this.used = 0;
   }
 
-  /**
-   * Calls `fn(head, size)` for every bucket holding at least `minSize` docs, in the order the
-   * buckets were made; walk a bucket with `next`.
-   */
-  forEachBucket(minSize: number, fn: (head: number, size: number) => void): void {
-    const slots = this.slots;
-    const order = this.order;
-    for (let k = 0; k < this.used; k++) {
-      const i = order[k]! << 2;
-      if (slots[i + 3]! >= minSize) fn(slots[i + 2]!, slots[i + 3]!);
-    }
-  }
-
   /** Size of the k-th bucket made (0 ≤ k < {@link bucketCount}). */
   sizeAt(k: number): number {
     return this.slots[(this.order[k]! << 2) + 3]!;

@@ -151,7 +151,9 @@ function ophSigner(k: number, seed: number): (fps: Uint32Array, out: Uint32Array
   };
 }
 
-let fillRound = new Uint16Array(128);
+// Round numbers go up to 2k − 1: 32 bits (16 wrapped past k = 32768, and round 65535 then read as
+// empty, so signatures of more than 32768 slots strayed from the definition on short documents).
+let fillRound = new Int32Array(128);
 
 /**
  * The fill rounds of {@link ophSigner}: offers the premixed values z = fmix32(fp XOR pre) in
@@ -160,10 +162,10 @@ let fillRound = new Uint16Array(128);
  */
 export function ophFillRounds(zs: Uint32Array, m: number, out: Uint32Array, empty: number): void {
   const k = out.length;
-  if (fillRound.length < k) fillRound = new Uint16Array(k);
+  if (fillRound.length < k) fillRound = new Int32Array(k);
   const round = fillRound;
   const scale = k / 4294967296;
-  for (let i = 0; i < k; i++) round[i] = out[i] === EMPTY ? 0xffff : 0;
+  for (let i = 0; i < k; i++) round[i] = out[i] === EMPTY ? -1 : 0;
   for (let t = 1; empty > 0; t++) {
     const salt = Math.imul(t, 0x9e3779b9);
     const late = t >= k; // rounds k … 2k−1 offer every element to bin t − k
@@ -176,7 +178,7 @@ export function ophFillRounds(zs: Uint32Array, m: number, out: Uint32Array, empt
       h = (h ^ (h >>> 16)) >>> 0;
       const bin = late ? t - k : (h * scale) | 0;
       const r = round[bin]!;
-      if (r === 0xffff) {
+      if (r === -1) {
         round[bin] = t;
         out[bin] = h;
         empty--;

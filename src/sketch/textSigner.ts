@@ -17,7 +17,7 @@ import { createSymbolizer, fusedSymbolTable, type SymbolTable } from '../text/sy
 import { rollPower } from '../text/symbols.js';
 import { CLS, SYM, WasmKernels, kernelsModule } from '../wasm/wasmKernels.js';
 import { toSortedSet } from '../text/fingerprintSet.js';
-import { createMinHasher, classicParams, ophFillRounds, ophParams, type MinHasher, type MinHashMethod, type MinHashOptions } from './minhash.js';
+import { createMinHasher, classicParams, ophParams, type MinHasher, type MinHashMethod, type MinHashOptions } from './minhash.js';
 import { createFusedSketch, type DocSketch } from './fusedSketch.js';
 import { classicFromPremixed, fingerprintsFromSymbols, ophBinsFromSymbols } from './kernels.js';
 import { fmix32 } from '../hash/mix.js';
@@ -200,30 +200,18 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     if (!wasm) return withSign(jsSign, set, distinct, distinctView, fingerprintView);
     const w = wasm.k;
     const bk = rollPower(k);
-    let zs = new Uint32Array(1024);
     /**
      * Short documents (a few hundred shingles) leave some of the 128 bins empty most of the time:
      * the symbols are still in kernel memory, so their fingerprints come from there (no second
      * symbolize), are premixed once, and only the fill rounds run on the round-0 bins already made.
      */
     const fillFromSymbols = (n: number, out: Uint32Array): boolean => {
-      let empty = 0;
-      for (let i = 0; i < numPerm; i++) if (out[i] === 0xffffffff) empty++;
-      if (empty === 0) return true;
+      if (!out.includes(0xffffffff)) return true;
       w.fn.fingerprints(w.SYMS, n, k, bk, w.FPS);
-      const m = n - k + 1;
-      if (numPerm < 0x8000) {
-        // In the kernels (the bins still hold round 0; the classic parameters' region A is free
-        // scratch for OPH). The JS rounds keep their round numbers in 16 bits: beyond, they run.
-        w.fn.ophFill(w.FPS, m, pre, w.BINS, numPerm, w.A);
-        out.set(w.bins);
-        return true;
-      }
-      if (zs.length < m) zs = new Uint32Array(Math.max(m, zs.length * 2));
-      const u32 = w.u32;
-      const base = w.FPS >>> 2;
-      for (let j = 0; j < m; j++) zs[j] = fmix32((u32[base + j]! ^ pre) >>> 0) >>> 0;
-      ophFillRounds(zs, m, out, empty);
+      // In the kernels (the bins still hold round 0; the classic parameters' region A is free
+      // scratch for OPH): ophFillRounds, without waiting for the JavaScript JIT.
+      w.fn.ophFill(w.FPS, n - k + 1, pre, w.BINS, numPerm, w.A);
+      out.set(w.bins);
       return true;
     };
     return withSign((text, out) => {

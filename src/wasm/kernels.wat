@@ -296,6 +296,7 @@
   (func (export "ophFill") (param $fps i32) (param $m i32) (param $pre i32) (param $bins i32) (param $np i32) (param $round i32)
     (local $p i32) (local $end i32) (local $z i32) (local $i i32) (local $empty i32) (local $t i32) (local $salt i32)
     (local $bin i32) (local $r i32) (local $scale f64)
+
     local.get $fps local.set $p
     local.get $fps local.get $m i32.const 2 i32.shl i32.add local.set $end
     block $d0
@@ -382,6 +383,7 @@
     (local $va0 v128) (local $va1 v128) (local $va2 v128) (local $va3 v128)
     (local $vb0 v128) (local $vb1 v128) (local $vb2 v128) (local $vb3 v128)
     (local $m0 v128) (local $m1 v128) (local $m2 v128) (local $m3 v128)
+
     local.get $fps local.set $p
     local.get $fps local.get $n i32.const 2 i32.shl i32.add local.set $end
     block $d0
