@@ -81,12 +81,15 @@ function reference(k: Keys) {
   return { pairs, stats: { sharedBuckets: shared, repeatedBuckets: repeated, largestBucket: largest, candidates: pairs.size }, bound };
 }
 
-/** `k`'s keys appended to BandKeyColumns in uneven batches (so it grows, and band b starts past n). */
+/** `k`'s keys appended to BandKeyColumns in uneven batches (so it grows, and band b starts past n), with a reserve after the first. */
 function bandMajor(k: Keys): BandKeyTable {
   const cols = new BandKeyColumns(k.bands, false, 1);
   for (let d = 0, step = 1; d < k.n; d += step, step = (step * 3 + 1) % 97) {
     const m = Math.min(step, k.n - d);
     cols.append(k.present.subarray(d, d + m), k.hi.subarray(d * k.bands, (d + m) * k.bands), k.lo.subarray(d * k.bands, (d + m) * k.bands), m);
+    // As the streaming pipeline does after its first range: room reserved from an estimate that
+    // may fall short of the corpus or overshoot it.
+    if (d === 0) cols.reserve([0, k.n >> 1, 2 * k.n][k.n % 3]!);
   }
   const t = cols.table();
   assert.equal(t.n, k.n);

@@ -65,6 +65,8 @@ export interface SignedBatch {
   lo: Uint32Array;
   sigs?: Uint32Array;
   chars: number;
+  /** The documents the whole file should hold, extrapolated from the bytes read so far. */
+  expected?: number;
 }
 
 class Float64Growable {
@@ -136,7 +138,7 @@ export async function signRanges(
     units.push(r.units);
     count += r.count;
     source.onRecords?.({ count: r.count, rows, lines, ids: r.ids, skipped: r.skipped, examples, bom: r.bom, bytesRead: end });
-    take(r);
+    take({ ...r, expected: end > 0 ? Math.ceil((count * stamp.size) / end) : undefined });
   };
   const inflight: { reply: Promise<SignRangeReply>; end: number }[] = [];
   let ok = false;

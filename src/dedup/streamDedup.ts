@@ -129,7 +129,9 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   let chars = 0;
   const bh = new Uint32Array(nb);
   const bl = new Uint32Array(nb);
-  const take = (r: Pick<SignReply, 'count' | 'present' | 'hi' | 'lo' | 'sigs'>): void => {
+  const take = (r: Pick<SignReply, 'count' | 'present' | 'hi' | 'lo' | 'sigs'> & { expected?: number }): void => {
+    // The first range's density sizes the key columns (with some slack) instead of doubling.
+    if (n === 0 && r.expected !== undefined) keys.reserve(Math.min(Math.ceil(r.expected * 1.1), 1 << 24));
     keys.append(r.present, r.hi!, r.lo!, r.count);
     if (sigs) sigs.append(r.sigs!);
     n += r.count;
