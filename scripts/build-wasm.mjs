@@ -79,27 +79,8 @@ const nextValue = 'local.get $p local.get $end i32.ge_u br_if $done local.get $p
 /** Set kernels: the probe moves on to the next slot (no wrap-around: the caller zeroed slack). */
 const walkOn = 'local.get $a i32.const 4 i32.add local.set $a br $P';
 
-/** The set kernels, in both modules. */
-const setFuncs = `  ;; ---- Exact verification: an open-addressing table of i32 values (0 = empty slot) at $tab,
-  ;; linear probing upward from slot value & $mask *without wrapping*: the caller zeroes
-  ;; $mask + 1 + n + 4 slots for n values, so runs stay inside and a 4-slot window never leaves the
-  ;; zeroed region. The value 0 itself lives in the flag word at $zf.
-
-  ;; The distinct values among $m u32 at $in, inserted into the table and written in first-occurrence
-  ;; order to $out ($out = $in allowed: writes never pass reads). Returns their count.
-  ;; Like count, it compares the 4 slots from a value's home slot at once: the value among them is a
-  ;; repeat, else it goes into the first empty one (a run has no holes, so it cannot be further on).
-  ;; Both cases store it (again, for a repeat: no change) and write it out; only a new value advances
-  ;; the output, so there is no branch on new-or-repeat. Only four other values in a row walk on.
-  (func (export "distinct") (param $in i32) (param $m i32) (param $tab i32) (param $mask i32)
-      (param $out i32) (param $zf i32) (result i32)
-    (local $p i32) (local $end i32) (local $v i32) (local $a i32) (local $x i32) (local $o i32)
-    (local $w v128) (local $dup i32) (local $free i32)
-    ${valuesFrom}
-    local.get $out local.set $o
-    block $done
-      loop $L
-        ${nextValue}
+/** Set kernels (distinct, distinctGrams): value $v into the table, and written at $o when new (see distinct). Continues loop $L. */
+const insertDistinct = `
         local.get $v i32.eqz
         if
           local.get $zf i32.load i32.eqz
@@ -140,6 +121,30 @@ const setFuncs = `  ;; ---- Exact verification: an open-addressing table of i32 
             ${walkOn}
           end
         end
+`;
+
+/** The set kernels, in both modules. */
+const setFuncs = `  ;; ---- Exact verification: an open-addressing table of i32 values (0 = empty slot) at $tab,
+  ;; linear probing upward from slot value & $mask *without wrapping*: the caller zeroes
+  ;; $mask + 1 + n + 4 slots for n values, so runs stay inside and a 4-slot window never leaves the
+  ;; zeroed region. The value 0 itself lives in the flag word at $zf.
+
+  ;; The distinct values among $m u32 at $in, inserted into the table and written in first-occurrence
+  ;; order to $out ($out = $in allowed: writes never pass reads). Returns their count.
+  ;; Like count, it compares the 4 slots from a value's home slot at once: the value among them is a
+  ;; repeat, else it goes into the first empty one (a run has no holes, so it cannot be further on).
+  ;; Both cases store it (again, for a repeat: no change) and write it out; only a new value advances
+  ;; the output, so there is no branch on new-or-repeat. Only four other values in a row walk on.
+  (func (export "distinct") (param $in i32) (param $m i32) (param $tab i32) (param $mask i32)
+      (param $out i32) (param $zf i32) (result i32)
+    (local $p i32) (local $end i32) (local $v i32) (local $a i32) (local $x i32) (local $o i32)
+    (local $w v128) (local $dup i32) (local $free i32)
+    ${valuesFrom}
+    local.get $out local.set $o
+    block $done
+      loop $L
+        ${nextValue}
+        ${insertDistinct}
         br $L
       end
     end
@@ -229,15 +234,50 @@ const setFuncs = `  ;; ---- Exact verification: an open-addressing table of i32 
       i32.const -1 return
     end
     local.get $n)
+
+  ;; The distinct character k-gram fingerprints of n > k symbols at $syms (what fingerprints
+  ;; computes) inserted into the table and written in first-occurrence order to $out, as distinct
+  ;; does for values in memory; returns their count. Fused, the fingerprints never go to memory.
+  (func (export "distinctGrams") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32)
+      (param $tab i32) (param $mask i32) (param $out i32) (param $zf i32) (result i32)
+    (local $h i32) (local $p i32) (local $end i32) (local $k4 i32) (local $v i32) (local $a i32)
+    (local $x i32) (local $o i32) (local $w v128) (local $dup i32) (local $free i32) (local $first i32)
+    local.get $k i32.const 2 i32.shl local.set $k4
+    local.get $syms local.set $p
+    local.get $syms local.get $k4 i32.add local.set $end
+    block $d0
+      loop $L0
+        local.get $p local.get $end i32.ge_u br_if $d0
+        local.get $h i32.const ${ROLL} i32.mul local.get $p i32.load i32.add local.set $h
+        local.get $p i32.const 4 i32.add local.set $p
+        br $L0
+      end
+    end
+    local.get $syms local.get $n i32.const 2 i32.shl i32.add local.set $end
+    local.get $out local.set $o
+    i32.const 1 local.set $first
+    block $done
+      loop $L
+        ;; the first window as it is, then one roll per entering symbol at $p
+        local.get $first
+        if
+          i32.const 0 local.set $first
+        else
+          local.get $p local.get $end i32.ge_u br_if $done
+          ${roll}
+          local.get $p i32.const 4 i32.add local.set $p
+        end
+        local.get $h local.set $v
+        ${fmix('$v')}
+        ${insertDistinct}
+        br $L
+      end
+    end
+    local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
 `;
 
-const wat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
-;; Hot kernels of the fast signing path (each computes exactly what src/sketch/kernels.ts computes)
-;; and of exact verification (what src/similarity/probeSet.ts computes).
-(module
-  (memory (export "memory") 32)
-
-  ;; Fused normalization + symbol lookup over UTF-16 text at $text ($len code units), using the class
+/** The symbolize kernels, in both modules. */
+const symbolizeFuncs = `  ;; Fused normalization + symbol lookup over UTF-16 text at $text ($len code units), using the class
   ;; table at $cls (u8 × 65536) and symbol table at $sym (i32 × 65536), writing symbols at $out;
   ;; returns their number, or -(i+1) at the first code unit i of a class it does not handle. This one
   ;; is for tables with classes 1 (one symbol) and 2 (whitespace, collapsed and trimmed): every preset
@@ -302,7 +342,15 @@ const wat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
       end
     end
     local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
+`;
 
+const wat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
+;; Hot kernels of the fast signing path (each computes exactly what src/sketch/kernels.ts computes)
+;; and of exact verification (what src/similarity/probeSet.ts computes).
+(module
+  (memory (export "memory") 32)
+
+${symbolizeFuncs}
   ;; OPH bin minima from n > k symbols at $syms (see ophBinsFromSymbols). $bins holds np u32 minima
   ;; (pre-filled by the caller). $shift = 32 − log2(np) when np is a power of two ≥ 2, else 0.
   (func (export "oph") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32) (param $pre i32)
@@ -555,9 +603,10 @@ ${setFuncs})
  * probed where it lies and a new set is written straight into its block, without copies.
  */
 const sharedWat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
-;; The set kernels of kernels.wat over an imported shared memory (up to 4 GiB).
+;; The symbolize and set kernels of kernels.wat over an imported shared memory (up to 4 GiB).
 (module
   (import "env" "memory" (memory 1 65536 shared))
+${symbolizeFuncs}
 ${setFuncs})
 `;
 

@@ -22,6 +22,7 @@ import { CorpusGenerator } from '../bench/gen.js';
 import { splitmix32 } from '../src/hash/mix.js';
 import { ArenaFullError, SetArena, blockBytes } from '../src/parallel/setArena.js';
 import { arenaSets } from '../src/parallel/arenaSets.js';
+import { arenaTextBytes } from '../src/sketch/arenaSetWriter.js';
 import { verifyExact, type SetFeed } from '../src/dedup/streamVerify.js';
 import { createTextSigner } from '../src/sketch/textSigner.js';
 import type { ScoredPair } from '../src/similarity/bruteForce.js';
@@ -329,6 +330,67 @@ function threadFeed(texts: string[], batchSize: number, workers: number, bound: 
     },
   };
 }
+
+test('arenaSetWriter: the set TextSigner.distinctTo writes, in the same order, for any text, preset, k and region, or it declines', () => {
+  // Texts mix ASCII, accented and CJK letters, marks, surrogate pairs and every kind of space, so
+  // symbol-table blocks are copied in as they are met (and again into each new region), and some
+  // code units send the text back to the signer's own route; regions are placed at random sizes
+  // and over memory left dirty, so texts longer than a region are declined.
+  const arena = new SetArena();
+  const kernels = SetKernels.shared(arena.memory);
+  if (!process.env['NEARDUP_NO_WASM']) assert.ok(kernels, 'shared set kernels not available');
+  if (!kernels) return;
+  const shared = new ProbeTable({ kernels });
+  const own = new ProbeTable();
+  const unit = fc.constantFrom('a', 'b', 'Z', ' ', '  ', '\n', '\t', '.', 'é', 'É', 'ß', '\u0301', '中', '文', '\u00a0', '\u3000', '😀', 'ﬁ', 'Σ', 'ς', '1');
+  const text = fc.array(unit, { maxLength: 400 }).map((xs) => xs.join(''));
+  let made = 0;
+  let declined = 0;
+  fc.assert(
+    fc.property(
+      fc.array(text, { minLength: 1, maxLength: 8 }),
+      fc.constantFrom('default', 'lowercase-collapse', 'none'),
+      fc.integer({ min: 1, max: 9 }),
+      fc.array(fc.integer({ min: 0, max: 1200 }), { minLength: 1, maxLength: 3 }),
+      (texts, preset, k, caps) => {
+        const signer = createTextSigner({ shingle: { k, normalize: { preset: preset as 'default' } } });
+        const writer = signer.arenaWriter(kernels);
+        assert.ok(writer, 'char shingles with WebAssembly have a writer');
+        const out = arena.alloc(4096);
+        const mine = arena.alloc(4096);
+        for (const cap of caps) {
+          const bytes = arenaTextBytes(cap);
+          const region = arena.alloc(bytes / 4 + 8);
+          new Uint32Array(arena.memory.buffer).fill(0xdeadbeef, arena.offset(region), arena.offset(region) + bytes / 4);
+          const table = arena.alloc(SetKernels.regionBytes(4096) / 4);
+          kernels.region(arena.offset(table) * 4, SetKernels.regionBytes(4096));
+          writer!.place(arena.offset(region) * 4, bytes);
+          for (const t of texts) {
+            const got: number = writer!.distinctTo(t, shared, arena.offset(out) * 4, 4096);
+            const want = signer.distinct(t, own);
+            if (got < 0) {
+              // Declined: too long for the region, a code unit left to JavaScript, or k symbols or fewer.
+              declined++;
+              continue;
+            }
+            made++;
+            // (A region may hold up to 2 units more than asked for: its start is aligned inside it.)
+            assert.ok(t.length <= cap + 2, 'a text longer than the region is declined');
+            assert.deepEqual(Array.from(new Uint32Array(arena.memory.buffer, arena.offset(out) * 4, got)), Array.from(want));
+            // The table is left loaded with the set: probing it with the set finds all of it.
+            assert.equal(shared.countIn(want, 0), want.length);
+          }
+          arena.release(region);
+          arena.release(table);
+        }
+        arena.release(out);
+        arena.release(mine);
+      },
+    ),
+    { numRuns: 150, seed: 41 },
+  );
+  assert.ok(made > 200 && declined > 200, `both outcomes are exercised (${made} made, ${declined} declined)`);
+});
 
 test('verification through the shared arena = sorted-set Jaccard, whatever bound a feed gives (sets that outgrow their blocks come back whole)', async () => {
   // Bounds are drawn per document: 0 (every set overflows), one short of the set, exact, or the

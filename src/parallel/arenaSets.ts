@@ -8,6 +8,7 @@
 import type { TextSigner } from '../sketch/textSigner.js';
 import { ProbeTable, probeJaccardAtLeast, probeJaccardAtLeastAt } from '../similarity/probeSet.js';
 import { SetKernels } from '../wasm/setKernels.js';
+import { arenaTextBytes, type ArenaSetWriter } from '../sketch/arenaSetWriter.js';
 import type { ScoreJob, SetTargets } from './rangeJobs.js';
 
 /** What {@link arenaSets} reports: lengths, the sets too long for their blocks, similarities. */
@@ -21,18 +22,23 @@ export interface ArenaSetsResult {
   sims?: Float64Array;
 }
 
-/** Bytes of the scratch block for a batch whose largest document has at most `n` fingerprints. */
-export function scratchBytes(n: number): number {
-  return SetKernels.regionBytes(n);
+/**
+ * The scratch block for a batch whose documents are at most `units` UTF-16 code units long (which
+ * bounds their fingerprints): its bytes, and how many of them are the probe table's region.
+ */
+export function scratchLayout(units: number): { bytes: number; tableBytes: number } {
+  const tableBytes = SetKernels.regionBytes(units);
+  // Without a bound there is no text to place (every set comes back in the reply).
+  return { bytes: tableBytes + (units > 0 ? arenaTextBytes(units) : 0), tableBytes };
 }
 
-/** The set kernels on the arena this thread last worked for (one instance per arena). */
-let onArena: { id: number; table: ProbeTable; k: SetKernels } | null = null;
+/** The set kernels on the arena this thread last worked for (one instance per arena and signer). */
+let onArena: { id: number; signer: TextSigner; table: ProbeTable; k: SetKernels; writer: ArenaSetWriter | null } | null = null;
 
-function sharedTable(arena: SetTargets): { table: ProbeTable; k: SetKernels } | null {
-  if (onArena?.id !== arena.id) {
+function sharedTable(arena: SetTargets, signer: TextSigner): { table: ProbeTable; k: SetKernels; writer: ArenaSetWriter | null } | null {
+  if (onArena?.id !== arena.id || onArena.signer !== signer) {
     const k = SetKernels.shared(arena.memory);
-    onArena = k ? { id: arena.id, k, table: new ProbeTable({ kernels: k }) } : null;
+    onArena = k ? { id: arena.id, signer, k, table: new ProbeTable({ kernels: k }), writer: signer.arenaWriter(k) } : null;
   }
   return onArena;
 }
@@ -47,8 +53,10 @@ export function arenaSets(texts: string[], signer: TextSigner, table: ProbeTable
   const n = texts.length;
   const u32 = new Uint32Array(arena.memory.buffer);
   const t = arena.targets;
-  const shared = sharedTable(arena);
-  shared?.k.region(arena.scratch[0] * 4, arena.scratch[1]);
+  const shared = sharedTable(arena, signer);
+  const [scratch, bytes, tableBytes] = arena.scratch;
+  shared?.k.region(scratch * 4, tableBytes);
+  shared?.writer?.place(scratch * 4 + tableBytes, bytes - tableBytes);
   const setLen = new Int32Array(n);
   const setStart = new Int32Array(n + 1);
   const over: Uint32Array[] = [];
@@ -57,7 +65,8 @@ export function arenaSets(texts: string[], signer: TextSigner, table: ProbeTable
   for (let i = 0; i < n; i++) {
     const at = t[2 * i]!;
     const room = t[2 * i + 1]!;
-    let len = shared ? signer.distinctTo(texts[i]!, shared.table, at * 4, room) : -1;
+    let len = shared?.writer ? shared.writer.distinctTo(texts[i]!, shared.table, at * 4, room) : -1;
+    if (len < 0 && shared) len = signer.distinctTo(texts[i]!, shared.table, at * 4, room);
     const inPlace = len >= 0;
     if (!inPlace) {
       const s = signer.distinctView(texts[i]!, table);

@@ -87,8 +87,11 @@ export interface SetTargets {
   id: number;
   /** Per document of the batch, its set's block: offset in 32-bit values, capacity in values. */
   targets: Int32Array;
-  /** A block for the worker's probe table: offset in 32-bit values, bytes. */
-  scratch: [number, number];
+  /**
+   * A scratch block: offset in 32-bit values, bytes, and how many of its first bytes are the probe
+   * table's region; the rest holds the text being made into a set (src/sketch/arenaSetWriter.ts).
+   */
+  scratch: [number, number, number];
 }
 
 const fds = new Map<string, number>();

@@ -176,6 +176,34 @@ export class ProbeTable {
     return d;
   }
 
+  /**
+   * Fills the table with the distinct character k-gram fingerprints of the `n` > `k` symbols at byte
+   * address `syms` of the kernels' (shared) memory (`bk` = rollPower(k)) and writes them, in
+   * first-occurrence order, at byte address `out`, room for n − k + 1 values; returns how many
+   * there are. The same set as {@link ProbeTable.distinctTo} of those fingerprints, without them
+   * ever going to memory. Kernels only, for a table that {@link ProbeTable.fits} n − k + 1 values.
+   */
+  distinctGramsTo(syms: number, n: number, k: number, bk: number, out: number): number {
+    const kk = this.k!;
+    this.reset(n - k + 1);
+    const d = kk.fn.distinctGrams(syms, n, k, bk, kk.TAB, this.mask, out, kk.ZF);
+    this.zero = kk.i32[kk.ZF >>> 2] !== 0;
+    this.size = d;
+    return d;
+  }
+
+  /**
+   * Fills the table with the `m` distinct values at byte address `at` of the kernels' (shared)
+   * memory, read in place. Kernels only (see {@link ProbeTable.fits}).
+   */
+  loadAt(at: number, m: number): void {
+    const k = this.k!;
+    this.reset(m);
+    k.fn.load(at, m, k.TAB, this.mask, k.ZF);
+    this.zero = k.i32[k.ZF >>> 2] !== 0;
+    this.size = m;
+  }
+
   /** Fills the table with the values of `set` (already distinct). */
   load(set: Uint32Array): void {
     const m = set.length;

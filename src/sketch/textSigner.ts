@@ -22,6 +22,8 @@ import { createFusedSketch, type DocSketch } from './fusedSketch.js';
 import { classicFromPremixed, fingerprintsFromSymbols, ophBinsFromSymbols } from './kernels.js';
 import { fmix32 } from '../hash/mix.js';
 import { ProbeTable } from '../similarity/probeSet.js';
+import type { SetKernels } from '../wasm/setKernels.js';
+import { arenaSetWriter, type ArenaSetWriter } from './arenaSetWriter.js';
 
 export type { DocSketch } from './fusedSketch.js';
 
@@ -75,6 +77,13 @@ export interface TextSigner {
    */
   distinctTo(text: string, table: ProbeTable, out: number, room: number): number;
   /**
+   * A writer of the sets {@link TextSigner.distinctTo} makes, running wholly in the shared memory
+   * of `kernels` (src/sketch/arenaSetWriter.ts), or null when this signer's sets do not come from
+   * the WebAssembly symbolize path (other shingle kinds, no WebAssembly, a preset it leaves to
+   * JavaScript).
+   */
+  arenaWriter(kernels: SetKernels): ArenaSetWriter | null;
+  /**
    * The sorted unique fingerprint set and the signature of `text` in one pass (fresh arrays; the
    * signature is null for a text without shingles): what the online index keeps per document.
    */
@@ -92,6 +101,8 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
   const symbolizer = fast ? createSymbolizer(normOptions, shingleSeed) : null;
   // The fused set + signature pass keeps about 1 MB of sort buckets: built on first use only.
   let fused: ((text: string) => DocSketch) | null = null;
+  // Set once the WebAssembly path is known (below).
+  let writerOn: TextSigner['arenaWriter'] = () => null;
   const base = {
     numPerm,
     method,
@@ -119,6 +130,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     set,
     distinct,
     distinctView,
+    arenaWriter: (kernels: SetKernels) => writerOn(kernels),
     distinctTo(text, table, out, room) {
       const v = values(text);
       return v.length > room || !table.fits(v.length) ? -1 : table.distinctTo(v, out);
@@ -148,6 +160,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
   const table = fusedSymbolTable(normOptions, shingleSeed);
   const mod = table && options.wasm !== false ? kernelsModule() : null;
   const wasm = mod && table ? wasmPath(new WasmKernels(mod, numPerm), table, k) : null;
+  if (wasm && table) writerOn = (kernels) => arenaSetWriter(kernels, table, k);
   /** The fingerprints of `text`, valid until the next call (a view of kernel memory or of `fps`). */
   const fingerprintView = wasm ? (text: string): Uint32Array => {
     const m = wasm.fingerprints(text);

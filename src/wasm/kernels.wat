@@ -493,6 +493,7 @@
     block $done
       loop $L
         local.get $p local.get $end i32.ge_u br_if $done local.get $p i32.load local.set $v local.get $p i32.const 4 i32.add local.set $p
+        
         local.get $v i32.eqz
         if
           local.get $zf i32.load i32.eqz
@@ -533,6 +534,7 @@
             local.get $a i32.const 4 i32.add local.set $a br $P
           end
         end
+
         br $L
       end
     end
@@ -622,4 +624,94 @@
       i32.const -1 return
     end
     local.get $n)
+
+  ;; The distinct character k-gram fingerprints of n > k symbols at $syms (what fingerprints
+  ;; computes) inserted into the table and written in first-occurrence order to $out, as distinct
+  ;; does for values in memory; returns their count. Fused, the fingerprints never go to memory.
+  (func (export "distinctGrams") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32)
+      (param $tab i32) (param $mask i32) (param $out i32) (param $zf i32) (result i32)
+    (local $h i32) (local $p i32) (local $end i32) (local $k4 i32) (local $v i32) (local $a i32)
+    (local $x i32) (local $o i32) (local $w v128) (local $dup i32) (local $free i32) (local $first i32)
+    local.get $k i32.const 2 i32.shl local.set $k4
+    local.get $syms local.set $p
+    local.get $syms local.get $k4 i32.add local.set $end
+    block $d0
+      loop $L0
+        local.get $p local.get $end i32.ge_u br_if $d0
+        local.get $h i32.const 0x9e3779b1 i32.mul local.get $p i32.load i32.add local.set $h
+        local.get $p i32.const 4 i32.add local.set $p
+        br $L0
+      end
+    end
+    local.get $syms local.get $n i32.const 2 i32.shl i32.add local.set $end
+    local.get $out local.set $o
+    i32.const 1 local.set $first
+    block $done
+      loop $L
+        ;; the first window as it is, then one roll per entering symbol at $p
+        local.get $first
+        if
+          i32.const 0 local.set $first
+        else
+          local.get $p local.get $end i32.ge_u br_if $done
+          
+    local.get $h i32.const 0x9e3779b1 i32.mul
+    local.get $p i32.load i32.add
+    local.get $p local.get $k4 i32.sub i32.load local.get $bk i32.mul i32.sub
+    local.set $h
+          local.get $p i32.const 4 i32.add local.set $p
+        end
+        local.get $h local.set $v
+        
+    local.get $v local.get $v i32.const 16 i32.shr_u i32.xor local.set $v
+    local.get $v i32.const 0x85ebca6b i32.mul local.set $v
+    local.get $v local.get $v i32.const 13 i32.shr_u i32.xor local.set $v
+    local.get $v i32.const 0xc2b2ae35 i32.mul local.set $v
+    local.get $v local.get $v i32.const 16 i32.shr_u i32.xor local.set $v
+        
+        local.get $v i32.eqz
+        if
+          local.get $zf i32.load i32.eqz
+          if
+            local.get $zf i32.const 1 i32.store
+            local.get $o i32.const 0 i32.store
+            local.get $o i32.const 4 i32.add local.set $o
+          end
+          br $L
+        end
+        local.get $tab local.get $v local.get $mask i32.and i32.const 2 i32.shl i32.add local.tee $a
+        v128.load align=4 local.tee $w
+        local.get $v i32x4.splat i32x4.eq i32x4.bitmask local.set $dup
+        local.get $w v128.const i32x4 0 0 0 0 i32x4.eq i32x4.bitmask local.set $free
+        local.get $dup local.get $free i32.or
+        if
+          local.get $a
+          local.get $dup local.get $free local.get $dup select
+          i32.ctz i32.const 2 i32.shl i32.add
+          local.get $v i32.store
+          local.get $o local.get $v i32.store
+          local.get $o local.get $dup i32.eqz i32.const 2 i32.shl i32.add local.set $o
+          br $L
+        end
+        ;; rare: four other values in a row; walk on one slot at a time
+        local.get $a i32.const 16 i32.add local.set $a
+        block $placed
+          loop $P
+            local.get $a i32.load local.tee $x
+            i32.eqz
+            if
+              local.get $a local.get $v i32.store
+              local.get $o local.get $v i32.store
+              local.get $o i32.const 4 i32.add local.set $o
+              br $placed
+            end
+            local.get $x local.get $v i32.eq br_if $placed
+            local.get $a i32.const 4 i32.add local.set $a br $P
+          end
+        end
+
+        br $L
+      end
+    end
+    local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
 )

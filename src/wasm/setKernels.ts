@@ -13,6 +13,9 @@ interface Exports {
   distinct(input: number, m: number, tab: number, mask: number, out: number, zf: number): number;
   load(input: number, m: number, tab: number, mask: number, zf: number): void;
   count(input: number, m: number, tab: number, mask: number, zero: number, need: number): number;
+  distinctGrams(syms: number, n: number, k: number, bk: number, tab: number, mask: number, out: number, zf: number): number;
+  symbolizeWs(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
+  symbolizeRuns(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
 }
 
 /** Bytes before the table's slots in its region: the flag word that says whether 0 is in the table. */
