@@ -106,6 +106,25 @@ test('union-find, pair set and bucket table basics', () => {
   assert.equal(bt.bucketCount, 7);
 });
 
+test('property: PairSet = a set of "a,b" strings, any order of a and b, 0 included; first occurrences kept in order across growth', () => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.nat({ max: 40 }), fc.nat({ max: 40 })), { maxLength: 600 }), fc.integer({ min: 1, max: 64 }), (pairs, expected) => {
+      const ps = new PairSet(expected);
+      const seen = new Set<string>();
+      const order: [number, number][] = [];
+      for (const [a, b] of pairs) {
+        const key = `${a},${b}`;
+        assert.equal(ps.add(a, b), !seen.has(key));
+        if (!seen.has(key)) order.push([a, b]);
+        seen.add(key);
+      }
+      assert.equal(ps.size, order.length);
+      assert.deepEqual(Array.from({ length: ps.size }, (_, i) => [ps.a[i], ps.b[i]]), order);
+    }),
+    { numRuns: 200, seed: 17 },
+  );
+});
+
 test('property: clusterPairs = connected components of size ≥ 2 (by a search written here), sorted by id, members ascending; clusterOf names each component by its smallest member', () => {
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 60 }), fc.array(fc.tuple(fc.nat({ max: 59 }), fc.nat({ max: 59 })), { maxLength: 80 }), (n, edges) => {

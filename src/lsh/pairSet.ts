@@ -6,8 +6,8 @@ import { fmix32 } from '../hash/mix.js';
 
 /** A set of (a, b) pairs of uint32 doc ids. */
 export class PairSet {
-  /** Slot i holds (a, b) at [2i, 2i + 1]; a = −1 marks it empty. Side by side, a probe touches one cache line. */
-  private slots: Int32Array;
+  private slotA: Int32Array;
+  private slotB: Int32Array;
   private mask: number;
   /** First members, in insertion order (length ≥ size). */
   a: Int32Array;
@@ -19,7 +19,8 @@ export class PairSet {
   constructor(expected = 1024) {
     let cap = 16;
     while (cap < expected * 2) cap *= 2;
-    this.slots = new Int32Array(2 * cap).fill(-1);
+    this.slotA = new Int32Array(cap).fill(-1);
+    this.slotB = new Int32Array(cap);
     this.mask = cap - 1;
     this.a = new Int32Array(Math.max(16, expected));
     this.b = new Int32Array(Math.max(16, expected));
@@ -28,16 +29,15 @@ export class PairSet {
   /** Adds the pair (a, b), a < b; returns true if it was new. */
   add(a: number, b: number): boolean {
     if ((this.size + 1) * 2 > this.mask + 1) this.grow();
-    const slots = this.slots;
     let slot = fmix32((Math.imul(a, 0x9e3779b1) ^ b) >>> 0) & this.mask;
     for (;;) {
-      const sa = slots[2 * slot]!;
+      const sa = this.slotA[slot]!;
       if (sa === -1) break;
-      if (sa === a && slots[2 * slot + 1] === b) return false;
+      if (sa === a && this.slotB[slot] === b) return false;
       slot = (slot + 1) & this.mask;
     }
-    slots[2 * slot] = a;
-    slots[2 * slot + 1] = b;
+    this.slotA[slot] = a;
+    this.slotB[slot] = b;
     if (this.size === this.a.length) {
       const na = new Int32Array(this.a.length * 2);
       na.set(this.a);
@@ -54,15 +54,16 @@ export class PairSet {
 
   private grow(): void {
     const cap = (this.mask + 1) * 2;
-    const slots = (this.slots = new Int32Array(2 * cap).fill(-1));
+    this.slotA = new Int32Array(cap).fill(-1);
+    this.slotB = new Int32Array(cap);
     this.mask = cap - 1;
     for (let i = 0; i < this.size; i++) {
       const a = this.a[i]!;
       const b = this.b[i]!;
       let slot = fmix32((Math.imul(a, 0x9e3779b1) ^ b) >>> 0) & this.mask;
-      while (slots[2 * slot] !== -1) slot = (slot + 1) & this.mask;
-      slots[2 * slot] = a;
-      slots[2 * slot + 1] = b;
+      while (this.slotA[slot] !== -1) slot = (slot + 1) & this.mask;
+      this.slotA[slot] = a;
+      this.slotB[slot] = b;
     }
   }
 }
