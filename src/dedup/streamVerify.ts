@@ -9,12 +9,11 @@
  * @module
  */
 import { ProbeTable, probeJaccardAtLeast, probeJaccardAtLeastAt } from '../similarity/probeSet.js';
-import { SetKernels } from '../wasm/setKernels.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import type { SignReply } from '../parallel/signWorker.js';
 import type { ScoreJob, SetTargets } from '../parallel/rangeJobs.js';
 import { ArenaFullError, SetArena } from '../parallel/setArena.js';
-import { scratchLayout } from '../parallel/arenaSets.js';
+import { inArenaTable, scratchLayout } from '../parallel/arenaSets.js';
 import type { DedupOptions } from './options.js';
 import { grownInt32 } from '../lsh/grownInt32.js';
 
@@ -113,12 +112,12 @@ export async function verifyExact(
   // Rare pairs are probed here where both sets lie, by kernels on the arena's memory, the table in
   // the scratch block of the batch being processed (its worker is done with it): copying both sets
   // into a table of this thread's own was 0.1 s on 1M documents.
-  const inArena = SetKernels.shared(arena.memory);
-  const arenaTable = inArena ? new ProbeTable({ kernels: inArena }) : null;
+  const inArena = inArenaTable(arena.memory);
+  const arenaTable = inArena?.table ?? null;
   /** Loads the `m` values of block `h` into `arenaTable`, in block `scratch`; false when it cannot (no kernels, no block, no room). */
   const loadInArena = (h: number, m: number, scratch: number): boolean => {
     if (!arenaTable || h < 0 || scratch < 0) return false;
-    inArena!.region(arena.offset(scratch) * 4, arena.bytes(scratch));
+    inArena!.place(arena.offset(scratch) * 4, arena.bytes(scratch));
     if (!arenaTable.fits(m)) return false;
     arenaTable.loadAt(arena.offset(h) * 4, m);
     return true;

@@ -32,6 +32,16 @@ export function scratchLayout(units: number): { bytes: number; tableBytes: numbe
   return { bytes: tableBytes + (units > 0 ? arenaTextBytes(units) : 0), tableBytes };
 }
 
+/**
+ * A probe table whose kernels run on `memory` (a set arena's), so it loads and probes sets where
+ * they lie, its table in the block given to `place` (byte offset, bytes); null without shared
+ * kernels (no WebAssembly SIMD and threads).
+ */
+export function inArenaTable(memory: WebAssembly.Memory): { table: ProbeTable; place(at: number, bytes: number): void } | null {
+  const k = SetKernels.shared(memory);
+  return k ? { table: new ProbeTable({ kernels: k }), place: (at, bytes) => k.region(at, bytes) } : null;
+}
+
 /** The set kernels on the arena this thread last worked for (one instance per arena and signer). */
 let onArena: { id: number; signer: TextSigner; table: ProbeTable; k: SetKernels; writer: ArenaSetWriter | null } | null = null;
 
