@@ -46,6 +46,23 @@ const roll4 = `
     local.get $p i32.load offset=4 i32.add
     local.get $p local.get $k4 i32.sub i32.load offset=4 local.get $bk i32.mul i32.sub
     local.set $h`;
+/**
+ * Rolling-hash kernels (oph, fingerprints, distinctGrams): $k4 ← 4k, $h ← the first window's plain
+ * polynomial over the k symbols at $syms, $p ← the next entering symbol, $end ← the end of the n symbols.
+ */
+const firstWindow = `
+    local.get $k i32.const 2 i32.shl local.set $k4
+    local.get $syms local.set $p
+    local.get $syms local.get $k4 i32.add local.set $end
+    block $d0
+      loop $L0
+        local.get $p local.get $end i32.ge_u br_if $d0
+        local.get $h i32.const ${ROLL} i32.mul local.get $p i32.load i32.add local.set $h
+        local.get $p i32.const 4 i32.add local.set $p
+        br $L0
+      end
+    end
+    local.get $syms local.get $n i32.const 2 i32.shl i32.add local.set $end`;
 /** bins[$a] ← min_u(bins[$a], z2), as update does for z. */
 const update2 = `
           local.get $a
@@ -242,18 +259,7 @@ const setFuncs = `  ;; ---- Exact verification: an open-addressing table of i32 
       (param $tab i32) (param $mask i32) (param $out i32) (param $zf i32) (result i32)
     (local $h i32) (local $p i32) (local $end i32) (local $k4 i32) (local $v i32) (local $a i32)
     (local $x i32) (local $o i32) (local $w v128) (local $dup i32) (local $free i32) (local $first i32)
-    local.get $k i32.const 2 i32.shl local.set $k4
-    local.get $syms local.set $p
-    local.get $syms local.get $k4 i32.add local.set $end
-    block $d0
-      loop $L0
-        local.get $p local.get $end i32.ge_u br_if $d0
-        local.get $h i32.const ${ROLL} i32.mul local.get $p i32.load i32.add local.set $h
-        local.get $p i32.const 4 i32.add local.set $p
-        br $L0
-      end
-    end
-    local.get $syms local.get $n i32.const 2 i32.shl i32.add local.set $end
+    ${firstWindow}
     local.get $out local.set $o
     i32.const 1 local.set $first
     block $done
@@ -356,19 +362,7 @@ ${symbolizeFuncs}
   (func (export "oph") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32) (param $pre i32)
       (param $bins i32) (param $np i32) (param $shift i32)
     (local $h i32) (local $p i32) (local $end i32) (local $k4 i32) (local $z i32) (local $a i32) (local $old i32) (local $scale f64) (local $z2 i32)
-    local.get $k i32.const 2 i32.shl local.set $k4
-    local.get $syms local.set $p
-    local.get $syms local.get $k4 i32.add local.set $end
-    ;; first window: plain polynomial over k symbols
-    block $d0
-      loop $L0
-        local.get $p local.get $end i32.ge_u br_if $d0
-        local.get $h i32.const ${ROLL} i32.mul local.get $p i32.load i32.add local.set $h
-        local.get $p i32.const 4 i32.add local.set $p
-        br $L0
-      end
-    end
-    local.get $syms local.get $n i32.const 2 i32.shl i32.add local.set $end
+    ${firstWindow}
     local.get $np f64.convert_i32_u f64.const 4294967296 f64.div local.set $scale
     ;; the first window's z, then the rolling windows; $p points at the next entering symbol
     local.get $h local.set $z
@@ -432,18 +426,7 @@ ${symbolizeFuncs}
   ;; Character k-gram fingerprints of n > k symbols at $syms into $out (n − k + 1 of them).
   (func (export "fingerprints") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32) (param $out i32)
     (local $h i32) (local $p i32) (local $end i32) (local $k4 i32) (local $z i32) (local $o i32)
-    local.get $k i32.const 2 i32.shl local.set $k4
-    local.get $syms local.set $p
-    local.get $syms local.get $k4 i32.add local.set $end
-    block $d0
-      loop $L0
-        local.get $p local.get $end i32.ge_u br_if $d0
-        local.get $h i32.const ${ROLL} i32.mul local.get $p i32.load i32.add local.set $h
-        local.get $p i32.const 4 i32.add local.set $p
-        br $L0
-      end
-    end
-    local.get $syms local.get $n i32.const 2 i32.shl i32.add local.set $end
+    ${firstWindow}
     local.get $out local.set $o
     local.get $h local.set $z
     ${fmix('$z')}

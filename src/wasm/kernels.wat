@@ -81,10 +81,10 @@
   (func (export "oph") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32) (param $pre i32)
       (param $bins i32) (param $np i32) (param $shift i32)
     (local $h i32) (local $p i32) (local $end i32) (local $k4 i32) (local $z i32) (local $a i32) (local $old i32) (local $scale f64) (local $z2 i32)
+    
     local.get $k i32.const 2 i32.shl local.set $k4
     local.get $syms local.set $p
     local.get $syms local.get $k4 i32.add local.set $end
-    ;; first window: plain polynomial over k symbols
     block $d0
       loop $L0
         local.get $p local.get $end i32.ge_u br_if $d0
@@ -243,6 +243,7 @@
   ;; Character k-gram fingerprints of n > k symbols at $syms into $out (n − k + 1 of them).
   (func (export "fingerprints") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32) (param $out i32)
     (local $h i32) (local $p i32) (local $end i32) (local $k4 i32) (local $z i32) (local $o i32)
+    
     local.get $k i32.const 2 i32.shl local.set $k4
     local.get $syms local.set $p
     local.get $syms local.get $k4 i32.add local.set $end
@@ -632,6 +633,7 @@
       (param $tab i32) (param $mask i32) (param $out i32) (param $zf i32) (result i32)
     (local $h i32) (local $p i32) (local $end i32) (local $k4 i32) (local $v i32) (local $a i32)
     (local $x i32) (local $o i32) (local $w v128) (local $dup i32) (local $free i32) (local $first i32)
+    
     local.get $k i32.const 2 i32.shl local.set $k4
     local.get $syms local.set $p
     local.get $syms local.get $k4 i32.add local.set $end

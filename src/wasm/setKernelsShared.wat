@@ -233,6 +233,7 @@
       (param $tab i32) (param $mask i32) (param $out i32) (param $zf i32) (result i32)
     (local $h i32) (local $p i32) (local $end i32) (local $k4 i32) (local $v i32) (local $a i32)
     (local $x i32) (local $o i32) (local $w v128) (local $dup i32) (local $free i32) (local $first i32)
+    
     local.get $k i32.const 2 i32.shl local.set $k4
     local.get $syms local.set $p
     local.get $syms local.get $k4 i32.add local.set $end
