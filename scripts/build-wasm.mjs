@@ -83,10 +83,49 @@ const group = (g) => `
         local.get $m${g} i32x4.min_u local.set $m${g}`;
 
 /** Symbolize kernels: leave block $done at the end of the text, else $c ← the next code unit, $cl ← its class. */
-const nextUnit = `local.get $i local.get $len i32.ge_u br_if $done
-        local.get $text local.get $i i32.const 1 i32.shl i32.add i32.load16_u local.set $c
-        local.get $cls local.get $c i32.add i32.load8_u local.set $cl
-        local.get $i i32.const 1 i32.add local.set $i`;
+/**
+ * Symbolize kernels: leave block $done at the end of the text, else $c ← the next code unit (read by
+ * `read`, which also moves $i past it), $cl ← its class.
+ */
+const nextUnitOf = (read, advance = '') => `local.get $i local.get $len i32.ge_u br_if $done
+        ${read}
+        local.get $cls local.get $c i32.add i32.load8_u local.set $cl${advance}`;
+/** The next UTF-16 code unit ($i is then 1 + where it starts). */
+const nextUnit = nextUnitOf(
+  'local.get $text local.get $i i32.const 1 i32.shl i32.add i32.load16_u local.set $c',
+  `
+        local.get $i i32.const 1 i32.add local.set $i`,
+);
+/**
+ * The next code unit of UTF-8 bytes (valid UTF-8, the caller's guarantee): one to three bytes make
+ * one BMP code unit; a four-byte sequence reads as a high surrogate, a class these kernels leave to
+ * JavaScript. At most one unit per byte, so a buffer of $len units holds the output.
+ */
+const nextUtf8 = nextUnitOf(`local.get $i i32.const 1 i32.add local.set $at
+        local.get $text local.get $i i32.add i32.load8_u local.tee $b
+        i32.const 0x80 i32.lt_u
+        if
+          local.get $b local.set $c
+          local.get $i i32.const 1 i32.add local.set $i
+        else
+          local.get $b i32.const 0xe0 i32.lt_u
+          if
+            local.get $b i32.const 0x1f i32.and i32.const 6 i32.shl
+            local.get $text local.get $i i32.add i32.load8_u offset=1 i32.const 0x3f i32.and i32.or local.set $c
+            local.get $i i32.const 2 i32.add local.set $i
+          else
+            local.get $b i32.const 0xf0 i32.lt_u
+            if
+              local.get $b i32.const 0x0f i32.and i32.const 12 i32.shl
+              local.get $text local.get $i i32.add i32.load8_u offset=1 i32.const 0x3f i32.and i32.const 6 i32.shl i32.or
+              local.get $text local.get $i i32.add i32.load8_u offset=2 i32.const 0x3f i32.and i32.or local.set $c
+              local.get $i i32.const 3 i32.add local.set $i
+            else
+              i32.const 0xd800 local.set $c
+              local.get $i i32.const 4 i32.add local.set $i
+            end
+          end
+        end`);
 /** Set kernels: $a ← byte address of value $v's home slot in the table at $tab. */
 const homeSlot = 'local.get $tab local.get $v local.get $mask i32.and i32.const 2 i32.shl i32.add';
 /** Set kernels: $p, $end ← the $m u32 values at $in. */
@@ -283,7 +322,12 @@ const setFuncs = `  ;; ---- Exact verification: an open-addressing table of i32 
 `;
 
 /** The symbolize kernels, in both modules. */
-const symbolizeFuncs = `  ;; Fused normalization + symbol lookup over UTF-16 text at $text ($len code units), using the class
+/**
+ * The symbolize kernels over code units read by `unit` (UTF-16, or UTF-8 bytes), their exports
+ * named with `suffix`; `failAt` is the local that holds 1 + where the current unit starts, `extra`
+ * the locals `unit` needs beyond the common ones.
+ */
+const symbolizeFuncsOf = (unit, suffix, failAt = '$i', extra = '') => `  ;; Fused normalization + symbol lookup over UTF-16 text at $text ($len code units), using the class
   ;; table at $cls (u8 × 65536) and symbol table at $sym (i32 × 65536), writing symbols at $out;
   ;; returns their number, or -(i+1) at the first code unit i of a class it does not handle. This one
   ;; is for tables with classes 1 (one symbol) and 2 (whitespace, collapsed and trimmed): every preset
@@ -291,16 +335,16 @@ const symbolizeFuncs = `  ;; Fused normalization + symbol lookup over UTF-16 tex
   ;; writes a space that counts only right after a symbol, so runs collapse and leading ones vanish;
   ;; a trailing space is dropped at the end. (Two stores and a pending-space flag per unit made the
   ;; output position wait on a chain of dependent steps: 1.27x slower signing.)
-  (func (export "symbolizeWs") (param $text i32) (param $len i32) (param $cls i32) (param $sym i32)
+  (func (export "symbolizeWs${suffix}") (param $text i32) (param $len i32) (param $cls i32) (param $sym i32)
       (param $out i32) (param $space i32) (result i32)
-    (local $i i32) (local $c i32) (local $cl i32) (local $o i32) (local $one i32) (local $after i32)
+    (local $i i32) (local $c i32) (local $cl i32) (local $o i32) (local $one i32) (local $after i32)${extra}
     local.get $out local.set $o
     block $done
       loop $L
-        ${nextUnit}
+        ${unit}
         local.get $cl i32.const 1 i32.sub i32.const 1 i32.gt_u
         if
-          i32.const 0 local.get $i i32.sub
+          i32.const 0 local.get ${failAt} i32.sub
           return
         end
         local.get $cl i32.const 1 i32.eq local.set $one
@@ -323,18 +367,18 @@ const symbolizeFuncs = `  ;; Fused normalization + symbol lookup over UTF-16 tex
   ;; symbolize for lowercase-collapse tables (classes 1, 5 and 6): every code unit writes one value,
   ;; its symbol or a space, which counts when the unit is a symbol or starts a run of its class
   ;; (spaces and newlines each collapse to one space per run). Any other class returns -(i+1).
-  (func (export "symbolizeRuns") (param $text i32) (param $len i32) (param $cls i32) (param $sym i32)
+  (func (export "symbolizeRuns${suffix}") (param $text i32) (param $len i32) (param $cls i32) (param $sym i32)
       (param $out i32) (param $space i32) (result i32)
-    (local $i i32) (local $c i32) (local $cl i32) (local $o i32) (local $one i32) (local $prev i32)
+    (local $i i32) (local $c i32) (local $cl i32) (local $o i32) (local $one i32) (local $prev i32)${extra}
     local.get $out local.set $o
     block $done
       loop $L
-        ${nextUnit}
+        ${unit}
         local.get $cl i32.const 1 i32.eq local.tee $one
         local.get $cl i32.const 5 i32.eq local.get $cl i32.const 6 i32.eq i32.or i32.or
         i32.eqz
         if
-          i32.const 0 local.get $i i32.sub
+          i32.const 0 local.get ${failAt} i32.sub
           return
         end
         local.get $o
@@ -349,6 +393,8 @@ const symbolizeFuncs = `  ;; Fused normalization + symbol lookup over UTF-16 tex
     end
     local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
 `;
+/** The symbolize kernels over UTF-16 text, in both modules. */
+const symbolizeFuncs = symbolizeFuncsOf(nextUnit, '');
 
 const wat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
 ;; Hot kernels of the fast signing path (each computes exactly what src/sketch/kernels.ts computes)
@@ -590,6 +636,8 @@ const sharedWat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
 (module
   (import "env" "memory" (memory 1 65536 shared))
 ${symbolizeFuncs}
+  ;; The same over UTF-8 bytes (verification reads JSONL texts as bytes: src/io/jsonField.ts).
+${symbolizeFuncsOf(nextUtf8, '8', '$at', ' (local $at i32) (local $b i32)')}
 ${setFuncs})
 `;
 

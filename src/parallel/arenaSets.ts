@@ -9,7 +9,7 @@ import type { TextSigner } from '../sketch/textSigner.js';
 import { ProbeTable, probeJaccardAtLeast, probeJaccardAtLeastAt } from '../similarity/probeSet.js';
 import { SetKernels } from '../wasm/setKernels.js';
 import { arenaTextBytes, type ArenaSetWriter } from '../sketch/arenaSetWriter.js';
-import type { ScoreJob, SetTargets } from './rangeJobs.js';
+import type { DocTexts, ScoreJob, SetTargets } from './rangeJobs.js';
 
 /** What {@link arenaSets} reports: lengths, the sets too long for their blocks, similarities. */
 export interface ArenaSetsResult {
@@ -54,12 +54,13 @@ function sharedTable(arena: SetTargets, signer: TextSigner): { table: ProbeTable
 }
 
 /**
- * Writes the set of `texts[i]` into its block (pair i of `arena.targets`: offset, capacity), or
+ * Writes the set of text i into its block (pair i of `arena.targets`: offset, capacity), or
  * into the result's overflow when it does not fit, and scores the pairs of `score`. `table` is the
  * caller's own probe table, used when the shared kernels are not available (no WebAssembly SIMD)
- * or a document outgrows the scratch block.
+ * or a document outgrows the scratch block. Texts are strings, or UTF-8 byte spans ({@link DocTexts}).
  */
-export function arenaSets(texts: string[], signer: TextSigner, table: ProbeTable, arena: SetTargets, score: ScoreJob | undefined): ArenaSetsResult {
+export function arenaSets(docs: string[] | DocTexts, signer: TextSigner, table: ProbeTable, arena: SetTargets, score: ScoreJob | undefined): ArenaSetsResult {
+  const { texts, bytes: raw, spans } = Array.isArray(docs) ? { texts: docs as (string | null)[], bytes: undefined, spans: undefined } : docs;
   const n = texts.length;
   const u32 = new Uint32Array(arena.memory.buffer);
   const t = arena.targets;
@@ -75,11 +76,19 @@ export function arenaSets(texts: string[], signer: TextSigner, table: ProbeTable
   for (let i = 0; i < n; i++) {
     const at = t[2 * i]!;
     const room = t[2 * i + 1]!;
-    let len = shared?.writer ? shared.writer.distinctTo(texts[i]!, shared.table, at * 4, room) : -1;
-    if (len < 0 && shared) len = signer.distinctTo(texts[i]!, shared.table, at * 4, room);
+    let text = texts[i] as string | null;
+    let len = -1;
+    if (text === null) {
+      // UTF-8 bytes: made into a set without becoming a string, unless the writer declines.
+      const s = spans![2 * i]!;
+      const e = spans![2 * i + 1]!;
+      if (shared?.writer) len = shared.writer.distinctBytesTo(raw!, s, e, shared.table, at * 4, room);
+      text = len < 0 ? Buffer.from(raw!.buffer, raw!.byteOffset + s, e - s).toString('utf8') : '';
+    } else if (shared?.writer) len = shared.writer.distinctTo(text, shared.table, at * 4, room);
+    if (len < 0 && shared) len = signer.distinctTo(text, shared.table, at * 4, room);
     const inPlace = len >= 0;
     if (!inPlace) {
-      const s = signer.distinctView(texts[i]!, table);
+      const s = signer.distinctView(text, table);
       len = s.length;
       // Copied out before scoring: probing reuses the memory the view points at.
       if (len <= room) u32.set(s, at);

@@ -7,6 +7,7 @@
  */
 import { closeSync, openSync } from 'node:fs';
 import { parseLineBlock, problemOf, readRange, type BlockProblem, type LineParseSpec } from '../io/lineRanges.js';
+import { lineHasBackslash, plainStringField } from '../io/jsonField.js';
 import type { TextSigner } from '../sketch/textSigner.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 
@@ -170,13 +171,35 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
 }
 
 /**
- * The texts of the documents at `req.starts`: the lines are read (one read when they lie close
- * together) and parsed again with the input's reader. Throws when a line no longer holds one valid
- * record (the file changed since pass 1).
+ * A batch's texts as verification reads them again: strings, or, for a JSONL field written without
+ * escapes, the span of its UTF-8 bytes (never decoded here: src/io/jsonField.ts).
  */
-export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'lengths' | 'firstLine'>): Promise<string[]> {
+export interface DocTexts {
+  /** Document i's text, or null when it is `bytes[spans[2i] .. spans[2i + 1])`. */
+  texts: (string | null)[];
+  bytes?: Uint8Array;
+  spans?: Int32Array;
+}
+
+/** The one top-level JSONL field a spec's texts come from (bytes of its name), or undefined. */
+function plainTextField(spec: LineParseSpec): Uint8Array | undefined {
+  if (spec.format !== 'jsonl') return undefined;
+  const names = spec.fields?.text && spec.fields.text.length > 0 ? spec.fields.text : ['text'];
+  if (names.length !== 1 || names[0]!.includes('.')) return undefined;
+  const name = Buffer.from(names[0]!, 'utf8');
+  // A name that JSON would write with escapes is left to JSON.parse.
+  return name.every((b) => b >= 0x20 && b < 0x80 && b !== 0x22 && b !== 0x5c) ? name : undefined;
+}
+
+/**
+ * The texts of the documents at `req.starts`: the lines are read (one read when they lie close
+ * together) and parsed again with the input's reader, except JSONL lines whose text field is written
+ * without escapes, which are left as bytes. Throws when a line no longer holds one valid record (the file
+ * changed since pass 1).
+ */
+export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'lengths' | 'firstLine'>): Promise<DocTexts> {
   const n = req.starts.length;
-  if (n === 0) return [];
+  if (n === 0) return { texts: [] };
   const fd = fdOf(req.spec.path);
   let total = 0;
   for (let i = 0; i < n; i++) total += req.lengths[i]! + 1;
@@ -195,14 +218,52 @@ export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'l
     at += len;
     joined[at++] = 10;
   }
-  let block;
-  try {
-    block = await parseLineBlock(joined, { ...req.spec, skipInvalid: false }, req.firstLine, false);
-  } catch {
-    throw changed(req.spec.name);
+  const texts: (string | null)[] = new Array<string | null>(n).fill(null);
+  const field = plainTextField(req.spec);
+  let spans: Int32Array | undefined;
+  // The lines parsed as strings: all of them, or those the byte route leaves.
+  let parse = joined;
+  let parsed: number[] | undefined;
+  if (field) {
+    spans = new Int32Array(2 * n);
+    const found = new Int32Array(2);
+    const rest: number[] = [];
+    let restBytes = 0;
+    const escapes = lineHasBackslash(joined);
+    for (let i = 0, s = 0; i < n; s += req.lengths[i]! + 1, i++) {
+      const e = s + req.lengths[i]!;
+      if (plainStringField(joined, s, e, field, found, escapes(s, e))) {
+        spans[2 * i] = found[0]!;
+        spans[2 * i + 1] = found[1]!;
+      } else {
+        rest.push(i);
+        restBytes += req.lengths[i]! + 1;
+      }
+    }
+    if (rest.length < n) {
+      parsed = rest;
+      parse = Buffer.allocUnsafe(restBytes);
+      let o = 0;
+      for (let i = 0, s = 0, r = 0; i < n && r < rest.length; s += req.lengths[i]! + 1, i++) {
+        if (rest[r] !== i) continue;
+        joined.copy(parse, o, s, s + req.lengths[i]! + 1);
+        o += req.lengths[i]! + 1;
+        r++;
+      }
+    }
   }
-  if (block.records.length !== n) throw changed(req.spec.name);
-  return block.records.map((r) => r.text);
+  const want = parsed ? parsed.length : n;
+  if (want > 0) {
+    let block;
+    try {
+      block = await parseLineBlock(parse, { ...req.spec, skipInvalid: false }, req.firstLine, false);
+    } catch {
+      throw changed(req.spec.name);
+    }
+    if (block.records.length !== want) throw changed(req.spec.name);
+    block.records.forEach((r, j) => (texts[parsed ? parsed[j]! : j] = r.text));
+  }
+  return parsed ? { texts, bytes: joined, spans } : { texts };
 }
 
 function changed(name: string): Error {

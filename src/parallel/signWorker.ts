@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createTextSigner, type TextSignerOptions } from '../sketch/textSigner.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { ProbeTable } from '../similarity/probeSet.js';
-import { signRange, textsAt, type RangeSetsRequest, type ScoreJob, type SetTargets, type SignRangeRequest } from './rangeJobs.js';
+import { signRange, textsAt, type DocTexts, type RangeSetsRequest, type ScoreJob, type SetTargets, type SignRangeRequest } from './rangeJobs.js';
 import { arenaSets } from './arenaSets.js';
 import { collectSharedBuckets, type BandKeyTable, type SharedBuckets } from '../lsh/candidates.js';
 
@@ -77,9 +77,9 @@ const table = new ProbeTable();
 const port = parentPort!;
 
 /** Streaming verification's batch: sets into the shared arena, pairs scored here (./arenaSets.ts). */
-function setsIntoArena(id: number, texts: string[], arena: SetTargets, score: ScoreJob | undefined): void {
+function setsIntoArena(id: number, texts: string[] | DocTexts, arena: SetTargets, score: ScoreJob | undefined): void {
   const r = arenaSets(texts, signer, table, arena, score);
-  const reply: SignReply = { id, count: texts.length, present: new Uint8Array(0), ...r };
+  const reply: SignReply = { id, count: r.setLen.length, present: new Uint8Array(0), ...r };
   const moved: ArrayBuffer[] = [r.setData.buffer as ArrayBuffer, r.setStart.buffer as ArrayBuffer, r.setLen.buffer as ArrayBuffer];
   if (r.sims) moved.push(r.sims.buffer as ArrayBuffer);
   port.postMessage(reply, moved);

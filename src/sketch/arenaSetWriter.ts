@@ -29,14 +29,33 @@ export interface ArenaSetWriter {
    * own route.
    */
   distinctTo(text: string, table: ProbeTable, out: number, room: number): number;
+  /**
+   * {@link ArenaSetWriter.distinctTo} for the text whose UTF-8 bytes (valid UTF-8: the caller's
+   * guarantee) are `bytes[start .. end)`, decoded by the kernel: the text is never made a string.
+   * Declines more than that: a byte length past the region's units, a character outside the BMP.
+   */
+  distinctBytesTo(bytes: Uint8Array, start: number, end: number, table: ProbeTable, out: number, room: number): number;
 }
 
 /** Bytes of the symbol tables: classes (u8) and symbols (i32) of the 65,536 BMP code units. */
 const TABLES = 65536 + 65536 * 4;
 
-/** Region bytes an {@link ArenaSetWriter} needs for texts of up to `units` UTF-16 code units. */
+/**
+ * Region bytes an {@link ArenaSetWriter} needs for texts of up to `units` UTF-16 code units, with a
+ * quarter more room, so that texts read as UTF-8 bytes with a few characters past ASCII fit too.
+ */
 export function arenaTextBytes(units: number): number {
-  return 16 + TABLES + 2 * units + 16 + 4 * units + 16;
+  const room = units + (units >> 2) + 16;
+  return 16 + TABLES + 2 * room + 16 + 4 * room + 16;
+}
+
+/** The code unit that the valid UTF-8 sequence at `bytes[i]` starts (a high surrogate for four bytes), as the kernels read it. */
+function utf8UnitAt(bytes: Uint8Array, i: number): number {
+  const b = bytes[i]!;
+  if (b < 0x80) return b;
+  if (b < 0xe0) return ((b & 0x1f) << 6) | (bytes[i + 1]! & 0x3f);
+  if (b < 0xf0) return ((b & 0x0f) << 12) | ((bytes[i + 1]! & 0x3f) << 6) | (bytes[i + 2]! & 0x3f);
+  return 0xd800;
 }
 
 /**
@@ -45,7 +64,9 @@ export function arenaTextBytes(units: number): number {
  */
 export function arenaSetWriter(kernels: SetKernels, table: SymbolTable, k: number): ArenaSetWriter {
   const fn = kernels.fn;
-  const symbolize = table.kind === 'lowercase-collapse' ? fn.symbolizeRuns : fn.symbolizeWs;
+  const runs = table.kind === 'lowercase-collapse';
+  const symbolize = runs ? fn.symbolizeRuns : fn.symbolizeWs;
+  const symbolizeBytes = runs ? fn.symbolizeRuns8 : fn.symbolizeWs8;
   const bk = rollPower(k);
   const built: number[] = [];
   const synced = new Uint8Array(256);
@@ -70,6 +91,29 @@ export function arenaSetWriter(kernels: SetKernels, table: SymbolTable, k: numbe
     u8.set(table.cls.subarray(lo, lo + 256), cls + lo);
     i32.set(table.sym.subarray(lo, lo + 256), (sym >>> 2) + lo);
   };
+  /** Symbolizes the `len` units at `text` (copying in the table blocks met), then makes the set. */
+  const setOf = (
+    kernel: (text: number, len: number, cls: number, sym: number, out: number, space: number) => number,
+    len: number,
+    unitAt: (i: number) => number,
+    probe: ProbeTable,
+    out: number,
+    room: number,
+  ): number => {
+    let n: number;
+    for (;;) {
+      n = kernel(text, len, cls, sym, syms, table.spaceSym);
+      if (n >= 0) break;
+      const block = unitAt(-n - 1) >>> 8;
+      if (synced[block]) return -1;
+      table.build(block);
+      copyBlock(block);
+      synced[block] = 1;
+      built.push(block);
+    }
+    if (n <= k || n - k + 1 > room || !probe.fits(n - k + 1)) return -1;
+    return probe.distinctGramsTo(syms, n, k, bk, out);
+  };
   return {
     place(base, bytes) {
       cap = 0;
@@ -93,19 +137,15 @@ export function arenaSetWriter(kernels: SetKernels, table: SymbolTable, k: numbe
       if (len > cap || cap === 0) return -1;
       views();
       buf.write(s, text, len * 2, 'utf16le');
-      let n: number;
-      for (;;) {
-        n = symbolize(text, len, cls, sym, syms, table.spaceSym);
-        if (n >= 0) break;
-        const block = s.charCodeAt(-n - 1) >>> 8;
-        if (synced[block]) return -1;
-        table.build(block);
-        copyBlock(block);
-        synced[block] = 1;
-        built.push(block);
-      }
-      if (n <= k || n - k + 1 > room || !probe.fits(n - k + 1)) return -1;
-      return probe.distinctGramsTo(syms, n, k, bk, out);
+      return setOf(symbolize, len, (i) => s.charCodeAt(i), probe, out, room);
+    },
+    distinctBytesTo(bytes, start, end, probe, out, room) {
+      // At most one code unit per byte: `cap` bytes cannot make more symbols than the region holds.
+      const len = end - start;
+      if (len > cap || cap === 0 || !symbolizeBytes) return -1;
+      views();
+      u8.set(bytes.subarray(start, end), text);
+      return setOf(symbolizeBytes, len, (i) => utf8UnitAt(bytes, start + i), probe, out, room);
     },
   };
 }

@@ -16,6 +16,10 @@ interface Exports {
   distinctGrams(syms: number, n: number, k: number, bk: number, tab: number, mask: number, out: number, zf: number): number;
   symbolizeWs(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
   symbolizeRuns(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
+  /** symbolizeWs over ASCII bytes (shared module only). */
+  symbolizeWs8?(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
+  /** symbolizeRuns over ASCII bytes (shared module only). */
+  symbolizeRuns8?(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
 }
 
 /** Bytes before the table's slots in its region: the flag word that says whether 0 is in the table. */
