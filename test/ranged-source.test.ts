@@ -434,7 +434,7 @@ test('CLI --memory-budget and --batch-size: the same pairs in more passes over t
   }
 });
 
-test('verification reads text and JSONL lines as bytes exactly as the first pass read them: CR before LF, byte-order mark, every preset, any worker count', async () => {
+test('verification reads text, id⇥text and JSONL lines as bytes exactly as the first pass read them: CR before LF, byte-order mark, every preset, any worker count', async () => {
   // With the `none` preset a CR left at a line's end would be a character of its own: the byte
   // route must drop it as the line reader does. Copies differ by one word, so pairs have
   // similarities below 1 that any changed set would move.
@@ -443,9 +443,9 @@ test('verification reads text and JSONL lines as bytes exactly as the first pass
     const gen = new CorpusGenerator(9);
     const base = Array.from({ length: 12 }, (_, i) => gen.render(gen.original(i).subarray(0, 30), 0));
     const texts = base.flatMap((t, i) => [t, `${t} extra${i}`, `${t}\t `, `Ünï ${t} ΣΊΣ`]);
-    for (const format of ['text', 'jsonl'] as const) {
-      const lines = texts.map((t) => (format === 'text' ? t : JSON.stringify({ text: t })));
-      const file = join(dir, `docs.${format === 'text' ? 'txt' : 'jsonl'}`);
+    for (const format of ['text', 'idtext', 'jsonl'] as const) {
+      const lines = texts.map((t, i) => (format === 'text' ? t : format === 'idtext' ? `d${i}\t${t}` : JSON.stringify({ text: t })));
+      const file = join(dir, `docs.${format === 'text' ? 'txt' : format === 'idtext' ? 'tsv' : 'jsonl'}`);
       writeFileSync(file, '\ufeff' + lines.join('\r\n') + '\r\n');
       for (const preset of ['none', 'default', 'lowercase-collapse'] as const) {
         const shingle = { k: 4, normalize: { preset } };

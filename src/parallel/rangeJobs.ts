@@ -193,8 +193,8 @@ function plainTextField(spec: LineParseSpec): Uint8Array | undefined {
 
 /**
  * The texts of the documents at `req.starts`: the lines are read (one read when they lie close
- * together) and parsed again with the input's reader, except plain text lines and JSONL lines whose
- * text field is written without escapes, which are left as bytes. Throws when a line no longer holds one valid record (the file
+ * together) and parsed again with the input's reader, except text and id⇥text lines and JSONL lines
+ * whose text field is written without escapes, which are left as bytes. Throws when a line no longer holds one valid record (the file
  * changed since pass 1).
  */
 export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'lengths' | 'firstLine'>): Promise<DocTexts> {
@@ -219,15 +219,21 @@ export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'l
     joined[at++] = 10;
   }
   const texts: (string | null)[] = new Array<string | null>(n).fill(null);
-  if (req.spec.format === 'text') {
-    // A text line is its text (pass 1 checked its UTF-8; the reader drops one CR before the LF).
+  if (req.spec.format === 'text' || req.spec.format === 'idtext') {
+    // A text line is its text, an id⇥text line's text follows its first tab (pass 1 checked their
+    // UTF-8; the reader drops one CR before the LF).
+    const idText = req.spec.format === 'idtext';
     const spans = new Int32Array(2 * n);
-    for (let i = 0, s = 0; i < n; s += req.lengths[i]! + 1, i++) {
-      const e = s + req.lengths[i]!;
-      spans[2 * i] = s;
-      spans[2 * i + 1] = e > s && joined[e - 1] === 13 ? e - 1 : e;
+    let whole = true;
+    for (let i = 0, s = 0; i < n && whole; s += req.lengths[i]! + 1, i++) {
+      let e = s + req.lengths[i]!;
+      if (e > s && joined[e - 1] === 13) e--;
+      const tab = idText ? joined.indexOf(9, s) : s - 1;
+      if (tab < s - 1 || tab >= e) whole = false;
+      spans[2 * i] = tab + 1;
+      spans[2 * i + 1] = e;
     }
-    return { texts, bytes: joined, spans };
+    if (whole) return { texts, bytes: joined, spans };
   }
   const field = plainTextField(req.spec);
   let spans: Int32Array | undefined;
