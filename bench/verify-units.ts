@@ -67,7 +67,7 @@ for (let r = 0; r < Number(opt('rounds', '2')); r++) {
   if (!kernels) continue;
   const shared = new ProbeTable({ kernels });
   const most = docs.reduce((m, t) => Math.max(m, t.length), 0);
-  const layout = scratchLayout(most);
+  const layout = scratchLayout(most, true);
   const scratch = arena.alloc(layout.bytes / 4);
   kernels.region(arena.offset(scratch) * 4, layout.tableBytes);
   const writer = signer.arenaWriter(kernels)!;

@@ -21,7 +21,7 @@ import { createShingler } from '../src/text/shingler.js';
 import { CorpusGenerator } from '../bench/gen.js';
 import { splitmix32 } from '../src/hash/mix.js';
 import { ArenaFullError, SetArena, blockBytes } from '../src/parallel/setArena.js';
-import { arenaSets } from '../src/parallel/arenaSets.js';
+import { arenaSets, scratchLayout } from '../src/parallel/arenaSets.js';
 import { arenaTextBytes } from '../src/sketch/arenaSetWriter.js';
 import { verifyExact, type SetFeed } from '../src/dedup/streamVerify.js';
 import { createTextSigner } from '../src/sketch/textSigner.js';
@@ -407,6 +407,15 @@ test('arenaSetWriter: the set TextSigner.distinctTo writes, in the same order, f
     { numRuns: 150, seed: 41 },
   );
   assert.ok(made > 100 && declined > 100 && bytesMade > 100, `every outcome is exercised (${made} made, ${bytesMade} of them from bytes too, ${declined} declined)`);
+  // Signers without a writer say so, and their batches' scratch blocks get no room for texts.
+  assert.equal(createTextSigner().arenaText, true);
+  for (const signer of [createTextSigner({ shingle: { kind: 'word', k: 2 } }), createTextSigner({ wasm: false })]) {
+    assert.equal(signer.arenaText, false);
+    assert.equal(signer.arenaWriter(kernels), null);
+  }
+  assert.equal(scratchLayout(5000, false).bytes, SetKernels.regionBytes(5000));
+  assert.equal(scratchLayout(5000, true).bytes, SetKernels.regionBytes(5000) + arenaTextBytes(5000));
+  assert.equal(scratchLayout(0, true).bytes, SetKernels.regionBytes(0));
 });
 
 test('verification through the shared arena = sorted-set Jaccard, whatever bound a feed gives (sets that outgrow their blocks come back whole)', async () => {
@@ -433,6 +442,28 @@ test('verification through the shared arena = sorted-set Jaccard, whatever bound
     ),
     { numRuns: 40, seed: 29 },
   );
+});
+
+test('verification through the shared arena: a batch\'s scratch block has room for texts exactly when the feed\'s maker places them', async () => {
+  const texts = randomCorpus(6, 30);
+  const { pa, pb, want } = candidatesOf(texts, 0.5);
+  for (const placesText of [true, false]) {
+    const inner = threadFeed(texts, 4, 2, (d) => texts[d]!.length);
+    const spare: number[] = [];
+    const feed: SetFeed = {
+      workers: inner.workers,
+      placesText,
+      async *pass() {
+        for await (const b of inner.pass()) yield { ...b, sets: (need, arena, score) => (spare.push(arena.scratch[1] - arena.scratch[2]), b.sets(need, arena, score)) };
+      },
+    };
+    const out: ScoredPair[] = [];
+    await verifyExact(feed, texts.length, pa, pb, pa.length, 0.5, 1 << 30, out, undefined);
+    out.sort((x, y) => x.a - y.a || x.b - y.b);
+    assert.deepEqual(out, want);
+    assert.ok(spare.length > 0);
+    for (const bytes of spare) assert.ok(placesText ? bytes >= arenaTextBytes(1) : bytes < arenaTextBytes(1), `${placesText}: ${bytes} spare bytes`);
+  }
 });
 
 test('verification through the shared arena: a full arena first collects the batches in flight; one batch too big for it is a clear error', async () => {

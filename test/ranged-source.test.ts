@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { dedupStream } from '../src/dedup/streamDedup.js';
+import type { ShingleOptions } from '../src/text/shingler.js';
 import type { RangedSource } from '../src/dedup/rangedSource.js';
 import { openInput } from '../src/io/read.js';
 import { planLineRanges, rangeableFormat, type LineFormat } from '../src/io/lineRanges.js';
@@ -447,8 +448,13 @@ test('verification reads text, id⇥text and JSONL lines as bytes exactly as the
       const lines = texts.map((t, i) => (format === 'text' ? t : format === 'idtext' ? `d${i}\t${t}` : JSON.stringify({ text: t })));
       const file = join(dir, `docs.${format === 'text' ? 'txt' : format === 'idtext' ? 'tsv' : 'jsonl'}`);
       writeFileSync(file, '\ufeff' + lines.join('\r\n') + '\r\n');
-      for (const preset of ['none', 'default', 'lowercase-collapse'] as const) {
-        const shingle = { k: 4, normalize: { preset } };
+      // Word shingles have no arena writer: their byte spans are decoded to strings here.
+      const shingles: ShingleOptions[] = [
+        ...(['none', 'default', 'lowercase-collapse'] as const).map((preset) => ({ k: 4, normalize: { preset } })),
+        { kind: 'word', k: 2, normalize: { preset: 'none' } },
+      ];
+      for (const shingle of shingles) {
+        const preset = `${shingle.kind ?? 'char'} ${shingle.normalize?.preset}`;
         const ref = await dedupStream(() => [texts], { threshold: 0.5, workers: 0, shingle });
         assert.ok(ref.pairs.length > 20, 'the corpus has pairs');
         for (const workers of [0, 2]) {

@@ -210,5 +210,5 @@ export function rangedFeed(index: RangedIndex, n: number, pool: SignPool | undef
   }
   // Without workers, this thread does what a worker does, with its own fallback table.
   const table = new ProbeTable();
-  return { pass, workers: pool?.size ?? 0 };
+  return { pass, workers: pool?.size ?? 0, placesText: signer.arenaText };
 }

@@ -252,5 +252,5 @@ function textFeed(source: DocSource, pool: SignPool | undefined, signer: TextSig
   }
   // Without workers, this thread does what a worker does, with its own fallback table.
   const table = new ProbeTable();
-  return { pass, workers: pool?.size ?? 0 };
+  return { pass, workers: pool?.size ?? 0, placesText: signer.arenaText };
 }

@@ -49,6 +49,11 @@ export interface SetFeed {
   pass(): AsyncIterable<SetBatch>;
   /** Worker threads behind it (for read-ahead; 0: the sets are made on this thread). */
   workers: number;
+  /**
+   * Whether the sets' maker places texts in the batch's scratch block (`TextSigner.arenaText`): the
+   * block then has room for them. Default true.
+   */
+  placesText?: boolean;
 }
 
 /**
@@ -262,7 +267,7 @@ export async function verifyExact(
           if (blocks[i]! < 0) blocks[i] = await block(bound);
           arena.ref(blocks[i]!, arena.capacity(blocks[i]!), targets, i);
         }
-        const layout = scratchLayout(most);
+        const layout = scratchLayout(most, feed.placesText ?? true);
         const scratch = (blocks[need.length] = await block(layout.bytes / 4));
         let score: ScoreJob | undefined;
         // The pairs' held sets stay where they are until this batch is processed (the pairs are

@@ -24,12 +24,13 @@ export interface ArenaSetsResult {
 
 /**
  * The scratch block for a batch whose documents are at most `units` UTF-16 code units long (which
- * bounds their fingerprints): its bytes, and how many of them are the probe table's region.
+ * bounds their fingerprints): its bytes, and how many of them are the probe table's region. With
+ * `text`, room follows for the text an {@link ArenaSetWriter} makes into a set.
  */
-export function scratchLayout(units: number): { bytes: number; tableBytes: number } {
+export function scratchLayout(units: number, text: boolean): { bytes: number; tableBytes: number } {
   const tableBytes = SetKernels.regionBytes(units);
-  // Without a bound there is no text to place (every set comes back in the reply).
-  return { bytes: tableBytes + (units > 0 ? arenaTextBytes(units) : 0), tableBytes };
+  // Without a bound there is no text to place either (every set comes back in the reply).
+  return { bytes: tableBytes + (text && units > 0 ? arenaTextBytes(units) : 0), tableBytes };
 }
 
 /**

@@ -171,8 +171,8 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
 }
 
 /**
- * A batch's texts as verification reads them again: strings, or, for a JSONL field written without
- * escapes, the span of its UTF-8 bytes (never decoded here: src/io/jsonField.ts).
+ * A batch's texts as verification reads them again: strings, or the spans of their UTF-8 bytes
+ * (text and id⇥text lines, and JSONL fields written without escapes: src/io/jsonField.ts).
  */
 export interface DocTexts {
   /** Document i's text, or null when it is `bytes[spans[2i] .. spans[2i + 1])`. */
@@ -194,8 +194,8 @@ function plainTextField(spec: LineParseSpec): Uint8Array | undefined {
 /**
  * The texts of the documents at `req.starts`: the lines are read (one read when they lie close
  * together) and parsed again with the input's reader, except text and id⇥text lines and JSONL lines
- * whose text field is written without escapes, which are left as bytes. Throws when a line no longer holds one valid record (the file
- * changed since pass 1).
+ * whose text field is written without escapes, which are left as bytes. Throws when a parsed line
+ * no longer holds one valid record (the file changed since pass 1).
  */
 export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'lengths' | 'firstLine'>): Promise<DocTexts> {
   const n = req.starts.length;

@@ -52,6 +52,8 @@ export interface TextSigner {
   readonly hasher: MinHasher;
   /** True when the fused fast path is used (char shingles without multiset). */
   readonly fast: boolean;
+  /** True when {@link TextSigner.arenaWriter} gives a writer (on shared kernels). */
+  readonly arenaText: boolean;
   /** Writes the signature of `text` into `out` (length numPerm); false for a text without shingles. */
   signInto(text: string, out: Uint32Array): boolean;
   /** The signature of `text`, or null for a text without shingles. */
@@ -102,13 +104,16 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
   // The fused set + signature pass keeps about 1 MB of sort buckets: built on first use only.
   let fused: ((text: string) => DocSketch) | null = null;
   // Set once the WebAssembly path is known (below).
-  let writerOn: TextSigner['arenaWriter'] = () => null;
+  let writerOn: TextSigner['arenaWriter'] | null = null;
   const base = {
     numPerm,
     method,
     shingler,
     hasher,
     fast,
+    get arenaText(): boolean {
+      return writerOn !== null;
+    },
     sketch(text: string): DocSketch {
       if (!symbolizer) {
         const set = shingler.set(text);
@@ -130,7 +135,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     set,
     distinct,
     distinctView,
-    arenaWriter: (kernels: SetKernels) => writerOn(kernels),
+    arenaWriter: (kernels: SetKernels) => writerOn?.(kernels) ?? null,
     distinctTo(text, table, out, room) {
       const v = values(text);
       return v.length > room || !table.fits(v.length) ? -1 : table.distinctTo(v, out);

@@ -16,9 +16,9 @@ interface Exports {
   distinctGrams(syms: number, n: number, k: number, bk: number, tab: number, mask: number, out: number, zf: number): number;
   symbolizeWs(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
   symbolizeRuns(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
-  /** symbolizeWs over ASCII bytes (shared module only). */
+  /** symbolizeWs over UTF-8 bytes (shared module only). */
   symbolizeWs8?(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
-  /** symbolizeRuns over ASCII bytes (shared module only). */
+  /** symbolizeRuns over UTF-8 bytes (shared module only). */
   symbolizeRuns8?(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
 }
 
