@@ -56,9 +56,10 @@ export function jsonlLineReader(ctx: ReaderContext, spec: FieldSpec): LineReader
   const idPath = spec.id === undefined ? undefined : parsePath(spec.id);
   const titlePath = spec.title === undefined ? undefined : parsePath(spec.title);
   let row = 0;
-  return (lineText, line, eol) => {
+  return (lineText, line, eol, at) => {
     if (lineText.trim() === '') return undefined;
-    const r = row++;
+    const r = at ?? row;
+    row = r + 1;
     if (ctx.badLines?.has(line)) {
       ctx.invalid(line, 'invalid UTF-8');
       return undefined;

@@ -5,8 +5,12 @@
 import type { TextLine } from './utf8.js';
 import type { InputRecord, ReaderContext } from './record.js';
 
-/** A reader of one line at a time, synchronously: the record the line holds, if any. */
-export type LineReader = (text: string, line: number, eol: string) => InputRecord | undefined;
+/**
+ * A reader of one line at a time, synchronously: the record the line holds, if any. `row`: the
+ * record's row when the caller numbers rows itself (it reads some lines another way); otherwise
+ * the reader counts the lines it is given.
+ */
+export type LineReader = (text: string, line: number, eol: string, row?: number) => InputRecord | undefined;
 
 /** Plain text, one line at a time (see {@link readTextLines}). */
 export function textLineReader(ctx: ReaderContext): LineReader {
@@ -27,9 +31,10 @@ export function textLineReader(ctx: ReaderContext): LineReader {
 /** `id<TAB>text`, one line at a time (see {@link readIdTextLines}). */
 export function idTextLineReader(ctx: ReaderContext): LineReader {
   let row = 0;
-  return (text, line, eol) => {
+  return (text, line, eol, at) => {
     if (text.trim() === '') return undefined;
-    const r = row++;
+    const r = at ?? row;
+    row = r + 1;
     if (ctx.badLines?.has(line)) {
       ctx.invalid(line, 'invalid UTF-8');
       return undefined;

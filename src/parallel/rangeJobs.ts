@@ -6,7 +6,8 @@
  * @module
  */
 import { closeSync, openSync } from 'node:fs';
-import { parseLineBlock, problemOf, readRange, type BlockProblem, type LineParseSpec } from '../io/lineRanges.js';
+import { parseLineBlock, problemOf, readRange, type BlockProblem, type LineParseSpec, type ParsedBlock } from '../io/lineRanges.js';
+import { parseLineBlockBytes, type BytesBlock } from '../io/lineBlockBytes.js';
 import { lineHasBackslash, plainStringField } from '../io/jsonField.js';
 import type { TextSigner } from '../sketch/textSigner.js';
 import { bandKeys } from '../lsh/bandKeys.js';
@@ -116,9 +117,13 @@ export function closeRangeFiles(): void {
 /** Pass 1 on one range: parse, then band keys (and signatures when asked) of every record. */
 export async function signRange(req: SignRangeRequest, signer: TextSigner): Promise<{ reply: SignRangeReply; transfer: ArrayBuffer[] }> {
   const buf = readRange(fdOf(req.spec.path), req.start, req.end);
-  let block;
+  const bytes = signer.blockSigner;
+  let block: ParsedBlock;
+  let byteTexts: BytesBlock | undefined;
   try {
-    block = await parseLineBlock(buf, req.spec, 1, req.first);
+    // Texts left as bytes where the route reads them (src/io/lineBlockBytes.ts), else strings.
+    byteTexts = bytes ? parseLineBlockBytes(buf, req.spec, 1, req.first, (b) => bytes.load(b)) : undefined;
+    block = byteTexts ?? (await parseLineBlock(buf, req.spec, 1, req.first));
   } catch (e) {
     const problem = problemOf(e);
     if (!problem) throw e;
@@ -130,6 +135,8 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     return { reply, transfer: [] };
   }
   const { records } = block;
+  const spans = byteTexts?.spans;
+  const textUnits = byteTexts?.units;
   const n = records.length;
   const k = signer.numPerm;
   const nb = req.bands.bands;
@@ -152,9 +159,14 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     lines[i] = r.line;
     rows[i] = r.row;
     if (r.id !== undefined) (ids ??= new Array<string>(n))[i] = r.id;
-    chars += r.text.length;
-    units[i] = r.text.length;
-    if (!signer.signInto(r.text, row)) continue;
+    const len = textUnits ? textUnits[i]! : r.text.length;
+    chars += len;
+    units[i] = len;
+    const s = spans ? spans[2 * i]! : -1;
+    const e = spans ? spans[2 * i + 1]! : -1;
+    // A byte span the route declines is signed as its decoded string.
+    const signed = s < 0 ? signer.signInto(r.text, row) : (bytes!.signSpan(s, e, row) ?? signer.signInto(buf.toString('utf8', s, e), row));
+    if (!signed) continue;
     present[i] = 1;
     sigs?.set(row, i * k);
     bandKeys(row, nb, req.bands.rows, bh, bl);

@@ -13,6 +13,7 @@ import type { SymbolTable } from '../text/symbolizer.js';
 import { rollPower } from '../text/symbols.js';
 import type { SetKernels } from '../wasm/setKernels.js';
 import type { ProbeTable } from '../similarity/probeSet.js';
+import { symbolizeSynced, utf8UnitAt } from './symbolizeSynced.js';
 
 /** Writes a text's distinct fingerprint set into shared memory (see the module comment). */
 export interface ArenaSetWriter {
@@ -49,15 +50,6 @@ export function arenaTextBytes(units: number): number {
   return 16 + TABLES + 2 * room + 16 + 4 * room + 16;
 }
 
-/** The code unit that the valid UTF-8 sequence at `bytes[i]` starts (a high surrogate for four bytes), as the kernels read it. */
-function utf8UnitAt(bytes: Uint8Array, i: number): number {
-  const b = bytes[i]!;
-  if (b < 0x80) return b;
-  if (b < 0xe0) return ((b & 0x1f) << 6) | (bytes[i + 1]! & 0x3f);
-  if (b < 0xf0) return ((b & 0x0f) << 12) | ((bytes[i + 1]! & 0x3f) << 6) | (bytes[i + 2]! & 0x3f);
-  return 0xd800;
-}
-
 /**
  * An {@link ArenaSetWriter} over `kernels` (made on the shared memory) for character `k`-grams
  * symbolized by `table`.
@@ -91,6 +83,12 @@ export function arenaSetWriter(kernels: SetKernels, table: SymbolTable, k: numbe
     u8.set(table.cls.subarray(lo, lo + 256), cls + lo);
     i32.set(table.sym.subarray(lo, lo + 256), (sym >>> 2) + lo);
   };
+  const sync = (block: number): void => {
+    table.build(block);
+    copyBlock(block);
+    synced[block] = 1;
+    built.push(block);
+  };
   /** Symbolizes the `len` units at `text` (copying in the table blocks met), then makes the set. */
   const setOf = (
     kernel: (text: number, len: number, cls: number, sym: number, out: number, space: number) => number,
@@ -100,18 +98,8 @@ export function arenaSetWriter(kernels: SetKernels, table: SymbolTable, k: numbe
     out: number,
     room: number,
   ): number => {
-    let n: number;
-    for (;;) {
-      n = kernel(text, len, cls, sym, syms, table.spaceSym);
-      if (n >= 0) break;
-      const block = unitAt(-n - 1) >>> 8;
-      if (synced[block]) return -1;
-      table.build(block);
-      copyBlock(block);
-      synced[block] = 1;
-      built.push(block);
-    }
-    if (n <= k || n - k + 1 > room || !probe.fits(n - k + 1)) return -1;
+    const n = symbolizeSynced(() => kernel(text, len, cls, sym, syms, table.spaceSym), unitAt, synced, sync);
+    if (n < 0 || n <= k || n - k + 1 > room || !probe.fits(n - k + 1)) return -1;
     return probe.distinctGramsTo(syms, n, k, bk, out);
   };
   return {

@@ -13,9 +13,9 @@
  * @module
  */
 import { createShingler, type ShingleOptions, type Shingler } from '../text/shingler.js';
-import { createSymbolizer, fusedSymbolTable, type SymbolTable } from '../text/symbolizer.js';
+import { createSymbolizer, fusedSymbolTable } from '../text/symbolizer.js';
 import { rollPower } from '../text/symbols.js';
-import { CLS, SYM, WasmKernels, kernelsModule } from '../wasm/wasmKernels.js';
+import { WasmKernels, kernelsModule } from '../wasm/wasmKernels.js';
 import { toSortedSet } from '../text/fingerprintSet.js';
 import { createMinHasher, classicParams, ophParams, type MinHasher, type MinHashMethod, type MinHashOptions } from './minhash.js';
 import { createFusedSketch, type DocSketch } from './fusedSketch.js';
@@ -24,8 +24,10 @@ import { fmix32 } from '../hash/mix.js';
 import { ProbeTable } from '../similarity/probeSet.js';
 import type { SetKernels } from '../wasm/setKernels.js';
 import { arenaSetWriter, type ArenaSetWriter } from './arenaSetWriter.js';
+import { wasmPath, type BlockSigner } from './wasmPath.js';
 
 export type { DocSketch } from './fusedSketch.js';
+export type { BlockSigner, LoadedBlock } from './wasmPath.js';
 
 /** Options of {@link createTextSigner}: the same shingling and MinHash options as `dedup`. */
 export interface TextSignerOptions {
@@ -90,6 +92,12 @@ export interface TextSigner {
    * signature is null for a text without shingles): what the online index keeps per document.
    */
   sketch(text: string): DocSketch;
+  /**
+   * Signing of texts given as UTF-8 bytes inside a block of lines (pass 1 reads line files so), or
+   * null when this signer has no such route (other shingle kinds, no WebAssembly, a preset left to
+   * JavaScript). It shares this signer's kernels: same thread, one block at a time.
+   */
+  readonly blockSigner: BlockSigner | null;
 }
 
 /** Builds a {@link TextSigner}. Throws a RangeError for invalid options, as the pieces do. */
@@ -129,8 +137,10 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     distinct: TextSigner['distinct'] = set,
     distinctView: TextSigner['distinctView'] = distinct,
     values: (text: string) => Uint32Array = set,
+    blockSigner: BlockSigner | null = null,
   ): TextSigner => ({
     ...base,
+    blockSigner,
     signInto,
     set,
     distinct,
@@ -232,15 +242,25 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       out.set(w.bins);
       return true;
     };
-    return withSign((text, out) => {
-      const n = wasm.symbolize(text);
-      if (n < 0 || n <= k) return jsSign(text, out);
+    /** The signature of the n > k symbols at SYMS. */
+    const ophOf = (n: number, out: Uint32Array): boolean => {
       const bins = w.bins;
       bins.fill(0xffffffff);
       w.fn.oph(w.SYMS, n, k, bk, pre, w.BINS, numPerm, shift);
       out.set(bins);
       return fillFromSymbols(n, out);
-    }, set, distinct, distinctView, fingerprintView);
+    };
+    return withSign(
+      (text, out) => {
+        const n = wasm.symbolize(text);
+        return n < 0 || n <= k ? jsSign(text, out) : ophOf(n, out);
+      },
+      set,
+      distinct,
+      distinctView,
+      fingerprintView,
+      wasm.blockSigner(ophOf),
+    );
   }
   const { a, b, pre } = classicParams(numPerm, seed);
   if (wasm && numPerm % 4 === 0) {
@@ -249,17 +269,26 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
     w.i32.set(b, w.B >>> 2);
     const bk = rollPower(k);
     const jsClassic = classicJs(a, b, pre, () => fps);
-    return withSign((text, out) => {
-      const n = wasm.symbolize(text);
-      if (n < 0 || n <= k) {
-        const m = jsFingerprints(text);
-        return m === 0 ? false : jsClassic(m, out);
-      }
+    /** The signature of the n > k symbols at SYMS. */
+    const classicOf = (n: number, out: Uint32Array): boolean => {
       w.fn.fingerprints(w.SYMS, n, k, bk, w.FPS);
       w.fn.classic(w.FPS, n - k + 1, pre, w.A, w.B, w.BINS, numPerm);
       out.set(w.bins);
       return true;
-    }, set, distinct, distinctView, fingerprintView);
+    };
+    return withSign(
+      (text, out) => {
+        const n = wasm.symbolize(text);
+        if (n >= 0 && n > k) return classicOf(n, out);
+        const m = jsFingerprints(text);
+        return m === 0 ? false : jsClassic(m, out);
+      },
+      set,
+      distinct,
+      distinctView,
+      fingerprintView,
+      wasm.blockSigner(classicOf),
+    );
   }
   const jsClassic = classicJs(a, b, pre, () => fps);
   return withSign((text, out) => {
@@ -310,47 +339,6 @@ function classicJs(a: Int32Array, b: Int32Array, pre: number, getFps: () => Uint
     }
     classicFromPremixed(zs, d, a, b, out);
     return true;
-  };
-}
-
-/**
- * The WebAssembly front half: copies a text into the kernel memory and symbolizes it there,
- * keeping the wasm mirror of the symbol table in step with the JS table (blocks are copied on
- * first use). `symbolize` returns the symbol count, or -1 when the text needs the JS path.
- */
-function wasmPath(k: WasmKernels, table: SymbolTable, shingleK: number) {
-  const synced = new Uint8Array(256);
-  const sync = (block: number): void => {
-    table.build(block);
-    const lo = block << 8;
-    k.u8.set(table.cls.subarray(lo, lo + 256), CLS + lo);
-    k.i32.set(table.sym.subarray(lo, lo + 256), (SYM >>> 2) + lo);
-    synced[block] = 1;
-  };
-  const bk = rollPower(shingleK);
-  const kernel = table.kind === 'lowercase-collapse' ? k.fn.symbolizeRuns : k.fn.symbolizeWs;
-  const symbolize = (text: string): number => {
-    const len = text.length;
-    k.ensure(len + 1);
-    k.buf.write(text, k.TEXT, len * 2, 'utf16le');
-    for (;;) {
-      const n = kernel(k.TEXT, len, CLS, SYM, k.SYMS, table.spaceSym);
-      if (n >= 0) return n;
-      const block = text.charCodeAt(-n - 1) >>> 8;
-      if (synced[block]) return -1;
-      sync(block);
-    }
-  };
-  return {
-    k,
-    symbolize,
-    /** Fingerprints into k.FPS; returns their number, or -1 when the JS path must be used. */
-    fingerprints(text: string): number {
-      const n = symbolize(text);
-      if (n < 0 || n <= shingleK) return -1;
-      k.fn.fingerprints(k.SYMS, n, shingleK, bk, k.FPS);
-      return n - shingleK + 1;
-    },
   };
 }
 

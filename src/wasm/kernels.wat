@@ -76,6 +76,188 @@
     end
     local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
 
+  ;; The same over UTF-8 bytes (pass 1 signs JSONL, text and id⇥text lines from their bytes).
+  ;; Fused normalization + symbol lookup over UTF-16 text at $text ($len code units), using the class
+  ;; table at $cls (u8 × 65536) and symbol table at $sym (i32 × 65536), writing symbols at $out;
+  ;; returns their number, or -(i+1) at the first code unit i of a class it does not handle. This one
+  ;; is for tables with classes 1 (one symbol) and 2 (whitespace, collapsed and trimmed): every preset
+  ;; but lowercase-collapse. One store per code unit, and no branch on the class: a whitespace unit
+  ;; writes a space that counts only right after a symbol, so runs collapse and leading ones vanish;
+  ;; a trailing space is dropped at the end. (Two stores and a pending-space flag per unit made the
+  ;; output position wait on a chain of dependent steps: 1.27x slower signing.)
+  (func (export "symbolizeWs8") (param $text i32) (param $len i32) (param $cls i32) (param $sym i32)
+      (param $out i32) (param $space i32) (result i32)
+    (local $i i32) (local $c i32) (local $cl i32) (local $o i32) (local $one i32) (local $after i32) (local $at i32) (local $b i32)
+    local.get $out local.set $o
+    block $done
+      loop $L
+        local.get $i local.get $len i32.ge_u br_if $done
+        local.get $i i32.const 1 i32.add local.set $at
+        local.get $text local.get $i i32.add i32.load8_u local.tee $b
+        i32.const 0x80 i32.lt_u
+        if
+          local.get $b local.set $c
+          local.get $i i32.const 1 i32.add local.set $i
+        else
+          local.get $b i32.const 0xe0 i32.lt_u
+          if
+            local.get $b i32.const 0x1f i32.and i32.const 6 i32.shl
+            local.get $text local.get $i i32.add i32.load8_u offset=1 i32.const 0x3f i32.and i32.or local.set $c
+            local.get $i i32.const 2 i32.add local.set $i
+          else
+            local.get $b i32.const 0xf0 i32.lt_u
+            if
+              local.get $b i32.const 0x0f i32.and i32.const 12 i32.shl
+              local.get $text local.get $i i32.add i32.load8_u offset=1 i32.const 0x3f i32.and i32.const 6 i32.shl i32.or
+              local.get $text local.get $i i32.add i32.load8_u offset=2 i32.const 0x3f i32.and i32.or local.set $c
+              local.get $i i32.const 3 i32.add local.set $i
+            else
+              i32.const 0xd800 local.set $c
+              local.get $i i32.const 4 i32.add local.set $i
+            end
+          end
+        end
+        local.get $cls local.get $c i32.add i32.load8_u local.set $cl
+        local.get $cl i32.const 1 i32.sub i32.const 1 i32.gt_u
+        if
+          i32.const 0 local.get $at i32.sub
+          return
+        end
+        local.get $cl i32.const 1 i32.eq local.set $one
+        ;; the symbol, or a space for whitespace
+        local.get $o
+        local.get $sym local.get $c i32.const 2 i32.shl i32.add i32.load
+        local.get $space
+        local.get $one select
+        i32.store
+        ;; a symbol always counts; a space only right after a symbol
+        local.get $o local.get $one local.get $after i32.or i32.const 2 i32.shl i32.add local.set $o
+        local.get $one local.set $after
+        br $L
+      end
+    end
+    ;; ends with whitespace after a symbol: drop that space
+    local.get $o local.get $o local.get $out i32.ne local.get $after i32.eqz i32.and i32.const 2 i32.shl i32.sub local.set $o
+    local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
+
+  ;; symbolize for lowercase-collapse tables (classes 1, 5 and 6): every code unit writes one value,
+  ;; its symbol or a space, which counts when the unit is a symbol or starts a run of its class
+  ;; (spaces and newlines each collapse to one space per run). Any other class returns -(i+1).
+  (func (export "symbolizeRuns8") (param $text i32) (param $len i32) (param $cls i32) (param $sym i32)
+      (param $out i32) (param $space i32) (result i32)
+    (local $i i32) (local $c i32) (local $cl i32) (local $o i32) (local $one i32) (local $prev i32) (local $at i32) (local $b i32)
+    local.get $out local.set $o
+    block $done
+      loop $L
+        local.get $i local.get $len i32.ge_u br_if $done
+        local.get $i i32.const 1 i32.add local.set $at
+        local.get $text local.get $i i32.add i32.load8_u local.tee $b
+        i32.const 0x80 i32.lt_u
+        if
+          local.get $b local.set $c
+          local.get $i i32.const 1 i32.add local.set $i
+        else
+          local.get $b i32.const 0xe0 i32.lt_u
+          if
+            local.get $b i32.const 0x1f i32.and i32.const 6 i32.shl
+            local.get $text local.get $i i32.add i32.load8_u offset=1 i32.const 0x3f i32.and i32.or local.set $c
+            local.get $i i32.const 2 i32.add local.set $i
+          else
+            local.get $b i32.const 0xf0 i32.lt_u
+            if
+              local.get $b i32.const 0x0f i32.and i32.const 12 i32.shl
+              local.get $text local.get $i i32.add i32.load8_u offset=1 i32.const 0x3f i32.and i32.const 6 i32.shl i32.or
+              local.get $text local.get $i i32.add i32.load8_u offset=2 i32.const 0x3f i32.and i32.or local.set $c
+              local.get $i i32.const 3 i32.add local.set $i
+            else
+              i32.const 0xd800 local.set $c
+              local.get $i i32.const 4 i32.add local.set $i
+            end
+          end
+        end
+        local.get $cls local.get $c i32.add i32.load8_u local.set $cl
+        local.get $cl i32.const 1 i32.eq local.tee $one
+        local.get $cl i32.const 5 i32.eq local.get $cl i32.const 6 i32.eq i32.or i32.or
+        i32.eqz
+        if
+          i32.const 0 local.get $at i32.sub
+          return
+        end
+        local.get $o
+        local.get $sym local.get $c i32.const 2 i32.shl i32.add i32.load
+        local.get $space
+        local.get $one select
+        i32.store
+        local.get $o local.get $one local.get $cl local.get $prev i32.ne i32.or i32.const 2 i32.shl i32.add local.set $o
+        local.get $cl local.set $prev
+        br $L
+      end
+    end
+    local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
+
+  ;; The address of the first byte in [$p, $end) that is below 0x20, a quote or a backslash (what
+  ;; ends or breaks a JSON string's plain run), or $end when there is none.
+  (func (export "stringStop") (param $p i32) (param $end i32) (result i32)
+    (local $v v128) (local $m i32)
+    block $tail
+      loop $L
+        local.get $p i32.const 16 i32.add local.get $end i32.gt_u br_if $tail
+        local.get $p v128.load align=1 local.tee $v
+        v128.const i8x16 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 i8x16.lt_u
+        local.get $v v128.const i8x16 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 i8x16.eq v128.or
+        local.get $v v128.const i8x16 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c i8x16.eq v128.or
+        i8x16.bitmask local.tee $m
+        if
+          local.get $p local.get $m i32.ctz i32.add
+          return
+        end
+        local.get $p i32.const 16 i32.add local.set $p
+        br $L
+      end
+    end
+    block $done
+      loop $B
+        local.get $p local.get $end i32.ge_u br_if $done
+        local.get $p i32.load8_u local.tee $m
+        i32.const 0x20 i32.lt_u local.get $m i32.const 0x22 i32.eq i32.or local.get $m i32.const 0x5c i32.eq i32.or
+        br_if $done
+        local.get $p i32.const 1 i32.add local.set $p
+        br $B
+      end
+    end
+    local.get $p)
+
+  ;; The UTF-16 length of the valid UTF-8 bytes in [$p, $end): one unit per byte that does not
+  ;; continue a sequence (10xxxxxx), and one more per four-byte lead (11110xxx: a surrogate pair).
+  (func (export "utf16Units") (param $p i32) (param $end i32) (result i32)
+    (local $v v128) (local $n i32) (local $b i32)
+    block $tail
+      loop $L
+        local.get $p i32.const 16 i32.add local.get $end i32.gt_u br_if $tail
+        local.get $p v128.load align=1 local.tee $v
+        v128.const i8x16 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 v128.and
+        v128.const i8x16 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 i8x16.ne
+        i8x16.bitmask i32.popcnt
+        local.get $v v128.const i8x16 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef i8x16.gt_u
+        i8x16.bitmask i32.popcnt
+        i32.add local.get $n i32.add local.set $n
+        local.get $p i32.const 16 i32.add local.set $p
+        br $L
+      end
+    end
+    block $done
+      loop $B
+        local.get $p local.get $end i32.ge_u br_if $done
+        local.get $p i32.load8_u local.tee $b
+        i32.const 0xc0 i32.and i32.const 0x80 i32.ne
+        local.get $b i32.const 0xef i32.gt_u i32.add
+        local.get $n i32.add local.set $n
+        local.get $p i32.const 1 i32.add local.set $p
+        br $B
+      end
+    end
+    local.get $n)
+
   ;; OPH bin minima from n > k symbols at $syms (see ophBinsFromSymbols). $bins holds np u32 minima
   ;; (pre-filled by the caller). $shift = 32 − log2(np) when np is a power of two ≥ 2, else 0.
   (func (export "oph") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32) (param $pre i32)

@@ -17,6 +17,14 @@ interface Exports {
   symbolizeWs(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
   /** The same for lowercase-collapse tables: classes 1, 5 (space) and 6 (newline), runs collapsed. */
   symbolizeRuns(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
+  /** {@link Exports.symbolizeWs} over the UTF-8 bytes at `text` (`len` bytes, valid UTF-8); −(i+1) at byte i. */
+  symbolizeWs8(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
+  /** {@link Exports.symbolizeRuns} over UTF-8 bytes. */
+  symbolizeRuns8(text: number, len: number, cls: number, sym: number, out: number, space: number): number;
+  /** The address of the first byte in [p, end) below 0x20, a quote or a backslash; `end` when none. */
+  stringStop(p: number, end: number): number;
+  /** The UTF-16 length of the valid UTF-8 bytes in [p, end). */
+  utf16Units(p: number, end: number): number;
   oph(syms: number, n: number, k: number, bk: number, pre: number, bins: number, np: number, shift: number): void;
   fingerprints(syms: number, n: number, k: number, bk: number, out: number): void;
   /**
@@ -51,10 +59,16 @@ const FIXED = SYM + 65536 * 4;
 /** One instance of the kernels and its memory layout for `numPerm` slots. */
 export class WasmKernels {
   readonly fn: Exports;
-  /** Byte offsets: classic a, classic b, bins (numPerm u32 each), then text, symbols, fingerprints. */
+  /**
+   * Byte offsets: classic a, classic b, bins (numPerm u32 each), then a block of lines read as bytes
+   * (see {@link WasmKernels.ensureBlock}), text, symbols, fingerprints.
+   */
   readonly A: number;
   readonly B: number;
   readonly BINS: number;
+  readonly BLOCK: number;
+  /** Bytes the block region holds. */
+  blockCapacity = 0;
   TEXT = 0;
   SYMS = 0;
   FPS = 0;
@@ -76,7 +90,22 @@ export class WasmKernels {
     this.A = FIXED;
     this.B = this.A + numPerm * 4;
     this.BINS = this.B + numPerm * 4;
+    this.BLOCK = (this.BINS + numPerm * 4 + 15) & ~15;
     this.ensure(8192);
+  }
+
+  /**
+   * Makes room for a block of `bytes` bytes at BLOCK (the text, symbol and fingerprint regions move
+   * past it: they are per-document scratch). A block stays where it is when the text regions grow.
+   */
+  ensureBlock(bytes: number): void {
+    if (bytes <= this.blockCapacity) return;
+    let cap = Math.max(this.blockCapacity, 1 << 16);
+    while (cap < bytes) cap *= 2;
+    this.blockCapacity = cap;
+    const len = this.capacity;
+    this.capacity = 0;
+    this.ensure(len);
   }
 
   /** Makes room for a text of `len` code units (its symbols and fingerprints included). */
@@ -85,7 +114,7 @@ export class WasmKernels {
     if (len <= this.capacity) return;
     let cap = Math.max(this.capacity, 8192);
     while (cap < len) cap *= 2;
-    const text = (this.BINS + this.numPerm * 4 + 15) & ~15;
+    const text = (this.BLOCK + this.blockCapacity + 15) & ~15;
     const syms = text + ((cap * 2 + 16) & ~15);
     const fps = syms + cap * 4 + 16;
     const end = fps + cap * 4 + 16;
