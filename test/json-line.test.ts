@@ -12,7 +12,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { LINE_BLANK, LINE_OBJECT, LINE_UNSURE, scanJsonLine, stringStopJs } from '../src/io/jsonLine.js';
 import { parseLineBlockBytes, type BlockBytes } from '../src/io/lineBlockBytes.js';
-import { parseLineBlock, type LineParseSpec, type ParsedBlock } from '../src/io/lineRanges.js';
+import { parseLineBlock, planLineRanges, type LineParseSpec, type ParsedBlock } from '../src/io/lineRanges.js';
 import { createTextSigner } from '../src/sketch/textSigner.js';
 import { signRange, closeRangeFiles } from '../src/parallel/rangeJobs.js';
 
@@ -298,18 +298,30 @@ test('signRange: the same reply through the bytes route as through strings, for 
       ['text', '\ufeff' + docs.join('\n') + '\r\n\n\u00a0\n', false],
       ['idtext', docs.map((t, i) => `${i}\t${t}`).join('\n') + '\nno tab here\n\u00a0\n', true],
     ];
+    // One signer for every range: its block space grows (and its memory with it) from range to range.
+    const bytesSigner = createTextSigner();
+    const stringSigner = createTextSigner({ wasm: false });
+    let ranges = 0;
     for (const [format, body, skipInvalid] of files) {
       const file = path.join(dir, `f.${format}`);
-      writeFileSync(file, body);
-      const size = Buffer.byteLength(body);
-      for (const withId of [false, true]) {
-        const spec: LineParseSpec = { path: file, name: file, format, skipInvalid, fields: withId && format === 'jsonl' ? { id: 'id' } : undefined };
-        const req = { id: 1, kind: 'signRange' as const, spec, start: 0, end: size, first: true, bands: { bands: 8, rows: 4 }, withSignatures: true };
-        const viaBytes = (await signRange(req, createTextSigner())).reply;
-        const viaStrings = (await signRange(req, createTextSigner({ wasm: false }))).reply;
-        assert.deepEqual(viaBytes, viaStrings, `${format} ${withId ? 'with ids' : ''}`);
+      // The longer file last, and large enough to need more block space than the first ranges; a
+      // long text signed from bytes, then one declined (signed from the block's decoded bytes).
+      writeFileSync(file, format === 'idtext' ? body + `${'9\t' + 'long text '.repeat(20_000)}\n10\t😀 declined after it\n` : body);
+      // The whole file first: the long text grows the memory in the middle of a range.
+      for (const chunk of [1 << 20, 40]) {
+        for (const range of planLineRanges(file, chunk).ranges) {
+          for (const withId of [false, true]) {
+            const spec: LineParseSpec = { path: file, name: file, format, skipInvalid, fields: withId && format === 'jsonl' ? { id: 'id' } : undefined };
+            const req = { id: 1, kind: 'signRange' as const, spec, ...range, first: range.start === 0, bands: { bands: 8, rows: 4 }, withSignatures: true };
+            const viaBytes = (await signRange(req, bytesSigner)).reply;
+            const viaStrings = (await signRange(req, stringSigner)).reply;
+            assert.deepEqual(viaBytes, viaStrings, `${format} ${withId ? 'with ids' : ''} [${range.start}, ${range.end})`);
+            ranges++;
+          }
+        }
       }
     }
+    assert.ok(ranges > 20);
   } finally {
     closeRangeFiles();
     rmSync(dir, { recursive: true, force: true });

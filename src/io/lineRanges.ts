@@ -168,9 +168,9 @@ export function tsvHeaderOf(path: string): { header: string; end: number } | und
   }
 }
 
-/** Reads bytes [start, end) of an open file. */
-export function readRange(fd: number, start: number, end: number): Buffer {
-  const buf = Buffer.allocUnsafe(end - start);
+/** Reads bytes [start, end) of an open file (into `into`, when given, of at least that length). */
+export function readRange(fd: number, start: number, end: number, into?: Buffer): Buffer {
+  const buf = into ? into.subarray(0, end - start) : Buffer.allocUnsafe(end - start);
   let off = 0;
   while (off < buf.length) {
     const got = readSync(fd, buf, off, buf.length - off, start + off);

@@ -116,8 +116,10 @@ export function closeRangeFiles(): void {
 
 /** Pass 1 on one range: parse, then band keys (and signatures when asked) of every record. */
 export async function signRange(req: SignRangeRequest, signer: TextSigner): Promise<{ reply: SignRangeReply; transfer: ArrayBuffer[] }> {
-  const buf = readRange(fdOf(req.spec.path), req.start, req.end);
   const bytes = signer.blockSigner;
+  // Read straight into the signer's memory when it signs from bytes: a fresh 4 MiB buffer per
+  // range cost page faults, and a copy.
+  const buf = readRange(fdOf(req.spec.path), req.start, req.end, bytes?.space(req.end - req.start));
   let block: ParsedBlock;
   let byteTexts: BytesBlock | undefined;
   try {
@@ -193,6 +195,23 @@ export interface DocTexts {
   spans?: Int32Array;
 }
 
+/**
+ * Buffers {@link textsAt} reuses from one batch to the next (a worker's, which makes a batch's sets
+ * before it reads the next): a fresh buffer or two of a few MB per batch cost page faults.
+ */
+export interface ReadScratch {
+  joined?: Buffer;
+  whole?: Buffer;
+}
+
+/** `bytes` bytes of `scratch[which]` (grown when short), or a fresh buffer without scratch. */
+function scratchBuffer(scratch: ReadScratch | undefined, which: keyof ReadScratch, bytes: number): Buffer {
+  if (!scratch) return Buffer.allocUnsafe(bytes);
+  let buf = scratch[which];
+  if (!buf || buf.length < bytes) buf = scratch[which] = Buffer.allocUnsafe(Math.max(bytes, 2 * (buf?.length ?? 0)));
+  return buf.subarray(0, bytes);
+}
+
 /** The one top-level JSONL field a spec's texts come from (bytes of its name), or undefined. */
 function plainTextField(spec: LineParseSpec): Uint8Array | undefined {
   if (spec.format !== 'jsonl') return undefined;
@@ -209,17 +228,17 @@ function plainTextField(spec: LineParseSpec): Uint8Array | undefined {
  * whose text field is written without escapes, which are left as bytes. Throws when a parsed line
  * no longer holds one valid record (the file changed since pass 1).
  */
-export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'lengths' | 'firstLine'>): Promise<DocTexts> {
+export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'lengths' | 'firstLine'>, scratch?: ReadScratch): Promise<DocTexts> {
   const n = req.starts.length;
   if (n === 0) return { texts: [] };
   const fd = fdOf(req.spec.path);
   let total = 0;
   for (let i = 0; i < n; i++) total += req.lengths[i]! + 1;
-  const joined = Buffer.allocUnsafe(total);
+  const joined = scratchBuffer(scratch, 'joined', total);
   const first = req.starts[0]!;
   const span = req.starts[n - 1]! + req.lengths[n - 1]! - first;
   // Dense lines: one read of the whole span; sparse ones: a read each.
-  const whole = span <= 4 * total ? readRange(fd, first, first + span) : undefined;
+  const whole = span <= 4 * total ? readRange(fd, first, first + span, scratchBuffer(scratch, 'whole', span)) : undefined;
   let at = 0;
   for (let i = 0; i < n; i++) {
     const s = req.starts[i]!;

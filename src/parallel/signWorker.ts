@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createTextSigner, type TextSignerOptions } from '../sketch/textSigner.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { ProbeTable } from '../similarity/probeSet.js';
-import { signRange, textsAt, type DocTexts, type RangeSetsRequest, type ScoreJob, type SetTargets, type SignRangeRequest } from './rangeJobs.js';
+import { signRange, textsAt, type DocTexts, type ReadScratch, type RangeSetsRequest, type ScoreJob, type SetTargets, type SignRangeRequest } from './rangeJobs.js';
 import { arenaSets } from './arenaSets.js';
 import { collectSharedBuckets, type BandKeyTable, type SharedBuckets } from '../lsh/candidates.js';
 
@@ -75,6 +75,7 @@ export interface BucketsReply extends SharedBuckets {
 const signer = createTextSigner(workerData as TextSignerOptions);
 const table = new ProbeTable();
 const port = parentPort!;
+const readScratch: ReadScratch = {};
 
 /** Streaming verification's batch: sets into the shared arena, pairs scored here (./arenaSets.ts). */
 function setsIntoArena(id: number, texts: string[] | DocTexts, arena: SetTargets, score: ScoreJob | undefined): void {
@@ -102,7 +103,8 @@ async function rangeJob(req: SignRangeRequest | RangeSetsRequest): Promise<void>
       const { reply, transfer } = await signRange(req, signer);
       port.postMessage(reply, transfer);
     } else {
-      setsIntoArena(req.id, await textsAt(req), req.arena, req.score);
+      // This worker makes the batch's sets before it reads the next batch's texts.
+      setsIntoArena(req.id, await textsAt(req, readScratch), req.arena, req.score);
     }
   } catch (e) {
     port.postMessage({ id: req.id, count: 0, present: new Uint8Array(0), error: (e as Error).message } satisfies SignReply);

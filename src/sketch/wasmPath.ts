@@ -22,7 +22,13 @@ export interface LoadedBlock {
 
 /** Signing from UTF-8 bytes (see `TextSigner.blockSigner`). */
 export interface BlockSigner {
-  /** Copies `block` (valid UTF-8) into kernel memory. */
+  /**
+   * A buffer of `bytes` bytes in kernel memory to read a block into (then `load` of it copies
+   * nothing), valid until the next `space` or `load`: signing texts of at most `bytes` code units
+   * in the meantime does not move it.
+   */
+  space(bytes: number): Buffer;
+  /** Copies `block` (valid UTF-8) into kernel memory, unless it is the buffer `space` gave. */
   load(block: Uint8Array): LoadedBlock;
   /**
    * `signInto` of the text whose bytes are the loaded block's `[start, end)`: true, false (no
@@ -67,9 +73,19 @@ export function wasmPath(k: WasmKernels, table: SymbolTable, shingleK: number) {
       const stringStop = (p: number, end: number): number => k.fn.stringStop(p, end);
       const units = (p: number, end: number): number => k.fn.utf16Units(p, end);
       return {
+        space(bytes) {
+          k.ensureBlock(bytes);
+          // Texts of the block have at most `bytes` units: signing them never grows the memory
+          // (which would detach this view).
+          k.ensure(bytes + 1);
+          return Buffer.from(k.u8.buffer, k.BLOCK, bytes);
+        },
         load(block) {
-          k.ensureBlock(block.length);
-          k.u8.set(block, k.BLOCK);
+          // A block read into `space` is in place already.
+          if (block.buffer !== k.u8.buffer || block.byteOffset !== k.BLOCK) {
+            k.ensureBlock(block.length);
+            k.u8.set(block, k.BLOCK);
+          }
           return {
             get mem() {
               return k.u8;
