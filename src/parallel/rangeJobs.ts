@@ -114,12 +114,17 @@ export function closeRangeFiles(): void {
   fds.clear();
 }
 
+/** Ranges up to this size are read into the signer's memory (pass 1 reads 4 MiB ranges). */
+const IN_PLACE_RANGE = 32 << 20;
+
 /** Pass 1 on one range: parse, then band keys (and signatures when asked) of every record. */
 export async function signRange(req: SignRangeRequest, signer: TextSigner): Promise<{ reply: SignRangeReply; transfer: ArrayBuffer[] }> {
   const bytes = signer.blockSigner;
   // Read straight into the signer's memory when it signs from bytes: a fresh 4 MiB buffer per
-  // range cost page faults, and a copy.
-  const buf = readRange(fdOf(req.spec.path), req.start, req.end, bytes?.space(req.end - req.start));
+  // range cost page faults, and a copy. Not a range of a few huge lines: the signer would make room
+  // for texts as long as the range (~10 bytes a byte), and such lines take the string route anyway.
+  const inPlace = bytes && req.end - req.start <= IN_PLACE_RANGE ? bytes.space(req.end - req.start) : undefined;
+  const buf = readRange(fdOf(req.spec.path), req.start, req.end, inPlace);
   let block: ParsedBlock;
   let byteTexts: BytesBlock | undefined;
   try {
