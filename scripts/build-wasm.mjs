@@ -398,72 +398,74 @@ const symbolizeFuncs = symbolizeFuncsOf(nextUnit, '');
 /** The symbolize kernels over UTF-8 bytes, in both modules. */
 const symbolizeBytesFuncs = symbolizeFuncsOf(nextUtf8, '8', '$at', ' (local $at i32) (local $b i32)');
 
+/** An i8x16 constant of sixteen `byte`s (written as given: '0x20'). */
+const splat8 = (byte) => `v128.const i8x16 ${Array(16).fill(byte).join(' ')}`;
+
 /**
- * Byte scans of a block of lines read as UTF-8 (src/io/jsonLine.ts, src/io/lineRanges.ts): sixteen
- * bytes per step, for what a loop over bytes in JavaScript did at ~850 MB/s.
+ * A byte scan over [$p, $end): `vector` runs on each whole 16 bytes at $p (on the stack, and in $v), then
+ * `byte` on each byte of the tail; both see $p, and the function returns `result`.
  */
-const byteScanFuncs = `  ;; The address of the first byte in [$p, $end) that is below 0x20, a quote or a backslash (what
-  ;; ends or breaks a JSON string's plain run), or $end when there is none.
-  (func (export "stringStop") (param $p i32) (param $end i32) (result i32)
-    (local $v v128) (local $m i32)
+const byteScan = (name, locals, vector, byte, result) => `  (func (export "${name}") (param $p i32) (param $end i32) (result i32)
+    (local $v v128)${locals}
     block $tail
       loop $L
         local.get $p i32.const 16 i32.add local.get $end i32.gt_u br_if $tail
         local.get $p v128.load align=1 local.tee $v
-        v128.const i8x16 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 i8x16.lt_u
-        local.get $v v128.const i8x16 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 0x22 i8x16.eq v128.or
-        local.get $v v128.const i8x16 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c 0x5c i8x16.eq v128.or
+        ${vector}
+        local.get $p i32.const 16 i32.add local.set $p
+        br $L
+      end
+    end
+    block $done
+      loop $B
+        local.get $p local.get $end i32.ge_u br_if $done
+        ${byte}
+        local.get $p i32.const 1 i32.add local.set $p
+        br $B
+      end
+    end
+    ${result})`;
+
+/**
+ * Byte scans of a block of lines read as UTF-8 (src/io/jsonLine.ts, src/io/lineBlockBytes.ts):
+ * sixteen bytes per step, for what a loop over bytes in JavaScript did at ~850 MB/s.
+ */
+const byteScanFuncs = `  ;; The address of the first byte in [$p, $end) that is below 0x20, a quote or a backslash (what
+  ;; ends or breaks a JSON string's plain run), or $end when there is none.
+${byteScan(
+  'stringStop',
+  ' (local $m i32)',
+  `${splat8('0x20')} i8x16.lt_u
+        local.get $v ${splat8('0x22')} i8x16.eq v128.or
+        local.get $v ${splat8('0x5c')} i8x16.eq v128.or
         i8x16.bitmask local.tee $m
         if
           local.get $p local.get $m i32.ctz i32.add
           return
-        end
-        local.get $p i32.const 16 i32.add local.set $p
-        br $L
-      end
-    end
-    block $done
-      loop $B
-        local.get $p local.get $end i32.ge_u br_if $done
-        local.get $p i32.load8_u local.tee $m
+        end`,
+  `local.get $p i32.load8_u local.tee $m
         i32.const 0x20 i32.lt_u local.get $m i32.const 0x22 i32.eq i32.or local.get $m i32.const 0x5c i32.eq i32.or
-        br_if $done
-        local.get $p i32.const 1 i32.add local.set $p
-        br $B
-      end
-    end
-    local.get $p)
+        br_if $done`,
+  'local.get $p',
+)}
 
   ;; The UTF-16 length of the valid UTF-8 bytes in [$p, $end): one unit per byte that does not
   ;; continue a sequence (10xxxxxx), and one more per four-byte lead (11110xxx: a surrogate pair).
-  (func (export "utf16Units") (param $p i32) (param $end i32) (result i32)
-    (local $v v128) (local $n i32) (local $b i32)
-    block $tail
-      loop $L
-        local.get $p i32.const 16 i32.add local.get $end i32.gt_u br_if $tail
-        local.get $p v128.load align=1 local.tee $v
-        v128.const i8x16 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 0xc0 v128.and
-        v128.const i8x16 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 0x80 i8x16.ne
+${byteScan(
+  'utf16Units',
+  ' (local $n i32) (local $b i32)',
+  `${splat8('0xc0')} v128.and
+        ${splat8('0x80')} i8x16.ne
         i8x16.bitmask i32.popcnt
-        local.get $v v128.const i8x16 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef 0xef i8x16.gt_u
+        local.get $v ${splat8('0xef')} i8x16.gt_u
         i8x16.bitmask i32.popcnt
-        i32.add local.get $n i32.add local.set $n
-        local.get $p i32.const 16 i32.add local.set $p
-        br $L
-      end
-    end
-    block $done
-      loop $B
-        local.get $p local.get $end i32.ge_u br_if $done
-        local.get $p i32.load8_u local.tee $b
+        i32.add local.get $n i32.add local.set $n`,
+  `local.get $p i32.load8_u local.tee $b
         i32.const 0xc0 i32.and i32.const 0x80 i32.ne
         local.get $b i32.const 0xef i32.gt_u i32.add
-        local.get $n i32.add local.set $n
-        local.get $p i32.const 1 i32.add local.set $p
-        br $B
-      end
-    end
-    local.get $n)
+        local.get $n i32.add local.set $n`,
+  'local.get $n',
+)}
 `;
 
 const wat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
