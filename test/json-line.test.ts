@@ -232,12 +232,70 @@ for (const format of ['jsonl', 'text', 'idtext'] as const) {
   });
 }
 
-test('parseLineBlockBytes: declines TSV, several or dotted text fields, and invalid UTF-8 (the string route locates it)', () => {
+test('parseLineBlockBytes (tsv): the same records, rows, lines, byte places, skips and errors as parseLineBlock, first block or not, one text column or several', async () => {
+  const headers = ['text', 'id\ttext', 'a\ttext\tb', 'id\tTitle\tText\tbody', 'Text '];
+  const field = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('', 'é中😀', '"quoted"', ' x ', '\r')).map((f) => f.replace(/[\t\n]/g, ' '));
+  const row = fc.array(field, { minLength: 1, maxLength: 5 }).map((fs) => fs.join('\t'));
+  // Mostly rows as wide as the header; some ragged, empty or a lone tab.
+  const rowsFor = (header: string): fc.Arbitrary<string[]> => {
+    const n = header.split('\t').length;
+    const fit = fc.array(field, { minLength: n, maxLength: n }).map((fs) => fs.join('\t'));
+    return fc.array(fc.oneof({ arbitrary: fit, weight: 6 }, { arbitrary: row, weight: 1 }, { arbitrary: fc.constantFrom('', '\t', 'x'), weight: 1 }), { maxLength: 8 });
+  };
+  const headerAndRows = fc.constantFrom(...headers).chain((h) => rowsFor(h).map((rows) => [h, rows] as const));
+  let bytesTexts = 0;
+  let stringTexts = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      headerAndRows,
+      fc.array(eol, { minLength: 1, maxLength: 3 }),
+      fc.boolean(),
+      fc.boolean(),
+      fc.boolean(),
+      fc.constantFrom<LineParseSpec['columns']>(undefined, { text: ['text'] }, { text: ['a', 'text'] }, { text: ['title', 'BODY'], id: 'Id' }, { text: ['body'], id: 'id' }, { id: 'ID' }, { text: ['nope'] }),
+      fc.boolean(),
+      async ([header, lines], eols, last, first, skipInvalid, columns, leadingBlank) => {
+        // The first block holds the header line (after blank lines, maybe); a later one is read after it.
+        const body = first ? [...(leadingBlank ? [''] : []), header, ...lines] : lines;
+        if (body.length === 0) return;
+        const buf = block(body, eols, last, first && leadingBlank);
+        const spec: LineParseSpec = { path: 'x', name: 'in.tsv', format: 'tsv', skipInvalid, columns, header: first ? undefined : header };
+        const firstLine = first ? 1 : 7;
+        const want = await parseLineBlock(buf, spec, firstLine, first).then(
+          (b) => ({ block: b as ParsedBlock | undefined, error: undefined as string | undefined }),
+          (e: Error) => ({ block: undefined, error: e.message }),
+        );
+        const got = outcome(() => parseLineBlockBytes(buf, spec, firstLine, first, loadBytes));
+        assert.equal(got.error, want.error);
+        if (!want.block) return;
+        const b = got.block as ReturnType<typeof parseLineBlockBytes>;
+        assert.ok(b);
+        const texts = b.records.map((r, i) => {
+          if (b.spans[2 * i]! < 0) {
+            stringTexts++;
+            return r.text;
+          }
+          bytesTexts++;
+          return buf.toString('utf8', b.spans[2 * i]!, b.spans[2 * i + 1]!);
+        });
+        const strip = (x: ParsedBlock): unknown => ({ ...x, records: x.records.map((r) => ({ id: r.id, row: r.row, line: r.line })) });
+        const { spans: _s, units, ...rest } = b;
+        assert.deepEqual(strip(rest), strip(want.block));
+        assert.deepEqual(texts, want.block.records.map((r) => r.text));
+        assert.deepEqual(Array.from(units), texts.map((t) => t.length));
+      },
+    ),
+    { numRuns: 600, seed: 13 },
+  );
+  assert.ok(bytesTexts > 200 && stringTexts > 40, `both kinds of texts are exercised (${bytesTexts} as bytes, ${stringTexts} as strings)`);
+});
+
+test('parseLineBlockBytes: declines several or dotted JSONL text fields, and invalid UTF-8 (the string route locates it)', () => {
   const buf = Buffer.from('{"key":1,"body":"a"}\n');
   const spec = (s: Partial<LineParseSpec>): LineParseSpec => ({ path: 'x', name: 'x', format: 'jsonl', skipInvalid: false, ...s });
   let loads = 0;
   const load = (b: Buffer): BlockBytes => (loads++, loadBytes(b));
-  assert.equal(parseLineBlockBytes(buf, spec({ format: 'tsv' }), 1, true, load), undefined);
+  assert.equal(parseLineBlockBytes(buf, spec({ format: 'tsv' }), 1, false, load), undefined, 'a later TSV block without the header line');
   assert.equal(parseLineBlockBytes(buf, spec({ fields: { text: ['a', 'b'] } }), 1, true, load), undefined);
   assert.equal(parseLineBlockBytes(buf, spec({ fields: { text: ['meta.text'] } }), 1, true, load), undefined);
   assert.equal(parseLineBlockBytes(Buffer.from('{"text":"\xff"}\n', 'latin1'), spec({}), 1, true, load), undefined);
@@ -297,6 +355,7 @@ test('signRange: the same reply through the bytes route as through strings, for 
       ['jsonl', docs.map((t) => JSON.stringify({ text: t })).join('\n') + '\n{"text":1}\n[1]\n{"text":"a",}\n', true],
       ['text', '\ufeff' + docs.join('\n') + '\r\n\n\u00a0\n', false],
       ['idtext', docs.map((t, i) => `${i}\t${t}`).join('\n') + '\nno tab here\n\u00a0\n', true],
+      ['tsv', '\ufeffid\ttitle\ttext\r\n' + docs.map((t, i) => `${i}\tT${i}\t${t}`).join('\r\n') + '\n\nragged\trow\n9\tx\tlast', true],
     ];
     // One signer for every range: its block space grows (and its memory with it) from range to range.
     const bytesSigner = createTextSigner();
@@ -311,7 +370,10 @@ test('signRange: the same reply through the bytes route as through strings, for 
       for (const chunk of [1 << 20, 40]) {
         for (const range of planLineRanges(file, chunk).ranges) {
           for (const withId of [false, true]) {
-            const spec: LineParseSpec = { path: file, name: file, format, skipInvalid, fields: withId && format === 'jsonl' ? { id: 'id' } : undefined };
+            const spec: LineParseSpec = {
+              ...{ path: file, name: file, format, skipInvalid, fields: withId && format === 'jsonl' ? { id: 'id' } : undefined },
+              ...(format === 'tsv' ? { header: 'id\ttitle\ttext', columns: withId ? { id: 'id', text: ['title', 'text'] } : undefined } : {}),
+            };
             const req = { id: 1, kind: 'signRange' as const, spec, ...range, first: range.start === 0, bands: { bands: 8, rows: 4 }, withSignatures: true };
             const viaBytes = (await signRange(req, bytesSigner)).reply;
             const viaStrings = (await signRange(req, stringSigner)).reply;

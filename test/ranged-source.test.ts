@@ -435,7 +435,7 @@ test('CLI --memory-budget and --batch-size: the same pairs in more passes over t
   }
 });
 
-test('verification reads text, id⇥text and JSONL lines as bytes exactly as the first pass read them: CR before LF, byte-order mark, every preset, any worker count', async () => {
+test('both passes read text, id⇥text, JSONL and TSV lines as bytes exactly as the line readers read them: CR before LF, byte-order mark, every preset, any worker count', async () => {
   // With the `none` preset a CR left at a line's end would be a character of its own: the byte
   // route must drop it as the line reader does. Copies differ by one word, so pairs have
   // similarities below 1 that any changed set would move.
@@ -443,10 +443,17 @@ test('verification reads text, id⇥text and JSONL lines as bytes exactly as the
   try {
     const gen = new CorpusGenerator(9);
     const base = Array.from({ length: 12 }, (_, i) => gen.render(gen.original(i).subarray(0, 30), 0));
-    const texts = base.flatMap((t, i) => [t, `${t} extra${i}`, `${t}\t `, `Ünï ${t} ΣΊΣ`]);
-    for (const format of ['text', 'idtext', 'jsonl'] as const) {
-      const lines = texts.map((t, i) => (format === 'text' ? t : format === 'idtext' ? `d${i}\t${t}` : JSON.stringify({ text: t })));
-      const file = join(dir, `docs.${format === 'text' ? 'txt' : format === 'idtext' ? 'tsv' : 'jsonl'}`);
+    // A tab inside a text, except in TSV (where it would split the field).
+    const textsOf = (tabs: boolean): string[] => base.flatMap((t, i) => [t, `${t} extra${i}`, tabs ? `${t}\t ` : `${t} \u00a0`, `Ünï ${t} ΣΊΣ`]);
+    // TSV twice: the text column last (a CR before the LF would end it), and between others.
+    const variants = [['text'], ['idtext'], ['jsonl'], ['tsv', 'id\ttext'], ['tsv', 'id\ttext\tmore']] as const;
+    for (const [format, header] of variants) {
+      const texts = textsOf(format !== 'tsv');
+      const lines = texts.map((t, i) =>
+        format === 'text' ? t : format === 'idtext' ? `d${i}\t${t}` : format === 'jsonl' ? JSON.stringify({ text: t }) : header === 'id\ttext' ? `d${i}\t${t}` : `d${i}\t${t}\tx`,
+      );
+      if (header) lines.unshift(header);
+      const file = join(dir, `docs${lines[0]!.length}.${format === 'text' ? 'txt' : format}`);
       writeFileSync(file, '\ufeff' + lines.join('\r\n') + '\r\n');
       // Word shingles have no arena writer: their byte spans are decoded to strings here.
       const shingles: ShingleOptions[] = [
@@ -461,7 +468,7 @@ test('verification reads text, id⇥text and JSONL lines as bytes exactly as the
           const source: RangedSource = { kind: 'ranges', spec: { path: file, name: file, format, skipInvalid: false }, chunkBytes: 512 };
           // A small budget: several passes, so sets are made again and again from the bytes.
           const got = await dedupStream(source, { threshold: 0.5, workers, shingle, batchSize: 5, memoryBudget: 20_000 });
-          assert.deepEqual(got.pairs, ref.pairs, `${format}, ${preset}, ${workers} workers`);
+          assert.deepEqual(got.pairs, ref.pairs, `${format} ${header ?? ''}, ${preset}, ${workers} workers`);
         }
       }
     }

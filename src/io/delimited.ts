@@ -101,7 +101,7 @@ function listColumns(columns: readonly string[]): string {
 }
 
 /** Where the text, id and title are in a row, from the header. */
-interface ColumnLayout {
+export interface ColumnLayout {
   columns: string[];
   textIdx: number[];
   idIdx: number;
@@ -113,7 +113,7 @@ interface ColumnLayout {
  * skippable (without a header there is nothing to read): an {@link InputError} names the line and
  * the available columns.
  */
-function resolveHeader(columns: string[], spec: ColumnSpec, ctx: ReaderContext, line: number): ColumnLayout {
+export function resolveHeader(columns: string[], spec: ColumnSpec, ctx: ReaderContext, line: number): ColumnLayout {
   const fail = (reason: string, fix?: InputFix): never => {
     throw new InputError(ctx.file, line, reason, undefined, fix);
   };
@@ -146,7 +146,7 @@ function resolveHeader(columns: string[], spec: ColumnSpec, ctx: ReaderContext, 
 }
 
 /** Where a data record is: its text as read, line break, first and last line, and row number. */
-interface RowPlace {
+export interface RowPlace {
   raw: string;
   eol: string;
   line: number;
@@ -158,7 +158,7 @@ interface RowPlace {
  * The document of data record `f`, or undefined when it is invalid (reported through `ctx.invalid`
  * with its line: invalid UTF-8, or another number of fields than the header).
  */
-function rowRecord(f: string[], at: RowPlace, layout: ColumnLayout, ctx: ReaderContext, quotes: boolean): InputRecord | undefined {
+export function rowRecord(f: string[], at: RowPlace, layout: ColumnLayout, ctx: ReaderContext, quotes: boolean): InputRecord | undefined {
   const { line, end } = at;
   if (ctx.badLines && ctx.badLines.size > 0) {
     for (let l = line; l <= end; l++) {

@@ -1,7 +1,8 @@
 /**
  * A block of lines read with its texts left as UTF-8 bytes: what `parseLineBlock` gives, except
  * that a record whose text is a run of the block's bytes (a text line, the text after an id⇥text
- * line's tab, a JSONL text field written without escapes) is given by that run, not a string.
+ * line's tab, a TSV row's one text column, a JSONL text field written without escapes) is given by
+ * that run, not a string.
  * Lines this route cannot read exactly are handed to the format's own reader, numbered as it would
  * number them, so records, rows, lines and errors are the same as `parseLineBlock`'s.
  *
@@ -12,10 +13,11 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { LineParseSpec, ParsedBlock } from './lineRanges.js';
-import { makeContext, type InputRecord, type SkipStats } from './record.js';
+import { makeContext, type InputRecord, type ReaderContext, type SkipStats } from './record.js';
 import { jsonlLineReader } from './jsonl.js';
 import { idTextLineReader, textLineReader, type LineReader } from './lines.js';
 import { LINE_BLANK, LINE_OBJECT, scanJsonLine, type StringStop } from './jsonLine.js';
+import { resolveHeader, rowRecord, type ColumnLayout } from './delimited.js';
 
 /** A block's bytes where the scans read them (WebAssembly memory), and the scans. */
 export interface BlockBytes {
@@ -58,18 +60,20 @@ function jsonKeys(spec: LineParseSpec): Uint8Array[] | undefined {
 
 /** True when {@link parseLineBlockBytes} can read blocks of `spec` (given valid UTF-8). */
 export function bytesRouteReads(spec: LineParseSpec): boolean {
-  return spec.format === 'text' || spec.format === 'idtext' || (spec.format === 'jsonl' && jsonKeys(spec) !== undefined);
+  return spec.format === 'text' || spec.format === 'idtext' || spec.format === 'tsv' || (spec.format === 'jsonl' && jsonKeys(spec) !== undefined);
 }
 
 /**
  * `parseLineBlock(buf, spec, firstLine, stripBom)` with texts left as bytes (see the module
- * comment), or undefined when this route does not read the block (a TSV spec, one it cannot read,
- * invalid UTF-8, a block over 256 MiB): the caller then parses it as strings. `load` places the
+ * comment), or undefined when this route does not read the block (a spec it cannot read, a later
+ * TSV block without the header line, invalid UTF-8, a block over 256 MiB): the caller then parses it as strings. `load` places the
  * block where the scans read it; it is called only when this route reads the block. Throws the
  * same {@link InputError} as `parseLineBlock` for an invalid record unless the spec skips them.
  */
 export function parseLineBlockBytes(buf: Buffer, spec: LineParseSpec, firstLine: number, stripBom: boolean, load: (block: Buffer) => BlockBytes): BytesBlock | undefined {
   if (!bytesRouteReads(spec) || buf.length > MAX_BLOCK || !isUtf8(buf)) return undefined;
+  // A TSV block other than the first is read after the header line (as line firstLine − 1).
+  if (spec.format === 'tsv' && !stripBom && spec.header === undefined) return undefined;
   const keys = spec.format === 'jsonl' ? jsonKeys(spec)! : [];
   const loaded = load(buf);
   const { base, stringStop } = loaded;
@@ -77,6 +81,8 @@ export function parseLineBlockBytes(buf: Buffer, spec: LineParseSpec, firstLine:
   const ctx = makeContext(spec.name, false, spec.skipInvalid, skips);
   const read: LineReader =
     spec.format === 'jsonl' ? jsonlLineReader(ctx, spec.fields ?? {}) : spec.format === 'idtext' ? idTextLineReader(ctx) : textLineReader(ctx);
+  // TSV: the header's layout (from the block's first non-empty line, or the spec's header line).
+  let layout = spec.format === 'tsv' && !stripBom ? resolveHeader(spec.header!.split('\t'), spec.columns ?? {}, ctx, firstLine - 1) : undefined;
   const records: InputRecord[] = [];
   const starts: number[] = [];
   const lengths: number[] = [];
@@ -107,7 +113,21 @@ export function parseLineBlockBytes(buf: Buffer, spec: LineParseSpec, firstLine:
     lines++;
     const count = records.length;
     let done = false;
-    if (spec.format === 'text') {
+    if (spec.format === 'tsv') {
+      if (stop === start) done = true; // an empty line: neither the header nor a row
+      else if (!layout) {
+        layout = resolveHeader(buf.toString('utf8', start, stop).split('\t'), spec.columns ?? {}, ctx, line);
+        done = true;
+      } else {
+        const r = tsvRow(buf, start, stop, layout, line, rows++, ctx);
+        if (r) {
+          records.push(r.record);
+          spans.push(r.start, r.end);
+          units.push(r.start < 0 ? r.record.text.length : loaded.units(base + r.start, base + r.end));
+        }
+        done = true;
+      }
+    } else if (spec.format === 'text') {
       byteText(start, stop, undefined, line - 1);
       rows++;
       done = true;
@@ -159,6 +179,46 @@ export function parseLineBlockBytes(buf: Buffer, spec: LineParseSpec, firstLine:
     spans: Int32Array.from(spans),
     units: Int32Array.from(units),
   };
+}
+
+/** Field i of a TSV row is `buf[at[i] .. at[i + 1] − 1)` (the tab, or the end + 1, closes it). */
+const fieldAt = new Int32Array(1024);
+
+/**
+ * A TSV data row (a non-empty line `[start, stop)`, tabs splitting fields, no quoting): its record,
+ * and the bytes of its text when that is one column (else −1, −1 and the text joined as a string);
+ * undefined for a row the reader reports (another number of fields than the header), through
+ * the same `rowRecord` and with the same message.
+ */
+function tsvRow(
+  buf: Buffer,
+  start: number,
+  stop: number,
+  layout: ColumnLayout,
+  line: number,
+  row: number,
+  ctx: ReaderContext,
+): { record: InputRecord; start: number; end: number } | undefined {
+  const cols = layout.columns.length;
+  let fields = 0;
+  let at = start;
+  for (;;) {
+    if (fields < fieldAt.length - 1) fieldAt[fields] = at;
+    fields++;
+    const tab = buf.indexOf(9, at);
+    if (tab < 0 || tab >= stop) break;
+    at = tab + 1;
+  }
+  if (fields !== cols || fields >= fieldAt.length - 1) {
+    const record = rowRecord(buf.toString('utf8', start, stop).split('\t'), { raw: '', eol: '', line, end: line, row }, layout, ctx, false);
+    return record ? { record, start: -1, end: -1 } : undefined;
+  }
+  fieldAt[fields] = stop + 1;
+  const field = (i: number): string => buf.toString('utf8', fieldAt[i]!, fieldAt[i + 1]! - 1);
+  const id = layout.idIdx >= 0 ? field(layout.idIdx) : undefined;
+  const t = layout.textIdx;
+  if (t.length === 1) return { record: { text: '', id, row, line }, start: fieldAt[t[0]!]!, end: fieldAt[t[0]! + 1]! - 1 };
+  return { record: { text: t.map(field).join(' '), id, row, line }, start: -1, end: -1 };
 }
 
 /**

@@ -9,6 +9,8 @@ import { closeSync, openSync } from 'node:fs';
 import { parseLineBlock, problemOf, readRange, type BlockProblem, type LineParseSpec, type ParsedBlock } from '../io/lineRanges.js';
 import { parseLineBlockBytes, type BytesBlock } from '../io/lineBlockBytes.js';
 import { lineHasBackslash, plainStringField } from '../io/jsonField.js';
+import { resolveHeader } from '../io/delimited.js';
+import { makeContext } from '../io/record.js';
 import type { TextSigner } from '../sketch/textSigner.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 
@@ -191,7 +193,8 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
 
 /**
  * A batch's texts as verification reads them again: strings, or the spans of their UTF-8 bytes
- * (text and id⇥text lines, and JSONL fields written without escapes: src/io/jsonField.ts).
+ * (text and id⇥text lines, TSV rows whose text is one column, and JSONL fields written without
+ * escapes: src/io/jsonField.ts).
  */
 export interface DocTexts {
   /** Document i's text, or null when it is `bytes[spans[2i] .. spans[2i + 1])`. */
@@ -217,6 +220,17 @@ function scratchBuffer(scratch: ReadScratch | undefined, which: keyof ReadScratc
   return buf.subarray(0, bytes);
 }
 
+/** The column of a TSV spec's texts when they come from one column (from its header line), else −1. */
+function tsvTextColumn(spec: LineParseSpec): number {
+  if (spec.format !== 'tsv' || spec.header === undefined) return -1;
+  try {
+    const layout = resolveHeader(spec.header.split('\t'), spec.columns ?? {}, makeContext(spec.name, false, false, { count: 0, examples: [] }), 0);
+    return layout.textIdx.length === 1 ? layout.textIdx[0]! : -1;
+  } catch {
+    return -1;
+  }
+}
+
 /** The one top-level JSONL field a spec's texts come from (bytes of its name), or undefined. */
 function plainTextField(spec: LineParseSpec): Uint8Array | undefined {
   if (spec.format !== 'jsonl') return undefined;
@@ -229,9 +243,10 @@ function plainTextField(spec: LineParseSpec): Uint8Array | undefined {
 
 /**
  * The texts of the documents at `req.starts`: the lines are read (one read when they lie close
- * together) and parsed again with the input's reader, except text and id⇥text lines and JSONL lines
- * whose text field is written without escapes, which are left as bytes. Throws when a parsed line
- * no longer holds one valid record (the file changed since pass 1).
+ * together) and parsed again with the input's reader, except text and id⇥text lines, TSV rows whose
+ * text is one column, and JSONL lines whose text field is written without escapes, which are left
+ * as bytes. Throws when a parsed line no longer holds one valid record (the file changed since
+ * pass 1).
  */
 export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'lengths' | 'firstLine'>, scratch?: ReadScratch): Promise<DocTexts> {
   const n = req.starts.length;
@@ -268,6 +283,26 @@ export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'l
       if (tab < s - 1 || tab >= e) whole = false;
       spans[2 * i] = tab + 1;
       spans[2 * i + 1] = e;
+    }
+    if (whole) return { texts, bytes: joined, spans };
+  }
+  const column = tsvTextColumn(req.spec);
+  if (column >= 0) {
+    // A TSV row's text is its one text column (pass 1 checked every row's width and UTF-8).
+    const spans = new Int32Array(2 * n);
+    let whole = true;
+    for (let i = 0, s = 0; i < n && whole; s += req.lengths[i]! + 1, i++) {
+      let e = s + req.lengths[i]!;
+      if (e > s && joined[e - 1] === 13) e--;
+      let at = s;
+      for (let c = 0; c < column && at >= 0; c++) {
+        const tab = joined.indexOf(9, at);
+        at = tab >= 0 && tab < e ? tab + 1 : -1;
+      }
+      const tab = at < 0 ? -1 : joined.indexOf(9, at);
+      if (at < 0) whole = false;
+      spans[2 * i] = at;
+      spans[2 * i + 1] = tab >= 0 && tab < e ? tab : e;
     }
     if (whole) return { texts, bytes: joined, spans };
   }
