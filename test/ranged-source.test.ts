@@ -15,7 +15,8 @@ import { dedupStream } from '../src/dedup/streamDedup.js';
 import type { ShingleOptions } from '../src/text/shingler.js';
 import type { RangedSource } from '../src/dedup/rangedSource.js';
 import { openInput } from '../src/io/read.js';
-import { planLineRanges, rangeableFormat, type LineFormat } from '../src/io/lineRanges.js';
+import { parseLineBlock, planLineRanges, rangeableFormat, type LineFormat } from '../src/io/lineRanges.js';
+import { closeRangeFiles, textsAt } from '../src/parallel/rangeJobs.js';
 import { neardup, tmpDir } from './cliUtil.js';
 import { CorpusGenerator } from '../bench/gen.js';
 
@@ -473,6 +474,43 @@ test('both passes read text, id⇥text, JSONL and TSV lines as bytes exactly as 
       }
     }
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('textsAt: the texts of any subset of records, read in one span or line by line, are the reader\'s, for every line format and route', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'neardup-texts-'));
+  try {
+    const gen = new CorpusGenerator(3);
+    const docs = Array.from({ length: 60 }, (_, i) => gen.render(gen.original(i).subarray(0, 8 + (i % 5)), 0) + (i % 7 === 0 ? ' Ünï 中文' : ''));
+    const files: [LineFormat, string, string | undefined][] = [
+      ['text', docs.join('\r\n') + '\n', undefined],
+      ['idtext', docs.map((t, i) => `d${i}\t${t}`).join('\n'), undefined],
+      // Some JSONL texts with escapes (parsed), some without (bytes), and a repeated name (parsed).
+      ['jsonl', docs.map((t, i) => (i % 4 === 1 ? JSON.stringify({ text: `${t}\n"q"` }) : i % 9 === 2 ? `{"text":"x","text":${JSON.stringify(t)}}` : JSON.stringify({ id: i, text: t }))).join('\r\n'), undefined],
+      ['tsv', 'id\ttext\tmore\n' + docs.map((t, i) => `d${i}\t${t}\t${i}`).join('\r\n') + '\r\n', 'id\ttext\tmore'],
+      ['tsv', 'a\ttext\tb\n' + docs.map((t, i) => `d${i}\t${t}\t${i}`).join('\n') + '\n', 'a\ttext\tb'],
+    ];
+    for (const [format, body, header] of files) {
+      const file = join(dir, `f${files.findIndex((f) => f[1] === body)}.${format}`);
+      writeFileSync(file, body);
+      const spec = { path: file, name: file, format, skipInvalid: false, header, columns: header === 'a\ttext\tb' ? { text: ['text', 'b'] } : undefined };
+      const buf = readFileSync(file);
+      const block = await parseLineBlock(buf, spec, 1, true);
+      assert.equal(block.records.length, docs.length);
+      // Every record (one span), every other one (one span), every 7th (line by line), one record.
+      for (const step of [1, 2, 7, 100]) {
+        const pick = block.records.map((_, i) => i).filter((i) => i % step === 0);
+        const starts = Float64Array.from(pick, (i) => block.starts[i]!);
+        const lengths = Int32Array.from(pick, (i) => block.lengths[i]!);
+        const got = await textsAt({ spec, starts, lengths, firstLine: 1 });
+        const utf8 = new TextDecoder();
+        const texts = got.texts.map((t, j) => t ?? utf8.decode(got.bytes!.subarray(got.spans![2 * j]!, got.spans![2 * j + 1]!)));
+        assert.deepEqual(texts, pick.map((i) => block.records[i]!.text), `${format} ${header ?? ''}, every ${step}`);
+      }
+    }
+  } finally {
+    closeRangeFiles();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -252,95 +252,102 @@ export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'l
   const n = req.starts.length;
   if (n === 0) return { texts: [] };
   const fd = fdOf(req.spec.path);
+  const lengths = req.lengths;
   let total = 0;
-  for (let i = 0; i < n; i++) total += req.lengths[i]! + 1;
-  const joined = scratchBuffer(scratch, 'joined', total);
+  for (let i = 0; i < n; i++) total += lengths[i]! + 1;
   const first = req.starts[0]!;
-  const span = req.starts[n - 1]! + req.lengths[n - 1]! - first;
-  // Dense lines: one read of the whole span; sparse ones: a read each.
-  const whole = span <= 4 * total ? readRange(fd, first, first + span, scratchBuffer(scratch, 'whole', span)) : undefined;
-  let at = 0;
-  for (let i = 0; i < n; i++) {
-    const s = req.starts[i]!;
-    const len = req.lengths[i]!;
-    const src = whole ? whole.subarray(s - first, s - first + len) : readRange(fd, s, s + len);
-    if (src.length !== len) throw changed(req.spec.name);
-    src.copy(joined, at);
-    at += len;
-    joined[at++] = 10;
+  const span = req.starts[n - 1]! + lengths[n - 1]! - first;
+  // Line i is src[at[i] .. at[i] + lengths[i]). Dense lines: one read of the whole span, where they
+  // lie; sparse ones: a read each, joined (with a newline after each).
+  const at = new Int32Array(n);
+  let src: Buffer;
+  if (span <= 4 * total) {
+    src = readRange(fd, first, first + span, scratchBuffer(scratch, 'whole', span));
+    if (src.length !== span) throw changed(req.spec.name);
+    for (let i = 0; i < n; i++) at[i] = req.starts[i]! - first;
+  } else {
+    src = scratchBuffer(scratch, 'joined', total);
+    for (let i = 0, o = 0; i < n; i++) {
+      const s = req.starts[i]!;
+      const got = readRange(fd, s, s + lengths[i]!);
+      if (got.length !== lengths[i]) throw changed(req.spec.name);
+      at[i] = o;
+      got.copy(src, o);
+      o += got.length;
+      src[o++] = 10;
+    }
   }
   const texts: (string | null)[] = new Array<string | null>(n).fill(null);
+  /** The end of line i without the CR the line readers drop before its LF. */
+  const endOf = (i: number): number => {
+    const e = at[i]! + lengths[i]!;
+    return e > at[i]! && src[e - 1] === 13 ? e - 1 : e;
+  };
   if (req.spec.format === 'text' || req.spec.format === 'idtext') {
     // A text line is its text, an id⇥text line's text follows its first tab (pass 1 checked their
-    // UTF-8; the reader drops one CR before the LF).
+    // UTF-8).
     const idText = req.spec.format === 'idtext';
     const spans = new Int32Array(2 * n);
     let whole = true;
-    for (let i = 0, s = 0; i < n && whole; s += req.lengths[i]! + 1, i++) {
-      let e = s + req.lengths[i]!;
-      if (e > s && joined[e - 1] === 13) e--;
-      const tab = idText ? joined.indexOf(9, s) : s - 1;
+    for (let i = 0; i < n && whole; i++) {
+      const s = at[i]!;
+      const e = endOf(i);
+      const tab = idText ? src.indexOf(9, s) : s - 1;
       if (tab < s - 1 || tab >= e) whole = false;
       spans[2 * i] = tab + 1;
       spans[2 * i + 1] = e;
     }
-    if (whole) return { texts, bytes: joined, spans };
+    if (whole) return { texts, bytes: src, spans };
   }
   const column = tsvTextColumn(req.spec);
   if (column >= 0) {
     // A TSV row's text is its one text column (pass 1 checked every row's width and UTF-8).
     const spans = new Int32Array(2 * n);
     let whole = true;
-    for (let i = 0, s = 0; i < n && whole; s += req.lengths[i]! + 1, i++) {
-      let e = s + req.lengths[i]!;
-      if (e > s && joined[e - 1] === 13) e--;
-      let at = s;
-      for (let c = 0; c < column && at >= 0; c++) {
-        const tab = joined.indexOf(9, at);
-        at = tab >= 0 && tab < e ? tab + 1 : -1;
+    for (let i = 0; i < n && whole; i++) {
+      const e = endOf(i);
+      let from = at[i]!;
+      for (let c = 0; c < column && from >= 0; c++) {
+        const tab = src.indexOf(9, from);
+        from = tab >= 0 && tab < e ? tab + 1 : -1;
       }
-      const tab = at < 0 ? -1 : joined.indexOf(9, at);
-      if (at < 0) whole = false;
-      spans[2 * i] = at;
+      const tab = from < 0 ? -1 : src.indexOf(9, from);
+      if (from < 0) whole = false;
+      spans[2 * i] = from;
       spans[2 * i + 1] = tab >= 0 && tab < e ? tab : e;
     }
-    if (whole) return { texts, bytes: joined, spans };
+    if (whole) return { texts, bytes: src, spans };
   }
   const field = plainTextField(req.spec);
   let spans: Int32Array | undefined;
   // The lines parsed as strings: all of them, or those the byte route leaves.
-  let parse = joined;
-  let parsed: number[] | undefined;
+  let rest: number[] | undefined;
   if (field) {
     spans = new Int32Array(2 * n);
     const found = new Int32Array(2);
-    const rest: number[] = [];
-    let restBytes = 0;
-    const escapes = lineHasBackslash(joined);
-    for (let i = 0, s = 0; i < n; s += req.lengths[i]! + 1, i++) {
-      const e = s + req.lengths[i]!;
-      if (plainStringField(joined, s, e, field, found, escapes(s, e))) {
+    rest = [];
+    const escapes = lineHasBackslash(src);
+    for (let i = 0; i < n; i++) {
+      const s = at[i]!;
+      const e = s + lengths[i]!;
+      if (plainStringField(src, s, e, field, found, escapes(s, e))) {
         spans[2 * i] = found[0]!;
         spans[2 * i + 1] = found[1]!;
-      } else {
-        rest.push(i);
-        restBytes += req.lengths[i]! + 1;
-      }
-    }
-    if (rest.length < n) {
-      parsed = rest;
-      parse = Buffer.allocUnsafe(restBytes);
-      let o = 0;
-      for (let i = 0, s = 0, r = 0; i < n && r < rest.length; s += req.lengths[i]! + 1, i++) {
-        if (rest[r] !== i) continue;
-        joined.copy(parse, o, s, s + req.lengths[i]! + 1);
-        o += req.lengths[i]! + 1;
-        r++;
-      }
+      } else rest.push(i);
     }
   }
-  const want = parsed ? parsed.length : n;
+  const want = rest ? rest.length : n;
   if (want > 0) {
+    // The lines to parse, one after another with a newline after each.
+    let bytes = 0;
+    for (let j = 0; j < want; j++) bytes += lengths[rest ? rest[j]! : j]! + 1;
+    const parse = Buffer.allocUnsafe(bytes);
+    for (let j = 0, o = 0; j < want; j++) {
+      const i = rest ? rest[j]! : j;
+      src.copy(parse, o, at[i]!, at[i]! + lengths[i]!);
+      o += lengths[i]!;
+      parse[o++] = 10;
+    }
     let block;
     try {
       block = await parseLineBlock(parse, { ...req.spec, skipInvalid: false }, req.firstLine, false);
@@ -348,9 +355,9 @@ export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'l
       throw changed(req.spec.name);
     }
     if (block.records.length !== want) throw changed(req.spec.name);
-    block.records.forEach((r, j) => (texts[parsed ? parsed[j]! : j] = r.text));
+    block.records.forEach((r, j) => (texts[rest ? rest[j]! : j] = r.text));
   }
-  return parsed ? { texts, bytes: joined, spans } : { texts };
+  return rest ? { texts, bytes: src, spans } : { texts };
 }
 
 function changed(name: string): Error {
