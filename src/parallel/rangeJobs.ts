@@ -159,8 +159,6 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
   const units = new Int32Array(n);
   let ids: string[] | undefined;
   const row = new Uint32Array(k);
-  const bh = new Uint32Array(nb);
-  const bl = new Uint32Array(nb);
   let chars = 0;
   for (let i = 0; i < n; i++) {
     const r = records[i]!;
@@ -178,9 +176,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     if (!signed) continue;
     present[i] = 1;
     sigs?.set(row, i * k);
-    bandKeys(row, nb, req.bands.rows, bh, bl);
-    hi.set(bh, i * nb);
-    lo.set(bl, i * nb);
+    bandKeys(row, nb, req.bands.rows, hi, lo, i * nb);
   }
   const reply: SignRangeReply = {
     ...{ id: req.id, count: n, present, hi, lo, sigs, starts, lengths: block.lengths, units, lines, rows, ids },
