@@ -184,6 +184,38 @@ function outcome(run: () => ParsedBlock | undefined): { block?: ParsedBlock; err
   }
 }
 
+/**
+ * Reads `buf` both ways and asserts the bytes route gives parseLineBlock's records (texts decoded
+ * from their spans), rows, lines, byte places, skips and error; returns how many texts each kind had.
+ */
+async function sameAsStringRoute(buf: Buffer, spec: LineParseSpec, firstLine: number, stripBom: boolean): Promise<{ bytes: number; strings: number }> {
+  const want = await parseLineBlock(buf, spec, firstLine, stripBom).then(
+    (b) => ({ block: b as ParsedBlock | undefined, error: undefined as string | undefined }),
+    (e: Error) => ({ block: undefined, error: e.message }),
+  );
+  const got = outcome(() => parseLineBlockBytes(buf, spec, firstLine, stripBom, loadBytes));
+  assert.equal(got.error, want.error);
+  const counts = { bytes: 0, strings: 0 };
+  if (!want.block) return counts;
+  const b = got.block as ReturnType<typeof parseLineBlockBytes>;
+  assert.ok(b, 'the route reads valid UTF-8 blocks of this spec');
+  const texts = b.records.map((r, i) => {
+    if (b.spans[2 * i]! < 0) {
+      counts.strings++;
+      return r.text;
+    }
+    assert.equal(r.text, '');
+    counts.bytes++;
+    return buf.toString('utf8', b.spans[2 * i]!, b.spans[2 * i + 1]!);
+  });
+  const strip = (x: ParsedBlock): unknown => ({ ...x, records: x.records.map((r) => ({ id: r.id, row: r.row, line: r.line })) });
+  const { spans: _s, units, ...rest } = b;
+  assert.deepEqual(strip(rest), strip(want.block));
+  assert.deepEqual(texts, want.block.records.map((r) => r.text));
+  assert.deepEqual(Array.from(units), texts.map((t) => t.length));
+  return counts;
+}
+
 for (const format of ['jsonl', 'text', 'idtext'] as const) {
   test(`parseLineBlockBytes (${format}): the same records, rows, lines, byte places, skips and errors as parseLineBlock`, async () => {
     const lineArb = format === 'jsonl' ? jsonlLine : textLine;
@@ -201,29 +233,9 @@ for (const format of ['jsonl', 'text', 'idtext'] as const) {
         async (lines, eols, last, bom, skipInvalid, withId, firstLine) => {
           const buf = block(lines, eols, last, bom);
           const spec: LineParseSpec = { path: 'x', name: 'in.jsonl', format, skipInvalid, fields: withId ? { id: 'id' } : undefined };
-          const want = await parseLineBlock(buf, spec, firstLine, bom).then(
-            (b) => ({ block: b as ParsedBlock | undefined, error: undefined as string | undefined }),
-            (e: Error) => ({ block: undefined, error: e.message }),
-          );
-          const got = outcome(() => parseLineBlockBytes(buf, spec, firstLine, bom, loadBytes));
-          assert.equal(got.error, want.error);
-          if (!want.block) return;
-          const b = got.block as ReturnType<typeof parseLineBlockBytes>;
-          assert.ok(b, 'the route reads valid UTF-8 blocks of this spec');
-          const texts = b.records.map((r, i) => {
-            if (b.spans[2 * i]! < 0) {
-              stringTexts++;
-              return r.text;
-            }
-            assert.equal(r.text, '');
-            bytesTexts++;
-            return buf.toString('utf8', b.spans[2 * i]!, b.spans[2 * i + 1]!);
-          });
-          const strip = (x: ParsedBlock): unknown => ({ ...x, records: x.records.map((r) => ({ id: r.id, row: r.row, line: r.line })) });
-          const { spans: _s, units, ...rest } = b;
-          assert.deepEqual(strip(rest), strip(want.block));
-          assert.deepEqual(texts, want.block.records.map((r) => r.text));
-          assert.deepEqual(Array.from(units), texts.map((t) => t.length));
+          const n = await sameAsStringRoute(buf, spec, firstLine, bom);
+          bytesTexts += n.bytes;
+          stringTexts += n.strings;
         },
       ),
       { numRuns: 400, seed: 11 },
@@ -261,28 +273,9 @@ test('parseLineBlockBytes (tsv): the same records, rows, lines, byte places, ski
         const buf = block(body, eols, last, first && leadingBlank);
         const spec: LineParseSpec = { path: 'x', name: 'in.tsv', format: 'tsv', skipInvalid, columns, header: first ? undefined : header };
         const firstLine = first ? 1 : 7;
-        const want = await parseLineBlock(buf, spec, firstLine, first).then(
-          (b) => ({ block: b as ParsedBlock | undefined, error: undefined as string | undefined }),
-          (e: Error) => ({ block: undefined, error: e.message }),
-        );
-        const got = outcome(() => parseLineBlockBytes(buf, spec, firstLine, first, loadBytes));
-        assert.equal(got.error, want.error);
-        if (!want.block) return;
-        const b = got.block as ReturnType<typeof parseLineBlockBytes>;
-        assert.ok(b);
-        const texts = b.records.map((r, i) => {
-          if (b.spans[2 * i]! < 0) {
-            stringTexts++;
-            return r.text;
-          }
-          bytesTexts++;
-          return buf.toString('utf8', b.spans[2 * i]!, b.spans[2 * i + 1]!);
-        });
-        const strip = (x: ParsedBlock): unknown => ({ ...x, records: x.records.map((r) => ({ id: r.id, row: r.row, line: r.line })) });
-        const { spans: _s, units, ...rest } = b;
-        assert.deepEqual(strip(rest), strip(want.block));
-        assert.deepEqual(texts, want.block.records.map((r) => r.text));
-        assert.deepEqual(Array.from(units), texts.map((t) => t.length));
+        const n = await sameAsStringRoute(buf, spec, firstLine, first);
+        bytesTexts += n.bytes;
+        stringTexts += n.strings;
       },
     ),
     { numRuns: 600, seed: 13 },

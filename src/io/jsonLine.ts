@@ -5,7 +5,8 @@
  *
  * Why: pass 1 decoded every line to a string (~600 MB/s) and ran `JSON.parse` on it, which for a
  * 1.5 KB document cost about as much as signing it; most of a line is one string whose plain runs a
- * vector scan crosses sixteen bytes at a time.
+ * vector scan crosses sixteen bytes at a time. Verification, which reads candidate lines again,
+ * finds their text field with the same scan ({@link plainStringField}).
  * @module
  */
 
@@ -21,6 +22,17 @@ export const LINE_UNSURE = -1;
  * 0x20, a quote or a backslash, or `end` (a WebAssembly vector scan, or {@link stringStopJs}).
  */
 export type StringStop = (p: number, end: number) => number;
+
+/**
+ * {@link StringStop} over `b` for a line known to hold no backslash, when only its quotes matter (a
+ * line a pass already checked): the next quote, by a native search.
+ */
+function quoteStop(b: Buffer): StringStop {
+  return (p, end) => {
+    const q = b.indexOf(QUOTE, p);
+    return q < 0 || q > end ? end : q;
+  };
+}
 
 /** {@link StringStop} over `b` in JavaScript (the reference the kernel is tested against). */
 export function stringStopJs(b: Uint8Array): StringStop {
@@ -236,4 +248,42 @@ function sameBytes(b: Uint8Array, s: number, e: number, key: Uint8Array): boolea
   if (e - s !== key.length) return false;
   for (let i = 0; i < key.length; i++) if (b[s + i] !== key[i]) return false;
   return true;
+}
+
+/**
+ * The value of top-level field `key` in the JSON object line `buf[start .. end)`, when it is a
+ * string written without escapes: its UTF-8 bytes are then `buf[out[0] .. out[1])` and this returns
+ * true. False otherwise, and whenever {@link scanJsonLine} cannot tell. For lines read again after
+ * a pass that checked them: `escapes` false (the caller knows the line has no backslash, see
+ * {@link lineHasBackslash}) ends strings at the next quote by a native search (most of a line is its
+ * text; a loop over its bytes in JavaScript took ~2 µs a line), and control characters are then
+ * not looked for.
+ */
+export function plainStringField(buf: Buffer, start: number, end: number, key: Uint8Array, out: Int32Array, escapes = true): boolean {
+  const found = fieldFound;
+  keyList[0] = key;
+  // A batch's lines share one buffer: its two stops are made once.
+  if (stops.buf !== buf) stops = { buf, js: stringStopJs(buf), quote: quoteStop(buf) };
+  if (scanJsonLine(buf, start, end, keyList, found, escapes ? stops.js : stops.quote) !== LINE_OBJECT) return false;
+  const vs = found[0]!;
+  if (vs < 0 || buf[vs] !== QUOTE || found[2] === 1) return false;
+  out[0] = vs + 1;
+  out[1] = found[1]! - 1;
+  return true;
+}
+
+const fieldFound = new Int32Array(3);
+let stops: { buf: Buffer | null; js: StringStop; quote: StringStop } = { buf: null, js: () => 0, quote: () => 0 };
+const keyList: Uint8Array[] = [new Uint8Array(0)];
+
+/**
+ * Tells, line by line in order, whether a line has a backslash: `has(start, end)` for consecutive
+ * lines of `buf`, with one forward native search over the whole buffer in all.
+ */
+export function lineHasBackslash(buf: Buffer): (start: number, end: number) => boolean {
+  let next = buf.indexOf(BACKSLASH);
+  return (start, end) => {
+    while (next >= 0 && next < start) next = buf.indexOf(BACKSLASH, next + 1);
+    return next >= 0 && next < end;
+  };
 }

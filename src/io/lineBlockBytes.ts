@@ -44,23 +44,33 @@ export interface BytesBlock extends ParsedBlock {
 /** Blocks larger than this (a few huge lines) take the string route, as `utf8LinesOf` does. */
 const MAX_BLOCK = 256 * 2 ** 20;
 
+/** A field name read in bytes: top-level (no dot), and written by JSON without escapes. */
+function plainName(name: string): Buffer | undefined {
+  const key = Buffer.from(name, 'utf8');
+  return key.length > 0 && key.every((b) => b >= 0x20 && b < 0x80 && b !== 0x22 && b !== 0x5c && b !== 0x2e) ? key : undefined;
+}
+
 /**
- * The names (bytes) of the JSONL fields this route reads, text first, then the id if the spec
- * has one; undefined when it cannot: several text fields, or a dotted name, or a name JSON would
- * write with escapes.
+ * The name (bytes) of a JSONL spec's one text field when it can be found in a line's bytes (one
+ * top-level field whose name JSON writes without escapes), else undefined.
  */
-function jsonKeys(spec: LineParseSpec): Uint8Array[] | undefined {
+export function jsonTextKey(spec: LineParseSpec): Uint8Array | undefined {
+  if (spec.format !== 'jsonl') return undefined;
   const text = spec.fields?.text && spec.fields.text.length > 0 ? spec.fields.text : ['text'];
-  if (text.length !== 1) return undefined;
-  const names = spec.fields?.id === undefined ? [text[0]!] : [text[0]!, spec.fields.id];
-  const keys = names.map((n) => Buffer.from(n, 'utf8'));
-  const plain = (k: Buffer): boolean => k.length > 0 && k.every((b) => b >= 0x20 && b < 0x80 && b !== 0x22 && b !== 0x5c && b !== 0x2e);
-  return keys.every(plain) ? keys : undefined;
+  return text.length === 1 ? plainName(text[0]!) : undefined;
+}
+
+/** The names (bytes) of the JSONL fields this route reads: the text's, then the id's if the spec has one. */
+function jsonKeys(spec: LineParseSpec): Uint8Array[] | undefined {
+  const text = jsonTextKey(spec);
+  if (!text || spec.fields?.id === undefined) return text && [text];
+  const id = plainName(spec.fields.id);
+  return id && [text, id];
 }
 
 /** True when {@link parseLineBlockBytes} can read blocks of `spec` (given valid UTF-8). */
 export function bytesRouteReads(spec: LineParseSpec): boolean {
-  return spec.format === 'text' || spec.format === 'idtext' || spec.format === 'tsv' || (spec.format === 'jsonl' && jsonKeys(spec) !== undefined);
+  return spec.format === 'text' || spec.format === 'idtext' || spec.format === 'tsv' || jsonKeys(spec) !== undefined;
 }
 
 /**

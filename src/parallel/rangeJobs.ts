@@ -7,8 +7,8 @@
  */
 import { closeSync, openSync } from 'node:fs';
 import { parseLineBlock, problemOf, readRange, type BlockProblem, type LineParseSpec, type ParsedBlock } from '../io/lineRanges.js';
-import { parseLineBlockBytes, type BytesBlock } from '../io/lineBlockBytes.js';
-import { lineHasBackslash, plainStringField } from '../io/jsonField.js';
+import { jsonTextKey, parseLineBlockBytes, type BytesBlock } from '../io/lineBlockBytes.js';
+import { lineHasBackslash, plainStringField } from '../io/jsonLine.js';
 import { resolveHeader } from '../io/delimited.js';
 import { makeContext } from '../io/record.js';
 import type { TextSigner } from '../sketch/textSigner.js';
@@ -190,7 +190,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
 /**
  * A batch's texts as verification reads them again: strings, or the spans of their UTF-8 bytes
  * (text and id⇥text lines, TSV rows whose text is one column, and JSONL fields written without
- * escapes: src/io/jsonField.ts).
+ * escapes: `plainStringField` in src/io/jsonLine.ts).
  */
 export interface DocTexts {
   /** Document i's text, or null when it is `bytes[spans[2i] .. spans[2i + 1])`. */
@@ -225,16 +225,6 @@ function tsvTextColumn(spec: LineParseSpec): number {
   } catch {
     return -1;
   }
-}
-
-/** The one top-level JSONL field a spec's texts come from (bytes of its name), or undefined. */
-function plainTextField(spec: LineParseSpec): Uint8Array | undefined {
-  if (spec.format !== 'jsonl') return undefined;
-  const names = spec.fields?.text && spec.fields.text.length > 0 ? spec.fields.text : ['text'];
-  if (names.length !== 1 || names[0]!.includes('.')) return undefined;
-  const name = Buffer.from(names[0]!, 'utf8');
-  // A name that JSON would write with escapes is left to JSON.parse.
-  return name.every((b) => b >= 0x20 && b < 0x80 && b !== 0x22 && b !== 0x5c) ? name : undefined;
 }
 
 /**
@@ -314,7 +304,7 @@ export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'l
     }
     if (whole) return { texts, bytes: src, spans };
   }
-  const field = plainTextField(req.spec);
+  const field = jsonTextKey(req.spec);
   let spans: Int32Array | undefined;
   // The lines parsed as strings: all of them, or those the byte route leaves.
   let rest: number[] | undefined;
