@@ -81,12 +81,19 @@ function reference(k: Keys) {
   return { pairs, stats: { sharedBuckets: shared, repeatedBuckets: repeated, largestBucket: largest, candidates: pairs.size }, bound };
 }
 
+/** Documents [d, d + m) of document-major keys, band by band (as a worker's reply holds them). */
+function batchBandMajor(keys: Uint32Array, d: number, m: number, bands: number): Uint32Array {
+  const out = new Uint32Array(m * bands);
+  for (let i = 0; i < m; i++) for (let b = 0; b < bands; b++) out[b * m + i] = keys[(d + i) * bands + b]!;
+  return out;
+}
+
 /** `k`'s keys appended to BandKeyColumns in uneven batches (so it grows, and band b starts past n), with a reserve after the first. */
 function bandMajor(k: Keys): BandKeyTable {
   const cols = new BandKeyColumns(k.bands, false, 1);
   for (let d = 0, step = 1; d < k.n; d += step, step = (step * 3 + 1) % 97) {
     const m = Math.min(step, k.n - d);
-    cols.append(k.present.subarray(d, d + m), k.hi.subarray(d * k.bands, (d + m) * k.bands), k.lo.subarray(d * k.bands, (d + m) * k.bands), m);
+    cols.append(k.present.subarray(d, d + m), batchBandMajor(k.hi, d, m, k.bands), batchBandMajor(k.lo, d, m, k.bands), m);
     // As the streaming pipeline does after its first range: room reserved from an estimate that
     // may fall short of the corpus or overshoot it.
     if (d === 0) cols.reserve([0, k.n >> 1, 2 * k.n][k.n % 3]!);
@@ -181,7 +188,7 @@ test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared
     const k = plant(n, bands, seed, 0.3, 0.6, 0.05);
     const want = candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands);
     const cols = new BandKeyColumns(bands, true);
-    cols.append(k.present, k.hi, k.lo, n);
+    cols.append(k.present, batchBandMajor(k.hi, 0, n, bands), batchBandMajor(k.lo, 0, n, bands), n);
     for (const workers of [2, 3]) {
       const pool = new SignPool({ workers });
       try {

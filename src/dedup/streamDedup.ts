@@ -127,8 +127,6 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   const sigs = keepSigs ? new Growable(1 << 16) : undefined;
   let n = 0;
   let chars = 0;
-  const bh = new Uint32Array(nb);
-  const bl = new Uint32Array(nb);
   const take = (r: Pick<SignReply, 'count' | 'present' | 'hi' | 'lo' | 'sigs'> & { expected?: number }): void => {
     // The first range's density sizes the key columns (with some slack) instead of doubling.
     if (n === 0 && r.expected !== undefined) keys.reserve(Math.min(Math.ceil(r.expected * 1.1), 1 << 24));
@@ -161,9 +159,7 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
             if (!signer.signInto(batch[i]!, row)) continue;
             r.present[i] = 1;
             r.sigs?.set(row, i * numPerm);
-            bandKeys(row, nb, bands.rows, bh, bl);
-            r.hi!.set(bh, i * nb);
-            r.lo!.set(bl, i * nb);
+            bandKeys(row, nb, bands.rows, r.hi!, r.lo!, i, m);
           }
           take(r);
         }

@@ -18,7 +18,14 @@ import type { DedupOptions } from './options.js';
 import { grownInt32 } from '../lsh/grownInt32.js';
 
 /** The sets of some documents of a batch, by their place among the documents asked for. */
-export type SetGetter = (slot: number) => Uint32Array;
+export interface BatchSetsView {
+  /** The set (a view of the arena, made when asked for: most sets are only ever read by workers). */
+  set(slot: number): Uint32Array;
+  /** Its length, without a view. */
+  length(slot: number): number;
+}
+
+const NO_SETS: BatchSetsView = { set: () => new Uint32Array(0), length: () => 0 };
 
 /**
  * What {@link SetBatch.sets} gives: how long the sets written into the arena's blocks are, the sets
@@ -87,11 +94,15 @@ export async function verifyExact(
   const first = new Int32Array(count);
   const fill = startB.slice(0, n);
   for (let p = 0; p < count; p++) first[fill[pb[p]!]!++] = pa[p]!;
-  // Per document d, one cache line for what the main thread reads of a pair's first member (it looks
-  // it up once per pair when it schedules and once when it collects, in no useful order; four
-  // separate arrays of a million documents cost a cache miss each):
-  // [4d] PENDING: pairs left with d as first member, [4d+1] LEFT: pairs left to score against d's
-  // held set (0: not held), [4d+2] LEN: the held set's length, [4d+3] BLOCK: its arena block.
+  // Per document d, one cache line for what the main thread reads of a pair's first member when it
+  // schedules the pair, in no useful order (separate arrays of a million documents, or the arena's
+  // offset of a block, cost a cache miss each): [4d] LEFT: pairs left with d as first member (while
+  // its set is held: not yet given out to be scored against it), [4d+1] HELD: 1 + the arena block of
+  // d's held set (0: not held, or every pair given out), [4d+2] LEN: the held set's length,
+  // [4d+3] AT: its offset in the arena, in values. Collecting a batch reads only the pair's own
+  // entries (in order), never its first member's line: the counts are kept when a pair is given
+  // out, and a held set's block is released once the batches that may read it are collected
+  // (see `retire`).
   const doc = new Int32Array(4 * n);
   for (let p = 0; p < count; p++) doc[4 * pa[p]!]!++;
   const done = new Uint8Array(count);
@@ -110,10 +121,11 @@ export async function verifyExact(
   const assigned = new Uint8Array(count);
   const sim = new Float64Array(count);
   const arena = new SetArena(arenaBytes);
-  // A batch's pairs scored where its sets are made (pair, and its second member's place among the
-  // sets made), reused between batches.
+  // A batch's pairs scored where its sets are made (pair, its second member's place among the sets
+  // made, and its first member's held set as (offset, length)), reused between batches.
   let jobP = new Int32Array(1024);
   let jobB = new Int32Array(1024);
+  let jobA = new Int32Array(2048);
   // Rare pairs are probed here where both sets lie, by kernels on the arena's memory, the table in
   // the scratch block of the batch being processed (its worker is done with it): copying both sets
   // into a table of this thread's own was 0.1 s on 1M documents.
@@ -133,10 +145,27 @@ export async function verifyExact(
     let used = 0;
     let d = 0;
     let scheduled = 0;
-    const queue: { len: number; pos: Int32Array; blocks: Int32Array; sets: Promise<SetGetter> }[] = [];
+    type Sent = { len: number; pos: Int32Array; blocks: Int32Array; sets: Promise<BatchSetsView>; retired: number[] };
+    const queue: Sent[] = [];
+    // Held sets whose every pair is given out, to release after the batch being scheduled (null
+    // between batches) is collected: batches in flight may still read them.
+    let building: number[] | null = null;
+    /** Releases held block `h` now, or after the last batch that may read it is collected. */
+    const retire = (h: number): void => {
+      const after = building ?? queue[queue.length - 1]?.retired;
+      if (after) after.push(h);
+      else free(h);
+    };
+    const free = (h: number): void => {
+      heldCount--;
+      used -= arena.bytes(h);
+      arena.release(h);
+    };
     const process = async (): Promise<void> => {
       const item = queue.shift()!;
-      const get = await item.sets;
+      const sets = await item.sets;
+      // The worker has read every held set this batch was given: those no later batch reads are free.
+      for (const h of item.retired) free(h);
       const blocks = item.blocks;
       for (let j = 0; j < item.len; j++, d++) {
         const slot = item.pos[j]!;
@@ -144,43 +173,39 @@ export async function verifyExact(
         for (let p = startB[d]!; p < startB[d + 1]!; p++) {
           if (done[p]) continue;
           const a = first[p]!;
-          const at = 4 * a;
-          if (doc[at + 1] === 0) continue;
           let s: number;
           if (assigned[p]) s = sim[p]!;
           else {
+            const at = 4 * a;
+            if (doc[at + 1] === 0) continue;
             // Rare: a held set that was not held yet when d's batch was sent (it was in flight).
             if (!loaded) {
               // d's set goes into a probe table once for all its held partners.
-              const set = get(slot);
-              if (loadInArena(blocks[slot]!, set.length, blocks[blocks.length - 1]!)) loaded = arenaTable!;
+              if (loadInArena(blocks[slot]!, sets.length(slot), blocks[blocks.length - 1]!)) loaded = arenaTable!;
               else {
-                table.load(set);
+                table.load(sets.set(slot));
                 loaded = table;
               }
             }
             s =
               loaded === arenaTable
-                ? probeJaccardAtLeastAt(loaded, arena.offset(doc[at + 3]!) * 4, doc[at + 2]!, threshold)
-                : probeJaccardAtLeast(loaded, arena.view(doc[at + 3]!, doc[at + 2]!), threshold);
+                ? probeJaccardAtLeastAt(loaded, doc[at + 3]! * 4, doc[at + 2]!, threshold)
+                : probeJaccardAtLeast(loaded, arena.view(doc[at + 1]! - 1, doc[at + 2]!), threshold);
+            if (--doc[at]! === 0) {
+              retire(doc[at + 1]! - 1);
+              doc[at + 1] = 0;
+            }
           }
           if (s >= 0) out.push({ a, b: d, similarity: s });
           done[p] = 1;
           remaining--;
-          doc[at]!--;
-          if (--doc[at + 1]! === 0) {
-            heldCount--;
-            // Every pair reading this set has been scored (its last one just now): reuse its block.
-            used -= arena.bytes(doc[at + 3]!);
-            arena.release(doc[at + 3]!);
-          }
         }
         const at = 4 * d;
         if (doc[at]! > 0 && blocks[slot]! < 0 && (used < budget || heldCount === 0)) {
           // A set that found no block when it came back (see arenaSetsOf): held sets may have been
           // released since. Without one now, it waits for a later pass, unless nothing is held
           // (then no pass would ever hold it).
-          const set = get(slot);
+          const set = sets.set(slot);
           try {
             blocks[slot] = arena.alloc(set.length);
             arena.view(blocks[slot]!, set.length).set(set);
@@ -192,10 +217,10 @@ export async function verifyExact(
           const bytes = arena.bytes(blocks[slot]!);
           if (used + bytes <= budget || heldCount === 0) {
             // The set stays where it was written, in shared memory, where later batches are scored
-            // against it.
-            doc[at + 1] = doc[at]!;
-            doc[at + 2] = get(slot).length;
-            doc[at + 3] = blocks[slot]!;
+            // against it; all d's pending pairs are scored in this pass.
+            doc[at + 1] = blocks[slot]! + 1;
+            doc[at + 2] = sets.length(slot);
+            doc[at + 3] = arena.offset(blocks[slot]!);
             blocks[slot] = -1;
             heldCount++;
             used += bytes;
@@ -229,9 +254,10 @@ export async function verifyExact(
     for await (const batch of feed.pass()) {
       const pos = new Int32Array(batch.len).fill(-1);
       const need: number[] = [];
+      const retired: number[] = (building = []);
       // Pairs whose first member is held already (it went by in an earlier, processed batch) are
-      // scored by the worker that makes this batch's sets: verification runs in parallel. The held
-      // set cannot be released before this batch is processed (the pair is still pending).
+      // scored by the worker that makes this batch's sets: verification runs in parallel. A held set
+      // whose last pair is given out here is released once this batch is collected.
       let jobs = 0;
       for (let j = 0; j < batch.len; j++) {
         const b = scheduled + j;
@@ -242,21 +268,29 @@ export async function verifyExact(
         if (most > jobP.length) {
           jobP = grownInt32(jobP, jobs, most * 2);
           jobB = grownInt32(jobB, jobs, most * 2);
+          jobA = grownInt32(jobA, 2 * jobs, most * 4);
         }
         for (let p = startB[b]!; p < startB[b + 1]!; p++) {
           if (done[p] || assigned[p]) continue;
-          if (doc[4 * first[p]! + 1] === 0) continue;
+          const at = 4 * first[p]!;
+          if (doc[at + 1] === 0) continue;
           assigned[p] = 1;
           jobP[jobs] = p;
-          jobB[jobs++] = pos[j]!;
+          jobB[jobs] = pos[j]!;
+          jobA[2 * jobs] = doc[at + 3]!;
+          jobA[2 * jobs++ + 1] = doc[at + 2]!;
+          if (--doc[at]! === 0) {
+            retired.push(doc[at + 1]! - 1);
+            doc[at + 1] = 0;
+          }
         }
       }
       setDocs += need.length;
       // A block per needed set, sized by the feed's bound, where the set is written; the last block
       // is the scratch of the probe table that makes them, sized for the largest bound.
       const blocks = new Int32Array(need.length + 1).fill(-1);
-      let sets: Promise<SetGetter>;
-      if (need.length === 0) sets = Promise.resolve(() => new Uint32Array(0));
+      let sets: Promise<BatchSetsView>;
+      if (need.length === 0) sets = Promise.resolve(NO_SETS);
       else {
         const targets = new Int32Array(2 * need.length);
         let most = 0;
@@ -269,25 +303,18 @@ export async function verifyExact(
         }
         const layout = scratchLayout(most, feed.placesText ?? true);
         const scratch = (blocks[need.length] = await block(layout.bytes / 4));
-        let score: ScoreJob | undefined;
-        // The pairs' held sets stay where they are until this batch is processed (the pairs are
-        // pending), even if blocks above waited for batches in flight.
+        // The pairs' held sets stay where they are until this batch is collected (`retired`), even
+        // if blocks above waited for batches in flight.
         const scored = jobP.slice(0, jobs);
-        if (jobs > 0) {
-          const a = new Int32Array(2 * jobs);
-          for (let k = 0; k < jobs; k++) {
-            const at = 4 * first[scored[k]!]!;
-            arena.ref(doc[at + 3]!, doc[at + 2]!, a, k);
-          }
-          score = { b: jobB.slice(0, jobs), a, threshold };
-        }
+        const score: ScoreJob | undefined = jobs > 0 ? { b: jobB.slice(0, jobs), a: jobA.slice(0, 2 * jobs), threshold } : undefined;
         const where = { memory: arena.memory, id: arena.id, targets, scratch: [arena.offset(scratch), arena.bytes(scratch), layout.tableBytes] as [number, number, number] };
         sets = batch.sets(need, where, score).then((reply) => {
           for (let k = 0; k < scored.length; k++) sim[scored[k]!] = reply.sims![k]!;
           return arenaSetsOf(arena, blocks, reply);
         });
       }
-      queue.push({ len: batch.len, pos, blocks, sets });
+      building = null;
+      queue.push({ len: batch.len, pos, blocks, sets, retired });
       scheduled += batch.len;
       if (queue.length > feed.workers * 2) await process();
     }
@@ -304,7 +331,7 @@ export async function verifyExact(
  * then scored against held sets here but not held, and its pairs as first member wait for a later
  * pass. (Batches in flight cannot be collected first, as scheduling does: this batch is older.)
  */
-function arenaSetsOf(arena: SetArena, blocks: Int32Array, reply: BatchSets): SetGetter {
+function arenaSetsOf(arena: SetArena, blocks: Int32Array, reply: BatchSets): BatchSetsView {
   const len = reply.setLen!;
   const start = reply.setStart!;
   let loose: Map<number, Uint32Array> | undefined;
@@ -323,6 +350,8 @@ function arenaSetsOf(arena: SetArena, blocks: Int32Array, reply: BatchSets): Set
       }
     }
   }
-  // Views are made when asked for: most sets are only ever read by workers.
-  return (slot) => (blocks[slot]! >= 0 ? arena.view(blocks[slot]!, len[slot]!) : loose!.get(slot)!);
+  return {
+    set: (slot) => (blocks[slot]! >= 0 ? arena.view(blocks[slot]!, len[slot]!) : loose!.get(slot)!),
+    length: (slot) => len[slot]!,
+  };
 }

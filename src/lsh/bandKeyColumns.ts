@@ -7,9 +7,9 @@ import type { BandKeyTable } from './candidates.js';
 
 /**
  * A growable band-major store of band keys: document d's key in band b at [b·capacity + d] of
- * `hi` and `lo`. Batches arrive document by document (a worker's reply, [i·bands + b]) and are
- * transposed as they are appended, so that bucketing later reads each band sequentially (reading
- * document-major keys band by band took one cache line per key). With `shared`, the arrays live
+ * `hi` and `lo`, so that bucketing reads each band sequentially (reading document-major keys band
+ * by band took one cache line per key). Batches arrive band-major too ([b·count + i], as workers
+ * write them): appending one is a copy per band. With `shared`, the arrays live
  * in SharedArrayBuffers that worker threads read in place.
  */
 export class BandKeyColumns {
@@ -39,19 +39,19 @@ export class BandKeyColumns {
     return this.shared ? new Uint8Array(new SharedArrayBuffer(length)) : new Uint8Array(length);
   }
 
-  /** Appends `count` documents: `present[i]`, and keys at [i·bands + b] of `hi` and `lo`. */
+  /**
+   * Appends `count` documents: `present[i]`, and band b's keys at [b·count + i] of `hi` and `lo`
+   * (the workers write them so: transposing a million documents' keys here took 0.1–0.2 s of this
+   * thread while the workers signed).
+   */
   append(present: Uint8Array, hi: Uint32Array, lo: Uint32Array, count: number): void {
     const nb = this.bands;
     if (this.count + count > this.capacity) this.grow(Math.max(this.count + count, this.capacity * 2));
     const cap = this.capacity;
     this.present.set(present.subarray(0, count), this.count);
     for (let b = 0; b < nb; b++) {
-      const H = this.hi;
-      const L = this.lo;
-      for (let i = 0, from = b, to = b * cap + this.count; i < count; i++, from += nb, to++) {
-        H[to] = hi[from]!;
-        L[to] = lo[from]!;
-      }
+      this.hi.set(hi.subarray(b * count, (b + 1) * count), b * cap + this.count);
+      this.lo.set(lo.subarray(b * count, (b + 1) * count), b * cap + this.count);
     }
     this.count += count;
   }

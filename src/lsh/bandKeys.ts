@@ -10,12 +10,13 @@ const C1 = 0xcc9e2d51;
 const C2 = 0x1b873593;
 
 /**
- * Writes the key of every band of `signature` into `hi` and `lo` from index `at` (a document's
- * row of a band-key table; default 0).
+ * Writes the key of band b of `signature` into `hi` and `lo` at index `at` + b·`stride` (a
+ * document's place in a band-key table: its row with `stride` 1, the default, or its column of a
+ * band-major table with `stride` = documents).
  * Each half is a murmur3_32 of the band's r uint32 slots, with seeds 2·band+1 and 2·band+2.
  */
-export function bandKeys(signature: Uint32Array, bands: number, rows: number, hi: Uint32Array, lo: Uint32Array, at = 0): void {
-  for (let b = 0; b < bands; b++) rangeHash(signature, b * rows, rows, 2 * b + 1, 2 * b + 2, hi, lo, at + b);
+export function bandKeys(signature: Uint32Array, bands: number, rows: number, hi: Uint32Array, lo: Uint32Array, at = 0, stride = 1): void {
+  for (let b = 0; b < bands; b++) rangeHash(signature, b * rows, rows, 2 * b + 1, 2 * b + 2, hi, lo, at + b * stride);
 }
 
 /**

@@ -32,6 +32,7 @@ export interface SignRangeReply {
   id: number;
   count: number;
   present: Uint8Array;
+  /** Band keys, band by band: record i's key in band b at [b·count + i]. */
   hi: Uint32Array;
   lo: Uint32Array;
   sigs?: Uint32Array;
@@ -176,7 +177,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     if (!signed) continue;
     present[i] = 1;
     sigs?.set(row, i * k);
-    bandKeys(row, nb, req.bands.rows, hi, lo, i * nb);
+    bandKeys(row, nb, req.bands.rows, hi, lo, i, n);
   }
   const reply: SignRangeReply = {
     ...{ id: req.id, count: n, present, hi, lo, sigs, starts, lengths: block.lengths, units, lines, rows, ids },

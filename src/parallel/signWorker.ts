@@ -33,7 +33,10 @@ export interface SignRequest {
   score?: ScoreJob;
 }
 
-/** A worker's answer: signatures (n × numPerm) and/or band keys (n × bands, hi and lo). */
+/**
+ * A worker's answer: signatures (n × numPerm, document by document) and/or band keys (hi and lo,
+ * band by band: document i's key in band b at [b·n + i]).
+ */
 export interface SignReply {
   id: number;
   count: number;
@@ -125,17 +128,11 @@ port.on('message', (req: SignRequest | SignRangeRequest | RangeSetsRequest | Buc
     const nb = req.bands?.bands ?? 0;
     const hi = req.bands ? new Uint32Array(n * nb) : undefined;
     const lo = req.bands ? new Uint32Array(n * nb) : undefined;
-    const bh = new Uint32Array(nb);
-    const bl = new Uint32Array(nb);
     for (let i = 0; i < n; i++) {
       if (!signer.signInto(req.texts[i]!, row)) continue;
       present[i] = 1;
       if (sigs) sigs.set(row, i * k);
-      if (req.bands) {
-        bandKeys(row, nb, req.bands.rows, bh, bl);
-        hi!.set(bh, i * nb);
-        lo!.set(bl, i * nb);
-      }
+      if (req.bands) bandKeys(row, nb, req.bands.rows, hi!, lo!, i, n);
     }
     const reply: SignReply = { id: req.id, count: n, present, sigs, hi, lo };
     const transfer = [present.buffer, sigs?.buffer, hi?.buffer, lo?.buffer].filter((b): b is ArrayBuffer => b !== undefined);
