@@ -42,8 +42,14 @@ for (let d = 0; d < n; d++) {
   }
 }
 console.log(`${n} docs × ${bands} bands; load average ${loadavg()[0]!.toFixed(2)}`);
+// Appended as a worker's reply holds them: band by band ([b·n + d]).
+const byBand = (keys: Uint32Array): Uint32Array => {
+  const out = new Uint32Array(n * bands);
+  for (let d = 0; d < n; d++) for (let b = 0; b < bands; b++) out[b * n + d] = keys[d * bands + b]!;
+  return out;
+};
 const shared = new BandKeyColumns(bands, true);
-shared.append(present, hi, lo, n);
+shared.append(present, byBand(hi), byBand(lo), n);
 const layouts: [string, BandKeyTable][] = [
   ['band-major', shared.table()],
   ['doc-major', docMajorKeys(hi, lo, present, n, bands)],
