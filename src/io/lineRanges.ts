@@ -114,9 +114,11 @@ export function planLineRanges(path: string, chunkBytes = 8 << 20, firstEnd = 0)
         ranges.push({ start, end: stamp.size });
         break;
       }
-      // Move the cut to just after the next newline at or after it.
-      for (;;) {
-        const got = readSync(fd, window, 0, window.length, cut - 1);
+      // Move the cut to just after the next newline at or after it. The window starts small (a
+      // 64 KB read per cut was 60 ms of a 1.4 GB file's start, before any worker had a range) and
+      // doubles while a line goes on.
+      for (let size = 4096; ; size = Math.min(2 * size, window.length)) {
+        const got = readSync(fd, window, 0, size, cut - 1);
         if (got === 0) {
           cut = stamp.size;
           break;
