@@ -7,6 +7,7 @@ import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { annotateHeader, annotateRecord, annotationColumns, csvField, formatCluster, formatPair, formatSimilarity, pairHeader, tsvField, type PairFormat } from '../src/io/write.js';
 import { PairLineEncoder, writePairLines } from '../src/io/pairLines.js';
+import { PairColumns } from '../src/dedup/pairColumns.js';
 import { atomicFileSink, openOutput } from '../src/io/output.js';
 import { InputError } from '../src/io/errors.js';
 import { tmpDir } from './cliUtil.js';
@@ -176,5 +177,16 @@ test('writePairLines: the same file through a sink that takes bytes and one that
     await writePairLines({ name: 't', write: async (t) => void (text += t), close: async () => {}, abort: async () => {} }, format, pairs, (a) => a, idB);
     assert.equal(bytes, want, format);
     assert.equal(text, want, format);
+    // The same pairs (without estimates) as columns, as the streaming pipeline keeps them.
+    const plain = pairs.map(({ a, b, similarity }) => ({ a, b, similarity }));
+    const columns = new PairColumns(4);
+    for (const p of plain) columns.add(p.a, p.b, p.similarity);
+    const wantPlain = plain.map((p) => formatPair(format, p.a, idB(p.b), p.similarity)).join('');
+    for (const takesBytes of [true, false]) {
+      let got = '';
+      const writeBytes = takesBytes ? async (b: Uint8Array) => void (got += Buffer.from(b).toString('utf8')) : undefined;
+      await writePairLines({ name: 'c', write: async (t) => void (got += t), writeBytes, close: async () => {}, abort: async () => {} }, format, columns, (a) => a, idB);
+      assert.equal(got, wantPlain, `${format}, columns, ${takesBytes ? 'bytes' : 'text'}`);
+    }
   }
 });

@@ -13,6 +13,7 @@ import type { OutputSink } from '../io/output.js';
 import { refuseAliasedOutputs } from '../io/alias.js';
 import { formatCluster, pairHeader } from '../io/write.js';
 import { writePairLines } from '../io/pairLines.js';
+import { pairColumnsOf } from '../dedup/pairColumns.js';
 import { rewriteFile, rewriteRecords, rewriteShards, type RowVerdict } from '../io/rewrite.js';
 import type { InputRecord } from '../io/record.js';
 import { idOf, type Corpus } from './corpus.js';
@@ -27,10 +28,12 @@ export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpu
   const id = (i: number): string | number => idOf(corpus, i);
   if (flags.output === 'pairs') {
     const fmt = pairFormatOf(flags);
-    const withEstimate = result.pairs.some((p) => p.estimate !== undefined);
+    // The streaming pipeline's pairs are columns (without estimates): written without objects.
+    const columns = pairColumnsOf(result);
+    const withEstimate = columns ? false : result.pairs.some((p) => p.estimate !== undefined);
     await sink!.write(pairHeader(fmt, withEstimate));
-    await writePairLines(sink!, fmt, result.pairs, id, id);
-    return result.pairs.length;
+    await writePairLines(sink!, fmt, columns ?? result.pairs, id, id);
+    return columns ? columns.size : result.pairs.length;
   }
   if (flags.output === 'clusters') {
     for (let c = 0; c < result.clusters.length; c++) {

@@ -6,10 +6,11 @@ import type { BandChoice } from '../lsh/params.js';
 import type { CandidateStats } from '../lsh/candidates.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
-import { clusterPairs } from './clusters.js';
+import { clusterPairs, componentsOf, UnionFind } from './clusters.js';
 import { clusterGroups, expandPairs, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
 import type { DedupResult } from './options.js';
 import { sortPairs } from '../similarity/sortPairs.js';
+import { PairColumns, withLazyPairs } from './pairColumns.js';
 
 /**
  * The common tail of the batch pipelines: sorts the verified pairs, clusters them and assembles the
@@ -20,7 +21,8 @@ import { sortPairs } from '../similarity/sortPairs.js';
 export function finishDedup(
   run: {
     n: number;
-    pairs: ScoredPair[];
+    /** Verified pairs, as objects or in columns (the result's `pairs` is then made when read). */
+    pairs: ScoredPair[] | PairColumns;
     empty: number[];
     bands: BandChoice;
     chars: number;
@@ -33,14 +35,14 @@ export function finishDedup(
   },
   times: { t0: number; t1: number; t2: number; shingle: number; sign: number; shingleAfterT2?: number },
 ): DedupResult {
-  const { n, empty, bands, chars, cstats, groups } = run;
+  const { n, groups } = run;
   const keepPairs = run.keepPairs ?? true;
   const maxPairs = run.maxPairs ?? Infinity;
-  const { t0, t1, t2 } = times;
-  let pairs = run.pairs;
-  sortPairs(pairs);
   // Without copies every group is one document and group numbers are document numbers.
   const grouped = groups && groups.groups < n ? groups : undefined;
+  if (run.pairs instanceof PairColumns && !grouped) return finishColumns(run, run.pairs, times);
+  let pairs = run.pairs instanceof PairColumns ? run.pairs.toPairs() : run.pairs;
+  sortPairs(pairs);
   const counts = run.counts ?? 'all';
   const count =
     counts === 'verified' || !grouped
@@ -52,11 +54,39 @@ export function finishDedup(
   if (!keepPairs) pairs = [];
   else if (grouped) pairs = expandPairs(grouped, pairs);
   const t4 = performance.now();
+  return { pairs, clusters, clusterOf, ...rest(run, count, clusters.length, counts, times, t3, t4) };
+}
+
+/** {@link finishDedup} for pairs in columns between single documents: no object per pair is made here. */
+function finishColumns(run: Parameters<typeof finishDedup>[0], columns: PairColumns, times: Parameters<typeof finishDedup>[1]): DedupResult {
+  const { n } = run;
+  columns.sort(n);
+  const count = columns.size;
+  const t3 = performance.now();
+  const uf = new UnionFind(n);
+  const { a, b } = columns;
+  for (let i = 0; i < count; i++) uf.union(a[i]!, b[i]!);
+  const { clusters, clusterOf } = componentsOf(uf, n);
+  if ((run.keepPairs ?? true) && count > (run.maxPairs ?? Infinity)) throw new TooManyPairsError('pairs', count, run.maxPairs!, 1);
+  if (!(run.keepPairs ?? true)) columns.size = 0;
+  const t4 = performance.now();
+  return withLazyPairs({ clusters, clusterOf, ...rest(run, count, clusters.length, run.counts ?? 'all', times, t3, t4) }, columns);
+}
+
+/** The result's fields other than its pairs and clusters. */
+function rest(
+  run: Parameters<typeof finishDedup>[0],
+  count: number,
+  clusterCount: number,
+  counts: 'all' | 'verified',
+  times: Parameters<typeof finishDedup>[1],
+  t3: number,
+  t4: number,
+): Pick<DedupResult, 'empty' | 'bands' | 'stats'> {
+  const { n, empty, bands, chars, cstats, groups } = run;
+  const { t0, t1, t2 } = times;
   const { candidates, ...buckets } = cstats;
   return {
-    pairs,
-    clusters,
-    clusterOf,
     empty,
     bands,
     stats: {
@@ -65,7 +95,7 @@ export function finishDedup(
       chars,
       candidates,
       pairs: count,
-      clusters: clusters.length,
+      clusters: clusterCount,
       copies: groups ? n - groups.groups : 0,
       counts,
       buckets,

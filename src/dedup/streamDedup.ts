@@ -16,7 +16,7 @@ import { CandidateBuilder, collectSharedBuckets, type CandidateStats } from '../
 import type { PairSet } from '../lsh/pairSet.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { BandKeyColumns } from '../lsh/bandKeyColumns.js';
-import type { ScoredPair } from '../similarity/bruteForce.js';
+import { PairColumns } from './pairColumns.js';
 import { resolveDedupOptions, type DedupOptions, type DedupResult } from './options.js';
 import { finishDedup } from './finish.js';
 import { createTextSigner } from '../sketch/textSigner.js';
@@ -198,7 +198,7 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
 
   const empty: number[] = [];
   for (let i = 0; i < n; i++) if (!present[i]) empty.push(i);
-  const out: ScoredPair[] = [];
+  const out = new PairColumns();
   let passes = 1;
   let peakSetBytes = 0;
   let setDocs = 0;
@@ -223,11 +223,12 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
       let eq = 0;
       for (let x = a * numPerm, y = b * numPerm, end = x + numPerm; x < end; x++, y++) if (s[x] === s[y]) eq++;
       const e = eq / numPerm;
-      if (verify === 'none' || e >= threshold) out.push({ a, b, similarity: e });
+      if (verify === 'none' || e >= threshold) out.add(a, b, e);
     }
   }
   const result = finishDedup({ n, pairs: out, empty, bands, chars, cstats, keepPairs, maxPairs }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });
-  return { ...result, extra: { passes, peakSetBytes, indexBytes, setDocs, ranged: ranged !== undefined } };
+  // Assigned, not spread: a spread would read `pairs`, which makes its objects (see pairColumns.ts).
+  return Object.assign(result, { extra: { passes, peakSetBytes, indexBytes, setDocs, ranged: ranged !== undefined } });
 }
 
 /** Verification's feed over texts read on this thread: the needed ones go to the pool (or are set here, as a worker would). */

@@ -9,7 +9,7 @@
  * @module
  */
 import { ProbeTable, probeJaccardAtLeast, probeJaccardAtLeastAt } from '../similarity/probeSet.js';
-import type { ScoredPair } from '../similarity/bruteForce.js';
+import type { PairColumns } from './pairColumns.js';
 import type { SignReply } from '../parallel/signWorker.js';
 import type { ScoreJob, SetTargets } from '../parallel/rangeJobs.js';
 import { ArenaFullError, SetArena } from '../parallel/setArena.js';
@@ -80,7 +80,7 @@ export async function verifyExact(
   count: number,
   threshold: number,
   budget: number,
-  out: ScoredPair[],
+  out: Pick<PairColumns, 'add'>,
   onProgress: DedupOptions['onProgress'],
   arenaBytes?: number,
 ): Promise<{ passes: number; peak: number; setDocs: number }> {
@@ -196,7 +196,7 @@ export async function verifyExact(
               doc[at + 1] = 0;
             }
           }
-          if (s >= 0) out.push({ a, b: d, similarity: s });
+          if (s >= 0) out.add(a, d, s);
           done[p] = 1;
           remaining--;
         }

@@ -135,17 +135,39 @@ function sim(buf: Uint8Array, at: number, s: number): number {
   return at + end;
 }
 
+/** Pairs in typed columns (the streaming pipeline's `PairColumns`): pair i is (a[i], b[i], similarity[i]). */
+export interface PairColumnsLike {
+  size: number;
+  a: Int32Array;
+  b: Int32Array;
+  similarity: Float64Array;
+}
+
 /**
- * Writes `pairs` as lines to `sink` (ids through `idA` and `idB`), in chunks of about 64 KB: as
- * bytes from a {@link PairLineEncoder} when the sink takes bytes, else as text.
+ * Writes `pairs` (objects, or columns) as lines to `sink` (ids through `idA` and `idB`), in chunks
+ * of about 64 KB: as bytes from a {@link PairLineEncoder} when the sink takes bytes, else as text.
  */
 export async function writePairLines(
   sink: OutputSink,
   format: PairFormat,
-  pairs: readonly { a: number; b: number; similarity: number; estimate?: number }[],
+  given: readonly { a: number; b: number; similarity: number; estimate?: number }[] | PairColumnsLike,
   idA: (doc: number) => string | number,
   idB: (doc: number) => string | number,
 ): Promise<void> {
+  if (!Array.isArray(given)) {
+    const { size, a, b, similarity } = given as PairColumnsLike;
+    if (sink.writeBytes) {
+      const lines = new PairLineEncoder(format);
+      for (let i = 0; i < size; i++) {
+        lines.add(idA(a[i]!), idB(b[i]!), similarity[i]!);
+        if (lines.size >= 1 << 16) await sink.writeBytes(lines.take());
+      }
+      await sink.writeBytes(lines.take());
+      return;
+    }
+    given = Array.from({ length: size }, (_, i) => ({ a: a[i]!, b: b[i]!, similarity: similarity[i]! }));
+  }
+  const pairs = given as readonly { a: number; b: number; similarity: number; estimate?: number }[];
   if (sink.writeBytes) {
     const lines = new PairLineEncoder(format);
     for (const p of pairs) {

@@ -1,0 +1,62 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { PairColumns, pairColumnsOf, withLazyPairs } from '../src/dedup/pairColumns.js';
+import { sortPairs } from '../src/similarity/sortPairs.js';
+import { dedupStream } from '../src/dedup/streamDedup.js';
+import { dedup } from '../src/dedup/dedup.js';
+
+test('property: PairColumns.sort = sortPairs on the same pairs as objects (stable, ties kept in order), by counting and by comparison', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.nat({ max: 49 }), fc.nat({ max: 49 }), fc.double({ min: 0, max: 1, noNaN: true })), { maxLength: 300 }),
+      fc.constantFrom(50, 100_000),
+      (pairs, n) => {
+        const columns = new PairColumns(1);
+        for (const [a, b, s] of pairs) columns.add(a, b, s);
+        const want = pairs.map(([a, b, similarity]) => ({ a, b, similarity }));
+        sortPairs(want);
+        columns.sort(n);
+        assert.equal(columns.size, pairs.length);
+        assert.deepEqual(columns.toPairs(), want);
+      },
+    ),
+    { numRuns: 3001 },
+  );
+});
+
+test('withLazyPairs: pairs read as objects when asked, enumerable, serialized, and replaceable (the columns are then forgotten)', () => {
+  const columns = new PairColumns();
+  columns.add(1, 2, 0.5);
+  columns.add(3, 4, 1);
+  const result = withLazyPairs({ clusters: [] as number[] }, columns);
+  assert.equal(pairColumnsOf(result), columns);
+  assert.ok(Object.keys(result).includes('pairs'));
+  assert.deepEqual(result.pairs, [
+    { a: 1, b: 2, similarity: 0.5 },
+    { a: 3, b: 4, similarity: 1 },
+  ]);
+  assert.equal(result.pairs, result.pairs, 'made once');
+  assert.deepEqual(JSON.parse(JSON.stringify(result)).pairs, result.pairs);
+  assert.deepEqual({ ...result }.pairs, result.pairs);
+  result.pairs = [];
+  assert.deepEqual(result.pairs, []);
+  assert.equal(pairColumnsOf(result), undefined);
+});
+
+test('dedupStream: its pairs (kept in columns) read as the same objects, in the same order, as dedup gives; pairs: false leaves none', async () => {
+  const base = Array.from({ length: 60 }, (_, i) => `document ${i % 20} about ${['rent', 'sale', 'swap'][i % 3]} in the city centre near the station, ${i % 7} rooms`);
+  const texts = base.map((t, i) => (i % 4 === 0 ? t + ' extra' : t));
+  const want = dedup(texts, { threshold: 0.5 });
+  assert.ok(want.pairs.length > 20 && want.clusters.length > 2);
+  for (const workers of [0, 2]) {
+    const got = await dedupStream(() => [texts], { threshold: 0.5, workers });
+    assert.ok(pairColumnsOf(got), 'the pairs are columns until read');
+    assert.deepEqual(got.pairs, want.pairs);
+    assert.deepEqual(got.clusters, want.clusters);
+    assert.deepEqual(got.clusterOf, want.clusterOf);
+    const none = await dedupStream(() => [texts], { threshold: 0.5, workers, pairs: false });
+    assert.deepEqual(none.pairs, []);
+    assert.equal(none.stats.pairs, want.stats.pairs);
+  }
+});
