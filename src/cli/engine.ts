@@ -41,7 +41,10 @@ export async function findDuplicates(texts: readonly string[], options: FindOpti
   }
   if (workers === 0) return dedup(texts, rest);
   try {
-    const { extra: _extra, ...result } = await dedupStream(() => [texts as string[]], { ...rest, workers });
+    // `extra` deleted, not left out by a rest spread: the spread would read `pairs`, which makes an
+    // object per pair (the streaming result keeps them in columns until read; see pairColumns.ts).
+    const result: DedupResult & { extra?: unknown } = await dedupStream(() => [texts as string[]], { ...rest, workers });
+    delete result.extra;
     return result;
   } catch (e) {
     // More candidate pairs than --max-pairs allows: dedup() in this thread groups identical
