@@ -8,6 +8,7 @@
  */
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { grownInt32 } from '../lsh/grownInt32.js';
+import { countingPairOrder } from '../similarity/sortPairs.js';
 
 /** Pairs (a, b, similarity) in insertion order, in growable typed arrays. */
 export class PairColumns {
@@ -49,24 +50,7 @@ export class PairColumns {
     let sorted = true;
     for (let i = 1; i < m && sorted; i++) sorted = a[i - 1]! < a[i]! || (a[i - 1] === a[i] && b[i - 1]! <= b[i]!);
     if (sorted) return;
-    let order: Int32Array;
-    if (m * 4 < n) {
-      order = Int32Array.from({ length: m }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
-    } else {
-      const count = new Int32Array(n + 1);
-      const byB = new Int32Array(m);
-      for (let i = 0; i < m; i++) count[b[i]! + 1]!++;
-      for (let v = 0; v < n; v++) count[v + 1]! += count[v]!;
-      for (let i = 0; i < m; i++) byB[count[b[i]!]!++] = i;
-      count.fill(0);
-      order = new Int32Array(m);
-      for (let i = 0; i < m; i++) count[a[i]! + 1]!++;
-      for (let v = 0; v < n; v++) count[v + 1]! += count[v]!;
-      for (let x = 0; x < m; x++) {
-        const i = byB[x]!;
-        order[count[a[i]!]!++] = i;
-      }
-    }
+    const order = m * 4 < n ? Int32Array.from({ length: m }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!) : countingPairOrder(a, b, m, n);
     const sa = new Int32Array(a.length);
     const sb = new Int32Array(b.length);
     const ss = new Float64Array(similarity.length);

@@ -42,6 +42,16 @@ export function sortPairs<T extends DocPair>(pairs: T[]): void {
     a[i] = pairs[i]!.a;
     b[i] = pairs[i]!.b;
   }
+  const order = countingPairOrder(a, b, m, n);
+  const copy = pairs.slice();
+  for (let x = 0; x < m; x++) pairs[x] = copy[order[x]!]!;
+}
+
+/**
+ * The order of the first `m` pairs (`a[i]`, `b[i]`), ids in [0, n), sorted by (a, b) ascending and
+ * stable: two counting passes, by b then by a (O(m + n)).
+ */
+export function countingPairOrder(a: Int32Array, b: Int32Array, m: number, n: number): Int32Array {
   const count = new Int32Array(n + 1);
   const byB = new Int32Array(m);
   for (let i = 0; i < m; i++) count[b[i]! + 1]!++;
@@ -55,6 +65,5 @@ export function sortPairs<T extends DocPair>(pairs: T[]): void {
     const i = byB[x]!;
     order[count[a[i]!]!++] = i;
   }
-  const copy = pairs.slice();
-  for (let x = 0; x < m; x++) pairs[x] = copy[order[x]!]!;
+  return order;
 }
