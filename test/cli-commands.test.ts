@@ -116,6 +116,10 @@ test('the bundled CLI (the package bin) and the unbundled entry print the same v
   assert.equal(bundled.code, 0, bundled.stderr);
   const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> };
   assert.equal(bundled.stdout.trim(), pkg.version);
+  assert.equal(neardup(['-V']).stdout.trim(), pkg.version);
+  // --version loads no command; help still lists every one.
+  const help = neardup(['--help']).stdout;
+  for (const name of ['dedup', 'params', 'compare', 'bench', 'report', 'serve', 'index', 'job', 'stage', 'worker']) assert.match(help, new RegExp(`^  ${name} `, 'm'), name);
   assert.equal(path.resolve(repoRoot, pkg.bin['neardup']!), mainJs);
   const plain = spawnSync(process.execPath, [path.join(repoRoot, 'dist/src/cli/main.js'), 'dedup', '--help'], { encoding: 'utf8' });
   assert.equal(neardup(['dedup', '--help']).stdout, plain.stdout);

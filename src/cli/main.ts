@@ -27,7 +27,9 @@ const commands: Record<string, () => Promise<Command>> = {
 
 const program = createProgram();
 const asked = process.argv[2];
-const names = asked !== undefined && Object.hasOwn(commands, asked) ? [asked] : Object.keys(commands);
+// --version needs no command at all; help and unknown commands list every one.
+const version = asked === '--version' || asked === '-V';
+const names = version ? [] : asked !== undefined && Object.hasOwn(commands, asked) ? [asked] : Object.keys(commands);
 for (const name of names) program.addCommand(await commands[name]!());
 
 // A closed pipe (`neardup dedup x | head`) is not an error.

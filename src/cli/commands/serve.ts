@@ -4,7 +4,6 @@
  */
 import { Command, Option } from 'commander';
 import { addIndexOptions, indexOptionsFrom, num, openIndex, type IndexFlags } from '../indexOptions.js';
-import { buildApp, installShutdown } from '../../server/app.js';
 
 /** The options `serve` accepts, after parsing. */
 export interface ServeOptions extends IndexFlags {
@@ -36,6 +35,8 @@ export function serveCommand(): Command {
 export async function runServe(o: ServeOptions): Promise<void> {
   const opts = indexOptionsFrom(o);
   const index = await openIndex(opts);
+  // Loaded here, not at the top: help and --version list this command without loading Fastify (~40 ms).
+  const { buildApp, installShutdown } = await import('../../server/app.js');
   const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log, storeText: o.storeText });
   installShutdown(app, index);
   const address = await app.listen({ port: o.port, host: o.host });
