@@ -40,7 +40,7 @@ export function finishDedup(
   const maxPairs = run.maxPairs ?? Infinity;
   // Without copies every group is one document and group numbers are document numbers.
   const grouped = groups && groups.groups < n ? groups : undefined;
-  if (run.pairs instanceof PairColumns && !grouped) return finishColumns(run, run.pairs, times);
+  if (run.pairs instanceof PairColumns && !grouped) return finishColumns(run, run.pairs, keepPairs, maxPairs, times);
   let pairs = run.pairs instanceof PairColumns ? run.pairs.toPairs() : run.pairs;
   sortPairs(pairs);
   const counts = run.counts ?? 'all';
@@ -58,7 +58,13 @@ export function finishDedup(
 }
 
 /** {@link finishDedup} for pairs in columns between single documents: no object per pair is made here. */
-function finishColumns(run: Parameters<typeof finishDedup>[0], columns: PairColumns, times: Parameters<typeof finishDedup>[1]): DedupResult {
+function finishColumns(
+  run: Parameters<typeof finishDedup>[0],
+  columns: PairColumns,
+  keepPairs: boolean,
+  maxPairs: number,
+  times: Parameters<typeof finishDedup>[1],
+): DedupResult {
   const { n } = run;
   columns.sort(n);
   const count = columns.size;
@@ -67,8 +73,8 @@ function finishColumns(run: Parameters<typeof finishDedup>[0], columns: PairColu
   const { a, b } = columns;
   for (let i = 0; i < count; i++) uf.union(a[i]!, b[i]!);
   const { clusters, clusterOf } = componentsOf(uf, n);
-  if ((run.keepPairs ?? true) && count > (run.maxPairs ?? Infinity)) throw new TooManyPairsError('pairs', count, run.maxPairs!, 1);
-  if (!(run.keepPairs ?? true)) columns.size = 0;
+  if (keepPairs && count > maxPairs) throw new TooManyPairsError('pairs', count, maxPairs, 1);
+  if (!keepPairs) columns.size = 0;
   const t4 = performance.now();
   return withLazyPairs({ clusters, clusterOf, ...rest(run, count, clusters.length, run.counts ?? 'all', times, t3, t4) }, columns);
 }

@@ -156,6 +156,13 @@ export async function verifyExact(
       if (after) after.push(h);
       else free(h);
     };
+    /** Counts one pair of held document line `at` as given out; its last one retires the set. */
+    const givenOut = (at: number): void => {
+      if (--doc[at]! === 0) {
+        retire(doc[at + 1]! - 1);
+        doc[at + 1] = 0;
+      }
+    };
     const free = (h: number): void => {
       heldCount--;
       used -= arena.bytes(h);
@@ -191,10 +198,7 @@ export async function verifyExact(
               loaded === arenaTable
                 ? probeJaccardAtLeastAt(loaded, doc[at + 3]! * 4, doc[at + 2]!, threshold)
                 : probeJaccardAtLeast(loaded, arena.view(doc[at + 1]! - 1, doc[at + 2]!), threshold);
-            if (--doc[at]! === 0) {
-              retire(doc[at + 1]! - 1);
-              doc[at + 1] = 0;
-            }
+            givenOut(at);
           }
           if (s >= 0) out.add(a, d, s);
           done[p] = 1;
@@ -279,10 +283,7 @@ export async function verifyExact(
           jobB[jobs] = pos[j]!;
           jobA[2 * jobs] = doc[at + 3]!;
           jobA[2 * jobs++ + 1] = doc[at + 2]!;
-          if (--doc[at]! === 0) {
-            retired.push(doc[at + 1]! - 1);
-            doc[at + 1] = 0;
-          }
+          givenOut(at); // retired after this batch (`building`)
         }
       }
       setDocs += need.length;

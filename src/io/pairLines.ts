@@ -154,29 +154,21 @@ export async function writePairLines(
   idA: (doc: number) => string | number,
   idB: (doc: number) => string | number,
 ): Promise<void> {
-  if (!Array.isArray(given)) {
-    const { size, a, b, similarity } = given as PairColumnsLike;
-    if (sink.writeBytes) {
-      const lines = new PairLineEncoder(format);
-      for (let i = 0; i < size; i++) {
-        lines.add(idA(a[i]!), idB(b[i]!), similarity[i]!);
-        if (lines.size >= 1 << 16) await sink.writeBytes(lines.take());
-      }
-      await sink.writeBytes(lines.take());
-      return;
-    }
-    given = Array.from({ length: size }, (_, i) => ({ a: a[i]!, b: b[i]!, similarity: similarity[i]! }));
-  }
-  const pairs = given as readonly { a: number; b: number; similarity: number; estimate?: number }[];
+  type Pair = { a: number; b: number; similarity: number; estimate?: number };
+  const columns = Array.isArray(given) ? undefined : (given as PairColumnsLike);
+  const objects = columns ? undefined : (given as readonly Pair[]);
   if (sink.writeBytes) {
+    // Columns are read where they lie, without an object per pair.
     const lines = new PairLineEncoder(format);
-    for (const p of pairs) {
-      lines.add(idA(p.a), idB(p.b), p.similarity, p.estimate);
+    for (let i = 0, m = columns ? columns.size : objects!.length; i < m; i++) {
+      if (columns) lines.add(idA(columns.a[i]!), idB(columns.b[i]!), columns.similarity[i]!);
+      else lines.add(idA(objects![i]!.a), idB(objects![i]!.b), objects![i]!.similarity, objects![i]!.estimate);
       if (lines.size >= 1 << 16) await sink.writeBytes(lines.take());
     }
     await sink.writeBytes(lines.take());
     return;
   }
+  const pairs = objects ?? Array.from({ length: columns!.size }, (_, i): Pair => ({ a: columns!.a[i]!, b: columns!.b[i]!, similarity: columns!.similarity[i]! }));
   // One await per pair was most of writing a million pairs: text goes in chunks too.
   let chunk = '';
   for (const p of pairs) {
