@@ -2,7 +2,10 @@
  * LSH candidate generation from band keys, timed alone: the bucketing pass (`collectSharedBuckets`,
  * which also gives the pair bound) and the pairs from its buckets (`candidatesFromBuckets`), on
  * band-major keys as the streaming pipeline keeps them (BandKeyColumns) and on document-major ones;
- * then the pipeline's route with 2 workers (`SignPool.bucketRanges` joined by `CandidateBuilder`), over
+ * then the pairs grouped by second member as streaming verification takes them, two ways: a pair set
+ * (`candidatesFromBuckets` / `CandidateBuilder`) then `groupBySecond`, against `joinRanges` then
+ * `groupsFromBuckets` (the pipeline's route since round 10), here and with the bands bucketed on
+ * 2 workers (`SignPool.bucketRanges`), over
  * synthetic keys shaped like a duplicate-heavy corpus (30 % of documents copy an earlier one,
  * sharing each band key with probability 0.7), so no corpus needs signing.
  * Prints the time, the bucket counters and a checksum of the pair set (order-independent).
@@ -14,6 +17,7 @@ import { loadavg } from 'node:os';
 import { CandidateBuilder, candidatesFromBuckets, collectSharedBuckets, docMajorKeys, type BandKeyTable } from '../src/lsh/candidates.js';
 import { BandKeyColumns } from '../src/lsh/bandKeyColumns.js';
 import { SignPool } from '../src/parallel/signPool.js';
+import { groupBySecond, groupsFromBuckets, joinRanges, type SecondGroups } from '../src/lsh/secondGroups.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, def: string): number => {
@@ -60,6 +64,9 @@ const checksum = (pairs: { a: Int32Array; b: Int32Array; size: number }): number
   for (let i = 0; i < pairs.size; i++) c = (c + Math.imul(pairs.a[i]! + 1, 0x9e3779b1) + pairs.b[i]!) >>> 0;
   return c;
 };
+const sameGroups = (x: SecondGroups, y: SecondGroups): boolean =>
+  x.count === y.count && x.start.every((v, i) => v === y.start[i]) && x.first.subarray(0, x.count).every((v, i) => v === y.first[i]);
+let want: SecondGroups | undefined;
 for (let r = 0; r < rounds; r++) {
   for (const [name, keys] of layouts) {
     const t0 = performance.now();
@@ -67,8 +74,18 @@ for (let r = 0; r < rounds; r++) {
     const t1 = performance.now();
     const { pairs, stats } = candidatesFromBuckets(buckets, n);
     const t2 = performance.now();
+    const grouped = groupBySecond(pairs.a, pairs.b, pairs.size, n);
+    const t3 = performance.now();
+    const joined = joinRanges([buckets]);
+    const listed = groupsFromBuckets(joined, n);
+    const t4 = performance.now();
     sum = checksum(pairs);
-    console.log(`round ${r + 1}, ${name}: bucketing ${(t1 - t0).toFixed(0)} ms, pairs ${(t2 - t1).toFixed(0)} ms; ${JSON.stringify(stats)}, bound ${buckets.bound}, pair checksum ${sum}`);
+    want ??= grouped;
+    const same = sameGroups(grouped, listed) && sameGroups(listed, want) ? 'same groups' : 'GROUPS DIFFER';
+    console.log(
+      `round ${r + 1}, ${name}: bucketing ${(t1 - t0).toFixed(0)} ms; pair set ${(t2 - t1).toFixed(0)} ms + grouping ${(t3 - t2).toFixed(0)} ms, ` +
+        `or groupsFromBuckets ${(t4 - t3).toFixed(0)} ms (${same}); ${JSON.stringify(stats)}, bound ${buckets.bound}, pair checksum ${sum}`,
+    );
   }
 }
 const pool = new SignPool({ workers: 2 });
@@ -78,9 +95,18 @@ try {
     const builder = new CandidateBuilder(n);
     for (const range of pool.bucketRanges(shared.table(), 0)!) builder.add(await range);
     const { pairs, stats } = builder.result();
+    const grouped = groupBySecond(pairs.a, pairs.b, pairs.size, n);
     const t1 = performance.now();
-    const same = checksum(pairs) === sum ? 'same pairs' : 'PAIRS DIFFER';
-    console.log(`round ${r + 1}, 2 workers (band ranges + CandidateBuilder): ${(t1 - t0).toFixed(0)} ms; ${JSON.stringify(stats)}, ${same}`);
+    const parts = await Promise.all(pool.bucketRanges(shared.table(), 0)!);
+    const t2 = performance.now();
+    const joined = joinRanges(parts);
+    const listed = groupsFromBuckets(joined, n);
+    const t3 = performance.now();
+    const same = checksum(pairs) === sum && sameGroups(grouped, want!) && sameGroups(listed, want!) ? 'same pairs and groups' : 'PAIRS DIFFER';
+    console.log(
+      `round ${r + 1}, 2 workers: band ranges + CandidateBuilder + groupBySecond ${(t1 - t0).toFixed(0)} ms; ` +
+        `band ranges ${(t2 - t1).toFixed(0)} ms + joinRanges + groupsFromBuckets ${(t3 - t2).toFixed(0)} ms = ${(t3 - t1).toFixed(0)} ms; ${JSON.stringify(stats)}, ${same}`,
+    );
   }
 } finally {
   await pool.close();

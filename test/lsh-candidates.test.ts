@@ -13,6 +13,7 @@ import { SignPool } from '../src/parallel/signPool.js';
 import { BucketTable } from '../src/lsh/bucketTable.js';
 import { TooManyPairsError } from '../src/lsh/tooManyPairs.js';
 import { firstOccurrences } from '../src/lsh/firstOccurrences.js';
+import { groupBySecond, groupsFromBuckets, joinRanges, type SecondGroups } from '../src/lsh/secondGroups.js';
 
 interface Keys {
   hi: Uint32Array;
@@ -119,6 +120,31 @@ function samePairs(x: { pairs: PairSet; stats: object }, y: { pairs: PairSet; st
   assert.deepEqual(x.pairs.b.subarray(0, x.pairs.size), y.pairs.b.subarray(0, y.pairs.size));
 }
 
+function sameGroups(got: SecondGroups, want: SecondGroups): void {
+  assert.equal(got.count, want.count);
+  assert.deepEqual(got.start, want.start);
+  assert.deepEqual(got.first.subarray(0, got.count), want.first.subarray(0, want.count));
+}
+
+/**
+ * Streaming verification's route: the ranges joined (`joinRanges`) and the pairs listed grouped by
+ * second member (`groupsFromBuckets`) give the pair set's pairs grouped by `groupBySecond`, in the
+ * same order, with the one-pass counters and bound; both limits hold exactly.
+ */
+function checkGroups(parts: SharedBuckets[], k: Keys, got: { pairs: PairSet; stats: object }, bound: number): void {
+  const joined = joinRanges(parts);
+  assert.equal(joined.bound, bound);
+  assert.deepEqual({ ...joined.stats, candidates: got.pairs.size }, got.stats);
+  const want = groupBySecond(got.pairs.a, got.pairs.b, got.pairs.size, k.n);
+  sameGroups(groupsFromBuckets(joined, k.n), want);
+  const count = got.pairs.size;
+  sameGroups(groupsFromBuckets(joinRanges(parts, bound), k.n, count), want);
+  if (count > 0) {
+    assert.throws(() => groupsFromBuckets(joined, k.n, count - 1, 7), (e: unknown) => e instanceof TooManyPairsError && e.count === count && e.limit === count - 1 && e.largestBucket === 7);
+    assert.throws(() => joinRanges(parts, bound - 1), (e: unknown) => e instanceof TooManyPairsError && e.count === bound && e.limit === bound - 1);
+  }
+}
+
 function check(k: Keys): void {
   const want = reference(k);
   const got = candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands);
@@ -143,7 +169,9 @@ function check(k: Keys): void {
     for (let i = 1; i < ends.length; i++) builder.add(collectSharedBuckets(bandMajor(k), ends[i - 1], ends[i]));
     assert.equal(builder.bound, want.bound);
     samePairs(builder.result(), got);
+    checkGroups(ends.slice(1).map((end, i) => collectSharedBuckets(bandMajor(k), ends[i], end)), k, got, want.bound);
   }
+  checkGroups([whole], k, got, want.bound);
   // The limit: exactly the count passes, one less throws.
   const count = want.pairs.size;
   assert.equal(candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands, count).pairs.size, count);
@@ -180,7 +208,7 @@ test('candidates equal the Map reference on corpora large enough to be partition
   }
 });
 
-test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared memory, joined by CandidateBuilder, give the pairs of one pass here; unshared keys are not sent', async () => {
+test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared memory, joined by CandidateBuilder or joinRanges, give the pairs of one pass here (and its groups by second member); unshared keys are not sent', async () => {
   for (const [n, bands, seed] of [
     [70_000, 5, 4],
     [300, 2, 5],
@@ -197,6 +225,7 @@ test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared
         const builder = new CandidateBuilder(n);
         for (const r of ranges) builder.add(await r);
         samePairs(builder.result(), want);
+        checkGroups(await Promise.all(pool.bucketRanges(cols.table(), 0)!), k, want, collectSharedBuckets(cols.table()).bound);
         assert.equal(pool.bucketRanges(bandMajor(k), 0), undefined);
         assert.equal(pool.bucketRanges(cols.table()), undefined, 'fewer documents than the default minimum');
       } finally {

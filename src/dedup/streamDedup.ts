@@ -12,8 +12,8 @@
  * @module
  */
 import { chooseBands } from '../lsh/params.js';
-import { CandidateBuilder, collectSharedBuckets, type CandidateStats } from '../lsh/candidates.js';
-import type { PairSet } from '../lsh/pairSet.js';
+import { collectSharedBuckets, type CandidateStats } from '../lsh/candidates.js';
+import { groupsFromBuckets, joinRanges, type SecondGroups } from '../lsh/secondGroups.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { BandKeyColumns } from '../lsh/bandKeyColumns.js';
 import { PairColumns } from './pairColumns.js';
@@ -176,23 +176,24 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   const present = table.present;
   const indexBytes = n * (nb * 8 + 1) + (sigs ? sigs.length * 4 : 0);
 
-  // LSH candidates.
-  let lsh: { pairs: PairSet; stats: CandidateStats };
+  // LSH candidates, grouped by second member (as verification reads them): the bands bucketed
+  // on the workers by ranges (or here), joined, and the pairs listed here.
+  let groups: SecondGroups;
+  let cstats: CandidateStats;
   try {
     // dedup() clusters bucket by bucket past the limit; this pipeline cannot (the sets are not in
     // memory), so it says so at once (maxBound) instead of after filling memory with candidate pairs.
-    const builder = new CandidateBuilder(n, maxPairs, keepPairs ? Infinity : maxPairs);
     const ranges = pool?.bucketRanges(table);
-    if (ranges) for (const range of ranges) builder.add(await range);
-    else builder.add(collectSharedBuckets(table));
-    lsh = builder.result();
+    const parts = ranges ? await Promise.all(ranges) : [collectSharedBuckets(table)];
+    const joined = joinRanges(parts, keepPairs ? Infinity : maxPairs);
+    groups = groupsFromBuckets(joined, n, maxPairs, joined.stats.largestBucket);
+    cstats = { ...joined.stats, candidates: groups.count };
   } catch (e) {
     // Too many candidates: the workers (or the range files) are not needed any more.
     await pool?.close();
     if (!pool) closeRangeFiles();
     throw e;
   }
-  const { pairs: cand, stats: cstats } = lsh;
   keys.release();
   const t2 = performance.now();
 
@@ -205,7 +206,7 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   if (!keepSigs) {
     try {
       const feed = typeof source === 'function' ? textFeed(source, pool, signer, batchSize) : rangedFeed(ranged!, n, pool, signer, batchSize);
-      const r = await verifyExact(feed, n, cand.a, cand.b, cand.size, threshold, budget, out, options.onProgress);
+      const r = await verifyExact(feed, n, groups, threshold, budget, out, options.onProgress);
       passes += r.passes;
       peakSetBytes = r.peak;
       setDocs = r.setDocs;
@@ -217,13 +218,15 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
     await pool?.close();
     if (!pool) closeRangeFiles();
     const s = sigs!.data;
-    for (let p = 0; p < cand.size; p++) {
-      const a = cand.a[p]!;
-      const b = cand.b[p]!;
-      let eq = 0;
-      for (let x = a * numPerm, y = b * numPerm, end = x + numPerm; x < end; x++, y++) if (s[x] === s[y]) eq++;
-      const e = eq / numPerm;
-      if (verify === 'none' || e >= threshold) out.add(a, b, e);
+    const { start, first } = groups;
+    for (let b = 0; b < n; b++) {
+      for (let q = start[b]!, end = start[b + 1]!; q < end; q++) {
+        const a = first[q]!;
+        let eq = 0;
+        for (let x = a * numPerm, y = b * numPerm, end = x + numPerm; x < end; x++, y++) if (s[x] === s[y]) eq++;
+        const e = eq / numPerm;
+        if (verify === 'none' || e >= threshold) out.add(a, b, e);
+      }
     }
   }
   const result = finishDedup({ n, pairs: out, empty, bands, chars, cstats, keepPairs, maxPairs }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });

@@ -16,6 +16,7 @@ import { ArenaFullError, SetArena } from '../parallel/setArena.js';
 import { inArenaTable, scratchLayout } from '../parallel/arenaSets.js';
 import type { DedupOptions } from './options.js';
 import { grownInt32 } from '../lsh/grownInt32.js';
+import type { SecondGroups } from '../lsh/secondGroups.js';
 
 /** The sets of some documents of a batch, by their place among the documents asked for. */
 export interface BatchSetsView {
@@ -64,7 +65,8 @@ export interface SetFeed {
 }
 
 /**
- * Exact verification of candidate pairs (a < b), holding the sets of first members within `budget`
+ * Exact verification of candidate pairs (a < b), grouped by second member over all n documents
+ * (`groupsFromBuckets`, or `groupBySecond` of a pair list), holding the sets of first members within `budget`
  * bytes of arena blocks; pairs whose first member did not fit are retried in a later pass. A pair
  * whose first member is already held when its second member's batch is requested is scored where
  * that batch's sets are made, its second member's set loaded into a probe table once for all its
@@ -75,25 +77,18 @@ export interface SetFeed {
 export async function verifyExact(
   feed: SetFeed,
   n: number,
-  pa: Int32Array,
-  pb: Int32Array,
-  count: number,
+  groups: SecondGroups,
   threshold: number,
   budget: number,
   out: Pick<PairColumns, 'add'>,
   onProgress: DedupOptions['onProgress'],
   arenaBytes?: number,
 ): Promise<{ passes: number; peak: number; setDocs: number }> {
-  // Pairs grouped by second member (CSR), and each document's count of pending pairs as first member.
-  const startB = new Int32Array(n + 1);
-  for (let p = 0; p < count; p++) startB[pb[p]! + 1]!++;
-  for (let d = 0; d < n; d++) startB[d + 1]! += startB[d]!;
-  // The pairs renumbered in that order: pair q (first member first[q]) is the q-th pair of its
-  // second member's group, so the flags and similarities below are read in order as the documents
-  // go by, not at random (a cache miss each, twice per pair, on the main thread).
-  const first = new Int32Array(count);
-  const fill = startB.slice(0, n);
-  for (let p = 0; p < count; p++) first[fill[pb[p]!]!++] = pa[p]!;
+  if (groups.start.length !== n + 1) throw new RangeError(`verifyExact: pairs grouped over ${groups.start.length - 1} documents, not ${n}`);
+  // Pair q (first member first[q]) is the q-th pair of its second member's group (a CSR by second
+  // member, see SecondGroups), so the flags and similarities below are read in order as the
+  // documents go by, not at random (a cache miss each, twice per pair, on the main thread).
+  const { start: startB, first, count } = groups;
   // Per document d, one cache line for what the main thread reads of a pair's first member when it
   // schedules the pair, in no useful order (separate arrays of a million documents, or the arena's
   // offset of a block, cost a cache miss each): [4d] LEFT: pairs left with d as first member (while
@@ -104,7 +99,7 @@ export async function verifyExact(
   // out, and a held set's block is released once the batches that may read it are collected
   // (see `retire`).
   const doc = new Int32Array(4 * n);
-  for (let p = 0; p < count; p++) doc[4 * pa[p]!]!++;
+  for (let q = 0; q < count; q++) doc[4 * first[q]!]!++;
   const done = new Uint8Array(count);
   let remaining = count;
   let passes = 0;
