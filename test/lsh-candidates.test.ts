@@ -283,7 +283,7 @@ test('firstOccurrences: marks exactly the first of each digest, at any size (par
   }
 });
 
-test('BucketTable: from a tiny capacity (so it grows), buckets and their members equal a Map reference, in creation order, across clears', () => {
+test('BucketTable: from a tiny capacity (so it grows), buckets and their members equal a Map reference, in creation order, across clears; shared() lists the buckets of ≥ 2 in that order', () => {
   fc.assert(
     fc.property(fc.array(fc.array(fc.tuple(fc.nat({ max: 40 }), fc.nat({ max: 3 })), { maxLength: 300 }), { minLength: 1, maxLength: 4 }), (rounds) => {
       const table = new BucketTable(1);
@@ -306,6 +306,11 @@ test('BucketTable: from a tiny capacity (so it grows), buckets and their members
         }
         assert.deepEqual(got, [...want.values()]);
         assert.equal(table.bucketCount, want.size);
+        // The shared buckets alone, in the same order.
+        assert.deepEqual(
+          [...table.shared()].map((k) => got[k]),
+          got.filter((m) => m.length >= 2),
+        );
       }
     }),
     { numRuns: 200, seed: 41 },

@@ -19,6 +19,14 @@ export class BucketTable {
    * bucket, not per slot (scanning every slot of a table sized for a band was most of LSH).
    */
   private order: Int32Array;
+  /** created[s]: the index in `order` of the bucket in slot s. */
+  private created: Int32Array;
+  /**
+   * Bit k is set once the k-th bucket made has a second doc: the shared buckets can be listed in
+   * the order they were made without visiting the singletons, which are most buckets of a band.
+   */
+  private sharedBits: Int32Array;
+  private sharedList: Int32Array;
   /** next[doc] is the next doc of the same bucket, or -1. */
   next: Int32Array;
 
@@ -29,6 +37,9 @@ export class BucketTable {
     this.slots = BucketTable.empty(cap);
     this.mask = cap - 1;
     this.order = new Int32Array(cap >>> 1);
+    this.created = new Int32Array(cap);
+    this.sharedBits = new Int32Array((cap >>> 6) + 1);
+    this.sharedList = new Int32Array(cap >>> 1);
     this.next = new Int32Array(Math.max(16, expectedDocs)).fill(-1);
   }
 
@@ -59,13 +70,17 @@ export class BucketTable {
         slots[i + 2] = doc;
         slots[i + 3] = 1;
         this.next[doc] = -1;
+        this.created[s] = this.used;
         this.order[this.used++] = s;
         return;
       }
       if (slots[i + 1] === l32 && slots[i] === h32) {
         this.next[doc] = h;
         slots[i + 2] = doc;
-        slots[i + 3]!++;
+        if (slots[i + 3]!++ === 1) {
+          const k = this.created[s]!;
+          this.sharedBits[k >>> 5]! |= 1 << (k & 31);
+        }
         return;
       }
       s = (s + 1) & this.mask;
@@ -78,16 +93,23 @@ export class BucketTable {
     const slots = BucketTable.empty(cap);
     const mask = cap - 1;
     const order = new Int32Array(cap >>> 1);
+    const created = new Int32Array(cap);
     for (let k = 0; k < this.used; k++) {
       const i = this.order[k]! << 2;
       let s = old[i + 1]! & mask;
       while (slots[(s << 2) + 2] !== -1) s = (s + 1) & mask;
       slots.set(old.subarray(i, i + 4), s << 2);
       order[k] = s;
+      created[s] = k;
     }
+    const bits = new Int32Array((cap >>> 6) + 1);
+    bits.set(this.sharedBits);
     this.slots = slots;
     this.mask = mask;
     this.order = order;
+    this.created = created;
+    this.sharedBits = bits;
+    this.sharedList = new Int32Array(cap >>> 1);
   }
 
   /** Empties the table (keeping its capacity) for the next band. */
@@ -95,7 +117,22 @@ export class BucketTable {
     const slots = this.slots;
     const order = this.order;
     for (let k = 0; k < this.used; k++) slots[(order[k]! << 2) + 2] = -1;
+    this.sharedBits.fill(0, 0, (this.used >>> 5) + 1);
     this.used = 0;
+  }
+
+  /**
+   * The buckets of ≥ 2 docs, as indices k (for {@link sizeAt}, {@link headAt}) in the order they
+   * were made: a view valid until the next {@link add} or {@link clear}.
+   */
+  shared(): Int32Array {
+    const bits = this.sharedBits;
+    const list = this.sharedList;
+    let m = 0;
+    for (let w = 0, words = (this.used >>> 5) + 1; w < words; w++) {
+      for (let x = bits[w]!; x !== 0; x &= x - 1) list[m++] = (w << 5) | (31 - Math.clz32(x & -x));
+    }
+    return list.subarray(0, m);
   }
 
   /** Size of the k-th bucket made (0 ≤ k < {@link bucketCount}). */

@@ -137,10 +137,12 @@ function allSharedBuckets(keys: BandKeyTable, fromBand: number, toBand: number):
       const base = start[p]!;
       for (let j = base; j < start[p + 1]!; j++) table.add(keyHi[j]!, keyLo[j]!, j - base);
       const next = table.next;
-      // Buckets visited by index, not through a callback per bucket: most are pairs.
-      for (let bk = 0, buckets = table.bucketCount; bk < buckets; bk++) {
+      // Shared buckets visited by index, in the order they were made, not through a callback per
+      // bucket (most are pairs), and without visiting the singletons.
+      const shared = table.shared();
+      for (let t = 0; t < shared.length; t++) {
+        const bk = shared[t]!;
         const size = table.sizeAt(bk);
-        if (size < 2) continue;
         stats.sharedBuckets++;
         if (size > stats.largestBucket) stats.largestBucket = size;
         if (members.length < size) members = new Int32Array(size * 2);
