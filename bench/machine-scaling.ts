@@ -114,13 +114,20 @@ if (!isMainThread) {
     return Math.max(...times);
   };
   console.log(`load average ${loadavg()[0]!.toFixed(2)}; speed-up = 2 × t(1 thread) / t(2 threads)`);
+  const ups = new Map<Kernel, number[]>(KERNELS.map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
     const row: string[] = [];
     for (const k of KERNELS) {
       const one = await timed(k, 1);
       const two = await timed(k, 2);
+      ups.get(k)!.push((2 * one) / two);
       row.push(`${k} ${((2 * one) / two).toFixed(2)}× (${one.toFixed(0)} / ${two.toFixed(0)} ms)`);
     }
     console.log(`round ${r + 1}: ${row.join(', ')}`);
   }
+  const median = (a: number[]): number => {
+    const s = [...a].sort((x, y) => x - y);
+    return (s[(s.length - 1) >> 1]! + s[s.length >> 1]!) / 2;
+  };
+  console.log(`median over ${rounds} rounds: ${KERNELS.map((k) => `${k} ${median(ups.get(k)!).toFixed(2)}×`).join(', ')}`);
 }
