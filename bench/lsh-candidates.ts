@@ -3,9 +3,9 @@
  * which also gives the pair bound) and the pairs from its buckets (`candidatesFromBuckets`), on
  * band-major keys as the streaming pipeline keeps them (BandKeyColumns) and on document-major ones;
  * then the pairs grouped by second member as streaming verification takes them, two ways: a pair set
- * (`candidatesFromBuckets` / `CandidateBuilder`) then `groupBySecond`, against `joinRanges` then
- * `groupsFromBuckets` (the pipeline's route since round 10), here and with the bands bucketed on
- * 2 workers (`SignPool.bucketRanges`), over
+ * (`candidatesFromBuckets`) then `groupBySecond`, against `groupsFromBuckets` (the pipeline's route
+ * since round 10), here and with the bands bucketed on 2 workers (`SignPool.bucketRanges`, joined
+ * by `joinRanges`), over
  * synthetic keys shaped like a duplicate-heavy corpus (30 % of documents copy an earlier one,
  * sharing each band key with probability 0.7), so no corpus needs signing.
  * Prints the time, the bucket counters and a checksum of the pair set (order-independent).
@@ -14,10 +14,11 @@
  * @module
  */
 import { loadavg } from 'node:os';
-import { CandidateBuilder, candidatesFromBuckets, collectSharedBuckets, docMajorKeys, type BandKeyTable } from '../src/lsh/candidates.js';
+import { candidatesFromBuckets, collectSharedBuckets, docMajorKeys, type BandKeyTable } from '../src/lsh/candidates.js';
 import { BandKeyColumns } from '../src/lsh/bandKeyColumns.js';
 import { SignPool } from '../src/parallel/signPool.js';
-import { groupBySecond, groupsFromBuckets, joinRanges, type SecondGroups } from '../src/lsh/secondGroups.js';
+import { groupBySecond, groupsFromBuckets, type SecondGroups } from '../src/lsh/secondGroups.js';
+import { joinRanges } from '../src/lsh/joinRanges.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, def: string): number => {
@@ -92,20 +93,19 @@ const pool = new SignPool({ workers: 2 });
 try {
   for (let r = 0; r < rounds; r++) {
     const t0 = performance.now();
-    const builder = new CandidateBuilder(n);
-    for (const range of pool.bucketRanges(shared.table(), 0)!) builder.add(await range);
-    const { pairs, stats } = builder.result();
-    const grouped = groupBySecond(pairs.a, pairs.b, pairs.size, n);
-    const t1 = performance.now();
     const parts = await Promise.all(pool.bucketRanges(shared.table(), 0)!);
-    const t2 = performance.now();
+    const t1 = performance.now();
     const joined = joinRanges(parts);
-    const listed = groupsFromBuckets(joined, n);
+    const t2 = performance.now();
+    const { pairs, stats } = candidatesFromBuckets(joined, n);
+    const grouped = groupBySecond(pairs.a, pairs.b, pairs.size, n);
     const t3 = performance.now();
+    const listed = groupsFromBuckets(joined, n);
+    const t4 = performance.now();
     const same = checksum(pairs) === sum && sameGroups(grouped, want!) && sameGroups(listed, want!) ? 'same pairs and groups' : 'PAIRS DIFFER';
     console.log(
-      `round ${r + 1}, 2 workers: band ranges + CandidateBuilder + groupBySecond ${(t1 - t0).toFixed(0)} ms; ` +
-        `band ranges ${(t2 - t1).toFixed(0)} ms + joinRanges + groupsFromBuckets ${(t3 - t2).toFixed(0)} ms = ${(t3 - t1).toFixed(0)} ms; ${JSON.stringify(stats)}, ${same}`,
+      `round ${r + 1}, 2 workers: band ranges ${(t1 - t0).toFixed(0)} ms + joinRanges ${(t2 - t1).toFixed(0)} ms, then pair set + groupBySecond ` +
+        `${(t3 - t2).toFixed(0)} ms or groupsFromBuckets ${(t4 - t3).toFixed(0)} ms; ${JSON.stringify(stats)}, ${same}`,
     );
   }
 } finally {

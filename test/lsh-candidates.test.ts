@@ -6,14 +6,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { CandidateBuilder, candidatesFromBandKeys, collectSharedBuckets, docMajorKeys, type BandKeyTable, type SharedBuckets } from '../src/lsh/candidates.js';
+import { candidatesFromBandKeys, candidatesFromBuckets, collectSharedBuckets, docMajorKeys, type BandKeyTable, type SharedBuckets } from '../src/lsh/candidates.js';
 import type { PairSet } from '../src/lsh/pairSet.js';
 import { BandKeyColumns } from '../src/lsh/bandKeyColumns.js';
 import { SignPool } from '../src/parallel/signPool.js';
 import { BucketTable } from '../src/lsh/bucketTable.js';
 import { TooManyPairsError } from '../src/lsh/tooManyPairs.js';
 import { firstOccurrences } from '../src/lsh/firstOccurrences.js';
-import { groupBySecond, groupsFromBuckets, joinRanges, type SecondGroups } from '../src/lsh/secondGroups.js';
+import { groupBySecond, groupsFromBuckets, type SecondGroups } from '../src/lsh/secondGroups.js';
+import { joinRanges } from '../src/lsh/joinRanges.js';
 
 interface Keys {
   hi: Uint32Array;
@@ -165,11 +166,11 @@ function check(k: Keys): void {
   sameBuckets(collectSharedBuckets(bandMajor(k)), whole);
   for (const cuts of [[1], [Math.floor(k.bands / 2)], [1, k.bands - 1], [1, 2, 3]]) {
     const ends = [0, ...cuts.filter((c) => c > 0 && c < k.bands), k.bands];
-    const builder = new CandidateBuilder(k.n);
-    for (let i = 1; i < ends.length; i++) builder.add(collectSharedBuckets(bandMajor(k), ends[i - 1], ends[i]));
-    assert.equal(builder.bound, want.bound);
-    samePairs(builder.result(), got);
-    checkGroups(ends.slice(1).map((end, i) => collectSharedBuckets(bandMajor(k), ends[i], end)), k, got, want.bound);
+    const parts = ends.slice(1).map((end, i) => collectSharedBuckets(bandMajor(k), ends[i], end));
+    const joined = joinRanges(parts);
+    assert.equal(joined.bound, want.bound);
+    samePairs(candidatesFromBuckets(joined, k.n), got);
+    checkGroups(parts, k, got, want.bound);
   }
   checkGroups([whole], k, got, want.bound);
   // The limit: exactly the count passes, one less throws.
@@ -208,7 +209,7 @@ test('candidates equal the Map reference on corpora large enough to be partition
   }
 });
 
-test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared memory, joined by CandidateBuilder or joinRanges, give the pairs of one pass here (and its groups by second member); unshared keys are not sent', async () => {
+test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared memory, joined by joinRanges, give the pairs of one pass here (and its groups by second member); unshared keys are not sent', async () => {
   for (const [n, bands, seed] of [
     [70_000, 5, 4],
     [300, 2, 5],
@@ -222,10 +223,9 @@ test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared
       try {
         const ranges = pool.bucketRanges(cols.table(), 0);
         assert.ok(ranges && ranges.length === Math.min(2 * workers, bands));
-        const builder = new CandidateBuilder(n);
-        for (const r of ranges) builder.add(await r);
-        samePairs(builder.result(), want);
-        checkGroups(await Promise.all(pool.bucketRanges(cols.table(), 0)!), k, want, collectSharedBuckets(cols.table()).bound);
+        const parts = await Promise.all(ranges);
+        samePairs(candidatesFromBuckets(joinRanges(parts), n), want);
+        checkGroups(parts, k, want, collectSharedBuckets(cols.table()).bound);
         assert.equal(pool.bucketRanges(bandMajor(k), 0), undefined);
         assert.equal(pool.bucketRanges(cols.table()), undefined, 'fewer documents than the default minimum');
       } finally {
@@ -235,24 +235,19 @@ test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared
   }
 });
 
-test('CandidateBuilder: a bound past maxBound throws before the pairs of that range are listed; maxPairs counts distinct pairs', () => {
+test('joinRanges: a bound past maxBound throws before any pair is listed, for one range or several; candidatesFromBuckets: maxPairs counts distinct pairs', () => {
   const k = plant(3000, 6, 7, 0.4, 0.7, 0);
   const whole = candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands);
   const bound = collectSharedBuckets(docMajorKeys(k.hi, k.lo, k.present, k.n, k.bands)).bound;
   const ranges = [0, 2, 4, 6].slice(1).map((to) => collectSharedBuckets(bandMajor(k), to - 2, to));
-  const run = (maxPairs: number, maxBound: number): CandidateBuilder => {
-    const b = new CandidateBuilder(k.n, maxPairs, maxBound);
-    for (const r of ranges) b.add(r);
-    return b;
-  };
-  assert.equal(run(Infinity, bound).result().pairs.size, whole.pairs.size);
-  assert.throws(() => run(Infinity, bound - 1), (e: unknown) => e instanceof TooManyPairsError && e.count === bound && e.limit === bound - 1);
-  // Past the first range's bound: thrown at once, with no pair listed.
-  const first = new CandidateBuilder(k.n, Infinity, ranges[0]!.bound - 1);
-  assert.throws(() => first.add(ranges[0]!), TooManyPairsError);
-  assert.equal(first.pairs.size, 0);
-  assert.equal(run(whole.pairs.size, Infinity).result().pairs.size, whole.pairs.size);
-  assert.throws(() => run(whole.pairs.size - 1, Infinity), (e: unknown) => e instanceof TooManyPairsError && e.limit === whole.pairs.size - 1);
+  assert.equal(candidatesFromBuckets(joinRanges(ranges, bound), k.n).pairs.size, whole.pairs.size);
+  assert.throws(() => joinRanges(ranges, bound - 1), (e: unknown) => e instanceof TooManyPairsError && e.count === bound && e.limit === bound - 1);
+  const one = ranges[0]!;
+  assert.equal(joinRanges([one], one.bound).bound, one.bound);
+  assert.throws(() => joinRanges([one], one.bound - 1), (e: unknown) => e instanceof TooManyPairsError && e.count === one.bound && e.limit === one.bound - 1);
+  const joined = joinRanges(ranges);
+  assert.equal(candidatesFromBuckets(joined, k.n, whole.pairs.size).pairs.size, whole.pairs.size);
+  assert.throws(() => candidatesFromBuckets(joined, k.n, whole.pairs.size - 1), (e: unknown) => e instanceof TooManyPairsError && e.limit === whole.pairs.size - 1);
 });
 
 test('firstOccurrences: marks exactly the first of each digest, at any size (partitioned or not) and with colliding halves', () => {

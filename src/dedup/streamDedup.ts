@@ -13,7 +13,8 @@
  */
 import { chooseBands } from '../lsh/params.js';
 import { collectSharedBuckets, type CandidateStats } from '../lsh/candidates.js';
-import { groupsFromBuckets, joinRanges, type SecondGroups } from '../lsh/secondGroups.js';
+import { joinRanges } from '../lsh/joinRanges.js';
+import { groupsFromBuckets, type SecondGroups } from '../lsh/secondGroups.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { BandKeyColumns } from '../lsh/bandKeyColumns.js';
 import { PairColumns } from './pairColumns.js';

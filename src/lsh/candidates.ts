@@ -178,19 +178,20 @@ export function candidatesFromBandKeys(
   return candidatesFromBuckets(collectSharedBuckets(docMajorKeys(hi, lo, present, n, bands)), n, maxPairs);
 }
 
-/**
- * The shared buckets of band keys, kept from one bucketing pass ({@link collectSharedBuckets}):
- * bucket i's members (ascending) are `members[start[i] .. start[i+1])`.
- */
-export interface SharedBuckets {
+/** Buckets in one list: bucket k's members (ascending) are `members[start[k] .. start[k + 1])`. */
+export interface BucketLists {
   members: Int32Array;
   start: Int32Array;
-  /** Buckets kept. */
+  /** Buckets. */
   count: number;
+}
+
+/** The shared buckets of band keys, kept from one bucketing pass ({@link collectSharedBuckets}). */
+export interface SharedBuckets extends BucketLists {
   /** Σ size·(size − 1)/2 over the buckets: an upper bound on the distinct candidate pairs. */
   bound: number;
   stats: CandidateStats;
-  /** Bucket i's member-list digest: `digestHi[i]`, `digestLo[i]` (kept for {@link CandidateBuilder}). */
+  /** Bucket i's member-list digest: `digestHi[i]`, `digestLo[i]` (kept for `joinRanges`). */
   digestHi: Int32Array;
   digestLo: Int32Array;
 }
@@ -270,101 +271,29 @@ function keepFirsts(all: SharedBuckets): SharedBuckets {
  * pair bound before storing any pair and then enumerate the pairs without bucketing again (which
  * was half of the LSH stage on a million documents). A large group of copies collides in every
  * band; its pairs are then enumerated once, not once per band. With `fromBand`/`toBand`, only
- * those bands: {@link CandidateBuilder} joins the results of consecutive band ranges (so the
- * ranges can be bucketed on different threads).
+ * those bands: `joinRanges` joins the results of consecutive band ranges (so the ranges can be
+ * bucketed on different threads).
  */
 export function collectSharedBuckets(keys: BandKeyTable, fromBand = 0, toBand = keys.bands): SharedBuckets {
   return keepFirsts(allSharedBuckets(keys, fromBand, toBand));
 }
 
 /**
- * The distinct candidate pairs (a < b) of buckets kept by {@link collectSharedBuckets}. Throws
- * {@link TooManyPairsError} once there are more than `maxPairs` (checked per row, before the pair
- * set grows far past the limit and past memory).
+ * The distinct candidate pairs (a < b) of buckets kept by {@link collectSharedBuckets} (or joined
+ * from band ranges by `joinRanges`), in bucket order. Throws {@link TooManyPairsError} once there
+ * are more than `maxPairs` (checked per row, before the pair set grows far past the limit and past
+ * memory).
  */
-export function candidatesFromBuckets(buckets: SharedBuckets, n: number, maxPairs = Infinity): { pairs: PairSet; stats: CandidateStats } {
-  const builder = new CandidateBuilder(n, maxPairs);
-  builder.add(buckets);
-  return builder.result();
-}
-
-/**
- * Candidate pairs from the kept buckets ({@link collectSharedBuckets}) of consecutive band ranges,
- * added in band order as they come: the same pairs, in the same order, and the same counters as
- * one pass over all the bands. A range's bucket whose member list an earlier range kept is
- * dropped (counted as repeated). The ranges can be bucketed on other threads while this thread
- * lists the pairs of the earlier ones.
- */
-export class CandidateBuilder {
-  readonly pairs: PairSet;
-  private readonly stats = emptyCandidateStats();
-  /** Σ size·(size − 1)/2 over the buckets kept so far: a bound on the distinct pairs. */
-  bound = 0;
-  private digestHi = new Int32Array(1024);
-  private digestLo = new Int32Array(1024);
-  private kept = 0;
-
-  /**
-   * @param n documents
-   * @param maxPairs more distinct pairs throw {@link TooManyPairsError} (checked per row)
-   * @param maxBound a larger {@link bound} throws it before the range's pairs are listed (a caller
-   *   that cannot hold more than that many pairs learns it before any memory is spent on them)
-   */
-  constructor(
-    n: number,
-    private readonly maxPairs = Infinity,
-    private readonly maxBound = Infinity,
-  ) {
-    this.pairs = new PairSet(Math.max(1024, n));
-  }
-
-  /** Adds the kept buckets of the next band range. */
-  add(part: SharedBuckets): void {
-    const { stats } = this;
-    stats.sharedBuckets += part.stats.sharedBuckets;
-    stats.repeatedBuckets += part.stats.repeatedBuckets;
-    stats.largestBucket = Math.max(stats.largestBucket, part.stats.largestBucket);
-    const { members, start, count } = part;
-    let keep: Uint8Array | undefined;
-    if (this.kept > 0) {
-      // The first of each digest over the earlier ranges' kept buckets followed by this range's.
-      const hi = new Int32Array(this.kept + count);
-      const lo = new Int32Array(this.kept + count);
-      hi.set(this.digestHi.subarray(0, this.kept));
-      lo.set(this.digestLo.subarray(0, this.kept));
-      hi.set(part.digestHi.subarray(0, count), this.kept);
-      lo.set(part.digestLo.subarray(0, count), this.kept);
-      keep = firstOccurrences(hi, lo, this.kept + count).subarray(this.kept);
-    }
-    for (let k = 0; k < count; k++) {
-      if (keep && !keep[k]) continue;
-      const size = start[k + 1]! - start[k]!;
-      this.bound += (size * (size - 1)) / 2;
-    }
-    if (this.bound > this.maxBound) throw new TooManyPairsError('candidates', this.bound, this.maxBound, 0);
-    if (this.kept + count > this.digestHi.length) {
-      this.digestHi = grownInt32(this.digestHi, this.kept, Math.max(this.kept + count, this.digestHi.length * 2));
-      this.digestLo = grownInt32(this.digestLo, this.kept, this.digestHi.length);
-    }
-    const pairs = this.pairs;
-    for (let k = 0; k < count; k++) {
-      if (keep && !keep[k]) {
-        stats.repeatedBuckets++;
-        continue;
-      }
-      this.digestHi[this.kept] = part.digestHi[k]!;
-      this.digestLo[this.kept++] = part.digestLo[k]!;
-      const end = start[k + 1]!;
-      for (let i = start[k]!; i < end; i++) {
-        const a = members[i]!;
-        for (let j = i + 1; j < end; j++) pairs.add(a, members[j]!);
-        if (pairs.size > this.maxPairs) throw new TooManyPairsError('candidates', pairs.size, this.maxPairs, stats.largestBucket);
-      }
+export function candidatesFromBuckets(buckets: BucketLists & { stats: CandidateStats }, n: number, maxPairs = Infinity): { pairs: PairSet; stats: CandidateStats } {
+  const { members, start, count, stats } = buckets;
+  const pairs = new PairSet(Math.max(1024, n));
+  for (let k = 0; k < count; k++) {
+    const end = start[k + 1]!;
+    for (let i = start[k]!; i < end; i++) {
+      const a = members[i]!;
+      for (let j = i + 1; j < end; j++) pairs.add(a, members[j]!);
+      if (pairs.size > maxPairs) throw new TooManyPairsError('candidates', pairs.size, maxPairs, stats.largestBucket);
     }
   }
-
-  /** The pairs and the counters of the ranges added. */
-  result(): { pairs: PairSet; stats: CandidateStats } {
-    return { pairs: this.pairs, stats: { ...this.stats, candidates: this.pairs.size } };
-  }
+  return { pairs, stats: { ...stats, candidates: pairs.size } };
 }

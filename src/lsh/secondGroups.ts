@@ -3,10 +3,9 @@
  * LSH buckets without a pair hash set.
  * @module
  */
-import { firstOccurrences } from './firstOccurrences.js';
 import { grownInt32 } from './grownInt32.js';
 import { TooManyPairsError } from './tooManyPairs.js';
-import { emptyCandidateStats, type CandidateStats, type SharedBuckets } from './candidates.js';
+import type { BucketLists } from './candidates.js';
 
 /**
  * Candidate pairs (a < b) grouped by second member: the first members of the pairs with second
@@ -17,13 +16,6 @@ export interface SecondGroups {
   start: Int32Array;
   first: Int32Array;
   /** Pairs. */
-  count: number;
-}
-
-/** Buckets in one list: bucket k's members (ascending) are `members[start[k] .. start[k + 1])`. */
-export interface BucketLists {
-  members: Int32Array;
-  start: Int32Array;
   count: number;
 }
 
@@ -42,74 +34,12 @@ export function groupBySecond(pa: Int32Array, pb: Int32Array, count: number, n: 
 }
 
 /**
- * The kept buckets (`collectSharedBuckets`) of consecutive band ranges, in band order, as one
- * list: a range's bucket whose member list an earlier range kept is dropped (counted as repeated),
- * which gives the buckets and counters of one pass over all the bands (`candidates` is left 0).
- * Throws {@link TooManyPairsError} when Σ size·(size − 1)/2 over the kept buckets passes
- * `maxBound`, before the list is made.
- */
-export function joinRanges(parts: SharedBuckets[], maxBound = Infinity): BucketLists & { bound: number; stats: CandidateStats } {
-  const stats = emptyCandidateStats();
-  let all = 0;
-  for (const p of parts) {
-    stats.sharedBuckets += p.stats.sharedBuckets;
-    stats.repeatedBuckets += p.stats.repeatedBuckets;
-    stats.largestBucket = Math.max(stats.largestBucket, p.stats.largestBucket);
-    all += p.count;
-  }
-  if (parts.length === 1) {
-    const only = parts[0]!;
-    if (only.bound > maxBound) throw new TooManyPairsError('candidates', only.bound, maxBound, stats.largestBucket);
-    return { members: only.members, start: only.start, count: only.count, bound: only.bound, stats };
-  }
-  const hi = new Int32Array(all);
-  const lo = new Int32Array(all);
-  let at = 0;
-  for (const p of parts) {
-    hi.set(p.digestHi.subarray(0, p.count), at);
-    lo.set(p.digestLo.subarray(0, p.count), at);
-    at += p.count;
-  }
-  const keep = firstOccurrences(hi, lo, all);
-  let count = 0;
-  let used = 0;
-  let bound = 0;
-  at = 0;
-  for (const p of parts) {
-    for (let k = 0; k < p.count; k++, at++) {
-      if (!keep[at]) continue;
-      const size = p.start[k + 1]! - p.start[k]!;
-      count++;
-      used += size;
-      bound += (size * (size - 1)) / 2;
-    }
-  }
-  stats.repeatedBuckets += all - count;
-  if (bound > maxBound) throw new TooManyPairsError('candidates', bound, maxBound, stats.largestBucket);
-  const members = new Int32Array(used);
-  const start = new Int32Array(count + 1);
-  let c = 0;
-  let u = 0;
-  at = 0;
-  for (const p of parts) {
-    const pm = p.members;
-    const ps = p.start;
-    for (let k = 0; k < p.count; k++, at++) {
-      if (!keep[at]) continue;
-      for (let i = ps[k]!, end = ps[k + 1]!; i < end; i++) members[u++] = pm[i]!;
-      start[++c] = u;
-    }
-  }
-  return { members, start, count, bound, stats };
-}
-
-/**
  * The distinct candidate pairs of `buckets` over n documents, grouped by second member: for each
  * document b, the members before b of the buckets that hold b, in bucket order, a repeat dropped
  * by a stamp per document instead of a pair hash set (which cost ~0.5 s of hash probes for the
  * 5M bucket pairs of a duplicate-heavy million). A group's order is that of its pairs' first
- * occurrences in bucket order, as {@link groupBySecond} of `CandidateBuilder`'s pairs gives
- * it. Throws {@link TooManyPairsError} once there are more than `maxPairs` distinct pairs.
+ * occurrences in bucket order, as {@link groupBySecond} of `candidatesFromBuckets`'s pairs
+ * gives it. Throws {@link TooManyPairsError} once there are more than `maxPairs` distinct pairs.
  */
 export function groupsFromBuckets(buckets: BucketLists, n: number, maxPairs = Infinity, largestBucket = 0): SecondGroups {
   const { members, start: bstart, count: nb } = buckets;

@@ -70,8 +70,7 @@ export class SignPool {
 
   /**
    * `collectSharedBuckets` of consecutive band ranges on the workers, two ranges per worker, in band
-   * order (join them with `joinRanges`, or with `CandidateBuilder`, which can list the pairs of the
-   * first ranges while the workers bucket the later ones). The keys' arrays must be views of SharedArrayBuffers (the
+   * order (join them with `joinRanges`). The keys' arrays must be views of SharedArrayBuffers (the
    * workers read them in place); otherwise, with one worker, or with fewer than `minDocs`
    * documents, this returns undefined: bucket here. Below ~half a million documents the workers'
    * start on this code and the join cost more than they saved (300k documents: 293–309 ms here,
