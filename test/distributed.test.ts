@@ -78,7 +78,7 @@ describe('sharded dedup jobs', () => {
     for (let i = 0; i < 3; i++) run('sign', { SLURM_ARRAY_TASK_ID: String(10 + i), SLURM_ARRAY_TASK_MIN: '10', SLURM_ARRAY_TASK_COUNT: '3' });
     // Before every join has run, later stages refuse.
     const early = neardup(['stage', 'gather', '--work-dir', 'array', '--task', '0'], { cwd: dir });
-    assert.equal(early.code, 1);
+    assert.equal(early.code, 2, "a stage run before the one it reads is a usage error");
     assert.match(early.stderr, /join task \d+ has not completed/);
     for (let i = 0; i < 2; i++) run('join', { JOB_COMPLETION_INDEX: String(i) }, ['--tasks', '2']);
     run('gather', {}, ['--all']);

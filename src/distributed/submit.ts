@@ -40,7 +40,7 @@ export async function submitJob(workDir: string, job: JobSpec, options: SubmitOp
       const total = taskCount(job, stage);
       if (total === 0) continue;
       const pending = new Map<number, string>();
-      for (let t = 0; t < total; t++) if (!readMarker(workDir, stage, t)) pending.set(t, `${job.id}.${round}.${stage}.${t}`);
+      for (let t = 0; t < total; t++) if (!readMarker(workDir, job, stage, t)) pending.set(t, `${job.id}.${round}.${stage}.${t}`);
       options.onProgress?.(stage, total - pending.size, total);
       if (pending.size === 0) continue;
       await queue.addBulk(
@@ -53,14 +53,14 @@ export async function submitJob(workDir: string, job: JobSpec, options: SubmitOp
       let polls = 0;
       while (pending.size > 0) {
         await new Promise((r) => setTimeout(r, options.pollMs ?? 250));
-        for (const t of [...pending.keys()]) if (readMarker(workDir, stage, t)) pending.delete(t);
+        for (const t of [...pending.keys()]) if (readMarker(workDir, job, stage, t)) pending.delete(t);
         options.onProgress?.(stage, total - pending.size, total);
         // Failures are rarer than progress: ask the queue every few polls.
         if (pending.size > 0 && ++polls % 4 === 0) {
           for (const [t, id] of pending) {
             const j = await queue.getJob(id);
             if (!j || !(await j.isFailed())) continue;
-            if (readMarker(workDir, stage, t)) continue;
+            if (readMarker(workDir, job, stage, t)) continue;
             const reason = j.failedReason ?? 'unknown failure';
             // Stop the rest of this stage: nothing later can run.
             for (const other of pending.values()) if (other !== id) await queue.remove(other).catch(() => 0);

@@ -4,33 +4,72 @@
  * inside it. Later stages read only final directories that hold the marker, so the leftovers of a
  * killed task (a `.NAME.tmp-…` directory) are never read as complete, and running a task again is
  * idempotent: the first commit wins, a later identical one is discarded.
+ *
+ * Every file is synced before the marker is written, and the marker names the job's plan and lists
+ * the task's files with their sizes (and a SHA-256 of the text files, whose format has no checksum
+ * of its own): a reader refuses another job's task, and a file that is short, torn or altered.
  * @module
  */
-import { promises as fsp, readFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, promises as fsp, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { UsageError } from '../io/errors.js';
+import { DamagedFileError } from './columns.js';
 
 /** The completion marker's file name inside a committed task directory. */
 export const MARKER = '_SUCCESS.json';
+
+/** What every marker holds besides the task's own counters. */
+export interface MarkerBase {
+  /** The id of the job (plan) the task belongs to. */
+  plan: string;
+  /** The task's files: size, and SHA-256 for text files. */
+  files: Record<string, { bytes: number; sha256?: string }>;
+}
+
+/** What a task reads of its job: the directory and the plan's id. */
+export interface JobRef {
+  id: string;
+}
 
 /** The final directory of task `task` of `stage` under `workDir`. */
 export function taskDir(workDir: string, stage: string, task: number): string {
   return path.join(workDir, stage, String(task).padStart(5, '0'));
 }
 
-/** The marker of a committed task, or undefined when the task has not completed. */
-export function readMarker<T = Record<string, unknown>>(workDir: string, stage: string, task: number): T | undefined {
+/**
+ * The marker of a committed task, or undefined when the task has not completed. A marker that is
+ * damaged or belongs to another job is an error naming it, never "not done" or "done".
+ */
+export function readMarker<T = Record<string, unknown>>(workDir: string, job: JobRef, stage: string, task: number): (T & MarkerBase) | undefined {
+  const file = path.join(taskDir(workDir, stage, task), MARKER);
+  let text: string;
   try {
-    return JSON.parse(readFileSync(path.join(taskDir(workDir, stage, task), MARKER), 'utf8')) as T;
-  } catch {
-    return undefined;
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new DamagedFileError(`${file}: cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
+  let m: T & MarkerBase;
+  try {
+    m = JSON.parse(text) as T & MarkerBase;
+  } catch {
+    throw new DamagedFileError(`${file}: damaged task marker (not JSON): remove that task's directory to run it again`);
+  }
+  if (m === null || typeof m !== 'object' || typeof m.plan !== 'string' || m.files === null || typeof m.files !== 'object') {
+    throw new DamagedFileError(`${file}: damaged task marker (no plan id or file list): remove that task's directory to run it again`);
+  }
+  if (m.plan !== job.id) throw new DamagedFileError(`${file}: belongs to job ${m.plan}, not to this directory's job ${job.id}: the directory mixes two jobs; use a new --work-dir`);
+  return m;
 }
 
-/** The marker of a task that must have completed (throws naming the stage and task otherwise). */
-export function requireMarker<T = Record<string, unknown>>(workDir: string, stage: string, task: number): T {
-  const m = readMarker<T>(workDir, stage, task);
-  if (!m) throw new Error(`${stage} task ${task} has not completed (no ${path.join(taskDir(workDir, stage, task), MARKER)}): run that stage first`);
+/**
+ * The marker of a task that must have completed. A missing one is a usage error (a stage run before
+ * the one it reads), naming the stage and task.
+ */
+export function requireMarker<T = Record<string, unknown>>(workDir: string, job: JobRef, stage: string, task: number): T & MarkerBase {
+  const m = readMarker<T>(workDir, job, stage, task);
+  if (!m) throw new UsageError(`${stage} task ${task} has not completed (no ${path.join(taskDir(workDir, stage, task), MARKER)}): run that stage first`);
   return m;
 }
 
@@ -40,13 +79,47 @@ async function faultPause(): Promise<void> {
   if (ms > 0) await new Promise((r) => setTimeout(r, ms));
 }
 
+/** Text outputs get a SHA-256 in the marker; column files carry block checksums of their own. */
+const isText = (name: string): boolean => !name.endsWith('.bin');
+
+async function sha256Of(file: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+/** Writes a small text file and syncs it to disk. */
+export async function writeSynced(file: string, text: string | Buffer): Promise<void> {
+  const fh = await fsp.open(file, 'w');
+  try {
+    await fh.writeFile(text);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Syncs a directory's entries (a rename in it) to disk, where the platform allows. */
+async function syncDir(dir: string): Promise<void> {
+  const fh = await fsp.open(dir, 'r').catch(() => undefined);
+  if (!fh) return;
+  try {
+    await fh.sync();
+  } catch {
+    // Some filesystems refuse fsync on a directory; the rename is then as durable as they make it.
+  } finally {
+    await fh.close();
+  }
+}
+
 /**
- * Runs a task: `build` writes its files into a fresh temp directory and returns the counters for the
- * marker; the directory is then renamed into place. When the task has already completed, `build` is
- * not called and the existing marker is returned (idempotent reruns).
+ * Runs a task: `build` writes its files into a fresh temp directory (syncing them, or through
+ * {@link writeSynced} and writeColumns, which do) and returns the counters for the marker; the
+ * directory is then renamed into place. When the task has already completed, `build` is not called
+ * and the existing marker is returned (idempotent reruns).
  */
-export async function commitTask<T extends object>(workDir: string, stage: string, task: number, build: (dir: string) => Promise<T>): Promise<T> {
-  const done = readMarker<T>(workDir, stage, task);
+export async function commitTask<T extends object>(workDir: string, job: JobRef, stage: string, task: number, build: (dir: string) => Promise<T>): Promise<T & MarkerBase> {
+  const done = readMarker<T>(workDir, job, stage, task);
   if (done) return done;
   const final = taskDir(workDir, stage, task);
   const parent = path.dirname(final);
@@ -54,9 +127,16 @@ export async function commitTask<T extends object>(workDir: string, stage: strin
   const tmp = path.join(parent, `.${path.basename(final)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   await fsp.mkdir(tmp);
   try {
-    const marker = await build(tmp);
+    const counters = await build(tmp);
+    const files: MarkerBase['files'] = {};
+    for (const name of (await fsp.readdir(tmp)).sort()) {
+      const file = path.join(tmp, name);
+      files[name] = { bytes: (await fsp.stat(file)).size, ...(isText(name) ? { sha256: await sha256Of(file) } : {}) };
+    }
+    const marker = { ...counters, plan: job.id, files } as T & MarkerBase;
     await faultPause();
-    await fsp.writeFile(path.join(tmp, MARKER), JSON.stringify(marker));
+    await writeSynced(path.join(tmp, MARKER), JSON.stringify(marker));
+    await syncDir(tmp);
     try {
       await fsp.rename(tmp, final);
     } catch (e) {
@@ -65,7 +145,7 @@ export async function commitTask<T extends object>(workDir: string, stage: strin
       // still going): its output is the same, keep it. A directory without the marker is the
       // leftover of a crashed commit on a filesystem without atomic rename: replace it.
       if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw e;
-      const other = readMarker<T>(workDir, stage, task);
+      const other = readMarker<T>(workDir, job, stage, task);
       if (other) {
         await fsp.rm(tmp, { recursive: true, force: true });
         return other;
@@ -73,11 +153,35 @@ export async function commitTask<T extends object>(workDir: string, stage: strin
       await fsp.rm(final, { recursive: true, force: true });
       await fsp.rename(tmp, final);
     }
+    await syncDir(parent);
     return marker;
   } catch (e) {
     await fsp.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     throw e;
   }
+}
+
+/**
+ * The path of text output `name` of a committed task, after checking its size against the marker;
+ * `verify` (given to a reader of the whole file) checks its SHA-256 once read.
+ */
+export function taskText(workDir: string, marker: MarkerBase, stage: string, task: number, name: string): { path: string; verify(hash: string): void } {
+  const file = path.join(taskDir(workDir, stage, task), name);
+  const want = marker.files[name];
+  if (!want) throw new DamagedFileError(`${file}: not listed in its task's marker: the job directory is damaged`);
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch (e) {
+    throw new DamagedFileError(`${file}: cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  if (size !== want.bytes) throw new DamagedFileError(`${file}: truncated or damaged (${size} bytes, its task wrote ${want.bytes})`);
+  return {
+    path: file,
+    verify(hash) {
+      if (want.sha256 !== undefined && hash !== want.sha256) throw new DamagedFileError(`${file}: damaged (its SHA-256 differs from the one its task wrote)`);
+    },
+  };
 }
 
 /** Temp directories of tasks under `workDir` (leftovers of killed tasks, or tasks still running). */

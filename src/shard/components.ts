@@ -15,11 +15,10 @@
  * @module
  */
 import path from 'node:path';
-import { promises as fsp } from 'node:fs';
 import { UnionFind, componentsOf } from '../dedup/clusters.js';
 import { formatCluster } from '../io/write.js';
 import { ColumnFile, writeColumns } from './columns.js';
-import { commitTask, requireMarker, taskDir } from './commit.js';
+import { commitTask, requireMarker, taskDir, writeSynced, type JobRef } from './commit.js';
 import type { JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
 import { GatheredShards } from './gathered.js';
@@ -47,8 +46,8 @@ function shardOf(docOffset: Float64Array, g: number): number {
 }
 
 /** Calls fn for every verified pair of shard A. */
-function forEachVerified(workDir: string, A: number, fn: (docA: number, shardB: number, docB: number, sim: number) => void): void {
-  const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', A), 'pairs.bin'), 'verified');
+function forEachVerified(workDir: string, job: JobRef, A: number, fn: (docA: number, shardB: number, docB: number, sim: number) => void): void {
+  const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', A), 'pairs.bin'), 'verified', job.id);
   try {
     const a = f.u32('docA');
     const s = f.u32('shardB');
@@ -63,11 +62,11 @@ function forEachVerified(workDir: string, A: number, fn: (docA: number, shardB: 
 /** Runs the components task (idempotent; every verify task must have completed). */
 export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<ComponentsMarker> {
   if (task !== 0) throw new Error(`components has one task (0), not ${task}`);
-  return commitTask<ComponentsMarker>(workDir, 'components', 0, async (dir) => {
+  return commitTask<ComponentsMarker>(workDir, job, 'components', 0, async (dir) => {
     const S = job.shards.length;
-    for (let s = 0; s < S; s++) requireMarker(workDir, 'verify', s);
+    for (let s = 0; s < S; s++) requireMarker(workDir, job, 'verify', s);
     const { docOffset } = numbering(workDir, job);
-    const gathered = new GatheredShards(workDir);
+    const gathered = new GatheredShards(workDir, job);
     const rows: { shard: number; doc: number; cluster: number; rep: number; repId: string }[] = [];
     const idOf = (g: number): string | number => {
       const s = shardOf(docOffset, g);
@@ -80,7 +79,7 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
       if (!job.against) {
         const N = docOffset[S]!;
         const uf = new UnionFind(N);
-        for (let A = 0; A < S; A++) forEachVerified(workDir, A, (a, s, b) => uf.union(docOffset[A]! + a, docOffset[s]! + b));
+        for (let A = 0; A < S; A++) forEachVerified(workDir, job, A, (a, s, b) => uf.union(docOffset[A]! + a, docOffset[s]! + b));
         const { clusters } = componentsOf(uf, N);
         const lines: string[] = [];
         clusters.forEach((c, k) => {
@@ -107,7 +106,7 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
             rows.push({ shard: A, doc: cur, cluster: -1, rep: best, repId: String(idOf(best)) });
             marker.duplicates++;
           };
-          forEachVerified(workDir, A, (a, s, b, sim) => {
+          forEachVerified(workDir, job, A, (a, s, b, sim) => {
             if (a !== cur) {
               flush();
               cur = a;
@@ -128,14 +127,14 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
     const sstart = new Float64Array(S + 1);
     for (const r of rows) sstart[r.shard + 1]!++;
     for (let s = 0; s < S; s++) sstart[s + 1]! += sstart[s]!;
-    await writeColumns(path.join(dir, 'assign.bin'), 'assignment', {}, {
+    await writeColumns(path.join(dir, 'assign.bin'), 'assignment', job.id, {}, {
       doc: Uint32Array.from(rows, (r) => r.doc),
       cluster: Int32Array.from(rows, (r) => r.cluster),
       rep: Float64Array.from(rows, (r) => r.rep),
       repId: rows.map((r) => r.repId),
       sstart,
     });
-    await fsp.writeFile(path.join(dir, 'clusters.jsonl'), clusterLines);
+    await writeSynced(path.join(dir, 'clusters.jsonl'), clusterLines);
     return marker;
   });
 }

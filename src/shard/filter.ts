@@ -11,7 +11,7 @@ import { promises as fsp } from 'node:fs';
 import { rewriteFile } from '../io/rewrite.js';
 import { ColumnFile } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
-import type { JobSpec } from './job.js';
+import { checkShard, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
 
 /** The filter task's marker. */
@@ -24,12 +24,12 @@ export interface FilterMarker {
 
 /** Runs filter task `s` (idempotent; the components task must have completed). */
 export function runFilter(workDir: string, job: JobSpec, s: number): Promise<FilterMarker> {
-  return commitTask<FilterMarker>(workDir, 'filter', s, async () => {
-    requireMarker(workDir, 'components', 0);
+  return commitTask<FilterMarker>(workDir, job, 'filter', s, async () => {
+    requireMarker(workDir, job, 'components', 0);
     const num = numbering(workDir, job);
     const shard = job.shards[s]!;
     if (shard.side !== 0 || num.markers[s]!.skipped || !job.output.dir) return { written: 0 };
-    const f = ColumnFile.open(path.join(taskDir(workDir, 'components', 0), 'assign.bin'), 'assignment');
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'components', 0), 'assign.bin'), 'assignment', job.id);
     let docs: Uint32Array, cluster: Int32Array, rep: Float64Array, repIds: string[];
     try {
       const st = f.f64('sstart');
@@ -38,12 +38,11 @@ export function runFilter(workDir: string, job: JobSpec, s: number): Promise<Fil
       docs = f.u32('doc', a, b);
       cluster = f.i32('cluster', a, b);
       rep = f.f64('rep', a, b);
-      const ids = f.strings('repId');
-      repIds = [];
-      for (let i = a; i < b; i++) repIds.push(ids.get(i));
+      repIds = f.strings('repId').range(a, b);
     } finally {
       f.close();
     }
+    checkShard(workDir, job, s);
     const out = path.join(job.output.dir, shard.out);
     await fsp.mkdir(path.dirname(out), { recursive: true });
     const annotate = job.output.mode === 'annotate';

@@ -11,7 +11,7 @@
 import path from 'node:path';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
-import type { JobSpec } from './job.js';
+import { checkShard, type JobSpec } from './job.js';
 import { docId, numbering, openShard } from './shardInput.js';
 import { U32Buf } from './u32buf.js';
 import { createTextSigner } from '../sketch/textSigner.js';
@@ -28,7 +28,7 @@ export interface GatherMarker {
 function neededDocs(workDir: string, job: JobSpec, s: number): Uint32Array {
   const all = new U32Buf(1 << 12);
   for (let p = 0; p < job.partitions; p++) {
-    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'need.bin'), 'needed-docs');
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'need.bin'), 'needed-docs', job.id);
     try {
       const ns = f.f64('nstart');
       if (ns[s + 1]! > ns[s]!) for (const d of f.u32('doc', ns[s]!, ns[s + 1]!)) all.push(d);
@@ -44,9 +44,9 @@ function neededDocs(workDir: string, job: JobSpec, s: number): Uint32Array {
 
 /** Runs gather task `s` (idempotent; every join task must have completed). */
 export function runGather(workDir: string, job: JobSpec, s: number): Promise<GatherMarker> {
-  return commitTask<GatherMarker>(workDir, 'gather', s, async (dir) => {
+  return commitTask<GatherMarker>(workDir, job, 'gather', s, async (dir) => {
     const num = numbering(workDir, job);
-    for (let p = 0; p < job.partitions; p++) requireMarker(workDir, 'join', p);
+    for (let p = 0; p < job.partitions; p++) requireMarker(workDir, job, 'join', p);
     const sm = num.markers[s]!;
     const need = sm.skipped ? new Uint32Array(0) : neededDocs(workDir, job, s);
     const ids: string[] = [];
@@ -55,7 +55,7 @@ export function runGather(workDir: string, job: JobSpec, s: number): Promise<Gat
     const setStart = new Float64Array(need.length + 1);
     const sets = new U32Buf(1 << 16);
     if (need.length > 0) {
-      const input = await openShard(job, s);
+      const input = await openShard(workDir, job, s);
       let d = 0;
       let k = 0;
       for await (const r of input.records) {
@@ -68,9 +68,10 @@ export function runGather(workDir: string, job: JobSpec, s: number): Promise<Gat
         }
         d++;
       }
+      checkShard(workDir, job, s);
       if (d !== sm.docs) throw new Error(`${job.shards[s]!.path} changed since it was signed (${d} documents now, ${sm.docs} then)`);
     }
-    await writeColumns(path.join(dir, 'sets.bin'), 'sets', { shard: s }, { doc: need, id: ids, explicit: explicit.view(), setStart, set: sets.view() });
+    await writeColumns(path.join(dir, 'sets.bin'), 'sets', job.id, { shard: s }, { doc: need, id: ids, explicit: explicit.view(), setStart, set: sets.view() });
     return { docs: need.length, fingerprints: sets.length };
   });
 }

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { ColumnFile } from './columns.js';
-import { taskDir } from './commit.js';
+import { taskDir, type JobRef } from './commit.js';
 
 /** One shard's gathered documents. */
 export interface GatheredShard {
@@ -21,8 +21,8 @@ export interface GatheredShard {
 }
 
 /** Opens shard `s`'s gathered sets. `loadIds` reads every id at once (for outputs that need many). */
-export function openGathered(workDir: string, s: number, loadIds = true): GatheredShard {
-  const f = ColumnFile.open(path.join(taskDir(workDir, 'gather', s), 'sets.bin'), 'sets');
+export function openGathered(workDir: string, job: JobRef, s: number, loadIds = true): GatheredShard {
+  const f = ColumnFile.open(path.join(taskDir(workDir, 'gather', s), 'sets.bin'), 'sets', job.id);
   const docs = f.u32('doc');
   const explicit = f.u32('explicit');
   const idCol = f.strings('id');
@@ -54,12 +54,15 @@ export function openGathered(workDir: string, s: number, loadIds = true): Gather
 /** Lazily opened gathered shards, closed together. */
 export class GatheredShards {
   private open = new Map<number, GatheredShard>();
-  constructor(private readonly workDir: string) {}
+  constructor(
+    private readonly workDir: string,
+    private readonly job: JobRef,
+  ) {}
 
   /** Shard `s`'s gathered documents. */
   get(s: number): GatheredShard {
     let g = this.open.get(s);
-    if (!g) this.open.set(s, (g = openGathered(this.workDir, s)));
+    if (!g) this.open.set(s, (g = openGathered(this.workDir, this.job, s)));
     return g;
   }
 

@@ -4,17 +4,17 @@
  * task index) and any machine that sees the directory can run any task.
  * @module
  */
-import { promises as fsp, readFileSync } from 'node:fs';
+import { promises as fsp, openSync, readSync, closeSync, fstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { ReadOptions } from '../io/read.js';
 import type { ShingleOptions } from '../text/shingler.js';
 import type { MinHashOptions } from '../sketch/minhash.js';
 import type { PairFormat } from '../io/write.js';
-import { UsageError } from '../io/errors.js';
+import { InputError, UsageError } from '../io/errors.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
-export const JOB_VERSION = 1;
+export const JOB_VERSION = 2;
 
 /** What a job writes. `pairs` and `clusters` go to one file; `dedup` and `annotate` write one output shard per input shard. */
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
@@ -24,6 +24,18 @@ export const STAGES = ['sign', 'join', 'gather', 'verify', 'components', 'filter
 /** A stage name. */
 export type StageName = (typeof STAGES)[number];
 
+/**
+ * What a shard was when the job was planned: every stage that reads it checks it is still that
+ * file, so a shard rewritten, appended to or replaced between stages is an input error, never a
+ * mix of two versions. Size and modification time, and a hash of the first and last 64 KiB.
+ */
+export interface ShardIdentity {
+  size: number;
+  mtimeMs: number;
+  /** SHA-256 (hex, first 32 digits) of the first and last 64 KiB. */
+  ends: string;
+}
+
 /** One input shard of a job. */
 export interface ShardSpec {
   /** Absolute path. */
@@ -32,12 +44,14 @@ export interface ShardSpec {
   side: 0 | 1;
   /** Output path (for dedup/annotate outputs), relative to the output directory. */
   out: string;
+  /** The file as planned. */
+  identity: ShardIdentity;
 }
 
 /** The plan of a job, stored as job.json. */
 export interface JobSpec {
   version: number;
-  /** A random id, used to name the engine's jobs. */
+  /** A random id: every task marker and intermediate file carries it, and readers check it. */
   id: string;
   shards: ShardSpec[];
   /** Reader options (without stdin). */
@@ -63,6 +77,81 @@ export function jobFile(workDir: string): string {
   return path.join(workDir, 'job.json');
 }
 
+const ENDS = 1 << 16;
+
+/** The identity of a shard file now. */
+export function shardIdentity(file: string): ShardIdentity {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (e) {
+    throw new InputError(file, undefined, `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  try {
+    const st = fstatSync(fd);
+    const h = createHash('sha256');
+    const head = Buffer.alloc(Math.min(ENDS, st.size));
+    readSync(fd, head, 0, head.length, 0);
+    h.update(head);
+    if (st.size > ENDS) {
+      const tail = Buffer.alloc(Math.min(ENDS, st.size - ENDS));
+      readSync(fd, tail, 0, tail.length, st.size - tail.length);
+      h.update(tail);
+    }
+    return { size: st.size, mtimeMs: st.mtimeMs, ends: h.digest('hex').slice(0, 32) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** What differs between two identities, in words, or undefined when they are the same file. */
+function identityChange(then: ShardIdentity, now: ShardIdentity): string | undefined {
+  if (then.size !== now.size) return `${then.size} bytes when the job was planned, ${now.size} now`;
+  if (then.ends !== now.ends) return 'its contents differ from when the job was planned';
+  if (then.mtimeMs !== now.mtimeMs) return `modified since the job was planned (${new Date(then.mtimeMs).toISOString()} then, ${new Date(now.mtimeMs).toISOString()} now)`;
+  return undefined;
+}
+
+/** Checks that shard `s` is still the file the job was planned on (an input error naming it otherwise). */
+export function checkShard(workDir: string, job: JobSpec, s: number): void {
+  const sh = job.shards[s]!;
+  const change = identityChange(sh.identity, shardIdentity(sh.path));
+  if (change) throw new InputError(sh.path, undefined, `changed since the job in ${workDir} was planned (${change}): a job reads the shards it was planned on; plan again in a new --work-dir (or remove ${workDir} first)`);
+}
+
+/** The refusal for a damaged or foreign plan file. */
+function damaged(workDir: string, why: string): UsageError {
+  return new UsageError(`${jobFile(workDir)} is damaged (${why}): its tasks cannot be trusted; remove the directory (rm -r ${workDir}) and plan the job again`);
+}
+
+/** Parses and checks a plan file's text. */
+function parseJob(workDir: string, text: string): JobSpec {
+  let job: JobSpec;
+  try {
+    job = JSON.parse(text) as JobSpec;
+  } catch (e) {
+    throw damaged(workDir, `not JSON: ${(e as Error).message}`);
+  }
+  if (job === null || typeof job !== 'object' || Array.isArray(job)) throw damaged(workDir, 'not a JSON object');
+  if (job.version !== JOB_VERSION) {
+    if (typeof job.version === 'number') throw new UsageError(`${jobFile(workDir)} is a version ${job.version} job; this neardup runs version ${JOB_VERSION}: plan the job again in a new --work-dir`);
+    throw damaged(workDir, 'no version');
+  }
+  const ok =
+    typeof job.id === 'string' && /^[0-9a-f]{12}$/.test(job.id) &&
+    Array.isArray(job.shards) && job.shards.length > 0 &&
+    job.shards.every((s) => s && typeof s.path === 'string' && (s.side === 0 || s.side === 1) && typeof s.out === 'string' && s.identity && typeof s.identity.size === 'number' && typeof s.identity.ends === 'string') &&
+    typeof job.threshold === 'number' && job.threshold > 0 && job.threshold <= 1 &&
+    Number.isInteger(job.bands) && job.bands > 0 && Number.isInteger(job.rows) && job.rows > 0 &&
+    Number.isInteger(job.partitions) && job.partitions > 0 &&
+    typeof job.against === 'boolean' && (job.onBadShard === 'stop' || job.onBadShard === 'skip') &&
+    typeof job.maxBucketPairs === 'number' &&
+    job.read !== null && typeof job.read === 'object' && job.shingle !== null && typeof job.shingle === 'object' && job.minhash !== null && typeof job.minhash === 'object' &&
+    job.output !== null && typeof job.output === 'object' && ['pairs', 'clusters', 'dedup', 'annotate'].includes(job.output.mode);
+  if (!ok) throw damaged(workDir, 'a field is missing or has a wrong type');
+  return job;
+}
+
 /** Reads the plan of the job in `workDir`. */
 export function loadJob(workDir: string): JobSpec {
   let text: string;
@@ -71,33 +160,66 @@ export function loadJob(workDir: string): JobSpec {
   } catch {
     throw new UsageError(`${workDir} holds no job (no job.json): create one with "neardup job plan" or "neardup job dedup"`);
   }
-  const job = JSON.parse(text) as JobSpec;
-  if (job.version !== JOB_VERSION) throw new UsageError(`${jobFile(workDir)} is a version ${job.version} job; this neardup runs version ${JOB_VERSION}`);
-  return job;
+  return parseJob(workDir, text);
+}
+
+/** The plan without what differs between two plannings of the same job (id, version, shard identities). */
+function sameJobKey(spec: Omit<JobSpec, 'id' | 'version'>): string {
+  return JSON.stringify({ ...spec, shards: spec.shards.map(({ identity: _i, ...rest }) => rest) });
 }
 
 /**
- * Writes the plan (atomically), or checks that the one already in `workDir` is the same job, so that
- * submitting again resumes it. Returns the plan in force.
+ * Writes the plan, or checks that the one already in `workDir` is the same job, so that submitting
+ * again resumes it. Returns the plan in force. The plan file is created exclusively (a complete temp
+ * file hard-linked into place), so of two submissions racing on a new directory exactly one plans
+ * it and the other finds that plan and is refused unless it is the same job. A directory that holds
+ * task outputs but no plan (removed, or never written) is refused: those tasks belong to no plan.
  */
 export async function saveJob(workDir: string, spec: Omit<JobSpec, 'id' | 'version'>): Promise<JobSpec> {
   await fsp.mkdir(workDir, { recursive: true });
-  let existing: JobSpec | undefined;
-  try {
-    existing = JSON.parse(await fsp.readFile(jobFile(workDir), 'utf8')) as JobSpec;
-  } catch {
-    existing = undefined;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    let text: string | undefined;
+    try {
+      text = await fsp.readFile(jobFile(workDir), 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    if (text !== undefined) {
+      const existing = parseJob(workDir, text);
+      const { id: _id, version: _v, ...rest } = existing;
+      if (sameJobKey(rest) !== sameJobKey(spec)) {
+        throw new UsageError(`${workDir} already holds a different job (${jobFile(workDir)}, planned with other inputs or options): use a new --work-dir, or remove the whole directory (rm -r ${workDir}) first`);
+      }
+      for (let s = 0; s < existing.shards.length; s++) {
+        const change = identityChange(existing.shards[s]!.identity, spec.shards[s]!.identity);
+        if (change) throw new InputError(existing.shards[s]!.path, undefined, `changed since the job in ${workDir} was planned (${change}): its finished tasks read the old file; plan again in a new --work-dir (or remove ${workDir} first)`);
+      }
+      return existing;
+    }
+    const leftovers = (await fsp.readdir(workDir)).filter((n) => !n.startsWith('.job.json.tmp-'));
+    if (leftovers.length > 0) {
+      throw new UsageError(`${workDir} holds ${leftovers.slice(0, 3).join(', ')}${leftovers.length > 3 ? ', …' : ''} but no job.json: outputs of a removed or unfinished plan are never reused; use a new --work-dir, or remove the whole directory (rm -r ${workDir}) first`);
+    }
+    const job: JobSpec = { version: JOB_VERSION, id: randomBytes(6).toString('hex'), ...spec };
+    const tmp = path.join(workDir, `.job.json.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+    const fh = await fsp.open(tmp, 'wx');
+    try {
+      await fh.writeFile(JSON.stringify(job, null, 2) + '\n');
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    try {
+      // link() fails if job.json exists: the first complete plan wins, atomically.
+      await fsp.link(tmp, jobFile(workDir));
+      return job;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    } finally {
+      await fsp.rm(tmp, { force: true });
+    }
   }
-  if (existing) {
-    const { id: _id, version, ...rest } = existing;
-    if (version === JOB_VERSION && JSON.stringify(rest) === JSON.stringify(spec)) return existing;
-    throw new UsageError(`${workDir} already holds a different job (${jobFile(workDir)}): use a new --work-dir, or remove that one`);
-  }
-  const job: JobSpec = { version: JOB_VERSION, id: randomBytes(6).toString('hex'), ...spec };
-  const tmp = `${jobFile(workDir)}.tmp-${process.pid}`;
-  await fsp.writeFile(tmp, JSON.stringify(job, null, 2) + '\n');
-  await fsp.rename(tmp, jobFile(workDir));
-  return job;
+  throw new UsageError(`${workDir}: another process keeps replacing job.json; use a new --work-dir`);
 }
 
 /** Number of tasks of a stage. */

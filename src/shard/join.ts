@@ -37,7 +37,7 @@ export class TooManyCandidatesError extends Error {
 
 /** Runs join task `p` (idempotent). */
 export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinMarker> {
-  return commitTask<JoinMarker>(workDir, 'join', p, async (dir) => {
+  return commitTask<JoinMarker>(workDir, job, 'join', p, async (dir) => {
     const S = job.shards.length;
     const band = new U32Buf(1 << 16);
     const hi = new U32Buf(1 << 16);
@@ -45,9 +45,9 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
     const shard = new U32Buf(1 << 16);
     const doc = new U32Buf(1 << 16);
     for (let s = 0; s < S; s++) {
-      const m = requireMarker<SignMarker>(workDir, 'sign', s);
+      const m = requireMarker<SignMarker>(workDir, job, 'sign', s);
       if (m.skipped) continue;
-      const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', s), 'keys.bin'), 'band-keys');
+      const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', s), 'keys.bin'), 'band-keys', job.id);
       try {
         const ps = f.f64('pstart');
         const a = ps[p]!;
@@ -130,7 +130,7 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
     marker.pairRows = pA.length;
     const pairs = groupBy(pA.view(), S, [pDocA.view(), pShardB.view(), pDocB.view()]);
     const [docA, shardB, docB] = pairs.columns as [Uint32Array, Uint32Array, Uint32Array];
-    await writeColumns(path.join(dir, 'pairs.bin'), 'candidates', { partition: p }, { docA, shardB, docB, astart: pairs.start });
+    await writeColumns(path.join(dir, 'pairs.bin'), 'candidates', job.id, { partition: p }, { docA, shardB, docB, astart: pairs.start });
     // Needed documents: ascending and unique within each shard.
     const need = groupBy(nShard.view(), S, [nDoc.view()]);
     const nd = need.columns[0]!;
@@ -141,7 +141,7 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
       for (let i = 0; i < part.length; i++) if (i === 0 || part[i] !== part[i - 1]) outDoc.push(part[i]!);
       nstart[s + 1] = outDoc.length;
     }
-    await writeColumns(path.join(dir, 'need.bin'), 'needed-docs', { partition: p }, { doc: outDoc.view(), nstart });
+    await writeColumns(path.join(dir, 'need.bin'), 'needed-docs', job.id, { partition: p }, { doc: outDoc.view(), nstart });
     return marker;
   });
 }

@@ -13,7 +13,7 @@ import type { InputFormat } from '../io/formats.js';
 import type { DedupOptions } from '../dedup/dedup.js';
 import type { ReadOptions } from '../io/read.js';
 import type { PairFormat } from '../io/write.js';
-import { outputNames, type JobOutputMode, type JobSpec } from './job.js';
+import { outputNames, shardIdentity, type JobOutputMode, type JobSpec } from './job.js';
 import { storedPresetName } from '../text/normalize.js';
 import type { ShingleOptions } from '../text/shingler.js';
 
@@ -80,7 +80,7 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
   const partitions = input.partitions ?? Math.max(4, corpus.length + ref.length);
   const { stdin: _stdin, raw: _raw, displayName: _dn, ...read } = input.read;
   return {
-    shards: all.map((p, i) => ({ path: p, side: i < corpus.length ? 0 : 1, out: names[i]! })),
+    shards: all.map((p, i) => ({ path: p, side: i < corpus.length ? 0 : 1, out: names[i]!, identity: shardIdentity(p) })),
     read,
     threshold,
     // A renamed preset is recorded under its stored name: the same job planned with either name is the same job.

@@ -5,7 +5,7 @@
  */
 import { openInput, type OpenedInput } from '../io/read.js';
 import { requireMarker } from './commit.js';
-import type { JobSpec } from './job.js';
+import { checkShard, type JobSpec } from './job.js';
 
 /** The sign stage's marker: what a shard held. */
 export interface SignMarker {
@@ -28,8 +28,12 @@ export interface SignMarker {
   skipped?: string;
 }
 
-/** Opens shard `s` of `job` through the io layer's reader (every format and compression it knows). */
-export function openShard(job: JobSpec, s: number, raw = false): Promise<OpenedInput> {
+/**
+ * Opens shard `s` of `job` through the io layer's reader (every format and compression it knows),
+ * after checking it is still the file the job was planned on.
+ */
+export function openShard(workDir: string, job: JobSpec, s: number, raw = false): Promise<OpenedInput> {
+  checkShard(workDir, job, s);
   return openInput(job.shards[s]!.path, { ...job.read, raw });
 }
 
@@ -49,7 +53,7 @@ export function numbering(workDir: string, job: JobSpec): Numbering {
   const docOffset = new Float64Array(S + 1);
   const rowOffset = new Float64Array(S + 1);
   for (let s = 0; s < S; s++) {
-    const m = requireMarker<SignMarker>(workDir, 'sign', s);
+    const m = requireMarker<SignMarker>(workDir, job, 'sign', s);
     markers.push(m);
     docOffset[s + 1] = docOffset[s]! + m.docs;
     rowOffset[s + 1] = rowOffset[s]! + m.rows;

@@ -13,7 +13,7 @@ import { bandKeys } from '../lsh/bandKeys.js';
 import { isUserError } from '../io/errors.js';
 import { writeColumns } from './columns.js';
 import { commitTask } from './commit.js';
-import type { JobSpec } from './job.js';
+import { checkShard, type JobSpec } from './job.js';
 import { openShard, type SignMarker } from './shardInput.js';
 import { U32Buf, groupBy } from './u32buf.js';
 
@@ -24,7 +24,7 @@ export function partitionOf(band: number, hi: number, lo: number, partitions: nu
 
 /** Runs sign task `s` (idempotent). */
 export function runSign(workDir: string, job: JobSpec, s: number): Promise<SignMarker> {
-  return commitTask<SignMarker>(workDir, 'sign', s, async (dir) => {
+  return commitTask<SignMarker>(workDir, job, 'sign', s, async (dir) => {
     const signer = createTextSigner({ shingle: job.shingle, minhash: job.minhash });
     const nb = job.bands;
     const P = job.partitions;
@@ -38,7 +38,7 @@ export function runSign(workDir: string, job: JobSpec, s: number): Promise<SignM
     const doc = new U32Buf(1 << 16);
     const marker: SignMarker = { docs: 0, rows: 0, emptyDocs: 0, chars: 0, bytes: 0, format: '', skippedRecords: 0 };
     try {
-      const input = await openShard(job, s);
+      const input = await openShard(workDir, job, s);
       marker.format = input.format;
       let d = 0;
       let lastRow = -1;
@@ -58,6 +58,8 @@ export function runSign(workDir: string, job: JobSpec, s: number): Promise<SignM
         d++;
       }
       marker.docs = d;
+      // Changed while it was read: the keys would mix two versions.
+      checkShard(workDir, job, s);
       // Rows count skipped invalid records too, like the single-process row numbers.
       marker.rows = Math.max(lastRow + 1, d + input.skips.count);
       marker.bytes = input.bytesRead();
@@ -70,7 +72,7 @@ export function runSign(workDir: string, job: JobSpec, s: number): Promise<SignM
     }
     const g = groupBy(part.view(), P, [band.view(), hi.view(), lo.view(), doc.view()]);
     const [cb, ch, cl, cd] = g.columns as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
-    await writeColumns(path.join(dir, 'keys.bin'), 'band-keys', { shard: s, partitions: P }, { band: cb, hi: ch, lo: cl, doc: cd, pstart: g.start });
+    await writeColumns(path.join(dir, 'keys.bin'), 'band-keys', job.id, { shard: s, partitions: P }, { band: cb, hi: ch, lo: cl, doc: cd, pstart: g.start });
     return marker;
   });
 }

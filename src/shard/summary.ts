@@ -3,11 +3,11 @@
  * (pairs, clusters) assembled from the task outputs, in the same formats as `neardup dedup`.
  * @module
  */
-import path from 'node:path';
 import { createReadStream } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { openOutput, type OutputSink } from '../io/output.js';
 import { pairHeader } from '../io/write.js';
-import { readMarker, requireMarker, taskDir } from './commit.js';
+import { readMarker, requireMarker, taskText } from './commit.js';
 import { STAGES, taskCount, type JobSpec } from './job.js';
 import type { SignMarker } from './shardInput.js';
 import type { JoinMarker } from './join.js';
@@ -43,7 +43,7 @@ export function progressOf(workDir: string, job: JobSpec): { stage: string; done
   return STAGES.map((stage) => {
     const total = taskCount(job, stage);
     let done = 0;
-    for (let t = 0; t < total; t++) if (readMarker(workDir, stage, t)) done++;
+    for (let t = 0; t < total; t++) if (readMarker(workDir, job, stage, t)) done++;
     return { stage, done, total };
   });
 }
@@ -56,28 +56,37 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
     sharedBuckets: 0, largestBucket: 0, candidates: 0, pairs: 0, clusters: 0, docsInClusters: 0, duplicates: 0, written: 0,
   };
   for (let s = 0; s < S; s++) {
-    const m = requireMarker<SignMarker>(workDir, 'sign', s);
+    const m = requireMarker<SignMarker>(workDir, job, 'sign', s);
     sum.docs += m.docs;
     sum.emptyDocs += m.emptyDocs;
     sum.chars += m.chars;
     sum.bytes += m.bytes;
     sum.skippedRecords += m.skippedRecords;
     if (m.skipped) sum.skippedShards.push({ path: job.shards[s]!.path, error: m.skipped });
-    const v = requireMarker<VerifyMarker>(workDir, 'verify', s);
+    const v = requireMarker<VerifyMarker>(workDir, job, 'verify', s);
     sum.candidates += v.candidates;
     sum.pairs += v.pairs;
-    if (taskCount(job, 'filter') > 0) sum.written += requireMarker<FilterMarker>(workDir, 'filter', s).written;
+    if (taskCount(job, 'filter') > 0) sum.written += requireMarker<FilterMarker>(workDir, job, 'filter', s).written;
   }
   for (let p = 0; p < job.partitions; p++) {
-    const j = requireMarker<JoinMarker>(workDir, 'join', p);
+    const j = requireMarker<JoinMarker>(workDir, job, 'join', p);
     sum.sharedBuckets += j.sharedBuckets;
     sum.largestBucket = Math.max(sum.largestBucket, j.largestBucket);
   }
-  const c = requireMarker<ComponentsMarker>(workDir, 'components', 0);
+  const c = requireMarker<ComponentsMarker>(workDir, job, 'components', 0);
   sum.clusters = c.clusters;
   sum.docsInClusters = c.docsInClusters;
   sum.duplicates = c.duplicates;
   return sum;
+}
+
+/** A task's text output, its size and SHA-256 checked against its marker before anything of it is written. */
+async function checkedText(workDir: string, job: JobSpec, stage: string, task: number, name: string): Promise<string> {
+  const t = taskText(workDir, requireMarker(workDir, job, stage, task), stage, task, name);
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(t.path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  t.verify(h.digest('hex'));
+  return t.path;
 }
 
 async function copyInto(sink: OutputSink, file: string): Promise<void> {
@@ -91,13 +100,17 @@ async function copyInto(sink: OutputSink, file: string): Promise<void> {
  */
 export async function writeJobOutput(workDir: string, job: JobSpec, out: string | undefined, counts: JobSummary): Promise<number> {
   if (job.output.mode !== 'pairs' && job.output.mode !== 'clusters') return counts.written;
+  // Every part is checked before the first byte goes out: stdout cannot be taken back.
+  const files: string[] = [];
+  if (job.output.mode === 'pairs') for (let s = 0; s < job.shards.length; s++) files.push(await checkedText(workDir, job, 'verify', s, 'pairs.txt'));
+  else files.push(await checkedText(workDir, job, 'components', 0, 'clusters.jsonl'));
   const sink = await openOutput(out);
   try {
     if (job.output.mode === 'pairs') {
       await sink.write(pairHeader(job.output.pairFormat, false));
-      for (let s = 0; s < job.shards.length; s++) await copyInto(sink, path.join(taskDir(workDir, 'verify', s), 'pairs.txt'));
+      for (const file of files) await copyInto(sink, file);
     } else {
-      await copyInto(sink, path.join(taskDir(workDir, 'components', 0), 'clusters.jsonl'));
+      await copyInto(sink, files[0]!);
     }
     await sink.close();
   } catch (e) {

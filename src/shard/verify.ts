@@ -11,11 +11,10 @@
  * @module
  */
 import path from 'node:path';
-import { promises as fsp } from 'node:fs';
 import { jaccard } from '../similarity/jaccard.js';
 import { formatPair } from '../io/write.js';
 import { ColumnFile, writeColumns } from './columns.js';
-import { commitTask, requireMarker, taskDir } from './commit.js';
+import { commitTask, requireMarker, taskDir, writeSynced } from './commit.js';
 import type { JobSpec } from './job.js';
 import { GatheredShards } from './gathered.js';
 import { U32Buf } from './u32buf.js';
@@ -34,8 +33,8 @@ function candidatesOf(workDir: string, job: JobSpec, A: number): { docA: Uint32A
   const shardB = new U32Buf(1 << 12);
   const docB = new U32Buf(1 << 12);
   for (let p = 0; p < job.partitions; p++) {
-    requireMarker(workDir, 'join', p);
-    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'pairs.bin'), 'candidates');
+    requireMarker(workDir, job, 'join', p);
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'pairs.bin'), 'candidates', job.id);
     try {
       const st = f.f64('astart');
       const a = st[A]!;
@@ -58,14 +57,14 @@ function candidatesOf(workDir: string, job: JobSpec, A: number): { docA: Uint32A
 
 /** Runs verify task `A` (idempotent; every gather task must have completed). */
 export function runVerify(workDir: string, job: JobSpec, A: number): Promise<VerifyMarker> {
-  return commitTask<VerifyMarker>(workDir, 'verify', A, async (dir) => {
-    for (let s = 0; s < job.shards.length; s++) requireMarker(workDir, 'gather', s);
+  return commitTask<VerifyMarker>(workDir, job, 'verify', A, async (dir) => {
+    for (let s = 0; s < job.shards.length; s++) requireMarker(workDir, job, 'gather', s);
     const { docA, shardB, docB } = candidatesOf(workDir, job, A);
     const n = docA.length;
     const order = new Int32Array(n);
     for (let i = 0; i < n; i++) order[i] = i;
     order.sort((x, y) => docA[x]! - docA[y]! || shardB[x]! - shardB[y]! || docB[x]! - docB[y]!);
-    const gathered = new GatheredShards(workDir);
+    const gathered = new GatheredShards(workDir, job);
     // Sets of the documents in this task's pairs, keyed by shard · 2^32 + doc.
     const sets = new Map<number, Uint32Array>();
     const setOf = (s: number, d: number): Uint32Array => {
@@ -109,8 +108,8 @@ export function runVerify(workDir: string, job: JobSpec, A: number): Promise<Ver
     } finally {
       gathered.close();
     }
-    await writeColumns(path.join(dir, 'pairs.bin'), 'verified', { shard: A }, { docA: oa.view(), shardB: os.view(), docB: ob.view(), similarity: Float64Array.from(sims) });
-    await fsp.writeFile(path.join(dir, 'pairs.txt'), lines.join(''));
+    await writeColumns(path.join(dir, 'pairs.bin'), 'verified', job.id, { shard: A }, { docA: oa.view(), shardB: os.view(), docB: ob.view(), similarity: Float64Array.from(sims) });
+    await writeSynced(path.join(dir, 'pairs.txt'), lines.join(''));
     return { candidates, pairs: sims.length };
   });
 }
