@@ -12,7 +12,8 @@ import { loadJob, saveJob, STAGES, taskCount, type JobOutputMode, type JobSpec }
 import { planJob } from '../shard/plan.js';
 import { runTask } from '../shard/stages.js';
 import { summarize, writeJobOutput, type JobSummary } from '../shard/summary.js';
-import { addEngineOptions, parsePositiveInt, type EngineFlags, type InputFlags } from './options.js';
+import { parsePositiveInt, type EngineFlags, type InputFlags } from './options.js';
+import { dedupCommand } from './commands/dedup.js';
 import { pipelineOptionsFrom } from './pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from './report.js';
 import type { PairFormat } from '../io/write.js';
@@ -29,17 +30,100 @@ export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
   onBadShard: 'stop' | 'skip';
 }
 
-/** Adds the options of a job's plan. */
+/**
+ * How a sharded job treats each option of `neardup dedup`, by attribute name. A job takes dedup's
+ * own option definitions, so the two commands parse alike; every option not honoured here, an
+ * option added to dedup later included, is refused by name when given (exit 2), never ignored.
+ */
+const HONOURED = new Set([
+  'format', 'text', 'id', 'textField', 'idField', 'delimiter', 'tsvQuotes', 'skipInvalid',
+  'shingle', 'k', 'normalize', 'multiset', 'stopwords', 'numPerm', 'method', 'seed',
+  'threshold', 'minRecall', 'weights', 'bands', 'rows', 'maxPairs', 'outputFormat',
+]);
+
+/** Options a job honours at some values only: it runs MinHash-LSH candidates, exact Jaccard, component clusters that keep their first member. */
+const ONLY: Record<string, { values: readonly string[]; why: string }> = {
+  measure: { values: ['jaccard'], why: 'sharded jobs measure Jaccard similarity; containment needs the exact join of one process (neardup dedup --measure containment)' },
+  candidates: { values: ['lsh'], why: 'sharded jobs find candidates with MinHash-LSH bands' },
+  clusterMode: { values: ['components'], why: 'sharded jobs cluster by connected components' },
+  representative: { values: ['first'], why: 'sharded jobs keep the first member of each cluster' },
+  fingerprintBits: { values: ['32'], why: 'sharded jobs verify 32-bit fingerprint sets' },
+  verify: { values: ['exact'], why: 'sharded jobs verify exactly' },
+};
+
+/** Options the job commands define their own way: --against takes shards, dedup/annotate outputs go to --out-dir; the log options. */
+const OWN = new Set(['against', 'output', 'out', 'quiet', 'verbose', 'json']);
+
+/** The job commands' own options (not dedup's). */
+const JOB_OWN = new Set(['workDir', 'partitions', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'waitWorkers', 'redisTimeout']);
+
+/** Why an option of dedup is refused by jobs (a generic reason for the rest). */
+const REFUSED_WHY: Record<string, string> = {
+  limit: 'a job reads every record of its shards (give it fewer shards instead)',
+  exact: 'exact duplicates are found in one streaming pass: run neardup dedup --exact on the shards',
+  stream: 'a sharded job always keeps the texts on disk',
+  workers: 'a job runs one task per process: start more workers (or array members) instead',
+  memoryBudget: 'a job holds only the fingerprint sets of one task\'s pairs',
+  batchSize: 'a job has no worker batches',
+  buckets: 'sharded jobs find candidates with MinHash-LSH bands',
+};
+
+/** The option of `cmd` named by its attribute, as typed on the command line. */
+function flagOf(cmd: Command, attr: string): string {
+  const o = cmd.options.find((x) => x.attributeName() === attr && x.long);
+  return o?.long ?? `--${attr}`;
+}
+
+/**
+ * Adds the options of a job's plan: dedup's engine and input options (the same definitions), the
+ * job's own, and dedup's other options hidden, so that {@link refuseUnsupported} names them.
+ */
 export function addPlanOptions(cmd: Command): Command {
-  addEngineOptions(cmd);
+  for (const o of dedupCommand().options) {
+    const attr = o.attributeName();
+    if (OWN.has(attr)) continue;
+    if (!HONOURED.has(attr) && !(attr in ONLY)) o.hideHelp();
+    cmd.addOption(o);
+  }
   return cmd
     .requiredOption('--work-dir <dir>', 'job directory on storage every worker sees (the same path on every machine)')
     .option('--against <shards...>', 'reference corpus (files or directories of shards): report or drop documents of SHARDS that are near duplicates of one of these')
     .option('--partitions <n>', 'band-key partitions, i.e. join tasks (default: the number of shards, at least 4)', parsePositiveInt('partitions', 100000))
     .addOption(new Option('--output <mode>', 'pairs, clusters (JSONL), dedup (each shard without duplicates), annotate (each shard with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('--out-dir <dir>', 'for --output dedup/annotate: where the output shards go (same relative names, formats and compression as the inputs)')
-    .addOption(new Option('--output-format <format>', 'pairs as tsv, csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']))
     .addOption(new Option('--on-bad-shard <what>', 'a shard that fails to read: stop the job, or skip the shard (named in the summary)').choices(['stop', 'skip']).default('stop'));
+}
+
+/**
+ * Refuses, naming it, every option of `neardup dedup` given to a job command that the job would not
+ * honour exactly as `neardup dedup` does: a different answer with exit 0 is never an option.
+ */
+export function refuseUnsupported(cmd: Command): void {
+  const given = (attr: string): boolean => {
+    const src = cmd.getOptionValueSource(attr);
+    return src !== undefined && src !== 'default';
+  };
+  for (const o of cmd.options) {
+    const attr = o.attributeName();
+    if (HONOURED.has(attr) || OWN.has(attr) || !given(attr)) continue;
+    const only = ONLY[attr];
+    if (only) {
+      const v = String(cmd.getOptionValue(attr));
+      if (!only.values.includes(v)) throw new UsageError(`${flagOf(cmd, attr)} ${v} is not supported by sharded jobs: ${only.why}`);
+      continue;
+    }
+    if (JOB_OWN.has(attr)) continue;
+    // Of a --x / --no-x pair, name the one typed (its value says which).
+    const v: unknown = cmd.getOptionValue(attr);
+    const typed = cmd.options.find((x) => x.attributeName() === attr && (x.negate ? v === false : v !== false)) ?? o;
+    throw new UsageError(`${typed.long ?? typed.flags} is not supported by sharded jobs: ${REFUSED_WHY[attr] ?? 'sharded jobs do not implement it'}`);
+  }
+  // neardup dedup picks its candidates by itself for word and spot shingles (the exact join for
+  // short documents): a job, which runs LSH, would find other pairs unless told the same.
+  const shingle = cmd.getOptionValue('shingle') as string | undefined;
+  if ((shingle === 'word' || shingle === 'spot') && !given('candidates')) {
+    throw new UsageError(`--shingle ${shingle}: neardup dedup chooses the candidate method itself for ${shingle} shingles (the exact join for short documents), sharded jobs run MinHash-LSH: add --candidates lsh (and give neardup dedup the same to compare)`);
+  }
 }
 
 /** Writes (or reuses) the plan of the flags' job. */

@@ -87,6 +87,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   const { dedup: options, read: readOptions, pairFormat } = pipelineOptionsFrom(flags);
   if (flags.against !== undefined) {
     if (flags.stream) throw new UsageError('--against holds both inputs in memory: --stream does not apply (use "neardup job dedup --against" for inputs larger than memory)');
+    refuseForAgainst(flags);
     return runAgainst({ file: fileArg, against: flags.against, output: flags.output, out: flags.out, pairFormat, json: flags.json }, readOptions, options, reporter);
   }
   // Clusters and deduplicated copies need no pair list: groups of copies then cost O(m), not m².
@@ -155,6 +156,21 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   } finally {
     await cleanup?.();
   }
+}
+
+/**
+ * `--against` finds MinHash-LSH candidates across the two inputs and verifies them by exact (or
+ * estimated) Jaccard: the options that would choose another kind of duplicate are refused by name,
+ * never ignored.
+ */
+function refuseForAgainst(flags: DedupFlags): void {
+  const why = 'with --against, pairs across the two inputs are MinHash-LSH candidates verified by Jaccard similarity';
+  if (flags.exact) throw new UsageError(`--exact does not apply with --against: ${why} (for exact copies of the reference, use --threshold 1)`);
+  if (flags.measure !== undefined && flags.measure !== 'jaccard') throw new UsageError(`--measure ${flags.measure} is not supported with --against: ${why}`);
+  if (flags.candidates !== undefined && flags.candidates !== 'lsh') throw new UsageError(`--candidates ${flags.candidates} is not supported with --against: ${why}`);
+  if (flags.fingerprintBits === '64') throw new UsageError(`--fingerprint-bits 64 is not supported with --against: ${why}`);
+  if (flags.clusterMode !== undefined && flags.clusterMode !== 'components') throw new UsageError(`--cluster-mode ${flags.clusterMode} does not apply with --against: it writes no clusters`);
+  if (flags.representative !== undefined && flags.representative !== 'first') throw new UsageError(`--representative ${flags.representative} does not apply with --against: it keeps every document of the input that matches no reference document`);
 }
 
 /**

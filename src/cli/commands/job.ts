@@ -11,7 +11,7 @@ import { progressOf } from '../../shard/summary.js';
 import { addLogOptions } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
-import { addPlanOptions, finishJob, openJob, planFromFlags, runLocally, type PlanFlags } from '../jobRun.js';
+import { addPlanOptions, finishJob, openJob, planFromFlags, refuseUnsupported, runLocally, type PlanFlags } from '../jobRun.js';
 
 interface DedupJobFlags extends PlanFlags {
   redis?: string;
@@ -29,6 +29,7 @@ export function jobCommand(): Command {
   addPlanOptions(plan);
   addLogOptions(plan);
   plan.action(async (shards: string[], flags: PlanFlags) => {
+    refuseUnsupported(plan);
     const spec = await planFromFlags(shards, flags);
     const reporter = new Reporter(flags);
     const stages = STAGES.map((s) => ({ stage: s, tasks: taskCount(spec, s) })).filter((s) => s.tasks > 0);
@@ -47,6 +48,7 @@ export function jobCommand(): Command {
     .option('-o, --out <file>', 'for --output pairs/clusters: write here (atomically) instead of stdout');
   addLogOptions(dedup, 'print a machine-readable summary on stdout (needs --out or --out-dir)');
   dedup.action(async (shards: string[], flags: DedupJobFlags) => {
+    refuseUnsupported(dedup);
     if (!flags.redis === !flags.local) throw new UsageError('give --redis URL (run on the queue\'s workers) or --local (run in this process)');
     // Shard outputs go to --out-dir: only pairs and clusters need --out for --json.
     if (flags.output !== 'dedup' && flags.output !== 'annotate') requireOutForJson({ json: flags.json, out: flags.out || undefined });
