@@ -12,6 +12,7 @@
  * @module
  */
 import path from 'node:path';
+import { InputError } from '../io/errors.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
 import type { JobSpec } from './job.js';
@@ -33,6 +34,39 @@ export interface JoinMarker {
 /** Thrown when a partition would produce more candidate pairs than the job allows. */
 export class TooManyCandidatesError extends Error {
   override readonly name = 'TooManyCandidatesError';
+}
+
+/**
+ * Refuses ids given twice within one input (the corpus, or the reference of --against), as
+ * neardup dedup does: partition p of every shard's explicit ids, compared as strings.
+ */
+function checkIds(workDir: string, job: JobSpec, p: number): void {
+  const first = new Map<string, { shard: number; line: number }>();
+  for (let s = 0; s < job.shards.length; s++) {
+    const m = requireMarker<SignMarker>(workDir, job, 'sign', s);
+    if (m.skipped || !m.files['ids.bin']) continue;
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', s), 'ids.bin'), 'id-keys', job.id);
+    try {
+      const ps = f.f64('pstart');
+      const a = ps[p]!;
+      const b = ps[p + 1]!;
+      if (b <= a) continue;
+      const ids = f.strings('id').range(a, b);
+      const lines = f.u32('line', a, b);
+      const side = job.shards[s]!.side;
+      for (let i = 0; i < ids.length; i++) {
+        const key = `${side}\u0000${ids[i]!}`;
+        const seen = first.get(key);
+        if (seen) {
+          const where = seen.shard === s ? `line ${seen.line}` : `${job.shards[seen.shard]!.path}:${seen.line}`;
+          throw new InputError(job.shards[s]!.path, lines[i]!, `duplicate id "${ids[i]!}" (first on ${where}); ids must be unique`);
+        }
+        first.set(key, { shard: s, line: lines[i]! });
+      }
+    } finally {
+      f.close();
+    }
+  }
 }
 
 /** Runs join task `p` (idempotent). */
@@ -69,6 +103,7 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
         f.close();
       }
     }
+    checkIds(workDir, job, p);
     const n = band.length;
     const B = band.view();
     const H = hi.view();

@@ -56,6 +56,9 @@ export function numbering(workDir: string, job: JobSpec): Numbering {
     const m = requireMarker<SignMarker>(workDir, job, 'sign', s);
     markers.push(m);
     docOffset[s + 1] = docOffset[s]! + m.docs;
+    // Row numbers are each input's own, as in neardup dedup NEW --against OLD: the reference's start at 0.
+    const first = s > 0 && job.shards[s]!.side !== job.shards[s - 1]!.side;
+    rowOffset[s] = first ? 0 : rowOffset[s]!;
     rowOffset[s + 1] = rowOffset[s]! + m.rows;
   }
   return { markers, docOffset, rowOffset };

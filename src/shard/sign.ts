@@ -10,6 +10,7 @@
 import path from 'node:path';
 import { createTextSigner } from '../sketch/textSigner.js';
 import { bandKeys } from '../lsh/bandKeys.js';
+import { murmur3Utf16 } from '../hash/murmur3.js';
 import { isUserError } from '../io/errors.js';
 import { writeColumns } from './columns.js';
 import { commitTask } from './commit.js';
@@ -36,6 +37,11 @@ export function runSign(workDir: string, job: JobSpec, s: number): Promise<SignM
     const hi = new U32Buf(1 << 16);
     const lo = new U32Buf(1 << 16);
     const doc = new U32Buf(1 << 16);
+    // Explicit ids, partitioned by their hash: join task p checks partition p for repeats across shards.
+    const idPart = new U32Buf(1 << 10);
+    const idDoc = new U32Buf(1 << 10);
+    const idLine = new U32Buf(1 << 10);
+    const ids: string[] = [];
     const marker: SignMarker = { docs: 0, rows: 0, emptyDocs: 0, chars: 0, bytes: 0, format: '', skippedRecords: 0 };
     try {
       const input = await openShard(workDir, job, s);
@@ -44,6 +50,12 @@ export function runSign(workDir: string, job: JobSpec, s: number): Promise<SignM
       let lastRow = -1;
       for await (const r of input.records) {
         lastRow = r.row;
+        if (r.id !== undefined) {
+          idPart.push(murmur3Utf16(r.id, 0x1d5) % P);
+          idDoc.push(d);
+          idLine.push(r.line);
+          ids.push(r.id);
+        }
         marker.chars += r.text.length;
         if (signer.signInto(r.text, row)) {
           bandKeys(row, nb, job.rows, bh, bl);
@@ -73,6 +85,18 @@ export function runSign(workDir: string, job: JobSpec, s: number): Promise<SignM
     const g = groupBy(part.view(), P, [band.view(), hi.view(), lo.view(), doc.view()]);
     const [cb, ch, cl, cd] = g.columns as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
     await writeColumns(path.join(dir, 'keys.bin'), 'band-keys', job.id, { shard: s, partitions: P }, { band: cb, hi: ch, lo: cl, doc: cd, pstart: g.start });
+    if (ids.length > 0) {
+      const order = groupBy(idPart.view(), P, [Uint32Array.from(ids, (_, i) => i)]);
+      const o = order.columns[0]!;
+      const lines = idLine.view();
+      const docs = idDoc.view();
+      await writeColumns(path.join(dir, 'ids.bin'), 'id-keys', job.id, { shard: s, partitions: P }, {
+        doc: Uint32Array.from(o, (i) => docs[i]!),
+        line: Uint32Array.from(o, (i) => lines[i]!),
+        id: Array.from(o, (i) => ids[i]!),
+        pstart: order.start,
+      });
+    }
     return marker;
   });
 }

@@ -1,0 +1,244 @@
+/**
+ * Sharded jobs against `neardup dedup`, as a class (#30): option sets drawn from dedup's own option
+ * definitions (an option added to dedup later fails the first test below until it has a generator
+ * here, and the job commands refuse it meanwhile), small corpora with planted copies, invalid
+ * records and repeated ids, cut into shards at random places. Every run of a job, in this process
+ * (--local), as array stages (`job plan`, `stage --all`, `job report`) and, for a share of the sets,
+ * on BullMQ workers, must write exactly what `neardup dedup` writes for the shards' concatenation,
+ * or refuse (exit 2) naming the option or the input it cannot honour. Never another answer with
+ * exit 0, and never a crash.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import fc from 'fast-check';
+import { dedupCommand } from '../src/cli/commands/dedup.js';
+import { tmpDir } from './cliUtil.js';
+import { cliInProcess } from './helpers/inProcessCli.js';
+import { plantedDocs, startWorker, type WorkerChild } from './helpers/shards.js';
+import { startRedis, type RedisChild } from './helpers/redis.js';
+import { redisMissing, REQUIRE_ALL } from './helpers/needs.js';
+
+/** Drawn values of every option of `neardup dedup`, by attribute name (each a list of argv words). */
+const GEN: Record<string, fc.Arbitrary<string[]>> = {
+  format: fc.constantFrom(['--format', 'auto'], ['--format', 'jsonl']),
+  text: fc.constant(['--text', 'text']),
+  id: fc.constant(['--id', 'id']),
+  textField: fc.constantFrom(['--text-field', 'text'], ['--text-field', 'text,title']),
+  idField: fc.constant(['--id-field', 'id']),
+  delimiter: fc.constant(['--delimiter', ';']),
+  tsvQuotes: fc.constant(['--tsv-quotes']),
+  skipInvalid: fc.constant(['--skip-invalid']),
+  limit: fc.integer({ min: 1, max: 400 }).map((n) => ['--limit', String(n)]),
+  shingle: fc.constantFrom('char', 'word', 'spot').map((v) => ['--shingle', v]),
+  k: fc.integer({ min: 1, max: 9 }).map((n) => ['-k', String(n)]),
+  normalize: fc.constantFrom('default', 'lowercase-collapse', 'none', 'seed000').map((v) => ['--normalize', v]),
+  multiset: fc.constant(['--multiset']),
+  stopwords: fc.constantFrom('en', 'en,it').map((v) => ['--stopwords', v]),
+  numPerm: fc.constantFrom(16, 64, 128, 200).map((n) => ['--num-perm', String(n)]),
+  method: fc.constantFrom('oph', 'classic').map((v) => ['--method', v]),
+  seed: fc.integer({ min: 0, max: 9 }).map((n) => ['--seed', String(n)]),
+  threshold: fc.constantFrom(0.3, 0.5, 0.65, 0.8, 0.9, 1).map((n) => ['--threshold', String(n)]),
+  minRecall: fc.constantFrom(0.9, 0.99, 0.999).map((n) => ['--min-recall', String(n)]),
+  weights: fc.constantFrom('1,1', '1,4').map((v) => ['--weights', v]),
+  bands: fc.integer({ min: 1, max: 40 }).map((n) => ['--bands', String(n)]),
+  rows: fc.integer({ min: 1, max: 8 }).map((n) => ['--rows', String(n)]),
+  maxPairs: fc.constantFrom(3, 100000).map((n) => ['--max-pairs', String(n)]),
+  measure: fc.constantFrom('jaccard', 'containment').map((v) => ['--measure', v]),
+  candidates: fc.constantFrom('lsh', 'lsh', 'exact', 'sketch', 'auto').map((v) => ['--candidates', v]),
+  buckets: fc.integer({ min: 1, max: 30 }).map((n) => ['--buckets', String(n)]),
+  clusterMode: fc.constantFrom('components', 'centre').map((v) => ['--cluster-mode', v]),
+  fingerprintBits: fc.constantFrom('32', '64').map((v) => ['--fingerprint-bits', v]),
+  representative: fc.constantFrom('first', 'longest', 'central').map((v) => ['--representative', v]),
+  exact: fc.constant(['--exact']),
+  verify: fc.constantFrom('exact', 'estimate', 'none').map((v) => ['--verify', v]),
+  output: fc.constantFrom('pairs', 'clusters', 'dedup', 'annotate').map((v) => ['--output', v]),
+  stream: fc.constantFrom(['--stream'], ['--no-stream']),
+  workers: fc.integer({ min: 0, max: 2 }).map((n) => ['--workers', String(n)]),
+  memoryBudget: fc.constant(['--memory-budget', '64']),
+  batchSize: fc.constant(['--batch-size', '16']),
+  outputFormat: fc.constantFrom('tsv', 'csv', 'jsonl').map((v) => ['--output-format', v]),
+};
+/** Options the runs set themselves: where outputs go, the reference corpus, logging. */
+const SET_BY_RUN = new Set(['out', 'against', 'quiet', 'verbose', 'json']);
+
+/** One drawn case: a corpus cut into shards, maybe a reference corpus, and dedup options. */
+interface Case {
+  seed: number;
+  docs: number;
+  cuts: number[];
+  refCuts: number[] | undefined;
+  gz: boolean[];
+  invalid: number[];
+  dupId: boolean;
+  options: string[][];
+}
+
+const OPTION_ARB: fc.Arbitrary<string[][]> = fc
+  .tuple(...Object.entries(GEN).map(([attr, g]) => fc.oneof({ arbitrary: fc.constant(null), weight: attr === 'output' || attr === 'idField' ? 1 : 9 }, { arbitrary: g, weight: 1 })))
+  .map((xs) => xs.filter((x): x is string[] => x !== null));
+
+const CASE_ARB: fc.Arbitrary<Case> = fc.record({
+  seed: fc.integer({ min: 1, max: 1e6 }),
+  docs: fc.integer({ min: 20, max: 160 }),
+  cuts: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 0, maxLength: 5 }),
+  refCuts: fc.option(fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 3 }), { freq: 3 }),
+  gz: fc.array(fc.boolean(), { minLength: 9, maxLength: 9 }),
+  // Invalid records and a repeated id in a share of the cases: both must be refused alike (or skipped alike).
+  invalid: fc.oneof({ arbitrary: fc.constant<number[]>([]), weight: 4 }, { arbitrary: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 2 }), weight: 1 }),
+  dupId: fc.integer({ min: 0, max: 9 }).map((x) => x < 1),
+  options: OPTION_ARB,
+});
+
+/** JSONL lines of a case's corpus (with its invalid lines and repeated id), and of its reference. */
+function corpusLines(c: Case): { corpus: string[]; reference: string[] } {
+  const all = plantedDocs(c.docs + (c.refCuts ? 60 : 0), 0.4, c.seed, 'd');
+  const lines = (docs: typeof all, prefix: string): string[] =>
+    docs.map((d, i) => JSON.stringify({ id: `${prefix}${i}`, title: `t${i % 7}`, text: d.text }));
+  // The reference shares planted copies with the corpus (it is drawn from the same pool).
+  const corpus = lines(c.refCuts ? all.filter((_, i) => i % 3 !== 0) : all, 'c');
+  const reference = c.refCuts ? lines(all.filter((_, i) => i % 3 === 0), 'r') : [];
+  for (const at of c.invalid) corpus.splice(Math.floor(at * corpus.length), 0, '{"id": "bad", "text": ');
+  if (c.dupId && corpus.length > 4) corpus[corpus.length - 1] = corpus[corpus.length - 1]!.replace(/"id":"c\d+"/, '"id":"c0"');
+  return { corpus, reference };
+}
+
+/** Writes lines cut at the fractions `cuts` into shard files under `dir` (some gzipped); returns their paths. */
+function writeCut(dir: string, lines: string[], cuts: number[], gz: boolean[]): string[] {
+  fs.mkdirSync(dir, { recursive: true });
+  const at = [...new Set(cuts.map((f) => Math.floor(f * lines.length)))].sort((a, b) => a - b);
+  const bounds = [0, ...at, lines.length];
+  const files: string[] = [];
+  for (let s = 0; s + 1 < bounds.length; s++) {
+    const text = lines.slice(bounds[s], bounds[s + 1]).map((l) => l + '\n').join('');
+    const zip = gz[s % gz.length]!;
+    const file = path.join(dir, `part-${String(s).padStart(3, '0')}.jsonl${zip ? '.gz' : ''}`);
+    fs.writeFileSync(file, zip ? zlib.gzipSync(text) : text);
+    files.push(file);
+  }
+  return files;
+}
+
+/** The bytes of a job's output shards, concatenated in order and decompressed. */
+function outputShards(dir: string, shards: string[]): Buffer {
+  return Buffer.concat(
+    shards.map((s) => {
+      const f = path.join(dir, path.basename(s));
+      const b = fs.readFileSync(f);
+      return f.endsWith('.gz') ? zlib.gunzipSync(b) : b;
+    }),
+  );
+}
+
+type Runner = 'local' | 'array' | 'bullmq';
+
+describe('sharded jobs give dedup\'s answer or refuse (differential property)', () => {
+  let root: string;
+  let redis: RedisChild | undefined;
+  const workers: WorkerChild[] = [];
+  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0 };
+
+  before(async () => {
+    root = tmpDir();
+    if (!redisMissing() || REQUIRE_ALL) {
+      redis = await startRedis();
+      for (let i = 0; i < 2; i++) workers.push(startWorker(redis.url, path.join(root, `w${i}`), ['--queue', 'diff', '--lock-ms', '5000', '--stalled-ms', '1000']));
+      await Promise.all(workers.map((w) => w.waitFor(/worker ready/)));
+    }
+  });
+
+  after(async () => {
+    for (const w of workers) await w.kill();
+    await redis?.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('every option of neardup dedup has a generator here (so a new option is drawn, and refused by jobs until they honour it)', () => {
+    const attrs = [...new Set(dedupCommand().options.map((o) => o.attributeName()))];
+    const missing = attrs.filter((a) => !(a in GEN) && !SET_BY_RUN.has(a));
+    assert.deepEqual(missing, [], `add generators for: ${missing.join(', ')}`);
+  });
+
+  it('local, array and BullMQ runs equal dedup on the concatenation, or refuse naming what they cannot honour', async () => {
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(CASE_ARB, async (c) => {
+        try {
+          await runCase(c, n++);
+        } catch (e) {
+          // fast-check reports the counterexample; the failed assertion says what differed.
+          process.stderr.write(`job-differential: ${(e as Error).message}\n`);
+          throw e;
+        }
+      }),
+      { numRuns: Number(process.env.NEARDUP_DIFF_RUNS ?? 200), seed: Number(process.env.NEARDUP_DIFF_SEED ?? 30), endOnFailure: true },
+    );
+    // The draw must exercise answers, not only refusals.
+    assert.ok(counts.answered >= counts.sets / 4, `only ${counts.answered} answered runs of ${counts.sets} sets: ${JSON.stringify(counts)}`);
+    process.stderr.write(`job-differential: ${JSON.stringify(counts)}\n`);
+  });
+
+  async function runCase(c: Case, k: number): Promise<void> {
+        const dir = path.join(root, `case${k}`);
+        const { corpus, reference } = corpusLines(c);
+        const shards = writeCut(path.join(dir, 'shards'), corpus, c.cuts, c.gz);
+        const refShards = c.refCuts ? writeCut(path.join(dir, 'ref'), reference, c.refCuts, c.gz.slice(3)) : [];
+        fs.writeFileSync(path.join(dir, 'all.jsonl'), corpus.map((l) => l + '\n').join(''));
+        if (c.refCuts) fs.writeFileSync(path.join(dir, 'ref.jsonl'), reference.map((l) => l + '\n').join(''));
+        const opts = c.options.flat();
+        const mode = c.options.find((o) => o[0] === '--output')?.[1] ?? 'pairs';
+        const shardOut = mode === 'dedup' || mode === 'annotate';
+        const single = path.join(dir, 'single.out');
+        const ref = c.refCuts ? ['--against', path.join(dir, 'ref.jsonl')] : [];
+        const d = await cliInProcess(['dedup', path.join(dir, 'all.jsonl'), ...ref, ...opts, '--out', single, '-q']);
+        assert.notEqual(d.code, 1, `dedup crashed: ${d.stderr}`);
+        counts.sets++;
+        const runners: Runner[] = ['local', 'array'];
+        if (redis && k % 8 === 0) runners.push('bullmq');
+        for (const runner of runners) {
+          const work = path.join(dir, `work-${runner}`);
+          const outArgs = shardOut ? ['--out-dir', path.join(dir, `out-${runner}`)] : ['--out', path.join(dir, `${runner}.out`)];
+          const jobRef = c.refCuts ? ['--against', ...refShards] : [];
+          let r;
+          if (runner === 'array') {
+            r = await cliInProcess(['job', 'plan', ...shards, ...jobRef, ...opts, ...(shardOut ? outArgs : []), '--work-dir', work, '-q']);
+            for (const stage of ['sign', 'join', 'gather', 'verify', 'components', 'filter']) {
+              if (r.code !== 0) break;
+              if (stage === 'filter' && !shardOut) break;
+              r = await cliInProcess(['stage', stage, '--work-dir', work, '--all']);
+            }
+            if (r.code === 0) r = await cliInProcess(['job', 'report', '--work-dir', work, ...(shardOut ? [] : outArgs), '-q']);
+          } else {
+            if (runner === 'bullmq') counts.bullmq++;
+            const how = runner === 'local' ? ['--local'] : ['--redis', redis!.url, '--queue', 'diff'];
+            r = await cliInProcess(['job', 'dedup', ...shards, ...jobRef, ...opts, ...outArgs, ...how, '--work-dir', work, '-q']);
+          }
+          const what = `${runner} run of case ${k} (${opts.join(' ')}${c.refCuts ? ' --against' : ''})`;
+          assert.notEqual(r.code, 1, `${what} crashed: ${r.stderr}`);
+          if (r.code === 2) {
+            // A refusal: the input is refused by dedup too, or the job names the option it cannot honour.
+            if (d.code === 2) counts.refusedBoth++;
+            else {
+              assert.match(r.stderr, /--[a-z-]+ .*(not supported by sharded jobs|add --candidates lsh)|--out-dir|--output/, `${what}: refused, but dedup answered, and the refusal names no option: ${r.stderr}`);
+              counts.refusedJob++;
+            }
+            continue;
+          }
+          // The job answered: dedup must have answered the same (dedup may refuse --max-pairs where a job, bucket by bucket, does not).
+          if (d.code === 2 && /--max-pairs|more than \d+ (candidate|pairs)/.test(d.stderr)) continue;
+          assert.equal(d.code, 0, `${what}: the job answered with exit 0, but dedup refused: ${d.stderr}`);
+          const got = shardOut ? outputShards(path.join(dir, `out-${runner}`), shards) : fs.readFileSync(path.join(dir, `${runner}.out`));
+          const want = fs.readFileSync(single);
+          if (!got.equals(want)) {
+            const g = got.toString('utf8').split('\n');
+            const w = want.toString('utf8').split('\n');
+            const i = g.findIndex((l, j) => l !== w[j]);
+            assert.fail(`${what}: output differs from dedup's at line ${i + 1} of ${w.length}: job ${JSON.stringify(g[i]?.slice(0, 200))}, dedup ${JSON.stringify(w[i]?.slice(0, 200))}`);
+          }
+          counts.answered++;
+        }
+        fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
