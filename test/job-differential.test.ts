@@ -72,6 +72,10 @@ interface Case {
   refCuts: number[] | undefined;
   gz: boolean[];
   invalid: number[];
+  /** Cut a shard right after the first invalid record (its last record is then skipped). */
+  cutAfterInvalid: boolean;
+  /** With invalid records: add --skip-invalid (most of the time), else both must refuse them. */
+  skipThem: boolean;
   dupId: boolean;
   options: string[][];
 }
@@ -88,6 +92,8 @@ const CASE_ARB: fc.Arbitrary<Case> = fc.record({
   gz: fc.array(fc.boolean(), { minLength: 9, maxLength: 9 }),
   // Invalid records and a repeated id in a share of the cases: both must be refused alike (or skipped alike).
   invalid: fc.oneof({ arbitrary: fc.constant<number[]>([]), weight: 4 }, { arbitrary: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 2 }), weight: 1 }),
+  cutAfterInvalid: fc.boolean(),
+  skipThem: fc.integer({ min: 0, max: 3 }).map((x) => x > 0),
   dupId: fc.integer({ min: 0, max: 9 }).map((x) => x < 1),
   options: OPTION_ARB,
 });
@@ -106,9 +112,9 @@ function corpusLines(c: Case): { corpus: string[]; reference: string[] } {
 }
 
 /** Writes lines cut at the fractions `cuts` into shard files under `dir` (some gzipped); returns their paths. */
-function writeCut(dir: string, lines: string[], cuts: number[], gz: boolean[]): string[] {
+function writeCut(dir: string, lines: string[], cuts: number[], gz: boolean[], extraCut?: number): string[] {
   fs.mkdirSync(dir, { recursive: true });
-  const at = [...new Set(cuts.map((f) => Math.floor(f * lines.length)))].sort((a, b) => a - b);
+  const at = [...new Set([...cuts.map((f) => Math.floor(f * lines.length)), ...(extraCut !== undefined ? [extraCut] : [])])].sort((a, b) => a - b);
   const bounds = [0, ...at, lines.length];
   const files: string[] = [];
   for (let s = 0; s + 1 < bounds.length; s++) {
@@ -183,11 +189,13 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
   async function runCase(c: Case, k: number): Promise<void> {
         const dir = path.join(root, `case${k}`);
         const { corpus, reference } = corpusLines(c);
-        const shards = writeCut(path.join(dir, 'shards'), corpus, c.cuts, c.gz);
+        const firstBad = corpus.findIndex((l) => l.startsWith('{"id": "bad"'));
+        const shards = writeCut(path.join(dir, 'shards'), corpus, c.cuts, c.gz, c.cutAfterInvalid && firstBad >= 0 ? firstBad + 1 : undefined);
         const refShards = c.refCuts ? writeCut(path.join(dir, 'ref'), reference, c.refCuts, c.gz.slice(3)) : [];
         fs.writeFileSync(path.join(dir, 'all.jsonl'), corpus.map((l) => l + '\n').join(''));
         if (c.refCuts) fs.writeFileSync(path.join(dir, 'ref.jsonl'), reference.map((l) => l + '\n').join(''));
         const opts = c.options.flat();
+        if (c.invalid.length > 0 && c.skipThem && !opts.includes('--skip-invalid')) opts.push('--skip-invalid');
         const mode = c.options.find((o) => o[0] === '--output')?.[1] ?? 'pairs';
         const shardOut = mode === 'dedup' || mode === 'annotate';
         const single = path.join(dir, 'single.out');
@@ -195,6 +203,16 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
         const d = await cliInProcess(['dedup', path.join(dir, 'all.jsonl'), ...ref, ...opts, '--out', single, '-q']);
         assert.notEqual(d.code, 1, `dedup crashed: ${d.stderr}`);
         counts.sets++;
+        // dedup reading the shards themselves (a directory of shards) is a route of its own: the same answer.
+        if (!c.refCuts) {
+          const viaDir = path.join(dir, 'viadir.out');
+          const v = await cliInProcess(['dedup', path.join(dir, 'shards'), ...opts, '--out', viaDir, '-q']);
+          assert.equal(v.code, d.code, `dedup of the shard directory exits ${v.code}, of the concatenation ${d.code} (${opts.join(" ")}): ${v.stderr} / ${d.stderr}`);
+          if (v.code === 0) {
+            const got = shardOut ? outputShards(viaDir, shards).toString('utf8') : fs.readFileSync(viaDir, 'utf8');
+            assert.equal(got, fs.readFileSync(single, 'utf8'), `dedup of the shard directory differs from dedup of the concatenation (${opts.join(' ')})`);
+          }
+        }
         const runners: Runner[] = ['local', 'array'];
         if (redis && k % 8 === 0) runners.push('bullmq');
         for (const runner of runners) {
@@ -221,7 +239,7 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
             // A refusal: the input is refused by dedup too, or the job names the option it cannot honour.
             if (d.code === 2) counts.refusedBoth++;
             else {
-              assert.match(r.stderr, /--[a-z-]+ .*(not supported by sharded jobs|add --candidates lsh)|--out-dir|--output/, `${what}: refused, but dedup answered, and the refusal names no option: ${r.stderr}`);
+              assert.match(r.stderr, /--[a-z-]+ .*(not supported by sharded jobs|add --candidates lsh)|--out-dir|--output|raise --max-pairs/, `${what}: refused, but dedup answered, and the refusal names no option: ${r.stderr}`);
               counts.refusedJob++;
             }
             continue;

@@ -126,6 +126,15 @@ export async function openInput(path: string, options: ReadOptions = {}): Promis
   return opened;
 }
 
+/**
+ * The rows of one file read with `skipped` invalid records skipped, from its last valid record's
+ * row and its count of valid records: invalid records after the last valid one are rows too, as
+ * in the concatenation of shards. Every reader of shards in sequence numbers the next shard from it.
+ */
+export function rowCount(lastRow: number, valid: number, skipped: number): number {
+  return Math.max(lastRow + 1, valid + skipped);
+}
+
 /** Opens the shards of a sharded input one after the other, as one stream of records. */
 async function openShards(list: ShardList, options: ReadOptions): Promise<OpenedInput> {
   const skips: SkipStats = { count: 0, examples: [] };
@@ -160,17 +169,20 @@ async function openShards(list: ShardList, options: ReadOptions): Promise<Opened
         formats.push(current.format);
       }
       const input = current!;
-      let next = offset;
+      const skippedBefore = skips.count;
+      let valid = 0;
+      let last = -1;
       for await (const r of input.records) {
         if (k === 0 && opened.header === undefined) opened.header = input.header;
+        last = r.row;
+        valid++;
         r.row += offset;
         r.shard = k;
-        next = r.row + 1;
         yield r;
       }
       done += input.size ?? input.bytesRead();
       current = undefined;
-      offset = next;
+      offset += rowCount(last, valid, skips.count - skippedBefore);
     }
   }
   (opened as { records: AsyncGenerator<InputRecord> }).records = records();

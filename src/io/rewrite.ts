@@ -10,7 +10,7 @@ import path from 'node:path';
 import { InputError, UsageError } from './errors.js';
 import { openOutput, type OutputSink } from './output.js';
 import { rewriteParquet, type RowVerdict } from './parquetWrite.js';
-import { openInput, type OpenedInput, type ReadOptions } from './read.js';
+import { openInput, rowCount, type OpenedInput, type ReadOptions } from './read.js';
 import { makeContext, type InputRecord } from './record.js';
 import type { ShardList } from './shards.js';
 import { annotateHeader, annotateRecord } from './write.js';
@@ -61,17 +61,28 @@ export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode:
  * Rewrites one file (`path`, not a sharded input) into `out`: Parquet as Parquet (see
  * ./parquetWrite.ts), anything else record by record; the compression follows `out`'s name.
  */
-export async function rewriteFile(file: string, out: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict): Promise<number> {
+export async function rewriteFile(file: string, out: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, rows?: { rows: number }): Promise<number> {
   const probe = options.format && options.format !== 'auto' ? options.format : undefined;
   const input = probe === 'parquet' ? undefined : await openInput(file, { ...options, raw: true });
+  // The file's rows (valid and skipped), for a caller that numbers the next shard's.
+  let last = -1;
+  let valid = 0;
+  const counted = (r: InputRecord): RowVerdict => {
+    last = r.row;
+    valid++;
+    return verdict(r);
+  };
   if (!input || input.format === 'parquet') {
     const ctx = makeContext(options.displayName ?? file, false, options.skipInvalid ?? false, { count: 0, examples: [] });
-    return rewriteParquet(file, out, ctx, options.fields ?? {}, mode, verdict);
+    const n = await rewriteParquet(file, out, ctx, options.fields ?? {}, mode, counted);
+    if (rows) rows.rows = rowCount(last, valid, ctx.stats.count);
+    return n;
   }
   const sink = await openOutput(out);
   try {
-    const n = await rewriteRecords(input, sink, mode, verdict);
+    const n = await rewriteRecords(input, sink, mode, counted);
     await sink.close();
+    if (rows) rows.rows = rowCount(last, valid, input.skips.count);
     return n;
   } catch (e) {
     await sink.abort();
@@ -114,15 +125,14 @@ export async function rewriteShards(list: ShardList, outDir: string, options: Re
     const shard = list.shards[k]!;
     const out = path.join(outDir, shard.rel);
     await fsp.mkdir(path.dirname(out), { recursive: true });
-    let next = offset;
     const base = offset;
+    const rows = { rows: 0 };
     written += await rewriteFile(shard.path, out, { ...options, displayName: undefined }, mode, (r) => {
       r.row += base;
       r.shard = k;
-      next = r.row + 1;
       return verdict(r);
-    });
-    offset = next;
+    }, rows);
+    offset += rows.rows;
   }
   try {
     await fsp.writeFile(path.join(outDir, SUCCESS_MARKER), '');

@@ -12,7 +12,7 @@
  * @module
  */
 import path from 'node:path';
-import { InputError } from '../io/errors.js';
+import { InputError, UsageError } from '../io/errors.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
 import type { JobSpec } from './job.js';
@@ -32,9 +32,7 @@ export interface JoinMarker {
 }
 
 /** Thrown when a partition would produce more candidate pairs than the job allows. */
-export class TooManyCandidatesError extends Error {
-  override readonly name = 'TooManyCandidatesError';
-}
+export class TooManyCandidatesError extends UsageError {}
 
 /**
  * Refuses ids given twice within one input (the corpus, or the reference of --against), as

@@ -9,6 +9,7 @@
  */
 import path from 'node:path';
 import { createTextSigner } from '../sketch/textSigner.js';
+import { rowCount } from '../io/read.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { murmur3Utf16 } from '../hash/murmur3.js';
 import { isUserError } from '../io/errors.js';
@@ -73,7 +74,7 @@ export function runSign(workDir: string, job: JobSpec, s: number): Promise<SignM
       // Changed while it was read: the keys would mix two versions.
       checkShard(workDir, job, s);
       // Rows count skipped invalid records too, like the single-process row numbers.
-      marker.rows = Math.max(lastRow + 1, d + input.skips.count);
+      marker.rows = rowCount(lastRow, d, input.skips.count);
       marker.bytes = input.bytesRead();
       marker.skippedRecords = input.skips.count;
       if (input.skips.examples[0]) marker.firstSkip = input.skips.examples[0].message;
