@@ -59,8 +59,11 @@ export function readMarker<T = Record<string, unknown>>(workDir: string, job: Jo
   if (m === null || typeof m !== 'object' || typeof m.plan !== 'string' || m.files === null || typeof m.files !== 'object') {
     throw new DamagedFileError(`${file}: damaged task marker (no plan id or file list): remove that task's directory to run it again`);
   }
+  // The marker's own checksum: a counter altered on disk would change the job's summary.
+  const { check, ...body } = m as T & MarkerBase & { check?: string };
+  if (check !== markerCheck(body)) throw new DamagedFileError(`${file}: damaged task marker (checksum mismatch): remove that task's directory to run it again`);
   if (m.plan !== job.id) throw new DamagedFileError(`${file}: belongs to job ${m.plan}, not to this directory's job ${job.id}: the directory mixes two jobs; use a new --work-dir`);
-  return m;
+  return body as T & MarkerBase;
 }
 
 /**
@@ -77,6 +80,11 @@ export function requireMarker<T = Record<string, unknown>>(workDir: string, job:
 async function faultPause(): Promise<void> {
   const ms = Number(process.env.NEARDUP_FAULT_PAUSE_MS ?? 0);
   if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+}
+
+/** The check written into a marker: SHA-256 (first 16 hex digits) of its JSON without the check. */
+function markerCheck(body: object): string {
+  return createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 16);
 }
 
 /** Text outputs get a SHA-256 in the marker; column files carry block checksums of their own. */
@@ -135,7 +143,7 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
     }
     const marker = { ...counters, plan: job.id, files } as T & MarkerBase;
     await faultPause();
-    await writeSynced(path.join(tmp, MARKER), JSON.stringify(marker));
+    await writeSynced(path.join(tmp, MARKER), JSON.stringify({ ...marker, check: markerCheck(marker) }));
     await syncDir(tmp);
     try {
       await fsp.rename(tmp, final);
