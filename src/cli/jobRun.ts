@@ -55,7 +55,7 @@ const ONLY: Record<string, { values: readonly string[]; why: string }> = {
 const OWN = new Set(['against', 'output', 'out', 'quiet', 'verbose', 'json']);
 
 /** The job commands' own options (not dedup's). */
-const JOB_OWN = new Set(['workDir', 'partitions', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'waitWorkers', 'redisTimeout']);
+const JOB_OWN = new Set(['workDir', 'partitions', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'waitNotice', 'redisTimeout']);
 
 /** Why an option of dedup is refused by jobs (a generic reason for the rest). */
 const REFUSED_WHY: Record<string, string> = {

@@ -3,6 +3,12 @@
  * task of a stage, waits until all have committed (the stage barrier), then enqueues the next stage.
  * Completion is read from the task markers in the job directory, so a resubmitted job resumes where
  * it stopped, whatever happened to the queue.
+ *
+ * The submitter watches the queue as well as the markers, with a deadline on every Redis call: a
+ * task lost from the queue (Redis restarted without persistence, or flushed) is submitted again; a
+ * Redis it cannot reach is reported every `noticeMs` and, past `redisTimeoutMs`, ends the wait with
+ * an error; tasks that no worker takes are reported every `noticeMs`, naming the queue and Redis
+ * (workers may still come, so it keeps waiting).
  * @module
  */
 import { randomBytes } from 'node:crypto';
@@ -19,8 +25,16 @@ export interface SubmitOptions {
   attempts?: number;
   /** Called as tasks complete. */
   onProgress?: (stage: StageName, done: number, total: number) => void;
+  /** Called with what the submitter has to say while it waits (no worker, Redis unreachable, a lost task). */
+  onNotice?: (message: string) => void;
   /** Poll interval, ms. Default 250. */
   pollMs?: number;
+  /** How long without a task taken by a worker (or without Redis) before saying so, and again after each such span, ms. Default 30000. */
+  noticeMs?: number;
+  /** How long Redis may stay unreachable before the submitter gives up, ms. Default 120000. */
+  redisTimeoutMs?: number;
+  /** Deadline of one Redis call, ms. Default 5000. */
+  callTimeoutMs?: number;
 }
 
 /** A task that failed for good. */
@@ -28,14 +42,76 @@ export class TaskFailedError extends Error {
   override readonly name = 'TaskFailedError';
 }
 
+/** Redis could not be reached for longer than the submitter waits. */
+export class QueueUnreachableError extends Error {
+  override readonly name = 'QueueUnreachableError';
+}
+
+class CallTimeout extends Error {}
+
+/** `p`, or a rejection after `ms` (the call itself is left to finish or fail on its own). */
+function deadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new CallTimeout(`no answer within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
 /** Runs every stage of `job` on the queue's workers; resolves when all tasks have committed. */
 export async function submitJob(workDir: string, job: JobSpec, options: SubmitOptions): Promise<void> {
   const { Queue } = await loadBullmq();
-  const queue = new Queue<TaskData>(options.queue ?? DEFAULT_QUEUE, { connection: connectionFromUrl(options.redis) });
-  // A fresh suffix per submission: ids of an earlier, failed submission do not block re-adding.
+  const queueName = options.queue ?? DEFAULT_QUEUE;
+  const where = `queue "${queueName}" on ${options.redis}`;
+  const notice = options.onNotice ?? (() => undefined);
+  const noticeMs = options.noticeMs ?? 30000;
+  const redisTimeoutMs = options.redisTimeoutMs ?? 120000;
+  const callMs = options.callTimeoutMs ?? 5000;
+  const pollMs = options.pollMs ?? 250;
+  const queue = new Queue<TaskData>(queueName, { connection: { ...connectionFromUrl(options.redis), enableOfflineQueue: false } });
+  queue.on('error', () => undefined); // Reported through the calls' own failures below.
+  // A fresh suffix per submission (and per resubmission of a lost task): ids of an earlier, failed submission do not block re-adding.
   const round = randomBytes(3).toString('hex');
+  let resubmits = 0;
+  let unreachableSince: number | undefined;
+  let lastUnreachableNotice = 0;
+
+  /** Runs a Redis call with a deadline; undefined while Redis is unreachable (said every noticeMs, fatal past redisTimeoutMs). */
+  const call = async <T>(what: string, fn: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      const v = await deadline(fn(), callMs);
+      if (unreachableSince !== undefined) notice(`Redis is back (${where}); carrying on`);
+      unreachableSince = undefined;
+      return v;
+    } catch (e) {
+      const now = Date.now();
+      unreachableSince ??= now;
+      const down = now - unreachableSince;
+      const why = e instanceof Error ? e.message : String(e);
+      if (down >= redisTimeoutMs) throw new QueueUnreachableError(`cannot reach Redis for ${Math.round(down / 1000)} s (${where}; last error while trying to ${what}: ${why}); the job's finished tasks are kept in its --work-dir: submit the same command again once Redis is back`);
+      if (now - lastUnreachableNotice >= noticeMs || lastUnreachableNotice === 0) {
+        lastUnreachableNotice = now;
+        notice(`cannot reach Redis (${where}) for ${Math.round(down / 1000)} s: ${why}; still waiting (giving up after ${Math.round(redisTimeoutMs / 1000)} s)`);
+      }
+      return undefined;
+    }
+  };
+
+  const add = async (stage: StageName, tasks: Iterable<[number, string]>): Promise<boolean> =>
+    (await call('add tasks', () =>
+      queue.addBulk(
+        [...tasks].map(([task, jobId]) => ({
+          name: `${stage}:${task}`,
+          data: { workDir, stage, task },
+          opts: { jobId, attempts: options.attempts ?? 3, backoff: { type: 'fixed', delay: 500 }, removeOnComplete: true, removeOnFail: false },
+        })),
+      ),
+    )) !== undefined;
+
   try {
-    await queue.waitUntilReady();
+    while ((await call('connect', () => queue.waitUntilReady())) === undefined) await new Promise((r) => setTimeout(r, pollMs * 4));
     for (const stage of STAGES) {
       const total = taskCount(job, stage);
       if (total === 0) continue;
@@ -43,36 +119,57 @@ export async function submitJob(workDir: string, job: JobSpec, options: SubmitOp
       for (let t = 0; t < total; t++) if (!readMarker(workDir, job, stage, t)) pending.set(t, `${job.id}.${round}.${stage}.${t}`);
       options.onProgress?.(stage, total - pending.size, total);
       if (pending.size === 0) continue;
-      await queue.addBulk(
-        [...pending].map(([task, jobId]) => ({
-          name: `${stage}:${task}`,
-          data: { workDir, stage, task },
-          opts: { jobId, attempts: options.attempts ?? 3, backoff: { type: 'fixed', delay: 500 }, removeOnComplete: true, removeOnFail: false },
-        })),
-      );
+      while (!(await add(stage, pending))) await new Promise((r) => setTimeout(r, pollMs * 4));
       let polls = 0;
+      let lastActivity = Date.now();
+      let lastIdleNotice = Date.now();
+      let done = total - pending.size;
       while (pending.size > 0) {
-        await new Promise((r) => setTimeout(r, options.pollMs ?? 250));
+        await new Promise((r) => setTimeout(r, pollMs));
         for (const t of [...pending.keys()]) if (readMarker(workDir, job, stage, t)) pending.delete(t);
         options.onProgress?.(stage, total - pending.size, total);
-        // Failures are rarer than progress: ask the queue every few polls.
-        if (pending.size > 0 && ++polls % 4 === 0) {
-          for (const [t, id] of pending) {
-            const j = await queue.getJob(id);
-            if (!j || !(await j.isFailed())) continue;
-            if (readMarker(workDir, job, stage, t)) continue;
-            const reason = j.failedReason ?? 'unknown failure';
-            // Stop the rest of this stage: nothing later can run.
-            for (const other of pending.values()) if (other !== id) await queue.remove(other).catch(() => 0);
-            await queue.remove(id).catch(() => 0);
-            // The reason names the file and line (or row group) the reader stopped at.
-            if (reason.startsWith(INPUT_FAILURE)) throw new UsageError(`${stage} task ${t}: ${reason.slice(INPUT_FAILURE.length)}`);
-            throw new TaskFailedError(`${stage} task ${t} failed after ${j.attemptsMade} attempts: ${reason}`);
+        if (total - pending.size > done) {
+          done = total - pending.size;
+          lastActivity = Date.now();
+        }
+        // The queue is asked every few polls: failures, lost tasks and idle workers are rarer than progress.
+        if (pending.size === 0 || ++polls % 4 !== 0) continue;
+        const ids = [...pending];
+        const jobs = await call('read task states', () => Promise.all(ids.map(([, id]) => queue.getJob(id))));
+        if (!jobs) continue;
+        const lost: [number, string][] = [];
+        for (let i = 0; i < ids.length; i++) {
+          const [t, id] = ids[i]!;
+          const j = jobs[i];
+          if (readMarker(workDir, job, stage, t)) continue;
+          if (!j) {
+            lost.push([t, `${job.id}.${round}.${stage}.${t}.r${++resubmits}`]);
+            continue;
           }
+          if (j.processedOn !== undefined && j.processedOn > lastActivity) lastActivity = j.processedOn;
+          if (j.failedReason === undefined || !(await call('read a failure', () => j.isFailed()))) continue;
+          const reason = j.failedReason || 'unknown failure';
+          // Stop the rest of this stage: nothing later can run.
+          for (const other of pending.values()) if (other !== id) await call('remove tasks', () => queue.remove(other)).catch(() => 0);
+          await call('remove tasks', () => queue.remove(id)).catch(() => 0);
+          // The reason names the file and line (or row group) the reader stopped at.
+          if (reason.startsWith(INPUT_FAILURE)) throw new UsageError(`${stage} task ${t}: ${reason.slice(INPUT_FAILURE.length)}`);
+          throw new TaskFailedError(`${stage} task ${t} failed after ${j.attemptsMade} attempts: ${reason}`);
+        }
+        if (lost.length > 0 && (await add(stage, lost))) {
+          for (const [t, id] of lost) pending.set(t, id);
+          notice(`${lost.length} ${stage} task${lost.length === 1 ? ' was' : 's were'} no longer in ${where} (Redis restarted without persistence, or the queue was cleared): submitted again`);
+        }
+        const now = Date.now();
+        if (now - lastActivity >= noticeMs && now - lastIdleNotice >= noticeMs) {
+          lastIdleNotice = now;
+          const workers = await call('count workers', () => queue.getWorkersCount());
+          notice(`no worker has taken a ${stage} task for ${Math.round((now - lastActivity) / 1000)} s (${where}, ${workers ?? '?'} worker${workers === 1 ? '' : 's'} connected): start "neardup worker --redis ${options.redis} --queue ${queueName}"; still waiting`);
         }
       }
     }
   } finally {
-    await queue.close();
+    // Closing waits on Redis: never past a deadline.
+    await deadline(queue.close(), callMs).catch(() => queue.disconnect().catch(() => undefined));
   }
 }

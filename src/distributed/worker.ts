@@ -22,8 +22,10 @@ export interface WorkerOptions {
   stalledMs?: number;
   /** Lines of log (task start/end) go here. */
   log?: (line: string) => void;
-  /** Stop after this many tasks (for tests and batch use). Default: run until signalled. */
+  /** Stops the worker when aborted (SIGINT/SIGTERM in the CLI). Default: run until then. */
   signal?: AbortSignal;
+  /** Once stopped: how long a running task may go on to commit before the worker leaves it (it runs again elsewhere), ms. Default 10000. */
+  graceMs?: number;
 }
 
 /** Runs a worker until `signal` aborts (or SIGINT/SIGTERM in the CLI). */
@@ -64,5 +66,17 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     if (options.signal?.aborted) return resolve();
     options.signal?.addEventListener('abort', () => resolve(), { once: true });
   });
-  await worker.close();
+  // A graceful close waits for the running task and for Redis: neither may hold a stop for long.
+  const grace = options.graceMs ?? 10000;
+  const closed = worker.close().then(() => true, () => true);
+  if (!(await Promise.race([closed, sleep(grace).then(() => false)]))) {
+    log(`worker stopping without waiting any longer (a running task is run again by another worker)`);
+    await Promise.race([worker.close(true).catch(() => undefined), sleep(1000)]);
+    await worker.disconnect().catch(() => undefined);
+  }
+  log('worker stopped');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
 }

@@ -41,17 +41,29 @@ export function tasksOfMember(total: number, index: number, members: number): nu
   return out;
 }
 
+/** A whole number from an environment variable, checked as --task and --tasks are (a usage error naming it). */
+function envInt(env: NodeJS.ProcessEnv, name: string, min: number): number {
+  const v = env[name]!;
+  const x = Number(v);
+  if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(x) || x < min) throw new UsageError(`${name} must be an integer from ${min}, got "${v}"`);
+  return x;
+}
+
 /**
  * The array index and size from the environment, when not given: Slurm (SLURM_ARRAY_TASK_ID,
  * SLURM_ARRAY_TASK_COUNT, with SLURM_ARRAY_TASK_MIN as the first index) or Kubernetes Indexed Jobs
- * (JOB_COMPLETION_INDEX; the size then comes from --tasks).
+ * (JOB_COMPLETION_INDEX; the size then comes from --tasks). Each value is checked as --task and
+ * --tasks are: an index below the array's first, a count of 0 or text is a usage error naming it.
  */
 export function arrayIndexFromEnv(env: NodeJS.ProcessEnv = process.env): { index?: number; members?: number } {
   if (env.SLURM_ARRAY_TASK_ID !== undefined) {
-    const min = Number(env.SLURM_ARRAY_TASK_MIN ?? 0);
-    const count = env.SLURM_ARRAY_TASK_COUNT !== undefined ? Number(env.SLURM_ARRAY_TASK_COUNT) : undefined;
-    return { index: Number(env.SLURM_ARRAY_TASK_ID) - min, members: count };
+    const id = envInt(env, 'SLURM_ARRAY_TASK_ID', 0);
+    const min = env.SLURM_ARRAY_TASK_MIN !== undefined ? envInt(env, 'SLURM_ARRAY_TASK_MIN', 0) : 0;
+    if (id < min) throw new UsageError(`SLURM_ARRAY_TASK_ID ${id} is below SLURM_ARRAY_TASK_MIN ${min}`);
+    const count = env.SLURM_ARRAY_TASK_COUNT !== undefined ? envInt(env, 'SLURM_ARRAY_TASK_COUNT', 1) : undefined;
+    if (count !== undefined && id - min >= count) throw new UsageError(`SLURM_ARRAY_TASK_ID ${id} is not below SLURM_ARRAY_TASK_MIN + SLURM_ARRAY_TASK_COUNT (${min} + ${count})`);
+    return { index: id - min, members: count };
   }
-  if (env.JOB_COMPLETION_INDEX !== undefined) return { index: Number(env.JOB_COMPLETION_INDEX) };
+  if (env.JOB_COMPLETION_INDEX !== undefined) return { index: envInt(env, 'JOB_COMPLETION_INDEX', 0) };
   return {};
 }

@@ -8,7 +8,7 @@ import { UsageError } from '../../io/errors.js';
 import { submitJob } from '../../distributed/submit.js';
 import { STAGES, taskCount } from '../../shard/job.js';
 import { progressOf } from '../../shard/summary.js';
-import { addLogOptions } from '../options.js';
+import { addLogOptions, parsePositiveInt } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
 import { addPlanOptions, finishJob, openJob, planFromFlags, refuseUnsupported, runLocally, type PlanFlags } from '../jobRun.js';
@@ -17,6 +17,8 @@ interface DedupJobFlags extends PlanFlags {
   redis?: string;
   queue: string;
   local?: boolean;
+  waitNotice: number;
+  redisTimeout: number;
 }
 
 /** The `job` command and its subcommands. */
@@ -34,7 +36,7 @@ export function jobCommand(): Command {
     const reporter = new Reporter(flags);
     const stages = STAGES.map((s) => ({ stage: s, tasks: taskCount(spec, s) })).filter((s) => s.tasks > 0);
     if (flags.json) reporter.json({ command: 'job plan', workDir: flags.workDir, id: spec.id, shards: spec.shards.length, stages });
-    else for (const s of stages) reporter.summary(`${s.stage.padEnd(11)} ${int(s.tasks)} task${s.tasks === 1 ? '' : 's'}: neardup stage ${s.stage} --work-dir ${flags.workDir} --task I${s.tasks > 1 ? ` (I from 0 to ${s.tasks - 1})` : ''}`);
+    else for (const s of stages) reporter.summary(`${s.stage.padEnd(11)} ${int(s.tasks)} task${s.tasks === 1 ? '' : 's'}: neardup stage ${s.stage} --work-dir ${flags.workDir} ${s.tasks > 1 ? `--task I (I from 0 to ${s.tasks - 1})` : '--task 0'}`);
   });
 
   const dedup = new Command('dedup')
@@ -45,6 +47,8 @@ export function jobCommand(): Command {
     .option('--redis <url>', 'Redis of the queue the "neardup worker" processes serve, e.g. redis://host:6379')
     .option('--queue <name>', 'BullMQ queue name', 'neardup')
     .option('--local', 'run every stage in this process instead (no Redis)')
+    .option('--wait-notice <seconds>', 'with --redis: say so when no worker has taken a task (or Redis cannot be reached) for this long, and again after each such span', parsePositiveInt('wait-notice', 86400), 30)
+    .option('--redis-timeout <seconds>', 'with --redis: give up when Redis cannot be reached for this long (finished tasks are kept: submit again to resume)', parsePositiveInt('redis-timeout', 864000), 120)
     .option('-o, --out <file>', 'for --output pairs/clusters: write here (atomically) instead of stdout');
   addLogOptions(dedup, 'print a machine-readable summary on stdout (needs --out or --out-dir)');
   dedup.action(async (shards: string[], flags: DedupJobFlags) => {
@@ -62,6 +66,10 @@ export function jobCommand(): Command {
       await submitJob(workDir, job, {
         redis: flags.redis!,
         queue: flags.queue,
+        noticeMs: flags.waitNotice * 1000,
+        redisTimeoutMs: flags.redisTimeout * 1000,
+        // Said even with --quiet: a job that waits must say why.
+        onNotice: (m) => process.stderr.write(`neardup: ${m}\n`),
         onProgress: (stage, done, total) => {
           const line = `${stage} ${done}/${total}`;
           if (line !== last) reporter.verbose(`progress: ${line} tasks`);

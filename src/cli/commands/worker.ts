@@ -4,7 +4,7 @@
  */
 import { Command } from 'commander';
 import { runWorker } from '../../distributed/worker.js';
-import { parsePositiveInt } from '../options.js';
+import { parseCount, parsePositiveInt } from '../options.js';
 
 /** The `worker` command. */
 export function workerCommand(): Command {
@@ -15,11 +15,18 @@ export function workerCommand(): Command {
     .option('--concurrency <n>', 'tasks at once in this process (tasks are CPU-bound: one per core, in separate processes, is usual)', parsePositiveInt('concurrency', 256), 1)
     .option('--lock-ms <ms>', 'a task whose worker has not renewed its lock for this long is run again elsewhere', parsePositiveInt('lock-ms', 3600000), 30000)
     .option('--stalled-ms <ms>', 'how often to look for such stalled tasks (default: --lock-ms)', parsePositiveInt('stalled-ms', 3600000))
-    .action(async (flags: { redis: string; queue: string; concurrency: number; lockMs: number; stalledMs?: number }) => {
+    .option('--stop-grace <seconds>', 'on SIGTERM or SIGINT: how long a running task may go on to commit before the worker exits anyway (the task is then run again by another worker); a second signal exits at once', parseCount('stop-grace', 86400), 10)
+    .action(async (flags: { redis: string; queue: string; concurrency: number; lockMs: number; stalledMs?: number; stopGrace: number }) => {
       const ac = new AbortController();
-      const stop = (): void => ac.abort();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-      await runWorker({ redis: flags.redis, queue: flags.queue, concurrency: flags.concurrency, lockMs: flags.lockMs, stalledMs: flags.stalledMs, signal: ac.signal });
+      const stop = (signal: NodeJS.Signals): void => {
+        if (ac.signal.aborted) process.exit(signal === 'SIGINT' ? 130 : 143);
+        process.stderr.write(`neardup: ${signal}: stopping (again to exit at once)\n`);
+        ac.abort();
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      await runWorker({ redis: flags.redis, queue: flags.queue, concurrency: flags.concurrency, lockMs: flags.lockMs, stalledMs: flags.stalledMs, signal: ac.signal, graceMs: flags.stopGrace * 1000 });
+      // Redis connections that are still retrying must not keep a stopped worker alive.
+      setTimeout(() => process.exit(0), 200).unref();
     });
 }

@@ -1,0 +1,140 @@
+/**
+ * Liveness of sharded jobs (#30): a submitter that waits says why (no worker, Redis unreachable),
+ * resubmits tasks lost with a Redis restarted without persistence, and gives up on a Redis that stays
+ * away; workers stop promptly on SIGTERM whatever Redis is doing; array indices from the
+ * environment are checked like --task and --tasks.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { neardup, tmpDir } from './cliUtil.js';
+import { freePort, killRedis, spawnRedis } from './helpers/redis.js';
+import { needsRedis } from './helpers/needs.js';
+import { jsonl, neardupAsync, plantedDocs, sortedLines, startWorker, writeShards, type WorkerChild } from './helpers/shards.js';
+import { arrayIndexFromEnv } from '../src/shard/stages.js';
+
+describe('array indices from the environment', () => {
+  it('are checked like --task and --tasks: text, a count of 0, an index outside the array are usage errors naming the variable', () => {
+    for (const [env, re] of [
+      [{ SLURM_ARRAY_TASK_ID: '3', SLURM_ARRAY_TASK_COUNT: '0' }, /SLURM_ARRAY_TASK_COUNT must be an integer from 1, got "0"/],
+      [{ SLURM_ARRAY_TASK_ID: 'x' }, /SLURM_ARRAY_TASK_ID must be an integer/],
+      [{ SLURM_ARRAY_TASK_ID: '2', SLURM_ARRAY_TASK_MIN: '5' }, /below SLURM_ARRAY_TASK_MIN 5/],
+      [{ SLURM_ARRAY_TASK_ID: '9', SLURM_ARRAY_TASK_MIN: '5', SLURM_ARRAY_TASK_COUNT: '4' }, /not below SLURM_ARRAY_TASK_MIN \+ SLURM_ARRAY_TASK_COUNT/],
+      [{ SLURM_ARRAY_TASK_ID: '1', SLURM_ARRAY_TASK_COUNT: '-2' }, /SLURM_ARRAY_TASK_COUNT must be/],
+      [{ JOB_COMPLETION_INDEX: '1.5' }, /JOB_COMPLETION_INDEX must be an integer/],
+      [{ JOB_COMPLETION_INDEX: '' }, /JOB_COMPLETION_INDEX must be an integer/],
+    ] as const) {
+      assert.throws(() => arrayIndexFromEnv(env), re, JSON.stringify(env));
+    }
+    assert.deepEqual(arrayIndexFromEnv({ SLURM_ARRAY_TASK_ID: '12', SLURM_ARRAY_TASK_MIN: '10', SLURM_ARRAY_TASK_COUNT: '4' }), { index: 2, members: 4 });
+  });
+
+  it('a stage run with SLURM_ARRAY_TASK_COUNT=0 exits 2 at once (it looped until V8 died)', () => {
+    const dir = tmpDir();
+    fs.writeFileSync(path.join(dir, 'a.jsonl'), jsonl(plantedDocs(20, 0.3, 1)));
+    assert.equal(neardup(['job', 'plan', 'a.jsonl', '--work-dir', 'w', '-q'], { cwd: dir }).code, 0);
+    const r = neardup(['stage', 'sign', '--work-dir', 'w'], { cwd: dir, env: { SLURM_ARRAY_TASK_ID: '0', SLURM_ARRAY_TASK_COUNT: '0' } });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /SLURM_ARRAY_TASK_COUNT must be an integer from 1/);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('submitters and workers that never hang silently', needsRedis(), () => {
+  let dir: string;
+  let shards: string;
+  let want: string[];
+  let port: number;
+  let redis: ChildProcess | undefined;
+  const workers: WorkerChild[] = [];
+  const startRedisOnPort = async (): Promise<void> => {
+    redis = await spawnRedis(['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], `on port ${port}`);
+  };
+
+  before(async () => {
+    dir = tmpDir();
+    const docs = plantedDocs(300, 0.4, 9);
+    shards = path.join(dir, 'shards');
+    await writeShards(shards, docs, 4, ['jsonl']);
+    fs.writeFileSync(path.join(dir, 'all.jsonl'), jsonl(docs));
+    const r = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--out', 'single.tsv', '-q'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    want = sortedLines(fs.readFileSync(path.join(dir, 'single.tsv'), 'utf8'));
+    port = await freePort();
+    await startRedisOnPort();
+  });
+
+  after(async () => {
+    for (const w of workers) await w.kill();
+    if (redis) await killRedis(redis);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('with no worker it says so, naming the queue and Redis; a Redis restarted without persistence loses the queue, and the lost tasks are submitted again', async () => {
+    const url = `redis://127.0.0.1:${port}`;
+    let stderr = '';
+    const run = neardupAsync(['job', 'dedup', shards, '--redis', url, '--queue', 'lonely', '--wait-notice', '1', '--work-dir', path.join(dir, 'w1'), '--id-field', 'id', '--out', path.join(dir, 'w1.tsv'), '-q'], dir);
+    // The submitter's stderr is only seen at the end: wait long enough for several notices first.
+    await new Promise((r) => setTimeout(r, 3500));
+    await killRedis(redis!);
+    await startRedisOnPort();
+    const w = startWorker(url, path.join(dir, 'wk1'), ['--queue', 'lonely']);
+    workers.push(w);
+    const r = await run;
+    stderr = r.stderr;
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(stderr, new RegExp(`no worker has taken a sign task for \\d+ s \\(queue "lonely" on redis://127\\.0\\.0\\.1:${port}, 0 workers connected\\): start "neardup worker`));
+    assert.match(stderr, /sign tasks were no longer in queue "lonely" .*submitted again/);
+    assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'w1.tsv'), 'utf8')), want);
+    await w.kill('SIGTERM');
+  });
+
+  it('a Redis that stays away: said while waiting, then a clear error past --redis-timeout; the job resumes when submitted again', async () => {
+    const url = `redis://127.0.0.1:${port}`;
+    await killRedis(redis!);
+    redis = undefined;
+    const args = ['job', 'dedup', shards, '--redis', url, '--queue', 'gone', '--wait-notice', '1', '--redis-timeout', '3', '--work-dir', path.join(dir, 'w2'), '--id-field', 'id', '--out', path.join(dir, 'w2.tsv'), '-q'];
+    const r = await neardupAsync(args, dir);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`cannot reach Redis \\(queue "gone" on redis://127\\.0\\.0\\.1:${port}\\) for \\d+ s: .*still waiting`));
+    assert.match(r.stderr, /cannot reach Redis for \d+ s .*submit the same command again once Redis is back/);
+    await startRedisOnPort();
+    const w = startWorker(url, path.join(dir, 'wk2'), ['--queue', 'gone']);
+    workers.push(w);
+    const again = await neardupAsync(args, dir);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'w2.tsv'), 'utf8')), want);
+    await w.kill('SIGTERM');
+  });
+
+  it('a worker stops on SIGTERM while Redis is frozen, and while a task runs past its grace', async () => {
+    const url = `redis://127.0.0.1:${port}`;
+    const w = startWorker(url, path.join(dir, 'wk3'), ['--queue', 'frozen']);
+    await w.waitFor(/worker ready/);
+    redis!.kill('SIGSTOP');
+    try {
+      const t0 = Date.now();
+      await w.kill('SIGTERM');
+      assert.equal(w.child.exitCode, 0, w.log());
+      assert.ok(Date.now() - t0 < 20000, `stopped after ${Date.now() - t0} ms`);
+    } finally {
+      redis!.kill('SIGCONT');
+    }
+    // A task that would take a minute: the worker leaves it after --stop-grace.
+    const slow = startWorker(url, path.join(dir, 'wk4'), ['--queue', 'slow', '--stop-grace', '1', '--lock-ms', '2000', '--stalled-ms', '500'], { NEARDUP_FAULT_PAUSE_MS: '60000' });
+    await slow.waitFor(/worker ready/);
+    const job = neardupAsync(['job', 'dedup', shards, '--redis', url, '--queue', 'slow', '--redis-timeout', '5', '--work-dir', path.join(dir, 'w4'), '--id-field', 'id', '--out', path.join(dir, 'w4.tsv'), '-q'], dir);
+    await slow.waitFor(/task start/);
+    await slow.kill('SIGTERM');
+    assert.equal(slow.child.exitCode, 0, slow.log());
+    assert.match(slow.log(), /stopping without waiting any longer/);
+    // The left task is run by another worker: the job still gives dedup's answer.
+    const w5 = startWorker(url, path.join(dir, 'wk5'), ['--queue', 'slow', '--lock-ms', '2000', '--stalled-ms', '500']);
+    workers.push(w5);
+    const r = await job;
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'w4.tsv'), 'utf8')), want);
+  });
+});
