@@ -78,6 +78,8 @@ interface Case {
   skipThem: boolean;
   dupId: boolean;
   options: string[][];
+  /** The job's --task-bytes: every shard a task of its own (1), a few per task, or the default. */
+  taskBytes: number | undefined;
 }
 
 const OPTION_ARB: fc.Arbitrary<string[][]> = fc
@@ -96,6 +98,7 @@ const CASE_ARB: fc.Arbitrary<Case> = fc.record({
   skipThem: fc.integer({ min: 0, max: 3 }).map((x) => x > 0),
   dupId: fc.integer({ min: 0, max: 9 }).map((x) => x < 1),
   options: OPTION_ARB,
+  taskBytes: fc.constantFrom(undefined, 1, 3000),
 });
 
 /** JSONL lines of a case's corpus (with its invalid lines and repeated id), and of its reference. */
@@ -218,7 +221,7 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
         for (const runner of runners) {
           const work = path.join(dir, `work-${runner}`);
           const outArgs = shardOut ? ['--out-dir', path.join(dir, `out-${runner}`)] : ['--out', path.join(dir, `${runner}.out`)];
-          const jobRef = c.refCuts ? ['--against', ...refShards] : [];
+          const jobRef = [...(c.refCuts ? ['--against', ...refShards] : []), ...(c.taskBytes ? ['--task-bytes', String(c.taskBytes)] : [])];
           let r;
           if (runner === 'array') {
             r = await cliInProcess(['job', 'plan', ...shards, ...jobRef, ...opts, ...(shardOut ? outArgs : []), '--work-dir', work, '-q']);

@@ -23,6 +23,7 @@ export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
   workDir: string;
   against?: string[];
   partitions?: number;
+  taskBytes?: number;
   output: JobOutputMode;
   out?: string;
   outDir?: string;
@@ -55,7 +56,7 @@ const ONLY: Record<string, { values: readonly string[]; why: string }> = {
 const OWN = new Set(['against', 'output', 'out', 'quiet', 'verbose', 'json']);
 
 /** The job commands' own options (not dedup's). */
-const JOB_OWN = new Set(['workDir', 'partitions', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'waitNotice', 'redisTimeout']);
+const JOB_OWN = new Set(['workDir', 'partitions', 'taskBytes', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'waitNotice', 'redisTimeout']);
 
 /** Why an option of dedup is refused by jobs (a generic reason for the rest). */
 const REFUSED_WHY: Record<string, string> = {
@@ -88,7 +89,8 @@ export function addPlanOptions(cmd: Command): Command {
   return cmd
     .requiredOption('--work-dir <dir>', 'job directory on storage every worker sees (the same path on every machine)')
     .option('--against <shards...>', 'reference corpus (files or directories of shards): report or drop documents of SHARDS that are near duplicates of one of these')
-    .option('--partitions <n>', 'band-key partitions, i.e. join tasks (default: the number of shards, at least 4)', parsePositiveInt('partitions', 100000))
+    .option('--task-bytes <n>', 'input bytes one task of the per-shard stages (sign, gather, verify, filter) reads at most: consecutive smaller shards share a task, a larger shard has one of its own (default 67108864, 64 MiB)', parsePositiveInt('task-bytes', 2 ** 50))
+    .option('--partitions <n>', 'band-key partitions, i.e. join tasks (default: one per 64 MiB of input, at most one per task of the per-shard stages)', parsePositiveInt('partitions', 100000))
     .addOption(new Option('--output <mode>', 'pairs, clusters (JSONL), dedup (each shard without duplicates), annotate (each shard with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('--out-dir <dir>', 'for --output dedup/annotate: where the output shards go (same relative names, formats and compression as the inputs)')
     .addOption(new Option('--on-bad-shard <what>', 'a shard that fails to read: stop the job, or skip the shard (named in the summary)').choices(['stop', 'skip']).default('stop'));
@@ -137,6 +139,7 @@ export async function planFromFlags(shards: string[], flags: PlanFlags): Promise
     read,
     options,
     partitions: flags.partitions,
+    taskBytes: flags.taskBytes,
     onBadShard: flags.onBadShard,
     mode: flags.output,
     pairFormat,

@@ -88,8 +88,8 @@ function blockCrcs(parts: readonly Buffer[], total: number): Uint32Array {
 }
 
 /**
- * Writes a column file to `file` and syncs it to disk (not atomically: callers write into a task's
- * temp directory, which is renamed into place once complete). `kind` names the schema and `plan`
+ * Writes a column file to `file` (not atomically, and not synced: callers write into a task's temp
+ * directory, whose files the commit syncs together before renaming it into place). `kind` names the schema and `plan`
  * the job, both checked by readers.
  */
 export async function writeColumns(file: string, kind: string, plan: string, meta: Record<string, unknown>, columns: Record<string, ColumnData>): Promise<void> {
@@ -160,7 +160,6 @@ export async function writeColumns(file: string, kind: string, plan: string, met
   const fh = await fsp.open(file, 'w');
   try {
     await fh.writev([head, ...data, Buffer.from(crcs.buffer, crcs.byteOffset, crcs.byteLength)]);
-    await fh.sync();
   } finally {
     await fh.close();
   }

@@ -43,6 +43,10 @@ export function taskDir(workDir: string, stage: string, task: number): string {
  */
 export function readMarker<T = Record<string, unknown>>(workDir: string, job: JobRef, stage: string, task: number): (T & MarkerBase) | undefined {
   const file = path.join(taskDir(workDir, stage, task), MARKER);
+  let seen = markers.get(job);
+  if (!seen) markers.set(job, (seen = new Map()));
+  const known = seen.get(file);
+  if (known) return known as T & MarkerBase;
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -63,8 +67,15 @@ export function readMarker<T = Record<string, unknown>>(workDir: string, job: Jo
   const { check, ...body } = m as T & MarkerBase & { check?: string };
   if (check !== markerCheck(body)) throw new DamagedFileError(`${file}: damaged task marker (checksum mismatch): remove that task's directory to run it again`);
   if (m.plan !== job.id) throw new DamagedFileError(`${file}: belongs to job ${m.plan}, not to this directory's job ${job.id}: the directory mixes two jobs; use a new --work-dir`);
+  seen.set(file, body);
   return body as T & MarkerBase;
 }
+
+/**
+ * Markers read, per loaded plan: a committed marker never changes, and a task that reads the
+ * markers of every shard would otherwise parse and check each once per shard it handles.
+ */
+const markers = new WeakMap<JobRef, Map<string, object>>();
 
 /**
  * The marker of a task that must have completed. A missing one is a usage error (a stage run before
@@ -96,12 +107,24 @@ async function sha256Of(file: string): Promise<string> {
   return h.digest('hex');
 }
 
-/** Writes a small text file and syncs it to disk. */
-export async function writeSynced(file: string, text: string | Buffer): Promise<void> {
+/** Writes a text file (synced to disk with the task's other files when the task commits, or at once with `sync`). */
+export async function writeSynced(file: string, text: string | Buffer, sync = false): Promise<void> {
   const fh = await fsp.open(file, 'w');
   try {
     await fh.writeFile(text);
+    if (sync) await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Syncs a file to disk and returns its size and (for text outputs) SHA-256. */
+async function syncAndDescribe(file: string, name: string): Promise<{ bytes: number; sha256?: string }> {
+  const fh = await fsp.open(file, 'r');
+  try {
     await fh.sync();
+    const bytes = (await fh.stat()).size;
+    return isText(name) ? { bytes, sha256: await sha256Of(file) } : { bytes };
   } finally {
     await fh.close();
   }
@@ -121,9 +144,9 @@ async function syncDir(dir: string): Promise<void> {
 }
 
 /**
- * Runs a task: `build` writes its files into a fresh temp directory (syncing them, or through
- * {@link writeSynced} and writeColumns, which do) and returns the counters for the marker; the
- * directory is then renamed into place. When the task has already completed, `build` is not called
+ * Runs a task: `build` writes its files into a fresh temp directory and returns the counters for
+ * the marker; every file is synced, the marker written and synced, and the directory is then
+ * renamed into place. When the task has already completed, `build` is not called
  * and the existing marker is returned (idempotent reruns).
  */
 export async function commitTask<T extends object>(workDir: string, job: JobRef, stage: string, task: number, build: (dir: string) => Promise<T>): Promise<T & MarkerBase> {
@@ -136,14 +159,18 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
   await fsp.mkdir(tmp);
   try {
     const counters = await build(tmp);
+    // Every file reaches the disk before the marker that vouches for it; syncs issued together
+    // share the filesystem's journal commits (a task of a thousand tiny shards writes thousands).
     const files: MarkerBase['files'] = {};
-    for (const name of (await fsp.readdir(tmp)).sort()) {
-      const file = path.join(tmp, name);
-      files[name] = { bytes: (await fsp.stat(file)).size, ...(isText(name) ? { sha256: await sha256Of(file) } : {}) };
+    const names = (await fsp.readdir(tmp)).sort();
+    for (let i = 0; i < names.length; i += 32) {
+      const batch = names.slice(i, i + 32);
+      const described = await Promise.all(batch.map((name) => syncAndDescribe(path.join(tmp, name), name)));
+      batch.forEach((name, j) => (files[name] = described[j]!));
     }
     const marker = { ...counters, plan: job.id, files } as T & MarkerBase;
     await faultPause();
-    await writeSynced(path.join(tmp, MARKER), JSON.stringify({ ...marker, check: markerCheck(marker) }));
+    await writeSynced(path.join(tmp, MARKER), JSON.stringify({ ...marker, check: markerCheck(marker) }), true);
     await syncDir(tmp);
     try {
       await fsp.rename(tmp, final);

@@ -18,8 +18,9 @@ import path from 'node:path';
 import { UnionFind, componentsOf } from '../dedup/clusters.js';
 import { formatCluster } from '../io/write.js';
 import { ColumnFile, writeColumns } from './columns.js';
-import { commitTask, requireMarker, taskDir, writeSynced, type JobRef } from './commit.js';
-import type { JobSpec } from './job.js';
+import { commitTask, requireMarker, writeSynced } from './commit.js';
+import { shardFile } from './perShard.js';
+import { taskCount, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
 import { GatheredShards } from './gathered.js';
 
@@ -46,8 +47,8 @@ function shardOf(docOffset: Float64Array, g: number): number {
 }
 
 /** Calls fn for every verified pair of shard A. */
-function forEachVerified(workDir: string, job: JobRef, A: number, fn: (docA: number, shardB: number, docB: number, sim: number) => void): void {
-  const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', A), 'pairs.bin'), 'verified', job.id);
+function forEachVerified(workDir: string, job: JobSpec, A: number, fn: (docA: number, shardB: number, docB: number, sim: number) => void): void {
+  const f = ColumnFile.open(shardFile(workDir, job, 'verify', A, 'pairs.bin'), 'verified', job.id);
   try {
     const a = f.u32('docA');
     const s = f.u32('shardB');
@@ -64,7 +65,7 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
   if (task !== 0) throw new Error(`components has one task (0), not ${task}`);
   return commitTask<ComponentsMarker>(workDir, job, 'components', 0, async (dir) => {
     const S = job.shards.length;
-    for (let s = 0; s < S; s++) requireMarker(workDir, job, 'verify', s);
+    for (let t = 0; t < taskCount(job, 'verify'); t++) requireMarker(workDir, job, 'verify', t);
     const { docOffset } = numbering(workDir, job);
     const gathered = new GatheredShards(workDir, job);
     const rows: { shard: number; doc: number; cluster: number; rep: number; repId: string }[] = [];

@@ -10,9 +10,10 @@ import path from 'node:path';
 import { promises as fsp } from 'node:fs';
 import { rewriteFile } from '../io/rewrite.js';
 import { ColumnFile } from './columns.js';
-import { commitTask, requireMarker, taskDir } from './commit.js';
+import { requireMarker, taskDir } from './commit.js';
+import { runPerShard } from './perShard.js';
 import { checkShard, type JobSpec } from './job.js';
-import { numbering } from './shardInput.js';
+import { numbering, type Numbering } from './shardInput.js';
 
 /** The filter task's marker. */
 export interface FilterMarker {
@@ -22,11 +23,15 @@ export interface FilterMarker {
   output?: string;
 }
 
-/** Runs filter task `s` (idempotent; the components task must have completed). */
-export function runFilter(workDir: string, job: JobSpec, s: number): Promise<FilterMarker> {
-  return commitTask<FilterMarker>(workDir, job, 'filter', s, async () => {
-    requireMarker(workDir, job, 'components', 0);
-    const num = numbering(workDir, job);
+/** Runs filter task `t` (idempotent; the components task must have completed): rewrites each shard of its group. */
+export function runFilter(workDir: string, job: JobSpec, t: number): Promise<object> {
+  requireMarker(workDir, job, 'components', 0);
+  const num = numbering(workDir, job);
+  return runPerShard<FilterMarker>(workDir, job, 'filter', t, (_dir, s) => filterShard(workDir, job, num, s));
+}
+
+async function filterShard(workDir: string, job: JobSpec, num: Numbering, s: number): Promise<FilterMarker> {
+  {
     const shard = job.shards[s]!;
     if (shard.side !== 0 || num.markers[s]!.skipped || !job.output.dir) return { written: 0 };
     const f = ColumnFile.open(path.join(taskDir(workDir, 'components', 0), 'assign.bin'), 'assignment', job.id);
@@ -63,5 +68,5 @@ export function runFilter(workDir: string, job: JobSpec, s: number): Promise<Fil
     });
     if (d !== num.markers[s]!.docs) throw new Error(`${shard.path} changed since it was signed (${d} documents now, ${num.markers[s]!.docs} then)`);
     return { written, output: out };
-  });
+  }
 }

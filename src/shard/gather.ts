@@ -10,11 +10,12 @@
  */
 import path from 'node:path';
 import { ColumnFile, writeColumns } from './columns.js';
-import { commitTask, requireMarker, taskDir } from './commit.js';
+import { requireMarker, taskDir } from './commit.js';
+import { runPerShard, shardFileName } from './perShard.js';
 import { checkShard, type JobSpec } from './job.js';
-import { docId, numbering, openShard } from './shardInput.js';
+import { docId, numbering, openShard, type Numbering } from './shardInput.js';
 import { U32Buf } from './u32buf.js';
-import { createTextSigner } from '../sketch/textSigner.js';
+import { createTextSigner, type TextSigner } from '../sketch/textSigner.js';
 
 /** The gather task's marker. */
 export interface GatherMarker {
@@ -42,18 +43,22 @@ function neededDocs(workDir: string, job: JobSpec, s: number): Uint32Array {
   return out.view();
 }
 
-/** Runs gather task `s` (idempotent; every join task must have completed). */
-export function runGather(workDir: string, job: JobSpec, s: number): Promise<GatherMarker> {
-  return commitTask<GatherMarker>(workDir, job, 'gather', s, async (dir) => {
-    const num = numbering(workDir, job);
-    for (let p = 0; p < job.partitions; p++) requireMarker(workDir, job, 'join', p);
+/** Runs gather task `t` (idempotent; every join task must have completed): gathers each shard of its group. */
+export function runGather(workDir: string, job: JobSpec, t: number): Promise<object> {
+  for (let p = 0; p < job.partitions; p++) requireMarker(workDir, job, 'join', p);
+  const num = numbering(workDir, job);
+  const signer = createTextSigner({ shingle: job.shingle, minhash: job.minhash });
+  return runPerShard<GatherMarker>(workDir, job, 'gather', t, (dir, s) => gatherShard(workDir, job, num, signer, dir, s));
+}
+
+async function gatherShard(workDir: string, job: JobSpec, num: Numbering, signer: TextSigner, dir: string, s: number): Promise<GatherMarker> {
+  {
     const sm = num.markers[s]!;
     const need = sm.skipped ? new Uint32Array(0) : neededDocs(workDir, job, s);
     const ids: string[] = [];
     const explicit = new U32Buf(need.length);
-    const signer = createTextSigner({ shingle: job.shingle, minhash: job.minhash });
     const setStart = new Float64Array(need.length + 1);
-    const sets = new U32Buf(1 << 16);
+    const sets = new U32Buf(1 << 10);
     if (need.length > 0) {
       const input = await openShard(workDir, job, s);
       let d = 0;
@@ -71,7 +76,7 @@ export function runGather(workDir: string, job: JobSpec, s: number): Promise<Gat
       checkShard(workDir, job, s);
       if (d !== sm.docs) throw new Error(`${job.shards[s]!.path} changed since it was signed (${d} documents now, ${sm.docs} then)`);
     }
-    await writeColumns(path.join(dir, 'sets.bin'), 'sets', job.id, { shard: s }, { doc: need, id: ids, explicit: explicit.view(), setStart, set: sets.view() });
+    await writeColumns(path.join(dir, shardFileName(s, 'sets.bin')), 'sets', job.id, { shard: s }, { doc: need, id: ids, explicit: explicit.view(), setStart, set: sets.view() });
     return { docs: need.length, fingerprints: sets.length };
-  });
+  }
 }

@@ -3,9 +3,9 @@
  * without loading more of a shard's file than is asked for.
  * @module
  */
-import path from 'node:path';
 import { ColumnFile } from './columns.js';
-import { taskDir, type JobRef } from './commit.js';
+import type { JobSpec } from './job.js';
+import { shardFile, shardMarker } from './perShard.js';
 
 /** One shard's gathered documents. */
 export interface GatheredShard {
@@ -21,8 +21,9 @@ export interface GatheredShard {
 }
 
 /** Opens shard `s`'s gathered sets. `loadIds` reads every id at once (for outputs that need many). */
-export function openGathered(workDir: string, job: JobRef, s: number, loadIds = true): GatheredShard {
-  const f = ColumnFile.open(path.join(taskDir(workDir, 'gather', s), 'sets.bin'), 'sets', job.id);
+export function openGathered(workDir: string, job: JobSpec, s: number, loadIds = true): GatheredShard {
+  shardMarker(workDir, job, 'gather', s);
+  const f = ColumnFile.open(shardFile(workDir, job, 'gather', s, 'sets.bin'), 'sets', job.id);
   const docs = f.u32('doc');
   const explicit = f.u32('explicit');
   const idCol = f.strings('id');
@@ -56,7 +57,7 @@ export class GatheredShards {
   private open = new Map<number, GatheredShard>();
   constructor(
     private readonly workDir: string,
-    private readonly job: JobRef,
+    private readonly job: JobSpec,
   ) {}
 
   /** Shard `s`'s gathered documents. */

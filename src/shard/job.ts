@@ -63,6 +63,12 @@ export interface JobSpec {
   rows: number;
   /** Band-key partitions (join tasks). */
   partitions: number;
+  /**
+   * The shards of each task of the per-shard stages (sign, gather, verify, filter): task t reads
+   * shards groups[t] to groups[t + 1] - 1. Consecutive small shards share a task, so a thousand tiny
+   * shards cost a few tasks, not thousands of commits.
+   */
+  groups: number[];
   /** Whether `--against` is on: pairs only between side 0 and side 1. */
   against: boolean;
   /** A shard that fails to read: stop the job, or skip the shard (counted and named in the summary). */
@@ -144,6 +150,7 @@ function parseJob(workDir: string, text: string): JobSpec {
     typeof job.threshold === 'number' && job.threshold > 0 && job.threshold <= 1 &&
     Number.isInteger(job.bands) && job.bands > 0 && Number.isInteger(job.rows) && job.rows > 0 &&
     Number.isInteger(job.partitions) && job.partitions > 0 &&
+    Array.isArray(job.groups) && job.groups.length >= 2 && job.groups[0] === 0 && job.groups.at(-1) === job.shards.length && job.groups.every((g, i) => Number.isInteger(g) && (i === 0 || g > job.groups[i - 1]!)) &&
     typeof job.against === 'boolean' && (job.onBadShard === 'stop' || job.onBadShard === 'skip') &&
     typeof job.maxBucketPairs === 'number' &&
     job.read !== null && typeof job.read === 'object' && job.shingle !== null && typeof job.shingle === 'object' && job.minhash !== null && typeof job.minhash === 'object' &&
@@ -230,10 +237,46 @@ export function taskCount(job: JobSpec, stage: StageName): number {
     case 'components':
       return 1;
     case 'filter':
-      return job.output.mode === 'dedup' || job.output.mode === 'annotate' ? job.shards.length : 0;
+      return job.output.mode === 'dedup' || job.output.mode === 'annotate' ? job.groups.length - 1 : 0;
     default:
-      return job.shards.length;
+      return job.groups.length - 1;
   }
+}
+
+/** The shards of task `t` of a per-shard stage: [first, end). */
+export function shardsOfTask(job: JobSpec, t: number): { first: number; end: number } {
+  return { first: job.groups[t]!, end: job.groups[t + 1]! };
+}
+
+/** The task of a per-shard stage that handles shard `s`. */
+export function taskOfShard(job: JobSpec, s: number): number {
+  const g = job.groups;
+  let lo = 0;
+  let hi = g.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (g[mid]! <= s) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** Bytes of input that one task of a per-shard stage reads at most, unless one shard alone is larger. */
+export const TASK_BYTES = 64 * 2 ** 20;
+
+/** Groups of consecutive shards of at most {@link TASK_BYTES} together (a larger shard alone). */
+export function groupShards(sizes: readonly number[], limit = TASK_BYTES): number[] {
+  const groups = [0];
+  let bytes = 0;
+  for (let s = 0; s < sizes.length; s++) {
+    if (s > groups.at(-1)! && bytes + sizes[s]! > limit) {
+      groups.push(s);
+      bytes = 0;
+    }
+    bytes += sizes[s]!;
+  }
+  groups.push(sizes.length);
+  return groups;
 }
 
 /** Output names for shards: their paths relative to the deepest directory holding them all. */

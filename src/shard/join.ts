@@ -14,7 +14,8 @@
 import path from 'node:path';
 import { InputError, UsageError } from '../io/errors.js';
 import { ColumnFile, writeColumns } from './columns.js';
-import { commitTask, requireMarker, taskDir } from './commit.js';
+import { commitTask } from './commit.js';
+import { shardFile, shardMarker } from './perShard.js';
 import type { JobSpec } from './job.js';
 import type { SignMarker } from './shardInput.js';
 import { U32Buf, groupBy } from './u32buf.js';
@@ -41,9 +42,9 @@ export class TooManyCandidatesError extends UsageError {}
 function checkIds(workDir: string, job: JobSpec, p: number): void {
   const first = new Map<string, { shard: number; line: number }>();
   for (let s = 0; s < job.shards.length; s++) {
-    const m = requireMarker<SignMarker>(workDir, job, 'sign', s);
-    if (m.skipped || !m.files['ids.bin']) continue;
-    const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', s), 'ids.bin'), 'id-keys', job.id);
+    const m = shardMarker<SignMarker>(workDir, job, 'sign', s);
+    if (m.skipped || !m.ids) continue;
+    const f = ColumnFile.open(shardFile(workDir, job, 'sign', s, 'ids.bin'), 'id-keys', job.id);
     try {
       const ps = f.f64('pstart');
       const a = ps[p]!;
@@ -77,9 +78,9 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
     const shard = new U32Buf(1 << 16);
     const doc = new U32Buf(1 << 16);
     for (let s = 0; s < S; s++) {
-      const m = requireMarker<SignMarker>(workDir, job, 'sign', s);
+      const m = shardMarker<SignMarker>(workDir, job, 'sign', s);
       if (m.skipped) continue;
-      const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', s), 'keys.bin'), 'band-keys', job.id);
+      const f = ColumnFile.open(shardFile(workDir, job, 'sign', s, 'keys.bin'), 'band-keys', job.id);
       try {
         const ps = f.f64('pstart');
         const a = ps[p]!;

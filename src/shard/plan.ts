@@ -13,7 +13,7 @@ import type { InputFormat } from '../io/formats.js';
 import type { DedupOptions } from '../dedup/dedup.js';
 import type { ReadOptions } from '../io/read.js';
 import type { PairFormat } from '../io/write.js';
-import { outputNames, shardIdentity, type JobOutputMode, type JobSpec } from './job.js';
+import { groupShards, outputNames, shardIdentity, TASK_BYTES, type JobOutputMode, type JobSpec } from './job.js';
 import { storedPresetName } from '../text/normalize.js';
 import type { ShingleOptions } from '../text/shingler.js';
 
@@ -45,6 +45,8 @@ export interface PlanInput {
   read: ReadOptions;
   options: DedupOptions;
   partitions?: number;
+  /** Input bytes one task of the per-shard stages reads at most (consecutive smaller shards share a task). Default {@link TASK_BYTES}. */
+  taskBytes?: number;
   onBadShard: 'stop' | 'skip';
   mode: JobOutputMode;
   pairFormat: PairFormat;
@@ -76,11 +78,17 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
       if (path.resolve(outDir, names[i]!) === corpus[i]) throw new UsageError(`--out-dir ${input.outDir} would overwrite the input shard ${corpus[i]}`);
     }
   }
-  // One partition per ~shard, at least 4: a join task then reads about one shard's worth of keys.
-  const partitions = input.partitions ?? Math.max(4, corpus.length + ref.length);
+  const identities = all.map((p) => shardIdentity(p));
+  const total = identities.reduce((a, x) => a + x.size, 0);
+  // One partition per task's worth of input (the keys of ~64 MiB of text), at most one per shard:
+  // a join task then reads about one task's worth of keys, and tiny inputs need one.
+  const taskBytes = input.taskBytes ?? TASK_BYTES;
+  const groups = groupShards(identities.map((x) => x.size), taskBytes);
+  const partitions = input.partitions ?? Math.max(1, Math.min(groups.length - 1, Math.ceil(total / taskBytes)));
   const { stdin: _stdin, raw: _raw, displayName: _dn, ...read } = input.read;
   return {
-    shards: all.map((p, i) => ({ path: p, side: i < corpus.length ? 0 : 1, out: names[i]!, identity: shardIdentity(p) })),
+    shards: all.map((p, i) => ({ path: p, side: i < corpus.length ? 0 : 1, out: names[i]!, identity: identities[i]! })),
+    groups,
     read,
     threshold,
     // A renamed preset is recorded under its stored name: the same job planned with either name is the same job.

@@ -4,7 +4,7 @@
  * @module
  */
 import { openInput, type OpenedInput } from '../io/read.js';
-import { requireMarker } from './commit.js';
+import { shardMarker } from './perShard.js';
 import { checkShard, type JobSpec } from './job.js';
 
 /** The sign stage's marker: what a shard held. */
@@ -24,6 +24,8 @@ export interface SignMarker {
   /** Invalid records skipped (--skip-invalid), and the first problem. */
   skippedRecords: number;
   firstSkip?: string;
+  /** Explicit ids read (their file `ids.bin` exists when > 0). */
+  ids?: number;
   /** Set when the whole shard could not be read and the job skips bad shards: the error, naming file and line. */
   skipped?: string;
 }
@@ -53,7 +55,7 @@ export function numbering(workDir: string, job: JobSpec): Numbering {
   const docOffset = new Float64Array(S + 1);
   const rowOffset = new Float64Array(S + 1);
   for (let s = 0; s < S; s++) {
-    const m = requireMarker<SignMarker>(workDir, job, 'sign', s);
+    const m = shardMarker<SignMarker>(workDir, job, 'sign', s);
     markers.push(m);
     docOffset[s + 1] = docOffset[s]! + m.docs;
     // Row numbers are each input's own, as in neardup dedup NEW --against OLD: the reference's start at 0.

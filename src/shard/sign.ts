@@ -8,13 +8,13 @@
  * @module
  */
 import path from 'node:path';
-import { createTextSigner } from '../sketch/textSigner.js';
+import { createTextSigner, type TextSigner } from '../sketch/textSigner.js';
 import { rowCount } from '../io/read.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { murmur3Utf16 } from '../hash/murmur3.js';
 import { isUserError } from '../io/errors.js';
 import { writeColumns } from './columns.js';
-import { commitTask } from './commit.js';
+import { runPerShard, shardFileName } from './perShard.js';
 import { checkShard, type JobSpec } from './job.js';
 import { openShard, type SignMarker } from './shardInput.js';
 import { U32Buf, groupBy } from './u32buf.js';
@@ -24,20 +24,25 @@ export function partitionOf(band: number, hi: number, lo: number, partitions: nu
   return (Math.imul(hi ^ Math.imul(lo, 0x9e3779b1) ^ band, 0x85ebca6b) >>> 0) % partitions;
 }
 
-/** Runs sign task `s` (idempotent). */
-export function runSign(workDir: string, job: JobSpec, s: number): Promise<SignMarker> {
-  return commitTask<SignMarker>(workDir, job, 'sign', s, async (dir) => {
-    const signer = createTextSigner({ shingle: job.shingle, minhash: job.minhash });
+/** Runs sign task `t` (idempotent): signs each shard of its group. */
+export function runSign(workDir: string, job: JobSpec, t: number): Promise<object> {
+  // One signer for the task's shards: each has its own WebAssembly memory, costly to make per tiny shard.
+  const signer = createTextSigner({ shingle: job.shingle, minhash: job.minhash });
+  return runPerShard<SignMarker>(workDir, job, 'sign', t, (dir, s) => signShard(workDir, job, signer, dir, s));
+}
+
+async function signShard(workDir: string, job: JobSpec, signer: TextSigner, dir: string, s: number): Promise<SignMarker> {
+  {
     const nb = job.bands;
     const P = job.partitions;
     const row = new Uint32Array(signer.numPerm);
     const bh = new Uint32Array(nb);
     const bl = new Uint32Array(nb);
-    const part = new U32Buf(1 << 16);
-    const band = new U32Buf(1 << 16);
-    const hi = new U32Buf(1 << 16);
-    const lo = new U32Buf(1 << 16);
-    const doc = new U32Buf(1 << 16);
+    const part = new U32Buf(1 << 10);
+    const band = new U32Buf(1 << 10);
+    const hi = new U32Buf(1 << 10);
+    const lo = new U32Buf(1 << 10);
+    const doc = new U32Buf(1 << 10);
     // Explicit ids, partitioned by their hash: join task p checks partition p for repeats across shards.
     const idPart = new U32Buf(1 << 10);
     const idDoc = new U32Buf(1 << 10);
@@ -85,13 +90,14 @@ export function runSign(workDir: string, job: JobSpec, s: number): Promise<SignM
     }
     const g = groupBy(part.view(), P, [band.view(), hi.view(), lo.view(), doc.view()]);
     const [cb, ch, cl, cd] = g.columns as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
-    await writeColumns(path.join(dir, 'keys.bin'), 'band-keys', job.id, { shard: s, partitions: P }, { band: cb, hi: ch, lo: cl, doc: cd, pstart: g.start });
+    await writeColumns(path.join(dir, shardFileName(s, 'keys.bin')), 'band-keys', job.id, { shard: s, partitions: P }, { band: cb, hi: ch, lo: cl, doc: cd, pstart: g.start });
+    marker.ids = ids.length;
     if (ids.length > 0) {
       const order = groupBy(idPart.view(), P, [Uint32Array.from(ids, (_, i) => i)]);
       const o = order.columns[0]!;
       const lines = idLine.view();
       const docs = idDoc.view();
-      await writeColumns(path.join(dir, 'ids.bin'), 'id-keys', job.id, { shard: s, partitions: P }, {
+      await writeColumns(path.join(dir, shardFileName(s, 'ids.bin')), 'id-keys', job.id, { shard: s, partitions: P }, {
         doc: Uint32Array.from(o, (i) => docs[i]!),
         line: Uint32Array.from(o, (i) => lines[i]!),
         id: Array.from(o, (i) => ids[i]!),
@@ -99,5 +105,5 @@ export function runSign(workDir: string, job: JobSpec, s: number): Promise<SignM
       });
     }
     return marker;
-  });
+  }
 }

@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { openOutput, type OutputSink } from '../io/output.js';
 import { pairHeader } from '../io/write.js';
 import { readMarker, requireMarker, taskText } from './commit.js';
-import { STAGES, taskCount, type JobSpec } from './job.js';
+import { STAGES, taskCount, taskOfShard, type JobSpec } from './job.js';
+import { shardFileName, shardMarker } from './perShard.js';
 import type { SignMarker } from './shardInput.js';
 import type { JoinMarker } from './join.js';
 import type { VerifyMarker } from './verify.js';
@@ -56,17 +57,17 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
     sharedBuckets: 0, largestBucket: 0, candidates: 0, pairs: 0, clusters: 0, docsInClusters: 0, duplicates: 0, written: 0,
   };
   for (let s = 0; s < S; s++) {
-    const m = requireMarker<SignMarker>(workDir, job, 'sign', s);
+    const m = shardMarker<SignMarker>(workDir, job, 'sign', s);
     sum.docs += m.docs;
     sum.emptyDocs += m.emptyDocs;
     sum.chars += m.chars;
     sum.bytes += m.bytes;
     sum.skippedRecords += m.skippedRecords;
     if (m.skipped) sum.skippedShards.push({ path: job.shards[s]!.path, error: m.skipped });
-    const v = requireMarker<VerifyMarker>(workDir, job, 'verify', s);
+    const v = shardMarker<VerifyMarker>(workDir, job, 'verify', s);
     sum.candidates += v.candidates;
     sum.pairs += v.pairs;
-    if (taskCount(job, 'filter') > 0) sum.written += requireMarker<FilterMarker>(workDir, job, 'filter', s).written;
+    if (taskCount(job, 'filter') > 0) sum.written += shardMarker<FilterMarker>(workDir, job, 'filter', s).written;
   }
   for (let p = 0; p < job.partitions; p++) {
     const j = requireMarker<JoinMarker>(workDir, job, 'join', p);
@@ -83,6 +84,10 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
 /** A task's text output, its size and SHA-256 checked against its marker before anything of it is written. */
 async function checkedText(workDir: string, job: JobSpec, stage: string, task: number, name: string): Promise<string> {
   const t = taskText(workDir, requireMarker(workDir, job, stage, task), stage, task, name);
+  return checkedFile(t);
+}
+
+async function checkedFile(t: { path: string; verify(hash: string): void }): Promise<string> {
   const h = createHash('sha256');
   for await (const chunk of createReadStream(t.path, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
   t.verify(h.digest('hex'));
@@ -102,7 +107,12 @@ export async function writeJobOutput(workDir: string, job: JobSpec, out: string 
   if (job.output.mode !== 'pairs' && job.output.mode !== 'clusters') return counts.written;
   // Every part is checked before the first byte goes out: stdout cannot be taken back.
   const files: string[] = [];
-  if (job.output.mode === 'pairs') for (let s = 0; s < job.shards.length; s++) files.push(await checkedText(workDir, job, 'verify', s, 'pairs.txt'));
+  if (job.output.mode === 'pairs') {
+    for (let s = 0; s < job.shards.length; s++) {
+      const t = taskOfShard(job, s);
+      files.push(await checkedFile(taskText(workDir, requireMarker(workDir, job, 'verify', t), 'verify', t, shardFileName(s, 'pairs.txt'))));
+    }
+  }
   else files.push(await checkedText(workDir, job, 'components', 0, 'clusters.jsonl'));
   const sink = await openOutput(out);
   try {

@@ -14,8 +14,9 @@ import path from 'node:path';
 import { jaccard } from '../similarity/jaccard.js';
 import { formatPair } from '../io/write.js';
 import { ColumnFile, writeColumns } from './columns.js';
-import { commitTask, requireMarker, taskDir, writeSynced } from './commit.js';
-import type { JobSpec } from './job.js';
+import { requireMarker, taskDir, writeSynced } from './commit.js';
+import { runPerShard, shardFileName } from './perShard.js';
+import { taskCount, type JobSpec } from './job.js';
 import { GatheredShards } from './gathered.js';
 import { U32Buf } from './u32buf.js';
 
@@ -55,10 +56,14 @@ function candidatesOf(workDir: string, job: JobSpec, A: number): { docA: Uint32A
   return { docA: docA.view(), shardB: shardB.view(), docB: docB.view() };
 }
 
-/** Runs verify task `A` (idempotent; every gather task must have completed). */
-export function runVerify(workDir: string, job: JobSpec, A: number): Promise<VerifyMarker> {
-  return commitTask<VerifyMarker>(workDir, job, 'verify', A, async (dir) => {
-    for (let s = 0; s < job.shards.length; s++) requireMarker(workDir, job, 'gather', s);
+/** Runs verify task `t` (idempotent; every gather task must have completed): the pairs of each shard A of its group. */
+export function runVerify(workDir: string, job: JobSpec, t: number): Promise<object> {
+  for (let g = 0; g < taskCount(job, 'gather'); g++) requireMarker(workDir, job, 'gather', g);
+  return runPerShard<VerifyMarker>(workDir, job, 'verify', t, (dir, A) => verifyShard(workDir, job, dir, A));
+}
+
+async function verifyShard(workDir: string, job: JobSpec, dir: string, A: number): Promise<VerifyMarker> {
+  {
     const { docA, shardB, docB } = candidatesOf(workDir, job, A);
     const n = docA.length;
     const order = new Int32Array(n);
@@ -108,8 +113,8 @@ export function runVerify(workDir: string, job: JobSpec, A: number): Promise<Ver
     } finally {
       gathered.close();
     }
-    await writeColumns(path.join(dir, 'pairs.bin'), 'verified', job.id, { shard: A }, { docA: oa.view(), shardB: os.view(), docB: ob.view(), similarity: Float64Array.from(sims) });
-    await writeSynced(path.join(dir, 'pairs.txt'), lines.join(''));
+    await writeColumns(path.join(dir, shardFileName(A, 'pairs.bin')), 'verified', job.id, { shard: A }, { docA: oa.view(), shardB: os.view(), docB: ob.view(), similarity: Float64Array.from(sims) });
+    await writeSynced(path.join(dir, shardFileName(A, 'pairs.txt')), lines.join(''));
     return { candidates, pairs: sims.length };
-  });
+  }
 }

@@ -1,0 +1,50 @@
+/**
+ * The per-shard stages (sign, gather, verify, filter) run one task per group of consecutive shards
+ * (`JobSpec.groups`): a task handles its shards one by one, each shard's outputs are files named
+ * `NNNNN.<name>` (the shard's number) in the task's directory, and the task's marker lists each
+ * shard's counters in shard order. Readers find a shard's files and counters through here.
+ * @module
+ */
+import path from 'node:path';
+import { DamagedFileError } from './columns.js';
+import { commitTask, requireMarker, taskDir, type MarkerBase } from './commit.js';
+import { shardsOfTask, taskOfShard, type JobSpec, type StageName } from './job.js';
+
+/** The marker of a per-shard stage's task: its shards' counters, in order. */
+export interface PerShardMarker<X> {
+  shards: X[];
+}
+
+/** The name of shard `s`'s file `name` inside its task's directory. */
+export function shardFileName(s: number, name: string): string {
+  return `${String(s).padStart(5, '0')}.${name}`;
+}
+
+/** The path of shard `s`'s output `name` of a per-shard stage. */
+export function shardFile(workDir: string, job: JobSpec, stage: StageName, s: number, name: string): string {
+  return path.join(taskDir(workDir, stage, taskOfShard(job, s)), shardFileName(s, name));
+}
+
+/** The whole marker of the task that handled shard `s` (which must have completed). */
+export function shardTaskMarker<X>(workDir: string, job: JobSpec, stage: StageName, s: number): PerShardMarker<X> & MarkerBase {
+  return requireMarker<PerShardMarker<X>>(workDir, job, stage, taskOfShard(job, s));
+}
+
+/** Shard `s`'s counters in a per-shard stage (its task must have completed). */
+export function shardMarker<X>(workDir: string, job: JobSpec, stage: StageName, s: number): X {
+  const t = taskOfShard(job, s);
+  const m = shardTaskMarker<X>(workDir, job, stage, s);
+  const x = Array.isArray(m.shards) ? m.shards[s - job.groups[t]!] : undefined;
+  if (x === undefined || x === null) throw new DamagedFileError(`${path.join(taskDir(workDir, stage, t), '_SUCCESS.json')}: has no counters of shard ${s}: the job directory is damaged`);
+  return x;
+}
+
+/** Runs task `t` of a per-shard stage: `run` handles each of its shards in order, writing into the task's directory. */
+export function runPerShard<X extends object>(workDir: string, job: JobSpec, stage: StageName, t: number, run: (dir: string, s: number) => Promise<X>): Promise<PerShardMarker<X> & MarkerBase> {
+  return commitTask<PerShardMarker<X>>(workDir, job, stage, t, async (dir) => {
+    const { first, end } = shardsOfTask(job, t);
+    const shards: X[] = [];
+    for (let s = first; s < end; s++) shards.push(await run(dir, s));
+    return { shards };
+  });
+}
