@@ -126,7 +126,7 @@ describe('job directories: one plan, one input, no torn files', () => {
 
   it('every file of a finished job, truncated or altered, is an error naming it, or is not read and the answer is unchanged', async () => {
     const base = path.join(dir, 'w-damage');
-    const args = (work: string, out: string, mode: string): string[] => ['job', 'dedup', shards, '--local', '--work-dir', work, '--id-field', 'id', '--output', mode, ...(mode === 'dedup' ? ['--out-dir', out] : ['--out', out]), '-q'];
+    const args = (work: string, out: string, mode: string): string[] => ['job', 'dedup', shards, '--local', '--work-dir', work, '--id-field', 'id', '--task-bytes', '30000', '--output', mode, ...(mode === 'dedup' ? ['--out-dir', out] : ['--out', out]), '-q'];
     for (const mode of ['pairs', 'clusters', 'dedup']) {
       const work = `${base}-${mode}`;
       const ref = path.join(dir, `damage-ref-${mode}`);

@@ -59,7 +59,8 @@ export async function openSource(path: string, stdin: Readable = process.stdin):
     } catch (e) {
       throw fsError(path, e);
     }
-    raw = createReadStream(path, { highWaterMark: 1 << 20 });
+    // A small file gets a buffer of its own size: a 1 MiB buffer per tiny shard is mostly garbage.
+    raw = createReadStream(path, { highWaterMark: Math.max(64, Math.min(1 << 20, size)) });
   }
   let read = 0;
   let compression: Compression;

@@ -18,8 +18,7 @@ import path from 'node:path';
 import { UnionFind, componentsOf } from '../dedup/clusters.js';
 import { formatCluster } from '../io/write.js';
 import { ColumnFile, writeColumns } from './columns.js';
-import { commitTask, requireMarker, writeSynced } from './commit.js';
-import { shardFile } from './perShard.js';
+import { commitTask, requireMarker, taskDir, writeSynced } from './commit.js';
 import { taskCount, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
 import { GatheredShards } from './gathered.js';
@@ -46,17 +45,21 @@ function shardOf(docOffset: Float64Array, g: number): number {
   return lo;
 }
 
-/** Calls fn for every verified pair of shard A. */
-function forEachVerified(workDir: string, job: JobSpec, A: number, fn: (docA: number, shardB: number, docB: number, sim: number) => void): void {
-  const f = ColumnFile.open(shardFile(workDir, job, 'verify', A, 'pairs.bin'), 'verified', job.id);
-  try {
-    const a = f.u32('docA');
-    const s = f.u32('shardB');
-    const b = f.u32('docB');
-    const sim = f.f64('similarity');
-    for (let i = 0; i < a.length; i++) fn(a[i]!, s[i]!, b[i]!, sim[i]!);
-  } finally {
-    f.close();
+/** Calls fn for every verified pair of the job, in global order (task by task). */
+function forEachVerified(workDir: string, job: JobSpec, fn: (shardA: number, docA: number, shardB: number, docB: number, sim: number) => void): void {
+  for (let t = 0; t < taskCount(job, 'verify'); t++) {
+    requireMarker(workDir, job, 'verify', t);
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', t), 'pairs.bin'), 'verified', job.id);
+    try {
+      const sa = f.u32('shardA');
+      const a = f.u32('docA');
+      const s = f.u32('shardB');
+      const b = f.u32('docB');
+      const sim = f.f64('similarity');
+      for (let i = 0; i < a.length; i++) fn(sa[i]!, a[i]!, s[i]!, b[i]!, sim[i]!);
+    } finally {
+      f.close();
+    }
   }
 }
 
@@ -80,7 +83,7 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
       if (!job.against) {
         const N = docOffset[S]!;
         const uf = new UnionFind(N);
-        for (let A = 0; A < S; A++) forEachVerified(workDir, job, A, (a, s, b) => uf.union(docOffset[A]! + a, docOffset[s]! + b));
+        forEachVerified(workDir, job, (A, a, s, b) => uf.union(docOffset[A]! + a, docOffset[s]! + b));
         const { clusters } = componentsOf(uf, N);
         const lines: string[] = [];
         clusters.forEach((c, k) => {
@@ -97,29 +100,30 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
         marker.clusters = clusters.length;
         clusterLines = lines.join('');
       } else {
-        for (let A = 0; A < S; A++) {
-          if (job.shards[A]!.side !== 0) continue;
-          let cur = -1;
-          let best = -1;
-          let bestSim = -1;
-          const flush = (): void => {
-            if (cur < 0) return;
-            rows.push({ shard: A, doc: cur, cluster: -1, rep: best, repId: String(idOf(best)) });
-            marker.duplicates++;
-          };
-          forEachVerified(workDir, job, A, (a, s, b, sim) => {
-            if (a !== cur) {
-              flush();
-              cur = a;
-              bestSim = -1;
-            }
-            if (sim > bestSim) {
-              bestSim = sim;
-              best = docOffset[s]! + b;
-            }
-          });
-          flush();
-        }
+        // Pairs come sorted by (shard A, doc A): each NEW document's pairs are consecutive.
+        let curShard = -1;
+        let cur = -1;
+        let best = -1;
+        let bestSim = -1;
+        const flush = (): void => {
+          if (cur < 0) return;
+          rows.push({ shard: curShard, doc: cur, cluster: -1, rep: best, repId: String(idOf(best)) });
+          marker.duplicates++;
+        };
+        forEachVerified(workDir, job, (A, a, s, b, sim) => {
+          if (job.shards[A]!.side !== 0) return;
+          if (a !== cur || A !== curShard) {
+            flush();
+            curShard = A;
+            cur = a;
+            bestSim = -1;
+          }
+          if (sim > bestSim) {
+            bestSim = sim;
+            best = docOffset[s]! + b;
+          }
+        });
+        flush();
       }
     } finally {
       gathered.close();

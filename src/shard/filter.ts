@@ -27,7 +27,7 @@ export interface FilterMarker {
 export function runFilter(workDir: string, job: JobSpec, t: number): Promise<object> {
   requireMarker(workDir, job, 'components', 0);
   const num = numbering(workDir, job);
-  return runPerShard<FilterMarker>(workDir, job, 'filter', t, (_dir, s) => filterShard(workDir, job, num, s));
+  return runPerShard<FilterMarker>(workDir, job, 'filter', t, (s) => filterShard(workDir, job, num, s), async () => undefined);
 }
 
 async function filterShard(workDir: string, job: JobSpec, num: Numbering, s: number): Promise<FilterMarker> {

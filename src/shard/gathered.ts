@@ -1,11 +1,12 @@
 /**
  * Reading the gather stage's outputs: the fingerprint sets and ids of candidate documents, by (shard, doc),
- * without loading more of a shard's file than is asked for.
+ * without loading more of a task's file than is asked for.
  * @module
  */
+import path from 'node:path';
 import { ColumnFile } from './columns.js';
-import type { JobSpec } from './job.js';
-import { shardFile, shardMarker } from './perShard.js';
+import { requireMarker, taskDir } from './commit.js';
+import { taskOfShard, type JobSpec } from './job.js';
 
 /** One shard's gathered documents. */
 export interface GatheredShard {
@@ -17,18 +18,18 @@ export interface GatheredShard {
   id(i: number): string | number;
   /** The fingerprint set at a position (read from disk on each call). */
   set(i: number): Uint32Array;
-  close(): void;
 }
 
-/** Opens shard `s`'s gathered sets. `loadIds` reads every id at once (for outputs that need many). */
-export function openGathered(workDir: string, job: JobSpec, s: number, loadIds = true): GatheredShard {
-  shardMarker(workDir, job, 'gather', s);
-  const f = ColumnFile.open(shardFile(workDir, job, 'gather', s, 'sets.bin'), 'sets', job.id);
-  const docs = f.u32('doc');
-  const explicit = f.u32('explicit');
-  const idCol = f.strings('id');
-  const ids = loadIds ? idCol.all() : undefined;
-  const setStart = f.f64('setStart');
+/** Shard `s`'s rows of its gather task's open file. */
+function gatheredOf(job: JobSpec, f: ColumnFile, s: number): GatheredShard {
+  const k = s - job.groups[taskOfShard(job, s)]!;
+  const ss = f.f64('sstart', k, k + 2);
+  const a = ss[0]!;
+  const b = ss[1]!;
+  const docs = f.u32('doc', a, b);
+  const explicit = f.u32('explicit', a, b);
+  const ids = f.strings('id').range(a, b);
+  const setStart = f.f64('setStart', a, b + 1);
   return {
     docs,
     indexOf(doc) {
@@ -44,17 +45,17 @@ export function openGathered(workDir: string, job: JobSpec, s: number, loadIds =
       return -1;
     },
     id(i) {
-      const v = ids ? ids[i]! : idCol.get(i);
+      const v = ids[i]!;
       return explicit[i] ? v : Number(v);
     },
     set: (i) => f.u32('set', setStart[i]!, setStart[i + 1]!),
-    close: () => f.close(),
   };
 }
 
-/** Lazily opened gathered shards, closed together. */
+/** Gathered shards, their task files opened when first needed and closed together. */
 export class GatheredShards {
-  private open = new Map<number, GatheredShard>();
+  private files = new Map<number, ColumnFile>();
+  private shards = new Map<number, GatheredShard>();
   constructor(
     private readonly workDir: string,
     private readonly job: JobSpec,
@@ -62,14 +63,22 @@ export class GatheredShards {
 
   /** Shard `s`'s gathered documents. */
   get(s: number): GatheredShard {
-    let g = this.open.get(s);
-    if (!g) this.open.set(s, (g = openGathered(this.workDir, this.job, s)));
+    let g = this.shards.get(s);
+    if (g) return g;
+    const t = taskOfShard(this.job, s);
+    let f = this.files.get(t);
+    if (!f) {
+      requireMarker(this.workDir, this.job, 'gather', t);
+      this.files.set(t, (f = ColumnFile.open(path.join(taskDir(this.workDir, 'gather', t), 'sets.bin'), 'sets', this.job.id)));
+    }
+    this.shards.set(s, (g = gatheredOf(this.job, f, s)));
     return g;
   }
 
   /** Closes every file. */
   close(): void {
-    for (const g of this.open.values()) g.close();
-    this.open.clear();
+    for (const f of this.files.values()) f.close();
+    this.files.clear();
+    this.shards.clear();
   }
 }

@@ -184,7 +184,7 @@ function sameJobKey(spec: Omit<JobSpec, 'id' | 'version'>): string {
  */
 export async function saveJob(workDir: string, spec: Omit<JobSpec, 'id' | 'version'>): Promise<JobSpec> {
   await fsp.mkdir(workDir, { recursive: true });
-  for (let attempt = 0; attempt < 2; attempt++) {
+  for (let attempt = 0; attempt < 3; attempt++) {
     let text: string | undefined;
     try {
       text = await fsp.readFile(jobFile(workDir), 'utf8');
@@ -204,6 +204,8 @@ export async function saveJob(workDir: string, spec: Omit<JobSpec, 'id' | 'versi
       return existing;
     }
     const leftovers = (await fsp.readdir(workDir)).filter((n) => !n.startsWith('.job.json.tmp-'));
+    // Another submission planned the directory meanwhile: read its plan.
+    if (leftovers.includes('job.json')) continue;
     if (leftovers.length > 0) {
       throw new UsageError(`${workDir} holds ${leftovers.slice(0, 3).join(', ')}${leftovers.length > 3 ? ', …' : ''} but no job.json: outputs of a removed or unfinished plan are never reused; use a new --work-dir, or remove the whole directory (rm -r ${workDir}) first`);
     }

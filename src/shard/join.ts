@@ -14,10 +14,8 @@
 import path from 'node:path';
 import { InputError, UsageError } from '../io/errors.js';
 import { ColumnFile, writeColumns } from './columns.js';
-import { commitTask } from './commit.js';
-import { shardFile, shardMarker } from './perShard.js';
-import type { JobSpec } from './job.js';
-import type { SignMarker } from './shardInput.js';
+import { commitTask, requireMarker, taskDir } from './commit.js';
+import { taskCount, type JobSpec } from './job.js';
 import { U32Buf, groupBy } from './u32buf.js';
 
 /** The join task's marker. */
@@ -41,20 +39,21 @@ export class TooManyCandidatesError extends UsageError {}
  */
 function checkIds(workDir: string, job: JobSpec, p: number): void {
   const first = new Map<string, { shard: number; line: number }>();
-  for (let s = 0; s < job.shards.length; s++) {
-    const m = shardMarker<SignMarker>(workDir, job, 'sign', s);
-    if (m.skipped || !m.ids) continue;
-    const f = ColumnFile.open(shardFile(workDir, job, 'sign', s, 'ids.bin'), 'id-keys', job.id);
+  for (let t = 0; t < taskCount(job, 'sign'); t++) {
+    const m = requireMarker(workDir, job, 'sign', t);
+    if (!m.files['ids.bin']) continue;
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'ids.bin'), 'id-keys', job.id);
     try {
-      const ps = f.f64('pstart');
-      const a = ps[p]!;
-      const b = ps[p + 1]!;
+      const ps = f.f64('pstart', p, p + 2);
+      const a = ps[0]!;
+      const b = ps[1]!;
       if (b <= a) continue;
       const ids = f.strings('id').range(a, b);
       const lines = f.u32('line', a, b);
-      const side = job.shards[s]!.side;
+      const shards = f.u32('shard', a, b);
       for (let i = 0; i < ids.length; i++) {
-        const key = `${side}\u0000${ids[i]!}`;
+        const s = shards[i]!;
+        const key = `${job.shards[s]!.side}\u0000${ids[i]!}`;
         const seen = first.get(key);
         if (seen) {
           const where = seen.shard === s ? `line ${seen.line}` : `${job.shards[seen.shard]!.path}:${seen.line}`;
@@ -77,24 +76,24 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
     const lo = new U32Buf(1 << 16);
     const shard = new U32Buf(1 << 16);
     const doc = new U32Buf(1 << 16);
-    for (let s = 0; s < S; s++) {
-      const m = shardMarker<SignMarker>(workDir, job, 'sign', s);
-      if (m.skipped) continue;
-      const f = ColumnFile.open(shardFile(workDir, job, 'sign', s, 'keys.bin'), 'band-keys', job.id);
+    for (let t = 0; t < taskCount(job, 'sign'); t++) {
+      requireMarker(workDir, job, 'sign', t);
+      const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
       try {
-        const ps = f.f64('pstart');
-        const a = ps[p]!;
-        const b = ps[p + 1]!;
+        const ps = f.f64('pstart', p, p + 2);
+        const a = ps[0]!;
+        const b = ps[1]!;
         if (b > a) {
           const cb = f.u32('band', a, b);
           const ch = f.u32('hi', a, b);
           const cl = f.u32('lo', a, b);
+          const cs = f.u32('shard', a, b);
           const cd = f.u32('doc', a, b);
           for (let i = 0; i < cb.length; i++) {
             band.push(cb[i]!);
             hi.push(ch[i]!);
             lo.push(cl[i]!);
-            shard.push(s);
+            shard.push(cs[i]!);
             doc.push(cd[i]!);
           }
         }

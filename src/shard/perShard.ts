@@ -1,8 +1,8 @@
 /**
  * The per-shard stages (sign, gather, verify, filter) run one task per group of consecutive shards
- * (`JobSpec.groups`): a task handles its shards one by one, each shard's outputs are files named
- * `NNNNN.<name>` (the shard's number) in the task's directory, and the task's marker lists each
- * shard's counters in shard order. Readers find a shard's files and counters through here.
+ * (`JobSpec.groups`): a task handles its shards one by one into one set of files whose rows carry
+ * their shard, and its marker lists each shard's counters in shard order. Readers find a shard's
+ * task and counters through here.
  * @module
  */
 import path from 'node:path';
@@ -13,16 +13,6 @@ import { shardsOfTask, taskOfShard, type JobSpec, type StageName } from './job.j
 /** The marker of a per-shard stage's task: its shards' counters, in order. */
 export interface PerShardMarker<X> {
   shards: X[];
-}
-
-/** The name of shard `s`'s file `name` inside its task's directory. */
-export function shardFileName(s: number, name: string): string {
-  return `${String(s).padStart(5, '0')}.${name}`;
-}
-
-/** The path of shard `s`'s output `name` of a per-shard stage. */
-export function shardFile(workDir: string, job: JobSpec, stage: StageName, s: number, name: string): string {
-  return path.join(taskDir(workDir, stage, taskOfShard(job, s)), shardFileName(s, name));
 }
 
 /** The whole marker of the task that handled shard `s` (which must have completed). */
@@ -39,12 +29,29 @@ export function shardMarker<X>(workDir: string, job: JobSpec, stage: StageName, 
   return x;
 }
 
-/** Runs task `t` of a per-shard stage: `run` handles each of its shards in order, writing into the task's directory. */
-export function runPerShard<X extends object>(workDir: string, job: JobSpec, stage: StageName, t: number, run: (dir: string, s: number) => Promise<X>): Promise<PerShardMarker<X> & MarkerBase> {
+/**
+ * Runs task `t` of a per-shard stage: `run` handles each of its shards in order, then `finish`
+ * writes the task's files (one per task, whatever the number of shards: a thousand tiny shards
+ * must not cost thousands of files) into the task's directory.
+ */
+export function runPerShard<X extends object>(
+  workDir: string,
+  job: JobSpec,
+  stage: StageName,
+  t: number,
+  run: (s: number) => Promise<X>,
+  finish: (dir: string) => Promise<void>,
+): Promise<PerShardMarker<X> & MarkerBase> {
   return commitTask<PerShardMarker<X>>(workDir, job, stage, t, async (dir) => {
     const { first, end } = shardsOfTask(job, t);
     const shards: X[] = [];
-    for (let s = first; s < end; s++) shards.push(await run(dir, s));
+    for (let s = first; s < end; s++) shards.push(await run(s));
+    await finish(dir);
     return { shards };
   });
+}
+
+/** The path of a per-shard stage's task file `name`, for the task that handled shard `s`. */
+export function taskFileOfShard(workDir: string, job: JobSpec, stage: StageName, s: number, name: string): string {
+  return path.join(taskDir(workDir, stage, taskOfShard(job, s)), name);
 }

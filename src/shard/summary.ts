@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import { openOutput, type OutputSink } from '../io/output.js';
 import { pairHeader } from '../io/write.js';
 import { readMarker, requireMarker, taskText } from './commit.js';
-import { STAGES, taskCount, taskOfShard, type JobSpec } from './job.js';
-import { shardFileName, shardMarker } from './perShard.js';
+import { STAGES, taskCount, type JobSpec } from './job.js';
+import { shardMarker } from './perShard.js';
 import type { SignMarker } from './shardInput.js';
 import type { JoinMarker } from './join.js';
 import type { VerifyMarker } from './verify.js';
@@ -107,12 +107,7 @@ export async function writeJobOutput(workDir: string, job: JobSpec, out: string 
   if (job.output.mode !== 'pairs' && job.output.mode !== 'clusters') return counts.written;
   // Every part is checked before the first byte goes out: stdout cannot be taken back.
   const files: string[] = [];
-  if (job.output.mode === 'pairs') {
-    for (let s = 0; s < job.shards.length; s++) {
-      const t = taskOfShard(job, s);
-      files.push(await checkedFile(taskText(workDir, requireMarker(workDir, job, 'verify', t), 'verify', t, shardFileName(s, 'pairs.txt'))));
-    }
-  }
+  if (job.output.mode === 'pairs') for (let t = 0; t < taskCount(job, 'verify'); t++) files.push(await checkedText(workDir, job, 'verify', t, 'pairs.txt'));
   else files.push(await checkedText(workDir, job, 'components', 0, 'clusters.jsonl'));
   const sink = await openOutput(out);
   try {

@@ -1,12 +1,13 @@
 /**
- * Stage 4, verify (one task per shard A): the distinct candidate pairs whose first document is in
- * shard A, checked by exact Jaccard of their fingerprint sets. The sets come from the gather outputs
+ * Stage 4, verify (one task per group of shards): for each shard A of the group, the distinct
+ * candidate pairs whose first document is in A, checked by exact Jaccard of their fingerprint sets. The sets come from the gather outputs
  * (only candidate documents, read one by one), so a task holds the sets of the documents in its own
  * pairs, never the corpus.
  *
  * Outputs in `verify/NNNNN/`:
- * - `pairs.bin` (kind `verified`): columns docA, shardB, docB (uint32), similarity (float64), sorted
- *   by (docA, shardB, docB): concatenated in shard order, the pairs of the job in global order.
+ * - `pairs.bin` (kind `verified`): columns shardA, docA, shardB, docB (uint32), similarity (float64),
+ *   sorted by (shardA, docA, shardB, docB): concatenated in task order, the pairs of the job in
+ *   global order.
  * - `pairs.txt`: the same pairs as output lines (ids, in the job's pair format).
  * @module
  */
@@ -15,7 +16,7 @@ import { jaccard } from '../similarity/jaccard.js';
 import { formatPair } from '../io/write.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { requireMarker, taskDir, writeSynced } from './commit.js';
-import { runPerShard, shardFileName } from './perShard.js';
+import { runPerShard } from './perShard.js';
 import { taskCount, type JobSpec } from './job.js';
 import { GatheredShards } from './gathered.js';
 import { U32Buf } from './u32buf.js';
@@ -28,29 +29,38 @@ export interface VerifyMarker {
   pairs: number;
 }
 
+/** The join outputs, opened once per verify task (each of its shards reads its own rows of them). */
+function openCandidates(workDir: string, job: JobSpec): ColumnFile[] {
+  const files: ColumnFile[] = [];
+  try {
+    for (let p = 0; p < job.partitions; p++) {
+      requireMarker(workDir, job, 'join', p);
+      files.push(ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'pairs.bin'), 'candidates', job.id));
+    }
+  } catch (e) {
+    for (const f of files) f.close();
+    throw e;
+  }
+  return files;
+}
+
 /** The candidate pairs of shard A from every join output: (docA, shardB, docB), with repeats. */
-function candidatesOf(workDir: string, job: JobSpec, A: number): { docA: Uint32Array; shardB: Uint32Array; docB: Uint32Array } {
-  const docA = new U32Buf(1 << 12);
-  const shardB = new U32Buf(1 << 12);
-  const docB = new U32Buf(1 << 12);
-  for (let p = 0; p < job.partitions; p++) {
-    requireMarker(workDir, job, 'join', p);
-    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'pairs.bin'), 'candidates', job.id);
-    try {
-      const st = f.f64('astart');
-      const a = st[A]!;
-      const b = st[A + 1]!;
-      if (b <= a) continue;
-      const ca = f.u32('docA', a, b);
-      const cs = f.u32('shardB', a, b);
-      const cd = f.u32('docB', a, b);
-      for (let i = 0; i < ca.length; i++) {
-        docA.push(ca[i]!);
-        shardB.push(cs[i]!);
-        docB.push(cd[i]!);
-      }
-    } finally {
-      f.close();
+function candidatesOf(joins: readonly ColumnFile[], A: number): { docA: Uint32Array; shardB: Uint32Array; docB: Uint32Array } {
+  const docA = new U32Buf(1 << 10);
+  const shardB = new U32Buf(1 << 10);
+  const docB = new U32Buf(1 << 10);
+  for (const f of joins) {
+    const st = f.f64('astart', A, A + 2);
+    const a = st[0]!;
+    const b = st[1]!;
+    if (b <= a) continue;
+    const ca = f.u32('docA', a, b);
+    const cs = f.u32('shardB', a, b);
+    const cd = f.u32('docB', a, b);
+    for (let i = 0; i < ca.length; i++) {
+      docA.push(ca[i]!);
+      shardB.push(cs[i]!);
+      docB.push(cd[i]!);
     }
   }
   return { docA: docA.view(), shardB: shardB.view(), docB: docB.view() };
@@ -59,17 +69,43 @@ function candidatesOf(workDir: string, job: JobSpec, A: number): { docA: Uint32A
 /** Runs verify task `t` (idempotent; every gather task must have completed): the pairs of each shard A of its group. */
 export function runVerify(workDir: string, job: JobSpec, t: number): Promise<object> {
   for (let g = 0; g < taskCount(job, 'gather'); g++) requireMarker(workDir, job, 'gather', g);
-  return runPerShard<VerifyMarker>(workDir, job, 'verify', t, (dir, A) => verifyShard(workDir, job, dir, A));
+  // The join outputs and the gathered sets are opened once for the task's shards.
+  const joins = openCandidates(workDir, job);
+  const gathered = new GatheredShards(workDir, job);
+  const out = new VerifyOutput();
+  return runPerShard<VerifyMarker>(
+    workDir,
+    job,
+    'verify',
+    t,
+    (A) => verifyShard(job, joins, gathered, out, A),
+    async (dir) => {
+      await writeColumns(path.join(dir, 'pairs.bin'), 'verified', job.id, {}, { shardA: out.sa.view(), docA: out.oa.view(), shardB: out.os.view(), docB: out.ob.view(), similarity: Float64Array.from(out.sims) });
+      await writeSynced(path.join(dir, 'pairs.txt'), out.lines.join(''));
+    },
+  ).finally(() => {
+    for (const f of joins) f.close();
+    gathered.close();
+  });
 }
 
-async function verifyShard(workDir: string, job: JobSpec, dir: string, A: number): Promise<VerifyMarker> {
+/** The verified pairs of a verify task, all its shards, in order. */
+class VerifyOutput {
+  readonly sa = new U32Buf(1024);
+  readonly oa = new U32Buf(1024);
+  readonly os = new U32Buf(1024);
+  readonly ob = new U32Buf(1024);
+  readonly sims: number[] = [];
+  readonly lines: string[] = [];
+}
+
+async function verifyShard(job: JobSpec, joins: readonly ColumnFile[], gathered: GatheredShards, out: VerifyOutput, A: number): Promise<VerifyMarker> {
   {
-    const { docA, shardB, docB } = candidatesOf(workDir, job, A);
+    const { docA, shardB, docB } = candidatesOf(joins, A);
     const n = docA.length;
     const order = new Int32Array(n);
     for (let i = 0; i < n; i++) order[i] = i;
     order.sort((x, y) => docA[x]! - docA[y]! || shardB[x]! - shardB[y]! || docB[x]! - docB[y]!);
-    const gathered = new GatheredShards(workDir, job);
     // Sets of the documents in this task's pairs, keyed by shard · 2^32 + doc.
     const sets = new Map<number, Uint32Array>();
     const setOf = (s: number, d: number): Uint32Array => {
@@ -83,13 +119,10 @@ async function verifyShard(workDir: string, job: JobSpec, dir: string, A: number
       }
       return set;
     };
-    const oa = new U32Buf(1024);
-    const os = new U32Buf(1024);
-    const ob = new U32Buf(1024);
-    const sims: number[] = [];
-    const lines: string[] = [];
+    const { sa, oa, os, ob, sims, lines } = out;
+    const before = sims.length;
     let candidates = 0;
-    try {
+    {
       for (let k = 0; k < n; k++) {
         const x = order[k]!;
         if (k > 0) {
@@ -102,6 +135,7 @@ async function verifyShard(workDir: string, job: JobSpec, dir: string, A: number
         const b = docB[x]!;
         const sim = jaccard(setOf(A, a), setOf(s, b));
         if (sim < job.threshold) continue;
+        sa.push(A);
         oa.push(a);
         os.push(s);
         ob.push(b);
@@ -110,11 +144,7 @@ async function verifyShard(workDir: string, job: JobSpec, dir: string, A: number
         const gb = gathered.get(s);
         lines.push(formatPair(job.output.pairFormat, ga.id(ga.indexOf(a)), gb.id(gb.indexOf(b)), sim));
       }
-    } finally {
-      gathered.close();
     }
-    await writeColumns(path.join(dir, shardFileName(A, 'pairs.bin')), 'verified', job.id, { shard: A }, { docA: oa.view(), shardB: os.view(), docB: ob.view(), similarity: Float64Array.from(sims) });
-    await writeSynced(path.join(dir, shardFileName(A, 'pairs.txt')), lines.join(''));
-    return { candidates, pairs: sims.length };
+    return { candidates, pairs: sims.length - before };
   }
 }
