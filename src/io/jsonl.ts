@@ -5,6 +5,7 @@
 import type { TextLine } from './utf8.js';
 import type { InputRecord, ReaderContext } from './record.js';
 import { readLinesWith, type LineReader } from './lines.js';
+import { rawJsonValue } from './jsonRaw.js';
 
 /** Which fields make a document. */
 export interface FieldSpec {
@@ -89,7 +90,10 @@ export function jsonlLineReader(ctx: ReaderContext, spec: FieldSpec): LineReader
     let id: string | undefined;
     if (idPath) {
       const v = getPath(obj, idPath);
-      if (typeof v === 'string' || typeof v === 'number') id = String(v);
+      // A number id is its literal as written (9007199254740993, 1.50): String(v) of the double
+      // JSON.parse made would round big integers, so two distinct ids could become one.
+      if (typeof v === 'string') id = v;
+      else if (typeof v === 'number') id = rawJsonValue(lineText, idPath) ?? String(v);
       else {
         ctx.invalid(line, v === undefined ? `no id field "${spec.id}"; available fields: ${fieldNames(obj)}` : `id field "${spec.id}" is ${kindOf(v)}, not a string or a number`);
         return undefined;
