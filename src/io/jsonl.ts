@@ -32,10 +32,11 @@ export function getPath(obj: unknown, path: readonly string[]): unknown {
   return v;
 }
 
+/** The first field names of `obj`, for messages (a record may have thousands, or long ones). */
 function fieldNames(obj: object): string {
-  return Object.keys(obj)
-    .map((k) => JSON.stringify(k))
-    .join(', ');
+  const keys = Object.keys(obj);
+  const shown = keys.slice(0, 10).map((k) => JSON.stringify(k.length > 30 ? `${k.slice(0, 30)}…` : k));
+  return shown.join(', ') + (keys.length > 10 ? ` and ${keys.length - 10} more` : '');
 }
 
 /** What a JSON value is, for messages: `a number`, `null`, `an array`, … */

@@ -120,7 +120,7 @@ async function isParquetFile(path: string): Promise<boolean> {
 export async function openInput(path: string, options: ReadOptions = {}): Promise<OpenedInput> {
   // The limit applies to the whole input (all shards together), so it is applied here only.
   const { limit, ...rest } = options;
-  const shards = await resolveShards(path, rest.format ?? 'auto');
+  const shards = await resolveShards(path, rest.format ?? 'auto', rest.skipInvalid ?? false);
   const opened = shards ? await openShards(shards, rest) : await openSingle(path, rest, { count: 0, examples: [] });
   if (limit !== undefined) (opened as { records: AsyncGenerator<InputRecord> }).records = firstRecords(opened.records, limit);
   return opened;
@@ -129,6 +129,9 @@ export async function openInput(path: string, options: ReadOptions = {}): Promis
 /** Opens the shards of a sharded input one after the other, as one stream of records. */
 async function openShards(list: ShardList, options: ReadOptions): Promise<OpenedInput> {
   const skips: SkipStats = { count: 0, examples: [] };
+  // Refused symbolic links (with --skip-invalid): skipped records, counted and named.
+  const refusedCtx = makeContext(list.name, false, true, skips);
+  for (const r of list.refused ?? []) refusedCtx.invalid(undefined, r.reason, r.path);
   let size = 0;
   for (const s of list.shards) size += (await fsp.stat(s.path).catch(() => undefined))?.size ?? 0;
   let done = 0;
