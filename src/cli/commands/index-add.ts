@@ -14,7 +14,7 @@ import { openOutput, type OutputSink } from '../../io/output.js';
 import { refuseAliasedOutputs, storeFile } from '../../io/alias.js';
 import { formatPair, pairHeader, type PairFormat } from '../../io/write.js';
 import { addInputOptions, addLogOptions, pairFormatOf, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
-import { addIndexOptions, indexOptionsFrom, num, openIndex, storeSpecFlag, type IndexFlags } from '../indexOptions.js';
+import { addIndexOptions, checkStoreFile, indexOptionsFrom, num, openIndex, storeSpecFlag, type IndexFlags } from '../indexOptions.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 import { warnSkipped } from '../corpus.js';
@@ -89,6 +89,7 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
   const reporter = new Reporter(flags);
   requireOutForJson(flags);
   if (storeSpecFlag(flags.store).kind === 'memory') throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH or redis://HOST:PORT`);
+  await checkStoreFile(flags.store, mode === 'query', `index ${mode}`);
   await refuseAliasedOutputs(
     [{ what: '--out', path: flags.out }],
     [

@@ -3,7 +3,7 @@
  * @module
  */
 import { Command, Option } from 'commander';
-import { addIndexOptions, indexOptionsFrom, num, openIndex, type IndexFlags } from '../indexOptions.js';
+import { addIndexOptions, checkStoreFile, indexOptionsFrom, num, openIndex, type IndexFlags } from '../indexOptions.js';
 
 /** The options `serve` accepts, after parsing. */
 export interface ServeOptions extends IndexFlags {
@@ -34,6 +34,7 @@ export function serveCommand(): Command {
 /** Opens the index, listens, and installs graceful shutdown. Resolves once listening. */
 export async function runServe(o: ServeOptions): Promise<void> {
   const opts = indexOptionsFrom(o);
+  await checkStoreFile(o.store, false, 'serve');
   const index = await openIndex(opts);
   // Loaded here, not at the top: help and --version list this command without loading Fastify (~40 ms).
   const { buildApp, installShutdown } = await import('../../server/app.js');
