@@ -180,6 +180,20 @@ async function openShards(list: ShardList, options: ReadOptions): Promise<Opened
   return opened;
 }
 
+/**
+ * JSONL field paths given for a format that has columns or none (`--id-field` on TSV): the CLI
+ * passes `--text-field`/`--id-field` as `fields` and `--text`/`--id` as both, so `fields` that
+ * differ from `columns` were asked for by name, and would be ignored silently.
+ */
+export function refuseFieldFlags(name: string, format: InputFormat, options: ReadOptions): void {
+  if (format === 'jsonl' || format === 'parquet') return;
+  const f = options.fields ?? {};
+  const c = options.columns ?? {};
+  const what = format === 'tsv' || format === 'csv' ? `${format.toUpperCase()} has columns: name the id column with --id, the text columns with --text` : `${format} input has no fields`;
+  if (f.id !== undefined && f.id !== c.id) throw new UsageError(`--id-field ${f.id} names a JSONL field, but ${name} is ${format}: ${what}`);
+  if (f.text !== undefined && f.text !== c.text) throw new UsageError(`--text-field ${f.text.join(',')} names JSONL fields, but ${name} is ${format}: ${what}`);
+}
+
 /** Opens one file, standard input or directory of documents. */
 async function openSingle(path: string, options: ReadOptions, skips: SkipStats): Promise<OpenedInput> {
   const raw = options.raw ?? false;
@@ -189,6 +203,7 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
   if (format === 'auto' && dir) format = 'dir';
   if (format === 'dir') {
     if (!dir) throw new UsageError(`format dir needs a directory, but ${path === '-' ? STDIN_NAME : path} is not one`, { option: 'format' });
+    refuseFieldFlags(path, 'dir', options);
     let read = 0;
     const ctx = makeContext(path, raw, skipInvalid, skips);
     return {
@@ -255,6 +270,7 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
     records: undefined as unknown as AsyncGenerator<InputRecord>,
   };
   let records: AsyncGenerator<InputRecord>;
+  refuseFieldFlags(name, fmt, options);
   if (fmt === 'tsv' || fmt === 'csv') {
     records = readDelimited(chunks, ctx, delimiter!, options.columns ?? {}, (h) => (opened.header = h), fmt === 'csv' || options.tsvQuotes === true);
   } else if (fmt === 'jsonl') {

@@ -89,7 +89,6 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
   const reporter = new Reporter(flags);
   requireOutForJson(flags);
   if (storeSpecFlag(flags.store).kind === 'memory') throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH or redis://HOST:PORT`);
-  await checkStoreFile(flags.store, mode === 'query', `index ${mode}`);
   await refuseAliasedOutputs(
     [{ what: '--out', path: flags.out }],
     [
@@ -97,6 +96,7 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
       { what: '--store', path: storeFile(flags.store) },
     ],
   );
+  await checkStoreFile(flags.store, mode === 'query', `index ${mode}`);
   const t0 = performance.now();
   // In query mode --limit caps the matches, not the documents read (that is --first).
   const read = readOptionsFrom(mode === 'query' ? { ...flags, limit: undefined } : flags);
