@@ -115,3 +115,18 @@ test('a Parquet DATE id (and title) prints as an ISO date, not a day number', as
   assert.equal(r.stdout, '{"cluster":0,"size":2,"representative":"2020-01-01","members":["2020-01-01","1969-12-31"]}\n');
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test('--text and --id on TSV shards are not refused when a sharded job reads them back from job.json', () => {
+  const dir = tmpDir();
+  const shards = path.join(dir, 'shards');
+  fs.mkdirSync(shards);
+  fs.writeFileSync(path.join(shards, 'p0.tsv'), `id\tbody\na\t${TEXT}\nb\tsomething else about boats\n`);
+  fs.writeFileSync(path.join(shards, 'p1.tsv'), `id\tbody\nc\t${TEXT}!\n`);
+  const want = neardup(['dedup', shards, '--text', 'body', '--id', 'id', '-q']);
+  assert.equal(want.code, 0, want.stderr);
+  assert.equal(want.stdout, `a\tc\t${want.stdout.split('\t')[2]}`);
+  const job = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'w'), '--text', 'body', '--id', 'id', '--out', path.join(dir, 'pairs.tsv'), '-q']);
+  assert.equal(job.code, 0, job.stderr);
+  assert.equal(fs.readFileSync(path.join(dir, 'pairs.tsv'), 'utf8'), want.stdout);
+  fs.rmSync(dir, { recursive: true, force: true });
+});

@@ -191,7 +191,8 @@ export function refuseFieldFlags(name: string, format: InputFormat, options: Rea
   const c = options.columns ?? {};
   const what = format === 'tsv' || format === 'csv' ? `${format.toUpperCase()} has columns: name the id column with --id, the text columns with --text` : `${format} input has no fields`;
   if (f.id !== undefined && f.id !== c.id) throw new UsageError(`--id-field ${f.id} names a JSONL field, but ${name} is ${format}: ${what}`);
-  if (f.text !== undefined && f.text !== c.text) throw new UsageError(`--text-field ${f.text.join(',')} names JSONL fields, but ${name} is ${format}: ${what}`);
+  // Compared by value: a job's read options come back from job.json as new arrays.
+  if (f.text !== undefined && JSON.stringify(f.text) !== JSON.stringify(c.text)) throw new UsageError(`--text-field ${f.text.join(',')} names JSONL fields, but ${name} is ${format}: ${what}`);
 }
 
 /** Opens one file, standard input or directory of documents. */
