@@ -158,3 +158,21 @@ test('the raw JSON helpers agree with JSON.parse on generated lines', () => {
   assert.equal(appendJsonFields(' {"x":{"y":1}} ', [['"a"', '2']]), ' {"x":{"y":1},"a":2} ');
   assert.equal(rawJsonValue('{"m":{"id":1.50},"m":{"id":7e1}}', ['m', 'id']), '7e1');
 });
+
+test('sharded: a local job keeps JSONL records byte for byte in annotate and names big ids exactly', () => {
+  const dir = tmpDir();
+  const shards = path.join(dir, 'shards');
+  fs.mkdirSync(shards);
+  const text = 'a flat in rome near the metro with two rooms and a balcony';
+  const p0 = [`{"id":9007199254740993,"text":"${text}","z":-0.0,"e":1e400,"p":19.90}`, `{ "id" : 9007199254740992 , "text":"${text}" }`];
+  const p1 = [`{"id":1234567890123456789,"text":"${text}!","k":"\\u00e9\\/","2":"b","1":"a"}`, `{"id":7,"text":"cars and boats"}`];
+  fs.writeFileSync(path.join(shards, 'p0.jsonl'), p0.join('\n') + '\n');
+  fs.writeFileSync(path.join(shards, 'p1.jsonl'), p1.join('\r\n') + '\r\n');
+  const r = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'w'), '--id-field', 'id', '--output', 'annotate', '--out-dir', path.join(dir, 'out'), '-q']);
+  assert.equal(r.code, 0, r.stderr);
+  /** The line with the two fields before its closing brace. */
+  const dup = (l: string, c: string, d: string): string => `${l.slice(0, l.lastIndexOf('}'))},"cluster":${c},"duplicate_of":${d}${l.slice(l.lastIndexOf('}'))}`;
+  assert.equal(fs.readFileSync(path.join(dir, 'out', 'p0.jsonl'), 'utf8'), [dup(p0[0]!, '0', 'null'), `{ "id" : 9007199254740992 , "text":"${text}" ,"cluster":0,"duplicate_of":"9007199254740993"}`].join('\n') + '\n');
+  assert.equal(fs.readFileSync(path.join(dir, 'out', 'p1.jsonl'), 'utf8'), [dup(p1[0]!, '0', '"9007199254740993"'), dup(p1[1]!, 'null', 'null')].join('\r\n') + '\r\n');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
