@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { neardup, tmpDir } from './cliUtil.js';
+import { needsRedis } from './helpers/needs.js';
+import { startRedis } from './helpers/redis.js';
 
 function docs(dir: string): string {
   const file = path.join(dir, 'docs.jsonl');
@@ -87,4 +89,35 @@ test('--store sqlite:FILE that is not a database: every command names the file a
   }
   assert.deepEqual(fs.readFileSync(file), before);
   fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('redis: query, check and snapshot of a prefix that holds no index are exit 2 naming it, and write no key', needsRedis(), async () => {
+  const redis = await startRedis();
+  const dir = tmpDir();
+  try {
+    const file = docs(dir);
+    const typo = `${redis.url}?prefix=typo`;
+    for (const args of [
+      ['index', 'query', file, '--id-field', 'id', '--store', typo],
+      ['index', 'check', '--store', typo],
+      ['index', 'snapshot', '--store', typo, '--out', path.join(dir, 's.ndix')],
+    ]) {
+      const r = neardup(args);
+      assert.equal(r.code, 2, `${args[1]}: ${r.stderr}`);
+      assert.ok(r.stderr.includes(`no index at ${typo}`), r.stderr);
+    }
+    const { Redis } = await import('ioredis');
+    const client = new Redis(redis.url);
+    assert.deepEqual(await client.keys('*'), []);
+    // An index there is found: add, then query.
+    const good = `${redis.url}?prefix=good`;
+    assert.equal(neardup(['index', 'add', file, '--id-field', 'id', '--store', good, '-q']).code, 0);
+    const q = neardup(['index', 'query', file, '--id-field', 'id', '--store', good]);
+    assert.equal(q.code, 0, q.stderr);
+    assert.ok((await client.keys('typo*')).length === 0);
+    client.disconnect();
+  } finally {
+    await redis.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

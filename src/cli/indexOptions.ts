@@ -8,6 +8,7 @@ import { NearDupIndex, type NearDupIndexOptions } from '../online/nearDupIndex.j
 import { open } from 'node:fs/promises';
 import { excerpt, UsageError } from '../io/errors.js';
 import { parseStoreSpec, type StoreSpec } from '../store/spec.js';
+import { loadRedisStore } from '../store/load.js';
 import type { NormalizePreset } from '../text/normalize.js';
 import { NORMALIZE_CHOICES } from './options.js';
 
@@ -109,6 +110,17 @@ const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
  */
 export async function checkStoreFile(store: string, mustExist: boolean, command: string): Promise<void> {
   const spec = storeSpecFlag(store);
+  if (spec.kind === 'redis' && mustExist) {
+    // A Redis prefix that holds no index: the same error, and nothing written.
+    const { RedisStore } = await loadRedisStore();
+    const r = RedisStore.fromUrl(spec.url);
+    try {
+      if (!(await r.exists())) throw new UsageError(`no index at ${store}: ${command} reads an existing store, and nothing was created (check the URL and its prefix; \`neardup index add\` creates a store)`);
+    } finally {
+      await r.close();
+    }
+    return;
+  }
   if (spec.kind !== 'sqlite') return;
   let fh;
   try {
