@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { getHeapStatistics } from 'node:v8';
-import { openInput, type OpenedInput, type ReadOptions } from '../io/read.js';
+import { openInput, refuseFieldFlags, type OpenedInput, type ReadOptions } from '../io/read.js';
 import { InputError } from '../io/errors.js';
 import { removeOnSignal } from '../io/output.js';
 import type { InputRecord, SkipStats } from '../io/record.js';
@@ -179,6 +179,7 @@ export async function rangedCorpus(file: string, options: ReadOptions, reporter:
   if (!format) return undefined;
   const st = await fsp.stat(file);
   const name = options.displayName ?? file;
+  refuseFieldFlags(name, format, options);
   const skips: SkipStats = { count: 0, examples: [] };
   let bytes = 0;
   let bom = false;

@@ -5,8 +5,10 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { NearDupIndex, type NearDupIndexOptions } from '../online/nearDupIndex.js';
-import { UsageError } from '../io/errors.js';
+import { open } from 'node:fs/promises';
+import { excerpt, UsageError } from '../io/errors.js';
 import { parseStoreSpec, type StoreSpec } from '../store/spec.js';
+import { loadRedisStore } from '../store/load.js';
 import type { NormalizePreset } from '../text/normalize.js';
 import { NORMALIZE_CHOICES } from './options.js';
 
@@ -93,5 +95,52 @@ export function storeSpecFlag(spec: string): StoreSpec {
   } catch (e) {
     if (e instanceof RangeError) throw new UsageError(e.message);
     throw e;
+  }
+}
+
+/** The first 16 bytes of every SQLite database file. */
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/**
+ * Checks the file of a `sqlite:PATH` store before anything opens it (other stores pass): with
+ * `mustExist` (`query`, `check`, `backup`, `snapshot`: commands that read a store) a missing file is
+ * a usage error naming it, so a typo creates nothing; a file that exists must be a SQLite database
+ * (empty, or starting with its header), so `--store sqlite:docs.jsonl` says what it is instead of
+ * SQLite's "file is not a database". `command` names the command in the message.
+ */
+export async function checkStoreFile(store: string, mustExist: boolean, command: string): Promise<void> {
+  const spec = storeSpecFlag(store);
+  if (spec.kind === 'redis' && mustExist) {
+    // A Redis prefix that holds no index: the same error, and nothing written.
+    const { RedisStore } = await loadRedisStore();
+    const r = RedisStore.fromUrl(spec.url);
+    try {
+      if (!(await r.exists())) throw new UsageError(`no index at ${store}: ${command} reads an existing store, and nothing was created (check the URL and its prefix; \`neardup index add\` creates a store)`);
+    } finally {
+      await r.close();
+    }
+    return;
+  }
+  if (spec.kind !== 'sqlite') return;
+  let fh;
+  try {
+    fh = await open(spec.path, 'r');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      if (!mustExist) return;
+      throw new UsageError(`no SQLite index at ${spec.path}: ${command} reads an existing store, and nothing was created (check the path; \`neardup index add\` creates a store)`);
+    }
+    if (code === 'EISDIR') throw new UsageError(`--store ${store}: ${spec.path} is a directory, not a SQLite file`);
+    throw new UsageError(`--store ${store}: cannot open ${spec.path} (${code ?? (e as Error).message})`);
+  }
+  try {
+    const head = Buffer.alloc(16);
+    const { bytesRead } = await fh.read(head, 0, 16, 0);
+    if (bytesRead > 0 && !head.equals(SQLITE_HEADER)) {
+      throw new UsageError(`--store ${store}: ${spec.path} is not a SQLite database (it starts with "${excerpt(head.subarray(0, bytesRead).toString('latin1'), 16)}"); sqlite:PATH names the index file, not an input`);
+    }
+  } finally {
+    await fh.close();
   }
 }

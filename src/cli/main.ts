@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { createProgram, runProgram } from './program.js';
+import { writeError } from '../io/output.js';
 
 /**
  * Each subcommand's module is imported only when it runs (or for help and unknown commands, all of
@@ -33,8 +34,10 @@ const names = version ? [] : asked !== undefined && Object.hasOwn(commands, aske
 for (const name of names) program.addCommand(await commands[name]!());
 
 // A closed pipe (`neardup dedup x | head`) is not an error.
+// Another write error (a full disk behind a redirection) is a failure naming standard output.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   if (e.code === 'EPIPE') process.exit(0);
-  throw e;
+  process.stderr.write(`neardup: ${writeError('standard output', e).message}\n`);
+  process.exit(1);
 });
 process.exitCode = await runProgram(program, process.argv);

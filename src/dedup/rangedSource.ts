@@ -114,6 +114,8 @@ export async function signRanges(
 ): Promise<RangedIndex> {
   // TSV: every range after the first is read after the header line, and the first range holds it.
   const header = source.spec.format === 'tsv' ? tsvHeaderOf(source.spec.path) : undefined;
+  // As the sequential reader: a header is required (an empty file is not 0 documents).
+  if (source.spec.format === 'tsv' && header === undefined) throw new InputError(source.spec.name, undefined, 'no header line (the file is empty): TSV input starts with a header naming its columns');
   const spec = source.spec.format === 'tsv' ? { ...source.spec, header: header?.header ?? '' } : source.spec;
   const { ranges, stamp } = planLineRanges(spec.path, source.chunkBytes ?? 4 << 20, header?.end ?? 0);
   const starts = new Float64Growable();

@@ -18,7 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import { textLines, type TextChunk, type TextLine } from './utf8.js';
-import { InputError, type InputFix } from './errors.js';
+import { excerpt, InputError, type InputFix } from './errors.js';
 import type { InputRecord, ReaderContext } from './record.js';
 
 /** Which columns make a document. */
@@ -96,6 +96,21 @@ export function findColumn(columns: readonly string[], name: string): number {
   return columns.findIndex((c) => c.trim().toLowerCase() === want);
 }
 
+/**
+ * The 1-based positions of the other header columns that {@link findColumn} could have taken for
+ * `name` (a second exact match, or, when the match was loose, a second loose match): a header
+ * naming the text or id column twice is ambiguous, never read from the first silently.
+ */
+function sameNamed(columns: readonly string[], name: string, i: number): number[] {
+  const exact = columns[i] === name;
+  const want = name.trim().toLowerCase();
+  const out: number[] = [];
+  columns.forEach((c, j) => {
+    if (j !== i && (exact ? c === name : c.trim().toLowerCase() === want)) out.push(j + 1);
+  });
+  return out;
+}
+
 function listColumns(columns: readonly string[]): string {
   return columns.map((c) => JSON.stringify(c)).join(', ');
 }
@@ -132,10 +147,16 @@ export function resolveHeader(columns: string[], spec: ColumnSpec, ctx: ReaderCo
       return i;
     });
   }
+  const unique = (i: number, name: string, what: string): void => {
+    const others = sameNamed(columns, name, i);
+    if (others.length > 0) fail(`the header names the ${what} column "${excerpt(columns[i]!, 60)}" ${others.length + 1} times (columns ${[i + 1, ...others].join(', ')}): rename all but one`);
+  };
+  textIdx.forEach((i, k) => unique(i, names[k] ?? 'text', 'text'));
   let idIdx = -1;
   if (spec.id !== undefined) {
     idIdx = findColumn(columns, spec.id);
     if (idIdx < 0) fail(`unknown id column "${spec.id}"; available columns: ${listColumns(columns)}`);
+    unique(idIdx, spec.id, 'id');
   }
   let titleIdx = -1;
   if (spec.title !== undefined) {
@@ -201,6 +222,11 @@ class RecordSplitter {
   readonly out: InputRecord[] = [];
   private layout: ColumnLayout | undefined;
   private row = 0;
+
+  /** Whether the header has been read. */
+  get hasHeader(): boolean {
+    return this.layout !== undefined;
+  }
   /** Lines of a record whose quoted field is still open. */
   private pending: Line[] = [];
   private state = FIELD_START;
@@ -357,4 +383,6 @@ export async function* readDelimited(
     if (out.length > 0) yield* out.splice(0);
   }
   if (out.length > 0) yield* out.splice(0);
+  // A header is required: without one there are no columns, so an empty file is not 0 documents.
+  if (!splitter.hasHeader) throw new InputError(ctx.file, undefined, `no header line (the file is empty): ${delimiter === '\t' ? 'TSV' : 'CSV'} input starts with a header naming its columns`);
 }

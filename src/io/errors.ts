@@ -59,3 +59,16 @@ export class InputError extends Error {
 export function isUserError(e: unknown): e is UsageError | InputError {
   return e instanceof UsageError || e instanceof InputError;
 }
+
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * `s` safe to print in an error message: control characters (C0, DEL, C1), line separators,
+ * bidirectional overrides and lone surrogates written as `\uXXXX`, and at most `max` characters
+ * (then `…`). Messages quote input (a bad line's start, field names) only through this.
+ */
+export function excerpt(s: string, max = 200): string {
+  const cut = s.length > max ? s.slice(0, max) : s;
+  const safe = cut.replace(UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return s.length > max ? `${safe}…` : safe;
+}

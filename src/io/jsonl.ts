@@ -5,6 +5,7 @@
 import type { TextLine } from './utf8.js';
 import type { InputRecord, ReaderContext } from './record.js';
 import { readLinesWith, type LineReader } from './lines.js';
+import { rawJsonValue } from './jsonRaw.js';
 
 /** Which fields make a document. */
 export interface FieldSpec {
@@ -31,10 +32,11 @@ export function getPath(obj: unknown, path: readonly string[]): unknown {
   return v;
 }
 
+/** The first field names of `obj`, for messages (a record may have thousands, or long ones). */
 function fieldNames(obj: object): string {
-  return Object.keys(obj)
-    .map((k) => JSON.stringify(k))
-    .join(', ');
+  const keys = Object.keys(obj);
+  const shown = keys.slice(0, 10).map((k) => JSON.stringify(k.length > 30 ? `${k.slice(0, 30)}…` : k));
+  return shown.join(', ') + (keys.length > 10 ? ` and ${keys.length - 10} more` : '');
 }
 
 /** What a JSON value is, for messages: `a number`, `null`, `an array`, … */
@@ -89,7 +91,10 @@ export function jsonlLineReader(ctx: ReaderContext, spec: FieldSpec): LineReader
     let id: string | undefined;
     if (idPath) {
       const v = getPath(obj, idPath);
-      if (typeof v === 'string' || typeof v === 'number') id = String(v);
+      // A number id is its literal as written (9007199254740993, 1.50): String(v) of the double
+      // JSON.parse made would round big integers, so two distinct ids could become one.
+      if (typeof v === 'string') id = v;
+      else if (typeof v === 'number') id = rawJsonValue(lineText, idPath) ?? String(v);
       else {
         ctx.invalid(line, v === undefined ? `no id field "${spec.id}"; available fields: ${fieldNames(obj)}` : `id field "${spec.id}" is ${kindOf(v)}, not a string or a number`);
         return undefined;

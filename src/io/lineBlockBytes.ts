@@ -257,7 +257,9 @@ function jsonRecord(
     if (is < 0) return false;
     const c = mem[is]!;
     if (c !== 0x22 && c !== 0x2d && !(c >= 0x30 && c <= 0x39)) return false;
-    id = String(JSON.parse(buf.toString('utf8', is - base, found[4]! - base)) as string | number);
+    // A string id decoded, a number id as written (its literal, not a rounded double).
+    const idText = buf.toString('utf8', is - base, found[4]! - base);
+    id = c === 0x22 ? (JSON.parse(idText) as string) : idText;
   }
   if (found[2] === 1) {
     // Escapes: the value alone goes through JSON.parse (the line was checked already).

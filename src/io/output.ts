@@ -60,13 +60,36 @@ export function removeOnSignal(path: string): () => void {
   };
 }
 
+/**
+ * A write error naming the file: Node's own (`ENOSPC: no space left on device, write`) names no
+ * path. Errors that already name it (an {@link InputError}) are returned as they are.
+ */
+export function writeError(name: string, e: unknown): Error {
+  if (e instanceof InputError) return e;
+  const err = e as NodeJS.ErrnoException;
+  if (!err?.code) return e instanceof Error ? e : new Error(String(e));
+  const what = (err.message ?? '').replace(/^[A-Z0-9_]+: /, '').replace(/, \w+( '.*')?$/, '');
+  return Object.assign(new Error(`${name}: cannot write (${err.code}${what ? `: ${what}` : ''})`), { code: err.code });
+}
+
 function batching(name: string, target: Writable, finish: () => Promise<void>, abort: () => Promise<void>): OutputSink {
   let buf = '';
+  // A write that fails (a full disk) fails the next write or the close, naming the file.
+  let failed: Error | undefined;
+  target.on('error', (e) => (failed ??= e));
+  const put = async (chunk: string | Uint8Array): Promise<void> => {
+    if (failed) throw writeError(name, failed);
+    try {
+      if (!target.write(chunk)) await once(target, 'drain');
+    } catch (e) {
+      throw writeError(name, failed ?? e);
+    }
+  };
   const flush = async (): Promise<void> => {
     if (buf.length === 0) return;
     const s = buf;
     buf = '';
-    if (!target.write(s)) await once(target, 'drain');
+    await put(s);
   };
   return {
     name,
@@ -76,11 +99,16 @@ function batching(name: string, target: Writable, finish: () => Promise<void>, a
     },
     async writeBytes(bytes) {
       await flush();
-      if (bytes.length > 0 && !target.write(bytes)) await once(target, 'drain');
+      if (bytes.length > 0) await put(bytes);
     },
     async close() {
       await flush();
-      await finish();
+      try {
+        await finish();
+      } catch (e) {
+        throw writeError(name, e);
+      }
+      if (failed) throw writeError(name, failed);
     },
     abort,
   };
@@ -125,7 +153,11 @@ export async function atomicFileSink(file: string): Promise<OutputSink> {
   gzip?.pipe(fileStream);
   const target: Writable = gzip ?? fileStream;
   let failed: Error | undefined;
-  fileStream.on('error', (e) => (failed = e));
+  fileStream.on('error', (e) => {
+    failed = e;
+    // A compressor in front waits for 'drain' from a file that will not take more: fail it too.
+    gzip?.destroy(e);
+  });
   const abort = async (): Promise<void> => {
     gzip?.destroy();
     fileStream.destroy();

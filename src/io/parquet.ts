@@ -144,6 +144,24 @@ export function checkColumn(file: string, tree: SchemaNode, path: string, role: 
   );
 }
 
+/** The schema node of column `path` (checked to exist by {@link checkColumn}). */
+function columnNode(tree: SchemaNode, path: string): SchemaNode | undefined {
+  let node: SchemaNode | undefined = tree;
+  for (const step of parsePath(path)) node = node?.children.find((c) => c.element.name === step);
+  return node;
+}
+
+/** True for a DATE column (days since 1970-01-01, which the raw parsers keep as a number). */
+function isDateColumn(node: SchemaNode | undefined): boolean {
+  const e = node?.element as { converted_type?: string; logical_type?: { type?: string } } | undefined;
+  return e?.converted_type === 'DATE' || e?.logical_type?.type === 'DATE';
+}
+
+/** Days since 1970-01-01 as an ISO date (2020-01-01). */
+export function isoDate(days: number): string {
+  return new Date(days * 86_400_000).toISOString().slice(0, 10);
+}
+
 /** A column value as text: strings as is, numbers, bigints and booleans printed, null as '', lists joined. */
 function asText(v: unknown): string | undefined {
   if (typeof v === 'string') return v;
@@ -216,6 +234,9 @@ export async function openParquetGroups(path: string, ctx: ReaderContext, spec: 
   const textPaths = textNames.map(parsePath);
   const idPath = spec.id === undefined ? undefined : parsePath(spec.id);
   const titlePath = spec.title === undefined ? undefined : parsePath(spec.title);
+  // A DATE id or title is printed as its ISO date, not its day number.
+  const idDate = spec.id !== undefined && isDateColumn(columnNode(tree, spec.id));
+  const titleDate = spec.title !== undefined && isDateColumn(columnNode(tree, spec.title));
   const columns = allColumns ? tree.children.map((c) => c.element.name) : [...new Set([...textPaths.map((p) => p[0]!), ...(idPath ? [idPath[0]!] : []), ...(titlePath ? [titlePath[0]!] : [])])];
   async function* groups(): AsyncGenerator<ParquetGroup> {
     let start = 0;
@@ -265,7 +286,8 @@ export async function openParquetGroups(path: string, ctx: ReaderContext, spec: 
         let id: string | undefined;
         if (idPath) {
           const v = getPath(row, idPath);
-          if (typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint') id = String(v);
+          if (idDate && typeof v === 'number') id = isoDate(v);
+          else if (typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint') id = String(v);
           else {
             ctx.invalid(where, v === null || v === undefined ? `id column "${spec.id}" is null` : `id column "${spec.id}" must be a string or a number`);
             continue;
@@ -274,7 +296,7 @@ export async function openParquetGroups(path: string, ctx: ReaderContext, spec: 
         const rec: InputRecord = { text: parts.length === 1 ? parts[0]! : parts.join(' '), id, row: r, line: r + 1 };
         if (titlePath) {
           const v = getPath(row, titlePath);
-          const t = v instanceof InvalidUtf8 ? undefined : asText(v);
+          const t = v instanceof InvalidUtf8 ? undefined : titleDate && typeof v === 'number' ? isoDate(v) : asText(v);
           if (t) rec.title = t;
         }
         records.push(rec);

@@ -120,7 +120,7 @@ async function isParquetFile(path: string): Promise<boolean> {
 export async function openInput(path: string, options: ReadOptions = {}): Promise<OpenedInput> {
   // The limit applies to the whole input (all shards together), so it is applied here only.
   const { limit, ...rest } = options;
-  const shards = await resolveShards(path, rest.format ?? 'auto');
+  const shards = await resolveShards(path, rest.format ?? 'auto', rest.skipInvalid ?? false);
   const opened = shards ? await openShards(shards, rest) : await openSingle(path, rest, { count: 0, examples: [] });
   if (limit !== undefined) (opened as { records: AsyncGenerator<InputRecord> }).records = firstRecords(opened.records, limit);
   return opened;
@@ -138,6 +138,9 @@ export function rowCount(lastRow: number, valid: number, skipped: number): numbe
 /** Opens the shards of a sharded input one after the other, as one stream of records. */
 async function openShards(list: ShardList, options: ReadOptions): Promise<OpenedInput> {
   const skips: SkipStats = { count: 0, examples: [] };
+  // Refused symbolic links (with --skip-invalid): skipped records, counted and named.
+  const refusedCtx = makeContext(list.name, false, true, skips);
+  for (const r of list.refused ?? []) refusedCtx.invalid(undefined, r.reason, r.path);
   let size = 0;
   for (const s of list.shards) size += (await fsp.stat(s.path).catch(() => undefined))?.size ?? 0;
   let done = 0;
@@ -189,6 +192,21 @@ async function openShards(list: ShardList, options: ReadOptions): Promise<Opened
   return opened;
 }
 
+/**
+ * JSONL field paths given for a format that has columns or none (`--id-field` on TSV): the CLI
+ * passes `--text-field`/`--id-field` as `fields` and `--text`/`--id` as both, so `fields` that
+ * differ from `columns` were asked for by name, and would be ignored silently.
+ */
+export function refuseFieldFlags(name: string, format: InputFormat, options: ReadOptions): void {
+  if (format === 'jsonl' || format === 'parquet') return;
+  const f = options.fields ?? {};
+  const c = options.columns ?? {};
+  const what = format === 'tsv' || format === 'csv' ? `${format.toUpperCase()} has columns: name the id column with --id, the text columns with --text` : `${format} input has no fields`;
+  if (f.id !== undefined && f.id !== c.id) throw new UsageError(`--id-field ${f.id} names a JSONL field, but ${name} is ${format}: ${what}`);
+  // Compared by value: a job's read options come back from job.json as new arrays.
+  if (f.text !== undefined && JSON.stringify(f.text) !== JSON.stringify(c.text)) throw new UsageError(`--text-field ${f.text.join(',')} names JSONL fields, but ${name} is ${format}: ${what}`);
+}
+
 /** Opens one file, standard input or directory of documents. */
 async function openSingle(path: string, options: ReadOptions, skips: SkipStats): Promise<OpenedInput> {
   const raw = options.raw ?? false;
@@ -198,6 +216,7 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
   if (format === 'auto' && dir) format = 'dir';
   if (format === 'dir') {
     if (!dir) throw new UsageError(`format dir needs a directory, but ${path === '-' ? STDIN_NAME : path} is not one`, { option: 'format' });
+    refuseFieldFlags(path, 'dir', options);
     let read = 0;
     const ctx = makeContext(path, raw, skipInvalid, skips);
     return {
@@ -264,6 +283,7 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
     records: undefined as unknown as AsyncGenerator<InputRecord>,
   };
   let records: AsyncGenerator<InputRecord>;
+  refuseFieldFlags(name, fmt, options);
   if (fmt === 'tsv' || fmt === 'csv') {
     records = readDelimited(chunks, ctx, delimiter!, options.columns ?? {}, (h) => (opened.header = h), fmt === 'csv' || options.tsvQuotes === true);
   } else if (fmt === 'jsonl') {

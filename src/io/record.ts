@@ -2,7 +2,7 @@
  * The records readers produce, and the context they share.
  * @module
  */
-import { InputError } from './errors.js';
+import { excerpt, InputError } from './errors.js';
 
 /** One document read from an input. */
 export interface InputRecord {
@@ -64,7 +64,9 @@ export function makeContext(file: string, raw: boolean, skipInvalid: boolean, sk
     raw,
     badLines: skipInvalid ? new Set<number>() : undefined,
     stats: skips,
-    invalid(line, reason, where, records = 1) {
+    invalid(line, why, where, records = 1) {
+      // A reason may quote the input (JSON.parse quotes the line's start): short and escaped.
+      const reason = excerpt(why, 500);
       const e = typeof line === 'string' ? new InputError(where ?? file, undefined, reason, line) : new InputError(where ?? file, line, reason);
       if (!skipInvalid) throw e;
       skips.count += records;

@@ -12,7 +12,7 @@
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { UsageError } from './errors.js';
+import { InputError, UsageError } from './errors.js';
 import { compressionFromName, formatFromExtension, type InputFormat } from './formats.js';
 import { loadPackage } from './lazy.js';
 import { DIR_EXTENSIONS } from './dir.js';
@@ -34,6 +34,8 @@ export interface ShardList {
   base: string;
   /** The shards, sorted by `rel` (code-point order). */
   shards: Shard[];
+  /** Symbolic links left out (with skipInvalid): a target outside the directory, or none. */
+  refused?: { path: string; reason: string }[];
 }
 
 const GLOB_CHARS = /[*?[\]{}]/;
@@ -60,14 +62,68 @@ function byCodePoint(a: Shard, b: Shard): number {
   return a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0;
 }
 
-/** Regular files below `root` (recursively; hidden and `_` names skipped, directory links not followed, links to files kept), relative, with `/`. */
-async function walk(root: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await walkTree(root, { skip: hidden })) {
-    if (e.kind === 'file') out.push(e.rel);
-    else if ((await fsp.stat(path.join(root, e.rel)).catch(() => undefined))?.isFile()) out.push(e.rel);
+function inside(root: string, p: string): boolean {
+  const rel = path.relative(root, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * The rule directories of documents apply (./dir.ts, docs/operations.md), for the shard `rel` below
+ * `root`: undefined when it may be read (a regular file, or a link to a file inside the directory);
+ * `skip` when a glob reached it through a link to a directory inside (links to directories are not
+ * descended; the files there match at their own paths); else the link refused and why: a target
+ * outside `root`, or none.
+ */
+async function refusedLink(root: string, rel: string): Promise<{ path: string; reason: string } | 'skip' | undefined> {
+  const parts = rel.split('/');
+  let cur = root;
+  let realRoot: string | undefined;
+  for (let i = 0; i < parts.length; i++) {
+    cur = path.join(cur, parts[i]!);
+    const l = await fsp.lstat(cur).catch(() => undefined);
+    if (!l?.isSymbolicLink()) continue;
+    realRoot ??= await fsp.realpath(root);
+    const target = await fsp.realpath(cur).catch(() => undefined);
+    if (target === undefined) return { path: cur, reason: 'broken symbolic link' };
+    if (!inside(realRoot, target)) return { path: cur, reason: `symbolic link to ${target}, outside the input directory: not followed` };
+    if (i < parts.length - 1) return 'skip';
   }
-  return out;
+  return undefined;
+}
+
+/**
+ * Keeps the shards that are not refused links. A refused link is an input error naming it, or,
+ * with `skipInvalid`, left out and listed in `refused` (the reader counts it as a skipped record).
+ */
+async function checkLinks(list: ShardList, skipInvalid: boolean): Promise<ShardList> {
+  const shards: Shard[] = [];
+  const refused: { path: string; reason: string }[] = [...(list.refused ?? [])];
+  if (refused.length && !skipInvalid) throw new InputError(refused[0]!.path, undefined, refused[0]!.reason);
+  for (const s of list.shards) {
+    const why = await refusedLink(list.base, s.rel);
+    if (why === undefined) shards.push(s);
+    else if (why === 'skip') continue;
+    else if (!skipInvalid) throw new InputError(why.path, undefined, why.reason);
+    else if (!refused.some((r) => r.path === why.path)) refused.push(why);
+  }
+  if (shards.length === 0) throw new UsageError(refused.length ? `${list.name}: no shard can be read (${refused[0]!.path}: ${refused[0]!.reason})` : `no file matches ${list.name} (links to directories are not followed)`);
+  return refused.length ? { ...list, shards, refused } : { ...list, shards };
+}
+
+/** Regular files below `root` (recursively; hidden and `_` names skipped, directory links not followed, links to files kept), relative, with `/`. */
+async function walk(root: string): Promise<{ files: string[]; refused: { path: string; reason: string }[] }> {
+  const files: string[] = [];
+  const refused: { path: string; reason: string }[] = [];
+  for (const e of await walkTree(root, { skip: hidden })) {
+    if (e.kind === 'file') files.push(e.rel);
+    else if ((await fsp.stat(path.join(root, e.rel)).catch(() => undefined))?.isFile()) files.push(e.rel);
+    else {
+      // A link to a directory outside, or a broken link: refused as in a directory of documents.
+      const why = await refusedLink(root, e.rel);
+      if (why !== undefined && why !== 'skip') refused.push(why);
+    }
+  }
+  return { files, refused };
 }
 
 /**
@@ -77,7 +133,7 @@ async function walk(root: string): Promise<string[]> {
  */
 export async function listShardDirectory(dir: string, format: InputFormat | 'auto'): Promise<ShardList | undefined> {
   if (format === 'dir') return undefined;
-  const files = await walk(dir);
+  const { files, refused } = await walk(dir);
   if (format === 'auto') {
     const shardFiles = files.filter((f) => isShardName(path.posix.basename(f)));
     if (shardFiles.length === 0) return undefined;
@@ -96,9 +152,9 @@ export async function listShardDirectory(dir: string, format: InputFormat | 'aut
       );
     }
   }
-  if (files.length === 0) throw new UsageError(`${dir} holds no shard files`);
+  if (files.length === 0 && refused.length === 0) throw new UsageError(`${dir} holds no shard files`);
   const shards = files.map((rel) => ({ path: path.join(dir, rel), rel })).sort(byCodePoint);
-  return { name: dir, base: dir, shards };
+  return refused.length ? { name: dir, base: dir, shards, refused } : { name: dir, base: dir, shards };
 }
 
 /** The directory part of a glob before its first pattern character (`shards/2024` for `shards/2024/*.zst`). */
@@ -129,10 +185,13 @@ export async function expandGlob(pattern: string): Promise<ShardList> {
  * The shards `arg` stands for, or undefined when it is a single file, standard input, a directory
  * of documents, or a path that does not exist and is no glob (opening it then says why).
  */
-export async function resolveShards(arg: string, format: InputFormat | 'auto'): Promise<ShardList | undefined> {
+export async function resolveShards(arg: string, format: InputFormat | 'auto', skipInvalid = false): Promise<ShardList | undefined> {
   if (arg === '-') return undefined;
   const st = await fsp.stat(arg).catch(() => undefined);
-  if (st?.isDirectory()) return listShardDirectory(arg, format);
+  if (st?.isDirectory()) {
+    const list = await listShardDirectory(arg, format);
+    return list && checkLinks(list, skipInvalid);
+  }
   if (st || !isGlob(arg)) return undefined;
-  return expandGlob(arg);
+  return checkLinks(await expandGlob(arg), skipInvalid);
 }

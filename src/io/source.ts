@@ -8,6 +8,7 @@ import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { InputError } from './errors.js';
 import { isZstd, zstdDecompress } from './zstd.js';
+import { compressionFromName } from './formats.js';
 
 /** How an input was compressed: known after its first chunk. */
 export type Compression = 'gzip' | 'zstd' | undefined;
@@ -80,7 +81,14 @@ export async function openSource(path: string, stdin: Readable = process.stdin):
     const first = await it.next();
     if (first.done) return;
     const head = first.value;
-    if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) {
+    // A name that says .gz or .zst must hold that data: a first byte damaged in a compressed file
+    // would otherwise be read as plain text, silently.
+    const named = path === '-' ? undefined : compressionFromName(path);
+    const gz = head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
+    if ((named === 'gzip' && !gz) || (named === 'zstd' && !isZstd(head))) {
+      throw new InputError(name, undefined, `invalid ${named} data (the name says ${named}, but the file does not start with its magic bytes: damaged, or named wrongly)`);
+    }
+    if (gz) {
       compression = 'gzip';
       const gunzip = createGunzip({ chunkSize: 1 << 18 });
       const src = Readable.from(

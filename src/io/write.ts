@@ -3,6 +3,7 @@
  * @module
  */
 import type { InputFormat } from './formats.js';
+import { appendJsonFields, jsonTopNames } from './jsonRaw.js';
 
 /** Output formats of pairs. */
 export type PairFormat = 'tsv' | 'csv' | 'jsonl';
@@ -95,7 +96,8 @@ export function annotateHeader(layout: RowLayout, rawHeader: string | undefined,
  * One input record with its annotations, with newline. `cluster` is the cluster number and
  * `duplicateOf` the representative's id, both undefined for a document without near duplicates
  * (and `duplicateOf` undefined for the representative itself).
- * TSV/CSV: two fields appended; JSONL: two keys added; text and id⇥text: `cluster⇥duplicate_of⇥` prepended,
+ * TSV/CSV: two fields appended; JSONL: two keys appended before the closing brace, the line's bytes
+ * otherwise kept; text and id⇥text: `cluster⇥duplicate_of⇥` prepended,
  * so the original line is everything after the second tab; a directory: `path⇥cluster⇥duplicate_of`.
  */
 export function annotateRecord(layout: RowLayout, raw: string, cluster: number | undefined, duplicateOf: string | undefined, eol = '\n'): string {
@@ -111,11 +113,9 @@ export function annotateRecord(layout: RowLayout, raw: string, cluster: number |
       return `${raw}${sep}${cl}${sep}${csvField(dup, sep)}${nl}`;
     }
     case 'jsonl': {
-      const obj = JSON.parse(raw) as Record<string, unknown>;
-      const [c, d] = annotationColumns(Object.keys(obj));
-      obj[c] = cluster ?? null;
-      obj[d] = duplicateOf ?? null;
-      return JSON.stringify(obj) + nl;
+      // The record's own bytes, the two fields appended before its closing brace.
+      const [c, d] = annotationColumns(jsonTopNames(raw));
+      return appendJsonFields(raw, [[JSON.stringify(c), cluster === undefined ? 'null' : cl], [JSON.stringify(d), duplicateOf === undefined ? 'null' : JSON.stringify(duplicateOf)]]) + nl;
     }
     case 'dir':
       return `${tsvField(raw)}\t${cl}\t${tsvField(dup)}\n`;

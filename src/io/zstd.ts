@@ -1,10 +1,12 @@
 /**
  * Zstandard streams. Node 20's zlib has no zstd, so decompression uses the `zstd` command when it
  * is on the PATH (the reference decoder, in its own process: ~10× faster than JavaScript, and it
- * runs beside the parser on another core) and fzstd (pure JavaScript, streaming, concatenated
- * frames) otherwise, or when NEARDUP_ZSTD=js. Compression uses @bokuweb/zstd-wasm (the reference C
+ * runs beside the parser on another core; it verifies each frame's checksum) and fzstd (pure
+ * JavaScript, streaming, concatenated frames, each frame's checksum verified here: see
+ * ./zstdFrames.ts) otherwise, or when NEARDUP_ZSTD=js. Compression uses @bokuweb/zstd-wasm (the reference C
  * library compiled to WebAssembly, one-shot): the writer cuts the output into independent frames of
- * {@link ZSTD_FRAME_BYTES}, which every zstd decoder reads as one stream, so memory stays bounded.
+ * {@link ZSTD_FRAME_BYTES}, which every zstd decoder reads as one stream, so memory stays bounded;
+ * each frame gets its content checksum ({@link withChecksum}).
  * @module
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -12,6 +14,8 @@ import { once } from 'node:events';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { loadPackage } from './lazy.js';
+import { FrameChecksum, ZstdFrameWalker } from './zstdFrames.js';
+import { Xxh64 } from './xxh64.js';
 
 /** The first four bytes of a zstd frame (magic number 0xFD2FB528, little-endian). */
 export const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd] as const;
@@ -91,29 +95,41 @@ async function* zstdDecompressCommand(chunks: AsyncIterable<Buffer>): AsyncGener
   }
 }
 
-/** Decompression in JavaScript (fzstd). */
+/**
+ * Decompression in JavaScript (fzstd), one frame at a time ({@link ZstdFrameWalker}), each frame's
+ * output checked against its content checksum ({@link FrameChecksum}): fzstd does not verify it.
+ */
 async function* zstdDecompressJs(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
   const fz = await loadPackage<Fzstd>('fzstd', 'reading .zst files');
   let out: Buffer[] = [];
-  const d = new fz.Decompress((data) => {
-    // fzstd may hand out views of its own window: copy before it is overwritten.
-    if (data.length > 0) out.push(Buffer.from(data));
-  });
-  let last: Buffer | undefined;
-  for await (const c of chunks) {
-    // Push with one chunk of delay, so the last one can be marked final (fzstd checks the frame ends).
-    if (last) {
-      d.push(last);
-      if (out.length) {
-        const o = out;
-        out = [];
-        yield* o;
+  const check = new FrameChecksum();
+  let frame: { push(chunk: Uint8Array, final?: boolean): void } | undefined;
+  const walker = new ZstdFrameWalker((bytes, end, checksum) => {
+    frame ??= new fz.Decompress((data) => {
+      // fzstd may hand out views of its own window: copy before it is overwritten.
+      if (data.length > 0) {
+        const b = Buffer.from(data);
+        check.update(b);
+        out.push(b);
       }
+    });
+    // The frame's last bytes are pushed as final: fzstd then checks the frame ends there, and has
+    // handed out all of the frame's content when push returns.
+    frame.push(bytes, end);
+    if (end) {
+      frame = undefined;
+      check.end(checksum);
     }
-    last = c;
+  });
+  for await (const c of chunks) {
+    walker.push(c);
+    if (out.length) {
+      const o = out;
+      out = [];
+      yield* o;
+    }
   }
-  d.push(last ?? new Uint8Array(0), true);
-  yield* out;
+  walker.finish();
 }
 
 let wasm: Promise<ZstdWasm> | undefined;
@@ -126,6 +142,22 @@ async function zstdWasm(): Promise<ZstdWasm> {
     return z;
   });
   return wasm;
+}
+
+/**
+ * The one frame `frame` (as the WebAssembly compressor makes it, without a content checksum) with
+ * its checksum added, so that a reader can tell corrupted data: the header's Content_Checksum_flag
+ * set, and the low 32 bits of XXH64 of `content` after the last block (RFC 8878 §3.1.1).
+ */
+export function withChecksum(frame: Uint8Array, content: Uint8Array): Buffer {
+  const out = Buffer.alloc(frame.length + 4);
+  out.set(frame, 0);
+  if ((frame[4]! & 0x04) !== 0) return out.subarray(0, frame.length);
+  out[4] = frame[4]! | 0x04;
+  const h = new Xxh64();
+  h.update(content);
+  out.writeUInt32LE(Number(h.digest() & 0xffffffffn), frame.length);
+  return out;
 }
 
 /**
@@ -144,7 +176,7 @@ export async function createZstdCompressor(level = 3): Promise<Transform> {
     const input = pending.length === 1 ? pending[0]! : Buffer.concat(pending, size);
     pending = [];
     size = 0;
-    t.push(Buffer.from(z.compress(input, level)));
+    t.push(withChecksum(z.compress(input, level), input));
   };
   return new Transform({
     transform(chunk: Buffer | string, _enc, cb: TransformCallback) {

@@ -22,7 +22,7 @@ import { insertPrepared } from './insert.js';
 import { matchesOfRecord, thresholdMatches, topKMatches } from './queries.js';
 import { containmentMatches } from './containmentQuery.js';
 import { decodeRecord } from './record.js';
-import { putSnapshotDocs, readSnapshotFile, snapshotOptions, writeSnapshotFile } from './snapshot.js';
+import { putSnapshotDocs, readSnapshotFile, snapshotOptions, writeSnapshotFile, type SnapshotContent } from './snapshot.js';
 import type { IndexChange, IndexObserver } from './events.js';
 import { OnlineClusters, type Cluster, type ClusterListOptions, type ClusterPage } from './clusters.js';
 import type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, Prepared, QueryOptions } from './types.js';
@@ -290,7 +290,11 @@ export class NearDupIndex {
    * parameters are used; explicit options must agree with them.
    */
   static async load(path: string, options: Omit<NearDupIndexOptions, 'threshold'> & { threshold?: number } = {}): Promise<NearDupIndex> {
-    const snap = await readSnapshotFile(path);
+    return NearDupIndex.fromSnapshot(await readSnapshotFile(path), path, options);
+  }
+
+  /** {@link NearDupIndex.load} of a snapshot already read (and checked) from `path`. */
+  static async fromSnapshot(snap: SnapshotContent, path: string, options: Omit<NearDupIndexOptions, 'threshold'> & { threshold?: number } = {}): Promise<NearDupIndex> {
     const m = snap.manifest;
     const idx = await NearDupIndex.open(snapshotOptions(m, options));
     if (!sameJson({ ...idx.manifest, threshold: 0 }, { ...m, threshold: 0 })) {

@@ -16,6 +16,7 @@ import { installRequestMetrics, registerMetricsRoute } from './metricsRoutes.js'
 import { registerDocumentRoutes } from './documentRoutes.js';
 import { registerQueryRoutes } from './queryRoutes.js';
 import { registerAdminRoutes } from './adminRoutes.js';
+import { installJsonBodyParser } from './jsonBody.js';
 
 export { openApiDocument } from './openapi.js';
 
@@ -37,12 +38,34 @@ export interface AppOptions {
    * says. Default: standard error.
    */
   errorLog?: (line: string) => void;
+  /**
+   * Milliseconds a client has to send a whole request, headers and body (then 408 and the connection
+   * closed): a body trickled in forever no longer holds a connection. 0 turns it off. Default
+   * {@link DEFAULT_REQUEST_TIMEOUT_MS}.
+   */
+  requestTimeout?: number;
+  /** Milliseconds a client has to send the request headers (then 408). Default {@link DEFAULT_HEADER_TIMEOUT_MS}. */
+  headerTimeout?: number;
 }
+
+/** Default of {@link AppOptions.requestTimeout}: 30 s for the headers and the body of one request. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Default of {@link AppOptions.headerTimeout}: 10 s for the headers. */
+export const DEFAULT_HEADER_TIMEOUT_MS = 10_000;
+/** Default of {@link installShutdown}'s deadline: requests in flight get 10 s to finish. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 /** Builds the Fastify app (not listening). Closing the app does not close the index. */
 export function buildApp(index: NearDupIndex, options: AppOptions = {}): FastifyInstance & { draining: boolean } {
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
+  const requestTimeout = options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  // Node refuses a header timeout longer than the request timeout (when that is on).
+  const headersTimeout = Math.min(options.headerTimeout ?? DEFAULT_HEADER_TIMEOUT_MS, requestTimeout || Infinity);
   const app = Fastify({
+    requestTimeout,
+    // Node checks the two timeouts every connectionsCheckingInterval (30 s by default): often
+    // enough that a timeout is kept to within about a tenth of itself (at least 100 ms).
+    http: { requestTimeout, headersTimeout, connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeout || Infinity) / 10))) },
     logger: options.logger ?? false,
     bodyLimit,
     ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } },
@@ -56,6 +79,8 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   // The API takes JSON only: without this, Fastify's built-in text/plain parser turned a text body
   // into a 400 "body must be object" instead of the documented 415.
   app.removeContentTypeParser('text/plain');
+  // JSON bodies are decoded strictly: invalid UTF-8 is a 400 naming the field, not U+FFFD.
+  installJsonBodyParser(app);
 
   const metrics = installRequestMetrics(app);
   // Before any route: authorization is decided per matched route (config.public), never by URL text.
@@ -73,17 +98,26 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
 
 /**
  * Graceful shutdown on SIGTERM and SIGINT: /healthz turns 503, the server stops accepting
- * connections, requests in flight finish (their writes are acknowledged and durable), then the
- * index is closed and `onDone` runs (default: exit 0).
+ * connections, requests in flight finish (their writes are acknowledged and durable) for at most
+ * `deadlineMs` (default {@link DEFAULT_SHUTDOWN_TIMEOUT_MS}); then the connections still open (a
+ * slow client) are closed, the index is closed and `onDone` runs (default: exit 0).
  */
-export function installShutdown(app: FastifyInstance & { draining: boolean }, index: NearDupIndex, onDone: () => void = () => process.exit(0)): void {
+export function installShutdown(app: FastifyInstance & { draining: boolean }, index: NearDupIndex, onDone: () => void = () => process.exit(0), deadlineMs = DEFAULT_SHUTDOWN_TIMEOUT_MS): void {
   let started = false;
   const stop = async () => {
     if (started) return;
     started = true;
     app.draining = true;
     try {
-      await app.close();
+      const closed = app.close();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), deadlineMs)));
+      if (await Promise.race([closed.then(() => false), late])) {
+        process.stderr.write(`neardup serve: requests still open after ${deadlineMs} ms: closing their connections\n`);
+        app.server.closeAllConnections();
+      }
+      clearTimeout(timer);
+      await closed;
       await index.close();
     } finally {
       onDone();

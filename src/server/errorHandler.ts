@@ -6,6 +6,7 @@
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { StoreUnavailableError } from '../store/errors.js';
+import { InvalidUtf8BodyError } from './jsonBody.js';
 
 /** What the error handler needs from the app's options. */
 export interface ErrorHandling {
@@ -41,6 +42,10 @@ export function installErrorHandling(app: FastifyInstance, { bodyLimit, errorLog
     if (error.validation) {
       const errors = error.validation.map((e) => ({ field: fieldOf(e as never), message: e.message ?? 'invalid' }));
       return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: errors.map((e) => `${e.field} ${e.message}`).join('; '), errors });
+    }
+    if ((error as unknown) instanceof InvalidUtf8BodyError) {
+      const e = error as unknown as InvalidUtf8BodyError;
+      return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: e.message, errors: [{ field: e.field, message: 'is not valid UTF-8' }] });
     }
     if ((error as unknown) instanceof StoreUnavailableError) {
       // Not acknowledged, safe to retry: the store (Redis) is away and the client reconnects by itself.

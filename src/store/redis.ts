@@ -127,6 +127,11 @@ export class RedisStore implements NearDupStore {
     return new RedisStore(client, { prefix, scripts: o.scripts, layout, writeLock });
   }
 
+  /** Whether the store holds an index already (its manifest key), without creating anything. */
+  async exists(): Promise<boolean> {
+    return (await this.redis.get(this.keys.manifest).catch(unavailable)) !== null;
+  }
+
   open(manifest: StoreManifest): Promise<StoreManifest | null> {
     return this.openRaw(manifest).catch(unavailable);
   }

@@ -29,6 +29,25 @@ function isBusy(e: unknown): boolean {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * Runs `fn` (a statement of the constructor, which is synchronous) again while it fails with
+ * SQLITE_BUSY, sleeping 1, 2, 4 … 50 ms between tries (the thread blocks: only while opening), for
+ * at most `timeoutMs`.
+ */
+function retryBusySync<T>(fn: () => T, timeoutMs: number): T {
+  const deadline = Date.now() + timeoutMs;
+  let wait = 1;
+  for (;;) {
+    try {
+      return fn();
+    } catch (e) {
+      if (!isBusy(e) || Date.now() >= deadline) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait * (0.5 + Math.random()));
+      wait = Math.min(wait * 2, 50);
+    }
+  }
+}
+
 /** Schema version stored in meta('schema'). */
 export const SQLITE_SCHEMA_VERSION = 1;
 
@@ -80,15 +99,22 @@ export class SqliteStore implements NearDupStore {
     this.busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
     // First: switching to WAL and creating the tables are writes that another process may be doing.
     db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
-    db.pragma('journal_mode = WAL');
+    // Two processes switching a new file to WAL at once can both hold a read lock while each needs
+    // the write lock: SQLite then fails one at once with SQLITE_BUSY, without its busy handler (no
+    // deadlock). Retried until the busy timeout, like any other wait for the lock.
+    retryBusySync(() => db.pragma('journal_mode = WAL'), this.busyTimeoutMs);
     db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     // Postings are a B-tree of random keys: a larger page cache avoids most re-reads. 64 MiB.
     db.pragma(`cache_size = -${(options.cacheMiB ?? 64) * 1024}`);
-    db.exec(`
+    retryBusySync(
+      () =>
+        db.exec(`
       CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS docs (n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, record BLOB NOT NULL);
       CREATE TABLE IF NOT EXISTS postings (key INTEGER NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (key, doc)) WITHOUT ROWID;
-    `);
+    `),
+      this.busyTimeoutMs,
+    );
     this.q = {
       docsOfKey: db.prepare('SELECT doc FROM postings WHERE key = ?').pluck(),
       docByN: db.prepare('SELECT id, record FROM docs WHERE n = ?'),

@@ -38,6 +38,11 @@ export function needsRedis(withCli = false): NeedOptions {
   return need(redisMissing(withCli));
 }
 
+/** `test()` options for a test that runs the `zstd` command (the reference decoder, and checksums to compare with). */
+export function needsZstd(): NeedOptions {
+  return need(onPath('zstd') ? undefined : 'needs the zstd command, not on PATH; install: apt-get install -y zstd');
+}
+
 /** The browser the tests drive: its path and extra environment, or why there is none. */
 export type BrowserChoice = { executablePath: string; env: Record<string, string> } | { missing: string };
 

@@ -14,7 +14,7 @@ import { openOutput, type OutputSink } from '../../io/output.js';
 import { refuseAliasedOutputs, storeFile } from '../../io/alias.js';
 import { formatPair, pairHeader, type PairFormat } from '../../io/write.js';
 import { addInputOptions, addLogOptions, pairFormatOf, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
-import { addIndexOptions, indexOptionsFrom, num, openIndex, storeSpecFlag, type IndexFlags } from '../indexOptions.js';
+import { addIndexOptions, checkStoreFile, indexOptionsFrom, num, openIndex, storeSpecFlag, type IndexFlags } from '../indexOptions.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 import { warnSkipped } from '../corpus.js';
@@ -96,6 +96,7 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
       { what: '--store', path: storeFile(flags.store) },
     ],
   );
+  await checkStoreFile(flags.store, mode === 'query', `index ${mode}`);
   const t0 = performance.now();
   // In query mode --limit caps the matches, not the documents read (that is --first).
   const read = readOptionsFrom(mode === 'query' ? { ...flags, limit: undefined } : flags);

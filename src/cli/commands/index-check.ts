@@ -12,7 +12,9 @@ import { checkIndex } from '../../online/check.js';
 import { UsageError } from '../../io/errors.js';
 import { addIndexAddCommands } from './index-add.js';
 import { openStore } from '../../store/open.js';
-import { storeSpecFlag } from '../indexOptions.js';
+import { checkStoreFile, storeSpecFlag } from '../indexOptions.js';
+import { readSnapshotFile } from '../../online/snapshot.js';
+import { FormatError } from '../../sketch/format.js';
 
 /** The `index` command with its `check` subcommand. */
 export function indexCommand(): Command {
@@ -27,10 +29,7 @@ export function indexCommand(): Command {
     .action(async (o: { store: string; json: boolean }) => {
       const spec = storeSpecFlag(o.store);
       if (spec.kind === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH or redis://HOST:PORT');
-      if (spec.kind === 'sqlite') {
-        const { existsSync } = await import('node:fs');
-        if (!existsSync(spec.path)) throw new UsageError(`no SQLite index at ${spec.path}`);
-      }
+      await checkStoreFile(o.store, true, 'index check');
       const idx = await NearDupIndex.open({ store: o.store });
       try {
         const report = await checkIndex(idx, { onProgress: (n) => !o.json && process.stderr.isTTY && process.stderr.write(`\rchecked ${n} documents`) });
@@ -56,8 +55,8 @@ export function indexCommand(): Command {
     .action(async (o: { store: string; out: string }) => {
       const spec = storeSpecFlag(o.store);
       if (spec.kind !== 'sqlite') throw new UsageError('backup copies SQLite stores; for any store use `neardup index snapshot`, for Redis see docs/operations.md');
+      await checkStoreFile(o.store, true, 'index backup');
       const { existsSync } = await import('node:fs');
-      if (!existsSync(spec.path)) throw new UsageError(`no SQLite index at ${spec.path}`);
       if (existsSync(o.out)) throw new UsageError(`${o.out} already exists`);
       const store = await openStore(o.store);
       // The copy is written beside the destination and linked into place: link() refuses an existing
@@ -84,6 +83,7 @@ export function indexCommand(): Command {
     .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME]')
     .requiredOption('--out <file>', 'the snapshot file')
     .action(async (o: { store: string; out: string }) => {
+      await checkStoreFile(o.store, true, 'index snapshot');
       const idx = await NearDupIndex.open({ store: o.store });
       try {
         const n = await idx.save(o.out);
@@ -121,11 +121,19 @@ export function indexCommand(): Command {
     .argument('<snapshot>', 'a file written by `neardup index snapshot`')
     .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME] (must be empty)')
     .action(async (snapshot: string, o: { store: string }) => {
-      const { openStore } = await import('../../store/open.js');
+      // The snapshot is read and checked (magic, version, checksum) before the store is opened, so
+      // a missing or damaged snapshot creates no store file.
+      const snap = await readSnapshotFile(snapshot).catch((e: NodeJS.ErrnoException) => {
+        if (e instanceof FormatError) throw new UsageError(`${e.message}: nothing was restored`);
+        if (e.code === 'ENOENT') throw new UsageError(`${snapshot}: no such snapshot file: nothing was restored`);
+        if (e.code === 'EISDIR') throw new UsageError(`${snapshot} is a directory, not a snapshot file`);
+        throw e;
+      });
+      await checkStoreFile(o.store, false, 'index restore');
       const store = await openStore(o.store);
       const existing = await store.size().finally(() => store.close());
       if (existing > 0) throw new UsageError(`${o.store} already holds ${existing} documents: restore into an empty store`);
-      const idx = await NearDupIndex.load(snapshot, { store: o.store });
+      const idx = await NearDupIndex.fromSnapshot(snap, snapshot, { store: o.store });
       try {
         process.stdout.write(`${await idx.size()} documents restored into ${o.store}\n`);
       } finally {

@@ -3,7 +3,8 @@
  * @module
  */
 import { Command, Option } from 'commander';
-import { addIndexOptions, indexOptionsFrom, num, openIndex, type IndexFlags } from '../indexOptions.js';
+import { UsageError } from '../../io/errors.js';
+import { addIndexOptions, checkStoreFile, indexOptionsFrom, num, openIndex, type IndexFlags } from '../indexOptions.js';
 
 /** The options `serve` accepts, after parsing. */
 export interface ServeOptions extends IndexFlags {
@@ -13,6 +14,9 @@ export interface ServeOptions extends IndexFlags {
   bodyLimit: number;
   log: boolean;
   storeText: boolean;
+  requestTimeout: number;
+  headerTimeout: number;
+  shutdownTimeout: number;
 }
 
 /** The `serve` command, ready to add to a commander program. */
@@ -26,6 +30,9 @@ export function serveCommand(): Command {
     .option('--body-limit <bytes>', 'maximum request body', num('--body-limit', true), 1024 * 1024)
     .option('--log', 'log every request (pino JSON on stdout)', false)
     .option('--no-store-text', 'do not keep the texts of added documents (meta.text); the web page then cannot show what near duplicates share')
+    .option('--request-timeout <ms>', 'time a client has to send a whole request, headers and body, then 408 (0: none)', num('--request-timeout', true), 30_000)
+    .option('--header-timeout <ms>', 'time a client has to send the request headers, then 408', num('--header-timeout', true), 10_000)
+    .option('--shutdown-timeout <ms>', 'on SIGTERM/SIGINT, time requests in flight have to finish before their connections are closed', num('--shutdown-timeout', true), 10_000)
     .action(async (o: ServeOptions) => {
       await runServe(o);
     });
@@ -34,11 +41,15 @@ export function serveCommand(): Command {
 /** Opens the index, listens, and installs graceful shutdown. Resolves once listening. */
 export async function runServe(o: ServeOptions): Promise<void> {
   const opts = indexOptionsFrom(o);
+  await checkStoreFile(o.store, false, 'serve');
   const index = await openIndex(opts);
   // Loaded here, not at the top: help and --version list this command without loading Fastify (~40 ms).
   const { buildApp, installShutdown } = await import('../../server/app.js');
-  const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log, storeText: o.storeText });
-  installShutdown(app, index);
+  for (const [flag, v] of [['--request-timeout', o.requestTimeout], ['--header-timeout', o.headerTimeout], ['--shutdown-timeout', o.shutdownTimeout]] as const) {
+    if (v < 0) throw new UsageError(`${flag} must be 0 or more milliseconds, got ${v}`);
+  }
+  const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log, storeText: o.storeText, requestTimeout: o.requestTimeout, headerTimeout: o.headerTimeout });
+  installShutdown(app, index, undefined, o.shutdownTimeout);
   const address = await app.listen({ port: o.port, host: o.host });
   const size = await index.size();
   process.stderr.write(`neardup serve: listening on ${address} (store ${index.store.kind}, ${size} documents, threshold ${index.manifest.threshold})\n`);

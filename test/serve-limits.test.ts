@@ -1,0 +1,177 @@
+/**
+ * Issue #31, item 4: service limits. A request whose headers or body trickle in is answered 408 and
+ * closed (request and header timeouts); SIGTERM drains for at most the shutdown deadline, then
+ * closes what is left; invalid UTF-8 in a JSON body is a 400 naming the field (not U+FFFD, which
+ * made `"k\xff"` and `"k\xfe"` one id); several `serve` processes creating one new SQLite file at
+ * once all start.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import fs from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { NearDupIndex } from '../src/online/nearDupIndex.js';
+import { buildApp } from '../src/server/app.js';
+import { firstInvalidUtf8 } from '../src/server/jsonBody.js';
+import { mainJs, tmpDir } from './cliUtil.js';
+
+const TEXT = 'a flat in rome near the metro with two rooms and a balcony';
+
+test('firstInvalidUtf8 agrees with a strict decoder, and everything before it decodes', () => {
+  const strict = new TextDecoder('utf-8', { fatal: true });
+  const valid = (b: Uint8Array): boolean => {
+    try {
+      strict.decode(b);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const bytes = fc.oneof(
+    fc.uint8Array({ maxLength: 40 }),
+    fc.tuple(fc.string({ unit: 'grapheme', maxLength: 10 }), fc.uint8Array({ maxLength: 4 }), fc.string({ maxLength: 5 })).map(([a, b, c]) => Buffer.concat([Buffer.from(a), b, Buffer.from(c)])),
+  );
+  fc.assert(
+    fc.property(bytes, (b) => {
+      const at = firstInvalidUtf8(b);
+      assert.equal(at === -1, valid(b));
+      if (at >= 0) {
+        assert.ok(valid(b.subarray(0, at)));
+        // The sequence starting there cannot be completed by any bytes (or is cut by the end).
+        assert.ok(!valid(b.subarray(0, Math.min(b.length, at + 4))));
+      }
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+/** A JSON body with the bytes `bad` inside the string at `pointer`. */
+function bodyWith(bad: Buffer, where: 'id' | 'text' | 'meta' | 'batch'): { body: Buffer; url: string; field: string } {
+  const mark = '@@BAD@@';
+  const doc = { id: where === 'id' ? `k${mark}` : 'k', text: where === 'text' || where === 'batch' ? `${TEXT} ${mark}` : TEXT, meta: where === 'meta' ? { 'ti/tle': `x${mark}` } : {} };
+  const json = where === 'batch' ? JSON.stringify({ documents: [{ id: 'ok', text: TEXT }, doc] }) : JSON.stringify(doc);
+  const [a, b] = json.split(mark);
+  const field = { id: '/id', text: '/text', meta: '/meta/ti~1tle', batch: '/documents/1/text' }[where];
+  return { body: Buffer.concat([Buffer.from(a!), bad, Buffer.from(b!)]), url: where === 'batch' ? '/v1/documents:batch' : '/v1/documents', field };
+}
+
+test('http: invalid UTF-8 in a JSON body is a 400 naming the field; nothing is stored; valid U+FFFD and noncharacters pass', async () => {
+  const index = await NearDupIndex.open({});
+  const app = buildApp(index);
+  const invalid = fc.constantFrom(Buffer.from([0xff]), Buffer.from([0xfe]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xe2, 0x82]), Buffer.from([0xf4, 0x90, 0x80, 0x80]), Buffer.from([0x80]));
+  await fc.assert(
+    fc.asyncProperty(invalid, fc.constantFrom('id', 'text', 'meta', 'batch') as fc.Arbitrary<'id' | 'text' | 'meta' | 'batch'>, async (bad, where) => {
+      const { body, url, field } = bodyWith(bad, where);
+      const r = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: body });
+      assert.equal(r.statusCode, 400, r.body);
+      const j = r.json() as { message: string; errors: { field: string }[] };
+      assert.deepEqual(j.errors.map((e) => e.field), [field]);
+      assert.match(j.message, /is not valid UTF-8/);
+    }),
+    { numRuns: 60 },
+  );
+  assert.equal(await index.size(), 0);
+  // U+FFFD and the noncharacters written as real UTF-8 are text like any other.
+  for (const [i, s] of ['k\ufffd', 'k\ufdd0\ufdef', 'k😀'].entries()) {
+    const r = await app.inject({ method: 'POST', url: '/v1/documents', headers: { 'content-type': 'application/json' }, payload: Buffer.from(JSON.stringify({ id: s, text: `${TEXT} ${i}` })) });
+    assert.equal(r.statusCode, 200, r.body);
+  }
+  assert.equal(await index.size(), 3);
+  // Bad bytes outside any string: the body as a whole.
+  const r = await app.inject({ method: 'POST', url: '/v1/documents', headers: { 'content-type': 'application/json' }, payload: Buffer.from([0x7b, 0xff, 0x7d]) });
+  assert.equal(r.statusCode, 400);
+  assert.deepEqual((r.json() as { errors: { field: string }[] }).errors.map((e) => e.field), ['/']);
+  await app.close();
+  await index.close();
+});
+
+/** Opens a socket to `port`, writes `head`, then `trickle` one byte every `everyMs`; resolves with all it read once closed. */
+function slowClient(port: number, head: string, trickle: string, everyMs: number): Promise<string> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    let got = '';
+    let i = 0;
+    let timer: NodeJS.Timeout | undefined;
+    s.on('connect', () => {
+      s.write(head);
+      timer = setInterval(() => {
+        if (i < trickle.length && !s.destroyed) s.write(trickle[i++]!);
+      }, everyMs);
+    });
+    s.on('data', (d) => (got += d.toString()));
+    s.on('error', () => undefined);
+    s.on('close', () => {
+      clearInterval(timer);
+      resolve(got);
+    });
+  });
+}
+
+test('http: a body or headers trickled in are answered 408 and closed (request and header timeouts); a prompt request is served', async () => {
+  const index = await NearDupIndex.open({});
+  const app = buildApp(index, { requestTimeout: 800, headerTimeout: 400 });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as net.AddressInfo).port;
+  const body = JSON.stringify({ id: 'slow', text: `${TEXT} ${'x'.repeat(150)}` });
+  // The body, one byte every 50 ms: it would take over 10 s.
+  const slowBody = slowClient(port, `POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`, body, 50);
+  // The headers, one byte every 50 ms.
+  const slowHeaders = slowClient(port, 'POST /v1/documents HTTP/1.1\r\n', `Host: x\r\nContent-Type: application/json\r\nX-Long: ${'y'.repeat(200)}\r\n\r\n`, 50);
+  const ok = await fetch(`http://127.0.0.1:${port}/v1/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'fast', text: TEXT }) });
+  assert.equal(ok.status, 200);
+  const [b, h] = await Promise.all([slowBody, slowHeaders]);
+  assert.match(b, /^HTTP\/1\.1 408 /, b);
+  assert.match(h, /^HTTP\/1\.1 408 /, h);
+  assert.equal(await index.get('slow'), null);
+  await app.close();
+  await index.close();
+});
+
+/** Starts `neardup serve`; resolves with the child, its port and its exit, once it listens. */
+function serve(args: string[]): Promise<{ child: ReturnType<typeof spawn>; port: number; stderr: () => string; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [mainJs, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return new Promise((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(err);
+      if (m) resolve({ child, port: Number(m[1]), stderr: () => err, exited });
+    });
+    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+  });
+}
+
+test('serve: SIGTERM drains for at most --shutdown-timeout, then closes a slow client and exits 0', async () => {
+  const s = await serve(['--store', 'memory', '--shutdown-timeout', '300', '--request-timeout', '0']);
+  const body = JSON.stringify({ id: 'slow', text: TEXT });
+  let closed = false;
+  const client = slowClient(s.port, `POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, body, 1000).then((r) => {
+    closed = true;
+    return r;
+  });
+  // Let the request reach the server (its headers are parsed), then ask it to stop.
+  await new Promise((r) => setTimeout(r, 300));
+  s.child.kill('SIGTERM');
+  assert.equal(await s.exited, 0);
+  assert.match(s.stderr(), /requests still open after 300 ms: closing their connections/);
+  await client;
+  assert.ok(closed);
+});
+
+test('serve: 8 processes creating one new SQLite file at once all start (rounds: NEARDUP_SERVE_ROUNDS, default 4)', async (t) => {
+  const rounds = Number(process.env.NEARDUP_SERVE_ROUNDS ?? 4);
+  const dir = tmpDir();
+  for (let r = 0; r < rounds; r++) {
+    const db = path.join(dir, `s${r}.db`);
+    const started = await Promise.allSettled(Array.from({ length: 8 }, () => serve(['--store', `sqlite:${db}`])));
+    for (const s of started) if (s.status === 'fulfilled') s.value.child.kill('SIGTERM');
+    const failed = started.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason));
+    assert.deepEqual(failed, [], `round ${r}`);
+    assert.deepEqual(await Promise.all(started.map((s) => (s as PromiseFulfilledResult<{ exited: Promise<number | null> }>).value.exited)), Array(8).fill(0));
+  }
+  t.diagnostic(`${rounds} rounds of 8`);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
