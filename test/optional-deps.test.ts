@@ -25,10 +25,11 @@ function runHidden(code: string): { code: number; stdout: string; stderr: string
 
 const index = pathToFileURL(path.resolve(repoRoot, 'dist/src/index.js')).href;
 
-test('package.json: better-sqlite3 and ioredis are optional peers, not dependencies', () => {
+test('package.json: better-sqlite3, ioredis and bullmq are optional peers, not dependencies', () => {
   const pkg = JSON.parse(readFileSync(path.resolve(repoRoot, 'package.json'), 'utf8'));
-  for (const name of ['better-sqlite3', 'ioredis']) {
+  for (const name of ['better-sqlite3', 'ioredis', 'bullmq']) {
     assert.equal(pkg.dependencies[name], undefined, `${name} must not be a dependency`);
+    assert.equal(pkg.optionalDependencies?.[name], undefined, `${name} must not be an optional dependency (npm installs those)`);
     assert.ok(pkg.peerDependencies[name], `${name} is a peer dependency`);
     assert.equal(pkg.peerDependenciesMeta[name]?.optional, true, `${name} is optional`);
   }
