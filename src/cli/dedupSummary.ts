@@ -54,7 +54,9 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
         clusterMode: options.clusters ?? 'components',
         representative: options.representative ?? 'first',
       },
-      lsh: { bands: b.bands, rows: b.rows, rule: b.rule, recallAtThreshold: b.recallAtThreshold, falsePositiveArea: b.falsePositiveArea, falseNegativeArea: b.falseNegativeArea },
+      // The banding only when LSH found the candidates: the exact join misses nothing, and sketch
+      // candidates have no banding recall.
+      lsh: (s.candidateMethod ?? 'lsh') === 'lsh' ? { bands: b.bands, rows: b.rows, rule: b.rule, recallAtThreshold: b.recallAtThreshold, falsePositiveArea: b.falsePositiveArea, falseNegativeArea: b.falseNegativeArea } : null,
       candidates: s.candidates,
       pairs: s.pairs,
       counts: s.counts,
