@@ -3,7 +3,8 @@
  * (on the line before its fence) shows commands (`$ …`, `\` continues a line) each followed by the
  * output it prints. This test runs them on the repository's data (data/ and examples/, also linked
  * by file name, in a temp directory; `neardup` is the built CLI) and compares the numbers of each
- * output line with the doc's, line by line. Lines of timings (`time …`) and numbers with a time
+ * output line (stdout, then stderr) with the doc's, line by line (a line without numbers, such as a chart row, by its text;
+ * a doc line `…` stands for any lines up to the next one shown). Lines of timings (`time …`) and numbers with a time
  * unit are not compared, they vary from run to run; nothing else is left out. A block shows the
  * whole output of its commands (pipe through `head` to show less).
  */
@@ -73,7 +74,9 @@ function compared(lines: string[]): { line: string; numbers: string[] }[] {
   return out;
 }
 
-const same = (a: { numbers: string[] }, b: { numbers: string[] }): boolean => a.numbers.length === b.numbers.length && a.numbers.every((n, i) => n === b.numbers[i]);
+/** Two lines agree: the same numbers, and for a line without numbers (a chart row, a header) the same text. */
+const same = (a: { line: string; numbers: string[] }, b: { line: string; numbers: string[] }): boolean =>
+  a.numbers.length === b.numbers.length && a.numbers.every((n, i) => n === b.numbers[i]) && (a.numbers.length > 0 || a.line.trim() === b.line.trim());
 
 /**
  * How the run's lines differ from the doc's, or undefined when they agree: the same lines with the
@@ -134,8 +137,9 @@ for (const block of blocks) {
     const { dir, bin } = workDir();
     try {
       for (const step of block.steps) {
-        // stdout and stderr in the order they were written, as a terminal shows them.
-        const r = spawnSync('bash', ['-c', `{ ${step.command}\n} 2>&1`], {
+        // The doc shows stdout, then stderr (the summary comes last): in a terminal they interleave
+        // in whatever order the pipes flush.
+        const r = spawnSync('bash', ['-c', step.command], {
           cwd: dir,
           env: { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH}`, NEARDUP_PROGRESS: 'never', NEARDUP_DEBUG: '', COLUMNS: '100' },
           encoding: 'utf8',

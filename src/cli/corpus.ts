@@ -38,6 +38,18 @@ export interface Corpus {
 
 export { idOf } from '../dedup/copy.js';
 
+/**
+ * The input's format for the summary line: its format, or for shards of several formats each
+ * format with its number of shards (`mixed: 3 jsonl, 1 parquet, 1 csv`), in order of appearance.
+ */
+export function formatLabel(input: OpenedInput): string {
+  const formats = input.shardFormats;
+  if (!formats || formats.length === 0 || formats.every((f) => f === formats[0])) return input.format;
+  const counts = new Map<string, number>();
+  for (const f of formats) counts.set(f, (counts.get(f) ?? 0) + 1);
+  return `mixed: ${[...counts].map(([f, n]) => `${n} ${f}`).join(', ')}`;
+}
+
 /** Reads every record of `file`, with a progress bar on a TTY. */
 export async function loadCorpus(file: string, options: ReadOptions, reporter: Reporter): Promise<Corpus> {
   const t0 = performance.now();
