@@ -275,7 +275,8 @@
       const first = cl.members[0];
       for (const cmp of cl.comparisons) {
         const m = cl.members[cmp.member];
-        box.append(el('p', { class: 'cmp', text: '#' + first.id + ' and #' + m.id + ': Jaccard ' + fmt(cmp.similarity, 3) + ', ' + cmp.passages.length + ' shared passage' + (cmp.passages.length === 1 ? '' : 's') + ' covering ' + fmt(cmp.coverage * 100, 0) + '% of #' + first.id }));
+        const label = /** @type {(a: string, b: string, s: number, t: number, l: any) => string} */ (neardupDiff.pairLabel)(first.id, m.id, cmp.similarity, cmp.belowThreshold ? data.options.threshold : undefined, cmp.linkedThrough);
+        box.append(el('p', { class: 'cmp' + (cmp.belowThreshold ? ' below' : ''), text: label + ', ' + cmp.passages.length + ' shared passage' + (cmp.passages.length === 1 ? '' : 's') + ' covering ' + fmt(cmp.coverage * 100, 0) + '% of #' + first.id }));
         box.append(neardupDiff.compare({ title: '#' + first.id + (first.copies > 1 ? ' + ' + (first.copies - 1) + ' identical' : ''), text: first.text, note: memberNote(first) }, { title: '#' + m.id + (m.copies > 1 ? ' + ' + (m.copies - 1) + ' identical' : ''), text: m.text, note: memberNote(m) }, cmp.passages).element);
       }
       sec.append(box);
