@@ -20,7 +20,18 @@ async function docOf(/** @type {string} */ id) {
 }
 
 export async function refreshClusters(force = false) {
-  const data = await api('GET', '/v1/clusters?limit=' + clusterLimit + '&members=12');
+  let data;
+  try {
+    data = await api('GET', '/v1/clusters?limit=' + clusterLimit + '&members=12');
+  } catch (e) {
+    // Keep what is listed, but do not claim it is current.
+    if (/** @type {any} */ (e).status === 0) {
+      clusterSig = '';
+      status('clusters-status', 'The server does not answer: this list may be out of date. It updates again once the server is back.', true);
+      return;
+    }
+    throw e;
+  }
   const sig = JSON.stringify(data);
   if (!force && sig === clusterSig) return;
   clusterSig = sig;
@@ -28,7 +39,9 @@ export async function refreshClusters(force = false) {
   const list = $('cluster-list');
   const open = new Set([...list.querySelectorAll('details[open]')].map((d) => /** @type {any} */ (d).dataset.id));
   if (data.building) {
-    status('clusters-status', 'Building the clusters of the documents indexed before: ' + int(data.building.done) + ' of ' + int(data.building.total) + ' read. This list updates by itself.');
+    // A restored or reopened index counts its documents as it goes: "0 of 0 read" said nothing.
+    const b = data.building;
+    status('clusters-status', 'Building the clusters of the documents indexed before' + (b.total > 0 ? ': ' + int(b.done) + ' of ' + int(b.total) + ' read' : ' (counting them)') + '. This list updates by itself.');
     list.replaceChildren();
     $('more-clusters').hidden = true;
     return;
