@@ -178,3 +178,39 @@ test('diff view: a passage number is a badge set apart from the tokens around it
   await page.locator('#results li').first().screenshot({ path: artifact('page-passage-badges.png') });
   await page.close();
 });
+
+test('report charts: cluster sizes on a linear axis with no count over the axis label; the shingle-size chart spans its data', needsBrowser(), async () => {
+  const out = path.join(dir, 'kijiji.html');
+  const r = neardup(['report', path.join(repoRoot, 'data/dataset_rent_rome_kijiji.tsv'), '--text', 'Title,Short Description', '-k', '10', '--normalize', 'lowercase-collapse', '--out', out, '-q']);
+  assert.equal(r.code, 0, r.stderr);
+  const page = await browser!.context.newPage();
+  const watched = await watchPage(page, ['file:', 'data:', 'about:']);
+  await page.goto(pathToFileURL(out).href);
+  await page.waitForSelector('html[data-rendered="true"]');
+  const got = (await page.evaluate(`(() => {
+    const svg = document.querySelector('figure[data-chart="cluster-sizes"] svg');
+    const box = (e) => e.getBoundingClientRect();
+    const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const labels = [...svg.querySelectorAll('g[aria-label="text"] text')];
+    const axisLabel = svg.querySelector('g[aria-label="y-axis label"] text');
+    const bars = [...svg.querySelectorAll('g[aria-label="rect"] rect')].map((e) => ({ x: box(e).left + box(e).width / 2, title: e.querySelector('title') ? e.querySelector('title').textContent : '' }));
+    const k = document.querySelector('figure[data-chart="shingle-size"] svg');
+    const ticks = [...k.querySelectorAll('g[aria-label="y-axis tick label"] text')].map((e) => Number(e.textContent));
+    const crowded = labels.filter((l, i) => i > 0 && meets(box(l), box(labels[i - 1]))).map((l) => l.textContent);
+    return { overlaps: labels.filter((l) => meets(box(l), box(axisLabel))).map((l) => l.textContent), crowded, bars, ticks };
+  })()`)) as { overlaps: string[]; crowded: string[]; bars: { x: number; title: string }[]; ticks: number[] };
+  assert.deepEqual(got.overlaps, [], 'a count label overlaps the y-axis label');
+  assert.deepEqual(got.crowded, [], 'count labels overlap each other');
+  // A linear size axis, not categories: the gap from 9 to 38 members is 29 times that from 2 to 3.
+  const at = (size: number) => got.bars.find((b) => new RegExp(` of ${size}$`).test(b.title))!.x;
+  const sizes = got.bars.map((b) => Number(/ of (\d+)$/.exec(b.title)![1]));
+  assert.ok(sizes.includes(9) && sizes.includes(38), sizes.join(','));
+  for (let i = 1; i < got.bars.length; i++) assert.ok(got.bars[i]!.x > got.bars[i - 1]!.x);
+  const ratio = (at(38) - at(9)) / (at(3) - at(2));
+  assert.ok(Math.abs(ratio - 29) < 0.5, `gap 9→38 / gap 2→3 = ${ratio.toFixed(2)}: a linear size axis`);
+  assert.ok(Math.min(...got.ticks) > 0.3, `the shingle-size chart starts near its data: ticks ${got.ticks.join(', ')}`);
+  assert.deepEqual(watched.errors, []);
+  await page.locator('figure[data-chart="cluster-sizes"]').screenshot({ path: artifact('report-cluster-sizes.png') });
+  await page.locator('figure[data-chart="shingle-size"]').screenshot({ path: artifact('report-shingle-size.png') });
+  await page.close();
+});
