@@ -4,7 +4,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/data/**', 'test-artifacts/**', 'src/wasm/*.wasm', 'src/web/types/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'bench/data/**', 'test-artifacts/**', 'src/wasm/*.wasm', 'src/web/types/**', 'test/fixtures/consumer/**'] },
   {
     files: ['**/*.ts'],
     languageOptions: {

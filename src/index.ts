@@ -7,8 +7,12 @@
  * worker pools, kernels) are in `neardup/internals` (src/internals.ts), with no stability promise.
  * @packageDocumentation
  */
+// Node's types appear in the API (streams, Buffer): the package depends on @types/node, and this
+// directive (kept in the emitted .d.ts) loads them for a consumer whose tsconfig lists no `types`.
+/// <reference types="node" preserve="true" />
 // Batch deduplication: in memory, and streamed (two passes over a re-readable source).
-export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode } from './dedup/dedup.js';
+export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode, type DocRecord, type IdPair, type IdCluster, type DedupRecordsResult } from './dedup/dedup.js';
+export { dedupFile, type DedupFileOptions, type DedupFileResult } from './dedup/copy.js';
 export { dedupStream, type DocSource, type StreamDedupOptions, type StreamDedupExtra } from './dedup/streamDedup.js';
 export { clusterPairs, type Cluster } from './dedup/clusters.js';
 

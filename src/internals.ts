@@ -4,6 +4,9 @@
  * (docs/api.md).
  * @packageDocumentation
  */
+// Node's types appear in the API (streams, Buffer): the package depends on @types/node, and this
+// directive (kept in the emitted .d.ts) loads them for a consumer whose tsconfig lists no `types`.
+/// <reference types="node" preserve="true" />
 export { charShingles } from './text/charShingles.js';
 export { wordShingles } from './text/wordShingles.js';
 export { spotShingles } from './text/spotShingles.js';

@@ -161,6 +161,9 @@ test('sharded input: pairs equal the single-file run; dedup writes one shard per
     const got = neardup(['dedup', input, ...base]);
     assert.equal(got.code, 0, got.stderr);
     assert.equal(got.stdout, want.stdout);
+    // The summary names every format, not the first shard's (#32: a mixed directory read "[jsonl]").
+    assert.match(got.stderr, /\[mixed: 3 jsonl, 1 parquet, 1 csv\]/);
+    assert.match(neardup(['dedup', input, ...base, '--exact']).stderr, /\[mixed: 3 jsonl, 1 parquet, 1 csv\]/);
     const streamed = neardup(['dedup', input, ...base, '--stream']);
     assert.equal(streamed.stdout, want.stdout);
   }

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/store/sqliteDriver.js';
 import { mainJs } from './cliUtil.js';
 import { kijijiTexts } from './helpers/kijiji.js';
 
@@ -154,7 +154,7 @@ test('serve on SQLite: kill -9 mid-ingest, restart: every acknowledged document 
   assert.ok(n >= acked.length, `${n} documents for ${acked.length} acknowledged`);
 
   // Damage: a document loses one posting, another posting points nowhere.
-  const d = new Database(db);
+  const d = openDatabase(db);
   d.prepare('DELETE FROM postings WHERE (key, doc) IN (SELECT key, doc FROM postings LIMIT 1)').run();
   d.prepare('INSERT INTO postings (key, doc) VALUES (12345, 99999999)').run();
   d.close();

@@ -3,7 +3,7 @@
  * HTTP endpoint GET /v1/documents/:id/duplicates, and the web page's clusters, which read the
  * documents indexed before the server started through it.
  */
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/store/sqliteDriver.js';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -82,7 +82,7 @@ test('/v1/clusters of a SQLite store filled before clusters were kept: built onc
   await first.addMany(texts.map((text, i) => ({ id: `d${i}`, text })));
   await first.close();
   // As a store written by an earlier version: no cluster labels.
-  const raw = new Database(path.join(dir, 'seed.db'));
+  const raw = openDatabase(path.join(dir, 'seed.db'));
   raw.exec("DELETE FROM meta WHERE name = 'clusters'; DELETE FROM clusters");
   raw.close();
 

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../src/store/sqliteDriver.js';
 import { NearDupIndex } from '../src/index.js';
 import { kijijiTexts } from './helpers/kijiji.js';
 
@@ -18,7 +18,7 @@ const texts = kijijiTexts();
 
 /** Structural check straight on the file: each document has all its postings, no posting is orphaned. */
 function checkSqliteConsistency(db: string, keysPerDoc: number): number {
-  const d = new Database(db, { readonly: true });
+  const d = openDatabase(db);
   try {
     const orphans = d.prepare('SELECT count(*) FROM postings p LEFT JOIN docs d ON d.n = p.doc WHERE d.n IS NULL').pluck().get() as number;
     assert.equal(orphans, 0, 'postings without a document');

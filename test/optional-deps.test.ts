@@ -12,7 +12,9 @@ import { pathToFileURL } from 'node:url';
 import { neardup, repoRoot, tmpDir } from './cliUtil.js';
 
 const hook = path.resolve(repoRoot, 'dist/test/helpers/hidePackages.js');
-const hide = { NEARDUP_HIDE_PACKAGES: 'better-sqlite3,ioredis' };
+// The better-sqlite3 driver is forced so that its absence is tested on every Node: on Node ≥ 22.13
+// the SQLite store would otherwise take node:sqlite and need no package (tested below).
+const hide = { NEARDUP_HIDE_PACKAGES: 'better-sqlite3,ioredis', NEARDUP_SQLITE_DRIVER: 'better-sqlite3' };
 
 /** Runs an ES module snippet in a child Node with both optional packages hidden. */
 function runHidden(code: string): { code: number; stdout: string; stderr: string } {
@@ -25,10 +27,11 @@ function runHidden(code: string): { code: number; stdout: string; stderr: string
 
 const index = pathToFileURL(path.resolve(repoRoot, 'dist/src/index.js')).href;
 
-test('package.json: better-sqlite3 and ioredis are optional peers, not dependencies', () => {
+test('package.json: better-sqlite3, ioredis and bullmq are optional peers, not dependencies', () => {
   const pkg = JSON.parse(readFileSync(path.resolve(repoRoot, 'package.json'), 'utf8'));
-  for (const name of ['better-sqlite3', 'ioredis']) {
+  for (const name of ['better-sqlite3', 'ioredis', 'bullmq']) {
     assert.equal(pkg.dependencies[name], undefined, `${name} must not be a dependency`);
+    assert.equal(pkg.optionalDependencies?.[name], undefined, `${name} must not be an optional dependency (npm installs those)`);
     assert.ok(pkg.peerDependencies[name], `${name} is a peer dependency`);
     assert.equal(pkg.peerDependenciesMeta[name]?.optional, true, `${name} is optional`);
   }
@@ -95,4 +98,27 @@ test('formats and bullmq use the same error: a missing hyparquet or bullmq is a 
     encoding: 'utf8',
   });
   assert.deepEqual(JSON.parse(r.stdout), [true, 'bullmq', 'running distributed jobs needs the package bullmq, which is not installed: npm install bullmq']);
+});
+
+test('the SQLite store needs no package on Node ≥ 22.13 (node:sqlite), and better-sqlite3 below', () => {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  const builtIn = major > 22 || (major === 22 && minor >= 13);
+  const db = path.join(tmpDir(), 'x.db');
+  const r = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, '--input-type=module', '-e', `
+    const nd = await import(${JSON.stringify(index)});
+    const { sqliteDriver } = await import(${JSON.stringify(pathToFileURL(path.resolve(repoRoot, 'dist/src/store/sqliteDriver.js')).href)}).catch((e) => ({ sqliteDriver: e.code }));
+    try {
+      const idx = await nd.NearDupIndex.open({ store: 'sqlite:${db}', threshold: 0.5 });
+      await idx.add('a', 'the cat sat on the mat today');
+      const m = await idx.query('the cat sat on the mat today!');
+      await idx.close();
+      console.log(JSON.stringify([sqliteDriver, m.length]));
+    } catch (e) { console.log(JSON.stringify([sqliteDriver, e.name])); }`], {
+    env: { ...process.env, NEARDUP_HIDE_PACKAGES: 'better-sqlite3', NEARDUP_SQLITE_DRIVER: '' },
+    encoding: 'utf8',
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), builtIn ? ['node:sqlite', 1] : ['ERR_MODULE_NOT_FOUND', 'MissingDependencyError']);
+  // No ExperimentalWarning (Node 22 prints one when node:sqlite loads; the driver drops it).
+  assert.doesNotMatch(r.stderr, /ExperimentalWarning/);
 });

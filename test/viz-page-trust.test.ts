@@ -387,7 +387,8 @@ test('10. the report: static summary, readable scales, every legend entry drawn,
   assert.ok(data.borderline.length >= 1);
   assert.equal(await page.locator('#borderline article .pair').count(), data.borderline.length);
   assert.ok((await page.locator('#borderline ins, #borderline del').count()) >= 1);
-  assert.equal(await page.locator('figure[data-chart="cluster-sizes"] svg g[aria-label="bar"] rect').count(), data.clusterSizes.length);
+  // Bars on a linear size axis (#32): rectY marks, not barY over size categories.
+  assert.equal(await page.locator('figure[data-chart="cluster-sizes"] svg g[aria-label="rect"] rect').count(), data.clusterSizes.length);
   await page.locator('#borderline').screenshot({ path: artifact('trust-report-borderline.png') });
   await page.close();
   await noJs?.close();

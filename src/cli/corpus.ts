@@ -11,9 +11,10 @@ import { getHeapStatistics } from 'node:v8';
 import { openInput, refuseFieldFlags, type OpenedInput, type ReadOptions } from '../io/read.js';
 import { InputError } from '../io/errors.js';
 import { removeOnSignal } from '../io/output.js';
-import type { InputRecord, SkipStats } from '../io/record.js';
+import type { SkipStats } from '../io/record.js';
 import { rangeableFormat } from '../io/lineRanges.js';
 import type { RangedSource } from '../dedup/rangedSource.js';
+import { forgetIdLines, keepIdAndRow } from '../dedup/copy.js';
 import type { Reporter } from './report.js';
 import { int } from './report.js';
 
@@ -35,9 +36,18 @@ export interface Corpus {
   readMs: number;
 }
 
-/** The id of document i: its explicit id, else its row number. */
-export function idOf(corpus: Pick<Corpus, 'ids' | 'rows'>, i: number): string | number {
-  return corpus.ids ? corpus.ids[i]! : corpus.rows[i]!;
+export { idOf } from '../dedup/copy.js';
+
+/**
+ * The input's format for the summary line: its format, or for shards of several formats each
+ * format with its number of shards (`mixed: 3 jsonl, 1 parquet, 1 csv`), in order of appearance.
+ */
+export function formatLabel(input: OpenedInput): string {
+  const formats = input.shardFormats;
+  if (!formats || formats.length === 0 || formats.every((f) => f === formats[0])) return input.format;
+  const counts = new Map<string, number>();
+  for (const f of formats) counts.set(f, (counts.get(f) ?? 0) + 1);
+  return `mixed: ${[...counts].map(([f, n]) => `${n} ${f}`).join(', ')}`;
 }
 
 /** Reads every record of `file`, with a progress bar on a TTY. */
@@ -67,7 +77,7 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
     }
   } finally {
     bar.stop();
-    idLines.delete(idsAndRows);
+    forgetIdLines(idsAndRows);
   }
   const readMs = performance.now() - t0;
   const bytes = input.bytesRead();
@@ -78,25 +88,6 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
   return { texts, count: texts.length, ...idsAndRows, input, bytes, readMs };
 }
 
-/** Line of each explicit id, to refuse duplicates (pairs "A⇥A" and clusters ["A","A"] mean nothing). */
-const idLines = new WeakMap<object, Map<string, number>>();
-
-/**
- * Records a document's id (explicit ids switch on at the first one; earlier rows become ids) and row.
- * An explicit id seen before is an input error naming both lines (exit 2).
- */
-function keepIdAndRow(corpus: Pick<Corpus, 'ids' | 'rows'>, r: InputRecord, file: string): void {
-  if (r.id !== undefined) {
-    let seen = idLines.get(corpus);
-    if (!seen) idLines.set(corpus, (seen = new Map()));
-    const first = seen.get(r.id);
-    if (first !== undefined) throw new InputError(file, r.line, `duplicate id "${r.id}" (first on line ${first}); ids must be unique`);
-    seen.set(r.id, r.line);
-    if (!corpus.ids) corpus.ids = corpus.rows.map(String);
-    corpus.ids.push(r.id);
-  } else if (corpus.ids) corpus.ids.push(String(r.row));
-  corpus.rows.push(r.row);
-}
 
 /** Warns once about the invalid records an input skipped (--skip-invalid), naming the first. */
 export function warnSkipped(reporter: Reporter, input: OpenedInput): void {
@@ -154,7 +145,7 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
       bar.stop();
     }
     if (n === 0) {
-      idLines.delete(corpus);
+      forgetIdLines(corpus);
       corpus.count = count;
       corpus.bytes = input.bytesRead();
       warnSkipped(reporter, input);

@@ -8,7 +8,7 @@ import { UsageError } from '../io/errors.js';
 import type { ReadOptions } from '../io/read.js';
 import { openOutput, type OutputSink } from '../io/output.js';
 import { exactDuplicates } from '../dedup/exactDups.js';
-import { streamCorpus } from './corpus.js';
+import { formatLabel, streamCorpus } from './corpus.js';
 import { pairFormatOf } from './options.js';
 import { int, ms, type Reporter } from './report.js';
 import { outputTarget, writeOutput } from './dedupOutput.js';
@@ -61,7 +61,7 @@ export async function runExact(file: string, fileArg: string, name: string, flag
       return undefined;
     }
     const skipped = corpus.input.skips.count;
-    reporter.summary(`docs        ${int(corpus.count)} from ${name} [${corpus.input.format}]: ${int(s.emptyDocs)} empty${skipped ? `, ${int(skipped)} invalid skipped` : ''}`);
+    reporter.summary(`docs        ${int(corpus.count)} from ${name} [${formatLabel(corpus.input)}]: ${int(s.emptyDocs)} empty${skipped ? `, ${int(skipped)} invalid skipped` : ''}`);
     reporter.summary(`method      exact duplicates: equal after normalize ${flags.normalize} (64-bit hash of the text; no shingles, no MinHash; one streaming pass)`);
     reporter.summary(`pairs       ${int(s.pairs)} (identical, similarity 1)`);
     reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)`);

@@ -8,14 +8,13 @@ import path from 'node:path';
 import { stat } from 'node:fs/promises';
 import type { DedupResult } from '../dedup/dedup.js';
 import { UsageError } from '../io/errors.js';
-import { openInput, type ReadOptions } from '../io/read.js';
+import type { ReadOptions } from '../io/read.js';
 import type { OutputSink } from '../io/output.js';
 import { refuseAliasedOutputs } from '../io/alias.js';
 import { formatCluster, pairHeader } from '../io/write.js';
 import { writePairLines } from '../io/pairLines.js';
 import { pairColumnsOf } from '../dedup/pairColumns.js';
-import { rewriteFile, rewriteRecords, rewriteShards, type RowVerdict } from '../io/rewrite.js';
-import type { InputRecord } from '../io/record.js';
+import { writeCopy, type CopyTarget } from '../dedup/copy.js';
 import { idOf, type Corpus } from './corpus.js';
 import { pairFormatOf } from './options.js';
 import type { DedupFlags } from './dedupFlags.js';
@@ -42,40 +41,12 @@ export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpu
     }
     return result.clusters.length;
   }
-  // dedup / annotate: a second streaming pass over the input, in the same order as the first.
-  const n = corpus.count;
-  const clusterNo = new Int32Array(n).fill(-1);
-  result.clusters.forEach((c, k) => {
-    for (const m of c.members) clusterNo[m] = k;
-  });
-  let i = 0;
-  const name = corpus.input.name;
-  const verdict = (r: InputRecord): RowVerdict => {
-    if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${name} changed while it was being read (record ${i})`);
-    const c = clusterNo[i]!;
-    const rep = c >= 0 ? (result.clusters[c]!.representative ?? result.clusters[c]!.members[0]!) : i;
-    const v: RowVerdict = { keep: rep === i, cluster: c >= 0 ? c : undefined, duplicateOf: rep !== i ? String(id(rep)) : undefined };
-    i++;
-    return v;
-  };
-  const mode = flags.output;
-  // Sharded input: a directory of output shards; Parquet: a Parquet file; both need --out.
-  const readOptions = { ...read, displayName: corpus.input.shards ? undefined : name, raw: true };
-  let written: number;
-  if (target.kind === 'shards') {
-    written = await rewriteShards(corpus.input.shards!, target.path, readOptions, mode, verdict);
-  } else if (target.kind === 'file') {
-    written = await rewriteFile(file, target.path, { ...readOptions, format: corpus.input.format }, mode, verdict);
-  } else {
-    const input = await openInput(file, { ...readOptions, format: corpus.input.format });
-    written = await rewriteRecords(input, sink!, mode, verdict);
-  }
-  if (i !== n) throw new Error(`${name} changed while it was being read (${i} records instead of ${n})`);
-  return written;
+  // dedup / annotate: a second streaming pass over the input, in the same order as the first (the library's dedupFile runs it too).
+  return writeCopy(file, corpus, result, flags.output, target, sink, read);
 }
 
 /** Where `dedup`/`annotate` output goes: the sink (stdout or a text file), a file rewritten in place of a sink (Parquet), or a directory of shards. */
-export type OutputTarget = { kind: 'sink' } | { kind: 'file'; path: string } | { kind: 'shards'; path: string };
+export type OutputTarget = CopyTarget;
 
 /**
  * Chooses where `--output dedup|annotate` writes. A sharded input (glob or directory of shards)

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { DedupOptions, DedupResult } from '../dedup/dedup.js';
 import type { StreamDedupExtra } from '../dedup/streamDedup.js';
 import { DEFAULT_SKETCH_BUCKETS } from '../dedup/kinds.js';
-import type { Corpus } from './corpus.js';
+import { formatLabel, type Corpus } from './corpus.js';
 import { pairFormatOf } from './options.js';
 import { int, ms, type Reporter } from './report.js';
 import type { DedupFlags } from './dedupFlags.js';
@@ -54,7 +54,9 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
         clusterMode: options.clusters ?? 'components',
         representative: options.representative ?? 'first',
       },
-      lsh: { bands: b.bands, rows: b.rows, rule: b.rule, recallAtThreshold: b.recallAtThreshold, falsePositiveArea: b.falsePositiveArea, falseNegativeArea: b.falseNegativeArea },
+      // The banding only when LSH found the candidates: the exact join misses nothing, and sketch
+      // candidates have no banding recall.
+      lsh: (s.candidateMethod ?? 'lsh') === 'lsh' ? { bands: b.bands, rows: b.rows, rule: b.rule, recallAtThreshold: b.recallAtThreshold, falsePositiveArea: b.falsePositiveArea, falseNegativeArea: b.falseNegativeArea } : null,
       candidates: s.candidates,
       pairs: s.pairs,
       counts: s.counts,
@@ -69,7 +71,7 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
     return;
   }
   const skipped = corpus.input.skips.count;
-  reporter.summary(`docs        ${int(n)} from ${name} [${corpus.input.format}]: ${int(s.emptyDocs)} empty${skipped ? `, ${int(skipped)} invalid skipped` : ''}`);
+  reporter.summary(`docs        ${int(n)} from ${name} [${formatLabel(corpus.input)}]: ${int(s.emptyDocs)} empty${skipped ? `, ${int(skipped)} invalid skipped` : ''}`);
   reporter.summary(
     `shingles    ${sh.kind} k=${k}, normalize ${flags.normalize}${flags.multiset ? ', multiset' : ''}${options.fingerprintBits === 64 ? ', 64-bit fingerprints' : ''}; MinHash ${flags.method}, ${flags.numPerm} hashes, seed ${flags.seed}`,
   );

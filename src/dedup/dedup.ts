@@ -11,18 +11,36 @@ import { verifyGroups } from './verifyGroups.js';
 import { dedupKinds, needsKinds } from './kinds.js';
 import { resolveDedupOptions, type DedupOptions, type DedupResult } from './options.js';
 import { finishDedup } from './finish.js';
+import { textsOf, withIds, type DocRecord, type DedupRecordsResult } from './records.js';
 
 export { DEDUP_DEFAULTS, resolveDedupOptions, type CandidateMethod, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode } from './options.js';
 export { finishDedup } from './finish.js';
+export type { DocRecord, IdPair, IdCluster, DedupRecordsResult } from './records.js';
 
 /**
- * Finds the near-duplicate pairs and clusters of a corpus. Document i is the i-th text.
- * Deterministic: the same texts and options give the same output. Identical documents go through
- * LSH and verification once (see `stats.copies`); the result lists their pairs as a full run would.
- * Throws a `TooManyPairsError` rather than hold more than `maxPairs` pairs.
+ * Finds the near-duplicate pairs and clusters of a corpus: an iterable of texts (document i is the
+ * i-th text), or of `{ id, text }` records, whose result also carries the ids (`ids`, and `idA`/`idB`
+ * on each pair, `memberIds`/`representativeId` on each cluster). Deterministic: the same texts and
+ * options give the same output. Identical documents go through LSH and verification once (see
+ * `stats.copies`); the result lists their pairs as a full run would.
+ * Throws a `TooManyPairsError` rather than hold more than `maxPairs` pairs, and a TypeError for a
+ * bare string (it would be one document per character: pass `[text]`) or an element of another type.
+ * @example
+ * ```ts
+ * const { pairs } = dedup([{ id: 'ad1', text: '…' }, { id: 'ad2', text: '…' }], { threshold: 0.8 });
+ * for (const p of pairs) console.log(p.idA, p.idB, p.similarity);
+ * ```
  */
-export function dedup(texts: Iterable<string>, options: DedupOptions = {}): DedupResult {
-  if (needsKinds(options)) return dedupKinds(texts, options, dedup);
+export function dedup(records: Iterable<DocRecord>, options?: DedupOptions): DedupRecordsResult;
+export function dedup(texts: Iterable<string>, options?: DedupOptions): DedupResult;
+export function dedup(docs: Iterable<string> | Iterable<DocRecord>, options: DedupOptions = {}): DedupResult | DedupRecordsResult {
+  const { texts, ids } = textsOf(docs as Iterable<string | DocRecord>);
+  const result = needsKinds(options) ? dedupKinds(texts, options, dedupTexts) : dedupTexts(texts, options);
+  return ids ? withIds(result, ids) : result;
+}
+
+/** {@link dedup} of texts with the plain MinHash-LSH pipeline. */
+function dedupTexts(texts: Iterable<string>, options: DedupOptions): DedupResult {
   const t0 = performance.now();
   const { threshold, verify, keepPairs, maxPairs } = resolveDedupOptions(options);
   // The fused signer gives the same sets and signatures as createShingler + createMinHasher, faster.

@@ -88,7 +88,9 @@ export function dedupKinds(texts: Iterable<string>, options: DedupOptions, lshDe
   const measure = options.measure ?? 'jaccard';
   if (measure !== 'jaccard' && measure !== 'containment') throw new RangeError(`unknown measure "${String(measure)}" (expected jaccard or containment)`);
   checkClusterPolicy(options.clusters, options.representative);
-  const requested = options.candidates ?? 'lsh';
+  // Containment defaults to the exact join, as the CLI's --measure containment does: Jaccard-based
+  // candidates miss short documents inside long ones.
+  const requested = options.candidates ?? (measure === 'containment' ? 'exact' : 'lsh');
   if (!CANDIDATE_METHODS.includes(requested)) throw new RangeError(`unknown candidate method "${String(requested)}" (expected ${CANDIDATE_METHODS.join(', ')})`);
   const list = Array.isArray(texts) ? (texts as string[]) : [...texts];
   let chars = 0;

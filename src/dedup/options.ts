@@ -55,11 +55,11 @@ export interface DedupOptions {
   onProgress?: (stage: 'sign' | 'verify', done: number, total: number) => void;
   /**
    * `jaccard` (default) or `containment`: pairs where the smaller document is at least `threshold`
-   * contained in the larger (|a ∩ b| / |a|, `a` the contained one). Containment needs `exact` (or
-   * `auto`) candidates.
+   * contained in the larger (|a ∩ b| / |a|, `a` the contained one). Containment takes `exact`
+   * candidates by default (`auto` gives the same); `lsh` and `sketch` are refused.
    */
   measure?: SetMeasure;
-  /** Where candidates come from: `lsh` (default), `exact` (prefix-filtering join), `sketch` (seed 002), `auto`. */
+  /** Where candidates come from: `lsh` (default; `exact` for containment), `exact` (prefix-filtering join), `sketch` (seed 002), `auto`. */
   candidates?: CandidateMethod;
   /** Buckets of the `sketch` candidates. Default 25. */
   buckets?: number;

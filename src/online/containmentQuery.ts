@@ -70,7 +70,7 @@ export async function containmentMatches(ctx: IndexContext, p: Prepared, t: numb
   const cands = found.flat();
   ctx.counters.candidates += cands.length;
   const hits = scoreContainment(p.set, cands, t);
-  ctx.counters.verified += hits.length;
   if (hits.length > limit) hits.length = limit;
+  ctx.counters.verified += hits.length;
   return hits.map((h) => withMeta({ id: h.id, similarity: h.similarity, estimate: h.jaccard, contained: h.contained }, h.record));
 }

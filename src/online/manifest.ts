@@ -109,7 +109,7 @@ export function reconcileManifest(existing: IndexManifest, wanted: IndexManifest
     const rest = bad.filter((f) => f !== 'bands' && f !== 'rows');
     throw new RangeError(
       `the store was created with threshold ${existing.threshold}, given ${options.threshold}: its LSH bands (${existing.bands} × ${existing.rows} rows) were chosen for ${existing.threshold}, and ${options.threshold} needs ${wanted.bands} × ${wanted.rows}. ` +
-        `Open it without --threshold (or with ${existing.threshold}); a lower threshold per query is /v1/query's "threshold"${rest.length ? `; also different: ${rest.join(', ')}` : ''}`,
+        `Open it without a threshold (or with ${existing.threshold}); a lower threshold for one query is the query's own threshold option${rest.length ? `; also different: ${rest.join(', ')}` : ''}`,
     );
   }
   if (bad.length) {

@@ -34,8 +34,13 @@ function checkLimit(limit: number | undefined): void {
   if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new RangeError(`limit must be a positive integer, got ${limit}`);
 }
 
-/** An online near-duplicate index over a store. Create it with {@link NearDupIndex.open}. */
-export class NearDupIndex {
+/**
+ * An online near-duplicate index over a store. Create it with {@link NearDupIndex.open}. `Meta` is
+ * the type of the documents' metadata (any JSON value; `unknown` by default), as stored by `add` and
+ * returned with matches and by `get`: `NearDupIndex.open<{ url: string }>({ … })`. The index does
+ * not check it: a store written with other metadata gives that back.
+ */
+export class NearDupIndex<Meta = unknown> {
   /** The parameters in force. */
   readonly manifest: IndexManifest;
   /** The store. */
@@ -79,7 +84,7 @@ export class NearDupIndex {
    * Opens an index on a store. A store that already holds an index keeps its parameters; an
    * explicitly given option that contradicts them is an error (RangeError naming the fields).
    */
-  static async open(options: NearDupIndexOptions = {}): Promise<NearDupIndex> {
+  static async open<Meta = unknown>(options: NearDupIndexOptions = {}): Promise<NearDupIndex<Meta>> {
     const wanted = resolveSetup(options);
     const store = typeof options.store === 'object' ? options.store : await openStore(options.store ?? 'memory');
     try {
@@ -91,7 +96,7 @@ export class NearDupIndex {
       }
       // The pipeline resolveSetup built serves unless the store's index computes something else.
       const pipe = samePipeline(manifest, wanted.manifest) ? wanted.pipe.withManifest(manifest) : DocPipeline.fromManifest(manifest, custom);
-      const idx = new NearDupIndex(pipe, store, options);
+      const idx = new NearDupIndex<Meta>(pipe, store, options);
       idx.clusterSet = await OnlineClusters.attach({
         store,
         duplicatesOf: (id, o) => idx.duplicatesOf(id, o),
@@ -150,13 +155,13 @@ export class NearDupIndex {
   }
 
   /** Adds one document; resolves to its near duplicates already in the index (best first). */
-  async add(id: string, text: string, meta?: unknown, options: AddOptions = {}): Promise<Match[]> {
+  async add(id: string, text: string, meta?: Meta, options: AddOptions = {}): Promise<Match<Meta>[]> {
     this.check();
     checkLimit(options.limit);
     const p = this.preparer.prepare(id, text, meta);
     if (options.limit !== undefined) p.limit = options.limit;
     // Group commit (src/online/writer.ts): written with the adds that arrive while a write runs.
-    return this.group.add(p);
+    return this.group.add(p) as Promise<Match<Meta>[]>;
   }
 
   /**
@@ -164,7 +169,7 @@ export class NearDupIndex {
    * documents of the batch. An id already indexed is replaced (its old version is not reported).
    * Ids must be unique within a batch. Store writes are batched (one transaction or pipeline).
    */
-  async addMany(docs: NewDocument[], options: AddOptions = {}): Promise<Match[][]> {
+  async addMany(docs: NewDocument<Meta>[], options: AddOptions = {}): Promise<Match<Meta>[][]> {
     this.check();
     checkLimit(options.limit);
     const seen = new Map<string, number>();
@@ -178,11 +183,11 @@ export class NearDupIndex {
       this.check();
     } else prepared = docs.map((d) => this.preparer.prepare(d.id, d.text, d.meta));
     if (options.limit !== undefined) for (const p of prepared) p.limit = options.limit;
-    return this.lock.exclusive(() => insertPrepared(this.ctx, prepared));
+    return this.lock.exclusive(() => insertPrepared(this.ctx, prepared)) as Promise<Match<Meta>[][]>;
   }
 
   /** The indexed documents whose score against `text` reaches the threshold, best first. Indexes nothing. */
-  async query(text: string, options: QueryOptions = {}): Promise<Match[]> {
+  async query(text: string, options: QueryOptions = {}): Promise<Match<Meta>[]> {
     this.check();
     const t = options.threshold ?? this.manifest.threshold;
     checkThreshold(t);
@@ -192,15 +197,15 @@ export class NearDupIndex {
     const p = this.preparer.prepare('(query)', text, undefined);
     this.counters.queries++;
     if (!p.sig) return [];
-    if (measure === 'containment') return containmentMatches(this.ctx, p, t, options.limit);
-    return thresholdMatches(this.ctx, p, t, options.limit);
+    if (measure === 'containment') return containmentMatches(this.ctx, p, t, options.limit) as Promise<Match<Meta>[]>;
+    return thresholdMatches(this.ctx, p, t, options.limit) as Promise<Match<Meta>[]>;
   }
 
   /**
    * The near duplicates of an indexed document, from its stored record (no text needed), best first,
    * without the document itself; null when `id` is not indexed. Same scores as `query` with its text.
    */
-  async duplicatesOf(id: string, options: QueryOptions = {}): Promise<Match[] | null> {
+  async duplicatesOf(id: string, options: QueryOptions = {}): Promise<Match<Meta>[] | null> {
     this.check();
     const [bytes] = await this.store.get([id]);
     return bytes ? this.duplicatesOfRecord(id, bytes, options) : null;
@@ -210,12 +215,12 @@ export class NearDupIndex {
    * {@link duplicatesOf} for a record already in hand (a `StoredDoc` from `store.scan()`), without
    * fetching it again.
    */
-  async duplicatesOfRecord(id: string, record: Uint8Array, options: QueryOptions = {}): Promise<Match[]> {
+  async duplicatesOfRecord(id: string, record: Uint8Array, options: QueryOptions = {}): Promise<Match<Meta>[]> {
     this.check();
     const t = options.threshold ?? this.manifest.threshold;
     checkThreshold(t);
     if (!options.internal) this.counters.queries++;
-    return matchesOfRecord(this.ctx, id, record, t, options.limit, !options.internal);
+    return matchesOfRecord(this.ctx, id, record, t, options.limit, !options.internal) as Promise<Match<Meta>[]>;
   }
 
   /**
@@ -225,14 +230,14 @@ export class NearDupIndex {
    * candidates, those sharing a prefix in the most trees first. All candidates are scored exactly.
    * Approximate: a document sharing no prefix with the query is missed.
    */
-  async topK(text: string, k: number): Promise<Match[]> {
+  async topK(text: string, k: number): Promise<Match<Meta>[]> {
     this.check();
     if (!Number.isInteger(k) || k < 1) throw new RangeError(`k must be a positive integer, got ${k}`);
     if (!this.manifest.forest) throw new Error('topK needs the forest: open the index without forest: false');
     const p = this.preparer.prepare('(query)', text, undefined);
     this.counters.topK++;
     if (!p.sig) return [];
-    return topKMatches(this.ctx, p, k, this.manifest.forest.trees);
+    return topKMatches(this.ctx, p, k, this.manifest.forest.trees) as Promise<Match<Meta>[]>;
   }
 
   /** Removes a document; false when it was not indexed. */
@@ -249,7 +254,7 @@ export class NearDupIndex {
   }
 
   /** One indexed document, or null. */
-  async get(id: string): Promise<IndexedDocument | null> {
+  async get(id: string): Promise<IndexedDocument<Meta> | null> {
     this.check();
     const [bytes] = await this.store.get([id]);
     if (!bytes) return null;
@@ -257,7 +262,7 @@ export class NearDupIndex {
     const signature = rec.signature ?? (rec.set ? this.hasher.sign(rec.set) : null);
     return {
       id,
-      ...(rec.meta !== undefined ? { meta: rec.meta } : {}),
+      ...(rec.meta !== undefined ? { meta: rec.meta as Meta } : {}),
       ...(rec.set ? { shingles: rec.set.length } : {}),
       signature,
     };
@@ -279,7 +284,15 @@ export class NearDupIndex {
     };
   }
 
-  /** Writes a snapshot of the whole index (docs/formats.md), atomically (temp file + rename). */
+  /**
+   * Writes a snapshot of the whole index to `path` (format: docs/formats.md, "Index snapshot"):
+   * every document's record in id order with the index's parameters, written to a temp file and
+   * renamed into place, so `path` holds the old snapshot or the new one, never a partial one. Adds
+   * still in flight when it is called may or may not be in it (await them first). Load it with
+   * {@link NearDupIndex.load} (any store kind; the keys are recomputed).
+   * @param path the snapshot file to write (replaced if it exists)
+   * @returns the number of documents written to the snapshot
+   */
   async save(path: string): Promise<number> {
     this.check();
     return writeSnapshotFile(this.store, this.manifest, path);
@@ -289,14 +302,14 @@ export class NearDupIndex {
    * Loads a snapshot into a new index on `options.store` (default memory). The snapshot's
    * parameters are used; explicit options must agree with them.
    */
-  static async load(path: string, options: Omit<NearDupIndexOptions, 'threshold'> & { threshold?: number } = {}): Promise<NearDupIndex> {
-    return NearDupIndex.fromSnapshot(await readSnapshotFile(path), path, options);
+  static async load<Meta = unknown>(path: string, options: Omit<NearDupIndexOptions, 'threshold'> & { threshold?: number } = {}): Promise<NearDupIndex<Meta>> {
+    return NearDupIndex.fromSnapshot<Meta>(await readSnapshotFile(path), path, options);
   }
 
   /** {@link NearDupIndex.load} of a snapshot already read (and checked) from `path`. */
-  static async fromSnapshot(snap: SnapshotContent, path: string, options: Omit<NearDupIndexOptions, 'threshold'> & { threshold?: number } = {}): Promise<NearDupIndex> {
+  static async fromSnapshot<Meta = unknown>(snap: SnapshotContent, path: string, options: Omit<NearDupIndexOptions, 'threshold'> & { threshold?: number } = {}): Promise<NearDupIndex<Meta>> {
     const m = snap.manifest;
-    const idx = await NearDupIndex.open(snapshotOptions(m, options));
+    const idx = await NearDupIndex.open<Meta>(snapshotOptions(m, options));
     if (!sameJson({ ...idx.manifest, threshold: 0 }, { ...m, threshold: 0 })) {
       await idx.close();
       throw new RangeError(`${path}: snapshot parameters differ from the requested ones`);

@@ -61,11 +61,12 @@ export class Scorer {
         if (estimate < min) continue;
         similarity = estimate;
       }
-      if (counted) this.counters.verified++;
       kept.push({ m: { id: c.id, similarity, estimate }, record: c.record });
     }
     kept.sort((a, b) => byScore(a.m, b.m));
     if (kept.length > limit) kept.length = limit;
+    // Matches returned (topK keeps every candidate up to k: counting before the cut counted candidates).
+    if (counted) this.counters.verified += kept.length;
     // Estimates (one signature each) and metadata only for the matches returned.
     for (const k of kept) {
       if (exact) {

@@ -64,7 +64,7 @@ export interface NearDupIndexOptions {
 }
 
 /** One match. */
-export interface Match {
+export interface Match<Meta = unknown> {
   /** Id of the indexed document. */
   id: string;
   /** The score used for ranking and thresholds: exact Jaccard with verify `exact`, else the estimate. */
@@ -72,7 +72,7 @@ export interface Match {
   /** The MinHash estimate (fraction of equal signature slots). */
   estimate: number;
   /** The document's metadata, when it has some. */
-  meta?: unknown;
+  meta?: Meta;
   /**
    * With `measure: 'containment'`: `query` when the query (fewer shingles) is inside the document,
    * `document` when the document is inside the query. `similarity` is then |A ∩ B| / |A| for that
@@ -82,21 +82,21 @@ export interface Match {
 }
 
 /** A document for {@link NearDupIndex.addMany}. */
-export interface NewDocument {
+export interface NewDocument<Meta = unknown> {
   /** Unique id. */
   id: string;
   /** Text. */
   text: string;
   /** Any JSON value, returned with matches and by get. */
-  meta?: unknown;
+  meta?: Meta;
 }
 
 /** What {@link NearDupIndex.get} returns. */
-export interface IndexedDocument {
+export interface IndexedDocument<Meta = unknown> {
   /** Id. */
   id: string;
   /** Metadata (undefined when none). */
-  meta?: unknown;
+  meta?: Meta;
   /** Number of distinct shingles (with verify `exact`). */
   shingles?: number;
   /** The signature, recomputed from the fingerprints when not stored; null for an empty document. */

@@ -31,6 +31,26 @@ export interface ClusterViewOptions extends ViewOptions {
   clusters: number;
   /** Members shown per cluster (at least 2). */
   membersPerCluster: number;
+  /** The run's threshold: a compared pair below it says which member links it. */
+  threshold: number;
+}
+
+/**
+ * For a compared pair below the threshold (in one cluster only through other members): the member
+ * x of the cluster with both (a, x) and (x, b) at or above the threshold and the highest lower
+ * similarity of the two, or undefined when no single member links them (the path is longer).
+ */
+function linkOf(a: number, b: number, members: readonly number[], sets: readonly Uint32Array[], threshold: number): { via: number; similarities: [number, number] } | undefined {
+  let best: { via: number; similarities: [number, number] } | undefined;
+  for (const x of members) {
+    if (x === a || x === b) continue;
+    const s1 = jaccard(sets[a]!, sets[x]!);
+    if (s1 < threshold) continue;
+    const s2 = jaccard(sets[x]!, sets[b]!);
+    if (s2 < threshold) continue;
+    if (!best || Math.min(s1, s2) > Math.min(...best.similarities)) best = { via: x, similarities: [s1, s2] };
+  }
+  return best;
 }
 
 /**
@@ -75,7 +95,14 @@ export function clusterView(input: ViewInput, clusters: DedupResult['clusters'],
     });
     const comparisons: ReportComparison[] = members.slice(1).map((m, k) => {
       const r = commonPassages(members[0]!.text, m.text, { minLength: o.minPassage });
-      return { member: k + 1, similarity: round(jaccard(sets[first]!, sets[m.index]!)), passages: r.passages, coverage: round(r.coverageA) };
+      const similarity = jaccard(sets[first]!, sets[m.index]!);
+      const cmp: ReportComparison = { member: k + 1, similarity: round(similarity), passages: r.passages, coverage: round(r.coverageA) };
+      if (similarity < o.threshold) {
+        const link = linkOf(first, m.index, c.members, sets, o.threshold);
+        cmp.belowThreshold = true;
+        if (link) cmp.linkedThrough = { id: idOf(link.via), similarities: [round(link.similarities[0]), round(link.similarities[1])] };
+      }
+      return cmp;
     });
     return { id: idOf(c.id), size: c.members.length, distinctTexts: seenText.size, members, comparisons };
   });

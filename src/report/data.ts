@@ -53,7 +53,7 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
   // Estimated against exact similarity, on a uniform sample of the sweep's most permissive candidates.
   const sample = estimateSample(sets, sweep.pool, options.samplePairs ?? 1000, hasher, splitmix32(options.seed ?? 1), idOf);
   const jk = jaccardVsK(texts, result.pairs, idOf, { kValues: options.kValues ?? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 15, 20], pairs: options.kPairs ?? 3, normalize: o.shingle?.normalize });
-  const clusters = clusterView(view, result.clusters, { ...shown, clusters: options.clusters ?? 6, membersPerCluster: Math.max(2, options.membersPerCluster ?? 4) });
+  const clusters = clusterView(view, result.clusters, { ...shown, threshold, clusters: options.clusters ?? 6, membersPerCluster: Math.max(2, options.membersPerCluster ?? 4) });
   // This run's own banding, next to the sweep.
   sweep.rows.push(runBandingRow(result, hasher.numPerm, verify === 'exact'));
   const clusterSizes = clusterSizeCounts(result.clusters);

@@ -90,6 +90,13 @@ export interface ReportComparison {
   passages: Passage[];
   /** Fraction of the first member's shown text inside a passage. */
   coverage: number;
+  /** True when `similarity` is below the threshold: the two share the cluster through other members. */
+  belowThreshold?: boolean;
+  /**
+   * For a pair below the threshold, the member that links them: both its similarities (with the
+   * first member, then with the other) are at or above the threshold. Absent when the link is longer.
+   */
+  linkedThrough?: { id: string; similarities: [number, number] };
 }
 
 /** Everything the report shows. Plain JSON. */

@@ -13,7 +13,8 @@
  * documents exactly as if they had run one after the other.
  * @module
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openDatabase } from './sqliteDriver.js';
 import { SqliteClusterState } from './sqliteClusters.js';
 import type { ClusterState } from './clusterState.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.js';
@@ -91,7 +92,7 @@ export class SqliteStore implements NearDupStore {
     options: SqliteStoreOptions = {},
   ) {
     try {
-      this.db = new Database(path);
+      this.db = openDatabase(path);
     } catch (e) {
       throw new Error(`cannot open SQLite store ${path}: ${(e as Error).message}`);
     }

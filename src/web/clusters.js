@@ -20,7 +20,18 @@ async function docOf(/** @type {string} */ id) {
 }
 
 export async function refreshClusters(force = false) {
-  const data = await api('GET', '/v1/clusters?limit=' + clusterLimit + '&members=12');
+  let data;
+  try {
+    data = await api('GET', '/v1/clusters?limit=' + clusterLimit + '&members=12');
+  } catch (e) {
+    // Keep what is listed, but do not claim it is current.
+    if (/** @type {any} */ (e).status === 0) {
+      clusterSig = '';
+      status('clusters-status', 'The server does not answer: this list may be out of date. It updates again once the server is back.', true);
+      return;
+    }
+    throw e;
+  }
   const sig = JSON.stringify(data);
   if (!force && sig === clusterSig) return;
   clusterSig = sig;
@@ -28,7 +39,9 @@ export async function refreshClusters(force = false) {
   const list = $('cluster-list');
   const open = new Set([...list.querySelectorAll('details[open]')].map((d) => /** @type {any} */ (d).dataset.id));
   if (data.building) {
-    status('clusters-status', 'Building the clusters of the documents indexed before: ' + int(data.building.done) + ' of ' + int(data.building.total) + ' read. This list updates by itself.');
+    // A restored or reopened index counts its documents as it goes: "0 of 0 read" said nothing.
+    const b = data.building;
+    status('clusters-status', 'Building the clusters of the documents indexed before' + (b.total > 0 ? ': ' + int(b.done) + ' of ' + int(b.total) + ' read' : ' (counting them)') + '. This list updates by itself.');
     list.replaceChildren();
     $('more-clusters').hidden = true;
     return;
@@ -90,8 +103,25 @@ async function fillCluster(/** @type {HTMLElement} */ det, /** @type {any} */ c)
   det.append(note);
   const first = groups[0][0];
   const a = textOf(first.meta);
-  for (const g of groups.slice(1, 6)) {
+  // Each pair shown carries its similarity; a pair below the threshold says which member links it.
+  const threshold = await indexThreshold();
+  const compared = groups.slice(1, 6);
+  const fromFirst = compared.length ? await similaritiesOf(first.id, 0.01) : new Map();
+  for (const g of compared) {
     const d = g[0];
+    const sim = fromFirst.get(d.id);
+    let link;
+    if (sim === undefined || sim < threshold) {
+      const fromD = await similaritiesOf(d.id);
+      for (const [x, s1] of fromFirst) {
+        const s2 = fromD.get(x);
+        if (s1 >= threshold && s2 !== undefined && s2 >= threshold && x !== d.id && (!link || Math.min(s1, s2) > Math.min(...link.similarities))) link = { id: x, similarities: [s1, s2] };
+      }
+    }
+    const label = document.createElement('p');
+    label.className = 'cmp' + (sim === undefined || sim < threshold ? ' below' : '');
+    label.textContent = /** @type {(a: string, b: string, s: number | undefined, t: number, l: any) => string} */ (neardupDiff.pairLabel)(first.id, d.id, sim, threshold, link);
+    det.append(label);
     const b = textOf(d.meta);
     if (a === null || b === null) {
       const p = document.createElement('p');
@@ -103,6 +133,20 @@ async function fillCluster(/** @type {HTMLElement} */ det, /** @type {any} */ c)
     const r = commonPassages(a, b, { minLength: MIN_PASSAGE });
     det.append(neardupDiff.compare({ title: groupLabel(groups[0]), text: a }, { title: groupLabel(g), text: b }, r.passages).element);
   }
+}
+
+let thresholdPromise = /** @type {Promise<number> | undefined} */ (undefined);
+
+/** The index's threshold (its manifest, from /v1/stats), asked once. */
+function indexThreshold() {
+  thresholdPromise ??= api('GET', '/v1/stats').then((s) => s.manifest.threshold);
+  return thresholdPromise;
+}
+
+/** The similarity of each indexed document to `id` at or above `threshold` (default: the index's), by id. */
+async function similaritiesOf(/** @type {string} */ id, /** @type {number | undefined} */ threshold = undefined) {
+  const r = await api('GET', '/v1/documents/' + encodeURIComponent(id) + '/duplicates?limit=1000' + (threshold !== undefined ? '&threshold=' + threshold : ''));
+  return new Map(r.duplicates.map((/** @type {any} */ m) => [m.id, m.similarity]));
 }
 
 /** Shows CLUSTER_PAGE more clusters. */

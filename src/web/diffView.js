@@ -1,5 +1,5 @@
 // Shared by the web page and the report: two near-duplicate texts side by side, showing first what
-// changed, word by word (jsdiff's diffWordsWithSpace: deleted words struck through on the left,
+// changed, token by token (jsdiff's diffArrays over words, whole numbers and spaces: deleted tokens struck through on the left,
 // inserted words underlined on the right), and, as a second layer, the numbered shared passages
 // (commonPassages) as coloured backgrounds whose ends are moved to token boundaries, so a passage
 // number never lands inside a word or a number ("1.100,00" stays whole).
@@ -31,12 +31,28 @@
   }
 
   /**
-   * The word-level differences of a and b: changed ranges in each text and a short list of the
-   * changes ("950 → 1.100"). null when the texts are too different to diff within the time limit.
+   * The tokens of a text, in order, covering it: a number with its separators ("1.100,00",
+   * "1,100.00", "17.000", "3'500"), a word (with inner apostrophes and hyphens: "l'acqua",
+   * "ex-novo"), a run of spaces, or one other character. A space is never a thousands separator
+   * ("87 625" is two bus lines), a no-break or narrow no-break space is.
+   */
+  const TOKEN = /\p{N}+(?:[.,'’\u00a0\u202f]\p{N}{3})*(?:[.,]\p{N}+)?(?![\p{L}\p{N}_])|[\p{L}\p{N}\p{M}_]+(?:['’\-][\p{L}\p{N}\p{M}_]+)*|\s+|[^]/gu;
+  function tokenize(text) {
+    return text.match(TOKEN) || [];
+  }
+
+  const HAS_NUMBER = /\p{N}/u;
+
+  /**
+   * The word-level differences of a and b, over {@link tokenize}'s tokens (so a number is one
+   * token, whatever its separators): changed ranges in each text and the list of changes
+   * ({ from, to, at }, in text order). A removal next to an insertion is one change "from → to"
+   * unless one side holds a number and the other does not ("da" is not what "16" replaced): then
+   * they are listed apart. null when the texts are too different to diff within the time limit.
    */
   function wordDiff(a, b) {
     if (typeof Diff === 'undefined') return null;
-    const parts = Diff.diffWordsWithSpace(a, b, { timeout: 400 });
+    const parts = Diff.diffArrays(tokenize(a), tokenize(b), { timeout: 400 });
     if (!parts) return null;
     const left = [];
     const right = [];
@@ -44,22 +60,27 @@
     let i = 0;
     let j = 0;
     let words = 0;
+    const len = (p) => p.value.reduce((n, t) => n + t.length, 0);
     for (let k = 0; k < parts.length; k++) {
       const p = parts[k];
-      const n = p.value.length;
+      const n = len(p);
       if (p.removed) {
         left.push([i, i + n]);
+        const from = p.value.join('');
         const next = parts[k + 1];
         if (next && next.added) {
-          right.push([j, j + next.value.length]);
-          changes.push({ from: p.value, to: next.value });
-          j += next.value.length;
+          const m = len(next);
+          const to = next.value.join('');
+          right.push([j, j + m]);
+          if (HAS_NUMBER.test(from) === HAS_NUMBER.test(to)) changes.push({ from, to, at: changes.length });
+          else changes.push({ from, to: '', at: changes.length }, { from: '', to, at: changes.length + 1 });
+          j += m;
           k++;
-        } else changes.push({ from: p.value, to: '' });
+        } else changes.push({ from, to: '', at: changes.length });
         i += n;
       } else if (p.added) {
         right.push([j, j + n]);
-        changes.push({ from: '', to: p.value });
+        changes.push({ from: '', to: p.value.join(''), at: changes.length });
         j += n;
       } else {
         i += n;
@@ -75,17 +96,27 @@
     return m ? m.length : 0;
   }
 
-  /** "950 → 1.100 · − "solo" · + "Chiamare dopo le 18."": the first few changes, readable at a glance. */
+  /**
+   * "“950” → “1.100” · − “solo” · + “Chiamare dopo le 18.”": the changes a reader looks for first —
+   * those with a number (prices, sizes, dates) before the others, then the longest — up to `max`,
+   * and how many more.
+   */
   function changeSummary(changes, max = 5) {
     const q = (s) => {
       const t = s.replace(/\s+/g, ' ').trim();
       return t.length > 40 ? '“' + t.slice(0, 38) + '…”' : '“' + t + '”';
     };
-    const shown = changes
-      .filter((c) => c.from.trim() || c.to.trim())
+    const real = changes.filter((c) => c.from.trim() || c.to.trim());
+    const weight = (c) => Math.max(c.from.trim().length, c.to.trim().length);
+    const numeric = (c) => (HAS_NUMBER.test(c.from) || HAS_NUMBER.test(c.to) ? 1 : 0);
+    const ranked = real
+      .map((c, k) => ({ c, k }))
+      .sort((x, y) => numeric(y.c) - numeric(x.c) || weight(y.c) - weight(x.c) || x.k - y.k)
+      .map((x) => x.c);
+    const shown = ranked
       .slice(0, max)
       .map((c) => (c.from.trim() && c.to.trim() ? q(c.from) + ' → ' + q(c.to) : c.from.trim() ? '− ' + q(c.from) : '+ ' + q(c.to)));
-    const more = changes.filter((c) => c.from.trim() || c.to.trim()).length - shown.length;
+    const more = real.length - shown.length;
     return shown.join(' · ') + (more > 0 ? ' · and ' + more + ' more' : '');
   }
 
@@ -137,6 +168,22 @@
     return div;
   }
 
+  /**
+   * The line above a compared pair: both ids and their similarity, and for a pair below the
+   * threshold how it shares the cluster: "linked through #61: 0.820, 0.801" (link: { id,
+   * similarities }), or through a longer path. similarity null: not found, hence below the threshold.
+   */
+  function pairLabel(aId, bId, similarity, threshold, link) {
+    const f = (x) => x.toFixed(3);
+    const known = similarity !== null && similarity !== undefined;
+    let s = '#' + aId + ' and #' + bId + ': ' + (known ? 'Jaccard ' + f(similarity) : 'similarity not found');
+    if (threshold !== undefined && (!known || similarity < threshold)) {
+      s += ', below the threshold ' + threshold + ': not a near-duplicate pair, ';
+      s += link ? 'linked through #' + link.id + ' (' + f(link.similarities[0]) + ', ' + f(link.similarities[1]) + ')' : 'linked through a chain of other members';
+    }
+    return s;
+  }
+
   /** Hovering or focusing a passage outlines it in both texts. */
   function linkPassages(root) {
     const toggle = (n, on) => {
@@ -185,5 +232,5 @@
     return { element: wrap, diff };
   }
 
-  global.neardupDiff = { compare, wordDiff, snap, insideToken, changeSummary };
+  global.neardupDiff = { compare, wordDiff, snap, insideToken, changeSummary, tokenize, pairLabel };
 })(window);

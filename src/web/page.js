@@ -75,6 +75,11 @@ function showMatches(/** @type {any[]} */ matches, /** @type {string} */ queryTe
   const list = $('results');
   const h = $('results-h');
   h.hidden = false;
+  if (matches.length === 0) {
+    // No heading over an empty list: the status line says there is nothing.
+    h.hidden = true;
+    return;
+  }
   const groups = groupCopies(matches);
   h.textContent = heading + (matches.length ? ': ' + matches.length + ' document' + (matches.length === 1 ? '' : 's') + (groups.length < matches.length ? ' with ' + groups.length + ' distinct text' + (groups.length === 1 ? '' : 's') : '') : '');
   const copies = matches.filter((m) => textOf(m.meta) === queryText);
@@ -182,8 +187,26 @@ async function find() {
   const { matches } = await api('POST', '/v1/query', body);
   const ms = Math.round(performance.now() - t0);
   const t = threshold ?? state.indexThreshold;
-  status('status', matches.length === 0 ? 'No near duplicates' + (t ? ' at Jaccard ≥ ' + t : '') + ' (' + ms + ' ms).' : matches.length + ' match' + (matches.length === 1 ? '' : 'es') + ' (' + ms + ' ms).');
+  const none = topK ? 'No similar documents: none shares a band or a key prefix with your text' : 'No near duplicates' + (t ? ' at Jaccard ≥ ' + t : '');
+  status('status', matches.length === 0 ? none + ' (' + ms + ' ms).' : matches.length + ' match' + (matches.length === 1 ? '' : 'es') + ' (' + ms + ' ms).');
   showMatches(matches, text, topK ? 'The 10 most similar documents' : 'Near duplicates', t);
+  const low = lowThresholdNote(topK ? undefined : threshold);
+  if (low) warn([$('warning').textContent, low].filter(Boolean).join(' '));
+  refreshStats().catch(() => {});
+}
+
+/**
+ * A query threshold below the index's finds only some of the pairs in between: the index's LSH
+ * bands were chosen for its own threshold. Says so, with the chance a pair at the query threshold
+ * has of being found; '' otherwise.
+ */
+function lowThresholdNote(/** @type {number | undefined} */ t) {
+  const T = state.indexThreshold;
+  if (t === undefined || T === undefined || t >= T) return '';
+  const b = state.banding;
+  const p = b ? 1 - Math.pow(1 - Math.pow(t, b.rows), b.bands) : undefined;
+  return 'The threshold ' + t + ' is below the index’s ' + T + ': its LSH bands were chosen for ' + T + ', so near duplicates between ' + t + ' and ' + T + ' are found only in part' +
+    (p !== undefined ? ' (a pair at ' + t + ' is found with probability ' + (p * 100).toFixed(0) + '%)' : '') + '. “Show the 10 most similar documents” looks further.';
 }
 
 function newId() {

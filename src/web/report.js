@@ -238,7 +238,8 @@
           grid: true,
           ariaLabel: 'Line chart of Jaccard similarity against character shingle size for sample pairs',
           x: { label: 'character shingle size k' },
-          y: { label: 'exact Jaccard', domain: [0, 1] },
+          // The range the pairs and the threshold span, not 0–1: lines 0.01 apart stay apart.
+          y: { label: 'exact Jaccard', domain: [Math.max(0, Math.floor((Math.min(t, ...flat.map((d) => d.jaccard)) - 0.02) * 20) / 20), 1] },
           color: { legend: true, domain: ordered.map((p) => p.label), range: palette.slice(0, ordered.length) },
           symbol: { domain: ordered.map((p) => p.label), range: ['circle', 'square', 'triangle', 'diamond', 'star'].slice(0, ordered.length) },
           marks: [
@@ -275,7 +276,8 @@
       const first = cl.members[0];
       for (const cmp of cl.comparisons) {
         const m = cl.members[cmp.member];
-        box.append(el('p', { class: 'cmp', text: '#' + first.id + ' and #' + m.id + ': Jaccard ' + fmt(cmp.similarity, 3) + ', ' + cmp.passages.length + ' shared passage' + (cmp.passages.length === 1 ? '' : 's') + ' covering ' + fmt(cmp.coverage * 100, 0) + '% of #' + first.id }));
+        const label = /** @type {(a: string, b: string, s: number, t: number, l: any) => string} */ (neardupDiff.pairLabel)(first.id, m.id, cmp.similarity, cmp.belowThreshold ? data.options.threshold : undefined, cmp.linkedThrough);
+        box.append(el('p', { class: 'cmp' + (cmp.belowThreshold ? ' below' : ''), text: label + ', ' + cmp.passages.length + ' shared passage' + (cmp.passages.length === 1 ? '' : 's') + ' covering ' + fmt(cmp.coverage * 100, 0) + '% of #' + first.id }));
         box.append(neardupDiff.compare({ title: '#' + first.id + (first.copies > 1 ? ' + ' + (first.copies - 1) + ' identical' : ''), text: first.text, note: memberNote(first) }, { title: '#' + m.id + (m.copies > 1 ? ' + ' + (m.copies - 1) + ' identical' : ''), text: m.text, note: memberNote(m) }, cmp.passages).element);
       }
       sec.append(box);
@@ -289,15 +291,19 @@
     else {
       chart(sec, 'cluster-sizes', () =>
         Plot.plot({
-          width: 680,
-          height: 280,
+          width: Math.min(1060, Math.max(680, 90 + 15 * cs[cs.length - 1].size)),
+          height: 300,
           marginLeft: 56,
+          marginTop: 28,
           ariaLabel: 'Bar chart of the number of clusters of each size',
-          x: { label: 'members per cluster', type: 'band', domain: cs.map((d) => String(d.size)) },
-          y: { label: 'clusters (log scale)', type: 'symlog', grid: true, ticks: logTicks(Math.max(...cs.map((d) => d.count))), tickFormat: (d) => fmt(d) },
+          // A size axis, not categories: 9, 38 and 53 members are far apart. Wide enough for a
+          // two-digit count over each bar (up to the page's width).
+          x: { label: 'members per cluster', type: 'linear', domain: [1, cs[cs.length - 1].size + 1], grid: false },
+          // The axis label runs along the axis, so the count over the tallest bar never meets it.
+          y: { label: 'clusters (log scale)', labelAnchor: 'center', type: 'symlog', grid: true, ticks: logTicks(Math.max(...cs.map((d) => d.count))), tickFormat: (d) => fmt(d) },
           marks: [
-            Plot.barY(cs, { x: (d) => String(d.size), y: 'count', fill: '#7570b3', title: (d) => fmt(d.count) + ' clusters of ' + d.size }),
-            Plot.text(cs, { x: (d) => String(d.size), y: 'count', text: (d) => fmt(d.count), dy: -7, fontSize: 11 }),
+            Plot.rectY(cs, { x1: (d) => d.size - 0.42, x2: (d) => d.size + 0.42, y: 'count', fill: '#7570b3', title: (d) => fmt(d.count) + ' clusters of ' + d.size }),
+            Plot.text(cs, { x: 'size', y: 'count', text: (d) => fmt(d.count), dy: -7, fontSize: 10 }),
             Plot.ruleY([0]),
           ],
         }),

@@ -2,7 +2,7 @@
 import { $, api, int, state } from './ui.js';
 
 /** @type {Record<string, string>} */
-const LABELS = { adds: 'added', queries: 'queries', removes: 'deleted', topK: 'top-k queries', candidates: 'candidates checked', verified: 'matches verified' };
+const LABELS = { adds: 'added', queries: 'queries', removes: 'deleted', topK: 'top-k queries', candidates: 'candidates scored', verified: 'matches returned' };
 
 /** "recordBytes" → "Record bytes". */
 function human(/** @type {string} */ key) {
@@ -20,6 +20,7 @@ export async function refreshStats() {
   const s = await api('GET', '/v1/stats');
   const m = s.manifest;
   state.indexThreshold = m.threshold;
+  state.banding = { bands: m.bands, rows: m.rows };
   $('threshold').placeholder = String(m.threshold);
   const rows = [
     ['Documents', int(s.documents)],

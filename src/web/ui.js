@@ -13,7 +13,13 @@ export const state = {
   token: sessionStorage.getItem('neardup-token') || '',
   /** @type {number | undefined} */
   indexThreshold: undefined,
+  /** The index's banding (from /v1/stats), for the recall of a lower query threshold. */
+  /** @type {{ bands: number, rows: number } | undefined} */
+  banding: undefined,
 };
+
+/** The message of a request that got no answer at all (fetch's own "Failed to fetch" says nothing). */
+export const SERVER_DOWN = 'The neardup server does not answer: is it still running? Nothing was changed; try again once it is back.';
 
 /** Calls the API; a 401 reveals the token box. Throws an Error with the server's message. */
 export async function api(/** @type {string} */ method, /** @type {string} */ url, /** @type {unknown} */ body) {
@@ -21,7 +27,14 @@ export async function api(/** @type {string} */ method, /** @type {string} */ ur
   const headers = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (state.token) headers.authorization = 'Bearer ' + state.token;
-  const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  let res;
+  try {
+    res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (cause) {
+    const e = new Error(SERVER_DOWN, { cause });
+    /** @type {any} */ (e).status = 0;
+    throw e;
+  }
   const data = await res.json().catch(() => ({}));
   if (res.status === 401) {
     $('token-box').hidden = false;

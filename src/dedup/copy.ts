@@ -1,0 +1,185 @@
+/**
+ * A deduplicated (or annotated) copy of an input file: {@link dedupFile} for the library, and
+ * {@link writeCopy}, the second pass that `neardup dedup --output dedup|annotate` runs too. The
+ * copy keeps the input's format and compression (Parquet stays Parquet, shards give a directory of
+ * shards with the same names) and is written atomically.
+ * @module
+ */
+import path from 'node:path';
+import { stat } from 'node:fs/promises';
+import { openInput, type OpenedInput, type ReadOptions } from '../io/read.js';
+import { openOutput, type OutputSink } from '../io/output.js';
+import { refuseAliasedOutputs } from '../io/alias.js';
+import { InputError, UsageError } from '../io/errors.js';
+import { rewriteFile, rewriteRecords, rewriteShards, type RewriteMode, type RowVerdict } from '../io/rewrite.js';
+import type { InputRecord } from '../io/record.js';
+import { dedup } from './dedup.js';
+import type { DedupOptions, DedupResult } from './options.js';
+import { withIds, type DedupRecordsResult } from './records.js';
+
+/** The documents of an input as read: their count, input rows, and explicit ids if any. */
+export interface CopyCorpus {
+  /** Number of documents. */
+  count: number;
+  /** The input row number of each document. */
+  rows: number[];
+  /** Explicit ids (an id column or field, id⇥text, directory paths), or undefined when the row number is the id. */
+  ids: string[] | undefined;
+  /** The input: its name, format and shards. */
+  input: OpenedInput;
+}
+
+/** The id of document i: its explicit id, else its input row number. */
+export function idOf(corpus: Pick<CopyCorpus, 'ids' | 'rows'>, i: number): string | number {
+  return corpus.ids ? corpus.ids[i]! : corpus.rows[i]!;
+}
+
+/** Line of each explicit id, to refuse duplicates (pairs "A⇥A" and clusters ["A","A"] mean nothing). */
+const idLines = new WeakMap<object, Map<string, number>>();
+
+/**
+ * Records a document's id (explicit ids switch on at the first one; earlier rows become ids) and row.
+ * An explicit id seen before is an {@link InputError} naming both lines.
+ */
+export function keepIdAndRow(corpus: Pick<CopyCorpus, 'ids' | 'rows'>, r: InputRecord, file: string): void {
+  if (r.id !== undefined) {
+    let seen = idLines.get(corpus);
+    if (!seen) idLines.set(corpus, (seen = new Map()));
+    const first = seen.get(r.id);
+    if (first !== undefined) throw new InputError(file, r.line, `duplicate id "${r.id}" (first on line ${first}); ids must be unique`);
+    seen.set(r.id, r.line);
+    if (!corpus.ids) corpus.ids = corpus.rows.map(String);
+    corpus.ids.push(r.id);
+  } else if (corpus.ids) corpus.ids.push(String(r.row));
+  corpus.rows.push(r.row);
+}
+
+/** Forgets the ids seen for `corpus` (once it is read). */
+export function forgetIdLines(corpus: object): void {
+  idLines.delete(corpus);
+}
+
+/** Where a copy goes: a sink (a text file or stdout), a file written in place of a sink (Parquet), or a directory of shards. */
+export type CopyTarget = { kind: 'sink' } | { kind: 'file'; path: string } | { kind: 'shards'; path: string };
+
+/**
+ * Writes the copy of `file` that keeps one document per cluster (`dedup`: the cluster's
+ * representative, and every document outside a cluster) or every document with its cluster
+ * (`annotate`), in a second pass over the input in the same order as the first. `read` are the
+ * reader options of the first pass. Returns the number of records written. Throws when the input
+ * changed between the passes.
+ */
+export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupResult, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions): Promise<number> {
+  const n = corpus.count;
+  const clusterNo = new Int32Array(n).fill(-1);
+  result.clusters.forEach((c, k) => {
+    for (const m of c.members) clusterNo[m] = k;
+  });
+  let i = 0;
+  const name = corpus.input.name;
+  const verdict = (r: InputRecord): RowVerdict => {
+    if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${name} changed while it was being read (record ${i})`);
+    const c = clusterNo[i]!;
+    const rep = c >= 0 ? (result.clusters[c]!.representative ?? result.clusters[c]!.members[0]!) : i;
+    const v: RowVerdict = { keep: rep === i, cluster: c >= 0 ? c : undefined, duplicateOf: rep !== i ? String(idOf(corpus, rep)) : undefined };
+    i++;
+    return v;
+  };
+  // Sharded input: a directory of output shards; Parquet: a Parquet file.
+  const readOptions = { ...read, displayName: corpus.input.shards ? undefined : name, raw: true };
+  let written: number;
+  if (target.kind === 'shards') {
+    written = await rewriteShards(corpus.input.shards!, target.path, readOptions, mode, verdict);
+  } else if (target.kind === 'file') {
+    written = await rewriteFile(file, target.path, { ...readOptions, format: corpus.input.format }, mode, verdict);
+  } else {
+    if (!sink) throw new TypeError('writeCopy: a sink target needs a sink');
+    const input = await openInput(file, { ...readOptions, format: corpus.input.format });
+    written = await rewriteRecords(input, sink, mode, verdict);
+  }
+  if (i !== n) throw new Error(`${name} changed while it was being read (${i} records instead of ${n})`);
+  return written;
+}
+
+/** Options of {@link dedupFile}. */
+export interface DedupFileOptions {
+  /** How to read the input: format, text columns or fields, id, delimiter… (as {@link openInput}). */
+  read?: ReadOptions;
+  /** The near-duplicate search, as {@link dedup}'s options. */
+  dedup?: DedupOptions;
+  /**
+   * `dedup` (default): keep the first document of each cluster (its representative under
+   * `dedup.representative`) and every document outside a cluster. `annotate`: keep every document
+   * and add its cluster and the id of the document it duplicates.
+   */
+  mode?: RewriteMode;
+}
+
+/** The result of {@link dedupFile}: the dedup result with the documents' ids, and what was written. */
+export interface DedupFileResult {
+  /** The dedup result; `ids` are the input's ids (an id column or field), else its row numbers. */
+  result: DedupRecordsResult;
+  /** Records written to the copy. */
+  written: number;
+  /** Where the copy went: a file, or a directory of shards for a sharded input. */
+  output: string;
+}
+
+/**
+ * Writes a deduplicated copy of `input` to `output`, what `neardup dedup FILE --output dedup --out
+ * OUTPUT` does: the input is read once into memory (texts, ids and rows), deduplicated with
+ * {@link dedup}, and read again to copy the records kept, byte for byte, in the input's own format
+ * and compression, atomically (temp file + rename). A sharded input (a glob or a directory of shards)
+ * gives a directory of shards with the same names; a Parquet input gives a Parquet file; an existing
+ * directory as `output` gets the input's file name. `output` must not be the input.
+ * @example
+ * ```ts
+ * const { result, written } = await dedupFile('ads.tsv', 'ads.dedup.tsv', { read: { columns: { text: ['Title', 'Short Description'] } } });
+ * ```
+ */
+export async function dedupFile(input: string, output: string, options: DedupFileOptions = {}): Promise<DedupFileResult> {
+  if (typeof input !== 'string' || typeof output !== 'string' || output === '' || output === '-') {
+    throw new TypeError('dedupFile(input, output): both are file paths (output not "-"; use writeCopy for another sink)');
+  }
+  const mode = options.mode ?? 'dedup';
+  if (mode !== 'dedup' && mode !== 'annotate') throw new RangeError(`unknown mode "${String(mode)}" (expected dedup or annotate)`);
+  const read = options.read ?? {};
+  const opened = await openInput(input, read);
+  // Before the work: an output that is the input, or a Parquet copy not named .parquet, fails now.
+  const target = await copyTarget(input, output, opened).catch(async (e: unknown) => {
+    await opened.records.return(undefined);
+    throw e;
+  });
+  const corpus: CopyCorpus = { count: 0, rows: [], ids: undefined, input: opened };
+  const texts: string[] = [];
+  for await (const r of opened.records) {
+    keepIdAndRow(corpus, r, opened.name);
+    texts.push(r.text);
+  }
+  forgetIdLines(corpus);
+  corpus.count = texts.length;
+  const result = dedup(texts, options.dedup);
+  const ids = corpus.ids ?? corpus.rows.map(String);
+  let sink: OutputSink | undefined = target.kind === 'sink' ? await openOutput(output) : undefined;
+  try {
+    const written = await writeCopy(input, corpus, result, mode, target, sink, read);
+    await sink?.close();
+    sink = undefined;
+    return { result: withIds(result, ids), written, output: target.kind === 'sink' ? output : target.path };
+  } catch (e) {
+    await sink?.abort();
+    throw e;
+  }
+}
+
+/** Where {@link dedupFile} writes: as the CLI's `--out` (see src/cli/dedupOutput.ts), in the library's words. */
+async function copyTarget(input: string, output: string, opened: OpenedInput): Promise<CopyTarget> {
+  if (opened.shards) return { kind: 'shards', path: output };
+  const st = await stat(output).catch(() => undefined);
+  const target = st?.isDirectory() ? path.join(output, path.basename(input)) : output;
+  if (opened.format === 'parquet' && !st?.isDirectory() && !/\.(parquet|pq)$/i.test(output)) {
+    throw new UsageError(`output ${output}: the copy of a Parquet input is Parquet, so name it .parquet`, { option: 'out' });
+  }
+  await refuseAliasedOutputs([{ what: 'the output', path: target }], [{ what: 'the input', path: input }]);
+  return opened.format === 'parquet' || st?.isDirectory() ? { kind: 'file', path: target } : { kind: 'sink' };
+}
