@@ -137,6 +137,14 @@ describe('job status', () => {
       assert.ok(typeof t.cpu === 'number' && t.cpu >= 0, stage);
     }
 
+    // A bar per stage where progress is shown (forced here, as a terminal would), none with --quiet.
+    const bars = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'bars'), '--task-bytes', '1', '-o', path.join(dir, 'pairs4.tsv')], { cwd: dir, env: { NEARDUP_PROGRESS: 'always' } });
+    assert.equal(bars.code, 0, bars.stderr);
+    for (const stage of ['sign', 'join', 'gather', 'verify', 'components']) assert.match(bars.stderr, new RegExp(`${stage} *\\[[█░]+\\] 100% · [\\d.k]+ tasks/s`), stage);
+    const quiet = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'bars'), '-o', path.join(dir, 'pairs5.tsv'), '--task-bytes', '1', '-q'], { cwd: dir, env: { NEARDUP_PROGRESS: 'always' } });
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.equal(quiet.stderr, '');
+
     const s = neardup(['job', 'status', '--work-dir', work], { cwd: dir });
     assert.equal(s.code, 0, s.stderr);
     for (const [stage, n] of [['sign', 4], ['join', 4], ['gather', 4], ['verify', 4], ['components', 1]] as const) {
