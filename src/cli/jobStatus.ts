@@ -18,7 +18,7 @@ function rate(x: number | null, unit: string): string {
 /** The ETA line of a stage partly done, with its method. */
 export function etaLine(s: StageStatus): string | undefined {
   const e = s.eta;
-  if (!e) return undefined;
+  if (!e) return s.running > 0 && s.done < s.total && s.measured === 0 ? `eta         ${s.stage}: not known until a task is done (${s.running} running)` : undefined;
   const par = e.parallelismFrom === 'running' ? `${e.parallelism} running` : `${e.parallelism.toFixed(1)} in parallel (observed: task time ÷ elapsed)`;
   return `eta         ${s.stage}: ${ms(e.ms)} (${e.remaining} task${e.remaining === 1 ? '' : 's'} left × ${ms(e.meanTaskMs)}, the mean of ${s.measured} done, ÷ ${par})`;
 }
