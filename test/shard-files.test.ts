@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { ColumnFile, writeColumns } from '../src/shard/columns.js';
-import { commitTask, readMarker, requireMarker, taskDir, tempDirs } from '../src/shard/commit.js';
+import { commitTask, failedFile, readFailed, readMarker, requireMarker, taskDir, tempDirs } from '../src/shard/commit.js';
 import { tasksOfMember, arrayIndexFromEnv } from '../src/shard/stages.js';
 import { outputNames } from '../src/shard/job.js';
 import { groupBy } from '../src/shard/u32buf.js';
@@ -114,6 +114,8 @@ describe('task commits', () => {
     );
     assert.equal(readMarker(work, JOB, 'sign', 3), undefined);
     assert.throws(() => requireMarker(work, JOB, 'sign', 3), /sign task 3 has not completed/);
+    // The failed attempt left a record of its error, for job status.
+    assert.equal(readFailed(work, 'sign', 3)?.error, 'killed');
     // A SIGKILLed task cannot clean up: simulate its leftover.
     const leftover = path.join(work, 'sign', '.00003.tmp-99999-dead');
     fs.mkdirSync(leftover);
@@ -126,7 +128,14 @@ describe('task commits', () => {
       fs.writeFileSync(path.join(d, 'keys.bin'), 'full');
       return { docs: 7 };
     });
-    assert.deepEqual(m, { docs: 7, plan: PLAN, files: { 'keys.bin': { bytes: 4 } } });
+    const { stats, ...rest } = m;
+    assert.deepEqual(rest, { docs: 7, plan: PLAN, files: { 'keys.bin': { bytes: 4 } } });
+    // What the task cost, in the marker (#36): values vary, the fields do not.
+    assert.equal(stats?.bytesWritten, 4);
+    assert.ok(stats.wallMs >= 0 && stats.cpuMs >= 0 && stats.peakRss > 0 && stats.endedAt >= stats.startedAt);
+    assert.equal(stats.pid, process.pid);
+    // The failed first attempt's record went when the task committed.
+    assert.equal(fs.existsSync(failedFile(work, 'sign', 3)), false);
     // Another job's marker in this directory is refused, never taken as done or not done.
     assert.throws(() => readMarker(work, { id: 'bbbbbbbbbbbb' }, 'sign', 3), /belongs to job aaaaaaaaaaaa/);
     const mf = path.join(taskDir(work, 'sign', 3), '_SUCCESS.json');

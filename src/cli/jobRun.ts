@@ -12,6 +12,8 @@ import { loadJob, saveJob, STAGES, taskCount, type JobOutputMode, type JobSpec }
 import { planJob } from '../shard/plan.js';
 import { runTask } from '../shard/stages.js';
 import { summarize, writeJobOutput, type JobSummary } from '../shard/summary.js';
+import { stageTimings } from '../shard/status.js';
+import type { Progress } from './progress.js';
 import { parsePositiveInt, type EngineFlags, type InputFlags } from './options.js';
 import { dedupCommand } from './commands/dedup.js';
 import { pipelineOptionsFrom } from './pipelineOptions.js';
@@ -156,9 +158,35 @@ export async function runLocally(workDir: string, job: JobSpec, reporter: Report
   for (const stage of STAGES) {
     const n = taskCount(job, stage);
     const t0 = performance.now();
-    for (let t = 0; t < n; t++) await runTask(workDir, stage, t, job);
+    const bar = n > 0 ? reporter.progress(stage, 'tasks', n) : undefined;
+    try {
+      for (let t = 0; t < n; t++) {
+        await runTask(workDir, stage, t, job);
+        bar?.update(t + 1);
+      }
+    } finally {
+      bar?.stop();
+    }
     if (n > 0) reporter.verbose(`${stage}: ${n} task${n === 1 ? '' : 's'} in ${ms(performance.now() - t0)}`);
   }
+}
+
+/** Progress bars of a job run on workers, one per stage (shown only on a terminal, not with --quiet), fed by its progress callback. */
+export function stageBars(reporter: Reporter): { update(stage: string, done: number, total: number): void; stop(): void } {
+  let current: { stage: string; bar: Progress } | undefined;
+  return {
+    update(stage, done, total) {
+      if (current?.stage !== stage) {
+        current?.bar.stop();
+        current = { stage, bar: reporter.progress(stage, 'tasks', total) };
+      }
+      current.bar.update(done);
+    },
+    stop() {
+      current?.bar.stop();
+      current = undefined;
+    },
+  };
 }
 
 /** Writes the pairs/clusters output and prints the summary (human, or --json). */
@@ -168,6 +196,7 @@ export async function finishJob(workDir: string, job: JobSpec, flags: LogFlags &
   // Every output shard is in place: mark the directory complete, as neardup dedup does.
   if (job.output.dir) await fsp.writeFile(path.join(job.output.dir, SUCCESS_MARKER), '');
   const total = performance.now() - started;
+  const stages = stageTimings(workDir, job);
   const corpusShards = job.shards.filter((x) => x.side === 0).length;
   if (flags.json) {
     reporter.json({
@@ -183,7 +212,8 @@ export async function finishJob(workDir: string, job: JobSpec, flags: LogFlags &
       docsInClusters: s.docsInClusters,
       duplicates: s.duplicates,
       output: { mode: job.output.mode, path: job.output.dir ?? flags.out, records: written, format: job.output.mode === 'pairs' ? job.output.pairFormat : undefined },
-      timings: { total },
+      // Per stage: tasks, and their markers' wall and CPU times summed (ms); total: this command's wall time.
+      timings: { total, stages },
     });
     return s;
   }
@@ -194,7 +224,14 @@ export async function finishJob(workDir: string, job: JobSpec, flags: LogFlags &
   reporter.summary(`pairs       ${int(s.pairs)} (exact Jaccard ≥ ${job.threshold}${job.against ? ', corpus × reference only' : ''})`);
   if (job.against) reporter.summary(`matched     ${int(s.duplicates)} corpus documents are near duplicates of a reference document`);
   else reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(s.docsInClusters)} docs (${int(s.duplicates)} duplicates beyond one per cluster)`);
-  reporter.summary(`time        total ${ms(total)}`);
+  // As neardup dedup's time line: per stage, the wall time of its tasks summed (run one after the
+  // other by --local, in parallel by workers); total is this command's wall time.
+  const names = Object.keys(stages);
+  reporter.summary(`time        ${names.map((n) => `${n} ${ms(stages[n]!.wall)}`).join(' · ')} · total ${ms(total)}`);
+  if (reporter.flags.verbose) {
+    reporter.summary(`cpu         ${names.map((n) => `${n} ${ms(stages[n]!.cpu)}`).join(' · ')} (task CPU, user + system, summed)`);
+    reporter.summary(`tasks       ${names.map((n) => `${n} ${stages[n]!.tasks}`).join(' · ')}`);
+  }
   const where = job.output.dir ?? flags.out;
   if (where) reporter.summary(`output      ${job.output.mode}: ${int(written)} records → ${where}`);
   return s;

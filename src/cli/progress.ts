@@ -19,7 +19,7 @@ export interface Progress {
 }
 
 /** What a bar counts. */
-export type ProgressUnit = 'bytes' | 'docs' | 'pairs';
+export type ProgressUnit = 'bytes' | 'docs' | 'pairs' | 'tasks';
 
 const NOOP: Progress = { update() {}, stop() {} };
 

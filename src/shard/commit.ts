@@ -12,6 +12,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, promises as fsp, readFileSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { UsageError } from '../io/errors.js';
 import { DamagedFileError } from './columns.js';
@@ -25,6 +26,65 @@ export interface MarkerBase {
   plan: string;
   /** The task's files: size, and SHA-256 for text files. */
   files: Record<string, { bytes: number; sha256?: string }>;
+  /** What the task cost (markers written before #36 have none). */
+  stats?: TaskStats;
+}
+
+/**
+ * What a task cost, measured by {@link commitTask} around the task's build (everything the stage
+ * does: reading, computing, writing its files; not the commit's syncs and rename).
+ */
+export interface TaskStats {
+  /** When the build started and ended (milliseconds since the epoch, this machine's clock). */
+  startedAt: number;
+  endedAt: number;
+  /** Wall time of the build (ms). */
+  wallMs: number;
+  /** CPU time of the process during the build, user + system (ms): `process.cpuUsage()` deltas, so worker threads of the process count too. */
+  cpuMs: number;
+  /**
+   * Bytes the process read during the build through read system calls (Linux `/proc/self/io`
+   * `rchar` delta): the task's input shards as stored (compressed bytes for .gz/.zst), the other
+   * stages' files it reads, and the markers; page-cache hits count, as they are reads of the
+   * task. Null where /proc is not there (macOS, Windows).
+   */
+  bytesRead: number | null;
+  /** Sum of the sizes of the task's files (the marker excluded). */
+  bytesWritten: number;
+  /** The largest resident set size sampled during the build (every 100 ms, and at its start and end), bytes. */
+  peakRss: number;
+  /** The process's peak resident set size so far when the task ended (`process.resourceUsage().maxRSS`), bytes: it includes earlier tasks of the same process. */
+  processMaxRss: number;
+  /** The host and process that ran the task. */
+  host: string;
+  pid: number;
+}
+
+/** Bytes read by this process so far (Linux rchar), or null when unknown. */
+function readChars(): number | null {
+  try {
+    const m = /^rchar:\s*(\d+)/m.exec(readFileSync('/proc/self/io', 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The name of the record a failed attempt of a task leaves in its stage directory. */
+export function failedFile(workDir: string, stage: string, task: number): string {
+  return path.join(workDir, stage, `.failed-${String(task).padStart(5, '0')}.json`);
+}
+
+/** What a failed attempt of a task records. */
+export interface FailedRecord {
+  stage: string;
+  task: number;
+  error: string;
+  /** The error's class name (UsageError, DamagedFileError, …). */
+  kind: string;
+  at: number;
+  host: string;
+  pid: number;
 }
 
 /** What a task reads of its job: the directory and the plan's id. */
@@ -157,8 +217,27 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
   await fsp.mkdir(parent, { recursive: true });
   const tmp = path.join(parent, `.${path.basename(final)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   await fsp.mkdir(tmp);
+  const startedAt = Date.now();
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const read0 = readChars();
+  let peakRss = process.memoryUsage.rss();
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 100);
+  sampler.unref();
   try {
-    const counters = await build(tmp);
+    let counters: T;
+    try {
+      counters = await build(tmp);
+    } catch (e) {
+      await recordFailure(workDir, stage, task, e);
+      throw e;
+    } finally {
+      clearInterval(sampler);
+    }
+    const cpu = process.cpuUsage(cpu0);
+    const read1 = readChars();
+    const wallMs = performance.now() - t0;
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
     // Every file reaches the disk before the marker that vouches for it; syncs issued together
     // share the filesystem's journal commits (a task of a thousand tiny shards writes thousands).
     const files: MarkerBase['files'] = {};
@@ -168,7 +247,19 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
       const described = await Promise.all(batch.map((name) => syncAndDescribe(path.join(tmp, name), name)));
       batch.forEach((name, j) => (files[name] = described[j]!));
     }
-    const marker = { ...counters, plan: job.id, files } as T & MarkerBase;
+    const stats: TaskStats = {
+      startedAt,
+      endedAt: startedAt + Math.round(wallMs),
+      wallMs: Math.round(wallMs * 10) / 10,
+      cpuMs: Math.round((cpu.user + cpu.system) / 100) / 10,
+      bytesRead: read0 !== null && read1 !== null ? read1 - read0 : null,
+      bytesWritten: Object.values(files).reduce((a, f) => a + f.bytes, 0),
+      peakRss,
+      processMaxRss: process.resourceUsage().maxRSS * 1024,
+      host: hostname(),
+      pid: process.pid,
+    };
+    const marker = { ...counters, plan: job.id, files, stats } as T & MarkerBase;
     await faultPause();
     await writeSynced(path.join(tmp, MARKER), JSON.stringify({ ...marker, check: markerCheck(marker) }), true);
     await syncDir(tmp);
@@ -183,16 +274,46 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
       const other = readMarker<T>(workDir, job, stage, task);
       if (other) {
         await fsp.rm(tmp, { recursive: true, force: true });
+        await fsp.rm(failedFile(workDir, stage, task), { force: true }).catch(() => undefined);
         return other;
       }
       await fsp.rm(final, { recursive: true, force: true });
       await fsp.rename(tmp, final);
     }
     await syncDir(parent);
+    await fsp.rm(failedFile(workDir, stage, task), { force: true }).catch(() => undefined);
     return marker;
   } catch (e) {
     await fsp.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     throw e;
+  }
+}
+
+/**
+ * Records a failed attempt of a task (its error and when) next to the task's directory, for `job
+ * status`; the record goes when the task commits. A record that cannot be written is not an error
+ * of its own: the task's error is what the caller sees.
+ */
+async function recordFailure(workDir: string, stage: string, task: number, e: unknown): Promise<void> {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const rec: FailedRecord = { stage, task, error: err.message, kind: err.constructor.name, at: Date.now(), host: hostname(), pid: process.pid };
+  const file = failedFile(workDir, stage, task);
+  const tmp = `${file}.${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    await fsp.writeFile(tmp, JSON.stringify(rec) + '\n');
+    await fsp.rename(tmp, file);
+  } catch {
+    await fsp.rm(tmp, { force: true }).catch(() => undefined);
+  }
+}
+
+/** The failed-attempt record of a task, if one is there and readable. */
+export function readFailed(workDir: string, stage: string, task: number): FailedRecord | undefined {
+  try {
+    const r = JSON.parse(readFileSync(failedFile(workDir, stage, task), 'utf8')) as FailedRecord;
+    return r && typeof r.error === 'string' ? r : undefined;
+  } catch {
+    return undefined;
   }
 }
 

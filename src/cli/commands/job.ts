@@ -11,7 +11,8 @@ import { progressOf } from '../../shard/summary.js';
 import { addLogOptions, parsePositiveInt } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
-import { addPlanOptions, finishJob, openJob, planFromFlags, refuseUnsupported, runLocally, type PlanFlags } from '../jobRun.js';
+import { addPlanOptions, finishJob, openJob, planFromFlags, refuseUnsupported, runLocally, stageBars, type PlanFlags } from '../jobRun.js';
+import { printStatus } from '../jobStatus.js';
 
 interface DedupJobFlags extends PlanFlags {
   redis?: string;
@@ -63,19 +64,25 @@ export function jobCommand(): Command {
     if (flags.local) await runLocally(workDir, job, reporter);
     else {
       let last = '';
-      await submitJob(workDir, job, {
-        redis: flags.redis!,
-        queue: flags.queue,
-        noticeMs: flags.waitNotice * 1000,
-        redisTimeoutMs: flags.redisTimeout * 1000,
-        // Said even with --quiet: a job that waits must say why.
-        onNotice: (m) => process.stderr.write(`neardup: ${m}\n`),
-        onProgress: (stage, done, total) => {
-          const line = `${stage} ${done}/${total}`;
-          if (line !== last) reporter.verbose(`progress: ${line} tasks`);
-          last = line;
-        },
-      });
+      const bars = stageBars(reporter);
+      try {
+        await submitJob(workDir, job, {
+          redis: flags.redis!,
+          queue: flags.queue,
+          noticeMs: flags.waitNotice * 1000,
+          redisTimeoutMs: flags.redisTimeout * 1000,
+          // Said even with --quiet: a job that waits must say why.
+          onNotice: (m) => process.stderr.write(`neardup: ${m}\n`),
+          onProgress: (stage, done, total) => {
+            const line = `${stage} ${done}/${total}`;
+            if (line !== last) reporter.verbose(`progress: ${line} tasks`);
+            last = line;
+            bars.update(stage, done, total);
+          },
+        });
+      } finally {
+        bars.stop();
+      }
     }
     await finishJob(workDir, job, flags, reporter, started);
   });
@@ -93,10 +100,13 @@ export function jobCommand(): Command {
     await finishJob(workDir, job, flags, reporter, performance.now());
   });
 
-  const status = new Command('status').description('tasks done per stage').requiredOption('--work-dir <dir>', 'the job directory');
-  status.action((flags: { workDir: string }) => {
+  const status = new Command('status')
+    .description('per stage: tasks done, running, failed and waiting, task time, elapsed time, docs/s and bytes/s, an ETA for a stage partly done, and the error of each failed task')
+    .requiredOption('--work-dir <dir>', 'the job directory')
+    .option('--json', 'print the same as one JSON object');
+  status.action((flags: { workDir: string; json?: boolean }) => {
     const { workDir, job } = openJob(flags.workDir);
-    for (const p of progressOf(workDir, job)) if (p.total > 0) process.stdout.write(`${p.stage.padEnd(11)} ${p.done}/${p.total}\n`);
+    printStatus(workDir, job, !!flags.json);
   });
 
   return job.addCommand(plan).addCommand(dedup).addCommand(report).addCommand(status);
