@@ -19,7 +19,7 @@ import { UnionFind, componentsOf } from '../dedup/clusters.js';
 import { formatCluster } from '../io/write.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from './commit.js';
-import { taskCount, type JobSpec } from './job.js';
+import { rangeOf, taskCount, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
 import { GatheredShards } from './gathered.js';
 
@@ -34,16 +34,7 @@ export interface ComponentsMarker {
 }
 
 /** The shard of global document g (docOffset ascending, length S + 1). */
-function shardOf(docOffset: Float64Array, g: number): number {
-  let lo = 0;
-  let hi = docOffset.length - 2;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >>> 1;
-    if (docOffset[mid]! <= g) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
+const shardOf = (docOffset: Float64Array, g: number): number => rangeOf(docOffset, g);
 
 /** Calls fn for every verified pair of the job, in global order (task by task). */
 function forEachVerified(workDir: string, job: JobSpec, fn: (shardA: number, docA: number, shardB: number, docB: number, sim: number) => void): void {

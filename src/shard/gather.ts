@@ -11,8 +11,7 @@
  */
 import path from 'node:path';
 import { ColumnFile, writeColumns } from './columns.js';
-import { requireMarker, taskDir } from './commit.js';
-import { runPerShard } from './perShard.js';
+import { openJoinFiles, runPerShard } from './perShard.js';
 import { checkShard, type JobSpec } from './job.js';
 import { docId, numbering, openShard, type Numbering } from './shardInput.js';
 import { U32Buf } from './u32buf.js';
@@ -24,21 +23,6 @@ export interface GatherMarker {
   docs: number;
   /** Fingerprints kept (4 bytes each). */
   fingerprints: number;
-}
-
-/** The join outputs' needed-document lists, opened once per gather task. */
-function openNeeds(workDir: string, job: JobSpec): ColumnFile[] {
-  const files: ColumnFile[] = [];
-  try {
-    for (let p = 0; p < job.partitions; p++) {
-      requireMarker(workDir, job, 'join', p);
-      files.push(ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'need.bin'), 'needed-docs', job.id));
-    }
-  } catch (e) {
-    for (const f of files) f.close();
-    throw e;
-  }
-  return files;
 }
 
 /** The documents of shard `s` named by the join outputs, ascending and unique. */
@@ -68,7 +52,7 @@ class GatherOutput {
 /** Runs gather task `t` (idempotent; every join task must have completed): gathers each shard of its group into one sets file. */
 export function runGather(workDir: string, job: JobSpec, t: number): Promise<object> {
   const num = numbering(workDir, job);
-  const needs = openNeeds(workDir, job);
+  const needs = openJoinFiles(workDir, job, 'need.bin', 'needed-docs');
   const signer = createTextSigner({ shingle: job.shingle, minhash: job.minhash });
   const out = new GatherOutput();
   return runPerShard<GatherMarker>(

@@ -252,12 +252,16 @@ export function shardsOfTask(job: JobSpec, t: number): { first: number; end: num
 
 /** The task of a per-shard stage that handles shard `s`. */
 export function taskOfShard(job: JobSpec, s: number): number {
-  const g = job.groups;
+  return rangeOf(job.groups, s);
+}
+
+/** The range holding x among ranges [starts[i], starts[i + 1]) (`starts` ascending, its last value the end). */
+export function rangeOf(starts: ArrayLike<number>, x: number): number {
   let lo = 0;
-  let hi = g.length - 2;
+  let hi = starts.length - 2;
   while (lo < hi) {
     const mid = (lo + hi + 1) >>> 1;
-    if (g[mid]! <= s) lo = mid;
+    if (starts[mid]! <= x) lo = mid;
     else hi = mid - 1;
   }
   return lo;

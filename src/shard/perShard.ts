@@ -6,7 +6,7 @@
  * @module
  */
 import path from 'node:path';
-import { DamagedFileError } from './columns.js';
+import { ColumnFile, DamagedFileError } from './columns.js';
 import { commitTask, requireMarker, taskDir, type MarkerBase } from './commit.js';
 import { shardsOfTask, taskOfShard, type JobSpec, type StageName } from './job.js';
 
@@ -49,6 +49,24 @@ export function runPerShard<X extends object>(
     await finish(dir);
     return { shards };
   });
+}
+
+/**
+ * Opens file `name` (of `kind`) of every join task, each of which must have completed: a task of a
+ * later stage opens them once and reads only its own rows of each. The caller closes them.
+ */
+export function openJoinFiles(workDir: string, job: JobSpec, name: string, kind: string): ColumnFile[] {
+  const files: ColumnFile[] = [];
+  try {
+    for (let p = 0; p < job.partitions; p++) {
+      requireMarker(workDir, job, 'join', p);
+      files.push(ColumnFile.open(path.join(taskDir(workDir, 'join', p), name), kind, job.id));
+    }
+  } catch (e) {
+    for (const f of files) f.close();
+    throw e;
+  }
+  return files;
 }
 
 /** The path of a per-shard stage's task file `name`, for the task that handled shard `s`. */

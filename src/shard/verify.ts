@@ -15,8 +15,8 @@ import path from 'node:path';
 import { jaccard } from '../similarity/jaccard.js';
 import { formatPair } from '../io/write.js';
 import { ColumnFile, writeColumns } from './columns.js';
-import { requireMarker, taskDir, writeSynced } from './commit.js';
-import { runPerShard } from './perShard.js';
+import { requireMarker, writeSynced } from './commit.js';
+import { openJoinFiles, runPerShard } from './perShard.js';
 import { taskCount, type JobSpec } from './job.js';
 import { GatheredShards } from './gathered.js';
 import { U32Buf } from './u32buf.js';
@@ -27,21 +27,6 @@ export interface VerifyMarker {
   candidates: number;
   /** Pairs at or above the threshold. */
   pairs: number;
-}
-
-/** The join outputs, opened once per verify task (each of its shards reads its own rows of them). */
-function openCandidates(workDir: string, job: JobSpec): ColumnFile[] {
-  const files: ColumnFile[] = [];
-  try {
-    for (let p = 0; p < job.partitions; p++) {
-      requireMarker(workDir, job, 'join', p);
-      files.push(ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'pairs.bin'), 'candidates', job.id));
-    }
-  } catch (e) {
-    for (const f of files) f.close();
-    throw e;
-  }
-  return files;
 }
 
 /** The candidate pairs of shard A from every join output: (docA, shardB, docB), with repeats. */
@@ -70,7 +55,7 @@ function candidatesOf(joins: readonly ColumnFile[], A: number): { docA: Uint32Ar
 export function runVerify(workDir: string, job: JobSpec, t: number): Promise<object> {
   for (let g = 0; g < taskCount(job, 'gather'); g++) requireMarker(workDir, job, 'gather', g);
   // The join outputs and the gathered sets are opened once for the task's shards.
-  const joins = openCandidates(workDir, job);
+  const joins = openJoinFiles(workDir, job, 'pairs.bin', 'candidates');
   const gathered = new GatheredShards(workDir, job);
   const out = new VerifyOutput();
   return runPerShard<VerifyMarker>(
