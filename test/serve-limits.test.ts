@@ -7,7 +7,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import net from 'node:net';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,7 +14,8 @@ import fc from 'fast-check';
 import { NearDupIndex } from '../src/online/nearDupIndex.js';
 import { buildApp } from '../src/server/app.js';
 import { firstInvalidUtf8 } from '../src/server/jsonBody.js';
-import { mainJs, tmpDir } from './cliUtil.js';
+import { tmpDir } from './cliUtil.js';
+import { startServe } from './helpers/procs.js';
 
 const TEXT = 'a flat in rome near the metro with two rooms and a balcony';
 
@@ -129,33 +129,18 @@ test('http: a body or headers trickled in are answered 408 and closed (request a
   await index.close();
 });
 
-/** Starts `neardup serve`; resolves with the child, its port and its exit, once it listens. */
-function serve(args: string[]): Promise<{ child: ReturnType<typeof spawn>; port: number; stderr: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [mainJs, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(err);
-      if (m) resolve({ child, port: Number(m[1]), stderr: () => err, exited });
-    });
-    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-}
-
 test('serve: SIGTERM drains for at most --shutdown-timeout, then closes a slow client and exits 0', async () => {
-  const s = await serve(['--store', 'memory', '--shutdown-timeout', '300', '--request-timeout', '0']);
+  const s = await startServe(['--store', 'memory', '--shutdown-timeout', '300', '--request-timeout', '0']);
+  const port = Number(new URL(s.url).port);
   const body = JSON.stringify({ id: 'slow', text: TEXT });
   let closed = false;
-  const client = slowClient(s.port, `POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, body, 1000).then((r) => {
+  const client = slowClient(port, `POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, body, 1000).then((r) => {
     closed = true;
     return r;
   });
   // Let the request reach the server (its headers are parsed), then ask it to stop.
   await new Promise((r) => setTimeout(r, 300));
-  s.child.kill('SIGTERM');
-  assert.equal(await s.exited, 0);
+  assert.equal(await s.stop(), 0);
   assert.match(s.stderr(), /requests still open after 300 ms: closing their connections/);
   await client;
   assert.ok(closed);
@@ -166,11 +151,11 @@ test('serve: 8 processes creating one new SQLite file at once all start (rounds:
   const dir = tmpDir();
   for (let r = 0; r < rounds; r++) {
     const db = path.join(dir, `s${r}.db`);
-    const started = await Promise.allSettled(Array.from({ length: 8 }, () => serve(['--store', `sqlite:${db}`])));
-    for (const s of started) if (s.status === 'fulfilled') s.value.child.kill('SIGTERM');
+    const started = await Promise.allSettled(Array.from({ length: 8 }, () => startServe(['--store', `sqlite:${db}`])));
+    const exits = started.map((s) => (s.status === 'fulfilled' ? s.value.stop() : Promise.resolve(null)));
     const failed = started.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason));
     assert.deepEqual(failed, [], `round ${r}`);
-    assert.deepEqual(await Promise.all(started.map((s) => (s as PromiseFulfilledResult<{ exited: Promise<number | null> }>).value.exited)), Array(8).fill(0));
+    assert.deepEqual(await Promise.all(exits), Array(8).fill(0));
   }
   t.diagnostic(`${rounds} rounds of 8`);
   fs.rmSync(dir, { recursive: true, force: true });

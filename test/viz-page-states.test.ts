@@ -6,36 +6,22 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { mainJs, neardup, repoRoot, tmpDir } from './cliUtil.js';
+import { neardup, repoRoot, tmpDir } from './cliUtil.js';
 import { artifact, launchBrowser, watchPage, type PageProblems, type TestBrowser } from './helpers/browser.js';
 import { needsBrowser } from './helpers/needs.js';
+import { startServe, type ServeChild } from './helpers/procs.js';
 
 const ADS = path.join(repoRoot, 'examples/ads.tsv');
 const rows = readFileSync(ADS, 'utf8').split('\n').slice(1).filter(Boolean).map((l) => l.split('\t'));
 const adText = (i: number): string => `${rows[i]![0]} ${rows[i]![1]}`;
 const dir = tmpDir();
-let server: ChildProcess | undefined;
+let server: ServeChild | undefined;
 let browser: TestBrowser | undefined;
 let base = '';
 const problems: PageProblems[] = [];
-
-function serve(args: string[]): Promise<string> {
-  const p = spawn(process.execPath, [mainJs, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  server = p;
-  let err = '';
-  return new Promise((resolve, reject) => {
-    p.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    p.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-}
 
 async function openPage(watch = true): Promise<Page> {
   const page = await browser!.context.newPage();
@@ -62,17 +48,14 @@ before(async () => {
   mkdirSync(path.dirname(db), { recursive: true });
   const r = neardup(['index', 'add', ADS, '--text', 'Title,Short Description', '--id-prefix', 'ad', '--store', `sqlite:${db}`, '-q']);
   assert.equal(r.code, 0, r.stderr);
-  base = await serve(['--store', `sqlite:${db}`]);
+  server = await startServe(['--host', '127.0.0.1', '--store', `sqlite:${db}`]);
+  base = server.url;
   browser = await launchBrowser({ width: 1100, height: 1000 });
 });
 
 after(async () => {
   await browser?.close();
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server!.once('exit', r));
-    server.kill('SIGTERM');
-    await exited;
-  }
+  await server?.stop();
   for (const p of problems) {
     assert.deepEqual(p.errors, []);
     assert.deepEqual(p.blocked, []);

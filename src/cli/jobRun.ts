@@ -132,8 +132,6 @@ export function refuseUnsupported(cmd: Command): void {
 
 /** Writes (or reuses) the plan of the flags' job. */
 export async function planFromFlags(shards: string[], flags: PlanFlags): Promise<JobSpec> {
-  if (flags.verify && flags.verify !== 'exact') throw new UsageError('sharded jobs verify exactly: --verify estimate/none is for neardup dedup');
-  if (flags.outputFormat && flags.output !== 'pairs') throw new UsageError('--output-format applies to --output pairs only');
   const { dedup: options, read, pairFormat } = pipelineOptionsFrom(flags);
   const spec = await planJob({
     shards,

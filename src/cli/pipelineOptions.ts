@@ -11,7 +11,7 @@ import { UsageError } from '../io/errors.js';
 import { dedupOptionsFrom, pairFormatOf, readOptionsFrom, type EngineFlags, type InputFlags } from './options.js';
 
 /** The flags {@link pipelineOptionsFrom} reads. */
-export type PipelineFlags = EngineFlags & InputFlags & { outputFormat?: PairFormat; out?: string };
+export type PipelineFlags = EngineFlags & InputFlags & { outputFormat?: PairFormat; out?: string; output?: string };
 
 /** Library options of a pipeline run. */
 export interface PipelineOptions {
@@ -23,8 +23,9 @@ export interface PipelineOptions {
   pairFormat: PairFormat;
 }
 
-/** The library options of the flags. Engine flags are checked first, then the reader's. */
+/** The library options of the flags. The output format is checked against the output first, then engine flags, then the reader's. */
 export function pipelineOptionsFrom(flags: PipelineFlags): PipelineOptions {
+  if (flags.outputFormat && flags.output !== undefined && flags.output !== 'pairs') throw new UsageError('--output-format applies to --output pairs only');
   const dedup = dedupOptionsFrom(flags);
   const read = readOptionsFrom(flags);
   return { dedup, read, pairFormat: pairFormatOf(flags) };

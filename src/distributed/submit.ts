@@ -150,8 +150,8 @@ export async function submitJob(workDir: string, job: JobSpec, options: SubmitOp
           if (j.failedReason === undefined || !(await call('read a failure', () => j.isFailed()))) continue;
           const reason = j.failedReason || 'unknown failure';
           // Stop the rest of this stage: nothing later can run.
-          for (const other of pending.values()) if (other !== id) await call('remove tasks', () => queue.remove(other)).catch(() => 0);
-          await call('remove tasks', () => queue.remove(id)).catch(() => 0);
+          for (const other of pending.values()) if (other !== id) await call('remove tasks', () => queue.remove(other));
+          await call('remove tasks', () => queue.remove(id));
           // The reason names the file and line (or row group) the reader stopped at.
           if (reason.startsWith(INPUT_FAILURE)) throw new UsageError(`${stage} task ${t}: ${reason.slice(INPUT_FAILURE.length)}`);
           throw new TaskFailedError(`${stage} task ${t} failed after ${j.attemptsMade} attempts: ${reason}`);

@@ -15,15 +15,10 @@ export interface PerShardMarker<X> {
   shards: X[];
 }
 
-/** The whole marker of the task that handled shard `s` (which must have completed). */
-export function shardTaskMarker<X>(workDir: string, job: JobSpec, stage: StageName, s: number): PerShardMarker<X> & MarkerBase {
-  return requireMarker<PerShardMarker<X>>(workDir, job, stage, taskOfShard(job, s));
-}
-
 /** Shard `s`'s counters in a per-shard stage (its task must have completed). */
 export function shardMarker<X>(workDir: string, job: JobSpec, stage: StageName, s: number): X {
   const t = taskOfShard(job, s);
-  const m = shardTaskMarker<X>(workDir, job, stage, s);
+  const m = requireMarker<PerShardMarker<X>>(workDir, job, stage, t);
   const x = Array.isArray(m.shards) ? m.shards[s - job.groups[t]!] : undefined;
   if (x === undefined || x === null) throw new DamagedFileError(`${path.join(taskDir(workDir, stage, t), '_SUCCESS.json')}: has no counters of shard ${s}: the job directory is damaged`);
   return x;
@@ -67,9 +62,4 @@ export function openJoinFiles(workDir: string, job: JobSpec, name: string, kind:
     throw e;
   }
   return files;
-}
-
-/** The path of a per-shard stage's task file `name`, for the task that handled shard `s`. */
-export function taskFileOfShard(workDir: string, job: JobSpec, stage: StageName, s: number, name: string): string {
-  return path.join(taskDir(workDir, stage, taskOfShard(job, s)), name);
 }

@@ -83,7 +83,6 @@ Examples:
 async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   const reporter = new Reporter(flags);
   requireOutForJson(flags);
-  if (flags.outputFormat && flags.output !== 'pairs') throw new UsageError('--output-format applies to --output pairs only');
   const { dedup: options, read: readOptions, pairFormat } = pipelineOptionsFrom(flags);
   if (flags.against !== undefined) {
     if (flags.stream) throw new UsageError('--against holds both inputs in memory: --stream does not apply (use "neardup job dedup --against" for inputs larger than memory)');
