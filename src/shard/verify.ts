@@ -15,7 +15,7 @@
  */
 import path from 'node:path';
 import { formatPair } from '../io/write.js';
-import { textsAt, closeRangeFiles } from '../parallel/rangeJobs.js';
+import { textsAt, closeRangeFiles, type ReadScratch } from '../parallel/rangeJobs.js';
 import type { LineParseSpec } from '../io/lineRanges.js';
 import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
 import { createTextSigner, type TextSigner } from '../sketch/textSigner.js';
@@ -74,10 +74,51 @@ function candidatesOf(joins: readonly ColumnFile[], A: number, docs: number): { 
   return { start, partner: partner.subarray(0, m) };
 }
 
+/**
+ * The sets of one batch, end to end in one growing buffer: a typed array per set (thousands of a few
+ * KB each) cost more in allocation and collection than making the set.
+ */
+class BatchSets {
+  private data = new Uint32Array(1 << 20);
+  private used = 0;
+  private readonly at = new Map<number, number>();
+  private starts: number[] = [];
+  private ends: number[] = [];
+
+  clear(): void {
+    this.used = 0;
+    this.at.clear();
+    this.starts = [];
+    this.ends = [];
+  }
+
+  /** Keeps a copy of `set` under `key`. */
+  add(key: number, set: Uint32Array): void {
+    if (this.used + set.length > this.data.length) {
+      const d = new Uint32Array(Math.max(this.used + set.length, this.data.length * 2));
+      d.set(this.data.subarray(0, this.used));
+      this.data = d;
+    }
+    this.data.set(set, this.used);
+    this.at.set(key, this.starts.length);
+    this.starts.push(this.used);
+    this.used += set.length;
+    this.ends.push(this.used);
+  }
+
+  /** The set under `key` (a view, valid until the next add). */
+  get(key: number): Uint32Array {
+    const i = this.at.get(key)!;
+    return this.data.subarray(this.starts[i]!, this.ends[i]!);
+  }
+}
+
 /** Makes the fingerprint sets of documents from their texts, shard by shard. */
 class SetMaker {
   private readonly signer: TextSigner;
   private readonly specs = new Map<number, LineParseSpec>();
+  private readonly table = new ProbeTable();
+  private readonly scratch: ReadScratch = {};
   constructor(
     private readonly workDir: string,
     private readonly job: JobSpec,
@@ -88,14 +129,13 @@ class SetMaker {
   }
 
   /** The distinct sets of documents `want` (ascending, unique) of shard `s`, into `sets` by s · 2^32 + doc. */
-  async make(s: number, want: Uint32Array, sets: Map<number, Uint32Array>): Promise<void> {
-    const texts = await this.texts(s, want);
-    for (let i = 0; i < want.length; i++) sets.set(s * TWO32 + want[i]!, this.signer.distinct(texts[i]!));
-  }
-
-  private async texts(s: number, want: Uint32Array): Promise<string[]> {
+  async make(s: number, want: Uint32Array, sets: BatchSets): Promise<void> {
     const sd = this.docs.get(s);
-    if (!sd.ranged) return this.gathered.get(s).texts(want);
+    if (!sd.ranged) {
+      const texts = this.gathered.get(s).texts(want);
+      for (let i = 0; i < want.length; i++) sets.add(s * TWO32 + want[i]!, this.signer.distinctView(texts[i]!, this.table));
+      return;
+    }
     let spec = this.specs.get(s);
     if (!spec) {
       checkShard(this.workDir, this.job, s);
@@ -107,9 +147,21 @@ class SetMaker {
       starts[i] = sd.start(want[i]!);
       lengths[i] = sd.length(want[i]!);
     }
-    const got = await textsAt({ spec, starts, lengths, firstLine: 1 });
+    const got = await textsAt({ spec, starts, lengths, firstLine: 1 }, this.scratch);
     const raw = got.bytes as Buffer | undefined;
-    return got.texts.map((t, i) => t ?? raw!.toString('utf8', got.spans![2 * i]!, got.spans![2 * i + 1]!));
+    // Texts left as bytes are made into sets from their bytes in the signer's memory (never decoded), as dedup's verification does.
+    const block = raw && this.signer.blockSigner ? (this.signer.blockSigner.load(raw), this.signer.blockSigner) : undefined;
+    for (let i = 0; i < want.length; i++) {
+      const text = got.texts[i];
+      let set: Uint32Array | undefined;
+      if (text === null) {
+        const a = got.spans![2 * i]!;
+        const b = got.spans![2 * i + 1]!;
+        const fps = block?.fingerprintSpan(a, b);
+        set = fps ? this.table.distinctView(fps) : this.signer.distinctView(raw!.toString('utf8', a, b), this.table);
+      } else set = this.signer.distinctView(text!, this.table);
+      sets.add(s * TWO32 + want[i]!, set);
+    }
   }
 
   /** Checks that every shard read in place is still as planned. */
@@ -162,7 +214,7 @@ async function verifyShard(job: JobSpec, joins: readonly ColumnFile[], docs: Job
   const { sa, oa, os, ob, sims, lines } = out;
   const before = sims.length;
   const table = new ProbeTable();
-  const sets = new Map<number, Uint32Array>();
+  const sets = new BatchSets();
   const da = docs.get(A);
   let made = 0;
   for (let a0 = 0; a0 < count; ) {
@@ -190,10 +242,10 @@ async function verifyShard(job: JobSpec, joins: readonly ColumnFile[], docs: Job
     }
     for (let a = a0; a < a1; a++) {
       if (start[a + 1] === start[a]) continue;
-      table.load(sets.get(A * TWO32 + a)!);
+      table.load(sets.get(A * TWO32 + a));
       for (let i = start[a]!; i < start[a + 1]!; i++) {
         const key = partner[i]!;
-        const sim = probeJaccardAtLeast(table, sets.get(key)!, job.threshold);
+        const sim = probeJaccardAtLeast(table, sets.get(key), job.threshold);
         if (sim < 0) continue;
         const s = Math.floor(key / TWO32);
         const b = key - s * TWO32;
