@@ -21,7 +21,7 @@ import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from './commit.js';
 import { rangeOf, taskCount, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
-import { JobDocs } from './docs.js';
+import { jobDocs } from './docs.js';
 
 /** The components task's marker. */
 export interface ComponentsMarker {
@@ -62,7 +62,7 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
     for (let t = 0; t < taskCount(job, 'verify'); t++) requireMarker(workDir, job, 'verify', t);
     const num = numbering(workDir, job);
     const { docOffset } = num;
-    const docs = new JobDocs(workDir, job, num);
+    const docs = jobDocs(workDir, job, num);
     const rows: { shard: number; doc: number; cluster: number; rep: number; repId: string }[] = [];
     const idOf = (g: number): string | number => {
       const s = shardOf(docOffset, g);

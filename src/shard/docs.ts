@@ -3,9 +3,8 @@
  * plain line-format shard, where its line lies, by (shard, doc), one shard's rows at a time.
  * @module
  */
-import path from 'node:path';
-import { ColumnFile } from './columns.js';
-import { requireMarker, taskDir } from './commit.js';
+import type { ColumnFile } from './columns.js';
+import { ShardFiles } from './perShard.js';
 import { taskOfShard, type JobSpec } from './job.js';
 import type { Numbering } from './shardInput.js';
 
@@ -45,38 +44,6 @@ function docsOf(job: JobSpec, num: Numbering, f: ColumnFile, s: number): ShardDo
 }
 
 /** The sign stage's document rows, each task's file opened when first needed and closed together. */
-export class JobDocs {
-  private files = new Map<number, ColumnFile>();
-  private shards = new Map<number, ShardDocs>();
-  constructor(
-    private readonly workDir: string,
-    private readonly job: JobSpec,
-    private readonly num: Numbering,
-  ) {}
-
-  /** Shard `s`'s documents. */
-  get(s: number): ShardDocs {
-    let g = this.shards.get(s);
-    if (g) return g;
-    const t = taskOfShard(this.job, s);
-    let f = this.files.get(t);
-    if (!f) {
-      requireMarker(this.workDir, this.job, 'sign', t);
-      this.files.set(t, (f = ColumnFile.open(path.join(taskDir(this.workDir, 'sign', t), 'docs.bin'), 'docs', this.job.id)));
-    }
-    this.shards.set(s, (g = docsOf(this.job, this.num, f, s)));
-    return g;
-  }
-
-  /** Forgets shard `s`'s rows (its file stays open). */
-  drop(s: number): void {
-    this.shards.delete(s);
-  }
-
-  /** Closes every file. */
-  close(): void {
-    for (const f of this.files.values()) f.close();
-    this.files.clear();
-    this.shards.clear();
-  }
+export function jobDocs(workDir: string, job: JobSpec, num: Numbering): ShardFiles<ShardDocs> {
+  return new ShardFiles(workDir, job, 'sign', 'docs.bin', 'docs', (f, s) => docsOf(job, num, f, s));
 }

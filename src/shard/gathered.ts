@@ -3,9 +3,8 @@
  * by (shard, doc), without loading more of a task's file than is asked for.
  * @module
  */
-import path from 'node:path';
-import { ColumnFile } from './columns.js';
-import { requireMarker, taskDir } from './commit.js';
+import type { ColumnFile } from './columns.js';
+import { ShardFiles } from './perShard.js';
 import { taskOfShard, type JobSpec } from './job.js';
 
 /** One shard's gathered documents. */
@@ -50,32 +49,6 @@ function gatheredOf(job: JobSpec, f: ColumnFile, s: number): GatheredShard {
 }
 
 /** Gathered shards, their task files opened when first needed and closed together. */
-export class GatheredShards {
-  private files = new Map<number, ColumnFile>();
-  private shards = new Map<number, GatheredShard>();
-  constructor(
-    private readonly workDir: string,
-    private readonly job: JobSpec,
-  ) {}
-
-  /** Shard `s`'s gathered documents. */
-  get(s: number): GatheredShard {
-    let g = this.shards.get(s);
-    if (g) return g;
-    const t = taskOfShard(this.job, s);
-    let f = this.files.get(t);
-    if (!f) {
-      requireMarker(this.workDir, this.job, 'gather', t);
-      this.files.set(t, (f = ColumnFile.open(path.join(taskDir(this.workDir, 'gather', t), 'texts.bin'), 'texts', this.job.id)));
-    }
-    this.shards.set(s, (g = gatheredOf(this.job, f, s)));
-    return g;
-  }
-
-  /** Closes every file. */
-  close(): void {
-    for (const f of this.files.values()) f.close();
-    this.files.clear();
-    this.shards.clear();
-  }
+export function gatheredShards(workDir: string, job: JobSpec): ShardFiles<GatheredShard> {
+  return new ShardFiles(workDir, job, 'gather', 'texts.bin', 'texts', (f, s) => gatheredOf(job, f, s));
 }

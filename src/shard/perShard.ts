@@ -63,3 +63,42 @@ export function openJoinFiles(workDir: string, job: JobSpec, name: string, kind:
   }
   return files;
 }
+
+/**
+ * Per-shard views of one file of a per-shard stage's tasks (`stage/<t>/<name>`): each task's file
+ * is opened when one of its shards is first asked for, each shard's view made once, and all closed
+ * together.
+ */
+export class ShardFiles<T> {
+  private files = new Map<number, ColumnFile>();
+  private views = new Map<number, T>();
+  constructor(
+    private readonly workDir: string,
+    private readonly job: JobSpec,
+    private readonly stage: StageName,
+    private readonly name: string,
+    private readonly kind: string,
+    private readonly view: (f: ColumnFile, s: number) => T,
+  ) {}
+
+  /** Shard `s`'s view. */
+  get(s: number): T {
+    let v = this.views.get(s);
+    if (v !== undefined) return v;
+    const t = taskOfShard(this.job, s);
+    let f = this.files.get(t);
+    if (!f) {
+      requireMarker(this.workDir, this.job, this.stage, t);
+      this.files.set(t, (f = ColumnFile.open(path.join(taskDir(this.workDir, this.stage, t), this.name), this.kind, this.job.id)));
+    }
+    this.views.set(s, (v = this.view(f, s)));
+    return v;
+  }
+
+  /** Closes every file. */
+  close(): void {
+    for (const f of this.files.values()) f.close();
+    this.files.clear();
+    this.views.clear();
+  }
+}

@@ -21,10 +21,10 @@ import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
 import { createTextSigner, type TextSigner } from '../sketch/textSigner.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { requireMarker, writeSynced } from './commit.js';
-import { openJoinFiles, runPerShard } from './perShard.js';
+import { openJoinFiles, runPerShard, type ShardFiles } from './perShard.js';
 import { checkShard, taskCount, type JobSpec } from './job.js';
-import { GatheredShards } from './gathered.js';
-import { JobDocs } from './docs.js';
+import { gatheredShards, type GatheredShard } from './gathered.js';
+import { jobDocs, type ShardDocs } from './docs.js';
 import { numbering, shardLineSpec } from './shardInput.js';
 import { U32Buf } from './u32buf.js';
 
@@ -122,8 +122,8 @@ class SetMaker {
   constructor(
     private readonly workDir: string,
     private readonly job: JobSpec,
-    private readonly docs: JobDocs,
-    private readonly gathered: GatheredShards,
+    private readonly docs: ShardFiles<ShardDocs>,
+    private readonly gathered: ShardFiles<GatheredShard>,
   ) {
     this.signer = createTextSigner({ shingle: job.shingle, minhash: job.minhash });
   }
@@ -176,8 +176,8 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
   const num = numbering(workDir, job);
   // The join outputs, ids and gathered texts are opened once for the task's shards.
   const joins = openJoinFiles(workDir, job, 'pairs.bin', 'candidates');
-  const docs = new JobDocs(workDir, job, num);
-  const gathered = new GatheredShards(workDir, job);
+  const docs = jobDocs(workDir, job, num);
+  const gathered = gatheredShards(workDir, job);
   const maker = new SetMaker(workDir, job, docs, gathered);
   const out = new VerifyOutput();
   return runPerShard<VerifyMarker>(
@@ -209,7 +209,7 @@ class VerifyOutput {
   readonly lines: string[] = [];
 }
 
-async function verifyShard(job: JobSpec, joins: readonly ColumnFile[], docs: JobDocs, maker: SetMaker, out: VerifyOutput, A: number, count: number): Promise<VerifyMarker> {
+async function verifyShard(job: JobSpec, joins: readonly ColumnFile[], docs: ShardFiles<ShardDocs>, maker: SetMaker, out: VerifyOutput, A: number, count: number): Promise<VerifyMarker> {
   const { start, partner } = candidatesOf(joins, A, count);
   const { sa, oa, os, ob, sims, lines } = out;
   const before = sims.length;
