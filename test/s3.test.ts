@@ -109,6 +109,9 @@ test('missing objects, an s3:// work dir and a failed run are clear errors (exit
   const wd = await run(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', `s3://${BUCKET}/work/`], server.endpoint);
   assert.equal(wd.code, 2);
   assert.match(wd.stderr, /--work-dir s3:\/\/corpus\/work\/: a job work dir in object storage is not supported yet/);
+  const remote = await run(['job', 'dedup', `s3://${BUCKET}/in/`, '--redis', 'redis://127.0.0.1:1', '--work-dir', 'w3'], server.endpoint);
+  assert.equal(remote.code, 2);
+  assert.match(remote.stderr, /"job dedup --redis" hands its inputs to other processes/);
   const bad = await run(['dedup', `s3://${BUCKET}/all.jsonl`, '--id-field', 'nope', '--out', `s3://${BUCKET}/never.tsv`, '-q'], server.endpoint);
   assert.equal(bad.code, 2, bad.stderr);
   assert.equal((await getObjects(server, BUCKET, 'never.tsv')).size, 0, 'no object for a failed run');

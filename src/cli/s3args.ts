@@ -58,7 +58,8 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
       }
       const where = option ?? 'an input';
       if (option && REFUSED[option]) throw new UsageError(`${option} ${value}: ${REFUSED[option]}`);
-      const cmd = subcommands.find((c) => IN_PLACE.has(c));
+      // A job run by workers elsewhere (job dedup --redis) reads its shards where the plan says.
+      const cmd = subcommands.find((c) => IN_PLACE.has(c)) ?? (subcommands.join(' ') === 'job dedup' && !rest.includes('--local') ? 'job dedup --redis' : undefined);
       if (cmd) throw new UsageError(`${value}: "${cmd}" hands its inputs to other processes, which cannot read this machine's copy of S3 objects; run "neardup job dedup --local", or "neardup dedup", or copy the shards to a shared directory`);
       const isOut = option !== undefined && OUTPUT_OPTIONS.has(option);
       if (isOut && staged.some((s) => s.value === value)) throw new UsageError(`${where} ${value} is also an input: it would be overwritten`);
