@@ -52,6 +52,7 @@ test('dedup of s3:// shards to an s3:// --out-dir equals the local run byte for 
   const r = await run(['dedup', `s3://${BUCKET}/in/*.jsonl.zst`, '--id-field', 'id', '--output', 'dedup', '--out-dir', `s3://${BUCKET}/clean/`, '-v'], proxy.endpoint);
   assert.equal(r.code, 0, r.stderr);
   assert.ok(proxy.stats.failed > before, 'the proxy failed some requests');
+  assert.match(r.stderr, /^docs +800 from s3:\/\/corpus\/in\/\*\.jsonl\.zst /m, 'the summary names the S3 input');
   assert.match(r.stderr, /s3: (GET|HEAD|LIST|PUT)[^\n]* failed \((503|429)\), retry 1 of 7/, 'retries are said at -v');
   const got = await getObjects(server, BUCKET, 'clean/');
   const want = fs.readdirSync(path.join(dir, 'clean-local'));
@@ -114,6 +115,7 @@ test('missing objects, an s3:// work dir and a failed run are clear errors (exit
   assert.match(remote.stderr, /"job dedup --redis" hands its inputs to other processes/);
   const bad = await run(['dedup', `s3://${BUCKET}/all.jsonl`, '--id-field', 'nope', '--out', `s3://${BUCKET}/never.tsv`, '-q'], server.endpoint);
   assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /^neardup: s3:\/\/corpus\/all\.jsonl:1: no id field "nope"/m, 'the error names the object, not its local copy');
   assert.equal((await getObjects(server, BUCKET, 'never.tsv')).size, 0, 'no object for a failed run');
   const ep = await neardupAsync(['dedup', `s3://${BUCKET}/all.jsonl`, '--s3-endpoint', 'ftp://x'], dir, S3_ENV);
   assert.equal(ep.code, 2);

@@ -77,7 +77,6 @@ export async function runProgram(program: Command, argv: readonly string[], stde
     await done?.finish(true);
     return EXIT_OK;
   } catch (e) {
-    await staged?.finish(false).catch(() => {});
     if (e instanceof CommanderError) {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return EXIT_OK;
       if (e.exitCode === 0) return EXIT_OK;
@@ -100,5 +99,8 @@ export async function runProgram(program: Command, argv: readonly string[], stde
     stderr.write(`neardup: ${err?.message ?? String(e)}\n`);
     if (process.env.NEARDUP_DEBUG) stderr.write(`${err?.stack ?? ''}\n`);
     return EXIT_FAILURE;
+  } finally {
+    // After the error is written: until then it names the s3:// names, not the local copies.
+    await staged?.finish(false).catch(() => {});
   }
 }

@@ -29,6 +29,20 @@ export interface StagedArgs {
   finish(ok: boolean): Promise<void>;
 }
 
+/**
+ * Until the returned function is called, what the command prints names the `s3://` names instead of
+ * their local stand-ins (the summary's input and output lines, error messages naming a file).
+ */
+function speakS3Names(stage: S3Stage): () => void {
+  const streams = [process.stdout, process.stderr];
+  const writes = streams.map((s) => s.write);
+  for (const [i, s] of streams.entries()) {
+    const write = writes[i]!.bind(s) as (chunk: unknown, ...rest: unknown[]) => boolean;
+    s.write = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? stage.display(chunk) : chunk, ...rest)) as typeof s.write;
+  }
+  return () => streams.forEach((s, i) => (s.write = writes[i]!));
+}
+
 /** Replaces the `s3://` names of `argv` (a full process.argv) by local paths; see the module comment. */
 export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> {
   const out: string[] = [];
@@ -72,6 +86,7 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
     await stage.cleanup();
     throw e;
   }
+  const restore = staged.length ? speakS3Names(stage) : () => {};
   if (staged.length && verbose) process.stderr.write(`s3: ${stage.moved.down} object(s) read (${stage.moved.downBytes} bytes, ${s3Requests.count} requests, ${s3Requests.retries} retried)\n`);
   return {
     argv: out,
@@ -82,6 +97,7 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
           if (verbose && stage.moved.up) process.stderr.write(`s3: ${stage.moved.up} object(s) written (${stage.moved.upBytes} bytes; ${s3Requests.count} requests in all, ${s3Requests.retries} retried)\n`);
         }
       } finally {
+        restore();
         await stage.cleanup();
       }
     },

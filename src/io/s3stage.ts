@@ -54,6 +54,8 @@ export class S3Stage {
   private untrack: (() => void) | undefined;
   private n = 0;
   private readonly outputs: { url: string; local: string }[] = [];
+  /** Local stand-in → its S3 name, longest first: for {@link display}. */
+  private readonly names: [string, string][] = [];
   /** Objects downloaded and uploaded, and their bytes: for `-v`. */
   readonly moved = { down: 0, downBytes: 0, up: 0, upBytes: 0 };
 
@@ -65,6 +67,18 @@ export class S3Stage {
     const d = path.join(this.spool, `${kind}${this.n++}`);
     await mkdir(d, { recursive: true });
     return d;
+  }
+
+  private named(local: string, url: string): void {
+    this.names.push([local, url]);
+    this.names.sort((a, b) => b[0].length - a[0].length);
+  }
+
+  /** `text` with the local stand-ins named by their `s3://` names: messages speak of what the user gave. */
+  display(text: string): string {
+    if (!this.spool || !text.includes(this.spool)) return text;
+    for (const [local, url] of this.names) text = text.split(local).join(url);
+    return text;
   }
 
   private async fetch(bucket: string, key: string, size: number, file: string): Promise<void> {
@@ -89,18 +103,21 @@ export class S3Stage {
       const found = (await s3List(bucket, prefix)).filter((o) => match.test(o.key.slice(prefix.length)) && !hidden(o.key.slice(prefix.length)));
       if (found.length === 0) throw new UsageError(`no object matches ${url}`);
       for (const o of found) await this.fetch(bucket, o.key, o.size, path.join(local, o.key.slice(prefix.length)));
+      this.named(`${local}/`, `s3://${bucket}/${prefix}`);
       return path.join(local, key.slice(prefix.length));
     }
     const size = await s3Size(url);
     if (size !== undefined) {
       const file = path.join(local, path.posix.basename(key));
       await this.fetch(bucket, key, size, file);
+      this.named(file, url);
       return file;
     }
     const prefix = key === '' || key.endsWith('/') ? key : `${key}/`;
     const found = (await s3List(bucket, prefix)).filter((o) => !o.key.endsWith('/') && !hidden(o.key.slice(prefix.length)));
     if (found.length === 0) throw new UsageError(`${url}: no such object, and no object under ${prefix || 'the bucket root'}`);
     for (const o of found) await this.fetch(bucket, o.key, o.size, path.join(local, o.key.slice(prefix.length)));
+    this.named(local, url.replace(/\/+$/, ''));
     return local;
   }
 
@@ -116,6 +133,7 @@ export class S3Stage {
     const p = path.join(local, name);
     if (key === '' || key.endsWith('/')) await mkdir(p);
     this.outputs.push({ url, local: p });
+    this.named(p, url.replace(/\/+$/, ''));
     return p;
   }
 
