@@ -149,7 +149,9 @@ export class S3Stage {
         continue;
       }
       const base = url.endsWith('/') ? url : `${url}/`;
-      for (const e of await walkTree(local, { skip: (n) => n.startsWith('.') })) {
+      // Markers (`_SUCCESS`) last: when one is there, so is every shard it marks.
+      const entries = (await walkTree(local, { skip: (n) => n.startsWith('.') })).sort((a, b) => Number(hidden(a.rel)) - Number(hidden(b.rel)) || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+      for (const e of entries) {
         const f = path.join(local, e.rel);
         const size = (await stat(f)).size;
         await s3Upload(f, size, base + e.rel);
