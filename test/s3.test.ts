@@ -10,6 +10,8 @@ import path from 'node:path';
 import { neardup, tmpDir } from './cliUtil.js';
 import { neardupAsync, plantedDocs, writeShards, jsonl } from './helpers/shards.js';
 import { REQUIRE_ALL } from './helpers/needs.js';
+import { randomBytes } from 'node:crypto';
+import { s3Download, s3Requests, s3Upload, setS3Endpoint } from '../src/io/s3.js';
 import { getObjects, putObject, s3rverMissing, startFaultProxy, startS3rver, S3_ENV, type FaultProxy, type S3Server } from './helpers/s3.js';
 
 const missing = REQUIRE_ALL ? undefined : s3rverMissing();
@@ -120,4 +122,31 @@ test('missing objects, an s3:// work dir and a failed run are clear errors (exit
   const ep = await neardupAsync(['dedup', `s3://${BUCKET}/all.jsonl`, '--s3-endpoint', 'ftp://x'], dir, S3_ENV);
   assert.equal(ep.code, 2);
   assert.match(ep.stderr, /--s3-endpoint ftp:\/\/x: expected http/);
+});
+
+test('multipart upload and ranged GETs of a 20 MiB object through the faults: the same bytes; a multipart upload that cannot complete leaves no object', opts, async () => {
+  Object.assign(process.env, S3_ENV);
+  const data = randomBytes(20 << 20);
+  const src = path.join(dir, 'big.bin');
+  fs.writeFileSync(src, data);
+  setS3Endpoint(proxy.endpoint);
+  const retried = s3Requests.retries;
+  await s3Upload(src, data.length, `s3://${BUCKET}/big/big.bin`);
+  await s3Download(`s3://${BUCKET}/big/big.bin`, data.length, path.join(dir, 'big.copy'));
+  assert.ok(fs.readFileSync(path.join(dir, 'big.copy')).equals(data));
+  assert.ok(s3Requests.retries > retried, 'some requests were retried');
+  // A store that refuses to complete any multipart upload (the POST ?uploadId=…): the upload fails
+  // after its retries, and no object is visible.
+  const refusing = await startFaultProxy(server.port, (req) => (req.method === 'POST' && /uploadId=/.test(req.url ?? '') ? 500 : undefined));
+  try {
+    // Two attempts are enough to show the retry and keep the test short.
+    process.env.NEARDUP_S3_ATTEMPTS = '2';
+    setS3Endpoint(refusing.endpoint);
+    await assert.rejects(s3Upload(src, data.length, `s3://${BUCKET}/big/never.bin`), /s3:\/\/corpus\/big\/never\.bin: .*HTTP 500/);
+    assert.equal((await getObjects(server, BUCKET, 'big/never.bin')).size, 0);
+  } finally {
+    delete process.env.NEARDUP_S3_ATTEMPTS;
+    setS3Endpoint(undefined);
+    await refusing.stop();
+  }
 });

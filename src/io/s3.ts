@@ -39,8 +39,13 @@ export function parseS3Url(url: string): S3Url {
 export const S3_BLOCK = 8 << 20;
 /** Ranged GETs (and multipart parts) in flight at once per object. */
 const PARALLEL = 4;
-/** Attempts of one request before its error is final. */
+/** Attempts of one request before its error is final (NEARDUP_S3_ATTEMPTS overrides). */
 const ATTEMPTS = 8;
+
+function attempts(): number {
+  const n = Number(process.env.NEARDUP_S3_ATTEMPTS);
+  return Number.isInteger(n) && n >= 1 ? n : ATTEMPTS;
+}
 
 let endpoint: string | undefined;
 let log: ((line: string) => void) | undefined;
@@ -111,19 +116,20 @@ function s3Error(url: string, e: unknown): Error {
 
 /**
  * Runs one request with retries (exponential backoff from 100 ms, with jitter, up to {@link ATTEMPTS}
- * attempts). `notFoundToo` retries 404 as well: for a key that was just listed or written.
+ * attempts or NEARDUP_S3_ATTEMPTS). `notFoundToo` retries 404 as well: for a key that was just listed or written.
  */
 export async function withRetry<T>(url: string, what: string, run: (h: S3Handle) => Promise<T>, notFoundToo = false): Promise<T> {
   const h = await handle();
+  const most = attempts();
   for (let attempt = 1; ; attempt++) {
     try {
       s3Requests.count++;
       return await run(h);
     } catch (e) {
-      if (attempt >= ATTEMPTS || !retryable(e, notFoundToo)) throw s3Error(url, e);
+      if (attempt >= most || !retryable(e, notFoundToo)) throw s3Error(url, e);
       const wait = Math.min(10_000, 100 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
       s3Requests.retries++;
-      log?.(`s3: ${what} ${url} failed (${statusOf(e) ?? (e as Error)?.name}), retry ${attempt} of ${ATTEMPTS - 1} in ${Math.round(wait)} ms`);
+      log?.(`s3: ${what} ${url} failed (${statusOf(e) ?? (e as Error)?.name}), retry ${attempt} of ${most - 1} in ${Math.round(wait)} ms`);
       await new Promise((r) => setTimeout(r, wait));
     }
   }

@@ -79,7 +79,7 @@ export async function startS3rver(bucket: string): Promise<S3Server> {
   };
 }
 
-/** A proxy that fails requests number 1, 4, 7… (every third, from the second) with 503 and 429 in turn. */
+/** A proxy that fails requests by a {@link FaultRule} (default: number 1, 4, 7…, with 503 and 429 in turn). */
 export interface FaultProxy {
   endpoint: string;
   /** Requests seen, and those failed on purpose. */
@@ -87,14 +87,18 @@ export interface FaultProxy {
   stop(): Promise<void>;
 }
 
+/** Which requests fail, and with which status: by default every third, 503 and 429 in turn. */
+export type FaultRule = (req: http.IncomingMessage, n: number, failed: number) => number | undefined;
+
+const everyThird: FaultRule = (_req, n, failed) => (n % 3 === 1 ? (failed % 2 === 0 ? 503 : 429) : undefined);
+
 /** Starts a {@link FaultProxy} in front of `target` (host:port on loopback). */
-export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
+export async function startFaultProxy(targetPort: number, rule: FaultRule = everyThird): Promise<FaultProxy> {
   const stats = { requests: 0, failed: 0 };
   const server = http.createServer((req, res) => {
-    const n = stats.requests++;
-    if (n % 3 === 1) {
+    const status = rule(req, stats.requests++, stats.failed);
+    if (status !== undefined) {
       stats.failed++;
-      const status = stats.failed % 2 === 0 ? 429 : 503;
       req.resume();
       res.writeHead(status, { 'content-type': 'application/xml' });
       res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${status === 429 ? 'SlowDown' : 'ServiceUnavailable'}</Code><Message>injected</Message></Error>`);
