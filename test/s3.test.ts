@@ -119,6 +119,9 @@ test('missing objects, an s3:// work dir and a failed run are clear errors (exit
   assert.equal(bad.code, 2, bad.stderr);
   assert.match(bad.stderr, /^neardup: s3:\/\/corpus\/all\.jsonl:1: no id field "nope"/m, 'the error names the object, not its local copy');
   assert.equal((await getObjects(server, BUCKET, 'never.tsv')).size, 0, 'no object for a failed run');
+  const denied = await neardupAsync(['dedup', `s3://${BUCKET}/all.jsonl`, '--s3-endpoint', server.endpoint], dir, { ...S3_ENV, AWS_ACCESS_KEY_ID: 'WRONG' });
+  assert.equal(denied.code, 2, denied.stderr);
+  assert.match(denied.stderr, /^neardup: s3:\/\/corpus\/all\.jsonl: access denied \(credentials come from/);
   const ep = await neardupAsync(['dedup', `s3://${BUCKET}/all.jsonl`, '--s3-endpoint', 'ftp://x'], dir, S3_ENV);
   assert.equal(ep.code, 2);
   assert.match(ep.stderr, /--s3-endpoint ftp:\/\/x: expected http/);

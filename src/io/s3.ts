@@ -110,6 +110,7 @@ function s3Error(url: string, e: unknown): Error {
   if (status === 404 || name === 'NoSuchKey' || name === 'NoSuchBucket' || name === 'NotFound') return new UsageError(`${url}: no such object${name === 'NoSuchBucket' ? ' (no such bucket)' : ''}`);
   if (status === 403) return new UsageError(`${url}: access denied (credentials come from the AWS SDK's default chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles)`);
   if (name === 'MissingDependencyError' || e instanceof UsageError) return e as Error;
+  if (name === 'CredentialsProviderError') return new Error(`${url}: no AWS credentials found (the SDK's default chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, instance or pod roles)`);
   const msg = (e as Error)?.message || name;
   return new Error(`${url}: ${msg}${status ? ` (HTTP ${status})` : ''}`);
 }
@@ -129,7 +130,7 @@ export async function withRetry<T>(url: string, what: string, run: (h: S3Handle)
       if (attempt >= most || !retryable(e, notFoundToo)) throw s3Error(url, e);
       const wait = Math.min(10_000, 100 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
       s3Requests.retries++;
-      log?.(`s3: ${what} ${url} failed (${statusOf(e) ?? (e as Error)?.name}), retry ${attempt} of ${most - 1} in ${Math.round(wait)} ms`);
+      log?.(`s3: ${what} ${url} failed (${statusOf(e) ?? (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.name}), retry ${attempt} of ${most - 1} in ${Math.round(wait)} ms`);
       await new Promise((r) => setTimeout(r, wait));
     }
   }

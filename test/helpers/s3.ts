@@ -12,6 +12,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './redis.js';
 import { S3Client, PutObjectCommand, ListObjectsV2Command, GetObjectCommand } from '@aws-sdk/client-s3';
 
 // The SDK's notice that its 2027 versions need Node 22 would be printed in every test run on Node 20.
@@ -28,15 +29,6 @@ export function s3rverMissing(): string | undefined {
   } catch {
     return 'needs the s3rver devDependency; install: npm install --no-save s3rver';
   }
-}
-
-/** A free loopback port. */
-export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 /** A running s3rver with one bucket, its endpoint, and a client of it. */
