@@ -37,8 +37,8 @@ export function parseS3Url(url: string): S3Url {
 
 /** Bytes of one ranged GET: large blocks, since small buffered reads cost one request each. */
 export const S3_BLOCK = 8 << 20;
-/** Ranged GETs (and multipart parts) in flight at once per object. */
-const PARALLEL = 4;
+/** Ranged GETs (and multipart parts) in flight at once per object, and objects at once per list. */
+export const PARALLEL = 4;
 /** Attempts of one request before its error is final (NEARDUP_S3_ATTEMPTS overrides). */
 const ATTEMPTS = 8;
 
@@ -160,8 +160,8 @@ export async function s3List(bucket: string, prefix: string): Promise<{ key: str
   return out;
 }
 
-/** Runs `jobs` with at most `n` in flight. */
-async function inParallel(jobs: (() => Promise<void>)[], n: number): Promise<void> {
+/** Runs `jobs` with at most `n` in flight; the first failure rejects (the rest of its lane stops). */
+export async function inParallel(jobs: (() => Promise<void>)[], n: number): Promise<void> {
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < jobs.length) await jobs[next++]!();

@@ -15,7 +15,7 @@ import { UsageError } from './errors.js';
 import { removeOnSignal } from './output.js';
 import { isGlob, globBase } from './shards.js';
 import { walkTree } from './walk.js';
-import { isS3Url, parseS3Url, s3Download, s3List, s3Size, s3Upload } from './s3.js';
+import { inParallel, isS3Url, PARALLEL, parseS3Url, s3Download, s3List, s3Size, s3Upload } from './s3.js';
 
 /** Hidden by the Hadoop/Spark convention (`.crc`, `_SUCCESS`), as in local directories of shards. */
 function hidden(rel: string): boolean {
@@ -81,6 +81,11 @@ export class S3Stage {
     return text;
   }
 
+  /** Copies the listed objects below `local`, by their keys relative to `prefix`, several at once: many small shards are latency-bound. */
+  private async fetchAll(bucket: string, prefix: string, found: { key: string; size: number }[], local: string): Promise<void> {
+    await inParallel(found.map((o) => () => this.fetch(bucket, o.key, o.size, path.join(local, o.key.slice(prefix.length)))), PARALLEL);
+  }
+
   private async fetch(bucket: string, key: string, size: number, file: string): Promise<void> {
     await mkdir(path.dirname(file), { recursive: true });
     await s3Download(`s3://${bucket}/${key}`, size, file);
@@ -102,7 +107,7 @@ export class S3Stage {
       const match = globRegExp(key.slice(prefix.length));
       const found = (await s3List(bucket, prefix)).filter((o) => match.test(o.key.slice(prefix.length)) && !hidden(o.key.slice(prefix.length)));
       if (found.length === 0) throw new UsageError(`no object matches ${url}`);
-      for (const o of found) await this.fetch(bucket, o.key, o.size, path.join(local, o.key.slice(prefix.length)));
+      await this.fetchAll(bucket, prefix, found, local);
       this.named(`${local}/`, `s3://${bucket}/${prefix}`);
       return path.join(local, key.slice(prefix.length));
     }
@@ -116,7 +121,7 @@ export class S3Stage {
     const prefix = key === '' || key.endsWith('/') ? key : `${key}/`;
     const found = (await s3List(bucket, prefix)).filter((o) => !o.key.endsWith('/') && !hidden(o.key.slice(prefix.length)));
     if (found.length === 0) throw new UsageError(`${url}: no such object, and no object under ${prefix || 'the bucket root'}`);
-    for (const o of found) await this.fetch(bucket, o.key, o.size, path.join(local, o.key.slice(prefix.length)));
+    await this.fetchAll(bucket, prefix, found, local);
     this.named(local, url.replace(/\/+$/, ''));
     return local;
   }
@@ -149,15 +154,18 @@ export class S3Stage {
         continue;
       }
       const base = url.endsWith('/') ? url : `${url}/`;
-      // Markers (`_SUCCESS`) last: when one is there, so is every shard it marks.
-      const entries = (await walkTree(local, { skip: (n) => n.startsWith('.') })).sort((a, b) => Number(hidden(a.rel)) - Number(hidden(b.rel)) || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
-      for (const e of entries) {
-        const f = path.join(local, e.rel);
+      // Markers (`_SUCCESS`) last, after every shard: when one is there, so is every shard it marks.
+      const entries = (await walkTree(local, { skip: (n) => n.startsWith('.') })).sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+      const put = async (rel: string): Promise<void> => {
+        const f = path.join(local, rel);
         const size = (await stat(f)).size;
-        await s3Upload(f, size, base + e.rel);
+        await s3Upload(f, size, base + rel);
         this.moved.up++;
         this.moved.upBytes += size;
-      }
+      };
+      const markers = entries.filter((e) => hidden(e.rel));
+      await inParallel(entries.filter((e) => !hidden(e.rel)).map((e) => () => put(e.rel)), PARALLEL);
+      for (const e of markers) await put(e.rel);
     }
   }
 
