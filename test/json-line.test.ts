@@ -14,6 +14,7 @@ import { LINE_BLANK, LINE_OBJECT, LINE_UNSURE, scanJsonLine, stringStopJs } from
 import { parseLineBlockBytes, type BlockBytes } from '../src/io/lineBlockBytes.js';
 import { parseLineBlock, planLineRanges, type LineParseSpec, type ParsedBlock } from '../src/io/lineRanges.js';
 import { createTextSigner } from '../src/sketch/textSigner.js';
+import { toSortedSet } from '../src/text/fingerprintSet.js';
 import { signRange, closeRangeFiles } from '../src/parallel/rangeJobs.js';
 
 const wasm = !process.env['NEARDUP_NO_WASM'];
@@ -298,7 +299,7 @@ test('parseLineBlockBytes: declines several or dotted JSONL text fields, and inv
 
 // ---- Signing from bytes.
 
-test('signSpan gives signInto\'s signature for any text, preset and k, or declines (then the string is signed)', { skip: !wasm && 'no WebAssembly' }, () => {
+test('signSpan gives signInto\'s signature and fingerprintSpan the set for any text, preset and k, or both decline (then the string is used)', { skip: !wasm && 'no WebAssembly' }, () => {
   const unit = fc.constantFrom('a', 'b', 'Z', ' ', '  ', '\n', '\t', '.', 'é', 'É', 'ß', '\u0301', 'д', 'Ж', 'ש', 'ع', '\u07ff', '\u0800', '中', '\u00a0', '\u3000', '😀', 'ﬁ', 'Σ', '1', '\r');
   // Most texts hold only characters the kernels handle under every preset; the others may hold
   // some left to JavaScript (marks, ligatures, final sigma, characters outside the BMP): declined.
@@ -325,6 +326,10 @@ test('signSpan gives signInto\'s signature for any text, preset and k, or declin
         const want = new Uint32Array(64);
         const ok = bs.signSpan(s, e, got);
         const wantOk = signer.signInto(texts[i]!, want);
+        // The sharded verification's route: the span's fingerprints make the string's set, or both decline.
+        const fps = bs.fingerprintSpan(s, e);
+        assert.equal(fps === null, ok === null);
+        if (fps) assert.deepEqual(toSortedSet(fps.slice()), signer.set(texts[i]!));
         if (ok === null) {
           declined++;
           continue;

@@ -11,6 +11,8 @@ import { UsageError } from '../io/errors.js';
 import { loadJob, saveJob, STAGES, taskCount, type JobOutputMode, type JobSpec } from '../shard/job.js';
 import { planJob } from '../shard/plan.js';
 import { runTask } from '../shard/stages.js';
+import { readMarker } from '../shard/commit.js';
+import { runTasksInProcesses } from '../shard/localTasks.js';
 import { summarize, writeJobOutput, type JobSummary } from '../shard/summary.js';
 import { stageTimings } from '../shard/status.js';
 import type { Progress } from './progress.js';
@@ -58,7 +60,7 @@ const ONLY: Record<string, { values: readonly string[]; why: string }> = {
 const OWN = new Set(['against', 'output', 'out', 'outDir', 'quiet', 'verbose', 'json']);
 
 /** The job commands' own options (not dedup's). */
-const JOB_OWN = new Set(['workDir', 'partitions', 'taskBytes', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'waitNotice', 'redisTimeout']);
+const JOB_OWN = new Set(['workDir', 'partitions', 'taskBytes', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'processes', 'waitNotice', 'redisTimeout']);
 
 /** Why an option of dedup is refused by jobs (a generic reason for the rest). */
 const REFUSED_WHY: Record<string, string> = {
@@ -151,16 +153,34 @@ export async function planFromFlags(shards: string[], flags: PlanFlags): Promise
   return job;
 }
 
-/** Runs every unfinished task of every stage in this process, in order. */
-export async function runLocally(workDir: string, job: JobSpec, reporter: Reporter): Promise<void> {
+/** True when task t of the stage has a valid marker (a damaged one is left for the task to report). */
+function taskDone(workDir: string, job: JobSpec, stage: string, t: number): boolean {
+  try {
+    return readMarker(workDir, job, stage, t) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs every unfinished task of every stage on this machine, stage after stage: a stage's tasks on
+ * `processes` task processes at once (one core each), or in this process when one would do.
+ */
+export async function runLocally(workDir: string, job: JobSpec, reporter: Reporter, processes = 1): Promise<void> {
   for (const stage of STAGES) {
     const n = taskCount(job, stage);
     const t0 = performance.now();
     const bar = n > 0 ? reporter.progress(stage, 'tasks', n) : undefined;
     try {
-      for (let t = 0; t < n; t++) {
-        await runTask(workDir, stage, t, job);
-        bar?.update(t + 1);
+      const todo = Array.from({ length: n }, (_, t) => t).filter((t) => !taskDone(workDir, job, stage, t));
+      let done = n - todo.length;
+      bar?.update(done);
+      if (processes > 1 && todo.length > 1) await runTasksInProcesses(workDir, stage, todo, processes, () => bar?.update(++done));
+      else {
+        for (const t of todo) {
+          await runTask(workDir, stage, t, job);
+          bar?.update(++done);
+        }
       }
     } finally {
       bar?.stop();

@@ -25,7 +25,7 @@ import { UsageError } from '../io/errors.js';
 export const COLUMNS_VERSION = 2;
 const MAGIC = 0x4853444e; // 'NDSH' little-endian
 /** Bytes covered by one CRC: small enough that a slice read costs little extra. */
-const BLOCK = 1 << 14;
+const DEFAULT_BLOCK = 1 << 14;
 const PREFIX = 16;
 
 /** A column to write. */
@@ -64,7 +64,7 @@ function typeOf(d: ColumnData): ColumnInfo['type'] {
 }
 
 /** CRC-32 of each BLOCK bytes of `parts` taken as one stream (the last block may be short). */
-function blockCrcs(parts: readonly Buffer[], total: number): Uint32Array {
+function blockCrcs(parts: readonly Buffer[], total: number, BLOCK: number): Uint32Array {
   const out = new Uint32Array(Math.ceil(total / BLOCK));
   let block = 0;
   let filled = 0;
@@ -92,7 +92,9 @@ function blockCrcs(parts: readonly Buffer[], total: number): Uint32Array {
  * directory, whose files the commit syncs together before renaming it into place). `kind` names the schema and `plan`
  * the job, both checked by readers.
  */
-export async function writeColumns(file: string, kind: string, plan: string, meta: Record<string, unknown>, columns: Record<string, ColumnData>): Promise<void> {
+export async function writeColumns(file: string, kind: string, plan: string, meta: Record<string, unknown>, columns: Record<string, ColumnData>, options: { block?: number } = {}): Promise<void> {
+  // Bytes per checksummed block: a reader reads whole blocks, so a file read a row here and there (texts) has small ones.
+  const BLOCK = options.block ?? DEFAULT_BLOCK;
   const infos: ColumnInfo[] = [];
   const bodies: Buffer[][] = [];
   for (const [name, data] of Object.entries(columns)) {
@@ -100,16 +102,17 @@ export async function writeColumns(file: string, kind: string, plan: string, met
     if (type === 'str') {
       const strs = data as readonly string[];
       const offsets = new Float64Array(strs.length + 1);
-      const bufs: Buffer[] = [];
+      // One buffer per column, not per string: a write takes at most IOV_MAX (1024) buffers.
+      let total = 0;
+      for (let i = 0; i < strs.length; i++) total += Buffer.byteLength(strs[i]!, 'utf8');
+      const blob = Buffer.allocUnsafe(total);
       let at = 0;
       for (let i = 0; i < strs.length; i++) {
-        const b = Buffer.from(strs[i]!, 'utf8');
-        bufs.push(b);
-        at += b.length;
+        at += blob.write(strs[i]!, at, 'utf8');
         offsets[i + 1] = at;
       }
       infos.push({ name, type, offset: 0, bytes: offsets.byteLength + at, count: strs.length });
-      bodies.push([Buffer.from(offsets.buffer, offsets.byteOffset, offsets.byteLength), ...bufs]);
+      bodies.push([Buffer.from(offsets.buffer, offsets.byteOffset, offsets.byteLength), blob]);
     } else {
       const a = data as Uint32Array | Int32Array | Float64Array;
       infos.push({ name, type, offset: 0, bytes: a.byteLength, count: a.length });
@@ -156,10 +159,19 @@ export async function writeColumns(file: string, kind: string, plan: string, met
       at += gap;
     }
   }
-  const crcs = blockCrcs(data, dataEnd - dataStart);
+  const crcs = blockCrcs(data, dataEnd - dataStart, BLOCK);
   const fh = await fsp.open(file, 'w');
   try {
-    await fh.writev([head, ...data, Buffer.from(crcs.buffer, crcs.byteOffset, crcs.byteLength)]);
+    // writev may write less than asked (at most IOV_MAX buffers, or a short write): write the rest.
+    const bufs = [head, ...data, Buffer.from(crcs.buffer, crcs.byteOffset, crcs.byteLength)];
+    let pos = 0;
+    while (bufs.length > 0) {
+      const { bytesWritten } = await fh.writev(bufs, pos);
+      pos += bytesWritten;
+      let skip = bytesWritten;
+      while (bufs.length > 0 && skip >= bufs[0]!.length) skip -= bufs.shift()!.length;
+      if (skip > 0) bufs[0] = bufs[0]!.subarray(skip);
+    }
   } finally {
     await fh.close();
   }
@@ -176,6 +188,7 @@ export class ColumnFile {
   private readonly dataStart: number;
   private readonly dataEnd: number;
   private readonly crcs: Uint32Array;
+  private readonly block: number;
 
   private constructor(
     readonly path: string,
@@ -189,7 +202,8 @@ export class ColumnFile {
     this.dataStart = dataStart;
     this.dataEnd = header.crcAt;
     for (const c of header.columns) this.cols.set(c.name, c);
-    const n = Math.ceil((this.dataEnd - dataStart) / BLOCK);
+    this.block = header.block;
+    const n = Math.ceil((this.dataEnd - dataStart) / this.block);
     const raw = this.raw(this.dataEnd, n * 4);
     this.crcs = new Uint32Array(raw.buffer, raw.byteOffset, n);
   }
@@ -215,6 +229,7 @@ export class ColumnFile {
       readSync(fd, hb, 0, len, PREFIX);
       if (crc32(hb) !== pre.readUInt32LE(12)) throw new DamagedFileError(`${file}: damaged header (checksum mismatch)`);
       const header = JSON.parse(hb.toString('utf8')) as Header;
+      if (!(Number.isInteger(header.block) && header.block >= 64 && header.block <= 1 << 24)) throw new DamagedFileError(`${file}: damaged header (block size ${header.block})`);
       if (header.kind !== kind) throw new DamagedFileError(`${file}: holds ${header.kind}, expected ${kind}`);
       if (header.plan !== plan) throw new DamagedFileError(`${file}: belongs to job ${header.plan}, not to this directory's job ${plan}`);
       if (size !== header.size) throw new DamagedFileError(`${file}: truncated or damaged (${size} bytes, header says ${header.size})`);
@@ -247,6 +262,7 @@ export class ColumnFile {
     if (length === 0) return Buffer.alloc(0);
     const end = offset + length;
     if (offset < this.dataStart || end > this.dataEnd) throw new DamagedFileError(`${this.path}: damaged (a column points outside the file)`);
+    const BLOCK = this.block;
     const first = Math.floor((offset - this.dataStart) / BLOCK);
     const last = Math.ceil((end - this.dataStart) / BLOCK);
     const from = this.dataStart + first * BLOCK;

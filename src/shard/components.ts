@@ -21,7 +21,7 @@ import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from './commit.js';
 import { rangeOf, taskCount, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
-import { GatheredShards } from './gathered.js';
+import { JobDocs } from './docs.js';
 
 /** The components task's marker. */
 export interface ComponentsMarker {
@@ -60,13 +60,13 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
   return commitTask<ComponentsMarker>(workDir, job, 'components', 0, async (dir) => {
     const S = job.shards.length;
     for (let t = 0; t < taskCount(job, 'verify'); t++) requireMarker(workDir, job, 'verify', t);
-    const { docOffset } = numbering(workDir, job);
-    const gathered = new GatheredShards(workDir, job);
+    const num = numbering(workDir, job);
+    const { docOffset } = num;
+    const docs = new JobDocs(workDir, job, num);
     const rows: { shard: number; doc: number; cluster: number; rep: number; repId: string }[] = [];
     const idOf = (g: number): string | number => {
       const s = shardOf(docOffset, g);
-      const gs = gathered.get(s);
-      return gs.id(gs.indexOf(g - docOffset[s]!));
+      return docs.get(s).id(g - docOffset[s]!);
     };
     const marker: ComponentsMarker = { clusters: 0, docsInClusters: 0, duplicates: 0 };
     let clusterLines = '';
@@ -117,7 +117,7 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
         flush();
       }
     } finally {
-      gathered.close();
+      docs.close();
     }
     rows.sort((x, y) => x.shard - y.shard || x.doc - y.doc);
     const sstart = new Float64Array(S + 1);

@@ -1,6 +1,6 @@
 /**
- * Reading the gather stage's outputs: the fingerprint sets and ids of candidate documents, by (shard, doc),
- * without loading more of a task's file than is asked for.
+ * Reading the gather stage's outputs: the texts of candidate documents of sequentially read shards,
+ * by (shard, doc), without loading more of a task's file than is asked for.
  * @module
  */
 import path from 'node:path';
@@ -12,12 +12,8 @@ import { taskOfShard, type JobSpec } from './job.js';
 export interface GatheredShard {
   /** Gathered document numbers, ascending. */
   docs: Uint32Array;
-  /** Position of `doc` in {@link docs}, or -1. */
-  indexOf(doc: number): number;
-  /** The id at a position: a string for an id from the input, a number for a row number (as `neardup dedup` prints them). */
-  id(i: number): string | number;
-  /** The fingerprint set at a position (read from disk on each call). */
-  set(i: number): Uint32Array;
+  /** The texts of documents `want` (ascending, each gathered), in that order. */
+  texts(want: ArrayLike<number>): string[];
 }
 
 /** Shard `s`'s rows of its gather task's open file. */
@@ -27,28 +23,29 @@ function gatheredOf(job: JobSpec, f: ColumnFile, s: number): GatheredShard {
   const a = ss[0]!;
   const b = ss[1]!;
   const docs = f.u32('doc', a, b);
-  const explicit = f.u32('explicit', a, b);
-  const ids = f.strings('id').range(a, b);
-  const setStart = f.f64('setStart', a, b + 1);
+  const text = f.strings('text');
   return {
     docs,
-    indexOf(doc) {
-      let lo = 0;
-      let hi = docs.length - 1;
-      while (lo <= hi) {
-        const mid = (lo + hi) >>> 1;
-        const v = docs[mid]!;
-        if (v === doc) return mid;
-        if (v < doc) lo = mid + 1;
-        else hi = mid - 1;
+    texts(want) {
+      const out: string[] = new Array<string>(want.length);
+      // Both ascending: one merge, reading runs of consecutive rows at once.
+      let i = 0;
+      for (let j = 0; j < want.length; ) {
+        while (i < docs.length && docs[i]! < want[j]!) i++;
+        if (docs[i] !== want[j]) throw new Error(`gather output of shard ${s} lacks document ${want[j]!}: the job directory is inconsistent`);
+        let e = i + 1;
+        let m = j + 1;
+        while (m < want.length && e < docs.length && docs[e] === want[m]) {
+          e++;
+          m++;
+        }
+        const run = text.range(a + i, a + e);
+        for (let x = 0; x < run.length; x++) out[j + x] = run[x]!;
+        i = e;
+        j = m;
       }
-      return -1;
+      return out;
     },
-    id(i) {
-      const v = ids[i]!;
-      return explicit[i] ? v : Number(v);
-    },
-    set: (i) => f.u32('set', setStart[i]!, setStart[i + 1]!),
   };
 }
 
@@ -69,7 +66,7 @@ export class GatheredShards {
     let f = this.files.get(t);
     if (!f) {
       requireMarker(this.workDir, this.job, 'gather', t);
-      this.files.set(t, (f = ColumnFile.open(path.join(taskDir(this.workDir, 'gather', t), 'sets.bin'), 'sets', this.job.id)));
+      this.files.set(t, (f = ColumnFile.open(path.join(taskDir(this.workDir, 'gather', t), 'texts.bin'), 'texts', this.job.id)));
     }
     this.shards.set(s, (g = gatheredOf(this.job, f, s)));
     return g;

@@ -14,7 +14,7 @@ import type { PairFormat } from '../io/write.js';
 import { InputError, UsageError } from '../io/errors.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
-export const JOB_VERSION = 2;
+export const JOB_VERSION = 3;
 
 /** What a job writes. `pairs` and `clusters` go to one file; `dedup` and `annotate` write one output shard per input shard. */
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';

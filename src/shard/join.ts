@@ -67,15 +67,58 @@ function checkIds(workDir: string, job: JobSpec, p: number): void {
   }
 }
 
+/** Concatenates typed arrays. */
+function concat(parts: readonly Uint32Array[], n: number): Uint32Array {
+  const out = new Uint32Array(n);
+  let at = 0;
+  for (const x of parts) {
+    out.set(x, at);
+    at += x.length;
+  }
+  return out;
+}
+
+/**
+ * Row indices ordered by (hi, band, lo, index): a stable radix sort on hi (two 16-bit passes), then
+ * the rare runs of equal hi sorted by (band, lo, index). Equal hi is nearly always one band key.
+ */
+export function keyOrder(B: Uint32Array, H: Uint32Array, L: Uint32Array): Int32Array {
+  const n = H.length;
+  let src = new Int32Array(n);
+  let dst = new Int32Array(n);
+  for (let i = 0; i < n; i++) src[i] = i;
+  const count = new Int32Array(65537);
+  for (let shift = 0; shift <= 16; shift += 16) {
+    count.fill(0);
+    for (let i = 0; i < n; i++) count[((H[i]! >>> shift) & 0xffff) + 1]!++;
+    for (let k = 0; k < 65536; k++) count[k + 1]! += count[k]!;
+    for (let i = 0; i < n; i++) {
+      const x = src[i]!;
+      dst[count[(H[x]! >>> shift) & 0xffff]!++] = x;
+    }
+    [src, dst] = [dst, src];
+  }
+  for (let g0 = 0; g0 < n; ) {
+    const h = H[src[g0]!]!;
+    let g1 = g0 + 1;
+    while (g1 < n && H[src[g1]!] === h) g1++;
+    if (g1 - g0 > 1) {
+      const run = src.subarray(g0, g1);
+      let sorted = true;
+      for (let i = 1; i < run.length && sorted; i++) sorted = B[run[i - 1]!] === B[run[i]!] && L[run[i - 1]!] === L[run[i]!];
+      if (!sorted) run.sort((x, y) => B[x]! - B[y]! || L[x]! - L[y]! || x - y);
+    }
+    g0 = g1;
+  }
+  return src;
+}
+
 /** Runs join task `p` (idempotent). */
 export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinMarker> {
   return commitTask<JoinMarker>(workDir, job, 'join', p, async (dir) => {
     const S = job.shards.length;
-    const band = new U32Buf(1 << 16);
-    const hi = new U32Buf(1 << 16);
-    const lo = new U32Buf(1 << 16);
-    const shard = new U32Buf(1 << 16);
-    const doc = new U32Buf(1 << 16);
+    const cols: Record<'band' | 'hi' | 'lo' | 'shard' | 'doc', Uint32Array[]> = { band: [], hi: [], lo: [], shard: [], doc: [] };
+    let n = 0;
     for (let t = 0; t < taskCount(job, 'sign'); t++) {
       requireMarker(workDir, job, 'sign', t);
       const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
@@ -84,34 +127,21 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
         const a = ps[0]!;
         const b = ps[1]!;
         if (b > a) {
-          const cb = f.u32('band', a, b);
-          const ch = f.u32('hi', a, b);
-          const cl = f.u32('lo', a, b);
-          const cs = f.u32('shard', a, b);
-          const cd = f.u32('doc', a, b);
-          for (let i = 0; i < cb.length; i++) {
-            band.push(cb[i]!);
-            hi.push(ch[i]!);
-            lo.push(cl[i]!);
-            shard.push(cs[i]!);
-            doc.push(cd[i]!);
-          }
+          for (const c of ['band', 'hi', 'lo', 'shard', 'doc'] as const) cols[c].push(f.u32(c, a, b));
+          n += b - a;
         }
       } finally {
         f.close();
       }
     }
     checkIds(workDir, job, p);
-    const n = band.length;
-    const B = band.view();
-    const H = hi.view();
-    const L = lo.view();
-    const Sh = shard.view();
-    const D = doc.view();
-    // Rows were appended in (shard, doc) order; the index tie-break keeps that order within a group.
-    const order = new Int32Array(n);
-    for (let i = 0; i < n; i++) order[i] = i;
-    order.sort((x, y) => B[x]! - B[y]! || H[x]! - H[y]! || L[x]! - L[y]! || x - y);
+    const B = concat(cols.band, n);
+    const H = concat(cols.hi, n);
+    const L = concat(cols.lo, n);
+    const Sh = concat(cols.shard, n);
+    const D = concat(cols.doc, n);
+    // Rows were appended in (shard, doc) order; the sort keeps that order within a group.
+    const order = keyOrder(B, H, L);
     const side = job.shards.map((sh) => sh.side);
     const pA = new U32Buf(1 << 12);
     const pDocA = new U32Buf(1 << 12);

@@ -4,6 +4,7 @@
  * @module
  */
 import { openInput, type OpenedInput } from '../io/read.js';
+import { rangeableFormat, tsvHeaderOf, type LineParseSpec } from '../io/lineRanges.js';
 import { shardMarker } from './perShard.js';
 import { checkShard, type JobSpec } from './job.js';
 
@@ -37,6 +38,23 @@ export interface SignMarker {
 export function openShard(workDir: string, job: JobSpec, s: number, raw = false): Promise<OpenedInput> {
   checkShard(workDir, job, s);
   return openInput(job.shards[s]!.path, { ...job.read, raw });
+}
+
+/**
+ * How to read shard `s` in byte ranges (a plain, uncompressed line-format file), or undefined when it
+ * must be read sequentially. Sign reads such a shard as `neardup dedup` reads one file (texts left
+ * as bytes, signed in WebAssembly) and records where each document's line lies, so verification
+ * reads the lines it needs again from the shard itself: no copy of their texts is written.
+ * `withHeader`: a TSV spec carries its header line (what reading lines by offset needs).
+ */
+export function shardLineSpec(job: JobSpec, s: number, withHeader = false): LineParseSpec | undefined {
+  const file = job.shards[s]!.path;
+  if (job.read.limit !== undefined) return undefined;
+  const format = rangeableFormat(file, job.read.format ?? 'auto', job.read.tsvQuotes);
+  if (!format) return undefined;
+  const spec: LineParseSpec = { path: file, name: file, format, fields: job.read.fields, columns: job.read.columns, skipInvalid: job.read.skipInvalid ?? false };
+  if (withHeader && format === 'tsv') spec.header = tsvHeaderOf(file)?.header ?? '';
+  return spec;
 }
 
 /** Global numbering of the shards' documents and rows, from the sign markers (all must be complete). */

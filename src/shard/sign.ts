@@ -7,7 +7,14 @@
  * one row per band per non-empty document), grouped by partition; `pstart` (float64, P + 1) gives
  * partition p's rows [pstart[p], pstart[p+1]), in (shard, doc) order. `ids.bin` (kind `id-keys`,
  * when the input has explicit ids): columns shard, doc, line (uint32), id (string), grouped by the
- * partition of the id's hash with `pstart`.
+ * partition of the id's hash with `pstart`. `docs.bin` (kind `docs`): one row per document, in
+ * (shard, doc) order with `sstart` (the task's shards + 1): row (uint32, within its shard),
+ * explicit (uint32: 1 when `id` came from the input), id (string), and where its line lies in a
+ * plain line-format shard: start (float64; −1 in a shard read sequentially) and length (uint32).
+ * Later stages take ids from here, and verification reads texts again at those offsets.
+ *
+ * A plain line-format shard is read in byte ranges, its texts signed as bytes (`signRanges`, the
+ * route of `neardup dedup` on one file); other shards through the sequential reader.
  * @module
  */
 import path from 'node:path';
@@ -19,7 +26,8 @@ import { isUserError } from '../io/errors.js';
 import { writeColumns } from './columns.js';
 import { runPerShard } from './perShard.js';
 import { checkShard, type JobSpec } from './job.js';
-import { openShard, type SignMarker } from './shardInput.js';
+import { openShard, shardLineSpec, type SignMarker } from './shardInput.js';
+import { signRanges } from '../dedup/rangedSource.js';
 import { U32Buf, groupBy } from './u32buf.js';
 
 /** The partition of a band key. */
@@ -56,12 +64,53 @@ class SignOutput {
   readonly idDoc = new U32Buf(1 << 10);
   readonly idLine = new U32Buf(1 << 10);
   readonly ids: string[] = [];
+  // One row per document (docs.bin).
+  readonly docRow = new U32Buf(1 << 10);
+  readonly docExplicit = new U32Buf(1 << 10);
+  readonly docId: string[] = [];
+  readonly docStart: number[] = [];
+  readonly docLen = new U32Buf(1 << 10);
+  /** docs.bin row where each shard of the task starts, then the row count. */
+  readonly sstart: number[] = [0];
+
+  /** Adds the key rows of document `d` of shard `s` from its band keys. */
+  keys(s: number, d: number, nb: number, P: number, bh: Uint32Array, bl: Uint32Array, at = 0, stride = 1): void {
+    for (let b = 0; b < nb; b++) {
+      const h = bh[at + b * stride]!;
+      const l = bl[at + b * stride]!;
+      this.part.push(partitionOf(b, h, l, P));
+      this.band.push(b);
+      this.hi.push(h);
+      this.lo.push(l);
+      this.shard.push(s);
+      this.doc.push(d);
+    }
+  }
+
+  /** Adds document `d` of shard `s`: its explicit id (with the line it is on) or none, its row and its line's place. */
+  document(s: number, d: number, id: string | undefined, line: number, row: number, start: number, length: number, P: number): void {
+    if (id !== undefined) {
+      this.idPart.push(murmur3Utf16(id, 0x1d5) % P);
+      this.idShard.push(s);
+      this.idDoc.push(d);
+      this.idLine.push(line);
+      this.ids.push(id);
+    }
+    this.docRow.push(row);
+    this.docExplicit.push(id === undefined ? 0 : 1);
+    this.docId.push(id ?? '');
+    this.docStart.push(start);
+    this.docLen.push(length);
+  }
 
   /** Drops the rows past the given lengths (a shard skipped after a part of it was read). */
-  truncate(keys: number, ids: number): void {
+  truncate(keys: number, ids: number, docs: number): void {
     for (const b of [this.part, this.band, this.hi, this.lo, this.shard, this.doc]) b.length = keys;
     for (const b of [this.idPart, this.idShard, this.idDoc, this.idLine]) b.length = ids;
     this.ids.length = ids;
+    for (const b of [this.docRow, this.docExplicit, this.docLen]) b.length = docs;
+    this.docId.length = docs;
+    this.docStart.length = docs;
   }
 
   async write(dir: string, job: JobSpec): Promise<void> {
@@ -70,6 +119,14 @@ class SignOutput {
     const g = groupBy(this.part.view(), P, [this.band.view(), this.hi.view(), this.lo.view(), this.shard.view(), this.doc.view()]);
     const [band, hi, lo, shard, doc] = g.columns as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
     await writeColumns(path.join(dir, 'keys.bin'), 'band-keys', job.id, { partitions: P }, { band, hi, lo, shard, doc, pstart: g.start });
+    await writeColumns(path.join(dir, 'docs.bin'), 'docs', job.id, {}, {
+      row: this.docRow.view(),
+      explicit: this.docExplicit.view(),
+      id: this.docId,
+      start: Float64Array.from(this.docStart),
+      length: this.docLen.view(),
+      sstart: Float64Array.from(this.sstart),
+    });
     if (this.ids.length === 0) return;
     const order = groupBy(this.idPart.view(), P, [Uint32Array.from(this.ids, (_, i) => i)]);
     const o = order.columns[0]!;
@@ -85,56 +142,100 @@ class SignOutput {
 }
 
 async function signShard(workDir: string, job: JobSpec, signer: TextSigner, out: SignOutput, s: number): Promise<SignMarker> {
+  const keysBefore = out.part.length;
+  const idsBefore = out.ids.length;
+  const docsBefore = out.docRow.length;
+  let marker: SignMarker;
+  try {
+    checkShard(workDir, job, s);
+    const spec = shardLineSpec(job, s);
+    marker = spec ? await signInRanges(job, spec, signer, out, s) : await signSequentially(workDir, job, signer, out, s);
+    // Changed while it was read: the keys would mix two versions.
+    checkShard(workDir, job, s);
+    marker.ids = out.ids.length - idsBefore;
+  } catch (e) {
+    if (!(job.onBadShard === 'skip' && isUserError(e))) throw e;
+    out.truncate(keysBefore, idsBefore, docsBefore);
+    // The whole shard is left out, and the summary names it with the reader's error (file and line).
+    marker = { docs: 0, rows: 0, emptyDocs: 0, chars: 0, bytes: 0, format: '', skippedRecords: 0, skipped: (e as Error).message };
+  }
+  out.sstart.push(out.docRow.length);
+  return marker;
+}
+
+/** Signs a plain line-format shard in byte ranges, as `neardup dedup` reads one file. */
+async function signInRanges(job: JobSpec, spec: NonNullable<ReturnType<typeof shardLineSpec>>, signer: TextSigner, out: SignOutput, s: number): Promise<SignMarker> {
+  const nb = job.bands;
+  const P = job.partitions;
+  const marker: SignMarker = { docs: 0, rows: 0, emptyDocs: 0, chars: 0, bytes: 0, format: spec.format, skippedRecords: 0 };
+  let d = 0;
+  let lastRow = -1;
+  // Records of a range arrive (onRecords) just before its keys (take); starts and lengths once all are placed.
+  let pending: { ids: string[] | undefined; lines: Int32Array; rows: Int32Array } | undefined;
+  const index = await signRanges(
+    {
+      kind: 'ranges',
+      spec,
+      onRecords: (r) => {
+        pending = r;
+        marker.skippedRecords += r.skipped;
+        if (r.examples[0] && marker.firstSkip === undefined) marker.firstSkip = r.examples[0].message;
+        marker.bytes = r.bytesRead;
+      },
+    },
+    undefined,
+    signer,
+    { bands: nb, rows: job.rows },
+    false,
+    (batch) => {
+      const r = pending!;
+      const n = batch.count;
+      for (let i = 0; i < n; i++) {
+        out.document(s, d + i, r.ids?.[i], r.lines[i]!, r.rows[i]!, 0, 0, P);
+        if (batch.present[i]) out.keys(s, d + i, nb, P, batch.hi, batch.lo, i, n);
+        else marker.emptyDocs++;
+      }
+      if (n > 0) lastRow = r.rows[n - 1]!;
+      marker.chars += batch.chars;
+      d += n;
+    },
+  );
+  const base = out.docStart.length - d;
+  for (let i = 0; i < d; i++) out.docStart[base + i] = index.starts[i]!;
+  out.docLen.view().set(index.lengths.subarray(0, d), base);
+  marker.docs = d;
+  // Rows count skipped invalid records too, like the single-process row numbers.
+  marker.rows = rowCount(lastRow, d, marker.skippedRecords);
+  return marker;
+}
+
+/** Signs a shard through the io layer's sequential reader (compressed, Parquet, CSV, …). */
+async function signSequentially(workDir: string, job: JobSpec, signer: TextSigner, out: SignOutput, s: number): Promise<SignMarker> {
   const nb = job.bands;
   const P = job.partitions;
   const row = new Uint32Array(signer.numPerm);
   const bh = new Uint32Array(nb);
   const bl = new Uint32Array(nb);
-  const keysBefore = out.part.length;
-  const idsBefore = out.ids.length;
   const marker: SignMarker = { docs: 0, rows: 0, emptyDocs: 0, chars: 0, bytes: 0, format: '', skippedRecords: 0 };
-  try {
-    const input = await openShard(workDir, job, s);
-    marker.format = input.format;
-    let d = 0;
-    let lastRow = -1;
-    for await (const r of input.records) {
-      lastRow = r.row;
-      if (r.id !== undefined) {
-        out.idPart.push(murmur3Utf16(r.id, 0x1d5) % P);
-        out.idShard.push(s);
-        out.idDoc.push(d);
-        out.idLine.push(r.line);
-        out.ids.push(r.id);
-      }
-      marker.chars += r.text.length;
-      if (signer.signInto(r.text, row)) {
-        bandKeys(row, nb, job.rows, bh, bl);
-        for (let b = 0; b < nb; b++) {
-          out.part.push(partitionOf(b, bh[b]!, bl[b]!, P));
-          out.band.push(b);
-          out.hi.push(bh[b]!);
-          out.lo.push(bl[b]!);
-          out.shard.push(s);
-          out.doc.push(d);
-        }
-      } else marker.emptyDocs++;
-      d++;
-    }
-    marker.docs = d;
-    // Changed while it was read: the keys would mix two versions.
-    checkShard(workDir, job, s);
-    // Rows count skipped invalid records too, like the single-process row numbers.
-    marker.rows = rowCount(lastRow, d, input.skips.count);
-    marker.bytes = input.bytesRead();
-    marker.skippedRecords = input.skips.count;
-    if (input.skips.examples[0]) marker.firstSkip = input.skips.examples[0].message;
-    marker.ids = out.ids.length - idsBefore;
-  } catch (e) {
-    if (!(job.onBadShard === 'skip' && isUserError(e))) throw e;
-    out.truncate(keysBefore, idsBefore);
-    // The whole shard is left out, and the summary names it with the reader's error (file and line).
-    return { docs: 0, rows: 0, emptyDocs: 0, chars: 0, bytes: 0, format: '', skippedRecords: 0, skipped: (e as Error).message };
+  const input = await openShard(workDir, job, s);
+  marker.format = input.format;
+  let d = 0;
+  let lastRow = -1;
+  for await (const r of input.records) {
+    lastRow = r.row;
+    out.document(s, d, r.id, r.line, r.row, -1, 0, P);
+    marker.chars += r.text.length;
+    if (signer.signInto(r.text, row)) {
+      bandKeys(row, nb, job.rows, bh, bl);
+      out.keys(s, d, nb, P, bh, bl);
+    } else marker.emptyDocs++;
+    d++;
   }
+  marker.docs = d;
+  // Rows count skipped invalid records too, like the single-process row numbers.
+  marker.rows = rowCount(lastRow, d, input.skips.count);
+  marker.bytes = input.bytesRead();
+  marker.skippedRecords = input.skips.count;
+  if (input.skips.examples[0]) marker.firstSkip = input.skips.examples[0].message;
   return marker;
 }

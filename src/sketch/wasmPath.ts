@@ -36,6 +36,13 @@ export interface BlockSigner {
    * JavaScript, a text of at most k symbols): the caller then signs the decoded string.
    */
   signSpan(start: number, end: number, out: Uint32Array): boolean | null;
+  /**
+   * The shingle fingerprints (with repeats, in text order) of the text whose bytes are the loaded
+   * block's `[start, end)`, as a view of kernel memory valid until the next use of this signer; or
+   * null when this route declines, as {@link BlockSigner.signSpan} does (the caller then uses the
+   * decoded string). The same fingerprints as the string's: verification makes sets from them.
+   */
+  fingerprintSpan(start: number, end: number): Uint32Array | null;
 }
 
 /**
@@ -102,6 +109,15 @@ export function wasmPath(k: WasmKernels, table: SymbolTable, shingleK: number) {
           const at = k.BLOCK + start;
           const n = symbolizeSynced(() => kernel8(at, len, CLS, SYM, k.SYMS, table.spaceSym), (i) => utf8UnitAt(k.u8, at + i), synced, sync);
           return n < 0 || n <= shingleK ? null : fromSymbols(n, out);
+        },
+        fingerprintSpan(start, end) {
+          const len = end - start;
+          k.ensure(len + 1);
+          const at = k.BLOCK + start;
+          const n = symbolizeSynced(() => kernel8(at, len, CLS, SYM, k.SYMS, table.spaceSym), (i) => utf8UnitAt(k.u8, at + i), synced, sync);
+          if (n < 0 || n <= shingleK) return null;
+          k.fn.fingerprints(k.SYMS, n, shingleK, bk, k.FPS);
+          return k.u32.subarray(k.FPS >>> 2, (k.FPS >>> 2) + n - shingleK + 1);
         },
       };
     },

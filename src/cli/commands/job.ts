@@ -4,6 +4,7 @@
  * @module
  */
 import { Command } from 'commander';
+import { availableParallelism } from 'node:os';
 import { UsageError } from '../../io/errors.js';
 import { submitJob } from '../../distributed/submit.js';
 import { STAGES, taskCount } from '../../shard/job.js';
@@ -21,6 +22,7 @@ interface DedupJobFlags extends PlanFlags {
   redis?: string;
   queue: string;
   local?: boolean;
+  processes?: number;
   waitNotice: number;
   redisTimeout: number;
 }
@@ -50,7 +52,8 @@ export function jobCommand(): Command {
   dedup
     .option('--redis <url>', 'Redis of the queue the "neardup worker" processes serve, e.g. redis://host:6379')
     .option('--queue <name>', 'BullMQ queue name', 'neardup')
-    .option('--local', 'run every stage in this process instead (no Redis)')
+    .option('--local', 'run every stage on this machine instead (no Redis): each stage\'s tasks on --processes task processes')
+    .option('--processes <n>', 'with --local: task processes running at once (default: one per core)', parsePositiveInt('processes', 1024))
     .option('--wait-notice <seconds>', 'with --redis: say so when no worker has taken a task (or Redis cannot be reached) for this long, and again after each such span', parsePositiveInt('wait-notice', 86400), 30)
     .option('--redis-timeout <seconds>', 'with --redis: give up when Redis cannot be reached for this long (finished tasks are kept: submit again to resume)', parsePositiveInt('redis-timeout', 864000), 120)
     .option('-o, --out <file>', 'for --output pairs/clusters: write here (atomically) instead of stdout');
@@ -64,7 +67,8 @@ export function jobCommand(): Command {
     const reporter = new Reporter(flags);
     await planFromFlags(shards, flags);
     const { workDir, job } = openJob(flags.workDir);
-    if (flags.local) await runLocally(workDir, job, reporter);
+    if (flags.processes !== undefined && !flags.local) throw new UsageError('--processes is for --local runs (with --redis, start more workers instead)');
+    if (flags.local) await runLocally(workDir, job, reporter, flags.processes ?? availableParallelism());
     else {
       let last = '';
       const bars = stageBars(reporter);

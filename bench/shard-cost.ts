@@ -1,0 +1,173 @@
+/**
+ * The sharded route's cost per document against one process (issue #36): `neardup dedup` on one
+ * JSONL file against `neardup job dedup` on the same documents cut into shards, run `--local` (task
+ * processes on every core) and on BullMQ with `neardup worker` processes. Prints, as Markdown:
+ * process CPU (user + system) of dedup and the summed task CPU of the job (from the task markers),
+ * wall times, the job directory's bytes against the input's, per-stage task CPU, and whether the
+ * pairs are identical (sorted md5).
+ *
+ * Usage: node dist/bench/shard-cost.js [--docs 1000000] [--shards 32] [--format jsonl|jsonl.zst|parquet]
+ *        [--workers 2] [--no-redis]
+ * The corpus (bench/data/cost-<docs>.jsonl: 30 % planted near copies, a fifth of them copies of
+ * copies) and its shards are generated when missing. BullMQ runs need redis-server on PATH.
+ * @module
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, openSync, closeSync, writeSync, createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { join, resolve } from 'node:path';
+import { loadavg, availableParallelism } from 'node:os';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
+import { generateCorpus } from './gen.js';
+import { zstdCompressor } from '../src/io/zstd.js';
+
+const argv = process.argv.slice(2);
+const opt = (name: string, def: string): string => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1]! : def;
+};
+const repoRoot = resolve(new URL('.', import.meta.url).pathname, '../..');
+const mainJs = resolve(repoRoot, 'dist/cli/main.js');
+const docs = Number(opt('docs', '1000000'));
+const shards = Number(opt('shards', '32'));
+const format = opt('format', 'jsonl');
+const W = Number(opt('workers', '2'));
+const redisRuns = !argv.includes('--no-redis');
+if (!['jsonl', 'jsonl.zst', 'parquet'].includes(format)) throw new Error(`--format must be jsonl, jsonl.zst or parquet, got ${format}`);
+const data = resolve(repoRoot, 'bench/data');
+mkdirSync(data, { recursive: true });
+const corpus = join(data, `cost-${docs}.jsonl`);
+if (!existsSync(corpus)) {
+  console.error(`generating ${corpus} …`);
+  generateCorpus({ docs, out: corpus, dupRate: 0.3, chainRate: 0.2, format: 'jsonl' });
+}
+const shardDir = join(data, `cost-${docs}.${format}.${shards}`);
+
+/** Cuts the corpus into `shards` consecutive shards of the format. */
+async function writeShards(): Promise<void> {
+  const tmp = `${shardDir}.tmp`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const per = Math.ceil(docs / shards);
+  const zc = format === 'jsonl' ? undefined : await zstdCompressor();
+  let lines: string[] = [];
+  let s = 0;
+  const flush = async (): Promise<void> => {
+    const name = join(tmp, `part-${String(s).padStart(5, '0')}.${format}`);
+    if (format === 'parquet') {
+      const rows = lines.map((l) => JSON.parse(l) as { id: string; text: string });
+      const w = new ByteWriter();
+      const schema = [{ name: 'root', num_children: 2 }, { name: 'id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' }, { name: 'text', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' }];
+      const pw = new ParquetWriter({ writer: w as never, schema: schema as never, codec: 'ZSTD', compressors: { ZSTD: zc } as never });
+      await pw.write({ columnData: [{ name: 'id', data: rows.map((r) => r.id) }, { name: 'text', data: rows.map((r) => r.text) }] as never, rowGroupSize: 10000 });
+      await pw.finish();
+      writeFileSync(name, w.getBytes());
+    } else {
+      const raw = Buffer.from(lines.map((l) => `${l}\n`).join(''));
+      const fd = openSync(name, 'w');
+      if (zc) for (let i = 0; i < raw.length; i += 4 << 20) writeSync(fd, zc(raw.subarray(i, i + (4 << 20))));
+      else writeSync(fd, raw);
+      closeSync(fd);
+    }
+    lines = [];
+    s++;
+  };
+  for await (const line of createInterface({ input: createReadStream(corpus, { encoding: 'utf8', highWaterMark: 1 << 20 }), crlfDelay: Infinity })) {
+    if (line === '') continue;
+    lines.push(line);
+    if (lines.length === per) await flush();
+  }
+  if (lines.length > 0) await flush();
+  spawnSync('mv', [tmp, shardDir]);
+}
+if (!existsSync(shardDir)) {
+  console.error(`writing ${shards} ${format} shards to ${shardDir} …`);
+  await writeShards();
+}
+
+interface Timed {
+  wall: number;
+  cpu: number;
+  rssMb: number;
+  stdout: string;
+}
+
+function timed(args: string[], cwd = repoRoot): Timed {
+  const r = spawnSync('/usr/bin/time', ['-f', '%e %U %S %M', process.execPath, mainJs, ...args], { cwd, encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`neardup ${args.join(' ')} failed:\n${r.stderr}`);
+  const [wall, user, sys, rss] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number, number];
+  return { wall, cpu: user + sys, rssMb: rss / 1024, stdout: r.stdout };
+}
+
+function sortedHash(f: string): string {
+  return spawnSync('sh', ['-c', `LC_ALL=C sort -S 512M '${f}' | md5sum`], { encoding: 'utf8' }).stdout.split(' ')[0]!;
+}
+
+function bytesOf(dir: string): number {
+  return Number(spawnSync('du', ['-sb', dir], { encoding: 'utf8' }).stdout.split('\t')[0]);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((res) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => res(p));
+    });
+  });
+}
+
+interface JobJson {
+  timings: { total: number; stages: Record<string, { tasks: number; wall: number; cpu: number }> };
+}
+
+const out = join(data, `cost-run-${format}`);
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+const inputBytes = readdirSync(shardDir).reduce((n, f) => n + Number(spawnSync('stat', ['-c', '%s', join(shardDir, f)], { encoding: 'utf8' }).stdout), 0);
+const jsonlBytes = Number(spawnSync('stat', ['-c', '%s', corpus], { encoding: 'utf8' }).stdout);
+console.log(`# ${docs} documents, ${shards} ${format} shards (${(inputBytes / 1e9).toFixed(2)} GB; ${(jsonlBytes / 1e9).toFixed(2)} GB as JSONL); ${availableParallelism()} cores; node ${process.version}; load at start ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+
+const single = timed(['dedup', corpus, '--id-field', 'id', '--out', join(out, 'single.tsv'), '-q']);
+const singleHash = sortedHash(join(out, 'single.tsv'));
+const rows: string[] = [`| \`neardup dedup\` (one JSONL file, ${availableParallelism()} worker threads) | ${single.wall.toFixed(1)} s | ${single.cpu.toFixed(1)} s (process) | 1 | 1 | — | reference |`];
+const perStage: string[] = [];
+
+function jobRow(name: string, run: Timed, work: string, file: string): void {
+  const j = JSON.parse(run.stdout) as JobJson;
+  const stages = j.timings.stages;
+  const cpu = Object.values(stages).reduce((n, s) => n + s.cpu, 0) / 1000;
+  const inter = bytesOf(work);
+  const same = sortedHash(file) === singleHash;
+  rows.push(`| ${name} | ${run.wall.toFixed(1)} s | ${cpu.toFixed(1)} s (tasks) | ${(cpu / single.cpu).toFixed(2)}× | ${(run.wall / single.wall).toFixed(2)}× | ${(inter / 1e6).toFixed(0)} MB = ${(inter / jsonlBytes).toFixed(2)}× | ${same ? 'identical' : 'DIFFERENT'} |`);
+  perStage.push(`| ${name} | ${Object.entries(stages).map(([k, s]) => `${k} ${(s.cpu / 1000).toFixed(1)}`).join(' · ')} |`);
+}
+
+const localWork = join(out, 'job-local');
+const local = timed(['job', 'dedup', shardDir, '--id-field', 'id', '--local', '--work-dir', localWork, '--out', join(out, 'local.tsv'), '--json']);
+jobRow(`\`neardup job dedup --local\` (${availableParallelism()} task processes)`, local, localWork, join(out, 'local.tsv'));
+
+if (redisRuns) {
+  const port = await freePort();
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 500));
+  const url = `redis://127.0.0.1:${port}`;
+  try {
+    const workers = Array.from({ length: W }, () => spawn(process.execPath, [mainJs, 'worker', '--redis', url, '--lock-ms', '120000'], { stdio: 'ignore' }));
+    await new Promise((r) => setTimeout(r, 1500));
+    const work = join(out, 'job-redis');
+    const run = timed(['job', 'dedup', shardDir, '--id-field', 'id', '--redis', url, '--work-dir', work, '--out', join(out, 'redis.tsv'), '--json']);
+    for (const w of workers) w.kill('SIGTERM');
+    jobRow(`\`neardup job dedup --redis\`, ${W} \`neardup worker\` processes`, run, work, join(out, 'redis.tsv'));
+  } finally {
+    redis.kill('SIGKILL');
+  }
+}
+console.log('\n| run | wall | CPU | CPU vs dedup | wall vs dedup | intermediates (vs JSONL input) | pairs |');
+console.log('|---|---|---|---|---|---|---|');
+for (const r of rows) console.log(r);
+console.log('\nTask CPU per stage (s):\n\n| run | stages |\n|---|---|');
+for (const r of perStage) console.log(r);
+console.log(`\nload at end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+void readFileSync;

@@ -1,0 +1,31 @@
+/**
+ * A task process of `neardup job … --local`: forked once per core by {@link runTasksInProcesses},
+ * it runs the tasks its parent sends, one at a time, and answers each with the task's marker or its
+ * error. Processes rather than threads, so that every task's marker records its own CPU time.
+ * @module
+ */
+import { InputError, UsageError } from '../io/errors.js';
+import { loadJob } from './job.js';
+import { runTask } from './stages.js';
+import type { StageName } from './job.js';
+import type { TaskReply, TaskRequest } from './localTasks.js';
+
+/** What an error becomes on its way to the parent: enough to rebuild it with its exit code. */
+function describe(e: unknown): TaskReply['error'] {
+  if (e instanceof InputError) return { kind: 'input', message: e.message, file: e.file, line: e.line, reason: e.reason, position: e.position };
+  if (e instanceof UsageError) return { kind: 'usage', message: e.message };
+  return { kind: 'other', message: e instanceof Error ? e.message : String(e) };
+}
+
+process.on('message', (m: TaskRequest) => {
+  void (async () => {
+    let reply: TaskReply;
+    try {
+      await runTask(m.workDir, m.stage as StageName, m.task, loadJob(m.workDir));
+      reply = { task: m.task };
+    } catch (e) {
+      reply = { task: m.task, error: describe(e) };
+    }
+    process.send!(reply);
+  })();
+});

@@ -1,0 +1,65 @@
+/**
+ * `neardup job … --local` on task processes (#36): whatever the number of processes, the same bytes
+ * as `neardup dedup` on the concatenation of the shards, plain and compressed shards mixed (plain
+ * ones are read in place by verification, the others through gather's texts); a task's input error
+ * in a task process exits 2 with the same message as in one process; --processes is refused without
+ * --local.
+ */
+import { before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { neardup, tmpDir } from './cliUtil.js';
+import { jsonl, plantedDocs, writeShards } from './helpers/shards.js';
+
+describe('job --local on task processes', () => {
+  let dir: string;
+  let shards: string;
+  let concat: string;
+  before(async () => {
+    dir = tmpDir();
+    shards = path.join(dir, 'shards');
+    fs.mkdirSync(shards);
+    const docs = plantedDocs(900, 0.3, 361);
+    await writeShards(shards, docs, 6, ['jsonl', 'jsonl.gz', 'jsonl', 'jsonl.zst', 'parquet']);
+    concat = path.join(dir, 'all.jsonl');
+    fs.writeFileSync(concat, jsonl(docs));
+  });
+
+  for (const output of ['pairs', 'clusters']) {
+    it(`--output ${output}: 1, 2 and 3 processes write dedup's bytes`, () => {
+      const ref = path.join(dir, `ref-${output}`);
+      const d = neardup(['dedup', concat, '--id-field', 'id', '--output', output, '--out', ref, '-q'], { cwd: dir });
+      assert.equal(d.code, 0, d.stderr);
+      for (const p of ['1', '2', '3']) {
+        const out = path.join(dir, `${output}-${p}`);
+        const args = ['job', 'dedup', shards, '--id-field', 'id', '--local', '--processes', p, '--task-bytes', '1', '--work-dir', path.join(dir, `w-${output}-${p}`), '--output', output, '--out', out, '-q'];
+        const r = neardup(args, { cwd: dir });
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(fs.readFileSync(out, 'utf8'), fs.readFileSync(ref, 'utf8'), `${p} processes`);
+      }
+    });
+  }
+
+  it('an invalid record is exit 2 naming file and line, the same with 1 and 2 processes', () => {
+    const bad = path.join(dir, 'bad');
+    fs.cpSync(shards, bad, { recursive: true });
+    const victim = path.join(bad, fs.readdirSync(bad).sort().find((f) => f.endsWith('.jsonl'))!);
+    const lines = fs.readFileSync(victim, 'utf8').split('\n');
+    lines[2] = '{"id": "broken", "text": ';
+    fs.writeFileSync(victim, lines.join('\n'));
+    const msgs = ['1', '2'].map((p) => {
+      const r = neardup(['job', 'dedup', bad, '--id-field', 'id', '--local', '--processes', p, '--task-bytes', '1', '--work-dir', path.join(dir, `w-bad-${p}`), '--out', path.join(dir, `bad-${p}.tsv`), '-q'], { cwd: dir });
+      assert.equal(r.code, 2, r.stderr);
+      assert.ok(r.stderr.includes(`${victim}:3:`), r.stderr);
+      return r.stderr.replace(/w-bad-\d/g, 'w-bad');
+    });
+    assert.equal(msgs[1], msgs[0]);
+  });
+
+  it('--processes without --local is refused, naming it', () => {
+    const r = neardup(['job', 'dedup', shards, '--redis', 'redis://127.0.0.1:1', '--processes', '2', '--work-dir', path.join(dir, 'w-p'), '--out', path.join(dir, 'p.tsv')], { cwd: dir });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--processes/);
+  });
+});
