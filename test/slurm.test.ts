@@ -81,3 +81,26 @@ exec ${process.execPath} ${mainJs} "$@"
   const kept = (await readDocs(path.join(dir, 'out'))).map((x) => JSON.stringify(x));
   assert.deepEqual(kept, fs.readFileSync(path.join(dir, 'single.jsonl'), 'utf8').split('\n').filter((l) => l !== ''));
 });
+
+test('job submit without Slurm: --print writes the script, a missing sbatch or --slurm is a usage error', async () => {
+  const d = tmpDir();
+  try {
+    await writeShards(path.join(d, 'shards'), plantedDocs(60, 0.3, 3), 2, ['jsonl']);
+    const plan = neardup(['job', 'plan', 'shards', '--work-dir', 'job', '--id-field', 'id'], { cwd: d });
+    assert.equal(plan.code, 0, plan.stderr);
+    const script = neardup(['job', 'submit', '--slurm', '--work-dir', 'job', '--print', '--sbatch', '--partition=cpu --time=1:00:00'], { cwd: d });
+    assert.equal(script.code, 0, script.stderr);
+    // Pairs output: sign, join, gather, verify, components (no filter), each after the previous.
+    assert.deepEqual([...script.stdout.matchAll(/--job-name=neardup-\w+-(\w+)/g)].map((m) => m[1]), ['sign', 'join', 'gather', 'verify', 'components']);
+    assert.equal(script.stdout.match(/\$\{dep:\+--dependency=afterok:\$dep\}/g)?.length, 5);
+    assert.match(script.stdout, /--partition=cpu --time=1:00:00 --wrap 'exec .* stage sign --work-dir \S+ --task "\$SLURM_ARRAY_TASK_ID" --tasks 1'/);
+    const noSbatch = neardup(['job', 'submit', '--slurm', '--work-dir', 'job'], { cwd: d, env: { PATH: '/nonexistent' } });
+    assert.equal(noSbatch.code, 2, noSbatch.stderr);
+    assert.match(noSbatch.stderr, /^neardup: cannot run sbatch \(ENOENT\): is Slurm installed here\?/);
+    const noScheduler = neardup(['job', 'submit', '--work-dir', 'job'], { cwd: d });
+    assert.equal(noScheduler.code, 2);
+    assert.match(noScheduler.stderr, /say where to submit: --slurm/);
+  } finally {
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+});
