@@ -119,7 +119,7 @@ function s3Error(url: string, e: unknown): Error {
  * Runs one request with retries (exponential backoff from 100 ms, with jitter, up to {@link ATTEMPTS}
  * attempts or NEARDUP_S3_ATTEMPTS). `notFoundToo` retries 404 as well: for a key that was just listed or written.
  */
-export async function withRetry<T>(url: string, what: string, run: (h: S3Handle) => Promise<T>, notFoundToo = false): Promise<T> {
+async function withRetry<T>(url: string, what: string, run: (h: S3Handle) => Promise<T>, notFoundToo = false): Promise<T> {
   const h = await handle();
   const most = attempts();
   for (let attempt = 1; ; attempt++) {
