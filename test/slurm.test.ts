@@ -62,6 +62,9 @@ exec ${process.execPath} ${mainJs} "$@"
   const deps = cluster.run('squeue', ['-h', '-o', '%F %E', '-j', ids.join!]);
   assert.match(deps, new RegExp(`afterok:${ids.sign}`), 'join waits for the whole sign array');
   await appears(path.join(dir, 'running'), () => fs.readdirSync(path.join(dir, 'job/slurm')).join(' '));
+  const twice = neardup(['job', 'submit', '--slurm', '--work-dir', 'job', '--neardup', wrapper], { cwd: dir, env });
+  assert.equal(twice.code, 2, 'no second submission while the first is queued');
+  assert.match(twice.stderr, /Slurm jobs of this job are still queued or running \(\d+_?\S* neardup-\w+-\w+/);
   cluster.run('scancel', [`${ids.sign}_1`]);
   await cluster.idle();
   // The cancelled member left its task undone; the stages after it never ran (kill_invalid_depend).

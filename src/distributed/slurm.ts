@@ -49,6 +49,21 @@ export function arraySpec(tasks: readonly number[]): string {
   return parts.join(',');
 }
 
+/** The Slurm job name of a stage of `job`: how a later submission finds what is still queued. */
+export function slurmJobName(job: JobSpec, stage: StageName): string {
+  return `neardup-${job.id.slice(0, 8)}-${stage}`;
+}
+
+/**
+ * Slurm jobs of this job still pending or running (`squeue`), as `id stage` lines; empty when there
+ * are none or squeue cannot run. Submitting again while they are queued would run their tasks twice.
+ */
+export function queuedSlurmJobs(job: JobSpec, squeue = 'squeue'): string[] {
+  const r = spawnSync(squeue, ['-h', '-o', '%i %j', `--name=${STAGES.map((s) => slurmJobName(job, s)).join(',')}`], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) return [];
+  return r.stdout.split('\n').filter((l) => l.trim() !== '');
+}
+
 /** The array jobs that would finish the job in `workDir`: its stages with tasks still to run, in order. */
 export function planSlurm(workDir: string, job: JobSpec, o: SlurmOptions): SlurmStage[] {
   const out: SlurmStage[] = [];
@@ -61,7 +76,7 @@ export function planSlurm(workDir: string, job: JobSpec, o: SlurmOptions): Slurm
     // index and takes its size from the array, which for a resubmission of some tasks are not the stage's.
     const command = `${[...o.neardup, 'stage', stage, '--work-dir', workDir].map(shellQuote).join(' ')} --task "$SLURM_ARRAY_TASK_ID" --tasks ${n}`;
     const args = [
-      `--job-name=neardup-${job.id.slice(0, 8)}-${stage}`,
+      `--job-name=${slurmJobName(job, stage)}`,
       `--array=${arraySpec(tasks)}`,
       '--requeue',
       `--chdir=${o.cwd}`,
