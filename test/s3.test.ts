@@ -74,12 +74,13 @@ test('a prefix as input, clusters to an s3:// --out, and a single object, equal 
   assert.equal(s3one.stdout, one.stdout);
 });
 
-test('job dedup --local and --against take s3:// names too', opts, async () => {
+test('job dedup --local (through the faults) and --against take s3:// names too', opts, async () => {
   const local = neardup(['job', 'dedup', 'in', '--local', '--work-dir', 'w1', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'job-local', '-q'], { cwd: dir });
   assert.equal(local.code, 0, local.stderr);
-  const r = await run(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', 'w2', '--id-field', 'id', '--output', 'dedup', '--out-dir', `s3://${BUCKET}/job-out/`, '-q'], server.endpoint);
+  const r = await run(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', 'w2', '--id-field', 'id', '--output', 'dedup', '--out-dir', `s3://${BUCKET}/job-out/`, '-q'], proxy.endpoint);
   assert.equal(r.code, 0, r.stderr);
   const got = await getObjects(server, BUCKET, 'job-out/');
+  assert.deepEqual([...got.keys()].sort(), fs.readdirSync(path.join(dir, 'job-local')).sort());
   for (const name of fs.readdirSync(path.join(dir, 'job-local'))) assert.ok(got.get(name)?.equals(fs.readFileSync(path.join(dir, 'job-local', name))), name);
   const against = neardup(['dedup', 'in/part-0001.jsonl.zst', '--against', 'in/part-0000.jsonl.zst', '--id-field', 'id', '-q'], { cwd: dir });
   const s3against = await run(['dedup', `s3://${BUCKET}/in/part-0001.jsonl.zst`, '--against', `s3://${BUCKET}/in/part-0000.jsonl.zst`, '--id-field', 'id', '-q'], server.endpoint);
