@@ -27,9 +27,9 @@ function runHidden(code: string): { code: number; stdout: string; stderr: string
 
 const index = pathToFileURL(path.resolve(repoRoot, 'dist/src/index.js')).href;
 
-test('package.json: better-sqlite3, ioredis and bullmq are optional peers, not dependencies', () => {
+test('package.json: better-sqlite3, ioredis, bullmq and @aws-sdk/client-s3 are optional peers, not dependencies', () => {
   const pkg = JSON.parse(readFileSync(path.resolve(repoRoot, 'package.json'), 'utf8'));
-  for (const name of ['better-sqlite3', 'ioredis', 'bullmq']) {
+  for (const name of ['better-sqlite3', 'ioredis', 'bullmq', '@aws-sdk/client-s3']) {
     assert.equal(pkg.dependencies[name], undefined, `${name} must not be a dependency`);
     assert.equal(pkg.optionalDependencies?.[name], undefined, `${name} must not be an optional dependency (npm installs those)`);
     assert.ok(pkg.peerDependencies[name], `${name} is a peer dependency`);
@@ -98,6 +98,13 @@ test('formats and bullmq use the same error: a missing hyparquet or bullmq is a 
     encoding: 'utf8',
   });
   assert.deepEqual(JSON.parse(r.stdout), [true, 'bullmq', 'running distributed jobs needs the package bullmq, which is not installed: npm install bullmq']);
+});
+
+test('an s3:// name without @aws-sdk/client-s3 installed: exit 1 naming the package to install', () => {
+  const env = { NEARDUP_HIDE_PACKAGES: '@aws-sdk/client-s3', NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` };
+  const r = neardup(['dedup', 's3://bucket/docs.jsonl', '--s3-endpoint', 'http://127.0.0.1:1'], { env });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /^neardup: reading and writing s3:\/\/ names needs the package @aws-sdk\/client-s3, which is not installed: npm install @aws-sdk\/client-s3\n$/);
 });
 
 test('the SQLite store needs no package on Node ≥ 22.13 (node:sqlite), and better-sqlite3 below', () => {

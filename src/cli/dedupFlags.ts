@@ -20,6 +20,8 @@ export interface DedupFlags extends InputFlags, EngineFlags, LogFlags {
   batchSize?: number;
   output: OutputMode;
   out?: string;
+  /** The directory of output shards (`--out DIR` by another name, as in `neardup job`). */
+  outDir?: string;
   outputFormat?: PairFormat;
   against?: string;
 }

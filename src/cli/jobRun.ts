@@ -56,8 +56,8 @@ const ONLY: Record<string, { values: readonly string[]; why: string }> = {
   verify: { values: ['exact'], why: 'sharded jobs verify exactly' },
 };
 
-/** Options the job commands define their own way: --against takes shards, dedup/annotate outputs go to --out-dir; the log options. */
-const OWN = new Set(['against', 'output', 'out', 'quiet', 'verbose', 'json']);
+/** Options the job commands define their own way: --against takes shards, dedup/annotate outputs go to --out-dir (their own, with a job's wording); the log options. */
+const OWN = new Set(['against', 'output', 'out', 'outDir', 'quiet', 'verbose', 'json']);
 
 /** The job commands' own options (not dedup's). */
 const JOB_OWN = new Set(['workDir', 'partitions', 'taskBytes', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'processes', 'waitNotice', 'redisTimeout']);

@@ -12,6 +12,7 @@ import { ArenaFullError } from '../parallel/setArena.js';
 import { tooManyPairsMessage } from './tooManyPairs.js';
 import { flagHint } from './flagHints.js';
 import { neardupRoot } from '../web/assets.js';
+import { stageS3Args, type StagedArgs } from './s3args.js';
 
 /** Exit code of a successful run. */
 export const EXIT_OK = 0;
@@ -46,6 +47,9 @@ Examples:
   $ neardup compare a.txt b.txt
   $ neardup bench ads.tsv --text 'Title,Short Description' -k 10 --normalize lowercase-collapse
 
+Inputs and outputs may be s3://bucket/key names (a key, a glob of keys, or a prefix); for an
+S3-compatible store add --s3-endpoint http://host:port (or set AWS_ENDPOINT_URL). See docs/distributed.md.
+
 Exit codes: 0 ok, 1 runtime failure, 2 usage or input error. See docs/cli.md.`,
     );
 }
@@ -63,8 +67,14 @@ function applyToAll(cmd: Command, write: (s: string) => void): void {
  */
 export async function runProgram(program: Command, argv: readonly string[], stderr: NodeJS.WritableStream = process.stderr): Promise<number> {
   applyToAll(program, (s) => stderr.write(s));
+  let staged: StagedArgs | undefined;
   try {
-    await program.parseAsync([...argv]);
+    // s3:// names become local stand-ins here, once for every command (./s3args.ts).
+    if (argv.some((a) => a.includes('s3://') || a.startsWith('--s3-endpoint'))) staged = await stageS3Args(argv);
+    await program.parseAsync(staged?.argv ?? [...argv]);
+    const done = staged;
+    staged = undefined;
+    await done?.finish(true);
     return EXIT_OK;
   } catch (e) {
     if (e instanceof CommanderError) {
@@ -89,5 +99,8 @@ export async function runProgram(program: Command, argv: readonly string[], stde
     stderr.write(`neardup: ${err?.message ?? String(e)}\n`);
     if (process.env.NEARDUP_DEBUG) stderr.write(`${err?.stack ?? ''}\n`);
     return EXIT_FAILURE;
+  } finally {
+    // After the error is written: until then it names the s3:// names, not the local copies.
+    await staged?.finish(false).catch(() => {});
   }
 }

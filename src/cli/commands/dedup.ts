@@ -41,6 +41,7 @@ export function dedupCommand(): Command {
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
     .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards: a directory, one output shard per input shard')
+    .option('--out-dir <dir>', 'for --output dedup|annotate of shards: the directory of output shards (--out DIR by the name neardup job uses)')
     .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap limit (${(getHeapStatistics().heap_size_limit / 4e9).toFixed(1)} GB here), and for plain JSONL/text/TSV files over 16 MB, read in byte ranges (LSH candidates, component clusters)`)
     .option('--no-stream', 'hold every text in memory, whatever the input size')
     .option('--workers <n>', `worker threads for signing and verification; 0 = this thread (default: all ${availableParallelism()} cores for inputs over ${PARALLEL_MIN_CHARS / 1e6} M characters, else 0)`, parseCount('workers'))
@@ -65,6 +66,7 @@ Examples:
   $ neardup dedup rcv1.txt --format idtext --output annotate --out annotated.txt
   $ neardup dedup crawl.parquet --text body --id url --output dedup --out crawl.dedup.parquet
   $ neardup dedup 'shards/*.jsonl.zst' --id id --output dedup --out shards-dedup/
+  $ neardup dedup 's3://corpus/crawl/*.jsonl.zst' --id id --output dedup --out-dir s3://corpus/clean/
   $ neardup dedup ads.tsv --text 'Title,Short Description' --exact --output clusters
   $ neardup dedup ads.tsv --text 'Title,Short Description' --measure containment --threshold 0.9
   $ neardup dedup ads.tsv --text 'Title,Short Description' --threshold 0.5 --candidates exact
@@ -82,6 +84,10 @@ Examples:
 
 async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   const reporter = new Reporter(flags);
+  if (flags.outDir !== undefined) {
+    if (flags.out !== undefined) throw new UsageError('--out-dir and --out name the same output: give one');
+    flags.out = flags.outDir;
+  }
   requireOutForJson(flags);
   const { dedup: options, read: readOptions, pairFormat } = pipelineOptionsFrom(flags);
   if (flags.against !== undefined) {

@@ -14,6 +14,9 @@ import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
 import { addPlanOptions, finishJob, openJob, planFromFlags, refuseUnsupported, runLocally, stageBars, type PlanFlags } from '../jobRun.js';
 import { printStatus } from '../jobStatus.js';
+import { planSlurm, queuedSlurmJobs, slurmJobName, slurmScript, submitSlurm } from '../../distributed/slurm.js';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 
 interface DedupJobFlags extends PlanFlags {
   redis?: string;
@@ -113,5 +116,42 @@ export function jobCommand(): Command {
     printStatus(workDir, job, !!flags.json);
   });
 
-  return job.addCommand(plan).addCommand(dedup).addCommand(report).addCommand(status);
+  const submit = new Command('submit')
+    .description('submit the stages of a job planned with "neardup job plan" to Slurm: one array job per stage, each after the previous one succeeded (afterok); only tasks not yet done are submitted, so submitting again resumes')
+    .requiredOption('--work-dir <dir>', 'the job directory (on a file system the compute nodes share)')
+    .option('--slurm', 'submit with sbatch (the only scheduler for now; BullMQ jobs run with "neardup job dedup --redis")')
+    .option('--sbatch <args>', 'more sbatch arguments for every stage, e.g. "--partition=cpu --time=2:00:00 --mem=8G"', (v: string, prev: string[] = []) => [...prev, ...v.split(/\s+/).filter(Boolean)])
+    .option('--neardup <command>', 'how compute nodes run neardup (default: this node and this neardup, by absolute path)')
+    .option('--print', 'print the submission as a shell script instead of running sbatch')
+    .option('--force', 'submit even while Slurm jobs of this job are still queued or running (their tasks may then run twice; commits keep the first)')
+    .addHelpText('after', `
+Example:
+  $ neardup job plan 'shards/*.jsonl.zst' --work-dir /shared/job --id-field id --output dedup --out-dir /shared/clean
+  $ neardup job submit --slurm --work-dir /shared/job --sbatch '--partition=cpu --time=1:00:00'
+  $ neardup job status --work-dir /shared/job
+  $ neardup job report --work-dir /shared/job`);
+  submit.action(async (flags: { workDir: string; slurm?: boolean; sbatch?: string[]; neardup?: string; print?: boolean; force?: boolean }) => {
+    if (!flags.slurm) throw new UsageError('say where to submit: --slurm (BullMQ jobs are submitted by "neardup job dedup --redis URL")');
+    const { workDir, job } = openJob(flags.workDir);
+    const neardup = flags.neardup ? flags.neardup.split(/\s+/).filter(Boolean) : [process.execPath, process.argv[1]!];
+    const stages = planSlurm(workDir, job, { neardup, cwd: process.cwd(), extra: flags.sbatch ?? [] });
+    if (stages.length === 0) {
+      process.stderr.write(`neardup: every task of the job is done: neardup job report --work-dir ${flags.workDir}\n`);
+      return;
+    }
+    // sbatch does not create the directory of --output: a missing one fails every member.
+    mkdirSync(path.join(workDir, 'slurm'), { recursive: true });
+    if (flags.print) {
+      process.stdout.write(slurmScript(stages));
+      return;
+    }
+    const queued = flags.force ? [] : queuedSlurmJobs(job);
+    if (queued.length > 0) {
+      throw new UsageError(`Slurm jobs of this job are still queued or running (${queued.slice(0, 6).join(', ')}${queued.length > 6 ? ', …' : ''}): wait for them, or cancel them (scancel --name=${slurmJobName(job, 'sign')},…), or give --force`);
+    }
+    for (const s of submitSlurm(stages)) process.stdout.write(`${s.stage.padEnd(11)} Slurm job ${s.jobId} (${int(s.tasks)} task${s.tasks === 1 ? '' : 's'})\n`);
+    process.stderr.write(`neardup: when they are done: neardup job report --work-dir ${flags.workDir} (progress: neardup job status --work-dir ${flags.workDir})\n`);
+  });
+
+  return job.addCommand(plan).addCommand(dedup).addCommand(submit).addCommand(report).addCommand(status);
 }

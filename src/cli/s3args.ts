@@ -1,0 +1,105 @@
+/**
+ * The one place the CLI meets object storage: before a command is parsed, every `s3://` name in its
+ * arguments is replaced by a local stand-in (src/io/s3stage.ts): inputs are copied down first,
+ * outputs (`--out`, `-o`, `--out-dir`, `--data`) are uploaded after the command succeeded. So every
+ * command that takes paths (dedup, report, index snapshot/restore, job dedup --local) takes
+ * `s3://bucket/key` without a branch of its own. `--s3-endpoint URL` may appear anywhere.
+ * @module
+ */
+import { UsageError } from '../io/errors.js';
+import { isS3Url, setS3Endpoint, setS3Log, s3Requests } from '../io/s3.js';
+import { S3Stage } from '../io/s3stage.js';
+
+/** Options whose value is written, not read. */
+const OUTPUT_OPTIONS = new Set(['--out', '-o', '--out-dir', '--data']);
+
+/** Where an S3 name cannot stand yet, and what to do instead. */
+const REFUSED: Record<string, string> = {
+  '--work-dir': 'a job work dir in object storage is not supported yet: give a directory shared by the workers (docs/distributed.md, "On S3")',
+};
+
+/** Commands whose inputs must stay where other processes read them: a local spool would vanish. */
+const IN_PLACE = new Set(['plan', 'submit', 'stage', 'worker']);
+
+/** The arguments with local stand-ins, and the step to run when the command has finished. */
+export interface StagedArgs {
+  /** argv with every `s3://` name replaced and `--s3-endpoint` taken out. */
+  argv: string[];
+  /** Uploads the outputs (only when `ok`), then removes the spool. */
+  finish(ok: boolean): Promise<void>;
+}
+
+/**
+ * Until the returned function is called, what the command prints names the `s3://` names instead of
+ * their local stand-ins (the summary's input and output lines, error messages naming a file).
+ */
+function speakS3Names(stage: S3Stage): () => void {
+  const streams = [process.stdout, process.stderr];
+  const writes = streams.map((s) => s.write);
+  for (const [i, s] of streams.entries()) {
+    const write = writes[i]!.bind(s) as (chunk: unknown, ...rest: unknown[]) => boolean;
+    s.write = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? stage.display(chunk) : chunk, ...rest)) as typeof s.write;
+  }
+  return () => streams.forEach((s, i) => (s.write = writes[i]!));
+}
+
+/** Replaces the `s3://` names of `argv` (a full process.argv) by local paths; see the module comment. */
+export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> {
+  const out: string[] = [];
+  const verbose = argv.includes('-v') || argv.includes('--verbose');
+  setS3Log(verbose ? (line) => process.stderr.write(`${line}\n`) : undefined);
+  const stage = new S3Stage();
+  const staged: { option: string | undefined; value: string }[] = [];
+  // First pass: take out --s3-endpoint, wherever it is, before any name is resolved.
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--s3-endpoint') {
+      if (argv[i + 1] === undefined) throw new UsageError('--s3-endpoint needs a URL, e.g. http://127.0.0.1:9000');
+      setS3Endpoint(argv[++i]);
+    } else if (a.startsWith('--s3-endpoint=')) setS3Endpoint(a.slice('--s3-endpoint='.length));
+    else rest.push(a);
+  }
+  const subcommands = rest.slice(2, 4);
+  try {
+    for (let i = 0; i < rest.length; i++) {
+      const a = rest[i]!;
+      const eq = a.startsWith('--') ? a.indexOf('=') : -1;
+      const [option, value] = eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [rest[i - 1]?.startsWith('-') ? rest[i - 1] : undefined, a];
+      if (!isS3Url(value)) {
+        out.push(a);
+        continue;
+      }
+      const where = option ?? 'an input';
+      if (option && REFUSED[option]) throw new UsageError(`${option} ${value}: ${REFUSED[option]}`);
+      // A job run by workers elsewhere (job dedup --redis) reads its shards where the plan says.
+      const cmd = subcommands.find((c) => IN_PLACE.has(c)) ?? (subcommands.join(' ') === 'job dedup' && !rest.includes('--local') ? 'job dedup --redis' : undefined);
+      if (cmd) throw new UsageError(`${value}: "${cmd}" hands its inputs to other processes, which cannot read this machine's copy of S3 objects; run "neardup job dedup --local", or "neardup dedup", or copy the shards to a shared directory`);
+      const isOut = option !== undefined && OUTPUT_OPTIONS.has(option);
+      if (isOut && staged.some((s) => s.value === value)) throw new UsageError(`${where} ${value} is also an input: it would be overwritten`);
+      if (!isOut && staged.some((s) => s.option && OUTPUT_OPTIONS.has(s.option) && s.value === value)) throw new UsageError(`${value} is both an input and an output`);
+      const local = isOut ? await stage.output(value) : await stage.input(value);
+      staged.push({ option, value });
+      out.push(eq > 0 ? `${option}=${local}` : local);
+    }
+  } catch (e) {
+    await stage.cleanup();
+    throw e;
+  }
+  const restore = staged.length ? speakS3Names(stage) : () => {};
+  if (staged.length && verbose) process.stderr.write(`s3: ${stage.moved.down} object(s) read (${stage.moved.downBytes} bytes, ${s3Requests.count} requests, ${s3Requests.retries} retried)\n`);
+  return {
+    argv: out,
+    async finish(ok) {
+      try {
+        if (ok && staged.length) {
+          await stage.commit();
+          if (verbose && stage.moved.up) process.stderr.write(`s3: ${stage.moved.up} object(s) written (${stage.moved.upBytes} bytes; ${s3Requests.count} requests in all, ${s3Requests.retries} retried)\n`);
+        }
+      } finally {
+        restore();
+        await stage.cleanup();
+      }
+    },
+  };
+}

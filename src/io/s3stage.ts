@@ -1,0 +1,181 @@
+/**
+ * `s3://` inputs and outputs of a command run on one machine, mapped onto local paths in a spool
+ * directory: an input (one object, a glob of keys, or a prefix) is copied there before the command
+ * runs, in large ranged GETs; an output is written there by the command's own atomic writers and
+ * uploaded after the command succeeded, each object whole or not at all (a PUT, or a multipart
+ * upload completed last). The readers (worker threads reading byte ranges, Parquet's random access,
+ * the second pass of `--output dedup`) then work on local files unchanged, at local-disk speed.
+ * The cost is local disk for the inputs and outputs of the run.
+ * @module
+ */
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { UsageError } from './errors.js';
+import { removeOnSignal } from './output.js';
+import { isGlob, globBase } from './shards.js';
+import { walkTree } from './walk.js';
+import { inParallel, isS3Url, PARALLEL, parseS3Url, s3Download, s3List, s3Size, s3Upload } from './s3.js';
+
+/** Hidden by the Hadoop/Spark convention (`.crc`, `_SUCCESS`), as in local directories of shards. */
+function hidden(rel: string): boolean {
+  const base = rel.slice(rel.lastIndexOf('/') + 1);
+  return base.startsWith('.') || base.startsWith('_');
+}
+
+/** A glob's rest (after its fixed base) as a regular expression over relative keys. */
+export function globRegExp(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*' && glob[i + 1] === '*') {
+      re += glob[i + 2] === '/' ? '(?:.*/)?' : '.*';
+      i += glob[i + 2] === '/' ? 2 : 1;
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else if (c === '{') re += '(?:';
+    else if (c === '}') re += ')';
+    else if (c === ',' && re.lastIndexOf('(?:') > re.lastIndexOf(')')) re += '|';
+    else if (c === '[') {
+      const end = glob.indexOf(']', i + 1);
+      if (end === -1) re += '\\[';
+      else {
+        re += `[${glob.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        i = end;
+      }
+    } else re += c.replace(/[.+^$()|\\\]]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/** The local stand-ins of a command's `s3://` names, and what to do when it ends. */
+export class S3Stage {
+  private spool: string | undefined;
+  private untrack: (() => void) | undefined;
+  private n = 0;
+  private readonly outputs: { url: string; local: string }[] = [];
+  /** Local stand-in → its S3 name, longest first: for {@link display}. */
+  private readonly names: [string, string][] = [];
+  /** Objects downloaded and uploaded, and their bytes: for `-v`. */
+  readonly moved = { down: 0, downBytes: 0, up: 0, upBytes: 0 };
+
+  private async dir(kind: 'in' | 'out'): Promise<string> {
+    if (!this.spool) {
+      this.spool = await mkdtemp(path.join(process.env.NEARDUP_S3_SPOOL ?? tmpdir(), 'neardup-s3-'));
+      this.untrack = removeOnSignal(this.spool);
+    }
+    const d = path.join(this.spool, `${kind}${this.n++}`);
+    await mkdir(d, { recursive: true });
+    return d;
+  }
+
+  private named(local: string, url: string): void {
+    this.names.push([local, url]);
+    this.names.sort((a, b) => b[0].length - a[0].length);
+  }
+
+  /** `text` with the local stand-ins named by their `s3://` names: messages speak of what the user gave. */
+  display(text: string): string {
+    if (!this.spool || !text.includes(this.spool)) return text;
+    for (const [local, url] of this.names) text = text.split(local).join(url);
+    return text;
+  }
+
+  /** Copies the listed objects below `local`, by their keys relative to `prefix`, several at once: many small shards are latency-bound. */
+  private async fetchAll(bucket: string, prefix: string, found: { key: string; size: number }[], local: string): Promise<void> {
+    await inParallel(found.map((o) => () => this.fetch(bucket, o.key, o.size, path.join(local, o.key.slice(prefix.length)))), PARALLEL);
+  }
+
+  private async fetch(bucket: string, key: string, size: number, file: string): Promise<void> {
+    await mkdir(path.dirname(file), { recursive: true });
+    await s3Download(`s3://${bucket}/${key}`, size, file);
+    this.moved.down++;
+    this.moved.downBytes += size;
+  }
+
+  /**
+   * The local path standing for the input `url`: one object (by its name, so its format is known
+   * from it), a glob over keys (the same glob under a local base, so the output shards keep their
+   * relative names), or every visible object under a prefix (a local directory).
+   */
+  async input(url: string): Promise<string> {
+    const { bucket, key } = parseS3Url(url);
+    const local = await this.dir('in');
+    if (isGlob(key)) {
+      const base = globBase(key);
+      const prefix = base === '.' ? '' : `${base}/`;
+      const match = globRegExp(key.slice(prefix.length));
+      const found = (await s3List(bucket, prefix)).filter((o) => match.test(o.key.slice(prefix.length)) && !hidden(o.key.slice(prefix.length)));
+      if (found.length === 0) throw new UsageError(`no object matches ${url}`);
+      await this.fetchAll(bucket, prefix, found, local);
+      this.named(`${local}/`, `s3://${bucket}/${prefix}`);
+      return path.join(local, key.slice(prefix.length));
+    }
+    const size = await s3Size(url);
+    if (size !== undefined) {
+      const file = path.join(local, path.posix.basename(key));
+      await this.fetch(bucket, key, size, file);
+      this.named(file, url);
+      return file;
+    }
+    const prefix = key === '' || key.endsWith('/') ? key : `${key}/`;
+    const found = (await s3List(bucket, prefix)).filter((o) => !o.key.endsWith('/') && !hidden(o.key.slice(prefix.length)));
+    if (found.length === 0) throw new UsageError(`${url}: no such object, and no object under ${prefix || 'the bucket root'}`);
+    await this.fetchAll(bucket, prefix, found, local);
+    this.named(local, url.replace(/\/+$/, ''));
+    return local;
+  }
+
+  /**
+   * The local path standing for the output `url`, uploaded by {@link commit}: a name ending in `/`
+   * is a directory (its files become keys under the prefix), anything else a file, or a directory
+   * when the command made one there (the output shards of a sharded input).
+   */
+  async output(url: string): Promise<string> {
+    const { key } = parseS3Url(url);
+    const local = await this.dir('out');
+    const name = key.replace(/\/+$/, '').split('/').pop() || 'out';
+    const p = path.join(local, name);
+    if (key === '' || key.endsWith('/')) await mkdir(p);
+    this.outputs.push({ url, local: p });
+    this.named(p, url.replace(/\/+$/, ''));
+    return p;
+  }
+
+  /** Uploads what the command wrote, after it succeeded. An output it did not write is left alone. */
+  async commit(): Promise<void> {
+    for (const { url, local } of this.outputs) {
+      const st = await stat(local).catch(() => undefined);
+      if (!st) continue;
+      if (st.isFile()) {
+        await s3Upload(local, st.size, url);
+        this.moved.up++;
+        this.moved.upBytes += st.size;
+        continue;
+      }
+      const base = url.endsWith('/') ? url : `${url}/`;
+      // Markers (`_SUCCESS`) last, after every shard: when one is there, so is every shard it marks.
+      const entries = (await walkTree(local, { skip: (n) => n.startsWith('.') })).sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+      const put = async (rel: string): Promise<void> => {
+        const f = path.join(local, rel);
+        const size = (await stat(f)).size;
+        await s3Upload(f, size, base + rel);
+        this.moved.up++;
+        this.moved.upBytes += size;
+      };
+      const markers = entries.filter((e) => hidden(e.rel));
+      await inParallel(entries.filter((e) => !hidden(e.rel)).map((e) => () => put(e.rel)), PARALLEL);
+      for (const e of markers) await put(e.rel);
+    }
+  }
+
+  /** Removes the spool directory. */
+  async cleanup(): Promise<void> {
+    if (!this.spool) return;
+    await rm(this.spool, { recursive: true, force: true });
+    this.untrack?.();
+    this.spool = undefined;
+  }
+}
+
+export { isS3Url };

@@ -1,0 +1,156 @@
+/**
+ * s3:// inputs and outputs end to end against a real S3-compatible server process (s3rver), part of
+ * the time through a proxy that fails every third request with 503 or 429: the results are the same
+ * bytes as the same run on local files.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { neardup, tmpDir } from './cliUtil.js';
+import { neardupAsync, plantedDocs, writeShards, jsonl } from './helpers/shards.js';
+import { REQUIRE_ALL } from './helpers/needs.js';
+import { randomBytes } from 'node:crypto';
+import { s3Download, s3Requests, s3Upload, setS3Endpoint } from '../src/io/s3.js';
+import { getObjects, putObject, s3rverMissing, startFaultProxy, startS3rver, S3_ENV, type FaultProxy, type S3Server } from './helpers/s3.js';
+
+const missing = REQUIRE_ALL ? undefined : s3rverMissing();
+const opts = missing ? { skip: missing } : {};
+const BUCKET = 'corpus';
+let server: S3Server;
+let proxy: FaultProxy;
+let dir: string;
+
+before(async () => {
+  if (missing) return;
+  server = await startS3rver(BUCKET);
+  proxy = await startFaultProxy(server.port);
+  dir = tmpDir();
+  const docs = plantedDocs(800, 0.3, 33);
+  const files = await writeShards(path.join(dir, 'in'), docs, 4, ['jsonl.zst']);
+  for (const f of files) await putObject(server, BUCKET, `in/${path.basename(f)}`, fs.readFileSync(f));
+  // Hidden by the Hadoop convention, as in a local directory of shards.
+  await putObject(server, BUCKET, 'in/_SUCCESS', '');
+  fs.writeFileSync(path.join(dir, 'all.jsonl'), jsonl(docs));
+  await putObject(server, BUCKET, 'all.jsonl', fs.readFileSync(path.join(dir, 'all.jsonl')));
+});
+
+after(async () => {
+  if (missing) return;
+  await proxy.stop();
+  await server.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** neardup with the server's credentials, through the endpoint given (a child process: the proxy runs in this one). */
+function run(args: string[], endpoint: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return neardupAsync([...args, '--s3-endpoint', endpoint], dir, S3_ENV);
+}
+
+test('dedup of s3:// shards to an s3:// --out-dir equals the local run byte for byte, through injected 503s and 429s', opts, async () => {
+  const local = neardup(['dedup', 'in/*.jsonl.zst', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'clean-local/', '-q'], { cwd: dir });
+  assert.equal(local.code, 0, local.stderr);
+  const before = proxy.stats.failed;
+  const r = await run(['dedup', `s3://${BUCKET}/in/*.jsonl.zst`, '--id-field', 'id', '--output', 'dedup', '--out-dir', `s3://${BUCKET}/clean/`, '-v'], proxy.endpoint);
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(proxy.stats.failed > before, 'the proxy failed some requests');
+  assert.match(r.stderr, /^docs +800 from s3:\/\/corpus\/in\/\*\.jsonl\.zst /m, 'the summary names the S3 input');
+  assert.match(r.stderr, /s3: (GET|HEAD|LIST|PUT)[^\n]* failed \((503|429)\), retry 1 of 7/, 'retries are said at -v');
+  const got = await getObjects(server, BUCKET, 'clean/');
+  const want = fs.readdirSync(path.join(dir, 'clean-local'));
+  assert.deepEqual([...got.keys()].sort(), want.sort());
+  for (const name of want) assert.ok(got.get(name)!.equals(fs.readFileSync(path.join(dir, 'clean-local', name))), `${name} is the same bytes`);
+});
+
+test('a prefix as input, clusters to an s3:// --out, and a single object, equal the local runs', opts, async () => {
+  const local = neardup(['dedup', 'in', '--id-field', 'id', '--output', 'clusters', '-q'], { cwd: dir });
+  assert.equal(local.code, 0, local.stderr);
+  const r = await run(['dedup', `s3://${BUCKET}/in`, '--id-field', 'id', '--output', 'clusters', '--out', `s3://${BUCKET}/out/clusters.jsonl`, '-q'], proxy.endpoint);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal((await getObjects(server, BUCKET, 'out/clusters.jsonl')).get('')!.toString(), local.stdout);
+  const one = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '-q'], { cwd: dir });
+  const s3one = await run(['dedup', `s3://${BUCKET}/all.jsonl`, '--id-field', 'id', '-q'], server.endpoint);
+  assert.equal(s3one.code, 0, s3one.stderr);
+  assert.equal(s3one.stdout, one.stdout);
+});
+
+test('job dedup --local (through the faults) and --against take s3:// names too', opts, async () => {
+  const local = neardup(['job', 'dedup', 'in', '--local', '--work-dir', 'w1', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'job-local', '-q'], { cwd: dir });
+  assert.equal(local.code, 0, local.stderr);
+  const r = await run(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', 'w2', '--id-field', 'id', '--output', 'dedup', '--out-dir', `s3://${BUCKET}/job-out/`, '-q'], proxy.endpoint);
+  assert.equal(r.code, 0, r.stderr);
+  const got = await getObjects(server, BUCKET, 'job-out/');
+  assert.deepEqual([...got.keys()].sort(), fs.readdirSync(path.join(dir, 'job-local')).sort());
+  for (const name of fs.readdirSync(path.join(dir, 'job-local'))) assert.ok(got.get(name)?.equals(fs.readFileSync(path.join(dir, 'job-local', name))), name);
+  const against = neardup(['dedup', 'in/part-0001.jsonl.zst', '--against', 'in/part-0000.jsonl.zst', '--id-field', 'id', '-q'], { cwd: dir });
+  const s3against = await run(['dedup', `s3://${BUCKET}/in/part-0001.jsonl.zst`, '--against', `s3://${BUCKET}/in/part-0000.jsonl.zst`, '--id-field', 'id', '-q'], server.endpoint);
+  assert.equal(s3against.code, 0, s3against.stderr);
+  assert.equal(s3against.stdout, against.stdout);
+});
+
+test('index snapshot to s3:// and restore from it; report --out s3://', opts, async () => {
+  const add = neardup(['index', 'add', 'all.jsonl', '--store', 'sqlite:a.db', '--id-field', 'id', '-q'], { cwd: dir });
+  assert.equal(add.code, 0, add.stderr);
+  const snap = await run(['index', 'snapshot', '--store', 'sqlite:a.db', '--out', `s3://${BUCKET}/snap/a.snapshot`], server.endpoint);
+  assert.equal(snap.code, 0, snap.stderr);
+  const restore = await run(['index', 'restore', `s3://${BUCKET}/snap/a.snapshot`, '--store', 'sqlite:b.db'], server.endpoint);
+  assert.equal(restore.code, 0, restore.stderr);
+  const checked = neardup(['index', 'check', '--store', 'sqlite:b.db', '--json'], { cwd: dir });
+  assert.equal(checked.code, 0, checked.stderr);
+  assert.equal(JSON.parse(checked.stdout).documents, 800);
+  const rep = await run(['report', `s3://${BUCKET}/all.jsonl`, '--id-field', 'id', '--out', `s3://${BUCKET}/report.html`, '-q'], server.endpoint);
+  assert.equal(rep.code, 0, rep.stderr);
+  assert.match((await getObjects(server, BUCKET, 'report.html')).get('')!.toString(), /<html/i);
+});
+
+test('missing objects, an s3:// work dir and a failed run are clear errors (exit 2), and a failed run writes nothing', opts, async () => {
+  const none = await run(['dedup', `s3://${BUCKET}/nothing.jsonl`, '-q'], server.endpoint);
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /^neardup: s3:\/\/corpus\/nothing\.jsonl: no such object/);
+  const glob = await run(['dedup', `s3://${BUCKET}/in/*.tsv`, '-q'], server.endpoint);
+  assert.equal(glob.code, 2);
+  assert.match(glob.stderr, /no object matches s3:\/\/corpus\/in\/\*\.tsv/);
+  const wd = await run(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', `s3://${BUCKET}/work/`], server.endpoint);
+  assert.equal(wd.code, 2);
+  assert.match(wd.stderr, /--work-dir s3:\/\/corpus\/work\/: a job work dir in object storage is not supported yet/);
+  const remote = await run(['job', 'dedup', `s3://${BUCKET}/in/`, '--redis', 'redis://127.0.0.1:1', '--work-dir', 'w3'], server.endpoint);
+  assert.equal(remote.code, 2);
+  assert.match(remote.stderr, /"job dedup --redis" hands its inputs to other processes/);
+  const bad = await run(['dedup', `s3://${BUCKET}/all.jsonl`, '--id-field', 'nope', '--out', `s3://${BUCKET}/never.tsv`, '-q'], server.endpoint);
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /^neardup: s3:\/\/corpus\/all\.jsonl:1: no id field "nope"/m, 'the error names the object, not its local copy');
+  assert.equal((await getObjects(server, BUCKET, 'never.tsv')).size, 0, 'no object for a failed run');
+  const denied = await neardupAsync(['dedup', `s3://${BUCKET}/all.jsonl`, '--s3-endpoint', server.endpoint], dir, { ...S3_ENV, AWS_ACCESS_KEY_ID: 'WRONG' });
+  assert.equal(denied.code, 2, denied.stderr);
+  assert.match(denied.stderr, /^neardup: s3:\/\/corpus\/all\.jsonl: access denied \(credentials come from/);
+  const ep = await neardupAsync(['dedup', `s3://${BUCKET}/all.jsonl`, '--s3-endpoint', 'ftp://x'], dir, S3_ENV);
+  assert.equal(ep.code, 2);
+  assert.match(ep.stderr, /--s3-endpoint ftp:\/\/x: expected http/);
+});
+
+test('multipart upload and ranged GETs of a 20 MiB object through the faults: the same bytes; a multipart upload that cannot complete leaves no object', opts, async () => {
+  Object.assign(process.env, S3_ENV);
+  const data = randomBytes(20 << 20);
+  const src = path.join(dir, 'big.bin');
+  fs.writeFileSync(src, data);
+  setS3Endpoint(proxy.endpoint);
+  const retried = s3Requests.retries;
+  await s3Upload(src, data.length, `s3://${BUCKET}/big/big.bin`);
+  await s3Download(`s3://${BUCKET}/big/big.bin`, data.length, path.join(dir, 'big.copy'));
+  assert.ok(fs.readFileSync(path.join(dir, 'big.copy')).equals(data));
+  assert.ok(s3Requests.retries > retried, 'some requests were retried');
+  // A store that refuses to complete any multipart upload (the POST ?uploadId=…): the upload fails
+  // after its retries, and no object is visible.
+  const refusing = await startFaultProxy(server.port, (req) => (req.method === 'POST' && /uploadId=/.test(req.url ?? '') ? 500 : undefined));
+  try {
+    // Two attempts are enough to show the retry and keep the test short.
+    process.env.NEARDUP_S3_ATTEMPTS = '2';
+    setS3Endpoint(refusing.endpoint);
+    await assert.rejects(s3Upload(src, data.length, `s3://${BUCKET}/big/never.bin`), /s3:\/\/corpus\/big\/never\.bin: .*HTTP 500/);
+    assert.equal((await getObjects(server, BUCKET, 'big/never.bin')).size, 0);
+  } finally {
+    delete process.env.NEARDUP_S3_ATTEMPTS;
+    setS3Endpoint(undefined);
+    await refusing.stop();
+  }
+});
