@@ -8,7 +8,7 @@ import { NearDupIndex, type NearDupIndexOptions } from '../online/nearDupIndex.j
 import { open } from 'node:fs/promises';
 import { excerpt, UsageError } from '../io/errors.js';
 import { parseStoreSpec, type StoreSpec } from '../store/spec.js';
-import { loadRedisStore } from '../store/load.js';
+import { openStore } from '../store/open.js';
 import type { NormalizePreset } from '../text/normalize.js';
 import { NORMALIZE_CHOICES } from './options.js';
 
@@ -110,12 +110,14 @@ const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
  */
 export async function checkStoreFile(store: string, mustExist: boolean, command: string): Promise<void> {
   const spec = storeSpecFlag(store);
-  if (spec.kind === 'redis' && mustExist) {
-    // A Redis prefix that holds no index: the same error, and nothing written.
-    const { RedisStore } = await loadRedisStore();
-    const r = RedisStore.fromUrl(spec.url);
+  if ((spec.kind === 'redis' || spec.kind === 'postgres') && mustExist) {
+    // A Redis prefix or PostgreSQL schema that holds no index: the same error, and nothing written.
+    const r = await openStore(store);
     try {
-      if (!(await r.exists())) throw new UsageError(`no index at ${store}: ${command} reads an existing store, and nothing was created (check the URL and its prefix; \`neardup index add\` creates a store)`);
+      if (!(await r.exists!())) {
+        const where = spec.kind === 'redis' ? 'its prefix' : 'its schema';
+        throw new UsageError(`no index at ${store}: ${command} reads an existing store, and nothing was created (check the URL and ${where}; \`neardup index add\` creates a store)`);
+      }
     } finally {
       await r.close();
     }

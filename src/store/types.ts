@@ -53,7 +53,7 @@ export interface StoreCompaction {
  * durable for that store (committed transaction for SQLite, acknowledged by Redis).
  */
 export interface NearDupStore {
-  /** `memory`, `sqlite` or `redis`. */
+  /** `memory`, `sqlite`, `redis` or `postgres`. */
   readonly kind: string;
   /**
    * Opens the store for an index with `manifest`. A fresh store records it and returns null; an
@@ -110,6 +110,11 @@ export interface NearDupStore {
    * `dest` (`neardup index backup`; the SQLite store, with SQLite's online backup API).
    */
   backup?(dest: string): Promise<void>;
+  /**
+   * Optional: whether the store holds an index already, without creating anything (stores on a
+   * server: Redis, PostgreSQL; commands that read a store refuse one that holds none).
+   */
+  exists?(): Promise<boolean>;
   /** Releases connections and file handles. Writes already acknowledged are kept. */
   close(): Promise<void>;
 }
