@@ -1,9 +1,10 @@
 /**
  * Clusters of the online index (index.clusterOf, index.clusters), tested against recomputation
  * from scratch: random sequences of adds, replaces, batches and deletes (fast-check) on every store
- * (memory, SQLite, Redis log and sets layouts, Redis without scripts as on Cluster); after each step
- * the clusters must equal the connected components of the pairs ≥ t among the live documents.
- * Then two processes on one Redis (and one SQLite file) must see the same, right clusters.
+ * (memory, SQLite, Redis log and sets layouts, Redis without scripts as on Cluster, PostgreSQL); after
+ * each step the clusters must equal the connected components of the pairs ≥ t among the live
+ * documents. Then two processes on one Redis (one SQLite file, one PostgreSQL schema) must see the
+ * same, right clusters.
  */
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,17 +16,32 @@ import fc from 'fast-check';
 import { NearDupIndex } from '../src/index.js';
 import { CLUSTER_OPTS, canonical, expectedClusters, windowText } from './helpers/clusterModel.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
-import { needsRedis, redisMissing, REQUIRE_ALL } from './helpers/needs.js';
+import { startPostgres, type PostgresChild } from './helpers/postgres.js';
+import { needsPostgres, needsRedis, postgresMissing, redisMissing, REQUIRE_ALL } from './helpers/needs.js';
 import { tmpDir } from './cliUtil.js';
 
 let redis: RedisChild | undefined;
+let postgres: PostgresChild | undefined;
 before(async () => {
-  // Without redis-server the Redis cases skip (needsRedis); under NEARDUP_REQUIRE_ALL they fail.
+  // Without redis-server (PostgreSQL) those cases skip (needsRedis, needsPostgres); under
+  // NEARDUP_REQUIRE_ALL they fail.
   if (!redisMissing() || REQUIRE_ALL) redis = await startRedis();
+  if (!postgresMissing() || REQUIRE_ALL) postgres = await startPostgres();
 });
 after(async () => {
   await redis?.stop();
+  await postgres?.stop();
 });
+
+/** `test()` options for a store named `name` here. */
+function needs(name: string) {
+  return name.startsWith('redis') || name === 'Redis' ? needsRedis() : name.startsWith('postgres') || name.startsWith('one PostgreSQL') ? needsPostgres() : {};
+}
+
+/** A fresh schema on the test's PostgreSQL server. */
+function pgSpec(): string {
+  return `${postgres!.url}?schema=m${Math.random().toString(36).slice(2)}`;
+}
 
 type Cmd =
   | { op: 'add'; id: string; b: number; w: number; edit: number }
@@ -64,10 +80,11 @@ const stores: [string, () => string][] = [
   ['redis log', () => `${redis!.url}?prefix=m${Math.random().toString(36).slice(2)}&layout=log`],
   ['redis sets', () => `${redis!.url}?prefix=m${Math.random().toString(36).slice(2)}&layout=sets`],
   ['redis sets, no scripts (the Cluster code path)', () => `${redis!.url}?prefix=m${Math.random().toString(36).slice(2)}&layout=sets&scripts=0`],
+  ['postgres', pgSpec],
 ];
 
 for (const [name, spec] of stores) {
-  test(`clusters: random adds, replaces, batches and deletes equal recomputation from scratch (${name})`, name.startsWith('redis') ? needsRedis() : {}, async () => {
+  test(`clusters: random adds, replaces, batches and deletes equal recomputation from scratch (${name})`, needs(name), async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(cmdArb, { minLength: 1, maxLength: 25 }), async (cmds) => {
         const index = await NearDupIndex.open({ ...CLUSTER_OPTS, store: spec() });
@@ -169,8 +186,9 @@ function otherProcess(store: string): { call(c: object): Promise<unknown>; close
 for (const [name, spec] of [
   ['Redis', () => `${redis!.url}?prefix=two${Math.random().toString(36).slice(2)}`],
   ['one SQLite file', () => `sqlite:${path.join(tmpDir(), 'two.db')}`],
+  ['one PostgreSQL schema', pgSpec],
 ] as [string, () => string][]) {
-  test(`clusters: two processes on ${name} see the same, right clusters`, name === 'Redis' ? needsRedis() : {}, async () => {
+  test(`clusters: two processes on ${name} see the same, right clusters`, needs(name), async () => {
     const store = spec();
     const mine = await NearDupIndex.open({ ...CLUSTER_OPTS, store });
     const other = otherProcess(store);
