@@ -41,7 +41,7 @@ export interface IndexFlags {
 /** Adds --store and the parameters of a new index. */
 export function addIndexOptions(cmd: Command, workersHelp: string): Command {
   return cmd
-    .option('--store <spec>', 'memory, sqlite:PATH or redis://HOST:PORT[?prefix=NAME&layout=log|sets] (docs/stores.md)', 'memory')
+    .option('--store <spec>', 'memory, sqlite:PATH, redis://HOST:PORT[?prefix=NAME&layout=log|sets] or postgres://HOST/DB[?schema=NAME] (docs/stores.md)', 'memory')
     .option('--threshold <t>', 'Jaccard threshold (default 0.8)', num('--threshold', false))
     .addOption(new Option('--shingle <kind>', 'shingle kind (default char)').choices(['char', 'word', 'spot']))
     .option('-k, --k <n>', 'shingle length (default 5 for char, 3 for word/spot)', num('--k', true))

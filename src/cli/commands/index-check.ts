@@ -23,12 +23,12 @@ export function indexCommand(): Command {
   index
     .command('check')
     .description('verify an index: records decode, every document key leads back to its document, counts agree, store integrity')
-    .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME]')
+    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
     .option('--json', 'print the report as JSON', false)
     .addHelpText('after', '\nExample:\n  $ neardup index check --store sqlite:./index.db\n\nExit codes: 0 consistent, 1 inconsistent or unreadable, 2 usage error.')
     .action(async (o: { store: string; json: boolean }) => {
       const spec = storeSpecFlag(o.store);
-      if (spec.kind === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH or redis://HOST:PORT');
+      if (spec.kind === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
       await checkStoreFile(o.store, true, 'index check');
       const idx = await NearDupIndex.open({ store: o.store });
       try {
@@ -80,7 +80,7 @@ export function indexCommand(): Command {
   index
     .command('snapshot')
     .description('write the whole index (parameters and documents) to one portable file (docs/formats.md), atomically')
-    .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME]')
+    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
     .requiredOption('--out <file>', 'the snapshot file')
     .action(async (o: { store: string; out: string }) => {
       await checkStoreFile(o.store, true, 'index snapshot');
@@ -119,7 +119,7 @@ export function indexCommand(): Command {
     .command('restore')
     .description('load a snapshot into an empty store')
     .argument('<snapshot>', 'a file written by `neardup index snapshot`')
-    .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME] (must be empty)')
+    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME] (must be empty)')
     .action(async (snapshot: string, o: { store: string }) => {
       // The snapshot is read and checked (magic, version, checksum) before the store is opened, so
       // a missing or damaged snapshot creates no store file.
