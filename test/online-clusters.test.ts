@@ -1,6 +1,7 @@
 /**
  * Clusters of the online index (index.clusterOf, index.clusters), tested against recomputation
- * from scratch: random sequences of adds, replaces, batches and deletes (fast-check) on every store
+ * from scratch: random sequences of adds, replaces, batches, deletes and bulk deletes (fast-check,
+ * removeMany with repeated and unknown ids) on every store
  * (memory, SQLite, Redis log and sets layouts, Redis without scripts as on Cluster, PostgreSQL); after
  * each step the clusters must equal the connected components of the pairs ≥ t among the live
  * documents. Then two processes on one Redis (one SQLite file, one PostgreSQL schema) must see the
@@ -46,7 +47,8 @@ function pgSpec(): string {
 type Cmd =
   | { op: 'add'; id: string; b: number; w: number; edit: number }
   | { op: 'batch'; docs: { id: string; b: number; w: number; edit: number }[] }
-  | { op: 'remove'; id: string };
+  | { op: 'remove'; id: string }
+  | { op: 'removeMany'; ids: string[] };
 
 const idArb = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j');
 const docArb = fc.record({ id: idArb, b: fc.integer({ min: 0, max: 1 }), w: fc.integer({ min: 0, max: 5 }), edit: fc.constantFrom(0, 0, 3, 17) });
@@ -54,7 +56,13 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 5, arbitrary: docArb.map((d) => ({ op: 'add' as const, ...d })) },
   { weight: 1, arbitrary: fc.uniqueArray(docArb, { minLength: 2, maxLength: 4, selector: (d) => d.id }).map((docs) => ({ op: 'batch' as const, docs })) },
   { weight: 3, arbitrary: idArb.map((id) => ({ op: 'remove' as const, id })) },
+  { weight: 2, arbitrary: fc.array(fc.oneof(idArb, fc.constant('nope')), { minLength: 1, maxLength: 6 }).map((ids) => ({ op: 'removeMany' as const, ids })) },
 );
+
+/** What removeMany must answer for `ids`: indexed, at its first place only; and removes them from `live`. */
+function removedFrom(live: Map<string, string>, ids: string[]): boolean[] {
+  return ids.map((id) => live.delete(id));
+}
 
 /** Every cluster the index lists, and each live document's clusterOf, against the model. */
 async function checkAgainstModel(index: NearDupIndex, live: Map<string, string>, where: string): Promise<void> {
@@ -99,6 +107,8 @@ for (const [name, spec] of stores) {
               const docs = c.docs.map((d) => ({ id: d.id, text: windowText(d.b, d.w, d.edit) }));
               await index.addMany(docs);
               for (const d of docs) live.set(d.id, d.text);
+            } else if (c.op === 'removeMany') {
+              assert.deepEqual(await index.removeMany(c.ids), removedFrom(live, c.ids));
             } else {
               assert.equal(await index.remove(c.id), live.delete(c.id));
             }
@@ -138,6 +148,21 @@ test('clusters: deleting the bridge splits a cluster; replacing it with other te
   await index.remove('b');
   const after = (await index.stats()).counters;
   assert.equal(after.queries, before.queries);
+  await index.close();
+});
+
+test('clusters: one bulk delete across two clusters splits both and keeps what still holds together', async () => {
+  const index = await NearDupIndex.open(CLUSTER_OPTS);
+  for (let w = 0; w < 4; w++) {
+    await index.add(`a${w}`, windowText(0, w));
+    await index.add(`x${w}`, windowText(1, w));
+  }
+  assert.deepEqual((await index.clusters({ members: 10 })).clusters.map((c) => c.members), [['a0', 'a1', 'a2', 'a3'], ['x0', 'x1', 'x2', 'x3']]);
+  assert.deepEqual(await index.removeMany(['a0', 'x1', 'x1', 'nope']), [true, true, false, false]);
+  assert.deepEqual((await index.clusters({ members: 10 })).clusters.map((c) => c.members), [['a1', 'a2', 'a3'], ['x2', 'x3']]);
+  assert.deepEqual(await index.removeMany([]), []);
+  assert.equal(await index.size(), 6);
+  assert.equal((await index.stats()).counters.removes, 2);
   await index.close();
 });
 
@@ -193,7 +218,7 @@ for (const [name, spec] of [
     const mine = await NearDupIndex.open({ ...CLUSTER_OPTS, store });
     const other = otherProcess(store);
     const live = new Map<string, string>();
-    const r = fc.sample(fc.array(cmdArb.filter((c) => c.op !== 'batch'), { minLength: 60, maxLength: 60 }), { numRuns: 1, seed: 42 })[0]!;
+    const r = fc.sample(fc.array(cmdArb.filter((c) => c.op !== 'batch' && c.op !== 'removeMany'), { minLength: 60, maxLength: 60 }), { numRuns: 1, seed: 42 })[0]!;
     try {
       for (const [i, c] of r.entries()) {
         const here = i % 2 === 0;

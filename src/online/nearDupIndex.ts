@@ -241,15 +241,26 @@ export class NearDupIndex<Meta = unknown> {
   }
 
   /** Removes a document; false when it was not indexed. */
-  remove(id: string): Promise<boolean> {
+  async remove(id: string): Promise<boolean> {
+    return (await this.removeMany([id]))[0]!;
+  }
+
+  /**
+   * Removes documents in one store write (one transaction, statement or pipeline) and splits their
+   * clusters once; for each id, whether it was indexed (a repeated id: true at its first place
+   * only). Ids are looked up in one read, so a batch costs a few round trips whatever its size.
+   */
+  removeMany(ids: readonly string[]): Promise<boolean[]> {
     this.check();
     return this.lock.exclusive(async () => {
-      const [rec] = await this.store.get([id]);
-      if (!rec) return false;
-      this.counters.removes++;
-      const removed = await this.store.remove(id, this.keysOfRecord(rec));
-      if (removed) await this.notify({ kind: 'remove', id });
-      return removed;
+      const unique = [...new Set(ids)];
+      const recs = unique.length ? await this.store.get(unique) : [];
+      const entries = unique.flatMap((id, i) => (recs[i] ? [{ id, keys: this.keysOfRecord(recs[i]!) }] : []));
+      const removed = entries.length ? await this.store.removeMany(entries) : [];
+      const gone = new Set(entries.filter((_, i) => removed[i]).map((e) => e.id));
+      this.counters.removes += gone.size;
+      if (gone.size) await this.notify({ kind: 'remove', ids: [...gone] });
+      return ids.map((id) => gone.delete(id));
     });
   }
 

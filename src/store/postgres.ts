@@ -18,7 +18,7 @@
  */
 import pg from 'pg';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.js';
+import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } from './types.js';
 import type { ClusterState } from './clusterState.js';
 import { StoreUnavailableError } from './errors.js';
 import { parsePostgresUrl } from './spec.js';
@@ -248,6 +248,14 @@ export class PostgresStore implements NearDupStore {
 
   async remove(id: string): Promise<boolean> {
     return ((await this.query(`DELETE FROM ${this.s}.docs WHERE id = $1`, [id])).rowCount ?? 0) > 0;
+  }
+
+  async removeMany(entries: RemoveEntry[]): Promise<boolean[]> {
+    if (entries.length === 0) return [];
+    // One statement; the GIN index drops the keys with the rows.
+    const r = await this.query<{ id: string }>(`DELETE FROM ${this.s}.docs WHERE id = ANY($1::text[]) RETURNING id`, [entries.map((e) => e.id)]);
+    const gone = new Set(r.rows.map((row) => row.id));
+    return entries.map((e) => gone.delete(e.id));
   }
 
   async size(): Promise<number> {

@@ -26,6 +26,14 @@ export interface PutEntry {
   oldKeys?: Float64Array;
 }
 
+/** One removal: a document id and the keys it is stored under. */
+export interface RemoveEntry {
+  /** Document id. */
+  id: string;
+  /** Its band keys, as given to {@link NearDupStore.put}. */
+  keys: Float64Array;
+}
+
 /** Parameters a store must hold and check, so a reopened store is read with the same settings. */
 export interface StoreManifest {
   /** Band keys per document (all documents with shingles have exactly this many). */
@@ -71,6 +79,11 @@ export interface NearDupStore {
   get(ids: string[]): Promise<(Uint8Array | null)[]>;
   /** Removes a document and its keys; false when absent. */
   remove(id: string, keys: Float64Array): Promise<boolean>;
+  /**
+   * Removes documents and their keys in one write (one transaction, statement, MULTI or pipeline,
+   * not one round trip per document); for each entry, false when it was absent (or repeated).
+   */
+  removeMany(entries: RemoveEntry[]): Promise<boolean[]>;
   /** Number of stored documents. */
   size(): Promise<number>;
   /** Every stored document, in no particular order. */
