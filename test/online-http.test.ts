@@ -75,6 +75,33 @@ test('http: add, batch, query, topK, get, delete, stats', async () => {
   assert.ok(r.json().paths['/v1/documents:batch'].post);
 });
 
+test('http: POST /v1/documents:delete removes many documents in one call, lists the ids it did not find, and keeps clusters right', async () => {
+  const a = await app();
+  const docs = [
+    { id: 'a', text: A },
+    { id: 'b', text: B },
+    { id: 'c', text: A + ' again' },
+    { id: 'd', text: 'something else entirely, about cooking' },
+  ];
+  assert.equal((await a.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: docs } })).statusCode, 200);
+  let r = await a.inject({ method: 'GET', url: '/v1/documents/a/cluster' });
+  assert.deepEqual(r.json().cluster.members, ['a', 'b', 'c']);
+  r = await a.inject({ method: 'POST', url: '/v1/documents:delete', payload: { ids: ['a', 'd', 'nope', 'a'] } });
+  assert.equal(r.statusCode, 200);
+  assert.deepEqual(r.json(), { deleted: 2, missing: ['nope', 'a'] });
+  assert.equal((await a.inject({ method: 'GET', url: '/v1/documents/d' })).statusCode, 404);
+  r = await a.inject({ method: 'GET', url: '/v1/documents/b/cluster' });
+  assert.deepEqual(r.json().cluster.members, ['b', 'c']);
+  assert.equal((await a.inject({ method: 'GET', url: '/v1/stats' })).json().documents, 2);
+  r = await a.inject({ method: 'POST', url: '/v1/documents:delete', payload: { ids: [] } });
+  assert.equal(r.statusCode, 400);
+  assert.equal(r.json().errors[0].field, '/ids');
+  r = await a.inject({ method: 'POST', url: '/v1/documents:delete', payload: { ids: Array.from({ length: 1001 }, (_, i) => `x${i}`) } });
+  assert.equal(r.statusCode, 400);
+  assert.match(r.json().message, /must NOT have more than 1000 items/);
+  assert.ok((await a.inject({ method: 'GET', url: '/openapi.json' })).json().paths['/v1/documents:delete'].post);
+});
+
 test('http: 400 with the errors of each field', async () => {
   const a = await app();
   let r = await a.inject({ method: 'POST', url: '/v1/documents', payload: { idx: 'a', text: 5, meta: 1 } });

@@ -4,7 +4,7 @@
  * @module
  */
 import { clusterPaths } from './clusterRoutes.js';
-import { addResponseSchema, addSchema, batchSchema, documentSchema, duplicatesQuerySchema, errorSchema, matchSchema, querySchema } from './schemas.js';
+import { addResponseSchema, addSchema, batchSchema, deleteManySchema, documentSchema, duplicatesQuerySchema, errorSchema, matchSchema, querySchema } from './schemas.js';
 
 /** The OpenAPI 3.1 document of the service. */
 export function openApiDocument(): Record<string, unknown> {
@@ -37,6 +37,19 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'The same for a batch, in order (each document sees the earlier ones).',
           requestBody: { required: true, ...json(batchSchema) },
           responses: { '200': { description: 'One result per document', ...json({ type: 'object', properties: { results: { type: 'array', items: addResponseSchema } } }) }, ...common },
+        },
+      },
+      '/v1/documents:delete': {
+        post: {
+          summary: 'Remove many documents in one store write; their clusters are split once.',
+          requestBody: { required: true, ...json(deleteManySchema) },
+          responses: {
+            '200': {
+              description: 'How many were removed; the ids that were not indexed (or repeated)',
+              ...json({ type: 'object', properties: { deleted: { type: 'integer' }, missing: { type: 'array', items: { type: 'string' } } } }),
+            },
+            ...common,
+          },
         },
       },
       '/v1/query': {

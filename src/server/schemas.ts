@@ -60,6 +60,14 @@ export const batchSchema = {
   properties: { documents: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: documentSchema }, limit: addLimit },
 } as const;
 
+/** POST /v1/documents:delete body: the ids to remove, in one store write. */
+export const deleteManySchema = {
+  type: 'object',
+  required: ['ids'],
+  additionalProperties: false,
+  properties: { ids: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: id, description: `1 to ${MAX_BATCH} document ids (unknown and repeated ids are listed in \`missing\`).` } },
+} as const;
+
 /** POST /v1/query body. */
 export const querySchema = {
   type: 'object',
