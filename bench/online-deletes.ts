@@ -37,7 +37,7 @@ async function specOf(name: string): Promise<{ spec: string; bytes?: (idx: NearD
   }
   if (name.startsWith('redis')) {
     redis ??= await startRedis();
-    return { spec: `${redis.url}?prefix=${name}&layout=${name.slice('redis-'.length)}`, bytes: async (idx) => Number((await idx.stats()).storeStats.usedMemoryBytes) };
+    return { spec: `${redis.url}?prefix=${name}&layout=${name.slice('redis-'.length)}&timeout=30000`, bytes: async (idx) => Number((await idx.stats()).storeStats.usedMemoryBytes) };
   }
   pg ??= await startPostgres();
   return {

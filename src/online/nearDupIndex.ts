@@ -25,6 +25,7 @@ import { decodeRecord } from './record.js';
 import { putSnapshotDocs, readSnapshotFile, snapshotOptions, writeSnapshotFile, type SnapshotContent } from './snapshot.js';
 import type { IndexChange, IndexObserver } from './events.js';
 import { OnlineClusters, type Cluster, type ClusterListOptions, type ClusterPage } from './clusters.js';
+import { selectMatchFields, type LeanMatch, type MatchField } from './fields.js';
 import type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, Prepared, QueryOptions } from './types.js';
 
 export type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, OnlineVerify, QueryOptions } from './types.js';
@@ -186,8 +187,18 @@ export class NearDupIndex<Meta = unknown> {
     return this.lock.exclusive(() => insertPrepared(this.ctx, prepared)) as Promise<Match<Meta>[][]>;
   }
 
-  /** The indexed documents whose score against `text` reaches the threshold, best first. Indexes nothing. */
-  async query(text: string, options: QueryOptions = {}): Promise<Match<Meta>[]> {
+  /**
+   * The indexed documents whose score against `text` reaches the threshold, best first. Indexes
+   * nothing. With `options.fields`, lean matches holding only those fields.
+   */
+  query(text: string, options: QueryOptions & { fields: readonly MatchField[] }): Promise<LeanMatch<Meta>[]>;
+  query(text: string, options?: QueryOptions): Promise<Match<Meta>[]>;
+  async query(text: string, options: QueryOptions = {}): Promise<Match<Meta>[] | LeanMatch<Meta>[]> {
+    const matches = await this.queryMatches(text, options);
+    return options.fields ? this.select(matches, options.fields) : matches;
+  }
+
+  private async queryMatches(text: string, options: QueryOptions): Promise<Match<Meta>[]> {
     this.check();
     const t = options.threshold ?? this.manifest.threshold;
     checkThreshold(t);
@@ -205,10 +216,24 @@ export class NearDupIndex<Meta = unknown> {
    * The near duplicates of an indexed document, from its stored record (no text needed), best first,
    * without the document itself; null when `id` is not indexed. Same scores as `query` with its text.
    */
-  async duplicatesOf(id: string, options: QueryOptions = {}): Promise<Match<Meta>[] | null> {
+  duplicatesOf(id: string, options: QueryOptions & { fields: readonly MatchField[] }): Promise<LeanMatch<Meta>[] | null>;
+  duplicatesOf(id: string, options?: QueryOptions): Promise<Match<Meta>[] | null>;
+  async duplicatesOf(id: string, options: QueryOptions = {}): Promise<Match<Meta>[] | LeanMatch<Meta>[] | null> {
     this.check();
     const [bytes] = await this.store.get([id]);
-    return bytes ? this.duplicatesOfRecord(id, bytes, options) : null;
+    if (!bytes) return null;
+    const matches = await this.duplicatesOfRecord(id, bytes, options);
+    return options.fields ? this.select(matches, options.fields) : matches;
+  }
+
+  /** Only `fields` of each match (lean replies, src/online/fields.ts); the signatures are read from the store when asked for. */
+  select(matches: Match<Meta>[], fields: readonly MatchField[]): Promise<LeanMatch<Meta>[]> {
+    return selectMatchFields(matches, fields, async (ids) => (await this.store.get(ids)).map((b, i) => (b ? this.signatureOf(b, ids[i]!) : null)));
+  }
+
+  private signatureOf(bytes: Uint8Array, id: string): Uint32Array | null {
+    const rec = decodeRecord(bytes, `record of "${id}"`);
+    return rec.signature ?? (rec.set ? this.hasher.sign(rec.set) : null);
   }
 
   /**
