@@ -27,6 +27,7 @@ export {
   type IndexManifest,
   type IndexStats,
   type OnlineVerify,
+  type RecallWarning,
 } from './online/nearDupIndex.js';
 export type { ForestOptions } from './online/keys.js';
 export { MATCH_FIELDS, DOCUMENT_FIELDS, type MatchField, type DocumentField, type LeanMatch } from './online/fields.js';

@@ -26,8 +26,10 @@ import { putSnapshotDocs, readSnapshotFile, snapshotOptions, writeSnapshotFile, 
 import type { IndexChange, IndexObserver } from './events.js';
 import { OnlineClusters, type Cluster, type ClusterListOptions, type ClusterPage } from './clusters.js';
 import { selectMatchFields, type LeanMatch, type MatchField } from './fields.js';
+import { recallWarning, type RecallWarning } from './recall.js';
 import type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, Prepared, QueryOptions } from './types.js';
 
+export type { RecallWarning } from './recall.js';
 export type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, OnlineVerify, QueryOptions } from './types.js';
 export { resolveManifest } from './manifest.js';
 
@@ -224,6 +226,16 @@ export class NearDupIndex<Meta = unknown> {
     if (!bytes) return null;
     const matches = await this.duplicatesOfRecord(id, bytes, options);
     return options.fields ? this.select(matches, options.fields) : matches;
+  }
+
+  /**
+   * How much a Jaccard query at `threshold` can miss: null when the threshold is not below the
+   * index's, else the probability p(threshold) that a document exactly at it is found (a lower
+   * bound of the recall; src/online/recall.ts), with a message. `query` still returns what it finds.
+   */
+  recallAt(threshold: number): RecallWarning | null {
+    checkThreshold(threshold);
+    return recallWarning(this.manifest, threshold);
   }
 
   /** Only `fields` of each match (lean replies, src/online/fields.ts); the signatures are read from the store when asked for. */

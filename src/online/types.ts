@@ -108,7 +108,10 @@ export interface IndexedDocument<Meta = unknown> {
 export interface QueryOptions {
   /** Maximum number of matches. Default: all. */
   limit?: number;
-  /** Score threshold. Default: the index threshold. Lower values lose recall (use topK). */
+  /**
+   * Score threshold. Default: the index threshold. Lower values lose recall: the index's bands were
+   * chosen for its own threshold (`index.recallAt(threshold)` says how much; topK looks further).
+   */
   threshold?: number;
   /** Work the index does for itself (cluster upkeep): not counted in {@link IndexStats} counters. */
   internal?: boolean;

@@ -22,7 +22,9 @@ export function registerQueryRoutes(app: FastifyInstance, index: NearDupIndex, m
     }
     metrics.inc('neardup_queries_total', QUERIES_HELP, { kind: topK ? 'topk' : measure === 'containment' ? 'containment' : 'threshold' });
     const matches = topK ? await index.topK(text, topK) : await index.query(text, { limit, threshold, measure });
-    return { matches: await index.select(matches, fields ?? DEFAULT_MATCH_FIELDS) };
+    // A Jaccard threshold below the index's: say how much may be missed (src/online/recall.ts).
+    const recall = !topK && measure !== 'containment' && threshold !== undefined ? index.recallAt(threshold) : null;
+    return { matches: await index.select(matches, fields ?? DEFAULT_MATCH_FIELDS), ...(recall ? { recall } : {}) };
   });
 
   app.get<{ Params: { id: string }; Querystring: { limit?: string; threshold?: string; fields?: string } }>(
@@ -38,7 +40,8 @@ export function registerQueryRoutes(app: FastifyInstance, index: NearDupIndex, m
         fields,
       });
       if (!duplicates) return noDocument(reply, req.params.id);
-      return { id: req.params.id, duplicates };
+      const recall = threshold !== undefined ? index.recallAt(Number(threshold)) : null;
+      return { id: req.params.id, duplicates, ...(recall ? { recall } : {}) };
     },
   );
 }

@@ -63,6 +63,7 @@ function comparison(/** @type {string} */ queryText, /** @type {any[]} */ group)
 }
 
 function clearResults() {
+  thresholdWarning(undefined);
   $('results').replaceChildren();
   $('results-h').hidden = true;
   $('more-results').hidden = true;
@@ -184,29 +185,24 @@ async function find() {
   status('status', 'Searching…');
   const t0 = performance.now();
   const body = { text, fields: MATCH_FIELDS, ...(topK ? { topK: 10 } : threshold !== undefined ? { threshold } : {}) };
-  const { matches } = await api('POST', '/v1/query', body);
+  const { matches, recall } = await api('POST', '/v1/query', body);
   const ms = Math.round(performance.now() - t0);
   const t = threshold ?? state.indexThreshold;
   const none = topK ? 'No similar documents: none shares a band or a key prefix with your text' : 'No near duplicates' + (t ? ' at Jaccard ≥ ' + t : '');
   status('status', matches.length === 0 ? none + ' (' + ms + ' ms).' : matches.length + ' match' + (matches.length === 1 ? '' : 'es') + ' (' + ms + ' ms).');
   showMatches(matches, text, topK ? 'The 10 most similar documents' : 'Near duplicates', t);
-  const low = lowThresholdNote(topK ? undefined : threshold);
-  if (low) warn([$('warning').textContent, low].filter(Boolean).join(' '));
+  thresholdWarning(recall);
   refreshStats().catch(() => {});
 }
 
 /**
- * A query threshold below the index's finds only some of the pairs in between: the index's LSH
- * bands were chosen for its own threshold. Says so, with the chance a pair at the query threshold
- * has of being found; '' otherwise.
+ * Next to the threshold box: the server's `recall` warning of a query below the index's threshold
+ * (its LSH bands were chosen for its own, so the pairs in between are found only in part, src/online/recall.ts).
  */
-function lowThresholdNote(/** @type {number | undefined} */ t) {
-  const T = state.indexThreshold;
-  if (t === undefined || T === undefined || t >= T) return '';
-  const b = state.banding;
-  const p = b ? 1 - Math.pow(1 - Math.pow(t, b.rows), b.bands) : undefined;
-  return 'The threshold ' + t + ' is below the index’s ' + T + ': its LSH bands were chosen for ' + T + ', so near duplicates between ' + t + ' and ' + T + ' are found only in part' +
-    (p !== undefined ? ' (a pair at ' + t + ' is found with probability ' + (p * 100).toFixed(0) + '%)' : '') + '. “Show the 10 most similar documents” looks further.';
+function thresholdWarning(/** @type {{ message: string } | undefined} */ recall) {
+  const w = $('threshold-warning');
+  w.textContent = recall ? recall.message + ' “Show the 10 most similar documents” looks further.' : '';
+  w.hidden = !recall;
 }
 
 function newId() {

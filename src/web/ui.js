@@ -13,9 +13,6 @@ export const state = {
   token: sessionStorage.getItem('neardup-token') || '',
   /** @type {number | undefined} */
   indexThreshold: undefined,
-  /** The index's banding (from /v1/stats), for the recall of a lower query threshold. */
-  /** @type {{ bands: number, rows: number } | undefined} */
-  banding: undefined,
 };
 
 /** The message of a request that got no answer at all (fetch's own "Failed to fetch" says nothing). */
