@@ -65,19 +65,13 @@ export const DEFAULT_POSTGRES_TIMEOUT_MS = 2000;
  * node-postgres as is. The schema name is a plain SQL identifier (it is written into statements).
  */
 export function parsePostgresUrl(url: string): PostgresUrlOptions {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new RangeError(`bad PostgreSQL URL "${url}"`);
-  }
+  const u = parseUrl(url, 'PostgreSQL');
   const q = u.searchParams;
   const schema = q.get('schema') ?? 'neardup';
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new RangeError(`bad PostgreSQL URL "${url}": schema must be a lower-case SQL identifier (letters, digits, _)`);
   const pool = Number(q.get('pool') ?? 4);
   if (!(Number.isInteger(pool) && pool >= 1 && pool <= 100)) throw new RangeError(`bad PostgreSQL URL "${url}": pool must be an integer from 1 to 100`);
-  const timeoutMs = Number(q.get('timeout') ?? DEFAULT_POSTGRES_TIMEOUT_MS);
-  if (!(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new RangeError(`bad PostgreSQL URL "${url}": timeout must be a positive number of milliseconds`);
+  const timeoutMs = timeoutParam(q, DEFAULT_POSTGRES_TIMEOUT_MS, url, 'PostgreSQL');
   for (const k of ['schema', 'pool', 'timeout']) q.delete(k);
   return { connectionString: u.toString(), schema, pool, timeoutMs };
 }
@@ -87,22 +81,32 @@ export function isPostgresSpec(spec: string): boolean {
   return spec.startsWith('postgres://') || spec.startsWith('postgresql://');
 }
 
+/** A store URL, or a RangeError naming it (`what`: Redis, PostgreSQL). */
+function parseUrl(url: string, what: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw new RangeError(`bad ${what} URL "${url}"`);
+  }
+}
+
+/** `timeout=MS` of a store URL: a positive integer of milliseconds (default `dflt`), else a RangeError naming the URL. */
+function timeoutParam(q: URLSearchParams, dflt: number, url: string, what: string): number {
+  const ms = Number(q.get('timeout') ?? dflt);
+  if (!(Number.isInteger(ms) && ms > 0)) throw new RangeError(`bad ${what} URL "${url}": timeout must be a positive number of milliseconds`);
+  return ms;
+}
+
 /** Parses the query options of a `redis://` or `rediss://` URL. */
 export function parseRedisUrl(url: string): RedisUrlOptions {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new RangeError(`bad Redis URL "${url}"`);
-  }
+  const u = parseUrl(url, 'Redis');
   const q = u.searchParams;
   const layout = q.get('layout');
   if (layout !== null && layout !== 'log' && layout !== 'sets') throw new RangeError(`bad Redis URL "${url}": layout must be log or sets`);
   const lock = q.get('lock');
   if (lock !== null && lock !== '0' && lock !== '1') throw new RangeError(`bad Redis URL "${url}": lock must be 0 or 1`);
   const cluster = q.get('cluster');
-  const timeoutMs = Number(q.get('timeout') ?? DEFAULT_REDIS_TIMEOUT_MS);
-  if (!(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new RangeError(`bad Redis URL "${url}": timeout must be a positive number of milliseconds`);
+  const timeoutMs = timeoutParam(q, DEFAULT_REDIS_TIMEOUT_MS, url, 'Redis');
   const host = u.hostname || '127.0.0.1';
   const port = Number(u.port || 6379);
   const password = u.password || undefined;

@@ -10,7 +10,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './redis.js';
+import { freePort, untilReady } from './redis.js';
 
 /** The command that installs the server (what the skip reason and the errors say). */
 export const POSTGRES_INSTALL = 'apt-get install -y postgresql';
@@ -64,31 +64,12 @@ export async function startPostgres(): Promise<PostgresChild> {
   const args = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=100'];
   const child: ChildProcess = spawn(path.join(bin, 'postgres'), args, { ...user, stdio: ['ignore', 'ignore', 'pipe'] });
   try {
-    await new Promise<void>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`postgres did not start on port ${port}: ${out}`)), 20000);
-      child.stderr!.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`postgres exited with code ${code}: ${out}`));
-      });
-      child.on('error', (e) => {
-        clearTimeout(timer);
-        reject(new Error(`postgres could not be started: ${e.message} (${POSTGRES_INSTALL})`));
-      });
-    });
+    await untilReady(child, child.stderr!, 'ready to accept connections', `postgres on port ${port}`, POSTGRES_INSTALL, 20000);
   } catch (e) {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
     throw e;
   }
-  child.stderr!.resume();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
