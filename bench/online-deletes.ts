@@ -2,8 +2,9 @@
  * Bulk deletes per store (issue #35): fills each store with N synthetic ads (10% near duplicates,
  * so clusters exist and deletes split them), then removes ids in batches with index.removeMany and
  * one at a time with index.remove, and prints deletes/s and the time of a batch. Also prints, per
- * store, adds/s of the fill and bytes per document where the store can say (PostgreSQL: table and
- * GIN index sizes; Redis: used_memory; SQLite: file + WAL).
+ * store, adds/s of the fill, the latency of 500 queries (p50 / p99; near duplicates of indexed ads,
+ * one at a time) and bytes per document where the store can say (PostgreSQL: table and GIN index
+ * sizes; Redis: used_memory; SQLite: file + WAL): the stores side by side in one run.
  * Usage: node dist/bench/online-deletes.js [N=100000] [batch=1000] [batches=10] [singles=300];
  * STORES=memory,sqlite,redis-log,redis-sets,postgres picks stores. Starts its own redis-server and
  * PostgreSQL (test/helpers).
@@ -53,8 +54,8 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 
 console.log(`N = ${N} synthetic ads (10% near duplicates), defaults (char 5-shingles, 128 perms, forest on: 32 keys/doc); batches of ${B}; clusters kept`);
 console.log('');
-console.log('| store | adds/s (fill, addMany) | bytes/doc | deletes/s (removeMany) | batch of ' + B + ': median / max ms | deletes/s (remove, one at a time) |');
-console.log('|---|---|---|---|---|---|');
+console.log('| store | adds/s (fill, addMany) | query p50 / p99 ms | bytes/doc | deletes/s (removeMany) | batch of ' + B + ': median / max ms | deletes/s (remove, one at a time) |');
+console.log('|---|---|---|---|---|---|---|');
 for (const name of stores) {
   const { spec, bytes } = await specOf(name);
   const idx = await NearDupIndex.open({ store: spec });
@@ -63,6 +64,13 @@ for (const name of stores) {
   for (let i = 0; i < N; i += 1000) await idx.addMany(texts.slice(i, i + 1000).map((text, j) => ({ id: `ad-${i + j}`, text })));
   const addRate = (N / (performance.now() - t0)) * 1000;
   const perDoc = bytes ? ((await bytes(idx)) - before) / N : NaN;
+  const queryMs: number[] = [];
+  for (let q = 0; q < 500; q++) {
+    const text = corpus.nearDupOf(texts[(q * 7919) % N]!);
+    const t = performance.now();
+    await idx.query(text);
+    queryMs.push(performance.now() - t);
+  }
   // Ids spread over the whole corpus (every k-th), so batches touch clusters everywhere.
   const step = Math.max(1, Math.floor(N / (B * BATCHES + SINGLES)));
   const victims = Array.from({ length: B * BATCHES + SINGLES }, (_, i) => `ad-${(i * step) % N}`);
@@ -81,7 +89,7 @@ for (const name of stores) {
   const left = await idx.size();
   if (left !== N - B * BATCHES - SINGLES) throw new Error(`${name}: ${left} documents left`);
   const f = (x: number) => (Number.isNaN(x) ? '–' : x.toFixed(0));
-  console.log(`| ${name} | ${f(addRate)} | ${f(perDoc)} | ${f(bulkRate)} | ${pct(times, 0.5).toFixed(0)} / ${Math.max(...times).toFixed(0)} | ${f(singleRate)} |`);
+  console.log(`| ${name} | ${f(addRate)} | ${pct(queryMs, 0.5).toFixed(2)} / ${pct(queryMs, 0.99).toFixed(2)} | ${f(perDoc)} | ${f(bulkRate)} | ${pct(times, 0.5).toFixed(0)} / ${Math.max(...times).toFixed(0)} | ${f(singleRate)} |`);
   await idx.close();
 }
 await redis?.stop();
