@@ -5,8 +5,6 @@
  * stored signature (datasketch #242).
  * @module
  */
-import type { Match } from './types.js';
-
 /** The fields a match can have in a lean reply. */
 export const MATCH_FIELDS = ['id', 'similarity', 'estimate', 'meta', 'text', 'signature'] as const;
 
@@ -25,13 +23,22 @@ export type DocumentField = (typeof DOCUMENT_FIELDS)[number];
 /** What GET /v1/documents/:id returns when the request names no fields. */
 export const DEFAULT_DOCUMENT_FIELDS: readonly DocumentField[] = ['id', 'meta', 'shingles'];
 
+/** A match as the index scores it (the fields of `Match` in types.ts, which imports this module's types). */
+interface ScoredMatch<Meta> {
+  id: string;
+  similarity: number;
+  estimate: number;
+  meta?: Meta;
+  contained?: 'query' | 'document';
+}
+
 /** A match with only the fields asked for (`contained` stays whenever the query measured containment). */
 export interface LeanMatch<Meta = unknown> {
   /** Id of the indexed document. */
   id?: string;
-  /** See {@link Match.similarity}. */
+  /** The score (see `Match.similarity`). */
   similarity?: number;
-  /** See {@link Match.estimate}. */
+  /** The MinHash estimate (see `Match.estimate`). */
   estimate?: number;
   /** The metadata without the stored text (absent when the text was all of it, or none was stored). */
   meta?: Meta;
@@ -39,7 +46,7 @@ export interface LeanMatch<Meta = unknown> {
   text?: string | null;
   /** The stored MinHash signature, null for a document without shingles. */
   signature?: number[] | null;
-  /** See {@link Match.contained}. */
+  /** The side that is inside the other (see `Match.contained`). */
   contained?: 'query' | 'document';
 }
 
@@ -66,7 +73,7 @@ export function splitStoredText(meta: unknown): { meta: unknown; text: string | 
  * read), called only when `signature` is asked for.
  */
 export async function selectMatchFields<Meta>(
-  matches: Match<Meta>[],
+  matches: ScoredMatch<Meta>[],
   fields: readonly MatchField[],
   signatures: (ids: string[]) => Promise<(Uint32Array | null)[]>,
 ): Promise<LeanMatch<Meta>[]> {
