@@ -27,13 +27,15 @@ export {
   type IndexManifest,
   type IndexStats,
   type OnlineVerify,
+  type RecallWarning,
 } from './online/nearDupIndex.js';
 export type { ForestOptions } from './online/keys.js';
+export { MATCH_FIELDS, DOCUMENT_FIELDS, type MatchField, type DocumentField, type LeanMatch } from './online/fields.js';
 export type { Cluster as OnlineCluster, ClusterPage, ClusterListOptions } from './online/clusters.js';
 export type { IndexChange, IndexObserver, AddedDocument } from './online/events.js';
 export type { ClusterState, ClusterSummary } from './store/clusterState.js';
-export type { NearDupStore, StoredDoc, PutEntry, StoreManifest, StoreCompaction } from './store/types.js';
-export { parseStoreSpec, type StoreSpec, type RedisUrlOptions } from './store/spec.js';
+export type { NearDupStore, StoredDoc, PutEntry, RemoveEntry, StoreManifest, StoreCompaction } from './store/types.js';
+export { parseStoreSpec, type StoreSpec, type RedisUrlOptions, type PostgresUrlOptions } from './store/spec.js';
 export { MemoryStore } from './store/memory.js';
 export { openStore } from './store/open.js';
 export { checkIndex, type CheckReport, type CheckOptions } from './online/check.js';

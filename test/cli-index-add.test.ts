@@ -1,4 +1,4 @@
-/** `neardup index add|query <input>`: the online index from the command line, through the built binary. */
+/** `neardup index add|query|remove`: the online index from the command line, through the built binary. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -165,4 +165,29 @@ test('index add --ensemble: the store keeps containment keys, and a short excerp
   } finally {
     await index.close();
   }
+});
+
+test('index remove: ids one per line or from a column, in batches; unknown and repeated ids counted; clear errors, nothing created', () => {
+  const dir = tmpDir();
+  const db = path.join(dir, 'ads.db');
+  const store = `sqlite:${db}`;
+  assert.equal(neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r', '--store', store, '-q']).code, 0);
+  fs.writeFileSync(path.join(dir, 'ids.txt'), 'r1\r\nr2\n\nnope\nr2\n');
+  let r = neardup(['index', 'remove', path.join(dir, 'ids.txt'), '--store', store, '--batch', '2']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, '2 documents removed, 2 of 4 ids not indexed\n');
+  fs.writeFileSync(path.join(dir, 'sold.tsv'), 'price\tad\n10\tr3\n20\tr4\n');
+  r = neardup(['index', 'remove', path.join(dir, 'sold.tsv'), '--column', 'ad', '--store', store]);
+  assert.equal(r.stdout, '2 documents removed, 0 of 2 ids not indexed\n');
+  r = neardup(['index', 'remove', path.join(dir, 'sold.tsv'), '--column', 'nope', '--store', store]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /unknown column "nope"/);
+  const check = neardup(['index', 'check', '--store', store]);
+  assert.match(check.stdout, /^documents 396 \(store size 396\)/);
+  r = neardup(['index', 'remove', path.join(dir, 'none.txt'), '--store', store]);
+  assert.deepEqual([r.code, r.stderr], [2, `neardup: ${path.join(dir, 'none.txt')}: no such file\n`]);
+  r = neardup(['index', 'remove', path.join(dir, 'ids.txt'), '--store', `sqlite:${path.join(dir, 'other.db')}`]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /no SQLite index at/);
+  assert.equal(fs.existsSync(path.join(dir, 'other.db')), false);
 });

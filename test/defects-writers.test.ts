@@ -1,7 +1,7 @@
 /**
  * Issue 16 item 2: several writer processes on one store take turns instead of failing, and nothing
  * acknowledged or reported is lost. For every store that several processes can write (SQLite, Redis
- * log and sets layouts), two real processes add at once; then every document of both is in the
+ * log and sets layouts, PostgreSQL), two real processes add at once; then every document of both is in the
  * store, each process exits 0 (or every request got 200), and each cross-process pair of copies is
  * reported exactly once: by whichever of the two was added second, as if the adds had been serial.
  */
@@ -13,7 +13,8 @@ import { NearDupIndex } from '../src/index.js';
 import { tmpDir as newTmpDir } from './cliUtil.js';
 import { neardupAsync, startServe, type ServeChild } from './helpers/procs.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
-import { needsRedis } from './helpers/needs.js';
+import { startPostgres } from './helpers/postgres.js';
+import { needsPostgres, needsRedis } from './helpers/needs.js';
 
 const cleanup: (() => Promise<unknown> | void)[] = [];
 after(async () => {
@@ -177,4 +178,11 @@ test('redis: two `serve` processes on one prefix, each copy reported once', need
   cleanup.push(() => redis.stop());
   const store = `${redis.url}?prefix=served`;
   await twoServers(store);
+});
+
+test('postgres: two `index add` processes at once, then two `serve` processes on one schema: nothing lost, each copy reported once', needsPostgres(), async () => {
+  const pg = await startPostgres();
+  cleanup.push(() => pg.stop());
+  await twoAdders(`${pg.url}?schema=adders`);
+  await twoServers(`${pg.url}?schema=served`);
 });

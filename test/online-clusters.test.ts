@@ -1,9 +1,11 @@
 /**
  * Clusters of the online index (index.clusterOf, index.clusters), tested against recomputation
- * from scratch: random sequences of adds, replaces, batches and deletes (fast-check) on every store
- * (memory, SQLite, Redis log and sets layouts, Redis without scripts as on Cluster); after each step
- * the clusters must equal the connected components of the pairs ≥ t among the live documents.
- * Then two processes on one Redis (and one SQLite file) must see the same, right clusters.
+ * from scratch: random sequences of adds, replaces, batches, deletes and bulk deletes (fast-check,
+ * removeMany with repeated and unknown ids) on every store
+ * (memory, SQLite, Redis log and sets layouts, Redis without scripts as on Cluster, PostgreSQL); after
+ * each step the clusters must equal the connected components of the pairs ≥ t among the live
+ * documents. Then two processes on one Redis (one SQLite file, one PostgreSQL schema) must see the
+ * same, right clusters.
  */
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,22 +17,38 @@ import fc from 'fast-check';
 import { NearDupIndex } from '../src/index.js';
 import { CLUSTER_OPTS, canonical, expectedClusters, windowText } from './helpers/clusterModel.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
-import { needsRedis, redisMissing, REQUIRE_ALL } from './helpers/needs.js';
+import { startPostgres, type PostgresChild } from './helpers/postgres.js';
+import { needsPostgres, needsRedis, postgresMissing, redisMissing, REQUIRE_ALL } from './helpers/needs.js';
 import { tmpDir } from './cliUtil.js';
 
 let redis: RedisChild | undefined;
+let postgres: PostgresChild | undefined;
 before(async () => {
-  // Without redis-server the Redis cases skip (needsRedis); under NEARDUP_REQUIRE_ALL they fail.
+  // Without redis-server (PostgreSQL) those cases skip (needsRedis, needsPostgres); under
+  // NEARDUP_REQUIRE_ALL they fail.
   if (!redisMissing() || REQUIRE_ALL) redis = await startRedis();
+  if (!postgresMissing() || REQUIRE_ALL) postgres = await startPostgres();
 });
 after(async () => {
   await redis?.stop();
+  await postgres?.stop();
 });
+
+/** `test()` options for a store named `name` here. */
+function needs(name: string) {
+  return name.startsWith('redis') || name === 'Redis' ? needsRedis() : name.startsWith('postgres') || name.startsWith('one PostgreSQL') ? needsPostgres() : {};
+}
+
+/** A fresh schema on the test's PostgreSQL server. */
+function pgSpec(): string {
+  return `${postgres!.url}?schema=m${Math.random().toString(36).slice(2)}`;
+}
 
 type Cmd =
   | { op: 'add'; id: string; b: number; w: number; edit: number }
   | { op: 'batch'; docs: { id: string; b: number; w: number; edit: number }[] }
-  | { op: 'remove'; id: string };
+  | { op: 'remove'; id: string }
+  | { op: 'removeMany'; ids: string[] };
 
 const idArb = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j');
 const docArb = fc.record({ id: idArb, b: fc.integer({ min: 0, max: 1 }), w: fc.integer({ min: 0, max: 5 }), edit: fc.constantFrom(0, 0, 3, 17) });
@@ -38,7 +56,13 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 5, arbitrary: docArb.map((d) => ({ op: 'add' as const, ...d })) },
   { weight: 1, arbitrary: fc.uniqueArray(docArb, { minLength: 2, maxLength: 4, selector: (d) => d.id }).map((docs) => ({ op: 'batch' as const, docs })) },
   { weight: 3, arbitrary: idArb.map((id) => ({ op: 'remove' as const, id })) },
+  { weight: 2, arbitrary: fc.array(fc.oneof(idArb, fc.constant('nope')), { minLength: 1, maxLength: 6 }).map((ids) => ({ op: 'removeMany' as const, ids })) },
 );
+
+/** What removeMany must answer for `ids`: indexed, at its first place only; and removes them from `live`. */
+function removedFrom(live: Map<string, string>, ids: string[]): boolean[] {
+  return ids.map((id) => live.delete(id));
+}
 
 /** Every cluster the index lists, and each live document's clusterOf, against the model. */
 async function checkAgainstModel(index: NearDupIndex, live: Map<string, string>, where: string): Promise<void> {
@@ -64,10 +88,11 @@ const stores: [string, () => string][] = [
   ['redis log', () => `${redis!.url}?prefix=m${Math.random().toString(36).slice(2)}&layout=log`],
   ['redis sets', () => `${redis!.url}?prefix=m${Math.random().toString(36).slice(2)}&layout=sets`],
   ['redis sets, no scripts (the Cluster code path)', () => `${redis!.url}?prefix=m${Math.random().toString(36).slice(2)}&layout=sets&scripts=0`],
+  ['postgres', pgSpec],
 ];
 
 for (const [name, spec] of stores) {
-  test(`clusters: random adds, replaces, batches and deletes equal recomputation from scratch (${name})`, name.startsWith('redis') ? needsRedis() : {}, async () => {
+  test(`clusters: random adds, replaces, batches and deletes equal recomputation from scratch (${name})`, needs(name), async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(cmdArb, { minLength: 1, maxLength: 25 }), async (cmds) => {
         const index = await NearDupIndex.open({ ...CLUSTER_OPTS, store: spec() });
@@ -82,6 +107,8 @@ for (const [name, spec] of stores) {
               const docs = c.docs.map((d) => ({ id: d.id, text: windowText(d.b, d.w, d.edit) }));
               await index.addMany(docs);
               for (const d of docs) live.set(d.id, d.text);
+            } else if (c.op === 'removeMany') {
+              assert.deepEqual(await index.removeMany(c.ids), removedFrom(live, c.ids));
             } else {
               assert.equal(await index.remove(c.id), live.delete(c.id));
             }
@@ -121,6 +148,21 @@ test('clusters: deleting the bridge splits a cluster; replacing it with other te
   await index.remove('b');
   const after = (await index.stats()).counters;
   assert.equal(after.queries, before.queries);
+  await index.close();
+});
+
+test('clusters: one bulk delete across two clusters splits both and keeps what still holds together', async () => {
+  const index = await NearDupIndex.open(CLUSTER_OPTS);
+  for (let w = 0; w < 4; w++) {
+    await index.add(`a${w}`, windowText(0, w));
+    await index.add(`x${w}`, windowText(1, w));
+  }
+  assert.deepEqual((await index.clusters({ members: 10 })).clusters.map((c) => c.members), [['a0', 'a1', 'a2', 'a3'], ['x0', 'x1', 'x2', 'x3']]);
+  assert.deepEqual(await index.removeMany(['a0', 'x1', 'x1', 'nope']), [true, true, false, false]);
+  assert.deepEqual((await index.clusters({ members: 10 })).clusters.map((c) => c.members), [['a1', 'a2', 'a3'], ['x2', 'x3']]);
+  assert.deepEqual(await index.removeMany([]), []);
+  assert.equal(await index.size(), 6);
+  assert.equal((await index.stats()).counters.removes, 2);
   await index.close();
 });
 
@@ -169,13 +211,14 @@ function otherProcess(store: string): { call(c: object): Promise<unknown>; close
 for (const [name, spec] of [
   ['Redis', () => `${redis!.url}?prefix=two${Math.random().toString(36).slice(2)}`],
   ['one SQLite file', () => `sqlite:${path.join(tmpDir(), 'two.db')}`],
+  ['one PostgreSQL schema', pgSpec],
 ] as [string, () => string][]) {
-  test(`clusters: two processes on ${name} see the same, right clusters`, name === 'Redis' ? needsRedis() : {}, async () => {
+  test(`clusters: two processes on ${name} see the same, right clusters`, needs(name), async () => {
     const store = spec();
     const mine = await NearDupIndex.open({ ...CLUSTER_OPTS, store });
     const other = otherProcess(store);
     const live = new Map<string, string>();
-    const r = fc.sample(fc.array(cmdArb.filter((c) => c.op !== 'batch'), { minLength: 60, maxLength: 60 }), { numRuns: 1, seed: 42 })[0]!;
+    const r = fc.sample(fc.array(cmdArb.filter((c) => c.op !== 'batch' && c.op !== 'removeMany'), { minLength: 60, maxLength: 60 }), { numRuns: 1, seed: 42 })[0]!;
     try {
       for (const [i, c] of r.entries()) {
         const here = i % 2 === 0;

@@ -41,8 +41,9 @@ test('http: add, batch, query, topK, get, delete, stats', async () => {
   assert.equal(dup.length, 1);
   assert.equal(dup[0].id, 'a');
   assert.ok(dup[0].similarity >= 0.8 && dup[0].similarity < 1);
-  // The text is kept in meta.text (the server's default), next to the caller's own metadata.
-  assert.deepEqual(dup[0].meta, { shop: 1, text: A });
+  // The text is kept (in meta.text, the server's default) but replies leave it out unless asked for.
+  assert.deepEqual(dup[0].meta, { shop: 1 });
+  assert.deepEqual(Object.keys(dup[0]), ['id', 'similarity', 'estimate', 'meta']);
   r = await a.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: [{ id: 'c', text: A }, { id: 'd', text: 'something else entirely, about cooking' }] } });
   assert.equal(r.statusCode, 200);
   const res = r.json().results;
@@ -54,7 +55,7 @@ test('http: add, batch, query, topK, get, delete, stats', async () => {
   r = await a.inject({ method: 'POST', url: '/v1/query', payload: { text: A, topK: 4 } });
   assert.deepEqual(r.json().matches.map((m: { id: string }) => m.id), ['a', 'c', 'b']);
   r = await a.inject({ method: 'GET', url: '/v1/documents/a' });
-  assert.deepEqual(r.json(), { id: 'a', meta: { shop: 1, text: A }, shingles: r.json().shingles });
+  assert.deepEqual(r.json(), { id: 'a', meta: { shop: 1 }, shingles: r.json().shingles });
   assert.ok(r.json().shingles > 10);
   r = await a.inject({ method: 'DELETE', url: '/v1/documents/a' });
   assert.deepEqual(r.json(), { id: 'a', deleted: true });
@@ -73,6 +74,66 @@ test('http: add, batch, query, topK, get, delete, stats', async () => {
   r = await a.inject({ method: 'GET', url: '/openapi.json' });
   assert.equal(r.json().openapi, '3.1.0');
   assert.ok(r.json().paths['/v1/documents:batch'].post);
+});
+
+test('http: POST /v1/documents:delete removes many documents in one call, lists the ids it did not find, and keeps clusters right', async () => {
+  const a = await app();
+  const docs = [
+    { id: 'a', text: A },
+    { id: 'b', text: B },
+    { id: 'c', text: A + ' again' },
+    { id: 'd', text: 'something else entirely, about cooking' },
+  ];
+  assert.equal((await a.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: docs } })).statusCode, 200);
+  let r = await a.inject({ method: 'GET', url: '/v1/documents/a/cluster' });
+  assert.deepEqual(r.json().cluster.members, ['a', 'b', 'c']);
+  r = await a.inject({ method: 'POST', url: '/v1/documents:delete', payload: { ids: ['a', 'd', 'nope', 'a'] } });
+  assert.equal(r.statusCode, 200);
+  assert.deepEqual(r.json(), { deleted: 2, missing: ['nope', 'a'] });
+  assert.equal((await a.inject({ method: 'GET', url: '/v1/documents/d' })).statusCode, 404);
+  r = await a.inject({ method: 'GET', url: '/v1/documents/b/cluster' });
+  assert.deepEqual(r.json().cluster.members, ['b', 'c']);
+  assert.equal((await a.inject({ method: 'GET', url: '/v1/stats' })).json().documents, 2);
+  r = await a.inject({ method: 'POST', url: '/v1/documents:delete', payload: { ids: [] } });
+  assert.equal(r.statusCode, 400);
+  assert.equal(r.json().errors[0].field, '/ids');
+  r = await a.inject({ method: 'POST', url: '/v1/documents:delete', payload: { ids: Array.from({ length: 1001 }, (_, i) => `x${i}`) } });
+  assert.equal(r.statusCode, 400);
+  assert.match(r.json().message, /must NOT have more than 1000 items/);
+  assert.ok((await a.inject({ method: 'GET', url: '/openapi.json' })).json().paths['/v1/documents:delete'].post);
+});
+
+test('http: lean replies: fields of matches (query, topK, add, batch, duplicates) and of documents, the stored text and signature on request', async () => {
+  const index = await NearDupIndex.open({ k: 5 });
+  const a = buildApp(index);
+  cleanup.push(() => a.close());
+  await a.inject({ method: 'POST', url: '/v1/documents', payload: { id: 'a', text: A, meta: { shop: 1 } } });
+  await a.inject({ method: 'POST', url: '/v1/documents', payload: { id: 'n', text: A + ' no meta' } });
+  let r = await a.inject({ method: 'POST', url: '/v1/query', payload: { text: A, fields: ['id', 'similarity'] } });
+  assert.deepEqual(r.json().matches, [{ id: 'a', similarity: 1 }, { id: 'n', similarity: r.json().matches[1].similarity }]);
+  r = await a.inject({ method: 'POST', url: '/v1/query', payload: { text: A, fields: ['id', 'meta', 'text'] } });
+  // The meta of a document added without one held only the text: it has none left.
+  assert.deepEqual(r.json().matches, [{ id: 'a', meta: { shop: 1 }, text: A }, { id: 'n', text: A + ' no meta' }]);
+  r = await a.inject({ method: 'POST', url: '/v1/query', payload: { text: A, topK: 1, fields: ['id', 'signature'] } });
+  const sig = (await index.get('a'))!.signature!;
+  assert.deepEqual(r.json().matches, [{ id: 'a', signature: Array.from(sig) }]);
+  r = await a.inject({ method: 'POST', url: '/v1/documents', payload: { id: 'b', text: B, fields: ['id'] } });
+  assert.deepEqual(r.json(), { id: 'b', duplicates: [{ id: 'a' }, { id: 'n' }] });
+  r = await a.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: [{ id: 'c', text: B }], fields: ['id', 'text'] } });
+  assert.deepEqual(r.json().results[0].duplicates[0], { id: 'b', text: B });
+  r = await a.inject({ method: 'GET', url: '/v1/documents/a/duplicates?fields=id,estimate' });
+  assert.deepEqual(Object.keys(r.json().duplicates[0]), ['id', 'estimate']);
+  r = await a.inject({ method: 'GET', url: '/v1/documents/a?fields=text,signature' });
+  assert.deepEqual(r.json(), { text: A, signature: Array.from(sig) });
+  r = await a.inject({ method: 'GET', url: '/v1/documents/a?fields=id,colour' });
+  assert.equal(r.statusCode, 400);
+  assert.match(r.json().message, /querystring\/fields: unknown field "colour" \(expected some of id, meta, text, shingles, signature\)/);
+  r = await a.inject({ method: 'POST', url: '/v1/query', payload: { text: A, fields: ['id', 'body'] } });
+  assert.equal(r.statusCode, 400);
+  assert.equal(r.json().errors[0].field, '/fields/1');
+  // The library: the same selection through query options.
+  const full = await index.query(A);
+  assert.deepEqual(await index.query(A, { fields: ['id'] }), full.map((m) => ({ id: m.id })));
 });
 
 test('http: 400 with the errors of each field', async () => {
@@ -218,10 +279,11 @@ test('http: texts are kept in meta.text unless storeText is false; 413 says the 
   await post(keep, { id: 'n', text: A });
   await post(keep, { id: 's', text: B, meta: 'a string' });
   await post(keep, { id: 'o', text: A, meta: { text: 'mine', title: 't' } });
-  const meta = async (app: typeof keep, id: string) => (await app.inject({ url: `/v1/documents/${id}` })).json().meta;
-  assert.deepEqual(await meta(keep, 'n'), { text: A });
-  assert.equal(await meta(keep, 's'), 'a string', 'a meta that is not an object is kept as it is');
-  assert.deepEqual(await meta(keep, 'o'), { text: 'mine', title: 't' }, 'the caller\'s meta.text wins');
+  // What is stored: the metadata and the kept text (meta.text), asked for as fields of their own.
+  const stored = async (app: typeof keep, id: string) => (await app.inject({ url: `/v1/documents/${id}?fields=meta,text` })).json();
+  assert.deepEqual(await stored(keep, 'n'), { meta: null, text: A });
+  assert.deepEqual(await stored(keep, 's'), { meta: 'a string', text: null }, 'a meta that is not an object is kept as it is');
+  assert.deepEqual(await stored(keep, 'o'), { meta: { title: 't' }, text: 'mine' }, 'the caller\'s meta.text wins');
   const big = await post(keep, { id: 'big', text: 'x'.repeat(3000) });
   assert.equal(big.statusCode, 413);
   assert.match(big.json().message, /limit of 2000 bytes.*--body-limit/);
@@ -229,8 +291,8 @@ test('http: texts are kept in meta.text unless storeText is false; 413 says the 
   const bare = buildApp(index, { storeText: false });
   await post(bare, { id: 'm', text: A, meta: { shop: 2 } });
   await post(bare, { id: 'e', text: B });
-  assert.deepEqual(await meta(bare, 'm'), { shop: 2 });
-  assert.equal(await meta(bare, 'e'), null);
+  assert.deepEqual(await stored(bare, 'm'), { meta: { shop: 2 }, text: null });
+  assert.deepEqual(await stored(bare, 'e'), { meta: null, text: null });
   await bare.close();
   await index.close();
 });

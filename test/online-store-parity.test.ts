@@ -1,5 +1,5 @@
 /**
- * One scenario, three stores: memory, SQLite and Redis must give identical answers.
+ * One scenario, four stores: memory, SQLite, Redis and PostgreSQL must give identical answers.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,13 +7,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { storeScenario } from './helpers/storeScenario.js';
+import { openStore } from '../src/store/open.js';
+import type { NearDupStore } from '../src/store/types.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
-import { needsRedis } from './helpers/needs.js';
+import { startPostgres, type PostgresChild } from './helpers/postgres.js';
+import { needsPostgres, needsRedis } from './helpers/needs.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-parity-'));
 let redis: RedisChild | undefined;
+let postgres: PostgresChild | undefined;
 after(async () => {
   await redis?.stop();
+  await postgres?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -55,11 +60,23 @@ test('store parity: redis, sets layout without scripts (the Redis Cluster code p
   assert.deepEqual(got, reference);
 });
 
-for (const layout of ['sets', 'log']) {
-  test(`redis (${layout}): a bucket of 9,000 ids (more than Lua can unpack at once) is looked up whole and capped`, needsRedis(), async () => {
-    redis ??= await startRedis();
-    const { RedisStore } = await import('../src/store/redis.js');
-    const store = RedisStore.fromUrl(`${redis.url}?prefix=big${layout}&layout=${layout}`);
+test('store parity: postgres', needsPostgres(), async () => {
+  postgres = await startPostgres();
+  const got = await storeScenario(dir, `${postgres.url}?schema=parity`);
+  assert.deepEqual(got, reference);
+});
+
+for (const layout of ['sets', 'log', 'postgres']) {
+  const pgTest = layout === 'postgres';
+  test(`${pgTest ? 'postgres' : `redis (${layout})`}: a bucket of 9,000 ids (more than Lua can unpack at once) is looked up whole and capped`, pgTest ? needsPostgres() : needsRedis(), async () => {
+    let store: NearDupStore;
+    if (pgTest) {
+      postgres ??= await startPostgres();
+      store = await openStore(`${postgres.url}?schema=big`);
+    } else {
+      redis ??= await startRedis();
+      store = await openStore(`${redis.url}?prefix=big${layout}&layout=${layout}`);
+    }
   await store.open({ keysPerDoc: 1 });
   const keys = new Float64Array([123456789]);
   const record = new Uint8Array([1, 0]);

@@ -1,5 +1,5 @@
 /**
- * better-sqlite3 and ioredis are optional peer dependencies: the library and the CLI work without
+ * better-sqlite3, ioredis and pg are optional peer dependencies: the library and the CLI work without
  * them until a store needs one, and then fail with an error that names the package to install.
  * "Not installed" is simulated with a resolve hook (helpers/hidePackages.ts) in a child process.
  */
@@ -14,7 +14,7 @@ import { neardup, repoRoot, tmpDir } from './cliUtil.js';
 const hook = path.resolve(repoRoot, 'dist/test/helpers/hidePackages.js');
 // The better-sqlite3 driver is forced so that its absence is tested on every Node: on Node ≥ 22.13
 // the SQLite store would otherwise take node:sqlite and need no package (tested below).
-const hide = { NEARDUP_HIDE_PACKAGES: 'better-sqlite3,ioredis', NEARDUP_SQLITE_DRIVER: 'better-sqlite3' };
+const hide = { NEARDUP_HIDE_PACKAGES: 'better-sqlite3,ioredis,pg', NEARDUP_SQLITE_DRIVER: 'better-sqlite3' };
 
 /** Runs an ES module snippet in a child Node with both optional packages hidden. */
 function runHidden(code: string): { code: number; stdout: string; stderr: string } {
@@ -27,9 +27,9 @@ function runHidden(code: string): { code: number; stdout: string; stderr: string
 
 const index = pathToFileURL(path.resolve(repoRoot, 'dist/src/index.js')).href;
 
-test('package.json: better-sqlite3, ioredis, bullmq and @aws-sdk/client-s3 are optional peers, not dependencies', () => {
+test('package.json: better-sqlite3, ioredis, pg, bullmq and @aws-sdk/client-s3 are optional peers, not dependencies', () => {
   const pkg = JSON.parse(readFileSync(path.resolve(repoRoot, 'package.json'), 'utf8'));
-  for (const name of ['better-sqlite3', 'ioredis', 'bullmq', '@aws-sdk/client-s3']) {
+  for (const name of ['better-sqlite3', 'ioredis', 'pg', 'bullmq', '@aws-sdk/client-s3']) {
     assert.equal(pkg.dependencies[name], undefined, `${name} must not be a dependency`);
     assert.equal(pkg.optionalDependencies?.[name], undefined, `${name} must not be an optional dependency (npm installs those)`);
     assert.ok(pkg.peerDependencies[name], `${name} is a peer dependency`);
@@ -42,7 +42,7 @@ test('the hook really hides the packages (else the tests below prove nothing)', 
   assert.equal(r.stdout.trim(), 'ERR_MODULE_NOT_FOUND', r.stderr);
 });
 
-test('library without them: dedup and the memory index work; sqlite: and redis:// name the package to install', () => {
+test('library without them: dedup and the memory index work; sqlite:, redis:// and postgres:// name the package to install', () => {
   const r = runHidden(`
     const nd = await import(${JSON.stringify(index)});
     const res = nd.dedup(['the cat sat on the mat today', 'the cat sat on the mat today!', 'something else entirely'], { threshold: 0.5 });
@@ -51,7 +51,7 @@ test('library without them: dedup and the memory index work; sqlite: and redis:/
     const m = await idx.query('the cat sat on the mat today!');
     await idx.close();
     const out = [res.pairs.length, m.length];
-    for (const spec of ['sqlite:${tmpDir()}/x.db', 'redis://127.0.0.1:1']) {
+    for (const spec of ['sqlite:${tmpDir()}/x.db', 'redis://127.0.0.1:1', 'postgres://127.0.0.1:1/db']) {
       try { await nd.openStore(spec); out.push('opened'); }
       catch (e) { out.push(e instanceof nd.MissingDependencyError, e.packageName, e.message); }
     }
@@ -62,6 +62,7 @@ test('library without them: dedup and the memory index work; sqlite: and redis:/
   assert.deepEqual(out.slice(2), [
     true, 'better-sqlite3', 'the SQLite store (sqlite:PATH) needs the package better-sqlite3, which is not installed: npm install better-sqlite3',
     true, 'ioredis', 'the Redis store (redis://HOST:PORT) needs the package ioredis, which is not installed: npm install ioredis',
+    true, 'pg', 'the PostgreSQL store (postgres://HOST/DB) needs the package pg, which is not installed: npm install pg',
   ]);
 });
 
@@ -79,6 +80,9 @@ test('CLI without them: dedup works; index add --store sqlite: exits 1 naming np
   const s = neardup(['serve', '--port', '0', '--store', 'redis://127.0.0.1:1'], { env });
   assert.equal(s.code, 1, s.stderr);
   assert.match(s.stderr, /npm install ioredis/);
+  const p = neardup(['serve', '--port', '0', '--store', 'postgres://127.0.0.1:1/db'], { env });
+  assert.equal(p.code, 1, p.stderr);
+  assert.match(p.stderr, /^neardup: the PostgreSQL store \(postgres:\/\/HOST\/DB\) needs the package pg, which is not installed: npm install pg\n$/);
 });
 
 test('formats and bullmq use the same error: a missing hyparquet or bullmq is a MissingDependencyError; the CLI exits 1 naming npm install', () => {

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseStoreSpec, parseRedisUrl } from '../src/store/spec.js';
+import { parseStoreSpec, parseRedisUrl, parsePostgresUrl } from '../src/store/spec.js';
 import { openStore } from '../src/store/open.js';
 import { neardup } from './cliUtil.js';
 
@@ -28,11 +28,26 @@ test('store spec: memory, sqlite:PATH and redis URLs with their options', () => 
   });
   const all = parseRedisUrl('rediss://:pw@h:7000?prefix=ads&layout=sets&cluster=1&scripts=0&timeout=500&lock=0');
   assert.deepEqual(all, { address: 'rediss://:pw@h:7000', host: 'h', port: 7000, password: 'pw', prefix: 'ads', scripts: false, layout: 'sets', writeLock: false, cluster: true, timeoutMs: 500 });
+  assert.deepEqual(parseStoreSpec('postgres://u@db:5433/ads'), {
+    kind: 'postgres',
+    url: 'postgres://u@db:5433/ads',
+    postgres: { connectionString: 'postgres://u@db:5433/ads', schema: 'neardup', pool: 4, timeoutMs: 2000 },
+  });
+  // neardup's options are taken out; the driver's own (sslmode) stay in the connection string.
+  assert.deepEqual(parsePostgresUrl('postgresql://u:pw@h/db?schema=ads_2&pool=8&timeout=500&sslmode=require'), {
+    connectionString: 'postgresql://u:pw@h/db?sslmode=require',
+    schema: 'ads_2',
+    pool: 8,
+    timeoutMs: 500,
+  });
 });
 
 test('store spec: bad specs are RangeErrors that quote them; the CLI reports them as usage errors (exit 2)', async () => {
   assert.throws(() => parseStoreSpec('sqlite:'), { name: 'RangeError', message: 'store "sqlite:" needs a file path, e.g. sqlite:./index.db' });
-  assert.throws(() => parseStoreSpec('postgres://x'), { name: 'RangeError', message: 'unknown store "postgres://x" (expected memory, sqlite:PATH or redis://HOST:PORT)' });
+  assert.throws(() => parseStoreSpec('mysql://x'), { name: 'RangeError', message: 'unknown store "mysql://x" (expected memory, sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB)' });
+  assert.throws(() => parseStoreSpec('postgres://h/db?schema=Ads;drop'), /bad PostgreSQL URL .*schema must be a lower-case SQL identifier/);
+  assert.throws(() => parseStoreSpec('postgres://h/db?pool=0'), /pool must be an integer from 1 to 100/);
+  assert.throws(() => parseStoreSpec('postgres://h/db?timeout=x'), /timeout must be a positive number of milliseconds/);
   assert.throws(() => parseStoreSpec('redis://h?layout=lists'), /bad Redis URL "redis:\/\/h\?layout=lists": layout must be log or sets/);
   assert.throws(() => parseStoreSpec('redis://h?lock=2'), /lock must be 0 or 1/);
   assert.throws(() => parseStoreSpec('redis://h?timeout=-1'), /timeout must be a positive number of milliseconds/);

@@ -150,7 +150,7 @@ test('2. a document is never saved under an earlier file\'s id', async () => {
   await page.waitForFunction(`/Added/.test(document.getElementById('status').textContent)`);
   assert.match((await page.locator('#status').textContent()) ?? '', /Added #C\.txt\./);
   assert.equal((await api(base, 'GET', '/v1/documents/A.txt')).status, 404);
-  assert.equal((await api(base, 'GET', '/v1/documents/C.txt')).json.meta.text, files.C);
+  assert.equal((await api(base, 'GET', '/v1/documents/C.txt?fields=text')).json.text, files.C);
   // Editing the text of a loaded file: the file's name no longer names it.
   await load(page, 'B.txt');
   assert.equal(await page.locator('#doc-id').inputValue(), 'B.txt');
@@ -175,7 +175,7 @@ test('3. a document over 16 K characters can be added: its text is sent once', a
   assert.match((await page.locator('#status').textContent()) ?? '', /Added #big-doc\./);
   assert.equal(sent.length, 1);
   assert.ok(sent[0]!.length < big.length * 1.2, `request of ${sent[0]!.length} characters for a ${big.length}-character text`);
-  assert.equal((await api(base, 'GET', '/v1/documents/big-doc')).json.meta.text, big);
+  assert.equal((await api(base, 'GET', '/v1/documents/big-doc?fields=text')).json.text, big);
   await page.close();
 });
 
@@ -193,7 +193,7 @@ test('4. adding under an existing id asks before replacing it', async () => {
   await page.locator('#add-btn').click();
   await page.locator('#confirm-yes').click();
   await page.waitForFunction(`/Replaced #ad5/.test(document.getElementById('status').textContent)`);
-  assert.equal((await api(base, 'GET', '/v1/documents/ad5')).json.meta.text, 'un testo nuovo che sostituirebbe un annuncio esistente');
+  assert.equal((await api(base, 'GET', '/v1/documents/ad5?fields=text')).json.text, 'un testo nuovo che sostituirebbe un annuncio esistente');
   await page.close();
 });
 

@@ -8,7 +8,7 @@ import { NearDupIndex, type NearDupIndexOptions } from '../online/nearDupIndex.j
 import { open } from 'node:fs/promises';
 import { excerpt, UsageError } from '../io/errors.js';
 import { parseStoreSpec, type StoreSpec } from '../store/spec.js';
-import { loadRedisStore } from '../store/load.js';
+import { openStore } from '../store/open.js';
 import type { NormalizePreset } from '../text/normalize.js';
 import { NORMALIZE_CHOICES } from './options.js';
 
@@ -41,7 +41,7 @@ export interface IndexFlags {
 /** Adds --store and the parameters of a new index. */
 export function addIndexOptions(cmd: Command, workersHelp: string): Command {
   return cmd
-    .option('--store <spec>', 'memory, sqlite:PATH or redis://HOST:PORT[?prefix=NAME&layout=log|sets] (docs/stores.md)', 'memory')
+    .option('--store <spec>', 'memory, sqlite:PATH, redis://HOST:PORT[?prefix=NAME&layout=log|sets] or postgres://HOST/DB[?schema=NAME] (docs/stores.md)', 'memory')
     .option('--threshold <t>', 'Jaccard threshold (default 0.8)', num('--threshold', false))
     .addOption(new Option('--shingle <kind>', 'shingle kind (default char)').choices(['char', 'word', 'spot']))
     .option('-k, --k <n>', 'shingle length (default 5 for char, 3 for word/spot)', num('--k', true))
@@ -110,12 +110,14 @@ const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
  */
 export async function checkStoreFile(store: string, mustExist: boolean, command: string): Promise<void> {
   const spec = storeSpecFlag(store);
-  if (spec.kind === 'redis' && mustExist) {
-    // A Redis prefix that holds no index: the same error, and nothing written.
-    const { RedisStore } = await loadRedisStore();
-    const r = RedisStore.fromUrl(spec.url);
+  if ((spec.kind === 'redis' || spec.kind === 'postgres') && mustExist) {
+    // A Redis prefix or PostgreSQL schema that holds no index: the same error, and nothing written.
+    const r = await openStore(store);
     try {
-      if (!(await r.exists())) throw new UsageError(`no index at ${store}: ${command} reads an existing store, and nothing was created (check the URL and its prefix; \`neardup index add\` creates a store)`);
+      if (!(await r.exists!())) {
+        const where = spec.kind === 'redis' ? 'its prefix' : 'its schema';
+        throw new UsageError(`no index at ${store}: ${command} reads an existing store, and nothing was created (check the URL and ${where}; \`neardup index add\` creates a store)`);
+      }
     } finally {
       await r.close();
     }

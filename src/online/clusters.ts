@@ -142,7 +142,7 @@ export class OnlineClusters {
     // Most adds have no near duplicates and replace nothing: no cluster changes, no lock.
     if (change.kind === 'add' && change.documents.every((d) => d.duplicates.length === 0 && !d.replaced)) return;
     await this.state.exclusive(async () => {
-      if (change.kind === 'remove') return this.detach(change.id);
+      if (change.kind === 'remove') return this.detach(change.ids);
       await this.added(change.documents);
     });
   }
@@ -154,7 +154,7 @@ export class OnlineClusters {
         // The old version's edges are gone: settle what came before, then split its old cluster.
         await this.merge(edges);
         edges = [];
-        await this.detach(d.id);
+        await this.detach([d.id]);
       }
       for (const o of d.duplicates) edges.push([d.id, o]);
     }
@@ -175,18 +175,24 @@ export class OnlineClusters {
     await this.state.write(touched, comp.groups());
   }
 
-  /** Takes `id` out of its cluster and splits the rest into its connected components. */
-  private async detach(id: string): Promise<void> {
-    const [label] = await this.state.labels([id]);
-    if (!label) return;
-    const rest = (await this.state.members(label)).filter((m) => m !== id);
-    const inCluster = new Set(rest);
+  /**
+   * Takes `ids` out of their clusters and splits what remains of each into its connected
+   * components (one label read, one write, however many ids and clusters).
+   */
+  private async detach(ids: string[]): Promise<void> {
+    const labels = [...new Set((await this.state.labels(ids)).filter((l): l is string => l !== null))];
+    if (labels.length === 0) return;
+    const out = new Set(ids);
     const comp = new Components();
-    for (const m of rest) {
-      comp.find(m);
-      for (const d of (await this.host.duplicatesOf(m, INTERNAL)) ?? []) if (inCluster.has(d.id)) comp.union(m, d.id);
+    for (const label of labels) {
+      const rest = (await this.state.members(label)).filter((m) => !out.has(m));
+      const inCluster = new Set(rest);
+      for (const m of rest) {
+        comp.find(m);
+        for (const d of (await this.host.duplicatesOf(m, INTERNAL)) ?? []) if (inCluster.has(d.id)) comp.union(m, d.id);
+      }
     }
-    await this.state.write([label], comp.groups());
+    await this.state.write(labels, comp.groups());
   }
 
   /**

@@ -20,7 +20,8 @@ export interface AddedDocument {
 /** A change to the index. */
 export type IndexChange =
   | { kind: 'add'; documents: AddedDocument[] }
-  | { kind: 'remove'; id: string }
+  /** Documents were removed (one call of `remove` or `removeMany`: one store write). */
+  | { kind: 'remove'; ids: string[] }
   /** Documents were written without near-duplicate search (a snapshot was loaded). */
   | { kind: 'bulk-load' };
 

@@ -25,8 +25,11 @@ import { decodeRecord } from './record.js';
 import { putSnapshotDocs, readSnapshotFile, snapshotOptions, writeSnapshotFile, type SnapshotContent } from './snapshot.js';
 import type { IndexChange, IndexObserver } from './events.js';
 import { OnlineClusters, type Cluster, type ClusterListOptions, type ClusterPage } from './clusters.js';
+import { selectMatchFields, type LeanMatch, type MatchField } from './fields.js';
+import { recallWarning, type RecallWarning } from './recall.js';
 import type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, Prepared, QueryOptions } from './types.js';
 
+export type { RecallWarning } from './recall.js';
 export type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, OnlineVerify, QueryOptions } from './types.js';
 export { resolveManifest } from './manifest.js';
 
@@ -186,8 +189,18 @@ export class NearDupIndex<Meta = unknown> {
     return this.lock.exclusive(() => insertPrepared(this.ctx, prepared)) as Promise<Match<Meta>[][]>;
   }
 
-  /** The indexed documents whose score against `text` reaches the threshold, best first. Indexes nothing. */
-  async query(text: string, options: QueryOptions = {}): Promise<Match<Meta>[]> {
+  /**
+   * The indexed documents whose score against `text` reaches the threshold, best first. Indexes
+   * nothing. With `options.fields`, lean matches holding only those fields.
+   */
+  query(text: string, options: QueryOptions & { fields: readonly MatchField[] }): Promise<LeanMatch<Meta>[]>;
+  query(text: string, options?: QueryOptions): Promise<Match<Meta>[]>;
+  async query(text: string, options: QueryOptions = {}): Promise<Match<Meta>[] | LeanMatch<Meta>[]> {
+    const matches = await this.queryMatches(text, options);
+    return options.fields ? this.select(matches, options.fields) : matches;
+  }
+
+  private async queryMatches(text: string, options: QueryOptions): Promise<Match<Meta>[]> {
     this.check();
     const t = options.threshold ?? this.manifest.threshold;
     checkThreshold(t);
@@ -205,10 +218,34 @@ export class NearDupIndex<Meta = unknown> {
    * The near duplicates of an indexed document, from its stored record (no text needed), best first,
    * without the document itself; null when `id` is not indexed. Same scores as `query` with its text.
    */
-  async duplicatesOf(id: string, options: QueryOptions = {}): Promise<Match<Meta>[] | null> {
+  duplicatesOf(id: string, options: QueryOptions & { fields: readonly MatchField[] }): Promise<LeanMatch<Meta>[] | null>;
+  duplicatesOf(id: string, options?: QueryOptions): Promise<Match<Meta>[] | null>;
+  async duplicatesOf(id: string, options: QueryOptions = {}): Promise<Match<Meta>[] | LeanMatch<Meta>[] | null> {
     this.check();
     const [bytes] = await this.store.get([id]);
-    return bytes ? this.duplicatesOfRecord(id, bytes, options) : null;
+    if (!bytes) return null;
+    const matches = await this.duplicatesOfRecord(id, bytes, options);
+    return options.fields ? this.select(matches, options.fields) : matches;
+  }
+
+  /**
+   * How much a Jaccard query at `threshold` can miss: null when the threshold is not below the
+   * index's, else the probability p(threshold) that a document exactly at it is found (a lower
+   * bound of the recall; src/online/recall.ts), with a message. `query` still returns what it finds.
+   */
+  recallAt(threshold: number): RecallWarning | null {
+    checkThreshold(threshold);
+    return recallWarning(this.manifest, threshold);
+  }
+
+  /** Only `fields` of each match (lean replies, src/online/fields.ts); the signatures are read from the store when asked for. */
+  select(matches: Match<Meta>[], fields: readonly MatchField[]): Promise<LeanMatch<Meta>[]> {
+    return selectMatchFields(matches, fields, async (ids) => (await this.store.get(ids)).map((b, i) => (b ? this.signatureOf(b, ids[i]!) : null)));
+  }
+
+  private signatureOf(bytes: Uint8Array, id: string): Uint32Array | null {
+    const rec = decodeRecord(bytes, `record of "${id}"`);
+    return rec.signature ?? (rec.set ? this.hasher.sign(rec.set) : null);
   }
 
   /**
@@ -241,15 +278,26 @@ export class NearDupIndex<Meta = unknown> {
   }
 
   /** Removes a document; false when it was not indexed. */
-  remove(id: string): Promise<boolean> {
+  async remove(id: string): Promise<boolean> {
+    return (await this.removeMany([id]))[0]!;
+  }
+
+  /**
+   * Removes documents in one store write (one transaction, statement or pipeline) and splits their
+   * clusters once; for each id, whether it was indexed (a repeated id: true at its first place
+   * only). Ids are looked up in one read, so a batch costs a few round trips whatever its size.
+   */
+  removeMany(ids: readonly string[]): Promise<boolean[]> {
     this.check();
     return this.lock.exclusive(async () => {
-      const [rec] = await this.store.get([id]);
-      if (!rec) return false;
-      this.counters.removes++;
-      const removed = await this.store.remove(id, this.keysOfRecord(rec));
-      if (removed) await this.notify({ kind: 'remove', id });
-      return removed;
+      const unique = [...new Set(ids)];
+      const recs = unique.length ? await this.store.get(unique) : [];
+      const entries = unique.flatMap((id, i) => (recs[i] ? [{ id, keys: this.keysOfRecord(recs[i]!) }] : []));
+      const removed = entries.length ? await this.store.removeMany(entries) : [];
+      const gone = new Set(entries.filter((_, i) => removed[i]).map((e) => e.id));
+      this.counters.removes += gone.size;
+      if (gone.size) await this.notify({ kind: 'remove', ids: [...gone] });
+      return ids.map((id) => gone.delete(id));
     });
   }
 

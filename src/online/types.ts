@@ -11,6 +11,7 @@ import type { NormalizeOptions } from '../text/normalize.js';
 import type { NearDupStore, StoreManifest } from '../store/types.js';
 import type { ForestOptions } from './keys.js';
 import type { EnsembleManifest, EnsembleOptions } from './ensemble.js';
+import type { MatchField } from './fields.js';
 
 /** How matches are scored. */
 export type OnlineVerify = 'exact' | 'estimate';
@@ -107,7 +108,10 @@ export interface IndexedDocument<Meta = unknown> {
 export interface QueryOptions {
   /** Maximum number of matches. Default: all. */
   limit?: number;
-  /** Score threshold. Default: the index threshold. Lower values lose recall (use topK). */
+  /**
+   * Score threshold. Default: the index threshold. Lower values lose recall: the index's bands were
+   * chosen for its own threshold (`index.recallAt(threshold)` says how much; topK looks further).
+   */
   threshold?: number;
   /** Work the index does for itself (cluster upkeep): not counted in {@link IndexStats} counters. */
   internal?: boolean;
@@ -117,6 +121,12 @@ export interface QueryOptions {
    * `containmentQuery.ts` for the candidates and their recall).
    */
   measure?: 'jaccard' | 'containment';
+  /**
+   * Lean matches (src/online/fields.ts): only these fields of each match, among id, similarity,
+   * estimate, meta (without the stored text), text (the stored `meta.text`) and signature (the
+   * stored MinHash signature). Default: whole matches, meta as stored.
+   */
+  fields?: readonly MatchField[];
 }
 
 /** The persistent parameters of an index (stored by every store, written in snapshots). */

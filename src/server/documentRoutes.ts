@@ -4,6 +4,7 @@
  *   POST   /v1/documents:batch    the same for a batch, in order
  *   GET    /v1/documents/:id      one document
  *   DELETE /v1/documents/:id      remove one document
+ *   POST   /v1/documents:delete   remove up to MAX_BATCH documents in one store write
  * @module
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -11,7 +12,8 @@ import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
 import { withStoredText } from '../online/storedText.js';
 import { metaProblem } from './limits.js';
 import type { Metrics } from './metrics.js';
-import { addSchema, batchSchema, DEFAULT_ADD_LIMIT, idParamsSchema } from './schemas.js';
+import { addSchema, batchSchema, DEFAULT_ADD_LIMIT, deleteManySchema, documentQuerySchema, idParamsSchema } from './schemas.js';
+import { DEFAULT_DOCUMENT_FIELDS, DEFAULT_MATCH_FIELDS, DOCUMENT_FIELDS, parseFields, splitStoredText, type MatchField } from '../online/fields.js';
 
 interface DocBody {
   id: string;
@@ -40,17 +42,17 @@ export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex
   const badMeta = (reply: FastifyReply, problems: { field: string; message: string }[]) =>
     reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: problems.map((e) => `${e.field} ${e.message}`).join('; '), errors: problems });
 
-  app.post<{ Body: DocBody & { limit?: number } }>('/v1/documents', { schema: { body: addSchema } }, async (req, reply) => {
-    const { id, text, meta, limit } = req.body;
+  app.post<{ Body: DocBody & { limit?: number; fields?: MatchField[] } }>('/v1/documents', { schema: { body: addSchema } }, async (req, reply) => {
+    const { id, text, meta, limit, fields } = req.body;
     const problem = metaProblem(meta);
     if (problem) return badMeta(reply, [{ field: '/meta', message: problem }]);
     const duplicates = await index.add(id, text, keep(meta, text), { limit: limit ?? DEFAULT_ADD_LIMIT });
     countAdds([duplicates]);
-    return { id, duplicates };
+    return { id, duplicates: await index.select(duplicates, fields ?? DEFAULT_MATCH_FIELDS) };
   });
 
   // "::" is find-my-way's escape for a literal colon.
-  app.post<{ Body: { documents: DocBody[]; limit?: number } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req, reply) => {
+  app.post<{ Body: { documents: DocBody[]; limit?: number; fields?: MatchField[] } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req, reply) => {
     const docs = req.body.documents;
     const problems: { field: string; message: string }[] = [];
     docs.forEach((d, i) => {
@@ -60,18 +62,35 @@ export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex
     if (problems.length) return badMeta(reply, problems);
     const results = await index.addMany(docs.map((d) => ({ id: d.id, text: d.text, meta: keep(d.meta, d.text) })), { limit: req.body.limit ?? DEFAULT_ADD_LIMIT });
     countAdds(results);
-    return { results: results.map((duplicates, i) => ({ id: docs[i]!.id, duplicates })) };
+    const fields = req.body.fields ?? DEFAULT_MATCH_FIELDS;
+    return { results: await Promise.all(results.map(async (duplicates, i) => ({ id: docs[i]!.id, duplicates: await index.select(duplicates, fields) }))) };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/documents/:id', { schema: { params: idParamsSchema } }, async (req, reply) => {
+  // Lean by default: the stored text (meta.text) and the signature only when `fields` names them.
+  app.get<{ Params: { id: string }; Querystring: { fields?: string } }>('/v1/documents/:id', { schema: { params: idParamsSchema, querystring: documentQuerySchema } }, async (req, reply) => {
+    const want = new Set(req.query.fields === undefined ? DEFAULT_DOCUMENT_FIELDS : parseFields(req.query.fields, DOCUMENT_FIELDS, 'querystring/fields'));
     const doc = await index.get(req.params.id);
     if (!doc) return noDocument(reply, req.params.id);
-    return { id: doc.id, meta: doc.meta ?? null, shingles: doc.shingles ?? null };
+    const { meta, text } = splitStoredText(doc.meta);
+    return {
+      ...(want.has('id') ? { id: doc.id } : {}),
+      ...(want.has('meta') ? { meta: meta ?? null } : {}),
+      ...(want.has('text') ? { text } : {}),
+      ...(want.has('shingles') ? { shingles: doc.shingles ?? null } : {}),
+      ...(want.has('signature') ? { signature: doc.signature ? Array.from(doc.signature) : null } : {}),
+    };
   });
 
   app.delete<{ Params: { id: string } }>('/v1/documents/:id', { schema: { params: idParamsSchema } }, async (req, reply) => {
     const ok = await index.remove(req.params.id);
     if (!ok) return noDocument(reply, req.params.id);
     return { id: req.params.id, deleted: true };
+  });
+
+  // Bulk delete (datasketch #247: one request per id made 77 deletes take 50 minutes on remote Redis).
+  app.post<{ Body: { ids: string[] } }>('/v1/documents::delete', { schema: { body: deleteManySchema } }, async (req) => {
+    const ids = req.body.ids;
+    const removed = await index.removeMany(ids);
+    return { deleted: removed.filter(Boolean).length, missing: ids.filter((_, i) => !removed[i]) };
   });
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import { clusterPaths } from './clusterRoutes.js';
-import { addResponseSchema, addSchema, batchSchema, documentSchema, duplicatesQuerySchema, errorSchema, matchSchema, querySchema } from './schemas.js';
+import { addResponseSchema, addSchema, batchSchema, deleteManySchema, documentQuerySchema, documentSchema, duplicatesQuerySchema, errorSchema, matchSchema, querySchema } from './schemas.js';
 
 /** The OpenAPI 3.1 document of the service. */
 export function openApiDocument(): Record<string, unknown> {
@@ -39,6 +39,19 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { '200': { description: 'One result per document', ...json({ type: 'object', properties: { results: { type: 'array', items: addResponseSchema } } }) }, ...common },
         },
       },
+      '/v1/documents:delete': {
+        post: {
+          summary: 'Remove many documents in one store write; their clusters are split once.',
+          requestBody: { required: true, ...json(deleteManySchema) },
+          responses: {
+            '200': {
+              description: 'How many were removed; the ids that were not indexed (or repeated)',
+              ...json({ type: 'object', properties: { deleted: { type: 'integer' }, missing: { type: 'array', items: { type: 'string' } } } }),
+            },
+            ...common,
+          },
+        },
+      },
       '/v1/query': {
         post: {
           summary: 'Matches without indexing (threshold), or the k most similar documents (topK).',
@@ -48,7 +61,10 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/v1/documents/{id}': {
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-        get: { summary: 'One document (metadata, shingle count).', responses: { '200': { description: 'The document' }, '404': err('Unknown id'), '401': common['401'] } },
+        get: {
+          summary: 'One document (metadata without the stored text, shingle count; with fields: the text, the stored signature).',
+          parameters: [{ name: 'fields', in: 'query', schema: documentQuerySchema.properties.fields }],
+          responses: { '200': { description: 'The document' }, '404': err('Unknown id'), '401': common['401'] } },
         delete: { summary: 'Remove one document.', responses: { '200': { description: 'Removed' }, '404': err('Unknown id'), '401': common['401'] } },
       },
       '/v1/documents/{id}/duplicates': {
@@ -58,6 +74,7 @@ export function openApiDocument(): Record<string, unknown> {
           parameters: [
             { name: 'limit', in: 'query', schema: duplicatesQuerySchema.properties.limit },
             { name: 'threshold', in: 'query', schema: duplicatesQuerySchema.properties.threshold },
+            { name: 'fields', in: 'query', schema: duplicatesQuerySchema.properties.fields },
           ],
           responses: { '200': { description: 'Matches', ...json({ type: 'object', properties: { id: { type: 'string' }, duplicates: { type: 'array', items: matchSchema } } }) }, '404': err('Unknown id'), '400': common['400'], '401': common['401'] },
         },

@@ -10,32 +10,38 @@ import type { Metrics } from './metrics.js';
 import { QUERIES_HELP } from './metricsRoutes.js';
 import { noDocument } from './documentRoutes.js';
 import { duplicatesQuerySchema, idParamsSchema, querySchema } from './schemas.js';
+import { DEFAULT_MATCH_FIELDS, MATCH_FIELDS, parseFields, type MatchField } from '../online/fields.js';
 
 /** Registers the query routes. */
 export function registerQueryRoutes(app: FastifyInstance, index: NearDupIndex, metrics: Metrics): void {
-  app.post<{ Body: { text: string; limit?: number; threshold?: number; topK?: number; measure?: 'jaccard' | 'containment' } }>('/v1/query', { schema: { body: querySchema } }, async (req, reply) => {
-    const { text, limit, threshold, topK, measure } = req.body;
+  app.post<{ Body: { text: string; limit?: number; threshold?: number; topK?: number; measure?: 'jaccard' | 'containment'; fields?: MatchField[] } }>('/v1/query', { schema: { body: querySchema } }, async (req, reply) => {
+    const { text, limit, threshold, topK, measure, fields } = req.body;
     if (topK && measure === 'containment') return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'body/measure containment cannot be combined with topK' });
     if (measure === 'containment' && index.manifest.verify !== 'exact') {
       return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'body/measure containment needs an index with verify "exact" (this one stores signatures only)' });
     }
     metrics.inc('neardup_queries_total', QUERIES_HELP, { kind: topK ? 'topk' : measure === 'containment' ? 'containment' : 'threshold' });
     const matches = topK ? await index.topK(text, topK) : await index.query(text, { limit, threshold, measure });
-    return { matches };
+    // A Jaccard threshold below the index's: say how much may be missed (src/online/recall.ts).
+    const recall = !topK && measure !== 'containment' && threshold !== undefined ? index.recallAt(threshold) : null;
+    return { matches: await index.select(matches, fields ?? DEFAULT_MATCH_FIELDS), ...(recall ? { recall } : {}) };
   });
 
-  app.get<{ Params: { id: string }; Querystring: { limit?: string; threshold?: string } }>(
+  app.get<{ Params: { id: string }; Querystring: { limit?: string; threshold?: string; fields?: string } }>(
     '/v1/documents/:id/duplicates',
     { schema: { params: idParamsSchema, querystring: duplicatesQuerySchema } },
     async (req, reply) => {
       metrics.inc('neardup_queries_total', QUERIES_HELP, { kind: 'duplicates' });
       const { limit, threshold } = req.query;
+      const fields = req.query.fields === undefined ? DEFAULT_MATCH_FIELDS : parseFields(req.query.fields, MATCH_FIELDS, 'querystring/fields');
       const duplicates = await index.duplicatesOf(req.params.id, {
         ...(limit !== undefined ? { limit: Number(limit) } : {}),
         ...(threshold !== undefined ? { threshold: Number(threshold) } : {}),
+        fields,
       });
       if (!duplicates) return noDocument(reply, req.params.id);
-      return { id: req.params.id, duplicates };
+      const recall = threshold !== undefined ? index.recallAt(Number(threshold)) : null;
+      return { id: req.params.id, duplicates, ...(recall ? { recall } : {}) };
     },
   );
 }

@@ -2,6 +2,7 @@
  * JSON schemas of the HTTP API: used by Fastify for validation and to build /openapi.json.
  * @module
  */
+import { DOCUMENT_FIELDS, MATCH_FIELDS } from '../online/fields.js';
 
 /** Maximum documents per batch request. */
 export const MAX_BATCH = 1000;
@@ -23,6 +24,19 @@ const id = {
 } as const;
 const text = { type: 'string', description: 'Document text.' } as const;
 const meta = { description: `Any JSON value, stored and returned with matches (at most ${16 * 1024} characters as JSON, nested at most 32 deep; no __proto__ or constructor.prototype keys).` } as const;
+
+/** `fields` of a JSON body: which fields of each match to return (lean replies). */
+const matchFields = {
+  type: 'array',
+  minItems: 1,
+  uniqueItems: true,
+  items: { type: 'string', enum: [...MATCH_FIELDS] },
+  description: 'Fields of each match to return, among id, similarity, estimate, meta (without the stored text), text (the stored text) and signature. Default: id, similarity, estimate, meta.',
+} as const;
+
+/** `fields` of a query string: the same, comma-separated (checked by the route, which names a bad one). */
+const fieldsParam = (allowed: readonly string[], dflt: string) =>
+  ({ type: 'string', maxLength: 200, description: `Comma-separated fields to return, among ${allowed.join(', ')}. Default: ${dflt}.` }) as const;
 
 /** A document to add. */
 export const documentSchema = {
@@ -49,7 +63,7 @@ export const addSchema = {
   type: 'object',
   required: ['id', 'text'],
   additionalProperties: false,
-  properties: { id, text, meta, limit: addLimit },
+  properties: { id, text, meta, limit: addLimit, fields: matchFields },
 } as const;
 
 /** POST /v1/documents:batch body. */
@@ -57,7 +71,15 @@ export const batchSchema = {
   type: 'object',
   required: ['documents'],
   additionalProperties: false,
-  properties: { documents: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: documentSchema }, limit: addLimit },
+  properties: { documents: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: documentSchema }, limit: addLimit, fields: matchFields },
+} as const;
+
+/** POST /v1/documents:delete body: the ids to remove, in one store write. */
+export const deleteManySchema = {
+  type: 'object',
+  required: ['ids'],
+  additionalProperties: false,
+  properties: { ids: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: id, description: `1 to ${MAX_BATCH} document ids (unknown and repeated ids are listed in \`missing\`).` } },
 } as const;
 
 /** POST /v1/query body. */
@@ -75,6 +97,7 @@ export const querySchema = {
       enum: ['jaccard', 'containment'],
       description: 'jaccard (default), or containment: documents the query is at least threshold inside, or that are inside the query (similarity = |A∩B|/|A| for the smaller A; each match says which side is contained). Not with topK.',
     },
+    fields: matchFields,
   },
 } as const;
 
@@ -85,7 +108,15 @@ export const duplicatesQuerySchema = {
   properties: {
     limit: { type: 'string', pattern: '^[1-9][0-9]{0,3}$|^10000$', description: 'Maximum matches, 1 to 10000.' },
     threshold: { type: 'string', pattern: '^(0?\\.[0-9]*[1-9][0-9]*|1(\\.0*)?)$', description: 'Score threshold in (0, 1] (default: the index threshold).' },
+    fields: fieldsParam(MATCH_FIELDS, 'id,similarity,estimate,meta'),
   },
+} as const;
+
+/** Query string of GET /v1/documents/:id. */
+export const documentQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { fields: fieldsParam(DOCUMENT_FIELDS, 'id,meta,shingles') },
 } as const;
 
 /** :id path parameter. */

@@ -1,6 +1,6 @@
 /**
- * Loads the SQLite and Redis store modules on first use. Their client packages (better-sqlite3,
- * ioredis) are optional peer dependencies: an application that keeps its index in memory never
+ * Loads the SQLite, Redis and PostgreSQL store modules on first use. Their client packages
+ * (better-sqlite3, ioredis, pg) are optional peer dependencies: an application that keeps its index in memory never
  * installs or loads them, and one that names a store whose package is missing gets a
  * MissingDependencyError (src/io/lazy.ts, the one loader of optional packages) that says what to
  * install.
@@ -16,4 +16,9 @@ export function loadSqliteStore(): Promise<typeof import('./sqlite.js')> {
 /** The Redis store module; throws MissingDependencyError when ioredis is not installed. */
 export function loadRedisStore(): Promise<typeof import('./redis.js')> {
   return loadOptional(() => import('./redis.js'), 'ioredis', 'the Redis store (redis://HOST:PORT)');
+}
+
+/** The PostgreSQL store module; throws MissingDependencyError when pg (node-postgres) is not installed. */
+export function loadPostgresStore(): Promise<typeof import('./postgres.js')> {
+  return loadOptional(() => import('./postgres.js'), 'pg', 'the PostgreSQL store (postgres://HOST/DB)');
 }

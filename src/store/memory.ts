@@ -6,7 +6,7 @@
  * @module
  */
 import { MemoryClusterState, type ClusterState } from './clusterState.js';
-import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.js';
+import type { NearDupStore, PutEntry, StoredDoc, StoreManifest, RemoveEntry } from './types.js';
 
 const EMPTY = -1;
 
@@ -270,6 +270,12 @@ export class MemoryStore implements NearDupStore {
     this.ids[slot] = undefined;
     this.free.push(slot);
     return true;
+  }
+
+  async removeMany(entries: RemoveEntry[]): Promise<boolean[]> {
+    const out: boolean[] = [];
+    for (const e of entries) out.push(await this.remove(e.id, e.keys));
+    return out;
   }
 
   async size(): Promise<number> {

@@ -24,7 +24,7 @@
  */
 import { Redis, Cluster } from 'ioredis';
 import { randomBytes } from 'node:crypto';
-import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.js';
+import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } from './types.js';
 import { RedisClusterState } from './redisClusters.js';
 import type { ClusterState } from './clusterState.js';
 import { parseRedisUrl } from './spec.js';
@@ -198,8 +198,12 @@ export class RedisStore implements NearDupStore {
     return this.records(ids).catch(unavailable);
   }
 
-  remove(id: string, keys: Float64Array): Promise<boolean> {
-    return this.ops.remove(id, keys).catch(unavailable);
+  async remove(id: string, keys: Float64Array): Promise<boolean> {
+    return (await this.removeMany([{ id, keys }]))[0]!;
+  }
+
+  removeMany(entries: RemoveEntry[]): Promise<boolean[]> {
+    return entries.length ? this.ops.removeMany(entries).catch(unavailable) : Promise.resolve([]);
   }
 
   size(): Promise<number> {

@@ -1,7 +1,8 @@
 /**
  * The one parser of store specs (`--store`, `NearDupIndexOptions.store`): `memory`, `sqlite:PATH`
  * and `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&layout=log|sets&cluster=1&scripts=0&timeout=MS&lock=0]`
- * (also `rediss://`). Pure parsing, no I/O and no optional package: the CLI checks a spec with it
+ * (also `rediss://`) and `postgres://[USER[:PASSWORD]@]HOST[:PORT]/DB[?schema=NAME&pool=N&timeout=MS]` (also
+ * `postgresql://`). Pure parsing, no I/O and no optional package: the CLI checks a spec with it
  * before opening anything, and {@link openStore} opens what it describes. Errors are RangeErrors
  * that quote the spec (the CLI reports them as usage errors, exit 2).
  * @module
@@ -36,25 +37,76 @@ export interface RedisUrlOptions {
   timeoutMs: number;
 }
 
+/** The options a PostgreSQL URL carries (src/store/postgres.ts). */
+export interface PostgresUrlOptions {
+  /** The URL without neardup's own query options (what node-postgres connects to). */
+  connectionString: string;
+  /** `schema=`: the PostgreSQL schema holding the index's tables, default `neardup`. */
+  schema: string;
+  /** `pool=`: connections per process, default 4. */
+  pool: number;
+  /** `timeout=MS`: how long connecting may take before a request fails with 503 (default 2000). */
+  timeoutMs: number;
+}
+
 /** A parsed store spec. */
-export type StoreSpec = { kind: 'memory' } | { kind: 'sqlite'; path: string } | { kind: 'redis'; url: string; redis: RedisUrlOptions };
+export type StoreSpec =
+  | { kind: 'memory' }
+  | { kind: 'sqlite'; path: string }
+  | { kind: 'redis'; url: string; redis: RedisUrlOptions }
+  | { kind: 'postgres'; url: string; postgres: PostgresUrlOptions };
+
+/** Default time connecting to PostgreSQL may take before a request fails with 503. */
+export const DEFAULT_POSTGRES_TIMEOUT_MS = 2000;
+
+/**
+ * Parses a `postgres://` or `postgresql://` URL. neardup's options (`schema`, `pool`, `timeout`)
+ * are taken out; the rest of the URL (user, password, host, port, database, `sslmode`…) goes to
+ * node-postgres as is. The schema name is a plain SQL identifier (it is written into statements).
+ */
+export function parsePostgresUrl(url: string): PostgresUrlOptions {
+  const u = parseUrl(url, 'PostgreSQL');
+  const q = u.searchParams;
+  const schema = q.get('schema') ?? 'neardup';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new RangeError(`bad PostgreSQL URL "${url}": schema must be a lower-case SQL identifier (letters, digits, _)`);
+  const pool = Number(q.get('pool') ?? 4);
+  if (!(Number.isInteger(pool) && pool >= 1 && pool <= 100)) throw new RangeError(`bad PostgreSQL URL "${url}": pool must be an integer from 1 to 100`);
+  const timeoutMs = timeoutParam(q, DEFAULT_POSTGRES_TIMEOUT_MS, url, 'PostgreSQL');
+  for (const k of ['schema', 'pool', 'timeout']) q.delete(k);
+  return { connectionString: u.toString(), schema, pool, timeoutMs };
+}
+
+/** True when `spec` names a PostgreSQL store (by its scheme). */
+export function isPostgresSpec(spec: string): boolean {
+  return spec.startsWith('postgres://') || spec.startsWith('postgresql://');
+}
+
+/** A store URL, or a RangeError naming it (`what`: Redis, PostgreSQL). */
+function parseUrl(url: string, what: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw new RangeError(`bad ${what} URL "${url}"`);
+  }
+}
+
+/** `timeout=MS` of a store URL: a positive integer of milliseconds (default `dflt`), else a RangeError naming the URL. */
+function timeoutParam(q: URLSearchParams, dflt: number, url: string, what: string): number {
+  const ms = Number(q.get('timeout') ?? dflt);
+  if (!(Number.isInteger(ms) && ms > 0)) throw new RangeError(`bad ${what} URL "${url}": timeout must be a positive number of milliseconds`);
+  return ms;
+}
 
 /** Parses the query options of a `redis://` or `rediss://` URL. */
 export function parseRedisUrl(url: string): RedisUrlOptions {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new RangeError(`bad Redis URL "${url}"`);
-  }
+  const u = parseUrl(url, 'Redis');
   const q = u.searchParams;
   const layout = q.get('layout');
   if (layout !== null && layout !== 'log' && layout !== 'sets') throw new RangeError(`bad Redis URL "${url}": layout must be log or sets`);
   const lock = q.get('lock');
   if (lock !== null && lock !== '0' && lock !== '1') throw new RangeError(`bad Redis URL "${url}": lock must be 0 or 1`);
   const cluster = q.get('cluster');
-  const timeoutMs = Number(q.get('timeout') ?? DEFAULT_REDIS_TIMEOUT_MS);
-  if (!(Number.isInteger(timeoutMs) && timeoutMs > 0)) throw new RangeError(`bad Redis URL "${url}": timeout must be a positive number of milliseconds`);
+  const timeoutMs = timeoutParam(q, DEFAULT_REDIS_TIMEOUT_MS, url, 'Redis');
   const host = u.hostname || '127.0.0.1';
   const port = Number(u.port || 6379);
   const password = u.password || undefined;
@@ -90,5 +142,6 @@ export function parseStoreSpec(spec: string): StoreSpec {
     return { kind: 'sqlite', path };
   }
   if (isRedisSpec(spec)) return { kind: 'redis', url: spec, redis: parseRedisUrl(spec) };
-  throw new RangeError(`unknown store "${spec}" (expected memory, sqlite:PATH or redis://HOST:PORT)`);
+  if (isPostgresSpec(spec)) return { kind: 'postgres', url: spec, postgres: parsePostgresUrl(spec) };
+  throw new RangeError(`unknown store "${spec}" (expected memory, sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB)`);
 }

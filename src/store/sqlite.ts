@@ -17,7 +17,7 @@ import type Database from 'better-sqlite3';
 import { openDatabase } from './sqliteDriver.js';
 import { SqliteClusterState } from './sqliteClusters.js';
 import type { ClusterState } from './clusterState.js';
-import type { NearDupStore, PutEntry, StoredDoc, StoreManifest } from './types.js';
+import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } from './types.js';
 import { StoreUnavailableError } from './errors.js';
 
 /** How long a writer waits for another process's write transaction before giving up (ms). */
@@ -84,7 +84,7 @@ export class SqliteStore implements NearDupStore {
   };
   private readonly putTx: (entries: PutEntry[]) => void;
   private hasStmt: Database.Statement | undefined;
-  private readonly removeTx: (id: string, keys: Float64Array) => boolean;
+  private readonly removeTx: (entries: RemoveEntry[]) => boolean[];
   private readonly busyTimeoutMs: number;
 
   constructor(
@@ -143,13 +143,16 @@ export class SqliteStore implements NearDupStore {
         for (const k of e.keys) q.insertPosting.run(k, n);
       }
     }).immediate;
-    this.removeTx = db.transaction((id: string, keys: Float64Array) => {
-      const n = q.nById.get(id) as number | undefined;
-      if (n === undefined) return false;
-      for (const k of keys) q.deletePosting.run(k, n);
-      q.deleteDoc.run(n);
-      return true;
-    }).immediate;
+    // One transaction for a whole batch of removals.
+    this.removeTx = db.transaction((entries: RemoveEntry[]) =>
+      entries.map(({ id, keys }) => {
+        const n = q.nById.get(id) as number | undefined;
+        if (n === undefined) return false;
+        for (const k of keys) q.deletePosting.run(k, n);
+        q.deleteDoc.run(n);
+        return true;
+      }),
+    ).immediate;
   }
 
   async open(manifest: StoreManifest): Promise<StoreManifest | null> {
@@ -246,7 +249,11 @@ export class SqliteStore implements NearDupStore {
   }
 
   async remove(id: string, keys: Float64Array): Promise<boolean> {
-    return this.removeTx(id, keys);
+    return this.removeTx([{ id, keys }])[0]!;
+  }
+
+  async removeMany(entries: RemoveEntry[]): Promise<boolean[]> {
+    return this.removeTx(entries);
   }
 
   async size(): Promise<number> {

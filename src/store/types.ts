@@ -26,6 +26,14 @@ export interface PutEntry {
   oldKeys?: Float64Array;
 }
 
+/** One removal: a document id and the keys it is stored under. */
+export interface RemoveEntry {
+  /** Document id. */
+  id: string;
+  /** Its band keys, as given to {@link NearDupStore.put}. */
+  keys: Float64Array;
+}
+
 /** Parameters a store must hold and check, so a reopened store is read with the same settings. */
 export interface StoreManifest {
   /** Band keys per document (all documents with shingles have exactly this many). */
@@ -53,7 +61,7 @@ export interface StoreCompaction {
  * durable for that store (committed transaction for SQLite, acknowledged by Redis).
  */
 export interface NearDupStore {
-  /** `memory`, `sqlite` or `redis`. */
+  /** `memory`, `sqlite`, `redis` or `postgres`. */
   readonly kind: string;
   /**
    * Opens the store for an index with `manifest`. A fresh store records it and returns null; an
@@ -71,6 +79,11 @@ export interface NearDupStore {
   get(ids: string[]): Promise<(Uint8Array | null)[]>;
   /** Removes a document and its keys; false when absent. */
   remove(id: string, keys: Float64Array): Promise<boolean>;
+  /**
+   * Removes documents and their keys in one write (one transaction, statement, MULTI or pipeline,
+   * not one round trip per document); for each entry, false when it was absent (or repeated).
+   */
+  removeMany(entries: RemoveEntry[]): Promise<boolean[]>;
   /** Number of stored documents. */
   size(): Promise<number>;
   /** Every stored document, in no particular order. */
@@ -110,6 +123,11 @@ export interface NearDupStore {
    * `dest` (`neardup index backup`; the SQLite store, with SQLite's online backup API).
    */
   backup?(dest: string): Promise<void>;
+  /**
+   * Optional: whether the store holds an index already, without creating anything (stores on a
+   * server: Redis, PostgreSQL; commands that read a store refuse one that holds none).
+   */
+  exists?(): Promise<boolean>;
   /** Releases connections and file handles. Writes already acknowledged are kept. */
   close(): Promise<void>;
 }

@@ -13,7 +13,7 @@ const docCache = new Map();
 async function docOf(/** @type {string} */ id) {
   let d = docCache.get(id);
   if (!d) {
-    d = api('GET', '/v1/documents/' + encodeURIComponent(id)).catch(() => ({ id, meta: null }));
+    d = api('GET', '/v1/documents/' + encodeURIComponent(id) + '?fields=id,meta,text').catch(() => ({ id, meta: null }));
     docCache.set(id, d);
   }
   return d;
@@ -69,7 +69,7 @@ function clusterItem(/** @type {any} */ c, /** @type {boolean} */ open) {
   snip.dir = 'auto';
   sum.append(head, snip);
   docOf(c.id).then((d) => {
-    snip.textContent = snippet((d.meta && d.meta.title) || textOf(d.meta), 90);
+    snip.textContent = snippet((d.meta && d.meta.title) || textOf(d), 90);
   });
   det.append(sum);
   const fill = () => {
@@ -102,7 +102,7 @@ async function fillCluster(/** @type {HTMLElement} */ det, /** @type {any} */ c)
   note.textContent = full.size + ' documents, ' + groups.length + ' distinct text' + (groups.length === 1 ? '' : 's') + (ids.length < full.size ? ' among the first ' + ids.length : '') + ': ' + groups.map(groupLabel).join('; ') + '.';
   det.append(note);
   const first = groups[0][0];
-  const a = textOf(first.meta);
+  const a = textOf(first);
   // Each pair shown carries its similarity; a pair below the threshold says which member links it.
   const threshold = await indexThreshold();
   const compared = groups.slice(1, 6);
@@ -122,7 +122,7 @@ async function fillCluster(/** @type {HTMLElement} */ det, /** @type {any} */ c)
     label.className = 'cmp' + (sim === undefined || sim < threshold ? ' below' : '');
     label.textContent = /** @type {(a: string, b: string, s: number | undefined, t: number, l: any) => string} */ (neardupDiff.pairLabel)(first.id, d.id, sim, threshold, link);
     det.append(label);
-    const b = textOf(d.meta);
+    const b = textOf(d);
     if (a === null || b === null) {
       const p = document.createElement('p');
       p.className = 'note';
@@ -145,7 +145,7 @@ function indexThreshold() {
 
 /** The similarity of each indexed document to `id` at or above `threshold` (default: the index's), by id. */
 async function similaritiesOf(/** @type {string} */ id, /** @type {number | undefined} */ threshold = undefined) {
-  const r = await api('GET', '/v1/documents/' + encodeURIComponent(id) + '/duplicates?limit=1000' + (threshold !== undefined ? '&threshold=' + threshold : ''));
+  const r = await api('GET', '/v1/documents/' + encodeURIComponent(id) + '/duplicates?fields=id,similarity&limit=1000' + (threshold !== undefined ? '&threshold=' + threshold : ''));
   return new Map(r.duplicates.map((/** @type {any} */ m) => [m.id, m.similarity]));
 }
 

@@ -4,7 +4,7 @@
 // JSON API (/v1/…). What changed between two texts is shown by window.neardupDiff (diffView.js,
 // over jsdiff); the shared passages come from the library's own commonPassages (/ui/passages.js).
 import { commonPassages } from './passages.js';
-import { $, api, fmt, int, MIN_PASSAGE, groupCopies, snippet, state, status, textOf, titleOf, warn } from './ui.js';
+import { $, api, fmt, int, MATCH_FIELDS, MIN_PASSAGE, groupCopies, snippet, state, status, textOf, titleOf, warn } from './ui.js';
 import { moreClusters, refreshClusters } from './clusters.js';
 import { refreshStats } from './stats.js';
 
@@ -36,7 +36,7 @@ function bar(/** @type {number} */ sim, /** @type {number | undefined} */ thresh
 /** The query text next to a match's text: what changed, then the shared passages. */
 function comparison(/** @type {string} */ queryText, /** @type {any[]} */ group) {
   const m = group[0];
-  const other = textOf(m.meta);
+  const other = textOf(m);
   const box = document.createElement('div');
   if (group.length > 1) {
     const p = document.createElement('p');
@@ -63,6 +63,7 @@ function comparison(/** @type {string} */ queryText, /** @type {any[]} */ group)
 }
 
 function clearResults() {
+  thresholdWarning(undefined);
   $('results').replaceChildren();
   $('results-h').hidden = true;
   $('more-results').hidden = true;
@@ -82,7 +83,7 @@ function showMatches(/** @type {any[]} */ matches, /** @type {string} */ queryTe
   }
   const groups = groupCopies(matches);
   h.textContent = heading + (matches.length ? ': ' + matches.length + ' document' + (matches.length === 1 ? '' : 's') + (groups.length < matches.length ? ' with ' + groups.length + ' distinct text' + (groups.length === 1 ? '' : 's') : '') : '');
-  const copies = matches.filter((m) => textOf(m.meta) === queryText);
+  const copies = matches.filter((m) => textOf(m) === queryText);
   if (copies.length) warn('Your text is an exact copy of ' + copies.slice(0, 3).map((m) => '#' + m.id).join(', ') + (copies.length > 3 ? ' and ' + (copies.length - 3) + ' more' : '') + ' already in the index.');
   let shown = 0;
   const more = () => {
@@ -183,30 +184,25 @@ async function find() {
   clearResults();
   status('status', 'Searching…');
   const t0 = performance.now();
-  const body = topK ? { text, topK: 10 } : threshold !== undefined ? { text, threshold } : { text };
-  const { matches } = await api('POST', '/v1/query', body);
+  const body = { text, fields: MATCH_FIELDS, ...(topK ? { topK: 10 } : threshold !== undefined ? { threshold } : {}) };
+  const { matches, recall } = await api('POST', '/v1/query', body);
   const ms = Math.round(performance.now() - t0);
   const t = threshold ?? state.indexThreshold;
   const none = topK ? 'No similar documents: none shares a band or a key prefix with your text' : 'No near duplicates' + (t ? ' at Jaccard ≥ ' + t : '');
   status('status', matches.length === 0 ? none + ' (' + ms + ' ms).' : matches.length + ' match' + (matches.length === 1 ? '' : 'es') + ' (' + ms + ' ms).');
   showMatches(matches, text, topK ? 'The 10 most similar documents' : 'Near duplicates', t);
-  const low = lowThresholdNote(topK ? undefined : threshold);
-  if (low) warn([$('warning').textContent, low].filter(Boolean).join(' '));
+  thresholdWarning(recall);
   refreshStats().catch(() => {});
 }
 
 /**
- * A query threshold below the index's finds only some of the pairs in between: the index's LSH
- * bands were chosen for its own threshold. Says so, with the chance a pair at the query threshold
- * has of being found; '' otherwise.
+ * Next to the threshold box: the server's `recall` warning of a query below the index's threshold
+ * (its LSH bands were chosen for its own, so the pairs in between are found only in part, src/online/recall.ts).
  */
-function lowThresholdNote(/** @type {number | undefined} */ t) {
-  const T = state.indexThreshold;
-  if (t === undefined || T === undefined || t >= T) return '';
-  const b = state.banding;
-  const p = b ? 1 - Math.pow(1 - Math.pow(t, b.rows), b.bands) : undefined;
-  return 'The threshold ' + t + ' is below the index’s ' + T + ': its LSH bands were chosen for ' + T + ', so near duplicates between ' + t + ' and ' + T + ' are found only in part' +
-    (p !== undefined ? ' (a pair at ' + t + ' is found with probability ' + (p * 100).toFixed(0) + '%)' : '') + '. “Show the 10 most similar documents” looks further.';
+function thresholdWarning(/** @type {{ message: string } | undefined} */ recall) {
+  const w = $('threshold-warning');
+  w.textContent = recall ? recall.message + ' “Show the 10 most similar documents” looks further.' : '';
+  w.hidden = !recall;
 }
 
 function newId() {
@@ -261,8 +257,8 @@ async function add() {
   const title = snippet(text.trim().split('\n')[0] || '', 80);
   status('status', 'Adding…');
   // The text is sent once: the server keeps it (meta.text) unless started with --no-store-text.
-  const { duplicates } = await api('POST', '/v1/documents', { id, text, meta: { title, source: 'page' } });
-  const copies = duplicates.filter((/** @type {any} */ m) => textOf(m.meta) === text);
+  const { duplicates } = await api('POST', '/v1/documents', { id, text, meta: { title, source: 'page' }, fields: MATCH_FIELDS });
+  const copies = duplicates.filter((/** @type {any} */ m) => textOf(m) === text);
   status(
     'status',
     (replacing ? 'Replaced #' + id + ' with this text. It had ' : 'Added #' + id + '. It had ') + (duplicates.length === 0 ? 'no near duplicates' : duplicates.length + ' near duplicate' + (duplicates.length === 1 ? '' : 's')) + ' in the index' +

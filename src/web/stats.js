@@ -20,7 +20,6 @@ export async function refreshStats() {
   const s = await api('GET', '/v1/stats');
   const m = s.manifest;
   state.indexThreshold = m.threshold;
-  state.banding = { bands: m.bands, rows: m.rows };
   $('threshold').placeholder = String(m.threshold);
   const rows = [
     ['Documents', int(s.documents)],

@@ -13,9 +13,6 @@ export const state = {
   token: sessionStorage.getItem('neardup-token') || '',
   /** @type {number | undefined} */
   indexThreshold: undefined,
-  /** The index's banding (from /v1/stats), for the recall of a lower query threshold. */
-  /** @type {{ bands: number, rows: number } | undefined} */
-  banding: undefined,
 };
 
 /** The message of a request that got no answer at all (fetch's own "Failed to fetch" says nothing). */
@@ -62,12 +59,21 @@ export function warn(/** @type {string} */ text) {
   w.hidden = !text;
 }
 
-/** @returns {string | null} */
-export function textOf(/** @type {any} */ meta) {
+/**
+ * The stored text of a match or document: its `text` field (the page asks the server for it with
+ * `fields`, since replies leave it out by default), else its metadata's text or string metadata.
+ * @returns {string | null}
+ */
+export function textOf(/** @type {any} */ x) {
+  if (x && typeof x.text === 'string') return x.text;
+  const meta = x && x.meta;
   if (meta && typeof meta === 'object' && typeof meta.text === 'string') return meta.text;
   if (typeof meta === 'string') return meta;
   return null;
 }
+
+/** What the page shows of each match: `fields` of /v1/query, /v1/documents and …/duplicates. */
+export const MATCH_FIELDS = ['id', 'similarity', 'estimate', 'meta', 'text'];
 
 export function titleOf(/** @type {string} */ id, /** @type {any} */ meta) {
   return meta && typeof meta === 'object' && typeof meta.title === 'string' && meta.title.trim() ? meta.title.trim() + ' (#' + id + ')' : '#' + id;
@@ -91,7 +97,7 @@ export function groupCopies(/** @type {any[]} */ matches) {
   /** @type {any[][]} */
   const groups = [];
   for (const m of matches) {
-    const t = textOf(m.meta);
+    const t = textOf(m);
     const g = t === null ? undefined : byText.get(t);
     if (g) g.push(m);
     else {

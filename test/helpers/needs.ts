@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { bundledChromium } from './bundledChromium.js';
+import { POSTGRES_INSTALL, postgresBinDir } from './postgres.js';
 
 /** True when a missing program must fail the run instead of skipping (CI). */
 export const REQUIRE_ALL = process.env.NEARDUP_REQUIRE_ALL === '1';
@@ -36,6 +37,16 @@ export function redisMissing(withCli = false): string | undefined {
 /** `test()` options for a test that starts its own redis-server (and redis-cli for a cluster). */
 export function needsRedis(withCli = false): NeedOptions {
   return need(redisMissing(withCli));
+}
+
+/** Why the PostgreSQL tests cannot run here, or undefined when initdb and postgres are found (src: test/helpers/postgres.ts). */
+export function postgresMissing(): string | undefined {
+  return postgresBinDir() ? undefined : `needs PostgreSQL (initdb and postgres, on PATH or in /usr/lib/postgresql/*/bin); install: ${POSTGRES_INSTALL}`;
+}
+
+/** `test()` options for a test that starts its own PostgreSQL server. */
+export function needsPostgres(): NeedOptions {
+  return need(postgresMissing());
 }
 
 /** `test()` options for a test that runs the `zstd` command (the reference decoder, and checksums to compare with). */

@@ -32,31 +32,40 @@ export function freePort(): Promise<number> {
  */
 export async function spawnRedis(args: string[], what: string): Promise<ChildProcess> {
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  await untilReady(child, child.stdout!, 'Ready to accept connections', `redis-server ${what}`, 'apt-get install -y redis-server', 10000);
+  return child;
+}
+
+/**
+ * Resolves once `out` (a stream of the server child) has printed `marker`; rejects (and kills it)
+ * when it exits first or is not ready within `timeoutMs`, or at once when it cannot be started
+ * (not installed: the error gives `install`). The stream keeps flowing afterwards.
+ */
+export async function untilReady(child: ChildProcess, out: NodeJS.ReadableStream, marker: string, what: string, install: string, timeoutMs: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
-    let out = '';
+    let text = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`redis-server did not start ${what}: ${out}`));
-    }, 10000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('Ready to accept connections')) {
+      reject(new Error(`${what} did not start: ${text}`));
+    }, timeoutMs);
+    out.on('data', (d: Buffer) => {
+      text += d.toString();
+      if (text.includes(marker)) {
         clearTimeout(timer);
         resolve();
       }
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`redis-server ${what} exited with code ${code}: ${out}`));
+      reject(new Error(`${what} exited with code ${code}: ${text}`));
     });
     // Not on PATH (ENOENT): say so at once instead of waiting for the timeout.
     child.on('error', (e) => {
       clearTimeout(timer);
-      reject(new Error(`redis-server could not be started ${what}: ${e.message} (install: apt-get install -y redis-server)`));
+      reject(new Error(`${what} could not be started: ${e.message} (install: ${install})`));
     });
   });
-  child.stdout!.resume();
-  return child;
+  out.resume();
 }
 
 /** Kills a redis-server child (SIGKILL) and waits for it to exit. */

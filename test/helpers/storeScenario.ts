@@ -12,12 +12,14 @@ const OPTS: NearDupIndexOptions = { shingle: { k: 10, normalize: { preset: 'seed
 export async function storeScenario(dir: string, store: string): Promise<unknown[]> {
   const idx = await NearDupIndex.open({ ...OPTS, store });
   const log: unknown[] = [];
-  // Single adds, a batch, replacements (ids reused), removals, queries, topK, get, size.
+  // Single adds, a batch, replacements (ids reused), removals (single and bulk), queries, topK, get, size.
   for (let i = 0; i < 250; i++) log.push(await idx.add(`d${i}`, texts[i]!, i % 3 === 0 ? { i, tag: 'x' } : undefined));
   log.push(await idx.addMany(texts.slice(250, 500).map((text, i) => ({ id: `d${250 + i}`, text, meta: { i: 250 + i } }))));
   log.push(await idx.addMany(texts.slice(500, 600).map((text, i) => ({ id: `d${i * 2}`, text }))));
   for (let i = 0; i < 600; i += 7) log.push(await idx.remove(`d${i}`));
   log.push(await idx.remove('nope'));
+  // A bulk delete: present, already removed, repeated and unknown ids, in one store write.
+  log.push(await idx.removeMany([...Array.from({ length: 40 }, (_, j) => `d${j * 13 + 2}`), 'd2', 'nope']));
   for (let i = 600; i < 700; i++) log.push(await idx.query(texts[i]!));
   for (let i = 0; i < 700; i += 10) log.push(await idx.query(texts[i]!, { limit: 2, threshold: 0.9 }));
   for (let i = 600; i < 640; i++) log.push(await idx.topK(texts[i]!, 5));

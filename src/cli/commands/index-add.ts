@@ -88,7 +88,7 @@ Examples:
 async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddFlags): Promise<void> {
   const reporter = new Reporter(flags);
   requireOutForJson(flags);
-  if (storeSpecFlag(flags.store).kind === 'memory') throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH or redis://HOST:PORT`);
+  if (storeSpecFlag(flags.store).kind === 'memory') throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB`);
   await refuseAliasedOutputs(
     [{ what: '--out', path: flags.out }],
     [

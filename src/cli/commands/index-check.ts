@@ -1,6 +1,6 @@
 /**
  * `neardup index check|backup|snapshot|compact|restore`: maintenance of an online index (`add` and
- * `query` are in index-add.ts). `check`
+ * `query` are in index-add.ts, `remove` in index-remove.ts). `check`
  * verifies it (exit 0 when consistent, 1 when not); `backup` copies a live SQLite store with the
  * online backup API; `snapshot` and `restore` write and read the portable snapshot format of any
  * store; `compact` rewrites the posting log of a Redis store in the log layout.
@@ -11,6 +11,7 @@ import { NearDupIndex } from '../../online/nearDupIndex.js';
 import { checkIndex } from '../../online/check.js';
 import { UsageError } from '../../io/errors.js';
 import { addIndexAddCommands } from './index-add.js';
+import { addIndexRemoveCommand } from './index-remove.js';
 import { openStore } from '../../store/open.js';
 import { checkStoreFile, storeSpecFlag } from '../indexOptions.js';
 import { readSnapshotFile } from '../../online/snapshot.js';
@@ -20,15 +21,16 @@ import { FormatError } from '../../sketch/format.js';
 export function indexCommand(): Command {
   const index = new Command('index').description('fill, query and maintain an online index (the store of `neardup serve`)');
   addIndexAddCommands(index);
+  addIndexRemoveCommand(index);
   index
     .command('check')
     .description('verify an index: records decode, every document key leads back to its document, counts agree, store integrity')
-    .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME]')
+    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
     .option('--json', 'print the report as JSON', false)
     .addHelpText('after', '\nExample:\n  $ neardup index check --store sqlite:./index.db\n\nExit codes: 0 consistent, 1 inconsistent or unreadable, 2 usage error.')
     .action(async (o: { store: string; json: boolean }) => {
       const spec = storeSpecFlag(o.store);
-      if (spec.kind === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH or redis://HOST:PORT');
+      if (spec.kind === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
       await checkStoreFile(o.store, true, 'index check');
       const idx = await NearDupIndex.open({ store: o.store });
       try {
@@ -80,7 +82,7 @@ export function indexCommand(): Command {
   index
     .command('snapshot')
     .description('write the whole index (parameters and documents) to one portable file (docs/formats.md), atomically')
-    .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME]')
+    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
     .requiredOption('--out <file>', 'the snapshot file')
     .action(async (o: { store: string; out: string }) => {
       await checkStoreFile(o.store, true, 'index snapshot');
@@ -119,7 +121,7 @@ export function indexCommand(): Command {
     .command('restore')
     .description('load a snapshot into an empty store')
     .argument('<snapshot>', 'a file written by `neardup index snapshot`')
-    .requiredOption('--store <spec>', 'sqlite:PATH or redis://HOST:PORT[?prefix=NAME] (must be empty)')
+    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME] (must be empty)')
     .action(async (snapshot: string, o: { store: string }) => {
       // The snapshot is read and checked (magic, version, checksum) before the store is opened, so
       // a missing or damaged snapshot creates no store file.

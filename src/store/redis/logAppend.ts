@@ -24,8 +24,8 @@ export interface LogAppender {
   readonly multiKey: boolean;
   /** Appends `entry` (encoding the puts) and writes the records and ids. */
   put(entries: PutEntry[], entry: Buffer): Promise<Appended>;
-  /** Deletes the record and id, and appends `entry` (encoding the remove). */
-  remove(id: string, entry: Buffer): Promise<Appended & { removed: boolean }>;
+  /** Deletes the records and ids, and appends `entry` (encoding the removal); `removed[i]`: ids[i] had a record. */
+  removeMany(ids: string[], entry: Buffer): Promise<Appended & { removed: boolean[] }>;
 }
 
 /** Standalone Redis: each batch is one MULTI … EXEC. */
@@ -53,10 +53,13 @@ export class TransactionAppend implements LogAppender {
     return { token: res[0] as string | null, at: Number(res[1]) - 1 };
   }
 
-  async remove(id: string, entry: Buffer): Promise<Appended & { removed: boolean }> {
+  async removeMany(ids: string[], entry: Buffer): Promise<Appended & { removed: boolean[] }> {
     const k = this.keys;
-    const res = execResults(await this.redis.multi().del(k.doc(id)).srem(k.ids, id).get(k.layout).rpush(k.log, entry).exec());
-    return { removed: res[0] === 1, token: res[2] as string | null, at: Number(res[3]) - 1 };
+    const m = this.redis.multi();
+    for (const id of ids) m.del(k.doc(id));
+    const res = execResults(await m.srem(k.ids, ...ids).get(k.layout).rpush(k.log, entry).exec());
+    const n = ids.length;
+    return { removed: res.slice(0, n).map((x) => x === 1), token: res[n + 1] as string | null, at: Number(res[n + 2]) - 1 };
   }
 }
 
@@ -78,10 +81,10 @@ export class OrderedAppend implements LogAppender {
     return pushed;
   }
 
-  async remove(id: string, entry: Buffer): Promise<Appended & { removed: boolean }> {
-    // The record first: from then on the document is invisible even if the rest fails.
-    const removed = (await this.redis.del(this.keys.doc(id))) === 1;
-    await this.redis.srem(this.keys.ids, id);
+  async removeMany(ids: string[], entry: Buffer): Promise<Appended & { removed: boolean[] }> {
+    // The records first (pipelined): from then on the documents are invisible even if the rest fails.
+    const removed = (await Promise.all(ids.map((id) => this.redis.del(this.keys.doc(id))))).map((x) => x === 1);
+    await this.redis.srem(this.keys.ids, ...ids);
     return { removed, ...(await this.push(entry)) };
   }
 

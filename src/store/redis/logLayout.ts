@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { PutEntry, StoredDoc, StoreManifest } from '../types.js';
+import type { PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
 import { LogReplica, decodeLogEntry, encodeLogEntry, type LogDoc } from '../redisLog.js';
 import type { LogAppender } from './logAppend.js';
 import { parseCompacted, rewriteLog } from './logCompact.js';
@@ -158,9 +158,11 @@ export class LogLayout implements LayoutOps {
     await this.foldOwn(at, token, 'put', docs);
   }
 
-  async remove(id: string): Promise<boolean> {
-    const { at, token, removed } = await this.append.remove(id, encodeLogEntry('remove', [{ id }]));
-    await this.foldOwn(at, token, 'remove', [{ id }]);
+  async removeMany(entries: RemoveEntry[]): Promise<boolean[]> {
+    // One log entry for the whole batch.
+    const docs: LogDoc[] = entries.map((e) => ({ id: e.id }));
+    const { at, token, removed } = await this.append.removeMany(docs.map((d) => d.id), encodeLogEntry('remove', docs));
+    await this.foldOwn(at, token, 'remove', docs);
     return removed;
   }
 

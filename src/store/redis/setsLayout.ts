@@ -6,7 +6,7 @@
  * @module
  */
 import { Redis } from 'ioredis';
-import type { PutEntry, StoredDoc } from '../types.js';
+import type { PutEntry, StoredDoc, RemoveEntry } from '../types.js';
 import { recordBuffer, type Client, type LayoutOps, type LogCompaction, type RedisKeys } from './shared.js';
 
 /**
@@ -78,11 +78,15 @@ abstract class SetsLayout implements LayoutOps {
   abstract lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]>;
   abstract put(entries: PutEntry[]): Promise<void>;
 
-  async remove(id: string, keys: Float64Array): Promise<boolean> {
+  async removeMany(entries: RemoveEntry[]): Promise<boolean[]> {
     const r = this.redis;
-    // The record goes first: from then on the document is invisible even if the rest fails.
-    const [n] = await Promise.all([r.del(this.keys.doc(id)), r.srem(this.keys.ids, id), ...Array.from(keys, (k) => r.srem(this.keys.band(k), id))]);
-    return n === 1;
+    const k = this.keys;
+    // One pipeline (auto-pipelining): the records go first, so from then on the documents are
+    // invisible even if the rest fails; then the ids and every posting.
+    const dels = Promise.all(entries.map((e) => r.del(k.doc(e.id))));
+    const rest = Promise.all([r.srem(k.ids, ...entries.map((e) => e.id)), ...entries.flatMap((e) => Array.from(e.keys, (key) => r.srem(k.band(key), e.id)))]);
+    const [n] = await Promise.all([dels, rest]);
+    return n.map((x) => x === 1);
   }
 
   async hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {

@@ -5,7 +5,7 @@
  * @module
  */
 import { Redis, type Cluster } from 'ioredis';
-import type { PutEntry, StoredDoc, StoreCompaction } from '../types.js';
+import type { PutEntry, StoredDoc, StoreCompaction, RemoveEntry } from '../types.js';
 import { StoreUnavailableError } from '../errors.js';
 import { DEFAULT_REDIS_TIMEOUT_MS, type RedisLayoutName } from '../spec.js';
 
@@ -111,8 +111,8 @@ export interface LayoutOps {
   lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]>;
   /** See NearDupStore.put. */
   put(entries: PutEntry[]): Promise<void>;
-  /** See NearDupStore.remove. */
-  remove(id: string, keys: Float64Array): Promise<boolean>;
+  /** See NearDupStore.removeMany (never called with no entries). */
+  removeMany(entries: RemoveEntry[]): Promise<boolean[]>;
   /** See NearDupStore.hasPostings. */
   hasPostings(id: string, keys: Float64Array): Promise<boolean[]>;
   /** Layout-specific counters added to the store's stats. */
