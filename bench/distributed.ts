@@ -12,14 +12,9 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import { loadavg } from 'node:os';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { generateCorpus, writeJsonlShards } from './gen.js';
+import { opt, freePort } from './util.js';
 
-const argv = process.argv.slice(2);
-const opt = (name: string, def: string): string => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1]! : def;
-};
 const repoRoot = resolve(new URL('.', import.meta.url).pathname, '../..');
 const mainJs = resolve(repoRoot, 'dist/cli/main.js');
 const docs = Number(opt('docs', '1000000'));
@@ -54,15 +49,6 @@ function sortedHash(f: string): string {
   return r.stdout.split(' ')[0]!;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((res) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => res(p));
-    });
-  });
-}
 
 const out = join(data, 'dist-bench');
 rmSync(out, { recursive: true, force: true });

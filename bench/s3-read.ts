@@ -14,18 +14,12 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { S3Client, PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3Download, s3Requests, s3Size, setS3Endpoint } from '../src/io/s3.js';
+import { freePort } from './util.js';
 
 const { values } = parseArgs({ options: { mb: { type: 'string', default: '256' }, 'shard-mb': { type: 'string', default: '64' } } });
 const total = Number(values.mb) * 2 ** 20;
 const shard = Number(values['shard-mb']) * 2 ** 20;
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'neardup-s3bench-'));
 const port = await freePort();

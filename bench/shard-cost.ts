@@ -17,16 +17,12 @@ import { createInterface } from 'node:readline';
 import { join, resolve } from 'node:path';
 import { loadavg, availableParallelism } from 'node:os';
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import { generateCorpus } from './gen.js';
 import { zstdCompressor } from '../src/io/zstd.js';
+import { opt, freePort } from './util.js';
 
 const argv = process.argv.slice(2);
-const opt = (name: string, def: string): string => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1]! : def;
-};
 const repoRoot = resolve(new URL('.', import.meta.url).pathname, '../..');
 const mainJs = resolve(repoRoot, 'dist/cli/main.js');
 const docs = Number(opt('docs', '1000000'));
@@ -108,15 +104,6 @@ function bytesOf(dir: string): number {
   return Number(spawnSync('du', ['-sb', dir], { encoding: 'utf8' }).stdout.split('\t')[0]);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((res) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => res(p));
-    });
-  });
-}
 
 interface JobJson {
   timings: { total: number; stages: Record<string, { tasks: number; wall: number; cpu: number }> };
