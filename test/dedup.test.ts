@@ -3,7 +3,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { dedup } from '../src/dedup/dedup.js';
-import { clusterPairs, UnionFind } from '../src/dedup/clusters.js';
+import { clusterPairs, clustersOfPairs, UnionFind } from '../src/dedup/clusters.js';
 import { PairSet } from '../src/lsh/pairSet.js';
 import { BucketTable } from '../src/lsh/bucketTable.js';
 import { lshCandidates } from '../src/lsh/candidates.js';
@@ -153,5 +153,27 @@ test('property: clusterPairs = connected components of size ≥ 2 (by a search w
       assert.deepEqual(Array.from(got.clusterOf), owner);
     }),
     { numRuns: 300 },
+  );
+});
+
+test('property: clustersOfPairs (union-find over the clustered documents only, any numbers below 2^53) = clusterPairs over all documents, same clusters in the same order', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 2, max: 60 }),
+      fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 80 }),
+      fc.constantFrom(1, 7, 2 ** 40),
+      (n, raw, scale) => {
+        const pairs = raw.map(([x, y]) => ({ a: x % n, b: y % n })).filter((p) => p.a !== p.b);
+        const want = clusterPairs(n, pairs).clusters.map((c) => c.members);
+        // Document numbers spread out (and past 2^32): only their order may matter.
+        const a = Float64Array.from(pairs, (p) => p.a * scale);
+        const b = Float64Array.from(pairs, (p) => p.b * scale);
+        const got = clustersOfPairs(a, b, pairs.length);
+        const clusters: number[][] = [];
+        for (let k = 0; k + 1 < got.start.length; k++) clusters.push(Array.from(got.order.subarray(got.start[k]!, got.start[k + 1]!), (p) => got.docs[p]! / scale));
+        assert.deepEqual(clusters, want);
+      },
+    ),
+    { numRuns: 300, seed: 36 },
   );
 });

@@ -61,8 +61,8 @@ const GEN: Record<string, fc.Arbitrary<string[]>> = {
   batchSize: fc.constant(['--batch-size', '16']),
   outputFormat: fc.constantFrom('tsv', 'csv', 'jsonl').map((v) => ['--output-format', v]),
 };
-/** Options the runs set themselves: where outputs go, the reference corpus, logging. */
-const SET_BY_RUN = new Set(['out', 'against', 'quiet', 'verbose', 'json']);
+/** Options the runs set themselves: where outputs go (dedup's --out-dir is its --out under the job's name), the reference corpus, logging. */
+const SET_BY_RUN = new Set(['out', 'outDir', 'against', 'quiet', 'verbose', 'json']);
 
 /** One drawn case: a corpus cut into shards, maybe a reference corpus, and dedup options. */
 interface Case {

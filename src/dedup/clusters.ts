@@ -84,3 +84,55 @@ export function componentsOf(uf: UnionFind, n: number): { clusters: Cluster[]; c
   }
   return { clusters, clusterOf };
 }
+
+/** Clusters of a graph given by its edges between document numbers (see {@link clustersOfPairs}). */
+export interface SparseClusters {
+  /** The documents in some pair (the clustered documents), ascending. */
+  docs: Float64Array;
+  /** Cluster k's members are `docs[order[start[k]]], …` up to start[k + 1], ascending; clusters in id (smallest member) order. */
+  order: Int32Array;
+  start: Int32Array;
+}
+
+/**
+ * The clusters of the graph whose edges are pairs (a[i], b[i]), i < count, of document numbers
+ * (any integers below 2^53): union-find over the documents that are in some pair only, so memory
+ * grows with the clustered documents, never with the corpus. About 20 bytes per clustered
+ * document besides the pairs (16 B each), and 16 B per pair more while the ends are sorted.
+ * The same clusters, in the same order, as {@link clusterPairs} over all documents.
+ */
+export function clustersOfPairs(a: Float64Array, b: Float64Array, count: number): SparseClusters {
+  const ends = new Float64Array(2 * count);
+  ends.set(a.subarray(0, count));
+  ends.set(b.subarray(0, count), count);
+  ends.sort();
+  let P = 0;
+  for (let i = 0; i < ends.length; i++) if (i === 0 || ends[i] !== ends[i - 1]) ends[P++] = ends[i]!;
+  const docs = ends.slice(0, P);
+  const indexOf = (x: number): number => {
+    let lo = 0;
+    let hi = P - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (docs[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const uf = new UnionFind(P);
+  for (let i = 0; i < count; i++) uf.union(indexOf(a[i]!), indexOf(b[i]!));
+  // Roots are the smallest members: numbered when first met, clusters come in id order.
+  const number = new Int32Array(P);
+  let clusters = 0;
+  for (let p = 0; p < P; p++) {
+    const r = uf.find(p);
+    number[p] = r === p ? clusters++ : number[r]!;
+  }
+  const start = new Int32Array(clusters + 1);
+  for (let p = 0; p < P; p++) start[number[p]! + 1]!++;
+  for (let k = 0; k < clusters; k++) start[k + 1]! += start[k]!;
+  const fill = start.slice(0, clusters);
+  const order = new Int32Array(P);
+  for (let p = 0; p < P; p++) order[fill[number[p]!]!++] = p;
+  return { docs, order, start };
+}

@@ -1,8 +1,7 @@
 /**
  * Stage 5, components (one task): connected components of the verified pairs, i.e. the clusters,
- * with union-find over global document numbers. Memory: 8 bytes per document of the job (parent and
- * cluster arrays) plus the members of clusters and their ids; the pairs stream through shard by
- * shard. (1B documents: ~8 GB in this one task; see docs/distributed.md for going past that.)
+ * with union-find over the documents in some pair only (`clustersOfPairs`): memory grows with the
+ * clustered documents and the verified pairs, not with the corpus (see docs/distributed.md).
  * With `--against` there are no clusters: each corpus document with verified pairs is assigned its
  * most similar reference document.
  *
@@ -15,13 +14,15 @@
  * @module
  */
 import path from 'node:path';
-import { UnionFind, componentsOf } from '../dedup/clusters.js';
+import { clustersOfPairs } from '../dedup/clusters.js';
+import { promises as fsp } from 'node:fs';
 import { formatCluster } from '../io/write.js';
 import { ColumnFile, writeColumns } from './columns.js';
-import { commitTask, requireMarker, taskDir, writeSynced } from './commit.js';
+import { commitTask, requireMarker, taskDir } from './commit.js';
 import { rangeOf, taskCount, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
-import { jobDocs } from './docs.js';
+import { jobDocs, type ShardDocs } from './docs.js';
+import type { ShardFiles } from './perShard.js';
 
 /** The components task's marker. */
 export interface ComponentsMarker {
@@ -54,83 +55,164 @@ function forEachVerified(workDir: string, job: JobSpec, fn: (shardA: number, doc
   }
 }
 
-/** Runs the components task (idempotent; every verify task must have completed). */
+/** The number of verified pairs of the job (every verify task must have completed). */
+function verifiedCount(workDir: string, job: JobSpec): number {
+  let n = 0;
+  for (let t = 0; t < taskCount(job, 'verify'); t++) {
+    requireMarker(workDir, job, 'verify', t);
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', t), 'pairs.bin'), 'verified', job.id);
+    try {
+      n += f.count('docA');
+    } finally {
+      f.close();
+    }
+  }
+  return n;
+}
+
+/** Appends text to a file in large writes (the cluster lines of a big job do not fit one string). */
+class ChunkedWriter {
+  private buf: string[] = [];
+  private size = 0;
+  private constructor(private readonly fh: fsp.FileHandle) {}
+  static async open(file: string): Promise<ChunkedWriter> {
+    return new ChunkedWriter(await fsp.open(file, 'w'));
+  }
+  async write(s: string): Promise<void> {
+    this.buf.push(s);
+    this.size += s.length;
+    if (this.size >= 1 << 22) await this.flush();
+  }
+  private async flush(): Promise<void> {
+    if (this.buf.length > 0) await this.fh.write(this.buf.join(''));
+    this.buf = [];
+    this.size = 0;
+  }
+  async close(): Promise<void> {
+    try {
+      await this.flush();
+    } finally {
+      await this.fh.close();
+    }
+  }
+}
+
+/**
+ * Runs the components task (idempotent; every verify task must have completed). Memory grows with
+ * the clustered documents and the verified pairs, not with the corpus: ~20 B per clustered
+ * document for the clustering (`clustersOfPairs`), 16 B per verified pair (32 B while sorting),
+ * and the assignment columns and ids of the clustered documents (measured in bench/RESULTS.md).
+ */
 export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<ComponentsMarker> {
   if (task !== 0) throw new Error(`components has one task (0), not ${task}`);
   return commitTask<ComponentsMarker>(workDir, job, 'components', 0, async (dir) => {
-    const S = job.shards.length;
-    for (let t = 0; t < taskCount(job, 'verify'); t++) requireMarker(workDir, job, 'verify', t);
+    const total = verifiedCount(workDir, job);
     const num = numbering(workDir, job);
     const { docOffset } = num;
     const docs = jobDocs(workDir, job, num);
-    const rows: { shard: number; doc: number; cluster: number; rep: number; repId: string }[] = [];
-    const idOf = (g: number): string | number => {
-      const s = shardOf(docOffset, g);
-      return docs.get(s).id(g - docOffset[s]!);
-    };
     const marker: ComponentsMarker = { clusters: 0, docsInClusters: 0, duplicates: 0 };
-    let clusterLines = '';
+    const out = await ChunkedWriter.open(path.join(dir, 'clusters.jsonl'));
+    let assign: { doc: Uint32Array; cluster: Int32Array; rep: Float64Array; repId: string[]; sstart: Float64Array };
     try {
-      if (!job.against) {
-        const N = docOffset[S]!;
-        const uf = new UnionFind(N);
-        forEachVerified(workDir, job, (A, a, s, b) => uf.union(docOffset[A]! + a, docOffset[s]! + b));
-        const { clusters } = componentsOf(uf, N);
-        const lines: string[] = [];
-        clusters.forEach((c, k) => {
-          const ids = c.members.map(idOf);
-          lines.push(formatCluster(k, ids));
-          c.members.forEach((m, j) => {
-            const s = shardOf(docOffset, m);
-            rows.push({ shard: s, doc: m - docOffset[s]!, cluster: k, rep: c.members[0]!, repId: String(ids[0]) });
-            void j;
-          });
-          marker.docsInClusters += c.members.length;
-          marker.duplicates += c.members.length - 1;
-        });
-        marker.clusters = clusters.length;
-        clusterLines = lines.join('');
-      } else {
-        // Pairs come sorted by (shard A, doc A): each NEW document's pairs are consecutive.
-        let curShard = -1;
-        let cur = -1;
-        let best = -1;
-        let bestSim = -1;
-        const flush = (): void => {
-          if (cur < 0) return;
-          rows.push({ shard: curShard, doc: cur, cluster: -1, rep: best, repId: String(idOf(best)) });
-          marker.duplicates++;
-        };
-        forEachVerified(workDir, job, (A, a, s, b, sim) => {
-          if (job.shards[A]!.side !== 0) return;
-          if (a !== cur || A !== curShard) {
-            flush();
-            curShard = A;
-            cur = a;
-            bestSim = -1;
-          }
-          if (sim > bestSim) {
-            bestSim = sim;
-            best = docOffset[s]! + b;
-          }
-        });
-        flush();
-      }
+      assign = job.against ? bestMatches(workDir, job, docOffset, docs, marker) : await clustersOf(workDir, job, docOffset, docs, total, marker, out);
     } finally {
       docs.close();
+      await out.close();
     }
-    rows.sort((x, y) => x.shard - y.shard || x.doc - y.doc);
-    const sstart = new Float64Array(S + 1);
-    for (const r of rows) sstart[r.shard + 1]!++;
-    for (let s = 0; s < S; s++) sstart[s + 1]! += sstart[s]!;
-    await writeColumns(path.join(dir, 'assign.bin'), 'assignment', job.id, {}, {
-      doc: Uint32Array.from(rows, (r) => r.doc),
-      cluster: Int32Array.from(rows, (r) => r.cluster),
-      rep: Float64Array.from(rows, (r) => r.rep),
-      repId: rows.map((r) => r.repId),
-      sstart,
-    });
-    await writeSynced(path.join(dir, 'clusters.jsonl'), clusterLines);
+    await writeColumns(path.join(dir, 'assign.bin'), 'assignment', job.id, {}, { ...assign });
     return marker;
   });
+}
+
+/** The clusters of the verified pairs: cluster lines written to `out`, the assignment returned. */
+async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array, docs: ShardFiles<ShardDocs>, total: number, marker: ComponentsMarker, out: ChunkedWriter) {
+  const S = job.shards.length;
+  const A = new Float64Array(total);
+  const B = new Float64Array(total);
+  let n = 0;
+  forEachVerified(workDir, job, (sa, a, sb, b) => {
+    A[n] = docOffset[sa]! + a;
+    B[n] = docOffset[sb]! + b;
+    n++;
+  });
+  const { docs: members, order, start } = clustersOfPairs(A, B, n);
+  const P = members.length;
+  const K = start.length - 1;
+  // Each clustered document's id, shard by shard (one shard's ids in memory at a time).
+  const ids: (string | number)[] = new Array<string | number>(P);
+  const shard = new Uint32Array(P);
+  const sstart = new Float64Array(S + 1);
+  for (let p = 0, s = 0; p < P; p++) {
+    while (members[p]! >= docOffset[s + 1]!) docs.drop(s++);
+    shard[p] = s;
+    sstart[s + 1]!++;
+    ids[p] = docs.get(s).id(members[p]! - docOffset[s]!);
+  }
+  for (let s = 0; s < S; s++) sstart[s + 1]! += sstart[s]!;
+  const doc = new Uint32Array(P);
+  for (let p = 0; p < P; p++) doc[p] = members[p]! - docOffset[shard[p]!]!;
+  const cluster = new Int32Array(P);
+  const rep = new Float64Array(P);
+  const repId: string[] = new Array<string>(P);
+  for (let k = 0; k < K; k++) {
+    const first = order[start[k]!]!;
+    const m: (string | number)[] = [];
+    for (let j = start[k]!; j < start[k + 1]!; j++) {
+      const p = order[j]!;
+      cluster[p] = k;
+      rep[p] = members[first]!;
+      repId[p] = String(ids[first]);
+      m.push(ids[p]!);
+    }
+    await out.write(formatCluster(k, m));
+  }
+  marker.clusters = K;
+  marker.docsInClusters = P;
+  marker.duplicates = P - K;
+  return { doc, cluster, rep, repId, sstart };
+}
+
+/** With --against: each corpus document with verified pairs and its most similar reference document (the first on ties). */
+function bestMatches(workDir: string, job: JobSpec, docOffset: Float64Array, docs: ShardFiles<ShardDocs>, marker: ComponentsMarker) {
+  const S = job.shards.length;
+  const rows: { shard: number; doc: number; rep: number }[] = [];
+  // Pairs come sorted by (shard A, doc A): each NEW document's pairs are consecutive.
+  let curShard = -1;
+  let cur = -1;
+  let best = -1;
+  let bestSim = -1;
+  const flush = (): void => {
+    if (cur < 0) return;
+    rows.push({ shard: curShard, doc: cur, rep: best });
+    marker.duplicates++;
+  };
+  forEachVerified(workDir, job, (A, a, s, b, sim) => {
+    if (job.shards[A]!.side !== 0) return;
+    if (a !== cur || A !== curShard) {
+      flush();
+      curShard = A;
+      cur = a;
+      bestSim = -1;
+    }
+    if (sim > bestSim) {
+      bestSim = sim;
+      best = docOffset[s]! + b;
+    }
+  });
+  flush();
+  rows.sort((x, y) => x.shard - y.shard || x.doc - y.doc);
+  const sstart = new Float64Array(S + 1);
+  for (const r of rows) sstart[r.shard + 1]!++;
+  for (let s = 0; s < S; s++) sstart[s + 1]! += sstart[s]!;
+  const idOf = (g: number): string | number => {
+    const s = shardOf(docOffset, g);
+    return docs.get(s).id(g - docOffset[s]!);
+  };
+  return {
+    doc: Uint32Array.from(rows, (r) => r.doc),
+    cluster: new Int32Array(rows.length).fill(-1),
+    rep: Float64Array.from(rows, (r) => r.rep),
+    repId: rows.map((r) => String(idOf(r.rep))),
+    sstart,
+  };
 }

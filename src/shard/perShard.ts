@@ -95,6 +95,11 @@ export class ShardFiles<T> {
     return v;
   }
 
+  /** Forgets shard `s`'s view (a reader going through the shards in order keeps one at a time). */
+  drop(s: number): void {
+    this.views.delete(s);
+  }
+
   /** Closes every file. */
   close(): void {
     for (const f of this.files.values()) f.close();
