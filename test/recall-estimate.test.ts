@@ -12,7 +12,10 @@ import assert from 'node:assert/strict';
 import { dedup } from '../src/dedup/dedup.js';
 import { estimateRecall, RecallAccumulator } from '../src/lsh/recallEstimate.js';
 import { candidateProbability } from '../src/lsh/params.js';
-import { plantedDocs } from './helpers/shards.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { jsonl, plantedDocs, writeShards } from './helpers/shards.js';
+import { neardup, tmpDir } from './cliUtil.js';
 import { kijijiTexts } from './helpers/kijiji.js';
 
 const SEEDS = 10;
@@ -92,4 +95,36 @@ test('dedup: a recall estimate only where LSH found every candidate and verifica
   assert.deepEqual(dedup(texts, { threshold: 0.8, lsh: { bands: 2, rows: 4 }, pairs: false }).stats.recall, base.stats.recall);
   assert.equal(dedup(texts, { threshold: 0.8, verify: 'estimate' }).stats.recall, undefined);
   assert.equal(dedup(texts, { threshold: 0.8, candidates: 'exact' }).stats.recall, undefined);
+});
+
+test('CLI: dedup in memory, streamed and as a job print the same recall; exact join 1; --verify estimate says why not', async () => {
+  const dir = tmpDir();
+  try {
+    const docs = plantedDocs(2000, 0.4, 9);
+    fs.writeFileSync(path.join(dir, 'all.jsonl'), jsonl(docs));
+    await writeShards(path.join(dir, 'shards'), docs, 3, ['jsonl', 'jsonl.gz']);
+    const weak = ['--bands', '2', '--rows', '4'];
+    const json = (args: string[]): { recall: { estimate: number; stdError: number; verifiedPairs: number } | null; recallNote?: string } => {
+      const r = neardup([...args, '--json', '-o', path.join(dir, 'out.tsv')], { cwd: dir });
+      assert.equal(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout) as ReturnType<typeof json>;
+    };
+    const memory = json(['dedup', 'all.jsonl', ...weak, '--no-stream']);
+    const streamed = json(['dedup', 'all.jsonl', ...weak, '--stream']);
+    const job = json(['job', 'dedup', 'shards', '--local', '--work-dir', 'work', ...weak]);
+    assert.ok(memory.recall && memory.recall.estimate < 0.99 && memory.recall.stdError > 0);
+    for (const other of [streamed, job]) {
+      assert.equal(other.recall!.verifiedPairs, memory.recall.verifiedPairs);
+      // Summed in another order: equal up to rounding.
+      assert.ok(Math.abs(other.recall!.estimate - memory.recall.estimate) < 1e-12 && Math.abs(other.recall!.stdError - memory.recall.stdError) < 1e-12);
+    }
+    assert.deepEqual(json(['dedup', 'all.jsonl', '--candidates', 'exact']).recall?.estimate, 1);
+    const estimated = json(['dedup', 'all.jsonl', '--verify', 'estimate']);
+    assert.equal(estimated.recall, null);
+    assert.match(estimated.recallNote!, /--verify estimate gives no exact similarities/);
+    const human = neardup(['dedup', 'all.jsonl', ...weak, '-o', path.join(dir, 'p.tsv')], { cwd: dir });
+    assert.match(human.stderr, new RegExp(`^recall      ~${memory.recall.estimate.toFixed(4)} ± ${memory.recall.stdError.toFixed(4)} estimated from the [\\d,]+ verified pairs \\(P\\(0\\.8\\) = 0\\.6514\\)$`, 'm'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
