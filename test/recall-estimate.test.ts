@@ -82,6 +82,9 @@ test('estimateRecall: P = 1 pairs are certain, weights and units as documented',
   const independent = estimateRecall([0.8, 0.8, 0.8], 2, 4);
   assert.ok(Math.abs(weighted.estimatedPairsStdError - unit.estimatedPairsStdError) < 1e-12);
   assert.ok(Math.abs(independent.estimatedPairsStdError - Math.sqrt(3) * one.estimatedPairsStdError) < 1e-12);
+  const dense = new RecallAccumulator(2, 4, 8);
+  for (const x of [0.8, 0.8, 0.8]) dense.add(x, 1, 7);
+  assert.deepEqual(dense.result(), unit, 'units summed in an array as in a map');
   assert.ok(Number.isNaN(new RecallAccumulator(2, 4).result().recall), 'nothing found: nothing to estimate from');
   assert.throws(() => estimateRecall([0], 2, 4), /similarity must be in \(0, 1\]/);
   assert.throws(() => new RecallAccumulator(0, 4), /bands and rows/);

@@ -102,7 +102,8 @@ function recallOf(
   b?: (p: number) => number,
 ): RecallEstimate | undefined {
   if (!run.estimateRecall || counts !== 'all') return undefined;
-  const acc = new RecallAccumulator(run.bands.bands, run.bands.rows);
+  // Cluster ids are document numbers: sum the units in an array of n.
+  const acc = new RecallAccumulator(run.bands.bands, run.bands.rows, run.n);
   if (grouped) {
     const within = pairsWithinGroups(grouped);
     if (within > 0) acc.add(1, within);

@@ -93,8 +93,8 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
  * which has no clusters, each corpus document with its reference matches.
  */
 function jobRecall(workDir: string, job: JobSpec): RecallEstimate {
-  const acc = new RecallAccumulator(job.bands, job.rows);
   if (job.against) {
+    const acc = new RecallAccumulator(job.bands, job.rows);
     // Pairs come sorted by corpus document: number the documents as they change.
     let unit = -1;
     let last = '';
@@ -128,6 +128,8 @@ function jobRecall(workDir: string, job: JobSpec): RecallEstimate {
     }
     return cluster[lo]!;
   };
+  // Clusters are numbered from 0, fewer than the documents in them.
+  const acc = new RecallAccumulator(job.bands, job.rows, Math.max(1, cluster.length));
   forEachVerified(workDir, job, (A, a, _s, _b, sim) => acc.add(sim, 1, clusterOf(A, a)));
   return acc.result();
 }
