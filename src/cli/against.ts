@@ -96,6 +96,7 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
       pairs: result.pairs.length,
       ...recallJson(recall, noRecall),
       matched: result.matched,
+      referenceMatched: result.referenceMatched,
       output: { mode: run.output, path: run.out, records: written },
       timings: { total },
     });
@@ -107,6 +108,7 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   reporter.summary(`pairs       ${int(result.pairs.length)} (${options.verify ?? 'exact'} Jaccard ≥ ${options.threshold})`);
   reporter.summary(recallLine(recall, noRecall, result.bands.threshold, result.bands.recallAtThreshold));
   reporter.summary(`matched     ${int(result.matched)} of ${int(corpus.count)} documents of ${run.file} are near duplicates of a document of ${run.against}`);
+  reporter.summary(`reference   ${int(result.referenceMatched)} of ${int(ref.count)} documents of ${run.against} are near duplicates of a document of ${run.file}`);
   reporter.summary(`time        total ${ms(total)}`);
   if (run.out) reporter.summary(`output      ${run.output}: ${int(written)} records → ${path.normalize(run.out)}`);
 }
