@@ -98,6 +98,10 @@ test('dedup: a recall estimate only where LSH found every candidate and verifica
   assert.deepEqual(dedup(texts, { threshold: 0.8, lsh: { bands: 2, rows: 4 }, pairs: false }).stats.recall, base.stats.recall);
   assert.equal(dedup(texts, { threshold: 0.8, verify: 'estimate' }).stats.recall, undefined);
   assert.equal(dedup(texts, { threshold: 0.8, candidates: 'exact' }).stats.recall, undefined);
+  // Past maxPairs, clustered bucket by bucket: only the pairs that joined two clusters are kept.
+  const bucketwise = dedup(texts, { threshold: 0.8, maxPairs: 10, pairs: false });
+  assert.equal(bucketwise.stats.counts, 'verified');
+  assert.equal(bucketwise.stats.recall, undefined);
 });
 
 test('CLI: dedup in memory, streamed and as a job print the same recall; exact join 1; --verify estimate says why not', async () => {
