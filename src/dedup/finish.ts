@@ -88,8 +88,9 @@ function finishColumns(
 /**
  * The run's estimated recall over its verified pairs (pair p of similarity(p); with copy groups, a
  * pair of groups stands for |a|·|b| document pairs found together, and pairs inside a group have
- * similarity 1); the pairs of one cluster are one unit of its standard error. Undefined unless LSH found the candidates and every candidate pair was verified
- * exactly (a bucket-wise clustering skips pairs already in one cluster: its pairs are not all found pairs).
+ * similarity 1); the pairs of one cluster are one unit of its standard error. Undefined unless LSH
+ * found the candidates and every candidate pair was verified exactly (a bucket-wise clustering skips
+ * pairs already in one cluster: its pairs are not all the found pairs).
  */
 function recallOf(
   run: Parameters<typeof finishDedup>[0],
