@@ -16,7 +16,7 @@ import { int, ms, type Reporter } from './report.js';
 import { tooManyPairsMessage } from './tooManyPairs.js';
 import { writePairLines } from '../io/pairLines.js';
 import { estimateRecall } from '../lsh/recallEstimate.js';
-import { recallJson, recallLine } from './dedupSummary.js';
+import { inexactWhy, recallJson, recallLine } from './dedupSummary.js';
 
 /** What runAgainst needs from the dedup flags. */
 export interface AgainstRun {
@@ -85,7 +85,7 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   // Each corpus document with its reference matches is one unit of the standard error.
   const exact = (options.verify ?? 'exact') === 'exact';
   const recall = exact ? estimateRecall(result.pairs.map((p) => p.similarity), result.bands.bands, result.bands.rows, { units: result.pairs.map((p) => p.a) }) : undefined;
-  const noRecall = exact ? undefined : `--verify ${options.verify} gives no exact similarities to weigh the pairs by`;
+  const noRecall = exact ? undefined : inexactWhy(options.verify);
   if (run.json) {
     reporter.json({
       command: 'dedup',

@@ -37,13 +37,16 @@ export function recallLine(estimate: RecallEstimate | undefined, why: string | u
   return `recall      not estimated: ${why ?? 'no verified pairs to estimate it from'}`;
 }
 
+/** Why a run verified otherwise than exactly has no recall estimate. */
+export const inexactWhy = (verify: string | undefined): string => `--verify ${verify} gives no exact similarities to weigh the pairs by`;
+
 /** Why a run of dedup has no recall estimate (undefined when it has one, or found nothing). */
 function noRecallWhy(options: DedupOptions, result: DedupResult): string | undefined {
   const s = result.stats;
   const method = s.candidateMethod ?? 'lsh';
   if (method === 'exact') return undefined;
   if (method === 'sketch') return 'seed 002 sketch candidates have no banding to weigh the pairs by';
-  if (options.verify !== 'exact') return `--verify ${options.verify} gives no exact similarities to weigh the pairs by`;
+  if (options.verify !== 'exact') return inexactWhy(options.verify);
   if (s.counts === 'verified') return 'past --max-pairs only the pairs that joined two clusters were kept';
   return undefined;
 }
