@@ -60,6 +60,7 @@ export {
   type BandChoice,
   type ChooseBandsOptions,
 } from './lsh/params.js';
+export { estimateRecall, RecallAccumulator, type RecallEstimate } from './lsh/recallEstimate.js';
 
 // Readers and writers.
 export { openInput, type OpenedInput, type ReadOptions } from './io/read.js';

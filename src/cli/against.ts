@@ -15,6 +15,8 @@ import { idOf, loadCorpus } from './corpus.js';
 import { int, ms, type Reporter } from './report.js';
 import { tooManyPairsMessage } from './tooManyPairs.js';
 import { writePairLines } from '../io/pairLines.js';
+import { estimateRecall } from '../lsh/recallEstimate.js';
+import { inexactWhy, recallJson, recallLine } from './dedupSummary.js';
 
 /** What runAgainst needs from the dedup flags. */
 export interface AgainstRun {
@@ -80,6 +82,10 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
     await sink?.abort();
   }
   const total = performance.now() - t0;
+  // Each corpus document with its reference matches is one unit of the standard error.
+  const exact = (options.verify ?? 'exact') === 'exact';
+  const recall = exact ? estimateRecall(result.pairs.map((p) => p.similarity), result.bands.bands, result.bands.rows, { units: result.pairs.map((p) => p.a) }) : undefined;
+  const noRecall = exact ? undefined : inexactWhy(options.verify);
   if (run.json) {
     reporter.json({
       command: 'dedup',
@@ -88,7 +94,9 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
       lsh: { bands: result.bands.bands, rows: result.bands.rows },
       candidates: result.candidates,
       pairs: result.pairs.length,
+      ...recallJson(recall, noRecall),
       matched: result.matched,
+      referenceMatched: result.referenceMatched,
       output: { mode: run.output, path: run.out, records: written },
       timings: { total },
     });
@@ -98,7 +106,9 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   reporter.summary(`lsh         ${result.bands.bands} bands × ${result.bands.rows} rows`);
   reporter.summary(`candidates  ${int(result.candidates)} (only across the two inputs)`);
   reporter.summary(`pairs       ${int(result.pairs.length)} (${options.verify ?? 'exact'} Jaccard ≥ ${options.threshold})`);
+  reporter.summary(recallLine(recall, noRecall, result.bands.threshold, result.bands.recallAtThreshold));
   reporter.summary(`matched     ${int(result.matched)} of ${int(corpus.count)} documents of ${run.file} are near duplicates of a document of ${run.against}`);
+  reporter.summary(`reference   ${int(result.referenceMatched)} of ${int(ref.count)} documents of ${run.against} are near duplicates of a document of ${run.file}`);
   reporter.summary(`time        total ${ms(total)}`);
   if (run.out) reporter.summary(`output      ${run.output}: ${int(written)} records → ${path.normalize(run.out)}`);
 }

@@ -21,6 +21,8 @@ import { dedupCommand } from './commands/dedup.js';
 import { pipelineOptionsFrom } from './pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from './report.js';
 import type { PairFormat } from '../io/write.js';
+import { candidateProbability } from '../lsh/params.js';
+import { recallJson, recallLine } from './dedupSummary.js';
 
 /** Flags of the commands that plan a job. */
 export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
@@ -226,6 +228,7 @@ export async function finishJob(workDir: string, job: JobSpec, flags: LogFlags &
       lsh: { bands: job.bands, rows: job.rows },
       candidates: s.candidates,
       pairs: s.pairs,
+      ...recallJson(s.recall, undefined),
       clusters: s.clusters,
       docsInClusters: s.docsInClusters,
       duplicates: s.duplicates,
@@ -240,6 +243,7 @@ export async function finishJob(workDir: string, job: JobSpec, flags: LogFlags &
   reporter.summary(`lsh         ${job.bands} bands × ${job.rows} rows, ${job.partitions} partitions`);
   reporter.summary(`candidates  ${int(s.candidates)}`);
   reporter.summary(`pairs       ${int(s.pairs)} (exact Jaccard ≥ ${job.threshold}${job.against ? ', corpus × reference only' : ''})`);
+  reporter.summary(recallLine(s.recall, undefined, job.threshold, candidateProbability(job.threshold, job.bands, job.rows)));
   if (job.against) reporter.summary(`matched     ${int(s.duplicates)} corpus documents are near duplicates of a reference document`);
   else reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(s.docsInClusters)} docs (${int(s.duplicates)} duplicates beyond one per cluster)`);
   // As neardup dedup's time line: per stage, the wall time of its tasks summed (run one after the

@@ -25,8 +25,12 @@ export interface AgainstResult {
   pairs: ScoredPair[];
   /** For each corpus document, the reference document it is most similar to among its pairs (ties: the first), or -1. */
   bestMatch: Int32Array;
+  /** The similarity of each corpus document to its {@link bestMatch} (−1 without one). */
+  bestSimilarity: Float64Array;
   /** Corpus documents with at least one pair. */
   matched: number;
+  /** Reference documents with at least one pair. */
+  referenceMatched: number;
   /** Distinct candidate pairs (across the sides). */
   candidates: number;
   /** Corpus and reference documents without shingles. */
@@ -104,12 +108,18 @@ export function dedupAgainst(corpus: readonly string[], reference: readonly stri
   const bestMatch = new Int32Array(n).fill(-1);
   const bestSim = new Float64Array(n).fill(-1);
   let matched = 0;
+  let referenceMatched = 0;
+  const refSeen = new Uint8Array(reference.length);
   for (const p of pairs) {
     if (bestMatch[p.a] === -1) matched++;
+    if (refSeen[p.b] === 0) {
+      refSeen[p.b] = 1;
+      referenceMatched++;
+    }
     if (p.similarity > bestSim[p.a]!) {
       bestSim[p.a] = p.similarity;
       bestMatch[p.a] = p.b;
     }
   }
-  return { pairs, bestMatch, matched, candidates: cand.size, emptyDocs, bands };
+  return { pairs, bestMatch, bestSimilarity: bestSim, matched, referenceMatched, candidates: cand.size, emptyDocs, bands };
 }

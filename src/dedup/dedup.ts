@@ -62,7 +62,7 @@ function dedupTexts(texts: Iterable<string>, options: DedupOptions): DedupResult
   const v = verifyGroups(signed, { threshold, verify, bands, groups, keepPairs, maxPairs, onProgress: options.onProgress }, t1);
 
   // 3. Pairs back to documents, clusters, counters.
-  const run = { n: signed.docs, pairs: v.pairs, empty: signed.empty, bands, chars: signed.chars, cstats: v.cstats, groups, keepPairs, maxPairs, counts: v.counts };
+  const run = { n: signed.docs, pairs: v.pairs, empty: signed.empty, bands, chars: signed.chars, cstats: v.cstats, groups, keepPairs, maxPairs, counts: v.counts, estimateRecall: verify === 'exact' };
   // Bucket-wise clustering interleaves LSH and verification: its time is counted as verification.
   // Sets built during verification count as shingling, not verification.
   return finishDedup(run, { t0, t1, t2: v.t2, shingle: signed.shingleMs, sign: signed.signMs, shingleAfterT2: signed.shingleMs - v.shingledAtT2 });

@@ -11,6 +11,7 @@ import { clusterGroups, expandPairs, largestGroup, pairsAcrossGroups, pairsWithi
 import type { DedupResult } from './options.js';
 import { sortPairs } from '../similarity/sortPairs.js';
 import { PairColumns, withLazyPairs } from './pairColumns.js';
+import { RecallAccumulator, type RecallEstimate } from '../lsh/recallEstimate.js';
 
 /**
  * The common tail of the batch pipelines: sorts the verified pairs, clusters them and assembles the
@@ -32,6 +33,8 @@ export function finishDedup(
     maxPairs?: number;
     /** `verified`: the pairs are those a bucket-wise clustering verified and kept; counted as they are. */
     counts?: 'all' | 'verified';
+    /** Set when LSH bands found the candidates and they were verified exactly: estimate the run's recall (`stats.recall`). */
+    estimateRecall?: boolean;
   },
   times: { t0: number; t1: number; t2: number; shingle: number; sign: number; shingleAfterT2?: number },
 ): DedupResult {
@@ -50,11 +53,13 @@ export function finishDedup(
       : pairsWithinGroups(grouped) + pairsAcrossGroups(grouped, pairs.length, (p) => pairs[p]!.a, (p) => pairs[p]!.b);
   const t3 = performance.now();
   const { clusters, clusterOf } = grouped ? clusterGroups(grouped, pairs) : clusterPairs(n, pairs);
+  const docOf = (g: number): number => (grouped ? grouped.members[grouped.start[g]!]! : g);
+  const recall = recallOf(run, counts, pairs.length, (p) => pairs[p]!.similarity, (p) => clusterOf[docOf(pairs[p]!.a)]!, grouped, (p) => pairs[p]!.a, (p) => pairs[p]!.b);
   if (keepPairs && count > maxPairs) throw new TooManyPairsError('pairs', count, maxPairs, grouped ? largestGroup(grouped) : 1);
   if (!keepPairs) pairs = [];
   else if (grouped) pairs = expandPairs(grouped, pairs);
   const t4 = performance.now();
-  return { pairs, clusters, clusterOf, ...rest(run, count, clusters.length, counts, times, t3, t4) };
+  return { pairs, clusters, clusterOf, ...rest(run, count, clusters.length, counts, times, t3, t4, recall) };
 }
 
 /** {@link finishDedup} for pairs in columns between single documents: no object per pair is made here. */
@@ -69,14 +74,44 @@ function finishColumns(
   columns.sort(n);
   const count = columns.size;
   const t3 = performance.now();
+  const { a, b, similarity } = columns;
   const uf = new UnionFind(n);
-  const { a, b } = columns;
   for (let i = 0; i < count; i++) uf.union(a[i]!, b[i]!);
   const { clusters, clusterOf } = componentsOf(uf, n);
+  const recall = recallOf(run, run.counts ?? 'all', count, (p) => similarity[p]!, (p) => clusterOf[a[p]!]!);
   if (keepPairs && count > maxPairs) throw new TooManyPairsError('pairs', count, maxPairs, 1);
   if (!keepPairs) columns.size = 0;
   const t4 = performance.now();
-  return withLazyPairs({ clusters, clusterOf, ...rest(run, count, clusters.length, run.counts ?? 'all', times, t3, t4) }, columns);
+  return withLazyPairs({ clusters, clusterOf, ...rest(run, count, clusters.length, run.counts ?? 'all', times, t3, t4, recall) }, columns);
+}
+
+/**
+ * The run's estimated recall over its verified pairs (pair p of similarity(p); with copy groups, a
+ * pair of groups stands for |a|·|b| document pairs found together, and pairs inside a group have
+ * similarity 1); the pairs of one cluster are one unit of its standard error. Undefined unless LSH
+ * found the candidates and every candidate pair was verified exactly (a bucket-wise clustering skips
+ * pairs already in one cluster: its pairs are not all the found pairs).
+ */
+function recallOf(
+  run: Parameters<typeof finishDedup>[0],
+  counts: 'all' | 'verified',
+  count: number,
+  similarity: (p: number) => number,
+  cluster: (p: number) => number,
+  grouped?: CopyGroups,
+  a?: (p: number) => number,
+  b?: (p: number) => number,
+): RecallEstimate | undefined {
+  if (!run.estimateRecall || counts !== 'all') return undefined;
+  // Cluster ids are document numbers: sum the units in an array of n.
+  const acc = new RecallAccumulator(run.bands.bands, run.bands.rows, run.n);
+  if (grouped) {
+    const within = pairsWithinGroups(grouped);
+    if (within > 0) acc.add(1, within);
+  }
+  const size = (g: number): number => grouped!.start[g + 1]! - grouped!.start[g]!;
+  for (let p = 0; p < count; p++) acc.add(similarity(p), grouped ? size(a!(p)) * size(b!(p)) : 1, cluster(p));
+  return acc.result();
 }
 
 /** The result's fields other than its pairs and clusters. */
@@ -88,6 +123,7 @@ function rest(
   times: Parameters<typeof finishDedup>[1],
   t3: number,
   t4: number,
+  recall: RecallEstimate | undefined,
 ): Pick<DedupResult, 'empty' | 'bands' | 'stats'> {
   const { n, empty, bands, chars, cstats, groups } = run;
   const { t0, t1, t2 } = times;
@@ -106,6 +142,7 @@ function rest(
       counts,
       buckets,
       timings: { shingle: times.shingle, sign: times.sign, lsh: t2 - t1, verify: t3 - t2 - (times.shingleAfterT2 ?? 0), cluster: t4 - t3, total: t4 - t0 },
+      ...(recall ? { recall } : {}),
     },
   };
 }

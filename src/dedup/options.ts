@@ -7,6 +7,7 @@ import type { ShingleOptions } from '../text/shingler.js';
 import type { MinHashOptions } from '../sketch/minhash.js';
 import { checkThreshold, type BandChoice, type ChooseBandsOptions } from '../lsh/params.js';
 import type { CandidateStats } from '../lsh/candidates.js';
+import type { RecallEstimate } from '../lsh/recallEstimate.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
 import type { Cluster } from './clusters.js';
@@ -108,6 +109,11 @@ export interface DedupStats {
   candidateReason?: string;
   /** The similarity measure (set with the kind options; else Jaccard). */
   measure?: SetMeasure;
+  /**
+   * The run's recall estimated from its verified pairs (Horvitz–Thompson over P(s) of the banding):
+   * set only when LSH found the candidates, verification was exact and every candidate was verified.
+   */
+  recall?: RecallEstimate;
 }
 
 /** The result of {@link dedup}. */

@@ -230,7 +230,7 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
       }
     }
   }
-  const result = finishDedup({ n, pairs: out, empty, bands, chars, cstats, keepPairs, maxPairs }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });
+  const result = finishDedup({ n, pairs: out, empty, bands, chars, cstats, keepPairs, maxPairs, estimateRecall: verify === 'exact' }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });
   // Assigned, not spread: a spread would read `pairs`, which makes its objects (see pairColumns.ts).
   return Object.assign(result, { extra: { passes, peakSetBytes, indexBytes, setDocs, ranged: ranged !== undefined } });
 }

@@ -94,6 +94,7 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
       falsePositiveArea: round(b.falsePositiveArea, 6),
       falseNegativeArea: round(b.falseNegativeArea, 6),
       points,
+      recall: s.recall && s.recall.found > 0 ? { estimate: round(s.recall.recall, 6), stdError: round(s.recall.stdError, 6), verifiedPairs: s.recall.found, estimatedPairs: round(s.recall.estimatedPairs, 2) } : null,
     },
     sCurves: reportCurves(b.bands, b.rows, hasher.numPerm, threshold),
     similarityHistogram: { measure: (o.verify ?? 'exact') === 'exact' ? 'exact Jaccard' : 'MinHash estimate', pairs: result.pairs.length, bins },

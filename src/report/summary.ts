@@ -24,6 +24,11 @@ export function formatTimestamp(iso: string): string {
 /** Stage names as the time row shows them, in pipeline order. */
 const STAGES: Record<string, string> = { read: 'read', shingle: 'shingle', sign: 'sign', lsh: 'LSH', verify: 'verify', cluster: 'cluster', report: 'report data' };
 
+/** The run's estimated recall as the summary and the S-curve's caption say it. */
+function recallText(r: NonNullable<ReportData['sCurve']['recall']>): string {
+  return `~${num(r.estimate, 4)} ± ${num(r.stdError, 4)}, estimated from the ${num(r.verifiedPairs)} verified pairs (Σ 1/P(s) = ${num(r.estimatedPairs, 1)} pairs at or above the threshold)`;
+}
+
 /** The summary rows: [label, value]. */
 export function summaryRows(data: ReportData): [string, string][] {
   const o = data.options;
@@ -37,6 +42,7 @@ export function summaryRows(data: ReportData): [string, string][] {
     ['Shingles', `${o.shingle.kind} k=${o.shingle.k}, normalize ${o.shingle.normalize}${o.shingle.multiset ? ', multiset' : ''}`],
     ['MinHash', `${o.minhash.method}, ${o.minhash.numPerm} hashes, seed ${o.minhash.seed}`],
     ['LSH', `${o.bands} bands × ${o.rows} rows (${o.rule}); P(${t}) = ${num(data.sCurve.recallAtThreshold, 4)}`],
+    ...(data.sCurve.recall ? [['Recall (estimated)', recallText(data.sCurve.recall)] as [string, string]] : []),
     ['Threshold', `Jaccard ≥ ${t} (verify ${o.verify})`],
     ['Candidate pairs', num(s.candidates)],
     ['Near-duplicate pairs', num(s.pairs)],

@@ -135,6 +135,12 @@ export interface ReportData {
     falsePositiveArea: number;
     falseNegativeArea: number;
     points: { s: number; p: number }[];
+    /**
+     * The run's recall estimated from its verified pairs (Horvitz–Thompson over P(s), see
+     * src/lsh/recallEstimate.ts), with its standard error; null when the run has none (verify not
+     * exact, candidates not LSH, no pairs found). Absent in reports written before it.
+     */
+    recall?: { estimate: number; stdError: number; verifiedPairs: number; estimatedPairs: number } | null;
   };
   /** Several (b, r) S-curves with their (1/b)^(1/r) rule of thumb (report/curves.ts). */
   sCurves?: ReportCurves;

@@ -38,7 +38,7 @@ export interface ComponentsMarker {
 const shardOf = (docOffset: Float64Array, g: number): number => rangeOf(docOffset, g);
 
 /** Calls fn for every verified pair of the job, in global order (task by task). */
-function forEachVerified(workDir: string, job: JobSpec, fn: (shardA: number, docA: number, shardB: number, docB: number, sim: number) => void): void {
+export function forEachVerified(workDir: string, job: JobSpec, fn: (shardA: number, docA: number, shardB: number, docB: number, sim: number) => void): void {
   for (let t = 0; t < taskCount(job, 'verify'); t++) {
     requireMarker(workDir, job, 'verify', t);
     const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', t), 'pairs.bin'), 'verified', job.id);

@@ -4,16 +4,19 @@
  * @module
  */
 import { createReadStream } from 'node:fs';
+import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { openOutput, type OutputSink } from '../io/output.js';
 import { pairHeader } from '../io/write.js';
-import { readMarker, requireMarker, taskText } from './commit.js';
+import { readMarker, requireMarker, taskDir, taskText } from './commit.js';
+import { ColumnFile } from './columns.js';
+import { RecallAccumulator, type RecallEstimate } from '../lsh/recallEstimate.js';
 import { STAGES, taskCount, type JobSpec } from './job.js';
 import { shardMarker } from './perShard.js';
 import type { SignMarker } from './shardInput.js';
 import type { JoinMarker } from './join.js';
 import type { VerifyMarker } from './verify.js';
-import type { ComponentsMarker } from './components.js';
+import { forEachVerified, type ComponentsMarker } from './components.js';
 import type { FilterMarker } from './filter.js';
 
 /** A finished job's counters. */
@@ -37,6 +40,8 @@ export interface JobSummary {
   duplicates: number;
   /** Records written by the filter stage. */
   written: number;
+  /** The run's recall estimated from its verified pairs' similarities, as `neardup dedup` prints it. */
+  recall: RecallEstimate;
 }
 
 /** Counts of completed tasks per stage (for progress). */
@@ -55,6 +60,7 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
   const sum: JobSummary = {
     shards: S, docs: 0, emptyDocs: 0, chars: 0, bytes: 0, skippedRecords: 0, skippedShards: [],
     sharedBuckets: 0, largestBucket: 0, candidates: 0, pairs: 0, clusters: 0, docsInClusters: 0, duplicates: 0, written: 0,
+    recall: jobRecall(workDir, job),
   };
   for (let s = 0; s < S; s++) {
     const m = shardMarker<SignMarker>(workDir, job, 'sign', s);
@@ -79,6 +85,53 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
   sum.docsInClusters = c.docsInClusters;
   sum.duplicates = c.duplicates;
   return sum;
+}
+
+/**
+ * The job's recall estimate (src/lsh/recallEstimate.ts) from the similarity column of the verified
+ * pairs: each cluster is one unit of its standard error, as in `neardup dedup`; with --against,
+ * which has no clusters, each corpus document with its reference matches.
+ */
+function jobRecall(workDir: string, job: JobSpec): RecallEstimate {
+  if (job.against) {
+    const acc = new RecallAccumulator(job.bands, job.rows);
+    // Pairs come sorted by corpus document: number the documents as they change.
+    let unit = -1;
+    let last = '';
+    forEachVerified(workDir, job, (A, a, _s, _b, sim) => {
+      const key = `${A}:${a}`;
+      if (key !== last) {
+        unit++;
+        last = key;
+      }
+      acc.add(sim, 1, unit);
+    });
+    return acc.result();
+  }
+  // The cluster of (shard, doc): assign.bin lists the documents in clusters by shard (sstart), ascending.
+  const f = ColumnFile.open(path.join(taskDir(workDir, 'components', 0), 'assign.bin'), 'assignment', job.id);
+  let docs: Uint32Array, cluster: Int32Array, sstart: Float64Array;
+  try {
+    sstart = f.f64('sstart');
+    docs = f.u32('doc');
+    cluster = f.i32('cluster');
+  } finally {
+    f.close();
+  }
+  const clusterOf = (shard: number, doc: number): number => {
+    let lo = sstart[shard]!;
+    let hi = sstart[shard + 1]!;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (docs[mid]! < doc) lo = mid + 1;
+      else hi = mid;
+    }
+    return cluster[lo]!;
+  };
+  // Clusters are numbered from 0, fewer than the documents in them.
+  const acc = new RecallAccumulator(job.bands, job.rows, Math.max(1, cluster.length));
+  forEachVerified(workDir, job, (A, a, _s, _b, sim) => acc.add(sim, 1, clusterOf(A, a)));
+  return acc.result();
 }
 
 /** A task's text output, its size and SHA-256 checked against its marker before anything of it is written. */

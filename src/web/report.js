@@ -92,7 +92,8 @@
             text: () => 'false-positive area ' + fmt(c.falsePositiveArea, 4) + ' · false-negative area ' + fmt(c.falseNegativeArea, 4) }),
         ],
       }),
-      'Green: P(s) for ' + c.bands + ' bands × ' + c.rows + ' rows. Dashed line: the threshold ' + c.threshold + '; the pink dot is the expected recall of a pair exactly at the threshold. Orange: candidates below the threshold (wasted checks); purple: pairs above it that LSH misses.');
+      'Green: P(s) for ' + c.bands + ' bands × ' + c.rows + ' rows. Dashed line: the threshold ' + c.threshold + '; the pink dot is the expected recall of a pair exactly at the threshold. Orange: candidates below the threshold (wasted checks); purple: pairs above it that LSH misses.' +
+        (c.recall ? ' The run\'s recall, over the pairs it verified, is estimated at ' + fmt(c.recall.estimate, 4) + ' ± ' + fmt(c.recall.stdError, 4) + ' (each verified pair of similarity s counts 1/P(s) pairs: ' + fmt(c.recall.estimatedPairs, 1) + ' estimated, ' + c.recall.verifiedPairs + ' found).' : ''));
   }
 
   // Several bandings on the same hashes, each with seed 003's rule of thumb (src/report/curves.ts).

@@ -111,9 +111,9 @@ async function runReport(file: string, flags: ReportFlags): Promise<void> {
   const total = performance.now() - t0;
   const s = data.summary;
   if (flags.json) {
-    reporter.json({ command: 'report', out: flags.out, bytes: Buffer.byteLength(html), docs: s.docs, pairs: s.pairs, clusters: s.clusters, timeMs: total });
+    reporter.json({ command: 'report', out: flags.out, bytes: Buffer.byteLength(html), docs: s.docs, pairs: s.pairs, clusters: s.clusters, recall: data.sCurve.recall ?? null, timeMs: total });
     return;
   }
-  reporter.summary(`report      ${int(s.docs)} docs, ${int(s.pairs)} pairs, ${int(s.clusters)} clusters; ${data.options.bands} bands × ${data.options.rows} rows`);
+  reporter.summary(`report      ${int(s.docs)} docs, ${int(s.pairs)} pairs, ${int(s.clusters)} clusters; ${data.options.bands} bands × ${data.options.rows} rows${data.sCurve.recall ? `, recall ~${data.sCurve.recall.estimate.toFixed(4)} ± ${data.sCurve.recall.stdError.toFixed(4)} (estimated)` : ''}`);
   reporter.summary(`output      ${path.normalize(flags.out)} (${(Buffer.byteLength(html) / 1e6).toFixed(2)} MB, self-contained) in ${ms(total)}`);
 }

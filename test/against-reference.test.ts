@@ -1,0 +1,60 @@
+/**
+ * `--against` names the reference (#34 item 4, in one process): each matched new document's best
+ * reference document (ties: the first) with its similarity, and the summary's counts of new and of
+ * reference documents matched.
+ */
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { dedupAgainst } from '../src/dedup/against.js';
+import { jsonl, plantedDocs } from './helpers/shards.js';
+import { neardup, tmpDir } from './cliUtil.js';
+
+const all = plantedDocs(1200, 0.4, 17);
+const corpus = all.filter((_, i) => i % 3 !== 0);
+// The reference holds one document twice, so that two reference documents tie.
+const reference = [...all.filter((_, i) => i % 3 === 0), { ...all[3]!, id: 'd3-copy' }];
+
+test('dedupAgainst: best match is the most similar reference document (ties: the first), with its similarity; both sides counted', () => {
+  const r = dedupAgainst(corpus.map((d) => d.text), reference.map((d) => d.text));
+  assert.ok(r.pairs.length > 50);
+  const best = new Map<number, { b: number; s: number }>();
+  for (const p of r.pairs) {
+    const cur = best.get(p.a);
+    if (!cur || p.similarity > cur.s || (p.similarity === cur.s && p.b < cur.b)) best.set(p.a, { b: p.b, s: p.similarity });
+  }
+  for (let a = 0; a < corpus.length; a++) {
+    const want = best.get(a);
+    assert.equal(r.bestMatch[a], want ? want.b : -1, `document ${a}`);
+    assert.equal(r.bestSimilarity[a], want ? want.s : -1, `document ${a}`);
+  }
+  assert.equal(r.matched, best.size);
+  assert.equal(r.referenceMatched, new Set(r.pairs.map((p) => p.b)).size);
+  // all[3] is reference 1 and its copy is the last reference document: a tie, the first wins.
+  const tied = r.pairs.filter((p) => p.b === reference.length - 1);
+  assert.ok(tied.length > 0, 'the copied reference document matches something');
+  for (const p of tied) assert.notEqual(r.bestMatch[p.a], reference.length - 1, 'ties go to the first reference document');
+});
+
+test('CLI: the summary and --json count new documents matched and reference documents matched', () => {
+  const dir = tmpDir();
+  try {
+    fs.writeFileSync(path.join(dir, 'new.jsonl'), jsonl(corpus));
+    fs.writeFileSync(path.join(dir, 'old.jsonl'), jsonl(reference));
+    const r = dedupAgainst(corpus.map((d) => d.text), reference.map((d) => d.text));
+    const human = neardup(['dedup', 'new.jsonl', '--against', 'old.jsonl', '--id-field', 'id', '-o', 'p.tsv'], { cwd: dir });
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stderr, new RegExp(`^matched     ${r.matched} of ${corpus.length} documents of new.jsonl are near duplicates of a document of old.jsonl$`, 'm'));
+    assert.match(human.stderr, new RegExp(`^reference   ${r.referenceMatched} of ${reference.length} documents of old.jsonl are near duplicates of a document of new.jsonl$`, 'm'));
+    const json = neardup(['dedup', 'new.jsonl', '--against', 'old.jsonl', '--id-field', 'id', '-o', 'p.tsv', '--json'], { cwd: dir });
+    const j = JSON.parse(json.stdout) as { matched: number; referenceMatched: number; recall: { verifiedPairs: number } };
+    assert.deepEqual([j.matched, j.referenceMatched, j.recall.verifiedPairs], [r.matched, r.referenceMatched, r.pairs.length]);
+    // Pairs name the reference document of each match with its similarity.
+    const lines = fs.readFileSync(path.join(dir, 'p.tsv'), 'utf8').trim().split('\n');
+    assert.equal(lines.length, r.pairs.length);
+    assert.deepEqual(lines[0]!.split('\t').slice(0, 2), [corpus[r.pairs[0]!.a]!.id, reference[r.pairs[0]!.b]!.id]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
