@@ -6,6 +6,7 @@
 import { Command, Option } from 'commander';
 import path from 'node:path';
 import { promises as fsp } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { SUCCESS_MARKER } from '../io/rewrite.js';
 import { UsageError } from '../io/errors.js';
 import { loadJob, saveJob, STAGES, taskCount, type JobOutputMode, type JobSpec } from '../shard/job.js';
@@ -153,6 +154,15 @@ export async function planFromFlags(shards: string[], flags: PlanFlags): Promise
   // An output directory from an earlier run must not look complete while it is rewritten.
   if (job.output.dir) await fsp.rm(path.join(job.output.dir, SUCCESS_MARKER), { force: true });
   return job;
+}
+
+/** Inputs below this run their tasks in one process by default: a task process costs ~0.1 s to start. */
+const LOCAL_PROCESS_BYTES = 64 * 2 ** 20;
+
+/** The default task processes of `job dedup --local`: one per core, or one for a small job. */
+export function localProcesses(job: JobSpec): number {
+  const bytes = job.shards.reduce((n, s) => n + s.identity.size, 0);
+  return bytes < LOCAL_PROCESS_BYTES ? 1 : availableParallelism();
 }
 
 /** True when task t of the stage has a valid marker (a damaged one is left for the task to report). */

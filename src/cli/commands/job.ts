@@ -4,7 +4,6 @@
  * @module
  */
 import { Command } from 'commander';
-import { availableParallelism } from 'node:os';
 import { UsageError } from '../../io/errors.js';
 import { submitJob } from '../../distributed/submit.js';
 import { STAGES, taskCount } from '../../shard/job.js';
@@ -12,7 +11,7 @@ import { progressOf } from '../../shard/summary.js';
 import { addLogOptions, parsePositiveInt } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
-import { addPlanOptions, finishJob, openJob, planFromFlags, refuseUnsupported, runLocally, stageBars, type PlanFlags } from '../jobRun.js';
+import { addPlanOptions, finishJob, localProcesses, openJob, planFromFlags, refuseUnsupported, runLocally, stageBars, type PlanFlags } from '../jobRun.js';
 import { printStatus } from '../jobStatus.js';
 import { planSlurm, queuedSlurmJobs, slurmJobName, slurmScript, submitSlurm } from '../../distributed/slurm.js';
 import { mkdirSync } from 'node:fs';
@@ -53,7 +52,7 @@ export function jobCommand(): Command {
     .option('--redis <url>', 'Redis of the queue the "neardup worker" processes serve, e.g. redis://host:6379')
     .option('--queue <name>', 'BullMQ queue name', 'neardup')
     .option('--local', 'run every stage on this machine instead (no Redis): each stage\'s tasks on --processes task processes')
-    .option('--processes <n>', 'with --local: task processes running at once (default: one per core)', parsePositiveInt('processes', 1024))
+    .option('--processes <n>', 'with --local: task processes running at once (default: one per core, or 1 for inputs under 64 MiB, where starting processes costs more than it saves)', parsePositiveInt('processes', 1024))
     .option('--wait-notice <seconds>', 'with --redis: say so when no worker has taken a task (or Redis cannot be reached) for this long, and again after each such span', parsePositiveInt('wait-notice', 86400), 30)
     .option('--redis-timeout <seconds>', 'with --redis: give up when Redis cannot be reached for this long (finished tasks are kept: submit again to resume)', parsePositiveInt('redis-timeout', 864000), 120)
     .option('-o, --out <file>', 'for --output pairs/clusters: write here (atomically) instead of stdout');
@@ -68,7 +67,7 @@ export function jobCommand(): Command {
     await planFromFlags(shards, flags);
     const { workDir, job } = openJob(flags.workDir);
     if (flags.processes !== undefined && !flags.local) throw new UsageError('--processes is for --local runs (with --redis, start more workers instead)');
-    if (flags.local) await runLocally(workDir, job, reporter, flags.processes ?? availableParallelism());
+    if (flags.local) await runLocally(workDir, job, reporter, flags.processes ?? localProcesses(job));
     else {
       let last = '';
       const bars = stageBars(reporter);
