@@ -100,7 +100,7 @@ class ChunkedWriter {
 /**
  * Runs the components task (idempotent; every verify task must have completed). Memory grows with
  * the clustered documents and the verified pairs, not with the corpus: ~20 B per clustered
- * document for the clustering (`clustersOfPairs`), 16 B per verified pair (32 B while sorting),
+ * document for the clustering (`clustersOfPairs`), 16 B per verified pair (56 B while sorting),
  * and the assignment columns and ids of the clustered documents (measured in bench/RESULTS.md).
  */
 export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<ComponentsMarker> {

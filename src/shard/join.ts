@@ -17,6 +17,7 @@ import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
 import { taskCount, type JobSpec } from './job.js';
 import { U32Buf, groupBy } from './u32buf.js';
+import { radixOrder } from '../lsh/radixOrder.js';
 
 /** The join task's marker. */
 export interface JoinMarker {
@@ -84,20 +85,7 @@ function concat(parts: readonly Uint32Array[], n: number): Uint32Array {
  */
 export function keyOrder(B: Uint32Array, H: Uint32Array, L: Uint32Array): Int32Array {
   const n = H.length;
-  let src = new Int32Array(n);
-  let dst = new Int32Array(n);
-  for (let i = 0; i < n; i++) src[i] = i;
-  const count = new Int32Array(65537);
-  for (let shift = 0; shift <= 16; shift += 16) {
-    count.fill(0);
-    for (let i = 0; i < n; i++) count[((H[i]! >>> shift) & 0xffff) + 1]!++;
-    for (let k = 0; k < 65536; k++) count[k + 1]! += count[k]!;
-    for (let i = 0; i < n; i++) {
-      const x = src[i]!;
-      dst[count[(H[x]! >>> shift) & 0xffff]!++] = x;
-    }
-    [src, dst] = [dst, src];
-  }
+  const src = radixOrder(H);
   for (let g0 = 0; g0 < n; ) {
     const h = H[src[g0]!]!;
     let g1 = g0 + 1;
