@@ -12,7 +12,7 @@
  * copies) and its shards are generated when missing. BullMQ runs need redis-server on PATH.
  * @module
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, openSync, closeSync, writeSync, createReadStream } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, openSync, closeSync, writeSync, createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join, resolve } from 'node:path';
 import { loadavg, availableParallelism } from 'node:os';
@@ -157,4 +157,3 @@ for (const r of rows) console.log(r);
 console.log('\nTask CPU per stage (s):\n\n| run | stages |\n|---|---|');
 for (const r of perStage) console.log(r);
 console.log(`\nload at end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-void readFileSync;

@@ -15,44 +15,26 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
 import { neardup, repoRoot, tmpDir } from './cliUtil.js';
-import { artifact, launchBrowser, watchPage, type PageProblems, type TestBrowser } from './helpers/browser.js';
+import { artifact, watchPage } from './helpers/browser.js';
+import { serveAdsPage, type AdsPage } from './helpers/adsPage.js';
 import { needsBrowser } from './helpers/needs.js';
-import { startServe, type ServeChild } from './helpers/procs.js';
 
 const ADS = path.join(repoRoot, 'examples/ads.tsv');
 const lines = readFileSync(ADS, 'utf8').split('\n');
 const rows = lines.slice(1).filter(Boolean).map((l) => l.split('\t'));
 const adText = (i: number): string => `${rows[i]![0]} ${rows[i]![1]}`;
 const dir = tmpDir();
-let server: ServeChild | undefined;
-let browser: TestBrowser | undefined;
-let base = '';
-const problems: PageProblems[] = [];
+let ads: AdsPage | undefined;
 
-async function openPage(): Promise<Page> {
-  const page = await browser!.context.newPage();
-  problems.push(await watchPage(page, [base + '/']));
-  await page.goto(base + '/');
-  await page.waitForSelector('html[data-ready="true"]');
-  return page;
-}
+const openPage = (): Promise<Page> => ads!.openPage();
 
 before(async () => {
   if (needsBrowser().skip) return;
-  const r = neardup(['index', 'add', ADS, '--text', 'Title,Short Description', '--id-prefix', 'ad', '--store', `sqlite:${path.join(dir, 'ads.db')}`, '-q']);
-  assert.equal(r.code, 0, r.stderr);
-  server = await startServe(['--host', '127.0.0.1', '--store', `sqlite:${path.join(dir, 'ads.db')}`]);
-  base = server.url;
-  browser = await launchBrowser({ width: 1100, height: 1000 });
+  ads = await serveAdsPage(path.join(dir, 'ads.db'));
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.stop();
-  for (const p of problems) {
-    assert.deepEqual(p.errors, []);
-    assert.deepEqual(p.blocked, []);
-  }
+  await ads?.close();
 });
 
 test('page: every cluster pair carries its similarity; ad128 and ad129 are linked through #ad61', needsBrowser(), async () => {
@@ -82,7 +64,7 @@ test('report: a compared pair below the threshold names the member that links it
   const out = path.join(dir, 'three.html');
   const r = neardup(['report', tsv, '--text', 'Title,Short Description', '--out', out, '-q']);
   assert.equal(r.code, 0, r.stderr);
-  const page = await browser!.context.newPage();
+  const page = await ads!.browser.context.newPage();
   const watched = await watchPage(page, ['file:', 'data:', 'about:']);
   await page.goto(pathToFileURL(out).href);
   await page.waitForSelector('html[data-rendered="true"]');
@@ -166,7 +148,7 @@ test('report charts: cluster sizes on a linear axis with no count over the axis 
   const out = path.join(dir, 'kijiji.html');
   const r = neardup(['report', path.join(repoRoot, 'data/dataset_rent_rome_kijiji.tsv'), '--text', 'Title,Short Description', '-k', '10', '--normalize', 'lowercase-collapse', '--out', out, '-q']);
   assert.equal(r.code, 0, r.stderr);
-  const page = await browser!.context.newPage();
+  const page = await ads!.browser.context.newPage();
   const watched = await watchPage(page, ['file:', 'data:', 'about:']);
   await page.goto(pathToFileURL(out).href);
   await page.waitForSelector('html[data-rendered="true"]');

@@ -6,30 +6,22 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { neardup, repoRoot, tmpDir } from './cliUtil.js';
-import { artifact, launchBrowser, watchPage, type PageProblems, type TestBrowser } from './helpers/browser.js';
+import { repoRoot, tmpDir } from './cliUtil.js';
+import { artifact } from './helpers/browser.js';
+import { serveAdsPage, type AdsPage } from './helpers/adsPage.js';
 import { needsBrowser } from './helpers/needs.js';
-import { startServe, type ServeChild } from './helpers/procs.js';
 
 const ADS = path.join(repoRoot, 'examples/ads.tsv');
 const rows = readFileSync(ADS, 'utf8').split('\n').slice(1).filter(Boolean).map((l) => l.split('\t'));
 const adText = (i: number): string => `${rows[i]![0]} ${rows[i]![1]}`;
 const dir = tmpDir();
-let server: ServeChild | undefined;
-let browser: TestBrowser | undefined;
+let ads: AdsPage | undefined;
 let base = '';
-const problems: PageProblems[] = [];
 
-async function openPage(watch = true): Promise<Page> {
-  const page = await browser!.context.newPage();
-  if (watch) problems.push(await watchPage(page, [base + '/']));
-  await page.goto(base + '/');
-  await page.waitForSelector('html[data-ready="true"]');
-  return page;
-}
+const openPage = (watch = true): Promise<Page> => ads!.openPage(watch);
 
 async function search(page: Page, text: string, opts: { threshold?: string; topK?: boolean } = {}): Promise<void> {
   await page.locator('#doc-text').fill(text);
@@ -44,22 +36,12 @@ const statsText = (page: Page): Promise<string> => page.locator('#stats-list').i
 before(async () => {
   if (needsBrowser().skip) return;
   // A store path as long as a real one (/home/…/projects/…): the statistics show it.
-  const db = path.join(dir, 'home-of-someone-with-a-long-name', 'projects-and-experiments', 'rental-ads-index.db');
-  mkdirSync(path.dirname(db), { recursive: true });
-  const r = neardup(['index', 'add', ADS, '--text', 'Title,Short Description', '--id-prefix', 'ad', '--store', `sqlite:${db}`, '-q']);
-  assert.equal(r.code, 0, r.stderr);
-  server = await startServe(['--host', '127.0.0.1', '--store', `sqlite:${db}`]);
-  base = server.url;
-  browser = await launchBrowser({ width: 1100, height: 1000 });
+  ads = await serveAdsPage(path.join(dir, 'home-of-someone-with-a-long-name', 'projects-and-experiments', 'rental-ads-index.db'));
+  base = ads.base;
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.stop();
-  for (const p of problems) {
-    assert.deepEqual(p.errors, []);
-    assert.deepEqual(p.blocked, []);
-  }
+  await ads?.close();
 });
 
 test('"10 most similar" with nothing found: no heading over an empty list, and the status says why', needsBrowser(), async () => {
@@ -104,8 +86,8 @@ test('statistics follow the searches without "Refresh statistics"; "matches retu
 });
 
 test('clusters of a restored index being counted: no "0 of 0 read"', needsBrowser(), async () => {
-  const page = await browser!.context.newPage();
-  problems.push(await watchPage(page, [base + '/']));
+  const page = await ads!.browser.context.newPage();
+  await ads!.watch(page);
   await page.route('**/v1/clusters?*', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ building: { done: 0, total: 0 } }) }));
   await page.goto(base + '/');
   await page.waitForSelector('html[data-ready="true"]');

@@ -15,7 +15,7 @@
  */
 import path from 'node:path';
 import { clustersOfPairs } from '../dedup/clusters.js';
-import { promises as fsp } from 'node:fs';
+import { atomicFileSink, type OutputSink } from '../io/output.js';
 import { formatCluster } from '../io/write.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
@@ -70,33 +70,6 @@ function verifiedCount(workDir: string, job: JobSpec): number {
   return n;
 }
 
-/** Appends text to a file in large writes (the cluster lines of a big job do not fit one string). */
-class ChunkedWriter {
-  private buf: string[] = [];
-  private size = 0;
-  private constructor(private readonly fh: fsp.FileHandle) {}
-  static async open(file: string): Promise<ChunkedWriter> {
-    return new ChunkedWriter(await fsp.open(file, 'w'));
-  }
-  async write(s: string): Promise<void> {
-    this.buf.push(s);
-    this.size += s.length;
-    if (this.size >= 1 << 22) await this.flush();
-  }
-  private async flush(): Promise<void> {
-    if (this.buf.length > 0) await this.fh.write(this.buf.join(''));
-    this.buf = [];
-    this.size = 0;
-  }
-  async close(): Promise<void> {
-    try {
-      await this.flush();
-    } finally {
-      await this.fh.close();
-    }
-  }
-}
-
 /**
  * Runs the components task (idempotent; every verify task must have completed). Memory grows with
  * the clustered documents and the verified pairs, not with the corpus: ~20 B per clustered
@@ -111,13 +84,17 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
     const { docOffset } = num;
     const docs = jobDocs(workDir, job, num);
     const marker: ComponentsMarker = { clusters: 0, docsInClusters: 0, duplicates: 0 };
-    const out = await ChunkedWriter.open(path.join(dir, 'clusters.jsonl'));
+    // The cluster lines of a big job do not fit one string: written through the batching file sink.
+    const out = await atomicFileSink(path.join(dir, 'clusters.jsonl'));
     let assign: { doc: Uint32Array; cluster: Int32Array; rep: Float64Array; repId: string[]; sstart: Float64Array };
     try {
       assign = job.against ? bestMatches(workDir, job, docOffset, docs, marker) : await clustersOf(workDir, job, docOffset, docs, total, marker, out);
+      await out.close();
+    } catch (e) {
+      await out.abort();
+      throw e;
     } finally {
       docs.close();
-      await out.close();
     }
     await writeColumns(path.join(dir, 'assign.bin'), 'assignment', job.id, {}, { ...assign });
     return marker;
@@ -125,7 +102,7 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
 }
 
 /** The clusters of the verified pairs: cluster lines written to `out`, the assignment returned. */
-async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array, docs: ShardFiles<ShardDocs>, total: number, marker: ComponentsMarker, out: ChunkedWriter) {
+async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array, docs: ShardFiles<ShardDocs>, total: number, marker: ComponentsMarker, out: OutputSink) {
   const S = job.shards.length;
   const A = new Float64Array(total);
   const B = new Float64Array(total);

@@ -10,8 +10,6 @@ import type { Numbering } from './shardInput.js';
 
 /** One shard's documents. */
 export interface ShardDocs {
-  /** Documents in the shard. */
-  count: number;
   /** True when the shard was read in byte ranges: {@link start} and {@link length} place each line. */
   ranged: boolean;
   /** Byte offset of document d's line in the shard. */
@@ -35,7 +33,6 @@ function docsOf(job: JobSpec, num: Numbering, f: ColumnFile, s: number): ShardDo
   const ids = f.strings('id').range(a, b);
   const rowOffset = num.rowOffset[s]!;
   return {
-    count: b - a,
     ranged: b > a && starts[0]! >= 0,
     start: (d) => starts[d]!,
     length: (d) => lengths[d]!,

@@ -83,7 +83,7 @@ function concat(parts: readonly Uint32Array[], n: number): Uint32Array {
  * Row indices ordered by (hi, band, lo, index): a stable radix sort on hi (two 16-bit passes), then
  * the rare runs of equal hi sorted by (band, lo, index). Equal hi is nearly always one band key.
  */
-export function keyOrder(B: Uint32Array, H: Uint32Array, L: Uint32Array): Int32Array {
+function keyOrder(B: Uint32Array, H: Uint32Array, L: Uint32Array): Int32Array {
   const n = H.length;
   const src = radixOrder(H);
   for (let g0 = 0; g0 < n; ) {
