@@ -307,7 +307,7 @@ export class ColumnFile {
   }
 
   /** A reader of a string column: the offsets are loaded, strings are read one by one or by range. */
-  strings(name: string): { count: number; get(i: number): string; range(a: number, b: number): string[]; all(): string[] } {
+  strings(name: string): { count: number; get(i: number): string; range(a: number, b: number): string[]; lazy(a: number, b: number): (i: number) => string; all(): string[] } {
     const c = this.info(name);
     if (c.type !== 'str') throw new DamagedFileError(`${this.path}: column ${name} is ${c.type}, not str`);
     const offs = new Float64Array(c.count + 1);
@@ -320,10 +320,17 @@ export class ColumnFile {
       for (let i = a; i < b; i++) out[i - a] = blob.toString('utf8', offs[i]! - offs[a]!, offs[i + 1]! - offs[a]!);
       return out;
     };
+    // One read of rows a..b, each string decoded when asked for (a reader that needs a few ids of a big range).
+    const lazy = (a: number, b: number): ((i: number) => string) => {
+      if (!(a >= 0 && b >= a && b <= c.count)) throw new DamagedFileError(`${this.path}: damaged (strings ${a}–${b} of ${c.count})`);
+      const blob = this.bytes(base + offs[a]!, offs[b]! - offs[a]!);
+      return (i) => blob.toString('utf8', offs[a + i]! - offs[a]!, offs[a + i + 1]! - offs[a]!);
+    };
     return {
       count: c.count,
       get: (i) => range(i, i + 1)[0]!,
       range,
+      lazy,
       all: () => range(0, c.count),
     };
   }
