@@ -10,7 +10,7 @@ import { availableParallelism } from 'node:os';
 import { SUCCESS_MARKER } from '../io/rewrite.js';
 import { UsageError } from '../io/errors.js';
 import { loadJob, saveJob, STAGES, taskCount, type JobOutputMode, type JobSpec } from '../shard/job.js';
-import { planJob } from '../shard/plan.js';
+import { planJob, type PlanInput } from '../shard/plan.js';
 import { runTask } from '../shard/stages.js';
 import { readMarker } from '../shard/commit.js';
 import { runTasksInProcesses } from '../shard/localTasks.js';
@@ -63,7 +63,7 @@ const ONLY: Record<string, { values: readonly string[]; why: string }> = {
 const OWN = new Set(['against', 'output', 'out', 'outDir', 'quiet', 'verbose', 'json']);
 
 /** The job commands' own options (not dedup's). */
-const JOB_OWN = new Set(['workDir', 'partitions', 'taskBytes', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'processes', 'waitNotice', 'redisTimeout']);
+const JOB_OWN = new Set(['workDir', 'partitions', 'taskBytes', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'processes', 'waitNotice', 'redisTimeout', 'estimate', 'sampleMb', 'taskMemory']);
 
 /** Why an option of dedup is refused by jobs (a generic reason for the rest). */
 const REFUSED_WHY: Record<string, string> = {
@@ -135,10 +135,10 @@ export function refuseUnsupported(cmd: Command): void {
   }
 }
 
-/** Writes (or reuses) the plan of the flags' job. */
-export async function planFromFlags(shards: string[], flags: PlanFlags): Promise<JobSpec> {
+/** What the flags say about a job's plan. */
+export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
   const { dedup: options, read, pairFormat } = pipelineOptionsFrom(flags);
-  const spec = await planJob({
+  return {
     shards,
     against: flags.against,
     read,
@@ -149,7 +149,12 @@ export async function planFromFlags(shards: string[], flags: PlanFlags): Promise
     mode: flags.output,
     pairFormat,
     outDir: flags.outDir,
-  });
+  };
+}
+
+/** Writes (or reuses) the plan of the flags' job. */
+export async function planFromFlags(shards: string[], flags: PlanFlags): Promise<JobSpec> {
+  const spec = await planJob(planInputFrom(shards, flags));
   const job = await saveJob(path.resolve(flags.workDir), spec);
   // An output directory from an earlier run must not look complete while it is rewritten.
   if (job.output.dir) await fsp.rm(path.join(job.output.dir, SUCCESS_MARKER), { force: true });
