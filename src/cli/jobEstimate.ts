@@ -52,8 +52,9 @@ function printEstimate(e: JobEstimate, taskMemory: number | undefined, reporter:
   const pct = ((100 * e.sampledBytes) / Math.max(1, e.bytes)).toFixed(1);
   reporter.summary(`estimate    from ${int(e.sampledUnits)} of ${int(e.units)} sample units of ${e.shards} shard${e.shards === 1 ? '' : 's'} (${mb(e.sampledBytes)} of ${mb(e.bytes)}, ${pct} %), run as a job in ${ms(e.sampleMs)}`);
   reporter.summary(`docs        ~${int(e.docs)}`);
-  reporter.summary(`candidates  ~${int(e.candidates)} distinct pairs`);
-  reporter.summary(`pairs       ~${int(e.pairs)} verified`);
+  const se = (x: number): string => (x > 0 ? ` ± ${int(x)}` : '');
+  reporter.summary(`candidates  ~${int(e.candidates)}${se(e.candidatesStdError)} distinct pairs`);
+  reporter.summary(`pairs       ~${int(e.pairs)}${se(e.pairsStdError)} verified (± one standard error)`);
   reporter.summary(`stage       tasks     writes   peak memory (largest task)`);
   for (const s of e.stages) reporter.summary(`${s.stage.padEnd(10)} ${int(s.tasks).padStart(6)} ${mb(s.bytesWritten).padStart(10)} ${mb(s.peakMemory).padStart(10)}`);
   const written = e.stages.reduce((a, s) => a + s.bytesWritten, 0);

@@ -25,7 +25,7 @@ import { shardMarker } from './perShard.js';
 import { shardLineSpec, type SignMarker } from './shardInput.js';
 import type { JoinMarker } from './join.js';
 import type { RouteMarker } from './route.js';
-import type { VerifyMarker } from './verify.js';
+import { BATCH_DOCS, type VerifyMarker } from './verify.js';
 import type { ComponentsMarker } from './components.js';
 
 /** What the estimate of one stage says. */
@@ -53,8 +53,11 @@ export interface JobEstimate {
   docs: number;
   /** Distinct candidate pairs. */
   candidates: number;
+  /** Its standard error (delete-one-unit jackknife; 0 when everything was sampled). */
+  candidatesStdError: number;
   /** Pairs at or above the threshold. */
   pairs: number;
+  pairsStdError: number;
   /** Documents in some verified pair: rough (the sample's share of them per pair; big clusters fall apart in a sample), used for the components stage's memory. */
   docsInClusters: number;
   stages: StageEstimate[];
@@ -195,18 +198,67 @@ export function pairWeights(k: number, S: number): { same: number; cross: number
   return { same: S / k, cross: k > 1 ? (S * (S - 1)) / (k * (k - 1)) : Infinity };
 }
 
-/** Σ of the weights of the pairs of a column file (shardA, shardB columns). */
-function weightedPairs(file: string, kind: string, plan: string, w: { same: number; cross: number }): number {
-  const f = ColumnFile.open(file, kind, plan);
-  try {
-    const a = f.u32('shardA');
-    const b = f.u32('shardB');
-    let x = 0;
-    for (let i = 0; i < a.length; i++) x += a[i] === b[i] ? w.same : w.cross;
-    return x;
-  } finally {
-    f.close();
+/** A count estimated from a sample, with its standard error. */
+export interface Estimated {
+  estimate: number;
+  stdError: number;
+}
+
+/**
+ * The Horvitz–Thompson count of pairs from those seen in a sample of k of `units` units (pair i
+ * joins drawn units a[i] and b[i], numbered 0..k−1), with a delete-one-unit jackknife standard
+ * error: the pairs of one unit come and go together, so the units, not the pairs, are the
+ * independent draws.
+ */
+export function estimatePairs(a: ArrayLike<number>, b: ArrayLike<number>, units: number, k: number): Estimated {
+  const same = new Float64Array(k);
+  const cross = new Float64Array(k);
+  let S = 0;
+  let C = 0;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] === b[i]) {
+      same[a[i]!]!++;
+      S++;
+    } else {
+      cross[a[i]!]!++;
+      cross[b[i]!]!++;
+      C++;
+    }
   }
+  const w = pairWeights(k, units);
+  const estimate = w.same * S + (C > 0 ? w.cross * C : 0);
+  if (k >= units || k < 3) return { estimate, stdError: k >= units ? 0 : Infinity };
+  // Leave unit u out: the same estimator over the other k − 1 drawn units.
+  const w1 = pairWeights(k - 1, units);
+  let mean = 0;
+  const loo = new Float64Array(k);
+  for (let u = 0; u < k; u++) mean += loo[u] = w1.same * (S - same[u]!) + w1.cross * (C - cross[u]!);
+  mean /= k;
+  let ss = 0;
+  for (let u = 0; u < k; u++) ss += (loo[u]! - mean) ** 2;
+  return { estimate, stdError: Math.sqrt(((k - 1) / k) * ss) };
+}
+
+/** The pairs of column files (shardA, shardB: units of the sample job), estimated for the whole job. */
+function pairsOf(files: readonly { file: string; kind: string }[], plan: string, units: number, k: number): Estimated {
+  const as: Uint32Array[] = [];
+  const bs: Uint32Array[] = [];
+  for (const { file, kind } of files) {
+    const f = ColumnFile.open(file, kind, plan);
+    try {
+      as.push(f.u32('shardA'));
+      bs.push(f.u32('shardB'));
+    } finally {
+      f.close();
+    }
+  }
+  const join = (xs: Uint32Array[]): Uint32Array => {
+    const out = new Uint32Array(xs.reduce((n, x) => n + x.length, 0));
+    let o = 0;
+    for (const x of xs) out.set(x, (o += x.length) - x.length);
+    return out;
+  };
+  return estimatePairs(join(as), join(bs), units, k);
 }
 
 /** The markers of a stage's tasks in the sample job. */
@@ -258,7 +310,6 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const bytes = full.shards.reduce((a, s) => a + s.identity.size, 0);
   const sampledBytes = sample.bytes;
   const byBytes = bytes / Math.max(1, sampledBytes);
-  const w = pairWeights(sample.drawn, sample.units);
   let docs = 0;
   let keyRows = 0;
   for (let s = 0; s < job.shards.length; s++) {
@@ -270,9 +321,12 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const route = requireMarker<RouteMarker>(dir, job, 'route', 0);
   const verify = markersOf<VerifyMarker>(dir, job, 'verify');
   const comps = requireMarker<ComponentsMarker>(dir, job, 'components', 0);
-  const candidates = weightedPairs(path.join(taskDir(dir, 'route', 0), 'pairs.bin'), 'routed', job.id, w);
-  let pairs = 0;
-  for (let t = 0; t < verify.length; t++) pairs += weightedPairs(path.join(taskDir(dir, 'verify', t), 'pairs.bin'), 'verified', job.id, w);
+  // The sample job's shards are the drawn units in order (a drawn block with no line start has no shard, and no pairs).
+  const k = Math.max(sample.drawn, job.shards.length);
+  const cand = pairsOf([{ file: path.join(taskDir(dir, 'route', 0), 'pairs.bin'), kind: 'routed' }], job.id, sample.units, k);
+  const ver = pairsOf(verify.map((_, t) => ({ file: path.join(taskDir(dir, 'verify', t), 'pairs.bin'), kind: 'verified' })), job.id, sample.units, k);
+  const candidates = cand.estimate;
+  const pairs = ver.estimate;
   const sCand = Math.max(1, route.candidates);
   const sPairs = Math.max(1, verify.reduce((a, m) => a + m.pairs, 0));
   const candRatio = candidates / sCand;
@@ -303,7 +357,11 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const vTasks = tasks('verify');
   const vFixed = (n: number, rows: number): number => 36 * n + 20 * rows;
   const vBatch = Math.max(0, peakOf(verify) - BASE_RSS - vFixed(docs, sCand / Math.max(1, verify.length)));
-  stages.push({ stage: 'verify', tasks: vTasks, bytesWritten: writtenOf(verify) * pairRatio, peakMemory: BASE_RSS + vBatch + vFixed(docs * byBytes, candidates / Math.max(1, vTasks)) });
+  // A batch holds the sets of up to BATCH_DOCS candidate documents: a sample's tasks may have fewer.
+  const docsPerPair = route.docs / sCand;
+  const batchDocs = (cand: number, tasks: number): number => Math.max(1, Math.min(BATCH_DOCS, (cand * docsPerPair) / Math.max(1, tasks)));
+  const vBatchFull = vBatch * (batchDocs(candidates, vTasks) / batchDocs(sCand, verify.length));
+  stages.push({ stage: 'verify', tasks: vTasks, bytesWritten: writtenOf(verify) * pairRatio, peakMemory: BASE_RSS + vBatchFull + vFixed(docs * byBytes, candidates / Math.max(1, vTasks)) });
   // Clustered documents grow between linearly and as the pairs (fragments of big clusters join up): their share of the pairs is the sample's.
   const clustered = comps.docsInClusters * pairRatio;
   stages.push({ stage: 'components', tasks: 1, bytesWritten: writtenOf([comps]) * pairRatio, peakMemory: grown(peakOf([comps]), [PER.componentsPair, sPairs, pairs], [PER.componentsDoc, comps.docsInClusters, clustered]) });
@@ -319,7 +377,9 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
     bytes,
     docs: Math.round(docs * byBytes),
     candidates: Math.round(candidates),
+    candidatesStdError: Math.round(cand.stdError),
     pairs: Math.round(pairs),
+    pairsStdError: Math.round(ver.stdError),
     docsInClusters: Math.round(clustered),
     stages,
     partitions: full.partitions,

@@ -45,7 +45,7 @@ export interface VerifyMarker {
 }
 
 /** Documents whose sets one batch makes: a batch ends at the first component boundary past this. */
-const BATCH_DOCS = 8192;
+export const BATCH_DOCS = 8192;
 /** A component too big for a batch is cut between first documents once a batch holds this many sets. */
 const BATCH_MAX = 4 * BATCH_DOCS;
 const TWO32 = 4294967296;
