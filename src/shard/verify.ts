@@ -22,7 +22,7 @@ import { createTextSigner, type TextSigner } from '../sketch/textSigner.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { requireMarker, writeSynced } from './commit.js';
 import { openJoinFiles, runPerShard, type ShardFiles } from './perShard.js';
-import { checkShard, taskCount, type JobSpec } from './job.js';
+import { checkShard, shardsOfTask, taskCount, type JobSpec } from './job.js';
 import { gatheredShards, type GatheredShard } from './gathered.js';
 import { jobDocs, type ShardDocs } from './docs.js';
 import { numbering, shardLineSpec } from './shardInput.js';
@@ -197,6 +197,29 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
     gathered.close();
     closeRangeFiles();
   });
+}
+
+/**
+ * The shards whose documents the candidate pairs of verify task `t` touch, its own included, in
+ * order: what the task reads (their lines or gathered texts, and their ids). Every join task must
+ * have completed.
+ */
+export function verifyReads(workDir: string, job: JobSpec, t: number): number[] {
+  const joins = openJoinFiles(workDir, job, 'pairs.bin', 'candidates');
+  const seen = new Set<number>();
+  try {
+    const { first, end } = shardsOfTask(job, t);
+    for (let A = first; A < end; A++) {
+      seen.add(A);
+      for (const f of joins) {
+        const st = f.f64('astart', A, A + 2);
+        if (st[1]! > st[0]!) for (const s of f.u32('shardB', st[0]!, st[1]!)) seen.add(s);
+      }
+    }
+  } finally {
+    for (const f of joins) f.close();
+  }
+  return [...seen].sort((a, b) => a - b);
 }
 
 /** The verified pairs of a verify task, all its shards, in order. */
