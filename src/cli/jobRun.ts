@@ -181,8 +181,8 @@ export async function runLocally(wd: WorkDir, job: JobSpec, reporter: Reporter, 
     const t0 = performance.now();
     const bar = n > 0 ? reporter.progress(stage, 'tasks', n) : undefined;
     try {
-      const todo: number[] = [];
-      for (let t = 0; t < n; t++) if (!(await taskDone(wd, job, stage, t))) todo.push(t);
+      const done0 = await Promise.all(Array.from({ length: n }, (_, t) => taskDone(wd, job, stage, t)));
+      const todo = done0.flatMap((d, t) => (d ? [] : [t]));
       let done = n - todo.length;
       bar?.update(done);
       if (processes > 1 && todo.length > 1) await runTasksInProcesses(wd.name, stage, todo, processes, () => bar?.update(++done));

@@ -287,7 +287,7 @@ export async function s3Get(url: string, range?: [number, number]): Promise<Buff
 export async function s3Put(url: string, body: Buffer | string, ifNoneMatch = false): Promise<boolean> {
   const { bucket, key } = parseS3Url(url);
   try {
-    await withRetry(url, 'PUT', async ({ sdk, s3 }) => s3.send(new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: body, IfNoneMatch: ifNoneMatch ? '*' : undefined })));
+    await withRetry(url, 'PUT', async ({ sdk, s3 }) => s3.send(new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: Buffer.from(body), IfNoneMatch: ifNoneMatch ? '*' : undefined })));
     return true;
   } catch (e) {
     // 409 ConditionalRequestConflict: a concurrent conditional write to the same key; it will win or has won.

@@ -25,7 +25,8 @@ import path from 'node:path';
 import { InputError, UsageError } from '../io/errors.js';
 import { removeOnSignal } from '../io/output.js';
 import { SUCCESS_MARKER } from '../io/rewrite.js';
-import { inParallel, isS3Url, PARALLEL, parseS3Url, s3Delete, s3Download, s3Get, s3Head, s3List, s3Put, s3Upload } from '../io/s3.js';
+import { inParallel, isS3Url, PARALLEL, parseS3Url, S3_BLOCK, s3Delete, s3Download, s3Get, s3Head, s3List, s3Put, s3Upload } from '../io/s3.js';
+import { ObjectCache } from './objectCache.js';
 import { DamagedFileError } from './columns.js';
 import { failedFile, MARKER, parseMarker, sealMarker, taskDir, type FailedRecord, type MarkerBase } from './commit.js';
 import { JOB_VERSION, jobFile, parseJob, sameJob, shardsOfTask, STAGES, taskCount, type JobSpec, type StageName } from './job.js';
@@ -90,6 +91,8 @@ export class S3WorkDir {
   private plan: JobSpec | undefined;
   /** Committed markers read (they never change in content once written). */
   private readonly stored = new Map<string, Stored>();
+  /** Objects copied by this process's tasks: an attempt's files and the shards never change. */
+  private readonly cache = new ObjectCache();
 
   constructor(name: string) {
     this.name = name.replace(/\/+$/, '');
@@ -171,10 +174,21 @@ export class S3WorkDir {
 
   /** Copies one object an attempt wrote, after checking it is there with the size its marker gives. */
   private async fetchObject(url: string, bytes: number, file: string, markerUrl: string): Promise<void> {
-    const info = await s3Head(url);
-    if (!info) throw new DamagedFileError(`${url}: missing, though the task's marker ${markerUrl} names it: the work dir is damaged; delete that marker to run the task again`);
-    if (info.size !== bytes) throw new DamagedFileError(`${url}: ${info.size} bytes, though the task's marker ${markerUrl} says ${bytes}: the work dir is damaged; delete that marker to run the task again`);
-    await s3Download(url, bytes, file);
+    const damaged = (what: string): DamagedFileError => new DamagedFileError(`${url}: ${what}, though the task's marker ${markerUrl} names it${what === 'missing' ? '' : ` with ${bytes} bytes`}: the work dir is damaged; delete that marker to run the task again`);
+    await this.cache.place(url, file, async (to) => {
+      // A small object is one GET, its length checked; a large one a HEAD, then ranged GETs.
+      if (bytes <= S3_BLOCK) {
+        const b = await s3Get(url);
+        if (!b) throw damaged('missing');
+        if (b.length !== bytes) throw damaged(`${b.length} bytes`);
+        await fsp.writeFile(to, b);
+        return;
+      }
+      const info = await s3Head(url);
+      if (!info) throw damaged('missing');
+      if (info.size !== bytes) throw damaged(`${info.size} bytes`);
+      await s3Download(url, bytes, to);
+    });
   }
 
   /** Copies the markers of `reads` into the local work dir `dir`, and the files of theirs named there. A missing marker is "run that stage first" when `required`. */
@@ -210,11 +224,15 @@ export class S3WorkDir {
         if (!isS3Url(url)) return;
         const file = local.shards[s]!.path;
         await fsp.mkdir(path.dirname(file), { recursive: true });
-        const info = await s3Head(url);
-        if (!info) throw new InputError(url, undefined, `no such object: it was there when the job in ${this.name} was planned`);
-        await s3Download(url, info.size, file);
-        const when = new Date(info.lastModified);
-        await fsp.utimes(file, when, when);
+        // Cached by name and planned identity: a copy of another object at that name is not reused.
+        const id = job.shards[s]!.identity;
+        await this.cache.place(`${url}#${id.size}:${id.mtimeMs}:${id.ends}`, file, async (to) => {
+          const info = await s3Head(url);
+          if (!info) throw new InputError(url, undefined, `no such object: it was there when the job in ${this.name} was planned`);
+          await s3Download(url, info.size, to);
+          const when = new Date(info.lastModified);
+          await fsp.utimes(to, when, when);
+        });
       }),
       PARALLEL,
     );
@@ -298,7 +316,7 @@ export class S3WorkDir {
       if (won) return won.body;
       throw new Error(`${url}: the store refused the marker as already there, yet there is none`);
     }
-    await s3Delete(this.failedUrl(stage, t)).catch(() => undefined);
+    // A failure record of an earlier attempt stays (status reads records of unfinished tasks only); job clean removes it.
     return body;
   }
 

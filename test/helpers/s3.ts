@@ -3,7 +3,8 @@
  * loopback port) and a fault-injecting HTTP proxy in front of it that answers a fixed share of
  * requests with 503 or 429 instead of forwarding them. s3rver was chosen because it installs from
  * npm with no native code and supports what neardup uses (ranged GETs, ListObjectsV2, multipart
- * uploads); it does not implement conditional PUT (If-None-Match: *).
+ * uploads); it does not implement conditional PUT (If-None-Match: *), which the proxy can add
+ * (`conditional`): a PUT with that header is answered 412 when a HEAD finds the object there.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -74,8 +75,8 @@ export async function startS3rver(bucket: string): Promise<S3Server> {
 /** A proxy that fails requests by a {@link FaultRule} (default: number 1, 4, 7…, with 503 and 429 in turn). */
 export interface FaultProxy {
   endpoint: string;
-  /** Requests seen, and those failed on purpose. */
-  stats: { requests: number; failed: number };
+  /** Requests seen, those failed on purpose, and conditional PUTs answered 412. */
+  stats: { requests: number; failed: number; preconditionFailed: number };
   stop(): Promise<void>;
 }
 
@@ -84,10 +85,33 @@ export type FaultRule = (req: http.IncomingMessage, n: number, failed: number) =
 
 const everyThird: FaultRule = (_req, n, failed) => (n % 3 === 1 ? (failed % 2 === 0 ? 503 : 429) : undefined);
 
-/** Starts a {@link FaultProxy} in front of `target` (host:port on loopback). */
-export async function startFaultProxy(targetPort: number, rule: FaultRule = everyThird): Promise<FaultProxy> {
-  const stats = { requests: 0, failed: 0 };
-  const server = http.createServer((req, res) => {
+/** Whether s3rver has an object at the request's path (a HEAD of it). */
+function exists(targetPort: number, req: http.IncomingMessage): Promise<boolean> {
+  return new Promise((resolve) => {
+    const head = http.request({ host: '127.0.0.1', port: targetPort, method: 'HEAD', path: (req.url ?? '/').split('?')[0], headers: { ...req.headers, 'content-length': '0' } }, (r) => {
+      r.resume();
+      resolve(r.statusCode === 200);
+    });
+    head.on('error', () => resolve(false));
+    head.end();
+  });
+}
+
+/**
+ * Starts a {@link FaultProxy} in front of `target` (host:port on loopback). `conditional`: honour
+ * `If-None-Match: *` on PUT as S3 does (412 when the object is there; checked, then forwarded: not
+ * atomic, enough for tests that race two writers a second apart).
+ */
+export async function startFaultProxy(targetPort: number, rule: FaultRule = everyThird, conditional = false): Promise<FaultProxy> {
+  const stats = { requests: 0, failed: 0, preconditionFailed: 0 };
+  const server = http.createServer(async (req, res) => {
+    if (conditional && req.method === 'PUT' && req.headers['if-none-match'] === '*' && (await exists(targetPort, req))) {
+      stats.preconditionFailed++;
+      req.resume();
+      res.writeHead(412, { 'content-type': 'application/xml' });
+      res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>');
+      return;
+    }
     const status = rule(req, stats.requests++, stats.failed);
     if (status !== undefined) {
       stats.failed++;
