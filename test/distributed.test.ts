@@ -113,7 +113,7 @@ describe('sharded dedup jobs', () => {
       const single = neardup(['dedup', shardDir, '--id-field', 'id', '--output', 'dedup', '--out-dir', 's3-single', '-q'], { cwd: dir });
       assert.equal(single.code, 0, single.stderr);
       const before = proxy.stats.failed;
-      const job = ['--local', '--processes', '2', '--task-bytes', '60000', '--partitions', '3', '--id-field', 'id', '--s3-endpoint', proxy.endpoint];
+      const job = ['--local', '--processes', '2', '--task-bytes', '150000', '--partitions', '2', '--id-field', 'id', '--s3-endpoint', proxy.endpoint];
       const r = await neardupAsync(['job', 'dedup', `s3://${BUCKET}/shards/`, ...job, '--work-dir', `s3://${BUCKET}/jobs/d`, '--output', 'dedup', '--out-dir', `s3://${BUCKET}/clean/`], dir, S3_ENV);
       assert.equal(r.code, 0, r.stderr);
       assert.ok(proxy.stats.failed > before, 'the proxy failed some requests');
@@ -132,7 +132,7 @@ describe('sharded dedup jobs', () => {
       const ws = [0, 1, 2].map((i) => startWorker(redis.url, path.join(dir, `s3w${i}`), ['--s3-endpoint', proxy.endpoint], S3_ENV));
       try {
         await Promise.all(ws.map((w) => w.waitFor(/worker ready/)));
-        const common = [`s3://${BUCKET}/shards/`, '--redis', redis.url, '--id-field', 'id', '--task-bytes', '60000', '--partitions', '4', '--s3-endpoint', proxy.endpoint, '-q'];
+        const common = [`s3://${BUCKET}/shards/`, '--redis', redis.url, '--id-field', 'id', '--task-bytes', '150000', '--partitions', '3', '--s3-endpoint', proxy.endpoint, '-q'];
         const r = await neardupAsync(['job', 'dedup', ...common, '--work-dir', `s3://${BUCKET}/jobs/q`, '--out', 's3q.tsv'], dir, S3_ENV);
         assert.equal(r.code, 0, r.stderr);
         assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 's3q.tsv'), 'utf8')), singlePairs);

@@ -14,7 +14,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './redis.js';
-import { S3Client, PutObjectCommand, ListObjectsV2Command, GetObjectCommand } from '@aws-sdk/client-s3';
+import { S3Client, PutObjectCommand, ListObjectsV2Command, GetObjectCommand, DeleteObjectCommand } from '@aws-sdk/client-s3';
 
 // The SDK's notice that its 2027 versions need Node 22 would be printed in every test run on Node 20.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -88,7 +88,8 @@ const everyThird: FaultRule = (_req, n, failed) => (n % 3 === 1 ? (failed % 2 ==
 /** Whether s3rver has an object at the request's path (a HEAD of it). */
 function exists(targetPort: number, req: http.IncomingMessage): Promise<boolean> {
   return new Promise((resolve) => {
-    const head = http.request({ host: '127.0.0.1', port: targetPort, method: 'HEAD', path: (req.url ?? '/').split('?')[0], headers: { ...req.headers, 'content-length': '0' } }, (r) => {
+    // Unsigned: the request's signature is for its PUT (s3rver serves anonymous reads).
+    const head = http.request({ host: '127.0.0.1', port: targetPort, method: 'HEAD', path: (req.url ?? '/').split('?')[0] }, (r) => {
       r.resume();
       resolve(r.statusCode === 200);
     });
@@ -150,4 +151,9 @@ export async function getObjects(s: S3Server, bucket: string, prefix: string): P
     out.set(o.Key!.slice(prefix.length), Buffer.from(await r.Body!.transformToByteArray()));
   }
   return out;
+}
+
+/** Deletes the object at `key`. */
+export async function deleteObject(s: S3Server, bucket: string, key: string): Promise<void> {
+  await s.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
 }

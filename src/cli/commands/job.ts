@@ -108,7 +108,7 @@ export function jobCommand(): Command {
     .option('--json', 'print the same as one JSON object');
   status.action(async (flags: { workDir: string; json?: boolean }) => {
     const { wd, job } = await openJob(flags.workDir);
-    await wd.withView(job, false, async (dir) => printStatus(dir, job, !!flags.json));
+    await wd.withView(job, false, async (dir) => printStatus(dir, job, !!flags.json, process.stdout, wd.name));
   });
 
   const clean = new Command('clean')
