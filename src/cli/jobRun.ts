@@ -90,7 +90,7 @@ export function addPlanOptions(cmd: Command): Command {
     cmd.addOption(o);
   }
   return cmd
-    .requiredOption('--work-dir <dir>', 'job directory on storage every worker sees (the same path on every machine)')
+    .requiredOption('--work-dir <dir>', 'job directory on storage every worker sees (the same path on every machine), or s3://bucket/prefix (no shared file system needed)')
     .option('--against <shards...>', 'reference corpus (files or directories of shards): report or drop documents of SHARDS that are near duplicates of one of these')
     .option('--task-bytes <n>', 'input bytes one task of the per-shard stages (sign, gather, verify, filter) reads at most: consecutive smaller shards share a task, a larger shard has one of its own (default 67108864, 64 MiB)', parsePositiveInt('task-bytes', 2 ** 50))
     .option('--partitions <n>', 'band-key partitions, i.e. join tasks (default: one per 64 MiB of input, at most one per task of the per-shard stages)', parsePositiveInt('partitions', 100000))

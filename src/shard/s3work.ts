@@ -310,9 +310,10 @@ export class S3WorkDir {
     );
     const url = this.markerUrl(stage, t);
     if (!(await s3Put(url, JSON.stringify({ attempt, marker: sealMarker(body) }), true))) {
-      // Another attempt committed first: the same files; adopt it and drop ours.
+      // Another attempt committed first: the same files; adopt it and drop ours. (Or ours did, and
+      // the answer to our PUT was lost and the retry found it: then it is ours that stands.)
       const won = await this.marker(job, stage, t);
-      await inParallel(uploads.filter(([, u]) => u.includes(`/attempt-${attempt}/`)).map(([, u]) => () => s3Delete(u).catch(() => undefined)), PARALLEL);
+      if (won && won.attempt !== attempt) await inParallel(uploads.filter(([, u]) => u.includes(`/attempt-${attempt}/`)).map(([, u]) => () => s3Delete(u).catch(() => undefined)), PARALLEL);
       if (won) return won.body;
       throw new Error(`${url}: the store refused the marker as already there, yet there is none`);
     }

@@ -94,7 +94,7 @@ export function jobCommand(): Command {
 
   const report = new Command('report')
     .description('write the output and print the summary of a job whose stages have all run (after "neardup stage" runs)')
-    .requiredOption('--work-dir <dir>', 'the job directory')
+    .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
     .option('-o, --out <file>', 'for --output pairs/clusters: write here instead of stdout');
   addLogOptions(report);
   report.action(async (flags: LogFlags & { workDir: string; out?: string }) => {
@@ -104,7 +104,7 @@ export function jobCommand(): Command {
 
   const status = new Command('status')
     .description('per stage: tasks done, running, failed and waiting, task time, elapsed time, docs/s and bytes/s, an ETA for a stage partly done, and the error of each failed task')
-    .requiredOption('--work-dir <dir>', 'the job directory')
+    .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
     .option('--json', 'print the same as one JSON object');
   status.action(async (flags: { workDir: string; json?: boolean }) => {
     const { wd, job } = await openJob(flags.workDir);
@@ -124,7 +124,7 @@ export function jobCommand(): Command {
 
   const submit = new Command('submit')
     .description('submit the stages of a job planned with "neardup job plan" to Slurm: one array job per stage, each after the previous one succeeded (afterok); only tasks not yet done are submitted, so submitting again resumes')
-    .requiredOption('--work-dir <dir>', 'the job directory (on a file system the compute nodes share)')
+    .requiredOption('--work-dir <dir>', 'the job directory (on a file system the compute nodes share), or s3://bucket/prefix')
     .option('--slurm', 'submit with sbatch (the only scheduler for now; BullMQ jobs run with "neardup job dedup --redis")')
     .option('--sbatch <args>', 'more sbatch arguments for every stage, e.g. "--partition=cpu --time=2:00:00 --mem=8G"', (v: string, prev: string[] = []) => [...prev, ...v.split(/\s+/).filter(Boolean)])
     .option('--neardup <command>', 'how compute nodes run neardup (default: this node and this neardup, by absolute path)')
