@@ -153,4 +153,9 @@ test('a marker whose attempt objects are missing or short: exit 2 naming the obj
   const task = await run(['stage', 'components', '--task', '0', '--work-dir', W]);
   assert.equal(task.code, 2, task.stderr);
   assert.match(task.stderr, new RegExp(`s3://corpus/jobs/a/sign/00000/attempt-${sign}/docs\\.bin: missing, though the task's marker`));
+  // job status names the failed task and its error, read from the work dir in S3.
+  const status = await run(['job', 'status', '--work-dir', W]);
+  assert.equal(status.code, 0, status.stderr);
+  assert.match(status.stdout, /^components +0\/1 +0 +1 +0 /m);
+  assert.match(status.stdout, new RegExp(`^failed +components task 0.*: s3://corpus/jobs/a/sign/00000/attempt-${sign}/docs\\.bin: missing`, 'm'));
 });

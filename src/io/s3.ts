@@ -160,13 +160,24 @@ export async function s3List(bucket: string, prefix: string): Promise<{ key: str
   return out;
 }
 
-/** Runs `jobs` with at most `n` in flight; the first failure rejects (the rest of its lane stops). */
+/**
+ * Runs `jobs` with at most `n` in flight. After a failure no job starts, and the first failure is
+ * thrown once the jobs in flight have ended (so nothing still writes when the caller cleans up).
+ */
 export async function inParallel(jobs: (() => Promise<void>)[], n: number): Promise<void> {
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const lane = async (): Promise<void> => {
-    while (next < jobs.length) await jobs[next++]!();
+    while (!failure && next < jobs.length) {
+      try {
+        await jobs[next++]!();
+      } catch (e) {
+        failure ??= { error: e };
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(n, jobs.length) }, lane));
+  if (failure) throw failure.error;
 }
 
 /**

@@ -79,7 +79,8 @@ async function spoolDir(): Promise<{ dir: string; remove(): Promise<void> }> {
   return {
     dir,
     async remove() {
-      await fsp.rm(dir, { recursive: true, force: true });
+      // Never in place of the task's own error: a leftover spool is only disk.
+      await fsp.rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
       untrack();
     },
   };
@@ -342,7 +343,9 @@ export class S3WorkDir {
             failed.push(async () => {
               if (await this.marker(job, stage, t)) return;
               const b = await s3Get(this.failedUrl(stage, t));
-              if (b) await fsp.writeFile(failedFile(spool.dir, stage, t), b);
+              if (!b) return;
+              await fsp.mkdir(path.join(spool.dir, stage), { recursive: true });
+              await fsp.writeFile(failedFile(spool.dir, stage, t), b);
             });
           }
         }
