@@ -20,6 +20,7 @@ import { cliInProcess } from './helpers/inProcessCli.js';
 import { plantedDocs, startWorker, type WorkerChild } from './helpers/shards.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
 import { redisMissing, REQUIRE_ALL } from './helpers/needs.js';
+import { STAGES } from '../src/shard/job.js';
 
 /** Drawn values of every option of `neardup dedup`, by attribute name (each a list of argv words). */
 const GEN: Record<string, fc.Arbitrary<string[]>> = {
@@ -225,7 +226,7 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
           let r;
           if (runner === 'array') {
             r = await cliInProcess(['job', 'plan', ...shards, ...jobRef, ...opts, ...(shardOut ? outArgs : []), '--work-dir', work, '-q']);
-            for (const stage of ['sign', 'join', 'gather', 'verify', 'components', 'filter']) {
+            for (const stage of STAGES) {
               if (r.code !== 0) break;
               if (stage === 'filter' && !shardOut) break;
               r = await cliInProcess(['stage', stage, '--work-dir', work, '--all']);

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { jsonl, neardupAsync, plantedDocs, writeShards, type Doc } from './helpers/shards.js';
+import { STAGES, type StageName } from '../src/shard/job.js';
 
 describe('job directories: one plan, one input, no torn files', () => {
   let dir: string;
@@ -156,7 +157,7 @@ describe('job directories: one plan, one input, no torn files', () => {
           }
           // The damaged task's stage is done; every later stage runs again and reads it.
           const stage = rel.split(path.sep)[0]!;
-          const later = ['sign', 'join', 'gather', 'verify', 'components', 'filter'].slice(['sign', 'join', 'gather', 'verify', 'components', 'filter'].indexOf(stage) + 1);
+          const later = STAGES.slice(STAGES.indexOf(stage as StageName) + 1);
           for (const s of later) fs.rmSync(path.join(work2, s), { recursive: true, force: true });
           // The output directory is part of the plan: dedup outputs go to the same one again.
           const out = mode === "dedup" ? ref : path.join(dir, `damage-out-${mode}-${i}-${how}`);

@@ -6,7 +6,7 @@
 import { Command, Option } from 'commander';
 import { availableParallelism } from 'node:os';
 import { STAGES, taskCount, type JobOutputMode, type JobSpec } from '../shard/job.js';
-import { planJob } from '../shard/plan.js';
+import { planJob, type PlanInput } from '../shard/plan.js';
 import { runTasksInProcesses } from '../shard/localTasks.js';
 import { progressOf, summarize, writeJobOutput, type JobSummary } from '../shard/summary.js';
 import { openWorkDir, type WorkDir } from '../shard/workDir.js';
@@ -59,7 +59,7 @@ const ONLY: Record<string, { values: readonly string[]; why: string }> = {
 const OWN = new Set(['against', 'output', 'out', 'outDir', 'quiet', 'verbose', 'json']);
 
 /** The job commands' own options (not dedup's). */
-const JOB_OWN = new Set(['workDir', 'partitions', 'taskBytes', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'processes', 'waitNotice', 'redisTimeout']);
+const JOB_OWN = new Set(['workDir', 'partitions', 'taskBytes', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'processes', 'waitNotice', 'redisTimeout', 'estimate', 'sampleMb', 'taskMemory']);
 
 /** Why an option of dedup is refused by jobs (a generic reason for the rest). */
 const REFUSED_WHY: Record<string, string> = {
@@ -131,10 +131,10 @@ export function refuseUnsupported(cmd: Command): void {
   }
 }
 
-/** Writes (or reuses) the plan of the flags' job in its work dir. */
-export async function planFromFlags(shards: string[], flags: PlanFlags): Promise<{ wd: WorkDir; job: JobSpec }> {
+/** What the flags say about a job's plan. */
+export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
   const { dedup: options, read, pairFormat } = pipelineOptionsFrom(flags);
-  const spec = await planJob({
+  return {
     shards,
     against: flags.against,
     read,
@@ -145,7 +145,12 @@ export async function planFromFlags(shards: string[], flags: PlanFlags): Promise
     mode: flags.output,
     pairFormat,
     outDir: flags.outDir,
-  });
+  };
+}
+
+/** Writes (or reuses) the plan of the flags' job in its work dir. */
+export async function planFromFlags(shards: string[], flags: PlanFlags): Promise<{ wd: WorkDir; job: JobSpec }> {
+  const spec = await planJob(planInputFrom(shards, flags));
   const wd = openWorkDir(flags.workDir);
   const job = await wd.save(spec);
   // An output directory from an earlier run must not look complete while it is rewritten.

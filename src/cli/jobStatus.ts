@@ -6,7 +6,8 @@ import { jobStatus, type StageStatus } from '../shard/status.js';
 import type { JobSpec } from '../shard/job.js';
 import { int, ms } from './report.js';
 
-function mb(bytes: number): string {
+/** Bytes in B, kB, MB or GB (decimal). */
+export function mb(bytes: number): string {
   return bytes < 1e3 ? `${Math.round(bytes)} B` : bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : bytes < 1e9 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e9).toFixed(2)} GB`;
 }
 

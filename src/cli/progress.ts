@@ -19,7 +19,7 @@ export interface Progress {
 }
 
 /** What a bar counts. */
-export type ProgressUnit = 'bytes' | 'docs' | 'pairs' | 'tasks';
+export type ProgressUnit = 'bytes' | 'docs' | 'pairs' | 'tasks' | 'stages';
 
 const NOOP: Progress = { update() {}, stop() {} };
 

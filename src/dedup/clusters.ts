@@ -101,9 +101,10 @@ export interface SparseClusters {
  * grows with the clustered documents, never with the corpus: ~20 bytes per clustered document
  * besides the pairs (16 B each), and 40 B per pair more while their ends are sorted (a radix sort
  * when every number is below 2^32, else a binary search per end). The same clusters, in the same
- * order, as {@link clusterPairs} over all documents.
+ * order, as {@link clusterPairs} over all documents. When `pairCluster` is given, pair i's cluster
+ * is written to `pairCluster[i]`.
  */
-export function clustersOfPairs(a: Float64Array, b: Float64Array, count: number): SparseClusters {
+export function clustersOfPairs(a: Float64Array, b: Float64Array, count: number, pairCluster?: Int32Array): SparseClusters {
   const { docs, end } = compactEnds(a, b, count);
   const P = docs.length;
   const uf = new UnionFind(P);
@@ -115,6 +116,7 @@ export function clustersOfPairs(a: Float64Array, b: Float64Array, count: number)
     const r = uf.find(p);
     number[p] = r === p ? clusters++ : number[r]!;
   }
+  if (pairCluster) for (let i = 0; i < count; i++) pairCluster[i] = number[end(i)]!;
   const start = new Int32Array(clusters + 1);
   for (let p = 0; p < P; p++) start[number[p]! + 1]!++;
   for (let k = 0; k < clusters; k++) start[k + 1]! += start[k]!;

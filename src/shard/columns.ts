@@ -307,23 +307,36 @@ export class ColumnFile {
   }
 
   /** A reader of a string column: the offsets are loaded, strings are read one by one or by range. */
-  strings(name: string): { count: number; get(i: number): string; range(a: number, b: number): string[]; all(): string[] } {
+  strings(name: string): { count: number; get(i: number): string; range(a: number, b: number): string[]; lazy(a: number, b: number): (i: number) => string; all(): string[] } {
     const c = this.info(name);
     if (c.type !== 'str') throw new DamagedFileError(`${this.path}: column ${name} is ${c.type}, not str`);
-    const offs = new Float64Array(c.count + 1);
-    new Uint8Array(offs.buffer).set(this.bytes(c.offset, (c.count + 1) * 8));
     const base = c.offset + (c.count + 1) * 8;
-    const range = (a: number, b: number): string[] => {
+    // Only the offsets of the rows asked for: a reader of one shard's rows of a task's file of many
+    // shards must not load the whole column's offsets (once per shard, that grew as shards²).
+    const offsets = (a: number, b: number): Float64Array => {
       if (!(a >= 0 && b >= a && b <= c.count)) throw new DamagedFileError(`${this.path}: damaged (strings ${a}–${b} of ${c.count})`);
-      const blob = this.bytes(base + offs[a]!, offs[b]! - offs[a]!);
+      const offs = new Float64Array(b - a + 1);
+      new Uint8Array(offs.buffer).set(this.bytes(c.offset + a * 8, (b - a + 1) * 8));
+      return offs;
+    };
+    const range = (a: number, b: number): string[] => {
+      const offs = offsets(a, b);
+      const blob = this.bytes(base + offs[0]!, offs[b - a]! - offs[0]!);
       const out: string[] = new Array(b - a);
-      for (let i = a; i < b; i++) out[i - a] = blob.toString('utf8', offs[i]! - offs[a]!, offs[i + 1]! - offs[a]!);
+      for (let i = 0; i < b - a; i++) out[i] = blob.toString('utf8', offs[i]! - offs[0]!, offs[i + 1]! - offs[0]!);
       return out;
+    };
+    // One read of rows a..b, each string decoded when asked for (a reader that needs a few ids of a big range).
+    const lazy = (a: number, b: number): ((i: number) => string) => {
+      const offs = offsets(a, b);
+      const blob = this.bytes(base + offs[0]!, offs[b - a]! - offs[0]!);
+      return (i) => blob.toString('utf8', offs[i]! - offs[0]!, offs[i + 1]! - offs[0]!);
     };
     return {
       count: c.count,
       get: (i) => range(i, i + 1)[0]!,
       range,
+      lazy,
       all: () => range(0, c.count),
     };
   }

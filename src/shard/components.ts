@@ -21,6 +21,7 @@ import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
 import { rangeOf, taskCount, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
+import { forEachVerified } from './verified.js';
 import { jobDocs, type ShardDocs } from './docs.js';
 import type { ShardFiles } from './perShard.js';
 
@@ -36,24 +37,6 @@ export interface ComponentsMarker {
 
 /** The shard of global document g (docOffset ascending, length S + 1). */
 const shardOf = (docOffset: Float64Array, g: number): number => rangeOf(docOffset, g);
-
-/** Calls fn for every verified pair of the job, in global order (task by task). */
-export function forEachVerified(workDir: string, job: JobSpec, fn: (shardA: number, docA: number, shardB: number, docB: number, sim: number) => void): void {
-  for (let t = 0; t < taskCount(job, 'verify'); t++) {
-    requireMarker(workDir, job, 'verify', t);
-    const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', t), 'pairs.bin'), 'verified', job.id);
-    try {
-      const sa = f.u32('shardA');
-      const a = f.u32('docA');
-      const s = f.u32('shardB');
-      const b = f.u32('docB');
-      const sim = f.f64('similarity');
-      for (let i = 0; i < a.length; i++) fn(sa[i]!, a[i]!, s[i]!, b[i]!, sim[i]!);
-    } finally {
-      f.close();
-    }
-  }
-}
 
 /** The number of verified pairs of the job (every verify task must have completed). */
 function verifiedCount(workDir: string, job: JobSpec): number {

@@ -30,13 +30,13 @@ function docsOf(job: JobSpec, num: Numbering, f: ColumnFile, s: number): ShardDo
   const explicit = f.u32('explicit', a, b);
   const starts = f.f64('start', a, b);
   const lengths = f.u32('length', a, b);
-  const ids = f.strings('id').range(a, b);
+  const ids = f.strings('id').lazy(a, b);
   const rowOffset = num.rowOffset[s]!;
   return {
     ranged: b > a && starts[0]! >= 0,
     start: (d) => starts[d]!,
     length: (d) => lengths[d]!,
-    id: (d) => (explicit[d] ? ids[d]! : rowOffset + rows[d]!),
+    id: (d) => (explicit[d] ? ids(d) : rowOffset + rows[d]!),
   };
 }
 

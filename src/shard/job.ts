@@ -15,13 +15,13 @@ import { InputError, UsageError } from '../io/errors.js';
 import { isS3Url, s3Get, s3Head } from '../io/s3.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
-export const JOB_VERSION = 3;
+export const JOB_VERSION = 4;
 
 /** What a job writes. `pairs` and `clusters` go to one file; `dedup` and `annotate` write one output shard per input shard. */
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
 
 /** The stages, in order. */
-export const STAGES = ['sign', 'join', 'gather', 'verify', 'components', 'filter'] as const;
+export const STAGES = ['sign', 'join', 'route', 'gather', 'verify', 'components', 'filter'] as const;
 /** A stage name. */
 export type StageName = (typeof STAGES)[number];
 
@@ -256,6 +256,7 @@ export function taskCount(job: JobSpec, stage: StageName): number {
   switch (stage) {
     case 'join':
       return job.partitions;
+    case 'route':
     case 'components':
       return 1;
     case 'filter':

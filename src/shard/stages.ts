@@ -8,6 +8,7 @@ import { loadJob, STAGES, taskCount, type JobSpec, type StageName } from './job.
 import { runSign } from './sign.js';
 import { runJoin } from './join.js';
 import { runGather } from './gather.js';
+import { runRoute } from './route.js';
 import { runVerify } from './verify.js';
 import { runComponents } from './components.js';
 import { runFilter } from './filter.js';
@@ -15,6 +16,7 @@ import { runFilter } from './filter.js';
 const RUNNERS: Record<StageName, (workDir: string, job: JobSpec, task: number) => Promise<object>> = {
   sign: runSign,
   join: runJoin,
+  route: runRoute,
   gather: runGather,
   verify: runVerify,
   components: runComponents,

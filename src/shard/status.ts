@@ -66,7 +66,7 @@ export interface StageStatus {
   errors: FailedTask[];
 }
 
-const PER_SHARD: ReadonlySet<StageName> = new Set(['sign', 'gather', 'verify', 'filter']);
+const PER_SHARD: ReadonlySet<StageName> = new Set(['sign', 'gather', 'filter']);
 
 /** Whether process `pid` is alive on this machine. */
 function alive(pid: number): boolean {

@@ -16,7 +16,8 @@ import { shardMarker } from './perShard.js';
 import type { SignMarker } from './shardInput.js';
 import type { JoinMarker } from './join.js';
 import type { VerifyMarker } from './verify.js';
-import { forEachVerified, type ComponentsMarker } from './components.js';
+import type { ComponentsMarker } from './components.js';
+import { forEachVerified, writeVerifiedLines } from './verified.js';
 import type { FilterMarker } from './filter.js';
 
 /** A finished job's counters. */
@@ -70,10 +71,12 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
     sum.bytes += m.bytes;
     sum.skippedRecords += m.skippedRecords;
     if (m.skipped) sum.skippedShards.push({ path: job.shards[s]!.path, error: m.skipped });
-    const v = shardMarker<VerifyMarker>(workDir, job, 'verify', s);
+    if (taskCount(job, 'filter') > 0) sum.written += shardMarker<FilterMarker>(workDir, job, 'filter', s).written;
+  }
+  for (let t = 0; t < taskCount(job, 'verify'); t++) {
+    const v = requireMarker<VerifyMarker>(workDir, job, 'verify', t);
     sum.candidates += v.candidates;
     sum.pairs += v.pairs;
-    if (taskCount(job, 'filter') > 0) sum.written += shardMarker<FilterMarker>(workDir, job, 'filter', s).written;
   }
   for (let p = 0; p < job.partitions; p++) {
     const j = requireMarker<JoinMarker>(workDir, job, 'join', p);
@@ -153,8 +156,8 @@ async function copyInto(sink: OutputSink, file: string): Promise<void> {
 
 /**
  * Writes the job's pairs or clusters to `out` (a file, written atomically, or stdout for undefined
- * or `-`): the verify outputs concatenated in shard order (which is the global order), or the
- * components' clusters. Returns the records written. dedup/annotate outputs are the filter stage's.
+ * or `-`): the verify outputs' lines merged into global order (`verified.ts`), or the components'
+ * clusters. Returns the records written. dedup/annotate outputs are the filter stage's.
  */
 export async function writeJobOutput(workDir: string, job: JobSpec, out: string | undefined, counts: JobSummary): Promise<number> {
   if (job.output.mode !== 'pairs' && job.output.mode !== 'clusters') return counts.written;
@@ -166,7 +169,8 @@ export async function writeJobOutput(workDir: string, job: JobSpec, out: string 
   try {
     if (job.output.mode === 'pairs') {
       await sink.write(pairHeader(job.output.pairFormat, false));
-      for (const file of files) await copyInto(sink, file);
+      // Pieces end at line ends, so a sink without writeBytes can take them decoded.
+      await writeVerifiedLines(workDir, job, (b) => (sink.writeBytes ? sink.writeBytes(b) : sink.write(b.toString('utf8'))));
     } else {
       await copyInto(sink, files[0]!);
     }

@@ -4,7 +4,7 @@
  * (src/shard/s3work.ts) copies exactly these to the task's local spool before it runs the task.
  * @module
  */
-import { shardsOfTask, taskCount, taskOfShard, type JobSpec, type StageName } from './job.js';
+import { shardsOfTask, STAGES, taskCount, taskOfShard, type JobSpec, type StageName } from './job.js';
 import { compressionFromName, formatFromExtension } from '../io/formats.js';
 
 /** The markers of `tasks` of `stage`, and those of their `files` that the markers list. */
@@ -33,7 +33,7 @@ function groupOf(job: JobSpec, t: number): number[] {
 }
 
 /**
- * What task `t` of `stage` reads. Verify reads in two steps: first the join outputs, from which
+ * What task `t` of `stage` reads. Verify reads in two steps: first the routed pairs, from which
  * {@link verifyReads} (src/shard/verify.ts) tells the shards its pairs touch, then, given those as
  * `partners`, their ids (`docs.bin`), gathered texts and plain shards (read in place at offsets).
  */
@@ -44,12 +44,14 @@ export function taskInputs(job: JobSpec, stage: StageName, t: number, partners?:
       return { reads: [], shards: groupOf(job, t) };
     case 'join':
       return { reads: [{ stage: 'sign', tasks: n('sign'), files: ['keys.bin', 'ids.bin'] }], shards: [] };
+    case 'route':
+      return { reads: [{ stage: 'sign', tasks: n('sign'), files: [] }, { stage: 'join', tasks: n('join'), files: ['pairs.bin'] }], shards: [] };
     case 'gather':
       return { reads: [{ stage: 'sign', tasks: n('sign'), files: [] }, { stage: 'join', tasks: n('join'), files: ['need.bin'] }], shards: groupOf(job, t) };
     case 'verify': {
       const first: TaskRead[] = [
         { stage: 'sign', tasks: n('sign'), files: [] },
-        { stage: 'join', tasks: n('join'), files: ['pairs.bin'] },
+        { stage: 'route', tasks: [0], files: ['pairs.bin'] },
         { stage: 'gather', tasks: n('gather'), files: [] },
       ];
       if (!partners) return { reads: first, shards: [] };
@@ -70,7 +72,7 @@ export function taskInputs(job: JobSpec, stage: StageName, t: number, partners?:
 /** What `job report` and `job status` read: every committed marker and, for the report, the files the output and summary are made of. */
 export function jobReads(job: JobSpec, report: boolean): TaskRead[] {
   const reads: TaskRead[] = [];
-  for (const stage of ['sign', 'join', 'gather', 'verify', 'components', 'filter'] as const) {
+  for (const stage of STAGES) {
     const files = report && stage === 'verify' ? ['pairs.bin', 'pairs.txt'] : report && stage === 'components' ? ['assign.bin', 'clusters.jsonl'] : [];
     reads.push({ stage, tasks: every(taskCount(job, stage)), files });
   }

@@ -1,16 +1,20 @@
 /**
- * Stage 4, verify (one task per group of shards): for each shard A of the group, the distinct
- * candidate pairs whose first document is in A, checked by exact Jaccard of their fingerprint sets,
- * made here from the texts: a plain line-format shard's lines are read again where sign found them
- * (as `neardup dedup` reads them again for its verification), other shards' texts come from the
- * gather outputs. The pairs are taken a batch of first documents at a time, so a task holds the sets
- * of one batch's documents, never the corpus.
+ * Stage 5, verify (one task per group of shards, but not per shard): the candidate pairs of the
+ * connected components the route stage gave this task, checked by exact Jaccard of their fingerprint
+ * sets, made here from the texts: a plain line-format shard's lines are read again where sign found
+ * them (as `neardup dedup` reads them again for its verification), other shards' texts come from the
+ * gather outputs. A component's pairs are all here, so each candidate document's set is made once
+ * (a component of more than a batch is cut between first documents, and then a partner's set may be
+ * made again). Components are taken a batch of documents at a time, so a task holds the sets of one
+ * batch, never the corpus.
  *
  * Outputs in `verify/NNNNN/`:
- * - `pairs.bin` (kind `verified`): columns shardA, docA, shardB, docB (uint32), similarity (float64),
- *   sorted by (shardA, docA, shardB, docB): concatenated in task order, the pairs of the job in
- *   global order.
- * - `pairs.txt`: the same pairs as output lines (ids, in the job's pair format).
+ * - `pairs.bin` (kind `verified`): columns shardA, docA, shardB, docB (uint32), similarity
+ *   (float64), bytes (uint32: the pair's line length in `pairs.txt`), sorted by (shardA, docA,
+ *   shardB, docB), with `astart` (float64, S + 1) giving shard A's rows. A document's pairs are all
+ *   in one task, so the job's pairs in global order are each shard's rows of every task merged by
+ *   first document (`verified.ts`).
+ * - `pairs.txt`: the same pairs as output lines (ids, in the job's pair format), in the same order.
  * @module
  */
 import path from 'node:path';
@@ -20,9 +24,9 @@ import type { LineParseSpec } from '../io/lineRanges.js';
 import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
 import { createTextSigner, type TextSigner } from '../sketch/textSigner.js';
 import { ColumnFile, writeColumns } from './columns.js';
-import { requireMarker, writeSynced } from './commit.js';
-import { openJoinFiles, runPerShard, type ShardFiles } from './perShard.js';
-import { checkShard, shardsOfTask, taskCount, type JobSpec } from './job.js';
+import { commitTask, requireMarker, taskDir, writeSynced } from './commit.js';
+import type { ShardFiles } from './perShard.js';
+import { checkShard, taskCount, type JobSpec } from './job.js';
 import { gatheredShards, type GatheredShard } from './gathered.js';
 import { jobDocs, type ShardDocs } from './docs.js';
 import { numbering, shardLineSpec } from './shardInput.js';
@@ -34,45 +38,17 @@ export interface VerifyMarker {
   candidates: number;
   /** Pairs at or above the threshold. */
   pairs: number;
-  /** Fingerprint sets made (a document in pairs of several batches or tasks is counted in each). */
+  /** Fingerprint sets made (a document of a component cut between batches may be counted in more than one). */
   sets: number;
+  /** Components of the candidate graph verified. */
+  components: number;
 }
 
-/** First documents of pairs whose sets one batch makes (with their partners'). */
+/** Documents whose sets one batch makes: a batch ends at the first component boundary past this. */
 const BATCH_DOCS = 8192;
+/** A component too big for a batch is cut between first documents once a batch holds this many sets. */
+const BATCH_MAX = 4 * BATCH_DOCS;
 const TWO32 = 4294967296;
-
-/**
- * The distinct candidate pairs of shard A from every join output, grouped by first document:
- * document a's partners (shardB · 2^32 + docB, ascending, unique) are `partner[start[a] .. start[a+1])`.
- */
-function candidatesOf(joins: readonly ColumnFile[], A: number, docs: number): { start: Float64Array; partner: Float64Array } {
-  const parts: { a: Uint32Array; s: Uint32Array; b: Uint32Array }[] = [];
-  const start = new Float64Array(docs + 1);
-  let n = 0;
-  for (const f of joins) {
-    const st = f.f64('astart', A, A + 2);
-    if (st[1]! <= st[0]!) continue;
-    const part = { a: f.u32('docA', st[0]!, st[1]!), s: f.u32('shardB', st[0]!, st[1]!), b: f.u32('docB', st[0]!, st[1]!) };
-    for (let i = 0; i < part.a.length; i++) start[part.a[i]! + 1]!++;
-    n += part.a.length;
-    parts.push(part);
-  }
-  // A counting sort by first document, then each document's few partners sorted and made unique.
-  for (let d = 0; d < docs; d++) start[d + 1]! += start[d]!;
-  const fill = start.slice(0, docs);
-  const all = new Float64Array(n);
-  for (const { a, s, b } of parts) for (let i = 0; i < a.length; i++) all[fill[a[i]!]!++] = s[i]! * TWO32 + b[i]!;
-  const partner = new Float64Array(n);
-  let m = 0;
-  for (let d = 0; d < docs; d++) {
-    const seg = all.subarray(start[d]!, start[d + 1]!).sort();
-    start[d] = m;
-    for (let i = 0; i < seg.length; i++) if (i === 0 || seg[i] !== seg[i - 1]) partner[m++] = seg[i]!;
-  }
-  start[docs] = m;
-  return { start, partner: partner.subarray(0, m) };
-}
 
 /**
  * The sets of one batch, end to end in one growing buffer: a typed array per set (thousands of a few
@@ -170,29 +146,29 @@ class SetMaker {
   }
 }
 
-/** Runs verify task `t` (idempotent; every gather task must have completed): the pairs of each shard A of its group. */
+/** Runs verify task `t` (idempotent; the route task and every gather task must have completed). */
 export function runVerify(workDir: string, job: JobSpec, t: number): Promise<object> {
   for (let g = 0; g < taskCount(job, 'gather'); g++) requireMarker(workDir, job, 'gather', g);
+  requireMarker(workDir, job, 'route', 0);
   const num = numbering(workDir, job);
-  // The join outputs, ids and gathered texts are opened once for the task's shards.
-  const joins = openJoinFiles(workDir, job, 'pairs.bin', 'candidates');
   const docs = jobDocs(workDir, job, num);
   const gathered = gatheredShards(workDir, job);
   const maker = new SetMaker(workDir, job, docs, gathered);
-  const out = new VerifyOutput();
-  return runPerShard<VerifyMarker>(
-    workDir,
-    job,
-    'verify',
-    t,
-    (A) => verifyShard(job, joins, docs, maker, out, A, num.markers[A]!.docs),
-    async (dir) => {
-      maker.checkRead();
-      await writeColumns(path.join(dir, 'pairs.bin'), 'verified', job.id, {}, { shardA: out.sa.view(), docA: out.oa.view(), shardB: out.os.view(), docB: out.ob.view(), similarity: Float64Array.from(out.sims) });
-      await writeSynced(path.join(dir, 'pairs.txt'), out.lines.join(''));
-    },
-  ).finally(() => {
-    for (const f of joins) f.close();
+  return commitTask<VerifyMarker>(workDir, job, 'verify', t, async (dir) => {
+    const routed = ColumnFile.open(path.join(taskDir(workDir, 'route', 0), 'pairs.bin'), 'routed', job.id);
+    let rows: RoutedRows;
+    try {
+      const ts = routed.f64('tstart', t, t + 2);
+      const [lo, hi] = [ts[0]!, ts[1]!];
+      rows = { sa: routed.u32('shardA', lo, hi), a: routed.u32('docA', lo, hi), sb: routed.u32('shardB', lo, hi), b: routed.u32('docB', lo, hi), comp: routed.u32('comp', lo, hi) };
+    } finally {
+      routed.close();
+    }
+    const out = await verifyRows(job, rows, maker);
+    maker.checkRead();
+    await writeVerified(dir, job, docs, out);
+    return { candidates: rows.a.length, pairs: out.sims.length, sets: out.sets, components: out.components };
+  }).finally(() => {
     docs.close();
     gathered.close();
     closeRangeFiles();
@@ -200,87 +176,115 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
 }
 
 /**
- * The shards whose documents the candidate pairs of verify task `t` touch, its own included, in
- * order: what the task reads (their lines or gathered texts, and their ids). Every join task must
- * have completed.
+ * The shards whose documents the routed candidate pairs of verify task `t` touch, in order: what
+ * the task reads (their lines or gathered texts, and their ids). The route task must have completed.
  */
 export function verifyReads(workDir: string, job: JobSpec, t: number): number[] {
-  const joins = openJoinFiles(workDir, job, 'pairs.bin', 'candidates');
+  requireMarker(workDir, job, 'route', 0);
+  const routed = ColumnFile.open(path.join(taskDir(workDir, 'route', 0), 'pairs.bin'), 'routed', job.id);
   const seen = new Set<number>();
   try {
-    const { first, end } = shardsOfTask(job, t);
-    for (let A = first; A < end; A++) {
-      seen.add(A);
-      for (const f of joins) {
-        const st = f.f64('astart', A, A + 2);
-        if (st[1]! > st[0]!) for (const s of f.u32('shardB', st[0]!, st[1]!)) seen.add(s);
-      }
-    }
+    const ts = routed.f64('tstart', t, t + 2);
+    for (const column of ['shardA', 'shardB']) for (const s of routed.u32(column, ts[0]!, ts[1]!)) seen.add(s);
   } finally {
-    for (const f of joins) f.close();
+    routed.close();
   }
   return [...seen].sort((a, b) => a - b);
 }
 
-/** The verified pairs of a verify task, all its shards, in order. */
+/** A verify task's share of the routed candidate pairs. */
+interface RoutedRows {
+  sa: Uint32Array;
+  a: Uint32Array;
+  sb: Uint32Array;
+  b: Uint32Array;
+  comp: Uint32Array;
+}
+
+/** The verified pairs of a verify task, in the order found. */
 class VerifyOutput {
   readonly sa = new U32Buf(1024);
   readonly oa = new U32Buf(1024);
   readonly os = new U32Buf(1024);
   readonly ob = new U32Buf(1024);
   readonly sims: number[] = [];
-  readonly lines: string[] = [];
+  sets = 0;
+  components = 0;
 }
 
-async function verifyShard(job: JobSpec, joins: readonly ColumnFile[], docs: ShardFiles<ShardDocs>, maker: SetMaker, out: VerifyOutput, A: number, count: number): Promise<VerifyMarker> {
-  const { start, partner } = candidatesOf(joins, A, count);
-  const { sa, oa, os, ob, sims, lines } = out;
-  const before = sims.length;
+/** Checks the task's rows a batch of whole components at a time. */
+async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker): Promise<VerifyOutput> {
+  const out = new VerifyOutput();
   const table = new ProbeTable();
   const sets = new BatchSets();
-  const da = docs.get(A);
-  let made = 0;
-  for (let a0 = 0; a0 < count; ) {
-    // A batch: up to BATCH_DOCS first documents with pairs, and their partners, shard by shard.
-    const want = new Map<number, number[]>([[A, []]]);
-    let a1 = a0;
-    for (let k = 0; a1 < count && k < BATCH_DOCS; a1++) {
-      if (start[a1 + 1] === start[a1]) continue;
-      k++;
-      want.get(A)!.push(a1);
-      for (let i = start[a1]!; i < start[a1 + 1]!; i++) {
-        const s = Math.floor(partner[i]! / TWO32);
-        let l = want.get(s);
-        if (!l) want.set(s, (l = []));
-        l.push(partner[i]! - s * TWO32);
-      }
+  const n = r.a.length;
+  const seen = new Set<number>();
+  for (let i = 0; i < n; i++) if (i === 0 || r.comp[i] !== r.comp[i - 1]) out.components++;
+  for (let i0 = 0; i0 < n; ) {
+    // A batch: whole components until it holds BATCH_DOCS documents, or a big component cut between first documents.
+    seen.clear();
+    let i1 = i0;
+    while (i1 < n) {
+      const ka = r.sa[i1]! * TWO32 + r.a[i1]!;
+      seen.add(ka);
+      seen.add(r.sb[i1]! * TWO32 + r.b[i1]!);
+      i1++;
+      if (i1 === n) break;
+      if (seen.size >= BATCH_DOCS && r.comp[i1] !== r.comp[i1 - 1]) break;
+      if (seen.size >= BATCH_MAX && r.sa[i1]! * TWO32 + r.a[i1]! !== ka) break;
     }
+    const keys = Float64Array.from(seen).sort();
     sets.clear();
-    for (const [s, l] of want) {
-      const u = Uint32Array.from(l).sort();
-      let m = 0;
-      for (let i = 0; i < u.length; i++) if (i === 0 || u[i] !== u[i - 1]) u[m++] = u[i]!;
-      if (m > 0) await maker.make(s, u.subarray(0, m), sets);
-      made += m;
+    for (let j = 0; j < keys.length; ) {
+      const s = Math.floor(keys[j]! / TWO32);
+      let k = j;
+      while (k < keys.length && keys[k]! < (s + 1) * TWO32) k++;
+      const want = new Uint32Array(k - j);
+      for (let x = j; x < k; x++) want[x - j] = keys[x]! - s * TWO32;
+      await maker.make(s, want, sets);
+      j = k;
     }
-    for (let a = a0; a < a1; a++) {
-      if (start[a + 1] === start[a]) continue;
-      table.load(sets.get(A * TWO32 + a));
-      for (let i = start[a]!; i < start[a + 1]!; i++) {
-        const key = partner[i]!;
-        const sim = probeJaccardAtLeast(table, sets.get(key), job.threshold);
-        if (sim < 0) continue;
-        const s = Math.floor(key / TWO32);
-        const b = key - s * TWO32;
-        sa.push(A);
-        oa.push(a);
-        os.push(s);
-        ob.push(b);
-        sims.push(sim);
-        lines.push(formatPair(job.output.pairFormat, da.id(a), docs.get(s).id(b), sim));
-      }
+    out.sets += keys.length;
+    let loaded = -1;
+    for (let i = i0; i < i1; i++) {
+      const ka = r.sa[i]! * TWO32 + r.a[i]!;
+      if (ka !== loaded) table.load(sets.get((loaded = ka)));
+      const sim = probeJaccardAtLeast(table, sets.get(r.sb[i]! * TWO32 + r.b[i]!), job.threshold);
+      if (sim < 0) continue;
+      out.sa.push(r.sa[i]!);
+      out.oa.push(r.a[i]!);
+      out.os.push(r.sb[i]!);
+      out.ob.push(r.b[i]!);
+      out.sims.push(sim);
     }
-    a0 = a1;
+    i0 = i1;
   }
-  return { candidates: partner.length, pairs: sims.length - before, sets: made };
+  return out;
+}
+
+/** Writes the task's verified pairs in (shardA, docA, shardB, docB) order: pairs.bin and pairs.txt. */
+async function writeVerified(dir: string, job: JobSpec, docs: ShardFiles<ShardDocs>, out: VerifyOutput): Promise<void> {
+  const S = job.shards.length;
+  const sa = out.sa.view();
+  const oa = out.oa.view();
+  const os = out.os.view();
+  const ob = out.ob.view();
+  const n = sa.length;
+  const order = Array.from({ length: n }, (_, i) => i);
+  order.sort((x, y) => sa[x]! - sa[y]! || oa[x]! - oa[y]! || os[x]! - os[y]! || ob[x]! - ob[y]!);
+  const col = (c: Uint32Array): Uint32Array => Uint32Array.from(order, (i) => c[i]!);
+  const similarity = Float64Array.from(order, (i) => out.sims[i]!);
+  const cols = { shardA: col(sa), docA: col(oa), shardB: col(os), docB: col(ob) };
+  const astart = new Float64Array(S + 1);
+  for (let i = 0; i < n; i++) astart[cols.shardA[i]! + 1]!++;
+  for (let s = 0; s < S; s++) astart[s + 1]! += astart[s]!;
+  const bytes = new Uint32Array(n);
+  const lines: string[] = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    const line = formatPair(job.output.pairFormat, docs.get(cols.shardA[i]!).id(cols.docA[i]!), docs.get(cols.shardB[i]!).id(cols.docB[i]!), similarity[i]!);
+    lines[i] = line;
+    bytes[i] = Buffer.byteLength(line);
+  }
+  await writeColumns(path.join(dir, 'pairs.bin'), 'verified', job.id, {}, { ...cols, similarity, bytes, astart });
+  await writeSynced(path.join(dir, 'pairs.txt'), lines.join(''));
 }

@@ -1,0 +1,337 @@
+/**
+ * The planner's estimate (`neardup job plan … --estimate`): runs the job on a random sample of
+ * whole shards and predicts, for the whole corpus, the documents, candidate and verified pairs,
+ * bytes written per stage, the peak memory of the largest task of each stage, and the partitions
+ * that keep every join task under a memory budget.
+ *
+ * Counts of pairs are Horvitz–Thompson estimates over the sampled pairs: with k of S shards drawn
+ * uniformly without replacement, a pair within one shard is seen with probability k/S and a pair
+ * across two shards with k(k−1)/(S(S−1)), whatever the corpus's layout (copies next to their
+ * originals, or spread). Per-document quantities scale with the input bytes. Memory follows each
+ * stage's own driver (a linear model through a task process's base size): per-shard stages keep
+ * their task sizes; join grows with its partition's key rows; route with the distinct candidate
+ * pairs; verify with its share of the pairs and the corpus's documents (their line offsets);
+ * components with the verified pairs.
+ * @module
+ */
+import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ColumnFile } from './columns.js';
+import { readMarker, requireMarker, taskDir, type MarkerBase } from './commit.js';
+import { saveJob, STAGES, taskCount, type JobSpec, type StageName } from './job.js';
+import { runTasksInProcesses } from './localTasks.js';
+import { shardMarker } from './perShard.js';
+import { shardLineSpec, type SignMarker } from './shardInput.js';
+import type { JoinMarker } from './join.js';
+import type { RouteMarker } from './route.js';
+import type { VerifyMarker } from './verify.js';
+import type { ComponentsMarker } from './components.js';
+
+/** What the estimate of one stage says. */
+export interface StageEstimate {
+  stage: StageName;
+  /** Tasks in the whole job. */
+  tasks: number;
+  /** Bytes all its tasks write together. */
+  bytesWritten: number;
+  /** Peak resident memory of its largest task (bytes). */
+  peakMemory: number;
+}
+
+/** The planner's prediction for a whole job. */
+export interface JobEstimate {
+  /** Units drawn (1 MiB blocks of plain line-format shards, other shards whole), of all. */
+  sampledUnits: number;
+  units: number;
+  /** Shards of the job. */
+  shards: number;
+  /** Input bytes sampled, of all. */
+  sampledBytes: number;
+  bytes: number;
+  /** Documents of the corpus (and reference). */
+  docs: number;
+  /** Distinct candidate pairs. */
+  candidates: number;
+  /** Pairs at or above the threshold. */
+  pairs: number;
+  /** Documents in some verified pair: rough (the sample's share of them per pair; big clusters fall apart in a sample), used for the components stage's memory. */
+  docsInClusters: number;
+  stages: StageEstimate[];
+  /** Join partitions of the plan. */
+  partitions: number;
+  /** With a task memory budget: the fewest partitions that keep each join task within it (undefined when none is given). */
+  partitionsForBudget?: number;
+  /** Stages whose largest task would pass the budget whatever the partitions. */
+  overBudget: StageName[];
+  /** The sample run's wall time (ms). */
+  sampleMs: number;
+}
+
+/** Options of {@link estimateJob}. */
+export interface EstimateOptions {
+  /** Input bytes to sample (default 10 % of the input, at least 64 MiB). */
+  sampleBytes?: number;
+  /** Memory one task may use (bytes): the estimate then gives the partitions that keep join under it. */
+  taskMemory?: number;
+  /** Seed of the shard draw (default 1). */
+  seed?: number;
+  /** Task processes for the sample run (default 1). */
+  processes?: number;
+  /** Called before each stage of the sample run. */
+  onStage?: (stage: StageName, tasks: number) => void;
+}
+
+/** Resident memory of a task process before its task: node itself and neardup's modules (measured: 45–60 MB). */
+const BASE_RSS = 50 * 2 ** 20;
+
+/** A deterministic shuffle of 0..n-1 (xorshift32 from the seed). */
+function shuffled(n: number, seed: number): number[] {
+  const order = Array.from({ length: n }, (_, i) => i);
+  let x = seed >>> 0 || 1;
+  for (let i = n - 1; i > 0; i--) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    const j = (x >>> 0) % (i + 1);
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  return order;
+}
+
+/** Bytes of one sampled unit of a plain line-format shard: the lines that start in it. */
+export const SAMPLE_BLOCK = 1 << 20;
+
+/** The sample of a job: files to run it on, and what the estimate needs to weigh it. */
+export interface JobSample {
+  /** Sample shards of the corpus and of the reference (--against), each one unit. */
+  corpus: string[];
+  reference: string[];
+  /** Units of the whole input (blocks of plain line-format shards, other shards whole), and units drawn. */
+  units: number;
+  drawn: number;
+  /** Input bytes of the units drawn. */
+  bytes: number;
+}
+
+/**
+ * Draws the sample of a job into `dir`: the input cut into units (1 MiB blocks of lines of a plain
+ * JSONL, text or TSV shard; a compressed, Parquet or CSV shard whole), a uniform draw of enough of
+ * them for `want` bytes, each drawn block written as a small shard of its own (a TSV block with
+ * the header line). Small units make the pair estimate steady: whole shards, when copies gather in
+ * a few of them, gave estimates from 0.56 to 1.74 of the truth (10th–90th percentile over seeds).
+ */
+export function drawSample(full: Omit<JobSpec, 'id' | 'version'>, want: number, dir: string, seed = 1): JobSample {
+  const units: { shard: number; block: number }[] = [];
+  const blocks = full.shards.map((sh, s) => {
+    const whole = { ...full, id: '', version: 0 } as JobSpec;
+    return shardLineSpec(whole, s, true) && sh.identity.size > SAMPLE_BLOCK ? Math.ceil(sh.identity.size / SAMPLE_BLOCK) : 0;
+  });
+  full.shards.forEach((_, s) => {
+    if (blocks[s]! === 0) units.push({ shard: s, block: -1 });
+    else for (let b = 0; b < blocks[s]!; b++) units.push({ shard: s, block: b });
+  });
+  const total = full.shards.reduce((a, x) => a + x.identity.size, 0);
+  const sizeOf = (u: { shard: number; block: number }): number => (u.block < 0 ? full.shards[u.shard]!.identity.size : Math.min(SAMPLE_BLOCK, full.shards[u.shard]!.identity.size - u.block * SAMPLE_BLOCK));
+  const k = Math.min(units.length, Math.max(2, Math.round((units.length * Math.min(want, total)) / Math.max(1, total))));
+  const drawn = shuffled(units.length, seed).slice(0, k).sort((x, y) => x - y).map((i) => units[i]!);
+  const out: JobSample = { corpus: [], reference: [], units: units.length, drawn: k, bytes: 0 };
+  for (const u of drawn) {
+    const sh = full.shards[u.shard]!;
+    out.bytes += sizeOf(u);
+    let file = sh.path;
+    if (u.block >= 0) {
+      file = path.join(dir, `u${String(out.corpus.length + out.reference.length).padStart(6, '0')}-${path.basename(sh.path)}`);
+      if (!writeBlock(sh.path, u.block, file, full.read.format === 'tsv' || /\.tsv$/i.test(sh.path))) continue;
+    }
+    (sh.side === 0 ? out.corpus : out.reference).push(file);
+  }
+  return out;
+}
+
+/** Writes the lines that start in block `b` of `src` to `dst` (with the header line first for TSV); false when none starts there. */
+function writeBlock(src: string, b: number, dst: string, tsv: boolean): boolean {
+  const fd = openSync(src, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    // A line starts at 0 or after a LF: from the first start at or past the block's start to the first past its end.
+    const startAt = (x: number): number => {
+      if (x <= 0) return 0;
+      if (x >= size) return size;
+      const buf = Buffer.alloc(1 << 16);
+      for (let at = x - 1; at < size; at += buf.length) {
+        const n = readSync(fd, buf, 0, buf.length, at);
+        const i = buf.subarray(0, n).indexOf(10);
+        if (i >= 0) return at + i + 1;
+        if (n === 0) break;
+      }
+      return size;
+    };
+    const from = startAt(b * SAMPLE_BLOCK);
+    const to = startAt((b + 1) * SAMPLE_BLOCK);
+    if (to <= from) return false;
+    const body = Buffer.alloc(to - from);
+    readSync(fd, body, 0, body.length, from);
+    let head = Buffer.alloc(0);
+    if (tsv && from > 0) {
+      const first = Buffer.alloc(Math.min(size, 1 << 20));
+      readSync(fd, first, 0, first.length, 0);
+      const nl = first.indexOf(10);
+      head = first.subarray(0, nl < 0 ? first.length : nl + 1);
+    }
+    writeFileSync(dst, Buffer.concat([head, body, body[body.length - 1] === 10 ? Buffer.alloc(0) : Buffer.from('\n')]));
+    return true;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Horvitz–Thompson weights of a sampled pair with k of `units` units drawn uniformly without
+ * replacement: 1 / P(the pair is seen), for a pair within one unit and for one across two.
+ */
+export function pairWeights(k: number, S: number): { same: number; cross: number } {
+  if (k >= S) return { same: 1, cross: 1 };
+  return { same: S / k, cross: k > 1 ? (S * (S - 1)) / (k * (k - 1)) : Infinity };
+}
+
+/** Σ of the weights of the pairs of a column file (shardA, shardB columns). */
+function weightedPairs(file: string, kind: string, plan: string, w: { same: number; cross: number }): number {
+  const f = ColumnFile.open(file, kind, plan);
+  try {
+    const a = f.u32('shardA');
+    const b = f.u32('shardB');
+    let x = 0;
+    for (let i = 0; i < a.length; i++) x += a[i] === b[i] ? w.same : w.cross;
+    return x;
+  } finally {
+    f.close();
+  }
+}
+
+/** The markers of a stage's tasks in the sample job. */
+function markersOf<T>(workDir: string, job: JobSpec, stage: StageName): (T & MarkerBase)[] {
+  return Array.from({ length: taskCount(job, stage) }, (_, t) => requireMarker<T>(workDir, job, stage, t));
+}
+
+const peakOf = (ms: readonly MarkerBase[]): number => Math.max(BASE_RSS, ...ms.map((m) => m.stats?.peakRss ?? 0));
+const writtenOf = (ms: readonly MarkerBase[]): number => ms.reduce((a, m) => a + (m.stats?.bytesWritten ?? 0), 0);
+/** A task's sample peak plus what its drivers add in the whole job, at their bytes per unit (docs/distributed.md, "Memory and disk per task"). */
+const grown = (peak: number, ...drivers: [perUnit: number, sample: number, full: number][]): number =>
+  peak + drivers.reduce((a, [b, x, y]) => a + b * Math.max(0, y - x), 0);
+/** Bytes per unit of the single-task and join stages' drivers (measured on the 1M bench, with the JS heap's slack). */
+const PER = { joinKeyRow: 24, joinCandRow: 200, routePair: 100, componentsPair: 56, componentsDoc: 100 } as const;
+
+/**
+ * Estimates the job `full`: draws its sample (see {@link drawSample}), plans the sample job with
+ * `planSample` (the same options over the sample's files), runs it in a temporary directory on
+ * task processes, and weighs what it found. The directory is removed after.
+ */
+export async function estimateJob(
+  full: Omit<JobSpec, 'id' | 'version'>,
+  planSample: (corpus: string[], reference: string[]) => Promise<Omit<JobSpec, 'id' | 'version'>>,
+  options: EstimateOptions = {},
+): Promise<JobEstimate> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'neardup-estimate-'));
+  const t0 = performance.now();
+  try {
+    const total = full.shards.reduce((a, x) => a + x.identity.size, 0);
+    const files = path.join(dir, 'sample');
+    mkdirSync(files);
+    const sample = drawSample(full, options.sampleBytes ?? Math.max(0.1 * total, 64 * 2 ** 20), files, options.seed);
+    const work = path.join(dir, 'job');
+    const job = await saveJob(work, await planSample(sample.corpus, sample.reference));
+    for (const stage of STAGES) {
+      const n = taskCount(job, stage);
+      if (n === 0) continue;
+      options.onStage?.(stage, n);
+      await runTasksInProcesses(work, stage, Array.from({ length: n }, (_, t) => t), options.processes ?? 1, () => undefined);
+    }
+    return fromSample(work, job, full, sample, performance.now() - t0, options.taskMemory);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The estimate from a completed sample job in `dir`. */
+function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'version'>, sample: JobSample, sampleMs: number, taskMemory: number | undefined): JobEstimate {
+  const bytes = full.shards.reduce((a, s) => a + s.identity.size, 0);
+  const sampledBytes = sample.bytes;
+  const byBytes = bytes / Math.max(1, sampledBytes);
+  const w = pairWeights(sample.drawn, sample.units);
+  let docs = 0;
+  let keyRows = 0;
+  for (let s = 0; s < job.shards.length; s++) {
+    const m = shardMarker<SignMarker>(dir, job, 'sign', s);
+    docs += m.docs;
+    keyRows += (m.docs - m.emptyDocs) * job.bands;
+  }
+  const join = markersOf<JoinMarker>(dir, job, 'join');
+  const route = requireMarker<RouteMarker>(dir, job, 'route', 0);
+  const verify = markersOf<VerifyMarker>(dir, job, 'verify');
+  const comps = requireMarker<ComponentsMarker>(dir, job, 'components', 0);
+  const candidates = weightedPairs(path.join(taskDir(dir, 'route', 0), 'pairs.bin'), 'routed', job.id, w);
+  let pairs = 0;
+  for (let t = 0; t < verify.length; t++) pairs += weightedPairs(path.join(taskDir(dir, 'verify', t), 'pairs.bin'), 'verified', job.id, w);
+  const sCand = Math.max(1, route.candidates);
+  const sPairs = Math.max(1, verify.reduce((a, m) => a + m.pairs, 0));
+  const candRatio = candidates / sCand;
+  const pairRatio = pairs / sPairs;
+  const pairRows = join.reduce((a, m) => a + m.pairRows, 0);
+  const fullKeyRows = keyRows * byBytes;
+  const stages: StageEstimate[] = [];
+  const fullJob = { ...full, id: '', version: 0 } as JobSpec;
+  const tasks = (stage: StageName): number => taskCount(fullJob, stage);
+  // Per-shard stages: the whole job's tasks are groups of the same size as the sample's.
+  const perShard = (stage: StageName, perByte: number): void => {
+    const ms: MarkerBase[] = Array.from({ length: taskCount(job, stage) }, (_, t) => readMarker<object>(dir, job, stage, t)).filter((m) => m !== undefined);
+    stages.push({ stage, tasks: tasks(stage), bytesWritten: writtenOf(ms) * perByte, peakMemory: peakOf(ms) });
+  };
+  perShard('sign', byBytes);
+  const joinRowsSample = keyRows / job.partitions;
+  const joinRowsFull = fullKeyRows / full.partitions;
+  // Join holds its partition's key rows and emits its candidate rows; route and components grow with pairs.
+  const candRowsSample = pairRows / job.partitions;
+  const candRowsFull = (pairRows * candRatio) / full.partitions;
+  stages.push({ stage: 'join', tasks: tasks('join'), bytesWritten: writtenOf(join) * (pairRows > 0 ? candRatio : byBytes), peakMemory: grown(peakOf(join), [PER.joinKeyRow, joinRowsSample, joinRowsFull], [PER.joinCandRow, candRowsSample, candRowsFull]) });
+  stages.push({ stage: 'route', tasks: 1, bytesWritten: writtenOf([route]) * candRatio, peakMemory: grown(peakOf([route]), [PER.routePair, sCand, candidates]) });
+  // Gather keeps the texts of candidate documents of the shards it reads: they grow as the candidates.
+  perShard('gather', candRatio);
+  // A verify task holds the line offsets and ids of the shards its pairs touch (with copies spread, all:
+  // ~36 B per document), its share of the pairs (20 B each) and one batch of sets (bounded): the
+  // batch's part is what the sample's peak leaves of the rest.
+  const vTasks = tasks('verify');
+  const vFixed = (n: number, rows: number): number => 36 * n + 20 * rows;
+  const vBatch = Math.max(0, peakOf(verify) - BASE_RSS - vFixed(docs, sCand / Math.max(1, verify.length)));
+  stages.push({ stage: 'verify', tasks: vTasks, bytesWritten: writtenOf(verify) * pairRatio, peakMemory: BASE_RSS + vBatch + vFixed(docs * byBytes, candidates / Math.max(1, vTasks)) });
+  // Clustered documents grow between linearly and as the pairs (fragments of big clusters join up): their share of the pairs is the sample's.
+  const clustered = comps.docsInClusters * pairRatio;
+  stages.push({ stage: 'components', tasks: 1, bytesWritten: writtenOf([comps]) * pairRatio, peakMemory: grown(peakOf([comps]), [PER.componentsPair, sPairs, pairs], [PER.componentsDoc, comps.docsInClusters, clustered]) });
+  if (full.output.mode === 'dedup' || full.output.mode === 'annotate') {
+    const kept = full.output.mode === 'dedup' ? 1 - comps.duplicates / Math.max(1, docs) : 1.1;
+    stages.push({ stage: 'filter', tasks: tasks('filter'), bytesWritten: bytes * kept, peakMemory: stages[0]!.peakMemory });
+  }
+  const est: JobEstimate = {
+    sampledUnits: sample.drawn,
+    units: sample.units,
+    shards: full.shards.length,
+    sampledBytes,
+    bytes,
+    docs: Math.round(docs * byBytes),
+    candidates: Math.round(candidates),
+    pairs: Math.round(pairs),
+    docsInClusters: Math.round(clustered),
+    stages,
+    partitions: full.partitions,
+    overBudget: [],
+    sampleMs,
+  };
+  if (taskMemory !== undefined) {
+    // Join's memory past its sample peak's fixed part is PER.joinKeyRow per key row and PER.joinCandRow per candidate row of its partition: the fewest partitions that fit.
+    const fixed = Math.max(BASE_RSS, peakOf(join) - PER.joinKeyRow * joinRowsSample - PER.joinCandRow * candRowsSample);
+    const perPartitionAll = PER.joinKeyRow * fullKeyRows + PER.joinCandRow * pairRows * candRatio;
+    est.partitionsForBudget = taskMemory > fixed ? Math.max(1, Math.ceil(perPartitionAll / (taskMemory - fixed))) : undefined;
+    est.overBudget = stages.filter((s) => s.stage !== 'join' && s.peakMemory > taskMemory).map((s) => s.stage);
+  }
+  return est;
+}

@@ -1,0 +1,151 @@
+/**
+ * Stage 3, route (one task): the connected components of the candidate graph (every join output's
+ * pairs), each given whole to one verify task. A verify task then makes each candidate document's
+ * fingerprint set once, as `neardup dedup` does, where routing pairs by the shard of their first
+ * document made a document's set again in every task that held one of its partners (~1.9 sets per
+ * candidate document on the 1M bench). Components are numbered by their smallest member and handed
+ * out as consecutive runs of about equal work (documents + pairs), so a task's documents lie near
+ * each other in the corpus. Memory grows with the candidate pairs (~60 B per pair row while
+ * clustering), not with the corpus.
+ *
+ * Outputs in `route/00000/`:
+ * - `pairs.bin` (kind `routed`): columns shardA, docA, shardB, docB, comp (uint32), the distinct
+ *   candidate pairs sorted by (verify task, component, global document a, global document b); `tstart`
+ *   (float64, verify tasks + 1) gives task t's rows.
+ * @module
+ */
+import path from 'node:path';
+import { clustersOfPairs } from '../dedup/clusters.js';
+import { writeColumns } from './columns.js';
+import { commitTask } from './commit.js';
+import { openJoinFiles } from './perShard.js';
+import { taskCount, type JobSpec } from './job.js';
+import { numbering } from './shardInput.js';
+import { U32Buf } from './u32buf.js';
+import type { ColumnFile } from './columns.js';
+
+const TWO32 = 4294967296;
+
+/**
+ * The distinct candidate pairs of shard A from every join output, grouped by first document:
+ * document a's partners (shardB · 2^32 + docB, ascending, unique) are `partner[start[a] .. start[a+1])`.
+ */
+function candidatesOf(joins: readonly ColumnFile[], A: number, docs: number): { start: Float64Array; partner: Float64Array } {
+  const parts: { a: Uint32Array; s: Uint32Array; b: Uint32Array }[] = [];
+  const start = new Float64Array(docs + 1);
+  let n = 0;
+  for (const f of joins) {
+    const st = f.f64('astart', A, A + 2);
+    if (st[1]! <= st[0]!) continue;
+    const part = { a: f.u32('docA', st[0]!, st[1]!), s: f.u32('shardB', st[0]!, st[1]!), b: f.u32('docB', st[0]!, st[1]!) };
+    for (let i = 0; i < part.a.length; i++) start[part.a[i]! + 1]!++;
+    n += part.a.length;
+    parts.push(part);
+  }
+  // A counting sort by first document, then each document's few partners sorted and made unique.
+  for (let d = 0; d < docs; d++) start[d + 1]! += start[d]!;
+  const fill = start.slice(0, docs);
+  const all = new Float64Array(n);
+  for (const { a, s, b } of parts) for (let i = 0; i < a.length; i++) all[fill[a[i]!]!++] = s[i]! * TWO32 + b[i]!;
+  const partner = new Float64Array(n);
+  let m = 0;
+  for (let d = 0; d < docs; d++) {
+    const seg = all.subarray(start[d]!, start[d + 1]!).sort();
+    start[d] = m;
+    for (let i = 0; i < seg.length; i++) if (i === 0 || seg[i] !== seg[i - 1]) partner[m++] = seg[i]!;
+  }
+  start[docs] = m;
+  return { start, partner: partner.subarray(0, m) };
+}
+
+/** The route task's marker. */
+export interface RouteMarker {
+  /** Distinct candidate pairs. */
+  candidates: number;
+  /** Documents in candidate pairs. */
+  docs: number;
+  /** Connected components of the candidate graph. */
+  components: number;
+  /** Documents in the largest component. */
+  largestComponent: number;
+}
+
+/** Runs the route task (idempotent; every join task must have completed). */
+export function runRoute(workDir: string, job: JobSpec, task = 0): Promise<RouteMarker> {
+  if (task !== 0) throw new Error(`route has one task (0), not ${task}`);
+  return commitTask<RouteMarker>(workDir, job, 'route', 0, async (dir) => {
+    const { docOffset } = numbering(workDir, job);
+    const S = job.shards.length;
+    const joins = openJoinFiles(workDir, job, 'pairs.bin', 'candidates');
+    // The distinct pairs in global order, shard A by shard A (the join rows repeat a pair once per shared band).
+    const sa = new U32Buf(1 << 16);
+    const da = new U32Buf(1 << 16);
+    const sb = new U32Buf(1 << 16);
+    const db = new U32Buf(1 << 16);
+    try {
+      for (let A = 0; A < S; A++) {
+        const { start, partner } = candidatesOf(joins, A, docOffset[A + 1]! - docOffset[A]!);
+        for (let a = 0; a + 1 < start.length; a++) {
+          for (let i = start[a]!; i < start[a + 1]!; i++) {
+            const s = Math.floor(partner[i]! / TWO32);
+            sa.push(A);
+            da.push(a);
+            sb.push(s);
+            db.push(partner[i]! - s * TWO32);
+          }
+        }
+      }
+    } finally {
+      for (const f of joins) f.close();
+    }
+    const m = sa.length;
+    const ga = new Float64Array(m);
+    const gb = new Float64Array(m);
+    {
+      const [xa, xd, xs, xb] = [sa.view(), da.view(), sb.view(), db.view()];
+      for (let i = 0; i < m; i++) {
+        ga[i] = docOffset[xa[i]!]! + xd[i]!;
+        gb[i] = docOffset[xs[i]!]! + xb[i]!;
+      }
+    }
+    const comp = new Int32Array(m);
+    const { docs, start } = clustersOfPairs(ga, gb, m, comp);
+    const K = start.length - 1;
+    // Rows grouped by component, in global order within each (a stable counting sort).
+    const rowsOf = new Float64Array(K);
+    for (let i = 0; i < m; i++) rowsOf[comp[i]!]!++;
+    const cstart = new Float64Array(K + 1);
+    for (let k = 0; k < K; k++) cstart[k + 1] = cstart[k]! + rowsOf[k]!;
+    const fill = cstart.slice(0, K);
+    const keep = new Int32Array(m);
+    for (let i = 0; i < m; i++) keep[fill[comp[i]!]!++] = i;
+    // Consecutive components to each verify task, about equal work each (a set to make per document, a probe per pair).
+    const V = taskCount(job, 'verify');
+    const sizes = new Float64Array(K);
+    for (let k = 0; k < K; k++) sizes[k] = start[k + 1]! - start[k]!;
+    const tstart = new Float64Array(V + 1);
+    let work = 0;
+    for (let k = 0; k < K; k++) work += sizes[k]! + rowsOf[k]!;
+    let t = 0;
+    let done = 0;
+    let row = 0;
+    let largest = 0;
+    for (let k = 0; k < K; k++) {
+      largest = Math.max(largest, sizes[k]!);
+      done += sizes[k]! + rowsOf[k]!;
+      row += rowsOf[k]!;
+      while (t < V - 1 && done >= (work * (t + 1)) / V) tstart[++t] = row;
+    }
+    while (t < V) tstart[++t] = row;
+    const pick = (buf: U32Buf): Uint32Array => {
+      const col = buf.view();
+      const o = new Uint32Array(m);
+      for (let i = 0; i < m; i++) o[i] = col[keep[i]!]!;
+      return o;
+    };
+    const compOut = new Uint32Array(m);
+    for (let i = 0; i < m; i++) compOut[i] = comp[keep[i]!]!;
+    await writeColumns(path.join(dir, 'pairs.bin'), 'routed', job.id, {}, { shardA: pick(sa), docA: pick(da), shardB: pick(sb), docB: pick(db), comp: compOut, tstart });
+    return { candidates: m, docs: docs.length, components: K, largestComponent: largest };
+  });
+}

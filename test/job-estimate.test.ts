@@ -1,0 +1,91 @@
+/**
+ * The planner (#36 item 3): `job plan --estimate` runs the job on a sample and weighs what it finds.
+ * The pair estimator is unbiased exactly (its mean over every possible draw is the true count); a
+ * sample that takes everything — blocks of a multi-block JSONL shard cut at line starts, a TSV
+ * block with its header, compressed and Parquet shards whole — predicts the real job's documents,
+ * candidates and pairs exactly; the options that go with --estimate are refused without it.
+ */
+import { before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { neardup, tmpDir } from './cliUtil.js';
+import { plantedDocs, writeShards } from './helpers/shards.js';
+import { pairWeights } from '../src/shard/estimate.js';
+
+/** The k-subsets of 0..n-1. */
+function* subsets(n: number, k: number, from = 0, acc: number[] = []): Generator<number[]> {
+  if (acc.length === k) {
+    yield acc;
+    return;
+  }
+  for (let i = from; i < n; i++) yield* subsets(n, k, i + 1, [...acc, i]);
+}
+
+describe('job plan --estimate', () => {
+  it('the Horvitz–Thompson pair count averages to the true count over every draw of k of n units', () => {
+    // Pairs gathered in a few units (as copies next to their originals) and spread, at fixed seeds.
+    let x = 12345;
+    const rnd = (m: number): number => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) >>> 8) % m;
+    for (const [n, k] of [[8, 2], [9, 3], [10, 5], [7, 7]] as const) {
+      const pairs: [number, number][] = [];
+      for (let i = 0; i < 300; i++) {
+        const a = rnd(n);
+        pairs.push([a, rnd(4) === 0 ? a : rnd(2) === 0 ? Math.min(n - 1, a + 1) : rnd(n)]);
+      }
+      const w = pairWeights(k, n);
+      let sum = 0;
+      let draws = 0;
+      for (const pick of subsets(n, k)) {
+        const inS = new Set(pick);
+        for (const [a, b] of pairs) if (inS.has(a) && inS.has(b)) sum += a === b ? w.same : w.cross;
+        draws++;
+      }
+      assert.ok(Math.abs(sum / draws - pairs.length) < 1e-9 * pairs.length, `n ${n}, k ${k}: mean ${sum / draws} for ${pairs.length} pairs`);
+    }
+  });
+
+  let dir: string;
+  before(async () => {
+    dir = tmpDir();
+    const docs = plantedDocs(12000, 0.3, 77);
+    // One JSONL shard of several 1 MiB blocks, one gzip and one Parquet shard (sampled whole).
+    await writeShards(path.join(dir, 'shards'), docs, 3, ['jsonl', 'jsonl.gz', 'parquet']);
+    assert.ok(fs.statSync(path.join(dir, 'shards', 'part-0000.jsonl')).size > 3 * 2 ** 20 / 2, 'a multi-block shard');
+    const tsv = ['id\ttext', ...docs.slice(0, 6000).map((d) => `${d.id}\t${d.text}`)].join('\n') + '\n';
+    fs.mkdirSync(path.join(dir, 'tsv'));
+    fs.writeFileSync(path.join(dir, 'tsv', 'a.tsv'), tsv);
+  });
+
+  for (const [name, input, opts] of [
+    ['JSONL blocks, gzip and Parquet shards', 'shards', ['--id-field', 'id']],
+    ['TSV blocks (each with the header line)', 'tsv', ['--id', 'id', '--text', 'text']],
+  ] as const) {
+    it(`a sample of everything predicts the job exactly: ${name}`, () => {
+      const est = neardup(['job', 'plan', input, ...opts, '--work-dir', `plan-${input}`, '--estimate', '--sample-mb', '1000', '--json'], { cwd: dir });
+      assert.equal(est.code, 0, est.stderr);
+      const e = (JSON.parse(est.stdout) as { estimate: { docs: number; candidates: number; pairs: number; sampledUnits: number; units: number; stages: { stage: string }[] } }).estimate;
+      assert.equal(e.sampledUnits, e.units);
+      const real = neardup(['job', 'dedup', input, ...opts, '--local', '--work-dir', `job-${input}`, '-o', `pairs-${input}.tsv`, '--json'], { cwd: dir });
+      assert.equal(real.code, 0, real.stderr);
+      const r = JSON.parse(real.stdout) as { input: { docs: number }; candidates: number; pairs: number };
+      assert.ok(r.pairs > 100, 'the corpus has pairs');
+      assert.deepEqual({ docs: e.docs, candidates: e.candidates, pairs: e.pairs }, { docs: r.input.docs, candidates: r.candidates, pairs: r.pairs });
+      assert.deepEqual(e.stages.map((s) => s.stage), ['sign', 'join', 'route', 'gather', 'verify', 'components']);
+    });
+  }
+
+  it('prints the estimate and the plan; --task-memory sets the partitions; its options need --estimate', () => {
+    const r = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-h', '--estimate', '--sample-mb', '2', '--task-memory', '4000'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^estimate {4}from \d+ of \d+ sample units of 3 shards/m);
+    for (const stage of ['sign', 'join', 'route', 'gather', 'verify', 'components']) assert.match(r.stderr, new RegExp(`^${stage} +\\d+ +[\\d.]+ k?M?B +[\\d.]+ [kMG]?B$`, 'm'));
+    assert.match(r.stderr, /^partitions  1 keep each join task within --task-memory 4000 MB$/m);
+    assert.equal((JSON.parse(fs.readFileSync(path.join(dir, 'plan-h', 'job.json'), 'utf8')) as { partitions: number }).partitions, 1);
+    for (const flag of [['--task-memory', '100'], ['--sample-mb', '5']]) {
+      const bad = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-bad', ...flag], { cwd: dir });
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, new RegExp(`${flag[0]} goes with --estimate`));
+    }
+  });
+});
