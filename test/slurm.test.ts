@@ -102,7 +102,7 @@ test('a job whose shards, work dir and output shards are in S3, run as Slurm arr
     assert.equal(plan.code, 0, plan.stderr);
     const sub = neardup(['job', 'submit', '--slurm', '--work-dir', 's3://corpus/job', ...ep], { cwd: dir, env });
     assert.equal(sub.code, 0, sub.stderr);
-    assert.deepEqual([...sub.stdout.matchAll(/^(\w+) +Slurm job \d+/gm)].map((m) => m[1]), ['sign', 'join', 'gather', 'verify', 'components', 'filter']);
+    assert.deepEqual([...sub.stdout.matchAll(/^(\w+) +Slurm job \d+/gm)].map((m) => m[1]), ['sign', 'join', 'route', 'gather', 'verify', 'components', 'filter']);
     await cluster.idle();
     const logs = fs.readdirSync(dir).filter((d) => d.startsWith('slurm-'));
     assert.equal(logs.length, 1, 'the members\' logs are in the submitting directory');
