@@ -103,16 +103,16 @@ test('index snapshot to s3:// and restore from it; report --out s3://', opts, as
   assert.match((await getObjects(server, BUCKET, 'report.html')).get('')!.toString(), /<html/i);
 });
 
-test('missing objects, an s3:// work dir and a failed run are clear errors (exit 2), and a failed run writes nothing', opts, async () => {
+test('missing objects, s3:// shards of a job on a local work dir and a failed run are clear errors (exit 2), and a failed run writes nothing', opts, async () => {
   const none = await run(['dedup', `s3://${BUCKET}/nothing.jsonl`, '-q'], server.endpoint);
   assert.equal(none.code, 2);
   assert.match(none.stderr, /^neardup: s3:\/\/corpus\/nothing\.jsonl: no such object/);
   const glob = await run(['dedup', `s3://${BUCKET}/in/*.tsv`, '-q'], server.endpoint);
   assert.equal(glob.code, 2);
   assert.match(glob.stderr, /no object matches s3:\/\/corpus\/in\/\*\.tsv/);
-  const wd = await run(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', `s3://${BUCKET}/work/`], server.endpoint);
-  assert.equal(wd.code, 2);
-  assert.match(wd.stderr, /--work-dir s3:\/\/corpus\/work\/: a job work dir in object storage is not supported yet/);
+  const posix = await run(['job', 'plan', `s3://${BUCKET}/in/`, '--work-dir', 'w4'], server.endpoint);
+  assert.equal(posix.code, 2);
+  assert.match(posix.stderr, /"plan" hands its inputs to other processes, .*give the job a work dir in S3 too \(--work-dir s3:\/\/bucket\/prefix\)/);
   const remote = await run(['job', 'dedup', `s3://${BUCKET}/in/`, '--redis', 'redis://127.0.0.1:1', '--work-dir', 'w3'], server.endpoint);
   assert.equal(remote.code, 2);
   assert.match(remote.stderr, /"job dedup --redis" hands its inputs to other processes/);

@@ -11,6 +11,7 @@ import { mainJs, neardup, tmpDir } from './cliUtil.js';
 import { jsonl, plantedDocs, readDocs, writeShards } from './helpers/shards.js';
 import { REQUIRE_ALL } from './helpers/needs.js';
 import { slurmMissing, startSlurm, type SlurmCluster } from './helpers/slurm.js';
+import { getObjects, putObject, s3rverMissing, startS3rver, S3_ENV } from './helpers/s3.js';
 
 const missing = REQUIRE_ALL ? undefined : slurmMissing();
 let cluster: SlurmCluster;
@@ -83,6 +84,37 @@ exec ${process.execPath} ${mainJs} "$@"
   assert.equal(rep.code, 0, rep.stderr + fs.readdirSync(path.join(dir, 'job/slurm')).map((f) => f + ': ' + fs.readFileSync(path.join(dir, 'job/slurm', f), 'utf8')).join('\n') + fs.readFileSync(path.join(cluster.dir, 'log/slurmctld.log'), 'utf8').slice(-4000));
   const kept = (await readDocs(path.join(dir, 'out'))).map((x) => JSON.stringify(x));
   assert.deepEqual(kept, fs.readFileSync(path.join(dir, 'single.jsonl'), 'utf8').split('\n').filter((l) => l !== ''));
+});
+
+const s3Missing = missing ?? (REQUIRE_ALL ? undefined : s3rverMissing());
+
+test('a job whose shards, work dir and output shards are in S3, run as Slurm array jobs: neardup dedup\'s output shards byte for byte', s3Missing ? { skip: s3Missing } : {}, async () => {
+  const server = await startS3rver('corpus');
+  try {
+    const files = await writeShards(path.join(dir, 's3in'), plantedDocs(600, 0.35, 17), 6, ['jsonl.gz', 'jsonl', 'parquet']);
+    for (const f of files) await putObject(server, 'corpus', `in/${path.basename(f)}`, fs.readFileSync(f));
+    const single = neardup(['dedup', 's3in', '--id-field', 'id', '--output', 'dedup', '--out-dir', 's3single', '-q'], { cwd: dir });
+    assert.equal(single.code, 0, single.stderr);
+    // The members get the endpoint and credentials from the submitter's environment (sbatch exports it).
+    const env = { ...cluster.env, ...S3_ENV };
+    const ep = ['--s3-endpoint', server.endpoint];
+    const plan = neardup(['job', 'plan', 's3://corpus/in/', '--work-dir', 's3://corpus/job', '--id-field', 'id', '--output', 'dedup', '--out-dir', 's3://corpus/out/', '--task-bytes', '20000', '--partitions', '2', '-q', ...ep], { cwd: dir, env });
+    assert.equal(plan.code, 0, plan.stderr);
+    const sub = neardup(['job', 'submit', '--slurm', '--work-dir', 's3://corpus/job', ...ep], { cwd: dir, env });
+    assert.equal(sub.code, 0, sub.stderr);
+    assert.deepEqual([...sub.stdout.matchAll(/^(\w+) +Slurm job \d+/gm)].map((m) => m[1]), ['sign', 'join', 'route', 'gather', 'verify', 'components', 'filter']);
+    await cluster.idle();
+    const logs = fs.readdirSync(dir).filter((d) => d.startsWith('slurm-'));
+    assert.equal(logs.length, 1, 'the members\' logs are in the submitting directory');
+    const rep = neardup(['job', 'report', '--work-dir', 's3://corpus/job', '-q', ...ep], { cwd: dir, env });
+    assert.equal(rep.code, 0, rep.stderr + fs.readdirSync(path.join(dir, logs[0]!)).map((f) => f + ': ' + fs.readFileSync(path.join(dir, logs[0]!, f), 'utf8')).join('\n'));
+    const got = await getObjects(server, 'corpus', 'out/');
+    const want = fs.readdirSync(path.join(dir, 's3single')).sort();
+    assert.deepEqual([...got.keys()].sort(), want);
+    for (const name of want) assert.ok(got.get(name)!.equals(fs.readFileSync(path.join(dir, 's3single', name))), `${name}: the same bytes`);
+  } finally {
+    await server.stop();
+  }
 });
 
 test('job submit without Slurm: --print writes the script, a missing sbatch or --slurm is a usage error', async () => {

@@ -5,6 +5,7 @@
  * @module
  */
 import { UsageError } from '../io/errors.js';
+import { isS3Url } from '../io/s3.js';
 import { planJob } from '../shard/plan.js';
 import { estimateJob, type JobEstimate } from '../shard/estimate.js';
 import { planInputFrom, localProcesses, type PlanFlags } from './jobRun.js';
@@ -29,6 +30,8 @@ export async function estimateFromFlags(shards: string[], flags: PlanFlags & Est
   }
   const input = planInputFrom(shards, flags);
   const full = await planJob(input);
+  const remote = full.shards.find((x) => isS3Url(x.path));
+  if (remote) throw new UsageError(`--estimate samples the shards in place and does not read s3:// shards yet (${remote.path}): plan without it`);
   const bar = reporter.progress('estimate', 'stages', 7);
   let n = 0;
   const est = await estimateJob(

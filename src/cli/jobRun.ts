@@ -4,17 +4,13 @@
  * @module
  */
 import { Command, Option } from 'commander';
-import path from 'node:path';
-import { promises as fsp } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { SUCCESS_MARKER } from '../io/rewrite.js';
-import { UsageError } from '../io/errors.js';
-import { loadJob, saveJob, STAGES, taskCount, type JobOutputMode, type JobSpec } from '../shard/job.js';
+import { STAGES, taskCount, type JobOutputMode, type JobSpec } from '../shard/job.js';
 import { planJob, type PlanInput } from '../shard/plan.js';
-import { runTask } from '../shard/stages.js';
-import { readMarker } from '../shard/commit.js';
 import { runTasksInProcesses } from '../shard/localTasks.js';
-import { summarize, writeJobOutput, type JobSummary } from '../shard/summary.js';
+import { progressOf, summarize, writeJobOutput, type JobSummary } from '../shard/summary.js';
+import { openWorkDir, type WorkDir } from '../shard/workDir.js';
+import { UsageError } from '../io/errors.js';
 import { stageTimings } from '../shard/status.js';
 import type { Progress } from './progress.js';
 import { parsePositiveInt, type EngineFlags, type InputFlags } from './options.js';
@@ -94,7 +90,7 @@ export function addPlanOptions(cmd: Command): Command {
     cmd.addOption(o);
   }
   return cmd
-    .requiredOption('--work-dir <dir>', 'job directory on storage every worker sees (the same path on every machine)')
+    .requiredOption('--work-dir <dir>', 'job directory on storage every worker sees (the same path on every machine), or s3://bucket/prefix (no shared file system needed)')
     .option('--against <shards...>', 'reference corpus (files or directories of shards): report or drop documents of SHARDS that are near duplicates of one of these')
     .option('--task-bytes <n>', 'input bytes one task of the per-shard stages (sign, gather, verify, filter) reads at most: consecutive smaller shards share a task, a larger shard has one of its own (default 67108864, 64 MiB)', parsePositiveInt('task-bytes', 2 ** 50))
     .option('--partitions <n>', 'band-key partitions, i.e. join tasks (default: one per 64 MiB of input, at most one per task of the per-shard stages)', parsePositiveInt('partitions', 100000))
@@ -152,13 +148,14 @@ export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
   };
 }
 
-/** Writes (or reuses) the plan of the flags' job. */
-export async function planFromFlags(shards: string[], flags: PlanFlags): Promise<JobSpec> {
+/** Writes (or reuses) the plan of the flags' job in its work dir. */
+export async function planFromFlags(shards: string[], flags: PlanFlags): Promise<{ wd: WorkDir; job: JobSpec }> {
   const spec = await planJob(planInputFrom(shards, flags));
-  const job = await saveJob(path.resolve(flags.workDir), spec);
+  const wd = openWorkDir(flags.workDir);
+  const job = await wd.save(spec);
   // An output directory from an earlier run must not look complete while it is rewritten.
-  if (job.output.dir) await fsp.rm(path.join(job.output.dir, SUCCESS_MARKER), { force: true });
-  return job;
+  await wd.markOutput(job, false);
+  return { wd, job };
 }
 
 /** Inputs below this run their tasks in one process by default: a task process costs ~0.1 s to start. */
@@ -171,9 +168,9 @@ export function localProcesses(job: JobSpec): number {
 }
 
 /** True when task t of the stage has a valid marker (a damaged one is left for the task to report). */
-function taskDone(workDir: string, job: JobSpec, stage: string, t: number): boolean {
+async function taskDone(wd: WorkDir, job: JobSpec, stage: (typeof STAGES)[number], t: number): Promise<boolean> {
   try {
-    return readMarker(workDir, job, stage, t) !== undefined;
+    return await wd.isDone(job, stage, t);
   } catch {
     return false;
   }
@@ -183,19 +180,20 @@ function taskDone(workDir: string, job: JobSpec, stage: string, t: number): bool
  * Runs every unfinished task of every stage on this machine, stage after stage: a stage's tasks on
  * `processes` task processes at once (one core each), or in this process when one would do.
  */
-export async function runLocally(workDir: string, job: JobSpec, reporter: Reporter, processes = 1): Promise<void> {
+export async function runLocally(wd: WorkDir, job: JobSpec, reporter: Reporter, processes = 1): Promise<void> {
   for (const stage of STAGES) {
     const n = taskCount(job, stage);
     const t0 = performance.now();
     const bar = n > 0 ? reporter.progress(stage, 'tasks', n) : undefined;
     try {
-      const todo = Array.from({ length: n }, (_, t) => t).filter((t) => !taskDone(workDir, job, stage, t));
+      const done0 = await Promise.all(Array.from({ length: n }, (_, t) => taskDone(wd, job, stage, t)));
+      const todo = done0.flatMap((d, t) => (d ? [] : [t]));
       let done = n - todo.length;
       bar?.update(done);
-      if (processes > 1 && todo.length > 1) await runTasksInProcesses(workDir, stage, todo, processes, () => bar?.update(++done));
+      if (processes > 1 && todo.length > 1) await runTasksInProcesses(wd.name, stage, todo, processes, () => bar?.update(++done));
       else {
         for (const t of todo) {
-          await runTask(workDir, stage, t, job);
+          await wd.run(job, stage, t);
           bar?.update(++done);
         }
       }
@@ -224,14 +222,23 @@ export function stageBars(reporter: Reporter): { update(stage: string, done: num
   };
 }
 
-/** Writes the pairs/clusters output and prints the summary (human, or --json). */
-export async function finishJob(workDir: string, job: JobSpec, flags: LogFlags & { out?: string }, reporter: Reporter, started: number): Promise<JobSummary> {
-  const s = summarize(workDir, job);
-  const written = await writeJobOutput(workDir, job, flags.out, s);
+/**
+ * Writes the pairs/clusters output and prints the summary (human, or --json). `finished`: first
+ * refuse a job whose stages have not all run (`job report`).
+ */
+export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { out?: string }, reporter: Reporter, started: number, finished = false): Promise<JobSummary> {
+  const { s, written, stages } = await wd.withView(job, true, async (dir) => {
+    if (finished) {
+      const unfinished = progressOf(dir, job).filter((p) => p.done < p.total);
+      if (unfinished.length > 0) throw new UsageError(`the job is not finished: ${unfinished.map((p) => `${p.stage} ${p.done}/${p.total}`).join(', ')} tasks done`);
+    }
+    const s = summarize(dir, job);
+    return { s, written: await writeJobOutput(dir, job, flags.out, s), stages: stageTimings(dir, job) };
+  });
   // Every output shard is in place: mark the directory complete, as neardup dedup does.
-  if (job.output.dir) await fsp.writeFile(path.join(job.output.dir, SUCCESS_MARKER), '');
+  await wd.markOutput(job, true);
+  const workDir = wd.name;
   const total = performance.now() - started;
-  const stages = stageTimings(workDir, job);
   const corpusShards = job.shards.filter((x) => x.side === 0).length;
   if (flags.json) {
     reporter.json({
@@ -274,8 +281,8 @@ export async function finishJob(workDir: string, job: JobSpec, flags: LogFlags &
   return s;
 }
 
-/** The job directory of the flags, with its plan. */
-export function openJob(workDir: string): { workDir: string; job: JobSpec } {
-  const dir = path.resolve(workDir);
-  return { workDir: dir, job: loadJob(dir) };
+/** The work dir of the flags, with its plan. */
+export async function openJob(workDir: string): Promise<{ wd: WorkDir; job: JobSpec }> {
+  const wd = openWorkDir(workDir);
+  return { wd, job: await wd.load() };
 }

@@ -24,12 +24,12 @@ export function etaLine(s: StageStatus): string | undefined {
   return `eta         ${s.stage}: ${ms(e.ms)} (${e.remaining} task${e.remaining === 1 ? '' : 's'} left × ${ms(e.meanTaskMs)}, the mean of ${s.measured} done, ÷ ${par})`;
 }
 
-/** Prints the status of the job in `workDir`. */
-export function printStatus(workDir: string, job: JobSpec, json: boolean, out: NodeJS.WritableStream = process.stdout): void {
+/** Prints the status of the job in `workDir` (a local directory holding its markers; `name`: the work dir as given, for --json). */
+export function printStatus(workDir: string, job: JobSpec, json: boolean, out: NodeJS.WritableStream = process.stdout, name = workDir): void {
   const now = Date.now();
   const stages = jobStatus(workDir, job, now).filter((s) => s.total > 0);
   if (json) {
-    out.write(JSON.stringify({ command: 'job status', workDir, id: job.id, at: now, stages }, null, 2) + '\n');
+    out.write(JSON.stringify({ command: 'job status', workDir: name, id: job.id, at: now, stages }, null, 2) + '\n');
     return;
   }
   const head = ['stage', 'done', 'running', 'failed', 'waiting', 'task time', 'cpu', 'elapsed', 'docs/s', 'read/s', 'written', 'peak RSS'];

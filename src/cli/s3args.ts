@@ -3,7 +3,10 @@
  * arguments is replaced by a local stand-in (src/io/s3stage.ts): inputs are copied down first,
  * outputs (`--out`, `-o`, `--out-dir`, `--data`) are uploaded after the command succeeded. So every
  * command that takes paths (dedup, report, index snapshot/restore, job dedup --local) takes
- * `s3://bucket/key` without a branch of its own. `--s3-endpoint URL` may appear anywhere.
+ * `s3://bucket/key` without a branch of its own. A job whose `--work-dir` is in S3 is the
+ * exception: its tasks read its shards and write its `--out-dir` themselves, wherever they run
+ * (src/shard/s3work.ts), so those names stay as given; `--out` is still staged. `--s3-endpoint URL`
+ * may appear anywhere (and, for such a job, reaches its task processes as `AWS_ENDPOINT_URL_S3`).
  * @module
  */
 import { UsageError } from '../io/errors.js';
@@ -12,11 +15,6 @@ import { S3Stage } from '../io/s3stage.js';
 
 /** Options whose value is written, not read. */
 const OUTPUT_OPTIONS = new Set(['--out', '-o', '--out-dir', '--data']);
-
-/** Where an S3 name cannot stand yet, and what to do instead. */
-const REFUSED: Record<string, string> = {
-  '--work-dir': 'a job work dir in object storage is not supported yet: give a directory shared by the workers (docs/distributed.md, "On S3")',
-};
 
 /** Commands whose inputs must stay where other processes read them: a local spool would vanish. */
 const IN_PLACE = new Set(['plan', 'submit', 'stage', 'worker']);
@@ -52,15 +50,21 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
   const staged: { option: string | undefined; value: string }[] = [];
   // First pass: take out --s3-endpoint, wherever it is, before any name is resolved.
   const rest: string[] = [];
+  let endpointGiven: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--s3-endpoint') {
       if (argv[i + 1] === undefined) throw new UsageError('--s3-endpoint needs a URL, e.g. http://127.0.0.1:9000');
-      setS3Endpoint(argv[++i]);
-    } else if (a.startsWith('--s3-endpoint=')) setS3Endpoint(a.slice('--s3-endpoint='.length));
+      setS3Endpoint((endpointGiven = argv[++i]));
+    } else if (a.startsWith('--s3-endpoint=')) setS3Endpoint((endpointGiven = a.slice('--s3-endpoint='.length)));
     else rest.push(a);
   }
   const subcommands = rest.slice(2, 4);
+  // A job whose work dir is in S3: its tasks, wherever they run, read the s3:// shards and write an
+  // s3:// --out-dir themselves (src/shard/s3work.ts); only the submitter's --out is staged here.
+  const wdAt = rest.findIndex((a) => a === '--work-dir' || a.startsWith('--work-dir='));
+  const s3Job = wdAt >= 0 && isS3Url(rest[wdAt]!.startsWith('--work-dir=') ? rest[wdAt]!.slice('--work-dir='.length) : rest[wdAt + 1]);
+  if (s3Job && endpointGiven) process.env.AWS_ENDPOINT_URL_S3 = endpointGiven;
   try {
     for (let i = 0; i < rest.length; i++) {
       const a = rest[i]!;
@@ -71,10 +75,14 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
         continue;
       }
       const where = option ?? 'an input';
-      if (option && REFUSED[option]) throw new UsageError(`${option} ${value}: ${REFUSED[option]}`);
+      const submitterOut = option === '--out' || option === '-o';
+      if (s3Job && !submitterOut) {
+        out.push(a);
+        continue;
+      }
       // A job run by workers elsewhere (job dedup --redis) reads its shards where the plan says.
-      const cmd = subcommands.find((c) => IN_PLACE.has(c)) ?? (subcommands.join(' ') === 'job dedup' && !rest.includes('--local') ? 'job dedup --redis' : undefined);
-      if (cmd) throw new UsageError(`${value}: "${cmd}" hands its inputs to other processes, which cannot read this machine's copy of S3 objects; run "neardup job dedup --local", or "neardup dedup", or copy the shards to a shared directory`);
+      const cmd = s3Job ? undefined : subcommands.find((c) => IN_PLACE.has(c)) ?? (subcommands.join(' ') === 'job dedup' && !rest.includes('--local') ? 'job dedup --redis' : undefined);
+      if (cmd) throw new UsageError(`${value}: "${cmd}" hands its inputs to other processes, which cannot read this machine's copy of S3 objects; give the job a work dir in S3 too (--work-dir s3://bucket/prefix), or run "neardup job dedup --local" or "neardup dedup"`);
       const isOut = option !== undefined && OUTPUT_OPTIONS.has(option);
       if (isOut && staged.some((s) => s.value === value)) throw new UsageError(`${where} ${value} is also an input: it would be overwritten`);
       if (!isOut && staged.some((s) => s.option && OUTPUT_OPTIONS.has(s.option) && s.value === value)) throw new UsageError(`${value} is both an input and an output`);

@@ -9,7 +9,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { UsageError } from '../io/errors.js';
-import { readMarker } from '../shard/commit.js';
+import type { WorkDir } from '../shard/workDir.js';
 import { STAGES, taskCount, type JobSpec, type StageName } from '../shard/job.js';
 
 /** One array job of the submission. */
@@ -30,6 +30,8 @@ export interface SlurmOptions {
   cwd: string;
   /** More sbatch arguments for every stage (`--partition=…`, `--time=…`, `--mem=…`). */
   extra: readonly string[];
+  /** Where the members' logs go (`<stage>-<job>_<task>.log`): a directory the compute nodes share. */
+  logs: string;
 }
 
 /** A word quoted for a POSIX shell when it needs it. */
@@ -65,11 +67,13 @@ export function queuedSlurmJobs(job: JobSpec, squeue = 'squeue'): string[] {
 }
 
 /** The array jobs that would finish the job in `workDir`: its stages with tasks still to run, in order. */
-export function planSlurm(workDir: string, job: JobSpec, o: SlurmOptions): SlurmStage[] {
+export async function planSlurm(wd: WorkDir, job: JobSpec, o: SlurmOptions): Promise<SlurmStage[]> {
+  const workDir = wd.name;
   const out: SlurmStage[] = [];
   for (const stage of STAGES) {
     const n = taskCount(job, stage);
-    const tasks = Array.from({ length: n }, (_, t) => t).filter((t) => readMarker(workDir, job, stage, t) === undefined);
+    const tasks: number[] = [];
+    for (let t = 0; t < n; t++) if (!(await wd.isDone(job, stage, t))) tasks.push(t);
     if (tasks.length === 0) continue;
     // Each member runs exactly the task its array index names, given explicitly with the stage's
     // task count: from the environment alone, `neardup stage` counts members from the array's first
@@ -80,7 +84,7 @@ export function planSlurm(workDir: string, job: JobSpec, o: SlurmOptions): Slurm
       `--array=${arraySpec(tasks)}`,
       '--requeue',
       `--chdir=${o.cwd}`,
-      `--output=${workDir}/slurm/${stage}-%A_%a.log`,
+      `--output=${o.logs}/${stage}-%A_%a.log`,
       ...o.extra,
       '--wrap',
       `exec ${command}`,

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { UsageError } from '../io/errors.js';
-import { readMarker } from '../shard/commit.js';
+import type { WorkDir } from '../shard/workDir.js';
 import { STAGES, taskCount, type JobSpec, type StageName } from '../shard/job.js';
 import { connectionFromUrl, DEFAULT_QUEUE, INPUT_FAILURE, loadBullmq, type TaskData } from './bullmq.js';
 
@@ -61,7 +61,8 @@ function deadline<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 /** Runs every stage of `job` on the queue's workers; resolves when all tasks have committed. */
-export async function submitJob(workDir: string, job: JobSpec, options: SubmitOptions): Promise<void> {
+export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOptions): Promise<void> {
+  const workDir = wd.name;
   const { Queue } = await loadBullmq();
   const queueName = options.queue ?? DEFAULT_QUEUE;
   const where = `queue "${queueName}" on ${options.redis}`;
@@ -116,7 +117,7 @@ export async function submitJob(workDir: string, job: JobSpec, options: SubmitOp
       const total = taskCount(job, stage);
       if (total === 0) continue;
       const pending = new Map<number, string>();
-      for (let t = 0; t < total; t++) if (!readMarker(workDir, job, stage, t)) pending.set(t, `${job.id}.${round}.${stage}.${t}`);
+      for (let t = 0; t < total; t++) if (!(await wd.isDone(job, stage, t))) pending.set(t, `${job.id}.${round}.${stage}.${t}`);
       options.onProgress?.(stage, total - pending.size, total);
       if (pending.size === 0) continue;
       while (!(await add(stage, pending))) await new Promise((r) => setTimeout(r, pollMs * 4));
@@ -126,7 +127,7 @@ export async function submitJob(workDir: string, job: JobSpec, options: SubmitOp
       let done = total - pending.size;
       while (pending.size > 0) {
         await new Promise((r) => setTimeout(r, pollMs));
-        for (const t of [...pending.keys()]) if (readMarker(workDir, job, stage, t)) pending.delete(t);
+        for (const t of [...pending.keys()]) if (await wd.isDone(job, stage, t)) pending.delete(t);
         options.onProgress?.(stage, total - pending.size, total);
         if (total - pending.size > done) {
           done = total - pending.size;
@@ -141,7 +142,7 @@ export async function submitJob(workDir: string, job: JobSpec, options: SubmitOp
         for (let i = 0; i < ids.length; i++) {
           const [t, id] = ids[i]!;
           const j = jobs[i];
-          if (readMarker(workDir, job, stage, t)) continue;
+          if (await wd.isDone(job, stage, t)) continue;
           if (!j) {
             lost.push([t, `${job.id}.${round}.${stage}.${t}.r${++resubmits}`]);
             continue;

@@ -7,7 +7,8 @@
  */
 import { isUserError } from '../io/errors.js';
 import { TooManyCandidatesError } from '../shard/join.js';
-import { parseStage, runTask } from '../shard/stages.js';
+import { parseStage } from '../shard/stages.js';
+import { openWorkDir, type WorkDir } from '../shard/workDir.js';
 import { connectionFromUrl, DEFAULT_QUEUE, INPUT_FAILURE, loadBullmq, type TaskData } from './bullmq.js';
 
 /** Options of {@link runWorker}. */
@@ -33,6 +34,14 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const { Worker, UnrecoverableError } = await loadBullmq();
   const log = options.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const lockDuration = options.lockMs ?? 30000;
+  // Work dirs in object storage keep their plan and the markers read: they never change.
+  const s3Dirs = new Map<string, WorkDir>();
+  const dirOf = (name: string): WorkDir => {
+    if (!name.startsWith('s3://')) return openWorkDir(name);
+    let wd = s3Dirs.get(name);
+    if (!wd) s3Dirs.set(name, (wd = openWorkDir(name)));
+    return wd;
+  };
   const worker = new Worker<TaskData>(
     options.queue ?? DEFAULT_QUEUE,
     async (job) => {
@@ -40,7 +49,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       log(`task start ${stage} ${task} ${workDir} (attempt ${job.attemptsMade + 1})`);
       const t0 = performance.now();
       try {
-        const marker = await runTask(workDir, parseStage(stage), task);
+        const wd = dirOf(workDir);
+        const marker = await wd.run(await wd.load(), parseStage(stage), task);
         log(`task done ${stage} ${task} in ${Math.round(performance.now() - t0)} ms`);
         return marker;
       } catch (e) {

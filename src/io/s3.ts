@@ -160,13 +160,24 @@ export async function s3List(bucket: string, prefix: string): Promise<{ key: str
   return out;
 }
 
-/** Runs `jobs` with at most `n` in flight; the first failure rejects (the rest of its lane stops). */
+/**
+ * Runs `jobs` with at most `n` in flight. After a failure no job starts, and the first failure is
+ * thrown once the jobs in flight have ended (so nothing still writes when the caller cleans up).
+ */
 export async function inParallel(jobs: (() => Promise<void>)[], n: number): Promise<void> {
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const lane = async (): Promise<void> => {
-    while (next < jobs.length) await jobs[next++]!();
+    while (!failure && next < jobs.length) {
+      try {
+        await jobs[next++]!();
+      } catch (e) {
+        failure ??= { error: e };
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(n, jobs.length) }, lane));
+  if (failure) throw failure.error;
 }
 
 /**
@@ -236,4 +247,68 @@ export async function s3Upload(file: string, size: number, url: string): Promise
     await withRetry(url, 'ABORT-MULTIPART', async ({ sdk, s3 }) => s3.send(new sdk.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId }))).catch(() => {});
     throw e;
   }
+}
+
+/** What a HEAD tells of an object: its size and when it was last written (ms since the epoch). */
+export interface S3ObjectInfo {
+  size: number;
+  lastModified: number;
+}
+
+/** Size and modification time of the object `url`, or undefined when there is none. */
+export async function s3Head(url: string): Promise<S3ObjectInfo | undefined> {
+  const { bucket, key } = parseS3Url(url);
+  if (key === '' || key.endsWith('/')) return undefined;
+  try {
+    return await withRetry(url, 'HEAD', async ({ sdk, s3 }) => {
+      const r = await s3.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key }));
+      return { size: r.ContentLength ?? 0, lastModified: r.LastModified ? r.LastModified.getTime() : 0 };
+    });
+  } catch (e) {
+    if (e instanceof UsageError && /no such object/.test(e.message) && !/no such bucket/.test(e.message)) return undefined;
+    throw e;
+  }
+}
+
+/**
+ * The bytes of a small object (a marker, a plan), or of `range` (`[start, end]`, inclusive) of one;
+ * undefined when there is no such object. Not for large objects: {@link s3Download} copies those.
+ */
+export async function s3Get(url: string, range?: [number, number]): Promise<Buffer | undefined> {
+  const { bucket, key } = parseS3Url(url);
+  try {
+    return await withRetry(url, 'GET', async ({ sdk, s3 }) => {
+      const r = await s3.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key, Range: range ? `bytes=${range[0]}-${range[1]}` : undefined }));
+      const b = Buffer.from(await r.Body!.transformToByteArray());
+      const want = range ? range[1] - range[0] + 1 : r.ContentLength;
+      if (want !== undefined && b.length !== want) throw Object.assign(new Error(`short read: ${b.length} of ${want} bytes`), { code: 'ECONNRESET' });
+      return b;
+    });
+  } catch (e) {
+    if (e instanceof UsageError && /no such object/.test(e.message) && !/no such bucket/.test(e.message)) return undefined;
+    throw e;
+  }
+}
+
+/**
+ * Writes a small object in one PUT. With `ifNoneMatch`, the PUT is conditional (`If-None-Match: *`):
+ * on a store that honours it, it fails with 412 when an object is already there, and this returns
+ * false (the first writer won); a store that ignores the header (s3rver) overwrites, and this returns true.
+ */
+export async function s3Put(url: string, body: Buffer | string, ifNoneMatch = false): Promise<boolean> {
+  const { bucket, key } = parseS3Url(url);
+  try {
+    await withRetry(url, 'PUT', async ({ sdk, s3 }) => s3.send(new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: Buffer.from(body), IfNoneMatch: ifNoneMatch ? '*' : undefined })));
+    return true;
+  } catch (e) {
+    // 409 ConditionalRequestConflict: a concurrent conditional write to the same key; it will win or has won.
+    if (ifNoneMatch && /HTTP (412|409)|PreconditionFailed|ConditionalRequestConflict/.test((e as Error).message)) return false;
+    throw e;
+  }
+}
+
+/** Deletes an object (none there is not an error). */
+export async function s3Delete(url: string): Promise<void> {
+  const { bucket, key } = parseS3Url(url);
+  await withRetry(url, 'DELETE', async ({ sdk, s3 }) => s3.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: key })));
 }

@@ -48,6 +48,38 @@ export function globRegExp(glob: string): RegExp {
   return new RegExp(`^${re}$`);
 }
 
+/** The objects an `s3://` input names: one object, the visible objects a glob matches, or those under a prefix (sorted by key). */
+export interface S3Input {
+  kind: 'object' | 'glob' | 'prefix';
+  bucket: string;
+  /** The keys' common prefix (empty for one object): output names are the keys relative to it. */
+  prefix: string;
+  objects: { key: string; size: number }[];
+}
+
+/**
+ * Resolves an `s3://` input as a local path is resolved: the object of that name, else a glob over
+ * keys, else every visible object below it as a prefix (a "directory"; `_` and `.` names skipped).
+ * Nothing matching is a usage error naming the name.
+ */
+export async function listS3Input(url: string): Promise<S3Input> {
+  const { bucket, key } = parseS3Url(url);
+  if (isGlob(key)) {
+    const base = globBase(key);
+    const prefix = base === '.' ? '' : `${base}/`;
+    const match = globRegExp(key.slice(prefix.length));
+    const objects = (await s3List(bucket, prefix)).filter((o) => match.test(o.key.slice(prefix.length)) && !hidden(o.key.slice(prefix.length)));
+    if (objects.length === 0) throw new UsageError(`no object matches ${url}`);
+    return { kind: 'glob', bucket, prefix, objects };
+  }
+  const size = await s3Size(url);
+  if (size !== undefined) return { kind: 'object', bucket, prefix: '', objects: [{ key, size }] };
+  const prefix = key === '' || key.endsWith('/') ? key : `${key}/`;
+  const objects = (await s3List(bucket, prefix)).filter((o) => !o.key.endsWith('/') && !hidden(o.key.slice(prefix.length)));
+  if (objects.length === 0) throw new UsageError(`${url}: no such object, and no object under ${prefix || 'the bucket root'}`);
+  return { kind: 'prefix', bucket, prefix, objects };
+}
+
 /** The local stand-ins of a command's `s3://` names, and what to do when it ends. */
 export class S3Stage {
   private spool: string | undefined;
@@ -99,29 +131,20 @@ export class S3Stage {
    * relative names), or every visible object under a prefix (a local directory).
    */
   async input(url: string): Promise<string> {
-    const { bucket, key } = parseS3Url(url);
+    const { bucket } = parseS3Url(url);
     const local = await this.dir('in');
-    if (isGlob(key)) {
-      const base = globBase(key);
-      const prefix = base === '.' ? '' : `${base}/`;
-      const match = globRegExp(key.slice(prefix.length));
-      const found = (await s3List(bucket, prefix)).filter((o) => match.test(o.key.slice(prefix.length)) && !hidden(o.key.slice(prefix.length)));
-      if (found.length === 0) throw new UsageError(`no object matches ${url}`);
-      await this.fetchAll(bucket, prefix, found, local);
-      this.named(`${local}/`, `s3://${bucket}/${prefix}`);
-      return path.join(local, key.slice(prefix.length));
-    }
-    const size = await s3Size(url);
-    if (size !== undefined) {
-      const file = path.join(local, path.posix.basename(key));
-      await this.fetch(bucket, key, size, file);
+    const found = await listS3Input(url);
+    if (found.kind === 'object') {
+      const file = path.join(local, path.posix.basename(found.objects[0]!.key));
+      await this.fetch(bucket, found.objects[0]!.key, found.objects[0]!.size, file);
       this.named(file, url);
       return file;
     }
-    const prefix = key === '' || key.endsWith('/') ? key : `${key}/`;
-    const found = (await s3List(bucket, prefix)).filter((o) => !o.key.endsWith('/') && !hidden(o.key.slice(prefix.length)));
-    if (found.length === 0) throw new UsageError(`${url}: no such object, and no object under ${prefix || 'the bucket root'}`);
-    await this.fetchAll(bucket, prefix, found, local);
+    await this.fetchAll(bucket, found.prefix, found.objects, local);
+    if (found.kind === 'glob') {
+      this.named(`${local}/`, `s3://${bucket}/${found.prefix}`);
+      return path.join(local, parseS3Url(url).key.slice(found.prefix.length));
+    }
     this.named(local, url.replace(/\/+$/, ''));
     return local;
   }

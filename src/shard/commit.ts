@@ -114,6 +114,16 @@ export function readMarker<T = Record<string, unknown>>(workDir: string, job: Jo
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new DamagedFileError(`${file}: cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
+  const body = parseMarker<T>(text, file, job);
+  seen.set(file, body);
+  return body;
+}
+
+/**
+ * Parses and checks the text of a task marker (`file` names it in errors): JSON with a plan id and a
+ * file list, its own checksum right, and the plan's id that of `job`. Returns it without the checksum.
+ */
+export function parseMarker<T = Record<string, unknown>>(text: string, file: string, job: JobRef): T & MarkerBase {
   let m: T & MarkerBase;
   try {
     m = JSON.parse(text) as T & MarkerBase;
@@ -127,8 +137,12 @@ export function readMarker<T = Record<string, unknown>>(workDir: string, job: Jo
   const { check, ...body } = m as T & MarkerBase & { check?: string };
   if (check !== markerCheck(body)) throw new DamagedFileError(`${file}: damaged task marker (checksum mismatch): remove that task's directory to run it again`);
   if (m.plan !== job.id) throw new DamagedFileError(`${file}: belongs to job ${m.plan}, not to this directory's job ${job.id}: the directory mixes two jobs; use a new --work-dir`);
-  seen.set(file, body);
   return body as T & MarkerBase;
+}
+
+/** A marker body with its checksum, as a marker file holds it. */
+export function sealMarker(body: object): object {
+  return { ...body, check: markerCheck(body) };
 }
 
 /**
@@ -261,7 +275,7 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
     };
     const marker = { ...counters, plan: job.id, files, stats } as T & MarkerBase;
     await faultPause();
-    await writeSynced(path.join(tmp, MARKER), JSON.stringify({ ...marker, check: markerCheck(marker) }), true);
+    await writeSynced(path.join(tmp, MARKER), JSON.stringify(sealMarker(marker)), true);
     await syncDir(tmp);
     try {
       await fsp.rename(tmp, final);

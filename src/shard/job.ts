@@ -12,6 +12,7 @@ import type { ShingleOptions } from '../text/shingler.js';
 import type { MinHashOptions } from '../sketch/minhash.js';
 import type { PairFormat } from '../io/write.js';
 import { InputError, UsageError } from '../io/errors.js';
+import { isS3Url, s3Get, s3Head } from '../io/s3.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
 export const JOB_VERSION = 4;
@@ -80,7 +81,7 @@ export interface JobSpec {
 
 /** The plan file's path. */
 export function jobFile(workDir: string): string {
-  return path.join(workDir, 'job.json');
+  return isS3Url(workDir) ? `${workDir.replace(/\/+$/, '')}/job.json` : path.join(workDir, 'job.json');
 }
 
 const ENDS = 1 << 16;
@@ -110,6 +111,20 @@ export function shardIdentity(file: string): ShardIdentity {
   }
 }
 
+/**
+ * The identity of a shard in object storage, the same as {@link shardIdentity} gives its local copy
+ * once that copy has the object's modification time: size, last-modified time, and the hash of the
+ * first and last 64 KiB (two ranged GETs).
+ */
+export async function s3ShardIdentity(url: string): Promise<ShardIdentity> {
+  const info = await s3Head(url);
+  if (!info) throw new InputError(url, undefined, 'no such object');
+  const h = createHash('sha256');
+  if (info.size > 0) h.update((await s3Get(url, [0, Math.min(ENDS, info.size) - 1]))!);
+  if (info.size > ENDS) h.update((await s3Get(url, [info.size - Math.min(ENDS, info.size - ENDS), info.size - 1]))!);
+  return { size: info.size, mtimeMs: info.lastModified, ends: h.digest('hex').slice(0, 32) };
+}
+
 /** What differs between two identities, in words, or undefined when they are the same file. */
 function identityChange(then: ShardIdentity, now: ShardIdentity): string | undefined {
   if (then.size !== now.size) return `${then.size} bytes when the job was planned, ${now.size} now`;
@@ -130,8 +145,8 @@ function damaged(workDir: string, why: string): UsageError {
   return new UsageError(`${jobFile(workDir)} is damaged (${why}): its tasks cannot be trusted; remove the directory (rm -r ${workDir}) and plan the job again`);
 }
 
-/** Parses and checks a plan file's text. */
-function parseJob(workDir: string, text: string): JobSpec {
+/** Parses and checks a plan file's text (of the job in `workDir`, which errors name). */
+export function parseJob(workDir: string, text: string): JobSpec {
   let job: JobSpec;
   try {
     job = JSON.parse(text) as JobSpec;
@@ -191,18 +206,7 @@ export async function saveJob(workDir: string, spec: Omit<JobSpec, 'id' | 'versi
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
-    if (text !== undefined) {
-      const existing = parseJob(workDir, text);
-      const { id: _id, version: _v, ...rest } = existing;
-      if (sameJobKey(rest) !== sameJobKey(spec)) {
-        throw new UsageError(`${workDir} already holds a different job (${jobFile(workDir)}, planned with other inputs or options): use a new --work-dir, or remove the whole directory (rm -r ${workDir}) first`);
-      }
-      for (let s = 0; s < existing.shards.length; s++) {
-        const change = identityChange(existing.shards[s]!.identity, spec.shards[s]!.identity);
-        if (change) throw new InputError(existing.shards[s]!.path, undefined, `changed since the job in ${workDir} was planned (${change}): its finished tasks read the old file; plan again in a new --work-dir (or remove ${workDir} first)`);
-      }
-      return existing;
-    }
+    if (text !== undefined) return sameJob(workDir, parseJob(workDir, text), spec);
     const leftovers = (await fsp.readdir(workDir)).filter((n) => !n.startsWith('.job.json.tmp-'));
     // Another submission planned the directory meanwhile: read its plan.
     if (leftovers.includes('job.json')) continue;
@@ -229,6 +233,22 @@ export async function saveJob(workDir: string, spec: Omit<JobSpec, 'id' | 'versi
     }
   }
   throw new UsageError(`${workDir}: another process keeps replacing job.json; use a new --work-dir`);
+}
+
+/**
+ * The plan `existing` found in `workDir`, when `spec` is the same job planned again (a resubmission
+ * resumes it); a different job, or a shard changed since, is refused.
+ */
+export function sameJob(workDir: string, existing: JobSpec, spec: Omit<JobSpec, 'id' | 'version'>): JobSpec {
+  const { id: _id, version: _v, ...rest } = existing;
+  if (sameJobKey(rest) !== sameJobKey(spec)) {
+    throw new UsageError(`${workDir} already holds a different job (${jobFile(workDir)}, planned with other inputs or options): use a new --work-dir, or remove the whole directory (rm -r ${workDir}) first`);
+  }
+  for (let s = 0; s < existing.shards.length; s++) {
+    const change = identityChange(existing.shards[s]!.identity, spec.shards[s]!.identity);
+    if (change) throw new InputError(existing.shards[s]!.path, undefined, `changed since the job in ${workDir} was planned (${change}): its finished tasks read the old file; plan again in a new --work-dir (or remove ${workDir} first)`);
+  }
+  return existing;
 }
 
 /** Number of tasks of a stage. */

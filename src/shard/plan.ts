@@ -9,11 +9,14 @@ import { chooseBands } from '../lsh/params.js';
 import { createTextSigner } from '../sketch/textSigner.js';
 import { UsageError } from '../io/errors.js';
 import { resolveShards } from '../io/shards.js';
+import { inParallel, isS3Url } from '../io/s3.js';
+import { listS3Input } from '../io/s3stage.js';
+import { formatFromExtension } from '../io/formats.js';
 import type { InputFormat } from '../io/formats.js';
 import type { DedupOptions } from '../dedup/dedup.js';
 import type { ReadOptions } from '../io/read.js';
 import type { PairFormat } from '../io/write.js';
-import { groupShards, outputNames, shardIdentity, TASK_BYTES, type JobOutputMode, type JobSpec } from './job.js';
+import { groupShards, outputNames, s3ShardIdentity, shardIdentity, TASK_BYTES, type JobOutputMode, type ShardIdentity, type JobSpec } from './job.js';
 import { storedPresetName } from '../text/normalize.js';
 import type { ShingleOptions } from '../text/shingler.js';
 
@@ -24,6 +27,10 @@ import type { ShingleOptions } from '../text/shingler.js';
 export async function listShards(args: readonly string[], format: InputFormat | 'auto' = 'auto'): Promise<string[]> {
   const out: string[] = [];
   for (const a of args) {
+    if (isS3Url(a)) {
+      out.push(...(await listS3Shards(a, format)));
+      continue;
+    }
     const list = await resolveShards(a, format);
     if (list) {
       out.push(...list.shards.map((x) => x.path));
@@ -35,7 +42,15 @@ export async function listShards(args: readonly string[], format: InputFormat | 
     if (a === '-') throw new UsageError('a sharded job reads files, not standard input');
     out.push(a);
   }
-  return out.map((p) => path.resolve(p));
+  return out.map((p) => (isS3Url(p) ? p : path.resolve(p)));
+}
+
+/** The objects an `s3://` argument names, as shard names; under a prefix, every one must be of a format its name tells (as in a local directory of shards). */
+async function listS3Shards(url: string, format: InputFormat | 'auto'): Promise<string[]> {
+  const found = await listS3Input(url);
+  const unknown = found.kind === 'prefix' && format === 'auto' ? found.objects.filter((o) => formatFromExtension(o.key) === undefined) : [];
+  if (unknown.length > 0) throw new UsageError(`${url} is a prefix of shards, but the format of s3://${found.bucket}/${unknown[0]!.key} is not known from its name: name the shards with a glob (e.g. '${url.replace(/\/+$/, '')}/*.jsonl'), or force a format`, { option: 'format' });
+  return found.objects.map((o) => `s3://${found.bucket}/${o.key}`);
 }
 
 /** What the command line says about a job. */
@@ -70,15 +85,17 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
   const bands = chooseBands(threshold, signer.numPerm, input.options.lsh);
   const writesShards = input.mode === 'dedup' || input.mode === 'annotate';
   if (writesShards && !input.outDir) throw new UsageError(`--output ${input.mode} writes one output shard per input shard: give --out-dir DIR`);
-  const outDir = input.outDir ? path.resolve(input.outDir) : undefined;
+  const outDir = input.outDir ? (isS3Url(input.outDir) ? input.outDir.replace(/\/+$/, '') : path.resolve(input.outDir)) : undefined;
   // Only corpus shards get outputs: their names are relative to the corpus's own common directory.
   const names = [...outputNames(corpus), ...outputNames(ref)];
   if (outDir) {
     for (let i = 0; i < corpus.length; i++) {
-      if (path.resolve(outDir, names[i]!) === corpus[i]) throw new UsageError(`--out-dir ${input.outDir} would overwrite the input shard ${corpus[i]}`);
+      if ((isS3Url(outDir) ? `${outDir}/${names[i]}` : path.resolve(outDir, names[i]!)) === corpus[i]) throw new UsageError(`--out-dir ${input.outDir} would overwrite the input shard ${corpus[i]}`);
     }
   }
-  const identities = all.map((p) => shardIdentity(p));
+  const identities: ShardIdentity[] = new Array(all.length);
+  // Objects in storage: a HEAD and two ranged GETs each, 16 shards at a time (latency-bound).
+  await inParallel(all.map((p, i) => async () => void (identities[i] = isS3Url(p) ? await s3ShardIdentity(p) : shardIdentity(p))), 16);
   const total = identities.reduce((a, x) => a + x.size, 0);
   // One partition per task's worth of input (the keys of ~64 MiB of text), at most one per shard:
   // a join task then reads about one task's worth of keys, and tiny inputs need one.

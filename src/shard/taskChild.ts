@@ -5,8 +5,7 @@
  * @module
  */
 import { InputError, UsageError } from '../io/errors.js';
-import { loadJob } from './job.js';
-import { runTask } from './stages.js';
+import { openWorkDir, type WorkDir } from './workDir.js';
 import type { StageName } from './job.js';
 import type { TaskReply, TaskRequest } from './localTasks.js';
 
@@ -17,11 +16,16 @@ function describe(e: unknown): TaskReply['error'] {
   return { kind: 'other', message: e instanceof Error ? e.message : String(e) };
 }
 
+/** The work dirs of this process's tasks (one, in practice): a plan in object storage is read once. */
+const dirs = new Map<string, WorkDir>();
+
 process.on('message', (m: TaskRequest) => {
   void (async () => {
     let reply: TaskReply;
     try {
-      await runTask(m.workDir, m.stage as StageName, m.task, loadJob(m.workDir));
+      let wd = dirs.get(m.workDir);
+      if (!wd) dirs.set(m.workDir, (wd = openWorkDir(m.workDir)));
+      await wd.run(await wd.load(), m.stage as StageName, m.task);
       reply = { task: m.task };
     } catch (e) {
       reply = { task: m.task, error: describe(e) };

@@ -175,6 +175,23 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
   });
 }
 
+/**
+ * The shards whose documents the routed candidate pairs of verify task `t` touch, in order: what
+ * the task reads (their lines or gathered texts, and their ids). The route task must have completed.
+ */
+export function verifyReads(workDir: string, job: JobSpec, t: number): number[] {
+  requireMarker(workDir, job, 'route', 0);
+  const routed = ColumnFile.open(path.join(taskDir(workDir, 'route', 0), 'pairs.bin'), 'routed', job.id);
+  const seen = new Set<number>();
+  try {
+    const ts = routed.f64('tstart', t, t + 2);
+    for (const column of ['shardA', 'shardB']) for (const s of routed.u32(column, ts[0]!, ts[1]!)) seen.add(s);
+  } finally {
+    routed.close();
+  }
+  return [...seen].sort((a, b) => a - b);
+}
+
 /** A verify task's share of the routed candidate pairs. */
 interface RoutedRows {
   sa: Uint32Array;

@@ -3,7 +3,8 @@
  * loopback port) and a fault-injecting HTTP proxy in front of it that answers a fixed share of
  * requests with 503 or 429 instead of forwarding them. s3rver was chosen because it installs from
  * npm with no native code and supports what neardup uses (ranged GETs, ListObjectsV2, multipart
- * uploads); it does not implement conditional PUT (If-None-Match: *).
+ * uploads); it does not implement conditional PUT (If-None-Match: *), which the proxy can add
+ * (`conditional`): a PUT with that header is answered 412 when a HEAD finds the object there.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -13,7 +14,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './redis.js';
-import { S3Client, PutObjectCommand, ListObjectsV2Command, GetObjectCommand } from '@aws-sdk/client-s3';
+import { S3Client, PutObjectCommand, ListObjectsV2Command, GetObjectCommand, DeleteObjectCommand } from '@aws-sdk/client-s3';
 
 // The SDK's notice that its 2027 versions need Node 22 would be printed in every test run on Node 20.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -74,8 +75,8 @@ export async function startS3rver(bucket: string): Promise<S3Server> {
 /** A proxy that fails requests by a {@link FaultRule} (default: number 1, 4, 7…, with 503 and 429 in turn). */
 export interface FaultProxy {
   endpoint: string;
-  /** Requests seen, and those failed on purpose. */
-  stats: { requests: number; failed: number };
+  /** Requests seen, those failed on purpose, and conditional PUTs answered 412. */
+  stats: { requests: number; failed: number; preconditionFailed: number };
   stop(): Promise<void>;
 }
 
@@ -84,10 +85,34 @@ export type FaultRule = (req: http.IncomingMessage, n: number, failed: number) =
 
 const everyThird: FaultRule = (_req, n, failed) => (n % 3 === 1 ? (failed % 2 === 0 ? 503 : 429) : undefined);
 
-/** Starts a {@link FaultProxy} in front of `target` (host:port on loopback). */
-export async function startFaultProxy(targetPort: number, rule: FaultRule = everyThird): Promise<FaultProxy> {
-  const stats = { requests: 0, failed: 0 };
-  const server = http.createServer((req, res) => {
+/** Whether s3rver has an object at the request's path (a HEAD of it). */
+function exists(targetPort: number, req: http.IncomingMessage): Promise<boolean> {
+  return new Promise((resolve) => {
+    // Unsigned: the request's signature is for its PUT (s3rver serves anonymous reads).
+    const head = http.request({ host: '127.0.0.1', port: targetPort, method: 'HEAD', path: (req.url ?? '/').split('?')[0] }, (r) => {
+      r.resume();
+      resolve(r.statusCode === 200);
+    });
+    head.on('error', () => resolve(false));
+    head.end();
+  });
+}
+
+/**
+ * Starts a {@link FaultProxy} in front of `target` (host:port on loopback). `conditional`: honour
+ * `If-None-Match: *` on PUT as S3 does (412 when the object is there; checked, then forwarded: not
+ * atomic, enough for tests that race two writers a second apart).
+ */
+export async function startFaultProxy(targetPort: number, rule: FaultRule = everyThird, conditional = false): Promise<FaultProxy> {
+  const stats = { requests: 0, failed: 0, preconditionFailed: 0 };
+  const server = http.createServer(async (req, res) => {
+    if (conditional && req.method === 'PUT' && req.headers['if-none-match'] === '*' && (await exists(targetPort, req))) {
+      stats.preconditionFailed++;
+      req.resume();
+      res.writeHead(412, { 'content-type': 'application/xml' });
+      res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>');
+      return;
+    }
     const status = rule(req, stats.requests++, stats.failed);
     if (status !== undefined) {
       stats.failed++;
@@ -126,4 +151,9 @@ export async function getObjects(s: S3Server, bucket: string, prefix: string): P
     out.set(o.Key!.slice(prefix.length), Buffer.from(await r.Body!.transformToByteArray()));
   }
   return out;
+}
+
+/** Deletes the object at `key`. */
+export async function deleteObject(s: S3Server, bucket: string, key: string): Promise<void> {
+  await s.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
 }

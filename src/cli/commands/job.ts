@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { UsageError } from '../../io/errors.js';
 import { submitJob } from '../../distributed/submit.js';
 import { STAGES, taskCount } from '../../shard/job.js';
-import { progressOf } from '../../shard/summary.js';
+import { isS3Url } from '../../io/s3.js';
 import { addLogOptions, parsePositiveInt } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
@@ -44,7 +44,7 @@ export function jobCommand(): Command {
     refuseUnsupported(plan);
     const reporter = new Reporter(flags);
     const estimate = await estimateFromFlags(shards, flags, reporter);
-    const spec = await planFromFlags(shards, flags);
+    const { job: spec } = await planFromFlags(shards, flags);
     const stages = STAGES.map((s) => ({ stage: s, tasks: taskCount(spec, s) })).filter((s) => s.tasks > 0);
     if (flags.json) reporter.json({ command: 'job plan', workDir: flags.workDir, id: spec.id, shards: spec.shards.length, partitions: spec.partitions, stages, ...(estimate ? { estimate } : {}) });
     else for (const s of stages) reporter.summary(`${s.stage.padEnd(11)} ${int(s.tasks)} task${s.tasks === 1 ? '' : 's'}: neardup stage ${s.stage} --work-dir ${flags.workDir} ${s.tasks > 1 ? `--task I (I from 0 to ${s.tasks - 1})` : '--task 0'}`);
@@ -70,15 +70,14 @@ export function jobCommand(): Command {
     if (flags.output !== 'dedup' && flags.output !== 'annotate') requireOutForJson({ json: flags.json, out: flags.out || undefined });
     const started = performance.now();
     const reporter = new Reporter(flags);
-    await planFromFlags(shards, flags);
-    const { workDir, job } = openJob(flags.workDir);
     if (flags.processes !== undefined && !flags.local) throw new UsageError('--processes is for --local runs (with --redis, start more workers instead)');
-    if (flags.local) await runLocally(workDir, job, reporter, flags.processes ?? localProcesses(job));
+    const { wd, job } = await planFromFlags(shards, flags);
+    if (flags.local) await runLocally(wd, job, reporter, flags.processes ?? localProcesses(job));
     else {
       let last = '';
       const bars = stageBars(reporter);
       try {
-        await submitJob(workDir, job, {
+        await submitJob(wd, job, {
           redis: flags.redis!,
           queue: flags.queue,
           noticeMs: flags.waitNotice * 1000,
@@ -96,34 +95,42 @@ export function jobCommand(): Command {
         bars.stop();
       }
     }
-    await finishJob(workDir, job, flags, reporter, started);
+    await finishJob(wd, job, flags, reporter, started);
   });
 
   const report = new Command('report')
     .description('write the output and print the summary of a job whose stages have all run (after "neardup stage" runs)')
-    .requiredOption('--work-dir <dir>', 'the job directory')
+    .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
     .option('-o, --out <file>', 'for --output pairs/clusters: write here instead of stdout');
   addLogOptions(report);
   report.action(async (flags: LogFlags & { workDir: string; out?: string }) => {
-    const { workDir, job } = openJob(flags.workDir);
-    const reporter = new Reporter(flags);
-    const unfinished = progressOf(workDir, job).filter((p) => p.done < p.total);
-    if (unfinished.length > 0) throw new UsageError(`the job is not finished: ${unfinished.map((p) => `${p.stage} ${p.done}/${p.total}`).join(', ')} tasks done`);
-    await finishJob(workDir, job, flags, reporter, performance.now());
+    const { wd, job } = await openJob(flags.workDir);
+    await finishJob(wd, job, flags, new Reporter(flags), performance.now(), true);
   });
 
   const status = new Command('status')
     .description('per stage: tasks done, running, failed and waiting, task time, elapsed time, docs/s and bytes/s, an ETA for a stage partly done, and the error of each failed task')
-    .requiredOption('--work-dir <dir>', 'the job directory')
+    .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
     .option('--json', 'print the same as one JSON object');
-  status.action((flags: { workDir: string; json?: boolean }) => {
-    const { workDir, job } = openJob(flags.workDir);
-    printStatus(workDir, job, !!flags.json);
+  status.action(async (flags: { workDir: string; json?: boolean }) => {
+    const { wd, job } = await openJob(flags.workDir);
+    await wd.withView(job, false, async (dir) => printStatus(dir, job, !!flags.json, process.stdout, wd.name));
+  });
+
+  const clean = new Command('clean')
+    .description('remove what no task marker names: temp directories of dead tasks, attempts of tasks that another attempt committed (a work dir in S3); with --all, the whole job (plan, markers, intermediates; the outputs stay). Run it once no task of the job runs')
+    .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
+    .option('--all', 'remove the whole job')
+    .option('-q, --quiet', 'print nothing');
+  clean.action(async (flags: { workDir: string; all?: boolean; quiet?: boolean }) => {
+    const { wd, job } = await openJob(flags.workDir);
+    const gone = await wd.clean(job, !!flags.all);
+    if (!flags.quiet) process.stderr.write(`neardup: removed ${int(gone.length)} ${flags.all ? 'object(s) of the job' : 'leftover(s)'} in ${wd.name}\n`);
   });
 
   const submit = new Command('submit')
     .description('submit the stages of a job planned with "neardup job plan" to Slurm: one array job per stage, each after the previous one succeeded (afterok); only tasks not yet done are submitted, so submitting again resumes')
-    .requiredOption('--work-dir <dir>', 'the job directory (on a file system the compute nodes share)')
+    .requiredOption('--work-dir <dir>', 'the job directory (on a file system the compute nodes share), or s3://bucket/prefix')
     .option('--slurm', 'submit with sbatch (the only scheduler for now; BullMQ jobs run with "neardup job dedup --redis")')
     .option('--sbatch <args>', 'more sbatch arguments for every stage, e.g. "--partition=cpu --time=2:00:00 --mem=8G"', (v: string, prev: string[] = []) => [...prev, ...v.split(/\s+/).filter(Boolean)])
     .option('--neardup <command>', 'how compute nodes run neardup (default: this node and this neardup, by absolute path)')
@@ -137,15 +144,17 @@ Example:
   $ neardup job report --work-dir /shared/job`);
   submit.action(async (flags: { workDir: string; slurm?: boolean; sbatch?: string[]; neardup?: string; print?: boolean; force?: boolean }) => {
     if (!flags.slurm) throw new UsageError('say where to submit: --slurm (BullMQ jobs are submitted by "neardup job dedup --redis URL")');
-    const { workDir, job } = openJob(flags.workDir);
+    const { wd, job } = await openJob(flags.workDir);
     const neardup = flags.neardup ? flags.neardup.split(/\s+/).filter(Boolean) : [process.execPath, process.argv[1]!];
-    const stages = planSlurm(workDir, job, { neardup, cwd: process.cwd(), extra: flags.sbatch ?? [] });
+    // Members' logs: in the job directory, or (a work dir in S3) in the submitting directory.
+    const logs = isS3Url(wd.name) ? path.resolve(`slurm-${job.id}`) : path.join(wd.name, 'slurm');
+    const stages = await planSlurm(wd, job, { neardup, cwd: process.cwd(), extra: flags.sbatch ?? [], logs });
     if (stages.length === 0) {
       process.stderr.write(`neardup: every task of the job is done: neardup job report --work-dir ${flags.workDir}\n`);
       return;
     }
     // sbatch does not create the directory of --output: a missing one fails every member.
-    mkdirSync(path.join(workDir, 'slurm'), { recursive: true });
+    mkdirSync(logs, { recursive: true });
     if (flags.print) {
       process.stdout.write(slurmScript(stages));
       return;
@@ -158,5 +167,5 @@ Example:
     process.stderr.write(`neardup: when they are done: neardup job report --work-dir ${flags.workDir} (progress: neardup job status --work-dir ${flags.workDir})\n`);
   });
 
-  return job.addCommand(plan).addCommand(dedup).addCommand(submit).addCommand(report).addCommand(status);
+  return job.addCommand(plan).addCommand(dedup).addCommand(submit).addCommand(report).addCommand(status).addCommand(clean);
 }

@@ -6,7 +6,7 @@
 import { Command } from 'commander';
 import { UsageError } from '../../io/errors.js';
 import { STAGES, taskCount } from '../../shard/job.js';
-import { arrayIndexFromEnv, parseStage, runTask, tasksOfMember } from '../../shard/stages.js';
+import { arrayIndexFromEnv, parseStage, tasksOfMember } from '../../shard/stages.js';
 import { parseCount, parsePositiveInt } from '../options.js';
 import { openJob } from '../jobRun.js';
 
@@ -15,7 +15,7 @@ export function stageCommand(): Command {
   return new Command('stage')
     .description('run tasks of one stage of a job planned with "neardup job plan" (idempotent: completed tasks are skipped)')
     .argument('<name>', STAGES.join(', '))
-    .requiredOption('--work-dir <dir>', 'the job directory')
+    .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
     .option('--task <i>', 'with --tasks N: this process is member i of N and runs tasks i, i+N, …; without --tasks: runs task i (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)', parseCount('task', 1e9))
     .option('--tasks <n>', 'array size (default: SLURM_ARRAY_TASK_COUNT; else one member per task)', parsePositiveInt('tasks', 1e9))
     .option('--all', 'run every task of the stage in this process')
@@ -26,7 +26,7 @@ Examples:
   $ neardup stage join --work-dir /shared/job --task 0 --tasks 4  # partitions 0, 4, 8, …`)
     .action(async (name: string, flags: { workDir: string; task?: number; tasks?: number; all?: boolean }) => {
       const stage = parseStage(name);
-      const { workDir, job } = openJob(flags.workDir);
+      const { wd, job } = await openJob(flags.workDir);
       const total = taskCount(job, stage);
       const env = arrayIndexFromEnv();
       let tasks: number[];
@@ -40,7 +40,7 @@ Examples:
       }
       for (const t of tasks) {
         const t0 = performance.now();
-        await runTask(workDir, stage, t, job);
+        await wd.run(job, stage, t);
         process.stderr.write(`neardup: ${stage} task ${t} done in ${Math.round(performance.now() - t0)} ms\n`);
       }
     });

@@ -9,7 +9,7 @@ import { parseCount, parsePositiveInt } from '../options.js';
 /** The `worker` command. */
 export function workerCommand(): Command {
   return new Command('worker')
-    .description('run sharded-job tasks from a BullMQ queue on Redis, on any number of machines that see the job directories (see docs/distributed.md)')
+    .description('run sharded-job tasks from a BullMQ queue on Redis, on any number of machines that see the job directories or their S3 prefixes (see docs/distributed.md)')
     .requiredOption('--redis <url>', 'Redis of the queue, e.g. redis://host:6379')
     .option('--queue <name>', 'BullMQ queue name', 'neardup')
     .option('--concurrency <n>', 'tasks at once in this process (tasks are CPU-bound: one per core, in separate processes, is usual)', parsePositiveInt('concurrency', 256), 1)

@@ -1,0 +1,105 @@
+/**
+ * Where a job's plan, task markers and intermediate files live: a directory every worker sees (a
+ * POSIX file system: local, NFS, Lustre, EFS), or a prefix in object storage (`s3://bucket/prefix`,
+ * src/shard/s3work.ts). The stages themselves always run on a local directory; this is the one
+ * place that knows which of the two a job uses, so the job commands, the BullMQ workers and the
+ * Slurm members have no branch of their own.
+ * @module
+ */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { SUCCESS_MARKER } from '../io/rewrite.js';
+import { isS3Url } from '../io/s3.js';
+import { readMarker, tempDirs } from './commit.js';
+import { loadJob, saveJob, type JobSpec, type StageName } from './job.js';
+import { runTask } from './stages.js';
+import { S3WorkDir } from './s3work.js';
+
+/** A job's work dir, wherever it is. */
+export interface WorkDir {
+  /** What the job is known by: an absolute directory, or the `s3://` name without a trailing `/`. Tasks on the queue and Slurm members carry it. */
+  readonly name: string;
+  /** Reads the plan (a usage error when there is none). */
+  load(): Promise<JobSpec>;
+  /** Writes the plan, or finds the same job already planned there (see {@link saveJob}). */
+  save(spec: Omit<JobSpec, 'id' | 'version'>): Promise<JobSpec>;
+  /** Whether task `t` of `stage` has committed (a damaged marker is an error naming it). */
+  isDone(job: JobSpec, stage: StageName, t: number): Promise<boolean>;
+  /** Runs task `t` of `stage` (idempotent: a committed task returns its marker). */
+  run(job: JobSpec, stage: StageName, t: number): Promise<object>;
+  /**
+   * Calls `fn` with a local directory that holds the plan and every committed marker, and with
+   * `report` the files the job's output and summary are made of (for `job report` and `job status`).
+   * Errors name the work dir's own names.
+   */
+  withView<T>(job: JobSpec, report: boolean, fn: (dir: string) => Promise<T>): Promise<T>;
+  /** Marks the output directory incomplete (a job starts writing there) or complete (`_SUCCESS`, after every output shard). */
+  markOutput(job: JobSpec, complete: boolean): Promise<void>;
+  /** Removes what no marker names (leftovers of killed or losing attempts); with `all`, the whole job. Returns what was removed. */
+  clean(job: JobSpec, all: boolean): Promise<string[]>;
+}
+
+/** The work dir a `--work-dir` value names. */
+export function openWorkDir(name: string): WorkDir {
+  return isS3Url(name) ? new S3WorkDir(name) : new PosixWorkDir(path.resolve(name));
+}
+
+/** A process that is still there (a task's temp directory names its pid). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A directory on a file system every worker mounts at the same path: tasks commit by renaming
+ * their temp directory into place (src/shard/commit.ts).
+ */
+export class PosixWorkDir implements WorkDir {
+  constructor(readonly name: string) {}
+
+  load(): Promise<JobSpec> {
+    return Promise.resolve(loadJob(this.name));
+  }
+
+  save(spec: Omit<JobSpec, 'id' | 'version'>): Promise<JobSpec> {
+    return saveJob(this.name, spec);
+  }
+
+  isDone(job: JobSpec, stage: StageName, t: number): Promise<boolean> {
+    return Promise.resolve(readMarker(this.name, job, stage, t) !== undefined);
+  }
+
+  run(job: JobSpec, stage: StageName, t: number): Promise<object> {
+    return runTask(this.name, stage, t, job);
+  }
+
+  withView<T>(_job: JobSpec, _report: boolean, fn: (dir: string) => Promise<T>): Promise<T> {
+    return fn(this.name);
+  }
+
+  async markOutput(job: JobSpec, complete: boolean): Promise<void> {
+    if (!job.output.dir) return;
+    const file = path.join(job.output.dir, SUCCESS_MARKER);
+    if (complete) await fsp.writeFile(file, '');
+    else await fsp.rm(file, { force: true });
+  }
+
+  async clean(_job: JobSpec, all: boolean): Promise<string[]> {
+    if (all) {
+      await fsp.rm(this.name, { recursive: true, force: true });
+      return [this.name];
+    }
+    // Temp directories of tasks whose process is gone on this machine (a running task's is kept).
+    const gone = (await tempDirs(this.name)).filter((d) => {
+      const m = /\.tmp-(\d+)-/.exec(path.basename(d));
+      return !m || !alive(Number(m[1]));
+    });
+    for (const d of gone) await fsp.rm(d, { recursive: true, force: true });
+    return gone;
+  }
+}
+
