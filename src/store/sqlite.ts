@@ -108,6 +108,11 @@ export class SqliteStore implements NearDupStore {
     this.busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
     // First: switching to WAL and creating the tables are writes that another process may be doing.
     db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    // Pages freed by removals (expired documents purged) can be given back to the file system with
+    // PRAGMA incremental_vacuum (reclaim()). Takes effect only on a file without tables yet: a file
+    // created by an earlier version keeps auto_vacuum NONE (its free pages are reused, not returned).
+    retryBusySync(() => db.pragma('auto_vacuum = INCREMENTAL'), this.busyTimeoutMs);
+    // (Before the switch to WAL, which writes the file's first page.)
     // Two processes switching a new file to WAL at once can both hold a read lock while each needs
     // the write lock: SQLite then fails one at once with SQLITE_BUSY, without its busy handler (no
     // deadlock). Retried until the busy timeout, like any other wait for the lock.
@@ -115,10 +120,6 @@ export class SqliteStore implements NearDupStore {
     db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     // Postings are a B-tree of random keys: a larger page cache avoids most re-reads. 64 MiB.
     db.pragma(`cache_size = -${(options.cacheMiB ?? 64) * 1024}`);
-    // Pages freed by removals (expired documents purged) can be given back to the file system with
-    // PRAGMA incremental_vacuum (reclaim()). Takes effect only on a file without tables yet: a file
-    // created by an earlier version keeps auto_vacuum NONE (its free pages are reused, not returned).
-    db.pragma('auto_vacuum = INCREMENTAL');
     retryBusySync(
       () =>
         db.exec(`
