@@ -32,10 +32,13 @@ export function parseDuration(value: number | string, what = 'ttl'): number {
   return ms;
 }
 
+const MAX_DATE_MS = 8.64e15;
+
 /** An expiry given as a Date or as ms since the epoch, checked; RangeError otherwise. */
 export function expiryMs(at: number | Date, what = 'expiresAt'): number {
   const ms = at instanceof Date ? at.getTime() : at;
-  if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new RangeError(`${what} must be a date or a finite number of ms since the epoch, got ${String(at)}`);
+  // ±8.64e15 ms: the range of a JavaScript Date (so that every expiry can be shown as one).
+  if (typeof ms !== 'number' || !(Math.abs(ms) <= MAX_DATE_MS)) throw new RangeError(`${what} must be a date or a finite number of ms since the epoch, got ${String(at)}`);
   return ms;
 }
 
@@ -58,7 +61,7 @@ export function resolveExpiry(own: ExpirySource, options: ExpirySource, defaultT
     return expiryMs(doc.expiresAt);
   }
   const ttl = doc.ttl !== undefined ? parseDuration(doc.ttl) : defaultTtl;
-  return ttl === undefined ? undefined : now + ttl;
+  return ttl === undefined ? undefined : expiryMs(now + ttl, 'now + ttl');
 }
 
 /** True when `record` has no expiry or one after `now`. */
