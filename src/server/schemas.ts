@@ -40,8 +40,7 @@ const fieldsParam = (allowed: readonly string[], dflt: string) =>
 
 /** When a document expires: an ISO 8601 date and time, or ms since the epoch (checked by the route). */
 const expiresAt = {
-  type: ['string', 'number'],
-  maxLength: 64,
+  anyOf: [{ type: 'string', maxLength: 64 }, { type: 'number' }],
   description: 'When the document expires (then it is never returned, and purged): an ISO 8601 date and time such as 2026-12-27T00:00:00Z, or ms since the epoch. Not with ttl.',
 } as const;
 /** A time to live. */
