@@ -11,6 +11,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
 import { withStoredText } from '../online/storedText.js';
+import { parseDuration } from '../online/expiry.js';
 import { metaProblem } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { addSchema, batchSchema, DEFAULT_ADD_LIMIT, deleteManySchema, documentQuerySchema, idParamsSchema } from './schemas.js';
@@ -32,7 +33,14 @@ const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{
  */
 export function expiryOfBody(d: DocBody, at: string): { expiresAt?: number; ttl?: string } | { field: string; message: string } {
   if (d.expiresAt !== undefined && d.ttl !== undefined) return { field: at, message: 'give expiresAt or ttl, not both' };
-  if (d.ttl !== undefined) return { ttl: d.ttl };
+  if (d.ttl !== undefined) {
+    try {
+      parseDuration(d.ttl);
+    } catch {
+      return { field: `${at}/ttl`, message: 'must be a duration: a number and a unit, ms, s, m, h, d or w (30d, 12h)' };
+    }
+    return { ttl: d.ttl };
+  }
   if (d.expiresAt === undefined) return {};
   const ms = typeof d.expiresAt === 'number' ? d.expiresAt : ISO_DATE_TIME.test(d.expiresAt) ? Date.parse(d.expiresAt) : NaN;
   if (!Number.isFinite(ms)) return { field: `${at}/expiresAt`, message: 'must be an ISO 8601 date and time (2026-12-27T00:00:00Z) or ms since the epoch' };

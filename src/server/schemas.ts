@@ -46,7 +46,7 @@ const expiresAt = {
 /** A time to live. */
 const ttl = {
   type: 'string',
-  pattern: '^[0-9]+(\\.[0-9]+)?(ms|s|m|h|d|w)$',
+  maxLength: 32,
   description: "Time to live from now instead of expiresAt: a number and a unit, ms, s, m, h, d or w (30d). Default: the server's --ttl, else never.",
 } as const;
 
