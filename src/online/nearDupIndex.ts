@@ -3,8 +3,9 @@
  * each `add` returns the already indexed near duplicates with exact Jaccard scores, then indexes
  * the document. Storage is pluggable (memory, SQLite, Redis); the search logic is in this folder,
  * once: options and manifest (manifest.ts), preparation (preparer.ts, pipeline.ts), scoring
- * (scoring.ts), queries (queries.ts, containmentQuery.ts), writes (writer.ts, insert.ts), snapshot
- * files (snapshot.ts). This class ties them together and holds the public surface.
+ * (scoring.ts), queries (queries.ts, containmentQuery.ts), writes (writer.ts, insert.ts), removals
+ * and the purge of expired documents (removal.ts; expiry: expiry.ts), snapshot files (snapshot.ts).
+ * This class ties them together and holds the public surface.
  * @module
  */
 import type { NearDupStore } from '../store/types.js';
@@ -34,7 +35,6 @@ import type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, Nea
 export type { RecallWarning } from './recall.js';
 export type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, OnlineVerify, QueryOptions } from './types.js';
 export { resolveManifest } from './manifest.js';
-
 export { PURGE_BATCH } from './removal.js';
 
 function checkLimit(limit: number | undefined): void {
