@@ -18,5 +18,5 @@ export {
   decodeSignature,
   type SignatureBlob,
 } from './sketch/format.js';
-export { REC_SET, REC_SIG, REC_META, encodeRecord, decodeRecord, readRecordSketch, readRecordMeta, type DocRecord } from './online/record.js';
+export { REC_SET, REC_SIG, REC_META, REC_EXPIRES, encodeRecord, decodeRecord, readRecordSketch, readRecordMeta, recordExpiresAt, withExpiry, type DocRecord } from './online/record.js';
 export { encodeIndexSnapshot, decodeIndexSnapshot, type IndexSnapshot } from './online/snapshotFormat.js';

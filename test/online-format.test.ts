@@ -75,7 +75,8 @@ test('bad bytes give FormatErrors naming the problem', () => {
   assert.throws(() => format.decodeFingerprintSet(unhex('0201ff')), /truncated/);
   assert.throws(() => format.decodeFingerprintSet(unhex('020500')), /not strictly increasing/);
   assert.throws(() => format.decodeFingerprintSet(unhex('01ffffffff1f')), /exceeds 32 bits/);
-  assert.throws(() => format.decodeRecord(unhex('0108')), /unknown record flags/);
+  assert.throws(() => format.decodeRecord(unhex('0110')), /unknown record flags/);
+  assert.throws(() => format.decodeRecord(unhex('0108')), /truncated expiry/);
   assert.throws(() => format.encodeFingerprintSet(new Uint32Array([2, 1])), /sorted and unique/);
 });
 
@@ -91,4 +92,21 @@ test('property: fingerprint sets and records round-trip', () => {
     }),
     { seed: 42, numRuns: 300 },
   );
+});
+
+test('records with an expiry: flag 8, the expiry last (float64 LE, ms since the epoch), read without decoding the rest', () => {
+  // docs/formats.md's golden: signature [5, 6], expiry 2026-12-27T00:00:00Z.
+  const at = Date.parse('2026-12-27T00:00:00Z');
+  const bytes = format.encodeRecord({ signature: new Uint32Array([5, 6]), expiresAt: at });
+  assert.equal(hex(bytes), '010a020500000006000000000080c04c2b7a42');
+  assert.equal(format.recordExpiresAt(bytes), at);
+  assert.deepEqual(format.decodeRecord(bytes), { signature: new Uint32Array([5, 6]), expiresAt: at });
+  // Set, changed and taken off without touching the other sections.
+  const plain = format.encodeRecord({ set: new Uint32Array([7, 1000]), meta: { a: 1 } });
+  const later = format.withExpiry(format.withExpiry(plain, at), at + 1);
+  assert.equal(format.recordExpiresAt(later), at + 1);
+  assert.deepEqual(format.decodeRecord(later), { set: new Uint32Array([7, 1000]), meta: { a: 1 }, expiresAt: at + 1 });
+  assert.deepEqual(format.readRecordMeta(later), { a: 1 });
+  assert.deepEqual(format.withExpiry(later, undefined), plain);
+  assert.equal(format.recordExpiresAt(plain), undefined);
 });

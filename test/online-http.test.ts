@@ -127,7 +127,7 @@ test('http: lean replies: fields of matches (query, topK, add, batch, duplicates
   assert.deepEqual(r.json(), { text: A, signature: Array.from(sig) });
   r = await a.inject({ method: 'GET', url: '/v1/documents/a?fields=id,colour' });
   assert.equal(r.statusCode, 400);
-  assert.match(r.json().message, /querystring\/fields: unknown field "colour" \(expected some of id, meta, text, shingles, signature\)/);
+  assert.match(r.json().message, /querystring\/fields: unknown field "colour" \(expected some of id, meta, text, shingles, signature, expiresAt\)/);
   r = await a.inject({ method: 'POST', url: '/v1/query', payload: { text: A, fields: ['id', 'body'] } });
   assert.equal(r.statusCode, 400);
   assert.equal(r.json().errors[0].field, '/fields/1');

@@ -11,6 +11,7 @@ import { parseStoreSpec, type StoreSpec } from '../store/spec.js';
 import { openStore } from '../store/open.js';
 import type { NormalizePreset } from '../text/normalize.js';
 import { NORMALIZE_CHOICES } from './options.js';
+import { parseDuration } from '../online/expiry.js';
 
 /** A number parser for commander that names the option in its error. */
 export function num(name: string, integer: boolean) {
@@ -18,6 +19,21 @@ export function num(name: string, integer: boolean) {
     const n = Number(v);
     if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) throw new InvalidArgumentError(`${name} must be ${integer ? 'an integer' : 'a number'}, got "${v}"`);
     return n;
+  };
+}
+
+/**
+ * A duration parser for commander (`30d`, `12h`, `15m`, `90s`, `500ms`; src/online/expiry.ts) that
+ * names the option in its error; with `zero`, `0` is accepted too (off).
+ */
+export function duration(name: string, zero = false) {
+  return (v: string): number => {
+    if (zero && v.trim() === '0') return 0;
+    try {
+      return parseDuration(v, name);
+    } catch (e) {
+      throw new InvalidArgumentError((e as Error).message);
+    }
   };
 }
 
@@ -36,6 +52,8 @@ export interface IndexFlags {
   forest: boolean;
   ensemble?: boolean;
   workers: number;
+  /** Default time to live of added documents, ms. */
+  ttl?: number;
 }
 
 /** Adds --store and the parameters of a new index. */
@@ -53,7 +71,8 @@ export function addIndexOptions(cmd: Command, workersHelp: string): Command {
     .addOption(new Option('--verify <mode>', 'exact Jaccard or MinHash estimate (default exact)').choices(['exact', 'estimate']))
     .option('--no-forest', 'no LSH-Forest keys (smaller, faster inserts; disables topK)')
     .option('--ensemble', 'containment keys (LSH Ensemble) so containment queries find short excerpts of long documents; 112 more keys per document (docs/duplicate-kinds.md)')
-    .option('--workers <n>', workersHelp, num('--workers', true), 0);
+    .option('--workers <n>', workersHelp, num('--workers', true), 0)
+    .option('--ttl <duration>', 'documents added expire after this long (30d, 12h, 15m, 90s); then they are never returned, and purged (docs/stores.md, "Expiry"). Default: never', duration('--ttl'));
 }
 
 /** The flags as NearDupIndex options (unset flags left out, so an existing store's manifest decides). */
@@ -72,6 +91,7 @@ export function indexOptionsFrom(o: IndexFlags): NearDupIndexOptions {
     ...(o.forest ? {} : { forest: false as const }),
     ...(o.ensemble ? { ensemble: true } : {}),
     ...(o.workers ? { workers: o.workers } : {}),
+    ...(o.ttl !== undefined ? { ttl: o.ttl } : {}),
   };
 }
 

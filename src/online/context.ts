@@ -14,7 +14,12 @@ import type { IndexChange } from './events.js';
 /** The parts of one open index. */
 export interface IndexContext {
   readonly manifest: IndexManifest;
+  /** The store as searches see it: expired documents hidden (src/online/expiry.ts, liveView). */
   readonly store: NearDupStore;
+  /** The store itself (writes need the stored version of a replaced document, expired or not). */
+  readonly raw: NearDupStore;
+  /** The index's clock, ms since the epoch. */
+  now(): number;
   /** Signs stored fingerprint sets (records of verify `exact` hold no signature). */
   readonly hasher: MinHasher;
   readonly keyMaker: KeyMaker;

@@ -15,13 +15,13 @@ export type MatchField = (typeof MATCH_FIELDS)[number];
 export const DEFAULT_MATCH_FIELDS: readonly MatchField[] = ['id', 'similarity', 'estimate', 'meta'];
 
 /** The fields a document (GET /v1/documents/:id) can have. */
-export const DOCUMENT_FIELDS = ['id', 'meta', 'text', 'shingles', 'signature'] as const;
+export const DOCUMENT_FIELDS = ['id', 'meta', 'text', 'shingles', 'signature', 'expiresAt'] as const;
 
 /** One field of {@link DOCUMENT_FIELDS}. */
 export type DocumentField = (typeof DOCUMENT_FIELDS)[number];
 
-/** What GET /v1/documents/:id returns when the request names no fields. */
-export const DEFAULT_DOCUMENT_FIELDS: readonly DocumentField[] = ['id', 'meta', 'shingles'];
+/** What GET /v1/documents/:id returns when the request names no fields (`expiresAt` only when the document has one). */
+export const DEFAULT_DOCUMENT_FIELDS: readonly DocumentField[] = ['id', 'meta', 'shingles', 'expiresAt'];
 
 /** A match as the index scores it (the fields of `Match` in types.ts, which imports this module's types). */
 interface ScoredMatch<Meta> {

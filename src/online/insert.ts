@@ -12,12 +12,13 @@ import type { Match, Prepared } from './types.js';
 /** Looks up, scores and writes prepared documents, as if added one by one; returns each one's matches. */
 export async function insertPrepared(ctx: IndexContext, prepared: Prepared[]): Promise<Match[][]> {
   const { keyMaker, scorer, store } = ctx;
+  const now = ctx.now();
   const seen = new Map<string, number>();
   prepared.forEach((p, i) => seen.set(p.id, i));
   const t = ctx.manifest.threshold;
   const [found, old] = await Promise.all([
     store.lookup(prepared.map((p) => keyMaker.bandPart(p.keys)), ctx.maxCandidates),
-    store.get(prepared.map((p) => p.id)),
+    ctx.raw.get(prepared.map((p) => p.id)),
   ]);
   const results: Match[][] = [];
   const entries: PutEntry[] = [];
@@ -33,7 +34,8 @@ export async function insertPrepared(ctx: IndexContext, prepared: Prepared[]): P
     const matches = scorer.score(p, found[i]!, t, stale, p.limit);
     const earlier = new Set<number>();
     const bk = keyMaker.bandPart(p.keys);
-    for (let b = 0; b < bk.length; b++) for (const j of local.get(bk[b]!) ?? []) earlier.add(j);
+    // Earlier documents of the batch that are already expired (added with a past expiry) are not reported.
+    for (let b = 0; b < bk.length; b++) for (const j of local.get(bk[b]!) ?? []) if (!(prepared[j]!.expiresAt! <= now)) earlier.add(j);
     if (earlier.size) {
       const cands = [...earlier].map((j) => ({ id: prepared[j]!.id, record: entries[j]!.record }));
       matches.push(...scorer.score(p, cands, t));
@@ -46,10 +48,16 @@ export async function insertPrepared(ctx: IndexContext, prepared: Prepared[]): P
       else local.set(bk[b]!, [i]);
     }
     const oldRec = old[i];
-    entries.push({ id: p.id, record: ctx.preparer.recordOf(p), keys: p.keys, ...(oldRec ? { oldKeys: ctx.preparer.keysOfRecord(oldRec) } : {}) });
+    entries.push({
+      id: p.id,
+      record: ctx.preparer.recordOf(p),
+      keys: p.keys,
+      ...(oldRec ? { oldKeys: ctx.preparer.keysOfRecord(oldRec) } : {}),
+      ...(p.expiresAt !== undefined ? { expiresAt: p.expiresAt } : {}),
+    });
     results.push(matches);
   }
-  await store.put(entries);
+  await ctx.raw.put(entries);
   ctx.counters.adds += prepared.length;
   await ctx.notify({ kind: 'add', documents: prepared.map((p, i) => ({ id: p.id, duplicates: results[i]!.map((m) => m.id), replaced: old[i] != null })) });
   return results;

@@ -3,8 +3,9 @@
  * each `add` returns the already indexed near duplicates with exact Jaccard scores, then indexes
  * the document. Storage is pluggable (memory, SQLite, Redis); the search logic is in this folder,
  * once: options and manifest (manifest.ts), preparation (preparer.ts, pipeline.ts), scoring
- * (scoring.ts), queries (queries.ts, containmentQuery.ts), writes (writer.ts, insert.ts), snapshot
- * files (snapshot.ts). This class ties them together and holds the public surface.
+ * (scoring.ts), queries (queries.ts, containmentQuery.ts), writes (writer.ts, insert.ts), removals
+ * and the purge of expired documents (removal.ts; expiry: expiry.ts), snapshot files (snapshot.ts).
+ * This class ties them together and holds the public surface.
  * @module
  */
 import type { NearDupStore } from '../store/types.js';
@@ -21,17 +22,20 @@ import { GroupCommit, WriteLock } from './writer.js';
 import { insertPrepared } from './insert.js';
 import { matchesOfRecord, thresholdMatches, topKMatches } from './queries.js';
 import { containmentMatches } from './containmentQuery.js';
-import { decodeRecord } from './record.js';
+import { documentOfRecord, signatureOfRecord } from './document.js';
 import { putSnapshotDocs, readSnapshotFile, snapshotOptions, writeSnapshotFile, type SnapshotContent } from './snapshot.js';
 import type { IndexChange, IndexObserver } from './events.js';
 import { OnlineClusters, type Cluster, type ClusterListOptions, type ClusterPage } from './clusters.js';
 import { selectMatchFields, type LeanMatch, type MatchField } from './fields.js';
 import { recallWarning, type RecallWarning } from './recall.js';
+import { liveView, parseDuration, resolveExpiry } from './expiry.js';
+import { purgeExpired, removeIds, type RemovalHost } from './removal.js';
 import type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, Prepared, QueryOptions } from './types.js';
 
 export type { RecallWarning } from './recall.js';
 export type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, OnlineVerify, QueryOptions } from './types.js';
 export { resolveManifest } from './manifest.js';
+export { PURGE_BATCH } from './removal.js';
 
 function checkLimit(limit: number | undefined): void {
   if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new RangeError(`limit must be a positive integer, got ${limit}`);
@@ -55,7 +59,11 @@ export class NearDupIndex<Meta = unknown> {
   private readonly lock: WriteLock;
   private readonly group: GroupCommit;
   private closed = false;
-  private readonly counters = { adds: 0, queries: 0, removes: 0, topK: 0, candidates: 0, verified: 0 };
+  private readonly counters = { adds: 0, queries: 0, removes: 0, topK: 0, candidates: 0, verified: 0, expired: 0 };
+  private readonly live: NearDupStore; // the store with expired documents hidden (src/online/expiry.ts)
+  private readonly now: () => number;
+  private readonly ttl: number | undefined;
+  private readonly removal: RemovalHost;
   private readonly observers: IndexObserver[] = [];
   private clusterSet!: OnlineClusters;
 
@@ -68,9 +76,14 @@ export class NearDupIndex<Meta = unknown> {
     const maxCandidates = options.maxCandidates ?? 10000;
     if (!(Number.isInteger(maxCandidates) && maxCandidates > 0)) throw new RangeError('maxCandidates must be a positive integer');
     this.preparer = new Preparer(pipe, options.workers ?? 0);
+    this.now = options.now ?? Date.now;
+    this.ttl = options.ttl === undefined ? undefined : parseDuration(options.ttl);
+    this.live = liveView(store, this.now);
     this.ctx = {
       manifest,
-      store,
+      store: this.live,
+      raw: store,
+      now: this.now,
       hasher: this.hasher,
       keyMaker: this.keyMaker,
       scorer: new Scorer(manifest.verify, this.hasher, this.counters),
@@ -80,6 +93,7 @@ export class NearDupIndex<Meta = unknown> {
       notify: (change) => this.notify(change),
     };
     this.lock = new WriteLock(store);
+    this.removal = { store, now: this.now, keysOfRecord: (r) => this.keysOfRecord(r), notify: (c) => this.notify(c) };
     this.group = new GroupCommit(this.lock, (batch) => insertPrepared(this.ctx, batch));
   }
 
@@ -101,7 +115,7 @@ export class NearDupIndex<Meta = unknown> {
       const pipe = samePipeline(manifest, wanted.manifest) ? wanted.pipe.withManifest(manifest) : DocPipeline.fromManifest(manifest, custom);
       const idx = new NearDupIndex<Meta>(pipe, store, options);
       idx.clusterSet = await OnlineClusters.attach({
-        store,
+        store: idx.live,
         duplicatesOf: (id, o) => idx.duplicatesOf(id, o),
         duplicatesOfRecord: (id, r, o) => idx.duplicatesOfRecord(id, r, o),
         exclusive: (fn) => idx.lock.exclusive(fn),
@@ -131,21 +145,26 @@ export class NearDupIndex<Meta = unknown> {
   }
 
   /** The cluster of an indexed document (alone: size 1), or null when `id` is not indexed. See src/online/clusters.ts. */
-  clusterOf(id: string): Promise<Cluster | null> {
-    this.check();
+  async clusterOf(id: string): Promise<Cluster | null> {
+    await this.purgeIfDue();
     return this.clusterSet.clusterOf(id);
   }
 
-  /** One cluster by its id (its smallest member id), or null. */
-  cluster(id: string): Promise<Cluster | null> {
-    this.check();
+  /** One cluster by its id (its smallest member id), or null. Cluster reads purge expired documents first. */
+  async cluster(id: string): Promise<Cluster | null> {
+    await this.purgeIfDue();
     return this.clusterSet.get(id);
   }
 
   /** Clusters of two or more documents, largest first, one page at a time. */
-  clusters(options: ClusterListOptions = {}): Promise<ClusterPage> {
-    this.check();
+  async clusters(options: ClusterListOptions = {}): Promise<ClusterPage> {
+    await this.purgeIfDue();
     return this.clusterSet.list(options);
+  }
+
+  /** Purges expired documents when there are any, so clusters never count them. */
+  private async purgeIfDue(): Promise<void> {
+    if ((await this.store.expiredIds(this.now(), 1)).length) await this.purgeExpired();
   }
 
   private check(): void {
@@ -163,6 +182,7 @@ export class NearDupIndex<Meta = unknown> {
     checkLimit(options.limit);
     const p = this.preparer.prepare(id, text, meta);
     if (options.limit !== undefined) p.limit = options.limit;
+    p.expiresAt = resolveExpiry({}, options, this.ttl, this.now());
     // Group commit (src/online/writer.ts): written with the adds that arrive while a write runs.
     return this.group.add(p) as Promise<Match<Meta>[]>;
   }
@@ -186,6 +206,7 @@ export class NearDupIndex<Meta = unknown> {
       this.check();
     } else prepared = docs.map((d) => this.preparer.prepare(d.id, d.text, d.meta));
     if (options.limit !== undefined) for (const p of prepared) p.limit = options.limit;
+    prepared.forEach((p, i) => (p.expiresAt = resolveExpiry(docs[i]!, options, this.ttl, this.now())));
     return this.lock.exclusive(() => insertPrepared(this.ctx, prepared)) as Promise<Match<Meta>[][]>;
   }
 
@@ -222,7 +243,7 @@ export class NearDupIndex<Meta = unknown> {
   duplicatesOf(id: string, options?: QueryOptions): Promise<Match<Meta>[] | null>;
   async duplicatesOf(id: string, options: QueryOptions = {}): Promise<Match<Meta>[] | LeanMatch<Meta>[] | null> {
     this.check();
-    const [bytes] = await this.store.get([id]);
+    const [bytes] = await this.live.get([id]);
     if (!bytes) return null;
     const matches = await this.duplicatesOfRecord(id, bytes, options);
     return options.fields ? this.select(matches, options.fields) : matches;
@@ -240,12 +261,7 @@ export class NearDupIndex<Meta = unknown> {
 
   /** Only `fields` of each match (lean replies, src/online/fields.ts); the signatures are read from the store when asked for. */
   select(matches: Match<Meta>[], fields: readonly MatchField[]): Promise<LeanMatch<Meta>[]> {
-    return selectMatchFields(matches, fields, async (ids) => (await this.store.get(ids)).map((b, i) => (b ? this.signatureOf(b, ids[i]!) : null)));
-  }
-
-  private signatureOf(bytes: Uint8Array, id: string): Uint32Array | null {
-    const rec = decodeRecord(bytes, `record of "${id}"`);
-    return rec.signature ?? (rec.set ? this.hasher.sign(rec.set) : null);
+    return selectMatchFields(matches, fields, async (ids) => (await this.live.get(ids)).map((b, i) => (b ? signatureOfRecord(b, ids[i]!, this.hasher) : null)));
   }
 
   /**
@@ -290,41 +306,42 @@ export class NearDupIndex<Meta = unknown> {
   removeMany(ids: readonly string[]): Promise<boolean[]> {
     this.check();
     return this.lock.exclusive(async () => {
-      const unique = [...new Set(ids)];
-      const recs = unique.length ? await this.store.get(unique) : [];
-      const entries = unique.flatMap((id, i) => (recs[i] ? [{ id, keys: this.keysOfRecord(recs[i]!) }] : []));
-      const removed = entries.length ? await this.store.removeMany(entries) : [];
-      const gone = new Set(entries.filter((_, i) => removed[i]).map((e) => e.id));
-      this.counters.removes += gone.size;
-      if (gone.size) await this.notify({ kind: 'remove', ids: [...gone] });
-      return ids.map((id) => gone.delete(id));
+      // An expired document is removed too, but reported as not indexed (it was no longer visible).
+      const { gone, live } = await removeIds(this.removal, [...new Set(ids)], false);
+      this.counters.removes += live.size;
+      return ids.map((id) => gone.delete(id) && live.has(id));
     });
+  }
+
+  /**
+   * Removes the documents whose expiry has passed (by the index's clock), {@link PURGE_BATCH} per
+   * store write, found through the store's expiry index, through the bulk-delete path: their
+   * clusters split as for removeMany. Then the store gives the space back (SQLite: incremental
+   * vacuum). Returns the removed ids (src/online/removal.ts).
+   */
+  async purgeExpired(): Promise<string[]> {
+    this.check();
+    const ids = await purgeExpired(this.removal, this.lock);
+    this.counters.expired += ids.length;
+    return ids;
   }
 
   /** One indexed document, or null. */
   async get(id: string): Promise<IndexedDocument<Meta> | null> {
     this.check();
-    const [bytes] = await this.store.get([id]);
-    if (!bytes) return null;
-    const rec = decodeRecord(bytes, `record of "${id}"`);
-    const signature = rec.signature ?? (rec.set ? this.hasher.sign(rec.set) : null);
-    return {
-      id,
-      ...(rec.meta !== undefined ? { meta: rec.meta as Meta } : {}),
-      ...(rec.set ? { shingles: rec.set.length } : {}),
-      signature,
-    };
+    const [bytes] = await this.live.get([id]);
+    return bytes ? documentOfRecord<Meta>(id, bytes, this.hasher) : null;
   }
 
-  /** Number of indexed documents. */
+  /** Number of indexed documents (expired ones not counted, purged or not). */
   size(): Promise<number> {
-    return this.store.size();
+    return this.live.size();
   }
 
   /** Index statistics. */
   async stats(): Promise<IndexStats> {
     return {
-      documents: await this.store.size(),
+      documents: await this.live.size(),
       store: this.store.kind,
       manifest: this.manifest,
       counters: { ...this.counters },
@@ -343,7 +360,7 @@ export class NearDupIndex<Meta = unknown> {
    */
   async save(path: string): Promise<number> {
     this.check();
-    return writeSnapshotFile(this.store, this.manifest, path);
+    return writeSnapshotFile(this.live, this.manifest, path);
   }
 
   /**

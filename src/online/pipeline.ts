@@ -63,9 +63,9 @@ export class DocPipeline {
   }
 
   /** The stored record: the fingerprint set (verify exact) or the signature (estimate), plus metadata. */
-  record(d: KeyedSketch, meta: unknown): Uint8Array {
+  record(d: KeyedSketch, meta: unknown, expiresAt?: number): Uint8Array {
     // One plain object literal (no spreads): this runs once per added document.
     const exact = this.manifest.verify === 'exact';
-    return encodeRecord({ set: exact ? d.set : undefined, signature: exact ? undefined : (d.sig ?? undefined), meta });
+    return encodeRecord({ set: exact ? d.set : undefined, signature: exact ? undefined : (d.sig ?? undefined), meta, expiresAt });
   }
 }

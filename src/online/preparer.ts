@@ -8,7 +8,7 @@
 import { WorkerPool } from '../parallel/workerPool.js';
 import type { DocPipeline } from './pipeline.js';
 import type { PrepareReply, PrepareRequest } from './prepareWorker.js';
-import { readRecordSketch } from './record.js';
+import { withExpiry, readRecordSketch } from './record.js';
 import type { NewDocument, Prepared } from './types.js';
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -74,7 +74,8 @@ export class Preparer {
 
   /** The record to store for a prepared document (the worker's, or encoded now). */
   recordOf(p: Prepared): Uint8Array {
-    return p.record ?? this.pipe.record(p, p.meta);
+    if (p.record) return p.expiresAt === undefined ? p.record : withExpiry(p.record, p.expiresAt);
+    return this.pipe.record(p, p.meta, p.expiresAt);
   }
 
   /** The band and forest keys of an encoded record, as the stores index it. */

@@ -1,7 +1,7 @@
 /**
  * The online index's document record (spec: docs/formats.md, "Document records"): what a store
  * keeps under each document id. Version byte, flags, then the fingerprint set (verify `exact`), the
- * signature (verify `estimate`) and the metadata as UTF-8 JSON. Readers for the hot path skip what
+ * signature (verify `estimate`), the metadata as UTF-8 JSON and the expiry (8 bytes, last). Readers for the hot path skip what
  * they do not need (metadata when verifying, the set when reading metadata).
  * @module
  */
@@ -13,6 +13,8 @@ export const REC_SET = 1;
 export const REC_SIG = 2;
 /** Record flag: the record holds metadata (UTF-8 JSON). */
 export const REC_META = 4;
+/** Record flag: the record ends with its expiry (float64 LE, ms since the epoch). */
+export const REC_EXPIRES = 8;
 
 /** One indexed document as stored: what a store persists under the document's id. */
 export interface DocRecord {
@@ -22,6 +24,8 @@ export interface DocRecord {
   signature?: Uint32Array;
   /** Caller metadata, any JSON value. */
   meta?: unknown;
+  /** When the document expires, in ms since the epoch (absent: never). */
+  expiresAt?: number;
 }
 
 const utf8 = new TextEncoder();
@@ -34,14 +38,14 @@ const utf8d = new TextDecoder('utf-8', { fatal: true });
 export function encodeRecord(rec: DocRecord): Uint8Array {
   // Metadata first: JSON.stringify may run caller code (toJSON), which must not see the scratch in use.
   const metaBytes = rec.meta === undefined ? undefined : utf8.encode(JSON.stringify(rec.meta));
-  const { set, signature } = rec;
-  const need = 2 + (set ? 5 + set.length * 5 : 0) + (signature ? 5 + signature.length * 4 : 0) + (metaBytes ? 5 + metaBytes.length : 0);
+  const { set, signature, expiresAt } = rec;
+  const need = 2 + (set ? 5 + set.length * 5 : 0) + (signature ? 5 + signature.length * 4 : 0) + (metaBytes ? 5 + metaBytes.length : 0) + 8;
   // One reused scratch and one exact-size copy: cheaper than growing a fresh writer per record.
   if (recordScratch.length < need) recordScratch = new Uint8Array(Math.max(need, recordScratch.length * 2));
   const b = recordScratch;
   let o = 0;
   b[o++] = FORMAT_VERSION;
-  b[o++] = (set ? REC_SET : 0) | (signature ? REC_SIG : 0) | (metaBytes ? REC_META : 0);
+  b[o++] = (set ? REC_SET : 0) | (signature ? REC_SIG : 0) | (metaBytes ? REC_META : 0) | (expiresAt !== undefined ? REC_EXPIRES : 0);
   if (set) o = putFingerprintSet(b, o, set);
   if (signature) {
     o = putVarint(b, o, signature.length);
@@ -59,18 +63,56 @@ export function encodeRecord(rec: DocRecord): Uint8Array {
     b.set(metaBytes, o);
     o += metaBytes.length;
   }
+  if (expiresAt !== undefined) {
+    new DataView(b.buffer, b.byteOffset, b.byteLength).setFloat64(o, checkExpiry(expiresAt), true);
+    o += 8;
+  }
   return b.slice(0, o);
+}
+
+/** `at` when it is a usable expiry (a finite number of ms since the epoch), else a RangeError. */
+function checkExpiry(at: number): number {
+  if (typeof at !== 'number' || !Number.isFinite(at)) throw new RangeError(`expiresAt must be a finite number of ms since the epoch, got ${String(at)}`);
+  return at;
+}
+
+/**
+ * The record `bytes` with its expiry set to `at` (ms since the epoch), or removed when `at` is
+ * undefined: a new array (the expiry is the record's last section, so the others are copied as they are).
+ */
+export function withExpiry(bytes: Uint8Array, at: number | undefined): Uint8Array {
+  const has = bytes.length > 1 && (bytes[1]! & REC_EXPIRES) !== 0;
+  const body = has ? bytes.subarray(0, bytes.length - 8) : bytes;
+  if (at === undefined) {
+    const out = body.slice();
+    if (out.length > 1) out[1] = out[1]! & ~REC_EXPIRES;
+    return out;
+  }
+  const out = new Uint8Array(body.length + 8);
+  out.set(body);
+  out[1] = out[1]! | REC_EXPIRES;
+  new DataView(out.buffer).setFloat64(body.length, checkExpiry(at), true);
+  return out;
+}
+
+/** A record's expiry in ms since the epoch, or undefined when it has none; reads only its last 8 bytes. */
+export function recordExpiresAt(bytes: Uint8Array): number | undefined {
+  if (bytes.length < 10 || !(bytes[1]! & REC_EXPIRES)) return undefined;
+  return new DataView(bytes.buffer, bytes.byteOffset + bytes.length - 8, 8).getFloat64(0, true);
 }
 
 let recordScratch = new Uint8Array(4096);
 
 /** The parsed header of a record, with the reader left at the first section. */
 function recordReader(bytes: Uint8Array, what: string): { r: ByteReader; flags: number } {
-  const r = new ByteReader(bytes, 0, bytes.length, what);
+  // The expiry, when present, is the last 8 bytes: the sections before it end there.
+  const expiring = bytes.length > 1 && (bytes[1]! & REC_EXPIRES) !== 0;
+  if (expiring && bytes.length < 10) throw new FormatError(`${what}: truncated expiry`);
+  const r = new ByteReader(bytes, 0, expiring ? bytes.length - 8 : bytes.length, what);
   const version = r.u8();
   if (version !== FORMAT_VERSION) throw new FormatError(`${what}: unsupported record version ${version}`);
   const flags = r.u8();
-  if (flags & ~7) throw new FormatError(`${what}: unknown record flags 0x${flags.toString(16)}`);
+  if (flags & ~15) throw new FormatError(`${what}: unknown record flags 0x${flags.toString(16)}`);
   return { r, flags };
 }
 
@@ -94,7 +136,8 @@ export function decodeRecord(bytes: Uint8Array, what = 'record'): DocRecord {
       throw new FormatError(`${what}: metadata is not valid JSON`);
     }
   }
-  if (r.pos !== bytes.length) throw new FormatError(`${what}: ${bytes.length - r.pos} trailing bytes`);
+  if (r.pos !== r.end) throw new FormatError(`${what}: ${r.end - r.pos} trailing bytes`);
+  if (flags & REC_EXPIRES) rec.expiresAt = recordExpiresAt(bytes);
   return rec;
 }
 

@@ -7,6 +7,7 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { NearDupStore, PutEntry } from '../store/types.js';
 import { decodeIndexSnapshot, encodeIndexSnapshot } from './snapshotFormat.js';
+import { recordExpiresAt } from './record.js';
 import type { IndexManifest, NearDupIndexOptions } from './types.js';
 
 /** Writes a snapshot of `store` (documents in id order) to `path`, atomically; returns the number of documents. */
@@ -50,11 +51,12 @@ export function snapshotOptions(m: IndexManifest, options: NearDupIndexOptions):
   };
 }
 
-/** Writes a snapshot's records into a store, 1,000 per call, with the keys `keysOf` gives each. */
+/** Writes a snapshot's records into a store, 1,000 per call, with the keys `keysOf` gives each (and each record's expiry, for the store's expiry index). */
 export async function putSnapshotDocs(store: NearDupStore, docs: SnapshotContent['docs'], keysOf: (record: Uint8Array) => Float64Array): Promise<void> {
   const batch: PutEntry[] = [];
   for (const d of docs) {
-    batch.push({ id: d.id, record: d.record, keys: keysOf(d.record) });
+    const expiresAt = recordExpiresAt(d.record);
+    batch.push({ id: d.id, record: d.record, keys: keysOf(d.record), ...(expiresAt !== undefined ? { expiresAt } : {}) });
     if (batch.length === 1000) await store.put(batch.splice(0));
   }
   if (batch.length) await store.put(batch);

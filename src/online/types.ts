@@ -62,6 +62,17 @@ export interface NearDupIndexOptions {
    * normalization function (functions cannot be sent to threads).
    */
   workers?: number;
+  /**
+   * Default time to live of added documents: ms, or a duration such as `30d` (src/online/expiry.ts).
+   * A document's own `expiresAt` or `ttl` wins. Default: documents never expire. Not stored: each
+   * process that adds gives its own.
+   */
+  ttl?: number | string;
+  /**
+   * The clock, in ms since the epoch, that decides what has expired (default `Date.now`); a seam
+   * for tests, which pass a fake clock.
+   */
+  now?: () => number;
 }
 
 /** One match. */
@@ -90,6 +101,10 @@ export interface NewDocument<Meta = unknown> {
   text: string;
   /** Any JSON value, returned with matches and by get. */
   meta?: Meta;
+  /** When the document expires (Date, or ms since the epoch); it is then never returned, and purged. */
+  expiresAt?: number | Date;
+  /** Time to live from the add instead of `expiresAt`: ms, or a duration such as `30d`. */
+  ttl?: number | string;
 }
 
 /** What {@link NearDupIndex.get} returns. */
@@ -102,6 +117,8 @@ export interface IndexedDocument<Meta = unknown> {
   shingles?: number;
   /** The signature, recomputed from the fingerprints when not stored; null for an empty document. */
   signature: Uint32Array | null;
+  /** When it expires, in ms since the epoch (absent: never). */
+  expiresAt?: number;
 }
 
 /** Options of {@link NearDupIndex.query}. */
@@ -160,7 +177,7 @@ export interface IndexStats {
   /** The manifest. */
   manifest: IndexManifest;
   /** Counters since this process opened the index. */
-  counters: { adds: number; queries: number; removes: number; topK: number; candidates: number; verified: number };
+  counters: { adds: number; queries: number; removes: number; topK: number; candidates: number; verified: number; expired: number };
   /** Store-specific numbers. */
   storeStats: Record<string, number | string>;
 }
@@ -169,6 +186,10 @@ export interface IndexStats {
 export interface AddOptions {
   /** Return at most this many near duplicates per document, best first. Default: all. */
   limit?: number;
+  /** When the document (every document of an `addMany` without its own) expires: Date or ms since the epoch. */
+  expiresAt?: number | Date;
+  /** Time to live instead of `expiresAt`: ms or a duration (`30d`); default the index's `ttl`. */
+  ttl?: number | string;
 }
 
 /** The per-process counters of {@link IndexStats}. */
@@ -188,4 +209,6 @@ export interface Prepared {
   record?: Uint8Array;
   /** At most this many matches are returned for it (best first). */
   limit?: number;
+  /** When it expires, in ms since the epoch (absent: never). */
+  expiresAt?: number;
 }

@@ -17,8 +17,10 @@ import { registerDocumentRoutes } from './documentRoutes.js';
 import { registerQueryRoutes } from './queryRoutes.js';
 import { registerAdminRoutes } from './adminRoutes.js';
 import { installJsonBodyParser } from './jsonBody.js';
+import { DEFAULT_PURGE_INTERVAL_MS, installExpirySweep } from './expirySweep.js';
 
 export { openApiDocument } from './openapi.js';
+export { DEFAULT_PURGE_INTERVAL_MS } from './expirySweep.js';
 
 /** Options of {@link buildApp}. */
 export interface AppOptions {
@@ -46,6 +48,11 @@ export interface AppOptions {
   requestTimeout?: number;
   /** Milliseconds a client has to send the request headers (then 408). Default {@link DEFAULT_HEADER_TIMEOUT_MS}. */
   headerTimeout?: number;
+  /**
+   * Milliseconds between two purges of expired documents (src/server/expirySweep.ts); 0 turns the
+   * sweep off. Default {@link DEFAULT_PURGE_INTERVAL_MS}.
+   */
+  purgeInterval?: number;
 }
 
 /** Default of {@link AppOptions.requestTimeout}: 30 s for the headers and the body of one request. */
@@ -85,7 +92,9 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   const metrics = installRequestMetrics(app);
   // Before any route: authorization is decided per matched route (config.public), never by URL text.
   installAuth(app, options.token);
-  installErrorHandling(app, { bodyLimit, errorLog: options.errorLog ?? ((line: string) => void process.stderr.write(line)) });
+  const errorLog = options.errorLog ?? ((line: string) => void process.stderr.write(line));
+  installErrorHandling(app, { bodyLimit, errorLog });
+  installExpirySweep(app, index, metrics, options.purgeInterval ?? DEFAULT_PURGE_INTERVAL_MS, errorLog);
 
   registerDocumentRoutes(app, index, metrics, options.storeText ?? true);
   registerQueryRoutes(app, index, metrics);

@@ -5,11 +5,13 @@
  *   GET    /v1/documents/:id      one document
  *   DELETE /v1/documents/:id      remove one document
  *   POST   /v1/documents:delete   remove up to MAX_BATCH documents in one store write
+ * Added documents may carry an expiry (`expiresAt` or `ttl`; src/online/expiry.ts).
  * @module
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
 import { withStoredText } from '../online/storedText.js';
+import { parseDuration } from '../online/expiry.js';
 import { metaProblem } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { addSchema, batchSchema, DEFAULT_ADD_LIMIT, deleteManySchema, documentQuerySchema, idParamsSchema } from './schemas.js';
@@ -19,6 +21,30 @@ interface DocBody {
   id: string;
   text: string;
   meta?: unknown;
+  expiresAt?: string | number;
+  ttl?: string;
+}
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * The expiry options of a document body (`expiresAt` as an ISO 8601 date and time or ms since the
+ * epoch, or `ttl`), or the problem with them, as a validation error of field `at`.
+ */
+export function expiryOfBody(d: DocBody, at: string): { expiresAt?: number; ttl?: string } | { field: string; message: string } {
+  if (d.expiresAt !== undefined && d.ttl !== undefined) return { field: at, message: 'give expiresAt or ttl, not both' };
+  if (d.ttl !== undefined) {
+    try {
+      parseDuration(d.ttl);
+    } catch {
+      return { field: `${at}/ttl`, message: 'must be a duration: a number and a unit, ms, s, m, h, d or w (30d, 12h)' };
+    }
+    return { ttl: d.ttl };
+  }
+  if (d.expiresAt === undefined) return {};
+  const ms = typeof d.expiresAt === 'number' ? d.expiresAt : ISO_DATE_TIME.test(d.expiresAt) ? Date.parse(d.expiresAt) : NaN;
+  if (!Number.isFinite(ms)) return { field: `${at}/expiresAt`, message: 'must be an ISO 8601 date and time (2026-12-27T00:00:00Z) or ms since the epoch' };
+  return { expiresAt: ms };
 }
 
 /** 404 for an unknown document id. */
@@ -46,7 +72,9 @@ export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex
     const { id, text, meta, limit, fields } = req.body;
     const problem = metaProblem(meta);
     if (problem) return badMeta(reply, [{ field: '/meta', message: problem }]);
-    const duplicates = await index.add(id, text, keep(meta, text), { limit: limit ?? DEFAULT_ADD_LIMIT });
+    const expiry = expiryOfBody(req.body, '');
+    if ('field' in expiry) return badMeta(reply, [expiry]);
+    const duplicates = await index.add(id, text, keep(meta, text), { limit: limit ?? DEFAULT_ADD_LIMIT, ...expiry });
     countAdds([duplicates]);
     return { id, duplicates: await index.select(duplicates, fields ?? DEFAULT_MATCH_FIELDS) };
   });
@@ -55,12 +83,18 @@ export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex
   app.post<{ Body: { documents: DocBody[]; limit?: number; fields?: MatchField[] } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req, reply) => {
     const docs = req.body.documents;
     const problems: { field: string; message: string }[] = [];
-    docs.forEach((d, i) => {
+    const expiries = docs.map((d, i) => {
       const p = metaProblem(d.meta);
       if (p) problems.push({ field: `/documents/${i}/meta`, message: p });
+      const e = expiryOfBody(d, `/documents/${i}`);
+      if ('field' in e) problems.push(e);
+      return 'field' in e ? {} : e;
     });
     if (problems.length) return badMeta(reply, problems);
-    const results = await index.addMany(docs.map((d) => ({ id: d.id, text: d.text, meta: keep(d.meta, d.text) })), { limit: req.body.limit ?? DEFAULT_ADD_LIMIT });
+    const results = await index.addMany(
+      docs.map((d, i) => ({ id: d.id, text: d.text, meta: keep(d.meta, d.text), ...expiries[i] })),
+      { limit: req.body.limit ?? DEFAULT_ADD_LIMIT },
+    );
     countAdds(results);
     const fields = req.body.fields ?? DEFAULT_MATCH_FIELDS;
     return { results: await Promise.all(results.map(async (duplicates, i) => ({ id: docs[i]!.id, duplicates: await index.select(duplicates, fields) }))) };
@@ -68,7 +102,8 @@ export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex
 
   // Lean by default: the stored text (meta.text) and the signature only when `fields` names them.
   app.get<{ Params: { id: string }; Querystring: { fields?: string } }>('/v1/documents/:id', { schema: { params: idParamsSchema, querystring: documentQuerySchema } }, async (req, reply) => {
-    const want = new Set(req.query.fields === undefined ? DEFAULT_DOCUMENT_FIELDS : parseFields(req.query.fields, DOCUMENT_FIELDS, 'querystring/fields'));
+    const asked = req.query.fields !== undefined;
+    const want = new Set(asked ? parseFields(req.query.fields!, DOCUMENT_FIELDS, 'querystring/fields') : DEFAULT_DOCUMENT_FIELDS);
     const doc = await index.get(req.params.id);
     if (!doc) return noDocument(reply, req.params.id);
     const { meta, text } = splitStoredText(doc.meta);
@@ -78,6 +113,8 @@ export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex
       ...(want.has('text') ? { text } : {}),
       ...(want.has('shingles') ? { shingles: doc.shingles ?? null } : {}),
       ...(want.has('signature') ? { signature: doc.signature ? Array.from(doc.signature) : null } : {}),
+      // By default only when the document has an expiry; asked for, null when it has none.
+      ...(want.has('expiresAt') && (asked || doc.expiresAt !== undefined) ? { expiresAt: doc.expiresAt === undefined ? null : new Date(doc.expiresAt).toISOString() } : {}),
     };
   });
 

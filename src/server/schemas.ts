@@ -38,12 +38,24 @@ const matchFields = {
 const fieldsParam = (allowed: readonly string[], dflt: string) =>
   ({ type: 'string', maxLength: 200, description: `Comma-separated fields to return, among ${allowed.join(', ')}. Default: ${dflt}.` }) as const;
 
+/** When a document expires: an ISO 8601 date and time, or ms since the epoch (checked by the route). */
+const expiresAt = {
+  anyOf: [{ type: 'string', maxLength: 64 }, { type: 'number' }],
+  description: 'When the document expires (then it is never returned, and purged): an ISO 8601 date and time such as 2026-12-27T00:00:00Z, or ms since the epoch. Not with ttl.',
+} as const;
+/** A time to live. */
+const ttl = {
+  type: 'string',
+  maxLength: 32,
+  description: "Time to live from now instead of expiresAt: a number and a unit, ms, s, m, h, d or w (30d). Default: the server's --ttl, else never.",
+} as const;
+
 /** A document to add. */
 export const documentSchema = {
   type: 'object',
   required: ['id', 'text'],
   additionalProperties: false,
-  properties: { id, text, meta },
+  properties: { id, text, meta, expiresAt, ttl },
 } as const;
 
 /** Matches returned per added document when the request gives no `limit`. */
@@ -63,7 +75,7 @@ export const addSchema = {
   type: 'object',
   required: ['id', 'text'],
   additionalProperties: false,
-  properties: { id, text, meta, limit: addLimit, fields: matchFields },
+  properties: { id, text, meta, expiresAt, ttl, limit: addLimit, fields: matchFields },
 } as const;
 
 /** POST /v1/documents:batch body. */
@@ -116,7 +128,7 @@ export const duplicatesQuerySchema = {
 export const documentQuerySchema = {
   type: 'object',
   additionalProperties: false,
-  properties: { fields: fieldsParam(DOCUMENT_FIELDS, 'id,meta,shingles') },
+  properties: { fields: fieldsParam(DOCUMENT_FIELDS, 'id,meta,shingles,expiresAt') },
 } as const;
 
 /** :id path parameter. */

@@ -6,6 +6,7 @@
  * @module
  */
 import { MemoryClusterState, type ClusterState } from './clusterState.js';
+import { ExpiryHeap } from './expiryHeap.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest, RemoveEntry } from './types.js';
 
 const EMPTY = -1;
@@ -32,6 +33,7 @@ export class MemoryStore implements NearDupStore {
   private used = 0;
   private mark = new Uint32Array(1024);
   private gen = 0;
+  private readonly expiry = new ExpiryHeap();
 
   async open(manifest: StoreManifest): Promise<StoreManifest | null> {
     if (this.manifest) return this.manifest;
@@ -250,6 +252,7 @@ export class MemoryStore implements NearDupStore {
         this.ids[slot] = e.id;
       }
       this.writeRecord(slot, e.record);
+      this.expiry.set(e.id, e.expiresAt);
       for (let j = 0; j < e.keys.length; j++) this.link(e.keys[j]!, slot * K + j);
     }
   }
@@ -267,6 +270,7 @@ export class MemoryStore implements NearDupStore {
     for (let j = 0; j < keys.length; j++) this.unlink(keys[j]!, slot * this.K + j);
     this.arenaLive -= this.recLen[slot]!;
     this.slotOf.delete(id);
+    this.expiry.delete(id);
     this.ids[slot] = undefined;
     this.free.push(slot);
     return true;
@@ -280,6 +284,14 @@ export class MemoryStore implements NearDupStore {
 
   async size(): Promise<number> {
     return this.slotOf.size;
+  }
+
+  async expiredIds(now: number, limit: number): Promise<string[]> {
+    return this.expiry.due(now, limit);
+  }
+
+  async countExpired(now: number): Promise<number> {
+    return this.expiry.count(now);
   }
 
   async *scan(): AsyncIterable<StoredDoc> {

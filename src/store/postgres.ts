@@ -2,7 +2,8 @@
  * PostgreSQL store (node-postgres, `pg`). Layout, in the schema S named by the URL (default
  * `neardup`; docs/stores.md):
  *   S.meta(name text PRIMARY KEY, value text)        -- 'schema' (version), 'manifest' (JSON), 'clusters'
- *   S.docs(id text COLLATE "C" PRIMARY KEY, record bytea, keys bigint[])  -- GIN index on keys
+ *   S.docs(id text COLLATE "C" PRIMARY KEY, record bytea, keys bigint[],  -- GIN index on keys
+ *          expires_at double precision)          -- ms since the epoch; partial index where not null (schema 2)
  *   S.clusters(id text PRIMARY KEY, label text)      -- src/store/postgresClusters.ts
  * A document is one row: its band keys live in the row and PostgreSQL's GIN index answers "which
  * documents have one of these keys", so a document is visible with all of its keys or not at all,
@@ -24,8 +25,11 @@ import { StoreUnavailableError } from './errors.js';
 import { parsePostgresUrl } from './spec.js';
 import { PostgresClusterState, type PgRunner } from './postgresClusters.js';
 
-/** Schema version stored in meta('schema'). */
-export const POSTGRES_SCHEMA_VERSION = 1;
+/**
+ * Schema version stored in meta('schema'). 2 added `docs.expires_at` and its index; a version-1
+ * schema is migrated when opened (ALTER TABLE … ADD COLUMN: its documents have no expiry).
+ */
+export const POSTGRES_SCHEMA_VERSION = 2;
 
 /** How long a writer waits for another process's write lock before failing with 503 (ms). */
 export const POSTGRES_LOCK_WAIT_MS = 30_000;
@@ -158,7 +162,7 @@ export class PostgresStore implements NearDupStore {
       await this.query(`
         CREATE SCHEMA IF NOT EXISTS ${this.s};
         CREATE TABLE IF NOT EXISTS ${this.s}.meta (name text PRIMARY KEY, value text NOT NULL);
-        CREATE TABLE IF NOT EXISTS ${this.s}.docs (id text COLLATE "C" PRIMARY KEY, record bytea NOT NULL, keys bigint[] NOT NULL);
+        CREATE TABLE IF NOT EXISTS ${this.s}.docs (id text COLLATE "C" PRIMARY KEY, record bytea NOT NULL, keys bigint[] NOT NULL, expires_at double precision);
         CREATE INDEX IF NOT EXISTS docs_keys ON ${this.s}.docs USING gin (keys) WITH (fastupdate = off);
         CREATE TABLE IF NOT EXISTS ${this.s}.clusters (id text COLLATE "C" PRIMARY KEY, label text COLLATE "C" NOT NULL);
         CREATE INDEX IF NOT EXISTS clusters_label ON ${this.s}.clusters (label);`);
@@ -166,11 +170,19 @@ export class PostgresStore implements NearDupStore {
       const got = new Map(rows.map((r) => [r.name, r.value]));
       const raw = got.get('manifest');
       if (raw === undefined) {
+        await this.query(`CREATE INDEX IF NOT EXISTS docs_expires ON ${this.s}.docs (expires_at) WHERE expires_at IS NOT NULL`);
         await this.query(`INSERT INTO ${this.s}.meta (name, value) VALUES ('schema', $1), ('manifest', $2)`, [String(POSTGRES_SCHEMA_VERSION), JSON.stringify(manifest)]);
         return null;
       }
-      const version = Number(got.get('schema'));
-      if (version !== POSTGRES_SCHEMA_VERSION) throw new Error(`PostgreSQL schema ${this.schema}: neardup schema version ${got.get('schema')}, this version reads ${POSTGRES_SCHEMA_VERSION}`);
+      let version = Number(got.get('schema'));
+      if (version === 1) {
+        // Version 1 → 2: the expiry column (NULL for every existing document: a catalog change only).
+        await this.query(`ALTER TABLE ${this.s}.docs ADD COLUMN IF NOT EXISTS expires_at double precision;
+          CREATE INDEX IF NOT EXISTS docs_expires ON ${this.s}.docs (expires_at) WHERE expires_at IS NOT NULL;
+          UPDATE ${this.s}.meta SET value = '2' WHERE name = 'schema';`);
+        version = 2;
+      }
+      if (version !== POSTGRES_SCHEMA_VERSION) throw new Error(`PostgreSQL schema ${this.schema}: neardup schema version ${got.get('schema')}, this version reads ${POSTGRES_SCHEMA_VERSION} (and migrates 1)`);
       try {
         return JSON.parse(raw) as StoreManifest;
       } catch {
@@ -232,10 +244,10 @@ export class PostgresStore implements NearDupStore {
     const last = new Map(entries.map((e) => [e.id, e]));
     const es = [...last.values()];
     await this.query(
-      `INSERT INTO ${this.s}.docs (id, record, keys)
-       SELECT u.id, u.record, u.ks::bigint[] FROM unnest($1::text[], $2::bytea[], $3::text[]) AS u(id, record, ks)
-       ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record, keys = EXCLUDED.keys`,
-      [es.map((e) => e.id), es.map((e) => e.record), es.map((e) => keyArray(e.keys))],
+      `INSERT INTO ${this.s}.docs (id, record, keys, expires_at)
+       SELECT u.id, u.record, u.ks::bigint[], u.x FROM unnest($1::text[], $2::bytea[], $3::text[], $4::float8[]) AS u(id, record, ks, x)
+       ON CONFLICT (id) DO UPDATE SET record = EXCLUDED.record, keys = EXCLUDED.keys, expires_at = EXCLUDED.expires_at`,
+      [es.map((e) => e.id), es.map((e) => e.record), es.map((e) => keyArray(e.keys)), es.map((e) => e.expiresAt ?? null)],
     );
   }
 
@@ -260,6 +272,19 @@ export class PostgresStore implements NearDupStore {
 
   async size(): Promise<number> {
     return Number((await this.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.s}.docs`)).rows[0]!.n);
+  }
+
+  async expiredIds(now: number, limit: number): Promise<string[]> {
+    // The partial index docs_expires answers the range and its order.
+    const r = await this.query<{ id: string }>(
+      `SELECT id FROM ${this.s}.docs WHERE expires_at IS NOT NULL AND expires_at <= $1 ORDER BY expires_at LIMIT $2`,
+      [now, Math.min(limit, 2 ** 31 - 1)],
+    );
+    return r.rows.map((row) => row.id);
+  }
+
+  async countExpired(now: number): Promise<number> {
+    return Number((await this.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.s}.docs WHERE expires_at IS NOT NULL AND expires_at <= $1`, [now])).rows[0]!.n);
   }
 
   async *scan(): AsyncIterable<StoredDoc> {
@@ -298,6 +323,9 @@ export class PostgresStore implements NearDupStore {
     const errors: string[] = [];
     if (r.rows.length === 0) errors.push(`index ${this.schema}.docs_keys is missing: lookups scan every document`);
     else if (!r.rows[0]!.valid) errors.push(`index ${this.schema}.docs_keys is invalid (REINDEX it)`);
+    const x = await this.query<{ valid: boolean | null }>(`SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass($1)`, [`${this.s}.docs_expires`]);
+    if (x.rows.length === 0) errors.push(`index ${this.schema}.docs_expires is missing: a purge scans every document`);
+    else if (!x.rows[0]!.valid) errors.push(`index ${this.schema}.docs_expires is invalid (REINDEX it)`);
     return { errors, warnings: [] };
   }
 

@@ -6,6 +6,7 @@
  *   P:layout             string  `log <token>` or `sets` (absent: `sets`, stores made before layouts)
  *   P:doc:<id>           string  the document's encoded record
  *   P:ids                set     every document id (size, scan)
+ *   P:expiry             zset    ids that have an expiry, scored by it (ms since the epoch)
  * `log` (the default for new stores; src/store/redis/logLayout.ts):
  *   P:log                list    one binary entry per write batch (src/store/redisLog.ts); every
  *                                process folds it into an in-memory band table and looks up there
@@ -190,8 +191,23 @@ export class RedisStore implements NearDupStore {
     return this.ops.lookup(queries, limit).catch(unavailable);
   }
 
+  /**
+   * The batch, with the expiry index written just before it in the same pipeline (ids with an
+   * expiry are added to `P:expiry`; replaced ones without are taken out). A crash in between leaves
+   * at most an entry for a document not written, which a purge drops.
+   */
   put(entries: PutEntry[]): Promise<void> {
-    return this.ops.put(entries).catch(unavailable);
+    const k = this.keys;
+    const scored: (string | number)[] = [];
+    const unscored: string[] = [];
+    for (const e of entries) {
+      if (e.expiresAt !== undefined) scored.push(e.expiresAt, e.id);
+      else if (e.oldKeys) unscored.push(e.id);
+    }
+    const index: Promise<unknown>[] = [];
+    if (scored.length) index.push(this.redis.zadd(k.expiry, ...scored));
+    if (unscored.length) index.push(this.redis.zrem(k.expiry, ...unscored));
+    return Promise.all([...index, this.ops.put(entries)]).then(() => undefined, unavailable);
   }
 
   get(ids: string[]): Promise<(Uint8Array | null)[]> {
@@ -202,12 +218,28 @@ export class RedisStore implements NearDupStore {
     return (await this.removeMany([{ id, keys }]))[0]!;
   }
 
+  /** The layout's removal, then the ids out of the expiry index (after the records: a crash between leaves entries a purge drops). */
   removeMany(entries: RemoveEntry[]): Promise<boolean[]> {
-    return entries.length ? this.ops.removeMany(entries).catch(unavailable) : Promise.resolve([]);
+    if (!entries.length) return Promise.resolve([]);
+    return this.ops
+      .removeMany(entries)
+      .then(async (removed) => {
+        await this.redis.zrem(this.keys.expiry, ...entries.map((e) => e.id));
+        return removed;
+      })
+      .catch(unavailable);
   }
 
   size(): Promise<number> {
     return this.redis.scard(this.keys.ids).catch(unavailable);
+  }
+
+  expiredIds(now: number, limit: number): Promise<string[]> {
+    return this.redis.zrangebyscore(this.keys.expiry, '-inf', now, 'LIMIT', 0, limit).catch(unavailable);
+  }
+
+  countExpired(now: number): Promise<number> {
+    return this.redis.zcount(this.keys.expiry, '-inf', now).catch(unavailable);
   }
 
   async *scan(): AsyncIterable<StoredDoc> {
@@ -227,7 +259,8 @@ export class RedisStore implements NearDupStore {
   private async statsRaw(): Promise<Record<string, number | string>> {
     const info = this.redis instanceof Redis ? await this.redis.info('memory') : '';
     const m = /used_memory:(\d+)/.exec(info);
-    return { prefix: this.keys.prefix, layout: this.layout, ...(m ? { usedMemoryBytes: Number(m[1]) } : {}), ...(await this.ops.stats()) };
+    const expiring = await this.redis.zcard(this.keys.expiry);
+    return { prefix: this.keys.prefix, layout: this.layout, ...(m ? { usedMemoryBytes: Number(m[1]) } : {}), expiring, ...(await this.ops.stats()) };
   }
 
   hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {

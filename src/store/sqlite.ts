@@ -3,6 +3,7 @@
  *   meta(name TEXT PRIMARY KEY, value TEXT)            -- 'manifest' (JSON), 'schema' (version)
  *   docs(n INTEGER PRIMARY KEY, id TEXT UNIQUE, record BLOB)
  *   postings(key INTEGER, doc INTEGER, PRIMARY KEY(key, doc)) WITHOUT ROWID  -- doc = docs.n
+ *   expiry(doc INTEGER PRIMARY KEY, at REAL) + index on at   -- documents with an expiry (schema 2)
  * Every put/remove is one transaction: a document is visible with all its keys or not at all, and
  * once the promise resolves the transaction is in the WAL, so it survives the process being killed.
  *
@@ -49,8 +50,11 @@ function retryBusySync<T>(fn: () => T, timeoutMs: number): T {
   }
 }
 
-/** Schema version stored in meta('schema'). */
-export const SQLITE_SCHEMA_VERSION = 1;
+/**
+ * Schema version stored in meta('schema'). 2 added the table `expiry`; a version-1 file is migrated
+ * when opened (the table is created empty: its documents have no expiry) and marked 2.
+ */
+export const SQLITE_SCHEMA_VERSION = 2;
 
 /** Options of {@link SqliteStore}. */
 export interface SqliteStoreOptions {
@@ -79,6 +83,10 @@ export class SqliteStore implements NearDupStore {
     deleteDoc: Database.Statement;
     insertPosting: Database.Statement;
     deletePosting: Database.Statement;
+    setExpiry: Database.Statement;
+    dropExpiry: Database.Statement;
+    due: Database.Statement;
+    countDue: Database.Statement;
     count: Database.Statement;
     all: Database.Statement;
   };
@@ -100,6 +108,11 @@ export class SqliteStore implements NearDupStore {
     this.busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
     // First: switching to WAL and creating the tables are writes that another process may be doing.
     db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    // Pages freed by removals (expired documents purged) can be given back to the file system with
+    // PRAGMA incremental_vacuum (reclaim()). Takes effect only on a file without tables yet: a file
+    // created by an earlier version keeps auto_vacuum NONE (its free pages are reused, not returned).
+    retryBusySync(() => db.pragma('auto_vacuum = INCREMENTAL'), this.busyTimeoutMs);
+    // (Before the switch to WAL, which writes the file's first page.)
     // Two processes switching a new file to WAL at once can both hold a read lock while each needs
     // the write lock: SQLite then fails one at once with SQLITE_BUSY, without its busy handler (no
     // deadlock). Retried until the busy timeout, like any other wait for the lock.
@@ -113,6 +126,8 @@ export class SqliteStore implements NearDupStore {
       CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS docs (n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, record BLOB NOT NULL);
       CREATE TABLE IF NOT EXISTS postings (key INTEGER NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY (key, doc)) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS expiry (doc INTEGER PRIMARY KEY, at REAL NOT NULL);
+      CREATE INDEX IF NOT EXISTS expiry_at ON expiry (at);
     `),
       this.busyTimeoutMs,
     );
@@ -126,6 +141,10 @@ export class SqliteStore implements NearDupStore {
       deleteDoc: db.prepare('DELETE FROM docs WHERE n = ?'),
       insertPosting: db.prepare('INSERT OR IGNORE INTO postings (key, doc) VALUES (?, ?)'),
       deletePosting: db.prepare('DELETE FROM postings WHERE key = ? AND doc = ?'),
+      setExpiry: db.prepare('INSERT OR REPLACE INTO expiry (doc, at) VALUES (?, ?)'),
+      dropExpiry: db.prepare('DELETE FROM expiry WHERE doc = ?'),
+      due: db.prepare('SELECT d.id FROM expiry e JOIN docs d ON d.n = e.doc WHERE e.at <= ? ORDER BY e.at LIMIT ?').pluck(),
+      countDue: db.prepare('SELECT count(*) FROM expiry WHERE at <= ?').pluck(),
       count: db.prepare('SELECT count(*) FROM docs').pluck(),
       all: db.prepare('SELECT n, id, record FROM docs WHERE n > ? ORDER BY n LIMIT 1000'),
     };
@@ -137,9 +156,11 @@ export class SqliteStore implements NearDupStore {
         if (n !== undefined) {
           if (e.oldKeys) for (const k of e.oldKeys) q.deletePosting.run(k, n);
           q.updateDoc.run(e.record, n);
+          if (e.expiresAt === undefined) q.dropExpiry.run(n);
         } else {
           n = Number(q.insertDoc.run(e.id, e.record).lastInsertRowid);
         }
+        if (e.expiresAt !== undefined) q.setExpiry.run(n, e.expiresAt);
         for (const k of e.keys) q.insertPosting.run(k, n);
       }
     }).immediate;
@@ -149,6 +170,7 @@ export class SqliteStore implements NearDupStore {
         const n = q.nById.get(id) as number | undefined;
         if (n === undefined) return false;
         for (const k of keys) q.deletePosting.run(k, n);
+        q.dropExpiry.run(n);
         q.deleteDoc.run(n);
         return true;
       }),
@@ -160,19 +182,24 @@ export class SqliteStore implements NearDupStore {
     // once, one writes the manifest and the others read it.
     const get = this.db.prepare("SELECT value FROM meta WHERE name = 'manifest'").pluck();
     const ins = this.db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)');
-    const row = this.db
+    const getSchema = this.db.prepare("SELECT value FROM meta WHERE name = 'schema'").pluck();
+    const setSchema = this.db.prepare("UPDATE meta SET value = ? WHERE name = 'schema'");
+    const { row, schema } = this.db
       .transaction(() => {
         const r = get.get() as string | undefined;
         if (r === undefined) {
           ins.run('schema', String(SQLITE_SCHEMA_VERSION));
           ins.run('manifest', JSON.stringify(manifest));
+          return { row: r, schema: SQLITE_SCHEMA_VERSION };
         }
-        return r;
+        let v = Number(getSchema.get());
+        // Version 1 → 2: the constructor created the (empty) expiry table; record the new version.
+        if (v === 1) setSchema.run(String((v = 2)));
+        return { row: r, schema: v };
       })
       .immediate();
     if (row !== undefined) {
-      const schema = Number(this.db.prepare("SELECT value FROM meta WHERE name = 'schema'").pluck().get());
-      if (schema !== SQLITE_SCHEMA_VERSION) throw new Error(`${this.path}: SQLite schema version ${schema}, this version reads ${SQLITE_SCHEMA_VERSION}`);
+      if (schema !== SQLITE_SCHEMA_VERSION) throw new Error(`${this.path}: SQLite schema version ${schema}, this version reads ${SQLITE_SCHEMA_VERSION} (and migrates 1)`);
       try {
         return JSON.parse(row) as StoreManifest;
       } catch {
@@ -260,6 +287,19 @@ export class SqliteStore implements NearDupStore {
     return this.q.count.get() as number;
   }
 
+  async expiredIds(now: number, limit: number): Promise<string[]> {
+    return this.q.due.all(now, limit) as string[];
+  }
+
+  async countExpired(now: number): Promise<number> {
+    return this.q.countDue.get(now) as number;
+  }
+
+  /** Returns the free pages to the file system (`PRAGMA incremental_vacuum`), on a file with incremental auto-vacuum. */
+  async reclaim(): Promise<void> {
+    if ((this.db.pragma('auto_vacuum', { simple: true }) as number) === 2) this.db.pragma('incremental_vacuum');
+  }
+
   async *scan(): AsyncIterable<StoredDoc> {
     // Pages by rowid, so no statement stays open between yields (other writes may run meanwhile).
     let after = -1;
@@ -275,7 +315,9 @@ export class SqliteStore implements NearDupStore {
     const pageSize = this.db.pragma('page_size', { simple: true }) as number;
     const pages = this.db.pragma('page_count', { simple: true }) as number;
     const postings = this.db.prepare('SELECT count(*) FROM postings').pluck().get() as number;
-    return { path: this.path, fileBytes: pageSize * pages, postings };
+    const freePages = this.db.pragma('freelist_count', { simple: true }) as number;
+    const expiring = this.db.prepare('SELECT count(*) FROM expiry').pluck().get() as number;
+    return { path: this.path, fileBytes: pageSize * pages, freeBytes: pageSize * freePages, postings, expiring };
   }
 
   /**
@@ -300,6 +342,8 @@ export class SqliteStore implements NearDupStore {
     if (integrity !== 'ok') errors.push(`SQLite quick_check: ${integrity}`);
     const orphans = this.db.prepare('SELECT count(*) FROM postings p LEFT JOIN docs d ON d.n = p.doc WHERE d.n IS NULL').pluck().get() as number;
     if (orphans) errors.push(`${orphans} postings point to no document`);
+    const lost = this.db.prepare('SELECT count(*) FROM expiry e LEFT JOIN docs d ON d.n = e.doc WHERE d.n IS NULL').pluck().get() as number;
+    if (lost) errors.push(`${lost} expiry entries point to no document`);
     return { errors, warnings: [] };
   }
 

@@ -24,6 +24,11 @@ export interface PutEntry {
   keys: Float64Array;
   /** When the id is already stored: the keys of the stored version, to unlink. */
   oldKeys?: Float64Array;
+  /**
+   * When the document expires, in ms since the epoch (the record holds it too): the store files the
+   * id in its expiry index. Absent: never; a replaced version's expiry is dropped.
+   */
+  expiresAt?: number;
 }
 
 /** One removal: a document id and the keys it is stored under. */
@@ -84,8 +89,21 @@ export interface NearDupStore {
    * not one round trip per document); for each entry, false when it was absent (or repeated).
    */
   removeMany(entries: RemoveEntry[]): Promise<boolean[]>;
-  /** Number of stored documents. */
+  /** Number of stored documents (expired ones not yet purged included). */
   size(): Promise<number>;
+  /**
+   * Up to `limit` ids whose expiry is at or before `now` (ms since the epoch), earliest first as
+   * far as the store's expiry index keeps them in order; found through that index, not by a scan.
+   * Removing a document (remove, removeMany, put without `expiresAt`) drops it from the index.
+   */
+  expiredIds(now: number, limit: number): Promise<string[]>;
+  /** How many stored documents have an expiry at or before `now` (from the expiry index). */
+  countExpired(now: number): Promise<number>;
+  /**
+   * Optional: gives the space freed by removals back (SQLite: `PRAGMA incremental_vacuum` on a
+   * file with incremental auto-vacuum); called after a purge of expired documents.
+   */
+  reclaim?(): Promise<void>;
   /** Every stored document, in no particular order. */
   scan(): AsyncIterable<StoredDoc>;
   /** Store-specific counters for /v1/stats (bytes, buckets, …). */

@@ -10,9 +10,12 @@ const OPTS: NearDupIndexOptions = { shingle: { k: 10, normalize: { preset: 'seed
 
 /** Runs the scenario against `store` (snapshots go to `dir`) and returns everything the index answered. */
 export async function storeScenario(dir: string, store: string): Promise<unknown[]> {
-  const idx = await NearDupIndex.open({ ...OPTS, store });
+  // A fake clock (the index's `now` seam): the expiry part below moves it.
+  let t = 1_700_000_000_000;
+  const now = () => t;
+  const idx = await NearDupIndex.open({ ...OPTS, store, now });
   const log: unknown[] = [];
-  // Single adds, a batch, replacements (ids reused), removals (single and bulk), queries, topK, get, size.
+  // Single adds, a batch, replacements (ids reused), removals (single and bulk), queries, topK, get, size, expiry.
   for (let i = 0; i < 250; i++) log.push(await idx.add(`d${i}`, texts[i]!, i % 3 === 0 ? { i, tag: 'x' } : undefined));
   log.push(await idx.addMany(texts.slice(250, 500).map((text, i) => ({ id: `d${250 + i}`, text, meta: { i: 250 + i } }))));
   log.push(await idx.addMany(texts.slice(500, 600).map((text, i) => ({ id: `d${i * 2}`, text }))));
@@ -25,13 +28,33 @@ export async function storeScenario(dir: string, store: string): Promise<unknown
   for (let i = 600; i < 640; i++) log.push(await idx.topK(texts[i]!, 5));
   for (const id of ['d1', 'd3', 'd7', 'd8', 'd300', 'zzz']) log.push(await idx.get(id));
   log.push(await idx.size());
+  // Expiry: copies of indexed texts with expiries (given, by ttl, replaced with and without one),
+  // then the clock moves past some of them: they are neither found, got, counted nor clustered.
+  log.push(await idx.addMany(texts.slice(600, 640).map((text, i) => ({ id: `x${i}`, text, ...(i % 4 ? { expiresAt: t + 1000 * (i % 4) } : { ttl: '5s' }) }))));
+  log.push(await idx.add('x1', texts[601]!, undefined, { ttl: 60_000 }));
+  log.push(await idx.add('x2', texts[602]!));
+  log.push(await idx.add('x7', texts[607]!, { tag: 'past' }, { expiresAt: t - 1 }));
+  log.push(await idx.size(), await idx.get('x3'));
+  t += 2500;
+  log.push(await idx.size());
+  for (let i = 600; i < 640; i += 3) log.push(await idx.query(texts[i]!));
+  for (const id of ['x0', 'x1', 'x2', 'x3', 'x5', 'x7']) log.push(await idx.get(id), await idx.duplicatesOf(id, { fields: ['id', 'similarity'] }));
+  log.push(await idx.removeMany(['x5', 'x6', 'x8']));
+  t += 10_000;
+  log.push(await idx.size(), await idx.topK(texts[604]!, 3));
+  log.push((await idx.purgeExpired()).sort(), await idx.size(), await idx.store.size(), await idx.store.countExpired(t));
+  log.push((await idx.clusters({ limit: 1000, members: 1000 })).clusters);
   // Reopen: persistent stores from their file or server, memory from a snapshot. Same answers again.
   const snapshot = path.join(dir, `${store.replace(/[^a-z0-9]/gi, '_')}.ndix`);
   if (store === 'memory') await idx.save(snapshot);
   await idx.close();
-  const again = store === 'memory' ? await NearDupIndex.load(snapshot) : await NearDupIndex.open({ store });
+  const again = store === 'memory' ? await NearDupIndex.load(snapshot, { now }) : await NearDupIndex.open({ store, now });
   log.push(await again.size());
   for (let i = 600; i < 620; i++) log.push(await again.query(texts[i]!));
+  // The expiry survives the reopen (and the snapshot): x1 expires after 60 s.
+  log.push(await again.get('x1'));
+  t += 60_000;
+  log.push(await again.get('x1'), await again.size(), await again.purgeExpired(), await again.store.size());
   await again.close();
   return log;
 }

@@ -1,6 +1,6 @@
 /**
  * `neardup index check|backup|snapshot|compact|restore`: maintenance of an online index (`add` and
- * `query` are in index-add.ts, `remove` in index-remove.ts). `check`
+ * `query` are in index-add.ts, `remove` and `purge` in index-remove.ts). `check`
  * verifies it (exit 0 when consistent, 1 when not); `backup` copies a live SQLite store with the
  * online backup API; `snapshot` and `restore` write and read the portable snapshot format of any
  * store; `compact` rewrites the posting log of a Redis store in the log layout.
@@ -11,7 +11,7 @@ import { NearDupIndex } from '../../online/nearDupIndex.js';
 import { checkIndex } from '../../online/check.js';
 import { UsageError } from '../../io/errors.js';
 import { addIndexAddCommands } from './index-add.js';
-import { addIndexRemoveCommand } from './index-remove.js';
+import { addIndexPurgeCommand, addIndexRemoveCommand } from './index-remove.js';
 import { openStore } from '../../store/open.js';
 import { checkStoreFile, storeSpecFlag } from '../indexOptions.js';
 import { readSnapshotFile } from '../../online/snapshot.js';
@@ -22,6 +22,7 @@ export function indexCommand(): Command {
   const index = new Command('index').description('fill, query and maintain an online index (the store of `neardup serve`)');
   addIndexAddCommands(index);
   addIndexRemoveCommand(index);
+  addIndexPurgeCommand(index);
   index
     .command('check')
     .description('verify an index: records decode, every document key leads back to its document, counts agree, store integrity')

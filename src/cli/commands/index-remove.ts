@@ -1,7 +1,8 @@
 /**
- * `neardup index remove <file>`: bulk deletes from the command line. The ids come one per line, or
+ * `neardup index remove <file>` and `neardup index purge`: bulk deletes from the command line. The ids come one per line, or
  * from a column (TSV/CSV) or field (JSONL, Parquet) of any input `dedup` reads; they are removed in
- * batches, each one store write (`index.removeMany`), and clusters are split once per batch.
+ * batches, each one store write (`index.removeMany`), and clusters are split once per batch. `purge`
+ * removes the documents whose expiry has passed (`index.purgeExpired`, the same path).
  * @module
  */
 import type { Command } from 'commander';
@@ -85,5 +86,38 @@ Examples:
         await idx.close();
       }
       process.stdout.write(`${removed} documents removed, ${missing} of ${read} ids not indexed\n`);
+    });
+}
+
+/** Adds `index purge` to the `index` command. */
+export function addIndexPurgeCommand(index: Command): void {
+  index
+    .command('purge')
+    .description('remove the documents whose expiry has passed (expired documents are hidden already; this gives their space back)')
+    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
+    .option('--list', 'print the id of every removed document, one per line, before the summary', false)
+    .addHelpText(
+      'after',
+      `
+Prints how many expired documents were removed and how many documents are left. Clusters are kept
+right. \`neardup serve\` also purges in the background (--purge-interval).
+
+Example:
+  $ neardup index purge --store sqlite:./ads.db
+
+Exit codes: 0 done (also when nothing had expired), 1 store failure, 2 usage error.`,
+    )
+    .action(async (flags: { store: string; list: boolean }) => {
+      if (storeSpecFlag(flags.store).kind === 'memory') throw new UsageError('--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
+      await checkStoreFile(flags.store, true, 'index purge');
+      const idx = await openIndex({ store: flags.store });
+      try {
+        const ids = await idx.purgeExpired();
+        if (flags.list) for (const id of ids) process.stdout.write(`${id}\n`);
+        const left = await idx.size();
+        process.stdout.write(`${ids.length} expired document${ids.length === 1 ? '' : 's'} removed, ${left} left\n`);
+      } finally {
+        await idx.close();
+      }
     });
 }

@@ -4,7 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import { UsageError } from '../../io/errors.js';
-import { addIndexOptions, checkStoreFile, indexOptionsFrom, num, openIndex, type IndexFlags } from '../indexOptions.js';
+import { addIndexOptions, checkStoreFile, duration, indexOptionsFrom, num, openIndex, type IndexFlags } from '../indexOptions.js';
 
 /** The options `serve` accepts, after parsing. */
 export interface ServeOptions extends IndexFlags {
@@ -17,6 +17,7 @@ export interface ServeOptions extends IndexFlags {
   requestTimeout: number;
   headerTimeout: number;
   shutdownTimeout: number;
+  purgeInterval: number;
 }
 
 /** The `serve` command, ready to add to a commander program. */
@@ -33,6 +34,7 @@ export function serveCommand(): Command {
     .option('--request-timeout <ms>', 'time a client has to send a whole request, headers and body, then 408 (0: none)', num('--request-timeout', true), 30_000)
     .option('--header-timeout <ms>', 'time a client has to send the request headers, then 408', num('--header-timeout', true), 10_000)
     .option('--shutdown-timeout <ms>', 'on SIGTERM/SIGINT, time requests in flight have to finish before their connections are closed', num('--shutdown-timeout', true), 10_000)
+    .option('--purge-interval <duration>', 'how often expired documents are purged in the background (1m, 30s; 0: never; they are hidden either way)', duration('--purge-interval', true), 60_000)
     .action(async (o: ServeOptions) => {
       await runServe(o);
     });
@@ -48,7 +50,7 @@ export async function runServe(o: ServeOptions): Promise<void> {
   for (const [flag, v] of [['--request-timeout', o.requestTimeout], ['--header-timeout', o.headerTimeout], ['--shutdown-timeout', o.shutdownTimeout]] as const) {
     if (v < 0) throw new UsageError(`${flag} must be 0 or more milliseconds, got ${v}`);
   }
-  const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log, storeText: o.storeText, requestTimeout: o.requestTimeout, headerTimeout: o.headerTimeout });
+  const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log, storeText: o.storeText, requestTimeout: o.requestTimeout, headerTimeout: o.headerTimeout, purgeInterval: o.purgeInterval });
   installShutdown(app, index, undefined, o.shutdownTimeout);
   const address = await app.listen({ port: o.port, host: o.host });
   const size = await index.size();

@@ -66,6 +66,8 @@ export class RedisKeys {
   readonly compacted: string;
   /** `P:writer`: the cross-process write lock. */
   readonly writer: string;
+  /** `P:expiry`: sorted set of the ids that have an expiry, scored by it (ms since the epoch). */
+  readonly expiry: string;
 
   constructor(readonly prefix: string) {
     this.manifest = `${prefix}:manifest`;
@@ -74,6 +76,7 @@ export class RedisKeys {
     this.log = `${prefix}:log`;
     this.compacted = `${prefix}:compacted`;
     this.writer = `${prefix}:writer`;
+    this.expiry = `${prefix}:expiry`;
   }
 
   /** `P:doc:<id>`: a document's record. */
