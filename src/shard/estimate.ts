@@ -337,9 +337,22 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const fullJob = { ...full, id: '', version: 0 } as JobSpec;
   const tasks = (stage: StageName): number => taskCount(fullJob, stage);
   // Per-shard stages: the whole job's tasks are groups of the same size as the sample's.
-  const perShard = (stage: StageName, perByte: number): void => {
+  // Per-shard stages: a task's memory grows with its group's bytes, which are the same in the sample
+  // (groups of --task-bytes) unless the job's shards are larger than that (one shard, one task).
+  const largestGroup = (j: Pick<JobSpec, 'groups' | 'shards'>): number => {
+    let most = 0;
+    for (let t = 0; t + 1 < j.groups.length; t++) {
+      let b = 0;
+      for (let x = j.groups[t]!; x < j.groups[t + 1]!; x++) b += j.shards[x]!.identity.size;
+      most = Math.max(most, b);
+    }
+    return most;
+  };
+  const groupRatio = Math.max(1, largestGroup(full) / Math.max(1, largestGroup(job)));
+  const perShard = (stage: StageName, perByte: number, grows = true): void => {
     const ms: MarkerBase[] = Array.from({ length: taskCount(job, stage) }, (_, t) => readMarker<object>(dir, job, stage, t)).filter((m) => m !== undefined);
-    stages.push({ stage, tasks: tasks(stage), bytesWritten: writtenOf(ms) * perByte, peakMemory: peakOf(ms) });
+    const peak = peakOf(ms);
+    stages.push({ stage, tasks: tasks(stage), bytesWritten: writtenOf(ms) * perByte, peakMemory: BASE_RSS + (peak - BASE_RSS) * (grows ? groupRatio : 1) });
   };
   perShard('sign', byBytes);
   const joinRowsSample = keyRows / job.partitions;
@@ -350,7 +363,8 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   stages.push({ stage: 'join', tasks: tasks('join'), bytesWritten: writtenOf(join) * (pairRows > 0 ? candRatio : byBytes), peakMemory: grown(peakOf(join), [PER.joinKeyRow, joinRowsSample, joinRowsFull], [PER.joinCandRow, candRowsSample, candRowsFull]) });
   stages.push({ stage: 'route', tasks: 1, bytesWritten: writtenOf([route]) * candRatio, peakMemory: grown(peakOf([route]), [PER.routePair, sCand, candidates]) });
   // Gather keeps the texts of candidate documents of the shards it reads: they grow as the candidates.
-  perShard('gather', candRatio);
+  // (Gather holds only its candidate documents' texts, read from compressed or Parquet shards.)
+  perShard('gather', candRatio, false);
   // A verify task holds the line offsets and ids of the shards its pairs touch (with copies spread, all:
   // ~36 B per document), its share of the pairs (20 B each) and one batch of sets (bounded): the
   // batch's part is what the sample's peak leaves of the rest.
