@@ -120,6 +120,20 @@ describe('job plan --estimate', () => {
     for (const stage of ['sign', 'join', 'route', 'gather', 'verify', 'components']) assert.match(r.stderr, new RegExp(`^${stage} +\\d+ +[\\d.]+ k?M?B +[\\d.]+ [kMG]?B$`, 'm'));
     assert.match(r.stderr, /^partitions  1 keep each join task within --task-memory 4000 MB$/m);
     assert.equal((JSON.parse(fs.readFileSync(path.join(dir, 'plan-h', 'job.json'), 'utf8')) as { partitions: number }).partitions, 1);
+    // The plan keeps the estimate's memory per stage: Slurm asks for it (a quarter above), unless told otherwise.
+    const plan = JSON.parse(fs.readFileSync(path.join(dir, 'plan-h', 'job.json'), 'utf8')) as { taskMemory: Record<string, number> };
+    assert.deepEqual(Object.keys(plan.taskMemory), ['sign', 'join', 'route', 'gather', 'verify', 'components']);
+    const script = neardup(['job', 'submit', '--slurm', '--work-dir', 'plan-h', '--print'], { cwd: dir });
+    assert.equal(script.code, 0, script.stderr);
+    for (const [stage, bytes] of Object.entries(plan.taskMemory)) {
+      const line = script.stdout.split('\n').find((l) => l.includes(`-${stage} `)) ?? '';
+      assert.ok(line.includes(` --mem=${Math.ceil((bytes * 1.25) / 2 ** 20)}M `), `${stage}: ${line}`);
+    }
+    const own = neardup(['job', 'submit', '--slurm', '--work-dir', 'plan-h', '--print', '--sbatch', '--mem=4G'], { cwd: dir });
+    assert.equal(own.stdout.match(/--mem=/g)?.length, 6, 'only the given --mem, once per stage');
+    // Planned again without --estimate: the same job.
+    const again = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-h', '-q'], { cwd: dir });
+    assert.equal(again.code, 0, again.stderr);
     for (const flag of [['--task-memory', '100'], ['--sample-mb', '5']]) {
       const bad = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-bad', ...flag], { cwd: dir });
       assert.equal(bad.code, 2);

@@ -149,8 +149,8 @@ export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
 }
 
 /** Writes (or reuses) the plan of the flags' job in its work dir. */
-export async function planFromFlags(shards: string[], flags: PlanFlags): Promise<{ wd: WorkDir; job: JobSpec }> {
-  const spec = await planJob(planInputFrom(shards, flags));
+export async function planFromFlags(shards: string[], flags: PlanFlags, taskMemory?: JobSpec['taskMemory']): Promise<{ wd: WorkDir; job: JobSpec }> {
+  const spec = { ...(await planJob(planInputFrom(shards, flags))), ...(taskMemory ? { taskMemory } : {}) };
   const wd = openWorkDir(flags.workDir);
   const job = await wd.save(spec);
   // An output directory from an earlier run must not look complete while it is rewritten.

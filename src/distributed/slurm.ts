@@ -3,8 +3,9 @@
  * member per task), each held until the previous stage's array succeeded (`--dependency=afterok`).
  * Only tasks without a marker are submitted, so submitting again after a cancelled or failed member
  * resubmits exactly what is missing; the stage command itself skips committed tasks, so a member
- * Slurm requeues (`--requeue`, node failure) is harmless too. The planner has no per-stage memory
- * estimate yet, so no `--mem` is set: pass one with the extra sbatch arguments.
+ * Slurm requeues (`--requeue`, node failure) is harmless too. A job planned with `--estimate` asks
+ * for each stage's predicted peak memory of its largest task, plus a quarter, as `--mem`, unless the
+ * extra sbatch arguments give one.
  * @module
  */
 import { spawnSync } from 'node:child_process';
@@ -66,6 +67,13 @@ export function queuedSlurmJobs(job: JobSpec, squeue = 'squeue'): string[] {
   return r.stdout.split('\n').filter((l) => l.trim() !== '');
 }
 
+/** `--mem` for a stage from the planner's estimate (a quarter above it, in MiB), unless the user's arguments set the memory. */
+function memOf(job: JobSpec, stage: StageName, extra: readonly string[]): string[] {
+  const peak = job.taskMemory?.[stage];
+  if (peak === undefined || !(peak > 0) || extra.some((a) => /^--(mem|mem-per-cpu|mem-per-gpu)(=|$)/.test(a))) return [];
+  return [`--mem=${Math.ceil((peak * 1.25) / 2 ** 20)}M`];
+}
+
 /** The array jobs that would finish the job in `workDir`: its stages with tasks still to run, in order. */
 export async function planSlurm(wd: WorkDir, job: JobSpec, o: SlurmOptions): Promise<SlurmStage[]> {
   const workDir = wd.name;
@@ -85,6 +93,7 @@ export async function planSlurm(wd: WorkDir, job: JobSpec, o: SlurmOptions): Pro
       '--requeue',
       `--chdir=${o.cwd}`,
       `--output=${o.logs}/${stage}-%A_%a.log`,
+      ...memOf(job, stage, o.extra),
       ...o.extra,
       '--wrap',
       `exec ${command}`,

@@ -77,6 +77,12 @@ export interface JobSpec {
   /** Most candidate pairs one bucket may produce (a guard against a few huge groups of copies). */
   maxBucketPairs: number;
   output: { mode: JobOutputMode; pairFormat: PairFormat; dir?: string };
+  /**
+   * The planner's peak memory of each stage's largest task (bytes), when the job was planned with
+   * `--estimate`: `job submit --slurm` asks for it as `--mem`. Not part of what makes two plans the
+   * same job.
+   */
+  taskMemory?: Partial<Record<StageName, number>>;
 }
 
 /** The plan file's path. */
@@ -169,7 +175,8 @@ export function parseJob(workDir: string, text: string): JobSpec {
     typeof job.against === 'boolean' && (job.onBadShard === 'stop' || job.onBadShard === 'skip') &&
     typeof job.maxBucketPairs === 'number' &&
     job.read !== null && typeof job.read === 'object' && job.shingle !== null && typeof job.shingle === 'object' && job.minhash !== null && typeof job.minhash === 'object' &&
-    job.output !== null && typeof job.output === 'object' && ['pairs', 'clusters', 'dedup', 'annotate'].includes(job.output.mode);
+    job.output !== null && typeof job.output === 'object' && ['pairs', 'clusters', 'dedup', 'annotate'].includes(job.output.mode) &&
+    (job.taskMemory === undefined || (job.taskMemory !== null && typeof job.taskMemory === 'object' && Object.values(job.taskMemory).every((v) => typeof v === 'number')));
   if (!ok) throw damaged(workDir, 'a field is missing or has a wrong type');
   return job;
 }
@@ -187,7 +194,8 @@ export function loadJob(workDir: string): JobSpec {
 
 /** The plan without what differs between two plannings of the same job (id, version, shard identities). */
 function sameJobKey(spec: Omit<JobSpec, 'id' | 'version'>): string {
-  return JSON.stringify({ ...spec, shards: spec.shards.map(({ identity: _i, ...rest }) => rest) });
+  const { taskMemory: _m, ...rest } = spec;
+  return JSON.stringify({ ...rest, shards: spec.shards.map(({ identity: _i, ...r }) => r) });
 }
 
 /**

@@ -36,15 +36,15 @@ export function jobCommand(): Command {
     .argument('<shards...>', 'input shards: files (JSONL, TSV, CSV, text, Parquet; .gz or .zst), directories of them, or quoted globs');
   addPlanOptions(plan);
   plan
-    .option('--estimate', 'first run the job on a sample of whole shards and predict, for the whole job: documents, candidate and verified pairs, bytes written and peak task memory per stage')
-    .option('--sample-mb <MB>', 'with --estimate: input megabytes to sample, in whole shards drawn at random (default 10 % of the input, at least 64)', parsePositiveInt('sample-mb', 2 ** 30))
+    .option('--estimate', 'first run the job on a sample (1 MiB blocks of lines, other shards whole) and predict, for the whole job: documents, candidate and verified pairs, bytes written and peak task memory per stage (job submit --slurm then asks for that memory)')
+    .option('--sample-mb <MB>', 'with --estimate: input megabytes to sample, drawn at random (default 10 % of the input, at least 64)', parsePositiveInt('sample-mb', 2 ** 30))
     .option('--task-memory <MB>', 'with --estimate: memory one task may use; the plan gets the partitions that keep each join task within it (unless --partitions is given), and stages past it are named', parsePositiveInt('task-memory', 2 ** 30));
   addLogOptions(plan);
   plan.action(async (shards: string[], flags: PlanFlags & EstimateFlags) => {
     refuseUnsupported(plan);
     const reporter = new Reporter(flags);
     const estimate = await estimateFromFlags(shards, flags, reporter);
-    const { job: spec } = await planFromFlags(shards, flags);
+    const { job: spec } = await planFromFlags(shards, flags, estimate ? Object.fromEntries(estimate.stages.map((s) => [s.stage, Math.round(s.peakMemory)])) : undefined);
     const stages = STAGES.map((s) => ({ stage: s, tasks: taskCount(spec, s) })).filter((s) => s.tasks > 0);
     if (flags.json) reporter.json({ command: 'job plan', workDir: flags.workDir, id: spec.id, shards: spec.shards.length, partitions: spec.partitions, stages, ...(estimate ? { estimate } : {}) });
     else for (const s of stages) reporter.summary(`${s.stage.padEnd(11)} ${int(s.tasks)} task${s.tasks === 1 ? '' : 's'}: neardup stage ${s.stage} --work-dir ${flags.workDir} ${s.tasks > 1 ? `--task I (I from 0 to ${s.tasks - 1})` : '--task 0'}`);
