@@ -4,6 +4,7 @@
  * task index) and any machine that sees the directory can run any task.
  * @module
  */
+import type { KeepPolicy } from '../dedup/keepPolicy.js';
 import { promises as fsp, openSync, readSync, closeSync, fstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -77,6 +78,11 @@ export interface JobSpec {
   /** Most candidate pairs one bucket may produce (a guard against a few huge groups of copies). */
   maxBucketPairs: number;
   output: { mode: JobOutputMode; pairFormat: PairFormat; dir?: string };
+  /**
+   * The keep policy of `--keep` (dedup, annotate and clusters outputs), when not `first`: sign
+   * records what it ranks by in docs.bin, components picks each cluster's kept member by it.
+   */
+  keep?: KeepPolicy;
 }
 
 /** The plan file's path. */
