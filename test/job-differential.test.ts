@@ -53,6 +53,8 @@ const GEN: Record<string, fc.Arbitrary<string[]>> = {
   clusterMode: fc.constantFrom('components', 'centre').map((v) => ['--cluster-mode', v]),
   fingerprintBits: fc.constantFrom('32', '64').map((v) => ['--fingerprint-bits', v]),
   representative: fc.constantFrom('first', 'longest', 'central').map((v) => ['--representative', v]),
+  // score is numeric (with ties), day an ISO date; title ("t3") is not a number: both must refuse it alike.
+  keep: fc.constantFrom('first', 'longest', 'shortest', 'max:score', 'min:score', 'max:day', 'min:day', 'none', 'max:title').map((v) => ['--keep', v]),
   exact: fc.constant(['--exact']),
   verify: fc.constantFrom('exact', 'estimate', 'none').map((v) => ['--verify', v]),
   output: fc.constantFrom('pairs', 'clusters', 'dedup', 'annotate').map((v) => ['--output', v]),
@@ -106,7 +108,7 @@ const CASE_ARB: fc.Arbitrary<Case> = fc.record({
 function corpusLines(c: Case): { corpus: string[]; reference: string[] } {
   const all = plantedDocs(c.docs + (c.refCuts ? 60 : 0), 0.4, c.seed, 'd');
   const lines = (docs: typeof all, prefix: string): string[] =>
-    docs.map((d, i) => JSON.stringify({ id: `${prefix}${i}`, title: `t${i % 7}`, text: d.text }));
+    docs.map((d, i) => JSON.stringify({ id: `${prefix}${i}`, title: `t${i % 7}`, score: (i * 7) % 5, day: `2024-0${1 + (i % 9)}-1${i % 10}`, text: d.text }));
   // The reference shares planted copies with the corpus (it is drawn from the same pool).
   const corpus = lines(c.refCuts ? all.filter((_, i) => i % 3 !== 0) : all, 'c');
   const reference = c.refCuts ? lines(all.filter((_, i) => i % 3 === 0), 'r') : [];

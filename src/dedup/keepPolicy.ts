@@ -75,6 +75,15 @@ export function keepValueError(file: string, line: number, rule: KeepRule, statu
 }
 
 /**
+ * A reader's error about the policy's field, read as the record's title (an unknown TSV/CSV column,
+ * a Parquet column that is not there), reworded to name --keep; other errors unchanged.
+ */
+export function keepReadError(e: unknown, rule: KeepRule): unknown {
+  if (!(e instanceof InputError) || rule.field === undefined || !e.reason.startsWith('unknown title column')) return e;
+  return new InputError(e.file, e.line, `--keep ${rule.kind}:${rule.field} names an ${e.reason.replace('title column', 'column')}`, e.position, e.fix);
+}
+
+/**
  * The kept member of a cluster: `members` in input order, `valueOf(j)` the value of the j-th.
  * Returns the index into `members`, or -1 for `none`. Ties: the earliest member.
  */

@@ -6,7 +6,7 @@
  */
 import { openInput, type ReadOptions } from '../io/read.js';
 import type { Cluster } from './clusters.js';
-import { chooseKept, keepNeedsValues, keepReadOptions, keepValue, keepValueError, ValueStatus, type KeepRule } from './keepPolicy.js';
+import { chooseKept, keepNeedsValues, keepReadOptions, keepReadError, keepValue, keepValueError, ValueStatus, type KeepRule } from './keepPolicy.js';
 
 /**
  * Sets `representative` of each cluster under `rule` (-1 for `none`). `file` is read again with
@@ -22,10 +22,25 @@ export async function applyKeep(file: string, read: ReadOptions, clusters: Clust
   const clustered = new Uint8Array(count);
   for (const c of clusters) for (const m of c.members) clustered[m] = 1;
   const values = new Float64Array(count);
+  let read_: number;
+  try {
+    read_ = await rank(file, read, rule, clustered, values);
+  } catch (e) {
+    throw keepReadError(e, rule);
+  }
+  if (read_ !== count) throw new Error(`${file} changed while it was being read (${read_} records instead of ${count})`);
+  for (const c of clusters) {
+    const j = chooseKept(rule, c.members.length, (x) => values[c.members[x]!]!);
+    c.representative = c.members[j]!;
+  }
+}
+
+/** Reads the values of the clustered documents into `values`; returns the number of records read (at most values.length + 1). */
+async function rank(file: string, read: ReadOptions, rule: KeepRule, clustered: Uint8Array, values: Float64Array): Promise<number> {
   const input = await openInput(file, keepReadOptions({ ...read, raw: false }, rule));
   let i = 0;
   for await (const r of input.records) {
-    if (i >= count) break;
+    if (i >= values.length) return i + 1;
     if (clustered[i]) {
       const v = keepValue(rule, r.text, r.title);
       if (v.status !== ValueStatus.Ok) {
@@ -36,9 +51,5 @@ export async function applyKeep(file: string, read: ReadOptions, clusters: Clust
     }
     i++;
   }
-  if (i !== count) throw new Error(`${input.name} changed while it was being read (${i} records instead of ${count})`);
-  for (const c of clusters) {
-    const j = chooseKept(rule, c.members.length, (x) => values[c.members[x]!]!);
-    c.representative = c.members[j]!;
-  }
+  return i;
 }

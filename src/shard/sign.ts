@@ -33,7 +33,7 @@ import { checkShard, type JobSpec } from './job.js';
 import { openShard, shardLineSpec, type SignMarker } from './shardInput.js';
 import { signRanges } from '../dedup/rangedSource.js';
 import { U32Buf, groupBy } from './u32buf.js';
-import { keepNeedsValues, keepReadOptions, keepValue, parseKeepPolicy, type KeepRule } from '../dedup/keepPolicy.js';
+import { keepNeedsValues, keepReadError, keepReadOptions, keepValue, parseKeepPolicy, type KeepRule } from '../dedup/keepPolicy.js';
 
 /** The partition of a band key. */
 export function partitionOf(band: number, hi: number, lo: number, partitions: number): number {
@@ -189,15 +189,19 @@ export function keepRule(job: JobSpec): KeepRule | undefined {
  * thrown: only a clustered document's is an error (raised by components).
  */
 async function keepValues(job: JobSpec, rule: KeepRule, out: SignOutput, s: number, docs: number): Promise<void> {
-  const input = await openInput(job.shards[s]!.path, keepReadOptions({ ...job.read }, rule));
   let d = 0;
-  for await (const r of input.records) {
-    if (d >= docs) break;
-    const v = keepValue(rule, r.text, r.title);
-    out.docKey.push(v.value);
-    out.docKeyStatus.push(v.status);
-    out.docLine.push(r.line);
-    d++;
+  try {
+    const input = await openInput(job.shards[s]!.path, keepReadOptions({ ...job.read }, rule));
+    for await (const r of input.records) {
+      if (d >= docs) break;
+      const v = keepValue(rule, r.text, r.title);
+      out.docKey.push(v.value);
+      out.docKeyStatus.push(v.status);
+      out.docLine.push(r.line);
+      d++;
+    }
+  } catch (e) {
+    throw keepReadError(e, rule);
   }
   if (d !== docs) throw new Error(`${job.shards[s]!.path} changed while it was being read (${d} documents now, ${docs} then)`);
 }
