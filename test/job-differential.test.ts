@@ -86,7 +86,7 @@ interface Case {
 }
 
 const OPTION_ARB: fc.Arbitrary<string[][]> = fc
-  .tuple(...Object.entries(GEN).map(([attr, g]) => fc.oneof({ arbitrary: fc.constant(null), weight: attr === 'output' || attr === 'idField' ? 1 : 9 }, { arbitrary: g, weight: 1 })))
+  .tuple(...Object.entries(GEN).map(([attr, g]) => fc.oneof({ arbitrary: fc.constant(null), weight: attr === 'output' || attr === 'idField' || attr === 'keep' ? 1 : 9 }, { arbitrary: g, weight: 1 })))
   .map((xs) => xs.filter((x): x is string[] => x !== null));
 
 const CASE_ARB: fc.Arbitrary<Case> = fc.record({
@@ -150,7 +150,7 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
   let root: string;
   let redis: RedisChild | undefined;
   const workers: WorkerChild[] = [];
-  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0 };
+  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0, keptOtherwise: 0 };
 
   before(async () => {
     root = tmpDir();
@@ -189,6 +189,8 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
     );
     // The draw must exercise answers, not only refusals.
     assert.ok(counts.answered >= counts.sets / 4, `only ${counts.answered} answered runs of ${counts.sets} sets: ${JSON.stringify(counts)}`);
+    // --keep is drawn as often as --output: some answers must have kept other members than the first.
+    assert.ok(counts.keptOtherwise > 0 || counts.sets < 50, `no answered run with a --keep policy: ${JSON.stringify(counts)}`);
     process.stderr.write(`job-differential: ${JSON.stringify(counts)}\n`);
   });
 
@@ -262,6 +264,8 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
             assert.fail(`${what}: output differs from dedup's at line ${i + 1} of ${w.length}: job ${JSON.stringify(g[i]?.slice(0, 200))}, dedup ${JSON.stringify(w[i]?.slice(0, 200))}`);
           }
           counts.answered++;
+          // Answers where a --keep policy other than first chose the kept members.
+          if (mode !== 'pairs' && opts.includes('--keep') && opts[opts.indexOf('--keep') + 1] !== 'first') counts.keptOtherwise++;
         }
         fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -289,7 +289,8 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
   if (f.clusterMode !== undefined) o.clusters = f.clusterMode;
   const keep = keepFrom(f);
   if (keep !== 'first') o.keep = keep;
-  if (f.representative === 'central') o.representative = 'central';
+  // The engine's own policy (report and bench use it; dedup leaves first and longest to --keep).
+  if (f.representative !== undefined) o.representative = f.representative;
   if (f.fingerprintBits === '64') {
     if (f.candidates !== 'exact') throw new UsageError('--fingerprint-bits 64 needs --candidates exact (LSH and sketch work on 32-bit fingerprints)');
     if (f.multiset) throw new UsageError('--fingerprint-bits 64 does not support --multiset');

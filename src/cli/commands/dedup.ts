@@ -93,6 +93,8 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   }
   requireOutForJson(flags);
   const { dedup: options, read: readOptions, pairFormat } = pipelineOptionsFrom(flags);
+  // --representative first|longest are --keep policies, applied after either route (applyKeep).
+  if (options.representative !== 'central') delete options.representative;
   if (flags.against !== undefined) {
     if (flags.stream) throw new UsageError('--against holds both inputs in memory: --stream does not apply (use "neardup job dedup --against" for inputs larger than memory)');
     refuseForAgainst(flags);
