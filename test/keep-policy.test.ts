@@ -13,6 +13,7 @@ import zlib from 'node:zlib';
 import { tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { plantedDocs } from './helpers/shards.js';
+import { writeParquet } from './helpers/formats.js';
 import { STAGES } from '../src/shard/job.js';
 
 const POLICIES = ['first', 'longest', 'shortest', 'max:score', 'min:score', 'max:day', 'min:day', 'none'];
@@ -131,6 +132,47 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
       });
     }
   }
+
+  it('parquet shards: every policy, annotate and clusters, one process over the shards (memory, --stream) and job --local alike', async () => {
+    const dir = path.join(root, 'parquet');
+    const shardDir = path.join(dir, 'shards');
+    fs.mkdirSync(shardDir, { recursive: true });
+    const docs = plantedDocs(150, 0.45, 3402);
+    const shards: string[] = [];
+    for (let s = 0; s < 3; s++) {
+      const rows = docs.slice(s * 50, (s + 1) * 50);
+      const f = path.join(shardDir, `part-${s}.parquet`);
+      await writeParquet(f, [
+        { name: 'id', data: rows.map((d) => d.id), type: 'STRING' },
+        { name: 'score', data: rows.map((_, i) => ((s * 50 + i) * 7) % 5), type: 'DOUBLE' },
+        { name: 'text', data: rows.map((d) => d.text), type: 'STRING' },
+      ] as never, 'SNAPPY', 20);
+      shards.push(f);
+    }
+    const kept = new Set<string>();
+    for (const keep of ['first', 'longest', 'shortest', 'max:score', 'min:score', 'none']) {
+      for (const output of ['clusters', 'annotate']) {
+        const tag = `${output}-${keep.replace(':', '_')}`;
+        const opts = ['--id-field', 'id', '--threshold', '0.6', '--output', output, '--keep', keep];
+        const files = output === 'clusters' ? ['.'] : shards.map((f) => path.basename(f));
+        const read = (o: string): string => files.map((f) => fs.readFileSync(path.join(o, f === '.' ? '' : f)).toString('base64')).join('|');
+        const outs: string[] = [];
+        for (const how of [['--no-stream'], ['--stream']]) {
+          const o = path.join(dir, `${tag}${how[0]}`);
+          const r = await cliInProcess(['dedup', shardDir, ...opts, ...how, '--out', o, '-q']);
+          assert.equal(r.code, 0, r.stderr);
+          outs.push(read(o));
+        }
+        const o = path.join(dir, `${tag}-job`);
+        const r = await cliInProcess(['job', 'dedup', ...shards, ...opts, ...(output === 'clusters' ? ['--out', o] : ['--out-dir', o]), '--local', '--work-dir', path.join(dir, `w-${tag}`), '-q']);
+        assert.equal(r.code, 0, r.stderr);
+        outs.push(read(o));
+        assert.equal(new Set(outs).size, 1, `${keep} ${output}: memory, --stream and job --local differ`);
+        if (output === 'clusters') kept.add(outs[0]!);
+      }
+    }
+    assert.equal(kept.size, 6, 'every policy keeps other members');
+  });
 
   for (const format of ['jsonl', 'tsv']) {
     for (const [keep, why] of [
