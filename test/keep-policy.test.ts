@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { tmpDir } from './cliUtil.js';
+import { neardup, tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { plantedDocs } from './helpers/shards.js';
 import { writeParquet } from './helpers/formats.js';
@@ -132,6 +132,17 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
       });
     }
   }
+
+  it('standard input: --output clusters reads it again for the policy (spooled), as from the file', () => {
+    const inp = inputs.jsonl!;
+    for (const keep of ['longest', 'max:score', 'none']) {
+      const args = ['--id-field', 'id', '--threshold', '0.6', '--output', 'clusters', '--keep', keep, '-q'];
+      const fromFile = neardup(['dedup', inp.all, ...args]);
+      const fromStdin = neardup(['dedup', '-', '--format', 'jsonl', ...args], { input: fs.readFileSync(inp.all) });
+      assert.equal(fromStdin.code, 0, fromStdin.stderr);
+      assert.equal(fromStdin.stdout, fromFile.stdout, keep);
+    }
+  });
 
   it('parquet shards: every policy, annotate and clusters, one process over the shards (memory, --stream) and job --local alike', async () => {
     const dir = path.join(root, 'parquet');

@@ -23,7 +23,7 @@ import { int, ms, Reporter } from '../report.js';
 import { runAgainst } from '../against.js';
 import { needsKinds } from '../../dedup/kinds.js';
 import { applyKeep } from '../../dedup/keepValues.js';
-import { parseKeepPolicy } from '../../dedup/keepPolicy.js';
+import { keepNeedsValues, parseKeepPolicy } from '../../dedup/keepPolicy.js';
 import { rangeableFormat } from '../../io/lineRanges.js';
 import { outputTarget, writeOutput, type OutputTarget } from '../dedupOutput.js';
 import { runExact } from '../dedupExact.js';
@@ -201,7 +201,9 @@ async function prepareInput(
   // Texts held in memory take about their size in the file, or twice that: past a quarter of the
   // heap limit, keep them on disk instead.
   const stream = flags.stream ?? (fileArg !== '-' && (await fileSize(fileArg)) > getHeapStatistics().heap_size_limit / 4);
-  const twoPass = flags.output === 'dedup' || flags.output === 'annotate';
+  // A keep policy that ranks by a value reads the input once more, also for --output clusters.
+  const keep = flags.keep ?? (flags.representative === 'longest' ? 'longest' : 'first');
+  const twoPass = flags.output === 'dedup' || flags.output === 'annotate' || (flags.output === 'clusters' && keepNeedsValues(parseKeepPolicy(keep)));
   const name = fileArg === '-' ? '<stdin>' : fileArg;
   if (fileArg === '-' && (twoPass || stream || flags.exact)) {
     const spool = await spoolStdin();
