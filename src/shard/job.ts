@@ -73,16 +73,16 @@ export interface JobSpec {
   groups: number[];
   /** Whether `--against` is on: pairs only between side 0 and side 1. */
   against: boolean;
-  /** A shard that fails to read: stop the job, or skip the shard (counted and named in the summary). */
-  onBadShard: 'stop' | 'skip';
-  /** Most candidate pairs one bucket may produce (a guard against a few huge groups of copies). */
-  maxBucketPairs: number;
-  output: { mode: JobOutputMode; pairFormat: PairFormat; dir?: string };
   /**
    * The keep policy of `--keep` (dedup, annotate and clusters outputs), when not `first`: sign
    * records what it ranks by in docs.bin, components picks each cluster's kept member by it.
    */
   keep?: KeepPolicy;
+  /** A shard that fails to read: stop the job, or skip the shard (counted and named in the summary). */
+  onBadShard: 'stop' | 'skip';
+  /** Most candidate pairs one bucket may produce (a guard against a few huge groups of copies). */
+  maxBucketPairs: number;
+  output: { mode: JobOutputMode; pairFormat: PairFormat; dir?: string };
 }
 
 /** The plan file's path. */
