@@ -53,6 +53,8 @@ const GEN: Record<string, fc.Arbitrary<string[]>> = {
   clusterMode: fc.constantFrom('components', 'centre').map((v) => ['--cluster-mode', v]),
   fingerprintBits: fc.constantFrom('32', '64').map((v) => ['--fingerprint-bits', v]),
   representative: fc.constantFrom('first', 'longest', 'central').map((v) => ['--representative', v]),
+  // score is numeric (with ties), day an ISO date; title ("t3") is not a number: both must refuse it alike.
+  keep: fc.constantFrom('first', 'longest', 'shortest', 'max:score', 'min:score', 'max:day', 'min:day', 'none', 'max:title').map((v) => ['--keep', v]),
   exact: fc.constant(['--exact']),
   verify: fc.constantFrom('exact', 'estimate', 'none').map((v) => ['--verify', v]),
   output: fc.constantFrom('pairs', 'clusters', 'dedup', 'annotate').map((v) => ['--output', v]),
@@ -84,7 +86,7 @@ interface Case {
 }
 
 const OPTION_ARB: fc.Arbitrary<string[][]> = fc
-  .tuple(...Object.entries(GEN).map(([attr, g]) => fc.oneof({ arbitrary: fc.constant(null), weight: attr === 'output' || attr === 'idField' ? 1 : 9 }, { arbitrary: g, weight: 1 })))
+  .tuple(...Object.entries(GEN).map(([attr, g]) => fc.oneof({ arbitrary: fc.constant(null), weight: attr === 'output' || attr === 'idField' || attr === 'keep' ? 1 : 9 }, { arbitrary: g, weight: 1 })))
   .map((xs) => xs.filter((x): x is string[] => x !== null));
 
 const CASE_ARB: fc.Arbitrary<Case> = fc.record({
@@ -106,7 +108,7 @@ const CASE_ARB: fc.Arbitrary<Case> = fc.record({
 function corpusLines(c: Case): { corpus: string[]; reference: string[] } {
   const all = plantedDocs(c.docs + (c.refCuts ? 60 : 0), 0.4, c.seed, 'd');
   const lines = (docs: typeof all, prefix: string): string[] =>
-    docs.map((d, i) => JSON.stringify({ id: `${prefix}${i}`, title: `t${i % 7}`, text: d.text }));
+    docs.map((d, i) => JSON.stringify({ id: `${prefix}${i}`, title: `t${i % 7}`, score: (i * 7) % 5, day: `2024-0${1 + (i % 9)}-1${i % 10}`, text: d.text }));
   // The reference shares planted copies with the corpus (it is drawn from the same pool).
   const corpus = lines(c.refCuts ? all.filter((_, i) => i % 3 !== 0) : all, 'c');
   const reference = c.refCuts ? lines(all.filter((_, i) => i % 3 === 0), 'r') : [];
@@ -148,7 +150,7 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
   let root: string;
   let redis: RedisChild | undefined;
   const workers: WorkerChild[] = [];
-  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0 };
+  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0, keptOtherwise: 0 };
 
   before(async () => {
     root = tmpDir();
@@ -187,6 +189,8 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
     );
     // The draw must exercise answers, not only refusals.
     assert.ok(counts.answered >= counts.sets / 4, `only ${counts.answered} answered runs of ${counts.sets} sets: ${JSON.stringify(counts)}`);
+    // --keep is drawn as often as --output: some answers must have kept other members than the first.
+    assert.ok(counts.keptOtherwise > 0 || counts.sets < 50, `no answered run with a --keep policy: ${JSON.stringify(counts)}`);
     process.stderr.write(`job-differential: ${JSON.stringify(counts)}\n`);
   });
 
@@ -260,6 +264,8 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
             assert.fail(`${what}: output differs from dedup's at line ${i + 1} of ${w.length}: job ${JSON.stringify(g[i]?.slice(0, 200))}, dedup ${JSON.stringify(w[i]?.slice(0, 200))}`);
           }
           counts.answered++;
+          // Answers where a --keep policy other than first chose the kept members.
+          if (mode !== 'pairs' && opts.includes('--keep') && opts[opts.indexOf('--keep') + 1] !== 'first') counts.keptOtherwise++;
         }
         fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -23,6 +23,9 @@ export async function runExact(file: string, fileArg: string, name: string, flag
   if (flags.measure === 'containment' || flags.candidates !== undefined || flags.buckets !== undefined || (flags.clusterMode ?? 'components') !== 'components' || (flags.representative ?? 'first') !== 'first') {
     throw new UsageError('--exact finds identical documents: it takes no --measure, --candidates, --buckets, --cluster-mode or --representative');
   }
+  if ((flags.keep ?? 'first') !== 'first') {
+    throw new UsageError(`--keep ${flags.keep} is not supported with --exact: it keeps the first of each group of copies (drop --exact to choose the kept member)`);
+  }
   if ((flags.verify ?? 'exact') !== 'exact') {
     throw new UsageError(`--exact finds identical documents, compared whole: there are no candidates to --verify ${flags.verify} (drop --verify, or drop --exact for near duplicates)`);
   }

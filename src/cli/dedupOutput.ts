@@ -37,7 +37,9 @@ export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpu
   if (flags.output === 'clusters') {
     for (let c = 0; c < result.clusters.length; c++) {
       const cl = result.clusters[c]!;
-      await sink!.write(formatCluster(c, cl.members.map(id), id(cl.representative ?? cl.members[0]!)));
+      const rep = cl.representative ?? cl.members[0]!;
+      // --keep none: no kept member, written as null.
+      await sink!.write(formatCluster(c, cl.members.map(id), rep < 0 ? null : id(rep)));
     }
     return result.clusters.length;
   }

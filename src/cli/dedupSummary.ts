@@ -92,6 +92,7 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
         fingerprintBits: options.fingerprintBits ?? 32,
         clusterMode: options.clusters ?? 'components',
         representative: options.representative ?? 'first',
+        keep: options.keep ?? 'first',
       },
       // The banding only when LSH found the candidates: the exact join misses nothing, and sketch
       // candidates have no banding recall.
@@ -139,7 +140,7 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
   if (method === 'lsh') reporter.summary(recallLine(s.recall, noRecallWhy(options, result), b.threshold, b.recallAtThreshold));
   if (s.copies > 0 && flags.verbose) reporter.summary(`copies      ${int(s.copies)} documents identical to an earlier one (checked once)`);
   reporter.summary(
-    `clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)${options.clusters === 'centre' ? '; centre clusters' : ''}${(options.representative ?? 'first') !== 'first' ? `; representative: ${options.representative}` : ''}`,
+    `clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)${options.clusters === 'centre' ? '; centre clusters' : ''}${(options.representative ?? 'first') !== 'first' ? `; representative: ${options.representative}` : ''}${(options.keep ?? 'first') !== 'first' ? `; keep: ${options.keep}` : ''}`,
   );
   if (extra) {
     reporter.summary(

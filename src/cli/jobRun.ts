@@ -42,15 +42,15 @@ export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
 const HONOURED = new Set([
   'format', 'text', 'id', 'textField', 'idField', 'delimiter', 'tsvQuotes', 'skipInvalid',
   'shingle', 'k', 'normalize', 'multiset', 'stopwords', 'numPerm', 'method', 'seed',
-  'threshold', 'minRecall', 'weights', 'bands', 'rows', 'maxPairs', 'outputFormat',
+  'threshold', 'minRecall', 'weights', 'bands', 'rows', 'maxPairs', 'outputFormat', 'keep',
 ]);
 
-/** Options a job honours at some values only: it runs MinHash-LSH candidates, exact Jaccard, component clusters that keep their first member. */
+/** Options a job honours at some values only: it runs MinHash-LSH candidates, exact Jaccard, component clusters whose kept member a --keep policy chooses. */
 const ONLY: Record<string, { values: readonly string[]; why: string }> = {
   measure: { values: ['jaccard'], why: 'sharded jobs measure Jaccard similarity; containment needs the exact join of one process (neardup dedup --measure containment)' },
   candidates: { values: ['lsh'], why: 'sharded jobs find candidates with MinHash-LSH bands' },
   clusterMode: { values: ['components'], why: 'sharded jobs cluster by connected components' },
-  representative: { values: ['first'], why: 'sharded jobs keep the first member of each cluster' },
+  representative: { values: ['first', 'longest'], why: 'the most central member needs every pair of a cluster in one process (neardup dedup --representative central); jobs take --keep first|longest|shortest|max:FIELD|min:FIELD|none' },
   fingerprintBits: { values: ['32'], why: 'sharded jobs verify 32-bit fingerprint sets' },
   verify: { values: ['exact'], why: 'sharded jobs verify exactly' },
 };

@@ -15,6 +15,7 @@ import { INPUT_FORMATS, extensionOf, type InputFormat } from '../io/formats.js';
 import type { PairFormat } from '../io/write.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
 import { AUTO_EXACT_MAX_SHINGLES, CANDIDATE_METHODS, DEFAULT_SKETCH_BUCKETS, type CandidateMethod } from '../dedup/kinds.js';
+import { KEEP_POLICIES, parseKeepPolicy, type KeepPolicy } from '../dedup/keepPolicy.js';
 import { CLUSTER_MODES, REPRESENTATIVE_POLICIES, type ClusterMode, type RepresentativePolicy } from '../dedup/clusterPolicy.js';
 import type { ReadOptions } from '../io/read.js';
 
@@ -158,6 +159,28 @@ export function addLshOptions(cmd: Command): Command {
     .option('--max-pairs <n>', 'most pairs held in memory (LSH candidates among distinct documents, and pairs written); past it, stop with a clear error (default 50000000, ~40 bytes each)', parsePositiveInt('max-pairs', 1e9));
 }
 
+/** Parses --keep (a usage error naming the option). */
+function parseKeep(v: string): KeepPolicy {
+  try {
+    parseKeepPolicy(v);
+  } catch {
+    throw new InvalidArgumentError(`expected ${KEEP_POLICIES.join(', ')}`);
+  }
+  return v as KeepPolicy;
+}
+
+/**
+ * The keep policy of the flags: --keep, or --representative first|longest (its alias). Both given
+ * must agree; --representative central is a policy of its own that --keep cannot follow.
+ */
+function keepFrom(f: Pick<EngineFlags, 'keep' | 'representative'>): KeepPolicy {
+  const rep = f.representative ?? 'first';
+  if (f.keep === undefined) return rep === 'longest' ? 'longest' : 'first';
+  if (rep === 'central' && f.keep !== 'first') throw new UsageError(`--keep ${f.keep} and --representative central choose the kept member two ways: give one`);
+  if (rep === 'longest' && f.keep !== 'longest') throw new UsageError(`--keep ${f.keep} and --representative longest choose the kept member two ways: give one`);
+  return f.keep;
+}
+
 /** Adds the options that choose the kind of duplicates: measure, candidate method, cluster policy. */
 export function addKindOptions(cmd: Command): Command {
   return cmd
@@ -173,7 +196,8 @@ export function addKindOptions(cmd: Command): Command {
     .option('--buckets <n>', `buckets of --candidates sketch (default ${DEFAULT_SKETCH_BUCKETS})`, parsePositiveInt('buckets', 65536))
     .addOption(new Option('--cluster-mode <mode>', 'components (transitive: a~b, b~c put a, b, c together) or centre (every member a near duplicate of the cluster\'s centre)').choices([...CLUSTER_MODES]).default('components'))
     .addOption(new Option('--fingerprint-bits <n>', 'shingle fingerprint width for sets and exact scores: 32, or 64 (seed 004; needs --candidates exact)').choices(['32', '64']).default('32'))
-    .addOption(new Option('--representative <policy>', 'the member a cluster keeps (dedup) and points to (annotate): first, longest text, or most central').choices([...REPRESENTATIVE_POLICIES]).default('first'));
+    .addOption(new Option('--representative <policy>', 'the member a cluster keeps (dedup) and points to (annotate): first, longest text, or most central (first and longest are --keep policies; central needs the texts in memory)').choices([...REPRESENTATIVE_POLICIES]).default('first'))
+    .option('--keep <policy>', 'for --output dedup|annotate|clusters, the member of each cluster kept: first (input order), longest or shortest text, max:FIELD or min:FIELD (a numeric or ISO date JSON field or TSV/CSV column; ties: input order), none (drop every member); the clusters stay the same (default first)', parseKeep);
 }
 
 /** Adds the input, shingling, MinHash and LSH options: everything a command that runs dedup reads. */
@@ -207,6 +231,7 @@ export interface EngineFlags {
   buckets?: number;
   clusterMode?: ClusterMode;
   representative?: RepresentativePolicy;
+  keep?: KeepPolicy;
   fingerprintBits?: '32' | '64';
 }
 
@@ -262,6 +287,9 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
     o.buckets = f.buckets;
   }
   if (f.clusterMode !== undefined) o.clusters = f.clusterMode;
+  const keep = keepFrom(f);
+  if (keep !== 'first') o.keep = keep;
+  // The engine's own policy (report and bench use it; dedup leaves first and longest to --keep).
   if (f.representative !== undefined) o.representative = f.representative;
   if (f.fingerprintBits === '64') {
     if (f.candidates !== 'exact') throw new UsageError('--fingerprint-bits 64 needs --candidates exact (LSH and sketch work on 32-bit fingerprints)');

@@ -81,7 +81,8 @@ export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupR
     if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${name} changed while it was being read (record ${i})`);
     const c = clusterNo[i]!;
     const rep = c >= 0 ? (result.clusters[c]!.representative ?? result.clusters[c]!.members[0]!) : i;
-    const v: RowVerdict = { keep: rep === i, cluster: c >= 0 ? c : undefined, duplicateOf: rep !== i ? String(idOf(corpus, rep)) : undefined };
+    // rep < 0: --keep none kept no member, so no member is a duplicate of another.
+    const v: RowVerdict = { keep: rep === i, cluster: c >= 0 ? c : undefined, duplicateOf: rep !== i && rep >= 0 ? String(idOf(corpus, rep)) : undefined };
     i++;
     return v;
   };

@@ -3,6 +3,7 @@
  * pipeline (in memory, streaming, kinds, --against) shares them without importing one another.
  * @module
  */
+import type { KeepPolicy } from './keepPolicy.js';
 import type { ShingleOptions } from '../text/shingler.js';
 import type { MinHashOptions } from '../sketch/minhash.js';
 import { checkThreshold, type BandChoice, type ChooseBandsOptions } from '../lsh/params.js';
@@ -68,6 +69,11 @@ export interface DedupOptions {
   clusters?: ClusterMode;
   /** Which member represents a cluster: `first` (default), `longest`, `central`. */
   representative?: RepresentativePolicy;
+  /**
+   * The member a cluster keeps under a keep policy (`--keep`), applied to the clusters after the run
+   * by the CLI and by a job's components stage (`applyKeep` in keepValues.ts). Default `first`.
+   */
+  keep?: KeepPolicy;
   /** Shingle fingerprint width for sets and verification: 32 (default) or 64 (needs `exact` candidates). */
   fingerprintBits?: 32 | 64;
 }

@@ -60,8 +60,8 @@ export function formatPair(format: PairFormat, a: string | number, b: string | n
   return `${ta}\t${tb}\t${sim}${est === undefined ? '' : '\t' + est}\n`;
 }
 
-/** One cluster as a JSON line; the representative defaults to the first member. */
-export function formatCluster(cluster: number, members: readonly (string | number)[], representative: string | number | undefined = members[0]): string {
+/** One cluster as a JSON line; the representative defaults to the first member (null: none kept, `--keep none`). */
+export function formatCluster(cluster: number, members: readonly (string | number)[], representative: string | number | null | undefined = members[0]): string {
   return JSON.stringify({ cluster, size: members.length, representative, members }) + '\n';
 }
 

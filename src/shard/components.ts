@@ -8,7 +8,8 @@
  * Outputs in `components/00000/`:
  * - `clusters.jsonl`: the clusters as `neardup dedup --output clusters` writes them (within a corpus).
  * - `assign.bin` (kind `assignment`): columns doc (uint32), cluster (int32; -1 with --against), rep
- *   (float64: global number of the representative, or of the best reference match), repId (string),
+ *   (float64: global number of the kept member chosen by the job's keep policy, -1 with `--keep none`,
+ *   or of the best reference match), repId (string; '' with `--keep none`),
  *   grouped by shard with `sstart` (S + 1), ascending doc within a shard. Documents in no cluster
  *   (no match) are absent.
  * @module
@@ -24,6 +25,7 @@ import { numbering } from './shardInput.js';
 import { forEachVerified } from './verified.js';
 import { jobDocs, type ShardDocs } from './docs.js';
 import type { ShardFiles } from './perShard.js';
+import { chooseKept, keepNeedsValues, keepValueError, parseKeepPolicy, ValueStatus, type KeepRule } from '../dedup/keepPolicy.js';
 
 /** The components task's marker. */
 export interface ComponentsMarker {
@@ -100,13 +102,19 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
   const K = start.length - 1;
   // Each clustered document's id, shard by shard (one shard's ids in memory at a time).
   const ids: (string | number)[] = new Array<string | number>(P);
+  // What the keep policy ranks each clustered document by, when it ranks by a value.
+  const rule = parseKeepPolicy(job.keep ?? 'first');
+  const key = keepNeedsValues(rule) ? new Float64Array(P) : undefined;
   const shard = new Uint32Array(P);
   const sstart = new Float64Array(S + 1);
   for (let p = 0, s = 0; p < P; p++) {
     while (members[p]! >= docOffset[s + 1]!) docs.drop(s++);
     shard[p] = s;
     sstart[s + 1]!++;
-    ids[p] = docs.get(s).id(members[p]! - docOffset[s]!);
+    const sd = docs.get(s);
+    const d = members[p]! - docOffset[s]!;
+    ids[p] = sd.id(d);
+    if (key) key[p] = keepKey(job, rule, sd, s, d);
   }
   for (let s = 0; s < S; s++) sstart[s + 1]! += sstart[s]!;
   const doc = new Uint32Array(P);
@@ -115,21 +123,35 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
   const rep = new Float64Array(P);
   const repId: string[] = new Array<string>(P);
   for (let k = 0; k < K; k++) {
-    const first = order[start[k]!]!;
+    // Members in global document order: ties of the policy go to the earliest, as in neardup dedup.
+    const j0 = start[k]!;
+    const c = chooseKept(rule, start[k + 1]! - j0, (x) => key![order[j0 + x]!]!);
+    const kept = c < 0 ? -1 : order[j0 + c]!;
     const m: (string | number)[] = [];
-    for (let j = start[k]!; j < start[k + 1]!; j++) {
+    for (let j = j0; j < start[k + 1]!; j++) {
       const p = order[j]!;
       cluster[p] = k;
-      rep[p] = members[first]!;
-      repId[p] = String(ids[first]);
+      rep[p] = kept < 0 ? -1 : members[kept]!;
+      repId[p] = kept < 0 ? '' : String(ids[kept]);
       m.push(ids[p]!);
     }
-    await out.write(formatCluster(k, m));
+    await out.write(formatCluster(k, m, kept < 0 ? null : ids[kept]));
   }
   marker.clusters = K;
   marker.docsInClusters = P;
   marker.duplicates = P - K;
   return { doc, cluster, rep, repId, sstart };
+}
+
+/**
+ * What the keep policy ranks document d of shard s by, from the sign stage's docs.bin. Clustered
+ * documents are asked in global order, so the first whose field is missing or not a number is the
+ * input error (naming its shard, line and field), as in neardup dedup.
+ */
+function keepKey(job: JobSpec, rule: KeepRule, sd: ShardDocs, s: number, d: number): number {
+  const status = sd.keyStatus(d) as ValueStatus;
+  if (status !== ValueStatus.Ok) throw keepValueError(job.shards[s]!.path, sd.line(d), rule, status);
+  return sd.key(d);
 }
 
 /** With --against: each corpus document with verified pairs and its most similar reference document (the first on ties). */

@@ -1,7 +1,7 @@
 /**
  * Stage 6, filter (one task per shard, for `--output dedup` and `annotate`): rewrites the shard with
  * the cluster assignment, in the input's own format and compression, to the job's output directory
- * under the shard's relative name. `dedup` keeps each cluster's representative (with `--against`:
+ * under the shard's relative name. `dedup` keeps each cluster's kept member (none with `--keep none`; with `--against`:
  * drops every corpus document with a reference match); `annotate` adds the cluster and
  * duplicate_of fields as `neardup dedup --output annotate` does.
  * @module
@@ -60,7 +60,7 @@ async function filterShard(workDir: string, job: JobSpec, num: Numbering, s: num
       const hit = k < docs.length && docs[k] === d;
       const own = base + d;
       const v = hit
-        ? { keep: !job.against && rep[k] === own, cluster: cluster[k]! >= 0 ? cluster[k]! : undefined, duplicateOf: rep[k] !== own ? repIds[k] : undefined }
+        ? { keep: !job.against && rep[k] === own, cluster: cluster[k]! >= 0 ? cluster[k]! : undefined, duplicateOf: rep[k] !== own && rep[k]! >= 0 ? repIds[k] : undefined }
         : { keep: true };
       if (hit) k++;
       d++;

@@ -4,6 +4,7 @@
  * task index) and any machine that sees the directory can run any task.
  * @module
  */
+import type { KeepPolicy } from '../dedup/keepPolicy.js';
 import { promises as fsp, openSync, readSync, closeSync, fstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -72,6 +73,11 @@ export interface JobSpec {
   groups: number[];
   /** Whether `--against` is on: pairs only between side 0 and side 1. */
   against: boolean;
+  /**
+   * The keep policy of `--keep` (dedup, annotate and clusters outputs), when not `first`: sign
+   * records what it ranks by in docs.bin, components picks each cluster's kept member by it.
+   */
+  keep?: KeepPolicy;
   /** A shard that fails to read: stop the job, or skip the shard (counted and named in the summary). */
   onBadShard: 'stop' | 'skip';
   /** Most candidate pairs one bucket may produce (a guard against a few huge groups of copies). */

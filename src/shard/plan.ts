@@ -80,6 +80,9 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
     if (seen.has(p)) throw new UsageError(`${p} is given twice`);
     seen.add(p);
   }
+  if (input.against && input.options.keep !== undefined) throw new UsageError(`--keep ${input.options.keep} does not apply with --against: it keeps every document of the corpus that matches no reference document`);
+  // Pairs have no kept member: the policy is not part of their job.
+  const keep = input.mode === 'pairs' ? undefined : input.options.keep;
   const threshold = input.options.threshold ?? 0.8;
   const signer = createTextSigner({ shingle: input.options.shingle, minhash: input.options.minhash });
   const bands = chooseBands(threshold, signer.numPerm, input.options.lsh);
@@ -118,6 +121,7 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
     onBadShard: input.onBadShard,
     maxBucketPairs: input.options.maxPairs ?? 50_000_000,
     output: { mode: input.mode, pairFormat: input.pairFormat, dir: writesShards ? outDir : undefined },
+    ...(keep !== undefined ? { keep } : {}),
   };
 }
 

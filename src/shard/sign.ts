@@ -11,7 +11,11 @@
  * (shard, doc) order with `sstart` (the task's shards + 1): row (uint32, within its shard),
  * explicit (uint32: 1 when `id` came from the input), id (string), and where its line lies in a
  * plain line-format shard: start (float64; −1 in a shard read sequentially) and length (uint32).
- * Later stages take ids from here, and verification reads texts again at those offsets.
+ * Later stages take ids from here, and verification reads texts again at those offsets. With a
+ * keep policy that ranks by a value (`--keep longest|shortest|max:F|min:F`), also: key (float64:
+ * the text's length in UTF-16 code units, or the field's value, NaN when it has none), keyStatus
+ * (uint32: 0 ok, 1 missing, 2 not a number or an ISO date) and line (uint32, 1-based, for the
+ * error that names a clustered document's bad field); components picks each cluster's kept member by key.
  *
  * A plain line-format shard is read in byte ranges, its texts signed as bytes (`signRanges`, the
  * route of `neardup dedup` on one file); other shards through the sequential reader.
@@ -19,7 +23,7 @@
  */
 import path from 'node:path';
 import { createTextSigner, type TextSigner } from '../sketch/textSigner.js';
-import { rowCount } from '../io/read.js';
+import { openInput, rowCount } from '../io/read.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { murmur3Utf16 } from '../hash/murmur3.js';
 import { isUserError } from '../io/errors.js';
@@ -29,6 +33,7 @@ import { checkShard, type JobSpec } from './job.js';
 import { openShard, shardLineSpec, type SignMarker } from './shardInput.js';
 import { signRanges } from '../dedup/rangedSource.js';
 import { U32Buf, groupBy } from './u32buf.js';
+import { keepNeedsValues, keepReadError, keepReadOptions, keepValue, parseKeepPolicy, type KeepRule } from '../dedup/keepPolicy.js';
 
 /** The partition of a band key. */
 export function partitionOf(band: number, hi: number, lo: number, partitions: number): number {
@@ -70,6 +75,10 @@ class SignOutput {
   readonly docId: string[] = [];
   readonly docStart: number[] = [];
   readonly docLen = new U32Buf(1 << 10);
+  // What the keep policy ranks by (only with one that needs values).
+  readonly docKey: number[] = [];
+  readonly docKeyStatus = new U32Buf(1 << 10);
+  readonly docLine = new U32Buf(1 << 10);
   /** docs.bin row where each shard of the task starts, then the row count. */
   readonly sstart: number[] = [0];
 
@@ -108,7 +117,8 @@ class SignOutput {
     for (const b of [this.part, this.band, this.hi, this.lo, this.shard, this.doc]) b.length = keys;
     for (const b of [this.idPart, this.idShard, this.idDoc, this.idLine]) b.length = ids;
     this.ids.length = ids;
-    for (const b of [this.docRow, this.docExplicit, this.docLen]) b.length = docs;
+    for (const b of [this.docRow, this.docExplicit, this.docLen, this.docKeyStatus, this.docLine]) b.length = Math.min(b.length, docs);
+    this.docKey.length = Math.min(this.docKey.length, docs);
     this.docId.length = docs;
     this.docStart.length = docs;
   }
@@ -126,6 +136,7 @@ class SignOutput {
       start: Float64Array.from(this.docStart),
       length: this.docLen.view(),
       sstart: Float64Array.from(this.sstart),
+      ...(keepRule(job) ? { key: Float64Array.from(this.docKey), keyStatus: this.docKeyStatus.view(), line: this.docLine.view() } : {}),
     });
     if (this.ids.length === 0) return;
     const order = groupBy(this.idPart.view(), P, [Uint32Array.from(this.ids, (_, i) => i)]);
@@ -150,6 +161,8 @@ async function signShard(workDir: string, job: JobSpec, signer: TextSigner, out:
     checkShard(workDir, job, s);
     const spec = shardLineSpec(job, s);
     marker = spec ? await signInRanges(job, spec, signer, out, s) : await signSequentially(workDir, job, signer, out, s);
+    const rule = keepRule(job);
+    if (rule) await keepValues(job, rule, out, s, out.docRow.length - docsBefore);
     // Changed while it was read: the keys would mix two versions.
     checkShard(workDir, job, s);
     marker.ids = out.ids.length - idsBefore;
@@ -161,6 +174,36 @@ async function signShard(workDir: string, job: JobSpec, signer: TextSigner, out:
   }
   out.sstart.push(out.docRow.length);
   return marker;
+}
+
+/** The job's keep policy when it ranks by a value, else undefined. */
+export function keepRule(job: JobSpec): KeepRule | undefined {
+  if (job.keep === undefined) return undefined;
+  const rule = parseKeepPolicy(job.keep);
+  return keepNeedsValues(rule) ? rule : undefined;
+}
+
+/**
+ * Records what the keep policy ranks shard `s`'s `docs` documents by, from one more sequential pass
+ * (the same reader as `neardup dedup`'s, so lengths and values agree). A bad value is recorded, not
+ * thrown: only a clustered document's is an error (raised by components).
+ */
+async function keepValues(job: JobSpec, rule: KeepRule, out: SignOutput, s: number, docs: number): Promise<void> {
+  let d = 0;
+  try {
+    const input = await openInput(job.shards[s]!.path, keepReadOptions({ ...job.read }, rule));
+    for await (const r of input.records) {
+      if (d >= docs) break;
+      const v = keepValue(rule, r.text, r.title);
+      out.docKey.push(v.value);
+      out.docKeyStatus.push(v.status);
+      out.docLine.push(r.line);
+      d++;
+    }
+  } catch (e) {
+    throw keepReadError(e, rule);
+  }
+  if (d !== docs) throw new Error(`${job.shards[s]!.path} changed while it was being read (${d} documents now, ${docs} then)`);
 }
 
 /** Signs a plain line-format shard in byte ranges, as `neardup dedup` reads one file. */

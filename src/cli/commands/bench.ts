@@ -62,6 +62,7 @@ Examples:
 
 async function runBench(file: string, flags: BenchFlags): Promise<void> {
   const reporter = new Reporter(flags);
+  if ((flags.keep ?? 'first') !== 'first') throw new UsageError(`--keep ${flags.keep} applies to the outputs of neardup dedup and neardup job: bench times the search, not the copy`);
   const options = dedupOptionsFrom(flags);
   const bandsList = (flags.bandsList ?? ['2', '5', '10', '20']).map((s) => {
     const b = Number(s);

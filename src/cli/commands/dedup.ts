@@ -22,6 +22,8 @@ import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
 import { runAgainst } from '../against.js';
 import { needsKinds } from '../../dedup/kinds.js';
+import { applyKeep } from '../../dedup/keepValues.js';
+import { keepNeedsValues, parseKeepPolicy } from '../../dedup/keepPolicy.js';
 import { rangeableFormat } from '../../io/lineRanges.js';
 import { outputTarget, writeOutput, type OutputTarget } from '../dedupOutput.js';
 import { runExact } from '../dedupExact.js';
@@ -72,6 +74,7 @@ Examples:
   $ neardup dedup ads.tsv --text 'Title,Short Description' --threshold 0.5 --candidates exact
   $ neardup dedup ads.tsv --text 'Title,Short Description' --candidates sketch --buckets 25
   $ neardup dedup ads.tsv --text 'Title,Short Description' --cluster-mode centre --representative longest --output dedup
+  $ neardup dedup news.jsonl --id-field id --keep max:quality --output dedup --out best.jsonl
   $ neardup dedup ads.tsv --text 'Title,Short Description' --limit 500
   $ zcat big.tsv.gz | neardup dedup - --format tsv --text text --json --out pairs.tsv
   $ neardup dedup train.jsonl --against test.jsonl --output dedup --out train-clean.jsonl`,
@@ -90,6 +93,8 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   }
   requireOutForJson(flags);
   const { dedup: options, read: readOptions, pairFormat } = pipelineOptionsFrom(flags);
+  // --representative first|longest are --keep policies, applied after either route (applyKeep).
+  if (options.representative !== 'central') delete options.representative;
   if (flags.against !== undefined) {
     if (flags.stream) throw new UsageError('--against holds both inputs in memory: --stream does not apply (use "neardup job dedup --against" for inputs larger than memory)');
     refuseForAgainst(flags);
@@ -123,7 +128,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
     if (rangedDefault) streaming = true;
     if (streaming && options.candidates === 'auto' && options.measure !== 'containment') options.candidates = 'lsh';
     if (streaming && needsKinds(options)) {
-      throw new UsageError('--measure containment, --candidates exact/sketch, --cluster-mode centre and --representative need the texts in memory: add --no-stream');
+      throw new UsageError('--measure containment, --candidates exact/sketch, --cluster-mode centre and --representative central need the texts in memory: add --no-stream');
     }
     const run: EngineRun = { file, fileArg, name, flags, options, readOptions, reporter };
     let engine: EngineResult;
@@ -137,6 +142,10 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
       engine = await runInMemory(run);
     }
     const { corpus, result, target, extra } = engine;
+    // The keep policy picks each cluster's kept member after either route, from one more pass over the input.
+    if (options.keep !== undefined && flags.output !== 'pairs') {
+      await reporter.stage('keep', () => applyKeep(file, corpus.input.shards ? readOptions : { ...readOptions, format: corpus.input.format }, result.clusters, corpus.count, parseKeepPolicy(options.keep!)), () => `--keep ${options.keep}`);
+    }
     const s = result.stats;
     reporter.verbose(
       `stages: shingle ${ms(s.timings.shingle)}, sign ${ms(s.timings.sign)}, lsh ${ms(s.timings.lsh)}, verify ${ms(s.timings.verify)}, cluster ${ms(s.timings.cluster)}`,
@@ -176,6 +185,7 @@ function refuseForAgainst(flags: DedupFlags): void {
   if (flags.fingerprintBits === '64') throw new UsageError(`--fingerprint-bits 64 is not supported with --against: ${why}`);
   if (flags.clusterMode !== undefined && flags.clusterMode !== 'components') throw new UsageError(`--cluster-mode ${flags.clusterMode} does not apply with --against: it writes no clusters`);
   if (flags.representative !== undefined && flags.representative !== 'first') throw new UsageError(`--representative ${flags.representative} does not apply with --against: it keeps every document of the input that matches no reference document`);
+  if (flags.keep !== undefined && flags.keep !== 'first') throw new UsageError(`--keep ${flags.keep} does not apply with --against: it keeps every document of the input that matches no reference document`);
 }
 
 /**
@@ -191,7 +201,9 @@ async function prepareInput(
   // Texts held in memory take about their size in the file, or twice that: past a quarter of the
   // heap limit, keep them on disk instead.
   const stream = flags.stream ?? (fileArg !== '-' && (await fileSize(fileArg)) > getHeapStatistics().heap_size_limit / 4);
-  const twoPass = flags.output === 'dedup' || flags.output === 'annotate';
+  // A keep policy that ranks by a value reads the input once more, also for --output clusters.
+  const keep = flags.keep ?? (flags.representative === 'longest' ? 'longest' : 'first');
+  const twoPass = flags.output === 'dedup' || flags.output === 'annotate' || (flags.output === 'clusters' && keepNeedsValues(parseKeepPolicy(keep)));
   const name = fileArg === '-' ? '<stdin>' : fileArg;
   if (fileArg === '-' && (twoPass || stream || flags.exact)) {
     const spool = await spoolStdin();

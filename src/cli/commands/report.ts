@@ -61,6 +61,7 @@ Examples:
 
 async function runReport(file: string, flags: ReportFlags): Promise<void> {
   if (!flags.out || flags.out === '-') throw new UsageError('report needs --out <file.html>');
+  if ((flags.keep ?? 'first') !== 'first') throw new UsageError(`--keep ${flags.keep} applies to the outputs of neardup dedup and neardup job: the report's clusters show their first member (or --representative's)`);
   const reporter = new Reporter(flags);
   await refuseAliasedOutputs(
     [

@@ -1,0 +1,104 @@
+/**
+ * Keep policies (`--keep`): which member of a cluster a deduplicated copy keeps and the others
+ * point to. The policy never changes the clusters, only the kept member. The same choice runs in
+ * one process (over a pass of the input's records) and in the components stage of a sharded job
+ * (over the values the sign stage recorded), so both keep the same documents.
+ * @module
+ */
+import { InputError } from '../io/errors.js';
+import type { ReadOptions } from '../io/read.js';
+
+/**
+ * `first` (default): the first member in input order. `longest` / `shortest`: the text with the
+ * most / fewest characters (UTF-16 code units of the text as read, as `--representative longest`
+ * measures it). `max:FIELD` / `min:FIELD`: the largest / smallest value of a numeric field or
+ * column, or of an ISO date (compared as a date). `none`: no member is kept. Ties go to the member
+ * first in input order.
+ */
+export type KeepPolicy = 'first' | 'longest' | 'shortest' | 'none' | `max:${string}` | `min:${string}`;
+
+/** A parsed keep policy: how to rank members, and the field it reads. */
+export interface KeepRule {
+  kind: 'first' | 'longest' | 'shortest' | 'none' | 'max' | 'min';
+  /** The field or column of `max`/`min`. */
+  field?: string;
+}
+
+/** The keep policies, as the option's help lists them. */
+export const KEEP_POLICIES = ['first', 'longest', 'shortest', 'max:FIELD', 'min:FIELD', 'none'] as const;
+
+/** Parses a keep policy; throws a RangeError naming the bad value. */
+export function parseKeepPolicy(value: string): KeepRule {
+  if (value === 'first' || value === 'longest' || value === 'shortest' || value === 'none') return { kind: value };
+  const m = /^(max|min):(.+)$/.exec(value);
+  if (m) return { kind: m[1] as 'max' | 'min', field: m[2]! };
+  throw new RangeError(`unknown keep policy "${value}" (expected ${KEEP_POLICIES.join(', ')})`);
+}
+
+/** True when the policy ranks members by a value read from each record (length or field). */
+export function keepNeedsValues(rule: KeepRule): boolean {
+  return rule.kind !== 'first' && rule.kind !== 'none';
+}
+
+/** The reader options that also read the policy's field (as the record's title). */
+export function keepReadOptions(read: ReadOptions, rule: KeepRule): ReadOptions {
+  if (rule.field === undefined) return read;
+  return { ...read, columns: { ...read.columns, title: rule.field }, fields: { ...read.fields, title: rule.field } };
+}
+
+/** Status of a record's value: present, or why not. */
+export const ValueStatus = { Ok: 0, Missing: 1, NotNumeric: 2 } as const;
+/** One of {@link ValueStatus}'s values. */
+export type ValueStatus = (typeof ValueStatus)[keyof typeof ValueStatus];
+
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * The value a policy ranks a record by: its text's length, or its field as a number (an ISO date
+ * as milliseconds since 1970). NaN with a status when the field is missing or not a number.
+ */
+export function keepValue(rule: KeepRule, text: string, field: string | undefined): { value: number; status: ValueStatus } {
+  if (rule.field === undefined) return { value: text.length, status: ValueStatus.Ok };
+  if (field === undefined || field.trim() === '') return { value: NaN, status: ValueStatus.Missing };
+  const s = field.trim();
+  let v = NaN;
+  if (NUMBER.test(s)) v = Number(s);
+  else if (ISO_DATE.test(s)) v = Date.parse(s.length === 10 ? s : s.replace(' ', 'T'));
+  return Number.isFinite(v) ? { value: v, status: ValueStatus.Ok } : { value: NaN, status: ValueStatus.NotNumeric };
+}
+
+/** The input error for a clustered document whose field the policy cannot rank by. */
+export function keepValueError(file: string, line: number, rule: KeepRule, status: ValueStatus): InputError {
+  const what = status === ValueStatus.Missing ? 'has no value' : 'is not a number or an ISO date';
+  return new InputError(file, line, `field "${rule.field}" ${what}: --keep ${rule.kind}:${rule.field} ranks the members of its cluster by it`);
+}
+
+/**
+ * A reader's error about the policy's field, read as the record's title (an unknown TSV/CSV column,
+ * a Parquet column that is not there), reworded to name --keep; other errors unchanged.
+ */
+export function keepReadError(e: unknown, rule: KeepRule): unknown {
+  if (!(e instanceof InputError) || rule.field === undefined || !e.reason.startsWith('unknown title column')) return e;
+  return new InputError(e.file, e.line, `--keep ${rule.kind}:${rule.field} names an ${e.reason.replace('title column', 'column')}`, e.position, e.fix);
+}
+
+/**
+ * The kept member of a cluster: `members` in input order, `valueOf(j)` the value of the j-th.
+ * Returns the index into `members`, or -1 for `none`. Ties: the earliest member.
+ */
+export function chooseKept(rule: KeepRule, count: number, valueOf: (j: number) => number): number {
+  if (rule.kind === 'none') return -1;
+  if (rule.kind === 'first' || count === 0) return 0;
+  const sign = rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1;
+  let best = 0;
+  let bestV = sign * valueOf(0);
+  for (let j = 1; j < count; j++) {
+    const v = sign * valueOf(j);
+    if (v > bestV) {
+      best = j;
+      bestV = v;
+    }
+  }
+  return best;
+}
