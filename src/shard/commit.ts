@@ -354,6 +354,16 @@ export function taskText(workDir: string, marker: MarkerBase, stage: string, tas
   };
 }
 
+/** Whether process `pid` is alive on this machine (a task's temp directory names its pid). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Temp directories of tasks under `workDir` (leftovers of killed tasks, or tasks still running). */
 export async function tempDirs(workDir: string): Promise<string[]> {
   const out: string[] = [];

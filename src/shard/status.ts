@@ -7,7 +7,7 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { readFailed, readMarker, type MarkerBase } from './commit.js';
+import { processAlive as alive, readFailed, readMarker, type MarkerBase } from './commit.js';
 import { STAGES, shardsOfTask, taskCount, type JobSpec, type StageName } from './job.js';
 import type { PerShardMarker } from './perShard.js';
 import type { SignMarker } from './shardInput.js';
@@ -68,15 +68,6 @@ export interface StageStatus {
 
 const PER_SHARD: ReadonlySet<StageName> = new Set(['sign', 'gather', 'filter']);
 
-/** Whether process `pid` is alive on this machine. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Temp directories of a stage's tasks: task number → pids of the attempts. */
 function attempts(workDir: string, stage: string): Map<number, number[]> {

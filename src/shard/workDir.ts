@@ -10,7 +10,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { SUCCESS_MARKER } from '../io/rewrite.js';
 import { isS3Url } from '../io/s3.js';
-import { readMarker, tempDirs } from './commit.js';
+import { processAlive as alive, readMarker, tempDirs } from './commit.js';
 import { loadJob, saveJob, type JobSpec, type StageName } from './job.js';
 import { runTask } from './stages.js';
 import { S3WorkDir } from './s3work.js';
@@ -44,15 +44,6 @@ export function openWorkDir(name: string): WorkDir {
   return isS3Url(name) ? new S3WorkDir(name) : new PosixWorkDir(path.resolve(name));
 }
 
-/** A process that is still there (a task's temp directory names its pid). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * A directory on a file system every worker mounts at the same path: tasks commit by renaming
