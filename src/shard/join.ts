@@ -17,7 +17,7 @@ import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
 import { taskCount, type JobSpec } from './job.js';
 import { U32Buf, groupBy } from './u32buf.js';
-import { radixOrder } from '../lsh/radixOrder.js';
+import { forEachRowBucket } from '../lsh/rowBuckets.js';
 
 /** The join task's marker. */
 export interface JoinMarker {
@@ -79,28 +79,6 @@ function concat(parts: readonly Uint32Array[], n: number): Uint32Array {
   return out;
 }
 
-/**
- * Row indices ordered by (hi, band, lo, index): a stable radix sort on hi (two 16-bit passes), then
- * the rare runs of equal hi sorted by (band, lo, index). Equal hi is nearly always one band key.
- */
-function keyOrder(B: Uint32Array, H: Uint32Array, L: Uint32Array): Int32Array {
-  const n = H.length;
-  const src = radixOrder(H);
-  for (let g0 = 0; g0 < n; ) {
-    const h = H[src[g0]!]!;
-    let g1 = g0 + 1;
-    while (g1 < n && H[src[g1]!] === h) g1++;
-    if (g1 - g0 > 1) {
-      const run = src.subarray(g0, g1);
-      let sorted = true;
-      for (let i = 1; i < run.length && sorted; i++) sorted = B[run[i - 1]!] === B[run[i]!] && L[run[i - 1]!] === L[run[i]!];
-      if (!sorted) run.sort((x, y) => B[x]! - B[y]! || L[x]! - L[y]! || x - y);
-    }
-    g0 = g1;
-  }
-  return src;
-}
-
 /** Runs join task `p` (idempotent). */
 export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinMarker> {
   return commitTask<JoinMarker>(workDir, job, 'join', p, async (dir) => {
@@ -128,8 +106,6 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
     const L = concat(cols.lo, n);
     const Sh = concat(cols.shard, n);
     const D = concat(cols.doc, n);
-    // Rows were appended in (shard, doc) order; the sort keeps that order within a group.
-    const order = keyOrder(B, H, L);
     const side = job.shards.map((sh) => sh.side);
     const pA = new U32Buf(1 << 12);
     const pDocA = new U32Buf(1 << 12);
@@ -144,40 +120,34 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
       pShardB.push(Sh[y]!);
       pDocB.push(D[y]!);
     };
-    for (let g0 = 0; g0 < n; ) {
-      const f = order[g0]!;
-      let g1 = g0 + 1;
-      while (g1 < n && B[order[g1]!] === B[f] && H[order[g1]!] === H[f] && L[order[g1]!] === L[f]) g1++;
-      const m = g1 - g0;
-      if (m >= 2) {
-        marker.sharedBuckets++;
-        if (m > marker.largestBucket) marker.largestBucket = m;
-        const before = pA.length;
-        for (let i = g0; i < g1; i++) {
-          const x = order[i]!;
-          for (let j = i + 1; j < g1; j++) {
-            const y = order[j]!;
-            if (!job.against) emit(x, y);
-            else if (side[Sh[x]!] !== side[Sh[y]!]) {
-              if (side[Sh[x]!] === 0) emit(x, y);
-              else emit(y, x);
-            }
-          }
-          if (pA.length > job.maxBucketPairs) {
-            throw new TooManyCandidatesError(
-              `partition ${p}: more than ${job.maxBucketPairs} candidate pair rows (largest group of documents sharing a band key: ${marker.largestBucket}); raise --max-pairs, or remove exact copies first`,
-            );
+    // Rows were appended in (shard, doc) order, and a group's rows come in that order: x before y.
+    forEachRowBucket(B, H, L, job.bands, (members, m) => {
+      marker.sharedBuckets++;
+      if (m > marker.largestBucket) marker.largestBucket = m;
+      const before = pA.length;
+      for (let i = 0; i < m; i++) {
+        const x = members[i]!;
+        for (let j = i + 1; j < m; j++) {
+          const y = members[j]!;
+          if (!job.against) emit(x, y);
+          else if (side[Sh[x]!] !== side[Sh[y]!]) {
+            if (side[Sh[x]!] === 0) emit(x, y);
+            else emit(y, x);
           }
         }
-        if (pA.length > before) {
-          for (let i = g0; i < g1; i++) {
-            nShard.push(Sh[order[i]!]!);
-            nDoc.push(D[order[i]!]!);
-          }
+        if (pA.length > job.maxBucketPairs) {
+          throw new TooManyCandidatesError(
+            `partition ${p}: more than ${job.maxBucketPairs} candidate pair rows (largest group of documents sharing a band key: ${marker.largestBucket}); raise --max-pairs, or remove exact copies first`,
+          );
         }
       }
-      g0 = g1;
-    }
+      if (pA.length > before) {
+        for (let i = 0; i < m; i++) {
+          nShard.push(Sh[members[i]!]!);
+          nDoc.push(D[members[i]!]!);
+        }
+      }
+    });
     marker.pairRows = pA.length;
     const pairs = groupBy(pA.view(), S, [pDocA.view(), pShardB.view(), pDocB.view()]);
     const [docA, shardB, docB] = pairs.columns as [Uint32Array, Uint32Array, Uint32Array];
