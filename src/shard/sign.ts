@@ -22,7 +22,8 @@
  * @module
  */
 import path from 'node:path';
-import { createTextSigner, type TextSigner } from '../sketch/textSigner.js';
+import type { TextSigner } from '../sketch/textSigner.js';
+import { withSigner } from './reuse.js';
 import { openInput, rowCount } from '../io/read.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { murmur3Utf16 } from '../hash/murmur3.js';
@@ -42,17 +43,18 @@ export function partitionOf(band: number, hi: number, lo: number, partitions: nu
 
 /** Runs sign task `t` (idempotent): signs each shard of its group into one keys file (and one ids file). */
 export function runSign(workDir: string, job: JobSpec, t: number): Promise<object> {
-  // One signer for the task's shards: each has its own WebAssembly memory, costly to make per tiny shard.
-  const signer = createTextSigner({ shingle: job.shingle, minhash: job.minhash });
-  const out = new SignOutput(job.partitions);
-  return runPerShard<SignMarker>(
-    workDir,
-    job,
-    'sign',
-    t,
-    (s) => signShard(workDir, job, signer, out, s),
-    (dir) => out.write(dir, job),
-  );
+  // One signer for the task's shards (and the process's next tasks): each has its own WebAssembly memory, costly to make per tiny shard.
+  return withSigner(job, (signer) => {
+    const out = new SignOutput(job.partitions);
+    return runPerShard<SignMarker>(
+      workDir,
+      job,
+      'sign',
+      t,
+      (s) => signShard(workDir, job, signer, out, s),
+      (dir) => out.write(dir, job),
+    );
+  });
 }
 
 /**

@@ -22,7 +22,8 @@ import { formatPair } from '../io/write.js';
 import { textsAt, closeRangeFiles, type ReadScratch } from '../parallel/rangeJobs.js';
 import type { LineParseSpec } from '../io/lineRanges.js';
 import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
-import { createTextSigner, type TextSigner } from '../sketch/textSigner.js';
+import type { TextSigner } from '../sketch/textSigner.js';
+import { Reusable, withSigner } from './reuse.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from './commit.js';
 import type { ShardFiles } from './perShard.js';
@@ -48,7 +49,6 @@ export interface VerifyMarker {
 export const BATCH_DOCS = 8192;
 /** A component too big for a batch is cut between first documents once a batch holds this many sets. */
 const BATCH_MAX = 4 * BATCH_DOCS;
-const TWO32 = 4294967296;
 
 /**
  * The sets of one batch, end to end in one growing buffer: a typed array per set (thousands of a few
@@ -64,8 +64,8 @@ class BatchSets {
   clear(): void {
     this.used = 0;
     this.at.clear();
-    this.starts = [];
-    this.ends = [];
+    this.starts.length = 0;
+    this.ends.length = 0;
   }
 
   /** Keeps a copy of `set` under `key`. */
@@ -89,27 +89,31 @@ class BatchSets {
   }
 }
 
+/**
+ * Batch buffers kept between the tasks of a process (src/shard/reuse.ts): growing a fresh one to a
+ * batch's ~50 MB in every verify task cost more in page faults than copying the sets into it.
+ */
+const scratchPool = new Reusable(() => ({ sets: new BatchSets(), table: new ProbeTable(), setTable: new ProbeTable() }));
+
 /** Makes the fingerprint sets of documents from their texts, shard by shard. */
 class SetMaker {
-  private readonly signer: TextSigner;
   private readonly specs = new Map<number, LineParseSpec>();
-  private readonly table = new ProbeTable();
   private readonly scratch: ReadScratch = {};
   constructor(
     private readonly workDir: string,
     private readonly job: JobSpec,
     private readonly docs: ShardFiles<ShardDocs>,
     private readonly gathered: ShardFiles<GatheredShard>,
-  ) {
-    this.signer = createTextSigner({ shingle: job.shingle, minhash: job.minhash });
-  }
+    private readonly signer: TextSigner,
+    private readonly table: ProbeTable,
+  ) {}
 
-  /** The distinct sets of documents `want` (ascending, unique) of shard `s`, into `sets` by s · 2^32 + doc. */
-  async make(s: number, want: Uint32Array, sets: BatchSets): Promise<void> {
+  /** The distinct sets of documents `want` (ascending, unique) of shard `s`, into `sets` by global number (`offset` + doc). */
+  async make(s: number, want: Uint32Array, offset: number, sets: BatchSets): Promise<void> {
     const sd = this.docs.get(s);
     if (!sd.ranged) {
       const texts = this.gathered.get(s).texts(want);
-      for (let i = 0; i < want.length; i++) sets.add(s * TWO32 + want[i]!, this.signer.distinctView(texts[i]!, this.table));
+      for (let i = 0; i < want.length; i++) sets.add(offset + want[i]!, this.signer.distinctView(texts[i]!, this.table));
       return;
     }
     let spec = this.specs.get(s);
@@ -136,7 +140,7 @@ class SetMaker {
         const fps = block?.fingerprintSpan(a, b);
         set = fps ? this.table.distinctView(fps) : this.signer.distinctView(raw!.toString('utf8', a, b), this.table);
       } else set = this.signer.distinctView(text!, this.table);
-      sets.add(s * TWO32 + want[i]!, set);
+      sets.add(offset + want[i]!, set);
     }
   }
 
@@ -153,8 +157,8 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
   const num = numbering(workDir, job);
   const docs = jobDocs(workDir, job, num);
   const gathered = gatheredShards(workDir, job);
-  const maker = new SetMaker(workDir, job, docs, gathered);
-  return commitTask<VerifyMarker>(workDir, job, 'verify', t, async (dir) => {
+  return commitTask<VerifyMarker>(workDir, job, 'verify', t, (dir) => withSigner(job, (signer) => scratchPool.with(async (scratch) => {
+    const maker = new SetMaker(workDir, job, docs, gathered, signer, scratch.setTable);
     const routed = ColumnFile.open(path.join(taskDir(workDir, 'route', 0), 'pairs.bin'), 'routed', job.id);
     let rows: RoutedRows;
     try {
@@ -164,11 +168,11 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
     } finally {
       routed.close();
     }
-    const out = await verifyRows(job, rows, maker);
+    const out = await verifyRows(job, rows, maker, num.docOffset, scratch.sets, scratch.table);
     maker.checkRead();
     await writeVerified(dir, job, docs, out);
     return { candidates: rows.a.length, pairs: out.sims.length, sets: out.sets, components: out.components };
-  }).finally(() => {
+  }))).finally(() => {
     docs.close();
     gathered.close();
     closeRangeFiles();
@@ -213,11 +217,17 @@ class VerifyOutput {
 }
 
 /** Checks the task's rows a batch of whole components at a time. */
-async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker): Promise<VerifyOutput> {
+async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker, docOffset: Float64Array, sets: BatchSets, table: ProbeTable): Promise<VerifyOutput> {
   const out = new VerifyOutput();
-  const table = new ProbeTable();
-  const sets = new BatchSets();
   const n = r.a.length;
+  // Documents by their global number (small integers: a Set or Map of them is several times faster
+  // than one keyed by shard · 2^32 + doc, which are heap numbers).
+  const ga = new Float64Array(n);
+  const gb = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    ga[i] = docOffset[r.sa[i]!]! + r.a[i]!;
+    gb[i] = docOffset[r.sb[i]!]! + r.b[i]!;
+  }
   const seen = new Set<number>();
   for (let i = 0; i < n; i++) if (i === 0 || r.comp[i] !== r.comp[i - 1]) out.components++;
   for (let i0 = 0; i0 < n; ) {
@@ -225,31 +235,32 @@ async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker): Promise
     seen.clear();
     let i1 = i0;
     while (i1 < n) {
-      const ka = r.sa[i1]! * TWO32 + r.a[i1]!;
+      const ka = ga[i1]!;
       seen.add(ka);
-      seen.add(r.sb[i1]! * TWO32 + r.b[i1]!);
+      seen.add(gb[i1]!);
       i1++;
       if (i1 === n) break;
       if (seen.size >= BATCH_DOCS && r.comp[i1] !== r.comp[i1 - 1]) break;
-      if (seen.size >= BATCH_MAX && r.sa[i1]! * TWO32 + r.a[i1]! !== ka) break;
+      if (seen.size >= BATCH_MAX && ga[i1]! !== ka) break;
     }
     const keys = Float64Array.from(seen).sort();
     sets.clear();
+    let s = 0;
     for (let j = 0; j < keys.length; ) {
-      const s = Math.floor(keys[j]! / TWO32);
+      while (keys[j]! >= docOffset[s + 1]!) s++;
       let k = j;
-      while (k < keys.length && keys[k]! < (s + 1) * TWO32) k++;
+      while (k < keys.length && keys[k]! < docOffset[s + 1]!) k++;
       const want = new Uint32Array(k - j);
-      for (let x = j; x < k; x++) want[x - j] = keys[x]! - s * TWO32;
-      await maker.make(s, want, sets);
+      for (let x = j; x < k; x++) want[x - j] = keys[x]! - docOffset[s]!;
+      await maker.make(s, want, docOffset[s]!, sets);
       j = k;
     }
     out.sets += keys.length;
     let loaded = -1;
     for (let i = i0; i < i1; i++) {
-      const ka = r.sa[i]! * TWO32 + r.a[i]!;
+      const ka = ga[i]!;
       if (ka !== loaded) table.load(sets.get((loaded = ka)));
-      const sim = probeJaccardAtLeast(table, sets.get(r.sb[i]! * TWO32 + r.b[i]!), job.threshold);
+      const sim = probeJaccardAtLeast(table, sets.get(gb[i]!), job.threshold);
       if (sim < 0) continue;
       out.sa.push(r.sa[i]!);
       out.oa.push(r.a[i]!);
