@@ -7,7 +7,7 @@ import { Command, Option } from 'commander';
 import { availableParallelism } from 'node:os';
 import { STAGES, taskCount, type JobOutputMode, type JobSpec } from '../shard/job.js';
 import { planJob, type PlanInput } from '../shard/plan.js';
-import { runTasksInProcesses } from '../shard/localTasks.js';
+import { TaskProcesses } from '../shard/localTasks.js';
 import { progressOf, summarize, writeJobOutput, type JobSummary } from '../shard/summary.js';
 import { openWorkDir, type WorkDir } from '../shard/workDir.js';
 import { UsageError } from '../io/errors.js';
@@ -181,6 +181,15 @@ async function taskDone(wd: WorkDir, job: JobSpec, stage: (typeof STAGES)[number
  * `processes` task processes at once (one core each), or in this process when one would do.
  */
 export async function runLocally(wd: WorkDir, job: JobSpec, reporter: Reporter, processes = 1): Promise<void> {
+  const pool = new TaskProcesses(processes);
+  try {
+    await runStages(wd, job, reporter, processes, pool);
+  } finally {
+    pool.close();
+  }
+}
+
+async function runStages(wd: WorkDir, job: JobSpec, reporter: Reporter, processes: number, pool: TaskProcesses): Promise<void> {
   for (const stage of STAGES) {
     const n = taskCount(job, stage);
     const t0 = performance.now();
@@ -190,7 +199,7 @@ export async function runLocally(wd: WorkDir, job: JobSpec, reporter: Reporter, 
       const todo = done0.flatMap((d, t) => (d ? [] : [t]));
       let done = n - todo.length;
       bar?.update(done);
-      if (processes > 1 && todo.length > 1) await runTasksInProcesses(wd.name, stage, todo, processes, () => bar?.update(++done));
+      if (processes > 1 && todo.length > 1) await pool.run(wd.name, stage, todo, () => bar?.update(++done));
       else {
         for (const t of todo) {
           await wd.run(job, stage, t);
