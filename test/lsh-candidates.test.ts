@@ -15,6 +15,7 @@ import { TooManyPairsError } from '../src/lsh/tooManyPairs.js';
 import { firstOccurrences } from '../src/lsh/firstOccurrences.js';
 import { groupBySecond, groupsFromBuckets, type SecondGroups } from '../src/lsh/secondGroups.js';
 import { joinRanges } from '../src/lsh/joinRanges.js';
+import { forEachRowBucket } from '../src/lsh/rowBuckets.js';
 
 interface Keys {
   hi: Uint32Array;
@@ -309,5 +310,47 @@ test('BucketTable: from a tiny capacity (so it grows), buckets and their members
       }
     }),
     { numRuns: 200, seed: 41 },
+  );
+});
+
+// The sharded join's grouping of mixed-band rows (src/lsh/rowBuckets.ts) against a Map: the same
+// groups, each in ascending row order, with small and large inputs (one part per band, and parts
+// split by key bits) and keys that collide in hi or lo alone.
+test('forEachRowBucket groups rows by (band, hi, lo) as a Map does, rows ascending', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 20 }),
+      fc.integer({ min: 0, max: 60_000 }),
+      fc.integer({ min: 1, max: 400 }),
+      fc.integer(),
+      (bands, n, distinct, seed) => {
+        let x = seed >>> 0;
+        const rnd = (): number => (x = (Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0);
+        const pool = Array.from({ length: distinct }, () => [rnd(), rnd()] as const);
+        const B = new Uint32Array(n);
+        const H = new Uint32Array(n);
+        const L = new Uint32Array(n);
+        for (let i = 0; i < n; i++) {
+          B[i] = rnd() % bands;
+          // Mostly unique keys, some drawn from a small pool (shared), some sharing only hi or only lo.
+          const r = rnd() % 10;
+          const [h, l] = r < 2 ? pool[rnd() % distinct]! : [rnd(), rnd()];
+          H[i] = r === 2 ? pool[0]![0] : h;
+          L[i] = r === 3 ? pool[0]![1] : l;
+        }
+        const want = new Map<string, number[]>();
+        for (let i = 0; i < n; i++) {
+          const k = `${B[i]}:${H[i]}:${L[i]}`;
+          const g = want.get(k);
+          if (g) g.push(i);
+          else want.set(k, [i]);
+        }
+        const expected = [...want.values()].filter((g) => g.length > 1).map((g) => g.join(',')).sort();
+        const got: string[] = [];
+        forEachRowBucket(B, H, L, bands, (members, size) => got.push(Array.from(members.subarray(0, size)).join(',')));
+        assert.deepEqual(got.sort(), expected);
+      },
+    ),
+    { numRuns: 60, seed: 36 },
   );
 });
