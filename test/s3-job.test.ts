@@ -115,8 +115,16 @@ test('a task SIGKILLed while it uploads: nothing looks complete; running it agai
     started = await attempts('jobs/b/verify/00000/');
   }
   assert.equal(started.length, 1, 'the task uploaded part of its attempt');
+  // job status sees the task running through its running record (no temp directory to see on a work dir in S3).
+  const verifyOf = (out: string): { running: number; deadAttempts: number; waiting: number } => JSON.parse(out).stages.find((s: { stage: string }) => s.stage === 'verify');
+  const during = verifyOf(await ok(['job', 'status', '--work-dir', work, '--json']));
+  assert.equal(during.running, 1, 'status shows the task running');
   child.kill('SIGKILL');
   await exited;
+  // Its record is no longer rewritten: once stale (here at once), status counts it dead, not running.
+  const stale = { NEARDUP_FAULT_RUNNING_STALE_MS: '1' };
+  const gone = verifyOf(await ok(['job', 'status', '--work-dir', work, '--json'], stale));
+  assert.deepEqual([gone.running, gone.deadAttempts], [0, 1]);
   assert.equal((await getObjects(server, BUCKET, 'jobs/b/verify/00000/_SUCCESS.json')).size, 0, 'no marker');
   const early = await run(['job', 'report', '--work-dir', work, '-q']);
   assert.equal(early.code, 2);
@@ -127,8 +135,9 @@ test('a task SIGKILLed while it uploads: nothing looks complete; running it agai
   assert.deepEqual(sortedLines(rep.stdout), single);
   const winner = await markerAttempt('jobs/b/verify/00000/_SUCCESS.json');
   assert.notEqual(winner, started[0], 'the marker names the new attempt');
-  await ok(['job', 'clean', '--work-dir', work, '-q']);
+  await ok(['job', 'clean', '--work-dir', work, '-q'], stale);
   assert.deepEqual(await attempts('jobs/b/verify/00000/'), [winner], 'job clean removed the killed attempt');
+  assert.deepEqual([...(await getObjects(server, BUCKET, 'jobs/b/')).keys()].filter((k) => k.includes('.running-')), [], 'and its running record; finished tasks deleted theirs');
 });
 
 test('a marker whose attempt objects are missing or short: exit 2 naming the object, never a short result', opts, async () => {

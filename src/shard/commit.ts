@@ -75,6 +75,14 @@ export function failedFile(workDir: string, stage: string, task: number): string
   return path.join(workDir, stage, `.failed-${String(task).padStart(5, '0')}.json`);
 }
 
+/**
+ * The name, in a stage's directory of a status view, of the running tasks of a work dir in object
+ * storage (`{ live, dead }` attempts: src/shard/s3running.ts); a local work dir has none.
+ */
+export function remoteRunningFile(task: number): string {
+  return `.running-${String(task).padStart(5, '0')}.json`;
+}
+
 /** What a failed attempt of a task records. */
 export interface FailedRecord {
   stage: string;

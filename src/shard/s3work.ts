@@ -14,8 +14,9 @@
  * write the same files. Where the store honours the condition, the second marker PUT answers 412
  * and that attempt adopts the first; where the store ignores it (s3rver), the last marker stands,
  * and it names an attempt whose objects were all written before it: either way readers get a
- * complete attempt of identical content, and correctness never depends on which one wins. The
- * attempts no marker names are removed by `neardup job clean`.
+ * complete attempt of identical content, and correctness never depends on which one wins.
+ * `neardup job clean` removes the attempts no marker names. A running task keeps a running record
+ * (./s3running.ts) for `job status`.
  * @module
  */
 import { randomBytes } from 'node:crypto';
@@ -33,6 +34,8 @@ import { JOB_VERSION, jobFile, parseJob, sameJob, shardsOfTask, STAGES, taskCoun
 import { runTask } from './stages.js';
 import { jobReads, taskInputs, type TaskRead } from './taskReads.js';
 import { verifyReads } from './verify.js';
+import { markRunning, runningView, staleRunning } from './s3running.js';
+import { mapStrings, translated, type Names } from './s3names.js';
 
 const pad = (t: number): string => String(t).padStart(5, '0');
 
@@ -43,35 +46,8 @@ interface Stored {
   text: string;
 }
 
-/** Local path → storage name pairs, longest local path first: what messages say instead of the spool's paths. */
-type Names = [string, string][];
-
-function display(text: string, names: Names): string {
-  for (const [local, name] of names) if (text.includes(local)) text = text.split(local).join(name);
-  return text;
-}
-
-/** The error with the spool's paths replaced by the storage names (its class, and so its exit code, kept). */
-function translated(e: unknown, names: Names): unknown {
-  if (!(e instanceof Error)) return e;
-  e.message = display(e.message, names);
-  if (e instanceof InputError) Object.assign(e, { file: display(e.file, names), reason: display(e.reason, names) });
-  return e;
-}
-
-/** `v` with every string in it translated: markers keep messages (a skipped shard's error) that must name the objects. */
-function mapStrings<T>(v: T, names: Names): T {
-  if (typeof v === 'string') return display(v, names) as T;
-  if (Array.isArray(v)) return v.map((x) => mapStrings(x, names)) as T;
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mapStrings(x, names)])) as T;
-  return v;
-}
-
 /** A hook for the tests: NEARDUP_FAULT_UPLOAD_PAUSE_MS pauses a task after the first object of its attempt is uploaded, before the rest and the marker. */
-async function uploadPause(): Promise<void> {
-  const ms = Number(process.env.NEARDUP_FAULT_UPLOAD_PAUSE_MS ?? 0);
-  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-}
+const uploadPause = (ms = Number(process.env.NEARDUP_FAULT_UPLOAD_PAUSE_MS ?? 0)): Promise<unknown> => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
 
 async function spoolDir(): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await fsp.mkdtemp(path.join(process.env.NEARDUP_S3_SPOOL ?? tmpdir(), 'neardup-task-'));
@@ -264,6 +240,7 @@ export class S3WorkDir {
     if (done) return done.body;
     const spool = await spoolDir();
     const { local, names } = this.localPlan(job, spool.dir);
+    const ended = await markRunning(this.name, stage, t);
     try {
       const first = taskInputs(job, stage, t);
       await this.fetchReads(job, first.reads, spool.dir, true);
@@ -281,6 +258,7 @@ export class S3WorkDir {
       await this.recordFailure(stage, t, err);
       throw err;
     } finally {
+      await ended();
       await spool.remove();
     }
   }
@@ -339,6 +317,7 @@ export class S3WorkDir {
       if (!report) {
         const failed: (() => Promise<void>)[] = [];
         for (const stage of STAGES) {
+          failed.push(() => runningView(this.name, stage, spool.dir));
           for (let t = 0; t < taskCount(job, stage); t++) {
             failed.push(async () => {
               if (await this.marker(job, stage, t)) return;
@@ -387,11 +366,13 @@ export class S3WorkDir {
         doomed.push(k);
         continue;
       }
+      if (/^[a-z]+\/\.running-/.test(k.slice(prefix.length))) continue;
       const m = /^([a-z]+)\/(\d{5})\/attempt-([0-9a-f]+)\//.exec(k.slice(prefix.length)) ?? /^([a-z]+)\/\.failed-(\d{5})\.json$/.exec(k.slice(prefix.length));
       if (!m || !(STAGES as readonly string[]).includes(m[1]!)) continue;
       const stored = await this.marker(job, m[1]!, Number(m[2]));
       if (stored && stored.attempt !== m[3]) doomed.push(k);
     }
+    if (!all) doomed.push(...(await staleRunning(this.name)));
     await inParallel(doomed.map((k) => () => s3Delete(`s3://${bucket}/${k}`)), PARALLEL * 2);
     return doomed.map((k) => `s3://${bucket}/${k}`);
   }

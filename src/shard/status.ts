@@ -1,11 +1,12 @@
 /**
  * Where a job stands, read from its directory alone: per stage, the tasks done (a marker), running
- * (a temp directory whose process is alive on this machine), failed (a `.failed-<task>.json` record
+ * (a temp directory whose process is alive on this machine; on a work dir in object storage, a
+ * running record rewritten within the last minute: src/shard/s3running.ts), failed (a `.failed-<task>.json` record
  * and no marker) and waiting; the time and bytes of the done tasks (their markers' `stats`), rates,
  * and an ETA for a stage partly done.
  * @module
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { processAlive as alive, readFailed, readMarker, type MarkerBase } from './commit.js';
 import { STAGES, shardsOfTask, taskCount, type JobSpec, type StageName } from './job.js';
@@ -87,6 +88,28 @@ function attempts(workDir: string, stage: string): Map<number, number[]> {
   return out;
 }
 
+/** Running attempts of a stage's tasks on a work dir in object storage, as its status view holds them: task → { live, dead }. */
+function remoteAttempts(workDir: string, stage: string): Map<number, { live: number; dead: number }> {
+  const out = new Map<number, { live: number; dead: number }>();
+  let names: string[];
+  try {
+    names = readdirSync(path.join(workDir, stage));
+  } catch {
+    return out;
+  }
+  for (const n of names) {
+    const m = /^\.running-(\d+)\.json$/.exec(n);
+    if (!m) continue;
+    try {
+      const r = JSON.parse(readFileSync(path.join(workDir, stage, n), 'utf8')) as { live?: unknown; dead?: unknown };
+      out.set(Number(m[1]), { live: Number(r.live) || 0, dead: Number(r.dead) || 0 });
+    } catch {
+      // The view is written by this process: a bad file is not a job's state.
+    }
+  }
+  return out;
+}
+
 /** The state of every stage of the job in `workDir`, at `now`. */
 export function jobStatus(workDir: string, job: JobSpec, now = Date.now()): StageStatus[] {
   // Documents per per-shard task, from the sign markers (the same groups in every per-shard stage).
@@ -104,6 +127,7 @@ export function jobStatus(workDir: string, job: JobSpec, now = Date.now()): Stag
       docs: PER_SHARD.has(stage) ? 0 : null, docsPerSec: null, bytesPerSec: null, eta: null, errors: [],
     };
     const tries = attempts(workDir, stage);
+    const remote = remoteAttempts(workDir, stage);
     let lastEnd = 0;
     for (let t = 0; t < total; t++) {
       const m: MarkerBase | undefined = readMarker(workDir, job, stage, t);
@@ -124,8 +148,9 @@ export function jobStatus(workDir: string, job: JobSpec, now = Date.now()): Stag
         continue;
       }
       const pids = tries.get(t) ?? [];
-      const live = pids.filter(alive).length;
-      st.deadAttempts += pids.length - live;
+      const r = remote.get(t);
+      const live = pids.filter(alive).length + (r?.live ?? 0);
+      st.deadAttempts += pids.length - pids.filter(alive).length + (r?.dead ?? 0);
       if (live > 0) {
         st.running++;
         continue;
