@@ -217,6 +217,26 @@ describe('several positional inputs: one corpus in order, the same bytes in memo
     }
   });
 
+  it('--keep max:FIELD: a clustered record of a later input without the field is named by its file and line, alike in every route', async () => {
+    const dir = path.join(root, 'keep-error');
+    fs.mkdirSync(dir, { recursive: true });
+    const text = fs.readFileSync(all, 'utf8').split('\n').map((l) => (l ? (JSON.parse(l) as Row) : undefined));
+    // A copy of a document of the first input, without a score: it joins that document's cluster.
+    const noScore = path.join(dir, 'noscore.jsonl');
+    fs.writeFileSync(noScore, `{"id":"z0","text":"short"}\n${JSON.stringify({ id: 'z1', text: text[3]!.text })}\n`);
+    const want = `${noScore}:2: field "score" has no value: --keep max:score ranks the members of its cluster by it`;
+    const messages: string[] = [];
+    for (const how of [['--no-stream'], ['--stream']]) {
+      const r = await cliInProcess(['dedup', ...args, noScore, ...read, ...how, '--output', 'clusters', '--keep', 'max:score', '-q']);
+      assert.equal(r.code, 2, r.stderr);
+      messages.push(r.stderr.trim());
+    }
+    const j = await cliInProcess(['job', 'dedup', ...args, noScore, ...read, '--output', 'clusters', '--keep', 'max:score', '--out', path.join(dir, 'j.out'), '--local', '--work-dir', path.join(dir, 'w'), '-q']);
+    assert.equal(j.code, 2, j.stderr);
+    messages.push(j.stderr.trim());
+    for (const m of messages) assert.equal(m, `neardup: ${want}`);
+  });
+
   it('what several inputs cannot do is refused with exit 2 naming it', async () => {
     const cases: [string[], RegExp][] = [
       [[...args, '-'], /- \(standard input\) cannot be one of several inputs/],
