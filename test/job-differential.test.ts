@@ -54,7 +54,7 @@ const GEN: Record<string, fc.Arbitrary<string[]>> = {
   fingerprintBits: fc.constantFrom('32', '64').map((v) => ['--fingerprint-bits', v]),
   representative: fc.constantFrom('first', 'longest', 'central').map((v) => ['--representative', v]),
   // score is numeric (with ties), day an ISO date; title ("t3") is not a number: both must refuse it alike.
-  keep: fc.constantFrom('first', 'longest', 'shortest', 'max:score', 'min:score', 'max:day', 'min:day', 'none', 'max:title').map((v) => ['--keep', v]),
+  keep: fc.constantFrom('first', 'longest', 'shortest', 'max:score', 'min:score', 'max:day', 'min:day', 'none', 'max:title', 'source').map((v) => ['--keep', v]),
   exact: fc.constant(['--exact']),
   verify: fc.constantFrom('exact', 'estimate', 'none').map((v) => ['--verify', v]),
   output: fc.constantFrom('pairs', 'clusters', 'dedup', 'annotate').map((v) => ['--output', v]),
@@ -83,6 +83,9 @@ interface Case {
   options: string[][];
   /** The job's --task-bytes: every shard a task of its own (1), a few per task, or the default. */
   taskBytes: number | undefined;
+  /** Also run dedup with each shard a positional input of its own (the job's sources), some named by a glob. */
+  multi: boolean;
+  asGlob: boolean[];
 }
 
 const OPTION_ARB: fc.Arbitrary<string[][]> = fc
@@ -102,6 +105,8 @@ const CASE_ARB: fc.Arbitrary<Case> = fc.record({
   dupId: fc.integer({ min: 0, max: 9 }).map((x) => x < 1),
   options: OPTION_ARB,
   taskBytes: fc.constantFrom(undefined, 1, 3000),
+  multi: fc.boolean(),
+  asGlob: fc.array(fc.boolean(), { minLength: 9, maxLength: 9 }),
 });
 
 /** JSONL lines of a case's corpus (with its invalid lines and repeated id), and of its reference. */
@@ -150,7 +155,7 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
   let root: string;
   let redis: RedisChild | undefined;
   const workers: WorkerChild[] = [];
-  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0, keptOtherwise: 0 };
+  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0, keptOtherwise: 0, severalInputs: 0 };
 
   before(async () => {
     root = tmpDir();
@@ -219,6 +224,26 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
           if (v.code === 0) {
             const got = shardOut ? outputShards(viaDir, shards).toString('utf8') : fs.readFileSync(viaDir, 'utf8');
             assert.equal(got, fs.readFileSync(single, 'utf8'), `dedup of the shard directory differs from dedup of the concatenation (${opts.join(' ')})`);
+          }
+        }
+        // dedup given the shards as several positional inputs (in order; some as a glob): the same
+        // answer; with --against (one input in one process) a refusal naming it.
+        if (c.multi && shards.length > 1) {
+          const viaArgs = path.join(dir, 'viaargs.out');
+          const inputs = shards.map((s, i) => (c.asGlob[i % c.asGlob.length] ? s.replace(/\.jsonl(\.gz)?$/, '.json*') : s));
+          const m = await cliInProcess(['dedup', ...inputs, ...ref, ...opts, '--out', viaArgs, '-q']);
+          const what = `dedup of ${inputs.length} positional inputs (${opts.join(' ')})`;
+          assert.notEqual(m.code, 1, `${what} crashed: ${m.stderr}`);
+          if (c.refCuts) {
+            assert.equal(m.code, 2, `${what} --against: ${m.stderr}`);
+            if (d.code === 0) assert.match(m.stderr, /--against takes one input/);
+          } else {
+            assert.equal(m.code, d.code, `${what} exits ${m.code}, of the concatenation ${d.code}: ${m.stderr} / ${d.stderr}`);
+            if (m.code === 0) {
+              const got = shardOut ? outputShards(viaArgs, shards).toString('utf8') : fs.readFileSync(viaArgs, 'utf8');
+              assert.equal(got, fs.readFileSync(single, 'utf8'), `${what} differs from dedup of the concatenation`);
+              counts.severalInputs++;
+            }
           }
         }
         const runners: Runner[] = ['local', 'array'];

@@ -74,6 +74,22 @@ test('a prefix as input, clusters to an s3:// --out, and a single object, equal 
   assert.equal(s3one.stdout, one.stdout);
 });
 
+test('several s3:// inputs (objects and a glob) are one corpus: dedup and job dedup --local write the local run\'s files under the same names', opts, async () => {
+  const names = ['in/part-0000.jsonl.zst', 'in/part-0001*', 'in/part-0002.jsonl.zst', 'in/part-0003.jsonl.zst'];
+  const args = ['--id-field', 'id', '--keep', 'source', '--output', 'dedup', '-q'];
+  const local = neardup(['dedup', ...names, ...args, '--out-dir', 'multi-local/'], { cwd: dir });
+  assert.equal(local.code, 0, local.stderr);
+  const want = fs.readdirSync(path.join(dir, 'multi-local')).sort();
+  assert.deepEqual(want, ['_SUCCESS', 'part-0000.jsonl.zst', 'part-0001.jsonl.zst', 'part-0002.jsonl.zst', 'part-0003.jsonl.zst']);
+  for (const [cmd, prefix] of [[['dedup'], 'multi/'], [['job', 'dedup', '--local', '--work-dir', 'w-multi'], 'multi-job/']] as const) {
+    const r = await run([...cmd, ...names.map((n) => `s3://${BUCKET}/${n}`), ...args, '--out-dir', `s3://${BUCKET}/${prefix}`], server.endpoint);
+    assert.equal(r.code, 0, r.stderr);
+    const got = await getObjects(server, BUCKET, prefix);
+    assert.deepEqual([...got.keys()].sort(), want, cmd.join(' '));
+    for (const name of want) assert.ok(got.get(name)!.equals(fs.readFileSync(path.join(dir, 'multi-local', name))), `${cmd.join(' ')}: ${name}`);
+  }
+});
+
 test('job dedup --local (through the faults) and --against take s3:// names too', opts, async () => {
   const local = neardup(['job', 'dedup', 'in', '--local', '--work-dir', 'w1', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'job-local', '-q'], { cwd: dir });
   assert.equal(local.code, 0, local.stderr);

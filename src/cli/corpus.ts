@@ -66,7 +66,7 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
   const idsAndRows: Pick<Corpus, 'ids' | 'rows'> = { ids: undefined, rows: [] };
   try {
     for await (const r of input.records) {
-      keepIdAndRow(idsAndRows, r, input.name);
+      keepIdAndRow(idsAndRows, r, input);
       texts.push(r.text);
       if ((texts.length & 1023) === 0) {
         bar.update(input.bytesRead(), texts.length);
@@ -128,7 +128,7 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
     let count = 0;
     try {
       for await (const r of input.records) {
-        if (n === 0) keepIdAndRow(corpus, r, input.name);
+        if (n === 0) keepIdAndRow(corpus, r, input);
         else if (r.row !== corpus.rows[count]) {
           throw new Error(`${input.name} changed while it was being read (record ${count})`);
         }
@@ -165,7 +165,7 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
  * values, the same duplicate-id check and the same errors as a sequential read.
  */
 export async function rangedCorpus(file: string, options: ReadOptions, reporter: Reporter): Promise<{ corpus: Corpus; source: RangedSource } | undefined> {
-  if (options.limit !== undefined || options.raw) return undefined;
+  if (options.limit !== undefined || options.raw || options.inputs) return undefined;
   const format = rangeableFormat(file, options.format ?? 'auto', options.tsvQuotes);
   if (!format) return undefined;
   const st = await fsp.stat(file);

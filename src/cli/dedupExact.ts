@@ -23,7 +23,8 @@ export async function runExact(file: string, fileArg: string, name: string, flag
   if (flags.measure === 'containment' || flags.candidates !== undefined || flags.buckets !== undefined || (flags.clusterMode ?? 'components') !== 'components' || (flags.representative ?? 'first') !== 'first') {
     throw new UsageError('--exact finds identical documents: it takes no --measure, --candidates, --buckets, --cluster-mode or --representative');
   }
-  if ((flags.keep ?? 'first') !== 'first') {
+  // source keeps the first too: inputs are read in the order given.
+  if ((flags.keep ?? 'first') !== 'first' && flags.keep !== 'source') {
     throw new UsageError(`--keep ${flags.keep} is not supported with --exact: it keeps the first of each group of copies (drop --exact to choose the kept member)`);
   }
   if ((flags.verify ?? 'exact') !== 'exact') {

@@ -60,7 +60,8 @@ export async function outputTarget(flags: DedupFlags, fileArg: string, input: Co
   if (flags.output !== 'dedup' && flags.output !== 'annotate') return { kind: 'sink' };
   const out = flags.out === '-' ? undefined : flags.out;
   if (input.shards) {
-    if (!out) throw new UsageError(`${input.name} is ${input.shards.shards.length} shard(s): --output ${flags.output} writes one output shard per input shard, so it needs --out DIR`);
+    const what = input.shards.roots ? `the ${input.shards.roots.length} inputs are ${input.shards.shards.length} files` : `${input.name} is ${input.shards.shards.length} shard(s)`;
+    if (!out) throw new UsageError(`${what}: --output ${flags.output} writes one output shard per input shard, so it needs --out DIR`);
     return { kind: 'shards', path: out };
   }
   const st = out ? await stat(out).catch(() => undefined) : undefined;

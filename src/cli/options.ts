@@ -197,7 +197,7 @@ export function addKindOptions(cmd: Command): Command {
     .addOption(new Option('--cluster-mode <mode>', 'components (transitive: a~b, b~c put a, b, c together) or centre (every member a near duplicate of the cluster\'s centre)').choices([...CLUSTER_MODES]).default('components'))
     .addOption(new Option('--fingerprint-bits <n>', 'shingle fingerprint width for sets and exact scores: 32, or 64 (seed 004; needs --candidates exact)').choices(['32', '64']).default('32'))
     .addOption(new Option('--representative <policy>', 'the member a cluster keeps (dedup) and points to (annotate): first, longest text, or most central (first and longest are --keep policies; central needs the texts in memory)').choices([...REPRESENTATIVE_POLICIES]).default('first'))
-    .option('--keep <policy>', 'for --output dedup|annotate|clusters, the member of each cluster kept: first (input order), longest or shortest text, max:FIELD or min:FIELD (a numeric or ISO date JSON field or TSV/CSV column; ties: input order), none (drop every member); the clusters stay the same (default first)', parseKeep);
+    .option('--keep <policy>', 'for --output dedup|annotate|clusters, the member of each cluster kept: first (input order), longest or shortest text, max:FIELD or min:FIELD (a numeric or ISO date JSON field or TSV/CSV column; ties: input order), none (drop every member), source (the member from the earliest of several inputs, A in "dedup A B C"; with one input, first); the clusters stay the same (default first)', parseKeep);
 }
 
 /** Adds the input, shingling, MinHash and LSH options: everything a command that runs dedup reads. */

@@ -34,20 +34,30 @@ export function idOf(corpus: Pick<CopyCorpus, 'ids' | 'rows'>, i: number): strin
   return corpus.ids ? corpus.ids[i]! : corpus.rows[i]!;
 }
 
-/** Line of each explicit id, to refuse duplicates (pairs "A⇥A" and clusters ["A","A"] mean nothing). */
-const idLines = new WeakMap<object, Map<string, number>>();
+/** Where each explicit id was first seen, to refuse duplicates (pairs "A⇥A" and clusters ["A","A"] mean nothing). */
+const idLines = new WeakMap<object, Map<string, { file: string; line: number }>>();
+
+/** The file a record came from: its shard's path for a sharded input (or several inputs), else the input's name. */
+export function recordFile(input: Pick<OpenedInput, 'name' | 'shards'>, r: Pick<InputRecord, 'shard'>): string {
+  return r.shard !== undefined && input.shards ? input.shards.shards[r.shard]!.path : input.name;
+}
 
 /**
  * Records a document's id (explicit ids switch on at the first one; earlier rows become ids) and row.
- * An explicit id seen before is an {@link InputError} naming both lines.
+ * An explicit id seen before is an {@link InputError} naming both places (file and line, as a
+ * sharded job names them): `input` is the input's name, or the opened input to name its shards.
  */
-export function keepIdAndRow(corpus: Pick<CopyCorpus, 'ids' | 'rows'>, r: InputRecord, file: string): void {
+export function keepIdAndRow(corpus: Pick<CopyCorpus, 'ids' | 'rows'>, r: InputRecord, input: string | Pick<OpenedInput, 'name' | 'shards'>): void {
   if (r.id !== undefined) {
     let seen = idLines.get(corpus);
     if (!seen) idLines.set(corpus, (seen = new Map()));
     const first = seen.get(r.id);
-    if (first !== undefined) throw new InputError(file, r.line, `duplicate id "${r.id}" (first on line ${first}); ids must be unique`);
-    seen.set(r.id, r.line);
+    const file = typeof input === 'string' ? input : recordFile(input, r);
+    if (first !== undefined) {
+      const where = first.file === file ? `line ${first.line}` : `${first.file}:${first.line}`;
+      throw new InputError(file, r.line, `duplicate id "${r.id}" (first on ${where}); ids must be unique`);
+    }
+    seen.set(r.id, { file, line: r.line });
     if (!corpus.ids) corpus.ids = corpus.rows.map(String);
     corpus.ids.push(r.id);
   } else if (corpus.ids) corpus.ids.push(String(r.row));
@@ -154,7 +164,7 @@ export async function dedupFile(input: string, output: string, options: DedupFil
   const corpus: CopyCorpus = { count: 0, rows: [], ids: undefined, input: opened };
   const texts: string[] = [];
   for await (const r of opened.records) {
-    keepIdAndRow(corpus, r, opened.name);
+    keepIdAndRow(corpus, r, opened);
     texts.push(r.text);
   }
   forgetIdLines(corpus);

@@ -12,24 +12,25 @@ import type { ReadOptions } from '../io/read.js';
  * `first` (default): the first member in input order. `longest` / `shortest`: the text with the
  * most / fewest characters (UTF-16 code units of the text as read, as `--representative longest`
  * measures it). `max:FIELD` / `min:FIELD`: the largest / smallest value of a numeric field or
- * column, or of an ISO date (compared as a date). `none`: no member is kept. Ties go to the member
- * first in input order.
+ * column, or of an ISO date (compared as a date). `none`: no member is kept. `source`: the member
+ * from the earliest of several inputs (`neardup dedup A B C`: A wins), ties within an input to input
+ * order; with one input it is `first`. Ties go to the member first in input order.
  */
-export type KeepPolicy = 'first' | 'longest' | 'shortest' | 'none' | `max:${string}` | `min:${string}`;
+export type KeepPolicy = 'first' | 'longest' | 'shortest' | 'none' | 'source' | `max:${string}` | `min:${string}`;
 
 /** A parsed keep policy: how to rank members, and the field it reads. */
 export interface KeepRule {
-  kind: 'first' | 'longest' | 'shortest' | 'none' | 'max' | 'min';
+  kind: 'first' | 'longest' | 'shortest' | 'none' | 'source' | 'max' | 'min';
   /** The field or column of `max`/`min`. */
   field?: string;
 }
 
 /** The keep policies, as the option's help lists them. */
-export const KEEP_POLICIES = ['first', 'longest', 'shortest', 'max:FIELD', 'min:FIELD', 'none'] as const;
+export const KEEP_POLICIES = ['first', 'longest', 'shortest', 'max:FIELD', 'min:FIELD', 'none', 'source'] as const;
 
 /** Parses a keep policy; throws a RangeError naming the bad value. */
 export function parseKeepPolicy(value: string): KeepRule {
-  if (value === 'first' || value === 'longest' || value === 'shortest' || value === 'none') return { kind: value };
+  if (value === 'first' || value === 'longest' || value === 'shortest' || value === 'none' || value === 'source') return { kind: value };
   const m = /^(max|min):(.+)$/.exec(value);
   if (m) return { kind: m[1] as 'max' | 'min', field: m[2]! };
   throw new RangeError(`unknown keep policy "${value}" (expected ${KEEP_POLICIES.join(', ')})`);
@@ -37,7 +38,7 @@ export function parseKeepPolicy(value: string): KeepRule {
 
 /** True when the policy ranks members by a value read from each record (length or field). */
 export function keepNeedsValues(rule: KeepRule): boolean {
-  return rule.kind !== 'first' && rule.kind !== 'none';
+  return rule.kind !== 'first' && rule.kind !== 'none' && rule.kind !== 'source';
 }
 
 /** The reader options that also read the policy's field (as the record's title). */
@@ -89,7 +90,9 @@ export function keepReadError(e: unknown, rule: KeepRule): unknown {
  */
 export function chooseKept(rule: KeepRule, count: number, valueOf: (j: number) => number): number {
   if (rule.kind === 'none') return -1;
-  if (rule.kind === 'first' || count === 0) return 0;
+  // Several inputs are read (and numbered) one after the other in the order given, in one process
+  // and in a job, and members come in that order: the earliest input's first member is the first.
+  if (rule.kind === 'first' || rule.kind === 'source' || count === 0) return 0;
   const sign = rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1;
   let best = 0;
   let bestV = sign * valueOf(0);

@@ -14,7 +14,8 @@ import { chooseKept, keepNeedsValues, keepReadOptions, keepReadError, keepValue,
  * not a number is an input error naming the file, line and field (the first in input order).
  */
 export async function applyKeep(file: string, read: ReadOptions, clusters: Cluster[], count: number, rule: KeepRule): Promise<void> {
-  if (rule.kind === 'first') return;
+  // source: the first member (inputs are numbered in the order given), as chooseKept says.
+  if (rule.kind === 'first' || rule.kind === 'source') return;
   if (!keepNeedsValues(rule)) {
     for (const c of clusters) c.representative = -1;
     return;

@@ -39,6 +39,11 @@ export interface ReadOptions {
   stdin?: Readable;
   /** The name used in messages instead of the path (e.g. `<stdin>` for a spooled copy). */
   displayName?: string;
+  /**
+   * Several inputs read as one, in the order given (the CLI's several positional inputs): their
+   * shards. {@link openInput} then reads these and its path only names them in messages.
+   */
+  inputs?: ShardList;
   /** Read only the first `limit` records (seed 001's experiment on the first 500 documents). Default: all. */
   limit?: number;
 }
@@ -119,8 +124,9 @@ async function isParquetFile(path: string): Promise<boolean> {
  */
 export async function openInput(path: string, options: ReadOptions = {}): Promise<OpenedInput> {
   // The limit applies to the whole input (all shards together), so it is applied here only.
-  const { limit, ...rest } = options;
-  const shards = await resolveShards(path, rest.format ?? 'auto', rest.skipInvalid ?? false);
+  const { limit, inputs, ...rest } = options;
+  // Each shard of `inputs` is opened without it (openShards gets `rest`), so they are never read twice.
+  const shards = inputs ?? (await resolveShards(path, rest.format ?? 'auto', rest.skipInvalid ?? false));
   const opened = shards ? await openShards(shards, rest) : await openSingle(path, rest, { count: 0, examples: [] });
   if (limit !== undefined) (opened as { records: AsyncGenerator<InputRecord> }).records = firstRecords(opened.records, limit);
   return opened;

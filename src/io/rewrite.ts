@@ -101,13 +101,15 @@ function inside(parent: string, child: string): boolean {
  * is removed first, so a directory from an earlier run does not look complete while it is rewritten.
  */
 export async function prepareOutputDirectory(list: ShardList, outDir: string): Promise<void> {
-  const base = await fsp.realpath(list.base);
   const st = await fsp.stat(outDir).catch(() => undefined);
   if (st && !st.isDirectory()) throw new UsageError(`output ${outDir}: the input has ${list.shards.length} shard(s), so the output is a directory of shards, but ${outDir} is a file`, { option: 'out' });
   await fsp.mkdir(outDir, { recursive: true });
   const real = await fsp.realpath(outDir);
-  if (inside(base, real) || inside(real, base)) {
-    throw new UsageError(`output directory ${outDir} overlaps the input directory ${list.base}: write the output shards to another directory`, { option: 'out' });
+  for (const root of list.roots ?? [list.base]) {
+    const base = await fsp.realpath(root);
+    if (inside(base, real) || inside(real, base)) {
+      throw new UsageError(`output directory ${outDir} overlaps the input ${list.roots ? '' : 'directory '}${root}: write the output shards to another directory`, { option: 'out' });
+    }
   }
   await fsp.rm(path.join(outDir, SUCCESS_MARKER), { force: true });
 }
@@ -127,7 +129,7 @@ export async function rewriteShards(list: ShardList, outDir: string, options: Re
     await fsp.mkdir(path.dirname(out), { recursive: true });
     const base = offset;
     const rows = { rows: 0 };
-    written += await rewriteFile(shard.path, out, { ...options, displayName: undefined }, mode, (r) => {
+    written += await rewriteFile(shard.path, out, { ...options, inputs: undefined, displayName: undefined }, mode, (r) => {
       r.row += base;
       r.shard = k;
       return verdict(r);

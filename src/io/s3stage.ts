@@ -101,6 +101,14 @@ export class S3Stage {
     return d;
   }
 
+  /** The directory the inputs are copied below (by bucket and key). */
+  private async inputRoot(): Promise<string> {
+    this.inputs ??= await this.dir('in');
+    return this.inputs;
+  }
+
+  private inputs: string | undefined;
+
   private named(local: string, url: string): void {
     this.names.push([local, url]);
     this.names.sort((a, b) => b[0].length - a[0].length);
@@ -132,8 +140,13 @@ export class S3Stage {
    */
   async input(url: string): Promise<string> {
     const { bucket } = parseS3Url(url);
-    const local = await this.dir('in');
     const found = await listS3Input(url);
+    // Inputs sit at their bucket and key below one directory: several inputs then keep the key
+    // layout (their output names under --out DIR are relative to their deepest common prefix, as
+    // in a job that reads them in the bucket), and an object named twice is one file (refused as twice).
+    const keyDir = found.kind === 'object' ? path.posix.dirname(found.objects[0]!.key) : found.prefix;
+    const local = path.join(await this.inputRoot(), bucket, ...keyDir.split('/').filter((x) => x !== '' && x !== '.'));
+    await mkdir(local, { recursive: true });
     if (found.kind === 'object') {
       const file = path.join(local, path.posix.basename(found.objects[0]!.key));
       await this.fetch(bucket, found.objects[0]!.key, found.objects[0]!.size, file);

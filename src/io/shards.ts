@@ -32,8 +32,14 @@ export interface ShardList {
   name: string;
   /** The directory the shards' `rel` names are relative to. */
   base: string;
-  /** The shards, sorted by `rel` (code-point order). */
+  /** The shards, sorted by `rel` (code-point order); for several inputs, in the order the inputs were given. */
   shards: Shard[];
+  /**
+   * For several inputs read as one (`neardup dedup A B C`): each input's own directory (a directory,
+   * a glob's base) or file. An output directory must not overlap any of them; `base` (their common
+   * directory, often the working directory) is then too wide to check.
+   */
+  roots?: string[];
   /** Symbolic links left out (with skipInvalid): a target outside the directory, or none. */
   refused?: { path: string; reason: string }[];
 }

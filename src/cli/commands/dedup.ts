@@ -1,5 +1,5 @@
 /**
- * `neardup dedup <input>`: near-duplicate pairs, clusters, a deduplicated copy, or an annotated copy.
+ * `neardup dedup <input...>`: near-duplicate pairs, clusters, a deduplicated copy, or an annotated copy.
  * @module
  */
 import { Command, Option } from 'commander';
@@ -29,20 +29,21 @@ import { outputTarget, writeOutput, type OutputTarget } from '../dedupOutput.js'
 import { runExact } from '../dedupExact.js';
 import { printDedupSummary } from '../dedupSummary.js';
 import type { DedupFlags } from '../dedupFlags.js';
+import { inputsSize, severalInputs } from '../inputs.js';
 
 export type { OutputMode } from '../dedupFlags.js';
 
 /** The `dedup` command. */
 export function dedupCommand(): Command {
   const cmd = new Command('dedup')
-    .description('find near-duplicate documents in a file, a directory, or standard input (-)')
-    .argument('<input>', "TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards ('shards/*.jsonl.zst'), or - for stdin");
+    .description('find near-duplicate documents in a file, a directory, or standard input (-); several inputs are one corpus, read in the order given')
+    .argument('<input...>', "TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards ('shards/*.jsonl.zst'), or - for stdin; several: one corpus in this order, as neardup job dedup reads them (record files, directories and globs of shards; ids unique across them)");
   addEngineOptions(cmd);
   cmd
     .option('--exact', 'exact duplicates only (equal after --normalize): no shingles, no MinHash, one streaming pass; the fastest mode, same outputs')
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
     .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
-    .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards: a directory, one output shard per input shard')
+    .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards or several inputs: a directory, one output shard per input file, named as neardup job dedup names them')
     .option('--out-dir <dir>', 'for --output dedup|annotate of shards: the directory of output shards (--out DIR by the name neardup job uses)')
     .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap limit (${(getHeapStatistics().heap_size_limit / 4e9).toFixed(1)} GB here), and for plain JSONL/text/TSV files over 16 MB, read in byte ranges (LSH candidates, component clusters)`)
     .option('--no-stream', 'hold every text in memory, whatever the input size')
@@ -75,17 +76,18 @@ Examples:
   $ neardup dedup ads.tsv --text 'Title,Short Description' --candidates sketch --buckets 25
   $ neardup dedup ads.tsv --text 'Title,Short Description' --cluster-mode centre --representative longest --output dedup
   $ neardup dedup news.jsonl --id-field id --keep max:quality --output dedup --out best.jsonl
+  $ neardup dedup fineweb-edu/ dclm/ extra.parquet --id id --keep source --output dedup --out clean/
   $ neardup dedup ads.tsv --text 'Title,Short Description' --limit 500
   $ zcat big.tsv.gz | neardup dedup - --format tsv --text text --json --out pairs.tsv
   $ neardup dedup train.jsonl --against test.jsonl --output dedup --out train-clean.jsonl`,
   );
-  cmd.action(async (file: string, flags: DedupFlags) => {
-    await runDedup(file, flags);
+  cmd.action(async (files: string[], flags: DedupFlags) => {
+    await runDedup(files, flags);
   });
   return cmd;
 }
 
-async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
+async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
   const reporter = new Reporter(flags);
   if (flags.outDir !== undefined) {
     if (flags.out !== undefined) throw new UsageError('--out-dir and --out name the same output: give one');
@@ -93,6 +95,14 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   }
   requireOutForJson(flags);
   const { dedup: options, read: readOptions, pairFormat } = pipelineOptionsFrom(flags);
+  let fileArg = args[0]!;
+  if (args.length > 1) {
+    // --against loads and rewrites its input as one file or one directory (src/cli/against.ts).
+    if (flags.against !== undefined) throw new UsageError('--against takes one input in one process: give one file, directory or glob, or run "neardup job dedup A B --against REF"');
+    // Every reader of the run (each pass, the keep policy's, the copy's) reads these shards in order.
+    readOptions.inputs = await severalInputs(args, readOptions.format ?? 'auto');
+    fileArg = readOptions.inputs.name;
+  }
   // --representative first|longest are --keep policies, applied after either route (applyKeep).
   if (options.representative !== 'central') delete options.representative;
   if (flags.against !== undefined) {
@@ -108,7 +118,8 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
   if (flags.candidates === undefined && options.candidates === undefined && options.verify === 'exact' && (options.shingle?.kind === 'word' || options.shingle?.kind === 'spot')) {
     options.candidates = 'auto';
   }
-  await refuseAliasedOutputs([{ what: '--out', path: flags.out }], [{ what: 'the input', path: fileArg }]);
+  const inputPaths = readOptions.inputs ? readOptions.inputs.shards.map((x) => x.path) : [fileArg];
+  await refuseAliasedOutputs([{ what: '--out', path: flags.out }], inputPaths.map((p) => ({ what: 'the input', path: p })));
   const tStart = performance.now();
   let cleanup: (() => Promise<void>) | undefined;
   let sink: OutputSink | undefined;
@@ -200,7 +211,8 @@ async function prepareInput(
 ): Promise<{ file: string; name: string; stream: boolean; cleanup: (() => Promise<void>) | undefined }> {
   // Texts held in memory take about their size in the file, or twice that: past a quarter of the
   // heap limit, keep them on disk instead.
-  const stream = flags.stream ?? (fileArg !== '-' && (await fileSize(fileArg)) > getHeapStatistics().heap_size_limit / 4);
+  const size = readOptions.inputs ? await inputsSize(readOptions.inputs) : await fileSize(fileArg);
+  const stream = flags.stream ?? (fileArg !== '-' && size > getHeapStatistics().heap_size_limit / 4);
   // A keep policy that ranks by a value reads the input once more, also for --output clusters.
   const keep = flags.keep ?? (flags.representative === 'longest' ? 'longest' : 'first');
   const twoPass = flags.output === 'dedup' || flags.output === 'annotate' || (flags.output === 'clusters' && keepNeedsValues(parseKeepPolicy(keep)));
@@ -221,7 +233,7 @@ async function prepareInput(
 async function rangedByDefault(file: string, flags: DedupFlags, options: DedupOptions, readOptions: ReadOptions): Promise<boolean> {
   // Also without workers: this thread then reads the ranges, faster than the sequential reader and in
   // a third of the memory (bench/RESULTS.md, round 6).
-  if (readOptions.limit !== undefined || readOptions.raw) return false;
+  if (readOptions.limit !== undefined || readOptions.raw || readOptions.inputs) return false;
   if ((options.candidates !== undefined && options.candidates !== 'lsh') || needsKinds(options)) return false;
   if ((await fileSize(file)) < PARALLEL_MIN_CHARS) return false;
   return rangeableFormat(file, readOptions.format ?? 'auto', readOptions.tsvQuotes) !== undefined;
