@@ -32,6 +32,7 @@ import { gatheredShards, type GatheredShard } from './gathered.js';
 import { jobDocs, type ShardDocs } from './docs.js';
 import { numbering, shardLineSpec } from './shardInput.js';
 import { U32Buf } from './u32buf.js';
+import { radixOrder } from '../lsh/radixOrder.js';
 
 /** The verify task's marker. */
 export interface VerifyMarker {
@@ -207,6 +208,10 @@ interface RoutedRows {
 
 /** The verified pairs of a verify task, in the order found. */
 class VerifyOutput {
+  /** Global number of each pair's first document (unused when `wide`). */
+  readonly ga = new U32Buf(1024);
+  /** The corpus has 2^32 documents or more: global numbers do not fit the radix sort's uint32 keys. */
+  wide = false;
   readonly sa = new U32Buf(1024);
   readonly oa = new U32Buf(1024);
   readonly os = new U32Buf(1024);
@@ -219,6 +224,7 @@ class VerifyOutput {
 /** Checks the task's rows a batch of whole components at a time. */
 async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker, docOffset: Float64Array, sets: BatchSets, table: ProbeTable): Promise<VerifyOutput> {
   const out = new VerifyOutput();
+  out.wide = docOffset[docOffset.length - 1]! >= 2 ** 32;
   const n = r.a.length;
   // Documents by their global number (small integers: a Set or Map of them is several times faster
   // than one keyed by shard · 2^32 + doc, which are heap numbers).
@@ -262,6 +268,7 @@ async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker, docOffse
       if (ka !== loaded) table.load(sets.get((loaded = ka)));
       const sim = probeJaccardAtLeast(table, sets.get(gb[i]!), job.threshold);
       if (sim < 0) continue;
+      out.ga.push(ga[i]!);
       out.sa.push(r.sa[i]!);
       out.oa.push(r.a[i]!);
       out.os.push(r.sb[i]!);
@@ -281,10 +288,16 @@ async function writeVerified(dir: string, job: JobSpec, docs: ShardFiles<ShardDo
   const os = out.os.view();
   const ob = out.ob.view();
   const n = sa.length;
-  const order = Array.from({ length: n }, (_, i) => i);
-  order.sort((x, y) => sa[x]! - sa[y]! || oa[x]! - oa[y]! || os[x]! - os[y]! || ob[x]! - ob[y]!);
-  const col = (c: Uint32Array): Uint32Array => Uint32Array.from(order, (i) => c[i]!);
-  const similarity = Float64Array.from(order, (i) => out.sims[i]!);
+  // Routed rows are sorted by (component, a, b), and a document lies in one component: a stable
+  // sort by first document alone gives (a, b) order, i.e. (shardA, docA, shardB, docB).
+  const order = out.wide ? Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => sa[x]! - sa[y]! || oa[x]! - oa[y]! || os[x]! - os[y]! || ob[x]! - ob[y]!) : radixOrder(out.ga.view());
+  const col = (c: Uint32Array): Uint32Array => {
+    const o = new Uint32Array(n);
+    for (let i = 0; i < n; i++) o[i] = c[order[i]!]!;
+    return o;
+  };
+  const similarity = new Float64Array(n);
+  for (let i = 0; i < n; i++) similarity[i] = out.sims[order[i]!]!;
   const cols = { shardA: col(sa), docA: col(oa), shardB: col(os), docB: col(ob) };
   const astart = new Float64Array(S + 1);
   for (let i = 0; i < n; i++) astart[cols.shardA[i]! + 1]!++;
