@@ -50,9 +50,24 @@ function candidatesOf(joins: readonly ColumnFile[], A: number, docs: number): { 
   const partner = new Float64Array(n);
   let m = 0;
   for (let d = 0; d < docs; d++) {
-    const seg = all.subarray(start[d]!, start[d + 1]!).sort();
+    const a = start[d]!;
+    const e = start[d + 1]!;
     start[d] = m;
-    for (let i = 0; i < seg.length; i++) if (i === 0 || seg[i] !== seg[i - 1]) partner[m++] = seg[i]!;
+    if (e - a > 16) all.subarray(a, e).sort();
+    else {
+      // Most documents have a few partners (or none): an insertion sort in place, without a subarray
+      // object and a sort call per document (those were most of this stage).
+      for (let i = a + 1; i < e; i++) {
+        const v = all[i]!;
+        let j = i - 1;
+        while (j >= a && all[j]! > v) {
+          all[j + 1] = all[j]!;
+          j--;
+        }
+        all[j + 1] = v;
+      }
+    }
+    for (let i = a; i < e; i++) if (i === a || all[i] !== all[i - 1]) partner[m++] = all[i]!;
   }
   start[docs] = m;
   return { start, partner: partner.subarray(0, m) };
