@@ -5,7 +5,8 @@
  * racing on one task both finish with one result, on a store that honours If-None-Match and on one
  * that ignores it (s3rver itself); a task killed while it uploads leaves nothing that looks
  * complete and runs again to the same result; a marker whose attempt objects are missing or short
- * is an error naming the object (exit 2), never a short result.
+ * is an error naming the object (exit 2), never a short result; a join task fetches only its
+ * partition's blocks of the band keys.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +16,9 @@ import path from 'node:path';
 import { mainJs, neardup, tmpDir } from './cliUtil.js';
 import { neardupAsync, plantedDocs, sortedLines, writeShards, jsonl } from './helpers/shards.js';
 import { REQUIRE_ALL } from './helpers/needs.js';
+import { ColumnFile, writeColumns } from '../src/shard/columns.js';
+import { fetchPartition } from '../src/shard/s3partition.js';
+import { setS3Endpoint } from '../src/io/s3.js';
 import { deleteObject, getObjects, putObject, s3rverMissing, startFaultProxy, startS3rver, S3_ENV, type FaultProxy, type S3Server } from './helpers/s3.js';
 
 const missing = REQUIRE_ALL ? undefined : s3rverMissing();
@@ -167,4 +171,50 @@ test('a marker whose attempt objects are missing or short: exit 2 naming the obj
   assert.equal(status.code, 0, status.stderr);
   assert.match(status.stdout, /^components +0\/1 +0 +1 +0 /m);
   assert.match(status.stdout, new RegExp(`^failed +components task 0.*: s3://corpus/jobs/a/sign/00000/attempt-${sign}/docs\\.bin: missing`, 'm'));
+});
+
+test('a join task copies only its partition of a sign task\'s keys: the rows read back are the partition\'s, for a fraction of the bytes', opts, async () => {
+  const P = 8;
+  const n = 200_000;
+  const part = new Uint32Array(n);
+  for (let i = 0; i < n; i++) part[i] = Math.imul(i, 0x9e3779b1) >>> 29;
+  const order = Array.from({ length: n }, (_, i) => i).sort((x, y) => part[x]! - part[y]! || x - y);
+  const pstart = new Float64Array(P + 1);
+  for (let i = 0; i < n; i++) pstart[part[i]! + 1]!++;
+  for (let p = 0; p < P; p++) pstart[p + 1]! += pstart[p]!;
+  const cols = { band: Uint32Array.from(order, (i) => i % 16), hi: Uint32Array.from(order, (i) => Math.imul(i, 7919) >>> 0), lo: Uint32Array.from(order, (i) => i * 3), shard: Uint32Array.from(order, (i) => i >>> 12), doc: Uint32Array.from(order, (i) => i) };
+  const ids = Array.from(order, (i) => `id-${i}-${'é'.repeat(i % 5)}`);
+  const local = path.join(dir, 'keys-full.bin');
+  await writeColumns(local, 'band-keys', 'plan1', { partitions: P }, { ...cols, pstart });
+  const idsFile = path.join(dir, 'ids-full.bin');
+  await writeColumns(idsFile, 'id-keys', 'plan1', { partitions: P }, { shard: cols.shard, id: ids, pstart });
+  for (const [f, key] of [[local, 'parts/keys.bin'], [idsFile, 'parts/ids.bin']] as const) await putObject(server, BUCKET, key, fs.readFileSync(f));
+  Object.assign(process.env, S3_ENV);
+  setS3Endpoint(proxy.endpoint);
+  try {
+    for (const p of [0, 3, P - 1]) {
+      const before = proxy.stats.bytesDown;
+      const out = path.join(dir, `keys-${p}.bin`);
+      const damaged = (what: string): Error => new Error(what);
+      await fetchPartition(`s3://${BUCKET}/parts/keys.bin`, fs.statSync(local).size, out, p, 'band-keys', 'plan1', damaged);
+      const fetched = proxy.stats.bytesDown - before;
+      assert.ok(fetched < fs.statSync(local).size / 3, `partition ${p}: ${fetched} bytes of ${fs.statSync(local).size}`);
+      const [a, b] = [pstart[p]!, pstart[p + 1]!];
+      const f = ColumnFile.open(out, 'band-keys', 'plan1');
+      const ps = f.f64('pstart', p, p + 2);
+      assert.deepEqual([ps[0], ps[1]], [a, b]);
+      for (const c of ['band', 'hi', 'lo', 'shard', 'doc'] as const) assert.deepEqual(f.u32(c, a, b), cols[c].subarray(a, b), `${c} of partition ${p}`);
+      f.close();
+      const outIds = path.join(dir, `ids-${p}.bin`);
+      await fetchPartition(`s3://${BUCKET}/parts/ids.bin`, fs.statSync(idsFile).size, outIds, p, 'id-keys', 'plan1', damaged);
+      const g = ColumnFile.open(outIds, 'id-keys', 'plan1');
+      assert.deepEqual(g.strings('id').range(a, b), ids.slice(a, b));
+      assert.deepEqual(g.u32('shard', a, b), cols.shard.subarray(a, b));
+      g.close();
+    }
+    // An object shorter than its marker says is an error naming it, never a partial read.
+    await assert.rejects(fetchPartition(`s3://${BUCKET}/parts/keys.bin`, fs.statSync(local).size + 8, path.join(dir, 'x.bin'), 0, 'band-keys', 'plan1', (w) => new Error(`short: ${w}`)), /short/);
+  } finally {
+    setS3Endpoint(undefined);
+  }
 });

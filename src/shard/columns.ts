@@ -32,7 +32,7 @@ const PREFIX = 16;
 export type ColumnData = Uint32Array | Int32Array | Float64Array | readonly string[];
 
 /** One column in a header. */
-interface ColumnInfo {
+export interface ColumnInfo {
   name: string;
   type: 'u32' | 'i32' | 'f64' | 'str';
   offset: number;
@@ -40,7 +40,8 @@ interface ColumnInfo {
   count: number;
 }
 
-interface Header {
+/** A column file's header. */
+export interface Header {
   kind: string;
   plan: string;
   meta: Record<string, unknown>;
@@ -177,6 +178,34 @@ export async function writeColumns(file: string, kind: string, plan: string, met
   }
 }
 
+/**
+ * The header of a column file from its first bytes (`head`, at least {@link PREFIX} bytes and as
+ * many as its length needs: `need` says how many when `head` is too short), checked as
+ * {@link ColumnFile.open} checks it. `name` is what errors call the file.
+ */
+export function parseHeader(head: Buffer, name: string, kind: string, plan: string): { header: Header; dataStart: number } | { need: number } {
+  if (head.length < PREFIX) throw new DamagedFileError(`${name}: truncated (${head.length} bytes)`);
+  if (head.readUInt32LE(0) !== MAGIC) throw new DamagedFileError(`${name}: not a neardup intermediate file`);
+  const version = head.readUInt32LE(4);
+  if (version !== COLUMNS_VERSION) throw new DamagedFileError(`${name}: intermediate format version ${version}, this neardup reads version ${COLUMNS_VERSION}`);
+  const len = head.readUInt32LE(8);
+  if (head.length < PREFIX + len) return { need: PREFIX + len };
+  const hb = head.subarray(PREFIX, PREFIX + len);
+  if (crc32(hb) !== head.readUInt32LE(12)) throw new DamagedFileError(`${name}: damaged header (checksum mismatch)`);
+  const header = JSON.parse(hb.toString('utf8')) as Header;
+  if (!(Number.isInteger(header.block) && header.block >= 64 && header.block <= 1 << 24)) throw new DamagedFileError(`${name}: damaged header (block size ${header.block})`);
+  if (header.kind !== kind) throw new DamagedFileError(`${name}: holds ${header.kind}, expected ${kind}`);
+  if (header.plan !== plan) throw new DamagedFileError(`${name}: belongs to job ${header.plan}, not to this directory's job ${plan}`);
+  return { header, dataStart: pad8(PREFIX + len) };
+}
+
+/** The whole checksummed blocks that bytes [offset, offset + length) of a file's data lie in: what a reader reads for them, [from, to). */
+export function blockSpan(header: Header, dataStart: number, offset: number, length: number): [number, number] {
+  const first = Math.floor((offset - dataStart) / header.block);
+  const last = Math.ceil((offset + length - dataStart) / header.block);
+  return [dataStart + first * header.block, Math.min(dataStart + last * header.block, header.crcAt)];
+}
+
 /** A column file opened for reading; columns are read on demand with positional reads, each block checked. */
 export class ColumnFile {
   /** The schema name. */
@@ -220,20 +249,17 @@ export class ColumnFile {
       const size = fstatSync(fd).size;
       const pre = Buffer.alloc(PREFIX);
       if (size < PREFIX || readSync(fd, pre, 0, PREFIX, 0) < PREFIX) throw new DamagedFileError(`${file}: truncated (${size} bytes)`);
-      if (pre.readUInt32LE(0) !== MAGIC) throw new DamagedFileError(`${file}: not a neardup intermediate file`);
-      const version = pre.readUInt32LE(4);
-      if (version !== COLUMNS_VERSION) throw new DamagedFileError(`${file}: intermediate format version ${version}, this neardup reads version ${COLUMNS_VERSION}`);
-      const len = pre.readUInt32LE(8);
-      if (PREFIX + len > size) throw new DamagedFileError(`${file}: truncated (${size} bytes, shorter than its header)`);
-      const hb = Buffer.alloc(len);
-      readSync(fd, hb, 0, len, PREFIX);
-      if (crc32(hb) !== pre.readUInt32LE(12)) throw new DamagedFileError(`${file}: damaged header (checksum mismatch)`);
-      const header = JSON.parse(hb.toString('utf8')) as Header;
-      if (!(Number.isInteger(header.block) && header.block >= 64 && header.block <= 1 << 24)) throw new DamagedFileError(`${file}: damaged header (block size ${header.block})`);
-      if (header.kind !== kind) throw new DamagedFileError(`${file}: holds ${header.kind}, expected ${kind}`);
-      if (header.plan !== plan) throw new DamagedFileError(`${file}: belongs to job ${header.plan}, not to this directory's job ${plan}`);
+      let parsed = parseHeader(pre, file, kind, plan);
+      if ('need' in parsed) {
+        if (parsed.need > size) throw new DamagedFileError(`${file}: truncated (${size} bytes, shorter than its header)`);
+        const head = Buffer.alloc(parsed.need);
+        readSync(fd, head, 0, parsed.need, 0);
+        parsed = parseHeader(head, file, kind, plan);
+      }
+      if ('need' in parsed) throw new DamagedFileError(`${file}: damaged header`);
+      const { header, dataStart } = parsed;
       if (size !== header.size) throw new DamagedFileError(`${file}: truncated or damaged (${size} bytes, header says ${header.size})`);
-      return new ColumnFile(file, fd, header, pad8(PREFIX + len));
+      return new ColumnFile(file, fd, header, dataStart);
     } catch (e) {
       closeSync(fd);
       throw e;

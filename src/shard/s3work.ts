@@ -36,8 +36,13 @@ import { jobReads, taskInputs, type TaskRead } from './taskReads.js';
 import { verifyReads } from './verify.js';
 import { markRunning, runningView, staleRunning } from './s3running.js';
 import { mapStrings, translated, type Names } from './s3names.js';
+import { fetchPartition } from './s3partition.js';
 
 const pad = (t: number): string => String(t).padStart(5, '0');
+
+/** The error for an object a marker names that is missing or of another size. */
+const damagedObject = (url: string, bytes: number, markerUrl: string) => (what: string): DamagedFileError =>
+  new DamagedFileError(`${url}: ${what}, though the task's marker ${markerUrl} names it${what === 'missing' ? '' : ` with ${bytes} bytes`}: the work dir is damaged; delete that marker to run the task again`);
 
 /** A committed marker as read from storage: the attempt it names, its body (checked) and its text as a local marker file holds it. */
 interface Stored {
@@ -151,7 +156,7 @@ export class S3WorkDir {
 
   /** Copies one object an attempt wrote, after checking it is there with the size its marker gives. */
   private async fetchObject(url: string, bytes: number, file: string, markerUrl: string): Promise<void> {
-    const damaged = (what: string): DamagedFileError => new DamagedFileError(`${url}: ${what}, though the task's marker ${markerUrl} names it${what === 'missing' ? '' : ` with ${bytes} bytes`}: the work dir is damaged; delete that marker to run the task again`);
+    const damaged = damagedObject(url, bytes, markerUrl);
     await this.cache.place(url, file, async (to) => {
       // A small object is one GET, its length checked; a large one a HEAD, then ranged GETs.
       if (bytes <= S3_BLOCK) {
@@ -185,7 +190,9 @@ export class S3WorkDir {
           for (const f of r.files) {
             const want = m.body.files[f];
             if (!want) continue;
-            await this.fetchObject(this.attemptUrl(r.stage, t, m.attempt, f), want.bytes, path.join(local, f), this.markerUrl(r.stage, t));
+            const url = this.attemptUrl(r.stage, t, m.attempt, f);
+            if (r.partition === undefined) await this.fetchObject(url, want.bytes, path.join(local, f), this.markerUrl(r.stage, t));
+            else await fetchPartition(url, want.bytes, path.join(local, f), r.partition, f === 'keys.bin' ? 'band-keys' : 'id-keys', job.id, damagedObject(url, want.bytes, this.markerUrl(r.stage, t)));
           }
         });
       }

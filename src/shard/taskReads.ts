@@ -12,6 +12,8 @@ export interface TaskRead {
   stage: StageName;
   tasks: number[];
   files: string[];
+  /** Only this partition's rows of the files (partitioned column files: a join task's share of the band keys and ids). */
+  partition?: number;
 }
 
 /** What a task reads: other tasks' markers and files, and input shards (by number). */
@@ -43,7 +45,7 @@ export function taskInputs(job: JobSpec, stage: StageName, t: number, partners?:
     case 'sign':
       return { reads: [], shards: groupOf(job, t) };
     case 'join':
-      return { reads: [{ stage: 'sign', tasks: n('sign'), files: ['keys.bin', 'ids.bin'] }], shards: [] };
+      return { reads: [{ stage: 'sign', tasks: n('sign'), files: ['keys.bin', 'ids.bin'], partition: t }], shards: [] };
     case 'route':
       return { reads: [{ stage: 'sign', tasks: n('sign'), files: [] }, { stage: 'join', tasks: n('join'), files: ['pairs.bin'] }], shards: [] };
     case 'gather':

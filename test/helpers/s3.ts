@@ -75,8 +75,8 @@ export async function startS3rver(bucket: string): Promise<S3Server> {
 /** A proxy that fails requests by a {@link FaultRule} (default: number 1, 4, 7…, with 503 and 429 in turn). */
 export interface FaultProxy {
   endpoint: string;
-  /** Requests seen, those failed on purpose, and conditional PUTs answered 412. */
-  stats: { requests: number; failed: number; preconditionFailed: number };
+  /** Requests seen, those failed on purpose, conditional PUTs answered 412, and body bytes sent back for GETs. */
+  stats: { requests: number; failed: number; preconditionFailed: number; bytesDown: number };
   stop(): Promise<void>;
 }
 
@@ -104,7 +104,7 @@ function exists(targetPort: number, req: http.IncomingMessage): Promise<boolean>
  * atomic, enough for tests that race two writers a second apart).
  */
 export async function startFaultProxy(targetPort: number, rule: FaultRule = everyThird, conditional = false): Promise<FaultProxy> {
-  const stats = { requests: 0, failed: 0, preconditionFailed: 0 };
+  const stats = { requests: 0, failed: 0, preconditionFailed: 0, bytesDown: 0 };
   const server = http.createServer(async (req, res) => {
     if (conditional && req.method === 'PUT' && req.headers['if-none-match'] === '*' && (await exists(targetPort, req))) {
       stats.preconditionFailed++;
@@ -123,6 +123,7 @@ export async function startFaultProxy(targetPort: number, rule: FaultRule = ever
     }
     const up = http.request({ host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers }, (ur) => {
       res.writeHead(ur.statusCode ?? 502, ur.headers);
+      if (req.method === 'GET') ur.on('data', (c: Buffer) => (stats.bytesDown += c.length));
       ur.pipe(res);
     });
     up.on('error', () => res.destroy());
