@@ -19,7 +19,10 @@ import { pipelineOptionsFrom } from './pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from './report.js';
 import type { PairFormat } from '../io/write.js';
 import { candidateProbability } from '../lsh/params.js';
-import { recallJson, recallLine } from './dedupSummary.js';
+import { printRemovedLines, recallJson, recallLine } from './dedupSummary.js';
+import { checkAuditFlags } from './dedupOutput.js';
+import { auditFormat } from '../io/audit.js';
+import { writeJobRemoved } from '../shard/removed.js';
 
 /** Flags of the commands that plan a job. */
 export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
@@ -32,6 +35,9 @@ export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
   outDir?: string;
   outputFormat?: PairFormat;
   onBadShard: 'stop' | 'skip';
+  tagPrefix?: string;
+  removed?: string;
+  dryRun?: boolean;
 }
 
 /**
@@ -43,6 +49,7 @@ const HONOURED = new Set([
   'format', 'text', 'id', 'textField', 'idField', 'delimiter', 'tsvQuotes', 'skipInvalid',
   'shingle', 'k', 'normalize', 'multiset', 'stopwords', 'numPerm', 'method', 'seed',
   'threshold', 'minRecall', 'weights', 'bands', 'rows', 'maxPairs', 'outputFormat', 'keep',
+  'tagPrefix', 'removed', 'dryRun',
 ]);
 
 /** Options a job honours at some values only: it runs MinHash-LSH candidates, exact Jaccard, component clusters whose kept member a --keep policy chooses. */
@@ -133,6 +140,8 @@ export function refuseUnsupported(cmd: Command): void {
 
 /** What the flags say about a job's plan. */
 export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
+  // A job's outputs are --out-dir shards (dedup, annotate) or --out (pairs, clusters).
+  checkAuditFlags({ output: flags.output, out: flags.outDir ?? flags.out, tagPrefix: flags.tagPrefix, removed: flags.removed, dryRun: flags.dryRun });
   const { dedup: options, read, pairFormat } = pipelineOptionsFrom(flags);
   return {
     shards,
@@ -145,6 +154,8 @@ export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
     mode: flags.output,
     pairFormat,
     outDir: flags.outDir,
+    tagPrefix: flags.tagPrefix,
+    dryRun: flags.dryRun,
   };
 }
 
@@ -226,18 +237,24 @@ export function stageBars(reporter: Reporter): { update(stage: string, done: num
  * Writes the pairs/clusters output and prints the summary (human, or --json). `finished`: first
  * refuse a job whose stages have not all run (`job report`).
  */
-export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { out?: string }, reporter: Reporter, started: number, finished = false): Promise<JobSummary> {
-  const { s, written, stages } = await wd.withView(job, true, async (dir) => {
+export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { out?: string; removed?: string }, reporter: Reporter, started: number, finished = false): Promise<JobSummary> {
+  if (flags.removed !== undefined && job.output.mode !== 'dedup') throw new UsageError(`--removed lists the documents --output dedup drops: this job's output is ${job.output.mode}`);
+  if (flags.removed !== undefined) auditFormat(flags.removed);
+  const { s, written, stages, removed } = await wd.withView(job, true, async (dir) => {
     if (finished) {
       const unfinished = progressOf(dir, job).filter((p) => p.done < p.total);
       if (unfinished.length > 0) throw new UsageError(`the job is not finished: ${unfinished.map((p) => `${p.stage} ${p.done}/${p.total}`).join(', ')} tasks done`);
     }
     const s = summarize(dir, job);
-    return { s, written: await writeJobOutput(dir, job, flags.out, s), stages: stageTimings(dir, job) };
+    const written = await writeJobOutput(dir, job, flags.out, s);
+    const removed = flags.removed !== undefined ? await writeJobRemoved(dir, job, flags.removed) : undefined;
+    return { s, written, stages: stageTimings(dir, job), removed };
   });
   // Every output shard is in place: mark the directory complete, as neardup dedup does.
   await wd.markOutput(job, true);
   const workDir = wd.name;
+  // A dedup job planned without output shards is a --dry-run.
+  const dryRun = job.output.mode === 'dedup' && !job.output.dir;
   const total = performance.now() - started;
   const corpusShards = job.shards.filter((x) => x.side === 0).length;
   if (flags.json) {
@@ -254,7 +271,9 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
       clusters: s.clusters,
       docsInClusters: s.docsInClusters,
       duplicates: s.duplicates,
-      output: { mode: job.output.mode, path: job.output.dir ?? flags.out, records: written, format: job.output.mode === 'pairs' ? job.output.pairFormat : undefined },
+      ...(job.against ? { matched: s.duplicates, referenceMatched: s.referenceMatched } : {}),
+      output: { mode: job.output.mode, path: job.output.dir ?? flags.out, records: written, format: job.output.mode === 'pairs' ? job.output.pairFormat : undefined, ...(dryRun ? { dryRun: true } : {}) },
+      ...(removed !== undefined ? { removed: { path: flags.removed, records: removed } } : {}),
       // Per stage: tasks, and their markers' wall and CPU times summed (ms); total: this command's wall time.
       timings: { total, stages },
     });
@@ -266,7 +285,10 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
   reporter.summary(`candidates  ${int(s.candidates)}`);
   reporter.summary(`pairs       ${int(s.pairs)} (exact Jaccard ≥ ${job.threshold}${job.against ? ', corpus × reference only' : ''})`);
   reporter.summary(recallLine(s.recall, undefined, job.threshold, candidateProbability(job.threshold, job.bands, job.rows)));
-  if (job.against) reporter.summary(`matched     ${int(s.duplicates)} corpus documents are near duplicates of a reference document`);
+  if (job.against) {
+    reporter.summary(`matched     ${int(s.duplicates)} corpus documents are near duplicates of a reference document`);
+    reporter.summary(`reference   ${int(s.referenceMatched ?? 0)} reference documents are near duplicates of a corpus document`);
+  }
   else reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(s.docsInClusters)} docs (${int(s.duplicates)} duplicates beyond one per cluster)`);
   // As neardup dedup's time line: per stage, the wall time of its tasks summed (run one after the
   // other by --local, in parallel by workers); total is this command's wall time.
@@ -278,6 +300,7 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
   }
   const where = job.output.dir ?? flags.out;
   if (where) reporter.summary(`output      ${job.output.mode}: ${int(written)} records → ${where}`);
+  printRemovedLines({ dryRun, removed: flags.removed, output: job.output.mode }, reporter, s.docs - (job.keep === 'none' ? s.docsInClusters : s.duplicates), removed);
   return s;
 }
 

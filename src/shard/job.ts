@@ -16,7 +16,7 @@ import { InputError, UsageError } from '../io/errors.js';
 import { isS3Url, s3Get, s3Head } from '../io/s3.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
-export const JOB_VERSION = 4;
+export const JOB_VERSION = 5;
 
 /** What a job writes. `pairs` and `clusters` go to one file; `dedup` and `annotate` write one output shard per input shard. */
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
@@ -82,7 +82,8 @@ export interface JobSpec {
   onBadShard: 'stop' | 'skip';
   /** Most candidate pairs one bucket may produce (a guard against a few huge groups of copies). */
   maxBucketPairs: number;
-  output: { mode: JobOutputMode; pairFormat: PairFormat; dir?: string };
+  /** `tagPrefix`: `--tag-prefix` of annotate's tags. No `dir` for dedup: a `--dry-run`, which writes only the audit. */
+  output: { mode: JobOutputMode; pairFormat: PairFormat; dir?: string; tagPrefix?: string };
   /**
    * The planner's peak memory of each stage's largest task (bytes), when the job was planned with
    * `--estimate`: `job submit --slurm` asks for it as `--mem`. Not part of what makes two plans the
