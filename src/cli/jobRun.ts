@@ -101,7 +101,7 @@ export function addPlanOptions(cmd: Command): Command {
     .option('--against <shards...>', 'reference corpus (files or directories of shards): report or drop documents of SHARDS that are near duplicates of one of these')
     .option('--task-bytes <n>', 'input bytes one task of the per-shard stages (sign, gather, verify, filter) reads at most: consecutive smaller shards share a task, a larger shard has one of its own (default 67108864, 64 MiB)', parsePositiveInt('task-bytes', 2 ** 50))
     .option('--partitions <n>', 'band-key partitions, i.e. join tasks (default: one per 64 MiB of input, at most one per task of the per-shard stages)', parsePositiveInt('partitions', 100000))
-    .addOption(new Option('--output <mode>', 'pairs, clusters (JSONL), dedup (each shard without duplicates), annotate (each shard with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
+    .addOption(new Option('--output <mode>', 'pairs, clusters (JSONL), dedup (each shard without duplicates), annotate (each shard with its tags: cluster, cluster_size, duplicate_of, similarity, kept)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('--out-dir <dir>', 'for --output dedup/annotate: where the output shards go (same relative names, formats and compression as the inputs)')
     .addOption(new Option('--on-bad-shard <what>', 'a shard that fails to read: stop the job, or skip the shard (named in the summary)').choices(['stop', 'skip']).default('stop'));
 }

@@ -45,10 +45,13 @@ export function auditFormat(file: string): 'tsv' | 'jsonl' | 'parquet' {
 
 /** Writes audit rows; {@link close} puts the file in place, {@link abort} leaves nothing. */
 export interface AuditWriter {
+  /** Appends one row. */
   write(row: AuditRow): Promise<void>;
   /** Rows written so far. */
   readonly rows: number;
+  /** Puts the whole file in place (renames the temp file). */
   close(): Promise<void>;
+  /** Removes the temp file: nothing is left at the path. */
   abort(): Promise<void>;
 }
 

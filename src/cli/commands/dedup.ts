@@ -41,7 +41,7 @@ export function dedupCommand(): Command {
   cmd
     .option('--exact', 'exact duplicates only (equal after --normalize): no shingles, no MinHash, one streaming pass; the fastest mode, same outputs')
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
-    .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
+    .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with the tags cluster, cluster_size, duplicate_of, similarity, kept)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards: a directory, one output shard per input shard')
     .option('--out-dir <dir>', 'for --output dedup|annotate of shards: the directory of output shards (--out DIR by the name neardup job uses)')
     .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap limit (${(getHeapStatistics().heap_size_limit / 4e9).toFixed(1)} GB here), and for plain JSONL/text/TSV files over 16 MB, read in byte ranges (LSH candidates, component clusters)`)
