@@ -152,7 +152,9 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
   marker.clusters = K;
   marker.docsInClusters = P;
   marker.duplicates = P - K;
-  const sim = await similaritiesToKept(workDir, job, docOffset, members, rep, keptOf, A, B, sims, pairCluster, n);
+  // Only dedup and annotate write similarities (the tag, the --removed audit).
+  const tags = job.output.mode === 'dedup' || job.output.mode === 'annotate';
+  const sim = tags ? await similaritiesToKept(workDir, job, docOffset, members, rep, keptOf, A, B, sims, pairCluster, n) : new Float64Array(P).fill(NaN);
   return { doc, cluster, rep, repId, size, sim, id: ids.map(String), sstart };
 }
 
