@@ -214,7 +214,7 @@ describe('tags and the --removed audit: every policy, every route, checked again
 
   it('options a route cannot honour are refused by name (exit 2), and a failed run leaves no audit', async () => {
     const dir = path.join(root, 'refused');
-    fs.mkdirSync(dir);
+    fs.mkdirSync(path.join(dir, 'd.tsv'), { recursive: true });
     const base = ['dedup', all, '--id-field', 'id'];
     const refused: [string[], RegExp][] = [
       [[...base, '--output', 'pairs', '--removed', path.join(dir, 'r.tsv')], /--removed .*--output pairs/],
@@ -224,6 +224,8 @@ describe('tags and the --removed audit: every policy, every route, checked again
       [[...base, '--output', 'dedup', '--dry-run', '--out', path.join(dir, 'o.jsonl')], /--dry-run writes no output/],
       [[...base, '--output', 'dedup', '--removed', path.join(dir, 'r.csv')], /--removed .*\.tsv, \.jsonl or \.parquet/],
       [[...base, '--output', 'annotate', '--tag-prefix', 'a\tb'], /--tag-prefix/],
+      [[...base, '--output', 'dedup', '--dry-run', '--removed', path.join(dir, 'd.tsv')], /--removed .* is a directory/],
+      [[...base, '--output', 'dedup', '--dry-run', '--removed', path.join(dir, 'no', 'r.tsv')], /--removed .*does not exist/],
       [['job', 'plan', all, '--id-field', 'id', '--output', 'dedup', '--out-dir', path.join(dir, 'o'), '--removed', path.join(dir, 'r.tsv'), '--work-dir', path.join(dir, 'w')], /--removed .*job report/],
       [['job', 'dedup', all, '--id-field', 'id', '--output', 'pairs', '--removed', path.join(dir, 'r.tsv'), '--local', '--work-dir', path.join(dir, 'w2')], /--removed .*--output pairs/],
     ];

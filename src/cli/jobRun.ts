@@ -21,7 +21,7 @@ import type { PairFormat } from '../io/write.js';
 import { candidateProbability } from '../lsh/params.js';
 import { printRemovedLines, recallJson, recallLine } from './dedupSummary.js';
 import { checkAuditFlags } from './dedupOutput.js';
-import { auditFormat } from '../io/audit.js';
+import { auditFormat, checkAuditTarget } from '../io/audit.js';
 import { writeJobRemoved } from '../shard/removed.js';
 
 /** Flags of the commands that plan a job. */
@@ -239,7 +239,10 @@ export function stageBars(reporter: Reporter): { update(stage: string, done: num
  */
 export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { out?: string; removed?: string }, reporter: Reporter, started: number, finished = false): Promise<JobSummary> {
   if (flags.removed !== undefined && job.output.mode !== 'dedup') throw new UsageError(`--removed lists the documents --output dedup drops: this job's output is ${job.output.mode}`);
-  if (flags.removed !== undefined) auditFormat(flags.removed);
+  if (flags.removed !== undefined) {
+    auditFormat(flags.removed);
+    await checkAuditTarget(flags.removed);
+  }
   const { s, written, stages, removed } = await wd.withView(job, true, async (dir) => {
     if (finished) {
       const unfinished = progressOf(dir, job).filter((p) => p.done < p.total);

@@ -6,6 +6,8 @@
  * atomically: an error leaves no file that looks complete.
  * @module
  */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
 import { UsageError } from './errors.js';
 import { atomicFileSink, type OutputSink } from './output.js';
 import { loadPackage } from './lazy.js';
@@ -41,6 +43,18 @@ export function auditFormat(file: string): 'tsv' | 'jsonl' | 'parquet' {
   if (name.endsWith('.parquet') || name.endsWith('.pq')) return 'parquet';
   if (base.endsWith('.parquet') || base.endsWith('.pq')) throw new UsageError(`--removed ${file}: Parquet compresses its own columns; name it .parquet`);
   throw new UsageError(`--removed ${file}: name it .tsv, .jsonl or .parquet (TSV and JSONL may end in .gz or .zst): the extension chooses the format`);
+}
+
+/**
+ * Refuses, before any work, an audit path that cannot be written: a directory, or a file in a
+ * directory that does not exist (exit 2, naming --removed).
+ */
+export async function checkAuditTarget(file: string): Promise<void> {
+  const st = await fsp.stat(file).catch(() => undefined);
+  if (st?.isDirectory()) throw new UsageError(`--removed ${file} is a directory: name the audit file (.tsv, .jsonl or .parquet)`);
+  const dir = path.dirname(path.resolve(file));
+  const up = await fsp.stat(dir).catch(() => undefined);
+  if (!up?.isDirectory()) throw new UsageError(`--removed ${file}: directory ${dir} does not exist`);
 }
 
 /** Writes audit rows; {@link close} puts the file in place, {@link abort} leaves nothing. */

@@ -26,6 +26,7 @@ import { applyKeep } from '../../dedup/keepValues.js';
 import { keepNeedsValues, parseKeepPolicy } from '../../dedup/keepPolicy.js';
 import { rangeableFormat } from '../../io/lineRanges.js';
 import { checkAuditFlags, outputTarget, writeResult, type OutputTarget } from '../dedupOutput.js';
+import { checkAuditTarget } from '../../io/audit.js';
 import { runExact } from '../dedupExact.js';
 import { printDedupSummary } from '../dedupSummary.js';
 import type { DedupFlags } from '../dedupFlags.js';
@@ -95,6 +96,7 @@ async function runDedup(fileArg: string, flags: DedupFlags): Promise<void> {
     flags.out = flags.outDir;
   }
   checkAuditFlags(flags);
+  if (flags.removed !== undefined) await checkAuditTarget(flags.removed);
   // A dry run writes no output: its --json summary goes to stdout alone.
   if (!flags.dryRun) requireOutForJson(flags);
   const { dedup: options, read: readOptions, pairFormat } = pipelineOptionsFrom(flags);

@@ -5,6 +5,7 @@
  */
 import { Command } from 'commander';
 import { UsageError } from '../../io/errors.js';
+import { checkAuditTarget } from '../../io/audit.js';
 import { submitJob } from '../../distributed/submit.js';
 import { STAGES, taskCount } from '../../shard/job.js';
 import { isS3Url } from '../../io/s3.js';
@@ -71,6 +72,8 @@ export function jobCommand(): Command {
     if (flags.output !== 'dedup' && flags.output !== 'annotate') requireOutForJson({ json: flags.json, out: flags.out || undefined });
     const started = performance.now();
     const reporter = new Reporter(flags);
+    // Before the job runs: an audit path that cannot be written.
+    if (flags.removed !== undefined) await checkAuditTarget(flags.removed);
     if (flags.processes !== undefined && !flags.local) throw new UsageError('--processes is for --local runs (with --redis, start more workers instead)');
     const { wd, job } = await planFromFlags(shards, flags);
     if (flags.local) await runLocally(wd, job, reporter, flags.processes ?? localProcesses(job));
