@@ -136,15 +136,15 @@ describe('tags and the --removed audit: every policy, every route, checked again
         assert.equal(r.code, 0, r.stderr);
         got.job = await readAudit(out('job'));
         if (k === 0) {
-          // Array stages: a dry-run plan, the stages, then job report --removed.
+          // Array stages: a dry-run plan with the audit's path, the stages, then job report writes it.
           const work = path.join(dir, 'w-array');
-          r = await cliInProcess(['job', 'plan', ...shards, ...opts, '--output', 'dedup', '--dry-run', '--task-bytes', '1', '--work-dir', work, '-q']);
+          r = await cliInProcess(['job', 'plan', ...shards, ...opts, '--output', 'dedup', '--dry-run', '--removed', out('array'), '--task-bytes', '1', '--work-dir', work, '-q']);
           assert.equal(r.code, 0, r.stderr);
           for (const stage of STAGES) {
             r = await cliInProcess(['stage', stage, '--work-dir', work, '--all']);
             assert.equal(r.code, 0, `${stage}: ${r.stderr}`);
           }
-          r = await cliInProcess(['job', 'report', '--work-dir', work, '--removed', out('array'), '-q']);
+          r = await cliInProcess(['job', 'report', '--work-dir', work, '-q']);
           assert.equal(r.code, 0, r.stderr);
           got.array = await readAudit(out('array'));
           assert.equal(fs.readFileSync(out('array'), 'utf8'), fs.readFileSync(out('memory'), 'utf8'), 'array stages: the same bytes');
@@ -226,7 +226,7 @@ describe('tags and the --removed audit: every policy, every route, checked again
       [[...base, '--output', 'annotate', '--tag-prefix', 'a\tb'], /--tag-prefix/],
       [[...base, '--output', 'dedup', '--dry-run', '--removed', path.join(dir, 'd.tsv')], /--removed .* is a directory/],
       [[...base, '--output', 'dedup', '--dry-run', '--removed', path.join(dir, 'no', 'r.tsv')], /--removed .*does not exist/],
-      [['job', 'plan', all, '--id-field', 'id', '--output', 'dedup', '--out-dir', path.join(dir, 'o'), '--removed', path.join(dir, 'r.tsv'), '--work-dir', path.join(dir, 'w')], /--removed .*job report/],
+      [['job', 'plan', all, '--id-field', 'id', '--output', 'pairs', '--removed', path.join(dir, 'r.tsv'), '--work-dir', path.join(dir, 'w')], /--removed .*--output pairs/],
       [['job', 'dedup', all, '--id-field', 'id', '--output', 'pairs', '--removed', path.join(dir, 'r.tsv'), '--local', '--work-dir', path.join(dir, 'w2')], /--removed .*--output pairs/],
     ];
     for (const [args, why] of refused) {
@@ -235,6 +235,13 @@ describe('tags and the --removed audit: every policy, every route, checked again
       assert.match(r.stderr, why);
       assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
     }
+    // A job planned without --removed computed no similarities: job report refuses to write an audit.
+    const work = path.join(dir, 'w3');
+    let j = await cliInProcess(['job', 'dedup', all, '--id-field', 'id', '--output', 'dedup', '--dry-run', '--local', '--work-dir', work, '-q']);
+    assert.equal(j.code, 0, j.stderr);
+    j = await cliInProcess(['job', 'report', '--work-dir', work, '--removed', path.join(dir, 'late.tsv')]);
+    assert.equal(j.code, 2, j.stderr);
+    assert.match(j.stderr, /--removed: this job was planned without it/);
     // An input error (a field the policy cannot rank by) after the audit was asked for: no audit file, no temp file.
     const r = await cliInProcess([...base, '--output', 'dedup', '--threshold', '0.6', '--keep', 'max:nope', '--out', path.join(dir, 'o.jsonl'), '--removed', path.join(dir, 'r.jsonl')]);
     assert.equal(r.code, 2, r.stderr);

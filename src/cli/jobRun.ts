@@ -156,6 +156,7 @@ export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
     outDir: flags.outDir,
     tagPrefix: flags.tagPrefix,
     dryRun: flags.dryRun,
+    removed: flags.removed,
   };
 }
 
@@ -239,9 +240,12 @@ export function stageBars(reporter: Reporter): { update(stage: string, done: num
  */
 export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { out?: string; removed?: string }, reporter: Reporter, started: number, finished = false): Promise<JobSummary> {
   if (flags.removed !== undefined && job.output.mode !== 'dedup') throw new UsageError(`--removed lists the documents --output dedup drops: this job's output is ${job.output.mode}`);
-  if (flags.removed !== undefined) {
-    auditFormat(flags.removed);
-    await checkAuditTarget(flags.removed);
+  // The components stage computes the audit's similarities only for a job planned with --removed.
+  if (flags.removed !== undefined && job.output.removed === undefined) throw new UsageError('--removed: this job was planned without it, so its components stage did not compute the similarities; plan it with --removed FILE');
+  const removedFile = flags.removed ?? job.output.removed;
+  if (removedFile !== undefined) {
+    auditFormat(removedFile);
+    await checkAuditTarget(removedFile);
   }
   const { s, written, stages, removed } = await wd.withView(job, true, async (dir) => {
     if (finished) {
@@ -250,7 +254,7 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
     }
     const s = summarize(dir, job);
     const written = await writeJobOutput(dir, job, flags.out, s);
-    const removed = flags.removed !== undefined ? await writeJobRemoved(dir, job, flags.removed) : undefined;
+    const removed = removedFile !== undefined ? await writeJobRemoved(dir, job, removedFile) : undefined;
     return { s, written, stages: stageTimings(dir, job), removed };
   });
   // Every output shard is in place: mark the directory complete, as neardup dedup does.
@@ -276,7 +280,7 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
       duplicates: s.duplicates,
       ...(job.against ? { matched: s.duplicates, referenceMatched: s.referenceMatched } : {}),
       output: { mode: job.output.mode, path: job.output.dir ?? flags.out, records: written, format: job.output.mode === 'pairs' ? job.output.pairFormat : undefined, ...(dryRun ? { dryRun: true } : {}) },
-      ...(removed !== undefined ? { removed: { path: flags.removed, records: removed } } : {}),
+      ...(removed !== undefined ? { removed: { path: removedFile, records: removed } } : {}),
       // Per stage: tasks, and their markers' wall and CPU times summed (ms); total: this command's wall time.
       timings: { total, stages },
     });
@@ -303,7 +307,7 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
   }
   const where = job.output.dir ?? flags.out;
   if (where) reporter.summary(`output      ${job.output.mode}: ${int(written)} records → ${where}`);
-  printRemovedLines({ dryRun, removed: flags.removed, output: job.output.mode }, reporter, s.docs - (job.keep === 'none' ? s.docsInClusters : s.duplicates), removed);
+  printRemovedLines({ dryRun, removed: removedFile, output: job.output.mode }, reporter, s.docs - (job.keep === 'none' ? s.docsInClusters : s.duplicates), removed);
   return s;
 }
 

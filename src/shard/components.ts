@@ -42,6 +42,11 @@ export interface ComponentsMarker {
   referenceMatched?: number;
 }
 
+/** Whether the job writes similarities to the kept member: annotate's tags, or dedup's `--removed` audit. */
+export function needsSimilarities(job: JobSpec): boolean {
+  return job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined);
+}
+
 /** The shard of global document g (docOffset ascending, length S + 1). */
 const shardOf = (docOffset: Float64Array, g: number): number => rangeOf(docOffset, g);
 
@@ -152,8 +157,8 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
   marker.clusters = K;
   marker.docsInClusters = P;
   marker.duplicates = P - K;
-  // Only dedup and annotate write similarities (the tag, the --removed audit).
-  const tags = job.output.mode === 'dedup' || job.output.mode === 'annotate';
+  // Only annotate's tag and dedup's --removed audit need similarities.
+  const tags = needsSimilarities(job);
   const sim = tags ? await similaritiesToKept(workDir, job, docOffset, members, rep, keptOf, A, B, sims, pairCluster, n) : new Float64Array(P).fill(NaN);
   return { doc, cluster, rep, repId, size, sim, id: ids.map(String), sstart };
 }

@@ -70,6 +70,8 @@ export interface PlanInput {
   tagPrefix?: string;
   /** `--dry-run`: --output dedup without output shards (the `--removed` audit only). */
   dryRun?: boolean;
+  /** `--removed FILE`: the audit `job report` writes (dedup). */
+  removed?: string;
 }
 
 /** The plan (without id and version) for {@link saveJob}. */
@@ -124,7 +126,7 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
     against: !!input.against,
     onBadShard: input.onBadShard,
     maxBucketPairs: input.options.maxPairs ?? 50_000_000,
-    output: { mode: input.mode, pairFormat: input.pairFormat, dir: writesShards ? outDir : undefined, ...(input.tagPrefix ? { tagPrefix: input.tagPrefix } : {}) },
+    output: { mode: input.mode, pairFormat: input.pairFormat, dir: writesShards ? outDir : undefined, ...(input.tagPrefix ? { tagPrefix: input.tagPrefix } : {}), ...(input.removed ? { removed: isS3Url(input.removed) ? input.removed : path.resolve(input.removed) } : {}) },
     ...(keep !== undefined ? { keep } : {}),
   };
 }

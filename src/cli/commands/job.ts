@@ -43,7 +43,7 @@ export function jobCommand(): Command {
   addLogOptions(plan);
   plan.action(async (shards: string[], flags: PlanFlags & EstimateFlags) => {
     refuseUnsupported(plan);
-    if (flags.removed !== undefined) throw new UsageError('--removed is written when the job is reported: give it to "neardup job report" (job plan writes only the plan)');
+    if (flags.removed !== undefined) await checkAuditTarget(flags.removed);
     const reporter = new Reporter(flags);
     const estimate = await estimateFromFlags(shards, flags, reporter);
     const { job: spec } = await planFromFlags(shards, flags, estimate ? Object.fromEntries(estimate.stages.map((s) => [s.stage, Math.round(s.peakMemory)])) : undefined);
@@ -106,7 +106,7 @@ export function jobCommand(): Command {
     .description('write the output and print the summary of a job whose stages have all run (after "neardup stage" runs)')
     .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
     .option('-o, --out <file>', 'for --output pairs/clusters: write here instead of stdout')
-    .option('--removed <file>', 'for a job of --output dedup: also write one row per dropped document (as neardup dedup --removed) to <file>, .tsv, .jsonl or .parquet');
+    .option('--removed <file>', 'for a job planned with --removed: write the audit here instead of where the plan says');
   addLogOptions(report);
   report.action(async (flags: LogFlags & { workDir: string; out?: string; removed?: string }) => {
     const { wd, job } = await openJob(flags.workDir);
