@@ -119,20 +119,20 @@ test('--output dedup: the input rows minus all but one per cluster, same format;
   assert.match(rows[2]!.body!, /with a "quoted" line break/);
 });
 
-test('--output annotate: the input plus cluster and duplicate_of columns', () => {
+test('--output annotate: the input plus cluster, cluster_size, duplicate_of, similarity and kept columns', () => {
   let r = neardup(['dedup', 'docs.tsv', '--text', 'body', '--id', 'id', '--output', 'annotate']);
   assert.equal(r.code, 0, r.stderr);
   const rows = parse(r.stdout, { delimiter: '\t', columns: true, relax_quotes: true }) as Record<string, string>[];
   assert.deepEqual(
-    rows.map((x) => [x.id, x.cluster, x.duplicate_of]),
+    rows.map((x) => [x.id, x.cluster, x.cluster_size, x.duplicate_of, x.similarity, x.kept]),
     [
-      ['a1', '0', ''],
-      ['b1', '1', ''],
-      ['c1', '', ''],
-      ['a2', '0', 'a1'],
-      ['b2', '1', 'b1'],
-      ['a3', '0', 'a1'],
-      ['e1', '', ''],
+      ['a1', '0', '3', '', '', 'true'],
+      ['b1', '1', '2', '', '', 'true'],
+      ['c1', '', '', '', '', 'true'],
+      ['a2', '0', '3', 'a1', '0.882353', 'false'],
+      ['b2', '1', '2', 'b1', '0.84375', 'false'],
+      ['a3', '0', '3', 'a1', '1', 'false'],
+      ['e1', '', '', '', '', 'true'],
     ],
   );
   assert.equal(rows[2]!.body, 'Completely different words about compilers, parsers and type systems in general, with a "quote" inside');
@@ -151,9 +151,9 @@ test('--output annotate: the input plus cluster and duplicate_of columns', () =>
     ],
   );
   r = neardup(['dedup', 'docs.txt', '--output', 'annotate']);
-  assert.equal(lines(r.stdout.replace(/^\t\t$/gm, 'EMPTY'))[3], '0\t0\tThe quick brown fox jumps over the lazy dog near the river bank tonight');
+  assert.equal(lines(r.stdout)[3], '0\t3\t0\t0.882353\tfalse\tThe quick brown fox jumps over the lazy dog near the river bank tonight');
   r = neardup(['dedup', 'corpus', '--output', 'annotate']);
-  assert.equal(r.stdout, 'path\tcluster\tduplicate_of\na1.txt\t0\t\nb1.md\t\t\nc1.txt\t\t\nsub/a2.html\t0\ta1.txt\n');
+  assert.equal(r.stdout, 'path\tcluster\tcluster_size\tduplicate_of\tsimilarity\tkept\na1.txt\t0\t2\t\t\ttrue\nb1.md\t\t\t\t\ttrue\nc1.txt\t\t\t\t\ttrue\nsub/a2.html\t0\t2\ta1.txt\t0.882353\tfalse\n');
 });
 
 test('--json: a machine-readable summary on stdout (and it needs --out)', () => {

@@ -29,7 +29,7 @@ function jsonl(docs: typeof DOCS, eol = '\n'): string {
   return docs.map((d) => JSON.stringify({ id: d.id, text: d.text, n: d.g })).join(eol) + eol;
 }
 
-test('.jsonl.zst and .jsonl.gz: dedup output is the kept input lines byte for byte, annotate adds two keys', async () => {
+test('.jsonl.zst and .jsonl.gz: dedup output is the kept input lines byte for byte, annotate adds five keys', async () => {
   const dir = tmpDir();
   const body = jsonl(DOCS);
   const inputLines = lines(body);
@@ -49,8 +49,10 @@ test('.jsonl.zst and .jsonl.gz: dedup output is the kept input lines byte for by
       const o = JSON.parse(l) as Record<string, unknown>;
       assert.equal(o.cluster, Math.floor(i / 4));
       assert.equal(o.duplicate_of, i % 4 === 0 ? null : `d${i - (i % 4)}`);
-      delete o.cluster;
-      delete o.duplicate_of;
+      assert.equal(o.cluster_size, 4);
+      assert.equal(o.kept, i % 4 === 0);
+      assert.equal(typeof o.similarity, i % 4 === 0 ? 'object' : 'number');
+      for (const k of ['cluster', 'cluster_size', 'duplicate_of', 'similarity', 'kept']) delete o[k];
       assert.equal(JSON.stringify(o), inputLines[i]);
     });
   }
@@ -109,12 +111,16 @@ test('Parquet: dedup output has the same schema, codec and values as the kept ro
     assert.equal(neardup(['dedup', file, '--id', 'id', '--threshold', '0.7', '--output', 'annotate', '--out', ann]).code, 0);
     const annotated = await readParquetRows(ann);
     assert.deepEqual(annotated.metadata.schema.slice(1, SCHEMA.length), input.metadata.schema.slice(1));
-    assert.deepEqual(annotated.metadata.schema.slice(SCHEMA.length).map((e) => e.name), ['cluster', 'duplicate_of']);
+    // Typed tag columns: numbers and booleans, not strings.
+    assert.deepEqual(annotated.metadata.schema.slice(SCHEMA.length).map((e) => [e.name, e.type]), [['cluster', 'INT32'], ['cluster_size', 'INT32'], ['duplicate_of', 'BYTE_ARRAY'], ['similarity', 'DOUBLE'], ['kept', 'BOOLEAN']]);
     annotated.rows.forEach((row, i) => {
-      const { cluster, duplicate_of, ...rest } = row;
+      const { cluster, cluster_size, duplicate_of, similarity, kept, ...rest } = row;
       assert.deepEqual(rest, input.rows[i]);
       assert.equal(cluster, Math.floor(i / 4));
+      assert.equal(cluster_size, 4);
       assert.equal(duplicate_of, i % 4 === 0 ? null : `d${i - (i % 4)}`);
+      assert.equal(kept, i % 4 === 0);
+      assert.equal(typeof similarity, i % 4 === 0 ? 'object' : 'number');
     });
   }
 });

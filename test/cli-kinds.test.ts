@@ -36,7 +36,8 @@ test('dedup --exact: identical documents after normalization, every output shape
   r = neardup(['dedup', file, '--id', 'id', '--exact', '--output', 'dedup', '--normalize', 'none']);
   assert.equal(lines(r.stdout).length, 1 + 6, 'without normalization no two texts are equal');
   r = neardup(['dedup', file, '--id', 'id', '--exact', '--output', 'annotate']);
-  assert.match(r.stdout, /\nf\thello world, this is one line\t0\ta\n/);
+  // Copies after normalization: similarity 1 to the kept copy.
+  assert.match(r.stdout, /\nf\thello world, this is one line\t0\t3\ta\t1\tfalse\n/);
   r = neardup(['dedup', '-', '--format', 'tsv', '--id', 'id', '--exact', '--output', 'dedup'], { input: corpus });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(lines(r.stdout).length, 1 + 4);
@@ -122,7 +123,9 @@ test('dedup --cluster-mode centre --representative: dedup keeps the chosen membe
   r = neardup([...args, '--output', 'dedup', '--representative', 'longest']);
   assert.deepEqual(lines(r.stdout).map((l) => l.split('\t')[0]), ['id', 'w2']);
   r = neardup([...args, '--output', 'annotate', '--representative', 'longest']);
-  assert.match(r.stdout, /\nw0\t[^\n]*\t0\tw2\n/);
+  // w0 points to the kept w2, which it was never verified with: its similarity is below the threshold.
+  const m = /\nw0\t[^\n]*\t0\t3\tw2\t(0\.\d+)\tfalse\n/.exec(r.stdout);
+  assert.ok(m && Number(m[1]) < 0.8, r.stdout);
   r = neardup([...args, '--output', 'dedup']);
   assert.deepEqual(lines(r.stdout).map((l) => l.split('\t')[0]), ['id', 'w0'], 'default: the first');
   assert.equal(neardup([...args, '--cluster-mode', 'stars']).code, 2);

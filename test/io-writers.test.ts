@@ -63,20 +63,23 @@ test('field quoting round-trips through csv-parse', () => {
   assert.deepEqual(parse(tsvLine, { delimiter: '\t', relax_quotes: true })[0], values);
 });
 
-test('annotate: TSV/CSV get two columns, JSONL two keys, text lines a two-field prefix', () => {
+test('annotate: TSV/CSV get five tag columns, JSONL five keys, text lines a five-field prefix; --tag-prefix renames them', () => {
   const tsv = { format: 'tsv' as const, delimiter: '\t', columns: ['id', 'text'] };
-  assert.equal(annotateHeader(tsv, 'id\ttext'), 'id\ttext\tcluster\tduplicate_of\n');
-  assert.equal(annotateRecord(tsv, 'a\thello', 0, 'x'), 'a\thello\t0\tx\n');
-  assert.equal(annotateRecord(tsv, 'a\thello', undefined, undefined), 'a\thello\t\t\n');
+  assert.equal(annotateHeader(tsv, 'id\ttext'), 'id\ttext\tcluster\tcluster_size\tduplicate_of\tsimilarity\tkept\n');
+  assert.equal(annotateRecord(tsv, 'a\thello', { cluster: 0, clusterSize: 3, duplicateOf: 'x', similarity: 0.8125, kept: false }), 'a\thello\t0\t3\tx\t0.8125\tfalse\n');
+  assert.equal(annotateRecord(tsv, 'a\thello', { kept: true }), 'a\thello\t\t\t\t\ttrue\n');
   const csv = { format: 'csv' as const, delimiter: ',', columns: ['id', 'cluster'] };
-  assert.equal(annotateHeader(csv, 'id,cluster'), 'id,cluster,neardup_cluster,neardup_duplicate_of\n');
-  assert.equal(annotateRecord(csv, 'a,"x,y"', 2, 'q,r'), 'a,"x,y",2,"q,r"\n');
+  assert.equal(annotateHeader(csv, 'id,cluster'), 'id,cluster,neardup_cluster,neardup_cluster_size,neardup_duplicate_of,neardup_similarity,neardup_kept\n');
+  assert.equal(annotateRecord(csv, 'a,"x,y"', { cluster: 2, clusterSize: 2, duplicateOf: 'q,r', similarity: 1, kept: false }), 'a,"x,y",2,2,"q,r",1,false\n');
+  assert.equal(annotateHeader({ ...csv, tagPrefix: 'nd_' }, 'id,cluster'), 'id,cluster,nd_cluster,nd_cluster_size,nd_duplicate_of,nd_similarity,nd_kept\n');
   const jl = { format: 'jsonl' as const };
-  assert.deepEqual(JSON.parse(annotateRecord(jl, '{"t":"x"}', 1, '0')), { t: 'x', cluster: 1, duplicate_of: '0' });
-  assert.deepEqual(JSON.parse(annotateRecord(jl, '{"t":"x"}', undefined, undefined)), { t: 'x', cluster: null, duplicate_of: null });
-  assert.equal(annotateRecord({ format: 'text' }, 'some\ttext', 3, '7'), '3\t7\tsome\ttext\n');
-  assert.equal(annotateHeader({ format: 'dir' }, undefined), 'path\tcluster\tduplicate_of\n');
-  assert.deepEqual(annotationColumns(['Duplicate_Of']), ['neardup_cluster', 'neardup_duplicate_of']);
+  assert.deepEqual(JSON.parse(annotateRecord(jl, '{"t":"x"}', { cluster: 1, clusterSize: 2, duplicateOf: '0', similarity: 0.9, kept: false })), { t: 'x', cluster: 1, cluster_size: 2, duplicate_of: '0', similarity: 0.9, kept: false });
+  assert.deepEqual(JSON.parse(annotateRecord(jl, '{"t":"x"}', { kept: true })), { t: 'x', cluster: null, cluster_size: null, duplicate_of: null, similarity: null, kept: true });
+  assert.deepEqual(JSON.parse(annotateRecord({ ...jl, tagPrefix: 'p.' }, '{"t":"x"}', { kept: true })), { t: 'x', 'p.cluster': null, 'p.cluster_size': null, 'p.duplicate_of': null, 'p.similarity': null, 'p.kept': true });
+  assert.equal(annotateRecord({ format: 'text' }, 'some\ttext', { cluster: 3, clusterSize: 2, duplicateOf: '7', similarity: 0.85, kept: false }), '3\t2\t7\t0.85\tfalse\tsome\ttext\n');
+  assert.equal(annotateHeader({ format: 'dir' }, undefined), 'path\tcluster\tcluster_size\tduplicate_of\tsimilarity\tkept\n');
+  assert.deepEqual(annotationColumns(['Duplicate_Of']), ['neardup_cluster', 'neardup_cluster_size', 'neardup_duplicate_of', 'neardup_similarity', 'neardup_kept']);
+  assert.deepEqual(annotationColumns(['kept']), ['neardup_cluster', 'neardup_cluster_size', 'neardup_duplicate_of', 'neardup_similarity', 'neardup_kept']);
 });
 
 test('atomic file output: nothing at the path until close, then the whole file; abort leaves nothing', async () => {

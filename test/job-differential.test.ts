@@ -63,6 +63,10 @@ const GEN: Record<string, fc.Arbitrary<string[]>> = {
   memoryBudget: fc.constant(['--memory-budget', '64']),
   batchSize: fc.constant(['--batch-size', '16']),
   outputFormat: fc.constantFrom('tsv', 'csv', 'jsonl').map((v) => ['--output-format', v]),
+  tagPrefix: fc.constantFrom('nd_', 'x.').map((v) => ['--tag-prefix', v]),
+  // The audit's file name; each run writes its own (the path is filled in per run, see auditPath).
+  removed: fc.constantFrom('removed.tsv', 'removed.jsonl', 'removed.jsonl.gz', 'removed.parquet').map((v) => ['--removed', v]),
+  dryRun: fc.constant(['--dry-run']),
 };
 /** Options the runs set themselves: where outputs go (dedup's --out-dir is its --out under the job's name), the reference corpus, logging. */
 const SET_BY_RUN = new Set(['out', 'outDir', 'against', 'quiet', 'verbose', 'json']);
@@ -89,8 +93,17 @@ interface Case {
 }
 
 const OPTION_ARB: fc.Arbitrary<string[][]> = fc
-  .tuple(...Object.entries(GEN).map(([attr, g]) => fc.oneof({ arbitrary: fc.constant(null), weight: attr === 'output' || attr === 'idField' || attr === 'keep' ? 1 : 9 }, { arbitrary: g, weight: 1 })))
-  .map((xs) => xs.filter((x): x is string[] => x !== null));
+  .tuple(...Object.entries(GEN).map(([attr, g]) => fc.oneof({ arbitrary: fc.constant(null), weight: attr === 'output' || attr === 'idField' || attr === 'keep' || attr === 'removed' ? 1 : 9 }, { arbitrary: g, weight: 1 })))
+  .map((xs) => xs.filter((x): x is string[] => x !== null))
+  // The tag and audit options belong to one output each: mostly drawn where they apply (annotate's
+  // --tag-prefix, dedup's --removed and --dry-run), one set in ten keeps them anywhere, to be refused.
+  .chain((xs) =>
+    fc.integer({ min: 0, max: 9 }).map((r) => {
+      if (r === 0) return xs;
+      const output = xs.find((o) => o[0] === '--output')?.[1] ?? 'pairs';
+      return xs.filter((o) => (o[0] === '--tag-prefix' ? output === 'annotate' : o[0] === '--removed' || o[0] === '--dry-run' ? output === 'dedup' : true));
+    }),
+  );
 
 const CASE_ARB: fc.Arbitrary<Case> = fc.record({
   seed: fc.integer({ min: 1, max: 1e6 }),
@@ -155,7 +168,7 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
   let root: string;
   let redis: RedisChild | undefined;
   const workers: WorkerChild[] = [];
-  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0, keptOtherwise: 0, severalInputs: 0 };
+  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0, keptOtherwise: 0, severalInputs: 0, audits: 0 };
 
   before(async () => {
     root = tmpDir();
@@ -196,6 +209,8 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
     assert.ok(counts.answered >= counts.sets / 4, `only ${counts.answered} answered runs of ${counts.sets} sets: ${JSON.stringify(counts)}`);
     // --keep is drawn as often as --output: some answers must have kept other members than the first.
     assert.ok(counts.keptOtherwise > 0 || counts.sets < 50, `no answered run with a --keep policy: ${JSON.stringify(counts)}`);
+    // --removed is drawn with --output dedup: some answers must have compared their audits.
+    assert.ok(counts.audits > 0 || counts.sets < 100, `no answered run compared a --removed audit: ${JSON.stringify(counts)}`);
     process.stderr.write(`job-differential: ${JSON.stringify(counts)}\n`);
   });
 
@@ -207,21 +222,30 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
         const refShards = c.refCuts ? writeCut(path.join(dir, 'ref'), reference, c.refCuts, c.gz.slice(3)) : [];
         fs.writeFileSync(path.join(dir, 'all.jsonl'), corpus.map((l) => l + '\n').join(''));
         if (c.refCuts) fs.writeFileSync(path.join(dir, 'ref.jsonl'), reference.map((l) => l + '\n').join(''));
-        const opts = c.options.flat();
-        if (c.invalid.length > 0 && c.skipThem && !opts.includes('--skip-invalid')) opts.push('--skip-invalid');
+        const drawn = c.options.flat();
+        if (c.invalid.length > 0 && c.skipThem && !drawn.includes('--skip-invalid')) drawn.push('--skip-invalid');
+        // --removed: each run writes its audit to a file of its own, compared with dedup's below.
+        const at = drawn.indexOf('--removed');
+        const auditName = at >= 0 ? drawn[at + 1]! : undefined;
+        const auditPath = (run: string): string => path.join(dir, `${run}-${auditName}`);
+        const optsFor = (run: string): string[] => (at < 0 ? drawn : drawn.map((x, i) => (i === at + 1 ? auditPath(run) : x)));
+        const opts = drawn;
+        // --dry-run writes no output: the runs then give no --out (dedup refuses one, naming it).
+        const dry = drawn.includes('--dry-run');
         const mode = c.options.find((o) => o[0] === '--output')?.[1] ?? 'pairs';
         const shardOut = mode === 'dedup' || mode === 'annotate';
         const single = path.join(dir, 'single.out');
         const ref = c.refCuts ? ['--against', path.join(dir, 'ref.jsonl')] : [];
-        const d = await cliInProcess(['dedup', path.join(dir, 'all.jsonl'), ...ref, ...opts, '--out', single, '-q']);
+        const d = await cliInProcess(['dedup', path.join(dir, 'all.jsonl'), ...ref, ...optsFor('single'), ...(dry ? [] : ['--out', single]), '-q']);
         assert.notEqual(d.code, 1, `dedup crashed: ${d.stderr}`);
         counts.sets++;
         // dedup reading the shards themselves (a directory of shards) is a route of its own: the same answer.
         if (!c.refCuts) {
           const viaDir = path.join(dir, 'viadir.out');
-          const v = await cliInProcess(['dedup', path.join(dir, 'shards'), ...opts, '--out', viaDir, '-q']);
+          const v = await cliInProcess(['dedup', path.join(dir, 'shards'), ...optsFor('viadir'), ...(dry ? [] : ['--out', viaDir]), '-q']);
           assert.equal(v.code, d.code, `dedup of the shard directory exits ${v.code}, of the concatenation ${d.code} (${opts.join(" ")}): ${v.stderr} / ${d.stderr}`);
-          if (v.code === 0) {
+          if (v.code === 0 && auditName) assert.ok(fs.readFileSync(auditPath('viadir')).equals(fs.readFileSync(auditPath('single'))), `the audit of the shard directory differs (${opts.join(' ')})`);
+          if (v.code === 0 && !dry) {
             const got = shardOut ? outputShards(viaDir, shards).toString('utf8') : fs.readFileSync(viaDir, 'utf8');
             assert.equal(got, fs.readFileSync(single, 'utf8'), `dedup of the shard directory differs from dedup of the concatenation (${opts.join(' ')})`);
           }
@@ -250,11 +274,12 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
         if (redis && k % 8 === 0) runners.push('bullmq');
         for (const runner of runners) {
           const work = path.join(dir, `work-${runner}`);
-          const outArgs = shardOut ? ['--out-dir', path.join(dir, `out-${runner}`)] : ['--out', path.join(dir, `${runner}.out`)];
+          const outArgs = dry ? [] : shardOut ? ['--out-dir', path.join(dir, `out-${runner}`)] : ['--out', path.join(dir, `${runner}.out`)];
+
           const jobRef = [...(c.refCuts ? ['--against', ...refShards] : []), ...(c.taskBytes ? ['--task-bytes', String(c.taskBytes)] : [])];
           let r;
           if (runner === 'array') {
-            r = await cliInProcess(['job', 'plan', ...shards, ...jobRef, ...opts, ...(shardOut ? outArgs : []), '--work-dir', work, '-q']);
+            r = await cliInProcess(['job', 'plan', ...shards, ...jobRef, ...optsFor(runner), ...(shardOut ? outArgs : []), '--work-dir', work, '-q']);
             for (const stage of STAGES) {
               if (r.code !== 0) break;
               if (stage === 'filter' && !shardOut) break;
@@ -264,7 +289,7 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
           } else {
             if (runner === 'bullmq') counts.bullmq++;
             const how = runner === 'local' ? ['--local'] : ['--redis', redis!.url, '--queue', 'diff'];
-            r = await cliInProcess(['job', 'dedup', ...shards, ...jobRef, ...opts, ...outArgs, ...how, '--work-dir', work, '-q']);
+            r = await cliInProcess(['job', 'dedup', ...shards, ...jobRef, ...optsFor(runner), ...outArgs, ...how, '--work-dir', work, '-q']);
           }
           const what = `${runner} run of case ${k} (${opts.join(' ')}${c.refCuts ? ' --against' : ''})`;
           assert.notEqual(r.code, 1, `${what} crashed: ${r.stderr}`);
@@ -280,6 +305,20 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
           // The job answered: dedup must have answered the same (dedup may refuse --max-pairs where a job, bucket by bucket, does not).
           if (d.code === 2 && /--max-pairs|more than \d+ (candidate|pairs)/.test(d.stderr)) continue;
           assert.equal(d.code, 0, `${what}: the job answered with exit 0, but dedup refused: ${d.stderr}`);
+          if (auditName) {
+            // The reference is one file for dedup and shards for the job: its source column differs by design.
+            const strip = (f: string): string => {
+              const b = fs.readFileSync(f);
+              const t = (f.endsWith('.gz') ? zlib.gunzipSync(b) : b).toString('utf8');
+              return c.refCuts ? t.replace(/,"reference_source":"[^"]*"/g, '').replace(/\t[^\t\n]*\n/g, '\n') : t;
+            };
+            if (!(c.refCuts && auditName.endsWith('.parquet'))) assert.equal(strip(auditPath(runner)), strip(auditPath('single')), `${what}: the --removed audit differs from dedup's`);
+            counts.audits++;
+          }
+          if (dry) {
+            counts.answered++;
+            continue;
+          }
           const got = shardOut ? outputShards(path.join(dir, `out-${runner}`), shards) : fs.readFileSync(path.join(dir, `${runner}.out`));
           const want = fs.readFileSync(single);
           if (!got.equals(want)) {

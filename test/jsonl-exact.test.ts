@@ -78,12 +78,13 @@ test('annotate and dedup of JSONL keep every line byte for byte; big ids survive
         const o = out[i]!;
         assert.ok(o.startsWith(inp.slice(0, close)) && o.endsWith(inp.slice(close)), `line ${i} changed:\n${inp}\n${o}`);
         const added = o.slice(close, o.length - (inp.length - close));
-        const m = /^,"(?:neardup_)?cluster":(\d+|null),"(?:neardup_)?duplicate_of":(null|"\d+")$/.exec(added);
+        const m = /^,"(?:neardup_)?cluster":(\d+|null),"(?:neardup_)?cluster_size":(\d+|null),"(?:neardup_)?duplicate_of":(null|"\d+"),"(?:neardup_)?similarity":(null|[\d.]+),"(?:neardup_)?kept":(true|false)$/.exec(added);
         assert.ok(m, `appended ${added}`);
         assert.doesNotThrow(() => JSON.parse(o));
-        if (m[2] === 'null') kept.push(inp);
+        assert.equal(m[5] === 'true', m[3] === 'null', 'kept exactly when not a duplicate');
+        if (m[3] === 'null') kept.push(inp);
         else {
-          const rep = JSON.parse(m[2]!) as string;
+          const rep = JSON.parse(m[3]!) as string;
           assert.ok(ids.includes(rep), `duplicate_of ${rep} is an input id`);
           dupOf.set(ids[i]!, rep);
         }
@@ -170,9 +171,10 @@ test('sharded: a local job keeps JSONL records byte for byte in annotate and nam
   fs.writeFileSync(path.join(shards, 'p1.jsonl'), p1.join('\r\n') + '\r\n');
   const r = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'w'), '--id-field', 'id', '--output', 'annotate', '--out-dir', path.join(dir, 'out'), '-q']);
   assert.equal(r.code, 0, r.stderr);
-  /** The line with the two fields before its closing brace. */
-  const dup = (l: string, c: string, d: string): string => `${l.slice(0, l.lastIndexOf('}'))},"cluster":${c},"duplicate_of":${d}${l.slice(l.lastIndexOf('}'))}`;
-  assert.equal(fs.readFileSync(path.join(dir, 'out', 'p0.jsonl'), 'utf8'), [dup(p0[0]!, '0', 'null'), `{ "id" : 9007199254740992 , "text":"${text}" ,"cluster":0,"duplicate_of":"9007199254740993"}`].join('\n') + '\n');
-  assert.equal(fs.readFileSync(path.join(dir, 'out', 'p1.jsonl'), 'utf8'), [dup(p1[0]!, '0', '"9007199254740993"'), dup(p1[1]!, 'null', 'null')].join('\r\n') + '\r\n');
+  /** The line with the five tags before its closing brace. */
+  const tags = (c: string, n: string, d: string, s: string, k: string): string => `"cluster":${c},"cluster_size":${n},"duplicate_of":${d},"similarity":${s},"kept":${k}`;
+  const dup = (l: string, ...t: [string, string, string, string, string]): string => `${l.slice(0, l.lastIndexOf('}'))},${tags(...t)}${l.slice(l.lastIndexOf('}'))}`;
+  assert.equal(fs.readFileSync(path.join(dir, 'out', 'p0.jsonl'), 'utf8'), [dup(p0[0]!, '0', '3', 'null', 'null', 'true'), `{ "id" : 9007199254740992 , "text":"${text}" ,${tags('0', '3', '"9007199254740993"', '1', 'false')}}`].join('\n') + '\n');
+  assert.equal(fs.readFileSync(path.join(dir, 'out', 'p1.jsonl'), 'utf8'), [dup(p1[0]!, '0', '3', '"9007199254740993"', '0.981818', 'false'), dup(p1[1]!, 'null', 'null', 'null', 'null', 'true')].join('\r\n') + '\r\n');
   fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { mainJs, neardup, tmpDir } from './cliUtil.js';
 import { neardupAsync, plantedDocs, sortedLines, writeShards, jsonl } from './helpers/shards.js';
 import { REQUIRE_ALL } from './helpers/needs.js';
@@ -217,4 +218,23 @@ test('a join task copies only its partition of a sign task\'s keys: the rows rea
   } finally {
     setS3Endpoint(undefined);
   }
+});
+
+test('annotate and --removed with shards and work dir in S3: the components task reads the shards it needs for the similarities, the same bytes as neardup dedup', opts, async () => {
+  const work = `s3://${BUCKET}/jobs/tags`;
+  const out = path.join(dir, 'tags-out');
+  await ok(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', work, '--id-field', 'id', '--task-bytes', '1', '--output', 'annotate', '--out-dir', out, '-q']);
+  const want = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'annotate', '-q'], { cwd: dir });
+  assert.equal(want.code, 0, want.stderr);
+  const names = fs.readdirSync(out).filter((f) => f !== '_SUCCESS').sort();
+  const got = names.map((f) => {
+    const b = fs.readFileSync(path.join(out, f));
+    return (f.endsWith('.gz') ? zlib.gunzipSync(b) : b).toString('utf8');
+  });
+  assert.equal(got.join(''), want.stdout);
+  assert.match(want.stdout, /"similarity":0\.\d+/, 'some member is not an exact copy of its kept member');
+  await ok(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', `${work}-dry`, '--id-field', 'id', '--task-bytes', '1', '--output', 'dedup', '--dry-run', '--removed', path.join(dir, 'job-removed.tsv'), '-q']);
+  const one = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'dedup', '--dry-run', '--removed', 'one-removed.tsv', '-q'], { cwd: dir });
+  assert.equal(one.code, 0, one.stderr);
+  assert.equal(fs.readFileSync(path.join(dir, 'job-removed.tsv'), 'utf8'), fs.readFileSync(path.join(dir, 'one-removed.tsv'), 'utf8'));
 });

@@ -4,19 +4,20 @@
  * @module
  */
 import path from 'node:path';
-import { dedupAgainst } from '../dedup/against.js';
+import { dedupAgainst, type AgainstResult } from '../dedup/against.js';
+import { openAudit, type AuditWriter } from '../io/audit.js';
 import { UsageError } from '../io/errors.js';
 import { openInput, type ReadOptions } from '../io/read.js';
 import { openOutput, type OutputSink } from '../io/output.js';
 import { annotateHeader, annotateRecord, pairHeader, type PairFormat } from '../io/write.js';
 import type { DedupOptions } from '../dedup/dedup.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
-import { idOf, loadCorpus } from './corpus.js';
+import { idOf, loadCorpus, type Corpus } from './corpus.js';
 import { int, ms, type Reporter } from './report.js';
 import { tooManyPairsMessage } from './tooManyPairs.js';
 import { writePairLines } from '../io/pairLines.js';
 import { estimateRecall } from '../lsh/recallEstimate.js';
-import { inexactWhy, recallJson, recallLine } from './dedupSummary.js';
+import { inexactWhy, printRemovedLines, recallJson, recallLine } from './dedupSummary.js';
 
 /** What runAgainst needs from the dedup flags. */
 export interface AgainstRun {
@@ -26,6 +27,50 @@ export interface AgainstRun {
   out?: string;
   pairFormat: PairFormat;
   json?: boolean;
+  /** `--tag-prefix` of annotate. */
+  tagPrefix?: string;
+  /** `--removed FILE`: the audit of the documents dropped. */
+  removed?: string;
+  /** `--dry-run`: the summary and the audit only. */
+  dryRun?: boolean;
+}
+
+/**
+ * The file each reference document was read from (absolute, as a sharded job names its shards): the
+ * input itself, or for a directory or glob of shards, a pass over it noting each record's shard.
+ */
+async function referenceSources(file: string, ref: Corpus, readOptions: ReadOptions): Promise<(d: number) => string> {
+  if (!ref.input.shards) {
+    const whole = path.resolve(file);
+    return () => whole;
+  }
+  const shardOf = new Int32Array(ref.count);
+  const input = await openInput(file, { ...readOptions, raw: false });
+  let i = 0;
+  for await (const r of input.records) {
+    if (i >= ref.count) break;
+    shardOf[i++] = r.shard ?? 0;
+  }
+  const paths = input.shards!.shards.map((s) => path.resolve(s.path));
+  return (d) => paths[shardOf[d]!]!;
+}
+
+/** Writes the audit of an --against run: each corpus document with a reference match, in order. */
+async function writeAgainstAudit(run: AgainstRun, corpus: Corpus, ref: Corpus, result: AgainstResult, readOptions: ReadOptions): Promise<AuditWriter> {
+  const audit = await openAudit(run.removed!, true);
+  try {
+    const sourceOf = await referenceSources(run.against, ref, readOptions);
+    for (let i = 0; i < corpus.count; i++) {
+      const m = result.bestMatch[i]!;
+      if (m < 0) continue;
+      const refId = String(idOf(ref, m));
+      await audit.write({ id: String(idOf(corpus, i)), keptId: refId, similarity: result.bestSimilarity[i]!, cluster: null, referenceId: refId, referenceSource: sourceOf(m) });
+    }
+  } catch (e) {
+    await audit.abort();
+    throw e;
+  }
+  return audit;
 }
 
 /** Runs dedup of `run.file` against `run.against`. */
@@ -42,16 +87,20 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
     if (e instanceof TooManyPairsError) throw new UsageError(tooManyPairsMessage(e, true));
     throw e;
   }
-  let sink: OutputSink | undefined = await openOutput(run.out);
+  // The audit is put in place only once the output is.
+  const audit = run.removed !== undefined ? await writeAgainstAudit(run, corpus, ref, result, readOptions) : undefined;
+  let sink: OutputSink | undefined = run.dryRun ? undefined : await openOutput(run.out);
   let written = 0;
   try {
-    if (run.output === 'pairs') {
+    if (!sink) {
+      // --dry-run: the audit only.
+    } else if (run.output === 'pairs') {
       await sink.write(pairHeader(run.pairFormat, false));
       await writePairLines(sink, run.pairFormat, result.pairs, (a) => idOf(corpus, a), (b) => idOf(ref, b));
       written = result.pairs.length;
     } else {
       const input = await openInput(run.file, { ...readOptions, format: corpus.input.format, raw: true });
-      const layout = { format: input.format, delimiter: input.delimiter, columns: corpus.input.header?.columns };
+      const layout = { format: input.format, delimiter: input.delimiter, columns: corpus.input.header?.columns, tagPrefix: run.tagPrefix };
       const annotate = run.output === 'annotate';
       let headerDone = false;
       const header = async (): Promise<void> => {
@@ -66,7 +115,9 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
         if (i >= corpus.count || r.row !== corpus.rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
         const m = result.bestMatch[i]!;
         if (annotate) {
-          await sink.write(annotateRecord(layout, r.raw!, undefined, m >= 0 ? String(idOf(ref, m)) : undefined));
+          // No clusters across two corpora: the tags name the best reference match and its similarity.
+          const tags = m >= 0 ? { duplicateOf: String(idOf(ref, m)), similarity: result.bestSimilarity[i]!, kept: false } : { kept: true };
+          await sink.write(annotateRecord(layout, r.raw!, tags, r.eol));
           written++;
         } else if (m < 0) {
           await sink.write(r.raw! + '\n');
@@ -76,10 +127,13 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
       }
       await header();
     }
-    await sink.close();
+    await sink?.close();
     sink = undefined;
-  } finally {
+    await audit?.close();
+  } catch (e) {
     await sink?.abort();
+    await audit?.abort();
+    throw e;
   }
   const total = performance.now() - t0;
   // Each corpus document with its reference matches is one unit of the standard error.
@@ -97,7 +151,8 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
       ...recallJson(recall, noRecall),
       matched: result.matched,
       referenceMatched: result.referenceMatched,
-      output: { mode: run.output, path: run.out, records: written },
+      output: { mode: run.output, path: run.out, records: written, ...(run.dryRun ? { dryRun: true } : {}) },
+      ...(audit ? { removed: { path: run.removed, records: audit.rows } } : {}),
       timings: { total },
     });
     return;
@@ -111,4 +166,5 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   reporter.summary(`reference   ${int(result.referenceMatched)} of ${int(ref.count)} documents of ${run.against} are near duplicates of a document of ${run.file}`);
   reporter.summary(`time        total ${ms(total)}`);
   if (run.out) reporter.summary(`output      ${run.output}: ${int(written)} records → ${path.normalize(run.out)}`);
+  printRemovedLines(run, reporter, corpus.count - result.matched, audit?.rows);
 }

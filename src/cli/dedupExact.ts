@@ -6,12 +6,12 @@
 import path from 'node:path';
 import { UsageError } from '../io/errors.js';
 import type { ReadOptions } from '../io/read.js';
-import { openOutput, type OutputSink } from '../io/output.js';
 import { exactDuplicates } from '../dedup/exactDups.js';
 import { formatLabel, streamCorpus } from './corpus.js';
 import { pairFormatOf } from './options.js';
 import { int, ms, type Reporter } from './report.js';
-import { outputTarget, writeOutput } from './dedupOutput.js';
+import { outputTarget, writeResult } from './dedupOutput.js';
+import { printRemovedLines } from './dedupSummary.js';
 import type { DedupFlags } from './dedupFlags.js';
 
 /**
@@ -40,11 +40,9 @@ export async function runExact(file: string, fileArg: string, name: string, flag
   );
   const corpus = streamed.corpus;
   const tw = performance.now();
-  let sink: OutputSink | undefined = target.kind === 'sink' ? await openOutput(flags.out) : undefined;
-  try {
-    const written = await writeOutput(flags, file, corpus, result, sink, target, readOptions);
-    await sink?.close();
-    sink = undefined;
+  {
+    // Copies are identical after normalization: their similarity to the kept copy is 1.
+    const { written, removed } = await writeResult(flags, file, corpus, result, target, readOptions, {}, true);
     const writeMs = performance.now() - tw;
     const total = performance.now() - tStart;
     const s = result.stats;
@@ -59,7 +57,8 @@ export async function runExact(file: string, fileArg: string, name: string, flag
         clusters: s.clusters,
         docsInClusters: inCluster,
         duplicates: dupDocs,
-        output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined },
+        output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined, ...(flags.dryRun ? { dryRun: true } : {}) },
+        ...(removed !== undefined ? { removed: { path: flags.removed, records: removed } } : {}),
         timings: { hash: s.timings.sign, cluster: s.timings.cluster, write: writeMs, total },
       });
       return undefined;
@@ -71,9 +70,7 @@ export async function runExact(file: string, fileArg: string, name: string, flag
     reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)`);
     reporter.summary(`time        read and hash ${ms(s.timings.sign)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`);
     if (flags.out) reporter.summary(`output      ${flags.output}: ${int(written)} records → ${path.normalize(flags.out)}`);
+    printRemovedLines(flags, reporter, corpus.count - dupDocs, removed);
     return undefined;
-  } catch (e) {
-    await sink?.abort();
-    throw e;
   }
 }

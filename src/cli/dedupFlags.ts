@@ -24,4 +24,10 @@ export interface DedupFlags extends InputFlags, EngineFlags, LogFlags {
   outDir?: string;
   outputFormat?: PairFormat;
   against?: string;
+  /** `--tag-prefix`: prepended to the names of annotate's tags. */
+  tagPrefix?: string;
+  /** `--removed FILE`: the audit of the documents `--output dedup` drops. */
+  removed?: string;
+  /** `--dry-run`: the summary and the audit only, no deduplicated output. */
+  dryRun?: boolean;
 }

@@ -9,12 +9,15 @@ import { stat } from 'node:fs/promises';
 import type { DedupResult } from '../dedup/dedup.js';
 import { UsageError } from '../io/errors.js';
 import type { ReadOptions } from '../io/read.js';
-import type { OutputSink } from '../io/output.js';
+import { openOutput, type OutputSink } from '../io/output.js';
+import { auditFormat, openAudit } from '../io/audit.js';
+import type { DedupOptions } from '../dedup/options.js';
+import { keptOf, keptSimilarities, writeDropped } from '../dedup/dropped.js';
 import { refuseAliasedOutputs } from '../io/alias.js';
 import { formatCluster, pairHeader } from '../io/write.js';
 import { writePairLines } from '../io/pairLines.js';
 import { pairColumnsOf } from '../dedup/pairColumns.js';
-import { writeCopy, type CopyTarget } from '../dedup/copy.js';
+import { writeCopy, type CopyTags, type CopyTarget } from '../dedup/copy.js';
 import { idOf, type Corpus } from './corpus.js';
 import { pairFormatOf } from './options.js';
 import type { DedupFlags } from './dedupFlags.js';
@@ -23,7 +26,7 @@ import type { DedupFlags } from './dedupFlags.js';
  * Writes the chosen output; returns the number of records written. `read` are the reader options of
  * the flags, for the second pass of dedup/annotate.
  */
-export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink | undefined, target: OutputTarget, read: ReadOptions): Promise<number> {
+export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink | undefined, target: OutputTarget, read: ReadOptions, tags: CopyTags = {}): Promise<number> {
   const id = (i: number): string | number => idOf(corpus, i);
   if (flags.output === 'pairs') {
     const fmt = pairFormatOf(flags);
@@ -44,7 +47,63 @@ export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpu
     return result.clusters.length;
   }
   // dedup / annotate: a second streaming pass over the input, in the same order as the first (the library's dedupFile runs it too).
-  return writeCopy(file, corpus, result, flags.output, target, sink, read);
+  return writeCopy(file, corpus, result, flags.output, target, sink, read, tags);
+}
+
+/**
+ * Refuses the tag and audit flags where the output cannot honour them (exit 2, naming the flag):
+ * `--tag-prefix` names annotate's tags, `--removed` and `--dry-run` are about what `--output dedup`
+ * drops, and a dry run writes no output to give `--out`.
+ */
+export function checkAuditFlags(flags: Pick<DedupFlags, 'output' | 'out' | 'tagPrefix' | 'removed' | 'dryRun'>): void {
+  if (flags.tagPrefix !== undefined) {
+    if (flags.output !== 'annotate') throw new UsageError(`--tag-prefix names the tags of --output annotate: it does not apply to --output ${flags.output}`);
+    if (/[\t\r\n"\\,]/.test(flags.tagPrefix)) throw new UsageError(`--tag-prefix "${flags.tagPrefix}": a column name prefix may not hold tabs, line breaks, quotes, backslashes or commas`);
+  }
+  if (flags.removed !== undefined) {
+    if (flags.output !== 'dedup') throw new UsageError(`--removed lists the documents --output dedup drops: it does not apply to --output ${flags.output}`);
+    if (flags.removed === '-' || flags.removed === '') throw new UsageError('--removed needs a file name (.tsv, .jsonl or .parquet), not standard output');
+    auditFormat(flags.removed);
+  }
+  if (flags.dryRun) {
+    if (flags.output !== 'dedup') throw new UsageError(`--dry-run skips the deduplicated copy of --output dedup: it does not apply to --output ${flags.output}`);
+    if (flags.out !== undefined) throw new UsageError(`--dry-run writes no output: drop --out ${flags.out} (the audit goes to --removed)`);
+  }
+}
+
+/**
+ * The output of a run with its tags and audit: each clustered document's similarity to its kept
+ * member (when annotate or --removed needs it; 1 for every copy of an --exact run), the --removed
+ * audit (put in place only once the output is), and the output itself unless --dry-run.
+ */
+export async function writeResult(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, target: OutputTarget, read: ReadOptions, options: DedupOptions, exact = false): Promise<{ written: number; removed?: number }> {
+  const needSims = flags.output === 'annotate' || flags.removed !== undefined;
+  let similarity: Float64Array | undefined;
+  if (needSims && exact) {
+    similarity = new Float64Array(corpus.count).fill(NaN);
+    for (const c of result.clusters) for (const m of c.members) if (m !== keptOf(c) && keptOf(c) >= 0) similarity[m] = 1;
+  } else if (needSims) {
+    const secondPass = corpus.input.shards ? read : { ...read, format: corpus.input.format };
+    similarity = await keptSimilarities(result.clusters, corpus.count, options.shingle, options.measure, corpus.texts, file, secondPass);
+  }
+  const audit = flags.removed !== undefined ? await openAudit(flags.removed, false) : undefined;
+  let sink: OutputSink | undefined;
+  try {
+    const removed = audit ? await writeDropped(audit, result.clusters, corpus.count, similarity!, (i) => idOf(corpus, i)) : undefined;
+    let written = 0;
+    if (!flags.dryRun) {
+      if (target.kind === 'sink') sink = await openOutput(flags.out);
+      written = await writeOutput(flags, file, corpus, result, sink, target, read, { similarity, tagPrefix: flags.tagPrefix });
+      await sink?.close();
+      sink = undefined;
+    }
+    await audit?.close();
+    return { written, removed };
+  } catch (e) {
+    await sink?.abort();
+    await audit?.abort();
+    throw e;
+  }
 }
 
 /** Where `dedup`/`annotate` output goes: the sink (stdout or a text file), a file rewritten in place of a sink (Parquet), or a directory of shards. */
@@ -57,7 +116,7 @@ export type OutputTarget = CopyTarget;
  * the input's file name; anything else goes to the sink as before.
  */
 export async function outputTarget(flags: DedupFlags, fileArg: string, input: Corpus['input']): Promise<OutputTarget> {
-  if (flags.output !== 'dedup' && flags.output !== 'annotate') return { kind: 'sink' };
+  if ((flags.output !== 'dedup' && flags.output !== 'annotate') || flags.dryRun) return { kind: 'sink' };
   const out = flags.out === '-' ? undefined : flags.out;
   if (input.shards) {
     const what = input.shards.roots ? `the ${input.shards.roots.length} inputs are ${input.shards.shards.length} files` : `${input.name} is ${input.shards.shards.length} shard(s)`;

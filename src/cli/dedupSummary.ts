@@ -65,11 +65,13 @@ export interface DedupRunReport {
   /** Time writing the output, and since the command started (ms). */
   writeMs: number;
   total: number;
+  /** Rows of the `--removed` audit, when one was written. */
+  removed?: number;
 }
 
 /** Prints the summary of a near-duplicate run (human lines, or JSON with --json). */
 export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: DedupRunReport): void {
-  const { name, corpus, options, result, extra, written, writeMs, total } = run;
+  const { name, corpus, options, result, extra, written, writeMs, total, removed } = run;
   const n = corpus.count;
   const s = result.stats;
   const dupDocs = result.clusters.reduce((a, c) => a + c.members.length - 1, 0);
@@ -106,7 +108,8 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
       clusters: s.clusters,
       docsInClusters: inCluster,
       duplicates: dupDocs,
-      output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined },
+      output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined, ...(flags.dryRun ? { dryRun: true } : {}) },
+      ...(removed !== undefined ? { removed: { path: flags.removed, records: removed } } : {}),
       timings: { read: corpus.readMs, ...s.timings, write: writeMs, total },
       ...(extra ? { stream: { passes: extra.passes, indexBytes: extra.indexBytes, peakSetBytes: extra.peakSetBytes, setDocs: extra.setDocs, ranged: extra.ranged } } : {}),
     });
@@ -155,4 +158,13 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
     reporter.summary(`throughput  ${((corpus.bytes / 1e3) / Math.max(total, 1e-3)).toFixed(1)} MB/s, ${int((n * 1000) / Math.max(total, 1e-3))} docs/s overall`);
   }
   if (flags.out) reporter.summary(`output      ${flags.output}: ${int(written)} records → ${path.normalize(flags.out)}`);
+  // --keep none keeps no member of a cluster.
+  const dropped = result.clusters.reduce((a, c) => a + c.members.length - ((c.representative ?? 0) >= 0 ? 1 : 0), 0);
+  printRemovedLines(flags, reporter, n - dropped, removed);
+}
+
+/** The summary lines of `--dry-run` and `--removed`. */
+export function printRemovedLines(flags: Pick<DedupFlags, 'dryRun' | 'removed' | 'output'>, reporter: Reporter, kept: number, removed: number | undefined): void {
+  if (flags.dryRun) reporter.summary(`dry run     nothing written but the audit: --output ${flags.output} would keep ${int(kept)} records`);
+  if (removed !== undefined) reporter.summary(`removed     ${int(removed)} dropped documents listed → ${path.normalize(flags.removed!)}`);
 }

@@ -19,7 +19,10 @@ import { pipelineOptionsFrom } from './pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from './report.js';
 import type { PairFormat } from '../io/write.js';
 import { candidateProbability } from '../lsh/params.js';
-import { recallJson, recallLine } from './dedupSummary.js';
+import { printRemovedLines, recallJson, recallLine } from './dedupSummary.js';
+import { checkAuditFlags } from './dedupOutput.js';
+import { auditFormat, checkAuditTarget } from '../io/audit.js';
+import { writeJobRemoved } from '../shard/removed.js';
 
 /** Flags of the commands that plan a job. */
 export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
@@ -32,6 +35,9 @@ export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
   outDir?: string;
   outputFormat?: PairFormat;
   onBadShard: 'stop' | 'skip';
+  tagPrefix?: string;
+  removed?: string;
+  dryRun?: boolean;
 }
 
 /**
@@ -43,6 +49,7 @@ const HONOURED = new Set([
   'format', 'text', 'id', 'textField', 'idField', 'delimiter', 'tsvQuotes', 'skipInvalid',
   'shingle', 'k', 'normalize', 'multiset', 'stopwords', 'numPerm', 'method', 'seed',
   'threshold', 'minRecall', 'weights', 'bands', 'rows', 'maxPairs', 'outputFormat', 'keep',
+  'tagPrefix', 'removed', 'dryRun',
 ]);
 
 /** Options a job honours at some values only: it runs MinHash-LSH candidates, exact Jaccard, component clusters whose kept member a --keep policy chooses. */
@@ -94,7 +101,7 @@ export function addPlanOptions(cmd: Command): Command {
     .option('--against <shards...>', 'reference corpus (files or directories of shards): report or drop documents of SHARDS that are near duplicates of one of these')
     .option('--task-bytes <n>', 'input bytes one task of the per-shard stages (sign, gather, verify, filter) reads at most: consecutive smaller shards share a task, a larger shard has one of its own (default 67108864, 64 MiB)', parsePositiveInt('task-bytes', 2 ** 50))
     .option('--partitions <n>', 'band-key partitions, i.e. join tasks (default: one per 64 MiB of input, at most one per task of the per-shard stages)', parsePositiveInt('partitions', 100000))
-    .addOption(new Option('--output <mode>', 'pairs, clusters (JSONL), dedup (each shard without duplicates), annotate (each shard with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
+    .addOption(new Option('--output <mode>', 'pairs, clusters (JSONL), dedup (each shard without duplicates), annotate (each shard with its tags: cluster, cluster_size, duplicate_of, similarity, kept)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('--out-dir <dir>', 'for --output dedup/annotate: where the output shards go (same relative names, formats and compression as the inputs)')
     .addOption(new Option('--on-bad-shard <what>', 'a shard that fails to read: stop the job, or skip the shard (named in the summary)').choices(['stop', 'skip']).default('stop'));
 }
@@ -133,6 +140,8 @@ export function refuseUnsupported(cmd: Command): void {
 
 /** What the flags say about a job's plan. */
 export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
+  // A job's outputs are --out-dir shards (dedup, annotate) or --out (pairs, clusters).
+  checkAuditFlags({ output: flags.output, out: flags.outDir ?? flags.out, tagPrefix: flags.tagPrefix, removed: flags.removed, dryRun: flags.dryRun });
   const { dedup: options, read, pairFormat } = pipelineOptionsFrom(flags);
   return {
     shards,
@@ -145,6 +154,9 @@ export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
     mode: flags.output,
     pairFormat,
     outDir: flags.outDir,
+    tagPrefix: flags.tagPrefix,
+    dryRun: flags.dryRun,
+    removed: flags.removed,
   };
 }
 
@@ -235,18 +247,30 @@ export function stageBars(reporter: Reporter): { update(stage: string, done: num
  * Writes the pairs/clusters output and prints the summary (human, or --json). `finished`: first
  * refuse a job whose stages have not all run (`job report`).
  */
-export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { out?: string }, reporter: Reporter, started: number, finished = false): Promise<JobSummary> {
-  const { s, written, stages } = await wd.withView(job, true, async (dir) => {
+export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { out?: string; removed?: string }, reporter: Reporter, started: number, finished = false): Promise<JobSummary> {
+  if (flags.removed !== undefined && job.output.mode !== 'dedup') throw new UsageError(`--removed lists the documents --output dedup drops: this job's output is ${job.output.mode}`);
+  // The components stage computes the audit's similarities only for a job planned with --removed.
+  if (flags.removed !== undefined && job.output.removed === undefined) throw new UsageError('--removed: this job was planned without it, so its components stage did not compute the similarities; plan it with --removed FILE');
+  const removedFile = flags.removed ?? job.output.removed;
+  if (removedFile !== undefined) {
+    auditFormat(removedFile);
+    await checkAuditTarget(removedFile);
+  }
+  const { s, written, stages, removed } = await wd.withView(job, true, async (dir) => {
     if (finished) {
       const unfinished = progressOf(dir, job).filter((p) => p.done < p.total);
       if (unfinished.length > 0) throw new UsageError(`the job is not finished: ${unfinished.map((p) => `${p.stage} ${p.done}/${p.total}`).join(', ')} tasks done`);
     }
     const s = summarize(dir, job);
-    return { s, written: await writeJobOutput(dir, job, flags.out, s), stages: stageTimings(dir, job) };
+    const written = await writeJobOutput(dir, job, flags.out, s);
+    const removed = removedFile !== undefined ? await writeJobRemoved(dir, job, removedFile) : undefined;
+    return { s, written, stages: stageTimings(dir, job), removed };
   });
   // Every output shard is in place: mark the directory complete, as neardup dedup does.
   await wd.markOutput(job, true);
   const workDir = wd.name;
+  // A dedup job planned without output shards is a --dry-run.
+  const dryRun = job.output.mode === 'dedup' && !job.output.dir;
   const total = performance.now() - started;
   const corpusShards = job.shards.filter((x) => x.side === 0).length;
   if (flags.json) {
@@ -263,7 +287,9 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
       clusters: s.clusters,
       docsInClusters: s.docsInClusters,
       duplicates: s.duplicates,
-      output: { mode: job.output.mode, path: job.output.dir ?? flags.out, records: written, format: job.output.mode === 'pairs' ? job.output.pairFormat : undefined },
+      ...(job.against ? { matched: s.duplicates, referenceMatched: s.referenceMatched } : {}),
+      output: { mode: job.output.mode, path: job.output.dir ?? flags.out, records: written, format: job.output.mode === 'pairs' ? job.output.pairFormat : undefined, ...(dryRun ? { dryRun: true } : {}) },
+      ...(removed !== undefined ? { removed: { path: removedFile, records: removed } } : {}),
       // Per stage: tasks, and their markers' wall and CPU times summed (ms); total: this command's wall time.
       timings: { total, stages },
     });
@@ -275,7 +301,10 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
   reporter.summary(`candidates  ${int(s.candidates)}`);
   reporter.summary(`pairs       ${int(s.pairs)} (exact Jaccard ≥ ${job.threshold}${job.against ? ', corpus × reference only' : ''})`);
   reporter.summary(recallLine(s.recall, undefined, job.threshold, candidateProbability(job.threshold, job.bands, job.rows)));
-  if (job.against) reporter.summary(`matched     ${int(s.duplicates)} corpus documents are near duplicates of a reference document`);
+  if (job.against) {
+    reporter.summary(`matched     ${int(s.duplicates)} corpus documents are near duplicates of a reference document`);
+    reporter.summary(`reference   ${int(s.referenceMatched ?? 0)} reference documents are near duplicates of a corpus document`);
+  }
   else reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(s.docsInClusters)} docs (${int(s.duplicates)} duplicates beyond one per cluster)`);
   // As neardup dedup's time line: per stage, the wall time of its tasks summed (run one after the
   // other by --local, in parallel by workers); total is this command's wall time.
@@ -287,6 +316,7 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
   }
   const where = job.output.dir ?? flags.out;
   if (where) reporter.summary(`output      ${job.output.mode}: ${int(written)} records → ${where}`);
+  printRemovedLines({ dryRun, removed: removedFile, output: job.output.mode }, reporter, s.docs - (job.keep === 'none' ? s.docsInClusters : s.duplicates), removed);
   return s;
 }
 

@@ -16,6 +16,7 @@ import type { InputRecord } from '../io/record.js';
 import { dedup } from './dedup.js';
 import type { DedupOptions, DedupResult } from './options.js';
 import { withIds, type DedupRecordsResult } from './records.js';
+import { keptSimilarities } from './dropped.js';
 
 /** The documents of an input as read: their count, input rows, and explicit ids if any. */
 export interface CopyCorpus {
@@ -69,17 +70,25 @@ export function forgetIdLines(corpus: object): void {
   idLines.delete(corpus);
 }
 
+/** What `annotate` adds besides cluster, cluster size, duplicate_of and kept. */
+export interface CopyTags {
+  /** Each document's similarity to its kept member (NaN: none), from {@link keptSimilarities}; without it the tag is null. */
+  similarity?: Float64Array;
+  /** `--tag-prefix`. */
+  tagPrefix?: string;
+}
+
 /** Where a copy goes: a sink (a text file or stdout), a file written in place of a sink (Parquet), or a directory of shards. */
 export type CopyTarget = { kind: 'sink' } | { kind: 'file'; path: string } | { kind: 'shards'; path: string };
 
 /**
  * Writes the copy of `file` that keeps one document per cluster (`dedup`: the cluster's
  * representative, and every document outside a cluster) or every document with its cluster
- * (`annotate`), in a second pass over the input in the same order as the first. `read` are the
+ * (`annotate`, with the tags of `tags`), in a second pass over the input in the same order as the first. `read` are the
  * reader options of the first pass. Returns the number of records written. Throws when the input
  * changed between the passes.
  */
-export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupResult, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions): Promise<number> {
+export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupResult, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, tags: CopyTags = {}): Promise<number> {
   const n = corpus.count;
   const clusterNo = new Int32Array(n).fill(-1);
   result.clusters.forEach((c, k) => {
@@ -92,7 +101,15 @@ export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupR
     const c = clusterNo[i]!;
     const rep = c >= 0 ? (result.clusters[c]!.representative ?? result.clusters[c]!.members[0]!) : i;
     // rep < 0: --keep none kept no member, so no member is a duplicate of another.
-    const v: RowVerdict = { keep: rep === i, cluster: c >= 0 ? c : undefined, duplicateOf: rep !== i && rep >= 0 ? String(idOf(corpus, rep)) : undefined };
+    const dup = rep !== i && rep >= 0;
+    const sim = dup ? tags.similarity?.[i] : undefined;
+    const v: RowVerdict = {
+      keep: rep === i,
+      cluster: c >= 0 ? c : undefined,
+      clusterSize: c >= 0 ? result.clusters[c]!.members.length : undefined,
+      duplicateOf: dup ? String(idOf(corpus, rep)) : undefined,
+      similarity: sim === undefined || Number.isNaN(sim) ? undefined : sim,
+    };
     i++;
     return v;
   };
@@ -100,13 +117,13 @@ export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupR
   const readOptions = { ...read, displayName: corpus.input.shards ? undefined : name, raw: true };
   let written: number;
   if (target.kind === 'shards') {
-    written = await rewriteShards(corpus.input.shards!, target.path, readOptions, mode, verdict);
+    written = await rewriteShards(corpus.input.shards!, target.path, readOptions, mode, verdict, tags.tagPrefix);
   } else if (target.kind === 'file') {
-    written = await rewriteFile(file, target.path, { ...readOptions, format: corpus.input.format }, mode, verdict);
+    written = await rewriteFile(file, target.path, { ...readOptions, format: corpus.input.format }, mode, verdict, undefined, tags.tagPrefix);
   } else {
     if (!sink) throw new TypeError('writeCopy: a sink target needs a sink');
     const input = await openInput(file, { ...readOptions, format: corpus.input.format });
-    written = await rewriteRecords(input, sink, mode, verdict);
+    written = await rewriteRecords(input, sink, mode, verdict, tags.tagPrefix);
   }
   if (i !== n) throw new Error(`${name} changed while it was being read (${i} records instead of ${n})`);
   return written;
@@ -173,7 +190,8 @@ export async function dedupFile(input: string, output: string, options: DedupFil
   const ids = corpus.ids ?? corpus.rows.map(String);
   let sink: OutputSink | undefined = target.kind === 'sink' ? await openOutput(output) : undefined;
   try {
-    const written = await writeCopy(input, corpus, result, mode, target, sink, read);
+    const similarity = mode === 'annotate' ? await keptSimilarities(result.clusters, corpus.count, options.dedup?.shingle, options.dedup?.measure, texts, input, read) : undefined;
+    const written = await writeCopy(input, corpus, result, mode, target, sink, read, { similarity });
     await sink?.close();
     sink = undefined;
     return { result: withIds(result, ids), written, output: target.kind === 'sink' ? output : target.path };

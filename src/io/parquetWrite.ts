@@ -1,6 +1,7 @@
 /**
- * Rewriting a Parquet file without its duplicates, or with two annotation columns: same schema
- * (plus `cluster` and `duplicate_of` when annotating), same compression codec per column, one
+ * Rewriting a Parquet file without its duplicates, or with the tag columns: same schema (plus
+ * `cluster` INT32, `cluster_size` INT32, `duplicate_of` UTF8, `similarity` DOUBLE and `kept`
+ * BOOLEAN when annotating, all nullable but `kept`), same compression codec per column, one
  * output row group per input row group. Written with hyparquet-writer (pure JavaScript) to a temp
  * file renamed into place at the end, so no reader ever sees a partial file.
  * @module
@@ -13,17 +14,13 @@ import { loadPackage } from './lazy.js';
 import { InvalidUtf8, openParquetGroups, type SchemaElementLike } from './parquet.js';
 import type { FieldSpec } from './jsonl.js';
 import type { InputRecord, ReaderContext } from './record.js';
-import { annotationColumns } from './write.js';
+import { annotationColumns, type RecordTags } from './write.js';
 import { zstdCompressor } from './zstd.js';
 
-/** What to do with one record: keep it (dedup), and its annotations (annotate). */
-export interface RowVerdict {
+/** What to do with one record: keep it (dedup), and its tags (annotate; `kept` is `keep`). */
+export interface RowVerdict extends Omit<RecordTags, 'kept'> {
   /** Keep the row in a deduplicated output. */
   keep: boolean;
-  /** Cluster number, when the row has near duplicates. */
-  cluster?: number;
-  /** The id of the cluster's representative, for rows that are not the representative. */
-  duplicateOf?: string;
 }
 
 interface WriterModule {
@@ -48,6 +45,15 @@ async function compressors(): Promise<Record<string, (b: Uint8Array) => Uint8Arr
   };
 }
 
+/** The tag columns' Parquet types, in the order of TAG_NAMES: typed, so readers get numbers and booleans, not strings. */
+const TAG_TYPES: Omit<SchemaElementLike, 'name'>[] = [
+  { type: 'INT32', repetition_type: 'OPTIONAL' },
+  { type: 'INT32', repetition_type: 'OPTIONAL' },
+  { type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
+  { type: 'DOUBLE', repetition_type: 'OPTIONAL' },
+  { type: 'BOOLEAN', repetition_type: 'REQUIRED' },
+];
+
 const WRITABLE = new Set(['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'BROTLI', 'ZSTD']);
 
 function fixBytes(v: unknown): unknown {
@@ -66,17 +72,17 @@ export async function rewriteParquet(
   spec: FieldSpec,
   mode: 'dedup' | 'annotate',
   verdict: (r: InputRecord) => RowVerdict,
+  tagPrefix = '',
 ): Promise<number> {
   const w = await loadPackage<WriterModule>('hyparquet-writer', 'writing Parquet');
   const comp = await compressors();
   const { metadata, tree, groups } = await openParquetGroups(input, ctx, spec, true);
   const names = tree.children.map((c) => c.element.name);
-  const [cName, dName] = annotationColumns(names);
+  const tagNames = annotationColumns(names, tagPrefix);
   const schema: SchemaElementLike[] = metadata.schema.map((e) => ({ ...e }));
   if (mode === 'annotate') {
-    schema[0] = { ...schema[0]!, num_children: (schema[0]!.num_children ?? names.length) + 2 };
-    schema.push({ name: cName, type: 'INT32', repetition_type: 'OPTIONAL' });
-    schema.push({ name: dName, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' });
+    schema[0] = { ...schema[0]!, num_children: (schema[0]!.num_children ?? names.length) + TAG_TYPES.length };
+    TAG_TYPES.forEach((t, i) => schema.push({ name: tagNames[i]!, ...t }));
   }
   // Each top-level column keeps the codec of its first leaf in the first row group.
   const codecOf = new Map<string, string>();
@@ -108,15 +114,17 @@ export async function rewriteParquet(
     for await (const g of groups) {
       if (!g.values) continue;
       const keep: number[] = [];
-      const clusters: (number | null)[] = [];
-      const dups: (string | null)[] = [];
+      const tags: (number | string | boolean | null)[][] = TAG_TYPES.map(() => []);
       for (const r of g.records) {
         const local = r.row - g.start;
         const v = verdict(r);
         if (mode === 'dedup' && !v.keep) continue;
         keep.push(local);
-        clusters.push(v.cluster ?? null);
-        dups.push(v.duplicateOf ?? null);
+        tags[0]!.push(v.cluster ?? null);
+        tags[1]!.push(v.clusterSize ?? null);
+        tags[2]!.push(v.duplicateOf ?? null);
+        tags[3]!.push(v.similarity ?? null);
+        tags[4]!.push(v.keep);
       }
       if (keep.length === 0) continue;
       const columnData: Record<string, unknown>[] = names.map((name) => ({
@@ -125,8 +133,7 @@ export async function rewriteParquet(
         codec: codecOf.get(name) ?? fileCodec,
       }));
       if (mode === 'annotate') {
-        columnData.push({ name: cName, data: clusters, codec: fileCodec });
-        columnData.push({ name: dName, data: dups, codec: fileCodec });
+        tags.forEach((data, i) => columnData.push({ name: tagNames[i]!, data, codec: fileCodec }));
       }
       try {
         await pw.write({ columnData, rowGroupSize: keep.length });

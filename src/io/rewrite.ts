@@ -1,6 +1,6 @@
 /**
  * Writing an input back in its own format and compression, without its duplicates (`dedup`) or
- * with two annotation columns (`annotate`): one file, or a directory of output shards named like
+ * with its tags (`annotate`): one file, or a directory of output shards named like
  * the input shards. Every file is written atomically (temp file, then rename), and a directory of
  * output shards gets a `_SUCCESS` marker last, so nothing half-written looks complete.
  * @module
@@ -17,7 +17,7 @@ import { annotateHeader, annotateRecord } from './write.js';
 
 export type { RowVerdict } from './parquetWrite.js';
 
-/** `dedup` keeps one document per cluster; `annotate` keeps all, with cluster and duplicate_of. */
+/** `dedup` keeps one document per cluster; `annotate` keeps all, with their tags (cluster, cluster_size, duplicate_of, similarity, kept). */
 export type RewriteMode = 'dedup' | 'annotate';
 
 /** Name of the marker written into a directory of output shards once every shard is in place. */
@@ -27,7 +27,7 @@ export const SUCCESS_MARKER = '_SUCCESS';
  * Writes the records of `input` (opened with `raw: true`, not Parquet) to `sink`, keeping or
  * annotating each as `verdict` says. Returns the records written.
  */
-export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict): Promise<number> {
+export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix = ''): Promise<number> {
   let headerDone = false;
   // Rows are written byte for byte: a byte-order mark and each row's own line break (CRLF stays
   // CRLF, also inside quoted CSV fields, which are part of raw; a last row without one gets \n, so
@@ -36,7 +36,7 @@ export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode:
     if (headerDone) return;
     headerDone = true;
     if (input.bom) await sink.write('\ufeff');
-    const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns };
+    const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns, tagPrefix };
     if (mode === 'annotate') await sink.write(annotateHeader(layout, input.header?.raw, input.header?.eol));
     else if (input.header) await sink.write(input.header.raw + (input.header.eol || '\n'));
   };
@@ -45,8 +45,8 @@ export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode:
     await header();
     const v = verdict(r);
     if (mode === 'annotate') {
-      const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns };
-      await sink.write(annotateRecord(layout, r.raw!, v.cluster, v.duplicateOf, r.eol));
+      const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns, tagPrefix };
+      await sink.write(annotateRecord(layout, r.raw!, { ...v, kept: v.keep }, r.eol));
       written++;
     } else if (v.keep) {
       await sink.write(r.raw! + (r.eol || '\n'));
@@ -61,7 +61,7 @@ export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode:
  * Rewrites one file (`path`, not a sharded input) into `out`: Parquet as Parquet (see
  * ./parquetWrite.ts), anything else record by record; the compression follows `out`'s name.
  */
-export async function rewriteFile(file: string, out: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, rows?: { rows: number }): Promise<number> {
+export async function rewriteFile(file: string, out: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, rows?: { rows: number }, tagPrefix = ''): Promise<number> {
   const probe = options.format && options.format !== 'auto' ? options.format : undefined;
   const input = probe === 'parquet' ? undefined : await openInput(file, { ...options, raw: true });
   // The file's rows (valid and skipped), for a caller that numbers the next shard's.
@@ -74,13 +74,13 @@ export async function rewriteFile(file: string, out: string, options: ReadOption
   };
   if (!input || input.format === 'parquet') {
     const ctx = makeContext(options.displayName ?? file, false, options.skipInvalid ?? false, { count: 0, examples: [] });
-    const n = await rewriteParquet(file, out, ctx, options.fields ?? {}, mode, counted);
+    const n = await rewriteParquet(file, out, ctx, options.fields ?? {}, mode, counted, tagPrefix);
     if (rows) rows.rows = rowCount(last, valid, ctx.stats.count);
     return n;
   }
   const sink = await openOutput(out);
   try {
-    const n = await rewriteRecords(input, sink, mode, counted);
+    const n = await rewriteRecords(input, sink, mode, counted, tagPrefix);
     await sink.close();
     if (rows) rows.rows = rowCount(last, valid, input.skips.count);
     return n;
@@ -119,7 +119,7 @@ export async function prepareOutputDirectory(list: ShardList, outDir: string): P
  * format and compression), then writes the `_SUCCESS` marker. `verdict` sees the records of all
  * shards in order, with rows numbered across shards as {@link openInput} numbers them.
  */
-export async function rewriteShards(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict): Promise<number> {
+export async function rewriteShards(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix = ''): Promise<number> {
   await prepareOutputDirectory(list, outDir);
   let written = 0;
   let offset = 0;
@@ -133,7 +133,7 @@ export async function rewriteShards(list: ShardList, outDir: string, options: Re
       r.row += base;
       r.shard = k;
       return verdict(r);
-    }, rows);
+    }, rows, tagPrefix);
     offset += rows.rows;
   }
   try {

@@ -65,13 +65,39 @@ export function formatCluster(cluster: number, members: readonly (string | numbe
   return JSON.stringify({ cluster, size: members.length, representative, members }) + '\n';
 }
 
-/** Names of the two annotation columns, prefixed with `neardup_` when the input already has them. */
-export function annotationColumns(existing: readonly string[]): [string, string] {
-  const taken = (n: string): boolean => existing.some((c) => c.trim().toLowerCase() === n);
-  return taken('cluster') || taken('duplicate_of') ? ['neardup_cluster', 'neardup_duplicate_of'] : ['cluster', 'duplicate_of'];
+/**
+ * The tags `annotate` adds to each record: its cluster, the cluster's size, the kept member's id
+ * (`duplicate_of`), its similarity to that member, and whether it is kept. A field left undefined
+ * is written as null (JSONL, Parquet) or an empty field (TSV, CSV, text).
+ */
+export interface RecordTags {
+  /** Cluster number; undefined for a document in no cluster (or with --against, where there are none). */
+  cluster?: number;
+  /** Members of the cluster; undefined when `cluster` is. */
+  clusterSize?: number;
+  /** The kept member's id (the reference document's with --against); undefined for a kept or unclustered document, and under --keep none. */
+  duplicateOf?: string;
+  /** Exact similarity to `duplicateOf`; undefined when it is. */
+  similarity?: number;
+  /** Whether `--output dedup` keeps the record. */
+  kept: boolean;
 }
 
-/** How input rows are written back: the raw record, optionally with two more fields. */
+/** The tag names, in the order they are appended. */
+export const TAG_NAMES = ['cluster', 'cluster_size', 'duplicate_of', 'similarity', 'kept'] as const;
+
+/**
+ * Names of the five tag columns: `prefix` + each name. Without a prefix, today's names, or all
+ * prefixed with `neardup_` when the input already has a column of one of those names (a record
+ * must not get two fields of one name).
+ */
+export function annotationColumns(existing: readonly string[], prefix = ''): string[] {
+  if (prefix !== '') return TAG_NAMES.map((n) => prefix + n);
+  const taken = (n: string): boolean => existing.some((c) => c.trim().toLowerCase() === n);
+  return TAG_NAMES.some(taken) ? TAG_NAMES.map((n) => 'neardup_' + n) : [...TAG_NAMES];
+}
+
+/** How input rows are written back: the raw record, optionally with the tags. */
 export interface RowLayout {
   /** The input format. */
   format: InputFormat;
@@ -79,47 +105,63 @@ export interface RowLayout {
   delimiter?: string;
   /** Header columns of TSV/CSV input. */
   columns?: readonly string[];
+  /** `--tag-prefix`: prepended to every tag name ('' or undefined: the default names). */
+  tagPrefix?: string;
 }
 
 /** The header line for `annotate` output (with its line break, `\n` unless `eol` says otherwise), or '' when the format has none. */
 export function annotateHeader(layout: RowLayout, rawHeader: string | undefined, eol = '\n'): string {
-  const [c, d] = annotationColumns(layout.columns ?? []);
+  const names = annotationColumns(layout.columns ?? [], layout.tagPrefix);
   if (layout.format === 'tsv' || layout.format === 'csv') {
     const sep = layout.delimiter ?? ',';
-    return `${rawHeader ?? ''}${sep}${c}${sep}${d}${eol || '\n'}`;
+    return `${rawHeader ?? ''}${sep}${names.map((n) => (layout.format === 'csv' ? csvField(n, sep) : tsvField(n))).join(sep)}${eol || '\n'}`;
   }
-  if (layout.format === 'dir') return `path\t${c}\t${d}\n`;
+  if (layout.format === 'dir') return `path\t${names.map(tsvField).join('\t')}\n`;
   return '';
 }
 
+/** The tags as text fields: empty for undefined, similarity as pairs print it, kept as true/false. */
+function tagTexts(t: RecordTags): string[] {
+  return [
+    t.cluster === undefined ? '' : String(t.cluster),
+    t.clusterSize === undefined ? '' : String(t.clusterSize),
+    t.duplicateOf ?? '',
+    t.similarity === undefined ? '' : formatSimilarity(t.similarity),
+    t.kept ? 'true' : 'false',
+  ];
+}
+
 /**
- * One input record with its annotations, with newline. `cluster` is the cluster number and
- * `duplicateOf` the representative's id, both undefined for a document without near duplicates
- * (and `duplicateOf` undefined for the representative itself).
- * TSV/CSV: two fields appended; JSONL: two keys appended before the closing brace, the line's bytes
- * otherwise kept; text and id⇥text: `cluster⇥duplicate_of⇥` prepended,
- * so the original line is everything after the second tab; a directory: `path⇥cluster⇥duplicate_of`.
+ * One input record with its tags, with newline. TSV/CSV: five fields appended; JSONL: five keys
+ * appended before the closing brace, the line's bytes otherwise kept (numbers, key order and
+ * escapes as they were); text and id⇥text: the five fields and a tab prepended, so the original
+ * line is everything after the fifth tab; a directory: `path⇥` and the five fields.
  */
-export function annotateRecord(layout: RowLayout, raw: string, cluster: number | undefined, duplicateOf: string | undefined, eol = '\n'): string {
-  const cl = cluster === undefined ? '' : String(cluster);
-  const dup = duplicateOf ?? '';
+export function annotateRecord(layout: RowLayout, raw: string, tags: RecordTags, eol = '\n'): string {
+  const f = tagTexts(tags);
   // The input's own line break (CRLF stays CRLF); a last line without one gets \n.
   const nl = eol === '\r\n' ? eol : '\n';
   switch (layout.format) {
     case 'tsv':
-      return `${raw}\t${cl}\t${tsvField(dup)}${nl}`;
+      return `${raw}\t${f.map(tsvField).join('\t')}${nl}`;
     case 'csv': {
       const sep = layout.delimiter ?? ',';
-      return `${raw}${sep}${cl}${sep}${csvField(dup, sep)}${nl}`;
+      return `${raw}${sep}${f.map((x) => csvField(x, sep)).join(sep)}${nl}`;
     }
     case 'jsonl': {
-      // The record's own bytes, the two fields appended before its closing brace.
-      const [c, d] = annotationColumns(jsonTopNames(raw));
-      return appendJsonFields(raw, [[JSON.stringify(c), cluster === undefined ? 'null' : cl], [JSON.stringify(d), duplicateOf === undefined ? 'null' : JSON.stringify(duplicateOf)]]) + nl;
+      const names = annotationColumns(jsonTopNames(raw), layout.tagPrefix);
+      const values = [
+        tags.cluster === undefined ? 'null' : f[0]!,
+        tags.clusterSize === undefined ? 'null' : f[1]!,
+        tags.duplicateOf === undefined ? 'null' : JSON.stringify(tags.duplicateOf),
+        tags.similarity === undefined ? 'null' : f[3]!,
+        f[4]!,
+      ];
+      return appendJsonFields(raw, names.map((n, i) => [JSON.stringify(n), values[i]!] as const)) + nl;
     }
     case 'dir':
-      return `${tsvField(raw)}\t${cl}\t${tsvField(dup)}\n`;
+      return `${tsvField(raw)}\t${f.map(tsvField).join('\t')}\n`;
     default:
-      return `${cl}\t${dup}\t${raw}${nl}`;
+      return `${f.map(tsvField).join('\t')}\t${raw}${nl}`;
   }
 }

@@ -9,7 +9,9 @@
  * - `clusters.jsonl`: the clusters as `neardup dedup --output clusters` writes them (within a corpus).
  * - `assign.bin` (kind `assignment`): columns doc (uint32), cluster (int32; -1 with --against), rep
  *   (float64: global number of the kept member chosen by the job's keep policy, -1 with `--keep none`,
- *   or of the best reference match), repId (string; '' with `--keep none`),
+ *   or of the best reference match), repId (string; '' with `--keep none`), size (int32: the
+ *   cluster's members; -1 with --against), sim (float64: exact Jaccard to rep, NaN for the kept
+ *   member and under `--keep none`), id (string: the document's own id, for the `--removed` audit),
  *   grouped by shard with `sstart` (S + 1), ascending doc within a shard. Documents in no cluster
  *   (no match) are absent.
  * @module
@@ -21,7 +23,8 @@ import { formatCluster } from '../io/write.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
 import { rangeOf, taskCount, type JobSpec } from './job.js';
-import { numbering } from './shardInput.js';
+import { numbering, openShard } from './shardInput.js';
+import { KeptSimilarity } from '../dedup/keptSimilarity.js';
 import { forEachVerified } from './verified.js';
 import { jobDocs, type ShardDocs } from './docs.js';
 import type { ShardFiles } from './perShard.js';
@@ -35,6 +38,13 @@ export interface ComponentsMarker {
   docsInClusters: number;
   /** Documents beyond the first of each cluster; with --against, corpus documents with a reference match. */
   duplicates: number;
+  /** With --against: reference documents with a match among the corpus documents. */
+  referenceMatched?: number;
+}
+
+/** Whether the job writes similarities to the kept member: annotate's tags, or dedup's `--removed` audit. */
+export function needsSimilarities(job: JobSpec): boolean {
+  return job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined);
 }
 
 /** The shard of global document g (docOffset ascending, length S + 1). */
@@ -71,7 +81,7 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
     const marker: ComponentsMarker = { clusters: 0, docsInClusters: 0, duplicates: 0 };
     // The cluster lines of a big job do not fit one string: written through the batching file sink.
     const out = await atomicFileSink(path.join(dir, 'clusters.jsonl'));
-    let assign: { doc: Uint32Array; cluster: Int32Array; rep: Float64Array; repId: string[]; sstart: Float64Array };
+    let assign: { doc: Uint32Array; cluster: Int32Array; rep: Float64Array; repId: string[]; size: Int32Array; sim: Float64Array; id: string[]; sstart: Float64Array };
     try {
       assign = job.against ? bestMatches(workDir, job, docOffset, docs, marker) : await clustersOf(workDir, job, docOffset, docs, total, marker, out);
       await out.close();
@@ -91,13 +101,16 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
   const S = job.shards.length;
   const A = new Float64Array(total);
   const B = new Float64Array(total);
+  const sims = new Float64Array(total);
   let n = 0;
-  forEachVerified(workDir, job, (sa, a, sb, b) => {
+  forEachVerified(workDir, job, (sa, a, sb, b, sim) => {
     A[n] = docOffset[sa]! + a;
     B[n] = docOffset[sb]! + b;
+    sims[n] = sim;
     n++;
   });
-  const { docs: members, order, start } = clustersOfPairs(A, B, n);
+  const pairCluster = new Int32Array(n);
+  const { docs: members, order, start } = clustersOfPairs(A, B, n, pairCluster);
   const P = members.length;
   const K = start.length - 1;
   // Each clustered document's id, shard by shard (one shard's ids in memory at a time).
@@ -122,15 +135,19 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
   const cluster = new Int32Array(P);
   const rep = new Float64Array(P);
   const repId: string[] = new Array<string>(P);
+  const size = new Int32Array(P);
+  const keptOf = new Float64Array(K);
   for (let k = 0; k < K; k++) {
     // Members in global document order: ties of the policy go to the earliest, as in neardup dedup.
     const j0 = start[k]!;
     const c = chooseKept(rule, start[k + 1]! - j0, (x) => key![order[j0 + x]!]!);
     const kept = c < 0 ? -1 : order[j0 + c]!;
+    keptOf[k] = kept < 0 ? -1 : members[kept]!;
     const m: (string | number)[] = [];
     for (let j = j0; j < start[k + 1]!; j++) {
       const p = order[j]!;
       cluster[p] = k;
+      size[p] = start[k + 1]! - j0;
       rep[p] = kept < 0 ? -1 : members[kept]!;
       repId[p] = kept < 0 ? '' : String(ids[kept]);
       m.push(ids[p]!);
@@ -140,7 +157,52 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
   marker.clusters = K;
   marker.docsInClusters = P;
   marker.duplicates = P - K;
-  return { doc, cluster, rep, repId, sstart };
+  // Only annotate's tag and dedup's --removed audit need similarities.
+  const tags = needsSimilarities(job);
+  const sim = tags ? await similaritiesToKept(workDir, job, docOffset, members, rep, keptOf, A, B, sims, pairCluster, n) : new Float64Array(P).fill(NaN);
+  return { doc, cluster, rep, repId, size, sim, id: ids.map(String), sstart };
+}
+
+/**
+ * Each clustered document's exact Jaccard to its kept member (NaN for the kept member and under
+ * `--keep none`), as `neardup dedup` tags it: a verified pair's similarity when the two are one,
+ * else computed from the two texts, read from their shards (only the shards that hold such documents).
+ */
+async function similaritiesToKept(workDir: string, job: JobSpec, docOffset: Float64Array, members: Float64Array, rep: Float64Array, keptOf: Float64Array, A: Float64Array, B: Float64Array, sims: Float64Array, pairCluster: Int32Array, n: number): Promise<Float64Array> {
+  const P = members.length;
+  const sim = new Float64Array(P).fill(NaN);
+  const positionOf = (g: number): number => {
+    let lo = 0;
+    let hi = P - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (members[mid]! < g) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  for (let i = 0; i < n; i++) {
+    const kept = keptOf[pairCluster[i]!]!;
+    if (kept === A[i]) sim[positionOf(B[i]!)] = sims[i]!;
+    else if (kept === B[i]) sim[positionOf(A[i]!)] = sims[i]!;
+  }
+  const ks = new KeptSimilarity(job.shingle, 'jaccard', (g, x) => (sim[positionOf(g)] = x));
+  const shards = new Set<number>();
+  for (let p = 0; p < P; p++) {
+    if (rep[p]! < 0 || rep[p] === members[p] || !Number.isNaN(sim[p]!)) continue;
+    ks.add(members[p]!, rep[p]!);
+    shards.add(shardOf(docOffset, members[p]!));
+    shards.add(shardOf(docOffset, rep[p]!));
+  }
+  for (const s of [...shards].sort((x, y) => x - y)) {
+    const input = await openShard(workDir, job, s);
+    let d = 0;
+    for await (const r of input.records) {
+      const g = docOffset[s]! + d++;
+      if (ks.wants(g)) ks.feed(g, r.text);
+    }
+  }
+  return sim;
 }
 
 /**
@@ -157,7 +219,8 @@ function keepKey(job: JobSpec, rule: KeepRule, sd: ShardDocs, s: number, d: numb
 /** With --against: each corpus document with verified pairs and its most similar reference document (the first on ties). */
 function bestMatches(workDir: string, job: JobSpec, docOffset: Float64Array, docs: ShardFiles<ShardDocs>, marker: ComponentsMarker) {
   const S = job.shards.length;
-  const rows: { shard: number; doc: number; rep: number }[] = [];
+  const rows: { shard: number; doc: number; rep: number; sim: number }[] = [];
+  const refSeen = new Set<number>();
   // Pairs come sorted by (shard A, doc A): each NEW document's pairs are consecutive.
   let curShard = -1;
   let cur = -1;
@@ -165,11 +228,12 @@ function bestMatches(workDir: string, job: JobSpec, docOffset: Float64Array, doc
   let bestSim = -1;
   const flush = (): void => {
     if (cur < 0) return;
-    rows.push({ shard: curShard, doc: cur, rep: best });
+    rows.push({ shard: curShard, doc: cur, rep: best, sim: bestSim });
     marker.duplicates++;
   };
   forEachVerified(workDir, job, (A, a, s, b, sim) => {
     if (job.shards[A]!.side !== 0) return;
+    refSeen.add(docOffset[s]! + b);
     if (a !== cur || A !== curShard) {
       flush();
       curShard = A;
@@ -182,6 +246,7 @@ function bestMatches(workDir: string, job: JobSpec, docOffset: Float64Array, doc
     }
   });
   flush();
+  marker.referenceMatched = refSeen.size;
   rows.sort((x, y) => x.shard - y.shard || x.doc - y.doc);
   const sstart = new Float64Array(S + 1);
   for (const r of rows) sstart[r.shard + 1]!++;
@@ -195,6 +260,9 @@ function bestMatches(workDir: string, job: JobSpec, docOffset: Float64Array, doc
     cluster: new Int32Array(rows.length).fill(-1),
     rep: Float64Array.from(rows, (r) => r.rep),
     repId: rows.map((r) => String(idOf(r.rep))),
+    size: new Int32Array(rows.length).fill(-1),
+    sim: Float64Array.from(rows, (r) => r.sim),
+    id: rows.map((r) => String(idOf(docOffset[r.shard]! + r.doc))),
     sstart,
   };
 }

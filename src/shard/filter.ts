@@ -2,8 +2,8 @@
  * Stage 6, filter (one task per shard, for `--output dedup` and `annotate`): rewrites the shard with
  * the cluster assignment, in the input's own format and compression, to the job's output directory
  * under the shard's relative name. `dedup` keeps each cluster's kept member (none with `--keep none`; with `--against`:
- * drops every corpus document with a reference match); `annotate` adds the cluster and
- * duplicate_of fields as `neardup dedup --output annotate` does.
+ * drops every corpus document with a reference match); `annotate` adds the tags (cluster,
+ * cluster_size, duplicate_of, similarity, kept) as `neardup dedup --output annotate` does.
  * @module
  */
 import path from 'node:path';
@@ -35,7 +35,7 @@ async function filterShard(workDir: string, job: JobSpec, num: Numbering, s: num
     const shard = job.shards[s]!;
     if (shard.side !== 0 || num.markers[s]!.skipped || !job.output.dir) return { written: 0 };
     const f = ColumnFile.open(path.join(taskDir(workDir, 'components', 0), 'assign.bin'), 'assignment', job.id);
-    let docs: Uint32Array, cluster: Int32Array, rep: Float64Array, repIds: string[];
+    let docs: Uint32Array, cluster: Int32Array, rep: Float64Array, repIds: string[], size: Int32Array, sim: Float64Array;
     try {
       const st = f.f64('sstart');
       const a = st[s]!;
@@ -44,6 +44,8 @@ async function filterShard(workDir: string, job: JobSpec, num: Numbering, s: num
       cluster = f.i32('cluster', a, b);
       rep = f.f64('rep', a, b);
       repIds = f.strings('repId').range(a, b);
+      size = f.i32('size', a, b);
+      sim = f.f64('sim', a, b);
     } finally {
       f.close();
     }
@@ -59,13 +61,20 @@ async function filterShard(workDir: string, job: JobSpec, num: Numbering, s: num
     const written = await rewriteFile(shard.path, out, { ...job.read }, annotate ? 'annotate' : 'dedup', () => {
       const hit = k < docs.length && docs[k] === d;
       const own = base + d;
+      const dup = hit && rep[k] !== own && rep[k]! >= 0;
       const v = hit
-        ? { keep: !job.against && rep[k] === own, cluster: cluster[k]! >= 0 ? cluster[k]! : undefined, duplicateOf: rep[k] !== own && rep[k]! >= 0 ? repIds[k] : undefined }
+        ? {
+            keep: !job.against && rep[k] === own,
+            cluster: cluster[k]! >= 0 ? cluster[k]! : undefined,
+            clusterSize: size[k]! >= 0 ? size[k]! : undefined,
+            duplicateOf: dup ? repIds[k] : undefined,
+            similarity: dup && !Number.isNaN(sim[k]!) ? sim[k]! : undefined,
+          }
         : { keep: true };
       if (hit) k++;
       d++;
       return v;
-    });
+    }, undefined, job.output.tagPrefix);
     if (d !== num.markers[s]!.docs) throw new Error(`${shard.path} changed since it was signed (${d} documents now, ${num.markers[s]!.docs} then)`);
     return { written, output: out };
   }

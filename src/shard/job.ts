@@ -82,7 +82,12 @@ export interface JobSpec {
   onBadShard: 'stop' | 'skip';
   /** Most candidate pairs one bucket may produce (a guard against a few huge groups of copies). */
   maxBucketPairs: number;
-  output: { mode: JobOutputMode; pairFormat: PairFormat; dir?: string };
+  /**
+   * `tagPrefix`: `--tag-prefix` of annotate's tags. `removed`: the `--removed` audit's path (dedup),
+   * for which components computes each dropped document's similarity. No `dir` for dedup: a
+   * `--dry-run`, which writes only the audit.
+   */
+  output: { mode: JobOutputMode; pairFormat: PairFormat; dir?: string; tagPrefix?: string; removed?: string };
   /**
    * The planner's peak memory of each stage's largest task (bytes), when the job was planned with
    * `--estimate`: `job submit --slurm` asks for it as `--mem`. Not part of what makes two plans the

@@ -66,6 +66,12 @@ export interface PlanInput {
   mode: JobOutputMode;
   pairFormat: PairFormat;
   outDir?: string;
+  /** `--tag-prefix` of annotate. */
+  tagPrefix?: string;
+  /** `--dry-run`: --output dedup without output shards (the `--removed` audit only). */
+  dryRun?: boolean;
+  /** `--removed FILE`: the audit `job report` writes (dedup). */
+  removed?: string;
 }
 
 /** The plan (without id and version) for {@link saveJob}. */
@@ -87,7 +93,7 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
   const signer = createTextSigner({ shingle: input.options.shingle, minhash: input.options.minhash });
   const bands = chooseBands(threshold, signer.numPerm, input.options.lsh);
   const writesShards = input.mode === 'dedup' || input.mode === 'annotate';
-  if (writesShards && !input.outDir) throw new UsageError(`--output ${input.mode} writes one output shard per input shard: give --out-dir DIR`);
+  if (writesShards && !input.outDir && !input.dryRun) throw new UsageError(`--output ${input.mode} writes one output shard per input shard: give --out-dir DIR`);
   const outDir = input.outDir ? (isS3Url(input.outDir) ? input.outDir.replace(/\/+$/, '') : path.resolve(input.outDir)) : undefined;
   // Only corpus shards get outputs: their names are relative to the corpus's own common directory.
   const names = [...outputNames(corpus), ...outputNames(ref)];
@@ -120,7 +126,7 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
     against: !!input.against,
     onBadShard: input.onBadShard,
     maxBucketPairs: input.options.maxPairs ?? 50_000_000,
-    output: { mode: input.mode, pairFormat: input.pairFormat, dir: writesShards ? outDir : undefined },
+    output: { mode: input.mode, pairFormat: input.pairFormat, dir: writesShards ? outDir : undefined, ...(input.tagPrefix ? { tagPrefix: input.tagPrefix } : {}), ...(input.removed ? { removed: isS3Url(input.removed) ? input.removed : path.resolve(input.removed) } : {}) },
     ...(keep !== undefined ? { keep } : {}),
   };
 }

@@ -41,6 +41,8 @@ export interface JobSummary {
   duplicates: number;
   /** Records written by the filter stage. */
   written: number;
+  /** With --against: reference documents with a match among the corpus documents. */
+  referenceMatched?: number;
   /** The run's recall estimated from its verified pairs' similarities, as `neardup dedup` prints it. */
   recall: RecallEstimate;
 }
@@ -87,6 +89,7 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
   sum.clusters = c.clusters;
   sum.docsInClusters = c.docsInClusters;
   sum.duplicates = c.duplicates;
+  if (c.referenceMatched !== undefined) sum.referenceMatched = c.referenceMatched;
   return sum;
 }
 

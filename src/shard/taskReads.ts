@@ -65,7 +65,13 @@ export function taskInputs(job: JobSpec, stage: StageName, t: number, partners?:
       };
     }
     case 'components':
-      return { reads: [{ stage: 'sign', tasks: n('sign'), files: ['docs.bin'] }, { stage: 'verify', tasks: n('verify'), files: ['pairs.bin'] }], shards: [] };
+      // Tags and the --removed audit: the similarity of a member to a kept member it was never
+      // verified with is computed from their texts, read from the corpus shards (which of them is
+      // known only later).
+      return {
+        reads: [{ stage: 'sign', tasks: n('sign'), files: ['docs.bin'] }, { stage: 'verify', tasks: n('verify'), files: ['pairs.bin'] }],
+        shards: job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined) ? job.shards.flatMap((x, s) => (x.side === 0 ? [s] : [])) : [],
+      };
     case 'filter':
       return { reads: [{ stage: 'sign', tasks: n('sign'), files: [] }, { stage: 'components', tasks: [0], files: ['assign.bin'] }], shards: groupOf(job, t) };
   }

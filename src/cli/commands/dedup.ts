@@ -11,7 +11,7 @@ import { UsageError } from '../../io/errors.js';
 import { TooManyPairsError } from '../../lsh/tooManyPairs.js';
 import { tooManyPairsMessage } from '../tooManyPairs.js';
 import type { ReadOptions } from '../../io/read.js';
-import { openOutput, type OutputSink } from '../../io/output.js';
+import type { OutputSink } from '../../io/output.js';
 import { refuseAliasedOutputs } from '../../io/alias.js';
 import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { loadCorpus, rangedCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
@@ -25,7 +25,8 @@ import { needsKinds } from '../../dedup/kinds.js';
 import { applyKeep } from '../../dedup/keepValues.js';
 import { keepNeedsValues, parseKeepPolicy } from '../../dedup/keepPolicy.js';
 import { rangeableFormat } from '../../io/lineRanges.js';
-import { outputTarget, writeOutput, type OutputTarget } from '../dedupOutput.js';
+import { checkAuditFlags, outputTarget, writeResult, type OutputTarget } from '../dedupOutput.js';
+import { checkAuditTarget } from '../../io/audit.js';
 import { runExact } from '../dedupExact.js';
 import { printDedupSummary } from '../dedupSummary.js';
 import type { DedupFlags } from '../dedupFlags.js';
@@ -42,7 +43,7 @@ export function dedupCommand(): Command {
   cmd
     .option('--exact', 'exact duplicates only (equal after --normalize): no shingles, no MinHash, one streaming pass; the fastest mode, same outputs')
     .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
-    .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with cluster and duplicate_of)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
+    .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with the tags cluster, cluster_size, duplicate_of, similarity, kept)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards or several inputs: a directory, one output shard per input file, named as neardup job dedup names them')
     .option('--out-dir <dir>', 'for --output dedup|annotate of shards: the directory of output shards (--out DIR by the name neardup job uses)')
     .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap limit (${(getHeapStatistics().heap_size_limit / 4e9).toFixed(1)} GB here), and for plain JSONL/text/TSV files over 16 MB, read in byte ranges (LSH candidates, component clusters)`)
@@ -51,6 +52,9 @@ export function dedupCommand(): Command {
     .option('--memory-budget <MB>', 'streaming: megabytes of fingerprint sets held at once while verifying; less memory, more passes over the input (default 1024)', parsePositiveInt('--memory-budget', 1 << 20))
     .option('--batch-size <n>', 'streaming: documents per batch sent to a worker (default 1024)', parsePositiveInt('--batch-size', 1 << 20))
     .option('--against <reference>', 'report (pairs) or drop (--output dedup) or mark (annotate) the documents of <input> that are near duplicates of a document of <reference>; pairs only across the two')
+    .option('--tag-prefix <prefix>', 'for --output annotate: prepended to the names of the tags cluster, cluster_size, duplicate_of, similarity and kept, e.g. nd_ (default: those names, or neardup_<name> when the input already has a field of one of them)')
+    .option('--removed <file>', 'for --output dedup: also write one row per dropped document (id, kept_id, similarity, cluster; with --against also reference_id, reference_source) to <file>, .tsv, .jsonl or .parquet (TSV and JSONL may end in .gz/.zst), atomically')
+    .option('--dry-run', 'for --output dedup: print the summary and write only the --removed audit, not the deduplicated copy')
     .addOption(new Option('--output-format <format>', 'pairs as tsv (a⇥b⇥similarity, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
   addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
   cmd.addHelpText(
@@ -93,7 +97,10 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     if (flags.out !== undefined) throw new UsageError('--out-dir and --out name the same output: give one');
     flags.out = flags.outDir;
   }
-  requireOutForJson(flags);
+  checkAuditFlags(flags);
+  if (flags.removed !== undefined) await checkAuditTarget(flags.removed);
+  // A dry run writes no output: its --json summary goes to stdout alone.
+  if (!flags.dryRun) requireOutForJson(flags);
   const { dedup: options, read: readOptions, pairFormat } = pipelineOptionsFrom(flags);
   let fileArg = args[0]!;
   if (args.length > 1) {
@@ -108,7 +115,7 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
   if (flags.against !== undefined) {
     if (flags.stream) throw new UsageError('--against holds both inputs in memory: --stream does not apply (use "neardup job dedup --against" for inputs larger than memory)');
     refuseForAgainst(flags);
-    return runAgainst({ file: fileArg, against: flags.against, output: flags.output, out: flags.out, pairFormat, json: flags.json }, readOptions, options, reporter);
+    return runAgainst({ file: fileArg, against: flags.against, output: flags.output, out: flags.out, pairFormat, json: flags.json, tagPrefix: flags.tagPrefix, removed: flags.removed, dryRun: flags.dryRun }, readOptions, options, reporter);
   }
   // Clusters and deduplicated copies need no pair list: groups of copies then cost O(m), not m².
   options.pairs = flags.output === 'pairs';
@@ -119,7 +126,7 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     options.candidates = 'auto';
   }
   const inputPaths = readOptions.inputs ? readOptions.inputs.shards.map((x) => x.path) : [fileArg];
-  await refuseAliasedOutputs([{ what: '--out', path: flags.out }], inputPaths.map((p) => ({ what: 'the input', path: p })));
+  await refuseAliasedOutputs([{ what: '--out', path: flags.out }, { what: '--removed', path: flags.removed }], inputPaths.map((p) => ({ what: 'the input', path: p })));
   const tStart = performance.now();
   let cleanup: (() => Promise<void>) | undefined;
   let sink: OutputSink | undefined;
@@ -162,14 +169,11 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
       `stages: shingle ${ms(s.timings.shingle)}, sign ${ms(s.timings.sign)}, lsh ${ms(s.timings.lsh)}, verify ${ms(s.timings.verify)}, cluster ${ms(s.timings.cluster)}`,
     );
     const tw = performance.now();
-    if (target.kind === 'sink') sink = await openOutput(flags.out);
     // writeOutput names the input itself (displayName), so the spool's name does not leak into it.
-    const written = await writeOutput(flags, file, corpus, result, sink, target, readOptions);
-    await sink?.close();
-    sink = undefined;
+    const { written, removed } = await writeResult(flags, file, corpus, result, target, readOptions, options);
     const writeMs = performance.now() - tw;
     reporter.verbose(`write: ${ms(writeMs)} (${int(written)} records to ${flags.out ?? '<stdout>'})`);
-    printDedupSummary(flags, reporter, { name, corpus, options, result, extra, written, writeMs, total: performance.now() - tStart });
+    printDedupSummary(flags, reporter, { name, corpus, options, result, extra, written, writeMs, total: performance.now() - tStart, removed });
   } catch (e) {
     await sink?.abort();
     if (e instanceof TooManyPairsError) {

@@ -5,6 +5,7 @@
  */
 import { Command } from 'commander';
 import { UsageError } from '../../io/errors.js';
+import { checkAuditTarget } from '../../io/audit.js';
 import { submitJob } from '../../distributed/submit.js';
 import { STAGES, taskCount } from '../../shard/job.js';
 import { isS3Url } from '../../io/s3.js';
@@ -42,6 +43,7 @@ export function jobCommand(): Command {
   addLogOptions(plan);
   plan.action(async (shards: string[], flags: PlanFlags & EstimateFlags) => {
     refuseUnsupported(plan);
+    if (flags.removed !== undefined) await checkAuditTarget(flags.removed);
     const reporter = new Reporter(flags);
     const estimate = await estimateFromFlags(shards, flags, reporter);
     const { job: spec } = await planFromFlags(shards, flags, estimate ? Object.fromEntries(estimate.stages.map((s) => [s.stage, Math.round(s.peakMemory)])) : undefined);
@@ -70,6 +72,8 @@ export function jobCommand(): Command {
     if (flags.output !== 'dedup' && flags.output !== 'annotate') requireOutForJson({ json: flags.json, out: flags.out || undefined });
     const started = performance.now();
     const reporter = new Reporter(flags);
+    // Before the job runs: an audit path that cannot be written.
+    if (flags.removed !== undefined) await checkAuditTarget(flags.removed);
     if (flags.processes !== undefined && !flags.local) throw new UsageError('--processes is for --local runs (with --redis, start more workers instead)');
     const { wd, job } = await planFromFlags(shards, flags);
     if (flags.local) await runLocally(wd, job, reporter, flags.processes ?? localProcesses(job));
@@ -101,9 +105,10 @@ export function jobCommand(): Command {
   const report = new Command('report')
     .description('write the output and print the summary of a job whose stages have all run (after "neardup stage" runs)')
     .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
-    .option('-o, --out <file>', 'for --output pairs/clusters: write here instead of stdout');
+    .option('-o, --out <file>', 'for --output pairs/clusters: write here instead of stdout')
+    .option('--removed <file>', 'for a job planned with --removed: write the audit here instead of where the plan says');
   addLogOptions(report);
-  report.action(async (flags: LogFlags & { workDir: string; out?: string }) => {
+  report.action(async (flags: LogFlags & { workDir: string; out?: string; removed?: string }) => {
     const { wd, job } = await openJob(flags.workDir);
     await finishJob(wd, job, flags, new Reporter(flags), performance.now(), true);
   });
