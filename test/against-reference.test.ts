@@ -1,12 +1,14 @@
 /**
  * `--against` names the reference (#34 item 4, in one process): each matched new document's best
  * reference document (ties: the first) with its similarity, and the summary's counts of new and of
- * reference documents matched.
+ * reference documents matched. A directory of shards in mixed formats writes, with --against as
+ * without it, one output shard per input shard, the same files as `neardup job dedup --against`.
  */
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { dedupAgainst } from '../src/dedup/against.js';
 import { jsonl, plantedDocs } from './helpers/shards.js';
 import { neardup, tmpDir } from './cliUtil.js';
@@ -54,6 +56,55 @@ test('CLI: the summary and --json count new documents matched and reference docu
     const lines = fs.readFileSync(path.join(dir, 'p.tsv'), 'utf8').trim().split('\n');
     assert.equal(lines.length, r.pairs.length);
     assert.deepEqual(lines[0]!.split('\t').slice(0, 2), [corpus[r.pairs[0]!.a]!.id, reference[r.pairs[0]!.b]!.id]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** Every file under `dir` (relative name → bytes). */
+function tree(dir: string, rel = ''): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+    const r = path.join(rel, e.name);
+    if (e.isDirectory()) for (const [k, v] of tree(dir, r)) out.set(k, v);
+    else out.set(r, fs.readFileSync(path.join(dir, r)));
+  }
+  return out;
+}
+
+test('CLI: --against a directory of mixed shards (JSONL, TSV, .jsonl.gz) writes the output shards of job dedup --against, for dedup and annotate', () => {
+  const dir = tmpDir();
+  try {
+    const docs = corpus.slice(0, 300);
+    const part = [docs.slice(0, 100), docs.slice(100, 200), docs.slice(200)];
+    fs.mkdirSync(path.join(dir, 'new'));
+    fs.writeFileSync(path.join(dir, 'new', 'a.jsonl'), jsonl(part[0]!));
+    fs.writeFileSync(path.join(dir, 'new', 'b.tsv'), 'id\ttext\n' + part[1]!.map((d) => `${d.id}\t${d.text}\n`).join(''));
+    fs.writeFileSync(path.join(dir, 'new', 'c.jsonl.gz'), zlib.gzipSync(jsonl(part[2]!)));
+    fs.writeFileSync(path.join(dir, 'old.jsonl'), jsonl(reference));
+    const opts = ['--id-field', 'id', '--id', 'id'];
+    for (const mode of ['dedup', 'annotate']) {
+      const one = neardup(['dedup', 'new/', '--against', 'old.jsonl', ...opts, '--output', mode, '--out', `d1-${mode}`], { cwd: dir });
+      assert.equal(one.code, 0, one.stderr);
+      const job = neardup(['job', 'dedup', 'new/', '--against', 'old.jsonl', '--local', '--work-dir', `w-${mode}`, ...opts, '--output', mode, '--out-dir', `d2-${mode}`], { cwd: dir });
+      assert.equal(job.code, 0, job.stderr);
+      const got = tree(path.join(dir, `d1-${mode}`));
+      const want = tree(path.join(dir, `d2-${mode}`));
+      assert.deepEqual([...got.keys()].sort(), ['_SUCCESS', 'a.jsonl', 'b.tsv', 'c.jsonl.gz'], mode);
+      assert.deepEqual([...got.keys()].sort(), [...want.keys()].sort(), mode);
+      for (const [k, v] of want) assert.ok(got.get(k)!.equals(v), `${mode}: ${k} differs from job dedup's`);
+      const b = fs.readFileSync(path.join(dir, `d1-${mode}`, 'b.tsv'), 'utf8').split('\n');
+      if (mode === 'annotate') {
+        assert.equal(b[0], 'id\ttext\tcluster\tcluster_size\tduplicate_of\tsimilarity\tkept');
+        assert.equal(b.length, part[1]!.length + 2);
+      } else assert.ok(b.length < part[1]!.length + 2, 'some TSV rows are near duplicates of the reference');
+    }
+    // --removed still lists each dropped document with its reference match.
+    const audited = neardup(['dedup', 'new/', '--against', 'old.jsonl', ...opts, '--output', 'dedup', '--out', 'd3', '--removed', 'removed.tsv'], { cwd: dir });
+    assert.equal(audited.code, 0, audited.stderr);
+    assert.ok(fs.existsSync(path.join(dir, 'd3', '_SUCCESS')));
+    const removed = fs.readFileSync(path.join(dir, 'removed.tsv'), 'utf8').trim().split('\n');
+    assert.equal(removed.length - 1, dedupAgainst(docs.map((d) => d.text), reference.map((d) => d.text)).matched);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -18,6 +18,9 @@ import { tooManyPairsMessage } from './tooManyPairs.js';
 import { writePairLines } from '../io/pairLines.js';
 import { estimateRecall } from '../lsh/recallEstimate.js';
 import { inexactWhy, printRemovedLines, recallJson, recallLine } from './dedupSummary.js';
+import { outputTarget } from './dedupOutput.js';
+import { writeVerdicts } from '../dedup/copy.js';
+import type { RowVerdict } from '../io/rewrite.js';
 
 /** What runAgainst needs from the dedup flags. */
 export interface AgainstRun {
@@ -79,6 +82,8 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   if (run.file === '-' || run.against === '-') throw new UsageError('--against reads files or directories, not standard input');
   const t0 = performance.now();
   const corpus = await loadCorpus(run.file, readOptions, reporter);
+  // Before the work: a directory or glob of shards writes a directory of shards, as without --against.
+  const target = corpus.input.shards ? await outputTarget(run, run.file, corpus.input) : undefined;
   const ref = await loadCorpus(run.against, { ...readOptions, format: readOptions.format === 'auto' ? 'auto' : readOptions.format }, reporter);
   let result;
   try {
@@ -89,10 +94,17 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   }
   // The audit is put in place only once the output is.
   const audit = run.removed !== undefined ? await writeAgainstAudit(run, corpus, ref, result, readOptions) : undefined;
-  let sink: OutputSink | undefined = run.dryRun ? undefined : await openOutput(run.out);
+  let sink: OutputSink | undefined = run.dryRun || target?.kind === 'shards' ? undefined : await openOutput(run.out);
   let written = 0;
   try {
-    if (!sink) {
+    if (target?.kind === 'shards') {
+      // One output shard per input shard, each in its own format, with _SUCCESS: the writer of the route without --against.
+      const verdictOf = (i: number): RowVerdict => {
+        const m = result.bestMatch[i]!;
+        return m >= 0 ? { keep: false, duplicateOf: String(idOf(ref, m)), similarity: result.bestSimilarity[i]! } : { keep: true };
+      };
+      written = await writeVerdicts(run.file, corpus, run.output === 'annotate' ? 'annotate' : 'dedup', target, undefined, readOptions, verdictOf, run.tagPrefix);
+    } else if (!sink) {
       // --dry-run: the audit only.
     } else if (run.output === 'pairs') {
       await sink.write(pairHeader(run.pairFormat, false));

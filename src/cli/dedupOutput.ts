@@ -115,7 +115,7 @@ export type OutputTarget = CopyTarget;
  * (`--out FILE.parquet`, or `--out DIR` for DIR/<input name>); an existing directory as `--out` gets
  * the input's file name; anything else goes to the sink as before.
  */
-export async function outputTarget(flags: DedupFlags, fileArg: string, input: Corpus['input']): Promise<OutputTarget> {
+export async function outputTarget(flags: Pick<DedupFlags, 'output' | 'out' | 'dryRun'>, fileArg: string, input: Corpus['input']): Promise<OutputTarget> {
   if ((flags.output !== 'dedup' && flags.output !== 'annotate') || flags.dryRun) return { kind: 'sink' };
   const out = flags.out === '-' ? undefined : flags.out;
   if (input.shards) {

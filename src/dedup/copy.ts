@@ -89,41 +89,51 @@ export type CopyTarget = { kind: 'sink' } | { kind: 'file'; path: string } | { k
  * changed between the passes.
  */
 export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupResult, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, tags: CopyTags = {}): Promise<number> {
-  const n = corpus.count;
-  const clusterNo = new Int32Array(n).fill(-1);
+  const clusterNo = new Int32Array(corpus.count).fill(-1);
   result.clusters.forEach((c, k) => {
     for (const m of c.members) clusterNo[m] = k;
   });
-  let i = 0;
-  const name = corpus.input.name;
-  const verdict = (r: InputRecord): RowVerdict => {
-    if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${name} changed while it was being read (record ${i})`);
+  return writeVerdicts(file, corpus, mode, target, sink, read, (i) => {
     const c = clusterNo[i]!;
     const rep = c >= 0 ? (result.clusters[c]!.representative ?? result.clusters[c]!.members[0]!) : i;
     // rep < 0: --keep none kept no member, so no member is a duplicate of another.
     const dup = rep !== i && rep >= 0;
     const sim = dup ? tags.similarity?.[i] : undefined;
-    const v: RowVerdict = {
+    return {
       keep: rep === i,
       cluster: c >= 0 ? c : undefined,
       clusterSize: c >= 0 ? result.clusters[c]!.members.length : undefined,
       duplicateOf: dup ? String(idOf(corpus, rep)) : undefined,
       similarity: sim === undefined || Number.isNaN(sim) ? undefined : sim,
     };
-    i++;
-    return v;
+  }, tags.tagPrefix);
+}
+
+/**
+ * The second pass of {@link writeCopy}, for any verdict: writes the records of `file` to `target`,
+ * keeping (`dedup`) or tagging (`annotate`) document i as `verdictOf(i)` says, in the input's order
+ * (a sharded input: one output shard per input shard, each in its own format, and `_SUCCESS`).
+ * `neardup dedup --against` writes its copy with it too. Throws when the input changed between the passes.
+ */
+export async function writeVerdicts(file: string, corpus: CopyCorpus, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, verdictOf: (i: number) => RowVerdict, tagPrefix?: string): Promise<number> {
+  const n = corpus.count;
+  let i = 0;
+  const name = corpus.input.name;
+  const verdict = (r: InputRecord): RowVerdict => {
+    if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${name} changed while it was being read (record ${i})`);
+    return verdictOf(i++);
   };
   // Sharded input: a directory of output shards; Parquet: a Parquet file.
   const readOptions = { ...read, displayName: corpus.input.shards ? undefined : name, raw: true };
   let written: number;
   if (target.kind === 'shards') {
-    written = await rewriteShards(corpus.input.shards!, target.path, readOptions, mode, verdict, tags.tagPrefix);
+    written = await rewriteShards(corpus.input.shards!, target.path, readOptions, mode, verdict, tagPrefix);
   } else if (target.kind === 'file') {
-    written = await rewriteFile(file, target.path, { ...readOptions, format: corpus.input.format }, mode, verdict, undefined, tags.tagPrefix);
+    written = await rewriteFile(file, target.path, { ...readOptions, format: corpus.input.format }, mode, verdict, undefined, tagPrefix);
   } else {
     if (!sink) throw new TypeError('writeCopy: a sink target needs a sink');
     const input = await openInput(file, { ...readOptions, format: corpus.input.format });
-    written = await rewriteRecords(input, sink, mode, verdict, tags.tagPrefix);
+    written = await rewriteRecords(input, sink, mode, verdict, tagPrefix);
   }
   if (i !== n) throw new Error(`${name} changed while it was being read (${i} records instead of ${n})`);
   return written;
