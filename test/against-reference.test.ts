@@ -109,3 +109,21 @@ test('CLI: --against a directory of mixed shards (JSONL, TSV, .jsonl.gz) writes 
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('CLI: --against keeps a file\'s bytes as the route without it does: BOM and CRLF line ends (a last line without a break gets one in both)', () => {
+  const dir = tmpDir();
+  try {
+    const texts = ['the quick brown fox jumps over the lazy dog again and again', 'something else entirely, about another subject', 'a third line of its own words here'];
+    const body = `\ufeffid\ttext\r\nm0\t${texts[0]}\r\nm1\t${texts[1]}\r\nm2\t${texts[2]}`;
+    fs.writeFileSync(path.join(dir, 'new.tsv'), body);
+    fs.writeFileSync(path.join(dir, 'ref.jsonl'), jsonl([{ id: 'r0', text: texts[0]! }]));
+    const r = neardup(['dedup', 'new.tsv', '--against', 'ref.jsonl', '--id', 'id', '--id-field', 'id', '--output', 'dedup', '-q'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    // The matched record is dropped; every other byte is the input's (the route without --against keeps them alike).
+    assert.equal(r.stdout, `\ufeffid\ttext\r\nm1\t${texts[1]}\r\nm2\t${texts[2]}\n`);
+    const plain = neardup(['dedup', 'new.tsv', '--id', 'id', '--output', 'dedup', '-q'], { cwd: dir });
+    assert.equal(plain.stdout, `${body}\n`, 'without --against nothing is dropped, and the bytes are the same');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -9,7 +9,7 @@ import { openAudit, type AuditWriter } from '../io/audit.js';
 import { UsageError } from '../io/errors.js';
 import { openInput, type ReadOptions } from '../io/read.js';
 import { openOutput, type OutputSink } from '../io/output.js';
-import { annotateHeader, annotateRecord, pairHeader, type PairFormat } from '../io/write.js';
+import { pairHeader, type PairFormat } from '../io/write.js';
 import type { DedupOptions } from '../dedup/dedup.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { idOf, loadCorpus, type Corpus } from './corpus.js';
@@ -82,8 +82,9 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   if (run.file === '-' || run.against === '-') throw new UsageError('--against reads files or directories, not standard input');
   const t0 = performance.now();
   const corpus = await loadCorpus(run.file, readOptions, reporter);
-  // Before the work: a directory or glob of shards writes a directory of shards, as without --against.
-  const target = corpus.input.shards ? await outputTarget(run, run.file, corpus.input) : undefined;
+  // Before the work, as without --against: a directory or glob of shards writes a directory of
+  // shards, a Parquet input a Parquet file, an existing directory as --out the input's name in it.
+  const target = await outputTarget(run, run.file, corpus.input);
   const ref = await loadCorpus(run.against, { ...readOptions, format: readOptions.format === 'auto' ? 'auto' : readOptions.format }, reporter);
   let result;
   try {
@@ -94,50 +95,23 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   }
   // The audit is put in place only once the output is.
   const audit = run.removed !== undefined ? await writeAgainstAudit(run, corpus, ref, result, readOptions) : undefined;
-  let sink: OutputSink | undefined = run.dryRun || target?.kind === 'shards' ? undefined : await openOutput(run.out);
+  let sink: OutputSink | undefined = run.dryRun || target.kind !== 'sink' ? undefined : await openOutput(run.out);
   let written = 0;
   try {
-    if (target?.kind === 'shards') {
-      // One output shard per input shard, each in its own format, with _SUCCESS: the writer of the route without --against.
+    if (run.dryRun) {
+      // --dry-run: the audit only.
+    } else if (run.output === 'pairs') {
+      await sink!.write(pairHeader(run.pairFormat, false));
+      await writePairLines(sink!, run.pairFormat, result.pairs, (a) => idOf(corpus, a), (b) => idOf(ref, b));
+      written = result.pairs.length;
+    } else {
+      // The writer of the route without --against (records byte for byte, line ends and BOM kept);
+      // no clusters across two corpora: a document's verdict is its best reference match, if any.
       const verdictOf = (i: number): RowVerdict => {
         const m = result.bestMatch[i]!;
         return m >= 0 ? { keep: false, duplicateOf: String(idOf(ref, m)), similarity: result.bestSimilarity[i]! } : { keep: true };
       };
-      written = await writeVerdicts(run.file, corpus, run.output === 'annotate' ? 'annotate' : 'dedup', target, undefined, readOptions, verdictOf, run.tagPrefix);
-    } else if (!sink) {
-      // --dry-run: the audit only.
-    } else if (run.output === 'pairs') {
-      await sink.write(pairHeader(run.pairFormat, false));
-      await writePairLines(sink, run.pairFormat, result.pairs, (a) => idOf(corpus, a), (b) => idOf(ref, b));
-      written = result.pairs.length;
-    } else {
-      const input = await openInput(run.file, { ...readOptions, format: corpus.input.format, raw: true });
-      const layout = { format: input.format, delimiter: input.delimiter, columns: corpus.input.header?.columns, tagPrefix: run.tagPrefix };
-      const annotate = run.output === 'annotate';
-      let headerDone = false;
-      const header = async (): Promise<void> => {
-        if (headerDone) return;
-        headerDone = true;
-        if (annotate) await sink!.write(annotateHeader(layout, input.header?.raw));
-        else if (input.header) await sink!.write(input.header.raw + '\n');
-      };
-      let i = 0;
-      for await (const r of input.records) {
-        await header();
-        if (i >= corpus.count || r.row !== corpus.rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
-        const m = result.bestMatch[i]!;
-        if (annotate) {
-          // No clusters across two corpora: the tags name the best reference match and its similarity.
-          const tags = m >= 0 ? { duplicateOf: String(idOf(ref, m)), similarity: result.bestSimilarity[i]!, kept: false } : { kept: true };
-          await sink.write(annotateRecord(layout, r.raw!, tags, r.eol));
-          written++;
-        } else if (m < 0) {
-          await sink.write(r.raw! + '\n');
-          written++;
-        }
-        i++;
-      }
-      await header();
+      written = await writeVerdicts(run.file, corpus, run.output === 'annotate' ? 'annotate' : 'dedup', target, sink, readOptions, verdictOf, run.tagPrefix);
     }
     await sink?.close();
     sink = undefined;
