@@ -19,6 +19,8 @@ import { STAGES } from '../src/shard/job.js';
 import { createShingler } from '../src/text/shingler.js';
 import { jaccard } from '../src/similarity/jaccard.js';
 import { formatSimilarity } from '../src/io/write.js';
+import { KeptSimilarity } from '../src/dedup/keptSimilarity.js';
+import { createSet64 } from '../src/text/fingerprint64.js';
 
 const POLICIES = ['first', 'longest', 'shortest', 'max:score', 'min:score', 'none'];
 const AUDITS = ['removed.tsv', 'removed.jsonl.gz', 'removed.parquet'];
@@ -247,5 +249,28 @@ describe('tags and the --removed audit: every policy, every route, checked again
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /all\.jsonl:\d+: field "nope" has no value/);
     assert.deepEqual(fs.readdirSync(dir).filter((f) => f.includes('r.jsonl') || f.includes('o.jsonl')), []);
+  });
+});
+
+// With --fingerprint-bits 64 the tag is the Jaccard of the 64-bit sets verification scores, not of
+// 32-bit ones: checked against a plain Set of BigInts, for Jaccard and containment, empty texts too.
+describe('the similarity tag with 64-bit fingerprints', () => {
+  it('equals the exact similarity of the 64-bit shingle sets', () => {
+    const docs = plantedDocs(60, 0.5, 9).map((d) => d.text);
+    docs.push('', 'abc');
+    const set64 = createSet64({});
+    for (const measure of ['jaccard', 'containment'] as const) {
+      const got = new Map<number, number>();
+      const ks = new KeptSimilarity({}, measure, (d, x) => got.set(d, x), 64);
+      for (let d = 1; d < docs.length; d++) ks.add(d, 0);
+      for (let d = 0; d < docs.length; d++) ks.feed(d, docs[d]!);
+      const a = new Set(set64(docs[0]!));
+      for (let d = 1; d < docs.length; d++) {
+        const b = set64(docs[d]!);
+        const inter = b.filter((x) => a.has(x)).length;
+        const want = b.length === 0 || a.size === 0 ? 0 : measure === 'containment' ? inter / Math.min(a.size, b.length) : inter / (a.size + b.length - inter);
+        assert.equal(got.get(d), want, `${measure}, document ${d}`);
+      }
+    }
   });
 });

@@ -84,7 +84,7 @@ export async function writeResult(flags: DedupFlags, file: string, corpus: Corpu
     for (const c of result.clusters) for (const m of c.members) if (m !== keptOf(c) && keptOf(c) >= 0) similarity[m] = 1;
   } else if (needSims) {
     const secondPass = corpus.input.shards ? read : { ...read, format: corpus.input.format };
-    similarity = await keptSimilarities(result.clusters, corpus.count, options.shingle, options.measure, corpus.texts, file, secondPass);
+    similarity = await keptSimilarities(result.clusters, corpus.count, options.shingle, options.measure, corpus.texts, file, secondPass, options.fingerprintBits);
   }
   const audit = flags.removed !== undefined ? await openAudit(flags.removed, false) : undefined;
   let sink: OutputSink | undefined;

@@ -200,7 +200,7 @@ export async function dedupFile(input: string, output: string, options: DedupFil
   const ids = corpus.ids ?? corpus.rows.map(String);
   let sink: OutputSink | undefined = target.kind === 'sink' ? await openOutput(output) : undefined;
   try {
-    const similarity = mode === 'annotate' ? await keptSimilarities(result.clusters, corpus.count, options.dedup?.shingle, options.dedup?.measure, texts, input, read) : undefined;
+    const similarity = mode === 'annotate' ? await keptSimilarities(result.clusters, corpus.count, options.dedup?.shingle, options.dedup?.measure, texts, input, read, options.dedup?.fingerprintBits) : undefined;
     const written = await writeCopy(input, corpus, result, mode, target, sink, read, { similarity });
     await sink?.close();
     sink = undefined;

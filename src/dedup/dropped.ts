@@ -21,9 +21,9 @@ export function keptOf(c: Cluster): number {
  * in no cluster, and every member under `--keep none`. `texts` when they are in memory, else `file`
  * is read again with `read` (its documents numbered as in the run).
  */
-export async function keptSimilarities(clusters: readonly Cluster[], count: number, shingle: ShingleOptions | undefined, measure: SetMeasure | undefined, texts: readonly string[] | undefined, file: string, read: ReadOptions): Promise<Float64Array> {
+export async function keptSimilarities(clusters: readonly Cluster[], count: number, shingle: ShingleOptions | undefined, measure: SetMeasure | undefined, texts: readonly string[] | undefined, file: string, read: ReadOptions, bits: 32 | 64 = 32): Promise<Float64Array> {
   const sims = new Float64Array(count).fill(NaN);
-  const ks = new KeptSimilarity(shingle, measure, (d, s) => (sims[d] = s));
+  const ks = new KeptSimilarity(shingle, measure, (d, s) => (sims[d] = s), bits);
   for (const c of clusters) {
     const k = keptOf(c);
     if (k < 0) continue;

@@ -12,17 +12,44 @@ import { createShingler, type ShingleOptions } from '../text/shingler.js';
 import { jaccard } from '../similarity/jaccard.js';
 import { maxContainment } from '../similarity/containment.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
+import { createSet64 } from '../text/fingerprint64.js';
 
-/** The similarity of two fingerprint sets under `measure`. */
-export function setSimilarity(a: Uint32Array, b: Uint32Array, measure: SetMeasure = 'jaccard'): number {
-  return measure === 'containment' ? maxContainment(a, b).score : jaccard(a, b);
+/** A sorted set of distinct fingerprints: 32-bit, or 64-bit with `--fingerprint-bits 64`. */
+export type FingerprintSet = Uint32Array | BigUint64Array;
+
+/** Common elements of two sorted 64-bit sets. */
+function overlap64(a: BigUint64Array, b: BigUint64Array): number {
+  let i = 0;
+  let j = 0;
+  let n = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i]!;
+    const y = b[j]!;
+    if (x === y) {
+      n++;
+      i++;
+      j++;
+    } else if (x < y) i++;
+    else j++;
+  }
+  return n;
+}
+
+/** The similarity of two fingerprint sets of one width under `measure`. */
+export function setSimilarity(a: FingerprintSet, b: FingerprintSet, measure: SetMeasure = 'jaccard'): number {
+  if (a instanceof Uint32Array && b instanceof Uint32Array) return measure === 'containment' ? maxContainment(a, b).score : jaccard(a, b);
+  if (!(a instanceof BigUint64Array && b instanceof BigUint64Array)) throw new TypeError('setSimilarity: sets of two widths');
+  // Empty sets score as the 32-bit functions score them.
+  if (a.length === 0 || b.length === 0) return setSimilarity(new Uint32Array(a.length === 0 ? 0 : 1), new Uint32Array(b.length === 0 ? 0 : 1).fill(1), measure);
+  const n = overlap64(a, b);
+  return measure === 'containment' ? n / Math.min(a.length, b.length) : n / (a.length + b.length - n);
 }
 
 interface KeptState {
-  set?: Uint32Array;
+  set?: FingerprintSet;
   /** Members not yet given their similarity. */
   remaining: number;
-  pending: [number, Uint32Array][];
+  pending: [number, FingerprintSet][];
 }
 
 /**
@@ -33,11 +60,15 @@ interface KeptState {
 export class KeptSimilarity {
   private readonly kept = new Map<number, KeptState>();
   private readonly keptOf = new Map<number, number>();
-  private readonly setOf: (text: string) => Uint32Array;
+  private readonly setOf: (text: string) => FingerprintSet;
 
-  constructor(shingle: ShingleOptions | undefined, private readonly measure: SetMeasure | undefined, private readonly onSimilarity: (doc: number, similarity: number) => void) {
-    const sh = createShingler(shingle);
-    this.setOf = (t) => sh.set(t);
+  /** `bits`: the run's fingerprint width, so that a tag equals the verified pair's similarity. */
+  constructor(shingle: ShingleOptions | undefined, private readonly measure: SetMeasure | undefined, private readonly onSimilarity: (doc: number, similarity: number) => void, bits: 32 | 64 = 32) {
+    if (bits === 64) this.setOf = createSet64(shingle);
+    else {
+      const sh = createShingler(shingle);
+      this.setOf = (t) => sh.set(t);
+    }
   }
 
   /** Asks for document `doc`'s similarity to document `kept` (doc ≠ kept). */
@@ -74,7 +105,7 @@ export class KeptSimilarity {
     else k.pending.push([doc, set]);
   }
 
-  private done(keptDoc: number, k: KeptState, doc: number, set: Uint32Array): void {
+  private done(keptDoc: number, k: KeptState, doc: number, set: FingerprintSet): void {
     this.onSimilarity(doc, setSimilarity(set, k.set!, this.measure));
     this.keptOf.delete(doc);
     if (--k.remaining === 0) this.kept.delete(keptDoc);
