@@ -40,6 +40,15 @@ export interface SlurmCluster {
   stop(): Promise<void>;
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function until(what: string, ok: () => boolean, log: () => string, limitMs = 60_000): Promise<void> {
   const end = Date.now() + limitMs;
   while (!ok()) {
@@ -132,8 +141,12 @@ export async function startSlurm(): Promise<SlurmCluster> {
         if (c.exitCode === null) await new Promise((r) => c.once('exit', r));
       }
       const pid = Number(fs.readFileSync(path.join(dir, 'munge', 'munged.pid'), 'utf8'));
-      if (pid) process.kill(pid, 'SIGTERM');
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (pid) {
+        process.kill(pid, 'SIGTERM');
+        // munged writes its seed file as it exits: removing the directory before then raced it (ENOTEMPTY).
+        await until('munged exits', () => !alive(pid), () => '', 10_000).catch(() => undefined);
+      }
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     },
   };
 }
