@@ -13,6 +13,7 @@ import { commitTask, failedFile, readFailed, readMarker, requireMarker, taskDir,
 import { tasksOfMember, arrayIndexFromEnv } from '../src/shard/stages.js';
 import { outputNames } from '../src/shard/job.js';
 import { groupBy } from '../src/shard/u32buf.js';
+import { Reusable } from '../src/shard/reuse.js';
 import { tmpDir } from './cliUtil.js';
 
 const PLAN = 'aaaaaaaaaaaa';
@@ -208,5 +209,27 @@ describe('array jobs and plans', () => {
         for (let x = 0; x < 7; x++) assert.equal(r.start[x + 1]! - r.start[x]!, g.filter((y) => y === x).length);
       }),
     );
+  });
+});
+
+// What a task process keeps between tasks is borrowed, not shared: two tasks running at once (a
+// worker with --concurrency 2) get a value each, and a value comes back when its task ends, also
+// when it fails.
+describe('Reusable', () => {
+  it('gives tasks running at once a value each, and reuses a value once its task ended', async () => {
+    let made = 0;
+    const pool = new Reusable(() => ({ n: made++ }));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const first = pool.with(async (v) => {
+      await held;
+      return v.n;
+    });
+    const second = await pool.with(async (v) => v.n);
+    release();
+    assert.deepEqual([await first, second], [0, 1]);
+    await assert.rejects(pool.with(async () => Promise.reject(new Error('task failed'))), /task failed/);
+    assert.equal(await pool.with(async (v) => v.n), 0, 'values come back, and no new one is made');
+    assert.equal(made, 2);
   });
 });

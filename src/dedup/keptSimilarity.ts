@@ -9,7 +9,7 @@
  * @module
  */
 import { createShingler, type ShingleOptions } from '../text/shingler.js';
-import { jaccard } from '../similarity/jaccard.js';
+import { intersectionSize64, jaccard } from '../similarity/jaccard.js';
 import { maxContainment } from '../similarity/containment.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
 import { createSet64 } from '../text/fingerprint64.js';
@@ -17,31 +17,13 @@ import { createSet64 } from '../text/fingerprint64.js';
 /** A sorted set of distinct fingerprints: 32-bit, or 64-bit with `--fingerprint-bits 64`. */
 export type FingerprintSet = Uint32Array | BigUint64Array;
 
-/** Common elements of two sorted 64-bit sets. */
-function overlap64(a: BigUint64Array, b: BigUint64Array): number {
-  let i = 0;
-  let j = 0;
-  let n = 0;
-  while (i < a.length && j < b.length) {
-    const x = a[i]!;
-    const y = b[j]!;
-    if (x === y) {
-      n++;
-      i++;
-      j++;
-    } else if (x < y) i++;
-    else j++;
-  }
-  return n;
-}
-
 /** The similarity of two fingerprint sets of one width under `measure`. */
 export function setSimilarity(a: FingerprintSet, b: FingerprintSet, measure: SetMeasure = 'jaccard'): number {
   if (a instanceof Uint32Array && b instanceof Uint32Array) return measure === 'containment' ? maxContainment(a, b).score : jaccard(a, b);
   if (!(a instanceof BigUint64Array && b instanceof BigUint64Array)) throw new TypeError('setSimilarity: sets of two widths');
-  // Empty sets score as the 32-bit functions score them.
-  if (a.length === 0 || b.length === 0) return setSimilarity(new Uint32Array(a.length === 0 ? 0 : 1), new Uint32Array(b.length === 0 ? 0 : 1).fill(1), measure);
-  const n = overlap64(a, b);
+  // An empty set scores 0, as in jaccard and maxContainment.
+  if (a.length === 0 || b.length === 0) return 0;
+  const n = intersectionSize64(a, b);
   return measure === 'containment' ? n / Math.min(a.length, b.length) : n / (a.length + b.length - n);
 }
 

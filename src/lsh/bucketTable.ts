@@ -145,6 +145,19 @@ export class BucketTable {
     return this.slots[(this.order[k]! << 2) + 2]!;
   }
 
+  /**
+   * Writes the k-th bucket's entries as `ids[base + entry]` into `out[0 .. size)`, in the order they
+   * were added (its chain runs from the last added, so it fills from the back), and returns its size.
+   * `out` must hold {@link sizeAt}(k) values.
+   */
+  membersAt(k: number, ids: Int32Array, base: number, out: Int32Array): number {
+    const size = this.sizeAt(k);
+    const next = this.next;
+    let i = size;
+    for (let e = this.headAt(k); e !== -1; e = next[e]!) out[--i] = ids[base + e]!;
+    return size;
+  }
+
   /** Number of distinct keys (buckets). */
   get bucketCount(): number {
     return this.used;

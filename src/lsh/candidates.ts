@@ -136,7 +136,6 @@ function allSharedBuckets(keys: BandKeyTable, fromBand: number, toBand: number):
       // chains then live in a few KB instead of reaching all over an n-entry array.
       const base = start[p]!;
       for (let j = base; j < start[p + 1]!; j++) table.add(keyHi[j]!, keyLo[j]!, j - base);
-      const next = table.next;
       // Shared buckets visited by index, in the order they were made, not through a callback per
       // bucket (most are pairs), and without visiting the singletons.
       const shared = table.shared();
@@ -146,10 +145,8 @@ function allSharedBuckets(keys: BandKeyTable, fromBand: number, toBand: number):
         stats.sharedBuckets++;
         if (size > stats.largestBucket) stats.largestBucket = size;
         if (members.length < size) members = new Int32Array(size * 2);
-        // Chains run in descending order (docs are in ascending order within a partition); fill
-        // from the back to get ascending ids.
-        let k = size;
-        for (let e = table.headAt(bk); e !== -1; e = next[e]!) members[--k] = docs[base + e]!;
+        // Docs are in ascending order within a partition, so the members come ascending.
+        table.membersAt(bk, docs, base, members);
         // The member list's digest: 32 bits of one hash and 21 of another (53 bits, as before).
         out.push(members, 0, size, murmur3Words(members, 0x51ed27, 0, size), murmur3Words(members, 0x2545f491, 0, size) >>> 11);
       }

@@ -50,16 +50,13 @@ export function forEachRowBucket(
     if (start[p + 1]! - base < 2) continue;
     table.clear();
     for (let j = base; j < start[p + 1]!; j++) table.add(keyHi[j]!, keyLo[j]!, j - base);
-    const next = table.next;
     const shared = table.shared();
     for (let t = 0; t < shared.length; t++) {
       const bk = shared[t]!;
       const size = table.sizeAt(bk);
       if (members.length < size) members = new Int32Array(size * 2);
-      // Chains run from the last row added: fill from the back for ascending rows.
-      let k = size;
-      for (let e = table.headAt(bk); e !== -1; e = next[e]!) members[--k] = rows[base + e]!;
-      fn(members, size);
+      // Rows were added in ascending order, so the members come ascending.
+      fn(members, table.membersAt(bk, rows, base, members));
     }
   }
 }

@@ -69,27 +69,12 @@ export interface StageStatus {
 
 const PER_SHARD: ReadonlySet<StageName> = new Set(['sign', 'gather', 'filter']);
 
-
-/** Temp directories of a stage's tasks: task number → pids of the attempts. */
-function attempts(workDir: string, stage: string): Map<number, number[]> {
-  const out = new Map<number, number[]>();
-  let names: string[];
-  try {
-    names = readdirSync(path.join(workDir, stage));
-  } catch {
-    return out;
-  }
-  for (const n of names) {
-    const m = /^\.(\d+)\.tmp-(\d+)-/.exec(n);
-    if (!m) continue;
-    const t = Number(m[1]);
-    out.set(t, [...(out.get(t) ?? []), Number(m[2])]);
-  }
-  return out;
-}
-
-/** Running attempts of a stage's tasks on a work dir in object storage, as its status view holds them: task → { live, dead }. */
-function remoteAttempts(workDir: string, stage: string): Map<number, { live: number; dead: number }> {
+/**
+ * Attempts of a stage's tasks not yet committed, task number → live and dead ones: temp directories
+ * `.<task>.tmp-<pid>-…` (live when the pid is alive on this machine) and, in the status view of a
+ * work dir in object storage, `.running-<task>.json` (counts from the running records).
+ */
+function attempts(workDir: string, stage: string): Map<number, { live: number; dead: number }> {
   const out = new Map<number, { live: number; dead: number }>();
   let names: string[];
   try {
@@ -97,12 +82,22 @@ function remoteAttempts(workDir: string, stage: string): Map<number, { live: num
   } catch {
     return out;
   }
+  const add = (t: number, live: number, dead: number): void => {
+    const e = out.get(t) ?? { live: 0, dead: 0 };
+    out.set(t, { live: e.live + live, dead: e.dead + dead });
+  };
   for (const n of names) {
-    const m = /^\.running-(\d+)\.json$/.exec(n);
-    if (!m) continue;
+    const tmp = /^\.(\d+)\.tmp-(\d+)-/.exec(n);
+    if (tmp) {
+      const up = alive(Number(tmp[2]));
+      add(Number(tmp[1]), up ? 1 : 0, up ? 0 : 1);
+      continue;
+    }
+    const rec = /^\.running-(\d+)\.json$/.exec(n);
+    if (!rec) continue;
     try {
       const r = JSON.parse(readFileSync(path.join(workDir, stage, n), 'utf8')) as { live?: unknown; dead?: unknown };
-      out.set(Number(m[1]), { live: Number(r.live) || 0, dead: Number(r.dead) || 0 });
+      add(Number(rec[1]), Number(r.live) || 0, Number(r.dead) || 0);
     } catch {
       // The view is written by this process: a bad file is not a job's state.
     }
@@ -127,7 +122,6 @@ export function jobStatus(workDir: string, job: JobSpec, now = Date.now()): Stag
       docs: PER_SHARD.has(stage) ? 0 : null, docsPerSec: null, bytesPerSec: null, eta: null, errors: [],
     };
     const tries = attempts(workDir, stage);
-    const remote = remoteAttempts(workDir, stage);
     let lastEnd = 0;
     for (let t = 0; t < total; t++) {
       const m: MarkerBase | undefined = readMarker(workDir, job, stage, t);
@@ -147,10 +141,8 @@ export function jobStatus(workDir: string, job: JobSpec, now = Date.now()): Stag
         }
         continue;
       }
-      const pids = tries.get(t) ?? [];
-      const r = remote.get(t);
-      const live = pids.filter(alive).length + (r?.live ?? 0);
-      st.deadAttempts += pids.length - pids.filter(alive).length + (r?.dead ?? 0);
+      const { live, dead } = tries.get(t) ?? { live: 0, dead: 0 };
+      st.deadAttempts += dead;
       if (live > 0) {
         st.running++;
         continue;
