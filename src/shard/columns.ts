@@ -333,7 +333,7 @@ export class ColumnFile {
   }
 
   /** A reader of a string column: the offsets are loaded, strings are read one by one or by range. */
-  strings(name: string): { count: number; get(i: number): string; range(a: number, b: number): string[]; lazy(a: number, b: number): (i: number) => string; all(): string[] } {
+  strings(name: string): { count: number; get(i: number): string; range(a: number, b: number): string[]; lazy(a: number, b: number): ((i: number) => string) & { bytes: number }; all(): string[] } {
     const c = this.info(name);
     if (c.type !== 'str') throw new DamagedFileError(`${this.path}: column ${name} is ${c.type}, not str`);
     const base = c.offset + (c.count + 1) * 8;
@@ -353,10 +353,10 @@ export class ColumnFile {
       return out;
     };
     // One read of rows a..b, each string decoded when asked for (a reader that needs a few ids of a big range).
-    const lazy = (a: number, b: number): ((i: number) => string) => {
+    const lazy = (a: number, b: number): ((i: number) => string) & { bytes: number } => {
       const offs = offsets(a, b);
       const blob = this.bytes(base + offs[0]!, offs[b - a]! - offs[0]!);
-      return (i) => blob.toString('utf8', offs[i]! - offs[0]!, offs[i + 1]! - offs[0]!);
+      return Object.assign((i: number) => blob.toString('utf8', offs[i]! - offs[0]!, offs[i + 1]! - offs[0]!), { bytes: blob.length + offs.byteLength });
     };
     return {
       count: c.count,

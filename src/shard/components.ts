@@ -26,8 +26,7 @@ import { rangeOf, taskCount, type JobSpec } from './job.js';
 import { numbering, openShard } from './shardInput.js';
 import { KeptSimilarity } from '../dedup/keptSimilarity.js';
 import { forEachVerified } from './verified.js';
-import { jobDocs, type ShardDocs } from './docs.js';
-import type { ShardFiles } from './perShard.js';
+import { jobDocs, type JobDocs, type ShardDocs } from './docs.js';
 import { chooseKept, keepNeedsValues, keepValueError, parseKeepPolicy, ValueStatus, type KeepRule } from '../dedup/keepPolicy.js';
 
 /** The components task's marker. */
@@ -97,7 +96,7 @@ export function runComponents(workDir: string, job: JobSpec, task = 0): Promise<
 }
 
 /** The clusters of the verified pairs: cluster lines written to `out`, the assignment returned. */
-async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array, docs: ShardFiles<ShardDocs>, total: number, marker: ComponentsMarker, out: OutputSink) {
+async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array, docs: JobDocs, total: number, marker: ComponentsMarker, out: OutputSink) {
   const S = job.shards.length;
   const A = new Float64Array(total);
   const B = new Float64Array(total);
@@ -217,7 +216,7 @@ function keepKey(job: JobSpec, rule: KeepRule, sd: ShardDocs, s: number, d: numb
 }
 
 /** With --against: each corpus document with verified pairs and its most similar reference document (the first on ties). */
-function bestMatches(workDir: string, job: JobSpec, docOffset: Float64Array, docs: ShardFiles<ShardDocs>, marker: ComponentsMarker) {
+function bestMatches(workDir: string, job: JobSpec, docOffset: Float64Array, docs: JobDocs, marker: ComponentsMarker) {
   const S = job.shards.length;
   const rows: { shard: number; doc: number; rep: number; sim: number }[] = [];
   const refSeen = new Set<number>();

@@ -3,7 +3,10 @@
  * plain line-format shard, where its line lies, by (shard, doc), one shard's rows at a time.
  * @module
  */
+import { statSync } from 'node:fs';
+import path from 'node:path';
 import type { ColumnFile } from './columns.js';
+import { taskDir } from './commit.js';
 import { keepNeedsValues, parseKeepPolicy } from '../dedup/keepPolicy.js';
 import { ShardFiles } from './perShard.js';
 import { taskOfShard, type JobSpec } from './job.js';
@@ -25,6 +28,8 @@ export interface ShardDocs {
   keyStatus(d: number): number;
   /** The 1-based line of document d in its shard (only with a policy that ranks by a value). */
   line(d: number): number;
+  /** About what the view holds in memory. */
+  bytes: number;
 }
 
 /** Shard `s`'s rows of its sign task's open docs file. */
@@ -54,10 +59,70 @@ function docsOf(job: JobSpec, num: Numbering, f: ColumnFile, s: number): ShardDo
     key: keys ? (d) => keys[d]! : none,
     keyStatus: status ? (d) => status[d]! : none,
     line: lines ? (d) => lines[d]! : none,
+    bytes: (b - a) * (keyed ? 48 : 28) + ids.bytes,
   };
 }
 
+/**
+ * Shard views kept between the tasks of a process (a `--local` task process or a worker runs many):
+ * each verify task touches nearly every shard, and reading every shard's rows again per task was
+ * 32× the docs files' bytes on the 1M bench, with their checksums. A view is keyed by its file's
+ * identity (path, inode, size, modification time) and the job, so a sign task run again is read again.
+ */
+const kept = new Map<string, { view: ShardDocs; bytes: number }>();
+let keptBytes = 0;
+/** What the kept views may hold; past it the least recently used go (a corpus too big for it is read per task, as before). */
+export const DOCS_CACHE_BYTES = 256 << 20;
+
+function keepView(key: string, view: ShardDocs, bytes: number): void {
+  kept.set(key, { view, bytes });
+  keptBytes += bytes;
+  for (const [k, v] of kept) {
+    if (keptBytes <= DOCS_CACHE_BYTES) break;
+    kept.delete(k);
+    keptBytes -= v.bytes;
+  }
+}
+
+/** Per-shard views of the sign stage's docs files (as {@link ShardFiles}). */
+export type JobDocs = Pick<ShardFiles<ShardDocs>, 'get' | 'drop' | 'close'>;
+
 /** The sign stage's document rows, each task's file opened when first needed and closed together. */
-export function jobDocs(workDir: string, job: JobSpec, num: Numbering): ShardFiles<ShardDocs> {
-  return new ShardFiles(workDir, job, 'sign', 'docs.bin', 'docs', (f, s) => docsOf(job, num, f, s));
+export function jobDocs(workDir: string, job: JobSpec, num: Numbering): JobDocs {
+  const files = new ShardFiles(workDir, job, 'sign', 'docs.bin', 'docs', (f, s) => docsOf(job, num, f, s));
+  const mine = new Map<number, ShardDocs>();
+  return {
+    get(s: number): ShardDocs {
+      let v = mine.get(s);
+      if (v) return v;
+      const file = path.join(taskDir(workDir, 'sign', taskOfShard(job, s)), 'docs.bin');
+      let key: string | undefined;
+      try {
+        const st = statSync(file);
+        key = `${file}\u0000${s}\u0000${job.id}\u0000${num.rowOffset[s]}\u0000${st.ino}\u0000${st.size}\u0000${st.mtimeMs}`;
+      } catch {
+        // Not there: ShardFiles names the missing task.
+      }
+      const hit = key === undefined ? undefined : kept.get(key);
+      if (hit) {
+        // Most recently used last.
+        kept.delete(key!);
+        kept.set(key!, hit);
+        v = hit.view;
+      } else {
+        v = files.get(s);
+        if (key !== undefined) keepView(key, v, v.bytes);
+      }
+      mine.set(s, v);
+      return v;
+    },
+    drop(s: number): void {
+      mine.delete(s);
+      files.drop(s);
+    },
+    close(): void {
+      mine.clear();
+      files.close();
+    },
+  };
 }

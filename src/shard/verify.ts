@@ -29,7 +29,7 @@ import { commitTask, requireMarker, taskDir, writeSynced } from './commit.js';
 import type { ShardFiles } from './perShard.js';
 import { checkShard, taskCount, type JobSpec } from './job.js';
 import { gatheredShards, type GatheredShard } from './gathered.js';
-import { jobDocs, type ShardDocs } from './docs.js';
+import { jobDocs, type JobDocs } from './docs.js';
 import { numbering, shardLineSpec } from './shardInput.js';
 import { U32Buf } from './u32buf.js';
 import { radixOrder } from '../lsh/radixOrder.js';
@@ -103,7 +103,7 @@ class SetMaker {
   constructor(
     private readonly workDir: string,
     private readonly job: JobSpec,
-    private readonly docs: ShardFiles<ShardDocs>,
+    private readonly docs: JobDocs,
     private readonly gathered: ShardFiles<GatheredShard>,
     private readonly signer: TextSigner,
     private readonly table: ProbeTable,
@@ -281,7 +281,7 @@ async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker, docOffse
 }
 
 /** Writes the task's verified pairs in (shardA, docA, shardB, docB) order: pairs.bin and pairs.txt. */
-async function writeVerified(dir: string, job: JobSpec, docs: ShardFiles<ShardDocs>, out: VerifyOutput): Promise<void> {
+async function writeVerified(dir: string, job: JobSpec, docs: JobDocs, out: VerifyOutput): Promise<void> {
   const S = job.shards.length;
   const sa = out.sa.view();
   const oa = out.oa.view();
