@@ -63,7 +63,7 @@ function deadline<T>(p: Promise<T>, ms: number): Promise<T> {
 /** Runs every stage of `job` on the queue's workers; resolves when all tasks have committed. */
 export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOptions): Promise<void> {
   const workDir = wd.name;
-  const { Queue } = await loadBullmq();
+  const { Queue, QueueEvents } = await loadBullmq();
   const queueName = options.queue ?? DEFAULT_QUEUE;
   const where = `queue "${queueName}" on ${options.redis}`;
   const notice = options.onNotice ?? (() => undefined);
@@ -73,6 +73,22 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
   const pollMs = options.pollMs ?? 250;
   const queue = new Queue<TaskData>(queueName, { connection: { ...connectionFromUrl(options.redis), enableOfflineQueue: false } });
   queue.on('error', () => undefined); // Reported through the calls' own failures below.
+  // A task's end wakes the wait at once (a stage's last task would otherwise wait up to a poll to
+  // start the next stage, six times a job); the polls stay, for whatever the events miss.
+  let wake: (() => void) | undefined;
+  const events = new QueueEvents(queueName, { connection: { ...connectionFromUrl(options.redis), enableOfflineQueue: false } });
+  events.on('error', () => undefined);
+  const woken = (): void => wake?.();
+  events.on('completed', woken);
+  events.on('failed', woken);
+  const nap = (ms: number): Promise<void> =>
+    new Promise<void>((r) => {
+      const timer = setTimeout(() => r(), ms);
+      wake = () => {
+        clearTimeout(timer);
+        r();
+      };
+    }).finally(() => (wake = undefined));
   // A fresh suffix per submission (and per resubmission of a lost task): ids of an earlier, failed submission do not block re-adding.
   const round = randomBytes(3).toString('hex');
   let resubmits = 0;
@@ -126,7 +142,7 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
       let lastIdleNotice = Date.now();
       let done = total - pending.size;
       while (pending.size > 0) {
-        await new Promise((r) => setTimeout(r, pollMs));
+        await nap(pollMs);
         for (const t of [...pending.keys()]) if (await wd.isDone(job, stage, t)) pending.delete(t);
         options.onProgress?.(stage, total - pending.size, total);
         if (total - pending.size > done) {
@@ -171,6 +187,7 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
     }
   } finally {
     // Closing waits on Redis: never past a deadline.
+    await deadline(events.close(), callMs).catch(() => events.disconnect().catch(() => undefined));
     await deadline(queue.close(), callMs).catch(() => queue.disconnect().catch(() => undefined));
   }
 }

@@ -28,8 +28,13 @@ const MAGIC = 0x4853444e; // 'NDSH' little-endian
 const DEFAULT_BLOCK = 1 << 14;
 const PREFIX = 16;
 
+/** A uint32 column given as pieces written one after another (no joined copy is made). */
+export interface U32Parts {
+  u32Parts: readonly Uint32Array[];
+}
+
 /** A column to write. */
-export type ColumnData = Uint32Array | Int32Array | Float64Array | readonly string[];
+export type ColumnData = Uint32Array | Int32Array | Float64Array | readonly string[] | U32Parts;
 
 /** One column in a header. */
 export interface ColumnInfo {
@@ -58,7 +63,7 @@ export class DamagedFileError extends UsageError {}
 const pad8 = (n: number): number => (n + 7) & ~7;
 
 function typeOf(d: ColumnData): ColumnInfo['type'] {
-  if (d instanceof Uint32Array) return 'u32';
+  if (d instanceof Uint32Array || 'u32Parts' in d) return 'u32';
   if (d instanceof Int32Array) return 'i32';
   if (d instanceof Float64Array) return 'f64';
   return 'str';
@@ -114,6 +119,11 @@ export async function writeColumns(file: string, kind: string, plan: string, met
       }
       infos.push({ name, type, offset: 0, bytes: offsets.byteLength + at, count: strs.length });
       bodies.push([Buffer.from(offsets.buffer, offsets.byteOffset, offsets.byteLength), blob]);
+    } else if ('u32Parts' in data) {
+      const parts = data.u32Parts.filter((a) => a.length > 0).map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+      const bytes = parts.reduce((n, b) => n + b.length, 0);
+      infos.push({ name, type, offset: 0, bytes, count: bytes / 4 });
+      bodies.push(parts);
     } else {
       const a = data as Uint32Array | Int32Array | Float64Array;
       infos.push({ name, type, offset: 0, bytes: a.byteLength, count: a.length });
@@ -273,7 +283,8 @@ export class ColumnFile {
   }
 
   private raw(offset: number, length: number): Buffer {
-    const b = Buffer.alloc(length);
+    // Not zero-filled: every byte is read over, or the read throws.
+    const b = Buffer.allocUnsafeSlow(length);
     let got = 0;
     while (got < length) {
       const n = readSync(this.fd, b, got, length - got, offset + got);
