@@ -14,7 +14,10 @@ import { tasksOfMember, arrayIndexFromEnv } from '../src/shard/stages.js';
 import { outputNames } from '../src/shard/job.js';
 import { groupBy } from '../src/shard/u32buf.js';
 import { Reusable } from '../src/shard/reuse.js';
-import { tmpDir } from './cliUtil.js';
+import { jobDocs } from '../src/shard/docs.js';
+import { loadJob } from '../src/shard/job.js';
+import { numbering } from '../src/shard/shardInput.js';
+import { neardup, tmpDir } from './cliUtil.js';
 
 const PLAN = 'aaaaaaaaaaaa';
 const JOB = { id: PLAN };
@@ -28,11 +31,15 @@ describe('column files', () => {
         fc.array(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), { maxLength: 50 }),
         fc.array(fc.double({ noNaN: true }), { maxLength: 50 }),
         fc.array(fc.string({ unit: 'grapheme' }), { maxLength: 20 }),
-        async (u, i, f, s) => {
+        fc.array(fc.array(fc.nat({ max: 0xffffffff }), { maxLength: 9 }), { maxLength: 6 }),
+        async (u, i, f, s, parts) => {
           const file = path.join(dir, 'x.bin');
-          await writeColumns(file, 'test', PLAN, { n: 1 }, { u: Uint32Array.from(u), i: Int32Array.from(i), f: Float64Array.from(f), s });
+          // A u32 column may be given as pieces (views into bigger arrays, some empty): read back joined.
+          const pieces = parts.map((p) => new Uint32Array([7, ...p, 7]).subarray(1, p.length + 1));
+          await writeColumns(file, 'test', PLAN, { n: 1 }, { u: Uint32Array.from(u), i: Int32Array.from(i), f: Float64Array.from(f), s, parted: { u32Parts: pieces } });
           const c = ColumnFile.open(file, 'test', PLAN);
           try {
+            assert.deepEqual([...c.u32('parted')], parts.flat());
             assert.deepEqual([...c.u32('u')], u);
             assert.deepEqual([...c.i32('i')], i);
             assert.deepEqual([...c.f64('f')], f);
@@ -231,5 +238,39 @@ describe('Reusable', () => {
     await assert.rejects(pool.with(async () => Promise.reject(new Error('task failed'))), /task failed/);
     assert.equal(await pool.with(async (v) => v.n), 0, 'values come back, and no new one is made');
     assert.equal(made, 2);
+  });
+});
+
+describe('docs rows kept between tasks', () => {
+  it('a process reads a shard\'s docs rows once, and again when its sign task wrote them again', () => {
+    const dir = tmpDir();
+    const shards = path.join(dir, 'shards');
+    fs.mkdirSync(shards);
+    for (const k of [0, 1]) fs.writeFileSync(path.join(shards, `${k}.jsonl`), [0, 1, 2].map((i) => JSON.stringify({ id: `s${k}-${i}`, text: `text ${k} ${i} of the shard` }) + '\n').join(''));
+    const work = path.join(dir, 'work');
+    assert.equal(neardup(['job', 'plan', shards, '--id-field', 'id', '--work-dir', work]).code, 0);
+    assert.equal(neardup(['stage', 'sign', '--all', '--work-dir', work]).code, 0);
+    const job = loadJob(work);
+    const num = numbering(work, job);
+    const read = (): { view: unknown; ids: (string | number)[] } => {
+      const docs = jobDocs(work, job, num);
+      try {
+        const v = docs.get(1);
+        return { view: v, ids: [0, 1, 2].map((d) => v.id(d)) };
+      } finally {
+        docs.close();
+      }
+    };
+    const first = read();
+    assert.deepEqual(first.ids, ['s1-0', 's1-1', 's1-2']);
+    assert.equal(read().view, first.view, 'the second task of the process reuses the rows');
+    // The sign task run again (its directory removed): a new file at the same path is read afresh.
+    const signDir = path.dirname(fs.readdirSync(path.join(work, 'sign'), { recursive: true }).map(String).filter((f) => f.endsWith('docs.bin')).map((f) => path.join(work, 'sign', f)).sort().at(-1)!);
+    fs.rmSync(signDir, { recursive: true });
+    assert.equal(neardup(['stage', 'sign', '--all', '--work-dir', work]).code, 0);
+    const again = read();
+    assert.notEqual(again.view, first.view);
+    assert.deepEqual(again.ids, first.ids);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -74,13 +74,17 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
   const queue = new Queue<TaskData>(queueName, { connection: { ...connectionFromUrl(options.redis), enableOfflineQueue: false } });
   queue.on('error', () => undefined); // Reported through the calls' own failures below.
   // A task's end wakes the wait at once (a stage's last task would otherwise wait up to a poll to
-  // start the next stage, six times a job); the polls stay, for whatever the events miss.
+  // start the next stage, six times a job). Best effort: made once Redis answers, never reconnected
+  // (a Redis that went away must not keep this process alive); the polls stay, for whatever it misses.
   let wake: (() => void) | undefined;
-  const events = new QueueEvents(queueName, { connection: { ...connectionFromUrl(options.redis), enableOfflineQueue: false } });
-  events.on('error', () => undefined);
-  const woken = (): void => wake?.();
-  events.on('completed', woken);
-  events.on('failed', woken);
+  let events: InstanceType<typeof QueueEvents> | undefined;
+  const listen = (): void => {
+    events = new QueueEvents(queueName, { connection: { ...connectionFromUrl(options.redis), enableOfflineQueue: false, retryStrategy: () => null } });
+    events.on('error', () => undefined);
+    const woken = (): void => wake?.();
+    events.on('completed', woken);
+    events.on('failed', woken);
+  };
   const nap = (ms: number): Promise<void> =>
     new Promise<void>((r) => {
       const timer = setTimeout(() => r(), ms);
@@ -129,6 +133,7 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
 
   try {
     while ((await call('connect', () => queue.waitUntilReady())) === undefined) await new Promise((r) => setTimeout(r, pollMs * 4));
+    listen();
     for (const stage of STAGES) {
       const total = taskCount(job, stage);
       if (total === 0) continue;
@@ -187,7 +192,7 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
     }
   } finally {
     // Closing waits on Redis: never past a deadline.
-    await deadline(events.close(), callMs).catch(() => events.disconnect().catch(() => undefined));
+    if (events) await deadline(events.close(), callMs).catch(() => undefined);
     await deadline(queue.close(), callMs).catch(() => queue.disconnect().catch(() => undefined));
   }
 }
