@@ -88,10 +88,17 @@ export function forEachVerified(workDir: string, job: JobSpec, fn: (shardA: numb
   }
 }
 
-/** Reads a file front to back in pieces of a given length. */
+/**
+ * Reads a file front to back in pieces of a given length, through a read-ahead buffer: a piece is
+ * one document's pair lines (tens of bytes), and a read per piece was most of writing the output.
+ */
 class PieceReader {
   private readonly fd: number;
   private buf = Buffer.alloc(1 << 16);
+  /** The buffer's unread bytes: [start, end). */
+  private start = 0;
+  private end = 0;
+  /** The file offset of the buffer's `end`. */
   private pos = 0;
   constructor(private readonly file: string) {
     this.fd = openSync(file, 'r');
@@ -99,15 +106,26 @@ class PieceReader {
 
   /** The next `n` bytes (a view, valid until the next call). */
   take(n: number): Buffer {
-    if (n > this.buf.length) this.buf = Buffer.alloc(n);
-    let got = 0;
-    while (got < n) {
-      const r = readSync(this.fd, this.buf, got, n - got, this.pos);
-      if (r === 0) throw new DamagedFileError(`${this.file}: shorter than its pairs.bin says: the job directory is damaged`);
-      got += r;
-      this.pos += r;
+    if (this.end - this.start < n) {
+      // Keep the unread bytes at the front, then read as much as fits.
+      const left = this.end - this.start;
+      if (n > this.buf.length) {
+        const grown = Buffer.alloc(n);
+        this.buf.copy(grown, 0, this.start, this.end);
+        this.buf = grown;
+      } else this.buf.copy(this.buf, 0, this.start, this.end);
+      this.start = 0;
+      this.end = left;
+      while (this.end < n) {
+        const r = readSync(this.fd, this.buf, this.end, this.buf.length - this.end, this.pos);
+        if (r === 0) throw new DamagedFileError(`${this.file}: shorter than its pairs.bin says: the job directory is damaged`);
+        this.end += r;
+        this.pos += r;
+      }
     }
-    return this.buf.subarray(0, n);
+    const piece = this.buf.subarray(this.start, this.start + n);
+    this.start += n;
+    return piece;
   }
 
   close(): void {
