@@ -7,7 +7,9 @@
  * pairs are identical (sorted md5).
  *
  * Usage: node dist/bench/shard-cost.js [--docs 1000000] [--shards 32] [--format jsonl|jsonl.zst|parquet]
- *        [--workers 2] [--no-redis]
+ *        [--workers 2] [--no-redis] [--runs 1]
+ * With --runs N, dedup and each job run N times in turn, and the rounds and their medians are
+ * printed too (a ratio is taken within its round).
  * The corpus (bench/data/cost-<docs>.jsonl: 30 % planted near copies, a fifth of them copies of
  * copies) and its shards are generated when missing. BullMQ runs need redis-server on PATH.
  * @module
@@ -116,44 +118,89 @@ const inputBytes = readdirSync(shardDir).reduce((n, f) => n + Number(spawnSync('
 const jsonlBytes = Number(spawnSync('stat', ['-c', '%s', corpus], { encoding: 'utf8' }).stdout);
 console.log(`# ${docs} documents, ${shards} ${format} shards (${(inputBytes / 1e9).toFixed(2)} GB; ${(jsonlBytes / 1e9).toFixed(2)} GB as JSONL); ${availableParallelism()} cores; node ${process.version}; load at start ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 
-const single = timed(['dedup', corpus, '--id-field', 'id', '--out', join(out, 'single.tsv'), '-q']);
-const singleHash = sortedHash(join(out, 'single.tsv'));
-const rows: string[] = [`| \`neardup dedup\` (one JSONL file, ${availableParallelism()} worker threads) | ${single.wall.toFixed(1)} s | ${single.cpu.toFixed(1)} s (process) | 1 | 1 | — | reference |`];
-const perStage: string[] = [];
+interface JobRun {
+  wall: number;
+  cpu: number;
+  inter: number;
+  same: boolean;
+  stages: Record<string, { cpu: number }>;
+}
 
-function jobRow(name: string, run: Timed, work: string, file: string): void {
+/** One timed job run, read back from its --json summary, its work dir and its output. */
+function jobRun(run: Timed, work: string, file: string, singleHash: string): JobRun {
   const j = JSON.parse(run.stdout) as JobJson;
   const stages = j.timings.stages;
-  const cpu = Object.values(stages).reduce((n, s) => n + s.cpu, 0) / 1000;
-  const inter = bytesOf(work);
-  const same = sortedHash(file) === singleHash;
-  rows.push(`| ${name} | ${run.wall.toFixed(1)} s | ${cpu.toFixed(1)} s (tasks) | ${(cpu / single.cpu).toFixed(2)}× | ${(run.wall / single.wall).toFixed(2)}× | ${(inter / 1e6).toFixed(0)} MB = ${(inter / jsonlBytes).toFixed(2)}× | ${same ? 'identical' : 'DIFFERENT'} |`);
-  perStage.push(`| ${name} | ${Object.entries(stages).map(([k, s]) => `${k} ${(s.cpu / 1000).toFixed(1)}`).join(' · ')} |`);
+  return { wall: run.wall, cpu: Object.values(stages).reduce((n, x) => n + x.cpu, 0) / 1000, inter: bytesOf(work), same: sortedHash(file) === singleHash, stages };
 }
 
-const localWork = join(out, 'job-local');
-const local = timed(['job', 'dedup', shardDir, '--id-field', 'id', '--local', '--work-dir', localWork, '--out', join(out, 'local.tsv'), '--json']);
-jobRow(`\`neardup job dedup --local\` (${availableParallelism()} task processes)`, local, localWork, join(out, 'local.tsv'));
+const median = (xs: readonly number[]): number => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+};
 
+// Each round runs dedup, then the job on each runner: dedup's own CPU time moves by a quarter from
+// run to run on a shared machine, so a ratio is taken within its round and the rounds' median given.
+const runs = Number(opt('runs', '1'));
+if (!(Number.isInteger(runs) && runs >= 1)) throw new Error(`--runs must be a positive integer, got ${opt('runs', '1')}`);
+const localName = `\`neardup job dedup --local\` (${availableParallelism()} task processes)`;
+const redisName = `\`neardup job dedup --redis\`, ${W} \`neardup worker\` processes`;
+const rounds: { single: Timed; jobs: Map<string, JobRun> }[] = [];
+let redis: ReturnType<typeof spawn> | undefined;
+let workers: ReturnType<typeof spawn>[] = [];
+let url = '';
 if (redisRuns) {
   const port = await freePort();
-  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 500));
-  const url = `redis://127.0.0.1:${port}`;
-  try {
-    const workers = Array.from({ length: W }, () => spawn(process.execPath, [mainJs, 'worker', '--redis', url, '--lock-ms', '120000'], { stdio: 'ignore' }));
-    await new Promise((r) => setTimeout(r, 1500));
-    const work = join(out, 'job-redis');
-    const run = timed(['job', 'dedup', shardDir, '--id-field', 'id', '--redis', url, '--work-dir', work, '--out', join(out, 'redis.tsv'), '--json']);
-    for (const w of workers) w.kill('SIGTERM');
-    jobRow(`\`neardup job dedup --redis\`, ${W} \`neardup worker\` processes`, run, work, join(out, 'redis.tsv'));
-  } finally {
-    redis.kill('SIGKILL');
-  }
+  url = `redis://127.0.0.1:${port}`;
+  workers = Array.from({ length: W }, () => spawn(process.execPath, [mainJs, 'worker', '--redis', url, '--lock-ms', '120000'], { stdio: 'ignore' }));
+  await new Promise((r) => setTimeout(r, 1500));
 }
+try {
+  for (let k = 0; k < runs; k++) {
+    const single = timed(['dedup', corpus, '--id-field', 'id', '--out', join(out, 'single.tsv'), '-q']);
+    const singleHash = sortedHash(join(out, 'single.tsv'));
+    const jobs = new Map<string, JobRun>();
+    const localWork = join(out, 'job-local');
+    rmSync(localWork, { recursive: true, force: true });
+    const local = timed(['job', 'dedup', shardDir, '--id-field', 'id', '--local', '--work-dir', localWork, '--out', join(out, 'local.tsv'), '--json']);
+    jobs.set(localName, jobRun(local, localWork, join(out, 'local.tsv'), singleHash));
+    if (redisRuns) {
+      const work = join(out, 'job-redis');
+      rmSync(work, { recursive: true, force: true });
+      const run = timed(['job', 'dedup', shardDir, '--id-field', 'id', '--redis', url, '--work-dir', work, '--out', join(out, 'redis.tsv'), '--json']);
+      jobs.set(redisName, jobRun(run, work, join(out, 'redis.tsv'), singleHash));
+    }
+    rounds.push({ single, jobs });
+    if (runs > 1) console.error(`round ${k + 1}/${runs} done`);
+  }
+} finally {
+  for (const w of workers) w.kill('SIGTERM');
+  redis?.kill('SIGKILL');
+}
+
+const last = rounds.at(-1)!;
 console.log('\n| run | wall | CPU | CPU vs dedup | wall vs dedup | intermediates (vs JSONL input) | pairs |');
 console.log('|---|---|---|---|---|---|---|');
-for (const r of rows) console.log(r);
+console.log(`| \`neardup dedup\` (one JSONL file, ${availableParallelism()} worker threads) | ${last.single.wall.toFixed(1)} s | ${last.single.cpu.toFixed(1)} s (process) | 1 | 1 | — | reference |`);
+for (const [name, r] of last.jobs) {
+  console.log(`| ${name} | ${r.wall.toFixed(1)} s | ${r.cpu.toFixed(1)} s (tasks) | ${(r.cpu / last.single.cpu).toFixed(2)}× | ${(r.wall / last.single.wall).toFixed(2)}× | ${(r.inter / 1e6).toFixed(0)} MB = ${(r.inter / jsonlBytes).toFixed(2)}× | ${r.same ? 'identical' : 'DIFFERENT'} |`);
+}
 console.log('\nTask CPU per stage (s):\n\n| run | stages |\n|---|---|');
-for (const r of perStage) console.log(r);
+for (const [name, r] of last.jobs) console.log(`| ${name} | ${Object.entries(r.stages).map(([k, x]) => `${k} ${(x.cpu / 1000).toFixed(1)}`).join(' · ')} |`);
+if (runs > 1) {
+  console.log(`\nAll ${runs} rounds (each ratio within its round), then the medians:\n`);
+  console.log('| round | dedup wall / CPU | ' + [...last.jobs.keys()].map((n) => `${n}: wall / CPU, CPU vs dedup, wall vs dedup`).join(' | ') + ' |');
+  console.log('|---|---|' + [...last.jobs.keys()].map(() => '---').join('|') + '|');
+  const cell = (r: JobRun, single: Timed): string => `${r.wall.toFixed(1)} s / ${r.cpu.toFixed(1)} s, ${(r.cpu / single.cpu).toFixed(2)}×, ${(r.wall / single.wall).toFixed(2)}×${r.same ? '' : ' DIFFERENT pairs'}`;
+  rounds.forEach((r, k) => console.log(`| ${k + 1} | ${r.single.wall.toFixed(1)} s / ${r.single.cpu.toFixed(1)} s | ${[...r.jobs.values()].map((j) => cell(j, r.single)).join(' | ')} |`));
+  const med = (f: (r: (typeof rounds)[number], name: string) => number, name: string): string => median(rounds.map((r) => f(r, name))).toFixed(2);
+  console.log(
+    `| median | ${median(rounds.map((r) => r.single.wall)).toFixed(1)} s / ${median(rounds.map((r) => r.single.cpu)).toFixed(1)} s | ` +
+      [...last.jobs.keys()]
+        .map((n) => `${med((r, m) => r.jobs.get(m)!.wall, n)} s / ${med((r, m) => r.jobs.get(m)!.cpu, n)} s, ${med((r, m) => r.jobs.get(m)!.cpu / r.single.cpu, n)}×, ${med((r, m) => r.jobs.get(m)!.wall / r.single.wall, n)}×`)
+        .join(' | ') +
+      ' |',
+  );
+}
 console.log(`\nload at end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
