@@ -17,6 +17,7 @@ import { Reusable } from '../src/shard/reuse.js';
 import { jobDocs } from '../src/shard/docs.js';
 import { loadJob } from '../src/shard/job.js';
 import { numbering } from '../src/shard/shardInput.js';
+import { partitionOf } from '../src/shard/sign.js';
 import { neardup, tmpDir } from './cliUtil.js';
 
 const PLAN = 'aaaaaaaaaaaa';
@@ -272,5 +273,17 @@ describe('docs rows kept between tasks', () => {
     assert.notEqual(again.view, first.view);
     assert.deepEqual(again.ids, first.ids);
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('band-key partitions', () => {
+  it('partitionOf is the uint32 hash modulo P, for every P (property)', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 255 }), fc.nat({ max: 0xffffffff }), fc.nat({ max: 0xffffffff }), fc.integer({ min: 1, max: 100000 }), (band, hi, lo, P) => {
+        const h = Math.imul(hi ^ Math.imul(lo, 0x9e3779b1) ^ band, 0x85ebca6b) >>> 0;
+        assert.equal(partitionOf(band, hi, lo, P), h % P);
+      }),
+      { numRuns: 2000, seed: 36 },
+    );
   });
 });

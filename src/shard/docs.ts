@@ -59,7 +59,8 @@ function docsOf(job: JobSpec, num: Numbering, f: ColumnFile, s: number): ShardDo
     key: keys ? (d) => keys[d]! : none,
     keyStatus: status ? (d) => status[d]! : none,
     line: lines ? (d) => lines[d]! : none,
-    bytes: (b - a) * (keyed ? 48 : 28) + ids.bytes,
+    // row, explicit, start, length (and key, keyStatus, line), then the ids' bytes and offsets.
+    bytes: (b - a) * (keyed ? 36 : 20) + ids.bytes,
   };
 }
 
@@ -69,14 +70,14 @@ function docsOf(job: JobSpec, num: Numbering, f: ColumnFile, s: number): ShardDo
  * 32× the docs files' bytes on the 1M bench, with their checksums. A view is keyed by its file's
  * identity (path, inode, size, modification time) and the job, so a sign task run again is read again.
  */
-const kept = new Map<string, { view: ShardDocs; bytes: number }>();
+const kept = new Map<string, ShardDocs>();
 let keptBytes = 0;
 /** What the kept views may hold; past it the least recently used go (a corpus too big for it is read per task, as before). */
-export const DOCS_CACHE_BYTES = 256 << 20;
+const DOCS_CACHE_BYTES = 256 << 20;
 
-function keepView(key: string, view: ShardDocs, bytes: number): void {
-  kept.set(key, { view, bytes });
-  keptBytes += bytes;
+function keepView(key: string, view: ShardDocs): void {
+  kept.set(key, view);
+  keptBytes += view.bytes;
   for (const [k, v] of kept) {
     if (keptBytes <= DOCS_CACHE_BYTES) break;
     kept.delete(k);
@@ -108,10 +109,10 @@ export function jobDocs(workDir: string, job: JobSpec, num: Numbering): JobDocs 
         // Most recently used last.
         kept.delete(key!);
         kept.set(key!, hit);
-        v = hit.view;
+        v = hit;
       } else {
         v = files.get(s);
-        if (key !== undefined) keepView(key, v, v.bytes);
+        if (key !== undefined) keepView(key, v);
       }
       mine.set(s, v);
       return v;

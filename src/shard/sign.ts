@@ -69,7 +69,8 @@ export function runSign(workDir: string, job: JobSpec, t: number): Promise<objec
  * region is full, every region grows.
  */
 class PartitionedRows {
-  private cap = 1 << 10;
+  // 256 rows a region to start, as before: a job of many partitions must not start each task at P × 20 KB.
+  private cap = 256;
   private cols: Uint32Array[];
   private readonly len: Int32Array;
 
