@@ -6,6 +6,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tmpDir } from './cliUtil.js';
@@ -123,6 +124,42 @@ describe('job directories: one plan, one input, no torn files', () => {
     assert.equal(j.code, 2, j.stderr);
     assert.ok(j.stderr.includes(`${f}:4: duplicate id "${docs[1]!.id}" (first on ${path.join(copy, 'part-0000.jsonl')}:2)`), j.stderr);
     assert.ok(!fs.existsSync(path.join(dir, 'dup-out', '_SUCCESS')));
+  });
+
+  it('ids repeated or not, in any spelling (escapes, non-ASCII, numbers): the job refuses exactly when dedup does, naming a real repeat (property)', async () => {
+    // Ids from a small pool, so repeats happen: within a shard, across shards, or none at all.
+    const pool = ['a', 'b', 'A', 'é', 'e\u0301', 'tab\there', 'q"x', '7', '07', 'x/y', '😀', ' a'];
+    let k = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.uniqueArray(fc.constantFrom(...pool), { minLength: 1, maxLength: 6 }), { minLength: 2, maxLength: 3 }), fc.boolean(), async (shardIds, numeric) => {
+        const base = path.join(dir, `ids-${k++}`);
+        fs.mkdirSync(base, { recursive: true });
+        const files = shardIds.map((ids, s) => {
+          const f = path.join(base, `part-${s}.jsonl`);
+          // An id of digits may be written as a JSON number: its literal is its spelling.
+          fs.writeFileSync(f, ids.map((id, i) => (numeric && /^[1-9][0-9]*$/.test(id) ? `{"id":${id},"text":"doc ${s} ${i} words"}` : JSON.stringify({ id, text: `doc ${s} ${i} words` }))).join('\n') + '\n');
+          return f;
+        });
+        const all = shardIds.flatMap((ids, s) => ids.map((id, i) => ({ id, at: `${files[s]!}:${i + 1}` })));
+        const repeated = new Set(all.map((x) => x.id)).size < all.length;
+        const d = await cliInProcess(['dedup', ...files, '--id-field', 'id', '-q', '--out', path.join(base, 'd.tsv')]);
+        const j = await cliInProcess(['job', 'dedup', ...files, '--local', '--work-dir', path.join(base, 'w'), '--id-field', 'id', '--out', path.join(base, 'j.tsv'), '-q']);
+        assert.equal(d.code, repeated ? 2 : 0, d.stderr);
+        assert.equal(j.code, d.code, j.stderr);
+        if (!repeated) return;
+        const m = /^neardup: (.*):(\d+): duplicate id "(.*)" \(first on (?:line (\d+)|(.*):(\d+))\); ids must be unique$/m.exec(j.stderr);
+        assert.ok(m, j.stderr);
+        const at = `${m[1]!}:${m[2]!}`;
+        const first = m[4] !== undefined ? `${m[1]!}:${m[4]}` : `${m[5]!}:${m[6]!}`;
+        const here = all.findIndex((x) => x.at === at);
+        const there = all.findIndex((x) => x.at === first);
+        assert.ok(here >= 0 && there >= 0 && there < here, j.stderr);
+        assert.equal(all[here]!.id, all[there]!.id);
+        assert.equal(m[3], all[here]!.id);
+        assert.equal(all.findIndex((x) => x.id === all[here]!.id), there, 'first on: the id\'s first place');
+      }),
+      { numRuns: 25, seed: 36 },
+    );
   });
 
   it('every file of a finished job, truncated or altered, is an error naming it, or is not read and the answer is unchanged', async () => {

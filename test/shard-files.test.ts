@@ -48,6 +48,12 @@ describe('column files', () => {
             if (s.length > 0) assert.equal(c.strings('s').get(s.length - 1), s.at(-1));
             if (u.length > 2) assert.deepEqual([...c.u32('u', 1, u.length - 1)], u.slice(1, -1));
             if (s.length > 1) assert.deepEqual(c.strings('s').range(1, s.length), s.slice(1));
+            if (s.length > 1) {
+              // Undecoded rows: each string's UTF-8 bytes at its offsets.
+              const { bytes, offs } = c.strings('s').raw(1, s.length);
+              assert.equal(offs.length, s.length);
+              for (let k = 1; k < s.length; k++) assert.deepEqual(bytes.subarray(offs[k - 1]!, offs[k]!), Buffer.from(s[k]!));
+            }
             assert.deepEqual(c.meta, { n: 1 });
           } finally {
             c.close();

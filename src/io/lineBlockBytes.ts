@@ -258,8 +258,10 @@ function jsonRecord(
     const c = mem[is]!;
     if (c !== 0x22 && c !== 0x2d && !(c >= 0x30 && c <= 0x39)) return false;
     // A string id decoded, a number id as written (its literal, not a rounded double).
-    const idText = buf.toString('utf8', is - base, found[4]! - base);
-    id = c === 0x22 ? (JSON.parse(idText) as string) : idText;
+    // A string written without escapes is its bytes between the quotes (the line was checked).
+    if (c !== 0x22) id = buf.toString('utf8', is - base, found[4]! - base);
+    else if (found[5] === 1) id = JSON.parse(buf.toString('utf8', is - base, found[4]! - base)) as string;
+    else id = buf.toString('utf8', is + 1 - base, found[4]! - 1 - base);
   }
   if (found[2] === 1) {
     // Escapes: the value alone goes through JSON.parse (the line was checked already).

@@ -25,9 +25,14 @@ export function forEachRowBucket(
   const bits = perBand >= 2048 ? Math.min(12, Math.floor(Math.log2(perBand / 1024))) : 0;
   const shift = 32 - bits;
   const parts = bands * (1 << bits);
-  const partOf = (i: number): number => (bits === 0 ? band[i]! : band[i]! * (1 << bits) + (lo[i]! >>> shift));
+  // Each row's part, computed once for the count and the scatter.
+  const partOf = new Int32Array(n);
   const start = new Int32Array(parts + 1);
-  for (let i = 0; i < n; i++) start[partOf(i) + 1]!++;
+  for (let i = 0; i < n; i++) {
+    const q = bits === 0 ? band[i]! : band[i]! * (1 << bits) + (lo[i]! >>> shift);
+    partOf[i] = q;
+    start[q + 1]!++;
+  }
   let largest = 0;
   for (let p = 0; p < parts; p++) {
     if (start[p + 1]! > largest) largest = start[p + 1]!;
@@ -38,7 +43,7 @@ export function forEachRowBucket(
   const keyHi = new Uint32Array(n);
   const keyLo = new Uint32Array(n);
   for (let i = 0; i < n; i++) {
-    const at = fill[partOf(i)]!++;
+    const at = fill[partOf[i]!]!++;
     rows[at] = i;
     keyHi[at] = hi[i]!;
     keyLo[at] = lo[i]!;

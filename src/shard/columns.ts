@@ -344,7 +344,7 @@ export class ColumnFile {
   }
 
   /** A reader of a string column: the offsets are loaded, strings are read one by one or by range. */
-  strings(name: string): { count: number; get(i: number): string; range(a: number, b: number): string[]; lazy(a: number, b: number): ((i: number) => string) & { bytes: number }; all(): string[] } {
+  strings(name: string): { count: number; raw(a: number, b: number): { bytes: Buffer; offs: Float64Array }; get(i: number): string; range(a: number, b: number): string[]; lazy(a: number, b: number): ((i: number) => string) & { bytes: number }; all(): string[] } {
     const c = this.info(name);
     if (c.type !== 'str') throw new DamagedFileError(`${this.path}: column ${name} is ${c.type}, not str`);
     const base = c.offset + (c.count + 1) * 8;
@@ -369,8 +369,17 @@ export class ColumnFile {
       const blob = this.bytes(base + offs[0]!, offs[b - a]! - offs[0]!);
       return Object.assign((i: number) => blob.toString('utf8', offs[i]! - offs[0]!, offs[i + 1]! - offs[0]!), { bytes: blob.length + offs.byteLength });
     };
+    // Rows a..b undecoded: their UTF-8 bytes, and offsets into them (b − a + 1, from 0).
+    const raw = (a: number, b: number): { bytes: Buffer; offs: Float64Array } => {
+      const offs = offsets(a, b);
+      const bytes = this.bytes(base + offs[0]!, offs[b - a]! - offs[0]!);
+      const o0 = offs[0]!;
+      for (let i = 0; i < offs.length; i++) offs[i]! -= o0;
+      return { bytes, offs };
+    };
     return {
       count: c.count,
+      raw,
       get: (i) => range(i, i + 1)[0]!,
       range,
       lazy,

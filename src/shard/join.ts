@@ -18,6 +18,7 @@ import { commitTask, requireMarker, taskDir } from './commit.js';
 import { taskCount, type JobSpec } from './job.js';
 import { U32Buf, groupBy } from './u32buf.js';
 import { forEachRowBucket } from '../lsh/rowBuckets.js';
+import { numbering } from './shardInput.js';
 
 /** The join task's marker. */
 export interface JoinMarker {
@@ -36,10 +37,13 @@ export class TooManyCandidatesError extends UsageError {}
 
 /**
  * Refuses ids given twice within one input (the corpus, or the reference of --against), as
- * neardup dedup does: partition p of every shard's explicit ids, compared as strings.
+ * neardup dedup does: partition p of every shard's explicit ids, compared by their stored UTF-8 bytes
+ * (as the strings decoded from them compare) in an open-addressing table, without decoding them (a
+ * Map of a million decoded ids was a twelfth of this stage).
  */
 function checkIds(workDir: string, job: JobSpec, p: number): void {
-  const first = new Map<string, { shard: number; line: number }>();
+  const pieces: { bytes: Buffer; offs: Float64Array; lines: Uint32Array; shards: Uint32Array }[] = [];
+  let total = 0;
   for (let t = 0; t < taskCount(job, 'sign'); t++) {
     const m = requireMarker(workDir, job, 'sign', t);
     if (!m.files['ids.bin']) continue;
@@ -49,21 +53,44 @@ function checkIds(workDir: string, job: JobSpec, p: number): void {
       const a = ps[0]!;
       const b = ps[1]!;
       if (b <= a) continue;
-      const ids = f.strings('id').range(a, b);
-      const lines = f.u32('line', a, b);
-      const shards = f.u32('shard', a, b);
-      for (let i = 0; i < ids.length; i++) {
-        const s = shards[i]!;
-        const key = `${job.shards[s]!.side}\u0000${ids[i]!}`;
-        const seen = first.get(key);
-        if (seen) {
-          const where = seen.shard === s ? `line ${seen.line}` : `${job.shards[seen.shard]!.path}:${seen.line}`;
-          throw new InputError(job.shards[s]!.path, lines[i]!, `duplicate id "${ids[i]!}" (first on ${where}); ids must be unique`);
-        }
-        first.set(key, { shard: s, line: lines[i]! });
-      }
+      pieces.push({ ...f.strings('id').raw(a, b), lines: f.u32('line', a, b), shards: f.u32('shard', a, b) });
+      total += b - a;
     } finally {
       f.close();
+    }
+  }
+  let size = 16;
+  while (size < 2 * total) size *= 2;
+  const mask = size - 1;
+  const slotPiece = new Int32Array(size).fill(-1);
+  const slotRow = new Int32Array(size);
+  const slotHash = new Int32Array(size);
+  for (let k = 0; k < pieces.length; k++) {
+    const { bytes, offs, lines, shards } = pieces[k]!;
+    for (let i = 0; i < lines.length; i++) {
+      const s = shards[i]!;
+      const side = job.shards[s]!.side;
+      const from = offs[i]!;
+      const to = offs[i + 1]!;
+      let h = 0x811c9dc5 ^ side;
+      for (let j = from; j < to; j++) h = Math.imul(h ^ bytes[j]!, 0x01000193);
+      h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+      h ^= h >>> 13;
+      let at = h & mask;
+      for (; slotPiece[at]! >= 0; at = (at + 1) & mask) {
+        if (slotHash[at] !== h) continue;
+        const q = pieces[slotPiece[at]!]!;
+        const r = slotRow[at]!;
+        const fs = q.shards[r]!;
+        if (job.shards[fs]!.side !== side || bytes.compare(q.bytes, q.offs[r]!, q.offs[r + 1]!, from, to) !== 0) continue;
+        const fl = q.lines[r]!;
+        const where = fs === s ? `line ${fl}` : `${job.shards[fs]!.path}:${fl}`;
+        const id = bytes.toString('utf8', from, to);
+        throw new InputError(job.shards[s]!.path, lines[i]!, `duplicate id "${id}" (first on ${where}); ids must be unique`);
+      }
+      slotPiece[at] = k;
+      slotRow[at] = i;
+      slotHash[at] = h;
     }
   }
 }
@@ -111,8 +138,10 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
     const pDocA = new U32Buf(1 << 12);
     const pShardB = new U32Buf(1 << 12);
     const pDocB = new U32Buf(1 << 12);
-    const nShard = new U32Buf(1 << 12);
-    const nDoc = new U32Buf(1 << 12);
+    // Needed documents marked in one byte per document of each shard seen here (a sort of every
+    // group's members, with repeats, was a sixth of this stage).
+    const needBase = numbering(workDir, job).docOffset;
+    const needed = new Uint8Array(needBase[S]!);
     const marker: JoinMarker = { keys: n, pairRows: 0, sharedBuckets: 0, largestBucket: 0 };
     const emit = (x: number, y: number): void => {
       pA.push(Sh[x]!);
@@ -120,46 +149,64 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
       pShardB.push(Sh[y]!);
       pDocB.push(D[y]!);
     };
+    const tooMany = (): TooManyCandidatesError =>
+      new TooManyCandidatesError(
+        `partition ${p}: more than ${job.maxBucketPairs} candidate pair rows (largest group of documents sharing a band key: ${marker.largestBucket}); raise --max-pairs, or remove exact copies first`,
+      );
     // Rows were appended in (shard, doc) order, and a group's rows come in that order: x before y.
     forEachRowBucket(B, H, L, job.bands, (members, m) => {
       marker.sharedBuckets++;
       if (m > marker.largestBucket) marker.largestBucket = m;
       const before = pA.length;
-      for (let i = 0; i < m; i++) {
-        const x = members[i]!;
-        for (let j = i + 1; j < m; j++) {
-          const y = members[j]!;
-          if (!job.against) emit(x, y);
-          else if (side[Sh[x]!] !== side[Sh[y]!]) {
-            if (side[Sh[x]!] === 0) emit(x, y);
-            else emit(y, x);
+      if (!job.against) {
+        // Every pair of the group: room for all at once, then plain stores.
+        const k = (m * (m - 1)) / 2;
+        if (before + k > job.maxBucketPairs) throw tooMany();
+        const a = pA.room(k);
+        const da = pDocA.room(k);
+        const sb = pShardB.room(k);
+        const db = pDocB.room(k);
+        let w = before;
+        for (let i = 0; i < m; i++) {
+          const x = members[i]!;
+          const sx = Sh[x]!;
+          const dx = D[x]!;
+          for (let j = i + 1; j < m; j++) {
+            const y = members[j]!;
+            a[w] = sx;
+            da[w] = dx;
+            sb[w] = Sh[y]!;
+            db[w] = D[y]!;
+            w++;
           }
         }
-        if (pA.length > job.maxBucketPairs) {
-          throw new TooManyCandidatesError(
-            `partition ${p}: more than ${job.maxBucketPairs} candidate pair rows (largest group of documents sharing a band key: ${marker.largestBucket}); raise --max-pairs, or remove exact copies first`,
-          );
-        }
-      }
-      if (pA.length > before) {
+        pA.length = pDocA.length = pShardB.length = pDocB.length = w;
+      } else {
         for (let i = 0; i < m; i++) {
-          nShard.push(Sh[members[i]!]!);
-          nDoc.push(D[members[i]!]!);
+          const x = members[i]!;
+          for (let j = i + 1; j < m; j++) {
+            const y = members[j]!;
+            if (side[Sh[x]!] !== side[Sh[y]!]) {
+              if (side[Sh[x]!] === 0) emit(x, y);
+              else emit(y, x);
+            }
+          }
+          if (pA.length > job.maxBucketPairs) throw tooMany();
         }
       }
+      if (pA.length > before) for (let i = 0; i < m; i++) needed[needBase[Sh[members[i]!]!]! + D[members[i]!]!] = 1;
     });
     marker.pairRows = pA.length;
     const pairs = groupBy(pA.view(), S, [pDocA.view(), pShardB.view(), pDocB.view()]);
     const [docA, shardB, docB] = pairs.columns as [Uint32Array, Uint32Array, Uint32Array];
     await writeColumns(path.join(dir, 'pairs.bin'), 'candidates', job.id, { partition: p }, { docA, shardB, docB, astart: pairs.start });
     // Needed documents: ascending and unique within each shard.
-    const need = groupBy(nShard.view(), S, [nDoc.view()]);
-    const nd = need.columns[0]!;
-    const outDoc = new U32Buf(nd.length);
+    const outDoc = new U32Buf(1 << 12);
     const nstart = new Float64Array(S + 1);
     for (let s = 0; s < S; s++) {
-      const part = nd.subarray(need.start[s]!, need.start[s + 1]!).sort();
-      for (let i = 0; i < part.length; i++) if (i === 0 || part[i] !== part[i - 1]) outDoc.push(part[i]!);
+      const base = needBase[s]!;
+      const end = needBase[s + 1]!;
+      for (let i = base; i < end; i++) if (needed[i] === 1) outDoc.push(i - base);
       nstart[s + 1] = outDoc.length;
     }
     await writeColumns(path.join(dir, 'need.bin'), 'needed-docs', job.id, { partition: p }, { doc: outDoc.view(), nstart });

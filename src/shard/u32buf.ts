@@ -23,6 +23,19 @@ export class U32Buf {
     this.data[this.length++] = v;
   }
 
+  /**
+   * Makes room for `extra` more values and returns the backing array: write them at
+   * [length, length + extra), then add `extra` to `length` (a loop of pushes checks room per value).
+   */
+  room(extra: number): Uint32Array {
+    if (this.length + extra > this.data.length) {
+      const d = new Uint32Array(Math.max(this.length + extra, this.data.length * 2));
+      d.set(this.data.subarray(0, this.length));
+      this.data = d;
+    }
+    return this.data;
+  }
+
   /** The values appended so far (a view, valid until the next push). */
   view(): Uint32Array {
     return this.data.subarray(0, this.length);
