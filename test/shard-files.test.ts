@@ -14,7 +14,9 @@ import { tasksOfMember, arrayIndexFromEnv } from '../src/shard/stages.js';
 import { outputNames } from '../src/shard/job.js';
 import { groupBy } from '../src/shard/u32buf.js';
 import { Reusable } from '../src/shard/reuse.js';
-import { jobDocs } from '../src/shard/docs.js';
+import { docsCache, jobDocs } from '../src/shard/docs.js';
+import { PieceReader } from '../src/shard/verified.js';
+import { DamagedFileError } from '../src/shard/columns.js';
 import { loadJob } from '../src/shard/job.js';
 import { numbering } from '../src/shard/shardInput.js';
 import { partitionOf } from '../src/shard/sign.js';
@@ -278,6 +280,82 @@ describe('docs rows kept between tasks', () => {
     const again = read();
     assert.notEqual(again.view, first.view);
     assert.deepEqual(again.ids, first.ids);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('docs rows kept between tasks: the limit', () => {
+  it('past its byte limit the least recently used view goes, and is read afresh when asked again', () => {
+    const dir = tmpDir();
+    const shards = path.join(dir, 'shards');
+    fs.mkdirSync(shards);
+    for (const k of [0, 1, 2]) fs.writeFileSync(path.join(shards, `${k}.jsonl`), [0, 1, 2].map((i) => JSON.stringify({ id: `s${k}-${i}`, text: `text ${k} ${i} of the shard` }) + '\n').join(''));
+    const work = path.join(dir, 'work');
+    assert.equal(neardup(['job', 'plan', shards, '--id-field', 'id', '--work-dir', work]).code, 0);
+    assert.equal(neardup(['stage', 'sign', '--all', '--work-dir', work]).code, 0);
+    const job = loadJob(work);
+    const num = numbering(work, job);
+    const before = docsCache();
+    // Each read is a task of its own (a fresh jobDocs), as the verify tasks of one process are.
+    const read = (s: number): unknown => {
+      const docs = jobDocs(work, job, num);
+      try {
+        const v = docs.get(s);
+        assert.deepEqual([0, 1, 2].map((d) => v.id(d)), [0, 1, 2].map((i) => `s${s}-${i}`));
+        return v;
+      } finally {
+        docs.close();
+      }
+    };
+    try {
+      docsCache(0);
+      const v0 = read(0);
+      const one = (v0 as { bytes: number }).bytes;
+      assert.ok(one > 0);
+      // Room for two views of these shards (all the same size), not three.
+      docsCache(2 * one);
+      assert.notEqual(read(0), v0, 'a view bigger than the limit was not kept');
+      const a0 = read(0);
+      const a1 = read(1);
+      assert.equal(read(0), a0, 'kept, and now the most recently used');
+      const a2 = read(2);
+      assert.ok(docsCache().bytes <= 2 * one && docsCache().views === 2, JSON.stringify(docsCache()));
+      assert.equal(read(0), a0);
+      assert.equal(read(2), a2);
+      assert.notEqual(read(1), a1, 'shard 1 was the least recently used: evicted, and read again');
+      docsCache(0);
+      assert.deepEqual({ views: docsCache().views, bytes: docsCache().bytes }, { views: 0, bytes: 0 }, 'a lowered limit evicts at once');
+    } finally {
+      docsCache(before.limit);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('reading pair lines in pieces', () => {
+  it('PieceReader gives each piece\'s bytes across refills and pieces longer than its buffer, and refuses a short file (property)', () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'pairs.txt');
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 3000 }), fc.array(fc.nat({ max: 700 }), { maxLength: 40 }), fc.integer({ min: 1, max: 300 }), (bytes, lengths, bufferBytes) => {
+        fs.writeFileSync(file, bytes);
+        const r = new PieceReader(file, bufferBytes);
+        try {
+          let at = 0;
+          for (const n of lengths) {
+            if (at + n > bytes.length) {
+              assert.throws(() => r.take(n), (e: Error) => e instanceof DamagedFileError && e.message.includes('shorter than its pairs.bin says'));
+              return;
+            }
+            assert.deepEqual(new Uint8Array(r.take(n)), bytes.subarray(at, at + n));
+            at += n;
+          }
+        } finally {
+          r.close();
+        }
+      }),
+      { numRuns: 300, seed: 36 },
+    );
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -9,6 +9,30 @@
 import { BucketTable } from './bucketTable.js';
 
 /**
+ * Arrays kept between calls (a process running many join tasks): fresh ones of a few MB each per
+ * call cost page faults and collections. Each is grown to the largest size asked for.
+ */
+export class RowBucketScratch {
+  private readonly arrays = new Map<string, Int32Array | Uint32Array>();
+
+  /** An Int32Array of `n` values (not cleared) under `name`. */
+  i32(name: string, n: number): Int32Array {
+    return this.get(name, n, (m) => new Int32Array(m)) as Int32Array;
+  }
+
+  /** A Uint32Array of `n` values (not cleared) under `name`. */
+  u32(name: string, n: number): Uint32Array {
+    return this.get(name, n, (m) => new Uint32Array(m)) as Uint32Array;
+  }
+
+  private get(name: string, n: number, make: (m: number) => Int32Array | Uint32Array): Int32Array | Uint32Array {
+    let a = this.arrays.get(name);
+    if (!a || a.length < n) this.arrays.set(name, (a = make(Math.max(n, Math.ceil((a?.length ?? 0) * 1.25)))));
+    return a.subarray(0, n);
+  }
+}
+
+/**
  * Calls `fn` once per group of ≥ 2 rows with equal (band, hi, lo), with the group's row indices in
  * ascending order (`members[0 .. size)`, a view reused between calls). Groups come in no particular
  * order. `band[i]` must be below `bands`.
@@ -19,6 +43,7 @@ export function forEachRowBucket(
   lo: Uint32Array,
   bands: number,
   fn: (members: Int32Array, size: number) => void,
+  scratch = new RowBucketScratch(),
 ): void {
   const n = lo.length;
   const perBand = n / Math.max(1, bands);
@@ -26,7 +51,7 @@ export function forEachRowBucket(
   const shift = 32 - bits;
   const parts = bands * (1 << bits);
   // Each row's part, computed once for the count and the scatter.
-  const partOf = new Int32Array(n);
+  const partOf = scratch.i32('part', n);
   const start = new Int32Array(parts + 1);
   for (let i = 0; i < n; i++) {
     const q = bits === 0 ? band[i]! : band[i]! * (1 << bits) + (lo[i]! >>> shift);
@@ -39,9 +64,9 @@ export function forEachRowBucket(
     start[p + 1]! += start[p]!;
   }
   const fill = start.slice(0, parts);
-  const rows = new Int32Array(n);
-  const keyHi = new Uint32Array(n);
-  const keyLo = new Uint32Array(n);
+  const rows = scratch.i32('rows', n);
+  const keyHi = scratch.u32('hi', n);
+  const keyLo = scratch.u32('lo', n);
   for (let i = 0; i < n; i++) {
     const at = fill[partOf[i]!]!++;
     rows[at] = i;

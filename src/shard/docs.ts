@@ -73,16 +73,32 @@ function docsOf(job: JobSpec, num: Numbering, f: ColumnFile, s: number): ShardDo
 const kept = new Map<string, ShardDocs>();
 let keptBytes = 0;
 /** What the kept views may hold; past it the least recently used go (a corpus too big for it is read per task, as before). */
-const DOCS_CACHE_BYTES = 256 << 20;
+let docsCacheBytes = 256 << 20;
 
 function keepView(key: string, view: ShardDocs): void {
   kept.set(key, view);
   keptBytes += view.bytes;
+  evict();
+}
+
+function evict(): void {
   for (const [k, v] of kept) {
-    if (keptBytes <= DOCS_CACHE_BYTES) break;
+    if (keptBytes <= docsCacheBytes) break;
     kept.delete(k);
     keptBytes -= v.bytes;
   }
+}
+
+/**
+ * The kept views' count and bytes, and their limit; `limit` sets a new one (evicting at once).
+ * @internal For tests.
+ */
+export function docsCache(limit?: number): { views: number; bytes: number; limit: number } {
+  if (limit !== undefined) {
+    docsCacheBytes = limit;
+    evict();
+  }
+  return { views: kept.size, bytes: keptBytes, limit: docsCacheBytes };
 }
 
 /** Per-shard views of the sign stage's docs files (as {@link ShardFiles}). */

@@ -13,6 +13,11 @@ export class U32Buf {
     this.data = new Uint32Array(Math.max(16, capacity));
   }
 
+  /** Values it holds before growing. */
+  get capacity(): number {
+    return this.data.length;
+  }
+
   /** Appends one value. */
   push(v: number): void {
     if (this.length === this.data.length) {

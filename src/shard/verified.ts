@@ -92,15 +92,20 @@ export function forEachVerified(workDir: string, job: JobSpec, fn: (shardA: numb
  * Reads a file front to back in pieces of a given length, through a read-ahead buffer: a piece is
  * one document's pair lines (tens of bytes), and a read per piece was most of writing the output.
  */
-class PieceReader {
+export class PieceReader {
   private readonly fd: number;
-  private buf = Buffer.alloc(1 << 16);
+  private buf: Buffer;
   /** The buffer's unread bytes: [start, end). */
   private start = 0;
   private end = 0;
   /** The file offset of the buffer's `end`. */
   private pos = 0;
-  constructor(private readonly file: string) {
+  /** `bufferBytes`: the read-ahead (a piece longer than it is read whole). */
+  constructor(
+    private readonly file: string,
+    bufferBytes = 1 << 16,
+  ) {
+    this.buf = Buffer.alloc(bufferBytes);
     this.fd = openSync(file, 'r');
   }
 
