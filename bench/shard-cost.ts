@@ -153,6 +153,13 @@ if (redisRuns) {
   redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 500));
   url = `redis://127.0.0.1:${port}`;
+}
+/**
+ * Fresh workers for each round's job, as `--local` forks fresh task processes: workers kept from
+ * the round before would start with their code already compiled, which `--local` never does.
+ */
+async function startWorkers(): Promise<void> {
+  for (const w of workers) w.kill('SIGTERM');
   workers = Array.from({ length: W }, () => spawn(process.execPath, [mainJs, 'worker', '--redis', url, '--lock-ms', '120000'], { stdio: 'ignore' }));
   await new Promise((r) => setTimeout(r, 1500));
 }
@@ -166,6 +173,7 @@ try {
     const local = timed(['job', 'dedup', shardDir, '--id-field', 'id', '--local', '--work-dir', localWork, '--out', join(out, 'local.tsv'), '--json']);
     jobs.set(localName, jobRun(local, localWork, join(out, 'local.tsv'), singleHash));
     if (redisRuns) {
+      await startWorkers();
       const work = join(out, 'job-redis');
       rmSync(work, { recursive: true, force: true });
       const run = timed(['job', 'dedup', shardDir, '--id-field', 'id', '--redis', url, '--work-dir', work, '--out', join(out, 'redis.tsv'), '--json']);

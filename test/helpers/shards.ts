@@ -9,7 +9,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { CorpusGenerator, EDIT_RATES } from '../../bench/gen.js';
 import { splitmix32 } from '../../src/hash/mix.js';
-import { mainJs } from '../cliUtil.js';
+import { mainJs, neardup, tmpDir } from '../cliUtil.js';
+import assert from 'node:assert/strict';
 import { writeParquet, zstd } from './formats.js';
 import { openInput } from '../../src/io/read.js';
 
@@ -145,4 +146,33 @@ export function neardupAsync(args: string[], cwd: string, env: Record<string, st
 /** Sorted non-empty lines. */
 export function sortedLines(s: string): string[] {
   return s.split('\n').filter((l) => l !== '').sort();
+}
+
+/** A planted corpus cut into shards of every format, with single-process dedup's pairs and clusters of it. */
+export interface ShardedCorpus {
+  dir: string;
+  docs: Doc[];
+  shardDir: string;
+  /** `neardup dedup`'s pair lines of the concatenation, sorted. */
+  singlePairs: string[];
+  /** `neardup dedup --output clusters`'s lines, sorted. */
+  singleClusters: string[];
+}
+
+/** The sharded jobs' test corpus (1,800 documents, 35 % planted copies) in `shards` shards of `formats`, in a new temp dir. */
+export async function shardedCorpus(shards: number, formats: readonly ShardFormat[]): Promise<ShardedCorpus> {
+  const dir = tmpDir();
+  const docs = plantedDocs(1800, 0.35, 11);
+  const shardDir = path.join(dir, 'shards');
+  await writeShards(shardDir, docs, shards, formats);
+  fs.writeFileSync(path.join(dir, 'all.jsonl'), jsonl(docs));
+  const p = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--out', 'single.tsv', '-q'], { cwd: dir });
+  assert.equal(p.code, 0, p.stderr);
+  const c = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'clusters', '--out', 'single.jsonl', '-q'], { cwd: dir });
+  assert.equal(c.code, 0, c.stderr);
+  const singlePairs = sortedLines(fs.readFileSync(path.join(dir, 'single.tsv'), 'utf8'));
+  const singleClusters = sortedLines(fs.readFileSync(path.join(dir, 'single.jsonl'), 'utf8'));
+  // The corpus must be a real test: many pairs, clusters across shards.
+  assert.ok(singlePairs.length > 300, `only ${singlePairs.length} pairs`);
+  return { dir, docs, shardDir, singlePairs, singleClusters };
 }
