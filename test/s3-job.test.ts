@@ -223,7 +223,7 @@ test('a join task copies only its partition of a sign task\'s keys: the rows rea
 test('annotate and --removed with shards and work dir in S3: the components task reads the shards it needs for the similarities, the same bytes as neardup dedup', opts, async () => {
   const work = `s3://${BUCKET}/jobs/tags`;
   const out = path.join(dir, 'tags-out');
-  await ok(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', work, '--id-field', 'id', '--task-bytes', '1', '--output', 'annotate', '--out-dir', out, '-q']);
+  await ok(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', work, '--id-field', 'id', '--output', 'annotate', '--out-dir', out, '-q']);
   const want = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'annotate', '-q'], { cwd: dir });
   assert.equal(want.code, 0, want.stderr);
   const names = fs.readdirSync(out).filter((f) => f !== '_SUCCESS').sort();
@@ -233,7 +233,7 @@ test('annotate and --removed with shards and work dir in S3: the components task
   });
   assert.equal(got.join(''), want.stdout);
   assert.match(want.stdout, /"similarity":0\.\d+/, 'some member is not an exact copy of its kept member');
-  await ok(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', `${work}-dry`, '--id-field', 'id', '--task-bytes', '1', '--output', 'dedup', '--dry-run', '--removed', path.join(dir, 'job-removed.tsv'), '-q']);
+  await ok(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', `${work}-dry`, '--id-field', 'id', '--output', 'dedup', '--dry-run', '--removed', path.join(dir, 'job-removed.tsv'), '-q']);
   const one = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'dedup', '--dry-run', '--removed', 'one-removed.tsv', '-q'], { cwd: dir });
   assert.equal(one.code, 0, one.stderr);
   assert.equal(fs.readFileSync(path.join(dir, 'job-removed.tsv'), 'utf8'), fs.readFileSync(path.join(dir, 'one-removed.tsv'), 'utf8'));
