@@ -137,6 +137,33 @@ test('two ids that round to the same double are two documents: dedup does not ca
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+test('an id holding a lone surrogate (escaped in JSON, unspellable in UTF-8) is refused on every route, naming its line; --skip-invalid skips it everywhere', () => {
+  const dir = tmpDir();
+  const file = path.join(dir, 'sur.jsonl');
+  const text = 'a flat in rome near the metro with two rooms and a balcony';
+  // Written out as UTF-8, both ids would be U+FFFD: one id printed for two documents.
+  fs.writeFileSync(file, `{"id":"a\\ud800","text":"${text}"}\n{"id":"a\\udc00","text":"${text}"}\n{"id":"ok\\ud83d\\ude00","text":"${text}"}\n{"id":"plain","text":"${text}"}\n`);
+  const routes: [string, string[]][] = [
+    ['memory', ['dedup', file]],
+    ['stream', ['dedup', file, '--stream']],
+    ['stream, workers', ['dedup', file, '--stream', '--workers', '2']],
+    ['job --local', ['job', 'dedup', file, '--local', '--work-dir', path.join(dir, 'w')]],
+  ];
+  for (const [name, args] of routes) {
+    const r = neardup([...args, '--id-field', 'id', '-q']);
+    assert.equal(r.code, 2, `${name}: ${r.stderr}`);
+    assert.ok(r.stderr.includes(`${file}:1: id field "id" holds a lone surrogate`), `${name}: ${r.stderr}`);
+  }
+  const outs = routes.map(([name, args], k) => {
+    const r = neardup([...args.map((a) => (a.endsWith('/w') ? `${a}-skip${k}` : a)), '--id-field', 'id', '--skip-invalid', '-q']);
+    assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+    return r.stdout;
+  });
+  assert.equal(outs[0], 'ok😀\tplain\t1\n');
+  for (const o of outs) assert.equal(o, outs[0]);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
 test('the raw JSON helpers agree with JSON.parse on generated lines', () => {
   fc.assert(
     fc.property(recordArb, fc.bigInt({ min: 0n, max: 1n << 70n }), (r, id) => {

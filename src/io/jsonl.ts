@@ -93,8 +93,13 @@ export function jsonlLineReader(ctx: ReaderContext, spec: FieldSpec): LineReader
       const v = getPath(obj, idPath);
       // A number id is its literal as written (9007199254740993, 1.50): String(v) of the double
       // JSON.parse made would round big integers, so two distinct ids could become one.
-      if (typeof v === 'string') id = v;
-      else if (typeof v === 'number') id = rawJsonValue(lineText, idPath) ?? String(v);
+      if (typeof v === 'string') {
+        if (!wellFormed(v)) {
+          ctx.invalid(line, `id field "${spec.id}" holds a lone surrogate (a \\ud800–\\udfff escape without its pair): an id must be text that UTF-8 can spell, or two ids would print alike`);
+          return undefined;
+        }
+        id = v;
+      } else if (typeof v === 'number') id = rawJsonValue(lineText, idPath) ?? String(v);
       else {
         ctx.invalid(line, v === undefined ? `no id field "${spec.id}"; available fields: ${fieldNames(obj)}` : `id field "${spec.id}" is ${kindOf(v)}, not a string or a number`);
         return undefined;
@@ -116,4 +121,12 @@ export function jsonlLineReader(ctx: ReaderContext, spec: FieldSpec): LineReader
 /** Reads JSONL records. Blank lines are ignored. */
 export function readJsonl(lines: AsyncIterable<TextLine>, ctx: ReaderContext, spec: FieldSpec): AsyncGenerator<InputRecord> {
   return readLinesWith(lines, jsonlLineReader(ctx, spec));
+}
+
+/**
+ * True when `s` has no lone surrogate (JSON can escape one, UTF-8 cannot spell it: written out, it
+ * becomes U+FFFD, so two distinct ids would print as one).
+ */
+export function wellFormed(s: string): boolean {
+  return !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
 }

@@ -14,7 +14,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { LineParseSpec, ParsedBlock } from './lineRanges.js';
 import { makeContext, type InputRecord, type ReaderContext, type SkipStats } from './record.js';
-import { jsonlLineReader } from './jsonl.js';
+import { jsonlLineReader, wellFormed } from './jsonl.js';
 import { idTextLineReader, textLineReader, type LineReader } from './lines.js';
 import { LINE_BLANK, LINE_OBJECT, scanJsonLine, type StringStop } from './jsonLine.js';
 import { resolveHeader, rowRecord, type ColumnLayout } from './delimited.js';
@@ -260,7 +260,11 @@ function jsonRecord(
     // A string id decoded, a number id as written (its literal, not a rounded double).
     // A string written without escapes is its bytes between the quotes (the line was checked).
     if (c !== 0x22) id = buf.toString('utf8', is - base, found[4]! - base);
-    else if (found[5] === 1) id = JSON.parse(buf.toString('utf8', is - base, found[4]! - base)) as string;
+    else if (found[5] === 1) {
+      id = JSON.parse(buf.toString('utf8', is - base, found[4]! - base)) as string;
+      // An id with a lone surrogate is refused by the format's own reader, with its message.
+      if (!wellFormed(id)) return false;
+    }
     else id = buf.toString('utf8', is + 1 - base, found[4]! - 1 - base);
   }
   if (found[2] === 1) {
