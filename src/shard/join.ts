@@ -19,7 +19,6 @@ import { taskCount, type JobSpec } from './job.js';
 import { U32Buf, groupBy } from './u32buf.js';
 import { forEachRowBucket, RowBucketScratch } from '../lsh/rowBuckets.js';
 import { Reusable } from './reuse.js';
-import { numbering } from './shardInput.js';
 
 /** The join task's marker. */
 export interface JoinMarker {
@@ -142,10 +141,10 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
     const side = job.shards.map((sh) => sh.side);
     const [pA, pDocA, pShardB, pDocB] = scratch.pairs as [U32Buf, U32Buf, U32Buf, U32Buf];
     pA.length = pDocA.length = pShardB.length = pDocB.length = 0;
-    // Needed documents marked in one byte per document of each shard seen here (a sort of every
-    // group's members, with repeats, was a sixth of this stage).
-    const needBase = numbering(workDir, job).docOffset;
-    const needed = new Uint8Array(needBase[S]!);
+    // Needed documents marked by row, one byte per row of this partition (a sort of every group's
+    // members, with repeats, was a sixth of this stage; a byte per corpus document would grow with
+    // the corpus, not the partition).
+    const needed = new Uint8Array(n);
     const marker: JoinMarker = { keys: n, pairRows: 0, sharedBuckets: 0, largestBucket: 0 };
     const emit = (x: number, y: number): void => {
       pA.push(Sh[x]!);
@@ -198,21 +197,26 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
           if (pA.length > job.maxBucketPairs) throw tooMany();
         }
       }
-      if (pA.length > before) for (let i = 0; i < m; i++) needed[needBase[Sh[members[i]!]!]! + D[members[i]!]!] = 1;
+      if (pA.length > before) for (let i = 0; i < m; i++) needed[members[i]!] = 1;
     }, scratch.rows);
     marker.pairRows = pA.length;
     const pairs = groupBy(pA.view(), S, [pDocA.view(), pShardB.view(), pDocB.view()]);
     const [docA, shardB, docB] = pairs.columns as [Uint32Array, Uint32Array, Uint32Array];
     await writeColumns(path.join(dir, 'pairs.bin'), 'candidates', job.id, { partition: p }, { docA, shardB, docB, astart: pairs.start });
-    // Needed documents: ascending and unique within each shard.
+    // Needed documents, ascending and unique within each shard: rows are in (shard, doc) order, so
+    // a document's marked rows are next to each other.
     const outDoc = new U32Buf(1 << 12);
     const nstart = new Float64Array(S + 1);
-    for (let s = 0; s < S; s++) {
-      const base = needBase[s]!;
-      const end = needBase[s + 1]!;
-      for (let i = base; i < end; i++) if (needed[i] === 1) outDoc.push(i - base);
-      nstart[s + 1] = outDoc.length;
+    let lastShard = -1;
+    let lastDoc = -1;
+    for (let x = 0; x < n; x++) {
+      if (needed[x] !== 1 || (Sh[x] === lastShard && D[x] === lastDoc)) continue;
+      lastShard = Sh[x]!;
+      lastDoc = D[x]!;
+      outDoc.push(lastDoc);
+      nstart[lastShard + 1]!++;
     }
+    for (let s = 0; s < S; s++) nstart[s + 1]! += nstart[s]!;
     await writeColumns(path.join(dir, 'need.bin'), 'needed-docs', job.id, { partition: p }, { doc: outDoc.view(), nstart });
     // A partition of exceptionally many pairs does not leave its buffers to the process's next tasks.
     if (pA.capacity > 1 << 24) scratch.pairs = scratch.pairs.map(() => new U32Buf(1 << 12));
