@@ -116,10 +116,24 @@ describe('sharded dedup jobs', () => {
       let leftovers: string[] = [];
       for (let i = 0; i < 200 && leftovers.length === 0; i++) {
         await new Promise((r) => setTimeout(r, 50));
-        leftovers = (await tempDirs(work)).filter((d) => d.includes(`${m[1]}${path.sep}.${m[2]!.padStart(5, '0')}.tmp-${slow.child.pid}-`));
+        leftovers = (await tempDirs(work)).filter((d) => d.includes(`${m[1]}${path.sep}.${m[2]!.padStart(5, '0')}.tmp-`));
       }
       assert.equal(leftovers.length, 1, `the slow worker's temp dir for ${m[1]} ${m[2]}`);
+      // The worker runs its tasks in a task process of its own: the temp dir is named by its pid.
+      const taskPid = Number(/\.tmp-(\d+)-/.exec(leftovers[0]!)![1]);
+      assert.notEqual(taskPid, slow.child.pid);
       await slow.kill('SIGKILL');
+      // Its task process does not outlive it (it would commit the task in a minute otherwise).
+      const alive = (): boolean => {
+        try {
+          // A zombie (ended, not yet reaped by whoever adopted it) is not running.
+          return !/^\d+ \(.*\) Z /.test(fs.readFileSync(`/proc/${taskPid}/stat`, 'utf8'));
+        } catch {
+          return false;
+        }
+      };
+      for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(!alive(), `task process ${taskPid} outlived its killed worker`);
       const r = await done;
       assert.equal(r.code, 0, r.stderr);
       assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'k.tsv'), 'utf8')), singlePairs);

@@ -6,7 +6,7 @@
  * `s3://bucket/key` without a branch of its own. A job whose `--work-dir` is in S3 is the
  * exception: its tasks read its shards and write its `--out-dir` themselves, wherever they run
  * (src/shard/s3work.ts), so those names stay as given; `--out` is still staged. `--s3-endpoint URL`
- * may appear anywhere (and, for such a job, reaches its task processes as `AWS_ENDPOINT_URL_S3`).
+ * may appear anywhere (and, for such a job or a worker, reaches its task processes as `AWS_ENDPOINT_URL_S3`).
  * @module
  */
 import { UsageError } from '../io/errors.js';
@@ -64,7 +64,8 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
   // s3:// --out-dir themselves (src/shard/s3work.ts); only the submitter's --out is staged here.
   const wdAt = rest.findIndex((a) => a === '--work-dir' || a.startsWith('--work-dir='));
   const s3Job = wdAt >= 0 && isS3Url(rest[wdAt]!.startsWith('--work-dir=') ? rest[wdAt]!.slice('--work-dir='.length) : rest[wdAt + 1]);
-  if (s3Job && endpointGiven) process.env.AWS_ENDPOINT_URL_S3 = endpointGiven;
+  // A worker runs its tasks in task processes of its own: they learn the endpoint the same way.
+  if ((s3Job || rest[2] === 'worker') && endpointGiven) process.env.AWS_ENDPOINT_URL_S3 = endpointGiven;
   try {
     for (let i = 0; i < rest.length; i++) {
       const a = rest[i]!;

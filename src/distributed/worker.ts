@@ -7,15 +7,15 @@
  */
 import { isUserError } from '../io/errors.js';
 import { TooManyCandidatesError } from '../shard/join.js';
+import { TaskProcesses } from '../shard/localTasks.js';
 import { parseStage } from '../shard/stages.js';
-import { openWorkDir, type WorkDir } from '../shard/workDir.js';
 import { connectionFromUrl, DEFAULT_QUEUE, INPUT_FAILURE, loadBullmq, type TaskData } from './bullmq.js';
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions {
   redis: string;
   queue?: string;
-  /** Tasks run at once by this process. Default 1 (tasks are CPU-bound). */
+  /** Tasks run at once, each in a task process of its own. Default 1 (tasks are CPU-bound). */
   concurrency?: number;
   /** Lock duration, ms: a task of a worker silent for this long is taken as stalled. Default 30000. */
   lockMs?: number;
@@ -34,14 +34,11 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const { Worker, UnrecoverableError } = await loadBullmq();
   const log = options.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const lockDuration = options.lockMs ?? 30000;
-  // Work dirs in object storage keep their plan and the markers read: they never change.
-  const s3Dirs = new Map<string, WorkDir>();
-  const dirOf = (name: string): WorkDir => {
-    if (!name.startsWith('s3://')) return openWorkDir(name);
-    let wd = s3Dirs.get(name);
-    if (!wd) s3Dirs.set(name, (wd = openWorkDir(name)));
-    return wd;
-  };
+  const concurrency = options.concurrency ?? 1;
+  // Tasks run in task processes of their own, as in `job --local` (src/shard/localTasks.ts): this
+  // process keeps the queue, its locks and its connection; theirs keep each task's arrays, warmed
+  // code and the plans of the work dirs they have run.
+  const tasks = new TaskProcesses(concurrency);
   const worker = new Worker<TaskData>(
     options.queue ?? DEFAULT_QUEUE,
     async (job) => {
@@ -49,8 +46,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       log(`task start ${stage} ${task} ${workDir} (attempt ${job.attemptsMade + 1})`);
       const t0 = performance.now();
       try {
-        const wd = dirOf(workDir);
-        const marker = await wd.run(await wd.load(), parseStage(stage), task);
+        const marker = await tasks.runOne(workDir, parseStage(stage), task);
         log(`task done ${stage} ${task} in ${Math.round(performance.now() - t0)} ms`);
         return marker;
       } catch (e) {
@@ -63,7 +59,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     },
     {
       connection: connectionFromUrl(options.redis),
-      concurrency: options.concurrency ?? 1,
+      concurrency,
       lockDuration,
       stalledInterval: options.stalledMs ?? lockDuration,
       maxStalledCount: 3,
@@ -71,6 +67,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   );
   worker.on('error', (e) => log(`worker error: ${e.message}`));
   await worker.waitUntilReady();
+  // Started while the queue is idle: a fresh worker's first task does not wait for one (~0.2 s).
+  tasks.start();
   log(`worker ready on queue ${options.queue ?? DEFAULT_QUEUE} (pid ${process.pid})`);
   await new Promise<void>((resolve) => {
     if (options.signal?.aborted) return resolve();
@@ -84,6 +82,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     await Promise.race([worker.close(true).catch(() => undefined), sleep(1000)]);
     await worker.disconnect().catch(() => undefined);
   }
+  tasks.close();
   log('worker stopped');
 }
 

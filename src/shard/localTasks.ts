@@ -1,7 +1,7 @@
 /**
- * Running a stage's tasks on every core of this machine (`neardup job … --local`): a few forked
- * task processes (src/shard/taskChild.ts), each taking the next task when it finishes one, so a
- * local job uses the machine as two workers would.
+ * Running stage tasks in forked task processes (src/shard/taskChild.ts): `neardup job … --local`
+ * runs a stage on one per core, each taking the next task when it finishes one; a `neardup worker`
+ * runs each task it takes from the queue in one of its own.
  * @module
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -15,9 +15,10 @@ export interface TaskRequest {
   task: number;
 }
 
-/** A task process's answer: done, or the task's error. */
+/** A task process's answer: done with the task's marker, or the task's error. */
 export interface TaskReply {
   task: number;
+  marker?: object;
   error?: { kind: 'input' | 'usage' | 'other'; message: string; file?: string; line?: number; reason?: string; position?: string };
 }
 
@@ -29,15 +30,37 @@ function rebuilt(e: NonNullable<TaskReply['error']>): Error {
 }
 
 /**
+ * V8 flags of a task process. A task is one core's work and its process runs beside one per other
+ * core, so V8's helper threads (concurrent marking and sweeping, background compilation) only took
+ * CPU from the sibling tasks: 11 % more CPU over the join, route, verify and components stages of
+ * the 1M-document bench job, for no gain in wall time (bench/RESULTS.md, round 17).
+ */
+export const TASK_PROCESS_FLAGS: readonly string[] = ['--single-threaded'];
+
+/**
  * Task processes kept for the stages of one job run: forking fresh ones per stage cost each stage
  * their start-up (~0.3 s of a core each), and threw away what the last stage's tasks had warmed.
  * {@link close} ends them.
  */
 export class TaskProcesses {
   private readonly children: ChildProcess[] = [];
+  private readonly busy = new Set<ChildProcess>();
+  private closed = false;
 
   /** @param size the most task processes at once (one per core). */
   constructor(private readonly size: number) {}
+
+  private spawn(): ChildProcess {
+    const child = fork(new URL('./taskChild.js', import.meta.url), [], {
+      execArgv: [...process.execArgv, ...TASK_PROCESS_FLAGS],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'json',
+    });
+    this.children.push(child);
+    // One that ends while idle is not handed a task.
+    child.once('exit', () => this.drop(child));
+    return child;
+  }
 
   /**
    * Runs tasks `tasks` of `stage` on up to `size` task processes; `onDone` after each. The first
@@ -47,7 +70,7 @@ export class TaskProcesses {
   async run(workDir: string, stage: StageName, tasks: readonly number[], onDone: (task: number) => void): Promise<void> {
     const queue = [...tasks];
     const n = Math.max(1, Math.min(this.size, queue.length));
-    while (this.children.length < n) this.children.push(fork(new URL('./taskChild.js', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' }));
+    while (this.children.length < n) this.spawn();
     let failure: Error | undefined;
     const one = (child: ChildProcess): Promise<void> =>
       new Promise((resolve) => {
@@ -92,16 +115,76 @@ export class TaskProcesses {
     }
   }
 
+  /** Starts all `size` task processes now, so that the first tasks do not wait for them. */
+  start(): void {
+    while (this.children.length < this.size) this.spawn();
+  }
+
+  /**
+   * Runs task `task` of `stage` in an idle task process (forked while fewer than `size` run) and
+   * resolves with its marker. At most `size` at once. A task process that ends before its task
+   * does is dropped and the task rejected, so that the queue runs it again.
+   */
+  runOne(workDir: string, stage: StageName, task: number): Promise<object> {
+    let child = this.children.find((c) => !this.busy.has(c));
+    if (!child) {
+      if (this.children.length >= this.size) return Promise.reject(new Error(`more than ${this.size} tasks at once on ${this.size} task processes`));
+      child = this.spawn();
+    }
+    const c = child;
+    this.busy.add(c);
+    return new Promise<object>((resolve, reject) => {
+      let failure: Error | undefined;
+      const settle = (): void => {
+        c.off('message', onMessage);
+        c.off('exit', onExit);
+        c.off('error', onError);
+        this.busy.delete(c);
+      };
+      const onMessage = (r: TaskReply): void => {
+        settle();
+        if (r.error) reject(rebuilt(r.error));
+        else resolve(r.marker ?? {});
+      };
+      const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+        settle();
+        this.drop(c);
+        // A task left by close() never answers: its caller has stopped (a worker past its grace
+        // leaves the task to run again elsewhere; its queue client, already closed, must not be
+        // handed a failure).
+        if (this.closed) return;
+        reject(failure ?? new Error(`the task process running ${stage} task ${task} ended (${signal ?? `exit code ${code}`}) before the task did`));
+      };
+      // A failed send (the process is gone): its exit follows and rejects.
+      const onError = (e: Error): void => {
+        failure ??= e;
+      };
+      c.on('message', onMessage);
+      c.on('exit', onExit);
+      c.on('error', onError);
+      try {
+        c.send({ workDir, stage, task } satisfies TaskRequest);
+      } catch (e) {
+        // Its channel closed as it was picked: it is ending, and its exit rejects.
+        failure ??= e as Error;
+        if (c.exitCode !== null || c.signalCode !== null) onExit(c.exitCode, c.signalCode);
+      }
+    });
+  }
+
   private drop(child: ChildProcess): void {
     const i = this.children.indexOf(child);
     if (i >= 0) this.children.splice(i, 1);
   }
 
-  /** Ends the task processes. */
+  /** Ends the task processes (a running task is left undone). */
   close(): void {
+    this.closed = true;
+    this.busy.clear();
     for (const c of this.children.splice(0)) {
       if (c.connected) c.disconnect();
-      if (c.exitCode === null && c.signalCode === null) c.kill();
+      // SIGKILL: a task process ignores SIGTERM and SIGINT (see src/shard/taskChild.ts).
+      if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     }
   }
 }

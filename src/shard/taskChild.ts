@@ -1,7 +1,8 @@
 /**
- * A task process of `neardup job … --local`: forked once per core by {@link runTasksInProcesses},
- * it runs the tasks its parent sends, one at a time, and answers each with the task's marker or its
- * error. Processes rather than threads, so that every task's marker records its own CPU time.
+ * A task process of `neardup job … --local` (forked once per core) or of `neardup worker` (one per
+ * task run at once): it runs the tasks its parent sends, one at a time, and answers each with the
+ * task's marker or its error. Processes rather than threads, so that every task's marker records its
+ * own CPU time, and a worker's queue client is not in the heap a task's collections walk.
  * @module
  */
 import { InputError, UsageError } from '../io/errors.js';
@@ -19,14 +20,20 @@ function describe(e: unknown): TaskReply['error'] {
 /** The work dirs of this process's tasks (one, in practice): a plan in object storage is read once. */
 const dirs = new Map<string, WorkDir>();
 
+// The parent decides when a task stops: a worker stopping on SIGTERM or Ctrl-C (sent to the whole
+// process group) lets its running task commit first. It ends this process by disconnecting (or
+// SIGKILL); a parent that is gone (killed mid-task) disconnects too, and the task runs again elsewhere.
+process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => undefined);
+process.on('disconnect', () => process.exit(0));
+
 process.on('message', (m: TaskRequest) => {
   void (async () => {
     let reply: TaskReply;
     try {
       let wd = dirs.get(m.workDir);
       if (!wd) dirs.set(m.workDir, (wd = openWorkDir(m.workDir)));
-      await wd.run(await wd.load(), m.stage as StageName, m.task);
-      reply = { task: m.task };
+      reply = { task: m.task, marker: await wd.run(await wd.load(), m.stage as StageName, m.task) };
     } catch (e) {
       reply = { task: m.task, error: describe(e) };
     }

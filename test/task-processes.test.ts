@@ -1,0 +1,137 @@
+/**
+ * The task processes that run a job's tasks for `job --local` and for `neardup worker`
+ * (src/shard/localTasks.ts): a task runs in a process of its own started with the task flags, and
+ * answers with the marker it committed; an input error comes back as the same error; a task process
+ * that dies, idle or in a task, is replaced and the task it held is refused, never left waiting; no
+ * more than `size` tasks run at once; closing ends them all.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { isUserError } from '../src/io/errors.js';
+import { TASK_PROCESS_FLAGS, TaskProcesses } from '../src/shard/localTasks.js';
+import { readMarker } from '../src/shard/commit.js';
+import { loadJob } from '../src/shard/job.js';
+import { neardup, tmpDir } from './cliUtil.js';
+import { plantedDocs, writeShards } from './helpers/shards.js';
+
+/** Whether `pid` runs (a zombie does not). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function until(what: string, ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(ok(), what);
+}
+
+describe('task processes', () => {
+  let dir: string;
+  let work: string;
+  let bad: string;
+  const pools: TaskProcesses[] = [];
+  const pool = (size: number): TaskProcesses => {
+    const p = new TaskProcesses(size);
+    pools.push(p);
+    return p;
+  };
+  before(async () => {
+    dir = tmpDir();
+    const shards = path.join(dir, 'shards');
+    fs.mkdirSync(shards);
+    await writeShards(shards, plantedDocs(300, 0.3, 17), 4, ['jsonl']);
+    work = path.join(dir, 'work');
+    const r = neardup(['job', 'plan', shards, '--id-field', 'id', '--task-bytes', '1', '--work-dir', work], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    // A job whose second shard holds a broken record.
+    const badShards = path.join(dir, 'bad-shards');
+    fs.cpSync(shards, badShards, { recursive: true });
+    const victim = path.join(badShards, fs.readdirSync(badShards).sort()[1]!);
+    fs.writeFileSync(victim, fs.readFileSync(victim, 'utf8').replace(/\n[^\n]*\n/, '\n{"id": "x", "text": \n'));
+    bad = path.join(dir, 'bad');
+    const b = neardup(['job', 'plan', badShards, '--id-field', 'id', '--task-bytes', '1', '--work-dir', bad], { cwd: dir });
+    assert.equal(b.code, 0, b.stderr);
+  });
+  after(() => {
+    for (const p of pools) p.close();
+  });
+
+  it('runs a task in a process of its own, started with the task flags, and answers with its committed marker', async () => {
+    const p = pool(1);
+    const marker = (await p.runOne(work, 'sign', 0)) as { stats: { pid: number } };
+    assert.notEqual(marker.stats.pid, process.pid);
+    assert.deepEqual(marker, readMarker(work, loadJob(work), 'sign', 0));
+    const argv = fs.readFileSync(`/proc/${marker.stats.pid}/cmdline`, 'utf8').split('\0');
+    for (const f of TASK_PROCESS_FLAGS) assert.ok(argv.includes(f), argv.join(' '));
+    // The next task goes to the same (kept) process.
+    const again = (await p.runOne(work, 'sign', 1)) as { stats: { pid: number } };
+    assert.equal(again.stats.pid, marker.stats.pid);
+    p.close();
+    await until('the task process ended on close', () => !running(marker.stats.pid));
+  });
+
+  it('an input error comes back as the same user error, naming file and line', async () => {
+    const p = pool(1);
+    const e = await p.runOne(bad, 'sign', 1).then(
+      () => assert.fail('the broken shard was read'),
+      (x: unknown) => x as Error,
+    );
+    assert.ok(isUserError(e), String(e));
+    assert.match(e.message, /:2:/);
+  });
+
+  it('a task process that dies idle is replaced; one that dies in a task refuses that task', async () => {
+    const p = pool(1);
+    const { stats } = (await p.runOne(work, 'sign', 2)) as { stats: { pid: number } };
+    process.kill(stats.pid, 'SIGKILL');
+    await until('the killed task process is gone', () => !running(stats.pid));
+    // Its end reaches the pool with the next turns of the event loop (a task handed to it before
+    // then is refused, and the queue runs it again).
+    await new Promise((r) => setTimeout(r, 300));
+    const next = (await p.runOne(work, 'sign', 3)) as { stats: { pid: number } };
+    assert.notEqual(next.stats.pid, stats.pid);
+    // A task that pauses before its commit, killed there: the run is refused, not left waiting.
+    const slowWork = path.join(dir, 'work-slow');
+    fs.cpSync(work, slowWork, { recursive: true });
+    fs.rmSync(path.join(slowWork, 'sign', '00000'), { recursive: true });
+    process.env.NEARDUP_FAULT_PAUSE_MS = '60000';
+    const slow = pool(1);
+    try {
+      slow.start();
+    } finally {
+      delete process.env.NEARDUP_FAULT_PAUSE_MS;
+    }
+    const running0 = slow.runOne(slowWork, 'sign', 0);
+    let tmp: string[] = [];
+    await until('the slow task wrote its temp directory', () => (tmp = fs.readdirSync(path.join(slowWork, 'sign')).filter((d) => d.includes('.tmp-'))).length === 1);
+    const pid = Number(/\.tmp-(\d+)-/.exec(tmp[0]!)![1]);
+    process.kill(pid, 'SIGKILL');
+    await assert.rejects(running0, /ended \(SIGKILL\) before the task did/);
+    assert.equal(readMarker(slowWork, loadJob(slowWork), 'sign', 0), undefined);
+  });
+
+  it('refuses more than its size of tasks at once, and a task process ignores SIGTERM (its parent decides)', async () => {
+    const p = pool(1);
+    const slowWork = path.join(dir, 'work-slow2');
+    fs.cpSync(work, slowWork, { recursive: true });
+    fs.rmSync(path.join(slowWork, 'sign', '00001'), { recursive: true });
+    process.env.NEARDUP_FAULT_PAUSE_MS = '1500';
+    try {
+      p.start();
+    } finally {
+      delete process.env.NEARDUP_FAULT_PAUSE_MS;
+    }
+    const first = p.runOne(slowWork, 'sign', 1);
+    await assert.rejects(p.runOne(slowWork, 'sign', 2), /more than 1 tasks at once/);
+    let tmp: string[] = [];
+    await until('the task wrote its temp directory', () => (tmp = fs.readdirSync(path.join(slowWork, 'sign')).filter((d) => d.includes('.tmp-'))).length === 1);
+    process.kill(Number(/\.tmp-(\d+)-/.exec(tmp[0]!)![1]), 'SIGTERM');
+    const m = (await first) as { plan: string };
+    assert.equal(m.plan, loadJob(slowWork).id);
+  });
+});
