@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { jsonl, neardupAsync, plantedDocs, writeShards, type Doc } from './helpers/shards.js';
@@ -86,15 +87,25 @@ describe('job directories: one plan, one input, no torn files', () => {
     fs.cpSync(shards, copy, { recursive: true });
     const victim = path.join(copy, 'part-0002.jsonl');
     const original = fs.readFileSync(victim, 'utf8');
-    // Rewritten after sign with the same record count: gather must refuse, not mix two versions.
-    const work = path.join(dir, 'w-rewrite');
-    assert.equal((await cliInProcess(['job', 'plan', copy, '--work-dir', work, '--id-field', 'id', '-q'])).code, 0);
-    assert.equal((await cliInProcess(['stage', 'sign', '--work-dir', work, '--all'])).code, 0);
-    assert.equal((await cliInProcess(['stage', 'join', '--work-dir', work, '--all'])).code, 0);
-    fs.writeFileSync(victim, original.replace(/"text":"(\w)/g, '"text":"$1$1'));
-    const g = await cliInProcess(['stage', 'gather', '--work-dir', work, '--all']);
-    assert.equal(g.code, 2, g.stderr);
-    assert.ok(g.stderr.includes(`${victim}: changed since the job`), g.stderr);
+    // Rewritten after sign with the same record count: the next stage must refuse, not mix two
+    // versions (route, for plain shards, which have no gather tasks; gather, for the others).
+    for (const [name, next] of [['jsonl', 'route'], ['jsonl.gz', 'gather']] as const) {
+      const c = path.join(dir, `changing-${name}`);
+      fs.mkdirSync(c);
+      const v = path.join(c, `part-0002.${name}`);
+      const write = (text: string): void => fs.writeFileSync(v, name === 'jsonl' ? text : zlib.gzipSync(text));
+      write(original);
+      fs.copyFileSync(path.join(copy, 'part-0001.jsonl'), path.join(c, 'part-0001.jsonl'));
+      const work = path.join(dir, `w-rewrite-${name}`);
+      assert.equal((await cliInProcess(['job', 'plan', c, '--work-dir', work, '--id-field', 'id', '-q'])).code, 0);
+      assert.equal((await cliInProcess(['stage', 'sign', '--work-dir', work, '--all'])).code, 0);
+      assert.equal((await cliInProcess(['stage', 'join', '--work-dir', work, '--all'])).code, 0);
+      if (next === 'gather') assert.equal((await cliInProcess(['stage', 'route', '--work-dir', work, '--all'])).code, 0);
+      write(original.replace(/"text":"(\w)/g, '"text":"$1$1'));
+      const g = await cliInProcess(['stage', next, '--work-dir', work, '--all']);
+      assert.equal(g.code, 2, `${name}: ${g.stderr}`);
+      assert.ok(g.stderr.includes(`${v}: changed since the job`), g.stderr);
+    }
     // Appended to, then the same command submitted again: refused, never yesterday's answer.
     fs.writeFileSync(victim, original);
     const work2 = path.join(dir, 'w-append');

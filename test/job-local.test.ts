@@ -57,6 +57,30 @@ describe('job --local on task processes', () => {
     assert.equal(msgs[1], msgs[0]);
   });
 
+  it('plain line-format shards have no gather tasks; a plan made before that was recorded keeps them and resumes as the same job', () => {
+    const plain = path.join(dir, 'plain');
+    fs.mkdirSync(plain);
+    for (const f of fs.readdirSync(shards).filter((f) => f.endsWith('.jsonl'))) fs.copyFileSync(path.join(shards, f), path.join(plain, f));
+    const ref = neardup(['job', 'dedup', plain, '--id-field', 'id', '--local', '--task-bytes', '1', '--work-dir', path.join(dir, 'w-plain'), '--out', path.join(dir, 'plain.tsv'), '-q'], { cwd: dir });
+    assert.equal(ref.code, 0, ref.stderr);
+    const plan = JSON.parse(fs.readFileSync(path.join(dir, 'w-plain', 'job.json'), 'utf8')) as { gather?: boolean };
+    assert.equal(plan.gather, false);
+    assert.ok(!fs.existsSync(path.join(dir, 'w-plain', 'gather')));
+    // The mixed corpus gathers.
+    assert.equal((JSON.parse(fs.readFileSync(path.join(dir, 'w-pairs-1', 'job.json'), 'utf8')) as { gather?: boolean }).gather, true);
+    // An older plan (no "gather"): planned, its field removed, then run and resubmitted.
+    const old = path.join(dir, 'w-old');
+    assert.equal(neardup(['job', 'plan', plain, '--id-field', 'id', '--task-bytes', '1', '--work-dir', old, '-q'], { cwd: dir }).code, 0);
+    const { gather: _g, ...spec } = JSON.parse(fs.readFileSync(path.join(old, 'job.json'), 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(path.join(old, 'job.json'), JSON.stringify(spec));
+    const args = ['job', 'dedup', plain, '--id-field', 'id', '--local', '--task-bytes', '1', '--work-dir', old, '--out', path.join(dir, 'old.tsv'), '-q'];
+    const r = neardup(args, { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(fs.readdirSync(path.join(old, 'gather')).length > 0, 'the older plan ran its gather tasks');
+    assert.equal(fs.readFileSync(path.join(dir, 'old.tsv'), 'utf8'), fs.readFileSync(path.join(dir, 'plain.tsv'), 'utf8'));
+    assert.equal(neardup(args, { cwd: dir }).code, 0, 'resubmitted: the same job');
+  });
+
   it('--processes without --local is refused, naming it', () => {
     const r = neardup(['job', 'dedup', shards, '--redis', 'redis://127.0.0.1:1', '--processes', '2', '--work-dir', path.join(dir, 'w-p'), '--out', path.join(dir, 'p.tsv')], { cwd: dir });
     assert.equal(r.code, 2);

@@ -125,9 +125,10 @@ test('job submit without Slurm: --print writes the script, a missing sbatch or -
     assert.equal(plan.code, 0, plan.stderr);
     const script = neardup(['job', 'submit', '--slurm', '--work-dir', 'job', '--print', '--sbatch', '--partition=cpu --time=1:00:00'], { cwd: d });
     assert.equal(script.code, 0, script.stderr);
-    // Pairs output: sign, join, route, gather, verify, components (no filter), each after the previous.
-    assert.deepEqual([...script.stdout.matchAll(/--job-name=neardup-\w+-(\w+)/g)].map((m) => m[1]), ['sign', 'join', 'route', 'gather', 'verify', 'components']);
-    assert.equal(script.stdout.match(/\$\{dep:\+--dependency=afterok:\$dep\}/g)?.length, 6);
+    // Pairs output of plain JSONL shards: sign, join, route, verify, components (no gather, no
+    // filter), each after the previous.
+    assert.deepEqual([...script.stdout.matchAll(/--job-name=neardup-\w+-(\w+)/g)].map((m) => m[1]), ['sign', 'join', 'route', 'verify', 'components']);
+    assert.equal(script.stdout.match(/\$\{dep:\+--dependency=afterok:\$dep\}/g)?.length, 5);
     assert.match(script.stdout, /--partition=cpu --time=1:00:00 --wrap 'exec .* stage sign --work-dir \S+ --task "\$SLURM_ARRAY_TASK_ID" --tasks 1'/);
     const noSbatch = neardup(['job', 'submit', '--slurm', '--work-dir', 'job'], { cwd: d, env: { PATH: '/nonexistent' } });
     assert.equal(noSbatch.code, 2, noSbatch.stderr);

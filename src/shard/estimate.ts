@@ -250,6 +250,8 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   };
   const groupRatio = Math.max(1, largestGroup(full) / Math.max(1, largestGroup(job)));
   const perShard = (stage: StageName, perByte: number, grows = true): void => {
+    // A stage without tasks (gather, when every shard is read in place) is not in the table.
+    if (tasks(stage) === 0) return;
     const ms: MarkerBase[] = Array.from({ length: taskCount(job, stage) }, (_, t) => readMarker<object>(dir, job, stage, t)).filter((m) => m !== undefined);
     const peak = peakOf(ms);
     stages.push({ stage, tasks: tasks(stage), bytesWritten: writtenOf(ms) * perByte, peakMemory: BASE_RSS + (peak - BASE_RSS) * (grows ? groupRatio : 1) });

@@ -71,6 +71,12 @@ export interface JobSpec {
    * shards cost a few tasks, not thousands of commits.
    */
   groups: number[];
+  /**
+   * Whether some shard is read sequentially (compressed, Parquet, CSV, in object storage, …), so
+   * that the gather stage has tasks: plain line-format shards are read in place by verification,
+   * and a corpus of only those gathers nothing. Absent in plans made before it: true.
+   */
+  gather?: boolean;
   /** Whether `--against` is on: pairs only between side 0 and side 1. */
   against: boolean;
   /**
@@ -183,6 +189,7 @@ export function parseJob(workDir: string, text: string): JobSpec {
     Number.isInteger(job.bands) && job.bands > 0 && Number.isInteger(job.rows) && job.rows > 0 &&
     Number.isInteger(job.partitions) && job.partitions > 0 &&
     Array.isArray(job.groups) && job.groups.length >= 2 && job.groups[0] === 0 && job.groups.at(-1) === job.shards.length && job.groups.every((g, i) => Number.isInteger(g) && (i === 0 || g > job.groups[i - 1]!)) &&
+    (job.gather === undefined || typeof job.gather === 'boolean') &&
     typeof job.against === 'boolean' && (job.onBadShard === 'stop' || job.onBadShard === 'skip') &&
     typeof job.maxBucketPairs === 'number' &&
     job.read !== null && typeof job.read === 'object' && job.shingle !== null && typeof job.shingle === 'object' && job.minhash !== null && typeof job.minhash === 'object' &&
@@ -203,9 +210,12 @@ export function loadJob(workDir: string): JobSpec {
   return parseJob(workDir, text);
 }
 
-/** The plan without what differs between two plannings of the same job (id, version, shard identities). */
+/**
+ * The plan without what differs between two plannings of the same job: id, version, shard
+ * identities, and whether it gathers (which follows from its shards; plans made before it lack it).
+ */
 function sameJobKey(spec: Omit<JobSpec, 'id' | 'version'>): string {
-  const { taskMemory: _m, ...rest } = spec;
+  const { taskMemory: _m, gather: _g, ...rest } = spec;
   return JSON.stringify({ ...rest, shards: spec.shards.map(({ identity: _i, ...r }) => r) });
 }
 
@@ -278,6 +288,8 @@ export function taskCount(job: JobSpec, stage: StageName): number {
     case 'route':
     case 'components':
       return 1;
+    case 'gather':
+      return job.gather === false ? 0 : job.groups.length - 1;
     case 'filter':
       return job.output.mode === 'dedup' || job.output.mode === 'annotate' ? job.groups.length - 1 : 0;
     default:

@@ -17,6 +17,7 @@ import type { DedupOptions } from '../dedup/dedup.js';
 import type { ReadOptions } from '../io/read.js';
 import type { PairFormat } from '../io/write.js';
 import { groupShards, outputNames, s3ShardIdentity, shardIdentity, TASK_BYTES, type JobOutputMode, type ShardIdentity, type JobSpec } from './job.js';
+import { shardLineSpec } from './shardInput.js';
 import { storedPresetName } from '../text/normalize.js';
 import type { ShingleOptions } from '../text/shingler.js';
 
@@ -112,9 +113,12 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
   const groups = groupShards(identities.map((x) => x.size), taskBytes);
   const partitions = input.partitions ?? Math.max(1, Math.min(groups.length - 1, Math.ceil(total / taskBytes)));
   const { stdin: _stdin, raw: _raw, displayName: _dn, ...read } = input.read;
+  const shards = all.map((p, i) => ({ path: p, side: (i < corpus.length ? 0 : 1) as 0 | 1, out: names[i]!, identity: identities[i]! }));
   return {
-    shards: all.map((p, i) => ({ path: p, side: i < corpus.length ? 0 : 1, out: names[i]!, identity: identities[i]! })),
+    shards,
     groups,
+    // Sign reads a shard in byte ranges exactly when it has a line spec; verify then reads its lines in place.
+    gather: shards.some((_, s) => shardLineSpec({ shards, read } as JobSpec, s) === undefined),
     read,
     threshold,
     // A renamed preset is recorded under its stored name: the same job planned with either name is the same job.

@@ -19,7 +19,7 @@ import { clustersOfPairs } from '../dedup/clusters.js';
 import { writeColumns } from './columns.js';
 import { commitTask } from './commit.js';
 import { openJoinFiles } from './perShard.js';
-import { taskCount, type JobSpec } from './job.js';
+import { checkShard, taskCount, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
 import { U32Buf } from './u32buf.js';
 import type { ColumnFile } from './columns.js';
@@ -89,8 +89,11 @@ export interface RouteMarker {
 export function runRoute(workDir: string, job: JobSpec, task = 0): Promise<RouteMarker> {
   if (task !== 0) throw new Error(`route has one task (0), not ${task}`);
   return commitTask<RouteMarker>(workDir, job, 'route', 0, async (dir) => {
-    const { docOffset } = numbering(workDir, job);
+    const { docOffset, markers } = numbering(workDir, job);
     const S = job.shards.length;
+    // Without gather, whose tasks checked every shard, route does: a shard changed since sign is
+    // refused before verification reads lines of it by offset.
+    if (job.gather === false) for (let s = 0; s < S; s++) if (!markers[s]!.skipped) checkShard(workDir, job, s);
     const joins = openJoinFiles(workDir, job, 'pairs.bin', 'candidates');
     // The distinct pairs in global order, shard A by shard A (the join rows repeat a pair once per shared band).
     const sa = new U32Buf(1 << 16);
