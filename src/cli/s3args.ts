@@ -65,7 +65,7 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
   const wdAt = rest.findIndex((a) => a === '--work-dir' || a.startsWith('--work-dir='));
   const s3Job = wdAt >= 0 && isS3Url(rest[wdAt]!.startsWith('--work-dir=') ? rest[wdAt]!.slice('--work-dir='.length) : rest[wdAt + 1]);
   // A worker runs its tasks in task processes of its own: they learn the endpoint the same way.
-  if ((s3Job || rest[2] === 'worker') && endpointGiven) process.env.AWS_ENDPOINT_URL_S3 = endpointGiven;
+  if ((s3Job || subcommands[0] === 'worker') && endpointGiven) process.env.AWS_ENDPOINT_URL_S3 = endpointGiven;
   try {
     for (let i = 0; i < rest.length; i++) {
       const a = rest[i]!;

@@ -32,8 +32,8 @@ function rebuilt(e: NonNullable<TaskReply['error']>): Error {
 /**
  * V8 flags of a task process. A task is one core's work and its process runs beside one per other
  * core, so V8's helper threads (concurrent marking and sweeping, background compilation) only took
- * CPU from the sibling tasks: 11 % more CPU over the join, route, verify and components stages of
- * the 1M-document bench job, for no gain in wall time (bench/RESULTS.md, round 17).
+ * CPU from the sibling tasks: 3.6 of a worker's 29.6 s of CPU over the join, route, verify and
+ * components stages of the 1M-document bench job (bench/RESULTS.md, round 17).
  */
 export const TASK_PROCESS_FLAGS: readonly string[] = ['--single-threaded'];
 
@@ -69,45 +69,19 @@ export class TaskProcesses {
    */
   async run(workDir: string, stage: StageName, tasks: readonly number[], onDone: (task: number) => void): Promise<void> {
     const queue = [...tasks];
-    const n = Math.max(1, Math.min(this.size, queue.length));
-    while (this.children.length < n) this.spawn();
     let failure: Error | undefined;
-    const one = (child: ChildProcess): Promise<void> =>
-      new Promise((resolve) => {
-        let current: number | undefined;
-        const finish = (): void => {
-          child.off('message', onMessage);
-          child.off('exit', onExit);
-          child.off('error', onError);
-          resolve();
-        };
-        const next = (): void => {
-          const t = failure ? undefined : queue.shift();
-          if (t === undefined) return finish();
-          current = t;
-          child.send({ workDir, stage, task: t } satisfies TaskRequest);
-        };
-        const onMessage = (r: TaskReply): void => {
-          current = undefined;
-          if (r.error) failure ??= rebuilt(r.error);
-          else onDone(r.task);
-          next();
-        };
-        const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
-          this.drop(child);
-          if (current !== undefined) failure ??= new Error(`the task process running ${stage} task ${current} ended (${signal ?? `exit code ${code}`}) before the task did`);
-          else failure ??= new Error(`a task process of ${stage} ended (${signal ?? `exit code ${code}`})`);
-          finish();
-        };
-        const onError = (e: Error): void => {
-          failure ??= e;
-        };
-        child.on('message', onMessage);
-        child.on('exit', onExit);
-        child.on('error', onError);
-        next();
-      });
-    await Promise.all(this.children.slice(0, n).map(one));
+    // One lane per task process, each taking the next task when its last one ends.
+    const lane = async (): Promise<void> => {
+      for (let t = queue.shift(); t !== undefined && failure === undefined; t = queue.shift()) {
+        try {
+          await this.runOne(workDir, stage, t);
+          onDone(t);
+        } catch (e) {
+          failure ??= e as Error;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(this.size, queue.length)) }, lane));
     if (failure) {
       // A failed stage ends the run: do not keep processes that may still hold a task's state.
       this.close();
@@ -155,20 +129,14 @@ export class TaskProcesses {
         if (this.closed) return;
         reject(failure ?? new Error(`the task process running ${stage} task ${task} ended (${signal ?? `exit code ${code}`}) before the task did`));
       };
-      // A failed send (the process is gone): its exit follows and rejects.
+      // A failed send (the process is ending; one that has ended is no longer in the pool): its exit follows and rejects.
       const onError = (e: Error): void => {
         failure ??= e;
       };
       c.on('message', onMessage);
       c.on('exit', onExit);
       c.on('error', onError);
-      try {
-        c.send({ workDir, stage, task } satisfies TaskRequest);
-      } catch (e) {
-        // Its channel closed as it was picked: it is ending, and its exit rejects.
-        failure ??= e as Error;
-        if (c.exitCode !== null || c.signalCode !== null) onExit(c.exitCode, c.signalCode);
-      }
+      c.send({ workDir, stage, task } satisfies TaskRequest);
     });
   }
 
