@@ -255,7 +255,8 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
         if (c.multi && shards.length > 1) {
           const viaArgs = path.join(dir, 'viaargs.out');
           const inputs = shards.map((s, i) => (c.asGlob[i % c.asGlob.length] ? s.replace(/\.jsonl(\.gz)?$/, '.json*') : s));
-          const m = await cliInProcess(['dedup', ...inputs, ...ref, ...opts, '--out', viaArgs, '-q']);
+          // Its --removed audit in the case's dir too (given as drawn, it went to the test's cwd).
+          const m = await cliInProcess(['dedup', ...inputs, ...ref, ...optsFor('viaargs'), '--out', viaArgs, '-q']);
           const what = `dedup of ${inputs.length} positional inputs (${opts.join(' ')})`;
           assert.notEqual(m.code, 1, `${what} crashed: ${m.stderr}`);
           if (c.refCuts) {
@@ -266,6 +267,7 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
             if (m.code === 0) {
               const got = shardOut ? outputShards(viaArgs, shards).toString('utf8') : fs.readFileSync(viaArgs, 'utf8');
               assert.equal(got, fs.readFileSync(single, 'utf8'), `${what} differs from dedup of the concatenation`);
+              if (auditName) assert.ok(fs.readFileSync(auditPath('viaargs')).equals(fs.readFileSync(auditPath('single'))), `the audit of ${what} differs`);
               counts.severalInputs++;
             }
           }

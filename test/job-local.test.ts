@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { neardup, tmpDir } from './cliUtil.js';
 import { jsonl, plantedDocs, writeShards } from './helpers/shards.js';
+import { sealMarker } from '../src/shard/commit.js';
 
 describe('job --local on task processes', () => {
   let dir: string;
@@ -79,6 +80,30 @@ describe('job --local on task processes', () => {
     assert.ok(fs.readdirSync(path.join(old, 'gather')).length > 0, 'the older plan ran its gather tasks');
     assert.equal(fs.readFileSync(path.join(dir, 'old.tsv'), 'utf8'), fs.readFileSync(path.join(dir, 'plain.tsv'), 'utf8'));
     assert.equal(neardup(args, { cwd: dir }).code, 0, 'resubmitted: the same job');
+  });
+
+  it("the recall estimate is dedup's (to 1e-12), made by the components task; an older marker without it is summed from the pairs again", () => {
+    const recallOf = (r: { code: number; stdout: string; stderr: string }): unknown => {
+      assert.equal(r.code, 0, r.stderr);
+      return (JSON.parse(r.stdout) as { recall: unknown }).recall;
+    };
+    const d = recallOf(neardup(['dedup', concat, '--id-field', 'id', '--out', path.join(dir, 'rc-ref.tsv'), '--json'], { cwd: dir }));
+    assert.ok(d !== null && typeof d === 'object', 'dedup estimates a recall');
+    const work = path.join(dir, 'w-recall');
+    const j = recallOf(neardup(['job', 'dedup', shards, '--id-field', 'id', '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--out', path.join(dir, 'rc.tsv'), '--json'], { cwd: dir }));
+    // dedup sums each cluster's error terms in its own pair order: the standard errors may differ in the last bits.
+    const close = (x: unknown, y: unknown): void => {
+      const [p, q] = [x as Record<string, number>, y as Record<string, number>];
+      assert.deepEqual(Object.keys(p).sort(), Object.keys(q).sort());
+      for (const k of Object.keys(p)) assert.ok(Math.abs(p[k]! - q[k]!) <= 1e-12 * Math.abs(q[k]!), `${k}: ${p[k]} against dedup's ${q[k]}`);
+    };
+    close(j, d);
+    // The marker as an older neardup wrote it: no recall, sealed again.
+    const file = path.join(work, 'components', '00000', '_SUCCESS.json');
+    const { check: _c, recall, ...body } = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    assert.ok(recall, 'the marker holds the estimate');
+    fs.writeFileSync(file, JSON.stringify(sealMarker(body)));
+    assert.deepEqual(recallOf(neardup(['job', 'report', '--work-dir', work, '--out', path.join(dir, 'rc2.tsv'), '--json'], { cwd: dir })), j);
   });
 
   it('--processes without --local is refused, naming it', () => {

@@ -28,6 +28,7 @@ import { KeptSimilarity } from '../dedup/keptSimilarity.js';
 import { forEachVerified } from './verified.js';
 import { jobDocs, type JobDocs, type ShardDocs } from './docs.js';
 import { chooseKept, keepNeedsValues, keepValueError, parseKeepPolicy, ValueStatus, type KeepRule } from '../dedup/keepPolicy.js';
+import { RecallAccumulator, type RecallEstimate } from '../lsh/recallEstimate.js';
 
 /** The components task's marker. */
 export interface ComponentsMarker {
@@ -39,6 +40,22 @@ export interface ComponentsMarker {
   duplicates: number;
   /** With --against: reference documents with a match among the corpus documents. */
   referenceMatched?: number;
+  /**
+   * The job's recall estimate from the verified pairs' similarities (each cluster one unit, or with
+   * --against each corpus document), made here since this task already reads every pair: the
+   * summary no longer reads them all again. NaN fields are stored as null (JSON). Absent from the
+   * markers of an older neardup, whose jobs' summaries read the pairs again.
+   */
+  recall?: StoredRecall;
+}
+
+/** A {@link RecallEstimate} as JSON keeps it: NaN becomes null. */
+export type StoredRecall = { [K in keyof RecallEstimate]: number | null };
+
+/** The recall estimate of a components marker, its nulls NaN again. */
+export function recallOf(stored: StoredRecall): RecallEstimate {
+  const n = (x: number | null): number => (x === null ? NaN : x);
+  return { found: n(stored.found), estimatedPairs: n(stored.estimatedPairs), estimatedPairsStdError: n(stored.estimatedPairsStdError), recall: n(stored.recall), stdError: n(stored.stdError) };
 }
 
 /** Whether the job writes similarities to the kept member: annotate's tags, or dedup's `--removed` audit. */
@@ -153,6 +170,10 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
     }
     await out.write(formatCluster(k, m, kept < 0 ? null : ids[kept]));
   }
+  // Each cluster is one unit of the estimate's standard error, as in neardup dedup (summed in cluster order).
+  const acc = new RecallAccumulator(job.bands, job.rows, Math.max(1, K));
+  for (let i = 0; i < n; i++) acc.add(sims[i]!, 1, pairCluster[i]!);
+  marker.recall = acc.result();
   marker.clusters = K;
   marker.docsInClusters = P;
   marker.duplicates = P - K;
@@ -225,12 +246,23 @@ function bestMatches(workDir: string, job: JobSpec, docOffset: Float64Array, doc
   let cur = -1;
   let best = -1;
   let bestSim = -1;
+  // Each corpus document with its reference matches is one unit of the recall estimate.
+  const acc = new RecallAccumulator(job.bands, job.rows);
+  let unit = -1;
+  let lastA = -1;
+  let lasta = -1;
   const flush = (): void => {
     if (cur < 0) return;
     rows.push({ shard: curShard, doc: cur, rep: best, sim: bestSim });
     marker.duplicates++;
   };
   forEachVerified(workDir, job, (A, a, s, b, sim) => {
+    if (A !== lastA || a !== lasta) {
+      unit++;
+      lastA = A;
+      lasta = a;
+    }
+    acc.add(sim, 1, unit);
     if (job.shards[A]!.side !== 0) return;
     refSeen.add(docOffset[s]! + b);
     if (a !== cur || A !== curShard) {
@@ -245,6 +277,7 @@ function bestMatches(workDir: string, job: JobSpec, docOffset: Float64Array, doc
     }
   });
   flush();
+  marker.recall = acc.result();
   marker.referenceMatched = refSeen.size;
   rows.sort((x, y) => x.shard - y.shard || x.doc - y.doc);
   const sstart = new Float64Array(S + 1);

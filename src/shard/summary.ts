@@ -16,7 +16,7 @@ import { shardMarker } from './perShard.js';
 import type { SignMarker } from './shardInput.js';
 import type { JoinMarker } from './join.js';
 import type { VerifyMarker } from './verify.js';
-import type { ComponentsMarker } from './components.js';
+import { recallOf, type ComponentsMarker } from './components.js';
 import { forEachVerified, writeVerifiedLines } from './verified.js';
 import type { FilterMarker } from './filter.js';
 
@@ -63,7 +63,7 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
   const sum: JobSummary = {
     shards: S, docs: 0, emptyDocs: 0, chars: 0, bytes: 0, skippedRecords: 0, skippedShards: [],
     sharedBuckets: 0, largestBucket: 0, candidates: 0, pairs: 0, clusters: 0, docsInClusters: 0, duplicates: 0, written: 0,
-    recall: jobRecall(workDir, job),
+    recall: { found: 0, estimatedPairs: 0, estimatedPairsStdError: 0, recall: NaN, stdError: NaN },
   };
   for (let s = 0; s < S; s++) {
     const m = shardMarker<SignMarker>(workDir, job, 'sign', s);
@@ -90,12 +90,13 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
   sum.docsInClusters = c.docsInClusters;
   sum.duplicates = c.duplicates;
   if (c.referenceMatched !== undefined) sum.referenceMatched = c.referenceMatched;
+  sum.recall = c.recall ? recallOf(c.recall) : jobRecall(workDir, job);
   return sum;
 }
 
 /**
- * The job's recall estimate (src/lsh/recallEstimate.ts) from the similarity column of the verified
- * pairs: each cluster is one unit of its standard error, as in `neardup dedup`; with --against,
+ * The recall estimate of a job whose components marker predates its `recall` (an older neardup's), from the
+ * similarity column of the verified pairs (src/lsh/recallEstimate.ts): each cluster is one unit of its standard error, as in `neardup dedup`; with --against,
  * which has no clusters, each corpus document with its reference matches.
  */
 function jobRecall(workDir: string, job: JobSpec): RecallEstimate {
