@@ -82,29 +82,37 @@ describe('job --local on task processes', () => {
     assert.equal(neardup(args, { cwd: dir }).code, 0, 'resubmitted: the same job');
   });
 
-  it("the recall estimate is dedup's (to 1e-12), made by the components task; an older marker without it is summed from the pairs again", () => {
-    const recallOf = (r: { code: number; stdout: string; stderr: string }): unknown => {
-      assert.equal(r.code, 0, r.stderr);
-      return (JSON.parse(r.stdout) as { recall: unknown }).recall;
-    };
-    const d = recallOf(neardup(['dedup', concat, '--id-field', 'id', '--out', path.join(dir, 'rc-ref.tsv'), '--json'], { cwd: dir }));
-    assert.ok(d !== null && typeof d === 'object', 'dedup estimates a recall');
-    const work = path.join(dir, 'w-recall');
-    const j = recallOf(neardup(['job', 'dedup', shards, '--id-field', 'id', '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--out', path.join(dir, 'rc.tsv'), '--json'], { cwd: dir }));
-    // dedup sums each cluster's error terms in its own pair order: the standard errors may differ in the last bits.
-    const close = (x: unknown, y: unknown): void => {
-      const [p, q] = [x as Record<string, number>, y as Record<string, number>];
-      assert.deepEqual(Object.keys(p).sort(), Object.keys(q).sort());
-      for (const k of Object.keys(p)) assert.ok(Math.abs(p[k]! - q[k]!) <= 1e-12 * Math.abs(q[k]!), `${k}: ${p[k]} against dedup's ${q[k]}`);
-    };
-    close(j, d);
-    // The marker as an older neardup wrote it: no recall, sealed again.
-    const file = path.join(work, 'components', '00000', '_SUCCESS.json');
-    const { check: _c, recall, ...body } = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-    assert.ok(recall, 'the marker holds the estimate');
-    fs.writeFileSync(file, JSON.stringify(sealMarker(body)));
-    assert.deepEqual(recallOf(neardup(['job', 'report', '--work-dir', work, '--out', path.join(dir, 'rc2.tsv'), '--json'], { cwd: dir })), j);
-  });
+  for (const against of [false, true]) {
+    it(`the recall estimate is dedup's (to 1e-12), made by the components task; an older marker without it is summed from the pairs again${against ? ' (--against)' : ''}`, () => {
+      const recallOf = (r: { code: number; stdout: string; stderr: string }): unknown => {
+        assert.equal(r.code, 0, r.stderr);
+        return (JSON.parse(r.stdout) as { recall: unknown }).recall;
+      };
+      // With --against: the reference is the first shard's documents, edited copies of which are in the corpus.
+      const ref = path.join(dir, 'ref.jsonl');
+      if (against) fs.writeFileSync(ref, fs.readFileSync(concat, 'utf8').split('\n').slice(0, 150).join('\n') + '\n');
+      const refArgs = against ? ['--against', ref] : [];
+      const tag = against ? 'against' : 'corpus';
+      const d = recallOf(neardup(['dedup', concat, ...refArgs, '--id-field', 'id', '--out', path.join(dir, `rc-ref-${tag}.tsv`), '--json'], { cwd: dir }));
+      assert.ok(d !== null && typeof d === 'object', 'dedup estimates a recall');
+      const work = path.join(dir, `w-recall-${tag}`);
+      const j = recallOf(neardup(['job', 'dedup', shards, ...refArgs, '--id-field', 'id', '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--out', path.join(dir, `rc-${tag}.tsv`), '--json'], { cwd: dir }));
+      // dedup sums the error terms in another order (it counts a pair of groups of identical copies
+      // as one term): the standard errors may differ in the last bits.
+      const close = (x: unknown, y: unknown): void => {
+        const [p, q] = [x as Record<string, number>, y as Record<string, number>];
+        assert.deepEqual(Object.keys(p).sort(), Object.keys(q).sort());
+        for (const k of Object.keys(p)) assert.ok(Math.abs(p[k]! - q[k]!) <= 1e-12 * Math.abs(q[k]!), `${k}: ${p[k]} against dedup's ${q[k]}`);
+      };
+      close(j, d);
+      // The marker as an older neardup wrote it: no recall, sealed again.
+      const file = path.join(work, 'components', '00000', '_SUCCESS.json');
+      const { check: _c, recall, ...body } = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      assert.ok(recall, 'the marker holds the estimate');
+      fs.writeFileSync(file, JSON.stringify(sealMarker(body)));
+      assert.deepEqual(recallOf(neardup(['job', 'report', '--work-dir', work, '--out', path.join(dir, `rc2-${tag}.tsv`), '--json'], { cwd: dir })), j);
+    });
+  }
 
   it('--processes without --local is refused, naming it', () => {
     const r = neardup(['job', 'dedup', shards, '--redis', 'redis://127.0.0.1:1', '--processes', '2', '--work-dir', path.join(dir, 'w-p'), '--out', path.join(dir, 'p.tsv')], { cwd: dir });
