@@ -1,7 +1,8 @@
 /**
  * The task processes that run a job's tasks for `job --local` and for `neardup worker`
  * (src/shard/localTasks.ts): a task runs in a process of its own started with the task flags, and
- * answers with the marker it committed; an input error comes back as the same error; a task process
+ * answers with the marker it committed; a task process serves one stage (another stage's task gets a
+ * fresh one); an input error comes back as the same error; a task process
  * that dies, idle or in a task, is replaced and the task it held is refused, never left waiting; no
  * more than `size` tasks run at once; closing ends them all.
  */
@@ -73,6 +74,28 @@ describe('task processes', () => {
     assert.equal(again.stats.pid, marker.stats.pid);
     p.close();
     await until('the task process ended on close', () => !running(marker.stats.pid));
+  });
+
+  it('a task process serves one stage: a task of another stage gets a fresh one, and prepare() starts it ahead', async () => {
+    const w2 = path.join(dir, 'work-stages');
+    const r = neardup(['job', 'plan', path.join(dir, 'shards'), '--id-field', 'id', '--task-bytes', '1', '--work-dir', w2], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    const job = loadJob(w2);
+    const p = pool(1);
+    const pidOf = async (stage: Parameters<TaskProcesses['runOne']>[1], t: number): Promise<number> => ((await p.runOne(w2, stage, t)) as { stats: { pid: number } }).stats.pid;
+    const signs = [];
+    for (let t = 0; t < 4; t++) signs.push(await pidOf('sign', t));
+    assert.deepEqual(new Set(signs).size, 1, 'the sign tasks share their process');
+    const join = await pidOf('join', 0);
+    assert.notEqual(join, signs[0]);
+    await until("sign's task process ended", () => !running(signs[0]!));
+    for (let t = 1; t < job.partitions; t++) assert.equal(await pidOf('join', t), join, 'the join tasks share theirs');
+    // Ahead of the next stage (as job --local does while a one-task stage runs in the submitter).
+    p.prepare('route');
+    await until("join's task process ended", () => !running(join));
+    const route = await pidOf('route', 0);
+    assert.ok(![join, signs[0]].includes(route));
+    p.close();
   });
 
   it('an input error comes back as the same user error, naming file and line', async () => {

@@ -202,7 +202,7 @@ export async function runLocally(wd: WorkDir, job: JobSpec, reporter: Reporter, 
 }
 
 async function runStages(wd: WorkDir, job: JobSpec, reporter: Reporter, processes: number, pool: TaskProcesses): Promise<void> {
-  for (const stage of STAGES) {
+  for (const [i, stage] of STAGES.entries()) {
     const n = taskCount(job, stage);
     const t0 = performance.now();
     const bar = n > 0 ? reporter.progress(stage, 'tasks', n) : undefined;
@@ -213,6 +213,9 @@ async function runStages(wd: WorkDir, job: JobSpec, reporter: Reporter, processe
       bar?.update(done);
       if (processes > 1 && todo.length > 1) await pool.run(wd.name, stage, todo, () => bar?.update(++done));
       else {
+        // While this stage runs here, fresh task processes start for the next stage that uses them.
+        const next = STAGES.slice(i + 1).find((x) => taskCount(job, x) > 1);
+        if (processes > 1 && todo.length > 0 && next) pool.prepare(next);
         for (const t of todo) {
           await wd.run(job, stage, t);
           bar?.update(++done);

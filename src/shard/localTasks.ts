@@ -38,13 +38,18 @@ function rebuilt(e: NonNullable<TaskReply['error']>): Error {
 export const TASK_PROCESS_FLAGS: readonly string[] = ['--single-threaded'];
 
 /**
- * Task processes kept for the stages of one job run: forking fresh ones per stage cost each stage
- * their start-up (~0.3 s of a core each), and threw away what the last stage's tasks had warmed.
- * {@link close} ends them.
+ * Task processes of one job run (or one worker), each serving the tasks of one stage: kept between
+ * the tasks of a stage (their warmed code and kept arrays, and no start-up per task), replaced by a
+ * fresh one for another stage. A process kept across stages held the memory of the stages before
+ * (glibc keeps what V8 frees): the short-text bench's verify tasks peaked at 640–700 MB after join
+ * in the same process, against 184–255 MB in a process of their own, which is what the planner
+ * predicts (bench/RESULTS.md, round 18). {@link close} ends them.
  */
 export class TaskProcesses {
   private readonly children: ChildProcess[] = [];
   private readonly busy = new Set<ChildProcess>();
+  /** The stage each task process has served (none yet: absent). */
+  private readonly stageOf = new Map<ChildProcess, StageName>();
   private closed = false;
 
   /** @param size the most task processes at once (one per core). */
@@ -95,18 +100,37 @@ export class TaskProcesses {
   }
 
   /**
+   * Replaces every idle task process that has served a stage other than `stage` by a fresh one now
+   * (e.g. while a one-task stage runs elsewhere), so that the stage's first tasks do not wait for them.
+   */
+  prepare(stage: StageName): void {
+    for (const c of [...this.children]) if (!this.busy.has(c) && this.stageOf.has(c) && this.stageOf.get(c) !== stage) this.retire(c);
+    this.start();
+  }
+
+  /** Ends an idle task process (it exits when disconnected). */
+  private retire(child: ChildProcess): void {
+    this.drop(child);
+    if (child.connected) child.disconnect();
+  }
+
+  /**
    * Runs task `task` of `stage` in an idle task process (forked while fewer than `size` run) and
    * resolves with its marker. At most `size` at once. A task process that ends before its task
    * does is dropped and the task rejected, so that the queue runs it again.
    */
   runOne(workDir: string, stage: StageName, task: number): Promise<object> {
-    let child = this.children.find((c) => !this.busy.has(c));
+    const idle = this.children.filter((c) => !this.busy.has(c));
+    let child = idle.find((c) => (this.stageOf.get(c) ?? stage) === stage);
+    // Only idle processes of another stage: one of them makes room for a fresh one.
+    if (!child && idle.length > 0) this.retire(idle[0]!);
     if (!child) {
       if (this.children.length >= this.size) return Promise.reject(new Error(`more than ${this.size} tasks at once on ${this.size} task processes`));
       child = this.spawn();
     }
     const c = child;
     this.busy.add(c);
+    this.stageOf.set(c, stage);
     return new Promise<object>((resolve, reject) => {
       let failure: Error | undefined;
       const settle = (): void => {
@@ -143,6 +167,7 @@ export class TaskProcesses {
   private drop(child: ChildProcess): void {
     const i = this.children.indexOf(child);
     if (i >= 0) this.children.splice(i, 1);
+    this.stageOf.delete(child);
   }
 
   /** Ends the task processes (a running task is left undone). */
