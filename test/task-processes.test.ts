@@ -85,7 +85,7 @@ describe('task processes', () => {
     const pidOf = async (stage: Parameters<TaskProcesses['runOne']>[1], t: number): Promise<number> => ((await p.runOne(w2, stage, t)) as { stats: { pid: number } }).stats.pid;
     const signs: number[] = [];
     for (let t = 0; t < 4; t++) signs.push(await pidOf('sign', t));
-    assert.deepEqual(new Set(signs).size, 1, 'the sign tasks share their process');
+    assert.equal(new Set(signs).size, 1, 'the sign tasks share their process');
     const join = await pidOf('join', 0);
     assert.notEqual(join, signs[0]);
     await until("sign's task process ended", () => !running(signs[0]!));

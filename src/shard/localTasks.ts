@@ -41,9 +41,9 @@ export const TASK_PROCESS_FLAGS: readonly string[] = ['--single-threaded'];
  * Task processes of one job run (or one worker), each serving the tasks of one stage: kept between
  * the tasks of a stage (their warmed code and kept arrays, and no start-up per task), replaced by a
  * fresh one for another stage. A process kept across stages held the memory of the stages before
- * (glibc keeps what V8 frees): the short-text bench's verify tasks peaked at 640–700 MB after join
- * in the same process, against 184–255 MB in a process of their own, which is what the planner
- * predicts (bench/RESULTS.md, round 18). {@link close} ends them.
+ * (glibc keeps what V8 frees): the short-text planner bench's verify tasks peaked at 640–700 MB after
+ * join in the same process, against 186–228 MB with a process per stage (the planner predicts 170 MB;
+ * bench/RESULTS.md, round 18). {@link close} ends them.
  */
 export class TaskProcesses {
   private readonly children: ChildProcess[] = [];

@@ -60,10 +60,13 @@ export function progressOf(workDir: string, job: JobSpec): { stage: string; done
 /** The counters of a completed job. */
 export function summarize(workDir: string, job: JobSpec): JobSummary {
   const S = job.shards.length;
+  const c = requireMarker<ComponentsMarker>(workDir, job, 'components', 0);
   const sum: JobSummary = {
     shards: S, docs: 0, emptyDocs: 0, chars: 0, bytes: 0, skippedRecords: 0, skippedShards: [],
-    sharedBuckets: 0, largestBucket: 0, candidates: 0, pairs: 0, clusters: 0, docsInClusters: 0, duplicates: 0, written: 0,
-    recall: { found: 0, estimatedPairs: 0, estimatedPairsStdError: 0, recall: NaN, stdError: NaN },
+    sharedBuckets: 0, largestBucket: 0, candidates: 0, pairs: 0, written: 0,
+    clusters: c.clusters, docsInClusters: c.docsInClusters, duplicates: c.duplicates,
+    ...(c.referenceMatched !== undefined ? { referenceMatched: c.referenceMatched } : {}),
+    recall: c.recall ? recallOf(c.recall) : jobRecall(workDir, job),
   };
   for (let s = 0; s < S; s++) {
     const m = shardMarker<SignMarker>(workDir, job, 'sign', s);
@@ -85,19 +88,14 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
     sum.sharedBuckets += j.sharedBuckets;
     sum.largestBucket = Math.max(sum.largestBucket, j.largestBucket);
   }
-  const c = requireMarker<ComponentsMarker>(workDir, job, 'components', 0);
-  sum.clusters = c.clusters;
-  sum.docsInClusters = c.docsInClusters;
-  sum.duplicates = c.duplicates;
-  if (c.referenceMatched !== undefined) sum.referenceMatched = c.referenceMatched;
-  sum.recall = c.recall ? recallOf(c.recall) : jobRecall(workDir, job);
   return sum;
 }
 
 /**
- * The recall estimate of a job whose components marker predates its `recall` (an older neardup's), from the
- * similarity column of the verified pairs (src/lsh/recallEstimate.ts): each cluster is one unit of its standard error, as in `neardup dedup`; with --against,
- * which has no clusters, each corpus document with its reference matches.
+ * The recall estimate of a job whose components marker predates its `recall` (an older neardup's),
+ * from the similarity column of the verified pairs (src/lsh/recallEstimate.ts): each cluster is one
+ * unit of its standard error, as in `neardup dedup`; with --against, which has no clusters, each
+ * corpus document with its reference matches.
  */
 function jobRecall(workDir: string, job: JobSpec): RecallEstimate {
   if (job.against) {
