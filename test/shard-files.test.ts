@@ -67,6 +67,32 @@ describe('column files', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('u32Into reads any row range into a view equal to u32 of it, across block edges (property)', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'x.bin');
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 3000 }), fc.constantFrom(64, 128, 4096), fc.nat(), fc.nat(), fc.nat({ max: 5 }), async (n, block, x, y, pad) => {
+        const u = Uint32Array.from({ length: n }, (_, i) => Math.imul(i + 1, 2654435761) >>> 0);
+        await writeColumns(file, 'test', PLAN, {}, { pre: new Uint32Array(pad), u }, { block });
+        const a = n === 0 ? 0 : x % (n + 1);
+        const b = a + (n - a === 0 ? 0 : y % (n - a + 1));
+        const c = ColumnFile.open(file, 'test', PLAN);
+        try {
+          const out = new Uint32Array(b - a + 2).fill(9);
+          c.u32Into('u', a, b, out.subarray(1));
+          assert.deepEqual(out.subarray(1, b - a + 1), c.u32('u', a, b));
+          assert.equal(out[0], 9);
+          assert.equal(out[b - a + 1], 9);
+          assert.throws(() => c.u32Into('u', a, n + 1, new Uint32Array(n + 1)), /damaged \(rows/);
+        } finally {
+          c.close();
+        }
+      }),
+      { numRuns: 80 },
+    );
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('reject truncated, foreign, other-kind, other-plan and other-version files', async () => {
     const dir = tmpDir();
     const file = path.join(dir, 'x.bin');
@@ -99,6 +125,9 @@ describe('column files', () => {
       const c = ColumnFile.open(file, 'sets', PLAN);
       try {
         assert.deepEqual(c.u32('u', 5, 19000), u.subarray(5, 19000));
+        const into = new Uint32Array(18995);
+        c.u32Into('u', 5, 19000, into);
+        assert.deepEqual(into, u.subarray(5, 19000));
         assert.deepEqual(c.strings('ids').all(), ids);
         c.f64('f');
       } finally {

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { isUserError } from '../src/io/errors.js';
 import { TASK_PROCESS_FLAGS, TaskProcesses } from '../src/shard/localTasks.js';
 import { readMarker } from '../src/shard/commit.js';
-import { loadJob } from '../src/shard/job.js';
+import { loadJob, taskCount, type StageName } from '../src/shard/job.js';
 import { neardup, tmpDir } from './cliUtil.js';
 import { plantedDocs, writeShards } from './helpers/shards.js';
 
@@ -95,6 +95,35 @@ describe('task processes', () => {
     await until("join's task process ended", () => !running(join));
     const route = await pidOf('route', 0);
     assert.ok(![join, signs[0]].includes(route));
+    p.close();
+  });
+
+  it("a stage run with the next stage readies that stage's fresh processes as its lanes run out, and they take its tasks", async () => {
+    const w3 = path.join(dir, 'work-next');
+    const r = neardup(['job', 'plan', path.join(dir, 'shards'), '--id-field', 'id', '--task-bytes', '1', '--work-dir', w3], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    const job = loadJob(w3);
+    assert.ok(taskCount(job, 'sign') >= 2 && job.partitions >= 2);
+    const p = pool(2);
+    const pidsOf = (stage: StageName): number[] => Array.from({ length: taskCount(job, stage) }, (_, t) => (readMarker(w3, job, stage, t) as { stats: { pid: number } }).stats.pid);
+    const ready = (stage: StageName): number[] => p.processes.filter((x) => x.stage === stage && !x.busy).map((x) => x.pid);
+    const all = (n: number): number[] => Array.from({ length: n }, (_, t) => t);
+    await p.run(w3, 'sign', all(taskCount(job, 'sign')), () => undefined, { stage: 'join', processes: 2 });
+    const forJoin = ready('join');
+    assert.equal(forJoin.length, 2, JSON.stringify(p.processes));
+    const signs = new Set(pidsOf('sign'));
+    assert.ok(forJoin.every((x) => !signs.has(x)), 'fresh processes, not the sign ones');
+    for (const x of signs) await until(`sign's task process ${x} ended`, () => !running(x));
+    await p.run(w3, 'join', all(job.partitions), () => undefined, { stage: 'route', processes: 1 });
+    assert.ok(pidsOf('join').every((x) => forJoin.includes(x)), 'join ran on the readied processes');
+    const forRoute = ready('route');
+    assert.equal(forRoute.length, 1, JSON.stringify(p.processes));
+    assert.equal(p.processes.length, 1, "join's processes ended, none idle beside route's");
+    // A one-task stage: the spare place starts the stage after it while it runs.
+    await p.run(w3, 'route', [0], () => undefined, { stage: 'verify', processes: 2 });
+    assert.deepEqual(pidsOf('route'), forRoute);
+    assert.equal(ready('verify').length, 2, JSON.stringify(p.processes));
+    assert.ok(!ready('verify').includes(forRoute[0]!));
     p.close();
   });
 

@@ -211,11 +211,12 @@ async function runStages(wd: WorkDir, job: JobSpec, reporter: Reporter, processe
       const todo = done0.flatMap((d, t) => (d ? [] : [t]));
       let done = n - todo.length;
       bar?.update(done);
-      if (processes > 1 && todo.length > 1) await pool.run(wd.name, stage, todo, () => bar?.update(++done));
-      else {
-        // While this stage runs here, fresh task processes start for the next stage that uses them.
-        const next = STAGES.slice(i + 1).find((x) => taskCount(job, x) > 1);
-        if (processes > 1 && todo.length > 0 && next) pool.prepare(next);
+      // With more than one task process every task runs in one, as on workers: the planner's memory
+      // per task is a task process's, and the submitter does not keep a stage's memory to the end.
+      if (processes > 1 && todo.length > 0) {
+        const next = STAGES.slice(i + 1).find((x) => taskCount(job, x) > 0);
+        await pool.run(wd.name, stage, todo, () => bar?.update(++done), next && { stage: next, processes: Math.min(processes, taskCount(job, next)) });
+      } else {
         for (const t of todo) {
           await wd.run(job, stage, t);
           bar?.update(++done);

@@ -324,6 +324,29 @@ export class ColumnFile {
     return this.fixed(name, 'u32', 4, start, end, (b) => new Uint32Array(b.buffer, b.byteOffset, b.length / 4)) as Uint32Array;
   }
 
+  /**
+   * Values [start, end) of a uint32 column, read into `out` (of at least end − start values) through
+   * one bounded buffer: a reader that keeps the values in its own arrays makes no garbage the size of
+   * the range (join's pieces of every shard's keys, freed only after the task, grew its process).
+   */
+  u32Into(name: string, start: number, end: number, out: Uint32Array): void {
+    const c = this.info(name);
+    if (c.type !== 'u32') throw new DamagedFileError(`${this.path}: column ${name} is ${c.type}, not u32`);
+    if (!(start >= 0 && end >= start && end <= c.count)) throw new DamagedFileError(`${this.path}: damaged (rows ${start}–${end} of column ${name}, which has ${c.count})`);
+    if (out.length < end - start) throw new RangeError(`u32Into: ${end - start} values do not fit in ${out.length}`);
+    const dst = new Uint8Array(out.buffer, out.byteOffset, (end - start) * 4);
+    // About 1 MiB per read, each ending on a block boundary, so that no block is read twice.
+    const step = Math.max(1, Math.floor((1 << 20) / this.block)) * this.block;
+    const from = c.offset + start * 4;
+    for (let at = 0; at < dst.length; ) {
+      const pos = from + at;
+      const edge = this.dataStart + (Math.floor((pos - this.dataStart) / this.block) * this.block) + step;
+      const len = Math.min(edge - pos, dst.length - at);
+      dst.set(this.bytes(pos, len), at);
+      at += len;
+    }
+  }
+
   /** Values [start, end) of an int32 column. */
   i32(name: string, start = 0, end?: number): Int32Array {
     return this.fixed(name, 'i32', 4, start, end, (b) => new Int32Array(b.buffer, b.byteOffset, b.length / 4)) as Int32Array;

@@ -171,8 +171,8 @@ const writtenOf = (ms: readonly MarkerBase[]): number => ms.reduce((a, m) => a +
 /** A task's sample peak plus what its drivers add in the whole job, at their bytes per unit (docs/distributed.md, "Memory and disk per task"). */
 const grown = (peak: number, ...drivers: [perUnit: number, sample: number, full: number][]): number =>
   peak + drivers.reduce((a, [b, x, y]) => a + b * Math.max(0, y - x), 0);
-/** Bytes per unit of the single-task and join stages' drivers (measured on the 1M bench, with the JS heap's slack). */
-const PER = { joinKeyRow: 24, joinCandRow: 200, routePair: 100, componentsPair: 56, componentsDoc: 100 } as const;
+/** Bytes per unit of the single-task and join stages' drivers (measured on the 1M bench in task processes, with the JS heap's slack). */
+const PER = { joinKeyRow: 24, joinCandRow: 200, routeRow: 16, componentsPair: 56, componentsDoc: 100 } as const;
 
 /**
  * Estimates the job `full`: draws its sample (see {@link drawSample}), plans the sample job with
@@ -263,7 +263,9 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const candRowsSample = pairRows / job.partitions;
   const candRowsFull = (pairRows * candRatio) / full.partitions;
   stages.push({ stage: 'join', tasks: tasks('join'), bytesWritten: writtenOf(join) * (pairRows > 0 ? candRatio : byBytes), peakMemory: grown(peakOf(join), [PER.joinKeyRow, joinRowsSample, joinRowsFull], [PER.joinCandRow, candRowsSample, candRowsFull]) });
-  stages.push({ stage: 'route', tasks: 1, bytesWritten: writtenOf([route]) * candRatio, peakMemory: grown(peakOf([route]), [PER.routePair, sCand, candidates]) });
+  // Route's memory followed the candidate rows it reads (with repeats, ~16 B each in a task process of
+  // its own) on both bench corpora; per distinct pair it was 85 B on one and 64 B on the other.
+  stages.push({ stage: 'route', tasks: 1, bytesWritten: writtenOf([route]) * candRatio, peakMemory: grown(peakOf([route]), [PER.routeRow, pairRows, pairRows * candRatio]) });
   // Gather keeps the texts of candidate documents of the shards it reads: they grow as the candidates.
   // (Gather holds only its candidate documents' texts, read from compressed or Parquet shards.)
   perShard('gather', candRatio, false);

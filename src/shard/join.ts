@@ -95,16 +95,6 @@ function checkIds(workDir: string, job: JobSpec, p: number): void {
   }
 }
 
-/** Concatenates typed arrays into `out` (of their total length). */
-function concat(parts: readonly Uint32Array[], out: Uint32Array): Uint32Array {
-  let at = 0;
-  for (const x of parts) {
-    out.set(x, at);
-    at += x.length;
-  }
-  return out;
-}
-
 /**
  * A join task's big arrays, kept between the tasks of a process: made afresh in each task, their
  * page faults and collections cost a worker process with a larger heap up to a third more.
@@ -115,29 +105,41 @@ const scratchPool = new Reusable(() => ({ rows: new RowBucketScratch(), pairs: [
 export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinMarker> {
   return commitTask<JoinMarker>(workDir, job, 'join', p, (dir) => scratchPool.with(async (scratch) => {
     const S = job.shards.length;
-    const cols: Record<'band' | 'hi' | 'lo' | 'shard' | 'doc', Uint32Array[]> = { band: [], hi: [], lo: [], shard: [], doc: [] };
+    // Partition p's rows of every sign output, read straight into the kept arrays: first the row
+    // ranges (and so n), then each column into its place.
+    const ranges: { t: number; a: number; b: number }[] = [];
     let n = 0;
     for (let t = 0; t < taskCount(job, 'sign'); t++) {
       requireMarker(workDir, job, 'sign', t);
       const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
       try {
         const ps = f.f64('pstart', p, p + 2);
-        const a = ps[0]!;
-        const b = ps[1]!;
-        if (b > a) {
-          for (const c of ['band', 'hi', 'lo', 'shard', 'doc'] as const) cols[c].push(f.u32(c, a, b));
-          n += b - a;
-        }
+        if (ps[1]! > ps[0]!) ranges.push({ t, a: ps[0]!, b: ps[1]! });
+        n += Math.max(0, ps[1]! - ps[0]!);
       } finally {
         f.close();
       }
     }
     checkIds(workDir, job, p);
-    const B = concat(cols.band, scratch.rows.u32('B', n));
-    const H = concat(cols.hi, scratch.rows.u32('H', n));
-    const L = concat(cols.lo, scratch.rows.u32('L', n));
-    const Sh = concat(cols.shard, scratch.rows.u32('Sh', n));
-    const D = concat(cols.doc, scratch.rows.u32('D', n));
+    const B = scratch.rows.u32('B', n);
+    const H = scratch.rows.u32('H', n);
+    const L = scratch.rows.u32('L', n);
+    const Sh = scratch.rows.u32('Sh', n);
+    const D = scratch.rows.u32('D', n);
+    let at = 0;
+    for (const { t, a, b } of ranges) {
+      const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
+      try {
+        f.u32Into('band', a, b, B.subarray(at));
+        f.u32Into('hi', a, b, H.subarray(at));
+        f.u32Into('lo', a, b, L.subarray(at));
+        f.u32Into('shard', a, b, Sh.subarray(at));
+        f.u32Into('doc', a, b, D.subarray(at));
+      } finally {
+        f.close();
+      }
+      at += b - a;
+    }
     const side = job.shards.map((sh) => sh.side);
     const [pA, pDocA, pShardB, pDocB] = scratch.pairs as [U32Buf, U32Buf, U32Buf, U32Buf];
     pA.length = pDocA.length = pShardB.length = pDocB.length = 0;

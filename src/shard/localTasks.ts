@@ -8,6 +8,12 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { InputError, UsageError } from '../io/errors.js';
 import type { StageName } from './job.js';
 
+/** The stage after the one a {@link TaskProcesses.run} runs, and how many task processes it will use. */
+export interface NextStage {
+  stage: StageName;
+  processes: number;
+}
+
 /** A task for a task process. */
 export interface TaskRequest {
   workDir: string;
@@ -70,12 +76,14 @@ export class TaskProcesses {
   /**
    * Runs tasks `tasks` of `stage` on up to `size` task processes; `onDone` after each. The first
    * error (in task order of completion) stops handing out tasks; it is thrown once the running
-   * ones end.
+   * ones end. With `next`, the places this stage leaves idle (fewer tasks than processes, or lanes
+   * that ran out of tasks) start fresh processes for the next stage while this one still runs.
    */
-  async run(workDir: string, stage: StageName, tasks: readonly number[], onDone: (task: number) => void): Promise<void> {
+  async run(workDir: string, stage: StageName, tasks: readonly number[], onDone: (task: number) => void, next?: NextStage): Promise<void> {
     const queue = [...tasks];
     let failure: Error | undefined;
-    // One lane per task process, each taking the next task when its last one ends.
+    // One lane per task process, each taking the next task when its last one ends; a lane that runs
+    // out of tasks while others still run hands its process's place to the next stage.
     const lane = async (): Promise<void> => {
       for (let t = queue.shift(); t !== undefined && failure === undefined; t = queue.shift()) {
         try {
@@ -85,13 +93,23 @@ export class TaskProcesses {
           failure ??= e as Error;
         }
       }
+      if (next && failure === undefined && !this.closed) this.prepare(next.stage, next.processes);
     };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(this.size, queue.length)) }, lane));
+    const lanes = Math.max(1, Math.min(this.size, queue.length));
+    // Each lane takes its process before the first await: the places left over start the next stage's.
+    const running = Array.from({ length: lanes }, lane);
+    if (next && lanes < this.size) this.prepare(next.stage, Math.min(next.processes, this.size - lanes));
+    await Promise.all(running);
     if (failure) {
       // A failed stage ends the run: do not keep processes that may still hold a task's state.
       this.close();
       throw failure;
     }
+  }
+
+  /** The task processes now: pid, the stage served or readied for (none: fresh), and whether a task runs. */
+  get processes(): { pid: number; stage?: StageName; busy: boolean }[] {
+    return this.children.map((c) => ({ pid: c.pid!, stage: this.stageOf.get(c), busy: this.busy.has(c) }));
   }
 
   /** Starts all `size` task processes now, so that the first tasks do not wait for them. */
@@ -100,12 +118,17 @@ export class TaskProcesses {
   }
 
   /**
-   * Replaces every idle task process that has served a stage other than `stage` by a fresh one now
-   * (e.g. while a one-task stage runs elsewhere), so that the stage's first tasks do not wait for them.
+   * Readies `count` idle task processes (at most `size` in all) for `stage` now, so that its first
+   * tasks do not wait for a start: ends every idle one that has served or was readied for another
+   * stage (its memory is that stage's), and forks fresh ones for `stage`.
    */
-  prepare(stage: StageName): void {
+  prepare(stage: StageName, count = this.size): void {
     for (const c of [...this.children]) if (!this.busy.has(c) && this.stageOf.has(c) && this.stageOf.get(c) !== stage) this.retire(c);
-    this.start();
+    let ready = this.children.filter((c) => !this.busy.has(c)).length;
+    while (ready < count && this.children.length < this.size) {
+      this.stageOf.set(this.spawn(), stage);
+      ready++;
+    }
   }
 
   /** Ends an idle task process (it exits when disconnected). */

@@ -5,8 +5,8 @@
  * document made a document's set again in every task that held one of its partners (~1.9 sets per
  * candidate document on the 1M bench). Components are numbered by their smallest member and handed
  * out as consecutive runs of about equal work (3 per document + 1 per pair), so a task's documents lie near
- * each other in the corpus. Memory grows with the candidate pairs (~60 B per pair row while
- * clustering), not with the corpus.
+ * each other in the corpus. Memory grows with the candidate pairs, not with the corpus: ~16 B per
+ * candidate row read (with repeats) on both planner bench corpora, in a task process of its own.
  *
  * Outputs in `route/00000/`:
  * - `pairs.bin` (kind `routed`): columns shardA, docA, shardB, docB, comp (uint32), the distinct
@@ -19,9 +19,8 @@ import { clustersOfPairs } from '../dedup/clusters.js';
 import { writeColumns } from './columns.js';
 import { commitTask } from './commit.js';
 import { openJoinFiles } from './perShard.js';
-import { checkShard, taskCount, type JobSpec } from './job.js';
+import { checkShard, rangeOf, taskCount, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
-import { U32Buf } from './u32buf.js';
 import type { ColumnFile } from './columns.js';
 
 const TWO32 = 4294967296;
@@ -95,37 +94,39 @@ export function runRoute(workDir: string, job: JobSpec, task = 0): Promise<Route
     // refused before verification reads lines of it by offset.
     if (job.gather === false) for (let s = 0; s < S; s++) if (!markers[s]!.skipped) checkShard(workDir, job, s);
     const joins = openJoinFiles(workDir, job, 'pairs.bin', 'candidates');
-    // The distinct pairs in global order, shard A by shard A (the join rows repeat a pair once per shared band).
-    const sa = new U32Buf(1 << 16);
-    const da = new U32Buf(1 << 16);
-    const sb = new U32Buf(1 << 16);
-    const db = new U32Buf(1 << 16);
+    // The distinct pairs in global order (global document numbers), shard A by shard A (the join rows
+    // repeat a pair once per shared band): each shard's in arrays of its exact size, then joined, so
+    // that the memory per pair does not jump where a doubled buffer would (the planner scales it).
+    const piecesA: Float64Array[] = [];
+    const piecesB: Float64Array[] = [];
+    let m = 0;
     try {
       for (let A = 0; A < S; A++) {
         const { start, partner } = candidatesOf(joins, A, docOffset[A + 1]! - docOffset[A]!);
+        const pa = new Float64Array(partner.length);
+        const pb = new Float64Array(partner.length);
         for (let a = 0; a + 1 < start.length; a++) {
+          const g = docOffset[A]! + a;
           for (let i = start[a]!; i < start[a + 1]!; i++) {
             const s = Math.floor(partner[i]! / TWO32);
-            sa.push(A);
-            da.push(a);
-            sb.push(s);
-            db.push(partner[i]! - s * TWO32);
+            pa[i] = g;
+            pb[i] = docOffset[s]! + (partner[i]! - s * TWO32);
           }
         }
+        piecesA.push(pa);
+        piecesB.push(pb);
+        m += partner.length;
       }
     } finally {
       for (const f of joins) f.close();
     }
-    const m = sa.length;
     const ga = new Float64Array(m);
     const gb = new Float64Array(m);
-    {
-      const [xa, xd, xs, xb] = [sa.view(), da.view(), sb.view(), db.view()];
-      for (let i = 0; i < m; i++) {
-        ga[i] = docOffset[xa[i]!]! + xd[i]!;
-        gb[i] = docOffset[xs[i]!]! + xb[i]!;
-      }
+    for (let k = 0, at = 0; k < piecesA.length; at += piecesA[k]!.length, k++) {
+      ga.set(piecesA[k]!, at);
+      gb.set(piecesB[k]!, at);
     }
+    piecesA.length = piecesB.length = 0;
     const comp = new Int32Array(m);
     const { docs, start } = clustersOfPairs(ga, gb, m, comp);
     const K = start.length - 1;
@@ -158,15 +159,25 @@ export function runRoute(workDir: string, job: JobSpec, task = 0): Promise<Route
       while (t < V - 1 && done >= (work * (t + 1)) / V) tstart[++t] = row;
     }
     while (t < V) tstart[++t] = row;
-    const pick = (buf: U32Buf): Uint32Array => {
-      const col = buf.view();
-      const o = new Uint32Array(m);
-      for (let i = 0; i < m; i++) o[i] = col[keep[i]!]!;
-      return o;
-    };
+    // Each row's shard and document back from its global document numbers, in component order.
+    const shardA = new Uint32Array(m);
+    const docA = new Uint32Array(m);
+    const shardB = new Uint32Array(m);
+    const docB = new Uint32Array(m);
     const compOut = new Uint32Array(m);
-    for (let i = 0; i < m; i++) compOut[i] = comp[keep[i]!]!;
-    await writeColumns(path.join(dir, 'pairs.bin'), 'routed', job.id, {}, { shardA: pick(sa), docA: pick(da), shardB: pick(sb), docB: pick(db), comp: compOut, tstart });
+    for (let i = 0; i < m; i++) {
+      const r = keep[i]!;
+      const a = ga[r]!;
+      const b = gb[r]!;
+      const x = rangeOf(docOffset, a);
+      const y = rangeOf(docOffset, b);
+      shardA[i] = x;
+      docA[i] = a - docOffset[x]!;
+      shardB[i] = y;
+      docB[i] = b - docOffset[y]!;
+      compOut[i] = comp[r]!;
+    }
+    await writeColumns(path.join(dir, 'pairs.bin'), 'routed', job.id, {}, { shardA, docA, shardB, docB, comp: compOut, tstart });
     return { candidates: m, docs: docs.length, components: K, largestComponent: largest };
   });
 }
