@@ -15,6 +15,9 @@
  * Why not Parquet: every consumer of these files is a neardup stage, the columns are fixed-width
  * integers read back as typed arrays without conversion, and a reader needs no native engine.
  * The schemas are documented (with their versions) in docs/distributed.md.
+ *
+ * Why this file is long: it is the writer and the reader of one format, with the checks a torn
+ * file needs; apart, each would repeat the other's layout.
  * @module
  */
 import { promises as fsp, openSync, readSync, closeSync, fstatSync } from 'node:fs';
