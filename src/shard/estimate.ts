@@ -22,7 +22,8 @@ import { readMarker, requireMarker, taskDir, type MarkerBase } from './commit.js
 import { saveJob, STAGES, taskCount, type JobSpec, type StageName } from './job.js';
 import { runTasksInProcesses } from './localTasks.js';
 import { shardMarker } from './perShard.js';
-import type { SignMarker } from './shardInput.js';
+import { numbering, type SignMarker } from './shardInput.js';
+import { estimateClustered } from './clusteredEstimate.js';
 import { drawSample, type JobSample } from './sample.js';
 import type { JoinMarker } from './join.js';
 import type { RouteMarker } from './route.js';
@@ -59,7 +60,7 @@ export interface JobEstimate {
   /** Pairs at or above the threshold. */
   pairs: number;
   pairsStdError: number;
-  /** Documents in some verified pair: rough (the sample's share of them per pair; big clusters fall apart in a sample), used for the components stage's memory. */
+  /** Documents in some verified pair, from a model of what a sample misses (see `clusteredEstimate.ts`): the components stage's bytes and memory grow with them. */
   docsInClusters: number;
   stages: StageEstimate[];
   /** Join partitions of the plan. */
@@ -161,6 +162,32 @@ function pairsOf(files: readonly { file: string; kind: string }[], plan: string,
   return estimatePairs(join(as), join(bs), units, k);
 }
 
+/** The verified pairs of the sample job: each end's unit (its shard of the sample job) and document number across the sample. */
+function verifiedEnds(dir: string, job: JobSpec, tasks: number): { ua: Uint32Array; da: Float64Array; ub: Uint32Array; db: Float64Array } {
+  const { docOffset } = numbering(dir, job);
+  const parts: { ua: Uint32Array; a: Uint32Array; ub: Uint32Array; b: Uint32Array }[] = [];
+  for (let t = 0; t < tasks; t++) {
+    const f = ColumnFile.open(path.join(taskDir(dir, 'verify', t), 'pairs.bin'), 'verified', job.id);
+    try {
+      parts.push({ ua: f.u32('shardA'), a: f.u32('docA'), ub: f.u32('shardB'), b: f.u32('docB') });
+    } finally {
+      f.close();
+    }
+  }
+  const n = parts.reduce((x, p) => x + p.a.length, 0);
+  const out = { ua: new Uint32Array(n), da: new Float64Array(n), ub: new Uint32Array(n), db: new Float64Array(n) };
+  let i = 0;
+  for (const p of parts) {
+    for (let r = 0; r < p.a.length; r++, i++) {
+      out.ua[i] = p.ua[r]!;
+      out.ub[i] = p.ub[r]!;
+      out.da[i] = docOffset[p.ua[r]!]! + p.a[r]!;
+      out.db[i] = docOffset[p.ub[r]!]! + p.b[r]!;
+    }
+  }
+  return out;
+}
+
 /** The markers of a stage's tasks in the sample job. */
 function markersOf<T>(workDir: string, job: JobSpec, stage: StageName): (T & MarkerBase)[] {
   return Array.from({ length: taskCount(job, stage) }, (_, t) => requireMarker<T>(workDir, job, stage, t));
@@ -172,7 +199,7 @@ const writtenOf = (ms: readonly MarkerBase[]): number => ms.reduce((a, m) => a +
 const grown = (peak: number, ...drivers: [perUnit: number, sample: number, full: number][]): number =>
   peak + drivers.reduce((a, [b, x, y]) => a + b * Math.max(0, y - x), 0);
 /** Bytes per unit of the single-task and join stages' drivers (measured on the 1M bench in task processes, with the JS heap's slack). */
-const PER = { joinKeyRow: 24, joinCandRow: 200, routeRow: 16, componentsPair: 56, componentsDoc: 100 } as const;
+const PER = { joinKeyRow: 24, joinCandRow: 200, routeRow: 16, componentsPair: 56, componentsDoc: 240 } as const;
 
 /**
  * Estimates the job `full`: draws its sample (see {@link drawSample}), plans the sample job with
@@ -280,9 +307,11 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const batchDocs = (cand: number, tasks: number): number => Math.max(1, Math.min(BATCH_DOCS, (cand * docsPerPair) / Math.max(1, tasks)));
   const vBatchFull = vBatch * (batchDocs(candidates, vTasks) / batchDocs(sCand, verify.length));
   stages.push({ stage: 'verify', tasks: vTasks, bytesWritten: writtenOf(verify) * pairRatio, peakMemory: BASE_RSS + vBatchFull + vFixed(docs * byBytes, candidates / Math.max(1, vTasks)) });
-  // Clustered documents grow between linearly and as the pairs (fragments of big clusters join up): their share of the pairs is the sample's.
-  const clustered = comps.docsInClusters * pairRatio;
-  stages.push({ stage: 'components', tasks: 1, bytesWritten: writtenOf([comps]) * pairRatio, peakMemory: grown(peakOf([comps]), [PER.componentsPair, sPairs, pairs], [PER.componentsDoc, comps.docsInClusters, clustered]) });
+  // Clustered documents: a sample sees clusters in pieces (src/shard/clusteredEstimate.ts); components' outputs and memory grow with them.
+  const ends = verifiedEnds(dir, job, verify.length);
+  const clustered = estimateClustered(ends.da, ends.ua, ends.db, ends.ub, sample.units, k);
+  const clusteredRatio = clustered / Math.max(1, comps.docsInClusters);
+  stages.push({ stage: 'components', tasks: 1, bytesWritten: writtenOf([comps]) * (comps.docsInClusters > 0 ? clusteredRatio : pairRatio), peakMemory: grown(peakOf([comps]), [PER.componentsPair, sPairs, pairs], [PER.componentsDoc, comps.docsInClusters, clustered]) });
   if (full.output.mode === 'dedup' || full.output.mode === 'annotate') {
     const kept = full.output.mode === 'dedup' ? 1 - comps.duplicates / Math.max(1, docs) : 1.1;
     stages.push({ stage: 'filter', tasks: tasks('filter'), bytesWritten: bytes * kept, peakMemory: stages[0]!.peakMemory });
