@@ -333,9 +333,7 @@ export class ColumnFile {
    * the range (join's pieces of every shard's keys, freed only after the task, grew its process).
    */
   u32Into(name: string, start: number, end: number, out: Uint32Array): void {
-    const c = this.info(name);
-    if (c.type !== 'u32') throw new DamagedFileError(`${this.path}: column ${name} is ${c.type}, not u32`);
-    if (!(start >= 0 && end >= start && end <= c.count)) throw new DamagedFileError(`${this.path}: damaged (rows ${start}–${end} of column ${name}, which has ${c.count})`);
+    const c = this.checked(name, 'u32', start, end);
     if (out.length < end - start) throw new RangeError(`u32Into: ${end - start} values do not fit in ${out.length}`);
     const dst = new Uint8Array(out.buffer, out.byteOffset, (end - start) * 4);
     // About 1 MiB per read, each ending on a block boundary, so that no block is read twice.
@@ -350,6 +348,14 @@ export class ColumnFile {
     }
   }
 
+  /** Column `name`, refused unless it is of `type` and has rows [start, end). */
+  private checked(name: string, type: string, start: number, end: number): ColumnInfo {
+    const c = this.info(name);
+    if (c.type !== type) throw new DamagedFileError(`${this.path}: column ${name} is ${c.type}, not ${type}`);
+    if (!(start >= 0 && end >= start && end <= c.count)) throw new DamagedFileError(`${this.path}: damaged (rows ${start}–${end} of column ${name}, which has ${c.count})`);
+    return c;
+  }
+
   /** Values [start, end) of an int32 column. */
   i32(name: string, start = 0, end?: number): Int32Array {
     return this.fixed(name, 'i32', 4, start, end, (b) => new Int32Array(b.buffer, b.byteOffset, b.length / 4)) as Int32Array;
@@ -361,10 +367,8 @@ export class ColumnFile {
   }
 
   private fixed(name: string, type: string, width: number, start: number, end: number | undefined, view: (b: Buffer) => ArrayLike<number>): ArrayLike<number> {
-    const c = this.info(name);
-    if (c.type !== type) throw new DamagedFileError(`${this.path}: column ${name} is ${c.type}, not ${type}`);
-    const e = end ?? c.count;
-    if (!(start >= 0 && e >= start && e <= c.count)) throw new DamagedFileError(`${this.path}: damaged (rows ${start}–${e} of column ${name}, which has ${c.count})`);
+    const e = end ?? this.info(name).count;
+    const c = this.checked(name, type, start, e);
     // Block reads start 8-aligned in a fresh buffer, and columns start 8-aligned in the file.
     return view(this.bytes(c.offset + start * width, (e - start) * width));
   }

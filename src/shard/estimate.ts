@@ -251,7 +251,9 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   // The sample job's shards are the drawn units in order (a drawn block with no line start has no shard, and no pairs).
   const k = Math.max(sample.drawn, job.shards.length);
   const cand = pairsOf([{ file: path.join(taskDir(dir, 'route', 0), 'pairs.bin'), kind: 'routed' }], job.id, sample.units, k);
-  const ver = pairsOf(verify.map((_, t) => ({ file: path.join(taskDir(dir, 'verify', t), 'pairs.bin'), kind: 'verified' })), job.id, sample.units, k);
+  // The verified pairs, read once: their count and the clustered documents come from them.
+  const ends = verifiedEnds(dir, job, verify.length);
+  const ver = estimatePairs(ends.ua, ends.ub, sample.units, k);
   const candidates = cand.estimate;
   const pairs = ver.estimate;
   const sCand = Math.max(1, route.candidates);
@@ -308,7 +310,6 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const vBatchFull = vBatch * (batchDocs(candidates, vTasks) / batchDocs(sCand, verify.length));
   stages.push({ stage: 'verify', tasks: vTasks, bytesWritten: writtenOf(verify) * pairRatio, peakMemory: BASE_RSS + vBatchFull + vFixed(docs * byBytes, candidates / Math.max(1, vTasks)) });
   // Clustered documents: a sample sees clusters in pieces (src/shard/clusteredEstimate.ts); components' outputs and memory grow with them.
-  const ends = verifiedEnds(dir, job, verify.length);
   const clustered = estimateClustered(ends.da, ends.ua, ends.db, ends.ub, sample.units, k);
   const clusteredRatio = clustered / Math.max(1, comps.docsInClusters);
   stages.push({ stage: 'components', tasks: 1, bytesWritten: writtenOf([comps]) * (comps.docsInClusters > 0 ? clusteredRatio : pairRatio), peakMemory: grown(peakOf([comps]), [PER.componentsPair, sPairs, pairs], [PER.componentsDoc, comps.docsInClusters, clustered]) });

@@ -125,11 +125,6 @@ class PartitionedRows {
     this.cap = cap * 2;
   }
 
-  /** Empties every region, keeping their room for the next task. */
-  clear(): void {
-    this.len.fill(0);
-  }
-
   /** Each partition's row count, to go back to with {@link truncate}. */
   mark(): Int32Array {
     return this.len.slice();
@@ -189,10 +184,7 @@ class SignOutput {
 
   /** Empties it for the next task, keeping its arrays' room. */
   clear(): void {
-    this.keyRows.clear();
-    this.truncate(this.keyRows.mark(), 0, 0);
-    this.docKey.length = 0;
-    for (const b of [this.docKeyStatus, this.docLine]) b.length = 0;
+    this.truncate(new Int32Array(this.keyRows.partitions), 0, 0);
     this.sstart.length = 1;
   }
 
