@@ -14,7 +14,8 @@ import { auditFormat, openAudit } from '../io/audit.js';
 import type { DedupOptions } from '../dedup/options.js';
 import { keptOf, keptSimilarities, writeDropped } from '../dedup/dropped.js';
 import { refuseAliasedOutputs } from '../io/alias.js';
-import { formatCluster, pairHeader } from '../io/write.js';
+import { formatCluster, pairHeader, type ClusterVerdicts } from '../io/write.js';
+import { clusterRemoval, type Removal } from '../dedup/removal.js';
 import { writePairLines } from '../io/pairLines.js';
 import { pairColumnsOf } from '../dedup/pairColumns.js';
 import { writeCopy, type CopyTags, type CopyTarget } from '../dedup/copy.js';
@@ -38,11 +39,12 @@ export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpu
     return columns ? columns.size : result.pairs.length;
   }
   if (flags.output === 'clusters') {
+    const removal = result.removal?.rule === 'verified' ? result.removal : undefined;
     for (let c = 0; c < result.clusters.length; c++) {
       const cl = result.clusters[c]!;
       const rep = cl.representative ?? cl.members[0]!;
       // --keep none: no kept member, written as null.
-      await sink!.write(formatCluster(c, cl.members.map(id), rep < 0 ? null : id(rep)));
+      await sink!.write(formatCluster(c, cl.members.map(id), rep < 0 ? null : id(rep), removal && clusterVerdicts(cl.members, removal, id)));
     }
     return result.clusters.length;
   }
@@ -76,20 +78,24 @@ export function checkAuditFlags(flags: Pick<DedupFlags, 'output' | 'out' | 'tagP
  * member (when annotate or --removed needs it; 1 for every copy of an --exact run), the --removed
  * audit (put in place only once the output is), and the output itself unless --dry-run.
  */
-export async function writeResult(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, target: OutputTarget, read: ReadOptions, options: DedupOptions, exact = false): Promise<{ written: number; removed?: number }> {
-  const needSims = flags.output === 'annotate' || flags.removed !== undefined;
+export async function writeResult(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, target: OutputTarget, read: ReadOptions, options: DedupOptions, exact = false): Promise<{ written: number; removed?: number; lowestSimilarity?: number }> {
+  const removal = result.removal ?? clusterRemoval(corpus.count, result.clusters, (k) => keptOf(result.clusters[k]!));
+  // The cluster rule's summary gives the lowest similarity of a dropped member to its survivor.
+  const needSims = flags.output === 'annotate' || flags.removed !== undefined || (removal.rule === 'cluster' && !exact && flags.output !== 'pairs');
   let similarity: Float64Array | undefined;
   if (needSims && exact) {
     similarity = new Float64Array(corpus.count).fill(NaN);
-    for (const c of result.clusters) for (const m of c.members) if (m !== keptOf(c) && keptOf(c) >= 0) similarity[m] = 1;
-  } else if (needSims) {
+    for (let i = 0; i < corpus.count; i++) if (removal.keptBy[i]! >= 0 && removal.keptBy[i] !== i) similarity[i] = 1;
+  } else if (needSims && removal.rule === 'verified') similarity = removal.similarity;
+  else if (needSims) {
     const secondPass = corpus.input.shards ? read : { ...read, format: corpus.input.format };
     similarity = await keptSimilarities(result.clusters, corpus.count, options.shingle, options.measure, corpus.texts, file, secondPass, options.fingerprintBits);
   }
+  const lowestSimilarity = similarity && removal.rule === 'cluster' && !exact ? lowest(similarity) : undefined;
   const audit = flags.removed !== undefined ? await openAudit(flags.removed, false) : undefined;
   let sink: OutputSink | undefined;
   try {
-    const removed = audit ? await writeDropped(audit, result.clusters, corpus.count, similarity!, (i) => idOf(corpus, i)) : undefined;
+    const removed = audit ? await writeDropped(audit, result.clusters, removal, similarity!, (i) => idOf(corpus, i)) : undefined;
     let written = 0;
     if (!flags.dryRun) {
       if (target.kind === 'sink') sink = await openOutput(flags.out);
@@ -98,12 +104,31 @@ export async function writeResult(flags: DedupFlags, file: string, corpus: Corpu
       sink = undefined;
     }
     await audit?.close();
-    return { written, removed };
+    return { written, removed, ...(lowestSimilarity !== undefined ? { lowestSimilarity } : {}) };
   } catch (e) {
     await sink?.abort();
     await audit?.abort();
     throw e;
   }
+}
+
+/** The smallest similarity that is not NaN (undefined when there is none). */
+function lowest(sims: Float64Array): number | undefined {
+  let low = Infinity;
+  for (const x of sims) if (x < low) low = x;
+  return low === Infinity ? undefined : low;
+}
+
+/** Each member's kept member and verified similarity under the verified rule, for the cluster line. */
+export function clusterVerdicts(members: readonly number[], removal: Removal, id: (i: number) => string | number): ClusterVerdicts {
+  const duplicateOf: (string | number | null)[] = [];
+  const similarity: (number | null)[] = [];
+  for (const m of members) {
+    const k = removal.keptBy[m]!;
+    duplicateOf.push(k === m || k < 0 ? null : id(k));
+    similarity.push(k === m || k < 0 ? null : removal.similarity[m]!);
+  }
+  return { duplicateOf, similarity };
 }
 
 /** Where `dedup`/`annotate` output goes: the sink (stdout or a text file), a file rewritten in place of a sink (Parquet), or a directory of shards. */

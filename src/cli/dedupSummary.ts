@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import type { DedupOptions, DedupResult } from '../dedup/dedup.js';
+import { removalLine, type RemovalSummary } from '../dedup/verifiedGraph.js';
 import type { StreamDedupExtra } from '../dedup/streamDedup.js';
 import { DEFAULT_SKETCH_BUCKETS } from '../dedup/kinds.js';
 import { formatLabel, type Corpus } from './corpus.js';
@@ -67,11 +68,13 @@ export interface DedupRunReport {
   total: number;
   /** Rows of the `--removed` audit, when one was written. */
   removed?: number;
+  /** What each removal rule drops (outputs other than pairs). */
+  removal?: RemovalSummary;
 }
 
 /** Prints the summary of a near-duplicate run (human lines, or JSON with --json). */
 export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: DedupRunReport): void {
-  const { name, corpus, options, result, extra, written, writeMs, total, removed } = run;
+  const { name, corpus, options, result, extra, written, writeMs, total, removed, removal } = run;
   const n = corpus.count;
   const s = result.stats;
   const dupDocs = result.clusters.reduce((a, c) => a + c.members.length - 1, 0);
@@ -95,6 +98,7 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
         clusterMode: options.clusters ?? 'components',
         representative: options.representative ?? 'first',
         keep: options.keep ?? 'first',
+        removal: options.removal ?? 'verified',
       },
       // The banding only when LSH found the candidates: the exact join misses nothing, and sketch
       // candidates have no banding recall.
@@ -108,6 +112,7 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
       clusters: s.clusters,
       docsInClusters: inCluster,
       duplicates: dupDocs,
+      ...(removal ? { removal } : {}),
       output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined, ...(flags.dryRun ? { dryRun: true } : {}) },
       ...(removed !== undefined ? { removed: { path: flags.removed, records: removed } } : {}),
       timings: { read: corpus.readMs, ...s.timings, write: writeMs, total },
@@ -145,6 +150,7 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
   reporter.summary(
     `clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)${options.clusters === 'centre' ? '; centre clusters' : ''}${(options.representative ?? 'first') !== 'first' ? `; representative: ${options.representative}` : ''}${(options.keep ?? 'first') !== 'first' ? `; keep: ${options.keep}` : ''}`,
   );
+  if (removal) reporter.summary(removalLine(removal));
   if (extra) {
     reporter.summary(
       `stream      ${extra.passes} passes over the input; in memory: index ${(extra.indexBytes / 1e6).toFixed(1)} MB (${Math.round(extra.indexBytes / Math.max(n, 1))} bytes/doc), sets at most ${(extra.peakSetBytes / 1e6).toFixed(1)} MB; verification read ${int(extra.setDocs)} documents again${extra.ranged ? ' (the input read in byte ranges)' : ''}`,
@@ -159,7 +165,7 @@ export function printDedupSummary(flags: DedupFlags, reporter: Reporter, run: De
   }
   if (flags.out) reporter.summary(`output      ${flags.output}: ${int(written)} records → ${path.normalize(flags.out)}`);
   // --keep none keeps no member of a cluster.
-  const dropped = result.clusters.reduce((a, c) => a + c.members.length - ((c.representative ?? 0) >= 0 ? 1 : 0), 0);
+  const dropped = result.removal ? result.removal.dropped : result.clusters.reduce((a, c) => a + c.members.length - ((c.representative ?? 0) >= 0 ? 1 : 0), 0);
   printRemovedLines(flags, reporter, n - dropped, removed);
 }
 

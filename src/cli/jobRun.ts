@@ -48,7 +48,7 @@ export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
 const HONOURED = new Set([
   'format', 'text', 'id', 'textField', 'idField', 'delimiter', 'tsvQuotes', 'skipInvalid',
   'shingle', 'k', 'normalize', 'multiset', 'stopwords', 'numPerm', 'method', 'seed',
-  'threshold', 'minRecall', 'weights', 'bands', 'rows', 'maxPairs', 'outputFormat', 'keep',
+  'threshold', 'minRecall', 'weights', 'bands', 'rows', 'maxPairs', 'outputFormat', 'keep', 'removal',
   'tagPrefix', 'removed', 'dryRun',
 ]);
 

@@ -16,6 +16,7 @@ import type { PairFormat } from '../io/write.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
 import { AUTO_EXACT_MAX_SHINGLES, CANDIDATE_METHODS, DEFAULT_SKETCH_BUCKETS, type CandidateMethod } from '../dedup/kinds.js';
 import { KEEP_POLICIES, parseKeepPolicy, type KeepPolicy } from '../dedup/keepPolicy.js';
+import { REMOVAL_RULES, type RemovalRule } from '../dedup/removal.js';
 import { CLUSTER_MODES, REPRESENTATIVE_POLICIES, type ClusterMode, type RepresentativePolicy } from '../dedup/clusterPolicy.js';
 import type { ReadOptions } from '../io/read.js';
 
@@ -197,7 +198,12 @@ export function addKindOptions(cmd: Command): Command {
     .addOption(new Option('--cluster-mode <mode>', 'components (transitive: a~b, b~c put a, b, c together) or centre (every member a near duplicate of the cluster\'s centre)').choices([...CLUSTER_MODES]).default('components'))
     .addOption(new Option('--fingerprint-bits <n>', 'shingle fingerprint width for sets and exact scores: 32, or 64 (seed 004; needs --candidates exact)').choices(['32', '64']).default('32'))
     .addOption(new Option('--representative <policy>', 'the member a cluster keeps (dedup) and points to (annotate): first, longest text, or most central (first and longest are --keep policies; central needs the texts in memory)').choices([...REPRESENTATIVE_POLICIES]).default('first'))
-    .option('--keep <policy>', 'for --output dedup|annotate|clusters, the member of each cluster kept: first (input order), longest or shortest text, max:FIELD or min:FIELD (a numeric or ISO date JSON field or TSV/CSV column; ties: input order), none (drop every member), source (the member from the earliest of several inputs, A in "dedup A B C"; with one input, first); the clusters stay the same (default first)', parseKeep);
+    .option('--keep <policy>', 'for --output dedup|annotate|clusters, the order in which documents are kept: first (input order), longest or shortest text, max:FIELD or min:FIELD (a numeric or ISO date JSON field or TSV/CSV column; ties: input order), none (drop every clustered document), source (documents of the earliest of several inputs first, A in "dedup A B C"; with one input, first); the clusters stay the same (default first)', parseKeep)
+    .addOption(
+      new Option('--removal <rule>', 'which documents --output dedup drops: verified (each document in --keep order is kept unless a kept document is its verified near duplicate: every dropped document has a kept one ≥ --threshold) or cluster (one member kept per cluster: removes more, but near duplication is not transitive, so a dropped member can be far below the threshold to its survivor)')
+        .choices([...REMOVAL_RULES])
+        .default('verified'),
+    );
 }
 
 /** Adds the input, shingling, MinHash and LSH options: everything a command that runs dedup reads. */
@@ -232,6 +238,7 @@ export interface EngineFlags {
   clusterMode?: ClusterMode;
   representative?: RepresentativePolicy;
   keep?: KeepPolicy;
+  removal?: RemovalRule;
   fingerprintBits?: '32' | '64';
 }
 
@@ -287,6 +294,12 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
     o.buckets = f.buckets;
   }
   if (f.clusterMode !== undefined) o.clusters = f.clusterMode;
+  if (f.removal === 'cluster') o.removal = 'cluster';
+  else {
+    // The verified rule decides what is kept from the pairs: a policy of one survivor per cluster has nothing to choose.
+    if (f.clusterMode === 'centre') throw new UsageError('--cluster-mode centre keeps one centre per cluster: it needs --removal cluster (the default --removal verified keeps every document no kept document duplicates, so each dropped one has a kept near duplicate, as a centre cluster promises)');
+    if (f.representative === 'central') throw new UsageError('--representative central keeps one member per cluster: it needs --removal cluster (under the default --removal verified, --keep orders the documents)');
+  }
   const keep = keepFrom(f);
   if (keep !== 'first') o.keep = keep;
   // The engine's own policy (report and bench use it; dedup leaves first and longest to --keep).

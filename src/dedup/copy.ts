@@ -17,6 +17,7 @@ import { dedup } from './dedup.js';
 import type { DedupOptions, DedupResult } from './options.js';
 import { withIds, type DedupRecordsResult } from './records.js';
 import { keptSimilarities } from './dropped.js';
+import { keepReadError, keepReadOptions, parseKeepPolicy } from './keepPolicy.js';
 
 /** The documents of an input as read: their count, input rows, and explicit ids if any. */
 export interface CopyCorpus {
@@ -93,9 +94,10 @@ export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupR
   result.clusters.forEach((c, k) => {
     for (const m of c.members) clusterNo[m] = k;
   });
+  const removal = result.removal;
   return writeVerdicts(file, corpus, mode, target, sink, read, (i) => {
     const c = clusterNo[i]!;
-    const rep = c >= 0 ? (result.clusters[c]!.representative ?? result.clusters[c]!.members[0]!) : i;
+    const rep = removal ? removal.keptBy[i]! : c >= 0 ? (result.clusters[c]!.representative ?? result.clusters[c]!.members[0]!) : i;
     // rep < 0: --keep none kept no member, so no member is a duplicate of another.
     const dup = rep !== i && rep >= 0;
     const sim = dup ? tags.similarity?.[i] : undefined;
@@ -190,17 +192,26 @@ export async function dedupFile(input: string, output: string, options: DedupFil
   });
   const corpus: CopyCorpus = { count: 0, rows: [], ids: undefined, input: opened };
   const texts: string[] = [];
+  // A keep policy ranking by a field reads it as the record's title, as the CLI does.
+  const keep = options.dedup?.keep;
+  const field = typeof keep === 'string' ? parseKeepPolicy(keep).field : undefined;
+  const fields: (string | undefined)[] | undefined = field !== undefined ? [] : undefined;
+  const records = field !== undefined ? await openInput(input, keepReadOptions(read, parseKeepPolicy(keep as string))).catch((e: unknown) => {
+    throw keepReadError(e, parseKeepPolicy(keep as string));
+  }) : undefined;
+  if (records) for await (const r of records.records) fields!.push(r.title);
   for await (const r of opened.records) {
     keepIdAndRow(corpus, r, opened);
     texts.push(r.text);
   }
   forgetIdLines(corpus);
   corpus.count = texts.length;
-  const result = dedup(texts, options.dedup);
+  const ids0 = corpus.ids ?? corpus.rows.map(String);
+  const result = fields ? dedup(texts.map((text, i) => ({ id: ids0[i]!, text, [field!]: fields[i] })), options.dedup) : dedup(texts, options.dedup);
   const ids = corpus.ids ?? corpus.rows.map(String);
   let sink: OutputSink | undefined = target.kind === 'sink' ? await openOutput(output) : undefined;
   try {
-    const similarity = mode === 'annotate' ? await keptSimilarities(result.clusters, corpus.count, options.dedup?.shingle, options.dedup?.measure, texts, input, read, options.dedup?.fingerprintBits) : undefined;
+    const similarity = mode !== 'annotate' ? undefined : result.removal?.rule === 'verified' ? result.removal.similarity : await keptSimilarities(result.clusters, corpus.count, options.dedup?.shingle, options.dedup?.measure, texts, input, read, options.dedup?.fingerprintBits);
     const written = await writeCopy(input, corpus, result, mode, target, sink, read, { similarity });
     await sink?.close();
     sink = undefined;

@@ -12,10 +12,12 @@ import { dedupKinds, needsKinds } from './kinds.js';
 import { resolveDedupOptions, type DedupOptions, type DedupResult } from './options.js';
 import { finishDedup } from './finish.js';
 import { textsOf, withIds, type DocRecord, type DedupRecordsResult } from './records.js';
+import { applyLibraryKeep, libraryKeepNeedsTexts } from './libraryKeep.js';
+import { checkRemovalRule } from './removal.js';
 
 export { DEDUP_DEFAULTS, resolveDedupOptions, type CandidateMethod, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode } from './options.js';
 export { finishDedup } from './finish.js';
-export type { DocRecord, IdPair, IdCluster, DedupRecordsResult } from './records.js';
+export type { DocRecord, IdPair, IdCluster, DedupRecordsResult, RemovedRecord } from './records.js';
 
 /**
  * Finds the near-duplicate pairs and clusters of a corpus: an iterable of texts (document i is the
@@ -34,9 +36,24 @@ export type { DocRecord, IdPair, IdCluster, DedupRecordsResult } from './records
 export function dedup(records: Iterable<DocRecord>, options?: DedupOptions): DedupRecordsResult;
 export function dedup(texts: Iterable<string>, options?: DedupOptions): DedupResult;
 export function dedup(docs: Iterable<string> | Iterable<DocRecord>, options: DedupOptions = {}): DedupResult | DedupRecordsResult {
-  const { texts, ids } = textsOf(docs as Iterable<string | DocRecord>);
+  const found = textsOf(docs as Iterable<string | DocRecord>);
+  const { ids, records } = found;
+  checkRemovalPolicy(options);
+  // A keep policy ranking by length reads the texts again: a stream of texts is listed first.
+  const texts = libraryKeepNeedsTexts(options) && !Array.isArray(found.texts) ? [...found.texts] : found.texts;
   const result = needsKinds(options) ? dedupKinds(texts, options, dedupTexts) : dedupTexts(texts, options);
+  applyLibraryKeep(result, options, Array.isArray(texts) ? (texts as string[]) : undefined, records);
   return ids ? withIds(result, ids) : result;
+}
+
+/**
+ * Refuses the cluster policies that choose one survivor per cluster under the verified removal
+ * rule, where what is kept follows from the verified pairs instead.
+ */
+export function checkRemovalPolicy(options: Pick<DedupOptions, 'removal' | 'clusters' | 'representative'>): void {
+  if (checkRemovalRule(options.removal) !== 'verified') return;
+  if ((options.clusters ?? 'components') !== 'components') throw new RangeError(`clusters "${options.clusters}" chooses one survivor per cluster: it needs removal: 'cluster' (the verified rule keeps every document no kept document duplicates)`);
+  if (options.representative === 'central') throw new RangeError(`representative "central" chooses one survivor per cluster: it needs removal: 'cluster' (under the verified rule, keep orders the documents)`);
 }
 
 /** {@link dedup} of texts with the plain MinHash-LSH pipeline. */
@@ -59,7 +76,7 @@ function dedupTexts(texts: Iterable<string>, options: DedupOptions): DedupResult
   const t1 = performance.now();
 
   // 2. LSH candidates among the groups, verified.
-  const v = verifyGroups(signed, { threshold, verify, bands, groups, keepPairs, maxPairs, onProgress: options.onProgress }, t1);
+  const v = verifyGroups(signed, { threshold, verify, bands, groups, keepPairs, maxPairs, bucketwise: options.removal === 'cluster', onProgress: options.onProgress }, t1);
 
   // 3. Pairs back to documents, clusters, counters.
   const run = { n: signed.docs, pairs: v.pairs, empty: signed.empty, bands, chars: signed.chars, cstats: v.cstats, groups, keepPairs, maxPairs, counts: v.counts, estimateRecall: verify === 'exact' };

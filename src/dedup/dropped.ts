@@ -10,6 +10,7 @@ import type { ShingleOptions } from '../text/shingler.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
 import type { Cluster } from './clusters.js';
 import { KeptSimilarity } from './keptSimilarity.js';
+import type { Removal } from './removal.js';
 
 /** The kept member of a cluster: its representative (-1: none kept, `--keep none`), else its first member. */
 export function keptOf(c: Cluster): number {
@@ -46,21 +47,21 @@ export async function keptSimilarities(clusters: readonly Cluster[], count: numb
 }
 
 /**
- * Writes one audit row per document `--output dedup` drops, in document order: every member of a
- * cluster but its kept member (every member under `--keep none`). Returns the rows written.
+ * Writes one audit row per document `--output dedup` drops, in document order, as `removal` says
+ * (its similarities, or `sims` when given: the cluster rule's, computed from the texts). Returns the
+ * rows written.
  */
-export async function writeDropped(audit: AuditWriter, clusters: readonly Cluster[], count: number, sims: Float64Array, idOf: (i: number) => string | number): Promise<number> {
+export async function writeDropped(audit: AuditWriter, clusters: readonly Cluster[], removal: Removal, sims: Float64Array, idOf: (i: number) => string | number): Promise<number> {
+  const count = removal.keptBy.length;
   const clusterNo = new Int32Array(count).fill(-1);
   clusters.forEach((c, k) => {
     for (const m of c.members) clusterNo[m] = k;
   });
   let n = 0;
   for (let i = 0; i < count; i++) {
-    const k = clusterNo[i]!;
-    if (k < 0) continue;
-    const kept = keptOf(clusters[k]!);
+    const kept = removal.keptBy[i]!;
     if (kept === i) continue;
-    const row: AuditRow = { id: String(idOf(i)), keptId: kept < 0 ? null : String(idOf(kept)), similarity: Number.isNaN(sims[i]!) ? null : sims[i]!, cluster: k };
+    const row: AuditRow = { id: String(idOf(i)), keptId: kept < 0 ? null : String(idOf(kept)), similarity: Number.isNaN(sims[i]!) ? null : sims[i]!, cluster: clusterNo[i]! };
     await audit.write(row);
     n++;
   }

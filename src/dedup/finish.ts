@@ -12,6 +12,7 @@ import type { DedupResult } from './options.js';
 import { sortPairs } from '../similarity/sortPairs.js';
 import { PairColumns, withLazyPairs } from './pairColumns.js';
 import { RecallAccumulator, type RecallEstimate } from '../lsh/recallEstimate.js';
+import { attachGraph } from './verifiedGraph.js';
 
 /**
  * The common tail of the batch pipelines: sorts the verified pairs, clusters them and assembles the
@@ -56,10 +57,25 @@ export function finishDedup(
   const docOf = (g: number): number => (grouped ? grouped.members[grouped.start[g]!]! : g);
   const recall = recallOf(run, counts, pairs.length, (p) => pairs[p]!.similarity, (p) => clusterOf[docOf(pairs[p]!.a)]!, grouped, (p) => pairs[p]!.a, (p) => pairs[p]!.b);
   if (keepPairs && count > maxPairs) throw new TooManyPairsError('pairs', count, maxPairs, grouped ? largestGroup(grouped) : 1);
+  const unitPairs = pairs;
   if (!keepPairs) pairs = [];
   else if (grouped) pairs = expandPairs(grouped, pairs);
   const t4 = performance.now();
-  return { pairs, clusters, clusterOf, ...rest(run, count, clusters.length, counts, times, t3, t4, recall) };
+  const result: DedupResult = { pairs, clusters, clusterOf, ...rest(run, count, clusters.length, counts, times, t3, t4, recall) };
+  // A bucket-wise clustering skipped pairs: the verified removal rule cannot run on what it kept.
+  if (counts === 'all') {
+    const m = unitPairs.length;
+    const a = new Int32Array(m);
+    const b = new Int32Array(m);
+    const similarity = new Float64Array(m);
+    for (let p = 0; p < m; p++) {
+      a[p] = unitPairs[p]!.a;
+      b[p] = unitPairs[p]!.b;
+      similarity[p] = unitPairs[p]!.similarity;
+    }
+    attachGraph(result, { pairs: { units: grouped ? grouped.groups : n, count: m, a, b, similarity }, units: grouped });
+  }
+  return result;
 }
 
 /** {@link finishDedup} for pairs in columns between single documents: no object per pair is made here. */
@@ -80,9 +96,12 @@ function finishColumns(
   const { clusters, clusterOf } = componentsOf(uf, n);
   const recall = recallOf(run, run.counts ?? 'all', count, (p) => similarity[p]!, (p) => clusterOf[a[p]!]!);
   if (keepPairs && count > maxPairs) throw new TooManyPairsError('pairs', count, maxPairs, 1);
+  const graph = { pairs: { units: n, count, a: a.subarray(0, count), b: b.subarray(0, count), similarity: similarity.subarray(0, count) } };
   if (!keepPairs) columns.size = 0;
   const t4 = performance.now();
-  return withLazyPairs({ clusters, clusterOf, ...rest(run, count, clusters.length, run.counts ?? 'all', times, t3, t4, recall) }, columns);
+  const result = withLazyPairs({ clusters, clusterOf, ...rest(run, count, clusters.length, run.counts ?? 'all', times, t3, t4, recall) }, columns);
+  if ((run.counts ?? 'all') === 'all') attachGraph(result, graph);
+  return result;
 }
 
 /**

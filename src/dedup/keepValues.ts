@@ -7,18 +7,21 @@
 import { openInput, type ReadOptions } from '../io/read.js';
 import type { Cluster } from './clusters.js';
 import { chooseKept, keepNeedsValues, keepReadOptions, keepReadError, keepValue, keepValueError, ValueStatus, type KeepRule } from './keepPolicy.js';
+import type { KeepRanking } from './removal.js';
 
 /**
- * Sets `representative` of each cluster under `rule` (-1 for `none`). `file` is read again with
- * `read` (its documents numbered as in the run). A clustered document whose field is missing or
- * not a number is an input error naming the file, line and field (the first in input order).
+ * Ranks the clustered documents under `rule` for keeping, and sets `representative` of each
+ * cluster to its best-ranked member (-1 for `none`), the member the cluster removal rule keeps.
+ * `file` is read again with `read` (its documents numbered as in the run) when the rule ranks by a
+ * value. A clustered document whose field is missing or not a number is an input error naming the
+ * file, line and field (the first in input order).
  */
-export async function applyKeep(file: string, read: ReadOptions, clusters: Cluster[], count: number, rule: KeepRule): Promise<void> {
+export async function applyKeep(file: string, read: ReadOptions, clusters: Cluster[], count: number, rule: KeepRule): Promise<KeepRanking> {
   // source: the first member (inputs are numbered in the order given), as chooseKept says.
-  if (rule.kind === 'first' || rule.kind === 'source') return;
+  if (rule.kind === 'first' || rule.kind === 'source') return {};
   if (!keepNeedsValues(rule)) {
     for (const c of clusters) c.representative = -1;
-    return;
+    return { none: true };
   }
   const clustered = new Uint8Array(count);
   for (const c of clusters) for (const m of c.members) clustered[m] = 1;
@@ -34,6 +37,7 @@ export async function applyKeep(file: string, read: ReadOptions, clusters: Clust
     const j = chooseKept(rule, c.members.length, (x) => values[c.members[x]!]!);
     c.representative = c.members[j]!;
   }
+  return { values, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 };
 }
 
 /** Reads the values of the clustered documents into `values`; returns the number of records read (at most values.length + 1). */

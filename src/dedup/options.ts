@@ -13,6 +13,7 @@ import type { ScoredPair } from '../similarity/bruteForce.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
 import type { Cluster } from './clusters.js';
 import type { ClusterMode, RepresentativePolicy } from './clusterPolicy.js';
+import type { Removal, RemovalRule } from './removal.js';
 
 /**
  * Where candidate pairs come from. `lsh` (default): MinHash banding. `exact`: a prefix-filtering
@@ -65,18 +66,30 @@ export interface DedupOptions {
   candidates?: CandidateMethod;
   /** Buckets of the `sketch` candidates. Default 25. */
   buckets?: number;
-  /** `components` (default, transitive) or `centre` (every member a near duplicate of its cluster's centre). */
+  /** `components` (default, transitive) or `centre` (every member a near duplicate of its cluster's centre; needs `removal: 'cluster'`). */
   clusters?: ClusterMode;
-  /** Which member represents a cluster: `first` (default), `longest`, `central`. */
+  /** Which member represents a cluster: `first` (default), `longest`, `central` (other than `first`: needs `removal: 'cluster'`). */
   representative?: RepresentativePolicy;
   /**
-   * The member a cluster keeps under a keep policy (`--keep`), applied to the clusters after the run
-   * by the CLI and by a job's components stage (`applyKeep` in keepValues.ts). Default `first`.
+   * Which documents are dropped (`result.removal`). `verified` (default): documents in keep order,
+   * each kept unless a kept document is its verified near duplicate, so every dropped document has a
+   * kept one at ≥ the threshold. `cluster`: one member kept per cluster; removes more, but a dropped
+   * member can be far from its survivor (near duplication is not transitive).
    */
-  keep?: KeepPolicy;
+  removal?: RemovalRule;
+  /**
+   * The order in which documents are preferred for keeping: `first` (default), `longest`,
+   * `shortest`, `none`, `source` (as `first` here), `max:FIELD` / `min:FIELD` (records' fields, as
+   * numbers or ISO dates), or a compare function over records (negative: `a` is preferred). Ties go
+   * to the earlier document.
+   */
+  keep?: KeepPolicy | KeepCompare;
   /** Shingle fingerprint width for sets and verification: 32 (default) or 64 (needs `exact` candidates). */
   fingerprintBits?: 32 | 64;
 }
+
+/** Orders two records for keeping: negative when `a` is preferred, positive when `b` is, 0 for a tie (input order decides). */
+export type KeepCompare = (a: { id: string; text: string; [field: string]: unknown }, b: { id: string; text: string; [field: string]: unknown }) => number;
 
 /** Counters and timings of a {@link dedup} run. Times in milliseconds. */
 export interface DedupStats {
@@ -136,6 +149,8 @@ export interface DedupResult {
   bands: BandChoice;
   /** Counters and timings. */
   stats: DedupStats;
+  /** What a deduplicated copy drops, and the kept document each dropped one duplicates (set by `dedup()` and the CLI). */
+  removal?: Removal;
 }
 
 /** Resolved defaults, exported so the CLI and docs can show them. */

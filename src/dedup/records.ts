@@ -13,6 +13,8 @@ export interface DocRecord {
   id: string | number;
   /** The document's text. */
   text: string;
+  /** Other fields, read by `keep: 'max:FIELD'` / `'min:FIELD'` and a keep compare function. */
+  [field: string]: unknown;
 }
 
 /** A verified pair with the ids of its documents. */
@@ -31,8 +33,20 @@ export interface IdCluster extends Cluster {
   representativeId: string;
 }
 
+/** A document a deduplicated copy drops, with the kept document it duplicates. */
+export interface RemovedRecord {
+  /** The dropped document's id. */
+  id: string;
+  /** The kept document's id; null when nothing of its cluster is kept (`keep: 'none'`). */
+  duplicateOf: string | null;
+  /** Its similarity to that document (verified under the default removal rule); null when not known. */
+  similarity: number | null;
+}
+
 /** The result of `dedup(records)`: the result of `dedup(texts)` with the records' ids. */
 export interface DedupRecordsResult extends DedupResult {
+  /** The documents a deduplicated copy drops, in input order (from `removal`). */
+  removed: RemovedRecord[];
   /** `ids[i]` is the id of document i (the i-th record). */
   ids: string[];
   /** Verified pairs with the ids of both documents. */
@@ -46,7 +60,7 @@ export interface DedupRecordsResult extends DedupResult {
  * element that is neither a string nor an `{ id, text }` record, and for a mix of both; a
  * RangeError for a repeated id.
  */
-export function textsOf(docs: Iterable<string | DocRecord>, what = 'dedup()'): { texts: Iterable<string>; ids: string[] | undefined } {
+export function textsOf(docs: Iterable<string | DocRecord>, what = 'dedup()'): { texts: Iterable<string>; ids: string[] | undefined; records?: DocRecord[] } {
   if (typeof docs === 'string') {
     throw new TypeError(`${what} takes an iterable of texts or of { id, text } records, not a string: a string would be read as one document per character (pass [text])`);
   }
@@ -84,7 +98,7 @@ export function textsOf(docs: Iterable<string | DocRecord>, what = 'dedup()'): {
     texts[i] = r.text;
     ids[i] = id;
   }
-  return { texts, ids };
+  return { texts, ids, records: list as DocRecord[] };
 }
 
 function* checkedTexts(first: string, rest: Iterator<string | DocRecord>, what: string): Generator<string> {
@@ -114,6 +128,16 @@ export function withIds(result: DedupResult, ids: string[]): DedupRecordsResult 
   for (const c of r.clusters) {
     c.memberIds = c.members.map((m) => ids[m]!);
     c.representativeId = ids[c.representative ?? c.members[0]!]!;
+  }
+  r.removed = [];
+  const removal = r.removal;
+  if (removal) {
+    for (let i = 0; i < removal.keptBy.length; i++) {
+      const k = removal.keptBy[i]!;
+      if (k === i) continue;
+      const s = removal.similarity[i]!;
+      r.removed.push({ id: ids[i]!, duplicateOf: k < 0 ? null : ids[k]!, similarity: Number.isNaN(s) ? null : s });
+    }
   }
   return r;
 }

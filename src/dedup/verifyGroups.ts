@@ -21,6 +21,8 @@ export interface VerifyGroupsOptions {
   groups: CopyGroups;
   keepPairs: boolean;
   maxPairs: number;
+  /** Past `maxPairs` candidates without `keepPairs`, cluster bucket by bucket (the cluster removal rule only: it skips pairs). */
+  bucketwise?: boolean;
   onProgress: DedupOptions['onProgress'];
 }
 
@@ -59,7 +61,7 @@ export function verifyGroups(signed: SignedGroups, o: VerifyGroupsOptions, t1: n
   };
   const pairs: ScoredPair[] = [];
   const buckets = collectSharedBuckets(keys);
-  if (!o.keepPairs && buckets.bound > o.maxPairs) {
+  if (!o.keepPairs && o.bucketwise && buckets.bound > o.maxPairs) {
     // Too many candidate pairs to hold, and only clusters are asked for: verify bucket by bucket and
     // skip pairs whose documents are already in one cluster (they cannot change the clusters).
     const cstats = emptyCandidateStats();

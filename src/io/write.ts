@@ -61,8 +61,18 @@ export function formatPair(format: PairFormat, a: string | number, b: string | n
 }
 
 /** One cluster as a JSON line; the representative defaults to the first member (null: none kept, `--keep none`). */
-export function formatCluster(cluster: number, members: readonly (string | number)[], representative: string | number | null | undefined = members[0]): string {
-  return JSON.stringify({ cluster, size: members.length, representative, members }) + '\n';
+export function formatCluster(cluster: number, members: readonly (string | number)[], representative: string | number | null | undefined = members[0], verdicts?: ClusterVerdicts): string {
+  if (!verdicts) return JSON.stringify({ cluster, size: members.length, representative, members }) + '\n';
+  return JSON.stringify({ cluster, size: members.length, representative, members, duplicate_of: verdicts.duplicateOf, similarity: verdicts.similarity }) + '\n';
+}
+
+/**
+ * What the verified removal rule says of each member of a cluster, in `members` order: the id of
+ * the kept member it duplicates (null when it is kept) and their verified similarity (null when kept).
+ */
+export interface ClusterVerdicts {
+  duplicateOf: (string | number | null)[];
+  similarity: (number | null)[];
 }
 
 /**

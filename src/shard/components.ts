@@ -19,7 +19,8 @@
 import path from 'node:path';
 import { clustersOfPairs } from '../dedup/clusters.js';
 import { atomicFileSink, type OutputSink } from '../io/output.js';
-import { formatCluster } from '../io/write.js';
+import { formatCluster, type ClusterVerdicts } from '../io/write.js';
+import { verifiedRemoval, type KeepRanking, type Removal, type RemovalRule } from '../dedup/removal.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
 import { rangeOf, taskCount, type JobSpec } from './job.js';
@@ -36,10 +37,12 @@ export interface ComponentsMarker {
   clusters: number;
   /** Documents in clusters. */
   docsInClusters: number;
-  /** Documents beyond the first of each cluster; with --against, corpus documents with a reference match. */
+  /** Documents dropped (under the cluster rule: beyond the kept member of each cluster); with --against, corpus documents with a reference match. */
   duplicates: number;
   /** With --against: reference documents with a match among the corpus documents. */
   referenceMatched?: number;
+  /** The removal rule that decided `duplicates` (absent in the markers of an older neardup: `cluster`). */
+  removal?: RemovalRule;
   /**
    * The job's recall estimate from the verified pairs' similarities (each cluster one unit, or with
    * --against each corpus document), made here since this task already reads every pair: the
@@ -153,6 +156,8 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
   const repId: string[] = new Array<string>(P);
   const size = new Int32Array(P);
   const keptOf = new Float64Array(K);
+  // The verified rule decides per document from the pairs, between positions among the clustered documents.
+  const verified = (job.removal ?? 'cluster') === 'verified' ? verifiedOfPositions(members, A, B, sims, n, rule, key) : undefined;
   for (let k = 0; k < K; k++) {
     // Members in global document order: ties of the policy go to the earliest, as in neardup dedup.
     const j0 = start[k]!;
@@ -160,15 +165,21 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
     const kept = c < 0 ? -1 : order[j0 + c]!;
     keptOf[k] = kept < 0 ? -1 : members[kept]!;
     const m: (string | number)[] = [];
+    const verdicts: ClusterVerdicts | undefined = verified && { duplicateOf: [], similarity: [] };
     for (let j = j0; j < start[k + 1]!; j++) {
       const p = order[j]!;
       cluster[p] = k;
       size[p] = start[k + 1]! - j0;
-      rep[p] = kept < 0 ? -1 : members[kept]!;
-      repId[p] = kept < 0 ? '' : String(ids[kept]);
+      const r = verified ? verified.keptBy[p]! : kept;
+      rep[p] = r < 0 ? -1 : members[r]!;
+      repId[p] = r < 0 ? '' : String(ids[r]);
       m.push(ids[p]!);
+      if (verdicts) {
+        verdicts.duplicateOf.push(r === p || r < 0 ? null : ids[r]!);
+        verdicts.similarity.push(r === p || r < 0 ? null : verified!.similarity[p]!);
+      }
     }
-    await out.write(formatCluster(k, m, kept < 0 ? null : ids[kept]));
+    await out.write(formatCluster(k, m, kept < 0 ? null : ids[kept], verdicts));
   }
   // Each cluster is one unit of the estimate's standard error, as in neardup dedup (summed in cluster order).
   const acc = new RecallAccumulator(job.bands, job.rows, Math.max(1, K));
@@ -176,10 +187,11 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
   marker.recall = acc.result();
   marker.clusters = K;
   marker.docsInClusters = P;
-  marker.duplicates = P - K;
-  // Only annotate's tag and dedup's --removed audit need similarities.
+  marker.duplicates = verified ? verified.dropped : P - K;
+  marker.removal = verified ? 'verified' : 'cluster';
+  // Only annotate's tag and dedup's --removed audit need similarities; the verified rule has them from its pairs.
   const tags = needsSimilarities(job);
-  const sim = tags ? await similaritiesToKept(workDir, job, docOffset, members, rep, keptOf, A, B, sims, pairCluster, n) : new Float64Array(P).fill(NaN);
+  const sim = verified ? verified.similarity : tags ? await similaritiesToKept(workDir, job, docOffset, members, rep, keptOf, A, B, sims, pairCluster, n) : new Float64Array(P).fill(NaN);
   return { doc, cluster, rep, repId, size, sim, id: ids.map(String), sstart };
 }
 
@@ -223,6 +235,32 @@ async function similaritiesToKept(workDir: string, job: JobSpec, docOffset: Floa
     }
   }
   return sim;
+}
+
+/**
+ * The verified removal rule over the clustered documents (`members`, ascending global numbers; pair
+ * i joins A[i] and B[i]), ranked by the keep policy's `key` (by position) or in document order.
+ */
+function verifiedOfPositions(members: Float64Array, A: Float64Array, B: Float64Array, sims: Float64Array, n: number, rule: KeepRule, key: Float64Array | undefined): Removal {
+  const P = members.length;
+  const positionOf = (g: number): number => {
+    let lo = 0;
+    let hi = P - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (members[mid]! < g) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const a = new Int32Array(n);
+  const b = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    a[i] = positionOf(A[i]!);
+    b[i] = positionOf(B[i]!);
+  }
+  const ranking: KeepRanking = rule.kind === 'none' ? { none: true } : key ? { values: key, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 } : {};
+  return verifiedRemoval(P, { units: P, count: n, a, b, similarity: sims }, ranking);
 }
 
 /**

@@ -5,6 +5,7 @@
  * @module
  */
 import type { KeepPolicy } from '../dedup/keepPolicy.js';
+import type { RemovalRule } from '../dedup/removal.js';
 import { promises as fsp, openSync, readSync, closeSync, fstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -84,6 +85,11 @@ export interface JobSpec {
    * records what it ranks by in docs.bin, components picks each cluster's kept member by it.
    */
   keep?: KeepPolicy;
+  /**
+   * Which documents dedup drops (`--removal`), for the outputs that keep some: `verified` or
+   * `cluster`. Absent in plans made before it, whose components stage kept one member per cluster.
+   */
+  removal?: RemovalRule;
   /** A shard that fails to read: stop the job, or skip the shard (counted and named in the summary). */
   onBadShard: 'stop' | 'skip';
   /** Most candidate pairs one bucket may produce (a guard against a few huge groups of copies). */

@@ -14,6 +14,7 @@ import { listS3Input } from '../io/s3stage.js';
 import { formatFromExtension } from '../io/formats.js';
 import type { InputFormat } from '../io/formats.js';
 import type { DedupOptions } from '../dedup/dedup.js';
+import type { KeepPolicy } from '../dedup/keepPolicy.js';
 import type { ReadOptions } from '../io/read.js';
 import type { PairFormat } from '../io/write.js';
 import { groupShards, outputNames, s3ShardIdentity, shardIdentity, TASK_BYTES, type JobOutputMode, type ShardIdentity, type JobSpec } from './job.js';
@@ -89,7 +90,9 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
   }
   if (input.against && input.options.keep !== undefined) throw new UsageError(`--keep ${input.options.keep} does not apply with --against: it keeps every document of the corpus that matches no reference document`);
   // Pairs have no kept member: the policy is not part of their job.
-  const keep = input.mode === 'pairs' ? undefined : input.options.keep;
+  const keep = input.mode === 'pairs' ? undefined : (input.options.keep as KeepPolicy | undefined);
+  if (typeof input.options.keep === 'function') throw new TypeError('a job ranks documents by a --keep policy, not a compare function');
+  if (input.against && input.options.removal === 'cluster') throw new UsageError('--removal cluster does not apply with --against: it keeps every document of the corpus that matches no reference document');
   const threshold = input.options.threshold ?? 0.8;
   const signer = createTextSigner({ shingle: input.options.shingle, minhash: input.options.minhash });
   const bands = chooseBands(threshold, signer.numPerm, input.options.lsh);
@@ -132,6 +135,7 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
     maxBucketPairs: input.options.maxPairs ?? 50_000_000,
     output: { mode: input.mode, pairFormat: input.pairFormat, dir: writesShards ? outDir : undefined, ...(input.tagPrefix ? { tagPrefix: input.tagPrefix } : {}), ...(input.removed ? { removed: isS3Url(input.removed) ? input.removed : path.resolve(input.removed) } : {}) },
     ...(keep !== undefined ? { keep } : {}),
+    ...(input.mode !== 'pairs' && !input.against ? { removal: input.options.removal ?? 'verified' } : {}),
   };
 }
 

@@ -23,7 +23,9 @@ import { int, ms, Reporter } from '../report.js';
 import { runAgainst } from '../against.js';
 import { needsKinds } from '../../dedup/kinds.js';
 import { applyKeep } from '../../dedup/keepValues.js';
-import { keepNeedsValues, parseKeepPolicy } from '../../dedup/keepPolicy.js';
+import { decideRemoval, summarizeRemoval } from '../../dedup/verifiedGraph.js';
+import type { KeepRanking } from '../../dedup/removal.js';
+import { keepNeedsValues, parseKeepPolicy, type KeepPolicy } from '../../dedup/keepPolicy.js';
 import { rangeableFormat } from '../../io/lineRanges.js';
 import { checkAuditFlags, outputTarget, writeResult, type OutputTarget } from '../dedupOutput.js';
 import { checkAuditTarget } from '../../io/audit.js';
@@ -160,9 +162,14 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
       engine = await runInMemory(run);
     }
     const { corpus, result, target, extra } = engine;
-    // The keep policy picks each cluster's kept member after either route, from one more pass over the input.
-    if (options.keep !== undefined && flags.output !== 'pairs') {
-      await reporter.stage('keep', () => applyKeep(file, corpus.input.shards ? readOptions : { ...readOptions, format: corpus.input.format }, result.clusters, corpus.count, parseKeepPolicy(options.keep!)), () => `--keep ${options.keep}`);
+    // The keep policy ranks the documents after either route, from one more pass over the input; the
+    // removal rule then decides what --output dedup drops.
+    let ranking: KeepRanking | undefined;
+    if (flags.output !== 'pairs') {
+      const keep = options.keep as KeepPolicy | undefined;
+      ranking = {};
+      if (keep !== undefined) ({ value: ranking } = await reporter.stage('keep', () => applyKeep(file, corpus.input.shards ? readOptions : { ...readOptions, format: corpus.input.format }, result.clusters, corpus.count, parseKeepPolicy(keep)), () => `--keep ${keep}`));
+      decideRemoval(result, options.removal ?? 'verified', ranking);
     }
     const s = result.stats;
     reporter.verbose(
@@ -170,10 +177,11 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     );
     const tw = performance.now();
     // writeOutput names the input itself (displayName), so the spool's name does not leak into it.
-    const { written, removed } = await writeResult(flags, file, corpus, result, target, readOptions, options);
+    const { written, removed, lowestSimilarity } = await writeResult(flags, file, corpus, result, target, readOptions, options);
+    const removal = ranking ? summarizeRemoval(result, ranking, lowestSimilarity) : undefined;
     const writeMs = performance.now() - tw;
     reporter.verbose(`write: ${ms(writeMs)} (${int(written)} records to ${flags.out ?? '<stdout>'})`);
-    printDedupSummary(flags, reporter, { name, corpus, options, result, extra, written, writeMs, total: performance.now() - tStart, removed });
+    printDedupSummary(flags, reporter, { name, corpus, options, result, extra, written, writeMs, total: performance.now() - tStart, removed, removal });
   } catch (e) {
     await sink?.abort();
     if (e instanceof TooManyPairsError) {
@@ -295,7 +303,7 @@ async function runInMemory(r: EngineRun): Promise<EngineResult> {
   bars.startSign(corpus.count);
   const { value: result } = await reporter.stage(
     'dedup',
-    () => findDuplicates(corpus.texts, { ...r.options, workers: flags.workers, onProgress: bars.onProgress }),
+    () => findDuplicates(corpus.texts, { ...r.options, keep: undefined, workers: flags.workers, onProgress: bars.onProgress }),
     (x) => `${int(x.stats.candidates)} candidates, ${int(x.stats.pairs)} pairs`,
   );
   bars.stop();
