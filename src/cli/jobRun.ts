@@ -20,6 +20,7 @@ import { int, ms, Reporter, type LogFlags } from './report.js';
 import type { PairFormat } from '../io/write.js';
 import { candidateProbability } from '../lsh/params.js';
 import { printRemovedLines, recallJson, recallLine } from './dedupSummary.js';
+import { removalLine } from '../dedup/verifiedGraph.js';
 import { checkAuditFlags } from './dedupOutput.js';
 import { auditFormat, checkAuditTarget } from '../io/audit.js';
 import { writeJobRemoved } from '../shard/removed.js';
@@ -291,6 +292,7 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
       clusters: s.clusters,
       docsInClusters: s.docsInClusters,
       duplicates: s.duplicates,
+      ...(s.removal ? { removal: s.removal } : {}),
       ...(job.against ? { matched: s.duplicates, referenceMatched: s.referenceMatched } : {}),
       output: { mode: job.output.mode, path: job.output.dir ?? flags.out, records: written, format: job.output.mode === 'pairs' ? job.output.pairFormat : undefined, ...(dryRun ? { dryRun: true } : {}) },
       ...(removed !== undefined ? { removed: { path: removedFile, records: removed } } : {}),
@@ -310,6 +312,7 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
     reporter.summary(`reference   ${int(s.referenceMatched ?? 0)} reference documents are near duplicates of a corpus document`);
   }
   else reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(s.docsInClusters)} docs (${int(s.duplicates)} duplicates beyond one per cluster)`);
+  if (s.removal && job.output.mode !== 'pairs') reporter.summary(removalLine(s.removal));
   // As neardup dedup's time line: per stage, the wall time of its tasks summed (run one after the
   // other by --local, in parallel by workers); total is this command's wall time.
   const names = Object.keys(stages);
@@ -320,7 +323,7 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
   }
   const where = job.output.dir ?? flags.out;
   if (where) reporter.summary(`output      ${job.output.mode}: ${int(written)} records → ${where}`);
-  printRemovedLines({ dryRun, removed: removedFile, output: job.output.mode }, reporter, s.docs - (job.keep === 'none' ? s.docsInClusters : s.duplicates), removed);
+  printRemovedLines({ dryRun, removed: removedFile, output: job.output.mode }, reporter, s.docs - (s.removal ? (s.removal.rule === 'verified' ? s.removal.verifiedDrops! : s.removal.clusterDrops) : job.keep === 'none' ? s.docsInClusters : s.duplicates), removed);
   return s;
 }
 

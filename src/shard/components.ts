@@ -20,7 +20,8 @@ import path from 'node:path';
 import { clustersOfPairs } from '../dedup/clusters.js';
 import { atomicFileSink, type OutputSink } from '../io/output.js';
 import { formatCluster, type ClusterVerdicts } from '../io/write.js';
-import { verifiedRemoval, type KeepRanking, type Removal, type RemovalRule } from '../dedup/removal.js';
+import { verifiedRemoval, type KeepRanking, type Removal } from '../dedup/removal.js';
+import type { RemovalSummary } from '../dedup/verifiedGraph.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
 import { rangeOf, taskCount, type JobSpec } from './job.js';
@@ -37,12 +38,12 @@ export interface ComponentsMarker {
   clusters: number;
   /** Documents in clusters. */
   docsInClusters: number;
-  /** Documents dropped (under the cluster rule: beyond the kept member of each cluster); with --against, corpus documents with a reference match. */
+  /** Documents beyond the first of each cluster; with --against, corpus documents with a reference match. */
   duplicates: number;
   /** With --against: reference documents with a match among the corpus documents. */
   referenceMatched?: number;
-  /** The removal rule that decided `duplicates` (absent in the markers of an older neardup: `cluster`). */
-  removal?: RemovalRule;
+  /** What each removal rule drops (absent with --against, and in the markers of an older neardup, whose rule was `cluster`). */
+  removal?: RemovalSummary;
   /**
    * The job's recall estimate from the verified pairs' similarities (each cluster one unit, or with
    * --against each corpus document), made here since this task already reads every pair: the
@@ -187,11 +188,21 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
   marker.recall = acc.result();
   marker.clusters = K;
   marker.docsInClusters = P;
-  marker.duplicates = verified ? verified.dropped : P - K;
-  marker.removal = verified ? 'verified' : 'cluster';
+  marker.duplicates = P - K;
   // Only annotate's tag and dedup's --removed audit need similarities; the verified rule has them from its pairs.
   const tags = needsSimilarities(job);
   const sim = verified ? verified.similarity : tags ? await similaritiesToKept(workDir, job, docOffset, members, rep, keptOf, A, B, sims, pairCluster, n) : new Float64Array(P).fill(NaN);
+  let largest = 0;
+  for (let k = 0; k < K; k++) largest = Math.max(largest, start[k + 1]! - start[k]!);
+  const clusterDrops = rule.kind === 'none' ? P : P - K;
+  if (verified) marker.removal = { rule: 'verified', verifiedDrops: verified.dropped, clusterDrops };
+  else {
+    // The cluster rule's summary says what the verified rule would drop, and how far its dropped members can be.
+    let low = Infinity;
+    for (const x of sim) if (x < low) low = x;
+    const verifiedDrops = verifiedOfPositions(members, A, B, sims, n, rule, key).dropped;
+    marker.removal = { rule: 'cluster', verifiedDrops, clusterDrops, largestCluster: largest, ...(low !== Infinity ? { lowestSimilarity: low } : {}) };
+  }
   return { doc, cluster, rep, repId, size, sim, id: ids.map(String), sstart };
 }
 

@@ -18,6 +18,7 @@ import type { JoinMarker } from './join.js';
 import type { VerifyMarker } from './verify.js';
 import { recallOf, type ComponentsMarker } from './components.js';
 import { forEachVerified, writeVerifiedLines } from './verified.js';
+import type { RemovalSummary } from '../dedup/verifiedGraph.js';
 import type { FilterMarker } from './filter.js';
 
 /** A finished job's counters. */
@@ -43,6 +44,8 @@ export interface JobSummary {
   written: number;
   /** With --against: reference documents with a match among the corpus documents. */
   referenceMatched?: number;
+  /** What each removal rule drops (absent with --against and for jobs of an older neardup). */
+  removal?: RemovalSummary;
   /** The run's recall estimated from its verified pairs' similarities, as `neardup dedup` prints it. */
   recall: RecallEstimate;
 }
@@ -66,6 +69,7 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
     sharedBuckets: 0, largestBucket: 0, candidates: 0, pairs: 0, written: 0,
     clusters: c.clusters, docsInClusters: c.docsInClusters, duplicates: c.duplicates,
     ...(c.referenceMatched !== undefined ? { referenceMatched: c.referenceMatched } : {}),
+    ...(c.removal !== undefined ? { removal: c.removal } : {}),
     recall: c.recall ? recallOf(c.recall) : jobRecall(workDir, job),
   };
   for (let s = 0; s < S; s++) {
