@@ -11,7 +11,9 @@
 // directive (kept in the emitted .d.ts) loads them for a consumer whose tsconfig lists no `types`.
 /// <reference types="node" preserve="true" />
 // Batch deduplication: in memory, and streamed (two passes over a re-readable source).
-export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode, type DocRecord, type IdPair, type IdCluster, type DedupRecordsResult } from './dedup/dedup.js';
+export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode, type DocRecord, type IdPair, type IdCluster, type DedupRecordsResult, type RemovedRecord } from './dedup/dedup.js';
+export { REMOVAL_RULES, type Removal, type RemovalRule } from './dedup/removal.js';
+export type { KeepCompare } from './dedup/options.js';
 export { dedupFile, type DedupFileOptions, type DedupFileResult } from './dedup/copy.js';
 export { dedupStream, type DocSource, type StreamDedupOptions, type StreamDedupExtra } from './dedup/streamDedup.js';
 export { clusterPairs, type Cluster } from './dedup/clusters.js';

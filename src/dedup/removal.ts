@@ -132,18 +132,18 @@ export interface KeepRanking {
 }
 
 /**
- * Orders `docs` (document numbers, ascending) best first under `ranking`: stable, so equal values
- * keep input order. Returns positions into `docs`.
+ * Orders `docs` (document numbers) best first under `ranking`; equal values go in document order.
+ * Returns positions into `docs`.
  */
 export function rankOrder(docs: ArrayLike<number>, ranking: KeepRanking, valueAt: (j: number) => number = (j) => ranking.values![docs[j]!]!): Int32Array {
   const order = new Int32Array(docs.length);
   for (let j = 0; j < docs.length; j++) order[j] = j;
-  if (!ranking.values && ranking.sign === undefined) return order;
+  if (!ranking.values && ranking.sign === undefined) return Int32Array.from(Array.from(order).sort((x, y) => docs[x]! - docs[y]!));
   const sign = ranking.sign ?? 1;
   const key = new Float64Array(docs.length);
   for (let j = 0; j < docs.length; j++) key[j] = -sign * valueAt(j);
-  // A stable sort by key (Array.prototype.sort is stable; the typed array's is not guaranteed).
-  return Int32Array.from(Array.from(order).sort((x, y) => key[x]! - key[y]! || x - y));
+  // Ties go to the earlier document (units' best members need not come in document order).
+  return Int32Array.from(Array.from(order).sort((x, y) => key[x]! - key[y]! || docs[x]! - docs[y]!));
 }
 
 /** Documents grouped into units (copy groups), as `CopyGroups` has them. */
