@@ -83,6 +83,12 @@ test('--output clusters: JSONL {cluster, size, representative, members}', () => 
   const r = neardup(['dedup', 'docs.tsv', '--text', 'body', '--id', 'id', '--output', 'clusters']);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(lines(r.stdout).map((l) => JSON.parse(l)), [
+    { cluster: 0, size: 3, representative: 'a1', members: ['a1', 'a2', 'a3'], duplicate_of: [null, 'a1', 'a1'], similarity: [null, 0.8823529411764706, 1] },
+    { cluster: 1, size: 2, representative: 'b1', members: ['b1', 'b2'], duplicate_of: [null, 'b1'], similarity: [null, 0.84375] },
+  ]);
+  // The cluster rule writes the lines as before: no per-member verdicts.
+  const c = neardup(['dedup', 'docs.tsv', '--text', 'body', '--id', 'id', '--output', 'clusters', '--removal', 'cluster']);
+  assert.deepEqual(lines(c.stdout).map((l) => JSON.parse(l)), [
     { cluster: 0, size: 3, representative: 'a1', members: ['a1', 'a2', 'a3'] },
     { cluster: 1, size: 2, representative: 'b1', members: ['b1', 'b2'] },
   ]);
@@ -290,18 +296,22 @@ test('a group of 3,000 copies and 2,000 near copies: clusters and dedup work in 
   ];
   fs.writeFileSync(file, rows.join('\n') + '\n');
   for (const w of ['0', '2']) {
-    const r = neardup(['dedup', file, '--output', 'clusters', '--max-pairs', '100000', '--workers', w]);
+    // Past --max-pairs only the cluster rule can cluster bucket by bucket; the verified rule needs every pair.
+    const v = neardup(['dedup', file, '--output', 'dedup', '--max-pairs', '100000', '--workers', w]);
+    assert.equal(v.code, 2, v.stderr);
+    assert.match(v.stderr, /--removal cluster/);
+    const r = neardup(['dedup', file, '--output', 'clusters', '--max-pairs', '100000', '--workers', w, '--removal', 'cluster']);
     assert.equal(r.code, 0, r.stderr);
     const clusters = lines(r.stdout).map((l) => JSON.parse(l) as { size: number; representative: number });
     assert.deepEqual(clusters.map((c) => [c.representative, c.size]), [[0, 3000], [3000, 2000]], `workers ${w}`);
     // The near copies are more candidate pairs than --max-pairs: clustered bucket by bucket.
     assert.match(r.stderr, /candidates +\d[\d,]* verified \(more than --max-pairs/);
-    const d = neardup(['dedup', file, '--output', 'dedup', '--max-pairs', '100000', '--workers', w]);
+    const d = neardup(['dedup', file, '--output', 'dedup', '--max-pairs', '100000', '--workers', w, '--removal', 'cluster']);
     assert.equal(d.code, 0, d.stderr);
     assert.deepEqual(lines(d.stdout), [body, rows[3000], 'something unrelated']);
   }
   // Streamed, the texts are not in memory to cluster bucket by bucket: a clear refusal that says so.
-  const st = neardup(['dedup', file, '--output', 'clusters', '--max-pairs', '100000', '--stream']);
+  const st = neardup(['dedup', file, '--output', 'clusters', '--max-pairs', '100000', '--stream', '--removal', 'cluster']);
   assert.equal(st.code, 2, st.stderr);
   assert.match(st.stderr, /LSH candidate pairs \(--max-pairs\).*With --no-stream the clusters are built bucket by bucket/);
   // Pairs: 3,000 copies alone are 4,498,500 pairs.

@@ -117,17 +117,26 @@ test('dedup --cluster-mode centre --representative: dedup keeps the chosen membe
   const args = ['dedup', file, '--id', 'id', '--shingle', 'word', '-k', '1', '--threshold', '0.8', '--candidates', 'exact'];
   const pairs = lines(neardup(args).stdout).map((l) => l.split('\t').slice(0, 2).join(' '));
   assert.deepEqual(pairs, ['w0 w1', 'w1 w2'], 'a chain: w0 and w2 are not near duplicates');
-  let r = neardup([...args, '--output', 'clusters', '--cluster-mode', 'centre', '--representative', 'central']);
+  let r = neardup([...args, '--output', 'clusters', '--cluster-mode', 'centre', '--representative', 'central', '--removal', 'cluster']);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(lines(r.stdout)[0]!), { cluster: 0, size: 3, representative: 'w1', members: ['w0', 'w1', 'w2'] });
-  r = neardup([...args, '--output', 'dedup', '--representative', 'longest']);
+  r = neardup([...args, '--output', 'dedup', '--representative', 'longest', '--removal', 'cluster']);
   assert.deepEqual(lines(r.stdout).map((l) => l.split('\t')[0]), ['id', 'w2']);
-  r = neardup([...args, '--output', 'annotate', '--representative', 'longest']);
-  // w0 points to the kept w2, which it was never verified with: its similarity is below the threshold.
+  r = neardup([...args, '--output', 'annotate', '--representative', 'longest', '--removal', 'cluster']);
+  // The cluster rule: w0 points to the kept w2, which it was never verified with: its similarity is below the threshold.
   const m = /\nw0\t[^\n]*\t0\t3\tw2\t(0\.\d+)\tfalse\n/.exec(r.stdout);
   assert.ok(m && Number(m[1]) < 0.8, r.stdout);
+  r = neardup([...args, '--output', 'dedup', '--removal', 'cluster']);
+  assert.deepEqual(lines(r.stdout).map((l) => l.split('\t')[0]), ['id', 'w0'], 'cluster rule: the first');
+  // The verified rule (default): w2 (longest) kept, w1 dropped for it, w0 kept (nothing kept is its near duplicate).
+  r = neardup([...args, '--output', 'dedup', '--representative', 'longest']);
+  assert.deepEqual(lines(r.stdout).map((l) => l.split('\t')[0]), ['id', 'w0', 'w2']);
+  r = neardup([...args, '--output', 'annotate', '--representative', 'longest']);
+  const v = /\nw1\t[^\n]*\t0\t3\tw2\t(0\.\d+)\tfalse\n/.exec(r.stdout);
+  assert.ok(v && Number(v[1]) >= 0.8, r.stdout);
   r = neardup([...args, '--output', 'dedup']);
-  assert.deepEqual(lines(r.stdout).map((l) => l.split('\t')[0]), ['id', 'w0'], 'default: the first');
+  assert.deepEqual(lines(r.stdout).map((l) => l.split('\t')[0]), ['id', 'w0', 'w2'], 'default: w0 kept, w1 dropped for it, w2 kept');
+  assert.equal(neardup([...args, '--cluster-mode', 'centre', '--output', 'dedup']).code, 2, 'centre clusters need --removal cluster');
   assert.equal(neardup([...args, '--cluster-mode', 'stars']).code, 2);
 });
 

@@ -87,7 +87,7 @@ test('property: bucket-wise clustering (pairs off, more candidates than maxPairs
     fc.property(corpusArb, fc.constantFrom('exact', 'estimate') as fc.Arbitrary<'exact' | 'estimate'>, (texts, verify) => {
       const options: DedupOptions = { threshold: 0.7, verify, shingle: { k: 3 } };
       const ref = reference(texts, options);
-      const r = dedup(texts, { ...options, pairs: false, maxPairs: 0 });
+      const r = dedup(texts, { ...options, pairs: false, maxPairs: 0, removal: 'cluster' });
       assert.deepEqual(r.clusters, ref.clusters);
       assert.deepEqual([...r.clusterOf], [...ref.clusterOf]);
       assert.deepEqual(r.pairs, []);
@@ -149,7 +149,7 @@ test('near copies (distinct sets) in one huge bucket: candidate limit, then buck
     () => dedup(texts, { maxPairs: 100_000 }),
     (e: unknown) => e instanceof TooManyPairsError && e.what === 'candidates' && e.largestBucket > 1000,
   );
-  const r = dedup(texts, { maxPairs: 100_000, pairs: false });
+  const r = dedup(texts, { maxPairs: 100_000, pairs: false, removal: 'cluster' });
   assert.equal(r.stats.counts, 'verified');
   assert.deepEqual(r.clusters.map((c) => c.members.length), [3000]);
   // One verification per document joins it; pairs already in one cluster are skipped, not verified.
@@ -172,7 +172,7 @@ test('bucket-wise clustering: interleaved clusters sharing large buckets are tol
   const options: DedupOptions = { threshold: 0.9, shingle: { kind: 'word', k: 1 } };
   const ref = reference(texts, options);
   assert.deepEqual(ref.clusters.map((c) => c.members.length), [30, 30, 30, 30, 30]);
-  const r = dedup(texts, { ...options, pairs: false, maxPairs: 0 });
+  const r = dedup(texts, { ...options, pairs: false, maxPairs: 0, removal: 'cluster' });
   assert.equal(r.stats.counts, 'verified');
   assert.ok(r.stats.buckets.largestBucket > 20, `largest bucket ${r.stats.buckets.largestBucket}`);
   assert.deepEqual(r.clusters, ref.clusters);

@@ -54,6 +54,7 @@ const GEN: Record<string, fc.Arbitrary<string[]>> = {
   fingerprintBits: fc.constantFrom('32', '64').map((v) => ['--fingerprint-bits', v]),
   representative: fc.constantFrom('first', 'longest', 'central').map((v) => ['--representative', v]),
   // score is numeric (with ties), day an ISO date; title ("t3") is not a number: both must refuse it alike.
+  removal: fc.constantFrom('verified', 'cluster').map((v) => ['--removal', v]),
   keep: fc.constantFrom('first', 'longest', 'shortest', 'max:score', 'min:score', 'max:day', 'min:day', 'none', 'max:title', 'source').map((v) => ['--keep', v]),
   exact: fc.constant(['--exact']),
   verify: fc.constantFrom('exact', 'estimate', 'none').map((v) => ['--verify', v]),

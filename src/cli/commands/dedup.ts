@@ -186,7 +186,12 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     await sink?.abort();
     if (e instanceof TooManyPairsError) {
       // Streamed, the clusters cannot be built bucket by bucket (the texts are not in memory).
-      const hint = streaming && flags.output !== 'pairs' && e.what === 'candidates' ? ' With --no-stream the clusters are built bucket by bucket in memory instead.' : '';
+      const clustersOnly = flags.output !== 'pairs' && e.what === 'candidates';
+      const hint = !clustersOnly
+        ? ''
+        : options.removal === 'cluster'
+          ? streaming ? ' With --no-stream the clusters are built bucket by bucket in memory instead.' : ''
+          : ` The default --removal verified needs every verified pair; --removal cluster (one kept per cluster) clusters bucket by bucket in memory${streaming ? ' with --no-stream' : ''} instead.`;
       throw new UsageError(tooManyPairsMessage(e, flags.output === 'pairs') + hint);
     }
     throw e;
