@@ -25,6 +25,8 @@ describe('array indices from the environment', () => {
       [{ SLURM_ARRAY_TASK_ID: '1', SLURM_ARRAY_TASK_COUNT: '-2' }, /SLURM_ARRAY_TASK_COUNT must be/],
       [{ JOB_COMPLETION_INDEX: '1.5' }, /JOB_COMPLETION_INDEX must be an integer/],
       [{ JOB_COMPLETION_INDEX: '' }, /JOB_COMPLETION_INDEX must be an integer/],
+      [{ AWS_BATCH_JOB_ARRAY_INDEX: '-1' }, /AWS_BATCH_JOB_ARRAY_INDEX must be an integer/],
+      [{ AWS_BATCH_JOB_ARRAY_INDEX: 'one' }, /AWS_BATCH_JOB_ARRAY_INDEX must be an integer/],
     ] as const) {
       assert.throws(() => arrayIndexFromEnv(env), re, JSON.stringify(env));
     }

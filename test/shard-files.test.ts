@@ -233,9 +233,10 @@ describe('array jobs and plans', () => {
     );
   });
 
-  it('reads the index from Slurm and Kubernetes', () => {
+  it('reads the index from Slurm, Kubernetes and AWS Batch', () => {
     assert.deepEqual(arrayIndexFromEnv({ SLURM_ARRAY_TASK_ID: '12', SLURM_ARRAY_TASK_MIN: '10', SLURM_ARRAY_TASK_COUNT: '4' }), { index: 2, members: 4 });
     assert.deepEqual(arrayIndexFromEnv({ JOB_COMPLETION_INDEX: '5' }), { index: 5 });
+    assert.deepEqual(arrayIndexFromEnv({ AWS_BATCH_JOB_ARRAY_INDEX: '7' }), { index: 7 });
     assert.deepEqual(arrayIndexFromEnv({}), {});
   });
 

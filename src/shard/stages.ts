@@ -53,8 +53,9 @@ function envInt(env: NodeJS.ProcessEnv, name: string, min: number): number {
 
 /**
  * The array index and size from the environment, when not given: Slurm (SLURM_ARRAY_TASK_ID,
- * SLURM_ARRAY_TASK_COUNT, with SLURM_ARRAY_TASK_MIN as the first index) or Kubernetes Indexed Jobs
- * (JOB_COMPLETION_INDEX; the size then comes from --tasks). Each value is checked as --task and
+ * SLURM_ARRAY_TASK_COUNT, with SLURM_ARRAY_TASK_MIN as the first index), Kubernetes Indexed Jobs
+ * (JOB_COMPLETION_INDEX) or AWS Batch array jobs (AWS_BATCH_JOB_ARRAY_INDEX); for the last two the
+ * size comes from --tasks. Each value is checked as --task and
  * --tasks are: an index below the array's first, a count of 0 or text is a usage error naming it.
  */
 export function arrayIndexFromEnv(env: NodeJS.ProcessEnv = process.env): { index?: number; members?: number } {
@@ -67,5 +68,6 @@ export function arrayIndexFromEnv(env: NodeJS.ProcessEnv = process.env): { index
     return { index: id - min, members: count };
   }
   if (env.JOB_COMPLETION_INDEX !== undefined) return { index: envInt(env, 'JOB_COMPLETION_INDEX', 0) };
+  if (env.AWS_BATCH_JOB_ARRAY_INDEX !== undefined) return { index: envInt(env, 'AWS_BATCH_JOB_ARRAY_INDEX', 0) };
   return {};
 }

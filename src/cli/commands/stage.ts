@@ -1,6 +1,6 @@
 /**
  * `neardup stage <name>`: run tasks of one stage of a planned job, for array-job runners: Slurm
- * arrays (SLURM_ARRAY_TASK_ID), Kubernetes Indexed Jobs (JOB_COMPLETION_INDEX), Spark's rdd.pipe.
+ * arrays (SLURM_ARRAY_TASK_ID), Kubernetes Indexed Jobs (JOB_COMPLETION_INDEX), AWS Batch arrays (AWS_BATCH_JOB_ARRAY_INDEX), Spark's rdd.pipe.
  * @module
  */
 import { Command } from 'commander';
@@ -16,7 +16,7 @@ export function stageCommand(): Command {
     .description('run tasks of one stage of a job planned with "neardup job plan" (idempotent: completed tasks are skipped)')
     .argument('<name>', STAGES.join(', '))
     .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
-    .option('--task <i>', 'with --tasks N: this process is member i of N and runs tasks i, i+N, …; without --tasks: runs task i (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)', parseCount('task', 1e9))
+    .option('--task <i>', 'with --tasks N: this process is member i of N and runs tasks i, i+N, …; without --tasks: runs task i (default: SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX)', parseCount('task', 1e9))
     .option('--tasks <n>', 'array size (default: SLURM_ARRAY_TASK_COUNT; else one member per task)', parsePositiveInt('tasks', 1e9))
     .option('--all', 'run every task of the stage in this process')
     .addHelpText('after', `
