@@ -335,8 +335,12 @@ test('CLI: plain line files from 16 MB take the ranged route by default, with th
     assert.ok(def.stdout.length > 0 && def.stdout === mem.stdout, 'the ranged route changed the clusters');
     // Fewer allowed pairs than there are candidates: the streamed route cannot cluster bucket by
     // bucket, so the run reads the texts into memory and gives --no-stream's clusters.
-    const capped = neardup([...base, '--output', 'clusters', '--max-pairs', '50', '-v'], { cwd: dir });
-    const cappedMem = neardup([...base, '--output', 'clusters', '--max-pairs', '50', '--no-stream'], { cwd: dir });
+    // (The cluster removal rule only: the default verified rule needs every pair, and says so.)
+    const verified = neardup([...base, '--output', 'clusters', '--max-pairs', '50'], { cwd: dir });
+    assert.equal(verified.code, 2, verified.stderr);
+    assert.match(verified.stderr, /--removal cluster/);
+    const capped = neardup([...base, '--output', 'clusters', '--max-pairs', '50', '-v', '--removal', 'cluster'], { cwd: dir });
+    const cappedMem = neardup([...base, '--output', 'clusters', '--max-pairs', '50', '--no-stream', '--removal', 'cluster'], { cwd: dir });
     assert.equal(capped.code, 0, capped.stderr);
     assert.match(capped.stderr, /reading the texts into memory instead/);
     assert.equal(capped.stdout, cappedMem.stdout);

@@ -99,7 +99,7 @@ test('dedup: a recall estimate only where LSH found every candidate and verifica
   assert.equal(dedup(texts, { threshold: 0.8, verify: 'estimate' }).stats.recall, undefined);
   assert.equal(dedup(texts, { threshold: 0.8, candidates: 'exact' }).stats.recall, undefined);
   // Past maxPairs, clustered bucket by bucket: only the pairs that joined two clusters are kept.
-  const bucketwise = dedup(texts, { threshold: 0.8, maxPairs: 10, pairs: false });
+  const bucketwise = dedup(texts, { threshold: 0.8, maxPairs: 10, pairs: false, removal: 'cluster' });
   assert.equal(bucketwise.stats.counts, 'verified');
   assert.equal(bucketwise.stats.recall, undefined);
 });

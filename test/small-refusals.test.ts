@@ -112,7 +112,7 @@ test('a Parquet DATE id (and title) prints as an ISO date, not a day number', as
   ]);
   const r = neardup(['dedup', file, '--id', 'day', '--output', 'clusters', '-q']);
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(r.stdout, '{"cluster":0,"size":2,"representative":"2020-01-01","members":["2020-01-01","1969-12-31"]}\n');
+  assert.equal(r.stdout, '{"cluster":0,"size":2,"representative":"2020-01-01","members":["2020-01-01","1969-12-31"],"duplicate_of":[null,"2020-01-01"],"similarity":[null,0.9818181818181818]}\n');
   fs.rmSync(dir, { recursive: true, force: true });
 });
 

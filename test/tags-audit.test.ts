@@ -86,7 +86,7 @@ describe('tags and the --removed audit: every policy, every route, checked again
       // The clusters and the deduplicated copy: the reference the tags and the audit are checked against.
       let r = await cliInProcess(['dedup', all, ...opts, '--output', 'clusters', '--out', path.join(dir, 'clusters.jsonl'), '-q']);
       assert.equal(r.code, 0, r.stderr);
-      const clusters = fs.readFileSync(path.join(dir, 'clusters.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { cluster: number; size: number; representative: string | null; members: string[] });
+      const clusters = fs.readFileSync(path.join(dir, 'clusters.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { cluster: number; size: number; representative: string | null; members: string[]; duplicate_of: (string | null)[] });
       r = await cliInProcess(['dedup', all, ...opts, '--output', 'dedup', '--out', path.join(dir, 'dedup.jsonl'), '-q']);
       assert.equal(r.code, 0, r.stderr);
       const keptIds = new Set(fs.readFileSync(path.join(dir, 'dedup.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: string }).id));
@@ -105,10 +105,14 @@ describe('tags and the --removed audit: every policy, every route, checked again
         assert.equal(a.kept, keptIds.has(id), `${id}: kept is whether dedup keeps it`);
         assert.equal(a.cluster, c ? c.cluster : null);
         assert.equal(a.cluster_size, c ? c.size : null);
-        const dup = c && c.representative !== null && c.representative !== id ? c.representative : null;
+        // The verified removal rule: the cluster line names each member's kept near duplicate.
+        const dup = c ? c.duplicate_of[c.members.indexOf(id)]! : null;
         assert.equal(a.duplicate_of, dup);
         if (dup === null) assert.equal(a.similarity, null, `${id}: no kept member to compare with`);
-        else assert.equal(a.similarity, Number(formatSimilarity(sim(id, dup))), `${id}: the exact Jaccard to ${dup}`);
+        else {
+          assert.equal(a.similarity, Number(formatSimilarity(sim(id, dup))), `${id}: the exact Jaccard to ${dup}`);
+          assert.ok(keptIds.has(dup) && sim(id, dup) >= 0.6, `${id}: ${dup} is kept and a near duplicate of it`);
+        }
       }
       // --tag-prefix renames the five tags and nothing else.
       r = await cliInProcess(['dedup', all, ...opts, '--output', 'annotate', '--tag-prefix', 'nd_', '--out', path.join(dir, 'prefixed.jsonl'), '-q']);

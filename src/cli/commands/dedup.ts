@@ -156,7 +156,8 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
       engine = await (streaming ? runStreamed : runInMemory)(run);
     } catch (e) {
       // Past --max-pairs the in-memory route clusters bucket by bucket; the streamed one cannot.
-      if (!(rangedDefault && e instanceof TooManyPairsError)) throw e;
+      // (The cluster removal rule only: the verified rule needs every pair in memory too.)
+      if (!(rangedDefault && e instanceof TooManyPairsError && options.removal === 'cluster')) throw e;
       reporter.verbose('too many candidate pairs to verify streamed: reading the texts into memory instead');
       streaming = false;
       engine = await runInMemory(run);
