@@ -9,7 +9,8 @@ import { STAGES, taskCount, type JobOutputMode, type JobSpec } from '../shard/jo
 import { planJob, type PlanInput } from '../shard/plan.js';
 import { TaskProcesses } from '../shard/localTasks.js';
 import { progressOf, summarize, writeJobOutput, type JobSummary } from '../shard/summary.js';
-import { openWorkDir, type WorkDir } from '../shard/workDir.js';
+import { openWorkDir, outputShardNames, type WorkDir } from '../shard/workDir.js';
+import { refuseStrayOutputs } from '../io/outDir.js';
 import { UsageError } from '../io/errors.js';
 import { stageTimings } from '../shard/status.js';
 import type { Progress } from './progress.js';
@@ -167,6 +168,8 @@ export async function planFromFlags(shards: string[], flags: PlanFlags, taskMemo
   await refuseJobAliases(spec, flags.out, flags.removed);
   const wd = openWorkDir(flags.workDir);
   const job = await wd.save(spec);
+  // An output directory that holds files this job will not write (an earlier run's) is refused.
+  if (job.output.dir) await refuseStrayOutputs(job.output.dir, outputShardNames(job));
   // An output directory from an earlier run must not look complete while it is rewritten.
   await wd.markOutput(job, false);
   return { wd, job };

@@ -15,6 +15,7 @@ import { UsageError } from './errors.js';
 import { removeOnSignal } from './output.js';
 import { isGlob, globBase } from './shards.js';
 import { walkTree } from './walk.js';
+import { refuseStrayOutputs } from './outDir.js';
 import { inParallel, isS3Url, PARALLEL, parseS3Url, s3Download, s3List, s3Size, s3Upload } from './s3.js';
 
 /** Hidden by the Hadoop/Spark convention (`.crc`, `_SUCCESS`), as in local directories of shards. */
@@ -178,8 +179,17 @@ export class S3Stage {
     return p;
   }
 
-  /** Uploads what the command wrote, after it succeeded. An output it did not write is left alone. */
+  /**
+   * Uploads what the command wrote, after it succeeded. An output it did not write is left alone; an
+   * output prefix holding objects the command did not write is a usage error, nothing uploaded.
+   */
   async commit(): Promise<void> {
+    // Before any upload: a prefix that holds objects this run did not write is refused (./outDir.ts).
+    for (const { url, local } of this.outputs) {
+      if (!(await stat(local).catch(() => undefined))?.isDirectory()) continue;
+      const names = (await walkTree(local, { skip: (n) => n.startsWith('.') })).map((e) => e.rel);
+      await refuseStrayOutputs(url, names, 'output');
+    }
     for (const { url, local } of this.outputs) {
       const st = await stat(local).catch(() => undefined);
       if (!st) continue;

@@ -26,6 +26,7 @@ import path from 'node:path';
 import { InputError, UsageError } from '../io/errors.js';
 import { removeOnSignal } from '../io/output.js';
 import { SUCCESS_MARKER } from '../io/rewrite.js';
+import { writeSuccessMarker } from '../io/outDir.js';
 import { inParallel, isS3Url, PARALLEL, parseS3Url, S3_BLOCK, s3Delete, s3Download, s3Get, s3Head, s3List, s3Put, s3Upload } from '../io/s3.js';
 import { ObjectCache } from './objectCache.js';
 import { DamagedFileError } from './columns.js';
@@ -350,11 +351,11 @@ export class S3WorkDir {
     const dir = job.output.dir;
     if (!dir) return;
     if (!isS3Url(dir)) {
-      const file = path.join(dir, SUCCESS_MARKER);
-      await (complete ? fsp.writeFile(file, '') : fsp.rm(file, { force: true }));
+      if (complete) await writeSuccessMarker(dir, job.shards.filter((s) => s.side === 0).map((s) => s.out));
+      else await fsp.rm(path.join(dir, SUCCESS_MARKER), { force: true });
       return;
     }
-    await (complete ? s3Put(`${dir}/${SUCCESS_MARKER}`, '') : s3Delete(`${dir}/${SUCCESS_MARKER}`));
+    await (complete ? writeSuccessMarker(dir, job.shards.filter((s) => s.side === 0).map((s) => s.out)) : s3Delete(`${dir}/${SUCCESS_MARKER}`));
   }
 
   /**

@@ -9,6 +9,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { SUCCESS_MARKER } from '../io/rewrite.js';
+import { writeSuccessMarker } from '../io/outDir.js';
 import { isS3Url } from '../io/s3.js';
 import { processAlive as alive, readMarker, tempDirs } from './commit.js';
 import { loadJob, saveJob, type JobSpec, type StageName } from './job.js';
@@ -37,6 +38,11 @@ export interface WorkDir {
   markOutput(job: JobSpec, complete: boolean): Promise<void>;
   /** Removes what no marker names (leftovers of killed or losing attempts); with `all`, the whole job. Returns what was removed. */
   clean(job: JobSpec, all: boolean): Promise<string[]>;
+}
+
+/** The names (relative to the output directory) of a job's output shards: one per corpus shard. */
+export function outputShardNames(job: JobSpec): string[] {
+  return job.shards.filter((s) => s.side === 0).map((s) => s.out);
 }
 
 /** The work dir a `--work-dir` value names. */
@@ -74,9 +80,8 @@ export class PosixWorkDir implements WorkDir {
 
   async markOutput(job: JobSpec, complete: boolean): Promise<void> {
     if (!job.output.dir) return;
-    const file = path.join(job.output.dir, SUCCESS_MARKER);
-    if (complete) await fsp.writeFile(file, '');
-    else await fsp.rm(file, { force: true });
+    if (complete) await writeSuccessMarker(job.output.dir, outputShardNames(job));
+    else await fsp.rm(path.join(job.output.dir, SUCCESS_MARKER), { force: true });
   }
 
   async clean(_job: JobSpec, all: boolean): Promise<string[]> {
