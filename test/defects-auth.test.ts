@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { NearDupIndex } from '../src/index.js';
 import { buildApp } from '../src/server/app.js';
 import { listRoutes } from '../src/server/auth.js';
+import { UsageError } from '../src/io/errors.js';
+import { neardup } from './cliUtil.js';
 
 const TOKEN = 's3cret-token';
 const cleanup: (() => Promise<void>)[] = [];
@@ -124,4 +126,22 @@ test('auth: a route added after buildApp, by any plugin, needs the token too', a
   assert.ok(listRoutes(a).some((r) => r.url === '/v1/late'));
   assert.equal((await a.inject({ url: '/v1/%6cate' })).statusCode, 401);
   assert.equal((await a.inject({ url: '/v1/late', headers: { authorization: `BEARER ${TOKEN}` } })).statusCode, 200);
+});
+
+test('auth: an empty or blank token is a usage error (buildApp, --token, NEARDUP_TOKEN), never auth turned off', async () => {
+  const index = await NearDupIndex.open({ k: 5 });
+  cleanup.push(() => index.close());
+  const blanks = ['', ' ', '\t', '  \n '];
+  for (const token of blanks) {
+    assert.throws(() => buildApp(index, { token }), (e: unknown) => e instanceof UsageError && /token is empty/.test(e.message), JSON.stringify(token));
+  }
+  // Every way the CLI takes a token: the flag, and the environment.
+  for (const token of blanks) {
+    for (const [args, env, name] of [[['--token', token], {}, '--token'], [[], { NEARDUP_TOKEN: token }, 'NEARDUP_TOKEN']] as const) {
+      const r = neardup(['serve', '--port', '0', ...args], { env });
+      assert.equal(r.code, 2, `${name}=${JSON.stringify(token)}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`${name} is empty`));
+      assert.doesNotMatch(r.stderr, /\n\s+at /);
+    }
+  }
 });

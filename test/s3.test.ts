@@ -170,3 +170,21 @@ test('multipart upload and ranged GETs of a 20 MiB object through the faults: th
     await refusing.stop();
   }
 });
+
+test('dedup --against s3://… --removed: reference_source names the s3:// object, never the local spool (an object, a prefix, a glob)', opts, async () => {
+  const objects = new Set([`s3://${BUCKET}/all.jsonl`, ...fs.readdirSync(path.join(dir, 'in')).map((f) => `s3://${BUCKET}/in/${f}`)]);
+  for (const ref of [`s3://${BUCKET}/all.jsonl`, `s3://${BUCKET}/in/`, `s3://${BUCKET}/in/*.jsonl.zst`]) {
+    const removed = path.join(dir, `removed-${randomBytes(4).toString('hex')}.tsv`);
+    const r = await run(['dedup', 'all.jsonl', '--id-field', 'id', '--against', ref, '--output', 'dedup', '--out', path.join(dir, 'kept.jsonl'), '--removed', removed, '-q'], server.endpoint);
+    assert.equal(r.code, 0, r.stderr);
+    const [header, ...rows] = fs.readFileSync(removed, 'utf8').trim().split('\n');
+    const col = header!.split('\t').indexOf('reference_source');
+    assert.ok(col >= 0, header);
+    assert.ok(rows.length > 0, 'documents dropped');
+    for (const row of rows) {
+      const source = row.split('\t')[col]!;
+      assert.ok(objects.has(source), `${ref}: reference_source ${source}`);
+      if (!ref.includes('/in/')) assert.equal(source, ref);
+    }
+  }
+});

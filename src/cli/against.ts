@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { dedupAgainst, type AgainstResult } from '../dedup/against.js';
 import { openAudit, type AuditWriter } from '../io/audit.js';
+import { s3NameOf } from '../io/s3stage.js';
 import { UsageError } from '../io/errors.js';
 import { openInput, type ReadOptions } from '../io/read.js';
 import { openOutput, type OutputSink } from '../io/output.js';
@@ -39,12 +40,14 @@ export interface AgainstRun {
 }
 
 /**
- * The file each reference document was read from (absolute, as a sharded job names its shards): the
- * input itself, or for a directory or glob of shards, a pass over it noting each record's shard.
+ * The file each reference document was read from (absolute, as a sharded job names its shards; an
+ * `s3://` name for an object read from S3): the input itself, or for a directory or glob of shards,
+ * a pass over it noting each record's shard.
  */
 async function referenceSources(file: string, ref: Corpus, readOptions: ReadOptions): Promise<(d: number) => string> {
+  // A reference in S3 is read from its local copy: the audit names the s3:// object.
   if (!ref.input.shards) {
-    const whole = path.resolve(file);
+    const whole = s3NameOf(path.resolve(file));
     return () => whole;
   }
   const shardOf = new Int32Array(ref.count);
@@ -54,7 +57,7 @@ async function referenceSources(file: string, ref: Corpus, readOptions: ReadOpti
     if (i >= ref.count) break;
     shardOf[i++] = r.shard ?? 0;
   }
-  const paths = input.shards!.shards.map((s) => path.resolve(s.path));
+  const paths = input.shards!.shards.map((s) => s3NameOf(path.resolve(s.path)));
   return (d) => paths[shardOf[d]!]!;
 }
 

@@ -9,7 +9,8 @@ import { STAGES, taskCount, type JobOutputMode, type JobSpec } from '../shard/jo
 import { planJob, type PlanInput } from '../shard/plan.js';
 import { TaskProcesses } from '../shard/localTasks.js';
 import { progressOf, summarize, writeJobOutput, type JobSummary } from '../shard/summary.js';
-import { openWorkDir, type WorkDir } from '../shard/workDir.js';
+import { openWorkDir, outputShardNames, type WorkDir } from '../shard/workDir.js';
+import { refuseStrayOutputs } from '../io/outDir.js';
 import { UsageError } from '../io/errors.js';
 import { stageTimings } from '../shard/status.js';
 import type { Progress } from './progress.js';
@@ -24,6 +25,7 @@ import { removalLine } from '../dedup/verifiedGraph.js';
 import { checkAuditFlags } from './dedupOutput.js';
 import { auditFormat, checkAuditTarget } from '../io/audit.js';
 import { writeJobRemoved } from '../shard/removed.js';
+import { refuseAliasedOutputs } from '../io/alias.js';
 
 /** Flags of the commands that plan a job. */
 export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
@@ -164,11 +166,25 @@ export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
 /** Writes (or reuses) the plan of the flags' job in its work dir. */
 export async function planFromFlags(shards: string[], flags: PlanFlags, taskMemory?: JobSpec['taskMemory']): Promise<{ wd: WorkDir; job: JobSpec }> {
   const spec = { ...(await planJob(planInputFrom(shards, flags))), ...(taskMemory ? { taskMemory } : {}) };
+  await refuseJobAliases(spec, flags.out, flags.removed);
   const wd = openWorkDir(flags.workDir);
   const job = await wd.save(spec);
+  // An output directory that holds files this job will not write (an earlier run's) is refused.
+  if (job.output.dir) await refuseStrayOutputs(job.output.dir, outputShardNames(job));
   // An output directory from an earlier run must not look complete while it is rewritten.
   await wd.markOutput(job, false);
   return { wd, job };
+}
+
+/**
+ * Refuses (exit 2) a job output that would overwrite one of the job's shards (corpus or `--against`):
+ * `--out`, the `--removed` audit, or an `--out-dir` holding one.
+ */
+async function refuseJobAliases(job: Pick<JobSpec, 'shards' | 'output'>, out: string | undefined, removed: string | undefined): Promise<void> {
+  await refuseAliasedOutputs(
+    [{ what: '--out', path: out }, { what: '--removed', path: removed }, { what: '--out-dir', path: job.output.dir, dir: true }],
+    job.shards.map((s) => ({ what: s.side === 0 ? 'the input shard' : 'the --against shard', path: s.path, file: true })),
+  );
 }
 
 /** Inputs below this run their tasks in one process by default: a task process costs ~0.1 s to start. */
@@ -257,6 +273,7 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
   // The components stage computes the audit's similarities only for a job planned with --removed.
   if (flags.removed !== undefined && job.output.removed === undefined) throw new UsageError('--removed: this job was planned without it, so its components stage did not compute the similarities; plan it with --removed FILE');
   const removedFile = flags.removed ?? job.output.removed;
+  await refuseJobAliases(job, flags.out, removedFile);
   if (removedFile !== undefined) {
     auditFormat(removedFile);
     await checkAuditTarget(removedFile);

@@ -12,6 +12,7 @@
 import { UsageError } from '../io/errors.js';
 import { isS3Url, setS3Endpoint, setS3Log, s3Requests } from '../io/s3.js';
 import { S3Stage } from '../io/s3stage.js';
+import { refuseAliasedOutputs } from '../io/alias.js';
 
 /** Options whose value is written, not read. */
 const OUTPUT_OPTIONS = new Set(['--out', '-o', '--out-dir', '--data']);
@@ -41,6 +42,27 @@ function speakS3Names(stage: S3Stage): () => void {
   return () => streams.forEach((s, i) => (s.write = writes[i]!));
 }
 
+/** The option a value of `rest` is given to (undefined: a positional argument), and the value. */
+function optionAndValue(rest: readonly string[], i: number): [string | undefined, string] {
+  const a = rest[i]!;
+  const eq = a.startsWith('--') ? a.indexOf('=') : -1;
+  return eq > 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [rest[i - 1]?.startsWith('-') ? rest[i - 1] : undefined, a];
+}
+
+/**
+ * Before anything is staged: an `s3://` output that names an `s3://` input object (or, as a prefix,
+ * holds one) is refused by name and key, as local outputs are by inode once staged (their local
+ * stand-ins are distinct files).
+ */
+async function refuseAliasedS3(rest: readonly string[]): Promise<void> {
+  const named = rest.map((_, i) => optionAndValue(rest, i)).filter(([, v]) => isS3Url(v));
+  const outs = named.filter(([o]) => o !== undefined && (OUTPUT_OPTIONS.has(o) || o === '--removed'));
+  const ins = named.filter(([o]) => !(o !== undefined && (OUTPUT_OPTIONS.has(o) || o === '--removed')));
+  if (outs.length === 0 || ins.length === 0) return;
+  // An output prefix holds what is under it; an output object is the prefix's one name.
+  await refuseAliasedOutputs(outs.map(([o, v]) => ({ what: o!, path: v, dir: true })), ins.map(([o, v]) => ({ what: o ?? 'the input', path: v })));
+}
+
 /** Replaces the `s3://` names of `argv` (a full process.argv) by local paths; see the module comment. */
 export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> {
   const out: string[] = [];
@@ -67,6 +89,7 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
   // A worker runs its tasks in task processes of its own: they learn the endpoint the same way.
   if ((s3Job || subcommands[0] === 'worker') && endpointGiven) process.env.AWS_ENDPOINT_URL_S3 = endpointGiven;
   try {
+    if (!s3Job) await refuseAliasedS3(rest);
     for (let i = 0; i < rest.length; i++) {
       const a = rest[i]!;
       const eq = a.startsWith('--') ? a.indexOf('=') : -1;

@@ -13,6 +13,7 @@ import { rewriteParquet, type RowVerdict } from './parquetWrite.js';
 import { openInput, rowCount, type OpenedInput, type ReadOptions } from './read.js';
 import { makeContext, type InputRecord } from './record.js';
 import type { ShardList } from './shards.js';
+import { refuseStrayOutputs, SUCCESS_MARKER, successText } from './outDir.js';
 import { annotateHeader, annotateRecord } from './write.js';
 
 export type { RowVerdict } from './parquetWrite.js';
@@ -20,8 +21,7 @@ export type { RowVerdict } from './parquetWrite.js';
 /** `dedup` keeps one document per cluster; `annotate` keeps all, with their tags (cluster, cluster_size, duplicate_of, similarity, kept). */
 export type RewriteMode = 'dedup' | 'annotate';
 
-/** Name of the marker written into a directory of output shards once every shard is in place. */
-export const SUCCESS_MARKER = '_SUCCESS';
+export { SUCCESS_MARKER } from './outDir.js';
 
 /**
  * Writes the records of `input` (opened with `raw: true`, not Parquet) to `sink`, keeping or
@@ -97,8 +97,9 @@ function inside(parent: string, child: string): boolean {
 
 /**
  * Checks and prepares `outDir` for the output shards of `list`: it must not be (or lie inside) the
- * input's base directory, nor be a file; it is created when missing, and an old `_SUCCESS` marker
- * is removed first, so a directory from an earlier run does not look complete while it is rewritten.
+ * input's base directory, nor be a file, nor hold files other than the shards of `list` (./outDir.ts);
+ * it is created when missing, and an old `_SUCCESS` marker is removed first, so a directory from an
+ * earlier run does not look complete while it is rewritten.
  */
 export async function prepareOutputDirectory(list: ShardList, outDir: string): Promise<void> {
   const st = await fsp.stat(outDir).catch(() => undefined);
@@ -111,6 +112,7 @@ export async function prepareOutputDirectory(list: ShardList, outDir: string): P
       throw new UsageError(`output directory ${outDir} overlaps the input ${list.roots ? '' : 'directory '}${root}: write the output shards to another directory`, { option: 'out' });
     }
   }
+  await refuseStrayOutputs(outDir, list.shards.map((s) => s.rel), 'output directory');
   await fsp.rm(path.join(outDir, SUCCESS_MARKER), { force: true });
 }
 
@@ -137,7 +139,7 @@ export async function rewriteShards(list: ShardList, outDir: string, options: Re
     offset += rows.rows;
   }
   try {
-    await fsp.writeFile(path.join(outDir, SUCCESS_MARKER), '');
+    await fsp.writeFile(path.join(outDir, SUCCESS_MARKER), successText(list.shards.map((s) => s.rel)));
   } catch (e) {
     throw new InputError(path.join(outDir, SUCCESS_MARKER), undefined, `cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }

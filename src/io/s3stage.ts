@@ -15,6 +15,7 @@ import { UsageError } from './errors.js';
 import { removeOnSignal } from './output.js';
 import { isGlob, globBase } from './shards.js';
 import { walkTree } from './walk.js';
+import { refuseStrayOutputs } from './outDir.js';
 import { inParallel, isS3Url, PARALLEL, parseS3Url, s3Download, s3List, s3Size, s3Upload } from './s3.js';
 
 /** Hidden by the Hadoop/Spark convention (`.crc`, `_SUCCESS`), as in local directories of shards. */
@@ -80,6 +81,24 @@ export async function listS3Input(url: string): Promise<S3Input> {
   return { kind: 'prefix', bucket, prefix, objects };
 }
 
+/** The name tables (local stand-in → `s3://` name) of the stages alive in this process. */
+const stagedNames: [string, string][][] = [];
+
+/**
+ * The `s3://` name of `file` when it is (or lies below) the local stand-in of an input or output of
+ * a stage alive in this process, else `file` as given: what a command writes into an output (an
+ * audit's `reference_source`) names what the user gave, never the spool.
+ */
+export function s3NameOf(file: string): string {
+  for (const names of stagedNames) {
+    for (const [local, url] of names) {
+      if (file === local) return url;
+      if (file.startsWith(local.endsWith('/') ? local : `${local}/`)) return url.replace(/\/+$/, '') + '/' + file.slice(local.length).replace(/^\/+/, '');
+    }
+  }
+  return file;
+}
+
 /** The local stand-ins of a command's `s3://` names, and what to do when it ends. */
 export class S3Stage {
   private spool: string | undefined;
@@ -112,6 +131,7 @@ export class S3Stage {
   private named(local: string, url: string): void {
     this.names.push([local, url]);
     this.names.sort((a, b) => b[0].length - a[0].length);
+    if (!stagedNames.includes(this.names)) stagedNames.push(this.names);
   }
 
   /** `text` with the local stand-ins named by their `s3://` names: messages speak of what the user gave. */
@@ -178,8 +198,17 @@ export class S3Stage {
     return p;
   }
 
-  /** Uploads what the command wrote, after it succeeded. An output it did not write is left alone. */
+  /**
+   * Uploads what the command wrote, after it succeeded. An output it did not write is left alone; an
+   * output prefix holding objects the command did not write is a usage error, nothing uploaded.
+   */
   async commit(): Promise<void> {
+    // Before any upload: a prefix that holds objects this run did not write is refused (./outDir.ts).
+    for (const { url, local } of this.outputs) {
+      if (!(await stat(local).catch(() => undefined))?.isDirectory()) continue;
+      const names = (await walkTree(local, { skip: (n) => n.startsWith('.') })).map((e) => e.rel);
+      await refuseStrayOutputs(url, names, 'output');
+    }
     for (const { url, local } of this.outputs) {
       const st = await stat(local).catch(() => undefined);
       if (!st) continue;
@@ -207,6 +236,7 @@ export class S3Stage {
 
   /** Removes the spool directory. */
   async cleanup(): Promise<void> {
+    for (let i = stagedNames.length - 1; i >= 0; i--) if (stagedNames[i] === this.names) stagedNames.splice(i, 1);
     if (!this.spool) return;
     await rm(this.spool, { recursive: true, force: true });
     this.untrack?.();

@@ -7,6 +7,7 @@
  * @module
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import { UsageError } from '../io/errors.js';
 import type { NearDupIndex } from '../online/nearDupIndex.js';
 import { webUi } from '../web/plugin.js';
 import { installAuth } from './auth.js';
@@ -24,7 +25,11 @@ export { DEFAULT_PURGE_INTERVAL_MS } from './expirySweep.js';
 
 /** Options of {@link buildApp}. */
 export interface AppOptions {
-  /** Require `Authorization: Bearer <token>` on every route except /healthz, /readyz and the web page. Default: no auth. */
+  /**
+   * Require `Authorization: Bearer <token>` on every route except /healthz, /readyz and the web page.
+   * Default (undefined): no auth. An empty or blank token is a {@link UsageError}: it would turn
+   * auth off without saying so.
+   */
   token?: string;
   /** Maximum request body in bytes; larger bodies get 413. Default 1 MiB. */
   bodyLimit?: number;
@@ -64,6 +69,9 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 /** Builds the Fastify app (not listening). Closing the app does not close the index. */
 export function buildApp(index: NearDupIndex, options: AppOptions = {}): FastifyInstance & { draining: boolean } {
+  if (options.token !== undefined && (typeof options.token !== 'string' || options.token.trim() === '')) {
+    throw new UsageError('buildApp: options.token is empty: give the bearer token clients must send, or leave token out to serve without auth');
+  }
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
   const requestTimeout = options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
   // Node refuses a header timeout longer than the request timeout (when that is on).

@@ -108,6 +108,16 @@ export interface JobSpec {
   taskMemory?: Partial<Record<StageName, number>>;
 }
 
+/**
+ * True for a work dir entry (a name relative to the work dir, with `/`) that a job writes: its plan
+ * (and the plan's temp files) and its stage directories. `job clean --all` removes these only: the
+ * outputs, logs and any other file a user put there stay.
+ */
+export function isJobEntry(rel: string): boolean {
+  const top = rel.split('/')[0]!;
+  return top === 'job.json' || top.startsWith('.job.json.tmp-') || (STAGES as readonly string[]).includes(top);
+}
+
 /** The plan file's path. */
 export function jobFile(workDir: string): string {
   return isS3Url(workDir) ? `${workDir.replace(/\/+$/, '')}/job.json` : path.join(workDir, 'job.json');

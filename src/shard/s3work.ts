@@ -26,11 +26,12 @@ import path from 'node:path';
 import { InputError, UsageError } from '../io/errors.js';
 import { removeOnSignal } from '../io/output.js';
 import { SUCCESS_MARKER } from '../io/rewrite.js';
+import { writeSuccessMarker } from '../io/outDir.js';
 import { inParallel, isS3Url, PARALLEL, parseS3Url, S3_BLOCK, s3Delete, s3Download, s3Get, s3Head, s3List, s3Put, s3Upload } from '../io/s3.js';
 import { ObjectCache } from './objectCache.js';
 import { DamagedFileError } from './columns.js';
 import { failedFile, MARKER, parseMarker, sealMarker, taskDir, type FailedRecord, type MarkerBase } from './commit.js';
-import { JOB_VERSION, jobFile, parseJob, sameJob, shardsOfTask, STAGES, taskCount, type JobSpec, type StageName } from './job.js';
+import { isJobEntry, JOB_VERSION, jobFile, parseJob, sameJob, shardsOfTask, STAGES, taskCount, type JobSpec, type StageName } from './job.js';
 import { runTask } from './stages.js';
 import { jobReads, taskInputs, type TaskRead } from './taskReads.js';
 import { verifyReads } from './verify.js';
@@ -350,11 +351,11 @@ export class S3WorkDir {
     const dir = job.output.dir;
     if (!dir) return;
     if (!isS3Url(dir)) {
-      const file = path.join(dir, SUCCESS_MARKER);
-      await (complete ? fsp.writeFile(file, '') : fsp.rm(file, { force: true }));
+      if (complete) await writeSuccessMarker(dir, job.shards.filter((s) => s.side === 0).map((s) => s.out));
+      else await fsp.rm(path.join(dir, SUCCESS_MARKER), { force: true });
       return;
     }
-    await (complete ? s3Put(`${dir}/${SUCCESS_MARKER}`, '') : s3Delete(`${dir}/${SUCCESS_MARKER}`));
+    await (complete ? writeSuccessMarker(dir, job.shards.filter((s) => s.side === 0).map((s) => s.out)) : s3Delete(`${dir}/${SUCCESS_MARKER}`));
   }
 
   /**
@@ -370,7 +371,9 @@ export class S3WorkDir {
     const doomed: string[] = [];
     for (const k of objects) {
       if (all) {
-        doomed.push(k);
+        // The job's own objects only (plan, stages), never an output under the work dir's prefix.
+        const outputs = [job.output.dir, job.output.removed].filter((x): x is string => isS3Url(x)).map((x) => parseS3Url(x).key.replace(/\/+$/, ''));
+        if (isJobEntry(k.slice(prefix.length)) && !outputs.some((o) => k === o || k.startsWith(`${o}/`))) doomed.push(k);
         continue;
       }
       if (/^[a-z]+\/\.running-/.test(k.slice(prefix.length))) continue;
@@ -380,7 +383,10 @@ export class S3WorkDir {
       if (stored && stored.attempt !== m[3]) doomed.push(k);
     }
     if (!all) doomed.push(...(await staleRunning(this.name)));
-    await inParallel(doomed.map((k) => () => s3Delete(`s3://${bucket}/${k}`)), PARALLEL * 2);
+    // The plan last: a clean cut short leaves a plan to clean again.
+    const plan = `${prefix}job.json`;
+    await inParallel(doomed.filter((k) => k !== plan).map((k) => () => s3Delete(`s3://${bucket}/${k}`)), PARALLEL * 2);
+    if (doomed.includes(plan)) await s3Delete(`s3://${bucket}/${plan}`);
     return doomed.map((k) => `s3://${bucket}/${k}`);
   }
 }

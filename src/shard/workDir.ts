@@ -9,9 +9,10 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { SUCCESS_MARKER } from '../io/rewrite.js';
+import { writeSuccessMarker } from '../io/outDir.js';
 import { isS3Url } from '../io/s3.js';
 import { processAlive as alive, readMarker, tempDirs } from './commit.js';
-import { loadJob, saveJob, type JobSpec, type StageName } from './job.js';
+import { isJobEntry, loadJob, saveJob, type JobSpec, type StageName } from './job.js';
 import { runTask } from './stages.js';
 import { S3WorkDir } from './s3work.js';
 
@@ -37,6 +38,37 @@ export interface WorkDir {
   markOutput(job: JobSpec, complete: boolean): Promise<void>;
   /** Removes what no marker names (leftovers of killed or losing attempts); with `all`, the whole job. Returns what was removed. */
   clean(job: JobSpec, all: boolean): Promise<string[]>;
+}
+
+/** The names (relative to the output directory) of a job's output shards: one per corpus shard. */
+export function outputShardNames(job: JobSpec): string[] {
+  return job.shards.filter((s) => s.side === 0).map((s) => s.out);
+}
+
+function within(dir: string, p: string): boolean {
+  const rel = path.relative(dir, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * Removes what the job wrote in `workDir` (its stage directories, then its plan), never an output
+ * of the job (even one written inside a stage directory) nor any other file; then the directory
+ * itself when nothing else is left. Returns what was removed.
+ */
+async function removeJobEntries(workDir: string, job: JobSpec): Promise<string[]> {
+  const outputs = [job.output.dir, job.output.removed].filter((x): x is string => x !== undefined && !isS3Url(x));
+  const names = (await fsp.readdir(workDir).catch(() => [] as string[])).filter(isJobEntry);
+  // The plan last: a clean cut short leaves a plan to clean again.
+  names.sort((a, b) => Number(a === 'job.json') - Number(b === 'job.json'));
+  const gone: string[] = [];
+  for (const n of names) {
+    const p = path.join(workDir, n);
+    if (outputs.some((o) => within(p, o))) continue;
+    await fsp.rm(p, { recursive: true, force: true });
+    gone.push(p);
+  }
+  await fsp.rmdir(workDir).catch(() => {}); // only when empty
+  return gone;
 }
 
 /** The work dir a `--work-dir` value names. */
@@ -74,16 +106,12 @@ export class PosixWorkDir implements WorkDir {
 
   async markOutput(job: JobSpec, complete: boolean): Promise<void> {
     if (!job.output.dir) return;
-    const file = path.join(job.output.dir, SUCCESS_MARKER);
-    if (complete) await fsp.writeFile(file, '');
-    else await fsp.rm(file, { force: true });
+    if (complete) await writeSuccessMarker(job.output.dir, outputShardNames(job));
+    else await fsp.rm(path.join(job.output.dir, SUCCESS_MARKER), { force: true });
   }
 
-  async clean(_job: JobSpec, all: boolean): Promise<string[]> {
-    if (all) {
-      await fsp.rm(this.name, { recursive: true, force: true });
-      return [this.name];
-    }
+  async clean(job: JobSpec, all: boolean): Promise<string[]> {
+    if (all) return removeJobEntries(this.name, job);
     // Temp directories of tasks whose process is gone on this machine (a running task's is kept).
     const gone = (await tempDirs(this.name)).filter((d) => {
       const m = /\.tmp-(\d+)-/.exec(path.basename(d));

@@ -12,7 +12,10 @@ import { TooManyPairsError } from '../../lsh/tooManyPairs.js';
 import { tooManyPairsMessage } from '../tooManyPairs.js';
 import type { ReadOptions } from '../../io/read.js';
 import type { OutputSink } from '../../io/output.js';
-import { refuseAliasedOutputs } from '../../io/alias.js';
+import { refuseAliasedOutputs, type NamedPath } from '../../io/alias.js';
+import { resolveShards } from '../../io/shards.js';
+import { isS3Url } from '../../io/s3.js';
+import path from 'node:path';
 import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { loadCorpus, rangedCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
 import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
@@ -95,6 +98,7 @@ Examples:
 
 async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
   const reporter = new Reporter(flags);
+  const outDirGiven = flags.outDir !== undefined;
   if (flags.outDir !== undefined) {
     if (flags.out !== undefined) throw new UsageError('--out-dir and --out name the same output: give one');
     flags.out = flags.outDir;
@@ -112,6 +116,8 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     readOptions.inputs = await severalInputs(args, readOptions.format ?? 'auto');
     fileArg = readOptions.inputs.name;
   }
+  // Before anything is read or written: no output may replace a file of the read set.
+  await refuseAliasedOutputs(await dedupOutputs(flags, fileArg, outDirGiven, readOptions), [...args, ...(flags.against !== undefined ? [flags.against] : [])].map((p) => ({ what: p === flags.against ? '--against' : 'the input', path: p })));
   // --representative first|longest are --keep policies, applied after either route (applyKeep).
   if (options.representative !== 'central') delete options.representative;
   if (flags.against !== undefined) {
@@ -127,8 +133,6 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
   if (flags.candidates === undefined && options.candidates === undefined && options.verify === 'exact' && (options.shingle?.kind === 'word' || options.shingle?.kind === 'spot')) {
     options.candidates = 'auto';
   }
-  const inputPaths = readOptions.inputs ? readOptions.inputs.shards.map((x) => x.path) : [fileArg];
-  await refuseAliasedOutputs([{ what: '--out', path: flags.out }, { what: '--removed', path: flags.removed }], inputPaths.map((p) => ({ what: 'the input', path: p })));
   const tStart = performance.now();
   let cleanup: (() => Promise<void>) | undefined;
   let sink: OutputSink | undefined;
@@ -199,6 +203,24 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
   } finally {
     await cleanup?.();
   }
+}
+
+/**
+ * What a dedup run writes, for the alias check: `--removed`, and `--out` as a file, or as the
+ * directory of output shards of a sharded input (`--out-dir`), or as the directory an input file's
+ * copy goes into (its name there).
+ */
+async function dedupOutputs(flags: DedupFlags, fileArg: string, outDirGiven: boolean, readOptions: ReadOptions): Promise<NamedPath[]> {
+  const outs: NamedPath[] = [{ what: '--removed', path: flags.removed }];
+  const out = flags.out;
+  if (out === undefined || out === '-' || flags.dryRun) return outs;
+  const what = outDirGiven ? '--out-dir' : '--out';
+  const copies = flags.output === 'dedup' || flags.output === 'annotate';
+  const sharded = copies && fileArg !== '-' && (readOptions.inputs !== undefined || isS3Url(fileArg) || (await resolveShards(fileArg, readOptions.format ?? 'auto').catch(() => undefined)) !== undefined);
+  if (outDirGiven || sharded) outs.push({ what, path: out, dir: true });
+  else if (copies && !isS3Url(out) && (await stat(out).catch(() => undefined))?.isDirectory()) outs.push({ what, path: path.join(out, path.basename(fileArg)) });
+  else outs.push({ what, path: out });
+  return outs;
 }
 
 /**

@@ -123,9 +123,9 @@ export function jobCommand(): Command {
   });
 
   const clean = new Command('clean')
-    .description('remove what no task marker names: temp directories of dead tasks, attempts of tasks that another attempt committed (a work dir in S3); with --all, the whole job (plan, markers, intermediates; the outputs stay). Run it once no task of the job runs')
+    .description('remove what no task marker names: temp directories of dead tasks, attempts of tasks that another attempt committed (a work dir in S3); with --all, the whole job: its plan and stage directories (markers, intermediates); its outputs and any other file in the work dir stay (the work dir itself goes once empty). Run it once no task of the job runs')
     .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
-    .option('--all', 'remove the whole job')
+    .option('--all', 'remove the whole job (its plan and stage directories, nothing else)')
     .option('-q, --quiet', 'print nothing');
   clean.action(async (flags: { workDir: string; all?: boolean; quiet?: boolean }) => {
     const { wd, job } = await openJob(flags.workDir);

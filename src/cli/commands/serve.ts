@@ -35,13 +35,18 @@ export function serveCommand(): Command {
     .option('--header-timeout <ms>', 'time a client has to send the request headers, then 408', num('--header-timeout', true), 10_000)
     .option('--shutdown-timeout <ms>', 'on SIGTERM/SIGINT, time requests in flight have to finish before their connections are closed', num('--shutdown-timeout', true), 10_000)
     .option('--purge-interval <duration>', 'how often expired documents are purged in the background (1m, 30s; 0: never; they are hidden either way)', duration('--purge-interval', true), 60_000)
-    .action(async (o: ServeOptions) => {
-      await runServe(o);
+    .action(async (o: ServeOptions, cmd: Command) => {
+      await runServe(o, cmd.getOptionValueSource('token') === 'env' ? 'NEARDUP_TOKEN' : '--token');
     });
 }
 
-/** Opens the index, listens, and installs graceful shutdown. Resolves once listening. */
-export async function runServe(o: ServeOptions): Promise<void> {
+/**
+ * Opens the index, listens, and installs graceful shutdown. Resolves once listening. `tokenFrom`
+ * names where the token came from, for the message refusing an empty one.
+ */
+export async function runServe(o: ServeOptions, tokenFrom = '--token'): Promise<void> {
+  // An empty token would serve every route without auth, silently.
+  if (o.token !== undefined && o.token.trim() === '') throw new UsageError(`${tokenFrom} is empty: give the bearer token clients must send, or leave ${tokenFrom} out to serve without auth`);
   const opts = indexOptionsFrom(o);
   await checkStoreFile(o.store, false, 'serve');
   const index = await openIndex(opts);
