@@ -5,6 +5,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { EXPECTED_ID_PAIRS, EXPECTED_PAIRS, fixtures, kijiji, lines, neardup, tmpDir } from './cliUtil.js';
+import { plantedDocs } from './helpers/shards.js';
 
 test('default: pairs as a⇥b⇥similarity lines on stdout, summary on stderr', () => {
   const r = neardup(['dedup', 'docs.tsv', '--text', 'body']);
@@ -382,4 +383,25 @@ test('inputs over a quarter of the heap limit are streamed by default', () => {
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /stream +2 passes over the input/);
   assert.equal(lines(r.stdout).length, 120, 'one planted copy per 1,000 lines');
+});
+
+test('--candidates auto gives one answer whatever the route: streamed, it runs LSH only where the in-memory run would too, else refuses naming --no-stream', () => {
+  const dir = tmpDir();
+  const file = path.join(dir, 'docs.jsonl');
+  fs.writeFileSync(file, plantedDocs(300, 0.4, 4848).map((d) => JSON.stringify(d) + '\n').join(''));
+  let refused = 0;
+  for (const kind of [['--shingle', 'word', '-k', '1'], ['--shingle', 'word', '-k', '3'], ['--shingle', 'spot'], ['--shingle', 'char']]) {
+    const args = ['dedup', file, '--id-field', 'id', ...kind, '--threshold', '0.6'];
+    const mem = neardup([...args, '--no-stream']);
+    assert.equal(mem.code, 0, mem.stderr);
+    const st = neardup([...args, '--stream']);
+    if (st.code === 2) {
+      assert.match(st.stderr, /chooses the exact join.*add --no-stream, or --candidates lsh/, kind.join(' '));
+      refused++;
+    } else {
+      assert.equal(st.code, 0, st.stderr);
+      assert.equal(st.stdout, mem.stdout, `${kind.join(' ')}: streamed and in-memory pairs differ`);
+    }
+  }
+  assert.ok(refused > 0, 'word shingles of short documents: auto chooses the join, which a streamed run refuses');
 });

@@ -24,7 +24,7 @@ import { addEngineOptions, addLogOptions, parseCount, parsePositiveInt } from '.
 import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
 import { runAgainst } from '../against.js';
-import { needsKinds } from '../../dedup/kinds.js';
+import { autoChoice, needsKinds } from '../../dedup/kinds.js';
 import { applyKeep } from '../../dedup/keepValues.js';
 import { decideRemoval, summarizeRemoval } from '../../dedup/verifiedGraph.js';
 import type { KeepRanking } from '../../dedup/removal.js';
@@ -150,7 +150,10 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     // thread neither parses nor copies the texts), unless --no-stream asks for memory.
     const rangedDefault = !streaming && flags.stream === undefined && fileArg !== '-' && (await rangedByDefault(file, flags, options, readOptions));
     if (rangedDefault) streaming = true;
-    if (streaming && options.candidates === 'auto' && options.measure !== 'containment') options.candidates = 'lsh';
+    // Streamed, the exact join cannot run (it holds every set): auto runs LSH, and after pass 1 the
+    // run is refused if auto would have chosen the join for these texts in memory (one answer).
+    const autoStreamed = streaming && options.candidates === 'auto' && options.measure !== 'containment';
+    if (autoStreamed) options.candidates = 'lsh';
     if (streaming && needsKinds(options)) {
       throw new UsageError('--measure containment, --candidates exact/sketch, --cluster-mode centre and --representative central need the texts in memory: add --no-stream');
     }
@@ -167,6 +170,14 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
       engine = await runInMemory(run);
     }
     const { corpus, result, target, extra } = engine;
+    if (autoStreamed && streaming) {
+      const why = (options.verify ?? 'exact') !== 'exact' ? { method: 'lsh' as const, reason: `--verify ${options.verify}: the join always scores exactly` } : autoChoice('jaccard', result.stats.chars, corpus.count, options.shingle?.kind);
+      if (why.method === 'exact') {
+        throw new UsageError(`--candidates auto (the default for ${options.shingle?.kind} shingles) chooses the exact join for this input (${why.reason}), which needs the texts in memory, but the run is streamed${flags.stream ? ' (--stream)' : ' (the input is over a quarter of the heap)'}: add --no-stream, or --candidates lsh to run LSH`);
+      }
+      result.stats.candidateMethod = 'lsh';
+      result.stats.candidateReason = why.reason;
+    }
     // The keep policy ranks the documents after either route, from one more pass over the input; the
     // removal rule then decides what --output dedup drops.
     let ranking: KeepRanking | undefined;
@@ -237,6 +248,7 @@ function refuseForAgainst(flags: DedupFlags): void {
   if (flags.clusterMode !== undefined && flags.clusterMode !== 'components') throw new UsageError(`--cluster-mode ${flags.clusterMode} does not apply with --against: it writes no clusters`);
   if (flags.representative !== undefined && flags.representative !== 'first') throw new UsageError(`--representative ${flags.representative} does not apply with --against: it keeps every document of the input that matches no reference document`);
   if (flags.keep !== undefined && flags.keep !== 'first') throw new UsageError(`--keep ${flags.keep} does not apply with --against: it keeps every document of the input that matches no reference document`);
+  if (flags.removal === 'cluster') throw new UsageError('--removal cluster does not apply with --against: it keeps every document of the input that matches no reference document');
 }
 
 /**
