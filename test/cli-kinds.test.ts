@@ -204,10 +204,14 @@ test('dedup without --candidates: word shingles of short documents take the exac
   const joined = new Set(lines(fs.readFileSync(out('w.tsv'), 'utf8')));
   for (const p of lines(fs.readFileSync(out('l.tsv'), 'utf8'))) assert.ok(joined.has(p), p);
   // Char shingles (the default), estimate verification and streaming keep LSH, with no auto line.
-  for (const extra of [[], ['--shingle', 'word', '-k', '3', '--verify', 'estimate'], ['--shingle', 'word', '-k', '3', '--stream']]) {
+  for (const extra of [[], ['--shingle', 'word', '-k', '3', '--verify', 'estimate'], ['--shingle', 'word', '-k', '3', '--stream', '--candidates', 'lsh']]) {
     const r = neardup(['dedup', kijiji, ...TEXT, ...extra, '--out', out('x.tsv')]);
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stderr, /^auto /m, extra.join(' '));
     assert.match(r.stderr, /^lsh +\d+ bands/m, extra.join(' '));
   }
+  // Streamed, the join cannot run: where auto would choose it, the run is refused (never LSH's answer under auto's name).
+  const st = neardup(['dedup', kijiji, ...TEXT, '--shingle', 'word', '-k', '3', '--stream', '--out', out('s.tsv')]);
+  assert.equal(st.code, 2, st.stderr);
+  assert.match(st.stderr, /chooses the exact join .*add --no-stream, or --candidates lsh/);
 });

@@ -97,11 +97,12 @@ test('annotate and dedup of JSONL keep every line byte for byte; big ids survive
       const cl = neardup([...args, '--output', 'clusters']);
       assert.equal(cl.code, 0, cl.stderr);
       for (const l of cl.stdout.split('\n').filter(Boolean)) {
-        const c = JSON.parse(l) as { representative: string; members: string[] };
-        for (const mbr of c.members) {
+        const c = JSON.parse(l) as { representative: string; members: string[]; duplicate_of: (string | null)[] };
+        c.members.forEach((mbr, j) => {
           assert.ok(ids.includes(mbr), `member ${mbr}`);
-          if (mbr !== c.representative) assert.equal(dupOf.get(mbr), c.representative);
-        }
+          // Each member's kept near duplicate, as annotate names it.
+          assert.equal(dupOf.get(mbr) ?? null, c.duplicate_of[j]);
+        });
       }
       const pr = neardup([...args, '--output', 'pairs', '--output-format', 'jsonl']);
       assert.equal(pr.code, 0, pr.stderr);

@@ -15,6 +15,8 @@ import { cliInProcess } from './helpers/inProcessCli.js';
 import { plantedDocs } from './helpers/shards.js';
 import { writeParquet } from './helpers/formats.js';
 import { STAGES } from '../src/shard/job.js';
+import fc from 'fast-check';
+import { chooseKept, isoDateMs, keepValue } from '../src/dedup/keepPolicy.js';
 
 const POLICIES = ['first', 'longest', 'shortest', 'max:score', 'min:score', 'max:day', 'min:day', 'none'];
 const OUTPUTS = ['dedup', 'annotate', 'clusters'] as const;
@@ -215,4 +217,72 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
       });
     }
   }
+});
+
+describe('ranking values compared exactly', () => {
+  const max = { kind: 'max' as const, field: 'ts' };
+  it('integer literals beyond 2^53 never tie: the kept member is the exact maximum and minimum (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }), { minLength: 2, maxLength: 8 }), (xs) => {
+        const vals = xs.map((x) => keepValue(max, '', String(x)));
+        for (const v of vals) assert.equal(v.status, 0);
+        const big = (j: number): bigint => BigInt(vals[j]!.value) + BigInt(vals[j]!.lo);
+        xs.forEach((x, j) => assert.equal(big(j), x, `${x} read back exactly`));
+        const want = (cmp: (a: bigint, b: bigint) => boolean): number => xs.reduce((b, x, j) => (cmp(x, xs[b]!) ? j : b), 0);
+        assert.equal(chooseKept(max, xs.length, (j) => vals[j]!.value, (j) => vals[j]!.lo), want((a, b) => a > b));
+        assert.equal(chooseKept({ kind: 'min', field: 'ts' }, xs.length, (j) => vals[j]!.value, (j) => vals[j]!.lo), want((a, b) => a < b));
+      }),
+      { numRuns: 500, seed: 7 },
+    );
+  });
+
+  it('a date-time without an offset is UTC on every machine; an impossible date is not a date', () => {
+    assert.equal(isoDateMs('2024-03-01T10:00:00'), Date.UTC(2024, 2, 1, 10));
+    assert.equal(isoDateMs('2024-03-01 10:00'), Date.UTC(2024, 2, 1, 10));
+    assert.equal(isoDateMs('2024-03-01T10:00:00+02:00'), Date.UTC(2024, 2, 1, 8));
+    assert.equal(isoDateMs('2024-02-29'), Date.UTC(2024, 1, 29));
+    for (const bad of ['2024-02-30', '2023-02-29', '2024-13-01', '2024-04-31', '2024-03-01T25:00', '2024-03-01T10:61']) {
+      assert.ok(Number.isNaN(isoDateMs(bad)), bad);
+      assert.equal(keepValue({ kind: 'max', field: 'day' }, '', bad).status, 2, bad);
+    }
+  });
+
+  it('every route keeps the exact maximum of 64-bit timestamps, in every time zone', async () => {
+    const dir = tmpDir();
+    try {
+      const text = 'the same advert for a flat near the station with two rooms and a balcony';
+      // 2^63 − 3 … 2^63 − 1 round to one double: only an exact comparison tells them apart.
+      const rows = ['9223372036854775805', '9223372036854775807', '9223372036854775806'].map((ts, i) => JSON.stringify({ id: `a${i}`, ts: Number.NaN, day: '2024-01-01', text }).replace('null', ts));
+      // Without an offset b0 is 10:00 UTC, after b1's 09:30 UTC: in Tokyo, read as local time, it would be 01:00 UTC.
+      const other = 'another advert entirely, about a house in the hills with a garden';
+      rows.push(JSON.stringify({ id: 'b0', ts: 1, day: '2024-03-01T10:00:00', text: other }));
+      rows.push(JSON.stringify({ id: 'b1', ts: 2, day: '2024-03-01T09:30:00+00:00', text: other }));
+      const file = path.join(dir, 'ts.jsonl');
+      fs.writeFileSync(file, rows.join('\n') + '\n');
+      fs.mkdirSync(path.join(dir, 'sx'));
+      fs.writeFileSync(path.join(dir, 'sx', 'part-0.jsonl'), rows.slice(0, 2).join('\n') + '\n');
+      fs.writeFileSync(path.join(dir, 'sx', 'part-1.jsonl'), rows.slice(2).join('\n') + '\n');
+      for (const [keep, want] of [['max:ts', 'a1'], ['min:ts', 'a0'], ['max:day', 'b0'], ['min:day', 'b1']] as const) {
+        const kept = (out: string): string[] => out.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: string }).id);
+        for (const tz of ['UTC', 'America/New_York', 'Asia/Tokyo']) {
+          for (const route of [['--no-stream'], ['--stream']]) {
+            const r = neardup(['dedup', file, '--id-field', 'id', '--keep', keep, '--output', 'dedup', '-q', ...route], { env: { TZ: tz } });
+            assert.equal(r.code, 0, r.stderr);
+            assert.ok(kept(r.stdout).includes(want), `${keep} ${tz} ${route}: ${r.stdout}`);
+          }
+        }
+        const out = path.join(dir, `job-${keep.replace(':', '_')}`);
+        const j = await cliInProcess(['job', 'dedup', path.join(dir, 'sx'), '--id-field', 'id', '--keep', keep, '--output', 'dedup', '--out-dir', out, '--local', '--work-dir', `${out}.work`, '-q']);
+        assert.equal(j.code, 0, j.stderr);
+        assert.ok(kept(fs.readFileSync(path.join(out, 'part-0.jsonl'), 'utf8') + fs.readFileSync(path.join(out, 'part-1.jsonl'), 'utf8')).includes(want), `job ${keep}`);
+      }
+      // An impossible date on a clustered record is an input error naming it.
+      fs.writeFileSync(file, rows.slice(3).join('\n').replace('2024-03-01T10:00:00', '2024-02-30T10:00:00') + '\n');
+      const bad = neardup(['dedup', file, '--id-field', 'id', '--keep', 'max:day', '--output', 'dedup', '-q']);
+      assert.equal(bad.code, 2, bad.stderr);
+      assert.match(bad.stderr, /ts\.jsonl:1: field "day" is not a number or an ISO date/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

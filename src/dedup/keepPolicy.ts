@@ -53,20 +53,52 @@ export const ValueStatus = { Ok: 0, Missing: 1, NotNumeric: 2 } as const;
 export type ValueStatus = (typeof ValueStatus)[keyof typeof ValueStatus];
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+const INTEGER = /^[+-]?\d+$/;
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /**
- * The value a policy ranks a record by: its text's length, or its field as a number (an ISO date
- * as milliseconds since 1970). NaN with a status when the field is missing or not a number.
+ * A record's ranking value: `value`, and `lo`, what an integer literal beyond 2^53 has past the
+ * double nearest it (`value` + `lo` is the integer exactly; 0 otherwise). Values compare by
+ * `value`, then `lo`, so distinct 64-bit integers never tie.
  */
-export function keepValue(rule: KeepRule, text: string, field: string | undefined): { value: number; status: ValueStatus } {
-  if (rule.field === undefined) return { value: text.length, status: ValueStatus.Ok };
-  if (field === undefined || field.trim() === '') return { value: NaN, status: ValueStatus.Missing };
+export interface KeepValue {
+  value: number;
+  lo: number;
+  status: ValueStatus;
+}
+
+/**
+ * An ISO date or date-time as milliseconds since 1970: without an offset it is UTC (the same on
+ * every machine, whatever its time zone); NaN for an impossible date or time (2024-02-30, 25:00).
+ */
+export function isoDateMs(s: string): number {
+  const m = ISO_DATE.exec(s);
+  if (!m) return NaN;
+  const [, y, mo, d, h = '00', mi = '00', sec = '00', frac = '', zone] = m;
+  const iso = `${y}-${mo}-${d}T${h}:${mi}:${sec}${frac}${zone ?? 'Z'}`;
+  const ms = Date.parse(iso);
+  // Date.parse rolls 2024-02-30 over to 1 March: the fields read back must be the ones written.
+  const check = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(sec)));
+  if (check.getUTCFullYear() !== Number(y) || check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) || check.getUTCHours() !== Number(h) || check.getUTCMinutes() !== Number(mi) || check.getUTCSeconds() !== Number(sec)) return NaN;
+  return ms;
+}
+
+/**
+ * The value a policy ranks a record by: its text's length, or its field as a number (an integer
+ * literal exactly, see {@link KeepValue}; an ISO date as milliseconds since 1970, UTC when it has no
+ * offset). NaN with a status when the field is missing, not a number, or an impossible date.
+ */
+export function keepValue(rule: KeepRule, text: string, field: string | undefined): KeepValue {
+  if (rule.field === undefined) return { value: text.length, lo: 0, status: ValueStatus.Ok };
+  if (field === undefined || field.trim() === '') return { value: NaN, lo: 0, status: ValueStatus.Missing };
   const s = field.trim();
   let v = NaN;
-  if (NUMBER.test(s)) v = Number(s);
-  else if (ISO_DATE.test(s)) v = Date.parse(s.length === 10 ? s : s.replace(' ', 'T'));
-  return Number.isFinite(v) ? { value: v, status: ValueStatus.Ok } : { value: NaN, status: ValueStatus.NotNumeric };
+  let lo = 0;
+  if (NUMBER.test(s)) {
+    v = Number(s);
+    if (INTEGER.test(s) && Number.isFinite(v) && !Number.isSafeInteger(v)) lo = Number(BigInt(s) - BigInt(v));
+  } else v = isoDateMs(s);
+  return Number.isFinite(v) ? { value: v, lo, status: ValueStatus.Ok } : { value: NaN, lo: 0, status: ValueStatus.NotNumeric };
 }
 
 /** The input error for a clustered document whose field the policy cannot rank by. */
@@ -85,10 +117,11 @@ export function keepReadError(e: unknown, rule: KeepRule): unknown {
 }
 
 /**
- * The kept member of a cluster: `members` in input order, `valueOf(j)` the value of the j-th.
- * Returns the index into `members`, or -1 for `none`. Ties: the earliest member.
+ * The kept member of a cluster: `members` in input order, `valueOf(j)` the value of the j-th (and
+ * `loOf(j)` its exact remainder, see {@link KeepValue}). Returns the index into `members`, or -1
+ * for `none`. Ties: the earliest member.
  */
-export function chooseKept(rule: KeepRule, count: number, valueOf: (j: number) => number): number {
+export function chooseKept(rule: KeepRule, count: number, valueOf: (j: number) => number, loOf: (j: number) => number = () => 0): number {
   if (rule.kind === 'none') return -1;
   // Several inputs are read (and numbered) one after the other in the order given, in one process
   // and in a job, and members come in that order: the earliest input's first member is the first.
@@ -96,11 +129,14 @@ export function chooseKept(rule: KeepRule, count: number, valueOf: (j: number) =
   const sign = rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1;
   let best = 0;
   let bestV = sign * valueOf(0);
+  let bestLo = sign * loOf(0);
   for (let j = 1; j < count; j++) {
     const v = sign * valueOf(j);
-    if (v > bestV) {
+    const lo = sign * loOf(j);
+    if (v > bestV || (v === bestV && lo > bestLo)) {
       best = j;
       bestV = v;
+      bestLo = lo;
     }
   }
   return best;

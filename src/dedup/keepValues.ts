@@ -26,22 +26,23 @@ export async function applyKeep(file: string, read: ReadOptions, clusters: Clust
   const clustered = new Uint8Array(count);
   for (const c of clusters) for (const m of c.members) clustered[m] = 1;
   const values = new Float64Array(count);
+  const lo = new Float64Array(count);
   let read_: number;
   try {
-    read_ = await rank(file, read, rule, clustered, values);
+    read_ = await rank(file, read, rule, clustered, values, lo);
   } catch (e) {
     throw keepReadError(e, rule);
   }
   if (read_ !== count) throw new Error(`${file} changed while it was being read (${read_} records instead of ${count})`);
   for (const c of clusters) {
-    const j = chooseKept(rule, c.members.length, (x) => values[c.members[x]!]!);
+    const j = chooseKept(rule, c.members.length, (x) => values[c.members[x]!]!, (x) => lo[c.members[x]!]!);
     c.representative = c.members[j]!;
   }
-  return { values, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 };
+  return { values, lo, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 };
 }
 
 /** Reads the values of the clustered documents into `values`; returns the number of records read (at most values.length + 1). */
-async function rank(file: string, read: ReadOptions, rule: KeepRule, clustered: Uint8Array, values: Float64Array): Promise<number> {
+async function rank(file: string, read: ReadOptions, rule: KeepRule, clustered: Uint8Array, values: Float64Array, lo: Float64Array): Promise<number> {
   const input = await openInput(file, keepReadOptions({ ...read, raw: false }, rule));
   let i = 0;
   for await (const r of input.records) {
@@ -53,6 +54,7 @@ async function rank(file: string, read: ReadOptions, rule: KeepRule, clustered: 
         throw keepValueError(name, r.line, rule, v.status);
       }
       values[i] = v.value;
+      lo[i] = v.lo;
     }
     i++;
   }

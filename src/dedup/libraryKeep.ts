@@ -39,6 +39,7 @@ export function libraryRanking(clusters: readonly Cluster[], n: number, keep: De
   if (rule.kind === 'none') return { none: true };
   if (!keepNeedsValues(rule)) return {};
   const values = new Float64Array(n);
+  const lo = new Float64Array(n);
   for (const c of clusters) {
     for (const m of c.members) {
       let field: string | undefined;
@@ -53,9 +54,10 @@ export function libraryRanking(clusters: readonly Cluster[], n: number, keep: De
         throw new RangeError(`dedup(): field "${rule.field}" of document ${m} (id "${String(records![m]!.id)}") ${what}: keep "${keep}" ranks near duplicates by it`);
       }
       values[m] = v.value;
+      lo[m] = v.lo;
     }
   }
-  return { values, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 };
+  return { values, lo, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 };
 }
 
 /**
@@ -70,8 +72,8 @@ export function applyLibraryKeep(result: DedupResult, options: DedupOptions, tex
   const keep = options.keep ?? (options.representative === 'longest' ? 'longest' : undefined);
   const ranking = libraryRanking(result.clusters, n, keep, texts, records);
   if (rule === 'cluster' && (options.representative ?? 'first') === 'first' && ranking.values) {
-    const { values, sign = 1 } = ranking;
-    for (const c of result.clusters) c.representative = c.members[chooseKept({ kind: sign > 0 ? 'max' : 'min' }, c.members.length, (j) => values[c.members[j]!]!)]!;
+    const { values, lo, sign = 1 } = ranking;
+    for (const c of result.clusters) c.representative = c.members[chooseKept({ kind: sign > 0 ? 'max' : 'min' }, c.members.length, (j) => values[c.members[j]!]!, (j) => (lo ? lo[c.members[j]!]! : 0))]!;
   }
   if (rule === 'cluster' && ranking.none) for (const c of result.clusters) c.representative = -1;
   decideRemoval(result, rule, ranking);

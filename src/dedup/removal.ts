@@ -129,21 +129,41 @@ export interface KeepRanking {
   values?: ArrayLike<number>;
   /** 1: the largest value first; -1: the smallest. */
   sign?: 1 | -1;
+  /** Exact remainders of integer values beyond 2^53 (compared after `values`; see keepPolicy.ts). */
+  lo?: ArrayLike<number>;
 }
 
 /**
  * Orders `docs` (document numbers) best first under `ranking`; equal values go in document order.
  * Returns positions into `docs`.
  */
-export function rankOrder(docs: ArrayLike<number>, ranking: KeepRanking, valueAt: (j: number) => number = (j) => ranking.values![docs[j]!]!): Int32Array {
+export function rankOrder(docs: ArrayLike<number>, ranking: KeepRanking): Int32Array {
   const order = new Int32Array(docs.length);
   for (let j = 0; j < docs.length; j++) order[j] = j;
-  if (!ranking.values && ranking.sign === undefined) return Int32Array.from(Array.from(order).sort((x, y) => docs[x]! - docs[y]!));
+  if (!ranking.values) return Int32Array.from(Array.from(order).sort((x, y) => docs[x]! - docs[y]!));
   const sign = ranking.sign ?? 1;
+  const { values, lo } = ranking;
   const key = new Float64Array(docs.length);
-  for (let j = 0; j < docs.length; j++) key[j] = -sign * valueAt(j);
+  const keyLo = new Float64Array(docs.length);
+  for (let j = 0; j < docs.length; j++) {
+    key[j] = -sign * values[docs[j]!]!;
+    keyLo[j] = lo ? -sign * lo[docs[j]!]! : 0;
+  }
   // Ties go to the earlier document (units' best members need not come in document order).
-  return Int32Array.from(Array.from(order).sort((x, y) => key[x]! - key[y]! || docs[x]! - docs[y]!));
+  return Int32Array.from(Array.from(order).sort((x, y) => key[x]! - key[y]! || keyLo[x]! - keyLo[y]! || docs[x]! - docs[y]!));
+}
+
+/** Whether document a ranks before document b under `ranking` (values, then their exact remainders; ties: the earlier). */
+function ranksBefore(ranking: KeepRanking, a: number, b: number): boolean {
+  const { values, lo } = ranking;
+  if (!values) return a < b;
+  const sign = ranking.sign ?? 1;
+  const va = sign * values[a]!;
+  const vb = sign * values[b]!;
+  if (va !== vb) return va > vb;
+  const la = lo ? sign * lo[a]! : 0;
+  const lb = lo ? sign * lo[b]! : 0;
+  return la !== lb ? la > lb : a < b;
 }
 
 /** Documents grouped into units (copy groups), as `CopyGroups` has them. */
@@ -180,17 +200,14 @@ export function verifiedRemoval(n: number, pairs: UnitPairs, ranking: KeepRankin
   const best = new Int32Array(U);
   for (const u of clustered) {
     let b = member(u, 0);
-    if (ranking.values) {
-      const sign = ranking.sign ?? 1;
-      for (let j = 1; j < size(u); j++) {
-        const d = member(u, j);
-        if (sign * ranking.values[d]! > sign * ranking.values[b]!) b = d;
-      }
+    for (let j = 1; j < size(u); j++) {
+      const d = member(u, j);
+      if (ranksBefore(ranking, d, b)) b = d;
     }
     best[u] = b;
   }
   const bests = clustered.map((u) => best[u]!);
-  const rank = rankOrder(bests, ranking, (j) => ranking.values![bests[j]!]!);
+  const rank = rankOrder(bests, ranking);
   const order = Int32Array.from(rank, (j) => clustered[j]!);
   const { via, similarity: viaSim } = decideUnits(pairs, order);
   for (const u of clustered) {

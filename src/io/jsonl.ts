@@ -108,7 +108,9 @@ export function jsonlLineReader(ctx: ReaderContext, spec: FieldSpec): LineReader
     const out: InputRecord = { text: parts.length === 1 ? parts[0]! : parts.join(' '), id, row: r, line };
     if (titlePath) {
       const v = getPath(obj, titlePath);
-      if ((typeof v === 'string' && v) || typeof v === 'number') out.title = String(v);
+      // A number is its literal as written, as an id is: --keep max:FIELD compares big integers exactly.
+      if (typeof v === 'string' && v) out.title = v;
+      else if (typeof v === 'number') out.title = rawJsonValue(lineText, titlePath) ?? String(v);
     }
     if (ctx.raw) {
       out.raw = lineText;

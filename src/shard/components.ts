@@ -138,6 +138,7 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
   // What the keep policy ranks each clustered document by, when it ranks by a value.
   const rule = parseKeepPolicy(job.keep ?? 'first');
   const key = keepNeedsValues(rule) ? new Float64Array(P) : undefined;
+  const keyLo = key ? new Float64Array(P) : undefined;
   const shard = new Uint32Array(P);
   const sstart = new Float64Array(S + 1);
   for (let p = 0, s = 0; p < P; p++) {
@@ -147,7 +148,10 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
     const sd = docs.get(s);
     const d = members[p]! - docOffset[s]!;
     ids[p] = sd.id(d);
-    if (key) key[p] = keepKey(job, rule, sd, s, d);
+    if (key) {
+      key[p] = keepKey(job, rule, sd, s, d);
+      keyLo![p] = sd.keyLo(d);
+    }
   }
   for (let s = 0; s < S; s++) sstart[s + 1]! += sstart[s]!;
   const doc = new Uint32Array(P);
@@ -158,11 +162,11 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
   const size = new Int32Array(P);
   const keptOf = new Float64Array(K);
   // The verified rule decides per document from the pairs, between positions among the clustered documents.
-  const verified = (job.removal ?? 'cluster') === 'verified' ? verifiedOfPositions(members, A, B, sims, n, rule, key) : undefined;
+  const verified = (job.removal ?? 'cluster') === 'verified' ? verifiedOfPositions(members, A, B, sims, n, rule, key, keyLo) : undefined;
   for (let k = 0; k < K; k++) {
     // Members in global document order: ties of the policy go to the earliest, as in neardup dedup.
     const j0 = start[k]!;
-    const c = chooseKept(rule, start[k + 1]! - j0, (x) => key![order[j0 + x]!]!);
+    const c = chooseKept(rule, start[k + 1]! - j0, (x) => key![order[j0 + x]!]!, (x) => keyLo![order[j0 + x]!]!);
     const kept = c < 0 ? -1 : order[j0 + c]!;
     keptOf[k] = kept < 0 ? -1 : members[kept]!;
     const m: (string | number)[] = [];
@@ -200,7 +204,7 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
     // The cluster rule's summary says what the verified rule would drop, and how far its dropped members can be.
     let low = Infinity;
     for (const x of sim) if (x < low) low = x;
-    const verifiedDrops = verifiedOfPositions(members, A, B, sims, n, rule, key).dropped;
+    const verifiedDrops = verifiedOfPositions(members, A, B, sims, n, rule, key, keyLo).dropped;
     marker.removal = { rule: 'cluster', verifiedDrops, clusterDrops, largestCluster: largest, ...(low !== Infinity ? { lowestSimilarity: low } : {}) };
   }
   return { doc, cluster, rep, repId, size, sim, id: ids.map(String), sstart };
@@ -252,7 +256,7 @@ async function similaritiesToKept(workDir: string, job: JobSpec, docOffset: Floa
  * The verified removal rule over the clustered documents (`members`, ascending global numbers; pair
  * i joins A[i] and B[i]), ranked by the keep policy's `key` (by position) or in document order.
  */
-function verifiedOfPositions(members: Float64Array, A: Float64Array, B: Float64Array, sims: Float64Array, n: number, rule: KeepRule, key: Float64Array | undefined): Removal {
+function verifiedOfPositions(members: Float64Array, A: Float64Array, B: Float64Array, sims: Float64Array, n: number, rule: KeepRule, key: Float64Array | undefined, keyLo: Float64Array | undefined): Removal {
   const P = members.length;
   const positionOf = (g: number): number => {
     let lo = 0;
@@ -270,7 +274,7 @@ function verifiedOfPositions(members: Float64Array, A: Float64Array, B: Float64A
     a[i] = positionOf(A[i]!);
     b[i] = positionOf(B[i]!);
   }
-  const ranking: KeepRanking = rule.kind === 'none' ? { none: true } : key ? { values: key, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 } : {};
+  const ranking: KeepRanking = rule.kind === 'none' ? { none: true } : key ? { values: key, lo: keyLo, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 } : {};
   return verifiedRemoval(P, { units: P, count: n, a, b, similarity: sims }, ranking);
 }
 

@@ -24,6 +24,8 @@ export interface ShardDocs {
   id(d: number): string | number;
   /** What the job's keep policy ranks document d by (only with a policy that ranks by a value). */
   key(d: number): number;
+  /** The exact remainder of an integer key beyond 2^53 (keepPolicy.ts's KeepValue). */
+  keyLo(d: number): number;
   /** 0 when {@link key} is a value, 1 when the field is missing, 2 when it is not a number or an ISO date. */
   keyStatus(d: number): number;
   /** The 1-based line of document d in its shard (only with a policy that ranks by a value). */
@@ -46,6 +48,7 @@ function docsOf(job: JobSpec, num: Numbering, f: ColumnFile, s: number): ShardDo
   const rowOffset = num.rowOffset[s]!;
   const keyed = job.keep !== undefined && keepNeedsValues(parseKeepPolicy(job.keep));
   const keys = keyed ? f.f64('key', a, b) : undefined;
+  const keysLo = keyed ? f.f64('keyLo', a, b) : undefined;
   const status = keyed ? f.u32('keyStatus', a, b) : undefined;
   const lines = keyed ? f.u32('line', a, b) : undefined;
   const none = (): number => {
@@ -57,10 +60,11 @@ function docsOf(job: JobSpec, num: Numbering, f: ColumnFile, s: number): ShardDo
     length: (d) => lengths[d]!,
     id: (d) => (explicit[d] ? ids(d) : rowOffset + rows[d]!),
     key: keys ? (d) => keys[d]! : none,
+    keyLo: keysLo ? (d) => keysLo[d]! : none,
     keyStatus: status ? (d) => status[d]! : none,
     line: lines ? (d) => lines[d]! : none,
-    // row, explicit, start, length (and key, keyStatus, line), then the ids' bytes and offsets.
-    bytes: (b - a) * (keyed ? 36 : 20) + ids.bytes,
+    // row, explicit, start, length (and key, keyLo, keyStatus, line), then the ids' bytes and offsets.
+    bytes: (b - a) * (keyed ? 44 : 20) + ids.bytes,
   };
 }
 

@@ -17,7 +17,7 @@ import { InputError, UsageError } from '../io/errors.js';
 import { isS3Url, s3Get, s3Head } from '../io/s3.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
-export const JOB_VERSION = 4;
+export const JOB_VERSION = 5;
 
 /** What a job writes. `pairs` and `clusters` go to one file; `dedup` and `annotate` write one output shard per input shard. */
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';

@@ -13,7 +13,8 @@
  * plain line-format shard: start (float64; −1 in a shard read sequentially) and length (uint32).
  * Later stages take ids from here, and verification reads texts again at those offsets. With a
  * keep policy that ranks by a value (`--keep longest|shortest|max:F|min:F`), also: key (float64:
- * the text's length in UTF-16 code units, or the field's value, NaN when it has none), keyStatus
+ * the text's length in UTF-16 code units, or the field's value, NaN when it has none), keyLo
+ * (float64: the exact remainder of an integer value beyond 2^53, else 0), keyStatus
  * (uint32: 0 ok, 1 missing, 2 not a number or an ISO date) and line (uint32, 1-based, for the
  * error that names a clustered document's bad field); components picks each cluster's kept member by key.
  *
@@ -173,6 +174,8 @@ class SignOutput {
   readonly docLen = new U32Buf(1 << 10);
   // What the keep policy ranks by (only with one that needs values).
   readonly docKey: number[] = [];
+  /** Exact remainders of integer keep values beyond 2^53 (keepPolicy.ts's KeepValue). */
+  readonly docKeyLo: number[] = [];
   readonly docKeyStatus = new U32Buf(1 << 10);
   readonly docLine = new U32Buf(1 << 10);
   /** docs.bin row where each shard of the task starts, then the row count. */
@@ -216,6 +219,7 @@ class SignOutput {
     this.ids.length = ids;
     for (const b of [this.docRow, this.docExplicit, this.docLen, this.docKeyStatus, this.docLine]) b.length = Math.min(b.length, docs);
     this.docKey.length = Math.min(this.docKey.length, docs);
+    this.docKeyLo.length = Math.min(this.docKeyLo.length, docs);
     this.docId.length = docs;
     this.docStart.length = docs;
   }
@@ -233,7 +237,7 @@ class SignOutput {
       start: toF64(this.docStart),
       length: this.docLen.view(),
       sstart: Float64Array.from(this.sstart),
-      ...(keepRule(job) ? { key: toF64(this.docKey), keyStatus: this.docKeyStatus.view(), line: this.docLine.view() } : {}),
+      ...(keepRule(job) ? { key: toF64(this.docKey), keyLo: toF64(this.docKeyLo), keyStatus: this.docKeyStatus.view(), line: this.docLine.view() } : {}),
     });
     if (this.ids.length === 0) return;
     const m = this.ids.length;
@@ -302,6 +306,7 @@ async function keepValues(job: JobSpec, rule: KeepRule, out: SignOutput, s: numb
       if (d >= docs) break;
       const v = keepValue(rule, r.text, r.title);
       out.docKey.push(v.value);
+      out.docKeyLo.push(v.lo);
       out.docKeyStatus.push(v.status);
       out.docLine.push(r.line);
       d++;
