@@ -114,6 +114,30 @@ describe('job --local on task processes', () => {
     });
   }
 
+  it('a planned job runs as it is (job run), a resubmission takes the planner\'s partitions, and a different job names the fields that differ', () => {
+    const ref = path.join(dir, 'ref-run');
+    const d = neardup(['dedup', concat, '--id-field', 'id', '--output', 'clusters', '--out', ref, '-q'], { cwd: dir });
+    assert.equal(d.code, 0, d.stderr);
+    const work = path.join(dir, 'w-run');
+    const plan = neardup(['job', 'plan', shards, '--id-field', 'id', '--output', 'clusters', '--task-bytes', '1', '--partitions', '3', '--work-dir', work, '-q'], { cwd: dir });
+    assert.equal(plan.code, 0, plan.stderr);
+    // job run: no options repeated.
+    const out = path.join(dir, 'run.jsonl');
+    const r = neardup(['job', 'run', '--work-dir', work, '--local', '--out', out, '-q'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(fs.readFileSync(out, 'utf8'), fs.readFileSync(ref, 'utf8'));
+    // The same job again without --partitions: the plan's are taken, and the finished job is reported.
+    const again = neardup(['job', 'dedup', shards, '--id-field', 'id', '--output', 'clusters', '--task-bytes', '1', '--local', '--work-dir', work, '--out', path.join(dir, 'again.jsonl'), '-q'], { cwd: dir });
+    assert.equal(again.code, 0, again.stderr);
+    // Other options: refused, naming each field with both values.
+    const other = neardup(['job', 'dedup', shards, '--id-field', 'id', '--output', 'clusters', '--task-bytes', '1', '--partitions', '2', '--threshold', '0.7', '--local', '--work-dir', work, '--out', path.join(dir, 'other.jsonl')], { cwd: dir });
+    assert.equal(other.code, 2, other.stderr);
+    assert.match(other.stderr, /differs in threshold \(planned 0\.8, now 0\.7\), partitions \(planned 3, now 2\)|differs in partitions \(planned 3, now 2\), threshold \(planned 0\.8, now 0\.7\)/);
+    assert.match(other.stderr, /neardup job run --work-dir/);
+    // job run needs a place to run.
+    assert.equal(neardup(['job', 'run', '--work-dir', work], { cwd: dir }).code, 2);
+  });
+
   it('--processes without --local is refused, naming it', () => {
     const r = neardup(['job', 'dedup', shards, '--redis', 'redis://127.0.0.1:1', '--processes', '2', '--work-dir', path.join(dir, 'w-p'), '--out', path.join(dir, 'p.tsv')], { cwd: dir });
     assert.equal(r.code, 2);

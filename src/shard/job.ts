@@ -78,6 +78,8 @@ export interface JobSpec {
    * and a corpus of only those gathers nothing. Absent in plans made before it: true.
    */
   gather?: boolean;
+  /** Whether `--partitions` chose the partitions (else the planner did, and a resubmission takes the plan's). */
+  partitionsGiven?: boolean;
   /** Whether `--against` is on: pairs only between side 0 and side 1. */
   against: boolean;
   /**
@@ -230,9 +232,18 @@ export function loadJob(workDir: string): JobSpec {
  * The plan without what differs between two plannings of the same job: id, version, shard
  * identities, and whether it gathers (which follows from its shards; plans made before it lack it).
  */
-function sameJobKey(spec: Omit<JobSpec, 'id' | 'version'>): string {
-  const { taskMemory: _m, gather: _g, ...rest } = spec;
-  return JSON.stringify({ ...rest, shards: spec.shards.map(({ identity: _i, ...r }) => r) });
+function sameJobKey(spec: Omit<JobSpec, 'id' | 'version'>): Record<string, string> {
+  const { taskMemory: _m, gather: _g, partitionsGiven: _p, ...rest } = spec;
+  const fields: Record<string, unknown> = { ...rest, shards: spec.shards.map(({ identity: _i, ...r }) => r) };
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, JSON.stringify(v)]));
+}
+
+/** The fields in which two plans differ, as "name (planned X, now Y)". */
+function planDifferences(planned: Omit<JobSpec, 'id' | 'version'>, now: Omit<JobSpec, 'id' | 'version'>): string[] {
+  const a = sameJobKey(planned);
+  const b = sameJobKey(now);
+  const short = (v: string | undefined): string => (v === undefined ? 'none' : v.length > 60 ? `${v.slice(0, 57)}…` : v);
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k]).map((k) => (k === 'shards' ? 'shards (other inputs)' : `${k} (planned ${short(a[k])}, now ${short(b[k])})`));
 }
 
 /**
@@ -286,8 +297,11 @@ export async function saveJob(workDir: string, spec: Omit<JobSpec, 'id' | 'versi
  */
 export function sameJob(workDir: string, existing: JobSpec, spec: Omit<JobSpec, 'id' | 'version'>): JobSpec {
   const { id: _id, version: _v, ...rest } = existing;
-  if (sameJobKey(rest) !== sameJobKey(spec)) {
-    throw new UsageError(`${workDir} already holds a different job (${jobFile(workDir)}, planned with other inputs or options): use a new --work-dir, or remove the whole directory (rm -r ${workDir}) first`);
+  // Partitions chosen by neardup (not by --partitions) are the plan's: a resubmission takes them.
+  const now = spec.partitionsGiven ? spec : { ...spec, partitions: existing.partitions };
+  const differences = planDifferences(rest, now);
+  if (differences.length > 0) {
+    throw new UsageError(`${workDir} already holds a different job (${jobFile(workDir)}): it differs in ${differences.join(', ')}. Run the plan as it is with "neardup job run --work-dir ${workDir}", or use a new --work-dir, or remove the whole directory (rm -r ${workDir}) first`);
   }
   for (let s = 0; s < existing.shards.length; s++) {
     const change = identityChange(existing.shards[s]!.identity, spec.shards[s]!.identity);

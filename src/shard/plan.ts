@@ -130,6 +130,7 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
     bands: bands.bands,
     rows: bands.rows,
     partitions,
+    ...(input.partitions !== undefined ? { partitionsGiven: true } : {}),
     against: !!input.against,
     onBadShard: input.onBadShard,
     maxBucketPairs: input.options.maxPairs ?? 50_000_000,

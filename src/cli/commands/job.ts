@@ -7,7 +7,8 @@ import { Command } from 'commander';
 import { UsageError } from '../../io/errors.js';
 import { checkAuditTarget } from '../../io/audit.js';
 import { submitJob } from '../../distributed/submit.js';
-import { STAGES, taskCount } from '../../shard/job.js';
+import { STAGES, taskCount, type JobSpec } from '../../shard/job.js';
+import type { WorkDir } from '../../shard/workDir.js';
 import { isS3Url } from '../../io/s3.js';
 import { addLogOptions, parsePositiveInt } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
@@ -19,13 +20,58 @@ import { planSlurm, queuedSlurmJobs, slurmJobName, slurmScript, submitSlurm } fr
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 
-interface DedupJobFlags extends PlanFlags {
+/** Where a job's tasks run: `--local` or the workers of `--redis`. */
+interface RunFlags {
   redis?: string;
   queue: string;
   local?: boolean;
   processes?: number;
   waitNotice: number;
   redisTimeout: number;
+}
+
+interface DedupJobFlags extends PlanFlags, RunFlags {}
+
+/** The options of where a job runs, shared by `job dedup` and `job run`. */
+function addRunOptions(cmd: Command): Command {
+  return cmd
+    .option('--redis <url>', 'Redis of the queue the "neardup worker" processes serve, e.g. redis://host:6379')
+    .option('--queue <name>', 'BullMQ queue name', 'neardup')
+    .option('--local', 'run every stage on this machine instead (no Redis): each stage\'s tasks on --processes task processes')
+    .option('--processes <n>', 'with --local: task processes running at once (default: one per core, or 1 for inputs under 64 MiB, where starting processes costs more than it saves)', parsePositiveInt('processes', 1024))
+    .option('--wait-notice <seconds>', 'with --redis: say so when no worker has taken a task (or Redis cannot be reached) for this long, and again after each such span', parsePositiveInt('wait-notice', 86400), 30)
+    .option('--redis-timeout <seconds>', 'with --redis: give up when Redis cannot be reached for this long (finished tasks are kept: submit again to resume)', parsePositiveInt('redis-timeout', 864000), 120);
+}
+
+/** Checks that the run flags name one place to run. */
+function checkRunFlags(flags: RunFlags): void {
+  if (!flags.redis === !flags.local) throw new UsageError('give --redis URL (run on the queue\'s workers) or --local (run in this process)');
+  if (flags.processes !== undefined && !flags.local) throw new UsageError('--processes is for --local runs (with --redis, start more workers instead)');
+}
+
+/** Runs every unfinished task of a planned job, here (--local) or on the queue's workers (--redis). */
+async function runJob(wd: WorkDir, job: JobSpec, flags: RunFlags, reporter: Reporter): Promise<void> {
+  if (flags.local) return runLocally(wd, job, reporter, flags.processes ?? localProcesses(job));
+  let last = '';
+  const bars = stageBars(reporter);
+  try {
+    await submitJob(wd, job, {
+      redis: flags.redis!,
+      queue: flags.queue,
+      noticeMs: flags.waitNotice * 1000,
+      redisTimeoutMs: flags.redisTimeout * 1000,
+      // Said even with --quiet: a job that waits must say why.
+      onNotice: (m) => process.stderr.write(`neardup: ${m}\n`),
+      onProgress: (stage, done, total) => {
+        const line = `${stage} ${done}/${total}`;
+        if (line !== last) reporter.verbose(`progress: ${line} tasks`);
+        last = line;
+        bars.update(stage, done, total);
+      },
+    });
+  } finally {
+    bars.stop();
+  }
 }
 
 /** The `job` command and its subcommands. */
@@ -56,49 +102,38 @@ export function jobCommand(): Command {
     .description('run a whole sharded dedup job on the BullMQ workers of --redis (or --local: in this process), then write the output and summary as neardup dedup does')
     .argument('<shards...>', 'input shards: files (JSONL, TSV, CSV, text, Parquet; .gz or .zst), directories of them, or quoted globs');
   addPlanOptions(dedup);
-  dedup
-    .option('--redis <url>', 'Redis of the queue the "neardup worker" processes serve, e.g. redis://host:6379')
-    .option('--queue <name>', 'BullMQ queue name', 'neardup')
-    .option('--local', 'run every stage on this machine instead (no Redis): each stage\'s tasks on --processes task processes')
-    .option('--processes <n>', 'with --local: task processes running at once (default: one per core, or 1 for inputs under 64 MiB, where starting processes costs more than it saves)', parsePositiveInt('processes', 1024))
-    .option('--wait-notice <seconds>', 'with --redis: say so when no worker has taken a task (or Redis cannot be reached) for this long, and again after each such span', parsePositiveInt('wait-notice', 86400), 30)
-    .option('--redis-timeout <seconds>', 'with --redis: give up when Redis cannot be reached for this long (finished tasks are kept: submit again to resume)', parsePositiveInt('redis-timeout', 864000), 120)
-    .option('-o, --out <file>', 'for --output pairs/clusters: write here (atomically) instead of stdout');
+  addRunOptions(dedup);
+  dedup.option('-o, --out <file>', 'for --output pairs/clusters: write here (atomically) instead of stdout');
   addLogOptions(dedup, 'print a machine-readable summary on stdout (needs --out or --out-dir)');
   dedup.action(async (shards: string[], flags: DedupJobFlags) => {
     refuseUnsupported(dedup);
-    if (!flags.redis === !flags.local) throw new UsageError('give --redis URL (run on the queue\'s workers) or --local (run in this process)');
+    checkRunFlags(flags);
     // Shard outputs go to --out-dir: only pairs and clusters need --out for --json.
     if (flags.output !== 'dedup' && flags.output !== 'annotate') requireOutForJson({ json: flags.json, out: flags.out || undefined });
     const started = performance.now();
     const reporter = new Reporter(flags);
     // Before the job runs: an audit path that cannot be written.
     if (flags.removed !== undefined) await checkAuditTarget(flags.removed);
-    if (flags.processes !== undefined && !flags.local) throw new UsageError('--processes is for --local runs (with --redis, start more workers instead)');
     const { wd, job } = await planFromFlags(shards, flags);
-    if (flags.local) await runLocally(wd, job, reporter, flags.processes ?? localProcesses(job));
-    else {
-      let last = '';
-      const bars = stageBars(reporter);
-      try {
-        await submitJob(wd, job, {
-          redis: flags.redis!,
-          queue: flags.queue,
-          noticeMs: flags.waitNotice * 1000,
-          redisTimeoutMs: flags.redisTimeout * 1000,
-          // Said even with --quiet: a job that waits must say why.
-          onNotice: (m) => process.stderr.write(`neardup: ${m}\n`),
-          onProgress: (stage, done, total) => {
-            const line = `${stage} ${done}/${total}`;
-            if (line !== last) reporter.verbose(`progress: ${line} tasks`);
-            last = line;
-            bars.update(stage, done, total);
-          },
-        });
-      } finally {
-        bars.stop();
-      }
-    }
+    await runJob(wd, job, flags, reporter);
+    await finishJob(wd, job, flags, reporter, started);
+  });
+
+  const run = new Command('run')
+    .description('run the job already planned in --work-dir (by "neardup job plan" or an earlier "job dedup"), as it is: no options repeated; then write the output and summary as "job dedup" does')
+    .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix');
+  addRunOptions(run);
+  run
+    .option('-o, --out <file>', 'for --output pairs/clusters: write here (atomically) instead of stdout')
+    .option('--removed <file>', 'for a job planned with --removed: write the audit here instead of where the plan says');
+  addLogOptions(run, 'print a machine-readable summary on stdout');
+  run.action(async (flags: Omit<DedupJobFlags, keyof PlanFlags> & LogFlags & { workDir: string; out?: string; removed?: string }) => {
+    checkRunFlags(flags);
+    const started = performance.now();
+    const reporter = new Reporter(flags);
+    const { wd, job } = await openJob(flags.workDir);
+    if (job.output.mode !== 'dedup' && job.output.mode !== 'annotate') requireOutForJson({ json: flags.json, out: flags.out || undefined });
+    await runJob(wd, job, flags, reporter);
     await finishJob(wd, job, flags, reporter, started);
   });
 
@@ -172,5 +207,5 @@ Example:
     process.stderr.write(`neardup: when they are done: neardup job report --work-dir ${flags.workDir} (progress: neardup job status --work-dir ${flags.workDir})\n`);
   });
 
-  return job.addCommand(plan).addCommand(dedup).addCommand(submit).addCommand(report).addCommand(status).addCommand(clean);
+  return job.addCommand(plan).addCommand(dedup).addCommand(run).addCommand(submit).addCommand(report).addCommand(status).addCommand(clean);
 }
