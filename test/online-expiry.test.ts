@@ -47,6 +47,12 @@ const stores: [string, () => string, object][] = [
 
 const shingler = createShingler({ k: 5 });
 const T0 = 1_800_000_000_000;
+/**
+ * The index's candidate limit in the property test: the live documents (ids a…h) never exceed it,
+ * a burst of expired copies does (issue #48: expired, unpurged copies filled the limit and hid a
+ * live exact duplicate on SQLite, Redis sets and PostgreSQL).
+ */
+const MAX_CANDIDATES = 8;
 
 /** How a document's expiry is given: none, a ttl, a date, or a date already past. */
 type Exp = { kind: 'none' } | { kind: 'ttl'; ms: number } | { kind: 'at'; in: number };
@@ -58,7 +64,8 @@ type Cmd =
   | { op: 'remove'; ids: string[] }
   | { op: 'purge' }
   | { op: 'query'; b: number; w: number }
-  | { op: 'clusters' };
+  | { op: 'clusters' }
+  | { op: 'burst'; b: number; w: number; n: number; ttl: boolean };
 
 const idArb = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h');
 const expArb: fc.Arbitrary<Exp> = fc.oneof(
@@ -75,6 +82,12 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ op: 'purge' as const }) },
   { weight: 3, arbitrary: fc.record({ b: fc.integer({ min: 0, max: 1 }), w: fc.integer({ min: 0, max: 4 }) }).map((q) => ({ op: 'query' as const, ...q })) },
   { weight: 1, arbitrary: fc.constant({ op: 'clusters' as const }) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({ b: fc.integer({ min: 0, max: 1 }), w: fc.integer({ min: 0, max: 4 }), n: fc.integer({ min: MAX_CANDIDATES + 1, max: 2 * MAX_CANDIDATES }), ttl: fc.boolean() })
+      .map((x) => ({ op: 'burst' as const, ...x })),
+  },
 );
 
 /** The brute-force model: every document added and not removed, with its text and expiry. */
@@ -108,8 +121,9 @@ for (const [name, spec, needs] of stores) {
     await fc.assert(
       fc.asyncProperty(fc.array(cmdArb, { minLength: 1, maxLength: 20 }), async (cmds) => {
         let t = T0;
-        const index = await NearDupIndex.open({ ...CLUSTER_OPTS, store: spec(), now: () => t });
+        const index = await NearDupIndex.open({ ...CLUSTER_OPTS, maxCandidates: MAX_CANDIDATES, store: spec(), now: () => t });
         const model = new Model(() => t);
+        let bursts = 0;
         try {
           for (const [i, c] of cmds.entries()) {
             const where = `step ${i} ${JSON.stringify(c)}`;
@@ -127,6 +141,15 @@ for (const [name, spec, needs] of stores) {
                 assert.deepEqual(ids(got[j]!), model.matches(d.text, d.id), `${where}: batch item ${j}`);
                 model.docs.set(d.id, { text: d.text, at: d.at });
               });
+            } else if (c.op === 'burst') {
+              // n exact copies of a window that are expired when the next step runs: added with
+              // a 1 ms ttl and the clock moved past it, or with an expiry already reached.
+              const text = windowText(c.b, c.w);
+              const docs = Array.from({ length: c.n }, (_, j) => ({ id: `z${bursts}_${j}`, text, ...(c.ttl ? { ttl: 1 } : { expiresAt: t }) }));
+              bursts++;
+              await index.addMany(docs);
+              for (const d of docs) model.docs.set(d.id, { text, at: t + (c.ttl ? 1 : 0) });
+              if (c.ttl) t += 1;
             } else if (c.op === 'advance') {
               t += c.ms;
             } else if (c.op === 'remove') {

@@ -77,8 +77,10 @@ export function isLive(record: Uint8Array, now: number): boolean {
 export function liveView(store: NearDupStore, now: () => number): NearDupStore {
   const over: Partial<NearDupStore> = {
     async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
-      const lists = await store.lookup(queries, limit);
       const t = now();
+      // The store leaves expired documents out before its limit: else enough of them (not purged
+      // yet) fill the candidate limit and hide a live duplicate.
+      const lists = await store.lookup(queries, limit, t);
       return lists.map((l) => l.filter((d) => isLive(d.record, t)));
     },
     async get(ids: string[]): Promise<(Uint8Array | null)[]> {

@@ -224,14 +224,16 @@ export class PostgresStore implements NearDupStore {
     }
   }
 
-  async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+  async lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
     const out: StoredDoc[][] = queries.map(() => []);
     if (queries.length === 0) return out;
-    // One round trip for every key list: a lateral GIN probe per list, at most `limit` rows each.
+    // One round trip for every key list: a lateral GIN probe per list, at most `limit` rows each,
+    // expired rows left out before the limit (with `now`).
     const r = await this.query<{ i: string; id: string; record: Buffer }>(
       `SELECT l.i, d.id, d.record FROM unnest($1::text[]) WITH ORDINALITY AS l(ks, i)
-       CROSS JOIN LATERAL (SELECT id, record FROM ${this.s}.docs WHERE keys && l.ks::bigint[] LIMIT $2) d`,
-      [queries.map(keyArray), Math.min(limit, 2 ** 31 - 1)],
+       CROSS JOIN LATERAL (SELECT id, record FROM ${this.s}.docs WHERE keys && l.ks::bigint[]
+         AND ($3::float8 IS NULL OR expires_at IS NULL OR expires_at > $3::float8) LIMIT $2) d`,
+      [queries.map(keyArray), Math.min(limit, 2 ** 31 - 1), now ?? null],
     );
     for (const row of r.rows) out[Number(row.i) - 1]!.push({ id: row.id, record: row.record });
     return out;

@@ -187,8 +187,8 @@ export class RedisStore implements NearDupStore {
     return this.lock ? this.lock.run(fn) : fn();
   }
 
-  lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
-    return this.ops.lookup(queries, limit).catch(unavailable);
+  lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
+    return this.ops.lookup(queries, limit, now).catch(unavailable);
   }
 
   /**

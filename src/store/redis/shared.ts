@@ -99,6 +99,19 @@ export function recordReader(redis: Client, keys: RedisKeys, multiKey: boolean):
   return (ids) => Promise.all(ids.map((id) => redis.getBuffer(keys.doc(id))));
 }
 
+/** The ids among `ids` whose expiry in `P:expiry` is at or before `now` (one ZMSCORE per 10,000 ids). */
+export async function expiredAmong(redis: Client, keys: RedisKeys, ids: string[], now: number): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (let i = 0; i < ids.length; i += 10_000) {
+    const chunk = ids.slice(i, i + 10_000);
+    const at = await redis.zmscore(keys.expiry, ...chunk);
+    chunk.forEach((id, j) => {
+      if (at[j] !== null && Number(at[j]) <= now) out.add(id);
+    });
+  }
+  return out;
+}
+
 /** What a compaction of the posting log reports (NearDupStore.compact). */
 export type LogCompaction = StoreCompaction;
 
@@ -111,7 +124,7 @@ export interface LayoutOps {
   /** `log` or `sets`. */
   readonly name: RedisLayout;
   /** See NearDupStore.lookup. */
-  lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]>;
+  lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]>;
   /** See NearDupStore.put. */
   put(entries: PutEntry[]): Promise<void>;
   /** See NearDupStore.removeMany (never called with no entries). */
