@@ -203,6 +203,11 @@ export class PostgresStore implements NearDupStore {
     if (h && !h.released) return fn();
     const client = await this.pool.connect().catch(pgUnavailable);
     let broken: unknown;
+    // The pool listens for errors of idle connections only: one that breaks while held here (the
+    // server restarts or is killed) would end the process with an unhandled 'error' event. Its
+    // statements fail (503) and it is closed on release.
+    const onError = (e: Error) => (broken ??= e);
+    client.on('error', onError);
     try {
       await client.query('SELECT pg_advisory_lock($1, $2)', [LOCK_SPACE, this.lock]).catch(pgUnavailable);
       const held: Held = { client, released: false, last: Promise.resolve() };
@@ -220,6 +225,7 @@ export class PostgresStore implements NearDupStore {
       broken ??= isUnavailable(e) ? e : undefined;
       throw e;
     } finally {
+      client.off('error', onError);
       client.release(broken instanceof Error ? broken : undefined);
     }
   }
