@@ -21,7 +21,8 @@ import { CLUSTER_OPTS, expectedClusters, windowText } from './helpers/clusterMod
 import { startRedis, type RedisChild } from './helpers/redis.js';
 import { startPostgres, type PostgresChild } from './helpers/postgres.js';
 import { needsPostgres, needsRedis, postgresMissing, redisMissing, REQUIRE_ALL } from './helpers/needs.js';
-import { tmpDir } from './cliUtil.js';
+import fs from 'node:fs';
+import { neardup, tmpDir } from './cliUtil.js';
 
 let redis: RedisChild | undefined;
 let postgres: PostgresChild | undefined;
@@ -308,6 +309,39 @@ test('expiry: a PostgreSQL schema of version 1 is migrated (expires_at and its i
   const store = await openStore(url);
   await assert.rejects(store.open({ keysPerDoc: 1 }), /neardup schema version 9, this version reads 2/);
   await store.close();
+  // Issue #48 item 5: a schema of another version, or holding tables that are not neardup's, is a
+  // usage error (exit 2, no stack trace), for every command that opens it.
+  const c2 = new pg.default.Client({ connectionString: postgres!.url });
+  await c2.connect();
+  await c2.query('CREATE SCHEMA foreign_t; CREATE TABLE foreign_t.docs (id int); CREATE TABLE foreign_t.meta (name text, value text)');
+  await c2.end();
+  const input = path.join(tmpDir(), 'in.tsv');
+  fs.writeFileSync(input, 'id\ttext\na\tthe same classified ad for a red bicycle with a bell\n');
+  for (const [schema, re] of [['oldpg', /neardup schema version 9, this version reads 2/], ['foreign_t', /schema foreign_t holds tables that are not a neardup index \(column "keys" does not exist\)/]] as const) {
+    for (const args of [['index', 'add', input, '--id', 'id'], ['index', 'query', input, '--id', 'id'], ['serve', '--port', '0']]) {
+      const r = neardup([...args, '--store', `${postgres!.url}?schema=${schema}`]);
+      assert.equal(r.code, 2, `${schema} ${args[0]} ${args[1]}: ${r.stderr}`);
+      // index query reads existing indexes only: a schema without a manifest is "no index at".
+      if (schema === 'foreign_t' && args[1] === 'query') assert.match(r.stderr, /no index at postgres:.*schema=foreign_t/);
+      else assert.match(r.stderr, re);
+      assert.doesNotMatch(r.stderr, /^\s+at /m);
+    }
+  }
+});
+
+test('expiry: a SQLite file of another schema version is a usage error (exit 2)', () => {
+  const file = path.join(tmpDir(), 'v9.db');
+  const input = path.join(tmpDir(), 'in.tsv');
+  fs.writeFileSync(input, 'id\ttext\na\tthe same classified ad for a red bicycle with a bell\n');
+  assert.equal(neardup(['index', 'add', input, '--id', 'id', '--store', `sqlite:${file}`, '-q']).code, 0);
+  const db = openDatabase(file);
+  db.exec("UPDATE meta SET value = '9' WHERE name = 'schema'");
+  db.close();
+  for (const args of [['index', 'add', input, '--id', 'id'], ['index', 'query', input, '--id', 'id'], ['serve', '--port', '0']]) {
+    const r = neardup([...args, '--store', `sqlite:${file}`]);
+    assert.equal(r.code, 2, `${args[0]} ${args[1]}: ${r.stderr}`);
+    assert.match(r.stderr, /SQLite schema version 9, this version reads 2/);
+  }
 });
 
 test('expiry: bad expiries are RangeErrors', async () => {
@@ -317,6 +351,7 @@ test('expiry: bad expiries are RangeErrors', async () => {
   await assert.rejects(index.add('a', 'some text here', undefined, { expiresAt: Number.NaN }), /expiresAt must be a date or a finite number/);
   await assert.rejects(index.add('a', 'some text here', undefined, { expiresAt: 5, ttl: 5 }), /expiresAt or ttl, not both/);
   await assert.rejects(NearDupIndex.open({ ttl: '30 days' }), /ttl must be a duration/);
+  for (const ttl of ['100000000000w', 8.64e15, '3650001d']) await assert.rejects(index.add('a', 'some text here', undefined, { ttl }), /ttl must be at most 3650000d/);
   assert.equal(await index.size(), 0);
   await index.close();
 });

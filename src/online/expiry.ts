@@ -29,8 +29,13 @@ export function parseDuration(value: number | string, what = 'ttl'): number {
     ms = Number(m[1]) * UNIT_MS[m[2]!]!;
   }
   if (!(Number.isFinite(ms) && ms > 0)) throw new RangeError(`${what} must be a positive duration, got ${String(value)}`);
+  // Past this, now + ttl would not be a date: say so here, not as an error deep in an add.
+  if (ms > MAX_DURATION_MS) throw new RangeError(`${what} must be at most 3650000d (about 10,000 years), got ${String(value)}`);
   return ms;
 }
+
+/** The longest duration {@link parseDuration} takes: 3,650,000 days. */
+export const MAX_DURATION_MS = 3_650_000 * 86_400_000;
 
 const MAX_DATE_MS = 8.64e15;
 

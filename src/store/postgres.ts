@@ -22,6 +22,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } from './types.js';
 import type { ClusterState } from './clusterState.js';
 import { StoreUnavailableError } from './errors.js';
+import { UsageError } from '../io/errors.js';
 import { parsePostgresUrl } from './spec.js';
 import { PostgresClusterState, type PgRunner } from './postgresClusters.js';
 
@@ -182,12 +183,22 @@ export class PostgresStore implements NearDupStore {
           UPDATE ${this.s}.meta SET value = '2' WHERE name = 'schema';`);
         version = 2;
       }
-      if (version !== POSTGRES_SCHEMA_VERSION) throw new Error(`PostgreSQL schema ${this.schema}: neardup schema version ${got.get('schema')}, this version reads ${POSTGRES_SCHEMA_VERSION} (and migrates 1)`);
+      if (version !== POSTGRES_SCHEMA_VERSION) {
+        throw new UsageError(`PostgreSQL schema ${this.schema}: neardup schema version ${got.get('schema')}, this version reads ${POSTGRES_SCHEMA_VERSION} (and migrates 1): use the neardup version that wrote it, or another ?schema=`);
+      }
       try {
         return JSON.parse(raw) as StoreManifest;
       } catch {
-        throw new Error(`PostgreSQL schema ${this.schema}: meta('manifest') is not valid JSON`);
+        throw new UsageError(`PostgreSQL schema ${this.schema}: meta('manifest') is not valid JSON`);
       }
+    }).catch((e: unknown) => {
+      // SQLSTATE class 42 (undefined column or table, wrong type): tables of that name that are
+      // not neardup's.
+      const code = (e as { code?: string }).code ?? '';
+      if (code.startsWith('42')) {
+        throw new UsageError(`PostgreSQL schema ${this.schema} holds tables that are not a neardup index (${(e as Error).message}): give another ?schema=`);
+      }
+      throw e;
     });
   }
 

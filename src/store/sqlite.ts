@@ -20,6 +20,7 @@ import { SqliteClusterState } from './sqliteClusters.js';
 import type { ClusterState } from './clusterState.js';
 import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } from './types.js';
 import { StoreUnavailableError } from './errors.js';
+import { UsageError } from '../io/errors.js';
 
 /** How long a writer waits for another process's write transaction before giving up (ms). */
 export const SQLITE_BUSY_TIMEOUT_MS = 30_000;
@@ -202,7 +203,7 @@ export class SqliteStore implements NearDupStore {
       })
       .immediate();
     if (row !== undefined) {
-      if (schema !== SQLITE_SCHEMA_VERSION) throw new Error(`${this.path}: SQLite schema version ${schema}, this version reads ${SQLITE_SCHEMA_VERSION} (and migrates 1)`);
+      if (schema !== SQLITE_SCHEMA_VERSION) throw new UsageError(`${this.path}: SQLite schema version ${schema}, this version reads ${SQLITE_SCHEMA_VERSION} (and migrates 1): use the neardup version that wrote it`);
       try {
         return JSON.parse(row) as StoreManifest;
       } catch {
