@@ -191,3 +191,40 @@ test('index remove: ids one per line or from a column, in batches; unknown and r
   assert.match(r.stderr, /no SQLite index at/);
   assert.equal(fs.existsSync(path.join(dir, 'other.db')), false);
 });
+
+// Issue #48 item 5: a UTF-8 byte order mark was kept as part of the first id, so that id was
+// "not indexed". From a file and from stdin, with LF and CRLF line ends.
+test('index remove: a UTF-8 byte order mark before the first id is not part of it', () => {
+  const dir = tmpDir();
+  const store = `sqlite:${path.join(dir, 'ads.db')}`;
+  assert.equal(neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r', '--store', store, '-q']).code, 0);
+  let n = 1;
+  for (const eol of ['\n', '\r\n']) {
+    for (const stdin of [false, true]) {
+      const text = `\uFEFFr${n}${eol}r${n + 1}${eol}`;
+      n += 2;
+      const file = path.join(dir, `bom${n}.txt`);
+      fs.writeFileSync(file, text);
+      const r = stdin ? neardup(['index', 'remove', '-', '--store', store], { input: text }) : neardup(['index', 'remove', file, '--store', store]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, '2 documents removed, 0 of 2 ids not indexed\n', JSON.stringify({ eol, stdin }));
+    }
+  }
+});
+
+// Issue #48 item 5: an absurd --ttl passed the flag's check and failed in the add (exit 1, "now + ttl
+// must be a date"); every flag taking a duration says what it takes, exit 2.
+test('index add / serve: a --ttl or --purge-interval too long for a date is a usage error (exit 2)', () => {
+  const dir = tmpDir();
+  const store = `sqlite:${path.join(dir, 'ads.db')}`;
+  for (const ttl of ['100000000000w', '3650001d', '999999999999999ms', '1e3w']) {
+    const r = neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r', '--store', store, '-q', '--ttl', ttl]);
+    assert.equal(r.code, 2, `${ttl}: ${r.stderr}`);
+    assert.match(r.stderr, /--ttl must be (at most 3650000d \(about 10,000 years\)|a duration such as)/, ttl);
+    assert.doesNotMatch(r.stderr, /^\s+at /m);
+  }
+  assert.equal(neardup(['index', 'add', ads, ...adsArgs, '--id-prefix', 'r', '--store', store, '-q', '--ttl', '3650000d']).code, 0, 'the longest ttl is taken');
+  const s = neardup(['serve', '--store', store, '--purge-interval', '100000000000w']);
+  assert.equal(s.code, 2, s.stderr);
+  assert.match(s.stderr, /--purge-interval must be at most 3650000d/);
+});

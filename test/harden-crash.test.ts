@@ -15,6 +15,7 @@ import { mainJs } from './cliUtil.js';
 import { kijijiTexts } from './helpers/kijiji.js';
 import { startPostgres } from './helpers/postgres.js';
 import { needsPostgres } from './helpers/needs.js';
+import { startServe as serveChild } from './helpers/procs.js';
 
 const texts = kijijiTexts();
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -198,4 +199,60 @@ test('serve on PostgreSQL: kill -9 mid-ingest, restart: every acknowledged docum
   const none = spawnSync(process.execPath, [mainJs, 'index', 'check', '--store', `${server.url}?schema=nope`], { encoding: 'utf8' });
   assert.equal(none.status, 2, none.stdout + none.stderr);
   assert.match(none.stderr, /no index at postgres:\/\/.*schema=nope/);
+});
+
+// Issue #48 item 2: a connection that broke while checked out of the pool (the write lock's) had no
+// 'error' listener, so a PostgreSQL restart under writes ended `serve` with an unhandled 'error'
+// event (a stack trace), and kill -9 of the postmaster took down both serve processes sharing its
+// schema. Both ways of taking the server down, two serve processes writing at once.
+test('serve on PostgreSQL: the server restarts (immediate shutdown, kill -9 of the postmaster) under writes: both serve processes live on, answer 503 while it is down and recover', { ...needsPostgres(), timeout: 180000 }, async () => {
+  const server = await startPostgres();
+  cleanup.push(() => server.stop());
+  const store = `${server.url}?schema=restart&timeout=500`;
+  const serves = [await serveChild(['--store', store, '--purge-interval', '0'])];
+  serves.push(await serveChild(['--store', store, '--purge-interval', '0']));
+  cleanup.push(async () => void (await Promise.all(serves.map((s) => s.stop()))));
+  const codes = serves.map(() => new Map<string, number>());
+  const count = (i: number, c: string) => codes[i]!.get(c) ?? 0;
+  let stop = false;
+  let n = 0;
+  const writers = serves.map(async (s, i) => {
+    while (!stop) {
+      const id = `w${i}-${n++}`;
+      let c: string;
+      try {
+        const r = await fetch(`${s.url}/v1/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, text: texts[n % texts.length] }) });
+        await r.arrayBuffer();
+        c = String(r.status);
+      } catch (e) {
+        c = `no answer: ${(e as Error).message}`;
+      }
+      codes[i]!.set(c, count(i, c) + 1);
+      if (c !== '200') await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+  const until = async (what: string, done: () => boolean) => {
+    for (let k = 0; !done(); k++) {
+      if (k >= 1200) throw new Error(`gave up waiting until ${what}: ${JSON.stringify(codes.map((m) => [...m]))}; stderr: ${serves.map((s) => s.stderr()).join('\n')}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  for (const signal of ['SIGQUIT', 'SIGKILL'] as const) {
+    const ok = serves.map((_, i) => count(i, '200'));
+    await until('both serve processes are writing', () => serves.every((_, i) => count(i, '200') > ok[i]! + 10));
+    const down = serves.map((_, i) => count(i, '503'));
+    await server.kill(signal);
+    await until(`both met the outage (${signal})`, () => serves.every((_, i) => count(i, '503') > down[i]!));
+    await server.restart();
+    const back = serves.map((_, i) => count(i, '200'));
+    await until(`both recovered after ${signal}`, () => serves.every((_, i) => count(i, '200') > back[i]! + 10));
+  }
+  stop = true;
+  await Promise.all(writers);
+  for (const [i, s] of serves.entries()) {
+    assert.equal(s.child.exitCode, null, `serve ${i} is alive: ${s.stderr()}`);
+    assert.deepEqual([...codes[i]!.keys()].filter((c) => c !== '200' && c !== '503'), [], `serve ${i}: only 200 or 503`);
+    assert.doesNotMatch(s.stderr(), /Unhandled 'error' event|^\s+at /m, `serve ${i}: no stack trace`);
+    assert.equal(await s.stop(), 0, `serve ${i} stops cleanly: ${s.stderr()}`);
+  }
 });

@@ -16,6 +16,7 @@ import { checkIndex } from '../src/online/check.js';
 import { freePort, killRedis, spawnRedis } from './helpers/redis.js';
 import { needsRedis } from './helpers/needs.js';
 import { kijijiTexts } from './helpers/kijiji.js';
+import { neardup, tmpDir } from './cliUtil.js';
 
 const texts = kijijiTexts();
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -60,6 +61,7 @@ test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery wi
   assert.equal(r.statusCode, 503, r.body);
   assert.equal(r.headers['retry-after'], '1');
   assert.match(r.json().message, /Redis unavailable/);
+  assert.match(r.json().message, new RegExp(`127\\.0\\.0\\.1:${port} did not answer in time`), 'names the server');
   assert.ok(performance.now() - t0 < 5000, 'no hang');
   r = await app.inject({ method: 'POST', url: '/v1/query', payload: { text: texts[0]! } });
   assert.equal(r.statusCode, 503);
@@ -101,6 +103,7 @@ test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery wi
   await killRedis(redis);
   r = await app.inject({ method: 'GET', url: '/v1/documents/d0' });
   assert.equal(r.statusCode, 503);
+  assert.match(r.json().message, new RegExp(`^Redis unavailable: 127\\.0\\.0\\.1:${port} is unreachable \\(`), 'names the server, not ioredis internals');
   assert.equal(r.headers['retry-after'], '1');
   await until('an add met the outage (503)', () => count(503) > 0 || [...codes.keys()].some((c) => c !== 200 && c !== 503));
   redis = await startDurableRedis(dir, port);
@@ -130,4 +133,27 @@ test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery wi
   assert.deepEqual(report.errors, [], JSON.stringify(report));
   assert.ok(acked.size > 100);
   console.log(`# redis outage: ${acked.size} acknowledged adds all present; during the kill: ${JSON.stringify(Object.fromEntries(codes))}; warnings: ${JSON.stringify(report.warnings)}`);
+});
+
+// Issue #48 item 3: with nothing listening, ioredis' own "Reached the max retries per request limit
+// (which is 1)" was all a user saw: no host, no port, no "refused". Every command that opens a Redis
+// store, every layout and code path.
+test('redis down: the error names host:port and says the connection was refused, without a stack trace', { timeout: 120000 }, async () => {
+  const port = await freePort();
+  const dir = tmpDir();
+  const input = path.join(dir, 'in.tsv');
+  fs.writeFileSync(input, 'id\ttext\na\tthe same classified ad for a red bicycle with a bell\n');
+  const ids = path.join(dir, 'ids.txt');
+  fs.writeFileSync(ids, 'a\n');
+  for (const q of ['', '?layout=sets', '?layout=log&scripts=0', '?layout=sets&scripts=0', '?lock=0&timeout=300']) {
+    const store = `redis://127.0.0.1:${port}${q}`;
+    for (const args of [['index', 'add', input, '--id', 'id', '--store', store], ['index', 'query', input, '--id', 'id', '--store', store], ['index', 'remove', ids, '--store', store], ['index', 'purge', '--store', store]]) {
+      const r = neardup(args, { cwd: dir });
+      const what = `${args.slice(0, 2).join(' ')} ${store}: ${r.stderr}`;
+      assert.notEqual(r.code, 0, what);
+      assert.match(r.stderr, new RegExp(`127\\.0\\.0\\.1:${port} is unreachable \\(connection refused, ECONNREFUSED\\)`), what);
+      assert.doesNotMatch(r.stderr, /max retries|maxRetriesPerRequest|^\s+at /m, what);
+    }
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
 });

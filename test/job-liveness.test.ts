@@ -139,4 +139,46 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'w4.tsv'), 'utf8')), want);
   });
+
+  // Issue #48 item 4: a worker whose Redis was unreachable waited for its connection before it
+  // listened for the stop, so one SIGTERM left it running (only a second one ended it). One SIGTERM
+  // must do, whatever Redis is doing: never reachable, killed after the worker was ready, frozen.
+  it('a worker exits 0 on one SIGTERM within 5 s while Redis is unreachable, killed or frozen', async () => {
+    const oneTerm = async (w: WorkerChild, what: string) => {
+      const t0 = Date.now();
+      const exited = w.kill('SIGTERM').then(() => true);
+      const ok = await Promise.race([exited, new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+      if (!ok) await w.kill('SIGKILL');
+      assert.ok(ok, `${what}: still running 5 s after one SIGTERM:\n${w.log()}`);
+      assert.equal(w.child.exitCode, 0, `${what}: ${w.log()}`);
+      assert.match(w.log(), /worker stopped/, what);
+      return Date.now() - t0;
+    };
+    const nowhere = `redis://127.0.0.1:${await freePort()}`;
+    for (const wait of [0, 1500]) {
+      const w = startWorker(nowhere, path.join(dir, `wk-nowhere-${wait}`), ['--queue', 'nowhere']);
+      await w.waitFor(/worker error: .*ECONNREFUSED/);
+      await new Promise((r) => setTimeout(r, wait));
+      await oneTerm(w, `Redis never reachable, SIGTERM after ${wait} ms`);
+    }
+    const url = `redis://127.0.0.1:${port}`;
+    const killed = startWorker(url, path.join(dir, 'wk-killed'), ['--queue', 'killed']);
+    await killed.waitFor(/worker ready/);
+    await killRedis(redis!);
+    redis = undefined;
+    try {
+      await killed.waitFor(/worker error/);
+      await oneTerm(killed, 'Redis killed after the worker was ready');
+    } finally {
+      await startRedisOnPort();
+    }
+    const frozen = startWorker(url, path.join(dir, 'wk-frozen'), ['--queue', 'frozen2']);
+    await frozen.waitFor(/worker ready/);
+    redis!.kill('SIGSTOP');
+    try {
+      await oneTerm(frozen, 'Redis frozen');
+    } finally {
+      redis!.kill('SIGCONT');
+    }
+  });
 });

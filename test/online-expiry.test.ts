@@ -21,7 +21,8 @@ import { CLUSTER_OPTS, expectedClusters, windowText } from './helpers/clusterMod
 import { startRedis, type RedisChild } from './helpers/redis.js';
 import { startPostgres, type PostgresChild } from './helpers/postgres.js';
 import { needsPostgres, needsRedis, postgresMissing, redisMissing, REQUIRE_ALL } from './helpers/needs.js';
-import { tmpDir } from './cliUtil.js';
+import fs from 'node:fs';
+import { neardup, tmpDir } from './cliUtil.js';
 
 let redis: RedisChild | undefined;
 let postgres: PostgresChild | undefined;
@@ -47,6 +48,12 @@ const stores: [string, () => string, object][] = [
 
 const shingler = createShingler({ k: 5 });
 const T0 = 1_800_000_000_000;
+/**
+ * The index's candidate limit in the property test: the live documents (ids a…h) never exceed it,
+ * a burst of expired copies does (issue #48: expired, unpurged copies filled the limit and hid a
+ * live exact duplicate on SQLite, Redis sets and PostgreSQL).
+ */
+const MAX_CANDIDATES = 8;
 
 /** How a document's expiry is given: none, a ttl, a date, or a date already past. */
 type Exp = { kind: 'none' } | { kind: 'ttl'; ms: number } | { kind: 'at'; in: number };
@@ -58,7 +65,8 @@ type Cmd =
   | { op: 'remove'; ids: string[] }
   | { op: 'purge' }
   | { op: 'query'; b: number; w: number }
-  | { op: 'clusters' };
+  | { op: 'clusters' }
+  | { op: 'burst'; b: number; w: number; n: number; ttl: boolean };
 
 const idArb = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h');
 const expArb: fc.Arbitrary<Exp> = fc.oneof(
@@ -75,6 +83,12 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ op: 'purge' as const }) },
   { weight: 3, arbitrary: fc.record({ b: fc.integer({ min: 0, max: 1 }), w: fc.integer({ min: 0, max: 4 }) }).map((q) => ({ op: 'query' as const, ...q })) },
   { weight: 1, arbitrary: fc.constant({ op: 'clusters' as const }) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({ b: fc.integer({ min: 0, max: 1 }), w: fc.integer({ min: 0, max: 4 }), n: fc.integer({ min: MAX_CANDIDATES + 1, max: 2 * MAX_CANDIDATES }), ttl: fc.boolean() })
+      .map((x) => ({ op: 'burst' as const, ...x })),
+  },
 );
 
 /** The brute-force model: every document added and not removed, with its text and expiry. */
@@ -108,8 +122,9 @@ for (const [name, spec, needs] of stores) {
     await fc.assert(
       fc.asyncProperty(fc.array(cmdArb, { minLength: 1, maxLength: 20 }), async (cmds) => {
         let t = T0;
-        const index = await NearDupIndex.open({ ...CLUSTER_OPTS, store: spec(), now: () => t });
+        const index = await NearDupIndex.open({ ...CLUSTER_OPTS, maxCandidates: MAX_CANDIDATES, store: spec(), now: () => t });
         const model = new Model(() => t);
+        let bursts = 0;
         try {
           for (const [i, c] of cmds.entries()) {
             const where = `step ${i} ${JSON.stringify(c)}`;
@@ -127,6 +142,15 @@ for (const [name, spec, needs] of stores) {
                 assert.deepEqual(ids(got[j]!), model.matches(d.text, d.id), `${where}: batch item ${j}`);
                 model.docs.set(d.id, { text: d.text, at: d.at });
               });
+            } else if (c.op === 'burst') {
+              // n exact copies of a window that are expired when the next step runs: added with
+              // a 1 ms ttl and the clock moved past it, or with an expiry already reached.
+              const text = windowText(c.b, c.w);
+              const docs = Array.from({ length: c.n }, (_, j) => ({ id: `z${bursts}_${j}`, text, ...(c.ttl ? { ttl: 1 } : { expiresAt: t }) }));
+              bursts++;
+              await index.addMany(docs);
+              for (const d of docs) model.docs.set(d.id, { text, at: t + (c.ttl ? 1 : 0) });
+              if (c.ttl) t += 1;
             } else if (c.op === 'advance') {
               t += c.ms;
             } else if (c.op === 'remove') {
@@ -285,6 +309,39 @@ test('expiry: a PostgreSQL schema of version 1 is migrated (expires_at and its i
   const store = await openStore(url);
   await assert.rejects(store.open({ keysPerDoc: 1 }), /neardup schema version 9, this version reads 2/);
   await store.close();
+  // Issue #48 item 5: a schema of another version, or holding tables that are not neardup's, is a
+  // usage error (exit 2, no stack trace), for every command that opens it.
+  const c2 = new pg.default.Client({ connectionString: postgres!.url });
+  await c2.connect();
+  await c2.query('CREATE SCHEMA foreign_t; CREATE TABLE foreign_t.docs (id int); CREATE TABLE foreign_t.meta (name text, value text)');
+  await c2.end();
+  const input = path.join(tmpDir(), 'in.tsv');
+  fs.writeFileSync(input, 'id\ttext\na\tthe same classified ad for a red bicycle with a bell\n');
+  for (const [schema, re] of [['oldpg', /neardup schema version 9, this version reads 2/], ['foreign_t', /schema foreign_t holds tables that are not a neardup index \(column "keys" does not exist\)/]] as const) {
+    for (const args of [['index', 'add', input, '--id', 'id'], ['index', 'query', input, '--id', 'id'], ['serve', '--port', '0']]) {
+      const r = neardup([...args, '--store', `${postgres!.url}?schema=${schema}`]);
+      assert.equal(r.code, 2, `${schema} ${args[0]} ${args[1]}: ${r.stderr}`);
+      // index query reads existing indexes only: a schema without a manifest is "no index at".
+      if (schema === 'foreign_t' && args[1] === 'query') assert.match(r.stderr, /no index at postgres:.*schema=foreign_t/);
+      else assert.match(r.stderr, re);
+      assert.doesNotMatch(r.stderr, /^\s+at /m);
+    }
+  }
+});
+
+test('expiry: a SQLite file of another schema version is a usage error (exit 2)', () => {
+  const file = path.join(tmpDir(), 'v9.db');
+  const input = path.join(tmpDir(), 'in.tsv');
+  fs.writeFileSync(input, 'id\ttext\na\tthe same classified ad for a red bicycle with a bell\n');
+  assert.equal(neardup(['index', 'add', input, '--id', 'id', '--store', `sqlite:${file}`, '-q']).code, 0);
+  const db = openDatabase(file);
+  db.exec("UPDATE meta SET value = '9' WHERE name = 'schema'");
+  db.close();
+  for (const args of [['index', 'add', input, '--id', 'id'], ['index', 'query', input, '--id', 'id'], ['serve', '--port', '0']]) {
+    const r = neardup([...args, '--store', `sqlite:${file}`]);
+    assert.equal(r.code, 2, `${args[0]} ${args[1]}: ${r.stderr}`);
+    assert.match(r.stderr, /SQLite schema version 9, this version reads 2/);
+  }
 });
 
 test('expiry: bad expiries are RangeErrors', async () => {
@@ -294,6 +351,7 @@ test('expiry: bad expiries are RangeErrors', async () => {
   await assert.rejects(index.add('a', 'some text here', undefined, { expiresAt: Number.NaN }), /expiresAt must be a date or a finite number/);
   await assert.rejects(index.add('a', 'some text here', undefined, { expiresAt: 5, ttl: 5 }), /expiresAt or ttl, not both/);
   await assert.rejects(NearDupIndex.open({ ttl: '30 days' }), /ttl must be a duration/);
+  for (const ttl of ['100000000000w', 8.64e15, '3650001d']) await assert.rejects(index.add('a', 'some text here', undefined, { ttl }), /ttl must be at most 3650000d/);
   assert.equal(await index.size(), 0);
   await index.close();
 });

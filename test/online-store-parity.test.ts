@@ -12,6 +12,7 @@ import type { NearDupStore } from '../src/store/types.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
 import { startPostgres, type PostgresChild } from './helpers/postgres.js';
 import { needsPostgres, needsRedis } from './helpers/needs.js';
+import { NearDupIndex } from '../src/index.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-parity-'));
 let redis: RedisChild | undefined;
@@ -88,5 +89,39 @@ for (const layout of ['sets', 'log', 'postgres']) {
   assert.equal(capped!.length, 100);
   assert.equal(await store.size(), 9000);
   await store.close();
+  });
+}
+
+// Issue #48 item 1: expired copies not purged yet filled the candidate limit (the store cut its
+// list at the limit before the index dropped them), so a live exact duplicate was not found on
+// SQLite, Redis sets and PostgreSQL while memory and Redis log found it. Every store, the live copy
+// written before, among and after the expired ones.
+const expiryStores: [string, () => Promise<string>, object][] = [
+  ['memory', async () => 'memory', {}],
+  ['sqlite', async () => `sqlite:${path.join(dir, `exp${Math.random().toString(36).slice(2)}.db`)}`, {}],
+  ...(['log', 'sets'] as const).flatMap((layout): [string, () => Promise<string>, object][] => [
+    [`redis ${layout}`, async () => `${(redis ??= await startRedis()).url}?prefix=exp${Math.random().toString(36).slice(2)}&layout=${layout}`, needsRedis()],
+    [`redis ${layout}, scripts=0`, async () => `${(redis ??= await startRedis()).url}?prefix=exp${Math.random().toString(36).slice(2)}&layout=${layout}&scripts=0`, needsRedis()],
+  ]),
+  ['postgres', async () => `${(postgres ??= await startPostgres()).url}?schema=exp${Math.random().toString(36).slice(2)}`, needsPostgres()],
+];
+for (const [name, spec, needs] of expiryStores) {
+  test(`store parity: expired copies not purged yet do not fill the candidate limit (${name})`, needs, async () => {
+    const text = 'the same classified ad for a red bicycle with two wheels, a bell and a basket, cheap';
+    for (const where of ['before', 'among', 'after'] as const) {
+      let t = 1_700_000_000_000;
+      const idx = await NearDupIndex.open({ shingle: { k: 5 }, threshold: 0.8, maxCandidates: 5, store: await spec(), now: () => t });
+      const copies = (from: number) => Array.from({ length: 30 }, (_, i) => ({ id: `old${from + i}`, text, ttl: '1s' }));
+      if (where === 'before') await idx.add('live', text);
+      await idx.addMany(copies(0));
+      if (where === 'among') await idx.add('live', text, undefined, { ttl: '10s' });
+      await idx.addMany(copies(30));
+      t += 1000;
+      if (where === 'after') assert.deepEqual((await idx.add('live', text)).map((m) => m.id), [], `${where}: the expired copies are no duplicates`);
+      assert.deepEqual((await idx.query(text)).map((m) => m.id), ['live'], `${where}: query`);
+      assert.deepEqual((await idx.topK(text, 3)).map((m) => m.id), ['live'], `${where}: topK`);
+      assert.equal(await idx.size(), 1);
+      await idx.close();
+    }
   });
 }

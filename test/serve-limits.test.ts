@@ -160,3 +160,22 @@ test('serve: 8 processes creating one new SQLite file at once all start (rounds:
   t.diagnostic(`${rounds} rounds of 8`);
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+// Issue #48 item 5: `serve --host 0.0.0.0` said it listened on 127.0.0.1 (Fastify's first address).
+test('serve says the address it listens on: --host 0.0.0.0, 127.0.0.1 and ::1', async () => {
+  for (const host of ['0.0.0.0', '127.0.0.1', '::1']) {
+    let s;
+    try {
+      s = await startServe(['--store', 'memory', '--host', host]);
+    } catch (e) {
+      if (host === '::1' && /EADDRNOTAVAIL|EAFNOSUPPORT/.test(String(e))) continue; // no IPv6 loopback here
+      throw e;
+    }
+    const want = host.includes(':') ? `[${host}]` : host;
+    assert.match(s.url, new RegExp(`^http://${want.replace(/[.[\]]/g, '\\$&')}:\\d+$`), s.stderr());
+    const port = new URL(s.url).port;
+    const r = await fetch(`http://${host === '0.0.0.0' ? '127.0.0.1' : want}:${port}/healthz`);
+    assert.equal(r.status, 200);
+    assert.equal(await s.stop(), 0);
+  }
+});

@@ -39,12 +39,14 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   // process keeps the queue, its locks and its connection; theirs keep each task's arrays, warmed
   // code and the plans of the work dirs they have run.
   const tasks = new TaskProcesses(concurrency);
+  let running = 0;
   const worker = new Worker<TaskData>(
     options.queue ?? DEFAULT_QUEUE,
     async (job) => {
       const { workDir, stage, task } = job.data;
       log(`task start ${stage} ${task} ${workDir} (attempt ${job.attemptsMade + 1})`);
       const t0 = performance.now();
+      running++;
       try {
         const marker = await tasks.runOne(workDir, parseStage(stage), task);
         log(`task done ${stage} ${task} in ${Math.round(performance.now() - t0)} ms`);
@@ -55,6 +57,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         // Bad input fails the same way every time: no retries.
         if (isUserError(e) || e instanceof TooManyCandidatesError) throw new UnrecoverableError(INPUT_FAILURE + msg);
         throw e;
+      } finally {
+        running--;
       }
     },
     {
@@ -66,21 +70,27 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     },
   );
   worker.on('error', (e) => log(`worker error: ${e.message}`));
-  await worker.waitUntilReady();
-  // Started while the queue is idle: a fresh worker's first task does not wait for one (~0.2 s).
-  tasks.start();
-  log(`worker ready on queue ${options.queue ?? DEFAULT_QUEUE} (pid ${process.pid})`);
-  await new Promise<void>((resolve) => {
-    if (options.signal?.aborted) return resolve();
-    options.signal?.addEventListener('abort', () => resolve(), { once: true });
+  const stopped = new Promise<'stop'>((resolve) => {
+    if (options.signal?.aborted) return resolve('stop');
+    options.signal?.addEventListener('abort', () => resolve('stop'), { once: true });
   });
+  // While Redis is unreachable the worker never gets ready (its connection retries forever): a stop
+  // must not wait for it.
+  const ready = await Promise.race([worker.waitUntilReady().then(() => 'ready' as const), stopped]);
+  if (ready === 'ready') {
+    // Started while the queue is idle: a fresh worker's first task does not wait for one (~0.2 s).
+    tasks.start();
+    log(`worker ready on queue ${options.queue ?? DEFAULT_QUEUE} (pid ${process.pid})`);
+    await stopped;
+  }
   // A graceful close waits for the running task and for Redis: neither may hold a stop for long.
-  const grace = options.graceMs ?? 10000;
+  // Without a running task there is nothing to wait for but Redis, which may be down: 1 s at most.
+  const grace = ready === 'ready' && running > 0 ? (options.graceMs ?? 10000) : Math.min(options.graceMs ?? 10000, 1000);
   const closed = worker.close().then(() => true, () => true);
   if (!(await Promise.race([closed, sleep(grace).then(() => false)]))) {
-    log(`worker stopping without waiting any longer (a running task is run again by another worker)`);
+    log(running > 0 ? `worker stopping without waiting any longer (a running task is run again by another worker)` : `worker stopping without waiting for Redis`);
     await Promise.race([worker.close(true).catch(() => undefined), sleep(1000)]);
-    await worker.disconnect().catch(() => undefined);
+    await Promise.race([worker.disconnect().catch(() => undefined), sleep(1000)]);
   }
   tasks.close();
   log('worker stopped');

@@ -29,8 +29,13 @@ export function parseDuration(value: number | string, what = 'ttl'): number {
     ms = Number(m[1]) * UNIT_MS[m[2]!]!;
   }
   if (!(Number.isFinite(ms) && ms > 0)) throw new RangeError(`${what} must be a positive duration, got ${String(value)}`);
+  // Past this, now + ttl would not be a date: say so here, not as an error deep in an add.
+  if (ms > MAX_DURATION_MS) throw new RangeError(`${what} must be at most 3650000d (about 10,000 years), got ${String(value)}`);
   return ms;
 }
+
+/** The longest duration {@link parseDuration} takes: 3,650,000 days. */
+export const MAX_DURATION_MS = 3_650_000 * 86_400_000;
 
 const MAX_DATE_MS = 8.64e15;
 
@@ -77,8 +82,10 @@ export function isLive(record: Uint8Array, now: number): boolean {
 export function liveView(store: NearDupStore, now: () => number): NearDupStore {
   const over: Partial<NearDupStore> = {
     async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
-      const lists = await store.lookup(queries, limit);
       const t = now();
+      // The store leaves expired documents out before its limit: else enough of them (not purged
+      // yet) fill the candidate limit and hide a live duplicate.
+      const lists = await store.lookup(queries, limit, t);
       return lists.map((l) => l.filter((d) => isLive(d.record, t)));
     },
     async get(ids: string[]): Promise<(Uint8Array | null)[]> {

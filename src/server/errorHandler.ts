@@ -49,8 +49,10 @@ export function installErrorHandling(app: FastifyInstance, { bodyLimit, errorLog
     }
     if ((error as unknown) instanceof StoreUnavailableError) {
       // Not acknowledged, safe to retry: the store (Redis) is away and the client reconnects by itself.
+      // One line, no stack: an outage (a restart of the store's server) is expected, not a bug,
+      // and its message already says what failed and why.
       req.log.warn({ err: error }, 'store unavailable');
-      report5xx(503, req.method, req.url, error);
+      errorLog(`neardup serve: ${new Date().toISOString()} 503 ${req.method} ${req.url}: ${error.message}\n`);
       const retry = (error as unknown as StoreUnavailableError).retryAfter;
       reply.header('retry-after', String(retry));
       return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: `${error.message}; retry in ${retry} s` });

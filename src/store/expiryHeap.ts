@@ -25,6 +25,12 @@ export class ExpiryHeap {
     if (this.hAt.length > 2 * this.at.size + 64) this.rebuild();
   }
 
+  /** True when `id` has an expiry at or before `now`. */
+  expired(id: string, now: number): boolean {
+    const at = this.at.get(id);
+    return at !== undefined && at <= now;
+  }
+
   /** Forgets `id` (removed). */
   delete(id: string): void {
     if (this.at.delete(id) && this.hAt.length > 2 * this.at.size + 64) this.rebuild();

@@ -212,8 +212,9 @@ export class MemoryStore implements NearDupStore {
     return this.arena.subarray(off, off + this.recLen[slot]!);
   }
 
-  async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+  async lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
     const out: StoredDoc[][] = [];
+    const expiry = now === undefined ? undefined : this.expiry;
     const K = this.K;
     for (const keys of queries) {
       if (++this.gen === 0xffffffff) {
@@ -229,6 +230,7 @@ export class MemoryStore implements NearDupStore {
           const slot = (p / K) | 0;
           if (this.mark[slot] === gen) continue;
           this.mark[slot] = gen;
+          if (expiry?.expired(this.ids[slot]!, now!)) continue;
           found.push({ id: this.ids[slot]!, record: this.record(slot) });
           if (found.length >= limit) break outer;
         }

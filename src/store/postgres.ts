@@ -22,6 +22,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } from './types.js';
 import type { ClusterState } from './clusterState.js';
 import { StoreUnavailableError } from './errors.js';
+import { UsageError } from '../io/errors.js';
 import { parsePostgresUrl } from './spec.js';
 import { PostgresClusterState, type PgRunner } from './postgresClusters.js';
 
@@ -182,12 +183,22 @@ export class PostgresStore implements NearDupStore {
           UPDATE ${this.s}.meta SET value = '2' WHERE name = 'schema';`);
         version = 2;
       }
-      if (version !== POSTGRES_SCHEMA_VERSION) throw new Error(`PostgreSQL schema ${this.schema}: neardup schema version ${got.get('schema')}, this version reads ${POSTGRES_SCHEMA_VERSION} (and migrates 1)`);
+      if (version !== POSTGRES_SCHEMA_VERSION) {
+        throw new UsageError(`PostgreSQL schema ${this.schema}: neardup schema version ${got.get('schema')}, this version reads ${POSTGRES_SCHEMA_VERSION} (and migrates 1): use the neardup version that wrote it, or another ?schema=`);
+      }
       try {
         return JSON.parse(raw) as StoreManifest;
       } catch {
-        throw new Error(`PostgreSQL schema ${this.schema}: meta('manifest') is not valid JSON`);
+        throw new UsageError(`PostgreSQL schema ${this.schema}: meta('manifest') is not valid JSON`);
       }
+    }).catch((e: unknown) => {
+      // SQLSTATE class 42 (undefined column or table, wrong type): tables of that name that are
+      // not neardup's.
+      const code = (e as { code?: string }).code ?? '';
+      if (code.startsWith('42')) {
+        throw new UsageError(`PostgreSQL schema ${this.schema} holds tables that are not a neardup index (${(e as Error).message}): give another ?schema=`);
+      }
+      throw e;
     });
   }
 
@@ -203,6 +214,11 @@ export class PostgresStore implements NearDupStore {
     if (h && !h.released) return fn();
     const client = await this.pool.connect().catch(pgUnavailable);
     let broken: unknown;
+    // The pool listens for errors of idle connections only: one that breaks while held here (the
+    // server restarts or is killed) would end the process with an unhandled 'error' event. Its
+    // statements fail (503) and it is closed on release.
+    const onError = (e: Error) => (broken ??= e);
+    client.on('error', onError);
     try {
       await client.query('SELECT pg_advisory_lock($1, $2)', [LOCK_SPACE, this.lock]).catch(pgUnavailable);
       const held: Held = { client, released: false, last: Promise.resolve() };
@@ -220,18 +236,21 @@ export class PostgresStore implements NearDupStore {
       broken ??= isUnavailable(e) ? e : undefined;
       throw e;
     } finally {
+      client.off('error', onError);
       client.release(broken instanceof Error ? broken : undefined);
     }
   }
 
-  async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+  async lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
     const out: StoredDoc[][] = queries.map(() => []);
     if (queries.length === 0) return out;
-    // One round trip for every key list: a lateral GIN probe per list, at most `limit` rows each.
+    // One round trip for every key list: a lateral GIN probe per list, at most `limit` rows each,
+    // expired rows left out before the limit (with `now`).
     const r = await this.query<{ i: string; id: string; record: Buffer }>(
       `SELECT l.i, d.id, d.record FROM unnest($1::text[]) WITH ORDINALITY AS l(ks, i)
-       CROSS JOIN LATERAL (SELECT id, record FROM ${this.s}.docs WHERE keys && l.ks::bigint[] LIMIT $2) d`,
-      [queries.map(keyArray), Math.min(limit, 2 ** 31 - 1)],
+       CROSS JOIN LATERAL (SELECT id, record FROM ${this.s}.docs WHERE keys && l.ks::bigint[]
+         AND ($3::float8 IS NULL OR expires_at IS NULL OR expires_at > $3::float8) LIMIT $2) d`,
+      [queries.map(keyArray), Math.min(limit, 2 ** 31 - 1), now ?? null],
     );
     for (const row of r.rows) out[Number(row.i) - 1]!.push({ id: row.id, record: row.record });
     return out;

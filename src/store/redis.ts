@@ -29,7 +29,7 @@ import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } fr
 import { RedisClusterState } from './redisClusters.js';
 import type { ClusterState } from './clusterState.js';
 import { parseRedisUrl } from './spec.js';
-import { REDIS_COMMAND_TIMEOUT_MS, RedisKeys, recordReader, unavailable, type Client, type LayoutOps, type LogCompaction, type RedisLayout } from './redis/shared.js';
+import { REDIS_COMMAND_TIMEOUT_MS, RedisKeys, RedisWhere, recordReader, unavailable, type Client, type LayoutOps, type LogCompaction, type RedisLayout } from './redis/shared.js';
 import { setsLayout } from './redis/setsLayout.js';
 import { LogLayout } from './redis/logLayout.js';
 import { OrderedAppend, TransactionAppend } from './redis/logAppend.js';
@@ -59,6 +59,8 @@ export interface RedisStoreOptions {
    * single writer process (saves two round trips per batch).
    */
   writeLock?: boolean;
+  /** `host:port`, for messages (default: the client's own, or its first startup node). */
+  address?: string;
 }
 
 /** A store in Redis, shareable by several processes. */
@@ -73,19 +75,25 @@ export class RedisStore implements NearDupStore {
   /** The layout in force: sets until open() finds (or makes) a log-layout store. */
   private ops: LayoutOps;
   private clusters: RedisClusterState | undefined;
+  private readonly where: RedisWhere;
+  /** {@link unavailable}, naming this store's server and why it cannot be reached. */
+  private readonly fail = (e: unknown): never => unavailable(e, this.where);
 
   constructor(
     private readonly redis: Client,
     options: RedisStoreOptions = {},
   ) {
     this.keys = new RedisKeys(options.prefix ?? 'nd');
+    // The listener also keeps a client made without one from ending the process with an
+    // unhandled 'error' event when Redis goes away.
+    this.where = new RedisWhere(options.address ?? addressOf(redis)).watch(redis);
     this.wantedLayout = options.layout;
     if (options.layout !== undefined && options.layout !== 'log' && options.layout !== 'sets') {
       throw new RangeError(`Redis layout must be log or sets, got "${String(options.layout)}"`);
     }
     // Scripts and transactions touch keys of many hash slots: only on standalone Redis.
     this.multiKey = redis instanceof Redis && options.scripts !== false;
-    this.lock = options.writeLock ?? true ? new RedisWriteLock(redis, this.keys.writer, this.keys.prefix) : null;
+    this.lock = options.writeLock ?? true ? new RedisWriteLock(redis, this.keys.writer, this.keys.prefix, this.fail) : null;
     this.records = recordReader(redis, this.keys, this.multiKey);
     this.ops = setsLayout(redis, this.keys, this.multiKey);
   }
@@ -120,21 +128,22 @@ export class RedisStore implements NearDupStore {
     const { prefix, layout, writeLock } = o;
     if (o.cluster) {
       const { maxRetriesPerRequest, retryStrategy, ...clusterCommon } = common;
-      return new RedisStore(new Cluster([{ host: o.host, port: o.port }], { ...clusterCommon, clusterRetryStrategy: retryStrategy, redisOptions: { password: o.password, maxRetriesPerRequest, commandTimeout: timeout } }), { prefix, layout, writeLock });
+      return new RedisStore(new Cluster([{ host: o.host, port: o.port }], { ...clusterCommon, clusterRetryStrategy: retryStrategy, redisOptions: { password: o.password, maxRetriesPerRequest, commandTimeout: timeout } }), { prefix, layout, writeLock, address: `${o.host}:${o.port}` });
     }
     const client = new Redis(o.address, common);
-    // Without a listener, every failed reconnection would print "Unhandled error event".
+    // Without a listener, every failed reconnection would print "Unhandled error event" (the
+    // store adds one too, which keeps the last error for messages).
     client.on('error', () => undefined);
-    return new RedisStore(client, { prefix, scripts: o.scripts, layout, writeLock });
+    return new RedisStore(client, { prefix, scripts: o.scripts, layout, writeLock, address: `${o.host}:${o.port}` });
   }
 
   /** Whether the store holds an index already (its manifest key), without creating anything. */
   async exists(): Promise<boolean> {
-    return (await this.redis.get(this.keys.manifest).catch(unavailable)) !== null;
+    return (await this.redis.get(this.keys.manifest).catch(this.fail)) !== null;
   }
 
   open(manifest: StoreManifest): Promise<StoreManifest | null> {
-    return this.openRaw(manifest).catch(unavailable);
+    return this.openRaw(manifest).catch(this.fail);
   }
 
   private async openRaw(manifest: StoreManifest): Promise<StoreManifest | null> {
@@ -176,7 +185,7 @@ export class RedisStore implements NearDupStore {
    * A sets-layout store has no log: RangeError.
    */
   compact(): Promise<LogCompaction> {
-    return this.ops.compact().catch(unavailable);
+    return this.ops.compact().catch(this.fail);
   }
 
   /**
@@ -187,8 +196,8 @@ export class RedisStore implements NearDupStore {
     return this.lock ? this.lock.run(fn) : fn();
   }
 
-  lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
-    return this.ops.lookup(queries, limit).catch(unavailable);
+  lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
+    return this.ops.lookup(queries, limit, now).catch(this.fail);
   }
 
   /**
@@ -207,11 +216,11 @@ export class RedisStore implements NearDupStore {
     const index: Promise<unknown>[] = [];
     if (scored.length) index.push(this.redis.zadd(k.expiry, ...scored));
     if (unscored.length) index.push(this.redis.zrem(k.expiry, ...unscored));
-    return Promise.all([...index, this.ops.put(entries)]).then(() => undefined, unavailable);
+    return Promise.all([...index, this.ops.put(entries)]).then(() => undefined, this.fail);
   }
 
   get(ids: string[]): Promise<(Uint8Array | null)[]> {
-    return this.records(ids).catch(unavailable);
+    return this.records(ids).catch(this.fail);
   }
 
   async remove(id: string, keys: Float64Array): Promise<boolean> {
@@ -227,33 +236,33 @@ export class RedisStore implements NearDupStore {
         await this.redis.zrem(this.keys.expiry, ...entries.map((e) => e.id));
         return removed;
       })
-      .catch(unavailable);
+      .catch(this.fail);
   }
 
   size(): Promise<number> {
-    return this.redis.scard(this.keys.ids).catch(unavailable);
+    return this.redis.scard(this.keys.ids).catch(this.fail);
   }
 
   expiredIds(now: number, limit: number): Promise<string[]> {
-    return this.redis.zrangebyscore(this.keys.expiry, '-inf', now, 'LIMIT', 0, limit).catch(unavailable);
+    return this.redis.zrangebyscore(this.keys.expiry, '-inf', now, 'LIMIT', 0, limit).catch(this.fail);
   }
 
   countExpired(now: number): Promise<number> {
-    return this.redis.zcount(this.keys.expiry, '-inf', now).catch(unavailable);
+    return this.redis.zcount(this.keys.expiry, '-inf', now).catch(this.fail);
   }
 
   async *scan(): AsyncIterable<StoredDoc> {
     let cursor = '0';
     do {
-      const [next, ids] = await this.redis.sscan(this.keys.ids, cursor, 'COUNT', 1000).catch(unavailable);
+      const [next, ids] = await this.redis.sscan(this.keys.ids, cursor, 'COUNT', 1000).catch(this.fail);
       cursor = next;
-      const recs = await this.records(ids).catch(unavailable);
+      const recs = await this.records(ids).catch(this.fail);
       for (let i = 0; i < ids.length; i++) if (recs[i]) yield { id: ids[i]!, record: recs[i]! };
     } while (cursor !== '0');
   }
 
   stats(): Promise<Record<string, number | string>> {
-    return this.statsRaw().catch(unavailable);
+    return this.statsRaw().catch(this.fail);
   }
 
   private async statsRaw(): Promise<Record<string, number | string>> {
@@ -264,12 +273,12 @@ export class RedisStore implements NearDupStore {
   }
 
   hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {
-    return this.ops.hasPostings(id, keys).catch(unavailable);
+    return this.ops.hasPostings(id, keys).catch(this.fail);
   }
 
   /** Store-level consistency: records missing from the ids set (errors), ids and postings left by unacknowledged writes (warnings). */
   checkStore(): Promise<{ errors: string[]; warnings: string[] }> {
-    return this.checkRaw().catch(unavailable);
+    return this.checkRaw().catch(this.fail);
   }
 
   private async checkRaw(): Promise<{ errors: string[]; warnings: string[] }> {
@@ -306,10 +315,17 @@ export class RedisStore implements NearDupStore {
 
   /** Cluster labels under P:cl:… (src/store/redisClusters.ts), shared by every process. */
   clusterState(): ClusterState {
-    return (this.clusters ??= new RedisClusterState(this.redis, this.keys.prefix, this.multiKey, unavailable));
+    return (this.clusters ??= new RedisClusterState(this.redis, this.keys.prefix, this.multiKey, this.fail));
   }
 
   async close(): Promise<void> {
     await this.redis.quit().catch(() => undefined);
   }
+}
+
+/** `host:port` of a client: its own options, or a Cluster's first startup node. */
+function addressOf(redis: Client): string {
+  if (redis instanceof Redis) return `${redis.options.host ?? '127.0.0.1'}:${redis.options.port ?? 6379}`;
+  const node = (redis as unknown as { startupNodes?: { host?: string; port?: number }[] }).startupNodes?.[0];
+  return node ? `${node.host ?? '127.0.0.1'}:${node.port ?? 6379}` : 'Redis Cluster';
 }

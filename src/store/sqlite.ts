@@ -20,6 +20,7 @@ import { SqliteClusterState } from './sqliteClusters.js';
 import type { ClusterState } from './clusterState.js';
 import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } from './types.js';
 import { StoreUnavailableError } from './errors.js';
+import { UsageError } from '../io/errors.js';
 
 /** How long a writer waits for another process's write transaction before giving up (ms). */
 export const SQLITE_BUSY_TIMEOUT_MS = 30_000;
@@ -75,6 +76,7 @@ export class SqliteStore implements NearDupStore {
   private readonly db: Database.Database;
   private readonly q: {
     docsOfKey: Database.Statement;
+    liveDocsOfKey: Database.Statement;
     docByN: Database.Statement;
     docById: Database.Statement;
     nById: Database.Statement;
@@ -133,6 +135,8 @@ export class SqliteStore implements NearDupStore {
     );
     this.q = {
       docsOfKey: db.prepare('SELECT doc FROM postings WHERE key = ?').pluck(),
+      // The expiry table is the expiry index: expired documents are left out before the limit.
+      liveDocsOfKey: db.prepare('SELECT p.doc FROM postings p LEFT JOIN expiry e ON e.doc = p.doc WHERE p.key = ? AND (e.at IS NULL OR e.at > ?)').pluck(),
       docByN: db.prepare('SELECT id, record FROM docs WHERE n = ?'),
       docById: db.prepare('SELECT record FROM docs WHERE id = ?').pluck(),
       nById: db.prepare('SELECT n FROM docs WHERE id = ?').pluck(),
@@ -199,7 +203,7 @@ export class SqliteStore implements NearDupStore {
       })
       .immediate();
     if (row !== undefined) {
-      if (schema !== SQLITE_SCHEMA_VERSION) throw new Error(`${this.path}: SQLite schema version ${schema}, this version reads ${SQLITE_SCHEMA_VERSION} (and migrates 1)`);
+      if (schema !== SQLITE_SCHEMA_VERSION) throw new UsageError(`${this.path}: SQLite schema version ${schema}, this version reads ${SQLITE_SCHEMA_VERSION} (and migrates 1): use the neardup version that wrote it`);
       try {
         return JSON.parse(row) as StoreManifest;
       } catch {
@@ -249,13 +253,14 @@ export class SqliteStore implements NearDupStore {
     }
   }
 
-  async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+  async lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
     const q = this.q;
+    const docsOf = (k: number) => (now === undefined ? q.docsOfKey.all(k) : q.liveDocsOfKey.all(k, now)) as number[];
     return queries.map((keys) => {
       const seen = new Set<number>();
       const out: StoredDoc[] = [];
       for (const k of keys) {
-        for (const n of q.docsOfKey.all(k) as number[]) {
+        for (const n of docsOf(k)) {
           if (seen.has(n)) continue;
           seen.add(n);
           const row = q.docByN.get(n) as { id: string; record: Buffer } | undefined;

@@ -75,9 +75,11 @@ export interface NearDupStore {
   open(manifest: StoreManifest): Promise<StoreManifest | null>;
   /**
    * For each key list, the distinct stored documents that have at least one of the keys, at most
-   * `limit` of them per list.
+   * `limit` of them per list. With `now` (ms since the epoch), documents whose expiry is at or before
+   * `now` are left out before the limit is applied (through the expiry index), so that expired but
+   * unpurged documents never take the places of live ones.
    */
-  lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]>;
+  lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]>;
   /** Inserts or replaces documents, atomically per document. */
   put(entries: PutEntry[]): Promise<void>;
   /** Records by id (null when absent). */

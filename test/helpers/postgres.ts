@@ -33,6 +33,13 @@ export interface PostgresChild {
   port: number;
   /** Stops the server (immediate shutdown), waits for it and removes its directory. */
   stop(): Promise<void>;
+  /**
+   * Takes the server down, keeping its data: SIGQUIT (immediate shutdown, the backends go with it)
+   * or SIGKILL (the postmaster alone, as `kill -9`); resolves once it has exited.
+   */
+  kill(signal: 'SIGQUIT' | 'SIGKILL'): Promise<void>;
+  /** Starts it again on the same port and data (retrying while a killed server's backends linger). */
+  restart(): Promise<void>;
 }
 
 /** uid and gid to run the server as: ours, or the `postgres` user's when we are root. */
@@ -62,25 +69,50 @@ export async function startPostgres(): Promise<PostgresChild> {
   }
   const port = await freePort();
   const args = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=100'];
-  const child: ChildProcess = spawn(path.join(bin, 'postgres'), args, { ...user, stdio: ['ignore', 'ignore', 'pipe'] });
+  const launch = async (): Promise<ChildProcess> => {
+    const c: ChildProcess = spawn(path.join(bin, 'postgres'), args, { ...user, stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      await untilReady(c, c.stderr!, 'ready to accept connections', `postgres on port ${port}`, POSTGRES_INSTALL, 20000);
+    } catch (e) {
+      c.kill('SIGKILL');
+      throw e;
+    }
+    return c;
+  };
+  let child: ChildProcess;
   try {
-    await untilReady(child, child.stderr!, 'ready to accept connections', `postgres on port ${port}`, POSTGRES_INSTALL, 20000);
+    child = await launch();
   } catch (e) {
-    child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
     throw e;
   }
+  const kill = async (signal: 'SIGQUIT' | 'SIGKILL') => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill(signal);
+    });
+  };
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        // SIGQUIT: immediate shutdown, the postmaster takes its backends down with it.
-        await new Promise<void>((resolve) => {
-          child.once('exit', () => resolve());
-          child.kill('SIGQUIT');
-        });
+    kill,
+    async restart() {
+      const deadline = Date.now() + 30000;
+      for (;;) {
+        try {
+          child = await launch();
+          return;
+        } catch (e) {
+          // After a kill -9 the orphaned backends hold the shared memory until they notice.
+          if (Date.now() > deadline) throw e;
+          await new Promise((r) => setTimeout(r, 200));
+        }
       }
+    },
+    async stop() {
+      // SIGQUIT: immediate shutdown, the postmaster takes its backends down with it.
+      await kill('SIGQUIT');
       rmSync(dir, { recursive: true, force: true });
     },
   };

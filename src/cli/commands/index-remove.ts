@@ -36,8 +36,14 @@ async function* idsOf(file: string, column: string | undefined): AsyncGenerator<
     });
   }
   const stream = file === '-' ? process.stdin : createReadStream(file);
-  // A line is an id as it stands (ids may hold spaces); blank lines are skipped.
-  for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) if (line.trim()) yield line;
+  // A line is an id as it stands (ids may hold spaces); blank lines are skipped. A UTF-8 byte order
+  // mark (a file saved by Notepad) is not part of the first id.
+  let first = true;
+  for await (let line of createInterface({ input: stream, crlfDelay: Infinity })) {
+    if (first && line.charCodeAt(0) === 0xfeff) line = line.slice(1);
+    first = false;
+    if (line.trim()) yield line;
+  }
 }
 
 /** Adds `index remove` to the `index` command. */

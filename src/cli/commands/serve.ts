@@ -57,7 +57,10 @@ export async function runServe(o: ServeOptions, tokenFrom = '--token'): Promise<
   }
   const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log, storeText: o.storeText, requestTimeout: o.requestTimeout, headerTimeout: o.headerTimeout, purgeInterval: o.purgeInterval });
   installShutdown(app, index, undefined, o.shutdownTimeout);
-  const address = await app.listen({ port: o.port, host: o.host });
+  await app.listen({ port: o.port, host: o.host });
+  // The address listened on (Fastify's answer names 127.0.0.1 for --host 0.0.0.0).
+  const bound = app.server.address();
+  const address = bound && typeof bound === 'object' ? `http://${bound.family === 'IPv6' || bound.address.includes(':') ? `[${bound.address}]` : bound.address}:${bound.port}` : String(bound);
   const size = await index.size();
   process.stderr.write(`neardup serve: listening on ${address} (store ${index.store.kind}, ${size} documents, threshold ${index.manifest.threshold})\n`);
 }

@@ -11,7 +11,7 @@ import type { PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.j
 import { LogReplica, decodeLogEntry, encodeLogEntry, type LogDoc } from '../redisLog.js';
 import type { LogAppender } from './logAppend.js';
 import { parseCompacted, rewriteLog } from './logCompact.js';
-import type { Client, LayoutOps, LogCompaction, RedisKeys } from './shared.js';
+import { expiredAmong, type Client, type LayoutOps, type LogCompaction, type RedisKeys } from './shared.js';
 
 /** Log entries read per round trip while catching up. */
 const LOG_READ_CHUNK = 32;
@@ -138,17 +138,39 @@ export class LogLayout implements LayoutOps {
     });
   }
 
-  async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+  /**
+   * Candidates from the local table, their records (and, with `now`, their expiries) from Redis in
+   * one round trip. Candidates that are expired or have no record (a write in progress, or one that
+   * died) are skipped without taking a place: while a list came back full and some were skipped,
+   * the table is asked again for twice as many, until `limit` usable documents or the end.
+   */
+  async lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
     await this.sync();
-    const lists = await this.replica.table.lookup(queries, limit);
-    const ids = [...new Set(lists.flatMap((l) => l.map((c) => c.id)))];
-    const recs = await this.records(ids);
-    const byId = new Map<string, Buffer>();
-    ids.forEach((id, i) => {
-      if (recs[i]) byId.set(id, recs[i]!);
-    });
-    // A posting whose record is missing belongs to a write in progress (or one that died): skip it.
-    return lists.map((l) => l.flatMap((c) => (byId.has(c.id) ? [{ id: c.id, record: byId.get(c.id)! }] : [])));
+    const out: StoredDoc[][] = queries.map(() => []);
+    const seen = queries.map(() => new Set<string>());
+    let pending = queries.map((_, i) => i);
+    for (let want = limit; pending.length; want *= 2) {
+      const lists = await this.replica.table.lookup(pending.map((i) => queries[i]!), want);
+      const fresh = lists.map((l, j) => l.map((c) => c.id).filter((id) => !seen[pending[j]!]!.has(id)));
+      const ids = [...new Set(fresh.flat())];
+      const [recs, expired] = await Promise.all([this.records(ids), now === undefined ? new Set<string>() : expiredAmong(this.redis, this.keys, ids, now)]);
+      const byId = new Map<string, Buffer>();
+      ids.forEach((id, i) => {
+        if (recs[i] && !expired.has(id)) byId.set(id, recs[i]!);
+      });
+      const next: number[] = [];
+      pending.forEach((qi, j) => {
+        const got = out[qi]!;
+        for (const id of fresh[j]!) {
+          seen[qi]!.add(id);
+          const rec = byId.get(id);
+          if (rec && got.length < limit) got.push({ id, record: rec });
+        }
+        if (got.length < limit && lists[j]!.length >= want) next.push(qi);
+      });
+      pending = next;
+    }
+    return out;
   }
 
   async put(entries: PutEntry[]): Promise<void> {

@@ -7,7 +7,7 @@
  */
 import { Redis } from 'ioredis';
 import type { PutEntry, StoredDoc, RemoveEntry } from '../types.js';
-import { recordBuffer, type Client, type LayoutOps, type LogCompaction, type RedisKeys } from './shared.js';
+import { expiredAmong, recordBuffer, type Client, type LayoutOps, type LogCompaction, type RedisKeys } from './shared.js';
 
 /**
  * ARGV: prefix, then per document: id, record, new keys, old keys (each key list one string of
@@ -25,21 +25,31 @@ end
 return 1`;
 
 /**
- * ARGV: prefix, limit, then one key list per query. Returns per query {id, record, id, record, …}.
- * One SUNION and one MGET per query: two Redis calls instead of one per key and per candidate.
+ * ARGV: prefix, limit, now ('' for none), then one key list per query. Returns per query {id,
+ * record, id, record, …}. One SUNION and one MGET per query: two Redis calls instead of one per key
+ * and per candidate. With `now`, ids whose score in P:expiry is at or before it are left out before
+ * the limit (expired documents not purged yet must not take the places of live ones).
  */
 const LOOKUP_LUA = `
 local p = ARGV[1]
 local limit = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
 local out = {}
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local keys = {}
   for k in string.gmatch(ARGV[i], '%d+') do keys[#keys + 1] = p .. ':key:' .. k end
   local res = {}
   if #keys > 0 then
-    local ids = redis.call('SUNION', unpack(keys))
-    if #ids > limit then
-      for j = #ids, limit + 1, -1 do ids[j] = nil end
+    local all = redis.call('SUNION', unpack(keys))
+    local ids = {}
+    for j = 1, #all do
+      if #ids >= limit then break end
+      local live = true
+      if now then
+        local at = redis.call('ZSCORE', p .. ':expiry', all[j])
+        if at and tonumber(at) <= now then live = false end
+      end
+      if live then ids[#ids + 1] = all[j] end
     end
     -- MGET in chunks: Lua's unpack is limited to a few thousand values.
     for c = 1, #ids, 1000 do
@@ -75,7 +85,7 @@ abstract class SetsLayout implements LayoutOps {
     protected readonly keys: RedisKeys,
   ) {}
 
-  abstract lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]>;
+  abstract lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]>;
   abstract put(entries: PutEntry[]): Promise<void>;
 
   async removeMany(entries: RemoveEntry[]): Promise<boolean[]> {
@@ -115,8 +125,8 @@ export class ScriptedSetsLayout extends SetsLayout {
     redis.defineCommand('ndLookup', { numberOfKeys: 0, lua: LOOKUP_LUA });
   }
 
-  async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
-    const args = [this.keys.prefix, String(limit)];
+  async lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
+    const args = [this.keys.prefix, String(limit), now === undefined ? '' : String(now)];
     for (const keys of queries) args.push(keys.join(' '));
     const res = await (this.redis as unknown as Scripted).ndLookupBuffer(...args);
     return res.map((flat) => {
@@ -138,16 +148,18 @@ export class ScriptedSetsLayout extends SetsLayout {
  * `scripts=0`): postings first, the record last, so a record that exists always has its postings.
  */
 export class PlainSetsLayout extends SetsLayout {
-  async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+  async lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
     const r = this.redis;
     const members = await Promise.all(queries.map((keys) => Promise.all(Array.from(keys, (k) => r.smembers(this.keys.band(k))))));
+    // With `now`: the expiry index (one ZMSCORE) leaves expired ids out before the limit.
+    const expired = now === undefined ? new Set<string>() : await expiredAmong(r, this.keys, [...new Set(members.flat(2))], now);
     const wanted = new Map<string, Promise<Buffer | null>>();
     const perQuery = members.map((lists) => {
       const ids = new Set<string>();
       for (const l of lists) {
         for (const id of l) {
           if (ids.size >= limit) break;
-          ids.add(id);
+          if (!expired.has(id)) ids.add(id);
         }
       }
       for (const id of ids) if (!wanted.has(id)) wanted.set(id, r.getBuffer(this.keys.doc(id)));

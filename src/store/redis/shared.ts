@@ -25,11 +25,56 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
 const CONNECTION_MESSAGE = /Command timed out|Connection is closed|Stream isn't writeable|Failed to refresh slots|None of startup nodes/;
 
 /**
- * Turns connection failures, timeouts and transient replies into {@link StoreUnavailableError}, so the
- * service answers 503 + Retry-After instead of 500 (or hanging) while Redis is away. Other errors
- * are rethrown unchanged.
+ * Where a store's Redis is (`host:port`, for messages) and the last connection error its client
+ * reported (ioredis' own errors while it reconnects, such as "Reached the max retries per request
+ * limit", say neither where nor why).
  */
-export function unavailable(e: unknown): never {
+export class RedisWhere {
+  /** The last connection error since the client was last ready. */
+  last: (Error & { code?: string }) | undefined;
+
+  constructor(readonly address: string) {}
+
+  /** Follows `client`'s connection errors (the listener also keeps them from ending the process). */
+  watch(client: Client): this {
+    client.on('error', (e: Error) => (this.last = e));
+    client.on('ready', () => (this.last = undefined));
+    return this;
+  }
+}
+
+/** Why a connection failed, in words, from its error code. */
+const CODE_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ETIMEDOUT: 'connection timed out',
+  EPIPE: 'connection closed',
+  ENOTCONN: 'not connected',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  EAI_AGAIN: 'host name not resolved',
+  ENOTFOUND: 'host name not found',
+};
+
+/** The words of a connection failure, e.g. "127.0.0.1:6379 is unreachable (connection refused)". */
+function describe(err: Error & { code?: string }, where: RedisWhere | undefined): string {
+  const msg = err?.message ?? String(err);
+  if (!where) return msg;
+  const at = where.address;
+  if (err?.name === 'ReplyError') return `${at} is not ready: ${msg}`;
+  if (/Command timed out/.test(msg)) return `${at} did not answer in time (command timed out)`;
+  const cause = CODE_WORDS[err?.code ?? ''] ? err : where.last;
+  const code = cause?.code ?? '';
+  const why = CODE_WORDS[code] ? `${CODE_WORDS[code]}, ${code}` : cause ? cause.message : 'not connected';
+  return `${at} is unreachable (${why})`;
+}
+
+/**
+ * Turns connection failures, timeouts and transient replies into {@link StoreUnavailableError}, so the
+ * service answers 503 + Retry-After instead of 500 (or hanging) while Redis is away; with `where`,
+ * the message names the server and why it cannot be reached. Other errors are rethrown unchanged.
+ */
+export function unavailable(e: unknown, where?: RedisWhere): never {
   const err = e as Error & { code?: string };
   const msg = err?.message ?? String(e);
   const transient =
@@ -37,7 +82,7 @@ export function unavailable(e: unknown): never {
       ? TRANSIENT_REPLY.test(msg)
       : err?.name === 'MaxRetriesPerRequestError' || err?.name === 'ClusterAllFailedError' || NETWORK_CODES.has(err?.code ?? '') || CONNECTION_MESSAGE.test(msg);
   if (!transient) throw err;
-  throw new StoreUnavailableError(`Redis unavailable: ${msg}`, 1, { cause: e });
+  throw new StoreUnavailableError(`Redis unavailable: ${describe(err, where)}`, 1, { cause: e });
 }
 
 /** The replies of a MULTI … EXEC, throwing the first command error (or a discarded transaction). */
@@ -99,6 +144,19 @@ export function recordReader(redis: Client, keys: RedisKeys, multiKey: boolean):
   return (ids) => Promise.all(ids.map((id) => redis.getBuffer(keys.doc(id))));
 }
 
+/** The ids among `ids` whose expiry in `P:expiry` is at or before `now` (one ZMSCORE per 10,000 ids). */
+export async function expiredAmong(redis: Client, keys: RedisKeys, ids: string[], now: number): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (let i = 0; i < ids.length; i += 10_000) {
+    const chunk = ids.slice(i, i + 10_000);
+    const at = await redis.zmscore(keys.expiry, ...chunk);
+    chunk.forEach((id, j) => {
+      if (at[j] !== null && Number(at[j]) <= now) out.add(id);
+    });
+  }
+  return out;
+}
+
 /** What a compaction of the posting log reports (NearDupStore.compact). */
 export type LogCompaction = StoreCompaction;
 
@@ -111,7 +169,7 @@ export interface LayoutOps {
   /** `log` or `sets`. */
   readonly name: RedisLayout;
   /** See NearDupStore.lookup. */
-  lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]>;
+  lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]>;
   /** See NearDupStore.put. */
   put(entries: PutEntry[]): Promise<void>;
   /** See NearDupStore.removeMany (never called with no entries). */

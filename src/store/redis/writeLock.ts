@@ -35,6 +35,8 @@ export class RedisWriteLock {
     private readonly key: string,
     /** The prefix, for messages. */
     private readonly prefix: string,
+    /** Turns connection failures into StoreUnavailableError (naming the server). */
+    private readonly fail: (e: unknown) => never = (e) => unavailable(e),
   ) {}
 
   /**
@@ -44,7 +46,7 @@ export class RedisWriteLock {
   async run<T>(fn: () => Promise<T>): Promise<T> {
     const key = this.key;
     for (const t of this.strayLocks) {
-      await this.redis.eval(UNLOCK_LUA, 1, key, t).catch(unavailable);
+      await this.redis.eval(UNLOCK_LUA, 1, key, t).catch(this.fail);
       this.strayLocks.delete(t);
     }
     const token = randomBytes(12).toString('hex');
@@ -56,7 +58,7 @@ export class RedisWriteLock {
         ok = await this.redis.set(key, token, 'PX', REDIS_LOCK_TTL_MS, 'NX');
       } catch (e) {
         this.strayLocks.add(token);
-        unavailable(e);
+        this.fail(e);
       }
       if (ok === 'OK') break;
       if (Date.now() >= deadline) throw new StoreUnavailableError(`Redis store at prefix "${this.prefix}" is busy: another process held ${key} for ${REDIS_LOCK_WAIT_MS / 1000} s`, 1);
