@@ -252,4 +252,21 @@ describe('several positional inputs: one corpus in order, the same bytes in memo
       assert.match(r.stderr, want);
     }
   });
+
+  it('one file given twice through a symbolic or hard link is refused by dedup and by jobs, naming both', async () => {
+    const links = path.join(root, 'links');
+    fs.mkdirSync(links, { recursive: true });
+    const sym = path.join(links, `sym${path.extname(args[0]!)}`);
+    const hard = path.join(links, `hard${path.extname(args[0]!)}`);
+    fs.symlinkSync(path.resolve(args[0]!), sym);
+    fs.linkSync(args[0]!, hard);
+    for (const twin of [sym, hard]) {
+      for (const cmd of [['dedup'], ['job', 'plan']]) {
+        const extra = cmd[0] === 'job' ? ['--work-dir', path.join(links, `w-${path.basename(twin)}`)] : [];
+        const r = await cliInProcess([...cmd, args[0]!, twin, ...read, ...extra, '-q']);
+        assert.equal(r.code, 2, `${cmd.join(' ')} ${twin}: ${r.stderr}`);
+        assert.match(r.stderr, /are the same file, given twice/);
+      }
+    }
+  });
 });

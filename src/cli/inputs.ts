@@ -9,6 +9,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../io/errors.js';
+import { refuseRepeatedFiles } from '../io/alias.js';
 import type { InputFormat } from '../io/formats.js';
 import { globBase, isGlob, resolveShards, type ShardList } from '../io/shards.js';
 import { listShards } from '../shard/plan.js';
@@ -28,12 +29,8 @@ export async function severalInputs(args: readonly string[], format: InputFormat
     if (st?.isDirectory() && !(await resolveShards(a, format))) throw new UsageError(`${a} is a directory of documents (.txt/.md/.html, one document per file): several inputs are read as record files (JSONL, TSV, CSV, Parquet; .gz or .zst), so give it alone`);
   }
   const paths = await listShards(args, format);
-  const seen = new Set<string>();
-  for (const p of paths) {
-    // As job dedup refuses it: the same documents twice would all be duplicates of themselves.
-    if (seen.has(p)) throw new UsageError(`${p} is given twice`);
-    seen.add(p);
-  }
+  // As job dedup refuses it: the same documents twice would all be duplicates of themselves.
+  await refuseRepeatedFiles(paths);
   const names = outputNames(paths);
   const base = paths[0]!.slice(0, paths[0]!.length - names[0]!.length).replace(/[\\/]+$/, '') || path.sep;
   const roots = await Promise.all(args.map(async (a) => {

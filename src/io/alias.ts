@@ -133,3 +133,21 @@ export async function refuseAliasedOutputs(outputs: NamedPath[], inputs: NamedPa
 export function storeFile(spec: string | undefined): string | undefined {
   return spec?.startsWith('sqlite:') ? spec.slice('sqlite:'.length) : undefined;
 }
+
+/**
+ * Refuses (exit 2) a list of input files that names one file twice: the same path, or two paths of
+ * one file (a symbolic link, a hard link, `s3://b//k` and `s3://b/k`). The same documents twice would
+ * all be duplicates of themselves.
+ */
+export async function refuseRepeatedFiles(files: readonly string[]): Promise<void> {
+  const seen = new Map<string, string>();
+  for (const f of files) {
+    const r = await resolveFile({ what: 'the input', path: f }, f);
+    for (const key of [r.inode, r.name]) {
+      if (key === undefined) continue;
+      const first = seen.get(key);
+      if (first !== undefined) throw new UsageError(first === f ? `${f} is given twice` : `${f} and ${first} are the same file, given twice`);
+    }
+    for (const key of [r.inode, r.name]) if (key !== undefined) seen.set(key, f);
+  }
+}

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { chooseBands } from '../lsh/params.js';
 import { createTextSigner } from '../sketch/textSigner.js';
 import { UsageError } from '../io/errors.js';
+import { refuseRepeatedFiles } from '../io/alias.js';
 import { resolveShards } from '../io/shards.js';
 import { inParallel, isS3Url } from '../io/s3.js';
 import { listS3Input } from '../io/s3stage.js';
@@ -83,11 +84,7 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
   const ref = input.against ? await listShards(input.against, format) : [];
   if (input.against && input.mode === 'clusters') throw new UsageError('--against reports pairs across the two corpora: --output clusters does not apply (use pairs, dedup or annotate)');
   const all = [...corpus, ...ref];
-  const seen = new Set<string>();
-  for (const p of all) {
-    if (seen.has(p)) throw new UsageError(`${p} is given twice`);
-    seen.add(p);
-  }
+  await refuseRepeatedFiles(all);
   if (input.against && input.options.keep !== undefined) throw new UsageError(`--keep ${input.options.keep} does not apply with --against: it keeps every document of the corpus that matches no reference document`);
   // Pairs have no kept member: the policy is not part of their job.
   const keep = input.mode === 'pairs' ? undefined : (input.options.keep as KeepPolicy | undefined);
