@@ -74,6 +74,21 @@ test('http: add, batch, query, topK, get, delete, stats', async () => {
   r = await a.inject({ method: 'GET', url: '/openapi.json' });
   assert.equal(r.json().openapi, '3.1.0');
   assert.ok(r.json().paths['/v1/documents:batch'].post);
+  // Every operation has a unique operationId; every one with a body documents 400, 401, 408, 413 and 415.
+  const ids = new Set<string>();
+  for (const [p, item] of Object.entries(r.json().paths as Record<string, Record<string, { operationId?: string; requestBody?: unknown; responses?: Record<string, unknown> }>>)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (method === 'parameters') continue;
+      assert.ok(op.operationId && !ids.has(op.operationId), `${method} ${p}: operationId ${op.operationId}`);
+      ids.add(op.operationId);
+      if (op.requestBody) for (const code of ['400', '401', '408', '413', '415']) assert.ok(op.responses?.[code], `${method} ${p} documents ${code}`);
+    }
+  }
+  // A body that is not JSON: 415 with the error body the document promises, not a bare status.
+  r = await a.inject({ method: 'POST', url: '/v1/query', headers: { 'content-type': 'text/plain' }, payload: 'hello' });
+  assert.equal(r.statusCode, 415);
+  assert.equal(r.json().error, 'Unsupported Media Type');
+  assert.match(r.json().message, /must be JSON: send it with Content-Type: application\/json \(got text\/plain\)/);
 });
 
 test('http: POST /v1/documents:delete removes many documents in one call, lists the ids it did not find, and keeps clusters right', async () => {

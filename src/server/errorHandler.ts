@@ -63,6 +63,11 @@ export function installErrorHandling(app: FastifyInstance, { bodyLimit, errorLog
       const limit = bodyLimit;
       return reply.code(413).send({ statusCode: 413, error: 'Payload Too Large', message: `the request body is larger than this server's limit of ${limit} bytes (${(limit / 1048576).toFixed(limit % 1048576 ? 2 : 0)} MiB); start it with neardup serve --body-limit BYTES to raise it` });
     }
+    if (status === 415) {
+      // Say what the server takes: "Unsupported Media Type: text/plain" alone leaves a user guessing.
+      const got = req.headers['content-type'] ?? 'none';
+      return reply.code(415).send({ statusCode: 415, error: 'Unsupported Media Type', message: `the request body must be JSON: send it with Content-Type: application/json (got ${got})` });
+    }
     if (status >= 400 && status < 500) {
       return reply.code(status).send({ statusCode: status, error: httpName(status), message: error.message });
     }

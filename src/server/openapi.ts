@@ -13,10 +13,12 @@ export function openApiDocument(): Record<string, unknown> {
   const common = {
     '400': err('Invalid request (per-field errors)'),
     '401': err('Missing or wrong bearer token'),
+    '408': err('The request was not received in time'),
     '413': err('Body too large'),
+    '415': err('The body is not application/json'),
     '503': err('The store (Redis) is unavailable; not acknowledged, retry after the Retry-After header'),
   };
-  return {
+  const doc = {
     openapi: '3.1.0',
     info: { title: 'neardup', version: '1', description: 'Online near-duplicate detection with exact Jaccard scores.' },
     components: {
@@ -87,4 +89,27 @@ export function openApiDocument(): Record<string, unknown> {
       '/openapi.json': { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1' } } } },
     },
   };
+  return withOperationIds(doc);
+}
+
+/**
+ * Every operation gets an `operationId` (for client generators), made from its method and path:
+ * `post /v1/documents:delete` is `postDocumentsDelete`, `get /v1/documents/{id}/duplicates`
+ * `getDocumentsByIdDuplicates`. Each is unique, as OpenAPI requires.
+ */
+function withOperationIds<T extends { paths: Record<string, Record<string, unknown>> }>(doc: T): T {
+  const methods = new Set(['get', 'put', 'post', 'delete', 'patch']);
+  const word = (w: string): string => (w ? w[0]!.toUpperCase() + w.slice(1) : '');
+  for (const [p, item] of Object.entries(doc.paths)) {
+    const parts = p
+      .replace(/^\/v1\//, '/')
+      .split(/[/:.]/)
+      .filter(Boolean)
+      .map((x) => (x.startsWith('{') ? `By${word(x.slice(1, -1))}` : x.split(/[-_]/).map(word).join('')));
+    for (const [method, op] of Object.entries(item)) {
+      if (!methods.has(method) || typeof op !== 'object' || op === null) continue;
+      (op as { operationId?: string }).operationId ??= method + parts.join('');
+    }
+  }
+  return doc;
 }
