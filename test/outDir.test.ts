@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tmpDir } from './cliUtil.js';
+import { neardupAsync } from './helpers/shards.js';
+import { lockOutputDirectory, OUTPUT_LOCK } from '../src/io/outDir.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { getObjects, putObject, S3_ENV, s3rverMissing, startS3rver, type S3Server } from './helpers/s3.js';
 
@@ -96,5 +98,39 @@ describe('a reused s3:// output prefix', { skip: s3rverMissing() }, () => {
     assert.equal(ok.code, 0, ok.stderr);
     const got = await getObjects(s3, 'bkt', 'clean/');
     assert.equal(got.get('_SUCCESS')?.toString(), 'part-0000.jsonl\npart-0001.jsonl\npart-0002.jsonl\npart-0003.jsonl\n');
+  });
+});
+
+describe('runs writing one --out-dir at once', () => {
+  it('never mix their shards: each run writes the whole directory or is refused naming the other (processes racing, 6 rounds)', async () => {
+    const root = fs.realpathSync(tmpDir());
+    const a = shards(root, 'x', 4);
+    const b = shards(root, 'y', 1);
+    for (let round = 0; round < 6; round++) {
+      const out = path.join(root, `race-${round}`);
+      const runs = await Promise.all([a, b, a].map((input) => neardupAsync(ROUTES.dedup(input, out), root)));
+      const won = runs.filter((r) => r.code === 0);
+      assert.ok(won.length >= 1, runs.map((r) => r.stderr).join('\n'));
+      for (const r of runs) {
+        assert.ok(r.code === 0 || r.code === 2, r.stderr);
+        if (r.code === 2) assert.match(r.stderr, /being written by another run|will not write/);
+      }
+      // The directory is one run's whole output: the shards _SUCCESS lists, and nothing else visible.
+      const listed = fs.readFileSync(path.join(out, '_SUCCESS'), 'utf8').split('\n').filter(Boolean);
+      const visible = fs.readdirSync(out).filter((f) => !f.startsWith('.') && !f.startsWith('_')).sort();
+      assert.deepEqual(visible, listed.sort(), `round ${round}`);
+      const other = listed.length === 4 ? 'y' : 'x';
+      for (const f of listed) assert.doesNotMatch(fs.readFileSync(path.join(out, f), 'utf8'), new RegExp(`"${other}\\d`), `round ${round}: ${f} from the other run`);
+      assert.ok(!fs.existsSync(path.join(out, OUTPUT_LOCK)), 'the lock is released');
+    }
+  });
+
+  it('a lock left by a process that is gone is taken over; a live one is refused', async () => {
+    const dir = fs.realpathSync(tmpDir());
+    fs.writeFileSync(path.join(dir, OUTPUT_LOCK), `999999999@${(await import('node:os')).hostname()} 2026-01-01T00:00:00Z\n`);
+    const release = await lockOutputDirectory(dir);
+    await assert.rejects(lockOutputDirectory(dir), /being written by another run/);
+    await release();
+    assert.ok(!fs.existsSync(path.join(dir, OUTPUT_LOCK)));
   });
 });

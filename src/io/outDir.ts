@@ -8,6 +8,7 @@
  * @module
  */
 import { promises as fsp } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { UsageError } from './errors.js';
 import { isS3Url, parseS3Url, s3List, s3Put } from './s3.js';
@@ -61,4 +62,48 @@ export async function writeSuccessMarker(dir: string, names: readonly string[]):
   const text = successText(names.filter((n) => present.has(n.split(path.sep).join('/'))));
   if (isS3Url(dir)) await s3Put(`${dir.replace(/\/+$/, '')}/${SUCCESS_MARKER}`, text);
   else await fsp.writeFile(path.join(dir, SUCCESS_MARKER), text);
+}
+
+/** The lock a run holds on a local output directory while it writes there (hidden: readers skip it). */
+export const OUTPUT_LOCK = '.neardup-writing';
+
+/** Whether process `pid` of this host is alive (a lock left by a dead one is stale). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the output directory `dir` (local, existing) for this run: creates `dir/.neardup-writing`
+ * exclusively, so two runs writing one directory at once cannot mix their shards. Another live
+ * run's lock is a {@link UsageError} (exit 2) naming it; a lock of a process of this host that is
+ * gone is taken over. Returns the release function.
+ */
+export async function lockOutputDirectory(dir: string, what = 'output directory'): Promise<() => Promise<void>> {
+  const file = path.join(dir, OUTPUT_LOCK);
+  const me = `${process.pid}@${hostname()} ${new Date().toISOString()}`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await fsp.writeFile(file, `${me}\n`, { flag: 'wx' });
+      return async () => {
+        // Only our own lock is removed (a stale-lock takeover by another run replaced it otherwise).
+        const now = await fsp.readFile(file, 'utf8').catch(() => '');
+        if (now === `${me}\n`) await fsp.rm(file, { force: true });
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const holder = (await fsp.readFile(file, 'utf8').catch(() => '')).trim();
+    const m = /^(\d+)@(\S+)/.exec(holder);
+    const stale = m !== null && m[2] === hostname() && !alive(Number(m[1]));
+    if (!stale) {
+      throw new UsageError(`${what} ${dir} is being written by another run (${holder || 'unknown'}, in ${file}): wait for it, or give another directory; remove ${file} if no such run exists`, { option: 'out' });
+    }
+    await fsp.rm(file, { force: true });
+  }
+  throw new UsageError(`${what} ${dir}: another run keeps taking it; give another directory`, { option: 'out' });
 }

@@ -13,7 +13,7 @@ import { rewriteParquet, type RowVerdict } from './parquetWrite.js';
 import { openInput, rowCount, type OpenedInput, type ReadOptions } from './read.js';
 import { makeContext, type InputRecord } from './record.js';
 import type { ShardList } from './shards.js';
-import { refuseStrayOutputs, SUCCESS_MARKER, successText } from './outDir.js';
+import { lockOutputDirectory, refuseStrayOutputs, SUCCESS_MARKER, successText } from './outDir.js';
 import { annotateHeader, annotateRecord } from './write.js';
 
 export type { RowVerdict } from './parquetWrite.js';
@@ -101,10 +101,23 @@ function inside(parent: string, child: string): boolean {
  * it is created when missing, and an old `_SUCCESS` marker is removed first, so a directory from an
  * earlier run does not look complete while it is rewritten.
  */
-export async function prepareOutputDirectory(list: ShardList, outDir: string): Promise<void> {
+export async function prepareOutputDirectory(list: ShardList, outDir: string): Promise<() => Promise<void>> {
   const st = await fsp.stat(outDir).catch(() => undefined);
   if (st && !st.isDirectory()) throw new UsageError(`output ${outDir}: the input has ${list.shards.length} shard(s), so the output is a directory of shards, but ${outDir} is a file`, { option: 'out' });
   await fsp.mkdir(outDir, { recursive: true });
+  // Checked and written under the directory's lock: two runs at once never mix their shards.
+  const release = await lockOutputDirectory(outDir);
+  try {
+    await checkOutputDirectory(list, outDir);
+  } catch (e) {
+    await release();
+    throw e;
+  }
+  return release;
+}
+
+/** The checks of {@link prepareOutputDirectory}, with the directory locked. */
+async function checkOutputDirectory(list: ShardList, outDir: string): Promise<void> {
   const real = await fsp.realpath(outDir);
   for (const root of list.roots ?? [list.base]) {
     const base = await fsp.realpath(root);
@@ -122,7 +135,16 @@ export async function prepareOutputDirectory(list: ShardList, outDir: string): P
  * shards in order, with rows numbered across shards as {@link openInput} numbers them.
  */
 export async function rewriteShards(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix = ''): Promise<number> {
-  await prepareOutputDirectory(list, outDir);
+  const release = await prepareOutputDirectory(list, outDir);
+  try {
+    return await rewriteLocked(list, outDir, options, mode, verdict, tagPrefix);
+  } finally {
+    await release();
+  }
+}
+
+/** {@link rewriteShards} once the output directory is locked and checked. */
+async function rewriteLocked(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix: string): Promise<number> {
   let written = 0;
   let offset = 0;
   for (let k = 0; k < list.shards.length; k++) {
