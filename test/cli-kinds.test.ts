@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { kijiji, lines, neardup, tmpDir } from './cliUtil.js';
-import { ruleOfThumb } from '../src/cli/commands/params.js';
+import { ruleOfThumb, sCurveChart } from '../src/cli/commands/params.js';
 import { chooseBands } from '../src/lsh/params.js';
 
 const TEXT = ['--text', 'Title,Short Description'];
@@ -180,6 +180,25 @@ test('params: the rule of thumb next to the banding, several S-curves in one cha
   assert.equal(j.ruleOfThumb, ruleOfThumb(b.bands, b.rows));
   assert.equal(j.curves[0]!.ruleOfThumb, ruleOfThumb(20, 5));
   assert.equal(neardup(['params', '--curves', '20by5']).code, 2);
+});
+
+test('params --curves: every S-curve is drawn without holes, however steep (at 0.5 too)', () => {
+  for (const curves of [[{ bands: 20, rows: 5 }, { bands: 10, rows: 10 }], [{ bands: 2, rows: 60 }], [{ bands: 64, rows: 2 }, { bands: 1, rows: 1 }]]) {
+    const grid = sCurveChart(curves, 0.8).slice(1, 22).map((l) => [...l.slice(6)]);
+    ['●', '○', '+'].slice(0, curves.length).forEach((mark) => {
+      let prev: number[] | undefined;
+      for (let x = 0; x < grid[0]!.length; x++) {
+        const rows = grid.flatMap((r, y) => (r[x] === mark ? [y] : []));
+        // A later curve may cover a cell of an earlier one; where both are drawn, consecutive columns touch.
+        if (rows.length === 0 || !prev || prev.length === 0) {
+          prev = rows;
+          continue;
+        }
+        assert.ok(Math.min(...prev) - Math.max(...rows) <= 1, `${JSON.stringify(curves)} ${mark}: a hole between columns ${x - 1} and ${x}`);
+        prev = rows;
+      }
+    });
+  }
 });
 
 test('--help lists the new options', () => {

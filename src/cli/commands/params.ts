@@ -126,9 +126,13 @@ export function sCurveChart(curves: readonly { bands: number; rows: number }[], 
   const tx = Math.round(threshold * (W - 1));
   for (let y = 0; y < H; y++) grid[y]![tx] = '│';
   curves.forEach((c, k) => {
+    let prev = -1;
     for (let x = 0; x < W; x++) {
-      const p = candidateProbability(x / (W - 1), c.bands, c.rows);
-      grid[H - 1 - Math.round(p * (H - 1))]![x] = MARKS[k % MARKS.length]!;
+      const row = H - 1 - Math.round(candidateProbability(x / (W - 1), c.bands, c.rows) * (H - 1));
+      // A steep step climbs several rows in one column: mark the rows between, or the curve has holes.
+      const bottom = prev < 0 ? row : Math.max(row, prev - 1);
+      for (let y = row; y <= bottom; y++) grid[y]![x] = MARKS[k % MARKS.length]!;
+      prev = row;
     }
   });
   const lines = ['P(s)'];
