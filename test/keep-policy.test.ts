@@ -16,7 +16,8 @@ import { plantedDocs } from './helpers/shards.js';
 import { writeParquet } from './helpers/formats.js';
 import { STAGES } from '../src/shard/job.js';
 import fc from 'fast-check';
-import { chooseKept, isoDateMs, keepValue } from '../src/dedup/keepPolicy.js';
+import { chooseKept, keepValue } from '../src/dedup/keepPolicy.js';
+import { isoDateMs } from '../src/io/isoDate.js';
 
 const POLICIES = ['first', 'longest', 'shortest', 'max:score', 'min:score', 'max:day', 'min:day', 'none'];
 const OUTPUTS = ['dedup', 'annotate', 'clusters'] as const;

@@ -43,6 +43,10 @@ test('HTTP: expiresAt and ttl on adds, expiresAt on GET, expired documents in no
     const bad = [
       [{ id: 'x', text: 'x y z', ttl: '3 weeks' }, /ttl/],
       [{ id: 'x', text: 'x y z', expiresAt: 'tomorrow' }, /\/expiresAt must be an ISO 8601 date and time/],
+      // Impossible dates are not rolled over to the next month.
+      [{ id: 'x', text: 'x y z', expiresAt: '2026-02-30T00:00:00Z' }, /\/expiresAt must be an ISO 8601 date and time that exists/],
+      [{ id: 'x', text: 'x y z', expiresAt: '2027-04-31T12:00:00+02:00' }, /\/expiresAt must be an ISO 8601 date and time that exists/],
+      [{ id: 'x', text: 'x y z', expiresAt: '2027-01-01T24:30:00Z' }, /\/expiresAt must be an ISO 8601 date and time that exists/],
       [{ id: 'x', text: 'x y z', expiresAt: T0, ttl: '1d' }, /expiresAt or ttl, not both/],
       [{ id: 'x', text: 'x y z', expiresAt: 1e300 }, /expiresAt must be a date or a finite number/],
     ] as const;

@@ -6,6 +6,7 @@
  * @module
  */
 import { InputError } from '../io/errors.js';
+import { isoDateMs } from '../io/isoDate.js';
 import type { ReadOptions } from '../io/read.js';
 
 /**
@@ -54,7 +55,6 @@ export type ValueStatus = (typeof ValueStatus)[keyof typeof ValueStatus];
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const INTEGER = /^[+-]?\d+$/;
-const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /**
  * A record's ranking value: `value`, and `lo`, what an integer literal beyond 2^53 has past the
@@ -65,22 +65,6 @@ export interface KeepValue {
   value: number;
   lo: number;
   status: ValueStatus;
-}
-
-/**
- * An ISO date or date-time as milliseconds since 1970: without an offset it is UTC (the same on
- * every machine, whatever its time zone); NaN for an impossible date or time (2024-02-30, 25:00).
- */
-export function isoDateMs(s: string): number {
-  const m = ISO_DATE.exec(s);
-  if (!m) return NaN;
-  const [, y, mo, d, h = '00', mi = '00', sec = '00', frac = '', zone] = m;
-  const iso = `${y}-${mo}-${d}T${h}:${mi}:${sec}${frac}${zone ?? 'Z'}`;
-  const ms = Date.parse(iso);
-  // Date.parse rolls 2024-02-30 over to 1 March: the fields read back must be the ones written.
-  const check = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(sec)));
-  if (check.getUTCFullYear() !== Number(y) || check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) || check.getUTCHours() !== Number(h) || check.getUTCMinutes() !== Number(mi) || check.getUTCSeconds() !== Number(sec)) return NaN;
-  return ms;
 }
 
 /**

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
 import { withStoredText } from '../online/storedText.js';
 import { parseDuration } from '../online/expiry.js';
+import { isoDateMs } from '../io/isoDate.js';
 import { metaProblem } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { addSchema, batchSchema, DEFAULT_ADD_LIMIT, deleteManySchema, documentQuerySchema, idParamsSchema } from './schemas.js';
@@ -42,8 +43,8 @@ export function expiryOfBody(d: DocBody, at: string): { expiresAt?: number; ttl?
     return { ttl: d.ttl };
   }
   if (d.expiresAt === undefined) return {};
-  const ms = typeof d.expiresAt === 'number' ? d.expiresAt : ISO_DATE_TIME.test(d.expiresAt) ? Date.parse(d.expiresAt) : NaN;
-  if (!Number.isFinite(ms)) return { field: `${at}/expiresAt`, message: 'must be an ISO 8601 date and time (2026-12-27T00:00:00Z) or ms since the epoch' };
+  const ms = typeof d.expiresAt === 'number' ? d.expiresAt : ISO_DATE_TIME.test(d.expiresAt) ? isoDateMs(d.expiresAt) : NaN;
+  if (!Number.isFinite(ms)) return { field: `${at}/expiresAt`, message: 'must be an ISO 8601 date and time that exists (2026-12-27T00:00:00Z, not 2026-02-30) or ms since the epoch' };
   return { expiresAt: ms };
 }
 
