@@ -1,5 +1,5 @@
 /**
- * Sharded jobs against `neardup dedup`, as a class (#30): option sets drawn from dedup's own option
+ * Sharded jobs (and dedup --stream) against `neardup dedup`, as a class (#30, #48): option sets drawn from dedup's own option
  * definitions (an option added to dedup later fails the first test below until it has a generator
  * here, and the job commands refuse it meanwhile), small corpora with planted copies, invalid
  * records and repeated ids, cut into shards at random places. Every run of a job, in this process
@@ -169,7 +169,7 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
   let root: string;
   let redis: RedisChild | undefined;
   const workers: WorkerChild[] = [];
-  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0, keptOtherwise: 0, severalInputs: 0, audits: 0 };
+  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0, keptOtherwise: 0, severalInputs: 0, audits: 0, streamed: 0, streamRefused: 0 };
 
   before(async () => {
     root = tmpDir();
@@ -212,6 +212,7 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
     assert.ok(counts.keptOtherwise > 0 || counts.sets < 50, `no answered run with a --keep policy: ${JSON.stringify(counts)}`);
     // --removed is drawn with --output dedup: some answers must have compared their audits.
     assert.ok(counts.audits > 0 || counts.sets < 100, `no answered run compared a --removed audit: ${JSON.stringify(counts)}`);
+    assert.ok(counts.streamed > 0 || counts.sets < 50, `no drawn set compared dedup --stream with dedup in memory: ${JSON.stringify(counts)}`);
     process.stderr.write(`job-differential: ${JSON.stringify(counts)}\n`);
   });
 
@@ -240,6 +241,21 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
         const d = await cliInProcess(['dedup', path.join(dir, 'all.jsonl'), ...ref, ...optsFor('single'), ...(dry ? [] : ['--out', single]), '-q']);
         assert.notEqual(d.code, 1, `dedup crashed: ${d.stderr}`);
         counts.sets++;
+        // dedup streamed (what a larger input, or a smaller heap, gets by default): the same answer, or
+        // a refusal naming what only the in-memory route does.
+        if (!c.refCuts && d.code === 0 && !drawn.includes('--stream') && !drawn.includes('--no-stream')) {
+          const viaStream = path.join(dir, 'stream.out');
+          const st = await cliInProcess(['dedup', path.join(dir, 'all.jsonl'), ...optsFor('stream'), '--stream', ...(dry ? [] : ['--out', viaStream]), '-q']);
+          assert.notEqual(st.code, 1, `dedup --stream crashed (${opts.join(' ')}): ${st.stderr}`);
+          if (st.code === 2) {
+            assert.match(st.stderr, /--no-stream|need the texts in memory|--max-pairs|--removal cluster/, `dedup --stream refused (${opts.join(' ')}) without naming the option: ${st.stderr}`);
+            counts.streamRefused++;
+          } else {
+            if (auditName) assert.ok(fs.readFileSync(auditPath('stream')).equals(fs.readFileSync(auditPath('single'))), `the audit of dedup --stream differs (${opts.join(' ')})`);
+            if (!dry) assert.equal(fs.readFileSync(viaStream, 'utf8'), fs.readFileSync(single, 'utf8'), `dedup --stream differs from dedup in memory (${opts.join(' ')})`);
+            counts.streamed++;
+          }
+        }
         // dedup reading the shards themselves (a directory of shards) is a route of its own: the same answer.
         if (!c.refCuts) {
           const viaDir = path.join(dir, 'viadir.out');
