@@ -7,9 +7,10 @@ import { int } from './report.js';
 
 /**
  * What the user can do when a run holds more pairs than --max-pairs; `canAskForClusters` when the
- * command has --output clusters/dedup/annotate and pairs were asked for.
+ * command has --output clusters/dedup/annotate and pairs were asked for; `streamed` when the run
+ * did not fold identical documents.
  */
-export function tooManyPairsMessage(e: TooManyPairsError, canAskForClusters = false): string {
+export function tooManyPairsMessage(e: TooManyPairsError, canAskForClusters = false, streamed = false): string {
   if (e.what === 'pairs') {
     return (
       `${int(e.count)} near-duplicate pairs, more than --max-pairs (${int(e.limit)}); the largest group of identical documents has ${int(e.largestBucket)}. ` +
@@ -18,7 +19,8 @@ export function tooManyPairsMessage(e: TooManyPairsError, canAskForClusters = fa
   }
   return (
     `more than ${int(e.limit)} LSH candidate pairs (--max-pairs)` +
-    (e.largestBucket > 0 ? `: the largest bucket holds ${int(e.largestBucket)} distinct documents that agree on a whole band, ` : ', ') +
+    // Streamed, identical documents are not folded first: a bucket counts each copy.
+    (e.largestBucket > 0 ? `: the largest bucket holds ${int(e.largestBucket)} ${streamed ? 'documents (copies counted one by one: --stream does not fold identical documents, --no-stream does)' : 'distinct documents'} that agree on a whole band, ` : ', ') +
     'typically many near-identical texts (a template with small changes). Raise --max-pairs (~40 bytes of memory per pair), or raise --threshold or --rows so that fewer documents share a bucket.'
   );
 }

@@ -207,8 +207,10 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
         ? ''
         : options.removal === 'cluster'
           ? streaming ? ' With --no-stream the clusters are built bucket by bucket in memory instead.' : ''
-          : ` The default --removal verified needs every verified pair; --removal cluster (one kept per cluster) clusters bucket by bucket in memory${streaming ? ' with --no-stream' : ''} instead.`;
-      throw new UsageError(tooManyPairsMessage(e, flags.output === 'pairs') + hint);
+          : flags.stream
+            ? ''
+            : ' The default --removal verified needs every verified pair; --removal cluster (one kept per cluster) clusters bucket by bucket in memory instead.';
+      throw new UsageError(tooManyPairsMessage(e, flags.output === 'pairs', streaming) + hint);
     }
     throw e;
   } finally {
