@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { dedup, type DedupOptions, type DedupResult } from '../src/dedup/dedup.js';
 import { dedupStream } from '../src/dedup/streamDedup.js';
+import { decideRemoval } from '../src/dedup/verifiedGraph.js';
 import { clusterPairs } from '../src/dedup/clusters.js';
 import { CopyFinder, HashIndex } from '../src/dedup/copies.js';
 import { TooManyPairsError } from '../src/lsh/tooManyPairs.js';
@@ -105,12 +106,14 @@ test('property: bucket-wise clustering (pairs off, more candidates than maxPairs
   assert.ok(bucketwise > 30, `bucket-wise runs: ${bucketwise}`);
 });
 
-test('property: dedupStream (which does not group copies) equals dedup (which does), pairs on and off', async () => {
+test('property: dedupStream (which folds identical texts) equals dedup (which folds identical sets), pairs on and off, with and without workers', async () => {
   await fc.assert(
-    fc.asyncProperty(corpusArb, fc.boolean(), async (texts, withPairs) => {
+    fc.asyncProperty(corpusArb, fc.boolean(), fc.constantFrom(0, 2), async (texts, withPairs, workers) => {
       const options: DedupOptions = { threshold: 0.7, shingle: { k: 3 }, pairs: withPairs };
       const want = dedup(texts, options);
-      const got = await dedupStream(() => [texts], { ...options, workers: 0 });
+      const got = await dedupStream(() => [texts], { ...options, workers });
+      // What a deduplicated copy drops is decided alike.
+      assert.deepEqual([...decideRemoval(got, 'verified', {}).keptBy], [...want.removal!.keptBy]);
       assert.deepEqual(got.pairs, want.pairs);
       assert.deepEqual(got.clusters, want.clusters);
       assert.deepEqual([...got.clusterOf], [...want.clusterOf]);
@@ -120,6 +123,18 @@ test('property: dedupStream (which does not group copies) equals dedup (which do
     }),
     { numRuns: 80, seed: 11 },
   );
+});
+
+test('20,000 copies of one document streamed: folded before LSH as in memory, the same clusters and removal', async () => {
+  const texts = [...Array.from({ length: 20_000 }, () => base), 'something else entirely, nothing like the rest'];
+  for (const workers of [0, 2]) {
+    const got = await dedupStream(() => [texts], { pairs: false, workers });
+    const want = dedup(texts, { pairs: false });
+    assert.deepEqual(got.clusters, want.clusters);
+    assert.equal(got.stats.copies, 19_999);
+    assert.equal(got.stats.candidates, want.stats.candidates);
+    assert.equal(decideRemoval(got, 'verified', {}).dropped, 19_999);
+  }
 });
 
 test('20,000 copies of one document: clusters without pairs at once; pairs past maxPairs are a TooManyPairsError', () => {

@@ -8,7 +8,7 @@ import { int } from './report.js';
 /**
  * What the user can do when a run holds more pairs than --max-pairs; `canAskForClusters` when the
  * command has --output clusters/dedup/annotate and pairs were asked for; `streamed` when the run
- * did not fold identical documents.
+ * folded identical texts only (not other texts with identical shingle sets).
  */
 export function tooManyPairsMessage(e: TooManyPairsError, canAskForClusters = false, streamed = false): string {
   if (e.what === 'pairs') {
@@ -19,8 +19,8 @@ export function tooManyPairsMessage(e: TooManyPairsError, canAskForClusters = fa
   }
   return (
     `more than ${int(e.limit)} LSH candidate pairs (--max-pairs)` +
-    // Streamed, identical documents are not folded first: a bucket counts each copy.
-    (e.largestBucket > 0 ? `: the largest bucket holds ${int(e.largestBucket)} ${streamed ? 'documents (copies counted one by one: --stream does not fold identical documents, --no-stream does)' : 'distinct documents'} that agree on a whole band, ` : ', ') +
+    // Streamed, identical texts are folded, identical sets of other texts are not: they are counted as documents.
+    (e.largestBucket > 0 ? `: the largest bucket holds ${int(e.largestBucket)} ${streamed ? 'documents (identical texts counted once)' : 'distinct documents'} that agree on a whole band, ` : ', ') +
     'typically many near-identical texts (a template with small changes). Raise --max-pairs (~40 bytes of memory per pair), or raise --threshold or --rows so that fewer documents share a bucket.'
   );
 }

@@ -18,6 +18,10 @@ import { groupsFromBuckets, type SecondGroups } from '../lsh/secondGroups.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { BandKeyColumns } from '../lsh/bandKeyColumns.js';
 import { PairColumns } from './pairColumns.js';
+import { CopyFinder, HashIndex, pairsWithinGroups, type CopyGroups } from './copies.js';
+import { textHash2 } from '../hash/murmur3.js';
+import type { BandKeyTable } from '../lsh/candidates.js';
+import type { ScoredPair } from '../similarity/bruteForce.js';
 import { resolveDedupOptions, type DedupOptions, type DedupResult } from './options.js';
 import { finishDedup } from './finish.js';
 import { createTextSigner } from '../sketch/textSigner.js';
@@ -128,7 +132,10 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   const sigs = keepSigs ? new Growable(1 << 16) : undefined;
   let n = 0;
   let chars = 0;
-  const take = (r: Pick<SignReply, 'count' | 'present' | 'hi' | 'lo' | 'sigs'> & { expected?: number }): void => {
+  // Two 32-bit hashes of each text: identical texts are folded into one document before LSH, as dedup() folds copies.
+  const textHashes = new Growable(1 << 16);
+  const take = (r: Pick<SignReply, 'count' | 'present' | 'hi' | 'lo' | 'sigs' | 'th'> & { expected?: number }): void => {
+    textHashes.append(r.th!);
     // The first range's density sizes the key columns (with some slack) instead of doubling.
     if (n === 0 && r.expected !== undefined) keys.reserve(Math.min(Math.ceil(r.expected * 1.1), 1 << 24));
     keys.append(r.present, r.hi!, r.lo!, r.count);
@@ -153,10 +160,11 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
           if (inflight.length >= pool.size * 2) take(await inflight.shift()!);
         } else {
           const m = batch.length;
-          const r: SignReply = { id: 0, count: m, present: new Uint8Array(m), hi: new Uint32Array(m * nb), lo: new Uint32Array(m * nb) };
+          const r: SignReply = { id: 0, count: m, present: new Uint8Array(m), hi: new Uint32Array(m * nb), lo: new Uint32Array(m * nb), th: new Uint32Array(2 * m) };
           if (keepSigs) r.sigs = new Uint32Array(m * numPerm);
           const row = new Uint32Array(numPerm);
           for (let i = 0; i < m; i++) {
+            textHash2(r.th!, i, batch[i]!);
             if (!signer.signInto(batch[i]!, row)) continue;
             r.present[i] = 1;
             r.sigs?.set(row, i * numPerm);
@@ -175,7 +183,12 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   const t1 = performance.now();
   const table = keys.table();
   const present = table.present;
-  const indexBytes = n * (nb * 8 + 1) + (sigs ? sigs.length * 4 : 0);
+  const empty: number[] = [];
+  for (let i = 0; i < n; i++) if (!present[i]) empty.push(i);
+  // Copies (the same text, so the same band keys) go through LSH and verification as one document:
+  // a group of m copies then costs one, not m(m−1)/2 candidate pairs. Hidden from the buckets here.
+  const copies = foldCopies(table, textHashes.data);
+  const indexBytes = n * (nb * 8 + 1 + 8) + (sigs ? sigs.length * 4 : 0);
 
   // LSH candidates, grouped by second member (as verification reads them): the bands bucketed
   // on the workers by ranges (or here), joined, and the pairs listed here.
@@ -198,8 +211,6 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   keys.release();
   const t2 = performance.now();
 
-  const empty: number[] = [];
-  for (let i = 0; i < n; i++) if (!present[i]) empty.push(i);
   const out = new PairColumns();
   let passes = 1;
   let peakSetBytes = 0;
@@ -230,9 +241,64 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
       }
     }
   }
-  const result = finishDedup({ n, pairs: out, empty, bands, chars, cstats, keepPairs, maxPairs, estimateRecall: verify === 'exact' }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });
+  let pairs: PairColumns | ScoredPair[] = out;
+  if (copies) {
+    // Pairs between the groups' first documents become pairs of groups, counted per document pair.
+    const g = copies.groupOf;
+    pairs = Array.from({ length: out.size }, (_, p) => ({ a: g[out.a[p]!]!, b: g[out.b[p]!]!, similarity: out.similarity[p]! }));
+    let across = 0;
+    for (let b = 0; b < n; b++) for (let q = groups.start[b]!; q < groups.start[b + 1]!; q++) across += copies.size(g[groups.first[q]!]!) * copies.size(g[b]!);
+    cstats = { ...cstats, candidates: pairsWithinGroups(copies.groups) + across };
+  }
+  const result = finishDedup({ n, pairs, empty, bands, chars, cstats, keepPairs, maxPairs, estimateRecall: verify === 'exact', ...(copies ? { groups: copies.groups } : {}) }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });
   // Assigned, not spread: a spread would read `pairs`, which makes its objects (see pairColumns.ts).
   return Object.assign(result, { extra: { passes, peakSetBytes, indexBytes, setDocs, ranged: ranged !== undefined } });
+}
+
+/**
+ * Groups documents with the same text (both text hashes and every band key equal; documents without
+ * shingles stay alone), numbered in order of first appearance as dedup()'s copy groups are. Every
+ * document but the first of its group is hidden from the buckets (`present` 0). Undefined when no
+ * document has a copy.
+ */
+function foldCopies(table: BandKeyTable, th: Uint32Array): { groups: CopyGroups; groupOf: Int32Array; size: (g: number) => number } | undefined {
+  const { n, hi, lo, present, bands, bandStride, docStride } = table;
+  const index = new HashIndex(n);
+  const finder = new CopyFinder(n);
+  const firstOf: number[] = [];
+  let folded = 0;
+  const same = (a: number, b: number): boolean => {
+    if (th[2 * a] !== th[2 * b] || th[2 * a + 1] !== th[2 * b + 1]) return false;
+    for (let k = 0; k < bands; k++) {
+      const x = k * bandStride + a * docStride;
+      const y = k * bandStride + b * docStride;
+      if (hi[x] !== hi[y] || lo[x] !== lo[y]) return false;
+    }
+    return true;
+  };
+  const hidden: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (!present[i]) {
+      firstOf.push(i);
+      finder.startGroup();
+      continue;
+    }
+    const g = index.find(th[2 * i]!, (v) => same(firstOf[v]!, i));
+    if (g >= 0) {
+      finder.join(g);
+      hidden.push(i);
+      folded++;
+    } else {
+      index.insert(th[2 * i]!, finder.startGroup());
+      firstOf.push(i);
+    }
+  }
+  if (folded === 0) return undefined;
+  for (const i of hidden) present[i] = 0;
+  const groups = finder.result();
+  const groupOf = new Int32Array(n);
+  for (let g = 0; g < groups.groups; g++) for (let j = groups.start[g]!; j < groups.start[g + 1]!; j++) groupOf[groups.members[j]!] = g;
+  return { groups, groupOf, size: (g) => groups.start[g + 1]! - groups.start[g]! };
 }
 
 /** Verification's feed over texts read on this thread: the needed ones go to the pool (or are set here, as a worker would). */

@@ -13,6 +13,7 @@ import { resolveHeader } from '../io/delimited.js';
 import { makeContext } from '../io/record.js';
 import type { TextSigner } from '../sketch/textSigner.js';
 import { bandKeys } from '../lsh/bandKeys.js';
+import { textHash2 } from '../hash/murmur3.js';
 
 /** Pass 1: read, parse and sign the byte range [start, end) of `spec.path`. */
 export interface SignRangeRequest {
@@ -39,6 +40,8 @@ export interface SignRangeReply {
   /** Byte offset in the file of each record's line, and its length without the line break. */
   starts: Float64Array;
   lengths: Int32Array;
+  /** Two 32-bit hashes of each record's text (`textHash2`), to fold identical texts. */
+  th: Uint32Array;
   /** Each record's text length in UTF-16 code units (what bounds its set for verification). */
   units: Int32Array;
   /** Each record's line and row within the range. */
@@ -139,7 +142,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     if (!problem) throw e;
     const none = new Uint32Array(0);
     const reply: SignRangeReply = {
-      ...{ id: req.id, count: 0, present: new Uint8Array(0), hi: none, lo: none, starts: new Float64Array(0), lengths: new Int32Array(0), units: new Int32Array(0) },
+      ...{ id: req.id, count: 0, present: new Uint8Array(0), hi: none, lo: none, th: none, starts: new Float64Array(0), lengths: new Int32Array(0), units: new Int32Array(0) },
       ...{ lines: new Int32Array(0), rows: new Int32Array(0), lineCount: 0, rowCount: 0, chars: 0, skipped: 0, examples: [], bom: false, problem },
     };
     return { reply, transfer: [] };
@@ -153,6 +156,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
   const present = new Uint8Array(n);
   const hi = new Uint32Array(n * nb);
   const lo = new Uint32Array(n * nb);
+  const th = new Uint32Array(2 * n);
   const sigs = req.withSignatures ? new Uint32Array(n * k) : undefined;
   const starts = new Float64Array(n);
   const lines = new Int32Array(n);
@@ -173,6 +177,8 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     const s = spans ? spans[2 * i]! : -1;
     const e = spans ? spans[2 * i + 1]! : -1;
     // A byte span the route declines is signed as its decoded string.
+    if (s < 0) textHash2(th, i, r.text);
+    else textHash2(th, i, null, buf, s, e);
     const signed = s < 0 ? signer.signInto(r.text, row) : (bytes!.signSpan(s, e, row) ?? signer.signInto(buf.toString('utf8', s, e), row));
     if (!signed) continue;
     present[i] = 1;
@@ -180,10 +186,10 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     bandKeys(row, nb, req.bands.rows, hi, lo, i, n);
   }
   const reply: SignRangeReply = {
-    ...{ id: req.id, count: n, present, hi, lo, sigs, starts, lengths: block.lengths, units, lines, rows, ids },
+    ...{ id: req.id, count: n, present, hi, lo, th, sigs, starts, lengths: block.lengths, units, lines, rows, ids },
     ...{ lineCount: block.lines, rowCount: block.rows, chars, skipped: block.skipped, examples: block.examples, bom: block.bom },
   };
-  const transfer = [present.buffer, hi.buffer, lo.buffer, starts.buffer, block.lengths.buffer, units.buffer, lines.buffer, rows.buffer] as ArrayBuffer[];
+  const transfer = [present.buffer, hi.buffer, lo.buffer, th.buffer, starts.buffer, block.lengths.buffer, units.buffer, lines.buffer, rows.buffer] as ArrayBuffer[];
   if (sigs) transfer.push(sigs.buffer as ArrayBuffer);
   return { reply, transfer };
 }

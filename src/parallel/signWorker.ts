@@ -6,6 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createTextSigner, type TextSignerOptions } from '../sketch/textSigner.js';
 import { bandKeys } from '../lsh/bandKeys.js';
+import { textHash2 } from '../hash/murmur3.js';
 import { ProbeTable } from '../similarity/probeSet.js';
 import { signRange, textsAt, type DocTexts, type ReadScratch, type RangeSetsRequest, type ScoreJob, type SetTargets, type SignRangeRequest } from './rangeJobs.js';
 import { arenaSets } from './arenaSets.js';
@@ -54,6 +55,8 @@ export interface SignReply {
   setLen?: Int32Array;
   /** With `score`: one similarity per pair (−1 below the threshold). */
   sims?: Float64Array;
+  /** With band keys: two 32-bit hashes of each text (`textHash2`), to fold identical texts. */
+  th?: Uint32Array;
   error?: string;
 }
 
@@ -128,14 +131,16 @@ port.on('message', (req: SignRequest | SignRangeRequest | RangeSetsRequest | Buc
     const nb = req.bands?.bands ?? 0;
     const hi = req.bands ? new Uint32Array(n * nb) : undefined;
     const lo = req.bands ? new Uint32Array(n * nb) : undefined;
+    const th = req.bands ? new Uint32Array(2 * n) : undefined;
     for (let i = 0; i < n; i++) {
+      if (th) textHash2(th, i, req.texts[i]!);
       if (!signer.signInto(req.texts[i]!, row)) continue;
       present[i] = 1;
       if (sigs) sigs.set(row, i * k);
       if (req.bands) bandKeys(row, nb, req.bands.rows, hi!, lo!, i, n);
     }
-    const reply: SignReply = { id: req.id, count: n, present, sigs, hi, lo };
-    const transfer = [present.buffer, sigs?.buffer, hi?.buffer, lo?.buffer].filter((b): b is ArrayBuffer => b !== undefined);
+    const reply: SignReply = { id: req.id, count: n, present, sigs, hi, lo, th };
+    const transfer = [present.buffer, sigs?.buffer, hi?.buffer, lo?.buffer, th?.buffer].filter((b): b is ArrayBuffer => b !== undefined);
     port.postMessage(reply, transfer);
   } catch (e) {
     port.postMessage({ id: req.id, count: 0, present: new Uint8Array(0), error: (e as Error).message } satisfies SignReply);
