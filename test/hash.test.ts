@@ -2,7 +2,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { murmur3Utf16, murmur3Words } from '../src/hash/murmur3.js';
+import { murmur3Utf16, murmur3Words, textHash2 } from '../src/hash/murmur3.js';
 import { fmix32 } from '../src/hash/mix.js';
 import { charShingles } from '../src/text/charShingles.js';
 import { kijijiDocs } from './helpers.js';
@@ -114,4 +114,30 @@ test('char-shingle fingerprints of real text: uniform top bits and no more colli
   let chi = 0;
   for (const c of buckets) chi += ((c - e) * (c - e)) / e;
   assert.ok(chi < 360, `chi-square ${chi.toFixed(1)} over ${n} distinct shingles`);
+});
+
+test('textHash2: equal texts hash alike, in each domain; distinct texts apart (property); the two domains differ', () => {
+  const enc = new TextEncoder();
+  const h = (text: string | null, b?: Uint8Array): string => {
+    const out = new Uint32Array(2);
+    textHash2(out, 0, text, b, 0, b?.length ?? 0);
+    return `${out[0]}:${out[1]}`;
+  };
+  const seen = new Map<string, string>();
+  fc.assert(
+    fc.property(fc.string({ maxLength: 40, unit: 'grapheme' }), (s) => {
+      const a = h(s);
+      assert.equal(h(s.slice()), a);
+      const bytes = enc.encode(s);
+      assert.equal(h(null, bytes), h(null, Uint8Array.from(bytes)));
+      const other = seen.get(a);
+      assert.ok(other === undefined || other === s, `${JSON.stringify(s)} and ${JSON.stringify(other)} hash alike`);
+      seen.set(a, s);
+    }),
+    { numRuns: 3000, seed: 5 },
+  );
+  assert.notEqual(h('abc'), h(null, enc.encode('abc')));
+  // Odd lengths and tails of 1–3 bytes take part.
+  assert.notEqual(h('abc'), h('abd'));
+  assert.notEqual(h(null, enc.encode('abcde')), h(null, enc.encode('abcdf')));
 });

@@ -61,48 +61,56 @@ export function murmur3Words(words: ArrayLike<number>, seed = 0, start = 0, end 
 }
 
 /**
- * MurmurHash3 (x86, 32-bit) of bytes [start, end): the standard algorithm, tail bytes included.
- * Used to tell identical texts apart from their bytes (the streamed route's copy groups).
- */
-export function murmur3Bytes(b: Uint8Array, seed = 0, start = 0, end = b.length): number {
-  let h = seed | 0;
-  let i = start;
-  const blocksEnd = start + ((end - start) & ~3);
-  for (; i < blocksEnd; i += 4) {
-    let k = b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24);
-    k = Math.imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, C2);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
-  }
-  let k = 0;
-  const tail = end - i;
-  if (tail === 3) k ^= b[i + 2]! << 16;
-  if (tail >= 2) k ^= b[i + 1]! << 8;
-  if (tail >= 1) {
-    k ^= b[i]!;
-    k = Math.imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, C2);
-    h ^= k;
-  }
-  h ^= end - start;
-  return fmix32(h);
-}
-
-/**
- * Two independent 32-bit hashes of a text (64 bits in all), written at `out[2i]`, `out[2i + 1]`:
- * of its UTF-16 code units, or (`bytes`) of its UTF-8 bytes [start, end), in another domain (a
- * text hashed both ways gets two different pairs, which costs a missed fold, never a wrong one).
+ * Two 32-bit hashes of a text in one pass (64 bits in all), written at `out[2i]`, `out[2i + 1]`:
+ * MurmurHash3 and a multiply-xor lane over the same 32-bit words, of its UTF-16 code units, or
+ * (`bytes`) of its UTF-8 bytes [start, end) in another domain (a text hashed both ways gets two
+ * different pairs, which costs a missed fold, never a wrong one). One pass: two separate hashes
+ * cost half as much again as signing the text (bench/RESULTS.md).
  */
 export function textHash2(out: Uint32Array, i: number, text: string | null, bytes?: Uint8Array, start = 0, end = 0): void {
+  let h = 0x6d2b79f5;
+  let g = 0x1b873593;
+  let len: number;
   if (text !== null) {
-    out[2 * i] = murmur3Utf16(text, 0x6d2b79f5);
-    out[2 * i + 1] = murmur3Utf16(text, 0x1b873593);
+    len = text.length;
+    const pairsEnd = len & ~1;
+    for (let j = 0; j < pairsEnd; j += 2) {
+      let k = text.charCodeAt(j) | (text.charCodeAt(j + 1) << 16);
+      g = Math.imul(g ^ k, 0x27d4eb2d);
+      g ^= g >>> 15;
+      k = Math.imul(k, C1);
+      k = (k << 15) | (k >>> 17);
+      h ^= Math.imul(k, C2);
+      h = (h << 13) | (h >>> 19);
+      h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+    }
+    if (len & 1) {
+      const k = text.charCodeAt(len - 1);
+      g = Math.imul(g ^ k, 0x27d4eb2d);
+      h ^= Math.imul(((Math.imul(k, C1) << 15) | (Math.imul(k, C1) >>> 17)), C2);
+    }
   } else {
-    out[2 * i] = murmur3Bytes(bytes!, 0x2f1c8a3b, start, end);
-    out[2 * i + 1] = murmur3Bytes(bytes!, 0x5bd1e995, start, end);
+    const b = bytes!;
+    len = end - start + 0x40000000;
+    const wordsEnd = start + ((end - start) & ~3);
+    let j = start;
+    for (; j < wordsEnd; j += 4) {
+      let k = b[j]! | (b[j + 1]! << 8) | (b[j + 2]! << 16) | (b[j + 3]! << 24);
+      g = Math.imul(g ^ k, 0x27d4eb2d);
+      g ^= g >>> 15;
+      k = Math.imul(k, C1);
+      k = (k << 15) | (k >>> 17);
+      h ^= Math.imul(k, C2);
+      h = (h << 13) | (h >>> 19);
+      h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+    }
+    let k = 0;
+    for (let t = end - 1; t >= j; t--) k = (k << 8) | b[t]!;
+    if (j < end) {
+      g = Math.imul(g ^ k, 0x27d4eb2d);
+      h ^= Math.imul(((Math.imul(k, C1) << 15) | (Math.imul(k, C1) >>> 17)), C2);
+    }
   }
+  out[2 * i] = fmix32(h ^ len);
+  out[2 * i + 1] = fmix32(g ^ Math.imul(len, 0x85ebca6b));
 }
