@@ -14,7 +14,7 @@ import { loadPackage } from './lazy.js';
 import { InvalidUtf8, openParquetGroups, type SchemaElementLike } from './parquet.js';
 import type { FieldSpec } from './jsonl.js';
 import type { InputRecord, ReaderContext } from './record.js';
-import { annotationColumns, type RecordTags } from './write.js';
+import { annotationColumns, tagClashAt, type RecordTags } from './write.js';
 import { zstdCompressor } from './zstd.js';
 
 /** What to do with one record: keep it (dedup), and its tags (annotate; `kept` is `keep`). */
@@ -78,7 +78,12 @@ export async function rewriteParquet(
   const comp = await compressors();
   const { metadata, tree, groups } = await openParquetGroups(input, ctx, spec, true);
   const names = tree.children.map((c) => c.element.name);
-  const tagNames = annotationColumns(names, tagPrefix);
+  let tagNames: string[] = [];
+  try {
+    if (mode === 'annotate') tagNames = annotationColumns(names, tagPrefix);
+  } catch (e) {
+    throw tagClashAt(e, ctx.file, undefined, 'schema');
+  }
   const schema: SchemaElementLike[] = metadata.schema.map((e) => ({ ...e }));
   if (mode === 'annotate') {
     schema[0] = { ...schema[0]!, num_children: (schema[0]!.num_children ?? names.length) + TAG_TYPES.length };

@@ -14,7 +14,7 @@ import { openInput, rowCount, type OpenedInput, type ReadOptions } from './read.
 import { makeContext, type InputRecord } from './record.js';
 import type { ShardList } from './shards.js';
 import { refuseStrayOutputs, SUCCESS_MARKER, successText } from './outDir.js';
-import { annotateHeader, annotateRecord } from './write.js';
+import { annotateHeader, annotateRecord, tagClashAt } from './write.js';
 
 export type { RowVerdict } from './parquetWrite.js';
 
@@ -37,7 +37,15 @@ export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode:
     headerDone = true;
     if (input.bom) await sink.write('\ufeff');
     const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns, tagPrefix };
-    if (mode === 'annotate') await sink.write(annotateHeader(layout, input.header?.raw, input.header?.eol));
+    if (mode === 'annotate') {
+      let head: string;
+      try {
+        head = annotateHeader(layout, input.header?.raw, input.header?.eol);
+      } catch (e) {
+        throw tagClashAt(e, input.name, input.header ? 1 : undefined);
+      }
+      await sink.write(head);
+    }
     else if (input.header) await sink.write(input.header.raw + (input.header.eol || '\n'));
   };
   let written = 0;
@@ -46,7 +54,13 @@ export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode:
     const v = verdict(r);
     if (mode === 'annotate') {
       const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns, tagPrefix };
-      await sink.write(annotateRecord(layout, r.raw!, { ...v, kept: v.keep }, r.eol));
+      let line: string;
+      try {
+        line = annotateRecord(layout, r.raw!, { ...v, kept: v.keep }, r.eol);
+      } catch (e) {
+        throw tagClashAt(e, input.name, r.line);
+      }
+      await sink.write(line);
       written++;
     } else if (v.keep) {
       await sink.write(r.raw! + (r.eol || '\n'));
