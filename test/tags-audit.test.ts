@@ -9,6 +9,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { neardup, tmpDir } from './cliUtil.js';
@@ -349,5 +350,82 @@ describe('annotate tags never collide with the input\'s fields', () => {
       }
       fs.rmSync(dir, { recursive: true, force: true });
     });
+  }
+});
+
+// #48: the output and the --removed audit are put in place together. A disk that fills while either
+// is written (a tiny tmpfs, filled up) fails the run and leaves both old files as they were, no
+// temp file, and no _SUCCESS: for a file output, a Parquet output and a directory of shards, each
+// audit format, the full disk under the audit or under the output. Needs root for mount (else skipped).
+describe('a failed write of the output or the audit leaves neither', () => {
+  const base = tmpDir();
+  const full = path.join(base, 'full');
+  let mounted = false;
+  const docs = plantedDocs(60, 0.5, 4821);
+
+  before(async () => {
+    fs.mkdirSync(full);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', full], { stdio: 'ignore' });
+      mounted = true;
+    } catch {
+      return;
+    }
+    fs.writeFileSync(path.join(base, 'in.jsonl'), docs.map((d) => JSON.stringify({ id: d.id, text: d.text }) + '\n').join(''));
+    await writeParquet(path.join(base, 'in.parquet'), [{ name: 'id', data: docs.map((d) => d.id) }, { name: 'text', data: docs.map((d) => d.text) }]);
+    fs.mkdirSync(path.join(base, 'shards'));
+    for (let s = 0; s < 2; s++) fs.writeFileSync(path.join(base, 'shards', `p${s}.jsonl`), docs.slice(s * 30, s * 30 + 30).map((d) => JSON.stringify({ id: d.id, text: d.text }) + '\n').join(''));
+  });
+
+  after(() => {
+    if (mounted) execFileSync('umount', [full]);
+    fs.rmSync(base, { recursive: true, force: true });
+  });
+
+  /** Every file under `dir` with its content, temp files included. */
+  const snapshot = (dir: string): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const e of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+      if (e.isFile()) out[path.relative(dir, path.join(e.parentPath, e.name))] = fs.readFileSync(path.join(e.parentPath, e.name), 'latin1');
+    }
+    return out;
+  };
+
+  const OUTPUTS = [
+    { input: 'in.jsonl', out: 'out.jsonl' },
+    { input: 'in.parquet', out: 'out.parquet' },
+    { input: 'shards', out: 'outdir' },
+  ];
+  for (const o of OUTPUTS) {
+    for (const audit of ['removed.tsv', 'removed.jsonl.gz', 'removed.parquet']) {
+      for (const fullSide of ['audit', 'output'] as const) {
+        it(`${o.out}, ${audit}: the disk of the ${fullSide} is full`, async (t) => {
+          if (!mounted) return t.skip('cannot mount a tmpfs here (needs root)');
+          for (const f of fs.readdirSync(full)) fs.rmSync(path.join(full, f), { recursive: true, force: true });
+          const work = path.join(base, `w-${o.out}-${audit}-${fullSide}`);
+          fs.mkdirSync(work);
+          const outDir = fullSide === 'output' ? full : work;
+          const auditDir = fullSide === 'audit' ? full : work;
+          const out = path.join(outDir, o.out);
+          if (o.out === 'outdir') {
+            fs.mkdirSync(out);
+            fs.writeFileSync(path.join(out, 'p0.jsonl'), 'old\n');
+          } else fs.writeFileSync(out, 'old\n');
+          fs.writeFileSync(path.join(auditDir, audit), 'old audit\n');
+          try {
+            fs.writeFileSync(path.join(full, 'filler'), Buffer.alloc(1 << 20));
+          } catch {
+            // full now
+          }
+          const before = { out: snapshot(outDir), audit: snapshot(auditDir) };
+          const r = await cliInProcess(['dedup', path.join(base, o.input), '--output', 'dedup', '--out', out, '--removed', path.join(auditDir, audit), '-q']);
+          assert.notEqual(r.code, 0, 'the run must fail');
+          assert.match(r.stderr, /ENOSPC/);
+          assert.doesNotMatch(r.stderr, /\n\s+at /);
+          assert.deepEqual(snapshot(outDir), before.out, 'the output directory is as it was');
+          assert.deepEqual(snapshot(auditDir), before.audit, 'the audit directory is as it was');
+        });
+      }
+    }
   }
 });
