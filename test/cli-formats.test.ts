@@ -225,3 +225,27 @@ test('sharded input: --out is required, must not overlap the input; a corrupt sh
   assert.ok(!fs.existsSync(path.join(out, '_SUCCESS')), 'a half-written output directory must not look complete');
   assert.deepEqual(fs.readdirSync(out).filter((f) => f.includes('.tmp')), []);
 });
+
+// #48: the CLI refuses (exit 2, no stack trace) JSON lines read as TSV/CSV and a ';'/'|'/tab
+// separated CSV read with the default comma, naming the file and the flag; --delimiter , given
+// explicitly reads the one column. Every format flag and delimiter.
+test('neardup dedup: JSON lines as --format tsv|csv and a CSV split by another delimiter are refused with the flag to use', () => {
+  const dir = tmpDir();
+  try {
+    fs.writeFileSync(path.join(dir, 'small.jsonl'), '{"id":1,"text":"one two three four"}\n{"id":2,"text":"one two three four"}\n');
+    for (const fmt of ['tsv', 'csv']) {
+      const r = neardup(['dedup', 'small.jsonl', '--format', fmt, '-q'], { cwd: dir });
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.stderr, `neardup: small.jsonl:1: the first line is a JSON object, not a ${fmt.toUpperCase()} header: the input looks like JSON lines (use --format jsonl)\n`);
+    }
+    for (const [d, flag] of [[';', "--delimiter ';'"], ['|', "--delimiter '|'"], ['\t', '--format tsv']] as const) {
+      fs.writeFileSync(path.join(dir, 'semi.csv'), `id${d}text\n1${d}one two three four\n2${d}one two three four\n`);
+      const r = neardup(['dedup', 'semi.csv', '-q'], { cwd: dir });
+      assert.equal(r.code, 2, r.stderr);
+      assert.ok(r.stderr.startsWith('neardup: semi.csv:1: ') && r.stderr.includes(`read it with ${flag}`), r.stderr);
+      assert.equal(neardup(['dedup', 'semi.csv', '--delimiter', ',', '-q'], { cwd: dir }).code, 0);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

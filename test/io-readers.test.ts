@@ -252,3 +252,48 @@ test('utf8LinesOf: the same lines, numbers and line breaks as textLines(utf8Chun
     { numRuns: 1500, seed: 20 },
   );
 });
+
+// #48: a TSV/CSV header that says the input is something else is refused (exit 2), naming the
+// file, line 1 and the option: a JSON object (JSON lines read with --format tsv|csv or named
+// .tsv/.csv), or, read as CSV with the default comma, one column that ';', '|' or a tab splits.
+// An explicit --delimiter , reads such a header as the one column it is; a plain one-column CSV
+// and a JSON-looking header that does not parse are read as before.
+test('TSV/CSV headers that are JSON objects, or split by another delimiter, are refused with the option to use', async () => {
+  const dir = tmpDir();
+  const name = fc.string({ unit: fc.constantFrom('a', 'b', 'x', '_', '1', ' ', 'é'), minLength: 1, maxLength: 6 }).filter((s) => s.trim() !== '');
+  let n = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.dictionary(name, fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)), { minKeys: 0, maxKeys: 4 }), fc.constantFrom('tsv', 'csv'), fc.boolean(), fc.constantFrom('\n', '\r\n'), async (obj, fmt, byName, eol) => {
+      const file = path.join(dir, `j${n++}.${byName ? fmt : 'txt'}`);
+      fs.writeFileSync(file, `${JSON.stringify(obj)}${eol}${JSON.stringify({ ...obj, more: 1 })}${eol}`);
+      const e = await readError(file, byName ? {} : { format: fmt as 'tsv' | 'csv' });
+      assert.equal(e.line, 1);
+      assert.equal(e.file, file);
+      assert.match(e.reason, /JSON object/);
+      assert.deepEqual(e.fix, { option: 'format', value: 'jsonl' });
+    }),
+    { numRuns: 60 },
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.array(name, { minLength: 2, maxLength: 5 }), fc.constantFrom(';', '|', '\t'), fc.boolean(), async (cols, d, byName) => {
+      const file = path.join(dir, `d${n++}.${byName ? 'csv' : 'txt'}`);
+      const row = cols.map((_, i) => `v${i}`);
+      fs.writeFileSync(file, `${cols.join(d)}\n${row.join(d)}\n`);
+      const format = byName ? {} : { format: 'csv' as const };
+      const e = await readError(file, format);
+      assert.equal(e.line, 1);
+      assert.match(e.reason, d === '\t' ? /tab-separated: read it with --format tsv/ : new RegExp(`"\\${d}"-separated: read it with --delimiter '\\${d}'`));
+      // Given explicitly, the comma reads the header as one column.
+      const { records } = await readAll(file, { ...format, delimiter: ',' });
+      assert.equal(records.length, 1);
+      assert.equal(records[0]!.text, row.join(d));
+    }),
+    { numRuns: 60 },
+  );
+  for (const [content, fmt] of [['body\nsome; text | here\n', 'csv'], ['{not json\nx\n', 'tsv'], ['{"a":1\nx\n', 'csv'], ['[1,2]\nx\n', 'tsv']] as const) {
+    const file = path.join(dir, `ok${n++}.${fmt}`);
+    fs.writeFileSync(file, content);
+    assert.equal((await readAll(file)).records.length, 1, content);
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+});

@@ -5,7 +5,8 @@
  * in a task process exits 2 with the same message as in one process; --processes is refused without
  * --local.
  */
-import { before, describe, it } from 'node:test';
+import { before, describe, it, test } from 'node:test';
+import { execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -144,3 +145,54 @@ describe('job --local on task processes', () => {
     assert.match(r.stderr, /--processes/);
   });
 });
+
+// #48: a full disk under the work dir names what could not be written (Node's ENOSPC names no
+// file): the plan (job.json, no temp file left) when the disk is full from the start, the task's
+// directory when a stage fills it. Exit 1, no stack trace. Needs root for a tmpfs (else skipped).
+test('job dedup --local on a full disk: the error names job.json or the task directory', async (t) => {
+  const dir = tmpDir();
+  const full = path.join(dir, 'full');
+  fs.mkdirSync(full);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', full], { stdio: 'ignore' });
+  } catch {
+    fs.rmSync(dir, { recursive: true, force: true });
+    return t.skip('cannot mount a tmpfs here (needs root)');
+  }
+  try {
+    const words = ['alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta', 'iota', 'kappa'];
+    const rnd = splitmix(7);
+    fs.writeFileSync(path.join(dir, 'in.jsonl'), Array.from({ length: 5000 }, (_, i) => JSON.stringify({ id: String(i), text: Array.from({ length: 30 }, () => words[Math.floor(rnd() * 10)]).join(' ') }) + '\n').join(''));
+    for (const filled of [true, false]) {
+      for (const f of fs.readdirSync(full)) fs.rmSync(path.join(full, f), { recursive: true, force: true });
+      if (filled) {
+        try {
+          fs.writeFileSync(path.join(full, 'filler'), Buffer.alloc(1 << 20));
+        } catch {
+          // full now
+        }
+      }
+      const work = path.join(full, 'w');
+      const r = neardup(['job', 'dedup', 'in.jsonl', '--local', '--work-dir', work, '--output', 'pairs', '--out', 'p.tsv', '-q'], { cwd: dir });
+      assert.equal(r.code, 1, r.stderr);
+      const named = filled ? path.join(work, 'job.json') : path.join(work, 'sign', '00000');
+      assert.equal(r.stderr, `neardup: ${named}: cannot write (ENOSPC: no space left on device)\n`);
+      if (filled) assert.deepEqual(fs.readdirSync(work), [], 'no temp file of the plan is left');
+    }
+  } finally {
+    execFileSync('umount', [full]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** A small seeded generator for the test corpus. */
+function splitmix(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x9e3779b9) >>> 0;
+    let z = s;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    return ((z ^ (z >>> 16)) >>> 0) / 2 ** 32;
+  };
+}

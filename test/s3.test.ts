@@ -188,3 +188,42 @@ test('dedup --against s3://… --removed: reference_source names the s3:// objec
     }
   }
 });
+
+// #48: `--removed s3://bucket/key` is an output (uploaded after the output, as a job's is), never
+// read as an input, and never a local path: a local directory named `s3:` in the working directory
+// stays empty. Every audit format, `--removed X` and `--removed=X`, dedup and job dedup --local; a
+// failed run uploads neither; --out and --removed naming one object is refused.
+test('--removed s3://… is an output uploaded with the output, in every format and spelling', opts, async () => {
+  const cwd = path.join(dir, 'rm-cwd');
+  fs.mkdirSync(path.join(cwd, 's3:', BUCKET), { recursive: true });
+  fs.copyFileSync(path.join(dir, 'all.jsonl'), path.join(cwd, 'all.jsonl'));
+  const s3run = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => neardupAsync([...args, '--s3-endpoint', server.endpoint], cwd, S3_ENV);
+  let k = 0;
+  for (const audit of ['removed.tsv', 'removed.jsonl.gz', 'removed.parquet']) {
+    const local = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'dedup', '--out', `kept-${audit}.jsonl`, '--removed', `local-${audit}`, '-q'], { cwd });
+    assert.equal(local.code, 0, local.stderr);
+    for (const command of [['dedup'], ['job', 'dedup', '--local', '--work-dir', 'w-rm']]) {
+      for (const spelling of ['space', 'equals']) {
+        const key = `rm/${k++}/${audit}`;
+        const url = `s3://${BUCKET}/${key}`;
+        const removed = spelling === 'space' ? ['--removed', url] : [`--removed=${url}`];
+        const job = command[0] === 'job';
+        const out = job ? ['--out-dir', `s3://${BUCKET}/rm/${k}/kept/`] : ['--out', `s3://${BUCKET}/rm/${k}/kept.jsonl`];
+        const r = await s3run([...command, 'all.jsonl', '--id-field', 'id', '--output', 'dedup', ...out, ...removed, '-q']);
+        assert.equal(r.code, 0, `${command.join(' ')} ${spelling} ${audit}: ${r.stderr}`);
+        const got = (await getObjects(server, BUCKET, key)).get('');
+        assert.ok(got?.equals(fs.readFileSync(path.join(cwd, `local-${audit}`))), `${command.join(' ')} ${spelling} ${audit}: the audit object is the local run's bytes`);
+        const kept = job ? (await getObjects(server, BUCKET, `rm/${k}/kept/`)).get('all.jsonl') : (await getObjects(server, BUCKET, `rm/${k}/kept.jsonl`)).get('');
+        assert.ok(kept?.equals(fs.readFileSync(path.join(cwd, `kept-${audit}.jsonl`))), `${command.join(' ')} ${spelling} ${audit}: the output is the local run's`);
+        fs.rmSync(path.join(cwd, 'w-rm'), { recursive: true, force: true });
+      }
+    }
+  }
+  assert.deepEqual(fs.readdirSync(path.join(cwd, 's3:', BUCKET)), [], 'nothing written under a local s3: directory');
+  const bad = await s3run(['dedup', 'all.jsonl', '--id-field', 'nope', '--output', 'dedup', '--out', `s3://${BUCKET}/rm-bad/kept.jsonl`, '--removed', `s3://${BUCKET}/rm-bad/removed.tsv`, '-q']);
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.equal((await getObjects(server, BUCKET, 'rm-bad/')).size, 0, 'a failed run uploads neither');
+  const same = await s3run(['dedup', 'all.jsonl', '--output', 'dedup', '--out', `s3://${BUCKET}/rm-same.tsv`, '--removed', `s3://${BUCKET}/rm-same.tsv`, '-q']);
+  assert.equal(same.code, 2, same.stderr);
+  assert.match(same.stderr, /--removed s3:\/\/corpus\/rm-same\.tsv is also --out/);
+});

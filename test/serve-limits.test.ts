@@ -179,3 +179,36 @@ test('serve says the address it listens on: --host 0.0.0.0, 127.0.0.1 and ::1', 
     assert.equal(await s.stop(), 0);
   }
 });
+
+// #48: a body that is valid JSON but holds a `__proto__` or `constructor.prototype` key (refused
+// by Fastify's parser against prototype poisoning) is a 400 naming the key and its place, never
+// "Body is not valid JSON"; nothing is stored. The key is put at a drawn depth under meta, in a
+// single document and in a batch; real syntax errors keep their message.
+test('http: a __proto__ or constructor.prototype key is a 400 naming it, not "not valid JSON"', async () => {
+  const index = await NearDupIndex.open({});
+  const app = buildApp(index);
+  const seg = fc.string({ unit: fc.constantFrom('a', 'b', '/', '~', 'é'), minLength: 1, maxLength: 4 });
+  await fc.assert(
+    fc.asyncProperty(fc.array(seg, { maxLength: 3 }), fc.constantFrom('__proto__', 'constructor.prototype'), fc.boolean(), async (pathSegs, key, batch) => {
+      const inner = key === '__proto__' ? '{"__proto__":{"x":1}}' : '{"constructor":{"prototype":{"x":1}}}';
+      let meta = inner;
+      for (const s of [...pathSegs].reverse()) meta = `{${JSON.stringify(s)}:${meta}}`;
+      const doc = `{"id":"k","text":${JSON.stringify(TEXT)},"meta":${meta}}`;
+      const body = batch ? `{"documents":[{"id":"ok","text":${JSON.stringify(TEXT)}},${doc}]}` : doc;
+      const r = await app.inject({ method: 'POST', url: batch ? '/v1/documents:batch' : '/v1/documents', headers: { 'content-type': 'application/json' }, payload: body });
+      assert.equal(r.statusCode, 400, r.body);
+      const j = r.json() as { message: string; errors: { field: string }[] };
+      const ptr = pathSegs.map((s) => `/${s.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+      const field = `${batch ? '/documents/1' : ''}/meta${ptr}/${key === '__proto__' ? '__proto__' : 'constructor/prototype'}`;
+      assert.deepEqual(j.errors.map((e) => e.field), [field]);
+      assert.ok(j.message.includes(`"${key}" key`), j.message);
+      assert.doesNotMatch(j.message, /not valid JSON/);
+    }),
+    { numRuns: 60 },
+  );
+  const bad = await app.inject({ method: 'POST', url: '/v1/documents', headers: { 'content-type': 'application/json' }, payload: '{"id":"k","text":' });
+  assert.equal(bad.statusCode, 400);
+  assert.match(bad.json().message as string, /not valid JSON/);
+  assert.equal(await index.size(), 0);
+  await app.close();
+});

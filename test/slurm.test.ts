@@ -12,6 +12,11 @@ import { jsonl, plantedDocs, readDocs, writeShards } from './helpers/shards.js';
 import { REQUIRE_ALL } from './helpers/needs.js';
 import { slurmMissing, startSlurm, type SlurmCluster } from './helpers/slurm.js';
 import { getObjects, putObject, s3rverMissing, startS3rver, S3_ENV } from './helpers/s3.js';
+import { execFileSync } from 'node:child_process';
+import fc from 'fast-check';
+import { loadJob } from '../src/shard/job.js';
+import { planSlurm, slurmScript } from '../src/distributed/slurm.js';
+import type { WorkDir } from '../src/shard/workDir.js';
 
 const missing = REQUIRE_ALL ? undefined : slurmMissing();
 let cluster: SlurmCluster;
@@ -136,6 +141,59 @@ test('job submit without Slurm: --print writes the script, a missing sbatch or -
     const noScheduler = neardup(['job', 'submit', '--work-dir', 'job'], { cwd: d });
     assert.equal(noScheduler.code, 2);
     assert.match(noScheduler.stderr, /say where to submit: --slurm/);
+  } finally {
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+});
+
+/** What sbatch makes of a file name pattern: `%%` is `%`, `%A` the array job, `%a` the member, any other `%x` something else. */
+function sbatchExpand(pattern: string): string {
+  return pattern.replace(/%(%|A|a|j|[a-zA-Z])/g, (_, c: string) => (c === '%' ? '%' : c === 'A' ? '<A>' : c === 'a' ? '<a>' : `<${c}?>`));
+}
+
+// #48: a work dir (or log directory) holding `%`, spaces, quotes or `$` reaches sbatch as itself: the
+// --output pattern expands to the intended log file, and the printed script, run by sh, hands sbatch
+// exactly the arguments neardup built.
+test('sbatch arguments: --output names the log directory whatever it holds, and the script passes every argument as built', async () => {
+  const d = tmpDir();
+  try {
+    await writeShards(path.join(d, 'shards'), plantedDocs(40, 0.3, 5), 2, ['jsonl']);
+    assert.equal(neardup(['job', 'plan', 'shards', '--work-dir', 'job', '--id-field', 'id'], { cwd: d }).code, 0);
+    const job = loadJob(path.join(d, 'job'));
+    const bin = path.join(d, 'bin');
+    fs.mkdirSync(bin);
+    // A fake sbatch: records its arguments, one JSON array per call, and answers a job id.
+    fs.writeFileSync(path.join(bin, 'sbatch'), `#!${process.execPath}\nrequire('fs').appendFileSync(process.env.SBATCH_LOG, JSON.stringify(process.argv.slice(2)) + '\\n'); console.log('42');\n`, { mode: 0o755 });
+    const name = fc.string({ unit: fc.constantFrom('a', 'b', '%', ' ', "'", '"', '$', '`', '\\', '-', '/', 'é', 'A'), minLength: 1, maxLength: 12 });
+    await fc.assert(
+      fc.asyncProperty(name, name, async (work, logDir) => {
+        const wd = { name: `/data/${work}`, isDone: async () => false } as unknown as WorkDir;
+        const logs = `/logs/${logDir}`;
+        const stages = await planSlurm(wd, job, { neardup: ['/usr/bin/node', '/opt/near dup/main.js'], cwd: `/c/${work}`, extra: ['--partition=a b'], logs });
+        assert.ok(stages.length > 0);
+        for (const s of stages) {
+          const output = s.args.find((a) => a.startsWith('--output='))!.slice('--output='.length);
+          assert.equal(sbatchExpand(output), `${logs}/${s.stage}-<A>_<a>.log`, output);
+        }
+        const log = path.join(d, `sbatch-${Math.random().toString(36).slice(2)}.log`);
+        const script = path.join(d, 'submit.sh');
+        fs.writeFileSync(script, slurmScript(stages));
+        execFileSync('sh', [script], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, SBATCH_LOG: log } });
+        const calls = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+        assert.deepEqual(calls.map((c) => c.filter((a) => a !== '--parsable' && !a.startsWith('--dependency='))), stages.map((s) => s.args));
+        fs.rmSync(log);
+      }),
+      { numRuns: 25 },
+    );
+    // The hints job submit prints name the work dir as a shell word.
+    const odd = 'my job 50%';
+    fs.renameSync(path.join(d, 'job'), path.join(d, odd));
+    const log = path.join(d, 'submit.log');
+    const r = neardup(['job', 'submit', '--slurm', '--work-dir', odd], { cwd: d, env: { PATH: `${bin}:${process.env.PATH}`, SBATCH_LOG: log } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /neardup job report --work-dir 'my job 50%' \(progress: neardup job status --work-dir 'my job 50%'\)/);
+    const first = JSON.parse(fs.readFileSync(log, 'utf8').split('\n')[0]!) as string[];
+    assert.ok(first.includes(`--output=${path.join(d, 'my job 50%%', 'slurm')}/sign-%A_%a.log`), first.join(' '));
   } finally {
     fs.rmSync(d, { recursive: true, force: true });
   }

@@ -9,16 +9,17 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { neardup, tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { plantedDocs, type Doc } from './helpers/shards.js';
-import { readParquetRows } from './helpers/formats.js';
+import { readParquetRows, writeParquet } from './helpers/formats.js';
 import { STAGES } from '../src/shard/job.js';
 import { createShingler } from '../src/text/shingler.js';
 import { jaccard } from '../src/similarity/jaccard.js';
-import { formatSimilarity } from '../src/io/write.js';
+import { csvField, formatSimilarity } from '../src/io/write.js';
 import { KeptSimilarity } from '../src/dedup/keptSimilarity.js';
 import { createSet64 } from '../src/text/fingerprint64.js';
 
@@ -277,4 +278,154 @@ describe('the similarity tag with 64-bit fingerprints', () => {
       }
     }
   });
+});
+
+// #48: annotate's tags never duplicate a field of the input. The tags go to neardup_… when a plain
+// name is taken; when those are taken too (an annotated output annotated again), or a --tag-prefix
+// name is taken (in any case), the run is refused with exit 2 naming the field and --tag-prefix,
+// and no output is left. Every writer: JSONL, TSV, CSV, Parquet.
+describe('annotate tags never collide with the input\'s fields', () => {
+  const FORMATS = ['jsonl', 'tsv', 'csv', 'parquet'] as const;
+  type Fmt = (typeof FORMATS)[number];
+  const docs = plantedDocs(12, 0.5, 4807);
+
+  async function writeInput(file: string, fmt: Fmt, extra: string | undefined): Promise<void> {
+    const cols: { name: string; data: string[] }[] = [{ name: 'id', data: docs.map((d) => d.id) }, { name: 'text', data: docs.map((d) => d.text) }];
+    if (extra !== undefined) cols.push({ name: extra, data: docs.map(() => '1') });
+    if (fmt === 'parquet') return writeParquet(file, cols);
+    const sep = fmt === 'csv' ? ',' : '\t';
+    if (fmt === 'jsonl') fs.writeFileSync(file, docs.map((_, i) => JSON.stringify(Object.fromEntries(cols.map((c) => [c.name, c.data[i]]))) + '\n').join(''));
+    else fs.writeFileSync(file, [cols.map((c) => c.name).join(sep), ...docs.map((_, i) => cols.map((c) => (fmt === 'csv' ? csvField(c.data[i]!) : c.data[i])).join(sep))].join('\n') + '\n');
+  }
+
+  /** The field names of every record of `file` (one list for a file with a header or a schema). */
+  async function fieldNames(file: string, fmt: Fmt): Promise<string[][]> {
+    if (fmt === 'parquet') return [(await readParquetRows(file)).metadata.schema.slice(1).map((e) => e.name)];
+    const lines = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    if (fmt === 'jsonl') return lines.map((l) => [...l.matchAll(/"([^"\\]*)":/g)].map((m) => m[1]!));
+    return [lines[0]!.split(fmt === 'csv' ? ',' : '\t')];
+  }
+
+  const unique = (names: string[]): boolean => new Set(names.map((n) => n.toLowerCase())).size === names.length;
+
+  for (const fmt of FORMATS) {
+    it(`${fmt}: annotating an annotated output renames the tags once, then refuses (exit 2) unless --tag-prefix is given`, async () => {
+      const dir = tmpDir();
+      let input = path.join(dir, `in0.${fmt}`);
+      await writeInput(input, fmt, undefined);
+      for (let round = 1; round <= 2; round++) {
+        const out = path.join(dir, `in${round}.${fmt}`);
+        const r = await cliInProcess(['dedup', input, '--output', 'annotate', '--out', out, '-q']);
+        assert.equal(r.code, 0, r.stderr);
+        for (const names of await fieldNames(out, fmt)) assert.ok(unique(names), `round ${round}: ${names.join(' ')}`);
+        input = out;
+      }
+      const out = path.join(dir, `in3.${fmt}`);
+      const r = await cliInProcess(['dedup', input, '--output', 'annotate', '--out', out, '-q']);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, new RegExp(`in2\\.${fmt}.*"neardup_cluster".*--tag-prefix`));
+      assert.doesNotMatch(r.stderr, /\n\s+at /);
+      assert.deepEqual(fs.readdirSync(dir).filter((f) => f.includes('in3')), []);
+      const ok = await cliInProcess(['dedup', input, '--output', 'annotate', '--out', out, '--tag-prefix', 'x_', '-q']);
+      assert.equal(ok.code, 0, ok.stderr);
+      for (const names of await fieldNames(out, fmt)) assert.ok(unique(names), names.join(' '));
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it(`${fmt}: --tag-prefix P on an input with a field P<tag> (any tag, any case) is refused naming the field`, async () => {
+      const dir = tmpDir();
+      for (const [k, tag] of ['cluster', 'cluster_size', 'duplicate_of', 'similarity', 'kept'].entries()) {
+        const field = k % 2 === 0 ? `nd_${tag}` : `ND_${tag.toUpperCase()}`;
+        const input = path.join(dir, `t${k}.${fmt}`);
+        await writeInput(input, fmt, field);
+        const out = path.join(dir, `o${k}.${fmt}`);
+        const r = await cliInProcess(['dedup', input, '--output', 'annotate', '--tag-prefix', 'nd_', '--out', out, '-q']);
+        assert.equal(r.code, 2, `${field}: ${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`t${k}\\.${fmt}.*"nd_${tag}".*--tag-prefix`, 'i'));
+        assert.ok(!fs.readdirSync(dir).some((f) => f.includes(`o${k}`)), `${field}: output left`);
+        // Without the clash the same prefix works.
+        const r2 = await cliInProcess(['dedup', input, '--output', 'annotate', '--tag-prefix', 'nd2_', '--out', out, '-q']);
+        assert.equal(r2.code, 0, r2.stderr);
+        for (const names of await fieldNames(out, fmt)) assert.ok(unique(names), names.join(' '));
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+  }
+});
+
+// #48: the output and the --removed audit are put in place together. A disk that fills while either
+// is written (a tiny tmpfs, filled up) fails the run and leaves both old files as they were, no
+// temp file, and no _SUCCESS: for a file output, a Parquet output and a directory of shards, each
+// audit format, the full disk under the audit or under the output. Needs root for mount (else skipped).
+describe('a failed write of the output or the audit leaves neither', () => {
+  const base = tmpDir();
+  const full = path.join(base, 'full');
+  let mounted = false;
+  const docs = plantedDocs(60, 0.5, 4821);
+
+  before(async () => {
+    fs.mkdirSync(full);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', full], { stdio: 'ignore' });
+      mounted = true;
+    } catch {
+      return;
+    }
+    fs.writeFileSync(path.join(base, 'in.jsonl'), docs.map((d) => JSON.stringify({ id: d.id, text: d.text }) + '\n').join(''));
+    await writeParquet(path.join(base, 'in.parquet'), [{ name: 'id', data: docs.map((d) => d.id) }, { name: 'text', data: docs.map((d) => d.text) }]);
+    fs.mkdirSync(path.join(base, 'shards'));
+    for (let s = 0; s < 2; s++) fs.writeFileSync(path.join(base, 'shards', `p${s}.jsonl`), docs.slice(s * 30, s * 30 + 30).map((d) => JSON.stringify({ id: d.id, text: d.text }) + '\n').join(''));
+  });
+
+  after(() => {
+    if (mounted) execFileSync('umount', [full]);
+    fs.rmSync(base, { recursive: true, force: true });
+  });
+
+  /** Every file under `dir` with its content, temp files included. */
+  const snapshot = (dir: string): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const e of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+      if (e.isFile()) out[path.relative(dir, path.join(e.parentPath, e.name))] = fs.readFileSync(path.join(e.parentPath, e.name), 'latin1');
+    }
+    return out;
+  };
+
+  const OUTPUTS = [
+    { input: 'in.jsonl', out: 'out.jsonl' },
+    { input: 'in.parquet', out: 'out.parquet' },
+    { input: 'shards', out: 'outdir' },
+  ];
+  for (const o of OUTPUTS) {
+    for (const audit of ['removed.tsv', 'removed.jsonl.gz', 'removed.parquet']) {
+      for (const fullSide of ['audit', 'output'] as const) {
+        it(`${o.out}, ${audit}: the disk of the ${fullSide} is full`, async (t) => {
+          if (!mounted) return t.skip('cannot mount a tmpfs here (needs root)');
+          for (const f of fs.readdirSync(full)) fs.rmSync(path.join(full, f), { recursive: true, force: true });
+          const work = path.join(base, `w-${o.out}-${audit}-${fullSide}`);
+          fs.mkdirSync(work);
+          const outDir = fullSide === 'output' ? full : work;
+          const auditDir = fullSide === 'audit' ? full : work;
+          const out = path.join(outDir, o.out);
+          if (o.out === 'outdir') {
+            fs.mkdirSync(out);
+            fs.writeFileSync(path.join(out, 'p0.jsonl'), 'old\n');
+          } else fs.writeFileSync(out, 'old\n');
+          fs.writeFileSync(path.join(auditDir, audit), 'old audit\n');
+          try {
+            fs.writeFileSync(path.join(full, 'filler'), Buffer.alloc(1 << 20));
+          } catch {
+            // full now
+          }
+          const before = { out: snapshot(outDir), audit: snapshot(auditDir) };
+          const r = await cliInProcess(['dedup', path.join(base, o.input), '--output', 'dedup', '--out', out, '--removed', path.join(auditDir, audit), '-q']);
+          assert.notEqual(r.code, 0, 'the run must fail');
+          assert.match(r.stderr, /ENOSPC/);
+          assert.doesNotMatch(r.stderr, /\n\s+at /);
+          assert.deepEqual(snapshot(outDir), before.out, 'the output directory is as it was');
+          assert.deepEqual(snapshot(auditDir), before.audit, 'the audit directory is as it was');
+        });
+      }
+    }
+  }
 });

@@ -8,7 +8,9 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { buildReportData, renderReportHtml, dedup, jaccard, fingerprintSet, candidateProbability } from '../src/index.js';
 import { splitmix32 } from '../src/hash/mix.js';
-import { neardup, tmpDir } from './cliUtil.js';
+import { neardup, repoRoot, tmpDir } from './cliUtil.js';
+import fc from 'fast-check';
+import { roundDown } from '../src/report/charts.js';
 
 const WORDS = 'casa stanza affitto metro zona luminoso arredato cucina bagno balcone piano ascensore centro studenti spese incluse contratto mese euro posto auto giardino'.split(' ');
 
@@ -120,3 +122,31 @@ test('report command: needs --out; bad input names the file', () => {
   assert.match(readFileSync(path.join(dir, 'r.html'), 'utf8'), /^<!doctype html>/);
 });
 
+
+// #48: coverage is rounded down (docs/report.md), in the data (4 decimals) and on the page (whole
+// percent): a text that differs in one character is never "100%", and an exact share such as 0.57
+// is not shown a step lower by floating point. The page's function is read from the shipped script.
+test('report coverage rounds down, in the data and in the rendered percentage', () => {
+  const src = readFileSync(path.join(repoRoot, 'src/web/report.js'), 'utf8');
+  const m = /const percentDown = (\(x\) => \{[\s\S]*?\n {2}\});/.exec(src);
+  assert.ok(m, 'report.js defines percentDown');
+  const percentDown = new Function(`return ${m[1]}`)() as (x: number) => number;
+  fc.assert(
+    // Half the cases one short of the whole (a text with one character outside every passage).
+    fc.property(fc.integer({ min: 1, max: 2_000_000 }), fc.integer({ min: 0, max: 2_000_000 }), fc.boolean(), (b, a0, oneShort) => {
+      const a = oneShort ? b - 1 : a0 % (b + 1);
+      const x = a / b;
+      const d = roundDown(x);
+      assert.ok(d <= x && x - d < 1e-4 + 1e-12, `${a}/${b}: ${d}`);
+      assert.equal(d === 1, a === b, `${a}/${b}: ${d}`);
+      const p = percentDown(d);
+      assert.ok(Number.isInteger(p) && p <= d * 100 + 1e-9 && d * 100 - p < 1, `${a}/${b}: ${p}%`);
+      assert.equal(p === 100, a === b, `${a}/${b}: ${p}%`);
+    }),
+    { numRuns: 3000 },
+  );
+  for (let k = 0; k <= 100; k++) {
+    assert.equal(percentDown(k / 100), k);
+    assert.equal(roundDown(k / 100), k / 100);
+  }
+});

@@ -9,7 +9,7 @@ import { openAudit, type AuditWriter } from '../io/audit.js';
 import { s3NameOf } from '../io/s3stage.js';
 import { UsageError } from '../io/errors.js';
 import { openInput, type ReadOptions } from '../io/read.js';
-import { openOutput, type OutputSink } from '../io/output.js';
+import { openOutput, PendingCommits, type OutputSink } from '../io/output.js';
 import { pairHeader, type PairFormat } from '../io/write.js';
 import type { DedupOptions } from '../dedup/dedup.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
@@ -62,8 +62,8 @@ async function referenceSources(file: string, ref: Corpus, readOptions: ReadOpti
 }
 
 /** Writes the audit of an --against run: each corpus document with a reference match, in order. */
-async function writeAgainstAudit(run: AgainstRun, corpus: Corpus, ref: Corpus, result: AgainstResult, readOptions: ReadOptions): Promise<AuditWriter> {
-  const audit = await openAudit(run.removed!, true);
+async function writeAgainstAudit(run: AgainstRun, corpus: Corpus, ref: Corpus, result: AgainstResult, readOptions: ReadOptions, commits: PendingCommits): Promise<AuditWriter> {
+  const audit = await openAudit(run.removed!, true, commits);
   try {
     const sourceOf = await referenceSources(run.against, ref, readOptions);
     for (let i = 0; i < corpus.count; i++) {
@@ -96,11 +96,13 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
     if (e instanceof TooManyPairsError) throw new UsageError(tooManyPairsMessage(e, true));
     throw e;
   }
-  // The audit is put in place only once the output is.
-  const audit = run.removed !== undefined ? await writeAgainstAudit(run, corpus, ref, result, readOptions) : undefined;
-  let sink: OutputSink | undefined = run.dryRun || target.kind !== 'sink' ? undefined : await openOutput(run.out);
+  // The output and the audit are written whole to temp files, then both put in place (output first).
+  const commits = new PendingCommits();
+  const audit = run.removed !== undefined ? await writeAgainstAudit(run, corpus, ref, result, readOptions, commits) : undefined;
+  let sink: OutputSink | undefined;
   let written = 0;
   try {
+    sink = run.dryRun || target.kind !== 'sink' ? undefined : await openOutput(run.out, commits);
     if (run.dryRun) {
       // --dry-run: the audit only.
     } else if (run.output === 'pairs') {
@@ -114,14 +116,16 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
         const m = result.bestMatch[i]!;
         return m >= 0 ? { keep: false, duplicateOf: String(idOf(ref, m)), similarity: result.bestSimilarity[i]! } : { keep: true };
       };
-      written = await writeVerdicts(run.file, corpus, run.output === 'annotate' ? 'annotate' : 'dedup', target, sink, readOptions, verdictOf, run.tagPrefix);
+      written = await writeVerdicts(run.file, corpus, run.output === 'annotate' ? 'annotate' : 'dedup', target, sink, readOptions, verdictOf, run.tagPrefix, commits);
     }
     await sink?.close();
     sink = undefined;
     await audit?.close();
+    await commits.commit();
   } catch (e) {
     await sink?.abort();
     await audit?.abort();
+    await commits.discard();
     throw e;
   }
   const total = performance.now() - t0;

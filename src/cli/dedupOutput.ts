@@ -9,7 +9,7 @@ import { stat } from 'node:fs/promises';
 import type { DedupResult } from '../dedup/dedup.js';
 import { UsageError } from '../io/errors.js';
 import type { ReadOptions } from '../io/read.js';
-import { openOutput, type OutputSink } from '../io/output.js';
+import { openOutput, PendingCommits, type OutputSink } from '../io/output.js';
 import { auditFormat, openAudit } from '../io/audit.js';
 import type { DedupOptions } from '../dedup/options.js';
 import { keptOf, keptSimilarities, writeDropped } from '../dedup/dropped.js';
@@ -27,7 +27,7 @@ import type { DedupFlags } from './dedupFlags.js';
  * Writes the chosen output; returns the number of records written. `read` are the reader options of
  * the flags, for the second pass of dedup/annotate.
  */
-export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink | undefined, target: OutputTarget, read: ReadOptions, tags: CopyTags = {}): Promise<number> {
+export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink | undefined, target: OutputTarget, read: ReadOptions, tags: CopyTags = {}, commits?: PendingCommits): Promise<number> {
   const id = (i: number): string | number => idOf(corpus, i);
   if (flags.output === 'pairs') {
     const fmt = pairFormatOf(flags);
@@ -49,7 +49,7 @@ export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpu
     return result.clusters.length;
   }
   // dedup / annotate: a second streaming pass over the input, in the same order as the first (the library's dedupFile runs it too).
-  return writeCopy(file, corpus, result, flags.output, target, sink, read, tags);
+  return writeCopy(file, corpus, result, flags.output, target, sink, read, tags, commits);
 }
 
 /**
@@ -76,7 +76,8 @@ export function checkAuditFlags(flags: Pick<DedupFlags, 'output' | 'out' | 'tagP
 /**
  * The output of a run with its tags and audit: each clustered document's similarity to its kept
  * member (when annotate or --removed needs it; 1 for every copy of an --exact run), the --removed
- * audit (put in place only once the output is), and the output itself unless --dry-run.
+ * audit, and the output itself unless --dry-run; the output and the audit are put in place together,
+ * once both are written whole.
  */
 export async function writeResult(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, target: OutputTarget, read: ReadOptions, options: DedupOptions, exact = false): Promise<{ written: number; removed?: number; lowestSimilarity?: number }> {
   const removal = result.removal ?? clusterRemoval(corpus.count, result.clusters, (k) => keptOf(result.clusters[k]!));
@@ -92,22 +93,28 @@ export async function writeResult(flags: DedupFlags, file: string, corpus: Corpu
     similarity = await keptSimilarities(result.clusters, corpus.count, options.shingle, options.measure, corpus.texts, file, secondPass, options.fingerprintBits);
   }
   const lowestSimilarity = similarity && removal.rule === 'cluster' && !exact ? lowest(similarity) : undefined;
-  const audit = flags.removed !== undefined ? await openAudit(flags.removed, false) : undefined;
+  // The output and the audit are both written whole to temp files, and only then both renamed into
+  // place (output first; a sharded output's _SUCCESS after its shards): a failure writing either
+  // (a full disk) leaves neither.
+  const commits = new PendingCommits();
+  const audit = flags.removed !== undefined ? await openAudit(flags.removed, false, commits) : undefined;
   let sink: OutputSink | undefined;
   try {
     const removed = audit ? await writeDropped(audit, result.clusters, removal, similarity!, (i) => idOf(corpus, i)) : undefined;
     let written = 0;
     if (!flags.dryRun) {
-      if (target.kind === 'sink') sink = await openOutput(flags.out);
-      written = await writeOutput(flags, file, corpus, result, sink, target, read, { similarity, tagPrefix: flags.tagPrefix });
+      if (target.kind === 'sink') sink = await openOutput(flags.out, commits);
+      written = await writeOutput(flags, file, corpus, result, sink, target, read, { similarity, tagPrefix: flags.tagPrefix }, commits);
       await sink?.close();
       sink = undefined;
     }
     await audit?.close();
+    await commits.commit();
     return { written, removed, ...(lowestSimilarity !== undefined ? { lowestSimilarity } : {}) };
   } catch (e) {
     await sink?.abort();
     await audit?.abort();
+    await commits.discard();
     throw e;
   }
 }

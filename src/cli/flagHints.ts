@@ -11,5 +11,6 @@ export function flagHint(fix: InputFix | undefined): string {
   if (!fix) return '';
   if (fix.option === 'text') return ' (use --text)';
   if (fix.option === 'out') return ' (choose another --out)';
+  if (fix.option === 'tagPrefix') return ' (use --tag-prefix)';
   return fix.value !== undefined ? ` (use --format ${fix.value})` : ' (use --format)';
 }

@@ -149,7 +149,8 @@ export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
   return {
     shards,
     against: flags.against,
-    read,
+    // The plan records the delimiter read with (a comma unless given), as it always has.
+    read: { ...read, delimiter: read.delimiter ?? ',' },
     options,
     partitions: flags.partitions,
     taskBytes: flags.taskBytes,

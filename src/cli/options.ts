@@ -88,7 +88,7 @@ export function addInputOptions(cmd: Command, limit = true): Command {
     .option('--id <column>', 'TSV/CSV/Parquet id column (default: the 0-based row number)')
     .option('--text-field <paths>', 'JSONL text field(s), dotted paths like meta.title, comma-separated (default: text)', collectList)
     .option('--id-field <path>', 'JSONL id field (default: the 0-based row number)')
-    .option('--delimiter <char>', 'CSV field delimiter', ',')
+    .option('--delimiter <char>', 'CSV field delimiter (default: ",")')
     .option('--tsv-quotes', 'read TSV with CSV-style quotes (a field starting with " may hold tabs and line breaks); default: a line is a record, no quoting (IANA text/tab-separated-values)')
     .option('--skip-invalid', 'skip invalid records (ragged rows, bad JSON, invalid UTF-8) and report how many, instead of stopping at the first');
   if (limit) cmd.option('--limit <n>', 'read only the first n documents (e.g. seed 001\'s experiment on the first 500)', parsePositiveInt('limit', 1e12));
@@ -103,7 +103,8 @@ export interface InputFlags {
   id?: string;
   textField?: string[];
   idField?: string;
-  delimiter: string;
+  /** Undefined when not given: a comma, and a CSV header another delimiter splits is refused with a hint. */
+  delimiter?: string;
   tsvQuotes?: boolean;
   skipInvalid?: boolean;
   limit?: number;
@@ -112,7 +113,7 @@ export interface InputFlags {
 
 /** Input flags as reader options. For JSONL and Parquet, --text and --id work as --text-field and --id-field. */
 export function readOptionsFrom(f: InputFlags): ReadOptions {
-  if (f.delimiter.length !== 1) throw new UsageError(`--delimiter must be one character, got "${f.delimiter}"`);
+  if (f.delimiter !== undefined && f.delimiter.length !== 1) throw new UsageError(`--delimiter must be one character, got "${f.delimiter}"`);
   return {
     format: f.format,
     columns: { text: f.text, id: f.id },

@@ -41,6 +41,22 @@ function si(n: number): string {
 }
 
 /**
+ * The time left, from `remaining` units at `perSecond`: `42s`, `3m05s`, `2h07m`; `--` while there is
+ * no rate to go by (nothing done yet, a stall) or when it would exceed 100 days. cli-progress's own
+ * `{eta_formatted}` prints its `INF`/`NULL` through a two-character pad (`ETA NFs`).
+ */
+export function formatEta(remaining: number, perSecond: number): string {
+  if (!(remaining > 0)) return remaining === 0 || remaining < 0 ? '0s' : '--';
+  if (!(perSecond > 0)) return '--';
+  const t = Math.ceil(remaining / perSecond);
+  if (!Number.isFinite(t) || Number.isNaN(t) || t > 100 * 86400) return '--';
+  const two = (n: number): string => String(n).padStart(2, '0');
+  if (t >= 3600) return `${Math.floor(t / 3600)}h${two(Math.floor((t % 3600) / 60))}m`;
+  if (t >= 60) return `${Math.floor(t / 60)}m${two(t % 60)}s`;
+  return `${t}s`;
+}
+
+/**
  * A bar for one stage. `total` may be undefined (standard input): then it shows counts and rates
  * without a bar or ETA. Byte bars also show documents per second.
  */
@@ -49,7 +65,7 @@ export function createProgress(enabled: boolean, stream: Writable, label: string
   const t0 = performance.now();
   const known = total !== undefined && total > 0;
   const rateText = unit === 'bytes' ? '{mbs} MB/s · {docs} docs · {dps} docs/s' : `{dps} ${unit}/s`;
-  const format = known ? `${label.padEnd(8)} [{bar}] {percentage}% · ${rateText} · ETA {eta_formatted}` : `${label.padEnd(8)} {count} · ${rateText}`;
+  const format = known ? `${label.padEnd(8)} [{bar}] {percentage}% · ${rateText} · ETA {left}` : `${label.padEnd(8)} {count} · ${rateText}`;
   const { SingleBar, Presets } = bars();
   const bar = new SingleBar(
     {
@@ -72,6 +88,7 @@ export function createProgress(enabled: boolean, stream: Writable, label: string
       docs: si(docs ?? done),
       dps: si(rate(docs ?? done, ms)),
       count: unit === 'bytes' ? `${(done / 1e6).toFixed(1)} MB` : `${si(done)} ${unit}`,
+      left: known ? formatEta(total - done, rate(done, ms)) : '',
     };
   };
   bar.start(known ? total : 1, 0, payload(0, 0));

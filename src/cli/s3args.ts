@@ -1,7 +1,7 @@
 /**
  * The one place the CLI meets object storage: before a command is parsed, every `s3://` name in its
  * arguments is replaced by a local stand-in (src/io/s3stage.ts): inputs are copied down first,
- * outputs (`--out`, `-o`, `--out-dir`, `--data`) are uploaded after the command succeeded. So every
+ * outputs (`--out`, `-o`, `--out-dir`, `--data`, `--removed`) are uploaded after the command succeeded. So every
  * command that takes paths (dedup, report, index snapshot/restore, job dedup --local) takes
  * `s3://bucket/key` without a branch of its own. A job whose `--work-dir` is in S3 is the
  * exception: its tasks read its shards and write its `--out-dir` themselves, wherever they run
@@ -14,8 +14,8 @@ import { isS3Url, setS3Endpoint, setS3Log, s3Requests } from '../io/s3.js';
 import { S3Stage } from '../io/s3stage.js';
 import { refuseAliasedOutputs } from '../io/alias.js';
 
-/** Options whose value is written, not read. */
-const OUTPUT_OPTIONS = new Set(['--out', '-o', '--out-dir', '--data']);
+/** Options whose value is written, not read (`--removed`: the audit, uploaded after the output). */
+const OUTPUT_OPTIONS = new Set(['--out', '-o', '--out-dir', '--data', '--removed']);
 
 /** Commands whose inputs must stay where other processes read them: a local spool would vanish. */
 const IN_PLACE = new Set(['plan', 'submit', 'stage', 'worker']);
@@ -56,8 +56,8 @@ function optionAndValue(rest: readonly string[], i: number): [string | undefined
  */
 async function refuseAliasedS3(rest: readonly string[]): Promise<void> {
   const named = rest.map((_, i) => optionAndValue(rest, i)).filter(([, v]) => isS3Url(v));
-  const outs = named.filter(([o]) => o !== undefined && (OUTPUT_OPTIONS.has(o) || o === '--removed'));
-  const ins = named.filter(([o]) => !(o !== undefined && (OUTPUT_OPTIONS.has(o) || o === '--removed')));
+  const outs = named.filter(([o]) => o !== undefined && OUTPUT_OPTIONS.has(o));
+  const ins = named.filter(([o]) => !(o !== undefined && OUTPUT_OPTIONS.has(o)));
   if (outs.length === 0 || ins.length === 0) return;
   // An output prefix holds what is under it; an output object is the prefix's one name.
   await refuseAliasedOutputs(outs.map(([o, v]) => ({ what: o!, path: v, dir: true })), ins.map(([o, v]) => ({ what: o ?? 'the input', path: v })));
@@ -108,9 +108,10 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
       const cmd = s3Job ? undefined : subcommands.find((c) => IN_PLACE.has(c)) ?? (subcommands.join(' ') === 'job dedup' && !rest.includes('--local') ? 'job dedup --redis' : undefined);
       if (cmd) throw new UsageError(`${value}: "${cmd}" hands its inputs to other processes, which cannot read this machine's copy of S3 objects; give the job a work dir in S3 too (--work-dir s3://bucket/prefix), or run "neardup job dedup --local" or "neardup dedup"`);
       const isOut = option !== undefined && OUTPUT_OPTIONS.has(option);
-      if (isOut && staged.some((s) => s.value === value)) throw new UsageError(`${where} ${value} is also an input: it would be overwritten`);
+      const twice = isOut ? staged.find((s) => s.value === value) : undefined;
+      if (twice) throw new UsageError(twice.option && OUTPUT_OPTIONS.has(twice.option) ? `${where} ${value} is also ${twice.option}: two outputs cannot be one object` : `${where} ${value} is also an input: it would be overwritten`);
       if (!isOut && staged.some((s) => s.option && OUTPUT_OPTIONS.has(s.option) && s.value === value)) throw new UsageError(`${value} is both an input and an output`);
-      const local = isOut ? await stage.output(value) : await stage.input(value);
+      const local = isOut ? await stage.output(value, option === '--removed') : await stage.input(value);
       staged.push({ option, value });
       out.push(eq > 0 ? `${option}=${local}` : local);
     }

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { stat } from 'node:fs/promises';
 import { openInput, type OpenedInput, type ReadOptions } from '../io/read.js';
-import { openOutput, type OutputSink } from '../io/output.js';
+import { openOutput, type OutputSink, type PendingCommits } from '../io/output.js';
 import { refuseAliasedOutputs } from '../io/alias.js';
 import { InputError, UsageError } from '../io/errors.js';
 import { rewriteFile, rewriteRecords, rewriteShards, type RewriteMode, type RowVerdict } from '../io/rewrite.js';
@@ -89,7 +89,7 @@ export type CopyTarget = { kind: 'sink' } | { kind: 'file'; path: string } | { k
  * reader options of the first pass. Returns the number of records written. Throws when the input
  * changed between the passes.
  */
-export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupResult, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, tags: CopyTags = {}): Promise<number> {
+export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupResult, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, tags: CopyTags = {}, commits?: PendingCommits): Promise<number> {
   const clusterNo = new Int32Array(corpus.count).fill(-1);
   result.clusters.forEach((c, k) => {
     for (const m of c.members) clusterNo[m] = k;
@@ -108,7 +108,7 @@ export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupR
       duplicateOf: dup ? String(idOf(corpus, rep)) : undefined,
       similarity: sim === undefined || Number.isNaN(sim) ? undefined : sim,
     };
-  }, tags.tagPrefix);
+  }, tags.tagPrefix, commits);
 }
 
 /**
@@ -116,8 +116,10 @@ export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupR
  * keeping (`dedup`) or tagging (`annotate`) document i as `verdictOf(i)` says, in the input's order
  * (a sharded input: one output shard per input shard, each in its own format, and `_SUCCESS`).
  * `neardup dedup --against` writes its copy with it too. Throws when the input changed between the passes.
+ * With `commits`, the files written are put in place by {@link PendingCommits.commit} (with the
+ * audit), not here.
  */
-export async function writeVerdicts(file: string, corpus: CopyCorpus, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, verdictOf: (i: number) => RowVerdict, tagPrefix?: string): Promise<number> {
+export async function writeVerdicts(file: string, corpus: CopyCorpus, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, verdictOf: (i: number) => RowVerdict, tagPrefix?: string, commits?: PendingCommits): Promise<number> {
   const n = corpus.count;
   let i = 0;
   const name = corpus.input.name;
@@ -129,9 +131,9 @@ export async function writeVerdicts(file: string, corpus: CopyCorpus, mode: Rewr
   const readOptions = { ...read, displayName: corpus.input.shards ? undefined : name, raw: true };
   let written: number;
   if (target.kind === 'shards') {
-    written = await rewriteShards(corpus.input.shards!, target.path, readOptions, mode, verdict, tagPrefix);
+    written = await rewriteShards(corpus.input.shards!, target.path, readOptions, mode, verdict, tagPrefix, commits);
   } else if (target.kind === 'file') {
-    written = await rewriteFile(file, target.path, { ...readOptions, format: corpus.input.format }, mode, verdict, undefined, tagPrefix);
+    written = await rewriteFile(file, target.path, { ...readOptions, format: corpus.input.format }, mode, verdict, undefined, tagPrefix, commits);
   } else {
     if (!sink) throw new TypeError('writeCopy: a sink target needs a sink');
     const input = await openInput(file, { ...readOptions, format: corpus.input.format });

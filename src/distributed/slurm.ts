@@ -40,6 +40,15 @@ export function shellQuote(w: string): string {
   return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * `p` as a literal part of an sbatch file name pattern (`--output`, `--error`, `--input`), where
+ * sbatch replaces `%A`, `%a`, `%j`…: each `%` doubled, so a work dir such as `/data/50%` is the
+ * directory its logs go to (a single `%` there made every member fail to open its log).
+ */
+export function sbatchLiteral(p: string): string {
+  return p.replace(/%/g, '%%');
+}
+
 /** Task numbers as a Slurm array spec: `0-3,5,7-9`. */
 export function arraySpec(tasks: readonly number[]): string {
   const parts: string[] = [];
@@ -92,7 +101,7 @@ export async function planSlurm(wd: WorkDir, job: JobSpec, o: SlurmOptions): Pro
       `--array=${arraySpec(tasks)}`,
       '--requeue',
       `--chdir=${o.cwd}`,
-      `--output=${o.logs}/${stage}-%A_%a.log`,
+      `--output=${sbatchLiteral(o.logs)}/${stage}-%A_%a.log`,
       ...memOf(job, stage, o.extra),
       ...o.extra,
       '--wrap',

@@ -9,7 +9,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from './errors.js';
-import { atomicFileSink, type OutputSink } from './output.js';
+import { atomicFileSink, type OutputSink, type PendingCommits } from './output.js';
 import { loadPackage } from './lazy.js';
 import { formatSimilarity, tsvField } from './write.js';
 
@@ -63,18 +63,21 @@ export interface AuditWriter {
   write(row: AuditRow): Promise<void>;
   /** Rows written so far. */
   readonly rows: number;
-  /** Puts the whole file in place (renames the temp file). */
+  /** Puts the whole file in place (renames the temp file; opened with commits, finishes it and leaves the rename to them). */
   close(): Promise<void>;
   /** Removes the temp file: nothing is left at the path. */
   abort(): Promise<void>;
 }
 
-/** Opens the audit file `file` (format by extension; see {@link auditFormat}). */
-export async function openAudit(file: string, against: boolean): Promise<AuditWriter> {
+/**
+ * Opens the audit file `file` (format by extension; see {@link auditFormat}). With `commits`, close
+ * finishes the temp file and leaves its rename to {@link PendingCommits.commit}.
+ */
+export async function openAudit(file: string, against: boolean, commits?: PendingCommits): Promise<AuditWriter> {
   const format = auditFormat(file);
   const names = auditColumns(against);
-  if (format === 'parquet') return parquetAudit(file, names, against);
-  const sink: OutputSink = await atomicFileSink(file);
+  if (format === 'parquet') return parquetAudit(file, names, against, commits);
+  const sink: OutputSink = await atomicFileSink(file, commits);
   let rows = 0;
   let started = false;
   const line = (r: AuditRow): string => {
@@ -106,9 +109,9 @@ export async function openAudit(file: string, against: boolean): Promise<AuditWr
 }
 
 /** The Parquet audit: columns gathered in memory (a row is ~50 bytes), written at close. */
-async function parquetAudit(file: string, names: string[], against: boolean): Promise<AuditWriter> {
+async function parquetAudit(file: string, names: string[], against: boolean, commits: PendingCommits | undefined): Promise<AuditWriter> {
   const w = await loadPackage<{ parquetWriteBuffer(o: Record<string, unknown>): ArrayBuffer }>('hyparquet-writer', 'writing Parquet');
-  const sink = await atomicFileSink(file);
+  const sink = await atomicFileSink(file, commits);
   const cols: (string | number | null)[][] = names.map(() => []);
   return {
     get rows() {

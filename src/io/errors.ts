@@ -11,7 +11,7 @@
  * its own way (the CLI: `(use --text)`, `(use --format dir)`).
  */
 export interface InputFix {
-  option: 'text' | 'format' | 'out';
+  option: 'text' | 'format' | 'out' | 'tagPrefix';
   value?: string;
 }
 

@@ -128,11 +128,48 @@ export function stdoutSink(stream: Writable = process.stdout): OutputSink {
 }
 
 /**
+ * Files of one run put in place together: each writer finishes its temp file and adds its rename
+ * (or marker) here instead of doing it, and the run calls {@link commit} once every file is whole,
+ * or {@link discard} when one failed, which removes every temp file. So an output and its audit
+ * (`--removed`) are both in place, or neither is (a full disk while writing either).
+ */
+export class PendingCommits {
+  private steps: { commit: () => Promise<void>; discard: () => Promise<void> }[] = [];
+
+  /** Adds a step of the commit (in order) and what removes its temp file if the commit never comes. */
+  add(commit: () => Promise<void>, discard: () => Promise<void> = async () => {}): void {
+    this.steps.push({ commit, discard });
+  }
+
+  /** Runs the steps in the order they were added; when one fails, the temp files of the rest are removed. */
+  async commit(): Promise<void> {
+    const steps = this.steps;
+    this.steps = [];
+    for (let i = 0; i < steps.length; i++) {
+      try {
+        await steps[i]!.commit();
+      } catch (e) {
+        for (const s of steps.slice(i)) await s.discard().catch(() => undefined);
+        throw e;
+      }
+    }
+  }
+
+  /** Removes every temp file added and not committed. */
+  async discard(): Promise<void> {
+    const steps = this.steps;
+    this.steps = [];
+    for (const s of steps) await s.discard().catch(() => undefined);
+  }
+}
+
+/**
  * A file written atomically: the data goes to a temp file next to `file`, renamed over it on
  * {@link OutputSink.close}, so readers never see a partial file. A name ending in `.gz` is gzipped,
- * one ending in `.zst` zstd-compressed.
+ * one ending in `.zst` zstd-compressed. With `commits`, close only finishes the temp file and the
+ * rename waits for {@link PendingCommits.commit}.
  */
-export async function atomicFileSink(file: string): Promise<OutputSink> {
+export async function atomicFileSink(file: string, commits?: PendingCommits): Promise<OutputSink> {
   const dir = path.dirname(path.resolve(file));
   try {
     const st = await fsp.stat(dir);
@@ -175,8 +212,17 @@ export async function atomicFileSink(file: string): Promise<OutputSink> {
         await abort();
         throw failed;
       }
-      await fsp.rename(tmp, file);
-      untrack();
+      const rename = async (): Promise<void> => {
+        try {
+          await fsp.rename(tmp, file);
+        } catch (e) {
+          await abort();
+          throw writeError(file, e);
+        }
+        untrack();
+      };
+      if (commits) commits.add(rename, abort);
+      else await rename();
     },
     abort,
   );
@@ -210,9 +256,9 @@ async function directSink(file: string): Promise<OutputSink> {
 
 /**
  * A sink for `--out`: standard output for none or `-`; a device or FIFO directly; otherwise the
- * file atomically. A symlink to a regular file is followed, so the link itself survives.
+ * file atomically (its rename left to `commits` when given). A symlink to a regular file is followed, so the link itself survives.
  */
-export async function openOutput(file: string | undefined): Promise<OutputSink> {
+export async function openOutput(file: string | undefined, commits?: PendingCommits): Promise<OutputSink> {
   if (file === undefined || file === '-') return stdoutSink();
   let real = file;
   try {
@@ -226,5 +272,5 @@ export async function openOutput(file: string | undefined): Promise<OutputSink> 
     if (e instanceof InputError) throw e;
     // Does not exist yet: the ordinary atomic case.
   }
-  return atomicFileSink(real);
+  return atomicFileSink(real, commits);
 }

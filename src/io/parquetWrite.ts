@@ -11,10 +11,11 @@ import path from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { InputError } from './errors.js';
 import { loadPackage } from './lazy.js';
+import { writeError, type PendingCommits } from './output.js';
 import { InvalidUtf8, openParquetGroups, type SchemaElementLike } from './parquet.js';
 import type { FieldSpec } from './jsonl.js';
 import type { InputRecord, ReaderContext } from './record.js';
-import { annotationColumns, type RecordTags } from './write.js';
+import { annotationColumns, tagClashAt, type RecordTags } from './write.js';
 import { zstdCompressor } from './zstd.js';
 
 /** What to do with one record: keep it (dedup), and its tags (annotate; `kept` is `keep`). */
@@ -73,12 +74,18 @@ export async function rewriteParquet(
   mode: 'dedup' | 'annotate',
   verdict: (r: InputRecord) => RowVerdict,
   tagPrefix = '',
+  commits?: PendingCommits,
 ): Promise<number> {
   const w = await loadPackage<WriterModule>('hyparquet-writer', 'writing Parquet');
   const comp = await compressors();
   const { metadata, tree, groups } = await openParquetGroups(input, ctx, spec, true);
   const names = tree.children.map((c) => c.element.name);
-  const tagNames = annotationColumns(names, tagPrefix);
+  let tagNames: string[] = [];
+  try {
+    if (mode === 'annotate') tagNames = annotationColumns(names, tagPrefix);
+  } catch (e) {
+    throw tagClashAt(e, ctx.file, undefined, 'schema');
+  }
   const schema: SchemaElementLike[] = metadata.schema.map((e) => ({ ...e }));
   if (mode === 'annotate') {
     schema[0] = { ...schema[0]!, num_children: (schema[0]!.num_children ?? names.length) + TAG_TYPES.length };
@@ -105,7 +112,12 @@ export async function rewriteParquet(
     const bw = new w.ByteWriter();
     const flush = async (): Promise<void> => {
       if (bw.index === 0) return;
-      await fh.write(new Uint8Array(bw.buffer, 0, bw.index));
+      try {
+        await fh.write(new Uint8Array(bw.buffer, 0, bw.index));
+      } catch (e) {
+        // Node's ENOSPC names no file.
+        throw writeError(output, e);
+      }
       bw.index = 0;
     };
     bw.flush = flush;
@@ -144,7 +156,17 @@ export async function rewriteParquet(
     }
     await pw.finish();
     await fh.close();
-    await fsp.rename(tmp, output);
+    const discard = (): Promise<void> => fsp.rm(tmp, { force: true });
+    const rename = async (): Promise<void> => {
+      try {
+        await fsp.rename(tmp, output);
+      } catch (e) {
+        await discard();
+        throw writeError(output, e);
+      }
+    };
+    if (commits) commits.add(rename, discard);
+    else await rename();
   } catch (e) {
     await fh.close().catch(() => undefined);
     await fsp.rm(tmp, { force: true });

@@ -4,7 +4,7 @@
  */
 import { promises as fsp } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { UsageError } from './errors.js';
+import { excerpt, InputError, UsageError } from './errors.js';
 import { formatFromExtension, sniffFormat, type InputFormat } from './formats.js';
 import { openSource, STDIN_NAME } from './source.js';
 import { textLines, utf8Chunks, type TextChunk } from './utf8.js';
@@ -213,6 +213,35 @@ export function refuseFieldFlags(name: string, format: InputFormat, options: Rea
   if (f.text !== undefined && JSON.stringify(f.text) !== JSON.stringify(c.text)) throw new UsageError(`--text-field ${f.text.join(',')} names JSONL fields, but ${name} is ${format}: ${what}`);
 }
 
+/** Other delimiters a CSV header may be split by: the option that reads them. */
+const OTHER_DELIMITERS: readonly [string, string][] = [[';', "--delimiter ';'"], ['|', "--delimiter '|'"], ['\t', '--format tsv']];
+
+/**
+ * Refuses (exit 2, naming the file and the option) a TSV/CSV header that says the input is not what
+ * it is read as: a JSON object (JSON lines given `--format tsv` or named .csv), or, read as CSV
+ * with the default comma, one column that another delimiter splits (a semicolon-separated CSV,
+ * whose ids would silently become part of every text). An explicit `--delimiter ,` reads it as given.
+ */
+function refuseMisreadHeader(name: string, fmt: 'tsv' | 'csv', delimiter: string | undefined, header: string): void {
+  if (header.trimStart().startsWith('{')) {
+    let json: unknown;
+    try {
+      json = JSON.parse(header);
+    } catch {
+      // not JSON: an odd header, read as such
+    }
+    if (json !== null && typeof json === 'object' && !Array.isArray(json)) {
+      throw new InputError(name, 1, `the first line is a JSON object, not a ${fmt.toUpperCase()} header: the input looks like JSON lines`, undefined, { option: 'format', value: 'jsonl' });
+    }
+  }
+  if (fmt !== 'csv' || delimiter !== undefined || header.includes(',')) return;
+  for (const [d, option] of OTHER_DELIMITERS) {
+    if (header.split(d).filter((f) => f.trim() !== '').length >= 2) {
+      throw new InputError(name, 1, `the header "${excerpt(header, 80)}" is one column with the default comma delimiter, but it looks ${d === '\t' ? 'tab' : `"${d}"`}-separated: read it with ${option} (or give --delimiter , to read it as one column)`);
+    }
+  }
+}
+
 /** Opens one file, standard input or directory of documents. */
 async function openSingle(path: string, options: ReadOptions, skips: SkipStats): Promise<OpenedInput> {
   const raw = options.raw ?? false;
@@ -291,6 +320,14 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
   let records: AsyncGenerator<InputRecord>;
   refuseFieldFlags(name, fmt, options);
   if (fmt === 'tsv' || fmt === 'csv') {
+    // The header line, read ahead: JSON lines or another delimiter read as TSV/CSV are refused.
+    const it = chunks[Symbol.asyncIterator]();
+    const first = await it.next();
+    if (!first.done) {
+      const nl = first.value.text.indexOf('\n');
+      refuseMisreadHeader(name, fmt, options.delimiter, (nl < 0 ? first.value.text : first.value.text.slice(0, nl)).replace(/\r$/, ''));
+      chunks = prepend(first.value, it);
+    } else chunks = (async function* () {})();
     records = readDelimited(chunks, ctx, delimiter!, options.columns ?? {}, (h) => (opened.header = h), fmt === 'csv' || options.tsvQuotes === true);
   } else if (fmt === 'jsonl') {
     records = readJsonl(textLines(chunks), ctx, options.fields ?? {});

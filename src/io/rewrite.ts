@@ -8,13 +8,13 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { InputError, UsageError } from './errors.js';
-import { openOutput, type OutputSink } from './output.js';
+import { openOutput, type OutputSink, type PendingCommits } from './output.js';
 import { rewriteParquet, type RowVerdict } from './parquetWrite.js';
 import { openInput, rowCount, type OpenedInput, type ReadOptions } from './read.js';
 import { makeContext, type InputRecord } from './record.js';
 import type { ShardList } from './shards.js';
 import { lockOutputDirectory, refuseStrayOutputs, SUCCESS_MARKER, successText } from './outDir.js';
-import { annotateHeader, annotateRecord } from './write.js';
+import { annotateHeader, annotateRecord, tagClashAt } from './write.js';
 
 export type { RowVerdict } from './parquetWrite.js';
 
@@ -37,7 +37,15 @@ export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode:
     headerDone = true;
     if (input.bom) await sink.write('\ufeff');
     const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns, tagPrefix };
-    if (mode === 'annotate') await sink.write(annotateHeader(layout, input.header?.raw, input.header?.eol));
+    if (mode === 'annotate') {
+      let head: string;
+      try {
+        head = annotateHeader(layout, input.header?.raw, input.header?.eol);
+      } catch (e) {
+        throw tagClashAt(e, input.name, input.header ? 1 : undefined);
+      }
+      await sink.write(head);
+    }
     else if (input.header) await sink.write(input.header.raw + (input.header.eol || '\n'));
   };
   let written = 0;
@@ -46,7 +54,13 @@ export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode:
     const v = verdict(r);
     if (mode === 'annotate') {
       const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns, tagPrefix };
-      await sink.write(annotateRecord(layout, r.raw!, { ...v, kept: v.keep }, r.eol));
+      let line: string;
+      try {
+        line = annotateRecord(layout, r.raw!, { ...v, kept: v.keep }, r.eol);
+      } catch (e) {
+        throw tagClashAt(e, input.name, r.line);
+      }
+      await sink.write(line);
       written++;
     } else if (v.keep) {
       await sink.write(r.raw! + (r.eol || '\n'));
@@ -59,9 +73,10 @@ export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode:
 
 /**
  * Rewrites one file (`path`, not a sharded input) into `out`: Parquet as Parquet (see
- * ./parquetWrite.ts), anything else record by record; the compression follows `out`'s name.
+ * ./parquetWrite.ts), anything else record by record; the compression follows `out`'s name. With
+ * `commits`, the file is renamed into place by {@link PendingCommits.commit}, not here.
  */
-export async function rewriteFile(file: string, out: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, rows?: { rows: number }, tagPrefix = ''): Promise<number> {
+export async function rewriteFile(file: string, out: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, rows?: { rows: number }, tagPrefix = '', commits?: PendingCommits): Promise<number> {
   const probe = options.format && options.format !== 'auto' ? options.format : undefined;
   const input = probe === 'parquet' ? undefined : await openInput(file, { ...options, raw: true });
   // The file's rows (valid and skipped), for a caller that numbers the next shard's.
@@ -74,11 +89,11 @@ export async function rewriteFile(file: string, out: string, options: ReadOption
   };
   if (!input || input.format === 'parquet') {
     const ctx = makeContext(options.displayName ?? file, false, options.skipInvalid ?? false, { count: 0, examples: [] });
-    const n = await rewriteParquet(file, out, ctx, options.fields ?? {}, mode, counted, tagPrefix);
+    const n = await rewriteParquet(file, out, ctx, options.fields ?? {}, mode, counted, tagPrefix, commits);
     if (rows) rows.rows = rowCount(last, valid, ctx.stats.count);
     return n;
   }
-  const sink = await openOutput(out);
+  const sink = await openOutput(out, commits);
   try {
     const n = await rewriteRecords(input, sink, mode, counted, tagPrefix);
     await sink.close();
@@ -132,19 +147,26 @@ async function checkOutputDirectory(list: ShardList, outDir: string): Promise<vo
 /**
  * Rewrites every shard of `list` into `outDir`, under the shard's own relative name (so the same
  * format and compression), then writes the `_SUCCESS` marker. `verdict` sees the records of all
- * shards in order, with rows numbered across shards as {@link openInput} numbers them.
+ * shards in order, with rows numbered across shards as {@link openInput} numbers them. With
+ * `commits`, the shards' renames and the marker wait for {@link PendingCommits.commit}.
  */
-export async function rewriteShards(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix = ''): Promise<number> {
+export async function rewriteShards(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix = '', commits?: PendingCommits): Promise<number> {
   const release = await prepareOutputDirectory(list, outDir);
+  let written: number;
   try {
-    return await rewriteLocked(list, outDir, options, mode, verdict, tagPrefix);
-  } finally {
+    written = await rewriteLocked(list, outDir, options, mode, verdict, tagPrefix, commits);
+  } catch (e) {
     await release();
+    throw e;
   }
+  // With commits, the directory stays locked until its renames are done (or discarded).
+  if (commits) commits.add(release, release);
+  else await release();
+  return written;
 }
 
 /** {@link rewriteShards} once the output directory is locked and checked. */
-async function rewriteLocked(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix: string): Promise<number> {
+async function rewriteLocked(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix: string, commits: PendingCommits | undefined): Promise<number> {
   let written = 0;
   let offset = 0;
   for (let k = 0; k < list.shards.length; k++) {
@@ -157,13 +179,17 @@ async function rewriteLocked(list: ShardList, outDir: string, options: ReadOptio
       r.row += base;
       r.shard = k;
       return verdict(r);
-    }, rows, tagPrefix);
+    }, rows, tagPrefix, commits);
     offset += rows.rows;
   }
-  try {
-    await fsp.writeFile(path.join(outDir, SUCCESS_MARKER), successText(list.shards.map((s) => s.rel)));
-  } catch (e) {
-    throw new InputError(path.join(outDir, SUCCESS_MARKER), undefined, `cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
+  const marker = async (): Promise<void> => {
+    try {
+      await fsp.writeFile(path.join(outDir, SUCCESS_MARKER), successText(list.shards.map((s) => s.rel)));
+    } catch (e) {
+      throw new InputError(path.join(outDir, SUCCESS_MARKER), undefined, `cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  };
+  if (commits) commits.add(marker);
+  else await marker();
   return written;
 }

@@ -104,7 +104,7 @@ export class S3Stage {
   private spool: string | undefined;
   private untrack: (() => void) | undefined;
   private n = 0;
-  private readonly outputs: { url: string; local: string }[] = [];
+  private readonly outputs: { url: string; local: string; last: boolean }[] = [];
   /** Local stand-in → its S3 name, longest first: for {@link display}. */
   private readonly names: [string, string][] = [];
   /** Objects downloaded and uploaded, and their bytes: for `-v`. */
@@ -185,15 +185,16 @@ export class S3Stage {
   /**
    * The local path standing for the output `url`, uploaded by {@link commit}: a name ending in `/`
    * is a directory (its files become keys under the prefix), anything else a file, or a directory
-   * when the command made one there (the output shards of a sharded input).
+   * when the command made one there (the output shards of a sharded input). A `last` output (the
+   * `--removed` audit) is uploaded after the others, as locally it is put in place after the output.
    */
-  async output(url: string): Promise<string> {
+  async output(url: string, last = false): Promise<string> {
     const { key } = parseS3Url(url);
     const local = await this.dir('out');
     const name = key.replace(/\/+$/, '').split('/').pop() || 'out';
     const p = path.join(local, name);
     if (key === '' || key.endsWith('/')) await mkdir(p);
-    this.outputs.push({ url, local: p });
+    this.outputs.push({ url, local: p, last });
     this.named(p, url.replace(/\/+$/, ''));
     return p;
   }
@@ -209,7 +210,8 @@ export class S3Stage {
       const names = (await walkTree(local, { skip: (n) => n.startsWith('.') })).map((e) => e.rel);
       await refuseStrayOutputs(url, names, 'output');
     }
-    for (const { url, local } of this.outputs) {
+    const ordered = [...this.outputs.filter((o) => !o.last), ...this.outputs.filter((o) => o.last)];
+    for (const { url, local } of ordered) {
       const st = await stat(local).catch(() => undefined);
       if (!st) continue;
       if (st.isFile()) {

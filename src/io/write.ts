@@ -3,6 +3,7 @@
  * @module
  */
 import type { InputFormat } from './formats.js';
+import { excerpt, InputError, UsageError } from './errors.js';
 import { appendJsonFields, jsonTopNames } from './jsonRaw.js';
 
 /** Output formats of pairs. */
@@ -99,12 +100,30 @@ export const TAG_NAMES = ['cluster', 'cluster_size', 'duplicate_of', 'similarity
 /**
  * Names of the five tag columns: `prefix` + each name. Without a prefix, today's names, or all
  * prefixed with `neardup_` when the input already has a column of one of those names (a record
- * must not get two fields of one name).
+ * must not get two fields of one name). Names are compared as TSV/CSV readers tend to (trimmed,
+ * any case). When the names chosen are taken too (`--tag-prefix P` and a field `Pkept`, or an
+ * input that has both `cluster` and `neardup_cluster`, such as an annotated output annotated
+ * again), a {@link UsageError} naming the field (fix: `tagPrefix`); callers that know the file and
+ * line re-throw it as an {@link InputError} with {@link tagClashAt}.
  */
 export function annotationColumns(existing: readonly string[], prefix = ''): string[] {
-  if (prefix !== '') return TAG_NAMES.map((n) => prefix + n);
-  const taken = (n: string): boolean => existing.some((c) => c.trim().toLowerCase() === n);
-  return TAG_NAMES.some(taken) ? TAG_NAMES.map((n) => 'neardup_' + n) : [...TAG_NAMES];
+  const taken = new Set(existing.map((c) => c.trim().toLowerCase()));
+  const clash = (names: readonly string[]): string | undefined => names.find((n) => taken.has(n.trim().toLowerCase()));
+  const named = TAG_NAMES.map((n) => prefix + n);
+  const first = clash(named);
+  if (first === undefined) return named;
+  if (prefix === '') {
+    const renamed = TAG_NAMES.map((n) => 'neardup_' + n);
+    const second = clash(renamed);
+    if (second === undefined) return renamed;
+    throw new UsageError(`the input already has a field "${excerpt(first)}" and a field "${excerpt(second)}", so neither the tag names nor their neardup_ names are free: name the tags with a prefix of your own`, { option: 'tagPrefix' });
+  }
+  throw new UsageError(`the input already has a field "${excerpt(first)}", the name of a tag with this prefix: choose another prefix`, { option: 'tagPrefix' });
+}
+
+/** `e` (from {@link annotationColumns}) located at `file` and `line`; other errors as they are. */
+export function tagClashAt(e: unknown, file: string, line: number | undefined, position?: string): unknown {
+  return e instanceof UsageError && e.fix?.option === 'tagPrefix' ? new InputError(file, line, e.message, position, e.fix) : e;
 }
 
 /** How input rows are written back: the raw record, optionally with the tags. */

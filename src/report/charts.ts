@@ -13,6 +13,16 @@ import type { HistogramBin, ReportData } from './types.js';
 /** Rounds to `d` decimals (the report's numbers are for reading, not for recomputing). */
 export const round = (x: number, d = 4): number => Math.round(x * 10 ** d) / 10 ** d;
 
+/**
+ * `x` rounded down to `d` decimals, exactly: never above `x` (a coverage of 0.99996 stays below 1, so
+ * a text that differs in one character is not "100%"), and never a step below it when `x * 10^d`
+ * falls just short in floating point (0.57 stays 0.57).
+ */
+export const roundDown = (x: number, d = 4): number => {
+  const y = Math.floor(x * 10 ** d);
+  return (y + 1) / 10 ** d <= x ? (y + 1) / 10 ** d : y / 10 ** d;
+};
+
 /** The S-curve P(s) = 1 − (1 − s^r)^b of a banding on the grid s = 0, 0.01, …, 1. */
 export function sCurvePoints(bands: number, rows: number): { s: number; p: number }[] {
   const points: { s: number; p: number }[] = [];

@@ -7,7 +7,7 @@
 import type { DedupResult } from '../dedup/dedup.js';
 import { jaccard } from '../similarity/jaccard.js';
 import { commonPassages } from '../similarity/passages.js';
-import { round } from './charts.js';
+import { round, roundDown } from './charts.js';
 import type { BorderlinePair, ReportComparison, ReportData, ReportMember } from './types.js';
 
 /** What the views show and how much of it. */
@@ -96,7 +96,7 @@ export function clusterView(input: ViewInput, clusters: DedupResult['clusters'],
     const comparisons: ReportComparison[] = members.slice(1).map((m, k) => {
       const r = commonPassages(members[0]!.text, m.text, { minLength: o.minPassage });
       const similarity = jaccard(sets[first]!, sets[m.index]!);
-      const cmp: ReportComparison = { member: k + 1, similarity: round(similarity), passages: r.passages, coverage: round(r.coverageA) };
+      const cmp: ReportComparison = { member: k + 1, similarity: round(similarity), passages: r.passages, coverage: roundDown(r.coverageA) };
       if (similarity < o.threshold) {
         const link = linkOf(first, m.index, c.members, sets, o.threshold);
         cmp.belowThreshold = true;

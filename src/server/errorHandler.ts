@@ -6,7 +6,7 @@
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { StoreUnavailableError } from '../store/errors.js';
-import { InvalidUtf8BodyError } from './jsonBody.js';
+import { ForbiddenKeyBodyError, InvalidUtf8BodyError } from './jsonBody.js';
 
 /** What the error handler needs from the app's options. */
 export interface ErrorHandling {
@@ -46,6 +46,10 @@ export function installErrorHandling(app: FastifyInstance, { bodyLimit, errorLog
     if ((error as unknown) instanceof InvalidUtf8BodyError) {
       const e = error as unknown as InvalidUtf8BodyError;
       return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: e.message, errors: [{ field: e.field, message: 'is not valid UTF-8' }] });
+    }
+    if ((error as unknown) instanceof ForbiddenKeyBodyError) {
+      const e = error as unknown as ForbiddenKeyBodyError;
+      return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: e.message, errors: [{ field: e.field, message: `is a "${e.key}" key` }] });
     }
     if ((error as unknown) instanceof StoreUnavailableError) {
       // Not acknowledged, safe to retry: the store (Redis) is away and the client reconnects by itself.

@@ -21,6 +21,37 @@ export class InvalidUtf8BodyError extends Error {
   }
 }
 
+/**
+ * A body that is valid JSON but holds a `__proto__` or `constructor.prototype` key, which Fastify's
+ * parser refuses (prototype poisoning) with the message of a syntax error, "Body is not valid JSON":
+ * answered 400 naming the key and where it is.
+ */
+export class ForbiddenKeyBodyError extends Error {
+  readonly statusCode = 400;
+  constructor(
+    /** JSON pointer of the key. */
+    readonly field: string,
+    /** `__proto__` or `constructor.prototype`. */
+    readonly key: string,
+  ) {
+    super(`${field} is a "${key}" key, which is not accepted (it could change object prototypes): the body is valid JSON, rename the key`);
+  }
+}
+
+/** The first `__proto__` or `constructor.prototype` key in `v` (a JSON.parse result), with its pointer. */
+export function forbiddenKey(v: unknown, at = ''): { field: string; key: string } | undefined {
+  if (v === null || typeof v !== 'object') return undefined;
+  for (const k of Object.keys(v)) {
+    const here = `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const x = (v as Record<string, unknown>)[k];
+    if (k === '__proto__') return { field: here, key: '__proto__' };
+    if (k === 'constructor' && x !== null && typeof x === 'object' && !Array.isArray(x) && Object.prototype.hasOwnProperty.call(x, 'prototype')) return { field: `${here}/prototype`, key: 'constructor.prototype' };
+    const f = forbiddenKey(x, here);
+    if (f) return f;
+  }
+  return undefined;
+}
+
 /** Offset of the first byte of `b` that does not start or continue a valid UTF-8 sequence, or −1. */
 export function firstInvalidUtf8(b: Uint8Array): number {
   const n = b.length;
@@ -100,6 +131,21 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       done(locate(bytes, Math.max(0, firstInvalidUtf8(bytes))), undefined);
       return;
     }
-    void parseJson(req, text, done);
+    void parseJson(req, text, (err, value) => {
+      if (err) {
+        // Refused: a syntax error, or a poisoning key in valid JSON, which is then named.
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          done(err, undefined);
+          return;
+        }
+        const f = forbiddenKey(parsed);
+        done(f ? new ForbiddenKeyBodyError(f.field, f.key) : err, undefined);
+        return;
+      }
+      done(null, value);
+    });
   });
 }

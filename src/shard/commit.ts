@@ -15,6 +15,7 @@ import { createReadStream, promises as fsp, readFileSync, statSync } from 'node:
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { UsageError } from '../io/errors.js';
+import { writeError } from '../io/output.js';
 import { DamagedFileError } from './columns.js';
 
 /** The completion marker's file name inside a committed task directory. */
@@ -250,7 +251,9 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
     let counters: T;
     try {
       counters = await build(tmp);
-    } catch (e) {
+    } catch (e0) {
+      // A full disk while a stage writes (Node's ENOSPC names no file): named by the task's directory.
+      const e = ['ENOSPC', 'EDQUOT', 'EFBIG'].includes((e0 as NodeJS.ErrnoException)?.code ?? '') && !(e0 as NodeJS.ErrnoException).path ? writeError(final, e0) : e0;
       await recordFailure(workDir, stage, task, e);
       throw e;
     } finally {

@@ -14,6 +14,7 @@ import type { ShingleOptions } from '../text/shingler.js';
 import type { MinHashOptions } from '../sketch/minhash.js';
 import type { PairFormat } from '../io/write.js';
 import { InputError, UsageError } from '../io/errors.js';
+import { writeError } from '../io/output.js';
 import { isS3Url, s3Get, s3Head } from '../io/s3.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
@@ -271,13 +272,19 @@ export async function saveJob(workDir: string, spec: Omit<JobSpec, 'id' | 'versi
     }
     const job: JobSpec = { version: JOB_VERSION, id: randomBytes(6).toString('hex'), ...spec };
     const tmp = path.join(workDir, `.job.json.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-    const fh = await fsp.open(tmp, 'wx');
+    const fh = await fsp.open(tmp, 'wx').catch((e: unknown) => {
+      throw writeError(jobFile(workDir), e);
+    });
     try {
       await fh.writeFile(JSON.stringify(job, null, 2) + '\n');
       await fh.sync();
-    } finally {
-      await fh.close();
+    } catch (e) {
+      // A full disk: Node's ENOSPC names no file; no temp file is left.
+      await fh.close().catch(() => undefined);
+      await fsp.rm(tmp, { force: true });
+      throw writeError(jobFile(workDir), e);
     }
+    await fh.close();
     try {
       // link() fails if job.json exists: the first complete plan wins, atomically.
       await fsp.link(tmp, jobFile(workDir));

@@ -131,7 +131,8 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
     against: !!input.against,
     onBadShard: input.onBadShard,
     maxBucketPairs: input.options.maxPairs ?? 50_000_000,
-    output: { mode: input.mode, pairFormat: input.pairFormat, dir: writesShards ? outDir : undefined, ...(input.tagPrefix ? { tagPrefix: input.tagPrefix } : {}), ...(input.removed ? { removed: isS3Url(input.removed) ? input.removed : path.resolve(input.removed) } : {}) },
+    // The pair format only shapes --output pairs: for the other outputs it is not part of the job.
+    output: { mode: input.mode, pairFormat: input.mode === 'pairs' ? input.pairFormat : 'tsv', dir: writesShards ? outDir : undefined, ...(input.tagPrefix ? { tagPrefix: input.tagPrefix } : {}), ...(input.removed ? { removed: isS3Url(input.removed) ? input.removed : path.resolve(input.removed) } : {}) },
     ...(keep !== undefined ? { keep } : {}),
     ...(input.mode !== 'pairs' && !input.against ? { removal: input.options.removal ?? 'verified' } : {}),
   };

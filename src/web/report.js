@@ -4,6 +4,11 @@
   'use strict';
   const root = document.getElementById('report');
   const fmt = (x, d = 0) => Number(x).toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+  // A share as a whole percentage rounded down (docs/report.md): 0.996 is 99%, 0.57 is 57%.
+  const percentDown = (x) => {
+    const p = Math.floor(x * 100);
+    return (p + 1) / 100 <= x ? p + 1 : p;
+  };
   const el = (tag, props = {}, ...children) => {
     const e = document.createElement(tag);
     for (const [k, v] of Object.entries(props)) {
@@ -278,7 +283,7 @@
       for (const cmp of cl.comparisons) {
         const m = cl.members[cmp.member];
         const label = /** @type {(a: string, b: string, s: number, t: number, l: any) => string} */ (neardupDiff.pairLabel)(first.id, m.id, cmp.similarity, cmp.belowThreshold ? data.options.threshold : undefined, cmp.linkedThrough);
-        box.append(el('p', { class: 'cmp' + (cmp.belowThreshold ? ' below' : ''), text: label + ', ' + cmp.passages.length + ' shared passage' + (cmp.passages.length === 1 ? '' : 's') + ' covering ' + fmt(cmp.coverage * 100, 0) + '% of #' + first.id }));
+        box.append(el('p', { class: 'cmp' + (cmp.belowThreshold ? ' below' : ''), text: label + ', ' + cmp.passages.length + ' shared passage' + (cmp.passages.length === 1 ? '' : 's') + ' covering ' + percentDown(cmp.coverage) + '% of #' + first.id }));
         box.append(neardupDiff.compare({ title: '#' + first.id + (first.copies > 1 ? ' + ' + (first.copies - 1) + ' identical' : ''), text: first.text, note: memberNote(first) }, { title: '#' + m.id + (m.copies > 1 ? ' + ' + (m.copies - 1) + ' identical' : ''), text: m.text, note: memberNote(m) }, cmp.passages).element);
       }
       sec.append(box);

@@ -16,7 +16,7 @@ import { int, Reporter, type LogFlags } from '../report.js';
 import { addPlanOptions, finishJob, localProcesses, openJob, planFromFlags, refuseUnsupported, runLocally, stageBars, type PlanFlags } from '../jobRun.js';
 import { printStatus } from '../jobStatus.js';
 import { estimateFromFlags, type EstimateFlags } from '../jobEstimate.js';
-import { planSlurm, queuedSlurmJobs, slurmJobName, slurmScript, submitSlurm } from '../../distributed/slurm.js';
+import { planSlurm, queuedSlurmJobs, shellQuote, slurmJobName, slurmScript, submitSlurm } from '../../distributed/slurm.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 
@@ -95,7 +95,7 @@ export function jobCommand(): Command {
     const { job: spec } = await planFromFlags(shards, flags, estimate ? Object.fromEntries(estimate.stages.map((s) => [s.stage, Math.round(s.peakMemory)])) : undefined);
     const stages = STAGES.map((s) => ({ stage: s, tasks: taskCount(spec, s) })).filter((s) => s.tasks > 0);
     if (flags.json) reporter.json({ command: 'job plan', workDir: flags.workDir, id: spec.id, shards: spec.shards.length, partitions: spec.partitions, stages, ...(estimate ? { estimate } : {}) });
-    else for (const s of stages) reporter.summary(`${s.stage.padEnd(11)} ${int(s.tasks)} task${s.tasks === 1 ? '' : 's'}: neardup stage ${s.stage} --work-dir ${flags.workDir} ${s.tasks > 1 ? `--task I (I from 0 to ${s.tasks - 1})` : '--task 0'}`);
+    else for (const s of stages) reporter.summary(`${s.stage.padEnd(11)} ${int(s.tasks)} task${s.tasks === 1 ? '' : 's'}: neardup stage ${s.stage} --work-dir ${shellQuote(flags.workDir)} ${s.tasks > 1 ? `--task I (I from 0 to ${s.tasks - 1})` : '--task 0'}`);
   });
 
   const dedup = new Command('dedup')
@@ -190,7 +190,7 @@ Example:
     const logs = isS3Url(wd.name) ? path.resolve(`slurm-${job.id}`) : path.join(wd.name, 'slurm');
     const stages = await planSlurm(wd, job, { neardup, cwd: process.cwd(), extra: flags.sbatch ?? [], logs });
     if (stages.length === 0) {
-      process.stderr.write(`neardup: every task of the job is done: neardup job report --work-dir ${flags.workDir}\n`);
+      process.stderr.write(`neardup: every task of the job is done: neardup job report --work-dir ${shellQuote(flags.workDir)}\n`);
       return;
     }
     // sbatch does not create the directory of --output: a missing one fails every member.
@@ -204,7 +204,7 @@ Example:
       throw new UsageError(`Slurm jobs of this job are still queued or running (${queued.slice(0, 6).join(', ')}${queued.length > 6 ? ', …' : ''}): wait for them, or cancel them (scancel --name=${slurmJobName(job, 'sign')},…), or give --force`);
     }
     for (const s of submitSlurm(stages)) process.stdout.write(`${s.stage.padEnd(11)} Slurm job ${s.jobId} (${int(s.tasks)} task${s.tasks === 1 ? '' : 's'})\n`);
-    process.stderr.write(`neardup: when they are done: neardup job report --work-dir ${flags.workDir} (progress: neardup job status --work-dir ${flags.workDir})\n`);
+    process.stderr.write(`neardup: when they are done: neardup job report --work-dir ${shellQuote(flags.workDir)} (progress: neardup job status --work-dir ${shellQuote(flags.workDir)})\n`);
   });
 
   return job.addCommand(plan).addCommand(dedup).addCommand(run).addCommand(submit).addCommand(report).addCommand(status).addCommand(clean);
