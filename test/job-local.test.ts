@@ -133,7 +133,8 @@ describe('job --local on task processes', () => {
     // Other options: refused, naming each field with both values.
     const other = neardup(['job', 'dedup', shards, '--id-field', 'id', '--output', 'clusters', '--task-bytes', '1', '--partitions', '2', '--threshold', '0.7', '--local', '--work-dir', work, '--out', path.join(dir, 'other.jsonl')], { cwd: dir });
     assert.equal(other.code, 2, other.stderr);
-    assert.match(other.stderr, /differs in threshold \(planned 0\.8, now 0\.7\), partitions \(planned 3, now 2\)|differs in partitions \(planned 3, now 2\), threshold \(planned 0\.8, now 0\.7\)/);
+    assert.match(other.stderr, /differs in .*threshold \(planned 0\.8, now 0\.7\)/);
+    assert.match(other.stderr, /partitions \(planned 3, now 2\)/);
     assert.match(other.stderr, /neardup job run --work-dir/);
     // job run needs a place to run.
     assert.equal(neardup(['job', 'run', '--work-dir', work], { cwd: dir }).code, 2);
