@@ -124,3 +124,13 @@ test('the bundled CLI (the package bin) and the unbundled entry print the same v
   const plain = spawnSync(process.execPath, [path.join(repoRoot, 'dist/src/cli/main.js'), 'dedup', '--help'], { encoding: 'utf8' });
   assert.equal(neardup(['dedup', '--help']).stdout, plain.stdout);
 });
+
+test('job dedup --help and job plan --help: what a job refuses outright is not listed, what it takes at some values only says which', () => {
+  for (const cmd of [['job', 'dedup'], ['job', 'plan']]) {
+    const help = neardup([...cmd, '--help']).stdout.replace(/\s+/g, ' ');
+    for (const refused of ['--exact ', '--stream ', '--workers ', '--limit ', '--memory-budget ', '--batch-size ', '--buckets ']) assert.ok(!help.includes(refused), `${cmd.join(' ')} --help lists ${refused}`);
+    for (const [opt, only] of [['--measure', 'jaccard'], ['--candidates', 'lsh'], ['--cluster-mode', 'components'], ['--verify', 'exact'], ['--fingerprint-bits', '32']]) {
+      assert.match(help, new RegExp(`${opt} .*?\\[sharded jobs: ${only} only\\]`), `${cmd.join(' ')} --help: ${opt}`);
+    }
+  }
+});

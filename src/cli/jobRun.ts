@@ -97,6 +97,9 @@ export function addPlanOptions(cmd: Command): Command {
     const attr = o.attributeName();
     if (OWN.has(attr)) continue;
     if (!HONOURED.has(attr) && !(attr in ONLY)) o.hideHelp();
+    // An option honoured at some values only says which, in the help.
+    const only = ONLY[attr];
+    if (only) o.description = `${o.description} [sharded jobs: ${only.values.join(' or ')} only]`;
     cmd.addOption(o);
   }
   return cmd
