@@ -57,6 +57,16 @@ describe('job status', () => {
     assert.equal(st.stages.find((x) => x.stage === 'join')!.eta, null);
   });
 
+  it('the filter stage\'s written counts the output shards it writes into --out-dir', () => {
+    const work = path.join(dir, 'filtered');
+    const r = neardup(['job', 'dedup', shards, '--local', '--work-dir', work, '--output', 'dedup', '--out-dir', path.join(dir, 'clean'), '-q'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(neardup(['job', 'status', '--work-dir', work, '--json'], { cwd: dir }).stdout) as { stages: { stage: string; bytesWritten: number }[] };
+    const out = fs.readdirSync(path.join(dir, 'clean')).filter((f) => !f.startsWith('_') && !f.startsWith('.')).reduce((a, f) => a + fs.statSync(path.join(dir, 'clean', f)).size, 0);
+    const filter = j.stages.find((x) => x.stage === 'filter')!;
+    assert.ok(out > 0 && filter.bytesWritten >= out, `filter wrote ${filter.bytesWritten} B, the shards hold ${out} B`);
+  });
+
   it('counts a temp directory of a live process as running, of a dead one as not', () => {
     const work = path.join(dir, 'partial');
     // This test process is alive; pid 2^22 + 1 is above Linux's pid_max, so never a live process.

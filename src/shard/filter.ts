@@ -21,6 +21,8 @@ export interface FilterMarker {
   written: number;
   /** The output shard, or undefined when none is written (a reference shard, or a skipped one). */
   output?: string;
+  /** Its size in bytes: it is written into the output directory, not the task's (`job status`'s written counts it). */
+  outputBytes?: number;
 }
 
 /** Runs filter task `t` (idempotent; the components task must have completed): rewrites each shard of its group. */
@@ -76,6 +78,6 @@ async function filterShard(workDir: string, job: JobSpec, num: Numbering, s: num
       return v;
     }, undefined, job.output.tagPrefix);
     if (d !== num.markers[s]!.docs) throw new Error(`${shard.path} changed since it was signed (${d} documents now, ${num.markers[s]!.docs} then)`);
-    return { written, output: out };
+    return { written, output: out, outputBytes: (await fsp.stat(out)).size };
   }
 }

@@ -133,7 +133,7 @@ export function jobStatus(workDir: string, job: JobSpec, now = Date.now()): Stag
           st.wallMs += s.wallMs;
           st.cpuMs += s.cpuMs;
           st.bytesRead += s.bytesRead ?? 0;
-          st.bytesWritten += s.bytesWritten;
+          st.bytesWritten += s.bytesWritten + outsideBytes(m);
           st.peakRss = Math.max(st.peakRss, s.peakRss);
           st.firstStartedAt = Math.min(st.firstStartedAt ?? s.startedAt, s.startedAt);
           lastEnd = Math.max(lastEnd, s.endedAt);
@@ -188,16 +188,23 @@ export function stageTimings(workDir: string, job: JobSpec): Record<string, { ta
     if (n === 0) continue;
     const x = { tasks: n, wall: 0, cpu: 0, bytesRead: 0, bytesWritten: 0 };
     for (let t = 0; t < n; t++) {
-      const s = readMarker(workDir, job, stage, t)?.stats;
+      const m = readMarker(workDir, job, stage, t);
+      const s = m?.stats;
       if (!s) continue;
       x.wall += s.wallMs;
       x.cpu += s.cpuMs;
       x.bytesRead += s.bytesRead ?? 0;
-      x.bytesWritten += s.bytesWritten;
+      x.bytesWritten += s.bytesWritten + outsideBytes(m!);
     }
     x.wall = Math.round(x.wall * 10) / 10;
     x.cpu = Math.round(x.cpu * 10) / 10;
     out[stage] = x;
   }
   return out;
+}
+
+/** Bytes a task wrote outside its own directory: the filter stage's output shards. */
+function outsideBytes(m: MarkerBase): number {
+  const shards = (m as MarkerBase & { shards?: { outputBytes?: number }[] }).shards;
+  return Array.isArray(shards) ? shards.reduce((a, x) => a + (x.outputBytes ?? 0), 0) : 0;
 }
