@@ -84,6 +84,10 @@ test('http: add, batch, query, topK, get, delete, stats', async () => {
       if (op.requestBody) for (const code of ['400', '401', '408', '413', '415']) assert.ok(op.responses?.[code], `${method} ${p} documents ${code}`);
     }
   }
+  // An unknown field is named in plain words, not Ajv's "must NOT have additional properties".
+  r = await a.inject({ method: 'POST', url: '/v1/query', payload: { text: 'a b c', bogus: 1 } });
+  assert.equal(r.statusCode, 400);
+  assert.deepEqual(r.json().errors, [{ field: '/bogus', message: 'is not a field of this request: remove it (see /openapi.json for the fields)' }]);
   // A body that is not JSON: 415 with the error body the document promises, not a bare status.
   r = await a.inject({ method: 'POST', url: '/v1/query', headers: { 'content-type': 'text/plain' }, payload: 'hello' });
   assert.equal(r.statusCode, 415);

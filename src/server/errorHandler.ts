@@ -24,6 +24,13 @@ function fieldOf(e: { instancePath?: string; params?: Record<string, unknown> })
   return base || '/';
 }
 
+/** A validation error in plain words (Ajv's "must NOT have additional properties" names no field). */
+function messageOf(e: { keyword?: string; message?: string; params?: Record<string, unknown> }): string {
+  if (e.keyword === 'additionalProperties') return 'is not a field of this request: remove it (see /openapi.json for the fields)';
+  if (e.keyword === 'required') return 'is required';
+  return e.message ?? 'invalid';
+}
+
 function httpName(status: number): string {
   const names: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 405: 'Method Not Allowed', 413: 'Payload Too Large', 415: 'Unsupported Media Type' };
   return names[status] ?? 'Error';
@@ -40,7 +47,7 @@ export function installErrorHandling(app: FastifyInstance, { bodyLimit, errorLog
 
   app.setErrorHandler((error: FastifyError, req, reply) => {
     if (error.validation) {
-      const errors = error.validation.map((e) => ({ field: fieldOf(e as never), message: e.message ?? 'invalid' }));
+      const errors = error.validation.map((e) => ({ field: fieldOf(e as never), message: messageOf(e as never) }));
       return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: errors.map((e) => `${e.field} ${e.message}`).join('; '), errors });
     }
     if ((error as unknown) instanceof InvalidUtf8BodyError) {
