@@ -375,7 +375,12 @@ test('signRange: the same reply through the bytes route as through strings, for 
             const req = { id: 1, kind: 'signRange' as const, spec, ...range, first: range.start === 0, bands: { bands: 8, rows: 4 }, withSignatures: true };
             const viaBytes = (await signRange(req, bytesSigner)).reply;
             const viaStrings = (await signRange(req, stringSigner)).reply;
-            assert.deepEqual(viaBytes, viaStrings, `${format} ${withId ? 'with ids' : ''} [${range.start}, ${range.end})`);
+            // The text hashes that fold copies are of the bytes on one route and of the string on the
+            // other (two domains by design: a text hashed both ways misses a fold, never makes a wrong one).
+            assert.equal(viaBytes.th.length, 2 * viaBytes.count);
+            const { th: _b, ...bytesReply } = viaBytes;
+            const { th: _s, ...stringsReply } = viaStrings;
+            assert.deepEqual(bytesReply, stringsReply, `${format} ${withId ? 'with ids' : ''} [${range.start}, ${range.end})`);
             ranges++;
           }
         }
