@@ -95,7 +95,11 @@ export async function lockOutputDirectory(dir: string, what = 'output directory'
         if (now === `${me}\n`) await fsp.rm(file, { force: true });
       };
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
+        // Created but not written (a full disk): no lock, and no empty file left behind.
+        await fsp.rm(file, { force: true });
+        throw e;
+      }
     }
     const holder = (await fsp.readFile(file, 'utf8').catch(() => '')).trim();
     const m = /^(\d+)@(\S+)/.exec(holder);
