@@ -218,16 +218,7 @@ async function clustersOf(workDir: string, job: JobSpec, docOffset: Float64Array
 async function similaritiesToKept(workDir: string, job: JobSpec, docOffset: Float64Array, members: Float64Array, rep: Float64Array, keptOf: Float64Array, A: Float64Array, B: Float64Array, sims: Float64Array, pairCluster: Int32Array, n: number): Promise<Float64Array> {
   const P = members.length;
   const sim = new Float64Array(P).fill(NaN);
-  const positionOf = (g: number): number => {
-    let lo = 0;
-    let hi = P - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (members[mid]! < g) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
+  const positionOf = (g: number): number => positionIn(members, g);
   for (let i = 0; i < n; i++) {
     const kept = keptOf[pairCluster[i]!]!;
     if (kept === A[i]) sim[positionOf(B[i]!)] = sims[i]!;
@@ -252,22 +243,25 @@ async function similaritiesToKept(workDir: string, job: JobSpec, docOffset: Floa
   return sim;
 }
 
+/** The position of document g among the clustered documents `members` (ascending; g is one of them). */
+function positionIn(members: Float64Array, g: number): number {
+  let lo = 0;
+  let hi = members.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (members[mid]! < g) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /**
  * The verified removal rule over the clustered documents (`members`, ascending global numbers; pair
  * i joins A[i] and B[i]), ranked by the keep policy's `key` (by position) or in document order.
  */
 function verifiedOfPositions(members: Float64Array, A: Float64Array, B: Float64Array, sims: Float64Array, n: number, rule: KeepRule, key: Float64Array | undefined, keyLo: Float64Array | undefined): Removal {
   const P = members.length;
-  const positionOf = (g: number): number => {
-    let lo = 0;
-    let hi = P - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (members[mid]! < g) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
+  const positionOf = (g: number): number => positionIn(members, g);
   const a = new Int32Array(n);
   const b = new Int32Array(n);
   for (let i = 0; i < n; i++) {
