@@ -100,6 +100,7 @@ describe('job directories: one plan, one input, no torn files', () => {
       assert.equal((await cliInProcess(['job', 'plan', c, '--work-dir', work, '--id-field', 'id', '-q'])).code, 0);
       assert.equal((await cliInProcess(['stage', 'sign', '--work-dir', work, '--all'])).code, 0);
       assert.equal((await cliInProcess(['stage', 'join', '--work-dir', work, '--all'])).code, 0);
+      assert.equal((await cliInProcess(['stage', 'link', '--work-dir', work, '--all'])).code, 0);
       if (next === 'gather') assert.equal((await cliInProcess(['stage', 'route', '--work-dir', work, '--all'])).code, 0);
       write(original.replace(/"text":"(\w)/g, '"text":"$1$1'));
       const g = await cliInProcess(['stage', next, '--work-dir', work, '--all']);
@@ -184,7 +185,9 @@ describe('job directories: one plan, one input, no torn files', () => {
       for (const stage of fs.readdirSync(work)) {
         const sd = path.join(work, stage);
         if (!fs.statSync(sd).isDirectory()) continue;
-        for (const task of fs.readdirSync(sd)) for (const f of fs.readdirSync(path.join(sd, task))) files.push(path.join(stage, task, f));
+        // The link stage's rounds hold task directories of their own (link/r0000/00000).
+        const tasks = fs.readdirSync(sd).flatMap((t) => (/^r\d+$/.test(t) ? fs.readdirSync(path.join(sd, t)).map((u) => path.join(t, u)) : [t]));
+        for (const task of tasks) for (const f of fs.readdirSync(path.join(sd, task))) files.push(path.join(stage, task, f));
       }
       assert.ok(files.length > 20, `${files.length} files`);
       const read = (p: string): string => (fs.statSync(p).isDirectory() ? fs.readdirSync(p).sort().map((f) => fs.readFileSync(path.join(p, f), 'utf8')).join('') : fs.readFileSync(p, 'utf8'));

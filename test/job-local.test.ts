@@ -12,7 +12,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { neardup, tmpDir } from './cliUtil.js';
 import { jsonl, plantedDocs, writeShards } from './helpers/shards.js';
-import { sealMarker } from '../src/shard/commit.js';
 
 describe('job --local on task processes', () => {
   let dir: string;
@@ -84,7 +83,7 @@ describe('job --local on task processes', () => {
   });
 
   for (const against of [false, true]) {
-    it(`the recall estimate is dedup's (to 1e-12), made by the components task; an older marker without it is summed from the pairs again${against ? ' (--against)' : ''}`, () => {
+    it(`the recall estimate is dedup's (to 1e-12), summed from the verify tasks' parts${against ? ' (--against)' : ''}`, () => {
       const recallOf = (r: { code: number; stdout: string; stderr: string }): unknown => {
         assert.equal(r.code, 0, r.stderr);
         return (JSON.parse(r.stdout) as { recall: unknown }).recall;
@@ -106,11 +105,11 @@ describe('job --local on task processes', () => {
         for (const k of Object.keys(p)) assert.ok(Math.abs(p[k]! - q[k]!) <= 1e-12 * Math.abs(q[k]!), `${k}: ${p[k]} against dedup's ${q[k]}`);
       };
       close(j, d);
-      // The marker as an older neardup wrote it: no recall, sealed again.
-      const file = path.join(work, 'components', '00000', '_SUCCESS.json');
-      const { check: _c, recall, ...body } = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-      assert.ok(recall, 'the marker holds the estimate');
-      fs.writeFileSync(file, JSON.stringify(sealMarker(body)));
+      // Each verify task's marker holds its part; job report sums them again.
+      for (const t of fs.readdirSync(path.join(work, 'verify'))) {
+        const m = JSON.parse(fs.readFileSync(path.join(work, 'verify', t, '_SUCCESS.json'), 'utf8')) as { recall?: { found: number } };
+        assert.ok(m.recall && typeof m.recall.found === 'number', 'the marker holds its part of the estimate');
+      }
       assert.deepEqual(recallOf(neardup(['job', 'report', '--work-dir', work, '--out', path.join(dir, `rc2-${tag}.tsv`), '--json'], { cwd: dir })), j);
     });
   }

@@ -6,6 +6,7 @@
 import { Command, Option } from 'commander';
 import { availableParallelism } from 'node:os';
 import { STAGES, taskCount, type JobOutputMode, type JobSpec } from '../shard/job.js';
+import { driveLink, type LinkRoundMarker } from '../shard/link.js';
 import { planJob, type PlanInput } from '../shard/plan.js';
 import { TaskProcesses } from '../shard/localTasks.js';
 import { progressOf, summarize, writeJobOutput, type JobSummary } from '../shard/summary.js';
@@ -228,6 +229,19 @@ async function runStages(wd: WorkDir, job: JobSpec, reporter: Reporter, processe
     const t0 = performance.now();
     const bar = n > 0 ? reporter.progress(stage, 'tasks', n) : undefined;
     try {
+      // The link stage's rounds first, each like a stage; then its tasks only record the last round.
+      if (stage === 'link' && n > 0) {
+        let rounds = 0;
+        const last = await driveLink(job, {
+          marker: (st, t) => wd.marker(job, st, t) as Promise<LinkRoundMarker | undefined>,
+          run: async (st, todo) => {
+            rounds++;
+            if (processes > 1) await pool.run(wd.name, st, todo, () => undefined);
+            else for (const t of todo) await wd.run(job, st, t);
+          },
+        });
+        reporter.verbose(`link: converged at round ${last} (${rounds} round${rounds === 1 ? '' : 's'} run now)`);
+      }
       const done0 = await Promise.all(Array.from({ length: n }, (_, t) => taskDone(wd, job, stage, t)));
       const todo = done0.flatMap((d, t) => (d ? [] : [t]));
       let done = n - todo.length;

@@ -14,7 +14,8 @@
 import { randomBytes } from 'node:crypto';
 import { UsageError } from '../io/errors.js';
 import type { WorkDir } from '../shard/workDir.js';
-import { STAGES, taskCount, type JobSpec, type StageName } from '../shard/job.js';
+import { STAGES, taskCount, type JobSpec, type TaskStage } from '../shard/job.js';
+import { driveLink, type LinkRoundMarker } from '../shard/link.js';
 import { connectionFromUrl, DEFAULT_QUEUE, INPUT_FAILURE, loadBullmq, type TaskData } from './bullmq.js';
 
 /** Options of {@link submitJob}. */
@@ -24,7 +25,7 @@ export interface SubmitOptions {
   /** Tries per task for failures that are not the input's (a crash, a full disk). Default 3. */
   attempts?: number;
   /** Called as tasks complete. */
-  onProgress?: (stage: StageName, done: number, total: number) => void;
+  onProgress?: (stage: string, done: number, total: number) => void;
   /** Called with what the submitter has to say while it waits (no worker, Redis unreachable, a lost task). */
   onNotice?: (message: string) => void;
   /** Poll interval, ms. Default 250. */
@@ -120,7 +121,7 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
     }
   };
 
-  const add = async (stage: StageName, tasks: Iterable<[number, string]>): Promise<boolean> =>
+  const add = async (stage: TaskStage, tasks: Iterable<[number, string]>): Promise<boolean> =>
     (await call('add tasks', () =>
       queue.addBulk(
         [...tasks].map(([task, jobId]) => ({
@@ -137,10 +138,25 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
     for (const stage of STAGES) {
       const total = taskCount(job, stage);
       if (total === 0) continue;
+      // The link stage's rounds, each run like a stage; then its tasks, which record the last round.
+      if (stage === 'link') await driveLink(job, { marker: (st, t) => wd.marker(job, st, t) as Promise<LinkRoundMarker | undefined>, run: (st) => runStage(st, total) });
+      await runStage(stage, total);
+    }
+  } finally {
+    // Closing waits on Redis: never past a deadline.
+    if (events) await deadline(events.close(), callMs).catch(() => undefined);
+    await deadline(queue.close(), callMs).catch(() => queue.disconnect().catch(() => undefined));
+  }
+
+  /** Submits the unfinished tasks of a stage (or link round) and waits until all have committed. */
+  async function runStage(stage: TaskStage, total: number): Promise<void> {
+    {
       const pending = new Map<number, string>();
-      for (let t = 0; t < total; t++) if (!(await wd.isDone(job, stage, t))) pending.set(t, `${job.id}.${round}.${stage}.${t}`);
+      // Job ids hold no '/': a round's name is written with '-'.
+      const tag = stage.replace('/', '-');
+      for (let t = 0; t < total; t++) if (!(await wd.isDone(job, stage, t))) pending.set(t, `${job.id}.${round}.${tag}.${t}`);
       options.onProgress?.(stage, total - pending.size, total);
-      if (pending.size === 0) continue;
+      if (pending.size === 0) return;
       while (!(await add(stage, pending))) await new Promise((r) => setTimeout(r, pollMs * 4));
       let polls = 0;
       let lastActivity = Date.now();
@@ -165,7 +181,7 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
           const j = jobs[i];
           if (await wd.isDone(job, stage, t)) continue;
           if (!j) {
-            lost.push([t, `${job.id}.${round}.${stage}.${t}.r${++resubmits}`]);
+            lost.push([t, `${job.id}.${round}.${tag}.${t}.r${++resubmits}`]);
             continue;
           }
           if (j.processedOn !== undefined && j.processedOn > lastActivity) lastActivity = j.processedOn;
@@ -190,9 +206,5 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
         }
       }
     }
-  } finally {
-    // Closing waits on Redis: never past a deadline.
-    if (events) await deadline(events.close(), callMs).catch(() => undefined);
-    await deadline(queue.close(), callMs).catch(() => queue.disconnect().catch(() => undefined));
   }
 }

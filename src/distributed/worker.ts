@@ -8,7 +8,7 @@
 import { isUserError } from '../io/errors.js';
 import { TooManyCandidatesError } from '../shard/join.js';
 import { TaskProcesses } from '../shard/localTasks.js';
-import { parseStage } from '../shard/stages.js';
+import { parseTaskStage } from '../shard/stages.js';
 import { connectionFromUrl, DEFAULT_QUEUE, INPUT_FAILURE, loadBullmq, type TaskData } from './bullmq.js';
 
 /** Options of {@link runWorker}. */
@@ -48,7 +48,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       const t0 = performance.now();
       running++;
       try {
-        const marker = await tasks.runOne(workDir, parseStage(stage), task);
+        const marker = await tasks.runOne(workDir, parseTaskStage(stage), task);
         log(`task done ${stage} ${task} in ${Math.round(performance.now() - t0)} ms`);
         return marker;
       } catch (e) {

@@ -83,16 +83,40 @@ export class RecallAccumulator {
     else this.units.set(unit, (this.units.get(unit) ?? 0) + term);
   }
 
-  /** The estimate from the pairs added so far. */
-  result(): RecallEstimate {
-    const { found, total } = this;
+  /** The sums behind the estimate, which add up over disjoint sets of units ({@link recallFromParts}). */
+  parts(): RecallParts {
     let variance = this.single;
     for (const u of this.units.values()) variance += u * u;
     if (this.dense) for (const u of this.dense) variance += u * u;
-    const se = Math.sqrt(variance);
-    const recall = found > 0 ? found / total : NaN;
-    return { found, estimatedPairs: total, estimatedPairsStdError: se, recall, stdError: found > 0 ? (recall * se) / total : NaN };
+    return { found: this.found, total: this.total, variance };
   }
+
+  /** The estimate from the pairs added so far. */
+  result(): RecallEstimate {
+    return recallFromParts([this.parts()]);
+  }
+}
+
+/** An estimate's sums over some units: pairs found, Σ 1/P, and the units' summed squared errors. */
+export interface RecallParts {
+  found: number;
+  total: number;
+  variance: number;
+}
+
+/** The estimate from the sums of disjoint sets of units (e.g. a sharded job's tasks). */
+export function recallFromParts(parts: readonly RecallParts[]): RecallEstimate {
+  let found = 0;
+  let total = 0;
+  let variance = 0;
+  for (const p of parts) {
+    found += p.found;
+    total += p.total;
+    variance += p.variance;
+  }
+  const se = Math.sqrt(variance);
+  const recall = found > 0 ? found / total : NaN;
+  return { found, estimatedPairs: total, estimatedPairsStdError: se, recall, stdError: found > 0 ? (recall * se) / total : NaN };
 }
 
 /**

@@ -196,7 +196,7 @@ export async function writeColumns(file: string, kind: string, plan: string, met
  * many as its length needs: `need` says how many when `head` is too short), checked as
  * {@link ColumnFile.open} checks it. `name` is what errors call the file.
  */
-export function parseHeader(head: Buffer, name: string, kind: string, plan: string): { header: Header; dataStart: number } | { need: number } {
+export function parseHeader(head: Buffer, name: string, kind: string | undefined, plan: string): { header: Header; dataStart: number } | { need: number } {
   if (head.length < PREFIX) throw new DamagedFileError(`${name}: truncated (${head.length} bytes)`);
   if (head.readUInt32LE(0) !== MAGIC) throw new DamagedFileError(`${name}: not a neardup intermediate file`);
   const version = head.readUInt32LE(4);
@@ -207,7 +207,7 @@ export function parseHeader(head: Buffer, name: string, kind: string, plan: stri
   if (crc32(hb) !== head.readUInt32LE(12)) throw new DamagedFileError(`${name}: damaged header (checksum mismatch)`);
   const header = JSON.parse(hb.toString('utf8')) as Header;
   if (!(Number.isInteger(header.block) && header.block >= 64 && header.block <= 1 << 24)) throw new DamagedFileError(`${name}: damaged header (block size ${header.block})`);
-  if (header.kind !== kind) throw new DamagedFileError(`${name}: holds ${header.kind}, expected ${kind}`);
+  if (kind !== undefined && header.kind !== kind) throw new DamagedFileError(`${name}: holds ${header.kind}, expected ${kind}`);
   if (header.plan !== plan) throw new DamagedFileError(`${name}: belongs to job ${header.plan}, not to this directory's job ${plan}`);
   return { header, dataStart: pad8(PREFIX + len) };
 }

@@ -393,6 +393,8 @@ export async function tempDirs(workDir: string): Promise<string[]> {
       continue;
     }
     for (const n of names) if (n.startsWith('.') && n.includes('.tmp-')) out.push(path.join(dir, n));
+    // The link stage's rounds are stages of their own, one level down (link/r0003/).
+    if (names.some((n) => /^r\d{4,}$/.test(n))) out.push(...(await tempDirs(dir)).filter((d) => /^r\d{4,}$/.test(path.basename(path.dirname(d)))));
   }
   return out;
 }

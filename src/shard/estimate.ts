@@ -29,6 +29,7 @@ import type { JoinMarker } from './join.js';
 import type { RouteMarker } from './route.js';
 import { BATCH_DOCS, type VerifyMarker } from './verify.js';
 import type { ComponentsMarker } from './components.js';
+import { driveLink, type LinkMarker, type LinkRoundMarker } from './link.js';
 
 /** What the estimate of one stage says. */
 export interface StageEstimate {
@@ -198,8 +199,13 @@ const writtenOf = (ms: readonly MarkerBase[]): number => ms.reduce((a, m) => a +
 /** A task's sample peak plus what its drivers add in the whole job, at their bytes per unit (docs/distributed.md, "Memory and disk per task"). */
 const grown = (peak: number, ...drivers: [perUnit: number, sample: number, full: number][]): number =>
   peak + drivers.reduce((a, [b, x, y]) => a + b * Math.max(0, y - x), 0);
-/** Bytes per unit of the single-task and join stages' drivers (measured on the 1M bench in task processes, with the JS heap's slack). */
-const PER = { joinKeyRow: 24, joinCandRow: 200, routeRow: 16, componentsPair: 56, componentsDoc: 240 } as const;
+/**
+ * Bytes per unit of the join, link, route and components stages' drivers: join's and components'
+ * measured on the 1M bench in task processes, with the JS heap's slack; link's and route's per
+ * candidate row of their group from the arrays they hold (link: both ends and the union-find's
+ * sort, 56 B; route: both ends, the neighbour lists, component, task and order, and the columns out, 84 B).
+ */
+const PER = { joinKeyRow: 24, joinCandRow: 200, linkRow: 56, routeRow: 84, componentsDoc: 240 } as const;
 
 /**
  * Estimates the job `full`: draws its sample (see {@link drawSample}), plans the sample job with
@@ -224,6 +230,7 @@ export async function estimateJob(
       const n = taskCount(job, stage);
       if (n === 0) continue;
       options.onStage?.(stage, n);
+      if (stage === 'link') await driveLink(job, { marker: (st, t) => Promise.resolve(readMarker<LinkRoundMarker>(work, job, st, t)), run: (st, todo) => runTasksInProcesses(work, st, todo, options.processes ?? 1, () => undefined) });
       await runTasksInProcesses(work, stage, Array.from({ length: n }, (_, t) => t), options.processes ?? 1, () => undefined);
     }
     return fromSample(work, job, full, sample, performance.now() - t0, options.taskMemory);
@@ -245,12 +252,16 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
     keyRows += (m.docs - m.emptyDocs) * job.bands;
   }
   const join = markersOf<JoinMarker>(dir, job, 'join');
-  const route = requireMarker<RouteMarker>(dir, job, 'route', 0);
+  const link = markersOf<LinkMarker>(dir, job, 'link');
+  const routes = markersOf<RouteMarker>(dir, job, 'route');
+  const route = { candidates: routes.reduce((a, m) => a + m.candidates, 0), docs: routes.reduce((a, m) => a + m.docs, 0) };
   const verify = markersOf<VerifyMarker>(dir, job, 'verify');
-  const comps = requireMarker<ComponentsMarker>(dir, job, 'components', 0);
+  const comps = markersOf<ComponentsMarker>(dir, job, 'components');
+  const docsInClusters = verify.reduce((a, m) => a + m.docsInClusters, 0);
+  const duplicates = verify.reduce((a, m) => a + m.duplicates, 0);
   // The sample job's shards are the drawn units in order (a drawn block with no line start has no shard, and no pairs).
   const k = Math.max(sample.drawn, job.shards.length);
-  const cand = pairsOf([{ file: path.join(taskDir(dir, 'route', 0), 'pairs.bin'), kind: 'routed' }], job.id, sample.units, k);
+  const cand = pairsOf(routes.map((_, q) => ({ file: path.join(taskDir(dir, 'route', q), 'pairs.bin'), kind: 'routed' })), job.id, sample.units, k);
   // The verified pairs, read once: their count and the clustered documents come from them.
   const ends = verifiedEnds(dir, job, verify.length);
   const ver = estimatePairs(ends.ua, ends.ub, sample.units, k);
@@ -292,9 +303,14 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const candRowsSample = pairRows / job.partitions;
   const candRowsFull = (pairRows * candRatio) / full.partitions;
   stages.push({ stage: 'join', tasks: tasks('join'), bytesWritten: writtenOf(join) * (pairRows > 0 ? candRatio : byBytes), peakMemory: grown(peakOf(join), [PER.joinKeyRow, joinRowsSample, joinRowsFull], [PER.joinCandRow, candRowsSample, candRowsFull]) });
-  // Route's memory followed the candidate rows it reads (with repeats, ~16 B each in a task process of
-  // its own) on both bench corpora; per distinct pair it was 85 B on one and 64 B on the other.
-  stages.push({ stage: 'route', tasks: 1, bytesWritten: writtenOf([route]) * candRatio, peakMemory: grown(peakOf([route]), [PER.routeRow, pairRows, pairRows * candRatio]) });
+  // Link and route tasks hold their shard group's candidate rows (with repeats) and their documents'
+  // edges: per task, the candidate rows grow with the candidates per document (the groups are as in
+  // the sample), i.e. by candRatio / byBytes.
+  const perTaskGrowth = Math.max(1, candRatio / Math.max(1, byBytes));
+  const candRowsTask = pairRows / Math.max(1, routes.length);
+  const linkPeak = Math.max(BASE_RSS, ...link.map((m) => m.roundsPeakRss));
+  stages.push({ stage: 'link', tasks: tasks('link'), bytesWritten: writtenOf(join) * candRatio, peakMemory: grown(linkPeak, [PER.linkRow, candRowsTask, candRowsTask * perTaskGrowth]) });
+  stages.push({ stage: 'route', tasks: tasks('route'), bytesWritten: writtenOf(routes) * candRatio, peakMemory: grown(peakOf(routes), [PER.routeRow, candRowsTask, candRowsTask * perTaskGrowth]) });
   // Gather keeps the texts of candidate documents of the shards it reads: they grow as the candidates.
   // (Gather holds only its candidate documents' texts, read from compressed or Parquet shards.)
   perShard('gather', candRatio, false);
@@ -311,10 +327,12 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   stages.push({ stage: 'verify', tasks: vTasks, bytesWritten: writtenOf(verify) * pairRatio, peakMemory: BASE_RSS + vBatchFull + vFixed(docs * byBytes, candidates / Math.max(1, vTasks)) });
   // Clustered documents: a sample sees clusters in pieces (src/shard/clusteredEstimate.ts); components' outputs and memory grow with them.
   const clustered = estimateClustered(ends.da, ends.ua, ends.db, ends.ub, sample.units, k);
-  const clusteredRatio = clustered / Math.max(1, comps.docsInClusters);
-  stages.push({ stage: 'components', tasks: 1, bytesWritten: writtenOf([comps]) * (comps.docsInClusters > 0 ? clusteredRatio : pairRatio), peakMemory: grown(peakOf([comps]), [PER.componentsPair, sPairs, pairs], [PER.componentsDoc, comps.docsInClusters, clustered]) });
+  const clusteredRatio = clustered / Math.max(1, docsInClusters);
+  // A components task holds its group's clusters' lines and members: they grow with the clustered documents per task.
+  const cTasks = Math.max(1, comps.length);
+  stages.push({ stage: 'components', tasks: tasks('components'), bytesWritten: writtenOf(comps) * (docsInClusters > 0 ? clusteredRatio : pairRatio), peakMemory: grown(peakOf(comps), [PER.componentsDoc, docsInClusters / cTasks, (clustered / Math.max(1, tasks('components'))) ]) });
   if (full.output.mode === 'dedup' || full.output.mode === 'annotate') {
-    const kept = full.output.mode === 'dedup' ? 1 - comps.duplicates / Math.max(1, docs) : 1.1;
+    const kept = full.output.mode === 'dedup' ? 1 - duplicates / Math.max(1, docs) : 1.1;
     stages.push({ stage: 'filter', tasks: tasks('filter'), bytesWritten: bytes * kept, peakMemory: stages[0]!.peakMemory });
   }
   const est: JobEstimate = {

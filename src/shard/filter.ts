@@ -1,5 +1,5 @@
 /**
- * Stage 6, filter (one task per shard, for `--output dedup` and `annotate`): rewrites the shard with
+ * Stage 8, filter (one task per shard group, for `--output dedup` and `annotate`): rewrites the shard with
  * the cluster assignment, in the input's own format and compression, to the job's output directory
  * under the shard's relative name. `dedup` keeps each cluster's kept member (none with `--keep none`; with `--against`:
  * drops every corpus document with a reference match); `annotate` adds the tags (cluster,
@@ -9,8 +9,7 @@
 import path from 'node:path';
 import { promises as fsp } from 'node:fs';
 import { rewriteFile } from '../io/rewrite.js';
-import { ColumnFile } from './columns.js';
-import { requireMarker, taskDir } from './commit.js';
+import { groupAssignment, type GroupAssignment } from './components.js';
 import { runPerShard } from './perShard.js';
 import { checkShard, type JobSpec } from './job.js';
 import { numbering, type Numbering } from './shardInput.js';
@@ -25,32 +24,30 @@ export interface FilterMarker {
   outputBytes?: number;
 }
 
-/** Runs filter task `t` (idempotent; the components task must have completed): rewrites each shard of its group. */
+/** Runs filter task `t` (idempotent; every components task must have completed): rewrites each shard of its group. */
 export function runFilter(workDir: string, job: JobSpec, t: number): Promise<object> {
-  requireMarker(workDir, job, 'components', 0);
   const num = numbering(workDir, job);
-  return runPerShard<FilterMarker>(workDir, job, 'filter', t, (s) => filterShard(workDir, job, num, s), async () => undefined);
+  let assigned: GroupAssignment | undefined;
+  let k = 0;
+  return runPerShard<FilterMarker>(workDir, job, 'filter', t, (s) => {
+    assigned ??= groupAssignment(workDir, job, t);
+    // The group's rows are in shard order: shard s's are the next ones.
+    const a = k;
+    while (k < assigned.shard.length && assigned.shard[k] === s) k++;
+    return filterShard(workDir, job, num, s, assigned, a, k);
+  }, async () => undefined);
 }
 
-async function filterShard(workDir: string, job: JobSpec, num: Numbering, s: number): Promise<FilterMarker> {
+async function filterShard(workDir: string, job: JobSpec, num: Numbering, s: number, all: GroupAssignment, a: number, b: number): Promise<FilterMarker> {
   {
     const shard = job.shards[s]!;
     if (shard.side !== 0 || num.markers[s]!.skipped || !job.output.dir) return { written: 0 };
-    const f = ColumnFile.open(path.join(taskDir(workDir, 'components', 0), 'assign.bin'), 'assignment', job.id);
-    let docs: Uint32Array, cluster: Int32Array, rep: Float64Array, repIds: string[], size: Int32Array, sim: Float64Array;
-    try {
-      const st = f.f64('sstart');
-      const a = st[s]!;
-      const b = st[s + 1]!;
-      docs = f.u32('doc', a, b);
-      cluster = f.i32('cluster', a, b);
-      rep = f.f64('rep', a, b);
-      repIds = f.strings('repId').range(a, b);
-      size = f.i32('size', a, b);
-      sim = f.f64('sim', a, b);
-    } finally {
-      f.close();
-    }
+    const docs = all.doc.subarray(a, b);
+    const cluster = all.cluster.subarray(a, b);
+    const rep = all.rep.subarray(a, b);
+    const repIds = all.repId.slice(a, b);
+    const size = all.size.subarray(a, b);
+    const sim = all.sim.subarray(a, b);
     checkShard(workDir, job, s);
     const out = path.join(job.output.dir, shard.out);
     await fsp.mkdir(path.dirname(out), { recursive: true });

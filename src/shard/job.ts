@@ -18,15 +18,34 @@ import { writeError } from '../io/output.js';
 import { isS3Url, s3Get, s3Head } from '../io/s3.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
-export const JOB_VERSION = 5;
+export const JOB_VERSION = 6;
 
 /** What a job writes. `pairs` and `clusters` go to one file; `dedup` and `annotate` write one output shard per input shard. */
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
 
 /** The stages, in order. */
-export const STAGES = ['sign', 'join', 'route', 'gather', 'verify', 'components', 'filter'] as const;
+export const STAGES = ['sign', 'join', 'link', 'route', 'gather', 'verify', 'components', 'filter'] as const;
 /** A stage name. */
 export type StageName = (typeof STAGES)[number];
+
+/**
+ * A round of the link stage (`link/r0000`, `link/r0001`, …): its tasks run like a stage's, one per
+ * shard group, but how many rounds there are is known only as they run (src/shard/link.ts).
+ */
+export type RoundStage = `link/r${string}`;
+/** What a task belongs to: a stage, or a round of the link stage. */
+export type TaskStage = StageName | RoundStage;
+
+/** The name of link round `r`. */
+export function roundStage(r: number): RoundStage {
+  return `link/r${String(r).padStart(4, '0')}`;
+}
+
+/** The round of a round stage's name, or undefined for a stage. */
+export function roundOf(stage: string): number | undefined {
+  const m = /^link\/r(\d{4,})$/.exec(stage);
+  return m ? Number(m[1]) : undefined;
+}
 
 /**
  * What a shard was when the job was planned: every stage that reads it checks it is still that
@@ -322,9 +341,6 @@ export function taskCount(job: JobSpec, stage: StageName): number {
   switch (stage) {
     case 'join':
       return job.partitions;
-    case 'route':
-    case 'components':
-      return 1;
     case 'gather':
       return job.gather === false ? 0 : job.groups.length - 1;
     case 'filter':

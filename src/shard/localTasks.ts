@@ -6,11 +6,11 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { InputError, UsageError } from '../io/errors.js';
-import type { StageName } from './job.js';
+import type { TaskStage } from './job.js';
 
 /** The stage after the one a {@link TaskProcesses.run} runs, and how many task processes it will use. */
 export interface NextStage {
-  stage: StageName;
+  stage: TaskStage;
   processes: number;
 }
 
@@ -55,7 +55,7 @@ export class TaskProcesses {
   private readonly children: ChildProcess[] = [];
   private readonly busy = new Set<ChildProcess>();
   /** The stage each task process has served (none yet: absent). */
-  private readonly stageOf = new Map<ChildProcess, StageName>();
+  private readonly stageOf = new Map<ChildProcess, TaskStage>();
   private closed = false;
 
   /** @param size the most task processes at once (one per core). */
@@ -79,7 +79,7 @@ export class TaskProcesses {
    * ones end. With `next`, the places this stage leaves idle (fewer tasks than processes, or lanes
    * that ran out of tasks) start fresh processes for the next stage while this one still runs.
    */
-  async run(workDir: string, stage: StageName, tasks: readonly number[], onDone: (task: number) => void, next?: NextStage): Promise<void> {
+  async run(workDir: string, stage: TaskStage, tasks: readonly number[], onDone: (task: number) => void, next?: NextStage): Promise<void> {
     const queue = [...tasks];
     let failure: Error | undefined;
     // One lane per task process, each taking the next task when its last one ends; a lane that runs
@@ -108,7 +108,7 @@ export class TaskProcesses {
   }
 
   /** The task processes now: pid, the stage served or readied for (none: fresh), and whether a task runs. */
-  get processes(): { pid: number; stage?: StageName; busy: boolean }[] {
+  get processes(): { pid: number; stage?: TaskStage; busy: boolean }[] {
     return this.children.map((c) => ({ pid: c.pid!, stage: this.stageOf.get(c), busy: this.busy.has(c) }));
   }
 
@@ -122,7 +122,7 @@ export class TaskProcesses {
    * tasks do not wait for a start: ends every idle one that has served or was readied for another
    * stage (its memory is that stage's), and forks fresh ones for `stage`.
    */
-  prepare(stage: StageName, count = this.size): void {
+  prepare(stage: TaskStage, count = this.size): void {
     for (const c of [...this.children]) if (!this.busy.has(c) && this.stageOf.has(c) && this.stageOf.get(c) !== stage) this.retire(c);
     let ready = this.children.filter((c) => !this.busy.has(c)).length;
     while (ready < count && this.children.length < this.size) {
@@ -142,7 +142,7 @@ export class TaskProcesses {
    * resolves with its marker. At most `size` at once. A task process that ends before its task
    * does is dropped and the task rejected, so that the queue runs it again.
    */
-  runOne(workDir: string, stage: StageName, task: number): Promise<object> {
+  runOne(workDir: string, stage: TaskStage, task: number): Promise<object> {
     const idle = this.children.filter((c) => !this.busy.has(c));
     let child = idle.find((c) => (this.stageOf.get(c) ?? stage) === stage);
     // Only idle processes of another stage: one of them makes room for a fresh one.
@@ -206,7 +206,7 @@ export class TaskProcesses {
 }
 
 /** Runs tasks `tasks` of `stage` on `processes` forked task processes, ended when the stage ends; `onDone` after each. */
-export async function runTasksInProcesses(workDir: string, stage: StageName, tasks: readonly number[], processes: number, onDone: (task: number) => void): Promise<void> {
+export async function runTasksInProcesses(workDir: string, stage: TaskStage, tasks: readonly number[], processes: number, onDone: (task: number) => void): Promise<void> {
   const pool = new TaskProcesses(processes);
   try {
     await pool.run(workDir, stage, tasks, onDone);

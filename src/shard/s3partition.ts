@@ -1,10 +1,12 @@
 /**
- * One partition's rows of a partitioned column file in object storage (a sign task's `keys.bin` or
- * `ids.bin`, whose rows are grouped by partition with `pstart`), copied into a sparse local file:
- * the header, the checksum table, and the checksummed blocks that hold `pstart` and partition p's
- * rows of every column, each at its place; the rest of the file is a hole. A join task reads only
- * those blocks (src/shard/columns.ts checks each one's CRC as it reads it), so P join tasks fetch
- * the band keys about once in all instead of P times over.
+ * One partition's rows of a partitioned column file in object storage, copied into a sparse local
+ * file: the header, the checksum table, and the checksummed blocks that hold the index and the
+ * partition's rows of every column, each at its place; the rest of the file is a hole. A file's
+ * rows are grouped by partition with `pstart` (a sign task's band keys and ids, a link round's
+ * edges, a route task's pairs, a verify task's decisions, a components task's assignment), or
+ * a shard group's rows are those that a range of a per-shard index spans (a join task's pairs by
+ * `astart`). A task reads only those blocks (src/shard/columns.ts checks each one's CRC as it
+ * reads it), so P tasks fetch a stage's outputs about once in all instead of P times over.
  * @module
  */
 import { promises as fsp } from 'node:fs';
@@ -15,10 +17,12 @@ import { blockSpan, DamagedFileError, parseHeader, type ColumnInfo } from './col
 const HEAD_BYTES = 64 << 10;
 
 /**
- * Copies partition `p` of the column file `url` (`bytes` long, as its task's marker says) into
- * `file`. `damaged(what)` makes the error for a missing or short object.
+ * Copies partition `part` of the column file `url` (`bytes` long, as its task's marker says) into
+ * `file`: a number for the rows `pstart` gives it, or the rows entries [from, to) of `index` span.
+ * `kind`, when given, is checked. `damaged(what)` makes the error for a missing or short object.
  */
-export async function fetchPartition(url: string, bytes: number, file: string, p: number, kind: string, plan: string, damaged: (what: string) => Error): Promise<void> {
+export async function fetchPartition(url: string, bytes: number, file: string, part: number | { index: string; from: number; to: number }, kind: string | undefined, plan: string, damaged: (what: string) => Error): Promise<void> {
+  const { index, from: p, to: pEnd } = typeof part === 'number' ? { index: 'pstart', from: part, to: part + 1 } : part;
   const get = async (from: number, to: number): Promise<Buffer> => {
     const b = to > from ? await s3Get(url, [from, to - 1]) : Buffer.alloc(0);
     if (!b) throw damaged('missing');
@@ -40,17 +44,17 @@ export async function fetchPartition(url: string, bytes: number, file: string, p
     return c;
   };
   const spans: [number, number][] = [[0, dataStart], [header.crcAt, header.size]];
-  const pstart = col('pstart');
-  const ps = blockSpan(header, dataStart, pstart.offset + p * 8, 16);
+  const pstart = col(index);
+  const ps = blockSpan(header, dataStart, pstart.offset + p * 8, (pEnd - p + 1) * 8);
   const psBytes = await get(ps[0], ps[1]);
   const at = pstart.offset + p * 8 - ps[0];
   const a = psBytes.readDoubleLE(at);
-  const b = psBytes.readDoubleLE(at + 8);
+  const b = psBytes.readDoubleLE(at + (pEnd - p) * 8);
   const chunks: [number, Buffer][] = [[0, head.subarray(0, dataStart)], [ps[0], psBytes]];
   // String columns need their offsets first, to know where partition p's bytes lie.
   const strs = header.columns.filter((c) => c.type === 'str');
   for (const c of header.columns) {
-    if (c.name === 'pstart' || b <= a) continue;
+    if (c.name === index || b <= a) continue;
     if (c.type === 'str') spans.push(blockSpan(header, dataStart, c.offset + a * 8, (b - a + 1) * 8));
     else spans.push(blockSpan(header, dataStart, c.offset + a * width(c, url), (b - a) * width(c, url)));
   }

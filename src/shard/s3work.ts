@@ -31,10 +31,11 @@ import { inParallel, isS3Url, PARALLEL, parseS3Url, S3_BLOCK, s3Delete, s3Downlo
 import { ObjectCache } from './objectCache.js';
 import { DamagedFileError } from './columns.js';
 import { failedFile, MARKER, parseMarker, sealMarker, taskDir, type FailedRecord, type MarkerBase } from './commit.js';
-import { isJobEntry, JOB_VERSION, jobFile, parseJob, sameJob, shardsOfTask, STAGES, taskCount, type JobSpec, type StageName } from './job.js';
+import { isJobEntry, JOB_VERSION, jobFile, parseJob, roundOf, roundStage, sameJob, shardsOfTask, STAGES, taskCount, type JobSpec, type TaskStage } from './job.js';
 import { runTask } from './stages.js';
 import { jobReads, taskInputs, type TaskRead } from './taskReads.js';
 import { verifyReads } from './verify.js';
+import { convergedRound, linkRound, type LinkRoundMarker } from './link.js';
 import { markRunning, runningView, staleRunning } from './s3running.js';
 import { mapStrings, translated, type Names } from './s3names.js';
 import { fetchPartition } from './s3partition.js';
@@ -129,7 +130,7 @@ export class S3WorkDir {
   }
 
   /** The committed marker of a task, checked, or undefined. */
-  private async marker(job: JobSpec, stage: string, t: number): Promise<Stored | undefined> {
+  private async storedMarker(job: JobSpec, stage: string, t: number): Promise<Stored | undefined> {
     const url = this.markerUrl(stage, t);
     const known = this.stored.get(url);
     if (known) return known;
@@ -150,9 +151,14 @@ export class S3WorkDir {
     return s;
   }
 
+  /** The task's marker, when it has committed. */
+  async marker(job: JobSpec, stage: TaskStage, t: number): Promise<object | undefined> {
+    return (await this.storedMarker(job, stage, t))?.body;
+  }
+
   /** Whether the task has committed. */
-  async isDone(job: JobSpec, stage: StageName, t: number): Promise<boolean> {
-    return (await this.marker(job, stage, t)) !== undefined;
+  async isDone(job: JobSpec, stage: TaskStage, t: number): Promise<boolean> {
+    return (await this.storedMarker(job, stage, t)) !== undefined;
   }
 
   /** Copies one object an attempt wrote, after checking it is there with the size its marker gives. */
@@ -180,7 +186,7 @@ export class S3WorkDir {
     for (const r of reads) {
       for (const t of r.tasks) {
         jobs.push(async () => {
-          const m = await this.marker(job, r.stage, t);
+          const m = await this.storedMarker(job, r.stage, t);
           if (!m) {
             if (required) throw new UsageError(`${r.stage} task ${t} has not completed (no ${this.markerUrl(r.stage, t)}): run that stage first`);
             return;
@@ -193,7 +199,7 @@ export class S3WorkDir {
             if (!want) continue;
             const url = this.attemptUrl(r.stage, t, m.attempt, f);
             if (r.partition === undefined) await this.fetchObject(url, want.bytes, path.join(local, f), this.markerUrl(r.stage, t));
-            else await fetchPartition(url, want.bytes, path.join(local, f), r.partition, f === 'keys.bin' ? 'band-keys' : 'id-keys', job.id, damagedObject(url, want.bytes, this.markerUrl(r.stage, t)));
+            else await fetchPartition(url, want.bytes, path.join(local, f), r.partition, undefined, job.id, damagedObject(url, want.bytes, this.markerUrl(r.stage, t)));
           }
         });
       }
@@ -243,18 +249,23 @@ export class S3WorkDir {
   }
 
   /** Runs the task in a local spool and commits it here (see the module comment). */
-  async run(job: JobSpec, stage: StageName, t: number): Promise<object> {
-    const done = await this.marker(job, stage, t);
+  async run(job: JobSpec, stage: TaskStage, t: number): Promise<object> {
+    const done = await this.storedMarker(job, stage, t);
     if (done) return done.body;
     const spool = await spoolDir();
     const { local, names } = this.localPlan(job, spool.dir);
     const ended = await markRunning(this.name, stage, t);
     try {
-      const first = taskInputs(job, stage, t);
+      // A link task reads every round up to the converged one: which that is, its markers say.
+      const round = stage === 'link' ? await convergedRound(job, async (st, q) => (await this.storedMarker(job, st, q))?.body as LinkRoundMarker | undefined) : undefined;
+      if (stage === 'link' && round === undefined) throw new UsageError(`link task ${t}: the link rounds have not converged (run "neardup stage link", which runs them)`);
+      const first = taskInputs(job, stage, t, round !== undefined ? [round] : undefined);
       await this.fetchReads(job, first.reads, spool.dir, true);
       let shards = first.shards;
-      if (stage === 'verify') {
-        const more = taskInputs(job, stage, t, verifyReads(spool.dir, local, t));
+      // Verify's reads follow from its routed pairs, route's from the link stage's round.
+      const known = stage === 'verify' ? verifyReads(spool.dir, local, t) : stage === 'route' ? [linkRound(spool.dir, local)] : undefined;
+      if (known) {
+        const more = taskInputs(job, stage, t, known);
         await this.fetchReads(job, more.reads.slice(first.reads.length), spool.dir, true);
         shards = more.shards;
       }
@@ -272,7 +283,7 @@ export class S3WorkDir {
   }
 
   /** Uploads a task's files under a new attempt (and a filter task's output shards), then its marker, conditionally. */
-  private async publish(job: JobSpec, local: JobSpec, spool: string, stage: StageName, t: number, names: Names): Promise<object> {
+  private async publish(job: JobSpec, local: JobSpec, spool: string, stage: TaskStage, t: number, names: Names): Promise<object> {
     const dir = taskDir(spool, stage, t);
     const body = mapStrings(parseMarker(await fsp.readFile(path.join(dir, MARKER), 'utf8'), path.join(dir, MARKER), job), names);
     const attempt = randomBytes(8).toString('hex');
@@ -299,7 +310,7 @@ export class S3WorkDir {
     if (!(await s3Put(url, JSON.stringify({ attempt, marker: sealMarker(body) }), true))) {
       // Another attempt committed first: the same files; adopt it and drop ours. (Or ours did, and
       // the answer to our PUT was lost and the retry found it: then it is ours that stands.)
-      const won = await this.marker(job, stage, t);
+      const won = await this.storedMarker(job, stage, t);
       if (won && won.attempt !== attempt) await inParallel(uploads.filter(([, u]) => u.includes(`/attempt-${attempt}/`)).map(([, u]) => () => s3Delete(u).catch(() => undefined)), PARALLEL);
       if (won) return won.body;
       throw new Error(`${url}: the store refused the marker as already there, yet there is none`);
@@ -322,13 +333,16 @@ export class S3WorkDir {
     try {
       await fsp.writeFile(path.join(spool.dir, 'job.json'), JSON.stringify(job));
       await this.fetchReads(job, jobReads(job, report), spool.dir, false);
+      // The link rounds' markers (what the link stage cost), up to the round its tasks name.
+      const last = (await this.marker(job, 'link', 0)) as { round?: number } | undefined;
+      if (last?.round !== undefined) await this.fetchReads(job, Array.from({ length: last.round + 1 }, (_, r) => ({ stage: roundStage(r), tasks: Array.from({ length: taskCount(job, 'link') }, (_, t) => t), files: [] })), spool.dir, false);
       if (!report) {
         const failed: (() => Promise<void>)[] = [];
         for (const stage of STAGES) {
           failed.push(() => runningView(this.name, stage, spool.dir));
           for (let t = 0; t < taskCount(job, stage); t++) {
             failed.push(async () => {
-              if (await this.marker(job, stage, t)) return;
+              if (await this.storedMarker(job, stage, t)) return;
               const b = await s3Get(this.failedUrl(stage, t));
               if (!b) return;
               await fsp.mkdir(path.join(spool.dir, stage), { recursive: true });
@@ -376,10 +390,10 @@ export class S3WorkDir {
         if (isJobEntry(k.slice(prefix.length)) && !outputs.some((o) => k === o || k.startsWith(`${o}/`))) doomed.push(k);
         continue;
       }
-      if (/^[a-z]+\/\.running-/.test(k.slice(prefix.length))) continue;
-      const m = /^([a-z]+)\/(\d{5})\/attempt-([0-9a-f]+)\//.exec(k.slice(prefix.length)) ?? /^([a-z]+)\/\.failed-(\d{5})\.json$/.exec(k.slice(prefix.length));
-      if (!m || !(STAGES as readonly string[]).includes(m[1]!)) continue;
-      const stored = await this.marker(job, m[1]!, Number(m[2]));
+      if (/^[a-z]+(\/r\d{4,})?\/\.running-/.test(k.slice(prefix.length))) continue;
+      const m = /^([a-z]+(?:\/r\d{4,})?)\/(\d{5})\/attempt-([0-9a-f]+)\//.exec(k.slice(prefix.length)) ?? /^([a-z]+(?:\/r\d{4,})?)\/\.failed-(\d{5})\.json$/.exec(k.slice(prefix.length));
+      if (!m || !((STAGES as readonly string[]).includes(m[1]!) || roundOf(m[1]!) !== undefined)) continue;
+      const stored = await this.storedMarker(job, m[1]!, Number(m[2]));
       if (stored && stored.attempt !== m[3]) doomed.push(k);
     }
     if (!all) doomed.push(...(await staleRunning(this.name)));

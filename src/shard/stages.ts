@@ -4,7 +4,7 @@
  * @module
  */
 import { UsageError } from '../io/errors.js';
-import { loadJob, STAGES, taskCount, type JobSpec, type StageName } from './job.js';
+import { loadJob, roundOf, STAGES, taskCount, type JobSpec, type StageName, type TaskStage } from './job.js';
 import { runSign } from './sign.js';
 import { runJoin } from './join.js';
 import { runGather } from './gather.js';
@@ -12,10 +12,12 @@ import { runRoute } from './route.js';
 import { runVerify } from './verify.js';
 import { runComponents } from './components.js';
 import { runFilter } from './filter.js';
+import { runLink, runLinkRound } from './link.js';
 
 const RUNNERS: Record<StageName, (workDir: string, job: JobSpec, task: number) => Promise<object>> = {
   sign: runSign,
   join: runJoin,
+  link: runLink,
   route: runRoute,
   gather: runGather,
   verify: runVerify,
@@ -29,8 +31,16 @@ export function parseStage(name: string): StageName {
   return name as StageName;
 }
 
-/** Runs task `task` of `stage` in the job at `workDir` (idempotent: a completed task returns its marker). */
-export async function runTask(workDir: string, stage: StageName, task: number, job: JobSpec = loadJob(workDir)): Promise<object> {
+/** Checks the name of a stage or of a link round (`link/r0003`: what the queue's tasks may name). */
+export function parseTaskStage(name: string): TaskStage {
+  return roundOf(name) !== undefined ? (name as TaskStage) : parseStage(name);
+}
+
+/** Runs task `task` of `stage` (or of a link round) in the job at `workDir` (idempotent: a completed task returns its marker). */
+export async function runTask(workDir: string, stage: TaskStage, task: number, job: JobSpec = loadJob(workDir)): Promise<object> {
+  const round = roundOf(stage);
+  if (round !== undefined) return runLinkRound(workDir, job, round, task);
+  stage = stage as StageName;
   const n = taskCount(job, stage);
   if (!(Number.isInteger(task) && task >= 0 && task < n)) throw new UsageError(`stage ${stage} of this job has tasks 0 to ${n - 1}, not ${task}`);
   return RUNNERS[stage](workDir, job, task);

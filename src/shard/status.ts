@@ -8,8 +8,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { processAlive as alive, readFailed, readMarker, type MarkerBase } from './commit.js';
-import { STAGES, shardsOfTask, taskCount, type JobSpec, type StageName } from './job.js';
+import { processAlive as alive, readFailed, readMarker, type MarkerBase, type TaskStats } from './commit.js';
+import { roundStage, STAGES, shardsOfTask, taskCount, type JobSpec, type StageName } from './job.js';
 import type { PerShardMarker } from './perShard.js';
 import type { SignMarker } from './shardInput.js';
 
@@ -127,17 +127,19 @@ export function jobStatus(workDir: string, job: JobSpec, now = Date.now()): Stag
       const m: MarkerBase | undefined = readMarker(workDir, job, stage, t);
       if (m) {
         st.done++;
-        const s = m.stats;
-        if (s) {
+        if (m.stats) {
           st.measured++;
+          if (st.docs !== null) st.docs += signDocs[t] ?? 0;
+          st.bytesWritten += outsideBytes(m);
+        }
+        for (const s of taskStats(workDir, job, stage, t, m)) {
           st.wallMs += s.wallMs;
           st.cpuMs += s.cpuMs;
           st.bytesRead += s.bytesRead ?? 0;
-          st.bytesWritten += s.bytesWritten + outsideBytes(m);
+          st.bytesWritten += s.bytesWritten;
           st.peakRss = Math.max(st.peakRss, s.peakRss);
           st.firstStartedAt = Math.min(st.firstStartedAt ?? s.startedAt, s.startedAt);
           lastEnd = Math.max(lastEnd, s.endedAt);
-          if (st.docs !== null) st.docs += signDocs[t] ?? 0;
         }
         continue;
       }
@@ -189,16 +191,30 @@ export function stageTimings(workDir: string, job: JobSpec): Record<string, { ta
     const x = { tasks: n, wall: 0, cpu: 0, bytesRead: 0, bytesWritten: 0 };
     for (let t = 0; t < n; t++) {
       const m = readMarker(workDir, job, stage, t);
-      const s = m?.stats;
-      if (!s) continue;
-      x.wall += s.wallMs;
-      x.cpu += s.cpuMs;
-      x.bytesRead += s.bytesRead ?? 0;
-      x.bytesWritten += s.bytesWritten + outsideBytes(m!);
+      if (!m) continue;
+      x.bytesWritten += outsideBytes(m);
+      for (const s of taskStats(workDir, job, stage, t, m)) {
+        x.wall += s.wallMs;
+        x.cpu += s.cpuMs;
+        x.bytesRead += s.bytesRead ?? 0;
+        x.bytesWritten += s.bytesWritten;
+      }
     }
     x.wall = Math.round(x.wall * 10) / 10;
     x.cpu = Math.round(x.cpu * 10) / 10;
     out[stage] = x;
+  }
+  return out;
+}
+
+/** What a committed task cost: its marker's stats, and for a link task those of its rounds' tasks too. */
+function taskStats(workDir: string, job: JobSpec, stage: StageName, t: number, m: MarkerBase): TaskStats[] {
+  const out = m.stats ? [m.stats] : [];
+  if (stage !== 'link') return out;
+  const last = (m as MarkerBase & { round?: number }).round ?? -1;
+  for (let r = 0; r <= last; r++) {
+    const s = readMarker(workDir, job, roundStage(r), t)?.stats;
+    if (s) out.push(s);
   }
   return out;
 }

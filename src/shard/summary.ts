@@ -4,20 +4,18 @@
  * @module
  */
 import { createReadStream } from 'node:fs';
-import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { openOutput, type OutputSink } from '../io/output.js';
 import { pairHeader } from '../io/write.js';
-import { readMarker, requireMarker, taskDir, taskText } from './commit.js';
-import { ColumnFile } from './columns.js';
-import { RecallAccumulator, type RecallEstimate } from '../lsh/recallEstimate.js';
+import { readMarker, requireMarker, taskText } from './commit.js';
+import type { RecallEstimate } from '../lsh/recallEstimate.js';
 import { STAGES, taskCount, type JobSpec } from './job.js';
 import { shardMarker } from './perShard.js';
 import type { SignMarker } from './shardInput.js';
 import type { JoinMarker } from './join.js';
 import type { VerifyMarker } from './verify.js';
-import { recallOf, type ComponentsMarker } from './components.js';
-import { forEachVerified, writeVerifiedLines } from './verified.js';
+import { clusterTotals } from './components.js';
+import { writeVerifiedLines } from './verified.js';
 import type { RemovalSummary } from '../dedup/verifiedGraph.js';
 import type { FilterMarker } from './filter.js';
 
@@ -63,14 +61,15 @@ export function progressOf(workDir: string, job: JobSpec): { stage: string; done
 /** The counters of a completed job. */
 export function summarize(workDir: string, job: JobSpec): JobSummary {
   const S = job.shards.length;
-  const c = requireMarker<ComponentsMarker>(workDir, job, 'components', 0);
+  for (let g = 0; g < taskCount(job, 'components'); g++) requireMarker(workDir, job, 'components', g);
+  const c = clusterTotals(workDir, job);
   const sum: JobSummary = {
     shards: S, docs: 0, emptyDocs: 0, chars: 0, bytes: 0, skippedRecords: 0, skippedShards: [],
     sharedBuckets: 0, largestBucket: 0, candidates: 0, pairs: 0, written: 0,
     clusters: c.clusters, docsInClusters: c.docsInClusters, duplicates: c.duplicates,
     ...(c.referenceMatched !== undefined ? { referenceMatched: c.referenceMatched } : {}),
     ...(c.removal !== undefined ? { removal: c.removal } : {}),
-    recall: c.recall ? recallOf(c.recall) : jobRecall(workDir, job),
+    recall: c.recall,
   };
   for (let s = 0; s < S; s++) {
     const m = shardMarker<SignMarker>(workDir, job, 'sign', s);
@@ -93,54 +92,6 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
     sum.largestBucket = Math.max(sum.largestBucket, j.largestBucket);
   }
   return sum;
-}
-
-/**
- * The recall estimate of a job whose components marker predates its `recall` (an older neardup's),
- * from the similarity column of the verified pairs (src/lsh/recallEstimate.ts): each cluster is one
- * unit of its standard error, as in `neardup dedup`; with --against, which has no clusters, each
- * corpus document with its reference matches.
- */
-function jobRecall(workDir: string, job: JobSpec): RecallEstimate {
-  if (job.against) {
-    const acc = new RecallAccumulator(job.bands, job.rows);
-    // Pairs come sorted by corpus document: number the documents as they change.
-    let unit = -1;
-    let last = '';
-    forEachVerified(workDir, job, (A, a, _s, _b, sim) => {
-      const key = `${A}:${a}`;
-      if (key !== last) {
-        unit++;
-        last = key;
-      }
-      acc.add(sim, 1, unit);
-    });
-    return acc.result();
-  }
-  // The cluster of (shard, doc): assign.bin lists the documents in clusters by shard (sstart), ascending.
-  const f = ColumnFile.open(path.join(taskDir(workDir, 'components', 0), 'assign.bin'), 'assignment', job.id);
-  let docs: Uint32Array, cluster: Int32Array, sstart: Float64Array;
-  try {
-    sstart = f.f64('sstart');
-    docs = f.u32('doc');
-    cluster = f.i32('cluster');
-  } finally {
-    f.close();
-  }
-  const clusterOf = (shard: number, doc: number): number => {
-    let lo = sstart[shard]!;
-    let hi = sstart[shard + 1]!;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (docs[mid]! < doc) lo = mid + 1;
-      else hi = mid;
-    }
-    return cluster[lo]!;
-  };
-  // Clusters are numbered from 0, fewer than the documents in them.
-  const acc = new RecallAccumulator(job.bands, job.rows, Math.max(1, cluster.length));
-  forEachVerified(workDir, job, (A, a, _s, _b, sim) => acc.add(sim, 1, clusterOf(A, a)));
-  return acc.result();
 }
 
 /** A task's text output, its size and SHA-256 checked against its marker before anything of it is written. */
@@ -170,7 +121,7 @@ export async function writeJobOutput(workDir: string, job: JobSpec, out: string 
   // Every part is checked before the first byte goes out: stdout cannot be taken back.
   const files: string[] = [];
   if (job.output.mode === 'pairs') for (let t = 0; t < taskCount(job, 'verify'); t++) files.push(await checkedText(workDir, job, 'verify', t, 'pairs.txt'));
-  else files.push(await checkedText(workDir, job, 'components', 0, 'clusters.jsonl'));
+  else for (let g = 0; g < taskCount(job, 'components'); g++) files.push(await checkedText(workDir, job, 'components', g, 'clusters.jsonl'));
   const sink = await openOutput(out);
   try {
     if (job.output.mode === 'pairs') {
@@ -178,7 +129,7 @@ export async function writeJobOutput(workDir: string, job: JobSpec, out: string 
       // Pieces end at line ends, so a sink without writeBytes can take them decoded.
       await writeVerifiedLines(workDir, job, (b) => (sink.writeBytes ? sink.writeBytes(b) : sink.write(b.toString('utf8'))));
     } else {
-      await copyInto(sink, files[0]!);
+      for (const f of files) await copyInto(sink, f);
     }
     await sink.close();
   } catch (e) {

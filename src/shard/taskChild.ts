@@ -7,7 +7,7 @@
  */
 import { InputError, UsageError } from '../io/errors.js';
 import { openWorkDir, type WorkDir } from './workDir.js';
-import type { StageName } from './job.js';
+import type { TaskStage } from './job.js';
 import type { TaskReply, TaskRequest } from './localTasks.js';
 
 /** What an error becomes on its way to the parent: enough to rebuild it with its exit code. */
@@ -33,7 +33,7 @@ process.on('message', (m: TaskRequest) => {
     try {
       let wd = dirs.get(m.workDir);
       if (!wd) dirs.set(m.workDir, (wd = openWorkDir(m.workDir)));
-      reply = { task: m.task, marker: await wd.run(await wd.load(), m.stage as StageName, m.task) };
+      reply = { task: m.task, marker: await wd.run(await wd.load(), m.stage as TaskStage, m.task) };
     } catch (e) {
       reply = { task: m.task, error: describe(e) };
     }

@@ -4,16 +4,20 @@
  * (src/shard/s3work.ts) copies exactly these to the task's local spool before it runs the task.
  * @module
  */
-import { shardsOfTask, STAGES, taskCount, taskOfShard, type JobSpec, type StageName } from './job.js';
+import { roundOf, roundStage, shardsOfTask, STAGES, taskCount, taskOfShard, type JobSpec, type StageName, type TaskStage } from './job.js';
 import { compressionFromName, formatFromExtension } from '../io/formats.js';
 
 /** The markers of `tasks` of `stage`, and those of their `files` that the markers list. */
 export interface TaskRead {
-  stage: StageName;
+  stage: TaskStage;
   tasks: number[];
   files: string[];
-  /** Only this partition's rows of the files (partitioned column files: a join task's share of the band keys and ids). */
-  partition?: number;
+  /**
+   * Only these rows of the files: partition p's of a file grouped with `pstart` (a join task's
+   * share of the band keys and ids, a task's share of another stage's rows), or those that index
+   * entries [from, to) of the column `index` span (a shard group's rows of the join outputs).
+   */
+  partition?: number | { index: string; from: number; to: number };
 }
 
 /** What a task reads: other tasks' markers and files, and input shards (by number). */
@@ -35,45 +39,54 @@ function groupOf(job: JobSpec, t: number): number[] {
 }
 
 /**
- * What task `t` of `stage` reads. Verify reads in two steps: first the routed pairs, from which
- * {@link verifyReads} (src/shard/verify.ts) tells the shards its pairs touch, then, given those as
- * `partners`, their ids (`docs.bin`), gathered texts and plain shards (read in place at offsets).
+ * What task `t` of `stage` reads. Some reads are known only from what earlier ones hold, and are
+ * then given as `known`: for verify, the shards its pairs touch ({@link verifyReads},
+ * src/shard/verify.ts), whose ids (`docs.bin`), gathered texts and plain shards (read in place at
+ * offsets) it reads; for link and route tasks, the link stage's converged round.
  */
-export function taskInputs(job: JobSpec, stage: StageName, t: number, partners?: readonly number[]): TaskInputs {
+export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: readonly number[]): TaskInputs {
   const n = (s: StageName): number[] => every(taskCount(job, s));
-  switch (stage) {
+  const sign: TaskRead = { stage: 'sign', tasks: n('sign'), files: [] };
+  const round = roundOf(stage);
+  if (round !== undefined) {
+    if (round > 0) return { reads: [sign, { stage: roundStage(round - 1), tasks: n('link'), files: ['edges.bin'], partition: t }], shards: [] };
+    const { first, end } = shardsOfTask(job, t);
+    return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['pairs.bin'], partition: { index: 'astart', from: first, to: end } }], shards: [] };
+  }
+  switch (stage as StageName) {
     case 'sign':
       return { reads: [], shards: groupOf(job, t) };
     case 'join':
       return { reads: [{ stage: 'sign', tasks: n('sign'), files: ['keys.bin', 'ids.bin'], partition: t }], shards: [] };
-    case 'route':
-      return { reads: [{ stage: 'sign', tasks: n('sign'), files: [] }, { stage: 'join', tasks: n('join'), files: ['pairs.bin'] }], shards: [] };
+    case 'link': {
+      // Every round's markers (the converged round's is what the task checks; task 0 reads its labels' histograms).
+      if (!known) return { reads: [], shards: [] };
+      const reads: TaskRead[] = Array.from({ length: known[0]! + 1 }, (_, r) => ({ stage: roundStage(r), tasks: n('link'), files: [] }));
+      if (t === 0) reads[known[0]!]!.files.push('labels.bin');
+      return { reads, shards: [] };
+    }
+    case 'route': {
+      const { first, end } = shardsOfTask(job, t);
+      const reads: TaskRead[] = [sign, { stage: 'link', tasks: n('link'), files: [] }, { stage: 'join', tasks: n('join'), files: ['pairs.bin'], partition: { index: 'astart', from: first, to: end } }];
+      if (known) reads.push({ stage: roundStage(known[0]!), tasks: [t], files: ['labels.bin'] });
+      return { reads, shards: [] };
+    }
     case 'gather':
-      return { reads: [{ stage: 'sign', tasks: n('sign'), files: [] }, { stage: 'join', tasks: n('join'), files: ['need.bin'] }], shards: groupOf(job, t) };
+      return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['need.bin'] }], shards: groupOf(job, t) };
     case 'verify': {
-      const first: TaskRead[] = [
-        { stage: 'sign', tasks: n('sign'), files: [] },
-        { stage: 'route', tasks: [0], files: ['pairs.bin'] },
-        { stage: 'gather', tasks: n('gather'), files: [] },
-      ];
-      if (!partners) return { reads: first, shards: [] };
-      const tasks = [...new Set(partners.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
+      const first: TaskRead[] = [sign, { stage: 'route', tasks: n('route'), files: ['pairs.bin'], partition: t }, { stage: 'gather', tasks: n('gather'), files: [] }];
+      if (!known) return { reads: first, shards: [] };
+      const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
       return {
         reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, { stage: 'gather', tasks, files: ['texts.bin'] }],
         // Plain shards are read in place; compressed and Parquet ones never are (their texts were gathered).
-        shards: partners.filter((s) => inPlace(job.shards[s]!.path)),
+        shards: known.filter((s) => inPlace(job.shards[s]!.path)),
       };
     }
     case 'components':
-      // Tags and the --removed audit: the similarity of a member to a kept member it was never
-      // verified with is computed from their texts, read from the corpus shards (which of them is
-      // known only later).
-      return {
-        reads: [{ stage: 'sign', tasks: n('sign'), files: ['docs.bin'] }, { stage: 'verify', tasks: n('verify'), files: ['pairs.bin'] }],
-        shards: job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined) ? job.shards.flatMap((x, s) => (x.side === 0 ? [s] : [])) : [],
-      };
+      return { reads: [sign, { stage: 'verify', tasks: n('verify'), files: ['clusters.bin', 'members.bin'], partition: t }], shards: [] };
     case 'filter':
-      return { reads: [{ stage: 'sign', tasks: n('sign'), files: [] }, { stage: 'components', tasks: [0], files: ['assign.bin'] }], shards: groupOf(job, t) };
+      return { reads: [sign, { stage: 'components', tasks: n('components'), files: ['assign.bin'], partition: t }], shards: groupOf(job, t) };
   }
 }
 

@@ -1,12 +1,12 @@
 /**
- * Stage 5, verify (one task per group of shards, but not per shard): the candidate pairs of the
- * connected components the route stage gave this task, checked by exact Jaccard of their fingerprint
- * sets, made here from the texts: a plain line-format shard's lines are read again where sign found
- * them (as `neardup dedup` reads them again for its verification), other shards' texts come from the
- * gather outputs. A component's pairs are all here, so each candidate document's set is made once
- * (a component of more than a batch is cut between first documents, and then a partner's set may be
- * made again). Components are taken a batch of documents at a time, so a task holds the sets of one
- * batch, never the corpus.
+ * Stage 6, verify (one task per shard group): the candidate pairs of the connected components the
+ * route tasks sent this task, checked by exact Jaccard of their fingerprint sets, made here from the
+ * texts: a plain line-format shard's lines are read again where sign found them (as `neardup dedup`
+ * reads them again for its verification), other shards' texts come from the gather outputs. A
+ * component's pairs are all here, so each candidate document's set is made once (a component of
+ * more than a batch is cut between first documents, and then a partner's set may be made again),
+ * and the task decides which of its components' documents stay (src/shard/decide.ts). Components
+ * are taken a batch of documents at a time, so a task holds the sets of one batch, never the corpus.
  *
  * Outputs in `verify/NNNNN/`:
  * - `pairs.bin` (kind `verified`): columns shardA, docA, shardB, docB (uint32), similarity
@@ -15,6 +15,7 @@
  *   in one task, so the job's pairs in global order are each shard's rows of every task merged by
  *   first document (`verified.ts`).
  * - `pairs.txt`: the same pairs as output lines (ids, in the job's pair format), in the same order.
+ * - `clusters.bin` and `members.bin`: the decisions (src/shard/decide.ts).
  * @module
  */
 import path from 'node:path';
@@ -33,9 +34,10 @@ import { jobDocs, type JobDocs } from './docs.js';
 import { numbering, shardLineSpec } from './shardInput.js';
 import { U32Buf } from './u32buf.js';
 import { radixOrder } from '../lsh/radixOrder.js';
+import { decide, writeDecisions, type Decided, type SetSource, type VerifiedPairs } from './decide.js';
 
 /** The verify task's marker. */
-export interface VerifyMarker {
+export interface VerifyMarker extends Decided {
   /** Distinct candidate pairs. */
   candidates: number;
   /** Pairs at or above the threshold. */
@@ -151,28 +153,28 @@ class SetMaker {
   }
 }
 
-/** Runs verify task `t` (idempotent; the route task and every gather task must have completed). */
+/** Runs verify task `t` (idempotent; every route task and every gather task must have completed). */
 export function runVerify(workDir: string, job: JobSpec, t: number): Promise<object> {
   for (let g = 0; g < taskCount(job, 'gather'); g++) requireMarker(workDir, job, 'gather', g);
-  requireMarker(workDir, job, 'route', 0);
   const num = numbering(workDir, job);
   const docs = jobDocs(workDir, job, num);
   const gathered = gatheredShards(workDir, job);
   return commitTask<VerifyMarker>(workDir, job, 'verify', t, (dir) => withSigner(job, (signer) => scratchPool.with(async (scratch) => {
     const maker = new SetMaker(workDir, job, docs, gathered, signer, scratch.setTable);
-    const routed = ColumnFile.open(path.join(taskDir(workDir, 'route', 0), 'pairs.bin'), 'routed', job.id);
-    let rows: RoutedRows;
-    try {
-      const ts = routed.f64('tstart', t, t + 2);
-      const [lo, hi] = [ts[0]!, ts[1]!];
-      rows = { sa: routed.u32('shardA', lo, hi), a: routed.u32('docA', lo, hi), sb: routed.u32('shardB', lo, hi), b: routed.u32('docB', lo, hi), comp: routed.u32('comp', lo, hi) };
-    } finally {
-      routed.close();
-    }
+    const rows = routedRows(workDir, job, t, num.docOffset);
     const out = await verifyRows(job, rows, maker, num.docOffset, scratch.sets, scratch.table);
+    const pairs = await writeVerified(dir, job, docs, out, num.docOffset);
+    const sets: SetSource = {
+      load: (keys) => makeSets(maker, keys, num.docOffset, scratch.sets),
+      jaccard: (x, y) => {
+        scratch.table.load(scratch.sets.get(x));
+        return probeJaccardAtLeast(scratch.table, scratch.sets.get(y), 0);
+      },
+    };
+    const decided = await decide(job, pairs, num.docOffset, docs, sets);
     maker.checkRead();
-    await writeVerified(dir, job, docs, out);
-    return { candidates: rows.a.length, pairs: out.sims.length, sets: out.sets, components: out.components };
+    await writeDecisions(dir, job, decided, num.docOffset);
+    return { candidates: rows.ga.length, pairs: out.sims.length, sets: out.sets, components: out.components, ...decided.marker };
   }))).finally(() => {
     docs.close();
     gathered.close();
@@ -180,30 +182,116 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
   });
 }
 
+/** Opens route task q's pairs.bin. */
+function openRouted(workDir: string, job: JobSpec, q: number): ColumnFile {
+  requireMarker(workDir, job, 'route', q);
+  return ColumnFile.open(path.join(taskDir(workDir, 'route', q), 'pairs.bin'), 'routed', job.id);
+}
+
+/**
+ * Verify task t's rows of every route task, merged into (component, a, b) order (each route task's
+ * rows are in that order): a heap of the route tasks' next rows.
+ */
+function routedRows(workDir: string, job: JobSpec, t: number, docOffset: Float64Array): RoutedRows {
+  const parts: { sa: Uint32Array; a: Uint32Array; sb: Uint32Array; b: Uint32Array; comp: Float64Array }[] = [];
+  for (let q = 0; q < taskCount(job, 'route'); q++) {
+    const f = openRouted(workDir, job, q);
+    try {
+      const ps = f.f64('pstart', t, t + 2);
+      const [lo, hi] = [ps[0]!, ps[1]!];
+      if (hi > lo) parts.push({ sa: f.u32('shardA', lo, hi), a: f.u32('docA', lo, hi), sb: f.u32('shardB', lo, hi), b: f.u32('docB', lo, hi), comp: f.f64('comp', lo, hi) });
+    } finally {
+      f.close();
+    }
+  }
+  const n = parts.reduce((x, p) => x + p.a.length, 0);
+  const r: RoutedRows = { sa: new Uint32Array(n), a: new Uint32Array(n), sb: new Uint32Array(n), b: new Uint32Array(n), comp: new Float64Array(n), ga: new Float64Array(n), gb: new Float64Array(n) };
+  const at = new Int32Array(parts.length);
+  const ga = (k: number): number => docOffset[parts[k]!.sa[at[k]!]!]! + parts[k]!.a[at[k]!]!;
+  const gb = (k: number): number => docOffset[parts[k]!.sb[at[k]!]!]! + parts[k]!.b[at[k]!]!;
+  const less = (x: number, y: number): boolean => {
+    const cx = parts[x]!.comp[at[x]!]!;
+    const cy = parts[y]!.comp[at[y]!]!;
+    if (cx !== cy) return cx < cy;
+    const ax = ga(x);
+    const ay = ga(y);
+    return ax !== ay ? ax < ay : gb(x) < gb(y);
+  };
+  const heap: number[] = [];
+  const down = (i: number): void => {
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= heap.length) return;
+      const c = l + 1 < heap.length && less(heap[l + 1]!, heap[l]!) ? l + 1 : l;
+      if (!less(heap[c]!, heap[i]!)) return;
+      [heap[c], heap[i]] = [heap[i]!, heap[c]!];
+      i = c;
+    }
+  };
+  for (let k = 0; k < parts.length; k++) heap.push(k);
+  for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
+  for (let i = 0; i < n; i++) {
+    const k = heap[0]!;
+    const p = parts[k]!;
+    const j = at[k]!;
+    r.sa[i] = p.sa[j]!;
+    r.a[i] = p.a[j]!;
+    r.sb[i] = p.sb[j]!;
+    r.b[i] = p.b[j]!;
+    r.comp[i] = p.comp[j]!;
+    r.ga[i] = docOffset[p.sa[j]!]! + p.a[j]!;
+    r.gb[i] = docOffset[p.sb[j]!]! + p.b[j]!;
+    if (++at[k]! === p.a.length) {
+      heap[0] = heap[heap.length - 1]!;
+      heap.pop();
+    }
+    down(0);
+  }
+  return r;
+}
+
+/** Makes the sets of `keys` (global numbers, ascending) into `sets`, shard by shard. */
+async function makeSets(maker: SetMaker, keys: Float64Array, docOffset: Float64Array, sets: BatchSets): Promise<void> {
+  sets.clear();
+  let s = 0;
+  for (let j = 0; j < keys.length; ) {
+    while (keys[j]! >= docOffset[s + 1]!) s++;
+    let k = j;
+    while (k < keys.length && keys[k]! < docOffset[s + 1]!) k++;
+    const want = new Uint32Array(k - j);
+    for (let x = j; x < k; x++) want[x - j] = keys[x]! - docOffset[s]!;
+    await maker.make(s, want, docOffset[s]!, sets);
+    j = k;
+  }
+}
+
 /**
  * The shards whose documents the routed candidate pairs of verify task `t` touch, in order: what
- * the task reads (their lines or gathered texts, and their ids). The route task must have completed.
+ * the task reads (their lines or gathered texts, and their ids). Every route task must have completed.
  */
 export function verifyReads(workDir: string, job: JobSpec, t: number): number[] {
-  requireMarker(workDir, job, 'route', 0);
-  const routed = ColumnFile.open(path.join(taskDir(workDir, 'route', 0), 'pairs.bin'), 'routed', job.id);
   const seen = new Set<number>();
-  try {
-    const ts = routed.f64('tstart', t, t + 2);
-    for (const column of ['shardA', 'shardB']) for (const s of routed.u32(column, ts[0]!, ts[1]!)) seen.add(s);
-  } finally {
-    routed.close();
+  for (let q = 0; q < taskCount(job, 'route'); q++) {
+    const f = openRouted(workDir, job, q);
+    try {
+      const ps = f.f64('pstart', t, t + 2);
+      for (const column of ['shardA', 'shardB']) for (const s of f.u32(column, ps[0]!, ps[1]!)) seen.add(s);
+    } finally {
+      f.close();
+    }
   }
   return [...seen].sort((a, b) => a - b);
 }
 
-/** A verify task's share of the routed candidate pairs. */
+/** A verify task's share of the routed candidate pairs, with their global document numbers. */
 interface RoutedRows {
   sa: Uint32Array;
   a: Uint32Array;
   sb: Uint32Array;
   b: Uint32Array;
-  comp: Uint32Array;
+  comp: Float64Array;
+  ga: Float64Array;
+  gb: Float64Array;
 }
 
 /** The verified pairs of a verify task, in the order found. */
@@ -228,12 +316,7 @@ async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker, docOffse
   const n = r.a.length;
   // Documents by their global number (small integers: a Set or Map of them is several times faster
   // than one keyed by shard · 2^32 + doc, which are heap numbers).
-  const ga = new Float64Array(n);
-  const gb = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    ga[i] = docOffset[r.sa[i]!]! + r.a[i]!;
-    gb[i] = docOffset[r.sb[i]!]! + r.b[i]!;
-  }
+  const { ga, gb } = r;
   const seen = new Set<number>();
   for (let i = 0; i < n; i++) if (i === 0 || r.comp[i] !== r.comp[i - 1]) out.components++;
   for (let i0 = 0; i0 < n; ) {
@@ -250,17 +333,7 @@ async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker, docOffse
       if (seen.size >= BATCH_MAX && ga[i1]! !== ka) break;
     }
     const keys = Float64Array.from(seen).sort();
-    sets.clear();
-    let s = 0;
-    for (let j = 0; j < keys.length; ) {
-      while (keys[j]! >= docOffset[s + 1]!) s++;
-      let k = j;
-      while (k < keys.length && keys[k]! < docOffset[s + 1]!) k++;
-      const want = new Uint32Array(k - j);
-      for (let x = j; x < k; x++) want[x - j] = keys[x]! - docOffset[s]!;
-      await maker.make(s, want, docOffset[s]!, sets);
-      j = k;
-    }
+    await makeSets(maker, keys, docOffset, sets);
     out.sets += keys.length;
     let loaded = -1;
     for (let i = i0; i < i1; i++) {
@@ -280,8 +353,8 @@ async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker, docOffse
   return out;
 }
 
-/** Writes the task's verified pairs in (shardA, docA, shardB, docB) order: pairs.bin and pairs.txt. */
-async function writeVerified(dir: string, job: JobSpec, docs: JobDocs, out: VerifyOutput): Promise<void> {
+/** Writes the task's verified pairs in (shardA, docA, shardB, docB) order: pairs.bin and pairs.txt; returns them by global number. */
+async function writeVerified(dir: string, job: JobSpec, docs: JobDocs, out: VerifyOutput, docOffset: Float64Array): Promise<VerifiedPairs> {
   const S = job.shards.length;
   const sa = out.sa.view();
   const oa = out.oa.view();
@@ -311,4 +384,11 @@ async function writeVerified(dir: string, job: JobSpec, docs: JobDocs, out: Veri
   }
   await writeColumns(path.join(dir, 'pairs.bin'), 'verified', job.id, {}, { ...cols, similarity, bytes, astart });
   await writeSynced(path.join(dir, 'pairs.txt'), lines.join(''));
+  const a = new Float64Array(n);
+  const b = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    a[i] = docOffset[cols.shardA[i]!]! + cols.docA[i]!;
+    b[i] = docOffset[cols.shardB[i]!]! + cols.docB[i]!;
+  }
+  return { a, b, sims: similarity };
 }

@@ -12,7 +12,7 @@ import { SUCCESS_MARKER } from '../io/rewrite.js';
 import { writeSuccessMarker } from '../io/outDir.js';
 import { isS3Url } from '../io/s3.js';
 import { processAlive as alive, readMarker, tempDirs } from './commit.js';
-import { isJobEntry, loadJob, saveJob, type JobSpec, type StageName } from './job.js';
+import { isJobEntry, loadJob, saveJob, type JobSpec, type TaskStage } from './job.js';
 import { runTask } from './stages.js';
 import { S3WorkDir } from './s3work.js';
 
@@ -24,10 +24,12 @@ export interface WorkDir {
   load(): Promise<JobSpec>;
   /** Writes the plan, or finds the same job already planned there (see {@link saveJob}). */
   save(spec: Omit<JobSpec, 'id' | 'version'>): Promise<JobSpec>;
+  /** Task `t`'s marker, when it has committed (a damaged marker is an error naming it). */
+  marker(job: JobSpec, stage: TaskStage, t: number): Promise<object | undefined>;
   /** Whether task `t` of `stage` has committed (a damaged marker is an error naming it). */
-  isDone(job: JobSpec, stage: StageName, t: number): Promise<boolean>;
+  isDone(job: JobSpec, stage: TaskStage, t: number): Promise<boolean>;
   /** Runs task `t` of `stage` (idempotent: a committed task returns its marker). */
-  run(job: JobSpec, stage: StageName, t: number): Promise<object>;
+  run(job: JobSpec, stage: TaskStage, t: number): Promise<object>;
   /**
    * Calls `fn` with a local directory that holds the plan and every committed marker, and with
    * `report` the files the job's output and summary are made of (for `job report` and `job status`).
@@ -92,11 +94,15 @@ export class PosixWorkDir implements WorkDir {
     return saveJob(this.name, spec);
   }
 
-  isDone(job: JobSpec, stage: StageName, t: number): Promise<boolean> {
+  marker(job: JobSpec, stage: TaskStage, t: number): Promise<object | undefined> {
+    return Promise.resolve(readMarker(this.name, job, stage, t));
+  }
+
+  isDone(job: JobSpec, stage: TaskStage, t: number): Promise<boolean> {
     return Promise.resolve(readMarker(this.name, job, stage, t) !== undefined);
   }
 
-  run(job: JobSpec, stage: StageName, t: number): Promise<object> {
+  run(job: JobSpec, stage: TaskStage, t: number): Promise<object> {
     return runTask(this.name, stage, t, job);
   }
 

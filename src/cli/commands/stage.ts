@@ -9,6 +9,7 @@ import { STAGES, taskCount } from '../../shard/job.js';
 import { arrayIndexFromEnv, parseStage, tasksOfMember } from '../../shard/stages.js';
 import { parseCount, parsePositiveInt } from '../options.js';
 import { openJob } from '../jobRun.js';
+import { driveLink, memberRunner, type LinkRoundMarker } from '../../shard/link.js';
 
 /** The `stage` command. */
 export function stageCommand(): Command {
@@ -37,6 +38,12 @@ Examples:
         const members = flags.tasks ?? env.members;
         tasks = members === undefined ? [index] : tasksOfMember(total, index, members);
         if (members !== undefined && index >= members) throw new UsageError(`--task ${index} is not below --tasks ${members}`);
+      }
+      if (stage === 'link') {
+        // The rounds: this member's tasks of each, then the others' (run here if no member does).
+        const t0 = performance.now();
+        const round = await driveLink(job, memberRunner(tasks, (st, t) => wd.run(job, st, t), (st, t) => wd.marker(job, st, t) as Promise<LinkRoundMarker | undefined>));
+        process.stderr.write(`neardup: link rounds converged at round ${round} in ${Math.round(performance.now() - t0)} ms\n`);
       }
       for (const t of tasks) {
         const t0 = performance.now();
