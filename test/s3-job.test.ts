@@ -94,9 +94,9 @@ test('array stages on a work dir in S3: neardup dedup\'s pairs; two attempts rac
   const both = await attempts('jobs/a/sign/00001/');
   assert.equal(both.length, 2, 'both attempts wrote their objects');
   assert.ok(both.includes(await markerAttempt('jobs/a/sign/00001/_SUCCESS.json')));
-  await stages(W, ['sign', 'join', 'route', 'gather', 'verify', 'components']);
+  await stages(W, ['sign', 'join', 'link', 'route', 'gather', 'verify', 'components']);
   const status = JSON.parse(await ok(['job', 'status', '--work-dir', W, '--json']));
-  assert.deepEqual(status.stages.map((s: { stage: string; done: number; total: number }) => [s.stage, s.done === s.total]), [['sign', true], ['join', true], ['route', true], ['gather', true], ['verify', true], ['components', true]]);
+  assert.deepEqual(status.stages.map((s: { stage: string; done: number; total: number }) => [s.stage, s.done === s.total]), [['sign', true], ['join', true], ['link', true], ['route', true], ['gather', true], ['verify', true], ['components', true]]);
   await ok(['job', 'report', '--work-dir', W, '--out', `s3://${BUCKET}/a.tsv`, '-q']);
   assert.deepEqual(sortedLines((await getObjects(server, BUCKET, 'a.tsv')).get('')!.toString()), single);
   const clean = await run(['job', 'clean', '--work-dir', W]);
@@ -111,7 +111,7 @@ test('array stages on a work dir in S3: neardup dedup\'s pairs; two attempts rac
 test('a task SIGKILLed while it uploads: nothing looks complete; running it again gives the same result', opts, async () => {
   const work = `s3://${BUCKET}/jobs/b`;
   await ok(['job', 'plan', `s3://${BUCKET}/in/`, '--work-dir', work, '--id-field', 'id', '--task-bytes', '1', '--partitions', '2', '-q']);
-  await stages(work, ['sign', 'join', 'route', 'gather']);
+  await stages(work, ['sign', 'join', 'link', 'route', 'gather']);
   const child = spawn(process.execPath, [mainJs, 'stage', 'verify', '--task', '0', '--work-dir', work, '--s3-endpoint', proxy.endpoint], { cwd: dir, env: { ...process.env, ...S3_ENV, NEARDUP_FAULT_UPLOAD_PAUSE_MS: '60000' }, stdio: 'ignore' });
   const exited = new Promise((r) => child.once('exit', r));
   let started: string[] = [];
@@ -159,19 +159,19 @@ test('a marker whose attempt objects are missing or short: exit 2 naming the obj
   assert.equal(short.code, 2, short.stderr);
   assert.equal(short.stdout, '', 'nothing written to stdout');
   assert.match(short.stderr, new RegExp(`s3://corpus/${key}: 10 bytes, though the task's marker .* names it with ${body.length} bytes`));
-  // A task that reads a damaged attempt says the same: sign task 0's docs.bin, read by components.
+  // A task that reads a damaged attempt says the same: sign task 0's docs.bin, read by verify.
   await putObject(server, BUCKET, key, body);
   const sign = await markerAttempt('jobs/a/sign/00000/_SUCCESS.json');
-  await deleteObject(server, BUCKET, 'jobs/a/components/00000/_SUCCESS.json');
+  await deleteObject(server, BUCKET, 'jobs/a/verify/00000/_SUCCESS.json');
   await deleteObject(server, BUCKET, `jobs/a/sign/00000/attempt-${sign}/docs.bin`);
-  const task = await run(['stage', 'components', '--task', '0', '--work-dir', W]);
+  const task = await run(['stage', 'verify', '--task', '0', '--work-dir', W]);
   assert.equal(task.code, 2, task.stderr);
   assert.match(task.stderr, new RegExp(`s3://corpus/jobs/a/sign/00000/attempt-${sign}/docs\\.bin: missing, though the task's marker`));
   // job status names the failed task and its error, read from the work dir in S3.
   const status = await run(['job', 'status', '--work-dir', W]);
   assert.equal(status.code, 0, status.stderr);
-  assert.match(status.stdout, /^components +0\/1 +0 +1 +0 /m);
-  assert.match(status.stdout, new RegExp(`^failed +components task 0.*: s3://corpus/jobs/a/sign/00000/attempt-${sign}/docs\\.bin: missing`, 'm'));
+  assert.match(status.stdout, /^verify +(\d+)\/(\d+) +0 +1 +0 /m);
+  assert.match(status.stdout, new RegExp(`^failed +verify task 0.*: s3://corpus/jobs/a/sign/00000/attempt-${sign}/docs\\.bin: missing`, 'm'));
 });
 
 test('a join task copies only its partition of a sign task\'s keys: the rows read back are the partition\'s, for a fraction of the bytes', opts, async () => {
