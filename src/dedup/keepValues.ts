@@ -5,6 +5,7 @@
  * @module
  */
 import { openInput, type ReadOptions } from '../io/read.js';
+import { recordWhere } from '../io/record.js';
 import type { Cluster } from './clusters.js';
 import { chooseKept, keepNeedsValues, keepReadOptions, keepReadError, keepValue, keepValueError, ValueStatus, type KeepRule } from './keepPolicy.js';
 import type { KeepRanking } from './removal.js';
@@ -51,7 +52,8 @@ async function rank(file: string, read: ReadOptions, rule: KeepRule, clustered: 
       const v = keepValue(rule, r.text, r.title);
       if (v.status !== ValueStatus.Ok) {
         const name = r.shard !== undefined && input.shards ? input.shards.shards[r.shard]!.path : input.name;
-        throw keepValueError(name, r.line, rule, v.status);
+        const { line, position } = recordWhere(r);
+        throw keepValueError(name, line, rule, v.status, position);
       }
       values[i] = v.value;
       lo[i] = v.lo;
