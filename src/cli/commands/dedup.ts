@@ -20,7 +20,7 @@ import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { loadCorpus, rangedCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
 import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
 import { defaultWorkers } from '../../parallel/signPool.js';
-import { addEngineOptions, addLogOptions, parseCount, parsePositiveInt } from '../options.js';
+import { addEngineOptions, addLogOptions, addZstdLevelOption, parseCount, parsePositiveInt } from '../options.js';
 import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
 import { runAgainst } from '../against.js';
@@ -61,6 +61,7 @@ export function dedupCommand(): Command {
     .option('--removed <file>', 'for --output dedup: also write one row per dropped document (id, kept_id, similarity, cluster; with --against also reference_id, reference_source) to <file>, .tsv, .jsonl or .parquet (TSV and JSONL may end in .gz/.zst), atomically')
     .option('--dry-run', 'for --output dedup: print the summary and write only the --removed audit, not the deduplicated copy')
     .addOption(new Option('--output-format <format>', 'pairs as tsv (a⇥b⇥similarity, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
+  addZstdLevelOption(cmd);
   addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
   cmd.addHelpText(
     'after',
