@@ -185,7 +185,16 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     if (flags.output !== 'pairs') {
       const keep = options.keep as KeepPolicy | undefined;
       ranking = {};
-      if (keep !== undefined) ({ value: ranking } = await reporter.stage('keep', () => applyKeep(file, corpus.input.shards ? readOptions : { ...readOptions, format: corpus.input.format }, result.clusters, corpus.count, parseKeepPolicy(keep)), () => `--keep ${keep}`));
+      if (keep !== undefined) {
+        const rule = parseKeepPolicy(keep);
+        // A policy that ranks by a value reads the input once more: a pass as long as the others, with its bar.
+        const bar = keepNeedsValues(rule) ? reporter.progress('keep', 'docs', corpus.count) : undefined;
+        try {
+          ({ value: ranking } = await reporter.stage('keep', () => applyKeep(file, corpus.input.shards ? readOptions : { ...readOptions, format: corpus.input.format }, result.clusters, corpus.count, rule, bar && ((done) => bar.update(done))), () => `--keep ${keep}`));
+        } finally {
+          bar?.stop();
+        }
+      }
       decideRemoval(result, options.removal ?? 'verified', ranking);
     }
     const s = result.stats;
@@ -194,7 +203,7 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     );
     const tw = performance.now();
     // writeOutput names the input itself (displayName), so the spool's name does not leak into it.
-    const { written, removed, lowestSimilarity } = await writeResult(flags, file, corpus, result, target, readOptions, options);
+    const { written, removed, lowestSimilarity } = await writeResult(flags, file, corpus, result, target, readOptions, options, false, reporter);
     const removal = ranking ? summarizeRemoval(result, ranking, lowestSimilarity) : undefined;
     const writeMs = performance.now() - tw;
     reporter.verbose(`write: ${ms(writeMs)} (${int(written)} records to ${flags.out ?? '<stdout>'})`);
