@@ -68,6 +68,7 @@ const GEN: Record<string, fc.Arbitrary<string[]>> = {
   // The audit's file name; each run writes its own (the path is filled in per run, see auditPath).
   removed: fc.constantFrom('removed.tsv', 'removed.jsonl', 'removed.jsonl.gz', 'removed.parquet').map((v) => ['--removed', v]),
   dryRun: fc.constant(['--dry-run']),
+  zstdLevel: fc.integer({ min: 1, max: 22 }).map((n) => ['--zstd-level', String(n)]),
 };
 /** Options the runs set themselves: where outputs go (dedup's --out-dir is its --out under the job's name), the reference corpus, logging. */
 const SET_BY_RUN = new Set(['out', 'outDir', 'against', 'quiet', 'verbose', 'json']);

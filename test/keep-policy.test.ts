@@ -188,6 +188,40 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
     assert.equal(kept.size, 6, 'every policy keeps other members');
   });
 
+  // #48: a Parquet row has no line; the error names its row group and row (it said `file:23:`).
+  it('parquet: a value --keep cannot rank by is named by row group and row, in memory and --stream, in a file and in shards (property)', async () => {
+    const dir = path.join(root, 'parquet-err');
+    let k = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 2, max: 60 }).chain((n) => fc.tuple(fc.constant(n), fc.integer({ min: 0, max: n - 1 }), fc.integer({ min: 1, max: 16 }), fc.boolean(), fc.boolean(), fc.constantFrom('max', 'min'), fc.boolean())),
+        async ([n, bad, groupRows, missing, stream, kind, split]) => {
+          const here = path.join(dir, String(k++));
+          fs.mkdirSync(here, { recursive: true });
+          // Every row the same text: one cluster, so every row is ranked and the bad one is met.
+          const cut = split ? Math.ceil(n / 2) : n;
+          const files: { name: string; from: number; to: number }[] = [{ name: 'a.parquet', from: 0, to: cut }];
+          if (cut < n) files.push({ name: 'b.parquet', from: cut, to: n });
+          for (const f of files) {
+            const rows = Array.from({ length: f.to - f.from }, (_, i) => f.from + i);
+            await writeParquet(path.join(here, f.name), [
+              { name: 'text', data: rows.map(() => 'the same words in every row of this file'), type: 'STRING' },
+              { name: 'ts', data: rows.map((i) => (i === bad ? (missing ? null : 'soon') : String(i))), type: 'STRING', nullable: true },
+            ] as never, 'SNAPPY', groupRows);
+          }
+          const f = files.find((x) => bad >= x.from && bad < x.to)!;
+          const row = bad - f.from;
+          const input = split ? here : path.join(here, 'a.parquet');
+          const r = await cliInProcess(['dedup', input, '--keep', `${kind}:ts`, '--output', 'dedup', stream ? '--stream' : '--no-stream', '--out', path.join(here, split ? 'out' : 'out.parquet'), '-q']);
+          const why = missing ? 'has no value' : 'is not a number or an ISO date';
+          assert.equal(r.code, 2, r.stderr);
+          assert.equal(r.stderr, `neardup: ${path.join(here, f.name)}: row group ${Math.floor(row / groupRows)}, row ${row}: field "ts" ${why}: --keep ${kind}:ts ranks the members of its cluster by it\n`);
+        },
+      ),
+      { numRuns: 30, seed: 4848 },
+    );
+  });
+
   for (const format of ['jsonl', 'tsv']) {
     for (const [keep, why] of [
       ['max:nope', 'has no value'],

@@ -169,3 +169,52 @@ test('dedup --json: the banding and its recall only when LSH found the candidate
   assert.ok(lsh.lsh && lsh.lsh.recallAtThreshold > 0.9);
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+/**
+ * A value as a doc comment shows it (`{ id: 'ad-1', similarity: 0.971… }`, `[0, 1]`), checked against
+ * the real value: every field shown, in order; a number ending in `…` is a prefix of the real one.
+ * A list shows every element.
+ */
+function assertShown(actual: unknown, shown: string, where: string): void {
+  const objects = [...shown.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1]!);
+  const list = shown.trimStart().startsWith('[') ? (actual as unknown[]) : [actual];
+  assert.equal(list.length, objects.length, `${where}: ${objects.length} shown, ${list.length} returned`);
+  objects.forEach((fields, i) => {
+    const real = list[i] as Record<string, unknown>;
+    for (const [, name, value] of fields.matchAll(/(\w+): ('[^']*'|\[[^\]]*\]|-?[\d.]+…?)/g)) {
+      const got = real[name!];
+      if (value!.endsWith('…')) assert.ok(String(got).startsWith(value!.slice(0, -1)), `${where}: ${name} is ${String(got)}, shown ${value}`);
+      else assert.deepEqual(got, JSON.parse(value!.replaceAll("'", '"')), `${where}: ${name}`);
+    }
+  });
+}
+
+/** The literal arguments of a call in a doc's example (the docs' own strings and options). */
+const literalArgs = (source: string): unknown[] => new Function(`return [${source}];`)() as unknown[];
+
+test("the library examples of docs/api.md and README.md return what their comments show (api.md's similarity, README's topK)", async () => {
+  const api = fs.readFileSync(path.join(repoRoot, 'docs/api.md'), 'utf8');
+  const call = /const \{ pairs, clusters \} = dedup\((.*)\);/.exec(api)!;
+  const r = dedup(literalArgs(call[1]!)[0] as { id: string; text: string }[]);
+  assertShown(r.pairs[0], /^pairs\[0\]; +\/\/ (\{.*?\})/m.exec(api)![1]!, 'api.md pairs[0]');
+  assertShown(r.clusters[0], /^clusters\[0\]; +\/\/ (\{.*\})/m.exec(api)![1]!, 'api.md clusters[0]');
+  assert.throws(() => dedup('one long text' as never), /not a string: a string would be read as one document per character \(pass \[text\]\)/);
+
+  const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+  const block = readme.slice(readme.indexOf('## Online: add one document'));
+  const lines = block.slice(block.indexOf('```ts'), block.indexOf('```\n', block.indexOf('```ts') + 5)).split('\n');
+  const index = await NearDupIndex.open({ threshold: 0.8, store: 'memory' });
+  let checked = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^await index\.(add|query|topK)\((.*)\);/.exec(lines[i]!);
+    if (!m) continue;
+    const got = await (index[m[1] as 'add'] as (...a: unknown[]) => Promise<unknown>).apply(index, literalArgs(m[2]!));
+    const shown = /^\/\/ → (\[.*\])/.exec(lines[i + 1] ?? '');
+    if (shown) {
+      assertShown(got, shown[1]!, `README ${m[1]}(${m[2]})`);
+      checked++;
+    }
+  }
+  assert.equal(checked, 3, 'add, query and topK show their results');
+  await index.close();
+});

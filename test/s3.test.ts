@@ -11,7 +11,9 @@ import { neardup, tmpDir } from './cliUtil.js';
 import { neardupAsync, plantedDocs, writeShards, jsonl } from './helpers/shards.js';
 import { REQUIRE_ALL } from './helpers/needs.js';
 import { randomBytes } from 'node:crypto';
-import { s3Download, s3Requests, s3Upload, setS3Endpoint } from '../src/io/s3.js';
+import fc from 'fast-check';
+import { s3Download, s3Get, s3Put, s3Requests, s3Size, s3Upload, setS3Endpoint } from '../src/io/s3.js';
+import { listS3Input } from '../src/io/s3stage.js';
 import { getObjects, putObject, s3rverMissing, startFaultProxy, startS3rver, S3_ENV, type FaultProxy, type S3Server } from './helpers/s3.js';
 
 const missing = REQUIRE_ALL ? undefined : s3rverMissing();
@@ -122,7 +124,7 @@ test('index snapshot to s3:// and restore from it; report --out s3://', opts, as
 test('missing objects, s3:// shards of a job on a local work dir and a failed run are clear errors (exit 2), and a failed run writes nothing', opts, async () => {
   const none = await run(['dedup', `s3://${BUCKET}/nothing.jsonl`, '-q'], server.endpoint);
   assert.equal(none.code, 2);
-  assert.match(none.stderr, /^neardup: s3:\/\/corpus\/nothing\.jsonl: no such object/);
+  assert.equal(none.stderr, 'neardup: s3://corpus/nothing.jsonl: the bucket "corpus" has no key "nothing.jsonl" and no key under "nothing.jsonl/"\n');
   const glob = await run(['dedup', `s3://${BUCKET}/in/*.tsv`, '-q'], server.endpoint);
   assert.equal(glob.code, 2);
   assert.match(glob.stderr, /no object matches s3:\/\/corpus\/in\/\*\.tsv/);
@@ -226,4 +228,42 @@ test('--removed s3://… is an output uploaded with the output, in every format 
   const same = await s3run(['dedup', 'all.jsonl', '--output', 'dedup', '--out', `s3://${BUCKET}/rm-same.tsv`, '--removed', `s3://${BUCKET}/rm-same.tsv`, '-q']);
   assert.equal(same.code, 2, same.stderr);
   assert.match(same.stderr, /--removed s3:\/\/corpus\/rm-same\.tsv is also --out/);
+});
+
+// #48: a missing bucket and a missing key are told apart in plain words, for reads (an input, a
+// glob, a small GET) and writes alike; drawn bucket and key names, each missing one way or the other.
+test('a missing bucket and a missing key are named as such, never "no such object (no such bucket)"', opts, async () => {
+  Object.assign(process.env, S3_ENV);
+  setS3Endpoint(server.endpoint);
+  try {
+    const segment = fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,11}$/).filter((x) => !/^[._]/.test(x) && !x.includes('..'));
+    await fc.assert(
+      fc.asyncProperty(fc.boolean(), fc.stringMatching(/^[a-z][a-z0-9-]{2,20}$/), fc.array(segment, { minLength: 1, maxLength: 3 }), async (noBucket, b, parts) => {
+        const bucket = noBucket ? `nb-${b}` : BUCKET;
+        const key = `missing/${parts.join('/')}`;
+        const url = `s3://${bucket}/${key}`;
+        const noBucketMessage = `${url}: there is no bucket "${bucket}"`;
+        if (noBucket) {
+          await assert.rejects(listS3Input(url), (e: Error) => e.message === noBucketMessage);
+          await assert.rejects(listS3Input(`s3://${bucket}/${parts[0]}/*.jsonl`), (e: Error) => e.message === `s3://${bucket}/${parts[0]}/*.jsonl: there is no bucket "${bucket}"`);
+          await assert.rejects(s3Get(url), (e: Error) => e.message === noBucketMessage);
+          await assert.rejects(s3Put(url, 'x'), (e: Error) => e.message === noBucketMessage);
+        } else {
+          await assert.rejects(listS3Input(url), (e: Error) => e.message === `${url}: the bucket "${bucket}" has no key "${key}" and no key under "${key}/"`);
+          await assert.rejects(listS3Input(`${url}/`), (e: Error) => e.message === `${url}/: the bucket "${bucket}" has no key under "${key}/"`);
+          // A key that is simply not there is no error for the reads that ask whether it is.
+          assert.equal(await s3Get(url), undefined);
+          assert.equal(await s3Size(url), undefined);
+        }
+      }),
+      { numRuns: 25 },
+    );
+    const r = await run(['dedup', 's3://no-such-bucket-here/in/', '-q'], server.endpoint);
+    assert.deepEqual([r.code, r.stderr], [2, 'neardup: s3://no-such-bucket-here/in/: there is no bucket "no-such-bucket-here"\n']);
+    const out = await run(['dedup', `s3://${BUCKET}/all.jsonl`, '--id-field', 'id', '--out', 's3://no-such-bucket-here/kept.jsonl', '-q'], server.endpoint);
+    assert.equal(out.code, 2, out.stderr);
+    assert.match(out.stderr, /^neardup: s3:\/\/no-such-bucket-here\/kept\.jsonl: there is no bucket "no-such-bucket-here"$/m);
+  } finally {
+    setS3Endpoint(undefined);
+  }
 });

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
+import fc from 'fast-check';
 import { repoRoot, tmpDir } from './cliUtil.js';
 import { artifact } from './helpers/browser.js';
 import { serveAdsPage, type AdsPage } from './helpers/adsPage.js';
@@ -64,6 +65,27 @@ test('a query threshold below the index\'s says, next to the threshold box, that
   assert.equal(await page.locator('#warning').isVisible(), false);
   await search(page, adText(5) + ' Nuovo.', { threshold: '0.9' });
   assert.equal(await page.locator('#threshold-warning').isVisible(), false);
+  await page.close();
+});
+
+// #48: the warning is a sentence or two; in the threshold's column (the narrowest of the row) it
+// was squeezed into a tall strip of a few words a line. It spans the row, below it, at any width.
+test('the threshold warning spans the form row below the inputs, not the threshold column, at drawn thresholds and widths', needsBrowser(), async () => {
+  const page = await openPage();
+  const cases = fc.sample(fc.tuple(fc.integer({ min: 6, max: 15 }).map((n) => (n / 20).toFixed(2)), fc.integer({ min: 720, max: 1600 })), { numRuns: 4, seed: 48 });
+  for (const [threshold, width] of cases) {
+    await page.setViewportSize({ width, height: 900 });
+    await search(page, adText(5) + ' Nuovo.', { threshold });
+    const w = page.locator('#threshold-warning');
+    assert.ok(await w.isVisible(), `${threshold} at ${width}px: a warning`);
+    const box = (await w.boundingBox())!;
+    const row = (await page.locator('form .row').first().boundingBox())!;
+    const column = (await page.locator('#threshold').boundingBox())!;
+    assert.ok(Math.abs(box.width - row.width) <= 1, `${threshold} at ${width}px: the warning is ${box.width}px wide, the row ${row.width}px`);
+    assert.ok(box.y >= row.y + row.height - 1, `${threshold} at ${width}px: the warning is below the row`);
+    assert.ok(box.width > 2 * column.width, `${threshold} at ${width}px: wider than the threshold box`);
+  }
+  await page.screenshot({ path: artifact('page-threshold-warning.png') });
   await page.close();
 });
 

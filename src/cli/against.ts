@@ -116,7 +116,12 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
         const m = result.bestMatch[i]!;
         return m >= 0 ? { keep: false, duplicateOf: String(idOf(ref, m)), similarity: result.bestSimilarity[i]! } : { keep: true };
       };
-      written = await writeVerdicts(run.file, corpus, run.output === 'annotate' ? 'annotate' : 'dedup', target, sink, readOptions, verdictOf, run.tagPrefix, commits);
+      const bar = reporter.progress('write', 'docs', corpus.count);
+      try {
+        written = await writeVerdicts(run.file, corpus, run.output === 'annotate' ? 'annotate' : 'dedup', target, sink, readOptions, verdictOf, run.tagPrefix, commits, (done) => bar.update(done));
+      } finally {
+        bar.stop();
+      }
     }
     await sink?.close();
     sink = undefined;

@@ -22,12 +22,13 @@ import { writeCopy, type CopyTags, type CopyTarget } from '../dedup/copy.js';
 import { idOf, type Corpus } from './corpus.js';
 import { pairFormatOf } from './options.js';
 import type { DedupFlags } from './dedupFlags.js';
+import type { Reporter } from './report.js';
 
 /**
  * Writes the chosen output; returns the number of records written. `read` are the reader options of
  * the flags, for the second pass of dedup/annotate.
  */
-export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink | undefined, target: OutputTarget, read: ReadOptions, tags: CopyTags = {}, commits?: PendingCommits): Promise<number> {
+export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink | undefined, target: OutputTarget, read: ReadOptions, tags: CopyTags = {}, commits?: PendingCommits, onProgress?: (done: number) => void): Promise<number> {
   const id = (i: number): string | number => idOf(corpus, i);
   if (flags.output === 'pairs') {
     const fmt = pairFormatOf(flags);
@@ -49,7 +50,7 @@ export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpu
     return result.clusters.length;
   }
   // dedup / annotate: a second streaming pass over the input, in the same order as the first (the library's dedupFile runs it too).
-  return writeCopy(file, corpus, result, flags.output, target, sink, read, tags, commits);
+  return writeCopy(file, corpus, result, flags.output, target, sink, read, tags, commits, onProgress);
 }
 
 /**
@@ -77,9 +78,10 @@ export function checkAuditFlags(flags: Pick<DedupFlags, 'output' | 'out' | 'tagP
  * The output of a run with its tags and audit: each clustered document's similarity to its kept
  * member (when annotate or --removed needs it; 1 for every copy of an --exact run), the --removed
  * audit, and the output itself unless --dry-run; the output and the audit are put in place together,
- * once both are written whole.
+ * once both are written whole. With `reporter`, the copy's pass over the input (dedup, annotate) has
+ * a progress bar, as the other passes do.
  */
-export async function writeResult(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, target: OutputTarget, read: ReadOptions, options: DedupOptions, exact = false): Promise<{ written: number; removed?: number; lowestSimilarity?: number }> {
+export async function writeResult(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, target: OutputTarget, read: ReadOptions, options: DedupOptions, exact = false, reporter?: Reporter): Promise<{ written: number; removed?: number; lowestSimilarity?: number }> {
   const removal = result.removal ?? clusterRemoval(corpus.count, result.clusters, (k) => keptOf(result.clusters[k]!));
   // The cluster rule's summary gives the lowest similarity of a dropped member to its survivor.
   const needSims = flags.output === 'annotate' || flags.removed !== undefined || (removal.rule === 'cluster' && !exact && flags.output !== 'pairs');
@@ -104,7 +106,12 @@ export async function writeResult(flags: DedupFlags, file: string, corpus: Corpu
     let written = 0;
     if (!flags.dryRun) {
       if (target.kind === 'sink') sink = await openOutput(flags.out, commits);
-      written = await writeOutput(flags, file, corpus, result, sink, target, read, { similarity, tagPrefix: flags.tagPrefix }, commits);
+      const bar = flags.output === 'dedup' || flags.output === 'annotate' ? reporter?.progress('write', 'docs', corpus.count) : undefined;
+      try {
+        written = await writeOutput(flags, file, corpus, result, sink, target, read, { similarity, tagPrefix: flags.tagPrefix }, commits, bar && ((done) => bar.update(done)));
+      } finally {
+        bar?.stop();
+      }
       await sink?.close();
       sink = undefined;
     }

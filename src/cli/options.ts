@@ -19,6 +19,7 @@ import { KEEP_POLICIES, parseKeepPolicy, type KeepPolicy } from '../dedup/keepPo
 import { REMOVAL_RULES, type RemovalRule } from '../dedup/removal.js';
 import { CLUSTER_MODES, REPRESENTATIVE_POLICIES, type ClusterMode, type RepresentativePolicy } from '../dedup/clusterPolicy.js';
 import type { ReadOptions } from '../io/read.js';
+import { setZstdLevel, ZSTD_DEFAULT_LEVEL, ZSTD_MAX_LEVEL } from '../io/zstd.js';
 
 /** Parses a number in (0, 1] (a threshold or probability). */
 export function parseUnit(name: string, open = false): (v: string) => number {
@@ -322,6 +323,16 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
     chooseBands(f.threshold, h.numPerm, o.lsh);
   });
   return o;
+}
+
+/**
+ * Adds --zstd-level: how hard the command's `.zst` outputs (and the ZSTD pages of its Parquet
+ * outputs) are compressed. It is process-wide (./zstd.ts), so it is set before the command runs.
+ */
+export function addZstdLevelOption(cmd: Command): Command {
+  return cmd
+    .option('--zstd-level <n>', `zstd level of the .zst outputs and of Parquet outputs' ZSTD pages, 1 (fastest) to ${ZSTD_MAX_LEVEL} (smallest) (default ${ZSTD_DEFAULT_LEVEL})`, parseIntInRange('zstd-level', 1, ZSTD_MAX_LEVEL))
+    .hook('preAction', (self) => setZstdLevel(self.opts<{ zstdLevel?: number }>().zstdLevel));
 }
 
 /** Adds --quiet, --verbose and --json. */

@@ -13,6 +13,7 @@ import { tooManyPairsMessage } from './tooManyPairs.js';
 import { flagHint } from './flagHints.js';
 import { neardupRoot } from '../web/assets.js';
 import { stageS3Args, type StagedArgs } from './s3args.js';
+import { setZstdLevel } from '../io/zstd.js';
 
 /** Exit code of a successful run. */
 export const EXIT_OK = 0;
@@ -67,6 +68,8 @@ function applyToAll(cmd: Command, write: (s: string) => void): void {
  */
 export async function runProgram(program: Command, argv: readonly string[], stderr: NodeJS.WritableStream = process.stderr): Promise<number> {
   applyToAll(program, (s) => stderr.write(s));
+  // Process-wide: a command without --zstd-level must not inherit an earlier run's (tests run many in one process).
+  setZstdLevel(undefined);
   let staged: StagedArgs | undefined;
   try {
     // s3:// names become local stand-ins here, once for every command (./s3args.ts).

@@ -87,9 +87,9 @@ export type CopyTarget = { kind: 'sink' } | { kind: 'file'; path: string } | { k
  * representative, and every document outside a cluster) or every document with its cluster
  * (`annotate`, with the tags of `tags`), in a second pass over the input in the same order as the first. `read` are the
  * reader options of the first pass. Returns the number of records written. Throws when the input
- * changed between the passes.
+ * changed between the passes. `onProgress`: as {@link writeVerdicts}.
  */
-export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupResult, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, tags: CopyTags = {}, commits?: PendingCommits): Promise<number> {
+export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupResult, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, tags: CopyTags = {}, commits?: PendingCommits, onProgress?: (done: number) => void): Promise<number> {
   const clusterNo = new Int32Array(corpus.count).fill(-1);
   result.clusters.forEach((c, k) => {
     for (const m of c.members) clusterNo[m] = k;
@@ -108,7 +108,7 @@ export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupR
       duplicateOf: dup ? String(idOf(corpus, rep)) : undefined,
       similarity: sim === undefined || Number.isNaN(sim) ? undefined : sim,
     };
-  }, tags.tagPrefix, commits);
+  }, tags.tagPrefix, commits, onProgress);
 }
 
 /**
@@ -117,14 +117,15 @@ export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupR
  * (a sharded input: one output shard per input shard, each in its own format, and `_SUCCESS`).
  * `neardup dedup --against` writes its copy with it too. Throws when the input changed between the passes.
  * With `commits`, the files written are put in place by {@link PendingCommits.commit} (with the
- * audit), not here.
+ * audit), not here. `onProgress` is told the documents passed so far (every 1024, and at the end).
  */
-export async function writeVerdicts(file: string, corpus: CopyCorpus, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, verdictOf: (i: number) => RowVerdict, tagPrefix?: string, commits?: PendingCommits): Promise<number> {
+export async function writeVerdicts(file: string, corpus: CopyCorpus, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, verdictOf: (i: number) => RowVerdict, tagPrefix?: string, commits?: PendingCommits, onProgress?: (done: number) => void): Promise<number> {
   const n = corpus.count;
   let i = 0;
   const name = corpus.input.name;
   const verdict = (r: InputRecord): RowVerdict => {
     if (i >= n || r.row !== corpus.rows[i]) throw new Error(`${name} changed while it was being read (record ${i})`);
+    if (onProgress && (i & 1023) === 0) onProgress(i);
     return verdictOf(i++);
   };
   // Sharded input: a directory of output shards; Parquet: a Parquet file.
@@ -140,6 +141,7 @@ export async function writeVerdicts(file: string, corpus: CopyCorpus, mode: Rewr
     written = await rewriteRecords(input, sink, mode, verdict, tagPrefix);
   }
   if (i !== n) throw new Error(`${name} changed while it was being read (${i} records instead of ${n})`);
+  onProgress?.(i);
   return written;
 }
 

@@ -85,10 +85,13 @@ export function keepValue(rule: KeepRule, text: string, field: string | undefine
   return Number.isFinite(v) ? { value: v, lo, status: ValueStatus.Ok } : { value: NaN, lo: 0, status: ValueStatus.NotNumeric };
 }
 
-/** The input error for a clustered document whose field the policy cannot rank by. */
-export function keepValueError(file: string, line: number, rule: KeepRule, status: ValueStatus): InputError {
+/**
+ * The input error for a clustered document whose field the policy cannot rank by, at `line`, or at
+ * `position` when one is given (a Parquet row group and row: its "lines" are rows).
+ */
+export function keepValueError(file: string, line: number | undefined, rule: KeepRule, status: ValueStatus, position?: string): InputError {
   const what = status === ValueStatus.Missing ? 'has no value' : 'is not a number or an ISO date';
-  return new InputError(file, line, `field "${rule.field}" ${what}: --keep ${rule.kind}:${rule.field} ranks the members of its cluster by it`);
+  return new InputError(file, position === undefined ? line : undefined, `field "${rule.field}" ${what}: --keep ${rule.kind}:${rule.field} ranks the members of its cluster by it`, position);
 }
 
 /**

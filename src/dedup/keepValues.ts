@@ -5,6 +5,7 @@
  * @module
  */
 import { openInput, type ReadOptions } from '../io/read.js';
+import { recordWhere } from '../io/record.js';
 import type { Cluster } from './clusters.js';
 import { chooseKept, keepNeedsValues, keepReadOptions, keepReadError, keepValue, keepValueError, ValueStatus, type KeepRule } from './keepPolicy.js';
 import type { KeepRanking } from './removal.js';
@@ -14,9 +15,10 @@ import type { KeepRanking } from './removal.js';
  * cluster to its best-ranked member (-1 for `none`), the member the cluster removal rule keeps.
  * `file` is read again with `read` (its documents numbered as in the run) when the rule ranks by a
  * value. A clustered document whose field is missing or not a number is an input error naming the
- * file, line and field (the first in input order).
+ * file, line and field (the first in input order). `onProgress` is told the records read so far
+ * (every 1024) during that pass.
  */
-export async function applyKeep(file: string, read: ReadOptions, clusters: Cluster[], count: number, rule: KeepRule): Promise<KeepRanking> {
+export async function applyKeep(file: string, read: ReadOptions, clusters: Cluster[], count: number, rule: KeepRule, onProgress?: (done: number) => void): Promise<KeepRanking> {
   // source: the first member (inputs are numbered in the order given), as chooseKept says.
   if (rule.kind === 'first' || rule.kind === 'source') return {};
   if (!keepNeedsValues(rule)) {
@@ -29,7 +31,7 @@ export async function applyKeep(file: string, read: ReadOptions, clusters: Clust
   const lo = new Float64Array(count);
   let read_: number;
   try {
-    read_ = await rank(file, read, rule, clustered, values, lo);
+    read_ = await rank(file, read, rule, clustered, values, lo, onProgress);
   } catch (e) {
     throw keepReadError(e, rule);
   }
@@ -42,21 +44,24 @@ export async function applyKeep(file: string, read: ReadOptions, clusters: Clust
 }
 
 /** Reads the values of the clustered documents into `values`; returns the number of records read (at most values.length + 1). */
-async function rank(file: string, read: ReadOptions, rule: KeepRule, clustered: Uint8Array, values: Float64Array, lo: Float64Array): Promise<number> {
+async function rank(file: string, read: ReadOptions, rule: KeepRule, clustered: Uint8Array, values: Float64Array, lo: Float64Array, onProgress?: (done: number) => void): Promise<number> {
   const input = await openInput(file, keepReadOptions({ ...read, raw: false }, rule));
   let i = 0;
   for await (const r of input.records) {
     if (i >= values.length) return i + 1;
+    if (onProgress && (i & 1023) === 0) onProgress(i);
     if (clustered[i]) {
       const v = keepValue(rule, r.text, r.title);
       if (v.status !== ValueStatus.Ok) {
         const name = r.shard !== undefined && input.shards ? input.shards.shards[r.shard]!.path : input.name;
-        throw keepValueError(name, r.line, rule, v.status);
+        const { line, position } = recordWhere(r);
+        throw keepValueError(name, line, rule, v.status, position);
       }
       values[i] = v.value;
       lo[i] = v.lo;
     }
     i++;
   }
+  onProgress?.(i);
   return i;
 }

@@ -293,7 +293,7 @@ export async function openParquetGroups(path: string, ctx: ReaderContext, spec: 
             continue;
           }
         }
-        const rec: InputRecord = { text: parts.length === 1 ? parts[0]! : parts.join(' '), id, row: r, line: r + 1 };
+        const rec: InputRecord = { text: parts.length === 1 ? parts[0]! : parts.join(' '), id, row: r, line: r + 1, rowGroup: g };
         if (titlePath) {
           const v = getPath(row, titlePath);
           const t = v instanceof InvalidUtf8 ? undefined : titleDate && typeof v === 'number' ? isoDate(v) : asText(v);

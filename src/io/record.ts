@@ -18,10 +18,20 @@ export interface InputRecord {
   line: number;
   /** 0-based index of the shard the record came from, when the input is several shards. */
   shard?: number;
+  /** Parquet: the row group the record is in (its row in the file is `line` - 1). */
+  rowGroup?: number;
   /** The record as it appears in the input, without its line break (only when `raw` was asked for). */
   raw?: string;
   /** The line break that ended the record in the input (`\n`, `\r\n`, …; '' at the end), with `raw`. */
   eol?: string;
+}
+
+/**
+ * Where a record is, for a message about it: `{ position: 'row group 2, row 22' }` for Parquet
+ * (whose rows have no lines), else `{ line }`.
+ */
+export function recordWhere(r: Pick<InputRecord, 'line' | 'rowGroup'>): { line: number | undefined; position: string | undefined } {
+  return r.rowGroup !== undefined ? { line: undefined, position: `row group ${r.rowGroup}, row ${r.line - 1}` } : { line: r.line, position: undefined };
 }
 
 /** State shared by a reader and the code that drives it. */

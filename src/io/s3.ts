@@ -103,11 +103,38 @@ function retryable(e: unknown, notFoundToo: boolean): boolean {
   return typeof code === 'string' && /ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|socket hang up|TimeoutError|NetworkingError/i.test(code + ((e as Error)?.message ?? ''));
 }
 
+/**
+ * A 404: the bucket or the key is missing, and the message says which. `unknown` is a 404 that does
+ * not say (a HEAD has no body to name the error; some stores send none).
+ */
+export class S3NotFoundError extends UsageError {
+  readonly missing: 'bucket' | 'key' | 'unknown';
+
+  constructor(url: string, missing: 'bucket' | 'key' | 'unknown') {
+    const { bucket, key } = parseS3Url(url);
+    super(
+      missing === 'bucket'
+        ? `${url}: there is no bucket "${bucket}"`
+        : missing === 'key'
+          ? `${url}: the bucket "${bucket}" has no key "${key}"`
+          : `${url}: not found (HTTP 404: either the bucket "${bucket}" or the key "${key}" is missing)`,
+    );
+    this.missing = missing;
+  }
+}
+
+/** True for a 404 that is not a missing bucket: what a read of an optional key treats as "none there". */
+function keyMissing(e: unknown): boolean {
+  return e instanceof S3NotFoundError && e.missing !== 'bucket';
+}
+
 /** An SDK error as one line naming the object. Missing buckets and keys and denied access are usage errors (exit 2). */
 function s3Error(url: string, e: unknown): Error {
   const status = statusOf(e);
   const name = (e as Error)?.name ?? 'Error';
-  if (status === 404 || name === 'NoSuchKey' || name === 'NoSuchBucket' || name === 'NotFound') return new UsageError(`${url}: no such object${name === 'NoSuchBucket' ? ' (no such bucket)' : ''}`);
+  if (name === 'NoSuchBucket') return new S3NotFoundError(url, 'bucket');
+  if (name === 'NoSuchKey') return new S3NotFoundError(url, 'key');
+  if (status === 404 || name === 'NotFound') return new S3NotFoundError(url, 'unknown');
   if (status === 403) return new UsageError(`${url}: access denied (credentials come from the AWS SDK's default chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles)`);
   if (name === 'MissingDependencyError' || e instanceof UsageError) return e as Error;
   if (name === 'CredentialsProviderError') return new Error(`${url}: no AWS credentials found (the SDK's default chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, instance or pod roles)`);
@@ -143,7 +170,7 @@ export async function s3Size(url: string): Promise<number | undefined> {
   try {
     return await withRetry(url, 'HEAD', async ({ sdk, s3 }) => (await s3.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key }))).ContentLength ?? 0);
   } catch (e) {
-    if (e instanceof UsageError && /no such object/.test(e.message) && !/no such bucket/.test(e.message)) return undefined;
+    if (keyMissing(e)) return undefined;
     throw e;
   }
 }
@@ -265,7 +292,7 @@ export async function s3Head(url: string): Promise<S3ObjectInfo | undefined> {
       return { size: r.ContentLength ?? 0, lastModified: r.LastModified ? r.LastModified.getTime() : 0 };
     });
   } catch (e) {
-    if (e instanceof UsageError && /no such object/.test(e.message) && !/no such bucket/.test(e.message)) return undefined;
+    if (keyMissing(e)) return undefined;
     throw e;
   }
 }
@@ -285,7 +312,7 @@ export async function s3Get(url: string, range?: [number, number]): Promise<Buff
       return b;
     });
   } catch (e) {
-    if (e instanceof UsageError && /no such object/.test(e.message) && !/no such bucket/.test(e.message)) return undefined;
+    if (keyMissing(e)) return undefined;
     throw e;
   }
 }

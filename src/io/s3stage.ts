@@ -16,7 +16,7 @@ import { removeOnSignal } from './output.js';
 import { isGlob, globBase } from './shards.js';
 import { walkTree } from './walk.js';
 import { refuseStrayOutputs } from './outDir.js';
-import { inParallel, isS3Url, PARALLEL, parseS3Url, s3Download, s3List, s3Size, s3Upload } from './s3.js';
+import { inParallel, isS3Url, PARALLEL, parseS3Url, s3Download, s3List, S3NotFoundError, s3Size, s3Upload } from './s3.js';
 
 /** Hidden by the Hadoop/Spark convention (`.crc`, `_SUCCESS`), as in local directories of shards. */
 function hidden(rel: string): boolean {
@@ -65,19 +65,27 @@ export interface S3Input {
  */
 export async function listS3Input(url: string): Promise<S3Input> {
   const { bucket, key } = parseS3Url(url);
+  // A missing bucket is named by the name given, not by the prefix listed.
+  const list = (prefix: string): Promise<{ key: string; size: number }[]> =>
+    s3List(bucket, prefix).catch((e: unknown) => {
+      throw e instanceof S3NotFoundError && e.missing === 'bucket' ? new S3NotFoundError(url, 'bucket') : e;
+    });
   if (isGlob(key)) {
     const base = globBase(key);
     const prefix = base === '.' ? '' : `${base}/`;
     const match = globRegExp(key.slice(prefix.length));
-    const objects = (await s3List(bucket, prefix)).filter((o) => match.test(o.key.slice(prefix.length)) && !hidden(o.key.slice(prefix.length)));
+    const objects = (await list(prefix)).filter((o) => match.test(o.key.slice(prefix.length)) && !hidden(o.key.slice(prefix.length)));
     if (objects.length === 0) throw new UsageError(`no object matches ${url}`);
     return { kind: 'glob', bucket, prefix, objects };
   }
   const size = await s3Size(url);
   if (size !== undefined) return { kind: 'object', bucket, prefix: '', objects: [{ key, size }] };
   const prefix = key === '' || key.endsWith('/') ? key : `${key}/`;
-  const objects = (await s3List(bucket, prefix)).filter((o) => !o.key.endsWith('/') && !hidden(o.key.slice(prefix.length)));
-  if (objects.length === 0) throw new UsageError(`${url}: no such object, and no object under ${prefix || 'the bucket root'}`);
+  const objects = (await list(prefix)).filter((o) => !o.key.endsWith('/') && !hidden(o.key.slice(prefix.length)));
+  if (objects.length === 0) {
+    const under = prefix ? `no key under "${prefix}"` : 'no key';
+    throw new UsageError(`${url}: the bucket "${bucket}" has ${key && prefix !== key ? `no key "${key}" and ${under}` : under}`);
+  }
   return { kind: 'prefix', bucket, prefix, objects };
 }
 

@@ -160,11 +160,23 @@ export function withChecksum(frame: Uint8Array, content: Uint8Array): Buffer {
   return out;
 }
 
+/** The level of the zstd outputs unless `--zstd-level` says otherwise: zstd's own default. */
+export const ZSTD_DEFAULT_LEVEL = 3;
+/** The highest level zstd has (20–22 are its "ultra" levels; higher ones are taken as 22). */
+export const ZSTD_MAX_LEVEL = 22;
+
+let outputLevel = ZSTD_DEFAULT_LEVEL;
+
+/** Sets the level of the zstd outputs this process writes (`--zstd-level`); undefined: the default. */
+export function setZstdLevel(level: number | undefined): void {
+  outputLevel = level ?? ZSTD_DEFAULT_LEVEL;
+}
+
 /**
  * A Transform that zstd-compresses what is written to it, one frame per {@link ZSTD_FRAME_BYTES}
- * of input (and one for the rest at the end). Level 3 is zstd's own default.
+ * of input (and one for the rest at the end), at `level` (default: the output level, see {@link setZstdLevel}).
  */
-export async function createZstdCompressor(level = 3): Promise<Transform> {
+export async function createZstdCompressor(level = outputLevel): Promise<Transform> {
   const z = await zstdWasm();
   let pending: Buffer[] = [];
   let size = 0;
@@ -201,8 +213,8 @@ export async function createZstdCompressor(level = 3): Promise<Transform> {
   });
 }
 
-/** One-shot zstd compression (for Parquet pages). */
-export async function zstdCompressor(level = 3): Promise<(b: Uint8Array) => Uint8Array> {
+/** One-shot zstd compression (for Parquet pages), at `level` (default: the output level, see {@link setZstdLevel}). */
+export async function zstdCompressor(level = outputLevel): Promise<(b: Uint8Array) => Uint8Array> {
   const z = await zstdWasm();
   return (b) => z.compress(b, level);
 }

@@ -52,8 +52,9 @@
    */
   function wordDiff(a, b) {
     if (typeof Diff === 'undefined') return null;
-    const parts = Diff.diffArrays(tokenize(a), tokenize(b), { timeout: 400 });
-    if (!parts) return null;
+    const diffed = Diff.diffArrays(tokenize(a), tokenize(b), { timeout: 400 });
+    if (!diffed) return null;
+    const parts = joinSplitEdits(diffed);
     const left = [];
     const right = [];
     const changes = [];
@@ -86,9 +87,41 @@
         i += n;
         j += n;
       }
+      // The spaces a joined edit took in (see joinSplitEdits) are in the other text too: marked
+      // there as well, so that what both sides leave unmarked stays the same text.
+      if (p.otherSkip) {
+        if (p.added) left.push([i, (i += p.otherSkip)]);
+        else right.push([j, (j += p.otherSkip)]);
+      }
     }
     for (const c of changes) words += Math.max(countWords(c.from), countWords(c.to), 1);
     return { left, right, changes, words };
+  }
+
+  /**
+   * jsdiff may match a run of spaces of the old text inside an inserted stretch of the new one:
+   * "… end " + " New sentence here." matches the old trailing space with the one after "New", so
+   * one appended sentence would be two changes, which the summary then orders apart. A run of
+   * spaces between two pure insertions (or two pure deletions) joins them into one edit; the
+   * joined part carries `otherSkip`, the length of those spaces in the other text.
+   */
+  function joinSplitEdits(parts) {
+    const kind = (p) => (!p ? '' : p.added ? 'added' : p.removed ? 'removed' : 'same');
+    const blank = (p) => kind(p) === 'same' && p.value.every((t) => /^\s+$/.test(t));
+    const out = [];
+    for (let k = 0; k < parts.length; k++) {
+      const last = out[out.length - 1];
+      const lk = kind(last);
+      const next = parts[k + 1];
+      // Pure: no change of the other kind right next to either edit (that is a replacement, listed as such).
+      const other = lk === 'added' ? 'removed' : 'added';
+      if ((lk === 'added' || lk === 'removed') && blank(parts[k]) && kind(next) === lk && kind(out[out.length - 2]) !== other && kind(parts[k + 2]) !== other) {
+        const skip = parts[k].value.reduce((n, t) => n + t.length, 0);
+        out[out.length - 1] = { ...last, value: last.value.concat(parts[k].value, next.value), otherSkip: (last.otherSkip || 0) + skip };
+        k++;
+      } else out.push(parts[k]);
+    }
+    return out;
   }
 
   function countWords(s) {

@@ -196,7 +196,7 @@ async function find() {
 }
 
 /**
- * Next to the threshold box: the server's `recall` warning of a query below the index's threshold
+ * Under the form row with the threshold box: the server's `recall` warning of a query below the index's threshold
  * (its LSH bands were chosen for its own, so the pairs in between are found only in part, src/online/recall.ts).
  */
 function thresholdWarning(/** @type {{ message: string } | undefined} */ recall) {

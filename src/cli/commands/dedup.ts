@@ -20,7 +20,7 @@ import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { loadCorpus, rangedCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
 import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
 import { defaultWorkers } from '../../parallel/signPool.js';
-import { addEngineOptions, addLogOptions, parseCount, parsePositiveInt } from '../options.js';
+import { addEngineOptions, addLogOptions, addZstdLevelOption, parseCount, parsePositiveInt } from '../options.js';
 import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
 import { runAgainst } from '../against.js';
@@ -61,6 +61,7 @@ export function dedupCommand(): Command {
     .option('--removed <file>', 'for --output dedup: also write one row per dropped document (id, kept_id, similarity, cluster; with --against also reference_id, reference_source) to <file>, .tsv, .jsonl or .parquet (TSV and JSONL may end in .gz/.zst), atomically')
     .option('--dry-run', 'for --output dedup: print the summary and write only the --removed audit, not the deduplicated copy')
     .addOption(new Option('--output-format <format>', 'pairs as tsv (a⇥b⇥similarity, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
+  addZstdLevelOption(cmd);
   addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
   cmd.addHelpText(
     'after',
@@ -184,7 +185,16 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     if (flags.output !== 'pairs') {
       const keep = options.keep as KeepPolicy | undefined;
       ranking = {};
-      if (keep !== undefined) ({ value: ranking } = await reporter.stage('keep', () => applyKeep(file, corpus.input.shards ? readOptions : { ...readOptions, format: corpus.input.format }, result.clusters, corpus.count, parseKeepPolicy(keep)), () => `--keep ${keep}`));
+      if (keep !== undefined) {
+        const rule = parseKeepPolicy(keep);
+        // A policy that ranks by a value reads the input once more: a pass as long as the others, with its bar.
+        const bar = keepNeedsValues(rule) ? reporter.progress('keep', 'docs', corpus.count) : undefined;
+        try {
+          ({ value: ranking } = await reporter.stage('keep', () => applyKeep(file, corpus.input.shards ? readOptions : { ...readOptions, format: corpus.input.format }, result.clusters, corpus.count, rule, bar && ((done) => bar.update(done))), () => `--keep ${keep}`));
+        } finally {
+          bar?.stop();
+        }
+      }
       decideRemoval(result, options.removal ?? 'verified', ranking);
     }
     const s = result.stats;
@@ -193,7 +203,7 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     );
     const tw = performance.now();
     // writeOutput names the input itself (displayName), so the spool's name does not leak into it.
-    const { written, removed, lowestSimilarity } = await writeResult(flags, file, corpus, result, target, readOptions, options);
+    const { written, removed, lowestSimilarity } = await writeResult(flags, file, corpus, result, target, readOptions, options, false, reporter);
     const removal = ranking ? summarizeRemoval(result, ranking, lowestSimilarity) : undefined;
     const writeMs = performance.now() - tw;
     reporter.verbose(`write: ${ms(writeMs)} (${int(written)} records to ${flags.out ?? '<stdout>'})`);

@@ -13,7 +13,7 @@ import type { InputRecord } from '../../io/record.js';
 import { openOutput, type OutputSink } from '../../io/output.js';
 import { refuseAliasedOutputs, storeFile } from '../../io/alias.js';
 import { formatPair, pairHeader, type PairFormat } from '../../io/write.js';
-import { addInputOptions, addLogOptions, pairFormatOf, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
+import { addInputOptions, addLogOptions, addZstdLevelOption, pairFormatOf, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
 import { addIndexOptions, checkStoreFile, indexOptionsFrom, num, openIndex, storeSpecFlag, type IndexFlags } from '../indexOptions.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
@@ -50,6 +50,7 @@ export function addIndexAddCommands(index: Command): void {
       .option('--batch <n>', 'documents per batch (add: one store write each)', parsePositiveInt('batch', 100_000), 1000)
       .option('-o, --out <file>', 'write the matches here (atomically) instead of stdout')
       .addOption(new Option('--output-format <format>', 'tsv (id⇥match⇥similarity⇥estimate, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
+    addZstdLevelOption(cmd);
     if (mode === 'add') {
       cmd
         .option('--no-store-text', 'do not keep the texts (kept by default in meta.text, so the web page and `neardup serve` can show what near duplicates share and what differs)')

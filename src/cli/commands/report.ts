@@ -11,7 +11,7 @@ import { openOutput } from '../../io/output.js';
 import { refuseAliasedOutputs } from '../../io/alias.js';
 import { findDuplicates } from '../engine.js';
 import { idOf, loadCorpus } from '../corpus.js';
-import { addEngineOptions, addLogOptions, parsePositiveInt, type EngineFlags, type InputFlags } from '../options.js';
+import { addEngineOptions, addLogOptions, addZstdLevelOption, parsePositiveInt, type EngineFlags, type InputFlags } from '../options.js';
 import { pipelineOptionsFrom } from '../pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 import { buildReportData } from '../../report/data.js';
@@ -42,6 +42,7 @@ export function reportCommand(): Command {
     .option('--sample <n>', 'pairs in the estimate-against-exact chart', parsePositiveInt('sample', 100000), 1000)
     .option('--min-passage <chars>', 'shortest highlighted shared passage', parsePositiveInt('min-passage', 100000), 15)
     .option('--data <file>', 'also write the report data as JSON here');
+  addZstdLevelOption(cmd);
   addLogOptions(cmd, 'print a machine-readable summary on stdout');
   cmd.addHelpText(
     'after',
