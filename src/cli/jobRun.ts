@@ -6,7 +6,7 @@
 import { Command, Option } from 'commander';
 import { availableParallelism } from 'node:os';
 import { STAGES, taskCount, type JobOutputMode, type JobSpec } from '../shard/job.js';
-import { driveLink, type LinkRoundMarker } from '../shard/link.js';
+import { driveLink, type RoundState } from '../shard/linkDriver.js';
 import { planJob, type PlanInput } from '../shard/plan.js';
 import { TaskProcesses } from '../shard/localTasks.js';
 import { progressOf, summarize, writeJobOutput, type JobSummary } from '../shard/summary.js';
@@ -233,7 +233,7 @@ async function runStages(wd: WorkDir, job: JobSpec, reporter: Reporter, processe
       if (stage === 'link' && n > 0) {
         let rounds = 0;
         const last = await driveLink(job, {
-          marker: (st, t) => wd.marker(job, st, t) as Promise<LinkRoundMarker | undefined>,
+          marker: (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>,
           run: async (st, todo) => {
             rounds++;
             if (processes > 1) await pool.run(wd.name, st, todo, () => undefined);

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { UsageError } from '../io/errors.js';
 import type { WorkDir } from '../shard/workDir.js';
 import { STAGES, taskCount, type JobSpec, type TaskStage } from '../shard/job.js';
-import { driveLink, type LinkRoundMarker } from '../shard/link.js';
+import { driveLink, type RoundState } from '../shard/linkDriver.js';
 import { connectionFromUrl, DEFAULT_QUEUE, INPUT_FAILURE, loadBullmq, type TaskData } from './bullmq.js';
 
 /** Options of {@link submitJob}. */
@@ -139,7 +139,7 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
       const total = taskCount(job, stage);
       if (total === 0) continue;
       // The link stage's rounds, each run like a stage; then its tasks, which record the last round.
-      if (stage === 'link') await driveLink(job, { marker: (st, t) => wd.marker(job, st, t) as Promise<LinkRoundMarker | undefined>, run: (st) => runStage(st, total) });
+      if (stage === 'link') await driveLink(job, { marker: (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>, run: (st) => runStage(st, total) });
       await runStage(stage, total);
     }
   } finally {

@@ -378,12 +378,7 @@ export function processAlive(pid: number): boolean {
 /** Temp directories of tasks under `workDir` (leftovers of killed tasks, or tasks still running). */
 export async function tempDirs(workDir: string): Promise<string[]> {
   const out: string[] = [];
-  let stages: string[];
-  try {
-    stages = await fsp.readdir(workDir);
-  } catch {
-    return out;
-  }
+  const stages = await fsp.readdir(workDir).catch(() => [] as string[]);
   for (const s of stages) {
     const dir = path.join(workDir, s);
     let names: string[];
@@ -393,7 +388,7 @@ export async function tempDirs(workDir: string): Promise<string[]> {
       continue;
     }
     for (const n of names) if (n.startsWith('.') && n.includes('.tmp-')) out.push(path.join(dir, n));
-    // The link stage's rounds are stages of their own, one level down (link/r0003/).
+    // Link rounds' task directories are a level down (link/r0003/).
     if (names.some((n) => /^r\d{4,}$/.test(n))) out.push(...(await tempDirs(dir)).filter((d) => /^r\d{4,}$/.test(path.basename(path.dirname(d)))));
   }
   return out;

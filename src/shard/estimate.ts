@@ -29,7 +29,8 @@ import type { JoinMarker } from './join.js';
 import type { RouteMarker } from './route.js';
 import { BATCH_DOCS, type VerifyMarker } from './verify.js';
 import type { ComponentsMarker } from './components.js';
-import { driveLink, type LinkMarker, type LinkRoundMarker } from './link.js';
+import type { LinkMarker, LinkRoundMarker } from './link.js';
+import { driveLink } from './linkDriver.js';
 
 /** What the estimate of one stage says. */
 export interface StageEstimate {

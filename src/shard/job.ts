@@ -28,24 +28,14 @@ export const STAGES = ['sign', 'join', 'link', 'route', 'gather', 'verify', 'com
 /** A stage name. */
 export type StageName = (typeof STAGES)[number];
 
-/**
- * A round of the link stage (`link/r0000`, `link/r0001`, …): its tasks run like a stage's, one per
- * shard group, but how many rounds there are is known only as they run (src/shard/link.ts).
- */
+/** A round of the link stage (`link/r0000`, …): tasks like a stage's, but as many rounds as it takes (src/shard/link.ts). */
 export type RoundStage = `link/r${string}`;
 /** What a task belongs to: a stage, or a round of the link stage. */
 export type TaskStage = StageName | RoundStage;
-
 /** The name of link round `r`. */
-export function roundStage(r: number): RoundStage {
-  return `link/r${String(r).padStart(4, '0')}`;
-}
-
+export const roundStage = (r: number): RoundStage => `link/r${String(r).padStart(4, '0')}`;
 /** The round of a round stage's name, or undefined for a stage. */
-export function roundOf(stage: string): number | undefined {
-  const m = /^link\/r(\d{4,})$/.exec(stage);
-  return m ? Number(m[1]) : undefined;
-}
+export const roundOf = (stage: string): number | undefined => (/^link\/r\d{4,}$/.test(stage) ? Number(stage.slice(6)) : undefined);
 
 /**
  * What a shard was when the job was planned: every stage that reads it checks it is still that

@@ -19,7 +19,7 @@
  * component is then its star's centre, the component's smallest document.
  *
  * How many rounds that takes is known only as they run, so rounds are not stages: the runners
- * call {@link driveLink}, which runs round after round (`link/r0000`, `link/r0001`, …, each through
+ * call `driveLink` (src/shard/linkDriver.ts), which runs round after round (`link/r0000`, `link/r0001`, …, each through
  * the work dir like any task), and then each link task commits a marker naming the last round.
  *
  * Outputs in `link/rNNNN/qqqqq/`:
@@ -36,15 +36,15 @@ import path from 'node:path';
 import { clustersOfPairs } from '../dedup/clusters.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, readMarker, requireMarker, taskDir, type MarkerBase } from './commit.js';
-import { rangeOf, roundStage, taskCount, type JobSpec, type RoundStage } from './job.js';
+import { roundStage, taskCount, type JobSpec } from './job.js';
+import { EdgeOut, largeStar, neighbours, smallStar } from './starGraph.js';
+import { convergedRound } from './linkDriver.js';
 import { numbering } from './shardInput.js';
 
 /** Bins of the label histogram (route cuts the components into verify tasks at their edges): 4096, or 4 per verify task. */
 export function labelBins(job: JobSpec): number {
   return Math.max(4096, 4 * taskCount(job, 'verify'));
 }
-/** Rounds at most: large-star/small-star needs O(log² n) of them; this many means a defect. */
-const MAX_ROUNDS = 200;
 
 /** A link round task's marker. */
 export interface LinkRoundMarker {
@@ -78,136 +78,6 @@ export interface LinkMarker {
 /** The partitions of the documents: the global number of each shard group's first document (G + 1). */
 export function groupStarts(job: JobSpec, docOffset: Float64Array): Float64Array {
   return Float64Array.from(job.groups, (s) => docOffset[s]!);
-}
-
-/** Edges to write, each at the partition of its first end. */
-class EdgeOut {
-  private u = new Float64Array(1024);
-  private v = new Float64Array(1024);
-  n = 0;
-  constructor(private readonly starts: Float64Array) {}
-
-  push(u: number, v: number): void {
-    if (this.n === this.u.length) {
-      const u2 = new Float64Array(this.n * 2);
-      const v2 = new Float64Array(this.n * 2);
-      u2.set(this.u);
-      v2.set(this.v);
-      this.u = u2;
-      this.v = v2;
-    }
-    this.u[this.n] = u;
-    this.v[this.n++] = v;
-  }
-
-  /** Both orientations. */
-  both(a: number, b: number): void {
-    this.push(a, b);
-    this.push(b, a);
-  }
-
-  /** Writes edges.bin: rows grouped by the partition of u (a stable counting sort). */
-  async write(file: string, plan: string): Promise<void> {
-    const G = this.starts.length - 1;
-    const part = new Int32Array(this.n);
-    const pstart = new Float64Array(G + 1);
-    for (let i = 0; i < this.n; i++) pstart[(part[i] = rangeOf(this.starts, this.u[i]!)) + 1]!++;
-    for (let g = 0; g < G; g++) pstart[g + 1]! += pstart[g]!;
-    const fill = pstart.slice(0, G);
-    const u = new Float64Array(this.n);
-    const v = new Float64Array(this.n);
-    for (let i = 0; i < this.n; i++) {
-      const at = fill[part[i]!]!++;
-      u[at] = this.u[i]!;
-      v[at] = this.v[i]!;
-    }
-    await writeColumns(file, 'link-edges', plan, {}, { u, v, pstart });
-  }
-}
-
-/**
- * Each document of [lo, lo + size)'s distinct neighbours from edges (u[i], v[i]) (u in that range):
- * document lo + d's are `nbr[start[d] .. start[d + 1])`, ascending.
- */
-export function neighbours(u: Float64Array, v: Float64Array, lo: number, size: number): { start: Float64Array; nbr: Float64Array } {
-  const n = u.length;
-  const start = new Float64Array(size + 1);
-  for (let i = 0; i < n; i++) start[u[i]! - lo + 1]!++;
-  for (let d = 0; d < size; d++) start[d + 1]! += start[d]!;
-  const fill = start.slice(0, size);
-  const all = new Float64Array(n);
-  for (let i = 0; i < n; i++) all[fill[u[i]! - lo]!++] = v[i]!;
-  const nbr = new Float64Array(n);
-  let m = 0;
-  for (let d = 0; d < size; d++) {
-    const a = start[d]!;
-    const e = start[d + 1]!;
-    start[d] = m;
-    if (e - a > 16) all.subarray(a, e).sort();
-    else {
-      for (let i = a + 1; i < e; i++) {
-        const x = all[i]!;
-        let j = i - 1;
-        while (j >= a && all[j]! > x) {
-          all[j + 1] = all[j]!;
-          j--;
-        }
-        all[j + 1] = x;
-      }
-    }
-    for (let i = a; i < e; i++) if (i === a || all[i] !== all[i - 1]) nbr[m++] = all[i]!;
-  }
-  start[size] = m;
-  return { start, nbr: nbr.subarray(0, m) };
-}
-
-/**
- * One large-star step over the neighbourhoods of documents [lo, lo + size): each document u links
- * its larger neighbours to m, the smallest of u and its neighbours (written as (larger, m), for the
- * small-star step after). Also says whether every document was already a star's centre or leaf and,
- * if so, each one's label (its centre).
- */
-export function largeStar(g: { start: Float64Array; nbr: Float64Array }, lo: number, out: { push(u: number, v: number): void }): { star: boolean; nodes: number; centres: number; largest: number } {
-  const size = g.start.length - 1;
-  let star = true;
-  let nodes = 0;
-  let centres = 0;
-  let largest = 0;
-  for (let d = 0; d < size; d++) {
-    const a = g.start[d]!;
-    const e = g.start[d + 1]!;
-    if (e === a) continue;
-    nodes++;
-    const u = lo + d;
-    const first = g.nbr[a]!;
-    const m = Math.min(u, first);
-    if (first > u) {
-      centres++;
-      largest = Math.max(largest, e - a + 1);
-    } else if (e - a !== 1) star = false;
-    for (let i = a; i < e; i++) if (g.nbr[i]! > u) out.push(g.nbr[i]!, m);
-  }
-  return { star, nodes, centres, largest };
-}
-
-/**
- * One small-star step over documents [lo, lo + size) and their smaller neighbours: u and each of
- * them are linked to m, the smallest (both orientations, for the large-star step after).
- */
-export function smallStar(g: { start: Float64Array; nbr: Float64Array }, lo: number, out: { both(a: number, b: number): void }): number {
-  const size = g.start.length - 1;
-  let nodes = 0;
-  for (let d = 0; d < size; d++) {
-    const a = g.start[d]!;
-    const e = g.start[d + 1]!;
-    if (e === a) continue;
-    nodes++;
-    const u = lo + d;
-    const m = g.nbr[a]!;
-    for (let i = a + 1; i < e; i++) out.both(g.nbr[i]!, m);
-    out.both(u, m);
-  }
-  return nodes;
 }
 
 /** The candidate pairs of the documents of shard group q, from every join output (global numbers, with repeats). */
@@ -333,75 +203,6 @@ async function writeLabels(file: string, plan: string, g: { start: Float64Array;
     bins[labelBin(m, docs, nbins)]!++;
   }
   await writeColumns(file, 'link-labels', plan, {}, { node: Float64Array.from(node), label: Float64Array.from(label), bins });
-}
-
-/** How a runner runs the tasks of a round and sees them commit. */
-export interface RoundRunner {
-  /** Runs these tasks of the round (each through the work dir); resolves once they have committed. */
-  run(stage: RoundStage, tasks: number[]): Promise<void>;
-  /** Task t's marker, when it has committed. */
-  marker(stage: RoundStage, t: number): Promise<LinkRoundMarker | undefined>;
-}
-
-/**
- * The converged large-star round of the job, when the rounds so far end in one (every task of it
- * found only stars); undefined while some round is incomplete or the graph is not yet stars.
- */
-export async function convergedRound(job: JobSpec, marker: RoundRunner['marker']): Promise<number | undefined> {
-  const G = taskCount(job, 'link');
-  for (let r = 1; r <= MAX_ROUNDS; r += 2) {
-    const ms = await Promise.all(Array.from({ length: G }, (_, t) => marker(roundStage(r), t)));
-    if (ms.some((m) => m === undefined)) return undefined;
-    if (ms.every((m) => m!.star === true)) return r;
-  }
-  return undefined;
-}
-
-/**
- * Runs link rounds until the candidate graph is stars; returns that round. `runner.run` gets each
- * round's unfinished tasks; a resumed job skips the rounds already committed.
- */
-export async function driveLink(job: JobSpec, runner: RoundRunner): Promise<number> {
-  const G = taskCount(job, 'link');
-  for (let r = 0; r <= MAX_ROUNDS; r++) {
-    const stage = roundStage(r);
-    const ms = await Promise.all(Array.from({ length: G }, (_, t) => runner.marker(stage, t)));
-    const todo = ms.flatMap((m, t) => (m ? [] : [t]));
-    if (todo.length > 0) await runner.run(stage, todo);
-    if (r % 2 === 1) {
-      const done = await Promise.all(Array.from({ length: G }, (_, t) => runner.marker(stage, t)));
-      if (done.every((m) => m?.star === true)) return r;
-    }
-  }
-  throw new Error(`the link stage did not converge in ${MAX_ROUNDS} rounds`);
-}
-
-/**
- * A runner for array members (Slurm, Kubernetes Indexed Jobs): this member runs its own tasks of
- * each round, then waits for the round's other tasks; a task still missing after `stealAfterMs`
- * (a member that has not started, or died) it runs itself, as any member may (tasks commit
- * atomically, and a second run of a committed task is a no-op).
- */
-export function memberRunner(own: readonly number[], run: (stage: RoundStage, t: number) => Promise<unknown>, marker: RoundRunner['marker'], stealAfterMs = 10000, pollMs = 250): RoundRunner {
-  return {
-    marker,
-    async run(stage, tasks) {
-      const mine = tasks.filter((t) => own.includes(t));
-      for (const t of mine) await run(stage, t);
-      let since = performance.now();
-      for (;;) {
-        const missing: number[] = [];
-        for (const t of tasks) if (!(await marker(stage, t))) missing.push(t);
-        if (missing.length === 0) return;
-        if (performance.now() - since >= stealAfterMs) {
-          await run(stage, missing[0]!);
-          since = performance.now();
-          continue;
-        }
-        await new Promise((r) => setTimeout(r, pollMs));
-      }
-    },
-  };
 }
 
 /**

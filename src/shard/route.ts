@@ -19,7 +19,8 @@ import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
 import { checkShard, rangeOf, roundStage, shardsOfTask, taskCount, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
-import { groupPairs, groupStarts, labelBin, labelBins, linkRound, neighbours, verifyTaskOf, type LinkMarker, type LinkRoundMarker } from './link.js';
+import { groupPairs, groupStarts, labelBin, labelBins, linkRound, verifyTaskOf, type LinkMarker, type LinkRoundMarker } from './link.js';
+import { neighbours } from './starGraph.js';
 
 /** The route task's marker. */
 export interface RouteMarker {

@@ -17,6 +17,8 @@
  * complete attempt of identical content, and correctness never depends on which one wins.
  * `neardup job clean` removes the attempts no marker names. A running task keeps a running record
  * (./s3running.ts) for `job status`.
+ * Why this file is long: it is the whole of one work dir kind (fetch a task's inputs, run it,
+ * publish its attempt, the status view, clean), each part the counterpart of the others.
  * @module
  */
 import { randomBytes } from 'node:crypto';
@@ -35,7 +37,8 @@ import { isJobEntry, JOB_VERSION, jobFile, parseJob, roundOf, roundStage, sameJo
 import { runTask } from './stages.js';
 import { jobReads, taskInputs, type TaskRead } from './taskReads.js';
 import { verifyReads } from './verify.js';
-import { convergedRound, linkRound, type LinkRoundMarker } from './link.js';
+import { linkRound } from './link.js';
+import { convergedRound, type RoundState } from './linkDriver.js';
 import { markRunning, runningView, staleRunning } from './s3running.js';
 import { mapStrings, translated, type Names } from './s3names.js';
 import { fetchPartition } from './s3partition.js';
@@ -257,7 +260,7 @@ export class S3WorkDir {
     const ended = await markRunning(this.name, stage, t);
     try {
       // A link task reads every round up to the converged one: which that is, its markers say.
-      const round = stage === 'link' ? await convergedRound(job, async (st, q) => (await this.storedMarker(job, st, q))?.body as LinkRoundMarker | undefined) : undefined;
+      const round = stage === 'link' ? await convergedRound(job, async (st, q) => (await this.storedMarker(job, st, q))?.body as RoundState | undefined) : undefined;
       if (stage === 'link' && round === undefined) throw new UsageError(`link task ${t}: the link rounds have not converged (run "neardup stage link", which runs them)`);
       const first = taskInputs(job, stage, t, round !== undefined ? [round] : undefined);
       await this.fetchReads(job, first.reads, spool.dir, true);

@@ -9,7 +9,7 @@ import { STAGES, taskCount } from '../../shard/job.js';
 import { arrayIndexFromEnv, parseStage, tasksOfMember } from '../../shard/stages.js';
 import { parseCount, parsePositiveInt } from '../options.js';
 import { openJob } from '../jobRun.js';
-import { driveLink, memberRunner, type LinkRoundMarker } from '../../shard/link.js';
+import { driveLink, memberRunner, type RoundState } from '../../shard/linkDriver.js';
 
 /** The `stage` command. */
 export function stageCommand(): Command {
@@ -42,7 +42,7 @@ Examples:
       if (stage === 'link') {
         // The rounds: this member's tasks of each, then the others' (run here if no member does).
         const t0 = performance.now();
-        const round = await driveLink(job, memberRunner(tasks, (st, t) => wd.run(job, st, t), (st, t) => wd.marker(job, st, t) as Promise<LinkRoundMarker | undefined>));
+        const round = await driveLink(job, memberRunner(tasks, (st, t) => wd.run(job, st, t), (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>));
         process.stderr.write(`neardup: link rounds converged at round ${round} in ${Math.round(performance.now() - t0)} ms\n`);
       }
       for (const t of tasks) {
