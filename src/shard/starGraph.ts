@@ -33,8 +33,13 @@ export class EdgeOut {
     this.push(b, a);
   }
 
-  /** Writes edges.bin: rows grouped by the partition of u (a stable counting sort). */
+  /** Writes edges.bin: {@link columns}. */
   async write(file: string, plan: string): Promise<void> {
+    await writeColumns(file, 'link-edges', plan, {}, this.columns());
+  }
+
+  /** The edges grouped by the partition of u (a stable counting sort), with `pstart`. */
+  columns(): { u: Float64Array; v: Float64Array; pstart: Float64Array } {
     const G = this.starts.length - 1;
     const part = new Int32Array(this.n);
     const pstart = new Float64Array(G + 1);
@@ -48,7 +53,7 @@ export class EdgeOut {
       u[at] = this.u[i]!;
       v[at] = this.v[i]!;
     }
-    await writeColumns(file, 'link-edges', plan, {}, { u, v, pstart });
+    return { u, v, pstart };
   }
 }
 

@@ -20,12 +20,13 @@ export function stageCommand(): Command {
     .option('--task <i>', 'with --tasks N: this process is member i of N and runs tasks i, i+N, …; without --tasks: runs task i (default: SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX)', parseCount('task', 1e9))
     .option('--tasks <n>', 'array size (default: SLURM_ARRAY_TASK_COUNT; else one member per task)', parsePositiveInt('tasks', 1e9))
     .option('--all', 'run every task of the stage in this process')
+    .option('--steal-after <seconds>', 'link: how long a member waits for a round\'s other tasks before running them itself (members of an array run at once)', parseCount('steal-after', 86400), 10)
     .addHelpText('after', `
 Examples:
   $ neardup stage sign --work-dir /shared/job --task 3            # sign shard 3
   $ sbatch --array=0-31 --wrap 'neardup stage sign --work-dir /shared/job'
   $ neardup stage join --work-dir /shared/job --task 0 --tasks 4  # partitions 0, 4, 8, …`)
-    .action(async (name: string, flags: { workDir: string; task?: number; tasks?: number; all?: boolean }) => {
+    .action(async (name: string, flags: { workDir: string; task?: number; tasks?: number; all?: boolean; stealAfter: number }) => {
       const stage = parseStage(name);
       const { wd, job } = await openJob(flags.workDir);
       const total = taskCount(job, stage);
@@ -42,7 +43,7 @@ Examples:
       if (stage === 'link') {
         // The rounds: this member's tasks of each, then the others' (run here if no member does).
         const t0 = performance.now();
-        const round = await driveLink(job, memberRunner(tasks, (st, t) => wd.run(job, st, t), (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>));
+        const round = await driveLink(job, memberRunner(tasks, (st, t) => wd.run(job, st, t), (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>, flags.stealAfter * 1000));
         process.stderr.write(`neardup: link rounds converged at round ${round} in ${Math.round(performance.now() - t0)} ms\n`);
       }
       for (const t of tasks) {
