@@ -195,6 +195,99 @@ export function generateCorpus(options: GenerateOptions): { bytes: number; plant
   return { bytes, planted: truth.length };
 }
 
+/** Options of {@link generateShards}. */
+export interface ShardsOptions {
+  docs: number;
+  /** Directory of the shards `part-NNNN.jsonl` (plain JSONL, consecutive documents each). */
+  dir: string;
+  shards: number;
+  dupRate?: number;
+  chainRate?: number;
+  /**
+   * Documents of one planted chain (each an edit of the one before, 1–4 % of its words), placed
+   * through the whole corpus in chain order: one connected component of this many documents whose
+   * ends share nothing. Default 0.
+   */
+  giant?: number;
+  seed?: number;
+}
+
+/**
+ * Writes a corpus as plain JSONL shards (`{"id","url","text"}` lines), as {@link generateCorpus}
+ * makes it, and one giant chain through it; returns the bytes written and the giant chain's size.
+ * Streams: memory does not grow with the corpus beyond 13 bytes per document.
+ */
+export function generateShards(options: ShardsOptions): { bytes: number; giant: number } {
+  const { docs, dir, shards } = options;
+  const dupRate = options.dupRate ?? 0.1;
+  const seed = options.seed ?? 7;
+  const giant = options.giant ?? 0;
+  const gen = new CorpusGenerator(seed);
+  const rnd = splitmix32(seed ^ 0x1234567);
+  const place = splitmix32(seed ^ 0x7654321);
+  mkdirSync(dir, { recursive: true });
+  const root = new Int32Array(docs);
+  const parent = new Int32Array(docs).fill(-1);
+  const rate = new Float32Array(docs);
+  const copies: number[] = [];
+  const chainRate = options.chainRate ?? 0;
+  const wordsOf = (i: number): Int32Array => (parent[i]! < 0 ? gen.original(i) : gen.edit(wordsOf(parent[i]!), rate[i]!, i));
+  const per = Math.ceil(docs / shards);
+  let bytes = 0;
+  let chain: Int32Array | undefined;
+  let inChain = 0;
+  let fd = -1;
+  let name = '';
+  let chunk: string[] = [];
+  let chunkLen = 0;
+  const flush = (): void => {
+    bytes += writeSync(fd, chunk.join(''));
+    chunk = [];
+    chunkLen = 0;
+  };
+  for (let i = 0; i < docs; i++) {
+    if (i % per === 0) {
+      if (fd >= 0) {
+        flush();
+        closeSync(fd);
+        renameSync(`${name}.tmp`, name);
+      }
+      name = join(dir, `part-${String(i / per).padStart(4, '0')}.jsonl`);
+      fd = openSync(`${name}.tmp`, 'w');
+    }
+    let words: Int32Array;
+    let salt: number;
+    // A giant-chain document with probability giant/docs (while the chain is short of its size).
+    if (inChain < giant && place() / 4294967296 < (giant - inChain) / (docs - i)) {
+      chain = chain ? gen.edit(chain, [0.01, 0.02, 0.04][place() % 3]!, i) : gen.original(i);
+      words = chain;
+      salt = 12345;
+      inChain++;
+      root[i] = i;
+    } else {
+      const dup = i > 0 && rnd() / 4294967296 < dupRate;
+      if (dup) {
+        const chained = copies.length > 0 && chainRate > 0 && rnd() / 4294967296 < chainRate;
+        const src = chained ? copies[rnd() % copies.length]! : root[rnd() % i]!;
+        parent[i] = src;
+        rate[i] = EDIT_RATES[rnd() % EDIT_RATES.length]!;
+        root[i] = root[src]!;
+        copies.push(i);
+      } else root[i] = i;
+      words = wordsOf(i);
+      salt = root[i]! * 31 + 1;
+    }
+    const line = `{"id":"${i}","url":"https://example.org/${i}","text":${JSON.stringify(gen.render(words, salt))}}\n`;
+    chunk.push(line);
+    chunkLen += line.length;
+    if (chunkLen > 1 << 22) flush();
+  }
+  flush();
+  closeSync(fd);
+  renameSync(`${name}.tmp`, name);
+  return { bytes, giant: inChain };
+}
+
 /**
  * Splits a generated corpus (`<id>⇥<text>` lines) into `shards` JSONL shards `part-NNNN.jsonl`
  * under `dir` (`{"id": "<id>", "text": "…"}` per line), consecutive documents per shard; every
@@ -231,7 +324,12 @@ function arg(name: string, def?: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : def;
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/.*\//, ''))) {
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/.*\//, '')) && arg('jsonl-shards')) {
+  // node dist/bench/gen.js --docs N --jsonl-shards DIR --shards K [--giant M] [--dup-rate r] [--chain-rate c]
+  const t0 = performance.now();
+  const r = generateShards({ docs: Number(arg('docs', '70000')), dir: arg('jsonl-shards')!, shards: Number(arg('shards', '32')), dupRate: Number(arg('dup-rate', '0.1')), chainRate: Number(arg('chain-rate', '0')), giant: Number(arg('giant', '0')), seed: Number(arg('seed', '7')) });
+  console.log(`wrote ${arg('jsonl-shards')}: ${(r.bytes / 1e9).toFixed(2)} GB, a giant chain of ${r.giant} documents, in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+} else if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/.*\//, ''))) {
   const docs = Number(arg('docs', '70000'));
   const out = arg('out', 'bench/data/corpus.tsv')!;
   const t0 = performance.now();
