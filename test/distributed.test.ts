@@ -74,6 +74,7 @@ describe('sharded dedup jobs', () => {
     run('route', {}, ['--all']);
     run('gather', {}, ['--all']);
     for (let i = 0; i < 3; i++) run('verify', {}, ['--task', String(i), '--tasks', '3']);
+    run('decide', {}, ['--all']);
     run('components', {}, ['--all']);
     const rep = neardup(['job', 'report', '--work-dir', 'array', '--out', 'array.tsv', '-q'], { cwd: dir });
     assert.equal(rep.code, 0, rep.stderr);

@@ -13,7 +13,7 @@ import zlib from 'node:zlib';
 import { tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { jsonl, neardupAsync, plantedDocs, writeShards, type Doc } from './helpers/shards.js';
-import { STAGES, type StageName } from '../src/shard/job.js';
+import { removeCommand, STAGES, type StageName } from '../src/shard/job.js';
 
 describe('job directories: one plan, one input, no torn files', () => {
   let dir: string;
@@ -67,6 +67,8 @@ describe('job directories: one plan, one input, no torn files', () => {
     const again = await cliInProcess(['job', 'dedup', shards, '--local', '--work-dir', work, '--id-field', 'id', '--threshold', '0.5', '--out', path.join(dir, 'r2.tsv'), '-q']);
     assert.equal(again.code, 2);
     assert.match(again.stderr, /holds .* but no job\.json: .*use a new --work-dir, or remove the whole directory \(rm -r /);
+    // A work dir in object storage is removed with the AWS CLI, not rm.
+    for (const w of ['s3://b/jobs/x', 's3://b/jobs/x/', 's3://b']) assert.equal(removeCommand(w), `aws s3 rm --recursive ${w.replace(/\/*$/, '/')}`);
     assert.ok(!fs.existsSync(path.join(dir, 'r2.tsv')));
     // A damaged plan: cut, not JSON, a field of the wrong type.
     const work2 = path.join(dir, 'damaged');

@@ -83,7 +83,7 @@ describe('job --local on task processes', () => {
   });
 
   for (const against of [false, true]) {
-    it(`the recall estimate is dedup's (to 1e-12), summed from the verify tasks' parts${against ? ' (--against)' : ''}`, () => {
+    it(`the recall estimate is dedup's (to 1e-12), summed from the decide tasks' parts${against ? ' (--against)' : ''}`, () => {
       const recallOf = (r: { code: number; stdout: string; stderr: string }): unknown => {
         assert.equal(r.code, 0, r.stderr);
         return (JSON.parse(r.stdout) as { recall: unknown }).recall;
@@ -105,9 +105,9 @@ describe('job --local on task processes', () => {
         for (const k of Object.keys(p)) assert.ok(Math.abs(p[k]! - q[k]!) <= 1e-12 * Math.abs(q[k]!), `${k}: ${p[k]} against dedup's ${q[k]}`);
       };
       close(j, d);
-      // Each verify task's marker holds its part; job report sums them again.
-      for (const t of fs.readdirSync(path.join(work, 'verify'))) {
-        const m = JSON.parse(fs.readFileSync(path.join(work, 'verify', t, '_SUCCESS.json'), 'utf8')) as { recall?: { found: number } };
+      // Each decide task's marker holds its part; job report sums them again.
+      for (const t of fs.readdirSync(path.join(work, 'decide'))) {
+        const m = JSON.parse(fs.readFileSync(path.join(work, 'decide', t, '_SUCCESS.json'), 'utf8')) as { recall?: { found: number } };
         assert.ok(m.recall && typeof m.recall.found === 'number', 'the marker holds its part of the estimate');
       }
       assert.deepEqual(recallOf(neardup(['job', 'report', '--work-dir', work, '--out', path.join(dir, `rc2-${tag}.tsv`), '--json'], { cwd: dir })), j);

@@ -128,20 +128,20 @@ describe('job status', () => {
     const r = neardup(['job', 'dedup', shards, '--local', '--work-dir', work, '--task-bytes', '1', '-o', out], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     // Plain JSONL shards: verify reads their lines in place, and there is no gather stage.
-    assert.match(r.stderr, /^time {8}sign [\d.]+ m?s · join [\d.]+ m?s · link [\d.]+ m?s · route [\d.]+ m?s · verify [\d.]+ m?s · components [\d.]+ m?s · total [\d.]+ m?s$/m);
+    assert.match(r.stderr, /^time {8}sign [\d.]+ m?s · join [\d.]+ m?s · link [\d.]+ m?s · route [\d.]+ m?s · verify [\d.]+ m?s · decide [\d.]+ m?s · components [\d.]+ m?s · total [\d.]+ m?s$/m);
 
     const rep = neardup(['job', 'report', '--work-dir', work, '-o', path.join(dir, 'pairs2.tsv'), '--verbose'], { cwd: dir });
     assert.equal(rep.code, 0, rep.stderr);
     assert.match(rep.stderr, /^time {8}sign [\d.]+ m?s · join/m);
     assert.match(rep.stderr, /^cpu {9}sign [\d.]+ m?s · join/m);
-    assert.match(rep.stderr, /^tasks {7}sign 4 · join 4 · link 4 · route 4 · verify 4 · components 4$/m);
+    assert.match(rep.stderr, /^tasks {7}sign 4 · join 4 · link 4 · route 4 · verify 4 · decide 4 · components 4$/m);
 
     const jw = path.join(dir, 'whole-json');
     const j = neardup(['job', 'dedup', shards, '--local', '--work-dir', jw, '--task-bytes', '1', '-o', path.join(dir, 'pairs3.tsv'), '--json'], { cwd: dir });
     assert.equal(j.code, 0, j.stderr);
     const summary = JSON.parse(j.stdout) as { timings: { total: number; stages: Record<string, { tasks: number; wall: number; cpu: number }> } };
     assert.equal(typeof summary.timings.total, 'number');
-    assert.deepEqual(Object.keys(summary.timings.stages), ['sign', 'join', 'link', 'route', 'verify', 'components']);
+    assert.deepEqual(Object.keys(summary.timings.stages), ['sign', 'join', 'link', 'route', 'verify', 'decide', 'components']);
     for (const [stage, t] of Object.entries(summary.timings.stages)) {
       assert.ok(t.tasks >= 1, stage);
       assert.ok(typeof t.wall === 'number' && t.wall >= 0, stage);
@@ -151,7 +151,7 @@ describe('job status', () => {
     // A bar per stage where progress is shown (forced here, as a terminal would), none with --quiet.
     const bars = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'bars'), '--task-bytes', '1', '-o', path.join(dir, 'pairs4.tsv')], { cwd: dir, env: { NEARDUP_PROGRESS: 'always' } });
     assert.equal(bars.code, 0, bars.stderr);
-    for (const stage of ['sign', 'join', 'link', 'route', 'verify', 'components']) assert.match(bars.stderr, new RegExp(`${stage} *\\[[█░]+\\] 100% · [\\d.k]+ tasks/s`), stage);
+    for (const stage of ['sign', 'join', 'link', 'route', 'verify', 'decide', 'components']) assert.match(bars.stderr, new RegExp(`${stage} *\\[[█░]+\\] 100% · [\\d.k]+ tasks/s`), stage);
     const quiet = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'bars'), '-o', path.join(dir, 'pairs5.tsv'), '--task-bytes', '1', '-q'], { cwd: dir, env: { NEARDUP_PROGRESS: 'always' } });
     assert.equal(quiet.code, 0, quiet.stderr);
     assert.equal(quiet.stderr, '');
@@ -159,7 +159,7 @@ describe('job status', () => {
     const s = neardup(['job', 'status', '--work-dir', work], { cwd: dir });
     assert.equal(s.code, 0, s.stderr);
     assert.doesNotMatch(s.stdout, /^gather/m);
-    for (const [stage, n] of [['sign', 4], ['join', 4], ['link', 4], ['route', 4], ['verify', 4], ['components', 4]] as const) {
+    for (const [stage, n] of [['sign', 4], ['join', 4], ['link', 4], ['route', 4], ['verify', 4], ['decide', 4], ['components', 4]] as const) {
       assert.match(s.stdout, new RegExp(`^${stage}\\s+${n}/${n}\\s+0\\s+0\\s+0\\s+[\\d.]+ m?s`, 'm'));
     }
     assert.doesNotMatch(s.stdout, /^eta/m);

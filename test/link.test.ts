@@ -186,7 +186,7 @@ describe('a giant component cut across every shard group', () => {
         assert.ok(!fs.existsSync(path.join(work, 'link', '00001', '_SUCCESS.json')));
         assert.equal(neardup(['stage', 'link', '--work-dir', work, '--all'], { cwd: dir }).code, 0);
       }
-      for (const s of ['route', 'verify', 'components']) assert.equal(neardup(['stage', s, '--work-dir', work, '--all'], { cwd: dir }).code, 0);
+      for (const s of ['route', 'verify', 'decide', 'components']) assert.equal(neardup(['stage', s, '--work-dir', work, '--all'], { cwd: dir }).code, 0);
       const out = path.join(dir, `array-${together}.tsv`);
       const rep = neardup(['job', 'report', '--work-dir', work, '-o', out, '-q'], { cwd: dir });
       assert.equal(rep.code, 0, rep.stderr);

@@ -94,9 +94,9 @@ test('array stages on a work dir in S3: neardup dedup\'s pairs; two attempts rac
   const both = await attempts('jobs/a/sign/00001/');
   assert.equal(both.length, 2, 'both attempts wrote their objects');
   assert.ok(both.includes(await markerAttempt('jobs/a/sign/00001/_SUCCESS.json')));
-  await stages(W, ['sign', 'join', 'link', 'route', 'gather', 'verify', 'components']);
+  await stages(W, ['sign', 'join', 'link', 'route', 'gather', 'verify', 'decide', 'components']);
   const status = JSON.parse(await ok(['job', 'status', '--work-dir', W, '--json']));
-  assert.deepEqual(status.stages.map((s: { stage: string; done: number; total: number }) => [s.stage, s.done === s.total]), [['sign', true], ['join', true], ['link', true], ['route', true], ['gather', true], ['verify', true], ['components', true]]);
+  assert.deepEqual(status.stages.map((s: { stage: string; done: number; total: number }) => [s.stage, s.done === s.total]), [['sign', true], ['join', true], ['link', true], ['route', true], ['gather', true], ['verify', true], ['decide', true], ['components', true]]);
   await ok(['job', 'report', '--work-dir', W, '--out', `s3://${BUCKET}/a.tsv`, '-q']);
   assert.deepEqual(sortedLines((await getObjects(server, BUCKET, 'a.tsv')).get('')!.toString()), single);
   const clean = await run(['job', 'clean', '--work-dir', W]);
@@ -134,7 +134,7 @@ test('a task SIGKILLed while it uploads: nothing looks complete; running it agai
   const early = await run(['job', 'report', '--work-dir', work, '-q']);
   assert.equal(early.code, 2);
   assert.match(early.stderr, /the job is not finished: verify \d+\/\d+/);
-  await stages(work, ['verify', 'components']);
+  await stages(work, ['verify', 'decide', 'components']);
   const rep = await run(['job', 'report', '--work-dir', work, '-q']);
   assert.equal(rep.code, 0, rep.stderr);
   assert.deepEqual(sortedLines(rep.stdout), single);

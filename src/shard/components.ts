@@ -1,9 +1,9 @@
 /**
- * Stage 7, components (one task per shard group): numbers the clusters the verify tasks decided and
+ * Stage 8, components (one task per shard group): numbers the clusters the decide tasks decided and
  * sends each member's verdict to its shard's group. Clusters are numbered in order of their smallest
  * document, as in `neardup dedup`: task g takes the clusters whose smallest document is in group g
- * from every verify task (each in that order), merges them, and numbers them on from the clusters of
- * the groups before (which each verify task's `pstart` counts). With `--against` there are no
+ * from every decide task (each in that order), merges them, and numbers them on from the clusters of
+ * the groups before (which each decide task's `pstart` counts). With `--against` there are no
  * clusters: each matched corpus document's best reference match is passed on.
  *
  * Outputs in `components/NNNNN/`:
@@ -25,7 +25,7 @@ import { commitTask, requireMarker, taskDir } from './commit.js';
 import { rangeOf, taskCount, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
 import { groupStarts } from './link.js';
-import type { VerifyMarker } from './verify.js';
+import type { DecideMarker } from './decide.js';
 import type { RemovalSummary } from '../dedup/verifiedGraph.js';
 import { recallFromParts, type RecallEstimate } from '../lsh/recallEstimate.js';
 
@@ -37,7 +37,7 @@ export interface ComponentsMarker {
   rows: number;
 }
 
-/** One verify task's clusters and members of group g. */
+/** One decide task's clusters and members of group g. */
 interface Piece {
   min: Float64Array;
   size: Int32Array;
@@ -51,7 +51,7 @@ interface Piece {
 }
 
 function readPiece(workDir: string, job: JobSpec, v: number, g: number): { piece: Piece; before: number } {
-  const dir = taskDir(workDir, 'verify', v);
+  const dir = taskDir(workDir, 'decide', v);
   const c = ColumnFile.open(path.join(dir, 'clusters.bin'), 'cluster-lines', job.id);
   const m = ColumnFile.open(path.join(dir, 'members.bin'), 'cluster-members', job.id);
   try {
@@ -79,16 +79,16 @@ function readPiece(workDir: string, job: JobSpec, v: number, g: number): { piece
   }
 }
 
-/** Runs components task g (idempotent; every verify task must have completed). */
+/** Runs components task g (idempotent; every decide task must have completed). */
 export function runComponents(workDir: string, job: JobSpec, g: number): Promise<ComponentsMarker> {
   return commitTask<ComponentsMarker>(workDir, job, 'components', g, async (dir) => {
-    const V = taskCount(job, 'verify');
+    const V = taskCount(job, 'decide');
     const { docOffset } = numbering(workDir, job);
     const starts = groupStarts(job, docOffset);
     const pieces: Piece[] = [];
     let first = 0;
     for (let v = 0; v < V; v++) {
-      requireMarker(workDir, job, 'verify', v);
+      requireMarker(workDir, job, 'decide', v);
       const { piece, before } = readPiece(workDir, job, v, g);
       pieces.push(piece);
       first += before;
@@ -101,7 +101,7 @@ export function runComponents(workDir: string, job: JobSpec, g: number): Promise
       if (job.against) {
         for (let v = 0; v < V; v++) for (let i = 0; i < pieces[v]!.doc.length; i++) rows.push({ doc: pieces[v]!.doc[i]!, cluster: -1, piece: v, at: i });
       } else {
-        // Merge the verify tasks' clusters by smallest document (each task's are in that order).
+        // Merge the decide tasks' clusters by smallest document (each task's are in that order).
         const next = new Int32Array(V);
         const memberAt = new Int32Array(V);
         for (;;) {
@@ -214,7 +214,7 @@ export function groupAssignment(workDir: string, job: JobSpec, f: number): Group
   return out;
 }
 
-/** The job's clustering counters, summed over the verify tasks (every one must have completed). */
+/** The job's clustering counters, summed over the decide tasks (every one must have completed). */
 export interface ClusterTotals {
   clusters: number;
   docsInClusters: number;
@@ -224,13 +224,13 @@ export interface ClusterTotals {
   recall: RecallEstimate;
 }
 
-/** Sums the verify markers' decisions: counts add up, the largest cluster and lowest similarity are the extremes. */
+/** Sums the decide markers: counts add up, the largest cluster and lowest similarity are the extremes. */
 export function clusterTotals(workDir: string, job: JobSpec): ClusterTotals {
   const t: ClusterTotals = { clusters: 0, docsInClusters: 0, duplicates: 0, recall: recallFromParts([]) };
   const recall = [];
   let removal: RemovalSummary | undefined;
-  for (let v = 0; v < taskCount(job, 'verify'); v++) {
-    const m = requireMarker<VerifyMarker>(workDir, job, 'verify', v);
+  for (let v = 0; v < taskCount(job, 'decide'); v++) {
+    const m = requireMarker<DecideMarker>(workDir, job, 'decide', v);
     t.clusters += m.clusters;
     t.docsInClusters += m.docsInClusters;
     t.duplicates += m.duplicates;

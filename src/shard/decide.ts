@@ -1,12 +1,13 @@
 /**
- * What a verify task decides of the components the route stage gave it whole: the clusters of their
+ * Stage 7, decide (one task per shard group): the components whose smallest document is in the
+ * group, each whole (its verified pairs from every verify task), decided: the clusters of their
  * verified pairs, which member of each is kept (the job's `--removal` rule and `--keep` policy),
  * each member's kept document and similarity to it, and the cluster lines without their numbers
  * (numbers are global: the components stage gives them). With `--against`, each corpus document's
  * best reference match. The counters a summary needs (clusters, both rules' drops, the recall
  * estimate's sums) go into the verify marker, to be summed over the tasks.
  *
- * Outputs in `verify/NNNNN/`:
+ * Outputs in `decide/NNNNN/`:
  * - `clusters.bin` (kind `cluster-lines`): per cluster, ascending smallest member: min (float64),
  *   size (int32), line (string: the cluster's JSON line after `{"cluster":N`), grouped by the shard
  *   group of min with `pstart` (G + 1).
@@ -24,9 +25,12 @@ import { verifiedRemoval, type KeepRanking, type Removal } from '../dedup/remova
 import type { RemovalSummary } from '../dedup/verifiedGraph.js';
 import { chooseKept, keepNeedsValues, keepValueError, parseKeepPolicy, ValueStatus, type KeepRule } from '../dedup/keepPolicy.js';
 import { RecallAccumulator, type RecallParts } from '../lsh/recallEstimate.js';
-import { writeColumns } from './columns.js';
-import { rangeOf, type JobSpec } from './job.js';
-import type { JobDocs, ShardDocs } from './docs.js';
+import { ColumnFile, writeColumns } from './columns.js';
+import { commitTask, requireMarker, taskDir } from './commit.js';
+import { rangeOf, taskCount, type JobSpec } from './job.js';
+import { jobDocs, type JobDocs, type ShardDocs } from './docs.js';
+import { numbering } from './shardInput.js';
+import { withSets } from './verify.js';
 
 /** A task's verified pairs in global (a, b) order. */
 export interface VerifiedPairs {
@@ -94,7 +98,66 @@ export interface Decisions {
   members: { doc: Float64Array; rep: Float64Array; repId: string[]; size: Int32Array; sim: Float64Array; id: string[] };
 }
 
-/** Decides a verify task's components (see the module comment). */
+/**
+ * Group g's verified pairs of every verify task (those whose component's smallest document is in
+ * the group), in global (a, b) order.
+ */
+function groupVerified(workDir: string, job: JobSpec, g: number): VerifiedPairs {
+  const parts: { a: Float64Array; b: Float64Array; sim: Float64Array }[] = [];
+  for (let v = 0; v < taskCount(job, 'verify'); v++) {
+    requireMarker(workDir, job, 'verify', v);
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', v), 'bylabel.bin'), 'labelled-pairs', job.id);
+    try {
+      const ps = f.f64('pstart', g, g + 2);
+      if (ps[1]! > ps[0]!) parts.push({ a: f.f64('a', ps[0]!, ps[1]!), b: f.f64('b', ps[0]!, ps[1]!), sim: f.f64('sim', ps[0]!, ps[1]!) });
+    } finally {
+      f.close();
+    }
+  }
+  const n = parts.reduce((x, p) => x + p.a.length, 0);
+  const a = new Float64Array(n);
+  const b = new Float64Array(n);
+  const sim = new Float64Array(n);
+  for (let k = 0, at = 0; k < parts.length; at += parts[k]!.a.length, k++) {
+    a.set(parts[k]!.a, at);
+    b.set(parts[k]!.b, at);
+    sim.set(parts[k]!.sim, at);
+  }
+  // A document's pairs may come from several verify tasks (a component spread over them): one order.
+  const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
+  return { a: Float64Array.from(order, (i) => a[i]!), b: Float64Array.from(order, (i) => b[i]!), sims: Float64Array.from(order, (i) => sim[i]!) };
+}
+
+/** The decide task's marker. */
+export type DecideMarker = Decided;
+
+/** The shards whose documents group g's verified pairs touch: what the task reads ids (and texts) of. */
+export function decideReads(workDir: string, job: JobSpec, g: number): number[] {
+  const { docOffset } = numbering(workDir, job);
+  const { a, b } = groupVerified(workDir, job, g);
+  const seen = new Set<number>();
+  for (const x of [a, b]) for (const d of x) seen.add(rangeOf(docOffset, d));
+  return [...seen].sort((x, y) => x - y);
+}
+
+/** Runs decide task g (idempotent; every verify task must have completed). */
+export function runDecide(workDir: string, job: JobSpec, g: number): Promise<DecideMarker> {
+  return commitTask<DecideMarker>(workDir, job, 'decide', g, async (dir) => {
+    const num = numbering(workDir, job);
+    const pairs = groupVerified(workDir, job, g);
+    const docs = jobDocs(workDir, job, num);
+    try {
+      // Sets only when the cluster rule needs similarities to members the pairs do not give.
+      const decided = await withSets(workDir, job, docs, (sets) => decide(job, pairs, num.docOffset, docs, sets));
+      await writeDecisions(dir, job, decided, num.docOffset);
+      return decided.marker;
+    } finally {
+      docs.close();
+    }
+  });
+}
+
+/** Decides a decide task's components (see the module comment). */
 export async function decide(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource): Promise<Decisions> {
   return job.against ? bestMatches(job, pairs, docOffset, docs) : clustersOf(job, pairs, docOffset, docs, sets);
 }

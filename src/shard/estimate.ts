@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ColumnFile } from './columns.js';
 import { readMarker, requireMarker, taskDir, type MarkerBase } from './commit.js';
-import { saveJob, STAGES, taskCount, type JobSpec, type StageName } from './job.js';
+import { roundStage, saveJob, STAGES, taskCount, type JobSpec, type StageName } from './job.js';
 import { runTasksInProcesses } from './localTasks.js';
 import { shardMarker } from './perShard.js';
 import { numbering, type SignMarker } from './shardInput.js';
@@ -29,6 +29,7 @@ import type { JoinMarker } from './join.js';
 import type { RouteMarker } from './route.js';
 import { BATCH_DOCS, type VerifyMarker } from './verify.js';
 import type { ComponentsMarker } from './components.js';
+import type { DecideMarker } from './decide.js';
 import type { LinkMarker, LinkRoundMarker } from './link.js';
 import { driveLink } from './linkDriver.js';
 
@@ -203,10 +204,10 @@ const grown = (peak: number, ...drivers: [perUnit: number, sample: number, full:
 /**
  * Bytes per unit of the join, link, route and components stages' drivers: join's and components'
  * measured on the 1M bench in task processes, with the JS heap's slack; link's and route's per
- * candidate row of their group from the arrays they hold (link: both ends and the union-find's
- * sort, 56 B; route: both ends, the neighbour lists, component, task and order, and the columns out, 84 B).
+ * candidate row (with repeats) of their group, measured on the 10M bench's largest group (4.9
+ * million rows: link's round 0, which clusters them, 145 B; route 65 B).
  */
-const PER = { joinKeyRow: 24, joinCandRow: 200, linkRow: 56, routeRow: 84, componentsDoc: 240 } as const;
+const PER = { joinKeyRow: 24, joinCandRow: 200, linkRow: 150, routeRow: 70, decidePair: 120, componentsDoc: 240 } as const;
 
 /**
  * Estimates the job `full`: draws its sample (see {@link drawSample}), plans the sample job with
@@ -258,8 +259,9 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const route = { candidates: routes.reduce((a, m) => a + m.candidates, 0), docs: routes.reduce((a, m) => a + m.docs, 0) };
   const verify = markersOf<VerifyMarker>(dir, job, 'verify');
   const comps = markersOf<ComponentsMarker>(dir, job, 'components');
-  const docsInClusters = verify.reduce((a, m) => a + m.docsInClusters, 0);
-  const duplicates = verify.reduce((a, m) => a + m.duplicates, 0);
+  const decide = markersOf<DecideMarker>(dir, job, 'decide');
+  const docsInClusters = decide.reduce((a, m) => a + m.docsInClusters, 0);
+  const duplicates = decide.reduce((a, m) => a + m.duplicates, 0);
   // The sample job's shards are the drawn units in order (a drawn block with no line start has no shard, and no pairs).
   const k = Math.max(sample.drawn, job.shards.length);
   const cand = pairsOf(routes.map((_, q) => ({ file: path.join(taskDir(dir, 'route', q), 'pairs.bin'), kind: 'routed' })), job.id, sample.units, k);
@@ -308,7 +310,9 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   // edges: per task, the candidate rows grow with the candidates per document (the groups are as in
   // the sample), i.e. by candRatio / byBytes.
   const perTaskGrowth = Math.max(1, candRatio / Math.max(1, byBytes));
-  const candRowsTask = pairRows / Math.max(1, routes.length);
+  // The largest group's candidate rows (round 0 of link reads them): groups differ (the 10M bench's
+  // largest had 3.6 × the mean), and a task's memory follows its own.
+  const candRowsTask = Math.max(1, ...link.map((_, t) => readMarker<LinkRoundMarker>(dir, job, roundStage(0), t)?.edgesIn ?? 0));
   const linkPeak = Math.max(BASE_RSS, ...link.map((m) => m.roundsPeakRss));
   stages.push({ stage: 'link', tasks: tasks('link'), bytesWritten: writtenOf(join) * candRatio, peakMemory: grown(linkPeak, [PER.linkRow, candRowsTask, candRowsTask * perTaskGrowth]) });
   stages.push({ stage: 'route', tasks: tasks('route'), bytesWritten: writtenOf(routes) * candRatio, peakMemory: grown(peakOf(routes), [PER.routeRow, candRowsTask, candRowsTask * perTaskGrowth]) });
@@ -329,6 +333,9 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   // Clustered documents: a sample sees clusters in pieces (src/shard/clusteredEstimate.ts); components' outputs and memory grow with them.
   const clustered = estimateClustered(ends.da, ends.ua, ends.db, ends.ub, sample.units, k);
   const clusteredRatio = clustered / Math.max(1, docsInClusters);
+  // A decide task holds its group's components' verified pairs (24 B each, and the clustering's) and
+  // members: it grows with the verified pairs per task.
+  stages.push({ stage: 'decide', tasks: tasks('decide'), bytesWritten: writtenOf(decide) * (docsInClusters > 0 ? clustered / Math.max(1, docsInClusters) : pairRatio), peakMemory: grown(peakOf(decide), [PER.decidePair, sPairs / Math.max(1, decide.length), pairs / Math.max(1, tasks('decide'))]) });
   // A components task holds its group's clusters' lines and members: they grow with the clustered documents per task.
   const cTasks = Math.max(1, comps.length);
   stages.push({ stage: 'components', tasks: tasks('components'), bytesWritten: writtenOf(comps) * (docsInClusters > 0 ? clusteredRatio : pairRatio), peakMemory: grown(peakOf(comps), [PER.componentsDoc, docsInClusters / cTasks, (clustered / Math.max(1, tasks('components'))) ]) });

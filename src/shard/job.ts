@@ -15,7 +15,7 @@ import type { MinHashOptions } from '../sketch/minhash.js';
 import type { PairFormat } from '../io/write.js';
 import { InputError, UsageError } from '../io/errors.js';
 import { writeError } from '../io/output.js';
-import { isS3Url, s3Get, s3Head } from '../io/s3.js';
+import { isS3Url, parseS3Url, s3Get, s3Head } from '../io/s3.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
 export const JOB_VERSION = 6;
@@ -24,7 +24,7 @@ export const JOB_VERSION = 6;
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
 
 /** The stages, in order. */
-export const STAGES = ['sign', 'join', 'link', 'route', 'gather', 'verify', 'components', 'filter'] as const;
+export const STAGES = ['sign', 'join', 'link', 'route', 'gather', 'verify', 'decide', 'components', 'filter'] as const;
 /** A stage name. */
 export type StageName = (typeof STAGES)[number];
 
@@ -130,6 +130,11 @@ export function isJobEntry(rel: string): boolean {
   return top === 'job.json' || top.startsWith('.job.json.tmp-') || (STAGES as readonly string[]).includes(top);
 }
 
+/** The command that removes a work dir: `rm -r` for a directory, the AWS CLI's for an `s3://` prefix. */
+export function removeCommand(workDir: string): string {
+  return isS3Url(workDir) ? `aws s3 rm --recursive ${workDir.replace(/\/*$/, '/')}` : `rm -r ${workDir}`;
+}
+
 /** The plan file's path. */
 export function jobFile(workDir: string): string {
   return isS3Url(workDir) ? `${workDir.replace(/\/+$/, '')}/job.json` : path.join(workDir, 'job.json');
@@ -169,7 +174,7 @@ export function shardIdentity(file: string): ShardIdentity {
  */
 export async function s3ShardIdentity(url: string): Promise<ShardIdentity> {
   const info = await s3Head(url);
-  if (!info) throw new InputError(url, undefined, 'no such object');
+  if (!info) throw new InputError(url, undefined, `the bucket has no key "${parseS3Url(url).key}"`);
   const h = createHash('sha256');
   if (info.size > 0) h.update((await s3Get(url, [0, Math.min(ENDS, info.size) - 1]))!);
   if (info.size > ENDS) h.update((await s3Get(url, [info.size - Math.min(ENDS, info.size - ENDS), info.size - 1]))!);
@@ -193,7 +198,7 @@ export function checkShard(workDir: string, job: JobSpec, s: number): void {
 
 /** The refusal for a damaged or foreign plan file. */
 function damaged(workDir: string, why: string): UsageError {
-  return new UsageError(`${jobFile(workDir)} is damaged (${why}): its tasks cannot be trusted; remove the directory (rm -r ${workDir}) and plan the job again`);
+  return new UsageError(`${jobFile(workDir)} is damaged (${why}): its tasks cannot be trusted; remove the directory (${removeCommand(workDir)}) and plan the job again`);
 }
 
 /** Parses and checks a plan file's text (of the job in `workDir`, which errors name). */
@@ -277,7 +282,7 @@ export async function saveJob(workDir: string, spec: Omit<JobSpec, 'id' | 'versi
     // Another submission planned the directory meanwhile: read its plan.
     if (leftovers.includes('job.json')) continue;
     if (leftovers.length > 0) {
-      throw new UsageError(`${workDir} holds ${leftovers.slice(0, 3).join(', ')}${leftovers.length > 3 ? ', …' : ''} but no job.json: outputs of a removed or unfinished plan are never reused; use a new --work-dir, or remove the whole directory (rm -r ${workDir}) first`);
+      throw new UsageError(`${workDir} holds ${leftovers.slice(0, 3).join(', ')}${leftovers.length > 3 ? ', …' : ''} but no job.json: outputs of a removed or unfinished plan are never reused; use a new --work-dir, or remove the whole directory (${removeCommand(workDir)}) first`);
     }
     const job: JobSpec = { version: JOB_VERSION, id: randomBytes(6).toString('hex'), ...spec };
     const tmp = path.join(workDir, `.job.json.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -317,7 +322,7 @@ export function sameJob(workDir: string, existing: JobSpec, spec: Omit<JobSpec, 
   const now = spec.partitionsGiven ? spec : { ...spec, partitions: existing.partitions };
   const differences = planDifferences(rest, now);
   if (differences.length > 0) {
-    throw new UsageError(`${workDir} already holds a different job (${jobFile(workDir)}): it differs in ${differences.join(', ')}. Run the plan as it is with "neardup job run --work-dir ${workDir}", or use a new --work-dir, or remove the whole directory (rm -r ${workDir}) first`);
+    throw new UsageError(`${workDir} already holds a different job (${jobFile(workDir)}): it differs in ${differences.join(', ')}. Run the plan as it is with "neardup job run --work-dir ${workDir}", or use a new --work-dir, or remove the whole directory (${removeCommand(workDir)}) first`);
   }
   for (let s = 0; s < existing.shards.length; s++) {
     const change = identityChange(existing.shards[s]!.identity, spec.shards[s]!.identity);

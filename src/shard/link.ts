@@ -73,6 +73,11 @@ export interface LinkMarker {
    * tasks + 1; the last is the bin count): about equal numbers of candidate documents each.
    */
   cuts?: number[];
+  /**
+   * Task 0 only: the bins of components too big for one verify task, as [bin, first task, tasks]:
+   * their pairs are spread over those tasks by first document (the decide stage gathers them again).
+   */
+  spread?: [number, number, number][];
 }
 
 /** The partitions of the documents: the global number of each shard group's first document (G + 1). */
@@ -214,7 +219,7 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
     const round = await convergedRound(job, (stage, t) => Promise.resolve(readMarker<LinkRoundMarker>(workDir, job, stage, t)));
     if (round === undefined) throw new Error(`link task ${p}: its rounds have not converged (run the job, or "neardup stage link", which runs them)`);
     const m: LinkMarker = { round, roundsWallMs: 0, roundsCpuMs: 0, roundsPeakRss: 0 };
-    if (p === 0) m.cuts = verifyCuts(workDir, job, round);
+    if (p === 0) Object.assign(m, verifyCuts(workDir, job, round));
     for (let r = 0; r <= round; r++) {
       const s = requireMarker(workDir, job, roundStage(r), p).stats;
       if (!s) continue;
@@ -226,8 +231,12 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
   });
 }
 
-/** The verify tasks' first label bins: the label histograms of round `round` summed, cut into about equal shares. */
-function verifyCuts(workDir: string, job: JobSpec, round: number): number[] {
+/**
+ * The verify tasks' first label bins: the label histograms of round `round` summed, cut into about
+ * equal shares of documents; and the bins holding more than one and a half shares, spread over the
+ * tasks their documents would fill (a giant component would otherwise be one task's work and memory).
+ */
+function verifyCuts(workDir: string, job: JobSpec, round: number): { cuts: number[]; spread: [number, number, number][] } {
   const nbins = labelBins(job);
   const total = new Float64Array(nbins);
   for (let q = 0; q < taskCount(job, 'link'); q++) {
@@ -242,15 +251,23 @@ function verifyCuts(workDir: string, job: JobSpec, round: number): number[] {
   const V = taskCount(job, 'verify');
   let all = 0;
   for (const x of total) all += x;
+  const share = all / V;
   const cuts = [0];
+  const spread: [number, number, number][] = [];
   let done = 0;
-  for (let i = 0; i < nbins && cuts.length < V; i++) {
+  for (let i = 0; i < nbins; i++) {
+    const before = done;
     done += total[i]!;
-    while (cuts.length < V && done >= (all * cuts.length) / V) cuts.push(i + 1);
+    while (cuts.length < V && done >= share * cuts.length) cuts.push(i + 1);
+    if (V > 1 && total[i]! > 1.5 * share) {
+      const first = Math.min(V - 1, Math.floor(before / share));
+      const last = Math.min(V - 1, Math.ceil(done / share) - 1);
+      if (last > first) spread.push([i, first, last - first + 1]);
+    }
   }
   while (cuts.length < V) cuts.push(nbins);
   cuts.push(nbins);
-  return cuts;
+  return { cuts, spread };
 }
 
 /** The verify task of label `x`: the last whose first bin is at or below x's. */

@@ -2,9 +2,10 @@
  * Stage 4, route (one task per shard group): the distinct candidate pairs of the group's documents,
  * each sent to the verify task of its connected component (from the link stage): a component goes
  * whole to one verify task, which then makes each candidate document's fingerprint set once, as
- * `neardup dedup` does, and decides which of the component's documents stay. Components are shared
- * out by their smallest document, in runs of about equal numbers of documents (link task 0's
- * cuts), so a verify task's documents lie near each other in the corpus. Memory grows with the
+ * `neardup dedup` does. Components are shared out by their smallest document, in runs of about
+ * equal numbers of documents (link task 0's cuts), so a verify task's documents lie near each
+ * other in the corpus; the components of a label bin bigger than one and a half shares (a giant
+ * component) are spread over several tasks by first document. Memory grows with the
  * group's candidate rows (with repeats), not with the corpus.
  *
  * Outputs in `route/NNNNN/`:
@@ -47,7 +48,9 @@ function groupLabels(workDir: string, job: JobSpec, round: number, q: number): {
 /** Runs route task q (idempotent; every link task must have completed). */
 export function runRoute(workDir: string, job: JobSpec, q: number): Promise<RouteMarker> {
   return commitTask<RouteMarker>(workDir, job, 'route', q, async (dir) => {
-    const cuts = requireMarker<LinkMarker>(workDir, job, 'link', 0).cuts!;
+    const lm0 = requireMarker<LinkMarker>(workDir, job, 'link', 0);
+    const cuts = lm0.cuts!;
+    const spread = new Map((lm0.spread ?? []).map(([bin, first, count]) => [bin, [first, count] as const]));
     const round = linkRound(workDir, job);
     const { docOffset } = numbering(workDir, job);
     // Without gather, whose tasks checked every shard, route does: a shard changed since sign is
@@ -73,7 +76,10 @@ export function runRoute(workDir: string, job: JobSpec, q: number): Promise<Rout
       while (node[k]! < lo + d) k++;
       if (node[k] !== lo + d) throw new Error(`route task ${q}: document ${lo + d} has no component (the link stage's labels are damaged)`);
       const c = label[k]!;
-      const t = verifyTaskOf(cuts, labelBin(c, N, nbins));
+      const bin = labelBin(c, N, nbins);
+      const wide = spread.get(bin);
+      // A bin too big for one task: its pairs go by first document, in runs (the decide stage joins them again).
+      const t = wide ? wide[0] + Math.min(wide[1] - 1, Math.floor(((lo + d) * wide[1]) / Math.max(1, N))) : verifyTaskOf(cuts, bin);
       for (; i < e; i++) {
         ga[i] = lo + d;
         comp[i] = c;

@@ -12,6 +12,7 @@ import { runRoute } from './route.js';
 import { runVerify } from './verify.js';
 import { runComponents } from './components.js';
 import { runFilter } from './filter.js';
+import { runDecide } from './decide.js';
 import { runLink, runLinkRound } from './link.js';
 
 const RUNNERS: Record<StageName, (workDir: string, job: JobSpec, task: number) => Promise<object>> = {
@@ -21,6 +22,7 @@ const RUNNERS: Record<StageName, (workDir: string, job: JobSpec, task: number) =
   route: runRoute,
   gather: runGather,
   verify: runVerify,
+  decide: runDecide,
   components: runComponents,
   filter: runFilter,
 };

@@ -83,8 +83,20 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
         shards: known.filter((s) => inPlace(job.shards[s]!.path)),
       };
     }
+    case 'decide': {
+      // Its components' verified pairs; then the ids (and --keep values) of the documents in them,
+      // and for similarities to kept members their texts (gathered, or lines of plain shards).
+      const first: TaskRead[] = [sign, { stage: 'verify', tasks: n('verify'), files: ['bylabel.bin'], partition: t }, { stage: 'gather', tasks: n('gather'), files: [] }];
+      if (!known) return { reads: first, shards: [] };
+      const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
+      const texts = (job.removal ?? 'cluster') === 'cluster' && (job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined));
+      return {
+        reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, ...(texts ? [{ stage: 'gather' as const, tasks, files: ['texts.bin'] }] : [])],
+        shards: texts ? known.filter((s) => inPlace(job.shards[s]!.path)) : [],
+      };
+    }
     case 'components':
-      return { reads: [sign, { stage: 'verify', tasks: n('verify'), files: ['clusters.bin', 'members.bin'], partition: t }], shards: [] };
+      return { reads: [sign, { stage: 'decide', tasks: n('decide'), files: ['clusters.bin', 'members.bin'], partition: t }], shards: [] };
     case 'filter':
       return { reads: [sign, { stage: 'components', tasks: n('components'), files: ['assign.bin'], partition: t }], shards: groupOf(job, t) };
   }

@@ -3,10 +3,10 @@
  * route tasks sent this task, checked by exact Jaccard of their fingerprint sets, made here from the
  * texts: a plain line-format shard's lines are read again where sign found them (as `neardup dedup`
  * reads them again for its verification), other shards' texts come from the gather outputs. A
- * component's pairs are all here, so each candidate document's set is made once (a component of
- * more than a batch is cut between first documents, and then a partner's set may be made again),
- * and the task decides which of its components' documents stay (src/shard/decide.ts). Components
- * are taken a batch of documents at a time, so a task holds the sets of one batch, never the corpus.
+ * component's pairs are mostly here (route spreads only a component too big for one task), so each
+ * candidate document's set is made about once (a component of more than a batch is cut between
+ * first documents, and then a partner's set may be made again). Components are taken a batch of
+ * documents at a time, so a task holds the sets of one batch, never the corpus.
  *
  * Outputs in `verify/NNNNN/`:
  * - `pairs.bin` (kind `verified`): columns shardA, docA, shardB, docB (uint32), similarity
@@ -15,7 +15,9 @@
  *   in one task, so the job's pairs in global order are each shard's rows of every task merged by
  *   first document (`verified.ts`).
  * - `pairs.txt`: the same pairs as output lines (ids, in the job's pair format), in the same order.
- * - `clusters.bin` and `members.bin`: the decisions (src/shard/decide.ts).
+ * - `bylabel.bin` (kind `labelled-pairs`): the same pairs as comp (their component's smallest
+ *   document), a, b (global numbers) and similarity (float64), grouped by the shard group of comp
+ *   with `pstart`: what the decide stage reads (src/shard/decide.ts).
  * @module
  */
 import path from 'node:path';
@@ -28,16 +30,17 @@ import { Reusable, withSigner } from './reuse.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from './commit.js';
 import type { ShardFiles } from './perShard.js';
-import { checkShard, taskCount, type JobSpec } from './job.js';
+import { checkShard, rangeOf, taskCount, type JobSpec } from './job.js';
 import { gatheredShards, type GatheredShard } from './gathered.js';
 import { jobDocs, type JobDocs } from './docs.js';
 import { numbering, shardLineSpec } from './shardInput.js';
 import { U32Buf } from './u32buf.js';
 import { radixOrder } from '../lsh/radixOrder.js';
-import { decide, writeDecisions, type Decided, type SetSource, type VerifiedPairs } from './decide.js';
+import type { SetSource } from './decide.js';
+import { groupStarts } from './link.js';
 
 /** The verify task's marker. */
-export interface VerifyMarker extends Decided {
+export interface VerifyMarker {
   /** Distinct candidate pairs. */
   candidates: number;
   /** Pairs at or above the threshold. */
@@ -163,20 +166,35 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
     const maker = new SetMaker(workDir, job, docs, gathered, signer, scratch.setTable);
     const rows = routedRows(workDir, job, t, num.docOffset);
     const out = await verifyRows(job, rows, maker, num.docOffset, scratch.sets, scratch.table);
-    const pairs = await writeVerified(dir, job, docs, out, num.docOffset);
-    const sets: SetSource = {
+    maker.checkRead();
+    await writeVerified(dir, job, docs, out, num.docOffset);
+    return { candidates: rows.ga.length, pairs: out.sims.length, sets: out.sets, components: out.components };
+  }))).finally(() => {
+    docs.close();
+    gathered.close();
+    closeRangeFiles();
+  });
+}
+
+/**
+ * Calls `fn` with fingerprint sets of any documents of the job, made from their texts as verify
+ * makes them (the decide stage's similarities to kept members under the cluster rule).
+ */
+export function withSets<T>(workDir: string, job: JobSpec, docs: JobDocs, fn: (sets: SetSource) => Promise<T>): Promise<T> {
+  const num = numbering(workDir, job);
+  const gathered = gatheredShards(workDir, job);
+  return withSigner(job, (signer) => scratchPool.with(async (scratch) => {
+    const maker = new SetMaker(workDir, job, docs, gathered, signer, scratch.setTable);
+    const r = await fn({
       load: (keys) => makeSets(maker, keys, num.docOffset, scratch.sets),
       jaccard: (x, y) => {
         scratch.table.load(scratch.sets.get(x));
         return probeJaccardAtLeast(scratch.table, scratch.sets.get(y), 0);
       },
-    };
-    const decided = await decide(job, pairs, num.docOffset, docs, sets);
+    });
     maker.checkRead();
-    await writeDecisions(dir, job, decided, num.docOffset);
-    return { candidates: rows.ga.length, pairs: out.sims.length, sets: out.sets, components: out.components, ...decided.marker };
-  }))).finally(() => {
-    docs.close();
+    return r;
+  })).finally(() => {
     gathered.close();
     closeRangeFiles();
   });
@@ -305,6 +323,8 @@ class VerifyOutput {
   readonly os = new U32Buf(1024);
   readonly ob = new U32Buf(1024);
   readonly sims: number[] = [];
+  /** Each verified pair's component. */
+  readonly comp: number[] = [];
   sets = 0;
   components = 0;
 }
@@ -347,14 +367,15 @@ async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker, docOffse
       out.os.push(r.sb[i]!);
       out.ob.push(r.b[i]!);
       out.sims.push(sim);
+      out.comp.push(r.comp[i]!);
     }
     i0 = i1;
   }
   return out;
 }
 
-/** Writes the task's verified pairs in (shardA, docA, shardB, docB) order: pairs.bin and pairs.txt; returns them by global number. */
-async function writeVerified(dir: string, job: JobSpec, docs: JobDocs, out: VerifyOutput, docOffset: Float64Array): Promise<VerifiedPairs> {
+/** Writes the task's verified pairs in (shardA, docA, shardB, docB) order: pairs.bin, pairs.txt and bylabel.bin. */
+async function writeVerified(dir: string, job: JobSpec, docs: JobDocs, out: VerifyOutput, docOffset: Float64Array): Promise<void> {
   const S = job.shards.length;
   const sa = out.sa.view();
   const oa = out.oa.view();
@@ -384,11 +405,21 @@ async function writeVerified(dir: string, job: JobSpec, docs: JobDocs, out: Veri
   }
   await writeColumns(path.join(dir, 'pairs.bin'), 'verified', job.id, {}, { ...cols, similarity, bytes, astart });
   await writeSynced(path.join(dir, 'pairs.txt'), lines.join(''));
-  const a = new Float64Array(n);
-  const b = new Float64Array(n);
+  // The same pairs by component's group, for the decide stage (a stable counting sort keeps (a, b) order).
+  const starts = groupStarts(job, docOffset);
+  const G = starts.length - 1;
+  const group = new Int32Array(n);
+  const pstart = new Float64Array(G + 1);
+  for (let i = 0; i < n; i++) pstart[(group[i] = rangeOf(starts, out.comp[order[i]!]!)) + 1]!++;
+  for (let g = 0; g < G; g++) pstart[g + 1]! += pstart[g]!;
+  const fill = pstart.slice(0, G);
+  const lab = { comp: new Float64Array(n), a: new Float64Array(n), b: new Float64Array(n), sim: new Float64Array(n) };
   for (let i = 0; i < n; i++) {
-    a[i] = docOffset[cols.shardA[i]!]! + cols.docA[i]!;
-    b[i] = docOffset[cols.shardB[i]!]! + cols.docB[i]!;
+    const at = fill[group[i]!]!++;
+    lab.comp[at] = out.comp[order[i]!]!;
+    lab.a[at] = docOffset[cols.shardA[i]!]! + cols.docA[i]!;
+    lab.b[at] = docOffset[cols.shardB[i]!]! + cols.docB[i]!;
+    lab.sim[at] = similarity[i]!;
   }
-  return { a, b, sims: similarity };
+  await writeColumns(path.join(dir, 'bylabel.bin'), 'labelled-pairs', job.id, {}, { ...lab, pstart });
 }
