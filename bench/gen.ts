@@ -75,12 +75,16 @@ export class CorpusGenerator {
     return Int32Array.from(words);
   }
 
-  /** A copy of `words` with a fraction `q` of them replaced, deterministic in `salt`. */
-  edit(words: Int32Array, q: number, salt: number): Int32Array {
+  /**
+   * A copy of `words` with a fraction `q` of them replaced, deterministic in `salt`: by words drawn
+   * as the originals draw them, or `uniform` over the vocabulary (a long chain of edits then keeps
+   * drifting apart, where Zipf-drawn replacements pull it towards the common words).
+   */
+  edit(words: Int32Array, q: number, salt: number, uniform = false): Int32Array {
     const rnd = splitmix32(fmix32((salt ^ 0x5bd1e995) >>> 0));
     const out = words.slice();
     const n = Math.round(out.length * q);
-    for (let e = 0; e < n; e++) out[rnd() % out.length] = this.pick(rnd);
+    for (let e = 0; e < n; e++) out[rnd() % out.length] = uniform ? rnd() % this.vocab.length : this.pick(rnd);
     return out;
   }
 
@@ -259,7 +263,7 @@ export function generateShards(options: ShardsOptions): { bytes: number; giant: 
     let salt: number;
     // A giant-chain document with probability giant/docs (while the chain is short of its size).
     if (inChain < giant && place() / 4294967296 < (giant - inChain) / (docs - i)) {
-      chain = chain ? gen.edit(chain, [0.01, 0.02, 0.04][place() % 3]!, i) : gen.original(i);
+      chain = chain ? gen.edit(chain, [0.01, 0.02, 0.04][place() % 3]!, i, true) : gen.original(i);
       words = chain;
       salt = 12345;
       inChain++;

@@ -2,8 +2,9 @@
  * The link stage (src/shard/link.ts, starGraph.ts, linkDriver.ts) as a class: its graph steps,
  * driven round by round over random graphs cut into random partitions, give union-find's components
  * (each labelled by its smallest node); and a job whose one giant chain component is cut across
- * every shard group gives neardup dedup's bytes on every output and both removal rules, with link
- * rounds run by the local runner and by array members, together or one member alone.
+ * every shard group (and spread over several verify tasks) gives neardup dedup's bytes on every
+ * output and both removal rules, with link rounds run by the local runner and by array members,
+ * together or one member alone.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -164,8 +165,10 @@ describe('a giant component cut across every shard group', () => {
       assert.equal(js.clusters, ds.clusters);
       assert.equal(js.duplicates, ds.duplicates);
       // The giant component spans every group: the link stage took rounds, and the largest cluster is it.
-      const link = JSON.parse(fs.readFileSync(path.join(work, 'link', '00000', '_SUCCESS.json'), 'utf8')) as { round: number };
+      const link = JSON.parse(fs.readFileSync(path.join(work, 'link', '00000', '_SUCCESS.json'), 'utf8')) as { round: number; spread?: number[][] };
       assert.ok(link.round >= 1);
+      // Too big for one verify task: spread over several, and decided whole again.
+      assert.ok((link.spread ?? []).some(([, , tasks]) => tasks! >= 2), JSON.stringify(link.spread));
       if (rule === 'cluster') assert.ok(ds.removal.largestCluster >= 400, `largest cluster ${ds.removal.largestCluster}`);
     });
   }

@@ -30,7 +30,7 @@ import { commitTask, requireMarker, taskDir } from './commit.js';
 import { rangeOf, taskCount, type JobSpec } from './job.js';
 import { jobDocs, type JobDocs, type ShardDocs } from './docs.js';
 import { numbering } from './shardInput.js';
-import { withSets } from './verify.js';
+import { withSets, type SetSource } from './setMaker.js';
 
 /** A task's verified pairs in global (a, b) order. */
 export interface VerifiedPairs {
@@ -39,13 +39,6 @@ export interface VerifiedPairs {
   sims: Float64Array;
 }
 
-/** Fingerprint sets of documents by global number, a batch at a time. */
-export interface SetSource {
-  /** Makes the sets of `docs` (ascending, unique), replacing the last batch's. */
-  load(docs: Float64Array): Promise<void>;
-  /** Exact Jaccard of two loaded documents. */
-  jaccard(x: number, y: number): number;
-}
 
 /** What a verify task's decisions add to its marker. */
 export interface Decided {

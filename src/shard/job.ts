@@ -131,9 +131,7 @@ export function isJobEntry(rel: string): boolean {
 }
 
 /** The command that removes a work dir: `rm -r` for a directory, the AWS CLI's for an `s3://` prefix. */
-export function removeCommand(workDir: string): string {
-  return isS3Url(workDir) ? `aws s3 rm --recursive ${workDir.replace(/\/*$/, '/')}` : `rm -r ${workDir}`;
-}
+export const removeCommand = (workDir: string): string => (isS3Url(workDir) ? `aws s3 rm --recursive ${workDir.replace(/\/*$/, '/')}` : `rm -r ${workDir}`);
 
 /** The plan file's path. */
 export function jobFile(workDir: string): string {
