@@ -220,6 +220,41 @@ test('a join task copies only its partition of a sign task\'s keys: the rows rea
   }
 });
 
+test('any partition of a file with string columns, empty ones and ranges of partitions included, reads back as the whole file has it', opts, async () => {
+  // Rows in 40 partitions, most of them empty, with strings long enough to span many blocks: a
+  // reader of an empty partition still reads its string offset, which the fetch must bring.
+  const P = 40;
+  const sizes = Array.from({ length: P }, (_, p) => (p % 3 === 0 ? 0 : 200 + p * 37));
+  const pstart = new Float64Array(P + 1);
+  for (let p = 0; p < P; p++) pstart[p + 1] = pstart[p]! + sizes[p]!;
+  const n = pstart[P]!;
+  const line = Array.from({ length: n }, (_, i) => `,"size":${i % 9},"members":["${'x'.repeat(i % 50)}"]}`);
+  const min = Float64Array.from({ length: n }, (_, i) => i * 3);
+  const file = path.join(dir, 'lines-full.bin');
+  await writeColumns(file, 'cluster-lines', 'plan2', {}, { min, line, pstart });
+  await putObject(server, BUCKET, 'parts/lines.bin', fs.readFileSync(file));
+  Object.assign(process.env, S3_ENV);
+  setS3Endpoint(proxy.endpoint);
+  try {
+    const damaged = (what: string): Error => new Error(what);
+    for (const part of [0, 1, 3, 38, 39, { index: 'pstart', from: 2, to: 7 }, { index: 'pstart', from: 6, to: 7 }]) {
+      const [p, q] = typeof part === 'number' ? [part, part + 1] : [part.from, part.to];
+      const out = path.join(dir, `lines-${p}-${q}.bin`);
+      await fetchPartition(`s3://${BUCKET}/parts/lines.bin`, fs.statSync(file).size, out, part, undefined, 'plan2', damaged);
+      const f = ColumnFile.open(out, 'cluster-lines', 'plan2');
+      const ps = f.f64('pstart', p, q + 1);
+      const [a, b] = [ps[0]!, ps[q - p]!];
+      assert.deepEqual([a, b], [pstart[p], pstart[q]], JSON.stringify(part));
+      assert.deepEqual(f.strings('line').range(a, b), line.slice(a, b));
+      assert.deepEqual(f.strings('line').raw(a, b).offs.length, b - a + 1);
+      assert.deepEqual(f.f64('min', a, b), min.subarray(a, b));
+      f.close();
+    }
+  } finally {
+    setS3Endpoint(undefined);
+  }
+});
+
 test('annotate and --removed with shards and work dir in S3: the components task reads the shards it needs for the similarities, the same bytes as neardup dedup', opts, async () => {
   const work = `s3://${BUCKET}/jobs/tags`;
   const out = path.join(dir, 'tags-out');

@@ -387,6 +387,7 @@ export class ColumnFile {
       return offs;
     };
     const range = (a: number, b: number): string[] => {
+      if (a === b && a >= 0 && a <= c.count) return [];
       const offs = offsets(a, b);
       const blob = this.bytes(base + offs[0]!, offs[b - a]! - offs[0]!);
       const out: string[] = new Array(b - a);

@@ -54,9 +54,10 @@ export async function fetchPartition(url: string, bytes: number, file: string, p
   // String columns need their offsets first, to know where partition p's bytes lie.
   const strs = header.columns.filter((c) => c.type === 'str');
   for (const c of header.columns) {
-    if (c.name === index || b <= a) continue;
-    if (c.type === 'str') spans.push(blockSpan(header, dataStart, c.offset + a * 8, (b - a + 1) * 8));
-    else spans.push(blockSpan(header, dataStart, c.offset + a * width(c, url), (b - a) * width(c, url)));
+    if (c.name === index) continue;
+    // A string column's offsets are fetched even for no rows: a reader of rows [a, a) reads offset a.
+    if (c.type === 'str') spans.push(blockSpan(header, dataStart, c.offset + a * 8, (Math.max(0, b - a) + 1) * 8));
+    else if (b > a) spans.push(blockSpan(header, dataStart, c.offset + a * width(c, url), (b - a) * width(c, url)));
   }
   const fetched = await fetchSpans(spans, get);
   chunks.push(...fetched);
