@@ -13,7 +13,10 @@ import path from 'node:path';
 import { isUserError } from '../src/io/errors.js';
 import { TASK_PROCESS_FLAGS, TaskProcesses } from '../src/shard/localTasks.js';
 import { readMarker } from '../src/shard/commit.js';
-import { loadJob, taskCount, type StageName } from '../src/shard/job.js';
+import { loadJob, roundStage, taskCount, type StageName, type TaskStage } from '../src/shard/job.js';
+
+/** The link stage's first round: the stage after join that runs without link's driver. */
+const R0 = roundStage(0);
 import { neardup, tmpDir } from './cliUtil.js';
 import { plantedDocs, writeShards } from './helpers/shards.js';
 
@@ -91,9 +94,9 @@ describe('task processes', () => {
     await until("sign's task process ended", () => !running(signs[0]!));
     for (let t = 1; t < job.partitions; t++) assert.equal(await pidOf('join', t), join, 'the join tasks share theirs');
     // Ahead of the next stage (as job --local does while a one-task stage runs in the submitter).
-    p.prepare('route');
+    p.prepare(R0);
     await until("join's task process ended", () => !running(join));
-    const route = await pidOf('route', 0);
+    const route = await pidOf(R0, 0);
     assert.ok(![join, signs[0]].includes(route));
     p.close();
   });
@@ -105,8 +108,8 @@ describe('task processes', () => {
     const job = loadJob(w3);
     assert.ok(taskCount(job, 'sign') >= 2 && job.partitions >= 2);
     const p = pool(2);
-    const pidsOf = (stage: StageName): number[] => Array.from({ length: taskCount(job, stage) }, (_, t) => (readMarker(w3, job, stage, t) as { stats: { pid: number } }).stats.pid);
-    const ready = (stage: StageName): number[] => p.processes.filter((x) => x.stage === stage && !x.busy).map((x) => x.pid);
+    const pidsOf = (stage: StageName, n = taskCount(job, stage as StageName)): number[] => Array.from({ length: n }, (_, t) => (readMarker(w3, job, stage, t) as { stats: { pid: number } }).stats.pid);
+    const ready = (stage: TaskStage): number[] => p.processes.filter((x) => x.stage === stage && !x.busy).map((x) => x.pid);
     const all = (n: number): number[] => Array.from({ length: n }, (_, t) => t);
     await p.run(w3, 'sign', all(taskCount(job, 'sign')), () => undefined, { stage: 'join', processes: 2 });
     const forJoin = ready('join');
@@ -114,14 +117,14 @@ describe('task processes', () => {
     const signs = new Set(pidsOf('sign'));
     assert.ok(forJoin.every((x) => !signs.has(x)), 'fresh processes, not the sign ones');
     for (const x of signs) await until(`sign's task process ${x} ended`, () => !running(x));
-    await p.run(w3, 'join', all(job.partitions), () => undefined, { stage: 'route', processes: 1 });
+    await p.run(w3, 'join', all(job.partitions), () => undefined, { stage: R0, processes: 1 });
     assert.ok(pidsOf('join').every((x) => forJoin.includes(x)), 'join ran on the readied processes');
-    const forRoute = ready('route');
+    const forRoute = ready(R0);
     assert.equal(forRoute.length, 1, JSON.stringify(p.processes));
-    assert.equal(p.processes.length, 1, "join's processes ended, none idle beside route's");
-    // A one-task stage: the spare place starts the stage after it while it runs.
-    await p.run(w3, 'route', [0], () => undefined, { stage: 'verify', processes: 2 });
-    assert.deepEqual(pidsOf('route'), forRoute);
+    assert.equal(p.processes.length, 1, "join's processes ended, none idle beside the link round's");
+    // One task on two lanes: the spare place starts the stage after it while it runs.
+    await p.run(w3, R0, [0], () => undefined, { stage: 'verify', processes: 2 });
+    assert.deepEqual(pidsOf(R0 as unknown as StageName, 1), forRoute);
     assert.equal(ready('verify').length, 2, JSON.stringify(p.processes));
     assert.ok(!ready('verify').includes(forRoute[0]!));
     p.close();

@@ -61,7 +61,7 @@ export async function driveLink(job: JobSpec, runner: RoundRunner): Promise<numb
  * (a member that has not started, or died) it runs itself, as any member may (tasks commit
  * atomically, and a second run of a committed task is a no-op).
  */
-export function memberRunner(own: readonly number[], run: (stage: RoundStage, t: number) => Promise<unknown>, marker: RoundRunner['marker'], stealAfterMs = 10000, pollMs = 250): RoundRunner {
+export function memberRunner(own: readonly number[], run: (stage: RoundStage, t: number) => Promise<unknown>, marker: RoundRunner['marker'], stealAfterMs = 2000, pollMs = 250): RoundRunner {
   return {
     marker,
     async run(stage, tasks) {

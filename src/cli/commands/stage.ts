@@ -20,7 +20,7 @@ export function stageCommand(): Command {
     .option('--task <i>', 'with --tasks N: this process is member i of N and runs tasks i, i+N, …; without --tasks: runs task i (default: SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX)', parseCount('task', 1e9))
     .option('--tasks <n>', 'array size (default: SLURM_ARRAY_TASK_COUNT; else one member per task)', parsePositiveInt('tasks', 1e9))
     .option('--all', 'run every task of the stage in this process')
-    .option('--steal-after <seconds>', 'link: how long a member waits for a round\'s other tasks before running them itself (members of an array run at once)', parseCount('steal-after', 86400), 10)
+    .option('--steal-after <seconds>', 'link: how long a member waits for a round\'s other tasks before running them itself (members of an array run at once)', parseCount('steal-after', 86400), 2)
     .addHelpText('after', `
 Examples:
   $ neardup stage sign --work-dir /shared/job --task 3            # sign shard 3
