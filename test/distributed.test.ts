@@ -70,10 +70,10 @@ describe('sharded dedup jobs', () => {
     assert.equal(early.code, 2, "a stage run before the one it reads is a usage error");
     assert.match(early.stderr, /join task \d+ has not completed/);
     for (let i = 0; i < 2; i++) run('join', { JOB_COMPLETION_INDEX: String(i) }, ['--tasks', '2']);
-    run('link', {}, ['--all']);
     run('route', {}, ['--all']);
     run('gather', {}, ['--all']);
     for (let i = 0; i < 3; i++) run('verify', {}, ['--task', String(i), '--tasks', '3']);
+    run('link', {}, ['--all']);
     run('decide', {}, ['--all']);
     run('components', {}, ['--all']);
     const rep = neardup(['job', 'report', '--work-dir', 'array', '--out', 'array.tsv', '-q'], { cwd: dir });

@@ -181,7 +181,7 @@ describe('job plan --estimate', () => {
       assert.deepEqual({ docs: e.docs, candidates: e.candidates, pairs: e.pairs }, { docs: r.input.docs, candidates: r.candidates, pairs: r.pairs });
       // Gather has tasks only where some shard is read sequentially (gzip, Parquet), not for TSV read in place.
       const gathers = input === 'shards';
-      assert.deepEqual(e.stages.map((s) => s.stage), ['sign', 'join', 'link', 'route', ...(gathers ? ['gather'] : []), 'verify', 'decide', 'components']);
+      assert.deepEqual(e.stages.map((s) => s.stage), ['sign', 'join', 'route', ...(gathers ? ['gather'] : []), 'verify', 'link', 'decide', 'components']);
       assert.equal((JSON.parse(fs.readFileSync(path.join(dir, `job-${input}`, 'job.json'), 'utf8')) as { gather: boolean }).gather, gathers);
     });
   }
@@ -190,12 +190,12 @@ describe('job plan --estimate', () => {
     const r = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-h', '--estimate', '--sample-mb', '2', '--task-memory', '4000'], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /^estimate {4}from \d+ of \d+ sample units of 3 shards/m);
-    for (const stage of ['sign', 'join', 'link', 'route', 'gather', 'verify', 'decide', 'components']) assert.match(r.stderr, new RegExp(`^${stage} +\\d+ +[\\d.]+ k?M?B +[\\d.]+ [kMG]?B$`, 'm'));
+    for (const stage of ['sign', 'join', 'route', 'gather', 'verify', 'link', 'decide', 'components']) assert.match(r.stderr, new RegExp(`^${stage} +\\d+ +[\\d.]+ k?M?B +[\\d.]+ [kMG]?B$`, 'm'));
     assert.match(r.stderr, /^partitions  1 keep each join task within --task-memory 4000 MB$/m);
     assert.equal((JSON.parse(fs.readFileSync(path.join(dir, 'plan-h', 'job.json'), 'utf8')) as { partitions: number }).partitions, 1);
     // The plan keeps the estimate's memory per stage: Slurm asks for it (a quarter above), unless told otherwise.
     const plan = JSON.parse(fs.readFileSync(path.join(dir, 'plan-h', 'job.json'), 'utf8')) as { taskMemory: Record<string, number> };
-    assert.deepEqual(Object.keys(plan.taskMemory), ['sign', 'join', 'link', 'route', 'gather', 'verify', 'decide', 'components']);
+    assert.deepEqual(Object.keys(plan.taskMemory), ['sign', 'join', 'route', 'gather', 'verify', 'link', 'decide', 'components']);
     const script = neardup(['job', 'submit', '--slurm', '--work-dir', 'plan-h', '--print'], { cwd: dir });
     assert.equal(script.code, 0, script.stderr);
     for (const [stage, bytes] of Object.entries(plan.taskMemory)) {

@@ -141,7 +141,7 @@ describe('job status', () => {
     assert.equal(j.code, 0, j.stderr);
     const summary = JSON.parse(j.stdout) as { timings: { total: number; stages: Record<string, { tasks: number; wall: number; cpu: number }> } };
     assert.equal(typeof summary.timings.total, 'number');
-    assert.deepEqual(Object.keys(summary.timings.stages), ['sign', 'join', 'link', 'route', 'verify', 'decide', 'components']);
+    assert.deepEqual(Object.keys(summary.timings.stages), ['sign', 'join', 'route', 'verify', 'link', 'decide', 'components']);
     for (const [stage, t] of Object.entries(summary.timings.stages)) {
       assert.ok(t.tasks >= 1, stage);
       assert.ok(typeof t.wall === 'number' && t.wall >= 0, stage);
@@ -151,7 +151,7 @@ describe('job status', () => {
     // A bar per stage where progress is shown (forced here, as a terminal would), none with --quiet.
     const bars = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'bars'), '--task-bytes', '1', '-o', path.join(dir, 'pairs4.tsv')], { cwd: dir, env: { NEARDUP_PROGRESS: 'always' } });
     assert.equal(bars.code, 0, bars.stderr);
-    for (const stage of ['sign', 'join', 'link', 'route', 'verify', 'decide', 'components']) assert.match(bars.stderr, new RegExp(`${stage} *\\[[█░]+\\] 100% · [\\d.k]+ tasks/s`), stage);
+    for (const stage of ['sign', 'join', 'route', 'verify', 'link', 'decide', 'components']) assert.match(bars.stderr, new RegExp(`${stage} *\\[[█░]+\\] 100% · [\\d.k]+ tasks/s`), stage);
     const quiet = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'bars'), '-o', path.join(dir, 'pairs5.tsv'), '--task-bytes', '1', '-q'], { cwd: dir, env: { NEARDUP_PROGRESS: 'always' } });
     assert.equal(quiet.code, 0, quiet.stderr);
     assert.equal(quiet.stderr, '');
@@ -159,7 +159,7 @@ describe('job status', () => {
     const s = neardup(['job', 'status', '--work-dir', work], { cwd: dir });
     assert.equal(s.code, 0, s.stderr);
     assert.doesNotMatch(s.stdout, /^gather/m);
-    for (const [stage, n] of [['sign', 4], ['join', 4], ['link', 4], ['route', 4], ['verify', 4], ['decide', 4], ['components', 4]] as const) {
+    for (const [stage, n] of [['sign', 4], ['join', 4], ['route', 4], ['verify', 4], ['link', 4], ['decide', 4], ['components', 4]] as const) {
       assert.match(s.stdout, new RegExp(`^${stage}\\s+${n}/${n}\\s+0\\s+0\\s+0\\s+[\\d.]+ m?s`, 'm'));
     }
     assert.doesNotMatch(s.stdout, /^eta/m);

@@ -64,7 +64,7 @@ exec ${process.execPath} ${mainJs} "$@"
   const sub = neardup(['job', 'submit', '--slurm', '--work-dir', 'job', '--neardup', wrapper], { cwd: dir, env });
   assert.equal(sub.code, 0, sub.stderr);
   const ids = Object.fromEntries([...sub.stdout.matchAll(/^(\w+) +Slurm job (\d+)/gm)].map((m) => [m[1]!, m[2]!]));
-  assert.deepEqual(Object.keys(ids), ['sign', 'join', 'link', 'route', 'gather', 'verify', 'decide', 'components', 'filter']);
+  assert.deepEqual(Object.keys(ids), ['sign', 'join', 'route', 'gather', 'verify', 'link', 'decide', 'components', 'filter']);
   const deps = cluster.run('squeue', ['-h', '-o', '%F %E', '-j', ids.join!]);
   assert.match(deps, new RegExp(`afterok:${ids.sign}`), 'join waits for the whole sign array');
   await appears(path.join(dir, 'running'), () => fs.readdirSync(path.join(dir, 'job/slurm')).join(' '));
@@ -107,7 +107,7 @@ test('a job whose shards, work dir and output shards are in S3, run as Slurm arr
     assert.equal(plan.code, 0, plan.stderr);
     const sub = neardup(['job', 'submit', '--slurm', '--work-dir', 's3://corpus/job', ...ep], { cwd: dir, env });
     assert.equal(sub.code, 0, sub.stderr);
-    assert.deepEqual([...sub.stdout.matchAll(/^(\w+) +Slurm job \d+/gm)].map((m) => m[1]), ['sign', 'join', 'link', 'route', 'gather', 'verify', 'decide', 'components', 'filter']);
+    assert.deepEqual([...sub.stdout.matchAll(/^(\w+) +Slurm job \d+/gm)].map((m) => m[1]), ['sign', 'join', 'route', 'gather', 'verify', 'link', 'decide', 'components', 'filter']);
     await cluster.idle();
     const logs = fs.readdirSync(dir).filter((d) => d.startsWith('slurm-'));
     assert.equal(logs.length, 1, 'the members\' logs are in the submitting directory');
@@ -130,9 +130,9 @@ test('job submit without Slurm: --print writes the script, a missing sbatch or -
     assert.equal(plan.code, 0, plan.stderr);
     const script = neardup(['job', 'submit', '--slurm', '--work-dir', 'job', '--print', '--sbatch', '--partition=cpu --time=1:00:00'], { cwd: d });
     assert.equal(script.code, 0, script.stderr);
-    // Pairs output of plain JSONL shards: sign, join, link, route, verify, components (no gather,
+    // Pairs output of plain JSONL shards: sign, join, route, verify, link, decide, components (no gather,
     // no filter), each after the previous.
-    assert.deepEqual([...script.stdout.matchAll(/--job-name=neardup-\w+-(\w+)/g)].map((m) => m[1]), ['sign', 'join', 'link', 'route', 'verify', 'decide', 'components']);
+    assert.deepEqual([...script.stdout.matchAll(/--job-name=neardup-\w+-(\w+)/g)].map((m) => m[1]), ['sign', 'join', 'route', 'verify', 'link', 'decide', 'components']);
     assert.equal(script.stdout.match(/\$\{dep:\+--dependency=afterok:\$dep\}/g)?.length, 7);
     assert.match(script.stdout, /--partition=cpu --time=1:00:00 --wrap 'exec .* stage sign --work-dir \S+ --task "\$SLURM_ARRAY_TASK_ID" --tasks 1'/);
     const noSbatch = neardup(['job', 'submit', '--slurm', '--work-dir', 'job'], { cwd: d, env: { PATH: '/nonexistent' } });

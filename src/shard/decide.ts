@@ -92,14 +92,14 @@ export interface Decisions {
 }
 
 /**
- * Group g's verified pairs of every verify task (those whose component's smallest document is in
+ * Group g's verified pairs of every link task (those whose component's smallest document is in
  * the group), in global (a, b) order.
  */
 function groupVerified(workDir: string, job: JobSpec, g: number): VerifiedPairs {
   const parts: { a: Float64Array; b: Float64Array; sim: Float64Array }[] = [];
-  for (let v = 0; v < taskCount(job, 'verify'); v++) {
-    requireMarker(workDir, job, 'verify', v);
-    const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', v), 'bylabel.bin'), 'labelled-pairs', job.id);
+  for (let v = 0; v < taskCount(job, 'link'); v++) {
+    requireMarker(workDir, job, 'link', v);
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'link', v), 'bylabel.bin'), 'labelled-pairs', job.id);
     try {
       const ps = f.f64('pstart', g, g + 2);
       if (ps[1]! > ps[0]!) parts.push({ a: f.f64('a', ps[0]!, ps[1]!), b: f.f64('b', ps[0]!, ps[1]!), sim: f.f64('sim', ps[0]!, ps[1]!) });
@@ -116,7 +116,7 @@ function groupVerified(workDir: string, job: JobSpec, g: number): VerifiedPairs 
     b.set(parts[k]!.b, at);
     sim.set(parts[k]!.sim, at);
   }
-  // A document's pairs may come from several verify tasks (a component spread over them): one order.
+  // A component's pairs come from the link tasks of their first documents: one order.
   const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
   return { a: Float64Array.from(order, (i) => a[i]!), b: Float64Array.from(order, (i) => b[i]!), sims: Float64Array.from(order, (i) => sim[i]!) };
 }

@@ -306,15 +306,12 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const candRowsSample = pairRows / job.partitions;
   const candRowsFull = (pairRows * candRatio) / full.partitions;
   stages.push({ stage: 'join', tasks: tasks('join'), bytesWritten: writtenOf(join) * (pairRows > 0 ? candRatio : byBytes), peakMemory: grown(peakOf(join), [PER.joinKeyRow, joinRowsSample, joinRowsFull], [PER.joinCandRow, candRowsSample, candRowsFull]) });
-  // Link and route tasks hold their shard group's candidate rows (with repeats) and their documents'
-  // edges: per task, the candidate rows grow with the candidates per document (the groups are as in
-  // the sample), i.e. by candRatio / byBytes.
+  // Route tasks hold their shard group's candidate rows (with repeats) and their documents'
+  // neighbours: per task, the candidate rows grow with the candidates per document (the groups are
+  // as in the sample), i.e. by candRatio / byBytes. The largest group's rows count: groups differ
+  // (the 10M bench's largest had 3.6 × the mean), and a task's memory follows its own.
   const perTaskGrowth = Math.max(1, candRatio / Math.max(1, byBytes));
-  // The largest group's candidate rows (round 0 of link reads them): groups differ (the 10M bench's
-  // largest had 3.6 × the mean), and a task's memory follows its own.
-  const candRowsTask = Math.max(1, ...link.map((_, t) => readMarker<LinkRoundMarker>(dir, job, roundStage(0), t)?.edgesIn ?? 0));
-  const linkPeak = Math.max(BASE_RSS, ...link.map((m) => m.roundsPeakRss));
-  stages.push({ stage: 'link', tasks: tasks('link'), bytesWritten: writtenOf(join) * candRatio, peakMemory: grown(linkPeak, [PER.linkRow, candRowsTask, candRowsTask * perTaskGrowth]) });
+  const candRowsTask = Math.max(1, ...routes.map((m) => m.rows));
   stages.push({ stage: 'route', tasks: tasks('route'), bytesWritten: writtenOf(routes) * candRatio, peakMemory: grown(peakOf(routes), [PER.routeRow, candRowsTask, candRowsTask * perTaskGrowth]) });
   // Gather keeps the texts of candidate documents of the shards it reads: they grow as the candidates.
   // (Gather holds only its candidate documents' texts, read from compressed or Parquet shards.)
@@ -330,6 +327,12 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const batchDocs = (cand: number, tasks: number): number => Math.max(1, Math.min(BATCH_DOCS, (cand * docsPerPair) / Math.max(1, tasks)));
   const vBatchFull = vBatch * (batchDocs(candidates, vTasks) / batchDocs(sCand, verify.length));
   stages.push({ stage: 'verify', tasks: vTasks, bytesWritten: writtenOf(verify) * pairRatio, peakMemory: BASE_RSS + vBatchFull + vFixed(docs * byBytes, candidates / Math.max(1, vTasks)) });
+  // Link tasks hold their group's verified pairs (round 0 reads verify task q's) and their
+  // documents' edges: they grow with the verified pairs per document.
+  const pairRowsTask = Math.max(1, ...link.map((_, t) => readMarker<LinkRoundMarker>(dir, job, roundStage(0), t)?.edgesIn ?? 0));
+  const linkPeak = Math.max(BASE_RSS, ...link.map((m) => m.roundsPeakRss), peakOf(link));
+  const pairGrowth = Math.max(1, pairRatio / Math.max(1, byBytes));
+  stages.push({ stage: 'link', tasks: tasks('link'), bytesWritten: writtenOf(verify) * pairRatio, peakMemory: grown(linkPeak, [PER.linkRow, pairRowsTask, pairRowsTask * pairGrowth]) });
   // Clustered documents: a sample sees clusters in pieces (src/shard/clusteredEstimate.ts); components' outputs and memory grow with them.
   const clustered = estimateClustered(ends.da, ends.ua, ends.db, ends.ub, sample.units, k);
   const clusteredRatio = clustered / Math.max(1, docsInClusters);

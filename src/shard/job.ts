@@ -24,7 +24,7 @@ export const JOB_VERSION = 6;
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
 
 /** The stages, in order. */
-export const STAGES = ['sign', 'join', 'link', 'route', 'gather', 'verify', 'decide', 'components', 'filter'] as const;
+export const STAGES = ['sign', 'join', 'route', 'gather', 'verify', 'link', 'decide', 'components', 'filter'] as const;
 /** A stage name. */
 export type StageName = (typeof STAGES)[number];
 

@@ -1,14 +1,14 @@
 /**
- * Stage 3, link: the connected components of the candidate graph, over pairs partitioned by
+ * Stage 6, link: the connected components of the verified graph, over pairs partitioned by
  * document, in rounds. A document belongs to the partition of its shard group, and each round has
  * one task per group, so no task holds more than its partition's share of the edges (and a star's
  * centre its star). The rounds follow large-star/small-star (Kiveris et al., "Connected Components
  * in MapReduce and Beyond", SoCC 2014), after a first round that contracts locally:
  *
- * - round 0, contract: task q takes the candidate pairs of its shards' documents from every join
- *   output and joins each document of them to the smallest document of its local component
- *   (union-find over those pairs only). Most links of a chain of near duplicates share bands, so
- *   a chain mostly folds here, in one task, instead of taking a round per doubling.
+ * - round 0, contract: task q takes the verified pairs of verify task q (those whose first document
+ *   is in its group) and joins each document of them to the smallest document of its local
+ *   component (union-find over those pairs only). Most links of a chain of near duplicates share
+ *   bands, so a chain mostly folds here, in one task, instead of taking a round per doubling.
  * - odd rounds, large-star: each document links its larger neighbours to the smallest of itself and
  *   its neighbours;
  * - even rounds from 2, small-star: each document links itself and its smaller neighbours to the
@@ -20,31 +20,31 @@
  *
  * How many rounds that takes is known only as they run, so rounds are not stages: the runners
  * call `driveLink` (src/shard/linkDriver.ts), which runs round after round (`link/r0000`, `link/r0001`, …, each through
- * the work dir like any task), and then each link task commits a marker naming the last round.
+ * the work dir like any task), and then each link task p commits a marker naming the last round,
+ * with verify task p's pairs labelled by their component.
  *
  * Outputs in `link/rNNNN/qqqqq/`:
  * - `edges.bin` (kind `link-edges`): u, v (float64, global document numbers), each edge at the
  *   partition of u, grouped by partition with `pstart` (G + 1). Into a large-star round both
  *   orientations of an edge go; into a small-star round only (larger, smaller).
  * - `labels.bin` (kind `link-labels`; large-star rounds, from tasks that found only stars): node
- *   and label (float64, ascending node: every document of the partition in a candidate pair and its
- *   component), and `bins` (float64, {@link labelBins}): the partition's documents counted by their
- *   label's bin of the corpus, from which link task 0 cuts the components into verify tasks.
+ *   and label (float64, ascending node: every document of the partition in a verified pair and its
+ *   component's smallest document).
+ *
+ * Outputs in `link/PPPPP/` (the link task, after the rounds):
+ * - `bylabel.bin` (kind `labelled-pairs`): verify task p's verified pairs as comp (their component's
+ *   smallest document), a, b (global numbers) and sim (float64), in (a, b) order within each shard
+ *   group of comp, grouped by it with `pstart` (G + 1): what the decide stage reads (src/shard/decide.ts).
  * @module
  */
 import path from 'node:path';
 import { clustersOfPairs } from '../dedup/clusters.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, readMarker, requireMarker, taskDir, type MarkerBase } from './commit.js';
-import { roundStage, taskCount, type JobSpec } from './job.js';
+import { rangeOf, roundStage, taskCount, type JobSpec } from './job.js';
 import { EdgeOut, largeStar, neighbours, smallStar } from './starGraph.js';
 import { convergedRound } from './linkDriver.js';
 import { numbering } from './shardInput.js';
-
-/** Bins of the label histogram (route cuts the components into verify tasks at their edges): 4096, or 4 per verify task. */
-export function labelBins(job: JobSpec): number {
-  return Math.max(4096, 4 * taskCount(job, 'verify'));
-}
 
 /** A link round task's marker. */
 export interface LinkRoundMarker {
@@ -68,16 +68,8 @@ export interface LinkMarker {
   roundsWallMs: number;
   roundsCpuMs: number;
   roundsPeakRss: number;
-  /**
-   * Task 0 only: where the verify tasks' shares of the components begin, as label bins (verify
-   * tasks + 1; the last is the bin count): about equal numbers of candidate documents each.
-   */
-  cuts?: number[];
-  /**
-   * Task 0 only: the bins of components too big for one verify task, as [bin, first task, tasks]:
-   * their pairs are spread over those tasks by first document (the decide stage gathers them again).
-   */
-  spread?: [number, number, number][];
+  /** Verified pairs labelled (verify task p's). */
+  pairs: number;
 }
 
 /** The partitions of the documents: the global number of each shard group's first document (G + 1). */
@@ -153,7 +145,29 @@ function roundEdges(workDir: string, job: JobSpec, r: number, q: number): { u: F
   return { u, v };
 }
 
-/** Runs task q of link round r (idempotent; round r − 1, or for round 0 every join task, must have completed). */
+/** Verify task q's verified pairs (global numbers, in (a, b) order; every first document is in group q), with their similarities. */
+export function verifiedOfTask(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): { a: Float64Array; b: Float64Array; sim: Float64Array } {
+  requireMarker(workDir, job, 'verify', q);
+  const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', q), 'pairs.bin'), 'verified', job.id);
+  try {
+    const sa = f.u32('shardA');
+    const da = f.u32('docA');
+    const sb = f.u32('shardB');
+    const db = f.u32('docB');
+    const n = sa.length;
+    const a = new Float64Array(n);
+    const b = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      a[i] = docOffset[sa[i]!]! + da[i]!;
+      b[i] = docOffset[sb[i]!]! + db[i]!;
+    }
+    return { a, b, sim: f.f64('similarity') };
+  } finally {
+    f.close();
+  }
+}
+
+/** Runs task q of link round r (idempotent; round r − 1, or for round 0 verify task q, must have completed). */
 export function runLinkRound(workDir: string, job: JobSpec, r: number, q: number): Promise<LinkRoundMarker & MarkerBase> {
   const G = taskCount(job, 'link');
   if (!(Number.isInteger(q) && q >= 0 && q < G)) throw new Error(`link rounds have tasks 0 to ${G - 1}, not ${q}`);
@@ -164,7 +178,7 @@ export function runLinkRound(workDir: string, job: JobSpec, r: number, q: number
     const out = new EdgeOut(starts);
     const marker: LinkRoundMarker = { edgesIn: 0, edgesOut: 0, nodes: 0 };
     if (r === 0) {
-      const { a, b } = groupPairs(workDir, job, q, docOffset);
+      const { a, b } = verifiedOfTask(workDir, job, q, docOffset);
       marker.edgesIn = a.length;
       const { docs, order, start } = clustersOfPairs(a, b, a.length);
       marker.nodes = docs.length;
@@ -180,7 +194,7 @@ export function runLinkRound(workDir: string, job: JobSpec, r: number, q: number
       if (r % 2 === 1) {
         const s = largeStar(g, lo, out);
         Object.assign(marker, s);
-        if (s.star) await writeLabels(path.join(dir, 'labels.bin'), job.id, g, lo, docOffset[docOffset.length - 1]!, labelBins(job));
+        if (s.star) await writeLabels(path.join(dir, 'labels.bin'), job.id, g, lo);
       } else marker.nodes = smallStar(g, lo, out);
     }
     marker.edgesOut = out.n;
@@ -189,37 +203,30 @@ export function runLinkRound(workDir: string, job: JobSpec, r: number, q: number
   });
 }
 
-/** The bin of label `x` among `bins` over a corpus of `docs` documents. */
-export function labelBin(x: number, docs: number, bins: number): number {
-  return Math.min(bins - 1, Math.floor((x * bins) / Math.max(1, docs)));
-}
-
-/** labels.bin of a partition whose documents are all stars: each one's centre, and the label histogram. */
-async function writeLabels(file: string, plan: string, g: { start: Float64Array; nbr: Float64Array }, lo: number, docs: number, nbins: number): Promise<void> {
+/** labels.bin of a partition whose documents are all stars: each one's centre. */
+async function writeLabels(file: string, plan: string, g: { start: Float64Array; nbr: Float64Array }, lo: number): Promise<void> {
   const size = g.start.length - 1;
   const node: number[] = [];
   const label: number[] = [];
-  const bins = new Float64Array(nbins);
   for (let d = 0; d < size; d++) {
     if (g.start[d + 1] === g.start[d]) continue;
-    const m = Math.min(lo + d, g.nbr[g.start[d]!]!);
     node.push(lo + d);
-    label.push(m);
-    bins[labelBin(m, docs, nbins)]!++;
+    label.push(Math.min(lo + d, g.nbr[g.start[d]!]!));
   }
-  await writeColumns(file, 'link-labels', plan, {}, { node: Float64Array.from(node), label: Float64Array.from(label), bins });
+  await writeColumns(file, 'link-labels', plan, {}, { node: Float64Array.from(node), label: Float64Array.from(label) });
 }
 
 /**
  * Runs link task p (idempotent): the rounds must have converged ({@link driveLink}); its marker names
- * the round and sums what partition p's round tasks cost.
+ * the round and sums what partition p's round tasks cost. It writes bylabel.bin: verify task p's
+ * pairs, each labelled with its first document's component (a node of partition p).
  */
 export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkMarker & MarkerBase> {
-  return commitTask<LinkMarker>(workDir, job, 'link', p, async () => {
+  return commitTask<LinkMarker>(workDir, job, 'link', p, async (dir) => {
     const round = await convergedRound(job, (stage, t) => Promise.resolve(readMarker<LinkRoundMarker>(workDir, job, stage, t)));
     if (round === undefined) throw new Error(`link task ${p}: its rounds have not converged (run the job, or "neardup stage link", which runs them)`);
-    const m: LinkMarker = { round, roundsWallMs: 0, roundsCpuMs: 0, roundsPeakRss: 0 };
-    if (p === 0) Object.assign(m, verifyCuts(workDir, job, round));
+    const m: LinkMarker = { round, roundsWallMs: 0, roundsCpuMs: 0, roundsPeakRss: 0, pairs: 0 };
+    m.pairs = await writeByLabel(workDir, job, round, p, path.join(dir, 'bylabel.bin'));
     for (let r = 0; r <= round; r++) {
       const s = requireMarker(workDir, job, roundStage(r), p).stats;
       if (!s) continue;
@@ -231,58 +238,43 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
   });
 }
 
-/**
- * The verify tasks' first label bins: the label histograms of round `round` summed, cut into about
- * equal shares of documents; and the bins holding more than one and a half shares, spread over the
- * tasks their documents would fill (a giant component would otherwise be one task's work and memory).
- */
-function verifyCuts(workDir: string, job: JobSpec, round: number): { cuts: number[]; spread: [number, number, number][] } {
-  const nbins = labelBins(job);
-  const total = new Float64Array(nbins);
-  for (let q = 0; q < taskCount(job, 'link'); q++) {
-    const f = ColumnFile.open(path.join(taskDir(workDir, roundStage(round), q), 'labels.bin'), 'link-labels', job.id);
-    try {
-      const b = f.f64('bins');
-      for (let i = 0; i < nbins; i++) total[i]! += b[i]!;
-    } finally {
-      f.close();
-    }
+/** Writes link task p's bylabel.bin (see the module comment); returns its rows. */
+async function writeByLabel(workDir: string, job: JobSpec, round: number, p: number, file: string): Promise<number> {
+  const { docOffset } = numbering(workDir, job);
+  const starts = groupStarts(job, docOffset);
+  const { a, b, sim } = verifiedOfTask(workDir, job, p, docOffset);
+  const f = ColumnFile.open(path.join(taskDir(workDir, roundStage(round), p), 'labels.bin'), 'link-labels', job.id);
+  let node: Float64Array;
+  let label: Float64Array;
+  try {
+    node = f.f64('node');
+    label = f.f64('label');
+  } finally {
+    f.close();
   }
-  const V = taskCount(job, 'verify');
-  let all = 0;
-  for (const x of total) all += x;
-  const share = all / V;
-  const cuts = [0];
-  const spread: [number, number, number][] = [];
-  let done = 0;
-  for (let i = 0; i < nbins; i++) {
-    const before = done;
-    done += total[i]!;
-    while (cuts.length < V && done >= share * cuts.length) cuts.push(i + 1);
-    if (V > 1 && total[i]! > 1.5 * share) {
-      const first = Math.min(V - 1, Math.floor(before / share));
-      const last = Math.min(V - 1, Math.ceil(done / share) - 1);
-      if (last > first) spread.push([i, first, last - first + 1]);
-    }
+  const n = a.length;
+  const G = starts.length - 1;
+  const comp = new Float64Array(n);
+  const group = new Int32Array(n);
+  const pstart = new Float64Array(G + 1);
+  // Rows are in (a, b) order and nodes ascending: one walk labels them.
+  for (let i = 0, k = 0; i < n; i++) {
+    while (k < node.length && node[k]! < a[i]!) k++;
+    if (node[k] !== a[i]) throw new Error(`link task ${p}: document ${a[i]} has no component (the link rounds' labels are damaged)`);
+    comp[i] = label[k]!;
+    pstart[(group[i] = rangeOf(starts, comp[i]!)) + 1]!++;
   }
-  while (cuts.length < V) cuts.push(nbins);
-  cuts.push(nbins);
-  return { cuts, spread };
-}
-
-/** The verify task of label `x`: the last whose first bin is at or below x's. */
-export function verifyTaskOf(cuts: readonly number[], bin: number): number {
-  let lo = 0;
-  let hi = cuts.length - 2;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >>> 1;
-    if (cuts[mid]! <= bin) lo = mid;
-    else hi = mid - 1;
+  for (let g = 0; g < G; g++) pstart[g + 1]! += pstart[g]!;
+  // A stable counting sort by the group of comp keeps (a, b) order within each.
+  const fill = pstart.slice(0, G);
+  const out = { comp: new Float64Array(n), a: new Float64Array(n), b: new Float64Array(n), sim: new Float64Array(n) };
+  for (let i = 0; i < n; i++) {
+    const at = fill[group[i]!]!++;
+    out.comp[at] = comp[i]!;
+    out.a[at] = a[i]!;
+    out.b[at] = b[i]!;
+    out.sim[at] = sim[i]!;
   }
-  return lo;
-}
-
-/** The converged round of a job whose link tasks have committed. */
-export function linkRound(workDir: string, job: JobSpec): number {
-  return requireMarker<LinkMarker>(workDir, job, 'link', 0).round;
+  await writeColumns(file, 'labelled-pairs', job.id, {}, { ...out, pstart });
+  return n;
 }

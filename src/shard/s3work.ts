@@ -38,7 +38,6 @@ import { runTask } from './stages.js';
 import { jobReads, taskInputs, type TaskRead } from './taskReads.js';
 import { verifyReads } from './verify.js';
 import { decideReads } from './decide.js';
-import { linkRound } from './link.js';
 import { convergedRound, type RoundState } from './linkDriver.js';
 import { markRunning, runningView, staleRunning } from './s3running.js';
 import { mapStrings, translated, type Names } from './s3names.js';
@@ -266,8 +265,8 @@ export class S3WorkDir {
       const first = taskInputs(job, stage, t, round !== undefined ? [round] : undefined);
       await this.fetchReads(job, first.reads, spool.dir, true);
       let shards = first.shards;
-      // Verify's and decide's reads follow from their pairs, route's from the link stage's round.
-      const known = stage === 'verify' ? verifyReads(spool.dir, local, t) : stage === 'decide' ? decideReads(spool.dir, local, t) : stage === 'route' ? [linkRound(spool.dir, local)] : undefined;
+      // Verify's and decide's reads follow from their pairs.
+      const known = stage === 'verify' ? verifyReads(spool.dir, local, t) : stage === 'decide' ? decideReads(spool.dir, local, t) : undefined;
       if (known) {
         const more = taskInputs(job, stage, t, known);
         await this.fetchReads(job, more.reads.slice(first.reads.length), spool.dir, true);

@@ -42,7 +42,7 @@ function groupOf(job: JobSpec, t: number): number[] {
  * What task `t` of `stage` reads. Some reads are known only from what earlier ones hold, and are
  * then given as `known`: for verify, the shards its pairs touch ({@link verifyReads},
  * src/shard/verify.ts), whose ids (`docs.bin`), gathered texts and plain shards (read in place at
- * offsets) it reads; for link and route tasks, the link stage's converged round.
+ * offsets) it reads; for link tasks, the link stage's converged round.
  */
 export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: readonly number[]): TaskInputs {
   const n = (s: StageName): number[] => every(taskCount(job, s));
@@ -50,8 +50,7 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
   const round = roundOf(stage);
   if (round !== undefined) {
     if (round > 0) return { reads: [sign, { stage: roundStage(round - 1), tasks: n('link'), files: ['edges.bin'], partition: t }], shards: [] };
-    const { first, end } = shardsOfTask(job, t);
-    return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['pairs.bin'], partition: { index: 'astart', from: first, to: end } }], shards: [] };
+    return { reads: [sign, { stage: 'verify', tasks: [t], files: ['pairs.bin'] }], shards: [] };
   }
   switch (stage as StageName) {
     case 'sign':
@@ -59,17 +58,16 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
     case 'join':
       return { reads: [{ stage: 'sign', tasks: n('sign'), files: ['keys.bin', 'ids.bin'], partition: t }], shards: [] };
     case 'link': {
-      // Every round's markers (the converged round's is what the task checks; task 0 reads its labels' histograms).
+      // Every round's markers (the converged round's is what the task checks), its partition's
+      // labels of that round, and the verified pairs it labels with them.
       if (!known) return { reads: [], shards: [] };
-      const reads: TaskRead[] = Array.from({ length: known[0]! + 1 }, (_, r) => ({ stage: roundStage(r), tasks: n('link'), files: [] }));
-      if (t === 0) reads[known[0]!]!.files.push('labels.bin');
+      const reads: TaskRead[] = [sign, ...Array.from({ length: known[0]! + 1 }, (_, r) => ({ stage: roundStage(r), tasks: n('link'), files: [] }))];
+      reads.push({ stage: roundStage(known[0]!), tasks: [t], files: ['labels.bin'] }, { stage: 'verify', tasks: [t], files: ['pairs.bin'] });
       return { reads, shards: [] };
     }
     case 'route': {
       const { first, end } = shardsOfTask(job, t);
-      const reads: TaskRead[] = [sign, { stage: 'link', tasks: n('link'), files: [] }, { stage: 'join', tasks: n('join'), files: ['pairs.bin'], partition: { index: 'astart', from: first, to: end } }];
-      if (known) reads.push({ stage: roundStage(known[0]!), tasks: [t], files: ['labels.bin'] });
-      return { reads, shards: [] };
+      return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['pairs.bin'], partition: { index: 'astart', from: first, to: end } }], shards: [] };
     }
     case 'gather':
       return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['need.bin'] }], shards: groupOf(job, t) };
@@ -86,7 +84,7 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
     case 'decide': {
       // Its components' verified pairs; then the ids (and --keep values) of the documents in them,
       // and for similarities to kept members their texts (gathered, or lines of plain shards).
-      const first: TaskRead[] = [sign, { stage: 'verify', tasks: n('verify'), files: ['bylabel.bin'], partition: t }, { stage: 'gather', tasks: n('gather'), files: [] }];
+      const first: TaskRead[] = [sign, { stage: 'link', tasks: n('link'), files: ['bylabel.bin'], partition: t }, { stage: 'gather', tasks: n('gather'), files: [] }];
       if (!known) return { reads: first, shards: [] };
       const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
       const texts = (job.removal ?? 'cluster') === 'cluster' && (job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined));

@@ -1,12 +1,10 @@
 /**
- * Stage 6, verify (one task per shard group): the candidate pairs of the connected components the
- * route tasks sent this task, checked by exact Jaccard of their fingerprint sets, made here from the
- * texts: a plain line-format shard's lines are read again where sign found them (as `neardup dedup`
- * reads them again for its verification), other shards' texts come from the gather outputs. A
- * component's pairs are mostly here (route spreads only a component too big for one task), so each
- * candidate document's set is made about once (a component of more than a batch is cut between
- * first documents, and then a partner's set may be made again). Components are taken a batch of
- * documents at a time, so a task holds the sets of one batch, never the corpus.
+ * Stage 5, verify (one task per shard group): the distinct candidate pairs whose first document is
+ * in the group (route task q's), checked by exact Jaccard of their fingerprint sets, made here from
+ * the texts: a plain line-format shard's lines are read again where sign found them (as `neardup
+ * dedup` reads them again for its verification), other shards' texts come from the gather outputs.
+ * Pairs are taken a batch of documents at a time (cut between first documents), so a task holds the
+ * sets of one batch, never the corpus; a partner document in several batches has its set made in each.
  *
  * Outputs in `verify/NNNNN/`:
  * - `pairs.bin` (kind `verified`): columns shardA, docA, shardB, docB (uint32), similarity
@@ -15,9 +13,6 @@
  *   in one task, so the job's pairs in global order are each shard's rows of every task merged by
  *   first document (`verified.ts`).
  * - `pairs.txt`: the same pairs as output lines (ids, in the job's pair format), in the same order.
- * - `bylabel.bin` (kind `labelled-pairs`): the same pairs as comp (their component's smallest
- *   document), a, b (global numbers) and similarity (float64), grouped by the shard group of comp
- *   with `pstart`: what the decide stage reads (src/shard/decide.ts).
  * @module
  */
 import path from 'node:path';
@@ -27,13 +22,12 @@ import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
 import { withSigner } from './reuse.js';
 import { ColumnFile, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from './commit.js';
-import { rangeOf, taskCount, type JobSpec } from './job.js';
+import { taskCount, type JobSpec } from './job.js';
 import { gatheredShards } from './gathered.js';
 import { jobDocs, type JobDocs } from './docs.js';
 import { numbering } from './shardInput.js';
 import { U32Buf } from './u32buf.js';
 import { radixOrder } from '../lsh/radixOrder.js';
-import { groupStarts } from './link.js';
 import { BatchSets, makeSets, scratchPool, SetMaker } from './setMaker.js';
 
 /** The verify task's marker. */
@@ -42,9 +36,9 @@ export interface VerifyMarker {
   candidates: number;
   /** Pairs at or above the threshold. */
   pairs: number;
-  /** Fingerprint sets made (a document of a component cut between batches may be counted in more than one). */
+  /** Fingerprint sets made (a document in more than one batch is counted in each). */
   sets: number;
-  /** Components of the candidate graph verified. */
+  /** First documents of the candidate pairs. */
   components: number;
 }
 
@@ -64,7 +58,7 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
     const rows = routedRows(workDir, job, t, num.docOffset);
     const out = await verifyRows(job, rows, maker, num.docOffset, scratch.sets, scratch.table);
     maker.checkRead();
-    await writeVerified(dir, job, docs, out, num.docOffset);
+    await writeVerified(dir, job, docs, out);
     return { candidates: rows.ga.length, pairs: out.sims.length, sets: out.sets, components: out.components };
   }))).finally(() => {
     docs.close();
@@ -181,8 +175,6 @@ class VerifyOutput {
   readonly os = new U32Buf(1024);
   readonly ob = new U32Buf(1024);
   readonly sims: number[] = [];
-  /** Each verified pair's component. */
-  readonly comp: number[] = [];
   sets = 0;
   components = 0;
 }
@@ -225,15 +217,14 @@ async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker, docOffse
       out.os.push(r.sb[i]!);
       out.ob.push(r.b[i]!);
       out.sims.push(sim);
-      out.comp.push(r.comp[i]!);
     }
     i0 = i1;
   }
   return out;
 }
 
-/** Writes the task's verified pairs in (shardA, docA, shardB, docB) order: pairs.bin, pairs.txt and bylabel.bin. */
-async function writeVerified(dir: string, job: JobSpec, docs: JobDocs, out: VerifyOutput, docOffset: Float64Array): Promise<void> {
+/** Writes the task's verified pairs in (shardA, docA, shardB, docB) order: pairs.bin and pairs.txt. */
+async function writeVerified(dir: string, job: JobSpec, docs: JobDocs, out: VerifyOutput): Promise<void> {
   const S = job.shards.length;
   const sa = out.sa.view();
   const oa = out.oa.view();
@@ -263,21 +254,4 @@ async function writeVerified(dir: string, job: JobSpec, docs: JobDocs, out: Veri
   }
   await writeColumns(path.join(dir, 'pairs.bin'), 'verified', job.id, {}, { ...cols, similarity, bytes, astart });
   await writeSynced(path.join(dir, 'pairs.txt'), lines.join(''));
-  // The same pairs by component's group, for the decide stage (a stable counting sort keeps (a, b) order).
-  const starts = groupStarts(job, docOffset);
-  const G = starts.length - 1;
-  const group = new Int32Array(n);
-  const pstart = new Float64Array(G + 1);
-  for (let i = 0; i < n; i++) pstart[(group[i] = rangeOf(starts, out.comp[order[i]!]!)) + 1]!++;
-  for (let g = 0; g < G; g++) pstart[g + 1]! += pstart[g]!;
-  const fill = pstart.slice(0, G);
-  const lab = { comp: new Float64Array(n), a: new Float64Array(n), b: new Float64Array(n), sim: new Float64Array(n) };
-  for (let i = 0; i < n; i++) {
-    const at = fill[group[i]!]!++;
-    lab.comp[at] = out.comp[order[i]!]!;
-    lab.a[at] = docOffset[cols.shardA[i]!]! + cols.docA[i]!;
-    lab.b[at] = docOffset[cols.shardB[i]!]! + cols.docB[i]!;
-    lab.sim[at] = similarity[i]!;
-  }
-  await writeColumns(path.join(dir, 'bylabel.bin'), 'labelled-pairs', job.id, {}, { ...lab, pstart });
 }
