@@ -1,6 +1,6 @@
 /**
- * Stage 7, decide (one task per shard group): the components whose smallest document is in the
- * group, each whole (its verified pairs from every verify task), decided: the clusters of their
+ * Stage 7, decide (one task per shard group): the components of the verified graph whose smallest
+ * document is in the group, each whole (its verified pairs from every link task's bylabel.bin), decided: the clusters of their
  * verified pairs, which member of each is kept (the job's `--removal` rule and `--keep` policy),
  * each member's kept document and similarity to it, and the cluster lines without their numbers
  * (numbers are global: the components stage gives them). With `--against`, each corpus document's
@@ -133,7 +133,7 @@ export function decideReads(workDir: string, job: JobSpec, g: number): number[] 
   return [...seen].sort((x, y) => x - y);
 }
 
-/** Runs decide task g (idempotent; every verify task must have completed). */
+/** Runs decide task g (idempotent; every link task must have completed). */
 export function runDecide(workDir: string, job: JobSpec, g: number): Promise<DecideMarker> {
   return commitTask<DecideMarker>(workDir, job, 'decide', g, async (dir) => {
     const num = numbering(workDir, job);

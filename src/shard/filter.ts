@@ -1,5 +1,5 @@
 /**
- * Stage 8, filter (one task per shard group, for `--output dedup` and `annotate`): rewrites the shard with
+ * Stage 9, filter (one task per shard group, for `--output dedup` and `annotate`): rewrites the shard with
  * the cluster assignment, in the input's own format and compression, to the job's output directory
  * under the shard's relative name. `dedup` keeps each cluster's kept member (none with `--keep none`; with `--against`:
  * drops every corpus document with a reference match); `annotate` adds the tags (cluster,

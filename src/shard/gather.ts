@@ -1,5 +1,5 @@
 /**
- * Stage 3, gather (one task per group of shards): for the shards sign read sequentially (compressed,
+ * Stage 4, gather (one task per group of shards): for the shards sign read sequentially (compressed,
  * Parquet, CSV, …: their lines cannot be read again by offset), reads them once more and keeps the
  * texts of their documents that are in some candidate pair, so verification reads only those. A
  * plain line-format shard needs nothing here: verification reads its lines in place.
