@@ -37,7 +37,7 @@ export async function convergedRound(job: JobSpec, marker: RoundRunner['marker']
 }
 
 /**
- * Runs link rounds until the candidate graph is stars; returns that round. `runner.run` gets each
+ * Runs link rounds until the verified graph is stars; returns that round. `runner.run` gets each
  * round's unfinished tasks; a resumed job skips the rounds already committed.
  */
 export async function driveLink(job: JobSpec, runner: RoundRunner): Promise<number> {

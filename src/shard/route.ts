@@ -11,11 +11,11 @@
  * @module
  */
 import path from 'node:path';
-import { writeColumns } from './columns.js';
-import { commitTask } from './commit.js';
+import { ColumnFile, writeColumns } from './columns.js';
+import { commitTask, requireMarker, taskDir } from './commit.js';
 import { checkShard, rangeOf, shardsOfTask, taskCount, type JobSpec } from './job.js';
 import { numbering } from './shardInput.js';
-import { groupPairs, groupStarts } from './link.js';
+import { groupStarts } from './link.js';
 import { neighbours } from './starGraph.js';
 
 /** The route task's marker. */
@@ -26,6 +26,46 @@ export interface RouteMarker {
   docs: number;
   /** Candidate rows read (with repeats, from every join output). */
   rows: number;
+}
+
+/** The candidate pairs of the documents of shard group q, from every join output (global numbers, with repeats). */
+function groupPairs(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): { a: Float64Array; b: Float64Array } {
+  const first = job.groups[q]!;
+  const end = job.groups[q + 1]!;
+  const parts: { a: Float64Array; b: Float64Array }[] = [];
+  let n = 0;
+  for (let p = 0; p < job.partitions; p++) {
+    requireMarker(workDir, job, 'join', p);
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'pairs.bin'), 'candidates', job.id);
+    try {
+      const st = f.f64('astart', first, end + 1);
+      const lo = st[0]!;
+      const hi = st[end - first]!;
+      if (hi <= lo) continue;
+      const docA = f.u32('docA', lo, hi);
+      const shardB = f.u32('shardB', lo, hi);
+      const docB = f.u32('docB', lo, hi);
+      const a = new Float64Array(hi - lo);
+      const b = new Float64Array(hi - lo);
+      for (let s = first, i = 0; s < end; s++) {
+        for (const e = st[s - first + 1]! - lo; i < e; i++) {
+          a[i] = docOffset[s]! + docA[i]!;
+          b[i] = docOffset[shardB[i]!]! + docB[i]!;
+        }
+      }
+      parts.push({ a, b });
+      n += a.length;
+    } finally {
+      f.close();
+    }
+  }
+  const a = new Float64Array(n);
+  const b = new Float64Array(n);
+  for (let k = 0, at = 0; k < parts.length; at += parts[k]!.a.length, k++) {
+    a.set(parts[k]!.a, at);
+    b.set(parts[k]!.b, at);
+  }
+  return { a, b };
 }
 
 /** Runs route task q (idempotent; every join task must have completed). */
