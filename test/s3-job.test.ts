@@ -134,7 +134,7 @@ test('a task SIGKILLed while it uploads: nothing looks complete; running it agai
   const early = await run(['job', 'report', '--work-dir', work, '-q']);
   assert.equal(early.code, 2);
   assert.match(early.stderr, /the job is not finished: verify \d+\/\d+/);
-  await stages(work, ['verify', 'decide', 'components']);
+  await stages(work, ['verify', 'link', 'decide', 'components']);
   const rep = await run(['job', 'report', '--work-dir', work, '-q']);
   assert.equal(rep.code, 0, rep.stderr);
   assert.deepEqual(sortedLines(rep.stdout), single);

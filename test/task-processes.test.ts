@@ -13,10 +13,8 @@ import path from 'node:path';
 import { isUserError } from '../src/io/errors.js';
 import { TASK_PROCESS_FLAGS, TaskProcesses } from '../src/shard/localTasks.js';
 import { readMarker } from '../src/shard/commit.js';
-import { loadJob, roundStage, taskCount, type StageName, type TaskStage } from '../src/shard/job.js';
+import { loadJob, taskCount, type StageName, type TaskStage } from '../src/shard/job.js';
 
-/** The link stage's first round: the stage after join that runs without link's driver. */
-const R0 = roundStage(0);
 import { neardup, tmpDir } from './cliUtil.js';
 import { plantedDocs, writeShards } from './helpers/shards.js';
 
@@ -94,9 +92,9 @@ describe('task processes', () => {
     await until("sign's task process ended", () => !running(signs[0]!));
     for (let t = 1; t < job.partitions; t++) assert.equal(await pidOf('join', t), join, 'the join tasks share theirs');
     // Ahead of the next stage (as job --local does while a one-task stage runs in the submitter).
-    p.prepare(R0);
+    p.prepare('route');
     await until("join's task process ended", () => !running(join));
-    const route = await pidOf(R0, 0);
+    const route = await pidOf('route', 0);
     assert.ok(![join, signs[0]].includes(route));
     p.close();
   });
@@ -117,16 +115,16 @@ describe('task processes', () => {
     const signs = new Set(pidsOf('sign'));
     assert.ok(forJoin.every((x) => !signs.has(x)), 'fresh processes, not the sign ones');
     for (const x of signs) await until(`sign's task process ${x} ended`, () => !running(x));
-    await p.run(w3, 'join', all(job.partitions), () => undefined, { stage: R0, processes: 1 });
+    await p.run(w3, 'join', all(job.partitions), () => undefined, { stage: 'route', processes: 1 });
     assert.ok(pidsOf('join').every((x) => forJoin.includes(x)), 'join ran on the readied processes');
-    const forRoute = ready(R0);
+    const forRoute = ready('route');
     assert.equal(forRoute.length, 1, JSON.stringify(p.processes));
-    assert.equal(p.processes.length, 1, "join's processes ended, none idle beside the link round's");
+    assert.equal(p.processes.length, 1, "join's processes ended, none idle beside route's");
     // One task on two lanes: the spare place starts the stage after it while it runs.
-    await p.run(w3, R0, [0], () => undefined, { stage: 'verify', processes: 2 });
-    assert.deepEqual(pidsOf(R0 as unknown as StageName, 1), forRoute);
-    assert.equal(ready('verify').length, 2, JSON.stringify(p.processes));
-    assert.ok(!ready('verify').includes(forRoute[0]!));
+    await p.run(w3, 'route', [0], () => undefined, { stage: 'gather', processes: 2 });
+    assert.deepEqual(pidsOf('route', 1), forRoute);
+    assert.equal(ready('gather').length, 2, JSON.stringify(p.processes));
+    assert.ok(!ready('gather').includes(forRoute[0]!));
     p.close();
   });
 
