@@ -192,6 +192,11 @@ describe('job plan --estimate', () => {
     assert.match(r.stderr, /^estimate {4}from \d+ of \d+ sample units of 3 shards/m);
     for (const stage of ['sign', 'join', 'route', 'gather', 'verify', 'link', 'decide', 'components']) assert.match(r.stderr, new RegExp(`^${stage} +\\d+ +[\\d.]+ k?M?B +[\\d.]+ [kMG]?B$`, 'm'));
     assert.match(r.stderr, /^partitions  1 keep each join task within --task-memory 4000 MB$/m);
+    // Small tasks plan more partitions by default; the join row states the ones the budget chose.
+    const small = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-s', '--task-bytes', '1', '--estimate', '--sample-mb', '2', '--task-memory', '4000'], { cwd: dir });
+    assert.equal(small.code, 0, small.stderr);
+    assert.match(small.stderr, /^partitions  1 keep/m);
+    assert.match(small.stderr, /^join {12}1 /m, small.stderr);
     assert.equal((JSON.parse(fs.readFileSync(path.join(dir, 'plan-h', 'job.json'), 'utf8')) as { partitions: number }).partitions, 1);
     // The plan keeps the estimate's memory per stage: Slurm asks for it (a quarter above), unless told otherwise.
     const plan = JSON.parse(fs.readFileSync(path.join(dir, 'plan-h', 'job.json'), 'utf8')) as { taskMemory: Record<string, number> };

@@ -43,6 +43,7 @@ export async function estimateFromFlags(shards: string[], flags: PlanFlags & Est
       taskMemory: flags.taskMemory !== undefined ? flags.taskMemory * 2 ** 20 : undefined,
       processes: Math.min(localProcesses({ ...full, id: '', version: 0 }), 2),
       onStage: () => bar.update(++n),
+      partitionsGiven: flags.partitions !== undefined,
     },
   ).finally(() => bar.stop());
   if (est.partitionsForBudget !== undefined && flags.partitions === undefined) flags.partitions = est.partitionsForBudget;

@@ -338,7 +338,7 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
   }
   reporter.summary(`docs        ${int(s.docs)} from ${corpusShards} shard${corpusShards === 1 ? '' : 's'}${job.against ? ` and ${job.shards.length - corpusShards} reference shards` : ''}: ${int(s.emptyDocs)} empty${s.skippedRecords ? `, ${int(s.skippedRecords)} invalid skipped` : ''}`);
   for (const b of s.skippedShards) reporter.summary(`skipped     shard ${b.path}: ${b.error}`);
-  reporter.summary(`lsh         ${job.bands} bands × ${job.rows} rows, ${job.partitions} partitions`);
+  reporter.summary(`lsh         ${job.bands} bands × ${job.rows} rows, ${job.partitions} partition${job.partitions === 1 ? "" : "s"}`);
   reporter.summary(`candidates  ${int(s.candidates)}`);
   reporter.summary(`pairs       ${int(s.pairs)} (exact Jaccard ≥ ${job.threshold}${job.against ? ', corpus × reference only' : ''})`);
   reporter.summary(recallLine(s.recall, undefined, job.threshold, candidateProbability(job.threshold, job.bands, job.rows)));

@@ -88,6 +88,11 @@ export interface EstimateOptions {
   processes?: number;
   /** Called before each stage of the sample run. */
   onStage?: (stage: StageName, tasks: number) => void;
+  /**
+   * Whether the plan's partitions are the user's (`--partitions`): the join row is then stated at
+   * them; otherwise, with `taskMemory`, at the partitions the budget chooses (default false).
+   */
+  partitionsGiven?: boolean;
 }
 
 /** Resident memory of a task process before its task: node itself and neardup's modules (measured: 45–60 MB). */
@@ -235,14 +240,15 @@ export async function estimateJob(
       if (stage === 'link') await driveLink(job, { marker: (st, t) => Promise.resolve(readMarker<LinkRoundMarker>(work, job, st, t)), run: (st, todo) => runTasksInProcesses(work, st, todo, options.processes ?? 1, () => undefined) });
       await runTasksInProcesses(work, stage, Array.from({ length: n }, (_, t) => t), options.processes ?? 1, () => undefined);
     }
-    return fromSample(work, job, full, sample, performance.now() - t0, options.taskMemory);
+    return fromSample(work, job, full, sample, performance.now() - t0, options);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 /** The estimate from a completed sample job in `dir`. */
-function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'version'>, sample: JobSample, sampleMs: number, taskMemory: number | undefined): JobEstimate {
+function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'version'>, sample: JobSample, sampleMs: number, options: EstimateOptions): JobEstimate {
+  const taskMemory = options.taskMemory;
   const bytes = full.shards.reduce((a, s) => a + s.identity.size, 0);
   const sampledBytes = sample.bytes;
   const byBytes = bytes / Math.max(1, sampledBytes);
@@ -368,6 +374,12 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
     const fixed = Math.max(BASE_RSS, peakOf(join) - PER.joinKeyRow * joinRowsSample - PER.joinCandRow * candRowsSample);
     const perPartitionAll = PER.joinKeyRow * fullKeyRows + PER.joinCandRow * pairRows * candRatio;
     est.partitionsForBudget = taskMemory > fixed ? Math.max(1, Math.ceil(perPartitionAll / (taskMemory - fixed))) : undefined;
+    // The join row then states the plan that will run: the chosen partitions and their largest task.
+    const joinRow = stages.find((s) => s.stage === 'join');
+    if (joinRow && est.partitionsForBudget !== undefined && !options.partitionsGiven) {
+      joinRow.tasks = est.partitionsForBudget;
+      joinRow.peakMemory = fixed + perPartitionAll / est.partitionsForBudget;
+    }
     est.overBudget = stages.filter((s) => s.stage !== 'join' && s.peakMemory > taskMemory).map((s) => s.stage);
   }
   return est;
