@@ -6,6 +6,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import path from 'node:path';
 import fc from 'fast-check';
 import { ColumnFile, writeColumns } from '../src/shard/columns.js';
@@ -180,6 +182,18 @@ describe('task commits', () => {
     assert.equal(stats?.bytesWritten, 4);
     assert.ok(stats.wallMs >= 0 && stats.cpuMs >= 0 && stats.peakRss > 0 && stats.endedAt >= stats.startedAt);
     assert.equal(stats.pid, process.pid);
+    // A peak reached without awaiting (where the sampler cannot run) is still the task's peak.
+    const big = 512 * 2 ** 20;
+    const rssBefore = process.memoryUsage.rss();
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const peak = await commitTask(work, JOB, 'sign', 5, (d) => {
+      Buffer.alloc(big, 1);
+      gc(); // gone again before the task ends: only the high-water mark still knows
+      fs.writeFileSync(path.join(d, 'keys.bin'), 'x');
+      return Promise.resolve({});
+    });
+    assert.ok(peak.stats!.peakRss >= rssBefore + big * 0.9, `peak ${peak.stats!.peakRss} after ${rssBefore}`);
     // The failed first attempt's record went when the task committed.
     assert.equal(fs.existsSync(failedFile(work, 'sign', 3)), false);
     // Another job's marker in this directory is refused, never taken as done or not done.

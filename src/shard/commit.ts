@@ -52,7 +52,11 @@ export interface TaskStats {
   bytesRead: number | null;
   /** Sum of the sizes of the task's files (the marker excluded). */
   bytesWritten: number;
-  /** The largest resident set size sampled during the build (every 100 ms, and at its start and end), bytes. */
+  /**
+   * The task's peak resident set size, bytes: the process's high-water mark when the task raised it
+   * (exact), else the largest size sampled during the build (every 100 ms when it awaits, and at its
+   * start and end).
+   */
   peakRss: number;
   /** The process's peak resident set size so far when the task ended (`process.resourceUsage().maxRSS`), bytes: it includes earlier tasks of the same process. */
   processMaxRss: number;
@@ -245,6 +249,9 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
   const cpu0 = process.cpuUsage();
   const read0 = readChars();
   let peakRss = process.memoryUsage.rss();
+  // The sampler cannot fire while a task computes without awaiting; the process's high-water mark
+  // can: when it rose during the task, the task set it, and that is the task's true peak.
+  const maxRss0 = process.resourceUsage().maxRSS;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 100);
   sampler.unref();
   try {
@@ -263,6 +270,8 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
     const read1 = readChars();
     const wallMs = performance.now() - t0;
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    const maxRss1 = process.resourceUsage().maxRSS;
+    if (maxRss1 > maxRss0) peakRss = Math.max(peakRss, maxRss1 * 1024);
     // Every file reaches the disk before the marker that vouches for it; syncs issued together
     // share the filesystem's journal commits (a task of a thousand tiny shards writes thousands).
     const files: MarkerBase['files'] = {};
@@ -280,7 +289,7 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
       bytesRead: read0 !== null && read1 !== null ? read1 - read0 : null,
       bytesWritten: Object.values(files).reduce((a, f) => a + f.bytes, 0),
       peakRss,
-      processMaxRss: process.resourceUsage().maxRSS * 1024,
+      processMaxRss: maxRss1 * 1024,
       host: hostname(),
       pid: process.pid,
     };
