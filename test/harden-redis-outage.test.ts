@@ -2,7 +2,8 @@
  * Issue 7, Redis outage: while the service runs on the Redis store, Redis is paused (SIGSTOP) and
  * then killed (SIGKILL) mid-ingest. Requests get 503 + Retry-After (not 500, not a hang), the service
  * recovers by itself once Redis is back on the same port, and with appendfsync always no acknowledged
- * document is lost.
+ * document is lost. Two `serve` processes on each Redis layout live through redis-server restarting
+ * (shutdown and kill -9) under writes over HTTP.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import { type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { NearDupIndex } from '../src/index.js';
 import { buildApp } from '../src/server/app.js';
 import { checkIndex } from '../src/online/check.js';
@@ -17,6 +19,7 @@ import { freePort, killRedis, spawnRedis } from './helpers/redis.js';
 import { needsRedis } from './helpers/needs.js';
 import { kijijiTexts } from './helpers/kijiji.js';
 import { neardup, tmpDir } from './cliUtil.js';
+import { startServe } from './helpers/procs.js';
 
 const texts = kijijiTexts();
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -157,3 +160,127 @@ test('redis down: the error names host:port and says the connection was refused,
   }
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+// Issue #48 class 7, "services survive their backends", Redis as a restart: the outage test above
+// drives the app in process and restarts nothing it serves from; here two `serve` processes per
+// layout write over HTTP while redis-server shuts down (SIGTERM, its AOF flushed) or is killed
+// (SIGKILL) and comes back on the same port and directory.
+for (const layout of ['log', 'sets'] as const) {
+  test(`serve on Redis (${layout} layout): redis-server restarts (shutdown, kill -9) under writes: both serve processes live on, answer 503 while it is down, recover, and keep every acknowledged document`, { timeout: 180000, ...needsRedis() }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-restart-'));
+    cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const port = await freePort();
+    let redis = await startDurableRedis(dir, port);
+    cleanup.push(() => killRedis(redis));
+    const store = `redis://127.0.0.1:${port}?prefix=rs&layout=${layout}&timeout=500`;
+    const serves = [await startServe(['--store', store, '--purge-interval', '0'])];
+    serves.push(await startServe(['--store', store, '--purge-interval', '0']));
+    cleanup.push(async () => void (await Promise.all(serves.map((s) => s.stop()))));
+    const codes = serves.map(() => new Map<string, number>());
+    const count = (i: number, c: string): number => codes[i]!.get(c) ?? 0;
+    const acked: string[] = [];
+    let stop = false;
+    let n = 0;
+    const writers = serves.map(async (s, i) => {
+      while (!stop) {
+        const k = n++;
+        const id = `w${i}-${k}`;
+        let c: string;
+        try {
+          const r = await fetch(`${s.url}/v1/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, text: texts[k % texts.length] }) });
+          await r.arrayBuffer();
+          c = String(r.status);
+          if (r.status === 200) acked.push(id);
+        } catch (e) {
+          c = `no answer: ${(e as Error).message}`;
+        }
+        codes[i]!.set(c, count(i, c) + 1);
+        if (c !== '200') await new Promise((r) => setTimeout(r, 20));
+      }
+    });
+    const until = async (what: string, done: () => boolean): Promise<void> => {
+      for (let k = 0; !done(); k++) {
+        if (k >= 1200) throw new Error(`gave up waiting until ${what}: ${JSON.stringify(codes.map((m) => [...m]))}; stderr: ${serves.map((s) => s.stderr()).join('\n')}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    };
+    for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+      const ok = serves.map((_, i) => count(i, '200'));
+      await until('both serve processes are writing', () => serves.every((_, i) => count(i, '200') > ok[i]! + 10));
+      const down = serves.map((_, i) => count(i, '503'));
+      await new Promise<void>((resolve) => {
+        redis.once('exit', () => resolve());
+        redis.kill(signal);
+      });
+      await until(`both met the outage (${signal})`, () => serves.every((_, i) => count(i, '503') > down[i]!));
+      redis = await startDurableRedis(dir, port);
+      const back = serves.map((_, i) => count(i, '200'));
+      await until(`both recovered after ${signal}`, () => serves.every((_, i) => count(i, '200') > back[i]! + 10));
+    }
+    stop = true;
+    await Promise.all(writers);
+    for (const [i, s] of serves.entries()) {
+      assert.equal(s.child.exitCode, null, `serve ${i} is alive: ${s.stderr()}`);
+      assert.deepEqual([...codes[i]!.keys()].filter((c) => c !== '200' && c !== '503'), [], `serve ${i}: only 200 or 503`);
+      assert.doesNotMatch(s.stderr(), /Unhandled 'error' event|^\s+at /m, `serve ${i}: no stack trace`);
+    }
+    // appendfsync always: an acknowledged add outlives the restart, and either process serves it.
+    for (const [j, id] of acked.entries()) {
+      const r = await fetch(`${serves[j % 2]!.url}/v1/documents/${id}`);
+      await r.arrayBuffer();
+      assert.equal(r.status, 200, `acknowledged ${id} lost (${layout})`);
+    }
+    for (const [i, s] of serves.entries()) assert.equal(await s.stop(), 0, `serve ${i} stops cleanly: ${s.stderr()}`);
+    console.log(`# redis restart (${layout}): ${acked.length} acknowledged adds all present; ${JSON.stringify(codes.map((m) => Object.fromEntries(m)))}`);
+  });
+}
+
+// A Redis that comes back with less than it had (an RDB snapshot older than the last writes, a
+// backup restored, appendfsync everysec after kill -9): the log layout's processes had folded
+// entries the shorter log no longer has, and went on reading from their old position, so documents
+// written after the restart were missing from their tables (queries answered 200 without them).
+for (const layout of ['log', 'sets', 'log&scripts=0'] as const) {
+  test(`serve on Redis (${layout} layout): a restart that loses the last writes (an older snapshot): documents written after it are found through every serve process`, { timeout: 120000, ...needsRedis() }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-rollback-'));
+    cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const port = await freePort();
+    const snapshotRedis = (): Promise<ChildProcess> => spawnRedis(['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], `on port ${port}`);
+    let redis = await snapshotRedis();
+    cleanup.push(() => killRedis(redis));
+    const store = `redis://127.0.0.1:${port}?prefix=rb&layout=${layout}&timeout=500`;
+    const serves = [await startServe(['--store', store, '--purge-interval', '0'])];
+    serves.push(await startServe(['--store', store, '--purge-interval', '0']));
+    cleanup.push(async () => void (await Promise.all(serves.map((s) => s.stop()))));
+    const post = async (s: number, url: string, body: unknown): Promise<{ status: number; json: unknown }> => {
+      for (let i = 0; ; i++) {
+        const r = await fetch(`${serves[s]!.url}${url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const json = (await r.json()) as unknown;
+        // 503 while the service's connection comes back after the restart.
+        if (r.status !== 503 || i >= 100) return { status: r.status, json };
+        await new Promise((w) => setTimeout(w, 50));
+      }
+    };
+    const add = async (s: number, k: number): Promise<void> => assert.equal((await post(s, '/v1/documents', { id: `d${k}`, text: texts[k]! })).status, 200);
+    const found = async (s: number, k: number): Promise<boolean> => ((await post(s, '/v1/query', { text: texts[k]!, threshold: 1 })).json as { matches: { id: string }[] }).matches.some((m) => m.id === `d${k}`);
+    for (let k = 0; k < 30; k++) await add(k % 2, k);
+    const admin = new Redis(port, '127.0.0.1');
+    await admin.save();
+    admin.disconnect();
+    // Written after the snapshot: lost with the restart below.
+    for (let k = 30; k < 60; k++) await add(k % 2, k);
+    for (let k = 0; k < 60; k += 7) for (const s of [0, 1]) assert.ok(await found(s, k), `d${k} through serve ${s} before the restart`);
+    await killRedis(redis);
+    redis = await snapshotRedis();
+    // Written after the restart, through both processes: each must find every one of them.
+    for (let k = 60; k < 90; k++) await add(k % 2, k);
+    const missed: string[] = [];
+    for (let k = 60; k < 90; k++) for (const s of [0, 1]) if (!(await found(s, k))) missed.push(`d${k} through serve ${s}`);
+    assert.deepEqual(missed, [], `${layout}: documents written after the restart are missed`);
+    for (let k = 0; k < 30; k += 3) for (const s of [0, 1]) assert.ok(await found(s, k), `d${k} (in the snapshot) through serve ${s}`);
+    for (let k = 30; k < 60; k += 3) for (const s of [0, 1]) assert.ok(!(await found(s, k)), `d${k} (lost with the restart) is not answered through serve ${s}`);
+    for (const [i, s] of serves.entries()) {
+      assert.doesNotMatch(s.stderr(), /Unhandled 'error' event|^\s+at /m, `serve ${i}: no stack trace`);
+      assert.equal(await s.stop(), 0, `serve ${i} stops cleanly: ${s.stderr()}`);
+    }
+  });
+}

@@ -5,17 +5,20 @@
  * records and repeated ids, cut into shards at random places. Every run of a job, in this process
  * (--local), as array stages (`job plan`, `stage --all`, `job report`) and, for a share of the sets,
  * on BullMQ workers, must write exactly what `neardup dedup` writes for the shards' concatenation,
- * or refuse (exit 2) naming the option or the input it cannot honour. Never another answer with
- * exit 0, and never a crash.
+ * or refuse (exit 2) naming the option or the input it cannot honour. So must `dedup --stream` and,
+ * for a quarter of the sets, `dedup` under a tiny heap (`--max-old-space-size`). Never another
+ * answer with exit 0, and never a crash.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { spawn } from 'node:child_process';
 import fc from 'fast-check';
 import { dedupCommand } from '../src/cli/commands/dedup.js';
-import { tmpDir } from './cliUtil.js';
+import { STREAM_MIN_HEAP } from '../src/cli/heap.js';
+import { mainJs, tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { plantedDocs, startWorker, type WorkerChild } from './helpers/shards.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
@@ -166,11 +169,30 @@ function outputShards(dir: string, shards: string[]): Buffer {
 
 type Runner = 'local' | 'array' | 'bullmq';
 
+/** The tiny heap, in MiB: the smallest a streamed run is made for (src/cli/heap.ts). */
+const TINY_HEAP = STREAM_MIN_HEAP / 2 ** 20;
+
+/** Runs neardup in a child process under `--max-old-space-size=mib` (a V8 abort shows as its signal and stderr). */
+function underHeap(args: string[], mib = TINY_HEAP): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [`--max-old-space-size=${mib}`, mainJs, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code, signal) => resolve({ code, signal, stderr }));
+  });
+}
+
+/** A run that neither exited 0 or 2 nor kept V8's abort and stack traces off its stderr. */
+function assertNoCrash(r: { code: number | null; signal: NodeJS.Signals | null; stderr: string }, what: string): void {
+  assert.ok(r.code === 0 || r.code === 2, `${what} exits ${r.code ?? r.signal}: ${r.stderr.slice(0, 2000)}`);
+  assert.doesNotMatch(r.stderr, /FATAL|Native stack|^\s+at /m, `${what}: ${r.stderr.slice(0, 2000)}`);
+}
+
 describe('sharded jobs give dedup\'s answer or refuse (differential property)', () => {
   let root: string;
   let redis: RedisChild | undefined;
   const workers: WorkerChild[] = [];
-  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0, keptOtherwise: 0, severalInputs: 0, audits: 0, streamed: 0, streamRefused: 0 };
+  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0, keptOtherwise: 0, severalInputs: 0, audits: 0, streamed: 0, streamRefused: 0, tinyHeap: 0, tinyHeapRefused: 0, tinyHeapOnly: 0 };
 
   before(async () => {
     root = tmpDir();
@@ -214,7 +236,33 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
     // --removed is drawn with --output dedup: some answers must have compared their audits.
     assert.ok(counts.audits > 0 || counts.sets < 100, `no answered run compared a --removed audit: ${JSON.stringify(counts)}`);
     assert.ok(counts.streamed > 0 || counts.sets < 50, `no drawn set compared dedup --stream with dedup in memory: ${JSON.stringify(counts)}`);
+    assert.ok(counts.tinyHeap > 0 || counts.sets < 20, `no drawn set compared dedup under a tiny heap: ${JSON.stringify(counts)}`);
     process.stderr.write(`job-differential: ${JSON.stringify(counts)}\n`);
+  });
+
+  // #48: the route was chosen against V8's heap_size_limit, which counts the young generation
+  // (48 MiB): at --max-old-space-size=16 an 8 MB input took the in-memory route and V8 aborted.
+  it('from the smallest heap a streamed run is made for up, dedup writes the same bytes; below it, or past what the heap holds, it refuses (exit 2) naming --max-old-space-size', async () => {
+    const dir = path.join(root, 'heaps');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'docs.jsonl');
+    // ~8 MB: over a quarter of a 16–24 MiB heap, so streamed there by default.
+    fs.writeFileSync(file, plantedDocs(14000, 0.4, 4848).map((d) => JSON.stringify(d) + '\n').join(''));
+    const base = ['dedup', file, '--id-field', 'id', '--output', 'dedup', '-q'];
+    const want = path.join(dir, 'want.jsonl');
+    const w = await cliInProcess([...base, '--no-stream', '--out', want]);
+    assert.equal(w.code, 0, w.stderr);
+    const runs: [number, string[]][] = [[8, []], [12, []], [TINY_HEAP, []], [24, []], [TINY_HEAP, ['--stream', '--workers', '0']], [12, ['--no-stream']], [TINY_HEAP, ['--no-stream', '--workers', '2']]];
+    for (const [mib, route] of runs) {
+      const out = path.join(dir, `h${mib}${route.join('')}.jsonl`);
+      const r = await underHeap([...base, ...route, '--out', out], mib);
+      const what = `dedup ${route.join(' ')} under --max-old-space-size=${mib}`;
+      assertNoCrash(r, what);
+      // Streamed from the floor up: an answer.
+      if (mib >= TINY_HEAP && !route.includes('--no-stream')) assert.equal(r.code, 0, `${what}: ${r.stderr}`);
+      if (r.code === 2) assert.match(r.stderr, /max-old-space-size/, what);
+      else assert.ok(fs.readFileSync(out).equals(fs.readFileSync(want)), `${what}: output differs from dedup's`);
+    }
   });
 
   async function runCase(c: Case, k: number): Promise<void> {
@@ -255,6 +303,27 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
             if (auditName) assert.ok(fs.readFileSync(auditPath('stream')).equals(fs.readFileSync(auditPath('single'))), `the audit of dedup --stream differs (${opts.join(' ')})`);
             if (!dry) assert.equal(fs.readFileSync(viaStream, 'utf8'), fs.readFileSync(single, 'utf8'), `dedup --stream differs from dedup in memory (${opts.join(' ')})`);
             counts.streamed++;
+          }
+        }
+        // dedup under a tiny heap (a quarter of the sets: a process each): the same bytes, or a refusal
+        // as dedup's, or naming --max-old-space-size.
+        if (k % 4 === 1) {
+          const tinyOut = path.join(dir, 'tiny.out');
+          const t = await underHeap(['dedup', path.join(dir, 'all.jsonl'), ...ref, ...optsFor('tiny'), ...(dry ? [] : ['--out', tinyOut]), '-q']);
+          const what = `dedup under --max-old-space-size=${TINY_HEAP} (${opts.join(' ')}${c.refCuts ? ' --against' : ''})`;
+          assertNoCrash(t, what);
+          if (t.code === 2) {
+            if (d.code === 2) assert.ok(t.stderr === d.stderr || /max-old-space-size/.test(t.stderr), `${what} refused otherwise than dedup: ${t.stderr} / ${d.stderr}`);
+            else {
+              assert.match(t.stderr, /max-old-space-size/, `${what} refused, but dedup answered, and the refusal names no heap: ${t.stderr}`);
+              counts.tinyHeapOnly++;
+            }
+            counts.tinyHeapRefused++;
+          } else {
+            assert.equal(d.code, 0, `${what} answered with exit 0, but dedup refused: ${d.stderr}`);
+            if (!dry) assert.ok(fs.readFileSync(tinyOut).equals(fs.readFileSync(single)), `${what}: output differs from dedup's`);
+            if (auditName) assert.ok(fs.readFileSync(auditPath('tiny')).equals(fs.readFileSync(auditPath('single'))), `${what}: the --removed audit differs from dedup's`);
+            counts.tinyHeap++;
           }
         }
         // dedup reading the shards themselves (a directory of shards) is a route of its own: the same answer.

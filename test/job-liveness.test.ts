@@ -87,9 +87,28 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
     const r = await run;
     stderr = r.stderr;
     assert.equal(r.code, 0, r.stderr);
-    assert.match(stderr, new RegExp(`no worker has taken a sign task for \\d+ s \\(queue "lonely" on redis://127\\.0\\.0\\.1:${port}, 0 workers connected\\): start "neardup worker`));
+    assert.match(stderr, new RegExp(`no worker has taken a sign task for \\d+ s \\(queue "lonely" on redis://127\\.0\\.0\\.1:${port}, 0 workers alive\\): start "neardup worker`));
     assert.match(stderr, /sign tasks? (was|were) no longer in queue "lonely" .*submitted again/);
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'w1.tsv'), 'utf8')), want);
+    await w.kill('SIGTERM');
+  });
+
+  // #48: the count came from Redis's client list, which keeps a worker that stopped answering
+  // (Ctrl-Z, a frozen machine, a host gone until TCP keepalive): "1 worker connected" while none ran.
+  it('a worker that stopped answering (SIGSTOP) is not counted alive: the notice says so, and the job finishes once it runs again', async () => {
+    const url = `redis://127.0.0.1:${port}`;
+    // --lock-ms 1000: it beats every 500 ms, its beat key lives 1.5 s.
+    const w = startWorker(url, path.join(dir, 'wk-ctrlz'), ['--queue', 'ctrlz', '--lock-ms', '1000']);
+    workers.push(w);
+    await w.waitFor(/worker ready/);
+    w.child.kill('SIGSTOP');
+    const run = neardupAsync(['job', 'dedup', shards, '--redis', url, '--queue', 'ctrlz', '--wait-notice', '1', '--work-dir', path.join(dir, 'w-ctrlz'), '--id-field', 'id', '--out', path.join(dir, 'w-ctrlz.tsv'), '-q'], dir);
+    await new Promise((r) => setTimeout(r, 4500));
+    w.child.kill('SIGCONT');
+    const r = await run;
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`no worker has taken a sign task for \\d+ s \\(queue "ctrlz" on redis://127\\.0\\.0\\.1:${port}, 0 workers alive, 1 more connected but silent \\(stopped, frozen or gone\\)\\)`));
+    assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'w-ctrlz.tsv'), 'utf8')), want);
     await w.kill('SIGTERM');
   });
 

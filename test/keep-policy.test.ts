@@ -222,6 +222,38 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
     );
   });
 
+  // #48: a job named a Parquet shard's bad value by `file:LINE:` (its row + 1), not as dedup does.
+  it('parquet: job dedup names a bad --keep value by row group and row, byte for byte as dedup does (property)', async () => {
+    const dir = path.join(root, 'parquet-job-err');
+    let k = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 4, max: 40 }).chain((n) => fc.tuple(fc.constant(n), fc.integer({ min: 0, max: n - 1 }), fc.integer({ min: 1, max: 9 }), fc.boolean(), fc.constantFrom('max', 'min'), fc.integer({ min: 1, max: 3 }))),
+        async ([n, bad, groupRows, missing, kind, files]) => {
+          const here = path.join(dir, String(k++));
+          const shards = path.join(here, 'sx');
+          fs.mkdirSync(shards, { recursive: true });
+          const cut = Array.from({ length: files + 1 }, (_, i) => Math.floor((i * n) / files));
+          for (let f = 0; f < files; f++) {
+            const rows = Array.from({ length: cut[f + 1]! - cut[f]! }, (_, i) => cut[f]! + i);
+            await writeParquet(path.join(shards, `part-${f}.parquet`), [
+              { name: 'text', data: rows.map(() => 'the same words in every row of these shards'), type: 'STRING' },
+              { name: 'ts', data: rows.map((i) => (i === bad ? (missing ? null : 'soon') : String(i))), type: 'STRING', nullable: true },
+            ] as never, 'SNAPPY', groupRows);
+          }
+          const opts = ['--keep', `${kind}:ts`, '--output', 'dedup', '-q'];
+          const one = await cliInProcess(['dedup', shards, ...opts, '--out', path.join(here, 'o')]);
+          const job = await cliInProcess(['job', 'dedup', shards, ...opts, '--out-dir', path.join(here, 'j'), '--local', '--work-dir', path.join(here, 'w')]);
+          assert.equal(one.code, 2, one.stderr);
+          assert.equal(job.code, 2, job.stderr);
+          assert.match(one.stderr, /: row group \d+, row \d+: field "ts"/);
+          assert.equal(job.stderr, one.stderr);
+        },
+      ),
+      { numRuns: 8, seed: 4849 },
+    );
+  });
+
   for (const format of ['jsonl', 'tsv']) {
     for (const [keep, why] of [
       ['max:nope', 'has no value'],

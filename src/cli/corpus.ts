@@ -7,7 +7,6 @@ import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { getHeapStatistics } from 'node:v8';
 import { openInput, refuseFieldFlags, type OpenedInput, type ReadOptions } from '../io/read.js';
 import { InputError } from '../io/errors.js';
 import { removeOnSignal } from '../io/output.js';
@@ -17,6 +16,7 @@ import type { RangedSource } from '../dedup/rangedSource.js';
 import { forgetIdLines, keepIdAndRow } from '../dedup/copy.js';
 import type { Reporter } from './report.js';
 import { int } from './report.js';
+import { checkHeap, checkStreamHeap, inMemoryMost } from './heap.js';
 
 /** A corpus read into memory (or, streamed, its ids and rows only). */
 export interface Corpus {
@@ -55,26 +55,27 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
   const t0 = performance.now();
   const input = await openInput(file, options);
   // Every text is held in memory: fail with a clear message before V8 aborts with a native stack.
-  const heapLimit = getHeapStatistics().heap_size_limit;
-  const gb = (b: number) => `${(b / 1e9).toFixed(2)} GB`;
+  const gb = (b: number) => `${(b / 1e9).toFixed(b < 1e8 ? 3 : 2)} GB`;
   const advice = 'use --stream (texts stay on disk and are read again for each pass), raise the limit (NODE_OPTIONS=--max-old-space-size=MB) or split the input';
-  if (input.size !== undefined && input.size > heapLimit) {
-    throw new InputError(input.name, undefined, `is ${gb(input.size)}, more than the ${gb(heapLimit)} this process may hold; ${advice}`);
+  const most = inMemoryMost();
+  if (input.size !== undefined && input.size > most) {
+    throw new InputError(input.name, undefined, `is ${gb(input.size)}, more than the ${gb(most)} this process may hold; ${advice}`);
   }
   const bar = reporter.progress('read', 'bytes', input.size);
   const texts: string[] = [];
   const idsAndRows: Pick<Corpus, 'ids' | 'rows'> = { ids: undefined, rows: [] };
+  // The texts held, and 1.5× their bytes more for the later steps (2.5× the input in all, docs/operations.md).
+  const check = (): void => checkHeap(1, () => `${int(texts.length)} documents (${gb(input.bytesRead())} of ${input.name})`, advice, 1.5 * input.bytesRead());
   try {
     for await (const r of input.records) {
       keepIdAndRow(idsAndRows, r, input);
       texts.push(r.text);
       if ((texts.length & 1023) === 0) {
         bar.update(input.bytesRead(), texts.length);
-        if ((texts.length & 4095) === 0 && getHeapStatistics().used_heap_size > 0.7 * heapLimit) {
-          throw new Error(`out of memory after ${int(texts.length)} documents (${gb(input.bytesRead())} of ${input.name}): the heap limit is ${gb(heapLimit)}; ${advice}`);
-        }
+        check();
       }
     }
+    check();
   } finally {
     bar.stop();
     forgetIdLines(idsAndRows);
@@ -107,6 +108,13 @@ export function warnSkipped(reporter: Reporter, input: OpenedInput): void {
 
 /** Documents per batch handed to the pipeline while streaming. */
 const STREAM_BATCH = 1024;
+/**
+ * The share of the heap a streamed run's first pass may fill (ids, rows and the band keys' bookkeeping
+ * grow with the documents; the later passes add little on the heap), and what to do past it.
+ */
+const STREAM_HEAP = 0.85;
+const STREAM_ADVICE = 'raise the limit (NODE_OPTIONS=--max-old-space-size=MB) or split the input';
+const mbOf = (b: number): string => `${(b / 1e6).toFixed(1)} MB`;
 
 /**
  * A corpus whose texts stay on disk: `source` reads `file` again for each pass of the streaming
@@ -114,6 +122,7 @@ const STREAM_BATCH = 1024;
  * later passes must find the same number of documents.
  */
 export async function streamCorpus(file: string, options: ReadOptions, reporter: Reporter): Promise<{ corpus: Corpus; source: () => AsyncIterable<string[]> }> {
+  checkStreamHeap(options.displayName ?? file);
   const first = await openInput(file, options);
   // readMs stays 0: reading is part of the pipeline's passes, timed there.
   const corpus: Corpus = { texts: [], count: 0, ids: undefined, rows: [], input: first, bytes: 0, readMs: 0 };
@@ -138,6 +147,7 @@ export async function streamCorpus(file: string, options: ReadOptions, reporter:
           yield batch;
           batch = [];
           bar.update(input.bytesRead(), count);
+          if (n === 0) checkHeap(STREAM_HEAP, () => `${int(count)} documents (${mbOf(input.bytesRead())} of ${input.name})`, STREAM_ADVICE);
         }
       }
       if (batch.length > 0) yield batch;
@@ -170,6 +180,7 @@ export async function rangedCorpus(file: string, options: ReadOptions, reporter:
   if (!format) return undefined;
   const st = await fsp.stat(file);
   const name = options.displayName ?? file;
+  checkStreamHeap(name);
   refuseFieldFlags(name, format, options);
   const skips: SkipStats = { count: 0, examples: [] };
   let bytes = 0;
@@ -215,6 +226,7 @@ export async function rangedCorpus(file: string, options: ReadOptions, reporter:
       corpus.count += r.count;
       bytes = corpus.bytes = r.bytesRead;
       bar.update(bytes, corpus.count);
+      checkHeap(STREAM_HEAP, () => `${int(corpus.count)} documents (${mbOf(bytes)} of ${name})`, STREAM_ADVICE);
     },
     onEnd: (ok) => {
       bar.stop();

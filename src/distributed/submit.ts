@@ -7,8 +7,8 @@
  * The submitter watches the queue as well as the markers, with a deadline on every Redis call: a
  * task lost from the queue (Redis restarted without persistence, or flushed) is submitted again; a
  * Redis it cannot reach is reported every `noticeMs` and, past `redisTimeoutMs`, ends the wait with
- * an error; tasks that no worker takes are reported every `noticeMs`, naming the queue and Redis
- * (workers may still come, so it keeps waiting).
+ * an error; tasks that no worker takes are reported every `noticeMs`, naming the queue, Redis and
+ * the workers alive (workers may still come, so it keeps waiting).
  * @module
  */
 import { randomBytes } from 'node:crypto';
@@ -17,6 +17,7 @@ import type { WorkDir } from '../shard/workDir.js';
 import { STAGES, taskCount, type JobSpec, type TaskStage } from '../shard/job.js';
 import { driveLink, type RoundState } from '../shard/linkDriver.js';
 import { connectionFromUrl, DEFAULT_QUEUE, INPUT_FAILURE, loadBullmq, type TaskData } from './bullmq.js';
+import { liveWorkers } from './liveness.js';
 
 /** Options of {@link submitJob}. */
 export interface SubmitOptions {
@@ -201,8 +202,11 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
         const now = Date.now();
         if (now - lastActivity >= noticeMs && now - lastIdleNotice >= noticeMs) {
           lastIdleNotice = now;
-          const workers = await call('count workers', () => queue.getWorkersCount());
-          notice(`no worker has taken a ${stage} task for ${Math.round((now - lastActivity) / 1000)} s (${where}, ${workers ?? '?'} worker${workers === 1 ? '' : 's'} connected): start "neardup worker --redis ${options.redis} --queue ${queueName}"; still waiting`);
+          // Live by their beats (./liveness.ts); Redis's client list also keeps workers that stopped answering.
+          const alive = await call('count workers', async () => liveWorkers(await queue.client, queueName));
+          const connected = await call('count workers', () => queue.getWorkersCount());
+          const silent = alive !== undefined && connected !== undefined && connected > alive ? `, ${connected - alive} more connected but silent (stopped, frozen or gone)` : '';
+          notice(`no worker has taken a ${stage} task for ${Math.round((now - lastActivity) / 1000)} s (${where}, ${alive ?? '?'} worker${alive === 1 ? '' : 's'} alive${silent}): start "neardup worker --redis ${options.redis} --queue ${queueName}"; still waiting`);
         }
       }
     }

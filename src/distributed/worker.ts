@@ -10,6 +10,7 @@ import { TooManyCandidatesError } from '../shard/join.js';
 import { TaskProcesses } from '../shard/localTasks.js';
 import { parseTaskStage } from '../shard/stages.js';
 import { connectionFromUrl, DEFAULT_QUEUE, INPUT_FAILURE, loadBullmq, type TaskData } from './bullmq.js';
+import { startBeats } from './liveness.js';
 
 /** Options of {@link runWorker}. */
 export interface WorkerOptions {
@@ -80,8 +81,11 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   if (ready === 'ready') {
     // Started while the queue is idle: a fresh worker's first task does not wait for one (~0.2 s).
     tasks.start();
+    // For the submitter's count of live workers (./liveness.ts); beats end with the stop: no more tasks are taken.
+    const beats = startBeats(worker.client, options.queue ?? DEFAULT_QUEUE, Math.min(5000, lockDuration / 2));
     log(`worker ready on queue ${options.queue ?? DEFAULT_QUEUE} (pid ${process.pid})`);
     await stopped;
+    await Promise.race([beats.stop().catch(() => undefined), sleep(500)]);
   }
   // A graceful close waits for the running task and for Redis: neither may hold a stop for long.
   // Without a running task there is nothing to wait for but Redis, which may be down: 1 s at most.

@@ -76,12 +76,13 @@ export function positionIn(members: Float64Array, g: number): number {
 /**
  * What the keep policy ranks document d of shard s by, from the sign stage's docs.bin. Clustered
  * documents are asked in global order, so the first whose field is missing or not a number is the
- * input error (naming its shard, line and field), as in neardup dedup.
+ * input error (naming its shard, line or Parquet row group and row, and field), as in neardup dedup.
  */
 function keepKey(job: JobSpec, rule: KeepRule, sd: ShardDocs, s: number, d: number): number {
   const status = sd.keyStatus(d) as ValueStatus;
-  if (status !== ValueStatus.Ok) throw keepValueError(job.shards[s]!.path, sd.line(d), rule, status);
-  return sd.key(d);
+  if (status === ValueStatus.Ok) return sd.key(d);
+  const { line, position } = sd.where(d);
+  throw keepValueError(job.shards[s]!.path, line, rule, status, position);
 }
 
 /** A task's decisions and their files' columns. */

@@ -11,6 +11,7 @@ import { keepNeedsValues, parseKeepPolicy } from '../dedup/keepPolicy.js';
 import { ShardFiles } from './perShard.js';
 import { taskOfShard, type JobSpec } from './job.js';
 import type { Numbering } from './shardInput.js';
+import { recordWhere } from '../io/record.js';
 
 /** One shard's documents. */
 export interface ShardDocs {
@@ -28,8 +29,11 @@ export interface ShardDocs {
   keyLo(d: number): number;
   /** 0 when {@link key} is a value, 1 when the field is missing, 2 when it is not a number or an ISO date. */
   keyStatus(d: number): number;
-  /** The 1-based line of document d in its shard (only with a policy that ranks by a value). */
-  line(d: number): number;
+  /**
+   * Where document d is in its shard, for a message (only with a policy that ranks by a value): its
+   * 1-based line, or its Parquet row group and row, as the one-process reader names it.
+   */
+  where(d: number): { line: number | undefined; position: string | undefined };
   /** About what the view holds in memory. */
   bytes: number;
 }
@@ -51,7 +55,8 @@ function docsOf(job: JobSpec, num: Numbering, f: ColumnFile, s: number): ShardDo
   const keysLo = keyed ? f.f64('keyLo', a, b) : undefined;
   const status = keyed ? f.u32('keyStatus', a, b) : undefined;
   const lines = keyed ? f.u32('line', a, b) : undefined;
-  const none = (): number => {
+  const rowGroups = keyed ? f.u32('rowGroup', a, b) : undefined;
+  const none = (): never => {
     throw new Error(`${job.shards[s]!.path}: its sign task recorded no keep values`);
   };
   return {
@@ -62,9 +67,9 @@ function docsOf(job: JobSpec, num: Numbering, f: ColumnFile, s: number): ShardDo
     key: keys ? (d) => keys[d]! : none,
     keyLo: keysLo ? (d) => keysLo[d]! : none,
     keyStatus: status ? (d) => status[d]! : none,
-    line: lines ? (d) => lines[d]! : none,
-    // row, explicit, start, length (and key, keyLo, keyStatus, line), then the ids' bytes and offsets.
-    bytes: (b - a) * (keyed ? 44 : 20) + ids.bytes,
+    where: lines && rowGroups ? (d) => recordWhere({ line: lines[d]!, rowGroup: rowGroups[d]! > 0 ? rowGroups[d]! - 1 : undefined }) : none,
+    // row, explicit, start, length (and key, keyLo, keyStatus, line, rowGroup), then the ids' bytes and offsets.
+    bytes: (b - a) * (keyed ? 48 : 20) + ids.bytes,
   };
 }
 

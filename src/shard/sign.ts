@@ -15,8 +15,9 @@
  * keep policy that ranks by a value (`--keep longest|shortest|max:F|min:F`), also: key (float64:
  * the text's length in UTF-16 code units, or the field's value, NaN when it has none), keyLo
  * (float64: the exact remainder of an integer value beyond 2^53, else 0), keyStatus
- * (uint32: 0 ok, 1 missing, 2 not a number or an ISO date) and line (uint32, 1-based, for the
- * error that names a clustered document's bad field); components picks each cluster's kept member by key.
+ * (uint32: 0 ok, 1 missing, 2 not a number or an ISO date), line (uint32, 1-based) and rowGroup
+ * (uint32: a Parquet row group + 1, else 0) for the error that names a clustered document's bad
+ * field; decide picks each cluster's kept member by key.
  *
  * A plain line-format shard is read in byte ranges, its texts signed as bytes (`signRanges`, the
  * route of `neardup dedup` on one file); other shards through the sequential reader.
@@ -178,6 +179,7 @@ class SignOutput {
   readonly docKeyLo: number[] = [];
   readonly docKeyStatus = new U32Buf(1 << 10);
   readonly docLine = new U32Buf(1 << 10);
+  readonly docRowGroup = new U32Buf(1 << 10);
   /** docs.bin row where each shard of the task starts, then the row count. */
   readonly sstart: number[] = [0];
 
@@ -217,7 +219,7 @@ class SignOutput {
     this.keyRows.truncate(keys);
     for (const b of [this.idPart, this.idShard, this.idDoc, this.idLine]) b.length = ids;
     this.ids.length = ids;
-    for (const b of [this.docRow, this.docExplicit, this.docLen, this.docKeyStatus, this.docLine]) b.length = Math.min(b.length, docs);
+    for (const b of [this.docRow, this.docExplicit, this.docLen, this.docKeyStatus, this.docLine, this.docRowGroup]) b.length = Math.min(b.length, docs);
     this.docKey.length = Math.min(this.docKey.length, docs);
     this.docKeyLo.length = Math.min(this.docKeyLo.length, docs);
     this.docId.length = docs;
@@ -237,7 +239,7 @@ class SignOutput {
       start: toF64(this.docStart),
       length: this.docLen.view(),
       sstart: Float64Array.from(this.sstart),
-      ...(keepRule(job) ? { key: toF64(this.docKey), keyLo: toF64(this.docKeyLo), keyStatus: this.docKeyStatus.view(), line: this.docLine.view() } : {}),
+      ...(keepRule(job) ? { key: toF64(this.docKey), keyLo: toF64(this.docKeyLo), keyStatus: this.docKeyStatus.view(), line: this.docLine.view(), rowGroup: this.docRowGroup.view() } : {}),
     });
     if (this.ids.length === 0) return;
     const m = this.ids.length;
@@ -309,6 +311,7 @@ async function keepValues(job: JobSpec, rule: KeepRule, out: SignOutput, s: numb
       out.docKeyLo.push(v.lo);
       out.docKeyStatus.push(v.status);
       out.docLine.push(r.line);
+      out.docRowGroup.push(r.rowGroup === undefined ? 0 : r.rowGroup + 1);
       d++;
     }
   } catch (e) {

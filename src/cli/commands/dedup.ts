@@ -5,7 +5,7 @@
 import { Command, Option } from 'commander';
 import { availableParallelism } from 'node:os';
 import { stat } from 'node:fs/promises';
-import { getHeapStatistics } from 'node:v8';
+import { heapRoom, streamsByDefault } from '../heap.js';
 import type { DedupOptions, DedupResult } from '../../dedup/dedup.js';
 import { UsageError } from '../../io/errors.js';
 import { TooManyPairsError } from '../../lsh/tooManyPairs.js';
@@ -51,7 +51,7 @@ export function dedupCommand(): Command {
     .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with the tags cluster, cluster_size, duplicate_of, similarity, kept)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards or several inputs: a directory, one output shard per input file, named as neardup job dedup names them')
     .option('--out-dir <dir>', 'for --output dedup|annotate of shards: the directory of output shards (--out DIR by the name neardup job uses)')
-    .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap limit (${(getHeapStatistics().heap_size_limit / 4e9).toFixed(1)} GB here), and for plain JSONL/text/TSV files over 16 MB, read in byte ranges (LSH candidates, component clusters)`)
+    .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap left (${(heapRoom() / 4e9).toFixed(2)} GB here), and for plain JSONL/text/TSV files over 16 MB, read in byte ranges (LSH candidates, component clusters)`)
     .option('--no-stream', 'hold every text in memory, whatever the input size')
     .option('--workers <n>', `worker threads for signing and verification; 0 = this thread (default: all ${availableParallelism()} cores for inputs over ${PARALLEL_MIN_CHARS / 1e6} M characters, else 0)`, parseCount('workers'))
     .option('--memory-budget <MB>', 'streaming: megabytes of fingerprint sets held at once while verifying; less memory, more passes over the input (default 1024)', parsePositiveInt('--memory-budget', 1 << 20))
@@ -273,10 +273,10 @@ async function prepareInput(
   flags: DedupFlags,
   readOptions: ReadOptions,
 ): Promise<{ file: string; name: string; stream: boolean; cleanup: (() => Promise<void>) | undefined }> {
-  // Texts held in memory take about their size in the file, or twice that: past a quarter of the
-  // heap limit, keep them on disk instead.
+  // Texts held in memory take about their size in the file, or twice that: past what the heap has
+  // room for (src/cli/heap.ts), keep them on disk instead.
   const size = readOptions.inputs ? await inputsSize(readOptions.inputs) : await fileSize(fileArg);
-  const stream = flags.stream ?? (fileArg !== '-' && size > getHeapStatistics().heap_size_limit / 4);
+  const stream = flags.stream ?? (fileArg !== '-' && streamsByDefault(size));
   // A keep policy that ranks by a value reads the input once more, also for --output clusters.
   const keep = flags.keep ?? (flags.representative === 'longest' ? 'longest' : 'first');
   const twoPass = flags.output === 'dedup' || flags.output === 'annotate' || (flags.output === 'clusters' && keepNeedsValues(parseKeepPolicy(keep)));

@@ -12,6 +12,7 @@ import { LogReplica, decodeLogEntry, encodeLogEntry, type LogDoc } from '../redi
 import type { LogAppender } from './logAppend.js';
 import { parseCompacted, rewriteLog } from './logCompact.js';
 import { expiredAmong, type Client, type LayoutOps, type LogCompaction, type RedisKeys } from './shared.js';
+import { ServerRun } from './serverRun.js';
 
 /** Log entries read per round trip while catching up. */
 const LOG_READ_CHUNK = 32;
@@ -23,6 +24,8 @@ export class LogLayout implements LayoutOps {
   private logChain: Promise<unknown> = Promise.resolve();
   private syncRunning: Promise<void> | null = null;
   private syncNext: Promise<void> | null = null;
+  /** The server run the table was folded from: another run may have a shorter (older) log. */
+  private readonly run: ServerRun;
 
   private constructor(
     private readonly redis: Client,
@@ -36,11 +39,13 @@ export class LogLayout implements LayoutOps {
     replica: LogReplica,
   ) {
     this.replica = replica;
+    this.run = new ServerRun(redis);
   }
 
   /** Opens the layout for a store whose layout key holds `token`, folding the whole log. */
   static async open(redis: Client, keys: RedisKeys, manifest: StoreManifest, token: string, append: LogAppender, records: (ids: string[]) => Promise<(Buffer | null)[]>): Promise<LogLayout> {
     const layout = new LogLayout(redis, keys, manifest, token, append, records, await LogReplica.create(manifest));
+    await layout.run.start();
     await layout.sync();
     return layout;
   }
@@ -92,6 +97,7 @@ export class LogLayout implements LayoutOps {
       const last = Math.min(start + LOG_READ_CHUNK, end) - 1;
       if (last < start) return;
       const [token, entries] = await Promise.all([r.get(k.layout), r.lrangeBuffer(k.log, start, last)]);
+      if (await this.newRun()) continue;
       if (token !== this.token) {
         // A compaction that rewrote entries [0, L) as c entries: a table that had folded at least
         // L entries is already what the rewritten part describes; it continues at c + (applied − L).
@@ -123,12 +129,25 @@ export class LogLayout implements LayoutOps {
   }
 
   /**
+   * After the client reconnected to a new server run (a restart, a failover), whose log may be
+   * shorter than what the table folded (an older snapshot) and then grow with other entries: drops
+   * the table, to be folded again from the start. Returns whether it did.
+   */
+  private async newRun(): Promise<boolean> {
+    if (!(await this.run.changed())) return false;
+    this.replica = await LogReplica.create(this.manifest);
+    return true;
+  }
+
+  /**
    * After this process appended its entry at list position `at` of the log that had layout token
    * `tokenAtPush`: folds the entries before it, then its own. When the token has changed since
    * (a compaction renumbered the list, or the store was recreated), a full fold covers the entry.
    */
   private foldOwn(at: number, tokenAtPush: string | null, op: 'put' | 'remove', docs: LogDoc[]): Promise<void> {
     return this.serialLog(async () => {
+      // `at` counts in the new run's log (the push's reply came after the reconnection).
+      await this.newRun();
       if (tokenAtPush !== this.token) return this.foldUpTo(Infinity);
       if (this.replica.applied > at) return; // already read back by a concurrent sync
       await this.foldUpTo(at);
