@@ -52,11 +52,7 @@ export interface TaskStats {
   bytesRead: number | null;
   /** Sum of the sizes of the task's files (the marker excluded). */
   bytesWritten: number;
-  /**
-   * The task's peak resident set size, bytes: the process's high-water mark when the task raised it
-   * (exact), else the largest size sampled during the build (every 100 ms when it awaits, and at its
-   * start and end).
-   */
+  /** Peak resident set size, bytes: the process's high-water mark if the task raised it, else the largest sampled (every 100 ms while it awaits, at start and end). */
   peakRss: number;
   /** The process's peak resident set size so far when the task ended (`process.resourceUsage().maxRSS`), bytes: it includes earlier tasks of the same process. */
   processMaxRss: number;
@@ -249,8 +245,7 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
   const cpu0 = process.cpuUsage();
   const read0 = readChars();
   let peakRss = process.memoryUsage.rss();
-  // The sampler cannot fire while a task computes without awaiting; the process's high-water mark
-  // can: when it rose during the task, the task set it, and that is the task's true peak.
+  // The sampler cannot fire while a task computes without awaiting; a high-water mark the task raised is its true peak.
   const maxRss0 = process.resourceUsage().maxRSS;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 100);
   sampler.unref();
