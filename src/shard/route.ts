@@ -8,6 +8,10 @@
  *   first document's global number, between which verify cuts its batches), the distinct pairs
  *   whose first document is in this group, sorted by (global document a, global document b);
  *   `pstart` (float64, verify tasks + 1) gives verify task t's rows (all of them task q's).
+ *
+ * The candidate pairs are between copy groups' representatives (join folds exact copies); the
+ * marker counts the document pairs they stand for too, from the group's rows of every join
+ * `weights.bin`, as `neardup dedup` counts its candidates.
  * @module
  */
 import path from 'node:path';
@@ -26,6 +30,38 @@ export interface RouteMarker {
   docs: number;
   /** Candidate rows read (with repeats, from every join output). */
   rows: number;
+  /** Document pairs the distinct candidate pairs stand for beyond one each (copies folded into representatives). */
+  copyCandidates?: number;
+}
+
+/** Σ (w − 1) over the distinct pairs of group q's rows of every join weights.bin: what copies add to its candidates. */
+function copyCandidates(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): number {
+  const first = job.groups[q]!;
+  const end = job.groups[q + 1]!;
+  const rows: [number, number, number][] = [];
+  for (let p = 0; p < job.partitions; p++) {
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'weights.bin'), 'copy-weights', job.id);
+    try {
+      const st = f.f64('astart', first, end + 1);
+      const lo = st[0]!;
+      const hi = st[end - first]!;
+      if (hi <= lo) continue;
+      const docA = f.u32('docA', lo, hi);
+      const shardB = f.u32('shardB', lo, hi);
+      const docB = f.u32('docB', lo, hi);
+      const w = f.f64('w', lo, hi);
+      for (let s = first, i = 0; s < end; s++) {
+        for (const e = st[s - first + 1]! - lo; i < e; i++) rows.push([docOffset[s]! + docA[i]!, docOffset[shardB[i]!]! + docB[i]!, w[i]!]);
+      }
+    } finally {
+      f.close();
+    }
+  }
+  // A pair's rows repeat across bands and partitions, each with the same weight.
+  rows.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  let extra = 0;
+  for (let i = 0; i < rows.length; i++) if (i === 0 || rows[i]![0] !== rows[i - 1]![0] || rows[i]![1] !== rows[i - 1]![1]) extra += rows[i]![2] - 1;
+  return extra;
 }
 
 /** The candidate pairs of the documents of shard group q, from every join output (global numbers, with repeats). */
@@ -106,6 +142,6 @@ export function runRoute(workDir: string, job: JobSpec, q: number): Promise<Rout
       }
     }
     await writeColumns(path.join(dir, 'pairs.bin'), 'routed', job.id, {}, { shardA, docA, shardB, docB, comp, pstart });
-    return { candidates: m, docs, rows: a.length };
+    return { candidates: m, docs, rows: a.length, copyCandidates: copyCandidates(workDir, job, q, docOffset) };
   });
 }

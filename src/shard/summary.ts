@@ -18,6 +18,8 @@ import { clusterTotals } from './components.js';
 import { writeVerifiedLines } from './verified.js';
 import type { RemovalSummary } from '../dedup/verifiedGraph.js';
 import type { FilterMarker } from './filter.js';
+import type { RouteMarker } from './route.js';
+import type { DecideMarker } from './decide.js';
 
 /** A finished job's counters. */
 export interface JobSummary {
@@ -86,8 +88,12 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
     sum.candidates += v.candidates;
     sum.pairs += v.pairs;
   }
+  // Copies folded by join count as `neardup dedup` counts them: every document pair they stand for.
+  for (let t = 0; t < taskCount(job, 'route'); t++) sum.candidates += requireMarker<RouteMarker>(workDir, job, 'route', t).copyCandidates ?? 0;
+  for (let t = 0; t < taskCount(job, 'decide'); t++) sum.pairs += requireMarker<DecideMarker>(workDir, job, 'decide', t).copyPairs ?? 0;
   for (let p = 0; p < job.partitions; p++) {
     const j = requireMarker<JoinMarker>(workDir, job, 'join', p);
+    sum.candidates += j.copyPairs ?? 0;
     sum.sharedBuckets += j.sharedBuckets;
     sum.largestBucket = Math.max(sum.largestBucket, j.largestBucket);
   }
