@@ -34,6 +34,7 @@ import { jobDocs, type JobDocs, type ShardDocs } from './docs.js';
 import { numbering } from './shardInput.js';
 import { withSets, type SetSource } from './setMaker.js';
 import { groupCopies, positionUnits, type GroupCopies, type PositionUnits } from './copyUnits.js';
+import { jobHasCopies, writeCopyPairs } from './copyPairs.js';
 
 /** A task's verified pairs in global (a, b) order. */
 export interface VerifiedPairs {
@@ -94,6 +95,8 @@ export interface Decisions {
   marker: Decided;
   clusters: { min: Float64Array; size: Int32Array; line: string[] };
   members: { doc: Float64Array; rep: Float64Array; repId: string[]; size: Int32Array; sim: Float64Array; id: string[] };
+  /** The clustered documents (ascending) and their copy groups, for the pairs output of a job with copies. */
+  units?: { members: Float64Array; units: PositionUnits };
 }
 
 /**
@@ -149,6 +152,11 @@ export function runDecide(workDir: string, job: JobSpec, g: number): Promise<Dec
       // Sets only when the cluster rule needs similarities to members the pairs do not give.
       const decided = await withSets(workDir, job, docs, (sets) => decide(job, pairs, num.docOffset, docs, sets, copies));
       await writeDecisions(dir, job, decided, num.docOffset);
+      // With copies, the pairs output is the decide tasks' (src/shard/copyPairs.ts).
+      if (job.output.mode === 'pairs' && decided.units && jobHasCopies(workDir, job)) {
+        const { members, units } = decided.units;
+        await writeCopyPairs(dir, job, num.docOffset, docs, members, units, { A: pairs.a, B: pairs.b, sims: pairs.sims, at: (x) => positionIn(members, x) });
+      }
       return decided.marker;
     } finally {
       docs.close();
@@ -299,6 +307,7 @@ async function clustersOf(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64
     marker: { clusters: K, docsInClusters: P, duplicates: P - K, removal, recall: acc.parts(), ...(copyPairs > 0 ? { copyPairs } : {}) },
     clusters: { min, size, line },
     members: { doc, rep: repOut, repId, size: sizeOut, sim: simOut, id },
+    units: { members, units },
   };
 }
 

@@ -110,7 +110,8 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
 export function jobReads(job: JobSpec, report: boolean): TaskRead[] {
   const reads: TaskRead[] = [];
   for (const stage of STAGES) {
-    const files = report && stage === 'verify' ? ['pairs.bin', 'pairs.txt'] : report && stage === 'components' ? ['assign.bin', 'clusters.jsonl'] : [];
+    // A job with exact copies has its pairs in the decide tasks' files (listed by their markers only then).
+    const files = report && (stage === 'verify' || stage === 'decide') ? ['pairs.bin', 'pairs.txt'] : report && stage === 'components' ? ['assign.bin', 'clusters.jsonl'] : [];
     reads.push({ stage, tasks: every(taskCount(job, stage)), files });
   }
   return reads;
