@@ -196,11 +196,6 @@ class SignOutput {
     this.sstart.length = 1;
   }
 
-  /** Adds the key rows of document `d` of shard `s` from its band keys and its text hash (th[2k], th[2k + 1]). */
-  keys(s: number, d: number, nb: number, bh: Uint32Array, bl: Uint32Array, th: Uint32Array, k: number, at = 0, stride = 1): void {
-    this.keyRows.addDocument(s, d, nb, bh, bl, at, stride, th[2 * k]!, th[2 * k + 1]!);
-  }
-
   /** Adds document `d` of shard `s`: its explicit id (with the line it is on) or none, its row and its line's place. */
   document(s: number, d: number, id: string | undefined, line: number, row: number, start: number, length: number, P: number): void {
     if (id !== undefined) {
@@ -351,7 +346,7 @@ async function signInRanges(job: JobSpec, spec: NonNullable<ReturnType<typeof sh
       const n = batch.count;
       for (let i = 0; i < n; i++) {
         out.document(s, d + i, r.ids?.[i], r.lines[i]!, r.rows[i]!, 0, 0, P);
-        if (batch.present[i]) out.keys(s, d + i, nb, batch.hi, batch.lo, batch.th, i, i, n);
+        if (batch.present[i]) out.keyRows.addDocument(s, d + i, nb, batch.hi, batch.lo, i, n, batch.th[2 * i]!, batch.th[2 * i + 1]!);
         else marker.emptyDocs++;
       }
       if (n > 0) lastRow = r.rows[n - 1]!;
@@ -387,10 +382,9 @@ async function signSequentially(workDir: string, job: JobSpec, signer: TextSigne
     marker.chars += r.text.length;
     if (signer.signInto(r.text, row)) {
       bandKeys(row, nb, job.rows, bh, bl);
-      // Hashed as a string (a plain shard's texts are hashed as their bytes): a copy in a compressed
-      // shard of a text in a plain one is not folded with it, which changes no answer, only the work.
+      // As a string (a plain shard's texts are hashed as bytes): a copy across the two is not folded, which changes only the work.
       textHash2(th, 0, r.text);
-      out.keys(s, d, nb, bh, bl, th, 0);
+      out.keyRows.addDocument(s, d, nb, bh, bl, 0, 1, th[0]!, th[1]!);
     } else marker.emptyDocs++;
     d++;
   }
