@@ -195,8 +195,8 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
       let folded = false;
       for (let i = 0; i < size; i++) {
         const x = all[i]!;
-        let j = 0;
-        if (fold) for (; j < m; j++) if (T0[members[j]!] === T0[x] && T1[members[j]!] === T1[x]) break;
+        let j = m;
+        if (fold) for (j = 0; j < m; j++) if (T0[members[j]!] === T0[x] && T1[members[j]!] === T1[x]) break;
         if (j < m) {
           sizes[j]!++;
           folded = true;
