@@ -12,14 +12,14 @@ import { formatPair } from '../io/write.js';
 import { UsageError } from '../io/errors.js';
 import { writeColumns } from './columns.js';
 import { requireMarker, writeSynced } from './commit.js';
-import { rangeOf, type JobSpec } from './job.js';
+import { rangeOf, taskCount, type JobSpec } from './job.js';
 import type { JobDocs } from './docs.js';
-import type { JoinMarker } from './join.js';
+import type { LinkMarker } from './link.js';
 import type { PositionUnits } from './copyUnits.js';
 
-/** Whether any join task folded copies (every join task must have completed). */
+/** Whether join folded any copies, from the link markers (which a decide task reads anyway; every link task must have completed). */
 export function jobHasCopies(workDir: string, job: JobSpec): boolean {
-  for (let p = 0; p < job.partitions; p++) if ((requireMarker<JoinMarker>(workDir, job, 'join', p).copies ?? 0) > 0) return true;
+  for (let t = 0; t < taskCount(job, 'link'); t++) if ((requireMarker<LinkMarker>(workDir, job, 'link', t).copies ?? 0) > 0) return true;
   return false;
 }
 
