@@ -38,7 +38,8 @@ export interface RouteMarker {
 function copyCandidates(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): number {
   const first = job.groups[q]!;
   const end = job.groups[q + 1]!;
-  const rows: [number, number, number][] = [];
+  const parts: { a: Float64Array; b: Float64Array; w: Float64Array }[] = [];
+  let n = 0;
   for (let p = 0; p < job.partitions; p++) {
     const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'weights.bin'), 'copy-weights', job.id);
     try {
@@ -49,18 +50,36 @@ function copyCandidates(workDir: string, job: JobSpec, q: number, docOffset: Flo
       const docA = f.u32('docA', lo, hi);
       const shardB = f.u32('shardB', lo, hi);
       const docB = f.u32('docB', lo, hi);
-      const w = f.f64('w', lo, hi);
+      const a = new Float64Array(hi - lo);
+      const b = new Float64Array(hi - lo);
       for (let s = first, i = 0; s < end; s++) {
-        for (const e = st[s - first + 1]! - lo; i < e; i++) rows.push([docOffset[s]! + docA[i]!, docOffset[shardB[i]!]! + docB[i]!, w[i]!]);
+        for (const e = st[s - first + 1]! - lo; i < e; i++) {
+          a[i] = docOffset[s]! + docA[i]!;
+          b[i] = docOffset[shardB[i]!]! + docB[i]!;
+        }
       }
+      parts.push({ a, b, w: f.f64('w', lo, hi) });
+      n += hi - lo;
     } finally {
       f.close();
     }
   }
+  const a = new Float64Array(n);
+  const b = new Float64Array(n);
+  const w = new Float64Array(n);
+  for (let k = 0, at = 0; k < parts.length; at += parts[k]!.a.length, k++) {
+    a.set(parts[k]!.a, at);
+    b.set(parts[k]!.b, at);
+    w.set(parts[k]!.w, at);
+  }
   // A pair's rows repeat across bands and partitions, each with the same weight.
-  rows.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
   let extra = 0;
-  for (let i = 0; i < rows.length; i++) if (i === 0 || rows[i]![0] !== rows[i - 1]![0] || rows[i]![1] !== rows[i - 1]![1]) extra += rows[i]![2] - 1;
+  for (let k = 0; k < n; k++) {
+    const i = order[k]!;
+    const j = k > 0 ? order[k - 1]! : -1;
+    if (j < 0 || a[i] !== a[j] || b[i] !== b[j]) extra += w[i]! - 1;
+  }
   return extra;
 }
 
