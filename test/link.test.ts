@@ -133,10 +133,14 @@ describe('a giant component cut across every shard group', () => {
   let dir: string;
   let shards: string;
   let concat: string;
+  /** Exact copies among the giant chain's documents: join folds them, so its star in the link stage lacks them. */
+  let giantCopies = 0;
   const SHARDS = 6;
   before(() => {
     dir = tmpDir();
     const docs = giantChainCorpus(5, 500);
+    const giant = docs.filter((d) => d.id.startsWith('giant-'));
+    giantCopies = giant.length - new Set(giant.map((d) => d.text)).size;
     shards = path.join(dir, 'shards');
     fs.mkdirSync(shards);
     for (let s = 0; s < SHARDS; s++) fs.writeFileSync(path.join(shards, `part-${s}.jsonl`), docs.filter((_, i) => i % SHARDS === s).map((d) => JSON.stringify(d) + '\n').join(''));
@@ -169,9 +173,10 @@ describe('a giant component cut across every shard group', () => {
       assert.ok(link.round >= 1);
       if (rule === 'cluster') {
         assert.ok(ds.removal.largestCluster >= 400, `largest cluster ${ds.removal.largestCluster}`);
-        // The link stage's components are the verified graph's: its largest star is the giant chain.
+        // The link stage's components are the verified graph's: its largest star is the giant chain (copies folded).
         const stars = fs.readdirSync(path.join(work, 'link', `r${String(link.round).padStart(4, '0')}`)).map((t) => (JSON.parse(fs.readFileSync(path.join(work, 'link', `r${String(link.round).padStart(4, '0')}`, t, '_SUCCESS.json'), 'utf8')) as { largest?: number }).largest ?? 0);
-        assert.equal(Math.max(...stars), ds.removal.largestCluster);
+        assert.ok(giantCopies > 0);
+        assert.equal(Math.max(...stars), ds.removal.largestCluster - giantCopies);
       }
     });
   }

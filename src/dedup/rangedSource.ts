@@ -63,6 +63,8 @@ export interface SignedBatch {
   present: Uint8Array;
   hi: Uint32Array;
   lo: Uint32Array;
+  /** Two 32-bit hashes of each text (`textHash2`), by which copies are folded. */
+  th: Uint32Array;
   sigs?: Uint32Array;
   chars: number;
   /** The documents the whole file should hold, extrapolated from the bytes read so far. */

@@ -3,7 +3,9 @@
  * document is in the group, each whole (its verified pairs from every link task's bylabel.bin), decided: the clusters of their
  * verified pairs, which member of each is kept (the job's `--removal` rule and `--keep` policy),
  * each member's kept document and similarity to it, and the cluster lines without their numbers
- * (numbers are global: the components stage gives them). With `--against`, each corpus document's
+ * (numbers are global: the components stage gives them). Exact copies folded by join come with
+ * their representative's component (link's copies.bin) and are decided as one unit with it
+ * (src/shard/copyUnits.ts), as `neardup dedup` decides its copy groups. With `--against`, each corpus document's
  * best reference match. The counters a summary needs (clusters, both rules' drops, the recall
  * estimate's sums) go into the verify marker, to be summed over the tasks.
  *
@@ -31,6 +33,9 @@ import { rangeOf, taskCount, type JobSpec } from './job.js';
 import { jobDocs, type JobDocs, type ShardDocs } from './docs.js';
 import { numbering } from './shardInput.js';
 import { withSets, type SetSource } from './setMaker.js';
+import { positionIn, similaritiesToKept } from './keptSims.js';
+import { groupCopies, positionUnits, type GroupCopies, type PositionUnits } from './copyUnits.js';
+import { jobHasCopies, writeCopyPairs } from './copyPairs.js';
 
 /** A task's verified pairs in global (a, b) order. */
 export interface VerifiedPairs {
@@ -54,23 +59,13 @@ export interface Decided {
   removal?: RemovalSummary;
   /** The recall estimate's sums over this task's verified pairs. */
   recall: RecallParts;
+  /** Document pairs its copies add to the verified pairs: inside copy groups, and beyond one per pair of representatives. */
+  copyPairs?: number;
 }
 
 /** Whether the job writes similarities to the kept member: annotate's tags, or dedup's `--removed` audit. */
 export function needsSimilarities(job: JobSpec): boolean {
   return job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined);
-}
-
-/** The position of document g among `members` (ascending; g is one of them). */
-export function positionIn(members: Float64Array, g: number): number {
-  let lo = 0;
-  let hi = members.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (members[mid]! < g) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**
@@ -90,6 +85,8 @@ export interface Decisions {
   marker: Decided;
   clusters: { min: Float64Array; size: Int32Array; line: string[] };
   members: { doc: Float64Array; rep: Float64Array; repId: string[]; size: Int32Array; sim: Float64Array; id: string[] };
+  /** The clustered documents (ascending) and their copy groups, for the pairs output of a job with copies. */
+  units?: { members: Float64Array; units: PositionUnits };
 }
 
 /**
@@ -130,7 +127,7 @@ export function decideReads(workDir: string, job: JobSpec, g: number): number[] 
   const { docOffset } = numbering(workDir, job);
   const { a, b } = groupVerified(workDir, job, g);
   const seen = new Set<number>();
-  for (const x of [a, b]) for (const d of x) seen.add(rangeOf(docOffset, d));
+  for (const x of [a, b, groupCopies(workDir, job, g).member]) for (const d of x) seen.add(rangeOf(docOffset, d));
   return [...seen].sort((x, y) => x - y);
 }
 
@@ -139,11 +136,17 @@ export function runDecide(workDir: string, job: JobSpec, g: number): Promise<Dec
   return commitTask<DecideMarker>(workDir, job, 'decide', g, async (dir) => {
     const num = numbering(workDir, job);
     const pairs = groupVerified(workDir, job, g);
+    const copies = groupCopies(workDir, job, g);
     const docs = jobDocs(workDir, job, num);
     try {
       // Sets only when the cluster rule needs similarities to members the pairs do not give.
-      const decided = await withSets(workDir, job, docs, (sets) => decide(job, pairs, num.docOffset, docs, sets));
+      const decided = await withSets(workDir, job, docs, (sets) => decide(job, pairs, num.docOffset, docs, sets, copies));
       await writeDecisions(dir, job, decided, num.docOffset);
+      // With copies, the pairs output is the decide tasks' (src/shard/copyPairs.ts).
+      if (job.output.mode === 'pairs' && decided.units && jobHasCopies(workDir, job)) {
+        const { members, units } = decided.units;
+        await writeCopyPairs(dir, job, num.docOffset, docs, members, units, { A: pairs.a, B: pairs.b, sims: pairs.sims, at: (x) => positionIn(members, x) });
+      }
       return decided.marker;
     } finally {
       docs.close();
@@ -152,9 +155,11 @@ export function runDecide(workDir: string, job: JobSpec, g: number): Promise<Dec
 }
 
 /** Decides a decide task's components (see the module comment). */
-export async function decide(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource): Promise<Decisions> {
-  return job.against ? bestMatches(job, pairs, docOffset, docs) : clustersOf(job, pairs, docOffset, docs, sets);
+export async function decide(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource, copies: GroupCopies = NO_COPIES): Promise<Decisions> {
+  return job.against ? bestMatches(job, pairs, docOffset, docs) : clustersOf(job, pairs, docOffset, docs, sets, copies);
 }
+
+const NO_COPIES: GroupCopies = { rep: new Float64Array(0), member: new Float64Array(0) };
 
 /** Writes clusters.bin and members.bin into the task's directory. */
 export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, docOffset: Float64Array): Promise<void> {
@@ -183,13 +188,22 @@ export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, do
   await writeColumns(path.join(dir, 'members.bin'), 'cluster-members', job.id, {}, { ...d.members, pstart: memberStart });
 }
 
-/** The clusters of the verified pairs of whole components, decided. */
-async function clustersOf(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource): Promise<Decisions> {
+/** The clusters of the verified pairs of whole components and of their copies, decided. */
+async function clustersOf(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource, copies: GroupCopies): Promise<Decisions> {
   const { a: A, b: B, sims } = pairs;
   const n = A.length;
-  const pairCluster = new Int32Array(n);
-  const { docs: members, order, start } = clustersOfPairs(A, B, n, pairCluster);
+  const c = copies.rep.length;
+  // Each copy joins its representative's cluster: an edge for clustering, not a verified pair.
+  const EA = new Float64Array(n + c);
+  const EB = new Float64Array(n + c);
+  EA.set(A);
+  EB.set(B);
+  EA.set(copies.rep, n);
+  EB.set(copies.member, n);
+  const pairCluster = new Int32Array(n + c);
+  const { docs: members, order, start } = clustersOfPairs(EA, EB, n + c, pairCluster);
   const P = members.length;
+  const units = positionUnits(P, copies, (g) => positionIn(members, g));
   const K = start.length - 1;
   const ids: (string | number)[] = new Array<string | number>(P);
   const rule = parseKeepPolicy(job.keep ?? 'first');
@@ -205,7 +219,7 @@ async function clustersOf(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64
       keyLo![p] = sd.keyLo(d);
     }
   }
-  const verified = (job.removal ?? 'cluster') === 'verified' ? verifiedOfPositions(members, A, B, sims, rule, key, keyLo) : undefined;
+  const verified = (job.removal ?? 'cluster') === 'verified' ? verifiedOfPositions(members, A, B, sims, rule, key, keyLo, units) : undefined;
   const rep = new Float64Array(P);
   const repPos = new Int32Array(P);
   const line: string[] = [];
@@ -232,10 +246,23 @@ async function clustersOf(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64
     }
     line.push(formatCluster(0, m, kept < 0 ? null : ids[kept], verdicts).slice('{"cluster":0'.length));
   }
-  // Each cluster is one unit of the estimate's standard error, as in neardup dedup.
+  // Each cluster is one unit of the estimate's standard error, as in neardup dedup; a pair of
+  // representatives counts the document pairs it stands for, and copies are pairs at similarity 1.
   const acc = new RecallAccumulator(job.bands, job.rows, Math.max(1, K));
-  for (let i = 0; i < n; i++) acc.add(sims[i]!, 1, pairCluster[i]!);
-  const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(members, rep, A, B, sims, sets) : new Float64Array(P).fill(NaN);
+  const unitSize = (p: number): number => units.start[units.unitOf[p]! + 1]! - units.start[units.unitOf[p]!]!;
+  let copyPairs = 0;
+  for (let u = 0; u < units.count; u++) {
+    const m = units.start[u + 1]! - units.start[u]!;
+    if (m < 2) continue;
+    acc.add(1, (m * (m - 1)) / 2);
+    copyPairs += (m * (m - 1)) / 2;
+  }
+  for (let i = 0; i < n; i++) {
+    const w = c === 0 ? 1 : unitSize(positionIn(members, A[i]!)) * unitSize(positionIn(members, B[i]!));
+    acc.add(sims[i]!, w, pairCluster[i]!);
+    copyPairs += w - 1;
+  }
+  const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(members, rep, A, B, sims, sets, units.repPos) : new Float64Array(P).fill(NaN);
   let largest = 0;
   for (let k = 0; k < K; k++) largest = Math.max(largest, size[k]!);
   const clusterDrops = rule.kind === 'none' ? P : P - K;
@@ -245,7 +272,7 @@ async function clustersOf(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64
     // The cluster rule's summary says what the verified rule would drop, and how far its dropped members can be.
     let low = Infinity;
     for (const x of sim) if (x < low) low = x;
-    const verifiedDrops = verifiedOfPositions(members, A, B, sims, rule, key, keyLo).dropped;
+    const verifiedDrops = verifiedOfPositions(members, A, B, sims, rule, key, keyLo, units).dropped;
     removal = { rule: 'cluster', verifiedDrops, clusterDrops, largestCluster: largest, ...(low !== Infinity ? { lowestSimilarity: low } : {}) };
   }
   // Member rows cluster after cluster.
@@ -267,64 +294,29 @@ async function clustersOf(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64
     }
   }
   return {
-    marker: { clusters: K, docsInClusters: P, duplicates: P - K, removal, recall: acc.parts() },
+    marker: { clusters: K, docsInClusters: P, duplicates: P - K, removal, recall: acc.parts(), ...(copyPairs > 0 ? { copyPairs } : {}) },
     clusters: { min, size, line },
     members: { doc, rep: repOut, repId, size: sizeOut, sim: simOut, id },
+    units: { members, units },
   };
 }
 
 /**
  * The verified removal rule over the clustered documents (`members`, ascending global numbers; pair
- * i joins A[i] and B[i]), ranked by the keep policy's `key` (by position) or in document order.
+ * i joins representatives A[i] and B[i]; copy groups are `units`), ranked by the keep policy's
+ * `key` (by position) or in document order.
  */
-function verifiedOfPositions(members: Float64Array, A: Float64Array, B: Float64Array, sims: Float64Array, rule: KeepRule, key: Float64Array | undefined, keyLo: Float64Array | undefined): Removal {
+function verifiedOfPositions(members: Float64Array, A: Float64Array, B: Float64Array, sims: Float64Array, rule: KeepRule, key: Float64Array | undefined, keyLo: Float64Array | undefined, units: PositionUnits): Removal {
   const P = members.length;
   const n = A.length;
   const a = new Int32Array(n);
   const b = new Int32Array(n);
   for (let i = 0; i < n; i++) {
-    a[i] = positionIn(members, A[i]!);
-    b[i] = positionIn(members, B[i]!);
+    a[i] = units.unitOf[positionIn(members, A[i]!)]!;
+    b[i] = units.unitOf[positionIn(members, B[i]!)]!;
   }
   const ranking: KeepRanking = rule.kind === 'none' ? { none: true } : key ? { values: key, lo: keyLo, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 } : {};
-  return verifiedRemoval(P, { units: P, count: n, a, b, similarity: sims }, ranking);
-}
-
-/** Documents whose sets one batch of similarities to kept members makes. */
-const SIM_BATCH = 8192;
-
-/**
- * Under the cluster rule, each clustered document's exact Jaccard to its kept member (NaN for the
- * kept member and under `--keep none`), as `neardup dedup` tags it: a verified pair's similarity
- * when the two are one, else computed from their sets, a batch of documents at a time (a kept
- * member's set is made in every batch that holds some of its members).
- */
-async function similaritiesToKept(members: Float64Array, rep: Float64Array, A: Float64Array, B: Float64Array, sims: Float64Array, sets: SetSource): Promise<Float64Array> {
-  const P = members.length;
-  const sim = new Float64Array(P).fill(NaN);
-  for (let i = 0; i < A.length; i++) {
-    const pa = positionIn(members, A[i]!);
-    const pb = positionIn(members, B[i]!);
-    if (rep[pa] === B[i]) sim[pa] = sims[i]!;
-    else if (rep[pb] === A[i]) sim[pb] = sims[i]!;
-  }
-  // The rest, by kept member.
-  const want: number[] = [];
-  for (let p = 0; p < P; p++) if (rep[p]! >= 0 && rep[p] !== members[p] && Number.isNaN(sim[p]!)) want.push(p);
-  want.sort((x, y) => rep[x]! - rep[y]! || x - y);
-  for (let i = 0; i < want.length; ) {
-    const batch = new Set<number>();
-    let j = i;
-    while (j < want.length && batch.size < SIM_BATCH) {
-      batch.add(rep[want[j]!]!);
-      batch.add(members[want[j]!]!);
-      j++;
-    }
-    await sets.load(Float64Array.from(batch).sort());
-    for (let x = i; x < j; x++) sim[want[x]!] = sets.jaccard(rep[want[x]!]!, members[want[x]!]!);
-    i = j;
-  }
-  return sim;
+  return verifiedRemoval(P, { units: units.count, count: n, a, b, similarity: sims }, ranking, units);
 }
 
 /** With --against: each corpus document with verified pairs and its most similar reference document (the first on ties). */

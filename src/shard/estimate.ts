@@ -280,6 +280,15 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const sPairs = Math.max(1, verify.reduce((a, m) => a + m.pairs, 0));
   const candRatio = candidates / sCand;
   const pairRatio = pairs / sPairs;
+  // The files hold pairs of representatives (join folds exact copies); the counts, as the job's,
+  // count every document pair they stand for: scaled by the sample's share of those (a sample of
+  // copies alone, by its bytes).
+  const copyCand = routes.reduce((a, m) => a + (m.copyCandidates ?? 0), 0) + join.reduce((a, m) => a + (m.copyPairs ?? 0), 0);
+  const copyPairs = decide.reduce((a, m) => a + (m.copyPairs ?? 0), 0);
+  const withCopies = (estimate: number, sampled: number, copies: number): number => (sampled > 0 ? (estimate * (sampled + copies)) / sampled : copies * byBytes);
+  const rawPairs = verify.reduce((a, m) => a + m.pairs, 0);
+  const scaleCand = route.candidates > 0 ? (route.candidates + copyCand) / route.candidates : 1;
+  const scalePairs = rawPairs > 0 ? (rawPairs + copyPairs) / rawPairs : 1;
   const pairRows = join.reduce((a, m) => a + m.pairRows, 0);
   const fullKeyRows = keyRows * byBytes;
   const stages: StageEstimate[] = [];
@@ -359,10 +368,10 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
     sampledBytes,
     bytes,
     docs: Math.round(docs * byBytes),
-    candidates: Math.round(candidates),
-    candidatesStdError: Math.round(cand.stdError),
-    pairs: Math.round(pairs),
-    pairsStdError: Math.round(ver.stdError),
+    candidates: Math.round(withCopies(candidates, route.candidates, copyCand)),
+    candidatesStdError: Math.round(cand.stdError * scaleCand),
+    pairs: Math.round(withCopies(pairs, rawPairs, copyPairs)),
+    pairsStdError: Math.round(ver.stdError * scalePairs),
     docsInClusters: Math.round(clustered),
     stages,
     partitions: full.partitions,

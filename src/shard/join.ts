@@ -3,12 +3,24 @@
  * groups equal (band, key) and emits every pair of documents in a group as a candidate (for
  * `--against`, only pairs with one document on each side, oriented corpus → reference).
  *
+ * Exact copies (documents of one text hash, `textHash2` from sign) are folded first, as `neardup
+ * dedup` folds them: copies share every band key, so each bucket holding one holds the whole copy
+ * group, and its smallest document (the same in every bucket) stands for it. Pairs are emitted
+ * among those representatives only, so m copies cost one document, not m(m−1)/2 pair rows. Not
+ * under `--against`, where `dedup` does not fold either.
+ *
  * Outputs in `join/NNNNN/`:
  * - `pairs.bin` (kind `candidates`): columns docA, shardB, docB (uint32), grouped by the shard of
  *   document a; `astart` (float64, S + 1) gives shard A's rows. Pairs may repeat (across bands and
  *   partitions): verification removes repeats.
  * - `need.bin` (kind `needed-docs`): column doc (uint32, ascending per shard), grouped by shard with
  *   `nstart` (S + 1): the documents in candidate pairs, whose texts the gather stage collects.
+ * - `copies.bin` (kind `copy-members`): columns docR, shardM, docM (uint32): each copy group's
+ *   members but its representative (docR of shard R), once per job (from the partition of its band-0
+ *   key), grouped by the shard of the representative with `astart` (S + 1).
+ * - `weights.bin` (kind `copy-weights`): the candidate rows of `pairs.bin` whose representatives
+ *   stand for more than one document pair: columns docA, shardB, docB (uint32) and w (float64: the
+ *   two copy groups' sizes multiplied), grouped as pairs.bin. Route counts candidates with them.
  * @module
  */
 import path from 'node:path';
@@ -28,8 +40,12 @@ export interface JoinMarker {
   pairRows: number;
   /** Groups of ≥ 2 documents sharing a band key. */
   sharedBuckets: number;
-  /** Documents in the largest group. */
+  /** Documents in the largest group (copies folded: representatives). */
   largestBucket: number;
+  /** Copies folded into their representative, over the copy groups whose band-0 key is in this partition. */
+  copies?: number;
+  /** Pairs among the members of those copy groups (Σ m(m−1)/2): candidates and verified pairs at similarity 1. */
+  copyPairs?: number;
 }
 
 /** Thrown when a partition would produce more candidate pairs than the job allows. */
@@ -99,7 +115,7 @@ function checkIds(workDir: string, job: JobSpec, p: number): void {
  * A join task's big arrays, kept between the tasks of a process: made afresh in each task, their
  * page faults and collections cost a worker process with a larger heap up to a third more.
  */
-const scratchPool = new Reusable(() => ({ rows: new RowBucketScratch(), pairs: [0, 1, 2, 3].map(() => new U32Buf(1 << 12)) }));
+const scratchPool = new Reusable(() => ({ rows: new RowBucketScratch(), pairs: [0, 1, 2, 3].map(() => new U32Buf(1 << 12)), reps: new Int32Array(64), sizes: new Float64Array(64) }));
 
 /** Runs join task `p` (idempotent). */
 export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinMarker> {
@@ -126,6 +142,8 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
     const L = scratch.rows.u32('L', n);
     const Sh = scratch.rows.u32('Sh', n);
     const D = scratch.rows.u32('D', n);
+    const T0 = scratch.rows.u32('T0', n);
+    const T1 = scratch.rows.u32('T1', n);
     let at = 0;
     for (const { t, a, b } of ranges) {
       const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
@@ -135,6 +153,8 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
         f.u32Into('lo', a, b, L.subarray(at));
         f.u32Into('shard', a, b, Sh.subarray(at));
         f.u32Into('doc', a, b, D.subarray(at));
+        f.u32Into('th0', a, b, T0.subarray(at));
+        f.u32Into('th1', a, b, T1.subarray(at));
       } finally {
         f.close();
       }
@@ -147,7 +167,11 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
     // members, with repeats, was a sixth of this stage; a byte per corpus document would grow with
     // the corpus, not the partition).
     const needed = new Uint8Array(n);
-    const marker: JoinMarker = { keys: n, pairRows: 0, sharedBuckets: 0, largestBucket: 0 };
+    const marker: JoinMarker = { keys: n, pairRows: 0, sharedBuckets: 0, largestBucket: 0, copies: 0, copyPairs: 0 };
+    const fold = !job.against;
+    // Copy members (rep row, member row) and weighted candidate rows (row x, row y, weight): few, in plain arrays of numbers.
+    const copyRows: number[] = [];
+    const weighted: number[] = [];
     const emit = (x: number, y: number): void => {
       pA.push(Sh[x]!);
       pDocA.push(D[x]!);
@@ -159,7 +183,37 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
         `partition ${p}: more than ${job.maxBucketPairs} candidate pair rows (largest group of documents sharing a band key: ${marker.largestBucket}); raise --max-pairs, or remove exact copies first`,
       );
     // Rows were appended in (shard, doc) order, and a group's rows come in that order: x before y.
-    forEachRowBucket(B, H, L, job.bands, (members, m) => {
+    forEachRowBucket(B, H, L, job.bands, (all, size) => {
+      // The bucket's representatives (its members with copies folded) and how many documents each stands for.
+      if (scratch.reps.length < size) {
+        scratch.reps = new Int32Array(size * 2);
+        scratch.sizes = new Float64Array(size * 2);
+      }
+      const members = scratch.reps;
+      const sizes = scratch.sizes;
+      let m = 0;
+      let folded = false;
+      for (let i = 0; i < size; i++) {
+        const x = all[i]!;
+        let j = m;
+        if (fold) for (j = 0; j < m; j++) if (T0[members[j]!] === T0[x] && T1[members[j]!] === T1[x]) break;
+        if (j < m) {
+          sizes[j]!++;
+          folded = true;
+          // Each copy group once: in the bucket of its band-0 key.
+          if (B[x] === 0) copyRows.push(members[j]!, x);
+        } else {
+          members[m] = x;
+          sizes[m++] = 1;
+        }
+      }
+      if (folded && B[members[0]!] === 0) {
+        for (let j = 0; j < m; j++) {
+          marker.copies! += sizes[j]! - 1;
+          marker.copyPairs! += (sizes[j]! * (sizes[j]! - 1)) / 2;
+        }
+      }
+      if (m < 2) return;
       marker.sharedBuckets++;
       if (m > marker.largestBucket) marker.largestBucket = m;
       const before = pA.length;
@@ -186,6 +240,11 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
           }
         }
         pA.length = pDocA.length = pShardB.length = pDocB.length = w;
+        if (folded) {
+          for (let i = 0; i < m; i++) {
+            for (let j = i + 1; j < m; j++) if (sizes[i]! * sizes[j]! > 1) weighted.push(members[i]!, members[j]!, sizes[i]! * sizes[j]!);
+          }
+        }
       } else {
         for (let i = 0; i < m; i++) {
           const x = members[i]!;
@@ -220,8 +279,43 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
     }
     for (let s = 0; s < S; s++) nstart[s + 1]! += nstart[s]!;
     await writeColumns(path.join(dir, 'need.bin'), 'needed-docs', job.id, { partition: p }, { doc: outDoc.view(), nstart });
+    await writeCopies(dir, job, p, Sh, D, copyRows, weighted);
     // A partition of exceptionally many pairs does not leave its buffers to the process's next tasks.
     if (pA.capacity > 1 << 24) scratch.pairs = scratch.pairs.map(() => new U32Buf(1 << 12));
     return marker;
   }));
+}
+
+/** Writes copies.bin and weights.bin (see the module comment) from rows of this partition. */
+async function writeCopies(dir: string, job: JobSpec, p: number, Sh: Uint32Array, D: Uint32Array, copyRows: number[], weighted: number[]): Promise<void> {
+  const S = job.shards.length;
+  const c = copyRows.length / 2;
+  const [cR, cDR, cSM, cDM] = [new Uint32Array(c), new Uint32Array(c), new Uint32Array(c), new Uint32Array(c)];
+  for (let i = 0; i < c; i++) {
+    const r = copyRows[2 * i]!;
+    const x = copyRows[2 * i + 1]!;
+    cR[i] = Sh[r]!;
+    cDR[i] = D[r]!;
+    cSM[i] = Sh[x]!;
+    cDM[i] = D[x]!;
+  }
+  const copies = groupBy(cR, S, [cDR, cSM, cDM]);
+  const [docR, shardM, docM] = copies.columns as [Uint32Array, Uint32Array, Uint32Array];
+  await writeColumns(path.join(dir, 'copies.bin'), 'copy-members', job.id, { partition: p }, { docR, shardM, docM, astart: copies.start });
+  const k = weighted.length / 3;
+  const [wA, wDA, wSB, wDB, idx] = [new Uint32Array(k), new Uint32Array(k), new Uint32Array(k), new Uint32Array(k), new Uint32Array(k)];
+  for (let i = 0; i < k; i++) {
+    const x = weighted[3 * i]!;
+    const y = weighted[3 * i + 1]!;
+    wA[i] = Sh[x]!;
+    wDA[i] = D[x]!;
+    wSB[i] = Sh[y]!;
+    wDB[i] = D[y]!;
+    idx[i] = i;
+  }
+  const g = groupBy(wA, S, [wDA, wSB, wDB, idx]);
+  const [docA, shardB, docB, order] = g.columns as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+  const w = new Float64Array(k);
+  for (let i = 0; i < k; i++) w[i] = weighted[3 * order[i]! + 2]!;
+  await writeColumns(path.join(dir, 'weights.bin'), 'copy-weights', job.id, { partition: p }, { docA, shardB, docB, w, astart: g.start });
 }

@@ -35,6 +35,11 @@
  * - `bylabel.bin` (kind `labelled-pairs`): verify task p's verified pairs as comp (their component's
  *   smallest document), a, b (global numbers) and sim (float64), in (a, b) order within each shard
  *   group of comp, grouped by it with `pstart` (G + 1): what the decide stage reads (src/shard/decide.ts).
+ * - `copies.bin` (kind `labelled-copies`): the copies folded into representatives of group p (its
+ *   rows of every join copies.bin) as comp (the representative's component; the representative
+ *   itself when it is in no verified pair), rep and member (float64, global numbers), in (rep,
+ *   member) order within each shard group of comp, grouped by it with `pstart` (G + 1): decide
+ *   gets each component's copies with its pairs.
  * @module
  */
 import path from 'node:path';
@@ -70,6 +75,8 @@ export interface LinkMarker {
   roundsPeakRss: number;
   /** Verified pairs labelled (verify task p's). */
   pairs: number;
+  /** Copies labelled (of the representatives in group p). */
+  copies?: number;
 }
 
 /** The partitions of the documents: the global number of each shard group's first document (G + 1). */
@@ -186,7 +193,9 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
     const round = await convergedRound(job, (stage, t) => Promise.resolve(readMarker<LinkRoundMarker>(workDir, job, stage, t)));
     if (round === undefined) throw new Error(`link task ${p}: its rounds have not converged (run the job, or "neardup stage link", which runs them)`);
     const m: LinkMarker = { round, roundsWallMs: 0, roundsCpuMs: 0, roundsPeakRss: 0, pairs: 0 };
-    m.pairs = await writeByLabel(workDir, job, round, p, path.join(dir, 'bylabel.bin'));
+    const labels = readLabels(workDir, job, round, p);
+    m.pairs = await writeByLabel(workDir, job, labels, p, path.join(dir, 'bylabel.bin'));
+    m.copies = await writeCopies(workDir, job, labels, p, path.join(dir, 'copies.bin'));
     for (let r = 0; r <= round; r++) {
       const s = requireMarker(workDir, job, roundStage(r), p).stats;
       if (!s) continue;
@@ -198,20 +207,94 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
   });
 }
 
-/** Writes link task p's bylabel.bin (see the module comment); returns its rows. */
-async function writeByLabel(workDir: string, job: JobSpec, round: number, p: number, file: string): Promise<number> {
-  const { docOffset } = numbering(workDir, job);
-  const starts = groupStarts(job, docOffset);
-  const { a, b, sim } = verifiedOfTask(workDir, job, p, docOffset);
+/** Partition p's labels of the converged round: node ascending, and its component. */
+function readLabels(workDir: string, job: JobSpec, round: number, p: number): { node: Float64Array; label: Float64Array } {
   const f = ColumnFile.open(path.join(taskDir(workDir, roundStage(round), p), 'labels.bin'), 'link-labels', job.id);
-  let node: Float64Array;
-  let label: Float64Array;
   try {
-    node = f.f64('node');
-    label = f.f64('label');
+    return { node: f.f64('node'), label: f.f64('label') };
   } finally {
     f.close();
   }
+}
+
+/** Writes link task p's copies.bin (see the module comment); returns its rows. */
+async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<number> {
+  const { docOffset } = numbering(workDir, job);
+  const starts = groupStarts(job, docOffset);
+  const first = job.groups[p]!;
+  const end = job.groups[p + 1]!;
+  const reps: Float64Array[] = [];
+  const mems: Float64Array[] = [];
+  let n = 0;
+  for (let t = 0; t < job.partitions; t++) {
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', t), 'copies.bin'), 'copy-members', job.id);
+    try {
+      const st = f.f64('astart', first, end + 1);
+      const lo = st[0]!;
+      const hi = st[end - first]!;
+      if (hi <= lo) continue;
+      const docR = f.u32('docR', lo, hi);
+      const shardM = f.u32('shardM', lo, hi);
+      const docM = f.u32('docM', lo, hi);
+      const r = new Float64Array(hi - lo);
+      const m = new Float64Array(hi - lo);
+      for (let s = first, i = 0; s < end; s++) {
+        for (const e = st[s - first + 1]! - lo; i < e; i++) {
+          r[i] = docOffset[s]! + docR[i]!;
+          m[i] = docOffset[shardM[i]!]! + docM[i]!;
+        }
+      }
+      reps.push(r);
+      mems.push(m);
+      n += r.length;
+    } finally {
+      f.close();
+    }
+  }
+  const rep = new Float64Array(n);
+  const member = new Float64Array(n);
+  for (let k = 0, at = 0; k < reps.length; at += reps[k]!.length, k++) {
+    rep.set(reps[k]!, at);
+    member.set(mems[k]!, at);
+  }
+  const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => rep[x]! - rep[y]! || member[x]! - member[y]!);
+  const { node, label } = labels;
+  const G = starts.length - 1;
+  const comp = new Float64Array(n);
+  const group = new Int32Array(n);
+  const pstart = new Float64Array(G + 1);
+  for (let i = 0; i < n; i++) {
+    const r = rep[order[i]!]!;
+    // A representative in no verified pair is a component of its own.
+    let lo = 0;
+    let hi = node.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (node[mid]! < r) lo = mid + 1;
+      else hi = mid;
+    }
+    comp[i] = lo < node.length && node[lo] === r ? label[lo]! : r;
+    pstart[(group[i] = rangeOf(starts, comp[i]!)) + 1]!++;
+  }
+  for (let g = 0; g < G; g++) pstart[g + 1]! += pstart[g]!;
+  const fill = pstart.slice(0, G);
+  const out = { comp: new Float64Array(n), rep: new Float64Array(n), member: new Float64Array(n) };
+  for (let i = 0; i < n; i++) {
+    const at = fill[group[i]!]!++;
+    out.comp[at] = comp[i]!;
+    out.rep[at] = rep[order[i]!]!;
+    out.member[at] = member[order[i]!]!;
+  }
+  await writeColumns(file, 'labelled-copies', job.id, {}, { ...out, pstart });
+  return n;
+}
+
+/** Writes link task p's bylabel.bin (see the module comment); returns its rows. */
+async function writeByLabel(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<number> {
+  const { docOffset } = numbering(workDir, job);
+  const starts = groupStarts(job, docOffset);
+  const { a, b, sim } = verifiedOfTask(workDir, job, p, docOffset);
+  const { node, label } = labels;
   const n = a.length;
   const G = starts.length - 1;
   const comp = new Float64Array(n);

@@ -8,6 +8,10 @@
  *   first document's global number, between which verify cuts its batches), the distinct pairs
  *   whose first document is in this group, sorted by (global document a, global document b);
  *   `pstart` (float64, verify tasks + 1) gives verify task t's rows (all of them task q's).
+ *
+ * The candidate pairs are between copy groups' representatives (join folds exact copies); the
+ * marker counts the document pairs they stand for too, from the group's rows of every join
+ * `weights.bin`, as `neardup dedup` counts its candidates.
  * @module
  */
 import path from 'node:path';
@@ -26,6 +30,57 @@ export interface RouteMarker {
   docs: number;
   /** Candidate rows read (with repeats, from every join output). */
   rows: number;
+  /** Document pairs the distinct candidate pairs stand for beyond one each (copies folded into representatives). */
+  copyCandidates?: number;
+}
+
+/** Σ (w − 1) over the distinct pairs of group q's rows of every join weights.bin: what copies add to its candidates. */
+function copyCandidates(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): number {
+  const first = job.groups[q]!;
+  const end = job.groups[q + 1]!;
+  const parts: { a: Float64Array; b: Float64Array; w: Float64Array }[] = [];
+  let n = 0;
+  for (let p = 0; p < job.partitions; p++) {
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'weights.bin'), 'copy-weights', job.id);
+    try {
+      const st = f.f64('astart', first, end + 1);
+      const lo = st[0]!;
+      const hi = st[end - first]!;
+      if (hi <= lo) continue;
+      const docA = f.u32('docA', lo, hi);
+      const shardB = f.u32('shardB', lo, hi);
+      const docB = f.u32('docB', lo, hi);
+      const a = new Float64Array(hi - lo);
+      const b = new Float64Array(hi - lo);
+      for (let s = first, i = 0; s < end; s++) {
+        for (const e = st[s - first + 1]! - lo; i < e; i++) {
+          a[i] = docOffset[s]! + docA[i]!;
+          b[i] = docOffset[shardB[i]!]! + docB[i]!;
+        }
+      }
+      parts.push({ a, b, w: f.f64('w', lo, hi) });
+      n += hi - lo;
+    } finally {
+      f.close();
+    }
+  }
+  const a = new Float64Array(n);
+  const b = new Float64Array(n);
+  const w = new Float64Array(n);
+  for (let k = 0, at = 0; k < parts.length; at += parts[k]!.a.length, k++) {
+    a.set(parts[k]!.a, at);
+    b.set(parts[k]!.b, at);
+    w.set(parts[k]!.w, at);
+  }
+  // A pair's rows repeat across bands and partitions, each with the same weight.
+  const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
+  let extra = 0;
+  for (let k = 0; k < n; k++) {
+    const i = order[k]!;
+    const j = k > 0 ? order[k - 1]! : -1;
+    if (j < 0 || a[i] !== a[j] || b[i] !== b[j]) extra += w[i]! - 1;
+  }
+  return extra;
 }
 
 /** The candidate pairs of the documents of shard group q, from every join output (global numbers, with repeats). */
@@ -106,6 +161,6 @@ export function runRoute(workDir: string, job: JobSpec, q: number): Promise<Rout
       }
     }
     await writeColumns(path.join(dir, 'pairs.bin'), 'routed', job.id, {}, { shardA, docA, shardB, docB, comp, pstart });
-    return { candidates: m, docs, rows: a.length };
+    return { candidates: m, docs, rows: a.length, copyCandidates: copyCandidates(workDir, job, q, docOffset) };
   });
 }

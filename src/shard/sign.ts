@@ -3,8 +3,9 @@
  * their band keys partitioned by band-key hash, so that join task p reads only partition p of every
  * sign task's output.
  *
- * Outputs in `sign/NNNNN/`: `keys.bin` (kind `band-keys`): columns band, hi, lo, shard, doc (uint32,
- * one row per band per non-empty document), grouped by partition; `pstart` (float64, P + 1) gives
+ * Outputs in `sign/NNNNN/`: `keys.bin` (kind `band-keys`): columns band, hi, lo, shard, doc, th0, th1
+ * (uint32, one row per band per non-empty document; th0, th1 the document's 64-bit text hash
+ * `textHash2`, by which join folds exact copies), grouped by partition; `pstart` (float64, P + 1) gives
  * partition p's rows [pstart[p], pstart[p+1]), in (shard, doc) order. `ids.bin` (kind `id-keys`,
  * when the input has explicit ids): columns shard, doc, line (uint32), id (string), grouped by the
  * partition of the id's hash with `pstart`. `docs.bin` (kind `docs`): one row per document, in
@@ -28,7 +29,7 @@ import type { TextSigner } from '../sketch/textSigner.js';
 import { Reusable, withSigner } from './reuse.js';
 import { openInput, rowCount } from '../io/read.js';
 import { bandKeys } from '../lsh/bandKeys.js';
-import { murmur3Utf16 } from '../hash/murmur3.js';
+import { murmur3Utf16, textHash2 } from '../hash/murmur3.js';
 import { isUserError } from '../io/errors.js';
 import { writeColumns, type U32Parts } from './columns.js';
 import { runPerShard } from './perShard.js';
@@ -84,12 +85,12 @@ class PartitionedRows {
   private readonly len: Int32Array;
 
   constructor(readonly partitions: number) {
-    this.cols = Array.from({ length: 5 }, () => new Uint32Array(partitions * this.cap));
+    this.cols = Array.from({ length: 7 }, () => new Uint32Array(partitions * this.cap));
     this.len = new Int32Array(partitions);
   }
 
-  /** Appends the rows of document `d` of shard `s` from its band keys (band b's at [at + b·stride]). */
-  addDocument(s: number, d: number, nb: number, bh: Uint32Array, bl: Uint32Array, at: number, stride: number): void {
+  /** Appends the rows of document `d` of shard `s` from its band keys (band b's at [at + b·stride]) and its text hash (t0, t1). */
+  addDocument(s: number, d: number, nb: number, bh: Uint32Array, bl: Uint32Array, at: number, stride: number, t0: number, t1: number): void {
     const P = this.partitions;
     const len = this.len;
     let cols = this.cols;
@@ -98,6 +99,8 @@ class PartitionedRows {
     let lo = cols[2]!;
     let shard = cols[3]!;
     let doc = cols[4]!;
+    let th0 = cols[5]!;
+    let th1 = cols[6]!;
     for (let b = 0; b < nb; b++) {
       const h = bh[at + b * stride]!;
       const l = bl[at + b * stride]!;
@@ -105,7 +108,7 @@ class PartitionedRows {
       if (len[p] === this.cap) {
         this.grow();
         cols = this.cols;
-        [band, hi, lo, shard, doc] = [cols[0]!, cols[1]!, cols[2]!, cols[3]!, cols[4]!];
+        [band, hi, lo, shard, doc, th0, th1] = [cols[0]!, cols[1]!, cols[2]!, cols[3]!, cols[4]!, cols[5]!, cols[6]!];
       }
       const i = p * this.cap + len[p]!++;
       band[i] = b;
@@ -113,6 +116,8 @@ class PartitionedRows {
       lo[i] = l;
       shard[i] = s;
       doc[i] = d;
+      th0[i] = t0;
+      th1[i] = t1;
     }
   }
 
@@ -138,7 +143,7 @@ class PartitionedRows {
   }
 
   /**
-   * The five columns with partitions one after another, as pieces written in turn (joining them
+   * The seven columns with partitions one after another, as pieces written in turn (joining them
    * first copied every row once more), and `start` (P + 1) of each partition's rows.
    */
   joined(): { columns: U32Parts[]; start: Float64Array } {
@@ -193,11 +198,6 @@ class SignOutput {
     this.sstart.length = 1;
   }
 
-  /** Adds the key rows of document `d` of shard `s` from its band keys. */
-  keys(s: number, d: number, nb: number, bh: Uint32Array, bl: Uint32Array, at = 0, stride = 1): void {
-    this.keyRows.addDocument(s, d, nb, bh, bl, at, stride);
-  }
-
   /** Adds document `d` of shard `s`: its explicit id (with the line it is on) or none, its row and its line's place. */
   document(s: number, d: number, id: string | undefined, line: number, row: number, start: number, length: number, P: number): void {
     if (id !== undefined) {
@@ -230,8 +230,8 @@ class SignOutput {
     const P = job.partitions;
     // Rows were appended to their partition, so within one they are in (shard, document) order.
     const { columns, start } = this.keyRows.joined();
-    const [band, hi, lo, shard, doc] = columns as [U32Parts, U32Parts, U32Parts, U32Parts, U32Parts];
-    await writeColumns(path.join(dir, 'keys.bin'), 'band-keys', job.id, { partitions: P }, { band, hi, lo, shard, doc, pstart: start });
+    const [band, hi, lo, shard, doc, th0, th1] = columns as [U32Parts, U32Parts, U32Parts, U32Parts, U32Parts, U32Parts, U32Parts];
+    await writeColumns(path.join(dir, 'keys.bin'), 'band-keys', job.id, { partitions: P }, { band, hi, lo, shard, doc, th0, th1, pstart: start });
     await writeColumns(path.join(dir, 'docs.bin'), 'docs', job.id, {}, {
       row: this.docRow.view(),
       explicit: this.docExplicit.view(),
@@ -349,7 +349,7 @@ async function signInRanges(job: JobSpec, spec: NonNullable<ReturnType<typeof sh
       const n = batch.count;
       for (let i = 0; i < n; i++) {
         out.document(s, d + i, r.ids?.[i], r.lines[i]!, r.rows[i]!, 0, 0, P);
-        if (batch.present[i]) out.keys(s, d + i, nb, batch.hi, batch.lo, i, n);
+        if (batch.present[i]) out.keyRows.addDocument(s, d + i, nb, batch.hi, batch.lo, i, n, batch.th[2 * i]!, batch.th[2 * i + 1]!);
         else marker.emptyDocs++;
       }
       if (n > 0) lastRow = r.rows[n - 1]!;
@@ -373,6 +373,7 @@ async function signSequentially(workDir: string, job: JobSpec, signer: TextSigne
   const row = new Uint32Array(signer.numPerm);
   const bh = new Uint32Array(nb);
   const bl = new Uint32Array(nb);
+  const th = new Uint32Array(2);
   const marker: SignMarker = { docs: 0, rows: 0, emptyDocs: 0, chars: 0, bytes: 0, format: '', skippedRecords: 0 };
   const input = await openShard(workDir, job, s);
   marker.format = input.format;
@@ -384,7 +385,9 @@ async function signSequentially(workDir: string, job: JobSpec, signer: TextSigne
     marker.chars += r.text.length;
     if (signer.signInto(r.text, row)) {
       bandKeys(row, nb, job.rows, bh, bl);
-      out.keys(s, d, nb, bh, bl);
+      // As a string (a plain shard's texts are hashed as bytes): a copy across the two is not folded, which changes only the work.
+      textHash2(th, 0, r.text);
+      out.keyRows.addDocument(s, d, nb, bh, bl, 0, 1, th[0]!, th[1]!);
     } else marker.emptyDocs++;
     d++;
   }

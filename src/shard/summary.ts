@@ -18,6 +18,9 @@ import { clusterTotals } from './components.js';
 import { writeVerifiedLines } from './verified.js';
 import type { RemovalSummary } from '../dedup/verifiedGraph.js';
 import type { FilterMarker } from './filter.js';
+import type { RouteMarker } from './route.js';
+import type { DecideMarker } from './decide.js';
+import { jobHasCopies, tooManyPairs } from './copyPairs.js';
 
 /** A finished job's counters. */
 export interface JobSummary {
@@ -86,8 +89,12 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
     sum.candidates += v.candidates;
     sum.pairs += v.pairs;
   }
+  // Copies folded by join count as `neardup dedup` counts them: every document pair they stand for.
+  for (let t = 0; t < taskCount(job, 'route'); t++) sum.candidates += requireMarker<RouteMarker>(workDir, job, 'route', t).copyCandidates ?? 0;
+  for (let t = 0; t < taskCount(job, 'decide'); t++) sum.pairs += requireMarker<DecideMarker>(workDir, job, 'decide', t).copyPairs ?? 0;
   for (let p = 0; p < job.partitions; p++) {
     const j = requireMarker<JoinMarker>(workDir, job, 'join', p);
+    sum.candidates += j.copyPairs ?? 0;
     sum.sharedBuckets += j.sharedBuckets;
     sum.largestBucket = Math.max(sum.largestBucket, j.largestBucket);
   }
@@ -120,14 +127,17 @@ export async function writeJobOutput(workDir: string, job: JobSpec, out: string 
   if (job.output.mode !== 'pairs' && job.output.mode !== 'clusters') return counts.written;
   // Every part is checked before the first byte goes out: stdout cannot be taken back.
   const files: string[] = [];
-  if (job.output.mode === 'pairs') for (let t = 0; t < taskCount(job, 'verify'); t++) files.push(await checkedText(workDir, job, 'verify', t, 'pairs.txt'));
+  // With exact copies folded, the decide tasks list every pair they stand for (copyPairs.ts).
+  const stage = job.output.mode === 'pairs' && !job.against && jobHasCopies(workDir, job) ? 'decide' : 'verify';
+  if (stage === 'decide' && counts.pairs > job.maxBucketPairs) throw tooManyPairs(counts.pairs, job);
+  if (job.output.mode === 'pairs') for (let t = 0; t < taskCount(job, stage); t++) files.push(await checkedText(workDir, job, stage, t, 'pairs.txt'));
   else for (let g = 0; g < taskCount(job, 'components'); g++) files.push(await checkedText(workDir, job, 'components', g, 'clusters.jsonl'));
   const sink = await openOutput(out);
   try {
     if (job.output.mode === 'pairs') {
       await sink.write(pairHeader(job.output.pairFormat, false));
       // Pieces end at line ends, so a sink without writeBytes can take them decoded.
-      await writeVerifiedLines(workDir, job, (b) => (sink.writeBytes ? sink.writeBytes(b) : sink.write(b.toString('utf8'))));
+      await writeVerifiedLines(workDir, job, (b) => (sink.writeBytes ? sink.writeBytes(b) : sink.write(b.toString('utf8'))), stage);
     } else {
       for (const f of files) await copyInto(sink, f);
     }

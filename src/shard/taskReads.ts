@@ -62,12 +62,18 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
       // labels of that round, and the verified pairs it labels with them.
       if (!known) return { reads: [], shards: [] };
       const reads: TaskRead[] = [sign, ...Array.from({ length: known[0]! + 1 }, (_, r) => ({ stage: roundStage(r), tasks: n('link'), files: [] }))];
-      reads.push({ stage: roundStage(known[0]!), tasks: [t], files: ['labels.bin'] }, { stage: 'verify', tasks: [t], files: ['pairs.bin'] });
+      const { first, end } = shardsOfTask(job, t);
+      reads.push(
+        { stage: roundStage(known[0]!), tasks: [t], files: ['labels.bin'] },
+        { stage: 'verify', tasks: [t], files: ['pairs.bin'] },
+        // The copies folded into its group's documents, labelled with their components.
+        { stage: 'join', tasks: n('join'), files: ['copies.bin'], partition: { index: 'astart', from: first, to: end } },
+      );
       return { reads, shards: [] };
     }
     case 'route': {
       const { first, end } = shardsOfTask(job, t);
-      return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['pairs.bin'], partition: { index: 'astart', from: first, to: end } }], shards: [] };
+      return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['pairs.bin', 'weights.bin'], partition: { index: 'astart', from: first, to: end } }], shards: [] };
     }
     case 'gather':
       return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['need.bin'] }], shards: groupOf(job, t) };
@@ -84,7 +90,7 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
     case 'decide': {
       // Its components' verified pairs; then the ids (and --keep values) of the documents in them,
       // and for similarities to kept members their texts (gathered, or lines of plain shards).
-      const first: TaskRead[] = [sign, { stage: 'link', tasks: n('link'), files: ['bylabel.bin'], partition: t }, { stage: 'gather', tasks: n('gather'), files: [] }];
+      const first: TaskRead[] = [sign, { stage: 'link', tasks: n('link'), files: ['bylabel.bin', 'copies.bin'], partition: t }, { stage: 'gather', tasks: n('gather'), files: [] }];
       if (!known) return { reads: first, shards: [] };
       const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
       const texts = (job.removal ?? 'cluster') === 'cluster' && (job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined));
@@ -104,7 +110,8 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
 export function jobReads(job: JobSpec, report: boolean): TaskRead[] {
   const reads: TaskRead[] = [];
   for (const stage of STAGES) {
-    const files = report && stage === 'verify' ? ['pairs.bin', 'pairs.txt'] : report && stage === 'components' ? ['assign.bin', 'clusters.jsonl'] : [];
+    // A job with exact copies has its pairs in the decide tasks' files (listed by their markers only then).
+    const files = report && (stage === 'verify' || stage === 'decide') ? ['pairs.bin', 'pairs.txt'] : report && stage === 'components' ? ['assign.bin', 'clusters.jsonl'] : [];
     reads.push({ stage, tasks: every(taskCount(job, stage)), files });
   }
   return reads;

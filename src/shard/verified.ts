@@ -2,7 +2,9 @@
  * The job's verified pairs in global order, (shardA, docA, shardB, docB), read from the verify
  * tasks' outputs. Each task's rows are in that order and a first document's pairs are all in one
  * task (its component's), so the global order is, shard by shard, the tasks' rows merged by first
- * document. Readers: the components stage, the recall estimate and the pairs output.
+ * document. Readers: the components stage, the recall estimate and the pairs output. In a job with
+ * exact copies, the decide tasks' files of the same layout hold the pairs (src/shard/copyPairs.ts),
+ * and a first document's pairs are all in one decide task (its component's).
  * @module
  */
 import path from 'node:path';
@@ -21,13 +23,16 @@ interface Slice {
   at: number;
 }
 
-/** Opens every verify task's pairs.bin (each task must have completed); the caller closes them. */
-function openVerified(workDir: string, job: JobSpec): ColumnFile[] {
+/** Where the job's pairs are: the verify tasks', or with copies the decide tasks'. */
+export type PairStage = 'verify' | 'decide';
+
+/** Opens every `stage` task's pairs.bin (each task must have completed); the caller closes them. */
+function openVerified(workDir: string, job: JobSpec, stage: PairStage = 'verify'): ColumnFile[] {
   const files: ColumnFile[] = [];
   try {
-    for (let t = 0; t < taskCount(job, 'verify'); t++) {
-      requireMarker(workDir, job, 'verify', t);
-      files.push(ColumnFile.open(path.join(taskDir(workDir, 'verify', t), 'pairs.bin'), 'verified', job.id));
+    for (let t = 0; t < taskCount(job, stage); t++) {
+      requireMarker(workDir, job, stage, t);
+      files.push(ColumnFile.open(path.join(taskDir(workDir, stage, t), 'pairs.bin'), 'verified', job.id));
     }
   } catch (e) {
     for (const f of files) f.close();
@@ -143,11 +148,11 @@ export class PieceReader {
  * their hashes first) taken in the runs of the merge, through `write` in pieces of about 1 MiB, each
  * a buffer of its own (a stream keeps what it is given until written).
  */
-export async function writeVerifiedLines(workDir: string, job: JobSpec, write: (bytes: Buffer) => Promise<void>): Promise<void> {
-  const files = openVerified(workDir, job);
+export async function writeVerifiedLines(workDir: string, job: JobSpec, write: (bytes: Buffer) => Promise<void>, stage: PairStage = 'verify'): Promise<void> {
+  const files = openVerified(workDir, job, stage);
   const readers: PieceReader[] = [];
   try {
-    for (let t = 0; t < files.length; t++) readers.push(new PieceReader(path.join(taskDir(workDir, 'verify', t), 'pairs.txt')));
+    for (let t = 0; t < files.length; t++) readers.push(new PieceReader(path.join(taskDir(workDir, stage, t), 'pairs.txt')));
     const out = Buffer.alloc(1 << 20);
     let used = 0;
     let lengths: { lo: number; bytes: Uint32Array }[] = [];
