@@ -112,6 +112,19 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
     await w.kill('SIGTERM');
   });
 
+  it('a worker running tasks longer than --wait-notice is not called idle', async () => {
+    const url = `redis://127.0.0.1:${port}`;
+    // Each task waits 2.5 s before its marker: longer than the 1 s notice.
+    const w = startWorker(url, path.join(dir, 'wk-slow'), ['--queue', 'slow'], { NEARDUP_FAULT_PAUSE_MS: '2500' });
+    workers.push(w);
+    await w.waitFor(/worker ready/);
+    const r = await neardupAsync(['job', 'dedup', shards, '--redis', url, '--queue', 'slow', '--wait-notice', '1', '--work-dir', path.join(dir, 'w-slow'), '--id-field', 'id', '--out', path.join(dir, 'w-slow.tsv'), '-q'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /no worker has taken/);
+    assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'w-slow.tsv'), 'utf8')), want);
+    await w.kill('SIGTERM');
+  });
+
   it('a Redis that stays away: said while waiting, then a clear error past --redis-timeout; the job resumes when submitted again', async () => {
     const url = `redis://127.0.0.1:${port}`;
     await killRedis(redis!);

@@ -177,6 +177,7 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
         const jobs = await call('read task states', () => Promise.all(ids.map(([, id]) => queue.getJob(id))));
         if (!jobs) continue;
         const lost: [number, string][] = [];
+        let started = false;
         for (let i = 0; i < ids.length; i++) {
           const [t, id] = ids[i]!;
           const j = jobs[i];
@@ -186,6 +187,7 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
             continue;
           }
           if (j.processedOn !== undefined && j.processedOn > lastActivity) lastActivity = j.processedOn;
+          if (j.processedOn !== undefined && j.failedReason === undefined) started = true;
           if (j.failedReason === undefined || !(await call('read a failure', () => j.isFailed()))) continue;
           const reason = j.failedReason || 'unknown failure';
           // Stop the rest of this stage: nothing later can run.
@@ -204,6 +206,11 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
           lastIdleNotice = now;
           // Live by their beats (./liveness.ts); Redis's client list also keeps workers that stopped answering.
           const alive = await call('count workers', async () => liveWorkers(await queue.client, queueName));
+          // A task taken and still running on a live worker is work, not idleness (a task may outlast noticeMs).
+          if (started && alive !== undefined && alive > 0) {
+            lastActivity = now;
+            continue;
+          }
           const connected = await call('count workers', () => queue.getWorkersCount());
           const silent = alive !== undefined && connected !== undefined && connected > alive ? `, ${connected - alive} more connected but silent (stopped, frozen or gone)` : '';
           notice(`no worker has taken a ${stage} task for ${Math.round((now - lastActivity) / 1000)} s (${where}, ${alive ?? '?'} worker${alive === 1 ? '' : 's'} alive${silent}): start "neardup worker --redis ${options.redis} --queue ${queueName}"; still waiting`);
