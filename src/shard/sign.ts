@@ -42,8 +42,7 @@ import { keepNeedsValues, keepReadError, keepReadOptions, keepValue, parseKeepPo
 /** The partition of a band key. */
 export function partitionOf(band: number, hi: number, lo: number, partitions: number): number {
   const h = Math.imul(hi ^ Math.imul(lo, 0x9e3779b1) ^ band, 0x85ebca6b);
-  // The same value as (h >>> 0) % partitions, in int32 arithmetic: a uint32 modulo runs as a
-  // floating-point one (~20 ns, 16 times a document).
+  // (h >>> 0) % partitions in int32 arithmetic: a uint32 modulo runs as a float one (~20 ns, 16 times a document).
   if (partitions <= 32767) return ((((h >>> 16) % partitions) << 16) + (h & 0xffff)) % partitions;
   return (h >>> 0) % partitions;
 }
@@ -52,8 +51,7 @@ export function partitionOf(band: number, hi: number, lo: number, partitions: nu
 export function runSign(workDir: string, job: JobSpec, t: number): Promise<object> {
   // One signer for the task's shards (and the process's next tasks): each has its own WebAssembly memory, costly to make per tiny shard.
   return withSigner(job, (signer) => outputs.with(async (kept) => {
-    // Kept between the tasks of a process, with their room: rows grown afresh in each task (arrays
-    // doubled and dropped) left glibc's heap of a sign process 50 MB larger after 8 tasks.
+    // Kept between a process's tasks: rows grown afresh per task left glibc's heap 50 MB larger after 8.
     if (kept.out?.keyRows.partitions !== job.partitions) kept.out = new SignOutput(job.partitions);
     const out = kept.out;
     out.clear();
