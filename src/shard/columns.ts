@@ -423,3 +423,30 @@ export class ColumnFile {
     closeSync(this.fd);
   }
 }
+
+/**
+ * Group g's rows (`pstart[g]` to `pstart[g + 1]`) of the float64 `columns` of each file, in file
+ * order, concatenated: what a task reads of every task of another stage.
+ */
+export function groupRows<K extends string>(files: readonly string[], kind: string, plan: string, g: number, columns: readonly K[]): Record<K, Float64Array> {
+  const parts: Float64Array[][] = [];
+  let n = 0;
+  for (const file of files) {
+    const f = ColumnFile.open(file, kind, plan);
+    try {
+      const ps = f.f64('pstart', g, g + 2);
+      if (ps[1]! <= ps[0]!) continue;
+      parts.push(columns.map((c) => f.f64(c, ps[0]!, ps[1]!)));
+      n += ps[1]! - ps[0]!;
+    } finally {
+      f.close();
+    }
+  }
+  const out = {} as Record<K, Float64Array>;
+  columns.forEach((c, j) => {
+    const col = new Float64Array(n);
+    for (let k = 0, at = 0; k < parts.length; at += parts[k]![j]!.length, k++) col.set(parts[k]![j]!, at);
+    out[c] = col;
+  });
+  return out;
+}

@@ -6,7 +6,7 @@
  * @module
  */
 import path from 'node:path';
-import { ColumnFile } from './columns.js';
+import { groupRows } from './columns.js';
 import { requireMarker, taskDir } from './commit.js';
 import { taskCount, type JobSpec } from './job.js';
 import type { UnitMembers } from '../dedup/removal.js';
@@ -19,28 +19,11 @@ export interface GroupCopies {
 
 /** Group g's copies from every link task's copies.bin (those whose representative's component's smallest document is in the group). */
 export function groupCopies(workDir: string, job: JobSpec, g: number): GroupCopies {
-  const reps: Float64Array[] = [];
-  const mems: Float64Array[] = [];
-  let n = 0;
-  for (let v = 0; v < taskCount(job, 'link'); v++) {
+  const files = Array.from({ length: taskCount(job, 'link') }, (_, v) => {
     requireMarker(workDir, job, 'link', v);
-    const f = ColumnFile.open(path.join(taskDir(workDir, 'link', v), 'copies.bin'), 'labelled-copies', job.id);
-    try {
-      const ps = f.f64('pstart', g, g + 2);
-      if (ps[1]! <= ps[0]!) continue;
-      reps.push(f.f64('rep', ps[0]!, ps[1]!));
-      mems.push(f.f64('member', ps[0]!, ps[1]!));
-      n += ps[1]! - ps[0]!;
-    } finally {
-      f.close();
-    }
-  }
-  const rep = new Float64Array(n);
-  const member = new Float64Array(n);
-  for (let k = 0, at = 0; k < reps.length; at += reps[k]!.length, k++) {
-    rep.set(reps[k]!, at);
-    member.set(mems[k]!, at);
-  }
+    return path.join(taskDir(workDir, 'link', v), 'copies.bin');
+  });
+  const { rep, member } = groupRows(files, 'labelled-copies', job.id, g, ['rep', 'member']);
   return { rep, member };
 }
 

@@ -27,7 +27,7 @@ import { verifiedRemoval, type KeepRanking, type Removal } from '../dedup/remova
 import type { RemovalSummary } from '../dedup/verifiedGraph.js';
 import { chooseKept, keepNeedsValues, keepValueError, parseKeepPolicy, ValueStatus, type KeepRule } from '../dedup/keepPolicy.js';
 import { RecallAccumulator, type RecallParts } from '../lsh/recallEstimate.js';
-import { ColumnFile, writeColumns } from './columns.js';
+import { groupRows, writeColumns } from './columns.js';
 import { commitTask, requireMarker, taskDir } from './commit.js';
 import { rangeOf, taskCount, type JobSpec } from './job.js';
 import { jobDocs, type JobDocs, type ShardDocs } from './docs.js';
@@ -94,26 +94,12 @@ export interface Decisions {
  * the group), in global (a, b) order.
  */
 function groupVerified(workDir: string, job: JobSpec, g: number): VerifiedPairs {
-  const parts: { a: Float64Array; b: Float64Array; sim: Float64Array }[] = [];
-  for (let v = 0; v < taskCount(job, 'link'); v++) {
+  const files = Array.from({ length: taskCount(job, 'link') }, (_, v) => {
     requireMarker(workDir, job, 'link', v);
-    const f = ColumnFile.open(path.join(taskDir(workDir, 'link', v), 'bylabel.bin'), 'labelled-pairs', job.id);
-    try {
-      const ps = f.f64('pstart', g, g + 2);
-      if (ps[1]! > ps[0]!) parts.push({ a: f.f64('a', ps[0]!, ps[1]!), b: f.f64('b', ps[0]!, ps[1]!), sim: f.f64('sim', ps[0]!, ps[1]!) });
-    } finally {
-      f.close();
-    }
-  }
-  const n = parts.reduce((x, p) => x + p.a.length, 0);
-  const a = new Float64Array(n);
-  const b = new Float64Array(n);
-  const sim = new Float64Array(n);
-  for (let k = 0, at = 0; k < parts.length; at += parts[k]!.a.length, k++) {
-    a.set(parts[k]!.a, at);
-    b.set(parts[k]!.b, at);
-    sim.set(parts[k]!.sim, at);
-  }
+    return path.join(taskDir(workDir, 'link', v), 'bylabel.bin');
+  });
+  const { a, b, sim } = groupRows(files, 'labelled-pairs', job.id, g, ['a', 'b', 'sim']);
+  const n = a.length;
   // A component's pairs come from the link tasks of their first documents: one order.
   const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
   return { a: Float64Array.from(order, (i) => a[i]!), b: Float64Array.from(order, (i) => b[i]!), sims: Float64Array.from(order, (i) => sim[i]!) };

@@ -44,7 +44,7 @@
  */
 import path from 'node:path';
 import { clustersOfPairs } from '../dedup/clusters.js';
-import { ColumnFile, writeColumns } from './columns.js';
+import { ColumnFile, groupRows, writeColumns } from './columns.js';
 import { commitTask, readMarker, requireMarker, taskDir, type MarkerBase } from './commit.js';
 import { rangeOf, roundStage, taskCount, type JobSpec } from './job.js';
 import { EdgeOut, largeStar, neighbours, smallStar } from './starGraph.js';
@@ -86,30 +86,11 @@ export function groupStarts(job: JobSpec, docOffset: Float64Array): Float64Array
 
 /** Partition q's edges from every task of round r. */
 function roundEdges(workDir: string, job: JobSpec, r: number, q: number): { u: Float64Array; v: Float64Array } {
-  const G = taskCount(job, 'link');
-  const us: Float64Array[] = [];
-  const vs: Float64Array[] = [];
-  let n = 0;
-  for (let p = 0; p < G; p++) {
+  const files = Array.from({ length: taskCount(job, 'link') }, (_, p) => {
     requireMarker(workDir, job, roundStage(r), p);
-    const f = ColumnFile.open(path.join(taskDir(workDir, roundStage(r), p), 'edges.bin'), 'link-edges', job.id);
-    try {
-      const ps = f.f64('pstart', q, q + 2);
-      if (ps[1]! <= ps[0]!) continue;
-      us.push(f.f64('u', ps[0]!, ps[1]!));
-      vs.push(f.f64('v', ps[0]!, ps[1]!));
-      n += ps[1]! - ps[0]!;
-    } finally {
-      f.close();
-    }
-  }
-  const u = new Float64Array(n);
-  const v = new Float64Array(n);
-  for (let k = 0, at = 0; k < us.length; at += us[k]!.length, k++) {
-    u.set(us[k]!, at);
-    v.set(vs[k]!, at);
-  }
-  return { u, v };
+    return path.join(taskDir(workDir, roundStage(r), p), 'edges.bin');
+  });
+  return groupRows(files, 'link-edges', job.id, q, ['u', 'v']);
 }
 
 /** Verify task q's verified pairs (global numbers, in (a, b) order; every first document is in group q), with their similarities. */

@@ -36,12 +36,36 @@ export interface RouteMarker {
 
 /** Σ (w − 1) over the distinct pairs of group q's rows of every join weights.bin: what copies add to its candidates. */
 function copyCandidates(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): number {
+  const { a, b, w } = joinRowsOfGroup(workDir, job, q, docOffset, { file: 'weights.bin', kind: 'copy-weights', weights: true });
+  const n = a.length;
+  // A pair's rows repeat across bands and partitions, each with the same weight.
+  const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
+  let extra = 0;
+  for (let k = 0; k < n; k++) {
+    const i = order[k]!;
+    const j = k > 0 ? order[k - 1]! : -1;
+    if (j < 0 || a[i] !== a[j] || b[i] !== b[j]) extra += w![i]! - 1;
+  }
+  return extra;
+}
+
+/** The candidate pairs of the documents of shard group q, from every join output (global numbers, with repeats). */
+function groupPairs(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): { a: Float64Array; b: Float64Array } {
+  return joinRowsOfGroup(workDir, job, q, docOffset, { file: 'pairs.bin', kind: 'candidates', weights: false });
+}
+
+/**
+ * Group q's rows of one file of every join task (grouped by first shard with `astart`), as global
+ * document numbers a and b, in join task order; with `weights`, the rows' `w` column too.
+ */
+function joinRowsOfGroup(workDir: string, job: JobSpec, q: number, docOffset: Float64Array, of: { file: string; kind: string; weights: boolean }): { a: Float64Array; b: Float64Array; w?: Float64Array } {
   const first = job.groups[q]!;
   const end = job.groups[q + 1]!;
-  const parts: { a: Float64Array; b: Float64Array; w: Float64Array }[] = [];
+  const parts: { a: Float64Array; b: Float64Array; w?: Float64Array }[] = [];
   let n = 0;
   for (let p = 0; p < job.partitions; p++) {
-    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'weights.bin'), 'copy-weights', job.id);
+    requireMarker(workDir, job, 'join', p);
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), of.file), of.kind, job.id);
     try {
       const st = f.f64('astart', first, end + 1);
       const lo = st[0]!;
@@ -58,7 +82,7 @@ function copyCandidates(workDir: string, job: JobSpec, q: number, docOffset: Flo
           b[i] = docOffset[shardB[i]!]! + docB[i]!;
         }
       }
-      parts.push({ a, b, w: f.f64('w', lo, hi) });
+      parts.push({ a, b, ...(of.weights ? { w: f.f64('w', lo, hi) } : {}) });
       n += hi - lo;
     } finally {
       f.close();
@@ -66,61 +90,13 @@ function copyCandidates(workDir: string, job: JobSpec, q: number, docOffset: Flo
   }
   const a = new Float64Array(n);
   const b = new Float64Array(n);
-  const w = new Float64Array(n);
+  const w = of.weights ? new Float64Array(n) : undefined;
   for (let k = 0, at = 0; k < parts.length; at += parts[k]!.a.length, k++) {
     a.set(parts[k]!.a, at);
     b.set(parts[k]!.b, at);
-    w.set(parts[k]!.w, at);
+    w?.set(parts[k]!.w!, at);
   }
-  // A pair's rows repeat across bands and partitions, each with the same weight.
-  const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
-  let extra = 0;
-  for (let k = 0; k < n; k++) {
-    const i = order[k]!;
-    const j = k > 0 ? order[k - 1]! : -1;
-    if (j < 0 || a[i] !== a[j] || b[i] !== b[j]) extra += w[i]! - 1;
-  }
-  return extra;
-}
-
-/** The candidate pairs of the documents of shard group q, from every join output (global numbers, with repeats). */
-function groupPairs(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): { a: Float64Array; b: Float64Array } {
-  const first = job.groups[q]!;
-  const end = job.groups[q + 1]!;
-  const parts: { a: Float64Array; b: Float64Array }[] = [];
-  let n = 0;
-  for (let p = 0; p < job.partitions; p++) {
-    requireMarker(workDir, job, 'join', p);
-    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), 'pairs.bin'), 'candidates', job.id);
-    try {
-      const st = f.f64('astart', first, end + 1);
-      const lo = st[0]!;
-      const hi = st[end - first]!;
-      if (hi <= lo) continue;
-      const docA = f.u32('docA', lo, hi);
-      const shardB = f.u32('shardB', lo, hi);
-      const docB = f.u32('docB', lo, hi);
-      const a = new Float64Array(hi - lo);
-      const b = new Float64Array(hi - lo);
-      for (let s = first, i = 0; s < end; s++) {
-        for (const e = st[s - first + 1]! - lo; i < e; i++) {
-          a[i] = docOffset[s]! + docA[i]!;
-          b[i] = docOffset[shardB[i]!]! + docB[i]!;
-        }
-      }
-      parts.push({ a, b });
-      n += a.length;
-    } finally {
-      f.close();
-    }
-  }
-  const a = new Float64Array(n);
-  const b = new Float64Array(n);
-  for (let k = 0, at = 0; k < parts.length; at += parts[k]!.a.length, k++) {
-    a.set(parts[k]!.a, at);
-    b.set(parts[k]!.b, at);
-  }
-  return { a, b };
+  return { a, b, ...(w ? { w } : {}) };
 }
 
 /** Runs route task q (idempotent; every join task must have completed). */
