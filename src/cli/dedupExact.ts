@@ -13,6 +13,8 @@ import { int, ms, type Reporter } from './report.js';
 import { outputTarget, writeResult } from './dedupOutput.js';
 import { printRemovedLines } from './dedupSummary.js';
 import type { DedupFlags } from './dedupFlags.js';
+import { flagName } from '../engine/options.js';
+import { firstRefusal } from '../engine/routes.js';
 
 /**
  * `dedup --exact`: one streaming pass that hashes each normalized text (texts stay on disk), then
@@ -20,16 +22,9 @@ import type { DedupFlags } from './dedupFlags.js';
  * handled inside).
  */
 export async function runExact(file: string, fileArg: string, name: string, flags: DedupFlags, readOptions: ReadOptions, reporter: Reporter, tStart: number): Promise<undefined> {
-  if (flags.measure === 'containment' || flags.candidates !== undefined || flags.buckets !== undefined || (flags.clusterMode ?? 'components') !== 'components' || (flags.representative ?? 'first') !== 'first') {
-    throw new UsageError('--exact finds identical documents: it takes no --measure, --candidates, --buckets, --cluster-mode or --representative');
-  }
-  // source keeps the first too: inputs are read in the order given.
-  if ((flags.keep ?? 'first') !== 'first' && flags.keep !== 'source') {
-    throw new UsageError(`--keep ${flags.keep} is not supported with --exact: it keeps the first of each group of copies (drop --exact to choose the kept member)`);
-  }
-  if ((flags.verify ?? 'exact') !== 'exact') {
-    throw new UsageError(`--exact finds identical documents, compared whole: there are no candidates to --verify ${flags.verify} (drop --verify, or drop --exact for near duplicates)`);
-  }
+  // The exact route's table (src/engine/routes.ts) says which options it refuses, and in what words.
+  const refused = firstRefusal('exact', { ...flags }, flagName);
+  if (refused !== undefined) throw new UsageError(refused);
   const streamed = await streamCorpus(file, readOptions, reporter);
   // Before the work: a missing or wrong --out is a usage error now.
   const target = await outputTarget(flags, fileArg, streamed.corpus.input);

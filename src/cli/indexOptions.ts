@@ -11,6 +11,7 @@ import { parseStoreSpec, type StoreSpec } from '../store/spec.js';
 import { openStore } from '../store/open.js';
 import type { NormalizePreset } from '../text/normalize.js';
 import { NORMALIZE_CHOICES } from './options.js';
+import { ENGINE_DEFAULTS as D } from '../engine/options.js';
 import { parseDuration } from '../online/expiry.js';
 
 /** A number parser for commander that names the option in its error. */
@@ -60,15 +61,15 @@ export interface IndexFlags {
 export function addIndexOptions(cmd: Command, workersHelp: string): Command {
   return cmd
     .option('--store <spec>', 'memory, sqlite:PATH, redis://HOST:PORT[?prefix=NAME&layout=log|sets] or postgres://HOST/DB[?schema=NAME] (docs/stores.md)', 'memory')
-    .option('--threshold <t>', 'Jaccard threshold (default 0.8)', num('--threshold', false))
-    .addOption(new Option('--shingle <kind>', 'shingle kind (default char)').choices(['char', 'word', 'spot']))
+    .option('--threshold <t>', `Jaccard threshold (default ${D.threshold})`, num('--threshold', false))
+    .addOption(new Option('--shingle <kind>', `shingle kind (default ${D.shingle})`).choices(['char', 'word', 'spot']))
     .option('-k, --k <n>', 'shingle length (default 5 for char, 3 for word/spot)', num('--k', true))
-    .addOption(new Option('--normalize <preset>', 'normalization preset (default default)').choices(NORMALIZE_CHOICES))
-    .option('--num-perm <n>', 'MinHash signature length (default 128)', num('--num-perm', true))
+    .addOption(new Option('--normalize <preset>', `normalization preset (default ${D.normalize})`).choices(NORMALIZE_CHOICES))
+    .option('--num-perm <n>', `MinHash signature length (default ${D.numPerm})`, num('--num-perm', true))
     .option('--bands <n>', 'LSH bands (default: chosen for the threshold)', num('--bands', true))
     .option('--rows <n>', 'rows per band', num('--rows', true))
-    .option('--min-recall <p>', 'P(candidate) at the threshold when choosing bands (default 0.99)', num('--min-recall', false))
-    .addOption(new Option('--verify <mode>', 'exact Jaccard or MinHash estimate (default exact)').choices(['exact', 'estimate']))
+    .option('--min-recall <p>', `P(candidate) at the threshold when choosing bands (default ${D.minRecall})`, num('--min-recall', false))
+    .addOption(new Option('--verify <mode>', `exact Jaccard or MinHash estimate (default ${D.verify})`).choices(['exact', 'estimate']))
     .option('--no-forest', 'no LSH-Forest keys (smaller, faster inserts; disables topK)')
     .option('--ensemble', 'containment keys (LSH Ensemble) so containment queries find short excerpts of long documents; 112 more keys per document (docs/duplicate-kinds.md)')
     .option('--workers <n>', workersHelp, num('--workers', true), 0)

@@ -27,6 +27,7 @@ import { checkAuditFlags } from './dedupOutput.js';
 import { auditFormat, checkAuditTarget } from '../io/audit.js';
 import { writeJobRemoved } from '../shard/removed.js';
 import { refuseAliasedOutputs } from '../io/alias.js';
+import { honouredValues, refusalOf, supportOf, type Route } from '../engine/routes.js';
 
 /** Flags of the commands that plan a job. */
 export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
@@ -45,43 +46,18 @@ export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
 }
 
 /**
- * How a sharded job treats each option of `neardup dedup`, by attribute name. A job takes dedup's
- * own option definitions, so the two commands parse alike; every option not honoured here, an
- * option added to dedup later included, is refused by name when given (exit 2), never ignored.
+ * How a sharded job treats each option of `neardup dedup` is the job route's capability table
+ * (src/engine/routes.ts). A job takes dedup's own option definitions, so the two commands parse
+ * alike; every option that table does not honour, an option added to dedup later included, is
+ * refused by name when given (exit 2), never ignored.
  */
-const HONOURED = new Set([
-  'format', 'text', 'id', 'textField', 'idField', 'delimiter', 'tsvQuotes', 'skipInvalid',
-  'shingle', 'k', 'normalize', 'multiset', 'stopwords', 'numPerm', 'method', 'seed',
-  'threshold', 'minRecall', 'weights', 'bands', 'rows', 'maxPairs', 'outputFormat', 'keep', 'removal',
-  'tagPrefix', 'removed', 'dryRun',
-]);
-
-/** Options a job honours at some values only: it runs MinHash-LSH candidates, exact Jaccard, component clusters whose kept member a --keep policy chooses. */
-const ONLY: Record<string, { values: readonly string[]; why: string }> = {
-  measure: { values: ['jaccard'], why: 'sharded jobs measure Jaccard similarity; containment needs the exact join of one process (neardup dedup --measure containment)' },
-  candidates: { values: ['lsh'], why: 'sharded jobs find candidates with MinHash-LSH bands' },
-  clusterMode: { values: ['components'], why: 'sharded jobs cluster by connected components' },
-  representative: { values: ['first', 'longest'], why: 'the most central member needs every pair of a cluster in one process (neardup dedup --representative central); jobs take --keep first|longest|shortest|max:FIELD|min:FIELD|none' },
-  fingerprintBits: { values: ['32'], why: 'sharded jobs verify 32-bit fingerprint sets' },
-  verify: { values: ['exact'], why: 'sharded jobs verify exactly' },
-};
+const JOB: Route = 'job';
 
 /** Options the job commands define their own way: --against takes shards, dedup/annotate outputs go to --out-dir (their own, with a job's wording); the log options. */
 const OWN = new Set(['against', 'output', 'out', 'outDir', 'quiet', 'verbose', 'json']);
 
 /** The job commands' own options (not dedup's). */
 const JOB_OWN = new Set(['workDir', 'partitions', 'taskBytes', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'processes', 'waitNotice', 'redisTimeout', 'estimate', 'sampleMb', 'taskMemory']);
-
-/** Why an option of dedup is refused by jobs (a generic reason for the rest). */
-const REFUSED_WHY: Record<string, string> = {
-  limit: 'a job reads every record of its shards (give it fewer shards instead)',
-  exact: 'exact duplicates are found in one streaming pass: run neardup dedup --exact on the shards',
-  stream: 'a sharded job always keeps the texts on disk',
-  workers: 'a job runs one task per process: start more workers (or array members) instead',
-  memoryBudget: 'a job holds only the fingerprint sets of one task\'s pairs',
-  batchSize: 'a job has no worker batches',
-  buckets: 'sharded jobs find candidates with MinHash-LSH bands',
-};
 
 /** The option of `cmd` named by its attribute, as typed on the command line. */
 function flagOf(cmd: Command, attr: string): string {
@@ -97,10 +73,11 @@ export function addPlanOptions(cmd: Command): Command {
   for (const o of dedupCommand().options) {
     const attr = o.attributeName();
     if (OWN.has(attr)) continue;
-    if (!HONOURED.has(attr) && !(attr in ONLY)) o.hideHelp();
+    const support = supportOf(JOB, attr);
+    if (typeof support === 'object' && 'no' in support) o.hideHelp();
     // An option honoured at some values only says which, in the help.
-    const only = ONLY[attr];
-    if (only) o.description = `${o.description} [sharded jobs: ${only.values.join(' or ')} only]`;
+    const only = honouredValues(JOB, attr);
+    if (only?.length) o.description = `${o.description} [sharded jobs: ${only.join(' or ')} only]`;
     cmd.addOption(o);
   }
   return cmd
@@ -124,18 +101,18 @@ export function refuseUnsupported(cmd: Command): void {
   };
   for (const o of cmd.options) {
     const attr = o.attributeName();
-    if (HONOURED.has(attr) || OWN.has(attr) || !given(attr)) continue;
-    const only = ONLY[attr];
-    if (only) {
-      const v = String(cmd.getOptionValue(attr));
-      if (!only.values.includes(v)) throw new UsageError(`${flagOf(cmd, attr)} ${v} is not supported by sharded jobs: ${only.why}`);
+    const support = supportOf(JOB, attr);
+    if (support === 'yes' || OWN.has(attr) || !given(attr)) continue;
+    if (typeof support === 'object' && 'only' in support) {
+      const refused = refusalOf(JOB, { name: attr, flag: flagOf(cmd, attr), value: cmd.getOptionValue(attr) });
+      if (refused !== undefined) throw new UsageError(refused);
       continue;
     }
     if (JOB_OWN.has(attr)) continue;
     // Of a --x / --no-x pair, name the one typed (its value says which).
     const v: unknown = cmd.getOptionValue(attr);
     const typed = cmd.options.find((x) => x.attributeName() === attr && (x.negate ? v === false : v !== false)) ?? o;
-    throw new UsageError(`${typed.long ?? typed.flags} is not supported by sharded jobs: ${REFUSED_WHY[attr] ?? 'sharded jobs do not implement it'}`);
+    throw new UsageError(refusalOf(JOB, { name: attr, flag: typed.long ?? typed.flags, value: v })!);
   }
   // neardup dedup picks its candidates by itself for word and spot shingles (the exact join for
   // short documents): a job, which runs LSH, would find other pairs unless told the same.

@@ -9,38 +9,39 @@ import { createShingler } from '../text/shingler.js';
 import type { MinHashMethod, MinHashOptions } from '../sketch/minhash.js';
 import { createMinHasher } from '../sketch/minhash.js';
 import { chooseBands, type ChooseBandsOptions } from '../lsh/params.js';
-import { NORMALIZE_PRESETS, PRESET_ALIASES, type NormalizePreset } from '../text/normalize.js';
+import type { NormalizePreset } from '../text/normalize.js';
 import { UsageError } from '../io/errors.js';
 import { INPUT_FORMATS, extensionOf, type InputFormat } from '../io/formats.js';
 import type { PairFormat } from '../io/write.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
-import { AUTO_EXACT_MAX_SHINGLES, CANDIDATE_METHODS, DEFAULT_SKETCH_BUCKETS, type CandidateMethod } from '../dedup/kinds.js';
-import { KEEP_POLICIES, parseKeepPolicy, type KeepPolicy } from '../dedup/keepPolicy.js';
-import { REMOVAL_RULES, type RemovalRule } from '../dedup/removal.js';
-import { CLUSTER_MODES, REPRESENTATIVE_POLICIES, type ClusterMode, type RepresentativePolicy } from '../dedup/clusterPolicy.js';
+import type { CandidateMethod } from '../dedup/kinds.js';
+import type { KeepPolicy } from '../dedup/keepPolicy.js';
+import type { RemovalRule } from '../dedup/removal.js';
+import type { ClusterMode, RepresentativePolicy } from '../dedup/clusterPolicy.js';
+import { collectList, ENGINE_OPTIONS, intParser, NORMALIZE_VALUES, seedParser, unitParser, weightsParser, type EngineOptionDef, type EngineOptionGroup } from '../engine/options.js';
 import type { ReadOptions } from '../io/read.js';
 import { setZstdLevel, ZSTD_DEFAULT_LEVEL, ZSTD_MAX_LEVEL } from '../io/zstd.js';
 
+/** An engine parser (RangeError) as a commander one (InvalidArgumentError: a usage error naming the option). */
+export function cliParser<T>(parse: (v: string) => T): (v: string) => T {
+  return (v) => {
+    try {
+      return parse(v);
+    } catch (e) {
+      if (e instanceof RangeError) throw new InvalidArgumentError(e.message);
+      throw e;
+    }
+  };
+}
+
 /** Parses a number in (0, 1] (a threshold or probability). */
 export function parseUnit(name: string, open = false): (v: string) => number {
-  return (v) => {
-    const x = Number(v);
-    if (v.trim() === '' || !Number.isFinite(x) || x <= 0 || x > 1 || (open && x >= 1)) {
-      throw new InvalidArgumentError(`${name} must be a number in (0, ${open ? '1)' : '1]'}, got "${v}"`);
-    }
-    return x;
-  };
+  return cliParser(unitParser(name, open));
 }
 
 /** Parses an integer from `min` to `max` (digits only: no sign, exponent or fraction). */
 function parseIntInRange(name: string, min: number, max: number): (v: string) => number {
-  return (v) => {
-    const x = Number(v);
-    if (!/^\s*\d+\s*$/.test(v) || !Number.isInteger(x) || x < min || x > max) {
-      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got "${v}"`);
-    }
-    return x;
-  };
+  return cliParser(intParser(name, min, max));
 }
 
 /** Parses a positive integer. */
@@ -54,29 +55,12 @@ export function parseCount(name: string, max = 1024): (v: string) => number {
 }
 
 /** Parses a non-negative integer seed. */
-export function parseSeed(v: string): number {
-  const x = Number(v);
-  if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(x)) throw new InvalidArgumentError(`seed must be a non-negative integer, got "${v}"`);
-  return x;
-}
+export const parseSeed: (v: string) => number = cliParser(seedParser);
 
 /** Parses `fp,fn` weights. */
-export function parseWeights(v: string): { fp: number; fn: number } {
-  const parts = v.split(',').map((s) => Number(s));
-  if (parts.length !== 2 || parts.some((x) => !Number.isFinite(x) || x < 0) || parts[0]! + parts[1]! <= 0) {
-    throw new InvalidArgumentError(`weights must be two non-negative numbers "fp,fn", not both 0, got "${v}"`);
-  }
-  return { fp: parts[0]!, fn: parts[1]! };
-}
+export const parseWeights: (v: string) => { fp: number; fn: number } = cliParser(weightsParser);
 
-/** Collects comma-separated lists over repeated flags: `--text a,b --text c` gives [a, b, c]. */
-export function collectList(v: string, previous: string[] | undefined): string[] {
-  const items = v
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  return [...(previous ?? []), ...items];
-}
+export { collectList };
 
 /**
  * Adds --format, --text, --id, --text-field, --id-field, --delimiter, --skip-invalid and, unless
@@ -127,49 +111,41 @@ export function readOptionsFrom(f: InputFlags): ReadOptions {
 }
 
 /** The --normalize values: the presets, then their old names (accepted, same meaning). */
-export const NORMALIZE_CHOICES: string[] = [...NORMALIZE_PRESETS, ...Object.keys(PRESET_ALIASES)];
+export const NORMALIZE_CHOICES: string[] = [...NORMALIZE_VALUES];
 
-/** What each --normalize value does, for help texts. */
-export const NORMALIZE_HELP =
-  'default (NFKC, lowercase, collapse whitespace), lowercase-collapse (collapse runs of spaces or of newlines to one space, lowercase; nothing else; alias seed000), none';
+/**
+ * The commander option of an engine option's definition (../engine/options.ts): its flags, help,
+ * values, default and parser, as every command that takes it shows and parses it.
+ */
+export function engineCliOption(def: EngineOptionDef): Option {
+  const o = new Option(def.flags, def.help);
+  if (def.choices) o.choices([...def.choices]);
+  if (def.cliDefault !== undefined) o.default(def.cliDefault);
+  if (def.parse) o.argParser(cliParser(def.parse));
+  if (def.collect) o.argParser(def.collect);
+  if (def.conflicts) o.conflicts(def.conflicts);
+  return o;
+}
+
+/** Adds the engine options of `group`, in the table's order. */
+export function addEngineGroup(cmd: Command, group: EngineOptionGroup): Command {
+  for (const def of ENGINE_OPTIONS) if (def.group === group) cmd.addOption(engineCliOption(def));
+  return cmd;
+}
 
 /** Adds the shingling options. */
 export function addShingleOptions(cmd: Command): Command {
-  return cmd
-    .addOption(new Option('--shingle <kind>', 'shingles: char k-grams, word k-grams, or stopword-anchored "spot" signatures').choices(['char', 'word', 'spot']).default('char'))
-    .option('-k <n>', 'shingle length: characters for char (default 5), words for word and spot (default 3)', parsePositiveInt('k', 1000))
-    .addOption(new Option('--normalize <preset>', `text normalization: ${NORMALIZE_HELP}`).choices(NORMALIZE_CHOICES).default('default'))
-    .option('--multiset', 'count repeated shingles (multiset Jaccard)')
-    .option('--stopwords <langs>', 'stopword languages for --shingle spot, comma-separated', collectList);
+  return addEngineGroup(cmd, 'shingle');
 }
 
 /** Adds the MinHash options. */
 export function addMinHashOptions(cmd: Command): Command {
-  return cmd
-    .option('--num-perm <n>', 'MinHash signature length', parsePositiveInt('num-perm', 65536), 128)
-    .addOption(new Option('--method <method>', 'MinHash: one-permutation hashing (oph) or classic k permutations').choices(['oph', 'classic']).default('oph'))
-    .option('--seed <n>', 'MinHash seed', parseSeed, 1);
+  return addEngineGroup(cmd, 'minhash');
 }
 
 /** Adds the threshold and banding options. */
 export function addLshOptions(cmd: Command): Command {
-  return cmd
-    .option('--threshold <t>', 'Jaccard similarity at or above which two documents are near duplicates', parseUnit('threshold'), 0.8)
-    .addOption(new Option('--min-recall <p>', 'choose bands so that P(threshold) ≥ p, with the fewest false candidates (default 0.99)').argParser(parseUnit('min-recall', true)).conflicts(['weights']))
-    .addOption(new Option('--weights <fp,fn>', 'choose bands minimising fp·false-positive area + fn·false-negative area (datasketch style)').argParser(parseWeights))
-    .option('--bands <b>', 'explicit number of bands (overrides --min-recall/--weights)', parsePositiveInt('bands', 65536))
-    .option('--rows <r>', 'explicit rows per band', parsePositiveInt('rows', 65536))
-    .option('--max-pairs <n>', 'most pairs held in memory (LSH candidates among distinct documents, and pairs written); past it, stop with a clear error (default 50000000, ~40 bytes each)', parsePositiveInt('max-pairs', 1e9));
-}
-
-/** Parses --keep (a usage error naming the option). */
-function parseKeep(v: string): KeepPolicy {
-  try {
-    parseKeepPolicy(v);
-  } catch {
-    throw new InvalidArgumentError(`expected ${KEEP_POLICIES.join(', ')}`);
-  }
-  return v as KeepPolicy;
+  return addEngineGroup(cmd, 'lsh');
 }
 
 /**
@@ -186,26 +162,7 @@ function keepFrom(f: Pick<EngineFlags, 'keep' | 'representative'>): KeepPolicy {
 
 /** Adds the options that choose the kind of duplicates: measure, candidate method, cluster policy. */
 export function addKindOptions(cmd: Command): Command {
-  return cmd
-    .addOption(
-      new Option('--measure <m>', 'jaccard, or containment: pairs where the smaller document is ≥ threshold inside the larger (output a⇥b⇥c: c of a\'s shingles are in b)')
-        .choices(['jaccard', 'containment'])
-        .default('jaccard'),
-    )
-    .addOption(
-      new Option('--candidates <method>', `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (seed 002's bucket minima), auto (exact for containment, and for word/spot shingles of short documents: ≤ ${AUTO_EXACT_MAX_SHINGLES} shingles on average, where it measured faster; else lsh) (default: auto for word/spot shingles, lsh for char shingles, exact for containment)`)
-        .choices([...CANDIDATE_METHODS]),
-    )
-    .option('--buckets <n>', `buckets of --candidates sketch (default ${DEFAULT_SKETCH_BUCKETS})`, parsePositiveInt('buckets', 65536))
-    .addOption(new Option('--cluster-mode <mode>', 'components (transitive: a~b, b~c put a, b, c together) or centre (every member a near duplicate of the cluster\'s centre)').choices([...CLUSTER_MODES]).default('components'))
-    .addOption(new Option('--fingerprint-bits <n>', 'shingle fingerprint width for sets and exact scores: 32, or 64 (seed 004; needs --candidates exact)').choices(['32', '64']).default('32'))
-    .addOption(new Option('--representative <policy>', 'the member a cluster keeps (dedup) and points to (annotate): first, longest text, or most central (first and longest are --keep policies; central needs the texts in memory)').choices([...REPRESENTATIVE_POLICIES]).default('first'))
-    .option('--keep <policy>', 'for --output dedup|annotate|clusters, the order in which documents are kept: first (input order), longest or shortest text, max:FIELD or min:FIELD (a numeric or ISO date JSON field or TSV/CSV column; ties: input order), none (drop every clustered document), source (documents of the earliest of several inputs first, A in "dedup A B C"; with one input, first); the clusters stay the same (default first)', parseKeep)
-    .addOption(
-      new Option('--removal <rule>', 'which documents --output dedup drops: verified (each document in --keep order is kept unless a kept document is its verified near duplicate: every dropped document has a kept one ≥ --threshold) or cluster (one member kept per cluster: removes more, but near duplication is not transitive, so a dropped member can be far below the threshold to its survivor)')
-        .choices([...REMOVAL_RULES])
-        .default('verified'),
-    );
+  return addEngineGroup(cmd, 'kind');
 }
 
 /** Adds the input, shingling, MinHash and LSH options: everything a command that runs dedup reads. */

@@ -8,6 +8,7 @@
  */
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { clusterPairs, type Cluster } from './clusters.js';
+import { CLUSTER_MODE_VALUES, REPRESENTATIVE_VALUES } from '../engine/options.js';
 
 /**
  * `components` (default): connected components of the pair graph (transitive closure).
@@ -26,9 +27,9 @@ export type ClusterMode = 'components' | 'centre';
 export type RepresentativePolicy = 'first' | 'longest' | 'central';
 
 /** The cluster modes, for option parsers. */
-export const CLUSTER_MODES: readonly ClusterMode[] = ['components', 'centre'];
+export const CLUSTER_MODES: readonly ClusterMode[] = CLUSTER_MODE_VALUES;
 /** The representative policies, for option parsers. */
-export const REPRESENTATIVE_POLICIES: readonly RepresentativePolicy[] = ['first', 'longest', 'central'];
+export const REPRESENTATIVE_POLICIES: readonly RepresentativePolicy[] = REPRESENTATIVE_VALUES;
 
 /** Options of {@link clusterWithPolicy}. */
 export interface ClusterPolicyOptions {

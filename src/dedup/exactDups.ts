@@ -12,6 +12,7 @@ import { emptyCandidateStats } from '../lsh/candidates.js';
 import { CopyFinder, HashIndex } from './copies.js';
 import { finishDedup } from './finish.js';
 import type { DedupResult } from './options.js';
+import { ENGINE_DEFAULTS } from '../engine/options.js';
 
 /** Options of {@link exactDuplicates}. */
 export interface ExactDuplicatesOptions {
@@ -81,7 +82,7 @@ export async function exactDuplicates(batches: AsyncIterable<readonly string[]> 
     cstats: emptyCandidateStats(),
     groups,
     keepPairs: options.pairs ?? true,
-    maxPairs: options.maxPairs ?? 50_000_000,
+    maxPairs: options.maxPairs ?? ENGINE_DEFAULTS.maxPairs,
   };
   const result = finishDedup(run, { t0, t1, t2: t1, shingle: 0, sign: t1 - t0 });
   result.stats.candidateMethod = undefined;

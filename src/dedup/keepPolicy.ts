@@ -6,6 +6,7 @@
  * @module
  */
 import { InputError } from '../io/errors.js';
+import { KEEP_POLICY_VALUES } from '../engine/options.js';
 import { isoDateMs } from '../io/isoDate.js';
 import type { ReadOptions } from '../io/read.js';
 
@@ -27,7 +28,7 @@ export interface KeepRule {
 }
 
 /** The keep policies, as the option's help lists them. */
-export const KEEP_POLICIES = ['first', 'longest', 'shortest', 'max:FIELD', 'min:FIELD', 'none', 'source'] as const;
+export const KEEP_POLICIES = KEEP_POLICY_VALUES;
 
 /** Parses a keep policy; throws a RangeError naming the bad value. */
 export function parseKeepPolicy(value: string): KeepRule {

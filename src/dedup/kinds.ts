@@ -20,14 +20,15 @@ import { CopyFinder, HashIndex, largestGroup, pairsAcrossGroups, pairsWithinGrou
 import { murmur3Words } from '../hash/murmur3.js';
 import { resolveDedupOptions, type CandidateMethod, type DedupOptions, type DedupResult } from './options.js';
 import { finishDedup } from './finish.js';
+import { CANDIDATE_METHOD_VALUES, ENGINE_DEFAULTS } from '../engine/options.js';
 
 export type { CandidateMethod } from './options.js';
 
 /** The candidate methods, for option parsers. */
-export const CANDIDATE_METHODS: readonly CandidateMethod[] = ['lsh', 'exact', 'sketch', 'auto'];
+export const CANDIDATE_METHODS: readonly CandidateMethod[] = CANDIDATE_METHOD_VALUES;
 
 /** Default number of sketch buckets (seed 002's example sorts 100 documents into 25 buckets). */
-export const DEFAULT_SKETCH_BUCKETS = 25;
+export const DEFAULT_SKETCH_BUCKETS = ENGINE_DEFAULTS.buckets;
 
 /**
  * Up to this many word shingles per document on average (estimated as characters / 6), `auto` picks
@@ -36,7 +37,7 @@ export const DEFAULT_SKETCH_BUCKETS = 25;
  * the Kijiji ads (~80 per ad) join 1.5–2.1× faster at t = 0.5–0.9, of 60,000 short generated
  * documents (~26 per document) 1.9–2.5× faster.
  */
-export const AUTO_EXACT_MAX_SHINGLES = 100;
+export const AUTO_EXACT_MAX_SHINGLES = ENGINE_DEFAULTS.autoExactMaxShingles;
 
 /**
  * Past this many characters of text `auto` keeps LSH: the join holds every fingerprint set at

@@ -6,7 +6,8 @@
 import type { KeepPolicy } from './keepPolicy.js';
 import type { ShingleOptions } from '../text/shingler.js';
 import type { MinHashOptions } from '../sketch/minhash.js';
-import { checkThreshold, type BandChoice, type ChooseBandsOptions } from '../lsh/params.js';
+import type { BandChoice, ChooseBandsOptions } from '../lsh/params.js';
+import { checkMaxPairs, checkThreshold, checkVerifyMode, ENGINE_DEFAULTS } from '../engine/options.js';
 import type { CandidateStats } from '../lsh/candidates.js';
 import type { RecallEstimate } from '../lsh/recallEstimate.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
@@ -154,7 +155,7 @@ export interface DedupResult {
 }
 
 /** Resolved defaults, exported so the CLI and docs can show them. */
-export const DEDUP_DEFAULTS = { threshold: 0.8, verify: 'exact' as VerifyMode, maxPairs: 50_000_000 };
+export const DEDUP_DEFAULTS = { threshold: ENGINE_DEFAULTS.threshold, verify: ENGINE_DEFAULTS.verify as VerifyMode, maxPairs: ENGINE_DEFAULTS.maxPairs };
 
 /**
  * The threshold and verify mode of `options` with defaults filled in; throws a RangeError for invalid
@@ -164,10 +165,8 @@ export function resolveDedupOptions(options: DedupOptions): { threshold: number;
   const threshold = options.threshold ?? DEDUP_DEFAULTS.threshold;
   checkThreshold(threshold);
   const verify = options.verify ?? DEDUP_DEFAULTS.verify;
-  if (verify !== 'exact' && verify !== 'estimate' && verify !== 'none') {
-    throw new RangeError(`unknown verify mode "${String(verify)}" (expected exact, estimate or none)`);
-  }
+  checkVerifyMode(verify);
   const maxPairs = options.maxPairs ?? DEDUP_DEFAULTS.maxPairs;
-  if (!(maxPairs >= 0)) throw new RangeError(`maxPairs must be a number ≥ 0, got ${maxPairs}`);
+  checkMaxPairs(maxPairs);
   return { threshold, verify, keepPairs: options.pairs ?? true, maxPairs };
 }

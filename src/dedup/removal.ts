@@ -16,12 +16,13 @@
  * answer, because every member of a unit has the same pairs as the others.
  * @module
  */
+import { REMOVAL_RULE_VALUES } from '../engine/options.js';
 
 /** `verified` (default): drop a document only for a kept verified near duplicate. `cluster`: keep one member per cluster. */
 export type RemovalRule = 'verified' | 'cluster';
 
 /** The removal rules, for option parsers. */
-export const REMOVAL_RULES: readonly RemovalRule[] = ['verified', 'cluster'];
+export const REMOVAL_RULES: readonly RemovalRule[] = REMOVAL_RULE_VALUES;
 
 /** Checks a removal rule; throws a RangeError naming the bad value. */
 export function checkRemovalRule(rule: string | undefined): RemovalRule {

@@ -3,14 +3,10 @@
  * A pair of similarity s becomes a candidate with probability P(s) = 1 − (1 − s^r)^b.
  * @module
  */
+import { checkThreshold, ENGINE_DEFAULTS } from '../engine/options.js';
 
-/**
- * Throws a RangeError unless `threshold` is in (0, 1] (NaN included): the one check every
- * similarity threshold of the library goes through, so they all reject the same values in the same words.
- */
-export function checkThreshold(threshold: number): void {
-  if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
-}
+/** The threshold check of the engine's options (../engine/options.ts), where it is defined. */
+export { checkThreshold };
 
 /** P(s) = 1 − (1 − s^r)^b: the chance a pair of Jaccard similarity s shares at least one band. */
 export function candidateProbability(s: number, bands: number, rows: number): number {
@@ -126,7 +122,7 @@ export function chooseBands(threshold: number, numPerm: number, options: ChooseB
     }
     return describe(threshold, numPerm, best.b, best.r, 'weights');
   }
-  const minRecall = options.minRecallAtThreshold ?? 0.99;
+  const minRecall = options.minRecallAtThreshold ?? ENGINE_DEFAULTS.minRecall;
   if (!(minRecall > 0 && minRecall < 1)) throw new RangeError(`minRecallAtThreshold must be in (0, 1), got ${minRecall}`);
   let best: { b: number; r: number; fpa: number } | undefined;
   let fallback = { b: numPerm, r: 1, p: -1 };

@@ -9,7 +9,8 @@ import type { ShingleOptions } from '../text/shingler.js';
 import { storedPresetName } from '../text/normalize.js';
 import { createTextSigner } from '../sketch/textSigner.js';
 import { FORMAT_VERSION } from '../sketch/format.js';
-import { checkThreshold, chooseBands } from '../lsh/params.js';
+import { chooseBands } from '../lsh/params.js';
+import { checkThreshold, ENGINE_DEFAULTS } from '../engine/options.js';
 import { KeyMaker, DEFAULT_FOREST } from './keys.js';
 import { resolveEnsemble } from './ensemble.js';
 import { DocPipeline } from './pipeline.js';
@@ -23,9 +24,9 @@ export interface IndexSetup {
 
 /** Resolves options into a manifest and its pipeline. Throws a RangeError on bad options. */
 export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
-  const threshold = o.threshold ?? 0.8;
+  const threshold = o.threshold ?? ENGINE_DEFAULTS.threshold;
   checkThreshold(threshold);
-  const verify = o.verify ?? 'exact';
+  const verify = o.verify ?? ENGINE_DEFAULTS.verify;
   if (verify !== 'exact' && verify !== 'estimate') throw new RangeError(`verify must be exact or estimate, got "${String(verify)}"`);
   const shingleOpts: ShingleOptions = { ...o.shingle, ...(o.k !== undefined ? { k: o.k } : {}) };
   // The index signs through sketch() only, which has no WebAssembly path (as DocPipeline.fromManifest).

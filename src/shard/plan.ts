@@ -22,6 +22,7 @@ import { groupShards, outputNames, s3ShardIdentity, shardIdentity, TASK_BYTES, t
 import { shardLineSpec } from './shardInput.js';
 import { storedPresetName } from '../text/normalize.js';
 import type { ShingleOptions } from '../text/shingler.js';
+import { ENGINE_DEFAULTS } from '../engine/options.js';
 
 /**
  * The shard files of the arguments, through the io layer's shard resolution: a file as given; a
@@ -90,7 +91,7 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
   const keep = input.mode === 'pairs' ? undefined : (input.options.keep as KeepPolicy | undefined);
   if (typeof input.options.keep === 'function') throw new TypeError('a job ranks documents by a --keep policy, not a compare function');
   if (input.against && input.options.removal === 'cluster') throw new UsageError('--removal cluster does not apply with --against: it keeps every document of the corpus that matches no reference document');
-  const threshold = input.options.threshold ?? 0.8;
+  const threshold = input.options.threshold ?? ENGINE_DEFAULTS.threshold;
   const signer = createTextSigner({ shingle: input.options.shingle, minhash: input.options.minhash });
   const bands = chooseBands(threshold, signer.numPerm, input.options.lsh);
   const writesShards = input.mode === 'dedup' || input.mode === 'annotate';
@@ -130,7 +131,7 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
     ...(input.partitions !== undefined ? { partitionsGiven: true } : {}),
     against: !!input.against,
     onBadShard: input.onBadShard,
-    maxBucketPairs: input.options.maxPairs ?? 50_000_000,
+    maxBucketPairs: input.options.maxPairs ?? ENGINE_DEFAULTS.maxPairs,
     // The pair format only shapes --output pairs: for the other outputs it is not part of the job.
     output: { mode: input.mode, pairFormat: input.mode === 'pairs' ? input.pairFormat : 'tsv', dir: writesShards ? outDir : undefined, ...(input.tagPrefix ? { tagPrefix: input.tagPrefix } : {}), ...(input.removed ? { removed: isS3Url(input.removed) ? input.removed : path.resolve(input.removed) } : {}) },
     ...(keep !== undefined ? { keep } : {}),

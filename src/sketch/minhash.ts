@@ -6,6 +6,7 @@
  */
 import { fmix32, splitmix32, subSeed } from '../hash/mix.js';
 import { classicFromPremixed } from './kernels.js';
+import { ENGINE_DEFAULTS } from '../engine/options.js';
 
 /** `classic`: numPerm independent hash permutations. `oph`: one permutation split into numPerm bins. */
 export type MinHashMethod = 'classic' | 'oph';
@@ -40,13 +41,13 @@ export interface MinHasher {
 const EMPTY = 0xffffffff;
 
 /** Default signature length. */
-export const DEFAULT_NUM_PERM = 128;
+export const DEFAULT_NUM_PERM = ENGINE_DEFAULTS.numPerm;
 
 /** Builds a {@link MinHasher}. Throws a RangeError for invalid options. */
 export function createMinHasher(options: MinHashOptions = {}): MinHasher {
   const numPerm = options.numPerm ?? DEFAULT_NUM_PERM;
-  const seed = (options.seed ?? 1) >>> 0;
-  const method = options.method ?? 'oph';
+  const seed = (options.seed ?? ENGINE_DEFAULTS.seed) >>> 0;
+  const method = options.method ?? ENGINE_DEFAULTS.method;
   if (!Number.isInteger(numPerm) || numPerm < 1 || numPerm > 65536) {
     throw new RangeError(`numPerm must be an integer from 1 to 65536, got ${numPerm}`);
   }

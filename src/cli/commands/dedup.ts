@@ -20,7 +20,9 @@ import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { loadCorpus, rangedCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
 import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
 import { defaultWorkers } from '../../parallel/signPool.js';
-import { addEngineOptions, addLogOptions, addZstdLevelOption, parseCount, parsePositiveInt } from '../options.js';
+import { addEngineOptions, addLogOptions, addZstdLevelOption, engineCliOption, parseCount, parsePositiveInt } from '../options.js';
+import { engineOption, flagName } from '../../engine/options.js';
+import { firstRefusal } from '../../engine/routes.js';
 import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
 import { runAgainst } from '../against.js';
@@ -47,7 +49,7 @@ export function dedupCommand(): Command {
   addEngineOptions(cmd);
   cmd
     .option('--exact', 'exact duplicates only (equal after --normalize): no shingles, no MinHash, one streaming pass; the fastest mode, same outputs')
-    .addOption(new Option('--verify <mode>', 'check candidates by exact Jaccard, by the MinHash estimate, or not at all').choices(['exact', 'estimate', 'none']).default('exact'))
+    .addOption(engineCliOption(engineOption('verify')!))
     .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with the tags cluster, cluster_size, duplicate_of, similarity, kept)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
     .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards or several inputs: a directory, one output shard per input file, named as neardup job dedup names them')
     .option('--out-dir <dir>', 'for --output dedup|annotate of shards: the directory of output shards (--out DIR by the name neardup job uses)')
@@ -155,9 +157,7 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     // run is refused if auto would have chosen the join for these texts in memory (one answer).
     const autoStreamed = streaming && options.candidates === 'auto' && options.measure !== 'containment';
     if (autoStreamed) options.candidates = 'lsh';
-    if (streaming && needsKinds(options)) {
-      throw new UsageError('--measure containment, --candidates exact/sketch, --cluster-mode centre and --representative central need the texts in memory: add --no-stream');
-    }
+    if (streaming) refuseForStream(options);
     const run: EngineRun = { file, fileArg, name, flags, options, readOptions, reporter };
     let engine: EngineResult;
     try {
@@ -252,15 +252,15 @@ async function dedupOutputs(flags: DedupFlags, fileArg: string, outDirGiven: boo
  * never ignored.
  */
 function refuseForAgainst(flags: DedupFlags): void {
-  const why = 'with --against, pairs across the two inputs are MinHash-LSH candidates verified by Jaccard similarity';
-  if (flags.exact) throw new UsageError(`--exact does not apply with --against: ${why} (for exact copies of the reference, use --threshold 1)`);
-  if (flags.measure !== undefined && flags.measure !== 'jaccard') throw new UsageError(`--measure ${flags.measure} is not supported with --against: ${why}`);
-  if (flags.candidates !== undefined && flags.candidates !== 'lsh') throw new UsageError(`--candidates ${flags.candidates} is not supported with --against: ${why}`);
-  if (flags.fingerprintBits === '64') throw new UsageError(`--fingerprint-bits 64 is not supported with --against: ${why}`);
-  if (flags.clusterMode !== undefined && flags.clusterMode !== 'components') throw new UsageError(`--cluster-mode ${flags.clusterMode} does not apply with --against: it writes no clusters`);
-  if (flags.representative !== undefined && flags.representative !== 'first') throw new UsageError(`--representative ${flags.representative} does not apply with --against: it keeps every document of the input that matches no reference document`);
-  if (flags.keep !== undefined && flags.keep !== 'first') throw new UsageError(`--keep ${flags.keep} does not apply with --against: it keeps every document of the input that matches no reference document`);
-  if (flags.removal === 'cluster') throw new UsageError('--removal cluster does not apply with --against: it keeps every document of the input that matches no reference document');
+  const why = firstRefusal('against', { ...flags }, flagName);
+  if (why !== undefined) throw new UsageError(why);
+}
+
+/** A streamed run refuses (by the stream route's table) the kinds of duplicates that need the texts in memory. */
+function refuseForStream(options: DedupOptions): void {
+  const given = { measure: options.measure, candidates: options.candidates, clusterMode: options.clusters, representative: options.representative, fingerprintBits: options.fingerprintBits === undefined ? undefined : String(options.fingerprintBits) };
+  const why = firstRefusal('stream', given, flagName);
+  if (why !== undefined) throw new UsageError(why);
 }
 
 /**

@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { candidateProbability, chooseBands } from '../../lsh/params.js';
 import { addLogOptions, lshOptionsFrom, parsePositiveInt, parseUnit, parseWeights, validated } from '../options.js';
 import { Reporter, type LogFlags } from '../report.js';
+import { ENGINE_DEFAULTS } from '../../engine/options.js';
 
 interface ParamsFlags extends LogFlags {
   curves?: { bands: number; rows: number }[];
@@ -21,9 +22,9 @@ interface ParamsFlags extends LogFlags {
 export function paramsCommand(): Command {
   const cmd = new Command('params')
     .description('choose b bands × r rows for a threshold; print the S-curve P(s) and the expected false-positive and false-negative areas')
-    .option('--threshold <t>', 'Jaccard threshold', parseUnit('threshold'), 0.8)
-    .option('--num-perm <n>', 'MinHash signature length', parsePositiveInt('num-perm', 65536), 128)
-    .addOption(new Option('--min-recall <p>', 'require P(threshold) ≥ p, then fewest false candidates (default rule, p = 0.99)').argParser(parseUnit('min-recall', true)).conflicts(['weights']))
+    .option('--threshold <t>', 'Jaccard threshold', parseUnit('threshold'), ENGINE_DEFAULTS.threshold)
+    .option('--num-perm <n>', 'MinHash signature length', parsePositiveInt('num-perm', 65536), ENGINE_DEFAULTS.numPerm)
+    .addOption(new Option('--min-recall <p>', `require P(threshold) ≥ p, then fewest false candidates (default rule, p = ${ENGINE_DEFAULTS.minRecall})`).argParser(parseUnit('min-recall', true)).conflicts(['weights']))
     .addOption(new Option('--weights <fp,fn>', 'minimise fp·FP area + fn·FN area instead (datasketch style)').argParser(parseWeights))
     .option('--bands <b>', 'evaluate an explicit number of bands', parsePositiveInt('bands', 65536))
     .option('--rows <r>', 'evaluate explicit rows per band', parsePositiveInt('rows', 65536))
@@ -69,12 +70,12 @@ Examples:
     const out = (s: string): void => void process.stdout.write(s + '\n');
     const rule =
       b.rule === 'min-recall'
-        ? `P(${t}) ≥ ${flags.minRecall ?? 0.99} with the smallest false-positive area`
+        ? `P(${t}) ≥ ${flags.minRecall ?? ENGINE_DEFAULTS.minRecall} with the smallest false-positive area`
         : b.rule === 'weights'
           ? `minimum of ${flags.weights!.fp}·FP + ${flags.weights!.fn}·FN`
           : b.rule === 'explicit'
             ? 'explicit'
-            : `best effort: no banding reaches P(${t}) ≥ ${flags.minRecall ?? 0.99}`;
+            : `best effort: no banding reaches P(${t}) ≥ ${flags.minRecall ?? ENGINE_DEFAULTS.minRecall}`;
     out(`threshold ${t}, ${flags.numPerm} hashes → b = ${b.bands} bands × r = ${b.rows} rows (${b.bands * b.rows} hashes used; rule: ${rule})`);
     out(`rule of thumb t ≈ (1/b)^(1/r) = (1/${b.bands})^(1/${b.rows}) = ${ruleOfThumb(b.bands, b.rows).toFixed(3)}   (where this S-curve is steepest; the threshold is ${t})`);
     out(`P(${t}) = ${b.recallAtThreshold.toFixed(4)}   expected recall of a pair exactly at the threshold`);
