@@ -27,7 +27,7 @@ import { checkAuditFlags } from './dedupOutput.js';
 import { auditFormat, checkAuditTarget } from '../io/audit.js';
 import { writeJobRemoved } from '../shard/removed.js';
 import { refuseAliasedOutputs } from '../io/alias.js';
-import { honouredValues, refusalOf, supportOf, type Route } from '../engine/routes.js';
+import { honouredValues, refusalOf, routeMarks, supportOf, type Route } from '../engine/routes.js';
 
 /** Flags of the commands that plan a job. */
 export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
@@ -70,14 +70,13 @@ function flagOf(cmd: Command, attr: string): string {
  * job's own, and dedup's other options hidden, so that {@link refuseUnsupported} names them.
  */
 export function addPlanOptions(cmd: Command): Command {
-  for (const o of dedupCommand().options) {
+  for (const o of dedupCommand({ routeMarks: false }).options) {
     const attr = o.attributeName();
     if (OWN.has(attr)) continue;
     const support = supportOf(JOB, attr);
     if (typeof support === 'object' && 'no' in support) o.hideHelp();
     // An option honoured at some values only says which, in the help.
-    const only = honouredValues(JOB, attr);
-    if (only?.length) o.description = `${o.description} [sharded jobs: ${only.join(' or ')} only]`;
+    if (honouredValues(JOB, attr)?.length) o.description = `${o.description}${routeMarks(attr, [JOB])}`;
     cmd.addOption(o);
   }
   return cmd

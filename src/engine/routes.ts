@@ -26,6 +26,8 @@ export type Support = 'yes' | 'ignored' | { only: readonly string[]; why: string
 
 /** One route's capability table. */
 export interface RouteCapabilities {
+  /** How `--help` marks name the route: `sharded jobs`, `with --exact`. */
+  label: string;
   /** How refusals name the route, after the option: `is not supported by sharded jobs`. */
   refusal: string;
   /** What the route does with an option the table does not list. */
@@ -58,19 +60,22 @@ function all(names: readonly string[], support: Support): Record<string, Support
  * first refused one in its table's order is named.
  */
 export const ROUTES: Record<Route, RouteCapabilities> = {
-  memory: { refusal: 'is not supported', otherwise: 'yes', options: {} },
+  memory: { label: 'in memory', refusal: 'is not supported', otherwise: 'yes', options: {} },
   stream: {
+    label: 'streamed',
     refusal: 'is not supported streamed',
     otherwise: 'yes',
     options: {
       measure: { only: ['jaccard'], why: '', message: STREAM_KINDS },
-      candidates: { only: ['lsh'], why: '', message: STREAM_KINDS },
+      candidates: { only: ['lsh', 'auto'], why: '', message: STREAM_KINDS },
       clusterMode: { only: ['components'], why: '', message: STREAM_KINDS },
-      representative: { only: ['first'], why: '', message: STREAM_KINDS },
+      // first and longest become --keep policies before the check: only central needs the texts in memory.
+      representative: { only: ['first', 'longest'], why: '', message: STREAM_KINDS },
       fingerprintBits: { only: ['32'], why: '', message: STREAM_KINDS },
     },
   },
   exact: {
+    label: 'with --exact',
     refusal: 'is not supported with --exact',
     // Exact copies have no shingles, signatures or bands: those options change nothing.
     otherwise: 'ignored',
@@ -88,6 +93,7 @@ export const ROUTES: Record<Route, RouteCapabilities> = {
     },
   },
   against: {
+    label: 'with --against',
     refusal: 'is not supported with --against',
     otherwise: 'yes',
     options: {
@@ -102,6 +108,7 @@ export const ROUTES: Record<Route, RouteCapabilities> = {
     },
   },
   job: {
+    label: 'sharded jobs',
     refusal: 'is not supported by sharded jobs',
     // A job takes dedup's option definitions: an option it does not list, one added later included, is refused by name.
     otherwise: { no: 'sharded jobs do not implement it' },
@@ -128,6 +135,7 @@ export const ROUTES: Record<Route, RouteCapabilities> = {
     },
   },
   online: {
+    label: 'online index',
     refusal: 'is not supported by the online index',
     otherwise: { no: 'the online index does not implement it' },
     options: {
@@ -193,4 +201,20 @@ export function firstRefusal(route: Route, values: Record<string, unknown>, flag
 /** The routes of `routes` that do not honour option `name` at every value: for `--help` marks. */
 export function routesLimiting(name: string, routes: readonly Route[] = ROUTE_NAMES): Route[] {
   return routes.filter((r) => honouredValues(r, name) !== undefined);
+}
+
+/**
+ * The `--help` mark of what `route` does not support of option `name` (`sharded jobs: lsh only`,
+ * `with --exact: not taken`); undefined when it honours every value.
+ */
+export function routeMark(route: Route, name: string): string | undefined {
+  const only = honouredValues(route, name);
+  if (only === undefined) return undefined;
+  return `${ROUTES[route].label}: ${only.length ? `${only.join(' or ')} only` : 'not taken'}`;
+}
+
+/** The `--help` marks of option `name` for `routes`, as one bracket (`[streamed: lsh or auto only; with --exact: not taken]`); '' when none. */
+export function routeMarks(name: string, routes: readonly Route[]): string {
+  const marks = routes.map((r) => routeMark(r, name)).filter((m) => m !== undefined);
+  return marks.length ? ` [${marks.join('; ')}]` : '';
 }

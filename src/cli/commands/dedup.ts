@@ -22,7 +22,7 @@ import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
 import { defaultWorkers } from '../../parallel/signPool.js';
 import { addEngineOptions, addLogOptions, addZstdLevelOption, engineCliOption, parseCount, parsePositiveInt } from '../options.js';
 import { engineOption, flagName } from '../../engine/options.js';
-import { firstRefusal } from '../../engine/routes.js';
+import { firstRefusal, routeMarks, type Route } from '../../engine/routes.js';
 import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
 import { runAgainst } from '../against.js';
@@ -41,8 +41,21 @@ import { inputsSize, severalInputs } from '../inputs.js';
 
 export type { OutputMode } from '../dedupFlags.js';
 
+/** Options of {@link dedupCommand}. */
+export interface DedupCommandOptions {
+  /**
+   * Mark in `--help` what a streamed run, `--exact` and `--against` do not support of each option
+   * (from their capability tables, src/engine/routes.ts). Default true; a job command, which takes
+   * these option definitions, marks its own route instead.
+   */
+  routeMarks?: boolean;
+}
+
+/** The routes `neardup dedup` runs, whose limits its `--help` marks. */
+const DEDUP_ROUTES: readonly Route[] = ['stream', 'exact', 'against'];
+
 /** The `dedup` command. */
-export function dedupCommand(): Command {
+export function dedupCommand(options: DedupCommandOptions = {}): Command {
   const cmd = new Command('dedup')
     .description('find near-duplicate documents in a file, a directory, or standard input (-); several inputs are one corpus, read in the order given')
     .argument('<input...>', "TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards ('shards/*.jsonl.zst'), or - for stdin; several: one corpus in this order, as neardup job dedup reads them (record files, directories and globs of shards; ids unique across them)");
@@ -65,6 +78,7 @@ export function dedupCommand(): Command {
     .addOption(new Option('--output-format <format>', 'pairs as tsv (a⇥b⇥similarity, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
   addZstdLevelOption(cmd);
   addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
+  if (options.routeMarks ?? true) for (const o of cmd.options) o.description += routeMarks(o.attributeName(), DEDUP_ROUTES);
   cmd.addHelpText(
     'after',
     `
@@ -157,7 +171,7 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     // run is refused if auto would have chosen the join for these texts in memory (one answer).
     const autoStreamed = streaming && options.candidates === 'auto' && options.measure !== 'containment';
     if (autoStreamed) options.candidates = 'lsh';
-    if (streaming) refuseForStream(options);
+    if (streaming) refuseForStream(flags, options);
     const run: EngineRun = { file, fileArg, name, flags, options, readOptions, reporter };
     let engine: EngineResult;
     try {
@@ -256,9 +270,13 @@ function refuseForAgainst(flags: DedupFlags): void {
   if (why !== undefined) throw new UsageError(why);
 }
 
-/** A streamed run refuses (by the stream route's table) the kinds of duplicates that need the texts in memory. */
-function refuseForStream(options: DedupOptions): void {
-  const given = { measure: options.measure, candidates: options.candidates, clusterMode: options.clusters, representative: options.representative, fingerprintBits: options.fingerprintBits === undefined ? undefined : String(options.fingerprintBits) };
+/**
+ * A streamed run refuses (by the stream route's table) the kinds of duplicates that need the texts
+ * in memory: those the engine options still ask for once first|longest became --keep policies and
+ * auto was resolved; the other options as given.
+ */
+function refuseForStream(flags: DedupFlags, options: DedupOptions): void {
+  const given = { ...flags, measure: options.measure, candidates: options.candidates, clusterMode: options.clusters, representative: options.representative, fingerprintBits: options.fingerprintBits === undefined ? undefined : String(options.fingerprintBits) };
   const why = firstRefusal('stream', given, flagName);
   if (why !== undefined) throw new UsageError(why);
 }
