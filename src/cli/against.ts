@@ -18,7 +18,8 @@ import { int, ms, type Reporter } from './report.js';
 import { tooManyPairsMessage } from './tooManyPairs.js';
 import { writePairLines } from '../io/pairLines.js';
 import { estimateRecall } from '../lsh/recallEstimate.js';
-import { inexactWhy, printRemovedLines, recallJson, recallLine } from './dedupSummary.js';
+import { inexactWhy, recallJson, recallLine, removedLines } from './dedupSummary.js';
+import { docsLine, outputJson, outputLine, printSummary, removedJson, summaryLine } from './summary.js';
 import { outputTarget } from './dedupOutput.js';
 import { writeVerdicts } from '../dedup/copy.js';
 import type { RowVerdict } from '../io/rewrite.js';
@@ -138,8 +139,8 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   const exact = (options.verify ?? 'exact') === 'exact';
   const recall = exact ? estimateRecall(result.pairs.map((p) => p.similarity), result.bands.bands, result.bands.rows, { units: result.pairs.map((p) => p.a) }) : undefined;
   const noRecall = exact ? undefined : inexactWhy(options.verify);
-  if (run.json) {
-    reporter.json({
+  printSummary(reporter, run.json, {
+    json: () => ({
       command: 'dedup',
       input: { path: run.file, format: corpus.input.format, docs: corpus.count },
       against: { path: run.against, format: ref.input.format, docs: ref.count },
@@ -149,20 +150,21 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
       ...recallJson(recall, noRecall),
       matched: result.matched,
       referenceMatched: result.referenceMatched,
-      output: { mode: run.output, path: run.out, records: written, ...(run.dryRun ? { dryRun: true } : {}) },
-      ...(audit ? { removed: { path: run.removed, records: audit.rows } } : {}),
+      output: outputJson({ mode: run.output, path: run.out, records: written, dryRun: run.dryRun }),
+      ...removedJson(run.removed, audit?.rows),
       timings: { total },
-    });
-    return;
-  }
-  reporter.summary(`docs        ${int(corpus.count)} from ${run.file} [${corpus.input.format}], against ${int(ref.count)} from ${run.against} [${ref.input.format}]: ${int(result.emptyDocs)} empty`);
-  reporter.summary(`lsh         ${result.bands.bands} bands × ${result.bands.rows} rows`);
-  reporter.summary(`candidates  ${int(result.candidates)} (only across the two inputs)`);
-  reporter.summary(`pairs       ${int(result.pairs.length)} (${options.verify ?? 'exact'} Jaccard ≥ ${options.threshold})`);
-  reporter.summary(recallLine(recall, noRecall, result.bands.threshold, result.bands.recallAtThreshold));
-  reporter.summary(`matched     ${int(result.matched)} of ${int(corpus.count)} documents of ${run.file} are near duplicates of a document of ${run.against}`);
-  reporter.summary(`reference   ${int(result.referenceMatched)} of ${int(ref.count)} documents of ${run.against} are near duplicates of a document of ${run.file}`);
-  reporter.summary(`time        total ${ms(total)}`);
-  if (run.out) reporter.summary(`output      ${run.output}: ${int(written)} records → ${path.normalize(run.out)}`);
-  printRemovedLines(run, reporter, corpus.count - result.matched, audit?.rows);
+    }),
+    lines: () => [
+      docsLine({ docs: corpus.count, from: `${run.file} [${corpus.input.format}], against ${int(ref.count)} from ${run.against} [${ref.input.format}]`, empty: result.emptyDocs }),
+      summaryLine('lsh', `${result.bands.bands} bands × ${result.bands.rows} rows`),
+      summaryLine('candidates', `${int(result.candidates)} (only across the two inputs)`),
+      summaryLine('pairs', `${int(result.pairs.length)} (${options.verify ?? 'exact'} Jaccard ≥ ${options.threshold})`),
+      recallLine(recall, noRecall, result.bands.threshold, result.bands.recallAtThreshold),
+      summaryLine('matched', `${int(result.matched)} of ${int(corpus.count)} documents of ${run.file} are near duplicates of a document of ${run.against}`),
+      summaryLine('reference', `${int(result.referenceMatched)} of ${int(ref.count)} documents of ${run.against} are near duplicates of a document of ${run.file}`),
+      summaryLine('time', `total ${ms(total)}`),
+      run.out ? outputLine(run.output, written, path.normalize(run.out)) : undefined,
+      ...removedLines(run, corpus.count - result.matched, audit?.rows),
+    ],
+  });
 }

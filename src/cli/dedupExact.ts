@@ -11,7 +11,8 @@ import { formatLabel, streamCorpus } from './corpus.js';
 import { pairFormatOf } from './options.js';
 import { int, ms, type Reporter } from './report.js';
 import { outputTarget, writeResult } from './dedupOutput.js';
-import { printRemovedLines } from './dedupSummary.js';
+import { removedLines } from './dedupSummary.js';
+import { docsLine, outputJson, outputLine, printSummary, removedJson, summaryLine } from './summary.js';
 import type { DedupFlags } from './dedupFlags.js';
 import { flagName } from '../engine/options.js';
 import { firstRefusal } from '../engine/routes.js';
@@ -43,8 +44,8 @@ export async function runExact(file: string, fileArg: string, name: string, flag
     const s = result.stats;
     const dupDocs = result.clusters.reduce((a, c) => a + c.members.length - 1, 0);
     const inCluster = result.clusters.reduce((a, c) => a + c.members.length, 0);
-    if (flags.json) {
-      reporter.json({
+    printSummary(reporter, flags.json, {
+      json: () => ({
         command: 'dedup',
         input: { path: name, format: corpus.input.format, docs: corpus.count, emptyDocs: s.emptyDocs, skipped: corpus.input.skips.count, bytes: corpus.bytes },
         options: { exact: true, normalize: flags.normalize },
@@ -52,20 +53,20 @@ export async function runExact(file: string, fileArg: string, name: string, flag
         clusters: s.clusters,
         docsInClusters: inCluster,
         duplicates: dupDocs,
-        output: { mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined, ...(flags.dryRun ? { dryRun: true } : {}) },
-        ...(removed !== undefined ? { removed: { path: flags.removed, records: removed } } : {}),
+        output: outputJson({ mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined, dryRun: flags.dryRun }),
+        ...removedJson(flags.removed, removed),
         timings: { hash: s.timings.sign, cluster: s.timings.cluster, write: writeMs, total },
-      });
-      return undefined;
-    }
-    const skipped = corpus.input.skips.count;
-    reporter.summary(`docs        ${int(corpus.count)} from ${name} [${formatLabel(corpus.input)}]: ${int(s.emptyDocs)} empty${skipped ? `, ${int(skipped)} invalid skipped` : ''}`);
-    reporter.summary(`method      exact duplicates: equal after normalize ${flags.normalize} (64-bit hash of the text; no shingles, no MinHash; one streaming pass)`);
-    reporter.summary(`pairs       ${int(s.pairs)} (identical, similarity 1)`);
-    reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)`);
-    reporter.summary(`time        read and hash ${ms(s.timings.sign)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`);
-    if (flags.out) reporter.summary(`output      ${flags.output}: ${int(written)} records → ${path.normalize(flags.out)}`);
-    printRemovedLines(flags, reporter, corpus.count - dupDocs, removed);
+      }),
+      lines: () => [
+        docsLine({ docs: corpus.count, from: `${name} [${formatLabel(corpus.input)}]`, empty: s.emptyDocs, skipped: corpus.input.skips.count }),
+        summaryLine('method', `exact duplicates: equal after normalize ${flags.normalize} (64-bit hash of the text; no shingles, no MinHash; one streaming pass)`),
+        summaryLine('pairs', `${int(s.pairs)} (identical, similarity 1)`),
+        summaryLine('clusters', `${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)`),
+        summaryLine('time', `read and hash ${ms(s.timings.sign)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`),
+        flags.out ? outputLine(flags.output, written, path.normalize(flags.out)) : undefined,
+        ...removedLines(flags, corpus.count - dupDocs, removed),
+      ],
+    });
     return undefined;
   }
 }

@@ -21,7 +21,8 @@ import { pipelineOptionsFrom } from './pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from './report.js';
 import type { PairFormat } from '../io/write.js';
 import { candidateProbability } from '../lsh/params.js';
-import { printRemovedLines, recallJson, recallLine } from './dedupSummary.js';
+import { recallJson, recallLine, removedLines } from './dedupSummary.js';
+import { docsLine, outputJson, outputLine, printSummary, removedJson, summaryLine } from './summary.js';
 import { removalLine } from '../dedup/verifiedGraph.js';
 import { checkAuditFlags } from './dedupOutput.js';
 import { auditFormat, checkAuditTarget } from '../io/audit.js';
@@ -289,11 +290,12 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
   const dryRun = job.output.mode === 'dedup' && !job.output.dir;
   const total = performance.now() - started;
   const corpusShards = job.shards.filter((x) => x.side === 0).length;
-  if (flags.json) {
-    reporter.json({
+  const shards = { corpus: corpusShards, reference: job.shards.length - corpusShards };
+  printSummary(reporter, flags.json, {
+    json: () => ({
       command: 'job dedup',
       workDir,
-      input: { shards: corpusShards, referenceShards: job.shards.length - corpusShards, docs: s.docs, emptyDocs: s.emptyDocs, skipped: s.skippedRecords, bytes: s.bytes },
+      input: { shards: shards.corpus, referenceShards: shards.reference, docs: s.docs, emptyDocs: s.emptyDocs, skipped: s.skippedRecords, bytes: s.bytes },
       skippedShards: s.skippedShards,
       options: { threshold: job.threshold, shingle: job.shingle, minhash: job.minhash, verify: 'exact', partitions: job.partitions, against: job.against },
       lsh: { bands: job.bands, rows: job.rows },
@@ -305,37 +307,60 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
       duplicates: s.duplicates,
       ...(s.removal ? { removal: s.removal } : {}),
       ...(job.against ? { matched: s.duplicates, referenceMatched: s.referenceMatched } : {}),
-      output: { mode: job.output.mode, path: job.output.dir ?? flags.out, records: written, format: job.output.mode === 'pairs' ? job.output.pairFormat : undefined, ...(dryRun ? { dryRun: true } : {}) },
-      ...(removed !== undefined ? { removed: { path: removedFile, records: removed } } : {}),
+      output: outputJson({ mode: job.output.mode, path: job.output.dir ?? flags.out, records: written, format: job.output.mode === 'pairs' ? job.output.pairFormat : undefined, dryRun }),
+      ...removedJson(removedFile, removed),
       // Per stage: tasks, and their markers' wall and CPU times summed (ms); total: this command's wall time.
       timings: { total, stages },
-    });
-    return s;
-  }
-  reporter.summary(`docs        ${int(s.docs)} from ${corpusShards} shard${corpusShards === 1 ? '' : 's'}${job.against ? ` and ${job.shards.length - corpusShards} reference shards` : ''}: ${int(s.emptyDocs)} empty${s.skippedRecords ? `, ${int(s.skippedRecords)} invalid skipped` : ''}`);
-  for (const b of s.skippedShards) reporter.summary(`skipped     shard ${b.path}: ${b.error}`);
-  reporter.summary(`lsh         ${job.bands} bands × ${job.rows} rows, ${job.partitions} partition${job.partitions === 1 ? "" : "s"}`);
-  reporter.summary(`candidates  ${int(s.candidates)}`);
-  reporter.summary(`pairs       ${int(s.pairs)} (exact Jaccard ≥ ${job.threshold}${job.against ? ', corpus × reference only' : ''})`);
-  reporter.summary(recallLine(s.recall, undefined, job.threshold, candidateProbability(job.threshold, job.bands, job.rows)));
-  if (job.against) {
-    reporter.summary(`matched     ${int(s.duplicates)} corpus documents are near duplicates of a reference document`);
-    reporter.summary(`reference   ${int(s.referenceMatched ?? 0)} reference documents are near duplicates of a corpus document`);
-  }
-  else reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(s.docsInClusters)} docs (${int(s.duplicates)} duplicates beyond one per cluster)`);
-  if (s.removal && job.output.mode !== 'pairs') reporter.summary(removalLine(s.removal));
+    }),
+    lines: () => jobLines({ job, s, stages, total, written, shards, dryRun, out: flags.out, removedFile, removed, verbose: reporter.flags.verbose }),
+  });
+  return s;
+}
+
+/** What the summary lines of a job say. */
+interface JobReport {
+  job: JobSpec;
+  s: JobSummary;
+  stages: ReturnType<typeof stageTimings>;
+  /** This command's wall time (ms). */
+  total: number;
+  written: number;
+  shards: { corpus: number; reference: number };
+  dryRun: boolean;
+  out: string | undefined;
+  removedFile: string | undefined;
+  removed: number | undefined;
+  verbose: boolean | undefined;
+}
+
+/** The summary lines of a finished job, as neardup dedup prints its own. */
+function jobLines(r: JobReport): (string | undefined)[] {
+  const { job, s, stages, total } = r;
   // As neardup dedup's time line: per stage, the wall time of its tasks summed (run one after the
   // other by --local, in parallel by workers); total is this command's wall time.
   const names = Object.keys(stages);
-  reporter.summary(`time        ${names.map((n) => `${n} ${ms(stages[n]!.wall)}`).join(' · ')} · total ${ms(total)}`);
-  if (reporter.flags.verbose) {
-    reporter.summary(`cpu         ${names.map((n) => `${n} ${ms(stages[n]!.cpu)}`).join(' · ')} (task CPU, user + system, summed)`);
-    reporter.summary(`tasks       ${names.map((n) => `${n} ${stages[n]!.tasks}`).join(' · ')}`);
-  }
-  const where = job.output.dir ?? flags.out;
-  if (where) reporter.summary(`output      ${job.output.mode}: ${int(written)} records → ${where}`);
-  printRemovedLines({ dryRun, removed: removedFile, output: job.output.mode }, reporter, s.docs - (s.removal ? (s.removal.rule === 'verified' ? s.removal.verifiedDrops! : s.removal.clusterDrops) : job.keep === 'none' ? s.docsInClusters : s.duplicates), removed);
-  return s;
+  const where = job.output.dir ?? r.out;
+  const dropped = s.removal ? (s.removal.rule === 'verified' ? s.removal.verifiedDrops! : s.removal.clusterDrops) : job.keep === 'none' ? s.docsInClusters : s.duplicates;
+  return [
+    docsLine({ docs: s.docs, from: `${r.shards.corpus} shard${r.shards.corpus === 1 ? '' : 's'}${job.against ? ` and ${r.shards.reference} reference shards` : ''}`, empty: s.emptyDocs, skipped: s.skippedRecords }),
+    ...s.skippedShards.map((b) => summaryLine('skipped', `shard ${b.path}: ${b.error}`)),
+    summaryLine('lsh', `${job.bands} bands × ${job.rows} rows, ${job.partitions} partition${job.partitions === 1 ? '' : 's'}`),
+    summaryLine('candidates', `${int(s.candidates)}`),
+    summaryLine('pairs', `${int(s.pairs)} (exact Jaccard ≥ ${job.threshold}${job.against ? ', corpus × reference only' : ''})`),
+    recallLine(s.recall, undefined, job.threshold, candidateProbability(job.threshold, job.bands, job.rows)),
+    ...(job.against
+      ? [
+          summaryLine('matched', `${int(s.duplicates)} corpus documents are near duplicates of a reference document`),
+          summaryLine('reference', `${int(s.referenceMatched ?? 0)} reference documents are near duplicates of a corpus document`),
+        ]
+      : [summaryLine('clusters', `${int(s.clusters)}, holding ${int(s.docsInClusters)} docs (${int(s.duplicates)} duplicates beyond one per cluster)`)]),
+    s.removal && job.output.mode !== 'pairs' ? removalLine(s.removal) : undefined,
+    summaryLine('time', `${names.map((n) => `${n} ${ms(stages[n]!.wall)}`).join(' · ')} · total ${ms(total)}`),
+    r.verbose ? summaryLine('cpu', `${names.map((n) => `${n} ${ms(stages[n]!.cpu)}`).join(' · ')} (task CPU, user + system, summed)`) : undefined,
+    r.verbose ? summaryLine('tasks', `${names.map((n) => `${n} ${stages[n]!.tasks}`).join(' · ')}`) : undefined,
+    where ? outputLine(job.output.mode, r.written, where) : undefined,
+    ...removedLines({ dryRun: r.dryRun, removed: r.removedFile, output: job.output.mode }, s.docs - dropped, r.removed),
+  ];
 }
 
 /** The work dir of the flags, with its plan. */
