@@ -22,7 +22,7 @@ const TIERS = {
     'io-writers', 'sort-pairs', 'pair-columns', 'lsh-params', 'lsh-candidates', 'minhash-stats', 'properties',
     'dedup', 'kinds-dedup', 'kinds-join-filters', 'kinds-online', 'perf-equivalence', 'parallel', 'harden-fuzz',
     'defects-readers', 'report-curves', 'viz-passages', 'online-format', 'online-memory-store', 'online-index',
-    'online-duplicates', 'online-recall', 'cli-stream-corpus', 'alias', 'engine-options',
+    'online-duplicates', 'online-recall', 'cli-stream-corpus', 'alias', 'engine-options', 'cli-summary',
   ],
   'node-versioned': [
     'online-store-parity', 'online-expiry', 'online-expiry-http', 'online-clusters', 'online-ensemble', 'online-recall',

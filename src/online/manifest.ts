@@ -11,10 +11,11 @@ import { createTextSigner } from '../sketch/textSigner.js';
 import { FORMAT_VERSION } from '../sketch/format.js';
 import { chooseBands } from '../lsh/params.js';
 import { checkThreshold, ENGINE_DEFAULTS } from '../engine/options.js';
+import { honouredValues } from '../engine/routes.js';
 import { KeyMaker, DEFAULT_FOREST } from './keys.js';
 import { resolveEnsemble } from './ensemble.js';
 import { DocPipeline } from './pipeline.js';
-import type { IndexManifest, NearDupIndexOptions } from './types.js';
+import type { IndexManifest, NearDupIndexOptions, OnlineVerify } from './types.js';
 
 /** A manifest and the pipeline that computes what it describes. */
 export interface IndexSetup {
@@ -26,8 +27,10 @@ export interface IndexSetup {
 export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
   const threshold = o.threshold ?? ENGINE_DEFAULTS.threshold;
   checkThreshold(threshold);
-  const verify = o.verify ?? ENGINE_DEFAULTS.verify;
-  if (verify !== 'exact' && verify !== 'estimate') throw new RangeError(`verify must be exact or estimate, got "${String(verify)}"`);
+  const verify = (o.verify ?? ENGINE_DEFAULTS.verify) as OnlineVerify;
+  // The verify modes the online route's table takes (src/engine/routes.ts): an index keeps no unverified candidates.
+  const modes = honouredValues('online', 'verify')!;
+  if (!modes.includes(verify)) throw new RangeError(`verify must be ${modes.join(' or ')}, got "${String(verify)}"`);
   const shingleOpts: ShingleOptions = { ...o.shingle, ...(o.k !== undefined ? { k: o.k } : {}) };
   // The index signs through sketch() only, which has no WebAssembly path (as DocPipeline.fromManifest).
   const signer = createTextSigner({ shingle: shingleOpts, minhash: { numPerm: o.numPerm, method: o.method, seed: o.seed }, wasm: false });
