@@ -4,18 +4,15 @@
  * @module
  */
 import path from 'node:path';
-import { UsageError } from '../io/errors.js';
 import type { ReadOptions } from '../io/read.js';
 import { exactDuplicates } from '../dedup/exactDups.js';
 import { formatLabel, streamCorpus } from './corpus.js';
-import { pairFormatOf } from './options.js';
+import { pairFormatOf, refuseForRoute } from './options.js';
 import { int, ms, type Reporter } from './report.js';
 import { outputTarget, writeResult } from './dedupOutput.js';
 import { removedLines } from './dedupSummary.js';
 import { docsLine, outputJson, outputLine, printSummary, removedJson, summaryLine } from './summary.js';
 import type { DedupFlags } from './dedupFlags.js';
-import { flagName } from '../engine/options.js';
-import { firstRefusal } from '../engine/routes.js';
 
 /**
  * `dedup --exact`: one streaming pass that hashes each normalized text (texts stay on disk), then
@@ -24,8 +21,7 @@ import { firstRefusal } from '../engine/routes.js';
  */
 export async function runExact(file: string, fileArg: string, name: string, flags: DedupFlags, readOptions: ReadOptions, reporter: Reporter, tStart: number): Promise<undefined> {
   // The exact route's table (src/engine/routes.ts) says which options it refuses, and in what words.
-  const refused = firstRefusal('exact', { ...flags }, flagName);
-  if (refused !== undefined) throw new UsageError(refused);
+  refuseForRoute('exact', { ...flags });
   const streamed = await streamCorpus(file, readOptions, reporter);
   // Before the work: a missing or wrong --out is a usage error now.
   const target = await outputTarget(flags, fileArg, streamed.corpus.input);

@@ -18,7 +18,8 @@ import type { CandidateMethod } from '../dedup/kinds.js';
 import type { KeepPolicy } from '../dedup/keepPolicy.js';
 import type { RemovalRule } from '../dedup/removal.js';
 import type { ClusterMode, RepresentativePolicy } from '../dedup/clusterPolicy.js';
-import { collectList, ENGINE_OPTIONS, intParser, NORMALIZE_VALUES, seedParser, unitParser, weightsParser, type EngineOptionDef, type EngineOptionGroup } from '../engine/options.js';
+import { firstRefusal, routeMarks, type Route } from '../engine/routes.js';
+import { collectList, ENGINE_OPTIONS, flagName, intParser, NORMALIZE_VALUES, seedParser, unitParser, weightsParser, type EngineOptionDef, type EngineOptionGroup } from '../engine/options.js';
 import type { ReadOptions } from '../io/read.js';
 import { setZstdLevel, ZSTD_DEFAULT_LEVEL, ZSTD_MAX_LEVEL } from '../io/zstd.js';
 
@@ -302,4 +303,18 @@ export function pairFormatOf(f: { outputFormat?: PairFormat; out?: string }): Pa
   if (f.outputFormat) return f.outputFormat;
   const ext = f.out ? extensionOf(f.out) : '';
   return ext === 'csv' ? 'csv' : ext === 'jsonl' || ext === 'ndjson' || ext === 'json' ? 'jsonl' : 'tsv';
+}
+
+/**
+ * Refuses (a usage error, exit 2) the first option `route`'s capability table (src/engine/routes.ts)
+ * does not take among `values`, the options as given by name (undefined and false: not given).
+ */
+export function refuseForRoute(route: Route, values: Record<string, unknown>): void {
+  const why = firstRefusal(route, values, flagName);
+  if (why !== undefined) throw new UsageError(why);
+}
+
+/** Appends to the help of each option of `cmd` the marks of what `routes` do not take of it (`[with --exact: not taken]`). */
+export function markRouteLimits(cmd: Command, routes: readonly Route[]): void {
+  for (const o of cmd.options) o.description += routeMarks(o.attributeName(), routes);
 }

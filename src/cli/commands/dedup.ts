@@ -20,9 +20,8 @@ import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { loadCorpus, rangedCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
 import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
 import { defaultWorkers } from '../../parallel/signPool.js';
-import { addEngineOptions, addLogOptions, addZstdLevelOption, engineCliOption, parseCount, parsePositiveInt } from '../options.js';
-import { engineOption, flagName } from '../../engine/options.js';
-import { firstRefusal, routeMarks, type Route } from '../../engine/routes.js';
+import { addEngineOptions, addLogOptions, addZstdLevelOption, engineCliOption, markRouteLimits, parseCount, parsePositiveInt, refuseForRoute } from '../options.js';
+import { engineOption } from '../../engine/options.js';
 import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
 import { runAgainst } from '../against.js';
@@ -43,16 +42,9 @@ export type { OutputMode } from '../dedupFlags.js';
 
 /** Options of {@link dedupCommand}. */
 export interface DedupCommandOptions {
-  /**
-   * Mark in `--help` what a streamed run, `--exact` and `--against` do not support of each option
-   * (from their capability tables, src/engine/routes.ts). Default true; a job command, which takes
-   * these option definitions, marks its own route instead.
-   */
+  /** Mark in `--help` what a streamed run, `--exact` and `--against` do not take (default true; a job marks its own route). */
   routeMarks?: boolean;
 }
-
-/** The routes `neardup dedup` runs, whose limits its `--help` marks. */
-const DEDUP_ROUTES: readonly Route[] = ['stream', 'exact', 'against'];
 
 /** The `dedup` command. */
 export function dedupCommand(options: DedupCommandOptions = {}): Command {
@@ -78,7 +70,7 @@ export function dedupCommand(options: DedupCommandOptions = {}): Command {
     .addOption(new Option('--output-format <format>', 'pairs as tsv (a⇥b⇥similarity, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
   addZstdLevelOption(cmd);
   addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
-  if (options.routeMarks ?? true) for (const o of cmd.options) o.description += routeMarks(o.attributeName(), DEDUP_ROUTES);
+  if (options.routeMarks ?? true) markRouteLimits(cmd, ['stream', 'exact', 'against']);
   cmd.addHelpText(
     'after',
     `
@@ -139,7 +131,8 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
   if (options.representative !== 'central') delete options.representative;
   if (flags.against !== undefined) {
     if (flags.stream) throw new UsageError('--against holds both inputs in memory: --stream does not apply (use "neardup job dedup --against" for inputs larger than memory)');
-    refuseForAgainst(flags);
+    // --against finds MinHash-LSH candidates across the two inputs, verified by Jaccard: its table refuses the other kinds by name.
+    refuseForRoute('against', { ...flags });
     return runAgainst({ file: fileArg, against: flags.against, output: flags.output, out: flags.out, pairFormat, json: flags.json, tagPrefix: flags.tagPrefix, removed: flags.removed, dryRun: flags.dryRun }, readOptions, options, reporter);
   }
   // Clusters and deduplicated copies need no pair list: groups of copies then cost O(m), not m².
@@ -261,24 +254,13 @@ async function dedupOutputs(flags: DedupFlags, fileArg: string, outDirGiven: boo
 }
 
 /**
- * `--against` finds MinHash-LSH candidates across the two inputs and verifies them by exact (or
- * estimated) Jaccard: the options that would choose another kind of duplicate are refused by name,
- * never ignored.
- */
-function refuseForAgainst(flags: DedupFlags): void {
-  const why = firstRefusal('against', { ...flags }, flagName);
-  if (why !== undefined) throw new UsageError(why);
-}
-
-/**
  * A streamed run refuses (by the stream route's table) the kinds of duplicates that need the texts
  * in memory: those the engine options still ask for once first|longest became --keep policies and
  * auto was resolved; the other options as given.
  */
 function refuseForStream(flags: DedupFlags, options: DedupOptions): void {
-  const given = { ...flags, measure: options.measure, candidates: options.candidates, clusterMode: options.clusters, representative: options.representative, fingerprintBits: options.fingerprintBits === undefined ? undefined : String(options.fingerprintBits) };
-  const why = firstRefusal('stream', given, flagName);
-  if (why !== undefined) throw new UsageError(why);
+  const fingerprintBits = options.fingerprintBits === undefined ? undefined : String(options.fingerprintBits);
+  refuseForRoute('stream', { ...flags, measure: options.measure, candidates: options.candidates, clusterMode: options.clusters, representative: options.representative, fingerprintBits });
 }
 
 /**
