@@ -61,6 +61,7 @@ export const parseSeed: (v: string) => number = cliParser(seedParser);
 /** Parses `fp,fn` weights. */
 export const parseWeights: (v: string) => { fp: number; fn: number } = cliParser(weightsParser);
 
+/** Collects comma-separated lists over repeated flags (defined with the engine's options). */
 export { collectList };
 
 /**
@@ -116,10 +117,11 @@ export const NORMALIZE_CHOICES: string[] = [...NORMALIZE_VALUES];
 
 /**
  * The commander option of an engine option's definition (../engine/options.ts): its flags, help,
- * values, default and parser, as every command that takes it shows and parses it.
+ * values, default and parser, as every command that takes it shows and parses it. `help` replaces
+ * the help text for a command that says it its own way (`neardup params`).
  */
-export function engineCliOption(def: EngineOptionDef): Option {
-  const o = new Option(def.flags, def.help);
+export function engineCliOption(def: EngineOptionDef, help?: { help: string }): Option {
+  const o = new Option(def.flags, help?.help ?? def.help);
   if (def.choices) o.choices([...def.choices]);
   if (def.cliDefault !== undefined) o.default(def.cliDefault);
   if (def.parse) o.argParser(cliParser(def.parse));

@@ -74,7 +74,7 @@ export function checkThreshold(threshold: number): void {
   if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be in (0, 1], got ${threshold}`);
 }
 
-/** Checks a verify mode (one of `modes`); throws a RangeError naming the bad value. */
+/** Checks a verify mode (exact, estimate or none); throws a RangeError naming the bad value. */
 export function checkVerifyMode(verify: unknown): void {
   if (!(VERIFY_MODE_VALUES as readonly unknown[]).includes(verify)) throw new RangeError(`unknown verify mode "${String(verify)}" (expected exact, estimate or none)`);
 }

@@ -198,11 +198,6 @@ export function firstRefusal(route: Route, values: Record<string, unknown>, flag
   return undefined;
 }
 
-/** The routes of `routes` that do not honour option `name` at every value: for `--help` marks. */
-export function routesLimiting(name: string, routes: readonly Route[] = ROUTE_NAMES): Route[] {
-  return routes.filter((r) => honouredValues(r, name) !== undefined);
-}
-
 /**
  * The `--help` mark of what `route` does not support of option `name` (`sharded jobs: lsh only`,
  * `with --exact: not taken`); undefined when it honours every value.

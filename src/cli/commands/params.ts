@@ -4,9 +4,9 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { candidateProbability, chooseBands } from '../../lsh/params.js';
-import { addLogOptions, lshOptionsFrom, parsePositiveInt, parseUnit, parseWeights, validated } from '../options.js';
+import { addLogOptions, engineCliOption, lshOptionsFrom, validated } from '../options.js';
 import { Reporter, type LogFlags } from '../report.js';
-import { ENGINE_DEFAULTS } from '../../engine/options.js';
+import { ENGINE_DEFAULTS, engineOption } from '../../engine/options.js';
 
 interface ParamsFlags extends LogFlags {
   curves?: { bands: number; rows: number }[];
@@ -18,16 +18,22 @@ interface ParamsFlags extends LogFlags {
   rows?: number;
 }
 
+/** The engine option `name` as `neardup params` words it. */
+function paramsOption(name: string, help: string): Option {
+  return engineCliOption(engineOption(name)!, { help });
+}
+
 /** The `params` command. */
 export function paramsCommand(): Command {
   const cmd = new Command('params')
     .description('choose b bands × r rows for a threshold; print the S-curve P(s) and the expected false-positive and false-negative areas')
-    .option('--threshold <t>', 'Jaccard threshold', parseUnit('threshold'), ENGINE_DEFAULTS.threshold)
-    .option('--num-perm <n>', 'MinHash signature length', parsePositiveInt('num-perm', 65536), ENGINE_DEFAULTS.numPerm)
-    .addOption(new Option('--min-recall <p>', `require P(threshold) ≥ p, then fewest false candidates (default rule, p = ${ENGINE_DEFAULTS.minRecall})`).argParser(parseUnit('min-recall', true)).conflicts(['weights']))
-    .addOption(new Option('--weights <fp,fn>', 'minimise fp·FP area + fn·FN area instead (datasketch style)').argParser(parseWeights))
-    .option('--bands <b>', 'evaluate an explicit number of bands', parsePositiveInt('bands', 65536))
-    .option('--rows <r>', 'evaluate explicit rows per band', parsePositiveInt('rows', 65536))
+    // The engine's definitions (parsers, defaults), with this command's wording.
+    .addOption(paramsOption('threshold', 'Jaccard threshold'))
+    .addOption(paramsOption('numPerm', 'MinHash signature length'))
+    .addOption(paramsOption('minRecall', `require P(threshold) ≥ p, then fewest false candidates (default rule, p = ${ENGINE_DEFAULTS.minRecall})`))
+    .addOption(paramsOption('weights', 'minimise fp·FP area + fn·FN area instead (datasketch style)'))
+    .addOption(paramsOption('bands', 'evaluate an explicit number of bands'))
+    .addOption(paramsOption('rows', 'evaluate explicit rows per band'))
     .option('--curves <bxr,...>', 'also draw these bandings in one S-curve chart, e.g. 20x5,10x10,32x4 (b bands × r rows)', parseCurves);
   addLogOptions(cmd, 'print the choice and the table as JSON on stdout');
   cmd.addHelpText(
