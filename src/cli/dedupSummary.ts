@@ -13,6 +13,7 @@ import { pairFormatOf } from './options.js';
 import { int, ms, type Reporter } from './report.js';
 import type { DedupFlags } from './dedupFlags.js';
 import type { RecallEstimate } from '../lsh/recallEstimate.js';
+import { defaultK } from '../text/shingler.js';
 import { docsLine, outputJson, outputLine, printSummary, removedJson, summaryLine, type SummaryJson } from './summary.js';
 
 /**
@@ -89,7 +90,7 @@ function clusterCounts(result: DedupResult): { inCluster: number; dupDocs: numbe
 /** The shingle length that ran (the shingler's default when -k was not given). */
 function shingleLength(options: DedupOptions): number {
   const sh = options.shingle!;
-  return sh.k ?? (sh.kind === 'char' ? 5 : 3);
+  return sh.k ?? defaultK(sh.kind ?? 'char');
 }
 
 /** The `--json` summary of a near-duplicate run. */

@@ -6,7 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import { bruteForcePairs, type ScoredPair } from '../../similarity/bruteForce.js';
-import { createShingler } from '../../text/shingler.js';
+import { createShingler, defaultK } from '../../text/shingler.js';
 import { candidateProbability } from '../../lsh/params.js';
 import { UsageError } from '../../io/errors.js';
 import { findDuplicates } from '../engine.js';
@@ -145,7 +145,7 @@ async function runBench(file: string, flags: BenchFlags): Promise<void> {
   }
 
   const sh = options.shingle!;
-  const k = sh.k ?? (sh.kind === 'char' ? 5 : 3);
+  const k = sh.k ?? defaultK(sh.kind ?? 'char');
   if (flags.json) {
     reporter.json({
       command: 'bench',
