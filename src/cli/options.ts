@@ -10,18 +10,18 @@ import type { MinHashMethod, MinHashOptions } from '../sketch/minhash.js';
 import { createMinHasher } from '../sketch/minhash.js';
 import { chooseBands, type ChooseBandsOptions } from '../lsh/params.js';
 import type { NormalizePreset } from '../text/normalize.js';
-import { UsageError } from '../io/errors.js';
-import { INPUT_FORMATS, extensionOf, type InputFormat } from '../io/formats.js';
-import type { PairFormat } from '../io/write.js';
+import { UsageError } from '../common/errors.js';
+import { INPUT_FORMATS, extensionOf, type InputFormat } from '../io/read/formats.js';
+import type { PairFormat } from '../io/write/write.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
 import type { CandidateMethod } from '../dedup/kinds.js';
-import type { KeepPolicy } from '../dedup/keepPolicy.js';
-import type { RemovalRule } from '../dedup/removal.js';
-import type { ClusterMode, RepresentativePolicy } from '../dedup/clusterPolicy.js';
+import type { KeepPolicy } from '../cluster/keepPolicy.js';
+import type { RemovalRule } from '../cluster/removal.js';
+import type { ClusterMode, RepresentativePolicy } from '../cluster/clusterPolicy.js';
 import { firstRefusal, routeMarks, type Route } from '../engine/routes.js';
 import { collectList, ENGINE_OPTIONS, flagName, intParser, NORMALIZE_VALUES, seedParser, unitParser, weightsParser, type EngineOptionDef, type EngineOptionGroup } from '../engine/options.js';
-import type { ReadOptions } from '../io/read.js';
-import { setZstdLevel, ZSTD_DEFAULT_LEVEL, ZSTD_MAX_LEVEL } from '../io/zstd.js';
+import type { ReadOptions } from '../io/read/read.js';
+import { setZstdLevel, ZSTD_DEFAULT_LEVEL, ZSTD_MAX_LEVEL } from '../io/codec/zstd.js';
 
 /** An engine parser (RangeError) as a commander one (InvalidArgumentError: a usage error naming the option). */
 export function cliParser<T>(parse: (v: string) => T): (v: string) => T {

@@ -4,7 +4,7 @@
  * and the `--json` object on stdout, whose keys come in one order for every route.
  * @module
  */
-import type { PairFormat } from '../io/write.js';
+import type { PairFormat } from '../io/write/write.js';
 import type { RemovalSummary } from '../dedup/verifiedGraph.js';
 import { int, type Reporter } from './report.js';
 

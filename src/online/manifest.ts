@@ -12,8 +12,8 @@ import { FORMAT_VERSION } from '../sketch/format.js';
 import { chooseBands } from '../lsh/params.js';
 import { checkThreshold, ENGINE_DEFAULTS } from '../engine/options.js';
 import { honouredValues } from '../engine/routes.js';
-import { KeyMaker, DEFAULT_FOREST } from './keys.js';
-import { resolveEnsemble } from './ensemble.js';
+import { KeyMaker, DEFAULT_FOREST } from './keys/keys.js';
+import { resolveEnsemble } from './keys/ensemble.js';
 import { DocPipeline } from './pipeline.js';
 import type { IndexManifest, NearDupIndexOptions, OnlineVerify } from './types.js';
 
