@@ -9,7 +9,7 @@
  * Usage: node --max-old-space-size=16000 dist/bench/components-scale.js [--docs 100000000] [--clustered 0.3] [--dense]
  * @module
  */
-import { clustersOfPairs, UnionFind, componentsOf } from '../src/dedup/clusters.js';
+import { clustersOfPairs, UnionFind, componentsOf } from '../src/cluster/clusters.js';
 import { splitmix32 } from '../src/hash/mix.js';
 import { opt } from './util.js';
 

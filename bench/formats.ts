@@ -13,8 +13,8 @@ import os from 'node:os';
 import { gzipSync } from 'node:zlib';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import { generateCorpus } from './gen.js';
-import { openInput } from '../src/io/read.js';
-import { zstdCompressor } from '../src/io/zstd.js';
+import { openInput } from '../src/io/read/read.js';
+import { zstdCompressor } from '../src/io/codec/zstd.js';
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);

@@ -15,7 +15,7 @@ import { createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openInput } from '../src/io/read.js';
+import { openInput } from '../src/io/read/read.js';
 import { adCorpus } from './online-corpus.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

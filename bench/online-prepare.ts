@@ -17,8 +17,8 @@ import { parseArgs } from 'node:util';
 import { NearDupIndex } from '../src/online/nearDupIndex.js';
 import { createShingler } from '../src/text/shingler.js';
 import { createMinHasher } from '../src/sketch/minhash.js';
-import { KeyMaker } from '../src/online/keys.js';
-import { encodeRecord } from '../src/online/record.js';
+import { KeyMaker } from '../src/online/keys/keys.js';
+import { encodeRecord } from '../src/online/records/record.js';
 import { adCorpus } from './online-corpus.js';
 
 const { values: args } = parseArgs({

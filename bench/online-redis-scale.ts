@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { NearDupIndex } from '../src/index.js';
 import { adCorpus, percentile } from './online-corpus.js';
 import { startRedis } from '../test/helpers/redis.js';
-import type { RedisStore } from '../src/store/redis.js';
+import type { RedisStore } from '../src/store/redis/store.js';
 
 const N = Number(process.argv[2] ?? 1_000_000);
 const WORKERS = Number(process.argv[3] ?? 1);

@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { parseLineBlock, type LineParseSpec } from '../src/io/lineRanges.js';
+import { parseLineBlock, type LineParseSpec } from '../src/io/ranges/lineRanges.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string, def: string): string => {

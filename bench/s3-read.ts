@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { S3Client, PutObjectCommand } from '@aws-sdk/client-s3';
-import { s3Download, s3Requests, s3Size, setS3Endpoint } from '../src/io/s3.js';
+import { s3Download, s3Requests, s3Size, setS3Endpoint } from '../src/io/s3/client.js';
 import { freePort } from './util.js';
 
 const { values } = parseArgs({ options: { mb: { type: 'string', default: '256' }, 'shard-mb': { type: 'string', default: '64' } } });

@@ -21,7 +21,7 @@ import { loadavg, availableParallelism } from 'node:os';
 import { spawn, spawnSync } from 'node:child_process';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import { generateCorpus } from './gen.js';
-import { zstdCompressor } from '../src/io/zstd.js';
+import { zstdCompressor } from '../src/io/codec/zstd.js';
 import { opt, freePort } from './util.js';
 
 const argv = process.argv.slice(2);

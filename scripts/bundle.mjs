@@ -14,7 +14,7 @@ await build({
     main: 'dist/src/cli/main.js',
     signWorker: 'dist/src/parallel/signWorker.js',
     prepareWorker: 'dist/src/online/prepareWorker.js',
-    taskChild: 'dist/src/shard/taskChild.js',
+    taskChild: 'dist/src/run/taskChild.js',
   },
   outdir,
   bundle: true,

@@ -2,7 +2,7 @@
  * The binary formats of neardup (spec: docs/formats.md), gathered for the public API's `format`
  * namespace (src/index.ts). Each part lives with what owns it: the byte reader and writer,
  * fingerprint sets and signature blobs in the sketch layer (src/sketch/format.ts), document records
- * and index snapshots with the online index (src/online/record.ts, src/online/snapshotFormat.ts).
+ * and index snapshots with the online index (src/online/records/record.ts, src/online/records/snapshotFormat.ts).
  * @module
  */
 export {
@@ -18,5 +18,5 @@ export {
   decodeSignature,
   type SignatureBlob,
 } from './sketch/format.js';
-export { REC_SET, REC_SIG, REC_META, REC_EXPIRES, encodeRecord, decodeRecord, readRecordSketch, readRecordMeta, recordExpiresAt, withExpiry, type DocRecord } from './online/record.js';
-export { encodeIndexSnapshot, decodeIndexSnapshot, type IndexSnapshot } from './online/snapshotFormat.js';
+export { REC_SET, REC_SIG, REC_META, REC_EXPIRES, encodeRecord, decodeRecord, readRecordSketch, readRecordMeta, recordExpiresAt, withExpiry, type DocRecord } from './online/records/record.js';
+export { encodeIndexSnapshot, decodeIndexSnapshot, type IndexSnapshot } from './online/records/snapshotFormat.js';

@@ -12,11 +12,11 @@
 /// <reference types="node" preserve="true" />
 // Batch deduplication: in memory, and streamed (two passes over a re-readable source).
 export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode, type DocRecord, type IdPair, type IdCluster, type DedupRecordsResult, type RemovedRecord } from './dedup/dedup.js';
-export { REMOVAL_RULES, type Removal, type RemovalRule } from './dedup/removal.js';
+export { REMOVAL_RULES, type Removal, type RemovalRule } from './cluster/removal.js';
 export type { KeepCompare } from './dedup/options.js';
 export { dedupFile, type DedupFileOptions, type DedupFileResult } from './dedup/copy.js';
 export { dedupStream, type DocSource, type StreamDedupOptions, type StreamDedupExtra } from './dedup/streamDedup.js';
-export { clusterPairs, type Cluster } from './dedup/clusters.js';
+export { clusterPairs, type Cluster } from './cluster/clusters.js';
 
 // The online index and its stores.
 export {
@@ -31,15 +31,15 @@ export {
   type OnlineVerify,
   type RecallWarning,
 } from './online/nearDupIndex.js';
-export type { ForestOptions } from './online/keys.js';
+export type { ForestOptions } from './online/keys/keys.js';
 export { MATCH_FIELDS, DOCUMENT_FIELDS, type MatchField, type DocumentField, type LeanMatch } from './online/fields.js';
 export type { Cluster as OnlineCluster, ClusterPage, ClusterListOptions } from './online/clusters.js';
 export type { IndexChange, IndexObserver, AddedDocument } from './online/events.js';
 export type { ClusterState, ClusterSummary } from './store/clusterState.js';
 export type { NearDupStore, StoredDoc, PutEntry, RemoveEntry, StoreManifest, StoreCompaction } from './store/types.js';
 export { parseStoreSpec, type StoreSpec, type RedisUrlOptions, type PostgresUrlOptions } from './store/spec.js';
-export { MemoryStore } from './store/memory.js';
-export { openStore } from './store/open.js';
+export { MemoryStore } from './store/memory/store.js';
+export { openStore } from './store/open/open.js';
 export { checkIndex, type CheckReport, type CheckOptions } from './online/check.js';
 
 // Text → shingles → MinHash signatures.
@@ -65,10 +65,10 @@ export {
 export { estimateRecall, RecallAccumulator, type RecallEstimate } from './lsh/recallEstimate.js';
 
 // Readers and writers.
-export { openInput, type OpenedInput, type ReadOptions } from './io/read.js';
-export type { InputRecord } from './io/record.js';
-export { INPUT_FORMATS, type InputFormat } from './io/formats.js';
-export { atomicFileSink, openOutput, type OutputSink } from './io/output.js';
+export { openInput, type OpenedInput, type ReadOptions } from './io/read/read.js';
+export type { InputRecord } from './io/read/record.js';
+export { INPUT_FORMATS, type InputFormat } from './io/read/formats.js';
+export { atomicFileSink, openOutput, type OutputSink } from './io/write/output.js';
 /** The binary signature and snapshot formats (docs/formats.md). */
 export * as format from './format.js';
 
@@ -78,12 +78,12 @@ export { renderReportHtml, type RenderReportOptions } from './report/html.js';
 export { prefixJoin, prefixJoin64, type PrefixJoinOptions, type PrefixJoinResult, type PrefixJoinStats, type SetMeasure } from './similarity/prefixJoin.js';
 export { containment, maxContainment, bruteForceContainment } from './similarity/containment.js';
 export { exactDuplicates, type ExactDuplicatesOptions } from './dedup/exactDups.js';
-export { clusterWithPolicy, type ClusterMode, type RepresentativePolicy, type ClusterPolicyOptions } from './dedup/clusterPolicy.js';
+export { clusterWithPolicy, type ClusterMode, type RepresentativePolicy, type ClusterPolicyOptions } from './cluster/clusterPolicy.js';
 export { autoCandidates, type CandidateMethod } from './dedup/kinds.js';
 export { sketchCandidates, sketchKeys } from './lsh/sketchCandidates.js';
 export { createSet64 } from './text/fingerprint64.js';
 
 // Errors a caller may handle.
-export { InputError, UsageError, type InputFix } from './io/errors.js';
+export { InputError, UsageError, type InputFix } from './common/errors.js';
 export { TooManyPairsError } from './lsh/tooManyPairs.js';
 export { StoreUnavailableError, MissingDependencyError } from './store/errors.js';

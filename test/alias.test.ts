@@ -1,5 +1,5 @@
 /**
- * src/io/alias.ts, the one check that no output overwrites a file the command reads: enumerated over
+ * src/io/write/alias.ts, the one check that no output overwrites a file the command reads: enumerated over
  * every command that writes files (`dedup`, `job plan`, `job dedup`, `job report`) × every output
  * option each defines (found in its own option definitions: any `<file>`/`<dir>` option that is not
  * an input) × every file of the read set (each shard of a directory input, each shard of an
@@ -16,10 +16,10 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
-import { dedupCommand } from '../src/cli/commands/dedup.js';
-import { jobCommand } from '../src/cli/commands/job.js';
-import { refuseAliasedOutputs } from '../src/io/alias.js';
-import { UsageError } from '../src/io/errors.js';
+import { dedupCommand } from '../src/cli/dedup/command.js';
+import { jobCommand } from '../src/cli/job/command.js';
+import { refuseAliasedOutputs } from '../src/io/write/alias.js';
+import { UsageError } from '../src/common/errors.js';
 
 /** Options with a path argument that name what a command reads (or its work dir), not what it writes. */
 const READ_OPTIONS = new Set(['--against', '--work-dir']);

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { lines, neardup, tmpDir } from './cliUtil.js';
 import { readParquetRows, writeParquet, writeParquetSchema, zstd } from './helpers/formats.js';
-import { zstdDecompress } from '../src/io/zstd.js';
+import { zstdDecompress } from '../src/io/codec/zstd.js';
 
 async function unzstd(file: string): Promise<string> {
   const out: Buffer[] = [];

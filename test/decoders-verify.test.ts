@@ -13,10 +13,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { Xxh64, XXH64_WASM_BASE64 } from '../src/io/xxh64.js';
-import { createZstdCompressor } from '../src/io/zstd.js';
-import { openSource } from '../src/io/source.js';
-import { InputError } from '../src/io/errors.js';
+import { Xxh64, XXH64_WASM_BASE64 } from '../src/io/codec/xxh64.js';
+import { createZstdCompressor } from '../src/io/codec/zstd.js';
+import { openSource } from '../src/io/read/source.js';
+import { InputError } from '../src/common/errors.js';
 import { needsZstd } from './helpers/needs.js';
 import { neardup, repoRoot, tmpDir } from './cliUtil.js';
 
@@ -43,9 +43,9 @@ test('XXH64: the reference values, and any split of the input gives the same has
   );
 });
 
-test('XXH64: src/io/xxh64.ts holds src/io/xxh64.wat compiled', async () => {
+test('XXH64: src/io/codec/xxh64.ts holds src/io/codec/xxh64.wat compiled', async () => {
   const wabt = await (await import('wabt')).default();
-  const wat = fs.readFileSync(path.join(repoRoot, 'src/io/xxh64.wat'), 'utf8');
+  const wat = fs.readFileSync(path.join(repoRoot, 'src/io/codec/xxh64.wat'), 'utf8');
   const { buffer } = wabt.parseWat('xxh64.wat', wat).toBinary({});
   assert.equal(Buffer.from(buffer).toString('base64'), XXH64_WASM_BASE64);
 });

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { dedup, type DedupOptions, type DedupResult } from '../src/dedup/dedup.js';
 import { dedupStream } from '../src/dedup/streamDedup.js';
 import { decideRemoval } from '../src/dedup/verifiedGraph.js';
-import { clusterPairs } from '../src/dedup/clusters.js';
+import { clusterPairs } from '../src/cluster/clusters.js';
 import { CopyFinder, HashIndex } from '../src/dedup/copies.js';
 import { TooManyPairsError } from '../src/lsh/tooManyPairs.js';
 import { chooseBands } from '../src/lsh/params.js';

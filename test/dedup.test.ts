@@ -3,7 +3,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { dedup } from '../src/dedup/dedup.js';
-import { clusterPairs, clustersOfPairs, UnionFind } from '../src/dedup/clusters.js';
+import { clusterPairs, clustersOfPairs, UnionFind } from '../src/cluster/clusters.js';
 import { PairSet } from '../src/lsh/pairSet.js';
 import { BucketTable } from '../src/lsh/bucketTable.js';
 import { lshCandidates } from '../src/lsh/candidates.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { NearDupIndex } from '../src/index.js';
 import { buildApp } from '../src/server/app.js';
 import { listRoutes } from '../src/server/auth.js';
-import { UsageError } from '../src/io/errors.js';
+import { UsageError } from '../src/common/errors.js';
 import { neardup } from './cliUtil.js';
 
 const TOKEN = 's3cret-token';

@@ -10,12 +10,12 @@ import fc from 'fast-check';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { openInput, type ReadOptions } from '../src/io/read.js';
-import type { InputRecord } from '../src/io/record.js';
-import { InputError } from '../src/io/errors.js';
-import { csvField } from '../src/io/write.js';
+import { openInput, type ReadOptions } from '../src/io/read/read.js';
+import type { InputRecord } from '../src/io/read/record.js';
+import { InputError } from '../src/common/errors.js';
+import { csvField } from '../src/io/write/write.js';
 import { createProgram, runProgram } from '../src/cli/program.js';
-import { dedupCommand } from '../src/cli/commands/dedup.js';
+import { dedupCommand } from '../src/cli/dedup/command.js';
 import { tmpDir } from './cliUtil.js';
 
 const RUNS = Number(process.env.NEARDUP_FUZZ_RUNS ?? 150);

@@ -16,8 +16,8 @@ import { jsonl, neardupAsync, plantedDocs, readDocs, shardedCorpus, sortedLines,
 import { writeParquet } from './helpers/formats.js';
 import { createTextSigner } from '../src/sketch/textSigner.js';
 import { bruteForcePairs } from '../src/similarity/bruteForce.js';
-import { formatPair, formatSimilarity } from '../src/io/write.js';
-import { tempDirs } from '../src/shard/commit.js';
+import { formatPair, formatSimilarity } from '../src/io/write/write.js';
+import { tempDirs } from '../src/shard/files/commit.js';
 
 const FORMATS: ShardFormat[] = ['jsonl.gz', 'jsonl.zst', 'parquet', 'jsonl'];
 const SHARDS = 24;

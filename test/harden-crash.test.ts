@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { openDatabase } from '../src/store/sqliteDriver.js';
+import { openDatabase } from '../src/store/sqlite/driver.js';
 import { mainJs } from './cliUtil.js';
 import { kijijiTexts } from './helpers/kijiji.js';
 import { startPostgres } from './helpers/postgres.js';

@@ -10,8 +10,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NearDupIndex } from '../src/index.js';
 import { buildApp } from '../src/server/app.js';
-import { openInput } from '../src/io/read.js';
-import { InputError } from '../src/io/errors.js';
+import { openInput } from '../src/io/read/read.js';
+import { InputError } from '../src/common/errors.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const cleanup: (() => Promise<void> | void)[] = [];

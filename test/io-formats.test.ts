@@ -8,11 +8,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { openInput, type ReadOptions } from '../src/io/read.js';
-import { InputError, UsageError } from '../src/io/errors.js';
-import { formatFromExtension } from '../src/io/formats.js';
-import { zstdDecompress } from '../src/io/zstd.js';
-import type { InputRecord } from '../src/io/record.js';
+import { openInput, type ReadOptions } from '../src/io/read/read.js';
+import { InputError, UsageError } from '../src/common/errors.js';
+import { formatFromExtension } from '../src/io/read/formats.js';
+import { zstdDecompress } from '../src/io/codec/zstd.js';
+import type { InputRecord } from '../src/io/read/record.js';
 import { tmpDir } from './cliUtil.js';
 import { CODECS, writeParquet, writeParquetSchema, zstd } from './helpers/formats.js';
 

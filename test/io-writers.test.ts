@@ -5,11 +5,11 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
-import { annotateHeader, annotateRecord, annotationColumns, csvField, formatCluster, formatPair, formatSimilarity, pairHeader, tsvField, type PairFormat } from '../src/io/write.js';
-import { PairLineEncoder, writePairLines } from '../src/io/pairLines.js';
+import { annotateHeader, annotateRecord, annotationColumns, csvField, formatCluster, formatPair, formatSimilarity, pairHeader, tsvField, type PairFormat } from '../src/io/write/write.js';
+import { PairLineEncoder, writePairLines } from '../src/io/write/pairLines.js';
 import { PairColumns } from '../src/dedup/pairColumns.js';
-import { atomicFileSink, openOutput } from '../src/io/output.js';
-import { InputError } from '../src/io/errors.js';
+import { atomicFileSink, openOutput } from '../src/io/write/output.js';
+import { InputError } from '../src/common/errors.js';
 import { tmpDir } from './cliUtil.js';
 
 test('pairs: TSV a⇥b⇥similarity without header, CSV with header, JSONL; estimate only when given', () => {

@@ -16,14 +16,14 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { spawn } from 'node:child_process';
 import fc from 'fast-check';
-import { dedupCommand } from '../src/cli/commands/dedup.js';
+import { dedupCommand } from '../src/cli/dedup/command.js';
 import { STREAM_MIN_HEAP } from '../src/cli/heap.js';
 import { mainJs, tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { plantedDocs, startWorker, type WorkerChild } from './helpers/shards.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
 import { redisMissing, REQUIRE_ALL } from './helpers/needs.js';
-import { STAGES } from '../src/shard/job.js';
+import { STAGES } from '../src/shard/files/job.js';
 
 /** Drawn values of every option of `neardup dedup`, by attribute name (each a list of argv words). */
 const GEN: Record<string, fc.Arbitrary<string[]>> = {

@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { neardup, tmpDir } from './cliUtil.js';
 import { plantedDocs, writeShards } from './helpers/shards.js';
-import { estimatePairs, pairWeights } from '../src/shard/estimate.js';
-import { estimateClustered, unseenAndSeen } from '../src/shard/clusteredEstimate.js';
+import { estimatePairs, pairWeights } from '../src/shard/plan/estimate.js';
+import { estimateClustered, unseenAndSeen } from '../src/shard/plan/clusteredEstimate.js';
 
 /** The k-subsets of 0..n-1. */
 function* subsets(n: number, k: number, from = 0, acc: number[] = []): Generator<number[]> {

@@ -13,7 +13,7 @@ import zlib from 'node:zlib';
 import { tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { jsonl, neardupAsync, plantedDocs, writeShards, type Doc } from './helpers/shards.js';
-import { removeCommand, STAGES, type StageName } from '../src/shard/job.js';
+import { removeCommand, STAGES, type StageName } from '../src/shard/files/job.js';
 
 describe('job directories: one plan, one input, no torn files', () => {
   let dir: string;

@@ -13,7 +13,7 @@ import { neardup, tmpDir } from './cliUtil.js';
 import { freePort, killRedis, spawnRedis } from './helpers/redis.js';
 import { needsRedis } from './helpers/needs.js';
 import { jsonl, neardupAsync, plantedDocs, sortedLines, startWorker, writeShards, type WorkerChild } from './helpers/shards.js';
-import { arrayIndexFromEnv } from '../src/shard/stages.js';
+import { arrayIndexFromEnv } from '../src/shard/stages/registry.js';
 
 describe('array indices from the environment', () => {
   it('are checked like --task and --tasks: text, a count of 0, an index outside the array are usage errors naming the variable', () => {

@@ -1,12 +1,12 @@
 /**
- * The byte route of verification's JSONL re-read (`plainStringField`, src/io/jsonLine.ts) against JSON.parse, on lines
+ * The byte route of verification's JSONL re-read (`plainStringField`, src/io/read/jsonLine.ts) against JSON.parse, on lines
  * built to trip it: escaped and duplicated names, the name inside nested values and inside other
  * strings, non-string values, escapes in the value, non-ASCII text, every kind of JSON whitespace.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { lineHasBackslash, plainStringField } from '../src/io/jsonLine.js';
+import { lineHasBackslash, plainStringField } from '../src/io/read/jsonLine.js';
 
 const KEY = Buffer.from('text');
 

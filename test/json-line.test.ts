@@ -1,7 +1,7 @@
 /**
- * Pass 1's bytes route: the JSON line check (src/io/jsonLine.ts) against JSON.parse on valid and
+ * Pass 1's bytes route: the JSON line check (src/io/read/jsonLine.ts) against JSON.parse on valid and
  * broken lines, the byte-scan kernels against JavaScript, a block read as bytes
- * (src/io/lineBlockBytes.ts) against the string route on every line format with every kind of
+ * (src/io/ranges/lineBlockBytes.ts) against the string route on every line format with every kind of
  * line, and signing from bytes against signing the string.
  */
 import { test } from 'node:test';
@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { LINE_BLANK, LINE_OBJECT, LINE_UNSURE, scanJsonLine, stringStopJs } from '../src/io/jsonLine.js';
-import { parseLineBlockBytes, type BlockBytes } from '../src/io/lineBlockBytes.js';
-import { parseLineBlock, planLineRanges, type LineParseSpec, type ParsedBlock } from '../src/io/lineRanges.js';
+import { LINE_BLANK, LINE_OBJECT, LINE_UNSURE, scanJsonLine, stringStopJs } from '../src/io/read/jsonLine.js';
+import { parseLineBlockBytes, type BlockBytes } from '../src/io/ranges/lineBlockBytes.js';
+import { parseLineBlock, planLineRanges, type LineParseSpec, type ParsedBlock } from '../src/io/ranges/lineRanges.js';
 import { createTextSigner } from '../src/sketch/textSigner.js';
 import { toSortedSet } from '../src/text/fingerprintSet.js';
 import { signRange, closeRangeFiles } from '../src/parallel/rangeJobs.js';

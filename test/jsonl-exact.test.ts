@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { appendJsonFields, jsonTopNames, rawJsonValue } from '../src/io/jsonRaw.js';
+import { appendJsonFields, jsonTopNames, rawJsonValue } from '../src/io/read/jsonRaw.js';
 import { neardup, tmpDir } from './cliUtil.js';
 
 const ws = fc.constantFrom('', ' ', '\t', '  ', ' \t');

@@ -14,10 +14,10 @@ import { neardup, tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { plantedDocs } from './helpers/shards.js';
 import { writeParquet } from './helpers/formats.js';
-import { STAGES } from '../src/shard/job.js';
+import { STAGES } from '../src/shard/files/job.js';
 import fc from 'fast-check';
-import { chooseKept, keepValue } from '../src/dedup/keepPolicy.js';
-import { isoDateMs } from '../src/io/isoDate.js';
+import { chooseKept, keepValue } from '../src/cluster/keepPolicy.js';
+import { isoDateMs } from '../src/io/read/isoDate.js';
 
 const POLICIES = ['first', 'longest', 'shortest', 'max:score', 'min:score', 'max:day', 'min:day', 'none'];
 const OUTPUTS = ['dedup', 'annotate', 'clusters'] as const;

@@ -10,7 +10,7 @@ import { exactDuplicates } from '../src/dedup/exactDups.js';
 import { createShingler } from '../src/text/shingler.js';
 import { bruteForcePairs, type ScoredPair } from '../src/similarity/bruteForce.js';
 import { bruteForceContainment } from '../src/similarity/containment.js';
-import { clusterWithPolicy } from '../src/dedup/clusterPolicy.js';
+import { clusterWithPolicy } from '../src/cluster/clusterPolicy.js';
 import { sketchKeys } from '../src/lsh/sketchCandidates.js';
 import { makeNormalizer } from '../src/text/normalize.js';
 import { kijijiDocs } from './helpers.js';

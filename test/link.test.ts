@@ -1,5 +1,5 @@
 /**
- * The link stage (src/shard/link.ts, starGraph.ts, linkDriver.ts) as a class: its graph steps,
+ * The link stage (src/shard/stages/link.ts, starGraph.ts, linkDriver.ts) as a class: its graph steps,
  * driven round by round over random graphs cut into random partitions, give union-find's components
  * (each labelled by its smallest node); and a job whose one giant chain component is cut across
  * every shard group gives neardup dedup's bytes on every
@@ -13,9 +13,9 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { tmpDir, neardup } from './cliUtil.js';
 import { neardupAsync } from './helpers/shards.js';
-import { clustersOfPairs } from '../src/dedup/clusters.js';
-import { EdgeOut, largeStar, neighbours, smallStar } from '../src/shard/starGraph.js';
-import { rangeOf } from '../src/shard/job.js';
+import { clustersOfPairs } from '../src/cluster/clusters.js';
+import { EdgeOut, largeStar, neighbours, smallStar } from '../src/shard/stages/starGraph.js';
+import { rangeOf } from '../src/shard/files/job.js';
 import { splitmix32 } from '../src/hash/mix.js';
 
 /** The link rounds over edges (a[i], b[i]), a[i]'s partition holding the pair, in memory: each node's label and the rounds run. */

@@ -16,7 +16,7 @@ import { tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { plantedDocs } from './helpers/shards.js';
 import { readParquetRows, writeParquet, zstd } from './helpers/formats.js';
-import { zstdDecompress } from '../src/io/zstd.js';
+import { zstdDecompress } from '../src/io/codec/zstd.js';
 
 const POLICIES = ['first', 'source', 'longest', 'shortest', 'max:score', 'min:score', 'max:day', 'min:day', 'none'];
 

@@ -3,7 +3,7 @@
  * HTTP endpoint GET /v1/documents/:id/duplicates, and the web page's clusters, which read the
  * documents indexed before the server started through it.
  */
-import { openDatabase } from '../src/store/sqliteDriver.js';
+import { openDatabase } from '../src/store/sqlite/driver.js';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

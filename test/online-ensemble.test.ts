@@ -1,5 +1,5 @@
 /**
- * The online index's size-partitioned containment keys (option `ensemble`, src/online/ensemble.ts):
+ * The online index's size-partitioned containment keys (option `ensemble`, src/online/keys/ensemble.ts):
  * recall of planted short-in-long excerpts on the Kijiji ads against brute-force containment, at a
  * statistical lower bound; never fewer matches than without the keys; the same answers on SQLite
  * and Redis as in memory; the option kept by the store and checked on reopen.
@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { NearDupIndex } from '../src/index.js';
-import { EnsembleKeys } from '../src/online/ensemble.js';
+import { EnsembleKeys } from '../src/online/keys/ensemble.js';
 import { createShingler } from '../src/text/shingler.js';
 import { intersectionSize } from '../src/similarity/jaccard.js';
 import { splitmix32 } from '../src/hash/mix.js';

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryStore } from '../src/store/memory.js';
+import { MemoryStore } from '../src/store/memory/store.js';
 import { splitmix32 } from '../src/hash/mix.js';
 
 test('memory store: lookups match a model after 20,000 random puts, replacements and removals', { timeout: 30000 }, async () => {

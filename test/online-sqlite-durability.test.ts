@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openDatabase } from '../src/store/sqliteDriver.js';
+import { openDatabase } from '../src/store/sqlite/driver.js';
 import { NearDupIndex } from '../src/index.js';
 import { kijijiTexts } from './helpers/kijiji.js';
 

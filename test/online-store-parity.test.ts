@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { storeScenario } from './helpers/storeScenario.js';
-import { openStore } from '../src/store/open.js';
+import { openStore } from '../src/store/open/open.js';
 import type { NearDupStore } from '../src/store/types.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
 import { startPostgres, type PostgresChild } from './helpers/postgres.js';

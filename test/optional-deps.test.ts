@@ -117,7 +117,7 @@ test('the SQLite store needs no package on Node ≥ 22.13 (node:sqlite), and bet
   const db = path.join(tmpDir(), 'x.db');
   const r = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, '--input-type=module', '-e', `
     const nd = await import(${JSON.stringify(index)});
-    const { sqliteDriver } = await import(${JSON.stringify(pathToFileURL(path.resolve(repoRoot, 'dist/src/store/sqliteDriver.js')).href)}).catch((e) => ({ sqliteDriver: e.code }));
+    const { sqliteDriver } = await import(${JSON.stringify(pathToFileURL(path.resolve(repoRoot, 'dist/src/store/sqlite/driver.js')).href)}).catch((e) => ({ sqliteDriver: e.code }));
     try {
       const idx = await nd.NearDupIndex.open({ store: 'sqlite:${db}', threshold: 0.5 });
       await idx.add('a', 'the cat sat on the mat today');

@@ -1,5 +1,5 @@
 /**
- * src/io/outDir.ts: a reused output directory. For `neardup dedup --out-dir` and `neardup job dedup
+ * src/io/write/outDir.ts: a reused output directory. For `neardup dedup --out-dir` and `neardup job dedup
  * --local --out-dir` (and an `s3://` prefix, staged), a directory that holds files this run will not
  * write is refused (exit 2, naming them, nothing written), one holding only this run's names is
  * rewritten, and `_SUCCESS` lists exactly the shards it vouches for. Drawn over every pair of
@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tmpDir } from './cliUtil.js';
 import { neardupAsync } from './helpers/shards.js';
-import { lockOutputDirectory, OUTPUT_LOCK } from '../src/io/outDir.js';
+import { lockOutputDirectory, OUTPUT_LOCK } from '../src/io/write/outDir.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { getObjects, putObject, S3_ENV, s3rverMissing, startS3rver, type S3Server } from './helpers/s3.js';
 

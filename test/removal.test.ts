@@ -1,5 +1,5 @@
 /**
- * What a deduplication drops (src/dedup/removal.ts), as a class: random corpora with planted
+ * What a deduplication drops (src/cluster/removal.ts), as a class: random corpora with planted
  * chains (w0 ~ w1 ~ … ~ wn, whose ends are far apart), run through every route — the library, dedup
  * in memory and streamed, a directory of shards, and sharded jobs (--local, array stages, BullMQ
  * workers). Under the default verified rule every dropped document names a kept document at or above
@@ -17,11 +17,11 @@ import { cliInProcess } from './helpers/inProcessCli.js';
 import { startWorker, type WorkerChild } from './helpers/shards.js';
 import { startRedis, type RedisChild } from './helpers/redis.js';
 import { redisMissing, REQUIRE_ALL } from './helpers/needs.js';
-import { STAGES } from '../src/shard/job.js';
+import { STAGES } from '../src/shard/files/job.js';
 import { createShingler } from '../src/text/shingler.js';
 import { jaccard } from '../src/similarity/jaccard.js';
 import { dedup } from '../src/index.js';
-import { decideUnits, verifiedRemoval } from '../src/dedup/removal.js';
+import { decideUnits, verifiedRemoval } from '../src/cluster/removal.js';
 import { splitmix32 } from '../src/hash/mix.js';
 
 /** A corpus of chains: each link rewrites a few words of the one before, so neighbours are near duplicates and the ends are not. */

@@ -17,9 +17,9 @@ import zlib from 'node:zlib';
 import { mainJs, neardup, tmpDir } from './cliUtil.js';
 import { neardupAsync, plantedDocs, sortedLines, writeShards, jsonl } from './helpers/shards.js';
 import { REQUIRE_ALL } from './helpers/needs.js';
-import { ColumnFile, writeColumns } from '../src/shard/columns.js';
-import { fetchPartition } from '../src/shard/s3partition.js';
-import { setS3Endpoint } from '../src/io/s3.js';
+import { ColumnFile, writeColumns } from '../src/shard/files/columns.js';
+import { fetchPartition } from '../src/shard/workdir/s3partition.js';
+import { setS3Endpoint } from '../src/io/s3/client.js';
 import { deleteObject, getObjects, putObject, s3rverMissing, startFaultProxy, startS3rver, S3_ENV, type FaultProxy, type S3Server } from './helpers/s3.js';
 
 const missing = REQUIRE_ALL ? undefined : s3rverMissing();

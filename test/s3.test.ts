@@ -12,8 +12,8 @@ import { neardupAsync, plantedDocs, writeShards, jsonl } from './helpers/shards.
 import { REQUIRE_ALL } from './helpers/needs.js';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { s3Download, s3Get, s3Put, s3Requests, s3Size, s3Upload, setS3Endpoint } from '../src/io/s3.js';
-import { listS3Input } from '../src/io/s3stage.js';
+import { s3Download, s3Get, s3Put, s3Requests, s3Size, s3Upload, setS3Endpoint } from '../src/io/s3/client.js';
+import { listS3Input } from '../src/io/s3/staging.js';
 import { getObjects, putObject, s3rverMissing, startFaultProxy, startS3rver, S3_ENV, type FaultProxy, type S3Server } from './helpers/s3.js';
 
 const missing = REQUIRE_ALL ? undefined : s3rverMissing();

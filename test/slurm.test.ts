@@ -14,9 +14,9 @@ import { slurmMissing, startSlurm, type SlurmCluster } from './helpers/slurm.js'
 import { getObjects, putObject, s3rverMissing, startS3rver, S3_ENV } from './helpers/s3.js';
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
-import { loadJob } from '../src/shard/job.js';
+import { loadJob } from '../src/shard/files/job.js';
 import { planSlurm, slurmScript } from '../src/distributed/slurm.js';
-import type { WorkDir } from '../src/shard/workDir.js';
+import type { WorkDir } from '../src/shard/workdir/workDir.js';
 
 const missing = REQUIRE_ALL ? undefined : slurmMissing();
 let cluster: SlurmCluster;

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseStoreSpec, parseRedisUrl, parsePostgresUrl } from '../src/store/spec.js';
-import { openStore } from '../src/store/open.js';
+import { openStore } from '../src/store/open/open.js';
 import { neardup } from './cliUtil.js';
 
 test('store spec: memory, sqlite:PATH and redis URLs with their options', () => {

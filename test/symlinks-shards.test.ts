@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { excerpt } from '../src/io/errors.js';
+import { excerpt } from '../src/common/errors.js';
 import { neardup, tmpDir } from './cliUtil.js';
 
 const SECRET = 'root:x:0:0:secret-content';

@@ -17,11 +17,11 @@ import { neardup, tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { plantedDocs, type Doc } from './helpers/shards.js';
 import { readParquetRows, writeParquet } from './helpers/formats.js';
-import { STAGES } from '../src/shard/job.js';
+import { STAGES } from '../src/shard/files/job.js';
 import { createShingler } from '../src/text/shingler.js';
 import { jaccard } from '../src/similarity/jaccard.js';
-import { csvField, formatSimilarity } from '../src/io/write.js';
-import { KeptSimilarity } from '../src/dedup/keptSimilarity.js';
+import { csvField, formatSimilarity } from '../src/io/write/write.js';
+import { KeptSimilarity } from '../src/cluster/keptSimilarity.js';
 import { createSet64 } from '../src/text/fingerprint64.js';
 
 const POLICIES = ['first', 'longest', 'shortest', 'max:score', 'min:score', 'none'];

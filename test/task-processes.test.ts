@@ -1,6 +1,6 @@
 /**
  * The task processes that run a job's tasks for `job --local` and for `neardup worker`
- * (src/shard/localTasks.ts): a task runs in a process of its own started with the task flags, and
+ * (src/run/localTasks.ts): a task runs in a process of its own started with the task flags, and
  * answers with the marker it committed; a task process serves one stage (another stage's task gets a
  * fresh one); an input error comes back as the same error; a task process
  * that dies, idle or in a task, is replaced and the task it held is refused, never left waiting; no
@@ -10,10 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isUserError } from '../src/io/errors.js';
-import { TASK_PROCESS_FLAGS, TaskProcesses } from '../src/shard/localTasks.js';
-import { readMarker } from '../src/shard/commit.js';
-import { loadJob, taskCount, type StageName, type TaskStage } from '../src/shard/job.js';
+import { isUserError } from '../src/common/errors.js';
+import { TASK_PROCESS_FLAGS, TaskProcesses } from '../src/run/localTasks.js';
+import { readMarker } from '../src/shard/files/commit.js';
+import { loadJob, taskCount, type StageName, type TaskStage } from '../src/shard/files/job.js';
 
 import { neardup, tmpDir } from './cliUtil.js';
 import { plantedDocs, writeShards } from './helpers/shards.js';

@@ -1,5 +1,5 @@
 /**
- * src/shard/workDir.ts: `job clean --all` removes what the job wrote in its work dir (its plan and
+ * src/shard/workdir/workDir.ts: `job clean --all` removes what the job wrote in its work dir (its plan and
  * stage directories) and nothing else. Drawn over where outputs can sit in the work dir (`--out`,
  * `--removed`, `--out-dir`, a file of the user's, a directory of the user's), for a job run to its end
  * and for a plan alone: every one of them stays, byte for byte, and no plan or stage directory is left.
@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
-import { STAGES } from '../src/shard/job.js';
+import { STAGES } from '../src/shard/files/job.js';
 
 function doc(id: string, n: number): string {
   return JSON.stringify({ id, text: `a flat near the station number ${n} with a small garden and a view ${n}` }) + '\n';

@@ -14,7 +14,7 @@ import { tmpDir } from './cliUtil.js';
 import { cliInProcess } from './helpers/inProcessCli.js';
 import { plantedDocs, jsonl } from './helpers/shards.js';
 import { readParquetRows, writeParquet } from './helpers/formats.js';
-import { createZstdCompressor, zstdDecompress } from '../src/io/zstd.js';
+import { createZstdCompressor, zstdDecompress } from '../src/io/codec/zstd.js';
 
 let dir: string;
 

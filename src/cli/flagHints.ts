@@ -4,7 +4,7 @@
  * ({@link InputFix}); the CLI adds the flag that sets it.
  * @module
  */
-import type { InputFix } from '../io/errors.js';
+import type { InputFix } from '../common/errors.js';
 
 /** ` (use --text)`, ` (use --format dir)`…: the flag of a library error's fix, or '' without one. */
 export function flagHint(fix: InputFix | undefined): string {

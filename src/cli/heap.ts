@@ -7,7 +7,7 @@
  * @module
  */
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
-import { UsageError } from '../io/errors.js';
+import { UsageError } from '../common/errors.js';
 
 /** V8's default young generation on 64-bit Node 20: 3 semi-spaces of 16 MiB. */
 const YOUNG_GENERATION = 48 * 2 ** 20;

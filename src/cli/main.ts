@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { createProgram, runProgram } from './program.js';
-import { writeError } from '../io/output.js';
+import { writeError } from '../io/write/output.js';
 
 /**
  * Each subcommand's module is imported only when it runs (or for help and unknown commands, all of
@@ -14,16 +14,16 @@ import { writeError } from '../io/output.js';
  * every `neardup dedup` start.
  */
 const commands: Record<string, () => Promise<Command>> = {
-  dedup: async () => (await import('./commands/dedup.js')).dedupCommand(),
+  dedup: async () => (await import('./dedup/command.js')).dedupCommand(),
   params: async () => (await import('./commands/params.js')).paramsCommand(),
   compare: async () => (await import('./commands/compare.js')).compareCommand(),
   bench: async () => (await import('./commands/bench.js')).benchCommand(),
   report: async () => (await import('./commands/report.js')).reportCommand(),
-  serve: async () => (await import('./commands/serve.js')).serveCommand(),
-  index: async () => (await import('./commands/index-check.js')).indexCommand(),
-  job: async () => (await import('./commands/job.js')).jobCommand(),
-  stage: async () => (await import('./commands/stage.js')).stageCommand(),
-  worker: async () => (await import('./commands/worker.js')).workerCommand(),
+  serve: async () => (await import('./index/serve.js')).serveCommand(),
+  index: async () => (await import('./index/command.js')).indexCommand(),
+  job: async () => (await import('./job/command.js')).jobCommand(),
+  stage: async () => (await import('./job/stage.js')).stageCommand(),
+  worker: async () => (await import('./job/worker.js')).workerCommand(),
 };
 
 const program = createProgram();

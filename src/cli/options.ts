@@ -10,16 +10,16 @@ import type { MinHashMethod, MinHashOptions } from '../sketch/minhash.js';
 import { createMinHasher } from '../sketch/minhash.js';
 import { chooseBands, type ChooseBandsOptions } from '../lsh/params.js';
 import { NORMALIZE_PRESETS, PRESET_ALIASES, type NormalizePreset } from '../text/normalize.js';
-import { UsageError } from '../io/errors.js';
-import { INPUT_FORMATS, extensionOf, type InputFormat } from '../io/formats.js';
-import type { PairFormat } from '../io/write.js';
+import { UsageError } from '../common/errors.js';
+import { INPUT_FORMATS, extensionOf, type InputFormat } from '../io/read/formats.js';
+import type { PairFormat } from '../io/write/write.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
 import { AUTO_EXACT_MAX_SHINGLES, CANDIDATE_METHODS, DEFAULT_SKETCH_BUCKETS, type CandidateMethod } from '../dedup/kinds.js';
-import { KEEP_POLICIES, parseKeepPolicy, type KeepPolicy } from '../dedup/keepPolicy.js';
-import { REMOVAL_RULES, type RemovalRule } from '../dedup/removal.js';
-import { CLUSTER_MODES, REPRESENTATIVE_POLICIES, type ClusterMode, type RepresentativePolicy } from '../dedup/clusterPolicy.js';
-import type { ReadOptions } from '../io/read.js';
-import { setZstdLevel, ZSTD_DEFAULT_LEVEL, ZSTD_MAX_LEVEL } from '../io/zstd.js';
+import { KEEP_POLICIES, parseKeepPolicy, type KeepPolicy } from '../cluster/keepPolicy.js';
+import { REMOVAL_RULES, type RemovalRule } from '../cluster/removal.js';
+import { CLUSTER_MODES, REPRESENTATIVE_POLICIES, type ClusterMode, type RepresentativePolicy } from '../cluster/clusterPolicy.js';
+import type { ReadOptions } from '../io/read/read.js';
+import { setZstdLevel, ZSTD_DEFAULT_LEVEL, ZSTD_MAX_LEVEL } from '../io/codec/zstd.js';
 
 /** Parses a number in (0, 1] (a threshold or probability). */
 export function parseUnit(name: string, open = false): (v: string) => number {

@@ -5,9 +5,9 @@
  * @module
  */
 import type { DedupOptions } from '../dedup/dedup.js';
-import type { ReadOptions } from '../io/read.js';
-import type { PairFormat } from '../io/write.js';
-import { UsageError } from '../io/errors.js';
+import type { ReadOptions } from '../io/read/read.js';
+import type { PairFormat } from '../io/write/write.js';
+import { UsageError } from '../common/errors.js';
 import { dedupOptionsFrom, pairFormatOf, readOptionsFrom, type EngineFlags, type InputFlags } from './options.js';
 
 /** The flags {@link pipelineOptionsFrom} reads. */

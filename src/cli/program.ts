@@ -6,14 +6,14 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { isUserError } from '../io/errors.js';
+import { isUserError } from '../common/errors.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { ArenaFullError } from '../parallel/setArena.js';
 import { tooManyPairsMessage } from './tooManyPairs.js';
 import { flagHint } from './flagHints.js';
 import { neardupRoot } from '../web/assets.js';
 import { stageS3Args, type StagedArgs } from './s3args.js';
-import { setZstdLevel } from '../io/zstd.js';
+import { setZstdLevel } from '../io/codec/zstd.js';
 
 /** Exit code of a successful run. */
 export const EXIT_OK = 0;

@@ -1,18 +1,18 @@
 /**
  * The one place the CLI meets object storage: before a command is parsed, every `s3://` name in its
- * arguments is replaced by a local stand-in (src/io/s3stage.ts): inputs are copied down first,
+ * arguments is replaced by a local stand-in (src/io/s3/staging.ts): inputs are copied down first,
  * outputs (`--out`, `-o`, `--out-dir`, `--data`, `--removed`) are uploaded after the command succeeded. So every
  * command that takes paths (dedup, report, index snapshot/restore, job dedup --local) takes
  * `s3://bucket/key` without a branch of its own. A job whose `--work-dir` is in S3 is the
  * exception: its tasks read its shards and write its `--out-dir` themselves, wherever they run
- * (src/shard/s3work.ts), so those names stay as given; `--out` is still staged. `--s3-endpoint URL`
+ * (src/shard/workdir/s3work.ts), so those names stay as given; `--out` is still staged. `--s3-endpoint URL`
  * may appear anywhere (and, for such a job or a worker, reaches its task processes as `AWS_ENDPOINT_URL_S3`).
  * @module
  */
-import { UsageError } from '../io/errors.js';
-import { isS3Url, setS3Endpoint, setS3Log, s3Requests } from '../io/s3.js';
-import { S3Stage } from '../io/s3stage.js';
-import { refuseAliasedOutputs } from '../io/alias.js';
+import { UsageError } from '../common/errors.js';
+import { isS3Url, setS3Endpoint, setS3Log, s3Requests } from '../io/s3/client.js';
+import { S3Stage } from '../io/s3/staging.js';
+import { refuseAliasedOutputs } from '../io/write/alias.js';
 
 /** Options whose value is written, not read (`--removed`: the audit, uploaded after the output). */
 const OUTPUT_OPTIONS = new Set(['--out', '-o', '--out-dir', '--data', '--removed']);
@@ -83,7 +83,7 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
   }
   const subcommands = rest.slice(2, 4);
   // A job whose work dir is in S3: its tasks, wherever they run, read the s3:// shards and write an
-  // s3:// --out-dir themselves (src/shard/s3work.ts); only the submitter's --out is staged here.
+  // s3:// --out-dir themselves (src/shard/workdir/s3work.ts); only the submitter's --out is staged here.
   const wdAt = rest.findIndex((a) => a === '--work-dir' || a.startsWith('--work-dir='));
   const s3Job = wdAt >= 0 && isS3Url(rest[wdAt]!.startsWith('--work-dir=') ? rest[wdAt]!.slice('--work-dir='.length) : rest[wdAt + 1]);
   // A worker runs its tasks in task processes of its own: they learn the endpoint the same way.

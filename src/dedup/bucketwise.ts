@@ -6,7 +6,7 @@
  * @module
  */
 import { forEachSharedBucket, type BandKeyTable, type CandidateStats } from '../lsh/candidates.js';
-import { UnionFind } from './clusters.js';
+import { UnionFind } from '../cluster/clusters.js';
 
 /**
  * Verifies the shared buckets of the band keys with `score`

@@ -8,7 +8,7 @@
  * @module
  */
 import type { ScoredPair } from '../similarity/bruteForce.js';
-import { UnionFind, componentsOf, type Cluster } from './clusters.js';
+import { UnionFind, componentsOf, type Cluster } from '../cluster/clusters.js';
 import { sortPairs } from '../similarity/sortPairs.js';
 
 /** Documents grouped by identical content; groups are numbered in order of first appearance. */

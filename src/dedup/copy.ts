@@ -7,17 +7,17 @@
  */
 import path from 'node:path';
 import { stat } from 'node:fs/promises';
-import { openInput, type OpenedInput, type ReadOptions } from '../io/read.js';
-import { openOutput, type OutputSink, type PendingCommits } from '../io/output.js';
-import { refuseAliasedOutputs } from '../io/alias.js';
-import { InputError, UsageError } from '../io/errors.js';
-import { rewriteFile, rewriteRecords, rewriteShards, type RewriteMode, type RowVerdict } from '../io/rewrite.js';
-import type { InputRecord } from '../io/record.js';
+import { openInput, type OpenedInput, type ReadOptions } from '../io/read/read.js';
+import { openOutput, type OutputSink, type PendingCommits } from '../io/write/output.js';
+import { refuseAliasedOutputs } from '../io/write/alias.js';
+import { InputError, UsageError } from '../common/errors.js';
+import { rewriteFile, rewriteRecords, rewriteShards, type RewriteMode, type RowVerdict } from '../io/write/rewrite.js';
+import type { InputRecord } from '../io/read/record.js';
 import { dedup } from './dedup.js';
 import type { DedupOptions, DedupResult } from './options.js';
 import { withIds, type DedupRecordsResult } from './records.js';
-import { keptSimilarities } from './dropped.js';
-import { keepReadError, keepReadOptions, parseKeepPolicy } from './keepPolicy.js';
+import { keptSimilarities } from '../cluster/dropped.js';
+import { keepReadError, keepReadOptions, parseKeepPolicy } from '../cluster/keepPolicy.js';
 
 /** The documents of an input as read: their count, input rows, and explicit ids if any. */
 export interface CopyCorpus {
@@ -226,7 +226,7 @@ export async function dedupFile(input: string, output: string, options: DedupFil
   }
 }
 
-/** Where {@link dedupFile} writes: as the CLI's `--out` (see src/cli/dedupOutput.ts), in the library's words. */
+/** Where {@link dedupFile} writes: as the CLI's `--out` (see src/cli/dedup/output.ts), in the library's words. */
 async function copyTarget(input: string, output: string, opened: OpenedInput): Promise<CopyTarget> {
   if (opened.shards) return { kind: 'shards', path: output };
   const st = await stat(output).catch(() => undefined);

@@ -13,7 +13,7 @@ import { resolveDedupOptions, type DedupOptions, type DedupResult } from './opti
 import { finishDedup } from './finish.js';
 import { textsOf, withIds, type DocRecord, type DedupRecordsResult } from './records.js';
 import { applyLibraryKeep, libraryKeepNeedsTexts } from './libraryKeep.js';
-import { checkRemovalRule } from './removal.js';
+import { checkRemovalRule } from '../cluster/removal.js';
 
 export { DEDUP_DEFAULTS, resolveDedupOptions, type CandidateMethod, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode } from './options.js';
 export { finishDedup } from './finish.js';

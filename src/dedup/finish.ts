@@ -6,7 +6,7 @@ import type { BandChoice } from '../lsh/params.js';
 import type { CandidateStats } from '../lsh/candidates.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
-import { clusterPairs, componentsOf, UnionFind } from './clusters.js';
+import { clusterPairs, componentsOf, UnionFind } from '../cluster/clusters.js';
 import { clusterGroups, expandPairs, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
 import type { DedupResult } from './options.js';
 import { sortPairs } from '../similarity/sortPairs.js';

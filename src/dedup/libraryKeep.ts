@@ -4,11 +4,11 @@
  * input's fields (keepValues.ts), and the removal decided with it.
  * @module
  */
-import type { Cluster } from './clusters.js';
-import { chooseKept, keepNeedsValues, keepValue, parseKeepPolicy, ValueStatus } from './keepPolicy.js';
+import type { Cluster } from '../cluster/clusters.js';
+import { chooseKept, keepNeedsValues, keepValue, parseKeepPolicy, ValueStatus } from '../cluster/keepPolicy.js';
 import type { DedupOptions, DedupResult, KeepCompare } from './options.js';
 import type { DocRecord } from './records.js';
-import { checkRemovalRule, type KeepRanking } from './removal.js';
+import { checkRemovalRule, type KeepRanking } from '../cluster/removal.js';
 import { decideRemoval } from './verifiedGraph.js';
 
 /** Whether `keep` ranks documents by something other than input order. */

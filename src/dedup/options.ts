@@ -3,7 +3,7 @@
  * pipeline (in memory, streaming, kinds, --against) shares them without importing one another.
  * @module
  */
-import type { KeepPolicy } from './keepPolicy.js';
+import type { KeepPolicy } from '../cluster/keepPolicy.js';
 import type { ShingleOptions } from '../text/shingler.js';
 import type { MinHashOptions } from '../sketch/minhash.js';
 import { checkThreshold, type BandChoice, type ChooseBandsOptions } from '../lsh/params.js';
@@ -11,9 +11,9 @@ import type { CandidateStats } from '../lsh/candidates.js';
 import type { RecallEstimate } from '../lsh/recallEstimate.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
-import type { Cluster } from './clusters.js';
-import type { ClusterMode, RepresentativePolicy } from './clusterPolicy.js';
-import type { Removal, RemovalRule } from './removal.js';
+import type { Cluster } from '../cluster/clusters.js';
+import type { ClusterMode, RepresentativePolicy } from '../cluster/clusterPolicy.js';
+import type { Removal, RemovalRule } from '../cluster/removal.js';
 
 /**
  * Where candidate pairs come from. `lsh` (default): MinHash banding. `exact`: a prefix-filtering

@@ -7,8 +7,8 @@
  * @module
  */
 import { openSync, closeSync } from 'node:fs';
-import { InputError } from '../io/errors.js';
-import { planLineRanges, stampOf, tsvHeaderOf, type FileStamp, type LineParseSpec, type BlockProblem } from '../io/lineRanges.js';
+import { InputError } from '../common/errors.js';
+import { planLineRanges, stampOf, tsvHeaderOf, type FileStamp, type LineParseSpec, type BlockProblem } from '../io/ranges/lineRanges.js';
 import type { SignPool } from '../parallel/signPool.js';
 import { signRange, textsAt, type SignRangeReply } from '../parallel/rangeJobs.js';
 import { arenaSets } from '../parallel/arenaSets.js';

@@ -4,7 +4,7 @@
  * @module
  */
 import type { ScoredPair } from '../similarity/bruteForce.js';
-import type { Cluster } from './clusters.js';
+import type { Cluster } from '../cluster/clusters.js';
 import type { DedupResult } from './options.js';
 
 /** A document with its own id, for `dedup(records)`. */

@@ -1,11 +1,11 @@
 /**
- * The verified pairs a run found, kept beside its result for the removal decision (./removal.ts):
+ * The verified pairs a run found, kept beside its result for the removal decision (../cluster/removal.ts):
  * between copy groups when identical documents were folded, else between documents. Kept in a
  * WeakMap, not on the result, so the result's fields stay what they were (and are compared as such).
  * @module
  */
 import type { DedupResult } from './options.js';
-import { clusterRemoval, verifiedRemoval, type KeepRanking, type Removal, type RemovalRule, type UnitMembers, type UnitPairs } from './removal.js';
+import { clusterRemoval, verifiedRemoval, type KeepRanking, type Removal, type RemovalRule, type UnitMembers, type UnitPairs } from '../cluster/removal.js';
 
 /** The verified pairs of a run, between units (copy groups, or documents when `units` is absent). */
 export interface VerifiedGraph {

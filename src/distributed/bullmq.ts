@@ -2,8 +2,8 @@
  * Loading BullMQ (an optional dependency) on use, and its Redis connection options from a URL.
  * @module
  */
-import { UsageError } from '../io/errors.js';
-import { loadPackage } from '../io/lazy.js';
+import { UsageError } from '../common/errors.js';
+import { loadPackage } from '../common/lazy.js';
 
 /** The BullMQ module. */
 export type BullMQ = typeof import('bullmq');

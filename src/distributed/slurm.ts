@@ -9,9 +9,9 @@
  * @module
  */
 import { spawnSync } from 'node:child_process';
-import { UsageError } from '../io/errors.js';
-import type { WorkDir } from '../shard/workDir.js';
-import { STAGES, taskCount, type JobSpec, type StageName } from '../shard/job.js';
+import { UsageError } from '../common/errors.js';
+import type { WorkDir } from '../shard/workdir/workDir.js';
+import { STAGES, taskCount, type JobSpec, type StageName } from '../shard/files/job.js';
 
 /** One array job of the submission. */
 export interface SlurmStage {

@@ -12,10 +12,10 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { UsageError } from '../io/errors.js';
-import type { WorkDir } from '../shard/workDir.js';
-import { STAGES, taskCount, type JobSpec, type TaskStage } from '../shard/job.js';
-import { driveLink, type RoundState } from '../shard/linkDriver.js';
+import { UsageError } from '../common/errors.js';
+import type { WorkDir } from '../shard/workdir/workDir.js';
+import { STAGES, taskCount, type JobSpec, type TaskStage } from '../shard/files/job.js';
+import { driveLink, type RoundState } from '../shard/stages/linkDriver.js';
 import { connectionFromUrl, DEFAULT_QUEUE, INPUT_FAILURE, loadBullmq, type TaskData } from './bullmq.js';
 import { liveWorkers } from './liveness.js';
 

@@ -2,13 +2,13 @@
  * `neardup worker`: a BullMQ worker that runs stage tasks from the queue. Workers share nothing but
  * Redis and the job directory; any number may run on any machines. A task whose worker dies is
  * found by BullMQ's stalled-job check once its lock expires and is run again by another worker;
- * tasks commit atomically (src/shard/commit.ts), so the dead run's leftovers are never read.
+ * tasks commit atomically (src/shard/files/commit.ts), so the dead run's leftovers are never read.
  * @module
  */
-import { isUserError } from '../io/errors.js';
-import { TooManyCandidatesError } from '../shard/join.js';
-import { TaskProcesses } from '../shard/localTasks.js';
-import { parseTaskStage } from '../shard/stages.js';
+import { isUserError } from '../common/errors.js';
+import { TooManyCandidatesError } from '../shard/stages/join.js';
+import { TaskProcesses } from '../run/localTasks.js';
+import { parseTaskStage } from '../shard/stages/registry.js';
 import { connectionFromUrl, DEFAULT_QUEUE, INPUT_FAILURE, loadBullmq, type TaskData } from './bullmq.js';
 import { startBeats } from './liveness.js';
 
@@ -36,7 +36,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const log = options.log ?? ((l: string) => process.stderr.write(l + '\n'));
   const lockDuration = options.lockMs ?? 30000;
   const concurrency = options.concurrency ?? 1;
-  // Tasks run in task processes of their own, as in `job --local` (src/shard/localTasks.ts): this
+  // Tasks run in task processes of their own, as in `job --local` (src/run/localTasks.ts): this
   // process keeps the queue, its locks and its connection; theirs keep each task's arrays, warmed
   // code and the plans of the work dirs they have run.
   const tasks = new TaskProcesses(concurrency);

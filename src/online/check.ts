@@ -3,7 +3,7 @@
  * document's keys are in the store and point back to it, counts agree, plus the store's own checks.
  * @module
  */
-import { decodeRecord } from './record.js';
+import { decodeRecord } from './records/record.js';
 import type { NearDupIndex } from './nearDupIndex.js';
 
 /** What {@link checkIndex} found. */

@@ -8,14 +8,14 @@
  * probability about the Jaccard similarity, so a pair of Jaccard similarity s is found with
  * probability at least 1 − (1 − s)^trees (8 trees by default); its recall falls for very unequal
  * sizes (docs/duplicate-kinds.md). An index opened with `ensemble` also has size-partitioned
- * containment keys (src/online/ensemble.ts), probed per partition at the rows and bands its size
+ * containment keys (src/online/keys/ensemble.ts), probed per partition at the rows and bands its size
  * range calls for: recall 1.000 on the Kijiji excerpts of 10–80% (bench/online-containment.ts).
  * Scores are exact (fingerprint sets, verify `exact` only). For exact recall over a corpus, use
  * `dedup --measure containment`, whose prefix-filtering join misses nothing.
  * @module
  */
 import { intersectionSize } from '../similarity/jaccard.js';
-import { readRecordSketch } from './record.js';
+import { readRecordSketch } from './records/record.js';
 import type { StoredDoc } from '../store/types.js';
 import type { IndexContext } from './context.js';
 import { withMeta } from './scoring.js';
@@ -64,7 +64,7 @@ export async function containmentMatches(ctx: IndexContext, p: Prepared, t: numb
   const { keyMaker } = ctx;
   const lists = [keyMaker.bandPart(p.keys)];
   for (let l = 0; l < keyMaker.levels; l++) lists.push(keyMaker.levelPart(p.keys, l));
-  // The size-partitioned containment keys, when the index has them (src/online/ensemble.ts).
+  // The size-partitioned containment keys, when the index has them (src/online/keys/ensemble.ts).
   if (keyMaker.ensemble && p.sig) lists.push(...keyMaker.ensemble.queryKeys(p.sig, p.set.length, t));
   const found = await ctx.store.lookup(lists, ctx.maxCandidates);
   const cands = found.flat();

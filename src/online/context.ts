@@ -5,7 +5,7 @@
  */
 import type { NearDupStore } from '../store/types.js';
 import type { MinHasher } from '../sketch/minhash.js';
-import type { KeyMaker } from './keys.js';
+import type { KeyMaker } from './keys/keys.js';
 import type { Preparer } from './preparer.js';
 import type { Scorer } from './scoring.js';
 import type { IndexCounters, IndexManifest } from './types.js';

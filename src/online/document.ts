@@ -5,7 +5,7 @@
  * @module
  */
 import type { MinHasher } from '../sketch/minhash.js';
-import { decodeRecord } from './record.js';
+import { decodeRecord } from './records/record.js';
 import type { IndexedDocument } from './types.js';
 
 /** The stored signature of a record, or the one recomputed from its fingerprints; null for an empty document. */

@@ -11,7 +11,7 @@
  * @module
  */
 import type { NearDupStore, StoredDoc } from '../store/types.js';
-import { recordExpiresAt } from './record.js';
+import { recordExpiresAt } from './records/record.js';
 
 /** Units of a duration: `500ms`, `90s`, `15m`, `12h`, `30d`, `2w`. */
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

@@ -1,6 +1,6 @@
 /**
  * Lean replies: which fields of a match (or of a document) a caller wants. The stored text lives in
- * the metadata (`meta.text`, src/online/storedText.ts), so every match used to carry it; with
+ * the metadata (`meta.text`, src/online/records/storedText.ts), so every match used to carry it; with
  * `fields` a caller asks for ids and scores only, or for the text as a field of its own, or for the
  * stored signature (datasketch #242).
  * @module

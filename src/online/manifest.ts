@@ -10,8 +10,8 @@ import { storedPresetName } from '../text/normalize.js';
 import { createTextSigner } from '../sketch/textSigner.js';
 import { FORMAT_VERSION } from '../sketch/format.js';
 import { checkThreshold, chooseBands } from '../lsh/params.js';
-import { KeyMaker, DEFAULT_FOREST } from './keys.js';
-import { resolveEnsemble } from './ensemble.js';
+import { KeyMaker, DEFAULT_FOREST } from './keys/keys.js';
+import { resolveEnsemble } from './keys/ensemble.js';
 import { DocPipeline } from './pipeline.js';
 import type { IndexManifest, NearDupIndexOptions } from './types.js';
 

@@ -9,10 +9,10 @@
  * @module
  */
 import type { NearDupStore } from '../store/types.js';
-import { openStore } from '../store/open.js';
+import { openStore } from '../store/open/open.js';
 import { checkThreshold } from '../lsh/params.js';
 import type { MinHasher } from '../sketch/minhash.js';
-import type { KeyMaker } from './keys.js';
+import type { KeyMaker } from './keys/keys.js';
 import type { IndexContext } from './context.js';
 import { reconcileManifest, resolveSetup, samePipeline, sameJson } from './manifest.js';
 import { DocPipeline } from './pipeline.js';
@@ -27,12 +27,12 @@ import { putSnapshotDocs, readSnapshotFile, snapshotOptions, writeSnapshotFile, 
 import type { IndexChange, IndexObserver } from './events.js';
 import { OnlineClusters, type Cluster, type ClusterListOptions, type ClusterPage } from './clusters.js';
 import { selectMatchFields, type LeanMatch, type MatchField } from './fields.js';
-import { recallWarning, type RecallWarning } from './recall.js';
+import { recallWarning, type RecallWarning } from './keys/recall.js';
 import { liveView, parseDuration, resolveExpiry } from './expiry.js';
 import { purgeExpired, removeIds, type RemovalHost } from './removal.js';
 import type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, Prepared, QueryOptions } from './types.js';
 
-export type { RecallWarning } from './recall.js';
+export type { RecallWarning } from './keys/recall.js';
 export type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, OnlineVerify, QueryOptions } from './types.js';
 export { resolveManifest } from './manifest.js';
 export { PURGE_BATCH } from './removal.js';
@@ -252,7 +252,7 @@ export class NearDupIndex<Meta = unknown> {
   /**
    * How much a Jaccard query at `threshold` can miss: null when the threshold is not below the
    * index's, else the probability p(threshold) that a document exactly at it is found (a lower
-   * bound of the recall; src/online/recall.ts), with a message. `query` still returns what it finds.
+   * bound of the recall; src/online/keys/recall.ts), with a message. `query` still returns what it finds.
    */
   recallAt(threshold: number): RecallWarning | null {
     checkThreshold(threshold);

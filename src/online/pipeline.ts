@@ -7,8 +7,8 @@
 import type { Shingler } from '../text/shingler.js';
 import type { MinHasher } from '../sketch/minhash.js';
 import { createTextSigner, type DocSketch, type TextSigner } from '../sketch/textSigner.js';
-import { encodeRecord } from './record.js';
-import { KeyMaker } from './keys.js';
+import { encodeRecord } from './records/record.js';
+import { KeyMaker } from './keys/keys.js';
 import type { IndexManifest } from './types.js';
 
 /** A document's sketch ({@link DocSketch}: fingerprint set and signature) with its band and forest keys. */

@@ -8,7 +8,7 @@
 import { WorkerPool } from '../parallel/workerPool.js';
 import type { DocPipeline } from './pipeline.js';
 import type { PrepareReply, PrepareRequest } from './prepareWorker.js';
-import { withExpiry, readRecordSketch } from './record.js';
+import { withExpiry, readRecordSketch } from './records/record.js';
 import type { NewDocument, Prepared } from './types.js';
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;

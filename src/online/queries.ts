@@ -6,7 +6,7 @@
  */
 import type { StoredDoc } from '../store/types.js';
 import type { IndexContext } from './context.js';
-import { decodeRecord } from './record.js';
+import { decodeRecord } from './records/record.js';
 import type { Match, Prepared } from './types.js';
 
 /** Matches of a prepared query scoring at least `t` by the index's measure (Jaccard or its estimate), best first. */

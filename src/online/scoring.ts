@@ -7,7 +7,7 @@
 import { estimateJaccard, type MinHasher } from '../sketch/minhash.js';
 import { jaccard, jaccardAtLeast } from '../similarity/jaccard.js';
 import type { StoredDoc } from '../store/types.js';
-import { readRecordMeta, readRecordSketch } from './record.js';
+import { readRecordMeta, readRecordSketch } from './records/record.js';
 import type { IndexCounters, Match, OnlineVerify, Prepared } from './types.js';
 
 /** Best first: higher similarity, then smaller id. */

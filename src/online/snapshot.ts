@@ -1,13 +1,13 @@
 /**
- * Snapshot files of the online index (format: src/online/snapshotFormat.ts, docs/formats.md):
+ * Snapshot files of the online index (format: src/online/records/snapshotFormat.ts, docs/formats.md):
  * writing every record of a store atomically (temp file + rename), reading one back, the index
  * options a snapshot implies, and writing its records into a store.
  * @module
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { NearDupStore, PutEntry } from '../store/types.js';
-import { decodeIndexSnapshot, encodeIndexSnapshot } from './snapshotFormat.js';
-import { recordExpiresAt } from './record.js';
+import { decodeIndexSnapshot, encodeIndexSnapshot } from './records/snapshotFormat.js';
+import { recordExpiresAt } from './records/record.js';
 import type { IndexManifest, NearDupIndexOptions } from './types.js';
 
 /** Writes a snapshot of `store` (documents in id order) to `path`, atomically; returns the number of documents. */

@@ -9,8 +9,8 @@ import type { ShingleOptions, ShingleKind } from '../text/shingler.js';
 import type { MinHashMethod } from '../sketch/minhash.js';
 import type { NormalizeOptions } from '../text/normalize.js';
 import type { NearDupStore, StoreManifest } from '../store/types.js';
-import type { ForestOptions } from './keys.js';
-import type { EnsembleManifest, EnsembleOptions } from './ensemble.js';
+import type { ForestOptions } from './keys/keys.js';
+import type { EnsembleManifest, EnsembleOptions } from './keys/ensemble.js';
 import type { MatchField } from './fields.js';
 
 /** How matches are scored. */
@@ -45,7 +45,7 @@ export interface NearDupIndexOptions {
   /** LSH-Forest prefix keys for {@link NearDupIndex.topK}; `false` disables topK. Default 8 trees, depths [3, 1]. */
   forest?: ForestOptions | false;
   /**
-   * Size-partitioned containment keys (LSH Ensemble, src/online/ensemble.ts) for
+   * Size-partitioned containment keys (LSH Ensemble, src/online/keys/ensemble.ts) for
    * `query(text, { measure: 'containment' })`: short texts inside long documents (and the reverse)
    * are found far more often than by the bands and forest alone, at the cost of more keys per
    * document (112 by default). `true` for the defaults. Needs verify `exact`. Default off.
@@ -203,7 +203,7 @@ export interface Prepared {
   set: Uint32Array;
   /** The signature; null for a text without shingles. */
   sig: Uint32Array | null;
-  /** Band keys, then forest keys (src/online/keys.ts); empty without a signature. */
+  /** Band keys, then forest keys (src/online/keys/keys.ts); empty without a signature. */
   keys: Float64Array;
   /** The encoded record, when a prepare worker made it. */
   record?: Uint8Array;

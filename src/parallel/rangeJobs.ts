@@ -6,11 +6,11 @@
  * @module
  */
 import { closeSync, openSync } from 'node:fs';
-import { parseLineBlock, problemOf, readRange, type BlockProblem, type LineParseSpec, type ParsedBlock } from '../io/lineRanges.js';
-import { jsonTextKey, parseLineBlockBytes, type BytesBlock } from '../io/lineBlockBytes.js';
-import { lineHasBackslash, plainStringField } from '../io/jsonLine.js';
-import { resolveHeader } from '../io/delimited.js';
-import { makeContext } from '../io/record.js';
+import { parseLineBlock, problemOf, readRange, type BlockProblem, type LineParseSpec, type ParsedBlock } from '../io/ranges/lineRanges.js';
+import { jsonTextKey, parseLineBlockBytes, type BytesBlock } from '../io/ranges/lineBlockBytes.js';
+import { lineHasBackslash, plainStringField } from '../io/read/jsonLine.js';
+import { resolveHeader } from '../io/read/delimited.js';
+import { makeContext } from '../io/read/record.js';
 import type { TextSigner } from '../sketch/textSigner.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { textHash2 } from '../hash/murmur3.js';
@@ -134,7 +134,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
   let block: ParsedBlock;
   let byteTexts: BytesBlock | undefined;
   try {
-    // Texts left as bytes where the route reads them (src/io/lineBlockBytes.ts), else strings.
+    // Texts left as bytes where the route reads them (src/io/ranges/lineBlockBytes.ts), else strings.
     byteTexts = bytes ? parseLineBlockBytes(buf, req.spec, 1, req.first, (b) => bytes.load(b)) : undefined;
     block = byteTexts ?? (await parseLineBlock(buf, req.spec, 1, req.first));
   } catch (e) {
@@ -197,7 +197,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
 /**
  * A batch's texts as verification reads them again: strings, or the spans of their UTF-8 bytes
  * (text and id⇥text lines, TSV rows whose text is one column, and JSONL fields written without
- * escapes: `plainStringField` in src/io/jsonLine.ts).
+ * escapes: `plainStringField` in src/io/read/jsonLine.ts).
  */
 export interface DocTexts {
   /** Document i's text, or null when it is `bytes[spans[2i] .. spans[2i + 1])`. */

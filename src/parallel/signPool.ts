@@ -10,7 +10,7 @@ import type { TextSignerOptions } from '../sketch/textSigner.js';
 import type { BucketsReply, BucketsRequest, SignReply, SignRequest } from './signWorker.js';
 import type { BandKeyTable, SharedBuckets } from '../lsh/candidates.js';
 import type { RangeSetsRequest, ScoreJob, SetTargets, SignRangeReply, SignRangeRequest } from './rangeJobs.js';
-import type { ByteRange, LineParseSpec } from '../io/lineRanges.js';
+import type { ByteRange, LineParseSpec } from '../io/ranges/lineRanges.js';
 
 /** Options of {@link SignPool}. */
 export interface SignPoolOptions extends TextSignerOptions {

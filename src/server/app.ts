@@ -7,7 +7,7 @@
  * @module
  */
 import Fastify, { type FastifyInstance } from 'fastify';
-import { UsageError } from '../io/errors.js';
+import { UsageError } from '../common/errors.js';
 import type { NearDupIndex } from '../online/nearDupIndex.js';
 import { webUi } from '../web/plugin.js';
 import { installAuth } from './auth.js';

@@ -10,9 +10,9 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
-import { withStoredText } from '../online/storedText.js';
+import { withStoredText } from '../online/records/storedText.js';
 import { parseDuration } from '../online/expiry.js';
-import { isoDateMs } from '../io/isoDate.js';
+import { isoDateMs } from '../io/read/isoDate.js';
 import { metaProblem } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { addSchema, batchSchema, DEFAULT_ADD_LIMIT, deleteManySchema, documentQuerySchema, idParamsSchema } from './schemas.js';

@@ -22,7 +22,7 @@ export function registerQueryRoutes(app: FastifyInstance, index: NearDupIndex, m
     }
     metrics.inc('neardup_queries_total', QUERIES_HELP, { kind: topK ? 'topk' : measure === 'containment' ? 'containment' : 'threshold' });
     const matches = topK ? await index.topK(text, topK) : await index.query(text, { limit, threshold, measure });
-    // A Jaccard threshold below the index's: say how much may be missed (src/online/recall.ts).
+    // A Jaccard threshold below the index's: say how much may be missed (src/online/keys/recall.ts).
     const recall = !topK && measure !== 'containment' && threshold !== undefined ? index.recallAt(threshold) : null;
     return { matches: await index.select(matches, fields ?? DEFAULT_MATCH_FIELDS), ...(recall ? { recall } : {}) };
   });

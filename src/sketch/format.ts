@@ -1,8 +1,8 @@
 /**
  * The sketch layer's binary formats (spec: docs/formats.md): the byte reader and writer, unsigned
  * LEB128 varints, delta-coded fingerprint sets and signature blobs. Everything is little-endian;
- * nothing depends on the host. The online index's document records (src/online/record.ts) and index
- * snapshots (src/online/snapshotFormat.ts) are built from these pieces; `format` in the public API
+ * nothing depends on the host. The online index's document records (src/online/records/record.ts) and index
+ * snapshots (src/online/records/snapshotFormat.ts) are built from these pieces; `format` in the public API
  * (src/format.ts) gathers all of them.
  * @module
  */

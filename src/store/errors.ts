@@ -21,6 +21,6 @@ export class StoreUnavailableError extends Error {
 
 /**
  * A store needs an optional package that is not installed (better-sqlite3 for `sqlite:`, ioredis
- * for `redis://`). One class for every optional package, defined with the loader in src/io/lazy.ts.
+ * for `redis://`). One class for every optional package, defined with the loader in src/common/lazy.ts.
  */
-export { MissingDependencyError } from '../io/lazy.js';
+export { MissingDependencyError } from '../common/lazy.js';

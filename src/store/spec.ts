@@ -37,7 +37,7 @@ export interface RedisUrlOptions {
   timeoutMs: number;
 }
 
-/** The options a PostgreSQL URL carries (src/store/postgres.ts). */
+/** The options a PostgreSQL URL carries (src/store/postgres/store.ts). */
 export interface PostgresUrlOptions {
   /** The URL without neardup's own query options (what node-postgres connects to). */
   connectionString: string;

@@ -197,7 +197,7 @@ async function find() {
 
 /**
  * Under the form row with the threshold box: the server's `recall` warning of a query below the index's threshold
- * (its LSH bands were chosen for its own, so the pairs in between are found only in part, src/online/recall.ts).
+ * (its LSH bands were chosen for its own, so the pairs in between are found only in part, src/online/keys/recall.ts).
  */
 function thresholdWarning(/** @type {{ message: string } | undefined} */ recall) {
   const w = $('threshold-warning');

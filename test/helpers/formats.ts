@@ -4,8 +4,8 @@ import { gzipSync, brotliCompressSync } from 'node:zlib';
 import { ByteWriter, ParquetWriter, parquetWriteBuffer } from 'hyparquet-writer';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { compressors as decompressors } from 'hyparquet-compressors';
-import { zstdCompressor } from '../../src/io/zstd.js';
-import { RAW_PARSERS } from '../../src/io/parquet.js';
+import { zstdCompressor } from '../../src/io/codec/zstd.js';
+import { RAW_PARSERS } from '../../src/io/read/parquet.js';
 
 /** Codecs the tests write Parquet with. */
 export const CODECS = ['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'ZSTD', 'BROTLI'] as const;

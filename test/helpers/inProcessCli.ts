@@ -4,9 +4,9 @@
  * Paths must be absolute; summaries go to process.stderr, so pass -q.
  */
 import { createProgram, runProgram } from '../../src/cli/program.js';
-import { dedupCommand } from '../../src/cli/commands/dedup.js';
-import { jobCommand } from '../../src/cli/commands/job.js';
-import { stageCommand } from '../../src/cli/commands/stage.js';
+import { dedupCommand } from '../../src/cli/dedup/command.js';
+import { jobCommand } from '../../src/cli/job/command.js';
+import { stageCommand } from '../../src/cli/job/stage.js';
 
 /** The exit code and what the program's error path wrote. */
 export interface InProcessRun {

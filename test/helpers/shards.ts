@@ -12,7 +12,7 @@ import { splitmix32 } from '../../src/hash/mix.js';
 import { mainJs, neardup, tmpDir } from '../cliUtil.js';
 import assert from 'node:assert/strict';
 import { writeParquet, zstd } from './formats.js';
-import { openInput } from '../../src/io/read.js';
+import { openInput } from '../../src/io/read/read.js';
 
 /** A document with its id. */
 export interface Doc {

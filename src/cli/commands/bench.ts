@@ -8,7 +8,7 @@ import { Command, Option } from 'commander';
 import { bruteForcePairs, type ScoredPair } from '../../similarity/bruteForce.js';
 import { createShingler } from '../../text/shingler.js';
 import { candidateProbability } from '../../lsh/params.js';
-import { UsageError } from '../../io/errors.js';
+import { UsageError } from '../../common/errors.js';
 import { findDuplicates } from '../engine.js';
 import { loadCorpus } from '../corpus.js';
 import { addEngineOptions, addLogOptions, collectList, dedupOptionsFrom, parsePositiveInt, parseUnit, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';

@@ -7,7 +7,7 @@ import { createShingler, defaultK, type ShingleKind } from '../../text/shingler.
 import { createTextSigner } from '../../sketch/textSigner.js';
 import { createMinHasher, estimateJaccard } from '../../sketch/minhash.js';
 import { intersectionSize, jaccard } from '../../similarity/jaccard.js';
-import { readTextFile } from '../../io/textFile.js';
+import { readTextFile } from '../../io/read/textFile.js';
 import { shingleRuns } from '../../similarity/passages.js';
 import { addLogOptions, addMinHashOptions, addShingleOptions, minhashOptionsFrom, parsePositiveInt, shingleOptionsFrom, validated, type EngineFlags } from '../options.js';
 import { int, Reporter, type LogFlags } from '../report.js';

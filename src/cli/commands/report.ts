@@ -6,9 +6,9 @@
  */
 import { Command, Option } from 'commander';
 import path from 'node:path';
-import { UsageError } from '../../io/errors.js';
-import { openOutput } from '../../io/output.js';
-import { refuseAliasedOutputs } from '../../io/alias.js';
+import { UsageError } from '../../common/errors.js';
+import { openOutput } from '../../io/write/output.js';
+import { refuseAliasedOutputs } from '../../io/write/alias.js';
 import { findDuplicates } from '../engine.js';
 import { idOf, loadCorpus } from '../corpus.js';
 import { addEngineOptions, addLogOptions, addZstdLevelOption, parsePositiveInt, type EngineFlags, type InputFlags } from '../options.js';

@@ -1,6 +1,6 @@
 /**
  * The `log` key layout of the Redis store (the default for new stores): `P:log` is a list with one
- * binary entry per write batch (src/store/redisLog.ts); every process folds it into an in-memory
+ * binary entry per write batch (src/store/redis/log.ts); every process folds it into an in-memory
  * replica of the band table and looks candidates up there, then reads their records from Redis.
  * Inserts cost one list push and one record write per batch instead of one set insert per key.
  * @module
@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
-import { LogReplica, decodeLogEntry, encodeLogEntry, type LogDoc } from '../redisLog.js';
+import { LogReplica, decodeLogEntry, encodeLogEntry, type LogDoc } from './log.js';
 import type { LogAppender } from './logAppend.js';
 import { parseCompacted, rewriteLog } from './logCompact.js';
 import { expiredAmong, type Client, type LayoutOps, type LogCompaction, type RedisKeys } from './shared.js';

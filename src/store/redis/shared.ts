@@ -97,7 +97,7 @@ export function recordBuffer(record: Uint8Array): Buffer {
   return Buffer.from(record.buffer, record.byteOffset, record.byteLength);
 }
 
-/** The key names of one store, P its prefix (module comment of src/store/redis.ts). */
+/** The key names of one store, P its prefix (module comment of src/store/redis/store.ts). */
 export class RedisKeys {
   /** `P:manifest`: the index manifest (JSON). */
   readonly manifest: string;

@@ -1,0 +1,200 @@
+/**
+ * `neardup index add|query <input>`: the online index from the command line. `add` indexes every
+ * document of a file into a persistent store and writes, for each, the near duplicates that were
+ * already indexed (earlier documents of the same file included); `query` writes the matches of each
+ * document without indexing it. Both read every input format `dedup` reads, in batches.
+ * @module
+ */
+import { Command, Option } from 'commander';
+import type { Match, NewDocument } from '../../online/nearDupIndex.js';
+import { UsageError } from '../../common/errors.js';
+import { openInput } from '../../io/read/read.js';
+import type { InputRecord } from '../../io/read/record.js';
+import { openOutput, type OutputSink } from '../../io/write/output.js';
+import { refuseAliasedOutputs, storeFile } from '../../io/write/alias.js';
+import { formatPair, pairHeader, type PairFormat } from '../../io/write/write.js';
+import { addInputOptions, addLogOptions, addZstdLevelOption, pairFormatOf, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
+import { addIndexOptions, checkStoreFile, indexOptionsFrom, num, openIndex, storeSpecFlag, type IndexFlags } from './options.js';
+import { requireOutForJson } from '../pipelineOptions.js';
+import { int, ms, Reporter, type LogFlags } from '../report.js';
+import { warnSkipped } from '../corpus.js';
+import { withStoredText } from '../../online/records/storedText.js';
+
+interface IndexAddFlags extends InputFlags, IndexFlags, LogFlags {
+  idPrefix?: string;
+  batch: number;
+  out?: string;
+  outputFormat?: PairFormat;
+  limit?: number;
+  matchThreshold?: number;
+  storeText?: boolean;
+  title?: string;
+}
+
+/** Adds `index add` and `index query` to the `index` command. */
+export function addIndexAddCommands(index: Command): void {
+  for (const mode of ['add', 'query'] as const) {
+    const cmd = index
+      .command(mode)
+      .description(
+        mode === 'add'
+          ? 'index every document of a file into a store; write the near duplicates each one had among the documents already indexed'
+          : 'write the near duplicates that each document of a file has in a store, without indexing anything',
+      )
+      .argument('<input>', 'TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards, or - for stdin');
+    // index query's --limit caps matches per document; there the first N documents are --first N.
+    addInputOptions(cmd, mode === 'add');
+    addIndexOptions(cmd, 'threads that shingle and sign each batch (add only)');
+    cmd
+      .option('--id-prefix <prefix>', 'ids are PREFIX + the 0-based row number, for inputs without ids (--id, --id-field, id⇥text, directories)')
+      .option('--batch <n>', 'documents per batch (add: one store write each)', parsePositiveInt('batch', 100_000), 1000)
+      .option('-o, --out <file>', 'write the matches here (atomically) instead of stdout')
+      .addOption(new Option('--output-format <format>', 'tsv (id⇥match⇥similarity⇥estimate, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
+    addZstdLevelOption(cmd);
+    if (mode === 'add') {
+      cmd
+        .option('--no-store-text', 'do not keep the texts (kept by default in meta.text, so the web page and `neardup serve` can show what near duplicates share and what differs)')
+        .option('--title <column>', 'TSV/CSV column (JSONL: field path) kept as each document\'s title, shown by the web page');
+    }
+    if (mode === 'query') {
+      cmd
+        .option('--limit <n>', 'at most this many matches per document, most similar first', parsePositiveInt('limit', 1e6))
+        .option('--match-threshold <t>', 'report matches at or above this similarity (default: the index threshold)', num('--match-threshold', false));
+    }
+    addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
+    cmd.addHelpText(
+      'after',
+      mode === 'add'
+        ? `
+Each document is added as it would be by POST /v1/documents: a document whose id is already indexed
+replaces it. A new store takes the index options given here; an existing one keeps its own. Each document's
+text is kept in its metadata (meta.text) unless --no-store-text, so that the web page of
+neardup serve can show what near duplicates share and what differs.
+
+Examples:
+  $ neardup index add ads.tsv --text 'Title,Short Description' --title Title --id ad_id --store sqlite:./ads.db
+  $ neardup index add today.jsonl --id-field id --store redis://127.0.0.1:6379?prefix=ads --out dups.tsv
+  $ neardup index add crawl.txt --id-prefix crawl1: --store sqlite:./pages.db --threshold 0.9 -k 7`
+        : `
+Examples:
+  $ neardup index query new-ads.tsv --text 'Title,Short Description' --store sqlite:./ads.db --limit 5
+  $ neardup index query pages.jsonl --store redis://127.0.0.1:6379?prefix=pages --match-threshold 0.95 --out hits.jsonl`,
+    );
+    cmd.action(async (file: string, flags: IndexAddFlags) => {
+      await runIndexAdd(mode, file, flags);
+    });
+  }
+}
+
+async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddFlags): Promise<void> {
+  const reporter = new Reporter(flags);
+  requireOutForJson(flags);
+  if (storeSpecFlag(flags.store).kind === 'memory') throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB`);
+  await refuseAliasedOutputs(
+    [{ what: '--out', path: flags.out }],
+    [
+      { what: 'the input', path: file },
+      { what: '--store', path: storeFile(flags.store) },
+    ],
+  );
+  await checkStoreFile(flags.store, mode === 'query', `index ${mode}`);
+  const t0 = performance.now();
+  // In query mode --limit caps the matches, not the documents read (that is --first).
+  const read = readOptionsFrom(mode === 'query' ? { ...flags, limit: undefined } : flags);
+  if (flags.title !== undefined) {
+    read.columns = { ...read.columns, title: flags.title };
+    read.fields = { ...read.fields, title: flags.title };
+  }
+  const input = await openInput(file, read);
+  // The first record says whether the input has ids: check that before a new store is created.
+  const records = input.records;
+  const head = await records.next();
+  const idOf = (r: InputRecord): string => {
+    if (r.id !== undefined) return r.id;
+    if (flags.idPrefix !== undefined) return `${flags.idPrefix}${r.row}`;
+    if (mode === 'query') return String(r.row);
+    throw new UsageError(
+      `${input.name} has no ids: give --id COLUMN (TSV/CSV), --id-field PATH (JSONL), or --id-prefix PREFIX to use PREFIX + the row number (so that the rows of another file do not replace these)`,
+    );
+  };
+  if (!head.done) idOf(head.value);
+  const index = await openIndex(indexOptionsFrom(flags));
+  const fmt = pairFormatOf(flags);
+  // The text (and title) go with each document unless --no-store-text: the page shows them.
+  const keepText = mode === 'add' && flags.storeText !== false;
+  const metaOf = (r: InputRecord): unknown => (keepText ? withStoredText(undefined, r.text, r.title) : r.title !== undefined ? { title: r.title } : undefined);
+  let sink: OutputSink | undefined;
+  const bar = reporter.progress(mode, 'bytes', input.size);
+  let docs = 0;
+  const lines = new Map<string, number>();
+  let repeated = 0;
+  let firstRepeat: string | undefined;
+  let withMatches = 0;
+  let matches = 0;
+  try {
+    sink = await openOutput(flags.out);
+    await sink.write(pairHeader(fmt, true));
+    let batch: NewDocument[] = [];
+    let ids = new Set<string>();
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      const found: Match[][] =
+        mode === 'add'
+          ? await index.addMany(batch)
+          : await Promise.all(batch.map((d) => index.query(d.text, { limit: flags.limit, threshold: flags.matchThreshold })));
+      for (let i = 0; i < batch.length; i++) {
+        const m = found[i]!;
+        if (m.length > 0) withMatches++;
+        matches += m.length;
+        for (const x of m) await sink!.write(formatPair(fmt, batch[i]!.id, x.id, x.similarity, x.estimate));
+      }
+      docs += batch.length;
+      batch = [];
+      ids = new Set();
+      bar.update(input.bytesRead(), docs);
+    };
+    const all = async function* (): AsyncGenerator<InputRecord> {
+      if (head.done) return;
+      yield head.value;
+      yield* records;
+    };
+    for await (const r of all()) {
+      const id = idOf(r);
+      // Policy (docs/cli.md): a repeated id replaces the earlier document, as a second add would;
+      // it is counted and the summary warns, naming the first repetition's lines.
+      const firstLine = lines.get(id);
+      if (firstLine !== undefined) {
+        repeated++;
+        firstRepeat ??= `id "${id}" on lines ${firstLine} and ${r.line}`;
+      } else lines.set(id, r.line);
+      // A repeated id replaces the earlier document, as sequential adds would: end the batch first.
+      if (ids.has(id)) await flush();
+      ids.add(id);
+      batch.push({ id, text: r.text, meta: metaOf(r) });
+      if (batch.length >= flags.batch) await flush();
+    }
+    await flush();
+    bar.stop();
+    await sink.close();
+    sink = undefined;
+  } catch (e) {
+    bar.stop();
+    await sink?.abort();
+    await index.close().catch(() => undefined);
+    throw e;
+  }
+  const size = await index.size();
+  await index.close();
+  const total = performance.now() - t0;
+  warnSkipped(reporter, input);
+  if (repeated > 0) reporter.warn(`${int(repeated)} record${repeated === 1 ? ' repeats an id' : 's repeat ids'} of earlier records of ${input.name} (first: ${firstRepeat}); each replaced the earlier document`);
+  if (flags.json) {
+    reporter.json({ command: `index ${mode}`, input: { path: input.name, format: input.format, docs, skipped: input.skips.count }, store: flags.store, docsWithMatches: withMatches, matches, indexSize: size, ms: total });
+    return;
+  }
+  const verb = mode === 'add' ? 'added' : 'queried';
+  reporter.summary(`${verb.padEnd(11)} ${int(docs)} documents from ${input.name} [${input.format}] in ${ms(total)} (${int((docs * 1000) / Math.max(total, 1e-3))} docs/s)`);
+  reporter.summary(`matches     ${int(matches)}: ${int(withMatches)} documents had near duplicates ${mode === 'add' ? 'already indexed' : 'in the index'}`);
+  reporter.summary(`index       ${int(size)} documents in ${flags.store} (threshold ${index.manifest.threshold})`);
+  if (flags.out) reporter.summary(`output      ${int(matches)} matches → ${flags.out}`);
+}

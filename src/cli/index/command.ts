@@ -1,0 +1,147 @@
+/**
+ * `neardup index check|backup|snapshot|compact|restore`: maintenance of an online index (`add` and
+ * `query` are in index-add.ts, `remove` and `purge` in index-remove.ts). `check`
+ * verifies it (exit 0 when consistent, 1 when not); `backup` copies a live SQLite store with the
+ * online backup API; `snapshot` and `restore` write and read the portable snapshot format of any
+ * store; `compact` rewrites the posting log of a Redis store in the log layout.
+ * @module
+ */
+import { Command } from 'commander';
+import { NearDupIndex } from '../../online/nearDupIndex.js';
+import { checkIndex } from '../../online/check.js';
+import { UsageError } from '../../common/errors.js';
+import { addIndexAddCommands } from './add.js';
+import { addIndexPurgeCommand, addIndexRemoveCommand } from './remove.js';
+import { openStore } from '../../store/open/open.js';
+import { checkStoreFile, storeSpecFlag } from './options.js';
+import { readSnapshotFile } from '../../online/snapshot.js';
+import { FormatError } from '../../sketch/format.js';
+
+/** The `index` command with its `check` subcommand. */
+export function indexCommand(): Command {
+  const index = new Command('index').description('fill, query and maintain an online index (the store of `neardup serve`)');
+  addIndexAddCommands(index);
+  addIndexRemoveCommand(index);
+  addIndexPurgeCommand(index);
+  index
+    .command('check')
+    .description('verify an index: records decode, every document key leads back to its document, counts agree, store integrity')
+    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
+    .option('--json', 'print the report as JSON', false)
+    .addHelpText('after', '\nExample:\n  $ neardup index check --store sqlite:./index.db\n\nExit codes: 0 consistent, 1 inconsistent or unreadable, 2 usage error.')
+    .action(async (o: { store: string; json: boolean }) => {
+      const spec = storeSpecFlag(o.store);
+      if (spec.kind === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
+      await checkStoreFile(o.store, true, 'index check');
+      const idx = await NearDupIndex.open({ store: o.store });
+      try {
+        const report = await checkIndex(idx, { onProgress: (n) => !o.json && process.stderr.isTTY && process.stderr.write(`\rchecked ${n} documents`) });
+        if (o.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+        else {
+          process.stdout.write(`documents ${report.documents} (store size ${report.size}), keys checked ${report.keysChecked}\n`);
+          for (const w of report.warnings) process.stdout.write(`warning: ${w}\n`);
+          for (const e of report.errors) process.stdout.write(`error: ${e}\n`);
+          process.stdout.write(report.errors.length ? 'index is INCONSISTENT\n' : 'index is consistent\n');
+        }
+        // An error (not process.exitCode, which runProgram overrides) gives exit code 1.
+        if (report.errors.length) throw new Error(`index is inconsistent (${report.errors.length} error${report.errors.length === 1 ? '' : 's'} listed)`);
+      } finally {
+        await idx.close();
+      }
+    });
+  index
+    .command('backup')
+    .description('copy a SQLite store, consistently, while it is in use (SQLite online backup API)')
+    .requiredOption('--store <spec>', 'sqlite:PATH')
+    .requiredOption('--out <file>', 'the copy (a SQLite file; must not exist)')
+    .addHelpText('after', '\nExample:\n  $ neardup index backup --store sqlite:./index.db --out ./index-2024-05-01.db')
+    .action(async (o: { store: string; out: string }) => {
+      const spec = storeSpecFlag(o.store);
+      if (spec.kind !== 'sqlite') throw new UsageError('backup copies SQLite stores; for any store use `neardup index snapshot`, for Redis see docs/operations.md');
+      await checkStoreFile(o.store, true, 'index backup');
+      const { existsSync } = await import('node:fs');
+      if (existsSync(o.out)) throw new UsageError(`${o.out} already exists`);
+      const store = await openStore(o.store);
+      // The copy is written beside the destination and linked into place: link() refuses an existing
+      // name atomically (another process may create --out after the check above), and an
+      // interrupted backup leaves only the hidden temporary file, never a partial --out.
+      const { basename, dirname, join } = await import('node:path');
+      const { link, rm } = await import('node:fs/promises');
+      const tmp = join(dirname(o.out), `.${basename(o.out)}.${process.pid}.backup-tmp`);
+      try {
+        if (!store.backup) throw new Error(`the ${store.kind} store has no online backup`);
+        await store.backup(tmp);
+        await link(tmp, o.out).catch((e: NodeJS.ErrnoException) => {
+          throw e.code === 'EEXIST' ? new UsageError(`${o.out} already exists`) : e;
+        });
+      } finally {
+        await rm(tmp, { force: true });
+        await store.close();
+      }
+      process.stdout.write(`backed up ${spec.path} to ${o.out}\n`);
+    });
+  index
+    .command('snapshot')
+    .description('write the whole index (parameters and documents) to one portable file (docs/formats.md), atomically')
+    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
+    .requiredOption('--out <file>', 'the snapshot file')
+    .action(async (o: { store: string; out: string }) => {
+      await checkStoreFile(o.store, true, 'index snapshot');
+      const idx = await NearDupIndex.open({ store: o.store });
+      try {
+        const n = await idx.save(o.out);
+        process.stdout.write(`${n} documents written to ${o.out}\n`);
+      } finally {
+        await idx.close();
+      }
+    });
+  index
+    .command('compact')
+    .description('rewrite the posting log of a Redis store (log layout) without replaced and removed versions, while it is in use')
+    .requiredOption('--store <spec>', 'redis://HOST:PORT[?prefix=NAME]')
+    .addHelpText('after', '\nExample:\n  $ neardup index compact --store redis://127.0.0.1:6379?prefix=ads')
+    .action(async (o: { store: string }) => {
+      if (storeSpecFlag(o.store).kind !== 'redis') throw new UsageError('compact rewrites the log of a Redis store: give redis://HOST:PORT[?prefix=NAME]');
+      const idx = await NearDupIndex.open({ store: o.store });
+      try {
+        const store = idx.store;
+        if (!store.compact) throw new UsageError(`the ${store.kind} store of ${o.store} has no log to compact`);
+        // A RangeError says the store's configuration has no log (Redis, sets layout): a usage error.
+        const r = await store.compact().catch((e: unknown) => {
+          throw e instanceof RangeError ? new UsageError(`${o.store}: ${e.message}`) : e;
+        });
+        const mb = (n: number) => `${(n / 1048576).toFixed(1)} MB`;
+        process.stdout.write(
+          `log of ${o.store}: ${r.entriesBefore} entries (${mb(r.bytesBefore)} rewritten) -> ${r.entriesAfter} entries (${mb(r.bytesAfter)}), ${r.documents} documents\n`,
+        );
+      } finally {
+        await idx.close();
+      }
+    });
+  index
+    .command('restore')
+    .description('load a snapshot into an empty store')
+    .argument('<snapshot>', 'a file written by `neardup index snapshot`')
+    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME] (must be empty)')
+    .action(async (snapshot: string, o: { store: string }) => {
+      // The snapshot is read and checked (magic, version, checksum) before the store is opened, so
+      // a missing or damaged snapshot creates no store file.
+      const snap = await readSnapshotFile(snapshot).catch((e: NodeJS.ErrnoException) => {
+        if (e instanceof FormatError) throw new UsageError(`${e.message}: nothing was restored`);
+        if (e.code === 'ENOENT') throw new UsageError(`${snapshot}: no such snapshot file: nothing was restored`);
+        if (e.code === 'EISDIR') throw new UsageError(`${snapshot} is a directory, not a snapshot file`);
+        throw e;
+      });
+      await checkStoreFile(o.store, false, 'index restore');
+      const store = await openStore(o.store);
+      const existing = await store.size().finally(() => store.close());
+      if (existing > 0) throw new UsageError(`${o.store} already holds ${existing} documents: restore into an empty store`);
+      const idx = await NearDupIndex.fromSnapshot(snap, snapshot, { store: o.store });
+      try {
+        process.stdout.write(`${await idx.size()} documents restored into ${o.store}\n`);
+      } finally {
+        await idx.close();
+      }
+    });
+  return index;
+}

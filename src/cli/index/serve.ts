@@ -1,0 +1,66 @@
+/**
+ * `neardup serve`: the HTTP service over an online index.
+ * @module
+ */
+import { Command, Option } from 'commander';
+import { UsageError } from '../../common/errors.js';
+import { addIndexOptions, checkStoreFile, duration, indexOptionsFrom, num, openIndex, type IndexFlags } from './options.js';
+
+/** The options `serve` accepts, after parsing. */
+export interface ServeOptions extends IndexFlags {
+  port: number;
+  host: string;
+  token?: string;
+  bodyLimit: number;
+  log: boolean;
+  storeText: boolean;
+  requestTimeout: number;
+  headerTimeout: number;
+  shutdownTimeout: number;
+  purgeInterval: number;
+}
+
+/** The `serve` command, ready to add to a commander program. */
+export function serveCommand(): Command {
+  const cmd = new Command('serve').description('serve an online near-duplicate index over HTTP (POST /v1/documents, /v1/query, …; see docs/http-api.md)');
+  addIndexOptions(cmd, 'threads that shingle and sign the documents of batch requests (64 or more documents)');
+  return cmd
+    .option('--port <n>', 'TCP port (0: any free port)', num('--port', true), 8080)
+    .option('--host <addr>', 'address to listen on', '127.0.0.1')
+    .addOption(new Option('--token <token>', 'require Authorization: Bearer <token>').env('NEARDUP_TOKEN'))
+    .option('--body-limit <bytes>', 'maximum request body', num('--body-limit', true), 1024 * 1024)
+    .option('--log', 'log every request (pino JSON on stdout)', false)
+    .option('--no-store-text', 'do not keep the texts of added documents (meta.text); the web page then cannot show what near duplicates share')
+    .option('--request-timeout <ms>', 'time a client has to send a whole request, headers and body, then 408 (0: none)', num('--request-timeout', true), 30_000)
+    .option('--header-timeout <ms>', 'time a client has to send the request headers, then 408', num('--header-timeout', true), 10_000)
+    .option('--shutdown-timeout <ms>', 'on SIGTERM/SIGINT, time requests in flight have to finish before their connections are closed', num('--shutdown-timeout', true), 10_000)
+    .option('--purge-interval <duration>', 'how often expired documents are purged in the background (1m, 30s; 0: never; they are hidden either way)', duration('--purge-interval', true), 60_000)
+    .action(async (o: ServeOptions, cmd: Command) => {
+      await runServe(o, cmd.getOptionValueSource('token') === 'env' ? 'NEARDUP_TOKEN' : '--token');
+    });
+}
+
+/**
+ * Opens the index, listens, and installs graceful shutdown. Resolves once listening. `tokenFrom`
+ * names where the token came from, for the message refusing an empty one.
+ */
+export async function runServe(o: ServeOptions, tokenFrom = '--token'): Promise<void> {
+  // An empty token would serve every route without auth, silently.
+  if (o.token !== undefined && o.token.trim() === '') throw new UsageError(`${tokenFrom} is empty: give the bearer token clients must send, or leave ${tokenFrom} out to serve without auth`);
+  const opts = indexOptionsFrom(o);
+  await checkStoreFile(o.store, false, 'serve');
+  const index = await openIndex(opts);
+  // Loaded here, not at the top: help and --version list this command without loading Fastify (~40 ms).
+  const { buildApp, installShutdown } = await import('../../server/app.js');
+  for (const [flag, v] of [['--request-timeout', o.requestTimeout], ['--header-timeout', o.headerTimeout], ['--shutdown-timeout', o.shutdownTimeout]] as const) {
+    if (v < 0) throw new UsageError(`${flag} must be 0 or more milliseconds, got ${v}`);
+  }
+  const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log, storeText: o.storeText, requestTimeout: o.requestTimeout, headerTimeout: o.headerTimeout, purgeInterval: o.purgeInterval });
+  installShutdown(app, index, undefined, o.shutdownTimeout);
+  await app.listen({ port: o.port, host: o.host });
+  // The address listened on (Fastify's answer names 127.0.0.1 for --host 0.0.0.0).
+  const bound = app.server.address();
+  const address = bound && typeof bound === 'object' ? `http://${bound.family === 'IPv6' || bound.address.includes(':') ? `[${bound.address}]` : bound.address}:${bound.port}` : String(bound);
+  const size = await index.size();
+  process.stderr.write(`neardup serve: listening on ${address} (store ${index.store.kind}, ${size} documents, threshold ${index.manifest.threshold})\n`);
+}

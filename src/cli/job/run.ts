@@ -1,0 +1,369 @@
+/**
+ * The CLI side of sharded jobs: building the plan from flags, running the stages (on BullMQ workers,
+ * or in this process), and printing the summary `neardup dedup` prints.
+ * @module
+ */
+import { Command, Option } from 'commander';
+import { availableParallelism } from 'node:os';
+import { STAGES, taskCount, type JobOutputMode, type JobSpec } from '../../shard/files/job.js';
+import { driveLink, type RoundState } from '../../shard/stages/linkDriver.js';
+import { planJob, type PlanInput } from '../../shard/plan/plan.js';
+import { TaskProcesses } from '../../run/localTasks.js';
+import { progressOf, summarize, writeJobOutput, type JobSummary } from '../../shard/stages/summary.js';
+import { openWorkDir, outputShardNames, type WorkDir } from '../../shard/workdir/workDir.js';
+import { refuseStrayOutputs } from '../../io/write/outDir.js';
+import { UsageError } from '../../common/errors.js';
+import { stageTimings } from '../../shard/workdir/status.js';
+import type { Progress } from '../progress.js';
+import { parsePositiveInt, type EngineFlags, type InputFlags } from '../options.js';
+import { dedupCommand } from '../dedup/command.js';
+import { pipelineOptionsFrom } from '../pipelineOptions.js';
+import { int, ms, Reporter, type LogFlags } from '../report.js';
+import type { PairFormat } from '../../io/write/write.js';
+import { candidateProbability } from '../../lsh/params.js';
+import { printRemovedLines, recallJson, recallLine } from '../dedup/summary.js';
+import { removalLine } from '../../dedup/verifiedGraph.js';
+import { checkAuditFlags } from '../dedup/output.js';
+import { auditFormat, checkAuditTarget } from '../../io/write/audit.js';
+import { writeJobRemoved } from '../../shard/stages/removed.js';
+import { refuseAliasedOutputs } from '../../io/write/alias.js';
+
+/** Flags of the commands that plan a job. */
+export interface PlanFlags extends InputFlags, EngineFlags, LogFlags {
+  workDir: string;
+  against?: string[];
+  partitions?: number;
+  taskBytes?: number;
+  output: JobOutputMode;
+  out?: string;
+  outDir?: string;
+  outputFormat?: PairFormat;
+  onBadShard: 'stop' | 'skip';
+  tagPrefix?: string;
+  removed?: string;
+  dryRun?: boolean;
+}
+
+/**
+ * How a sharded job treats each option of `neardup dedup`, by attribute name. A job takes dedup's
+ * own option definitions, so the two commands parse alike; every option not honoured here, an
+ * option added to dedup later included, is refused by name when given (exit 2), never ignored.
+ */
+const HONOURED = new Set([
+  'format', 'text', 'id', 'textField', 'idField', 'delimiter', 'tsvQuotes', 'skipInvalid',
+  'shingle', 'k', 'normalize', 'multiset', 'stopwords', 'numPerm', 'method', 'seed',
+  'threshold', 'minRecall', 'weights', 'bands', 'rows', 'maxPairs', 'outputFormat', 'keep', 'removal',
+  'tagPrefix', 'removed', 'dryRun',
+]);
+
+/** Options a job honours at some values only: it runs MinHash-LSH candidates, exact Jaccard, component clusters whose kept member a --keep policy chooses. */
+const ONLY: Record<string, { values: readonly string[]; why: string }> = {
+  measure: { values: ['jaccard'], why: 'sharded jobs measure Jaccard similarity; containment needs the exact join of one process (neardup dedup --measure containment)' },
+  candidates: { values: ['lsh'], why: 'sharded jobs find candidates with MinHash-LSH bands' },
+  clusterMode: { values: ['components'], why: 'sharded jobs cluster by connected components' },
+  representative: { values: ['first', 'longest'], why: 'the most central member needs every pair of a cluster in one process (neardup dedup --representative central); jobs take --keep first|longest|shortest|max:FIELD|min:FIELD|none' },
+  fingerprintBits: { values: ['32'], why: 'sharded jobs verify 32-bit fingerprint sets' },
+  verify: { values: ['exact'], why: 'sharded jobs verify exactly' },
+};
+
+/** Options the job commands define their own way: --against takes shards, dedup/annotate outputs go to --out-dir (their own, with a job's wording); the log options. */
+const OWN = new Set(['against', 'output', 'out', 'outDir', 'quiet', 'verbose', 'json']);
+
+/** The job commands' own options (not dedup's). */
+const JOB_OWN = new Set(['workDir', 'partitions', 'taskBytes', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'processes', 'waitNotice', 'redisTimeout', 'estimate', 'sampleMb', 'taskMemory']);
+
+/** Why an option of dedup is refused by jobs (a generic reason for the rest). */
+const REFUSED_WHY: Record<string, string> = {
+  limit: 'a job reads every record of its shards (give it fewer shards instead)',
+  exact: 'exact duplicates are found in one streaming pass: run neardup dedup --exact on the shards',
+  stream: 'a sharded job always keeps the texts on disk',
+  workers: 'a job runs one task per process: start more workers (or array members) instead',
+  memoryBudget: 'a job holds only the fingerprint sets of one task\'s pairs',
+  batchSize: 'a job has no worker batches',
+  buckets: 'sharded jobs find candidates with MinHash-LSH bands',
+};
+
+/** The option of `cmd` named by its attribute, as typed on the command line. */
+function flagOf(cmd: Command, attr: string): string {
+  const o = cmd.options.find((x) => x.attributeName() === attr && x.long);
+  return o?.long ?? `--${attr}`;
+}
+
+/**
+ * Adds the options of a job's plan: dedup's engine and input options (the same definitions), the
+ * job's own, and dedup's other options hidden, so that {@link refuseUnsupported} names them.
+ */
+export function addPlanOptions(cmd: Command): Command {
+  for (const o of dedupCommand().options) {
+    const attr = o.attributeName();
+    if (OWN.has(attr)) continue;
+    if (!HONOURED.has(attr) && !(attr in ONLY)) o.hideHelp();
+    // An option honoured at some values only says which, in the help.
+    const only = ONLY[attr];
+    if (only) o.description = `${o.description} [sharded jobs: ${only.values.join(' or ')} only]`;
+    cmd.addOption(o);
+  }
+  return cmd
+    .requiredOption('--work-dir <dir>', 'job directory on storage every worker sees (the same path on every machine), or s3://bucket/prefix (no shared file system needed)')
+    .option('--against <shards...>', 'reference corpus (files or directories of shards): report or drop documents of SHARDS that are near duplicates of one of these')
+    .option('--task-bytes <n>', 'input bytes one task of the per-shard stages (sign, gather, verify, filter) reads at most: consecutive smaller shards share a task, a larger shard has one of its own (default 67108864, 64 MiB)', parsePositiveInt('task-bytes', 2 ** 50))
+    .option('--partitions <n>', 'band-key partitions, i.e. join tasks (default: one per 64 MiB of input, at most one per task of the per-shard stages)', parsePositiveInt('partitions', 100000))
+    .addOption(new Option('--output <mode>', 'pairs, clusters (JSONL), dedup (each shard without duplicates), annotate (each shard with its tags: cluster, cluster_size, duplicate_of, similarity, kept)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
+    .option('--out-dir <dir>', 'for --output dedup/annotate: where the output shards go (same relative names, formats and compression as the inputs)')
+    .addOption(new Option('--on-bad-shard <what>', 'a shard that fails to read: stop the job, or skip the shard (named in the summary)').choices(['stop', 'skip']).default('stop'));
+}
+
+/**
+ * Refuses, naming it, every option of `neardup dedup` given to a job command that the job would not
+ * honour exactly as `neardup dedup` does: a different answer with exit 0 is never an option.
+ */
+export function refuseUnsupported(cmd: Command): void {
+  const given = (attr: string): boolean => {
+    const src = cmd.getOptionValueSource(attr);
+    return src !== undefined && src !== 'default';
+  };
+  for (const o of cmd.options) {
+    const attr = o.attributeName();
+    if (HONOURED.has(attr) || OWN.has(attr) || !given(attr)) continue;
+    const only = ONLY[attr];
+    if (only) {
+      const v = String(cmd.getOptionValue(attr));
+      if (!only.values.includes(v)) throw new UsageError(`${flagOf(cmd, attr)} ${v} is not supported by sharded jobs: ${only.why}`);
+      continue;
+    }
+    if (JOB_OWN.has(attr)) continue;
+    // Of a --x / --no-x pair, name the one typed (its value says which).
+    const v: unknown = cmd.getOptionValue(attr);
+    const typed = cmd.options.find((x) => x.attributeName() === attr && (x.negate ? v === false : v !== false)) ?? o;
+    throw new UsageError(`${typed.long ?? typed.flags} is not supported by sharded jobs: ${REFUSED_WHY[attr] ?? 'sharded jobs do not implement it'}`);
+  }
+  // neardup dedup picks its candidates by itself for word and spot shingles (the exact join for
+  // short documents): a job, which runs LSH, would find other pairs unless told the same.
+  const shingle = cmd.getOptionValue('shingle') as string | undefined;
+  if ((shingle === 'word' || shingle === 'spot') && !given('candidates')) {
+    throw new UsageError(`--shingle ${shingle}: neardup dedup chooses the candidate method itself for ${shingle} shingles (the exact join for short documents), sharded jobs run MinHash-LSH: add --candidates lsh (and give neardup dedup the same to compare)`);
+  }
+}
+
+/** What the flags say about a job's plan. */
+export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
+  // A job's outputs are --out-dir shards (dedup, annotate) or --out (pairs, clusters).
+  checkAuditFlags({ output: flags.output, out: flags.outDir ?? flags.out, tagPrefix: flags.tagPrefix, removed: flags.removed, dryRun: flags.dryRun });
+  const { dedup: options, read, pairFormat } = pipelineOptionsFrom(flags);
+  return {
+    shards,
+    against: flags.against,
+    // The plan records the delimiter read with (a comma unless given), as it always has.
+    read: { ...read, delimiter: read.delimiter ?? ',' },
+    options,
+    partitions: flags.partitions,
+    taskBytes: flags.taskBytes,
+    onBadShard: flags.onBadShard,
+    mode: flags.output,
+    pairFormat,
+    outDir: flags.outDir,
+    tagPrefix: flags.tagPrefix,
+    dryRun: flags.dryRun,
+    removed: flags.removed,
+  };
+}
+
+/** Writes (or reuses) the plan of the flags' job in its work dir. */
+export async function planFromFlags(shards: string[], flags: PlanFlags, taskMemory?: JobSpec['taskMemory']): Promise<{ wd: WorkDir; job: JobSpec }> {
+  const spec = { ...(await planJob(planInputFrom(shards, flags))), ...(taskMemory ? { taskMemory } : {}) };
+  await refuseJobAliases(spec, flags.out, flags.removed);
+  const wd = openWorkDir(flags.workDir);
+  const job = await wd.save(spec);
+  // An output directory that holds files this job will not write (an earlier run's) is refused.
+  if (job.output.dir) await refuseStrayOutputs(job.output.dir, outputShardNames(job));
+  // An output directory from an earlier run must not look complete while it is rewritten.
+  await wd.markOutput(job, false);
+  return { wd, job };
+}
+
+/**
+ * Refuses (exit 2) a job output that would overwrite one of the job's shards (corpus or `--against`):
+ * `--out`, the `--removed` audit, or an `--out-dir` holding one.
+ */
+async function refuseJobAliases(job: Pick<JobSpec, 'shards' | 'output'>, out: string | undefined, removed: string | undefined): Promise<void> {
+  await refuseAliasedOutputs(
+    [{ what: '--out', path: out }, { what: '--removed', path: removed }, { what: '--out-dir', path: job.output.dir, dir: true }],
+    job.shards.map((s) => ({ what: s.side === 0 ? 'the input shard' : 'the --against shard', path: s.path, file: true })),
+  );
+}
+
+/** Inputs below this run their tasks in one process by default: a task process costs ~0.1 s to start. */
+const LOCAL_PROCESS_BYTES = 64 * 2 ** 20;
+
+/** The default task processes of `job dedup --local`: one per core, or one for a small job. */
+export function localProcesses(job: JobSpec): number {
+  const bytes = job.shards.reduce((n, s) => n + s.identity.size, 0);
+  return bytes < LOCAL_PROCESS_BYTES ? 1 : availableParallelism();
+}
+
+/** True when task t of the stage has a valid marker (a damaged one is left for the task to report). */
+async function taskDone(wd: WorkDir, job: JobSpec, stage: (typeof STAGES)[number], t: number): Promise<boolean> {
+  try {
+    return await wd.isDone(job, stage, t);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs every unfinished task of every stage on this machine, stage after stage: a stage's tasks on
+ * `processes` task processes at once (one core each), or in this process when one would do.
+ */
+export async function runLocally(wd: WorkDir, job: JobSpec, reporter: Reporter, processes = 1): Promise<void> {
+  const pool = new TaskProcesses(processes);
+  try {
+    await runStages(wd, job, reporter, processes, pool);
+  } finally {
+    pool.close();
+  }
+}
+
+async function runStages(wd: WorkDir, job: JobSpec, reporter: Reporter, processes: number, pool: TaskProcesses): Promise<void> {
+  for (const [i, stage] of STAGES.entries()) {
+    const n = taskCount(job, stage);
+    const t0 = performance.now();
+    const bar = n > 0 ? reporter.progress(stage, 'tasks', n) : undefined;
+    try {
+      // The link stage's rounds first, each like a stage; then its tasks only record the last round.
+      if (stage === 'link' && n > 0) {
+        let rounds = 0;
+        const last = await driveLink(job, {
+          marker: (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>,
+          run: async (st, todo) => {
+            rounds++;
+            if (processes > 1) await pool.run(wd.name, st, todo, () => undefined);
+            else for (const t of todo) await wd.run(job, st, t);
+          },
+        });
+        reporter.verbose(`link: converged at round ${last} (${rounds} round${rounds === 1 ? '' : 's'} run now)`);
+      }
+      const done0 = await Promise.all(Array.from({ length: n }, (_, t) => taskDone(wd, job, stage, t)));
+      const todo = done0.flatMap((d, t) => (d ? [] : [t]));
+      let done = n - todo.length;
+      bar?.update(done);
+      // With more than one task process every task runs in one, as on workers: the planner's memory
+      // per task is a task process's, and the submitter does not keep a stage's memory to the end.
+      if (processes > 1 && todo.length > 0) {
+        const next = STAGES.slice(i + 1).find((x) => taskCount(job, x) > 0);
+        await pool.run(wd.name, stage, todo, () => bar?.update(++done), next && { stage: next, processes: Math.min(processes, taskCount(job, next)) });
+      } else {
+        for (const t of todo) {
+          await wd.run(job, stage, t);
+          bar?.update(++done);
+        }
+      }
+    } finally {
+      bar?.stop();
+    }
+    if (n > 0) reporter.verbose(`${stage}: ${n} task${n === 1 ? '' : 's'} in ${ms(performance.now() - t0)}`);
+  }
+}
+
+/** Progress bars of a job run on workers, one per stage (shown only on a terminal, not with --quiet), fed by its progress callback. */
+export function stageBars(reporter: Reporter): { update(stage: string, done: number, total: number): void; stop(): void } {
+  let current: { stage: string; bar: Progress } | undefined;
+  return {
+    update(stage, done, total) {
+      if (current?.stage !== stage) {
+        current?.bar.stop();
+        current = { stage, bar: reporter.progress(stage, 'tasks', total) };
+      }
+      current.bar.update(done);
+    },
+    stop() {
+      current?.bar.stop();
+      current = undefined;
+    },
+  };
+}
+
+/**
+ * Writes the pairs/clusters output and prints the summary (human, or --json). `finished`: first
+ * refuse a job whose stages have not all run (`job report`).
+ */
+export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { out?: string; removed?: string }, reporter: Reporter, started: number, finished = false): Promise<JobSummary> {
+  if (flags.removed !== undefined && job.output.mode !== 'dedup') throw new UsageError(`--removed lists the documents --output dedup drops: this job's output is ${job.output.mode}`);
+  // The components stage computes the audit's similarities only for a job planned with --removed.
+  if (flags.removed !== undefined && job.output.removed === undefined) throw new UsageError('--removed: this job was planned without it, so its components stage did not compute the similarities; plan it with --removed FILE');
+  const removedFile = flags.removed ?? job.output.removed;
+  await refuseJobAliases(job, flags.out, removedFile);
+  if (removedFile !== undefined) {
+    auditFormat(removedFile);
+    await checkAuditTarget(removedFile);
+  }
+  const { s, written, stages, removed } = await wd.withView(job, true, async (dir) => {
+    if (finished) {
+      const unfinished = progressOf(dir, job).filter((p) => p.done < p.total);
+      if (unfinished.length > 0) throw new UsageError(`the job is not finished: ${unfinished.map((p) => `${p.stage} ${p.done}/${p.total}`).join(', ')} tasks done`);
+    }
+    const s = summarize(dir, job);
+    const written = await writeJobOutput(dir, job, flags.out, s);
+    const removed = removedFile !== undefined ? await writeJobRemoved(dir, job, removedFile) : undefined;
+    return { s, written, stages: stageTimings(dir, job), removed };
+  });
+  // Every output shard is in place: mark the directory complete, as neardup dedup does.
+  await wd.markOutput(job, true);
+  const workDir = wd.name;
+  // A dedup job planned without output shards is a --dry-run.
+  const dryRun = job.output.mode === 'dedup' && !job.output.dir;
+  const total = performance.now() - started;
+  const corpusShards = job.shards.filter((x) => x.side === 0).length;
+  if (flags.json) {
+    reporter.json({
+      command: 'job dedup',
+      workDir,
+      input: { shards: corpusShards, referenceShards: job.shards.length - corpusShards, docs: s.docs, emptyDocs: s.emptyDocs, skipped: s.skippedRecords, bytes: s.bytes },
+      skippedShards: s.skippedShards,
+      options: { threshold: job.threshold, shingle: job.shingle, minhash: job.minhash, verify: 'exact', partitions: job.partitions, against: job.against },
+      lsh: { bands: job.bands, rows: job.rows },
+      candidates: s.candidates,
+      pairs: s.pairs,
+      ...recallJson(s.recall, undefined),
+      clusters: s.clusters,
+      docsInClusters: s.docsInClusters,
+      duplicates: s.duplicates,
+      ...(s.removal ? { removal: s.removal } : {}),
+      ...(job.against ? { matched: s.duplicates, referenceMatched: s.referenceMatched } : {}),
+      output: { mode: job.output.mode, path: job.output.dir ?? flags.out, records: written, format: job.output.mode === 'pairs' ? job.output.pairFormat : undefined, ...(dryRun ? { dryRun: true } : {}) },
+      ...(removed !== undefined ? { removed: { path: removedFile, records: removed } } : {}),
+      // Per stage: tasks, and their markers' wall and CPU times summed (ms); total: this command's wall time.
+      timings: { total, stages },
+    });
+    return s;
+  }
+  reporter.summary(`docs        ${int(s.docs)} from ${corpusShards} shard${corpusShards === 1 ? '' : 's'}${job.against ? ` and ${job.shards.length - corpusShards} reference shards` : ''}: ${int(s.emptyDocs)} empty${s.skippedRecords ? `, ${int(s.skippedRecords)} invalid skipped` : ''}`);
+  for (const b of s.skippedShards) reporter.summary(`skipped     shard ${b.path}: ${b.error}`);
+  reporter.summary(`lsh         ${job.bands} bands × ${job.rows} rows, ${job.partitions} partition${job.partitions === 1 ? "" : "s"}`);
+  reporter.summary(`candidates  ${int(s.candidates)}`);
+  reporter.summary(`pairs       ${int(s.pairs)} (exact Jaccard ≥ ${job.threshold}${job.against ? ', corpus × reference only' : ''})`);
+  reporter.summary(recallLine(s.recall, undefined, job.threshold, candidateProbability(job.threshold, job.bands, job.rows)));
+  if (job.against) {
+    reporter.summary(`matched     ${int(s.duplicates)} corpus documents are near duplicates of a reference document`);
+    reporter.summary(`reference   ${int(s.referenceMatched ?? 0)} reference documents are near duplicates of a corpus document`);
+  }
+  else reporter.summary(`clusters    ${int(s.clusters)}, holding ${int(s.docsInClusters)} docs (${int(s.duplicates)} duplicates beyond one per cluster)`);
+  if (s.removal && job.output.mode !== 'pairs') reporter.summary(removalLine(s.removal));
+  // As neardup dedup's time line: per stage, the wall time of its tasks summed (run one after the
+  // other by --local, in parallel by workers); total is this command's wall time.
+  const names = Object.keys(stages);
+  reporter.summary(`time        ${names.map((n) => `${n} ${ms(stages[n]!.wall)}`).join(' · ')} · total ${ms(total)}`);
+  if (reporter.flags.verbose) {
+    reporter.summary(`cpu         ${names.map((n) => `${n} ${ms(stages[n]!.cpu)}`).join(' · ')} (task CPU, user + system, summed)`);
+    reporter.summary(`tasks       ${names.map((n) => `${n} ${stages[n]!.tasks}`).join(' · ')}`);
+  }
+  const where = job.output.dir ?? flags.out;
+  if (where) reporter.summary(`output      ${job.output.mode}: ${int(written)} records → ${where}`);
+  printRemovedLines({ dryRun, removed: removedFile, output: job.output.mode }, reporter, s.docs - (s.removal ? (s.removal.rule === 'verified' ? s.removal.verifiedDrops! : s.removal.clusterDrops) : job.keep === 'none' ? s.docsInClusters : s.duplicates), removed);
+  return s;
+}
+
+/** The work dir of the flags, with its plan. */
+export async function openJob(workDir: string): Promise<{ wd: WorkDir; job: JobSpec }> {
+  const wd = openWorkDir(workDir);
+  return { wd, job: await wd.load() };
+}

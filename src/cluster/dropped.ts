@@ -1,0 +1,69 @@
+/**
+ * What a deduplication drops, in one process: each clustered document's similarity to its
+ * cluster's kept member (the `similarity` tag), and the rows of the `--removed` audit. The memory
+ * route gives the texts it holds; the streaming route reads the input once more.
+ * @module
+ */
+import { openInput, type ReadOptions } from '../io/read/read.js';
+import type { AuditRow, AuditWriter } from '../io/write/audit.js';
+import type { ShingleOptions } from '../text/shingler.js';
+import type { SetMeasure } from '../similarity/prefixJoin.js';
+import type { Cluster } from './clusters.js';
+import { KeptSimilarity } from './keptSimilarity.js';
+import type { Removal } from './removal.js';
+
+/** The kept member of a cluster: its representative (-1: none kept, `--keep none`), else its first member. */
+export function keptOf(c: Cluster): number {
+  return c.representative ?? c.members[0]!;
+}
+
+/**
+ * The similarity of each document to its cluster's kept member, NaN for a kept member, a document
+ * in no cluster, and every member under `--keep none`. `texts` when they are in memory, else `file`
+ * is read again with `read` (its documents numbered as in the run).
+ */
+export async function keptSimilarities(clusters: readonly Cluster[], count: number, shingle: ShingleOptions | undefined, measure: SetMeasure | undefined, texts: readonly string[] | undefined, file: string, read: ReadOptions, bits: 32 | 64 = 32): Promise<Float64Array> {
+  const sims = new Float64Array(count).fill(NaN);
+  const ks = new KeptSimilarity(shingle, measure, (d, s) => (sims[d] = s), bits);
+  for (const c of clusters) {
+    const k = keptOf(c);
+    if (k < 0) continue;
+    for (const m of c.members) if (m !== k) ks.add(m, k);
+  }
+  if (ks.size === 0) return sims;
+  if (texts && texts.length === count) {
+    for (let i = 0; i < count; i++) if (ks.wants(i)) ks.feed(i, texts[i]!);
+  } else {
+    const input = await openInput(file, { ...read, raw: false });
+    let i = 0;
+    for await (const r of input.records) {
+      if (i >= count) break;
+      if (ks.wants(i)) ks.feed(i, r.text);
+      i++;
+    }
+    if (i !== count) throw new Error(`${file} changed while it was being read (${i} records instead of ${count})`);
+  }
+  return sims;
+}
+
+/**
+ * Writes one audit row per document `--output dedup` drops, in document order, as `removal` says
+ * (its similarities, or `sims` when given: the cluster rule's, computed from the texts). Returns the
+ * rows written.
+ */
+export async function writeDropped(audit: AuditWriter, clusters: readonly Cluster[], removal: Removal, sims: Float64Array, idOf: (i: number) => string | number): Promise<number> {
+  const count = removal.keptBy.length;
+  const clusterNo = new Int32Array(count).fill(-1);
+  clusters.forEach((c, k) => {
+    for (const m of c.members) clusterNo[m] = k;
+  });
+  let n = 0;
+  for (let i = 0; i < count; i++) {
+    const kept = removal.keptBy[i]!;
+    if (kept === i) continue;
+    const row: AuditRow = { id: String(idOf(i)), keptId: kept < 0 ? null : String(idOf(kept)), similarity: Number.isNaN(sims[i]!) ? null : sims[i]!, cluster: clusterNo[i]! };
+    await audit.write(row);
+    n++;
+  }
+  return n;
+}

@@ -1,0 +1,341 @@
+/**
+ * Object storage (S3 and S3-compatible stores: MinIO, Ceph RGW, R2, s3rver) behind the file layer:
+ * `s3://bucket/key` names, one client, and the few requests neardup makes (HEAD, ranged GET, list
+ * by prefix, PUT, multipart upload). The AWS SDK v3 (`@aws-sdk/client-s3`) is an optional package
+ * loaded on first use. Credentials and region come from the SDK's default chain; the endpoint from
+ * {@link setS3Endpoint} (`--s3-endpoint`) or the SDK's own `AWS_ENDPOINT_URL`.
+ *
+ * Every request is retried here, not by the SDK (whose retries are silent), with exponential
+ * backoff on 5xx, 429, network errors and, for reads of keys just listed or written, 404 (stores
+ * that are only eventually consistent after a write); each retry is said at `-v`.
+ * @module
+ */
+import { open } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { UsageError } from '../../common/errors.js';
+import { loadPackage } from '../../common/lazy.js';
+
+/** A parsed `s3://bucket/key` name. */
+export interface S3Url {
+  /** The bucket. */
+  bucket: string;
+  /** The key (or key prefix), without a leading `/`; may be empty. */
+  key: string;
+}
+
+/** True when `p` names an object or prefix in object storage. */
+export function isS3Url(p: string | undefined): p is string {
+  return typeof p === 'string' && p.startsWith('s3://');
+}
+
+/** Splits `s3://bucket/key`; a name without a bucket is a usage error naming it. */
+export function parseS3Url(url: string): S3Url {
+  const m = /^s3:\/\/([^/]+)\/?(.*)$/.exec(url);
+  if (!m || !m[1]) throw new UsageError(`${url}: not an S3 name (expected s3://bucket/key)`);
+  return { bucket: m[1], key: m[2]! };
+}
+
+/** Bytes of one ranged GET: large blocks, since small buffered reads cost one request each. */
+export const S3_BLOCK = 8 << 20;
+/** Ranged GETs (and multipart parts) in flight at once per object, and objects at once per list. */
+export const PARALLEL = 4;
+/** Attempts of one request before its error is final (NEARDUP_S3_ATTEMPTS overrides). */
+const ATTEMPTS = 8;
+
+function attempts(): number {
+  const n = Number(process.env.NEARDUP_S3_ATTEMPTS);
+  return Number.isInteger(n) && n >= 1 ? n : ATTEMPTS;
+}
+
+let endpoint: string | undefined;
+let log: ((line: string) => void) | undefined;
+let client: Promise<S3Handle> | undefined;
+/** Requests sent since start (retries included): for `-v` and the bench. */
+export const s3Requests = { count: 0, retries: 0 };
+
+/** Sets the endpoint of an S3-compatible store (`--s3-endpoint`); undefined: `AWS_ENDPOINT_URL`, else AWS. */
+export function setS3Endpoint(url: string | undefined): void {
+  if (url !== undefined && !/^https?:\/\/[^/]+/.test(url)) throw new UsageError(`--s3-endpoint ${url}: expected http(s)://host[:port]`);
+  endpoint = url;
+  client = undefined;
+}
+
+/** Where retries are reported (the CLI passes stderr at `-v`). */
+export function setS3Log(fn: ((line: string) => void) | undefined): void {
+  log = fn;
+}
+
+/** Path-style addressing for an endpoint given by IP address or localhost: those have no bucket subdomains. */
+export function wantsPathStyle(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || /^\d+\.\d+\.\d+\.\d+$/.test(host) || host.includes(':');
+}
+
+type Sdk = typeof import('@aws-sdk/client-s3');
+interface S3Handle {
+  sdk: Sdk;
+  s3: import('@aws-sdk/client-s3').S3Client;
+}
+
+async function handle(): Promise<S3Handle> {
+  client ??= (async () => {
+    // Its Node 20 deprecation notice would come before every command's output; docs/distributed.md says it.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+    const sdk = await loadPackage<Sdk>('@aws-sdk/client-s3', 'reading and writing s3:// names');
+    const ep = endpoint ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
+    // S3-compatible stores ignore the region, but the SDK refuses to sign without one.
+    const region = ep && !process.env.AWS_REGION && !process.env.AWS_DEFAULT_REGION ? 'us-east-1' : undefined;
+    const s3 = new sdk.S3Client({ endpoint: ep, forcePathStyle: ep ? wantsPathStyle(ep) : undefined, region, maxAttempts: 1 });
+    return { sdk, s3 };
+  })();
+  return client;
+}
+
+function statusOf(e: unknown): number | undefined {
+  return (e as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+}
+
+/** Whether a failed request is worth another attempt: 5xx, 429, a dropped connection, or (when asked) 404. */
+function retryable(e: unknown, notFoundToo: boolean): boolean {
+  const status = statusOf(e);
+  if (status !== undefined) return status >= 500 || status === 429 || (notFoundToo && status === 404);
+  const code = (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.name;
+  return typeof code === 'string' && /ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|socket hang up|TimeoutError|NetworkingError/i.test(code + ((e as Error)?.message ?? ''));
+}
+
+/**
+ * A 404: the bucket or the key is missing, and the message says which. `unknown` is a 404 that does
+ * not say (a HEAD has no body to name the error; some stores send none).
+ */
+export class S3NotFoundError extends UsageError {
+  readonly missing: 'bucket' | 'key' | 'unknown';
+
+  constructor(url: string, missing: 'bucket' | 'key' | 'unknown') {
+    const { bucket, key } = parseS3Url(url);
+    super(
+      missing === 'bucket'
+        ? `${url}: there is no bucket "${bucket}"`
+        : missing === 'key'
+          ? `${url}: the bucket "${bucket}" has no key "${key}"`
+          : `${url}: not found (HTTP 404: either the bucket "${bucket}" or the key "${key}" is missing)`,
+    );
+    this.missing = missing;
+  }
+}
+
+/** True for a 404 that is not a missing bucket: what a read of an optional key treats as "none there". */
+function keyMissing(e: unknown): boolean {
+  return e instanceof S3NotFoundError && e.missing !== 'bucket';
+}
+
+/** An SDK error as one line naming the object. Missing buckets and keys and denied access are usage errors (exit 2). */
+function s3Error(url: string, e: unknown): Error {
+  const status = statusOf(e);
+  const name = (e as Error)?.name ?? 'Error';
+  if (name === 'NoSuchBucket') return new S3NotFoundError(url, 'bucket');
+  if (name === 'NoSuchKey') return new S3NotFoundError(url, 'key');
+  if (status === 404 || name === 'NotFound') return new S3NotFoundError(url, 'unknown');
+  if (status === 403) return new UsageError(`${url}: access denied (credentials come from the AWS SDK's default chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles)`);
+  if (name === 'MissingDependencyError' || e instanceof UsageError) return e as Error;
+  if (name === 'CredentialsProviderError') return new Error(`${url}: no AWS credentials found (the SDK's default chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, instance or pod roles)`);
+  const msg = (e as Error)?.message || name;
+  return new Error(`${url}: ${msg}${status ? ` (HTTP ${status})` : ''}`);
+}
+
+/**
+ * Runs one request with retries (exponential backoff from 100 ms, with jitter, up to {@link ATTEMPTS}
+ * attempts or NEARDUP_S3_ATTEMPTS). `notFoundToo` retries 404 as well: for a key that was just listed or written.
+ */
+async function withRetry<T>(url: string, what: string, run: (h: S3Handle) => Promise<T>, notFoundToo = false): Promise<T> {
+  const h = await handle();
+  const most = attempts();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      s3Requests.count++;
+      return await run(h);
+    } catch (e) {
+      if (attempt >= most || !retryable(e, notFoundToo)) throw s3Error(url, e);
+      const wait = Math.min(10_000, 100 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+      s3Requests.retries++;
+      log?.(`s3: ${what} ${url} failed (${statusOf(e) ?? (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.name}), retry ${attempt} of ${most - 1} in ${Math.round(wait)} ms`);
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}
+
+/** The size of an object, or undefined when there is none at that key. */
+export async function s3Size(url: string): Promise<number | undefined> {
+  const { bucket, key } = parseS3Url(url);
+  if (key === '' || key.endsWith('/')) return undefined;
+  try {
+    return await withRetry(url, 'HEAD', async ({ sdk, s3 }) => (await s3.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key }))).ContentLength ?? 0);
+  } catch (e) {
+    if (keyMissing(e)) return undefined;
+    throw e;
+  }
+}
+
+/** Keys below `prefix` in `bucket`, in the store's (UTF-8 byte) order, with their sizes. */
+export async function s3List(bucket: string, prefix: string): Promise<{ key: string; size: number }[]> {
+  const out: { key: string; size: number }[] = [];
+  let token: string | undefined;
+  do {
+    const page = await withRetry(`s3://${bucket}/${prefix}`, 'LIST', async ({ sdk, s3 }) => s3.send(new sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token })));
+    for (const o of page.Contents ?? []) if (o.Key !== undefined) out.push({ key: o.Key, size: o.Size ?? 0 });
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return out;
+}
+
+/**
+ * Runs `jobs` with at most `n` in flight. After a failure no job starts, and the first failure is
+ * thrown once the jobs in flight have ended (so nothing still writes when the caller cleans up).
+ */
+export async function inParallel(jobs: (() => Promise<void>)[], n: number): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const lane = async (): Promise<void> => {
+    while (!failure && next < jobs.length) {
+      try {
+        await jobs[next++]!();
+      } catch (e) {
+        failure ??= { error: e };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(n, jobs.length) }, lane));
+  if (failure) throw failure.error;
+}
+
+/**
+ * Copies the object `url` (of `size` bytes) to the local file `file` in ranged GETs of
+ * {@link S3_BLOCK} bytes, {@link PARALLEL} at a time. A 404 is retried: the key was just listed.
+ */
+export async function s3Download(url: string, size: number, file: string): Promise<void> {
+  const { bucket, key } = parseS3Url(url);
+  const fh = await open(file, 'w');
+  try {
+    const blocks: (() => Promise<void>)[] = [];
+    for (let start = 0; start < size || (size === 0 && start === 0); start += S3_BLOCK) {
+      if (size === 0) break;
+      const end = Math.min(size, start + S3_BLOCK) - 1;
+      blocks.push(async () => {
+        const bytes = await withRetry(url, 'GET', async ({ sdk, s3 }) => {
+          const r = await s3.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${end}` }));
+          const b = await r.Body!.transformToByteArray();
+          // A short body (a connection cut mid-block) is retried like any dropped connection.
+          if (b.length !== end - start + 1) throw Object.assign(new Error(`short read: ${b.length} of ${end - start + 1} bytes`), { code: 'ECONNRESET' });
+          return b;
+        }, true);
+        await fh.write(bytes, 0, bytes.length, start);
+      });
+    }
+    await inParallel(blocks, PARALLEL);
+  } finally {
+    await fh.close();
+  }
+}
+
+async function readBlock(file: string, start: number, length: number): Promise<Buffer> {
+  if (length === 0) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  for await (const c of createReadStream(file, { start, end: start + length - 1 })) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Uploads the local file `file` (of `size` bytes) to `url`. Up to one block it is one PUT; larger,
+ * a multipart upload of {@link S3_BLOCK} parts, each retried on its own, completed last, and
+ * aborted on failure: in both cases the object appears whole or not at all.
+ */
+export async function s3Upload(file: string, size: number, url: string): Promise<void> {
+  const { bucket, key } = parseS3Url(url);
+  if (size <= S3_BLOCK) {
+    const body = await readBlock(file, 0, size);
+    await withRetry(url, 'PUT', async ({ sdk, s3 }) => s3.send(new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: body })));
+    return;
+  }
+  const { UploadId } = await withRetry(url, 'CREATE-MULTIPART', async ({ sdk, s3 }) => s3.send(new sdk.CreateMultipartUploadCommand({ Bucket: bucket, Key: key })));
+  try {
+    const parts: { PartNumber: number; ETag: string }[] = [];
+    const jobs: (() => Promise<void>)[] = [];
+    for (let n = 1, start = 0; start < size; n++, start += S3_BLOCK) {
+      const [part, from] = [n, start];
+      jobs.push(async () => {
+        const body = await readBlock(file, from, Math.min(S3_BLOCK, size - from));
+        const r = await withRetry(url, `PUT part ${part}`, async ({ sdk, s3 }) => s3.send(new sdk.UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: part, Body: body })));
+        parts.push({ PartNumber: part, ETag: r.ETag! });
+      });
+    }
+    await inParallel(jobs, PARALLEL);
+    parts.sort((a, b) => a.PartNumber - b.PartNumber);
+    await withRetry(url, 'COMPLETE-MULTIPART', async ({ sdk, s3 }) => s3.send(new sdk.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } })));
+  } catch (e) {
+    await withRetry(url, 'ABORT-MULTIPART', async ({ sdk, s3 }) => s3.send(new sdk.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId }))).catch(() => {});
+    throw e;
+  }
+}
+
+/** What a HEAD tells of an object: its size and when it was last written (ms since the epoch). */
+export interface S3ObjectInfo {
+  size: number;
+  lastModified: number;
+}
+
+/** Size and modification time of the object `url`, or undefined when there is none. */
+export async function s3Head(url: string): Promise<S3ObjectInfo | undefined> {
+  const { bucket, key } = parseS3Url(url);
+  if (key === '' || key.endsWith('/')) return undefined;
+  try {
+    return await withRetry(url, 'HEAD', async ({ sdk, s3 }) => {
+      const r = await s3.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key }));
+      return { size: r.ContentLength ?? 0, lastModified: r.LastModified ? r.LastModified.getTime() : 0 };
+    });
+  } catch (e) {
+    if (keyMissing(e)) return undefined;
+    throw e;
+  }
+}
+
+/**
+ * The bytes of a small object (a marker, a plan), or of `range` (`[start, end]`, inclusive) of one;
+ * undefined when there is no such object. Not for large objects: {@link s3Download} copies those.
+ */
+export async function s3Get(url: string, range?: [number, number]): Promise<Buffer | undefined> {
+  const { bucket, key } = parseS3Url(url);
+  try {
+    return await withRetry(url, 'GET', async ({ sdk, s3 }) => {
+      const r = await s3.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key, Range: range ? `bytes=${range[0]}-${range[1]}` : undefined }));
+      const b = Buffer.from(await r.Body!.transformToByteArray());
+      const want = range ? range[1] - range[0] + 1 : r.ContentLength;
+      if (want !== undefined && b.length !== want) throw Object.assign(new Error(`short read: ${b.length} of ${want} bytes`), { code: 'ECONNRESET' });
+      return b;
+    });
+  } catch (e) {
+    if (keyMissing(e)) return undefined;
+    throw e;
+  }
+}
+
+/**
+ * Writes a small object in one PUT. With `ifNoneMatch`, the PUT is conditional (`If-None-Match: *`):
+ * on a store that honours it, it fails with 412 when an object is already there, and this returns
+ * false (the first writer won); a store that ignores the header (s3rver) overwrites, and this returns true.
+ */
+export async function s3Put(url: string, body: Buffer | string, ifNoneMatch = false): Promise<boolean> {
+  const { bucket, key } = parseS3Url(url);
+  try {
+    await withRetry(url, 'PUT', async ({ sdk, s3 }) => s3.send(new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: Buffer.from(body), IfNoneMatch: ifNoneMatch ? '*' : undefined })));
+    return true;
+  } catch (e) {
+    // 409 ConditionalRequestConflict: a concurrent conditional write to the same key; it will win or has won.
+    if (ifNoneMatch && /HTTP (412|409)|PreconditionFailed|ConditionalRequestConflict/.test((e as Error).message)) return false;
+    throw e;
+  }
+}
+
+/** Deletes an object (none there is not an error). */
+export async function s3Delete(url: string): Promise<void> {
+  const { bucket, key } = parseS3Url(url);
+  await withRetry(url, 'DELETE', async ({ sdk, s3 }) => s3.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: key })));
+}

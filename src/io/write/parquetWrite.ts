@@ -1,0 +1,176 @@
+/**
+ * Rewriting a Parquet file without its duplicates, or with the tag columns: same schema (plus
+ * `cluster` INT32, `cluster_size` INT32, `duplicate_of` UTF8, `similarity` DOUBLE and `kept`
+ * BOOLEAN when annotating, all nullable but `kept`), same compression codec per column, one
+ * output row group per input row group. Written with hyparquet-writer (pure JavaScript) to a temp
+ * file renamed into place at the end, so no reader ever sees a partial file.
+ * @module
+ */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { InputError } from '../../common/errors.js';
+import { loadPackage } from '../../common/lazy.js';
+import { writeError, type PendingCommits } from './output.js';
+import { InvalidUtf8, openParquetGroups, type SchemaElementLike } from '../read/parquet.js';
+import type { FieldSpec } from '../read/jsonl.js';
+import type { InputRecord, ReaderContext } from '../read/record.js';
+import { annotationColumns, tagClashAt, type RecordTags } from './write.js';
+import { zstdCompressor } from '../codec/zstd.js';
+
+/** What to do with one record: keep it (dedup), and its tags (annotate; `kept` is `keep`). */
+export interface RowVerdict extends Omit<RecordTags, 'kept'> {
+  /** Keep the row in a deduplicated output. */
+  keep: boolean;
+}
+
+interface WriterModule {
+  ByteWriter: new () => ByteWriterLike;
+  ParquetWriter: new (o: Record<string, unknown>) => { write(o: Record<string, unknown>): void | Promise<void>; finish(): void | Promise<void> };
+}
+
+interface ByteWriterLike {
+  buffer: ArrayBuffer;
+  index: number;
+  offset: number;
+  flush?(): void | Promise<void>;
+  finish(): void | Promise<void>;
+}
+
+/** Codecs hyparquet-writer can write here; others (LZ4, LZO) are written as SNAPPY. */
+async function compressors(): Promise<Record<string, (b: Uint8Array) => Uint8Array>> {
+  return {
+    GZIP: (b) => gzipSync(b),
+    BROTLI: (b) => brotliCompressSync(b),
+    ZSTD: await zstdCompressor(),
+  };
+}
+
+/** The tag columns' Parquet types, in the order of TAG_NAMES: typed, so readers get numbers and booleans, not strings. */
+const TAG_TYPES: Omit<SchemaElementLike, 'name'>[] = [
+  { type: 'INT32', repetition_type: 'OPTIONAL' },
+  { type: 'INT32', repetition_type: 'OPTIONAL' },
+  { type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
+  { type: 'DOUBLE', repetition_type: 'OPTIONAL' },
+  { type: 'BOOLEAN', repetition_type: 'REQUIRED' },
+];
+
+const WRITABLE = new Set(['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'BROTLI', 'ZSTD']);
+
+function fixBytes(v: unknown): unknown {
+  return v instanceof InvalidUtf8 ? v.bytes : v;
+}
+
+/**
+ * Rewrites Parquet file `input` into `output` (atomically), keeping or annotating each valid record
+ * as `verdict` says; rows that are not valid records (skipped with --skip-invalid) are left out, as
+ * in the text formats. `verdict` is called once per valid record, in row order. Returns the rows written.
+ */
+export async function rewriteParquet(
+  input: string,
+  output: string,
+  ctx: ReaderContext,
+  spec: FieldSpec,
+  mode: 'dedup' | 'annotate',
+  verdict: (r: InputRecord) => RowVerdict,
+  tagPrefix = '',
+  commits?: PendingCommits,
+): Promise<number> {
+  const w = await loadPackage<WriterModule>('hyparquet-writer', 'writing Parquet');
+  const comp = await compressors();
+  const { metadata, tree, groups } = await openParquetGroups(input, ctx, spec, true);
+  const names = tree.children.map((c) => c.element.name);
+  let tagNames: string[] = [];
+  try {
+    if (mode === 'annotate') tagNames = annotationColumns(names, tagPrefix);
+  } catch (e) {
+    throw tagClashAt(e, ctx.file, undefined, 'schema');
+  }
+  const schema: SchemaElementLike[] = metadata.schema.map((e) => ({ ...e }));
+  if (mode === 'annotate') {
+    schema[0] = { ...schema[0]!, num_children: (schema[0]!.num_children ?? names.length) + TAG_TYPES.length };
+    TAG_TYPES.forEach((t, i) => schema.push({ name: tagNames[i]!, ...t }));
+  }
+  // Each top-level column keeps the codec of its first leaf in the first row group.
+  const codecOf = new Map<string, string>();
+  for (const c of metadata.row_groups[0]?.columns ?? []) {
+    const m = c.meta_data;
+    if (m && !codecOf.has(m.path_in_schema[0]!)) codecOf.set(m.path_in_schema[0]!, WRITABLE.has(m.codec) ? m.codec : 'SNAPPY');
+  }
+  const fileCodec = codecOf.values().next().value ?? 'SNAPPY';
+
+  const dir = path.dirname(path.resolve(output));
+  const tmp = path.join(dir, `.${path.basename(output)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`);
+  let fh: import('node:fs/promises').FileHandle;
+  try {
+    fh = await fsp.open(tmp, 'w');
+  } catch (e) {
+    throw new InputError(output, undefined, `cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  let written = 0;
+  try {
+    const bw = new w.ByteWriter();
+    const flush = async (): Promise<void> => {
+      if (bw.index === 0) return;
+      try {
+        await fh.write(new Uint8Array(bw.buffer, 0, bw.index));
+      } catch (e) {
+        // Node's ENOSPC names no file.
+        throw writeError(output, e);
+      }
+      bw.index = 0;
+    };
+    bw.flush = flush;
+    bw.finish = flush;
+    const pw = new w.ParquetWriter({ writer: bw, schema, codec: fileCodec, compressors: comp, kvMetadata: metadata.key_value_metadata, createdBy: 'neardup (hyparquet-writer)' });
+    for await (const g of groups) {
+      if (!g.values) continue;
+      const keep: number[] = [];
+      const tags: (number | string | boolean | null)[][] = TAG_TYPES.map(() => []);
+      for (const r of g.records) {
+        const local = r.row - g.start;
+        const v = verdict(r);
+        if (mode === 'dedup' && !v.keep) continue;
+        keep.push(local);
+        tags[0]!.push(v.cluster ?? null);
+        tags[1]!.push(v.clusterSize ?? null);
+        tags[2]!.push(v.duplicateOf ?? null);
+        tags[3]!.push(v.similarity ?? null);
+        tags[4]!.push(v.keep);
+      }
+      if (keep.length === 0) continue;
+      const columnData: Record<string, unknown>[] = names.map((name) => ({
+        name,
+        data: keep.map((i) => fixBytes(g.values![i]![name])),
+        codec: codecOf.get(name) ?? fileCodec,
+      }));
+      if (mode === 'annotate') {
+        tags.forEach((data, i) => columnData.push({ name: tagNames[i]!, data, codec: fileCodec }));
+      }
+      try {
+        await pw.write({ columnData, rowGroupSize: keep.length });
+      } catch (e) {
+        throw new InputError(output, undefined, `cannot write row group ${g.index} of ${input} as Parquet (${(e as Error).message})`);
+      }
+      written += keep.length;
+    }
+    await pw.finish();
+    await fh.close();
+    const discard = (): Promise<void> => fsp.rm(tmp, { force: true });
+    const rename = async (): Promise<void> => {
+      try {
+        await fsp.rename(tmp, output);
+      } catch (e) {
+        await discard();
+        throw writeError(output, e);
+      }
+    };
+    if (commits) commits.add(rename, discard);
+    else await rename();
+  } catch (e) {
+    await fh.close().catch(() => undefined);
+    await fsp.rm(tmp, { force: true });
+    throw e;
+  }
+  return written;
+}

@@ -1,0 +1,195 @@
+/**
+ * Writing an input back in its own format and compression, without its duplicates (`dedup`) or
+ * with its tags (`annotate`): one file, or a directory of output shards named like
+ * the input shards. Every file is written atomically (temp file, then rename), and a directory of
+ * output shards gets a `_SUCCESS` marker last, so nothing half-written looks complete.
+ * @module
+ */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { InputError, UsageError } from '../../common/errors.js';
+import { openOutput, type OutputSink, type PendingCommits } from './output.js';
+import { rewriteParquet, type RowVerdict } from './parquetWrite.js';
+import { openInput, rowCount, type OpenedInput, type ReadOptions } from '../read/read.js';
+import { makeContext, type InputRecord } from '../read/record.js';
+import type { ShardList } from '../read/shards.js';
+import { lockOutputDirectory, refuseStrayOutputs, SUCCESS_MARKER, successText } from './outDir.js';
+import { annotateHeader, annotateRecord, tagClashAt } from './write.js';
+
+export type { RowVerdict } from './parquetWrite.js';
+
+/** `dedup` keeps one document per cluster; `annotate` keeps all, with their tags (cluster, cluster_size, duplicate_of, similarity, kept). */
+export type RewriteMode = 'dedup' | 'annotate';
+
+export { SUCCESS_MARKER } from './outDir.js';
+
+/**
+ * Writes the records of `input` (opened with `raw: true`, not Parquet) to `sink`, keeping or
+ * annotating each as `verdict` says. Returns the records written.
+ */
+export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix = ''): Promise<number> {
+  let headerDone = false;
+  // Rows are written byte for byte: a byte-order mark and each row's own line break (CRLF stays
+  // CRLF, also inside quoted CSV fields, which are part of raw; a last row without one gets \n, so
+  // that rows never run together) are kept.
+  const header = async (): Promise<void> => {
+    if (headerDone) return;
+    headerDone = true;
+    if (input.bom) await sink.write('\ufeff');
+    const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns, tagPrefix };
+    if (mode === 'annotate') {
+      let head: string;
+      try {
+        head = annotateHeader(layout, input.header?.raw, input.header?.eol);
+      } catch (e) {
+        throw tagClashAt(e, input.name, input.header ? 1 : undefined);
+      }
+      await sink.write(head);
+    }
+    else if (input.header) await sink.write(input.header.raw + (input.header.eol || '\n'));
+  };
+  let written = 0;
+  for await (const r of input.records) {
+    await header();
+    const v = verdict(r);
+    if (mode === 'annotate') {
+      const layout = { format: input.format, delimiter: input.delimiter, columns: input.header?.columns, tagPrefix };
+      let line: string;
+      try {
+        line = annotateRecord(layout, r.raw!, { ...v, kept: v.keep }, r.eol);
+      } catch (e) {
+        throw tagClashAt(e, input.name, r.line);
+      }
+      await sink.write(line);
+      written++;
+    } else if (v.keep) {
+      await sink.write(r.raw! + (r.eol || '\n'));
+      written++;
+    }
+  }
+  await header();
+  return written;
+}
+
+/**
+ * Rewrites one file (`path`, not a sharded input) into `out`: Parquet as Parquet (see
+ * ./parquetWrite.ts), anything else record by record; the compression follows `out`'s name. With
+ * `commits`, the file is renamed into place by {@link PendingCommits.commit}, not here.
+ */
+export async function rewriteFile(file: string, out: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, rows?: { rows: number }, tagPrefix = '', commits?: PendingCommits): Promise<number> {
+  const probe = options.format && options.format !== 'auto' ? options.format : undefined;
+  const input = probe === 'parquet' ? undefined : await openInput(file, { ...options, raw: true });
+  // The file's rows (valid and skipped), for a caller that numbers the next shard's.
+  let last = -1;
+  let valid = 0;
+  const counted = (r: InputRecord): RowVerdict => {
+    last = r.row;
+    valid++;
+    return verdict(r);
+  };
+  if (!input || input.format === 'parquet') {
+    const ctx = makeContext(options.displayName ?? file, false, options.skipInvalid ?? false, { count: 0, examples: [] });
+    const n = await rewriteParquet(file, out, ctx, options.fields ?? {}, mode, counted, tagPrefix, commits);
+    if (rows) rows.rows = rowCount(last, valid, ctx.stats.count);
+    return n;
+  }
+  const sink = await openOutput(out, commits);
+  try {
+    const n = await rewriteRecords(input, sink, mode, counted, tagPrefix);
+    await sink.close();
+    if (rows) rows.rows = rowCount(last, valid, input.skips.count);
+    return n;
+  } catch (e) {
+    await sink.abort();
+    throw e;
+  }
+}
+
+function inside(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * Checks and prepares `outDir` for the output shards of `list`: it must not be (or lie inside) the
+ * input's base directory, nor be a file, nor hold files other than the shards of `list` (./outDir.ts);
+ * it is created when missing, and an old `_SUCCESS` marker is removed first, so a directory from an
+ * earlier run does not look complete while it is rewritten.
+ */
+export async function prepareOutputDirectory(list: ShardList, outDir: string): Promise<() => Promise<void>> {
+  const st = await fsp.stat(outDir).catch(() => undefined);
+  if (st && !st.isDirectory()) throw new UsageError(`output ${outDir}: the input has ${list.shards.length} shard(s), so the output is a directory of shards, but ${outDir} is a file`, { option: 'out' });
+  await fsp.mkdir(outDir, { recursive: true });
+  // Checked and written under the directory's lock: two runs at once never mix their shards.
+  const release = await lockOutputDirectory(outDir);
+  try {
+    await checkOutputDirectory(list, outDir);
+  } catch (e) {
+    await release();
+    throw e;
+  }
+  return release;
+}
+
+/** The checks of {@link prepareOutputDirectory}, with the directory locked. */
+async function checkOutputDirectory(list: ShardList, outDir: string): Promise<void> {
+  const real = await fsp.realpath(outDir);
+  for (const root of list.roots ?? [list.base]) {
+    const base = await fsp.realpath(root);
+    if (inside(base, real) || inside(real, base)) {
+      throw new UsageError(`output directory ${outDir} overlaps the input ${list.roots ? '' : 'directory '}${root}: write the output shards to another directory`, { option: 'out' });
+    }
+  }
+  await refuseStrayOutputs(outDir, list.shards.map((s) => s.rel), 'output directory');
+  await fsp.rm(path.join(outDir, SUCCESS_MARKER), { force: true });
+}
+
+/**
+ * Rewrites every shard of `list` into `outDir`, under the shard's own relative name (so the same
+ * format and compression), then writes the `_SUCCESS` marker. `verdict` sees the records of all
+ * shards in order, with rows numbered across shards as {@link openInput} numbers them. With
+ * `commits`, the shards' renames and the marker wait for {@link PendingCommits.commit}.
+ */
+export async function rewriteShards(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix = '', commits?: PendingCommits): Promise<number> {
+  const release = await prepareOutputDirectory(list, outDir);
+  let written: number;
+  try {
+    written = await rewriteLocked(list, outDir, options, mode, verdict, tagPrefix, commits);
+  } catch (e) {
+    await release();
+    throw e;
+  }
+  // With commits, the directory stays locked until its renames are done (or discarded).
+  if (commits) commits.add(release, release);
+  else await release();
+  return written;
+}
+
+/** {@link rewriteShards} once the output directory is locked and checked. */
+async function rewriteLocked(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix: string, commits: PendingCommits | undefined): Promise<number> {
+  let written = 0;
+  let offset = 0;
+  for (let k = 0; k < list.shards.length; k++) {
+    const shard = list.shards[k]!;
+    const out = path.join(outDir, shard.rel);
+    await fsp.mkdir(path.dirname(out), { recursive: true });
+    const base = offset;
+    const rows = { rows: 0 };
+    written += await rewriteFile(shard.path, out, { ...options, inputs: undefined, displayName: undefined }, mode, (r) => {
+      r.row += base;
+      r.shard = k;
+      return verdict(r);
+    }, rows, tagPrefix, commits);
+    offset += rows.rows;
+  }
+  const marker = async (): Promise<void> => {
+    try {
+      await fsp.writeFile(path.join(outDir, SUCCESS_MARKER), successText(list.shards.map((s) => s.rel)));
+    } catch (e) {
+      throw new InputError(path.join(outDir, SUCCESS_MARKER), undefined, `cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+  };
+  if (commits) commits.add(marker);
+  else await marker();
+  return written;
+}

@@ -1,0 +1,180 @@
+/**
+ * The online index's document record (spec: docs/formats.md, "Document records"): what a store
+ * keeps under each document id. Version byte, flags, then the fingerprint set (verify `exact`), the
+ * signature (verify `estimate`), the metadata as UTF-8 JSON and the expiry (8 bytes, last). Readers for the hot path skip what
+ * they do not need (metadata when verifying, the set when reading metadata).
+ * @module
+ */
+import { ByteReader, FORMAT_VERSION, FormatError, putFingerprintSet, putVarint, readFingerprintSet } from '../../sketch/format.js';
+
+/** Record flag: the record holds the fingerprint set. */
+export const REC_SET = 1;
+/** Record flag: the record holds the signature. */
+export const REC_SIG = 2;
+/** Record flag: the record holds metadata (UTF-8 JSON). */
+export const REC_META = 4;
+/** Record flag: the record ends with its expiry (float64 LE, ms since the epoch). */
+export const REC_EXPIRES = 8;
+
+/** One indexed document as stored: what a store persists under the document's id. */
+export interface DocRecord {
+  /** Sorted unique fingerprints (exact verification), when kept. */
+  set?: Uint32Array;
+  /** The MinHash signature (estimate verification), when kept. */
+  signature?: Uint32Array;
+  /** Caller metadata, any JSON value. */
+  meta?: unknown;
+  /** When the document expires, in ms since the epoch (absent: never). */
+  expiresAt?: number;
+}
+
+const utf8 = new TextEncoder();
+const utf8d = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Encodes a document record: version, flags, then in order the fingerprint set (REC_SET),
+ * the signature as varint numPerm + uint32 LE slots (REC_SIG), the metadata as varint byte length + UTF-8 JSON (REC_META).
+ */
+export function encodeRecord(rec: DocRecord): Uint8Array {
+  // Metadata first: JSON.stringify may run caller code (toJSON), which must not see the scratch in use.
+  const metaBytes = rec.meta === undefined ? undefined : utf8.encode(JSON.stringify(rec.meta));
+  const { set, signature, expiresAt } = rec;
+  const need = 2 + (set ? 5 + set.length * 5 : 0) + (signature ? 5 + signature.length * 4 : 0) + (metaBytes ? 5 + metaBytes.length : 0) + 8;
+  // One reused scratch and one exact-size copy: cheaper than growing a fresh writer per record.
+  if (recordScratch.length < need) recordScratch = new Uint8Array(Math.max(need, recordScratch.length * 2));
+  const b = recordScratch;
+  let o = 0;
+  b[o++] = FORMAT_VERSION;
+  b[o++] = (set ? REC_SET : 0) | (signature ? REC_SIG : 0) | (metaBytes ? REC_META : 0) | (expiresAt !== undefined ? REC_EXPIRES : 0);
+  if (set) o = putFingerprintSet(b, o, set);
+  if (signature) {
+    o = putVarint(b, o, signature.length);
+    for (let i = 0; i < signature.length; i++) {
+      const v = signature[i]!;
+      b[o] = v;
+      b[o + 1] = v >>> 8;
+      b[o + 2] = v >>> 16;
+      b[o + 3] = v >>> 24;
+      o += 4;
+    }
+  }
+  if (metaBytes) {
+    o = putVarint(b, o, metaBytes.length);
+    b.set(metaBytes, o);
+    o += metaBytes.length;
+  }
+  if (expiresAt !== undefined) {
+    new DataView(b.buffer, b.byteOffset, b.byteLength).setFloat64(o, checkExpiry(expiresAt), true);
+    o += 8;
+  }
+  return b.slice(0, o);
+}
+
+/** `at` when it is a usable expiry (a finite number of ms since the epoch), else a RangeError. */
+function checkExpiry(at: number): number {
+  if (typeof at !== 'number' || !Number.isFinite(at)) throw new RangeError(`expiresAt must be a finite number of ms since the epoch, got ${String(at)}`);
+  return at;
+}
+
+/**
+ * The record `bytes` with its expiry set to `at` (ms since the epoch), or removed when `at` is
+ * undefined: a new array (the expiry is the record's last section, so the others are copied as they are).
+ */
+export function withExpiry(bytes: Uint8Array, at: number | undefined): Uint8Array {
+  const has = bytes.length > 1 && (bytes[1]! & REC_EXPIRES) !== 0;
+  const body = has ? bytes.subarray(0, bytes.length - 8) : bytes;
+  if (at === undefined) {
+    const out = body.slice();
+    if (out.length > 1) out[1] = out[1]! & ~REC_EXPIRES;
+    return out;
+  }
+  const out = new Uint8Array(body.length + 8);
+  out.set(body);
+  out[1] = out[1]! | REC_EXPIRES;
+  new DataView(out.buffer).setFloat64(body.length, checkExpiry(at), true);
+  return out;
+}
+
+/** A record's expiry in ms since the epoch, or undefined when it has none; reads only its last 8 bytes. */
+export function recordExpiresAt(bytes: Uint8Array): number | undefined {
+  if (bytes.length < 10 || !(bytes[1]! & REC_EXPIRES)) return undefined;
+  return new DataView(bytes.buffer, bytes.byteOffset + bytes.length - 8, 8).getFloat64(0, true);
+}
+
+let recordScratch = new Uint8Array(4096);
+
+/** The parsed header of a record, with the reader left at the first section. */
+function recordReader(bytes: Uint8Array, what: string): { r: ByteReader; flags: number } {
+  // The expiry, when present, is the last 8 bytes: the sections before it end there.
+  const expiring = bytes.length > 1 && (bytes[1]! & REC_EXPIRES) !== 0;
+  if (expiring && bytes.length < 10) throw new FormatError(`${what}: truncated expiry`);
+  const r = new ByteReader(bytes, 0, expiring ? bytes.length - 8 : bytes.length, what);
+  const version = r.u8();
+  if (version !== FORMAT_VERSION) throw new FormatError(`${what}: unsupported record version ${version}`);
+  const flags = r.u8();
+  if (flags & ~15) throw new FormatError(`${what}: unknown record flags 0x${flags.toString(16)}`);
+  return { r, flags };
+}
+
+/** Decodes a whole record. `what` names it in errors (for example the document id). */
+export function decodeRecord(bytes: Uint8Array, what = 'record'): DocRecord {
+  const { r, flags } = recordReader(bytes, what);
+  const rec: DocRecord = {};
+  if (flags & REC_SET) rec.set = readFingerprintSet(r).slice();
+  if (flags & REC_SIG) {
+    const n = r.varint();
+    const sig = new Uint32Array(n);
+    for (let i = 0; i < n; i++) sig[i] = r.u32();
+    rec.signature = sig;
+  }
+  if (flags & REC_META) {
+    const n = r.varint();
+    const text = utf8d.decode(r.bytes(n));
+    try {
+      rec.meta = JSON.parse(text);
+    } catch {
+      throw new FormatError(`${what}: metadata is not valid JSON`);
+    }
+  }
+  if (r.pos !== r.end) throw new FormatError(`${what}: ${r.end - r.pos} trailing bytes`);
+  if (flags & REC_EXPIRES) rec.expiresAt = recordExpiresAt(bytes);
+  return rec;
+}
+
+/**
+ * Hot-path view of a record for verification: the fingerprint set decoded into `scratch` (no
+ * allocation when it fits) and the signature as a fresh array, skipping the metadata.
+ */
+export function readRecordSketch(bytes: Uint8Array, scratch: Uint32Array | undefined): { set?: Uint32Array; signature?: Uint32Array } {
+  const { r, flags } = recordReader(bytes, 'record');
+  const out: { set?: Uint32Array; signature?: Uint32Array } = {};
+  if (flags & REC_SET) out.set = readFingerprintSet(r, scratch);
+  if (flags & REC_SIG) {
+    const n = r.varint();
+    const sig = new Uint32Array(n);
+    for (let i = 0; i < n; i++) sig[i] = r.u32();
+    out.signature = sig;
+  }
+  return out;
+}
+
+/** Only the metadata of a record (undefined when none), skipping the other sections without decoding them. */
+export function readRecordMeta(bytes: Uint8Array, what = 'record'): unknown {
+  const { r, flags } = recordReader(bytes, what);
+  if (!(flags & REC_META)) return undefined;
+  if (flags & REC_SET) {
+    // Skip n varints: count the bytes that end one (high bit clear).
+    let n = r.varint();
+    let p = r.pos;
+    while (n > 0 && p < r.end) if (bytes[p++]! < 0x80) n--;
+    if (n > 0) throw new FormatError(`${what}: truncated fingerprint set`);
+    r.pos = p;
+  }
+  if (flags & REC_SIG) r.bytes(r.varint() * 4);
+  const text = utf8d.decode(r.bytes(r.varint()));
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new FormatError(`${what}: metadata is not valid JSON`);
+  }
+}

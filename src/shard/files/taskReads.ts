@@ -1,0 +1,118 @@
+/**
+ * What a task reads besides its own shards' files: the markers of other tasks and some of their
+ * files, all computed from the plan (never listed). A work dir that is not a shared file system
+ * (src/shard/workdir/s3work.ts) copies exactly these to the task's local spool before it runs the task.
+ * @module
+ */
+import { roundOf, roundStage, shardsOfTask, STAGES, taskCount, taskOfShard, type JobSpec, type StageName, type TaskStage } from './job.js';
+import { compressionFromName, formatFromExtension } from '../../io/read/formats.js';
+
+/** The markers of `tasks` of `stage`, and those of their `files` that the markers list. */
+export interface TaskRead {
+  stage: TaskStage;
+  tasks: number[];
+  files: string[];
+  /**
+   * Only these rows of the files: partition p's of a file grouped with `pstart` (a join task's
+   * share of the band keys and ids, a task's share of another stage's rows), or those that index
+   * entries [from, to) of the column `index` span (a shard group's rows of the join outputs).
+   */
+  partition?: number | { index: string; from: number; to: number };
+}
+
+/** What a task reads: other tasks' markers and files, and input shards (by number). */
+export interface TaskInputs {
+  reads: TaskRead[];
+  shards: number[];
+}
+
+/** Whether verify may read a shard in place (by offsets): not when its name says compressed or Parquet. Erring towards yes only copies a shard more. */
+function inPlace(name: string): boolean {
+  return compressionFromName(name) === undefined && formatFromExtension(name) !== 'parquet';
+}
+
+const every = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+function groupOf(job: JobSpec, t: number): number[] {
+  const { first, end } = shardsOfTask(job, t);
+  return Array.from({ length: end - first }, (_, i) => first + i);
+}
+
+/**
+ * What task `t` of `stage` reads. Some reads are known only from what earlier ones hold, and are
+ * then given as `known`: for verify, the shards its pairs touch ({@link verifyReads},
+ * src/shard/stages/verify.ts), whose ids (`docs.bin`), gathered texts and plain shards (read in place at
+ * offsets) it reads; for link tasks, the link stage's converged round.
+ */
+export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: readonly number[]): TaskInputs {
+  const n = (s: StageName): number[] => every(taskCount(job, s));
+  const sign: TaskRead = { stage: 'sign', tasks: n('sign'), files: [] };
+  const round = roundOf(stage);
+  if (round !== undefined) {
+    if (round > 0) return { reads: [sign, { stage: roundStage(round - 1), tasks: n('link'), files: ['edges.bin'], partition: t }], shards: [] };
+    return { reads: [sign, { stage: 'verify', tasks: [t], files: ['pairs.bin'] }], shards: [] };
+  }
+  switch (stage as StageName) {
+    case 'sign':
+      return { reads: [], shards: groupOf(job, t) };
+    case 'join':
+      return { reads: [{ stage: 'sign', tasks: n('sign'), files: ['keys.bin', 'ids.bin'], partition: t }], shards: [] };
+    case 'link': {
+      // Every round's markers (the converged round's is what the task checks), its partition's
+      // labels of that round, and the verified pairs it labels with them.
+      if (!known) return { reads: [], shards: [] };
+      const reads: TaskRead[] = [sign, ...Array.from({ length: known[0]! + 1 }, (_, r) => ({ stage: roundStage(r), tasks: n('link'), files: [] }))];
+      const { first, end } = shardsOfTask(job, t);
+      reads.push(
+        { stage: roundStage(known[0]!), tasks: [t], files: ['labels.bin'] },
+        { stage: 'verify', tasks: [t], files: ['pairs.bin'] },
+        // The copies folded into its group's documents, labelled with their components.
+        { stage: 'join', tasks: n('join'), files: ['copies.bin'], partition: { index: 'astart', from: first, to: end } },
+      );
+      return { reads, shards: [] };
+    }
+    case 'route': {
+      const { first, end } = shardsOfTask(job, t);
+      return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['pairs.bin', 'weights.bin'], partition: { index: 'astart', from: first, to: end } }], shards: [] };
+    }
+    case 'gather':
+      return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['need.bin'] }], shards: groupOf(job, t) };
+    case 'verify': {
+      const first: TaskRead[] = [sign, { stage: 'route', tasks: n('route'), files: ['pairs.bin'], partition: t }, { stage: 'gather', tasks: n('gather'), files: [] }];
+      if (!known) return { reads: first, shards: [] };
+      const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
+      return {
+        reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, { stage: 'gather', tasks, files: ['texts.bin'] }],
+        // Plain shards are read in place; compressed and Parquet ones never are (their texts were gathered).
+        shards: known.filter((s) => inPlace(job.shards[s]!.path)),
+      };
+    }
+    case 'decide': {
+      // Its components' verified pairs; then the ids (and --keep values) of the documents in them,
+      // and for similarities to kept members their texts (gathered, or lines of plain shards).
+      const first: TaskRead[] = [sign, { stage: 'link', tasks: n('link'), files: ['bylabel.bin', 'copies.bin'], partition: t }, { stage: 'gather', tasks: n('gather'), files: [] }];
+      if (!known) return { reads: first, shards: [] };
+      const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
+      const texts = (job.removal ?? 'cluster') === 'cluster' && (job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined));
+      return {
+        reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, ...(texts ? [{ stage: 'gather' as const, tasks, files: ['texts.bin'] }] : [])],
+        shards: texts ? known.filter((s) => inPlace(job.shards[s]!.path)) : [],
+      };
+    }
+    case 'components':
+      return { reads: [sign, { stage: 'decide', tasks: n('decide'), files: ['clusters.bin', 'members.bin'], partition: t }], shards: [] };
+    case 'filter':
+      return { reads: [sign, { stage: 'components', tasks: n('components'), files: ['assign.bin'], partition: t }], shards: groupOf(job, t) };
+  }
+}
+
+/** What `job report` and `job status` read: every committed marker and, for the report, the files the output and summary are made of. */
+export function jobReads(job: JobSpec, report: boolean): TaskRead[] {
+  const reads: TaskRead[] = [];
+  for (const stage of STAGES) {
+    // A job with exact copies has its pairs in the decide tasks' files (listed by their markers only then).
+    const files = report && (stage === 'verify' || stage === 'decide') ? ['pairs.bin', 'pairs.txt'] : report && stage === 'components' ? ['assign.bin', 'clusters.jsonl'] : [];
+    reads.push({ stage, tasks: every(taskCount(job, stage)), files });
+  }
+  return reads;
+}

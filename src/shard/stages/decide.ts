@@ -1,0 +1,320 @@
+/**
+ * Stage 7, decide (one task per shard group): the components of the verified graph whose smallest
+ * document is in the group, each whole (its verified pairs from every link task's bylabel.bin), decided: the clusters of their
+ * verified pairs, which member of each is kept (the job's `--removal` rule and `--keep` policy),
+ * each member's kept document and similarity to it, and the cluster lines without their numbers
+ * (numbers are global: the components stage gives them). Exact copies folded by join come with
+ * their representative's component (link's copies.bin) and are decided as one unit with it
+ * (src/shard/stages/copyUnits.ts), as `neardup dedup` decides its copy groups. With `--against`, each corpus document's
+ * best reference match. The counters a summary needs (clusters, both rules' drops, the recall
+ * estimate's sums) go into the verify marker, to be summed over the tasks.
+ *
+ * Outputs in `decide/NNNNN/`:
+ * - `clusters.bin` (kind `cluster-lines`): per cluster, ascending smallest member: min (float64),
+ *   size (int32), line (string: the cluster's JSON line after `{"cluster":N`), grouped by the shard
+ *   group of min with `pstart` (G + 1).
+ * - `members.bin` (kind `cluster-members`): per member, cluster after cluster (in a cluster,
+ *   ascending): doc (float64 global number), rep (float64: the kept document, -1 with `--keep none`,
+ *   or the best reference match), repId (string), size (int32; -1 with --against), sim (float64: to
+ *   rep; NaN for a kept member or where unknown), id (string), grouped as clusters.bin (with
+ *   --against: one row per matched corpus document, by its group, ascending).
+ * @module
+ */
+import path from 'node:path';
+import { clustersOfPositions } from '../../cluster/clusters.js';
+import { formatCluster, type ClusterVerdicts } from '../../io/write/write.js';
+import { verifiedRemoval, type KeepRanking, type Removal } from '../../cluster/removal.js';
+import type { RemovalSummary } from '../../dedup/verifiedGraph.js';
+import { chooseKept, keepNeedsValues, keepValueError, parseKeepPolicy, ValueStatus, type KeepRule } from '../../cluster/keepPolicy.js';
+import { RecallAccumulator, type RecallParts } from '../../lsh/recallEstimate.js';
+import { writeColumns } from '../files/columns.js';
+import { commitTask } from '../files/commit.js';
+import { rangeOf, type JobSpec } from '../files/job.js';
+import { jobDocs, type JobDocs, type ShardDocs } from '../files/docs.js';
+import { numbering } from '../files/shardInput.js';
+import { withSets, type SetSource } from './setMaker.js';
+import { similaritiesToKept } from './keptSims.js';
+import { groupCopies, positionUnits, type PositionUnits } from './copyUnits.js';
+import { groupVerified, groupVerifiedRows, type PositionPairs } from './decidePairs.js';
+import { jobHasCopies, writeCopyPairs } from './copyPairs.js';
+
+/** What a verify task's decisions add to its marker. */
+export interface Decided {
+  /** Clusters of ≥ 2 documents (0 with --against). */
+  clusters: number;
+  /** Documents in clusters. */
+  docsInClusters: number;
+  /** Documents beyond the first of each cluster; with --against, corpus documents with a reference match. */
+  duplicates: number;
+  /** With --against: reference documents with a match (each in one component, so in one task). */
+  referenceMatched?: number;
+  /** What each removal rule drops (absent with --against). */
+  removal?: RemovalSummary;
+  /** The recall estimate's sums over this task's verified pairs. */
+  recall: RecallParts;
+  /** Document pairs its copies add to the verified pairs: inside copy groups, and beyond one per pair of representatives. */
+  copyPairs?: number;
+}
+
+/** Whether the job writes similarities to the kept member: annotate's tags, or dedup's `--removed` audit. */
+export function needsSimilarities(job: JobSpec): boolean {
+  return job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined);
+}
+
+/**
+ * What the keep policy ranks document d of shard s by, from the sign stage's docs.bin. Clustered
+ * documents are asked in global order, so the first whose field is missing or not a number is the
+ * input error (naming its shard, line or Parquet row group and row, and field), as in neardup dedup.
+ */
+function keepKey(job: JobSpec, rule: KeepRule, sd: ShardDocs, s: number, d: number): number {
+  const status = sd.keyStatus(d) as ValueStatus;
+  if (status === ValueStatus.Ok) return sd.key(d);
+  const { line, position } = sd.where(d);
+  throw keepValueError(job.shards[s]!.path, line, rule, status, position);
+}
+
+/** A task's decisions and their files' columns. */
+export interface Decisions {
+  marker: Decided;
+  clusters: { min: Float64Array; size: Int32Array; line: string[] };
+  members: { doc: Float64Array; rep: Float64Array; repId: string[]; size: Int32Array; sim: Float64Array; id: string[] };
+  /** The clustered documents (ascending) and their copy groups, for the pairs output of a job with copies. */
+  units?: { members: Float64Array; units: PositionUnits };
+}
+
+/** The decide task's marker. */
+export type DecideMarker = Decided;
+
+/** The shards whose documents group g's verified pairs touch: what the task reads ids (and texts) of. */
+export function decideReads(workDir: string, job: JobSpec, g: number): number[] {
+  const { docOffset } = numbering(workDir, job);
+  const { a, b } = groupVerifiedRows(workDir, job, g);
+  const seen = new Set<number>();
+  for (const x of [a, b, groupCopies(workDir, job, g).member]) for (const d of x) seen.add(rangeOf(docOffset, d));
+  return [...seen].sort((x, y) => x - y);
+}
+
+/** Runs decide task g (idempotent; every link task must have completed). */
+export function runDecide(workDir: string, job: JobSpec, g: number): Promise<DecideMarker> {
+  return commitTask<DecideMarker>(workDir, job, 'decide', g, async (dir) => {
+    const num = numbering(workDir, job);
+    const pairs = groupVerified(workDir, job, g, groupCopies(workDir, job, g));
+    const docs = jobDocs(workDir, job, num);
+    try {
+      // Sets only when the cluster rule needs similarities to members the pairs do not give.
+      const decided = await withSets(workDir, job, docs, (sets) => decide(job, pairs, num.docOffset, docs, sets));
+      await writeDecisions(dir, job, decided, num.docOffset);
+      // With copies, the pairs output is the decide tasks' (src/shard/stages/copyPairs.ts).
+      if (job.output.mode === 'pairs' && decided.units && jobHasCopies(workDir, job)) {
+        const { members, units } = decided.units;
+        await writeCopyPairs(dir, job, num.docOffset, docs, members, units, pairs);
+      }
+      return decided.marker;
+    } finally {
+      docs.close();
+    }
+  });
+}
+
+/** Decides a decide task's components (see the module comment). */
+export async function decide(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource): Promise<Decisions> {
+  return job.against ? bestMatches(job, pairs, docOffset, docs) : clustersOf(job, pairs, docOffset, docs, sets);
+}
+
+/** Writes clusters.bin and members.bin into the task's directory. */
+export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, docOffset: Float64Array): Promise<void> {
+  const starts = Float64Array.from(job.groups, (s) => docOffset[s]!);
+  const G = starts.length - 1;
+  const byGroup = (xs: Float64Array): Float64Array => {
+    const p = new Float64Array(G + 1);
+    for (const x of xs) p[rangeOf(starts, x) + 1]!++;
+    for (let g = 0; g < G; g++) p[g + 1]! += p[g]!;
+    return p;
+  };
+  const clusterStart = byGroup(d.clusters.min);
+  // Members come cluster after cluster: a group's members begin where its first cluster's do.
+  const memberStart = new Float64Array(G + 1);
+  if (job.against) memberStart.set(byGroup(d.members.doc));
+  else {
+    let at = 0;
+    let k = 0;
+    for (let g = 0; g < G; g++) {
+      memberStart[g] = at;
+      for (; k < clusterStart[g + 1]!; k++) at += d.clusters.size[k]!;
+    }
+    memberStart[G] = at;
+  }
+  await writeColumns(path.join(dir, 'clusters.bin'), 'cluster-lines', job.id, {}, { ...d.clusters, pstart: clusterStart });
+  await writeColumns(path.join(dir, 'members.bin'), 'cluster-members', job.id, {}, { ...d.members, pstart: memberStart });
+}
+
+/** The clusters of the verified pairs of whole components and of their copies, decided. */
+async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource): Promise<Decisions> {
+  const { members, a: A, b: B, sims } = pairs;
+  const n = A.length;
+  const c = pairs.copyRep.length;
+  // Each copy joins its representative's cluster: an edge for clustering, not a verified pair.
+  const { order, start, clusterOf } = clustersOfPositions(members.length, A, B, pairs.copyRep, pairs.copyMember);
+  const P = members.length;
+  const units = positionUnits(P, pairs.copyRep, pairs.copyMember);
+  const K = start.length - 1;
+  const ids: (string | number)[] = new Array<string | number>(P);
+  const rule = parseKeepPolicy(job.keep ?? 'first');
+  const key = keepNeedsValues(rule) ? new Float64Array(P) : undefined;
+  const keyLo = key ? new Float64Array(P) : undefined;
+  // Members ascend, so shard after shard: each shard's view is let go once passed (a giant component
+  // touches every shard, and holding them all held the corpus's ids).
+  for (let p = 0, last = -1; p < P; p++) {
+    const s = rangeOf(docOffset, members[p]!);
+    if (s !== last && last >= 0) docs.drop(last);
+    last = s;
+    const sd = docs.get(s);
+    const d = members[p]! - docOffset[s]!;
+    ids[p] = sd.id(d);
+    if (key) {
+      key[p] = keepKey(job, rule, sd, s, d);
+      keyLo![p] = sd.keyLo(d);
+    }
+  }
+  const verified = (job.removal ?? 'cluster') === 'verified' ? verifiedOfPositions(pairs, rule, key, keyLo, units) : undefined;
+  const rep = new Float64Array(P);
+  const repPos = new Int32Array(P);
+  const line: string[] = [];
+  const min = new Float64Array(K);
+  const size = new Int32Array(K);
+  for (let k = 0; k < K; k++) {
+    const j0 = start[k]!;
+    const c = chooseKept(rule, start[k + 1]! - j0, (x) => key![order[j0 + x]!]!, (x) => keyLo![order[j0 + x]!]!);
+    const kept = c < 0 ? -1 : order[j0 + c]!;
+    min[k] = members[order[j0]!]!;
+    size[k] = start[k + 1]! - j0;
+    const m: (string | number)[] = [];
+    const verdicts: ClusterVerdicts | undefined = verified && { duplicateOf: [], similarity: [] };
+    for (let j = j0; j < start[k + 1]!; j++) {
+      const p = order[j]!;
+      const r = verified ? verified.keptBy[p]! : kept;
+      repPos[p] = r;
+      rep[p] = r < 0 ? -1 : members[r]!;
+      m.push(ids[p]!);
+      if (verdicts) {
+        verdicts.duplicateOf.push(r === p || r < 0 ? null : ids[r]!);
+        verdicts.similarity.push(r === p || r < 0 ? null : verified!.similarity[p]!);
+      }
+    }
+    line.push(formatCluster(0, m, kept < 0 ? null : ids[kept], verdicts).slice('{"cluster":0'.length));
+  }
+  // Each cluster is one unit of the estimate's standard error, as in neardup dedup; a pair of
+  // representatives counts the document pairs it stands for, and copies are pairs at similarity 1.
+  const acc = new RecallAccumulator(job.bands, job.rows, Math.max(1, K));
+  const unitSize = (p: number): number => units.start[units.unitOf[p]! + 1]! - units.start[units.unitOf[p]!]!;
+  let copyPairs = 0;
+  for (let u = 0; u < units.count; u++) {
+    const m = units.start[u + 1]! - units.start[u]!;
+    if (m < 2) continue;
+    acc.add(1, (m * (m - 1)) / 2);
+    copyPairs += (m * (m - 1)) / 2;
+  }
+  for (let i = 0; i < n; i++) {
+    const w = c === 0 ? 1 : unitSize(A[i]!) * unitSize(B[i]!);
+    acc.add(sims[i]!, w, clusterOf[A[i]!]!);
+    copyPairs += w - 1;
+  }
+  const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(pairs, rep, sets, units.repPos) : new Float64Array(P).fill(NaN);
+  let largest = 0;
+  for (let k = 0; k < K; k++) largest = Math.max(largest, size[k]!);
+  const clusterDrops = rule.kind === 'none' ? P : P - K;
+  let removal: RemovalSummary;
+  if (verified) removal = { rule: 'verified', verifiedDrops: verified.dropped, clusterDrops };
+  else {
+    // The cluster rule's summary says what the verified rule would drop, and how far its dropped members can be.
+    let low = Infinity;
+    for (const x of sim) if (x < low) low = x;
+    const verifiedDrops = verifiedOfPositions(pairs, rule, key, keyLo, units).dropped;
+    removal = { rule: 'cluster', verifiedDrops, clusterDrops, largestCluster: largest, ...(low !== Infinity ? { lowestSimilarity: low } : {}) };
+  }
+  // Member rows cluster after cluster.
+  const doc = new Float64Array(P);
+  const repOut = new Float64Array(P);
+  const repId: string[] = new Array<string>(P);
+  const sizeOut = new Int32Array(P);
+  const simOut = new Float64Array(P);
+  const id: string[] = new Array<string>(P);
+  for (let k = 0, i = 0; k < K; k++) {
+    for (let j = start[k]!; j < start[k + 1]!; j++, i++) {
+      const p = order[j]!;
+      doc[i] = members[p]!;
+      repOut[i] = rep[p]!;
+      repId[i] = repPos[p]! < 0 ? '' : String(ids[repPos[p]!]);
+      sizeOut[i] = size[k]!;
+      simOut[i] = sim[p]!;
+      id[i] = String(ids[p]);
+    }
+  }
+  return {
+    marker: { clusters: K, docsInClusters: P, duplicates: P - K, removal, recall: acc.parts(), ...(copyPairs > 0 ? { copyPairs } : {}) },
+    clusters: { min, size, line },
+    members: { doc, rep: repOut, repId, size: sizeOut, sim: simOut, id },
+    units: { members, units },
+  };
+}
+
+/**
+ * The verified removal rule over the clustered documents (`members`, ascending global numbers; pair
+ * i joins representatives A[i] and B[i]; copy groups are `units`), ranked by the keep policy's
+ * `key` (by position) or in document order.
+ */
+function verifiedOfPositions(pairs: PositionPairs, rule: KeepRule, key: Float64Array | undefined, keyLo: Float64Array | undefined, units: PositionUnits): Removal {
+  const P = pairs.members.length;
+  const n = pairs.a.length;
+  // Without copies every position is its own unit: the pairs' positions serve as they are.
+  let { a, b } = pairs;
+  if (pairs.copyRep.length > 0) {
+    a = Int32Array.from(a, (p) => units.unitOf[p]!);
+    b = Int32Array.from(b, (p) => units.unitOf[p]!);
+  }
+  const ranking: KeepRanking = rule.kind === 'none' ? { none: true } : key ? { values: key, lo: keyLo, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 } : {};
+  return verifiedRemoval(P, { units: units.count, count: n, a, b, similarity: pairs.sims }, ranking, units);
+}
+
+/** With --against: each corpus document with verified pairs and its most similar reference document (the first on ties). */
+function bestMatches(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs): Decisions {
+  const { members, sims } = pairs;
+  const A = Float64Array.from(pairs.a, (p) => members[p]!);
+  const B = Float64Array.from(pairs.b, (p) => members[p]!);
+  const doc: number[] = [];
+  const rep: number[] = [];
+  const sim: number[] = [];
+  const refSeen = new Set<number>();
+  // Each corpus document with its reference matches is one unit of the recall estimate.
+  const acc = new RecallAccumulator(job.bands, job.rows);
+  let unit = -1;
+  for (let i = 0; i < A.length; i++) {
+    if (i === 0 || A[i] !== A[i - 1]) {
+      unit++;
+      doc.push(A[i]!);
+      rep.push(B[i]!);
+      sim.push(sims[i]!);
+    } else if (sims[i]! > sim[sim.length - 1]!) {
+      rep[rep.length - 1] = B[i]!;
+      sim[sim.length - 1] = sims[i]!;
+    }
+    acc.add(sims[i]!, 1, unit);
+    refSeen.add(B[i]!);
+  }
+  const idOf = (g: number): string => {
+    const s = rangeOf(docOffset, g);
+    return String(docs.get(s).id(g - docOffset[s]!));
+  };
+  return {
+    marker: { clusters: 0, docsInClusters: 0, duplicates: doc.length, referenceMatched: refSeen.size, recall: acc.parts() },
+    clusters: { min: new Float64Array(0), size: new Int32Array(0), line: [] },
+    members: {
+      doc: Float64Array.from(doc),
+      rep: Float64Array.from(rep),
+      repId: rep.map(idOf),
+      size: new Int32Array(doc.length).fill(-1),
+      sim: Float64Array.from(sim),
+      id: doc.map(idOf),
+    },
+  };
+}

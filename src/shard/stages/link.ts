@@ -1,0 +1,304 @@
+/**
+ * Stage 6, link: the connected components of the verified graph, over pairs partitioned by
+ * document, in rounds. A document belongs to the partition of its shard group, and each round has
+ * one task per group, so no task holds more than its partition's share of the edges (and a star's
+ * centre its star). The rounds follow large-star/small-star (Kiveris et al., "Connected Components
+ * in MapReduce and Beyond", SoCC 2014), after a first round that contracts locally:
+ *
+ * - round 0, contract: task q takes the verified pairs of verify task q (those whose first document
+ *   is in its group) and joins each document of them to the smallest document of its local
+ *   component (union-find over those pairs only). Most links of a chain of near duplicates share
+ *   bands, so a chain mostly folds here, in one task, instead of taking a round per doubling.
+ * - odd rounds, large-star: each document links its larger neighbours to the smallest of itself and
+ *   its neighbours;
+ * - even rounds from 2, small-star: each document links itself and its smaller neighbours to the
+ *   smallest of them.
+ *
+ * A large-star round whose every task found only stars (each document is a centre whose
+ * neighbours are all larger, or has one neighbour, smaller) ends the stage: each document's
+ * component is then its star's centre, the component's smallest document.
+ *
+ * How many rounds that takes is known only as they run, so rounds are not stages: the runners
+ * call `driveLink` (src/shard/stages/linkDriver.ts), which runs round after round (`link/r0000`, `link/r0001`, …, each through
+ * the work dir like any task), and then each link task p commits a marker naming the last round,
+ * with verify task p's pairs labelled by their component.
+ *
+ * Outputs in `link/rNNNN/qqqqq/`:
+ * - `edges.bin` (kind `link-edges`): u, v (float64, global document numbers), each edge at the
+ *   partition of u, grouped by partition with `pstart` (G + 1). Into a large-star round both
+ *   orientations of an edge go; into a small-star round only (larger, smaller).
+ * - `labels.bin` (kind `link-labels`; large-star rounds, from tasks that found only stars): node
+ *   and label (float64, ascending node: every document of the partition in a verified pair and its
+ *   component's smallest document).
+ *
+ * Outputs in `link/PPPPP/` (the link task, after the rounds):
+ * - `bylabel.bin` (kind `labelled-pairs`): verify task p's verified pairs as comp (their component's
+ *   smallest document), a, b (global numbers) and sim (float64), in (a, b) order within each shard
+ *   group of comp, grouped by it with `pstart` (G + 1): what the decide stage reads (src/shard/stages/decide.ts).
+ * - `copies.bin` (kind `labelled-copies`): the copies folded into representatives of group p (its
+ *   rows of every join copies.bin) as comp (the representative's component; the representative
+ *   itself when it is in no verified pair), rep and member (float64, global numbers), in (rep,
+ *   member) order within each shard group of comp, grouped by it with `pstart` (G + 1): decide
+ *   gets each component's copies with its pairs.
+ * @module
+ */
+import path from 'node:path';
+import { clustersOfPairs } from '../../cluster/clusters.js';
+import { ColumnFile, groupRows, writeColumns } from '../files/columns.js';
+import { commitTask, readMarker, requireMarker, taskDir, type MarkerBase } from '../files/commit.js';
+import { rangeOf, roundStage, taskCount, type JobSpec } from '../files/job.js';
+import { EdgeOut, largeStar, neighbours, smallStar } from './starGraph.js';
+import { convergedRound } from './linkDriver.js';
+import { numbering } from '../files/shardInput.js';
+
+/** A link round task's marker. */
+export interface LinkRoundMarker {
+  /** Edge rows read (with repeats) and written. */
+  edgesIn: number;
+  edgesOut: number;
+  /** Documents grouped (with edges at this partition). */
+  nodes: number;
+  /** Large-star rounds: every document of the partition was a star's centre or leaf. */
+  star?: boolean;
+  /** Large-star rounds: stars centred in this partition, and the most documents in one. */
+  centres?: number;
+  largest?: number;
+}
+
+/** A link task's marker: the round the components were read from. */
+export interface LinkMarker {
+  /** The converged large-star round. */
+  round: number;
+  /** Of this partition's round tasks: wall and CPU time summed, and the highest peak memory. */
+  roundsWallMs: number;
+  roundsCpuMs: number;
+  roundsPeakRss: number;
+  /** Verified pairs labelled (verify task p's). */
+  pairs: number;
+  /** Copies labelled (of the representatives in group p). */
+  copies?: number;
+}
+
+/** The partitions of the documents: the global number of each shard group's first document (G + 1). */
+export function groupStarts(job: JobSpec, docOffset: Float64Array): Float64Array {
+  return Float64Array.from(job.groups, (s) => docOffset[s]!);
+}
+
+/** Partition q's edges from every task of round r. */
+function roundEdges(workDir: string, job: JobSpec, r: number, q: number): { u: Float64Array; v: Float64Array } {
+  const files = Array.from({ length: taskCount(job, 'link') }, (_, p) => {
+    requireMarker(workDir, job, roundStage(r), p);
+    return path.join(taskDir(workDir, roundStage(r), p), 'edges.bin');
+  });
+  return groupRows(files, 'link-edges', job.id, q, ['u', 'v']);
+}
+
+/** Verify task q's verified pairs (global numbers, in (a, b) order; every first document is in group q), with their similarities. */
+export function verifiedOfTask(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): { a: Float64Array; b: Float64Array; sim: Float64Array } {
+  requireMarker(workDir, job, 'verify', q);
+  const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', q), 'pairs.bin'), 'verified', job.id);
+  try {
+    const sa = f.u32('shardA');
+    const da = f.u32('docA');
+    const sb = f.u32('shardB');
+    const db = f.u32('docB');
+    const n = sa.length;
+    const a = new Float64Array(n);
+    const b = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      a[i] = docOffset[sa[i]!]! + da[i]!;
+      b[i] = docOffset[sb[i]!]! + db[i]!;
+    }
+    return { a, b, sim: f.f64('similarity') };
+  } finally {
+    f.close();
+  }
+}
+
+/** Runs task q of link round r (idempotent; round r − 1, or for round 0 verify task q, must have completed). */
+export function runLinkRound(workDir: string, job: JobSpec, r: number, q: number): Promise<LinkRoundMarker & MarkerBase> {
+  const G = taskCount(job, 'link');
+  if (!(Number.isInteger(q) && q >= 0 && q < G)) throw new Error(`link rounds have tasks 0 to ${G - 1}, not ${q}`);
+  if (r > 0) requireMarker(workDir, job, roundStage(r - 1), q);
+  return commitTask<LinkRoundMarker>(workDir, job, roundStage(r), q, async (dir) => {
+    const { docOffset } = numbering(workDir, job);
+    const starts = groupStarts(job, docOffset);
+    const out = new EdgeOut(starts);
+    const marker: LinkRoundMarker = { edgesIn: 0, edgesOut: 0, nodes: 0 };
+    if (r === 0) {
+      const { a, b } = verifiedOfTask(workDir, job, q, docOffset);
+      marker.edgesIn = a.length;
+      const { docs, order, start } = clustersOfPairs(a, b, a.length);
+      marker.nodes = docs.length;
+      for (let k = 0; k + 1 < start.length; k++) {
+        const m = docs[order[start[k]!]!]!;
+        for (let j = start[k]! + 1; j < start[k + 1]!; j++) out.both(docs[order[j]!]!, m);
+      }
+    } else {
+      const { u, v } = roundEdges(workDir, job, r - 1, q);
+      marker.edgesIn = u.length;
+      const lo = starts[q]!;
+      const g = neighbours(u, v, lo, starts[q + 1]! - lo);
+      if (r % 2 === 1) {
+        const s = largeStar(g, lo, out);
+        Object.assign(marker, s);
+        if (s.star) await writeLabels(path.join(dir, 'labels.bin'), job.id, g, lo);
+      } else marker.nodes = smallStar(g, lo, out);
+    }
+    marker.edgesOut = out.n;
+    await out.write(path.join(dir, 'edges.bin'), job.id);
+    return marker;
+  });
+}
+
+/** labels.bin of a partition whose documents are all stars: each one's centre. */
+async function writeLabels(file: string, plan: string, g: { start: Float64Array; nbr: Float64Array }, lo: number): Promise<void> {
+  const size = g.start.length - 1;
+  const node: number[] = [];
+  const label: number[] = [];
+  for (let d = 0; d < size; d++) {
+    if (g.start[d + 1] === g.start[d]) continue;
+    node.push(lo + d);
+    label.push(Math.min(lo + d, g.nbr[g.start[d]!]!));
+  }
+  await writeColumns(file, 'link-labels', plan, {}, { node: Float64Array.from(node), label: Float64Array.from(label) });
+}
+
+/**
+ * Runs link task p (idempotent): the rounds must have converged ({@link driveLink}); its marker names
+ * the round and sums what partition p's round tasks cost. It writes bylabel.bin: verify task p's
+ * pairs, each labelled with its first document's component (a node of partition p).
+ */
+export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkMarker & MarkerBase> {
+  return commitTask<LinkMarker>(workDir, job, 'link', p, async (dir) => {
+    const round = await convergedRound(job, (stage, t) => Promise.resolve(readMarker<LinkRoundMarker>(workDir, job, stage, t)));
+    if (round === undefined) throw new Error(`link task ${p}: its rounds have not converged (run the job, or "neardup stage link", which runs them)`);
+    const m: LinkMarker = { round, roundsWallMs: 0, roundsCpuMs: 0, roundsPeakRss: 0, pairs: 0 };
+    const labels = readLabels(workDir, job, round, p);
+    m.pairs = await writeByLabel(workDir, job, labels, p, path.join(dir, 'bylabel.bin'));
+    m.copies = await writeCopies(workDir, job, labels, p, path.join(dir, 'copies.bin'));
+    for (let r = 0; r <= round; r++) {
+      const s = requireMarker(workDir, job, roundStage(r), p).stats;
+      if (!s) continue;
+      m.roundsWallMs += s.wallMs;
+      m.roundsCpuMs += s.cpuMs;
+      m.roundsPeakRss = Math.max(m.roundsPeakRss, s.peakRss);
+    }
+    return m;
+  });
+}
+
+/** Partition p's labels of the converged round: node ascending, and its component. */
+function readLabels(workDir: string, job: JobSpec, round: number, p: number): { node: Float64Array; label: Float64Array } {
+  const f = ColumnFile.open(path.join(taskDir(workDir, roundStage(round), p), 'labels.bin'), 'link-labels', job.id);
+  try {
+    return { node: f.f64('node'), label: f.f64('label') };
+  } finally {
+    f.close();
+  }
+}
+
+/** Writes link task p's copies.bin (see the module comment); returns its rows. */
+async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<number> {
+  const { docOffset } = numbering(workDir, job);
+  const starts = groupStarts(job, docOffset);
+  const first = job.groups[p]!;
+  const end = job.groups[p + 1]!;
+  const reps: Float64Array[] = [];
+  const mems: Float64Array[] = [];
+  let n = 0;
+  for (let t = 0; t < job.partitions; t++) {
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', t), 'copies.bin'), 'copy-members', job.id);
+    try {
+      const st = f.f64('astart', first, end + 1);
+      const lo = st[0]!;
+      const hi = st[end - first]!;
+      if (hi <= lo) continue;
+      const docR = f.u32('docR', lo, hi);
+      const shardM = f.u32('shardM', lo, hi);
+      const docM = f.u32('docM', lo, hi);
+      const r = new Float64Array(hi - lo);
+      const m = new Float64Array(hi - lo);
+      for (let s = first, i = 0; s < end; s++) {
+        for (const e = st[s - first + 1]! - lo; i < e; i++) {
+          r[i] = docOffset[s]! + docR[i]!;
+          m[i] = docOffset[shardM[i]!]! + docM[i]!;
+        }
+      }
+      reps.push(r);
+      mems.push(m);
+      n += r.length;
+    } finally {
+      f.close();
+    }
+  }
+  const rep = new Float64Array(n);
+  const member = new Float64Array(n);
+  for (let k = 0, at = 0; k < reps.length; at += reps[k]!.length, k++) {
+    rep.set(reps[k]!, at);
+    member.set(mems[k]!, at);
+  }
+  const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => rep[x]! - rep[y]! || member[x]! - member[y]!);
+  const { node, label } = labels;
+  const G = starts.length - 1;
+  const comp = new Float64Array(n);
+  const group = new Int32Array(n);
+  const pstart = new Float64Array(G + 1);
+  for (let i = 0; i < n; i++) {
+    const r = rep[order[i]!]!;
+    // A representative in no verified pair is a component of its own.
+    let lo = 0;
+    let hi = node.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (node[mid]! < r) lo = mid + 1;
+      else hi = mid;
+    }
+    comp[i] = lo < node.length && node[lo] === r ? label[lo]! : r;
+    pstart[(group[i] = rangeOf(starts, comp[i]!)) + 1]!++;
+  }
+  for (let g = 0; g < G; g++) pstart[g + 1]! += pstart[g]!;
+  const fill = pstart.slice(0, G);
+  const out = { comp: new Float64Array(n), rep: new Float64Array(n), member: new Float64Array(n) };
+  for (let i = 0; i < n; i++) {
+    const at = fill[group[i]!]!++;
+    out.comp[at] = comp[i]!;
+    out.rep[at] = rep[order[i]!]!;
+    out.member[at] = member[order[i]!]!;
+  }
+  await writeColumns(file, 'labelled-copies', job.id, {}, { ...out, pstart });
+  return n;
+}
+
+/** Writes link task p's bylabel.bin (see the module comment); returns its rows. */
+async function writeByLabel(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<number> {
+  const { docOffset } = numbering(workDir, job);
+  const starts = groupStarts(job, docOffset);
+  const { a, b, sim } = verifiedOfTask(workDir, job, p, docOffset);
+  const { node, label } = labels;
+  const n = a.length;
+  const G = starts.length - 1;
+  const comp = new Float64Array(n);
+  const group = new Int32Array(n);
+  const pstart = new Float64Array(G + 1);
+  // Rows are in (a, b) order and nodes ascending: one walk labels them.
+  for (let i = 0, k = 0; i < n; i++) {
+    while (k < node.length && node[k]! < a[i]!) k++;
+    if (node[k] !== a[i]) throw new Error(`link task ${p}: document ${a[i]} has no component (the link rounds' labels are damaged)`);
+    comp[i] = label[k]!;
+    pstart[(group[i] = rangeOf(starts, comp[i]!)) + 1]!++;
+  }
+  for (let g = 0; g < G; g++) pstart[g + 1]! += pstart[g]!;
+  // A stable counting sort by the group of comp keeps (a, b) order within each.
+  const fill = pstart.slice(0, G);
+  const out = { comp: new Float64Array(n), a: new Float64Array(n), b: new Float64Array(n), sim: new Float64Array(n) };
+  for (let i = 0; i < n; i++) {
+    const at = fill[group[i]!]!++;
+    out.comp[at] = comp[i]!;
+    out.a[at] = a[i]!;
+    out.b[at] = b[i]!;
+    out.sim[at] = sim[i]!;
+  }
+  await writeColumns(file, 'labelled-pairs', job.id, {}, { ...out, pstart });
+  return n;
+}

@@ -1,0 +1,142 @@
+/**
+ * Stage 3, route (one task per shard group): the distinct candidate pairs of the group's documents
+ * (those whose first document is in the group, from every join output), all sent to the verify task
+ * of the same group. Memory grows with the group's candidate rows (with repeats), not with the corpus.
+ *
+ * Outputs in `route/NNNNN/`:
+ * - `pairs.bin` (kind `routed`): columns shardA, docA, shardB, docB (uint32) and comp (float64: the
+ *   first document's global number, between which verify cuts its batches), the distinct pairs
+ *   whose first document is in this group, sorted by (global document a, global document b);
+ *   `pstart` (float64, verify tasks + 1) gives verify task t's rows (all of them task q's).
+ *
+ * The candidate pairs are between copy groups' representatives (join folds exact copies); the
+ * marker counts the document pairs they stand for too, from the group's rows of every join
+ * `weights.bin`, as `neardup dedup` counts its candidates.
+ * @module
+ */
+import path from 'node:path';
+import { ColumnFile, writeColumns } from '../files/columns.js';
+import { commitTask, requireMarker, taskDir } from '../files/commit.js';
+import { checkShard, rangeOf, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
+import { numbering } from '../files/shardInput.js';
+import { groupStarts } from './link.js';
+import { neighbours } from './starGraph.js';
+
+/** The route task's marker. */
+export interface RouteMarker {
+  /** Distinct candidate pairs whose first document is in this group. */
+  candidates: number;
+  /** The group's documents that are the first of a candidate pair. */
+  docs: number;
+  /** Candidate rows read (with repeats, from every join output). */
+  rows: number;
+  /** Document pairs the distinct candidate pairs stand for beyond one each (copies folded into representatives). */
+  copyCandidates?: number;
+}
+
+/** Σ (w − 1) over the distinct pairs of group q's rows of every join weights.bin: what copies add to its candidates. */
+function copyCandidates(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): number {
+  const { a, b, w } = joinRowsOfGroup(workDir, job, q, docOffset, { file: 'weights.bin', kind: 'copy-weights', weights: true });
+  const n = a.length;
+  // A pair's rows repeat across bands and partitions, each with the same weight.
+  const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
+  let extra = 0;
+  for (let k = 0; k < n; k++) {
+    const i = order[k]!;
+    const j = k > 0 ? order[k - 1]! : -1;
+    if (j < 0 || a[i] !== a[j] || b[i] !== b[j]) extra += w![i]! - 1;
+  }
+  return extra;
+}
+
+/** The candidate pairs of the documents of shard group q, from every join output (global numbers, with repeats). */
+function groupPairs(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): { a: Float64Array; b: Float64Array } {
+  return joinRowsOfGroup(workDir, job, q, docOffset, { file: 'pairs.bin', kind: 'candidates', weights: false });
+}
+
+/**
+ * Group q's rows of one file of every join task (grouped by first shard with `astart`), as global
+ * document numbers a and b, in join task order; with `weights`, the rows' `w` column too.
+ */
+function joinRowsOfGroup(workDir: string, job: JobSpec, q: number, docOffset: Float64Array, of: { file: string; kind: string; weights: boolean }): { a: Float64Array; b: Float64Array; w?: Float64Array } {
+  const first = job.groups[q]!;
+  const end = job.groups[q + 1]!;
+  const parts: { a: Float64Array; b: Float64Array; w?: Float64Array }[] = [];
+  let n = 0;
+  for (let p = 0; p < job.partitions; p++) {
+    requireMarker(workDir, job, 'join', p);
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'join', p), of.file), of.kind, job.id);
+    try {
+      const st = f.f64('astart', first, end + 1);
+      const lo = st[0]!;
+      const hi = st[end - first]!;
+      if (hi <= lo) continue;
+      const docA = f.u32('docA', lo, hi);
+      const shardB = f.u32('shardB', lo, hi);
+      const docB = f.u32('docB', lo, hi);
+      const a = new Float64Array(hi - lo);
+      const b = new Float64Array(hi - lo);
+      for (let s = first, i = 0; s < end; s++) {
+        for (const e = st[s - first + 1]! - lo; i < e; i++) {
+          a[i] = docOffset[s]! + docA[i]!;
+          b[i] = docOffset[shardB[i]!]! + docB[i]!;
+        }
+      }
+      parts.push({ a, b, ...(of.weights ? { w: f.f64('w', lo, hi) } : {}) });
+      n += hi - lo;
+    } finally {
+      f.close();
+    }
+  }
+  const a = new Float64Array(n);
+  const b = new Float64Array(n);
+  const w = of.weights ? new Float64Array(n) : undefined;
+  for (let k = 0, at = 0; k < parts.length; at += parts[k]!.a.length, k++) {
+    a.set(parts[k]!.a, at);
+    b.set(parts[k]!.b, at);
+    w?.set(parts[k]!.w!, at);
+  }
+  return { a, b, ...(w ? { w } : {}) };
+}
+
+/** Runs route task q (idempotent; every join task must have completed). */
+export function runRoute(workDir: string, job: JobSpec, q: number): Promise<RouteMarker> {
+  return commitTask<RouteMarker>(workDir, job, 'route', q, async (dir) => {
+    const { docOffset } = numbering(workDir, job);
+    // Without gather, whose tasks checked every shard, route does: a shard changed since sign is
+    // refused before verification reads lines of it by offset.
+    const { first, end } = shardsOfTask(job, q);
+    if (job.gather === false) for (let s = first; s < end; s++) checkShard(workDir, job, s);
+    const starts = groupStarts(job, docOffset);
+    const lo = starts[q]!;
+    const { a, b } = groupPairs(workDir, job, q, docOffset);
+    const g = neighbours(a, b, lo, starts[q + 1]! - lo);
+    const m = g.nbr.length;
+    const V = taskCount(job, 'verify');
+    const pstart = new Float64Array(V + 1);
+    for (let t = q + 1; t <= V; t++) pstart[t] = m;
+    const shardA = new Uint32Array(m);
+    const docA = new Uint32Array(m);
+    const shardB = new Uint32Array(m);
+    const docB = new Uint32Array(m);
+    const comp = new Float64Array(m);
+    let docs = 0;
+    for (let d = 0, i = 0; d + 1 < g.start.length; d++) {
+      const e = g.start[d + 1]!;
+      if (e === i) continue;
+      docs++;
+      const ga = lo + d;
+      const x = rangeOf(docOffset, ga);
+      for (; i < e; i++) {
+        const y = rangeOf(docOffset, g.nbr[i]!);
+        shardA[i] = x;
+        docA[i] = ga - docOffset[x]!;
+        shardB[i] = y;
+        docB[i] = g.nbr[i]! - docOffset[y]!;
+        comp[i] = ga;
+      }
+    }
+    await writeColumns(path.join(dir, 'pairs.bin'), 'routed', job.id, {}, { shardA, docA, shardB, docB, comp, pstart });
+    return { candidates: m, docs, rows: a.length, copyCandidates: copyCandidates(workDir, job, q, docOffset) };
+  });
+}

@@ -1,0 +1,324 @@
+/**
+ * The in-process store (the default). Records live in one byte arena; postings in typed arrays:
+ * an open-addressing table maps a 53-bit band key to the head of a chain threaded through
+ * `next[slot·K + j]` / `prev[slot·K + j]` (document slot, key position j; doubly linked so that
+ * a removal is O(1) whatever the bucket size). No per-key objects.
+ * @module
+ */
+import { MemoryClusterState, type ClusterState } from '../clusterState.js';
+import { ExpiryHeap } from './expiryHeap.js';
+import type { NearDupStore, PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
+
+const EMPTY = -1;
+
+/** A store held in this process's memory; lost when the process exits (see save/load for snapshots). */
+export class MemoryStore implements NearDupStore {
+  readonly kind = 'memory';
+  private manifest: StoreManifest | null = null;
+  private K = 1;
+  private readonly slotOf = new Map<string, number>();
+  private ids: (string | undefined)[] = [];
+  private free: number[] = [];
+  private slots = 0;
+  private recOff = new Float64Array(1024);
+  private recLen = new Uint32Array(1024);
+  private arena = new Uint8Array(1 << 16);
+  private arenaUsed = 0;
+  private arenaLive = 0;
+  private next = new Int32Array(0);
+  private prev = new Int32Array(0);
+  private tKey = new Float64Array(1024);
+  private tHead = new Int32Array(1024).fill(EMPTY);
+  private mask = 1023;
+  private used = 0;
+  private mark = new Uint32Array(1024);
+  private gen = 0;
+  private readonly expiry = new ExpiryHeap();
+
+  async open(manifest: StoreManifest): Promise<StoreManifest | null> {
+    if (this.manifest) return this.manifest;
+    this.manifest = manifest;
+    this.K = Math.max(1, manifest.keysPerDoc);
+    this.next = new Int32Array(1024 * this.K);
+    this.prev = new Int32Array(1024 * this.K);
+    return null;
+  }
+
+  private home(key: number): number {
+    // The top 32 bits of a key are a murmur3 finalizer output: already well mixed.
+    return (key / 2097152) & this.mask;
+  }
+
+  private find(key: number): number {
+    let s = this.home(key);
+    for (;;) {
+      const h = this.tHead[s]!;
+      if (h === EMPTY) return -1;
+      if (this.tKey[s] === key) return s;
+      s = (s + 1) & this.mask;
+    }
+  }
+
+  private link(key: number, p: number): void {
+    if ((this.used + 1) * 10 > (this.mask + 1) * 7) this.growTable();
+    let s = this.home(key);
+    for (;;) {
+      const h = this.tHead[s]!;
+      if (h === EMPTY) {
+        this.tKey[s] = key;
+        this.tHead[s] = p;
+        this.next[p] = EMPTY;
+        this.prev[p] = EMPTY;
+        this.used++;
+        return;
+      }
+      if (this.tKey[s] === key) {
+        this.next[p] = h;
+        this.prev[p] = EMPTY;
+        this.prev[h] = p;
+        this.tHead[s] = p;
+        return;
+      }
+      s = (s + 1) & this.mask;
+    }
+  }
+
+  /**
+   * Removes posting `p` from the chain of `key`, in O(1): chains are doubly linked, because a bucket
+   * can hold a large share of the index (shallow forest keys) and replacements unlink from it.
+   * Callers pass exactly the keys the posting was linked under.
+   */
+  private unlink(key: number, p: number): void {
+    const { next, prev } = this;
+    const before = prev[p]!;
+    const after = next[p]!;
+    if (before !== EMPTY) {
+      next[before] = after;
+      if (after !== EMPTY) prev[after] = before;
+      return;
+    }
+    const s = this.find(key);
+    if (s < 0 || this.tHead[s] !== p) return;
+    if (after !== EMPTY) {
+      prev[after] = EMPTY;
+      this.tHead[s] = after;
+      return;
+    }
+    this.deleteSlot(s);
+  }
+
+  /** Backward-shift deletion keeps linear probing correct without tombstones. */
+  private deleteSlot(i: number): void {
+    const { tKey, tHead, mask } = this;
+    this.used--;
+    for (;;) {
+      let j = i;
+      for (;;) {
+        j = (j + 1) & mask;
+        if (tHead[j] === EMPTY) {
+          tHead[i] = EMPTY;
+          return;
+        }
+        const k = this.home(tKey[j]!);
+        // Entry j may move to i only if its home is not cyclically within (i, j].
+        const within = i <= j ? i < k && k <= j : i < k || k <= j;
+        if (!within) break;
+      }
+      tKey[i] = tKey[j]!;
+      tHead[i] = tHead[j]!;
+      i = j;
+    }
+  }
+
+  private growTable(): void {
+    const { tKey, tHead } = this;
+    const cap = (this.mask + 1) * 2;
+    this.tKey = new Float64Array(cap);
+    this.tHead = new Int32Array(cap).fill(EMPTY);
+    this.mask = cap - 1;
+    for (let s = 0; s < tHead.length; s++) {
+      if (tHead[s] === EMPTY) continue;
+      let d = this.home(tKey[s]!);
+      while (this.tHead[d] !== EMPTY) d = (d + 1) & this.mask;
+      this.tKey[d] = tKey[s]!;
+      this.tHead[d] = tHead[s]!;
+    }
+  }
+
+  private newSlot(): number {
+    const f = this.free.pop();
+    if (f !== undefined) return f;
+    const s = this.slots++;
+    if (s >= this.recLen.length) {
+      const cap = this.recLen.length * 2;
+      const off = new Float64Array(cap);
+      off.set(this.recOff);
+      this.recOff = off;
+      const len = new Uint32Array(cap);
+      len.set(this.recLen);
+      this.recLen = len;
+      const mark = new Uint32Array(cap);
+      mark.set(this.mark);
+      this.mark = mark;
+      const next = new Int32Array(cap * this.K);
+      next.set(this.next);
+      this.next = next;
+      const prev = new Int32Array(cap * this.K);
+      prev.set(this.prev);
+      this.prev = prev;
+    }
+    return s;
+  }
+
+  private writeRecord(slot: number, rec: Uint8Array): void {
+    if (this.arenaUsed + rec.length > this.arena.length) {
+      // Compact instead of growing when at least half the arena is garbage.
+      if (this.arenaLive * 2 < this.arenaUsed) this.compactArena();
+      if (this.arenaUsed + rec.length > this.arena.length) {
+        let cap = this.arena.length * 2;
+        while (cap < this.arenaUsed + rec.length) cap *= 2;
+        const a = new Uint8Array(cap);
+        a.set(this.arena.subarray(0, this.arenaUsed));
+        this.arena = a;
+      }
+    }
+    this.arena.set(rec, this.arenaUsed);
+    this.recOff[slot] = this.arenaUsed;
+    this.recLen[slot] = rec.length;
+    this.arenaUsed += rec.length;
+    this.arenaLive += rec.length;
+  }
+
+  private compactArena(): void {
+    const a = new Uint8Array(Math.max(1 << 16, this.arenaLive * 2));
+    let o = 0;
+    for (let s = 0; s < this.slots; s++) {
+      if (this.ids[s] === undefined) continue;
+      const off = this.recOff[s]!;
+      const len = this.recLen[s]!;
+      a.set(this.arena.subarray(off, off + len), o);
+      this.recOff[s] = o;
+      o += len;
+    }
+    this.arena = a;
+    this.arenaUsed = o;
+    this.arenaLive = o;
+  }
+
+  private record(slot: number): Uint8Array {
+    const off = this.recOff[slot]!;
+    // A view, no copy: bytes of a buffer are never overwritten (writes append; compaction moves
+    // records to a new buffer), so the view stays valid for as long as the caller keeps it.
+    return this.arena.subarray(off, off + this.recLen[slot]!);
+  }
+
+  async lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
+    const out: StoredDoc[][] = [];
+    const expiry = now === undefined ? undefined : this.expiry;
+    const K = this.K;
+    for (const keys of queries) {
+      if (++this.gen === 0xffffffff) {
+        this.mark.fill(0);
+        this.gen = 1;
+      }
+      const gen = this.gen;
+      const found: StoredDoc[] = [];
+      outer: for (let j = 0; j < keys.length; j++) {
+        const s = this.find(keys[j]!);
+        if (s < 0) continue;
+        for (let p = this.tHead[s]!; p !== EMPTY; p = this.next[p]!) {
+          const slot = (p / K) | 0;
+          if (this.mark[slot] === gen) continue;
+          this.mark[slot] = gen;
+          if (expiry?.expired(this.ids[slot]!, now!)) continue;
+          found.push({ id: this.ids[slot]!, record: this.record(slot) });
+          if (found.length >= limit) break outer;
+        }
+      }
+      out.push(found);
+    }
+    return out;
+  }
+
+  async put(entries: PutEntry[]): Promise<void> {
+    const K = this.K;
+    for (const e of entries) {
+      if (e.keys.length > K) throw new RangeError(`document ${e.id} has ${e.keys.length} keys, the store takes ${K}`);
+      let slot = this.slotOf.get(e.id);
+      if (slot !== undefined) {
+        if (e.oldKeys) for (let j = 0; j < e.oldKeys.length; j++) this.unlink(e.oldKeys[j]!, slot * K + j);
+        this.arenaLive -= this.recLen[slot]!;
+      } else {
+        slot = this.newSlot();
+        this.slotOf.set(e.id, slot);
+        this.ids[slot] = e.id;
+      }
+      this.writeRecord(slot, e.record);
+      this.expiry.set(e.id, e.expiresAt);
+      for (let j = 0; j < e.keys.length; j++) this.link(e.keys[j]!, slot * K + j);
+    }
+  }
+
+  async get(ids: string[]): Promise<(Uint8Array | null)[]> {
+    return ids.map((id) => {
+      const s = this.slotOf.get(id);
+      return s === undefined ? null : this.record(s);
+    });
+  }
+
+  async remove(id: string, keys: Float64Array): Promise<boolean> {
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return false;
+    for (let j = 0; j < keys.length; j++) this.unlink(keys[j]!, slot * this.K + j);
+    this.arenaLive -= this.recLen[slot]!;
+    this.slotOf.delete(id);
+    this.expiry.delete(id);
+    this.ids[slot] = undefined;
+    this.free.push(slot);
+    return true;
+  }
+
+  async removeMany(entries: RemoveEntry[]): Promise<boolean[]> {
+    const out: boolean[] = [];
+    for (const e of entries) out.push(await this.remove(e.id, e.keys));
+    return out;
+  }
+
+  async size(): Promise<number> {
+    return this.slotOf.size;
+  }
+
+  async expiredIds(now: number, limit: number): Promise<string[]> {
+    return this.expiry.due(now, limit);
+  }
+
+  async countExpired(now: number): Promise<number> {
+    return this.expiry.count(now);
+  }
+
+  async *scan(): AsyncIterable<StoredDoc> {
+    for (let s = 0; s < this.slots; s++) {
+      const id = this.ids[s];
+      if (id !== undefined) yield { id, record: this.record(s) };
+    }
+  }
+
+  async stats(): Promise<Record<string, number | string>> {
+    return {
+      recordBytes: this.arenaLive,
+      arenaBytes: this.arena.length,
+      distinctKeys: this.used,
+      keyTableSlots: this.mask + 1,
+      postingBytes: this.next.byteLength + this.prev.byteLength,
+    };
+  }
+
+  private clusters: MemoryClusterState | undefined;
+
+  /** Cluster labels, in memory like everything else here. */
+  clusterState(): ClusterState {
+    return (this.clusters ??= new MemoryClusterState());
+  }
+
+  async close(): Promise<void> {}
+}

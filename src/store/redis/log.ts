@@ -1,0 +1,178 @@
+/**
+ * The posting log of the Redis store's `log` layout (docs/stores.md): Redis keeps every write as one
+ * binary entry of a list, and each process folds that list into an in-memory replica of the band
+ * table. Inserting a document then costs Redis one list push and one record write per batch instead
+ * of one set insert per band key; lookups run against the local replica.
+ *
+ * Entry format (all integers little-endian; varint = unsigned LEB128):
+ *   u8 version (1) · u8 op (1 = put, 2 = remove) · varint n · n × document
+ *   document (put):    varint idBytes · id (UTF-8) · varint keyCount · keyCount × u64 key
+ *   document (remove): varint idBytes · id (UTF-8)
+ * A put replaces any earlier version of the same id; its keys are the document's band and forest keys
+ * (53-bit integers, docs/formats.md).
+ * @module
+ */
+import { MemoryStore } from '../memory/store.js';
+import type { StoreManifest } from '../types.js';
+
+/** Version byte of a log entry. */
+export const LOG_ENTRY_VERSION = 1;
+
+/** A document of a log entry. */
+export interface LogDoc {
+  /** Document id. */
+  id: string;
+  /** Its keys (empty for a document without shingles); absent in a remove entry. */
+  keys?: Float64Array;
+}
+
+/** A decoded log entry. */
+export interface LogEntry {
+  op: 'put' | 'remove';
+  docs: LogDoc[];
+}
+
+const OP_PUT = 1;
+const OP_REMOVE = 2;
+const TWO32 = 4294967296;
+
+function varintSize(n: number): number {
+  let s = 1;
+  while (n >= 128) {
+    n = Math.floor(n / 128);
+    s++;
+  }
+  return s;
+}
+
+function writeVarint(b: Buffer, o: number, n: number): number {
+  while (n >= 128) {
+    b[o++] = (n & 127) | 128;
+    n = Math.floor(n / 128);
+  }
+  b[o++] = n;
+  return o;
+}
+
+/** Encodes a put (or, without keys, a remove) entry. */
+export function encodeLogEntry(op: 'put' | 'remove', docs: LogDoc[]): Buffer {
+  const idBytes = docs.map((d) => Buffer.from(d.id, 'utf8'));
+  let size = 2 + varintSize(docs.length);
+  for (let i = 0; i < docs.length; i++) {
+    size += varintSize(idBytes[i]!.length) + idBytes[i]!.length;
+    if (op === 'put') {
+      const k = docs[i]!.keys?.length ?? 0;
+      size += varintSize(k) + 8 * k;
+    }
+  }
+  const b = Buffer.allocUnsafe(size);
+  b[0] = LOG_ENTRY_VERSION;
+  b[1] = op === 'put' ? OP_PUT : OP_REMOVE;
+  let o = writeVarint(b, 2, docs.length);
+  for (let i = 0; i < docs.length; i++) {
+    const id = idBytes[i]!;
+    o = writeVarint(b, o, id.length);
+    o += id.copy(b, o);
+    if (op === 'put') {
+      const keys = docs[i]!.keys ?? new Float64Array(0);
+      o = writeVarint(b, o, keys.length);
+      for (let j = 0; j < keys.length; j++) {
+        const k = keys[j]!;
+        b.writeUInt32LE(k % TWO32, o);
+        b.writeUInt32LE(Math.floor(k / TWO32), o + 4);
+        o += 8;
+      }
+    }
+  }
+  return b;
+}
+
+/** Decodes a log entry; throws an Error naming the entry on malformed bytes. */
+export function decodeLogEntry(b: Buffer, where: string): LogEntry {
+  let o = 0;
+  const fail = (why: string): never => {
+    throw new Error(`${where}: malformed log entry (${why})`);
+  };
+  const varint = (): number => {
+    let n = 0;
+    let mul = 1;
+    for (;;) {
+      if (o >= b.length) fail('truncated varint');
+      const x = b[o++]!;
+      n += (x & 127) * mul;
+      if (x < 128) return n;
+      mul *= 128;
+      if (mul > 2 ** 49) fail('varint too long');
+    }
+  };
+  if (b.length < 2) fail('too short');
+  if (b[0] !== LOG_ENTRY_VERSION) fail(`version ${b[0]}, this version reads ${LOG_ENTRY_VERSION}`);
+  const opByte = b[1]!;
+  if (opByte !== OP_PUT && opByte !== OP_REMOVE) fail(`unknown op ${opByte}`);
+  o = 2;
+  const n = varint();
+  const docs: LogDoc[] = [];
+  for (let i = 0; i < n; i++) {
+    const len = varint();
+    if (o + len > b.length) fail('truncated id');
+    const id = b.toString('utf8', o, o + len);
+    o += len;
+    if (opByte === OP_PUT) {
+      const k = varint();
+      if (o + 8 * k > b.length) fail('truncated keys');
+      const keys = new Float64Array(k);
+      for (let j = 0; j < k; j++, o += 8) keys[j] = b.readUInt32LE(o + 4) * TWO32 + b.readUInt32LE(o);
+      docs.push({ id, keys });
+    } else docs.push({ id });
+  }
+  if (o !== b.length) fail(`${b.length - o} trailing bytes`);
+  return { op: opByte === OP_PUT ? 'put' : 'remove', docs };
+}
+
+/**
+ * The in-memory band table of one process, folded from the log. It reuses the memory store's
+ * typed-array table; each document's "record" there is its own key list, so a replacement or a
+ * removal unlinks exactly the keys that were linked.
+ */
+export class LogReplica {
+  /** Entries folded so far (the next entry to read is at this list index). */
+  applied = 0;
+  /** The table. */
+  readonly table = new MemoryStore();
+
+  /** Creates an empty replica for documents of `keysPerDoc` keys. */
+  static async create(manifest: StoreManifest): Promise<LogReplica> {
+    const r = new LogReplica();
+    await r.table.open(manifest);
+    return r;
+  }
+
+  /** Folds one entry into the table. */
+  async apply(e: LogEntry): Promise<void> {
+    const ids = e.docs.map((d) => d.id);
+    const old = await this.table.get(ids);
+    if (e.op === 'remove') {
+      for (let i = 0; i < ids.length; i++) if (old[i]) await this.table.remove(ids[i]!, keysOf(old[i]!));
+      return;
+    }
+    // Ids are unique within one entry (a batch holds each id once).
+    await this.table.put(
+      e.docs.map((d, i) => {
+        const keys = d.keys ?? new Float64Array(0);
+        const o = old[i];
+        return { id: d.id, record: new Uint8Array(keys.buffer, keys.byteOffset, keys.byteLength), keys, ...(o ? { oldKeys: keysOf(o) } : {}) };
+      }),
+    );
+  }
+
+  /** The keys a document is indexed under here, or null. */
+  async keysOf(id: string): Promise<Float64Array | null> {
+    const [b] = await this.table.get([id]);
+    return b ? keysOf(b) : null;
+  }
+}
+
+function keysOf(bytes: Uint8Array): Float64Array {
+  // A copy: the table's arena offsets are not 8-byte aligned.
+  return new Float64Array(bytes.slice().buffer);
+}
