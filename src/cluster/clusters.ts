@@ -106,9 +106,33 @@ export interface SparseClusters {
  */
 export function clustersOfPairs(a: Float64Array, b: Float64Array, count: number, pairCluster?: Int32Array): SparseClusters {
   const { docs, end } = compactEnds(a, b, count);
-  const P = docs.length;
+  const { order, start, clusterOf } = clustersOfEnds(docs.length, count, end, (i) => end(count + i));
+  if (pairCluster) for (let i = 0; i < count; i++) pairCluster[i] = clusterOf[end(i)]!;
+  return { docs, order, start };
+}
+
+/** Clusters of a graph over positions 0 … P − 1 (see {@link clustersOfPositions}). */
+export interface PositionClusters {
+  /** Cluster k's members are positions `order[start[k]], …` up to start[k + 1], ascending; clusters in smallest-member order. */
+  order: Int32Array;
+  start: Int32Array;
+  /** Each position's cluster. */
+  clusterOf: Int32Array;
+}
+
+/**
+ * The clusters of the graph over positions 0 … P − 1 whose edges are (a[i], b[i]) for i < a.length,
+ * then (c[j], d[j]) for j < c.length (the extra edges: a task's copies): what
+ * {@link clustersOfPairs} gives once the ends are positions, with no memory per edge beyond the edges.
+ */
+export function clustersOfPositions(P: number, a: Int32Array, b: Int32Array, c: Int32Array = a.subarray(0, 0), d: Int32Array = c): PositionClusters {
+  const n = a.length;
+  return clustersOfEnds(P, n + c.length, (i) => (i < n ? a[i]! : c[i - n]!), (i) => (i < n ? b[i]! : d[i - n]!));
+}
+
+function clustersOfEnds(P: number, count: number, endA: (i: number) => number, endB: (i: number) => number): PositionClusters {
   const uf = new UnionFind(P);
-  for (let i = 0; i < count; i++) uf.union(end(i), end(count + i));
+  for (let i = 0; i < count; i++) uf.union(endA(i), endB(i));
   // Roots are the smallest members: numbered when first met, clusters come in id order.
   const number = new Int32Array(P);
   let clusters = 0;
@@ -116,14 +140,13 @@ export function clustersOfPairs(a: Float64Array, b: Float64Array, count: number,
     const r = uf.find(p);
     number[p] = r === p ? clusters++ : number[r]!;
   }
-  if (pairCluster) for (let i = 0; i < count; i++) pairCluster[i] = number[end(i)]!;
   const start = new Int32Array(clusters + 1);
   for (let p = 0; p < P; p++) start[number[p]! + 1]!++;
   for (let k = 0; k < clusters; k++) start[k + 1]! += start[k]!;
   const fill = start.slice(0, clusters);
   const order = new Int32Array(P);
   for (let p = 0; p < P; p++) order[fill[number[p]!]!++] = p;
-  return { docs, order, start };
+  return { order, start, clusterOf: number };
 }
 
 /**

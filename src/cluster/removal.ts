@@ -82,17 +82,19 @@ export function decideUnits(pairs: UnitPairs, order: ArrayLike<number>): UnitDec
   }
   for (let u = 0; u < U; u++) start[u + 1]! += start[u]!;
   const fill = start.slice(0, U);
+  // Each half-edge holds its neighbour and its pair (for the similarity): 8 bytes, as a decide task's
+  // giant component holds 10^7 pairs.
   const nbr = new Int32Array(start[U]!);
-  const sim = new Float64Array(start[U]!);
+  const pairOf = new Int32Array(start[U]!);
   for (let i = 0; i < pairs.count; i++) {
     const a = pairs.a[i]!;
     const b = pairs.b[i]!;
     let q = fill[a]!++;
     nbr[q] = b;
-    sim[q] = pairs.similarity[i]!;
+    pairOf[q] = i;
     q = fill[b]!++;
     nbr[q] = a;
-    sim[q] = pairs.similarity[i]!;
+    pairOf[q] = i;
   }
   const via = new Int32Array(U).fill(-1);
   const similarity = new Float64Array(U).fill(NaN);
@@ -108,7 +110,7 @@ export function decideUnits(pairs: UnitPairs, order: ArrayLike<number>): UnitDec
       if (at >= 0 && at < bestAt) {
         best = nbr[q]!;
         bestAt = at;
-        bestSim = sim[q]!;
+        bestSim = pairs.similarity[pairOf[q]!]!;
       }
     }
     if (best < 0) {

@@ -1,6 +1,6 @@
 /**
  * `neardup index check|backup|snapshot|compact|restore`: maintenance of an online index (`add` and
- * `query` are in index-add.ts, `remove` and `purge` in index-remove.ts). `check`
+ * `query` are in add.ts, `remove` and `purge` in remove.ts). `check`
  * verifies it (exit 0 when consistent, 1 when not); `backup` copies a live SQLite store with the
  * online backup API; `snapshot` and `restore` write and read the portable snapshot format of any
  * store; `compact` rewrites the posting log of a Redis store in the log layout.

@@ -333,12 +333,22 @@ export class ColumnFile {
    * the range (join's pieces of every shard's keys, freed only after the task, grew its process).
    */
   u32Into(name: string, start: number, end: number, out: Uint32Array): void {
-    const c = this.checked(name, 'u32', start, end);
-    if (out.length < end - start) throw new RangeError(`u32Into: ${end - start} values do not fit in ${out.length}`);
-    const dst = new Uint8Array(out.buffer, out.byteOffset, (end - start) * 4);
+    this.into(name, 'u32', start, end, out);
+  }
+
+  /** Values [start, end) of a float64 column, read into `out` through one bounded buffer (as {@link u32Into}). */
+  f64Into(name: string, start: number, end: number, out: Float64Array): void {
+    this.into(name, 'f64', start, end, out);
+  }
+
+  private into(name: string, type: 'u32' | 'f64', start: number, end: number, out: Uint32Array | Float64Array): void {
+    const c = this.checked(name, type, start, end);
+    const width = out.BYTES_PER_ELEMENT;
+    if (out.length < end - start) throw new RangeError(`${type}Into: ${end - start} values do not fit in ${out.length}`);
+    const dst = new Uint8Array(out.buffer, out.byteOffset, (end - start) * width);
     // About 1 MiB per read, each ending on a block boundary, so that no block is read twice.
     const step = Math.max(1, Math.floor((1 << 20) / this.block)) * this.block;
-    const from = c.offset + start * 4;
+    const from = c.offset + start * width;
     for (let at = 0; at < dst.length; ) {
       const pos = from + at;
       const edge = this.dataStart + (Math.floor((pos - this.dataStart) / this.block) * this.block) + step;
@@ -429,24 +439,29 @@ export class ColumnFile {
  * order, concatenated: what a task reads of every task of another stage.
  */
 export function groupRows<K extends string>(files: readonly string[], kind: string, plan: string, g: number, columns: readonly K[]): Record<K, Float64Array> {
-  const parts: Float64Array[][] = [];
-  let n = 0;
-  for (const file of files) {
+  // Counted first, then read straight into the columns: no copy of a giant component's rows as garbage.
+  const ranges = files.map((file) => {
     const f = ColumnFile.open(file, kind, plan);
     try {
       const ps = f.f64('pstart', g, g + 2);
-      if (ps[1]! <= ps[0]!) continue;
-      parts.push(columns.map((c) => f.f64(c, ps[0]!, ps[1]!)));
-      n += ps[1]! - ps[0]!;
+      return { file, from: ps[0]!, to: Math.max(ps[0]!, ps[1]!) };
     } finally {
       f.close();
     }
-  }
-  const out = {} as Record<K, Float64Array>;
-  columns.forEach((c, j) => {
-    const col = new Float64Array(n);
-    for (let k = 0, at = 0; k < parts.length; at += parts[k]![j]!.length, k++) col.set(parts[k]![j]!, at);
-    out[c] = col;
   });
+  const n = ranges.reduce((a, r) => a + r.to - r.from, 0);
+  const out = {} as Record<K, Float64Array>;
+  for (const c of columns) out[c] = new Float64Array(n);
+  let at = 0;
+  for (const r of ranges) {
+    if (r.to === r.from) continue;
+    const f = ColumnFile.open(r.file, kind, plan);
+    try {
+      for (const c of columns) f.f64Into(c, r.from, r.to, out[c].subarray(at));
+    } finally {
+      f.close();
+    }
+    at += r.to - r.from;
+  }
   return out;
 }

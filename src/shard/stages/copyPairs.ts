@@ -16,6 +16,7 @@ import { rangeOf, taskCount, type JobSpec } from '../files/job.js';
 import type { JobDocs } from '../files/docs.js';
 import type { LinkMarker } from './link.js';
 import type { PositionUnits } from './copyUnits.js';
+import type { PositionPairs } from './decidePairs.js';
 
 /** Whether join folded any copies, from the link markers (which a decide task reads anyway; every link task must have completed). */
 export function jobHasCopies(workDir: string, job: JobSpec): boolean {
@@ -40,14 +41,14 @@ export async function writeCopyPairs(
   docs: JobDocs,
   members: Float64Array,
   units: PositionUnits,
-  verified: { A: Float64Array; B: Float64Array; sims: Float64Array; at: (g: number) => number },
+  verified: PositionPairs,
 ): Promise<number> {
-  const { A, B, sims, at } = verified;
+  const { a: A, b: B, sims } = verified;
   const { start, members: byUnit, unitOf } = units;
   const size = (u: number): number => start[u + 1]! - start[u]!;
   let count = 0;
   for (let u = 0; u < units.count; u++) count += (size(u) * (size(u) - 1)) / 2;
-  for (let i = 0; i < A.length; i++) count += size(unitOf[at(A[i]!)]!) * size(unitOf[at(B[i]!)]!);
+  for (let i = 0; i < A.length; i++) count += size(unitOf[A[i]!]!) * size(unitOf[B[i]!]!);
   // dedup refuses past --max-pairs; a task never holds more.
   if (count > job.maxBucketPairs) throw tooManyPairs(count, job);
   const ga = new Float64Array(count);
@@ -64,8 +65,8 @@ export async function writeCopyPairs(
     }
   }
   for (let k = 0; k < A.length; k++) {
-    const ua = unitOf[at(A[k]!)]!;
-    const ub = unitOf[at(B[k]!)]!;
+    const ua = unitOf[A[k]!]!;
+    const ub = unitOf[B[k]!]!;
     for (let i = start[ua]!; i < start[ua + 1]!; i++) {
       const x = members[byUnit[i]!]!;
       for (let j = start[ub]!; j < start[ub + 1]!; j++) {

@@ -37,11 +37,11 @@ export interface PositionUnits extends UnitMembers {
   repPos: Int32Array;
 }
 
-/** The units of the clustered documents `members` (ascending global numbers) given their copies; `at(g)` a document's position. */
-export function positionUnits(P: number, copies: GroupCopies, at: (g: number) => number): PositionUnits {
+/** The units of P clustered documents (positions) given their copies: position copyMember[i] is a copy of position copyRep[i]. */
+export function positionUnits(P: number, copyRep: Int32Array, copyMember: Int32Array): PositionUnits {
   const repPos = new Int32Array(P);
   for (let p = 0; p < P; p++) repPos[p] = p;
-  for (let i = 0; i < copies.rep.length; i++) repPos[at(copies.member[i]!)] = at(copies.rep[i]!);
+  for (let i = 0; i < copyRep.length; i++) repPos[copyMember[i]!] = copyRep[i]!;
   const unitOf = new Int32Array(P);
   let count = 0;
   // A representative is its group's smallest member: it comes before its copies.

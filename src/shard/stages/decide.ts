@@ -21,29 +21,22 @@
  * @module
  */
 import path from 'node:path';
-import { clustersOfPairs } from '../../cluster/clusters.js';
+import { clustersOfPositions } from '../../cluster/clusters.js';
 import { formatCluster, type ClusterVerdicts } from '../../io/write/write.js';
 import { verifiedRemoval, type KeepRanking, type Removal } from '../../cluster/removal.js';
 import type { RemovalSummary } from '../../dedup/verifiedGraph.js';
 import { chooseKept, keepNeedsValues, keepValueError, parseKeepPolicy, ValueStatus, type KeepRule } from '../../cluster/keepPolicy.js';
 import { RecallAccumulator, type RecallParts } from '../../lsh/recallEstimate.js';
-import { groupRows, writeColumns } from '../files/columns.js';
-import { commitTask, requireMarker, taskDir } from '../files/commit.js';
-import { rangeOf, taskCount, type JobSpec } from '../files/job.js';
+import { writeColumns } from '../files/columns.js';
+import { commitTask } from '../files/commit.js';
+import { rangeOf, type JobSpec } from '../files/job.js';
 import { jobDocs, type JobDocs, type ShardDocs } from '../files/docs.js';
 import { numbering } from '../files/shardInput.js';
 import { withSets, type SetSource } from './setMaker.js';
-import { positionIn, similaritiesToKept } from './keptSims.js';
-import { groupCopies, positionUnits, type GroupCopies, type PositionUnits } from './copyUnits.js';
+import { similaritiesToKept } from './keptSims.js';
+import { groupCopies, positionUnits, type PositionUnits } from './copyUnits.js';
+import { groupVerified, groupVerifiedRows, type PositionPairs } from './decidePairs.js';
 import { jobHasCopies, writeCopyPairs } from './copyPairs.js';
-
-/** A task's verified pairs in global (a, b) order. */
-export interface VerifiedPairs {
-  a: Float64Array;
-  b: Float64Array;
-  sims: Float64Array;
-}
-
 
 /** What a verify task's decisions add to its marker. */
 export interface Decided {
@@ -89,29 +82,13 @@ export interface Decisions {
   units?: { members: Float64Array; units: PositionUnits };
 }
 
-/**
- * Group g's verified pairs of every link task (those whose component's smallest document is in
- * the group), in global (a, b) order.
- */
-function groupVerified(workDir: string, job: JobSpec, g: number): VerifiedPairs {
-  const files = Array.from({ length: taskCount(job, 'link') }, (_, v) => {
-    requireMarker(workDir, job, 'link', v);
-    return path.join(taskDir(workDir, 'link', v), 'bylabel.bin');
-  });
-  const { a, b, sim } = groupRows(files, 'labelled-pairs', job.id, g, ['a', 'b', 'sim']);
-  const n = a.length;
-  // A component's pairs come from the link tasks of their first documents: one order.
-  const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
-  return { a: Float64Array.from(order, (i) => a[i]!), b: Float64Array.from(order, (i) => b[i]!), sims: Float64Array.from(order, (i) => sim[i]!) };
-}
-
 /** The decide task's marker. */
 export type DecideMarker = Decided;
 
 /** The shards whose documents group g's verified pairs touch: what the task reads ids (and texts) of. */
 export function decideReads(workDir: string, job: JobSpec, g: number): number[] {
   const { docOffset } = numbering(workDir, job);
-  const { a, b } = groupVerified(workDir, job, g);
+  const { a, b } = groupVerifiedRows(workDir, job, g);
   const seen = new Set<number>();
   for (const x of [a, b, groupCopies(workDir, job, g).member]) for (const d of x) seen.add(rangeOf(docOffset, d));
   return [...seen].sort((x, y) => x - y);
@@ -121,17 +98,16 @@ export function decideReads(workDir: string, job: JobSpec, g: number): number[] 
 export function runDecide(workDir: string, job: JobSpec, g: number): Promise<DecideMarker> {
   return commitTask<DecideMarker>(workDir, job, 'decide', g, async (dir) => {
     const num = numbering(workDir, job);
-    const pairs = groupVerified(workDir, job, g);
-    const copies = groupCopies(workDir, job, g);
+    const pairs = groupVerified(workDir, job, g, groupCopies(workDir, job, g));
     const docs = jobDocs(workDir, job, num);
     try {
       // Sets only when the cluster rule needs similarities to members the pairs do not give.
-      const decided = await withSets(workDir, job, docs, (sets) => decide(job, pairs, num.docOffset, docs, sets, copies));
+      const decided = await withSets(workDir, job, docs, (sets) => decide(job, pairs, num.docOffset, docs, sets));
       await writeDecisions(dir, job, decided, num.docOffset);
       // With copies, the pairs output is the decide tasks' (src/shard/stages/copyPairs.ts).
       if (job.output.mode === 'pairs' && decided.units && jobHasCopies(workDir, job)) {
         const { members, units } = decided.units;
-        await writeCopyPairs(dir, job, num.docOffset, docs, members, units, { A: pairs.a, B: pairs.b, sims: pairs.sims, at: (x) => positionIn(members, x) });
+        await writeCopyPairs(dir, job, num.docOffset, docs, members, units, pairs);
       }
       return decided.marker;
     } finally {
@@ -141,11 +117,9 @@ export function runDecide(workDir: string, job: JobSpec, g: number): Promise<Dec
 }
 
 /** Decides a decide task's components (see the module comment). */
-export async function decide(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource, copies: GroupCopies = NO_COPIES): Promise<Decisions> {
-  return job.against ? bestMatches(job, pairs, docOffset, docs) : clustersOf(job, pairs, docOffset, docs, sets, copies);
+export async function decide(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource): Promise<Decisions> {
+  return job.against ? bestMatches(job, pairs, docOffset, docs) : clustersOf(job, pairs, docOffset, docs, sets);
 }
-
-const NO_COPIES: GroupCopies = { rep: new Float64Array(0), member: new Float64Array(0) };
 
 /** Writes clusters.bin and members.bin into the task's directory. */
 export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, docOffset: Float64Array): Promise<void> {
@@ -175,28 +149,25 @@ export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, do
 }
 
 /** The clusters of the verified pairs of whole components and of their copies, decided. */
-async function clustersOf(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource, copies: GroupCopies): Promise<Decisions> {
-  const { a: A, b: B, sims } = pairs;
+async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource): Promise<Decisions> {
+  const { members, a: A, b: B, sims } = pairs;
   const n = A.length;
-  const c = copies.rep.length;
+  const c = pairs.copyRep.length;
   // Each copy joins its representative's cluster: an edge for clustering, not a verified pair.
-  const EA = new Float64Array(n + c);
-  const EB = new Float64Array(n + c);
-  EA.set(A);
-  EB.set(B);
-  EA.set(copies.rep, n);
-  EB.set(copies.member, n);
-  const pairCluster = new Int32Array(n + c);
-  const { docs: members, order, start } = clustersOfPairs(EA, EB, n + c, pairCluster);
+  const { order, start, clusterOf } = clustersOfPositions(members.length, A, B, pairs.copyRep, pairs.copyMember);
   const P = members.length;
-  const units = positionUnits(P, copies, (g) => positionIn(members, g));
+  const units = positionUnits(P, pairs.copyRep, pairs.copyMember);
   const K = start.length - 1;
   const ids: (string | number)[] = new Array<string | number>(P);
   const rule = parseKeepPolicy(job.keep ?? 'first');
   const key = keepNeedsValues(rule) ? new Float64Array(P) : undefined;
   const keyLo = key ? new Float64Array(P) : undefined;
-  for (let p = 0; p < P; p++) {
+  // Members ascend, so shard after shard: each shard's view is let go once passed (a giant component
+  // touches every shard, and holding them all held the corpus's ids).
+  for (let p = 0, last = -1; p < P; p++) {
     const s = rangeOf(docOffset, members[p]!);
+    if (s !== last && last >= 0) docs.drop(last);
+    last = s;
     const sd = docs.get(s);
     const d = members[p]! - docOffset[s]!;
     ids[p] = sd.id(d);
@@ -205,7 +176,7 @@ async function clustersOf(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64
       keyLo![p] = sd.keyLo(d);
     }
   }
-  const verified = (job.removal ?? 'cluster') === 'verified' ? verifiedOfPositions(members, A, B, sims, rule, key, keyLo, units) : undefined;
+  const verified = (job.removal ?? 'cluster') === 'verified' ? verifiedOfPositions(pairs, rule, key, keyLo, units) : undefined;
   const rep = new Float64Array(P);
   const repPos = new Int32Array(P);
   const line: string[] = [];
@@ -244,11 +215,11 @@ async function clustersOf(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64
     copyPairs += (m * (m - 1)) / 2;
   }
   for (let i = 0; i < n; i++) {
-    const w = c === 0 ? 1 : unitSize(positionIn(members, A[i]!)) * unitSize(positionIn(members, B[i]!));
-    acc.add(sims[i]!, w, pairCluster[i]!);
+    const w = c === 0 ? 1 : unitSize(A[i]!) * unitSize(B[i]!);
+    acc.add(sims[i]!, w, clusterOf[A[i]!]!);
     copyPairs += w - 1;
   }
-  const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(members, rep, A, B, sims, sets, units.repPos) : new Float64Array(P).fill(NaN);
+  const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(pairs, rep, sets, units.repPos) : new Float64Array(P).fill(NaN);
   let largest = 0;
   for (let k = 0; k < K; k++) largest = Math.max(largest, size[k]!);
   const clusterDrops = rule.kind === 'none' ? P : P - K;
@@ -258,7 +229,7 @@ async function clustersOf(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64
     // The cluster rule's summary says what the verified rule would drop, and how far its dropped members can be.
     let low = Infinity;
     for (const x of sim) if (x < low) low = x;
-    const verifiedDrops = verifiedOfPositions(members, A, B, sims, rule, key, keyLo, units).dropped;
+    const verifiedDrops = verifiedOfPositions(pairs, rule, key, keyLo, units).dropped;
     removal = { rule: 'cluster', verifiedDrops, clusterDrops, largestCluster: largest, ...(low !== Infinity ? { lowestSimilarity: low } : {}) };
   }
   // Member rows cluster after cluster.
@@ -292,22 +263,24 @@ async function clustersOf(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64
  * i joins representatives A[i] and B[i]; copy groups are `units`), ranked by the keep policy's
  * `key` (by position) or in document order.
  */
-function verifiedOfPositions(members: Float64Array, A: Float64Array, B: Float64Array, sims: Float64Array, rule: KeepRule, key: Float64Array | undefined, keyLo: Float64Array | undefined, units: PositionUnits): Removal {
-  const P = members.length;
-  const n = A.length;
-  const a = new Int32Array(n);
-  const b = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    a[i] = units.unitOf[positionIn(members, A[i]!)]!;
-    b[i] = units.unitOf[positionIn(members, B[i]!)]!;
+function verifiedOfPositions(pairs: PositionPairs, rule: KeepRule, key: Float64Array | undefined, keyLo: Float64Array | undefined, units: PositionUnits): Removal {
+  const P = pairs.members.length;
+  const n = pairs.a.length;
+  // Without copies every position is its own unit: the pairs' positions serve as they are.
+  let { a, b } = pairs;
+  if (pairs.copyRep.length > 0) {
+    a = Int32Array.from(a, (p) => units.unitOf[p]!);
+    b = Int32Array.from(b, (p) => units.unitOf[p]!);
   }
   const ranking: KeepRanking = rule.kind === 'none' ? { none: true } : key ? { values: key, lo: keyLo, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 } : {};
-  return verifiedRemoval(P, { units: units.count, count: n, a, b, similarity: sims }, ranking, units);
+  return verifiedRemoval(P, { units: units.count, count: n, a, b, similarity: pairs.sims }, ranking, units);
 }
 
 /** With --against: each corpus document with verified pairs and its most similar reference document (the first on ties). */
-function bestMatches(job: JobSpec, pairs: VerifiedPairs, docOffset: Float64Array, docs: JobDocs): Decisions {
-  const { a: A, b: B, sims } = pairs;
+function bestMatches(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs): Decisions {
+  const { members, sims } = pairs;
+  const A = Float64Array.from(pairs.a, (p) => members[p]!);
+  const B = Float64Array.from(pairs.b, (p) => members[p]!);
   const doc: number[] = [];
   const rep: number[] = [];
   const sim: number[] = [];

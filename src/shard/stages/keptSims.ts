@@ -5,18 +5,7 @@
  * @module
  */
 import type { SetSource } from './setMaker.js';
-
-/** The position of document g among `members` (ascending; g is one of them). */
-export function positionIn(members: Float64Array, g: number): number {
-  let lo = 0;
-  let hi = members.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (members[mid]! < g) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+import { positionIn, type PositionPairs } from './decidePairs.js';
 
 /** Documents whose sets one batch of similarities to kept members makes. */
 const SIM_BATCH = 8192;
@@ -27,14 +16,15 @@ const SIM_BATCH = 8192;
  * when the two are one, else computed from their sets, a batch of documents at a time (a kept
  * member's set is made in every batch that holds some of its members).
  */
-export async function similaritiesToKept(members: Float64Array, rep: Float64Array, A: Float64Array, B: Float64Array, sims: Float64Array, sets: SetSource, repPos: Int32Array): Promise<Float64Array> {
+export async function similaritiesToKept(pairs: PositionPairs, rep: Float64Array, sets: SetSource, repPos: Int32Array): Promise<Float64Array> {
+  const { members, a, b, sims } = pairs;
   const P = members.length;
   const sim = new Float64Array(P).fill(NaN);
-  for (let i = 0; i < A.length; i++) {
-    const pa = positionIn(members, A[i]!);
-    const pb = positionIn(members, B[i]!);
-    if (rep[pa] === B[i]) sim[pa] = sims[i]!;
-    else if (rep[pb] === A[i]) sim[pb] = sims[i]!;
+  for (let i = 0; i < a.length; i++) {
+    const pa = a[i]!;
+    const pb = b[i]!;
+    if (rep[pa] === members[pb]) sim[pa] = sims[i]!;
+    else if (rep[pb] === members[pa]) sim[pb] = sims[i]!;
   }
   // The rest, by kept member: a copy has its representative's similarity (1 to its own copies), and
   // only representatives' texts were gathered, so the sets are theirs.

@@ -320,6 +320,9 @@ export class RedisStore implements NearDupStore {
 
   async close(): Promise<void> {
     await this.redis.quit().catch(() => undefined);
+    // A QUIT that failed while Redis was away left the client reconnecting, which held the process
+    // open forever (a CLI command against a refused port hung 2 runs in 12 under load).
+    this.redis.disconnect();
   }
 }
 

@@ -1,0 +1,98 @@
+/**
+ * A decide task's verified pairs, read from every link task's bylabel.bin and held as positions
+ * among the task's clustered documents: 16 bytes a pair (two int32 positions and the similarity)
+ * instead of the 24 of global numbers, and every later step (clusters, the verified walk, the
+ * similarities to the kept member, the copies' pairs) works on those positions. The task of a
+ * giant component (the 10^6 chain at 10M documents: 19M verified pairs) is the one whose memory
+ * this sets.
+ * @module
+ */
+import path from 'node:path';
+import { groupRows } from '../files/columns.js';
+import { requireMarker, taskDir } from '../files/commit.js';
+import { taskCount, type JobSpec } from '../files/job.js';
+import type { GroupCopies } from './copyUnits.js';
+
+/** A decide task's verified pairs and copies as positions among its clustered documents. */
+export interface PositionPairs {
+  /** The clustered documents (every end of a pair, every copy and its representative), ascending global numbers. */
+  members: Float64Array;
+  /** Pair i joins members[a[i]] < members[b[i]] at similarity sims[i]; pairs in global (a, b) order. */
+  a: Int32Array;
+  b: Int32Array;
+  sims: Float64Array;
+  /** Copy j: position copyMember[j] is an exact copy of position copyRep[j]. */
+  copyRep: Int32Array;
+  copyMember: Int32Array;
+}
+
+/** Group g's verified pairs of every link task (those whose component's smallest document is in the group), as stored: global numbers, unordered. */
+export function groupVerifiedRows(workDir: string, job: JobSpec, g: number): { a: Float64Array; b: Float64Array; sim: Float64Array } {
+  const files = Array.from({ length: taskCount(job, 'link') }, (_, v) => {
+    requireMarker(workDir, job, 'link', v);
+    return path.join(taskDir(workDir, 'link', v), 'bylabel.bin');
+  });
+  return groupRows(files, 'labelled-pairs', job.id, g, ['a', 'b', 'sim']);
+}
+
+/** Group g's verified pairs and its copies as positions (see {@link PositionPairs}). */
+export function groupVerified(workDir: string, job: JobSpec, g: number, copies: GroupCopies): PositionPairs {
+  const { a, b, sim } = groupVerifiedRows(workDir, job, g);
+  return positionPairs(a, b, sim, copies);
+}
+
+/** The pairs (a[i], b[i]) at sim[i], in any order, and the copies, as positions in global (a, b) order. */
+export function positionPairs(a: Float64Array, b: Float64Array, sim: Float64Array, copies: GroupCopies): PositionPairs {
+  const n = a.length;
+  // A component's pairs come from the link tasks of their first documents: one order.
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  order.sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
+  const members = distinctOf([a, b, copies.rep, copies.member]);
+  const pa = new Int32Array(n);
+  const pb = new Int32Array(n);
+  const sims = new Float64Array(n);
+  // First ends ascend in this order: one walk finds their positions.
+  for (let k = 0, p = 0; k < n; k++) {
+    const i = order[k]!;
+    while (members[p]! < a[i]!) p++;
+    pa[k] = p;
+    pb[k] = positionIn(members, b[i]!);
+    sims[k] = sim[i]!;
+  }
+  const copyRep = Int32Array.from(copies.rep, (x) => positionIn(members, x));
+  const copyMember = Int32Array.from(copies.member, (x) => positionIn(members, x));
+  return { members, a: pa, b: pb, sims, copyRep, copyMember };
+}
+
+/** The distinct values of the arrays, ascending: a native sort of 32-bit keys when every value fits (the usual case), else of float64. */
+function distinctOf(xs: readonly Float64Array[]): Float64Array {
+  let m = 0;
+  let small = true;
+  for (const x of xs) {
+    m += x.length;
+    for (let i = 0; i < x.length && small; i++) small = x[i]! < 4294967296;
+  }
+  const all = small ? new Uint32Array(m) : new Float64Array(m);
+  let at = 0;
+  for (const x of xs) {
+    all.set(x, at);
+    at += x.length;
+  }
+  all.sort();
+  let P = 0;
+  for (let i = 0; i < m; i++) if (P === 0 || all[i] !== all[P - 1]) all[P++] = all[i]!;
+  return Float64Array.from(all.subarray(0, P));
+}
+
+/** The position of document g among `members` (ascending; g is one of them). */
+export function positionIn(members: Float64Array, g: number): number {
+  let lo = 0;
+  let hi = members.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (members[mid]! < g) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
