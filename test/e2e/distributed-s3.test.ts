@@ -4,7 +4,7 @@
  * three BullMQ workers that share nothing but Redis and the bucket; they must give exactly the
  * pairs, clusters and output shards of single-process `neardup dedup` (the same corpus as
  * distributed.test.ts, in a file of its own so that CI runs it on Node 20 only: the S3 client on
- * every Node is covered by s3.test.ts and s3-job.test.ts).
+ * every Node is covered by test/io/s3/s3.test.ts and test/e2e/s3-job.test.ts).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

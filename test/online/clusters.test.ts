@@ -188,7 +188,7 @@ test('clusters: a store filled from a snapshot (or before clusters were kept) is
   await again.close();
 });
 
-const worker = path.join(path.dirname(fileURLToPath(import.meta.url)), 'helpers/clusterWorker.js');
+const worker = path.join(path.dirname(fileURLToPath(import.meta.url)), '../helpers/clusterWorker.js');
 
 /** A second process on the same store, driven one JSON line at a time. */
 function otherProcess(store: string): { call(c: object): Promise<unknown>; close(): Promise<void> } {

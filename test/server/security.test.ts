@@ -52,7 +52,7 @@ test('token: the right token passes; a wrong one of any length, a missing one or
 test('token: compared in constant time (SHA-256 digests of equal length through crypto.timingSafeEqual, never ===)', () => {
   // A behavioural test cannot see timing; this guards the implementation against a regression to
   // a short-circuiting comparison. bench/RESULTS.md ("Hardening") has the measured timings.
-  const src = fs.readFileSync(path.resolve(here, '../../src/server/auth.ts'), 'utf8');
+  const src = fs.readFileSync(path.resolve(here, '../../../src/server/auth.ts'), 'utf8');
   assert.match(src, /timingSafeEqual\(digest\(given\), tokenDigest\)/);
   assert.ok(!/(given|token)\s*[!=]==?\s*(options\.token|given|token)/.test(src), 'no direct string comparison of tokens');
 });
