@@ -16,6 +16,7 @@ import { kijijiTexts } from '../helpers/kijiji.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { needsPostgres } from '../helpers/needs.js';
 import { startServe as serveChild } from '../helpers/procs.js';
+import { restartUnderWrites } from '../helpers/restartUnderWrites.js';
 
 const texts = kijijiTexts();
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -212,47 +213,8 @@ test('serve on PostgreSQL: the server restarts (immediate shutdown, kill -9 of t
   const serves = [await serveChild(['--store', store, '--purge-interval', '0'])];
   serves.push(await serveChild(['--store', store, '--purge-interval', '0']));
   cleanup.push(async () => void (await Promise.all(serves.map((s) => s.stop()))));
-  const codes = serves.map(() => new Map<string, number>());
-  const count = (i: number, c: string) => codes[i]!.get(c) ?? 0;
-  let stop = false;
-  let n = 0;
-  const writers = serves.map(async (s, i) => {
-    while (!stop) {
-      const id = `w${i}-${n++}`;
-      let c: string;
-      try {
-        const r = await fetch(`${s.url}/v1/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, text: texts[n % texts.length] }) });
-        await r.arrayBuffer();
-        c = String(r.status);
-      } catch (e) {
-        c = `no answer: ${(e as Error).message}`;
-      }
-      codes[i]!.set(c, count(i, c) + 1);
-      if (c !== '200') await new Promise((r) => setTimeout(r, 20));
-    }
-  });
-  const until = async (what: string, done: () => boolean) => {
-    for (let k = 0; !done(); k++) {
-      if (k >= 1200) throw new Error(`gave up waiting until ${what}: ${JSON.stringify(codes.map((m) => [...m]))}; stderr: ${serves.map((s) => s.stderr()).join('\n')}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  };
-  for (const signal of ['SIGQUIT', 'SIGKILL'] as const) {
-    const ok = serves.map((_, i) => count(i, '200'));
-    await until('both serve processes are writing', () => serves.every((_, i) => count(i, '200') > ok[i]! + 10));
-    const down = serves.map((_, i) => count(i, '503'));
-    await server.kill(signal);
-    await until(`both met the outage (${signal})`, () => serves.every((_, i) => count(i, '503') > down[i]!));
-    await server.restart();
-    const back = serves.map((_, i) => count(i, '200'));
-    await until(`both recovered after ${signal}`, () => serves.every((_, i) => count(i, '200') > back[i]! + 10));
-  }
-  stop = true;
-  await Promise.all(writers);
+  await restartUnderWrites({ serves, texts, signals: ['SIGQUIT', 'SIGKILL'], down: (signal) => server.kill(signal as 'SIGQUIT' | 'SIGKILL'), up: () => server.restart() });
   for (const [i, s] of serves.entries()) {
-    assert.equal(s.child.exitCode, null, `serve ${i} is alive: ${s.stderr()}`);
-    assert.deepEqual([...codes[i]!.keys()].filter((c) => c !== '200' && c !== '503'), [], `serve ${i}: only 200 or 503`);
-    assert.doesNotMatch(s.stderr(), /Unhandled 'error' event|^\s+at /m, `serve ${i}: no stack trace`);
     assert.equal(await s.stop(), 0, `serve ${i} stops cleanly: ${s.stderr()}`);
   }
 });

@@ -20,6 +20,7 @@ import { needsRedis } from '../helpers/needs.js';
 import { kijijiTexts } from '../helpers/kijiji.js';
 import { neardupAsync, tmpDir, type Run } from '../cliUtil.js';
 import { startServe } from '../helpers/procs.js';
+import { restartUnderWrites } from '../helpers/restartUnderWrites.js';
 
 const texts = kijijiTexts();
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -181,54 +182,19 @@ for (const layout of ['log', 'sets'] as const) {
     const serves = [await startServe(['--store', store, '--purge-interval', '0'])];
     serves.push(await startServe(['--store', store, '--purge-interval', '0']));
     cleanup.push(async () => void (await Promise.all(serves.map((s) => s.stop()))));
-    const codes = serves.map(() => new Map<string, number>());
-    const count = (i: number, c: string): number => codes[i]!.get(c) ?? 0;
-    const acked: string[] = [];
-    let stop = false;
-    let n = 0;
-    const writers = serves.map(async (s, i) => {
-      while (!stop) {
-        const k = n++;
-        const id = `w${i}-${k}`;
-        let c: string;
-        try {
-          const r = await fetch(`${s.url}/v1/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, text: texts[k % texts.length] }) });
-          await r.arrayBuffer();
-          c = String(r.status);
-          if (r.status === 200) acked.push(id);
-        } catch (e) {
-          c = `no answer: ${(e as Error).message}`;
-        }
-        codes[i]!.set(c, count(i, c) + 1);
-        if (c !== '200') await new Promise((r) => setTimeout(r, 20));
-      }
+    const { codes, acked } = await restartUnderWrites({
+      serves,
+      texts,
+      signals: ['SIGTERM', 'SIGKILL'],
+      down: (signal) =>
+        new Promise<void>((resolve) => {
+          redis.once('exit', () => resolve());
+          redis.kill(signal);
+        }),
+      up: async () => {
+        redis = await startDurableRedis(dir, port);
+      },
     });
-    const until = async (what: string, done: () => boolean): Promise<void> => {
-      for (let k = 0; !done(); k++) {
-        if (k >= 1200) throw new Error(`gave up waiting until ${what}: ${JSON.stringify(codes.map((m) => [...m]))}; stderr: ${serves.map((s) => s.stderr()).join('\n')}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    };
-    for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
-      const ok = serves.map((_, i) => count(i, '200'));
-      await until('both serve processes are writing', () => serves.every((_, i) => count(i, '200') > ok[i]! + 10));
-      const down = serves.map((_, i) => count(i, '503'));
-      await new Promise<void>((resolve) => {
-        redis.once('exit', () => resolve());
-        redis.kill(signal);
-      });
-      await until(`both met the outage (${signal})`, () => serves.every((_, i) => count(i, '503') > down[i]!));
-      redis = await startDurableRedis(dir, port);
-      const back = serves.map((_, i) => count(i, '200'));
-      await until(`both recovered after ${signal}`, () => serves.every((_, i) => count(i, '200') > back[i]! + 10));
-    }
-    stop = true;
-    await Promise.all(writers);
-    for (const [i, s] of serves.entries()) {
-      assert.equal(s.child.exitCode, null, `serve ${i} is alive: ${s.stderr()}`);
-      assert.deepEqual([...codes[i]!.keys()].filter((c) => c !== '200' && c !== '503'), [], `serve ${i}: only 200 or 503`);
-      assert.doesNotMatch(s.stderr(), /Unhandled 'error' event|^\s+at /m, `serve ${i}: no stack trace`);
-    }
     // appendfsync always: an acknowledged add outlives the restart, and either process serves it.
     for (const [j, id] of acked.entries()) {
       const r = await fetch(`${serves[j % 2]!.url}/v1/documents/${id}`);
