@@ -2,16 +2,21 @@
  * Issue 16 item 1: authorization is a property of the matched route. Every route the app registers
  * (enumerated from the app itself, so a route added later is covered without touching this file) is
  * tried with no token, a wrong one, the right one under any capitalisation of the scheme, and under
- * percent-encoded spellings of its path and with query strings.
+ * percent-encoded spellings of its path and with query strings. The token itself: compared in
+ * constant time, refused under any near spelling.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { NearDupIndex } from '../../src/index.js';
 import { buildApp } from '../../src/server/app.js';
 import { listRoutes } from '../../src/server/auth.js';
 import { UsageError } from '../../src/common/errors.js';
 import { neardup } from '../cliUtil.js';
 
+const here = path.dirname(fileURLToPath(import.meta.url));
 const TOKEN = 's3cret-token';
 const cleanup: (() => Promise<void>)[] = [];
 after(async () => {
@@ -144,4 +149,25 @@ test('auth: an empty or blank token is a usage error (buildApp, --token, NEARDUP
       assert.doesNotMatch(r.stderr, /\n\s+at /);
     }
   }
+});
+
+test('token: the right token passes; a wrong one of any length, a missing one or another scheme gets 401', async () => {
+  const a = await app('correct-horse-battery-staple');
+  const get = (authorization?: string) => a.inject({ method: 'GET', url: '/v1/stats', headers: authorization === undefined ? {} : { authorization } });
+  // The scheme name is case-insensitive (RFC 9110 §11.1).
+  for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) assert.equal((await get(`${scheme} correct-horse-battery-staple`)).statusCode, 200, scheme);
+  for (const h of [undefined, '', 'Bearer ', 'Bearer correct-horse-battery-stapl', 'Bearer correct-horse-battery-staplf', 'Bearer correct-horse-battery-staple ', 'Bearer x', 'Bearercorrect-horse-battery-staple', 'Basic Y29ycmVjdA==', 'Bearer ' + 'c'.repeat(10000)]) {
+    const r = await get(h);
+    assert.equal(r.statusCode, 401, `authorization ${JSON.stringify(h?.slice(0, 40))}`);
+    assert.equal(r.headers['www-authenticate'], 'Bearer');
+  }
+  assert.equal((await a.inject({ method: 'GET', url: '/healthz' })).statusCode, 200, 'healthz needs no token');
+});
+
+test('token: compared in constant time (SHA-256 digests of equal length through crypto.timingSafeEqual, never ===)', () => {
+  // A behavioural test cannot see timing; this guards the implementation against a regression to
+  // a short-circuiting comparison. bench/RESULTS.md ("Hardening") has the measured timings.
+  const src = fs.readFileSync(path.resolve(here, '../../../src/server/auth.ts'), 'utf8');
+  assert.match(src, /timingSafeEqual\(digest\(given\), tokenDigest\)/);
+  assert.ok(!/(given|token)\s*[!=]==?\s*(options\.token|given|token)/.test(src), 'no direct string comparison of tokens');
 });

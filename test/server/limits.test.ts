@@ -3,9 +3,10 @@
  * closed (request and header timeouts); SIGTERM drains for at most the shutdown deadline, then
  * closes what is left; invalid UTF-8 in a JSON body is a 400 naming the field (not U+FFFD, which
  * made `"k\xff"` and `"k\xfe"` one id); several `serve` processes creating one new SQLite file at
- * once all start.
+ * once all start. And the request limits of the API: body size, id length and characters, batch
+ * size, query fields, meta size, depth and prototype keys.
  */
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import fs from 'node:fs';
@@ -18,6 +19,27 @@ import { tmpDir } from '../cliUtil.js';
 import { startServe } from '../helpers/procs.js';
 
 const TEXT = 'a flat in rome near the metro with two rooms and a balcony';
+const cleanup: (() => Promise<void> | void)[] = [];
+after(async () => {
+  for (const f of cleanup.reverse()) await f();
+});
+const json = { 'content-type': 'application/json' };
+
+function tmp(): string {
+  const d = tmpDir();
+  cleanup.push(() => fs.rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+
+async function app(opts: { token?: string; bodyLimit?: number; store?: string } = {}) {
+  const index = await NearDupIndex.open({ k: 5, ...(opts.store ? { store: opts.store } : {}) });
+  const a = buildApp(index, { token: opts.token, bodyLimit: opts.bodyLimit });
+  cleanup.push(async () => {
+    await a.close();
+    await index.close();
+  });
+  return { a, index };
+}
 
 test('firstInvalidUtf8 agrees with a strict decoder, and everything before it decodes', () => {
   const strict = new TextDecoder('utf-8', { fatal: true });
@@ -211,4 +233,84 @@ test('http: a __proto__ or constructor.prototype key is a 400 naming it, not "no
   assert.match(bad.json().message as string, /not valid JSON/);
   assert.equal(await index.size(), 0);
   await app.close();
+});
+
+test('limits: body size (413), id length, batch size, query fields; meta size and depth', async () => {
+  const { a } = await app({ bodyLimit: 64 * 1024 });
+  const post = (url: string, payload: unknown) => a.inject({ method: 'POST', url, headers: json, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+  let r = await post('/v1/documents', { id: 'big', text: 'x'.repeat(70 * 1024) });
+  assert.equal(r.statusCode, 413);
+  r = await post('/v1/documents', { id: 'i'.repeat(1025), text: 'x' });
+  assert.equal(r.statusCode, 400);
+  assert.equal(r.json().errors[0].field, '/id');
+  r = await post('/v1/documents', { id: '', text: 'x' });
+  assert.equal(r.statusCode, 400);
+  r = await post('/v1/documents:batch', { documents: Array.from({ length: 1001 }, (_, i) => ({ id: String(i), text: '' })) });
+  assert.equal(r.statusCode, 400);
+  r = await post('/v1/query', { text: 'x', topK: 100000 });
+  assert.equal(r.statusCode, 400);
+  r = await post('/v1/query', { text: 'x', threshold: 2 });
+  assert.equal(r.statusCode, 400);
+  r = await post('/v1/documents', { id: 'm', text: 'x', meta: { blob: 'y'.repeat(17 * 1024) } });
+  assert.equal(r.statusCode, 400, 'meta over 16 KiB');
+  assert.equal(r.json().errors[0].field, '/meta');
+  // 10,000 nested arrays fit in 20 KB of body, and overflowed the stack when the record was encoded.
+  r = await post('/v1/documents', `{"id":"deep","text":"x","meta":${'['.repeat(10000)}${']'.repeat(10000)}}`);
+  assert.equal(r.statusCode, 400, 'deeply nested meta');
+  assert.match(r.json().message, /meta.*nest/);
+  r = await post('/v1/documents:batch', { documents: [{ id: 'ok', text: 'x' }, { id: 'bad', text: 'x', meta: { d: JSON.parse('['.repeat(100) + ']'.repeat(100)) } }] });
+  assert.equal(r.statusCode, 400);
+  assert.equal(r.json().errors[0].field, '/documents/1/meta');
+  r = await post('/v1/documents', { id: 'fine', text: 'x', meta: { a: [1, { b: 'c' }], n: null } });
+  assert.equal(r.statusCode, 200);
+  // Nothing half-added by the rejected requests.
+  const stats = await a.inject({ method: 'GET', url: '/v1/stats' });
+  assert.equal(stats.json().documents, 1);
+});
+
+test('ids: control characters and lone surrogates are refused (they came back garbled from SQLite and Redis)', async () => {
+  const dir = tmp();
+  const { a, index } = await app({ store: `sqlite:${path.join(dir, 's.db')}` });
+  for (const raw of ['"\\ud800"', '"\\udbff"', '"a\\udc00"', '"a\\u0000b"', '"line\\nbreak"', '"tab\\there"', '"\\u007f"']) {
+    const r = await a.inject({ method: 'POST', url: '/v1/documents', headers: json, payload: `{"id":${raw},"text":"document text"}` });
+    assert.equal(r.statusCode, 400, raw);
+    assert.equal(r.json().errors?.[0]?.field ?? '/id', '/id');
+  }
+  for (const id of ['émoji 😀 ok', 'שלום', 'a:b/c?d#e', 'x'.repeat(1024)]) {
+    const r = await a.inject({ method: 'POST', url: '/v1/documents', headers: json, payload: JSON.stringify({ id, text: 'document text' }) });
+    assert.equal(r.statusCode, 200, id);
+    const g = await a.inject({ method: 'GET', url: `/v1/documents/${encodeURIComponent(id)}` });
+    assert.equal(g.statusCode, 200);
+    assert.equal(g.json().id, id);
+  }
+  // Whatever the store, what is listed is exactly what was acknowledged.
+  const ids: string[] = [];
+  for await (const d of index.store.scan()) ids.push(d.id);
+  assert.deepEqual(ids.sort(), ['a:b/c?d#e', 'x'.repeat(1024), 'émoji 😀 ok', 'שלום'].sort());
+  // The library refuses them too, for every store.
+  await assert.rejects(index.add('\ud800', 'text'), /id/);
+  // A malformed percent-escape in the path is a 400, not a 500.
+  assert.equal((await a.inject({ method: 'GET', url: '/v1/documents/%ED%A0%80' })).statusCode, 400);
+  assert.equal((await a.inject({ method: 'GET', url: '/v1/documents/%ZZ' })).statusCode, 400);
+});
+
+test('meta: __proto__ and constructor.prototype are refused; nothing is polluted', async () => {
+  const { a } = await app();
+  for (const payload of [
+    '{"id":"p","text":"x","meta":{"__proto__":{"polluted":1}}}',
+    '{"id":"p","text":"x","meta":{"a":{"constructor":{"prototype":{"polluted":1}}}}}',
+    '{"__proto__":{"polluted":1},"id":"p","text":"x"}',
+    '{"documents":[{"id":"p","text":"x","meta":{"__proto__":{"polluted":1}}}]}',
+  ]) {
+    const url = payload.startsWith('{"documents"') ? '/v1/documents:batch' : '/v1/documents';
+    const r = await a.inject({ method: 'POST', url, headers: json, payload });
+    assert.equal(r.statusCode, 400, payload);
+  }
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
+  // A harmless key named like a prototype property is stored as plain data.
+  const r = await a.inject({ method: 'POST', url: '/v1/documents', headers: json, payload: '{"id":"q","text":"x","meta":{"toString":"s","prototype":1}}' });
+  assert.equal(r.statusCode, 200);
+  const g = await a.inject({ method: 'GET', url: '/v1/documents/q?fields=meta,text' });
+  assert.deepEqual(g.json(), { meta: { toString: 's', prototype: 1 }, text: 'x' });
 });

@@ -3,14 +3,16 @@
  * (docs/operations.md): a symbolic link whose target lies outside the directory (to a file or a
  * directory) or that is broken is an input error naming the link (skipped and counted with
  * --skip-invalid); links to files inside are read; links to directories are not descended. And an
- * error quotes at most a short, escaped excerpt of a bad line.
+ * error quotes at most a short, escaped excerpt of a bad line. Directories of documents: symbolic
+ * links never lead outside the root.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { excerpt } from '../../../src/common/errors.js';
+import { excerpt, InputError } from '../../../src/common/errors.js';
+import { openInput } from '../../../src/io/read/read.js';
 import { neardup, tmpDir } from '../../cliUtil.js';
 
 const SECRET = 'root:x:0:0:secret-content';
@@ -101,4 +103,31 @@ test('excerpt: never a control character, line separator, bidi override or lone 
       if (s.length <= max && !/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]/.test(s)) assert.equal(e, s);
     }),
   );
+});
+
+test('directory input: symbolic links never lead outside the root (files, directories, loops)', async () => {
+  const base = tmpDir();
+  const root = path.join(base, 'root');
+  fs.mkdirSync(path.join(root, 'sub'), { recursive: true });
+  fs.mkdirSync(path.join(base, 'outside/deep'), { recursive: true });
+  fs.writeFileSync(path.join(base, 'outside/secret.txt'), 'secret outside text');
+  fs.writeFileSync(path.join(base, 'outside/deep/d.txt'), 'deep outside text');
+  fs.writeFileSync(path.join(root, 'a.txt'), 'inside text a');
+  fs.symlinkSync('../outside/secret.txt', path.join(root, 'leak.txt'));
+  fs.symlinkSync(path.join(base, 'outside'), path.join(root, 'linkdir'));
+  fs.symlinkSync('../a.txt', path.join(root, 'sub/inside.txt'));
+  fs.symlinkSync('..', path.join(root, 'sub/loop'));
+  const read = async (skipInvalid: boolean) => {
+    const input = await openInput(root, { skipInvalid });
+    const docs: string[] = [];
+    for await (const r of input.records) docs.push(`${r.id}=${r.text}`);
+    return { docs, skips: input.skips };
+  };
+  const e = await read(false).catch((x: unknown) => x);
+  assert.ok(e instanceof InputError, String(e));
+  assert.match(e.message, /leak\.txt: symbolic link to .*outside.*not followed/);
+  const { docs, skips } = await read(true);
+  assert.deepEqual(docs, ['a.txt=inside text a', 'sub/inside.txt=inside text a']);
+  assert.equal(skips.count, 2, 'leak.txt and linkdir are reported');
+  assert.ok(!docs.some((d) => d.includes('outside')));
 });
