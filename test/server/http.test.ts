@@ -19,7 +19,7 @@ const mainJs = path.join(here, '../../src/cli/main.js');
 const A = 'the quick brown fox jumps over the lazy dog near the river bank at dawn';
 const B = 'the quick brown fox jumps over the lazy dog near the river bank at dawn!';
 const auth = { authorization: 'Bearer s3cret' };
-const cleanup: (() => Promise<void> | void)[] = [];
+const cleanup: (() => Promise<unknown> | void)[] = [];
 after(async () => {
   for (const f of cleanup.reverse()) await f();
 });
@@ -314,4 +314,33 @@ test('http: texts are kept in meta.text unless storeText is false; 413 says the 
   assert.deepEqual(await stored(bare, 'e'), { meta: null, text: null });
   await bare.close();
   await index.close();
+});
+
+// Issue 16 item 4: a 500 reaches stderr with its cause.
+test('item 4: a 500 is written to stderr with its cause by default (no --log)', async () => {
+  const index = await NearDupIndex.open({ k: 5 });
+  const lines: string[] = [];
+  const app = buildApp(index, { errorLog: (l) => lines.push(l) });
+  cleanup.push(() => app.close());
+  (index as unknown as { query: () => never }).query = () => {
+    throw new Error('disk on fire', { cause: new Error('EIO underneath') });
+  };
+  const r = await app.inject({ method: 'POST', url: '/v1/query', payload: { text: 'hello world' } });
+  assert.equal(r.statusCode, 500);
+  assert.ok(!r.body.includes('disk on fire'), 'the client sees no internals');
+  assert.equal(lines.length, 1);
+  assert.match(lines[0]!, /500 POST \/v1\/query: Error: disk on fire/);
+  assert.match(lines[0]!, /caused by: Error: EIO underneath/);
+  // The default sink is the process's stderr.
+  const app2 = buildApp(index);
+  cleanup.push(() => app2.close());
+  const orig = process.stderr.write.bind(process.stderr);
+  const seen: string[] = [];
+  process.stderr.write = ((s: string) => (seen.push(String(s)), true)) as typeof process.stderr.write;
+  try {
+    assert.equal((await app2.inject({ method: 'POST', url: '/v1/query', payload: { text: 'x y z' } })).statusCode, 500);
+  } finally {
+    process.stderr.write = orig;
+  }
+  assert.ok(seen.some((s) => /500 POST \/v1\/query: Error: disk on fire/.test(s)), 'on stderr');
 });

@@ -19,7 +19,7 @@ import { tmpDir } from '../cliUtil.js';
 import { startServe } from '../helpers/procs.js';
 
 const TEXT = 'a flat in rome near the metro with two rooms and a balcony';
-const cleanup: (() => Promise<void> | void)[] = [];
+const cleanup: (() => Promise<unknown> | void)[] = [];
 after(async () => {
   for (const f of cleanup.reverse()) await f();
 });
@@ -313,4 +313,30 @@ test('meta: __proto__ and constructor.prototype are refused; nothing is polluted
   assert.equal(r.statusCode, 200);
   const g = await a.inject({ method: 'GET', url: '/v1/documents/q?fields=meta,text' });
   assert.deepEqual(g.json(), { meta: { toString: 's', prototype: 1 }, text: 'x' });
+});
+
+// Issue 16 item 10: the add response limit, and text/plain bodies.
+test('item 10: POST /v1/documents limit (default 100, max 10000), text/plain gets 415', async () => {
+  const index = await NearDupIndex.open({ k: 5 });
+  const app = buildApp(index);
+  cleanup.push(() => app.close());
+  const text = 'the quick brown fox jumps over the lazy dog near the river bank at dawn';
+  const docs = Array.from({ length: 150 }, (_, i) => ({ id: `d${i}`, text }));
+  const b = await app.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: docs.slice(0, 120) } });
+  assert.equal(b.statusCode, 200);
+  assert.equal(b.json().results[119].duplicates.length, 100, 'batch default limit 100');
+  assert.equal((await app.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: docs.slice(120, 125), limit: 3 } })).json().results[4].duplicates.length, 3);
+  let r = await app.inject({ method: 'POST', url: '/v1/documents', payload: docs[130] });
+  assert.equal(r.json().duplicates.length, 100, 'default 100');
+  r = await app.inject({ method: 'POST', url: '/v1/documents', payload: { ...docs[131], limit: 7 } });
+  assert.equal(r.json().duplicates.length, 7);
+  r = await app.inject({ method: 'POST', url: '/v1/documents', payload: { ...docs[132], limit: 10000 } });
+  assert.equal(r.json().duplicates.length, 127, 'all of them up to the maximum');
+  for (const limit of [0, 10001, 1.5, '5']) {
+    r = await app.inject({ method: 'POST', url: '/v1/documents', payload: { ...docs[133], limit } });
+    assert.equal(r.statusCode, 400, `limit ${limit}`);
+  }
+  r = await app.inject({ method: 'POST', url: '/v1/documents', payload: 'id=x&text=y', headers: { 'content-type': 'text/plain' } });
+  assert.equal(r.statusCode, 415, r.body);
+  assert.equal(r.json().error, 'Unsupported Media Type');
 });

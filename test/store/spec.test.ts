@@ -4,9 +4,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseStoreSpec, parseRedisUrl, parsePostgresUrl } from '../../src/store/spec.js';
 import { openStore } from '../../src/store/open/open.js';
-import { neardup } from '../cliUtil.js';
+import { neardup, tmpDir } from '../cliUtil.js';
 
 test('store spec: memory, sqlite:PATH and redis URLs with their options', () => {
   assert.deepEqual(parseStoreSpec('memory'), { kind: 'memory' });
@@ -59,4 +61,22 @@ test('store spec: bad specs are RangeErrors that quote them; the CLI reports the
   const b = neardup(['index', 'backup', '--store', 'memory', '--out', 'x.db']);
   assert.equal(b.code, 2, b.stderr);
   assert.match(b.stderr, /backup copies SQLite stores/);
+});
+
+// Issue 16 item 9: store-spec and threshold errors from the CLI.
+test('item 9: an unknown store is a usage error (exit 2); a threshold mismatch names the threshold', () => {
+  const dir = tmpDir();
+  const f = path.join(dir, 'a.tsv');
+  fs.writeFileSync(f, 'id\ttext\na\tsome text here\n');
+  for (const args of [['index', 'add', f, '--id', 'id', '--store', 'foo:bar'], ['serve', '--store', 'foo:bar', '--port', '0']]) {
+    const r = neardup(args);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /unknown store "foo:bar"/);
+  }
+  const db = `sqlite:${path.join(dir, 't.db')}`;
+  assert.equal(neardup(['index', 'add', f, '--id', 'id', '--store', db, '--threshold', '0.8']).code, 0);
+  const r = neardup(['serve', '--store', db, '--threshold', '0.5', '--port', '0']);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /created with threshold 0\.8, given 0\.5/);
+  assert.doesNotMatch(r.stderr, /^neardup: the store was created with different parameters \(bands/m);
 });

@@ -409,3 +409,24 @@ test('--candidates auto gives one answer whatever the route: streamed, it runs L
   }
   assert.ok(refused > 0, 'word shingles of short documents: auto chooses the join, which a streamed run refuses');
 });
+
+// Issue 16 item 6: duplicate ids.
+test('item 6: duplicate ids are an input error naming both lines (dedup, every output, streamed too); index add warns', () => {
+  const dir = tmpDir();
+  const f = path.join(dir, 'dup.tsv');
+  fs.writeFileSync(f, 'id\ttext\nA\tthe quick brown fox\nB\tsomething else entirely\nA\tthe quick brown fox\n');
+  for (const extra of [[], ['--output', 'clusters'], ['--stream'], ['--output', 'annotate', '--stream']]) {
+    const r = neardup(['dedup', f, '--id', 'id', ...extra]);
+    assert.equal(r.code, 2, `${extra.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /dup\.tsv:4: duplicate id "A" \(first on line 2\)/);
+    assert.equal(r.stdout, '');
+  }
+  const j = path.join(dir, 'dup.jsonl');
+  fs.writeFileSync(j, '{"id":1,"text":"a b c d e f"}\n{"id":"1","text":"a b c d e f"}\n');
+  const rj = neardup(['dedup', j, '--id-field', 'id']);
+  assert.equal(rj.code, 2);
+  assert.match(rj.stderr, /dup\.jsonl:2: duplicate id "1" \(first on line 1\)/);
+  const add = neardup(['index', 'add', f, '--id', 'id', '--store', `sqlite:${path.join(dir, 'd.db')}`]);
+  assert.equal(add.code, 0, add.stderr);
+  assert.match(add.stderr, /1 record repeats an id of earlier records .*id "A" on lines 2 and 4.*replaced the earlier document/);
+});
