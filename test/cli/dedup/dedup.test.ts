@@ -410,6 +410,26 @@ test('--candidates auto gives one answer whatever the route: streamed, it runs L
   assert.ok(refused > 0, 'word shingles of short documents: auto chooses the join, which a streamed run refuses');
 });
 
+// Issue 16 item 3, the CLI's share: dedup and index add on the issue's file.
+const ISSUE_TSV = 'id\ttext\nr1\t"Bright flat near the station with garden\nr2\tsecond ad, a studio in Trastevere\nr3\tthird ad, office in EUR "B"\nr4\tfourth ad about a villa in Ostia\n';
+
+test('item 3: dedup and index add read every row of the issue\'s TSV (no quote swallows the next lines)', () => {
+  const dir = tmpDir();
+  const q = path.join(dir, 'q.tsv');
+  fs.writeFileSync(q, ISSUE_TSV);
+  const r = neardup(['dedup', q, '--id', 'id', '--output', 'annotate']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /docs {8}4 from/);
+  assert.equal(r.stdout.split('\n').filter(Boolean).length, 5);
+  const add = neardup(['index', 'add', q, '--id', 'id', '--store', `sqlite:${path.join(dir, 'q.db')}`]);
+  assert.equal(add.code, 0, add.stderr);
+  assert.match(add.stderr, /added {7}4 documents/);
+  // The opt-in quote-aware reading reports the bad quote with its line, exit 2.
+  const quoted = neardup(['dedup', q, '--id', 'id', '--tsv-quotes']);
+  assert.equal(quoted.code, 2);
+  assert.match(quoted.stderr, /q\.tsv:2: a quoted field opened here is not closed properly/);
+});
+
 // Issue 16 item 6: duplicate ids.
 test('item 6: duplicate ids are an input error naming both lines (dedup, every output, streamed too); index add warns', () => {
   const dir = tmpDir();

@@ -1,4 +1,4 @@
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,18 +10,7 @@ import { PairLineEncoder, writePairLines } from '../../../src/io/write/pairLines
 import { PairColumns } from '../../../src/dedup/pairColumns.js';
 import { atomicFileSink, openOutput } from '../../../src/io/write/output.js';
 import { InputError } from '../../../src/common/errors.js';
-import { tmpDir as newTmpDir } from '../../cliUtil.js';
-import { neardupAsync } from '../../helpers/procs.js';
-
-const cleanup: (() => void)[] = [];
-after(() => {
-  for (const f of cleanup.reverse()) f();
-});
-function tmpDir(): string {
-  const d = newTmpDir();
-  cleanup.push(() => fs.rmSync(d, { recursive: true, force: true }));
-  return d;
-}
+import { tmpDir } from '../../cliUtil.js';
 
 test('pairs: TSV a⇥b⇥similarity without header, CSV with header, JSONL; estimate only when given', () => {
   assert.equal(pairHeader('tsv', false), '');
@@ -204,28 +193,3 @@ test('writePairLines: the same file through a sink that takes bytes and one that
     }
   }
 });
-
-// Issue 16 item 7: an interrupted write leaves no temp file and no output.
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  test(`item 7: ${signal} during the write removes the hidden temp file`, async () => {
-    const dir = tmpDir();
-    const f = path.join(dir, 'big.txt');
-    // Many short distinct lines: signing is quick, the annotated output is large.
-    const lines: string[] = [];
-    for (let i = 0; i < 400000; i++) lines.push(`line ${i} ${(i * 2654435761) % 1000003} words ${i % 977} more ${i % 131}`);
-    fs.writeFileSync(f, lines.join('\n') + '\n');
-    const out = path.join(dir, 'out.txt');
-    const run = neardupAsync(['dedup', f, '--output', 'annotate', '-o', out, '--quiet']);
-    let tmpSeen: string | undefined;
-    for (let i = 0; i < 20000 && !tmpSeen && run.child.exitCode === null; i++) {
-      tmpSeen = fs.readdirSync(dir).find((n) => n.startsWith('.out.txt.') && n.endsWith('.tmp'));
-      if (!tmpSeen) await new Promise((r) => setTimeout(r, 2));
-    }
-    assert.ok(tmpSeen, 'the temp file appeared while writing');
-    run.child.kill(signal);
-    const res = await run.done;
-    assert.equal(res.signal, signal, `died of ${signal} (code ${res.code}, ${res.stderr})`);
-    assert.deepEqual(fs.readdirSync(dir).filter((n) => n.endsWith('.tmp')), [], 'no temp file left');
-    assert.ok(!fs.existsSync(out), 'no output pretending to be complete');
-  });
-}
