@@ -1,7 +1,7 @@
 /**
- * Issue 7, fuzzing: the readers (TSV, CSV, JSONL, text, id-tab-text), normalization and shingling
- * driven by random Unicode (lone surrogates, zero-width characters, RTL marks, combining marks, NUL,
- * quotes, delimiters, line breaks) and by random bytes. For every input: nothing but an InputError is
+ * Issue 7, fuzzing the readers (TSV, CSV, JSONL, text, id-tab-text), driven by random Unicode (lone
+ * surrogates, zero-width characters, RTL marks, combining marks, NUL, quotes, delimiters, line
+ * breaks) and by random bytes. For every input: nothing but an InputError is
  * ever thrown, errors name file:line, and every input record is either read or counted as skipped.
  */
 import { test } from 'node:test';
@@ -11,32 +11,8 @@ import fc from 'fast-check';
 import { openInput, type ReadOptions } from '../../../src/io/read/read.js';
 import { InputError } from '../../../src/common/errors.js';
 import type { InputRecord } from '../../../src/io/read/record.js';
-import { normalize, type NormalizePreset } from '../../../src/text/normalize.js';
-import { createShingler, type ShingleKind } from '../../../src/text/shingler.js';
-import { createMinHasher } from '../../../src/sketch/minhash.js';
-import { dedup } from '../../../src/dedup/dedup.js';
-
-const RUNS = Number(process.env.NEARDUP_FUZZ_RUNS ?? 150);
-// A fixed seed keeps CI deterministic; NEARDUP_FUZZ_SEED=<n> (or =random) explores other inputs.
-const SEED = process.env.NEARDUP_FUZZ_SEED === 'random' ? Date.now() % 2 ** 31 : Number(process.env.NEARDUP_FUZZ_SEED ?? 20261122);
-fc.configureGlobal({ seed: SEED });
-if (process.env.NEARDUP_FUZZ_SEED) console.log(`# fuzz seed ${SEED}`);
-
-/** Characters that break naive text code. */
-const NASTY = [
-  '\u0000', '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u202e', '\u202d', '\u200f', '\u061c',
-  '\u0301', '\u0308', '\u20dd', '\ud800', '\udc00', '\udbff', '\udfff', '\ud83d\ude00', 'İ', 'ß', 'ﬁ', 'Å',
-  'שלום', 'مرحبا', '𝔘', '\u00a0', '\u3000', '\t', '"', ',', ';', "'", '\\', '\r', '\n', ' ', 'a', 'Z', '0', '{', '}',
-];
-const nastyChar = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom(...NASTY) },
-  { weight: 2, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
-  { weight: 2, arbitrary: fc.constantFrom('a', 'b', 'c', ' ', 'x', 'y') },
-);
-/** A random string of nasty characters (may hold line breaks, quotes, tabs). */
-const nasty = (maxLength = 40) => fc.string({ unit: nastyChar, maxLength });
-/** The same without line breaks. */
-const nastyLine = (maxLength = 40) => nasty(maxLength).map((s) => s.replace(/[\r\n]/g, ' '));
+import { createShingler } from '../../../src/text/shingler.js';
+import { RUNS, nasty, nastyLine } from '../../helpers/fuzz.js';
 
 async function readAll(data: Buffer | string, options: ReadOptions): Promise<{ records: InputRecord[]; skipped: number; examples: InputError[] }> {
   const input = await openInput('-', { ...options, stdin: Readable.from([Buffer.from(data)]) });
@@ -250,62 +226,6 @@ test('a single 1 MB line is one document in every format', async () => {
     const set = createShingler({ kind }).set(big);
     assert.ok(set.length > 0, kind);
   }
-});
-
-test('normalization: never throws, returns well-formed output for the same input, and default is idempotent', () => {
-  fc.assert(
-    fc.property(nasty(80), fc.constantFrom<NormalizePreset>('default', 'seed000', 'none'), fc.boolean(), fc.boolean(), (s, preset, stripPunctuation, stripDiacritics) => {
-      const n = normalize(s, { preset, stripPunctuation, stripDiacritics });
-      assert.equal(typeof n, 'string');
-      assert.equal(normalize(s, { preset, stripPunctuation, stripDiacritics }), n);
-      if (preset === 'default' && !stripDiacritics && !stripPunctuation) {
-        assert.equal(normalize(n), n, `not idempotent on ${JSON.stringify(s)}`);
-        assert.ok(!/\s\s|^\s|\s$/.test(n), 'whitespace collapsed and trimmed');
-      }
-    }),
-    { numRuns: RUNS * 3 },
-  );
-});
-
-test('shingling and MinHash: any string gives a sorted unique fingerprint set and a stable signature', () => {
-  const hashers = [createMinHasher({ method: 'classic', numPerm: 32 }), createMinHasher({ method: 'oph', numPerm: 32 })];
-  fc.assert(
-    fc.property(nasty(120), fc.constantFrom<ShingleKind>('char', 'word', 'spot'), fc.integer({ min: 1, max: 8 }), (s, kind, k) => {
-      const sh = createShingler({ kind, k });
-      const set = sh.set(s);
-      for (let i = 1; i < set.length; i++) assert.ok(set[i]! > set[i - 1]!, 'sorted and unique');
-      assert.deepEqual(sh.set(s), set, 'deterministic');
-      for (const h of hashers) {
-        const sig = h.sign(set);
-        if (set.length === 0) assert.equal(sig, null);
-        else {
-          assert.equal(sig!.length, 32);
-          assert.deepEqual(h.sign(set), sig);
-        }
-      }
-    }),
-    { numRuns: RUNS * 3 },
-  );
-});
-
-test('dedup of random Unicode documents: no crash, every document is in exactly one cluster or alone, pairs are valid', () => {
-  fc.assert(
-    fc.property(fc.array(nasty(60), { maxLength: 40 }), (docs) => {
-      // Duplicate some documents so there are pairs to find.
-      const texts = [...docs, ...docs.slice(0, 5)];
-      const r = dedup(texts, { threshold: 0.5, shingle: { k: 3 } });
-      for (const p of r.pairs) {
-        assert.ok(p.a >= 0 && p.a < texts.length && p.b >= 0 && p.b < texts.length && p.a !== p.b);
-        assert.ok(p.similarity >= 0.5 && p.similarity <= 1);
-      }
-      const inCluster = new Set<number>();
-      for (const c of r.clusters) for (const m of c.members) {
-        assert.ok(!inCluster.has(m), 'a document is in one cluster');
-        inCluster.add(m);
-      }
-    }),
-    { numRuns: RUNS },
-  );
 });
 
 test('a line spanning many chunks is joined once (bytes copied stay linear in the line length)', async () => {
