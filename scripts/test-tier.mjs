@@ -1,5 +1,10 @@
-// Runs one tier of the test suite on the compiled tests (dist/test): `node scripts/test-tier.mjs unit`
-// or `node scripts/test-tier.mjs node-versioned`. Extra arguments go to `node --test`.
+// Runs one tier of the test suite on the compiled tests (dist/test): `node scripts/test-tier.mjs all`,
+// `node scripts/test-tier.mjs unit` or `node scripts/test-tier.mjs node-versioned`. Extra arguments go
+// to `node --test`. Tests are named by their path below test/ without `.test.ts` (`io/read/formats`):
+// test/ mirrors src/ (CONTRIBUTING.md, "Tests").
+//
+// all: every `*.test.js` below dist/test, in every sub-folder (`npm test`). Node 20's `node --test`
+// does not expand globs itself and the shell does not expand `**`, so the files are listed here.
 //
 // unit: the in-process tests (no server, browser, Redis, PostgreSQL, S3 or CLI child process), each
 // under ~10 s here: `npm run test:unit`, for a quick check while working (~1 min after tsc on 2
@@ -12,35 +17,49 @@
 // zlib and streams, task processes on child_process IPC. The rest (batch dedup, the job stages and
 // their files, the docs, the browser pages) is JavaScript over those same pieces, so it runs once.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const TIERS = {
   unit: [
-    'architecture', 'hash', 'text', 'seeds', 'cli-format', 'json-field', 'json-line', 'io-readers', 'io-formats',
-    'io-writers', 'sort-pairs', 'pair-columns', 'lsh-params', 'lsh-candidates', 'minhash-stats', 'properties',
-    'dedup', 'kinds-dedup', 'kinds-join-filters', 'kinds-online', 'perf-equivalence', 'parallel', 'harden-fuzz',
-    'defects-readers', 'report-curves', 'viz-passages', 'online-format', 'online-memory-store', 'online-index',
-    'online-duplicates', 'online-recall', 'cli-stream-corpus', 'alias', 'engine-options', 'cli-summary',
+    'repo/architecture', 'hash/hash', 'text/text', 'cli/report', 'io/read/json-field', 'io/read/json-line', 'io/read/read', 'io/read/formats',
+    'io/write/write', 'similarity/sort-pairs', 'dedup/pair-columns', 'lsh/params', 'lsh/candidates', 'sketch/minhash-stats', 'text/properties',
+    'dedup/dedup', 'dedup/kinds', 'similarity/prefix-join-filters', 'online/kinds', 'sketch/reference-equivalence', 'parallel/sign-corpus', 'io/read/fuzz', 'text/fuzz', 'dedup/fuzz',
+    'io/read/round-trip', 'report/curves', 'report/passages', 'online/records/format', 'store/memory/store', 'online/index',
+    'online/duplicates', 'online/recall', 'cli/corpus', 'io/write/alias', 'engine/options', 'cli/summary',
   ],
   'node-versioned': [
-    'online-store-parity', 'online-expiry', 'online-expiry-http', 'online-clusters', 'online-ensemble', 'online-recall',
-    'online-index', 'online-redis-log', 'online-redis-cluster', 'online-http', 'online-memory-store', 'online-format',
-    'online-duplicates', 'online-sqlite-durability', 'stores-missing', 'optional-deps', 'store-spec', 'harden-crash',
-    'harden-backup', 'harden-redis-outage', 'cli-index-add', 'serve-limits', 'viz-server', 'defects-auth', 's3',
-    'parallel', 'perf-equivalence', 'probe-verify', 'decoders-verify', 'task-processes', 'cli-commands', 'dedup',
-    'library-api', 'io-formats', 'io-writers', 'kijiji',
+    'store/parity', 'online/expiry', 'server/expiry', 'online/clusters', 'online/keys/ensemble', 'online/recall',
+    'online/index', 'store/redis/log', 'store/redis/cluster', 'server/http', 'store/memory/store', 'online/records/format',
+    'online/duplicates', 'store/sqlite/durability', 'store/missing', 'common/optional-deps', 'store/spec', 'e2e/crash',
+    'cli/index/backup', 'e2e/redis-outage', 'cli/index/add', 'server/limits', 'server/viz', 'server/auth', 'io/s3/s3',
+    'parallel/sign-corpus', 'sketch/reference-equivalence', 'dedup/stream-verify', 'io/codec/decoders', 'run/local-tasks', 'cli/commands/commands', 'dedup/dedup',
+    'index', 'io/read/formats', 'io/write/write', 'dedup/kijiji',
   ],
 };
 
+/** Every compiled test below dist/test, as tier names (`io/read/formats`), sorted. */
+function allTests(dir, prefix = '') {
+  const out = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) out.push(...allTests(path.join(dir, e.name), `${prefix}${e.name}/`));
+    else if (e.isFile() && e.name.endsWith('.test.js')) out.push(prefix + e.name.slice(0, -'.test.js'.length));
+  }
+  return out.sort();
+}
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const tier = process.argv[2];
-const files = TIERS[tier];
-if (!files) {
-  process.stderr.write(`usage: node scripts/test-tier.mjs ${Object.keys(TIERS).join('|')} [node --test options]\n`);
+const files = tier === 'all' ? (existsSync(path.join(root, 'dist', 'test')) ? allTests(path.join(root, 'dist', 'test')) : []) : TIERS[tier];
+if (tier === 'all' && files.length === 0) {
+  process.stderr.write('test tier all: no compiled tests in dist/test (run tsc first)\n');
   process.exit(2);
 }
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+if (!files) {
+  process.stderr.write(`usage: node scripts/test-tier.mjs all|${Object.keys(TIERS).join('|')} [node --test options]\n`);
+  process.exit(2);
+}
 const paths = files.map((f) => path.join(root, 'dist', 'test', `${f}.test.js`));
 const missing = paths.filter((p) => !existsSync(p));
 if (missing.length > 0) {

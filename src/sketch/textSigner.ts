@@ -3,7 +3,7 @@
  * caller (batch dedup, streaming, shards, the online index, the workers) signs through a
  * {@link TextSigner}. Each method gives the same bits as the reference pipeline
  * `createMinHasher(m).signInto(createShingler(s).set(text), out)`, which stays the definition and
- * the tests' oracle (test/perf-equivalence.test.ts), not a second route.
+ * the tests' oracle (test/sketch/reference-equivalence.test.ts), not a second route.
  *
  * For character shingles (without multiset) nothing is materialized between the raw text and the
  * signature: normalization is fused with symbol lookup, OPH bins are updated straight from the

@@ -8,7 +8,7 @@
  * asked pair, s ≥ t, is found with probability ≥ p(t)); an average over an assumed distribution of
  * similarities would be a guess (on examples/ads.tsv most pairs are exact copies, found with
  * probability 1). One index's measured recall varies around its expectation, since near copies make
- * pairs fall together: test/online-recall.test.ts measures it on the ads against brute force (the 44
+ * pairs fall together: test/online/recall.test.ts measures it on the ads against brute force (the 44
  * pairs in [0.6, 0.8): 0.50 to 1.00 over 16 MinHash seeds, mean 0.73; S-curve 0.76; p(0.6) = 0.53).
  * @module
  */

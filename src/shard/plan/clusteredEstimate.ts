@@ -8,7 +8,7 @@
  * are all in other units shows each with probability q = (k − 1)/(N − 1), so its count of seen
  * partners is binomial over its true count d; the unseen ones are estimated from the counts seen
  * with a nonparametric maximum-likelihood fit of d's distribution (EM over a grid of d, with the
- * documents seen with no partner as the missing category). Checked in test/job-estimate.test.ts.
+ * documents seen with no partner as the missing category). Checked in test/shard/plan/estimate.test.ts.
  * @module
  */
 

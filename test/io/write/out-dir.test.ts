@@ -1,0 +1,136 @@
+/**
+ * src/io/write/outDir.ts: a reused output directory. For `neardup dedup --out-dir` and `neardup job dedup
+ * --local --out-dir` (and an `s3://` prefix, staged), a directory that holds files this run will not
+ * write is refused (exit 2, naming them, nothing written), one holding only this run's names is
+ * rewritten, and `_SUCCESS` lists exactly the shards it vouches for. Drawn over every pair of
+ * shard counts: a first run over A shards, a second over B shards into the same directory.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tmpDir } from '../../cliUtil.js';
+import { neardupAsync } from '../../helpers/shards.js';
+import { lockOutputDirectory, OUTPUT_LOCK } from '../../../src/io/write/outDir.js';
+import { cliInProcess } from '../../helpers/inProcessCli.js';
+import { getObjects, putObject, S3_ENV, s3rverMissing, startS3rver, type S3Server } from '../../helpers/s3.js';
+
+function doc(id: string, n: number): string {
+  return JSON.stringify({ id, text: `a flat near the station number ${n} with a small garden and a view ${n}` }) + '\n';
+}
+
+/** A directory of `n` shards named part-000i.jsonl (ids prefixed by `tag`). */
+function shards(root: string, tag: string, n: number): string {
+  const dir = path.join(root, `${tag}${n}`);
+  fs.mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < n; i++) fs.writeFileSync(path.join(dir, `part-000${i}.jsonl`), doc(`${tag}${i}a`, i) + doc(`${tag}${i}b`, i) + doc(`${tag}${i}c`, i + 50));
+  return dir;
+}
+
+const ROUTES = {
+  dedup: (input: string, out: string) => ['dedup', input, '--id-field', 'id', '--output', 'dedup', '--out-dir', out, '-q'],
+  job: (input: string, out: string, root: string) => ['job', 'dedup', input, '--id-field', 'id', '--local', '--work-dir', fs.mkdtempSync(path.join(root, 'work-')), '--output', 'dedup', '--out-dir', out, '-q'],
+};
+
+describe('a reused --out-dir', () => {
+  for (const [route, args] of Object.entries(ROUTES)) {
+    it(`${route}: files the run will not write are refused; its own names are rewritten; _SUCCESS lists the shards`, async () => {
+      const root = fs.realpathSync(tmpDir());
+      for (const a of [1, 2, 4]) {
+        for (const b of [1, 2, 4]) {
+          const out = path.join(root, `out-${a}-${b}`);
+          const first = await cliInProcess(args(shards(root, 'x', a), out, root));
+          assert.equal(first.code, 0, first.stderr);
+          const names = Array.from({ length: a }, (_, i) => `part-000${i}.jsonl`);
+          assert.equal(fs.readFileSync(path.join(out, '_SUCCESS'), 'utf8'), names.map((n) => `${n}\n`).join(''));
+          const before = new Map(fs.readdirSync(out).map((f) => [f, fs.readFileSync(path.join(out, f))]));
+          const second = await cliInProcess(args(shards(root, 'y', b), out, root));
+          if (b >= a) {
+            // Every file there is one this run writes: rewritten, and vouched for.
+            assert.equal(second.code, 0, `${a}→${b}: ${second.stderr}`);
+            assert.equal(fs.readFileSync(path.join(out, '_SUCCESS'), 'utf8'), Array.from({ length: b }, (_, i) => `part-000${i}.jsonl\n`).join(''));
+            assert.match(fs.readFileSync(path.join(out, 'part-0000.jsonl'), 'utf8'), /"y0a"/);
+          } else {
+            assert.equal(second.code, 2, `${a}→${b}: ${second.stderr}`);
+            const stray = names.slice(b);
+            for (const s of stray) assert.ok(second.stderr.includes(s), `${a}→${b} names ${s}: ${second.stderr}`);
+            assert.match(second.stderr, /will not write.*Remove them/);
+            // Nothing written, nothing removed: the first run's output is as it was, _SUCCESS included.
+            assert.deepEqual(new Map(fs.readdirSync(out).map((f) => [f, fs.readFileSync(path.join(out, f))])), before);
+          }
+        }
+      }
+    });
+  }
+
+  it('hidden names (.crc, _logs) are not shards: left alone, not refused', async () => {
+    const root = fs.realpathSync(tmpDir());
+    const out = path.join(root, 'out');
+    fs.mkdirSync(path.join(out, '_logs'), { recursive: true });
+    fs.writeFileSync(path.join(out, '.part-0000.jsonl.crc'), 'x');
+    fs.writeFileSync(path.join(out, '_logs', 'a.log'), 'x');
+    const r = await cliInProcess(ROUTES.dedup(shards(root, 'x', 2), out));
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(fs.existsSync(path.join(out, '.part-0000.jsonl.crc')) && fs.existsSync(path.join(out, '_logs', 'a.log')));
+  });
+});
+
+describe('a reused s3:// output prefix', { skip: s3rverMissing() }, () => {
+  let s3: S3Server;
+  const saved = { ...process.env };
+  before(async () => {
+    s3 = await startS3rver('bkt');
+    Object.assign(process.env, S3_ENV);
+  });
+  after(async () => {
+    process.env = saved;
+    await s3?.stop();
+  });
+
+  it('dedup --out-dir s3://…: objects the run did not write are refused before any upload', async () => {
+    const root = fs.realpathSync(tmpDir());
+    await putObject(s3, 'bkt', 'clean/part-0003.jsonl', doc('old', 3));
+    const r = await cliInProcess(['dedup', shards(root, 'x', 2), '--id-field', 'id', '--output', 'dedup', '--out-dir', 's3://bkt/clean/', '--s3-endpoint', s3.endpoint, '-q']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /part-0003\.jsonl/);
+    assert.deepEqual([...(await getObjects(s3, 'bkt', 'clean/')).keys()], ['part-0003.jsonl'], 'nothing uploaded');
+    const ok = await cliInProcess(['dedup', shards(root, 'y', 4), '--id-field', 'id', '--output', 'dedup', '--out-dir', 's3://bkt/clean/', '--s3-endpoint', s3.endpoint, '-q']);
+    assert.equal(ok.code, 0, ok.stderr);
+    const got = await getObjects(s3, 'bkt', 'clean/');
+    assert.equal(got.get('_SUCCESS')?.toString(), 'part-0000.jsonl\npart-0001.jsonl\npart-0002.jsonl\npart-0003.jsonl\n');
+  });
+});
+
+describe('runs writing one --out-dir at once', () => {
+  it('never mix their shards: each run writes the whole directory or is refused naming the other (processes racing, 6 rounds)', async () => {
+    const root = fs.realpathSync(tmpDir());
+    const a = shards(root, 'x', 4);
+    const b = shards(root, 'y', 1);
+    for (let round = 0; round < 6; round++) {
+      const out = path.join(root, `race-${round}`);
+      const runs = await Promise.all([a, b, a].map((input) => neardupAsync(ROUTES.dedup(input, out), root)));
+      const won = runs.filter((r) => r.code === 0);
+      assert.ok(won.length >= 1, runs.map((r) => r.stderr).join('\n'));
+      for (const r of runs) {
+        assert.ok(r.code === 0 || r.code === 2, r.stderr);
+        if (r.code === 2) assert.match(r.stderr, /being written by another run|will not write/);
+      }
+      // The directory is one run's whole output: the shards _SUCCESS lists, and nothing else visible.
+      const listed = fs.readFileSync(path.join(out, '_SUCCESS'), 'utf8').split('\n').filter(Boolean);
+      const visible = fs.readdirSync(out).filter((f) => !f.startsWith('.') && !f.startsWith('_')).sort();
+      assert.deepEqual(visible, listed.sort(), `round ${round}`);
+      const other = listed.length === 4 ? 'y' : 'x';
+      for (const f of listed) assert.doesNotMatch(fs.readFileSync(path.join(out, f), 'utf8'), new RegExp(`"${other}\\d`), `round ${round}: ${f} from the other run`);
+      assert.ok(!fs.existsSync(path.join(out, OUTPUT_LOCK)), 'the lock is released');
+    }
+  });
+
+  it('a lock left by a process that is gone is taken over; a live one is refused', async () => {
+    const dir = fs.realpathSync(tmpDir());
+    fs.writeFileSync(path.join(dir, OUTPUT_LOCK), `999999999@${(await import('node:os')).hostname()} 2026-01-01T00:00:00Z\n`);
+    const release = await lockOutputDirectory(dir);
+    await assert.rejects(lockOutputDirectory(dir), /being written by another run/);
+    await release();
+    assert.ok(!fs.existsSync(path.join(dir, OUTPUT_LOCK)));
+  });
+});
