@@ -9,16 +9,16 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ENGINE_DEFAULTS, ENGINE_OPTIONS, intParser, type EngineOptionDef } from '../src/engine/options.js';
-import { ROUTES, ROUTE_NAMES, refusalOf, routeMarks, supportOf, type Support } from '../src/engine/routes.js';
-import { createProgram, runProgram } from '../src/cli/program.js';
-import { dedupCommand } from '../src/cli/dedup/command.js';
-import { jobCommand } from '../src/cli/job/command.js';
-import { indexCommand } from '../src/cli/index/command.js';
-import { dedup, DEDUP_DEFAULTS } from '../src/dedup/dedup.js';
-import { resolveManifest } from '../src/online/manifest.js';
-import { chooseBands } from '../src/lsh/params.js';
-import { repoRoot } from './helpers.js';
+import { ENGINE_DEFAULTS, ENGINE_OPTIONS, intParser, type EngineOptionDef } from '../../src/engine/options.js';
+import { ROUTES, ROUTE_NAMES, refusalOf, routeMarks, supportOf, type Support } from '../../src/engine/routes.js';
+import { createProgram, runProgram } from '../../src/cli/program.js';
+import { dedupCommand } from '../../src/cli/dedup/command.js';
+import { jobCommand } from '../../src/cli/job/command.js';
+import { indexCommand } from '../../src/cli/index/command.js';
+import { dedup, DEDUP_DEFAULTS } from '../../src/dedup/dedup.js';
+import { resolveManifest } from '../../src/online/manifest.js';
+import { chooseBands } from '../../src/lsh/params.js';
+import { repoRoot } from '../helpers.js';
 
 /** Runs `neardup ...args` in this process: exit code, stdout (help) and what the error path wrote. */
 async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { docsLine, outputJson, outputLine, removedJson, summaryJson, summaryLine } from '../src/cli/summary.js';
+import { docsLine, outputJson, outputLine, removedJson, summaryJson, summaryLine } from '../../src/cli/summary.js';
 
 test('summary lines: the label padded to one column, then the text', () => {
   assert.equal(summaryLine('pairs', '12 (exact Jaccard ≥ 0.8)'), 'pairs       12 (exact Jaccard ≥ 0.8)');
