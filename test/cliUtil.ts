@@ -1,5 +1,5 @@
 /** Helpers for the CLI tests: paths, and running the built binary as a subprocess. */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,23 +32,6 @@ export function neardup(args: string[], opts: { input?: string | Buffer; env?: R
     maxBuffer: 64 << 20,
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** {@link neardup} without blocking: for runs that mostly wait (a refused backend's retries), run side by side. */
-export function neardupAsync(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [mainJs, ...args], {
-      cwd: opts.cwd ?? fixtures,
-      env: { ...process.env, NEARDUP_PROGRESS: '', NEARDUP_DEBUG: '', ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    p.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    p.on('error', reject);
-    p.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
 }
 
 /** A fresh temp directory. */

@@ -18,7 +18,8 @@ import { checkIndex } from '../../src/online/check.js';
 import { freePort, killRedis, spawnRedis } from '../helpers/redis.js';
 import { needsRedis } from '../helpers/needs.js';
 import { kijijiTexts } from '../helpers/kijiji.js';
-import { neardupAsync, tmpDir, type Run } from '../cliUtil.js';
+import { tmpDir, type Run } from '../cliUtil.js';
+import { neardupAsync } from '../helpers/shards.js';
 import { startServe } from '../helpers/procs.js';
 import { restartUnderWrites } from '../helpers/restartUnderWrites.js';
 
@@ -154,7 +155,7 @@ test('redis down: the error names host:port and says the connection was refused,
     const store = `redis://127.0.0.1:${port}${q}`;
     for (const args of [['index', 'add', input, '--id', 'id', '--store', store], ['index', 'query', input, '--id', 'id', '--store', store], ['index', 'remove', ids, '--store', store], ['index', 'purge', '--store', store]]) {
       // Side by side: each run spends ~2.5 s waiting on the client's retries, not computing.
-      runs.push({ what: `${args.slice(0, 2).join(' ')} ${store}`, run: neardupAsync(args, { cwd: dir }) });
+      runs.push({ what: `${args.slice(0, 2).join(' ')} ${store}`, run: neardupAsync(args, dir) });
     }
   }
   for (const { what: w, run } of runs) {
