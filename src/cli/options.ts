@@ -78,7 +78,7 @@ export function addInputOptions(cmd: Command, limit = true): Command {
     .option('--delimiter <char>', 'CSV field delimiter (default: ",")')
     .option('--tsv-quotes', 'read TSV with CSV-style quotes (a field starting with " may hold tabs and line breaks); default: a line is a record, no quoting (IANA text/tab-separated-values)')
     .option('--skip-invalid', 'skip invalid records (ragged rows, bad JSON, invalid UTF-8) and report how many, instead of stopping at the first');
-  if (limit) cmd.option('--limit <n>', 'read only the first n documents (e.g. seed 001\'s experiment on the first 500)', parsePositiveInt('limit', 1e12));
+  if (limit) cmd.option('--limit <n>', 'read only the first n documents (e.g. 500 for a quick look at a large file)', parsePositiveInt('limit', 1e12));
   else cmd.option('--first <n>', 'read only the first n documents of the input', parsePositiveInt('first', 1e12));
   return cmd;
 }

@@ -1,7 +1,7 @@
 /**
  * How near-duplicate pairs become clusters, and which member stands for each cluster.
  *
- * Near duplication is not transitive (seed 004): a ~ b and b ~ c do not make a ~ c, and connected
+ * Near duplication is not transitive: a ~ b and b ~ c do not make a ~ c, and connected
  * components can chain documents that have little in common end to end. `centre` clusters keep
  * every member within the threshold of one centre document instead.
  * @module

@@ -1,7 +1,7 @@
 /**
  * Which documents a deduplication drops, and the kept document each one duplicates.
  *
- * Near duplication is not transitive (seed 004): a ~ b and b ~ c do not make a ~ c, so dropping every
+ * Near duplication is not transitive: a ~ b and b ~ c do not make a ~ c, so dropping every
  * member of a connected component but one can drop documents that nothing kept resembles. The
  * `verified` rule (the default) walks the documents in keep order and keeps each one unless a
  * document already kept is its verified near duplicate: every dropped document then names a kept

@@ -1,6 +1,6 @@
 /**
- * Exact duplicates after normalization: the cheapest first pass (seed 004: exact duplicates are
- * "easy to eliminate using hash/fingerprint"). No shingles, no MinHash: each normalized text is
+ * Exact duplicates after normalization: the cheapest first pass (a hash of each text
+ * finds them). No shingles, no MinHash: each normalized text is
  * hashed to 64 bits and documents with equal hashes form a group. One pass, streaming: memory is a
  * few integers per document, whatever the text sizes.
  * @module

@@ -1,6 +1,6 @@
 /**
  * The other kinds of near-duplicate search `dedup` offers besides MinHash-LSH over Jaccard:
- * candidates from an exact prefix-filtering join or from seed 002's sketch, containment instead of
+ * candidates from an exact prefix-filtering join or from the bucket-minimum sketch, containment instead of
  * Jaccard, and cluster policies other than connected components. These work on the fingerprint sets
  * of all documents, held in memory (about 4 bytes per distinct shingle per document).
  * @module
@@ -27,7 +27,7 @@ export type { CandidateMethod } from './options.js';
 /** The candidate methods, for option parsers. */
 export const CANDIDATE_METHODS: readonly CandidateMethod[] = CANDIDATE_METHOD_VALUES;
 
-/** Default number of sketch buckets (seed 002's example sorts 100 documents into 25 buckets). */
+/** Default number of sketch buckets (25 suits about 100 documents). */
 export const DEFAULT_SKETCH_BUCKETS = ENGINE_DEFAULTS.buckets;
 
 /**

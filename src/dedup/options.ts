@@ -18,8 +18,8 @@ import type { Removal, RemovalRule } from '../cluster/removal.js';
 
 /**
  * Where candidate pairs come from. `lsh` (default): MinHash banding. `exact`: a prefix-filtering
- * similarity join; every pair at or above the threshold, no misses. `sketch`: seed 002's bucket
- * minima. `auto`: `exact` where it is exact and measured faster than LSH (`autoCandidates` in ./kinds.ts),
+ * similarity join; every pair at or above the threshold, no misses. `sketch`: documents sharing a
+ * bucket minimum of hashed shingles. `auto`: `exact` where it is exact and measured faster than LSH (`autoCandidates` in ./kinds.ts),
  * else `lsh`.
  */
 export type CandidateMethod = 'lsh' | 'exact' | 'sketch' | 'auto';
@@ -63,7 +63,7 @@ export interface DedupOptions {
    * candidates by default (`auto` gives the same); `lsh` and `sketch` are refused.
    */
   measure?: SetMeasure;
-  /** Where candidates come from: `lsh` (default; `exact` for containment), `exact` (prefix-filtering join), `sketch` (seed 002), `auto`. */
+  /** Where candidates come from: `lsh` (default; `exact` for containment), `exact` (prefix-filtering join), `sketch` (bucket minima), `auto`. */
   candidates?: CandidateMethod;
   /** Buckets of the `sketch` candidates. Default 25. */
   buckets?: number;

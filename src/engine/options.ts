@@ -47,7 +47,7 @@ export const ENGINE_DEFAULTS = {
   seed: 1,
   /** Similarity measure. */
   measure: 'jaccard' as const,
-  /** Buckets of the `sketch` candidates (seed 002's example sorts 100 documents into 25 buckets). */
+  /** Buckets of the `sketch` candidates (25 suits about 100 documents). */
   buckets: 25,
   /**
    * `--candidates auto` takes the exact join for word/spot shingles of documents with at most this
@@ -217,7 +217,7 @@ export const ENGINE_OPTIONS: EngineOptionDef[] = [
     name: 'candidates',
     group: 'kind',
     flags: '--candidates <method>',
-    help: `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (seed 002's bucket minima), auto (exact for containment, and for word/spot shingles of short documents: ≤ ${D.autoExactMaxShingles} shingles on average, where it measured faster; else lsh) (default: auto for word/spot shingles, lsh for char shingles, exact for containment)`,
+    help: `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (documents sharing a bucket minimum of their hashed shingles), auto (exact for containment, and for word/spot shingles of short documents: ≤ ${D.autoExactMaxShingles} shingles on average, where it measured faster; else lsh) (default: auto for word/spot shingles, lsh for char shingles, exact for containment)`,
     choices: CANDIDATE_METHOD_VALUES,
   },
   { name: 'buckets', group: 'kind', flags: '--buckets <n>', help: `buckets of --candidates sketch (default ${D.buckets})`, parse: intParser('buckets', 1, 65536) },
@@ -229,7 +229,7 @@ export const ENGINE_OPTIONS: EngineOptionDef[] = [
     choices: CLUSTER_MODE_VALUES,
     cliDefault: D.clusterMode,
   },
-  { name: 'fingerprintBits', group: 'kind', flags: '--fingerprint-bits <n>', help: 'shingle fingerprint width for sets and exact scores: 32, or 64 (seed 004; needs --candidates exact)', choices: ['32', '64'], cliDefault: String(D.fingerprintBits) },
+  { name: 'fingerprintBits', group: 'kind', flags: '--fingerprint-bits <n>', help: 'shingle fingerprint width for sets and exact scores: 32, or 64 (no chance collisions of distinct shingles on large corpora; needs --candidates exact)', choices: ['32', '64'], cliDefault: String(D.fingerprintBits) },
   {
     name: 'representative',
     group: 'kind',

@@ -1,11 +1,11 @@
 /**
- * Seed 002's sketch as a candidate generator: hash the shingles, put each hash into one of n buckets
+ * The bucket-minimum sketch as a candidate generator: hash the shingles, put each hash into one of n buckets
  * by hash mod n, and keep the smallest hash of each bucket. Two documents whose minimum agrees in
  * some bucket are candidates; the candidates are then verified by exact Jaccard.
  *
  * A bucket minimum agrees with probability about the Jaccard similarity of the two sets restricted
  * to that bucket, so with n buckets a pair of similarity s becomes a candidate with probability
- * about 1 − (1 − s)^n: LSH with n bands of one row (one-permutation hashing, seed 002's version).
+ * about 1 − (1 − s)^n: LSH with n bands of one row (one-permutation hashing without densification).
  * Recall is high, but so is the number of false candidates at low similarity (bench/RESULTS.md).
  * @module
  */
@@ -48,7 +48,7 @@ export function sketchKeys(sets: readonly Uint32Array[], buckets: number): { hi:
   return { hi, lo, present };
 }
 
-/** The distinct candidate pairs (a < b) of seed 002's sketch with `buckets` buckets. */
+/** The distinct candidate pairs (a < b) of the bucket-minimum sketch with `buckets` buckets. */
 export function sketchCandidates(sets: readonly Uint32Array[], buckets: number, maxPairs = Infinity): { pairs: PairSet; stats: CandidateStats } {
   const { hi, lo, present } = sketchKeys(sets, buckets);
   return candidatesFromBandKeys(hi, lo, present, sets.length, buckets, maxPairs);

@@ -1,6 +1,6 @@
 /**
- * Several (b, r) S-curves for the HTML report (seed 001's comparison of bandings in one chart), each
- * with seed 003's rule of thumb t ≈ (1/b)^(1/r), the similarity where that curve is steepest. The
+ * Several (b, r) S-curves for the HTML report (bandings compared in one chart), each
+ * with the rule of thumb t ≈ (1/b)^(1/r), the similarity where that curve is steepest. The
  * same data `neardup params --curves` prints, chosen here without flags: the run's banding and its
  * neighbours with one and two rows more or fewer on the same hash budget.
  * @module
@@ -12,7 +12,7 @@ export type { ReportCurve, ReportCurves } from './types.js';
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
-/** Seed 003's rule of thumb for b bands of r rows: (1/b)^(1/r). */
+/** The rule of thumb for b bands of r rows: (1/b)^(1/r). */
 export function bandingRuleOfThumb(bands: number, rows: number): number {
   return Math.pow(1 / bands, 1 / rows);
 }

@@ -18,7 +18,7 @@ export interface ReportDataOptions {
   source?: { name: string; format?: string; bytes?: number };
   /** Pairs in the estimated-against-exact sample. Default 1000. */
   samplePairs?: number;
-  /** Band counts of the sweep (seed 001 used 2, 5, 10, 20). Default [2, 5, 10, 20]. */
+  /** Band counts of the sweep. Default [2, 5, 10, 20]. */
   sweepBands?: number[];
   /** Signature length of the sweep (rows = ⌊sweepNumPerm / bands⌋). Default 100. */
   sweepNumPerm?: number;
@@ -155,7 +155,7 @@ export interface ReportData {
     pairs: { a: string; b: string; exact: number; estimate: number }[];
   };
   /**
-   * Candidate pairs for b bands at sweepNumPerm hashes (seed 001's experiment), split by exact
+   * Candidate pairs for b bands at sweepNumPerm hashes (the bands sweep), split by exact
    * similarity; the last row (`run: true`) is this run's own banding at its own signature length.
    */
   bandsSweep: {
@@ -167,7 +167,7 @@ export interface ReportData {
   clusterSizes: { size: number; count: number }[];
   /** The near-duplicate pairs closest to the threshold (from above), side by side. */
   borderline: BorderlinePair[];
-  /** Exact Jaccard of character k-shingles against k, for a few sample pairs (seed 001). */
+  /** Exact Jaccard of character k-shingles against k, for a few sample pairs. */
   jaccardVsK: { normalize: string; pairs: { label: string; a: string; b: string; points: { k: number; jaccard: number }[] }[] };
   /** The largest clusters: the first member side by side with the most different other members. */
   clusters: {

@@ -1,6 +1,5 @@
 /**
- * 64-bit shingle fingerprints (seed 004: "each distinct shingle can be mapped to an m-bit
- * fingerprint (e.g. m = 64)"). Two shingle hashes with independent seeds, taken at the same
+ * 64-bit shingle fingerprints (each distinct shingle mapped to an m-bit fingerprint, m = 64). Two shingle hashes with independent seeds, taken at the same
  * positions, are joined into one 64-bit value: two distinct shingles then share a fingerprint only
  * if both halves collide. The collision rate of each width is measured in bench/RESULTS.md
  * ("Fingerprint collisions").

@@ -7,7 +7,7 @@ import { fmix32 } from '../hash/mix.js';
 /**
  * Sorts `fps` in place and returns the sorted unique values (a view of the same buffer).
  * With `multiset`, the n-th repeat (n ≥ 1) of a fingerprint becomes the distinct element
- * fmix32(fp XOR n·0x9E3779B9), so repeated shingles count as often as they occur (seed 003).
+ * fmix32(fp XOR n·0x9E3779B9), so repeated shingles count as often as they occur (multiset shingling).
  */
 export function toSortedSet(fps: Uint32Array, multiset = false): Uint32Array {
   radixSort(fps);

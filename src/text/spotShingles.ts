@@ -1,5 +1,5 @@
 /**
- * Stopword-anchored word shingles (seed 002, after SpotSigs): a shingle starts at each stopword and
+ * Stopword-anchored word shingles (after SpotSigs): a shingle starts at each stopword and
  * spans it and the words that follow, `w` words in all.
  * @module
  */

@@ -101,7 +101,7 @@
         (c.recall ? ' The run\'s recall, over the pairs it verified, is estimated at ' + fmt(c.recall.estimate, 4) + ' ± ' + fmt(c.recall.stdError, 4) + ' (each verified pair of similarity s counts 1/P(s) pairs: ' + fmt(c.recall.estimatedPairs, 1) + ' estimated, ' + c.recall.verifiedPairs + ' found).' : ''));
   }
 
-  // Several bandings on the same hashes, each with seed 003's rule of thumb (src/report/curves.ts).
+  // Several bandings on the same hashes, each with the rule of thumb (1/b)^(1/r) (src/report/curves.ts).
   if (data.sCurves && data.sCurves.curves.length > 0) {
     const sc = data.sCurves;
     const flat = sc.curves.flatMap((c) => c.points.map((p) => ({ s: p.s, p: p.p, curve: c.label + (c.chosen ? ' (this run)' : '') })));
@@ -183,7 +183,7 @@
     }
   }
 
-  // The bands sweep (seed 001).
+  // The bands sweep.
   {
     const w = data.bandsSweep;
     const sec = section('bands', 'Candidate pairs against the number of bands (' + w.numPerm + ' hashes)',
@@ -224,7 +224,7 @@
     );
   }
 
-  // Jaccard against shingle size (seed 001).
+  // Jaccard against shingle size.
   {
     const j = data.jaccardVsK;
     const sec = section('shingle-size', 'Similarity against shingle size',

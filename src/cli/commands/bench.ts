@@ -1,7 +1,7 @@
 /**
- * `neardup bench <input>`: LSH against exact brute force on the user's own data (seed 000's
- * experiment), and candidate pairs against the number of bands with the recall at high similarity
- * (seed 001's experiment).
+ * `neardup bench <input>`: LSH against exact brute force on the user's own data (the Kijiji
+ * ads experiment), and candidate pairs against the number of bands with the recall at high similarity
+ * (the bands sweep).
  * @module
  */
 import { Command, Option } from 'commander';
@@ -159,7 +159,7 @@ async function runBench(file: string, flags: BenchFlags): Promise<void> {
   const out = (s: string): void => void process.stdout.write(s + '\n');
   out(`neardup bench: ${int(n)} docs from ${file === '-' ? '<stdin>' : file} [${corpus.input.format}]; ${sh.kind} ${k}-shingles, normalize ${flags.normalize}`);
   out('');
-  out(`1. LSH against brute force, Jaccard ≥ ${t} (seed 000's experiment)`);
+  out(`1. LSH against brute force, Jaccard ≥ ${t}`);
   const lshLabel = `LSH (${flags.method}, ${flags.numPerm} hashes, ${lsh.bands.bands}×${lsh.bands.rows}, verify ${options.verify})`;
   const bfLabel = 'brute force (exact Jaccard, all pairs)';
   const w = Math.max(lshLabel.length, bfLabel.length) + 2;
@@ -171,7 +171,7 @@ async function runBench(file: string, flags: BenchFlags): Promise<void> {
     `   recall ${pct(common, bfAtT.length)} · precision ${pct(common, lsh.pairs.length)} · LSH candidates ${int(lsh.stats.candidates)} · speed-up ${exp1.speedup.toFixed(1)}×`,
   );
   out('');
-  out(`2. Candidate pairs against the number of bands, ${flags.sweepPerm} hashes, no verification (seed 001's experiment)`);
+  out(`2. Candidate pairs against the number of bands, ${flags.sweepPerm} hashes, no verification`);
   out(`   ${'bands'.padStart(5)} ${'rows'.padStart(5)} ${'candidates'.padStart(12)} ${`recall at ≥ ${flags.recallAt}`.padStart(24)} ${`P(${flags.recallAt})`.padStart(8)} ${'time'.padStart(9)}`);
   for (const e of exp2) {
     const rec = `${int(e.found)}/${int(e.total)} (${pct(e.found, e.total)})`;

@@ -39,7 +39,7 @@ export function paramsCommand(): Command {
   cmd.addHelpText(
     'after',
     `
-The rule of thumb t ≈ (1/b)^(1/r) (seed 003; the s where the S-curve is steepest) is printed next to
+The rule of thumb t ≈ (1/b)^(1/r) (the s where the S-curve is steepest) is printed next to
 the chosen banding. P(s) = 1 − (1 − s^r)^b is the probability that a pair of Jaccard similarity s becomes a candidate.
 FP area = ∫₀ᵗ P(s) ds (below-threshold mass that still becomes candidates);
 FN area = ∫ₜ¹ (1 − P(s)) ds (above-threshold mass that is missed).
@@ -101,7 +101,7 @@ Examples:
   return cmd;
 }
 
-/** Seed 003's rule of thumb: the similarity (1/b)^(1/r) where b bands of r rows switch on. */
+/** The rule of thumb: the similarity (1/b)^(1/r) where b bands of r rows switch on. */
 export function ruleOfThumb(bands: number, rows: number): number {
   return Math.pow(1 / bands, 1 / rows);
 }

@@ -48,7 +48,7 @@ function noRecallWhy(options: DedupOptions, result: DedupResult): string | undef
   const s = result.stats;
   const method = s.candidateMethod ?? 'lsh';
   if (method === 'exact') return undefined;
-  if (method === 'sketch') return 'seed 002 sketch candidates have no banding to weigh the pairs by';
+  if (method === 'sketch') return 'sketch candidates have no banding to weigh the pairs by';
   if (options.verify !== 'exact') return inexactWhy(options.verify);
   if (s.counts === 'verified') return 'past --max-pairs only the pairs that joined two clusters were kept';
   return undefined;
@@ -152,7 +152,7 @@ function methodLine(flags: DedupFlags, run: DedupRunReport): string {
   if (method === 'exact') {
     return summaryLine('method', `exact prefix-filtering join${s.candidateReason ? (flags.candidates === 'auto' ? ' (chosen by --candidates auto)' : ' (chosen automatically)') : ''}: every pair with ${s.measure ?? 'jaccard'} ≥ ${options.threshold}, no misses`);
   }
-  return summaryLine('method', `seed 002 sketch: ${options.buckets ?? DEFAULT_SKETCH_BUCKETS} buckets (hash mod n), documents sharing a bucket minimum are candidates`);
+  return summaryLine('method', `bucket sketch: ${options.buckets ?? DEFAULT_SKETCH_BUCKETS} buckets (hash mod n), documents sharing a bucket minimum are candidates`);
 }
 
 /** The candidates and pairs lines. */

@@ -44,7 +44,7 @@ export interface ReadOptions {
    * shards. {@link openInput} then reads these and its path only names them in messages.
    */
   inputs?: ShardList;
-  /** Read only the first `limit` records (seed 001's experiment on the first 500 documents). Default: all. */
+  /** Read only the first `limit` records (e.g. 500 for a quick look). Default: all. */
   limit?: number;
 }
 

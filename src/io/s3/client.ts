@@ -318,6 +318,26 @@ export async function s3Get(url: string, range?: [number, number]): Promise<Buff
 }
 
 /**
+ * GETs a small object and parses it with `parse`, reading it again (up to `tries` reads, 50 ms, then
+ * 100, 200, … apart) while the parser throws. AWS S3 and MinIO replace an object atomically, but a
+ * store that writes objects in place on a file system (s3rver, file-backed gateways) can serve a
+ * half-written body to a reader racing the writer: a task marker read that way is torn, not damaged.
+ * A body still unparsable after the last read is the parser's error. Undefined when there is no object.
+ */
+export async function s3GetParsed<T>(url: string, parse: (body: Buffer) => T, tries = 5): Promise<T | undefined> {
+  for (let i = 1; ; i++) {
+    const b = await s3Get(url);
+    if (!b) return undefined;
+    try {
+      return parse(b);
+    } catch (e) {
+      if (i >= tries) throw e;
+      await new Promise((r) => setTimeout(r, 50 * 2 ** (i - 1)));
+    }
+  }
+}
+
+/**
  * Writes a small object in one PUT. With `ifNoneMatch`, the PUT is conditional (`If-None-Match: *`):
  * on a store that honours it, it fails with 412 when an object is already there, and this returns
  * false (the first writer won); a store that ignores the header (s3rver) overwrites, and this returns true.

@@ -29,7 +29,7 @@ import { InputError, UsageError } from '../../common/errors.js';
 import { removeOnSignal } from '../../io/write/output.js';
 import { SUCCESS_MARKER } from '../../io/write/rewrite.js';
 import { writeSuccessMarker } from '../../io/write/outDir.js';
-import { inParallel, isS3Url, PARALLEL, parseS3Url, S3_BLOCK, s3Delete, s3Download, s3Get, s3Head, s3List, s3Put, s3Upload } from '../../io/s3/client.js';
+import { inParallel, isS3Url, PARALLEL, parseS3Url, S3_BLOCK, s3Delete, s3Download, s3Get, s3GetParsed, s3Head, s3List, s3Put, s3Upload } from '../../io/s3/client.js';
 import { ObjectCache } from './objectCache.js';
 import { DamagedFileError } from '../files/columns.js';
 import { failedFile, MARKER, parseMarker, sealMarker, taskDir, type FailedRecord, type MarkerBase } from '../files/commit.js';
@@ -72,6 +72,21 @@ async function spoolDir(): Promise<{ dir: string; remove(): Promise<void> }> {
   };
 }
 
+/** A stored marker object's attempt and checked marker; a DamagedFileError naming `url` when it is not one. */
+function storedOf(b: Buffer, url: string, job: JobSpec): Stored {
+  let o: { attempt?: unknown; marker?: unknown };
+  try {
+    o = JSON.parse(b.toString('utf8')) as typeof o;
+  } catch {
+    throw new DamagedFileError(`${url}: damaged task marker (not JSON): delete it to run the task again`);
+  }
+  if (!o || typeof o.attempt !== 'string' || !/^[0-9a-f]{16}$/.test(o.attempt) || !o.marker || typeof o.marker !== 'object') {
+    throw new DamagedFileError(`${url}: damaged task marker (no attempt named): delete it to run the task again`);
+  }
+  const text = JSON.stringify(o.marker);
+  return { attempt: o.attempt, body: parseMarker(text, url, job), text };
+}
+
 /** A work dir under an `s3://` prefix; see the module comment. */
 export class S3WorkDir {
   readonly name: string;
@@ -101,9 +116,9 @@ export class S3WorkDir {
   /** Reads the plan. */
   async load(): Promise<JobSpec> {
     if (this.plan) return this.plan;
-    const b = await s3Get(jobFile(this.name));
-    if (!b) throw new UsageError(`${this.name} holds no job (no ${jobFile(this.name)}): create one with "neardup job plan" or "neardup job dedup"`);
-    return (this.plan = parseJob(this.name, b.toString('utf8')));
+    const plan = await s3GetParsed(jobFile(this.name), (b) => parseJob(this.name, b.toString('utf8')));
+    if (!plan) throw new UsageError(`${this.name} holds no job (no ${jobFile(this.name)}): create one with "neardup job plan" or "neardup job dedup"`);
+    return (this.plan = plan);
   }
 
   /**
@@ -115,8 +130,8 @@ export class S3WorkDir {
     const url = jobFile(this.name);
     const { bucket, key } = parseS3Url(this.name);
     for (let i = 0; i < 3; i++) {
-      const found = await s3Get(url);
-      if (found) return (this.plan = sameJob(this.name, parseJob(this.name, found.toString('utf8')), spec));
+      const found = await s3GetParsed(url, (b) => parseJob(this.name, b.toString('utf8')));
+      if (found) return (this.plan = sameJob(this.name, found, spec));
       // Planning a new job: one LIST, to refuse objects that belong to no plan.
       const leftovers = (await s3List(bucket, key ? `${key}/` : '')).map((o) => o.key.slice(key ? key.length + 1 : 0));
       if (leftovers.length > 0) {
@@ -124,9 +139,8 @@ export class S3WorkDir {
       }
       const job: JobSpec = { version: JOB_VERSION, id: randomBytes(6).toString('hex'), ...spec };
       if (!(await s3Put(url, JSON.stringify(job, null, 2) + '\n', true))) continue;
-      const back = await s3Get(url);
-      if (!back) continue;
-      const now = parseJob(this.name, back.toString('utf8'));
+      const now = await s3GetParsed(url, (b) => parseJob(this.name, b.toString('utf8')));
+      if (!now) continue;
       return (this.plan = now.id === job.id ? job : sameJob(this.name, now, spec));
     }
     throw new UsageError(`${this.name}: another process keeps replacing job.json; use a new --work-dir`);
@@ -137,20 +151,9 @@ export class S3WorkDir {
     const url = this.markerUrl(stage, t);
     const known = this.stored.get(url);
     if (known) return known;
-    const b = await s3Get(url);
-    if (!b) return undefined;
-    let o: { attempt?: unknown; marker?: unknown };
-    try {
-      o = JSON.parse(b.toString('utf8')) as typeof o;
-    } catch {
-      throw new DamagedFileError(`${url}: damaged task marker (not JSON): delete it to run the task again`);
-    }
-    if (!o || typeof o.attempt !== 'string' || !/^[0-9a-f]{16}$/.test(o.attempt) || !o.marker || typeof o.marker !== 'object') {
-      throw new DamagedFileError(`${url}: damaged task marker (no attempt named): delete it to run the task again`);
-    }
-    const text = JSON.stringify(o.marker);
-    const s: Stored = { attempt: o.attempt, body: parseMarker(text, url, job), text };
-    this.stored.set(url, s);
+    // A marker that does not parse is read again first: on a store that writes in place it may be torn, not damaged.
+    const s = await s3GetParsed(url, (b) => storedOf(b, url, job));
+    if (s) this.stored.set(url, s);
     return s;
   }
 

@@ -12,7 +12,7 @@ import { neardupAsync, plantedDocs, writeShards, jsonl } from '../../helpers/sha
 import { REQUIRE_ALL } from '../../helpers/needs.js';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { s3Download, s3Get, s3Put, s3Requests, s3Size, s3Upload, setS3Endpoint } from '../../../src/io/s3/client.js';
+import { s3Download, s3Get, s3GetParsed, s3Put, s3Requests, s3Size, s3Upload, setS3Endpoint } from '../../../src/io/s3/client.js';
 import { listS3Input } from '../../../src/io/s3/staging.js';
 import { getObjects, putObject, s3rverMissing, startFaultProxy, startS3rver, S3_ENV, type FaultProxy, type S3Server } from '../../helpers/s3.js';
 
@@ -263,6 +263,32 @@ test('a missing bucket and a missing key are named as such, never "no such objec
     const out = await run(['dedup', `s3://${BUCKET}/all.jsonl`, '--id-field', 'id', '--out', 's3://no-such-bucket-here/kept.jsonl', '-q'], server.endpoint);
     assert.equal(out.code, 2, out.stderr);
     assert.match(out.stderr, /^neardup: s3:\/\/no-such-bucket-here\/kept\.jsonl: there is no bucket "no-such-bucket-here"$/m);
+  } finally {
+    setS3Endpoint(undefined);
+  }
+});
+
+test('a small object that does not parse is read again: a torn body (as s3rver serves mid-write) gives way to the whole one; one that stays torn is the parser\'s error', opts, async () => {
+  Object.assign(process.env, S3_ENV);
+  setS3Endpoint(server.endpoint);
+  try {
+    const url = `s3://${BUCKET}/torn/_SUCCESS.json`;
+    const whole = JSON.stringify({ attempt: '0123456789abcdef', marker: { ok: true } });
+    await s3Put(url, whole.slice(0, 17));
+    let reads = 0;
+    const parse = (b: Buffer): unknown => {
+      reads++;
+      return JSON.parse(b.toString('utf8'));
+    };
+    // The writer finishes while the reader waits between reads.
+    const [got] = await Promise.all([s3GetParsed(url, parse), new Promise((r) => setTimeout(r, 20)).then(() => s3Put(url, whole))]);
+    assert.deepEqual(got, JSON.parse(whole));
+    assert.ok(reads >= 2, 'the torn body was read, then the whole one');
+    await s3Put(url, '');
+    reads = 0;
+    await assert.rejects(s3GetParsed(url, parse, 3), SyntaxError);
+    assert.equal(reads, 3);
+    assert.equal(await s3GetParsed(`s3://${BUCKET}/torn/none.json`, parse), undefined);
   } finally {
     setS3Endpoint(undefined);
   }
