@@ -27,14 +27,14 @@ const TIERS = {
     'io/write/write', 'similarity/sort-pairs', 'dedup/pair-columns', 'lsh/params', 'lsh/candidates', 'sketch/minhash-stats', 'text/properties',
     'dedup/dedup', 'dedup/kinds', 'similarity/prefix-join-filters', 'online/kinds', 'sketch/reference-equivalence', 'parallel/sign-corpus', 'io/read/fuzz', 'text/fuzz', 'dedup/fuzz',
     'io/read/round-trip', 'report/curves', 'report/passages', 'online/records/format', 'store/memory/store', 'online/index',
-    'online/duplicates', 'online/recall', 'cli/corpus', 'io/write/alias', 'engine/options', 'cli/summary',
+    'online/duplicates', 'online/recall', 'cli/corpus', 'io/write/alias', 'engine/options', 'cli/summary', 'sketch/known-answers',
   ],
   'node-versioned': [
     'store/parity', 'online/expiry', 'server/expiry', 'online/clusters', 'online/keys/ensemble', 'online/recall',
     'online/index', 'store/redis/log', 'store/redis/cluster', 'server/http', 'store/memory/store', 'online/records/format',
     'online/duplicates', 'store/sqlite/durability', 'store/missing', 'common/optional-deps', 'store/spec', 'e2e/crash',
     'cli/index/backup', 'e2e/redis-outage', 'cli/index/add', 'server/limits', 'server/viz', 'server/auth', 'io/s3/s3',
-    'parallel/sign-corpus', 'sketch/reference-equivalence', 'dedup/stream-verify', 'io/codec/decoders', 'run/local-tasks', 'cli/commands/commands', 'dedup/dedup',
+    'parallel/sign-corpus', 'sketch/reference-equivalence', 'sketch/known-answers', 'dedup/stream-verify', 'io/codec/decoders', 'run/local-tasks', 'cli/commands/commands', 'dedup/dedup',
     'index', 'io/read/formats', 'io/write/write', 'dedup/kijiji',
   ],
 };

@@ -13,6 +13,7 @@ import { startRedis, type RedisChild } from '../helpers/redis.js';
 import { startPostgres, type PostgresChild } from '../helpers/postgres.js';
 import { needsPostgres, needsRedis } from '../helpers/needs.js';
 import { NearDupIndex } from '../../src/index.js';
+import { checkKnownAnswersInStore } from '../helpers/knownAnswers.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-parity-'));
 let redis: RedisChild | undefined;
@@ -124,4 +125,10 @@ for (const [name, spec, needs] of expiryStores) {
       await idx.close();
     }
   });
+}
+
+// docs/formats.md "Signatures, exactly": what every store keeps of a document is the specified set
+// (verify exact) or signature (verify estimate), the known-answer vectors' values.
+for (const [name, spec, needs] of expiryStores) {
+  test(`store parity: the known-answer sets and signatures, as each store keeps them (${name})`, needs, () => checkKnownAnswersInStore(spec));
 }
