@@ -14,7 +14,7 @@
 export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode, type DocRecord, type IdPair, type IdCluster, type DedupRecordsResult, type RemovedRecord } from './dedup/dedup.js';
 export { REMOVAL_RULES, type Removal, type RemovalRule } from './cluster/removal.js';
 export type { KeepCompare } from './dedup/options.js';
-export { dedupFile, type DedupFileOptions, type DedupFileResult } from './dedup/copy.js';
+export { dedupFile, type DedupFileOptions, type DedupFileResult } from './dedup/dedupFile.js';
 export { dedupStream, type DocSource, type StreamDedupOptions, type StreamDedupExtra } from './dedup/streamDedup.js';
 export { clusterPairs, type Cluster } from './cluster/clusters.js';
 
@@ -33,7 +33,7 @@ export {
 } from './online/nearDupIndex.js';
 export type { ForestOptions } from './online/keys/keys.js';
 export { MATCH_FIELDS, DOCUMENT_FIELDS, type MatchField, type DocumentField, type LeanMatch } from './online/fields.js';
-export type { Cluster as OnlineCluster, ClusterPage, ClusterListOptions } from './online/clusters.js';
+export type { OnlineCluster, ClusterPage, ClusterListOptions } from './online/clusters.js';
 export type { IndexChange, IndexObserver, AddedDocument } from './online/events.js';
 export type { ClusterState, ClusterSummary } from './store/clusterState.js';
 export type { NearDupStore, StoredDoc, PutEntry, RemoveEntry, StoreManifest, StoreCompaction } from './store/types.js';

@@ -13,7 +13,7 @@ import { removeOnSignal } from '../io/write/output.js';
 import type { SkipStats } from '../io/read/record.js';
 import { rangeableFormat } from '../io/ranges/lineRanges.js';
 import type { RangedSource } from '../dedup/rangedSource.js';
-import { forgetIdLines, keepIdAndRow } from '../dedup/copy.js';
+import { forgetIdLines, keepIdAndRow } from '../dedup/dedupFile.js';
 import type { Reporter } from './report.js';
 import { int } from './report.js';
 import { checkHeap, checkStreamHeap, inMemoryMost } from './heap.js';
@@ -36,7 +36,7 @@ export interface Corpus {
   readMs: number;
 }
 
-export { idOf } from '../dedup/copy.js';
+export { idOf } from '../dedup/dedupFile.js';
 
 /**
  * The input's format for the summary line: its format, or for shards of several formats each

@@ -9,7 +9,7 @@ import type { NormalizeOptions } from '../text/normalize.js';
 import { createTextHasher } from './textHash.js';
 import { chooseBands } from '../lsh/params.js';
 import { emptyCandidateStats } from '../lsh/candidates.js';
-import { CopyFinder, HashIndex } from './copies.js';
+import { CopyFinder, HashIndex } from './copyGroups.js';
 import { finishDedup } from './finish.js';
 import type { DedupResult } from './options.js';
 import { ENGINE_DEFAULTS } from '../engine/options.js';

@@ -7,7 +7,7 @@ import type { CandidateStats } from '../lsh/candidates.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { clusterPairs, componentsOf, UnionFind } from '../cluster/clusters.js';
-import { clusterGroups, expandPairs, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
+import { clusterGroups, expandPairs, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copyGroups.js';
 import type { DedupResult } from './options.js';
 import { sortPairs } from '../similarity/sortPairs.js';
 import { PairColumns, withLazyPairs } from './pairColumns.js';

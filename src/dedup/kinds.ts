@@ -16,7 +16,7 @@ import { jaccardAtLeast } from '../similarity/jaccard.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { TooManyPairsError } from '../lsh/tooManyPairs.js';
 import { clusterWithPolicy, checkClusterPolicy } from '../cluster/clusterPolicy.js';
-import { CopyFinder, HashIndex, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
+import { CopyFinder, HashIndex, largestGroup, pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copyGroups.js';
 import { murmur3Words } from '../hash/murmur3.js';
 import { resolveDedupOptions, type CandidateMethod, type DedupOptions, type DedupResult } from './options.js';
 import { finishDedup } from './finish.js';

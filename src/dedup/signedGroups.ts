@@ -8,7 +8,7 @@ import type { TextSigner } from '../sketch/textSigner.js';
 import { SignatureMatrix } from '../sketch/signatureMatrix.js';
 import { ProbeTable, setHash } from '../similarity/probeSet.js';
 import { murmur3Words } from '../hash/murmur3.js';
-import { CopyFinder, HashIndex, type CopyGroups } from './copies.js';
+import { CopyFinder, HashIndex, type CopyGroups } from './copyGroups.js';
 import type { VerifyMode } from './options.js';
 
 /** Seed of the content hashes that find identical documents. */

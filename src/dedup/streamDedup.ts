@@ -18,7 +18,7 @@ import { groupsFromBuckets, type SecondGroups } from '../lsh/secondGroups.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { BandKeyColumns } from '../lsh/bandKeyColumns.js';
 import { PairColumns } from './pairColumns.js';
-import { CopyFinder, HashIndex, pairsWithinGroups, type CopyGroups } from './copies.js';
+import { CopyFinder, HashIndex, pairsWithinGroups, type CopyGroups } from './copyGroups.js';
 import { textHash2 } from '../hash/murmur3.js';
 import type { BandKeyTable } from '../lsh/candidates.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';

@@ -9,7 +9,7 @@ import { bandKeyMatrix, candidatesFromBuckets, collectSharedBuckets, emptyCandid
 import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { clusterBucketwise } from './bucketwise.js';
-import { pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copies.js';
+import { pairsAcrossGroups, pairsWithinGroups, type CopyGroups } from './copyGroups.js';
 import type { SignedGroups } from './signedGroups.js';
 import type { DedupOptions, VerifyMode } from './options.js';
 

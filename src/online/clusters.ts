@@ -18,7 +18,7 @@ import type { NearDupStore } from '../store/types.js';
 import { MemoryClusterState, type ClusterState } from '../store/clusterState.js';
 
 /** One cluster: its label (the smallest member id), size and members. */
-export interface Cluster {
+export interface OnlineCluster {
   /** The cluster's id: its smallest member id (stable while that member stays). */
   id: string;
   /** Number of members. */
@@ -49,7 +49,7 @@ export interface ClusterPage {
   /** The offset asked for. */
   offset: number;
   /** The clusters of this page. */
-  clusters: Cluster[];
+  clusters: OnlineCluster[];
   /** Present while the clusters of a store filled earlier are being built: documents read so far. */
   building?: { done: number; total: number };
 }
@@ -242,7 +242,7 @@ export class OnlineClusters {
   }
 
   /** The cluster of document `id` (itself alone when it has no near duplicates), or null when it is not indexed. */
-  async clusterOf(id: string): Promise<Cluster | null> {
+  async clusterOf(id: string): Promise<OnlineCluster | null> {
     await this.ensure(true);
     const [label] = await this.state.labels([id]);
     if (label) {
@@ -254,7 +254,7 @@ export class OnlineClusters {
   }
 
   /** The cluster labelled `label` (its smallest member id), or null. */
-  async get(label: string): Promise<Cluster | null> {
+  async get(label: string): Promise<OnlineCluster | null> {
     await this.ensure(true);
     const members = await this.state.members(label);
     return members.length ? { id: label, size: members.length, members } : null;

@@ -25,7 +25,7 @@ import { containmentMatches } from './containmentQuery.js';
 import { documentOfRecord, signatureOfRecord } from './document.js';
 import { putSnapshotDocs, readSnapshotFile, snapshotOptions, writeSnapshotFile, type SnapshotContent } from './snapshot.js';
 import type { IndexChange, IndexObserver } from './events.js';
-import { OnlineClusters, type Cluster, type ClusterListOptions, type ClusterPage } from './clusters.js';
+import { OnlineClusters, type OnlineCluster, type ClusterListOptions, type ClusterPage } from './clusters.js';
 import { selectMatchFields, type LeanMatch, type MatchField } from './fields.js';
 import { recallWarning, type RecallWarning } from './keys/recall.js';
 import { liveView, parseDuration, resolveExpiry } from './expiry.js';
@@ -145,13 +145,13 @@ export class NearDupIndex<Meta = unknown> {
   }
 
   /** The cluster of an indexed document (alone: size 1), or null when `id` is not indexed. See src/online/clusters.ts. */
-  async clusterOf(id: string): Promise<Cluster | null> {
+  async clusterOf(id: string): Promise<OnlineCluster | null> {
     await this.purgeIfDue();
     return this.clusterSet.clusterOf(id);
   }
 
   /** One cluster by its id (its smallest member id), or null. Cluster reads purge expired documents first. */
-  async cluster(id: string): Promise<Cluster | null> {
+  async cluster(id: string): Promise<OnlineCluster | null> {
     await this.purgeIfDue();
     return this.clusterSet.get(id);
   }

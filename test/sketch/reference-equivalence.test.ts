@@ -15,7 +15,7 @@ import type { NormalizePreset, NormalizeOptions } from '../../src/text/normalize
 import { KeyMaker, type ForestOptions } from '../../src/online/keys/keys.js';
 import { bandKeys, bandKey53 } from '../../src/lsh/bandKeys.js';
 import { ByteWriter, encodeFingerprintSet } from '../../src/sketch/format.js';
-import { encodeRecord, decodeRecord, type DocRecord } from '../../src/online/records/record.js';
+import { encodeRecord, decodeRecord, type IndexRecord } from '../../src/online/records/record.js';
 import { NearDupIndex, type NearDupIndexOptions } from '../../src/online/nearDupIndex.js';
 import type { ShingleOptions } from '../../src/text/shingler.js';
 import { kijijiTexts } from '../helpers/kijiji.js';
@@ -251,7 +251,7 @@ function refKeys(sig: Uint32Array, bands: number, rows: number, forest: ForestOp
 }
 
 /** encodeRecord as first written: ByteWriter calls, one varint at a time (docs/formats.md). */
-function refRecord(rec: DocRecord): Uint8Array {
+function refRecord(rec: IndexRecord): Uint8Array {
   const meta = rec.meta === undefined ? undefined : new TextEncoder().encode(JSON.stringify(rec.meta));
   const w = new ByteWriter(1);
   w.u8(1);
@@ -410,7 +410,7 @@ test('encodeRecord = the ByteWriter reference (sets with every gap size, signatu
       fc.option(fc.array(fc.integer({ min: 0, max: 0xffffffff }), { maxLength: 200 }).map((xs) => Uint32Array.from(xs)), { nil: undefined }),
       fc.option(fc.jsonValue(), { nil: undefined }),
       (set, signature, meta) => {
-        const rec: DocRecord = { ...(set ? { set } : {}), ...(signature ? { signature } : {}), ...(meta !== undefined ? { meta } : {}) };
+        const rec: IndexRecord = { ...(set ? { set } : {}), ...(signature ? { signature } : {}), ...(meta !== undefined ? { meta } : {}) };
         const bytes = encodeRecord(rec);
         assert.deepEqual(bytes, refRecord(rec));
         if (set) assert.deepEqual(decodeRecord(bytes).set, set);
@@ -456,7 +456,7 @@ test('NearDupIndex prepare/recordOf = the reference route on the Kijiji ads, sev
       assert.deepEqual(p.set, set, what);
       assert.deepEqual(p.sig, sig, what);
       assert.deepEqual(Array.from(p.keys), sig ? refKeys(sig, m.bands, m.rows, m.forest) : [], what);
-      const rec: DocRecord = { ...(m.verify === 'exact' ? { set } : sig ? { signature: sig } : {}), ...(meta !== undefined ? { meta } : {}) };
+      const rec: IndexRecord = { ...(m.verify === 'exact' ? { set } : sig ? { signature: sig } : {}), ...(meta !== undefined ? { meta } : {}) };
       assert.deepEqual(inner.recordOf({ ...p, meta }), refRecord(rec), what);
     }
     await idx.close();

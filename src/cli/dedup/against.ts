@@ -21,7 +21,7 @@ import { estimateRecall } from '../../lsh/recallEstimate.js';
 import { inexactWhy, recallJson, recallLine, removedLines } from './summary.js';
 import { docsLine, outputJson, outputLine, printSummary, removedJson, summaryLine } from '../summary.js';
 import { outputTarget } from './output.js';
-import { writeVerdicts } from '../../dedup/copy.js';
+import { writeVerdicts } from '../../dedup/dedupFile.js';
 import type { RowVerdict } from '../../io/write/rewrite.js';
 
 /** What runAgainst needs from the dedup flags. */

@@ -18,7 +18,7 @@ import { formatCluster, pairHeader, type ClusterVerdicts } from '../../io/write/
 import { clusterRemoval, type Removal } from '../../cluster/removal.js';
 import { writePairLines } from '../../io/write/pairLines.js';
 import { pairColumnsOf } from '../../dedup/pairColumns.js';
-import { writeCopy, type CopyTags, type CopyTarget } from '../../dedup/copy.js';
+import { writeCopy, type CopyTags, type CopyTarget } from '../../dedup/dedupFile.js';
 import { idOf, type Corpus } from '../corpus.js';
 import { pairFormatOf } from '../options.js';
 import type { DedupFlags } from './flags.js';

@@ -17,7 +17,7 @@ export const REC_META = 4;
 export const REC_EXPIRES = 8;
 
 /** One indexed document as stored: what a store persists under the document's id. */
-export interface DocRecord {
+export interface IndexRecord {
   /** Sorted unique fingerprints (exact verification), when kept. */
   set?: Uint32Array;
   /** The MinHash signature (estimate verification), when kept. */
@@ -35,7 +35,7 @@ const utf8d = new TextDecoder('utf-8', { fatal: true });
  * Encodes a document record: version, flags, then in order the fingerprint set (REC_SET),
  * the signature as varint numPerm + uint32 LE slots (REC_SIG), the metadata as varint byte length + UTF-8 JSON (REC_META).
  */
-export function encodeRecord(rec: DocRecord): Uint8Array {
+export function encodeRecord(rec: IndexRecord): Uint8Array {
   // Metadata first: JSON.stringify may run caller code (toJSON), which must not see the scratch in use.
   const metaBytes = rec.meta === undefined ? undefined : utf8.encode(JSON.stringify(rec.meta));
   const { set, signature, expiresAt } = rec;
@@ -117,9 +117,9 @@ function recordReader(bytes: Uint8Array, what: string): { r: ByteReader; flags: 
 }
 
 /** Decodes a whole record. `what` names it in errors (for example the document id). */
-export function decodeRecord(bytes: Uint8Array, what = 'record'): DocRecord {
+export function decodeRecord(bytes: Uint8Array, what = 'record'): IndexRecord {
   const { r, flags } = recordReader(bytes, what);
-  const rec: DocRecord = {};
+  const rec: IndexRecord = {};
   if (flags & REC_SET) rec.set = readFingerprintSet(r).slice();
   if (flags & REC_SIG) {
     const n = r.varint();

@@ -9,7 +9,7 @@ import { dedup, type DedupOptions, type DedupResult } from '../../src/dedup/dedu
 import { dedupStream } from '../../src/dedup/streamDedup.js';
 import { decideRemoval } from '../../src/dedup/verifiedGraph.js';
 import { clusterPairs } from '../../src/cluster/clusters.js';
-import { CopyFinder, HashIndex } from '../../src/dedup/copies.js';
+import { CopyFinder, HashIndex } from '../../src/dedup/copyGroups.js';
 import { TooManyPairsError } from '../../src/lsh/tooManyPairs.js';
 import { chooseBands } from '../../src/lsh/params.js';
 import { docMajorKeys, emptyCandidateStats, lshCandidates } from '../../src/lsh/candidates.js';
