@@ -31,6 +31,10 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
   // The verify modes the online route's table takes (src/engine/routes.ts): an index keeps no unverified candidates.
   const modes = honouredValues('online', 'verify')!;
   if (!modes.includes(verify)) throw new RangeError(`verify must be ${modes.join(' or ')}, got "${String(verify)}"`);
+  const bits = o.signatureBits ?? 32;
+  if (bits !== 16 && bits !== 32) throw new RangeError(`signatureBits must be 16 or 32, got ${String(o.signatureBits)}`);
+  // An exact index keeps fingerprint sets, no signatures: narrow slots would only cost recall.
+  if (bits === 16 && verify !== 'estimate') throw new RangeError('signatureBits 16 needs verify "estimate": an index with verify "exact" keeps fingerprint sets, not signatures');
   const shingleOpts: ShingleOptions = { ...o.shingle, ...(o.k !== undefined ? { k: o.k } : {}) };
   // The index signs through sketch() only, which has no WebAssembly path (as DocPipeline.fromManifest).
   const signer = createTextSigner({ shingle: shingleOpts, minhash: { numPerm: o.numPerm, method: o.method, seed: o.seed }, wasm: false });
@@ -65,7 +69,8 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
         custom: n.custom !== undefined,
       },
     },
-    minhash: { method: hasher.method, seed: hasher.seed, numPerm: hasher.numPerm },
+    // `bits` only when narrowed: manifests of other indexes stay as they were (stores compare them).
+    minhash: { method: hasher.method, seed: hasher.seed, numPerm: hasher.numPerm, ...(bits === 16 ? { bits } : {}) },
     bands: choice.bands,
     rows: choice.rows,
     forest: forest ? { trees: forest.trees, depths: [...forest.depths] } : null,
@@ -85,7 +90,7 @@ export function resolveManifest(o: NearDupIndexOptions): IndexManifest {
 function explicitFields(o: NearDupIndexOptions): string[] {
   const f: string[] = [];
   if (o.shingle !== undefined || o.k !== undefined) f.push('shingle');
-  if (o.numPerm !== undefined || o.method !== undefined || o.seed !== undefined) f.push('minhash');
+  if (o.numPerm !== undefined || o.method !== undefined || o.seed !== undefined || o.signatureBits !== undefined) f.push('minhash');
   if (o.bands !== undefined || o.rows !== undefined || o.minRecall !== undefined || o.threshold !== undefined) f.push('bands', 'rows');
   if (o.verify !== undefined) f.push('verify');
   if (o.forest !== undefined) f.push('forest');

@@ -23,6 +23,8 @@ export class DocPipeline {
   readonly shingler: Shingler;
   /** The MinHash signer of the manifest (also signs stored fingerprint sets). */
   readonly hasher: MinHasher;
+  /** True when the manifest keeps 16-bit slots: every signature is cut to them before any use. */
+  private readonly narrow: boolean;
 
   /**
    * Usually built with {@link DocPipeline.fromManifest}; `signer` and `keyMaker` must be those the
@@ -36,6 +38,7 @@ export class DocPipeline {
   ) {
     this.shingler = signer.shingler;
     this.hasher = signer.hasher;
+    this.narrow = manifest.minhash.bits === 16;
   }
 
   /** The pipeline a manifest describes; `custom` is the custom normalization function when the manifest says there is one. */
@@ -43,7 +46,7 @@ export class DocPipeline {
     const s = manifest.shingle;
     const signer = createTextSigner({
       shingle: { kind: s.kind, k: s.k, seed: s.seed, multiset: s.multiset, stopwords: s.stopwords, normalize: { ...s.normalize, custom } },
-      minhash: manifest.minhash,
+      minhash: { method: manifest.minhash.method, seed: manifest.minhash.seed, numPerm: manifest.minhash.numPerm },
       // The index signs through sketch() only, which has no WebAssembly path: skip setting it up.
       wasm: false,
     });
@@ -58,6 +61,7 @@ export class DocPipeline {
   /** Set, signature and keys of a text. */
   sketch(text: string): KeyedSketch {
     const { set, sig } = this.signer.sketch(text);
+    if (sig && this.narrow) for (let i = 0; i < sig.length; i++) sig[i]! &= 0xffff;
     const keys = sig ? this.keyMaker.keys(sig, set.length) : new Float64Array(0);
     return { set, sig, keys };
   }
@@ -66,6 +70,6 @@ export class DocPipeline {
   record(d: KeyedSketch, meta: unknown, expiresAt?: number): Uint8Array {
     // One plain object literal (no spreads): this runs once per added document.
     const exact = this.manifest.verify === 'exact';
-    return encodeRecord({ set: exact ? d.set : undefined, signature: exact ? undefined : (d.sig ?? undefined), meta, expiresAt });
+    return encodeRecord({ set: exact ? d.set : undefined, signature: exact ? undefined : (d.sig ?? undefined), signatureBits: this.narrow ? 16 : undefined, meta, expiresAt });
   }
 }

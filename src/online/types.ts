@@ -42,6 +42,15 @@ export interface NearDupIndexOptions {
    * for long documents).
    */
   verify?: OnlineVerify;
+  /**
+   * Width of the signature slots an index keeps, with verify `estimate`: 32 (default), or 16 to
+   * halve the signature's bytes (256 instead of 512 at 128 slots). With 16, every slot is cut to its
+   * low 16 bits before the index uses it (band and forest keys, stored records, query estimates):
+   * two slots of different values then agree with probability 2^-16, which raises the estimate of a
+   * pair of Jaccard J by (1 − J)/65536 on average (at most 0.0000153); docs/stores.md gives its
+   * measured effect. Fixed when the index is created.
+   */
+  signatureBits?: 16 | 32;
   /** LSH-Forest prefix keys for {@link NearDupIndex.topK}; `false` disables topK. Default 8 trees, depths [3, 1]. */
   forest?: ForestOptions | false;
   /**
@@ -159,7 +168,8 @@ export interface IndexManifest extends StoreManifest {
     stopwords: string[] | { words: string[] };
     normalize: Omit<NormalizeOptions, 'custom'> & { custom: boolean };
   };
-  minhash: { method: MinHashMethod; seed: number; numPerm: number };
+  /** `bits` is present (16) only for an index created with `signatureBits: 16`. */
+  minhash: { method: MinHashMethod; seed: number; numPerm: number; bits?: 16 };
   bands: number;
   rows: number;
   forest: ForestOptions | null;

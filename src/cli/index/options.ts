@@ -50,6 +50,8 @@ export interface IndexFlags {
   rows?: number;
   minRecall?: number;
   verify?: 'exact' | 'estimate';
+  /** Signature slot width (with --verify estimate). */
+  signatureBits?: '16' | '32';
   forest: boolean;
   ensemble?: boolean;
   workers: number;
@@ -70,6 +72,7 @@ export function addIndexOptions(cmd: Command, workersHelp: string): Command {
     .option('--rows <n>', 'rows per band', num('--rows', true))
     .option('--min-recall <p>', `P(candidate) at the threshold when choosing bands (default ${D.minRecall})`, num('--min-recall', false))
     .addOption(new Option('--verify <mode>', `exact Jaccard or MinHash estimate (default ${D.verify})`).choices(['exact', 'estimate']))
+    .addOption(new Option('--signature-bits <n>', 'with --verify estimate: keep 16-bit signature slots (half the bytes; estimates rise by at most 0.00002) or 32 (default 32)').choices(['16', '32']))
     .option('--no-forest', 'no LSH-Forest keys (smaller, faster inserts; disables topK)')
     .option('--ensemble', 'containment keys (LSH Ensemble) so containment queries find short excerpts of long documents; 112 more keys per document (docs/duplicate-kinds.md)')
     .option('--workers <n>', workersHelp, num('--workers', true), 0)
@@ -89,6 +92,7 @@ export function indexOptionsFrom(o: IndexFlags): NearDupIndexOptions {
     ...(o.rows !== undefined ? { rows: o.rows } : {}),
     ...(o.minRecall !== undefined ? { minRecall: o.minRecall } : {}),
     ...(o.verify ? { verify: o.verify } : {}),
+    ...(o.signatureBits ? { signatureBits: Number(o.signatureBits) as 16 | 32 } : {}),
     ...(o.forest ? {} : { forest: false as const }),
     ...(o.ensemble ? { ensemble: true } : {}),
     ...(o.workers ? { workers: o.workers } : {}),

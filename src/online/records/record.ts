@@ -15,6 +15,8 @@ export const REC_SIG = 2;
 export const REC_META = 4;
 /** Record flag: the record ends with its expiry (float64 LE, ms since the epoch). */
 export const REC_EXPIRES = 8;
+/** Record flag: the record holds the signature as 16-bit slots (an index with `signatureBits: 16`); never with REC_SIG. */
+export const REC_SIG16 = 16;
 
 /** One indexed document as stored: what a store persists under the document's id. */
 export interface IndexRecord {
@@ -22,6 +24,8 @@ export interface IndexRecord {
   set?: Uint32Array;
   /** The MinHash signature (estimate verification), when kept. */
   signature?: Uint32Array;
+  /** 16 when the signature is kept as 16-bit slots (REC_SIG16; every slot below 65536); absent for 32. */
+  signatureBits?: 16;
   /** Caller metadata, any JSON value. */
   meta?: unknown;
   /** When the document expires, in ms since the epoch (absent: never). */
@@ -39,15 +43,25 @@ export function encodeRecord(rec: IndexRecord): Uint8Array {
   // Metadata first: JSON.stringify may run caller code (toJSON), which must not see the scratch in use.
   const metaBytes = rec.meta === undefined ? undefined : utf8.encode(JSON.stringify(rec.meta));
   const { set, signature, expiresAt } = rec;
+  const narrow = signature !== undefined && rec.signatureBits === 16;
   const need = 2 + (set ? 5 + set.length * 5 : 0) + (signature ? 5 + signature.length * 4 : 0) + (metaBytes ? 5 + metaBytes.length : 0) + 8;
   // One reused scratch and one exact-size copy: cheaper than growing a fresh writer per record.
   if (recordScratch.length < need) recordScratch = new Uint8Array(Math.max(need, recordScratch.length * 2));
   const b = recordScratch;
   let o = 0;
   b[o++] = FORMAT_VERSION;
-  b[o++] = (set ? REC_SET : 0) | (signature ? REC_SIG : 0) | (metaBytes ? REC_META : 0) | (expiresAt !== undefined ? REC_EXPIRES : 0);
+  b[o++] = (set ? REC_SET : 0) | (signature ? (narrow ? REC_SIG16 : REC_SIG) : 0) | (metaBytes ? REC_META : 0) | (expiresAt !== undefined ? REC_EXPIRES : 0);
   if (set) o = putFingerprintSet(b, o, set);
-  if (signature) {
+  if (narrow) {
+    o = putVarint(b, o, signature.length);
+    for (let i = 0; i < signature.length; i++) {
+      const v = signature[i]!;
+      if (v > 0xffff) throw new RangeError(`a 16-bit signature slot holds ${v}`);
+      b[o] = v;
+      b[o + 1] = v >>> 8;
+      o += 2;
+    }
+  } else if (signature) {
     o = putVarint(b, o, signature.length);
     for (let i = 0; i < signature.length; i++) {
       const v = signature[i]!;
@@ -112,7 +126,8 @@ function recordReader(bytes: Uint8Array, what: string): { r: ByteReader; flags: 
   const version = r.u8();
   if (version !== FORMAT_VERSION) throw new FormatError(`${what}: unsupported record version ${version}`);
   const flags = r.u8();
-  if (flags & ~15) throw new FormatError(`${what}: unknown record flags 0x${flags.toString(16)}`);
+  if (flags & ~31) throw new FormatError(`${what}: unknown record flags 0x${flags.toString(16)}`);
+  if (flags & REC_SIG && flags & REC_SIG16) throw new FormatError(`${what}: both a 32-bit and a 16-bit signature`);
   return { r, flags };
 }
 
@@ -126,6 +141,10 @@ export function decodeRecord(bytes: Uint8Array, what = 'record'): IndexRecord {
     const sig = new Uint32Array(n);
     for (let i = 0; i < n; i++) sig[i] = r.u32();
     rec.signature = sig;
+  }
+  if (flags & REC_SIG16) {
+    rec.signature = readSig16(r);
+    rec.signatureBits = 16;
   }
   if (flags & REC_META) {
     const n = r.varint();
@@ -155,6 +174,7 @@ export function readRecordSketch(bytes: Uint8Array, scratch: Uint32Array | undef
     for (let i = 0; i < n; i++) sig[i] = r.u32();
     out.signature = sig;
   }
+  if (flags & REC_SIG16) out.signature = readSig16(r);
   return out;
 }
 
@@ -171,10 +191,19 @@ export function readRecordMeta(bytes: Uint8Array, what = 'record'): unknown {
     r.pos = p;
   }
   if (flags & REC_SIG) r.bytes(r.varint() * 4);
+  if (flags & REC_SIG16) r.bytes(r.varint() * 2);
   const text = utf8d.decode(r.bytes(r.varint()));
   try {
     return JSON.parse(text);
   } catch {
     throw new FormatError(`${what}: metadata is not valid JSON`);
   }
+}
+
+/** A REC_SIG16 section: varint numPerm, then u16 LE slots, widened to a Uint32Array. */
+function readSig16(r: ByteReader): Uint32Array {
+  const n = r.varint();
+  const sig = new Uint32Array(n);
+  for (let i = 0; i < n; i++) sig[i] = r.u16();
+  return sig;
 }

@@ -75,7 +75,7 @@ test('bad bytes give FormatErrors naming the problem', () => {
   assert.throws(() => format.decodeFingerprintSet(unhex('0201ff')), /truncated/);
   assert.throws(() => format.decodeFingerprintSet(unhex('020500')), /not strictly increasing/);
   assert.throws(() => format.decodeFingerprintSet(unhex('01ffffffff1f')), /exceeds 32 bits/);
-  assert.throws(() => format.decodeRecord(unhex('0110')), /unknown record flags/);
+  assert.throws(() => format.decodeRecord(unhex('0140')), /unknown record flags/); // 0x10 is the 16-bit signature since signatureBits
   assert.throws(() => format.decodeRecord(unhex('0108')), /truncated expiry/);
   assert.throws(() => format.encodeFingerprintSet(new Uint32Array([2, 1])), /sorted and unique/);
 });
@@ -109,4 +109,20 @@ test('records with an expiry: flag 8, the expiry last (float64 LE, ms since the 
   assert.deepEqual(format.readRecordMeta(later), { a: 1 });
   assert.deepEqual(format.withExpiry(later, undefined), plain);
   assert.equal(format.recordExpiresAt(plain), undefined);
+});
+
+test('16-bit signature records: flag 16, u16 slots; read by every reader; never with a 32-bit signature; a slot ≥ 65536 is refused', () => {
+  const bytes = format.encodeRecord({ signature: new Uint32Array([5, 6, 0xffff]), signatureBits: 16, meta: { a: 1 }, expiresAt: 1798329600000 });
+  assert.equal(hex(bytes), '011c' + '03' + '0500' + '0600' + 'ffff' + '07' + Buffer.from('{"a":1}').toString('hex') + '000080c04c2b7a42');
+  const r = format.decodeRecord(bytes);
+  assert.deepEqual([Array.from(r.signature!), r.signatureBits, r.meta, r.expiresAt], [[5, 6, 0xffff], 16, { a: 1 }, 1798329600000]);
+  assert.deepEqual(format.readRecordMeta(bytes), { a: 1 });
+  assert.deepEqual(Array.from(format.readRecordSketch(bytes, undefined).signature!), [5, 6, 0xffff]);
+  // Round trip through decode and encode keeps the width; withExpiry copies the section as it is.
+  assert.equal(hex(format.encodeRecord(r)), hex(bytes));
+  assert.deepEqual(format.decodeRecord(format.withExpiry(bytes, undefined)).signatureBits, 16);
+  assert.throws(() => format.decodeRecord(unhex('0112020500')), /both a 32-bit and a 16-bit signature/);
+  assert.throws(() => format.decodeRecord(unhex('01100205')), format.FormatError);
+  assert.throws(() => format.encodeRecord({ signature: new Uint32Array([65536]), signatureBits: 16 }), /16-bit signature slot holds 65536/);
+  assert.throws(() => format.decodeRecord(unhex('0120')), /unknown record flags 0x20/);
 });
