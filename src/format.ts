@@ -7,6 +7,7 @@
  */
 export {
   FORMAT_VERSION,
+  SIGNATURE_SPEC,
   FormatError,
   ByteWriter,
   ByteReader,

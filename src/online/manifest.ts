@@ -8,7 +8,7 @@
 import type { ShingleOptions } from '../text/shingler.js';
 import { storedPresetName } from '../text/normalize.js';
 import { createTextSigner } from '../sketch/textSigner.js';
-import { FORMAT_VERSION } from '../sketch/format.js';
+import { FORMAT_VERSION, SIGNATURE_SPEC } from '../sketch/format.js';
 import { chooseBands } from '../lsh/params.js';
 import { checkThreshold, ENGINE_DEFAULTS } from '../engine/options.js';
 import { honouredValues } from '../engine/routes.js';
@@ -53,6 +53,8 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
   const n = shingleOpts.normalize ?? {};
   const manifest: IndexManifest = {
     format: FORMAT_VERSION,
+    // Only past definition 1: manifests written before the field stay as they were (stores compare them).
+    ...(SIGNATURE_SPEC !== 1 ? { signatureSpec: SIGNATURE_SPEC } : {}),
     threshold,
     verify,
     shingle: {
@@ -86,6 +88,18 @@ export function resolveManifest(o: NearDupIndexOptions): IndexManifest {
   return resolveSetup(o).manifest;
 }
 
+/**
+ * A RangeError when `m` (a stored manifest: `where` is "store" or a snapshot's path) follows another
+ * signature definition than this code computes: its keys and signatures would not match new ones.
+ */
+export function checkSignatureSpec(m: IndexManifest, where: string): void {
+  const spec = m.signatureSpec ?? 1;
+  if (spec === SIGNATURE_SPEC) return;
+  throw new RangeError(
+    `${where} holds an index whose signatures follow signature definition ${String(spec)}; this version computes definition ${SIGNATURE_SPEC} (docs/formats.md, "Signatures, exactly"), so its keys and signatures would not match new ones: rebuild the index from the texts with this version, or open it with the version that wrote it`,
+  );
+}
+
 /** The manifest fields an explicitly given option fixes, for the reopen check. */
 function explicitFields(o: NearDupIndexOptions): string[] {
   const f: string[] = [];
@@ -111,6 +125,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
  */
 export function reconcileManifest(existing: IndexManifest, wanted: IndexManifest, options: NearDupIndexOptions): IndexManifest {
   if (existing.format !== FORMAT_VERSION) throw new RangeError(`store holds an index of format ${String(existing.format)}; this version reads ${FORMAT_VERSION}`);
+  checkSignatureSpec(existing, 'store');
   const bad = explicitFields(options).filter((f) => !sameJson((existing as unknown as Record<string, unknown>)[f], (wanted as unknown as Record<string, unknown>)[f]));
   // The bands follow from the threshold: when only the threshold was given, say so.
   const onlyThreshold = options.bands === undefined && options.rows === undefined && options.minRecall === undefined && options.threshold !== undefined;

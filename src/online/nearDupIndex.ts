@@ -14,7 +14,7 @@ import { checkThreshold } from '../lsh/params.js';
 import type { MinHasher } from '../sketch/minhash.js';
 import type { KeyMaker } from './keys/keys.js';
 import type { IndexContext } from './context.js';
-import { reconcileManifest, resolveSetup, samePipeline, sameJson } from './manifest.js';
+import { checkSignatureSpec, reconcileManifest, resolveSetup, samePipeline, sameJson } from './manifest.js';
 import { DocPipeline } from './pipeline.js';
 import { Preparer } from './preparer.js';
 import { Scorer } from './scoring.js';
@@ -374,6 +374,7 @@ export class NearDupIndex<Meta = unknown> {
   /** {@link NearDupIndex.load} of a snapshot already read (and checked) from `path`. */
   static async fromSnapshot<Meta = unknown>(snap: SnapshotContent, path: string, options: Omit<NearDupIndexOptions, 'threshold'> & { threshold?: number } = {}): Promise<NearDupIndex<Meta>> {
     const m = snap.manifest;
+    checkSignatureSpec(m, path);
     const idx = await NearDupIndex.open<Meta>(snapshotOptions(m, options));
     if (!sameJson({ ...idx.manifest, threshold: 0 }, { ...m, threshold: 0 })) {
       await idx.close();

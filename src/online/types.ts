@@ -158,6 +158,8 @@ export interface QueryOptions {
 /** The persistent parameters of an index (stored by every store, written in snapshots). */
 export interface IndexManifest extends StoreManifest {
   format: number;
+  /** The signature definition its keys and signatures follow (`SIGNATURE_SPEC`), present only when not 1. */
+  signatureSpec?: number;
   threshold: number;
   verify: OnlineVerify;
   shingle: {

@@ -10,6 +10,15 @@
 /** Version byte of signature blobs, document records and index snapshots written by this code. */
 export const FORMAT_VERSION = 1;
 
+/**
+ * Version of the signature definition (docs/formats.md, "Signatures, exactly": normalization,
+ * shingles, hashes, seeds, OPH fill rounds, slot width) that this code computes. Any change to what
+ * a text signs to is a new version: an index records the version its signatures follow (absent: 1)
+ * and an index of another version is refused when opened, since its keys and signatures would no
+ * longer match new ones. The known-answer vectors (test/fixtures/signature-kat.json) pin version 1.
+ */
+export const SIGNATURE_SPEC = 1;
+
 /** Thrown when bytes do not follow the format; the message names what and where (byte offset). */
 export class FormatError extends Error {
   override name = 'FormatError';

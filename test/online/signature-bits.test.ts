@@ -7,10 +7,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { NearDupIndex, createTextSigner, format } from '../../src/index.js';
+import { MemoryStore, NearDupIndex, createTextSigner, format, type IndexManifest } from '../../src/index.js';
+import { resolveManifest } from '../../src/internals.js';
+import { repoRoot } from '../helpers/kijiji.js';
 import { splitmix32 } from '../../src/hash/mix.js';
 
 /** Texts of 60 words from a 400-word vocabulary, each pair of (i, i + 1) sharing a random fraction of words. */
@@ -72,6 +74,30 @@ test('an index with signatureBits 16 finds what a 32-bit one finds, with half th
     await assert.rejects(NearDupIndex.open({ store: `sqlite:${path.join(dir, 'b16.db')}`, signatureBits: 32 }), /different parameters \(minhash: stored .*"bits":16/);
     await assert.rejects(NearDupIndex.open({ signatureBits: 16 }), /signatureBits 16 needs verify "estimate"/);
     await assert.rejects(NearDupIndex.open({ verify: 'estimate', signatureBits: 8 as 16 }), /signatureBits must be 16 or 32, got 8/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an index whose manifest names another signature definition is refused on open and on load, saying what differs', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'nd-sigspec-'));
+  try {
+    assert.equal(format.SIGNATURE_SPEC, 1);
+    // The known-answer vectors pin the definition this code computes.
+    assert.equal(JSON.parse(readFileSync(path.join(repoRoot, 'test/fixtures/signature-kat.json'), 'utf8')).version, format.SIGNATURE_SPEC);
+    const manifest = resolveManifest({});
+    assert.equal(manifest.signatureSpec, undefined, 'definition 1 is not written: manifests of older indexes compare equal');
+    const store = new MemoryStore();
+    await store.open({ ...manifest, signatureSpec: 2 } as IndexManifest);
+    await assert.rejects(NearDupIndex.open({ store }), /store holds an index whose signatures follow signature definition 2; this version computes definition 1 \(docs\/formats\.md, "Signatures, exactly"\)/);
+    const idx = await NearDupIndex.open({});
+    await idx.add('a', 'some text to keep');
+    const file = path.join(dir, 'a.ndix');
+    await idx.save(file);
+    await idx.close();
+    const snap = format.decodeIndexSnapshot(readFileSync(file));
+    writeFileSync(file, format.encodeIndexSnapshot({ ...snap, manifest: { ...snap.manifest, signatureSpec: 2 } as IndexManifest }));
+    await assert.rejects(NearDupIndex.load(file), new RegExp(`${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} holds an index whose signatures follow signature definition 2`));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
