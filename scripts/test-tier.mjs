@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 
 const TIERS = {
   unit: [
-    'repo/architecture', 'hash/hash', 'text/text', 'cli/report', 'io/read/json-field', 'io/read/json-line', 'io/read/read', 'io/read/formats',
+    'repo/architecture', 'repo/function-size', 'hash/hash', 'text/text', 'cli/report', 'io/read/json-field', 'io/read/json-line', 'io/read/read', 'io/read/formats',
     'io/write/write', 'similarity/sort-pairs', 'dedup/pair-columns', 'lsh/params', 'lsh/candidates', 'sketch/minhash-stats', 'text/properties',
     'dedup/dedup', 'dedup/kinds', 'similarity/prefix-join-filters', 'online/kinds', 'sketch/reference-equivalence', 'parallel/sign-corpus', 'io/read/fuzz', 'text/fuzz', 'dedup/fuzz',
     'io/read/round-trip', 'report/curves', 'report/passages', 'online/records/format', 'store/memory/store', 'online/index',
