@@ -1,0 +1,103 @@
+/**
+ * `neardup spans` from the command line, in this process: every output flag pointed at the input
+ * (any spelling) is refused with exit 2 and the input unchanged; bad input names file and line;
+ * substring units and flags that do not apply are usage errors; Parquet is not rewritten yet.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createProgram, runProgram } from '../../../src/cli/program.js';
+import { spansCommand } from '../../../src/cli/spans/command.js';
+import { writeParquet } from '../../helpers/formats.js';
+
+async function spans(args: readonly string[]): Promise<{ code: number; stderr: string }> {
+  const program = createProgram().addCommand(spansCommand());
+  let stderr = '';
+  const sink = { write: (s: string) => ((stderr += s), true) } as unknown as NodeJS.WritableStream;
+  const code = await runProgram(program, ['node', 'neardup', 'spans', ...args], sink);
+  return { code, stderr };
+}
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spans-cli-'));
+const input = path.join(dir, 'in.jsonl');
+const data = '{"id":"a","text":"one\\nfooter line"}\n{"id":"b","text":"two\\nfooter line"}\n';
+fs.writeFileSync(input, data);
+
+test('every output pointed at the input (path, symlink, hard link, other spelling) is refused with exit 2, input intact', async () => {
+  fs.symlinkSync(input, path.join(dir, 'link.jsonl'));
+  fs.linkSync(input, path.join(dir, 'hard.jsonl'));
+  fs.mkdirSync(path.join(dir, 'sub'));
+  const spellings = [input, path.join(dir, 'link.jsonl'), path.join(dir, 'hard.jsonl'), `${dir}/./sub/../in.jsonl`];
+  for (const o of spellings) {
+    for (const args of [
+      [input, '--id-field', 'id', '-q', '--out', o],
+      [input, '--id-field', 'id', '-q', '--output', 'annotate', '--out', o],
+      [input, '--id-field', 'id', '-q', '--out', path.join(dir, 'x.jsonl'), '--removed', o.replace(/\.jsonl$/, '.jsonl')],
+      [input, '--id-field', 'id', '-q', '--dry-run', '--removed', o],
+    ]) {
+      const r = await spans(args);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /same file/);
+      assert.equal(fs.readFileSync(input, 'utf8'), data);
+    }
+  }
+  // --out and --removed the same file.
+  const same = path.join(dir, 'same.jsonl');
+  const r = await spans([input, '-q', '--out', same, '--removed', same]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(fs.existsSync(same), false);
+});
+
+test('a run writes the records and the audit; --json summary; Parquet is read for --dry-run, not rewritten', async () => {
+  const out = path.join(dir, 'out.jsonl');
+  const removed = path.join(dir, 'removed.tsv');
+  const r = await spans([input, '--id-field', 'id', '-q', '--out', out, '--removed', removed]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(fs.readFileSync(out, 'utf8'), '{"id":"a","text":"one\\nfooter line"}\n{"id":"b","text":"two\\n"}\n');
+  assert.equal(fs.readFileSync(removed, 'utf8'), 'id\tstart\tend\tbyte_start\tbyte_end\tkept_id\tkept_start\tkept_byte_start\tcount\tdocs\nb\t4\t15\t4\t15\ta\t4\t4\t2\t2\n');
+  const pq = path.join(dir, 'in.parquet');
+  await writeParquet(pq, [{ name: 'id', data: ['a', 'b'] }, { name: 'text', data: ['one\nfooter line', 'two\nfooter line'] }]);
+  const refused = await spans([pq, '--id', 'id', '-q', '--out', path.join(dir, 'o.parquet')]);
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /cannot rewrite Parquet yet/);
+  const audit = path.join(dir, 'pq.removed.jsonl');
+  const dry = await spans([pq, '--id', 'id', '-q', '--dry-run', '--removed', audit]);
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.equal(fs.readFileSync(audit, 'utf8'), '{"id":"b","start":4,"end":15,"byte_start":4,"byte_end":15,"kept_id":"a","kept_start":4,"kept_byte_start":4,"count":2,"docs":2}\n');
+});
+
+test('bad input names the file and the line; exit 2', async () => {
+  const bad = path.join(dir, 'bad.jsonl');
+  fs.writeFileSync(bad, '{"text":"a"}\n{"text":"b"}\n{"text": nope}\n');
+  const r = await spans([bad, '--dry-run', '-q']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:3: invalid JSON`));
+  const tsv = path.join(dir, 'bad.tsv');
+  fs.writeFileSync(tsv, 'id\ttext\n1\tok\n2\ttoo\tmany\n');
+  const t = await spans([tsv, '--dry-run', '-q']);
+  assert.equal(t.code, 2);
+  assert.match(t.stderr, /bad\.tsv:3: ragged row/);
+});
+
+test('usage errors: substring units, --window without sentences, several text fields, Parquet rewrites, --json without --out', async () => {
+  const cases: [string[], RegExp][] = [
+    [[input, '--unit', 'substring'], /substring .* not built yet/],
+    [[input, '--unit', 'line', '--window', '2'], /--window applies to --unit sentence only/],
+    [[input, '--text-field', 'text,id', '--out', path.join(dir, 'o1.jsonl')], /one text field/],
+    [[input, '--json'], /--json/],
+    [[input, '--removed', path.join(dir, 'r.parquet'), '--dry-run'], /name it \.tsv or \.jsonl/],
+  ];
+  for (const [args, re] of cases) {
+    const r = await spans([...args, '-q']);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, re, args.join(' '));
+  }
+  const txt = path.join(dir, 'plain.txt');
+  fs.writeFileSync(txt, 'a\nb\n');
+  const a = await spans([txt, '--output', 'annotate', '--out', path.join(dir, 'p.out.txt'), '-q']);
+  assert.equal(a.code, 2);
+  assert.match(a.stderr, /no room/);
+  assert.equal(fs.existsSync(path.join(dir, 'p.out.txt')), false);
+});
