@@ -15,6 +15,7 @@ import { addInputOptions, addLogOptions, addZstdLevelOption, cliParser, engineCl
 import { requireOutForJson } from '../pipelineOptions.js';
 import { Reporter, type LogFlags } from '../report.js';
 import { severalInputs } from '../dedup/inputs.js';
+import { spoolStdin } from '../corpus.js';
 import { printSpansSummary } from './summary.js';
 
 /** The parsed flags of `neardup spans`. */
@@ -100,6 +101,12 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
   // Before anything is read or written: no output may replace a file of the read set.
   const outputs = [...(flags.dryRun ? [] : [{ what: '--out', path: flags.out }]), { what: '--removed', path: flags.removed }];
   await refuseAliasedOutputs(outputs, args.map((p) => ({ what: 'the input', path: p })));
+  // Two passes: standard input is copied to a temp file first, and named <stdin> in messages.
+  const spooled = input === '-' ? await spoolStdin() : undefined;
+  if (spooled) {
+    input = spooled.file;
+    read.displayName = '<stdin>';
+  }
   const t0 = performance.now();
   const result = await dedupSpansFile(input, {
     read,
@@ -107,6 +114,6 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
     mode: flags.dryRun ? 'none' : flags.output,
     out: flags.out,
     removed: flags.removed,
-  });
+  }).finally(() => spooled?.cleanup());
   printSpansSummary(reporter, flags, result, performance.now() - t0);
 }

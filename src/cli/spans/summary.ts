@@ -49,5 +49,6 @@ export function printSpansSummary(reporter: Reporter, flags: SummaryFlags, r: Sp
     for (const u of s.top) reporter.summary(`  ${String(u.count).padStart(7)} ${String(u.docs).padStart(7)}  ${excerpt(u.text, 80)}`);
   }
   const wrote = flags.dryRun ? 'dry run: no records written' : `${int(r.written)} records written (${flags.output}) to ${flags.out ?? 'stdout'}`;
-  reporter.summary(`${wrote}${flags.removed !== undefined ? `; ${int(r.auditRows)} removed units listed in ${flags.removed}` : ''} in ${ms(t)}`);
+  reporter.summary(`${wrote}${flags.removed !== undefined ? `; ${int(r.auditRows)} removed units listed in ${flags.removed}` : ''}`);
+  reporter.summary(`time ${ms(t)}`);
 }
