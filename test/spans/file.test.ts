@@ -100,3 +100,16 @@ test('--output annotate: every record kept as is, with spans_removed (code point
   await dedupSpansFile(input, { mode: 'annotate', out });
   assert.equal(fs.readFileSync(out, 'utf8'), '{"text":"😀 a\\nfooter","spans_removed":[],"spans_dropped":false}\n{"text":"b\\nfooter","spans_removed":[{"start":2,"end":8,"byte_start":2,"byte_end":8}],"spans_dropped":false}\n');
 });
+
+test('TSV with a byte-order mark, CRLF rows and no final line break: every untouched byte kept, dropped rows gone', async () => {
+  const input = path.join(tmp, 'odd.tsv');
+  fs.writeFileSync(input, '\ufeffid\ttext\tn\r\n1\t😀 Emoji here. 我喜欢猫。\t1\r\n2\t我喜欢猫。 Other words.\t2\r\n3\t😀 emoji HERE.\t3');
+  const out = path.join(tmp, 'odd.out.tsv');
+  const audit = path.join(tmp, 'odd.removed.jsonl');
+  await dedupSpansFile(input, { read: { columns: { id: 'id' } }, spans: { unit: 'sentence', window: 1 }, out, removed: audit });
+  assert.equal(fs.readFileSync(out, 'utf8'), '\ufeffid\ttext\tn\r\n1\t😀 Emoji here. 我喜欢猫。\t1\r\n2\tOther words.\t2\r\n');
+  assert.deepEqual(readAudit(audit).map((r) => [r.id, r.start, r.end, r.byteStart, r.byteEnd, r.keptId, r.keptStart, r.keptByteStart]), [
+    ['2', 0, 6, 0, 16, '1', 14, 17],
+    ['3', 0, 13, 0, 16, '1', 0, 0],
+  ]);
+});
