@@ -4,6 +4,7 @@
  * @module
  */
 import { Command, Option } from 'commander';
+import { stat } from 'node:fs/promises';
 import { UsageError } from '../../common/errors.js';
 import { engineOption } from '../../engine/options.js';
 import { refuseAliasedOutputs } from '../../io/write/alias.js';
@@ -97,6 +98,9 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
   if (args.length > 1) {
     read.inputs = await severalInputs(args, read.format ?? 'auto');
     input = read.inputs.name;
+  }
+  if (!flags.dryRun && flags.out !== undefined && flags.out !== '-' && (await stat(flags.out).catch(() => undefined))?.isDirectory()) {
+    throw new UsageError(`--out ${flags.out} is a directory: name the output file`, { option: 'out' });
   }
   // Before anything is read or written: no output may replace a file of the read set.
   const outputs = [...(flags.dryRun ? [] : [{ what: '--out', path: flags.out }]), { what: '--removed', path: flags.removed }];
