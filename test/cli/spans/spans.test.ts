@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import os from 'node:os';
 import path from 'node:path';
 import { createProgram, runProgram } from '../../../src/cli/program.js';
@@ -47,6 +48,7 @@ test('every output pointed at the input (path, symlink, hard link, other spellin
   const same = path.join(dir, 'same.jsonl');
   const r = await spans([input, '-q', '--out', same, '--removed', same]);
   assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /same file/);
   assert.equal(fs.existsSync(same), false);
 });
 
@@ -100,4 +102,15 @@ test('usage errors: substring units, --window without sentences, several text fi
   assert.equal(a.code, 2);
   assert.match(a.stderr, /no room/);
   assert.equal(fs.existsSync(path.join(dir, 'p.out.txt')), false);
+});
+
+test('.gz input, .gz output and audit: the same records as the plain run', async () => {
+  const gz = path.join(dir, 'in2.jsonl.gz');
+  fs.writeFileSync(gz, gzipSync(data));
+  const out = path.join(dir, 'out2.jsonl.gz');
+  const removed = path.join(dir, 'removed2.jsonl.gz');
+  const r = await spans([gz, '--id-field', 'id', '-q', '--out', out, '--removed', removed]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(gunzipSync(fs.readFileSync(out)).toString(), '{"id":"a","text":"one\\nfooter line"}\n{"id":"b","text":"two\\n"}\n');
+  assert.match(gunzipSync(fs.readFileSync(removed)).toString(), /^\{"id":"b","start":4,"end":15,/);
 });
