@@ -45,12 +45,12 @@ export interface SpansFileResult {
 /** The audit's columns, in order. */
 export const SPANS_AUDIT_COLUMNS = ['id', 'start', 'end', 'byte_start', 'byte_end', 'kept_id', 'kept_start', 'kept_byte_start', 'count', 'docs'] as const;
 
-/** The audit file's format from its name: `.tsv` or `.jsonl` (also `.ndjson`), optionally `.gz`/`.zst`. */
-export function spansAuditFormat(file: string): 'tsv' | 'jsonl' {
+/** The audit file's format from its name (`what` names it in the error): `.tsv` or `.jsonl` (also `.ndjson`), optionally `.gz`/`.zst`. */
+export function spansAuditFormat(file: string, what = 'the audit file'): 'tsv' | 'jsonl' {
   const base = file.toLowerCase().replace(/\.(gz|zst|zstd)$/, '');
   if (base.endsWith('.tsv')) return 'tsv';
   if (base.endsWith('.jsonl') || base.endsWith('.ndjson')) return 'jsonl';
-  throw new UsageError(`--removed ${file}: name it .tsv or .jsonl (either may end in .gz or .zst): the extension chooses the format`);
+  throw new UsageError(`${what} ${file}: name it .tsv or .jsonl (either may end in .gz or .zst): the extension chooses the format`);
 }
 
 /** One audit row as a line of `format`. */

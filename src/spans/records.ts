@@ -28,16 +28,16 @@ const EDITABLE: readonly InputFormat[] = ['jsonl', 'tsv', 'csv', 'text', 'idtext
  * annotations of a format with no room for a tag (text, `id⇥text`), and several text fields.
  */
 export function checkEditable(input: OpenedInput, read: ReadOptions, mode: 'dedup' | 'annotate'): void {
-  if (input.shards) throw new UsageError(`${input.name} is ${input.shards.shards.length} shard(s): neardup spans writes --output ${mode} for one file for now (give one file, or use --dry-run with --removed for the audit and summary)`);
-  if (!EDITABLE.includes(input.format)) throw new UsageError(`neardup spans cannot rewrite ${input.format === 'dir' ? 'a directory of documents' : 'Parquet'} yet: --output ${mode} takes JSONL, TSV, CSV, text or id⇥text (use --dry-run with --removed for the audit and summary)`, { option: 'format' });
-  if (mode === 'annotate' && (input.format === 'text' || input.format === 'idtext')) throw new UsageError(`--output annotate adds two fields, and a ${input.format} line has no room for them: use JSONL, TSV or CSV, or --output dedup with --removed`);
+  if (input.shards) throw new UsageError(`${input.name} is ${input.shards.shards.length} shard(s): spans writes its ${mode} output for one file for now (give one file, or make a dry run: the summary and the audit only)`);
+  if (!EDITABLE.includes(input.format)) throw new UsageError(`spans cannot rewrite ${input.format === 'dir' ? 'a directory of documents' : 'Parquet'} yet: its ${mode} output takes JSONL, TSV, CSV, text or id⇥text (or make a dry run: the summary and the audit only)`);
+  if (mode === 'annotate' && (input.format === 'text' || input.format === 'idtext')) throw new UsageError(`annotating adds two fields (${SPAN_TAGS.join(', ')}), and a ${input.format} line has no room for them: use JSONL, TSV or CSV, or the dedup output with the audit`);
   textName(input.format, read);
 }
 
 /** The one text field or column; several are refused (a cut belongs to one of them). */
 function textName(format: InputFormat, read: ReadOptions): string | undefined {
   const names = format === 'jsonl' ? read.fields?.text : read.columns?.text;
-  if (names && names.length > 1) throw new UsageError(`neardup spans cuts ranges out of one text ${format === 'jsonl' ? 'field' : 'column'}: name one (got ${names.join(', ')})`, { option: 'text' });
+  if (names && names.length > 1) throw new UsageError(`spans cuts ranges out of one text ${format === 'jsonl' ? 'field' : 'column'}: name one (got ${names.join(', ')})`, { option: 'text' });
   return names?.[0];
 }
 
@@ -155,7 +155,7 @@ export class RecordEditor {
   annotateHeader(): string | undefined {
     const h = this.input.header;
     if (!h) return undefined;
-    for (const t of SPAN_TAGS) if (h.columns.includes(t)) throw new InputError(this.input.name, 1, `the input already has a column "${t}", the tag --output annotate adds`);
+    for (const t of SPAN_TAGS) if (h.columns.includes(t)) throw new InputError(this.input.name, 1, `the input already has a column "${t}", a tag annotating adds`);
     return h.raw + SPAN_TAGS.map((t) => this.d + t).join('') + (h.eol || '\n');
   }
 
@@ -165,7 +165,7 @@ export class RecordEditor {
     const json = cutsJson(cuts);
     if (this.format === 'jsonl') {
       const names = jsonTopNames(raw);
-      for (const t of SPAN_TAGS) if (names.includes(t)) this.fail(r, `the record already has a field "${t}", the tag --output annotate adds`);
+      for (const t of SPAN_TAGS) if (names.includes(t)) this.fail(r, `the record already has a field "${t}", a tag annotating adds`);
       return appendJsonFields(raw, [[`"${SPAN_TAGS[0]}"`, json], [`"${SPAN_TAGS[1]}"`, String(dropped)]]);
     }
     const v = this.format === 'csv' ? quoteCsv(json) : tsvField(json);

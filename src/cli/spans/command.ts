@@ -92,7 +92,7 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
   const reporter = new Reporter(flags);
   if (flags.window !== undefined && flags.unit !== 'sentence') throw new UsageError('--window applies to --unit sentence only');
   if (!flags.dryRun) requireOutForJson(flags);
-  if (flags.removed !== undefined) spansAuditFormat(flags.removed);
+  if (flags.removed !== undefined) spansAuditFormat(flags.removed, '--removed');
   const read = readOptionsFrom(flags);
   let input = args[0]!;
   if (args.length > 1) {
