@@ -102,6 +102,8 @@ export class SpanDeduper {
   private observed = 0;
   private decided = 0;
   private topSlots = new Map<number, number>();
+  /** Per document: 1 when pass 2 may cut something there (or must read a top unit's text), so pass 2 skips the others. */
+  private touched = new Uint8Array(1024);
   private readonly s: SpansSummary = { documents: 0, units: 0, distinctUnits: 0, repeatedUnits: 0, unitsRemoved: 0, textBytes: 0, bytesRemoved: 0, documentsChanged: 0, documentsEmptied: 0, documentsDropped: 0, top: [] };
 
   constructor(options: SpansOptions = {}) {
@@ -130,9 +132,23 @@ export class SpanDeduper {
     this.eachUnit(text, (k) => {
       const pos = u.start[k]!;
       c.at(pos);
-      this.table.add(this.hash[0]!, this.hash[1]!, doc, pos, c.cp, c.byte);
+      const i = this.table.add(this.hash[0]!, this.hash[1]!, doc, pos, c.cp, c.byte);
       this.s.units++;
+      // Keep-first cuts exactly the occurrences after the first; --min-docs K ≥ 2 only units in two documents or more.
+      if (this.o.minDocs === undefined ? this.table.count[i]! > 1 : this.o.minDocs <= 1 || this.table.docs[i]! >= 2) {
+        this.touch(doc);
+        if (this.o.minDocs !== undefined) this.touch(this.table.firstDoc[i]!);
+      }
     });
+  }
+
+  private touch(doc: number): void {
+    if (doc >= this.touched.length) {
+      const grown = new Uint8Array(Math.max(doc + 1, this.touched.length * 2));
+      grown.set(this.touched);
+      this.touched = grown;
+    }
+    this.touched[doc] = 1;
   }
 
   /** Ends pass 1: picks the most repeated units, whose text pass 2 fills in. */
@@ -146,6 +162,7 @@ export class SpanDeduper {
     repeated.sort((a, b) => t.count[b]! - t.count[a]! || t.firstDoc[a]! - t.firstDoc[b]! || t.firstPos[a]! - t.firstPos[b]!);
     this.s.top = repeated.slice(0, this.o.top).map((i, k) => {
       this.topSlots.set(i, k);
+      this.touch(t.firstDoc[i]!);
       return { text: '', count: t.count[i]!, docs: t.docs[i]! };
     });
   }
@@ -159,6 +176,7 @@ export class SpanDeduper {
     const keepFirst = this.o.minDocs === undefined;
     const minDocs = this.o.minDocs ?? 0;
     this.s.textBytes += Buffer.byteLength(text);
+    if (doc >= this.touched.length || this.touched[doc] === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false };
     const removed: number[] = [];
     const found: number[] = [];
     this.eachUnit(text, (k) => {
