@@ -18,6 +18,7 @@ export interface OracleOptions {
 interface OUnit {
   cut: [number, number];
   key: string;
+  text: string;
 }
 
 export interface OracleRange {
@@ -85,7 +86,7 @@ function units(text: string, o: OracleOptions, norm: (s: string) => string): OUn
     }
   }
   return raw
-    .map((u) => ({ cut: u.cut, key: norm(u.text) }))
+    .map((u) => ({ cut: u.cut, key: norm(u.text), text: u.text }))
     .filter((u) => u.key !== '' && tokens(u.key).length >= (o.minUnitWords ?? 0));
 }
 
@@ -93,7 +94,7 @@ const cps = (s: string): number => Array.from(s).length;
 const bytes = (s: string): number => Buffer.byteLength(s);
 
 /** The oracle's answer for documents `texts` with ids `ids`. */
-export function spansOracle(texts: readonly string[], ids: readonly string[], o: OracleOptions): { docs: OracleDoc[]; audit: OracleAudit[] } {
+export function spansOracle(texts: readonly string[], ids: readonly string[], o: OracleOptions): { docs: OracleDoc[]; audit: OracleAudit[]; units: number; distinct: number; top: { text: string; count: number; docs: number }[] } {
   const norm = makeNormalizer(o.normalize ?? {});
   const all = texts.map((t) => units(t, o, norm));
   const flat: { doc: number; u: OUnit }[] = [];
@@ -144,5 +145,12 @@ export function spansOracle(texts: readonly string[], ids: readonly string[], o:
     const dropped = changed && tokens(kept).length < (o.minDocWords ?? 1);
     docs.push({ text: changed ? kept : text, changed, dropped, removed });
   });
-  return { docs, audit };
+  // The most repeated units: by occurrences, ties by first occurrence; the first occurrence's text.
+  const groups = new Map<string, { doc: number; u: OUnit }[]>();
+  for (const x of flat) groups.set(x.u.key, [...(groups.get(x.u.key) ?? []), x]);
+  const top = [...groups.values()]
+    .filter((g) => g.length > 1)
+    .sort((a, b) => b.length - a.length || a[0]!.doc - b[0]!.doc || a[0]!.u.cut[0] - b[0]!.u.cut[0])
+    .map((g) => ({ text: g[0]!.u.text, count: g.length, docs: new Set(g.map((x) => x.doc)).size }));
+  return { docs, audit, units: flat.length, distinct: groups.size, top };
 }

@@ -57,6 +57,8 @@ test('dedupSpans equals the brute-force oracle: kept texts, cuts and audit (ever
       });
       assert.deepEqual(got.audit, want.audit);
       const s = got.summary;
+      assert.deepEqual([s.units, s.distinctUnits, s.repeatedUnits], [want.units, want.distinct, want.top.length]);
+      assert.deepEqual(s.top, want.top.slice(0, 10));
       assert.equal(s.unitsRemoved, want.audit.length);
       assert.equal(s.documentsDropped, want.docs.filter((d) => d.dropped).length);
       assert.equal(s.bytesRemoved, want.docs.reduce((n, d) => n + d.removed.reduce((m, r) => m + r.byteEnd - r.byteStart, 0), 0));
