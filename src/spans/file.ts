@@ -5,14 +5,19 @@
  * (temp file, then rename; nothing is left on an error).
  * @module
  */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
 import { UsageError } from '../common/errors.js';
-import { openInput, type OpenedInput, type ReadOptions } from '../io/read/read.js';
+import { openInput, rowCount, type OpenedInput, type ReadOptions } from '../io/read/read.js';
+import type { ShardList } from '../io/read/shards.js';
+import { writeSuccessMarker } from '../io/write/outDir.js';
+import { prepareOutputDirectory } from '../io/write/rewrite.js';
 import { atomicFileSink, openOutput, type OutputSink } from '../io/write/output.js';
 import { tsvField } from '../io/write/write.js';
 import { SpanDeduper, type SpansSummary } from './deduper.js';
 import { auditRow, type SpansAuditRow } from './dedupSpans.js';
 import type { SpansOptions } from './options.js';
-import { checkEditable, RecordEditor } from './records.js';
+import { checkEditable, checkShardFormats, RecordEditor } from './records.js';
 
 /** Options of {@link dedupSpansFile}. */
 export interface SpansFileOptions {
@@ -22,7 +27,11 @@ export interface SpansFileOptions {
   spans?: SpansOptions;
   /** What to write: `dedup` (default: the records, units cut), `annotate` (every record with its cuts), or `none` (audit and summary only). */
   mode?: 'dedup' | 'annotate' | 'none';
-  /** Where the records go: a file (.gz/.zst compress), or standard output when undefined or `-`. */
+  /**
+   * Where the records go: a file (.gz/.zst compress), or standard output when undefined or `-`. For
+   * a sharded input (a glob or directory of shards, or `read.inputs`): the directory of output
+   * shards, one per input shard under its relative name, then `_SUCCESS`.
+   */
   out?: string;
   /** The audit of every removed unit: a `.tsv` or `.jsonl` file (may end in .gz/.zst). */
   removed?: string;
@@ -78,7 +87,9 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
   const rows: number[] = [];
   let explicit = false;
   try {
-    if (mode !== 'none') checkEditable(first, read, mode);
+    if (mode !== 'none') checkEditable(first, read, mode, options.out);
+    // Before the first pass: an output directory inside an input is refused without creating it.
+    if (mode !== 'none' && first.shards) await refuseOverlap(first.shards, options.out!);
     for await (const r of first.records) {
       ids.push(r.id);
       if (r.id !== undefined) explicit = true;
@@ -88,8 +99,22 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
   } finally {
     await first.records.return(undefined);
   }
+  // Every shard's format is known now: one that cannot be rewritten stops the run before any is written.
+  if (mode !== 'none' && first.shards) checkShardFormats(first.shardFormats ?? [], first.shards, mode);
   d.endObserving();
   const idOf = (i: number): string => (explicit ? (ids[i] ?? String(rows[i])) : String(rows[i]));
+  if (mode !== 'none' && first.shards) {
+    let audit: OutputSink | undefined = options.removed !== undefined ? await atomicFileSink(options.removed) : undefined;
+    try {
+      if (audit && auditFormat === 'tsv') await audit.write(SPANS_AUDIT_COLUMNS.join('\t') + '\n');
+      const result = await secondPassShards(first.shards, options.out!, { read, d, mode, audit, auditFormat: auditFormat ?? 'tsv', idOf, rows });
+      await audit?.close();
+      audit = undefined;
+      return { summary: d.summary(), written: result.written, auditRows: result.auditRows, skipped: first.skips.count, format: first.format };
+    } finally {
+      await audit?.abort();
+    }
+  }
   // Pass 2: the same records, with their raw text, in the same order.
   const second = await openInput(input, { ...read, raw: true });
   let out: OutputSink | undefined;
@@ -98,7 +123,9 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
     out = mode !== 'none' ? await openOutput(options.out) : undefined;
     audit = options.removed !== undefined ? await atomicFileSink(options.removed) : undefined;
     if (audit && auditFormat === 'tsv') await audit.write(SPANS_AUDIT_COLUMNS.join('\t') + '\n');
-    const result = await secondPass(second, read, d, mode, out, audit, auditFormat ?? 'tsv', idOf, rows);
+    const at = { i: 0, base: 0, last: -1, valid: 0 };
+    const result = await secondPass(second, out, { read, d, mode, audit, auditFormat: auditFormat ?? 'tsv', idOf, rows }, at);
+    if (at.i !== rows.length) throw new Error(`${second.name} changed while it was being read (${at.i} records instead of ${rows.length})`);
     await out?.close();
     out = undefined;
     await audit?.close();
@@ -111,7 +138,80 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
   }
 }
 
-async function secondPass(input: OpenedInput, read: ReadOptions, d: SpanDeduper, mode: 'dedup' | 'annotate' | 'none', out: OutputSink | undefined, audit: OutputSink | undefined, auditFormat: 'tsv' | 'jsonl', idOf: (i: number) => string, rows: number[]): Promise<{ written: number; auditRows: number }> {
+/** The real path of `p`, or of its nearest existing parent joined with the rest. */
+async function realOrParent(p: string): Promise<string> {
+  const abs = path.resolve(p);
+  const real = await fsp.realpath(abs).catch(() => undefined);
+  if (real !== undefined || path.dirname(abs) === abs) return real ?? abs;
+  return path.join(await realOrParent(path.dirname(abs)), path.basename(abs));
+}
+
+/** Refuses an output directory that is, holds or lies inside an input's directory (as `prepareOutputDirectory` does later, before anything is created). */
+async function refuseOverlap(list: ShardList, outDir: string): Promise<void> {
+  const out = await realOrParent(outDir);
+  for (const root of list.roots ?? [list.base]) {
+    const base = await realOrParent(root);
+    const rel = path.relative(base, out);
+    const back = path.relative(out, base);
+    const inside = (r: string): boolean => r === '' || (!r.startsWith('..') && !path.isAbsolute(r));
+    if (inside(rel) || inside(back)) throw new UsageError(`output directory ${outDir} overlaps the input ${root}: write the output shards to another directory`);
+  }
+}
+
+/** What pass 2 shares across shards. */
+interface Pass2 {
+  read: ReadOptions;
+  d: SpanDeduper;
+  mode: 'dedup' | 'annotate' | 'none';
+  audit: OutputSink | undefined;
+  auditFormat: 'tsv' | 'jsonl';
+  idOf: (i: number) => string;
+  rows: number[];
+}
+
+/**
+ * Pass 2 of a sharded input: each shard opened alone (its own format, header and byte-order mark)
+ * and written to `outDir` under its relative name, atomically, then `_SUCCESS` — into a directory
+ * checked and locked as `dedup --output dedup` does (no overlap with an input, nothing but this
+ * run's shards in it).
+ */
+async function secondPassShards(list: ShardList, outDir: string, p: Pass2): Promise<{ written: number; auditRows: number }> {
+  const release = await prepareOutputDirectory(list, outDir);
+  try {
+    const at = { i: 0, base: 0, last: -1, valid: 0 };
+    let written = 0;
+    let auditRows = 0;
+    for (const shard of list.shards) {
+      const input = await openInput(shard.path, { ...p.read, inputs: undefined, displayName: undefined, raw: true });
+      const target = path.join(outDir, shard.rel);
+      await fsp.mkdir(path.dirname(target), { recursive: true });
+      let sink: OutputSink | undefined = await atomicFileSink(target);
+      try {
+        at.last = -1;
+        at.valid = 0;
+        const r = await secondPass(input, sink, p, at);
+        written += r.written;
+        auditRows += r.auditRows;
+        await sink.close();
+        sink = undefined;
+      } finally {
+        await input.records.return(undefined);
+        await sink?.abort();
+      }
+      // Rows continue across shards as pass 1 numbered them (skipped records count).
+      at.base += rowCount(at.last, at.valid, input.skips.count);
+    }
+    if (at.i !== p.rows.length) throw new Error(`${list.name} changed while it was being read (${at.i} records instead of ${p.rows.length})`);
+    await writeSuccessMarker(outDir, list.shards.map((s) => s.rel));
+    return { written, auditRows };
+  } finally {
+    await release();
+  }
+}
+
+/** Pass 2 over one opened input (a file, or one shard): `at.i` is the next document, `at.base` the shard's first row. */
+async function secondPass(input: OpenedInput, out: OutputSink | undefined, p: Pass2, at: { i: number; base: number; last: number; valid: number }): Promise<{ written: number; auditRows: number }> {
+  const { read, d, mode, audit, auditFormat, idOf, rows } = p;
   const editor = mode !== 'none' ? new RecordEditor(input, read) : undefined;
   let headerDone = false;
   // As `dedup --output dedup` writes: the byte-order mark, the header, each record's own line break.
@@ -125,11 +225,13 @@ async function secondPass(input: OpenedInput, read: ReadOptions, d: SpanDeduper,
       if (line !== undefined) await out.write(line);
     } else if (h) await out.write(h.raw + (h.eol || '\n'));
   };
-  let i = 0;
   let written = 0;
   let auditRows = 0;
   for await (const r of input.records) {
-    if (i >= rows.length || r.row !== rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
+    const i = at.i;
+    at.last = r.row;
+    at.valid++;
+    if (i >= rows.length || r.row + at.base !== rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
     await header();
     const v = d.decide(r.text);
     const id = idOf(i);
@@ -147,9 +249,8 @@ async function secondPass(input: OpenedInput, read: ReadOptions, d: SpanDeduper,
         written++;
       }
     }
-    i++;
+    at.i++;
   }
-  if (i !== rows.length) throw new Error(`${input.name} changed while it was being read (${i} records instead of ${rows.length})`);
   await header();
   return { written, auditRows };
 }

@@ -13,6 +13,7 @@ import { parsePath } from '../io/read/jsonl.js';
 import { appendJsonFields, jsonTopNames, jsonValueRange } from '../io/read/jsonRaw.js';
 import type { OpenedInput, ReadOptions } from '../io/read/read.js';
 import type { InputRecord } from '../io/read/record.js';
+import type { ShardList } from '../io/read/shards.js';
 import { tsvField } from '../io/write/write.js';
 import type { CutRange } from './deduper.js';
 
@@ -27,11 +28,22 @@ const EDITABLE: readonly InputFormat[] = ['jsonl', 'tsv', 'csv', 'text', 'idtext
  * format without records to edit in place (Parquet, a directory of documents), a sharded input,
  * annotations of a format with no room for a tag (text, `id⇥text`), and several text fields.
  */
-export function checkEditable(input: OpenedInput, read: ReadOptions, mode: 'dedup' | 'annotate'): void {
-  if (input.shards) throw new UsageError(`${input.name} is ${input.shards.shards.length} shard(s): spans writes its ${mode} output for one file for now (give one file, or make a dry run: the summary and the audit only)`);
-  if (!EDITABLE.includes(input.format)) throw new UsageError(`spans cannot rewrite ${input.format === 'dir' ? 'a directory of documents' : 'Parquet'} yet: its ${mode} output takes JSONL, TSV, CSV, text or id⇥text (or make a dry run: the summary and the audit only)`);
-  if (mode === 'annotate' && (input.format === 'text' || input.format === 'idtext')) throw new UsageError(`annotating adds two fields (${SPAN_TAGS.join(', ')}), and a ${input.format} line has no room for them: use JSONL, TSV or CSV, or the dedup output with the audit`);
+export function checkEditable(input: OpenedInput, read: ReadOptions, mode: 'dedup' | 'annotate', out?: string): void {
+  if (input.shards) {
+    if (out === undefined || out === '-') throw new UsageError(`${input.name} is ${input.shards.shards.length} file(s): the ${mode} output is one output shard per input file, so it needs an output directory`);
+    if (read.limit !== undefined) throw new UsageError(`${input.name} is ${input.shards.shards.length} file(s): a limit on the documents read cannot be written as output shards; read them all, or make a dry run (the summary and the audit only)`);
+  } else checkFormat(input.format, input.name, mode);
   textName(input.format, read);
+}
+
+/** Refuses a shard whose format this pass cannot rewrite (see {@link checkEditable}). */
+export function checkShardFormats(formats: readonly InputFormat[], list: ShardList, mode: 'dedup' | 'annotate'): void {
+  formats.forEach((f, k) => checkFormat(f, list.shards[k]!.path, mode));
+}
+
+function checkFormat(format: InputFormat, name: string, mode: 'dedup' | 'annotate'): void {
+  if (!EDITABLE.includes(format)) throw new UsageError(`spans cannot rewrite ${format === 'dir' ? 'a directory of documents' : 'Parquet'} yet (${name}): its ${mode} output takes JSONL, TSV, CSV, text or id⇥text (or make a dry run: the summary and the audit only)`);
+  if (mode === 'annotate' && (format === 'text' || format === 'idtext')) throw new UsageError(`annotating adds two fields (${SPAN_TAGS.join(', ')}), and a ${format} line of ${name} has no room for them: use JSONL, TSV or CSV, or the dedup output with the audit`);
 }
 
 /** The one text field or column; several are refused (a cut belongs to one of them). */

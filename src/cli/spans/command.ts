@@ -16,6 +16,7 @@ import { addInputOptions, addLogOptions, addZstdLevelOption, cliParser, engineCl
 import { requireOutForJson } from '../pipelineOptions.js';
 import { Reporter, type LogFlags } from '../report.js';
 import { severalInputs } from '../dedup/inputs.js';
+import { resolveShards } from '../../io/read/shards.js';
 import { spoolStdin } from '../corpus.js';
 import { printSpansSummary } from './summary.js';
 
@@ -52,7 +53,7 @@ const count = (name: string, min: number) =>
 export function spansCommand(): Command {
   const cmd = new Command('spans')
     .description('remove repeated lines, paragraphs or sentence windows inside documents (below the document level): keep-first, or boilerplate found in at least K documents')
-    .argument('<input...>', 'JSONL, TSV, CSV, text or id⇥text file (.gz/.zst ok), or - for stdin; Parquet, directories and several inputs are read for --dry-run (summary and --removed audit) but not rewritten yet');
+    .argument('<input...>', "JSONL, TSV, CSV, text or id⇥text file (.gz/.zst ok), a quoted glob or directory of such shards, or - for stdin; several: one corpus in this order (keep-first across them), written as one output shard each under --out DIR; Parquet and directories of documents are read for --dry-run (summary and --removed audit) but not rewritten yet");
   addInputOptions(cmd);
   cmd
     .addOption(new Option('--unit <kind>', 'what is compared and removed: line, paragraph (blank-line separated), sentence (windows of --window sentences, Unicode sentence boundaries)').argParser(parseUnitKind).default(SPANS_DEFAULTS.unit))
@@ -62,7 +63,7 @@ export function spansCommand(): Command {
     .option('--min-doc-words <n>', 'a document that lost units and has fewer words left is dropped (0: never drop)', count('min-doc-words', 0), SPANS_DEFAULTS.minDocWords)
     .addOption(engineCliOption(engineOption('normalize')!, { help: 'how units are normalized before they are compared: default (NFKC, lowercase, collapse whitespace), lowercase-collapse, none' }))
     .addOption(new Option('--output <mode>', 'what to write: dedup (the records with the repeated units cut out of the text field; every other byte kept), annotate (every record as is, plus spans_removed: the ranges cut, and spans_dropped)').choices(['dedup', 'annotate']).default('dedup'))
-    .option('-o, --out <file>', 'write the records here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout')
+    .option('-o, --out <file>', 'write the records here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for shards or several inputs: a directory, one output shard per input file under its relative name, then _SUCCESS')
     .option('--removed <file>', 'also write one row per removed unit (id, start, end, byte_start, byte_end, kept_id, kept_start, kept_byte_start, count, docs) to <file>, .tsv or .jsonl (may end in .gz/.zst), atomically')
     .option('--dry-run', 'write no records: the summary and the --removed audit only')
     .option('--top <n>', 'how many of the most repeated units the summary lists', count('top', 0), SPANS_DEFAULTS.top);
@@ -99,11 +100,14 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
     read.inputs = await severalInputs(args, read.format ?? 'auto');
     input = read.inputs.name;
   }
-  if (!flags.dryRun && flags.out !== undefined && flags.out !== '-' && (await stat(flags.out).catch(() => undefined))?.isDirectory()) {
+  if (!flags.dryRun && args.length === 1 && flags.out !== undefined && flags.out !== '-' && (await stat(flags.out).catch(() => undefined))?.isDirectory() && !(await resolveShards(args[0]!, read.format ?? 'auto'))) {
     throw new UsageError(`--out ${flags.out} is a directory: name the output file`, { option: 'out' });
   }
   // Before anything is read or written: no output may replace a file of the read set.
-  const outputs = [...(flags.dryRun ? [] : [{ what: '--out', path: flags.out }]), { what: '--removed', path: flags.removed }];
+  // Several inputs, a glob or a directory of shards: --out is the directory of output shards.
+  const sharded = args.length > 1 || (input !== '-' && (await resolveShards(input, read.format ?? 'auto')) !== undefined);
+  if (sharded && !flags.dryRun && (flags.out === undefined || flags.out === '-')) throw new UsageError(`${input} is several files: --output ${flags.output} writes one output shard per input file, so it needs --out DIR (or --dry-run for the summary and the audit only)`);
+  const outputs = [...(flags.dryRun ? [] : [{ what: '--out', path: flags.out, dir: sharded }]), { what: '--removed', path: flags.removed }];
   await refuseAliasedOutputs(outputs, args.map((p) => ({ what: 'the input', path: p })));
   // Two passes: standard input is copied to a temp file first, and named <stdin> in messages.
   const spooled = input === '-' ? await spoolStdin() : undefined;

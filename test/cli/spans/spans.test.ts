@@ -114,3 +114,40 @@ test('.gz input, .gz output and audit: the same records as the plain run', async
   assert.equal(gunzipSync(fs.readFileSync(out)).toString(), '{"id":"a","text":"one\\nfooter line"}\n{"id":"b","text":"two\\n"}\n');
   assert.match(gunzipSync(fs.readFileSync(removed)).toString(), /^\{"id":"b","start":4,"end":15,/);
 });
+
+test('shards and several inputs: one output shard per input file under --out DIR, then _SUCCESS; keep-first across files', async () => {
+  const sh = path.join(dir, 'shards');
+  fs.mkdirSync(sh);
+  fs.writeFileSync(path.join(sh, 'p1.jsonl'), '{"id":"a","text":"x\\nshared line"}\n{"id":"b","text":"y\\nshared line"}\n');
+  fs.writeFileSync(path.join(sh, 'p2.tsv'), '\ufeffid\ttext\r\nc\tshared line\r\nd\tz\r\n');
+  const out = path.join(dir, 'shards-out');
+  const removed = path.join(dir, 'shards-removed.tsv');
+  const r = await spans([sh, '--id-field', 'id', '--id', 'id', '-q', '--out', out, '--removed', removed]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(fs.readdirSync(out).sort(), ['_SUCCESS', 'p1.jsonl', 'p2.tsv']);
+  assert.equal(fs.readFileSync(path.join(out, 'p1.jsonl'), 'utf8'), '{"id":"a","text":"x\\nshared line"}\n{"id":"b","text":"y\\n"}\n');
+  assert.equal(fs.readFileSync(path.join(out, 'p2.tsv'), 'utf8'), '\ufeffid\ttext\r\nd\tz\r\n');
+  assert.equal(fs.readFileSync(removed, 'utf8').split('\n').slice(1).join('\n'), 'b\t2\t13\t2\t13\ta\t2\t2\t3\t3\nc\t0\t11\t0\t11\ta\t2\t2\t3\t3\n');
+  // The same files given as several inputs: the same shards.
+  const out2 = path.join(dir, 'several-out');
+  const s2 = await spans([path.join(sh, 'p1.jsonl'), path.join(sh, 'p2.tsv'), '--id-field', 'id', '--id', 'id', '-q', '--out', out2]);
+  assert.equal(s2.code, 0, s2.stderr);
+  for (const f of ['p1.jsonl', 'p2.tsv']) assert.equal(fs.readFileSync(path.join(out2, f), 'utf8'), fs.readFileSync(path.join(out, f), 'utf8'));
+  // Refused, exit 2, inputs intact: no --out, --out inside the input directory, a directory holding other files.
+  const before = fs.readFileSync(path.join(sh, 'p1.jsonl'), 'utf8');
+  fs.mkdirSync(path.join(dir, 'stray'));
+  fs.writeFileSync(path.join(dir, 'stray', 'keep.txt'), 'mine');
+  for (const [args, re] of [
+    [[sh, '--id-field', 'id', '--id', 'id'], /needs --out DIR/],
+    [[sh, '--id-field', 'id', '--id', 'id', '--out', sh], /overlaps|same file/],
+    [[sh, '--id-field', 'id', '--id', 'id', '--out', path.join(sh, 'sub')], /overlaps|same file/],
+    [[sh, '--id-field', 'id', '--id', 'id', '--out', path.join(dir, 'stray')], /keep\.txt/],
+  ] as [string[], RegExp][]) {
+    const x = await spans([...args, '-q']);
+    assert.equal(x.code, 2, `${args.join(' ')}: ${x.stderr}`);
+    assert.match(x.stderr, re);
+  }
+  assert.equal(fs.readFileSync(path.join(sh, 'p1.jsonl'), 'utf8'), before);
+  assert.deepEqual(fs.readdirSync(sh).sort(), ['p1.jsonl', 'p2.tsv']);
+  assert.deepEqual(fs.readdirSync(path.join(dir, 'stray')), ['keep.txt']);
+});
