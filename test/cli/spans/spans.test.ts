@@ -151,3 +151,26 @@ test('shards and several inputs: one output shard per input file under --out DIR
   assert.deepEqual(fs.readdirSync(sh).sort(), ['p1.jsonl', 'p2.tsv']);
   assert.deepEqual(fs.readdirSync(path.join(dir, 'stray')), ['keep.txt']);
 });
+
+test('--json: the summary on stdout (units, repeated, bytes removed, documents, top units)', async () => {
+  const out = path.join(dir, 'json-out.jsonl');
+  let printed = '';
+  const write = process.stdout.write.bind(process.stdout);
+  // Only the summary is taken: the test runner writes its own reports to stdout too.
+  process.stdout.write = ((s: string | Uint8Array, ...rest: unknown[]) => {
+    if (typeof s === 'string' && s.startsWith('{\n  "unit"')) return ((printed += s), true);
+    return (write as (...a: unknown[]) => boolean)(s, ...rest);
+  }) as typeof process.stdout.write;
+  let r: { code: number; stderr: string };
+  try {
+    r = await spans([input, '--id-field', 'id', '--json', '--out', out]);
+  } finally {
+    process.stdout.write = write;
+  }
+  assert.equal(r.code, 0, r.stderr);
+  const s = JSON.parse(printed) as Record<string, unknown>;
+  assert.deepEqual(
+    { unit: s.unit, mode: s.mode, documents: s.documents, units: s.units, distinctUnits: s.distinctUnits, repeatedUnits: s.repeatedUnits, unitsRemoved: s.unitsRemoved, bytesRemoved: s.bytesRemoved, documentsChanged: s.documentsChanged, documentsDropped: s.documentsDropped, written: s.written, top: s.top },
+    { unit: 'line', mode: 'keep-first', documents: 2, units: 4, distinctUnits: 3, repeatedUnits: 1, unitsRemoved: 1, bytesRemoved: 11, documentsChanged: 1, documentsDropped: 0, written: 2, top: [{ text: 'footer line', count: 2, docs: 2 }] },
+  );
+});
