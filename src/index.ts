@@ -15,6 +15,11 @@ export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupS
 export { REMOVAL_RULES, type Removal, type RemovalRule } from './cluster/removal.js';
 export type { KeepCompare } from './dedup/options.js';
 export { dedupFile, type DedupFileOptions, type DedupFileResult } from './dedup/dedupFile.js';
+export { dedupSpans, type SpanRecord, type SpansDocument, type SpansAuditRow, type SpansResult } from './spans/dedupSpans.js';
+export { dedupSpansFile, type SpansFileOptions, type SpansFileResult } from './spans/file.js';
+export { SPANS_DEFAULTS, type SpansOptions } from './spans/options.js';
+export type { CutRange, SpansSummary, TopUnit } from './spans/deduper.js';
+export { UNIT_KINDS, type UnitKind } from './spans/units.js';
 export { dedupStream, type DocSource, type StreamDedupOptions, type StreamDedupExtra } from './dedup/streamDedup.js';
 export { clusterPairs, type Cluster } from './cluster/clusters.js';
 

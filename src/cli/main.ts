@@ -16,6 +16,7 @@ import { writeError } from '../io/write/output.js';
 const commands: Record<string, () => Promise<Command>> = {
   dedup: async () => (await import('./dedup/command.js')).dedupCommand(),
   params: async () => (await import('./commands/params.js')).paramsCommand(),
+  spans: async () => (await import('./spans/command.js')).spansCommand(),
   compare: async () => (await import('./commands/compare.js')).compareCommand(),
   bench: async () => (await import('./commands/bench.js')).benchCommand(),
   report: async () => (await import('./commands/report.js')).reportCommand(),

@@ -76,7 +76,7 @@ async function runJob(wd: WorkDir, job: JobSpec, flags: RunFlags, reporter: Repo
 
 /** The `job` command and its subcommands. */
 export function jobCommand(): Command {
-  const job = new Command('job').description('sharded dedup jobs over many files and machines (see docs/distributed.md)');
+  const job = new Command('job').description('sharded dedup jobs over many files and machines (see docs/distributed.md); document-level dedup only: neardup spans (below the document) runs in one process and has no sharded job yet');
 
   const plan = new Command('plan')
     .description('write the plan of a job (job.json in --work-dir) for array-job runners (Slurm, Kubernetes, Spark); then run "neardup stage" for each stage and "neardup job report"')

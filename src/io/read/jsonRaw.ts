@@ -88,6 +88,15 @@ function members(text: string, open: number, each: (name: string, vs: number, ve
  * of each name, as `JSON.parse` keeps it. Undefined when a step is missing or not an object.
  */
 export function rawJsonValue(text: string, path: readonly string[]): string | undefined {
+  const r = jsonValueRange(text, path);
+  return r && text.slice(r[0], r[1]);
+}
+
+/**
+ * Where the value {@link rawJsonValue} returns lies in `text`: [start, end) (a string's with its
+ * quotes), so that a writer can replace it and keep every other character of the line.
+ */
+export function jsonValueRange(text: string, path: readonly string[]): [number, number] | undefined {
   let s = skipWs(text, 0);
   let e = text.length;
   for (const key of path) {
@@ -104,7 +113,7 @@ export function rawJsonValue(text: string, path: readonly string[]): string | un
     s = vs;
     e = ve;
   }
-  return text.slice(s, e);
+  return [s, e];
 }
 
 /** The top-level member names of the JSON object line `text` (valid JSON), as written. */

@@ -1,0 +1,252 @@
+/**
+ * The two passes of span deduplication over documents in input order: {@link SpanDeduper.observe}
+ * counts and locates every unit by its 64-bit hash (pass 1), {@link SpanDeduper.decide} then tells
+ * each document which units it loses, the byte ranges cut and the text left (pass 2). The CLI
+ * (over files) and {@link dedupSpans} (over records in memory) both drive this class, so they
+ * give the same answer.
+ * @module
+ */
+import { textHash2 } from '../hash/murmur3.js';
+import { makeNormalizer } from '../text/normalize.js';
+import { tokens } from '../text/tokens.js';
+import { OffsetCursor } from './offsets.js';
+import { resolveSpansOptions, type SpansOptions } from './options.js';
+import { UnitTable } from './table.js';
+import { newUnits, splitUnits } from './units.js';
+
+/** A range cut out of a document's text: code-point and UTF-8 byte offsets, end exclusive. */
+export interface CutRange {
+  start: number;
+  end: number;
+  byteStart: number;
+  byteEnd: number;
+}
+
+/** One removed unit of a document, with the occurrence kept in its place. */
+export interface RemovedUnit extends CutRange {
+  /** The kept occurrence's document (0-based, input order); −1 in boilerplate mode (`minDocs`), where none is kept. */
+  keptDoc: number;
+  /** The kept occurrence's code-point start in its document (−1 when none is kept). */
+  keptStart: number;
+  /** The kept occurrence's UTF-8 byte start in its document (−1 when none is kept). */
+  keptByteStart: number;
+  /** Occurrences of the unit in the corpus. */
+  count: number;
+  /** Documents the unit occurs in. */
+  docs: number;
+}
+
+/** What pass 2 decides for one document. */
+export interface DocVerdict {
+  /** True when at least one unit was removed. */
+  changed: boolean;
+  /** The text left (the input text when nothing was removed). */
+  text: string;
+  /** The ranges cut, merged (overlapping windows are one range), in text order. */
+  cuts: CutRange[];
+  /** Every removed unit (sentence windows may overlap). */
+  units: RemovedUnit[];
+  /** Changed and left with no word. */
+  emptied: boolean;
+  /** Changed and left with fewer than `minDocWords` words: the document is dropped. */
+  dropped: boolean;
+}
+
+/** One of the most repeated units. */
+export interface TopUnit {
+  /** Its first occurrence's text (at most 500 characters, then `…`). */
+  text: string;
+  /** Occurrences. */
+  count: number;
+  /** Documents it occurs in. */
+  docs: number;
+}
+
+/** The counts of a run. */
+export interface SpansSummary {
+  /** Documents read. */
+  documents: number;
+  /** Units compared (shorter than `minUnitWords` and blank ones are not). */
+  units: number;
+  /** Distinct units (by hash). */
+  distinctUnits: number;
+  /** Distinct units occurring more than once. */
+  repeatedUnits: number;
+  /** Units removed. */
+  unitsRemoved: number;
+  /** UTF-8 bytes of the text fields read. */
+  textBytes: number;
+  /** UTF-8 bytes of the ranges cut out of them (in dropped documents too; the rest of a dropped document is not counted). */
+  bytesRemoved: number;
+  /** Documents that lost at least one unit. */
+  documentsChanged: number;
+  /** Documents left with no word. */
+  documentsEmptied: number;
+  /** Documents dropped (fewer words left than `minDocWords`). */
+  documentsDropped: number;
+  /** The most repeated units, by occurrences (ties: first seen first). */
+  top: TopUnit[];
+}
+
+const TOP_TEXT = 500;
+
+/** Pass 1 then pass 2 of span deduplication; see the module comment. */
+export class SpanDeduper {
+  private readonly o: ReturnType<typeof resolveSpansOptions>;
+  private readonly norm: (t: string) => string;
+  private readonly table = new UnitTable();
+  private readonly units = newUnits();
+  private readonly cursor = new OffsetCursor();
+  private readonly ends = new OffsetCursor();
+  private readonly hash = new Uint32Array(2);
+  private observed = 0;
+  private decided = 0;
+  private topSlots = new Map<number, number>();
+  /** Per document: 1 when pass 2 may cut something there (or must read a top unit's text), so pass 2 skips the others. */
+  private touched = new Uint8Array(1024);
+  private readonly s: SpansSummary = { documents: 0, units: 0, distinctUnits: 0, repeatedUnits: 0, unitsRemoved: 0, textBytes: 0, bytesRemoved: 0, documentsChanged: 0, documentsEmptied: 0, documentsDropped: 0, top: [] };
+
+  constructor(options: SpansOptions = {}) {
+    this.o = resolveSpansOptions(options);
+    this.norm = makeNormalizer(this.o.normalize ?? {});
+  }
+
+  /** Hashes the compared units of `text` into `this.hash`, calling `each(unit index)` for each. */
+  private eachUnit(text: string, each: (k: number) => void): number {
+    const u = splitUnits(text, this.o.unit, this.o.window, this.units);
+    for (let k = 0; k < u.count; k++) {
+      const t = this.norm(text.slice(u.textStart[k], u.textEnd[k]));
+      if (t === '') continue;
+      if (this.o.minUnitWords > 0 && tokens(t).length < this.o.minUnitWords) continue;
+      textHash2(this.hash, 0, t);
+      each(k);
+    }
+    return u.count;
+  }
+
+  /** Pass 1: counts the units of the next document (documents come in input order, numbered from 0). */
+  observe(text: string): void {
+    const doc = this.observed++;
+    const c = this.cursor.reset(text);
+    const u = this.units;
+    this.eachUnit(text, (k) => {
+      const pos = u.start[k]!;
+      c.at(pos);
+      const i = this.table.add(this.hash[0]!, this.hash[1]!, doc, pos, c.cp, c.byte);
+      this.s.units++;
+      // Keep-first cuts exactly the occurrences after the first; --min-docs K ≥ 2 only units in two documents or more.
+      if (this.o.minDocs === undefined ? this.table.count[i]! > 1 : this.o.minDocs <= 1 || this.table.docs[i]! >= 2) {
+        this.touch(doc);
+        if (this.o.minDocs !== undefined) this.touch(this.table.firstDoc[i]!);
+      }
+    });
+  }
+
+  private touch(doc: number): void {
+    if (doc >= this.touched.length) {
+      const grown = new Uint8Array(Math.max(doc + 1, this.touched.length * 2));
+      grown.set(this.touched);
+      this.touched = grown;
+    }
+    this.touched[doc] = 1;
+  }
+
+  /** Ends pass 1: picks the most repeated units, whose text pass 2 fills in. */
+  endObserving(): void {
+    const t = this.table;
+    this.s.documents = this.observed;
+    this.s.distinctUnits = t.size;
+    const repeated: number[] = [];
+    for (let i = 0; i < t.capacity; i++) if (t.firstDoc[i]! >= 0 && t.count[i]! > 1) repeated.push(i);
+    this.s.repeatedUnits = repeated.length;
+    repeated.sort((a, b) => t.count[b]! - t.count[a]! || t.firstDoc[a]! - t.firstDoc[b]! || t.firstPos[a]! - t.firstPos[b]!);
+    this.s.top = repeated.slice(0, this.o.top).map((i, k) => {
+      this.topSlots.set(i, k);
+      this.touch(t.firstDoc[i]!);
+      return { text: '', count: t.count[i]!, docs: t.docs[i]! };
+    });
+  }
+
+  /** Pass 2: what the next document loses (the same documents as pass 1, in the same order). */
+  decide(text: string): DocVerdict {
+    const doc = this.decided++;
+    if (doc >= this.observed) throw new Error(`pass 2 saw more documents than pass 1 (${this.observed})`);
+    const t = this.table;
+    const u = this.units;
+    const keepFirst = this.o.minDocs === undefined;
+    const minDocs = this.o.minDocs ?? 0;
+    this.s.textBytes += Buffer.byteLength(text);
+    if (doc >= this.touched.length || this.touched[doc] === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false };
+    const removed: number[] = [];
+    const found: number[] = [];
+    this.eachUnit(text, (k) => {
+      const i = t.find(this.hash[0]!, this.hash[1]!);
+      if (i < 0) throw new Error(`document ${doc} changed between the passes`);
+      const first = t.firstDoc[i] === doc && t.firstPos[i] === u.start[k];
+      if (first && this.topSlots.has(i)) {
+        const s = text.slice(u.textStart[k], u.textEnd[k]);
+        this.s.top[this.topSlots.get(i)!]!.text = s.length > TOP_TEXT ? `${s.slice(0, TOP_TEXT)}…` : s;
+      }
+      if (keepFirst ? !first : t.docs[i]! >= minDocs) {
+        removed.push(k);
+        found.push(i);
+      }
+    });
+    if (removed.length === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false };
+    const c = this.cursor.reset(text);
+    const e = this.ends.reset(text);
+    const units: RemovedUnit[] = removed.map((k, j) => {
+      const i = found[j]!;
+      c.at(u.start[k]!);
+      e.at(u.end[k]!);
+      return {
+        start: c.cp,
+        end: e.cp,
+        byteStart: c.byte,
+        byteEnd: e.byte,
+        keptDoc: keepFirst ? t.firstDoc[i]! : -1,
+        keptStart: keepFirst ? t.firstCp[i]! : -1,
+        keptByteStart: keepFirst ? t.firstByte[i]! : -1,
+        count: t.count[i]!,
+        docs: t.docs[i]!,
+      };
+    });
+    // Merged in UTF-16 first (starts increase with k), then kept text and offsets.
+    const cutsU: number[] = [];
+    for (const k of removed) {
+      const a = u.start[k]!;
+      const b = u.end[k]!;
+      const n = cutsU.length;
+      if (n > 0 && a <= cutsU[n - 1]!) cutsU[n - 1] = Math.max(cutsU[n - 1]!, b);
+      else cutsU.push(a, b);
+    }
+    c.reset(text);
+    e.reset(text);
+    const cuts: CutRange[] = [];
+    let kept = '';
+    let last = 0;
+    for (let j = 0; j < cutsU.length; j += 2) {
+      c.at(cutsU[j]!);
+      e.at(cutsU[j + 1]!);
+      cuts.push({ start: c.cp, end: e.cp, byteStart: c.byte, byteEnd: e.byte });
+      this.s.bytesRemoved += e.byte - c.byte;
+      kept += text.slice(last, cutsU[j]!);
+      last = cutsU[j + 1]!;
+    }
+    kept += text.slice(last);
+    const words = tokens(kept).length;
+    const emptied = words === 0;
+    const dropped = words < this.o.minDocWords;
+    this.s.unitsRemoved += units.length;
+    this.s.documentsChanged++;
+    if (emptied) this.s.documentsEmptied++;
+    if (dropped) this.s.documentsDropped++;
+    return { changed: true, text: kept, cuts, units, emptied, dropped };
+  }
+
+  /** The counts so far (complete once pass 2 has seen every document). */
+  summary(): SpansSummary {
+    if (this.decided !== this.observed) throw new Error(`pass 2 saw ${this.decided} documents, pass 1 ${this.observed}`);
+    return { ...this.s, top: this.s.top.map((x) => ({ ...x })) };
+  }
+}

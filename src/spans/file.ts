@@ -1,0 +1,256 @@
+/**
+ * `neardup spans` over a file, in two passes: pass 1 reads every record and counts its units
+ * (only hashes and first occurrences are kept), pass 2 reads the input again and writes the
+ * rewritten (`dedup`) or tagged (`annotate`) records and the `--removed` audit, each atomically
+ * (temp file, then rename; nothing is left on an error).
+ * @module
+ */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { UsageError } from '../common/errors.js';
+import { openInput, rowCount, type OpenedInput, type ReadOptions } from '../io/read/read.js';
+import type { ShardList } from '../io/read/shards.js';
+import { writeSuccessMarker } from '../io/write/outDir.js';
+import { prepareOutputDirectory } from '../io/write/rewrite.js';
+import { atomicFileSink, openOutput, type OutputSink } from '../io/write/output.js';
+import { tsvField } from '../io/write/write.js';
+import { SpanDeduper, type SpansSummary } from './deduper.js';
+import { auditRow, type SpansAuditRow } from './dedupSpans.js';
+import type { SpansOptions } from './options.js';
+import { checkEditable, checkShardFormats, RecordEditor } from './records.js';
+
+/** Options of {@link dedupSpansFile}. */
+export interface SpansFileOptions {
+  /** How to read the input (format, text column or field, id…), as `openInput`. */
+  read?: ReadOptions;
+  /** The deduplication. */
+  spans?: SpansOptions;
+  /** What to write: `dedup` (default: the records, units cut), `annotate` (every record with its cuts), or `none` (audit and summary only). */
+  mode?: 'dedup' | 'annotate' | 'none';
+  /**
+   * Where the records go: a file (.gz/.zst compress), or standard output when undefined or `-`. For
+   * a sharded input (a glob or directory of shards, or `read.inputs`): the directory of output
+   * shards, one per input shard under its relative name, then `_SUCCESS`.
+   */
+  out?: string;
+  /** The audit of every removed unit: a `.tsv` or `.jsonl` file (may end in .gz/.zst). */
+  removed?: string;
+}
+
+/** What {@link dedupSpansFile} did. */
+export interface SpansFileResult {
+  /** The counts and the most repeated units. */
+  summary: SpansSummary;
+  /** Records written (0 with mode `none`). */
+  written: number;
+  /** Audit rows written. */
+  auditRows: number;
+  /** Records skipped as invalid (with `read.skipInvalid`). */
+  skipped: number;
+  /** The input's resolved format. */
+  format: string;
+}
+
+/** The audit's columns, in order. */
+export const SPANS_AUDIT_COLUMNS = ['id', 'start', 'end', 'byte_start', 'byte_end', 'kept_id', 'kept_start', 'kept_byte_start', 'count', 'docs'] as const;
+
+/** The audit file's format from its name (`what` names it in the error): `.tsv` or `.jsonl` (also `.ndjson`), optionally `.gz`/`.zst`. */
+export function spansAuditFormat(file: string, what = 'the audit file'): 'tsv' | 'jsonl' {
+  const base = file.toLowerCase().replace(/\.(gz|zst|zstd)$/, '');
+  if (base.endsWith('.tsv')) return 'tsv';
+  if (base.endsWith('.jsonl') || base.endsWith('.ndjson')) return 'jsonl';
+  throw new UsageError(`${what} ${file}: name it .tsv or .jsonl (either may end in .gz or .zst): the extension chooses the format`);
+}
+
+/** One audit row as a line of `format`. */
+export function auditLine(format: 'tsv' | 'jsonl', r: SpansAuditRow): string {
+  if (format === 'jsonl') {
+    return `{"id":${JSON.stringify(r.id)},"start":${r.start},"end":${r.end},"byte_start":${r.byteStart},"byte_end":${r.byteEnd},"kept_id":${JSON.stringify(r.keptId)},"kept_start":${r.keptStart},"kept_byte_start":${r.keptByteStart},"count":${r.count},"docs":${r.docs}}\n`;
+  }
+  const n = (v: number | null): string => (v === null ? '' : String(v));
+  return [tsvField(r.id), r.start, r.end, r.byteStart, r.byteEnd, r.keptId === null ? '' : tsvField(r.keptId), n(r.keptStart), n(r.keptByteStart), r.count, r.docs].join('\t') + '\n';
+}
+
+/**
+ * Deduplicates the units of `input` (a file, or `-`) and writes what `options.mode` says to
+ * `options.out`, and the audit to `options.removed`: what `neardup spans` runs. The caller checks
+ * first that no output is an input (the CLI does, with `refuseAliasedOutputs`).
+ */
+export async function dedupSpansFile(input: string, options: SpansFileOptions = {}): Promise<SpansFileResult> {
+  const read = options.read ?? {};
+  const mode = options.mode ?? 'dedup';
+  const auditFormat = options.removed !== undefined ? spansAuditFormat(options.removed) : undefined;
+  const d = new SpanDeduper(options.spans);
+  // Pass 1: ids and rows per document, units into the table.
+  const first = await openInput(input, read);
+  const ids: (string | undefined)[] = [];
+  const rows: number[] = [];
+  let explicit = false;
+  try {
+    if (mode !== 'none') checkEditable(first, read, mode, options.out);
+    // Before the first pass: an output directory inside an input is refused without creating it.
+    if (mode !== 'none' && first.shards) await refuseOverlap(first.shards, options.out!);
+    for await (const r of first.records) {
+      ids.push(r.id);
+      if (r.id !== undefined) explicit = true;
+      rows.push(r.row);
+      d.observe(r.text);
+    }
+  } finally {
+    await first.records.return(undefined);
+  }
+  // Every shard's format is known now: one that cannot be rewritten stops the run before any is written.
+  if (mode !== 'none' && first.shards) checkShardFormats(first.shardFormats ?? [], first.shards, mode);
+  d.endObserving();
+  const idOf = (i: number): string => (explicit ? (ids[i] ?? String(rows[i])) : String(rows[i]));
+  if (mode !== 'none' && first.shards) {
+    let audit: OutputSink | undefined = options.removed !== undefined ? await atomicFileSink(options.removed) : undefined;
+    try {
+      if (audit && auditFormat === 'tsv') await audit.write(SPANS_AUDIT_COLUMNS.join('\t') + '\n');
+      const result = await secondPassShards(first.shards, options.out!, { read, d, mode, audit, auditFormat: auditFormat ?? 'tsv', idOf, rows });
+      await audit?.close();
+      audit = undefined;
+      return { summary: d.summary(), written: result.written, auditRows: result.auditRows, skipped: first.skips.count, format: first.format };
+    } finally {
+      await audit?.abort();
+    }
+  }
+  // Pass 2: the same records, with their raw text, in the same order.
+  const second = await openInput(input, { ...read, raw: true });
+  let out: OutputSink | undefined;
+  let audit: OutputSink | undefined;
+  try {
+    out = mode !== 'none' ? await openOutput(options.out) : undefined;
+    audit = options.removed !== undefined ? await atomicFileSink(options.removed) : undefined;
+    if (audit && auditFormat === 'tsv') await audit.write(SPANS_AUDIT_COLUMNS.join('\t') + '\n');
+    const at = { i: 0, base: 0, last: -1, valid: 0 };
+    const result = await secondPass(second, out, { read, d, mode, audit, auditFormat: auditFormat ?? 'tsv', idOf, rows }, at);
+    if (at.i !== rows.length) throw new Error(`${second.name} changed while it was being read (${at.i} records instead of ${rows.length})`);
+    await out?.close();
+    out = undefined;
+    await audit?.close();
+    audit = undefined;
+    return { summary: d.summary(), written: result.written, auditRows: result.auditRows, skipped: first.skips.count, format: first.format };
+  } finally {
+    await second.records.return(undefined);
+    await out?.abort();
+    await audit?.abort();
+  }
+}
+
+/** The real path of `p`, or of its nearest existing parent joined with the rest. */
+async function realOrParent(p: string): Promise<string> {
+  const abs = path.resolve(p);
+  const real = await fsp.realpath(abs).catch(() => undefined);
+  if (real !== undefined || path.dirname(abs) === abs) return real ?? abs;
+  return path.join(await realOrParent(path.dirname(abs)), path.basename(abs));
+}
+
+/** Refuses an output directory that is, holds or lies inside an input's directory (as `prepareOutputDirectory` does later, before anything is created). */
+async function refuseOverlap(list: ShardList, outDir: string): Promise<void> {
+  const out = await realOrParent(outDir);
+  for (const root of list.roots ?? [list.base]) {
+    const base = await realOrParent(root);
+    const rel = path.relative(base, out);
+    const back = path.relative(out, base);
+    const inside = (r: string): boolean => r === '' || (!r.startsWith('..') && !path.isAbsolute(r));
+    if (inside(rel) || inside(back)) throw new UsageError(`output directory ${outDir} overlaps the input ${root}: write the output shards to another directory`);
+  }
+}
+
+/** What pass 2 shares across shards. */
+interface Pass2 {
+  read: ReadOptions;
+  d: SpanDeduper;
+  mode: 'dedup' | 'annotate' | 'none';
+  audit: OutputSink | undefined;
+  auditFormat: 'tsv' | 'jsonl';
+  idOf: (i: number) => string;
+  rows: number[];
+}
+
+/**
+ * Pass 2 of a sharded input: each shard opened alone (its own format, header and byte-order mark)
+ * and written to `outDir` under its relative name, atomically, then `_SUCCESS` — into a directory
+ * checked and locked as `dedup --output dedup` does (no overlap with an input, nothing but this
+ * run's shards in it).
+ */
+async function secondPassShards(list: ShardList, outDir: string, p: Pass2): Promise<{ written: number; auditRows: number }> {
+  const release = await prepareOutputDirectory(list, outDir);
+  try {
+    const at = { i: 0, base: 0, last: -1, valid: 0 };
+    let written = 0;
+    let auditRows = 0;
+    for (const shard of list.shards) {
+      const input = await openInput(shard.path, { ...p.read, inputs: undefined, displayName: undefined, raw: true });
+      const target = path.join(outDir, shard.rel);
+      await fsp.mkdir(path.dirname(target), { recursive: true });
+      let sink: OutputSink | undefined = await atomicFileSink(target);
+      try {
+        at.last = -1;
+        at.valid = 0;
+        const r = await secondPass(input, sink, p, at);
+        written += r.written;
+        auditRows += r.auditRows;
+        await sink.close();
+        sink = undefined;
+      } finally {
+        await input.records.return(undefined);
+        await sink?.abort();
+      }
+      // Rows continue across shards as pass 1 numbered them (skipped records count).
+      at.base += rowCount(at.last, at.valid, input.skips.count);
+    }
+    if (at.i !== p.rows.length) throw new Error(`${list.name} changed while it was being read (${at.i} records instead of ${p.rows.length})`);
+    await writeSuccessMarker(outDir, list.shards.map((s) => s.rel));
+    return { written, auditRows };
+  } finally {
+    await release();
+  }
+}
+
+/** Pass 2 over one opened input (a file, or one shard): `at.i` is the next document, `at.base` the shard's first row. */
+async function secondPass(input: OpenedInput, out: OutputSink | undefined, p: Pass2, at: { i: number; base: number; last: number; valid: number }): Promise<{ written: number; auditRows: number }> {
+  const { read, d, mode, audit, auditFormat, idOf, rows } = p;
+  const editor = mode !== 'none' ? new RecordEditor(input, read) : undefined;
+  let headerDone = false;
+  // As `dedup --output dedup` writes: the byte-order mark, the header, each record's own line break.
+  const header = async (): Promise<void> => {
+    if (headerDone || !out) return;
+    headerDone = true;
+    if (input.bom) await out.write('\ufeff');
+    const h = input.header;
+    if (mode === 'annotate') {
+      const line = editor!.annotateHeader();
+      if (line !== undefined) await out.write(line);
+    } else if (h) await out.write(h.raw + (h.eol || '\n'));
+  };
+  let written = 0;
+  let auditRows = 0;
+  for await (const r of input.records) {
+    const i = at.i;
+    at.last = r.row;
+    at.valid++;
+    if (i >= rows.length || r.row + at.base !== rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
+    await header();
+    const v = d.decide(r.text);
+    const id = idOf(i);
+    if (audit) {
+      for (const u of v.units) await audit.write(auditLine(auditFormat, auditRow(id, u, idOf)));
+      auditRows += v.units.length;
+    }
+    if (out) {
+      const eol = r.eol || '\n';
+      if (mode === 'annotate') {
+        await out.write(editor!.annotate(r, v.cuts, v.dropped) + eol);
+        written++;
+      } else if (!v.dropped) {
+        await out.write((v.changed ? editor!.replace(r, v.text) : r.raw!) + eol);
+        written++;
+      }
+    }
+    at.i++;
+  }
+  await header();
+  return { written, auditRows };
+}

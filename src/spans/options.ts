@@ -1,0 +1,65 @@
+/**
+ * The options of sub-document deduplication (`neardup spans`, {@link dedupSpans}) and their
+ * defaults, defined once for the library and the CLI.
+ * @module
+ */
+import type { NormalizeOptions } from '../text/normalize.js';
+import type { UnitKind } from './units.js';
+
+/** Options of span deduplication. Every field has a documented default ({@link SPANS_DEFAULTS}). */
+export interface SpansOptions {
+  /** What a unit is: `line`, `paragraph` (blank-line separated) or `sentence` (windows of `window` sentences). Default `line`. */
+  unit?: UnitKind;
+  /** Sentences per window (`unit: 'sentence'` only). Default 3, as C4. */
+  window?: number;
+  /** How units are normalized before they are compared (as documents are by `dedup`). Default: the `default` preset. */
+  normalize?: NormalizeOptions;
+  /**
+   * Boilerplate mode: remove every occurrence of a unit found in at least this many documents.
+   * Default undefined: keep-first (a repeated unit is kept at its first occurrence in input order
+   * and removed from the later ones, in the same document too).
+   */
+  minDocs?: number;
+  /** Units of fewer words (of their normalized text) are never removed. Default 0: every unit counts. */
+  minUnitWords?: number;
+  /**
+   * A document that lost a unit and has fewer words left is dropped. Default 1: a document left
+   * with no word is dropped. 0 keeps every document, empty or not.
+   */
+  minDocWords?: number;
+  /** How many of the most repeated units the summary lists. Default 10. */
+  top?: number;
+}
+
+/** The defaults of {@link SpansOptions}. */
+export const SPANS_DEFAULTS = {
+  unit: 'line' as UnitKind,
+  window: 3,
+  minUnitWords: 0,
+  minDocWords: 1,
+  top: 10,
+} as const;
+
+/** Options with their defaults filled in and checked; throws a RangeError naming a bad one. */
+export function resolveSpansOptions(o: SpansOptions = {}): Required<Omit<SpansOptions, 'minDocs' | 'normalize'>> & Pick<SpansOptions, 'minDocs' | 'normalize'> {
+  const unit = o.unit ?? SPANS_DEFAULTS.unit;
+  if (unit !== 'line' && unit !== 'paragraph' && unit !== 'sentence') {
+    throw new RangeError(`unknown unit "${String(unit)}" (expected line, paragraph or sentence; substring units are not built yet)`);
+  }
+  const int = (name: string, v: number | undefined, d: number, min: number): number => {
+    const x = v ?? d;
+    if (!Number.isSafeInteger(x) || x < min) throw new RangeError(`${name} must be an integer ≥ ${min}, got ${String(v)}`);
+    return x;
+  };
+  const window = int('window', o.window, SPANS_DEFAULTS.window, 1);
+  if (o.window !== undefined && unit !== 'sentence') throw new RangeError('window applies to sentence units only');
+  return {
+    unit,
+    window,
+    minDocs: o.minDocs === undefined ? undefined : int('minDocs', o.minDocs, 2, 1),
+    minUnitWords: int('minUnitWords', o.minUnitWords, SPANS_DEFAULTS.minUnitWords, 0),
+    minDocWords: int('minDocWords', o.minDocWords, SPANS_DEFAULTS.minDocWords, 0),
+    top: int('top', o.top, SPANS_DEFAULTS.top, 0),
+    normalize: o.normalize,
+  };
+}

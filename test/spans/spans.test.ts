@@ -1,0 +1,101 @@
+/**
+ * Span deduplication in memory (src/spans/, `dedupSpans`) against a brute-force oracle
+ * (test/helpers/spansOracle.ts) on random documents built from a small pool of repeated lines,
+ * paragraphs and sentences: the kept texts, the ranges cut and the audit are the oracle's, for
+ * every unit and both modes; and the odd bytes (CRLF, no final newline, astral characters, CJK).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { dedupSpans } from '../../src/spans/dedupSpans.js';
+import { splitUnits, newUnits } from '../../src/spans/units.js';
+import { OffsetCursor } from '../../src/spans/offsets.js';
+import { spansOracle, type OracleOptions } from '../helpers/spansOracle.js';
+
+/** Pieces that repeat: ASCII, case and spacing variants (equal after the default normalization), CJK, astral, blank. */
+const POOL = [
+  'Accept all cookies.',
+  'accept  ALL cookies.',
+  'Subscribe to our newsletter!',
+  '我喜欢猫。',
+  '他喜欢狗！你好吗？',
+  'Emoji 😀 here. And 𝒜stral.',
+  'Unique words appear rarely',
+  '   ',
+  '',
+  'Ünïcödé — ok?',
+  'Copyright 2024 Example Inc. All rights reserved.',
+];
+const SEPS = ['\n', '\r\n', '\n\n', '\r\n\r\n', '\n \n', ' '];
+
+const doc = fc.array(fc.tuple(fc.integer({ min: 0, max: POOL.length - 1 }), fc.integer({ min: 0, max: SEPS.length - 1 })), { minLength: 0, maxLength: 8 }).chain((parts) =>
+  fc.boolean().map((finalBreak) => parts.map(([p, s], i) => POOL[p]! + (i + 1 < parts.length || finalBreak ? SEPS[s]! : '')).join('')),
+);
+
+const optionsArb: fc.Arbitrary<OracleOptions> = fc.record({
+  unit: fc.constantFrom('line' as const, 'paragraph' as const, 'sentence' as const),
+  window: fc.integer({ min: 1, max: 3 }),
+  minDocs: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+  minUnitWords: fc.integer({ min: 0, max: 3 }),
+  minDocWords: fc.integer({ min: 0, max: 3 }),
+  normalize: fc.constantFrom(undefined, { preset: 'none' as const }),
+});
+
+test('dedupSpans equals the brute-force oracle: kept texts, cuts and audit (every unit, keep-first and --min-docs)', () => {
+  fc.assert(
+    fc.property(fc.array(doc, { minLength: 1, maxLength: 8 }), optionsArb, (texts, o) => {
+      const opts = { ...o, window: o.unit === 'sentence' ? o.window : undefined };
+      const ids = texts.map((_, i) => `d${i}`);
+      const got = dedupSpans(texts.map((text, i) => ({ id: ids[i]!, text })), opts);
+      const want = spansOracle(texts, ids, opts);
+      got.documents.forEach((d, i) => {
+        const w = want.docs[i]!;
+        assert.equal(d.text, w.text, `doc ${i} text`);
+        assert.equal(d.changed, w.changed, `doc ${i} changed`);
+        assert.equal(d.dropped, w.dropped, `doc ${i} dropped`);
+        assert.deepEqual(d.removed, w.removed, `doc ${i} cuts`);
+      });
+      assert.deepEqual(got.audit, want.audit);
+      const s = got.summary;
+      assert.deepEqual([s.units, s.distinctUnits, s.repeatedUnits], [want.units, want.distinct, want.top.length]);
+      assert.deepEqual(s.top, want.top.slice(0, 10));
+      assert.equal(s.unitsRemoved, want.audit.length);
+      assert.equal(s.documentsDropped, want.docs.filter((d) => d.dropped).length);
+      assert.equal(s.bytesRemoved, want.docs.reduce((n, d) => n + d.removed.reduce((m, r) => m + r.byteEnd - r.byteStart, 0), 0));
+    }),
+    { numRuns: 300, seed: 50 },
+  );
+});
+
+test('units: CRLF lines keep their CR out of the compared text and in the cut; a last line without a break; blank lines are no units', () => {
+  const t = 'a\r\n\r\nb\n  \nc';
+  const u = splitUnits(t, 'line', 3, newUnits());
+  assert.deepEqual([u.start, u.end, u.textStart, u.textEnd], [[0, 5, 10], [3, 7, 11], [0, 5, 10], [1, 6, 11]]);
+  const p = splitUnits('p1 l1\r\np1 l2\r\n\r\np2\n\n\n', 'paragraph', 3, newUnits());
+  assert.deepEqual([p.start, p.end, p.textStart, p.textEnd], [[0, 16], [16, 21], [0, 16], [12, 18]]);
+});
+
+test('units: Unicode sentence windows, CJK full stops included', () => {
+  const t = '我喜欢猫。他喜欢狗！你好吗？';
+  const u = splitUnits(t, 'sentence', 2, newUnits());
+  assert.deepEqual(Array.from({ length: u.count }, (_, k) => t.slice(u.start[k], u.end[k])), ['我喜欢猫。他喜欢狗！', '他喜欢狗！你好吗？']);
+  const one = splitUnits('Only one. ', 'sentence', 3, newUnits());
+  assert.equal(one.count, 1);
+});
+
+test('offsets: code points and UTF-8 bytes of astral, CJK and lone surrogates', () => {
+  const t = 'a😀我\ud800b';
+  const c = new OffsetCursor().reset(t);
+  const at = (i: number): [number, number] => (c.at(i), [c.cp, c.byte]);
+  assert.deepEqual([at(1), at(3), at(4), at(5), at(6), at(0)], [[1, 1], [2, 5], [3, 8], [4, 11], [5, 12], [0, 0]]);
+});
+
+test('keep-first inside one document, boilerplate mode everywhere, and the top units', () => {
+  const r = dedupSpans(['x\nfooter\nfooter\n', 'y\nfooter\n', 'z\n'], { unit: 'line' });
+  assert.deepEqual(r.documents.map((d) => d.text), ['x\nfooter\n', 'y\n', 'z\n']);
+  assert.deepEqual(r.summary.top, [{ text: 'footer', count: 3, docs: 2 }]);
+  const b = dedupSpans(['x\nfooter\n', 'y\nfooter\n', 'footer'], { unit: 'line', minDocs: 3 });
+  assert.deepEqual(b.documents.map((d) => [d.text, d.dropped]), [['x\n', false], ['y\n', false], ['', true]]);
+  assert.equal(b.audit[0]!.keptId, null);
+  assert.throws(() => dedupSpans([], { unit: 'substring' as never }), /substring units are not built yet/);
+});
