@@ -39,6 +39,15 @@ function groupOf(job: JobSpec, t: number): number[] {
 }
 
 /**
+ * Group t's verified pairs: its shards' rows of every verify task (route spreads a group's first
+ * documents over the verify tasks that balance the candidates, src/shard/stages/route.ts).
+ */
+function verifiedOfGroup(job: JobSpec, t: number): TaskRead {
+  const { first, end } = shardsOfTask(job, t);
+  return { stage: 'verify', tasks: every(taskCount(job, 'verify')), files: ['pairs.bin'], partition: { index: 'astart', from: first, to: end } };
+}
+
+/**
  * What task `t` of `stage` reads. Some reads are known only from what earlier ones hold, and are
  * then given as `known`: for verify, the shards its pairs touch ({@link verifyReads},
  * src/shard/stages/verify.ts), whose ids (`docs.bin`), gathered texts and plain shards (read in place at
@@ -50,7 +59,7 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
   const round = roundOf(stage);
   if (round !== undefined) {
     if (round > 0) return { reads: [sign, { stage: roundStage(round - 1), tasks: n('link'), files: ['edges.bin'], partition: t }], shards: [] };
-    return { reads: [sign, { stage: 'verify', tasks: [t], files: ['pairs.bin'] }], shards: [] };
+    return { reads: [sign, verifiedOfGroup(job, t)], shards: [] };
   }
   switch (stage as StageName) {
     case 'sign':
@@ -65,7 +74,7 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
       const { first, end } = shardsOfTask(job, t);
       reads.push(
         { stage: roundStage(known[0]!), tasks: [t], files: ['labels.bin'] },
-        { stage: 'verify', tasks: [t], files: ['pairs.bin'] },
+        verifiedOfGroup(job, t),
         // The copies folded into its group's documents, labelled with their components.
         { stage: 'join', tasks: n('join'), files: ['copies.bin'], partition: { index: 'astart', from: first, to: end } },
       );
