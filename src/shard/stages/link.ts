@@ -50,6 +50,7 @@ import { rangeOf, roundStage, shardsOfTask, taskCount, type JobSpec } from '../f
 import { EdgeOut, largeStar, neighbours, smallStar } from './starGraph.js';
 import { convergedRound } from './linkDriver.js';
 import { numbering } from '../files/shardInput.js';
+import type { VerifyMarker } from './verify.js';
 
 /** A link round task's marker. */
 export interface LinkRoundMarker {
@@ -102,8 +103,7 @@ function roundEdges(workDir: string, job: JobSpec, r: number, q: number): { u: F
 export function verifiedOfGroup(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): { a: Float64Array; b: Float64Array; sim: Float64Array } {
   const { first, end } = shardsOfTask(job, q);
   const parts: { a: Float64Array; b: Float64Array; sim: Float64Array }[] = [];
-  for (let t = 0; t < taskCount(job, 'verify'); t++) {
-    requireMarker(workDir, job, 'verify', t);
+  for (const t of verifyTasksOfGroup(workDir, job, q)) {
     const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', t), 'pairs.bin'), 'verified', job.id);
     try {
       const st = f.f64('astart', first, end + 1);
@@ -133,6 +133,19 @@ export function verifiedOfGroup(workDir: string, job: JobSpec, q: number, docOff
     out.sim.set(parts[k]!.sim, at);
   }
   return inPairOrder(out);
+}
+
+/**
+ * The verify tasks that may hold group q's verified pairs: those whose marker's `firstGroups` span
+ * it (every task whose marker predates them). Every verify task must have completed.
+ */
+export function verifyTasksOfGroup(workDir: string, job: JobSpec, q: number): number[] {
+  const tasks: number[] = [];
+  for (let t = 0; t < taskCount(job, 'verify'); t++) {
+    const g = requireMarker<VerifyMarker>(workDir, job, 'verify', t).firstGroups;
+    if (!g || (g.length === 2 && g[0]! <= q && q <= g[1]!)) tasks.push(t);
+  }
+  return tasks;
 }
 
 /** The pairs in (a, b) order: as they are when each task's rows follow the last's (a stable sort otherwise). */
