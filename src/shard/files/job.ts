@@ -18,7 +18,7 @@ import { writeError } from '../../io/write/output.js';
 import { isS3Url, parseS3Url, s3Get, s3Head } from '../../io/s3/client.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
-export const JOB_VERSION = 8;
+export const JOB_VERSION = 9;
 
 /** What a job writes. `pairs` and `clusters` go to one file; `dedup` and `annotate` write one output shard per input shard. */
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';

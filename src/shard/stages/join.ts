@@ -49,7 +49,6 @@ export interface JoinMarker {
   /**
    * Candidate rows written per shard group of their first document (G entries, with repeats): every
    * route task sums them over the join tasks to cut the verify tasks alike (src/shard/stages/route.ts).
-   * Absent in a join task of a job planned before it (route then sends group q's rows to verify task q).
    */
   groupRows?: number[];
 }

@@ -96,9 +96,9 @@ function roundEdges(workDir: string, job: JobSpec, r: number, q: number): { u: F
 
 /**
  * Group q's verified pairs (those whose first document is in it), global numbers in (a, b) order,
- * with their similarities: its shards' rows (`astart`) of every verify task. Route spreads a group's
- * first documents over a run of verify tasks, each holding a contiguous range of them, so in task
- * order the rows are already in (a, b) order; a work dir whose tasks were routed otherwise is sorted.
+ * with their similarities: its shards' rows (`astart`) of the verify tasks that hold some. Route
+ * spreads a group's first documents over a run of verify tasks, each holding a contiguous range of
+ * them, so in task order the rows are already in (a, b) order (checked, and sorted otherwise).
  */
 export function verifiedOfGroup(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): { a: Float64Array; b: Float64Array; sim: Float64Array } {
   const { first, end } = shardsOfTask(job, q);
@@ -137,7 +137,7 @@ export function verifiedOfGroup(workDir: string, job: JobSpec, q: number, docOff
 
 /**
  * The verify tasks that may hold group q's verified pairs: those whose marker's `firstGroups` span
- * it (every task whose marker predates them). Every verify task must have completed.
+ * it (a marker without them, read whole). Every verify task must have completed.
  */
 export function verifyTasksOfGroup(workDir: string, job: JobSpec, q: number): number[] {
   const tasks: number[] = [];

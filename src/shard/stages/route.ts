@@ -17,7 +17,7 @@
  *   first document's global number, between which verify cuts its batches), the distinct pairs
  *   whose first document is in this group, sorted by (global document a, global document b);
  *   `pstart` (float64, verify tasks + 1) gives verify task t's rows: a run of consecutive verify
- *   tasks shares them (in a job whose join markers lack `groupRows`, planned before, all are task q's).
+ *   tasks shares them (before job format 9, all were task q's).
  *
  * The candidate pairs are between copy groups' representatives (join folds exact copies); the
  * marker counts the document pairs they stand for too, from the group's rows of every join
@@ -116,16 +116,13 @@ export interface VerifySpread {
   before: Float64Array;
 }
 
-/**
- * The join markers' candidate rows per group, summed ({@link VerifySpread}); undefined when a join
- * task's marker lacks them (a job planned before they were counted: each group to its own verify task).
- */
-export function verifySpread(workDir: string, job: JobSpec): VerifySpread | undefined {
+/** The join markers' candidate rows per group, summed ({@link VerifySpread}). */
+export function verifySpread(workDir: string, job: JobSpec): VerifySpread {
   const G = job.groups.length - 1;
   const before = new Float64Array(G + 1);
   for (let p = 0; p < job.partitions; p++) {
     const rows = requireMarker<JoinMarker>(workDir, job, 'join', p).groupRows;
-    if (rows?.length !== G) return undefined;
+    if (rows?.length !== G) throw new DamagedFileError(`join task ${p}: its marker has no candidate rows for each of the ${G} shard groups`);
     for (let q = 0; q < G; q++) before[q + 1]! += rows[q]!;
   }
   for (let q = 0; q < G; q++) before[q + 1]! += before[q]!;
@@ -140,14 +137,10 @@ export function verifySpread(workDir: string, job: JobSpec): VerifySpread | unde
  * ⌈rows/V⌉ plus one first document's rows of the group. `rows` (the group's candidate rows read,
  * with repeats) must be what the join markers say.
  */
-export function verifyCuts(o: { spread: VerifySpread | undefined; tasks: number; q: number; rows: number; start: Float64Array }): Float64Array {
+export function verifyCuts(o: { spread: VerifySpread; tasks: number; q: number; rows: number; start: Float64Array }): Float64Array {
   const { spread, tasks: V, q, start } = o;
   const m = start[start.length - 1]!;
   const pstart = new Float64Array(V + 1);
-  if (!spread) {
-    for (let t = q + 1; t <= V; t++) pstart[t] = m;
-    return pstart;
-  }
   const lo = spread.before[q]!;
   const R = spread.before[q + 1]! - lo;
   if (R !== o.rows) throw new DamagedFileError(`route task ${q}: the join outputs hold ${o.rows} candidate rows of its group, their markers ${R}`);

@@ -43,7 +43,7 @@ export interface VerifyMarker {
   components: number;
   /**
    * The shard groups of its first documents, first and last ([] without candidates): link reads a
-   * group's verified pairs from the tasks whose range holds it. Absent from a task of a job from before.
+   * group's verified pairs from the tasks whose range holds it.
    */
   firstGroups?: number[];
 }

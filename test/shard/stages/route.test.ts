@@ -57,11 +57,6 @@ describe('verifyCuts', () => {
     );
   });
 
-  it('sends every row of group q to verify task q without the join markers\' counts (a job from before)', () => {
-    const ps = verifyCuts({ spread: undefined, tasks: 4, q: 2, rows: 9, start: startsOf([3, 0, 2]) });
-    assert.deepEqual([...ps], [0, 0, 0, 5, 5]);
-  });
-
   it('refuses join files and markers that disagree', () => {
     assert.throws(() => verifyCuts({ spread: { before: Float64Array.from([0, 5, 9]) }, tasks: 2, q: 0, rows: 4, start: startsOf([2, 2]) }), /hold 4 candidate rows of its group, their markers 5/);
   });
