@@ -118,6 +118,12 @@ export interface JobSpec {
    * same job.
    */
   taskMemory?: Partial<Record<StageName, number>>;
+  /**
+   * `job plan --task-memory` (bytes): the memory one task may use. Once link has run, a decide task
+   * forecast past it is warned of (src/shard/plan/decideForecast.ts). Not part of what makes two
+   * plans the same job.
+   */
+  taskMemoryBudget?: number;
 }
 
 /**
@@ -225,7 +231,8 @@ export function parseJob(workDir: string, text: string): JobSpec {
     typeof job.maxBucketPairs === 'number' &&
     job.read !== null && typeof job.read === 'object' && job.shingle !== null && typeof job.shingle === 'object' && job.minhash !== null && typeof job.minhash === 'object' &&
     job.output !== null && typeof job.output === 'object' && ['pairs', 'clusters', 'dedup', 'annotate'].includes(job.output.mode) &&
-    (job.taskMemory === undefined || (job.taskMemory !== null && typeof job.taskMemory === 'object' && Object.values(job.taskMemory).every((v) => typeof v === 'number')));
+    (job.taskMemory === undefined || (job.taskMemory !== null && typeof job.taskMemory === 'object' && Object.values(job.taskMemory).every((v) => typeof v === 'number'))) &&
+    (job.taskMemoryBudget === undefined || typeof job.taskMemoryBudget === 'number');
   if (!ok) throw damaged(workDir, 'a field is missing or has a wrong type');
   return job;
 }
@@ -246,7 +253,7 @@ export function loadJob(workDir: string): JobSpec {
  * identities, and whether it gathers (which follows from its shards; plans made before it lack it).
  */
 function sameJobKey(spec: Omit<JobSpec, 'id' | 'version'>): Record<string, string> {
-  const { taskMemory: _m, gather: _g, partitionsGiven: _p, ...rest } = spec;
+  const { taskMemory: _m, taskMemoryBudget: _b, gather: _g, partitionsGiven: _p, ...rest } = spec;
   const fields: Record<string, unknown> = { ...rest, shards: spec.shards.map(({ identity: _i, ...r }) => r) };
   return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, JSON.stringify(v)]));
 }

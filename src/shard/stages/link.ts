@@ -78,6 +78,13 @@ export interface LinkMarker {
   pairs: number;
   /** Copies labelled (of the representatives in group p). */
   copies?: number;
+  /**
+   * What it sends each decide task, as triples (decide task, verified pairs, clustered documents)
+   * for the tasks it sends any: its pairs by their component's group, and its partition's documents
+   * in verified pairs and its copies by their component's group. Summed over the link tasks, each
+   * decide task's whole input: its memory is forecast from it (src/shard/plan/decideForecast.ts).
+   */
+  decide?: number[];
 }
 
 /** The partitions of the documents: the global number of each shard group's first document (G + 1). */
@@ -219,8 +226,11 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
     if (round === undefined) throw new Error(`link task ${p}: its rounds have not converged (run the job, or "neardup stage link", which runs them)`);
     const m: LinkMarker = { round, roundsWallMs: 0, roundsCpuMs: 0, roundsPeakRss: 0, pairs: 0 };
     const labels = readLabels(workDir, job, round, p);
-    m.pairs = await writeByLabel(workDir, job, labels, p, path.join(dir, 'bylabel.bin'));
-    m.copies = await writeCopies(workDir, job, labels, p, path.join(dir, 'copies.bin'));
+    const pairs = await writeByLabel(workDir, job, labels, p, path.join(dir, 'bylabel.bin'));
+    const copies = await writeCopies(workDir, job, labels, p, path.join(dir, 'copies.bin'));
+    m.pairs = pairs[pairs.length - 1]!;
+    m.copies = copies.pstart[copies.pstart.length - 1]!;
+    m.decide = toDecide(workDir, job, labels, pairs, copies);
     for (let r = 0; r <= round; r++) {
       const s = requireMarker(workDir, job, roundStage(r), p).stats;
       if (!s) continue;
@@ -230,6 +240,22 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
     }
     return m;
   });
+}
+
+/** The link marker's `decide` triples: from the rows per group (`pstart`) of bylabel.bin and copies.bin, the lone representatives and the partition's labels. */
+function toDecide(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, pairs: Float64Array, copies: { pstart: Float64Array; lone: Float64Array }): number[] {
+  const starts = groupStarts(job, numbering(workDir, job).docOffset);
+  const G = starts.length - 1;
+  const docs = new Float64Array(G);
+  for (let g = 0; g < G; g++) docs[g] = copies.pstart[g + 1]! - copies.pstart[g]! + copies.lone[g]!;
+  // A document of the partition in a verified pair is a node of its labels, once.
+  for (const l of labels.label) docs[rangeOf(starts, l)]!++;
+  const out: number[] = [];
+  for (let g = 0; g < G; g++) {
+    const n = pairs[g + 1]! - pairs[g]!;
+    if (n > 0 || docs[g]! > 0) out.push(g, n, docs[g]!);
+  }
+  return out;
 }
 
 /** Partition p's labels of the converged round: node ascending, and its component. */
@@ -242,8 +268,11 @@ function readLabels(workDir: string, job: JobSpec, round: number, p: number): { 
   }
 }
 
-/** Writes link task p's copies.bin (see the module comment); returns its rows. */
-async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<number> {
+/**
+ * Writes link task p's copies.bin (see the module comment); returns its rows per group (`pstart`)
+ * and, per group, the representatives in no verified pair (each clustered with its copies).
+ */
+async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<{ pstart: Float64Array; lone: Float64Array }> {
   const { docOffset } = numbering(workDir, job);
   const starts = groupStarts(job, docOffset);
   const first = job.groups[p]!;
@@ -288,6 +317,7 @@ async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float6
   const comp = new Float64Array(n);
   const group = new Int32Array(n);
   const pstart = new Float64Array(G + 1);
+  const lone = new Float64Array(G);
   for (let i = 0; i < n; i++) {
     const r = rep[order[i]!]!;
     // A representative in no verified pair is a component of its own.
@@ -300,6 +330,7 @@ async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float6
     }
     comp[i] = lo < node.length && node[lo] === r ? label[lo]! : r;
     pstart[(group[i] = rangeOf(starts, comp[i]!)) + 1]!++;
+    if (comp[i] === r && (i === 0 || rep[order[i - 1]!] !== r)) lone[group[i]!]!++;
   }
   for (let g = 0; g < G; g++) pstart[g + 1]! += pstart[g]!;
   const fill = pstart.slice(0, G);
@@ -311,11 +342,11 @@ async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float6
     out.member[at] = member[order[i]!]!;
   }
   await writeColumns(file, 'labelled-copies', job.id, {}, { ...out, pstart });
-  return n;
+  return { pstart, lone };
 }
 
-/** Writes link task p's bylabel.bin (see the module comment); returns its rows. */
-async function writeByLabel(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<number> {
+/** Writes link task p's bylabel.bin (see the module comment); returns its rows per group (`pstart`). */
+async function writeByLabel(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<Float64Array> {
   const { docOffset } = numbering(workDir, job);
   const starts = groupStarts(job, docOffset);
   const { a, b, sim } = verifiedOfGroup(workDir, job, p, docOffset);
@@ -344,5 +375,5 @@ async function writeByLabel(workDir: string, job: JobSpec, labels: { node: Float
     out.sim[at] = sim[i]!;
   }
   await writeColumns(file, 'labelled-pairs', job.id, {}, { ...out, pstart });
-  return n;
+  return pstart;
 }
