@@ -13,6 +13,9 @@ import type { LinkMarker } from '../stages/link.js';
 /** A task process's own memory, and what decide holds per verified pair and per clustered document (docs/distributed.md). */
 export const DECIDE_BYTES = { base: 50 * 2 ** 20, pair: 32, doc: 250 } as const;
 
+/** What the forecast reads of a link task's marker. */
+export type LinkCounts = Pick<LinkMarker, 'decide'>;
+
 /** One decide task's forecast. */
 export interface DecideForecast {
   /** The decide task (a shard group). */
@@ -34,7 +37,7 @@ export function decidePeak(pairs: number, docs: number): number {
  * Every decide task's forecast from the link tasks' markers (`tasks` decide tasks); undefined when a
  * link task has not committed or its marker has no `decide` counts.
  */
-export function forecastDecide(links: readonly (Pick<LinkMarker, 'decide'> | undefined)[], tasks: number): DecideForecast[] | undefined {
+export function forecastDecide(links: readonly (LinkCounts | undefined)[], tasks: number): DecideForecast[] | undefined {
   const pairs = new Float64Array(tasks);
   const docs = new Float64Array(tasks);
   for (const m of links) {
@@ -81,7 +84,7 @@ export interface ForecastWarning {
 export async function warnDecideForecast(o: ForecastWarning): Promise<DecideForecast[] | undefined> {
   const { job } = o;
   const n = taskCount(job, 'link');
-  const f = forecastDecide(await Promise.all(Array.from({ length: n }, (_, t) => o.marker(t) as Promise<Pick<LinkMarker, 'decide'> | undefined>)), taskCount(job, 'decide'));
+  const f = forecastDecide(await Promise.all(Array.from({ length: n }, (_, t) => o.marker(t) as Promise<LinkCounts | undefined>)), taskCount(job, 'decide'));
   const mine = f?.filter((x) => !o.tasks || o.tasks.includes(x.task));
   if (mine && job.taskMemoryBudget !== undefined) for (const w of decideWarnings(mine, job.taskMemoryBudget)) o.warn(w);
   return f;

@@ -328,9 +328,10 @@ async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float6
       if (node[mid]! < r) lo = mid + 1;
       else hi = mid;
     }
-    comp[i] = lo < node.length && node[lo] === r ? label[lo]! : r;
+    const linked = lo < node.length && node[lo] === r;
+    comp[i] = linked ? label[lo]! : r;
     pstart[(group[i] = rangeOf(starts, comp[i]!)) + 1]!++;
-    if (comp[i] === r && (i === 0 || rep[order[i - 1]!] !== r)) lone[group[i]!]!++;
+    if (!linked && (i === 0 || rep[order[i - 1]!] !== r)) lone[group[i]!]!++;
   }
   for (let g = 0; g < G; g++) pstart[g + 1]! += pstart[g]!;
   const fill = pstart.slice(0, G);
