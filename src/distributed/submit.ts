@@ -16,7 +16,6 @@ import { UsageError } from '../common/errors.js';
 import type { WorkDir } from '../shard/workdir/workDir.js';
 import { STAGES, taskCount, type JobSpec, type TaskStage } from '../shard/files/job.js';
 import { driveLink, type RoundState } from '../shard/stages/linkDriver.js';
-import { warnDecideForecast } from '../shard/plan/decideForecast.js';
 import { connectionFromUrl, DEFAULT_QUEUE, INPUT_FAILURE, loadBullmq, type TaskData } from './bullmq.js';
 import { liveWorkers } from './liveness.js';
 
@@ -30,8 +29,8 @@ export interface SubmitOptions {
   onProgress?: (stage: string, done: number, total: number) => void;
   /** Called with what the submitter has to say while it waits (no worker, Redis unreachable, a lost task). */
   onNotice?: (message: string) => void;
-  /** Called with each warning of the decide forecast, once link has run (src/shard/plan/decideForecast.ts). */
-  onWarning?: (message: string) => void;
+  /** Called once every task of a stage has committed, before the next stage is submitted (the CLI warns of decide's memory forecast after link). */
+  onStageDone?: (stage: (typeof STAGES)[number]) => Promise<void>;
   /** Poll interval, ms. Default 250. */
   pollMs?: number;
   /** How long without a task taken by a worker (or without Redis) before saying so, and again after each such span, ms. Default 30000. */
@@ -145,7 +144,7 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
       // The link stage's rounds, each run like a stage; then its tasks, which record the last round.
       if (stage === 'link') await driveLink(job, { marker: (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>, run: (st) => runStage(st, total) });
       await runStage(stage, total);
-      if (stage === 'link') await warnDecideForecast({ job, marker: (t) => wd.marker(job, 'link', t), warn: (w) => options.onWarning?.(w) });
+      await options.onStageDone?.(stage);
     }
   } finally {
     // Closing waits on Redis: never past a deadline.

@@ -15,6 +15,7 @@ import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
 import { addPlanOptions, finishJob, localProcesses, openJob, planFromFlags, refuseUnsupported, runLocally, stageBars, type PlanFlags } from './run.js';
 import { printStatus } from './status.js';
+import { warnDecideForecast } from '../../shard/plan/decideForecast.js';
 import { estimateFromFlags, type EstimateFlags } from './estimate.js';
 import { planSlurm, queuedSlurmJobs, shellQuote, slurmJobName, slurmScript, submitSlurm } from '../../distributed/slurm.js';
 import { mkdirSync } from 'node:fs';
@@ -62,7 +63,9 @@ async function runJob(wd: WorkDir, job: JobSpec, flags: RunFlags, reporter: Repo
       redisTimeoutMs: flags.redisTimeout * 1000,
       // Said even with --quiet: a job that waits must say why.
       onNotice: (m) => process.stderr.write(`neardup: ${m}\n`),
-      onWarning: (m) => reporter.warn(m),
+      onStageDone: async (stage) => {
+        if (stage === 'link') await warnDecideForecast({ job, marker: (t) => wd.marker(job, 'link', t), warn: (m) => reporter.warn(m) });
+      },
       onProgress: (stage, done, total) => {
         const line = `${stage} ${done}/${total}`;
         if (line !== last) reporter.verbose(`progress: ${line} tasks`);

@@ -118,11 +118,7 @@ export interface JobSpec {
    * same job.
    */
   taskMemory?: Partial<Record<StageName, number>>;
-  /**
-   * `job plan --task-memory` (bytes): the memory one task may use. Once link has run, a decide task
-   * forecast past it is warned of (src/shard/plan/decideForecast.ts). Not part of what makes two
-   * plans the same job.
-   */
+  /** `job plan --task-memory` (bytes): a decide task forecast past it once link has run is warned of (src/shard/plan/decideForecast.ts). */
   taskMemoryBudget?: number;
 }
 
@@ -231,8 +227,7 @@ export function parseJob(workDir: string, text: string): JobSpec {
     typeof job.maxBucketPairs === 'number' &&
     job.read !== null && typeof job.read === 'object' && job.shingle !== null && typeof job.shingle === 'object' && job.minhash !== null && typeof job.minhash === 'object' &&
     job.output !== null && typeof job.output === 'object' && ['pairs', 'clusters', 'dedup', 'annotate'].includes(job.output.mode) &&
-    (job.taskMemory === undefined || (job.taskMemory !== null && typeof job.taskMemory === 'object' && Object.values(job.taskMemory).every((v) => typeof v === 'number'))) &&
-    (job.taskMemoryBudget === undefined || typeof job.taskMemoryBudget === 'number');
+    (job.taskMemory === undefined || (job.taskMemory !== null && typeof job.taskMemory === 'object' && Object.values(job.taskMemory).every((v) => typeof v === 'number'))) && (job.taskMemoryBudget === undefined || typeof job.taskMemoryBudget === 'number');
   if (!ok) throw damaged(workDir, 'a field is missing or has a wrong type');
   return job;
 }
