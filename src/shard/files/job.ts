@@ -113,9 +113,8 @@ export interface JobSpec {
    */
   output: { mode: JobOutputMode; pairFormat: PairFormat; dir?: string; tagPrefix?: string; removed?: string };
   /**
-   * The planner's peak memory of each stage's largest task (bytes), when the job was planned with
-   * `--estimate`: `job submit --slurm` asks for it as `--mem`. Not part of what makes two plans the
-   * same job.
+   * The planner's peak memory of each stage's largest task (bytes), when planned with `--estimate`:
+   * `job submit --slurm` asks for it as `--mem`. Not part of what makes two plans the same job.
    */
   taskMemory?: Partial<Record<StageName, number>>;
   /** `job plan --task-memory` (bytes): a decide task forecast past it once link has run is warned of (src/shard/plan/decideForecast.ts). */

@@ -10,7 +10,8 @@
  * candidate rows: the join markers' rows per group (`groupRows`, with repeats) place each cut in a
  * group, the same in every route task, and the group's route task places it between two of its
  * first documents, by its distinct rows ({@link verifyCuts}). A first document's pairs stay in one
- * verify task, so verification, batching and the pairs' order are as before.
+ * verify task, so every pair and its similarity are as before (only where batches are cut, and so
+ * the `sets` a verify task counts, change).
  *
  * Outputs in `route/NNNNN/`:
  * - `pairs.bin` (kind `routed`): columns shardA, docA, shardB, docB (uint32) and comp (float64: the

@@ -1,9 +1,10 @@
 /**
  * Stage 5, verify (as many tasks as shard groups): the distinct candidate pairs of a contiguous range
  * of first documents, about a V-th of the job's candidates (route cuts the ranges, and a range may
- * span groups or be part of one: src/shard/stages/route.ts), checked by exact Jaccard of their fingerprint sets, made here from
- * the texts: a plain line-format shard's lines are read again where sign found them (as `neardup
- * dedup` reads them again for its verification), other shards' texts come from the gather outputs.
+ * span groups or be part of one: src/shard/stages/route.ts), checked by exact Jaccard of their
+ * fingerprint sets, made here from the texts: a plain line-format shard's lines are read again
+ * where sign found them (as `neardup dedup` reads them again for its verification), other shards'
+ * texts come from the gather outputs.
  * Pairs are taken a batch of documents at a time (cut between first documents), so a task holds the
  * sets of one batch, never the corpus; a partner document in several batches has its set made in each.
  *
@@ -11,8 +12,9 @@
  * - `pairs.bin` (kind `verified`): columns shardA, docA, shardB, docB (uint32), similarity
  *   (float64), bytes (uint32: the pair's line length in `pairs.txt`), sorted by (shardA, docA,
  *   shardB, docB), with `astart` (float64, S + 1) giving shard A's rows (link reads a group's rows
- *   of the tasks whose marker's `firstGroups` span it). A document's pairs are all in one task, so the job's pairs in global order are each shard's rows of every task merged by
- *   first document (`verified.ts`).
+ *   of the tasks whose marker's `firstGroups` span it). A document's pairs are all in one task, so
+ *   the job's pairs in global order are each shard's rows of every task merged by first document
+ *   (`verified.ts`).
  * - `pairs.txt`: the same pairs as output lines (ids, in the job's pair format), in the same order.
  * @module
  */
