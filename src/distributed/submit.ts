@@ -29,6 +29,8 @@ export interface SubmitOptions {
   onProgress?: (stage: string, done: number, total: number) => void;
   /** Called with what the submitter has to say while it waits (no worker, Redis unreachable, a lost task). */
   onNotice?: (message: string) => void;
+  /** Called once every task of a stage has committed, before the next stage is submitted (the CLI warns of decide's memory forecast after link). */
+  onStageDone?: (stage: (typeof STAGES)[number]) => Promise<void>;
   /** Poll interval, ms. Default 250. */
   pollMs?: number;
   /** How long without a task taken by a worker (or without Redis) before saying so, and again after each such span, ms. Default 30000. */
@@ -142,6 +144,7 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
       // The link stage's rounds, each run like a stage; then its tasks, which record the last round.
       if (stage === 'link') await driveLink(job, { marker: (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>, run: (st) => runStage(st, total) });
       await runStage(stage, total);
+      await options.onStageDone?.(stage);
     }
   } finally {
     // Closing waits on Redis: never past a deadline.

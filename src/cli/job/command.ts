@@ -15,6 +15,7 @@ import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
 import { addPlanOptions, finishJob, localProcesses, openJob, planFromFlags, refuseUnsupported, runLocally, stageBars, type PlanFlags } from './run.js';
 import { printStatus } from './status.js';
+import { warnDecideForecast } from '../../shard/plan/decideForecast.js';
 import { estimateFromFlags, type EstimateFlags } from './estimate.js';
 import { planSlurm, queuedSlurmJobs, shellQuote, slurmJobName, slurmScript, submitSlurm } from '../../distributed/slurm.js';
 import { mkdirSync } from 'node:fs';
@@ -62,6 +63,9 @@ async function runJob(wd: WorkDir, job: JobSpec, flags: RunFlags, reporter: Repo
       redisTimeoutMs: flags.redisTimeout * 1000,
       // Said even with --quiet: a job that waits must say why.
       onNotice: (m) => process.stderr.write(`neardup: ${m}\n`),
+      onStageDone: async (stage) => {
+        if (stage === 'link') await warnDecideForecast({ job, marker: (t) => wd.marker(job, 'link', t), warn: (m) => reporter.warn(m) });
+      },
       onProgress: (stage, done, total) => {
         const line = `${stage} ${done}/${total}`;
         if (line !== last) reporter.verbose(`progress: ${line} tasks`);
@@ -92,7 +96,10 @@ export function jobCommand(): Command {
     if (flags.removed !== undefined) await checkAuditTarget(flags.removed);
     const reporter = new Reporter(flags);
     const estimate = await estimateFromFlags(shards, flags, reporter);
-    const { job: spec } = await planFromFlags(shards, flags, estimate ? Object.fromEntries(estimate.stages.map((s) => [s.stage, Math.round(s.peakMemory)])) : undefined);
+    const { job: spec } = await planFromFlags(shards, flags, {
+      ...(estimate ? { taskMemory: Object.fromEntries(estimate.stages.map((s) => [s.stage, Math.round(s.peakMemory)])) } : {}),
+      ...(flags.taskMemory !== undefined ? { taskMemoryBudget: flags.taskMemory * 2 ** 20 } : {}),
+    });
     const stages = STAGES.map((s) => ({ stage: s, tasks: taskCount(spec, s) })).filter((s) => s.tasks > 0);
     if (flags.json) reporter.json({ command: 'job plan', workDir: flags.workDir, id: spec.id, shards: spec.shards.length, partitions: spec.partitions, stages, ...(estimate ? { estimate } : {}) });
     else for (const s of stages) reporter.summary(`${s.stage.padEnd(11)} ${int(s.tasks)} task${s.tasks === 1 ? '' : 's'}: neardup stage ${s.stage} --work-dir ${shellQuote(flags.workDir)} ${s.tasks > 1 ? `--task I (I from 0 to ${s.tasks - 1})` : '--task 0'}`);

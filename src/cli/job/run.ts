@@ -7,6 +7,7 @@ import { Command, Option } from 'commander';
 import { availableParallelism } from 'node:os';
 import { STAGES, taskCount, type JobOutputMode, type JobSpec } from '../../shard/files/job.js';
 import { driveLink, type RoundState } from '../../shard/stages/linkDriver.js';
+import { largestDecide, warnDecideForecast } from '../../shard/plan/decideForecast.js';
 import { planJob, type PlanInput } from '../../shard/plan/plan.js';
 import { TaskProcesses } from '../../run/localTasks.js';
 import { progressOf, summarize, writeJobOutput, type JobSummary } from '../../shard/stages/summary.js';
@@ -146,8 +147,8 @@ export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
 }
 
 /** Writes (or reuses) the plan of the flags' job in its work dir. */
-export async function planFromFlags(shards: string[], flags: PlanFlags, taskMemory?: JobSpec['taskMemory']): Promise<{ wd: WorkDir; job: JobSpec }> {
-  const spec = { ...(await planJob(planInputFrom(shards, flags))), ...(taskMemory ? { taskMemory } : {}) };
+export async function planFromFlags(shards: string[], flags: PlanFlags, memory: Pick<JobSpec, 'taskMemory' | 'taskMemoryBudget'> = {}): Promise<{ wd: WorkDir; job: JobSpec }> {
+  const spec = { ...(await planJob(planInputFrom(shards, flags))), ...memory };
   await refuseJobAliases(spec, flags.out, flags.removed);
   const wd = openWorkDir(flags.workDir);
   const job = await wd.save(spec);
@@ -238,6 +239,11 @@ async function runStages(wd: WorkDir, job: JobSpec, reporter: Reporter, processe
       bar?.stop();
     }
     if (n > 0) reporter.verbose(`${stage}: ${n} task${n === 1 ? '' : 's'} in ${ms(performance.now() - t0)}`);
+    if (stage === 'link' && n > 0) {
+      const f = await warnDecideForecast({ job, marker: (t) => wd.marker(job, 'link', t), warn: (w) => reporter.warn(w) });
+      const top = f && largestDecide(f);
+      if (top) reporter.verbose(`decide: forecast peak ${Math.round(top.bytes / 2 ** 20)} MB (task ${top.task}: ${top.pairs} verified pairs, ${top.docs} clustered documents)`);
+    }
   }
 }
 

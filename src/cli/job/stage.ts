@@ -10,6 +10,7 @@ import { arrayIndexFromEnv, parseStage, tasksOfMember } from '../../shard/stages
 import { parseCount, parsePositiveInt } from '../options.js';
 import { openJob } from './run.js';
 import { driveLink, memberRunner, type RoundState } from '../../shard/stages/linkDriver.js';
+import { warnDecideForecast } from '../../shard/plan/decideForecast.js';
 
 /** The `stage` command. */
 export function stageCommand(): Command {
@@ -46,6 +47,8 @@ Examples:
         const round = await driveLink(job, memberRunner(tasks, (st, t) => wd.run(job, st, t), (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>, flags.stealAfter * 1000));
         process.stderr.write(`neardup: link rounds converged at round ${round} in ${Math.round(performance.now() - t0)} ms\n`);
       }
+      // A decide task's memory follows its largest component: forecast from link's markers, warned of past the plan's budget.
+      if (stage === 'decide') await warnDecideForecast({ job, marker: (t) => wd.marker(job, 'link', t), warn: (w) => process.stderr.write(`neardup: warning: ${w}\n`), tasks });
       for (const t of tasks) {
         const t0 = performance.now();
         await wd.run(job, stage, t);

@@ -3,7 +3,9 @@
  * @module
  */
 import { jobStatus, type StageStatus } from '../../shard/workdir/status.js';
-import type { JobSpec } from '../../shard/files/job.js';
+import { taskCount, type JobSpec } from '../../shard/files/job.js';
+import { readMarker } from '../../shard/files/commit.js';
+import { forecastDecide, largestDecide, type DecideForecast, type LinkCounts } from '../../shard/plan/decideForecast.js';
 import { int, ms } from '../report.js';
 
 /** Bytes in B, kB, MB or GB (decimal). */
@@ -24,12 +26,27 @@ export function etaLine(s: StageStatus): string | undefined {
   return `eta         ${s.stage}: ${ms(e.ms)} (${e.remaining} task${e.remaining === 1 ? '' : 's'} left × ${ms(e.meanTaskMs)}, the mean of ${s.measured} done, ÷ ${par})`;
 }
 
+/** The largest decide task's forecast peak, once every link task has committed (src/shard/plan/decideForecast.ts). */
+export function decideForecastOf(workDir: string, job: JobSpec): DecideForecast | undefined {
+  const links = Array.from({ length: taskCount(job, 'link') }, (_, t) => readMarker<LinkCounts>(workDir, job, 'link', t));
+  const f = links.length > 0 ? forecastDecide(links, taskCount(job, 'decide')) : undefined;
+  return f && largestDecide(f);
+}
+
+/** The forecast line of `job status`: the largest decide task's peak, and whether it passes the plan's --task-memory. */
+export function forecastLine(f: DecideForecast, budget: number | undefined): string {
+  const over = budget === undefined ? '' : f.bytes > budget ? `, above the plan's --task-memory ${mb(budget)}` : `, within the plan's --task-memory ${mb(budget)}`;
+  return `forecast    decide: task ${f.task} peaks at ~${mb(f.bytes)} (${int(f.pairs)} verified pairs, ${int(f.docs)} clustered documents: the largest decide task${over})`;
+}
+
 /** Prints the status of the job in `workDir` (a local directory holding its markers; `name`: the work dir as given, for --json). */
 export function printStatus(workDir: string, job: JobSpec, json: boolean, out: NodeJS.WritableStream = process.stdout, name = workDir): void {
   const now = Date.now();
   const stages = jobStatus(workDir, job, now).filter((s) => s.total > 0);
+  const forecast = decideForecastOf(workDir, job);
   if (json) {
-    out.write(JSON.stringify({ command: 'job status', workDir: name, id: job.id, at: now, stages }, null, 2) + '\n');
+    const decideForecast = forecast && { ...forecast, ...(job.taskMemoryBudget !== undefined ? { budget: job.taskMemoryBudget } : {}) };
+    out.write(JSON.stringify({ command: 'job status', workDir: name, id: job.id, at: now, stages, ...(decideForecast ? { decideForecast } : {}) }, null, 2) + '\n');
     return;
   }
   const head = ['stage', 'done', 'running', 'failed', 'waiting', 'task time', 'cpu', 'elapsed', 'docs/s', 'read/s', 'written', 'peak RSS'];
@@ -54,6 +71,7 @@ export function printStatus(workDir: string, job: JobSpec, json: boolean, out: N
     const e = etaLine(s);
     if (e) lines.push(e);
   }
+  if (forecast) lines.push(forecastLine(forecast, job.taskMemoryBudget));
   for (const s of stages) {
     if (s.deadAttempts > 0) lines.push(`dead        ${s.stage}: ${s.deadAttempts} temp director${s.deadAttempts === 1 ? 'y' : 'ies'} of attempts whose process is gone (not counted as running; a task that is run again replaces them)`);
     for (const f of s.errors) {

@@ -18,7 +18,7 @@ import { writeError } from '../../io/write/output.js';
 import { isS3Url, parseS3Url, s3Get, s3Head } from '../../io/s3/client.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
-export const JOB_VERSION = 8;
+export const JOB_VERSION = 9;
 
 /** What a job writes. `pairs` and `clusters` go to one file; `dedup` and `annotate` write one output shard per input shard. */
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
@@ -113,11 +113,12 @@ export interface JobSpec {
    */
   output: { mode: JobOutputMode; pairFormat: PairFormat; dir?: string; tagPrefix?: string; removed?: string };
   /**
-   * The planner's peak memory of each stage's largest task (bytes), when the job was planned with
-   * `--estimate`: `job submit --slurm` asks for it as `--mem`. Not part of what makes two plans the
-   * same job.
+   * The planner's peak memory of each stage's largest task (bytes), when planned with `--estimate`:
+   * `job submit --slurm` asks for it as `--mem`. Not part of what makes two plans the same job.
    */
   taskMemory?: Partial<Record<StageName, number>>;
+  /** `job plan --task-memory` (bytes): a decide task forecast past it once link has run is warned of (src/shard/plan/decideForecast.ts). */
+  taskMemoryBudget?: number;
 }
 
 /**
@@ -225,7 +226,7 @@ export function parseJob(workDir: string, text: string): JobSpec {
     typeof job.maxBucketPairs === 'number' &&
     job.read !== null && typeof job.read === 'object' && job.shingle !== null && typeof job.shingle === 'object' && job.minhash !== null && typeof job.minhash === 'object' &&
     job.output !== null && typeof job.output === 'object' && ['pairs', 'clusters', 'dedup', 'annotate'].includes(job.output.mode) &&
-    (job.taskMemory === undefined || (job.taskMemory !== null && typeof job.taskMemory === 'object' && Object.values(job.taskMemory).every((v) => typeof v === 'number')));
+    (job.taskMemory === undefined || (job.taskMemory !== null && typeof job.taskMemory === 'object' && Object.values(job.taskMemory).every((v) => typeof v === 'number'))) && (job.taskMemoryBudget === undefined || typeof job.taskMemoryBudget === 'number');
   if (!ok) throw damaged(workDir, 'a field is missing or has a wrong type');
   return job;
 }
@@ -246,7 +247,7 @@ export function loadJob(workDir: string): JobSpec {
  * identities, and whether it gathers (which follows from its shards; plans made before it lack it).
  */
 function sameJobKey(spec: Omit<JobSpec, 'id' | 'version'>): Record<string, string> {
-  const { taskMemory: _m, gather: _g, partitionsGiven: _p, ...rest } = spec;
+  const { taskMemory: _m, taskMemoryBudget: _b, gather: _g, partitionsGiven: _p, ...rest } = spec;
   const fields: Record<string, unknown> = { ...rest, shards: spec.shards.map(({ identity: _i, ...r }) => r) };
   return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, JSON.stringify(v)]));
 }

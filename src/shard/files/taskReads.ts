@@ -39,10 +39,21 @@ function groupOf(job: JobSpec, t: number): number[] {
 }
 
 /**
+ * Group t's verified pairs: its shards' rows of the verify `tasks` whose markers say they hold some
+ * (route spreads a group's first documents over the verify tasks that balance the candidates:
+ * src/shard/stages/route.ts; the tasks: `verifyTasksOfGroup`, src/shard/stages/link.ts).
+ */
+function verifiedOfGroup(job: JobSpec, t: number, tasks: readonly number[]): TaskRead {
+  const { first, end } = shardsOfTask(job, t);
+  return { stage: 'verify', tasks: [...tasks], files: ['pairs.bin'], partition: { index: 'astart', from: first, to: end } };
+}
+
+/**
  * What task `t` of `stage` reads. Some reads are known only from what earlier ones hold, and are
  * then given as `known`: for verify, the shards its pairs touch ({@link verifyReads},
  * src/shard/stages/verify.ts), whose ids (`docs.bin`), gathered texts and plain shards (read in place at
- * offsets) it reads; for link tasks, the link stage's converged round.
+ * offsets) it reads; for link tasks, the link stage's converged round, then the verify tasks that
+ * hold the group's verified pairs; for round 0, those verify tasks (both from the verify markers).
  */
 export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: readonly number[]): TaskInputs {
   const n = (s: StageName): number[] => every(taskCount(job, s));
@@ -50,7 +61,8 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
   const round = roundOf(stage);
   if (round !== undefined) {
     if (round > 0) return { reads: [sign, { stage: roundStage(round - 1), tasks: n('link'), files: ['edges.bin'], partition: t }], shards: [] };
-    return { reads: [sign, { stage: 'verify', tasks: [t], files: ['pairs.bin'] }], shards: [] };
+    const reads = [sign, { stage: 'verify' as const, tasks: n('verify'), files: [] }];
+    return { reads: known ? [...reads, verifiedOfGroup(job, t, known)] : reads, shards: [] };
   }
   switch (stage as StageName) {
     case 'sign':
@@ -59,16 +71,18 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
       return { reads: [{ stage: 'sign', tasks: n('sign'), files: ['keys.bin', 'ids.bin'], partition: t }], shards: [] };
     case 'link': {
       // Every round's markers (the converged round's is what the task checks), its partition's
-      // labels of that round, and the verified pairs it labels with them.
+      // labels of that round, and the verified pairs it labels with them: known = [round, then the
+      // verify tasks that hold its group's, once their markers are read].
       if (!known) return { reads: [], shards: [] };
       const reads: TaskRead[] = [sign, ...Array.from({ length: known[0]! + 1 }, (_, r) => ({ stage: roundStage(r), tasks: n('link'), files: [] }))];
       const { first, end } = shardsOfTask(job, t);
       reads.push(
         { stage: roundStage(known[0]!), tasks: [t], files: ['labels.bin'] },
-        { stage: 'verify', tasks: [t], files: ['pairs.bin'] },
         // The copies folded into its group's documents, labelled with their components.
         { stage: 'join', tasks: n('join'), files: ['copies.bin'], partition: { index: 'astart', from: first, to: end } },
+        { stage: 'verify', tasks: n('verify'), files: [] },
       );
+      if (known.length > 1) reads.push(verifiedOfGroup(job, t, known.slice(1)));
       return { reads, shards: [] };
     }
     case 'route': {

@@ -46,6 +46,11 @@ export interface JoinMarker {
   copies?: number;
   /** Pairs among the members of those copy groups (Σ m(m−1)/2): candidates and verified pairs at similarity 1. */
   copyPairs?: number;
+  /**
+   * Candidate rows written per shard group of their first document (G entries, with repeats): every
+   * route task sums them over the join tasks to cut the verify tasks alike (src/shard/stages/route.ts).
+   */
+  groupRows?: number[];
 }
 
 /** Thrown when a partition would produce more candidate pairs than the job allows. */
@@ -264,6 +269,7 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
     const pairs = groupBy(pA.view(), S, [pDocA.view(), pShardB.view(), pDocB.view()]);
     const [docA, shardB, docB] = pairs.columns as [Uint32Array, Uint32Array, Uint32Array];
     await writeColumns(path.join(dir, 'pairs.bin'), 'candidates', job.id, { partition: p }, { docA, shardB, docB, astart: pairs.start });
+    marker.groupRows = job.groups.slice(1).map((end, q) => pairs.start[end]! - pairs.start[job.groups[q]!]!);
     // Needed documents, ascending and unique within each shard: rows are in (shard, doc) order, so
     // a document's marked rows are next to each other.
     const outDoc = new U32Buf(1 << 12);

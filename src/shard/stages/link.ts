@@ -5,9 +5,9 @@
  * centre its star). The rounds follow large-star/small-star (Kiveris et al., "Connected Components
  * in MapReduce and Beyond", SoCC 2014), after a first round that contracts locally:
  *
- * - round 0, contract: task q takes the verified pairs of verify task q (those whose first document
- *   is in its group) and joins each document of them to the smallest document of its local
- *   component (union-find over those pairs only). Most links of a chain of near duplicates share
+ * - round 0, contract: task q takes its group's verified pairs (those whose first document is in
+ *   the group: its shards' rows of every verify task) and joins each document of them to the
+ *   smallest document of its local component (union-find over those pairs only). Most links of a chain of near duplicates share
  *   bands, so a chain mostly folds here, in one task, instead of taking a round per doubling.
  * - odd rounds, large-star: each document links its larger neighbours to the smallest of itself and
  *   its neighbours;
@@ -21,7 +21,7 @@
  * How many rounds that takes is known only as they run, so rounds are not stages: the runners
  * call `driveLink` (src/shard/stages/linkDriver.ts), which runs round after round (`link/r0000`, `link/r0001`, …, each through
  * the work dir like any task), and then each link task p commits a marker naming the last round,
- * with verify task p's pairs labelled by their component.
+ * with group p's verified pairs labelled by their component.
  *
  * Outputs in `link/rNNNN/qqqqq/`:
  * - `edges.bin` (kind `link-edges`): u, v (float64, global document numbers), each edge at the
@@ -32,7 +32,7 @@
  *   component's smallest document).
  *
  * Outputs in `link/PPPPP/` (the link task, after the rounds):
- * - `bylabel.bin` (kind `labelled-pairs`): verify task p's verified pairs as comp (their component's
+ * - `bylabel.bin` (kind `labelled-pairs`): group p's verified pairs as comp (their component's
  *   smallest document), a, b (global numbers) and sim (float64), in (a, b) order within each shard
  *   group of comp, grouped by it with `pstart` (G + 1): what the decide stage reads (src/shard/stages/decide.ts).
  * - `copies.bin` (kind `labelled-copies`): the copies folded into representatives of group p (its
@@ -46,10 +46,11 @@ import path from 'node:path';
 import { clustersOfPairs } from '../../cluster/clusters.js';
 import { ColumnFile, groupRows, writeColumns } from '../files/columns.js';
 import { commitTask, readMarker, requireMarker, taskDir, type MarkerBase } from '../files/commit.js';
-import { rangeOf, roundStage, taskCount, type JobSpec } from '../files/job.js';
+import { rangeOf, roundStage, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
 import { EdgeOut, largeStar, neighbours, smallStar } from './starGraph.js';
 import { convergedRound } from './linkDriver.js';
 import { numbering } from '../files/shardInput.js';
+import type { VerifyMarker } from './verify.js';
 
 /** A link round task's marker. */
 export interface LinkRoundMarker {
@@ -73,10 +74,17 @@ export interface LinkMarker {
   roundsWallMs: number;
   roundsCpuMs: number;
   roundsPeakRss: number;
-  /** Verified pairs labelled (verify task p's). */
+  /** Verified pairs labelled (group p's). */
   pairs: number;
   /** Copies labelled (of the representatives in group p). */
   copies?: number;
+  /**
+   * What it sends each decide task, as triples (decide task, verified pairs, clustered documents)
+   * for the tasks it sends any: its pairs by their component's group, and its partition's documents
+   * in verified pairs and its copies by their component's group. Summed over the link tasks, each
+   * decide task's whole input: its memory is forecast from it (src/shard/plan/decideForecast.ts).
+   */
+  decide?: number[];
 }
 
 /** The partitions of the documents: the global number of each shard group's first document (G + 1). */
@@ -93,29 +101,72 @@ function roundEdges(workDir: string, job: JobSpec, r: number, q: number): { u: F
   return groupRows(files, 'link-edges', job.id, q, ['u', 'v']);
 }
 
-/** Verify task q's verified pairs (global numbers, in (a, b) order; every first document is in group q), with their similarities. */
-export function verifiedOfTask(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): { a: Float64Array; b: Float64Array; sim: Float64Array } {
-  requireMarker(workDir, job, 'verify', q);
-  const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', q), 'pairs.bin'), 'verified', job.id);
-  try {
-    const sa = f.u32('shardA');
-    const da = f.u32('docA');
-    const sb = f.u32('shardB');
-    const db = f.u32('docB');
-    const n = sa.length;
-    const a = new Float64Array(n);
-    const b = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      a[i] = docOffset[sa[i]!]! + da[i]!;
-      b[i] = docOffset[sb[i]!]! + db[i]!;
+/**
+ * Group q's verified pairs (those whose first document is in it), global numbers in (a, b) order,
+ * with their similarities: its shards' rows (`astart`) of the verify tasks that hold some. Route
+ * spreads a group's first documents over a run of verify tasks, each holding a contiguous range of
+ * them, so in task order the rows are already in (a, b) order (checked, and sorted otherwise).
+ */
+export function verifiedOfGroup(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): { a: Float64Array; b: Float64Array; sim: Float64Array } {
+  const { first, end } = shardsOfTask(job, q);
+  const parts: { a: Float64Array; b: Float64Array; sim: Float64Array }[] = [];
+  for (const t of verifyTasksOfGroup(workDir, job, q)) {
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'verify', t), 'pairs.bin'), 'verified', job.id);
+    try {
+      const st = f.f64('astart', first, end + 1);
+      const [lo, hi] = [st[0]!, st[end - first]!];
+      if (hi <= lo) continue;
+      const sa = f.u32('shardA', lo, hi);
+      const da = f.u32('docA', lo, hi);
+      const sb = f.u32('shardB', lo, hi);
+      const db = f.u32('docB', lo, hi);
+      const a = new Float64Array(hi - lo);
+      const b = new Float64Array(hi - lo);
+      for (let i = 0; i < a.length; i++) {
+        a[i] = docOffset[sa[i]!]! + da[i]!;
+        b[i] = docOffset[sb[i]!]! + db[i]!;
+      }
+      parts.push({ a, b, sim: f.f64('similarity', lo, hi) });
+    } finally {
+      f.close();
     }
-    return { a, b, sim: f.f64('similarity') };
-  } finally {
-    f.close();
   }
+  if (parts.length === 1) return parts[0]!;
+  const n = parts.reduce((x, p) => x + p.a.length, 0);
+  const out = { a: new Float64Array(n), b: new Float64Array(n), sim: new Float64Array(n) };
+  for (let k = 0, at = 0; k < parts.length; at += parts[k]!.a.length, k++) {
+    out.a.set(parts[k]!.a, at);
+    out.b.set(parts[k]!.b, at);
+    out.sim.set(parts[k]!.sim, at);
+  }
+  return inPairOrder(out);
 }
 
-/** Runs task q of link round r (idempotent; round r − 1, or for round 0 verify task q, must have completed). */
+/**
+ * The verify tasks that may hold group q's verified pairs: those whose marker's `firstGroups` span
+ * it (a marker without them, read whole). Every verify task must have completed.
+ */
+export function verifyTasksOfGroup(workDir: string, job: JobSpec, q: number): number[] {
+  const tasks: number[] = [];
+  for (let t = 0; t < taskCount(job, 'verify'); t++) {
+    const g = requireMarker<VerifyMarker>(workDir, job, 'verify', t).firstGroups;
+    if (!g || (g.length === 2 && g[0]! <= q && q <= g[1]!)) tasks.push(t);
+  }
+  return tasks;
+}
+
+/** The pairs in (a, b) order: as they are when each task's rows follow the last's (a stable sort otherwise). */
+function inPairOrder(p: { a: Float64Array; b: Float64Array; sim: Float64Array }): { a: Float64Array; b: Float64Array; sim: Float64Array } {
+  const { a, b, sim } = p;
+  const n = a.length;
+  let sorted = true;
+  for (let i = 1; i < n && sorted; i++) sorted = a[i - 1]! < a[i]! || (a[i - 1] === a[i] && b[i - 1]! < b[i]!);
+  if (sorted) return p;
+  const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
+  return { a: Float64Array.from(order, (i) => a[i]!), b: Float64Array.from(order, (i) => b[i]!), sim: Float64Array.from(order, (i) => sim[i]!) };
+}
+
+/** Runs task q of link round r (idempotent; round r − 1, or for round 0 every verify task, must have completed). */
 export function runLinkRound(workDir: string, job: JobSpec, r: number, q: number): Promise<LinkRoundMarker & MarkerBase> {
   const G = taskCount(job, 'link');
   if (!(Number.isInteger(q) && q >= 0 && q < G)) throw new Error(`link rounds have tasks 0 to ${G - 1}, not ${q}`);
@@ -126,7 +177,7 @@ export function runLinkRound(workDir: string, job: JobSpec, r: number, q: number
     const out = new EdgeOut(starts);
     const marker: LinkRoundMarker = { edgesIn: 0, edgesOut: 0, nodes: 0 };
     if (r === 0) {
-      const { a, b } = verifiedOfTask(workDir, job, q, docOffset);
+      const { a, b } = verifiedOfGroup(workDir, job, q, docOffset);
       marker.edgesIn = a.length;
       const { docs, order, start } = clustersOfPairs(a, b, a.length);
       marker.nodes = docs.length;
@@ -166,7 +217,7 @@ async function writeLabels(file: string, plan: string, g: { start: Float64Array;
 
 /**
  * Runs link task p (idempotent): the rounds must have converged ({@link driveLink}); its marker names
- * the round and sums what partition p's round tasks cost. It writes bylabel.bin: verify task p's
+ * the round and sums what partition p's round tasks cost. It writes bylabel.bin: group p's verified
  * pairs, each labelled with its first document's component (a node of partition p).
  */
 export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkMarker & MarkerBase> {
@@ -175,8 +226,11 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
     if (round === undefined) throw new Error(`link task ${p}: its rounds have not converged (run the job, or "neardup stage link", which runs them)`);
     const m: LinkMarker = { round, roundsWallMs: 0, roundsCpuMs: 0, roundsPeakRss: 0, pairs: 0 };
     const labels = readLabels(workDir, job, round, p);
-    m.pairs = await writeByLabel(workDir, job, labels, p, path.join(dir, 'bylabel.bin'));
-    m.copies = await writeCopies(workDir, job, labels, p, path.join(dir, 'copies.bin'));
+    const pairs = await writeByLabel(workDir, job, labels, p, path.join(dir, 'bylabel.bin'));
+    const copies = await writeCopies(workDir, job, labels, p, path.join(dir, 'copies.bin'));
+    m.pairs = pairs[pairs.length - 1]!;
+    m.copies = copies.pstart[copies.pstart.length - 1]!;
+    m.decide = toDecide(workDir, job, labels, pairs, copies);
     for (let r = 0; r <= round; r++) {
       const s = requireMarker(workDir, job, roundStage(r), p).stats;
       if (!s) continue;
@@ -186,6 +240,22 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
     }
     return m;
   });
+}
+
+/** The link marker's `decide` triples: from the rows per group (`pstart`) of bylabel.bin and copies.bin, the lone representatives and the partition's labels. */
+function toDecide(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, pairs: Float64Array, copies: { pstart: Float64Array; lone: Float64Array }): number[] {
+  const starts = groupStarts(job, numbering(workDir, job).docOffset);
+  const G = starts.length - 1;
+  const docs = new Float64Array(G);
+  for (let g = 0; g < G; g++) docs[g] = copies.pstart[g + 1]! - copies.pstart[g]! + copies.lone[g]!;
+  // A document of the partition in a verified pair is a node of its labels, once.
+  for (const l of labels.label) docs[rangeOf(starts, l)]!++;
+  const out: number[] = [];
+  for (let g = 0; g < G; g++) {
+    const n = pairs[g + 1]! - pairs[g]!;
+    if (n > 0 || docs[g]! > 0) out.push(g, n, docs[g]!);
+  }
+  return out;
 }
 
 /** Partition p's labels of the converged round: node ascending, and its component. */
@@ -198,8 +268,11 @@ function readLabels(workDir: string, job: JobSpec, round: number, p: number): { 
   }
 }
 
-/** Writes link task p's copies.bin (see the module comment); returns its rows. */
-async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<number> {
+/**
+ * Writes link task p's copies.bin (see the module comment); returns its rows per group (`pstart`)
+ * and, per group, the representatives in no verified pair (each clustered with its copies).
+ */
+async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<{ pstart: Float64Array; lone: Float64Array }> {
   const { docOffset } = numbering(workDir, job);
   const starts = groupStarts(job, docOffset);
   const first = job.groups[p]!;
@@ -244,6 +317,7 @@ async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float6
   const comp = new Float64Array(n);
   const group = new Int32Array(n);
   const pstart = new Float64Array(G + 1);
+  const lone = new Float64Array(G);
   for (let i = 0; i < n; i++) {
     const r = rep[order[i]!]!;
     // A representative in no verified pair is a component of its own.
@@ -254,8 +328,10 @@ async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float6
       if (node[mid]! < r) lo = mid + 1;
       else hi = mid;
     }
-    comp[i] = lo < node.length && node[lo] === r ? label[lo]! : r;
+    const linked = lo < node.length && node[lo] === r;
+    comp[i] = linked ? label[lo]! : r;
     pstart[(group[i] = rangeOf(starts, comp[i]!)) + 1]!++;
+    if (!linked && (i === 0 || rep[order[i - 1]!] !== r)) lone[group[i]!]!++;
   }
   for (let g = 0; g < G; g++) pstart[g + 1]! += pstart[g]!;
   const fill = pstart.slice(0, G);
@@ -267,14 +343,14 @@ async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float6
     out.member[at] = member[order[i]!]!;
   }
   await writeColumns(file, 'labelled-copies', job.id, {}, { ...out, pstart });
-  return n;
+  return { pstart, lone };
 }
 
-/** Writes link task p's bylabel.bin (see the module comment); returns its rows. */
-async function writeByLabel(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<number> {
+/** Writes link task p's bylabel.bin (see the module comment); returns its rows per group (`pstart`). */
+async function writeByLabel(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<Float64Array> {
   const { docOffset } = numbering(workDir, job);
   const starts = groupStarts(job, docOffset);
-  const { a, b, sim } = verifiedOfTask(workDir, job, p, docOffset);
+  const { a, b, sim } = verifiedOfGroup(workDir, job, p, docOffset);
   const { node, label } = labels;
   const n = a.length;
   const G = starts.length - 1;
@@ -300,5 +376,5 @@ async function writeByLabel(workDir: string, job: JobSpec, labels: { node: Float
     out.sim[at] = sim[i]!;
   }
   await writeColumns(file, 'labelled-pairs', job.id, {}, { ...out, pstart });
-  return n;
+  return pstart;
 }

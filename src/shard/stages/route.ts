@@ -1,13 +1,24 @@
 /**
  * Stage 3, route (one task per shard group): the distinct candidate pairs of the group's documents
- * (those whose first document is in the group, from every join output), all sent to the verify task
- * of the same group. Memory grows with the group's candidate rows (with repeats), not with the corpus.
+ * (those whose first document is in the group, from every join output), spread over the verify
+ * tasks so that each verifies about as many candidates. Memory grows with the group's candidate
+ * rows (with repeats), not with the corpus.
+ *
+ * Why spread: a pair's first document is its smaller global number, so candidates crowd into the
+ * early groups (at 10M documents the first group's verify task had 14 times the median's work).
+ * The verify tasks cut the global order of first documents into V contiguous ranges of about equal
+ * candidate rows: the join markers' rows per group (`groupRows`, with repeats) place each cut in a
+ * group, the same in every route task, and the group's route task places it between two of its
+ * first documents, by its distinct rows ({@link verifyCuts}). A first document's pairs stay in one
+ * verify task, so every pair and its similarity are as before (only where batches are cut, and so
+ * the `sets` a verify task counts, change).
  *
  * Outputs in `route/NNNNN/`:
  * - `pairs.bin` (kind `routed`): columns shardA, docA, shardB, docB (uint32) and comp (float64: the
  *   first document's global number, between which verify cuts its batches), the distinct pairs
  *   whose first document is in this group, sorted by (global document a, global document b);
- *   `pstart` (float64, verify tasks + 1) gives verify task t's rows (all of them task q's).
+ *   `pstart` (float64, verify tasks + 1) gives verify task t's rows: a run of consecutive verify
+ *   tasks shares them (before job format 9, all were task q's).
  *
  * The candidate pairs are between copy groups' representatives (join folds exact copies); the
  * marker counts the document pairs they stand for too, from the group's rows of every join
@@ -15,12 +26,13 @@
  * @module
  */
 import path from 'node:path';
-import { ColumnFile, writeColumns } from '../files/columns.js';
+import { ColumnFile, DamagedFileError, writeColumns } from '../files/columns.js';
 import { commitTask, requireMarker, taskDir } from '../files/commit.js';
 import { checkShard, rangeOf, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
 import { numbering } from '../files/shardInput.js';
 import { groupStarts } from './link.js';
 import { neighbours } from './starGraph.js';
+import type { JoinMarker } from './join.js';
 
 /** The route task's marker. */
 export interface RouteMarker {
@@ -99,6 +111,62 @@ function joinRowsOfGroup(workDir: string, job: JobSpec, q: number, docOffset: Fl
   return { a, b, ...(w ? { w } : {}) };
 }
 
+/** How the job's candidate rows spread over the shard groups of their first documents, as every route task sees it. */
+export interface VerifySpread {
+  /** Candidate rows (with repeats) whose first document is in a group before group q (G + 1). */
+  before: Float64Array;
+}
+
+/** The join markers' candidate rows per group, summed ({@link VerifySpread}). */
+export function verifySpread(workDir: string, job: JobSpec): VerifySpread {
+  const G = job.groups.length - 1;
+  const before = new Float64Array(G + 1);
+  for (let p = 0; p < job.partitions; p++) {
+    const rows = requireMarker<JoinMarker>(workDir, job, 'join', p).groupRows;
+    if (rows?.length !== G) throw new DamagedFileError(`join task ${p}: its marker has no candidate rows for each of the ${G} shard groups`);
+    for (let q = 0; q < G; q++) before[q + 1]! += rows[q]!;
+  }
+  for (let q = 0; q < G; q++) before[q + 1]! += before[q]!;
+  return { before };
+}
+
+/**
+ * Route task q's `pstart`: verify task t's share begins at the t/V-th of the job's candidate rows.
+ * A share that begins in group q begins at the first of its first documents at or past the same
+ * fraction of its distinct rows (`start`: the group's documents' first rows, ascending, the last
+ * one the row count), so a first document's pairs stay in one task; each task then holds at most
+ * ⌈rows/V⌉ plus one first document's rows of the group. `rows` (the group's candidate rows read,
+ * with repeats) must be what the join markers say.
+ */
+export function verifyCuts(o: { spread: VerifySpread; tasks: number; q: number; rows: number; start: Float64Array }): Float64Array {
+  const { spread, tasks: V, q, start } = o;
+  const m = start[start.length - 1]!;
+  const pstart = new Float64Array(V + 1);
+  const lo = spread.before[q]!;
+  const R = spread.before[q + 1]! - lo;
+  if (R !== o.rows) throw new DamagedFileError(`route task ${q}: the join outputs hold ${o.rows} candidate rows of its group, their markers ${R}`);
+  const total = spread.before[spread.before.length - 1]!;
+  for (let t = 1; t <= V; t++) {
+    const target = (total * t) / V;
+    if (target <= lo) continue;
+    if (target >= lo + R) {
+      pstart[t] = m;
+      continue;
+    }
+    // The first document boundary at or past the same fraction of the distinct rows.
+    const x = ((target - lo) / R) * m;
+    let a = 0;
+    let b = start.length - 1;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if (start[mid]! < x) a = mid + 1;
+      else b = mid;
+    }
+    pstart[t] = start[a]!;
+  }
+  return pstart;
+}
+
 /** Runs route task q (idempotent; every join task must have completed). */
 export function runRoute(workDir: string, job: JobSpec, q: number): Promise<RouteMarker> {
   return commitTask<RouteMarker>(workDir, job, 'route', q, async (dir) => {
@@ -112,9 +180,7 @@ export function runRoute(workDir: string, job: JobSpec, q: number): Promise<Rout
     const { a, b } = groupPairs(workDir, job, q, docOffset);
     const g = neighbours(a, b, lo, starts[q + 1]! - lo);
     const m = g.nbr.length;
-    const V = taskCount(job, 'verify');
-    const pstart = new Float64Array(V + 1);
-    for (let t = q + 1; t <= V; t++) pstart[t] = m;
+    const pstart = verifyCuts({ spread: verifySpread(workDir, job), tasks: taskCount(job, 'verify'), q, rows: a.length, start: g.start });
     const shardA = new Uint32Array(m);
     const docA = new Uint32Array(m);
     const shardB = new Uint32Array(m);

@@ -1,17 +1,20 @@
 /**
- * Stage 5, verify (one task per shard group): the distinct candidate pairs whose first document is
- * in the group (route task q's), checked by exact Jaccard of their fingerprint sets, made here from
- * the texts: a plain line-format shard's lines are read again where sign found them (as `neardup
- * dedup` reads them again for its verification), other shards' texts come from the gather outputs.
+ * Stage 5, verify (as many tasks as shard groups): the distinct candidate pairs of a contiguous range
+ * of first documents, about a V-th of the job's candidates (route cuts the ranges, and a range may
+ * span groups or be part of one: src/shard/stages/route.ts), checked by exact Jaccard of their
+ * fingerprint sets, made here from the texts: a plain line-format shard's lines are read again
+ * where sign found them (as `neardup dedup` reads them again for its verification), other shards'
+ * texts come from the gather outputs.
  * Pairs are taken a batch of documents at a time (cut between first documents), so a task holds the
  * sets of one batch, never the corpus; a partner document in several batches has its set made in each.
  *
  * Outputs in `verify/NNNNN/`:
  * - `pairs.bin` (kind `verified`): columns shardA, docA, shardB, docB (uint32), similarity
  *   (float64), bytes (uint32: the pair's line length in `pairs.txt`), sorted by (shardA, docA,
- *   shardB, docB), with `astart` (float64, S + 1) giving shard A's rows. A document's pairs are all
- *   in one task, so the job's pairs in global order are each shard's rows of every task merged by
- *   first document (`verified.ts`).
+ *   shardB, docB), with `astart` (float64, S + 1) giving shard A's rows (link reads a group's rows
+ *   of the tasks whose marker's `firstGroups` span it). A document's pairs are all in one task, so
+ *   the job's pairs in global order are each shard's rows of every task merged by first document
+ *   (`verified.ts`).
  * - `pairs.txt`: the same pairs as output lines (ids, in the job's pair format), in the same order.
  * @module
  */
@@ -22,7 +25,7 @@ import { ProbeTable, probeJaccardAtLeast } from '../../similarity/probeSet.js';
 import { withSigner } from './reuse.js';
 import { ColumnFile, writeColumns } from '../files/columns.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
-import { taskCount, type JobSpec } from '../files/job.js';
+import { taskCount, taskOfShard, type JobSpec } from '../files/job.js';
 import { gatheredShards } from '../files/gathered.js';
 import { jobDocs, type JobDocs } from '../files/docs.js';
 import { numbering } from '../files/shardInput.js';
@@ -40,6 +43,11 @@ export interface VerifyMarker {
   sets: number;
   /** First documents of the candidate pairs. */
   components: number;
+  /**
+   * The shard groups of its first documents, first and last ([] without candidates): link reads a
+   * group's verified pairs from the tasks whose range holds it.
+   */
+  firstGroups?: number[];
 }
 
 /** Documents whose sets one batch makes: a batch ends at the first component boundary past this. */
@@ -59,7 +67,9 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
     const out = await verifyRows(job, rows, maker, num.docOffset, scratch.sets, scratch.table);
     maker.checkRead();
     await writeVerified(dir, job, docs, out);
-    return { candidates: rows.ga.length, pairs: out.sims.length, sets: out.sets, components: out.components };
+    const n = rows.sa.length;
+    const firstGroups = n === 0 ? [] : [taskOfShard(job, rows.sa[0]!), taskOfShard(job, rows.sa[n - 1]!)];
+    return { candidates: n, pairs: out.sims.length, sets: out.sets, components: out.components, firstGroups };
   }))).finally(() => {
     docs.close();
     gathered.close();

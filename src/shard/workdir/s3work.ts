@@ -37,6 +37,7 @@ import { isJobEntry, JOB_VERSION, jobFile, parseJob, roundOf, roundStage, sameJo
 import { runTask } from '../stages/registry.js';
 import { jobReads, taskInputs, type TaskRead } from '../files/taskReads.js';
 import { verifyReads } from '../stages/verify.js';
+import { verifyTasksOfGroup } from '../stages/link.js';
 import { decideReads } from '../stages/decide.js';
 import { convergedRound, type RoundState } from '../stages/linkDriver.js';
 import { markRunning, runningView, staleRunning } from './s3running.js';
@@ -268,8 +269,8 @@ export class S3WorkDir {
       const first = taskInputs(job, stage, t, round !== undefined ? [round] : undefined);
       await this.fetchReads(job, first.reads, spool.dir, true);
       let shards = first.shards;
-      // Verify's and decide's reads follow from their pairs.
-      const known = stage === 'verify' ? verifyReads(spool.dir, local, t) : stage === 'decide' ? decideReads(spool.dir, local, t) : undefined;
+      // Verify's and decide's reads follow from their pairs; link's (and round 0's) from the verify markers.
+      const known = stage === 'verify' ? verifyReads(spool.dir, local, t) : stage === 'decide' ? decideReads(spool.dir, local, t) : stage === 'link' || roundOf(stage) === 0 ? [...(round !== undefined ? [round] : []), ...verifyTasksOfGroup(spool.dir, local, t)] : undefined;
       if (known) {
         const more = taskInputs(job, stage, t, known);
         await this.fetchReads(job, more.reads.slice(first.reads.length), spool.dir, true);
