@@ -230,7 +230,7 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
     const copies = await writeCopies(workDir, job, labels, p, path.join(dir, 'copies.bin'));
     m.pairs = pairs[pairs.length - 1]!;
     m.copies = copies.pstart[copies.pstart.length - 1]!;
-    m.decide = toDecide(workDir, job, labels, pairs, copies);
+    m.decide = toDecide(workDir, job, { labels, pairs, copies });
     for (let r = 0; r <= round; r++) {
       const s = requireMarker(workDir, job, roundStage(r), p).stats;
       if (!s) continue;
@@ -243,7 +243,8 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
 }
 
 /** The link marker's `decide` triples: from the rows per group (`pstart`) of bylabel.bin and copies.bin, the lone representatives and the partition's labels. */
-function toDecide(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, pairs: Float64Array, copies: { pstart: Float64Array; lone: Float64Array }): number[] {
+function toDecide(workDir: string, job: JobSpec, rows: { labels: { node: Float64Array; label: Float64Array }; pairs: Float64Array; copies: { pstart: Float64Array; lone: Float64Array } }): number[] {
+  const { labels, pairs, copies } = rows;
   const starts = groupStarts(job, numbering(workDir, job).docOffset);
   const G = starts.length - 1;
   const docs = new Float64Array(G);
