@@ -10,8 +10,12 @@
 import { taskCount, type JobSpec } from '../files/job.js';
 import type { LinkMarker } from '../stages/link.js';
 
-/** A task process's own memory, and what decide holds per verified pair and per clustered document (docs/distributed.md). */
-export const DECIDE_BYTES = { base: 50 * 2 ** 20, pair: 32, doc: 250 } as const;
+/**
+ * A task process's own memory, and what decide holds per verified pair and per clustered document
+ * (docs/distributed.md). The pair's 72 B is fitted to the 10M run's chain task (8.69M pairs as link
+ * counts them, 1.29M documents: 1.00 GB measured; 32 B forecast 653 MB), the document's 250 B kept.
+ */
+export const DECIDE_BYTES = { base: 50 * 2 ** 20, pair: 72, doc: 250 } as const;
 
 /** What the forecast reads of a link task's marker. */
 export type LinkCounts = Pick<LinkMarker, 'decide'>;

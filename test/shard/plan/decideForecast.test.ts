@@ -53,7 +53,7 @@ describe('decide forecast', () => {
   const common = ['--id-field', 'id', '--threshold', '0.9', '-k', '4', '--output', 'clusters', '--removal', 'cluster'];
   const marker = <T>(work: string, stage: string, t: number): T => JSON.parse(fs.readFileSync(path.join(work, stage, String(t).padStart(5, '0'), '_SUCCESS.json'), 'utf8')) as T;
 
-  it('is each decide task\'s input exactly, the chain\'s task the largest, at 50 MB + 32 B a pair + 250 B a document; past the plan\'s --task-memory, the decide stage warns and runs', () => {
+  it('is each decide task\'s input exactly, the chain\'s task the largest, at 50 MB + 72 B a pair + 250 B a document; past the plan\'s --task-memory, the decide stage warns and runs', () => {
     const work = path.join(dir, 'w');
     const plan = neardup(['job', 'plan', shards, ...common, '--task-bytes', '1', '--work-dir', work, '--estimate', '--task-memory', '50', '-q'], { cwd: dir });
     assert.equal(plan.code, 0, plan.stderr);
@@ -71,7 +71,7 @@ describe('decide forecast', () => {
     const verified = Array.from({ length: G }, (_, t) => marker<{ pairs: number }>(work, 'verify', t).pairs).reduce((a, b) => a + b, 0);
     assert.equal(f.reduce((a, x) => a + x.pairs, 0), verified);
     for (const x of f) assert.equal(x.docs, marker<{ docsInClusters: number }>(work, 'decide', x.task).docsInClusters, `decide task ${x.task}`);
-    for (const x of f) assert.equal(x.bytes, DECIDE_BYTES.base + 32 * x.pairs + 250 * x.docs);
+    for (const x of f) assert.equal(x.bytes, DECIDE_BYTES.base + 72 * x.pairs + 250 * x.docs);
     // The chain (400 documents, with its copies) is in one component: its task holds the most.
     const top = largestDecide(f)!;
     assert.ok(top.docs >= 400, `largest decide task: ${JSON.stringify(top)}`);
