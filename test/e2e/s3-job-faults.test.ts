@@ -15,16 +15,12 @@ import { sortedLines } from '../helpers/shards.js';
 import { ColumnFile, writeColumns } from '../../src/shard/files/columns.js';
 import { fetchPartition } from '../../src/shard/workdir/s3partition.js';
 import { setS3Endpoint } from '../../src/io/s3/client.js';
-import { BUCKET, s3WorkDirSetting, type S3WorkDirSetting } from '../helpers/s3WorkDir.js';
+import { BUCKET, s3WorkDirSetting } from '../helpers/s3WorkDir.js';
 import { getObjects, putObject, S3_ENV } from '../helpers/s3.js';
 
 const S = s3WorkDirSetting();
-const { opts } = S;
-const run: S3WorkDirSetting['run'] = (...a) => S.run(...a);
-const ok: S3WorkDirSetting['ok'] = (...a) => S.ok(...a);
-const attempts: S3WorkDirSetting['attempts'] = (p) => S.attempts(p);
-const markerAttempt: S3WorkDirSetting['markerAttempt'] = (k) => S.markerAttempt(k);
-const stages: S3WorkDirSetting['stages'] = (w, n) => S.stages(w, n);
+// The functions are set at once; server, proxy, dir and single only once its before hook has run (read them from S).
+const { opts, run, ok, attempts, markerAttempt, stages } = S;
 
 test('a task SIGKILLed while it uploads: nothing looks complete; running it again gives the same result', opts, async () => {
   const work = `s3://${BUCKET}/jobs/b`;

@@ -11,16 +11,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sortedLines } from '../helpers/shards.js';
-import { BUCKET, s3WorkDirSetting, type S3WorkDirSetting } from '../helpers/s3WorkDir.js';
+import { BUCKET, s3WorkDirSetting } from '../helpers/s3WorkDir.js';
 import { deleteObject, getObjects, putObject } from '../helpers/s3.js';
 
 const S = s3WorkDirSetting();
-const { opts } = S;
-const run: S3WorkDirSetting['run'] = (...a) => S.run(...a);
-const ok: S3WorkDirSetting['ok'] = (...a) => S.ok(...a);
-const attempts: S3WorkDirSetting['attempts'] = (p) => S.attempts(p);
-const markerAttempt: S3WorkDirSetting['markerAttempt'] = (k) => S.markerAttempt(k);
-const stages: S3WorkDirSetting['stages'] = (w, n) => S.stages(w, n);
+// The functions are set at once; server, proxy, dir and single only once its before hook has run (read them from S).
+const { opts, run, ok, attempts, markerAttempt, stages } = S;
 
 const W = `s3://${BUCKET}/jobs/a`;
 
