@@ -4,7 +4,8 @@
  * array route (plan, stage, status, report, clean) gives neardup dedup's pairs; two attempts racing
  * on one task both finish with one result, on a store that honours If-None-Match and on one that
  * ignores it (s3rver itself); a marker whose attempt objects are missing or short is an error naming
- * the object (exit 2), never a short result. test/e2e/s3-job-faults.test.ts has the rest.
+ * the object (exit 2), never a short result; link members stealing one another's round tasks at once
+ * leave whole markers. test/e2e/s3-job-faults.test.ts has the rest.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -77,4 +78,20 @@ test('a marker whose attempt objects are missing or short: exit 2 naming the obj
   assert.equal(status.code, 0, status.stderr);
   assert.match(status.stdout, /^verify +(\d+)\/(\d+) +0 +1 +0 /m);
   assert.match(status.stdout, new RegExp(`^failed +verify task 0.*: s3://corpus/jobs/a/sign/00000/attempt-${sign}/docs\\.bin: missing`, 'm'));
+});
+
+test('link members stealing each other\'s round tasks at once, straight to s3rver (which ignores If-None-Match and writes in place): every marker reads whole, and the pairs are neardup dedup\'s', opts, async () => {
+  const W3 = `s3://${BUCKET}/jobs/steal`;
+  await ok(['job', 'plan', `s3://${BUCKET}/in/`, '--work-dir', W3, '--id-field', 'id', '--task-bytes', '1', '--partitions', '6', '-q'], {}, true);
+  for (const s of ['sign', 'join', 'route', 'gather', 'verify']) await ok(['stage', s, '--all', '--work-dir', W3], {}, true);
+  // --steal-after 0: each member runs its own tasks of a round, then the others' at once, so two or
+  // three members write most markers together (as members of a loaded Slurm array do after 2 s).
+  const members = await Promise.all([0, 1, 2].map((i) => run(['stage', 'link', '--work-dir', W3, '--task', String(i), '--tasks', '3', '--steal-after', '0'], {}, true)));
+  for (const r of members) assert.equal(r.code, 0, r.stderr);
+  const markers = [...(await getObjects(S.server, BUCKET, 'jobs/steal/link/')).entries()].filter(([k]) => k.endsWith('_SUCCESS.json'));
+  assert.ok(markers.length >= 12, `${markers.length} link markers`);
+  for (const [k, b] of markers) assert.doesNotThrow(() => JSON.parse(b.toString('utf8')), `jobs/steal/link/${k} is torn`);
+  await stages(W3, ['decide', 'components']);
+  const report = await ok(['job', 'report', '--work-dir', W3, '-q']);
+  assert.deepEqual(sortedLines(report), S.single);
 });

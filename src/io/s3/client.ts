@@ -319,12 +319,12 @@ export async function s3Get(url: string, range?: [number, number]): Promise<Buff
 
 /**
  * GETs a small object and parses it with `parse`, reading it again (up to `tries` reads, 50 ms, then
- * 100, 200, … apart) while the parser throws. AWS S3 and MinIO replace an object atomically, but a
+ * 100, 200, … apart: 3.2 s in all by default, longer than {@link s3PutSettled} takes to mend a torn object) while the parser throws. AWS S3 and MinIO replace an object atomically, but a
  * store that writes objects in place on a file system (s3rver, file-backed gateways) can serve a
  * half-written body to a reader racing the writer: a task marker read that way is torn, not damaged.
  * A body still unparsable after the last read is the parser's error. Undefined when there is no object.
  */
-export async function s3GetParsed<T>(url: string, parse: (body: Buffer) => T, tries = 5): Promise<T | undefined> {
+export async function s3GetParsed<T>(url: string, parse: (body: Buffer) => T, tries = 7): Promise<T | undefined> {
   for (let i = 1; ; i++) {
     const b = await s3Get(url);
     if (!b) return undefined;
@@ -351,6 +351,37 @@ export async function s3Put(url: string, body: Buffer | string, ifNoneMatch = fa
     // 409 ConditionalRequestConflict: a concurrent conditional write to the same key; it will win or has won.
     if (ifNoneMatch && /HTTP (412|409)|PreconditionFailed|ConditionalRequestConflict/.test((e as Error).message)) return false;
     throw e;
+  }
+}
+
+/** What {@link s3PutSettled} left in the store. */
+export interface Settled<T> {
+  /** False when the store refused a conditional PUT: an object was there first. */
+  written: boolean;
+  /** What the store holds after the write, parsed: ours, or a concurrent writer's; undefined if it is gone. */
+  stored: T | undefined;
+}
+
+/**
+ * Writes a small object (see {@link s3Put}), then reads it back and parses it. Two writers racing
+ * on one key of a store that writes in place (s3rver ignores `If-None-Match`, so both write) can
+ * leave the longer body's tail after the shorter one: an object that never parses. While the
+ * read-back does not parse, ours is written again, whole (a PUT truncates), up to `repairs` times.
+ * A refused conditional PUT is not repaired: the object there is another writer's, and a
+ * store that honours the condition replaces objects atomically.
+ */
+export async function s3PutSettled<T>(url: string, body: string, parse: (body: Buffer) => T, opts: { ifNoneMatch?: boolean; repairs?: number } = {}): Promise<Settled<T>> {
+  const written = await s3Put(url, body, opts.ifNoneMatch ?? false);
+  for (let i = 0; ; i++) {
+    try {
+      // Two reads, 50 ms apart: a body torn for good is mended sooner than readers give up on it.
+      return { written, stored: await s3GetParsed(url, parse, 2) };
+    } catch (e) {
+      if (!written || i >= (opts.repairs ?? 4)) throw e;
+      // A random pause, so racing writers mend one after another rather than tear it again.
+      await new Promise((r) => setTimeout(r, 20 + Math.random() * 80));
+      await s3Put(url, body);
+    }
   }
 }
 

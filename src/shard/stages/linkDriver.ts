@@ -59,7 +59,8 @@ export async function driveLink(job: JobSpec, runner: RoundRunner): Promise<numb
  * A runner for array members (Slurm, Kubernetes Indexed Jobs): this member runs its own tasks of
  * each round, then waits for the round's other tasks; a task still missing after `stealAfterMs`
  * (a member that has not started, or died) it runs itself, as any member may (tasks commit
- * atomically, and a second run of a committed task is a no-op).
+ * atomically, and a second run of a committed task is a no-op); members stealing at once start
+ * from different missing tasks.
  */
 export function memberRunner(own: readonly number[], run: (stage: RoundStage, t: number) => Promise<unknown>, marker: RoundRunner['marker'], stealAfterMs = 2000, pollMs = 250): RoundRunner {
   return {
@@ -73,7 +74,8 @@ export function memberRunner(own: readonly number[], run: (stage: RoundStage, t:
         for (const t of tasks) if (!(await marker(stage, t))) missing.push(t);
         if (missing.length === 0) return;
         if (performance.now() - since >= stealAfterMs) {
-          await run(stage, missing[0]!);
+          // Members waiting on the same tasks each take a different one first, not all the same.
+          await run(stage, missing[(own[0] ?? 0) % missing.length]!);
           since = performance.now();
           continue;
         }

@@ -29,7 +29,7 @@ import { InputError, UsageError } from '../../common/errors.js';
 import { removeOnSignal } from '../../io/write/output.js';
 import { SUCCESS_MARKER } from '../../io/write/rewrite.js';
 import { writeSuccessMarker } from '../../io/write/outDir.js';
-import { inParallel, isS3Url, PARALLEL, parseS3Url, S3_BLOCK, s3Delete, s3Download, s3Get, s3GetParsed, s3Head, s3List, s3Put, s3Upload } from '../../io/s3/client.js';
+import { inParallel, isS3Url, PARALLEL, parseS3Url, S3_BLOCK, s3Delete, s3Download, s3Get, s3GetParsed, s3Head, s3List, s3Put, s3PutSettled, s3Upload } from '../../io/s3/client.js';
 import { ObjectCache } from './objectCache.js';
 import { DamagedFileError } from '../files/columns.js';
 import { failedFile, MARKER, parseMarker, sealMarker, taskDir, type FailedRecord, type MarkerBase } from '../files/commit.js';
@@ -139,8 +139,7 @@ export class S3WorkDir {
         throw new UsageError(`${this.name} holds ${leftovers.slice(0, 3).join(', ')}${leftovers.length > 3 ? ', …' : ''} but no job.json: outputs of a removed or unfinished plan are never reused; use a new --work-dir, or remove everything under it first (neardup job clean --all needs a plan: delete the objects)`);
       }
       const job: JobSpec = { version: JOB_VERSION, id: randomBytes(6).toString('hex'), ...spec };
-      if (!(await s3Put(url, JSON.stringify(job, null, 2) + '\n', true))) continue;
-      const now = await s3GetParsed(url, (b) => parseJob(this.name, b.toString('utf8')));
+      const { stored: now } = await s3PutSettled(url, JSON.stringify(job, null, 2) + '\n', (b) => parseJob(this.name, b.toString('utf8')), { ifNoneMatch: true });
       if (!now) continue;
       return (this.plan = now.id === job.id ? job : sameJob(this.name, now, spec));
     }
@@ -314,16 +313,20 @@ export class S3WorkDir {
       PARALLEL,
     );
     const url = this.markerUrl(stage, t);
-    if (!(await s3Put(url, JSON.stringify({ attempt, marker: sealMarker(body) }), true))) {
+    // Read back: on a store that ignores the condition, members running the same task (a stolen link
+    // round task) all write, and one writing in place can tear the marker; the read-back mends that.
+    const { written, stored } = await s3PutSettled(url, JSON.stringify({ attempt, marker: sealMarker(body) }), (b) => storedOf(b, url, job), { ifNoneMatch: true });
+    if (!written) {
       // Another attempt committed first: the same files; adopt it and drop ours. (Or ours did, and
       // the answer to our PUT was lost and the retry found it: then it is ours that stands.)
-      const won = await this.storedMarker(job, stage, t);
-      if (won && won.attempt !== attempt) await inParallel(uploads.filter(([, u]) => u.includes(`/attempt-${attempt}/`)).map(([, u]) => () => s3Delete(u).catch(() => undefined)), PARALLEL);
-      if (won) return won.body;
+      if (stored && stored.attempt !== attempt) await inParallel(uploads.filter(([, u]) => u.includes(`/attempt-${attempt}/`)).map(([, u]) => () => s3Delete(u).catch(() => undefined)), PARALLEL);
+      if (stored) return stored.body;
       throw new Error(`${url}: the store refused the marker as already there, yet there is none`);
     }
+    // Written, yet another writer's may stand: adopt it, and keep our files (a store that ignored the
+    // condition gives no word on which write is last, so ours may yet be named).
     // A failure record of an earlier attempt stays (status reads records of unfinished tasks only); job clean removes it.
-    return body;
+    return stored && stored.attempt !== attempt ? stored.body : body;
   }
 
   /** Records a failed attempt for `job status` (not an error of its own when it cannot be written). */

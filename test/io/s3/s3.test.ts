@@ -12,7 +12,7 @@ import { neardupAsync, plantedDocs, writeShards, jsonl } from '../../helpers/sha
 import { REQUIRE_ALL } from '../../helpers/needs.js';
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { s3Download, s3Get, s3GetParsed, s3Put, s3Requests, s3Size, s3Upload, setS3Endpoint } from '../../../src/io/s3/client.js';
+import { s3Download, s3Get, s3GetParsed, s3Put, s3PutSettled, s3Requests, s3Size, s3Upload, setS3Endpoint } from '../../../src/io/s3/client.js';
 import { listS3Input } from '../../../src/io/s3/staging.js';
 import { getObjects, putObject, s3rverMissing, startFaultProxy, startS3rver, S3_ENV, type FaultProxy, type S3Server } from '../../helpers/s3.js';
 
@@ -289,6 +289,39 @@ test('a small object that does not parse is read again: a torn body (as s3rver s
     await assert.rejects(s3GetParsed(url, parse, 3), SyntaxError);
     assert.equal(reads, 3);
     assert.equal(await s3GetParsed(`s3://${BUCKET}/torn/none.json`, parse), undefined);
+  } finally {
+    setS3Endpoint(undefined);
+  }
+});
+
+test('writers racing on one key: plain PUTs on s3rver leave torn objects; s3PutSettled always leaves one whole body', opts, async () => {
+  Object.assign(process.env, S3_ENV);
+  setS3Endpoint(server.endpoint);
+  try {
+    // Bodies of different lengths: the longer one's tail is what a torn object keeps.
+    const bodies = [JSON.stringify({ w: 'a'.repeat(60) }), JSON.stringify({ w: 'b' }), JSON.stringify({ w: 'c'.repeat(30) })];
+    const parses = (b: Buffer | undefined): boolean => {
+      try {
+        JSON.parse(b!.toString('utf8'));
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    let torn = 0;
+    for (let i = 0; i < 200 && torn === 0; i++) {
+      const url = `s3://${BUCKET}/race/plain-${i}`;
+      await Promise.all(bodies.map((b) => s3Put(url, b)));
+      if (!parses(await s3Get(url))) torn++;
+    }
+    assert.ok(torn > 0, 'the store tears racing writes (else this test shows nothing)');
+    for (let i = 0; i < 30; i++) {
+      const url = `s3://${BUCKET}/race/settled-${i}`;
+      const got = await Promise.all(bodies.map((b) => s3PutSettled(url, b, (x) => JSON.parse(x.toString('utf8')) as unknown, { ifNoneMatch: true })));
+      const final = (await s3Get(url))!.toString('utf8');
+      assert.ok(bodies.includes(final), `iteration ${i}: the object is one writer's whole body, not ${final}`);
+      for (const g of got) assert.equal(g.written, true, 's3rver ignores the condition');
+    }
   } finally {
     setS3Endpoint(undefined);
   }
