@@ -71,55 +71,71 @@ export function forgetIdLines(corpus: object): void {
   idLines.delete(corpus);
 }
 
-/** What `annotate` adds besides cluster, cluster size, duplicate_of and kept. */
-export interface CopyTags {
-  /** Each document's similarity to its kept member (NaN: none), from {@link keptSimilarities}; without it the tag is null. */
-  similarity?: Float64Array;
-  /** `--tag-prefix`. */
+/**
+ * A second pass over an input, writing its copy ({@link writeCopy}, {@link writeVerdicts}): what is
+ * read again, how, and where the copy goes.
+ */
+export interface CopyPass {
+  /** The input, read again in the same order as the first pass. */
+  file: string;
+  corpus: CopyCorpus;
+  /** `dedup` keeps the kept documents; `annotate` keeps every document with its tags. */
+  mode: RewriteMode;
+  target: CopyTarget;
+  /** The sink of a `sink` target. */
+  sink?: OutputSink;
+  /** The reader options of the first pass. */
+  read: ReadOptions;
+  /** `--tag-prefix`: annotate's column names. */
   tagPrefix?: string;
+  /** When given, the files written are put in place by {@link PendingCommits.commit} (with the audit), not here. */
+  commits?: PendingCommits;
+  /** Told the documents passed so far (every 1024, and at the end). */
+  onProgress?: (done: number) => void;
 }
 
 /** Where a copy goes: a sink (a text file or stdout), a file written in place of a sink (Parquet), or a directory of shards. */
 export type CopyTarget = { kind: 'sink' } | { kind: 'file'; path: string } | { kind: 'shards'; path: string };
 
 /**
- * Writes the copy of `file` that keeps one document per cluster (`dedup`: the cluster's
+ * Writes the copy of the pass's input that keeps one document per cluster (`dedup`: the cluster's
  * representative, and every document outside a cluster) or every document with its cluster
- * (`annotate`, with the tags of `tags`), in a second pass over the input in the same order as the first. `read` are the
- * reader options of the first pass. Returns the number of records written. Throws when the input
- * changed between the passes. `onProgress`: as {@link writeVerdicts}.
+ * (`annotate`), in a second pass over the input in the same order as the first. `similarity`: each
+ * document's similarity to its kept member (NaN: none), from {@link keptSimilarities}; without it
+ * annotate's tag is null. Returns the number of records written. Throws when the input changed
+ * between the passes.
  */
-export async function writeCopy(file: string, corpus: CopyCorpus, result: DedupResult, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, tags: CopyTags = {}, commits?: PendingCommits, onProgress?: (done: number) => void): Promise<number> {
-  const clusterNo = new Int32Array(corpus.count).fill(-1);
+export async function writeCopy(pass: CopyPass, result: DedupResult, similarity?: Float64Array): Promise<number> {
+  const clusterNo = new Int32Array(pass.corpus.count).fill(-1);
   result.clusters.forEach((c, k) => {
     for (const m of c.members) clusterNo[m] = k;
   });
   const removal = result.removal;
-  return writeVerdicts(file, corpus, mode, target, sink, read, (i) => {
+  return writeVerdicts(pass, (i) => {
     const c = clusterNo[i]!;
     const rep = removal ? removal.keptBy[i]! : c >= 0 ? (result.clusters[c]!.representative ?? result.clusters[c]!.members[0]!) : i;
     // rep < 0: --keep none kept no member, so no member is a duplicate of another.
     const dup = rep !== i && rep >= 0;
-    const sim = dup ? tags.similarity?.[i] : undefined;
+    const sim = dup ? similarity?.[i] : undefined;
     return {
       keep: rep === i,
       cluster: c >= 0 ? c : undefined,
       clusterSize: c >= 0 ? result.clusters[c]!.members.length : undefined,
-      duplicateOf: dup ? String(idOf(corpus, rep)) : undefined,
+      duplicateOf: dup ? String(idOf(pass.corpus, rep)) : undefined,
       similarity: sim === undefined || Number.isNaN(sim) ? undefined : sim,
     };
-  }, tags.tagPrefix, commits, onProgress);
+  });
 }
 
 /**
- * The second pass of {@link writeCopy}, for any verdict: writes the records of `file` to `target`,
- * keeping (`dedup`) or tagging (`annotate`) document i as `verdictOf(i)` says, in the input's order
- * (a sharded input: one output shard per input shard, each in its own format, and `_SUCCESS`).
- * `neardup dedup --against` writes its copy with it too. Throws when the input changed between the passes.
- * With `commits`, the files written are put in place by {@link PendingCommits.commit} (with the
- * audit), not here. `onProgress` is told the documents passed so far (every 1024, and at the end).
+ * The second pass of {@link writeCopy}, for any verdict: writes the records of the pass's input to
+ * its target, keeping (`dedup`) or tagging (`annotate`) document i as `verdictOf(i)` says, in the
+ * input's order (a sharded input: one output shard per input shard, each in its own format, and
+ * `_SUCCESS`). `neardup dedup --against` writes its copy with it too. Throws when the input changed
+ * between the passes.
  */
-export async function writeVerdicts(file: string, corpus: CopyCorpus, mode: RewriteMode, target: CopyTarget, sink: OutputSink | undefined, read: ReadOptions, verdictOf: (i: number) => RowVerdict, tagPrefix?: string, commits?: PendingCommits, onProgress?: (done: number) => void): Promise<number> {
+export async function writeVerdicts(pass: CopyPass, verdictOf: (i: number) => RowVerdict): Promise<number> {
+  const { file, corpus, mode, target, sink, tagPrefix, commits, onProgress } = pass;
   const n = corpus.count;
   let i = 0;
   const name = corpus.input.name;
@@ -129,16 +145,17 @@ export async function writeVerdicts(file: string, corpus: CopyCorpus, mode: Rewr
     return verdictOf(i++);
   };
   // Sharded input: a directory of output shards; Parquet: a Parquet file.
-  const readOptions = { ...read, displayName: corpus.input.shards ? undefined : name, raw: true };
+  const readOptions = { ...pass.read, displayName: corpus.input.shards ? undefined : name, raw: true };
   let written: number;
+  const how = { mode, verdict, tagPrefix, commits };
   if (target.kind === 'shards') {
-    written = await rewriteShards(corpus.input.shards!, target.path, readOptions, mode, verdict, tagPrefix, commits);
+    written = await rewriteShards(corpus.input.shards!, target.path, readOptions, how);
   } else if (target.kind === 'file') {
-    written = await rewriteFile(file, target.path, { ...readOptions, format: corpus.input.format }, mode, verdict, undefined, tagPrefix, commits);
+    written = (await rewriteFile(file, target.path, { ...readOptions, format: corpus.input.format }, how)).written;
   } else {
     if (!sink) throw new TypeError('writeCopy: a sink target needs a sink');
     const input = await openInput(file, { ...readOptions, format: corpus.input.format });
-    written = await rewriteRecords(input, sink, mode, verdict, tagPrefix);
+    written = await rewriteRecords(input, sink, how);
   }
   if (i !== n) throw new Error(`${name} changed while it was being read (${i} records instead of ${n})`);
   onProgress?.(i);
@@ -216,7 +233,7 @@ export async function dedupFile(input: string, output: string, options: DedupFil
   let sink: OutputSink | undefined = target.kind === 'sink' ? await openOutput(output) : undefined;
   try {
     const similarity = mode !== 'annotate' ? undefined : result.removal?.rule === 'verified' ? result.removal.similarity : await keptSimilarities(result.clusters, corpus.count, options.dedup?.shingle, options.dedup?.measure, texts, input, read, options.dedup?.fingerprintBits);
-    const written = await writeCopy(input, corpus, result, mode, target, sink, read, { similarity });
+    const written = await writeCopy({ file: input, corpus, mode, target, sink, read }, result, similarity);
     await sink?.close();
     sink = undefined;
     return { result: withIds(result, ids), written, output: target.kind === 'sink' ? output : target.path };

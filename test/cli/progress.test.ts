@@ -12,7 +12,8 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { createProgress, formatEta } from '../../src/cli/progress.js';
 import { tmpDir } from '../cliUtil.js';
-import { jsonl, neardupAsync, plantedDocs } from '../helpers/shards.js';
+import { jsonl, plantedDocs } from '../helpers/shards.js';
+import { neardupAsync } from '../helpers/procs.js';
 
 const ETA = /^(--|\d+s|\d+m[0-5]\ds|\d+h[0-5]\dm)$/;
 

@@ -11,7 +11,7 @@ import { writeFileSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { NearDupIndex } from '../../src/index.js';
 import { tmpDir as newTmpDir } from '../cliUtil.js';
-import { neardupAsync, startServe, type ServeChild } from '../helpers/procs.js';
+import { neardupChild, startServe, type ServeChild } from '../helpers/procs.js';
 import { startRedis, type RedisChild } from '../helpers/redis.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { needsPostgres, needsRedis } from '../helpers/needs.js';
@@ -99,7 +99,7 @@ async function twoAdders(store: string): Promise<void> {
   writeTsv(path.join(dir, 'a.tsv'), c.a);
   writeTsv(path.join(dir, 'b.tsv'), c.b);
   const args = (f: string) => ['index', 'add', path.join(dir, `${f}.tsv`), '--id', 'id', '--store', store, '--batch', '25', '-o', path.join(dir, `${f}.out.tsv`), '--quiet'];
-  const [ra, rb] = await Promise.all([neardupAsync(args('a')).done, neardupAsync(args('b')).done]);
+  const [ra, rb] = await Promise.all([neardupChild(args('a')).done, neardupChild(args('b')).done]);
   assert.equal(ra.code, 0, `first index add: ${ra.stderr}`);
   assert.equal(rb.code, 0, `second index add: ${rb.stderr}`);
   await checkOutcome(store, c, [...pairsOfOutput(path.join(dir, 'a.out.tsv')), ...pairsOfOutput(path.join(dir, 'b.out.tsv'))]);
@@ -139,7 +139,7 @@ test('sqlite: `index add` while `serve` writes the same file', async () => {
   // The store exists before either writer starts (serve creates it).
   const s = await startServe(['--store', store]);
   cleanup.push(() => s.stop());
-  const adder = neardupAsync(['index', 'add', path.join(dir, 'a.tsv'), '--id', 'id', '--store', store, '--batch', '25', '-o', path.join(dir, 'a.out.tsv'), '--quiet']);
+  const adder = neardupChild(['index', 'add', path.join(dir, 'a.tsv'), '--id', 'id', '--store', store, '--batch', '25', '-o', path.join(dir, 'a.out.tsv'), '--quiet']);
   const [fromHttp, ra] = await Promise.all([postAll(s, c.b), adder.done]);
   assert.equal(ra.code, 0, `index add: ${ra.stderr}`);
   assert.equal(await s.stop(), 0);

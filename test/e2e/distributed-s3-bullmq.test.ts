@@ -13,7 +13,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startRedis } from '../helpers/redis.js';
 import { needsRedis } from '../helpers/needs.js';
-import { neardupAsync, sortedLines, startWorker } from '../helpers/shards.js';
+import { sortedLines, startWorker } from '../helpers/shards.js';
+import { neardupAsync } from '../helpers/procs.js';
 import { S3_ENV } from '../helpers/s3.js';
 import { BUCKET, describeS3Job } from '../helpers/s3Job.js';
 

@@ -13,7 +13,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { neardup } from '../cliUtil.js';
-import { neardupAsync, sortedLines } from '../helpers/shards.js';
+import { sortedLines } from '../helpers/shards.js';
+import { neardupAsync } from '../helpers/procs.js';
 import { getObjects, S3_ENV } from '../helpers/s3.js';
 import { BUCKET, describeS3Job } from '../helpers/s3Job.js';
 

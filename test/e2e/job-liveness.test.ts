@@ -12,7 +12,8 @@ import type { ChildProcess } from 'node:child_process';
 import { neardup, tmpDir } from '../cliUtil.js';
 import { freePort, killRedis, spawnRedis } from '../helpers/redis.js';
 import { needsRedis } from '../helpers/needs.js';
-import { jsonl, neardupAsync, plantedDocs, sortedLines, startWorker, writeShards, type WorkerChild } from '../helpers/shards.js';
+import { jsonl, plantedDocs, sortedLines, startWorker, writeShards, type WorkerChild } from '../helpers/shards.js';
+import { neardupAsync } from '../helpers/procs.js';
 import { arrayIndexFromEnv } from '../../src/shard/stages/registry.js';
 
 describe('array indices from the environment', () => {

@@ -19,7 +19,7 @@ import { freePort, killRedis, spawnRedis } from '../helpers/redis.js';
 import { needsRedis } from '../helpers/needs.js';
 import { kijijiTexts } from '../helpers/kijiji.js';
 import { tmpDir, type Run } from '../cliUtil.js';
-import { neardupAsync } from '../helpers/shards.js';
+import { neardupAsync } from '../helpers/procs.js';
 import { startServe } from '../helpers/procs.js';
 import { restartUnderWrites } from '../helpers/restartUnderWrites.js';
 

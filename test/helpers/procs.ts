@@ -1,8 +1,9 @@
 /**
- * Test helper: `neardup` child processes run asynchronously (several at once against one store), and
- * `neardup serve` children.
+ * Test helper: `neardup` child processes run asynchronously (several at once against one store, or
+ * workers beside a job), and `neardup serve` children.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { leashed } from './leash.js';
 import { mainJs } from '../cliUtil.js';
 
 /** The outcome of an asynchronous `neardup` run. */
@@ -13,15 +14,22 @@ export interface AsyncRun {
   stderr: string;
 }
 
-/** Runs `neardup args` as a child process without blocking this one. */
-export function neardupAsync(args: string[], cwd?: string): { child: ChildProcess; done: Promise<AsyncRun> } {
-  const child = spawn(process.execPath, [mainJs, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs `neardup args` as a child process without blocking this one (the developer's NEARDUP_DEBUG and NEARDUP_PROGRESS cleared). */
+export function neardupChild(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): { child: ChildProcess; done: Promise<AsyncRun> } {
+  const child = spawn(process.execPath, [mainJs, ...args], { cwd: opts.cwd, env: { ...process.env, NEARDUP_DEBUG: '', NEARDUP_PROGRESS: '', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  // 'close', not 'exit': the pipes are read to their end, so a message written just before exit is kept.
   const done = new Promise<AsyncRun>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
   return { child, done };
+}
+
+/** Runs `neardup args` to its end without blocking this one (so workers keep running meanwhile); a signal's exit is code -1. */
+export async function neardupAsync(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const r = await neardupChild(args, { cwd, env }).done;
+  return { code: r.code ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** A running `neardup serve`. */
@@ -36,7 +44,7 @@ export interface ServeChild {
 
 /** Starts `neardup serve --port 0 args`; resolves once it listens. */
 export async function startServe(args: string[]): Promise<ServeChild> {
-  const child = spawn(process.execPath, [mainJs, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(...leashed(process.execPath, [mainJs, 'serve', '--port', '0', ...args]), { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {

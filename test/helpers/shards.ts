@@ -4,6 +4,7 @@
  * child processes, each in its own working directory.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { leashed } from './leash.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -97,7 +98,7 @@ export interface WorkerChild {
 /** Starts `neardup worker --redis url` in its own working directory `cwd`. */
 export function startWorker(url: string, cwd: string, extraArgs: string[] = [], env: Record<string, string> = {}): WorkerChild {
   fs.mkdirSync(cwd, { recursive: true });
-  const child = spawn(process.execPath, [mainJs, 'worker', '--redis', url, ...extraArgs], { cwd, env: { ...process.env, NEARDUP_DEBUG: '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(...leashed(process.execPath, [mainJs, 'worker', '--redis', url, ...extraArgs]), { cwd, env: { ...process.env, NEARDUP_DEBUG: '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   const waiters: { re: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
   child.stderr!.on('data', (d: Buffer) => {
@@ -129,19 +130,6 @@ export function startWorker(url: string, cwd: string, extraArgs: string[] = [], 
       });
     },
   };
-}
-
-/** Runs the CLI asynchronously (so workers keep running meanwhile). */
-export function neardupAsync(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [mainJs, ...args], { cwd, env: { ...process.env, NEARDUP_DEBUG: '', NEARDUP_PROGRESS: '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    // 'close', not 'exit': the pipes are read to their end, so a message written just before exit is kept.
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
 }
 
 /** Sorted non-empty lines. */

@@ -119,7 +119,7 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
       };
       const bar = reporter.progress('write', 'docs', corpus.count);
       try {
-        written = await writeVerdicts(run.file, corpus, run.output === 'annotate' ? 'annotate' : 'dedup', target, sink, readOptions, verdictOf, run.tagPrefix, commits, (done) => bar.update(done));
+        written = await writeVerdicts({ file: run.file, corpus, mode: run.output === 'annotate' ? 'annotate' : 'dedup', target, sink, read: readOptions, tagPrefix: run.tagPrefix, commits, onProgress: (done) => bar.update(done) }, verdictOf);
       } finally {
         bar.stop();
       }

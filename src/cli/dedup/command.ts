@@ -209,8 +209,8 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
       `stages: shingle ${ms(s.timings.shingle)}, sign ${ms(s.timings.sign)}, lsh ${ms(s.timings.lsh)}, verify ${ms(s.timings.verify)}, cluster ${ms(s.timings.cluster)}`,
     );
     const tw = performance.now();
-    // writeOutput names the input itself (displayName), so the spool's name does not leak into it.
-    const { written, removed, lowestSimilarity } = await writeResult(flags, file, corpus, result, target, readOptions, options, false, reporter);
+    // The copy names the input itself (displayName), so the spool's name does not leak into it.
+    const { written, removed, lowestSimilarity } = await writeResult({ flags, file, corpus, result, target, read: readOptions }, { options, reporter });
     const removal = ranking ? summarizeRemoval(result, ranking, lowestSimilarity) : undefined;
     const writeMs = performance.now() - tw;
     reporter.verbose(`write: ${ms(writeMs)} (${int(written)} records to ${flags.out ?? '<stdout>'})`);

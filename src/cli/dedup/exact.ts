@@ -34,7 +34,7 @@ export async function runExact(file: string, fileArg: string, name: string, flag
   const tw = performance.now();
   {
     // Copies are identical after normalization: their similarity to the kept copy is 1.
-    const { written, removed } = await writeResult(flags, file, corpus, result, target, readOptions, {}, true, reporter);
+    const { written, removed } = await writeResult({ flags, file, corpus, result, target, read: readOptions }, { options: {}, exact: true, reporter });
     const writeMs = performance.now() - tw;
     const total = performance.now() - tStart;
     const s = result.stats;

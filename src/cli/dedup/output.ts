@@ -18,17 +18,28 @@ import { formatCluster, pairHeader, type ClusterVerdicts } from '../../io/write/
 import { clusterRemoval, type Removal } from '../../cluster/removal.js';
 import { writePairLines } from '../../io/write/pairLines.js';
 import { pairColumnsOf } from '../../dedup/pairColumns.js';
-import { writeCopy, type CopyTags, type CopyTarget } from '../../dedup/dedupFile.js';
+import { writeCopy, type CopyTarget } from '../../dedup/dedupFile.js';
 import { idOf, type Corpus } from '../corpus.js';
 import { pairFormatOf } from '../options.js';
 import type { DedupFlags } from './flags.js';
 import type { Reporter } from '../report.js';
 
-/**
- * Writes the chosen output; returns the number of records written. `read` are the reader options of
- * the flags, for the second pass of dedup/annotate.
- */
-export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, sink: OutputSink | undefined, target: OutputTarget, read: ReadOptions, tags: CopyTags = {}, commits?: PendingCommits, onProgress?: (done: number) => void): Promise<number> {
+/** What `neardup dedup` writes the output of, and how it reads its input again. */
+export interface ResultRun {
+  flags: DedupFlags;
+  /** The input, read again by dedup/annotate. */
+  file: string;
+  corpus: Corpus;
+  result: DedupResult;
+  target: OutputTarget;
+  /** The reader options of the flags, for the second pass of dedup/annotate. */
+  read: ReadOptions;
+}
+
+/** Writes the chosen output of `run` to `to.sink` or its target; returns the number of records written. */
+async function writeOutput(run: ResultRun, to: { sink?: OutputSink; similarity?: Float64Array; commits?: PendingCommits; onProgress?: (done: number) => void }): Promise<number> {
+  const { flags, corpus, result } = run;
+  const sink = to.sink;
   const id = (i: number): string | number => idOf(corpus, i);
   if (flags.output === 'pairs') {
     const fmt = pairFormatOf(flags);
@@ -50,7 +61,8 @@ export async function writeOutput(flags: DedupFlags, file: string, corpus: Corpu
     return result.clusters.length;
   }
   // dedup / annotate: a second streaming pass over the input, in the same order as the first (the library's dedupFile runs it too).
-  return writeCopy(file, corpus, result, flags.output, target, sink, read, tags, commits, onProgress);
+  const pass = { file: run.file, corpus, mode: flags.output, target: run.target, sink, read: run.read, tagPrefix: flags.tagPrefix, commits: to.commits, onProgress: to.onProgress };
+  return writeCopy(pass, result, to.similarity);
 }
 
 /**
@@ -77,11 +89,13 @@ export function checkAuditFlags(flags: Pick<DedupFlags, 'output' | 'out' | 'tagP
 /**
  * The output of a run with its tags and audit: each clustered document's similarity to its kept
  * member (when annotate or --removed needs it; 1 for every copy of an --exact run), the --removed
- * audit, and the output itself unless --dry-run; the output and the audit are put in place together,
+ * audit, and the output itself unless --dry-run (`how.exact`: an --exact run); the output and the audit are put in place together,
  * once both are written whole. With `reporter`, the copy's pass over the input (dedup, annotate) has
  * a progress bar, as the other passes do.
  */
-export async function writeResult(flags: DedupFlags, file: string, corpus: Corpus, result: DedupResult, target: OutputTarget, read: ReadOptions, options: DedupOptions, exact = false, reporter?: Reporter): Promise<{ written: number; removed?: number; lowestSimilarity?: number }> {
+export async function writeResult(run: ResultRun, how: { options: DedupOptions; exact?: boolean; reporter?: Reporter }): Promise<{ written: number; removed?: number; lowestSimilarity?: number }> {
+  const { flags, file, corpus, result, target, read } = run;
+  const { options, exact = false, reporter } = how;
   const removal = result.removal ?? clusterRemoval(corpus.count, result.clusters, (k) => keptOf(result.clusters[k]!));
   // The cluster rule's summary gives the lowest similarity of a dropped member to its survivor.
   const needSims = flags.output === 'annotate' || flags.removed !== undefined || (removal.rule === 'cluster' && !exact && flags.output !== 'pairs');
@@ -108,7 +122,7 @@ export async function writeResult(flags: DedupFlags, file: string, corpus: Corpu
       if (target.kind === 'sink') sink = await openOutput(flags.out, commits);
       const bar = flags.output === 'dedup' || flags.output === 'annotate' ? reporter?.progress('write', 'docs', corpus.count) : undefined;
       try {
-        written = await writeOutput(flags, file, corpus, result, sink, target, read, { similarity, tagPrefix: flags.tagPrefix }, commits, bar && ((done) => bar.update(done)));
+        written = await writeOutput(run, { sink, similarity, commits, onProgress: bar && ((done) => bar.update(done)) });
       } finally {
         bar?.stop();
       }

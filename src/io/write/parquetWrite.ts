@@ -24,6 +24,18 @@ export interface RowVerdict extends Omit<RecordTags, 'kept'> {
   keep: boolean;
 }
 
+/** How a rewrite treats each valid record of its input. */
+export interface RewriteHow {
+  /** `dedup` keeps the records whose verdict keeps them; `annotate` keeps every record, with its tags. */
+  mode: 'dedup' | 'annotate';
+  /** Asked once per valid record, in row order. */
+  verdict: (r: InputRecord) => RowVerdict;
+  /** Annotate's column name prefix (default: none). */
+  tagPrefix?: string;
+  /** When given, a file's rename (and a directory's `_SUCCESS`) waits for {@link PendingCommits.commit}. */
+  commits?: PendingCommits;
+}
+
 interface WriterModule {
   ByteWriter: new () => ByteWriterLike;
   ParquetWriter: new (o: Record<string, unknown>) => { write(o: Record<string, unknown>): void | Promise<void>; finish(): void | Promise<void> };
@@ -63,19 +75,12 @@ function fixBytes(v: unknown): unknown {
 
 /**
  * Rewrites Parquet file `input` into `output` (atomically), keeping or annotating each valid record
- * as `verdict` says; rows that are not valid records (skipped with --skip-invalid) are left out, as
+ * as `how.verdict` says (`read`: the reader's context and field spec); rows that are not valid records (skipped with --skip-invalid) are left out, as
  * in the text formats. `verdict` is called once per valid record, in row order. Returns the rows written.
  */
-export async function rewriteParquet(
-  input: string,
-  output: string,
-  ctx: ReaderContext,
-  spec: FieldSpec,
-  mode: 'dedup' | 'annotate',
-  verdict: (r: InputRecord) => RowVerdict,
-  tagPrefix = '',
-  commits?: PendingCommits,
-): Promise<number> {
+export async function rewriteParquet(input: string, output: string, read: { ctx: ReaderContext; spec: FieldSpec }, how: RewriteHow): Promise<number> {
+  const { ctx, spec } = read;
+  const { mode, verdict, tagPrefix = '', commits } = how;
   const w = await loadPackage<WriterModule>('hyparquet-writer', 'writing Parquet');
   const comp = await compressors();
   const { metadata, tree, groups } = await openParquetGroups(input, ctx, spec, true);

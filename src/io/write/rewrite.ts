@@ -8,15 +8,15 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { InputError, UsageError } from '../../common/errors.js';
-import { openOutput, type OutputSink, type PendingCommits } from './output.js';
-import { rewriteParquet, type RowVerdict } from './parquetWrite.js';
+import { openOutput, type OutputSink } from './output.js';
+import { rewriteParquet, type RewriteHow, type RowVerdict } from './parquetWrite.js';
 import { openInput, rowCount, type OpenedInput, type ReadOptions } from '../read/read.js';
 import { makeContext, type InputRecord } from '../read/record.js';
 import type { ShardList } from '../read/shards.js';
 import { lockOutputDirectory, refuseStrayOutputs, SUCCESS_MARKER, successText } from './outDir.js';
 import { annotateHeader, annotateRecord, tagClashAt } from './write.js';
 
-export type { RowVerdict } from './parquetWrite.js';
+export type { RewriteHow, RowVerdict } from './parquetWrite.js';
 
 /** `dedup` keeps one document per cluster; `annotate` keeps all, with their tags (cluster, cluster_size, duplicate_of, similarity, kept). */
 export type RewriteMode = 'dedup' | 'annotate';
@@ -25,9 +25,10 @@ export { SUCCESS_MARKER } from './outDir.js';
 
 /**
  * Writes the records of `input` (opened with `raw: true`, not Parquet) to `sink`, keeping or
- * annotating each as `verdict` says. Returns the records written.
+ * annotating each as `how.verdict` says. Returns the records written.
  */
-export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix = ''): Promise<number> {
+export async function rewriteRecords(input: OpenedInput, sink: OutputSink, how: Omit<RewriteHow, 'commits'>): Promise<number> {
+  const { mode, verdict, tagPrefix = '' } = how;
   let headerDone = false;
   // Rows are written byte for byte: a byte-order mark and each row's own line break (CRLF stays
   // CRLF, also inside quoted CSV fields, which are part of raw; a last row without one gets \n, so
@@ -74,31 +75,30 @@ export async function rewriteRecords(input: OpenedInput, sink: OutputSink, mode:
 /**
  * Rewrites one file (`path`, not a sharded input) into `out`: Parquet as Parquet (see
  * ./parquetWrite.ts), anything else record by record; the compression follows `out`'s name. With
- * `commits`, the file is renamed into place by {@link PendingCommits.commit}, not here.
+ * `how.commits`, the file is renamed into place by {@link PendingCommits.commit}, not here. Returns
+ * the records written and the file's rows (valid and skipped), by which the next shard's are numbered.
  */
-export async function rewriteFile(file: string, out: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, rows?: { rows: number }, tagPrefix = '', commits?: PendingCommits): Promise<number> {
+export async function rewriteFile(file: string, out: string, options: ReadOptions, how: RewriteHow): Promise<{ written: number; rows: number }> {
   const probe = options.format && options.format !== 'auto' ? options.format : undefined;
   const input = probe === 'parquet' ? undefined : await openInput(file, { ...options, raw: true });
   // The file's rows (valid and skipped), for a caller that numbers the next shard's.
   let last = -1;
   let valid = 0;
-  const counted = (r: InputRecord): RowVerdict => {
+  const counted = { ...how, verdict: (r: InputRecord): RowVerdict => {
     last = r.row;
     valid++;
-    return verdict(r);
-  };
+    return how.verdict(r);
+  } };
   if (!input || input.format === 'parquet') {
     const ctx = makeContext(options.displayName ?? file, false, options.skipInvalid ?? false, { count: 0, examples: [] });
-    const n = await rewriteParquet(file, out, ctx, options.fields ?? {}, mode, counted, tagPrefix, commits);
-    if (rows) rows.rows = rowCount(last, valid, ctx.stats.count);
-    return n;
+    const written = await rewriteParquet(file, out, { ctx, spec: options.fields ?? {} }, counted);
+    return { written, rows: rowCount(last, valid, ctx.stats.count) };
   }
-  const sink = await openOutput(out, commits);
+  const sink = await openOutput(out, how.commits);
   try {
-    const n = await rewriteRecords(input, sink, mode, counted, tagPrefix);
+    const written = await rewriteRecords(input, sink, counted);
     await sink.close();
-    if (rows) rows.rows = rowCount(last, valid, input.skips.count);
-    return n;
+    return { written, rows: rowCount(last, valid, input.skips.count) };
   } catch (e) {
     await sink.abort();
     throw e;
@@ -148,25 +148,25 @@ async function checkOutputDirectory(list: ShardList, outDir: string): Promise<vo
  * Rewrites every shard of `list` into `outDir`, under the shard's own relative name (so the same
  * format and compression), then writes the `_SUCCESS` marker. `verdict` sees the records of all
  * shards in order, with rows numbered across shards as {@link openInput} numbers them. With
- * `commits`, the shards' renames and the marker wait for {@link PendingCommits.commit}.
+ * `how.commits`, the shards' renames and the marker wait for {@link PendingCommits.commit}.
  */
-export async function rewriteShards(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix = '', commits?: PendingCommits): Promise<number> {
+export async function rewriteShards(list: ShardList, outDir: string, options: ReadOptions, how: RewriteHow): Promise<number> {
   const release = await prepareOutputDirectory(list, outDir);
   let written: number;
   try {
-    written = await rewriteLocked(list, outDir, options, mode, verdict, tagPrefix, commits);
+    written = await rewriteLocked(list, outDir, options, how);
   } catch (e) {
     await release();
     throw e;
   }
   // With commits, the directory stays locked until its renames are done (or discarded).
-  if (commits) commits.add(release, release);
+  if (how.commits) how.commits.add(release, release);
   else await release();
   return written;
 }
 
 /** {@link rewriteShards} once the output directory is locked and checked. */
-async function rewriteLocked(list: ShardList, outDir: string, options: ReadOptions, mode: RewriteMode, verdict: (r: InputRecord) => RowVerdict, tagPrefix: string, commits: PendingCommits | undefined): Promise<number> {
+async function rewriteLocked(list: ShardList, outDir: string, options: ReadOptions, how: RewriteHow): Promise<number> {
   let written = 0;
   let offset = 0;
   for (let k = 0; k < list.shards.length; k++) {
@@ -174,13 +174,14 @@ async function rewriteLocked(list: ShardList, outDir: string, options: ReadOptio
     const out = path.join(outDir, shard.rel);
     await fsp.mkdir(path.dirname(out), { recursive: true });
     const base = offset;
-    const rows = { rows: 0 };
-    written += await rewriteFile(shard.path, out, { ...options, inputs: undefined, displayName: undefined }, mode, (r) => {
+    const verdict = (r: InputRecord): RowVerdict => {
       r.row += base;
       r.shard = k;
-      return verdict(r);
-    }, rows, tagPrefix, commits);
-    offset += rows.rows;
+      return how.verdict(r);
+    };
+    const done = await rewriteFile(shard.path, out, { ...options, inputs: undefined, displayName: undefined }, { ...how, verdict });
+    written += done.written;
+    offset += done.rows;
   }
   const marker = async (): Promise<void> => {
     try {
@@ -189,7 +190,7 @@ async function rewriteLocked(list: ShardList, outDir: string, options: ReadOptio
       throw new InputError(path.join(outDir, SUCCESS_MARKER), undefined, `cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
   };
-  if (commits) commits.add(marker);
+  if (how.commits) how.commits.add(marker);
   else await marker();
   return written;
 }

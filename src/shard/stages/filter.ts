@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { promises as fsp } from 'node:fs';
-import { rewriteFile } from '../../io/write/rewrite.js';
+import { rewriteFile, type RowVerdict } from '../../io/write/rewrite.js';
 import { groupAssignment, type GroupAssignment } from './components.js';
 import { runPerShard } from '../files/perShard.js';
 import { checkShard, type JobSpec } from '../files/job.js';
@@ -57,7 +57,7 @@ async function filterShard(workDir: string, job: JobSpec, num: Numbering, s: num
     // atomically; the verdict is asked once per valid record, in order: record d is document d.
     let d = 0;
     let k = 0;
-    const written = await rewriteFile(shard.path, out, { ...job.read }, annotate ? 'annotate' : 'dedup', () => {
+    const verdict = (): RowVerdict => {
       const hit = k < docs.length && docs[k] === d;
       const own = base + d;
       const dup = hit && rep[k] !== own && rep[k]! >= 0;
@@ -73,7 +73,8 @@ async function filterShard(workDir: string, job: JobSpec, num: Numbering, s: num
       if (hit) k++;
       d++;
       return v;
-    }, undefined, job.output.tagPrefix);
+    };
+    const { written } = await rewriteFile(shard.path, out, { ...job.read }, { mode: annotate ? 'annotate' : 'dedup', verdict, tagPrefix: job.output.tagPrefix });
     if (d !== num.markers[s]!.docs) throw new Error(`${shard.path} changed since it was signed (${d} documents now, ${num.markers[s]!.docs} then)`);
     return { written, output: out, outputBytes: (await fsp.stat(out)).size };
   }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tmpDir as newTmpDir } from '../../cliUtil.js';
-import { neardupAsync } from '../../helpers/procs.js';
+import { neardupChild } from '../../helpers/procs.js';
 
 const cleanup: (() => void)[] = [];
 after(() => {
@@ -29,7 +29,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     for (let i = 0; i < 400000; i++) lines.push(`line ${i} ${(i * 2654435761) % 1000003} words ${i % 977} more ${i % 131}`);
     fs.writeFileSync(f, lines.join('\n') + '\n');
     const out = path.join(dir, 'out.txt');
-    const run = neardupAsync(['dedup', f, '--output', 'annotate', '-o', out, '--quiet']);
+    const run = neardupChild(['dedup', f, '--output', 'annotate', '-o', out, '--quiet']);
     let tmpSeen: string | undefined;
     for (let i = 0; i < 20000 && !tmpSeen && run.child.exitCode === null; i++) {
       tmpSeen = fs.readdirSync(dir).find((n) => n.startsWith('.out.txt.') && n.endsWith('.tmp'));

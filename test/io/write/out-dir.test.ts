@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tmpDir } from '../../cliUtil.js';
-import { neardupAsync } from '../../helpers/shards.js';
+import { neardupAsync } from '../../helpers/procs.js';
 import { lockOutputDirectory, OUTPUT_LOCK } from '../../../src/io/write/outDir.js';
 import { cliInProcess } from '../../helpers/inProcessCli.js';
 import { getObjects, putObject, S3_ENV, s3rverMissing, startS3rver, type S3Server } from '../../helpers/s3.js';

@@ -12,7 +12,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { tmpDir } from '../../cliUtil.js';
 import { cliInProcess } from '../../helpers/inProcessCli.js';
-import { jsonl, neardupAsync, plantedDocs, writeShards, type Doc } from '../../helpers/shards.js';
+import { jsonl, plantedDocs, writeShards, type Doc } from '../../helpers/shards.js';
+import { neardupAsync } from '../../helpers/procs.js';
 import { removeCommand, STAGES, type StageName } from '../../../src/shard/files/job.js';
 
 describe('job directories: one plan, one input, no torn files', () => {

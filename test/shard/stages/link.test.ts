@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { tmpDir, neardup } from '../../cliUtil.js';
-import { neardupAsync } from '../../helpers/shards.js';
+import { neardupAsync } from '../../helpers/procs.js';
 import { clustersOfPairs } from '../../../src/cluster/clusters.js';
 import { EdgeOut, largeStar, neighbours, smallStar } from '../../../src/shard/stages/starGraph.js';
 import { rangeOf } from '../../../src/shard/files/job.js';
