@@ -6,7 +6,8 @@
  * @module
  */
 import { InputError, UsageError } from '../common/errors.js';
-import { openWorkDir, type WorkDir } from '../shard/workdir/workDir.js';
+import type { WorkDir } from '../shard/workdir/workDir.js';
+import { openWorkDir } from '../shard/workdir/open.js';
 import type { TaskStage } from '../shard/files/job.js';
 import type { TaskReply, TaskRequest } from './localTasks.js';
 

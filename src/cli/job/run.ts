@@ -11,7 +11,8 @@ import { largestDecide, warnDecideForecast } from '../../shard/plan/decideForeca
 import { planJob, type PlanInput } from '../../shard/plan/plan.js';
 import { TaskProcesses } from '../../run/localTasks.js';
 import { progressOf, summarize, writeJobOutput, type JobSummary } from '../../shard/stages/summary.js';
-import { openWorkDir, outputShardNames, type WorkDir } from '../../shard/workdir/workDir.js';
+import { outputShardNames, type WorkDir } from '../../shard/workdir/workDir.js';
+import { openWorkDir } from '../../shard/workdir/open.js';
 import { refuseStrayOutputs } from '../../io/write/outDir.js';
 import { UsageError } from '../../common/errors.js';
 import { stageTimings } from '../../shard/workdir/status.js';

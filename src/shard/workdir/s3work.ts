@@ -42,6 +42,7 @@ import { decideReads } from '../stages/decide.js';
 import { convergedRound, type RoundState } from '../stages/linkDriver.js';
 import { markRunning, runningView, staleRunning } from './s3running.js';
 import { mapStrings, translated, type Names } from './s3names.js';
+import type { WorkDir } from './workDir.js';
 import { fetchPartition } from './s3partition.js';
 
 const pad = (t: number): string => String(t).padStart(5, '0');
@@ -89,7 +90,7 @@ function storedOf(b: Buffer, url: string, job: JobSpec): Stored {
 }
 
 /** A work dir under an `s3://` prefix; see the module comment. */
-export class S3WorkDir {
+export class S3WorkDir implements WorkDir {
   readonly name: string;
   private plan: JobSpec | undefined;
   /** Committed markers read (they never change in content once written). */
