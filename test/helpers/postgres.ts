@@ -7,6 +7,7 @@
  * Debian puts the binaries in /usr/lib/postgresql/<version>/bin, not on PATH: they are found there.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { leashed } from './leash.js';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -70,7 +71,7 @@ export async function startPostgres(): Promise<PostgresChild> {
   const port = await freePort();
   const args = ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=100'];
   const launch = async (): Promise<ChildProcess> => {
-    const c: ChildProcess = spawn(path.join(bin, 'postgres'), args, { ...user, stdio: ['ignore', 'ignore', 'pipe'] });
+    const c: ChildProcess = spawn(...leashed(path.join(bin, 'postgres'), args), { ...user, stdio: ['ignore', 'ignore', 'pipe'] });
     try {
       await untilReady(c, c.stderr!, 'ready to accept connections', `postgres on port ${port}`, POSTGRES_INSTALL, 20000);
     } catch (e) {

@@ -2,6 +2,7 @@
  * Test helper: a private redis-server child on a free 127.0.0.1 port, without persistence.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { leashed } from './leash.js';
 import { createServer } from 'node:net';
 
 /** A running redis-server child. */
@@ -31,7 +32,7 @@ export function freePort(): Promise<number> {
  * first or is not ready within 10 s; `what` names it in those errors).
  */
 export async function spawnRedis(args: string[], what: string): Promise<ChildProcess> {
-  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(...leashed('redis-server', args), { stdio: ['ignore', 'pipe', 'pipe'] });
   await untilReady(child, child.stdout!, 'Ready to accept connections', `redis-server ${what}`, 'apt-get install -y redis-server', 10000);
   return child;
 }

@@ -14,6 +14,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './redis.js';
+import { leashed } from './leash.js';
 import { S3Client, PutObjectCommand, ListObjectsV2Command, GetObjectCommand, DeleteObjectCommand } from '@aws-sdk/client-s3';
 
 // The SDK's notice that its 2027 versions need Node 22 would be printed in every test run on Node 20.
@@ -45,7 +46,7 @@ export async function startS3rver(bucket: string): Promise<S3Server> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-s3rver-'));
   const port = await freePort();
   const bin = path.join(path.dirname(createRequire(import.meta.url).resolve('s3rver/package.json')), 'bin/s3rver.js');
-  const child: ChildProcess = spawn(process.execPath, [bin, '-d', dir, '-a', '127.0.0.1', '-p', String(port), '--silent', '--configure-bucket', bucket], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(...leashed(process.execPath, [bin, '-d', dir, '-a', '127.0.0.1', '-p', String(port), '--silent', '--configure-bucket', bucket]), { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   for (let i = 0; ; i++) {

@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { neardup, tmpDir } from '../cliUtil.js';
-import { neardupAsync, plantedDocs, sortedLines, writeShards, jsonl } from './shards.js';
+import { plantedDocs, sortedLines, writeShards, jsonl } from './shards.js';
+import { neardupAsync } from './procs.js';
 import { REQUIRE_ALL } from './needs.js';
 import { getObjects, putObject, s3rverMissing, startFaultProxy, startS3rver, S3_ENV, type FaultProxy, type S3Server } from './s3.js';
 

@@ -6,6 +6,7 @@
  * The daemons run as the current user (root in CI containers), which Slurm allows as SlurmUser.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { leashed } from './leash.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -112,7 +113,7 @@ export async function startSlurm(): Promise<SlurmCluster> {
   );
   const env = { SLURM_CONF: conf };
   const daemon = (prog: string, args: string[]): void => {
-    const c = spawn(which(prog)!, ['-D', '-f', conf, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const c = spawn(...leashed(which(prog)!, ['-D', '-f', conf, ...args]), { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     c.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     c.on('exit', (code) => code && process.stderr.write(`${prog} exited ${code}: ${err}\n`));
