@@ -19,6 +19,7 @@ import { createTextSigner } from '../../src/sketch/textSigner.js';
 import { bruteForcePairs } from '../../src/similarity/bruteForce.js';
 import { formatPair, formatSimilarity } from '../../src/io/write/write.js';
 import { tempDirs } from '../../src/shard/files/commit.js';
+import { faultEnv } from '../helpers/faults.js';
 
 const FORMATS: ShardFormat[] = ['jsonl.gz', 'jsonl.zst', 'parquet', 'jsonl'];
 const SHARDS = 24;
@@ -109,7 +110,7 @@ describe('sharded dedup jobs', () => {
 
     it('a worker SIGKILLed in the middle of a task: the job finishes with the same result, the killed task\'s files are never committed', async () => {
       // A fourth worker that pauses each task after writing its temp output, before committing.
-      const slow = startWorker(redis.url, path.join(dir, 'w-slow'), ['--lock-ms', '2000', '--stalled-ms', '500'], { NEARDUP_FAULT_PAUSE_MS: '60000' });
+      const slow = startWorker(redis.url, path.join(dir, 'w-slow'), ['--lock-ms', '2000', '--stalled-ms', '500'], faultEnv({ pauseMs: 60000 }));
       workers.push(slow);
       await slow.waitFor(/worker ready/);
       const work = path.join(dir, 'shared', 'job2');

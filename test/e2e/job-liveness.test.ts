@@ -15,6 +15,7 @@ import { needsRedis } from '../helpers/needs.js';
 import { jsonl, plantedDocs, sortedLines, startWorker, writeShards, type WorkerChild } from '../helpers/shards.js';
 import { neardupAsync } from '../helpers/procs.js';
 import { arrayIndexFromEnv } from '../../src/shard/stages/registry.js';
+import { faultEnv } from '../helpers/faults.js';
 
 describe('array indices from the environment', () => {
   it('are checked like --task and --tasks: text, a count of 0, an index outside the array are usage errors naming the variable', () => {
@@ -116,7 +117,7 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
   it('a worker running tasks longer than --wait-notice is not called idle', async () => {
     const url = `redis://127.0.0.1:${port}`;
     // Each task waits 2.5 s before its marker: longer than the 1 s notice.
-    const w = startWorker(url, path.join(dir, 'wk-slow'), ['--queue', 'slow'], { NEARDUP_FAULT_PAUSE_MS: '2500' });
+    const w = startWorker(url, path.join(dir, 'wk-slow'), ['--queue', 'slow'], faultEnv({ pauseMs: 2500 }));
     workers.push(w);
     await w.waitFor(/worker ready/);
     const r = await neardupAsync(['job', 'dedup', shards, '--redis', url, '--queue', 'slow', '--wait-notice', '1', '--work-dir', path.join(dir, 'w-slow'), '--id-field', 'id', '--out', path.join(dir, 'w-slow.tsv'), '-q'], dir);
@@ -158,7 +159,7 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
       redis!.kill('SIGCONT');
     }
     // A task that would take a minute: the worker leaves it after --stop-grace.
-    const slow = startWorker(url, path.join(dir, 'wk4'), ['--queue', 'slow', '--stop-grace', '1', '--lock-ms', '2000', '--stalled-ms', '500'], { NEARDUP_FAULT_PAUSE_MS: '60000' });
+    const slow = startWorker(url, path.join(dir, 'wk4'), ['--queue', 'slow', '--stop-grace', '1', '--lock-ms', '2000', '--stalled-ms', '500'], faultEnv({ pauseMs: 60000 }));
     await slow.waitFor(/worker ready/);
     const job = neardupAsync(['job', 'dedup', shards, '--redis', url, '--queue', 'slow', '--redis-timeout', '5', '--work-dir', path.join(dir, 'w4'), '--id-field', 'id', '--out', path.join(dir, 'w4.tsv'), '-q'], dir);
     await slow.waitFor(/task start/);

@@ -17,6 +17,7 @@ import { fetchPartition } from '../../src/shard/workdir/s3partition.js';
 import { setS3Endpoint } from '../../src/io/s3/client.js';
 import { BUCKET, s3WorkDirSetting } from '../helpers/s3WorkDir.js';
 import { getObjects, putObject, S3_ENV } from '../helpers/s3.js';
+import { faultEnv } from '../helpers/faults.js';
 
 const S = s3WorkDirSetting();
 // The functions are set at once; server, proxy, dir and single only once its before hook has run (read them from S).
@@ -26,7 +27,7 @@ test('a task SIGKILLed while it uploads: nothing looks complete; running it agai
   const work = `s3://${BUCKET}/jobs/b`;
   await ok(['job', 'plan', `s3://${BUCKET}/in/`, '--work-dir', work, '--id-field', 'id', '--task-bytes', '1', '--partitions', '2', '-q']);
   await stages(work, ['sign', 'join', 'route', 'gather']);
-  const child = spawn(process.execPath, [mainJs, 'stage', 'verify', '--task', '0', '--work-dir', work, '--s3-endpoint', S.proxy.endpoint], { cwd: S.dir, env: { ...process.env, ...S3_ENV, NEARDUP_FAULT_UPLOAD_PAUSE_MS: '60000' }, stdio: 'ignore' });
+  const child = spawn(process.execPath, [mainJs, 'stage', 'verify', '--task', '0', '--work-dir', work, '--s3-endpoint', S.proxy.endpoint], { cwd: S.dir, env: { ...process.env, ...S3_ENV, ...faultEnv({ uploadPauseMs: 60000 }) }, stdio: 'ignore' });
   const exited = new Promise((r) => child.once('exit', r));
   let started: string[] = [];
   for (let i = 0; i < 400 && started.length === 0; i++) {
@@ -41,7 +42,7 @@ test('a task SIGKILLed while it uploads: nothing looks complete; running it agai
   child.kill('SIGKILL');
   await exited;
   // Its record is no longer rewritten: once stale (here at once), status counts it dead, not running.
-  const stale = { NEARDUP_FAULT_RUNNING_STALE_MS: '1' };
+  const stale = faultEnv({ runningStaleMs: 1 });
   const gone = verifyOf(await ok(['job', 'status', '--work-dir', work, '--json'], stale));
   assert.deepEqual([gone.running, gone.deadAttempts], [0, 1]);
   assert.equal((await getObjects(S.server, BUCKET, 'jobs/b/verify/00000/_SUCCESS.json')).size, 0, 'no marker');

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { sortedLines } from '../helpers/shards.js';
 import { BUCKET, s3WorkDirSetting } from '../helpers/s3WorkDir.js';
 import { deleteObject, getObjects, putObject } from '../helpers/s3.js';
+import { faultEnv } from '../helpers/faults.js';
 
 const S = s3WorkDirSetting();
 // The functions are set at once; server, proxy, dir and single only once its before hook has run (read them from S).
@@ -25,8 +26,8 @@ test('array stages on a work dir in S3: neardup dedup\'s pairs; two attempts rac
   await ok(['job', 'plan', `s3://${BUCKET}/in/`, '--work-dir', W, '--id-field', 'id', '--task-bytes', '1', '--partitions', '2', '-q']);
   // Task 0 through the proxy, which answers the second marker PUT with 412: that attempt adopts the
   // first. Both run at once and upload their attempts; the second pauses longer before its marker.
-  const pause = { NEARDUP_FAULT_UPLOAD_PAUSE_MS: '1000' };
-  const later = { NEARDUP_FAULT_UPLOAD_PAUSE_MS: '4000' };
+  const pause = faultEnv({ uploadPauseMs: 1000 });
+  const later = faultEnv({ uploadPauseMs: 4000 });
   const race = await Promise.all([run(['stage', 'sign', '--task', '0', '--work-dir', W], pause), run(['stage', 'sign', '--task', '0', '--work-dir', W], later)]);
   for (const r of race) assert.equal(r.code, 0, r.stderr);
   assert.ok(S.proxy.stats.preconditionFailed >= 1, 'one marker PUT found the other there');

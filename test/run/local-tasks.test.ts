@@ -17,6 +17,7 @@ import { loadJob, taskCount, type StageName, type TaskStage } from '../../src/sh
 
 import { neardup, tmpDir } from '../cliUtil.js';
 import { plantedDocs, writeShards } from '../helpers/shards.js';
+import { withFaultEnv } from '../helpers/faults.js';
 
 /** Whether `pid` runs (a zombie does not). */
 function running(pid: number): boolean {
@@ -152,13 +153,8 @@ describe('task processes', () => {
     const slowWork = path.join(dir, 'work-slow');
     fs.cpSync(work, slowWork, { recursive: true });
     fs.rmSync(path.join(slowWork, 'sign', '00000'), { recursive: true });
-    process.env.NEARDUP_FAULT_PAUSE_MS = '60000';
     const slow = pool(1);
-    try {
-      slow.start();
-    } finally {
-      delete process.env.NEARDUP_FAULT_PAUSE_MS;
-    }
+    withFaultEnv({ pauseMs: 60000 }, () => slow.start());
     const running0 = slow.runOne(slowWork, 'sign', 0);
     let tmp: string[] = [];
     await until('the slow task wrote its temp directory', () => (tmp = fs.readdirSync(path.join(slowWork, 'sign')).filter((d) => d.includes('.tmp-'))).length === 1);
@@ -173,12 +169,7 @@ describe('task processes', () => {
     const slowWork = path.join(dir, 'work-slow2');
     fs.cpSync(work, slowWork, { recursive: true });
     fs.rmSync(path.join(slowWork, 'sign', '00001'), { recursive: true });
-    process.env.NEARDUP_FAULT_PAUSE_MS = '1500';
-    try {
-      p.start();
-    } finally {
-      delete process.env.NEARDUP_FAULT_PAUSE_MS;
-    }
+    withFaultEnv({ pauseMs: 1500 }, () => p.start());
     const first = p.runOne(slowWork, 'sign', 1);
     await assert.rejects(p.runOne(slowWork, 'sign', 2), /more than 1 tasks at once/);
     let tmp: string[] = [];

@@ -17,6 +17,7 @@ import path from 'node:path';
 import { UsageError } from '../../common/errors.js';
 import { writeError } from '../../io/write/output.js';
 import { DamagedFileError } from './columns.js';
+import { faultHooks } from '../../common/faults.js';
 
 /** The completion marker's file name inside a committed task directory. */
 export const MARKER = '_SUCCESS.json';
@@ -170,12 +171,6 @@ export function requireMarker<T = Record<string, unknown>>(workDir: string, job:
   return m;
 }
 
-/** A hook for tests and fault drills: NEARDUP_FAULT_PAUSE_MS pauses a task after writing its temp output, before its commit. */
-async function faultPause(): Promise<void> {
-  const ms = Number(process.env.NEARDUP_FAULT_PAUSE_MS ?? 0);
-  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-}
-
 /** The check written into a marker: SHA-256 (first 16 hex digits) of its JSON without the check. */
 function markerCheck(body: object): string {
   return createHash('sha256').update(JSON.stringify(body)).digest('hex').slice(0, 16);
@@ -289,7 +284,7 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
       pid: process.pid,
     };
     const marker = { ...counters, plan: job.id, files, stats } as T & MarkerBase;
-    await faultPause();
+    await faultHooks().beforeCommit?.();
     await writeSynced(path.join(tmp, MARKER), JSON.stringify(sealMarker(marker)), true);
     await syncDir(tmp);
     try {

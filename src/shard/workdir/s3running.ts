@@ -14,13 +14,14 @@ import path from 'node:path';
 import { remoteRunningFile } from '../files/commit.js';
 import { STAGES } from '../files/job.js';
 import { inParallel, PARALLEL, parseS3Url, s3Delete, s3Get, s3List, s3Put } from '../../io/s3/client.js';
+import { faultHooks } from '../../common/faults.js';
 
 /** How often a running task rewrites its record. */
 export const BEAT_MS = 15_000;
 /** A record older than this belongs to a task that is gone (three beats missed; clocks of the machines may differ a little). */
 export const STALE_MS = 60_000;
-/** A hook for the tests: NEARDUP_FAULT_RUNNING_STALE_MS takes a record for stale sooner. */
-const staleMs = (): number => Number(process.env.NEARDUP_FAULT_RUNNING_STALE_MS ?? STALE_MS);
+/** A test's hook may take a record for stale sooner (src/common/faults.ts). */
+const staleMs = (): number => faultHooks().runningStaleMs?.() ?? STALE_MS;
 
 /** A running record's body. */
 export interface RunningRecord {

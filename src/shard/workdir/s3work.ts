@@ -44,6 +44,7 @@ import { markRunning, runningView, staleRunning } from './s3running.js';
 import { mapStrings, translated, type Names } from './s3names.js';
 import type { WorkDir } from './workDir.js';
 import { fetchPartition } from './s3partition.js';
+import { faultHooks } from '../../common/faults.js';
 
 const pad = (t: number): string => String(t).padStart(5, '0');
 
@@ -57,9 +58,6 @@ interface Stored {
   body: MarkerBase;
   text: string;
 }
-
-/** A hook for the tests: NEARDUP_FAULT_UPLOAD_PAUSE_MS pauses a task after the first object of its attempt is uploaded, before the rest and the marker. */
-const uploadPause = (ms = Number(process.env.NEARDUP_FAULT_UPLOAD_PAUSE_MS ?? 0)): Promise<unknown> => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
 
 async function spoolDir(): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await fsp.mkdtemp(path.join(process.env.NEARDUP_S3_SPOOL ?? tmpdir(), 'neardup-task-'));
@@ -308,7 +306,7 @@ export class S3WorkDir implements WorkDir {
         await s3Upload(file, st.size, url);
         if (!paused) {
           paused = true;
-          await uploadPause();
+          await faultHooks().afterFirstUpload?.();
         }
       }),
       PARALLEL,

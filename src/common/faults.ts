@@ -1,0 +1,32 @@
+/**
+ * Places where a test stops a task or ages its records at a known point: a task paused before its
+ * commit or between its uploads is killed there. Production code calls these hooks; they do
+ * nothing unless a test installed them in the process (test/helpers/faultPreload.ts, which the CLI
+ * processes a test starts load with `node --import`), so nothing a user sets reaches them.
+ * @module
+ */
+
+/** The hooks; each one missing is a no-op. */
+export interface FaultHooks {
+  /** A task has written its temp output and is about to commit it. */
+  beforeCommit?: () => Promise<void>;
+  /** A task on an S3 work dir has uploaded the first object of its attempt; the rest and its marker are next. */
+  afterFirstUpload?: () => Promise<void>;
+  /** How old a running record of an S3 work dir must be to count as a dead task's, instead of the default. */
+  runningStaleMs?: () => number;
+}
+
+// Kept on the process, not in this module: the CLI is a bundle (dist/cli) with a copy of this
+// module of its own, and a preload installs through the library's copy (dist/src).
+const KEY = Symbol.for('neardup.faultHooks');
+const hooks = (): FaultHooks => ((globalThis as { [KEY]?: FaultHooks })[KEY] ??= {});
+
+/** Installs hooks in this process (a test's preload does; see the module comment). */
+export function installFaultHooks(h: FaultHooks): void {
+  Object.assign(hooks(), h);
+}
+
+/** The hooks installed in this process. */
+export function faultHooks(): Readonly<FaultHooks> {
+  return hooks();
+}

@@ -1,0 +1,12 @@
+/**
+ * Loaded into a CLI process a test starts (`node --import`, through NODE_OPTIONS: see ./faults.ts):
+ * installs the fault hooks of src/common/faults.ts that the test asked for in its environment.
+ */
+import { installFaultHooks } from '../../src/common/faults.js';
+
+const ms = (name: string): number => Number(process.env[name] ?? 0);
+const pause = (n: number) => (): Promise<void> => new Promise((r) => setTimeout(r, n));
+
+if (ms('NEARDUP_FAULT_PAUSE_MS') > 0) installFaultHooks({ beforeCommit: pause(ms('NEARDUP_FAULT_PAUSE_MS')) });
+if (ms('NEARDUP_FAULT_UPLOAD_PAUSE_MS') > 0) installFaultHooks({ afterFirstUpload: pause(ms('NEARDUP_FAULT_UPLOAD_PAUSE_MS')) });
+if (ms('NEARDUP_FAULT_RUNNING_STALE_MS') > 0) installFaultHooks({ runningStaleMs: () => ms('NEARDUP_FAULT_RUNNING_STALE_MS') });
