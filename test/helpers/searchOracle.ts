@@ -140,6 +140,16 @@ export async function openPair(spec: () => Promise<string>): Promise<[NearDupInd
 /** How one route is set up for one run: the searcher over the corpus, and how to close it. */
 export type Setup = (docs: Doc[]) => Promise<{ searcher: Searcher; close(): Promise<void> }>;
 
+/** The library on fresh stores from `spec`. */
+export function librarySetup(spec: () => Promise<string>): Setup {
+  return async (docs) => {
+    const [a, b] = await openPair(spec);
+    await a.addMany(docs);
+    await b.addMany(docs);
+    return { searcher: librarySearcher(a, b), close: async () => void (await Promise.all([a.close(), b.close()])) };
+  };
+}
+
 /** The property: topK equals the oracle; filtered threshold searches equal unfiltered ones filtered. */
 export async function checkSearchProperty(setup: Setup, numRuns: number): Promise<void> {
   await fc.assert(

@@ -11,20 +11,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import '../helpers/fuzz.js';
 import { NearDupIndex } from '../../src/index.js';
-import { checkSearchProperty, librarySearcher, openPair, type Setup } from '../helpers/searchOracle.js';
+import { checkSearchProperty, librarySetup } from '../helpers/searchOracle.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-search-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-/** The library on fresh stores of one kind. */
-export function librarySetup(spec: () => Promise<string>): Setup {
-  return async (docs) => {
-    const [a, b] = await openPair(spec);
-    await a.addMany(docs);
-    await b.addMany(docs);
-    return { searcher: librarySearcher(a, b), close: async () => void (await Promise.all([a.close(), b.close()])) };
-  };
-}
 
 let n = 0;
 test('topK of distinct texts and filters equal brute force (memory)', () => checkSearchProperty(librarySetup(async () => 'memory'), 120));
