@@ -61,17 +61,14 @@ export async function topKMatches(ctx: IndexContext, p: Prepared, q: TopKQuery):
   const { k, trees, filter } = q;
   const byId = new Map<string, StoredDoc>();
   const rejected = new Set<string>();
-  const texts = new Set<string>();
-  const take = (c: StoredDoc): void => {
-    byId.set(c.id, c);
-    texts.add(copyKey(c.record));
-  };
+  const take = (c: StoredDoc): void => void byId.set(c.id, c);
+  const enough = distinctTexts(byId, 4 * k);
   const [first] = await store.lookup([keyMaker.bandPart(p.keys)], ctx.maxCandidates);
   for (const c of first!) if (!filter || filter(c.record, c.id)) take(c);
   // Shallow prefixes can have huge buckets: take at most `budget` candidates from each level,
   // preferring those that share a prefix in the most trees (a rough similarity order).
   const budget = Math.min(ctx.maxCandidates, Math.max(100, 10 * k));
-  for (let l = 0; l < keyMaker.levels && texts.size < 4 * k; l++) {
+  for (let l = 0; l < keyMaker.levels && !enough(); l++) {
     const lk = keyMaker.levelPart(p.keys, l);
     const lists = await store.lookup(Array.from({ length: trees }, (_, t) => lk.subarray(t, t + 1)), budget);
     const hits = new Map<string, { doc: StoredDoc; n: number }>();
@@ -88,6 +85,22 @@ export async function topKMatches(ctx: IndexContext, p: Prepared, q: TopKQuery):
     for (let i = 0; i < ranked.length && i < budget; i++) take(ranked[i]!.doc);
   }
   return distinctMatches(ctx, p, [...byId.values()], k);
+}
+
+/**
+ * Whether the candidates (a map that only grows) hold at least `n` distinct texts. Their copy keys
+ * are computed only once there are `n` candidates, and each only once.
+ */
+function distinctTexts(byId: ReadonlyMap<string, StoredDoc>, n: number): () => boolean {
+  const texts = new Set<string>();
+  let keyed = 0;
+  return () => {
+    if (byId.size < n) return false;
+    let i = 0;
+    for (const c of byId.values()) if (i++ >= keyed) texts.add(copyKey(c.record));
+    keyed = byId.size;
+    return texts.size >= n;
+  };
 }
 
 /** Scores every candidate, keeps the k best distinct texts, and fills in hits and copies. */

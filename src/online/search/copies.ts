@@ -7,14 +7,15 @@
  * of insertion; an online cluster is named by its smallest member id the same way).
  * @module
  */
-import { readRecordSketch } from '../records/record.js';
+import { recordSketchBytes } from '../records/record.js';
 
-/** What two records must share to be copies: their fingerprint set, else their signature, as a string key. */
+/**
+ * What two records must share to be copies: their encoded fingerprint set and signature, read
+ * without decoding them (the encoding is canonical), as a string key.
+ */
 export function copyKey(record: Uint8Array): string {
-  const r = readRecordSketch(record, undefined);
-  const a = r.set ?? r.signature;
-  if (!a) return '';
-  return (r.set ? 's' : 'g') + Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('latin1');
+  const { kinds, bytes } = recordSketchBytes(record);
+  return String.fromCharCode(kinds) + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 }
 
 /** A ranked candidate as grouping needs it: its id, score and record. */
