@@ -64,7 +64,10 @@ export async function topKMatches(ctx: IndexContext, p: Prepared, q: TopKQuery):
   const take = (c: StoredDoc): void => void byId.set(c.id, c);
   const enough = distinctTexts(byId, 4 * k);
   const [first] = await store.lookup([keyMaker.bandPart(p.keys)], ctx.maxCandidates);
-  for (const c of first!) if (!filter || filter(c.record, c.id)) take(c);
+  for (const c of first!) {
+    if (!filter || filter(c.record, c.id)) take(c);
+    else rejected.add(c.id);
+  }
   // Shallow prefixes can have huge buckets: take at most `budget` candidates from each level,
   // preferring those that share a prefix in the most trees (a rough similarity order).
   const budget = Math.min(ctx.maxCandidates, Math.max(100, 10 * k));
@@ -106,10 +109,7 @@ function distinctTexts(byId: ReadonlyMap<string, StoredDoc>, n: number): () => b
 /** Scores every candidate, keeps the k best distinct texts, and fills in hits and copies. */
 function distinctMatches(ctx: IndexContext, p: Prepared, cands: StoredDoc[], k: number): TopKMatch[] {
   const groups = groupCopies(ctx.scorer.rank(p, cands, { min: 0 }), k);
-  const hits = ctx.scorer.finish(
-    p,
-    groups.map((g) => g.hit),
-  );
+  const hits = ctx.scorer.finish(p, groups.map((g) => g.hit));
   ctx.counters.verified += groups.reduce((n, g) => n + 1 + g.copies.length, 0);
   return hits.map((m, i) => {
     // A copy scores as its hit (same set or signature): only its metadata is read.
