@@ -20,6 +20,7 @@ import type { StoredDoc } from '../store/types.js';
 import type { IndexContext } from './context.js';
 import { withMeta } from './scoring.js';
 import type { Match, Prepared } from './types.js';
+import { filterCandidates, type Cut } from './search/filters.js';
 
 /** One containment match before metadata: `contained` says which side is inside the other. */
 export interface ContainmentHit {
@@ -60,14 +61,15 @@ export function scoreContainment(query: Uint32Array, cands: readonly StoredDoc[]
 }
 
 /** Containment matches of a prepared query: candidates from the bands and every forest level, best first. */
-export async function containmentMatches(ctx: IndexContext, p: Prepared, t: number, limit = Infinity): Promise<Match[]> {
+export async function containmentMatches(ctx: IndexContext, p: Prepared, t: number, cut: Cut = {}): Promise<Match[]> {
+  const { limit = Infinity, filter } = cut;
   const { keyMaker } = ctx;
   const lists = [keyMaker.bandPart(p.keys)];
   for (let l = 0; l < keyMaker.levels; l++) lists.push(keyMaker.levelPart(p.keys, l));
   // The size-partitioned containment keys, when the index has them (src/online/keys/ensemble.ts).
   if (keyMaker.ensemble && p.sig) lists.push(...keyMaker.ensemble.queryKeys(p.sig, p.set.length, t));
   const found = await ctx.store.lookup(lists, ctx.maxCandidates);
-  const cands = found.flat();
+  const cands = filterCandidates(found.flat(), filter);
   ctx.counters.candidates += cands.length;
   const hits = scoreContainment(p.set, cands, t);
   if (hits.length > limit) hits.length = limit;

@@ -30,6 +30,7 @@ interface ScoredMatch<Meta> {
   estimate: number;
   meta?: Meta;
   contained?: 'query' | 'document';
+  copies?: ScoredMatch<Meta>[];
 }
 
 /** A match with only the fields asked for (`contained` stays whenever the query measured containment). */
@@ -48,6 +49,8 @@ export interface LeanMatch<Meta = unknown> {
   signature?: number[] | null;
   /** The side that is inside the other (see `Match.contained`). */
   contained?: 'query' | 'document';
+  /** topK hits: the hit's copies, each with the same fields (see `TopKMatch.copies`). */
+  copies?: LeanMatch<Meta>[];
 }
 
 /**
@@ -69,8 +72,9 @@ export function splitStoredText(meta: unknown): { meta: unknown; text: string | 
 }
 
 /**
- * Keeps only `fields` of each match. `signatures` fetches the stored signatures of ids (one store
- * read), called only when `signature` is asked for.
+ * Keeps only `fields` of each match (and of each copy of a topK hit, whose `copies` always stay).
+ * `signatures` fetches the stored signatures of ids (one store read), called only when `signature`
+ * is asked for.
  */
 export async function selectMatchFields<Meta>(
   matches: ScoredMatch<Meta>[],
@@ -78,8 +82,10 @@ export async function selectMatchFields<Meta>(
   signatures: (ids: string[]) => Promise<(Uint32Array | null)[]>,
 ): Promise<LeanMatch<Meta>[]> {
   const want = new Set(fields);
-  const sigs = want.has('signature') ? await signatures(matches.map((m) => m.id)) : [];
-  return matches.map((m, i) => {
+  const all = matches.flatMap((m) => [m, ...(m.copies ?? [])]);
+  const sigs = want.has('signature') ? await signatures(all.map((m) => m.id)) : [];
+  const sigOf = new Map(sigs.map((s, i) => [all[i]!, s]));
+  const lean = (m: ScoredMatch<Meta>): LeanMatch<Meta> => {
     const out: LeanMatch<Meta> = {};
     if (want.has('id')) out.id = m.id;
     if (want.has('similarity')) out.similarity = m.similarity;
@@ -89,8 +95,10 @@ export async function selectMatchFields<Meta>(
       if (want.has('meta') && s.meta !== undefined) out.meta = s.meta as Meta;
       if (want.has('text')) out.text = s.text;
     }
-    if (want.has('signature')) out.signature = sigs[i] ? Array.from(sigs[i]!) : null;
+    if (want.has('signature')) out.signature = sigOf.get(m) ? Array.from(sigOf.get(m)!) : null;
     if (m.contained) out.contained = m.contained;
+    if (m.copies) out.copies = m.copies.map(lean);
     return out;
-  });
+  };
+  return matches.map(lean);
 }

@@ -1,11 +1,8 @@
 /**
- * NearDupIndex: an online near-duplicate index. Documents arrive one at a time (or in batches);
- * each `add` returns the already indexed near duplicates with exact Jaccard scores, then indexes
- * the document. Storage is pluggable (memory, SQLite, Redis); the search logic is in this folder,
- * once: options and manifest (manifest.ts), preparation (preparer.ts, pipeline.ts), scoring
- * (scoring.ts), queries (queries.ts, containmentQuery.ts), writes (writer.ts, insert.ts), removals
- * and the purge of expired documents (removal.ts; expiry: expiry.ts), snapshot files (snapshot.ts).
- * This class ties them together and holds the public surface.
+ * NearDupIndex: an online near-duplicate index. Each `add` returns the already indexed near
+ * duplicates with exact Jaccard scores, then indexes the document; storage is pluggable (memory,
+ * SQLite, Redis, PostgreSQL). This class holds the public surface over the modules of this folder:
+ * manifest, preparer, pipeline, scoring, queries, containmentQuery, search/, insert, removal, etc.
  * @module
  */
 import type { NearDupStore } from '../store/types.js';
@@ -30,15 +27,21 @@ import { selectMatchFields, type LeanMatch, type MatchField } from './fields.js'
 import { recallWarning, type RecallWarning } from './keys/recall.js';
 import { liveView, parseDuration, resolveExpiry } from './expiry.js';
 import { purgeExpired, removeIds, type RemovalHost } from './removal.js';
-import type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, Prepared, QueryOptions } from './types.js';
+import { compileFilter } from './search/filters.js';
+import type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, Prepared, QueryOptions, TopKMatch, TopKOptions } from './types.js';
 
 export type { RecallWarning } from './keys/recall.js';
-export type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, OnlineVerify, QueryOptions } from './types.js';
+export type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, OnlineVerify, QueryOptions, TopKMatch, TopKOptions } from './types.js';
+export type { FilterScalar, MetaFilter } from './search/filters.js';
 export { resolveManifest } from './manifest.js';
 export { PURGE_BATCH } from './removal.js';
 
-function checkLimit(limit: number | undefined): void {
+/** What every prepared document of an add carries from its options: `limit` (checked) and the compiled `filter`. */
+function addCut(options: AddOptions): Pick<Prepared, 'limit' | 'filter'> {
+  const { limit } = options;
   if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new RangeError(`limit must be a positive integer, got ${limit}`);
+  const filter = compileFilter(options.filter);
+  return { ...(limit !== undefined ? { limit } : {}), ...(filter ? { filter } : {}) };
 }
 
 /**
@@ -179,9 +182,7 @@ export class NearDupIndex<Meta = unknown> {
   /** Adds one document; resolves to its near duplicates already in the index (best first). */
   async add(id: string, text: string, meta?: Meta, options: AddOptions = {}): Promise<Match<Meta>[]> {
     this.check();
-    checkLimit(options.limit);
-    const p = this.preparer.prepare(id, text, meta);
-    if (options.limit !== undefined) p.limit = options.limit;
+    const p = Object.assign(this.preparer.prepare(id, text, meta), addCut(options));
     p.expiresAt = resolveExpiry({}, options, this.ttl, this.now());
     // Group commit (src/online/writer.ts): written with the adds that arrive while a write runs.
     return this.group.add(p) as Promise<Match<Meta>[]>;
@@ -194,7 +195,7 @@ export class NearDupIndex<Meta = unknown> {
    */
   async addMany(docs: NewDocument<Meta>[], options: AddOptions = {}): Promise<Match<Meta>[][]> {
     this.check();
-    checkLimit(options.limit);
+    const cut = addCut(options);
     const seen = new Map<string, number>();
     docs.forEach((d, i) => {
       if (seen.has(d.id)) throw new RangeError(`duplicate id "${d.id}" in batch (items ${seen.get(d.id)} and ${i})`);
@@ -205,7 +206,7 @@ export class NearDupIndex<Meta = unknown> {
       prepared = await this.preparer.prepareInWorkers(docs);
       this.check();
     } else prepared = docs.map((d) => this.preparer.prepare(d.id, d.text, d.meta));
-    if (options.limit !== undefined) for (const p of prepared) p.limit = options.limit;
+    for (const p of prepared) Object.assign(p, cut);
     prepared.forEach((p, i) => (p.expiresAt = resolveExpiry(docs[i]!, options, this.ttl, this.now())));
     return this.lock.exclusive(() => insertPrepared(this.ctx, prepared)) as Promise<Match<Meta>[][]>;
   }
@@ -228,11 +229,12 @@ export class NearDupIndex<Meta = unknown> {
     const measure = options.measure ?? 'jaccard';
     if (measure !== 'jaccard' && measure !== 'containment') throw new RangeError(`unknown measure "${String(measure)}" (expected jaccard or containment)`);
     if (measure === 'containment' && this.manifest.verify !== 'exact') throw new RangeError('containment queries need the fingerprint sets: an index with verify "exact"');
+    const cut = { limit: options.limit, filter: compileFilter(options.filter) };
     const p = this.preparer.prepare('(query)', text, undefined);
     this.counters.queries++;
     if (!p.sig) return [];
-    if (measure === 'containment') return containmentMatches(this.ctx, p, t, options.limit) as Promise<Match<Meta>[]>;
-    return thresholdMatches(this.ctx, p, t, options.limit) as Promise<Match<Meta>[]>;
+    if (measure === 'containment') return containmentMatches(this.ctx, p, t, cut) as Promise<Match<Meta>[]>;
+    return thresholdMatches(this.ctx, p, t, cut) as Promise<Match<Meta>[]>;
   }
 
   /**
@@ -272,25 +274,26 @@ export class NearDupIndex<Meta = unknown> {
     this.check();
     const t = options.threshold ?? this.manifest.threshold;
     checkThreshold(t);
+    const filter = compileFilter(options.filter);
     if (!options.internal) this.counters.queries++;
-    return matchesOfRecord(this.ctx, id, record, t, options.limit, !options.internal) as Promise<Match<Meta>[]>;
+    return matchesOfRecord(this.ctx, id, record, { t, limit: options.limit, counted: !options.internal, filter }) as Promise<Match<Meta>[]>;
   }
 
   /**
-   * The k most similar indexed documents, even below the threshold, best first. Candidates come from
-   * the LSH bands and the forest prefixes, deepest first; shallower prefixes are consulted only
-   * while fewer than 4k candidates were found, and each level adds at most max(100, 10k)
-   * candidates, those sharing a prefix in the most trees first. All candidates are scored exactly.
-   * Approximate: a document sharing no prefix with the query is missed.
+   * The k most similar distinct texts, even below the threshold, best first, each hit listing its
+   * copies (same fingerprint set, or signature with verify `estimate`; the hit is the copy with the
+   * smallest id: src/online/search/copies.ts). Candidates: see `topKMatches` (src/online/queries.ts);
+   * all are scored exactly. Approximate: a document sharing no prefix with the query is missed.
    */
-  async topK(text: string, k: number): Promise<Match<Meta>[]> {
+  async topK(text: string, k: number, options: TopKOptions = {}): Promise<TopKMatch<Meta>[]> {
     this.check();
     if (!Number.isInteger(k) || k < 1) throw new RangeError(`k must be a positive integer, got ${k}`);
     if (!this.manifest.forest) throw new Error('topK needs the forest: open the index without forest: false');
+    const filter = compileFilter(options.filter);
     const p = this.preparer.prepare('(query)', text, undefined);
     this.counters.topK++;
     if (!p.sig) return [];
-    return topKMatches(this.ctx, p, k, this.manifest.forest.trees) as Promise<Match<Meta>[]>;
+    return topKMatches(this.ctx, p, { k, trees: this.manifest.forest.trees, filter }) as Promise<TopKMatch<Meta>[]>;
   }
 
   /** Removes a document; false when it was not indexed. */

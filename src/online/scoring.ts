@@ -25,6 +25,12 @@ export function withMeta(m: Match, record: Uint8Array): Match {
   return m;
 }
 
+/** A scored candidate: its match (estimate and metadata not filled in yet) and its record. */
+export interface Scored {
+  m: Match;
+  record: Uint8Array;
+}
+
 /** Scores candidates; one per index (it reuses a scratch buffer, so it is not re-entrant). */
 export class Scorer {
   private scratch = new Uint32Array(4096);
@@ -41,10 +47,23 @@ export class Scorer {
    * `counted` false leaves the candidate and verified counters alone (the index's own work).
    */
   score(p: Prepared, cands: StoredDoc[], min: number, skip?: (id: string) => boolean, limit = Infinity, counted = true): Match[] {
+    const kept = this.rank(p, cands, { min, skip, counted });
+    if (kept.length > limit) kept.length = limit;
+    // Matches returned (topK keeps every candidate up to k: counting before the cut counted candidates).
+    if (counted) this.counters.verified += kept.length;
+    return this.finish(p, kept);
+  }
+
+  /**
+   * The candidates scoring at least `min`, best first, with their records, without their estimates
+   * and metadata (see {@link Scorer.finish}). Counts the candidates when `counted`.
+   */
+  rank(p: Prepared, cands: StoredDoc[], o: { min: number; skip?: ((id: string) => boolean) | undefined; counted?: boolean }): Scored[] {
+    const { min, skip, counted = true } = o;
     if (!p.sig) return [];
     const exact = this.verify === 'exact';
     if (counted) this.counters.candidates += cands.length;
-    const kept: { m: Match; record: Uint8Array }[] = [];
+    const kept: Scored[] = [];
     for (const c of cands) {
       if (skip?.(c.id)) continue;
       const r = readRecordSketch(c.record, this.scratch);
@@ -64,12 +83,14 @@ export class Scorer {
       kept.push({ m: { id: c.id, similarity, estimate }, record: c.record });
     }
     kept.sort((a, b) => byScore(a.m, b.m));
-    if (kept.length > limit) kept.length = limit;
-    // Matches returned (topK keeps every candidate up to k: counting before the cut counted candidates).
-    if (counted) this.counters.verified += kept.length;
-    // Estimates (one signature each) and metadata only for the matches returned.
+    return kept;
+  }
+
+  /** The matches of ranked candidates: estimates (one signature each, with verify exact) and metadata added. */
+  finish(p: Prepared, kept: readonly Scored[]): Match[] {
+    const exact = this.verify === 'exact';
     for (const k of kept) {
-      if (exact) {
+      if (exact && p.sig) {
         const r = readRecordSketch(k.record, this.scratch);
         const sig = r.set ? this.hasher.sign(r.set) : null;
         k.m.estimate = sig ? estimateJaccard(p.sig, sig) : 0;

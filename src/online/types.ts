@@ -12,6 +12,7 @@ import type { NearDupStore, StoreManifest } from '../store/types.js';
 import type { ForestOptions } from './keys/keys.js';
 import type { EnsembleManifest, EnsembleOptions } from './keys/ensemble.js';
 import type { MatchField } from './fields.js';
+import type { MetaFilter, RecordFilter } from './search/filters.js';
 
 /** How matches are scored. */
 export type OnlineVerify = 'exact' | 'estimate';
@@ -102,6 +103,22 @@ export interface Match<Meta = unknown> {
   contained?: 'query' | 'document';
 }
 
+/**
+ * One hit of {@link NearDupIndex.topK}: a distinct text, as its copy with the smallest id, and its
+ * other copies (documents with the same fingerprint set, or with verify `estimate` the same
+ * signature), which have its scores. `copies` is sorted by id and empty when the text has none.
+ */
+export interface TopKMatch<Meta = unknown> extends Match<Meta> {
+  /** The other indexed documents the index cannot tell apart from this one, by id (each with its own meta). */
+  copies: Match<Meta>[];
+}
+
+/** Options of {@link NearDupIndex.topK}. */
+export interface TopKOptions {
+  /** Only documents whose metadata matches (src/online/search/filters.ts). */
+  filter?: MetaFilter;
+}
+
 /** A document for {@link NearDupIndex.addMany}. */
 export interface NewDocument<Meta = unknown> {
   /** Unique id. */
@@ -153,6 +170,12 @@ export interface QueryOptions {
    * stored MinHash signature). Default: whole matches, meta as stored.
    */
   fields?: readonly MatchField[];
+  /**
+   * Only documents whose metadata matches: each field equal to the value given, or to one of the
+   * values of a list (`{ site: 'a', lang: ['en', 'fr'] }`; src/online/search/filters.ts). Checked
+   * on the candidates before they are scored.
+   */
+  filter?: MetaFilter;
 }
 
 /** The persistent parameters of an index (stored by every store, written in snapshots). */
@@ -202,6 +225,8 @@ export interface AddOptions {
   expiresAt?: number | Date;
   /** Time to live instead of `expiresAt`: ms or a duration (`30d`); default the index's `ttl`. */
   ttl?: number | string;
+  /** Only indexed documents whose metadata matches are reported as duplicates (see `QueryOptions.filter`); the document is indexed either way. */
+  filter?: MetaFilter;
 }
 
 /** The per-process counters of {@link IndexStats}. */
@@ -221,6 +246,8 @@ export interface Prepared {
   record?: Uint8Array;
   /** At most this many matches are returned for it (best first). */
   limit?: number;
+  /** Only indexed documents this accepts are reported as its duplicates. */
+  filter?: RecordFilter;
   /** When it expires, in ms since the epoch (absent: never). */
   expiresAt?: number;
 }

@@ -14,6 +14,7 @@ import { withStoredText } from '../online/records/storedText.js';
 import { parseDuration } from '../online/expiry.js';
 import { isoDateMs } from '../io/read/isoDate.js';
 import { metaProblem } from './limits.js';
+import type { MetaFilter } from '../online/nearDupIndex.js';
 import type { Metrics } from './metrics.js';
 import { addSchema, batchSchema, DEFAULT_ADD_LIMIT, deleteManySchema, documentQuerySchema, idParamsSchema } from './schemas.js';
 import { DEFAULT_DOCUMENT_FIELDS, DEFAULT_MATCH_FIELDS, DOCUMENT_FIELDS, parseFields, splitStoredText, type MatchField } from '../online/fields.js';
@@ -69,19 +70,19 @@ export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex
   const badMeta = (reply: FastifyReply, problems: { field: string; message: string }[]) =>
     reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: problems.map((e) => `${e.field} ${e.message}`).join('; '), errors: problems });
 
-  app.post<{ Body: DocBody & { limit?: number; fields?: MatchField[] } }>('/v1/documents', { schema: { body: addSchema } }, async (req, reply) => {
-    const { id, text, meta, limit, fields } = req.body;
+  app.post<{ Body: DocBody & { limit?: number; fields?: MatchField[]; filter?: MetaFilter } }>('/v1/documents', { schema: { body: addSchema } }, async (req, reply) => {
+    const { id, text, meta, limit, fields, filter } = req.body;
     const problem = metaProblem(meta);
     if (problem) return badMeta(reply, [{ field: '/meta', message: problem }]);
     const expiry = expiryOfBody(req.body, '');
     if ('field' in expiry) return badMeta(reply, [expiry]);
-    const duplicates = await index.add(id, text, keep(meta, text), { limit: limit ?? DEFAULT_ADD_LIMIT, ...expiry });
+    const duplicates = await index.add(id, text, keep(meta, text), { limit: limit ?? DEFAULT_ADD_LIMIT, ...expiry, filter });
     countAdds([duplicates]);
     return { id, duplicates: await index.select(duplicates, fields ?? DEFAULT_MATCH_FIELDS) };
   });
 
   // "::" is find-my-way's escape for a literal colon.
-  app.post<{ Body: { documents: DocBody[]; limit?: number; fields?: MatchField[] } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req, reply) => {
+  app.post<{ Body: { documents: DocBody[]; limit?: number; fields?: MatchField[]; filter?: MetaFilter } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req, reply) => {
     const docs = req.body.documents;
     const problems: { field: string; message: string }[] = [];
     const expiries = docs.map((d, i) => {
@@ -94,7 +95,7 @@ export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex
     if (problems.length) return badMeta(reply, problems);
     const results = await index.addMany(
       docs.map((d, i) => ({ id: d.id, text: d.text, meta: keep(d.meta, d.text), ...expiries[i] })),
-      { limit: req.body.limit ?? DEFAULT_ADD_LIMIT },
+      { limit: req.body.limit ?? DEFAULT_ADD_LIMIT, filter: req.body.filter },
     );
     countAdds(results);
     const fields = req.body.fields ?? DEFAULT_MATCH_FIELDS;

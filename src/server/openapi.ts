@@ -20,7 +20,7 @@ export function openApiDocument(): Record<string, unknown> {
   };
   const doc = {
     openapi: '3.1.0',
-    info: { title: 'neardup', version: '1', description: 'Online near-duplicate detection with exact Jaccard scores.' },
+    info: { title: 'neardup', version: '1.1', description: 'Online near-duplicate detection with exact Jaccard scores. 1.1: topK counts distinct texts and lists each hit\'s copies; metadata filters (`filter`).' },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: { Document: documentSchema, Match: matchSchema, Error: errorSchema },
@@ -73,11 +73,7 @@ export function openApiDocument(): Record<string, unknown> {
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
         get: {
           summary: 'The near duplicates of an indexed document, from its stored record (without the document itself).',
-          parameters: [
-            { name: 'limit', in: 'query', schema: duplicatesQuerySchema.properties.limit },
-            { name: 'threshold', in: 'query', schema: duplicatesQuerySchema.properties.threshold },
-            { name: 'fields', in: 'query', schema: duplicatesQuerySchema.properties.fields },
-          ],
+          parameters: (['limit', 'threshold', 'fields', 'filter'] as const).map((name) => ({ name, in: 'query', schema: duplicatesQuerySchema.properties[name] })),
           responses: { '200': { description: 'Matches', ...json({ type: 'object', properties: { id: { type: 'string' }, duplicates: { type: 'array', items: matchSchema } } }) }, '404': err('Unknown id'), '400': common['400'], '401': common['401'] },
         },
       },

@@ -11,23 +11,33 @@ import { QUERIES_HELP } from './metricsRoutes.js';
 import { noDocument } from './documentRoutes.js';
 import { duplicatesQuerySchema, idParamsSchema, querySchema } from './schemas.js';
 import { DEFAULT_MATCH_FIELDS, MATCH_FIELDS, parseFields, type MatchField } from '../online/fields.js';
+import type { MetaFilter } from '../online/nearDupIndex.js';
+
+/** The `filter` of a query string: JSON, checked by the index (a RangeError: 400). */
+function filterParam(json: string): MetaFilter {
+  try {
+    return JSON.parse(json) as MetaFilter;
+  } catch {
+    throw new RangeError('querystring/filter must be a JSON object of metadata fields and values, like {"site":"a","lang":["en","fr"]} (URL-encoded)');
+  }
+}
 
 /** Registers the query routes. */
 export function registerQueryRoutes(app: FastifyInstance, index: NearDupIndex, metrics: Metrics): void {
-  app.post<{ Body: { text: string; limit?: number; threshold?: number; topK?: number; measure?: 'jaccard' | 'containment'; fields?: MatchField[] } }>('/v1/query', { schema: { body: querySchema } }, async (req, reply) => {
-    const { text, limit, threshold, topK, measure, fields } = req.body;
+  app.post<{ Body: { text: string; limit?: number; threshold?: number; topK?: number; measure?: 'jaccard' | 'containment'; fields?: MatchField[]; filter?: MetaFilter } }>('/v1/query', { schema: { body: querySchema } }, async (req, reply) => {
+    const { text, limit, threshold, topK, measure, fields, filter } = req.body;
     if (topK && measure === 'containment') return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'body/measure containment cannot be combined with topK' });
     if (measure === 'containment' && index.manifest.verify !== 'exact') {
       return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'body/measure containment needs an index with verify "exact" (this one stores signatures only)' });
     }
     metrics.inc('neardup_queries_total', QUERIES_HELP, { kind: topK ? 'topk' : measure === 'containment' ? 'containment' : 'threshold' });
-    const matches = topK ? await index.topK(text, topK) : await index.query(text, { limit, threshold, measure });
+    const matches = topK ? await index.topK(text, topK, { filter }) : await index.query(text, { limit, threshold, measure, filter });
     // A Jaccard threshold below the index's: say how much may be missed (src/online/keys/recall.ts).
     const recall = !topK && measure !== 'containment' && threshold !== undefined ? index.recallAt(threshold) : null;
     return { matches: await index.select(matches, fields ?? DEFAULT_MATCH_FIELDS), ...(recall ? { recall } : {}) };
   });
 
-  app.get<{ Params: { id: string }; Querystring: { limit?: string; threshold?: string; fields?: string } }>(
+  app.get<{ Params: { id: string }; Querystring: { limit?: string; threshold?: string; fields?: string; filter?: string } }>(
     '/v1/documents/:id/duplicates',
     { schema: { params: idParamsSchema, querystring: duplicatesQuerySchema } },
     async (req, reply) => {
@@ -38,6 +48,7 @@ export function registerQueryRoutes(app: FastifyInstance, index: NearDupIndex, m
         ...(limit !== undefined ? { limit: Number(limit) } : {}),
         ...(threshold !== undefined ? { threshold: Number(threshold) } : {}),
         fields,
+        ...(req.query.filter !== undefined ? { filter: filterParam(req.query.filter) } : {}),
       });
       if (!duplicates) return noDocument(reply, req.params.id);
       const recall = threshold !== undefined ? index.recallAt(Number(threshold)) : null;

@@ -50,6 +50,13 @@ const ttl = {
   description: "Time to live from now instead of expiresAt: a number and a unit, ms, s, m, h, d or w (30d). Default: the server's --ttl, else never.",
 } as const;
 
+/** A metadata filter (checked by the index, whose RangeError is a 400 naming the field). */
+const filter = {
+  type: 'object',
+  description:
+    'Only documents whose metadata matches: each top-level field equal to the value given (a string, number, boolean or null), or to one of the values of a non-empty list ({"site": "a", "lang": ["en", "fr"]}). Checked on the LSH candidates before they are scored.',
+} as const;
+
 /** A document to add. */
 export const documentSchema = {
   type: 'object',
@@ -75,7 +82,7 @@ export const addSchema = {
   type: 'object',
   required: ['id', 'text'],
   additionalProperties: false,
-  properties: { id, text, meta, expiresAt, ttl, limit: addLimit, fields: matchFields },
+  properties: { id, text, meta, expiresAt, ttl, limit: addLimit, fields: matchFields, filter: { ...filter, description: `Only indexed documents matching it are reported as duplicates (the document is indexed either way). ${filter.description}` } },
 } as const;
 
 /** POST /v1/documents:batch body. */
@@ -83,7 +90,7 @@ export const batchSchema = {
   type: 'object',
   required: ['documents'],
   additionalProperties: false,
-  properties: { documents: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: documentSchema }, limit: addLimit, fields: matchFields },
+  properties: { documents: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: documentSchema }, limit: addLimit, fields: matchFields, filter },
 } as const;
 
 /** POST /v1/documents:delete body: the ids to remove, in one store write. */
@@ -103,13 +110,14 @@ export const querySchema = {
     text,
     limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, description: 'Maximum matches.' },
     threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: 'Score threshold (default: the index threshold).' },
-    topK: { type: 'integer', minimum: 1, maximum: 1000, description: 'Return the k most similar documents, even below the threshold.' },
+    topK: { type: 'integer', minimum: 1, maximum: 1000, description: 'Return the k most similar distinct texts, even below the threshold; each match lists its copies (same fingerprint set) in `copies`.' },
     measure: {
       type: 'string',
       enum: ['jaccard', 'containment'],
       description: 'jaccard (default), or containment: documents the query is at least threshold inside, or that are inside the query (similarity = |A∩B|/|A| for the smaller A; each match says which side is contained). Not with topK.',
     },
     fields: matchFields,
+    filter,
   },
 } as const;
 
@@ -121,6 +129,7 @@ export const duplicatesQuerySchema = {
     limit: { type: 'string', pattern: '^[1-9][0-9]{0,3}$|^10000$', description: 'Maximum matches, 1 to 10000.' },
     threshold: { type: 'string', pattern: '^(0?\\.[0-9]*[1-9][0-9]*|1(\\.0*)?)$', description: 'Score threshold in (0, 1] (default: the index threshold).' },
     fields: fieldsParam(MATCH_FIELDS, 'id,similarity,estimate,meta'),
+    filter: { type: 'string', maxLength: 4096, description: `The filter as JSON (URL-encoded). ${filter.description}` },
   },
 } as const;
 
@@ -148,6 +157,11 @@ export const matchSchema = {
     estimate: { type: 'number', description: 'MinHash estimate (with measure containment: the exact Jaccard similarity).' },
     contained: { type: 'string', enum: ['query', 'document'], description: 'With measure containment: which side is inside the other.' },
     meta: {},
+    copies: {
+      type: 'array',
+      description: 'topK only: the other documents with the same fingerprint set (or signature, verify estimate), by id, each with the fields asked for and the same scores.',
+      items: { type: 'object' },
+    },
   },
 } as const;
 

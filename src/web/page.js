@@ -82,8 +82,9 @@ function showMatches(/** @type {any[]} */ matches, /** @type {string} */ queryTe
     return;
   }
   const groups = groupCopies(matches);
-  h.textContent = heading + (matches.length ? ': ' + matches.length + ' document' + (matches.length === 1 ? '' : 's') + (groups.length < matches.length ? ' with ' + groups.length + ' distinct text' + (groups.length === 1 ? '' : 's') : '') : '');
-  const copies = matches.filter((m) => textOf(m) === queryText);
+  const docs = groups.flat();
+  h.textContent = heading + ': ' + docs.length + ' document' + (docs.length === 1 ? '' : 's') + (groups.length < docs.length ? ' with ' + groups.length + ' distinct text' + (groups.length === 1 ? '' : 's') : '');
+  const copies = docs.filter((m) => textOf(m) === queryText);
   if (copies.length) warn('Your text is an exact copy of ' + copies.slice(0, 3).map((m) => '#' + m.id).join(', ') + (copies.length > 3 ? ' and ' + (copies.length - 3) + ' more' : '') + ' already in the index.');
   let shown = 0;
   const more = () => {
@@ -190,7 +191,8 @@ async function find() {
   const t = threshold ?? state.indexThreshold;
   const none = topK ? 'No similar documents: none shares a band or a key prefix with your text' : 'No near duplicates' + (t ? ' at Jaccard ≥ ' + t : '');
   status('status', matches.length === 0 ? none + ' (' + ms + ' ms).' : matches.length + ' match' + (matches.length === 1 ? '' : 'es') + ' (' + ms + ' ms).');
-  showMatches(matches, text, topK ? 'The 10 most similar documents' : 'Near duplicates', t);
+  // topK counts distinct texts: each hit lists its copies (src/online/search/copies.ts).
+  showMatches(matches, text, topK ? 'The 10 most similar texts' : 'Near duplicates', t);
   thresholdWarning(recall);
   refreshStats().catch(() => {});
 }
@@ -201,7 +203,7 @@ async function find() {
  */
 function thresholdWarning(/** @type {{ message: string } | undefined} */ recall) {
   const w = $('threshold-warning');
-  w.textContent = recall ? recall.message + ' “Show the 10 most similar documents” looks further.' : '';
+  w.textContent = recall ? recall.message + ' “Show the 10 most similar texts” looks further.' : '';
   w.hidden = !recall;
 }
 

@@ -89,9 +89,11 @@ export function snippet(/** @type {string | null} */ text, n = 110) {
 
 /**
  * Matches with the same stored text, as one group each (best first): "#ad209 + 2 identical".
- * Matches whose text is not stored stay alone.
+ * Matches whose text is not stored stay alone. topK hits come grouped by the server (each lists its
+ * `copies`: the same fingerprint set): one group each, the hit first.
  */
 export function groupCopies(/** @type {any[]} */ matches) {
+  if (matches.some((m) => Array.isArray(m.copies))) return matches.map((m) => [m, ...(m.copies ?? [])]);
   /** @type {Map<string, any[]>} */
   const byText = new Map();
   /** @type {any[][]} */

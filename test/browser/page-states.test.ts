@@ -55,13 +55,23 @@ test('"10 most similar" with nothing found: no heading over an empty list, and t
   await page.close();
 });
 
+test('"10 most similar" counts distinct texts: the exact copies of ad1 take one place, listed under it', needsBrowser(), async () => {
+  const page = await openPage();
+  await search(page, adText(1), { topK: true });
+  const items = page.locator('#results li');
+  assert.equal(await items.count(), 10);
+  assert.match(await items.first().locator('.match-id').innerText(), /\+ \d+ identical/);
+  assert.match(await page.locator('#results-h').innerText(), /^The 10 most similar texts: \d+ documents with 10 distinct texts$/);
+  await page.close();
+});
+
 test('a query threshold below the index\'s says, next to the threshold box, that recall is lost, with the chance at that threshold (the server\'s recall warning)', needsBrowser(), async () => {
   const page = await openPage();
   // Not an exact copy of ad 5 (that would add its own warning).
   await search(page, adText(5) + ' Nuovo.', { threshold: '0.5' });
   const w = await page.locator('#threshold-warning').innerText();
   // 16 bands × 6 rows: P(0.5) = 1 − (1 − 0.5⁶)¹⁶ = 22%.
-  assert.match(w, /The threshold 0\.5 is below the index’s 0\.8: .* found only in part \(a pair at 0\.5 is found with probability 22%, pairs nearer 0\.8 more often\)\. “Show the 10 most similar documents” looks further\./);
+  assert.match(w, /The threshold 0\.5 is below the index’s 0\.8: .* found only in part \(a pair at 0\.5 is found with probability 22%, pairs nearer 0\.8 more often\)\. “Show the 10 most similar texts” looks further\./);
   assert.equal(await page.locator('#warning').isVisible(), false);
   await search(page, adText(5) + ' Nuovo.', { threshold: '0.9' });
   assert.equal(await page.locator('#threshold-warning').isVisible(), false);
@@ -98,11 +108,13 @@ test('statistics follow the searches without "Refresh statistics"; "matches retu
   // The counters: a top-10 query returns 10 matches out of more candidates.
   const stats = async () => ((await (await fetch(base + '/v1/stats')).json()) as { counters: { candidates: number; verified: number } }).counters;
   const s0 = await stats();
-  const q = (await (await fetch(base + '/v1/query', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: adText(7), topK: 10 }) })).json()) as { matches: unknown[] };
+  const q = (await (await fetch(base + '/v1/query', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: adText(7), topK: 10 }) })).json()) as { matches: { copies: unknown[] }[] };
   const s1 = await stats();
   assert.equal(q.matches.length, 10);
-  assert.ok(s1.candidates - s0.candidates > 10, `${s1.candidates - s0.candidates} candidates scored`);
-  assert.equal(s1.verified - s0.verified, 10, 'matches returned');
+  // Ten distinct texts; their copies are returned too, and counted.
+  const returned = q.matches.reduce((n, m) => n + 1 + m.copies.length, 0);
+  assert.ok(s1.candidates - s0.candidates > returned, `${s1.candidates - s0.candidates} candidates scored`);
+  assert.equal(s1.verified - s0.verified, returned, 'matches returned');
   assert.match(await statsText(page), /matches returned/);
   await page.close();
 });

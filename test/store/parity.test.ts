@@ -14,6 +14,8 @@ import { startPostgres, type PostgresChild } from '../helpers/postgres.js';
 import { needsPostgres, needsRedis } from '../helpers/needs.js';
 import { NearDupIndex } from '../../src/index.js';
 import { checkKnownAnswersInStore } from '../helpers/knownAnswers.js';
+import { checkSearchProperty, librarySetup } from '../helpers/searchOracle.js';
+import '../helpers/fuzz.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-parity-'));
 let redis: RedisChild | undefined;
@@ -131,4 +133,11 @@ for (const [name, spec, needs] of expiryStores) {
 // (verify exact) or signature (verify estimate), the known-answer vectors' values.
 for (const [name, spec, needs] of expiryStores) {
   test(`store parity: the known-answer sets and signatures, as each store keeps them (${name})`, needs, () => checkKnownAnswersInStore(spec));
+}
+
+// Issue #51 item 3: topK counts distinct texts (each hit lists its copies) and metadata filters
+// select among the candidates, with the same answers as brute force on every store
+// (test/helpers/searchOracle.ts; memory and SQLite run more cases in test/online/search.test.ts).
+for (const [name, spec, needs] of expiryStores) {
+  test(`store parity: topK of distinct texts and metadata filters equal brute force (${name})`, needs, () => checkSearchProperty(librarySetup(spec), 8));
 }

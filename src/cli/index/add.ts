@@ -6,15 +6,16 @@
  * @module
  */
 import { Command, Option } from 'commander';
-import type { Match, NewDocument } from '../../online/nearDupIndex.js';
+import type { Match, NewDocument, TopKMatch } from '../../online/nearDupIndex.js';
 import { UsageError } from '../../common/errors.js';
 import { openInput } from '../../io/read/read.js';
 import type { InputRecord } from '../../io/read/record.js';
 import { openOutput, type OutputSink } from '../../io/write/output.js';
 import { refuseAliasedOutputs, storeFile } from '../../io/write/alias.js';
-import { formatPair, pairHeader, type PairFormat } from '../../io/write/write.js';
+import { csvField, formatPair, pairHeader, tsvField, type PairFormat } from '../../io/write/write.js';
 import { addInputOptions, addLogOptions, addZstdLevelOption, pairFormatOf, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
-import { addIndexOptions, checkStoreFile, indexOptionsFrom, num, openIndex, storeSpecFlag, type IndexFlags } from './options.js';
+import { addFilterOption, addIndexOptions, checkStoreFile, indexOptionsFrom, num, openIndex, storeSpecFlag, type IndexFlags } from './options.js';
+import type { MetaFilter, NearDupIndex } from '../../online/nearDupIndex.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 import { warnSkipped } from '../corpus.js';
@@ -29,6 +30,8 @@ interface IndexAddFlags extends InputFlags, IndexFlags, LogFlags {
   matchThreshold?: number;
   storeText?: boolean;
   title?: string;
+  filter?: MetaFilter;
+  topK?: number;
 }
 
 /** Adds `index add` and `index query` to the `index` command. */
@@ -59,8 +62,10 @@ export function addIndexAddCommands(index: Command): void {
     if (mode === 'query') {
       cmd
         .option('--limit <n>', 'at most this many matches per document, most similar first', parsePositiveInt('limit', 1e6))
-        .option('--match-threshold <t>', 'report matches at or above this similarity (default: the index threshold)', num('--match-threshold', false));
+        .option('--match-threshold <t>', 'report matches at or above this similarity (default: the index threshold)', num('--match-threshold', false))
+        .option('--top-k <k>', 'instead: the k most similar distinct texts of each document, even below the threshold; rows of their copies follow each (fifth column: the hit they copy)', parsePositiveInt('top-k', 1000));
     }
+    addFilterOption(cmd, mode === 'add' ? 'report duplicates' : 'match');
     addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
     cmd.addHelpText(
       'after',
@@ -84,6 +89,44 @@ Examples:
       await runIndexAdd(mode, file, flags);
     });
   }
+}
+
+/** The CSV header of `index query --top-k`: a pair's columns and the hit a copy row copies. */
+const TOPK_CSV_HEADER = 'a,b,similarity,estimate,copy_of\n';
+
+/** Opens the index; `--top-k` takes no `--limit` or `--match-threshold`, and needs the forest keys. */
+async function openSearched(flags: IndexAddFlags): Promise<NearDupIndex> {
+  if (flags.topK !== undefined && (flags.limit !== undefined || flags.matchThreshold !== undefined)) {
+    throw new UsageError('--top-k gives the k most similar texts whatever their similarity: drop --limit and --match-threshold');
+  }
+  const index = await openIndex(indexOptionsFrom(flags));
+  if (flags.topK !== undefined && !index.manifest.forest) {
+    await index.close();
+    throw new UsageError(`--top-k needs the LSH-Forest keys, and ${flags.store} was created with --no-forest`);
+  }
+  return index;
+}
+
+/** The matches of a batch: added (`add`), or queried by threshold or, with `--top-k`, top k. */
+function searchBatch(index: NearDupIndex, mode: 'add' | 'query', batch: NewDocument[], flags: IndexAddFlags): Promise<Match[][]> {
+  const { filter, topK } = flags;
+  if (mode === 'add') return index.addMany(batch, { filter });
+  if (topK !== undefined) return Promise.all(batch.map((d) => index.topK(d.text, topK, { filter })));
+  return Promise.all(batch.map((d) => index.query(d.text, { limit: flags.limit, threshold: flags.matchThreshold, filter })));
+}
+
+/**
+ * The output rows of one match. With `--top-k`, a hit's row and a row per copy, each with a fifth
+ * value: empty for the hit, the hit's id for a copy (TSV/CSV column `copy_of`, JSONL field).
+ */
+function rowsOf(fmt: PairFormat, id: string, m: Match, topK: boolean): string {
+  if (!topK) return formatPair(fmt, id, m.id, m.similarity, m.estimate);
+  const row = (x: Match, of: string | null): string => {
+    const line = formatPair(fmt, id, x.id, x.similarity, x.estimate);
+    if (fmt === 'jsonl') return `${line.slice(0, -2)},"copy_of":${JSON.stringify(of)}}\n`;
+    return `${line.slice(0, -1)}${fmt === 'csv' ? ',' : '\t'}${of === null ? '' : fmt === 'csv' ? csvField(of) : tsvField(of)}\n`;
+  };
+  return [row(m, null), ...(m as TopKMatch).copies.map((c) => row(c, m.id))].join('');
 }
 
 async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddFlags): Promise<void> {
@@ -118,7 +161,7 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
     );
   };
   if (!head.done) idOf(head.value);
-  const index = await openIndex(indexOptionsFrom(flags));
+  const index = await openSearched(flags);
   const fmt = pairFormatOf(flags);
   // The text (and title) go with each document unless --no-store-text: the page shows them.
   const keepText = mode === 'add' && flags.storeText !== false;
@@ -133,20 +176,17 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
   let matches = 0;
   try {
     sink = await openOutput(flags.out);
-    await sink.write(pairHeader(fmt, true));
+    await sink.write(flags.topK !== undefined && fmt === 'csv' ? TOPK_CSV_HEADER : pairHeader(fmt, true));
     let batch: NewDocument[] = [];
     let ids = new Set<string>();
     const flush = async (): Promise<void> => {
       if (batch.length === 0) return;
-      const found: Match[][] =
-        mode === 'add'
-          ? await index.addMany(batch)
-          : await Promise.all(batch.map((d) => index.query(d.text, { limit: flags.limit, threshold: flags.matchThreshold })));
+      const found = await searchBatch(index, mode, batch, flags);
       for (let i = 0; i < batch.length; i++) {
         const m = found[i]!;
         if (m.length > 0) withMatches++;
         matches += m.length;
-        for (const x of m) await sink!.write(formatPair(fmt, batch[i]!.id, x.id, x.similarity, x.estimate));
+        for (const x of m) await sink!.write(rowsOf(fmt, batch[i]!.id, x, flags.topK !== undefined));
       }
       docs += batch.length;
       batch = [];

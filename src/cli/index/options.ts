@@ -13,6 +13,8 @@ import type { NormalizePreset } from '../../text/normalize.js';
 import { NORMALIZE_CHOICES } from '../options.js';
 import { ENGINE_DEFAULTS as D } from '../../engine/options.js';
 import { parseDuration } from '../../online/expiry.js';
+import type { MetaFilter } from '../../online/nearDupIndex.js';
+import { checkFilter } from '../../online/search/filters.js';
 
 /** A number parser for commander that names the option in its error. */
 export function num(name: string, integer: boolean) {
@@ -36,6 +38,30 @@ export function duration(name: string, zero = false) {
       throw new InvalidArgumentError((e as Error).message);
     }
   };
+}
+
+/**
+ * The validator of `--filter`: a JSON object of top-level metadata fields and values (src/online/search/filters.ts).
+ * Bad JSON or a non-scalar value is a usage error (exit 2) naming the flag.
+ */
+export function parseFilterFlag(v: string): MetaFilter {
+  let filter: unknown;
+  try {
+    filter = JSON.parse(v);
+  } catch {
+    throw new InvalidArgumentError(`--filter must be a JSON object such as '{"site":"a","lang":["en","fr"]}', got "${excerpt(v, 60)}"`);
+  }
+  try {
+    checkFilter(filter, '--filter');
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+  return filter as MetaFilter;
+}
+
+/** Adds `--filter` (one definition for every command that searches: `index add`, `index query`). */
+export function addFilterOption(cmd: Command, what: string): Command {
+  return cmd.option('--filter <json>', `${what} only among indexed documents whose metadata matches: a JSON object of top-level fields and a value each, or a list of values ('{"site":"a","lang":["en","fr"]}')`, parseFilterFlag);
 }
 
 /** The parsed index flags. */

@@ -182,22 +182,37 @@ export function readRecordSketch(bytes: Uint8Array, scratch: Uint32Array | undef
 export function readRecordMeta(bytes: Uint8Array, what = 'record'): unknown {
   const { r, flags } = recordReader(bytes, what);
   if (!(flags & REC_META)) return undefined;
-  if (flags & REC_SET) {
-    // Skip n varints: count the bytes that end one (high bit clear).
-    let n = r.varint();
-    let p = r.pos;
-    while (n > 0 && p < r.end) if (bytes[p++]! < 0x80) n--;
-    if (n > 0) throw new FormatError(`${what}: truncated fingerprint set`);
-    r.pos = p;
-  }
-  if (flags & REC_SIG) r.bytes(r.varint() * 4);
-  if (flags & REC_SIG16) r.bytes(r.varint() * 2);
+  skipSketch(r, flags, what);
   const text = utf8d.decode(r.bytes(r.varint()));
   try {
     return JSON.parse(text);
   } catch {
     throw new FormatError(`${what}: metadata is not valid JSON`);
   }
+}
+
+/** Moves `r` past the set and signature sections without decoding them. */
+function skipSketch(r: ByteReader, flags: number, what: string): void {
+  if (flags & REC_SET) {
+    // Skip n varints: count the bytes that end one (high bit clear).
+    let n = r.varint();
+    let p = r.pos;
+    while (n > 0 && p < r.end) if (r.buf[p++]! < 0x80) n--;
+    if (n > 0) throw new FormatError(`${what}: truncated fingerprint set`);
+    r.pos = p;
+  }
+  if (flags & REC_SIG) r.bytes(r.varint() * 4);
+  if (flags & REC_SIG16) r.bytes(r.varint() * 2);
+}
+
+/**
+ * The encoded set and signature sections of a record, undecoded, with the flags that say which
+ * are there: equal for two records exactly when their sets and signatures are (the encoding is canonical).
+ */
+export function recordSketchBytes(bytes: Uint8Array, what = 'record'): { kinds: number; bytes: Uint8Array } {
+  const { r, flags } = recordReader(bytes, what);
+  skipSketch(r, flags, what);
+  return { kinds: flags & (REC_SET | REC_SIG | REC_SIG16), bytes: bytes.subarray(2, r.pos) };
 }
 
 /** A REC_SIG16 section: varint numPerm, then u16 LE slots, widened to a Uint32Array. */
