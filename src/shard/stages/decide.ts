@@ -20,10 +20,11 @@
  *   --against: one row per matched corpus document, by its group, ascending).
  * @module
  */
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { clustersOfPositions } from '../../cluster/clusters.js';
+import { clustersOfUnions } from '../../cluster/clusters.js';
 import { formatCluster, type ClusterVerdicts } from '../../io/write/write.js';
-import { verifiedRemoval, type KeepRanking, type Removal } from '../../cluster/removal.js';
+import { decideUnits, verifiedRemovalBy, type KeepRanking, type Removal, type UnitWalk } from '../../cluster/removal.js';
 import type { RemovalSummary } from '../../dedup/verifiedGraph.js';
 import { chooseKept, keepNeedsValues, keepValueError, parseKeepPolicy, ValueStatus, type KeepRule } from '../../cluster/keepPolicy.js';
 import { RecallAccumulator, type RecallParts } from '../../lsh/recallEstimate.js';
@@ -35,7 +36,8 @@ import { numbering } from '../files/shardInput.js';
 import { withSets, type SetSource } from './setMaker.js';
 import { similaritiesToKept } from './keptSims.js';
 import { groupCopies, positionUnits, type PositionUnits } from './copyUnits.js';
-import { groupVerified, groupVerifiedRows, type PositionPairs } from './decidePairs.js';
+import { groupVerified, groupVerifiedChunks, pairsInMemory, type PositionPairs } from './decidePairs.js';
+import { walkOutOfCore } from '../spill/walk.js';
 import { jobHasCopies, writeCopyPairs } from './copyPairs.js';
 
 /** What a verify task's decisions add to its marker. */
@@ -54,6 +56,8 @@ export interface Decided {
   recall: RecallParts;
   /** Document pairs its copies add to the verified pairs: inside copy groups, and beyond one per pair of representatives. */
   copyPairs?: number;
+  /** Verified pairs decided out of core (the task was past its spill limit: src/shard/spill/limits.ts). */
+  spilled?: number;
 }
 
 /** Whether the job writes similarities to the kept member: annotate's tags, or dedup's `--removed` audit. */
@@ -88,9 +92,12 @@ export type DecideMarker = Decided;
 /** The shards whose documents group g's verified pairs touch: what the task reads ids (and texts) of. */
 export function decideReads(workDir: string, job: JobSpec, g: number): number[] {
   const { docOffset } = numbering(workDir, job);
-  const { a, b } = groupVerifiedRows(workDir, job, g);
   const seen = new Set<number>();
-  for (const x of [a, b, groupCopies(workDir, job, g).member]) for (const d of x) seen.add(rangeOf(docOffset, d));
+  // A chunk at a time: a giant component's pairs are not held to list the shards they touch.
+  groupVerifiedChunks(workDir, job, g, 1 << 20)((a, b, _s, n) => {
+    for (let i = 0; i < n; i++) (seen.add(rangeOf(docOffset, a[i]!)), seen.add(rangeOf(docOffset, b[i]!)));
+  });
+  for (const d of groupCopies(workDir, job, g).member) seen.add(rangeOf(docOffset, d));
   return [...seen].sort((x, y) => x - y);
 }
 
@@ -98,7 +105,9 @@ export function decideReads(workDir: string, job: JobSpec, g: number): number[] 
 export function runDecide(workDir: string, job: JobSpec, g: number): Promise<DecideMarker> {
   return commitTask<DecideMarker>(workDir, job, 'decide', g, async (dir) => {
     const num = numbering(workDir, job);
-    const pairs = groupVerified(workDir, job, g, groupCopies(workDir, job, g));
+    // Past the spill limit the pairs go to files under the task's directory, removed before it commits.
+    const spillDir = path.join(dir, 'spill');
+    const pairs = groupVerified(workDir, job, g, groupCopies(workDir, job, g), spillDir);
     const docs = jobDocs(workDir, job, num);
     try {
       // Sets only when the cluster rule needs similarities to members the pairs do not give.
@@ -107,11 +116,12 @@ export function runDecide(workDir: string, job: JobSpec, g: number): Promise<Dec
       // With copies, the pairs output is the decide tasks' (src/shard/stages/copyPairs.ts).
       if (job.output.mode === 'pairs' && decided.units && jobHasCopies(workDir, job)) {
         const { members, units } = decided.units;
-        await writeCopyPairs(dir, job, num.docOffset, docs, members, units, pairs);
+        await writeCopyPairs(dir, job, num.docOffset, docs, members, units, { ...pairs, ...pairsInMemory(pairs) });
       }
-      return decided.marker;
+      return pairs.spilled ? { ...decided.marker, spilled: pairs.count } : decided.marker;
     } finally {
       docs.close();
+      rmSync(spillDir, { recursive: true, force: true });
     }
   });
 }
@@ -150,11 +160,15 @@ export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, do
 
 /** The clusters of the verified pairs of whole components and of their copies, decided. */
 async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource): Promise<Decisions> {
-  const { members, a: A, b: B, sims } = pairs;
-  const n = A.length;
+  const { members } = pairs;
   const c = pairs.copyRep.length;
   // Each copy joins its representative's cluster: an edge for clustering, not a verified pair.
-  const { order, start, clusterOf } = clustersOfPositions(members.length, A, B, pairs.copyRep, pairs.copyMember);
+  const { order, start, clusterOf } = clustersOfUnions(members.length, (union) => {
+    pairs.forEach((a, b, _s, n) => {
+      for (let i = 0; i < n; i++) union(a[i]!, b[i]!);
+    });
+    for (let j = 0; j < c; j++) union(pairs.copyRep[j]!, pairs.copyMember[j]!);
+  });
   const P = members.length;
   const units = positionUnits(P, pairs.copyRep, pairs.copyMember);
   const K = start.length - 1;
@@ -214,11 +228,13 @@ async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64
     acc.add(1, (m * (m - 1)) / 2);
     copyPairs += (m * (m - 1)) / 2;
   }
-  for (let i = 0; i < n; i++) {
-    const w = c === 0 ? 1 : unitSize(A[i]!) * unitSize(B[i]!);
-    acc.add(sims[i]!, w, clusterOf[A[i]!]!);
-    copyPairs += w - 1;
-  }
+  pairs.forEach((A, B, sims, n) => {
+    for (let i = 0; i < n; i++) {
+      const w = c === 0 ? 1 : unitSize(A[i]!) * unitSize(B[i]!);
+      acc.add(sims[i]!, w, clusterOf[A[i]!]!);
+      copyPairs += w - 1;
+    }
+  });
   const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(pairs, rep, sets, units.repPos) : new Float64Array(P).fill(NaN);
   let largest = 0;
   for (let k = 0; k < K; k++) largest = Math.max(largest, size[k]!);
@@ -265,15 +281,23 @@ async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64
  */
 function verifiedOfPositions(pairs: PositionPairs, rule: KeepRule, key: Float64Array | undefined, keyLo: Float64Array | undefined, units: PositionUnits): Removal {
   const P = pairs.members.length;
-  const n = pairs.a.length;
   // Without copies every position is its own unit: the pairs' positions serve as they are.
-  let { a, b } = pairs;
-  if (pairs.copyRep.length > 0) {
-    a = Int32Array.from(a, (p) => units.unitOf[p]!);
-    b = Int32Array.from(b, (p) => units.unitOf[p]!);
+  const unitOf = pairs.copyRep.length > 0 ? units.unitOf : undefined;
+  const inPair = (mark: (u: number) => void): void =>
+    pairs.forEach((a, b, _s, m) => {
+      for (let i = 0; i < m; i++) (mark(unitOf ? unitOf[a[i]!]! : a[i]!), mark(unitOf ? unitOf[b[i]!]! : b[i]!));
+    });
+  let walk: UnitWalk['walk'];
+  const { spilled } = pairs;
+  // Spilled pairs are walked out of core, a bucket of rows at a time: the same answer as decideUnits.
+  if (spilled) walk = (order) => walkOutOfCore({ units: units.count, pairs, unitOf, order, dir: path.join(spilled.dir, 'walk'), rows: spilled.rows });
+  else {
+    const a = unitOf ? Int32Array.from(pairs.a, (p) => unitOf[p]!) : pairs.a;
+    const b = unitOf ? Int32Array.from(pairs.b, (p) => unitOf[p]!) : pairs.b;
+    walk = (order) => decideUnits({ units: units.count, count: pairs.count, a, b, similarity: pairs.sims }, order);
   }
   const ranking: KeepRanking = rule.kind === 'none' ? { none: true } : key ? { values: key, lo: keyLo, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 } : {};
-  return verifiedRemoval(P, { units: units.count, count: n, a, b, similarity: pairs.sims }, ranking, units);
+  return verifiedRemovalBy(P, { units: units.count, inPair, walk }, ranking, units);
 }
 
 /** With --against: each corpus document with verified pairs and its most similar reference document (the first on ties). */
