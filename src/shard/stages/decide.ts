@@ -302,9 +302,7 @@ function verifiedOfPositions(pairs: PositionPairs, rule: KeepRule, key: Float64A
 
 /** With --against: each corpus document with verified pairs and its most similar reference document (the first on ties). */
 function bestMatches(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs): Decisions {
-  const { members, sims } = pairs;
-  const A = Float64Array.from(pairs.a, (p) => members[p]!);
-  const B = Float64Array.from(pairs.b, (p) => members[p]!);
+  const { members } = pairs;
   const doc: number[] = [];
   const rep: number[] = [];
   const sim: number[] = [];
@@ -312,19 +310,26 @@ function bestMatches(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array
   // Each corpus document with its reference matches is one unit of the recall estimate.
   const acc = new RecallAccumulator(job.bands, job.rows);
   let unit = -1;
-  for (let i = 0; i < A.length; i++) {
-    if (i === 0 || A[i] !== A[i - 1]) {
-      unit++;
-      doc.push(A[i]!);
-      rep.push(B[i]!);
-      sim.push(sims[i]!);
-    } else if (sims[i]! > sim[sim.length - 1]!) {
-      rep[rep.length - 1] = B[i]!;
-      sim[sim.length - 1] = sims[i]!;
+  let last = -1;
+  // Pairs come by corpus document (first end): spilled or not, a chunk at a time.
+  pairs.forEach((pa, pb, sims, n) => {
+    for (let i = 0; i < n; i++) {
+      const a = members[pa[i]!]!;
+      const b = members[pb[i]!]!;
+      if (a !== last) {
+        unit++;
+        last = a;
+        doc.push(a);
+        rep.push(b);
+        sim.push(sims[i]!);
+      } else if (sims[i]! > sim[sim.length - 1]!) {
+        rep[rep.length - 1] = b;
+        sim[sim.length - 1] = sims[i]!;
+      }
+      acc.add(sims[i]!, 1, unit);
+      refSeen.add(b);
     }
-    acc.add(sims[i]!, 1, unit);
-    refSeen.add(B[i]!);
-  }
+  });
   const idOf = (g: number): string => {
     const s = rangeOf(docOffset, g);
     return String(docs.get(s).id(g - docOffset[s]!));

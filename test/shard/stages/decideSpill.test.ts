@@ -2,7 +2,7 @@
  * Decide out of core, end to end: a job whose decide tasks are forced to spill their verified pairs
  * (`NEARDUP_DECIDE_SPILL`, buckets of a few rows) over a corpus with one giant chain component (cut
  * across every shard group, with exact copies) gives `neardup dedup`'s bytes on every output, both
- * removal rules and several keep policies, and its summary; every decide task says it spilled, and
+ * removal rules and several keep policies, and with `--against`, and its summary; every decide task says it spilled, and
  * no spill file is left in a committed task.
  */
 import { after, before, describe, it } from 'node:test';
@@ -39,6 +39,8 @@ function chainCorpus(seed: number, giant: number): { id: string; text: string; s
 describe('decide out of core', () => {
   let dir: string;
   let shards: string;
+  let corpus: string;
+  let ref: string;
   const SHARDS = 5;
   before(() => {
     dir = tmpDir();
@@ -46,6 +48,12 @@ describe('decide out of core', () => {
     shards = path.join(dir, 'shards');
     fs.mkdirSync(shards);
     for (let s = 0; s < SHARDS; s++) fs.writeFileSync(path.join(shards, `part-${s}.jsonl`), docs.filter((_, i) => i % SHARDS === s).map((d) => JSON.stringify(d) + '\n').join(''));
+    // With --against: the first shard is the reference, the others the corpus.
+    [corpus, ref] = [path.join(dir, 'corpus'), path.join(dir, 'ref')];
+    fs.mkdirSync(corpus);
+    fs.mkdirSync(ref);
+    fs.copyFileSync(path.join(shards, 'part-0.jsonl'), path.join(ref, 'part-0.jsonl'));
+    for (let s = 1; s < SHARDS; s++) fs.copyFileSync(path.join(shards, `part-${s}.jsonl`), path.join(corpus, `part-${s}.jsonl`));
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -58,27 +66,31 @@ describe('decide out of core', () => {
     ['annotate', 'cluster', 'longest', '2'],
     ['annotate', 'verified', 'min:score', '4'],
     ['pairs', 'verified', 'first', '3'],
+    ['dedup', 'verified', 'first', '2', 'against'],
   ] as const;
-  for (const [mode, rule, keep, rows] of combos) {
-    it(`gives dedup's bytes: --output ${mode} --removal ${rule} --keep ${keep}, buckets of ${rows} rows`, () => {
-      const tag = `${mode}-${rule}-${keep.replace(':', '')}`;
-      const opts = [...common, '--output', mode, '--removal', rule, '--keep', keep];
+  for (const [mode, rule, keep, rows, against] of combos) {
+    it(`gives dedup's bytes: --output ${mode} --removal ${rule} --keep ${keep}${against ? ' --against' : ''}, buckets of ${rows} rows`, () => {
+      const tag = `${mode}-${rule}-${keep.replace(':', '')}${against ? '-against' : ''}`;
+      const opts = [...common, '--output', mode, '--removal', rule, '--keep', keep, ...(against ? ['--against', ref] : [])];
+      const input = against ? corpus : shards;
       const file = mode === 'clusters' || mode === 'pairs';
       const out = (who: string): string[] => (file ? ['-o', path.join(dir, `${who}-${tag}.txt`)] : ['--out-dir', path.join(dir, `${who}-${tag}`), ...(mode === 'dedup' ? ['--removed', path.join(dir, `${who}-${tag}.tsv`)] : [])]);
-      const d = neardup(['dedup', shards, ...opts, ...out('one'), '--json'], { cwd: dir });
+      const d = neardup(['dedup', input, ...opts, ...out('one'), '--json'], { cwd: dir });
       assert.equal(d.code, 0, d.stderr);
       const work = path.join(dir, `w-${tag}`);
-      const j = neardup(['job', 'dedup', shards, ...opts, ...out('job'), '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--json'], { cwd: dir, env: { NEARDUP_DECIDE_SPILL: rows } });
+      const j = neardup(['job', 'dedup', input, ...opts, ...out('job'), '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--json'], { cwd: dir, env: { NEARDUP_DECIDE_SPILL: rows } });
       assert.equal(j.code, 0, j.stderr);
       for (const x of file ? [`-${tag}.txt`] : [`-${tag}`, ...(mode === 'dedup' ? [`-${tag}.tsv`] : [])]) {
         const [one, job] = [read(path.join(dir, `one${x}`)), read(path.join(dir, `job${x}`))];
         assert.ok(one === job, `${x}: the job's bytes are dedup's`);
       }
       const [ds, js] = [JSON.parse(d.stdout), JSON.parse(j.stdout)];
-      // dedup's summary of the pairs output has no removal counts (a job's does): compared where both have them.
-      if (mode !== 'pairs') assert.deepEqual(js.removal, ds.removal);
-      assert.equal(js.clusters, ds.clusters);
-      assert.equal(js.duplicates, ds.duplicates);
+      // dedup's summaries of the pairs output and of --against lack counts a job's have: compared where both have them.
+      if (mode !== 'pairs' && !against) {
+        assert.deepEqual(js.removal, ds.removal);
+        assert.equal(js.clusters, ds.clusters);
+        assert.equal(js.duplicates, ds.duplicates);
+      }
       // Every decide task with pairs spilled them (over `rows` pairs), and left no spill file.
       const tasks = fs.readdirSync(path.join(work, 'decide')).filter((t) => /^\d+$/.test(t));
       let spilled = 0;
@@ -87,7 +99,7 @@ describe('decide out of core', () => {
         spilled += m.spilled ?? 0;
         assert.ok(!fs.existsSync(path.join(work, 'decide', t, 'spill')));
       }
-      assert.ok(spilled > 300, `${spilled} pairs spilled`);
+      assert.ok(spilled > (against ? 20 : 300), `${spilled} pairs spilled`);
     });
   }
 });
