@@ -107,7 +107,7 @@ export function runDecide(workDir: string, job: JobSpec, g: number): Promise<Dec
     const num = numbering(workDir, job);
     // Past the spill limit the pairs go to files under the task's directory, removed before it commits.
     const spillDir = path.join(dir, 'spill');
-    const pairs = groupVerified(workDir, job, g, groupCopies(workDir, job, g), spillDir);
+    const pairs = groupVerified(workDir, job, g, { copies: groupCopies(workDir, job, g), spillDir });
     const docs = jobDocs(workDir, job, num);
     try {
       // Sets only when the cluster rule needs similarities to members the pairs do not give.
@@ -217,24 +217,7 @@ async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64
     }
     line.push(formatCluster(0, m, kept < 0 ? null : ids[kept], verdicts).slice('{"cluster":0'.length));
   }
-  // Each cluster is one unit of the estimate's standard error, as in neardup dedup; a pair of
-  // representatives counts the document pairs it stands for, and copies are pairs at similarity 1.
-  const acc = new RecallAccumulator(job.bands, job.rows, Math.max(1, K));
-  const unitSize = (p: number): number => units.start[units.unitOf[p]! + 1]! - units.start[units.unitOf[p]!]!;
-  let copyPairs = 0;
-  for (let u = 0; u < units.count; u++) {
-    const m = units.start[u + 1]! - units.start[u]!;
-    if (m < 2) continue;
-    acc.add(1, (m * (m - 1)) / 2);
-    copyPairs += (m * (m - 1)) / 2;
-  }
-  pairs.forEach((A, B, sims, n) => {
-    for (let i = 0; i < n; i++) {
-      const w = c === 0 ? 1 : unitSize(A[i]!) * unitSize(B[i]!);
-      acc.add(sims[i]!, w, clusterOf[A[i]!]!);
-      copyPairs += w - 1;
-    }
-  });
+  const { recall, copyPairs } = recallOf(job, pairs, { units, clusterOf, K });
   const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(pairs, rep, sets, units.repPos) : new Float64Array(P).fill(NaN);
   let largest = 0;
   for (let k = 0; k < K; k++) largest = Math.max(largest, size[k]!);
@@ -267,11 +250,40 @@ async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64
     }
   }
   return {
-    marker: { clusters: K, docsInClusters: P, duplicates: P - K, removal, recall: acc.parts(), ...(copyPairs > 0 ? { copyPairs } : {}) },
+    marker: { clusters: K, docsInClusters: P, duplicates: P - K, removal, recall, ...(copyPairs > 0 ? { copyPairs } : {}) },
     clusters: { min, size, line },
     members: { doc, rep: repOut, repId, size: sizeOut, sim: simOut, id },
     units: { members, units },
   };
+}
+
+/**
+ * The recall estimate's sums over a task's pairs and copies (its `units`, its K clusters, `clusterOf`
+ * each position's), and the document pairs its copies add. Each cluster is one unit of the estimate's
+ * standard error, as in neardup dedup; a pair of representatives counts the document pairs it
+ * stands for, and copies are pairs at similarity 1. The pairs are read in their order (spilled or
+ * not): the sums are the same floats.
+ */
+function recallOf(job: JobSpec, pairs: PositionPairs, o: { units: PositionUnits; clusterOf: Int32Array; K: number }): { recall: RecallParts; copyPairs: number } {
+  const { units, clusterOf, K } = o;
+  const acc = new RecallAccumulator(job.bands, job.rows, Math.max(1, K));
+  const c = pairs.copyRep.length;
+  const unitSize = (p: number): number => units.start[units.unitOf[p]! + 1]! - units.start[units.unitOf[p]!]!;
+  let copyPairs = 0;
+  for (let u = 0; u < units.count; u++) {
+    const m = units.start[u + 1]! - units.start[u]!;
+    if (m < 2) continue;
+    acc.add(1, (m * (m - 1)) / 2);
+    copyPairs += (m * (m - 1)) / 2;
+  }
+  pairs.forEach((A, B, sims, n) => {
+    for (let i = 0; i < n; i++) {
+      const w = c === 0 ? 1 : unitSize(A[i]!) * unitSize(B[i]!);
+      acc.add(sims[i]!, w, clusterOf[A[i]!]!);
+      copyPairs += w - 1;
+    }
+  });
+  return { recall: acc.parts(), copyPairs };
 }
 
 /**

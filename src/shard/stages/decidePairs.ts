@@ -56,10 +56,11 @@ export function groupVerifiedChunks(workDir: string, job: JobSpec, g: number, ch
 }
 
 /**
- * Group g's verified pairs and its copies as positions (see {@link PositionPairs}): in memory, or
+ * Group g's verified pairs and its `copies` as positions (see {@link PositionPairs}): in memory, or
  * past the job's spill limit spilled under `spillDir` (absent: never spilled).
  */
-export function groupVerified(workDir: string, job: JobSpec, g: number, copies: GroupCopies, spillDir?: string): PositionPairs {
+export function groupVerified(workDir: string, job: JobSpec, g: number, o: { copies: GroupCopies; spillDir?: string }): PositionPairs {
+  const { copies, spillDir } = o;
   const limits = spillLimits(job.taskMemoryBudget);
   if (spillDir === undefined || groupRowCount(linkFiles(workDir, job), 'labelled-pairs', job.id, g) <= limits.pairs) {
     const { a, b, sim } = groupVerifiedRows(workDir, job, g);
