@@ -7,7 +7,9 @@
  * their representative's component (link's copies.bin) and are decided as one unit with it
  * (src/shard/stages/copyUnits.ts), as `neardup dedup` decides its copy groups. With `--against`, each corpus document's
  * best reference match. The counters a summary needs (clusters, both rules' drops, the recall
- * estimate's sums) go into the verify marker, to be summed over the tasks.
+ * estimate's sums) go into the verify marker, to be summed over the tasks. Past the task's spill
+ * limit its pairs are not held: every step reads them a chunk at a time from a file in the task's
+ * directory, the verified walk out of core (src/shard/stages/decidePairs.ts, src/shard/spill/).
  *
  * Outputs in `decide/NNNNN/`:
  * - `clusters.bin` (kind `cluster-lines`): per cluster, ascending smallest member: min (float64),
