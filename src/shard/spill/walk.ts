@@ -4,7 +4,7 @@
  * pair is a row under its later-ranked end: (later rank, earlier rank, similarity), spilled to
  * bucket files by later rank and read back in rank order. At rank L's turn every earlier rank is
  * decided: L is kept unless some row's earlier end is kept, and then it duplicates the kept one
- * ranked first, at that row's similarity. Memory: a bit per unit for kept, the per-unit answers,
+ * ranked first, at that row's similarity. Memory: a byte per unit for kept, the per-unit answers,
  * the rows per rank, and one bucket of rows; not the pairs.
  * @module
  */
