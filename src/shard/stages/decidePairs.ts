@@ -36,7 +36,7 @@ export interface PositionPairs extends PairChunks {
   spilled?: { pairs: SpilledPairs; dir: string; rows: number };
 }
 
-/** Most raw rows a spilling task reads at a time. */
+/** Raw rows a spilling task reads at a time. */
 const RAW_CHUNK = 1 << 18;
 
 /** The link tasks' bylabel.bin files, each committed. */
@@ -69,8 +69,9 @@ export function groupVerified(workDir: string, job: JobSpec, g: number, o: { cop
     const { a, b, sim } = groupVerifiedRows(workDir, job, g);
     return positionPairs(a, b, sim, copies);
   }
-  // Raw rows are read in chunks of at most 2^18 (24 B each, and 16 B more while their ends are merged): the buckets hold the rest.
-  return spilledPositionPairs({ raw: groupVerifiedChunks(workDir, job, g, Math.min(limits.rows, RAW_CHUNK)), copies, dir: spillDir, rows: limits.rows });
+  // Raw rows are read in chunks of 2^18 whatever the limit (24 B each, and 16 B more while their ends
+  // are merged): a chunk's read costs whole checked blocks, and each chunk merges into the ends so far.
+  return spilledPositionPairs({ raw: groupVerifiedChunks(workDir, job, g, RAW_CHUNK), copies, dir: spillDir, rows: limits.rows });
 }
 
 /** The raw pairs and copies as {@link positionPairs} makes them, the pairs spilled to `dir` in buckets of `rows`. */

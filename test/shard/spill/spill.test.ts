@@ -5,7 +5,8 @@
  * through `verifiedRemovalBy` the whole verified rule), and spilled pairs read back as the in-memory
  * route holds them (same clustered documents, copies and pairs in the same order), whatever the
  * chunks the raw pairs come in. Bucket files cut at any budget read back every row, by key, in the
- * order added. The spill limits follow the task-memory budget.
+ * order added. A group's rows of several column files read a chunk at a time are what `groupRows`
+ * reads at once. The spill limits follow the task-memory budget.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,6 +21,7 @@ import { KeyBuckets } from '../../../src/shard/spill/buckets.js';
 import { spillLimits, DEFAULT_SPILL_PAIRS } from '../../../src/shard/spill/limits.js';
 import type { RawPairs } from '../../../src/shard/spill/sortedPairs.js';
 import { positionPairs, spilledPositionPairs } from '../../../src/shard/stages/decidePairs.js';
+import { forEachGroupChunk, groupRowCount, groupRows, writeColumns } from '../../../src/shard/files/columns.js';
 
 const dir = tmpDir();
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -223,6 +225,42 @@ describe('bucket files', () => {
         assert.deepEqual(fs.readdirSync(d), []);
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe('a group\'s rows a chunk at a time', () => {
+  it('are groupRows\' rows, in its order, whatever the chunk', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 2 ** 31 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 700 }), async (seed, F, chunk) => {
+        const rnd = splitmix32(seed);
+        const G = 3;
+        const files: string[] = [];
+        const d = fresh();
+        fs.mkdirSync(d);
+        for (let f = 0; f < F; f++) {
+          // Rows grouped by group; some groups empty; small blocks, so that chunks cross them.
+          const sizes = Array.from({ length: G }, () => (rnd() % 3 === 0 ? 0 : rnd() % 400));
+          const n = sizes.reduce((x, y) => x + y, 0);
+          const pstart = new Float64Array(G + 1);
+          for (let g = 0; g < G; g++) pstart[g + 1] = pstart[g]! + sizes[g]!;
+          const col = (): Float64Array => Float64Array.from({ length: n }, () => rnd() % 100000);
+          const file = path.join(d, `f${f}.bin`);
+          await writeColumns(file, 'labelled-pairs', 'plan', {}, { a: col(), b: col(), sim: col(), pstart }, { block: 256 });
+          files.push(file);
+        }
+        for (let g = 0; g < G; g++) {
+          const want = groupRows(files, 'labelled-pairs', 'plan', g, ['a', 'b', 'sim']);
+          const got = { a: [] as number[], b: [] as number[], sim: [] as number[] };
+          forEachGroupChunk({ files, kind: 'labelled-pairs', plan: 'plan', g, columns: ['a', 'b', 'sim'], chunk }, (r, n) => {
+            assert.ok(n >= 1 && n <= chunk);
+            for (let i = 0; i < n; i++) (got.a.push(r.a[i]!), got.b.push(r.b[i]!), got.sim.push(r.sim[i]!));
+          });
+          assert.deepEqual(got, { a: Array.from(want.a), b: Array.from(want.b), sim: Array.from(want.sim) });
+          assert.equal(groupRowCount(files, 'labelled-pairs', 'plan', g), want.a.length);
+        }
+      }),
+      { numRuns: 40 },
     );
   });
 });
