@@ -131,8 +131,18 @@ export function clustersOfPositions(P: number, a: Int32Array, b: Int32Array, c: 
 }
 
 function clustersOfEnds(P: number, count: number, endA: (i: number) => number, endB: (i: number) => number): PositionClusters {
+  return clustersOfUnions(P, (union) => {
+    for (let i = 0; i < count; i++) union(endA(i), endB(i));
+  });
+}
+
+/**
+ * The clusters of the graph over positions 0 … P − 1 whose edges `feed` gives to `union`, in any
+ * order: {@link clustersOfPositions} for edges that are not held together (read a chunk at a time).
+ */
+export function clustersOfUnions(P: number, feed: (union: (x: number, y: number) => void) => void): PositionClusters {
   const uf = new UnionFind(P);
-  for (let i = 0; i < count; i++) uf.union(endA(i), endB(i));
+  feed((x, y) => uf.union(x, y));
   // Roots are the smallest members: numbered when first met, clusters come in id order.
   const number = new Int32Array(P);
   let clusters = 0;

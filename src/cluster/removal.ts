@@ -182,15 +182,33 @@ export interface UnitMembers {
  * absent: every document is its own unit). Copies within a unit are near duplicates at similarity 1.
  */
 export function verifiedRemoval(n: number, pairs: UnitPairs, ranking: KeepRanking, units?: UnitMembers): Removal {
+  const inPair = (mark: (u: number) => void): void => {
+    for (let i = 0; i < pairs.count; i++) (mark(pairs.a[i]!), mark(pairs.b[i]!));
+  };
+  return verifiedRemovalBy(n, { units: pairs.units, inPair, walk: (order) => decideUnits(pairs, order) }, ranking, units);
+}
+
+/** The verified rule's graph as {@link verifiedRemovalBy} asks it: its units, which are in a pair, and the greedy walk over them. */
+export interface UnitWalk {
+  /** Units 0..units−1. */
+  units: number;
+  /** Calls `mark` with each end of each pair (a unit may come more than once). */
+  inPair: (mark: (u: number) => void) => void;
+  /** {@link decideUnits} over the pairs in `order`, or what gives its answer (an out-of-core walk). */
+  walk: (order: Int32Array) => UnitDecision;
+}
+
+/** {@link verifiedRemoval} over a graph given by its walk (see {@link UnitWalk}): the pairs need not be in memory. */
+export function verifiedRemovalBy(n: number, graph: UnitWalk, ranking: KeepRanking, units?: UnitMembers): Removal {
   const keptBy = new Int32Array(n);
   for (let i = 0; i < n; i++) keptBy[i] = i;
   const similarity = new Float64Array(n).fill(NaN);
-  const U = pairs.units;
+  const U = graph.units;
   const size = (u: number): number => (units ? units.start[u + 1]! - units.start[u]! : 1);
   const member = (u: number, j: number): number => (units ? units.members[units.start[u]! + j]! : u);
   // Clustered units: in a pair, or a group of copies.
   const degree = new Uint8Array(U);
-  for (let i = 0; i < pairs.count; i++) degree[pairs.a[i]!] = degree[pairs.b[i]!] = 1;
+  graph.inPair((u) => (degree[u] = 1));
   const clustered: number[] = [];
   for (let u = 0; u < U; u++) if (degree[u] || size(u) > 1) clustered.push(u);
   let dropped = 0;
@@ -212,7 +230,7 @@ export function verifiedRemoval(n: number, pairs: UnitPairs, ranking: KeepRankin
   const bests = clustered.map((u) => best[u]!);
   const rank = rankOrder(bests, ranking);
   const order = Int32Array.from(rank, (j) => clustered[j]!);
-  const { via, similarity: viaSim } = decideUnits(pairs, order);
+  const { via, similarity: viaSim } = graph.walk(order);
   for (const u of clustered) {
     const v = via[u]!;
     // A unit of copies in no pair is kept (via -1: it was not walked, having no neighbour).

@@ -6,6 +6,7 @@ import { jobStatus, type StageStatus } from '../../shard/workdir/status.js';
 import { taskCount, type JobSpec } from '../../shard/files/job.js';
 import { readMarker } from '../../shard/files/commit.js';
 import { forecastDecide, largestDecide, type DecideForecast, type LinkCounts } from '../../shard/plan/decideForecast.js';
+import { spillLimits } from '../../shard/spill/limits.js';
 import { int, ms } from '../report.js';
 
 /** Bytes in B, kB, MB or GB (decimal). */
@@ -29,7 +30,7 @@ export function etaLine(s: StageStatus): string | undefined {
 /** The largest decide task's forecast peak, once every link task has committed (src/shard/plan/decideForecast.ts). */
 export function decideForecastOf(workDir: string, job: JobSpec): DecideForecast | undefined {
   const links = Array.from({ length: taskCount(job, 'link') }, (_, t) => readMarker<LinkCounts>(workDir, job, 'link', t));
-  const f = links.length > 0 ? forecastDecide(links, taskCount(job, 'decide')) : undefined;
+  const f = links.length > 0 ? forecastDecide(links, taskCount(job, 'decide'), spillLimits(job.taskMemoryBudget).pairs) : undefined;
   return f && largestDecide(f);
 }
 

@@ -440,15 +440,7 @@ export class ColumnFile {
  */
 export function groupRows<K extends string>(files: readonly string[], kind: string, plan: string, g: number, columns: readonly K[]): Record<K, Float64Array> {
   // Counted first, then read straight into the columns: no copy of a giant component's rows as garbage.
-  const ranges = files.map((file) => {
-    const f = ColumnFile.open(file, kind, plan);
-    try {
-      const ps = f.f64('pstart', g, g + 2);
-      return { file, from: ps[0]!, to: Math.max(ps[0]!, ps[1]!) };
-    } finally {
-      f.close();
-    }
-  });
+  const ranges = groupRanges(files, kind, plan, g);
   const n = ranges.reduce((a, r) => a + r.to - r.from, 0);
   const out = {} as Record<K, Float64Array>;
   for (const c of columns) out[c] = new Float64Array(n);
@@ -464,4 +456,56 @@ export function groupRows<K extends string>(files: readonly string[], kind: stri
     at += r.to - r.from;
   }
   return out;
+}
+
+/** Each file's rows of group g: `pstart[g]` to `pstart[g + 1]`. */
+function groupRanges(files: readonly string[], kind: string, plan: string, g: number): { file: string; from: number; to: number }[] {
+  return files.map((file) => {
+    const f = ColumnFile.open(file, kind, plan);
+    try {
+      const ps = f.f64('pstart', g, g + 2);
+      return { file, from: ps[0]!, to: Math.max(ps[0]!, ps[1]!) };
+    } finally {
+      f.close();
+    }
+  });
+}
+
+/** The number of group g's rows over `files` (see {@link groupRows}). */
+export function groupRowCount(files: readonly string[], kind: string, plan: string, g: number): number {
+  return groupRanges(files, kind, plan, g).reduce((a, r) => a + r.to - r.from, 0);
+}
+
+/** What {@link forEachGroupChunk} reads, and how much at a time. */
+export interface GroupChunks<K extends string> {
+  files: readonly string[];
+  kind: string;
+  plan: string;
+  g: number;
+  columns: readonly K[];
+  /** Most rows a chunk holds. */
+  chunk: number;
+}
+
+/**
+ * Group g's rows as {@link groupRows} gives them (same order), `chunk` rows at a time: `each` gets
+ * the columns (views into buffers reused for the next chunk) and the chunk's row count. For a task
+ * whose rows need not all be held at once.
+ */
+export function forEachGroupChunk<K extends string>(o: GroupChunks<K>, each: (rows: Record<K, Float64Array>, n: number) => void): void {
+  const bufs = {} as Record<K, Float64Array>;
+  for (const c of o.columns) bufs[c] = new Float64Array(o.chunk);
+  for (const r of groupRanges(o.files, o.kind, o.plan, o.g)) {
+    if (r.to === r.from) continue;
+    const f = ColumnFile.open(r.file, o.kind, o.plan);
+    try {
+      for (let at = r.from; at < r.to; at += o.chunk) {
+        const end = Math.min(r.to, at + o.chunk);
+        for (const c of o.columns) f.f64Into(c, at, end, bufs[c]);
+        each(bufs, end - at);
+      }
+    } finally {
+      f.close();
+    }
+  }
 }

@@ -7,7 +7,9 @@
  * their representative's component (link's copies.bin) and are decided as one unit with it
  * (src/shard/stages/copyUnits.ts), as `neardup dedup` decides its copy groups. With `--against`, each corpus document's
  * best reference match. The counters a summary needs (clusters, both rules' drops, the recall
- * estimate's sums) go into the verify marker, to be summed over the tasks.
+ * estimate's sums) go into the verify marker, to be summed over the tasks. Past the task's spill
+ * limit its pairs are not held: every step reads them a chunk at a time from a file in the task's
+ * directory, the verified walk out of core (src/shard/stages/decidePairs.ts, src/shard/spill/).
  *
  * Outputs in `decide/NNNNN/`:
  * - `clusters.bin` (kind `cluster-lines`): per cluster, ascending smallest member: min (float64),
@@ -20,10 +22,11 @@
  *   --against: one row per matched corpus document, by its group, ascending).
  * @module
  */
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { clustersOfPositions } from '../../cluster/clusters.js';
+import { clustersOfUnions } from '../../cluster/clusters.js';
 import { formatCluster, type ClusterVerdicts } from '../../io/write/write.js';
-import { verifiedRemoval, type KeepRanking, type Removal } from '../../cluster/removal.js';
+import { decideUnits, verifiedRemovalBy, type KeepRanking, type Removal, type UnitWalk } from '../../cluster/removal.js';
 import type { RemovalSummary } from '../../dedup/verifiedGraph.js';
 import { chooseKept, keepNeedsValues, keepValueError, parseKeepPolicy, ValueStatus, type KeepRule } from '../../cluster/keepPolicy.js';
 import { RecallAccumulator, type RecallParts } from '../../lsh/recallEstimate.js';
@@ -35,7 +38,8 @@ import { numbering } from '../files/shardInput.js';
 import { withSets, type SetSource } from './setMaker.js';
 import { similaritiesToKept } from './keptSims.js';
 import { groupCopies, positionUnits, type PositionUnits } from './copyUnits.js';
-import { groupVerified, groupVerifiedRows, type PositionPairs } from './decidePairs.js';
+import { groupVerified, groupVerifiedChunks, pairsInMemory, type PositionPairs } from './decidePairs.js';
+import { walkOutOfCore } from '../spill/walk.js';
 import { jobHasCopies, writeCopyPairs } from './copyPairs.js';
 
 /** What a verify task's decisions add to its marker. */
@@ -54,6 +58,8 @@ export interface Decided {
   recall: RecallParts;
   /** Document pairs its copies add to the verified pairs: inside copy groups, and beyond one per pair of representatives. */
   copyPairs?: number;
+  /** Verified pairs decided out of core (the task was past its spill limit: src/shard/spill/limits.ts). */
+  spilled?: number;
 }
 
 /** Whether the job writes similarities to the kept member: annotate's tags, or dedup's `--removed` audit. */
@@ -88,9 +94,12 @@ export type DecideMarker = Decided;
 /** The shards whose documents group g's verified pairs touch: what the task reads ids (and texts) of. */
 export function decideReads(workDir: string, job: JobSpec, g: number): number[] {
   const { docOffset } = numbering(workDir, job);
-  const { a, b } = groupVerifiedRows(workDir, job, g);
   const seen = new Set<number>();
-  for (const x of [a, b, groupCopies(workDir, job, g).member]) for (const d of x) seen.add(rangeOf(docOffset, d));
+  // A chunk at a time: a giant component's pairs are not held to list the shards they touch.
+  groupVerifiedChunks(workDir, job, g, 1 << 20)((a, b, _s, n) => {
+    for (let i = 0; i < n; i++) (seen.add(rangeOf(docOffset, a[i]!)), seen.add(rangeOf(docOffset, b[i]!)));
+  });
+  for (const d of groupCopies(workDir, job, g).member) seen.add(rangeOf(docOffset, d));
   return [...seen].sort((x, y) => x - y);
 }
 
@@ -98,7 +107,9 @@ export function decideReads(workDir: string, job: JobSpec, g: number): number[] 
 export function runDecide(workDir: string, job: JobSpec, g: number): Promise<DecideMarker> {
   return commitTask<DecideMarker>(workDir, job, 'decide', g, async (dir) => {
     const num = numbering(workDir, job);
-    const pairs = groupVerified(workDir, job, g, groupCopies(workDir, job, g));
+    // Past the spill limit the pairs go to files under the task's directory, removed before it commits.
+    const spillDir = path.join(dir, 'spill');
+    const pairs = groupVerified(workDir, job, g, { copies: groupCopies(workDir, job, g), spillDir });
     const docs = jobDocs(workDir, job, num);
     try {
       // Sets only when the cluster rule needs similarities to members the pairs do not give.
@@ -107,11 +118,12 @@ export function runDecide(workDir: string, job: JobSpec, g: number): Promise<Dec
       // With copies, the pairs output is the decide tasks' (src/shard/stages/copyPairs.ts).
       if (job.output.mode === 'pairs' && decided.units && jobHasCopies(workDir, job)) {
         const { members, units } = decided.units;
-        await writeCopyPairs(dir, job, num.docOffset, docs, members, units, pairs);
+        await writeCopyPairs(dir, job, num.docOffset, docs, members, units, { ...pairs, ...pairsInMemory(pairs) });
       }
-      return decided.marker;
+      return pairs.spilled ? { ...decided.marker, spilled: pairs.count } : decided.marker;
     } finally {
       docs.close();
+      rmSync(spillDir, { recursive: true, force: true });
     }
   });
 }
@@ -150,11 +162,15 @@ export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, do
 
 /** The clusters of the verified pairs of whole components and of their copies, decided. */
 async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource): Promise<Decisions> {
-  const { members, a: A, b: B, sims } = pairs;
-  const n = A.length;
+  const { members } = pairs;
   const c = pairs.copyRep.length;
   // Each copy joins its representative's cluster: an edge for clustering, not a verified pair.
-  const { order, start, clusterOf } = clustersOfPositions(members.length, A, B, pairs.copyRep, pairs.copyMember);
+  const { order, start, clusterOf } = clustersOfUnions(members.length, (union) => {
+    pairs.forEach((a, b, _s, n) => {
+      for (let i = 0; i < n; i++) union(a[i]!, b[i]!);
+    });
+    for (let j = 0; j < c; j++) union(pairs.copyRep[j]!, pairs.copyMember[j]!);
+  });
   const P = members.length;
   const units = positionUnits(P, pairs.copyRep, pairs.copyMember);
   const K = start.length - 1;
@@ -203,22 +219,7 @@ async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64
     }
     line.push(formatCluster(0, m, kept < 0 ? null : ids[kept], verdicts).slice('{"cluster":0'.length));
   }
-  // Each cluster is one unit of the estimate's standard error, as in neardup dedup; a pair of
-  // representatives counts the document pairs it stands for, and copies are pairs at similarity 1.
-  const acc = new RecallAccumulator(job.bands, job.rows, Math.max(1, K));
-  const unitSize = (p: number): number => units.start[units.unitOf[p]! + 1]! - units.start[units.unitOf[p]!]!;
-  let copyPairs = 0;
-  for (let u = 0; u < units.count; u++) {
-    const m = units.start[u + 1]! - units.start[u]!;
-    if (m < 2) continue;
-    acc.add(1, (m * (m - 1)) / 2);
-    copyPairs += (m * (m - 1)) / 2;
-  }
-  for (let i = 0; i < n; i++) {
-    const w = c === 0 ? 1 : unitSize(A[i]!) * unitSize(B[i]!);
-    acc.add(sims[i]!, w, clusterOf[A[i]!]!);
-    copyPairs += w - 1;
-  }
+  const { recall, copyPairs } = recallOf(job, pairs, { units, clusterOf, K });
   const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(pairs, rep, sets, units.repPos) : new Float64Array(P).fill(NaN);
   let largest = 0;
   for (let k = 0; k < K; k++) largest = Math.max(largest, size[k]!);
@@ -251,11 +252,40 @@ async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64
     }
   }
   return {
-    marker: { clusters: K, docsInClusters: P, duplicates: P - K, removal, recall: acc.parts(), ...(copyPairs > 0 ? { copyPairs } : {}) },
+    marker: { clusters: K, docsInClusters: P, duplicates: P - K, removal, recall, ...(copyPairs > 0 ? { copyPairs } : {}) },
     clusters: { min, size, line },
     members: { doc, rep: repOut, repId, size: sizeOut, sim: simOut, id },
     units: { members, units },
   };
+}
+
+/**
+ * The recall estimate's sums over a task's pairs and copies (its `units`, its K clusters, `clusterOf`
+ * each position's), and the document pairs its copies add. Each cluster is one unit of the estimate's
+ * standard error, as in neardup dedup; a pair of representatives counts the document pairs it
+ * stands for, and copies are pairs at similarity 1. The pairs are read in their order (spilled or
+ * not): the sums are the same floats.
+ */
+function recallOf(job: JobSpec, pairs: PositionPairs, o: { units: PositionUnits; clusterOf: Int32Array; K: number }): { recall: RecallParts; copyPairs: number } {
+  const { units, clusterOf, K } = o;
+  const acc = new RecallAccumulator(job.bands, job.rows, Math.max(1, K));
+  const c = pairs.copyRep.length;
+  const unitSize = (p: number): number => units.start[units.unitOf[p]! + 1]! - units.start[units.unitOf[p]!]!;
+  let copyPairs = 0;
+  for (let u = 0; u < units.count; u++) {
+    const m = units.start[u + 1]! - units.start[u]!;
+    if (m < 2) continue;
+    acc.add(1, (m * (m - 1)) / 2);
+    copyPairs += (m * (m - 1)) / 2;
+  }
+  pairs.forEach((A, B, sims, n) => {
+    for (let i = 0; i < n; i++) {
+      const w = c === 0 ? 1 : unitSize(A[i]!) * unitSize(B[i]!);
+      acc.add(sims[i]!, w, clusterOf[A[i]!]!);
+      copyPairs += w - 1;
+    }
+  });
+  return { recall: acc.parts(), copyPairs };
 }
 
 /**
@@ -265,22 +295,28 @@ async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64
  */
 function verifiedOfPositions(pairs: PositionPairs, rule: KeepRule, key: Float64Array | undefined, keyLo: Float64Array | undefined, units: PositionUnits): Removal {
   const P = pairs.members.length;
-  const n = pairs.a.length;
   // Without copies every position is its own unit: the pairs' positions serve as they are.
-  let { a, b } = pairs;
-  if (pairs.copyRep.length > 0) {
-    a = Int32Array.from(a, (p) => units.unitOf[p]!);
-    b = Int32Array.from(b, (p) => units.unitOf[p]!);
+  const unitOf = pairs.copyRep.length > 0 ? units.unitOf : undefined;
+  const inPair = (mark: (u: number) => void): void =>
+    pairs.forEach((a, b, _s, m) => {
+      for (let i = 0; i < m; i++) (mark(unitOf ? unitOf[a[i]!]! : a[i]!), mark(unitOf ? unitOf[b[i]!]! : b[i]!));
+    });
+  let walk: UnitWalk['walk'];
+  const { spilled } = pairs;
+  // Spilled pairs are walked out of core, a bucket of rows at a time: the same answer as decideUnits.
+  if (spilled) walk = (order) => walkOutOfCore({ units: units.count, pairs, unitOf, order, dir: path.join(spilled.dir, 'walk'), rows: spilled.rows });
+  else {
+    const a = unitOf ? Int32Array.from(pairs.a, (p) => unitOf[p]!) : pairs.a;
+    const b = unitOf ? Int32Array.from(pairs.b, (p) => unitOf[p]!) : pairs.b;
+    walk = (order) => decideUnits({ units: units.count, count: pairs.count, a, b, similarity: pairs.sims }, order);
   }
   const ranking: KeepRanking = rule.kind === 'none' ? { none: true } : key ? { values: key, lo: keyLo, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 } : {};
-  return verifiedRemoval(P, { units: units.count, count: n, a, b, similarity: pairs.sims }, ranking, units);
+  return verifiedRemovalBy(P, { units: units.count, inPair, walk }, ranking, units);
 }
 
 /** With --against: each corpus document with verified pairs and its most similar reference document (the first on ties). */
 function bestMatches(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs): Decisions {
-  const { members, sims } = pairs;
-  const A = Float64Array.from(pairs.a, (p) => members[p]!);
-  const B = Float64Array.from(pairs.b, (p) => members[p]!);
+  const { members } = pairs;
   const doc: number[] = [];
   const rep: number[] = [];
   const sim: number[] = [];
@@ -288,19 +324,26 @@ function bestMatches(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array
   // Each corpus document with its reference matches is one unit of the recall estimate.
   const acc = new RecallAccumulator(job.bands, job.rows);
   let unit = -1;
-  for (let i = 0; i < A.length; i++) {
-    if (i === 0 || A[i] !== A[i - 1]) {
-      unit++;
-      doc.push(A[i]!);
-      rep.push(B[i]!);
-      sim.push(sims[i]!);
-    } else if (sims[i]! > sim[sim.length - 1]!) {
-      rep[rep.length - 1] = B[i]!;
-      sim[sim.length - 1] = sims[i]!;
+  let last = -1;
+  // Pairs come by corpus document (first end): spilled or not, a chunk at a time.
+  pairs.forEach((pa, pb, sims, n) => {
+    for (let i = 0; i < n; i++) {
+      const a = members[pa[i]!]!;
+      const b = members[pb[i]!]!;
+      if (a !== last) {
+        unit++;
+        last = a;
+        doc.push(a);
+        rep.push(b);
+        sim.push(sims[i]!);
+      } else if (sims[i]! > sim[sim.length - 1]!) {
+        rep[rep.length - 1] = b;
+        sim[sim.length - 1] = sims[i]!;
+      }
+      acc.add(sims[i]!, 1, unit);
+      refSeen.add(b);
     }
-    acc.add(sims[i]!, 1, unit);
-    refSeen.add(B[i]!);
-  }
+  });
   const idOf = (g: number): string => {
     const s = rangeOf(docOffset, g);
     return String(docs.get(s).id(g - docOffset[s]!));

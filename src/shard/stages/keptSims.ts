@@ -17,15 +17,17 @@ const SIM_BATCH = 8192;
  * member's set is made in every batch that holds some of its members).
  */
 export async function similaritiesToKept(pairs: PositionPairs, rep: Float64Array, sets: SetSource, repPos: Int32Array): Promise<Float64Array> {
-  const { members, a, b, sims } = pairs;
+  const { members } = pairs;
   const P = members.length;
   const sim = new Float64Array(P).fill(NaN);
-  for (let i = 0; i < a.length; i++) {
-    const pa = a[i]!;
-    const pb = b[i]!;
-    if (rep[pa] === members[pb]) sim[pa] = sims[i]!;
-    else if (rep[pb] === members[pa]) sim[pb] = sims[i]!;
-  }
+  pairs.forEach((a, b, sims, n) => {
+    for (let i = 0; i < n; i++) {
+      const pa = a[i]!;
+      const pb = b[i]!;
+      if (rep[pa] === members[pb]) sim[pa] = sims[i]!;
+      else if (rep[pb] === members[pa]) sim[pb] = sims[i]!;
+    }
+  });
   // The rest, by kept member: a copy has its representative's similarity (1 to its own copies), and
   // only representatives' texts were gathered, so the sets are theirs.
   const want: number[] = [];

@@ -3,7 +3,8 @@
  * chain component at a fixed seed, the link markers' counts are each decide task's input exactly
  * (its clustered documents as decide counts them, every verified pair once), the largest forecast
  * is the chain's task, its bytes follow the per-row costs, and a plan whose --task-memory the
- * forecast passes is warned of on stderr (naming task, forecast and budget) while the job goes on.
+ * forecast passes is warned of on stderr (naming task, forecast and budget) while the job goes on;
+ * past the spill limit a task's forecast holds only the limit's pairs.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -88,6 +89,17 @@ describe('decide forecast', () => {
     assert.match(st.stdout, new RegExp(`forecast {4}decide: task ${top.task} peaks at ~.* \\(${top.pairs.toLocaleString('en-US')} verified pairs, ${top.docs.toLocaleString('en-US')} clustered documents: the largest decide task, above the plan's --task-memory`));
     const js = JSON.parse(neardup(['job', 'status', '--work-dir', work, '--json'], { cwd: dir }).stdout) as { decideForecast: { task: number; bytes: number; budget: number } };
     assert.deepEqual([js.decideForecast.task, js.decideForecast.bytes, js.decideForecast.budget], [top.task, top.bytes, 50 * 2 ** 20]);
+  });
+
+  it('holds a task\'s pairs only up to the spill limit: past it, the forecast stops growing with the pairs and says the task spills', () => {
+    const f = forecastDecide([{ decide: [0, 1000, 50, 1, 5000, 50] }], 2, 2000)!;
+    assert.deepEqual(f.map((x) => [x.pairs, x.bytes, x.spills]), [
+      [1000, decidePeak(1000, 50), undefined],
+      [5000, decidePeak(2000, 50), true],
+    ]);
+    assert.equal(decidePeak(10 ** 9, 50, 2000), decidePeak(2000, 50));
+    assert.match(decideWarnings(f, 1)[1]!, /its pairs are spilled, but each component's documents are held whole$/);
+    assert.match(decideWarnings(f, 1)[0]!, /its components are decided whole$/);
   });
 
   it('waits for every link task', () => {

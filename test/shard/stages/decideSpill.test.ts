@@ -1,0 +1,105 @@
+/**
+ * Decide out of core, end to end: a job whose decide tasks are forced to spill their verified pairs
+ * (`NEARDUP_DECIDE_SPILL`, buckets of a few rows) over a corpus with one giant chain component (cut
+ * across every shard group, with exact copies) gives `neardup dedup`'s bytes on every output, both
+ * removal rules and several keep policies, and with `--against`, and its summary; every decide task says it spilled, and
+ * no spill file is left in a committed task.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tmpDir, neardup } from '../../cliUtil.js';
+import { splitmix32 } from '../../../src/hash/mix.js';
+
+/** One giant chain (each link rewrites a word of the one before, now and then an exact copy), shorter chains and singles, shuffled. */
+function chainCorpus(seed: number, giant: number): { id: string; text: string; score: number }[] {
+  const rnd = splitmix32(seed);
+  const word = (): string => `w${rnd() % 8000}`;
+  const docs: { id: string; text: string; score: number }[] = [];
+  const chain = (name: string, length: number): void => {
+    let words = Array.from({ length: 60 }, word);
+    for (let i = 0; i < length; i++) {
+      docs.push({ id: `${name}-${i}`, text: words.join(' '), score: rnd() % 9 });
+      words = words.slice();
+      words[rnd() % words.length] = word();
+      if (rnd() % 7 === 0) docs.push({ id: `${name}-${i}-copy`, text: docs[docs.length - 1]!.text, score: rnd() % 9 });
+    }
+  };
+  chain('giant', giant);
+  for (let c = 0; c < 20; c++) chain(`c${c}`, 2 + (rnd() % 6));
+  for (let i = 0; i < 100; i++) docs.push({ id: `s${i}`, text: Array.from({ length: 60 }, word).join(' '), score: rnd() % 9 });
+  for (let i = docs.length - 1; i > 0; i--) {
+    const j = rnd() % (i + 1);
+    [docs[i], docs[j]] = [docs[j]!, docs[i]!];
+  }
+  return docs;
+}
+
+describe('decide out of core', () => {
+  let dir: string;
+  let shards: string;
+  let corpus: string;
+  let ref: string;
+  const SHARDS = 5;
+  before(() => {
+    dir = tmpDir();
+    const docs = chainCorpus(11, 300);
+    shards = path.join(dir, 'shards');
+    fs.mkdirSync(shards);
+    for (let s = 0; s < SHARDS; s++) fs.writeFileSync(path.join(shards, `part-${s}.jsonl`), docs.filter((_, i) => i % SHARDS === s).map((d) => JSON.stringify(d) + '\n').join(''));
+    // With --against: the first shard is the reference, the others the corpus.
+    [corpus, ref] = [path.join(dir, 'corpus'), path.join(dir, 'ref')];
+    fs.mkdirSync(corpus);
+    fs.mkdirSync(ref);
+    fs.copyFileSync(path.join(shards, 'part-0.jsonl'), path.join(ref, 'part-0.jsonl'));
+    for (let s = 1; s < SHARDS; s++) fs.copyFileSync(path.join(shards, `part-${s}.jsonl`), path.join(corpus, `part-${s}.jsonl`));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const common = ['--id-field', 'id', '--threshold', '0.85', '-k', '3'];
+  const read = (p: string): string => (fs.statSync(p).isDirectory() ? fs.readdirSync(p).sort().map((f) => `${f}\n${fs.readFileSync(path.join(p, f), 'utf8')}`).join('') : fs.readFileSync(p, 'utf8'));
+  const combos = [
+    ['clusters', 'verified', 'first', '3'],
+    ['dedup', 'verified', 'max:score', '1'],
+    ['dedup', 'cluster', 'first', '5'],
+    ['annotate', 'cluster', 'longest', '2'],
+    ['annotate', 'verified', 'min:score', '4'],
+    ['pairs', 'verified', 'first', '3'],
+    ['dedup', 'verified', 'first', '2', 'against'],
+  ] as const;
+  for (const [mode, rule, keep, rows, against] of combos) {
+    it(`gives dedup's bytes: --output ${mode} --removal ${rule} --keep ${keep}${against ? ' --against' : ''}, buckets of ${rows} rows`, () => {
+      const tag = `${mode}-${rule}-${keep.replace(':', '')}${against ? '-against' : ''}`;
+      const opts = [...common, '--output', mode, '--removal', rule, '--keep', keep, ...(against ? ['--against', ref] : [])];
+      const input = against ? corpus : shards;
+      const file = mode === 'clusters' || mode === 'pairs';
+      const out = (who: string): string[] => (file ? ['-o', path.join(dir, `${who}-${tag}.txt`)] : ['--out-dir', path.join(dir, `${who}-${tag}`), ...(mode === 'dedup' ? ['--removed', path.join(dir, `${who}-${tag}.tsv`)] : [])]);
+      const d = neardup(['dedup', input, ...opts, ...out('one'), '--json'], { cwd: dir });
+      assert.equal(d.code, 0, d.stderr);
+      const work = path.join(dir, `w-${tag}`);
+      const j = neardup(['job', 'dedup', input, ...opts, ...out('job'), '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--json'], { cwd: dir, env: { NEARDUP_DECIDE_SPILL: rows } });
+      assert.equal(j.code, 0, j.stderr);
+      for (const x of file ? [`-${tag}.txt`] : [`-${tag}`, ...(mode === 'dedup' ? [`-${tag}.tsv`] : [])]) {
+        const [one, job] = [read(path.join(dir, `one${x}`)), read(path.join(dir, `job${x}`))];
+        assert.ok(one === job, `${x}: the job's bytes are dedup's`);
+      }
+      const [ds, js] = [JSON.parse(d.stdout), JSON.parse(j.stdout)];
+      // dedup's summaries of the pairs output and of --against lack counts a job's have: compared where both have them.
+      if (mode !== 'pairs' && !against) {
+        assert.deepEqual(js.removal, ds.removal);
+        assert.equal(js.clusters, ds.clusters);
+        assert.equal(js.duplicates, ds.duplicates);
+      }
+      // Every decide task with pairs spilled them (over `rows` pairs), and left no spill file.
+      const tasks = fs.readdirSync(path.join(work, 'decide')).filter((t) => /^\d+$/.test(t));
+      let spilled = 0;
+      for (const t of tasks) {
+        const m = JSON.parse(fs.readFileSync(path.join(work, 'decide', t, '_SUCCESS.json'), 'utf8')) as { spilled?: number };
+        spilled += m.spilled ?? 0;
+        assert.ok(!fs.existsSync(path.join(work, 'decide', t, 'spill')));
+      }
+      assert.ok(spilled > (against ? 20 : 300), `${spilled} pairs spilled`);
+    });
+  }
+});
