@@ -1,6 +1,6 @@
 /**
- * Places where a test stops a task or ages its records at a known point: a task paused before its
- * commit or between its uploads is killed there. Production code calls these hooks; they do
+ * Places where a test stops a task, ages its records or forces a path at a known point: a task
+ * paused before its commit or between its uploads is killed there; a small job's decide spills. Production code calls these hooks; they do
  * nothing unless a test installed them in the process (test/helpers/faultPreload.ts, which the CLI
  * processes a test starts load with `node --import`), so nothing a user sets reaches them.
  * @module
@@ -14,6 +14,8 @@ export interface FaultHooks {
   afterFirstUpload?: () => Promise<void>;
   /** How old a running record of an S3 work dir must be to count as a dead task's, instead of the default. */
   runningStaleMs?: () => number;
+  /** Decide's spill limit in pairs (also its bucket rows), instead of the one from the plan: sends small data out of core. */
+  decideSpillRows?: () => number;
 }
 
 // Kept on the process, not in this module: the CLI is a bundle (dist/cli) with a copy of this

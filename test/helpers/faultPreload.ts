@@ -9,4 +9,5 @@ const pause = (n: number) => (): Promise<void> => new Promise((r) => setTimeout(
 
 if (ms('NEARDUP_FAULT_PAUSE_MS') > 0) installFaultHooks({ beforeCommit: pause(ms('NEARDUP_FAULT_PAUSE_MS')) });
 if (ms('NEARDUP_FAULT_UPLOAD_PAUSE_MS') > 0) installFaultHooks({ afterFirstUpload: pause(ms('NEARDUP_FAULT_UPLOAD_PAUSE_MS')) });
+if (process.env.NEARDUP_FAULT_DECIDE_SPILL !== undefined) installFaultHooks({ decideSpillRows: () => Number(process.env.NEARDUP_FAULT_DECIDE_SPILL) });
 if (ms('NEARDUP_FAULT_RUNNING_STALE_MS') > 0) installFaultHooks({ runningStaleMs: () => ms('NEARDUP_FAULT_RUNNING_STALE_MS') });

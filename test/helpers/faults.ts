@@ -14,6 +14,8 @@ export interface Faults {
   uploadPauseMs?: number;
   /** A running record older than this counts as a dead task's. */
   runningStaleMs?: number;
+  /** Decide spills past this many pairs, in buckets of as many rows. */
+  decideSpillRows?: number;
 }
 
 const preload = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'faultPreload.js')).href;
@@ -23,6 +25,7 @@ export function faultEnv(faults: Faults): Record<string, string> {
   const env: Record<string, string> = { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import="${preload}"`.trim() };
   if (faults.pauseMs !== undefined) env.NEARDUP_FAULT_PAUSE_MS = String(faults.pauseMs);
   if (faults.uploadPauseMs !== undefined) env.NEARDUP_FAULT_UPLOAD_PAUSE_MS = String(faults.uploadPauseMs);
+  if (faults.decideSpillRows !== undefined) env.NEARDUP_FAULT_DECIDE_SPILL = String(faults.decideSpillRows);
   if (faults.runningStaleMs !== undefined) env.NEARDUP_FAULT_RUNNING_STALE_MS = String(faults.runningStaleMs);
   return env;
 }

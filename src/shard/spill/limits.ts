@@ -1,9 +1,11 @@
 /**
  * When a decide task spills its verified pairs, and how many rows it holds at once: from the
- * plan's task-memory budget when it has one, else fixed. `NEARDUP_DECIDE_SPILL=<rows>` sets both
- * (a task over `rows` pairs spills, in buckets of `rows`): how tests send small data out of core.
+ * plan's task-memory budget when it has one, else fixed. A test's `decideSpillRows` hook
+ * (src/common/faults.ts) sets both (a task over `rows` pairs spills, in buckets of `rows`): how
+ * tests send small data out of core.
  * @module
  */
+import { faultHooks } from '../../common/faults.js';
 
 /** Pairs a decide task holds in memory without a budget: about 150 MB at 72 bytes a pair. */
 export const DEFAULT_SPILL_PAIRS = 2_000_000;
@@ -20,12 +22,9 @@ export interface SpillLimits {
   rows: number;
 }
 
-/** The spill limits of a job with task-memory budget `budget` (bytes; undefined: none). */
-export function spillLimits(budget: number | undefined, env: string | undefined = process.env.NEARDUP_DECIDE_SPILL): SpillLimits {
-  if (env !== undefined && env !== '') {
-    const rows = Number(env);
-    if (Number.isInteger(rows) && rows >= 0) return { pairs: rows, rows: Math.max(1, rows) };
-  }
+/** The spill limits of a job with task-memory budget `budget` (bytes; undefined: none); `forced`: a test's rows (see the module comment). */
+export function spillLimits(budget: number | undefined, forced: number | undefined = faultHooks().decideSpillRows?.()): SpillLimits {
+  if (forced !== undefined && Number.isInteger(forced) && forced >= 0) return { pairs: forced, rows: Math.max(1, forced) };
   // Half the budget for pairs held in memory; the rest is the task's documents and its base.
   const pairs = budget === undefined ? DEFAULT_SPILL_PAIRS : Math.max(MIN_SPILL_PAIRS, Math.floor(budget / 2 / PAIR_BYTES_IN_MEMORY));
   return { pairs, rows: pairs };

@@ -266,11 +266,11 @@ describe('a group\'s rows a chunk at a time', () => {
 });
 
 describe('spill limits', () => {
-  it('follow the task-memory budget, and NEARDUP_DECIDE_SPILL overrides', () => {
+  it('follow the task-memory budget, and a test\'s forced rows override it', () => {
     assert.deepEqual(spillLimits(undefined, undefined), { pairs: DEFAULT_SPILL_PAIRS, rows: DEFAULT_SPILL_PAIRS });
     assert.equal(spillLimits(2 ** 30, undefined).pairs, Math.floor(2 ** 30 / 2 / 72));
     assert.equal(spillLimits(1, undefined).pairs, 65536);
-    assert.deepEqual(spillLimits(2 ** 30, '0'), { pairs: 0, rows: 1 });
-    assert.deepEqual(spillLimits(undefined, '12'), { pairs: 12, rows: 12 });
+    assert.deepEqual(spillLimits(2 ** 30, 0), { pairs: 0, rows: 1 });
+    assert.deepEqual(spillLimits(undefined, 12), { pairs: 12, rows: 12 });
   });
 });

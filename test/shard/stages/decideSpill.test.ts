@@ -1,6 +1,6 @@
 /**
  * Decide out of core, end to end: a job whose decide tasks are forced to spill their verified pairs
- * (`NEARDUP_DECIDE_SPILL`, buckets of a few rows) over a corpus with one giant chain component (cut
+ * (the `decideSpillRows` fault hook, buckets of a few rows) over a corpus with one giant chain component (cut
  * across every shard group, with exact copies) gives `neardup dedup`'s bytes on every output, both
  * removal rules and several keep policies, and with `--against`, and its summary; every decide task says it spilled, and
  * no spill file is left in a committed task.
@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tmpDir, neardup } from '../../cliUtil.js';
 import { splitmix32 } from '../../../src/hash/mix.js';
+import { faultEnv } from '../../helpers/faults.js';
 
 /** One giant chain (each link rewrites a word of the one before, now and then an exact copy), shorter chains and singles, shuffled. */
 function chainCorpus(seed: number, giant: number): { id: string; text: string; score: number }[] {
@@ -78,7 +79,7 @@ describe('decide out of core', () => {
       const d = neardup(['dedup', input, ...opts, ...out('one'), '--json'], { cwd: dir });
       assert.equal(d.code, 0, d.stderr);
       const work = path.join(dir, `w-${tag}`);
-      const j = neardup(['job', 'dedup', input, ...opts, ...out('job'), '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--json'], { cwd: dir, env: { NEARDUP_DECIDE_SPILL: rows } });
+      const j = neardup(['job', 'dedup', input, ...opts, ...out('job'), '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--json'], { cwd: dir, env: faultEnv({ decideSpillRows: Number(rows) }) });
       assert.equal(j.code, 0, j.stderr);
       for (const x of file ? [`-${tag}.txt`] : [`-${tag}`, ...(mode === 'dedup' ? [`-${tag}.tsv`] : [])]) {
         const [one, job] = [read(path.join(dir, `one${x}`)), read(path.join(dir, `job${x}`))];
