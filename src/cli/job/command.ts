@@ -31,7 +31,26 @@ interface RunFlags {
   redisTimeout: number;
 }
 
-interface DedupJobFlags extends PlanFlags, RunFlags {}
+interface DedupJobFlags extends PlanFlags, RunFlags {
+  taskMemory?: number;
+}
+
+/**
+ * `--task-memory`, for `job plan` and `job dedup`: the budget the plan keeps (decide's spill limit,
+ * and the decide tasks forecast past it, named once link has run); with `job plan --estimate`, also
+ * the partitions that keep each join task within it.
+ */
+function addTaskMemoryOption(cmd: Command, o: { withEstimate?: boolean } = {}): Command {
+  const estimate = '; with --estimate, the plan also gets the partitions that keep each join task within it (unless --partitions is given), and stages past it are named';
+  return cmd.option(
+    '--task-memory <MB>',
+    `memory one task may use: decide spills its verified pairs past half of it, and decide tasks forecast past it are named once link has run${o.withEstimate ? estimate : ''}`,
+    parsePositiveInt('task-memory', 2 ** 30),
+  );
+}
+
+/** The plan's share of `--task-memory`, in bytes. */
+const budgetOf = (flags: { taskMemory?: number }): { taskMemoryBudget?: number } => (flags.taskMemory !== undefined ? { taskMemoryBudget: flags.taskMemory * 2 ** 20 } : {});
 
 /** The options of where a job runs, shared by `job dedup` and `job run`. */
 function addRunOptions(cmd: Command): Command {
@@ -88,8 +107,8 @@ export function jobCommand(): Command {
   addPlanOptions(plan);
   plan
     .option('--estimate', 'first run the job on a sample (1 MiB blocks of lines, other shards whole) and predict, for the whole job: documents, candidate and verified pairs, bytes written and peak task memory per stage (job submit --slurm then asks for that memory)')
-    .option('--sample-mb <MB>', 'with --estimate: input megabytes to sample, drawn at random (default 10 % of the input, at least 64)', parsePositiveInt('sample-mb', 2 ** 30))
-    .option('--task-memory <MB>', 'with --estimate: memory one task may use; the plan gets the partitions that keep each join task within it (unless --partitions is given), and stages past it are named', parsePositiveInt('task-memory', 2 ** 30));
+    .option('--sample-mb <MB>', 'with --estimate: input megabytes to sample, drawn at random (default 10 % of the input, at least 64)', parsePositiveInt('sample-mb', 2 ** 30));
+  addTaskMemoryOption(plan, { withEstimate: true });
   addLogOptions(plan);
   plan.action(async (shards: string[], flags: PlanFlags & EstimateFlags) => {
     refuseUnsupported(plan);
@@ -98,7 +117,7 @@ export function jobCommand(): Command {
     const estimate = await estimateFromFlags(shards, flags, reporter);
     const { job: spec } = await planFromFlags(shards, flags, {
       ...(estimate ? { taskMemory: Object.fromEntries(estimate.stages.map((s) => [s.stage, Math.round(s.peakMemory)])) } : {}),
-      ...(flags.taskMemory !== undefined ? { taskMemoryBudget: flags.taskMemory * 2 ** 20 } : {}),
+      ...budgetOf(flags),
     });
     const stages = STAGES.map((s) => ({ stage: s, tasks: taskCount(spec, s) })).filter((s) => s.tasks > 0);
     if (flags.json) reporter.json({ command: 'job plan', workDir: flags.workDir, id: spec.id, shards: spec.shards.length, partitions: spec.partitions, stages, ...(estimate ? { estimate } : {}) });
@@ -109,7 +128,7 @@ export function jobCommand(): Command {
     .description('run a whole sharded dedup job on the BullMQ workers of --redis (or --local: in this process), then write the output and summary as neardup dedup does')
     .argument('<shards...>', 'input shards: files (JSONL, TSV, CSV, text, Parquet; .gz or .zst), directories of them, or quoted globs');
   addPlanOptions(dedup);
-  addRunOptions(dedup);
+  addTaskMemoryOption(addRunOptions(dedup));
   dedup.option('-o, --out <file>', 'for --output pairs/clusters: write here (atomically) instead of stdout');
   addLogOptions(dedup, 'print a machine-readable summary on stdout (needs --out or --out-dir)');
   dedup.action(async (shards: string[], flags: DedupJobFlags) => {
@@ -121,7 +140,7 @@ export function jobCommand(): Command {
     const reporter = new Reporter(flags);
     // Before the job runs: an audit path that cannot be written.
     if (flags.removed !== undefined) await checkAuditTarget(flags.removed);
-    const { wd, job } = await planFromFlags(shards, flags);
+    const { wd, job } = await planFromFlags(shards, flags, budgetOf(flags));
     await runJob(wd, job, flags, reporter);
     await finishJob(wd, job, flags, reporter, started);
   });

@@ -25,7 +25,7 @@ export interface EstimateFlags {
  */
 export async function estimateFromFlags(shards: string[], flags: PlanFlags & EstimateFlags, reporter: Reporter): Promise<JobEstimate | undefined> {
   if (!flags.estimate) {
-    if (flags.sampleMb !== undefined || flags.taskMemory !== undefined) throw new UsageError(`${flags.sampleMb !== undefined ? '--sample-mb' : '--task-memory'} goes with --estimate`);
+    if (flags.sampleMb !== undefined) throw new UsageError('--sample-mb goes with --estimate');
     return undefined;
   }
   const input = planInputFrom(shards, flags);

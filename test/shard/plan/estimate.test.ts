@@ -212,10 +212,18 @@ describe('job plan --estimate', () => {
     // Planned again without --estimate: the same job.
     const again = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-h', '-q'], { cwd: dir });
     assert.equal(again.code, 0, again.stderr);
-    for (const flag of [['--task-memory', '100'], ['--sample-mb', '5']]) {
-      const bad = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-bad', ...flag], { cwd: dir });
-      assert.equal(bad.code, 2);
-      assert.match(bad.stderr, new RegExp(`${flag[0]} goes with --estimate`));
-    }
+    const bad = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-bad', '--sample-mb', '5'], { cwd: dir });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--sample-mb goes with --estimate/);
+    // Without --estimate, --task-memory is the budget the plan keeps (decide's spill limit), on job plan and job dedup alike.
+    const planned = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-budget', '--task-memory', '100', '-q'], { cwd: dir });
+    assert.equal(planned.code, 0, planned.stderr);
+    assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'plan-budget', 'job.json'), 'utf8')).taskMemoryBudget, 100 * 2 ** 20);
+    const ran = neardup(['job', 'dedup', 'shards', '--id-field', 'id', '--work-dir', 'dedup-budget', '--task-memory', '100', '--local', '-o', 'budget.tsv', '-q'], { cwd: dir });
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'dedup-budget', 'job.json'), 'utf8')).taskMemoryBudget, 100 * 2 ** 20);
+    const plain = neardup(['job', 'dedup', 'shards', '--id-field', 'id', '--work-dir', 'dedup-plain', '--local', '-o', 'plain.tsv', '-q'], { cwd: dir });
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.equal(fs.readFileSync(path.join(dir, 'budget.tsv'), 'utf8'), fs.readFileSync(path.join(dir, 'plain.tsv'), 'utf8'), 'the budget changes memory, not the answer');
   });
 });
