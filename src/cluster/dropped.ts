@@ -17,14 +17,32 @@ export function keptOf(c: Cluster): number {
   return c.representative ?? c.members[0]!;
 }
 
+/** Where {@link keptSimilarities} finds the documents' texts. */
+export interface KeptTexts {
+  /** Documents in the run. */
+  count: number;
+  /** Their texts, when they are in memory. */
+  texts?: readonly string[] | undefined;
+  /** Otherwise this input, read again with `read` (its documents numbered as in the run). */
+  file: string;
+  read: ReadOptions;
+}
+
+/** How {@link keptSimilarities} compares documents: the run's shingles, measure and fingerprint width (default 32). */
+export interface KeptMeasure {
+  shingle?: ShingleOptions | undefined;
+  measure?: SetMeasure | undefined;
+  fingerprintBits?: 32 | 64 | undefined;
+}
+
 /**
  * The similarity of each document to its cluster's kept member, NaN for a kept member, a document
- * in no cluster, and every member under `--keep none`. `texts` when they are in memory, else `file`
- * is read again with `read` (its documents numbered as in the run).
+ * in no cluster, and every member under `--keep none`.
  */
-export async function keptSimilarities(clusters: readonly Cluster[], count: number, shingle: ShingleOptions | undefined, measure: SetMeasure | undefined, texts: readonly string[] | undefined, file: string, read: ReadOptions, bits: 32 | 64 = 32): Promise<Float64Array> {
+export async function keptSimilarities(clusters: readonly Cluster[], docs: KeptTexts, how: KeptMeasure = {}): Promise<Float64Array> {
+  const { count, texts, file, read } = docs;
   const sims = new Float64Array(count).fill(NaN);
-  const ks = new KeptSimilarity(shingle, measure, (d, s) => (sims[d] = s), bits);
+  const ks = new KeptSimilarity(how.shingle, how.measure, (d, s) => (sims[d] = s), how.fingerprintBits ?? 32);
   for (const c of clusters) {
     const k = keptOf(c);
     if (k < 0) continue;

@@ -232,7 +232,7 @@ export async function dedupFile(input: string, output: string, options: DedupFil
   const ids = corpus.ids ?? corpus.rows.map(String);
   let sink: OutputSink | undefined = target.kind === 'sink' ? await openOutput(output) : undefined;
   try {
-    const similarity = mode !== 'annotate' ? undefined : result.removal?.rule === 'verified' ? result.removal.similarity : await keptSimilarities(result.clusters, corpus.count, options.dedup?.shingle, options.dedup?.measure, texts, input, read, options.dedup?.fingerprintBits);
+    const similarity = mode !== 'annotate' ? undefined : result.removal?.rule === 'verified' ? result.removal.similarity : await keptSimilarities(result.clusters, { count: corpus.count, texts, file: input, read }, options.dedup);
     const written = await writeCopy({ file: input, corpus, mode, target, sink, read }, result, similarity);
     await sink?.close();
     sink = undefined;

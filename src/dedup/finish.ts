@@ -55,13 +55,13 @@ export function finishDedup(
   const t3 = performance.now();
   const { clusters, clusterOf } = grouped ? clusterGroups(grouped, pairs) : clusterPairs(n, pairs);
   const docOf = (g: number): number => (grouped ? grouped.members[grouped.start[g]!]! : g);
-  const recall = recallOf(run, counts, pairs.length, (p) => pairs[p]!.similarity, (p) => clusterOf[docOf(pairs[p]!.a)]!, grouped, (p) => pairs[p]!.a, (p) => pairs[p]!.b);
+  const recall = recallOf(run, { counts, count: pairs.length, similarity: (p) => pairs[p]!.similarity, cluster: (p) => clusterOf[docOf(pairs[p]!.a)]!, grouped, a: (p) => pairs[p]!.a, b: (p) => pairs[p]!.b });
   if (keepPairs && count > maxPairs) throw new TooManyPairsError('pairs', count, maxPairs, grouped ? largestGroup(grouped) : 1);
   const unitPairs = pairs;
   if (!keepPairs) pairs = [];
   else if (grouped) pairs = expandPairs(grouped, pairs);
   const t4 = performance.now();
-  const result: DedupResult = { pairs, clusters, clusterOf, ...rest(run, count, clusters.length, counts, times, t3, t4, recall) };
+  const result: DedupResult = { pairs, clusters, clusterOf, ...rest(run, { count, clusterCount: clusters.length, counts, times, t3, t4, recall }) };
   // A bucket-wise clustering skipped pairs: the verified removal rule cannot run on what it kept.
   if (counts === 'all') {
     const m = unitPairs.length;
@@ -94,14 +94,25 @@ function finishColumns(
   const uf = new UnionFind(n);
   for (let i = 0; i < count; i++) uf.union(a[i]!, b[i]!);
   const { clusters, clusterOf } = componentsOf(uf, n);
-  const recall = recallOf(run, run.counts ?? 'all', count, (p) => similarity[p]!, (p) => clusterOf[a[p]!]!);
+  const recall = recallOf(run, { counts: run.counts ?? 'all', count, similarity: (p) => similarity[p]!, cluster: (p) => clusterOf[a[p]!]! });
   if (keepPairs && count > maxPairs) throw new TooManyPairsError('pairs', count, maxPairs, 1);
   const graph = { pairs: { units: n, count, a: a.subarray(0, count), b: b.subarray(0, count), similarity: similarity.subarray(0, count) } };
   if (!keepPairs) columns.size = 0;
   const t4 = performance.now();
-  const result = withLazyPairs({ clusters, clusterOf, ...rest(run, count, clusters.length, run.counts ?? 'all', times, t3, t4, recall) }, columns);
+  const result = withLazyPairs({ clusters, clusterOf, ...rest(run, { count, clusterCount: clusters.length, counts: run.counts ?? 'all', times, t3, t4, recall }) }, columns);
   if ((run.counts ?? 'all') === 'all') attachGraph(result, graph);
   return result;
+}
+
+/** The verified pairs {@link recallOf} reads, by number p: with copy groups, `a`/`b` are group numbers. */
+interface VerifiedView {
+  counts: 'all' | 'verified';
+  count: number;
+  similarity: (p: number) => number;
+  cluster: (p: number) => number;
+  grouped?: CopyGroups | undefined;
+  a?: (p: number) => number;
+  b?: (p: number) => number;
 }
 
 /**
@@ -111,16 +122,8 @@ function finishColumns(
  * found the candidates and every candidate pair was verified exactly (a bucket-wise clustering skips
  * pairs already in one cluster: its pairs are not all the found pairs).
  */
-function recallOf(
-  run: Parameters<typeof finishDedup>[0],
-  counts: 'all' | 'verified',
-  count: number,
-  similarity: (p: number) => number,
-  cluster: (p: number) => number,
-  grouped?: CopyGroups,
-  a?: (p: number) => number,
-  b?: (p: number) => number,
-): RecallEstimate | undefined {
+function recallOf(run: Parameters<typeof finishDedup>[0], pairs: VerifiedView): RecallEstimate | undefined {
+  const { counts, count, similarity, cluster, grouped, a, b } = pairs;
   if (!run.estimateRecall || counts !== 'all') return undefined;
   // Cluster ids are document numbers: sum the units in an array of n.
   const acc = new RecallAccumulator(run.bands.bands, run.bands.rows, run.n);
@@ -133,17 +136,21 @@ function recallOf(
   return acc.result();
 }
 
+/** What {@link rest} reports of a finished run: its pair and cluster counts, times and recall. */
+interface RunTotals {
+  count: number;
+  clusterCount: number;
+  counts: 'all' | 'verified';
+  times: Parameters<typeof finishDedup>[1];
+  /** When clustering started and ended. */
+  t3: number;
+  t4: number;
+  recall: RecallEstimate | undefined;
+}
+
 /** The result's fields other than its pairs and clusters. */
-function rest(
-  run: Parameters<typeof finishDedup>[0],
-  count: number,
-  clusterCount: number,
-  counts: 'all' | 'verified',
-  times: Parameters<typeof finishDedup>[1],
-  t3: number,
-  t4: number,
-  recall: RecallEstimate | undefined,
-): Pick<DedupResult, 'empty' | 'bands' | 'stats'> {
+function rest(run: Parameters<typeof finishDedup>[0], totals: RunTotals): Pick<DedupResult, 'empty' | 'bands' | 'stats'> {
+  const { count, clusterCount, counts, times, t3, t4, recall } = totals;
   const { n, empty, bands, chars, cstats, groups } = run;
   const { t0, t1, t2 } = times;
   const { candidates, ...buckets } = cstats;

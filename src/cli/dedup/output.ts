@@ -106,7 +106,7 @@ export async function writeResult(run: ResultRun, how: { options: DedupOptions; 
   } else if (needSims && removal.rule === 'verified') similarity = removal.similarity;
   else if (needSims) {
     const secondPass = corpus.input.shards ? read : { ...read, format: corpus.input.format };
-    similarity = await keptSimilarities(result.clusters, corpus.count, options.shingle, options.measure, corpus.texts, file, secondPass, options.fingerprintBits);
+    similarity = await keptSimilarities(result.clusters, { count: corpus.count, texts: corpus.texts, file, read: secondPass }, options);
   }
   const lowestSimilarity = similarity && removal.rule === 'cluster' && !exact ? lowest(similarity) : undefined;
   // The output and the audit are both written whole to temp files, and only then both renamed into
