@@ -165,3 +165,31 @@ export async function shardedCorpus(shards: number, formats: readonly ShardForma
   assert.ok(singlePairs.length > 300, `only ${singlePairs.length} pairs`);
   return { dir, docs, shardDir, singlePairs, singleClusters };
 }
+
+/**
+ * A corpus with one giant chain (each link rewrites a word of the one before, some links with an
+ * exact copy), `chains` shorter chains (default 30) and `singles` singles (default 200), shuffled;
+ * each document has a `score` for `--keep max:score`.
+ */
+export function giantChainCorpus(seed: number, giant: number, o: { chains?: number; singles?: number } = {}): { id: string; text: string; score: number }[] {
+  const rnd = splitmix32(seed);
+  const word = (): string => `w${rnd() % 8000}`;
+  const docs: { id: string; text: string; score: number }[] = [];
+  const chain = (name: string, length: number): void => {
+    let words = Array.from({ length: 60 }, word);
+    for (let i = 0; i < length; i++) {
+      docs.push({ id: `${name}-${i}`, text: words.join(' '), score: rnd() % 9 });
+      words = words.slice();
+      words[rnd() % words.length] = word();
+      if (rnd() % 7 === 0) docs.push({ id: `${name}-${i}-copy`, text: docs[docs.length - 1]!.text, score: rnd() % 9 });
+    }
+  };
+  chain('giant', giant);
+  for (let c = 0; c < (o.chains ?? 30); c++) chain(`c${c}`, 2 + (rnd() % 6));
+  for (let i = 0; i < (o.singles ?? 200); i++) docs.push({ id: `s${i}`, text: Array.from({ length: 60 }, word).join(' '), score: rnd() % 9 });
+  for (let i = docs.length - 1; i > 0; i--) {
+    const j = rnd() % (i + 1);
+    [docs[i], docs[j]] = [docs[j]!, docs[i]!];
+  }
+  return docs;
+}

@@ -25,7 +25,7 @@ export interface SpilledPairs extends PairChunks {
 const READ_ROWS = 65536;
 
 /** The position of document g among ascending `members` (g is one of them). */
-function positionIn(members: Float64Array, g: number): number {
+export function positionIn(members: Float64Array, g: number): number {
   let lo = 0;
   let hi = members.length - 1;
   while (lo < hi) {

@@ -14,7 +14,7 @@ import { forEachGroupChunk, groupRowCount, groupRows } from '../files/columns.js
 import { requireMarker, taskDir } from '../files/commit.js';
 import { taskCount, type JobSpec } from '../files/job.js';
 import { spillLimits } from '../spill/limits.js';
-import { distinctEnds, spillSortedPairs, type RawPairs, type SpilledPairs } from '../spill/sortedPairs.js';
+import { distinctEnds, positionIn, spillSortedPairs, type RawPairs, type SpilledPairs } from '../spill/sortedPairs.js';
 import type { PairChunks } from '../spill/walk.js';
 import type { GroupCopies } from './copyUnits.js';
 
@@ -152,14 +152,3 @@ function distinctOf(xs: readonly Float64Array[]): Float64Array {
   return Float64Array.from(all.subarray(0, P));
 }
 
-/** The position of document g among `members` (ascending; g is one of them). */
-export function positionIn(members: Float64Array, g: number): number {
-  let lo = 0;
-  let hi = members.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (members[mid]! < g) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}

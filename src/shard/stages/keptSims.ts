@@ -5,7 +5,8 @@
  * @module
  */
 import type { SetSource } from './setMaker.js';
-import { positionIn, type PositionPairs } from './decidePairs.js';
+import type { PositionPairs } from './decidePairs.js';
+import { positionIn } from '../spill/sortedPairs.js';
 
 /** Documents whose sets one batch of similarities to kept members makes. */
 const SIM_BATCH = 8192;

@@ -10,32 +10,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tmpDir, neardup } from '../../cliUtil.js';
-import { splitmix32 } from '../../../src/hash/mix.js';
 import { faultEnv } from '../../helpers/faults.js';
-
-/** One giant chain (each link rewrites a word of the one before, now and then an exact copy), shorter chains and singles, shuffled. */
-function chainCorpus(seed: number, giant: number): { id: string; text: string; score: number }[] {
-  const rnd = splitmix32(seed);
-  const word = (): string => `w${rnd() % 8000}`;
-  const docs: { id: string; text: string; score: number }[] = [];
-  const chain = (name: string, length: number): void => {
-    let words = Array.from({ length: 60 }, word);
-    for (let i = 0; i < length; i++) {
-      docs.push({ id: `${name}-${i}`, text: words.join(' '), score: rnd() % 9 });
-      words = words.slice();
-      words[rnd() % words.length] = word();
-      if (rnd() % 7 === 0) docs.push({ id: `${name}-${i}-copy`, text: docs[docs.length - 1]!.text, score: rnd() % 9 });
-    }
-  };
-  chain('giant', giant);
-  for (let c = 0; c < 20; c++) chain(`c${c}`, 2 + (rnd() % 6));
-  for (let i = 0; i < 100; i++) docs.push({ id: `s${i}`, text: Array.from({ length: 60 }, word).join(' '), score: rnd() % 9 });
-  for (let i = docs.length - 1; i > 0; i--) {
-    const j = rnd() % (i + 1);
-    [docs[i], docs[j]] = [docs[j]!, docs[i]!];
-  }
-  return docs;
-}
+import { giantChainCorpus } from '../../helpers/shards.js';
 
 describe('decide out of core', () => {
   let dir: string;
@@ -45,7 +21,7 @@ describe('decide out of core', () => {
   const SHARDS = 5;
   before(() => {
     dir = tmpDir();
-    const docs = chainCorpus(11, 300);
+    const docs = giantChainCorpus(11, 300, { chains: 20, singles: 100 });
     shards = path.join(dir, 'shards');
     fs.mkdirSync(shards);
     for (let s = 0; s < SHARDS; s++) fs.writeFileSync(path.join(shards, `part-${s}.jsonl`), docs.filter((_, i) => i % SHARDS === s).map((d) => JSON.stringify(d) + '\n').join(''));

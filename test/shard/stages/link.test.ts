@@ -13,6 +13,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { tmpDir, neardup } from '../../cliUtil.js';
 import { neardupAsync } from '../../helpers/procs.js';
+import { giantChainCorpus } from '../../helpers/shards.js';
 import { clustersOfPairs } from '../../../src/cluster/clusters.js';
 import { EdgeOut, largeStar, neighbours, smallStar } from '../../../src/shard/stages/starGraph.js';
 import { rangeOf } from '../../../src/shard/files/job.js';
@@ -104,30 +105,6 @@ describe('link rounds in memory', () => {
     );
   });
 });
-
-/** A corpus with one giant chain (each link rewrites a couple of words of the one before), shorter chains and singles, shuffled. */
-function giantChainCorpus(seed: number, giant: number): { id: string; text: string; score: number }[] {
-  const rnd = splitmix32(seed);
-  const word = (): string => `w${rnd() % 8000}`;
-  const docs: { id: string; text: string; score: number }[] = [];
-  const chain = (name: string, length: number): void => {
-    let words = Array.from({ length: 60 }, word);
-    for (let i = 0; i < length; i++) {
-      docs.push({ id: `${name}-${i}`, text: words.join(' '), score: rnd() % 9 });
-      words = words.slice();
-      words[rnd() % words.length] = word();
-      if (rnd() % 7 === 0) docs.push({ id: `${name}-${i}-copy`, text: docs[docs.length - 1]!.text, score: rnd() % 9 });
-    }
-  };
-  chain('giant', giant);
-  for (let c = 0; c < 30; c++) chain(`c${c}`, 2 + (rnd() % 6));
-  for (let i = 0; i < 200; i++) docs.push({ id: `s${i}`, text: Array.from({ length: 60 }, word).join(' '), score: rnd() % 9 });
-  for (let i = docs.length - 1; i > 0; i--) {
-    const j = rnd() % (i + 1);
-    [docs[i], docs[j]] = [docs[j]!, docs[i]!];
-  }
-  return docs;
-}
 
 describe('a giant component cut across every shard group', () => {
   let dir: string;
