@@ -27,7 +27,7 @@ const TIERS = {
     'io/write/write', 'similarity/sort-pairs', 'dedup/pair-columns', 'lsh/params', 'lsh/candidates', 'sketch/minhash-stats', 'text/properties',
     'dedup/dedup', 'dedup/kinds', 'similarity/prefix-join-filters', 'online/kinds', 'sketch/reference-equivalence', 'parallel/sign-corpus', 'io/read/fuzz', 'text/fuzz', 'dedup/fuzz',
     'io/read/round-trip', 'report/curves', 'report/passages', 'online/records/format', 'store/memory/store', 'online/index',
-    'online/duplicates', 'online/recall', 'online/search', 'cli/corpus', 'io/write/alias', 'engine/options', 'cli/summary', 'sketch/known-answers', 'online/signature-bits', 'spans/spans', 'spans/file', 'cli/spans/spans',
+    'online/duplicates', 'online/recall', 'online/search', 'cli/corpus', 'io/write/alias', 'engine/options', 'cli/summary', 'sketch/known-answers', 'online/signature-bits', 'spans/spans', 'spans/file', 'cli/spans/spans', 'online/registry/registry',
   ],
   'node-versioned': [
     'store/parity', 'online/expiry', 'server/expiry', 'online/clusters', 'online/keys/ensemble', 'online/recall',
@@ -35,7 +35,7 @@ const TIERS = {
     'online/duplicates', 'store/sqlite/durability', 'store/missing', 'common/optional-deps', 'store/spec', 'e2e/crash',
     'cli/index/backup', 'e2e/redis-outage', 'cli/index/add', 'server/limits', 'server/viz', 'server/auth', 'io/s3/s3',
     'parallel/sign-corpus', 'sketch/reference-equivalence', 'sketch/known-answers', 'dedup/stream-verify', 'io/codec/decoders', 'run/local-tasks', 'cli/commands/commands', 'dedup/dedup',
-    'index', 'io/read/formats', 'io/write/write', 'dedup/kijiji',
+    'index', 'io/read/formats', 'io/write/write', 'dedup/kijiji', 'online/registry/registry', 'server/indexes',
   ],
 };
 

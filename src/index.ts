@@ -51,6 +51,7 @@ export { parseStoreSpec, type StoreSpec, type RedisUrlOptions, type PostgresUrlO
 export { MemoryStore } from './store/memory/store.js';
 export { openStore } from './store/open/open.js';
 export { checkIndex, type CheckReport, type CheckOptions } from './online/check.js';
+export { IndexRegistry, IndexExistsError, type NamedIndexInfo, type NamedIndexOptions, type CreateIndexOptions, type NamedStore } from './online/registry/registry.js';
 
 // Text → shingles → MinHash signatures.
 export { normalize, makeNormalizer, resolvePreset, NORMALIZE_PRESETS, PRESET_ALIASES, type NormalizeOptions, type NormalizePreset } from './text/normalize.js';

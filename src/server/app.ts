@@ -9,6 +9,9 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { UsageError } from '../common/errors.js';
 import type { NearDupIndex } from '../online/nearDupIndex.js';
+import type { IndexRegistry } from '../online/registry/registry.js';
+import { registerIndexRoutes } from './indexRoutes.js';
+import { fixedScope } from './scope.js';
 import { webUi } from '../web/plugin.js';
 import { installAuth } from './auth.js';
 import { registerClusterRoutes } from './clusterRoutes.js';
@@ -58,6 +61,11 @@ export interface AppOptions {
    * sweep off. Default {@link DEFAULT_PURGE_INTERVAL_MS}.
    */
   purgeInterval?: number;
+  /**
+   * Named indexes served beside the server's own under `/v1/indexes/{name}` (src/server/indexRoutes.ts).
+   * Default: none (those routes are absent). Closing the app does not close the registry.
+   */
+  registry?: IndexRegistry;
 }
 
 /** Default of {@link AppOptions.requestTimeout}: 30 s for the headers and the body of one request. */
@@ -102,11 +110,16 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   installAuth(app, options.token);
   const errorLog = options.errorLog ?? ((line: string) => void process.stderr.write(line));
   installErrorHandling(app, { bodyLimit, errorLog });
-  installExpirySweep(app, index, metrics, options.purgeInterval ?? DEFAULT_PURGE_INTERVAL_MS, errorLog);
+  const { registry } = options;
+  const swept = async () => [{ index }, ...(registry ? await registry.acquireOpen() : [])];
+  installExpirySweep(app, swept, metrics, options.purgeInterval ?? DEFAULT_PURGE_INTERVAL_MS, errorLog);
 
-  registerDocumentRoutes(app, index, metrics, options.storeText ?? true);
-  registerQueryRoutes(app, index, metrics);
-  registerClusterRoutes(app, index);
+  const storeText = options.storeText ?? true;
+  const own = fixedScope(index);
+  registerDocumentRoutes(app, own, metrics, storeText);
+  registerQueryRoutes(app, own, metrics);
+  registerClusterRoutes(app, own);
+  if (registry) registerIndexRoutes(app, { registry, token: options.token, metrics, storeText });
   registerAdminRoutes(app, index);
   registerMetricsRoute(app, index, metrics);
   app.register(webUi);

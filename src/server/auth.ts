@@ -47,6 +47,17 @@ export function bearerToken(header: string | undefined): string {
 }
 
 /**
+ * A constant-time check of a given token against `token`, or undefined when there is none. An
+ * empty given token never matches.
+ */
+export function tokenChecker(token: string | undefined): ((given: string) => boolean) | undefined {
+  if (!token) return undefined;
+  const tokenDigest = digest(token);
+  // Digests have equal length, so timingSafeEqual never leaks the token length either.
+  return (given) => given !== '' && timingSafeEqual(digest(given), tokenDigest);
+}
+
+/**
  * Records every route of `app` (for {@link listRoutes}) and, with a token, answers 401 to every
  * request whose matched route is not marked public. Call before any route is added.
  */
@@ -57,15 +68,15 @@ export function installAuth(app: FastifyInstance, token: string | undefined): vo
     const methods = Array.isArray(r.method) ? r.method : [r.method];
     for (const method of methods) routes.push({ method, url: r.url, public: r.config?.public === true });
   });
-  if (!token) return;
-  const tokenDigest = digest(token);
+  const matches = tokenChecker(token);
+  if (!matches) return;
   app.addHook('onRequest', async (req, reply) => {
     // routeOptions is the route the router matched (after percent-decoding); unmatched requests
-    // get the 404 route, which is not public.
-    if (req.routeOptions.config?.public === true) return;
-    const given = bearerToken(req.headers.authorization);
-    // Digests have equal length, so timingSafeEqual never leaks the token length either.
-    if (!given || !timingSafeEqual(digest(given), tokenDigest)) {
+    // get the 404 route, which is not public. A named index's routes have their own hook
+    // (src/server/indexRoutes.ts), which takes this token or the index's.
+    const config = req.routeOptions.config;
+    if (config?.public === true || config?.namedIndex === true) return;
+    if (!matches(bearerToken(req.headers.authorization))) {
       reply.header('www-authenticate', 'Bearer');
       return reply.code(401).send({ statusCode: 401, error: 'Unauthorized', message: 'missing or invalid bearer token' });
     }

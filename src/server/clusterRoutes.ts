@@ -6,7 +6,7 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify';
-import type { NearDupIndex } from '../online/nearDupIndex.js';
+import type { IndexScope } from './scope.js';
 import { idParamsSchema } from './schemas.js';
 
 /** Query string of GET /v1/clusters (strings: the app's validator does not coerce). */
@@ -63,10 +63,10 @@ export function clusterPaths(err: (d: string) => unknown, common: Record<string,
 }
 
 /** Registers the cluster routes on `app`. */
-export function registerClusterRoutes(app: FastifyInstance, index: NearDupIndex): void {
-  app.get<{ Querystring: { offset?: string; limit?: string; members?: string } }>('/v1/clusters', { schema: { querystring: clustersQuerySchema } }, async (req) => {
+export function registerClusterRoutes(app: FastifyInstance, on: IndexScope): void {
+  app.get<{ Querystring: { offset?: string; limit?: string; members?: string } }>(`${on.base}/clusters`, { schema: { querystring: clustersQuerySchema } }, async (req) => {
     const q = req.query;
-    return index.clusters({
+    return on.of(req).clusters({
       wait: false,
       ...(q.offset !== undefined ? { offset: Number(q.offset) } : {}),
       ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
@@ -74,14 +74,14 @@ export function registerClusterRoutes(app: FastifyInstance, index: NearDupIndex)
     });
   });
 
-  app.get<{ Params: { id: string } }>('/v1/clusters/:id', { schema: { params: idParamsSchema } }, async (req, reply) => {
-    const c = await index.cluster(req.params.id);
+  app.get<{ Params: { id: string } }>(`${on.base}/clusters/:id`, { schema: { params: idParamsSchema } }, async (req, reply) => {
+    const c = await on.of(req).cluster(req.params.id);
     if (!c) return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no cluster "${req.params.id}" (a cluster's id is its smallest member id)` });
     return c;
   });
 
-  app.get<{ Params: { id: string } }>('/v1/documents/:id/cluster', { schema: { params: idParamsSchema } }, async (req, reply) => {
-    const c = await index.clusterOf(req.params.id);
+  app.get<{ Params: { id: string } }>(`${on.base}/documents/:id/cluster`, { schema: { params: idParamsSchema } }, async (req, reply) => {
+    const c = await on.of(req).clusterOf(req.params.id);
     if (!c) return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no document "${req.params.id}"` });
     return { id: req.params.id, cluster: c };
   });

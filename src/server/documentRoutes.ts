@@ -9,7 +9,8 @@
  * @module
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { NearDupIndex, Match } from '../online/nearDupIndex.js';
+import type { Match } from '../online/nearDupIndex.js';
+import type { IndexScope } from './scope.js';
 import { withStoredText } from '../online/records/storedText.js';
 import { parseDuration } from '../online/expiry.js';
 import { isoDateMs } from '../io/read/isoDate.js';
@@ -57,7 +58,7 @@ export function noDocument(reply: FastifyReply, id: string) {
 /**
  * Registers the document routes. `storeText` keeps each added text in `meta.text` (AppOptions.storeText).
  */
-export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex, metrics: Metrics, storeText: boolean): void {
+export function registerDocumentRoutes(app: FastifyInstance, on: IndexScope, metrics: Metrics, storeText: boolean): void {
   const countAdds = (results: Match[][]) => {
     metrics.inc('neardup_documents_added_total', 'Documents added.', {}, results.length);
     let d = 0;
@@ -70,19 +71,20 @@ export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex
   const badMeta = (reply: FastifyReply, problems: { field: string; message: string }[]) =>
     reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: problems.map((e) => `${e.field} ${e.message}`).join('; '), errors: problems });
 
-  app.post<{ Body: DocBody & { limit?: number; fields?: MatchField[]; filter?: MetaFilter } }>('/v1/documents', { schema: { body: addSchema } }, async (req, reply) => {
+  app.post<{ Body: DocBody & { limit?: number; fields?: MatchField[]; filter?: MetaFilter } }>(`${on.base}/documents`, { schema: { body: addSchema } }, async (req, reply) => {
     const { id, text, meta, limit, fields, filter } = req.body;
     const problem = metaProblem(meta);
     if (problem) return badMeta(reply, [{ field: '/meta', message: problem }]);
     const expiry = expiryOfBody(req.body, '');
     if ('field' in expiry) return badMeta(reply, [expiry]);
+    const index = on.of(req);
     const duplicates = await index.add(id, text, keep(meta, text), { limit: limit ?? DEFAULT_ADD_LIMIT, ...expiry, filter });
     countAdds([duplicates]);
     return { id, duplicates: await index.select(duplicates, fields ?? DEFAULT_MATCH_FIELDS) };
   });
 
   // "::" is find-my-way's escape for a literal colon.
-  app.post<{ Body: { documents: DocBody[]; limit?: number; fields?: MatchField[]; filter?: MetaFilter } }>('/v1/documents::batch', { schema: { body: batchSchema } }, async (req, reply) => {
+  app.post<{ Body: { documents: DocBody[]; limit?: number; fields?: MatchField[]; filter?: MetaFilter } }>(`${on.base}/documents::batch`, { schema: { body: batchSchema } }, async (req, reply) => {
     const docs = req.body.documents;
     const problems: { field: string; message: string }[] = [];
     const expiries = docs.map((d, i) => {
@@ -93,6 +95,7 @@ export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex
       return 'field' in e ? {} : e;
     });
     if (problems.length) return badMeta(reply, problems);
+    const index = on.of(req);
     const results = await index.addMany(
       docs.map((d, i) => ({ id: d.id, text: d.text, meta: keep(d.meta, d.text), ...expiries[i] })),
       { limit: req.body.limit ?? DEFAULT_ADD_LIMIT, filter: req.body.filter },
@@ -103,10 +106,10 @@ export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex
   });
 
   // Lean by default: the stored text (meta.text) and the signature only when `fields` names them.
-  app.get<{ Params: { id: string }; Querystring: { fields?: string } }>('/v1/documents/:id', { schema: { params: idParamsSchema, querystring: documentQuerySchema } }, async (req, reply) => {
+  app.get<{ Params: { id: string }; Querystring: { fields?: string } }>(`${on.base}/documents/:id`, { schema: { params: idParamsSchema, querystring: documentQuerySchema } }, async (req, reply) => {
     const asked = req.query.fields !== undefined;
     const want = new Set(asked ? parseFields(req.query.fields!, DOCUMENT_FIELDS, 'querystring/fields') : DEFAULT_DOCUMENT_FIELDS);
-    const doc = await index.get(req.params.id);
+    const doc = await on.of(req).get(req.params.id);
     if (!doc) return noDocument(reply, req.params.id);
     const { meta, text } = splitStoredText(doc.meta);
     return {
@@ -120,16 +123,16 @@ export function registerDocumentRoutes(app: FastifyInstance, index: NearDupIndex
     };
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/documents/:id', { schema: { params: idParamsSchema } }, async (req, reply) => {
-    const ok = await index.remove(req.params.id);
+  app.delete<{ Params: { id: string } }>(`${on.base}/documents/:id`, { schema: { params: idParamsSchema } }, async (req, reply) => {
+    const ok = await on.of(req).remove(req.params.id);
     if (!ok) return noDocument(reply, req.params.id);
     return { id: req.params.id, deleted: true };
   });
 
   // Bulk delete (datasketch #247: one request per id made 77 deletes take 50 minutes on remote Redis).
-  app.post<{ Body: { ids: string[] } }>('/v1/documents::delete', { schema: { body: deleteManySchema } }, async (req) => {
+  app.post<{ Body: { ids: string[] } }>(`${on.base}/documents::delete`, { schema: { body: deleteManySchema } }, async (req) => {
     const ids = req.body.ids;
-    const removed = await index.removeMany(ids);
+    const removed = await on.of(req).removeMany(ids);
     return { deleted: removed.filter(Boolean).length, missing: ids.filter((_, i) => !removed[i]) };
   });
 }

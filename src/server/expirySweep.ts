@@ -9,24 +9,45 @@ import type { FastifyInstance } from 'fastify';
 import type { NearDupIndex } from '../online/nearDupIndex.js';
 import type { Metrics } from './metrics.js';
 
+/** An index the sweep purges: the server's own (no name) or a named one, held until `release`. */
+export interface SweptIndex {
+  name?: string;
+  index: NearDupIndex;
+  release?: () => void;
+}
+
 /** Default of `AppOptions.purgeInterval`: one sweep a minute. */
 export const DEFAULT_PURGE_INTERVAL_MS = 60_000;
 
-/** Installs the sweep on `app` (nothing when `intervalMs` is 0). `log` gets one line per sweep that removed something or failed. */
-export function installExpirySweep(app: FastifyInstance, index: NearDupIndex, metrics: Metrics, intervalMs: number, log: (line: string) => void): void {
+/**
+ * Installs the sweep on `app` (nothing when `intervalMs` is 0) over the indexes `indexes()` gives at
+ * each sweep (the server's own and the named ones open). `log` gets one line per index whose sweep
+ * removed something or failed.
+ */
+export function installExpirySweep(app: FastifyInstance, indexes: () => Promise<SweptIndex[]>, metrics: Metrics, intervalMs: number, log: (line: string) => void): void {
   if (intervalMs <= 0) return;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
-  const sweep = async () => {
+  const sweepOne = async (index: NearDupIndex, name: string | undefined) => {
+    const of = name === undefined ? '' : ` of index "${name}"`;
     try {
       const ids = await index.purgeExpired();
       if (ids.length) {
         metrics.inc('neardup_documents_expired_total', 'Expired documents purged by the sweep.', {}, ids.length);
-        log(`neardup serve: ${new Date().toISOString()} purged ${ids.length} expired document${ids.length === 1 ? '' : 's'}\n`);
+        log(`neardup serve: ${new Date().toISOString()} purged ${ids.length} expired document${ids.length === 1 ? '' : 's'}${of}\n`);
       }
     } catch (e) {
       // A store that is away (503 elsewhere) is tried again at the next sweep.
-      log(`neardup serve: ${new Date().toISOString()} expiry sweep failed: ${(e as Error).message}\n`);
+      log(`neardup serve: ${new Date().toISOString()} expiry sweep${of} failed: ${(e as Error).message}\n`);
+    }
+  };
+  const sweep = async () => {
+    for (const { index, name, release } of await indexes()) {
+      try {
+        await sweepOne(index, name);
+      } finally {
+        release?.();
+      }
     }
   };
   app.addHook('onReady', async () => {

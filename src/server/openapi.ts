@@ -4,7 +4,7 @@
  * @module
  */
 import { clusterPaths } from './clusterRoutes.js';
-import { addResponseSchema, addSchema, batchSchema, deleteManySchema, documentQuerySchema, documentSchema, duplicatesQuerySchema, errorSchema, matchSchema, querySchema } from './schemas.js';
+import { addResponseSchema, addSchema, batchSchema, deleteManySchema, documentQuerySchema, documentSchema, createIndexSchema, duplicatesQuerySchema, errorSchema, indexNameParamsSchema, matchSchema, querySchema } from './schemas.js';
 
 /** The OpenAPI 3.1 document of the service. */
 export function openApiDocument(): Record<string, unknown> {
@@ -20,7 +20,7 @@ export function openApiDocument(): Record<string, unknown> {
   };
   const doc = {
     openapi: '3.1.0',
-    info: { title: 'neardup', version: '1.1', description: 'Online near-duplicate detection with exact Jaccard scores. 1.1: topK counts distinct texts and lists each hit\'s copies; metadata filters (`filter`).' },
+    info: { title: 'neardup', version: '1.2', description: 'Online near-duplicate detection with exact Jaccard scores. 1.1: topK counts distinct texts and lists each hit\'s copies; metadata filters (`filter`). 1.2: named indexes (`/v1/indexes`, and every index route under `/v1/indexes/{name}`) with `neardup serve --indexes DIR`.' },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: { Document: documentSchema, Match: matchSchema, Error: errorSchema },
@@ -85,7 +85,42 @@ export function openApiDocument(): Record<string, unknown> {
       '/openapi.json': { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1' } } } },
     },
   };
-  return withOperationIds(doc);
+  return withOperationIds({ ...doc, paths: { ...doc.paths, ...registryPaths(err, common), ...namedPaths(doc.paths) } });
+}
+
+/** The registry's own routes (`neardup serve --indexes DIR`). */
+function registryPaths(err: (d: string) => unknown, common: Record<string, unknown>): Record<string, unknown> {
+  const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+  const info = { type: 'object', properties: { name: { type: 'string' }, store: { type: 'string' }, threshold: { type: 'number' }, token: { type: 'boolean' }, created: { type: 'string' }, documents: { type: 'integer' } } };
+  return {
+    '/v1/indexes': {
+      get: { summary: 'The named indexes (with neardup serve --indexes DIR).', responses: { '200': { description: 'The indexes', ...json({ type: 'object', properties: { indexes: { type: 'array', items: info } } }) }, '401': common['401'] } },
+      post: {
+        summary: 'Create a named index: its store, parameters and optional token of its own.',
+        requestBody: { required: true, ...json(createIndexSchema) },
+        responses: { '201': { description: 'Created', ...json(info) }, '409': err('The name is taken'), ...common },
+      },
+    },
+    '/v1/indexes/{name}': {
+      parameters: [{ name: 'name', in: 'path', required: true, schema: indexNameParamsSchema.properties.name }],
+      get: { summary: 'One named index, with its document count.', responses: { '200': { description: 'The index', ...json(info) }, '404': err('No such index'), '401': common['401'] } },
+      delete: { summary: 'Drop a named index and delete its documents (requests using it finish first).', responses: { '200': { description: 'Dropped' }, '404': err('No such index'), '401': common['401'] } },
+    },
+  };
+}
+
+/** Every route of the server's own index, again under `/v1/indexes/{name}` for a named index. */
+function namedPaths(paths: Record<string, Record<string, unknown>>): Record<string, unknown> {
+  const name = { name: 'name', in: 'path', required: true, schema: indexNameParamsSchema.properties.name };
+  const out: Record<string, unknown> = {};
+  for (const [p, item] of Object.entries(paths)) {
+    if (!p.startsWith('/v1/')) continue;
+    const copy = structuredClone(item) as Record<string, unknown> & { parameters?: unknown[] };
+    copy.parameters = [name, ...(copy.parameters ?? [])];
+    for (const op of Object.values(copy)) if (op && typeof op === 'object' && 'summary' in op) (op as { summary: string }).summary = `Named index: ${(op as { summary: string }).summary}`;
+    out[`/v1/indexes/{name}${p.slice(3)}`] = copy;
+  }
+  return out;
 }
 
 /**

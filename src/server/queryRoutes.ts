@@ -5,7 +5,7 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify';
-import type { NearDupIndex } from '../online/nearDupIndex.js';
+import type { IndexScope } from './scope.js';
 import type { Metrics } from './metrics.js';
 import { QUERIES_HELP } from './metricsRoutes.js';
 import { noDocument } from './documentRoutes.js';
@@ -23,8 +23,9 @@ function filterParam(json: string): MetaFilter {
 }
 
 /** Registers the query routes. */
-export function registerQueryRoutes(app: FastifyInstance, index: NearDupIndex, metrics: Metrics): void {
-  app.post<{ Body: { text: string; limit?: number; threshold?: number; topK?: number; measure?: 'jaccard' | 'containment'; fields?: MatchField[]; filter?: MetaFilter } }>('/v1/query', { schema: { body: querySchema } }, async (req, reply) => {
+export function registerQueryRoutes(app: FastifyInstance, on: IndexScope, metrics: Metrics): void {
+  app.post<{ Body: { text: string; limit?: number; threshold?: number; topK?: number; measure?: 'jaccard' | 'containment'; fields?: MatchField[]; filter?: MetaFilter } }>(`${on.base}/query`, { schema: { body: querySchema } }, async (req, reply) => {
+    const index = on.of(req);
     const { text, limit, threshold, topK, measure, fields, filter } = req.body;
     if (topK && measure === 'containment') return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'body/measure containment cannot be combined with topK' });
     if (measure === 'containment' && index.manifest.verify !== 'exact') {
@@ -38,9 +39,10 @@ export function registerQueryRoutes(app: FastifyInstance, index: NearDupIndex, m
   });
 
   app.get<{ Params: { id: string }; Querystring: { limit?: string; threshold?: string; fields?: string; filter?: string } }>(
-    '/v1/documents/:id/duplicates',
+    `${on.base}/documents/:id/duplicates`,
     { schema: { params: idParamsSchema, querystring: duplicatesQuerySchema } },
     async (req, reply) => {
+      const index = on.of(req);
       metrics.inc('neardup_queries_total', QUERIES_HELP, { kind: 'duplicates' });
       const { limit, threshold } = req.query;
       const fields = req.query.fields === undefined ? DEFAULT_MATCH_FIELDS : parseFields(req.query.fields, MATCH_FIELDS, 'querystring/fields');

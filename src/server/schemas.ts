@@ -2,6 +2,7 @@
  * JSON schemas of the HTTP API: used by Fastify for validation and to build /openapi.json.
  * @module
  */
+import { INDEX_NAME } from '../online/registry/registry.js';
 import { DOCUMENT_FIELDS, MATCH_FIELDS } from '../online/fields.js';
 
 /** Maximum documents per batch request. */
@@ -185,4 +186,35 @@ export const errorSchema = {
 export const addResponseSchema = {
   type: 'object',
   properties: { id: { type: 'string' }, duplicates: { type: 'array', items: matchSchema } },
+} as const;
+
+/** :name path parameter of a named index (src/online/registry/registry.ts, INDEX_NAME). */
+export const indexNameParamsSchema = {
+  type: 'object',
+  required: ['name'],
+  properties: { name: { type: 'string', pattern: INDEX_NAME.source, description: 'Index name: 1 to 64 lower-case letters, digits, "-" and "_".' } },
+} as const;
+
+/** Body of POST /v1/indexes: a name, where its documents are, its token and its parameters (defaults as `neardup serve`'s). */
+export const createIndexSchema = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: {
+    name: indexNameParamsSchema.properties.name,
+    store: { type: 'string', enum: ['file', 'memory'], description: 'file (default): a SQLite file in the registry directory; memory: lost on restart.' },
+    token: { type: 'string', minLength: 1, maxLength: 4096, pattern: '\\S', description: 'A bearer token of its own, which opens this index only (the server token opens every index).' },
+    threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: 'Jaccard threshold (default: neardup serve\'s).' },
+    shingle: { type: 'string', enum: ['char', 'word', 'spot'] },
+    k: { type: 'integer', minimum: 1, maximum: 64 },
+    numPerm: { type: 'integer', minimum: 1, maximum: 4096 },
+    bands: { type: 'integer', minimum: 1 },
+    rows: { type: 'integer', minimum: 1 },
+    minRecall: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 },
+    verify: { type: 'string', enum: ['exact', 'estimate'] },
+    signatureBits: { type: 'integer', enum: [16, 32] },
+    forest: { type: 'boolean', description: 'LSH-Forest keys (topK). Default true.' },
+    ensemble: { type: 'boolean', description: 'Containment keys. Default false.' },
+    ttl: { type: 'string', maxLength: 32, description: 'Default time to live of added documents (30d, 12h). Default: never.' },
+  },
 } as const;

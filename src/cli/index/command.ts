@@ -12,6 +12,7 @@ import { checkIndex } from '../../online/check.js';
 import { UsageError } from '../../common/errors.js';
 import { addIndexAddCommands } from './add.js';
 import { addIndexPurgeCommand, addIndexRemoveCommand } from './remove.js';
+import { addIndexNamedCommands } from './named.js';
 import { openStore } from '../../store/open/open.js';
 import { checkStoreFile, storeSpecFlag } from './options.js';
 import { readSnapshotFile } from '../../online/snapshot.js';
@@ -20,9 +21,7 @@ import { FormatError } from '../../sketch/format.js';
 /** The `index` command with its `check` subcommand. */
 export function indexCommand(): Command {
   const index = new Command('index').description('fill, query and maintain an online index (the store of `neardup serve`)');
-  addIndexAddCommands(index);
-  addIndexRemoveCommand(index);
-  addIndexPurgeCommand(index);
+  for (const add of [addIndexAddCommands, addIndexRemoveCommand, addIndexPurgeCommand, addIndexNamedCommands]) add(index);
   index
     .command('check')
     .description('verify an index: records decode, every document key leads back to its document, counts agree, store integrity')

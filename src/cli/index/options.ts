@@ -85,10 +85,15 @@ export interface IndexFlags {
   ttl?: number;
 }
 
-/** Adds --store and the parameters of a new index. */
+/** Adds --store, the parameters of a new index and --workers. */
 export function addIndexOptions(cmd: Command, workersHelp: string): Command {
+  cmd.option('--store <spec>', 'memory, sqlite:PATH, redis://HOST:PORT[?prefix=NAME&layout=log|sets] or postgres://HOST/DB[?schema=NAME] (docs/stores.md)', 'memory');
+  return addIndexParams(cmd).option('--workers <n>', workersHelp, num('--workers', true), 0);
+}
+
+/** Adds the parameters of a new index (`--threshold` … `--ttl`): one definition for `serve`, `index add` and `index create`. */
+export function addIndexParams(cmd: Command): Command {
   return cmd
-    .option('--store <spec>', 'memory, sqlite:PATH, redis://HOST:PORT[?prefix=NAME&layout=log|sets] or postgres://HOST/DB[?schema=NAME] (docs/stores.md)', 'memory')
     .option('--threshold <t>', `Jaccard threshold (default ${D.threshold})`, num('--threshold', false))
     .addOption(new Option('--shingle <kind>', `shingle kind (default ${D.shingle})`).choices(['char', 'word', 'spot']))
     .option('-k, --k <n>', 'shingle length (default 5 for char, 3 for word/spot)', num('--k', true))
@@ -101,7 +106,6 @@ export function addIndexOptions(cmd: Command, workersHelp: string): Command {
     .addOption(new Option('--signature-bits <n>', 'with --verify estimate: keep 16-bit signature slots (half the bytes; estimates rise by at most 0.00002) or 32 (default 32)').choices(['16', '32']))
     .option('--no-forest', 'no LSH-Forest keys (smaller, faster inserts; disables topK)')
     .option('--ensemble', 'containment keys (LSH Ensemble) so containment queries find short excerpts of long documents; 112 more keys per document (docs/duplicate-kinds.md)')
-    .option('--workers <n>', workersHelp, num('--workers', true), 0)
     .option('--ttl <duration>', 'documents added expire after this long (30d, 12h, 15m, 90s); then they are never returned, and purged (docs/stores.md, "Expiry"). Default: never', duration('--ttl'));
 }
 

@@ -3,7 +3,10 @@
  * @module
  */
 import { Command, Option } from 'commander';
+import { mkdir } from 'node:fs/promises';
 import { UsageError } from '../../common/errors.js';
+import type { IndexRegistry } from '../../online/registry/registry.js';
+import { lockRegistry, openRegistry } from './named.js';
 import { addIndexOptions, checkStoreFile, duration, indexOptionsFrom, num, openIndex, type IndexFlags } from './options.js';
 
 /** The options `serve` accepts, after parsing. */
@@ -18,6 +21,8 @@ export interface ServeOptions extends IndexFlags {
   headerTimeout: number;
   shutdownTimeout: number;
   purgeInterval: number;
+  /** The registry directory of named indexes. */
+  indexes?: string;
 }
 
 /** The `serve` command, ready to add to a commander program. */
@@ -34,10 +39,24 @@ export function serveCommand(): Command {
     .option('--request-timeout <ms>', 'time a client has to send a whole request, headers and body, then 408 (0: none)', num('--request-timeout', true), 30_000)
     .option('--header-timeout <ms>', 'time a client has to send the request headers, then 408', num('--header-timeout', true), 10_000)
     .option('--shutdown-timeout <ms>', 'on SIGTERM/SIGINT, time requests in flight have to finish before their connections are closed', num('--shutdown-timeout', true), 10_000)
+    .option('--indexes <dir>', 'also serve the named indexes of this registry directory under /v1/indexes/NAME (created when missing; POST /v1/indexes creates one; docs/http-api.md)')
     .option('--purge-interval <duration>', 'how often expired documents are purged in the background (1m, 30s; 0: never; they are hidden either way)', duration('--purge-interval', true), 60_000)
     .action(async (o: ServeOptions, cmd: Command) => {
       await runServe(o, cmd.getOptionValueSource('token') === 'env' ? 'NEARDUP_TOKEN' : '--token');
     });
+}
+
+/** The registry of `--indexes DIR`, created when missing and held while serving (its release closes it and lets the lock go). */
+async function serveRegistry(dir: string): Promise<{ registry: IndexRegistry; release: () => Promise<void> }> {
+  await mkdir(dir, { recursive: true });
+  const unlock = await lockRegistry(dir);
+  try {
+    const registry = await openRegistry(dir, true);
+    return { registry, release: async () => (await registry.close(), await unlock()) };
+  } catch (e) {
+    await unlock();
+    throw e;
+  }
 }
 
 /**
@@ -55,12 +74,15 @@ export async function runServe(o: ServeOptions, tokenFrom = '--token'): Promise<
   for (const [flag, v] of [['--request-timeout', o.requestTimeout], ['--header-timeout', o.headerTimeout], ['--shutdown-timeout', o.shutdownTimeout]] as const) {
     if (v < 0) throw new UsageError(`${flag} must be 0 or more milliseconds, got ${v}`);
   }
-  const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log, storeText: o.storeText, requestTimeout: o.requestTimeout, headerTimeout: o.headerTimeout, purgeInterval: o.purgeInterval });
+  const named = o.indexes === undefined ? undefined : await serveRegistry(o.indexes);
+  const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log, storeText: o.storeText, requestTimeout: o.requestTimeout, headerTimeout: o.headerTimeout, purgeInterval: o.purgeInterval, registry: named?.registry });
+  if (named) app.addHook('onClose', named.release);
   installShutdown(app, index, undefined, o.shutdownTimeout);
   await app.listen({ port: o.port, host: o.host });
   // The address listened on (Fastify's answer names 127.0.0.1 for --host 0.0.0.0).
   const bound = app.server.address();
   const address = bound && typeof bound === 'object' ? `http://${bound.family === 'IPv6' || bound.address.includes(':') ? `[${bound.address}]` : bound.address}:${bound.port}` : String(bound);
   const size = await index.size();
-  process.stderr.write(`neardup serve: listening on ${address} (store ${index.store.kind}, ${size} documents, threshold ${index.manifest.threshold})\n`);
+  const more = named ? `; ${named.registry.list().length} named indexes in ${o.indexes}` : '';
+  process.stderr.write(`neardup serve: listening on ${address} (store ${index.store.kind}, ${size} documents, threshold ${index.manifest.threshold}${more})\n`);
 }
