@@ -50,7 +50,7 @@ export interface SpansResult {
 }
 
 /**
- * Removes repeated lines, paragraphs or sentence windows from `records`: keep-first by default (a
+ * Removes repeated lines, paragraphs, sentence windows or substrings of `minLength` words from `records`: keep-first by default (a
  * unit is kept where it first occurs, in input order, and cut from later occurrences), or every
  * occurrence of a unit found in at least `minDocs` documents. Units are compared after
  * normalization (default: NFKC, lowercase, whitespace collapsed) by a 64-bit hash. Defaults:

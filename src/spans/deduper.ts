@@ -13,6 +13,7 @@ import { OffsetCursor } from './offsets.js';
 import { resolveSpansOptions, type SpansOptions } from './options.js';
 import { UnitTable } from './table.js';
 import { newUnits, splitUnits } from './units.js';
+import { newWordBuffers, wordWindows } from './words.js';
 
 /** A range cut out of a document's text: code-point and UTF-8 byte offsets, end exclusive. */
 export interface CutRange {
@@ -99,6 +100,7 @@ export class SpanDeduper {
   private readonly cursor = new OffsetCursor();
   private readonly ends = new OffsetCursor();
   private readonly hash = new Uint32Array(2);
+  private readonly words = newWordBuffers();
   private observed = 0;
   private decided = 0;
   private topSlots = new Map<number, number>();
@@ -113,12 +115,26 @@ export class SpanDeduper {
 
   /** Hashes the compared units of `text` into `this.hash`, calling `each(unit index)` for each. */
   private eachUnit(text: string, each: (k: number) => void): number {
+    if (this.o.unit === 'substring') return this.eachWindow(text, each);
     const u = splitUnits(text, this.o.unit, this.o.window, this.units);
     for (let k = 0; k < u.count; k++) {
       const t = this.norm(text.slice(u.textStart[k], u.textEnd[k]));
       if (t === '') continue;
       if (this.o.minUnitWords > 0 && tokens(t).length < this.o.minUnitWords) continue;
       textHash2(this.hash, 0, t);
+      each(k);
+    }
+    return u.count;
+  }
+
+  /** {@link eachUnit} for substring units: the L-word windows, hashed once per word (./words.ts). */
+  private eachWindow(text: string, each: (k: number) => void): number {
+    const u = wordWindows(text, { length: this.o.minLength, norm: this.norm }, this.units, this.words);
+    if (this.o.minUnitWords > this.o.minLength) return u.count;
+    const h = this.words.windowHash;
+    for (let k = 0; k < u.count; k++) {
+      this.hash[0] = h[2 * k]!;
+      this.hash[1] = h[2 * k + 1]!;
       each(k);
     }
     return u.count;
@@ -195,10 +211,11 @@ export class SpanDeduper {
     if (removed.length === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false };
     const c = this.cursor.reset(text);
     const e = this.ends.reset(text);
-    const units: RemovedUnit[] = removed.map((k, j) => {
-      const i = found[j]!;
+    const rows: { removed: number[]; found: number[]; end?: number[] } = this.o.unit === 'substring' ? mergeWindows(removed, found, u.start, u.end) : { removed, found };
+    const units: RemovedUnit[] = rows.removed.map((k, j) => {
+      const i = rows.found[j]!;
       c.at(u.start[k]!);
-      e.at(u.end[k]!);
+      e.at(rows.end?.[j] ?? u.end[k]!);
       return {
         start: c.cp,
         end: e.cp,
@@ -249,4 +266,20 @@ export class SpanDeduper {
     if (this.decided !== this.observed) throw new Error(`pass 2 saw ${this.decided} documents, pass 1 ${this.observed}`);
     return { ...this.s, top: this.s.top.map((x) => ({ ...x })) };
   }
+}
+
+/**
+ * Substring units' audit rows: removed windows that overlap (in text order) are one row, from the
+ * first window's start to the last one's end, named by the first window (its kept occurrence and
+ * counts), so a repeat of any length is one row, not one per word.
+ */
+function mergeWindows(removed: number[], found: number[], start: number[], end: number[]): { removed: number[]; found: number[]; end: number[] } {
+  const out = { removed: [] as number[], found: [] as number[], end: [] as number[] };
+  for (let j = 0; j < removed.length; j++) {
+    const k = removed[j]!;
+    const n = out.end.length;
+    if (n > 0 && start[k]! <= out.end[n - 1]!) out.end[n - 1] = Math.max(out.end[n - 1]!, end[k]!);
+    else (out.removed.push(k), out.found.push(found[j]!), out.end.push(end[k]!));
+  }
+  return out;
 }

@@ -12,6 +12,11 @@ export interface SpansOptions {
   unit?: UnitKind;
   /** Sentences per window (`unit: 'sentence'` only). Default 3, as C4. */
   window?: number;
+  /**
+   * Words a repeated substring has at least (`unit: 'substring'` only): every window of this many
+   * consecutive words is a unit, so repeats of this length or longer are cut whole. Default 50.
+   */
+  minLength?: number;
   /** How units are normalized before they are compared (as documents are by `dedup`). Default: the `default` preset. */
   normalize?: NormalizeOptions;
   /**
@@ -35,6 +40,7 @@ export interface SpansOptions {
 export const SPANS_DEFAULTS = {
   unit: 'line' as UnitKind,
   window: 3,
+  minLength: 50,
   minUnitWords: 0,
   minDocWords: 1,
   top: 10,
@@ -43,8 +49,8 @@ export const SPANS_DEFAULTS = {
 /** Options with their defaults filled in and checked; throws a RangeError naming a bad one. */
 export function resolveSpansOptions(o: SpansOptions = {}): Required<Omit<SpansOptions, 'minDocs' | 'normalize'>> & Pick<SpansOptions, 'minDocs' | 'normalize'> {
   const unit = o.unit ?? SPANS_DEFAULTS.unit;
-  if (unit !== 'line' && unit !== 'paragraph' && unit !== 'sentence') {
-    throw new RangeError(`unknown unit "${String(unit)}" (expected line, paragraph or sentence; substring units are not built yet)`);
+  if (unit !== 'line' && unit !== 'paragraph' && unit !== 'sentence' && unit !== 'substring') {
+    throw new RangeError(`unknown unit "${String(unit)}" (expected line, paragraph, sentence or substring)`);
   }
   const int = (name: string, v: number | undefined, d: number, min: number): number => {
     const x = v ?? d;
@@ -53,9 +59,12 @@ export function resolveSpansOptions(o: SpansOptions = {}): Required<Omit<SpansOp
   };
   const window = int('window', o.window, SPANS_DEFAULTS.window, 1);
   if (o.window !== undefined && unit !== 'sentence') throw new RangeError('window applies to sentence units only');
+  const minLength = int('minLength', o.minLength, SPANS_DEFAULTS.minLength, 1);
+  if (o.minLength !== undefined && unit !== 'substring') throw new RangeError('minLength applies to substring units only');
   return {
     unit,
     window,
+    minLength,
     minDocs: o.minDocs === undefined ? undefined : int('minDocs', o.minDocs, 2, 1),
     minUnitWords: int('minUnitWords', o.minUnitWords, SPANS_DEFAULTS.minUnitWords, 0),
     minDocWords: int('minDocWords', o.minDocWords, SPANS_DEFAULTS.minDocWords, 0),

@@ -7,10 +7,10 @@
  */
 
 /** What a unit is: a line, a paragraph (blank-line separated), or a window of sentences. */
-export type UnitKind = 'line' | 'paragraph' | 'sentence';
+export type UnitKind = 'line' | 'paragraph' | 'sentence' | 'substring';
 
 /** The unit kinds, as the CLI lists them. */
-export const UNIT_KINDS: readonly UnitKind[] = ['line', 'paragraph', 'sentence'];
+export const UNIT_KINDS: readonly UnitKind[] = ['line', 'paragraph', 'sentence', 'substring'];
 
 /** Units of one text, as parallel arrays (one document's worth; reused per call). */
 export interface Units {
@@ -139,8 +139,8 @@ function sentences(text: string, window: number, u: Units): void {
   }
 }
 
-/** The units of `text`, into `out` (cleared first). `window` applies to sentences only. */
-export function splitUnits(text: string, kind: UnitKind, window: number, out: Units): Units {
+/** The units of `text`, into `out` (cleared first). `window` applies to sentences only; substring windows are ./words.ts's. */
+export function splitUnits(text: string, kind: Exclude<UnitKind, 'substring'>, window: number, out: Units): Units {
   out.count = 0;
   if (kind === 'line') lines(text, out);
   else if (kind === 'paragraph') paragraphs(text, out);

@@ -7,8 +7,9 @@ import { makeNormalizer, type NormalizeOptions } from '../../src/text/normalize.
 import { tokens } from '../../src/text/tokens.js';
 
 export interface OracleOptions {
-  unit: 'line' | 'paragraph' | 'sentence';
+  unit: 'line' | 'paragraph' | 'sentence' | 'substring';
   window?: number;
+  minLength?: number;
   minDocs?: number;
   minUnitWords?: number;
   minDocWords?: number;
@@ -76,6 +77,19 @@ function units(text: string, o: OracleOptions, norm: (s: string) => string): OUn
       else paras.push((cur = { a, e }));
     }
     paras.forEach((p, i) => raw.push({ cut: [p.a, i + 1 < paras.length ? paras[i + 1]!.a : text.length], text: text.slice(p.a, p.e) }));
+  } else if (o.unit === 'substring') {
+    // Every window of L words; a window's key is its words, each normalized alone.
+    const noSpace = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u.test(text);
+    const ws = noSpace
+      ? [...new Intl.Segmenter(undefined, { granularity: 'word' }).segment(text)].filter((s) => s.isWordLike).map((s) => ({ a: s.index, b: s.index + s.segment.length }))
+      : [...text.matchAll(/[\p{L}\p{N}\p{M}]+/gu)].map((m) => ({ a: m.index!, b: m.index! + m[0].length }));
+    const L = o.minLength ?? 50;
+    const out: OUnit[] = [];
+    for (let i = 0; i + L <= ws.length; i++) {
+      const words = ws.slice(i, i + L);
+      out.push({ cut: [words[0]!.a, words[L - 1]!.b], key: words.map((w) => norm(text.slice(w.a, w.b))).join('\u0001'), text: text.slice(words[0]!.a, words[L - 1]!.b) });
+    }
+    return (o.minUnitWords ?? 0) > L ? [] : out;
   } else {
     const segs = [...new Intl.Segmenter(undefined, { granularity: 'sentence' }).segment(text)].filter((s) => !blank(s.segment));
     const w = Math.min(o.window ?? 3, segs.length);
@@ -90,6 +104,24 @@ function units(text: string, o: OracleOptions, norm: (s: string) => string): OUn
     .filter((u) => u.key !== '' && tokens(u.key).length >= (o.minUnitWords ?? 0));
 }
 
+/** Collapses the rows audit[from..] of one document (its removed windows `cuts`, in order) into one row per run of overlapping windows. */
+function mergeRows(audit: OracleAudit[], from: number, text: string, cuts: [number, number][]): void {
+  const rows = audit.splice(from);
+  let end = -1;
+  rows.forEach((r, i) => {
+    const [a, b] = cuts[i]!;
+    if (i > 0 && a <= end) {
+      end = Math.max(end, b);
+      const last = audit[audit.length - 1]!;
+      last.end = cps(text.slice(0, end));
+      last.byteEnd = bytes(text.slice(0, end));
+    } else {
+      end = b;
+      audit.push(r);
+    }
+  });
+}
+
 const cps = (s: string): number => Array.from(s).length;
 const bytes = (s: string): number => Buffer.byteLength(s);
 
@@ -101,6 +133,7 @@ export function spansOracle(texts: readonly string[], ids: readonly string[], o:
   all.forEach((us, doc) => us.forEach((u) => flat.push({ doc, u })));
   const docs: OracleDoc[] = [];
   const audit: OracleAudit[] = [];
+  let auditFrom = 0;
   texts.forEach((text, d) => {
     const removedCuts: [number, number][] = [];
     for (const u of all[d]!) {
@@ -125,6 +158,9 @@ export function spansOracle(texts: readonly string[], ids: readonly string[], o:
         docs: docCount,
       });
     }
+    // Substring windows: one audit row per run of overlapping removed windows, named by its first.
+    if (o.unit === 'substring') mergeRows(audit, auditFrom, text, removedCuts);
+    auditFrom = audit.length;
     // Merged cuts: a character is cut when any removed unit covers it.
     const covered = new Uint8Array(text.length);
     for (const [a, b] of removedCuts) covered.fill(1, a, b);

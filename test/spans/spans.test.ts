@@ -33,8 +33,9 @@ const doc = fc.array(fc.tuple(fc.integer({ min: 0, max: POOL.length - 1 }), fc.i
 );
 
 const optionsArb: fc.Arbitrary<OracleOptions> = fc.record({
-  unit: fc.constantFrom('line' as const, 'paragraph' as const, 'sentence' as const),
+  unit: fc.constantFrom('line' as const, 'paragraph' as const, 'sentence' as const, 'substring' as const),
   window: fc.integer({ min: 1, max: 3 }),
+  minLength: fc.integer({ min: 1, max: 5 }),
   minDocs: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
   minUnitWords: fc.integer({ min: 0, max: 3 }),
   minDocWords: fc.integer({ min: 0, max: 3 }),
@@ -44,7 +45,7 @@ const optionsArb: fc.Arbitrary<OracleOptions> = fc.record({
 test('dedupSpans equals the brute-force oracle: kept texts, cuts and audit (every unit, keep-first and --min-docs)', () => {
   fc.assert(
     fc.property(fc.array(doc, { minLength: 1, maxLength: 8 }), optionsArb, (texts, o) => {
-      const opts = { ...o, window: o.unit === 'sentence' ? o.window : undefined };
+      const opts = { ...o, window: o.unit === 'sentence' ? o.window : undefined, minLength: o.unit === 'substring' ? o.minLength : undefined };
       const ids = texts.map((_, i) => `d${i}`);
       const got = dedupSpans(texts.map((text, i) => ({ id: ids[i]!, text })), opts);
       const want = spansOracle(texts, ids, opts);
@@ -65,6 +66,38 @@ test('dedupSpans equals the brute-force oracle: kept texts, cuts and audit (ever
     }),
     { numRuns: 300, seed: 50 },
   );
+});
+
+/** Documents of a few words, so that windows of 2–6 words repeat across and inside documents. */
+const wordsDoc = fc.array(fc.constantFrom('the', 'The', 'cat', 'sat', 'on', 'mat', 'Ünï', '猫', 'dog,', 'ran.', '😀', '\n', '  '), { maxLength: 30 }).map((ws) => ws.join(' '));
+
+test('substring units equal the oracle on documents of a few words: repeats of L words or more cut whole, one audit row per run', () => {
+  fc.assert(
+    fc.property(fc.array(wordsDoc, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 6 }), fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }), fc.integer({ min: 0, max: 2 }), (texts, minLength, minDocs, minDocWords) => {
+      const opts = { unit: 'substring' as const, minLength, minDocs, minDocWords };
+      const ids = texts.map((_, i) => `d${i}`);
+      const got = dedupSpans(texts.map((text, i) => ({ id: ids[i]!, text })), opts);
+      const want = spansOracle(texts, ids, opts);
+      got.documents.forEach((d, i) => {
+        assert.equal(d.text, want.docs[i]!.text, `doc ${i} text`);
+        assert.deepEqual(d.removed, want.docs[i]!.removed, `doc ${i} cuts`);
+        assert.equal(d.dropped, want.docs[i]!.dropped, `doc ${i} dropped`);
+      });
+      assert.deepEqual(got.audit, want.audit);
+      assert.deepEqual(got.summary.top, want.top.slice(0, 10));
+      assert.equal(got.summary.unitsRemoved, want.audit.length);
+    }),
+    { numRuns: 500, seed: 51 },
+  );
+});
+
+test('substring units: a long repeat is cut whole in a later document and kept in the first; shorter repeats stay', () => {
+  const banner = 'This article was first published by Example News and is reproduced here with permission of the editors';
+  const r = dedupSpans([`Rome rents rise. ${banner}.`, `Milan rents fall. ${banner}!`, 'Example News and is reproduced'], { unit: 'substring', minLength: 8 });
+  assert.equal(r.documents[0]!.text, `Rome rents rise. ${banner}.`);
+  assert.equal(r.documents[1]!.text, 'Milan rents fall. !');
+  assert.equal(r.documents[2]!.text, 'Example News and is reproduced', 'five words: under the minimum length');
+  assert.deepEqual(r.audit.map((a) => [a.id, a.start, a.end, a.keptId, a.keptStart]), [['1', 18, 18 + banner.length, '0', 17]]);
 });
 
 test('units: CRLF lines keep their CR out of the compared text and in the cut; a last line without a break; blank lines are no units', () => {
@@ -97,5 +130,7 @@ test('keep-first inside one document, boilerplate mode everywhere, and the top u
   const b = dedupSpans(['x\nfooter\n', 'y\nfooter\n', 'footer'], { unit: 'line', minDocs: 3 });
   assert.deepEqual(b.documents.map((d) => [d.text, d.dropped]), [['x\n', false], ['y\n', false], ['', true]]);
   assert.equal(b.audit[0]!.keptId, null);
-  assert.throws(() => dedupSpans([], { unit: 'substring' as never }), /substring units are not built yet/);
+  assert.throws(() => dedupSpans([], { unit: 'bogus' as never }), /unknown unit "bogus" \(expected line, paragraph, sentence or substring\)/);
+  assert.throws(() => dedupSpans([], { unit: 'line', minLength: 5 }), /minLength applies to substring units only/);
+  assert.throws(() => dedupSpans([], { unit: 'substring', minLength: 0 }), /minLength must be an integer ≥ 1/);
 });

@@ -1,5 +1,5 @@
 /**
- * `neardup spans <input...>`: repeated lines, paragraphs or sentence windows removed below the
+ * `neardup spans <input...>`: repeated lines, paragraphs, sentence windows or substrings removed below the
  * document, in one process (src/spans/). `neardup job` does not run spans yet.
  * @module
  */
@@ -11,7 +11,7 @@ import { refuseAliasedOutputs } from '../../io/write/alias.js';
 import type { NormalizePreset } from '../../text/normalize.js';
 import { dedupSpansFile, spansAuditFormat } from '../../spans/file.js';
 import { SPANS_DEFAULTS } from '../../spans/options.js';
-import type { UnitKind } from '../../spans/units.js';
+import { UNIT_KINDS, type UnitKind } from '../../spans/units.js';
 import { addInputOptions, addLogOptions, addZstdLevelOption, cliParser, engineCliOption, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { Reporter, type LogFlags } from '../report.js';
@@ -24,6 +24,7 @@ import { printSpansSummary } from './summary.js';
 export interface SpansFlags extends InputFlags, LogFlags {
   unit: UnitKind;
   window?: number;
+  minLength?: number;
   minDocs?: number;
   minUnitWords: number;
   minDocWords: number;
@@ -35,11 +36,10 @@ export interface SpansFlags extends InputFlags, LogFlags {
   top: number;
 }
 
-/** `--unit`: the three kinds built; substrings named as not built yet (exit 2). */
+/** `--unit`: one of the unit kinds (exit 2 otherwise). */
 const parseUnitKind = cliParser((v: string): UnitKind => {
-  if (v === 'line' || v === 'paragraph' || v === 'sentence') return v;
-  if (v === 'substring') throw new UsageError('--unit substring (exact repeated substrings, by suffix array) is not built yet: use line, paragraph or sentence');
-  throw new UsageError(`--unit must be line, paragraph or sentence, got "${v}"`);
+  if ((UNIT_KINDS as readonly string[]).includes(v)) return v as UnitKind;
+  throw new UsageError(`--unit must be ${UNIT_KINDS.slice(0, -1).join(', ')} or ${UNIT_KINDS[UNIT_KINDS.length - 1]}, got "${v}"`);
 });
 
 const count = (name: string, min: number) =>
@@ -52,12 +52,13 @@ const count = (name: string, min: number) =>
 /** The `spans` command. */
 export function spansCommand(): Command {
   const cmd = new Command('spans')
-    .description('remove repeated lines, paragraphs or sentence windows inside documents (below the document level): keep-first, or boilerplate found in at least K documents')
+    .description('remove repeated lines, paragraphs, sentence windows or long substrings inside documents (below the document level): keep-first, or boilerplate found in at least K documents')
     .argument('<input...>', "JSONL, TSV, CSV, text or id⇥text file (.gz/.zst ok), a quoted glob or directory of such shards, or - for stdin; several: one corpus in this order (keep-first across them), written as one output shard each under --out DIR; Parquet and directories of documents are read for --dry-run (summary and --removed audit) but not rewritten yet");
   addInputOptions(cmd);
   cmd
-    .addOption(new Option('--unit <kind>', 'what is compared and removed: line, paragraph (blank-line separated), sentence (windows of --window sentences, Unicode sentence boundaries)').argParser(parseUnitKind).default(SPANS_DEFAULTS.unit))
+    .addOption(new Option('--unit <kind>', 'what is compared and removed: line, paragraph (blank-line separated), sentence (windows of --window sentences, Unicode sentence boundaries), substring (repeats of at least --min-length words, however long)').argParser(parseUnitKind).default(SPANS_DEFAULTS.unit))
     .option('--window <n>', `with --unit sentence: sentences per window; every window of n consecutive sentences is a unit (default ${SPANS_DEFAULTS.window})`, parsePositiveInt('window', 1000))
+    .option('--min-length <n>', `with --unit substring: words a repeated substring has at least; every window of n consecutive words is a unit, so longer repeats are cut whole (default ${SPANS_DEFAULTS.minLength})`, parsePositiveInt('min-length', 100000))
     .option('--min-docs <k>', 'boilerplate mode: remove every occurrence of a unit found in at least k documents (default: keep-first, the first occurrence in input order is kept, later ones removed)', count('min-docs', 1))
     .option('--min-unit-words <n>', 'units of fewer words are never removed', count('min-unit-words', 0), SPANS_DEFAULTS.minUnitWords)
     .option('--min-doc-words <n>', 'a document that lost units and has fewer words left is dropped (0: never drop)', count('min-doc-words', 0), SPANS_DEFAULTS.minDocWords)
@@ -75,13 +76,15 @@ export function spansCommand(): Command {
 Units are compared after --normalize, by a 64-bit hash of the normalized text. Offsets in the
 audit and in spans_removed are code points (start, end) and UTF-8 bytes (byte_start, byte_end)
 into the text field's value. A line is cut with its line break; a paragraph with the blank lines
-after it; a sentence window with its trailing spaces. Keep-first follows input order (there is no
+after it; a sentence window with its trailing spaces; a substring from its first word to its last
+(words compared one by one, so the spaces and punctuation between them are not). Keep-first follows input order (there is no
 --keep for spans). neardup job does not run spans yet: this is the one-process version.
 
 Examples:
   $ neardup spans crawl.jsonl --unit paragraph --out crawl.clean.jsonl --removed removed.tsv
   $ neardup spans crawl.jsonl --unit line --min-docs 3 --dry-run --top 20
-  $ neardup spans news.tsv --text body --unit sentence --window 3 --output annotate --out news.spans.tsv`,
+  $ neardup spans news.tsv --text body --unit sentence --window 3 --output annotate --out news.spans.tsv
+  $ neardup spans web.jsonl --unit substring --min-length 50 --out web.clean.jsonl --removed removed.tsv`,
   );
   cmd.action(async (args: string[], flags: SpansFlags) => {
     await runSpans(args, flags);
@@ -92,6 +95,7 @@ Examples:
 async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
   const reporter = new Reporter(flags);
   if (flags.window !== undefined && flags.unit !== 'sentence') throw new UsageError('--window applies to --unit sentence only');
+  if (flags.minLength !== undefined && flags.unit !== 'substring') throw new UsageError('--min-length applies to --unit substring only');
   if (!flags.dryRun) requireOutForJson(flags);
   if (flags.removed !== undefined) spansAuditFormat(flags.removed, '--removed');
   const read = readOptionsFrom(flags);
@@ -118,7 +122,7 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
   const t0 = performance.now();
   const result = await dedupSpansFile(input, {
     read,
-    spans: { unit: flags.unit, window: flags.window, minDocs: flags.minDocs, minUnitWords: flags.minUnitWords, minDocWords: flags.minDocWords, top: flags.top, normalize: { preset: flags.normalize } },
+    spans: { unit: flags.unit, window: flags.window, minLength: flags.minLength, minDocs: flags.minDocs, minUnitWords: flags.minUnitWords, minDocWords: flags.minDocWords, top: flags.top, normalize: { preset: flags.normalize } },
     mode: flags.dryRun ? 'none' : flags.output,
     out: flags.out,
     removed: flags.removed,

@@ -5,11 +5,13 @@
 import { excerpt } from '../../common/errors.js';
 import type { SpansFileResult } from '../../spans/file.js';
 import { int, ms, type Reporter } from '../report.js';
+import { SPANS_DEFAULTS } from '../../spans/options.js';
 
 /** The flags the summary names. */
 export interface SummaryFlags {
   unit: string;
   window?: number;
+  minLength?: number;
   minDocs?: number;
   output: string;
   dryRun?: boolean;
@@ -24,11 +26,12 @@ function pct(a: number, b: number): string {
 /** Prints the summary of a run (`--json`: one object on stdout). */
 export function printSpansSummary(reporter: Reporter, flags: SummaryFlags, r: SpansFileResult, t: number): void {
   const s = r.summary;
-  const unit = flags.unit === 'sentence' ? `sentence windows of ${flags.window ?? 3}` : `${flags.unit}s`;
+  const unit = flags.unit === 'sentence' ? `sentence windows of ${flags.window ?? SPANS_DEFAULTS.window}` : flags.unit === 'substring' ? `${flags.minLength ?? SPANS_DEFAULTS.minLength}-word windows` : `${flags.unit}s`;
   if (reporter.flags.json) {
     reporter.json({
       unit: flags.unit,
-      ...(flags.unit === 'sentence' ? { window: flags.window ?? 3 } : {}),
+      ...(flags.unit === 'sentence' ? { window: flags.window ?? SPANS_DEFAULTS.window } : {}),
+      ...(flags.unit === 'substring' ? { minLength: flags.minLength ?? SPANS_DEFAULTS.minLength } : {}),
       mode: flags.minDocs !== undefined ? 'min-docs' : 'keep-first',
       ...(flags.minDocs !== undefined ? { minDocs: flags.minDocs } : {}),
       output: flags.dryRun ? null : flags.output,

@@ -1,7 +1,7 @@
 /**
  * `neardup spans` from the command line, in this process: every output flag pointed at the input
  * (any spelling) is refused with exit 2 and the input unchanged; bad input names file and line;
- * substring units and flags that do not apply are usage errors; Parquet is not rewritten yet.
+ * an unknown unit and flags that do not apply are usage errors; Parquet is not rewritten yet.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -83,9 +83,11 @@ test('bad input names the file and the line; exit 2', async () => {
   assert.match(t.stderr, /bad\.tsv:3: ragged row/);
 });
 
-test('usage errors: substring units, --window without sentences, several text fields, Parquet rewrites, --json without --out', async () => {
+test('usage errors: an unknown unit, --window without sentences, --min-length without substrings, several text fields, Parquet rewrites, --json without --out', async () => {
   const cases: [string[], RegExp][] = [
-    [[input, '--unit', 'substring'], /substring .* not built yet/],
+    [[input, '--unit', 'suffix'], /--unit must be line, paragraph, sentence or substring, got "suffix"/],
+    [[input, '--unit', 'line', '--min-length', '5'], /--min-length applies to --unit substring only/],
+    [[input, '--unit', 'substring', '--min-length', '0'], /--min-length/],
     [[input, '--unit', 'line', '--window', '2'], /--window applies to --unit sentence only/],
     [[input, '--text-field', 'text,id', '--out', path.join(dir, 'o1.jsonl')], /one text field/],
     [[input, '--json'], /--json/],
