@@ -75,6 +75,11 @@ test('named indexes: created, used, listed and dropped over HTTP; tokens open on
   const one = JSON.parse((await call(app, 'GET', '/v1/indexes/ads', SERVER)).body) as { documents: number };
   assert.equal(one.documents, 3);
   assert.equal(JSON.parse((await call(app, 'GET', '/v1/indexes/ads/stats', OWN)).body).documents ?? 3, 3);
+  // Names of Object.prototype are no indexes.
+  for (const name of ['__proto__', 'constructor', 'toString']) {
+    assert.equal((await call(app, 'POST', `/v1/indexes/${name}/query`, SERVER, { text: 'x' })).statusCode, 404, name);
+    assert.equal((await call(app, 'GET', `/v1/indexes/${name}`, SERVER)).statusCode, name === 'constructor' ? 404 : 400, `${name}: not a valid name, or none listed`);
+  }
   // An unknown name: 404 to the server's token, 401 to anyone else (existence is not leaked).
   assert.equal((await call(app, 'POST', '/v1/indexes/nope/query', SERVER, { text: 'x' })).statusCode, 404);
   assert.equal((await call(app, 'POST', '/v1/indexes/nope/query', OWN, { text: 'x' })).statusCode, 401);

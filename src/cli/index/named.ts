@@ -33,6 +33,13 @@ export function lockRegistry(dir: string): Promise<() => Promise<void>> {
   return lockOutputDirectory(dir, REGISTRY_LOCK);
 }
 
+/** Makes the registry directory `dir` when missing; a file in its place is a usage error. */
+export async function makeRegistryDir(dir: string): Promise<void> {
+  const st = await stat(dir).catch(() => undefined);
+  if (st && !st.isDirectory()) throw new UsageError(`--indexes ${dir} is a file, not a directory of indexes`);
+  if (!st) await mkdir(dir, { recursive: true });
+}
+
 /** The index parameters of `create`'s flags. */
 function namedOptions(o: Omit<IndexFlags, 'store' | 'workers'>): NamedIndexOptions {
   const { store: _s, workers: _w, ...rest } = indexOptionsFrom({ ...o, store: 'memory', workers: 0 });
@@ -41,7 +48,7 @@ function namedOptions(o: Omit<IndexFlags, 'store' | 'workers'>): NamedIndexOptio
 
 /** Runs `fn` on the registry in `dir`, locked, created when `create`; usage errors for bad names, tokens and parameters. */
 async function withLockedRegistry<T>(dir: string, create: boolean, fn: (r: IndexRegistry) => Promise<T>): Promise<T> {
-  if (create) await mkdir(dir, { recursive: true });
+  if (create) await makeRegistryDir(dir);
   else if (!(await stat(dir).then((s) => s.isDirectory(), () => false))) throw new UsageError(`--indexes: no index registry at ${dir}`);
   const release = await lockRegistry(dir);
   try {

@@ -3,10 +3,9 @@
  * @module
  */
 import { Command, Option } from 'commander';
-import { mkdir } from 'node:fs/promises';
 import { UsageError } from '../../common/errors.js';
 import type { IndexRegistry } from '../../online/registry/registry.js';
-import { lockRegistry, openRegistry } from './named.js';
+import { lockRegistry, makeRegistryDir, openRegistry } from './named.js';
 import { addIndexOptions, checkStoreFile, duration, indexOptionsFrom, num, openIndex, type IndexFlags } from './options.js';
 
 /** The options `serve` accepts, after parsing. */
@@ -48,7 +47,7 @@ export function serveCommand(): Command {
 
 /** The registry of `--indexes DIR`, created when missing and held while serving (its release closes it and lets the lock go). */
 async function serveRegistry(dir: string): Promise<{ registry: IndexRegistry; release: () => Promise<void> }> {
-  await mkdir(dir, { recursive: true });
+  await makeRegistryDir(dir);
   const unlock = await lockRegistry(dir);
   try {
     const registry = await openRegistry(dir, true);

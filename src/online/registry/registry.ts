@@ -124,12 +124,12 @@ export class IndexRegistry {
   list(): NamedIndexInfo[] {
     return Object.keys(this.entries)
       .sort()
-      .map((name) => infoOf(name, this.entries[name]!));
+      .map((name) => infoOf(name, this.entry(name)!));
   }
 
   /** One index's description, or undefined. */
   info(name: string): NamedIndexInfo | undefined {
-    const e = this.entries[name];
+    const e = this.entry(name);
     return e && infoOf(name, e);
   }
 
@@ -140,7 +140,7 @@ export class IndexRegistry {
   async create(name: string, o: CreateIndexOptions = {}): Promise<NamedIndexInfo> {
     checkIndexName(name);
     if (o.token !== undefined && o.token.trim() === '') throw new RangeError(`the token of index "${name}" is empty: give the bearer token its clients must send, or none`);
-    if (this.entries[name] || this.creating.has(name)) throw new IndexExistsError(`index "${name}" exists`);
+    if (this.entry(name) || this.creating.has(name)) throw new IndexExistsError(`index "${name}" exists`);
     this.creating.add(name);
     try {
       const store = o.store ?? 'file';
@@ -170,11 +170,11 @@ export class IndexRegistry {
    * `release` when done: a drop waits for the uses in progress.
    */
   async acquire(name: string): Promise<{ index: NearDupIndex; release: () => void } | undefined> {
-    const e = this.entries[name];
+    const e = this.entry(name);
     if (!e) return undefined;
     let o = this.open.get(name);
     if (!o) {
-      o = { index: NearDupIndex.open({ ...e.options, store: e.store === 'file' ? `sqlite:${this.fileOf(name)}` : 'memory' }), users: 0 };
+      o = { index: this.openEntry(name, e), users: 0 };
       this.open.set(name, o);
       o.index.catch(() => this.open.delete(name));
     }
@@ -194,12 +194,18 @@ export class IndexRegistry {
     }
   }
 
+  /** Opens a listed index; a file store whose file is gone is an error, never a new empty index. */
+  private async openEntry(name: string, e: NamedIndexEntry): Promise<NearDupIndex> {
+    if (e.store === 'file' && !(await exists(this.fileOf(name)))) throw new Error(`index "${name}": its store ${this.fileOf(name)} is missing (deleted outside neardup?): restore the file, or drop the index`);
+    return NearDupIndex.open({ ...e.options, store: e.store === 'file' ? `sqlite:${this.fileOf(name)}` : 'memory' });
+  }
+
   /**
    * Whether `given` opens index `name`: true when it is the index's own token, false when it is not
    * or the index has none, undefined for an unknown name.
    */
   tokenMatches(name: string, given: string): boolean | undefined {
-    const e = this.entries[name];
+    const e = this.entry(name);
     if (!e) return undefined;
     if (!e.tokenSha256 || !given) return false;
     return timingSafeEqual(sha256(given), Buffer.from(e.tokenSha256, 'hex'));
@@ -207,7 +213,7 @@ export class IndexRegistry {
 
   /** Whether index `name` has a token of its own. */
   hasToken(name: string): boolean {
-    return this.entries[name]?.tokenSha256 !== undefined;
+    return this.entry(name)?.tokenSha256 !== undefined;
   }
 
   /** The indexes open in this process, each acquired (release each): what the expiry sweep purges. */
@@ -221,7 +227,7 @@ export class IndexRegistry {
    * in progress end (at most `drainMs`), closed and its files deleted. False when there is none.
    */
   async drop(name: string): Promise<boolean> {
-    const e = this.entries[name];
+    const e = this.entry(name);
     if (!e) return false;
     const rest = { ...this.entries };
     delete rest[name];
@@ -247,6 +253,11 @@ export class IndexRegistry {
     this.open.clear();
     await Promise.all(all.map(async (o) => (await o.index.catch(() => undefined))?.close()));
     await this.writes;
+  }
+
+  /** Index `name`'s entry: only a valid name the list holds as its own (never `__proto__`, `constructor`…, whatever a URL says). */
+  private entry(name: string): NamedIndexEntry | undefined {
+    return INDEX_NAME.test(name) && Object.hasOwn(this.entries, name) ? this.entries[name] : undefined;
   }
 
   private fileOf(name: string): string {

@@ -68,6 +68,12 @@ test('index create/drop/list: bad names, blank tokens, taken names, unknown inde
   const missing = neardup(['index', 'list', '--indexes', path.join(dir, 'nope')]);
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /no index registry at/);
+  const file = path.join(dir, 'ads.db');
+  for (const args of [['index', 'create', 'x', '--indexes', file], ['serve', '--port', '0', '--indexes', file]]) {
+    const r = neardup(args);
+    assert.equal(r.code, 2, `${args[0]}: ${r.stderr}`);
+    assert.match(r.stderr, /--indexes .*ads\.db is a file, not a directory of indexes/);
+  }
   const missingDrop = neardup(['index', 'drop', 'x', '--indexes', path.join(dir, 'nope')]);
   assert.equal(missingDrop.code, 2);
   assert.ok(!fs.existsSync(path.join(dir, 'nope')), 'drop does not create a registry');

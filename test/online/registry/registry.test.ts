@@ -121,3 +121,23 @@ test('registry: a drop waits for the uses in progress (up to drainMs), and new u
   await reg.close();
   await quick.close();
 });
+
+test('registry: names that are not indexes of the list find nothing, Object.prototype\'s included; a file store deleted behind its back is an error, not a new empty index', async () => {
+  const dir = tmpDir();
+  const reg = await IndexRegistry.open(dir);
+  await reg.create('ads');
+  for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '', 'ADS']) {
+    assert.equal(await reg.acquire(name), undefined, name);
+    assert.equal(reg.tokenMatches(name, 'x'), undefined, name);
+    assert.equal(reg.hasToken(name), false, name);
+    assert.equal(reg.info(name), undefined, name);
+    assert.equal(await reg.drop(name), false, name);
+  }
+  await reg.close();
+  fs.rmSync(path.join(dir, 'ads.db'));
+  const again = await IndexRegistry.open(dir);
+  await assert.rejects(again.acquire('ads'), /index "ads": its store .*ads\.db is missing/);
+  assert.ok(!fs.existsSync(path.join(dir, 'ads.db')), 'no empty store made in its place');
+  assert.equal(await again.drop('ads'), true, 'it can still be dropped');
+  await again.close();
+});
