@@ -14,10 +14,9 @@
  * commit), so one batch costs two fdatasyncs.
  * @module
  */
-import { mkdirSync, existsSync, readSync } from 'node:fs';
-import { open as openFile, readFile, writeFile, rename, type FileHandle } from 'node:fs/promises';
+import { constants, mkdirSync, existsSync, readSync } from 'node:fs';
+import { copyFile, open as openFile, readFile, writeFile, rename, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { LogReplica } from '../log/replica.js';
 import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } from '../types.js';
 import { encodeFrame } from './frames.js';
@@ -283,15 +282,17 @@ export class FileStore implements NearDupStore {
   }
 }
 
-/** Copies the first `bytes` bytes of `from` to the new file `to`, and syncs it. */
+/**
+ * Copies the first `bytes` bytes of `from` to the new file `to` and syncs it: the whole file is
+ * copied (the file system may share its blocks) and cut back, since only appends follow that prefix.
+ */
 async function copyPrefix(from: string, to: string, bytes: number): Promise<void> {
-  const src = await openFile(from, 'r');
-  const dst = await openFile(to, 'wx');
+  await copyFile(from, to, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+  const dst = await openFile(to, 'r+');
   try {
-    if (bytes > 0) await pipeline(src.createReadStream({ start: 0, ...(bytes === Infinity ? {} : { end: bytes - 1 }), autoClose: false }), dst.createWriteStream({ autoClose: false }));
+    if (bytes !== Infinity) await dst.truncate(bytes);
     await dst.sync();
   } finally {
-    await src.close();
     await dst.close();
   }
 }

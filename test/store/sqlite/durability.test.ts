@@ -54,7 +54,7 @@ test('sqlite: kill -9 during a stream of adds loses no acknowledged document', a
   const dir = mkdtempSync(path.join(tmpdir(), 'nd-kill-'));
   try {
     const db = path.join(dir, 'k.db');
-    const child = spawn(process.execPath, [path.join(here, '../../helpers/sqlite-writer.js'), db], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [path.join(here, '../../helpers/store-writer.js'), `sqlite:${db}`], { stdio: ['ignore', 'pipe', 'inherit'] });
     const acked: string[] = [];
     let buf = '';
     await new Promise<void>((resolve, reject) => {
