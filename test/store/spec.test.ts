@@ -60,7 +60,7 @@ test('store spec: bad specs are RangeErrors that quote them; the CLI reports the
   assert.match(r.stderr, /^neardup: bad Redis URL .*layout must be log or sets\n$/);
   const b = neardup(['index', 'backup', '--store', 'memory', '--out', 'x.db']);
   assert.equal(b.code, 2, b.stderr);
-  assert.match(b.stderr, /backup copies SQLite stores/);
+  assert.match(b.stderr, /backup copies SQLite and file stores/);
 });
 
 // Issue 16 item 9: store-spec and threshold errors from the CLI.

@@ -54,15 +54,17 @@ export interface StoreFiles {
   records: FileHandle;
   /** The store's name in messages. */
   where: string;
+  /** Where folding starts (after a checkpoint), and the records file bytes referred to before it. */
+  start: { logEnd: number; recordsEnd: number };
 }
 
 /** Folds the log (of `logSize` bytes) into `replica`; cuts a torn tail off both files. */
 export async function replay(files: StoreFiles, replica: LogReplica): Promise<Replayed> {
   const { log, logSize, where } = files;
   let buf = Buffer.alloc(0);
-  let base = 0; // file offset of buf[0]
+  let base = files.start.logEnd; // file offset of buf[0]
   let o = 0;
-  let recordsEnd = 0;
+  let recordsEnd = files.start.recordsEnd;
   for (;;) {
     const got = decodeFrameAt(buf, o, `${where}@${base + o}`);
     if (typeof got === 'object') {

@@ -5,6 +5,8 @@
  *   records        the documents' records, appended back to back;
  *   log            one frame per write batch (src/store/file/frames.ts): ids, band keys, where the
  *                  records are, expiries; the posting-log entry format shared with Redis' log layout;
+ *   table          a checkpoint of the band table (src/store/file/checkpoint.ts), so open folds
+ *                  only the frames written after it;
  *   lock           the process id of the one process that has the store open (src/store/file/lock.ts).
  * The band table (band key → documents, in typed arrays) and the expiry index live in memory and are
  * folded from the log when the store opens (src/store/log/replica.ts); a lookup reads candidates'
@@ -15,13 +17,17 @@
  * @module
  */
 import { constants, mkdirSync, existsSync, readSync } from 'node:fs';
-import { copyFile, open as openFile, readFile, writeFile, rename, type FileHandle } from 'node:fs/promises';
+import { copyFile, open as openFile, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { LogReplica } from '../log/replica.js';
 import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } from '../types.js';
 import { encodeFrame } from './frames.js';
 import { takeDirLock } from './lock.js';
 import { LOCATOR_BYTES, locator, replay } from './replay.js';
+import { CHECKPOINT_FILE, readCheckpoint, writeCheckpoint } from './checkpoint.js';
+
+/** Log growth (bytes) below which no checkpoint is written before close. */
+const CHECKPOINT_MIN_LOG = 64 << 20;
 
 /** Format of manifest.json's `format` field. */
 export const FILE_STORE_FORMAT = 'neardup-file-store 1';
@@ -36,6 +42,10 @@ export class FileStore implements NearDupStore {
   private logEnd = 0;
   private recordsEnd = 0;
   private tornBytes = 0;
+  /** Log bytes the checkpoint on disk covers. */
+  private checkpointed = 0;
+  /** Log frames folded at open (after the checkpoint). */
+  private foldedAtOpen = 0;
   /** Writes, one at a time, in call order. */
   private chain: Promise<unknown> = Promise.resolve();
   /** A write that failed half-way leaves the files ahead of the table: later writes refuse until reopened. */
@@ -74,7 +84,11 @@ export class FileStore implements NearDupStore {
   /** Written to a temporary file, synced, then renamed: a crash leaves the old state or the new. */
   private async writeManifest(manifest: StoreManifest): Promise<void> {
     const tmp = path.join(this.dir, 'manifest.json.tmp');
-    await writeFile(tmp, JSON.stringify({ format: FILE_STORE_FORMAT, manifest }) + '\n', { flush: true });
+    const f = await openFile(tmp, 'w');
+    await f
+      .writeFile(JSON.stringify({ format: FILE_STORE_FORMAT, manifest }) + '\n')
+      .then(() => f.sync())
+      .finally(() => f.close());
     await rename(tmp, path.join(this.dir, 'manifest.json'));
     const d = await openFile(this.dir, 'r');
     await d.sync().finally(() => d.close());
@@ -84,9 +98,15 @@ export class FileStore implements NearDupStore {
     // 'a+': appends always go to the end; reads are positioned.
     this.log = await openFile(path.join(this.dir, 'log'), 'a+');
     this.records = await openFile(path.join(this.dir, 'records'), 'a+');
-    const replica = await LogReplica.create(manifest, LOCATOR_BYTES);
     const logSize = (await this.log.stat()).size;
-    const r = await replay({ log: this.log, logSize, records: this.records, where: `file store ${this.dir}` }, replica);
+    const cp = await readCheckpoint(this.dir, manifest, logSize);
+    const replica = cp ? LogReplica.restored(cp.table, LOCATOR_BYTES, cp.at.applied) : await LogReplica.create(manifest, LOCATOR_BYTES);
+    // A checkpoint that does not fit the log is of no use again: gone, the next one replaces it.
+    if (!cp) await rm(path.join(this.dir, CHECKPOINT_FILE), { force: true });
+    const start = cp?.at ?? { logEnd: 0, recordsEnd: 0 };
+    const r = await replay({ log: this.log, logSize, records: this.records, where: `file store ${this.dir}`, start }, replica);
+    this.checkpointed = cp ? cp.at.logEnd : 0;
+    this.foldedAtOpen = replica.applied - (cp?.at.applied ?? 0);
     this.logEnd = r.logEnd;
     this.recordsEnd = r.recordsEnd;
     this.tornBytes = r.tornBytes;
@@ -142,7 +162,18 @@ export class FileStore implements NearDupStore {
         }),
       });
       rep.applied++;
+      if (this.logEnd - this.checkpointed >= Math.max(CHECKPOINT_MIN_LOG, this.checkpointed / 8)) await this.checkpoint();
     });
+  }
+
+  /**
+   * Writes the table's checkpoint (inside a write: no fold runs meanwhile). Taken when the log has
+   * grown by an eighth since the last one (at least 64 MiB) and at close: its cost is spread over the
+   * adds, and a crash leaves at most that much log to fold on the next open.
+   */
+  private async checkpoint(): Promise<void> {
+    await writeCheckpoint(this.dir, this.table.table, { logEnd: this.logEnd, recordsEnd: this.recordsEnd, applied: this.table.applied });
+    this.checkpointed = this.logEnd;
   }
 
   async removeMany(entries: RemoveEntry[]): Promise<boolean[]> {
@@ -232,6 +263,8 @@ export class FileStore implements NearDupStore {
       logBytes: this.logEnd,
       recordsFileBytes: this.recordsEnd,
       tornBytesCutAtOpen: this.tornBytes,
+      framesFoldedAtOpen: this.foldedAtOpen,
+      checkpointLogBytes: this.checkpointed,
       distinctKeys: t.distinctKeys as number,
       tableBytes: (t.keyTableSlots as number) * 12 + (t.postingBytes as number) + (t.arenaBytes as number),
     };
@@ -271,14 +304,19 @@ export class FileStore implements NearDupStore {
     await copyPrefix(path.join(this.dir, 'log'), path.join(dest, 'log'), logEnd);
   }
 
+  /** Writes a checkpoint when the log has grown since the last, then releases the files and the lock. */
   async close(): Promise<void> {
     await this.chain;
-    await this.log?.close();
-    await this.records?.close();
-    this.log = this.records = null;
-    this.replica = null;
-    this.release?.();
-    this.release = null;
+    try {
+      if (this.replica && !this.broken && this.logEnd > this.checkpointed) await this.checkpoint();
+    } finally {
+      await this.log?.close();
+      await this.records?.close();
+      this.log = this.records = null;
+      this.replica = null;
+      this.release?.();
+      this.release = null;
+    }
   }
 }
 

@@ -26,18 +26,25 @@ export interface ReplicaEntry extends LogEntry {
 export class LogReplica {
   /** Entries folded so far (the next entry to read is at this list index). */
   applied = 0;
-  /** The table. */
-  readonly table = new MemoryStore();
 
   private constructor(
     /** Bytes kept before each document's keys. */
     readonly extraBytes: number,
+    /** The table. */
+    readonly table: MemoryStore,
   ) {}
 
   /** Creates an empty replica for documents of `keysPerDoc` keys, keeping `extraBytes` per document beside the keys. */
   static async create(manifest: StoreManifest, extraBytes = 0): Promise<LogReplica> {
-    const r = new LogReplica(extraBytes);
-    await r.table.open(manifest);
+    const table = new MemoryStore();
+    await table.open(manifest);
+    return new LogReplica(extraBytes, table);
+  }
+
+  /** A replica over a table restored from a checkpoint, which had folded `applied` entries. */
+  static restored(table: MemoryStore, extraBytes: number, applied: number): LogReplica {
+    const r = new LogReplica(extraBytes, table);
+    r.applied = applied;
     return r;
   }
 

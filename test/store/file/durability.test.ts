@@ -88,7 +88,9 @@ test('file store: a torn tail is cut off on open, with the records it referred t
   assert.ok(await b.get('n3'));
   assert.deepEqual((await checkIndex(b)).errors, []);
   await b.close();
-  // A last frame whose bytes are damaged (checksum fails): cut off too.
+  // A last frame whose bytes are damaged (checksum fails): cut off too. (Without the checkpoint
+  // written at close, which covers that frame: the whole log is folded again.)
+  rmSync(path.join(dir, 'table'));
   const last = statSync(log).size;
   const fd = openSync(log, 'r+');
   writeSync(fd, Buffer.from([0xff, 0xee]), 0, 2, last - 3);
@@ -102,6 +104,7 @@ test('file store: a damaged frame followed by more frames fails the open (acknow
   const dir = fresh();
   await filled(dir, 3);
   const log = path.join(dir, 'log');
+  rmSync(path.join(dir, 'table'));
   const bytes = readFileSync(log);
   const fd = openSync(log, 'r+');
   // A byte inside the first frame's payload.

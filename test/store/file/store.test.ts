@@ -12,6 +12,7 @@ import path from 'node:path';
 import { NearDupIndex, checkIndex } from '../../../src/index.js';
 import { FileStore } from '../../../src/store/file/store.js';
 import { kijijiTexts } from '../../helpers/kijiji.js';
+import { neardup } from '../../cliUtil.js';
 
 const texts = kijijiTexts();
 const OPTS = { shingle: { k: 10, normalize: { preset: 'seed000' as const } }, threshold: 0.8 };
@@ -48,7 +49,24 @@ test('file store: reopening restores the index, replacements and removals includ
   const st = (await b.stats()).storeStats as Record<string, number>;
   assert.equal(st.tornBytesCutAtOpen, 0);
   assert.ok(st.logBytes! > 0 && st.recordsFileBytes! > 0);
+  // Opened from the checkpoint written at close: no frame folded.
+  assert.equal(st.framesFoldedAtOpen, 0);
+  assert.equal(st.checkpointLogBytes, st.logBytes);
+  await b.add('after', texts[700]!);
   await b.close();
+  // Without the checkpoint the whole log is folded, to the same index; a checkpoint that does not fit is dropped.
+  rmSync(path.join(dir, 'table'));
+  const c = await NearDupIndex.open({ store: `file:${dir}` });
+  assert.ok(((await c.stats()).storeStats as Record<string, number>).framesFoldedAtOpen! > 5);
+  assert.equal(await c.size(), 298);
+  await c.remove('after');
+  assert.deepEqual(await answers(c), before);
+  await c.close();
+  writeFileSync(path.join(dir, 'table'), 'not a checkpoint');
+  const d = await NearDupIndex.open({ store: `file:${dir}` });
+  assert.deepEqual(await answers(d), before);
+  assert.deepEqual((await checkIndex(d)).errors, []);
+  await d.close();
 });
 
 test('file store: expiries come back with the log; purged documents stay gone', async () => {
@@ -105,6 +123,12 @@ test('file store: a backup taken while in use is a store as it was then', async 
   await adding;
   await assert.rejects(() => (a.store as FileStore).backup(dest), /exists already/);
   await a.close();
+  // The CLI's backup of a store no process holds; the copy passes index check.
+  const cli = path.join(root, `backup${n++}`);
+  assert.equal(neardup(['index', 'backup', '--store', `file:${dir}`, '--out', cli]).code, 0);
+  const checked = neardup(['index', 'check', '--store', `file:${cli}`]);
+  assert.equal(checked.code, 0, checked.stderr);
+  assert.match(checked.stdout, /documents 259 /);
   const b = await NearDupIndex.open({ store: `file:${dest}` });
   const got = (await answers(b)) as { size: number };
   // The batch in flight is in the copy entirely or not at all.
