@@ -5,16 +5,14 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, truncateSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { NearDupIndex, checkIndex } from '../../../src/index.js';
 import { kijijiTexts } from '../../helpers/kijiji.js';
+import { killWriter } from '../../helpers/killWriter.js';
 import { neardup } from '../../cliUtil.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const texts = kijijiTexts();
 const OPTS = { shingle: { k: 10, normalize: { preset: 'seed000' as const } }, threshold: 0.8 };
 const root = mkdtempSync(path.join(tmpdir(), 'nd-filecrash-'));
@@ -22,27 +20,9 @@ after(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
 const fresh = () => path.join(root, `s${n++}`);
 
-/** Runs the writer child on `spec` in batches of `batch` until `count` ids are acknowledged, then kills it with SIGKILL. */
-async function killWriter(spec: string, batch: number, count: number): Promise<string[]> {
-  const child = spawn(process.execPath, [path.join(here, '../../helpers/store-writer.js'), spec, String(batch)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const acked: string[] = [];
-  let buf = '';
-  await new Promise<void>((resolve, reject) => {
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`writer exited early: code ${code}`))));
-    child.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const lines = buf.split('\n');
-      buf = lines.pop()!;
-      acked.push(...lines);
-      if (acked.length >= count && child.exitCode === null && !child.killed) child.kill('SIGKILL');
-    });
-  });
-  return acked;
-}
-
 test('file store: kill -9 during batched adds loses no acknowledged add; index check passes', async () => {
   const dir = fresh();
-  const acked = await killWriter(`file:${dir}`, 50, 1500);
+  const acked = await killWriter(`file:${dir}`, 1500, 50);
   assert.ok(acked.length >= 1500);
   const idx = await NearDupIndex.open({ store: `file:${dir}` });
   const size = await idx.size();
