@@ -87,9 +87,10 @@ test('HTTP: expiresAt and ttl on adds, expiresAt on GET, expired documents in no
   }
 });
 
-test('CLI: index add --ttl, index purge (prints what it removed) and their exit codes', () => {
+for (const kind of ['sqlite', 'file'] as const) {
+test(`CLI: index add --ttl, index purge (prints what it removed) and their exit codes (${kind})`, () => {
   const dir = tmpDir();
-  const store = `sqlite:${path.join(dir, 'ttl.db')}`;
+  const store = kind === 'sqlite' ? `sqlite:${path.join(dir, 'ttl.db')}` : `file:${path.join(dir, 'ttl')}`;
   const ads = path.join(repoRoot, 'examples/ads.tsv');
   const common = [ads, '--text', 'Title,Short Description', '--store', store, '-q'];
   assert.equal(neardup(['index', 'add', ...common, '--id-prefix', 'keep', '--limit', '20']).code, 0);
@@ -113,3 +114,4 @@ test('CLI: index add --ttl, index purge (prints what it removed) and their exit 
   assert.match(badTtl.stderr, /--ttl must be a duration such as 30d/);
   assert.equal(neardup(['serve', '--store', store, '--purge-interval', 'often']).code, 2);
 });
+}
