@@ -32,7 +32,7 @@ const TIERS = {
   'node-versioned': [
     'store/parity', 'online/expiry', 'server/expiry', 'online/clusters', 'online/keys/ensemble', 'online/recall',
     'online/index', 'store/redis/log', 'store/redis/cluster', 'server/http', 'store/memory/store', 'online/records/format',
-    'online/duplicates', 'store/sqlite/durability', 'store/missing', 'common/optional-deps', 'store/spec', 'e2e/crash',
+    'online/duplicates', 'store/sqlite/durability', 'store/file/durability', 'store/file/store', 'store/missing', 'common/optional-deps', 'store/spec', 'e2e/crash',
     'cli/index/backup', 'e2e/redis-outage', 'cli/index/add', 'server/limits', 'server/viz', 'server/auth', 'io/s3/s3',
     'parallel/sign-corpus', 'sketch/reference-equivalence', 'sketch/known-answers', 'dedup/stream-verify', 'io/codec/decoders', 'run/local-tasks', 'cli/commands/commands', 'dedup/dedup',
     'index', 'io/read/formats', 'io/write/write', 'dedup/kijiji', 'online/registry/registry', 'server/indexes',

@@ -1,6 +1,6 @@
 /**
- * The one parser of store specs (`--store`, `NearDupIndexOptions.store`): `memory`, `sqlite:PATH`
- * and `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&layout=log|sets&cluster=1&scripts=0&timeout=MS&lock=0]`
+ * The one parser of store specs (`--store`, `NearDupIndexOptions.store`): `memory`, `sqlite:PATH`,
+ * `file:DIR` (the file store: a directory of its own) and `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&layout=log|sets&cluster=1&scripts=0&timeout=MS&lock=0]`
  * (also `rediss://`) and `postgres://[USER[:PASSWORD]@]HOST[:PORT]/DB[?schema=NAME&pool=N&timeout=MS]` (also
  * `postgresql://`). Pure parsing, no I/O and no optional package: the CLI checks a spec with it
  * before opening anything, and {@link openStore} opens what it describes. Errors are RangeErrors
@@ -53,6 +53,7 @@ export interface PostgresUrlOptions {
 export type StoreSpec =
   | { kind: 'memory' }
   | { kind: 'sqlite'; path: string }
+  | { kind: 'file'; path: string }
   | { kind: 'redis'; url: string; redis: RedisUrlOptions }
   | { kind: 'postgres'; url: string; postgres: PostgresUrlOptions };
 
@@ -141,7 +142,12 @@ export function parseStoreSpec(spec: string): StoreSpec {
     if (!path) throw new RangeError('store "sqlite:" needs a file path, e.g. sqlite:./index.db');
     return { kind: 'sqlite', path };
   }
+  if (spec.startsWith('file:')) {
+    const path = spec.slice('file:'.length);
+    if (!path) throw new RangeError('store "file:" needs a directory, e.g. file:./index');
+    return { kind: 'file', path };
+  }
   if (isRedisSpec(spec)) return { kind: 'redis', url: spec, redis: parseRedisUrl(spec) };
   if (isPostgresSpec(spec)) return { kind: 'postgres', url: spec, postgres: parsePostgresUrl(spec) };
-  throw new RangeError(`unknown store "${spec}" (expected memory, sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB)`);
+  throw new RangeError(`unknown store "${spec}" (expected memory, sqlite:PATH, file:DIR, redis://HOST:PORT or postgres://HOST/DB)`);
 }

@@ -1,7 +1,7 @@
 /**
  * Issue 7, crash safety: kill -9 of the CLI mid-run leaves no output that looks complete (an older
  * output stays intact), and kill -9 of `neardup serve` mid-ingest on SQLite loses no acknowledged
- * document (and on PostgreSQL); `neardup index check` then says the index is consistent (and detects damage).
+ * document (and on the file store and PostgreSQL); `neardup index check` then says the index is consistent (and detects damage).
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -180,6 +180,10 @@ test('serve on SQLite: kill -9 mid-ingest, restart: every acknowledged document 
   r = spawnSync(process.execPath, [mainJs, 'index', 'check', '--store', `sqlite:${path.join(dir, 'nope.db')}`], { encoding: 'utf8' });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /no SQLite index at/);
+});
+
+test('serve on the file store: kill -9 mid-ingest, restart (the dead process\'s lock taken over): every acknowledged document is there; index check passes', { timeout: 60000 }, async () => {
+  await killMidIngest(`file:${path.join(tmp(), 'idx')}`);
 });
 
 test('serve on PostgreSQL: kill -9 mid-ingest, restart: every acknowledged document is there; index check passes, and catches a row that lost a key', { ...needsPostgres(), timeout: 60000 }, async () => {

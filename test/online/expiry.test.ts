@@ -39,6 +39,7 @@ const rand = () => Math.random().toString(36).slice(2);
 const stores: [string, () => string, object][] = [
   ['memory', () => 'memory', {}],
   ['sqlite', () => `sqlite:${path.join(tmpDir(), 'x.db')}`, {}],
+  ['file', () => `file:${path.join(tmpDir(), 'x')}`, {}],
   ['redis log', () => `${redis!.url}?prefix=x${rand()}&layout=log`, needsRedis()],
   ['redis log, no multi-key commands (the Cluster code path)', () => `${redis!.url}?prefix=x${rand()}&layout=log&scripts=0`, needsRedis()],
   ['redis sets', () => `${redis!.url}?prefix=x${rand()}&layout=sets`, needsRedis()],

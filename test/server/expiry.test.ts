@@ -87,29 +87,31 @@ test('HTTP: expiresAt and ttl on adds, expiresAt on GET, expired documents in no
   }
 });
 
-test('CLI: index add --ttl, index purge (prints what it removed) and their exit codes', () => {
-  const dir = tmpDir();
-  const store = `sqlite:${path.join(dir, 'ttl.db')}`;
-  const ads = path.join(repoRoot, 'examples/ads.tsv');
-  const common = [ads, '--text', 'Title,Short Description', '--store', store, '-q'];
-  assert.equal(neardup(['index', 'add', ...common, '--id-prefix', 'keep', '--limit', '20']).code, 0);
-  assert.equal(neardup(['index', 'add', ...common, '--id-prefix', 'tmp', '--limit', '5', '--ttl', '1ms']).code, 0);
-  const wait = Date.now() + 20;
-  while (Date.now() < wait);
-  const r = neardup(['index', 'purge', '--store', store, '--list']);
-  assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(lines(r.stdout), ['tmp0', 'tmp1', 'tmp2', 'tmp3', 'tmp4', '5 expired documents removed, 20 left']);
-  const again = neardup(['index', 'purge', '--store', store]);
-  assert.equal(again.code, 0);
-  assert.equal(again.stdout, '0 expired documents removed, 20 left\n');
-  assert.equal(neardup(['index', 'check', '--store', store]).code, 0);
-  // Usage errors: exit 2, nothing created.
-  assert.equal(neardup(['index', 'purge', '--store', 'memory']).code, 2);
-  const missing = neardup(['index', 'purge', '--store', `sqlite:${path.join(dir, 'typo.db')}`]);
-  assert.equal(missing.code, 2);
-  assert.match(missing.stderr, /no SQLite index at .*typo\.db/);
-  const badTtl = neardup(['index', 'add', ...common, '--ttl', '30 days']);
-  assert.equal(badTtl.code, 2);
-  assert.match(badTtl.stderr, /--ttl must be a duration such as 30d/);
-  assert.equal(neardup(['serve', '--store', store, '--purge-interval', 'often']).code, 2);
-});
+for (const kind of ['sqlite', 'file'] as const) {
+  test(`CLI: index add --ttl, index purge (prints what it removed) and their exit codes (${kind})`, () => {
+    const dir = tmpDir();
+    const store = kind === 'sqlite' ? `sqlite:${path.join(dir, 'ttl.db')}` : `file:${path.join(dir, 'ttl')}`;
+    const ads = path.join(repoRoot, 'examples/ads.tsv');
+    const common = [ads, '--text', 'Title,Short Description', '--store', store, '-q'];
+    assert.equal(neardup(['index', 'add', ...common, '--id-prefix', 'keep', '--limit', '20']).code, 0);
+    assert.equal(neardup(['index', 'add', ...common, '--id-prefix', 'tmp', '--limit', '5', '--ttl', '1ms']).code, 0);
+    const wait = Date.now() + 20;
+    while (Date.now() < wait);
+    const r = neardup(['index', 'purge', '--store', store, '--list']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(lines(r.stdout), ['tmp0', 'tmp1', 'tmp2', 'tmp3', 'tmp4', '5 expired documents removed, 20 left']);
+    const again = neardup(['index', 'purge', '--store', store]);
+    assert.equal(again.code, 0);
+    assert.equal(again.stdout, '0 expired documents removed, 20 left\n');
+    assert.equal(neardup(['index', 'check', '--store', store]).code, 0);
+    // Usage errors: exit 2, nothing created.
+    assert.equal(neardup(['index', 'purge', '--store', 'memory']).code, 2);
+    const missing = neardup(['index', 'purge', '--store', `sqlite:${path.join(dir, 'typo.db')}`]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /no SQLite index at .*typo\.db/);
+    const badTtl = neardup(['index', 'add', ...common, '--ttl', '30 days']);
+    assert.equal(badTtl.code, 2);
+    assert.match(badTtl.stderr, /--ttl must be a duration such as 30d/);
+    assert.equal(neardup(['serve', '--store', store, '--purge-interval', 'often']).code, 2);
+  });
+}

@@ -1,5 +1,5 @@
 /**
- * One scenario, four stores: memory, SQLite, Redis and PostgreSQL must give identical answers.
+ * One scenario, five stores: memory, SQLite, the file store, Redis and PostgreSQL must give identical answers.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,6 +37,11 @@ test('store parity: memory (reference)', async () => {
 
 test('store parity: sqlite', async () => {
   const got = await storeScenario(dir, `sqlite:${path.join(dir, 'parity.db')}`);
+  assert.deepEqual(got, reference);
+});
+
+test('store parity: file', async () => {
+  const got = await storeScenario(dir, `file:${path.join(dir, 'parity-file')}`);
   assert.deepEqual(got, reference);
 });
 
@@ -102,6 +107,7 @@ for (const layout of ['sets', 'log', 'postgres']) {
 const expiryStores: [string, () => Promise<string>, object][] = [
   ['memory', async () => 'memory', {}],
   ['sqlite', async () => `sqlite:${path.join(dir, `exp${Math.random().toString(36).slice(2)}.db`)}`, {}],
+  ['file', async () => `file:${path.join(dir, `exp${Math.random().toString(36).slice(2)}`)}`, {}],
   ...(['log', 'sets'] as const).flatMap((layout): [string, () => Promise<string>, object][] => [
     [`redis ${layout}`, async () => `${(redis ??= await startRedis()).url}?prefix=exp${Math.random().toString(36).slice(2)}&layout=${layout}`, needsRedis()],
     [`redis ${layout}, scripts=0`, async () => `${(redis ??= await startRedis()).url}?prefix=exp${Math.random().toString(36).slice(2)}&layout=${layout}&scripts=0`, needsRedis()],

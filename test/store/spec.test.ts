@@ -46,7 +46,7 @@ test('store spec: memory, sqlite:PATH and redis URLs with their options', () => 
 
 test('store spec: bad specs are RangeErrors that quote them; the CLI reports them as usage errors (exit 2)', async () => {
   assert.throws(() => parseStoreSpec('sqlite:'), { name: 'RangeError', message: 'store "sqlite:" needs a file path, e.g. sqlite:./index.db' });
-  assert.throws(() => parseStoreSpec('mysql://x'), { name: 'RangeError', message: 'unknown store "mysql://x" (expected memory, sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB)' });
+  assert.throws(() => parseStoreSpec('mysql://x'), { name: 'RangeError', message: 'unknown store "mysql://x" (expected memory, sqlite:PATH, file:DIR, redis://HOST:PORT or postgres://HOST/DB)' });
   assert.throws(() => parseStoreSpec('postgres://h/db?schema=Ads;drop'), /bad PostgreSQL URL .*schema must be a lower-case SQL identifier/);
   assert.throws(() => parseStoreSpec('postgres://h/db?pool=0'), /pool must be an integer from 1 to 100/);
   assert.throws(() => parseStoreSpec('postgres://h/db?timeout=x'), /timeout must be a positive number of milliseconds/);
@@ -60,7 +60,7 @@ test('store spec: bad specs are RangeErrors that quote them; the CLI reports the
   assert.match(r.stderr, /^neardup: bad Redis URL .*layout must be log or sets\n$/);
   const b = neardup(['index', 'backup', '--store', 'memory', '--out', 'x.db']);
   assert.equal(b.code, 2, b.stderr);
-  assert.match(b.stderr, /backup copies SQLite stores/);
+  assert.match(b.stderr, /backup copies SQLite and file stores/);
 });
 
 // Issue 16 item 9: store-spec and threshold errors from the CLI.

@@ -50,13 +50,13 @@ export function indexCommand(): Command {
     });
   index
     .command('backup')
-    .description('copy a SQLite store, consistently, while it is in use (SQLite online backup API)')
-    .requiredOption('--store <spec>', 'sqlite:PATH')
-    .requiredOption('--out <file>', 'the copy (a SQLite file; must not exist)')
+    .description('copy a SQLite or file store, consistently, while it is in use (SQLite online backup API; the file store copies its append-only files)')
+    .requiredOption('--store <spec>', 'sqlite:PATH or file:DIR')
+    .requiredOption('--out <path>', 'the copy (a SQLite file, or for file:DIR a directory; must not exist)')
     .addHelpText('after', '\nExample:\n  $ neardup index backup --store sqlite:./index.db --out ./index-2024-05-01.db')
     .action(async (o: { store: string; out: string }) => {
       const spec = storeSpecFlag(o.store);
-      if (spec.kind !== 'sqlite') throw new UsageError('backup copies SQLite stores; for any store use `neardup index snapshot`, for Redis see docs/operations.md');
+      if (spec.kind !== 'sqlite') return backupFileStore(o.store, o.out);
       await checkStoreFile(o.store, true, 'index backup');
       const { existsSync } = await import('node:fs');
       if (existsSync(o.out)) throw new UsageError(`${o.out} already exists`);
@@ -143,4 +143,28 @@ export function indexCommand(): Command {
       }
     });
   return index;
+}
+
+/**
+ * `index backup` of a file store (other stores but SQLite: a usage error): the copy is made in a hidden directory beside `out` and renamed
+ * into place, so an interrupted backup never leaves a partial `out`.
+ */
+async function backupFileStore(storeSpec: string, out: string): Promise<void> {
+  if (storeSpecFlag(storeSpec).kind !== 'file') throw new UsageError('backup copies SQLite and file stores; for any store use `neardup index snapshot`, for Redis see docs/operations.md');
+  await checkStoreFile(storeSpec, true, 'index backup');
+  const { existsSync } = await import('node:fs');
+  const { basename, dirname, join } = await import('node:path');
+  const { rename, rm } = await import('node:fs/promises');
+  if (existsSync(out)) throw new UsageError(`${out} already exists`);
+  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.backup-tmp`);
+  const store = await openStore(storeSpec);
+  try {
+    await store.open({ keysPerDoc: 1 });
+    await store.backup!(tmp);
+    if (existsSync(out)) throw new UsageError(`${out} already exists`);
+    await rename(tmp, out);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+    await store.close();
+  }
 }

@@ -165,13 +165,13 @@ const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
  */
 export async function checkStoreFile(store: string, mustExist: boolean, command: string): Promise<void> {
   const spec = storeSpecFlag(store);
-  if ((spec.kind === 'redis' || spec.kind === 'postgres') && mustExist) {
+  if ((spec.kind === 'redis' || spec.kind === 'postgres' || spec.kind === 'file') && mustExist) {
     // A Redis prefix or PostgreSQL schema that holds no index: the same error, and nothing written.
     const r = await openStore(store);
     try {
       if (!(await r.exists!())) {
-        const where = spec.kind === 'redis' ? 'its prefix' : 'its schema';
-        throw new UsageError(`no index at ${store}: ${command} reads an existing store, and nothing was created (check the URL and ${where}; \`neardup index add\` creates a store)`);
+        const where = spec.kind === 'redis' ? 'the URL and its prefix' : spec.kind === 'postgres' ? 'the URL and its schema' : 'the directory';
+        throw new UsageError(`no index at ${store}: ${command} reads an existing store, and nothing was created (check ${where}; \`neardup index add\` creates a store)`);
       }
     } finally {
       await r.close();

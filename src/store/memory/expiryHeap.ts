@@ -25,6 +25,11 @@ export class ExpiryHeap {
     if (this.hAt.length > 2 * this.at.size + 64) this.rebuild();
   }
 
+  /** Every id with an expiry, with it. */
+  entries(): [string, number][] {
+    return [...this.at];
+  }
+
   /** True when `id` has an expiry at or before `now`. */
   expired(id: string, now: number): boolean {
     const at = this.at.get(id);

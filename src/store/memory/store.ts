@@ -7,9 +7,12 @@
  */
 import { MemoryClusterState, type ClusterState } from '../clusterState.js';
 import { ExpiryHeap } from './expiryHeap.js';
+import { grown, type MemoryTableImage } from './image.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
 
 const EMPTY = -1;
+
+export type { MemoryTableImage } from './image.js';
 
 /** A store held in this process's memory; lost when the process exits (see save/load for snapshots). */
 export class MemoryStore implements NearDupStore {
@@ -313,6 +316,54 @@ export class MemoryStore implements NearDupStore {
     };
   }
 
+  /**
+   * The table as arrays (views, no copies), for a checkpoint of it (the file store's `table` file);
+   * {@link MemoryStore.fromImage} makes the same table again without inserting document by document.
+   */
+  image(): MemoryTableImage {
+    const n = this.slots;
+    return {
+      ids: this.ids.slice(0, n).map((id) => id ?? null),
+      free: this.free.slice(),
+      recOff: this.recOff.subarray(0, n),
+      recLen: this.recLen.subarray(0, n),
+      arena: this.arena.subarray(0, this.arenaUsed),
+      arenaLive: this.arenaLive,
+      next: this.next.subarray(0, n * this.K),
+      prev: this.prev.subarray(0, n * this.K),
+      tKey: this.tKey,
+      tHead: this.tHead,
+      used: this.used,
+      expiry: this.expiry.entries(),
+    };
+  }
+
+  /** A store holding the table of `img` (taken by {@link MemoryStore.image} with the same manifest). */
+  static async fromImage(manifest: StoreManifest, img: MemoryTableImage): Promise<MemoryStore> {
+    const m = new MemoryStore();
+    await m.open(manifest);
+    const n = img.ids.length;
+    const cap = Math.max(1024, n);
+    m.slots = n;
+    m.ids = img.ids.map((id) => id ?? undefined);
+    img.ids.forEach((id, slot) => id !== null && m.slotOf.set(id, slot));
+    m.free = img.free.slice();
+    m.recOff = grown(Float64Array, img.recOff, cap);
+    m.recLen = grown(Uint32Array, img.recLen, cap);
+    m.mark = new Uint32Array(cap);
+    m.arena = grown(Uint8Array, img.arena, Math.max(1 << 16, img.arena.length));
+    m.arenaUsed = img.arena.length;
+    m.arenaLive = img.arenaLive;
+    m.next = grown(Int32Array, img.next, cap * m.K);
+    m.prev = grown(Int32Array, img.prev, cap * m.K);
+    m.tKey = img.tKey;
+    m.tHead = img.tHead;
+    m.mask = img.tHead.length - 1;
+    m.used = img.used;
+    for (const [id, at] of img.expiry) m.expiry.set(id, at);
+    return m;
+  }
+
   private clusters: MemoryClusterState | undefined;
 
   /** Cluster labels, in memory like everything else here. */
@@ -322,3 +373,4 @@ export class MemoryStore implements NearDupStore {
 
   async close(): Promise<void> {}
 }
+

@@ -1,5 +1,5 @@
 /**
- * Opening a store from its spec (`memory`, `sqlite:PATH`, `redis://HOST:PORT[/DB][?prefix=NAME…]`,
+ * Opening a store from its spec (`memory`, `sqlite:PATH`, `file:DIR`, `redis://HOST:PORT[/DB][?prefix=NAME…]`,
  * `postgres://HOST/DB[?schema=NAME…]`;
  * the grammar is in src/store/spec.ts).
  * @module
@@ -22,6 +22,11 @@ export async function openStore(spec: string): Promise<NearDupStore> {
     case 'sqlite': {
       const { SqliteStore } = await loadSqliteStore();
       return new SqliteStore(s.path);
+    }
+    case 'file': {
+      // Loaded on first use like the others (no optional package: it is plain node:fs).
+      const { FileStore } = await import('../file/store.js');
+      return new FileStore(s.path);
     }
     case 'redis': {
       const { RedisStore } = await loadRedisStore();

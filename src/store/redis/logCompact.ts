@@ -8,7 +8,7 @@
 import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import type { StoredDoc } from '../types.js';
-import { encodeLogEntry, type LogDoc } from './log.js';
+import { encodeLogEntry, type LogDoc } from '../log/entry.js';
 import type { RedisKeys } from './shared.js';
 
 /**

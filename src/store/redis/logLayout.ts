@@ -8,7 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
-import { LogReplica, decodeLogEntry, encodeLogEntry, type LogDoc } from './log.js';
+import { decodeLogEntry, encodeLogEntry, type LogDoc } from '../log/entry.js';
+import { LogReplica } from '../log/replica.js';
 import type { LogAppender } from './logAppend.js';
 import { parseCompacted, rewriteLog } from './logCompact.js';
 import { expiredAmong, type Client, type LayoutOps, type LogCompaction, type RedisKeys } from './shared.js';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { NearDupIndex, checkIndex } from '../../../src/index.js';
 import { RedisStore } from '../../../src/store/redis/store.js';
-import { encodeLogEntry, decodeLogEntry } from '../../../src/store/redis/log.js';
+import { encodeLogEntry, decodeLogEntry } from '../../../src/store/log/entry.js';
 import { kijijiTexts } from '../../helpers/kijiji.js';
 import { neardup } from '../../cliUtil.js';
 import { startRedis, type RedisChild } from '../../helpers/redis.js';

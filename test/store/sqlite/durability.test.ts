@@ -4,16 +4,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../../src/store/sqlite/driver.js';
 import { NearDupIndex } from '../../../src/index.js';
 import { kijijiTexts } from '../../helpers/kijiji.js';
+import { killWriter } from '../../helpers/killWriter.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const texts = kijijiTexts();
 
 /** Structural check straight on the file: each document has all its postings, no posting is orphaned. */
@@ -54,19 +52,7 @@ test('sqlite: kill -9 during a stream of adds loses no acknowledged document', a
   const dir = mkdtempSync(path.join(tmpdir(), 'nd-kill-'));
   try {
     const db = path.join(dir, 'k.db');
-    const child = spawn(process.execPath, [path.join(here, '../../helpers/sqlite-writer.js'), db], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const acked: string[] = [];
-    let buf = '';
-    await new Promise<void>((resolve, reject) => {
-      child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`writer exited early: code ${code}`))));
-      child.stdout!.on('data', (d: Buffer) => {
-        buf += d.toString();
-        const lines = buf.split('\n');
-        buf = lines.pop()!;
-        acked.push(...lines);
-        if (acked.length >= 400 && child.exitCode === null && !child.killed) child.kill('SIGKILL');
-      });
-    });
+    const acked = await killWriter(`sqlite:${db}`, 400);
     assert.ok(acked.length >= 400);
     const idx = await NearDupIndex.open({ store: `sqlite:${db}` });
     const n = checkSqliteConsistency(db, idx.manifest.keysPerDoc);

@@ -1,8 +1,8 @@
 /**
- * The posting log of the Redis store's `log` layout (docs/stores.md): Redis keeps every write as one
- * binary entry of a list, and each process folds that list into an in-memory replica of the band
- * table. Inserting a document then costs Redis one list push and one record write per batch instead
- * of one set insert per band key; lookups run against the local replica.
+ * The entry format of the posting logs (docs/stores.md): the Redis store's `log` layout keeps every
+ * write as one binary entry of a Redis list, the file store (src/store/file) as the payload of one
+ * frame of its log file. Each process folds the entries into an in-memory band table
+ * (LogReplica, src/store/log/replica.ts).
  *
  * Entry format (all integers little-endian; varint = unsigned LEB128):
  *   u8 version (1) · u8 op (1 = put, 2 = remove) · varint n · n × document
@@ -12,8 +12,6 @@
  * (53-bit integers, docs/formats.md).
  * @module
  */
-import { MemoryStore } from '../memory/store.js';
-import type { StoreManifest } from '../types.js';
 
 /** Version byte of a log entry. */
 export const LOG_ENTRY_VERSION = 1;
@@ -127,52 +125,4 @@ export function decodeLogEntry(b: Buffer, where: string): LogEntry {
   }
   if (o !== b.length) fail(`${b.length - o} trailing bytes`);
   return { op: opByte === OP_PUT ? 'put' : 'remove', docs };
-}
-
-/**
- * The in-memory band table of one process, folded from the log. It reuses the memory store's
- * typed-array table; each document's "record" there is its own key list, so a replacement or a
- * removal unlinks exactly the keys that were linked.
- */
-export class LogReplica {
-  /** Entries folded so far (the next entry to read is at this list index). */
-  applied = 0;
-  /** The table. */
-  readonly table = new MemoryStore();
-
-  /** Creates an empty replica for documents of `keysPerDoc` keys. */
-  static async create(manifest: StoreManifest): Promise<LogReplica> {
-    const r = new LogReplica();
-    await r.table.open(manifest);
-    return r;
-  }
-
-  /** Folds one entry into the table. */
-  async apply(e: LogEntry): Promise<void> {
-    const ids = e.docs.map((d) => d.id);
-    const old = await this.table.get(ids);
-    if (e.op === 'remove') {
-      for (let i = 0; i < ids.length; i++) if (old[i]) await this.table.remove(ids[i]!, keysOf(old[i]!));
-      return;
-    }
-    // Ids are unique within one entry (a batch holds each id once).
-    await this.table.put(
-      e.docs.map((d, i) => {
-        const keys = d.keys ?? new Float64Array(0);
-        const o = old[i];
-        return { id: d.id, record: new Uint8Array(keys.buffer, keys.byteOffset, keys.byteLength), keys, ...(o ? { oldKeys: keysOf(o) } : {}) };
-      }),
-    );
-  }
-
-  /** The keys a document is indexed under here, or null. */
-  async keysOf(id: string): Promise<Float64Array | null> {
-    const [b] = await this.table.get([id]);
-    return b ? keysOf(b) : null;
-  }
-}
-
-function keysOf(bytes: Uint8Array): Float64Array {
-  // A copy: the table's arena offsets are not 8-byte aligned.
-  return new Float64Array(bytes.slice().buffer);
 }

@@ -1,0 +1,139 @@
+/**
+ * The file store (`file:DIR`) filled to N generated ~1.4 KB documents (bench/gen.ts), with the
+ * text kept in each record's metadata as `neardup index add` keeps it. At each decade (10k, 100k,
+ * 1M, 10M up to N) it prints: adds/s over the decade (addMany batches of 1,000, two in flight) and
+ * the share of that time spent in the store's put; query p50/p99 in process (300 near duplicates
+ * of indexed documents, one at a time, whole query: shingling, signature, lookup, verification);
+ * bytes per document on disk (records file: text against the rest; log); the process's RSS; and
+ * the time to close the store (it writes the table's checkpoint) and to open it again.
+ * Usage: node dist/bench/file-store.js [N=1000000] [exact|estimate16]; STORE=sqlite compares the
+ * SQLite store; WORKERS=N prepare workers (default 0); KEEP=1 keeps the store; REOPEN=DIR only opens
+ * a kept store and runs 7 rounds of 300 queries.
+ */
+import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { NearDupIndex, type NearDupIndexOptions } from '../src/index.js';
+import { openStore } from '../src/store/open/open.js';
+import type { NearDupStore } from '../src/store/types.js';
+import { readRecordMeta } from '../src/online/records/record.js';
+import { CorpusGenerator } from './gen.js';
+import { percentile } from './online-corpus.js';
+
+const N = Number(process.argv[2] ?? 1_000_000);
+const MODE = process.argv[3] ?? 'exact';
+const KIND = process.env.STORE ?? 'file';
+const WORKERS = Number(process.env.WORKERS ?? 0);
+const B = 1000;
+const gen = new CorpusGenerator(11);
+const dir = mkdtempSync(path.join(process.env.BENCH_DIR ?? tmpdir(), 'nd-filestore-'));
+const spec = KIND === 'sqlite' ? `sqlite:${path.join(dir, 'index.db')}` : `file:${path.join(dir, 'index')}`;
+const opts: NearDupIndexOptions = { workers: WORKERS, ...(MODE === 'estimate16' ? { verify: 'estimate', signatureBits: 16 } : {}) };
+
+/** Document i: every tenth an edited copy of an earlier one, as a dedup corpus has. */
+function text(i: number): string {
+  if (i % 10 === 9) return gen.render(gen.edit(gen.original(i - 5), 0.05, i), i);
+  return gen.render(gen.original(i), i);
+}
+
+/** The store, with the time spent in its put counted. */
+async function timedStore(): Promise<{ store: NearDupStore; putMs: () => number }> {
+  const store = await openStore(spec);
+  let ms = 0;
+  const put = store.put.bind(store);
+  store.put = async (e) => {
+    const t = performance.now();
+    await put(e);
+    ms += performance.now() - t;
+  };
+  return { store, putMs: () => ms };
+}
+
+function diskBytes(): { records: number; log: number } {
+  const size = (f: string) => (existsSync(f) ? statSync(f).size : 0);
+  if (KIND === 'sqlite') return { records: size(path.join(dir, 'index.db')) + size(path.join(dir, 'index.db-wal')), log: 0 };
+  return { records: size(path.join(dir, 'index', 'records')), log: size(path.join(dir, 'index', 'log')) };
+}
+
+/** Mean bytes of a record's text (the metadata's JSON) and of the rest, over a sample of 2,000. */
+async function recordParts(idx: NearDupIndex, n: number): Promise<{ text: number; rest: number }> {
+  const ids = Array.from({ length: 2000 }, (_, j) => `d${Math.floor((j * n) / 2000)}`);
+  const recs = await idx.store.get(ids);
+  let t = 0;
+  let all = 0;
+  for (const r of recs) {
+    all += r!.length;
+    t += Buffer.byteLength(JSON.stringify(readRecordMeta(r!)));
+  }
+  return { text: t / recs.length, rest: (all - t) / recs.length };
+}
+
+async function queries(idx: NearDupIndex, n: number): Promise<{ p50: number; p99: number; found: number }> {
+  const lat: number[] = [];
+  let found = 0;
+  for (let q = 0; q < 300; q++) {
+    const i = Math.floor(((q * 7919) % 300) * (n / 300));
+    const t = gen.render(gen.edit(gen.original(i - (i % 10 === 9 ? 5 : 0)), 0.03, 1e9 + q), i);
+    const t0 = performance.now();
+    const m = await idx.query(t);
+    lat.push(performance.now() - t0);
+    if (m.length) found++;
+  }
+  lat.sort((a, b) => a - b);
+  return { p50: percentile(lat, 50), p99: percentile(lat, 99), found };
+}
+
+if (process.env.REOPEN) {
+  // A store kept by an earlier run (KEEP=1): open it, then 2,000 queries.
+  const t0 = performance.now();
+  const idx = await NearDupIndex.open({ store: `file:${process.env.REOPEN}` });
+  const openS = (performance.now() - t0) / 1000;
+  const n = await idx.size();
+  const runs = [];
+  for (let r = 0; r < 7; r++) runs.push(await queries(idx, n));
+  const st = (await idx.stats()).storeStats as Record<string, number>;
+  console.log(`reopened ${n} documents in ${openS.toFixed(2)} s (frames folded after the checkpoint: ${st.framesFoldedAtOpen}); RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`);
+  console.log(`query p50 / p99 ms, 7 rounds of 300: ${runs.map((q) => `${q.p50.toFixed(2)} / ${q.p99.toFixed(2)}`).join(', ')}`);
+  await idx.close();
+  process.exit(0);
+}
+
+console.log(`file-store bench: ${KIND} store (${spec}), N = ${N}, ${MODE}, prepare workers ${WORKERS}, batches of ${B}`);
+console.log('| docs | adds/s over the decade | store put share | query p50 / p99 ms (found) | records B/doc: text + rest | log B/doc | RSS MB | close s | open s |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+let { store, putMs } = await timedStore();
+let idx = await NearDupIndex.open({ ...opts, store });
+let done = 0;
+for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, N)) {
+  const t0 = performance.now();
+  const put0 = putMs();
+  const from = done;
+  let pending: Promise<unknown> = Promise.resolve();
+  for (; done < decade; done += B) {
+    const cur = idx.addMany(Array.from({ length: Math.min(B, decade - done) }, (_, j) => ({ id: `d${done + j}`, text: text(done + j), meta: { text: text(done + j) } })));
+    await pending;
+    pending = cur;
+  }
+  await pending;
+  const ms = performance.now() - t0;
+  const share = (putMs() - put0) / ms;
+  const q = await queries(idx, done);
+  const parts = await recordParts(idx, done);
+  const disk = diskBytes();
+  const rss = process.memoryUsage().rss / 2 ** 20;
+  const c0 = performance.now();
+  // Close writes the table's checkpoint.
+  await idx.close();
+  const closeS = (performance.now() - c0) / 1000;
+  const o0 = performance.now();
+  ({ store, putMs } = await timedStore());
+  idx = await NearDupIndex.open({ ...opts, store });
+  const openS = (performance.now() - o0) / 1000;
+  const restB = disk.records / done - parts.text;
+  console.log(
+    `| ${done.toLocaleString('en')} | ${(((done - from) / ms) * 1000).toFixed(0)} | ${(share * 100).toFixed(0)} % | ${q.p50.toFixed(2)} / ${q.p99.toFixed(2)} (${q.found}/300) | ${parts.text.toFixed(0)} + ${restB.toFixed(0)} (record rest ${parts.rest.toFixed(0)}) | ${(disk.log / done).toFixed(0)} | ${rss.toFixed(0)} | ${closeS.toFixed(2)} | ${openS.toFixed(2)} |`,
+  );
+}
+await idx.close();
+if (!process.env.KEEP) rmSync(dir, { recursive: true, force: true });
+else console.log(`kept ${dir}`);

@@ -1,0 +1,89 @@
+/**
+ * The frames of the file store's log (docs/stores.md, "file:DIR"). The log file is a sequence of
+ * frames; one frame is one write batch:
+ *   u32 payloadBytes · u32 crc32(payload) · payload
+ *   payload: u8 version (1) · f64 recordsAt · u32 entryBytes · entry · per put document: u32 recordBytes · f64 expiresAt (NaN: none)
+ * `entry` is a posting-log entry (src/store/log/entry.ts: op, ids, keys), shared with the Redis log
+ * layout. A put's records are written contiguously to the records file from byte `recordsAt`, in
+ * the entry's order. All integers little-endian. A frame whose length or checksum does not hold is a
+ * torn tail (a write the process did not finish): the log ends before it.
+ * @module
+ */
+import { crc32 } from 'node:zlib';
+import { decodeLogEntry, encodeLogEntry, type LogDoc, type LogEntry } from '../log/entry.js';
+
+/** Version byte of a frame's payload. */
+export const FRAME_VERSION = 1;
+/** Bytes before a frame's payload. */
+export const FRAME_HEADER = 8;
+
+/** A decoded frame. */
+export interface Frame {
+  /** The posting-log entry. */
+  entry: LogEntry;
+  /** Where the put's first record starts in the records file. */
+  recordsAt: number;
+  /** Each put document's record length. */
+  recordBytes: number[];
+  /** Each put document's expiry (undefined: none). */
+  expiresAt: (number | undefined)[];
+}
+
+/** What a put frame says of each document beside the entry. */
+export interface FrameDoc extends LogDoc {
+  recordBytes: number;
+  expiresAt: number | undefined;
+}
+
+/** Encodes one frame (header included); `docs` carry record lengths for a put. */
+export function encodeFrame(op: 'put' | 'remove', docs: FrameDoc[] | LogDoc[], recordsAt: number): Buffer {
+  const entry = encodeLogEntry(op, docs);
+  const perDoc = op === 'put' ? 12 : 0;
+  const payload = Buffer.allocUnsafe(13 + entry.length + perDoc * docs.length);
+  payload[0] = FRAME_VERSION;
+  payload.writeDoubleLE(recordsAt, 1);
+  payload.writeUInt32LE(entry.length, 9);
+  let o = 13 + entry.copy(payload, 13);
+  if (op === 'put') {
+    for (const d of docs as FrameDoc[]) {
+      payload.writeUInt32LE(d.recordBytes, o);
+      payload.writeDoubleLE(d.expiresAt ?? NaN, o + 4);
+      o += 12;
+    }
+  }
+  const head = Buffer.allocUnsafe(FRAME_HEADER);
+  head.writeUInt32LE(payload.length, 0);
+  head.writeUInt32LE(crc32(payload), 4);
+  return Buffer.concat([head, payload]);
+}
+
+/**
+ * The frame starting at `o` of `buf`: `{ frame, end }`, `'short'` when `buf` ends before it does
+ * (read more, or a torn tail at the end of the file), `'bad'` when its checksum or contents are wrong.
+ */
+export function decodeFrameAt(buf: Buffer, o: number, where: string): { frame: Frame; end: number } | 'short' | 'bad' {
+  if (o + FRAME_HEADER > buf.length) return 'short';
+  const n = buf.readUInt32LE(o);
+  const end = o + FRAME_HEADER + n;
+  if (end > buf.length) return 'short';
+  const payload = buf.subarray(o + FRAME_HEADER, end);
+  if (crc32(payload) !== buf.readUInt32LE(o + 4) || n < 13 || payload[0] !== FRAME_VERSION) return 'bad';
+  const entryBytes = payload.readUInt32LE(9);
+  if (13 + entryBytes > n) return 'bad';
+  let entry: LogEntry;
+  try {
+    entry = decodeLogEntry(payload.subarray(13, 13 + entryBytes), where);
+  } catch {
+    return 'bad';
+  }
+  const puts = entry.op === 'put' ? entry.docs.length : 0;
+  if (13 + entryBytes + 12 * puts !== n) return 'bad';
+  const recordBytes: number[] = [];
+  const expiresAt: (number | undefined)[] = [];
+  for (let i = 0, p = 13 + entryBytes; i < puts; i++, p += 12) {
+    recordBytes.push(payload.readUInt32LE(p));
+    const at = payload.readDoubleLE(p + 4);
+    expiresAt.push(Number.isNaN(at) ? undefined : at);
+  }
+  return { frame: { entry, recordsAt: payload.readDoubleLE(1), recordBytes, expiresAt }, end };
+}

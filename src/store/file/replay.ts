@@ -1,0 +1,123 @@
+/**
+ * Opening the file store's log: every frame is folded, in order, into the in-memory band table; a
+ * torn tail (the frame of a write that was never acknowledged, cut short by a crash) is cut off the
+ * log, and the records file is cut back to the last record the log refers to. A damaged frame that
+ * is not at the tail is not cut off silently: it fails the open, since acknowledged writes follow it.
+ * @module
+ */
+import type { FileHandle } from 'node:fs/promises';
+import type { LogReplica, ReplicaDoc } from '../log/replica.js';
+import { decodeFrameAt, FRAME_HEADER, type Frame } from './frames.js';
+
+/** Bytes of log read at a time while opening. */
+const READ_CHUNK = 16 << 20;
+
+/** Bytes of the table record kept before each document's keys: f64 record offset · u32 record length. */
+export const LOCATOR_BYTES = 12;
+
+/** Where a document's record is, as kept in the band table. */
+export function locator(at: number, bytes: number): Uint8Array {
+  const b = Buffer.allocUnsafe(LOCATOR_BYTES);
+  b.writeDoubleLE(at, 0);
+  b.writeUInt32LE(bytes, 8);
+  return b;
+}
+
+/** The documents of a frame as the table takes them (puts with their record locators). */
+export function replicaDocs(f: Frame): ReplicaDoc[] {
+  if (f.entry.op === 'remove') return f.entry.docs;
+  let at = f.recordsAt;
+  return f.entry.docs.map((d, i) => {
+    const bytes = f.recordBytes[i]!;
+    const doc: ReplicaDoc = { ...d, extra: locator(at, bytes), ...(f.expiresAt[i] === undefined ? {} : { expiresAt: f.expiresAt[i] }) };
+    at += bytes;
+    return doc;
+  });
+}
+
+/** What opening the log found. */
+export interface Replayed {
+  /** Bytes of log kept (the torn tail cut off). */
+  logEnd: number;
+  /** Bytes of the records file the log refers to. */
+  recordsEnd: number;
+  /** Bytes cut off the log's tail. */
+  tornBytes: number;
+}
+
+/** The files of a store being opened. */
+export interface StoreFiles {
+  /** The log, and its size. */
+  log: FileHandle;
+  logSize: number;
+  /** The records file. */
+  records: FileHandle;
+  /** The store's name in messages. */
+  where: string;
+  /** Where folding starts (after a checkpoint), and the records file bytes referred to before it. */
+  start: { logEnd: number; recordsEnd: number };
+}
+
+/** Folds the log (of `logSize` bytes) into `replica`; cuts a torn tail off both files. */
+export async function replay(files: StoreFiles, replica: LogReplica): Promise<Replayed> {
+  const { log, logSize, where } = files;
+  let buf = Buffer.alloc(0);
+  let base = files.start.logEnd; // file offset of buf[0]
+  let o = 0;
+  let recordsEnd = files.start.recordsEnd;
+  for (;;) {
+    const got = decodeFrameAt(buf, o, `${where}@${base + o}`);
+    if (typeof got === 'object') {
+      await replica.apply({ op: got.frame.entry.op, docs: replicaDocs(got.frame) });
+      replica.applied++;
+      if (got.frame.entry.op === 'put') recordsEnd = got.frame.recordsAt + got.frame.recordBytes.reduce((a, b) => a + b, 0);
+      o = got.end;
+      continue;
+    }
+    const fileAt = base + buf.length;
+    if (got === 'short' && fileAt < logSize) {
+      // Keep the unread rest, read the next chunk (at least the whole frame).
+      const need = buf.length - o >= FRAME_HEADER ? buf.readUInt32LE(o) + FRAME_HEADER : READ_CHUNK;
+      const next = Buffer.allocUnsafe(Math.max(READ_CHUNK, need));
+      const { bytesRead } = await log.read(next, 0, next.length, fileAt);
+      if (bytesRead === 0) return finish(files, base + o, recordsEnd);
+      buf = Buffer.concat([buf.subarray(o), next.subarray(0, bytesRead)]);
+      base += o;
+      o = 0;
+      continue;
+    }
+    const logEnd = base + o;
+    if (got === 'bad' && !(await tailIsTorn(log, logEnd, logSize))) throw new Error(`${where}: damaged frame at byte ${logEnd} of ${logSize}, followed by more frames: the log is corrupt (restore a backup)`);
+    return finish(files, logEnd, recordsEnd);
+  }
+}
+
+async function finish(files: StoreFiles, logEnd: number, recordsEnd: number): Promise<Replayed> {
+  const { log, logSize, records, where } = files;
+  if (logEnd < logSize) {
+    await log.truncate(logEnd);
+    await log.datasync();
+  }
+  const recSize = (await records.stat()).size;
+  if (recSize < recordsEnd) throw new Error(`${where}: the records file has ${recSize} bytes, the log refers to ${recordsEnd}: records are missing (restore a backup)`);
+  // Records written for a batch whose frame never made it: not acknowledged, not referenced.
+  if (recSize > recordsEnd) {
+    await records.truncate(recordsEnd);
+    await records.datasync();
+  }
+  return { logEnd, recordsEnd, tornBytes: logSize - logEnd };
+}
+
+/**
+ * Whether a damaged frame at `at` is the tail of an interrupted write: the frame claims to reach the
+ * end of the file or past it, or everything from it on is zero bytes (a file system that extended
+ * the file before writing its data).
+ */
+async function tailIsTorn(log: FileHandle, at: number, size: number): Promise<boolean> {
+  const head = Buffer.alloc(FRAME_HEADER);
+  await log.read(head, 0, FRAME_HEADER, at);
+  if (at + FRAME_HEADER + head.readUInt32LE(0) >= size) return true;
+  const rest = Buffer.alloc(Math.min(size - at, 1 << 20));
+  const { bytesRead } = await log.read(rest, 0, rest.length, at);
+  return size - at <= rest.length && rest.subarray(0, bytesRead).every((x) => x === 0);
+}

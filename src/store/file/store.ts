@@ -1,0 +1,336 @@
+/**
+ * The file store (`file:DIR`, docs/stores.md): an embedded store for large indexes on local files.
+ * A directory holds
+ *   manifest.json  the index manifest, written once (atomically) when the store is created;
+ *   records        the documents' records, appended back to back;
+ *   log            one frame per write batch (src/store/file/frames.ts): ids, band keys, where the
+ *                  records are, expiries; the posting-log entry format shared with Redis' log layout;
+ *   table          a checkpoint of the band table (src/store/file/checkpoint.ts), so open folds
+ *                  only the frames written after it;
+ *   lock           the process id of the one process that has the store open (src/store/file/lock.ts).
+ * The band table (band key → documents, in typed arrays) and the expiry index live in memory and are
+ * folded from the log when the store opens (src/store/log/replica.ts); a lookup reads candidates'
+ * records from the records file. A write batch is acknowledged once its records and then its frame
+ * are on disk (fdatasync of each): a crash loses no acknowledged write, and the frame of a batch it
+ * interrupted is cut off on the next open. Single adds reach the store batched (the index's group
+ * commit), so one batch costs two fdatasyncs.
+ * @module
+ */
+import { constants, mkdirSync, existsSync, readSync } from 'node:fs';
+import { copyFile, open as openFile, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { LogReplica } from '../log/replica.js';
+import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } from '../types.js';
+import { encodeFrame } from './frames.js';
+import { takeDirLock } from './lock.js';
+import { LOCATOR_BYTES, locator, replay } from './replay.js';
+import { CHECKPOINT_FILE, readCheckpoint, writeCheckpoint } from './checkpoint.js';
+
+/** Log growth (bytes) below which no checkpoint is written before close. */
+const CHECKPOINT_MIN_LOG = 64 << 20;
+
+/** Format of manifest.json's `format` field. */
+export const FILE_STORE_FORMAT = 'neardup-file-store 1';
+
+/** A store in a directory of local files. */
+export class FileStore implements NearDupStore {
+  readonly kind = 'file';
+  private replica: LogReplica | null = null;
+  private log: FileHandle | null = null;
+  private records: FileHandle | null = null;
+  private release: (() => void) | null = null;
+  private logEnd = 0;
+  private recordsEnd = 0;
+  private tornBytes = 0;
+  /** Log bytes the checkpoint on disk covers. */
+  private checkpointed = 0;
+  /** Log frames folded at open (after the checkpoint). */
+  private foldedAtOpen = 0;
+  /** Writes, one at a time, in call order. */
+  private chain: Promise<unknown> = Promise.resolve();
+  /** A write that failed half-way leaves the files ahead of the table: later writes refuse until reopened. */
+  private broken: Error | null = null;
+
+  constructor(readonly dir: string) {}
+
+  /** Whether `dir` holds a file store. */
+  async exists(): Promise<boolean> {
+    return existsSync(path.join(this.dir, 'manifest.json'));
+  }
+
+  async open(manifest: StoreManifest): Promise<StoreManifest | null> {
+    if (this.replica) throw new Error(`file store ${this.dir} is open already`);
+    mkdirSync(this.dir, { recursive: true });
+    this.release = takeDirLock(this.dir);
+    try {
+      const stored = await this.readManifest();
+      if (!stored) await this.writeManifest(manifest);
+      await this.openFiles(stored ?? manifest);
+      return stored;
+    } catch (e) {
+      await this.close();
+      throw e;
+    }
+  }
+
+  private async readManifest(): Promise<StoreManifest | null> {
+    const file = path.join(this.dir, 'manifest.json');
+    if (!existsSync(file)) return null;
+    const m = JSON.parse(await readFile(file, 'utf8')) as { format?: string; manifest?: StoreManifest };
+    if (m.format !== FILE_STORE_FORMAT) throw new Error(`${file}: format "${m.format}", this version reads "${FILE_STORE_FORMAT}"`);
+    return m.manifest!;
+  }
+
+  /** Written to a temporary file, synced, then renamed: a crash leaves the old state or the new. */
+  private async writeManifest(manifest: StoreManifest): Promise<void> {
+    const tmp = path.join(this.dir, 'manifest.json.tmp');
+    const f = await openFile(tmp, 'w');
+    await f
+      .writeFile(JSON.stringify({ format: FILE_STORE_FORMAT, manifest }) + '\n')
+      .then(() => f.sync())
+      .finally(() => f.close());
+    await rename(tmp, path.join(this.dir, 'manifest.json'));
+    const d = await openFile(this.dir, 'r');
+    await d.sync().finally(() => d.close());
+  }
+
+  private async openFiles(manifest: StoreManifest): Promise<void> {
+    // 'a+': appends always go to the end; reads are positioned.
+    this.log = await openFile(path.join(this.dir, 'log'), 'a+');
+    this.records = await openFile(path.join(this.dir, 'records'), 'a+');
+    const logSize = (await this.log.stat()).size;
+    const cp = await readCheckpoint(this.dir, manifest, logSize);
+    const replica = cp ? LogReplica.restored(cp.table, LOCATOR_BYTES, cp.at.applied) : await LogReplica.create(manifest, LOCATOR_BYTES);
+    // A checkpoint that does not fit the log is of no use again: gone, the next one replaces it.
+    if (!cp) await rm(path.join(this.dir, CHECKPOINT_FILE), { force: true });
+    const start = cp?.at ?? { logEnd: 0, recordsEnd: 0 };
+    const r = await replay({ log: this.log, logSize, records: this.records, where: `file store ${this.dir}`, start }, replica);
+    this.checkpointed = cp ? cp.at.logEnd : 0;
+    this.foldedAtOpen = replica.applied - (cp?.at.applied ?? 0);
+    this.logEnd = r.logEnd;
+    this.recordsEnd = r.recordsEnd;
+    this.tornBytes = r.tornBytes;
+    this.replica = replica;
+  }
+
+  private get table(): LogReplica {
+    if (!this.replica) throw new Error(`file store ${this.dir} is not open`);
+    return this.replica;
+  }
+
+  /** Runs `fn` after every earlier write; a failure marks the store broken (its files may be ahead of its table). */
+  private write<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(async () => {
+      if (this.broken) throw new Error(`file store ${this.dir}: an earlier write failed (${this.broken.message}); reopen the store`);
+      try {
+        return await fn();
+      } catch (e) {
+        this.broken = e as Error;
+        throw e;
+      }
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Appends `bytes` at the end of `file` and waits until they are on disk. */
+  private async append(file: FileHandle, bytes: Buffer): Promise<void> {
+    for (let o = 0; o < bytes.length; ) o += (await file.write(bytes, o, bytes.length - o)).bytesWritten;
+    await file.datasync();
+  }
+
+  /** Records first, then the frame that refers to them: a frame on disk never points past the records. */
+  async put(entries: PutEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    return this.write(async () => {
+      const at = this.recordsEnd;
+      const recs = Buffer.concat(entries.map((e) => e.record));
+      const docs = entries.map((e) => ({ id: e.id, keys: e.keys, recordBytes: e.record.length, expiresAt: e.expiresAt }));
+      const frame = encodeFrame('put', docs, at);
+      await this.append(this.records!, recs);
+      this.recordsEnd += recs.length;
+      await this.append(this.log!, frame);
+      this.logEnd += frame.length;
+      let o = at;
+      const rep = this.table;
+      await rep.apply({
+        op: 'put',
+        docs: entries.map((e) => {
+          const extra = locator(o, e.record.length);
+          o += e.record.length;
+          return { id: e.id, keys: e.keys, extra, ...(e.expiresAt === undefined ? {} : { expiresAt: e.expiresAt }) };
+        }),
+      });
+      rep.applied++;
+      if (this.logEnd - this.checkpointed >= Math.max(CHECKPOINT_MIN_LOG, this.checkpointed / 8)) await this.checkpoint();
+    });
+  }
+
+  /**
+   * Writes the table's checkpoint (inside a write: no fold runs meanwhile). Taken when the log has
+   * grown by an eighth since the last one (at least 64 MiB) and at close: its cost is spread over the
+   * adds, and a crash leaves at most that much log to fold on the next open.
+   */
+  private async checkpoint(): Promise<void> {
+    await writeCheckpoint(this.dir, this.table.table, { logEnd: this.logEnd, recordsEnd: this.recordsEnd, applied: this.table.applied });
+    this.checkpointed = this.logEnd;
+  }
+
+  async removeMany(entries: RemoveEntry[]): Promise<boolean[]> {
+    return this.write(async () => {
+      const rep = this.table;
+      const present = await rep.table.get(entries.map((e) => e.id));
+      const seen = new Set<string>();
+      const removed = entries.map((e, i) => present[i] !== null && !seen.has(e.id) && seen.add(e.id) !== undefined);
+      const docs = entries.filter((_, i) => removed[i]).map((e) => ({ id: e.id }));
+      if (docs.length === 0) return removed;
+      const frame = encodeFrame('remove', docs, this.recordsEnd);
+      await this.append(this.log!, frame);
+      this.logEnd += frame.length;
+      await rep.apply({ op: 'remove', docs });
+      rep.applied++;
+      return removed;
+    });
+  }
+
+  async remove(id: string, keys: Float64Array): Promise<boolean> {
+    return (await this.removeMany([{ id, keys }]))[0]!;
+  }
+
+  /** The record a table entry points at, read from the records file (the page cache keeps hot ones). */
+  private readRecord(tableRecord: Uint8Array): Uint8Array {
+    const loc = Buffer.from(this.table.extraIn(tableRecord));
+    const at = loc.readDoubleLE(0);
+    const out = Buffer.allocUnsafe(loc.readUInt32LE(8));
+    for (let o = 0; o < out.length; ) {
+      const n = readSync(this.records!.fd, out, o, out.length - o, at + o);
+      if (n === 0) throw new Error(`file store ${this.dir}: record at byte ${at} runs past the end of the records file`);
+      o += n;
+    }
+    return out;
+  }
+
+  async lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
+    const lists = await this.table.table.lookup(queries, limit, now);
+    // A document found by several queries is read once.
+    const read = new Map<string, Uint8Array>();
+    return lists.map((l) =>
+      l.map((d) => {
+        let rec = read.get(d.id);
+        if (!rec) read.set(d.id, (rec = this.readRecord(d.record)));
+        return { id: d.id, record: rec };
+      }),
+    );
+  }
+
+  async get(ids: string[]): Promise<(Uint8Array | null)[]> {
+    return (await this.table.table.get(ids)).map((t) => (t ? this.readRecord(t) : null));
+  }
+
+  async size(): Promise<number> {
+    return this.table.table.size();
+  }
+
+  async expiredIds(now: number, limit: number): Promise<string[]> {
+    return this.table.table.expiredIds(now, limit);
+  }
+
+  async countExpired(now: number): Promise<number> {
+    return this.table.table.countExpired(now);
+  }
+
+  async *scan(): AsyncIterable<StoredDoc> {
+    for await (const d of this.table.table.scan()) yield { id: d.id, record: this.readRecord(d.record) };
+  }
+
+  async hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {
+    const have = new Set(await this.table.keysOf(id));
+    return Array.from(keys, (k) => have.has(k));
+  }
+
+  /**
+   * The directory lock taken at open already keeps every other process out, so a write section
+   * needs nothing more (the index serializes its own writes).
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return fn();
+  }
+
+  async stats(): Promise<Record<string, number | string>> {
+    const t = await this.table.table.stats();
+    return {
+      logEntries: this.table.applied,
+      logBytes: this.logEnd,
+      recordsFileBytes: this.recordsEnd,
+      tornBytesCutAtOpen: this.tornBytes,
+      framesFoldedAtOpen: this.foldedAtOpen,
+      checkpointLogBytes: this.checkpointed,
+      distinctKeys: t.distinctKeys as number,
+      tableBytes: (t.keyTableSlots as number) * 12 + (t.postingBytes as number) + (t.arenaBytes as number),
+    };
+  }
+
+  /** The files against the table: every record inside the records file, the files as long as the store wrote them. */
+  async checkStore(): Promise<{ errors: string[]; warnings: string[] }> {
+    await this.chain;
+    const errors: string[] = [];
+    const logSize = (await this.log!.stat()).size;
+    const recSize = (await this.records!.stat()).size;
+    if (logSize !== this.logEnd) errors.push(`log has ${logSize} bytes, the store wrote ${this.logEnd}`);
+    if (recSize !== this.recordsEnd) errors.push(`records file has ${recSize} bytes, the store wrote ${this.recordsEnd}`);
+    let live = 0;
+    for await (const d of this.table.table.scan()) {
+      const loc = Buffer.from(this.table.extraIn(d.record));
+      const end = loc.readDoubleLE(0) + loc.readUInt32LE(8);
+      live += loc.readUInt32LE(8);
+      if (end > recSize) errors.push(`document ${d.id}: its record ends at byte ${end}, past the records file (${recSize} bytes)`);
+    }
+    const dead = this.recordsEnd - live;
+    const warnings = dead > live && dead > 1 << 20 ? [`${dead} bytes of the records file hold replaced or removed versions (${live} live)`] : [];
+    return { errors, warnings };
+  }
+
+  /**
+   * A consistent copy in the new directory `dest`, taken while the store is in use: the files only
+   * grow, so the manifest and the first bytes of log and records (as far as written when the backup
+   * starts) are a store as it was then. Writes wait only while those lengths are read.
+   */
+  async backup(dest: string): Promise<void> {
+    const { logEnd, recordsEnd } = await this.write(async () => ({ logEnd: this.logEnd, recordsEnd: this.recordsEnd }));
+    if (existsSync(dest)) throw new Error(`backup: ${dest} exists already (give a new directory)`);
+    mkdirSync(dest, { recursive: true });
+    await copyPrefix(path.join(this.dir, 'manifest.json'), path.join(dest, 'manifest.json'), Infinity);
+    await copyPrefix(path.join(this.dir, 'records'), path.join(dest, 'records'), recordsEnd);
+    await copyPrefix(path.join(this.dir, 'log'), path.join(dest, 'log'), logEnd);
+  }
+
+  /** Writes a checkpoint when the log has grown since the last, then releases the files and the lock. */
+  async close(): Promise<void> {
+    await this.chain;
+    try {
+      if (this.replica && !this.broken && this.logEnd > this.checkpointed) await this.checkpoint();
+    } finally {
+      await this.log?.close();
+      await this.records?.close();
+      this.log = this.records = null;
+      this.replica = null;
+      this.release?.();
+      this.release = null;
+    }
+  }
+}
+
+/**
+ * Copies the first `bytes` bytes of `from` to the new file `to` and syncs it: the whole file is
+ * copied (the file system may share its blocks) and cut back, since only appends follow that prefix.
+ */
+async function copyPrefix(from: string, to: string, bytes: number): Promise<void> {
+  await copyFile(from, to, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+  const dst = await openFile(to, 'r+');
+  try {
+    if (bytes !== Infinity) await dst.truncate(bytes);
+    await dst.sync();
+  } finally {
+    await dst.close();
+  }
+}
