@@ -32,7 +32,7 @@ declare module 'fastify' {
 /** The body of POST /v1/indexes. */
 export interface CreateIndexBody {
   name: string;
-  store?: 'file' | 'memory';
+  store?: 'sqlite' | 'file' | 'memory';
   token?: string;
   threshold?: number;
   shingle?: 'char' | 'word' | 'spot';

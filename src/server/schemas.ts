@@ -202,7 +202,7 @@ export const createIndexSchema = {
   additionalProperties: false,
   properties: {
     name: indexNameParamsSchema.properties.name,
-    store: { type: 'string', enum: ['file', 'memory'], description: 'file (default): a SQLite file in the registry directory; memory: lost on restart.' },
+    store: { type: 'string', enum: ['sqlite', 'file', 'memory'], description: 'sqlite (default): a SQLite file in the registry directory; file: a file store (a directory) there; memory: lost on restart.' },
     token: { type: 'string', minLength: 1, maxLength: 4096, pattern: '\\S', description: 'A bearer token of its own, which opens this index only (the server token opens every index).' },
     threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: 'Jaccard threshold (default: neardup serve\'s).' },
     shingle: { type: 'string', enum: ['char', 'word', 'spot'] },

@@ -72,7 +72,7 @@ export function addIndexNamedCommands(index: Command): void {
     .command('create <name>')
     .description('create a named index in a registry directory (served by `neardup serve --indexes DIR` under /v1/indexes/NAME)')
     .requiredOption('--indexes <dir>', 'the registry directory (created when missing)')
-    .addOption(new Option('--store <kind>', 'file: a SQLite file in the registry directory; memory: lost when the server stops').choices(['file', 'memory']).default('file'))
+    .addOption(new Option('--store <kind>', 'sqlite: a SQLite file DIR/NAME.db; file: a file store DIR/NAME/ (docs/stores.md); memory: lost when the server stops').choices(['sqlite', 'file', 'memory']).default('sqlite'))
     .addOption(new Option('--token <token>', 'a bearer token of its own, which opens this index only').env('NEARDUP_INDEX_TOKEN'));
   addIndexParams(create)
     .addHelpText('after', '\nExample:\n  $ neardup index create ads --indexes ./indexes --threshold 0.7\n\nExit codes: 0 created, 2 usage error (a bad or taken name, a bad parameter, a registry being served).')

@@ -1,7 +1,8 @@
 /**
  * Named indexes kept in one directory (`neardup serve --indexes DIR`, `neardup index create|drop|list`):
  * each has its own store, parameters and optional bearer token. `DIR/indexes.json` lists them (the
- * token as its SHA-256 only); an index's store is `DIR/NAME.db` (SQLite) or `memory`. The list is
+ * token as its SHA-256 only); an index's store is `DIR/NAME.db` (SQLite), `DIR/NAME/` (the file
+ * store) or `memory`. The list is
  * replaced atomically (a temp file renamed over it), so a crash leaves the old list or the new one.
  * An index is opened on first use and closed when dropped or when the registry closes; a drop waits
  * for the requests using the index (at most `drainMs`) before closing it and deleting its files.
@@ -23,8 +24,11 @@ export const REGISTRY_FILE = 'indexes.json';
 /** What a name may be: lower case (two names never share a file on a case-insensitive disk), 1–64 characters. */
 export const INDEX_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-/** Where a named index keeps its documents: a SQLite file in the registry directory, or memory (lost on restart). */
-export type NamedStore = 'file' | 'memory';
+/**
+ * Where a named index keeps its documents: a SQLite file `DIR/NAME.db` (`sqlite`), a file store
+ * `DIR/NAME/` (`file`, src/store/file/), or memory (lost on restart).
+ */
+export type NamedStore = 'sqlite' | 'file' | 'memory';
 
 /** The parameters a named index is created with (those of {@link NearDupIndexOptions} that describe the index). */
 export type NamedIndexOptions = Pick<NearDupIndexOptions, 'threshold' | 'shingle' | 'k' | 'numPerm' | 'bands' | 'rows' | 'minRecall' | 'verify' | 'signatureBits' | 'forest' | 'ensemble' | 'ttl'>;
@@ -54,7 +58,7 @@ export interface NamedIndexInfo {
 
 /** What {@link IndexRegistry.create} takes besides the name. */
 export interface CreateIndexOptions {
-  /** Default `file`. */
+  /** Default `sqlite`. */
   store?: NamedStore;
   /** Default: the index defaults ({@link NearDupIndexOptions}). */
   options?: NamedIndexOptions;
@@ -143,16 +147,16 @@ export class IndexRegistry {
     if (this.entry(name) || this.creating.has(name)) throw new IndexExistsError(`index "${name}" exists`);
     this.creating.add(name);
     try {
-      const store = o.store ?? 'file';
+      const store = o.store ?? 'sqlite';
       const options = o.options ?? {};
-      const file = this.fileOf(name);
-      // A file left by an index dropped while its files could not be deleted is not adopted.
-      if (store === 'file' && (await exists(file))) throw new IndexExistsError(`index "${name}": ${file} exists but is not in ${REGISTRY_FILE}; remove it or choose another name`);
+      const file = this.pathOf(name, store);
+      // Files left by an index dropped while they could not be deleted are not adopted.
+      if (file && (await exists(file))) throw new IndexExistsError(`index "${name}": ${file} exists but is not in ${REGISTRY_FILE}; remove it or choose another name`);
       let index: NearDupIndex;
       try {
-        index = await NearDupIndex.open({ ...options, store: store === 'file' ? `sqlite:${file}` : 'memory' });
+        index = await NearDupIndex.open({ ...options, store: this.specOf(name, store) });
       } catch (e) {
-        if (store === 'file') await removeFiles(file);
+        await this.removeStore(name, store);
         throw e;
       }
       const entry: NamedIndexEntry = { store, options, ...(o.token !== undefined ? { tokenSha256: sha256(o.token).toString('hex') } : {}), created: new Date().toISOString() };
@@ -196,8 +200,9 @@ export class IndexRegistry {
 
   /** Opens a listed index; a file store whose file is gone is an error, never a new empty index. */
   private async openEntry(name: string, e: NamedIndexEntry): Promise<NearDupIndex> {
-    if (e.store === 'file' && !(await exists(this.fileOf(name)))) throw new Error(`index "${name}": its store ${this.fileOf(name)} is missing (deleted outside neardup?): restore the file, or drop the index`);
-    return NearDupIndex.open({ ...e.options, store: e.store === 'file' ? `sqlite:${this.fileOf(name)}` : 'memory' });
+    const file = this.pathOf(name, e.store);
+    if (file && !(await exists(file))) throw new Error(`index "${name}": its store ${file} is missing (deleted outside neardup?): restore it, or drop the index`);
+    return NearDupIndex.open({ ...e.options, store: this.specOf(name, e.store) });
   }
 
   /**
@@ -243,7 +248,7 @@ export class IndexRegistry {
       }
       await (await o.index.catch(() => undefined))?.close();
     }
-    if (e.store === 'file') await removeFiles(this.fileOf(name));
+    await this.removeStore(name, e.store);
     return true;
   }
 
@@ -260,8 +265,20 @@ export class IndexRegistry {
     return INDEX_NAME.test(name) && Object.hasOwn(this.entries, name) ? this.entries[name] : undefined;
   }
 
-  private fileOf(name: string): string {
-    return path.join(this.dir, `${name}.db`);
+  /** Where index `name`'s documents are on disk (undefined in memory). */
+  private pathOf(name: string, store: NamedStore): string | undefined {
+    return store === 'memory' ? undefined : path.join(this.dir, store === 'sqlite' ? `${name}.db` : name);
+  }
+
+  private specOf(name: string, store: NamedStore): string {
+    return store === 'memory' ? 'memory' : `${store}:${this.pathOf(name, store)!}`;
+  }
+
+  /** Deletes index `name`'s files: a SQLite file with its journals, or a file store's directory. */
+  private async removeStore(name: string, store: NamedStore): Promise<void> {
+    const p = this.pathOf(name, store);
+    if (store === 'sqlite') await Promise.all(['', '-wal', '-shm', '-journal'].map((s) => fsp.rm(`${p!}${s}`, { force: true })));
+    else if (store === 'file') await fsp.rm(p!, { recursive: true, force: true });
   }
 
   /** Writes the list: a temp file, flushed, renamed over the old one; one write at a time. */
@@ -306,9 +323,4 @@ async function exists(file: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-/** Deletes a SQLite store's file and its journal files. */
-async function removeFiles(file: string): Promise<void> {
-  await Promise.all(['', '-wal', '-shm', '-journal'].map((s) => fsp.rm(`${file}${s}`, { force: true })));
 }

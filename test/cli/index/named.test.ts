@@ -16,7 +16,7 @@ test('index create/list/drop: the registry the CLI makes is served under /v1/ind
   const dir = path.join(tmpDir(), 'reg');
   const c = neardup(['index', 'create', 'ads', '--indexes', dir, '--threshold', '0.6', '-k', '4'], { env: { NEARDUP_INDEX_TOKEN: 'own' } });
   assert.equal(c.code, 0, c.stderr);
-  assert.match(c.stdout, /created index "ads" \(store file, threshold 0\.6, its own token\)/);
+  assert.match(c.stdout, /created index "ads" \(store sqlite, threshold 0\.6, its own token\)/);
   const list = neardup(['index', 'list', '--indexes', dir, '--json']);
   assert.equal(list.code, 0, list.stderr);
   assert.deepEqual((JSON.parse(list.stdout) as { indexes: { name: string; threshold: number; token: boolean }[] }).indexes.map((x) => [x.name, x.threshold, x.token]), [['ads', 0.6, true]]);

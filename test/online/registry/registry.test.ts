@@ -31,9 +31,13 @@ test('registry: create, use, reopen, drop; answers equal an index opened alone w
   const dir = tmpDir();
   const reg = await IndexRegistry.open(dir);
   const info = await reg.create('ads', { options: { threshold: 0.5, k: 4 }, token: 'tok' });
-  assert.deepEqual({ ...info, created: '' }, { name: 'ads', store: 'file', threshold: 0.5, token: true, created: '' });
+  assert.deepEqual({ ...info, created: '' }, { name: 'ads', store: 'sqlite', threshold: 0.5, token: true, created: '' });
   await reg.create('mem', { store: 'memory' });
+  await reg.create('logs', { store: 'file' });
   await assert.rejects(reg.create('ads'), IndexExistsError);
+  const lh = (await reg.acquire('logs'))!;
+  await lh.index.add('a', A);
+  lh.release();
   const h = (await reg.acquire('ads'))!;
   await h.index.add('a', A);
   const viaRegistry = await h.index.query(B);
@@ -54,7 +58,12 @@ test('registry: create, use, reopen, drop; answers equal an index opened alone w
   assert.ok(!text.includes('"tok"'));
 
   const again = await IndexRegistry.open(dir, { create: false });
-  assert.deepEqual(again.list().map((x) => [x.name, x.store, x.threshold, x.token]), [['ads', 'file', 0.5, true], ['mem', 'memory', 0.8, false]]);
+  assert.deepEqual(again.list().map((x) => [x.name, x.store, x.threshold, x.token]), [['ads', 'sqlite', 0.5, true], ['logs', 'file', 0.8, false], ['mem', 'memory', 0.8, false]]);
+  const lh2 = (await again.acquire('logs'))!;
+  assert.equal(await lh2.index.size(), 1, 'the file store kept its document');
+  lh2.release();
+  assert.equal(await again.drop('logs'), true);
+  assert.ok(!fs.existsSync(path.join(dir, 'logs')), 'its directory is deleted');
   const h2 = (await again.acquire('ads'))!;
   assert.equal(await h2.index.size(), 1, 'file store kept its document');
   h2.release();
