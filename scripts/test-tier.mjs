@@ -1,7 +1,7 @@
 // Runs one tier of the test suite on the compiled tests (dist/test): `node scripts/test-tier.mjs all`,
-// `node scripts/test-tier.mjs unit` or `node scripts/test-tier.mjs node-versioned`. Extra arguments go
-// to `node --test`. Tests are named by their path below test/ without `.test.ts` (`io/read/formats`):
-// test/ mirrors src/ (CONTRIBUTING.md, "Tests").
+// `node scripts/test-tier.mjs unit` or `node scripts/test-tier.mjs node-versioned`. Extra arguments:
+// --test-name-pattern=RE, --test-reporter=FILE (to stdout). Tests are named by their path below test/
+// without `.test.ts` (`io/read/formats`): test/ mirrors src/ (CONTRIBUTING.md, "Tests").
 //
 // all: every `*.test.js` below dist/test, in every sub-folder (`npm test`). Node 20's `node --test`
 // does not expand globs itself and the shell does not expand `**`, so the files are listed here.
@@ -10,16 +10,22 @@
 // under ~10 s here: `npm run test:unit`, for a quick check while working (~1 min after tsc on 2
 // cores). Everything else runs in `npm test`.
 //
+// Order: the files of LONGEST_FIRST (below; measured on 2 cores) start first, the rest follow in name
+// order, 2 at a time. In name order (what Node 20's `node --test FILES` does whatever order they are
+// given in) a 250 s file near the end (shard/files/integrity) ran alone while the other slot sat
+// idle; longest first keeps both busy to the end. A file missing from the list only starts later.
+//
 // node-versioned: what can behave differently on another Node version, run again on Node 22 and 24
 // by .ci/run after the whole suite on Node 20. The SQLite store runs on node:sqlite there
 // (better-sqlite3 on 20), the S3 SDK, Fastify, node-postgres and ioredis sit on Node's net and HTTP
 // stacks, the signing and verification kernels on WebAssembly and worker threads, the decoders on
 // zlib and streams, task processes on child_process IPC. The rest (batch dedup, the job stages and
 // their files, the docs, the browser pages) is JavaScript over those same pieces, so it runs once.
-import { spawnSync } from 'node:child_process';
+import { run } from 'node:test';
+import * as reporterKinds from 'node:test/reporters';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const TIERS = {
   unit: [
@@ -39,6 +45,21 @@ const TIERS = {
   ],
 };
 
+/** The longest files, longest first (seconds on 2 cores, shared: only their order counts). */
+const LONGEST_FIRST = [
+  'e2e/job-differential', 'distributed/slurm', 'shard/stages/link', 'shard/files/integrity', 'e2e/distributed-s3-bullmq', 'e2e/distributed-s3',
+  'e2e/job-liveness', 'e2e/s3-job', 'io/s3/s3', 'server/limits', 'cluster/keep-policy', 'e2e/multi-input', 'shard/stages/decideSpill',
+  'similarity/prefix-join', 'e2e/job-local', 'dedup/ranged-source', 'repo/consumer-types', 'e2e/distributed', 'e2e/s3-job-faults',
+  'online/expiry', 'cli/dedup/dedup', 'store/parity', 'io/read/json-raw', 'cluster/removal', 'lsh/recall-estimate', 'repo/docs-output',
+  'shard/plan/estimate', 'online/clusters', 'sketch/minhash-stats', 'e2e/redis-outage',
+];
+
+/** `files` with those of LONGEST_FIRST first, in its order, then the rest in their order. */
+function longestFirst(files) {
+  const rank = new Map(LONGEST_FIRST.map((f, i) => [f, i]));
+  return [...files.filter((f) => rank.has(f)).sort((a, b) => rank.get(a) - rank.get(b)), ...files.filter((f) => !rank.has(f))];
+}
+
 /** Every compiled test below dist/test, as tier names (`io/read/formats`), sorted. */
 function allTests(dir, prefix = '') {
   const out = [];
@@ -57,20 +78,34 @@ if (tier === 'all' && files.length === 0) {
   process.exit(2);
 }
 if (!files) {
-  process.stderr.write(`usage: node scripts/test-tier.mjs all|${Object.keys(TIERS).join('|')} [node --test options]\n`);
+  process.stderr.write(`usage: node scripts/test-tier.mjs all|${Object.keys(TIERS).join('|')} [--test-name-pattern=RE] [--test-reporter=FILE]\n`);
   process.exit(2);
 }
-const paths = files.map((f) => path.join(root, 'dist', 'test', `${f}.test.js`));
+const paths = longestFirst(files).map((f) => path.join(root, 'dist', 'test', `${f}.test.js`));
 const missing = paths.filter((p) => !existsSync(p));
 if (missing.length > 0) {
   process.stderr.write(`test tier ${tier}: no such compiled test (run tsc first, or fix the list): ${missing.join(', ')}\n`);
   process.exit(2);
 }
-const args = [
-  '--test', '--test-concurrency=2', '--test-force-exit', '--test-timeout=300000',
-  '--test-reporter=spec', '--test-reporter-destination=stdout',
-  `--test-reporter=${path.join(root, 'dist', 'test', 'reporters', 'skips.js')}`, '--test-reporter-destination=stdout',
-  ...process.argv.slice(3), ...paths,
-];
-const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+// node:test's run(), not `node --test FILES`: Node 20's CLI sorts the files it is given by name, which
+// undid the longest-first order. The same settings as `node --test --test-concurrency=2
+// --test-force-exit --test-timeout=300000` with the spec and skip-summary reporters.
+const patterns = [];
+const reporters = [];
+for (const a of process.argv.slice(3)) {
+  const m = /^--test-(name-pattern|reporter|reporter-destination)=(.*)$/.exec(a);
+  if (m?.[1] === 'name-pattern') patterns.push(m[2]);
+  else if (m?.[1] === 'reporter') reporters.push(m[2]);
+  else if (m?.[1] !== 'reporter-destination' || m[2] !== 'stdout') {
+    process.stderr.write(`test tier ${tier}: ${a}: the options taken are --test-name-pattern=RE and --test-reporter=FILE (to stdout)\n`);
+    process.exit(2);
+  }
+}
+const stream = run({ files: paths, concurrency: 2, forceExit: true, timeout: 300000, ...(patterns.length > 0 ? { testNamePatterns: patterns } : {}) });
+// As `node --test` does: a failure (not a todo) fails the run. The skip summary fails it on a skip under NEARDUP_REQUIRE_ALL=1.
+stream.on('test:fail', (d) => {
+  if (d.todo === undefined || d.todo === false) process.exitCode = 1;
+});
+const sinks = [new reporterKinds.spec(), (await import(pathToFileURL(path.join(root, 'dist', 'test', 'reporters', 'skips.js')).href)).default];
+for (const r of reporters) sinks.push((await import(pathToFileURL(path.resolve(r)).href)).default);
+for (const sink of sinks) stream.pipe(sink).pipe(process.stdout, { end: false });

@@ -1,7 +1,7 @@
 /**
  * Keep policies (`--keep`, #34): every policy, on JSONL and TSV shards, with the dedup, annotate
- * and clusters outputs, writes the same bytes in memory, with --stream, in `job dedup --local` and
- * as array stages (`job plan`, `stage --all`, `job report`). A clustered record whose field is
+ * and clusters outputs, writes the same bytes in memory, with --stream and in `job dedup --local`,
+ * and, in two of those six cases per policy, as array stages (`job plan`, `stage --all`, `job report`). A clustered record whose field is
  * missing or not a number is an input error naming file, line and field, the same in one process
  * (over the shard directory) and in a job.
  */
@@ -86,8 +86,8 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
 
   after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-  for (const format of ['jsonl', 'tsv']) {
-    for (const output of OUTPUTS) {
+  for (const [f, format] of ['jsonl', 'tsv'].entries()) {
+    for (const [o, output] of OUTPUTS.entries()) {
       it(`${format}, --output ${output}: every policy`, async () => {
         const inp = inputs[format]!;
         const tsv = format === 'tsv';
@@ -110,19 +110,23 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
           r = await cliInProcess(['job', 'dedup', ...inp.shards, ...opts, ...(shardOut ? ['--out-dir', outLocal] : ['--out', outLocal]), '--local', '--task-bytes', '1', '--work-dir', path.join(dir, 'w-local'), '-q']);
           assert.equal(r.code, 0, r.stderr);
           assert.equal(shardOut ? joined(outLocal, inp.shards, tsv) : fs.readFileSync(outLocal, 'utf8'), wantText, `job --local differs (${keep})`);
-          // array stages
-          const work = path.join(dir, 'w-array');
-          const outArray = path.join(dir, shardOut ? 'array' : 'array.out');
-          r = await cliInProcess(['job', 'plan', ...inp.shards, ...opts, ...(shardOut ? ['--out-dir', outArray] : []), '--task-bytes', '1', '--work-dir', work, '-q']);
-          assert.equal(r.code, 0, r.stderr);
-          for (const stage of STAGES) {
-            if (stage === 'filter' && !shardOut) break;
-            r = await cliInProcess(['stage', stage, '--work-dir', work, '--all']);
-            assert.equal(r.code, 0, `${stage}: ${r.stderr}`);
+          // Array stages run the stages job --local runs, one command each: every policy takes them in
+          // two of the six cases (both formats, two outputs; each case two or three policies), not in
+          // all six (48 runs of ~11 commands); job --local still takes every policy in every case.
+          if ((POLICIES.indexOf(keep) + f + o) % 3 === 0) {
+            const work = path.join(dir, 'w-array');
+            const outArray = path.join(dir, shardOut ? 'array' : 'array.out');
+            r = await cliInProcess(['job', 'plan', ...inp.shards, ...opts, ...(shardOut ? ['--out-dir', outArray] : []), '--task-bytes', '1', '--work-dir', work, '-q']);
+            assert.equal(r.code, 0, r.stderr);
+            for (const stage of STAGES) {
+              if (stage === 'filter' && !shardOut) break;
+              r = await cliInProcess(['stage', stage, '--work-dir', work, '--all']);
+              assert.equal(r.code, 0, `${stage}: ${r.stderr}`);
+            }
+            r = await cliInProcess(['job', 'report', '--work-dir', work, ...(shardOut ? [] : ['--out', outArray]), '-q']);
+            assert.equal(r.code, 0, r.stderr);
+            assert.equal(shardOut ? joined(outArray, inp.shards, tsv) : fs.readFileSync(outArray, 'utf8'), wantText, `array stages differ (${keep})`);
           }
-          r = await cliInProcess(['job', 'report', '--work-dir', work, ...(shardOut ? [] : ['--out', outArray]), '-q']);
-          assert.equal(r.code, 0, r.stderr);
-          assert.equal(shardOut ? joined(outArray, inp.shards, tsv) : fs.readFileSync(outArray, 'utf8'), wantText, `array stages differ (${keep})`);
           firstOut.set(keep, wantText);
         }
         // The policies do choose: each of these keeps another member than first somewhere.

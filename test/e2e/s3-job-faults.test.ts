@@ -16,7 +16,7 @@ import { ColumnFile, writeColumns } from '../../src/shard/files/columns.js';
 import { fetchPartition } from '../../src/shard/workdir/s3partition.js';
 import { setS3Endpoint } from '../../src/io/s3/client.js';
 import { BUCKET, s3WorkDirSetting } from '../helpers/s3WorkDir.js';
-import { getObjects, putObject, S3_ENV } from '../helpers/s3.js';
+import { getObjects, putObject, S3_JOB_ENV } from '../helpers/s3.js';
 import { faultEnv } from '../helpers/faults.js';
 
 const S = s3WorkDirSetting();
@@ -27,7 +27,7 @@ test('a task SIGKILLed while it uploads: nothing looks complete; running it agai
   const work = `s3://${BUCKET}/jobs/b`;
   await ok(['job', 'plan', `s3://${BUCKET}/in/`, '--work-dir', work, '--id-field', 'id', '--task-bytes', '1', '--partitions', '2', '-q']);
   await stages(work, ['sign', 'join', 'route', 'gather']);
-  const child = spawn(process.execPath, [mainJs, 'stage', 'verify', '--task', '0', '--work-dir', work, '--s3-endpoint', S.proxy.endpoint], { cwd: S.dir, env: { ...process.env, ...S3_ENV, ...faultEnv({ uploadPauseMs: 60000 }) }, stdio: 'ignore' });
+  const child = spawn(process.execPath, [mainJs, 'stage', 'verify', '--task', '0', '--work-dir', work, '--s3-endpoint', S.proxy.endpoint], { cwd: S.dir, env: { ...process.env, ...S3_JOB_ENV, ...faultEnv({ uploadPauseMs: 60000 }) }, stdio: 'ignore' });
   const exited = new Promise((r) => child.once('exit', r));
   let started: string[] = [];
   for (let i = 0; i < 400 && started.length === 0; i++) {
@@ -76,7 +76,7 @@ test('a join task copies only its partition of a sign task\'s keys: the rows rea
   const idsFile = path.join(S.dir, 'ids-full.bin');
   await writeColumns(idsFile, 'id-keys', 'plan1', { partitions: P }, { shard: cols.shard, id: ids, pstart });
   for (const [f, key] of [[local, 'parts/keys.bin'], [idsFile, 'parts/ids.bin']] as const) await putObject(S.server, BUCKET, key, fs.readFileSync(f));
-  Object.assign(process.env, S3_ENV);
+  Object.assign(process.env, S3_JOB_ENV);
   setS3Endpoint(S.proxy.endpoint);
   try {
     for (const p of [0, 3, P - 1]) {
@@ -119,7 +119,7 @@ test('any partition of a file with string columns, empty ones and ranges of part
   const file = path.join(S.dir, 'lines-full.bin');
   await writeColumns(file, 'cluster-lines', 'plan2', {}, { min, line, pstart });
   await putObject(S.server, BUCKET, 'parts/lines.bin', fs.readFileSync(file));
-  Object.assign(process.env, S3_ENV);
+  Object.assign(process.env, S3_JOB_ENV);
   setS3Endpoint(S.proxy.endpoint);
   try {
     const damaged = (what: string): Error => new Error(what);

@@ -13,7 +13,7 @@ import { neardup, tmpDir } from '../cliUtil.js';
 import { plantedDocs, sortedLines, writeShards, jsonl } from './shards.js';
 import { neardupAsync } from './procs.js';
 import { REQUIRE_ALL } from './needs.js';
-import { getObjects, putObject, s3rverMissing, startFaultProxy, startS3rver, S3_ENV, type FaultProxy, type S3Server } from './s3.js';
+import { getObjects, putObject, s3rverMissing, startFaultProxy, startS3rver, S3_JOB_ENV, type FaultProxy, type S3Server } from './s3.js';
 
 /** The bucket (shards under `in/`). */
 export const BUCKET = 'corpus';
@@ -64,7 +64,7 @@ export function s3WorkDirSetting(): S3WorkDirSetting {
     await ctx.server.stop();
     fs.rmSync(ctx.dir, { recursive: true, force: true });
   });
-  ctx.run = (args, env = {}, direct = false) => neardupAsync([...args, '--s3-endpoint', direct ? ctx.server.endpoint : ctx.proxy.endpoint], ctx.dir, { ...S3_ENV, ...env });
+  ctx.run = (args, env = {}, direct = false) => neardupAsync([...args, '--s3-endpoint', direct ? ctx.server.endpoint : ctx.proxy.endpoint], ctx.dir, { ...S3_JOB_ENV, ...env });
   ctx.ok = async (args, env = {}, direct = false) => {
     const r = await ctx.run(args, env, direct);
     assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);

@@ -47,6 +47,9 @@ function attempts(): number {
   return Number.isInteger(n) && n >= 1 ? n : ATTEMPTS;
 }
 
+/** The first retry's wait in ms, doubled per attempt (NEARDUP_S3_RETRY_MS overrides 100: tests wait less). */
+const firstWait = (): number => (process.env.NEARDUP_S3_RETRY_MS ? Math.max(0, Number(process.env.NEARDUP_S3_RETRY_MS) || 0) : 100);
+
 let endpoint: string | undefined;
 let log: ((line: string) => void) | undefined;
 let client: Promise<S3Handle> | undefined;
@@ -143,19 +146,20 @@ function s3Error(url: string, e: unknown): Error {
 }
 
 /**
- * Runs one request with retries (exponential backoff from 100 ms, with jitter, up to {@link ATTEMPTS}
- * attempts or NEARDUP_S3_ATTEMPTS). `notFoundToo` retries 404 as well: for a key that was just listed or written.
+ * Runs one request with retries (exponential backoff from 100 ms or NEARDUP_S3_RETRY_MS, with jitter,
+ * up to {@link ATTEMPTS} attempts or NEARDUP_S3_ATTEMPTS). `notFoundToo` retries 404 as well: for a key that was just listed or written.
  */
 async function withRetry<T>(url: string, what: string, run: (h: S3Handle) => Promise<T>, notFoundToo = false): Promise<T> {
   const h = await handle();
   const most = attempts();
+  const first = firstWait();
   for (let attempt = 1; ; attempt++) {
     try {
       s3Requests.count++;
       return await run(h);
     } catch (e) {
       if (attempt >= most || !retryable(e, notFoundToo)) throw s3Error(url, e);
-      const wait = Math.min(10_000, 100 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+      const wait = Math.min(10_000, first * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
       s3Requests.retries++;
       log?.(`s3: ${what} ${url} failed (${statusOf(e) ?? (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.name}), retry ${attempt} of ${most - 1} in ${Math.round(wait)} ms`);
       await new Promise((r) => setTimeout(r, wait));
