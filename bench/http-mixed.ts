@@ -11,18 +11,15 @@
  * The clients run in this process (one event loop, keep-alive connections), the server in a child
  * process: on a 2-core machine they share the cores, which the numbers include.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { NearDupIndex } from '../src/index.js';
 import { adCorpus } from './online-corpus.js';
 import { startRedis } from '../test/helpers/redis.js';
 import { startPostgres } from '../test/helpers/postgres.js';
+import { startServe } from '../test/helpers/procs.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const mainJs = path.resolve(here, '../cli/main.js');
 const N = Number(process.argv[2] ?? 1_000_000);
 const SECONDS = Number(process.argv[3] ?? 60);
 const CLIENTS = Number(process.argv[4] ?? 8);
@@ -67,20 +64,6 @@ async function fill(spec: string): Promise<{ texts: string[]; perSecond: number 
   process.stderr.write(`\r  filled ${N.toLocaleString('en-US')} at ${Math.round(perSecond)} docs/s\n`);
   await idx.close();
   return { texts, perSecond };
-}
-
-async function serve(spec: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [mainJs, 'serve', '--store', spec, '--port', '0', '--no-store-text'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', (c) => reject(new Error(`serve exited ${c}: ${err}`)));
-  });
-  return { url, stop: () => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGTERM'))) };
 }
 
 interface Kind {
@@ -136,7 +119,7 @@ for (const kind of STORES) {
   try {
     process.stderr.write(`${kind}:\n`);
     const { texts, perSecond } = await fill(t.spec);
-    const s = await serve(t.spec);
+    const s = await startServe(['--store', t.spec, '--no-store-text']);
     try {
       const r = await drive(s.url, texts);
       for (const [name, k] of [['query', r.query], ['add', r.add]] as const) {
