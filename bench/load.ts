@@ -8,16 +8,13 @@
  * Adds cycle over a fixed pool of 20,000 ids (an id already indexed is replaced), so the index size
  * stays bounded and a growing RSS would mean a leak rather than a bigger index.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { adCorpus } from './online-corpus.js';
+import { startServe } from '../test/helpers/procs.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const mainJs = path.resolve(here, '../src/cli/main.js');
 const storeKind = process.argv[2] ?? 'sqlite';
 const duration = Number(process.argv[3] ?? 60);
 const connections = Number(process.argv[4] ?? 8);
@@ -25,16 +22,8 @@ const POOL = 20000;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-load-'));
 const store = storeKind === 'sqlite' ? `sqlite:${path.join(dir, 'load.db')}` : 'memory';
-const child = spawn(process.execPath, [mainJs, 'serve', '--store', store, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-const url = await new Promise<string>((resolve, reject) => {
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => {
-    err += d.toString();
-    const m = /listening on (http:\/\/\S+)/.exec(err);
-    if (m) resolve(m[1]!);
-  });
-  child.on('exit', (c) => reject(new Error(`serve exited ${c}: ${err}`)));
-});
+const serve = await startServe(['--store', store]);
+const { url, child } = serve;
 
 const rssMB = (): number => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
@@ -91,8 +80,7 @@ const [a, q] = await Promise.all([adds, queries]);
 clearInterval(sampler);
 rss.push(rssMB());
 const stats = (await (await fetch(`${url}/v1/stats`)).json()) as { documents: number };
-child.kill('SIGTERM');
-await new Promise((r) => child.once('exit', r));
+await serve.stop();
 rmSync(dir, { recursive: true, force: true });
 
 const row = (name: string, r: autocannon.Result) =>

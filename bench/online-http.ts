@@ -4,31 +4,21 @@
  * Usage: node dist/bench/online-http.js [seconds=10] [connections=32] [store=memory]
  * (store: memory, sqlite, or a redis:// URL); BATCH=n uses the batch endpoint, WORKERS=n serve --workers.
  */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import autocannon from 'autocannon';
 import { adCorpus } from './online-corpus.js';
+import { startServe } from '../test/helpers/procs.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.argv[2] ?? 10);
 const connections = Number(process.argv[3] ?? 32);
 const storeArg = process.argv[4] ?? 'memory';
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-httpbench-'));
 const store = storeArg === 'sqlite' ? `sqlite:${path.join(dir, 'b.db')}` : storeArg;
 
-const child = spawn(process.execPath, [path.join(here, '../src/cli/main.js'), 'serve', '--port', '0', '--store', store, '--workers', process.env.WORKERS ?? '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-const url = await new Promise<string>((resolve, reject) => {
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => {
-    err += d.toString();
-    const m = /listening on (http:\/\/\S+)/.exec(err);
-    if (m) resolve(m[1]!);
-  });
-  child.on('exit', (c) => reject(new Error(`server exited ${c}: ${err}`)));
-});
+const serve = await startServe(['--store', store, '--workers', process.env.WORKERS ?? '0']);
+const { url } = serve;
 
 // Pre-generated bodies: autocannon's own CPU goes to HTTP, not to making texts.
 const corpus = adCorpus(11);
@@ -75,6 +65,5 @@ await run('POST /v1/query', {
     },
   ],
 });
-child.kill('SIGTERM');
-await new Promise((r) => child.on('exit', r));
+await serve.stop();
 rmSync(dir, { recursive: true, force: true });

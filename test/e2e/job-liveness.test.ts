@@ -116,11 +116,13 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
 
   it('a worker running tasks longer than --wait-notice is not called idle', async () => {
     const url = `redis://127.0.0.1:${port}`;
-    // Each task waits 2.5 s before its marker: longer than the 1 s notice.
-    const w = startWorker(url, path.join(dir, 'wk-slow'), ['--queue', 'slow'], faultEnv({ pauseMs: 2500 }));
+    // Each task waits 3 s before its marker: longer than the 2 s notice. The notice is 2 s, not 1 s:
+    // between two tasks the worker's task process exits and it takes the next one, which took over
+    // a second on a loaded 2-core CI machine (a notice then is true, and not what this tests).
+    const w = startWorker(url, path.join(dir, 'wk-slow'), ['--queue', 'slow'], faultEnv({ pauseMs: 3000 }));
     workers.push(w);
     await w.waitFor(/worker ready/);
-    const r = await neardupAsync(['job', 'dedup', shards, '--redis', url, '--queue', 'slow', '--wait-notice', '1', '--work-dir', path.join(dir, 'w-slow'), '--id-field', 'id', '--out', path.join(dir, 'w-slow.tsv'), '-q'], dir);
+    const r = await neardupAsync(['job', 'dedup', shards, '--redis', url, '--queue', 'slow', '--wait-notice', '2', '--work-dir', path.join(dir, 'w-slow'), '--id-field', 'id', '--out', path.join(dir, 'w-slow.tsv'), '-q'], dir);
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stderr, /no worker has taken/);
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'w-slow.tsv'), 'utf8')), want);
