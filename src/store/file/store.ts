@@ -99,7 +99,7 @@ export class FileStore implements NearDupStore {
     this.log = await openFile(path.join(this.dir, 'log'), 'a+');
     this.records = await openFile(path.join(this.dir, 'records'), 'a+');
     const logSize = (await this.log.stat()).size;
-    const cp = await readCheckpoint(this.dir, manifest, logSize);
+    const cp = await readCheckpoint(this.dir, { manifest, logSize, keyOffset: LOCATOR_BYTES });
     const replica = cp ? LogReplica.restored(cp.table, LOCATOR_BYTES, cp.at.applied) : await LogReplica.create(manifest, LOCATOR_BYTES);
     // A checkpoint that does not fit the log is of no use again: gone, the next one replaces it.
     if (!cp) await rm(path.join(this.dir, CHECKPOINT_FILE), { force: true });
