@@ -3,8 +3,8 @@
  * `logEnd` bytes, so that open reads the table's arrays and folds only the frames after it, instead
  * of folding the whole log document by document. Written to a temporary file, synced and renamed
  * (a crash leaves the old checkpoint or the new); one that does not fit the log (longer than the
- * log, another format or key count) is ignored and the whole log is folded.
- *   u32 headerBytes · header (JSON: format, keysPerSlot, logEnd, recordsEnd, applied, tableSlots,
+ * log, of another generation of data files, another format or key count) is ignored and the whole log is folded.
+ *   u32 headerBytes · header (JSON: format, keysPerSlot, logEnd, recordsEnd, applied, generation, tableSlots,
  *   sections) · sections, back to back: meta (JSON: ids, free slots, expiries), recLen, arena (live
  *   records only, in slot order), next, a bitmap of the key table's used slots, their heads, their
  *   keys (typed arrays' bytes, little-endian as in memory)
@@ -34,6 +34,8 @@ export interface CheckpointAt {
   recordsEnd: number;
   /** Log frames folded. */
   applied: number;
+  /** The generation of the data files (src/store/file/manifest.ts): a checkpoint of another is not read. */
+  generation: number;
 }
 
 async function writeAll(f: FileHandle, b: Uint8Array): Promise<void> {
@@ -189,6 +191,8 @@ async function readHeader(f: FileHandle, size: number): Promise<{ h: Header; pos
 export interface CheckpointFit {
   manifest: StoreManifest;
   logSize: number;
+  /** The generation of the data files in use. */
+  generation: number;
   /** Bytes of each table record before its keys. */
   keyOffset: number;
 }
@@ -204,7 +208,7 @@ export async function readCheckpoint(dir: string, fit: CheckpointFit): Promise<{
     if (!got) return null;
     const { h } = got;
     // Another format (format 1 included), another key count or a log cut shorter: not read at all.
-    if (h.format !== FORMAT || h.keysPerSlot !== Math.max(1, fit.manifest.keysPerDoc) || h.logEnd > fit.logSize) return null;
+    if (h.format !== FORMAT || h.keysPerSlot !== Math.max(1, fit.manifest.keysPerDoc) || h.logEnd > fit.logSize || h.generation !== fit.generation) return null;
     if (!Array.isArray(h.sections) || h.sections.length !== 7 || got.pos + h.sections.reduce((a, b) => a + b, 0) !== size) return null;
     let pos = got.pos;
     const bufs: ArrayBuffer[] = [];
@@ -216,7 +220,7 @@ export async function readCheckpoint(dir: string, fit: CheckpointFit): Promise<{
     const [recLen, arena, next, used, heads, keys] = [new Uint32Array(bufs[1]!), new Uint8Array(bufs[2]!), new Int32Array(bufs[3]!), new Uint8Array(bufs[4]!), new Int32Array(bufs[5]!), new Float64Array(bufs[6]!)];
     const lean = { ids: meta.ids, recLen, next, used, heads, keys, tableSlots: h.tableSlots, keysPerSlot: h.keysPerSlot, keyOffset: fit.keyOffset };
     const img: MemoryTableImage = { ...meta, ...rebuildLinks(lean), recLen, arena, arenaLive: arena.length, next, used: heads.length };
-    return { table: await MemoryStore.fromImage(fit.manifest, img), at: { logEnd: h.logEnd, recordsEnd: h.recordsEnd, applied: h.applied } };
+    return { table: await MemoryStore.fromImage(fit.manifest, img), at: { logEnd: h.logEnd, recordsEnd: h.recordsEnd, applied: h.applied, generation: h.generation } };
   } finally {
     await f.close();
   }
