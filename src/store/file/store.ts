@@ -51,6 +51,8 @@ export class FileStore implements NearDupStore {
   private checkpointed = 0;
   /** Log frames folded at open (after the checkpoint). */
   private foldedAtOpen = 0;
+  /** Backups copying files now (a compaction waits for them). */
+  private readonly copying = new Set<Promise<void>>();
   /** Writes, one at a time, in call order. */
   private chain: Promise<unknown> = Promise.resolve();
   /** A write that failed half-way leaves the files ahead of the table: later writes refuse until reopened. */
@@ -114,6 +116,7 @@ export class FileStore implements NearDupStore {
       try {
         return await fn();
       } catch (e) {
+        if (e instanceof Unchanged) throw e.error;
         this.broken = e as Error;
         throw e;
       }
@@ -286,13 +289,24 @@ export class FileStore implements NearDupStore {
    * starts) are a store as it was then. Writes wait only while those lengths are read.
    */
   async backup(dest: string): Promise<void> {
-    const { logEnd, recordsEnd } = await this.write(async () => ({ logEnd: this.logEnd, recordsEnd: this.recordsEnd }));
+    // Registered inside a write: a compaction (a write) waits for the copies before it deletes their files.
+    const { job } = await this.write(async () => {
+      const job = this.copyFiles(dest, { logEnd: this.logEnd, recordsEnd: this.recordsEnd, files: dataFiles(this.stored!.generation) });
+      this.copying.add(job);
+      const done = () => this.copying.delete(job);
+      job.then(done, done);
+      return { job };
+    });
+    // Awaited outside the write: writes go on while the files are copied.
+    await job;
+  }
+
+  private async copyFiles(dest: string, from: { logEnd: number; recordsEnd: number; files: { records: string; log: string } }): Promise<void> {
     if (existsSync(dest)) throw new Error(`backup: ${dest} exists already (give a new directory)`);
     mkdirSync(dest, { recursive: true });
     await copyPrefix(path.join(this.dir, 'manifest.json'), path.join(dest, 'manifest.json'), Infinity);
-    const files = dataFiles(this.stored!.generation);
-    await copyPrefix(path.join(this.dir, files.records), path.join(dest, files.records), recordsEnd);
-    await copyPrefix(path.join(this.dir, files.log), path.join(dest, files.log), logEnd);
+    await copyPrefix(path.join(this.dir, from.files.records), path.join(dest, from.files.records), from.recordsEnd);
+    await copyPrefix(path.join(this.dir, from.files.log), path.join(dest, from.files.log), from.logEnd);
   }
 
   /**
@@ -306,7 +320,11 @@ export class FileStore implements NearDupStore {
       const rep = this.table;
       const before = { entries: rep.applied, bytes: this.logEnd + this.recordsEnd };
       const generation = this.stored!.generation + 1;
-      const out = await writeCompacted({ dir: this.dir, generation, replica: rep, read: (r) => this.readRecord(r) });
+      await Promise.allSettled(this.copying);
+      // Until the switch the store is as it was: a failure leaves it usable (the new files are deleted at the next open).
+      const out = await writeCompacted({ dir: this.dir, generation, replica: rep, read: (r) => this.readRecord(r) }).catch((e: unknown) => {
+        throw new Unchanged(e as Error);
+      });
       await faultHooks().fileStoreCompact?.('written');
       await writeManifest(this.dir, { manifest: this.stored!.manifest, generation });
       await faultHooks().fileStoreCompact?.('switched');
@@ -355,4 +373,9 @@ async function copyPrefix(from: string, to: string, bytes: number): Promise<void
   } finally {
     await dst.close();
   }
+}
+
+/** A write's failure that left the files and the table as they were: the store stays usable. */
+class Unchanged {
+  constructor(readonly error: Error) {}
 }
