@@ -16,6 +16,8 @@ export interface FaultHooks {
   runningStaleMs?: () => number;
   /** Decide's spill limit in pairs (also its bucket rows), instead of the one from the plan: sends small data out of core. */
   decideSpillRows?: () => number;
+  /** A file store's compaction has written and synced its new files ('written') or switched its manifest to them ('switched'). */
+  fileStoreCompact?: (stage: 'written' | 'switched') => Promise<void>;
 }
 
 // Kept on the process, not in this module: the CLI is a bundle (dist/cli) with a copy of this

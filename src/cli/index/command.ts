@@ -3,7 +3,7 @@
  * `query` are in add.ts, `remove` and `purge` in remove.ts). `check`
  * verifies it (exit 0 when consistent, 1 when not); `backup` copies a live SQLite store with the
  * online backup API; `snapshot` and `restore` write and read the portable snapshot format of any
- * store; `compact` rewrites the posting log of a Redis store in the log layout.
+ * store; `compact` rewrites the posting log of a Redis store in the log layout, or a file store's records and log.
  * @module
  */
 import { Command } from 'commander';
@@ -96,27 +96,10 @@ export function indexCommand(): Command {
     });
   index
     .command('compact')
-    .description('rewrite the posting log of a Redis store (log layout) without replaced and removed versions, while it is in use')
-    .requiredOption('--store <spec>', 'redis://HOST:PORT[?prefix=NAME]')
-    .addHelpText('after', '\nExample:\n  $ neardup index compact --store redis://127.0.0.1:6379?prefix=ads')
-    .action(async (o: { store: string }) => {
-      if (storeSpecFlag(o.store).kind !== 'redis') throw new UsageError('compact rewrites the log of a Redis store: give redis://HOST:PORT[?prefix=NAME]');
-      const idx = await NearDupIndex.open({ store: o.store });
-      try {
-        const store = idx.store;
-        if (!store.compact) throw new UsageError(`the ${store.kind} store of ${o.store} has no log to compact`);
-        // A RangeError says the store's configuration has no log (Redis, sets layout): a usage error.
-        const r = await store.compact().catch((e: unknown) => {
-          throw e instanceof RangeError ? new UsageError(`${o.store}: ${e.message}`) : e;
-        });
-        const mb = (n: number) => `${(n / 1048576).toFixed(1)} MB`;
-        process.stdout.write(
-          `log of ${o.store}: ${r.entriesBefore} entries (${mb(r.bytesBefore)} rewritten) -> ${r.entriesAfter} entries (${mb(r.bytesAfter)}), ${r.documents} documents\n`,
-        );
-      } finally {
-        await idx.close();
-      }
-    });
+    .description('rewrite the posting log of a Redis store (log layout, while it is in use) or the records and log of a file store, without replaced and removed versions')
+    .requiredOption('--store <spec>', 'redis://HOST:PORT[?prefix=NAME] or file:DIR')
+    .addHelpText('after', '\nExamples:\n  $ neardup index compact --store redis://127.0.0.1:6379?prefix=ads\n  $ neardup index compact --store file:/var/lib/neardup/ads')
+    .action(compactStore);
   index
     .command('restore')
     .description('load a snapshot into an empty store')
@@ -166,5 +149,28 @@ async function backupFileStore(storeSpec: string, out: string): Promise<void> {
   } finally {
     await rm(tmp, { recursive: true, force: true });
     await store.close();
+  }
+}
+
+/** `neardup index compact`: a Redis store's log (log layout) or a file store's records and log. */
+async function compactStore(o: { store: string }): Promise<void> {
+  const kind = storeSpecFlag(o.store).kind;
+  if (kind !== 'redis' && kind !== 'file') throw new UsageError('compact rewrites the log of a Redis store or the files of a file store: give redis://HOST:PORT[?prefix=NAME] or file:DIR');
+  // A file store that is not there is not created (empty) to be compacted.
+  if (kind === 'file') await checkStoreFile(o.store, true, 'index compact');
+  const idx = await NearDupIndex.open({ store: o.store });
+  try {
+    const store = idx.store;
+    if (!store.compact) throw new UsageError(`the ${store.kind} store of ${o.store} has no log to compact`);
+    // A RangeError says the store's configuration has no log (Redis, sets layout): a usage error.
+    const r = await store.compact().catch((e: unknown) => {
+      throw e instanceof RangeError ? new UsageError(`${o.store}: ${e.message}`) : e;
+    });
+    const mb = (n: number) => `${(n / 1048576).toFixed(1)} MB`;
+    process.stdout.write(
+      `${kind === 'file' ? 'records and log' : 'log'} of ${o.store}: ${r.entriesBefore} entries (${mb(r.bytesBefore)} rewritten) -> ${r.entriesAfter} entries (${mb(r.bytesAfter)}), ${r.documents} documents\n`,
+    );
+  } finally {
+    await idx.close();
   }
 }

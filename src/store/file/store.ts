@@ -2,8 +2,8 @@
  * The file store (`file:DIR`, docs/stores.md): an embedded store for large indexes on local files.
  * A directory holds
  *   manifest.json  the index manifest, written once (atomically) when the store is created;
- *   records        the documents' records, appended back to back;
- *   log            one frame per write batch (src/store/file/frames.ts): ids, band keys, where the
+ *   records        the documents' records, appended back to back (`records.G` after compaction G);
+ *   log            one frame per write batch (`log.G` after compaction G) (src/store/file/frames.ts): ids, band keys, where the
  *                  records are, expiries; the posting-log entry format shared with Redis' log layout;
  *   table          a checkpoint of the band table (src/store/file/checkpoint.ts), so open folds
  *                  only the frames written after it;
@@ -13,14 +13,18 @@
  * records from the records file. A write batch is acknowledged once its records and then its frame
  * are on disk (fdatasync of each): a crash loses no acknowledged write, and the frame of a batch it
  * interrupted is cut off on the next open. Single adds reach the store batched (the index's group
- * commit), so one batch costs two fdatasyncs.
+ * commit), so one batch costs two fdatasyncs. `compact()` rewrites records and log with only the
+ * live versions, as the next generation of files (src/store/file/compact.ts, manifest.ts).
  * @module
  */
 import { constants, mkdirSync, existsSync, readSync } from 'node:fs';
-import { copyFile, open as openFile, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { copyFile, open as openFile, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { LogReplica } from '../log/replica.js';
-import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } from '../types.js';
+import { faultHooks } from '../../common/faults.js';
+import type { NearDupStore, PutEntry, RemoveEntry, StoreCompaction, StoredDoc, StoreManifest } from '../types.js';
+import { relocate, writeCompacted } from './compact.js';
+import { dataFiles, readManifest, removeOtherGenerations, writeManifest, type StoredManifest } from './manifest.js';
 import { encodeFrame } from './frames.js';
 import { takeDirLock } from './lock.js';
 import { LOCATOR_BYTES, locator, replay } from './replay.js';
@@ -29,8 +33,7 @@ import { CHECKPOINT_FILE, readCheckpoint, writeCheckpoint } from './checkpoint.j
 /** Log growth (bytes) below which no checkpoint is written before close. */
 const CHECKPOINT_MIN_LOG = 64 << 20;
 
-/** Format of manifest.json's `format` field. */
-export const FILE_STORE_FORMAT = 'neardup-file-store 1';
+export { FILE_STORE_FORMAT } from './manifest.js';
 
 /** A store in a directory of local files. */
 export class FileStore implements NearDupStore {
@@ -39,6 +42,8 @@ export class FileStore implements NearDupStore {
   private log: FileHandle | null = null;
   private records: FileHandle | null = null;
   private release: (() => void) | null = null;
+  /** The manifest and the generation of the data files in use. */
+  private stored: StoredManifest | null = null;
   private logEnd = 0;
   private recordsEnd = 0;
   private tornBytes = 0;
@@ -46,6 +51,8 @@ export class FileStore implements NearDupStore {
   private checkpointed = 0;
   /** Log frames folded at open (after the checkpoint). */
   private foldedAtOpen = 0;
+  /** Backups copying files now (a compaction waits for them). */
+  private readonly copying = new Set<Promise<void>>();
   /** Writes, one at a time, in call order. */
   private chain: Promise<unknown> = Promise.resolve();
   /** A write that failed half-way leaves the files ahead of the table: later writes refuse until reopened. */
@@ -63,43 +70,27 @@ export class FileStore implements NearDupStore {
     mkdirSync(this.dir, { recursive: true });
     this.release = takeDirLock(this.dir);
     try {
-      const stored = await this.readManifest();
-      if (!stored) await this.writeManifest(manifest);
-      await this.openFiles(stored ?? manifest);
-      return stored;
+      const stored = await readManifest(this.dir);
+      if (!stored) await writeManifest(this.dir, { manifest, generation: 0 });
+      this.stored = stored ?? { manifest, generation: 0 };
+      await this.openFiles();
+      return stored?.manifest ?? null;
     } catch (e) {
       await this.close();
       throw e;
     }
   }
 
-  private async readManifest(): Promise<StoreManifest | null> {
-    const file = path.join(this.dir, 'manifest.json');
-    if (!existsSync(file)) return null;
-    const m = JSON.parse(await readFile(file, 'utf8')) as { format?: string; manifest?: StoreManifest };
-    if (m.format !== FILE_STORE_FORMAT) throw new Error(`${file}: format "${m.format}", this version reads "${FILE_STORE_FORMAT}"`);
-    return m.manifest!;
-  }
-
-  /** Written to a temporary file, synced, then renamed: a crash leaves the old state or the new. */
-  private async writeManifest(manifest: StoreManifest): Promise<void> {
-    const tmp = path.join(this.dir, 'manifest.json.tmp');
-    const f = await openFile(tmp, 'w');
-    await f
-      .writeFile(JSON.stringify({ format: FILE_STORE_FORMAT, manifest }) + '\n')
-      .then(() => f.sync())
-      .finally(() => f.close());
-    await rename(tmp, path.join(this.dir, 'manifest.json'));
-    const d = await openFile(this.dir, 'r');
-    await d.sync().finally(() => d.close());
-  }
-
-  private async openFiles(manifest: StoreManifest): Promise<void> {
+  private async openFiles(): Promise<void> {
+    const { manifest, generation } = this.stored!;
+    // Files of another generation: a compaction a crash interrupted before or after its switch.
+    await removeOtherGenerations(this.dir, generation);
+    const files = dataFiles(generation);
     // 'a+': appends always go to the end; reads are positioned.
-    this.log = await openFile(path.join(this.dir, 'log'), 'a+');
-    this.records = await openFile(path.join(this.dir, 'records'), 'a+');
+    this.log = await openFile(path.join(this.dir, files.log), 'a+');
+    this.records = await openFile(path.join(this.dir, files.records), 'a+');
     const logSize = (await this.log.stat()).size;
-    const cp = await readCheckpoint(this.dir, manifest, logSize);
+    const cp = await readCheckpoint(this.dir, { manifest, logSize, generation, keyOffset: LOCATOR_BYTES });
     const replica = cp ? LogReplica.restored(cp.table, LOCATOR_BYTES, cp.at.applied) : await LogReplica.create(manifest, LOCATOR_BYTES);
     // A checkpoint that does not fit the log is of no use again: gone, the next one replaces it.
     if (!cp) await rm(path.join(this.dir, CHECKPOINT_FILE), { force: true });
@@ -125,6 +116,7 @@ export class FileStore implements NearDupStore {
       try {
         return await fn();
       } catch (e) {
+        if (e instanceof Unchanged) throw e.error;
         this.broken = e as Error;
         throw e;
       }
@@ -172,7 +164,8 @@ export class FileStore implements NearDupStore {
    * adds, and a crash leaves at most that much log to fold on the next open.
    */
   private async checkpoint(): Promise<void> {
-    await writeCheckpoint(this.dir, this.table.table, { logEnd: this.logEnd, recordsEnd: this.recordsEnd, applied: this.table.applied });
+    const at = { logEnd: this.logEnd, recordsEnd: this.recordsEnd, applied: this.table.applied, generation: this.stored!.generation };
+    await writeCheckpoint(this.dir, this.table.table, at);
     this.checkpointed = this.logEnd;
   }
 
@@ -296,12 +289,59 @@ export class FileStore implements NearDupStore {
    * starts) are a store as it was then. Writes wait only while those lengths are read.
    */
   async backup(dest: string): Promise<void> {
-    const { logEnd, recordsEnd } = await this.write(async () => ({ logEnd: this.logEnd, recordsEnd: this.recordsEnd }));
+    // Registered inside a write: a compaction (a write) waits for the copies before it deletes their files.
+    const { job } = await this.write(async () => {
+      const job = this.copyFiles(dest, { logEnd: this.logEnd, recordsEnd: this.recordsEnd, files: dataFiles(this.stored!.generation) });
+      this.copying.add(job);
+      const done = () => this.copying.delete(job);
+      job.then(done, done);
+      return { job };
+    });
+    // Awaited outside the write: writes go on while the files are copied.
+    await job;
+  }
+
+  private async copyFiles(dest: string, from: { logEnd: number; recordsEnd: number; files: { records: string; log: string } }): Promise<void> {
     if (existsSync(dest)) throw new Error(`backup: ${dest} exists already (give a new directory)`);
     mkdirSync(dest, { recursive: true });
     await copyPrefix(path.join(this.dir, 'manifest.json'), path.join(dest, 'manifest.json'), Infinity);
-    await copyPrefix(path.join(this.dir, 'records'), path.join(dest, 'records'), recordsEnd);
-    await copyPrefix(path.join(this.dir, 'log'), path.join(dest, 'log'), logEnd);
+    await copyPrefix(path.join(this.dir, from.files.records), path.join(dest, from.files.records), from.recordsEnd);
+    await copyPrefix(path.join(this.dir, from.files.log), path.join(dest, from.files.log), from.logEnd);
+  }
+
+  /**
+   * Rewrites records and log with only the live versions, as the next generation of files: written
+   * and synced beside the old ones, then the manifest is switched to them (one atomic rename), then
+   * the old ones are deleted. A crash at any point leaves the old store or the new one. Writes wait
+   * until it is done (it runs as one write); lookups go on, on the old files until the switch.
+   */
+  async compact(): Promise<StoreCompaction> {
+    return this.write(async () => {
+      const rep = this.table;
+      const before = { entries: rep.applied, bytes: this.logEnd + this.recordsEnd };
+      const generation = this.stored!.generation + 1;
+      await Promise.allSettled(this.copying);
+      // Until the switch the store is as it was: a failure leaves it usable (the new files are deleted at the next open).
+      const out = await writeCompacted({ dir: this.dir, generation, replica: rep, read: (r) => this.readRecord(r) }).catch((e: unknown) => {
+        throw new Unchanged(e as Error);
+      });
+      await faultHooks().fileStoreCompact?.('written');
+      await writeManifest(this.dir, { manifest: this.stored!.manifest, generation });
+      await faultHooks().fileStoreCompact?.('switched');
+      const files = dataFiles(generation);
+      const log = await openFile(path.join(this.dir, files.log), 'a+');
+      const records = await openFile(path.join(this.dir, files.records), 'a+');
+      // No await from here to the handles' swap: a lookup reads old places in the old file or new in the new.
+      const old = [this.log!, this.records!];
+      [this.log, this.records] = [log, records];
+      relocate(rep, out.offsets);
+      this.stored = { ...this.stored!, generation };
+      [this.logEnd, this.recordsEnd, this.checkpointed, rep.applied] = [out.logBytes, out.recordsBytes, 0, out.frames];
+      for (const f of old) await f.close();
+      await removeOtherGenerations(this.dir, generation);
+      await this.checkpoint();
+      return { entriesBefore: before.entries, entriesAfter: out.frames, documents: out.offsets.length, bytesBefore: before.bytes, bytesAfter: out.logBytes + out.recordsBytes };
+    });
   }
 
   /** Writes a checkpoint when the log has grown since the last, then releases the files and the lock. */
@@ -333,4 +373,9 @@ async function copyPrefix(from: string, to: string, bytes: number): Promise<void
   } finally {
     await dst.close();
   }
+}
+
+/** A write's failure that left the files and the table as they were: the store stays usable. */
+class Unchanged {
+  constructor(readonly error: Error) {}
 }

@@ -86,7 +86,8 @@ export class LogReplica {
     return record.subarray(0, this.extraBytes);
   }
 
-  private keysIn(record: Uint8Array): Float64Array {
+  /** The keys in a table record. */
+  keysIn(record: Uint8Array): Float64Array {
     // A copy: the table's arena offsets are not 8-byte aligned.
     return new Float64Array(record.slice(this.extraBytes).buffer);
   }

@@ -300,6 +300,14 @@ export class MemoryStore implements NearDupStore {
   }
 
   async *scan(): AsyncIterable<StoredDoc> {
+    yield* this.live();
+  }
+
+  /**
+   * Every document, in slot order, without waiting between them; each record is a view into the
+   * arena (the file store rewrites the locator bytes in place when it compacts its files).
+   */
+  *live(): Iterable<StoredDoc> {
     for (let s = 0; s < this.slots; s++) {
       const id = this.ids[s];
       if (id !== undefined) yield { id, record: this.record(s) };
@@ -314,6 +322,11 @@ export class MemoryStore implements NearDupStore {
       keyTableSlots: this.mask + 1,
       postingBytes: this.next.byteLength + this.prev.byteLength,
     };
+  }
+
+  /** Postings per document slot (`keysPerDoc`, at least 1): posting `slot · this + j` is key j. */
+  get keysPerSlot(): number {
+    return this.K;
   }
 
   /**

@@ -6,7 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { NearDupIndex, checkIndex } from '../../../src/index.js';
@@ -67,6 +67,15 @@ test('file store: reopening restores the index, replacements and removals includ
   assert.deepEqual(await answers(d), before);
   assert.deepEqual((await checkIndex(d)).errors, []);
   await d.close();
+  // A checkpoint of the earlier format (every array as in memory), whole and fitting the log: not read, the log is folded.
+  const header = Buffer.from(JSON.stringify({ format: 'neardup-file-table 1', logEnd: statSync(path.join(dir, 'log')).size, recordsEnd: 0, applied: 0, arenaLive: 0, used: 0, sections: [2] }));
+  const len = Buffer.alloc(4);
+  len.writeUInt32LE(header.length);
+  writeFileSync(path.join(dir, 'table'), Buffer.concat([len, header, Buffer.from('[]')]));
+  const e = await NearDupIndex.open({ store: `file:${dir}` });
+  assert.ok(((await e.stats()).storeStats as Record<string, number>).framesFoldedAtOpen! > 5);
+  assert.deepEqual(await answers(e), before);
+  await e.close();
 });
 
 test('file store: expiries come back with the log; purged documents stay gone', async () => {

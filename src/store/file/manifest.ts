@@ -1,0 +1,66 @@
+/**
+ * The file store's `manifest.json` and the names of its data files. A compaction writes new data
+ * files under the next generation's names beside the old ones, and switching the generation in
+ * the manifest (one atomic rename) is what makes them the store: a crash before the rename leaves
+ * the old generation, after it the new one; open deletes the other generation's files.
+ *   generation 0: `records`, `log` (format "neardup-file-store 1", as before compaction existed)
+ *   generation G > 0: `records.G`, `log.G` (format "neardup-file-store 2": a version that reads
+ *   only format 1 refuses the store instead of finding no files and taking it for empty)
+ * @module
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { open as openFile, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { StoreManifest } from '../types.js';
+
+/** Format of manifest.json's `format` field, by whether the store was ever compacted. */
+export const FILE_STORE_FORMAT = 'neardup-file-store 1';
+const COMPACTED_FORMAT = 'neardup-file-store 2';
+
+/** A store's manifest and the generation of its data files. */
+export interface StoredManifest {
+  manifest: StoreManifest;
+  generation: number;
+}
+
+/** The data files of `generation`. */
+export function dataFiles(generation: number): { records: string; log: string } {
+  return generation === 0 ? { records: 'records', log: 'log' } : { records: `records.${generation}`, log: `log.${generation}` };
+}
+
+/** The manifest in `dir`, or null when there is none (a new store). */
+export async function readManifest(dir: string): Promise<StoredManifest | null> {
+  const file = path.join(dir, 'manifest.json');
+  if (!existsSync(file)) return null;
+  const m = JSON.parse(await readFile(file, 'utf8')) as { format?: string; manifest?: StoreManifest; generation?: number };
+  if (m.format === FILE_STORE_FORMAT) return { manifest: m.manifest!, generation: 0 };
+  if (m.format === COMPACTED_FORMAT && Number.isInteger(m.generation) && m.generation! > 0) return { manifest: m.manifest!, generation: m.generation! };
+  throw new Error(`${file}: format "${m.format}", this version reads "${FILE_STORE_FORMAT}" and "${COMPACTED_FORMAT}"`);
+}
+
+/** Syncs the directory, so that a rename or removal in it is on disk. */
+export async function syncDir(dir: string): Promise<void> {
+  const d = await openFile(dir, 'r');
+  await d.sync().finally(() => d.close());
+}
+
+/** Written to a temporary file, synced, then renamed: a crash leaves the old state or the new. */
+export async function writeManifest(dir: string, m: StoredManifest): Promise<void> {
+  const tmp = path.join(dir, 'manifest.json.tmp');
+  const body = m.generation === 0 ? { format: FILE_STORE_FORMAT, manifest: m.manifest } : { format: COMPACTED_FORMAT, generation: m.generation, manifest: m.manifest };
+  const f = await openFile(tmp, 'w');
+  await f
+    .writeFile(JSON.stringify(body) + '\n')
+    .then(() => f.sync())
+    .finally(() => f.close());
+  await rename(tmp, path.join(dir, 'manifest.json'));
+  await syncDir(dir);
+}
+
+/** Deletes data files of generations other than `generation` (left by a compaction a crash interrupted, before or after its switch). */
+export async function removeOtherGenerations(dir: string, generation: number): Promise<void> {
+  const keep = new Set(Object.values(dataFiles(generation)));
+  const stale = readdirSync(dir).filter((f) => /^(records|log)(\.\d+)?$/.test(f) && !keep.has(f));
+  for (const f of stale) await rm(path.join(dir, f), { force: true });
+  if (stale.length > 0) await syncDir(dir);
+}
