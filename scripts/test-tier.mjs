@@ -90,8 +90,8 @@ if (missing.length > 0) {
 }
 // node:test's run(), not `node --test FILES`: Node 20's CLI sorts the files it is given by name, which
 // undid the longest-first order. The same settings as `node --test --test-concurrency=2
-// --test-force-exit --test-timeout=600000` with the spec and skip-summary reporters (the timeout is
-// per file: the longest took 150–300 s on a loaded 2-core machine).
+// --test-force-exit --test-timeout=900000` with the spec and skip-summary reporters (the timeout is
+// per file: e2e/job-differential took 300–400 s on a loaded 2-core machine).
 const patterns = [];
 const reporters = [];
 let concurrency = 2;
@@ -105,7 +105,7 @@ for (const a of process.argv.slice(3)) {
     process.exit(2);
   }
 }
-const stream = run({ files: paths, concurrency, forceExit: true, timeout: 600000, ...(patterns.length > 0 ? { testNamePatterns: patterns } : {}) });
+const stream = run({ files: paths, concurrency, forceExit: true, timeout: 900000, ...(patterns.length > 0 ? { testNamePatterns: patterns } : {}) });
 // As `node --test` does: a failure (not a todo) fails the run. The skip summary fails it on a skip under NEARDUP_REQUIRE_ALL=1.
 stream.on('test:fail', (d) => {
   if (d.todo === undefined || d.todo === false) process.exitCode = 1;

@@ -7,7 +7,9 @@
  * on BullMQ workers, must write exactly what `neardup dedup` writes for the shards' concatenation,
  * or refuse (exit 2) naming the option or the input it cannot honour. So must `dedup --stream` and,
  * for a quarter of the sets, `dedup` under a tiny heap (`--max-old-space-size`). Never another
- * answer with exit 0, and never a crash.
+ * answer with exit 0, and never a crash. 200 sets (150–400 s on 2 cores, so scripts/test-tier.mjs
+ * allows a file 900 s): 100 left some kinds of answer undrawn. NEARDUP_DIFF_RUNS and
+ * NEARDUP_DIFF_SEED draw more, or others, for a deeper search.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

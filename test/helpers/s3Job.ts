@@ -1,6 +1,6 @@
 /**
- * The setting of the sharded-job-in-S3 tests (test/e2e/distributed-s3*.test.ts): the corpus
- * of test/e2e/distributed.test.ts (in 12 shards) in four formats, its single-process pairs and clusters, and a real
+ * The setting of the sharded-job-in-S3 tests (test/e2e/distributed-s3*.test.ts): the 24-shard corpus
+ * of test/e2e/distributed.test.ts in four formats, its single-process pairs and clusters, and a real
  * s3rver behind a proxy that fails every third request with 503 or 429, the shards uploaded. Each
  * test runs in a file of its own: together they passed the 300 s a test file may take under load.
  */
@@ -14,9 +14,7 @@ import { putObject, s3rverMissing, startFaultProxy, startS3rver, type FaultProxy
 const FORMATS: ShardFormat[] = ['jsonl.gz', 'jsonl.zst', 'parquet', 'jsonl'];
 /** The bucket the shards are in (under `shards/`). */
 export const BUCKET = 'corpus';
-// 12 shards, not distributed.test.ts's 24: every object goes through the faulty proxy with retries,
-// and the 24 shards' jobs took 100–160 s per file on 2 cores; 12 still spread clusters across shards.
-const SHARDS = 12;
+const SHARDS = 24;
 
 /** What a test of the setting sees, once its `before` hooks have run. */
 export interface S3JobContext {
