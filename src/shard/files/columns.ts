@@ -36,8 +36,14 @@ export interface U32Parts {
   u32Parts: readonly Uint32Array[];
 }
 
+/** A string column given as its UTF-8 bytes (pieces written one after another) and the count + 1 offsets into them. */
+export interface StrParts {
+  strParts: readonly Buffer[];
+  offsets: Float64Array;
+}
+
 /** A column to write. */
-export type ColumnData = Uint32Array | Int32Array | Float64Array | readonly string[] | U32Parts;
+export type ColumnData = Uint32Array | Int32Array | Float64Array | readonly string[] | U32Parts | StrParts;
 
 /** One column in a header. */
 export interface ColumnInfo {
@@ -108,7 +114,12 @@ export async function writeColumns(file: string, kind: string, plan: string, met
   const bodies: Buffer[][] = [];
   for (const [name, data] of Object.entries(columns)) {
     const type = typeOf(data);
-    if (type === 'str') {
+    if ('strParts' in data) {
+      const { offsets } = data;
+      const parts = data.strParts.filter((b) => b.length > 0);
+      infos.push({ name, type: 'str', offset: 0, bytes: offsets.byteLength + offsets[offsets.length - 1]!, count: offsets.length - 1 });
+      bodies.push([Buffer.from(offsets.buffer, offsets.byteOffset, offsets.byteLength), ...parts]);
+    } else if (type === 'str') {
       const strs = data as readonly string[];
       const offsets = new Float64Array(strs.length + 1);
       // One buffer per column, not per string: a write takes at most IOV_MAX (1024) buffers.
