@@ -83,11 +83,22 @@ function keepKey(job: JobSpec, rule: KeepRule, sd: ShardDocs, s: number, d: numb
 /** A string column: JS strings, or bytes (a task's clusters, src/shard/files/byteStrings.ts). */
 type StrColumn = readonly string[] | StrParts;
 
+/** members.bin's columns. */
+interface MemberColumns {
+  doc: Float64Array;
+  rep: Float64Array;
+  repId: StrColumn;
+  size: Int32Array;
+  sim: Float64Array;
+  id: StrColumn;
+}
+
 /** A task's decisions and their files' columns. */
 export interface Decisions {
   marker: Decided;
   clusters: { min: Float64Array; size: Int32Array; line: StrColumn };
-  members: { doc: Float64Array; rep: Float64Array; repId: StrColumn; size: Int32Array; sim: Float64Array; id: StrColumn };
+  /** The member rows, or what makes them once the cluster lines are written (a task holds one or the other). */
+  members: MemberColumns | (() => MemberColumns);
   /** The clustered documents (ascending) and their copy groups, for the pairs output of a job with copies. */
   units?: { members: Float64Array; units: PositionUnits };
 }
@@ -148,9 +159,13 @@ export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, do
     return p;
   };
   const clusterStart = byGroup(d.clusters.min);
+  await writeColumns(path.join(dir, 'clusters.bin'), 'cluster-lines', job.id, {}, { ...d.clusters, pstart: clusterStart });
+  // The lines are in their file: let them go before the member rows are made (a giant cluster's line is ~30 B a member).
+  d.clusters.line = [];
+  const members = typeof d.members === 'function' ? d.members() : d.members;
   // Members come cluster after cluster: a group's members begin where its first cluster's do.
   const memberStart = new Float64Array(G + 1);
-  if (job.against) memberStart.set(byGroup(d.members.doc));
+  if (job.against) memberStart.set(byGroup(members.doc));
   else {
     let at = 0;
     let k = 0;
@@ -160,8 +175,7 @@ export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, do
     }
     memberStart[G] = at;
   }
-  await writeColumns(path.join(dir, 'clusters.bin'), 'cluster-lines', job.id, {}, { ...d.clusters, pstart: clusterStart });
-  await writeColumns(path.join(dir, 'members.bin'), 'cluster-members', job.id, {}, { ...d.members, pstart: memberStart });
+  await writeColumns(path.join(dir, 'members.bin'), 'cluster-members', job.id, {}, { ...members, pstart: memberStart });
 }
 
 /** The clustered documents' ids by position and, with a keep policy that ranks by a value, their keys. */
@@ -207,7 +221,6 @@ async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64
   // Ids and cluster lines are held as bytes (src/shard/files/clusterLines.ts): per document, not per JS string.
   const { ids, key, keyLo } = readIds(job, members, { docOffset, docs, rule });
   const verified = (job.removal ?? 'cluster') === 'verified' ? verifiedOfPositions(pairs, rule, key, keyLo, units) : undefined;
-  const rep = new Float64Array(P);
   const repPos = new Int32Array(P);
   const line = new ByteStrings(K);
   const min = new Float64Array(K);
@@ -218,22 +231,19 @@ async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64
     const kept = c < 0 ? -1 : order[j0 + c]!;
     min[k] = members[order[j0]!]!;
     size[k] = start[k + 1]! - j0;
-    for (let j = j0; j < start[k + 1]!; j++) {
-      const p = order[j]!;
-      const r = verified ? verified.keptBy[p]! : kept;
-      repPos[p] = r;
-      rep[p] = r < 0 ? -1 : members[r]!;
-    }
+    for (let j = j0; j < start[k + 1]!; j++) repPos[order[j]!] = verified ? verified.keptBy[order[j]!]! : kept;
     writeClusterLine(line, ids, { order, j0, j1: start[k + 1]!, kept, verdicts: verified });
   }
   const { recall, copyPairs } = recallOf(job, pairs, { units, clusterOf, K });
-  const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(pairs, rep, sets, units.repPos) : new Float64Array(P).fill(NaN);
+  const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(pairs, repsOf(members, repPos), sets, units.repPos) : new Float64Array(P).fill(NaN);
   const removal = removalOf({ pairs, rule, key, keyLo, units, verified, sim, size });
+  const rows = { members, order, start, size, repPos, sim, ids };
   return {
     marker: { clusters: K, docsInClusters: P, duplicates: P - K, removal, recall, ...(copyPairs > 0 ? { copyPairs } : {}) },
     clusters: { min, size, line },
-    members: memberRows({ members, order, start, size, rep, repPos, sim, ids }),
-    units: { members, units },
+    // Made once the lines are written (writeDecisions), holding only what the rows need.
+    members: () => memberRows(rows),
+    ...(job.output.mode === 'pairs' ? { units: { members, units } } : {}),
   };
 }
 
@@ -252,9 +262,14 @@ function removalOf(o: { pairs: PositionPairs; rule: KeepRule; key?: Float64Array
   return { rule: 'cluster', verifiedDrops, clusterDrops, largestCluster: largest, ...(low !== Infinity ? { lowestSimilarity: low } : {}) };
 }
 
+/** Each position's kept document (−1: none), from the kept position `repPos` of each. */
+function repsOf(members: Float64Array, repPos: Int32Array): Float64Array {
+  return Float64Array.from(repPos, (r) => (r < 0 ? -1 : members[r]!));
+}
+
 /** The member rows, cluster after cluster (cluster k's members are positions order[start[k]..start[k + 1])). */
-function memberRows(o: { members: Float64Array; order: Int32Array; start: Int32Array; size: Int32Array; rep: Float64Array; repPos: Int32Array; sim: Float64Array; ids: DocIds }): Decisions['members'] {
-  const { members, order, start, size, rep, repPos, sim, ids } = o;
+function memberRows(o: { members: Float64Array; order: Int32Array; start: Int32Array; size: Int32Array; repPos: Int32Array; sim: Float64Array; ids: DocIds }): MemberColumns {
+  const { members, order, start, size, repPos, sim, ids } = o;
   const P = members.length;
   const doc = new Float64Array(P);
   const repOut = new Float64Array(P);
@@ -266,7 +281,7 @@ function memberRows(o: { members: Float64Array; order: Int32Array; start: Int32A
     for (let j = start[k]!; j < start[k + 1]!; j++, i++) {
       const p = order[j]!;
       doc[i] = members[p]!;
-      repOut[i] = rep[p]!;
+      repOut[i] = repPos[p]! < 0 ? -1 : members[repPos[p]!]!;
       if (repPos[p]! < 0) repId.end();
       else repId.pushFrom(ids.text, repPos[p]!);
       sizeOut[i] = size[k]!;
