@@ -36,8 +36,14 @@ export interface U32Parts {
   u32Parts: readonly Uint32Array[];
 }
 
+/** A string column given as its UTF-8 bytes (pieces written one after another) and the count + 1 offsets into them. */
+export interface StrParts {
+  strParts: readonly Buffer[];
+  offsets: Float64Array;
+}
+
 /** A column to write. */
-export type ColumnData = Uint32Array | Int32Array | Float64Array | readonly string[] | U32Parts;
+export type ColumnData = Uint32Array | Int32Array | Float64Array | readonly string[] | U32Parts | StrParts;
 
 /** One column in a header. */
 export interface ColumnInfo {
@@ -96,6 +102,38 @@ function blockCrcs(parts: readonly Buffer[], total: number, BLOCK: number): Uint
   return out;
 }
 
+/** A column's header entry (its offset set later) and the buffers of its bytes. */
+function columnBody(name: string, data: ColumnData): { info: ColumnInfo; body: Buffer[] } {
+  const type = typeOf(data);
+  if ('strParts' in data) {
+    const { offsets } = data;
+    const parts = data.strParts.filter((b) => b.length > 0);
+    const info: ColumnInfo = { name, type: 'str', offset: 0, bytes: offsets.byteLength + offsets[offsets.length - 1]!, count: offsets.length - 1 };
+    return { info, body: [Buffer.from(offsets.buffer, offsets.byteOffset, offsets.byteLength), ...parts] };
+  }
+  if (type === 'str') {
+    const strs = data as readonly string[];
+    const offsets = new Float64Array(strs.length + 1);
+    // One buffer per column, not per string: a write takes at most IOV_MAX (1024) buffers.
+    let total = 0;
+    for (let i = 0; i < strs.length; i++) total += Buffer.byteLength(strs[i]!, 'utf8');
+    const blob = Buffer.allocUnsafe(total);
+    let at = 0;
+    for (let i = 0; i < strs.length; i++) {
+      at += blob.write(strs[i]!, at, 'utf8');
+      offsets[i + 1] = at;
+    }
+    return { info: { name, type, offset: 0, bytes: offsets.byteLength + at, count: strs.length }, body: [Buffer.from(offsets.buffer, offsets.byteOffset, offsets.byteLength), blob] };
+  }
+  if ('u32Parts' in data) {
+    const parts = data.u32Parts.filter((a) => a.length > 0).map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+    const bytes = parts.reduce((n, b) => n + b.length, 0);
+    return { info: { name, type, offset: 0, bytes, count: bytes / 4 }, body: parts };
+  }
+  const a = data as Uint32Array | Int32Array | Float64Array;
+  return { info: { name, type, offset: 0, bytes: a.byteLength, count: a.length }, body: [Buffer.from(a.buffer, a.byteOffset, a.byteLength)] };
+}
+
 /**
  * Writes a column file to `file` (not atomically, and not synced: callers write into a task's temp
  * directory, whose files the commit syncs together before renaming it into place). `kind` names the schema and `plan`
@@ -107,31 +145,9 @@ export async function writeColumns(file: string, kind: string, plan: string, met
   const infos: ColumnInfo[] = [];
   const bodies: Buffer[][] = [];
   for (const [name, data] of Object.entries(columns)) {
-    const type = typeOf(data);
-    if (type === 'str') {
-      const strs = data as readonly string[];
-      const offsets = new Float64Array(strs.length + 1);
-      // One buffer per column, not per string: a write takes at most IOV_MAX (1024) buffers.
-      let total = 0;
-      for (let i = 0; i < strs.length; i++) total += Buffer.byteLength(strs[i]!, 'utf8');
-      const blob = Buffer.allocUnsafe(total);
-      let at = 0;
-      for (let i = 0; i < strs.length; i++) {
-        at += blob.write(strs[i]!, at, 'utf8');
-        offsets[i + 1] = at;
-      }
-      infos.push({ name, type, offset: 0, bytes: offsets.byteLength + at, count: strs.length });
-      bodies.push([Buffer.from(offsets.buffer, offsets.byteOffset, offsets.byteLength), blob]);
-    } else if ('u32Parts' in data) {
-      const parts = data.u32Parts.filter((a) => a.length > 0).map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength));
-      const bytes = parts.reduce((n, b) => n + b.length, 0);
-      infos.push({ name, type, offset: 0, bytes, count: bytes / 4 });
-      bodies.push(parts);
-    } else {
-      const a = data as Uint32Array | Int32Array | Float64Array;
-      infos.push({ name, type, offset: 0, bytes: a.byteLength, count: a.length });
-      bodies.push([Buffer.from(a.buffer, a.byteOffset, a.byteLength)]);
-    }
+    const { info, body } = columnBody(name, data);
+    infos.push(info);
+    bodies.push(body);
   }
   // The header's length depends on the offsets it holds: iterate until it is stable.
   let headerLen = 0;

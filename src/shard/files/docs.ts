@@ -117,6 +117,7 @@ export type JobDocs = Pick<ShardFiles<ShardDocs>, 'get' | 'drop' | 'close'>;
 export function jobDocs(workDir: string, job: JobSpec, num: Numbering): JobDocs {
   const files = new ShardFiles(workDir, job, 'sign', 'docs.bin', 'docs', (f, s) => docsOf(job, num, f, s));
   const mine = new Map<number, ShardDocs>();
+  const keys = new Map<number, string>();
   return {
     get(s: number): ShardDocs {
       let v = mine.get(s);
@@ -140,14 +141,25 @@ export function jobDocs(workDir: string, job: JobSpec, num: Numbering): JobDocs 
         if (key !== undefined) keepView(key, v);
       }
       mine.set(s, v);
+      if (key !== undefined) keys.set(s, key);
       return v;
     },
     drop(s: number): void {
+      // Let go of the kept view too: a reader that drops a shard is done with it (decide, whose
+      // giant component touches every shard, held ~60 B per document of the corpus in them).
+      const key = keys.get(s);
+      const v = key === undefined ? undefined : kept.get(key);
+      if (v !== undefined && v === mine.get(s)) {
+        kept.delete(key!);
+        keptBytes -= v.bytes;
+      }
+      keys.delete(s);
       mine.delete(s);
       files.drop(s);
     },
     close(): void {
       mine.clear();
+      keys.clear();
       files.close();
     },
   };

@@ -17,7 +17,9 @@ import type { LinkMarker } from '../stages/link.js';
  * A task process's own memory, and what decide holds per verified pair (held in memory: up to the
  * spill limit) and per clustered document (docs/distributed.md). The pair's 72 B is fitted to the
  * 10M run's chain task held in memory (8.69M pairs as link counts them, 1.29M documents: 1.00 GB
- * measured), the document's 250 B kept.
+ * measured). The document's 250 B is above what decide measures past the spill limit: 199–233 B a
+ * clustered document on the 1.5M planted chain's task (746,129 documents; bench/RESULTS.md, "Decide's
+ * documents as bytes").
  */
 export const DECIDE_BYTES = { base: 50 * 2 ** 20, pair: 72, doc: 250 } as const;
 

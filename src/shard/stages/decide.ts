@@ -25,12 +25,13 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { clustersOfUnions } from '../../cluster/clusters.js';
-import { formatCluster, type ClusterVerdicts } from '../../io/write/write.js';
 import { decideUnits, verifiedRemovalBy, type KeepRanking, type Removal, type UnitWalk } from '../../cluster/removal.js';
 import type { RemovalSummary } from '../../dedup/verifiedGraph.js';
 import { chooseKept, keepNeedsValues, keepValueError, parseKeepPolicy, ValueStatus, type KeepRule } from '../../cluster/keepPolicy.js';
 import { RecallAccumulator, type RecallParts } from '../../lsh/recallEstimate.js';
-import { writeColumns } from '../files/columns.js';
+import { writeColumns, type StrParts } from '../files/columns.js';
+import { ByteStrings } from '../files/byteStrings.js';
+import { docIds, pushId, writeClusterLine, type DocIds } from '../files/clusterLines.js';
 import { commitTask } from '../files/commit.js';
 import { rangeOf, type JobSpec } from '../files/job.js';
 import { jobDocs, type JobDocs, type ShardDocs } from '../files/docs.js';
@@ -79,11 +80,25 @@ function keepKey(job: JobSpec, rule: KeepRule, sd: ShardDocs, s: number, d: numb
   throw keepValueError(job.shards[s]!.path, line, rule, status, position);
 }
 
+/** A string column: JS strings, or bytes (a task's clusters, src/shard/files/byteStrings.ts). */
+type StrColumn = readonly string[] | StrParts;
+
+/** members.bin's columns. */
+interface MemberColumns {
+  doc: Float64Array;
+  rep: Float64Array;
+  repId: StrColumn;
+  size: Int32Array;
+  sim: Float64Array;
+  id: StrColumn;
+}
+
 /** A task's decisions and their files' columns. */
 export interface Decisions {
   marker: Decided;
-  clusters: { min: Float64Array; size: Int32Array; line: string[] };
-  members: { doc: Float64Array; rep: Float64Array; repId: string[]; size: Int32Array; sim: Float64Array; id: string[] };
+  clusters: { min: Float64Array; size: Int32Array; line: StrColumn };
+  /** The member rows, or what makes them once the cluster lines are written (a task holds one or the other). */
+  members: MemberColumns | (() => MemberColumns);
   /** The clustered documents (ascending) and their copy groups, for the pairs output of a job with copies. */
   units?: { members: Float64Array; units: PositionUnits };
 }
@@ -144,9 +159,13 @@ export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, do
     return p;
   };
   const clusterStart = byGroup(d.clusters.min);
+  await writeColumns(path.join(dir, 'clusters.bin'), 'cluster-lines', job.id, {}, { ...d.clusters, pstart: clusterStart });
+  // The lines are in their file: let them go before the member rows are made (a giant cluster's line is ~30 B a member).
+  d.clusters.line = [];
+  const members = typeof d.members === 'function' ? d.members() : d.members;
   // Members come cluster after cluster: a group's members begin where its first cluster's do.
   const memberStart = new Float64Array(G + 1);
-  if (job.against) memberStart.set(byGroup(d.members.doc));
+  if (job.against) memberStart.set(byGroup(members.doc));
   else {
     let at = 0;
     let k = 0;
@@ -156,8 +175,32 @@ export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, do
     }
     memberStart[G] = at;
   }
-  await writeColumns(path.join(dir, 'clusters.bin'), 'cluster-lines', job.id, {}, { ...d.clusters, pstart: clusterStart });
-  await writeColumns(path.join(dir, 'members.bin'), 'cluster-members', job.id, {}, { ...d.members, pstart: memberStart });
+  await writeColumns(path.join(dir, 'members.bin'), 'cluster-members', job.id, {}, { ...members, pstart: memberStart });
+}
+
+/** The clustered documents' ids by position and, with a keep policy that ranks by a value, their keys. */
+function readIds(job: JobSpec, members: Float64Array, o: { docOffset: Float64Array; docs: JobDocs; rule: KeepRule }): { ids: DocIds; key?: Float64Array; keyLo?: Float64Array } {
+  const { docOffset, docs, rule } = o;
+  const P = members.length;
+  const ids = docIds(P);
+  const key = keepNeedsValues(rule) ? new Float64Array(P) : undefined;
+  const keyLo = key ? new Float64Array(P) : undefined;
+  // Members ascend, so shard after shard: each shard's view is let go once passed (a giant component
+  // touches every shard, and holding them all held the corpus's ids).
+  for (let p = 0, last = -1; p < P; p++) {
+    const s = rangeOf(docOffset, members[p]!);
+    if (s !== last && last >= 0) docs.drop(last);
+    last = s;
+    const sd = docs.get(s);
+    const d = members[p]! - docOffset[s]!;
+    pushId(ids, p, sd.id(d));
+    if (key) {
+      key[p] = keepKey(job, rule, sd, s, d);
+      keyLo![p] = sd.keyLo(d);
+    }
+  }
+  if (P > 0) docs.drop(rangeOf(docOffset, members[P - 1]!));
+  return { ids, key, keyLo };
 }
 
 /** The clusters of the verified pairs of whole components and of their copies, decided. */
@@ -174,28 +217,12 @@ async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64
   const P = members.length;
   const units = positionUnits(P, pairs.copyRep, pairs.copyMember);
   const K = start.length - 1;
-  const ids: (string | number)[] = new Array<string | number>(P);
   const rule = parseKeepPolicy(job.keep ?? 'first');
-  const key = keepNeedsValues(rule) ? new Float64Array(P) : undefined;
-  const keyLo = key ? new Float64Array(P) : undefined;
-  // Members ascend, so shard after shard: each shard's view is let go once passed (a giant component
-  // touches every shard, and holding them all held the corpus's ids).
-  for (let p = 0, last = -1; p < P; p++) {
-    const s = rangeOf(docOffset, members[p]!);
-    if (s !== last && last >= 0) docs.drop(last);
-    last = s;
-    const sd = docs.get(s);
-    const d = members[p]! - docOffset[s]!;
-    ids[p] = sd.id(d);
-    if (key) {
-      key[p] = keepKey(job, rule, sd, s, d);
-      keyLo![p] = sd.keyLo(d);
-    }
-  }
+  // Ids and cluster lines are held as bytes (src/shard/files/clusterLines.ts): per document, not per JS string.
+  const { ids, key, keyLo } = readIds(job, members, { docOffset, docs, rule });
   const verified = (job.removal ?? 'cluster') === 'verified' ? verifiedOfPositions(pairs, rule, key, keyLo, units) : undefined;
-  const rep = new Float64Array(P);
   const repPos = new Int32Array(P);
-  const line: string[] = [];
+  const line = new ByteStrings(K);
   const min = new Float64Array(K);
   const size = new Int32Array(K);
   for (let k = 0; k < K; k++) {
@@ -204,59 +231,65 @@ async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64
     const kept = c < 0 ? -1 : order[j0 + c]!;
     min[k] = members[order[j0]!]!;
     size[k] = start[k + 1]! - j0;
-    const m: (string | number)[] = [];
-    const verdicts: ClusterVerdicts | undefined = verified && { duplicateOf: [], similarity: [] };
-    for (let j = j0; j < start[k + 1]!; j++) {
-      const p = order[j]!;
-      const r = verified ? verified.keptBy[p]! : kept;
-      repPos[p] = r;
-      rep[p] = r < 0 ? -1 : members[r]!;
-      m.push(ids[p]!);
-      if (verdicts) {
-        verdicts.duplicateOf.push(r === p || r < 0 ? null : ids[r]!);
-        verdicts.similarity.push(r === p || r < 0 ? null : verified!.similarity[p]!);
-      }
-    }
-    line.push(formatCluster(0, m, kept < 0 ? null : ids[kept], verdicts).slice('{"cluster":0'.length));
+    for (let j = j0; j < start[k + 1]!; j++) repPos[order[j]!] = verified ? verified.keptBy[order[j]!]! : kept;
+    writeClusterLine(line, ids, { order, j0, j1: start[k + 1]!, kept, verdicts: verified });
   }
   const { recall, copyPairs } = recallOf(job, pairs, { units, clusterOf, K });
-  const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(pairs, rep, sets, units.repPos) : new Float64Array(P).fill(NaN);
-  let largest = 0;
-  for (let k = 0; k < K; k++) largest = Math.max(largest, size[k]!);
-  const clusterDrops = rule.kind === 'none' ? P : P - K;
-  let removal: RemovalSummary;
-  if (verified) removal = { rule: 'verified', verifiedDrops: verified.dropped, clusterDrops };
-  else {
-    // The cluster rule's summary says what the verified rule would drop, and how far its dropped members can be.
-    let low = Infinity;
-    for (const x of sim) if (x < low) low = x;
-    const verifiedDrops = verifiedOfPositions(pairs, rule, key, keyLo, units).dropped;
-    removal = { rule: 'cluster', verifiedDrops, clusterDrops, largestCluster: largest, ...(low !== Infinity ? { lowestSimilarity: low } : {}) };
-  }
-  // Member rows cluster after cluster.
-  const doc = new Float64Array(P);
-  const repOut = new Float64Array(P);
-  const repId: string[] = new Array<string>(P);
-  const sizeOut = new Int32Array(P);
-  const simOut = new Float64Array(P);
-  const id: string[] = new Array<string>(P);
-  for (let k = 0, i = 0; k < K; k++) {
-    for (let j = start[k]!; j < start[k + 1]!; j++, i++) {
-      const p = order[j]!;
-      doc[i] = members[p]!;
-      repOut[i] = rep[p]!;
-      repId[i] = repPos[p]! < 0 ? '' : String(ids[repPos[p]!]);
-      sizeOut[i] = size[k]!;
-      simOut[i] = sim[p]!;
-      id[i] = String(ids[p]);
-    }
-  }
+  const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(pairs, repsOf(members, repPos), sets, units.repPos) : new Float64Array(P).fill(NaN);
+  const removal = removalOf({ pairs, rule, key, keyLo, units, verified, sim, size });
+  const rows = { members, order, start, size, repPos, sim, ids };
   return {
     marker: { clusters: K, docsInClusters: P, duplicates: P - K, removal, recall, ...(copyPairs > 0 ? { copyPairs } : {}) },
     clusters: { min, size, line },
-    members: { doc, rep: repOut, repId, size: sizeOut, sim: simOut, id },
-    units: { members, units },
+    // Made once the lines are written (writeDecisions), holding only what the rows need.
+    members: () => memberRows(rows),
+    ...(job.output.mode === 'pairs' ? { units: { members, units } } : {}),
   };
+}
+
+/** What each removal rule drops, for the marker (the cluster rule's says what the verified rule would drop, and how far its dropped members can be). */
+function removalOf(o: { pairs: PositionPairs; rule: KeepRule; key?: Float64Array; keyLo?: Float64Array; units: PositionUnits; verified?: Removal; sim: Float64Array; size: Int32Array }): RemovalSummary {
+  const { pairs, rule, verified, sim, size } = o;
+  const P = pairs.members.length;
+  const K = size.length;
+  const clusterDrops = rule.kind === 'none' ? P : P - K;
+  if (verified) return { rule: 'verified', verifiedDrops: verified.dropped, clusterDrops };
+  let largest = 0;
+  for (let k = 0; k < K; k++) largest = Math.max(largest, size[k]!);
+  let low = Infinity;
+  for (const x of sim) if (x < low) low = x;
+  const verifiedDrops = verifiedOfPositions(pairs, rule, o.key, o.keyLo, o.units).dropped;
+  return { rule: 'cluster', verifiedDrops, clusterDrops, largestCluster: largest, ...(low !== Infinity ? { lowestSimilarity: low } : {}) };
+}
+
+/** Each position's kept document (−1: none), from the kept position `repPos` of each. */
+function repsOf(members: Float64Array, repPos: Int32Array): Float64Array {
+  return Float64Array.from(repPos, (r) => (r < 0 ? -1 : members[r]!));
+}
+
+/** The member rows, cluster after cluster (cluster k's members are positions order[start[k]..start[k + 1])). */
+function memberRows(o: { members: Float64Array; order: Int32Array; start: Int32Array; size: Int32Array; repPos: Int32Array; sim: Float64Array; ids: DocIds }): MemberColumns {
+  const { members, order, start, size, repPos, sim, ids } = o;
+  const P = members.length;
+  const doc = new Float64Array(P);
+  const repOut = new Float64Array(P);
+  const repId = new ByteStrings(P);
+  const sizeOut = new Int32Array(P);
+  const simOut = new Float64Array(P);
+  const id = new ByteStrings(P);
+  for (let k = 0, i = 0; k < size.length; k++) {
+    for (let j = start[k]!; j < start[k + 1]!; j++, i++) {
+      const p = order[j]!;
+      doc[i] = members[p]!;
+      repOut[i] = repPos[p]! < 0 ? -1 : members[repPos[p]!]!;
+      if (repPos[p]! < 0) repId.end();
+      else repId.pushFrom(ids.text, repPos[p]!);
+      sizeOut[i] = size[k]!;
+      simOut[i] = sim[p]!;
+      id.pushFrom(ids.text, p);
+    }
+  }
+  return { doc, rep: repOut, repId, size: sizeOut, sim: simOut, id };
 }
 
 /**
