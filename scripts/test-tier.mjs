@@ -37,7 +37,7 @@ const TIERS = {
     'io/write/write', 'similarity/sort-pairs', 'dedup/pair-columns', 'lsh/params', 'lsh/candidates', 'sketch/minhash-stats', 'text/properties',
     'dedup/dedup', 'dedup/kinds', 'similarity/prefix-join-filters', 'online/kinds', 'sketch/reference-equivalence', 'parallel/sign-corpus', 'io/read/fuzz', 'text/fuzz', 'dedup/fuzz',
     'io/read/round-trip', 'report/curves', 'report/passages', 'online/records/format', 'store/memory/store', 'online/index',
-    'online/duplicates', 'online/recall', 'online/search', 'cli/corpus', 'io/write/alias', 'engine/options', 'cli/summary', 'sketch/known-answers', 'online/signature-bits', 'spans/spans', 'spans/file', 'cli/spans/spans', 'online/registry/registry',
+    'online/duplicates', 'online/recall', 'online/search', 'cli/corpus', 'io/write/alias', 'engine/options', 'cli/summary', 'sketch/known-answers', 'online/signature-bits', 'spans/spans', 'spans/file', 'cli/spans/spans', 'online/registry/registry', 'shard/files/clusterLines', 'store/file/checkpoint',
   ],
   'node-versioned': [
     'store/parity', 'store/sqlite/durability', 'store/file/durability', 'store/missing', 'common/optional-deps', 'server/limits',
