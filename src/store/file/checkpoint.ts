@@ -18,6 +18,7 @@ import { open as openFile, rename, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { MemoryStore, type MemoryTableImage } from '../memory/store.js';
 import type { StoreManifest } from '../types.js';
+import { writeAll } from './manifest.js';
 
 /** The checkpoint's file name in the store's directory. */
 export const CHECKPOINT_FILE = 'table';
@@ -36,10 +37,6 @@ export interface CheckpointAt {
   applied: number;
   /** The generation of the data files (src/store/file/manifest.ts): a checkpoint of another is not read. */
   generation: number;
-}
-
-async function writeAll(f: FileHandle, b: Uint8Array): Promise<void> {
-  for (let o = 0; o < b.length; ) o += (await f.write(b, o, b.length - o)).bytesWritten;
 }
 
 const bytesOf = (a: Float64Array | Uint32Array | Int32Array | Uint8Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);

@@ -6,11 +6,11 @@
  * Documents go in the table's slot order, the order {@link relocate} walks again.
  * @module
  */
-import { open as openFile, type FileHandle } from 'node:fs/promises';
+import { open as openFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LogReplica } from '../log/replica.js';
 import { encodeFrame, type FrameDoc } from './frames.js';
-import { dataFiles, syncDir } from './manifest.js';
+import { dataFiles, syncDir, writeAll } from './manifest.js';
 import { LOCATOR_BYTES, locator } from './replay.js';
 
 /** Documents per frame of the compacted log. */
@@ -37,10 +37,6 @@ export interface Compacted {
   frames: number;
   logBytes: number;
   recordsBytes: number;
-}
-
-async function writeAll(f: FileHandle, b: Uint8Array): Promise<void> {
-  for (let o = 0; o < b.length; ) o += (await f.write(b, o, b.length - o)).bytesWritten;
 }
 
 /** Writes generation `src.generation`'s records and log from the live documents, and syncs them. */

@@ -9,7 +9,7 @@
  * @module
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { open as openFile, readFile, rename, rm } from 'node:fs/promises';
+import { open as openFile, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { StoreManifest } from '../types.js';
 
@@ -36,6 +36,11 @@ export async function readManifest(dir: string): Promise<StoredManifest | null> 
   if (m.format === FILE_STORE_FORMAT) return { manifest: m.manifest!, generation: 0 };
   if (m.format === COMPACTED_FORMAT && Number.isInteger(m.generation) && m.generation! > 0) return { manifest: m.manifest!, generation: m.generation! };
   throw new Error(`${file}: format "${m.format}", this version reads "${FILE_STORE_FORMAT}" and "${COMPACTED_FORMAT}"`);
+}
+
+/** Writes all of `b` at `f`'s position (a write may take fewer bytes than asked). */
+export async function writeAll(f: FileHandle, b: Uint8Array): Promise<void> {
+  for (let o = 0; o < b.length; ) o += (await f.write(b, o, b.length - o)).bytesWritten;
 }
 
 /** Syncs the directory, so that a rename or removal in it is on disk. */

@@ -24,7 +24,7 @@ import { LogReplica } from '../log/replica.js';
 import { faultHooks } from '../../common/faults.js';
 import type { NearDupStore, PutEntry, RemoveEntry, StoreCompaction, StoredDoc, StoreManifest } from '../types.js';
 import { relocate, writeCompacted } from './compact.js';
-import { dataFiles, readManifest, removeOtherGenerations, writeManifest, type StoredManifest } from './manifest.js';
+import { dataFiles, readManifest, removeOtherGenerations, writeAll, writeManifest, type StoredManifest } from './manifest.js';
 import { encodeFrame } from './frames.js';
 import { takeDirLock } from './lock.js';
 import { LOCATOR_BYTES, locator, replay } from './replay.js';
@@ -127,7 +127,7 @@ export class FileStore implements NearDupStore {
 
   /** Appends `bytes` at the end of `file` and waits until they are on disk. */
   private async append(file: FileHandle, bytes: Buffer): Promise<void> {
-    for (let o = 0; o < bytes.length; ) o += (await file.write(bytes, o, bytes.length - o)).bytesWritten;
+    await writeAll(file, bytes);
     await file.datasync();
   }
 

@@ -222,9 +222,9 @@ describe('job directories: one plan, one input, no torn files', () => {
         const later = STAGES.slice(STAGES.indexOf(stage as StageName) + 1);
         for (const s of later) fs.rmSync(path.join(work2, s), { recursive: true, force: true });
         // The later stages run as array stages in this process (`stage S --all`, then `job report`):
-        // the same readers as `job dedup --local`, without a task process per stage and core (the
-        // forks took most of this test's 200 s). The output directory of --output dedup is part of
-        // the plan: its shards go to the same one again.
+        // the same readers as `job dedup --local`, without starting a task process per stage for
+        // each of the ~70 damaged jobs. The output directory of --output dedup is part of the plan:
+        // its shards go to the same one again.
         const out = mode === 'dedup' ? ref : path.join(dir, `damage-out-${mode}-${i}-${how}`);
         let r = { code: 0, stderr: '' };
         for (const s of later) {
