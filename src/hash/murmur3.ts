@@ -66,6 +66,7 @@ export function murmur3Words(words: ArrayLike<number>, seed = 0, start = 0, end 
  * (`bytes`) of its UTF-8 bytes [start, end) in another domain (a text hashed both ways gets two
  * different pairs, which costs a missed fold, never a wrong one). One pass: two separate hashes
  * cost half as much again as signing the text (bench/RESULTS.md).
+ * Why these parameters: called once per document by every signer (in memory, streamed, sharded); an options object would be an allocation per document on the signing path.
  */
 export function textHash2(out: Uint32Array, i: number, text: string | null, bytes?: Uint8Array, start = 0, end = 0): void {
   let h = 0x6d2b79f5;

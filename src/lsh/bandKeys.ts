@@ -14,6 +14,7 @@ const C2 = 0x1b873593;
  * document's place in a band-key table: its row with `stride` 1, the default, or its column of a
  * band-major table with `stride` = documents).
  * Each half is a murmur3_32 of the band's r uint32 slots, with seeds 2·band+1 and 2·band+2.
+ * Why these parameters: called once per document in the band-key loops; an options object would be an allocation per document.
  */
 export function bandKeys(signature: Uint32Array, bands: number, rows: number, hi: Uint32Array, lo: Uint32Array, at = 0, stride = 1): void {
   for (let b = 0; b < bands; b++) rangeHash(signature, b * rows, rows, 2 * b + 1, 2 * b + 2, hi, lo, at + b * stride);
@@ -22,6 +23,7 @@ export function bandKeys(signature: Uint32Array, bands: number, rows: number, hi
 /**
  * The two murmur3_32 halves of the `rows` slots of `sig` from `start`, with seeds `s1` and `s2`
  * (one mixed block per slot, shared by both), written to hi[at] and lo[at].
+ * Why these parameters: called once per band of every document (16–40 times a document); an options object would be an allocation per band key.
  */
 export function rangeHash(sig: Uint32Array, start: number, rows: number, s1: number, s2: number, hi: Uint32Array, lo: Uint32Array, at: number): void {
   let h1 = s1 | 0;

@@ -212,6 +212,7 @@ class BucketList {
     this.digestLo = new Int32Array(cap);
   }
 
+  /** Why these parameters: called once per bucket met while listing candidates; an options object would be an allocation per bucket. */
   push(from: Int32Array, at: number, size: number, dh: number, dl: number): void {
     if (this.used + size > this.members.length) this.members = grownInt32(this.members, this.used, Math.max(this.used + size, this.members.length * 2));
     if (this.count + 2 > this.start.length) {

@@ -195,6 +195,7 @@ function joinRanked(rankedSets: RankedSets, threshold: number, measure: SetMeasu
  * prefix met all of y's it can, and what is left is x after its prefix against y after jy; else the
  * mirror. Both sets are sorted by token rank; the merge stops once the overlap is out of reach. The
  * value is computed as {@link jaccard} computes it (ranking preserves intersection sizes).
+ * Why these parameters: called once per candidate pair of the prefix join with the merge state the caller holds; an options object would be an allocation per pair.
  */
 function verifyRest(y: Uint32Array, x: Uint32Array, c: number, py: number, px: number, jy: number, ix: number, t: number, containment: boolean): number {
   const ly = y.length;

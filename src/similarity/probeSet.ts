@@ -182,6 +182,7 @@ export class ProbeTable {
    * first-occurrence order, at byte address `out`, room for n − k + 1 values; returns how many
    * there are. The same set as {@link ProbeTable.distinctTo} of those fingerprints, without them
    * ever going to memory. Kernels only, for a table that {@link ProbeTable.fits} n − k + 1 values.
+   * Why these parameters: a kernel entry called once per document with WebAssembly addresses; an options object would be an allocation per document.
    */
   distinctGramsTo(syms: number, n: number, k: number, bk: number, out: number): number {
     const kk = this.k!;
@@ -291,6 +292,7 @@ export function probeJaccardAtLeastAt(table: ProbeTable, at: number, lb: number,
   return probeJaccardOf(table, null, at, lb, threshold);
 }
 
+/** Why these parameters: called once per verified pair; an options object would be an allocation per pair. */
 function probeJaccardOf(table: ProbeTable, b: Uint32Array | null, at: number, lb: number, threshold: number): number {
   const la = table.size;
   if (la === 0 || lb === 0) return threshold > 0 ? -1 : 0;

@@ -89,7 +89,7 @@ export function arenaSetWriter(kernels: SetKernels, table: SymbolTable, k: numbe
     synced[block] = 1;
     built.push(block);
   };
-  /** Symbolizes the `len` units at `text` (copying in the table blocks met), then makes the set. */
+  /** Symbolizes the `len` units at `text` (copying in the table blocks met), then makes the set. Why these parameters: once per document. */
   const setOf = (
     kernel: (text: number, len: number, cls: number, sym: number, out: number, space: number) => number,
     len: number,

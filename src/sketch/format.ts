@@ -260,7 +260,10 @@ export function readFingerprintSet(r: ByteReader, out?: Uint32Array): Uint32Arra
   return dst.subarray(0, n);
 }
 
-/** The last few elements, near the end of the buffer, with a bounds check per byte. */
+/**
+ * The last few elements, near the end of the buffer, with a bounds check per byte.
+ * Why these parameters: the tail of decoding one fingerprint set, called once per set read; it takes over the caller's running state (position, previous value).
+ */
 function slowFingerprintTail(r: ByteReader, dst: Uint32Array, from: number, p: number, prev: number, n: number): Uint32Array {
   r.pos = p;
   for (let i = from; i < n; i++) {

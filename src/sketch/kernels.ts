@@ -40,6 +40,7 @@ export function fingerprintsFromSymbols(syms: Int32Array, n: number, k: number, 
  * filled with 0xFFFFFFFF first. Returns false when there are no symbols (an empty document).
  *
  * When numPerm is a power of two the bin is z >>> (32 − log2 numPerm), the same integer.
+ * Why these parameters: the signing kernel, called once per document over typed arrays; an options object would be an allocation per document in the hottest loop.
  */
 export function ophBinsFromSymbols(syms: Int32Array, n: number, k: number, pre: number, bins: Uint32Array): boolean {
   if (n === 0) return false;
@@ -125,6 +126,7 @@ function addOph(fp: number, pre: number, bins: Uint32Array): void {
  * int32): out[i] = min_j xorshift16(imul(zs[j] XOR b[i], a[i])), unsigned. Slot-major with four slots
  * per sweep, so the running minima live in registers and each z is loaded once per four slots.
  * Unsigned order is compared as signed order of values with the top bit flipped.
+ * Why these parameters: the classic MinHash kernel, called once per document over typed arrays; an options object would be an allocation per document.
  */
 export function classicFromPremixed(zs: Int32Array, n: number, a: Int32Array, b: Int32Array, out: Uint32Array): void {
   const k = out.length;

@@ -199,6 +199,7 @@ const fieldAt = new Int32Array(1024);
  * and the bytes of its text when that is one column (else −1, −1 and the text joined as a string);
  * undefined for a row the reader reports (another number of fields than the header), through
  * the same `rowRecord` and with the same message.
+ * Why these parameters: called once per TSV line of a block with the scan's typed state; an options object would be an allocation per record.
  */
 function tsvRow(
   buf: Buffer,
@@ -234,6 +235,7 @@ function tsvRow(
 /**
  * The record of a JSONL line found to be an object, when its text field is a string and its id
  * field (if asked) a string or a number: false otherwise (the reader then gives the error).
+ * Why these parameters: called once per JSONL line of a block with the scan's typed state; an options object would be an allocation per record.
  */
 function jsonRecord(
   buf: Buffer,

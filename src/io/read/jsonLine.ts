@@ -258,6 +258,7 @@ function sameBytes(b: Uint8Array, s: number, e: number, key: Uint8Array): boolea
  * {@link lineHasBackslash}) ends strings at the next quote by a native search (most of a line is its
  * text; a loop over its bytes in JavaScript took ~2 µs a line), and control characters are then
  * not looked for.
+ * Why these parameters: called once per line for each field looked up; an options object would be an allocation per line.
  */
 export function plainStringField(buf: Buffer, start: number, end: number, key: Uint8Array, out: Int32Array, escapes = true): boolean {
   const found = fieldFound;

@@ -43,7 +43,10 @@ export function pairHeader(format: PairFormat, withEstimate: boolean): string {
   return '';
 }
 
-/** One pair as a line, with its newline. Ids are the input's ids (or row numbers). */
+/**
+ * One pair as a line, with its newline. Ids are the input's ids (or row numbers).
+ * Why these parameters: called once per pair written; an options object would be an allocation per output line.
+ */
 export function formatPair(format: PairFormat, a: string | number, b: string | number, similarity: number, estimate?: number): string {
   const est = estimate === undefined ? undefined : formatSimilarity(estimate);
   if (format === 'jsonl') {

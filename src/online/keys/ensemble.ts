@@ -154,6 +154,7 @@ export class EnsembleKeys {
     return { partition: p, level, minJaccard: s, p: candidateProbability(s, levels[level]!.bands, levels[level]!.rows) };
   }
 
+  /** Why these parameters: called once per level of every added or queried document, writing into the caller's key array; an options object would be an allocation per level. */
   private levelKeys(sig: Uint32Array, level: number, partition: number, out: Float64Array, at: number): number {
     const { rows, bands } = this.settings.levels[level]!;
     const salt = fmix32((0x456e0000 + level * 4096 + partition) >>> 0);
