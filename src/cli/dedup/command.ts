@@ -152,7 +152,7 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     cleanup = input.cleanup;
     const { file, name } = input;
     if (flags.exact) {
-      sink = await runExact(file, fileArg, name, flags, readOptions, reporter, tStart);
+      sink = await runExact({ file, fileArg, name, flags, readOptions, reporter, tStart });
       return;
     }
     streaming = input.stream;

@@ -14,12 +14,28 @@ import { removedLines } from './summary.js';
 import { docsLine, outputJson, outputLine, printSummary, removedJson, summaryLine } from '../summary.js';
 import type { DedupFlags } from './flags.js';
 
+/** What `dedup --exact` runs on: the prepared input, its flags and reader options, and when the run started. */
+export interface ExactRun {
+  /** The file read (a spooled copy of standard input, or the input itself). */
+  file: string;
+  /** The input as given (for outputs named after it). */
+  fileArg: string;
+  /** The input's name in the summary. */
+  name: string;
+  flags: DedupFlags;
+  readOptions: ReadOptions;
+  reporter: Reporter;
+  /** `performance.now()` when the run started (the summary's total). */
+  tStart: number;
+}
+
 /**
  * `dedup --exact`: one streaming pass that hashes each normalized text (texts stay on disk), then
  * the chosen output. Returns undefined once the output is closed (the sink to abort on failure is
  * handled inside).
  */
-export async function runExact(file: string, fileArg: string, name: string, flags: DedupFlags, readOptions: ReadOptions, reporter: Reporter, tStart: number): Promise<undefined> {
+export async function runExact(run: ExactRun): Promise<undefined> {
+  const { file, fileArg, name, flags, readOptions, reporter, tStart } = run;
   // The exact route's table (src/engine/routes.ts) says which options it refuses, and in what words.
   refuseForRoute('exact', { ...flags });
   const streamed = await streamCorpus(file, readOptions, reporter);
