@@ -10,15 +10,24 @@ import type { Cluster } from './clusters.js';
 import { chooseKept, keepNeedsValues, keepReadOptions, keepReadError, keepValue, keepValueError, ValueStatus, type KeepRule } from './keepPolicy.js';
 import type { KeepRanking } from './removal.js';
 
+/** Where a keep policy reads its values: the run's input, read again as the run read it. */
+export interface KeepSource {
+  /** The file the run read (its documents numbered as in the run). */
+  file: string;
+  read: ReadOptions;
+  /** Told the records read so far (every 1024) during the pass. */
+  onProgress?: ((done: number) => void) | undefined;
+}
+
 /**
- * Ranks the clustered documents under `rule` for keeping, and sets `representative` of each
- * cluster to its best-ranked member (-1 for `none`), the member the cluster removal rule keeps.
- * `file` is read again with `read` (its documents numbered as in the run) when the rule ranks by a
- * value. A clustered document whose field is missing or not a number is an input error naming the
- * file, line and field (the first in input order). `onProgress` is told the records read so far
- * (every 1024) during that pass.
+ * Ranks the clustered documents (of the run's `count`) under `rule` for keeping, and sets
+ * `representative` of each cluster to its best-ranked member (-1 for `none`), the member the
+ * cluster removal rule keeps. The source is read again when the rule ranks by a value. A clustered
+ * document whose field is missing or not a number is an input error naming the file, line and
+ * field (the first in input order).
  */
-export async function applyKeep(file: string, read: ReadOptions, clusters: Cluster[], count: number, rule: KeepRule, onProgress?: (done: number) => void): Promise<KeepRanking> {
+export async function applyKeep(source: KeepSource, clusters: Cluster[], count: number, rule: KeepRule): Promise<KeepRanking> {
+  const { file } = source;
   // source: the first member (inputs are numbered in the order given), as chooseKept says.
   if (rule.kind === 'first' || rule.kind === 'source') return {};
   if (!keepNeedsValues(rule)) {
@@ -31,7 +40,7 @@ export async function applyKeep(file: string, read: ReadOptions, clusters: Clust
   const lo = new Float64Array(count);
   let read_: number;
   try {
-    read_ = await rank(file, read, rule, clustered, values, lo, onProgress);
+    read_ = await rank(source, rule, clustered, { values, lo });
   } catch (e) {
     throw keepReadError(e, rule);
   }
@@ -43,8 +52,10 @@ export async function applyKeep(file: string, read: ReadOptions, clusters: Clust
   return { values, lo, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 };
 }
 
-/** Reads the values of the clustered documents into `values`; returns the number of records read (at most values.length + 1). */
-async function rank(file: string, read: ReadOptions, rule: KeepRule, clustered: Uint8Array, values: Float64Array, lo: Float64Array, onProgress?: (done: number) => void): Promise<number> {
+/** Reads the values of the clustered documents into `values` (and `lo`); returns the number of records read (at most values.length + 1). */
+async function rank(source: KeepSource, rule: KeepRule, clustered: Uint8Array, into: { values: Float64Array; lo: Float64Array }): Promise<number> {
+  const { file, read, onProgress } = source;
+  const { values, lo } = into;
   const input = await openInput(file, keepReadOptions({ ...read, raw: false }, rule));
   let i = 0;
   for await (const r of input.records) {

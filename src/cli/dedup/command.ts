@@ -197,7 +197,7 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
         // A policy that ranks by a value reads the input once more: a pass as long as the others, with its bar.
         const bar = keepNeedsValues(rule) ? reporter.progress('keep', 'docs', corpus.count) : undefined;
         try {
-          ({ value: ranking } = await reporter.stage('keep', () => applyKeep(file, corpus.input.shards ? readOptions : { ...readOptions, format: corpus.input.format }, result.clusters, corpus.count, rule, bar && ((done) => bar.update(done))), () => `--keep ${keep}`));
+          ({ value: ranking } = await reporter.stage('keep', () => applyKeep({ file, read: corpus.input.shards ? readOptions : { ...readOptions, format: corpus.input.format }, onProgress: bar && ((done) => bar.update(done)) }, result.clusters, corpus.count, rule), () => `--keep ${keep}`));
         } finally {
           bar?.stop();
         }
