@@ -110,7 +110,12 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
   const from = done;
   let pending: Promise<unknown> = Promise.resolve();
   for (; done < decade; done += B) {
-    const cur = idx.addMany(Array.from({ length: Math.min(B, decade - done) }, (_, j) => ({ id: `d${done + j}`, text: text(done + j), meta: { text: text(done + j) } })));
+    // Each text generated once (it was twice, text and meta: ~9 % of the measured time at 100k went to the generator's second call).
+    const batch = Array.from({ length: Math.min(B, decade - done) }, (_, j) => {
+      const t = text(done + j);
+      return { id: `d${done + j}`, text: t, meta: { text: t } };
+    });
+    const cur = idx.addMany(batch);
     await pending;
     pending = cur;
   }

@@ -3,10 +3,14 @@
  * `MemoryStore.fromImage()` takes (the file store checkpoints its band table this way).
  * @module
  */
+import type { IdTableImage } from './idTable.js';
+
 /** The arrays of a memory store's table. */
 export interface MemoryTableImage {
-  /** Document id of each slot (null: a free slot). */
-  ids: (string | null)[];
+  /** Document slots in use (live or free); per-slot arrays may be longer (room to grow). */
+  slots: number;
+  /** The id index: which id is in which slot. */
+  ids: IdTableImage;
   /** Free slots, reused first. */
   free: number[];
   /** Each slot's record offset in the arena, and its length. */
@@ -15,6 +19,8 @@ export interface MemoryTableImage {
   /** The records (live and dead bytes), and how many are live. */
   arena: Uint8Array;
   arenaLive: number;
+  /** Arena bytes in use, when `arena` is longer (room to grow); else all of it. */
+  arenaUsed?: number;
   /** Posting chains: `slot · keysPerDoc + j` → next and previous posting. */
   next: Int32Array;
   prev: Int32Array;

@@ -8,6 +8,7 @@
 import { MemoryClusterState, type ClusterState } from '../clusterState.js';
 import { ExpiryHeap } from './expiryHeap.js';
 import { grown, type MemoryTableImage } from './image.js';
+import { IdTable } from './idTable.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
 
 const EMPTY = -1;
@@ -19,8 +20,8 @@ export class MemoryStore implements NearDupStore {
   readonly kind = 'memory';
   private manifest: StoreManifest | null = null;
   private K = 1;
-  private readonly slotOf = new Map<string, number>();
-  private ids: (string | undefined)[] = [];
+  /** Document id ↔ slot. */
+  private idt = new IdTable();
   private free: number[] = [];
   private slots = 0;
   private recOff = new Float64Array(1024);
@@ -196,7 +197,7 @@ export class MemoryStore implements NearDupStore {
     const a = new Uint8Array(Math.max(1 << 16, this.arenaLive * 2));
     let o = 0;
     for (let s = 0; s < this.slots; s++) {
-      if (this.ids[s] === undefined) continue;
+      if (!this.idt.has(s)) continue;
       const off = this.recOff[s]!;
       const len = this.recLen[s]!;
       a.set(this.arena.subarray(off, off + len), o);
@@ -233,8 +234,9 @@ export class MemoryStore implements NearDupStore {
           const slot = (p / K) | 0;
           if (this.mark[slot] === gen) continue;
           this.mark[slot] = gen;
-          if (expiry?.expired(this.ids[slot]!, now!)) continue;
-          found.push({ id: this.ids[slot]!, record: this.record(slot) });
+          const id = this.idt.idOf(slot)!;
+          if (expiry?.expired(id, now!)) continue;
+          found.push({ id, record: this.record(slot) });
           if (found.length >= limit) break outer;
         }
       }
@@ -247,14 +249,13 @@ export class MemoryStore implements NearDupStore {
     const K = this.K;
     for (const e of entries) {
       if (e.keys.length > K) throw new RangeError(`document ${e.id} has ${e.keys.length} keys, the store takes ${K}`);
-      let slot = this.slotOf.get(e.id);
-      if (slot !== undefined) {
+      let slot = this.idt.slotOf(e.id);
+      if (slot !== EMPTY) {
         if (e.oldKeys) for (let j = 0; j < e.oldKeys.length; j++) this.unlink(e.oldKeys[j]!, slot * K + j);
         this.arenaLive -= this.recLen[slot]!;
       } else {
         slot = this.newSlot();
-        this.slotOf.set(e.id, slot);
-        this.ids[slot] = e.id;
+        this.idt.add(e.id, slot);
       }
       this.writeRecord(slot, e.record);
       this.expiry.set(e.id, e.expiresAt);
@@ -264,19 +265,18 @@ export class MemoryStore implements NearDupStore {
 
   async get(ids: string[]): Promise<(Uint8Array | null)[]> {
     return ids.map((id) => {
-      const s = this.slotOf.get(id);
-      return s === undefined ? null : this.record(s);
+      const s = this.idt.slotOf(id);
+      return s === EMPTY ? null : this.record(s);
     });
   }
 
   async remove(id: string, keys: Float64Array): Promise<boolean> {
-    const slot = this.slotOf.get(id);
-    if (slot === undefined) return false;
+    const slot = this.idt.slotOf(id);
+    if (slot === EMPTY) return false;
     for (let j = 0; j < keys.length; j++) this.unlink(keys[j]!, slot * this.K + j);
     this.arenaLive -= this.recLen[slot]!;
-    this.slotOf.delete(id);
+    this.idt.remove(slot);
     this.expiry.delete(id);
-    this.ids[slot] = undefined;
     this.free.push(slot);
     return true;
   }
@@ -288,7 +288,7 @@ export class MemoryStore implements NearDupStore {
   }
 
   async size(): Promise<number> {
-    return this.slotOf.size;
+    return this.idt.size;
   }
 
   async expiredIds(now: number, limit: number): Promise<string[]> {
@@ -309,7 +309,7 @@ export class MemoryStore implements NearDupStore {
    */
   *live(): Iterable<StoredDoc> {
     for (let s = 0; s < this.slots; s++) {
-      const id = this.ids[s];
+      const id = this.idt.idOf(s);
       if (id !== undefined) yield { id, record: this.record(s) };
     }
   }
@@ -330,13 +330,15 @@ export class MemoryStore implements NearDupStore {
   }
 
   /**
-   * The table as arrays (views, no copies), for a checkpoint of it (the file store's `table` file);
-   * {@link MemoryStore.fromImage} makes the same table again without inserting document by document.
+   * The table as arrays (views, no copies; the id bytes are packed first), for a checkpoint of it
+   * (the file store's `table` file); {@link MemoryStore.fromImage} makes the same table again
+   * without inserting document by document.
    */
   image(): MemoryTableImage {
     const n = this.slots;
     return {
-      ids: this.ids.slice(0, n).map((id) => id ?? null),
+      slots: n,
+      ids: this.idt.image(n),
       free: this.free.slice(),
       recOff: this.recOff.subarray(0, n),
       recLen: this.recLen.subarray(0, n),
@@ -351,21 +353,23 @@ export class MemoryStore implements NearDupStore {
     };
   }
 
-  /** A store holding the table of `img` (taken by {@link MemoryStore.image} with the same manifest). */
+  /**
+   * A store holding the table of `img` (taken by {@link MemoryStore.image} with the same manifest).
+   * Arrays longer than `img.slots` (a checkpoint read with room to grow) are taken as they are.
+   */
   static async fromImage(manifest: StoreManifest, img: MemoryTableImage): Promise<MemoryStore> {
     const m = new MemoryStore();
     await m.open(manifest);
-    const n = img.ids.length;
-    const cap = Math.max(1024, n);
+    const n = img.slots;
+    const cap = Math.max(1024, n, img.recLen.length);
     m.slots = n;
-    m.ids = img.ids.map((id) => id ?? undefined);
-    img.ids.forEach((id, slot) => id !== null && m.slotOf.set(id, slot));
+    m.idt = IdTable.fromImage(img.ids);
     m.free = img.free.slice();
     m.recOff = grown(Float64Array, img.recOff, cap);
     m.recLen = grown(Uint32Array, img.recLen, cap);
     m.mark = new Uint32Array(cap);
-    m.arena = grown(Uint8Array, img.arena, Math.max(1 << 16, img.arena.length));
-    m.arenaUsed = img.arena.length;
+    m.arena = grown(Uint8Array, img.arena, Math.max(1 << 16, img.arenaUsed ?? img.arena.length));
+    m.arenaUsed = img.arenaUsed ?? img.arena.length;
     m.arenaLive = img.arenaLive;
     m.next = grown(Int32Array, img.next, cap * m.K);
     m.prev = grown(Int32Array, img.prev, cap * m.K);

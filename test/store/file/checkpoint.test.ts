@@ -1,28 +1,47 @@
 /**
- * The file store's lean checkpoint (src/store/file/checkpoint.ts): a table after adds, replacements
- * (some with no keys) and removals, written and read back, has the same key table, forward and
- * backward links and records as the one written, and goes on working (replace, remove, reuse a slot).
+ * The file store's checkpoint (src/store/file/checkpoint.ts, format 3: the table's own arrays):
+ * a table after adds, replacements (some with no keys) and removals, written and read back, is the
+ * table written and goes on working; after random churn a store opened from its checkpoint answers
+ * as one that folds the whole log; a torn checkpoint, one of another format (older or newer), byte
+ * order, generation, or one longer than the log is ignored and the log is folded.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { LogReplica } from '../../../src/store/log/replica.js';
 import { readCheckpoint, writeCheckpoint } from '../../../src/store/file/checkpoint.js';
 import { LOCATOR_BYTES, locator } from '../../../src/store/file/replay.js';
+import { FileStore } from '../../../src/store/file/store.js';
+import type { StoreManifest } from '../../../src/store/types.js';
+import type { MemoryTableImage } from '../../../src/store/memory/image.js';
+import '../../helpers/fuzz.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-filecp-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const K = 4;
-const manifest = { keysPerDoc: K };
+const manifest = { keysPerDoc: K } as StoreManifest;
 // Keys drawn from a small range, so that chains are shared and long.
 const keys = (seed: number) => Float64Array.from({ length: K }, (_, j) => ((seed * 7919 + j * 104729) % 97) * 2 ** 21 + j);
 
-test('lean checkpoint: the table read back is the table written, and goes on working', async () => {
+/** The ids of an image's slots (null: free), decoded from its id bytes. */
+function idsOf(img: MemoryTableImage): (string | null)[] {
+  let o = 0;
+  return Array.from(img.ids.len.subarray(0, img.slots), (l) => {
+    if (l === -1) return null;
+    const b = Buffer.from(img.ids.bytes.subarray(o, (o += l)));
+    return b[0] === 0xff ? b.subarray(1).toString('utf16le') : b.toString('utf8');
+  });
+}
+
+test('checkpoint: the table read back is the table written, and goes on working', async () => {
   const rep = await LogReplica.create(manifest, LOCATOR_BYTES);
   const put = (id: string, seed: number, noKeys = false) => rep.apply({ op: 'put', docs: [{ id, keys: noKeys ? new Float64Array(0) : keys(seed), extra: locator(seed * 10, seed) }] });
   for (let i = 0; i < 300; i++) await put(`d${i}`, i);
+  // Ids that UTF-8 would merge (lone surrogates) or that are not ASCII.
+  for (const id of ['\ud800', '\udc00', 'é', '😀', '']) await put(id, 7);
   for (let i = 0; i < 300; i += 3) await put(`d${i}`, i + 1000);
   for (let i = 1; i < 300; i += 7) await put(`d${i}`, i, true);
   for (let i = 2; i < 300; i += 5) await rep.apply({ op: 'remove', docs: [{ id: `d${i}` }] });
@@ -30,29 +49,120 @@ test('lean checkpoint: the table read back is the table written, and goes on wor
   const got = (await readCheckpoint(dir, { manifest, logSize: 10, generation: 0, keyOffset: LOCATOR_BYTES }))!;
   assert.deepEqual(got.at, { logEnd: 10, recordsEnd: 20, applied: 30, generation: 0 });
   const [a, b] = [rep.table.image(), got.table.image()];
-  assert.deepEqual([b.ids, b.free, b.used], [a.ids, a.free, a.used]);
-  assert.deepEqual(b.tHead, a.tHead);
-  // Keys of used slots (an emptied slot keeps a stale key in memory; read back it is 0).
-  const usedKeys = (img: typeof a) => Array.from(img.tKey).filter((_, s) => img.tHead[s] !== -1);
-  assert.deepEqual(usedKeys(b), usedKeys(a));
-  // Links of every posting a live document has linked (others hold stale values in either table).
-  for (let s = 0; s < a.ids.length; s++) {
-    if (a.ids[s] === null) continue;
-    const linked = (a.recLen[s]! - LOCATOR_BYTES) / 8;
-    for (let p = s * K; p < s * K + linked; p++) assert.deepEqual([b.next[p], b.prev[p]], [a.next[p], a.prev[p]], `posting ${p}`);
-  }
+  assert.deepEqual([idsOf(b), b.free, b.used, b.slots], [idsOf(a), a.free, a.used, a.slots]);
+  assert.deepEqual([b.tHead, b.tKey, b.next, b.prev], [a.tHead, a.tKey, a.next, a.prev]);
   assert.ok(b.arena.length < a.arena.length, 'dead arena bytes are not written');
-  const all = Array.from({ length: 300 }, (_, i) => `d${i}`);
+  const all = [...Array.from({ length: 300 }, (_, i) => `d${i}`), '\ud800', '\udc00', '\ud800\udc00', 'é', '😀', '', 'x'];
   assert.deepEqual(await got.table.get(all), await rep.table.get(all));
   // Both tables take the same writes and answer alike.
   const restored = LogReplica.restored(got.table, LOCATOR_BYTES, 30);
   for (const r of [rep, restored]) {
-    await r.apply({ op: 'remove', docs: [{ id: 'd0' }, { id: 'd4' }] });
+    await r.apply({ op: 'remove', docs: [{ id: 'd0' }, { id: 'd4' }, { id: '\ud800' }] });
     await r.apply({ op: 'put', docs: [{ id: 'd3', keys: keys(5), extra: locator(1, 1) }, { id: 'n', keys: keys(9), extra: locator(2, 2) }] });
+    for (let i = 0; i < 2000; i++) await r.apply({ op: 'put', docs: [{ id: `g${i}`, keys: keys(i), extra: locator(i, 1) }] });
   }
   const qs = Array.from({ length: 120 }, (_, i) => keys(i));
   assert.deepEqual(await restored.table.lookup(qs, 1000), await rep.table.lookup(qs, 1000));
-  // Another generation or format: not read.
+  assert.deepEqual(await restored.table.get(all), await rep.table.get(all));
+  // Another generation, or a log shorter than the checkpoint: not read.
   assert.equal(await readCheckpoint(dir, { manifest, logSize: 10, generation: 1, keyOffset: LOCATOR_BYTES }), null);
   assert.equal(await readCheckpoint(dir, { manifest, logSize: 9, generation: 0, keyOffset: LOCATOR_BYTES }), null);
+});
+
+/** A store's answers: size, every id's record, lookups, scan. */
+async function answersOf(s: FileStore, ids: string[]): Promise<unknown> {
+  const scanned: string[] = [];
+  for await (const d of s.scan()) scanned.push(`${d.id}=${Buffer.from(d.record).toString('hex')}`);
+  const recs = (await s.get(ids)).map((r) => (r ? Buffer.from(r).toString('hex') : null));
+  const found = (await s.lookup(Array.from({ length: 97 }, (_, i) => keys(i)), 1000)).map((l) => l.map((d) => d.id).sort());
+  return { size: await s.size(), recs, found, scanned: scanned.sort() };
+}
+
+const op = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ put: fc.integer({ min: 0, max: 60 }), seed: fc.nat(500), empty: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ remove: fc.integer({ min: 0, max: 60 }) }) },
+);
+// Ids of every kind the id index keeps apart: ASCII, other UTF-8, with a surrogate pair (the log keeps ids as UTF-8, so no lone surrogate here).
+const idOf = (i: number) => (i % 13 === 12 ? `😀${i}` : i % 11 === 10 ? `é${i}` : `d${i}`);
+
+test('checkpoint: after random churn, a store opened from its checkpoint answers as the log folded', async () => {
+  let run = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.array(op, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 6 }), async (batches) => {
+      const d = path.join(dir, `churn${run++}`);
+      const s = new FileStore(d);
+      await s.open(manifest);
+      // At least one put: a store with an empty log writes no checkpoint.
+      batches[0]!.unshift({ put: 0, seed: 1, empty: false });
+      for (const batch of batches) {
+        const puts = new Map<string, { seed: number; empty: boolean }>();
+        const removes = new Set<string>();
+        for (const o of batch) if ('put' in o) puts.set(idOf(o.put), o);
+        for (const o of batch) if ('remove' in o && !puts.has(idOf(o.remove))) removes.add(idOf(o.remove));
+        const entries = [...puts].map(([id, o]) => ({ id, keys: o.empty ? new Float64Array(0) : keys(o.seed), record: Buffer.from(`${id}:${o.seed}`) }));
+        await s.put(entries);
+        if (removes.size) await s.removeMany([...removes].map((id) => ({ id, keys: new Float64Array(0) })));
+      }
+      await s.close();
+      const ids = Array.from({ length: 62 }, (_, i) => idOf(i));
+      const fromCheckpoint = new FileStore(d);
+      await fromCheckpoint.open(manifest);
+      assert.equal((await fromCheckpoint.stats()).framesFoldedAtOpen, 0);
+      const want = await answersOf(fromCheckpoint, ids);
+      await fromCheckpoint.close();
+      rmSync(path.join(d, 'table'));
+      const folded = new FileStore(d);
+      await folded.open(manifest);
+      assert.ok(((await folded.stats()).framesFoldedAtOpen as number) > 0);
+      assert.deepEqual(await answersOf(folded, ids), want);
+      await folded.close();
+      rmSync(d, { recursive: true, force: true });
+    }),
+    { numRuns: 10 },
+  );
+});
+
+test('checkpoint: torn, of another format or byte order, or past the log: ignored, the log is folded', async () => {
+  const d = path.join(dir, 'bad');
+  const s = new FileStore(d);
+  await s.open(manifest);
+  for (let b = 0; b < 20; b++) await s.put(Array.from({ length: 10 }, (_, i) => ({ id: `d${b * 10 + i}`, keys: keys(b * 10 + i), record: Buffer.from(`r${b}.${i}`) })));
+  await s.close();
+  const ids = Array.from({ length: 200 }, (_, i) => `d${i}`);
+  const table = path.join(d, 'table');
+  const good = readFileSync(table);
+  const open = async () => {
+    const t = new FileStore(d);
+    await t.open(manifest);
+    const got = { folded: (await t.stats()).framesFoldedAtOpen, answers: await answersOf(t, ids) };
+    await t.close();
+    return got;
+  };
+  const want = await open();
+  assert.equal(want.folded, 0);
+  const header = JSON.parse(good.subarray(4, 4 + good.readUInt32LE(0)).toString()) as Record<string, unknown>;
+  /** The checkpoint with its header changed (same length of file otherwise). */
+  const withHeader = (change: Record<string, unknown>) => {
+    const h = Buffer.from(JSON.stringify({ ...header, ...change }));
+    const n = Buffer.alloc(4);
+    n.writeUInt32LE(h.length);
+    return Buffer.concat([n, h, good.subarray(4 + good.readUInt32LE(0))]);
+  };
+  const cases: [string, () => void][] = [
+    ['torn', () => truncateSync(table, good.length - 100)],
+    ['format 2', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 2' }))],
+    ['a newer format', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 4' }))],
+    ['another byte order', () => writeFileSync(table, withHeader({ byteOrder: 'BE' }))],
+    ['past the log', () => writeFileSync(table, withHeader({ logEnd: 1e12 }))],
+    ['counts not matching the sections', () => writeFileSync(table, withHeader({ slots: (header.slots as number) + 1 }))],
+    ['garbage header', () => writeFileSync(table, Buffer.from([255, 255, 255, 255, 1, 2]))],
+  ];
+  for (const [name, spoil] of cases) {
+    spoil();
+    const got = await open();
+    assert.ok((got.folded as number) > 0, `${name}: the log is folded`);
+    assert.deepEqual(got.answers, want.answers, name);
+    // Close wrote a good checkpoint again.
+    assert.equal((await open()).folded, 0, `${name}: a new checkpoint at close`);
+  }
 });
