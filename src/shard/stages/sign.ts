@@ -87,10 +87,7 @@ class PartitionedRows {
     this.len = new Int32Array(partitions);
   }
 
-  /**
-   * Appends the rows of document `d` of shard `s` from its band keys (band b's at [at + b·stride]) and its text hash (t0, t1).
-   * Why these parameters: called once per document by the sign stage with its band keys in place; an options object would be an allocation per document.
-   */
+  /** Appends the rows of document `d` of shard `s` from its band keys (band b's at [at + b·stride]) and its text hash (t0, t1). Why these parameters: once per document. */
   addDocument(s: number, d: number, nb: number, bh: Uint32Array, bl: Uint32Array, at: number, stride: number, t0: number, t1: number): void {
     const P = this.partitions;
     const len = this.len;
@@ -199,10 +196,7 @@ class SignOutput {
     this.sstart.length = 1;
   }
 
-  /**
-   * Adds document `d` of shard `s`: its explicit id (with the line it is on) or none, its row and its line's place.
-   * Why these parameters: called once per document by the sign stage; an options object would be an allocation per document.
-   */
+  /** Adds document `d` of shard `s`: its explicit id (with the line it is on) or none, its row and its line's place. Why these parameters: once per document. */
   document(s: number, d: number, id: string | undefined, line: number, row: number, start: number, length: number, P: number): void {
     if (id !== undefined) {
       this.idPart.push(murmur3Utf16(id, 0x1d5) % P);
