@@ -29,7 +29,6 @@ import { addRunOptions, checkRunFlags, runJob, type RunFlags } from './where.js'
 const REFUSED: Record<string, string> = {
   out: 'a spans job writes one output shard per input shard: give --out-dir DIR',
   limit: 'a spans job reads every record of its shards: drop --limit, or run neardup spans',
-  first: 'a spans job reads every record of its shards: drop --first, or run neardup spans',
   zstdLevel: 'a spans job writes .zst output shards at the default level: drop --zstd-level, or run neardup spans',
 };
 

@@ -31,6 +31,7 @@ export interface SpansPlanInput {
 /** The plan (without id and version) of a spans job. */
 export async function planSpansJob(input: SpansPlanInput): Promise<Omit<JobSpec, 'id' | 'version'>> {
   if (input.mode !== 'none' && !input.outDir) throw new UsageError(`--output ${input.mode} writes one output shard per input shard: give --out-dir DIR (or --dry-run for the summary and the audit only)`);
+  if (input.shards.includes('-')) throw new UsageError('a spans job reads its shards twice, from files every task sees: not standard input (save it to a file first)');
   if (input.outDir && isS3Url(input.outDir)) throw new UsageError('--out-dir: a spans job writes its output shards to a directory, not to s3:// yet');
   const options = resolveSpansOptions(input.spans);
   const plan = await planJob({
