@@ -110,7 +110,7 @@ function printPlan(job: JobSpec, workDir: string, reporter: Reporter): void {
  * `neardup spans` prints its own; marks the output directory complete. `finished`: first refuse a
  * job whose stages have not all run (`job report`).
  */
-export async function finishSpansJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { removed?: string }, run: { reporter: Reporter; started: number; finished?: boolean }): Promise<void> {
+export async function finishSpansJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { removed?: string; outDir?: string }, run: { reporter: Reporter; started: number; finished?: boolean }): Promise<void> {
   const { reporter, started, finished } = run;
   const spans = job.spans!;
   const removed = flags.removed ?? job.output.removed;
@@ -126,6 +126,6 @@ export async function finishSpansJob(wd: WorkDir, job: JobSpec, flags: LogFlags 
   });
   await wd.markOutput(job, true);
   const o = spans.options;
-  const summaryFlags = { unit: o.unit, window: o.window, minLength: o.minLength, minDocs: o.minDocs, output: spans.mode === 'none' ? 'dedup' : spans.mode, dryRun: spans.mode === 'none', removed, out: job.output.dir };
+  const summaryFlags = { unit: o.unit, window: o.window, minLength: o.minLength, minDocs: o.minDocs, output: spans.mode === 'none' ? 'dedup' : spans.mode, dryRun: spans.mode === 'none', removed, out: flags.outDir ?? job.output.dir };
   printSpansSummary(reporter, summaryFlags, result, performance.now() - started);
 }
