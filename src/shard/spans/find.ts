@@ -16,7 +16,7 @@ import { UnitTable } from '../../spans/table.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { taskCount, type JobSpec } from '../files/job.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
-import { UNIT_COLUMNS, type SpansHashMarker } from './hash.js';
+import { unitColumns, type SpansHashMarker } from './hash.js';
 import { columnsBuffer, readRows } from './rows.js';
 
 /** The columns of `cuts.u32`. */
@@ -67,10 +67,11 @@ export function runSpansFind(workDir: string, job: JobSpec, p: number): Promise<
     const table = new UnitTable();
     for (let g = 0; g < G; g++) {
       const m = requireMarker<SpansHashMarker>(workDir, job, 'spans-hash', g);
-      const rows = readRows(path.join(taskDir(workDir, 'spans-hash', g), 'units.u32'), { width: UNIT_COLUMNS, n: m.units }, m.pstart[p]!, m.pstart[p + 1]!);
+      const rows = readRows(path.join(taskDir(workDir, 'spans-hash', g), 'units.u32'), { width: unitColumns(job), n: m.units }, m.pstart[p]!, m.pstart[p + 1]!);
       parts.push(rows);
-      const [hi, lo, doc, k, cp, byte] = rows as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
-      for (let r = 0; r < hi.length; r++) table.add(hi[r]!, lo[r]!, base[g]! + doc[r]!, k[r]!, cp[r]!, byte[r]!);
+      // Without offsets (no keep-first audit) the table's are 0: nothing reads them.
+      const [hi, lo, doc, k, cp, byte] = rows as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array?, Uint32Array?];
+      for (let r = 0; r < hi.length; r++) table.add(hi[r]!, lo[r]!, base[g]! + doc[r]!, k[r]!, cp?.[r] ?? 0, byte?.[r] ?? 0);
     }
     const keepFirst = o.minDocs === undefined;
     const cols = Array.from({ length: CUT_COLUMNS }, () => new U32Buf());

@@ -1,9 +1,10 @@
 /**
  * Stage spans-hash of a spans job (one task per shard group): reads the group's records in input
  * order and hashes every compared unit exactly as `neardup spans` does (the same
- * {@link UnitWalker}), into `units.u32`: six uint32 columns one after the other (hash high, hash
- * low, the document within the group, the unit's index in its document, its code-point and UTF-8
- * byte start), rows grouped by the hash's partition (`pstart` in the marker), 24 bytes a unit.
+ * {@link UnitWalker}), into `units.u32`: uint32 columns one after the other (hash high, hash
+ * low, the document within the group, the unit's index in its document; and its code-point and
+ * UTF-8 byte start for a keep-first audit: {@link unitColumns}), rows grouped by the hash's
+ * partition (`pstart` in the marker), 16 or 24 bytes a unit.
  * `docs.json` holds each document's id (null when the record has none) and row within its shard,
  * for the audit's ids.
  * @module
@@ -18,8 +19,14 @@ import { openShard } from '../files/shardInput.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
 import { columnsBuffer } from './rows.js';
 
-/** The columns of `units.u32`, in file order. */
-export const UNIT_COLUMNS = 6;
+/**
+ * The columns of a job's `units.u32`, in file order: hash high and low, document, unit index (16
+ * bytes a unit), and the code-point and byte start only when the job writes a keep-first audit,
+ * the one output that names where a kept occurrence starts (24 bytes a unit then).
+ */
+export function unitColumns(job: JobSpec): number {
+  return job.spans!.audit !== undefined && job.spans!.options.minDocs === undefined ? 6 : 4;
+}
 
 /** What a shard of the group held. */
 export interface SpansShardCount {
@@ -54,7 +61,8 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
   return commitTask<SpansHashMarker>(workDir, job, 'spans-hash', t, async (dir) => {
     const walker = new UnitWalker(job.spans!.options);
     const cursor = new OffsetCursor();
-    const cols = Array.from({ length: UNIT_COLUMNS }, () => new U32Buf());
+    const width = unitColumns(job);
+    const cols = Array.from({ length: width }, () => new U32Buf());
     const part = new U32Buf();
     const ids: (string | null)[] = [];
     const rows: number[] = [];
@@ -74,13 +82,15 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
           if (r.id !== undefined) marker.explicit = true;
           cursor.reset(r.text);
           walker.each(r.text, (k) => {
-            cursor.at(walker.units.start[k]!);
             cols[0]!.push(walker.hash[0]!);
             cols[1]!.push(walker.hash[1]!);
             cols[2]!.push(doc);
             cols[3]!.push(k);
-            cols[4]!.push(cursor.cp);
-            cols[5]!.push(cursor.byte);
+            if (width === 6) {
+              cursor.at(walker.units.start[k]!);
+              cols[4]!.push(cursor.cp);
+              cols[5]!.push(cursor.byte);
+            }
             part.push(partitionOf(walker.hash[0]!, job.partitions));
           });
         }
