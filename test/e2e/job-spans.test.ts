@@ -1,8 +1,8 @@
 /**
  * `neardup job spans` against `neardup spans` (#50, item 3): random corpora with planted repeats
  * (overlapping, nested and adjacent ones, repeats inside one document, CRLF, astral and CJK text,
- * empty units and documents, a document made only of repeats) cut into JSONL shards (some gzipped),
- * with ids or without, through every unit and mode. The job, run in this process (`--local`, in
+ * empty units and documents, a document made only of repeats) cut into JSONL shards (some gzipped,
+ * some with a broken record and --skip-invalid), with ids or without, through every unit and mode. The job, run in this process (`--local`, in
  * several tasks and partitions, a share of the sets on forked task processes) must write exactly
  * the one-process bytes: every output shard and `_SUCCESS`, the `--removed` audit, and the `--json`
  * summary (its time aside). Then the other runners, cheaply: array stages (`stage S --task i` for
@@ -97,11 +97,13 @@ function corpus(r: ReturnType<typeof rng>, n: number): string[] {
 }
 
 /** Writes the corpus as `shards` JSONL shards (a share gzipped) under `dir`, with ids or without, and an extra field whose bytes must stay. */
-function writeCorpus(r: ReturnType<typeof rng>, dir: string, docs: string[], shards: number, ids: boolean): void {
+function writeCorpus(r: ReturnType<typeof rng>, dir: string, docs: string[], shards: number, o: { ids: boolean; invalid: boolean }): void {
   fs.mkdirSync(dir, { recursive: true });
   const per = Math.ceil(docs.length / shards);
   for (let s = 0; s < shards; s++) {
-    const lines = docs.slice(s * per, (s + 1) * per).map((text, i) => (ids ? `{"id":"d${s}-${i}", "meta":{"k":[1, 2]},"text":${JSON.stringify(text)}}` : `{"text":${JSON.stringify(text)},"n":${i}}`));
+    const lines = docs.slice(s * per, (s + 1) * per).map((text, i) => (o.ids ? `{"id":"d${s}-${i}", "meta":{"k":[1, 2]},"text":${JSON.stringify(text)}}` : `{"text":${JSON.stringify(text)},"n":${i}}`));
+    // A broken record (with --skip-invalid): skipped, counted, and still a row of the row-number ids.
+    if (o.invalid && r.chance(0.5)) lines.splice(r.int(lines.length + 1), 0, '{"text": broken');
     const body = lines.map((l) => l + (r.chance(0.2) ? '\r\n' : '\n')).join('');
     const name = `part-${String(s).padStart(2, '0')}.jsonl`;
     if (r.chance(0.25)) fs.writeFileSync(path.join(dir, `${name}.gz`), zlib.gzipSync(body));
@@ -116,7 +118,7 @@ interface Drawn {
   removed?: 'tsv' | 'jsonl';
 }
 
-function drawOptions(r: ReturnType<typeof rng>, ids: boolean): Drawn {
+function drawOptions(r: ReturnType<typeof rng>, ids: boolean, invalid: boolean): Drawn {
   const unit = r.pick(['line', 'paragraph', 'sentence', 'substring'] as const);
   const args = ['--unit', unit];
   if (unit === 'sentence' && r.chance(0.7)) args.push('--window', String(1 + r.int(3)));
@@ -127,6 +129,7 @@ function drawOptions(r: ReturnType<typeof rng>, ids: boolean): Drawn {
   if (r.chance(0.3)) args.push('--top', String(r.int(6)));
   if (r.chance(0.2)) args.push('--normalize', r.pick(['none', 'lowercase-collapse']));
   if (ids) args.push('--id-field', 'id');
+  if (invalid) args.push('--skip-invalid');
   const output = r.pick(['dedup', 'dedup', 'annotate', 'dry'] as const);
   if (output === 'annotate') args.push('--output', 'annotate');
   if (output === 'dry') args.push('--dry-run');
@@ -188,9 +191,9 @@ describe('job spans writes the bytes of neardup spans', () => {
     for (let k = 0; k < SETS; k++) {
       const r = rng(SEED * 1000 + k);
       const dir = path.join(root, `set-${k}`);
-      const ids = r.chance(0.6);
-      writeCorpus(r, path.join(dir, 'in'), corpus(r, 6 + r.int(40)), 1 + r.int(4), ids);
-      cases.push(await oneProcess(dir, drawOptions(r, ids)));
+      const o = { ids: r.chance(0.6), invalid: r.chance(0.2) };
+      writeCorpus(r, path.join(dir, 'in'), corpus(r, 6 + r.int(40)), 1 + r.int(4), o);
+      cases.push(await oneProcess(dir, drawOptions(r, o.ids, o.invalid)));
     }
   });
   it(`--local, in several tasks and partitions (${SETS} drawn sets; a share on forked task processes)`, async () => {
@@ -204,7 +207,7 @@ describe('job spans writes the bytes of neardup spans', () => {
     }
     // The sets are not vacuous: most cut something, and every unit and mode is drawn.
     assert.ok(cases.filter((c) => (c.want.summary.unitsRemoved as number) > 0).length >= cases.length / 2, 'most sets remove units');
-    for (const w of ['line', 'paragraph', 'sentence', 'substring', '--min-docs', '--min-unit-words', '--min-doc-words', '--dry-run', 'annotate', '--id-field']) assert.ok(cases.some((c) => c.drawn.args.includes(w)), `${w} drawn`);
+    for (const w of ['line', 'paragraph', 'sentence', 'substring', '--min-docs', '--min-unit-words', '--min-doc-words', '--dry-run', 'annotate', '--id-field', '--skip-invalid']) assert.ok(cases.some((c) => c.drawn.args.includes(w)), `${w} drawn`);
     assert.ok(cases.some((c) => c.drawn.removed === 'tsv') && cases.some((c) => c.drawn.removed === 'jsonl'), 'both audit formats drawn');
   });
 
@@ -272,9 +275,9 @@ after(() => fs.rmSync(root, { recursive: true, force: true }));
 async function oneProcessSet(k: number): Promise<Case> {
   const r = rng(SEED * 1000 + k);
   const dir = path.join(root, `alone-${k}`);
-  const ids = r.chance(0.6);
-  writeCorpus(r, path.join(dir, 'in'), corpus(r, 6 + r.int(40)), 1 + r.int(4), ids);
-  return oneProcess(dir, drawOptions(r, ids));
+  const o = { ids: r.chance(0.6), invalid: r.chance(0.2) };
+  writeCorpus(r, path.join(dir, 'in'), corpus(r, 6 + r.int(40)), 1 + r.int(4), o);
+  return oneProcess(dir, drawOptions(r, o.ids, o.invalid));
 }
 
 describe('job spans refuses what it cannot honour, by name (exit 2)', () => {
