@@ -1,8 +1,9 @@
 /**
  * `neardup job spans` against `neardup spans` (#50, item 3): random corpora with planted repeats
  * (overlapping, nested and adjacent ones, repeats inside one document, CRLF, astral and CJK text,
- * empty units and documents, a document made only of repeats) cut into JSONL shards (some gzipped,
- * some with a broken record and --skip-invalid), with ids or without, through every unit and mode. The job, run in this process (`--local`, in
+ * empty units and documents, a document made only of repeats) cut into JSONL, CSV or quoted TSV
+ * shards (some gzipped, some JSONL with a broken record and --skip-invalid), with ids or without,
+ * through every unit and mode. The job, run in this process (`--local`, in
  * several tasks and partitions, a share of the sets on forked task processes) must write exactly
  * the one-process bytes: every output shard and `_SUCCESS`, the `--removed` audit, and the `--json`
  * summary (its time aside). Then the other runners, cheaply: array stages (`stage S --task i` for
@@ -16,6 +17,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { createProgram, runProgram } from '../../src/cli/program.js';
 import { jobCommand } from '../../src/cli/job/command.js';
+import { JOB_SPANS_HONOURS } from '../../src/cli/job/spans.js';
 import { stageCommand } from '../../src/cli/job/stage.js';
 import { spansCommand } from '../../src/cli/spans/command.js';
 import { STAGES, taskCount, loadJob } from '../../src/shard/files/job.js';
@@ -97,15 +99,29 @@ function corpus(r: ReturnType<typeof rng>, n: number): string[] {
 }
 
 /** Writes the corpus as `shards` JSONL shards (a share gzipped) under `dir`, with ids or without, and an extra field whose bytes must stay. */
-function writeCorpus(r: ReturnType<typeof rng>, dir: string, docs: string[], shards: number, o: { ids: boolean; invalid: boolean }): void {
+/** How a set's shards are written: JSONL, CSV (comma or semicolon) or TSV with RFC 4180 quotes (`--tsv-quotes`). */
+type Layout = { ids: boolean; invalid: boolean; format: 'jsonl' | 'csv' | 'csv;' | 'tsvq' };
+
+/** A delimited record: the text quoted (it may hold line breaks), the id and a number as they are. */
+function delimited(d: string, text: string, id: string | undefined, n: number): string {
+  const q = `"${text.replace(/"/g, '""')}"`;
+  return id !== undefined ? [id, q, n].join(d) : [q, n].join(d);
+}
+
+function writeCorpus(r: ReturnType<typeof rng>, dir: string, docs: string[], shards: number, o: Layout): void {
   fs.mkdirSync(dir, { recursive: true });
   const per = Math.ceil(docs.length / shards);
+  const d = o.format === 'csv' ? ',' : o.format === 'csv;' ? ';' : '\t';
   for (let s = 0; s < shards; s++) {
-    const lines = docs.slice(s * per, (s + 1) * per).map((text, i) => (o.ids ? `{"id":"d${s}-${i}", "meta":{"k":[1, 2]},"text":${JSON.stringify(text)}}` : `{"text":${JSON.stringify(text)},"n":${i}}`));
+    const lines = docs.slice(s * per, (s + 1) * per).map((text, i) => {
+      if (o.format !== 'jsonl') return delimited(d, text, o.ids ? `d${s}-${i}` : undefined, i);
+      return o.ids ? `{"id":"d${s}-${i}", "meta":{"k":[1, 2]},"text":${JSON.stringify(text)}}` : `{"text":${JSON.stringify(text)},"n":${i}}`;
+    });
     // A broken record (with --skip-invalid): skipped, counted, and still a row of the row-number ids.
-    if (o.invalid && r.chance(0.5)) lines.splice(r.int(lines.length + 1), 0, '{"text": broken');
+    if (o.invalid && o.format === 'jsonl' && r.chance(0.5)) lines.splice(r.int(lines.length + 1), 0, '{"text": broken');
+    if (o.format !== 'jsonl') lines.unshift((o.ids ? ['id', 'text', 'n'] : ['text', 'n']).join(d));
     const body = lines.map((l) => l + (r.chance(0.2) ? '\r\n' : '\n')).join('');
-    const name = `part-${String(s).padStart(2, '0')}.jsonl`;
+    const name = `part-${String(s).padStart(2, '0')}.${o.format === 'jsonl' ? 'jsonl' : o.format === 'tsvq' ? 'tsv' : 'csv'}`;
     if (r.chance(0.25)) fs.writeFileSync(path.join(dir, `${name}.gz`), zlib.gzipSync(body));
     else fs.writeFileSync(path.join(dir, name), body);
   }
@@ -118,7 +134,7 @@ interface Drawn {
   removed?: 'tsv' | 'jsonl';
 }
 
-function drawOptions(r: ReturnType<typeof rng>, ids: boolean, invalid: boolean): Drawn {
+function drawOptions(r: ReturnType<typeof rng>, o: Layout): Drawn {
   const unit = r.pick(['line', 'paragraph', 'sentence', 'substring'] as const);
   const args = ['--unit', unit];
   if (unit === 'sentence' && r.chance(0.7)) args.push('--window', String(1 + r.int(3)));
@@ -128,8 +144,12 @@ function drawOptions(r: ReturnType<typeof rng>, ids: boolean, invalid: boolean):
   if (r.chance(0.5)) args.push('--min-doc-words', String(r.int(3)));
   if (r.chance(0.3)) args.push('--top', String(r.int(6)));
   if (r.chance(0.2)) args.push('--normalize', r.pick(['none', 'lowercase-collapse']));
-  if (ids) args.push('--id-field', 'id');
-  if (invalid) args.push('--skip-invalid');
+  if (o.format === 'jsonl' && o.ids) args.push('--id-field', 'id');
+  if (o.format !== 'jsonl') args.push('--text', 'text', ...(o.ids ? ['--id', 'id'] : []));
+  if (o.format === 'csv;') args.push('--delimiter', ';');
+  if (o.format === 'tsvq') args.push('--tsv-quotes');
+  if (o.format === 'csv' && r.chance(0.5)) args.push('--format', r.pick(['csv', 'auto']));
+  if (o.invalid) args.push('--skip-invalid');
   const output = r.pick(['dedup', 'dedup', 'annotate', 'dry'] as const);
   if (output === 'annotate') args.push('--output', 'annotate');
   if (output === 'dry') args.push('--dry-run');
@@ -191,9 +211,9 @@ describe('job spans writes the bytes of neardup spans', () => {
     for (let k = 0; k < SETS; k++) {
       const r = rng(SEED * 1000 + k);
       const dir = path.join(root, `set-${k}`);
-      const o = { ids: r.chance(0.6), invalid: r.chance(0.2) };
+      const o: Layout = { ids: r.chance(0.6), invalid: r.chance(0.2), format: r.pick(['jsonl', 'jsonl', 'jsonl', 'csv', 'csv;', 'tsvq'] as const) };
       writeCorpus(r, path.join(dir, 'in'), corpus(r, 6 + r.int(40)), 1 + r.int(4), o);
-      cases.push(await oneProcess(dir, drawOptions(r, o.ids, o.invalid)));
+      cases.push(await oneProcess(dir, drawOptions(r, o)));
     }
   });
   it(`--local, in several tasks and partitions (${SETS} drawn sets; a share on forked task processes)`, async () => {
@@ -207,7 +227,7 @@ describe('job spans writes the bytes of neardup spans', () => {
     }
     // The sets are not vacuous: most cut something, and every unit and mode is drawn.
     assert.ok(cases.filter((c) => (c.want.summary.unitsRemoved as number) > 0).length >= cases.length / 2, 'most sets remove units');
-    for (const w of ['line', 'paragraph', 'sentence', 'substring', '--min-docs', '--min-unit-words', '--min-doc-words', '--dry-run', 'annotate', '--id-field', '--skip-invalid']) assert.ok(cases.some((c) => c.drawn.args.includes(w)), `${w} drawn`);
+    for (const w of ['line', 'paragraph', 'sentence', 'substring', '--min-docs', '--min-unit-words', '--min-doc-words', '--dry-run', 'annotate', '--id-field', '--skip-invalid', '--text', '--id', '--delimiter', '--tsv-quotes', '--format']) assert.ok(cases.some((c) => c.drawn.args.includes(w)), `${w} drawn`);
     assert.ok(cases.some((c) => c.drawn.removed === 'tsv') && cases.some((c) => c.drawn.removed === 'jsonl'), 'both audit formats drawn');
   });
 
@@ -275,9 +295,9 @@ after(() => fs.rmSync(root, { recursive: true, force: true }));
 async function oneProcessSet(k: number): Promise<Case> {
   const r = rng(SEED * 1000 + k);
   const dir = path.join(root, `alone-${k}`);
-  const o = { ids: r.chance(0.6), invalid: r.chance(0.2) };
+  const o: Layout = { ids: r.chance(0.6), invalid: r.chance(0.2), format: r.pick(['jsonl', 'jsonl', 'jsonl', 'csv', 'csv;', 'tsvq'] as const) };
   writeCorpus(r, path.join(dir, 'in'), corpus(r, 6 + r.int(40)), 1 + r.int(4), o);
-  return oneProcess(dir, drawOptions(r, o.ids, o.invalid));
+  return oneProcess(dir, drawOptions(r, o));
 }
 
 describe('job spans refuses what it cannot honour, by name (exit 2)', () => {
@@ -300,6 +320,17 @@ describe('job spans refuses what it cannot honour, by name (exit 2)', () => {
       assert.match(r.stderr, re);
     });
   }
+  it('every option of neardup spans is honoured (drawn above) or refused by name', async () => {
+    // An option added to neardup spans must be drawn here and honoured, or it is refused meanwhile.
+    const drawn = ['format', 'text', 'id', 'textField', 'idField', 'delimiter', 'tsvQuotes', 'skipInvalid', 'unit', 'window', 'minLength', 'minDocs', 'minUnitWords', 'minDocWords', 'normalize', 'output', 'removed', 'dryRun', 'top', 'quiet', 'verbose', 'json'];
+    assert.deepEqual([...JOB_SPANS_HONOURS].sort(), drawn.sort());
+    for (const o of spansCommand().options.filter((x) => !JOB_SPANS_HONOURS.has(x.attributeName()))) {
+      const value = o.required || o.optional ? ['1'] : [];
+      const r = await cli(['job', 'spans', path.join(dir, 'in'), '--work-dir', path.join(dir, `w-any-${o.attributeName()}`), '--local', '--out-dir', path.join(dir, 'o'), o.long!, ...value]);
+      assert.equal(r.code, 2, `${o.long}: ${r.stderr}`);
+      assert.ok(r.stderr.includes(`${o.long}:`), `${o.long} named: ${r.stderr}`);
+    }
+  });
   it('Parquet shards (dedup output), text lines (annotate), standard input', async () => {
     let r = await cli(['job', 'spans', path.join(dir, 'b.parquet'), '--work-dir', path.join(dir, 'w-pq'), '--local', '--out-dir', path.join(dir, 'o')]);
     assert.equal(r.code, 2, r.stderr);
