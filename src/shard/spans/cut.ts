@@ -16,7 +16,7 @@ import { auditLine } from '../../spans/file.js';
 import { RecordWriter } from '../../spans/records.js';
 import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
-import { shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
+import { rangeOf, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
 import { CUT_COLUMNS, docBases, NONE, type SpansFindMarker } from './find.js';
 import type { SpansHashMarker } from './hash.js';
@@ -65,10 +65,9 @@ export class SpansIds {
 
   /** The id of global document `d`. */
   of(d: number): string {
-    let lo = 0;
-    while (this.base[lo + 1]! <= d) lo++;
-    const x = this.group(lo);
-    const i = d - this.base[lo]!;
+    const g = rangeOf(this.base, d);
+    const x = this.group(g);
+    const i = d - this.base[g]!;
     const row = this.rowBase[x.shardOf[i]!]! + x.rows[i]!;
     return this.explicit ? (x.ids[i] ?? String(row)) : String(row);
   }
