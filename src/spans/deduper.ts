@@ -10,9 +10,9 @@ import { textHash2 } from '../hash/murmur3.js';
 import { makeNormalizer } from '../text/normalize.js';
 import { tokens } from '../text/tokens.js';
 import { OffsetCursor } from './offsets.js';
-import { resolveSpansOptions, type SpansOptions } from './options.js';
+import { resolveSpansOptions, type ResolvedSpansOptions, type SpansOptions } from './options.js';
 import { UnitTable } from './table.js';
-import { newUnits, splitUnits } from './units.js';
+import { newUnits, splitUnits, type Units } from './units.js';
 import { newWordBuffers, wordWindows } from './words.js';
 
 /** A range cut out of a document's text: code-point and UTF-8 byte offsets, end exclusive. */
@@ -91,30 +91,34 @@ export interface SpansSummary {
 
 const TOP_TEXT = 500;
 
-/** Pass 1 then pass 2 of span deduplication; see the module comment. */
-export class SpanDeduper {
-  private readonly o: ReturnType<typeof resolveSpansOptions>;
-  private readonly norm: (t: string) => string;
-  private readonly table = new UnitTable();
-  private readonly units = newUnits();
-  private readonly cursor = new OffsetCursor();
-  private readonly ends = new OffsetCursor();
-  private readonly hash = new Uint32Array(2);
-  private readonly words = newWordBuffers();
-  private observed = 0;
-  private decided = 0;
-  private topSlots = new Map<number, number>();
-  /** Per document: 1 when pass 2 may cut something there (or must read a top unit's text), so pass 2 skips the others. */
-  private touched = new Uint8Array(1024);
-  private readonly s: SpansSummary = { documents: 0, units: 0, distinctUnits: 0, repeatedUnits: 0, unitsRemoved: 0, textBytes: 0, bytesRemoved: 0, documentsChanged: 0, documentsEmptied: 0, documentsDropped: 0, top: [] };
+/** How the summary shows unit `k` of `text` among the most repeated: its text, at most 500 characters, then `…`. */
+export function topText(text: string, u: Units, k: number): string {
+  const s = text.slice(u.textStart[k], u.textEnd[k]);
+  return s.length > TOP_TEXT ? `${s.slice(0, TOP_TEXT)}…` : s;
+}
 
-  constructor(options: SpansOptions = {}) {
-    this.o = resolveSpansOptions(options);
-    this.norm = makeNormalizer(this.o.normalize ?? {});
+/** The kept occurrence and counts of a removed unit, as {@link cutDocument} writes them into its {@link RemovedUnit}. */
+export type UnitFacts = Pick<RemovedUnit, 'keptDoc' | 'keptStart' | 'keptByteStart' | 'count' | 'docs'>;
+
+/**
+ * Splits, normalizes and hashes the units of one text as both passes compare them: the one-process
+ * passes here and the sharded job's stages (src/shard/spans/) walk units through this one class,
+ * so a unit is the same unit, with the same hash and index, everywhere.
+ */
+export class UnitWalker {
+  /** The units of the text last walked (indices `k` of {@link each}'s callback). */
+  readonly units = newUnits();
+  /** The 64-bit hash of the unit of the current callback (two 32-bit lanes). */
+  readonly hash = new Uint32Array(2);
+  private readonly words = newWordBuffers();
+  private readonly norm: (t: string) => string;
+
+  constructor(private readonly o: ResolvedSpansOptions) {
+    this.norm = makeNormalizer(o.normalize ?? {});
   }
 
-  /** Hashes the compared units of `text` into `this.hash`, calling `each(unit index)` for each. */
-  private eachUnit(text: string, each: (k: number) => void): number {
+  /** Hashes the compared units of `text` into {@link hash}, calling `each(unit index)` for each; returns the units split. */
+  each(text: string, each: (k: number) => void): number {
     if (this.o.unit === 'substring') return this.eachWindow(text, each);
     const u = splitUnits(text, this.o.unit, this.o.window, this.units);
     for (let k = 0; k < u.count; k++) {
@@ -127,7 +131,7 @@ export class SpanDeduper {
     return u.count;
   }
 
-  /** {@link eachUnit} for substring units: the L-word windows, hashed once per word (./words.ts). */
+  /** {@link each} for substring units: the L-word windows, hashed once per word (./words.ts). */
   private eachWindow(text: string, each: (k: number) => void): number {
     const u = wordWindows(text, { length: this.o.minLength, norm: this.norm }, this.units, this.words);
     if (this.o.minUnitWords > this.o.minLength) return u.count;
@@ -138,6 +142,95 @@ export class SpanDeduper {
       each(k);
     }
     return u.count;
+  }
+}
+
+/** A document's verdict with the bytes its cuts remove. */
+export type CutVerdict = DocVerdict & { bytesRemoved: number };
+
+/** What {@link cutDocument} cuts out of one document. */
+export interface DocCuts {
+  /** The document's units, as {@link UnitWalker.each} split them. */
+  units: Units;
+  /** The unit indices removed, ascending. */
+  removed: readonly number[];
+  /** The kept occurrence and counts of the j-th removed unit. */
+  facts: (j: number) => UnitFacts;
+  /** Substring units: overlapping removed windows are one audit row. */
+  substring: boolean;
+  minDocWords: number;
+}
+
+/**
+ * What a document loses, given which of its units go: `removed` (unit indices of `u`, ascending, as
+ * {@link UnitWalker.each} visits them) and `facts(j)` the kept occurrence and counts of the j-th.
+ * The one-process pass 2 and the sharded job's cut stage both call it, so they cut the same bytes.
+ */
+export function cutDocument(text: string, cut: DocCuts): CutVerdict {
+  const { units: u, removed, facts } = cut;
+  if (removed.length === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false, bytesRemoved: 0 };
+  const c = new OffsetCursor().reset(text);
+  const e = new OffsetCursor().reset(text);
+  const rows = cut.substring ? mergeWindows(removed, u.start, u.end) : undefined;
+  const pick = rows?.pick ?? removed.map((_, j) => j);
+  const units: RemovedUnit[] = pick.map((j, r) => {
+    const k = removed[j]!;
+    c.at(u.start[k]!);
+    e.at(rows?.end[r] ?? u.end[k]!);
+    return { start: c.cp, end: e.cp, byteStart: c.byte, byteEnd: e.byte, ...facts(j) };
+  });
+  // Merged in UTF-16 first (starts increase with k), then kept text and offsets.
+  const cutsU: number[] = [];
+  for (const k of removed) {
+    const a = u.start[k]!;
+    const b = u.end[k]!;
+    const n = cutsU.length;
+    if (n > 0 && a <= cutsU[n - 1]!) cutsU[n - 1] = Math.max(cutsU[n - 1]!, b);
+    else cutsU.push(a, b);
+  }
+  c.reset(text);
+  e.reset(text);
+  const cuts: CutRange[] = [];
+  let kept = '';
+  let last = 0;
+  let bytesRemoved = 0;
+  for (let j = 0; j < cutsU.length; j += 2) {
+    c.at(cutsU[j]!);
+    e.at(cutsU[j + 1]!);
+    cuts.push({ start: c.cp, end: e.cp, byteStart: c.byte, byteEnd: e.byte });
+    bytesRemoved += e.byte - c.byte;
+    kept += text.slice(last, cutsU[j]!);
+    last = cutsU[j + 1]!;
+  }
+  kept += text.slice(last);
+  const words = tokens(kept).length;
+  return { changed: true, text: kept, cuts, units, emptied: words === 0, dropped: words < cut.minDocWords, bytesRemoved };
+}
+
+/** Pass 1 then pass 2 of span deduplication; see the module comment. */
+export class SpanDeduper {
+  private readonly o: ResolvedSpansOptions;
+  private readonly walker: UnitWalker;
+  private readonly table = new UnitTable();
+  private readonly units: Units;
+  private readonly cursor = new OffsetCursor();
+  private readonly hash: Uint32Array;
+  private observed = 0;
+  private decided = 0;
+  private topSlots = new Map<number, number>();
+  /** Per document: 1 when pass 2 may cut something there (or must read a top unit's text), so pass 2 skips the others. */
+  private touched = new Uint8Array(1024);
+  private readonly s: SpansSummary = { documents: 0, units: 0, distinctUnits: 0, repeatedUnits: 0, unitsRemoved: 0, textBytes: 0, bytesRemoved: 0, documentsChanged: 0, documentsEmptied: 0, documentsDropped: 0, top: [] };
+
+  constructor(options: SpansOptions = {}) {
+    this.o = resolveSpansOptions(options);
+    this.walker = new UnitWalker(this.o);
+    this.units = this.walker.units;
+    this.hash = this.walker.hash;
+  }
+
+  private eachUnit(text: string, each: (k: number) => void): number {
+    return this.walker.each(text, each);
   }
 
   /** Pass 1: counts the units of the next document (documents come in input order, numbered from 0). */
@@ -200,65 +293,25 @@ export class SpanDeduper {
       if (i < 0) throw new Error(`document ${doc} changed between the passes`);
       const first = t.firstDoc[i] === doc && t.firstPos[i] === u.start[k];
       if (first && this.topSlots.has(i)) {
-        const s = text.slice(u.textStart[k], u.textEnd[k]);
-        this.s.top[this.topSlots.get(i)!]!.text = s.length > TOP_TEXT ? `${s.slice(0, TOP_TEXT)}…` : s;
+        this.s.top[this.topSlots.get(i)!]!.text = topText(text, u, k);
       }
       if (keepFirst ? !first : t.docs[i]! >= minDocs) {
         removed.push(k);
         found.push(i);
       }
     });
-    if (removed.length === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false };
-    const c = this.cursor.reset(text);
-    const e = this.ends.reset(text);
-    const rows: { removed: number[]; found: number[]; end?: number[] } = this.o.unit === 'substring' ? mergeWindows(removed, found, u.start, u.end) : { removed, found };
-    const units: RemovedUnit[] = rows.removed.map((k, j) => {
-      const i = rows.found[j]!;
-      c.at(u.start[k]!);
-      e.at(rows.end?.[j] ?? u.end[k]!);
-      return {
-        start: c.cp,
-        end: e.cp,
-        byteStart: c.byte,
-        byteEnd: e.byte,
-        keptDoc: keepFirst ? t.firstDoc[i]! : -1,
-        keptStart: keepFirst ? t.firstCp[i]! : -1,
-        keptByteStart: keepFirst ? t.firstByte[i]! : -1,
-        count: t.count[i]!,
-        docs: t.docs[i]!,
-      };
-    });
-    // Merged in UTF-16 first (starts increase with k), then kept text and offsets.
-    const cutsU: number[] = [];
-    for (const k of removed) {
-      const a = u.start[k]!;
-      const b = u.end[k]!;
-      const n = cutsU.length;
-      if (n > 0 && a <= cutsU[n - 1]!) cutsU[n - 1] = Math.max(cutsU[n - 1]!, b);
-      else cutsU.push(a, b);
-    }
-    c.reset(text);
-    e.reset(text);
-    const cuts: CutRange[] = [];
-    let kept = '';
-    let last = 0;
-    for (let j = 0; j < cutsU.length; j += 2) {
-      c.at(cutsU[j]!);
-      e.at(cutsU[j + 1]!);
-      cuts.push({ start: c.cp, end: e.cp, byteStart: c.byte, byteEnd: e.byte });
-      this.s.bytesRemoved += e.byte - c.byte;
-      kept += text.slice(last, cutsU[j]!);
-      last = cutsU[j + 1]!;
-    }
-    kept += text.slice(last);
-    const words = tokens(kept).length;
-    const emptied = words === 0;
-    const dropped = words < this.o.minDocWords;
-    this.s.unitsRemoved += units.length;
+    const facts = (j: number): UnitFacts => {
+      const i = found[j]!;
+      return { keptDoc: keepFirst ? t.firstDoc[i]! : -1, keptStart: keepFirst ? t.firstCp[i]! : -1, keptByteStart: keepFirst ? t.firstByte[i]! : -1, count: t.count[i]!, docs: t.docs[i]! };
+    };
+    const v = cutDocument(text, { units: u, removed, facts, substring: this.o.unit === 'substring', minDocWords: this.o.minDocWords });
+    if (!v.changed) return v;
+    this.s.bytesRemoved += v.bytesRemoved;
+    this.s.unitsRemoved += v.units.length;
     this.s.documentsChanged++;
-    if (emptied) this.s.documentsEmptied++;
-    if (dropped) this.s.documentsDropped++;
-    return { changed: true, text: kept, cuts, units, emptied, dropped };
+    if (v.emptied) this.s.documentsEmptied++;
+    if (v.dropped) this.s.documentsDropped++;
+    return v;
   }
 
   /** The counts so far (complete once pass 2 has seen every document). */
@@ -271,15 +324,15 @@ export class SpanDeduper {
 /**
  * Substring units' audit rows: removed windows that overlap (in text order) are one row, from the
  * first window's start to the last one's end, named by the first window (its kept occurrence and
- * counts), so a repeat of any length is one row, not one per word.
+ * counts), so a repeat of any length is one row, not one per word. `pick`: the row's first window, as an index into `removed`.
  */
-function mergeWindows(removed: number[], found: number[], start: number[], end: number[]): { removed: number[]; found: number[]; end: number[] } {
-  const out = { removed: [] as number[], found: [] as number[], end: [] as number[] };
+function mergeWindows(removed: readonly number[], start: number[], end: number[]): { pick: number[]; end: number[] } {
+  const out = { pick: [] as number[], end: [] as number[] };
   for (let j = 0; j < removed.length; j++) {
     const k = removed[j]!;
     const n = out.end.length;
     if (n > 0 && start[k]! <= out.end[n - 1]!) out.end[n - 1] = Math.max(out.end[n - 1]!, end[k]!);
-    else (out.removed.push(k), out.found.push(found[j]!), out.end.push(end[k]!));
+    else (out.pick.push(j), out.end.push(end[k]!));
   }
   return out;
 }

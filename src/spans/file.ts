@@ -17,7 +17,7 @@ import { tsvField } from '../io/write/write.js';
 import { SpanDeduper, type SpansSummary } from './deduper.js';
 import { auditRow, type SpansAuditRow } from './dedupSpans.js';
 import type { SpansOptions } from './options.js';
-import { checkEditable, checkShardFormats, RecordEditor } from './records.js';
+import { checkEditable, checkShardFormats, RecordWriter } from './records.js';
 
 /** Options of {@link dedupSpansFile}. */
 export interface SpansFileOptions {
@@ -211,46 +211,24 @@ async function secondPassShards(list: ShardList, outDir: string, p: Pass2): Prom
 
 /** Pass 2 over one opened input (a file, or one shard): `at.i` is the next document, `at.base` the shard's first row. */
 async function secondPass(input: OpenedInput, out: OutputSink | undefined, p: Pass2, at: { i: number; base: number; last: number; valid: number }): Promise<{ written: number; auditRows: number }> {
-  const { read, d, mode, audit, auditFormat, idOf, rows } = p;
-  const editor = mode !== 'none' ? new RecordEditor(input, read) : undefined;
-  let headerDone = false;
-  // As `dedup --output dedup` writes: the byte-order mark, the header, each record's own line break.
-  const header = async (): Promise<void> => {
-    if (headerDone || !out) return;
-    headerDone = true;
-    if (input.bom) await out.write('\ufeff');
-    const h = input.header;
-    if (mode === 'annotate') {
-      const line = editor!.annotateHeader();
-      if (line !== undefined) await out.write(line);
-    } else if (h) await out.write(h.raw + (h.eol || '\n'));
-  };
-  let written = 0;
+  const { d, audit, auditFormat, idOf, rows } = p;
+  const writer = new RecordWriter(input, p.read, p.mode, out);
   let auditRows = 0;
   for await (const r of input.records) {
     const i = at.i;
     at.last = r.row;
     at.valid++;
     if (i >= rows.length || r.row + at.base !== rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
-    await header();
+    await writer.header();
     const v = d.decide(r.text);
     const id = idOf(i);
     if (audit) {
       for (const u of v.units) await audit.write(auditLine(auditFormat, auditRow(id, u, idOf)));
       auditRows += v.units.length;
     }
-    if (out) {
-      const eol = r.eol || '\n';
-      if (mode === 'annotate') {
-        await out.write(editor!.annotate(r, v.cuts, v.dropped) + eol);
-        written++;
-      } else if (!v.dropped) {
-        await out.write((v.changed ? editor!.replace(r, v.text) : r.raw!) + eol);
-        written++;
-      }
-    }
+    await writer.write(r, v);
     at.i++;
   }
-  await header();
-  return { written, auditRows };
+  await writer.header();
+  return { written: writer.written, auditRows };
 }

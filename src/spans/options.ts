@@ -46,8 +46,11 @@ export const SPANS_DEFAULTS = {
   top: 10,
 } as const;
 
+/** {@link SpansOptions} with their defaults filled in. */
+export type ResolvedSpansOptions = Required<Omit<SpansOptions, 'minDocs' | 'normalize'>> & Pick<SpansOptions, 'minDocs' | 'normalize'>;
+
 /** Options with their defaults filled in and checked; throws a RangeError naming a bad one. */
-export function resolveSpansOptions(o: SpansOptions = {}): Required<Omit<SpansOptions, 'minDocs' | 'normalize'>> & Pick<SpansOptions, 'minDocs' | 'normalize'> {
+export function resolveSpansOptions(o: SpansOptions = {}): ResolvedSpansOptions {
   const unit = o.unit ?? SPANS_DEFAULTS.unit;
   if (unit !== 'line' && unit !== 'paragraph' && unit !== 'sentence' && unit !== 'substring') {
     throw new RangeError(`unknown unit "${String(unit)}" (expected line, paragraph, sentence or substring)`);

@@ -15,7 +15,8 @@ import type { OpenedInput, ReadOptions } from '../io/read/read.js';
 import type { InputRecord } from '../io/read/record.js';
 import type { ShardList } from '../io/read/shards.js';
 import { tsvField } from '../io/write/write.js';
-import type { CutRange } from './deduper.js';
+import type { OutputSink } from '../io/write/output.js';
+import type { CutRange, DocVerdict } from './deduper.js';
 
 /** The tags `--output annotate` adds: the ranges cut (JSON), and whether the document is dropped. */
 export const SPAN_TAGS = ['spans_removed', 'spans_dropped'] as const;
@@ -182,5 +183,48 @@ export class RecordEditor {
     }
     const v = this.format === 'csv' ? quoteCsv(json) : tsvField(json);
     return `${raw}${this.d}${v}${this.d}${String(dropped)}`;
+  }
+}
+
+/**
+ * Writes the records of one opened input (read with `raw: true`) as pass 2 decides them, as
+ * `dedup --output dedup` writes: the byte-order mark and the header once, then each record cut
+ * (`dedup`, dropped ones left out) or tagged (`annotate`) with its own line break. The one-process
+ * pass 2 and the sharded job's cut stage (src/shard/spans/cut.ts) both write through it.
+ */
+export class RecordWriter {
+  private readonly editor: RecordEditor | undefined;
+  private headerDone = false;
+  /** Records written. */
+  written = 0;
+
+  constructor(private readonly input: OpenedInput, read: ReadOptions, private readonly mode: 'dedup' | 'annotate' | 'none', private readonly out: OutputSink | undefined) {
+    this.editor = mode !== 'none' ? new RecordEditor(input, read) : undefined;
+  }
+
+  /** Writes the byte-order mark and header, once (before the first record, or at the end of an input with none). */
+  async header(): Promise<void> {
+    if (this.headerDone || !this.out) return;
+    this.headerDone = true;
+    if (this.input.bom) await this.out.write('\ufeff');
+    const h = this.input.header;
+    if (this.mode === 'annotate') {
+      const line = this.editor!.annotateHeader();
+      if (line !== undefined) await this.out.write(line);
+    } else if (h) await this.out.write(h.raw + (h.eol || '\n'));
+  }
+
+  /** Writes record `r` as verdict `v` says. */
+  async write(r: InputRecord, v: DocVerdict): Promise<void> {
+    await this.header();
+    if (!this.out) return;
+    const eol = r.eol || '\n';
+    if (this.mode === 'annotate') {
+      await this.out.write(this.editor!.annotate(r, v.cuts, v.dropped) + eol);
+      this.written++;
+    } else if (!v.dropped) {
+      await this.out.write((v.changed ? this.editor!.replace(r, v.text) : r.raw!) + eol);
+      this.written++;
+    }
   }
 }

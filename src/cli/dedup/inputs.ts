@@ -13,7 +13,7 @@ import { refuseRepeatedFiles } from '../../io/write/alias.js';
 import type { InputFormat } from '../../io/read/formats.js';
 import { globBase, isGlob, resolveShards, type ShardList } from '../../io/read/shards.js';
 import { listShards } from '../../shard/plan/plan.js';
-import { outputNames } from '../../shard/files/job.js';
+import { outputNames } from '../../shard/files/layout.js';
 
 /**
  * The shards of several inputs, as one {@link ShardList} for `ReadOptions.inputs`: named by the

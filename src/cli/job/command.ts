@@ -6,30 +6,19 @@
 import { Command } from 'commander';
 import { UsageError } from '../../common/errors.js';
 import { checkAuditTarget } from '../../io/write/audit.js';
-import { submitJob } from '../../distributed/submit.js';
-import { STAGES, taskCount, type JobSpec } from '../../shard/files/job.js';
-import type { WorkDir } from '../../shard/workdir/workDir.js';
+import { STAGES, taskCount } from '../../shard/files/job.js';
 import { isS3Url } from '../../io/s3/client.js';
 import { addLogOptions, parsePositiveInt } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
-import { addPlanOptions, finishJob, localProcesses, openJob, planFromFlags, refuseUnsupported, runLocally, stageBars, type PlanFlags } from './run.js';
+import { addPlanOptions, finishJob, openJob, planFromFlags, refuseUnsupported, type PlanFlags } from './run.js';
+import { addRunOptions, checkRunFlags, runJob, type RunFlags } from './where.js';
+import { finishSpansJob, jobSpansCommand } from './spans.js';
 import { printStatus } from './status.js';
-import { warnDecideForecast } from '../../shard/plan/decideForecast.js';
 import { estimateFromFlags, type EstimateFlags } from './estimate.js';
 import { planSlurm, queuedSlurmJobs, shellQuote, slurmJobName, slurmScript, submitSlurm } from '../../distributed/slurm.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-
-/** Where a job's tasks run: `--local` or the workers of `--redis`. */
-interface RunFlags {
-  redis?: string;
-  queue: string;
-  local?: boolean;
-  processes?: number;
-  waitNotice: number;
-  redisTimeout: number;
-}
 
 interface DedupJobFlags extends PlanFlags, RunFlags {
   taskMemory?: number;
@@ -52,54 +41,9 @@ function addTaskMemoryOption(cmd: Command, o: { withEstimate?: boolean } = {}): 
 /** The plan's share of `--task-memory`, in bytes. */
 const budgetOf = (flags: { taskMemory?: number }): { taskMemoryBudget?: number } => (flags.taskMemory !== undefined ? { taskMemoryBudget: flags.taskMemory * 2 ** 20 } : {});
 
-/** The options of where a job runs, shared by `job dedup` and `job run`. */
-function addRunOptions(cmd: Command): Command {
-  return cmd
-    .option('--redis <url>', 'Redis of the queue the "neardup worker" processes serve, e.g. redis://host:6379')
-    .option('--queue <name>', 'BullMQ queue name', 'neardup')
-    .option('--local', 'run every stage on this machine instead (no Redis): each stage\'s tasks on --processes task processes')
-    .option('--processes <n>', 'with --local: task processes running at once (default: one per core, or 1 for inputs under 64 MiB, where starting processes costs more than it saves)', parsePositiveInt('processes', 1024))
-    .option('--wait-notice <seconds>', 'with --redis: say so when no worker has taken a task (or Redis cannot be reached) for this long, and again after each such span', parsePositiveInt('wait-notice', 86400), 30)
-    .option('--redis-timeout <seconds>', 'with --redis: give up when Redis cannot be reached for this long (finished tasks are kept: submit again to resume)', parsePositiveInt('redis-timeout', 864000), 120);
-}
-
-/** Checks that the run flags name one place to run. */
-function checkRunFlags(flags: RunFlags): void {
-  if (!flags.redis === !flags.local) throw new UsageError('give --redis URL (run on the queue\'s workers) or --local (run in this process)');
-  if (flags.processes !== undefined && !flags.local) throw new UsageError('--processes is for --local runs (with --redis, start more workers instead)');
-}
-
-/** Runs every unfinished task of a planned job, here (--local) or on the queue's workers (--redis). */
-async function runJob(wd: WorkDir, job: JobSpec, flags: RunFlags, reporter: Reporter): Promise<void> {
-  if (flags.local) return runLocally(wd, job, reporter, flags.processes ?? localProcesses(job));
-  let last = '';
-  const bars = stageBars(reporter);
-  try {
-    await submitJob(wd, job, {
-      redis: flags.redis!,
-      queue: flags.queue,
-      noticeMs: flags.waitNotice * 1000,
-      redisTimeoutMs: flags.redisTimeout * 1000,
-      // Said even with --quiet: a job that waits must say why.
-      onNotice: (m) => process.stderr.write(`neardup: ${m}\n`),
-      onStageDone: async (stage) => {
-        if (stage === 'link') await warnDecideForecast({ job, marker: (t) => wd.marker(job, 'link', t), warn: (m) => reporter.warn(m) });
-      },
-      onProgress: (stage, done, total) => {
-        const line = `${stage} ${done}/${total}`;
-        if (line !== last) reporter.verbose(`progress: ${line} tasks`);
-        last = line;
-        bars.update(stage, done, total);
-      },
-    });
-  } finally {
-    bars.stop();
-  }
-}
-
 /** The `job` command and its subcommands. */
 export function jobCommand(): Command {
-  const job = new Command('job').description('sharded dedup jobs over many files and machines (see docs/distributed.md); document-level dedup only: neardup spans (below the document) runs in one process and has no sharded job yet');
+  const job = new Command('job').description('sharded dedup jobs over many files and machines (see docs/distributed.md); document-level dedup (job dedup) and below the document (job spans)');
 
   const plan = new Command('plan')
     .description('write the plan of a job (job.json in --work-dir) for array-job runners (Slurm, Kubernetes, Spark); then run "neardup stage" for each stage and "neardup job report"')
@@ -158,9 +102,9 @@ export function jobCommand(): Command {
     const started = performance.now();
     const reporter = new Reporter(flags);
     const { wd, job } = await openJob(flags.workDir);
-    if (job.output.mode !== 'dedup' && job.output.mode !== 'annotate') requireOutForJson({ json: flags.json, out: flags.out || undefined });
+    if (!job.spans && job.output.mode !== 'dedup' && job.output.mode !== 'annotate') requireOutForJson({ json: flags.json, out: flags.out || undefined });
     await runJob(wd, job, flags, reporter);
-    await finishJob(wd, job, flags, reporter, started);
+    await (job.spans ? finishSpansJob(wd, job, flags, { reporter, started }) : finishJob(wd, job, flags, reporter, started));
   });
 
   const report = new Command('report')
@@ -171,7 +115,7 @@ export function jobCommand(): Command {
   addLogOptions(report);
   report.action(async (flags: LogFlags & { workDir: string; out?: string; removed?: string }) => {
     const { wd, job } = await openJob(flags.workDir);
-    await finishJob(wd, job, flags, new Reporter(flags), performance.now(), true);
+    await (job.spans ? finishSpansJob(wd, job, flags, { reporter: new Reporter(flags), started: performance.now(), finished: true }) : finishJob(wd, job, flags, new Reporter(flags), performance.now(), true));
   });
 
   const status = new Command('status')
@@ -233,5 +177,5 @@ Example:
     process.stderr.write(`neardup: when they are done: neardup job report --work-dir ${shellQuote(flags.workDir)} (progress: neardup job status --work-dir ${shellQuote(flags.workDir)})\n`);
   });
 
-  return job.addCommand(plan).addCommand(dedup).addCommand(run).addCommand(submit).addCommand(report).addCommand(status).addCommand(clean);
+  return job.addCommand(plan).addCommand(dedup).addCommand(jobSpansCommand()).addCommand(run).addCommand(submit).addCommand(report).addCommand(status).addCommand(clean);
 }

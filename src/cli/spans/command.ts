@@ -1,6 +1,6 @@
 /**
  * `neardup spans <input...>`: repeated lines, paragraphs, sentence windows or substrings removed below the
- * document, in one process (src/spans/). `neardup job` does not run spans yet.
+ * document, in one process (src/spans/); `neardup job spans` runs it sharded (src/cli/job/spans.ts).
  * @module
  */
 import { Command, Option } from 'commander';
@@ -78,7 +78,7 @@ audit and in spans_removed are code points (start, end) and UTF-8 bytes (byte_st
 into the text field's value. A line is cut with its line break; a paragraph with the blank lines
 after it; a sentence window with its trailing spaces; a substring from its first word to its last
 (words compared one by one, so the spaces and punctuation between them are not). Keep-first follows input order (there is no
---keep for spans). neardup job does not run spans yet: this is the one-process version.
+--keep for spans). neardup job spans runs the same as a sharded job, with the same bytes.
 
 Examples:
   $ neardup spans crawl.jsonl --unit paragraph --out crawl.clean.jsonl --removed removed.tsv

@@ -16,15 +16,23 @@ import type { PairFormat } from '../../io/write/write.js';
 import { InputError, UsageError } from '../../common/errors.js';
 import { writeError } from '../../io/write/output.js';
 import { isS3Url, parseS3Url, s3Get, s3Head } from '../../io/s3/client.js';
+import type { ResolvedSpansOptions } from '../../spans/options.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
-export const JOB_VERSION = 9;
+export const JOB_VERSION = 10;
 
 /** What a job writes. `pairs` and `clusters` go to one file; `dedup` and `annotate` write one output shard per input shard. */
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
 
-/** The stages, in order. */
-export const STAGES = ['sign', 'join', 'route', 'gather', 'verify', 'link', 'decide', 'components', 'filter'] as const;
+/**
+ * The stages, in order: a dedup job's, then a spans job's (`neardup job spans`, src/shard/spans/).
+ * A job has tasks in its own kind's stages only ({@link taskCount} is 0 in the others), so every
+ * runner, which goes through the stages that have tasks, runs both kinds alike.
+ */
+export const STAGES = ['sign', 'join', 'route', 'gather', 'verify', 'link', 'decide', 'components', 'filter', 'spans-hash', 'spans-find', 'spans-cut'] as const;
+
+/** A spans job's stages: hash each group's units (partitioned by hash), find each partition's repeats, cut each group's records. */
+export const SPANS_STAGES: readonly StageName[] = ['spans-hash', 'spans-find', 'spans-cut'];
 /** A stage name. */
 export type StageName = (typeof STAGES)[number];
 
@@ -117,8 +125,24 @@ export interface JobSpec {
    * `job submit --slurm` asks for it as `--mem`. Not part of what makes two plans the same job.
    */
   taskMemory?: Partial<Record<StageName, number>>;
+  /**
+   * Set for a spans job (`neardup job spans`): the units and rule of `neardup spans`, and what it
+   * writes. Its dedup fields (threshold, shingle, minhash, bands, rows…) are the planner's defaults
+   * and unused; `partitions` is the hash partitions of its find stage.
+   */
+  spans?: SpansJobPlan;
   /** `job plan --task-memory` (bytes): a decide task forecast past it once link has run is warned of (src/shard/plan/decideForecast.ts). */
   taskMemoryBudget?: number;
+}
+
+/** What a spans job runs and writes. */
+export interface SpansJobPlan {
+  /** The options of `neardup spans` (defaults filled in; `normalize` a preset). */
+  options: ResolvedSpansOptions;
+  /** `dedup` or `annotate` output shards under `output.dir`, or `none` (`--dry-run`: the summary and the audit only). */
+  mode: 'dedup' | 'annotate' | 'none';
+  /** The `--removed` audit's format, when the job writes one (each cut task writes its rows). */
+  audit?: 'tsv' | 'jsonl';
 }
 
 /**
@@ -226,6 +250,7 @@ export function parseJob(workDir: string, text: string): JobSpec {
     typeof job.maxBucketPairs === 'number' &&
     job.read !== null && typeof job.read === 'object' && job.shingle !== null && typeof job.shingle === 'object' && job.minhash !== null && typeof job.minhash === 'object' &&
     job.output !== null && typeof job.output === 'object' && ['pairs', 'clusters', 'dedup', 'annotate'].includes(job.output.mode) &&
+    (job.spans === undefined || (job.spans !== null && typeof job.spans === 'object' && job.spans.options !== null && typeof job.spans.options === 'object' && ['dedup', 'annotate', 'none'].includes(job.spans.mode))) &&
     (job.taskMemory === undefined || (job.taskMemory !== null && typeof job.taskMemory === 'object' && Object.values(job.taskMemory).every((v) => typeof v === 'number'))) && (job.taskMemoryBudget === undefined || typeof job.taskMemoryBudget === 'number');
   if (!ok) throw damaged(workDir, 'a field is missing or has a wrong type');
   return job;
@@ -332,7 +357,10 @@ export function sameJob(workDir: string, existing: JobSpec, spec: Omit<JobSpec, 
 
 /** Number of tasks of a stage. */
 export function taskCount(job: JobSpec, stage: StageName): number {
+  if (SPANS_STAGES.includes(stage) !== (job.spans !== undefined)) return 0;
   switch (stage) {
+    case 'spans-find':
+      return job.partitions;
     case 'join':
       return job.partitions;
     case 'gather':
@@ -364,36 +392,4 @@ export function rangeOf(starts: ArrayLike<number>, x: number): number {
     else hi = mid - 1;
   }
   return lo;
-}
-
-/** Bytes of input that one task of a per-shard stage reads at most, unless one shard alone is larger. */
-export const TASK_BYTES = 64 * 2 ** 20;
-
-/** Groups of consecutive shards of at most {@link TASK_BYTES} together (a larger shard alone). */
-export function groupShards(sizes: readonly number[], limit = TASK_BYTES): number[] {
-  const groups = [0];
-  let bytes = 0;
-  for (let s = 0; s < sizes.length; s++) {
-    if (s > groups.at(-1)! && bytes + sizes[s]! > limit) {
-      groups.push(s);
-      bytes = 0;
-    }
-    bytes += sizes[s]!;
-  }
-  groups.push(sizes.length);
-  return groups;
-}
-
-/** Output names for shards: their paths relative to the deepest directory holding them all. */
-export function outputNames(paths: readonly string[]): string[] {
-  if (paths.length === 0) return [];
-  const dirs = paths.map((p) => path.dirname(p).split(path.sep));
-  let common = dirs[0]!;
-  for (const d of dirs) {
-    let i = 0;
-    while (i < common.length && i < d.length && common[i] === d[i]) i++;
-    common = common.slice(0, i);
-  }
-  const base = common.join(path.sep) || path.sep;
-  return paths.map((p) => path.relative(base, p));
 }

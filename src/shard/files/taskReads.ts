@@ -117,6 +117,13 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
       return { reads: [sign, { stage: 'decide', tasks: n('decide'), files: ['clusters.bin', 'members.bin'], partition: t }], shards: [] };
     case 'filter':
       return { reads: [sign, { stage: 'components', tasks: n('components'), files: ['assign.bin'], partition: t }], shards: groupOf(job, t) };
+    // A spans job (src/shard/spans/): whole row files, each task's share read from them by offsets.
+    case 'spans-hash':
+      return { reads: [], shards: groupOf(job, t) };
+    case 'spans-find':
+      return { reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['units.u32'] }], shards: [] };
+    case 'spans-cut':
+      return { reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['docs.json'] }, { stage: 'spans-find', tasks: n('spans-find'), files: ['cuts.u32'] }], shards: groupOf(job, t) };
   }
 }
 
@@ -125,7 +132,7 @@ export function jobReads(job: JobSpec, report: boolean): TaskRead[] {
   const reads: TaskRead[] = [];
   for (const stage of STAGES) {
     // A job with exact copies has its pairs in the decide tasks' files (listed by their markers only then).
-    const files = report && (stage === 'verify' || stage === 'decide') ? ['pairs.bin', 'pairs.txt'] : report && stage === 'components' ? ['assign.bin', 'clusters.jsonl'] : [];
+    const files = report && (stage === 'verify' || stage === 'decide') ? ['pairs.bin', 'pairs.txt'] : report && stage === 'components' ? ['assign.bin', 'clusters.jsonl'] : report && stage === 'spans-cut' ? ['audit.txt'] : [];
     reads.push({ stage, tasks: every(taskCount(job, stage)), files });
   }
   return reads;

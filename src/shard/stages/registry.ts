@@ -14,6 +14,9 @@ import { runComponents } from './components.js';
 import { runFilter } from './filter.js';
 import { runDecide } from './decide.js';
 import { runLink, runLinkRound } from './link.js';
+import { runSpansCut } from '../spans/cut.js';
+import { runSpansFind } from '../spans/find.js';
+import { runSpansHash } from '../spans/hash.js';
 
 const RUNNERS: Record<StageName, (workDir: string, job: JobSpec, task: number) => Promise<object>> = {
   sign: runSign,
@@ -25,6 +28,9 @@ const RUNNERS: Record<StageName, (workDir: string, job: JobSpec, task: number) =
   decide: runDecide,
   components: runComponents,
   filter: runFilter,
+  'spans-hash': runSpansHash,
+  'spans-find': runSpansFind,
+  'spans-cut': runSpansCut,
 };
 
 /** Checks a stage name. */

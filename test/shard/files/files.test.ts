@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { ColumnFile, writeColumns } from '../../../src/shard/files/columns.js';
 import { commitTask, failedFile, readFailed, readMarker, requireMarker, taskDir, tempDirs } from '../../../src/shard/files/commit.js';
 import { tasksOfMember, arrayIndexFromEnv } from '../../../src/shard/stages/registry.js';
-import { outputNames } from '../../../src/shard/files/job.js';
+import { outputNames } from '../../../src/shard/files/layout.js';
 import { groupBy } from '../../../src/shard/files/u32buf.js';
 import { Reusable } from '../../../src/shard/stages/reuse.js';
 import { docsCache, jobDocs } from '../../../src/shard/files/docs.js';

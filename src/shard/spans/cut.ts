@@ -1,0 +1,200 @@
+/**
+ * Stage spans-cut of a spans job (one task per shard group): reads its group's removed occurrences
+ * from every spans-find task, then its shards' records again, and cuts each document exactly as
+ * `neardup spans`' pass 2 does (the same {@link UnitWalker}, {@link cutDocument} and
+ * {@link RecordWriter}): the output shard (atomically, in the job's output directory under the
+ * shard's relative name), the group's `--removed` audit rows (`audit.txt`, in input order, without
+ * a header) and its counts. It also takes the text of the partitions' most repeated units whose
+ * first occurrence is in its group, for the summary.
+ * @module
+ */
+import { promises as fsp, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { auditRow } from '../../spans/dedupSpans.js';
+import { cutDocument, topText, UnitWalker, type UnitFacts } from '../../spans/deduper.js';
+import { auditLine } from '../../spans/file.js';
+import { RecordWriter } from '../../spans/records.js';
+import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
+import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
+import { rangeOf, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
+import { openShard } from '../files/shardInput.js';
+import { CUT_COLUMNS, docBases, NONE, type SpansFindMarker } from './find.js';
+import type { SpansHashMarker } from './hash.js';
+import { readRows } from './rows.js';
+
+/** The spans-cut task's counts (summed over the groups by the job's summary). */
+export interface SpansCutMarker {
+  textBytes: number;
+  bytesRemoved: number;
+  unitsRemoved: number;
+  documentsChanged: number;
+  documentsEmptied: number;
+  documentsDropped: number;
+  /** Records written to the output shards. */
+  written: number;
+  /** Rows of audit.txt. */
+  auditRows: number;
+  /** The output shards written (relative names), for `_SUCCESS`. */
+  outputs: string[];
+  /** Texts of top candidates whose first occurrence is in the group: global document, unit index, text. */
+  top: { doc: number; k: number; text: string }[];
+}
+
+/** Documents' ids as the audit names them (the record's id, else its global row number), group by group, loaded when first asked. */
+export class SpansIds {
+  private readonly base: number[];
+  private readonly rowBase: number[] = [0];
+  private readonly explicit: boolean;
+  private readonly loaded = new Map<number, { ids: (string | null)[]; rows: number[]; shardOf: number[] }>();
+
+  constructor(private readonly workDir: string, private readonly job: JobSpec) {
+    this.base = docBases(workDir, job);
+    let explicit = false;
+    for (let g = 0; g < taskCount(job, 'spans-hash'); g++) {
+      const m = requireMarker<SpansHashMarker>(workDir, job, 'spans-hash', g);
+      explicit ||= m.explicit;
+      for (const s of m.shards) this.rowBase.push(this.rowBase.at(-1)! + s.rows);
+    }
+    this.explicit = explicit;
+  }
+
+  /** The first global document of group `g`. */
+  first(g: number): number {
+    return this.base[g]!;
+  }
+
+  /** The id of global document `d`. */
+  of(d: number): string {
+    const g = rangeOf(this.base, d);
+    const x = this.group(g);
+    const i = d - this.base[g]!;
+    const row = this.rowBase[x.shardOf[i]!]! + x.rows[i]!;
+    return this.explicit ? (x.ids[i] ?? String(row)) : String(row);
+  }
+
+  private group(g: number): { ids: (string | null)[]; rows: number[]; shardOf: number[] } {
+    let x = this.loaded.get(g);
+    if (x) return x;
+    const m = requireMarker<SpansHashMarker>(this.workDir, this.job, 'spans-hash', g);
+    const parsed = JSON.parse(readFileSync(path.join(taskDir(this.workDir, 'spans-hash', g), 'docs.json'), 'utf8')) as { ids: (string | null)[]; rows: number[] };
+    const shardOf: number[] = [];
+    m.shards.forEach((s, j) => shardOf.push(...new Array<number>(s.docs).fill(this.job.groups[g]! + j)));
+    this.loaded.set(g, (x = { ...parsed, shardOf }));
+    return x;
+  }
+}
+
+/** The group's removed occurrences from every find task, sorted by (document, unit index). */
+function groupCuts(workDir: string, job: JobSpec, t: number): Uint32Array[] {
+  const parts: Uint32Array[][] = [];
+  for (let p = 0; p < taskCount(job, 'spans-find'); p++) {
+    const m = requireMarker<SpansFindMarker>(workDir, job, 'spans-find', p);
+    parts.push(readRows(path.join(taskDir(workDir, 'spans-find', p), 'cuts.u32'), { width: CUT_COLUMNS, n: m.removed }, m.gstart[t]!, m.gstart[t + 1]!));
+  }
+  const n = parts.reduce((a, x) => a + x[0]!.length, 0);
+  const all = Array.from({ length: CUT_COLUMNS }, () => new Uint32Array(n));
+  let at = 0;
+  for (const x of parts) {
+    x.forEach((c, i) => all[i]!.set(c, at));
+    at += x[0]!.length;
+  }
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => all[0]![a]! - all[0]![b]! || all[1]![a]! - all[1]![b]!);
+  return all.map((c) => Uint32Array.from(order, (i) => c[i]!));
+}
+
+/** Runs spans-cut task `t` (idempotent; every spans-find task must have completed). */
+export function runSpansCut(workDir: string, job: JobSpec, t: number): Promise<SpansCutMarker> {
+  return commitTask<SpansCutMarker>(workDir, job, 'spans-cut', t, async (dir) => {
+    const ids = new SpansIds(workDir, job);
+    const cuts = groupCuts(workDir, job, t);
+    const first = ids.first(t);
+    const tops = new Map<number, Set<number>>();
+    for (let p = 0; p < taskCount(job, 'spans-find'); p++) {
+      for (const c of requireMarker<SpansFindMarker>(workDir, job, 'spans-find', p).top) {
+        if (!tops.has(c.doc)) tops.set(c.doc, new Set());
+        tops.get(c.doc)!.add(c.k);
+      }
+    }
+    const m: SpansCutMarker = { textBytes: 0, bytesRemoved: 0, unitsRemoved: 0, documentsChanged: 0, documentsEmptied: 0, documentsDropped: 0, written: 0, auditRows: 0, outputs: [], top: [] };
+    const audit: string[] = [];
+    const state = { doc: 0, row: 0 };
+    const { first: s0, end } = shardsOfTask(job, t);
+    for (let s = s0; s < end; s++) await cutShard({ workDir, job, s, ids, cuts, first, tops, m, audit, state });
+    await writeSynced(path.join(dir, 'audit.txt'), audit.join(''));
+    return m;
+  });
+}
+
+/** What {@link cutShard} shares across a group's shards. */
+interface CutContext {
+  workDir: string;
+  job: JobSpec;
+  s: number;
+  ids: SpansIds;
+  cuts: Uint32Array[];
+  /** The group's first global document. */
+  first: number;
+  /** Top candidates' first occurrences: global document → unit indices. */
+  tops: Map<number, Set<number>>;
+  m: SpansCutMarker;
+  audit: string[];
+  /** The next document of the group, and the next row of `cuts`. */
+  state: { doc: number; row: number };
+}
+
+async function cutShard(x: CutContext): Promise<void> {
+  const { job, m, cuts, state } = x;
+  const spans = job.spans!;
+  const o = spans.options;
+  const walker = new UnitWalker(o);
+  const shard = job.shards[x.s]!;
+  const input = await openShard(x.workDir, job, x.s, true);
+  let sink: OutputSink | undefined;
+  try {
+    if (spans.mode !== 'none' && job.output.dir) {
+      const target = path.join(job.output.dir, shard.out);
+      await fsp.mkdir(path.dirname(target), { recursive: true });
+      sink = await atomicFileSink(target);
+    }
+    const writer = new RecordWriter(input, job.read, spans.mode, sink);
+    for await (const r of input.records) {
+      const d = state.doc++;
+      const g = x.first + d;
+      m.textBytes += Buffer.byteLength(r.text);
+      const a = state.row;
+      while (state.row < cuts[0]!.length && cuts[0]![state.row] === d) state.row++;
+      const removed = Array.from(cuts[1]!.subarray(a, state.row));
+      const facts = (j: number): UnitFacts => {
+        const kept = cuts[2]![a + j]!;
+        return kept === NONE ? { keptDoc: -1, keptStart: -1, keptByteStart: -1, count: cuts[5]![a + j]!, docs: cuts[6]![a + j]! } : { keptDoc: kept, keptStart: cuts[3]![a + j]!, keptByteStart: cuts[4]![a + j]!, count: cuts[5]![a + j]!, docs: cuts[6]![a + j]! };
+      };
+      // The units are split again only where something is cut or a top unit's text is taken.
+      const top = x.tops.get(g);
+      if (removed.length > 0 || top) walker.each(r.text, (k) => void (top?.has(k) && m.top.push({ doc: g, k, text: topText(r.text, walker.units, k) })));
+      const v = cutDocument(r.text, { units: walker.units, removed, facts, substring: o.unit === 'substring', minDocWords: o.minDocWords });
+      if (v.changed) {
+        m.bytesRemoved += v.bytesRemoved;
+        m.unitsRemoved += v.units.length;
+        m.documentsChanged++;
+        if (v.emptied) m.documentsEmptied++;
+        if (v.dropped) m.documentsDropped++;
+        if (spans.audit) {
+          const id = x.ids.of(g);
+          for (const u of v.units) x.audit.push(auditLine(spans.audit, auditRow(id, u, (k) => x.ids.of(k))));
+          m.auditRows += v.units.length;
+        }
+      }
+      await writer.write(r, v);
+    }
+    await writer.header();
+    if (sink) {
+      await sink.close();
+      sink = undefined;
+      m.outputs.push(shard.out);
+    }
+    m.written += writer.written;
+  } finally {
+    await input.records.return(undefined);
+    await sink?.abort();
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Stage spans-hash of a spans job (one task per shard group): reads the group's records in input
+ * order and hashes every compared unit exactly as `neardup spans` does (the same
+ * {@link UnitWalker}), into `units.u32`: uint32 columns one after the other (hash high, hash
+ * low, the document within the group, the unit's index in its document; and its code-point and
+ * UTF-8 byte start for a keep-first audit: {@link unitColumns}), rows grouped by the hash's
+ * partition (`pstart` in the marker), 16 or 24 bytes a unit.
+ * `docs.json` holds each document's id (null when the record has none) and row within its shard,
+ * for the audit's ids.
+ * @module
+ */
+import path from 'node:path';
+import { rowCount } from '../../io/read/read.js';
+import { UnitWalker } from '../../spans/deduper.js';
+import { OffsetCursor } from '../../spans/offsets.js';
+import { commitTask, writeSynced } from '../files/commit.js';
+import { shardsOfTask, type JobSpec } from '../files/job.js';
+import { openShard } from '../files/shardInput.js';
+import { groupBy, U32Buf } from '../files/u32buf.js';
+import { columnsBuffer } from './rows.js';
+
+/**
+ * The columns of a job's `units.u32`, in file order: hash high and low, document, unit index (16
+ * bytes a unit), and the code-point and byte start only when the job writes a keep-first audit,
+ * the one output that names where a kept occurrence starts (24 bytes a unit then).
+ */
+export function unitColumns(job: JobSpec): number {
+  return job.spans!.audit !== undefined && job.spans!.options.minDocs === undefined ? 6 : 4;
+}
+
+/** What a shard of the group held. */
+export interface SpansShardCount {
+  /** Documents read. */
+  docs: number;
+  /** Rows, skipped invalid records included (the shard's share of the row numbers). */
+  rows: number;
+  /** Invalid records skipped (`--skip-invalid`). */
+  skipped: number;
+}
+
+/** The spans-hash task's marker. */
+export interface SpansHashMarker {
+  shards: SpansShardCount[];
+  /** Documents of the group. */
+  docs: number;
+  /** Units compared (rows of units.u32). */
+  units: number;
+  /** Whether some record had an explicit id. */
+  explicit: boolean;
+  /** Row where each hash partition starts in units.u32 (partitions + 1). */
+  pstart: number[];
+  /** The resolved input format of each shard. */
+  formats: string[];
+}
+
+/** The partition of a unit's hash (its high lane, well mixed). */
+export const partitionOf = (hi: number, partitions: number): number => hi % partitions;
+
+/** Runs spans-hash task `t` (idempotent). */
+export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<SpansHashMarker> {
+  return commitTask<SpansHashMarker>(workDir, job, 'spans-hash', t, async (dir) => {
+    const walker = new UnitWalker(job.spans!.options);
+    const cursor = new OffsetCursor();
+    const width = unitColumns(job);
+    const cols = Array.from({ length: width }, () => new U32Buf());
+    const part = new U32Buf();
+    const ids: (string | null)[] = [];
+    const rows: number[] = [];
+    const marker: SpansHashMarker = { shards: [], docs: 0, units: 0, explicit: false, pstart: [], formats: [] };
+    const { first, end } = shardsOfTask(job, t);
+    for (let s = first; s < end; s++) {
+      const input = await openShard(workDir, job, s);
+      let docs = 0;
+      let last = -1;
+      try {
+        for await (const r of input.records) {
+          const doc = marker.docs++;
+          docs++;
+          last = r.row;
+          ids.push(r.id ?? null);
+          rows.push(r.row);
+          if (r.id !== undefined) marker.explicit = true;
+          cursor.reset(r.text);
+          walker.each(r.text, (k) => {
+            cols[0]!.push(walker.hash[0]!);
+            cols[1]!.push(walker.hash[1]!);
+            cols[2]!.push(doc);
+            cols[3]!.push(k);
+            if (width === 6) {
+              cursor.at(walker.units.start[k]!);
+              cols[4]!.push(cursor.cp);
+              cols[5]!.push(cursor.byte);
+            }
+            part.push(partitionOf(walker.hash[0]!, job.partitions));
+          });
+        }
+      } finally {
+        await input.records.return(undefined);
+      }
+      marker.shards.push({ docs, rows: rowCount(last, docs, input.skips.count), skipped: input.skips.count });
+      marker.formats.push(input.format);
+    }
+    const grouped = groupBy(part.view(), job.partitions, cols.map((c) => c.view()));
+    marker.units = part.length;
+    marker.pstart = Array.from(grouped.start);
+    await writeSynced(path.join(dir, 'units.u32'), columnsBuffer(grouped.columns, part.length));
+    await writeSynced(path.join(dir, 'docs.json'), JSON.stringify({ ids, rows }));
+    return marker;
+  });
+}
