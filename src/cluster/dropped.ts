@@ -64,12 +64,21 @@ export async function keptSimilarities(clusters: readonly Cluster[], docs: KeptT
   return sims;
 }
 
+/** What {@link writeDropped} lists: a run's clusters, its removal, the similarities to use, and each document's id. */
+export interface DroppedRows {
+  clusters: readonly Cluster[];
+  removal: Removal;
+  sims: Float64Array;
+  idOf: (i: number) => string | number;
+}
+
 /**
  * Writes one audit row per document `--output dedup` drops, in document order, as `removal` says
  * (its similarities, or `sims` when given: the cluster rule's, computed from the texts). Returns the
  * rows written.
  */
-export async function writeDropped(audit: AuditWriter, clusters: readonly Cluster[], removal: Removal, sims: Float64Array, idOf: (i: number) => string | number): Promise<number> {
+export async function writeDropped(audit: AuditWriter, of: DroppedRows): Promise<number> {
+  const { clusters, removal, sims, idOf } = of;
   const count = removal.keptBy.length;
   const clusterNo = new Int32Array(count).fill(-1);
   clusters.forEach((c, k) => {

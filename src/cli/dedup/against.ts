@@ -62,8 +62,18 @@ async function referenceSources(file: string, ref: Corpus, readOptions: ReadOpti
   return (d) => paths[shardOf[d]!]!;
 }
 
+/** What an --against run's audit is written from: both corpora, the run's result, how the inputs were read, and the run's pending commits. */
+interface AgainstAuditSource {
+  corpus: Corpus;
+  ref: Corpus;
+  result: AgainstResult;
+  readOptions: ReadOptions;
+  commits: PendingCommits;
+}
+
 /** Writes the audit of an --against run: each corpus document with a reference match, in order. */
-async function writeAgainstAudit(run: AgainstRun, corpus: Corpus, ref: Corpus, result: AgainstResult, readOptions: ReadOptions, commits: PendingCommits): Promise<AuditWriter> {
+async function writeAgainstAudit(run: AgainstRun, from: AgainstAuditSource): Promise<AuditWriter> {
+  const { corpus, ref, result, readOptions, commits } = from;
   const audit = await openAudit(run.removed!, true, commits);
   try {
     const sourceOf = await referenceSources(run.against, ref, readOptions);
@@ -99,7 +109,7 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   }
   // The output and the audit are written whole to temp files, then both put in place (output first).
   const commits = new PendingCommits();
-  const audit = run.removed !== undefined ? await writeAgainstAudit(run, corpus, ref, result, readOptions, commits) : undefined;
+  const audit = run.removed !== undefined ? await writeAgainstAudit(run, { corpus, ref, result, readOptions, commits }) : undefined;
   let sink: OutputSink | undefined;
   let written = 0;
   try {

@@ -116,7 +116,7 @@ export async function writeResult(run: ResultRun, how: { options: DedupOptions; 
   const audit = flags.removed !== undefined ? await openAudit(flags.removed, false, commits) : undefined;
   let sink: OutputSink | undefined;
   try {
-    const removed = audit ? await writeDropped(audit, result.clusters, removal, similarity!, (i) => idOf(corpus, i)) : undefined;
+    const removed = audit ? await writeDropped(audit, { clusters: result.clusters, removal, sims: similarity!, idOf: (i) => idOf(corpus, i) }) : undefined;
     let written = 0;
     if (!flags.dryRun) {
       if (target.kind === 'sink') sink = await openOutput(flags.out, commits);

@@ -124,7 +124,7 @@ export function jobCommand(): Command {
     .option('--json', 'print the same as one JSON object');
   status.action(async (flags: { workDir: string; json?: boolean }) => {
     const { wd, job } = await openJob(flags.workDir);
-    await wd.withView(job, false, async (dir) => printStatus(dir, job, !!flags.json, process.stdout, wd.name));
+    await wd.withView(job, false, async (dir) => printStatus(dir, job, { json: !!flags.json, out: process.stdout, name: wd.name }));
   });
 
   const clean = new Command('clean')

@@ -40,8 +40,16 @@ export function forecastLine(f: DecideForecast, budget: number | undefined): str
   return `forecast    decide: task ${f.task} peaks at ~${mb(f.bytes)} (${int(f.pairs)} verified pairs, ${int(f.docs)} clustered documents: the largest decide task${over})`;
 }
 
-/** Prints the status of the job in `workDir` (a local directory holding its markers; `name`: the work dir as given, for --json). */
-export function printStatus(workDir: string, job: JobSpec, json: boolean, out: NodeJS.WritableStream = process.stdout, name = workDir): void {
+/** How `job status` prints: as JSON or text, to which stream, naming the work dir as given (for --json; the local directory by default). */
+export interface StatusPrint {
+  json: boolean;
+  out?: NodeJS.WritableStream;
+  name?: string;
+}
+
+/** Prints the status of the job in `workDir` (a local directory holding its markers). */
+export function printStatus(workDir: string, job: JobSpec, how: StatusPrint): void {
+  const { json, out = process.stdout, name = workDir } = how;
   const now = Date.now();
   const stages = jobStatus(workDir, job, now).filter((s) => s.total > 0);
   const forecast = decideForecastOf(workDir, job);

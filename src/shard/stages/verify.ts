@@ -64,7 +64,7 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
   return commitTask<VerifyMarker>(workDir, job, 'verify', t, (dir) => withSigner(job, (signer) => scratchPool.with(async (scratch) => {
     const maker = new SetMaker(workDir, job, docs, gathered, signer, scratch.setTable);
     const rows = routedRows(workDir, job, t, num.docOffset);
-    const out = await verifyRows(job, rows, maker, num.docOffset, scratch.sets, scratch.table);
+    const out = await verifyRows(job, rows, { maker, docOffset: num.docOffset, sets: scratch.sets, table: scratch.table });
     maker.checkRead();
     await writeVerified(dir, job, docs, out);
     const n = rows.sa.length;
@@ -189,8 +189,17 @@ class VerifyOutput {
   components = 0;
 }
 
+/** What a verify task checks its rows with: the set maker, the documents' global offsets, and its scratch sets and probe table. */
+interface VerifyTools {
+  maker: SetMaker;
+  docOffset: Float64Array;
+  sets: BatchSets;
+  table: ProbeTable;
+}
+
 /** Checks the task's rows a batch of whole components at a time. */
-async function verifyRows(job: JobSpec, r: RoutedRows, maker: SetMaker, docOffset: Float64Array, sets: BatchSets, table: ProbeTable): Promise<VerifyOutput> {
+async function verifyRows(job: JobSpec, r: RoutedRows, tools: VerifyTools): Promise<VerifyOutput> {
+  const { maker, docOffset, sets, table } = tools;
   const out = new VerifyOutput();
   out.wide = docOffset[docOffset.length - 1]! >= 2 ** 32;
   const n = r.a.length;
