@@ -34,11 +34,21 @@ export function runFilter(workDir: string, job: JobSpec, t: number): Promise<obj
     // The group's rows are in shard order: shard s's are the next ones.
     const a = k;
     while (k < assigned.shard.length && assigned.shard[k] === s) k++;
-    return filterShard(workDir, job, num, s, assigned, a, k);
+    return filterShard({ workDir, job, num }, s, { all: assigned, from: a, to: k });
   }, async () => undefined);
 }
 
-async function filterShard(workDir: string, job: JobSpec, num: Numbering, s: number, all: GroupAssignment, a: number, b: number): Promise<FilterMarker> {
+/** What a filter task reads every shard of its group with: the work dir, the plan, the documents' numbering. */
+interface FilterContext {
+  workDir: string;
+  job: JobSpec;
+  num: Numbering;
+}
+
+/** Rewrites shard `s` from rows [from, to) of its group's assignment (the shard's rows). */
+async function filterShard(ctx: FilterContext, s: number, rows: { all: GroupAssignment; from: number; to: number }): Promise<FilterMarker> {
+  const { workDir, job, num } = ctx;
+  const { all, from: a, to: b } = rows;
   {
     const shard = job.shards[s]!;
     if (shard.side !== 0 || num.markers[s]!.skipped || !job.output.dir) return { written: 0 };

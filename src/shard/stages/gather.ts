@@ -55,7 +55,7 @@ export function runGather(workDir: string, job: JobSpec, t: number): Promise<obj
     job,
     'gather',
     t,
-    (s) => gatherShard(workDir, job, num, needs, out, s),
+    (s) => gatherShard({ workDir, job, num, needs, out }, s),
     async (dir) => {
       await writeColumns(path.join(dir, 'texts.bin'), 'texts', job.id, {}, { doc: out.doc.view(), text: out.texts, sstart: Float64Array.from(out.sstart) }, { block: 2048 });
     },
@@ -64,7 +64,18 @@ export function runGather(workDir: string, job: JobSpec, t: number): Promise<obj
   });
 }
 
-async function gatherShard(workDir: string, job: JobSpec, num: Numbering, needs: readonly ColumnFile[], out: GatherOutput, s: number): Promise<GatherMarker> {
+/** What a gather task reads each shard with, and the rows it fills. */
+interface GatherContext {
+  workDir: string;
+  job: JobSpec;
+  num: Numbering;
+  /** The join partitions' lists of needed documents. */
+  needs: readonly ColumnFile[];
+  out: GatherOutput;
+}
+
+async function gatherShard(ctx: GatherContext, s: number): Promise<GatherMarker> {
+  const { workDir, job, num, needs, out } = ctx;
   const sm = num.markers[s]!;
   const need = sm.skipped || shardLineSpec(job, s) ? new Uint32Array(0) : neededDocs(needs, s);
   let chars = 0;

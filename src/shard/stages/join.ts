@@ -285,15 +285,25 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
     }
     for (let s = 0; s < S; s++) nstart[s + 1]! += nstart[s]!;
     await writeColumns(path.join(dir, 'need.bin'), 'needed-docs', job.id, { partition: p }, { doc: outDoc.view(), nstart });
-    await writeCopies(dir, job, p, Sh, D, copyRows, weighted);
+    await writeCopies(dir, job, { p, Sh, D, copyRows, weighted });
     // A partition of exceptionally many pairs does not leave its buffers to the process's next tasks.
     if (pA.capacity > 1 << 24) scratch.pairs = scratch.pairs.map(() => new U32Buf(1 << 12));
     return marker;
   }));
 }
 
+/** A join partition's exact copies: its number, its rows' shards and documents, the rows of copies and of weighted documents. */
+interface PartitionCopies {
+  p: number;
+  Sh: Uint32Array;
+  D: Uint32Array;
+  copyRows: number[];
+  weighted: number[];
+}
+
 /** Writes copies.bin and weights.bin (see the module comment) from rows of this partition. */
-async function writeCopies(dir: string, job: JobSpec, p: number, Sh: Uint32Array, D: Uint32Array, copyRows: number[], weighted: number[]): Promise<void> {
+async function writeCopies(dir: string, job: JobSpec, from: PartitionCopies): Promise<void> {
+  const { p, Sh, D, copyRows, weighted } = from;
   const S = job.shards.length;
   const c = copyRows.length / 2;
   const [cR, cDR, cSM, cDM] = [new Uint32Array(c), new Uint32Array(c), new Uint32Array(c), new Uint32Array(c)];
