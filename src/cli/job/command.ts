@@ -86,7 +86,7 @@ export function jobCommand(): Command {
     if (flags.removed !== undefined) await checkAuditTarget(flags.removed);
     const { wd, job } = await planFromFlags(shards, flags, budgetOf(flags));
     await runJob(wd, job, flags, reporter);
-    await finishJob(wd, job, flags, reporter, started);
+    await finishJob(wd, job, flags, { reporter, started });
   });
 
   const run = new Command('run')
@@ -104,7 +104,7 @@ export function jobCommand(): Command {
     const { wd, job } = await openJob(flags.workDir);
     if (!job.spans && job.output.mode !== 'dedup' && job.output.mode !== 'annotate') requireOutForJson({ json: flags.json, out: flags.out || undefined });
     await runJob(wd, job, flags, reporter);
-    await (job.spans ? finishSpansJob(wd, job, flags, { reporter, started }) : finishJob(wd, job, flags, reporter, started));
+    await (job.spans ? finishSpansJob(wd, job, flags, { reporter, started }) : finishJob(wd, job, flags, { reporter, started }));
   });
 
   const report = new Command('report')
@@ -115,7 +115,7 @@ export function jobCommand(): Command {
   addLogOptions(report);
   report.action(async (flags: LogFlags & { workDir: string; out?: string; removed?: string }) => {
     const { wd, job } = await openJob(flags.workDir);
-    await (job.spans ? finishSpansJob(wd, job, flags, { reporter: new Reporter(flags), started: performance.now(), finished: true }) : finishJob(wd, job, flags, new Reporter(flags), performance.now(), true));
+    await (job.spans ? finishSpansJob(wd, job, flags, { reporter: new Reporter(flags), started: performance.now(), finished: true }) : finishJob(wd, job, flags, { reporter: new Reporter(flags), started: performance.now(), finished: true }));
   });
 
   const status = new Command('status')

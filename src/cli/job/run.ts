@@ -266,11 +266,19 @@ export function stageBars(reporter: Reporter): { update(stage: string, done: num
   };
 }
 
+/** How a job's last step runs: its reporter, when the run started, and (`job report`) whether to first refuse a job whose stages have not all run. */
+export interface FinishRun {
+  reporter: Reporter;
+  started: number;
+  finished?: boolean;
+}
+
 /**
  * Writes the pairs/clusters output and prints the summary (human, or --json). `finished`: first
  * refuse a job whose stages have not all run (`job report`).
  */
-export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { out?: string; removed?: string }, reporter: Reporter, started: number, finished = false): Promise<JobSummary> {
+export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { out?: string; removed?: string }, run: FinishRun): Promise<JobSummary> {
+  const { reporter, started, finished = false } = run;
   if (flags.removed !== undefined && job.output.mode !== 'dedup') throw new UsageError(`--removed lists the documents --output dedup drops: this job's output is ${job.output.mode}`);
   // The components stage computes the audit's similarities only for a job planned with --removed.
   if (flags.removed !== undefined && job.output.removed === undefined) throw new UsageError('--removed: this job was planned without it, so its components stage did not compute the similarities; plan it with --removed FILE');

@@ -24,6 +24,7 @@ import { int, Reporter, type LogFlags } from '../report.js';
 import { spansCommand, type SpansFlags } from '../spans/command.js';
 import { printSpansSummary } from '../spans/summary.js';
 import { addRunOptions, checkRunFlags, runJob, type RunFlags } from './where.js';
+import type { FinishRun } from './run.js';
 
 /**
  * The options of `neardup spans` a spans job honours exactly as `neardup spans` does (the
@@ -120,7 +121,7 @@ function printPlan(job: JobSpec, workDir: string, reporter: Reporter): void {
  * `neardup spans` prints its own; marks the output directory complete. `finished`: first refuse a
  * job whose stages have not all run (`job report`).
  */
-export async function finishSpansJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { removed?: string; outDir?: string }, run: { reporter: Reporter; started: number; finished?: boolean }): Promise<void> {
+export async function finishSpansJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { removed?: string; outDir?: string }, run: FinishRun): Promise<void> {
   const { reporter, started, finished } = run;
   const spans = job.spans!;
   const removed = flags.removed ?? job.output.removed;
