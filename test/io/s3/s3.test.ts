@@ -277,12 +277,16 @@ test('a small object that does not parse is read again: a torn body (as s3rver s
     const whole = JSON.stringify({ attempt: '0123456789abcdef', marker: { ok: true } });
     await s3Put(url, whole.slice(0, 17));
     let reads = 0;
+    let tornRead!: () => void;
+    const firstRead = new Promise<void>((r) => (tornRead = r));
     const parse = (b: Buffer): unknown => {
-      reads++;
+      if (++reads === 1) tornRead();
       return JSON.parse(b.toString('utf8'));
     };
-    // The writer finishes while the reader waits between reads.
-    const [got] = await Promise.all([s3GetParsed(url, parse), new Promise((r) => setTimeout(r, 20)).then(() => s3Put(url, whole))]);
+    // The writer starts once the torn body has been read, and finishes while the reader waits
+    // between reads (3.2 s of them). A writer started on a 20 ms timer sometimes finished first
+    // on a loaded machine, and the reader's first read was then already whole.
+    const [got] = await Promise.all([s3GetParsed(url, parse), firstRead.then(() => s3Put(url, whole))]);
     assert.deepEqual(got, JSON.parse(whole));
     assert.ok(reads >= 2, 'the torn body was read, then the whole one');
     await s3Put(url, '');
