@@ -218,7 +218,7 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   if (!keepSigs) {
     try {
       const feed = typeof source === 'function' ? textFeed(source, pool, signer, batchSize) : rangedFeed(ranged!, n, pool, signer, batchSize);
-      const r = await verifyExact(feed, n, groups, threshold, budget, out, options.onProgress);
+      const r = await verifyExact({ feed, n, groups, threshold, budget, out, onProgress: options.onProgress });
       passes += r.passes;
       peakSetBytes = r.peak;
       setDocs = r.setDocs;

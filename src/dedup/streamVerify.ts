@@ -6,6 +6,10 @@
  * whoever makes a batch's sets (a worker, or this thread without workers) writes them into blocks
  * allocated here and scores the batch's pairs against held sets where they lie. Where the texts
  * come from (read on this thread, or lines that workers read themselves) is a {@link SetFeed}.
+ *
+ * Why this file is long: one pass's bookkeeping (held sets, batches in flight, pairs given out and
+ * retired) is the state of one class, ExactVerifier; its methods read and change the same per-document
+ * lines, and a split would spread that state across modules.
  * @module
  */
 import { ProbeTable, probeJaccardAtLeast, probeJaccardAtLeastAt } from '../similarity/probeSet.js';
@@ -64,6 +68,33 @@ export interface SetFeed {
   placesText?: boolean;
 }
 
+/** What {@link verifyExact} verifies, and where. */
+export interface ExactVerification {
+  /** The corpus, pass after pass. */
+  feed: SetFeed;
+  /** Documents in the corpus. */
+  n: number;
+  /** The candidate pairs (a < b), grouped by second member over all n documents. */
+  groups: SecondGroups;
+  /** Jaccard threshold: pairs below it are not written. */
+  threshold: number;
+  /** Bytes of held first-member sets per pass. */
+  budget: number;
+  /** Where verified pairs go. */
+  out: Pick<PairColumns, 'add'>;
+  /** Progress of the `verify` phase. */
+  onProgress?: DedupOptions['onProgress'];
+  /** Caps the shared memory of the sets (default 4 GiB; for tests). */
+  arenaBytes?: number;
+}
+
+/** What {@link verifyExact} did: passes over the corpus, the most bytes of sets held, sets made. */
+export interface ExactVerified {
+  passes: number;
+  peak: number;
+  setDocs: number;
+}
+
 /**
  * Exact verification of candidate pairs (a < b), grouped by second member over all n documents
  * (`groupsFromBuckets`, or `groupBySecond` of a pair list), holding the sets of first members within `budget`
@@ -71,253 +102,328 @@ export interface SetFeed {
  * whose first member is already held when its second member's batch is requested is scored where
  * that batch's sets are made, its second member's set loaded into a probe table once for all its
  * partners, with size and count bounds that skip pairs below the threshold; the few whose first
- * member became held while the batch was in flight are scored here. `arenaBytes` caps the shared
- * memory of the sets (default 4 GiB; for tests).
+ * member became held while the batch was in flight are scored here.
  */
-export async function verifyExact(
-  feed: SetFeed,
-  n: number,
-  groups: SecondGroups,
-  threshold: number,
-  budget: number,
-  out: Pick<PairColumns, 'add'>,
-  onProgress: DedupOptions['onProgress'],
-  arenaBytes?: number,
-): Promise<{ passes: number; peak: number; setDocs: number }> {
+export async function verifyExact(run: ExactVerification): Promise<ExactVerified> {
+  const { n, groups } = run;
   if (groups.start.length !== n + 1) throw new RangeError(`verifyExact: pairs grouped over ${groups.start.length - 1} documents, not ${n}`);
+  const v = new ExactVerifier(run);
+  while (v.remaining > 0) await v.pass();
+  return { passes: v.passes, peak: v.peak, setDocs: v.setDocs };
+}
+
+/** A batch sent for its sets, until it is collected. */
+interface Sent {
+  len: number;
+  /** Per document of the batch: its place among the sets asked for (−1: none asked). */
+  pos: Int32Array;
+  /** The arena block of each set asked for, then the scratch block. */
+  blocks: Int32Array;
+  sets: Promise<BatchSetsView>;
+  /** Held blocks to release once this batch is collected. */
+  retired: number[];
+}
+
+/** The state of one {@link verifyExact} run: per document, per pair, and the pass under way. */
+class ExactVerifier {
+  /**
+   * Per document d, one cache line for what the main thread reads of a pair's first member when it
+   * schedules the pair, in no useful order (separate arrays of a million documents, or the arena's
+   * offset of a block, cost a cache miss each): [4d] LEFT: pairs left with d as first member (while
+   * its set is held: not yet given out to be scored against it), [4d+1] HELD: 1 + the arena block of
+   * d's held set (0: not held, or every pair given out), [4d+2] LEN: the held set's length,
+   * [4d+3] AT: its offset in the arena, in values. Collecting a batch reads only the pair's own
+   * entries (in order), never its first member's line: the counts are kept when a pair is given
+   * out, and a held set's block is released once the batches that may read it are collected
+   * (see `retire`).
+   */
+  private readonly doc: Int32Array;
   // Pair q (first member first[q]) is the q-th pair of its second member's group (a CSR by second
   // member, see SecondGroups), so the flags and similarities below are read in order as the
   // documents go by, not at random (a cache miss each, twice per pair, on the main thread).
-  const { start: startB, first, count } = groups;
-  // Per document d, one cache line for what the main thread reads of a pair's first member when it
-  // schedules the pair, in no useful order (separate arrays of a million documents, or the arena's
-  // offset of a block, cost a cache miss each): [4d] LEFT: pairs left with d as first member (while
-  // its set is held: not yet given out to be scored against it), [4d+1] HELD: 1 + the arena block of
-  // d's held set (0: not held, or every pair given out), [4d+2] LEN: the held set's length,
-  // [4d+3] AT: its offset in the arena, in values. Collecting a batch reads only the pair's own
-  // entries (in order), never its first member's line: the counts are kept when a pair is given
-  // out, and a held set's block is released once the batches that may read it are collected
-  // (see `retire`).
-  const doc = new Int32Array(4 * n);
-  for (let q = 0; q < count; q++) doc[4 * first[q]!]!++;
-  const done = new Uint8Array(count);
-  let remaining = count;
-  let passes = 0;
-  let peak = 0;
-  let setDocs = 0;
-  /** May document d need its set in this pass? (Over-approximates: pending only shrinks.) */
-  const mayNeed = (d: number): boolean => {
-    if (doc[4 * d]! > 0) return true;
-    for (let q = startB[d]!; q < startB[d + 1]!; q++) if (!done[q]) return true;
-    return false;
-  };
-  const table = new ProbeTable();
-  // Pairs scored where their second member's set is made, and their similarity (−1: below).
-  const assigned = new Uint8Array(count);
-  const sim = new Float64Array(count);
-  const arena = new SetArena(arenaBytes);
-  // A batch's pairs scored where its sets are made (pair, its second member's place among the sets
-  // made, and its first member's held set as (offset, length)), reused between batches.
-  let jobP = new Int32Array(1024);
-  let jobB = new Int32Array(1024);
-  let jobA = new Int32Array(2048);
+  private readonly done: Uint8Array;
+  /** Pairs scored where their second member's set is made, and their similarity (−1: below). */
+  private readonly assigned: Uint8Array;
+  private readonly sim: Float64Array;
+  private readonly table = new ProbeTable();
+  private readonly arena: SetArena;
   // Rare pairs are probed here where both sets lie, by kernels on the arena's memory, the table in
   // the scratch block of the batch being processed (its worker is done with it): copying both sets
   // into a table of this thread's own was 0.1 s on 1M documents.
-  const inArena = inArenaTable(arena.memory);
-  const arenaTable = inArena?.table ?? null;
-  /** Loads the `m` values of block `h` into `arenaTable`, in block `scratch`; false when it cannot (no kernels, no block, no room). */
-  const loadInArena = (h: number, m: number, scratch: number): boolean => {
-    if (!arenaTable || h < 0 || scratch < 0) return false;
-    inArena!.place(arena.offset(scratch) * 4, arena.bytes(scratch));
-    if (!arenaTable.fits(m)) return false;
-    arenaTable.loadAt(arena.offset(h) * 4, m);
-    return true;
-  };
-  while (remaining > 0) {
-    passes++;
-    let heldCount = 0;
-    let used = 0;
-    let d = 0;
-    let scheduled = 0;
-    type Sent = { len: number; pos: Int32Array; blocks: Int32Array; sets: Promise<BatchSetsView>; retired: number[] };
-    const queue: Sent[] = [];
-    // Held sets whose every pair is given out, to release after the batch being scheduled (null
-    // between batches) is collected: batches in flight may still read them.
-    let building: number[] | null = null;
-    /** Releases held block `h` now, or after the last batch that may read it is collected. */
-    const retire = (h: number): void => {
-      const after = building ?? queue[queue.length - 1]?.retired;
-      if (after) after.push(h);
-      else free(h);
-    };
-    /** Counts one pair of held document line `at` as given out; its last one retires the set. */
-    const givenOut = (at: number): void => {
-      if (--doc[at]! === 0) {
-        retire(doc[at + 1]! - 1);
-        doc[at + 1] = 0;
-      }
-    };
-    const free = (h: number): void => {
-      heldCount--;
-      used -= arena.bytes(h);
-      arena.release(h);
-    };
-    const process = async (): Promise<void> => {
-      const item = queue.shift()!;
-      const sets = await item.sets;
-      // The worker has read every held set this batch was given: those no later batch reads are free.
-      for (const h of item.retired) free(h);
-      const blocks = item.blocks;
-      for (let j = 0; j < item.len; j++, d++) {
-        const slot = item.pos[j]!;
-        let loaded: ProbeTable | null = null;
-        for (let p = startB[d]!; p < startB[d + 1]!; p++) {
-          if (done[p]) continue;
-          const a = first[p]!;
-          let s: number;
-          if (assigned[p]) s = sim[p]!;
-          else {
-            const at = 4 * a;
-            if (doc[at + 1] === 0) continue;
-            // Rare: a held set that was not held yet when d's batch was sent (it was in flight).
-            if (!loaded) {
-              // d's set goes into a probe table once for all its held partners.
-              if (loadInArena(blocks[slot]!, sets.length(slot), blocks[blocks.length - 1]!)) loaded = arenaTable!;
-              else {
-                table.load(sets.set(slot));
-                loaded = table;
-              }
-            }
-            s =
-              loaded === arenaTable
-                ? probeJaccardAtLeastAt(loaded, doc[at + 3]! * 4, doc[at + 2]!, threshold)
-                : probeJaccardAtLeast(loaded, arena.view(doc[at + 1]! - 1, doc[at + 2]!), threshold);
-            givenOut(at);
-          }
-          if (s >= 0) out.add(a, d, s);
-          done[p] = 1;
-          remaining--;
-        }
-        const at = 4 * d;
-        if (doc[at]! > 0 && blocks[slot]! < 0 && (used < budget || heldCount === 0)) {
-          // A set that found no block when it came back (see arenaSetsOf): held sets may have been
-          // released since. Without one now, it waits for a later pass, unless nothing is held
-          // (then no pass would ever hold it).
-          const set = sets.set(slot);
-          try {
-            blocks[slot] = arena.alloc(set.length);
-            arena.view(blocks[slot]!, set.length).set(set);
-          } catch (e) {
-            if (!(e instanceof ArenaFullError) || heldCount === 0) throw e;
-          }
-        }
-        if (doc[at]! > 0 && blocks[slot]! >= 0 && (used < budget || heldCount === 0)) {
-          const bytes = arena.bytes(blocks[slot]!);
-          if (used + bytes <= budget || heldCount === 0) {
-            // The set stays where it was written, in shared memory, where later batches are scored
-            // against it; all d's pending pairs are scored in this pass.
-            doc[at + 1] = blocks[slot]! + 1;
-            doc[at + 2] = sets.length(slot);
-            doc[at + 3] = arena.offset(blocks[slot]!);
-            blocks[slot] = -1;
-            heldCount++;
-            used += bytes;
-            if (used > peak) peak = used;
-          }
-        }
-      }
-      for (const b of blocks) if (b >= 0) arena.release(b);
-      onProgress?.('verify', count - remaining, count);
-    };
-    /** An arena block, or −1 when the arena is full (without an await per block). */
-    const tryBlock = (values: number): number => {
-      try {
-        return arena.alloc(values);
-      } catch (e) {
-        if (!(e instanceof ArenaFullError)) throw e;
-        return -1;
-      }
-    };
-    /** An arena block; when the arena is full, batches in flight are collected first (freeing theirs). */
-    const block = async (values: number): Promise<number> => {
-      for (;;) {
-        try {
-          return arena.alloc(values);
-        } catch (e) {
-          if (!(e instanceof ArenaFullError) || queue.length === 0) throw e;
-          await process();
-        }
-      }
-    };
-    for await (const batch of feed.pass()) {
-      const pos = new Int32Array(batch.len).fill(-1);
-      const need: number[] = [];
-      const retired: number[] = (building = []);
-      // Pairs whose first member is held already (it went by in an earlier, processed batch) are
-      // scored by the worker that makes this batch's sets: verification runs in parallel. A held set
-      // whose last pair is given out here is released once this batch is collected.
-      let jobs = 0;
-      for (let j = 0; j < batch.len; j++) {
-        const b = scheduled + j;
-        if (b >= n || !mayNeed(b)) continue;
-        pos[j] = need.length;
-        need.push(j);
-        const most = jobs + startB[b + 1]! - startB[b]!;
-        if (most > jobP.length) {
-          jobP = grownInt32(jobP, jobs, most * 2);
-          jobB = grownInt32(jobB, jobs, most * 2);
-          jobA = grownInt32(jobA, 2 * jobs, most * 4);
-        }
-        for (let p = startB[b]!; p < startB[b + 1]!; p++) {
-          if (done[p] || assigned[p]) continue;
-          const at = 4 * first[p]!;
-          if (doc[at + 1] === 0) continue;
-          assigned[p] = 1;
-          jobP[jobs] = p;
-          jobB[jobs] = pos[j]!;
-          jobA[2 * jobs] = doc[at + 3]!;
-          jobA[2 * jobs++ + 1] = doc[at + 2]!;
-          givenOut(at); // retired after this batch (`building`)
-        }
-      }
-      setDocs += need.length;
-      // A block per needed set, sized by the feed's bound, where the set is written; the last block
-      // is the scratch of the probe table that makes them, sized for the largest bound.
-      const blocks = new Int32Array(need.length + 1).fill(-1);
-      let sets: Promise<BatchSetsView>;
-      if (need.length === 0) sets = Promise.resolve(NO_SETS);
-      else {
-        const targets = new Int32Array(2 * need.length);
-        let most = 0;
-        for (let i = 0; i < need.length; i++) {
-          const bound = batch.bound(need[i]!);
-          if (bound > most) most = bound;
-          blocks[i] = tryBlock(bound);
-          if (blocks[i]! < 0) blocks[i] = await block(bound);
-          arena.ref(blocks[i]!, arena.capacity(blocks[i]!), targets, i);
-        }
-        const layout = scratchLayout(most, feed.placesText ?? true);
-        const scratch = (blocks[need.length] = await block(layout.bytes / 4));
-        // The pairs' held sets stay where they are until this batch is collected (`retired`), even
-        // if blocks above waited for batches in flight.
-        const scored = jobP.slice(0, jobs);
-        const score: ScoreJob | undefined = jobs > 0 ? { b: jobB.slice(0, jobs), a: jobA.slice(0, 2 * jobs), threshold } : undefined;
-        const where = { memory: arena.memory, id: arena.id, targets, scratch: [arena.offset(scratch), arena.bytes(scratch), layout.tableBytes] as [number, number, number] };
-        sets = batch.sets(need, where, score).then((reply) => {
-          for (let k = 0; k < scored.length; k++) sim[scored[k]!] = reply.sims![k]!;
-          return arenaSetsOf(arena, blocks, reply);
-        });
-      }
-      building = null;
-      queue.push({ len: batch.len, pos, blocks, sets, retired });
-      scheduled += batch.len;
-      if (queue.length > feed.workers * 2) await process();
-    }
-    while (queue.length > 0) await process();
-    if (d !== n) throw new Error(`the document source changed between passes: ${n} documents in the first pass, ${d} now`);
+  private readonly inArena: ReturnType<typeof inArenaTable>;
+  // A batch's pairs scored where its sets are made (pair, its second member's place among the sets
+  // made, and its first member's held set as (offset, length)), reused between batches.
+  private jobP = new Int32Array(1024);
+  private jobB = new Int32Array(1024);
+  private jobA = new Int32Array(2048);
+  remaining: number;
+  passes = 0;
+  peak = 0;
+  setDocs = 0;
+  // The pass under way: sets held and their bytes, the next document to collect and to schedule,
+  // the batches in flight.
+  private heldCount = 0;
+  private used = 0;
+  private d = 0;
+  private scheduled = 0;
+  private queue: Sent[] = [];
+  /**
+   * Held sets whose every pair is given out, to release after the batch being scheduled (null
+   * between batches) is collected: batches in flight may still read them.
+   */
+  private building: number[] | null = null;
+
+  constructor(private readonly run: ExactVerification) {
+    const { n, groups } = run;
+    this.doc = new Int32Array(4 * n);
+    for (let q = 0; q < groups.count; q++) this.doc[4 * groups.first[q]!]!++;
+    this.done = new Uint8Array(groups.count);
+    this.assigned = new Uint8Array(groups.count);
+    this.sim = new Float64Array(groups.count);
+    this.remaining = groups.count;
+    this.arena = new SetArena(run.arenaBytes);
+    this.inArena = inArenaTable(this.arena.memory);
   }
-  return { passes, peak, setDocs };
+
+  /** One pass over the corpus: every pair whose first member's set is held in it is scored. */
+  async pass(): Promise<void> {
+    this.passes++;
+    this.heldCount = 0;
+    this.used = 0;
+    this.d = 0;
+    this.scheduled = 0;
+    this.queue = [];
+    const { feed, n } = this.run;
+    for await (const batch of feed.pass()) {
+      this.queue.push(await this.send(batch));
+      this.scheduled += batch.len;
+      if (this.queue.length > feed.workers * 2) await this.collect();
+    }
+    while (this.queue.length > 0) await this.collect();
+    if (this.d !== n) throw new Error(`the document source changed between passes: ${n} documents in the first pass, ${this.d} now`);
+  }
+
+  /** May document d need its set in this pass? (Over-approximates: pending only shrinks.) */
+  private mayNeed(d: number): boolean {
+    if (this.doc[4 * d]! > 0) return true;
+    const { start } = this.run.groups;
+    for (let q = start[d]!; q < start[d + 1]!; q++) if (!this.done[q]) return true;
+    return false;
+  }
+
+  /** Loads the `m` values of block `h` into the in-arena table, in block `scratch`; false when it cannot (no kernels, no block, no room). */
+  private loadInArena(h: number, m: number, scratch: number): boolean {
+    const inArena = this.inArena;
+    if (!inArena || h < 0 || scratch < 0) return false;
+    inArena.place(this.arena.offset(scratch) * 4, this.arena.bytes(scratch));
+    if (!inArena.table.fits(m)) return false;
+    inArena.table.loadAt(this.arena.offset(h) * 4, m);
+    return true;
+  }
+
+  /** Releases held block `h` now, or after the last batch that may read it is collected. */
+  private retire(h: number): void {
+    const after = this.building ?? this.queue[this.queue.length - 1]?.retired;
+    if (after) after.push(h);
+    else this.free(h);
+  }
+
+  /** Counts one pair of held document line `at` as given out; its last one retires the set. */
+  private givenOut(at: number): void {
+    const doc = this.doc;
+    if (--doc[at]! === 0) {
+      this.retire(doc[at + 1]! - 1);
+      doc[at + 1] = 0;
+    }
+  }
+
+  private free(h: number): void {
+    this.heldCount--;
+    this.used -= this.arena.bytes(h);
+    this.arena.release(h);
+  }
+
+  /** Collects the oldest batch in flight: its documents' pairs are written, and the sets they need later held. */
+  private async collect(): Promise<void> {
+    const item = this.queue.shift()!;
+    const sets = await item.sets;
+    // The worker has read every held set this batch was given: those no later batch reads are free.
+    for (const h of item.retired) this.free(h);
+    const blocks = item.blocks;
+    for (let j = 0; j < item.len; j++, this.d++) {
+      const slot = item.pos[j]!;
+      this.scoreSecond(slot, sets, blocks);
+      if (this.doc[4 * this.d]! > 0) this.hold(slot, sets, blocks);
+    }
+    for (const b of blocks) if (b >= 0) this.arena.release(b);
+    this.run.onProgress?.('verify', this.run.groups.count - this.remaining, this.run.groups.count);
+  }
+
+  /** Writes the pairs of document `this.d` as second member: scored by the batch's maker, or here. */
+  private scoreSecond(slot: number, sets: BatchSetsView, blocks: Int32Array): void {
+    const { doc, done, assigned, sim, arena } = this;
+    const { groups, threshold, out } = this.run;
+    const { start, first } = groups;
+    const d = this.d;
+    const arenaTable = this.inArena?.table ?? null;
+    let loaded: ProbeTable | null = null;
+    for (let p = start[d]!; p < start[d + 1]!; p++) {
+      if (done[p]) continue;
+      const a = first[p]!;
+      let s: number;
+      if (assigned[p]) s = sim[p]!;
+      else {
+        const at = 4 * a;
+        if (doc[at + 1] === 0) continue;
+        // Rare: a held set that was not held yet when d's batch was sent (it was in flight).
+        if (!loaded) {
+          // d's set goes into a probe table once for all its held partners.
+          if (this.loadInArena(blocks[slot]!, sets.length(slot), blocks[blocks.length - 1]!)) loaded = arenaTable!;
+          else {
+            this.table.load(sets.set(slot));
+            loaded = this.table;
+          }
+        }
+        s =
+          loaded === arenaTable
+            ? probeJaccardAtLeastAt(loaded, doc[at + 3]! * 4, doc[at + 2]!, threshold)
+            : probeJaccardAtLeast(loaded, arena.view(doc[at + 1]! - 1, doc[at + 2]!), threshold);
+        this.givenOut(at);
+      }
+      if (s >= 0) out.add(a, d, s);
+      done[p] = 1;
+      this.remaining--;
+    }
+  }
+
+  /** Holds the set of document `this.d` (pairs left as first member) for this pass, when the budget has room. */
+  private hold(slot: number, sets: BatchSetsView, blocks: Int32Array): void {
+    const { doc, arena, run } = this;
+    const at = 4 * this.d;
+    if (blocks[slot]! < 0 && (this.used < run.budget || this.heldCount === 0)) {
+      // A set that found no block when it came back (see arenaSetsOf): held sets may have been
+      // released since. Without one now, it waits for a later pass, unless nothing is held
+      // (then no pass would ever hold it).
+      const set = sets.set(slot);
+      try {
+        blocks[slot] = arena.alloc(set.length);
+        arena.view(blocks[slot]!, set.length).set(set);
+      } catch (e) {
+        if (!(e instanceof ArenaFullError) || this.heldCount === 0) throw e;
+      }
+    }
+    if (!(blocks[slot]! >= 0) || (this.used >= run.budget && this.heldCount > 0)) return;
+    const bytes = arena.bytes(blocks[slot]!);
+    if (this.used + bytes > run.budget && this.heldCount > 0) return;
+    // The set stays where it was written, in shared memory, where later batches are scored
+    // against it; all d's pending pairs are scored in this pass.
+    doc[at + 1] = blocks[slot]! + 1;
+    doc[at + 2] = sets.length(slot);
+    doc[at + 3] = arena.offset(blocks[slot]!);
+    blocks[slot] = -1;
+    this.heldCount++;
+    this.used += bytes;
+    if (this.used > this.peak) this.peak = this.used;
+  }
+
+  /** An arena block, or −1 when the arena is full (without an await per block). */
+  private tryBlock(values: number): number {
+    try {
+      return this.arena.alloc(values);
+    } catch (e) {
+      if (!(e instanceof ArenaFullError)) throw e;
+      return -1;
+    }
+  }
+
+  /** An arena block; when the arena is full, batches in flight are collected first (freeing theirs). */
+  private async block(values: number): Promise<number> {
+    for (;;) {
+      try {
+        return this.arena.alloc(values);
+      } catch (e) {
+        if (!(e instanceof ArenaFullError) || this.queue.length === 0) throw e;
+        await this.collect();
+      }
+    }
+  }
+
+  /**
+   * Picks the documents of `batch` whose sets this pass may need (their places in `pos`, in order in
+   * the returned list) and gives out the pairs whose first member is held already (it went by in an
+   * earlier, processed batch): the maker of this batch's sets scores them, so verification runs in
+   * parallel. A held set whose last pair is given out here is released once this batch is collected.
+   */
+  private gather(batch: SetBatch, pos: Int32Array): { need: number[]; jobs: number } {
+    const { doc, done, assigned } = this;
+    const { n, groups } = this.run;
+    const { start, first } = groups;
+    const need: number[] = [];
+    let jobs = 0;
+    for (let j = 0; j < batch.len; j++) {
+      const b = this.scheduled + j;
+      if (b >= n || !this.mayNeed(b)) continue;
+      pos[j] = need.length;
+      need.push(j);
+      const most = jobs + start[b + 1]! - start[b]!;
+      if (most > this.jobP.length) {
+        this.jobP = grownInt32(this.jobP, jobs, most * 2);
+        this.jobB = grownInt32(this.jobB, jobs, most * 2);
+        this.jobA = grownInt32(this.jobA, 2 * jobs, most * 4);
+      }
+      const { jobP, jobB, jobA } = this;
+      for (let p = start[b]!; p < start[b + 1]!; p++) {
+        if (done[p] || assigned[p]) continue;
+        const at = 4 * first[p]!;
+        if (doc[at + 1] === 0) continue;
+        assigned[p] = 1;
+        jobP[jobs] = p;
+        jobB[jobs] = pos[j]!;
+        jobA[2 * jobs] = doc[at + 3]!;
+        jobA[2 * jobs++ + 1] = doc[at + 2]!;
+        this.givenOut(at); // retired after this batch (`building`)
+      }
+    }
+    return { need, jobs };
+  }
+
+  /** Asks for the sets `batch`'s documents need in this pass, with the pairs their maker scores. */
+  private async send(batch: SetBatch): Promise<Sent> {
+    const pos = new Int32Array(batch.len).fill(-1);
+    const retired: number[] = (this.building = []);
+    const { need, jobs } = this.gather(batch, pos);
+    this.setDocs += need.length;
+    // A block per needed set, sized by the feed's bound, where the set is written; the last block
+    // is the scratch of the probe table that makes them, sized for the largest bound.
+    const blocks = new Int32Array(need.length + 1).fill(-1);
+    let sets: Promise<BatchSetsView> = Promise.resolve(NO_SETS);
+    if (need.length > 0) {
+      const arena = this.arena;
+      const targets = new Int32Array(2 * need.length);
+      let most = 0;
+      for (let i = 0; i < need.length; i++) {
+        const bound = batch.bound(need[i]!);
+        if (bound > most) most = bound;
+        blocks[i] = this.tryBlock(bound);
+        if (blocks[i]! < 0) blocks[i] = await this.block(bound);
+        arena.ref(blocks[i]!, arena.capacity(blocks[i]!), targets, i);
+      }
+      const layout = scratchLayout(most, this.run.feed.placesText ?? true);
+      const scratch = (blocks[need.length] = await this.block(layout.bytes / 4));
+      // The pairs' held sets stay where they are until this batch is collected (`retired`), even
+      // if blocks above waited for batches in flight.
+      const scored = this.jobP.slice(0, jobs);
+      const score: ScoreJob | undefined = jobs > 0 ? { b: this.jobB.slice(0, jobs), a: this.jobA.slice(0, 2 * jobs), threshold: this.run.threshold } : undefined;
+      const where = { memory: arena.memory, id: arena.id, targets, scratch: [arena.offset(scratch), arena.bytes(scratch), layout.tableBytes] as [number, number, number] };
+      const sim = this.sim;
+      sets = batch.sets(need, where, score).then((reply) => {
+        for (let k = 0; k < scored.length; k++) sim[scored[k]!] = reply.sims![k]!;
+        return arenaSetsOf(arena, blocks, reply);
+      });
+    }
+    this.building = null;
+    return { len: batch.len, pos, blocks, sets, retired };
+  }
 }
 
 /**

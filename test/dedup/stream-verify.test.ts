@@ -438,7 +438,7 @@ test('verification through the shared arena = sorted-set Jaccard, whatever bound
         const rnd = splitmix32(seed);
         const bounds = sorted.map((x, i) => [0, Math.max(0, x.length - 1), x.length, texts[i]!.length][rnd() % 4]!);
         const out: ScoredPair[] = [];
-        const r = await verifyExact(threadFeed(texts, batchSize, workers, (d) => bounds[d]!), texts.length, groupBySecond(pa, pb, pa.length, texts.length), threshold, budget, sink(out), undefined);
+        const r = await verifyExact({ feed: threadFeed(texts, batchSize, workers, (d) => bounds[d]!), n: texts.length, groups: groupBySecond(pa, pb, pa.length, texts.length), threshold, budget, out: sink(out) });
         out.sort((x, y) => x.a - y.a || x.b - y.b);
         assert.deepEqual(out, want);
         if (budget === 1 && want.length > 3) assert.ok(r.passes > 1, 'a 1-byte budget holds one set at a time');
@@ -462,7 +462,7 @@ test('verification through the shared arena: a batch\'s scratch block has room f
       },
     };
     const out: ScoredPair[] = [];
-    await verifyExact(feed, texts.length, groupBySecond(pa, pb, pa.length, texts.length), 0.5, 1 << 30, sink(out), undefined);
+    await verifyExact({ feed, n: texts.length, groups: groupBySecond(pa, pb, pa.length, texts.length), threshold: 0.5, budget: 1 << 30, out: sink(out) });
     out.sort((x, y) => x.a - y.a || x.b - y.b);
     assert.deepEqual(out, want);
     assert.ok(spare.length > 0);
@@ -478,7 +478,7 @@ test('verification through the shared arena: a full arena first collects the bat
   const run = (arenaBytes: number): Promise<ScoredPair[]> => {
     const out: ScoredPair[] = [];
     const feed = threadFeed(texts, 2, 3, () => 1_000_000);
-    return verifyExact(feed, texts.length, groupBySecond(pa, pb, pa.length, texts.length), 0.5, 8 << 20, sink(out), undefined, arenaBytes).then(() => out.sort((x, y) => x.a - y.a || x.b - y.b));
+    return verifyExact({ feed, n: texts.length, groups: groupBySecond(pa, pb, pa.length, texts.length), threshold: 0.5, budget: 8 << 20, out: sink(out), arenaBytes }).then(() => out.sort((x, y) => x.a - y.a || x.b - y.b));
   };
   // 64 MB: two batches of two documents (about 24 MB each) fit beside the held sets, not the four
   // the read-ahead asks for.
@@ -506,7 +506,7 @@ test('verification through the shared arena: a set that outgrows its block when 
     // Blocks sized 0 make every set come back in its reply; an arena of two 64 KB pages fills with
     // held sets (the budget holds them all), so some of those sets find no block then.
     const out: ScoredPair[] = [];
-    const r = await verifyExact(threadFeed(texts, 3, 2, () => 0), n, groupBySecond(Int32Array.from(pa), Int32Array.from(pb), pa.length, n), 0.5, 1 << 30, sink(out), undefined, 2 * 65536);
+    const r = await verifyExact({ feed: threadFeed(texts, 3, 2, () => 0), n, groups: groupBySecond(Int32Array.from(pa), Int32Array.from(pb), pa.length, n), threshold: 0.5, budget: 1 << 30, out: sink(out), arenaBytes: 2 * 65536 });
     out.sort((x, y) => x.a - y.a || x.b - y.b);
     assert.deepEqual(out, want, `seed ${seed}`);
     extraPasses += r.passes - 1;
