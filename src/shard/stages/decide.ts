@@ -73,11 +73,11 @@ export function needsSimilarities(job: JobSpec): boolean {
  * documents are asked in global order, so the first whose field is missing or not a number is the
  * input error (naming its shard, line or Parquet row group and row, and field), as in neardup dedup.
  */
-function keepKey(job: JobSpec, rule: KeepRule, sd: ShardDocs, s: number, d: number): number {
+function keepKey(rule: KeepRule, sd: ShardDocs, shardPath: string, d: number): number {
   const status = sd.keyStatus(d) as ValueStatus;
   if (status === ValueStatus.Ok) return sd.key(d);
   const { line, position } = sd.where(d);
-  throw keepValueError(job.shards[s]!.path, line, rule, status, position);
+  throw keepValueError(shardPath, line, rule, status, position);
 }
 
 /** A string column: JS strings, or bytes (a task's clusters, src/shard/files/byteStrings.ts). */
@@ -128,7 +128,7 @@ export function runDecide(workDir: string, job: JobSpec, g: number): Promise<Dec
     const docs = jobDocs(workDir, job, num);
     try {
       // Sets only when the cluster rule needs similarities to members the pairs do not give.
-      const decided = await withSets(workDir, job, docs, (sets) => decide(job, pairs, num.docOffset, docs, sets));
+      const decided = await withSets(workDir, job, docs, (sets) => decide({ job, pairs, docOffset: num.docOffset, docs, sets }));
       await writeDecisions(dir, job, decided, num.docOffset);
       // With copies, the pairs output is the decide tasks' (src/shard/stages/copyPairs.ts).
       if (job.output.mode === 'pairs' && decided.units && jobHasCopies(workDir, job)) {
@@ -143,9 +143,12 @@ export function runDecide(workDir: string, job: JobSpec, g: number): Promise<Dec
   });
 }
 
+/** What a decide task decides from: its verified pairs, its documents (`docOffset`: each shard's first number) and their sets. */
+interface DecideInput { job: JobSpec; pairs: PositionPairs; docOffset: Float64Array; docs: JobDocs; sets: SetSource }
+
 /** Decides a decide task's components (see the module comment). */
-export async function decide(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource): Promise<Decisions> {
-  return job.against ? bestMatches(job, pairs, docOffset, docs) : clustersOf(job, pairs, docOffset, docs, sets);
+async function decide(t: DecideInput): Promise<Decisions> {
+  return t.job.against ? bestMatches(t) : clustersOf(t);
 }
 
 /** Writes clusters.bin and members.bin into the task's directory. */
@@ -195,7 +198,7 @@ function readIds(job: JobSpec, members: Float64Array, o: { docOffset: Float64Arr
     const d = members[p]! - docOffset[s]!;
     pushId(ids, p, sd.id(d));
     if (key) {
-      key[p] = keepKey(job, rule, sd, s, d);
+      key[p] = keepKey(rule, sd, job.shards[s]!.path, d);
       keyLo![p] = sd.keyLo(d);
     }
   }
@@ -204,7 +207,7 @@ function readIds(job: JobSpec, members: Float64Array, o: { docOffset: Float64Arr
 }
 
 /** The clusters of the verified pairs of whole components and of their copies, decided. */
-async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs, sets: SetSource): Promise<Decisions> {
+async function clustersOf({ job, pairs, docOffset, docs, sets }: DecideInput): Promise<Decisions> {
   const { members } = pairs;
   const c = pairs.copyRep.length;
   // Each copy joins its representative's cluster: an edge for clustering, not a verified pair.
@@ -220,7 +223,7 @@ async function clustersOf(job: JobSpec, pairs: PositionPairs, docOffset: Float64
   const rule = parseKeepPolicy(job.keep ?? 'first');
   // Ids and cluster lines are held as bytes (src/shard/files/clusterLines.ts): per document, not per JS string.
   const { ids, key, keyLo } = readIds(job, members, { docOffset, docs, rule });
-  const verified = (job.removal ?? 'cluster') === 'verified' ? verifiedOfPositions(pairs, rule, key, keyLo, units) : undefined;
+  const verified = (job.removal ?? 'cluster') === 'verified' ? verifiedOfPositions({ pairs, rule, key, keyLo, units }) : undefined;
   const repPos = new Int32Array(P);
   const line = new ByteStrings(K);
   const min = new Float64Array(K);
@@ -258,7 +261,7 @@ function removalOf(o: { pairs: PositionPairs; rule: KeepRule; key?: Float64Array
   for (let k = 0; k < K; k++) largest = Math.max(largest, size[k]!);
   let low = Infinity;
   for (const x of sim) if (x < low) low = x;
-  const verifiedDrops = verifiedOfPositions(pairs, rule, o.key, o.keyLo, o.units).dropped;
+  const verifiedDrops = verifiedOfPositions(o).dropped;
   return { rule: 'cluster', verifiedDrops, clusterDrops, largestCluster: largest, ...(low !== Infinity ? { lowestSimilarity: low } : {}) };
 }
 
@@ -326,7 +329,7 @@ function recallOf(job: JobSpec, pairs: PositionPairs, o: { units: PositionUnits;
  * i joins representatives A[i] and B[i]; copy groups are `units`), ranked by the keep policy's
  * `key` (by position) or in document order.
  */
-function verifiedOfPositions(pairs: PositionPairs, rule: KeepRule, key: Float64Array | undefined, keyLo: Float64Array | undefined, units: PositionUnits): Removal {
+function verifiedOfPositions({ pairs, rule, key, keyLo, units }: { pairs: PositionPairs; rule: KeepRule; key?: Float64Array; keyLo?: Float64Array; units: PositionUnits }): Removal {
   const P = pairs.members.length;
   // Without copies every position is its own unit: the pairs' positions serve as they are.
   const unitOf = pairs.copyRep.length > 0 ? units.unitOf : undefined;
@@ -348,7 +351,7 @@ function verifiedOfPositions(pairs: PositionPairs, rule: KeepRule, key: Float64A
 }
 
 /** With --against: each corpus document with verified pairs and its most similar reference document (the first on ties). */
-function bestMatches(job: JobSpec, pairs: PositionPairs, docOffset: Float64Array, docs: JobDocs): Decisions {
+function bestMatches({ job, pairs, docOffset, docs }: DecideInput): Decisions {
   const { members } = pairs;
   const doc: number[] = [];
   const rep: number[] = [];

@@ -21,7 +21,7 @@ import { PieceReader } from '../../../src/shard/files/verified.js';
 import { DamagedFileError } from '../../../src/shard/files/columns.js';
 import { loadJob } from '../../../src/shard/files/job.js';
 import { numbering } from '../../../src/shard/files/shardInput.js';
-import { partitionOf } from '../../../src/shard/stages/sign.js';
+import { partitionOf } from '../../../src/shard/files/signRows.js';
 import { neardup, tmpDir } from '../../cliUtil.js';
 
 const PLAN = 'aaaaaaaaaaaa';
