@@ -27,7 +27,7 @@
 // their files, the docs, the browser pages) is JavaScript over those same pieces, so it runs once.
 import { run } from 'node:test';
 import * as reporterKinds from 'node:test/reporters';
-import { accessSync, constants, existsSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -117,6 +117,8 @@ if (process.env.TMPDIR === undefined && existsSync('/dev/shm')) {
     accessSync('/dev/shm', constants.W_OK);
     if (statfsSync('/dev/shm').type === RAM_FS) {
       const tmp = mkdtempSync('/dev/shm/neardup-tests-');
+      // As /tmp: the PostgreSQL tests run initdb and the server as the postgres user, under it.
+      chmodSync(tmp, 0o1777);
       process.env.TMPDIR = tmp;
       process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
     }
