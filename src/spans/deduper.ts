@@ -6,12 +6,12 @@
  * give the same answer.
  * @module
  */
-import { textHash2 } from '../hash/murmur3.js';
 import { makeNormalizer } from '../text/normalize.js';
 import { tokens } from '../text/tokens.js';
 import { OffsetCursor } from './offsets.js';
 import { resolveSpansOptions, type ResolvedSpansOptions, type SpansOptions } from './options.js';
 import { UnitTable } from './table.js';
+import { UnitHasher } from './unitHash.js';
 import { newUnits, splitUnits, type Units } from './units.js';
 import { newWordBuffers, wordWindows } from './words.js';
 
@@ -112,20 +112,24 @@ export class UnitWalker {
   readonly hash = new Uint32Array(2);
   private readonly words = newWordBuffers();
   private readonly norm: (t: string) => string;
+  private readonly hasher: UnitHasher;
 
   constructor(private readonly o: ResolvedSpansOptions) {
     this.norm = makeNormalizer(o.normalize ?? {});
+    this.hasher = new UnitHasher(o.normalize ?? {});
   }
 
   /** Hashes the compared units of `text` into {@link hash}, calling `each(unit index)` for each; returns the units split. */
   each(text: string, each: (k: number) => void): number {
     if (this.o.unit === 'substring') return this.eachWindow(text, each);
     const u = splitUnits(text, this.o.unit, this.o.window, this.units);
+    const min = this.o.minUnitWords;
     for (let k = 0; k < u.count; k++) {
-      const t = this.norm(text.slice(u.textStart[k], u.textEnd[k]));
-      if (t === '') continue;
-      if (this.o.minUnitWords > 0 && tokens(t).length < this.o.minUnitWords) continue;
-      textHash2(this.hash, 0, t);
+      const a = u.textStart[k]!;
+      const b = u.textEnd[k]!;
+      // The normalized text's hash without the normalized text (./unitHash.ts); only a word count needs the string.
+      if (this.hasher.hash(text, a, b, this.hash) === 0) continue;
+      if (min > 0 && tokens(this.hasher.normalized(text, a, b)).length < min) continue;
       each(k);
     }
     return u.count;
