@@ -7,7 +7,7 @@
  * @module
  */
 import { makeNormalizer } from '../text/normalize.js';
-import { tokens } from '../text/tokens.js';
+import { countTokens, tokens } from '../text/tokens.js';
 import { OffsetCursor } from './offsets.js';
 import { resolveSpansOptions, type ResolvedSpansOptions, type SpansOptions } from './options.js';
 import { UnitTable } from './table.js';
@@ -207,7 +207,8 @@ export function cutDocument(text: string, cut: DocCuts): CutVerdict {
     last = cutsU[j + 1]!;
   }
   kept += text.slice(last);
-  const words = tokens(kept).length;
+  // Only whether it has none, or fewer than minDocWords, matters: counting stops there.
+  const words = countTokens(kept, Math.max(1, cut.minDocWords));
   return { changed: true, text: kept, cuts, units, emptied: words === 0, dropped: words < cut.minDocWords, bytesRemoved };
 }
 

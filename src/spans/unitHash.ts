@@ -41,13 +41,17 @@ function entry(c: number, lower: boolean): number {
   return (d >= 0xd800 && d <= 0xdfff) || (d >= 0x1100 && d <= 0x11ff) ? FALLBACK : d;
 }
 
-/** `textHash2` of the first `len` code units of `buf`, as if they were a string; returns `len`. */
-function hashUnits(buf: Uint16Array, len: number, out: Uint32Array): number {
+/**
+ * `textHash2` of the first `len` code units of `buf`, as if they were a string; returns `len`.
+ * `words` views the same bytes: on a little-endian machine its word j is code units 2j and 2j + 1,
+ * the pair `textHash2` mixes.
+ */
+function hashUnits(buf: Uint16Array, words: Uint32Array, len: number, out: Uint32Array): number {
   let h = 0x6d2b79f5;
   let g = 0x1b873593;
-  const pairsEnd = len & ~1;
-  for (let j = 0; j < pairsEnd; j += 2) {
-    let k = buf[j]! | (buf[j + 1]! << 16);
+  const pairs = len >>> 1;
+  for (let j = 0; j < pairs; j++) {
+    let k = words[j]!;
     g = Math.imul(g ^ k, 0x27d4eb2d);
     g ^= g >>> 15;
     k = Math.imul(k, C1);
@@ -66,6 +70,9 @@ function hashUnits(buf: Uint16Array, len: number, out: Uint32Array): number {
   return len;
 }
 
+/** True on a little-endian machine (every platform Node ships for); a big-endian one takes the string path. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 /**
  * Hashes units as {@link UnitWalker} compares them. `hash` writes the two lanes into `out` and
  * returns the normalized text's length in UTF-16 code units (0: the unit normalizes to nothing).
@@ -77,14 +84,15 @@ export class UnitHasher {
   /** Per BMP code unit: its output, {@link SPACE}, {@link FALLBACK}, or {@link UNKNOWN} until first met. */
   private readonly table = new Int32Array(65536).fill(UNKNOWN);
   private readonly norm: (t: string) => string;
-  /** The normalized code units of the unit being hashed. */
+  /** The normalized code units of the unit being hashed, and the same bytes as 32-bit words. */
   private buf = new Uint16Array(1024);
+  private words = new Uint32Array(this.buf.buffer);
 
   constructor(o: NormalizeOptions = {}) {
     this.norm = makeNormalizer(o);
     const preset = resolvePreset(o.preset);
     const plain = !o.stripPunctuation && !o.stripDiacritics && !o.custom;
-    this.mode = !plain ? 0 : preset === 'default' ? 1 : preset === 'none' ? 2 : 0;
+    this.mode = !plain || !LITTLE_ENDIAN ? 0 : preset === 'default' ? 1 : preset === 'none' ? 2 : 0;
     this.lower = !o.keepCase;
   }
 
@@ -102,12 +110,12 @@ export class UnitHasher {
   hash(text: string, a: number, b: number, out: Uint32Array): number {
     const mode = this.mode;
     if (mode === 0) return this.slow(text, a, b, out);
-    if (b - a > this.buf.length) this.buf = new Uint16Array(Math.max(2 * (b - a), 2 * this.buf.length));
+    if (b - a > this.buf.length) this.grow(b - a);
     const buf = this.buf;
     let len = 0;
     if (mode === 2) {
       for (let i = a; i < b; i++) buf[len++] = text.charCodeAt(i);
-      return hashUnits(buf, len, out);
+      return hashUnits(buf, this.words, len, out);
     }
     const table = this.table;
     let space = false;
@@ -129,7 +137,13 @@ export class UnitHasher {
       }
       buf[len++] = m;
     }
-    return hashUnits(buf, len, out);
+    return hashUnits(buf, this.words, len, out);
+  }
+
+  /** Room for `n` code units (an even count, so the word view covers them). */
+  private grow(n: number): void {
+    this.buf = new Uint16Array(Math.max(2 * n, 2 * this.buf.length));
+    this.words = new Uint32Array(this.buf.buffer);
   }
 
   /** The string path: normalize the slice, then hash it. Why these parameters: as {@link hash}. */
