@@ -249,9 +249,9 @@ export class SpanDeduper {
       const i = this.table.add(this.hash[0]!, this.hash[1]!, doc, pos, c.cp, c.byte);
       this.s.units++;
       // Keep-first cuts exactly the occurrences after the first; --min-docs K ≥ 2 only units in two documents or more.
-      if (this.o.minDocs === undefined ? this.table.count[i]! > 1 : this.o.minDocs <= 1 || this.table.docs[i]! >= 2) {
+      if (this.o.minDocs === undefined ? this.table.count(i) > 1 : this.o.minDocs <= 1 || this.table.docs(i) >= 2) {
         this.touch(doc);
-        if (this.o.minDocs !== undefined) this.touch(this.table.firstDoc[i]!);
+        if (this.o.minDocs !== undefined) this.touch(this.table.firstDoc(i));
       }
     });
   }
@@ -271,13 +271,13 @@ export class SpanDeduper {
     this.s.documents = this.observed;
     this.s.distinctUnits = t.size;
     const repeated: number[] = [];
-    for (let i = 0; i < t.capacity; i++) if (t.firstDoc[i]! >= 0 && t.count[i]! > 1) repeated.push(i);
+    for (let i = 0; i < t.capacity; i++) if (t.used(i) && t.count(i) > 1) repeated.push(i);
     this.s.repeatedUnits = repeated.length;
-    repeated.sort((a, b) => t.count[b]! - t.count[a]! || t.firstDoc[a]! - t.firstDoc[b]! || t.firstPos[a]! - t.firstPos[b]!);
+    repeated.sort((a, b) => t.count(b) - t.count(a) || t.firstDoc(a) - t.firstDoc(b) || t.firstPos(a) - t.firstPos(b));
     this.s.top = repeated.slice(0, this.o.top).map((i, k) => {
       this.topSlots.set(i, k);
-      this.touch(t.firstDoc[i]!);
-      return { text: '', count: t.count[i]!, docs: t.docs[i]! };
+      this.touch(t.firstDoc(i));
+      return { text: '', count: t.count(i), docs: t.docs(i) };
     });
   }
 
@@ -296,18 +296,18 @@ export class SpanDeduper {
     this.eachUnit(text, (k) => {
       const i = t.find(this.hash[0]!, this.hash[1]!);
       if (i < 0) throw new Error(`document ${doc} changed between the passes`);
-      const first = t.firstDoc[i] === doc && t.firstPos[i] === u.start[k];
+      const first = t.firstDoc(i) === doc && t.firstPos(i) === u.start[k];
       if (first && this.topSlots.has(i)) {
         this.s.top[this.topSlots.get(i)!]!.text = topText(text, u, k);
       }
-      if (keepFirst ? !first : t.docs[i]! >= minDocs) {
+      if (keepFirst ? !first : t.docs(i) >= minDocs) {
         removed.push(k);
         found.push(i);
       }
     });
     const facts = (j: number): UnitFacts => {
       const i = found[j]!;
-      return { keptDoc: keepFirst ? t.firstDoc[i]! : -1, keptStart: keepFirst ? t.firstCp[i]! : -1, keptByteStart: keepFirst ? t.firstByte[i]! : -1, count: t.count[i]!, docs: t.docs[i]! };
+      return { keptDoc: keepFirst ? t.firstDoc(i) : -1, keptStart: keepFirst ? t.firstCp(i) : -1, keptByteStart: keepFirst ? t.firstByte(i) : -1, count: t.count(i), docs: t.docs(i) };
     };
     const v = cutDocument(text, { units: u, removed, facts, substring: this.o.unit === 'substring', minDocWords: this.o.minDocWords });
     if (!v.changed) return v;
