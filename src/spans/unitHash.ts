@@ -87,6 +87,10 @@ export class UnitHasher {
   /** The normalized code units of the unit being hashed, and the same bytes as 32-bit words. */
   private buf = new Uint16Array(1024);
   private words = new Uint32Array(this.buf.buffer);
+  /** The document whose code units {@link src} holds (the units of one document are hashed one after the other). */
+  private doc = '';
+  private src = new Uint16Array(1024);
+  private srcBytes = Buffer.from(this.src.buffer);
 
   constructor(o: NormalizeOptions = {}) {
     this.norm = makeNormalizer(o);
@@ -111,16 +115,18 @@ export class UnitHasher {
     const mode = this.mode;
     if (mode === 0) return this.slow(text, a, b, out);
     if (b - a > this.buf.length) this.grow(b - a);
+    if (text !== this.doc) this.load(text);
+    const src = this.src;
     const buf = this.buf;
     let len = 0;
     if (mode === 2) {
-      for (let i = a; i < b; i++) buf[len++] = text.charCodeAt(i);
+      for (let i = a; i < b; i++) buf[len++] = src[i]!;
       return hashUnits(buf, this.words, len, out);
     }
     const table = this.table;
     let space = false;
     for (let i = a; i < b; i++) {
-      const c = text.charCodeAt(i);
+      const c = src[i]!;
       let m = table[c]!;
       if (m < 0) {
         if (m === UNKNOWN) m = table[c] = entry(c, this.lower);
@@ -138,6 +144,17 @@ export class UnitHasher {
       buf[len++] = m;
     }
     return hashUnits(buf, this.words, len, out);
+  }
+
+  /** Copies the document's code units into {@link src}: typed-array reads cost less than `charCodeAt` on a string of any representation. */
+  private load(text: string): void {
+    if (text.length > this.src.length) {
+      const ab = new ArrayBuffer(2 * Math.max(text.length, 2 * this.src.length));
+      this.src = new Uint16Array(ab);
+      this.srcBytes = Buffer.from(ab);
+    }
+    this.srcBytes.write(text, 0, 'utf16le');
+    this.doc = text;
   }
 
   /** Room for `n` code units (an even count, so the word view covers them). */
