@@ -75,6 +75,7 @@ const WORDS = /[\p{L}\p{N}\p{M}]+/gu;
 /** How many word tokens `text` has, as {@link tokens} counts them, counting no further than `limit` (a threshold test stops at its first words). */
 export function countTokens(text: string, limit: number): number {
   let n = 0;
+  if (limit <= 0) return 0;
   if (NO_SPACE_SCRIPT.test(text)) {
     segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
     for (const s of segmenter.segment(text)) if (s.isWordLike && ++n >= limit) break;
