@@ -37,15 +37,17 @@ test('the unit hash equals textHash2 of the normalized slice, for every preset a
 });
 
 test('every BMP code unit hashes alone and beside its neighbours as the string path does', () => {
-  const h = new UnitHasher({});
-  const norm = makeNormalizer({});
-  const got = new Uint32Array(2);
-  const want = new Uint32Array(2);
-  for (let c = 0; c < 0x10000; c++) {
-    const s = `x${String.fromCharCode(c)}Y ${String.fromCharCode(c)}`;
-    textHash2(want, 0, norm(s));
-    h.hash(s, 0, s.length, got);
-    assert.deepEqual([...got], [...want], `U+${c.toString(16)}`);
+  for (const o of [{}, { keepCase: true }]) {
+    const h = new UnitHasher(o);
+    const norm = makeNormalizer(o);
+    const got = new Uint32Array(2);
+    const want = new Uint32Array(2);
+    for (let c = 0; c < 0x10000; c++) {
+      const s = `x${String.fromCharCode(c)}Y ${String.fromCharCode(c)}`;
+      textHash2(want, 0, norm(s));
+      h.hash(s, 0, s.length, got);
+      assert.deepEqual([...got], [...want], `U+${c.toString(16)} ${JSON.stringify(o)}`);
+    }
   }
 });
 
@@ -57,19 +59,21 @@ test('no character the table normalizes alone composes with the character before
     const d = String.fromCharCode(c).normalize('NFD');
     for (let i = 1; i < d.length; i++) second.add(d.charCodeAt(i));
   }
-  const h = new UnitHasher({});
   const out = new Uint32Array(2);
   const fast: number[] = [];
-  for (let c = 0x80; c < 0x10000; c++) {
-    const s = String.fromCharCode(c);
-    // A unit of this one character takes the table path exactly when it is not normalized by the string path (spied below).
-    let slow = false;
-    const spy = h as unknown as { slow: (t: string, a: number, b: number, o: Uint32Array) => number };
-    const real = spy.slow;
-    spy.slow = (...args) => ((slow = true), real.apply(h, args));
-    h.hash(s, 0, 1, out);
-    spy.slow = real;
-    if (!slow) fast.push(c);
+  // Both tables: lowercased (the default) and with the case kept, which maps more characters.
+  for (const h of [new UnitHasher({}), new UnitHasher({ keepCase: true })]) {
+    for (let c = 0x80; c < 0x10000; c++) {
+      const s = String.fromCharCode(c);
+      // A unit of this one character takes the table path exactly when it is not normalized by the string path (spied below).
+      let slow = false;
+      const spy = h as unknown as { slow: (t: string, a: number, b: number, o: Uint32Array) => number };
+      const real = spy.slow;
+      spy.slow = (...args) => ((slow = true), real.apply(h, args));
+      h.hash(s, 0, 1, out);
+      spy.slow = real;
+      if (!slow) fast.push(c);
+    }
   }
   assert.ok(fast.length > 1000, `${fast.length} characters on the table path`);
   for (const c of fast) {
