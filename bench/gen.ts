@@ -328,12 +328,20 @@ function arg(name: string, def?: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : def;
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/.*\//, '')) && arg('jsonl-shards')) {
+const USAGE = `node dist/bench/gen.js --docs N [--out bench/data/corpus.tsv] [--format idtext|jsonl] [--dup-rate 0.1] [--chain-rate 0] [--seed 7] [--shards K]
+node dist/bench/gen.js --docs N --jsonl-shards DIR [--shards 32] [--giant M] [--dup-rate 0.1] [--chain-rate 0] [--seed 7]
+Writes a generated corpus (about 1.5 KB a document, planted near duplicates listed in <out>.truth.tsv); --docs defaults to 70000 (107 MB).`;
+
+const main = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/.*\//, ''));
+if (main && (process.argv.includes('--help') || process.argv.includes('-h'))) {
+  // Only a help flag: print the usage and write nothing (the defaults would write a 107 MB corpus).
+  console.log(USAGE);
+} else if (main && arg('jsonl-shards')) {
   // node dist/bench/gen.js --docs N --jsonl-shards DIR --shards K [--giant M] [--dup-rate r] [--chain-rate c]
   const t0 = performance.now();
   const r = generateShards({ docs: Number(arg('docs', '70000')), dir: arg('jsonl-shards')!, shards: Number(arg('shards', '32')), dupRate: Number(arg('dup-rate', '0.1')), chainRate: Number(arg('chain-rate', '0')), giant: Number(arg('giant', '0')), seed: Number(arg('seed', '7')) });
   console.log(`wrote ${arg('jsonl-shards')}: ${(r.bytes / 1e9).toFixed(2)} GB, a giant chain of ${r.giant} documents, in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-} else if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/.*\//, ''))) {
+} else if (main) {
   const docs = Number(arg('docs', '70000'));
   const out = arg('out', 'bench/data/corpus.tsv')!;
   const t0 = performance.now();

@@ -6,12 +6,12 @@
  * give the same answer.
  * @module
  */
-import { textHash2 } from '../hash/murmur3.js';
 import { makeNormalizer } from '../text/normalize.js';
-import { tokens } from '../text/tokens.js';
+import { countTokens, tokens } from '../text/tokens.js';
 import { OffsetCursor } from './offsets.js';
 import { resolveSpansOptions, type ResolvedSpansOptions, type SpansOptions } from './options.js';
 import { UnitTable } from './table.js';
+import { UnitHasher } from './unitHash.js';
 import { newUnits, splitUnits, type Units } from './units.js';
 import { newWordBuffers, wordWindows } from './words.js';
 
@@ -112,20 +112,24 @@ export class UnitWalker {
   readonly hash = new Uint32Array(2);
   private readonly words = newWordBuffers();
   private readonly norm: (t: string) => string;
+  private readonly hasher: UnitHasher;
 
   constructor(private readonly o: ResolvedSpansOptions) {
     this.norm = makeNormalizer(o.normalize ?? {});
+    this.hasher = new UnitHasher(o.normalize ?? {});
   }
 
   /** Hashes the compared units of `text` into {@link hash}, calling `each(unit index)` for each; returns the units split. */
   each(text: string, each: (k: number) => void): number {
     if (this.o.unit === 'substring') return this.eachWindow(text, each);
     const u = splitUnits(text, this.o.unit, this.o.window, this.units);
+    const min = this.o.minUnitWords;
     for (let k = 0; k < u.count; k++) {
-      const t = this.norm(text.slice(u.textStart[k], u.textEnd[k]));
-      if (t === '') continue;
-      if (this.o.minUnitWords > 0 && tokens(t).length < this.o.minUnitWords) continue;
-      textHash2(this.hash, 0, t);
+      const a = u.textStart[k]!;
+      const b = u.textEnd[k]!;
+      // The normalized text's hash without the normalized text (./unitHash.ts); only a word count needs the string.
+      if (this.hasher.hash(text, a, b, this.hash) === 0) continue;
+      if (min > 0 && tokens(this.hasher.normalized(text, a, b)).length < min) continue;
       each(k);
     }
     return u.count;
@@ -203,7 +207,8 @@ export function cutDocument(text: string, cut: DocCuts): CutVerdict {
     last = cutsU[j + 1]!;
   }
   kept += text.slice(last);
-  const words = tokens(kept).length;
+  // Only whether it has none, or fewer than minDocWords, matters: counting stops there.
+  const words = countTokens(kept, Math.max(1, cut.minDocWords));
   return { changed: true, text: kept, cuts, units, emptied: words === 0, dropped: words < cut.minDocWords, bytesRemoved };
 }
 
@@ -244,9 +249,9 @@ export class SpanDeduper {
       const i = this.table.add(this.hash[0]!, this.hash[1]!, doc, pos, c.cp, c.byte);
       this.s.units++;
       // Keep-first cuts exactly the occurrences after the first; --min-docs K ≥ 2 only units in two documents or more.
-      if (this.o.minDocs === undefined ? this.table.count[i]! > 1 : this.o.minDocs <= 1 || this.table.docs[i]! >= 2) {
+      if (this.o.minDocs === undefined ? this.table.count(i) > 1 : this.o.minDocs <= 1 || this.table.docs(i) >= 2) {
         this.touch(doc);
-        if (this.o.minDocs !== undefined) this.touch(this.table.firstDoc[i]!);
+        if (this.o.minDocs !== undefined) this.touch(this.table.firstDoc(i));
       }
     });
   }
@@ -266,13 +271,13 @@ export class SpanDeduper {
     this.s.documents = this.observed;
     this.s.distinctUnits = t.size;
     const repeated: number[] = [];
-    for (let i = 0; i < t.capacity; i++) if (t.firstDoc[i]! >= 0 && t.count[i]! > 1) repeated.push(i);
+    for (let i = 0; i < t.capacity; i++) if (t.used(i) && t.count(i) > 1) repeated.push(i);
     this.s.repeatedUnits = repeated.length;
-    repeated.sort((a, b) => t.count[b]! - t.count[a]! || t.firstDoc[a]! - t.firstDoc[b]! || t.firstPos[a]! - t.firstPos[b]!);
+    repeated.sort((a, b) => t.count(b) - t.count(a) || t.firstDoc(a) - t.firstDoc(b) || t.firstPos(a) - t.firstPos(b));
     this.s.top = repeated.slice(0, this.o.top).map((i, k) => {
       this.topSlots.set(i, k);
-      this.touch(t.firstDoc[i]!);
-      return { text: '', count: t.count[i]!, docs: t.docs[i]! };
+      this.touch(t.firstDoc(i));
+      return { text: '', count: t.count(i), docs: t.docs(i) };
     });
   }
 
@@ -291,18 +296,18 @@ export class SpanDeduper {
     this.eachUnit(text, (k) => {
       const i = t.find(this.hash[0]!, this.hash[1]!);
       if (i < 0) throw new Error(`document ${doc} changed between the passes`);
-      const first = t.firstDoc[i] === doc && t.firstPos[i] === u.start[k];
+      const first = t.firstDoc(i) === doc && t.firstPos(i) === u.start[k];
       if (first && this.topSlots.has(i)) {
         this.s.top[this.topSlots.get(i)!]!.text = topText(text, u, k);
       }
-      if (keepFirst ? !first : t.docs[i]! >= minDocs) {
+      if (keepFirst ? !first : t.docs(i) >= minDocs) {
         removed.push(k);
         found.push(i);
       }
     });
     const facts = (j: number): UnitFacts => {
       const i = found[j]!;
-      return { keptDoc: keepFirst ? t.firstDoc[i]! : -1, keptStart: keepFirst ? t.firstCp[i]! : -1, keptByteStart: keepFirst ? t.firstByte[i]! : -1, count: t.count[i]!, docs: t.docs[i]! };
+      return { keptDoc: keepFirst ? t.firstDoc(i) : -1, keptStart: keepFirst ? t.firstCp(i) : -1, keptByteStart: keepFirst ? t.firstByte(i) : -1, count: t.count(i), docs: t.docs(i) };
     };
     const v = cutDocument(text, { units: u, removed, facts, substring: this.o.unit === 'substring', minDocWords: this.o.minDocWords });
     if (!v.changed) return v;

@@ -70,6 +70,22 @@ function segmentedTokenHashes(text: string, seed: number): Uint32Array {
   return Uint32Array.from(hashes);
 }
 
+const WORDS = /[\p{L}\p{N}\p{M}]+/gu;
+
+/** How many word tokens `text` has, as {@link tokens} counts them, counting no further than `limit` (a threshold test stops at its first words). */
+export function countTokens(text: string, limit: number): number {
+  let n = 0;
+  if (limit <= 0) return 0;
+  if (NO_SPACE_SCRIPT.test(text)) {
+    segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
+    for (const s of segmenter.segment(text)) if (s.isWordLike && ++n >= limit) break;
+    return n;
+  }
+  WORDS.lastIndex = 0;
+  while (n < limit && WORDS.test(text)) n++;
+  return n;
+}
+
 /** The word tokens themselves, as strings (for display and tests; not used on the hot path). */
 export function tokens(text: string): string[] {
   if (NO_SPACE_SCRIPT.test(text)) {

@@ -2,7 +2,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { normalize } from '../../src/text/normalize.js';
-import { tokens, tokenHashes } from '../../src/text/tokens.js';
+import { countTokens, tokens, tokenHashes } from '../../src/text/tokens.js';
 import { createShingler, fingerprintSet } from '../../src/text/shingler.js';
 import { stopwordList } from '../../src/text/stopwords.js';
 import { jaccard, intersectionSize } from '../../src/similarity/jaccard.js';
@@ -19,6 +19,13 @@ test('default normalization: NFKC, lowercase, whitespace runs to one space, trim
   assert.equal(normalize('A  B\t\tC\n\n\nD', { preset: 'seed000' }), 'a b\t\tc d');
   assert.equal(normalize(' A ', { preset: 'none' }), ' A ');
   assert.throws(() => normalize('x', { preset: 'weird' as never }), /preset/);
+});
+
+test('countTokens counts as tokens does, up to its limit', () => {
+  for (const t of ['', '  ', "l'appartamento è di 75 mq!", '東京都に住んでいます', 'ฉันรักภาษาไทย', 'a b c d e', '😀 — …', 'e\u0301 x']) {
+    const n = tokens(t).length;
+    for (const limit of [0, 1, 2, 3, 5, 100]) assert.equal(countTokens(t, limit), Math.min(n, limit), `${JSON.stringify(t)} ${limit}`);
+  }
 });
 
 test('tokens: letters and digits, Unicode-aware, segmenter for scripts without spaces', () => {

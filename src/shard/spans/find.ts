@@ -80,9 +80,9 @@ export function runSpansFind(workDir: string, job: JobSpec, p: number): Promise<
       const [hi, lo, doc, k] = parts[g] as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
       for (let r = 0; r < hi.length; r++) {
         const i = table.find(hi[r]!, lo[r]!);
-        const removed = keepFirst ? !(table.firstDoc[i] === base[g]! + doc[r]! && table.firstPos[i] === k[r]) : table.docs[i]! >= o.minDocs!;
+        const removed = keepFirst ? !(table.firstDoc(i) === base[g]! + doc[r]! && table.firstPos(i) === k[r]) : table.docs(i) >= o.minDocs!;
         if (!removed) continue;
-        const row = [doc[r]!, k[r]!, keepFirst ? table.firstDoc[i]! : NONE, keepFirst ? table.firstCp[i]! : NONE, keepFirst ? table.firstByte[i]! : NONE, table.count[i]!, table.docs[i]!];
+        const row = [doc[r]!, k[r]!, keepFirst ? table.firstDoc(i) : NONE, keepFirst ? table.firstCp(i) : NONE, keepFirst ? table.firstByte(i) : NONE, table.count(i), table.docs(i)];
         for (let c = 0; c < CUT_COLUMNS; c++) cols[c]!.push(row[c]!);
         group.push(g);
       }
@@ -90,10 +90,10 @@ export function runSpansFind(workDir: string, job: JobSpec, p: number): Promise<
     const grouped = groupBy(group.view(), G, cols.map((c) => c.view()));
     await writeSynced(path.join(dir, 'cuts.u32'), columnsBuffer(grouped.columns, group.length));
     const repeated: number[] = [];
-    for (let i = 0; i < table.capacity; i++) if (table.firstDoc[i]! >= 0 && table.count[i]! > 1) repeated.push(i);
+    for (let i = 0; i < table.capacity; i++) if (table.used(i) && table.count(i) > 1) repeated.push(i);
     // The summary's order (as SpanDeduper.endObserving): occurrences, then first seen first; unit indices order units as their starts do.
-    repeated.sort((a, b) => table.count[b]! - table.count[a]! || table.firstDoc[a]! - table.firstDoc[b]! || table.firstPos[a]! - table.firstPos[b]!);
-    const top = repeated.slice(0, o.top).map((i) => ({ count: table.count[i]!, docs: table.docs[i]!, doc: table.firstDoc[i]!, k: table.firstPos[i]! }));
+    repeated.sort((a, b) => table.count(b) - table.count(a) || table.firstDoc(a) - table.firstDoc(b) || table.firstPos(a) - table.firstPos(b));
+    const top = repeated.slice(0, o.top).map((i) => ({ count: table.count(i), docs: table.docs(i), doc: table.firstDoc(i), k: table.firstPos(i) }));
     const units = parts.reduce((n, x) => n + x[0]!.length, 0);
     return { units, distinct: table.size, repeated: repeated.length, removed: group.length, gstart: Array.from(grouped.start), top };
   });

@@ -1,0 +1,172 @@
+/**
+ * A unit's 64-bit hash straight from the document: the code units of `text[a, b)` are normalized
+ * one at a time into a reused buffer and hashed as `textHash2` hashes a string, with no substring,
+ * no normalized string and no regular expression per unit. The result is exactly `textHash2` of `makeNormalizer(o)` of
+ * the slice, so the hashes (and `units.u32` of a spans job) are those of the string path; a unit
+ * holding a code unit the per-character table cannot normalize alone falls back to that path.
+ *
+ * The `default` preset is NFKC, lowercase, whitespace runs to one space, trimmed. Per character it
+ * is a table lookup for code units that are their own NFKC alone and cannot change next to any
+ * neighbour: not a mark, not a Hangul jamo vowel or trailing consonant (the characters that compose
+ * with the one before), not whitespace other than ASCII's, not a surrogate, and whose lowercase is
+ * one such code unit (Σ excluded: its lowercase depends on what follows). A string of such
+ * characters is already NFKC and lowercases character by character. test/spans/unitHash.test.ts
+ * checks the table against every BMP composition and the hashes against the string path.
+ * @module
+ */
+import { fmix32 } from '../hash/mix.js';
+import { textHash2 } from '../hash/murmur3.js';
+import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../text/normalize.js';
+
+const C1 = 0xcc9e2d51;
+const C2 = 0x1b873593;
+/** Table entries: the output code unit, or one of these. */
+const UNKNOWN = -3;
+const FALLBACK = -1;
+const SPACE = -2;
+const MARK = /\p{M}/u;
+const WS = /\s/;
+
+/** Whether code unit `c` normalizes alone, as the module comment says; its output code unit or {@link FALLBACK}. */
+function entry(c: number, lower: boolean): number {
+  if (c === 0x09 || c === 0x0a || c === 0x0b || c === 0x0c || c === 0x0d || c === 0x20) return SPACE;
+  if (c < 0x80) return lower && c >= 0x41 && c <= 0x5a ? c + 0x20 : c;
+  if ((c >= 0xd800 && c <= 0xdfff) || c === 0x03a3 || (c >= 0x1100 && c <= 0x11ff)) return FALLBACK;
+  const s = String.fromCharCode(c);
+  if (s.normalize('NFKC') !== s || MARK.test(s) || WS.test(s)) return FALLBACK;
+  if (!lower) return c;
+  const l = s.toLowerCase();
+  if (l.length !== 1 || l.normalize('NFKC') !== l || MARK.test(l) || WS.test(l)) return FALLBACK;
+  const d = l.charCodeAt(0);
+  return (d >= 0xd800 && d <= 0xdfff) || (d >= 0x1100 && d <= 0x11ff) ? FALLBACK : d;
+}
+
+/**
+ * `textHash2` of the first `len` code units of `buf`, as if they were a string; returns `len`.
+ * `words` views the same bytes: on a little-endian machine its word j is code units 2j and 2j + 1,
+ * the pair `textHash2` mixes.
+ */
+function hashUnits(buf: Uint16Array, words: Uint32Array, len: number, out: Uint32Array): number {
+  let h = 0x6d2b79f5;
+  let g = 0x1b873593;
+  const pairs = len >>> 1;
+  for (let j = 0; j < pairs; j++) {
+    let k = words[j]!;
+    g = Math.imul(g ^ k, 0x27d4eb2d);
+    g ^= g >>> 15;
+    k = Math.imul(k, C1);
+    k = (k << 15) | (k >>> 17);
+    h ^= Math.imul(k, C2);
+    h = (h << 13) | (h >>> 19);
+    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+  }
+  if (len & 1) {
+    const k = buf[len - 1]!;
+    g = Math.imul(g ^ k, 0x27d4eb2d);
+    h ^= Math.imul((Math.imul(k, C1) << 15) | (Math.imul(k, C1) >>> 17), C2);
+  }
+  out[0] = fmix32(h ^ len);
+  out[1] = fmix32(g ^ Math.imul(len, 0x85ebca6b));
+  return len;
+}
+
+/** True on a little-endian machine (every platform Node ships for); a big-endian one takes the string path. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * Hashes units as {@link UnitWalker} compares them. `hash` writes the two lanes into `out` and
+ * returns the normalized text's length in UTF-16 code units (0: the unit normalizes to nothing).
+ */
+export class UnitHasher {
+  /** 0: the string path always; 1: the default preset; 2: `none` (the text as it is). */
+  private readonly mode: 0 | 1 | 2;
+  private readonly lower: boolean;
+  /** Per BMP code unit: its output, {@link SPACE}, {@link FALLBACK}, or {@link UNKNOWN} until first met. */
+  private readonly table = new Int32Array(65536).fill(UNKNOWN);
+  private readonly norm: (t: string) => string;
+  /** The normalized code units of the unit being hashed, and the same bytes as 32-bit words. */
+  private buf = new Uint16Array(1024);
+  private words = new Uint32Array(this.buf.buffer);
+  /** The document whose code units {@link src} holds (the units of one document are hashed one after the other). */
+  private doc = '';
+  private src = new Uint16Array(1024);
+  private srcBytes = Buffer.from(this.src.buffer);
+
+  constructor(o: NormalizeOptions = {}) {
+    this.norm = makeNormalizer(o);
+    const preset = resolvePreset(o.preset);
+    const plain = !o.stripPunctuation && !o.stripDiacritics && !o.custom;
+    this.mode = !plain || !LITTLE_ENDIAN ? 0 : preset === 'default' ? 1 : preset === 'none' ? 2 : 0;
+    this.lower = !o.keepCase;
+  }
+
+  /** The normalized text of a unit (the string path; the summary's top units and word counts use it). */
+  normalized(text: string, a: number, b: number): string {
+    return this.norm(text.slice(a, b));
+  }
+
+  /**
+   * The hash of the normalized `text[a, b)` into `out[0]`, `out[1]`; returns the normalized length.
+   * The normalized code units go to a reused buffer first, then one tight loop hashes them: two
+   * simple loops run faster than one that hashes as it normalizes.
+   * Why these parameters: once per unit in the walker's loop, where an options object would allocate per unit.
+   */
+  hash(text: string, a: number, b: number, out: Uint32Array): number {
+    const mode = this.mode;
+    if (mode === 0) return this.slow(text, a, b, out);
+    if (b - a > this.buf.length) this.grow(b - a);
+    if (text !== this.doc) this.load(text);
+    const src = this.src;
+    const buf = this.buf;
+    let len = 0;
+    if (mode === 2) {
+      for (let i = a; i < b; i++) buf[len++] = src[i]!;
+      return hashUnits(buf, this.words, len, out);
+    }
+    const table = this.table;
+    let space = false;
+    for (let i = a; i < b; i++) {
+      const c = src[i]!;
+      let m = table[c]!;
+      if (m < 0) {
+        if (m === UNKNOWN) m = table[c] = entry(c, this.lower);
+        if (m === SPACE) {
+          space = true;
+          continue;
+        }
+        if (m === FALLBACK) return this.slow(text, a, b, out);
+      }
+      // A whitespace run between two characters is one space; leading and trailing ones are trimmed.
+      if (space) {
+        if (len > 0) buf[len++] = 0x20;
+        space = false;
+      }
+      buf[len++] = m;
+    }
+    return hashUnits(buf, this.words, len, out);
+  }
+
+  /** Copies the document's code units into {@link src}: typed-array reads cost less than `charCodeAt` on a string of any representation. */
+  private load(text: string): void {
+    if (text.length > this.src.length) {
+      const ab = new ArrayBuffer(2 * Math.max(text.length, 2 * this.src.length));
+      this.src = new Uint16Array(ab);
+      this.srcBytes = Buffer.from(ab);
+    }
+    this.srcBytes.write(text, 0, 'utf16le');
+    this.doc = text;
+  }
+
+  /** Room for `n` code units (an even count, so the word view covers them). */
+  private grow(n: number): void {
+    this.buf = new Uint16Array(Math.max(2 * n, 2 * this.buf.length));
+    this.words = new Uint32Array(this.buf.buffer);
+  }
+
+  /** The string path: normalize the slice, then hash it. Why these parameters: as {@link hash}. */
+  private slow(text: string, a: number, b: number, out: Uint32Array): number {
+    const t = this.norm(text.slice(a, b));
+    textHash2(out, 0, t);
+    return t.length;
+  }
+}
