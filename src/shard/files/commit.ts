@@ -18,6 +18,9 @@ import { UsageError } from '../../common/errors.js';
 import { writeError } from '../../io/write/output.js';
 import { DamagedFileError } from './columns.js';
 import { faultHooks } from '../../common/faults.js';
+import { TaskMeter, type TaskStats } from './taskStats.js';
+
+export type { TaskStats } from './taskStats.js';
 
 /** The completion marker's file name inside a committed task directory. */
 export const MARKER = '_SUCCESS.json';
@@ -30,46 +33,6 @@ export interface MarkerBase {
   files: Record<string, { bytes: number; sha256?: string }>;
   /** What the task cost (markers written before #36 have none). */
   stats?: TaskStats;
-}
-
-/**
- * What a task cost, measured by {@link commitTask} around the task's build (everything the stage
- * does: reading, computing, writing its files; not the commit's syncs and rename).
- */
-export interface TaskStats {
-  /** When the build started and ended (milliseconds since the epoch, this machine's clock). */
-  startedAt: number;
-  endedAt: number;
-  /** Wall time of the build (ms). */
-  wallMs: number;
-  /** CPU time of the process during the build, user + system (ms): `process.cpuUsage()` deltas, so worker threads of the process count too. */
-  cpuMs: number;
-  /**
-   * Bytes the process read during the build through read system calls (Linux `/proc/self/io`
-   * `rchar` delta): the task's input shards as stored (compressed bytes for .gz/.zst), the other
-   * stages' files it reads, and the markers; page-cache hits count, as they are reads of the
-   * task. Null where /proc is not there (macOS, Windows).
-   */
-  bytesRead: number | null;
-  /** Sum of the sizes of the task's files (the marker excluded). */
-  bytesWritten: number;
-  /** Peak resident set size, bytes: the process's high-water mark if the task raised it, else the largest sampled (every 100 ms while it awaits, at start and end). */
-  peakRss: number;
-  /** The process's peak resident set size so far when the task ended (`process.resourceUsage().maxRSS`), bytes: it includes earlier tasks of the same process. */
-  processMaxRss: number;
-  /** The host and process that ran the task. */
-  host: string;
-  pid: number;
-}
-
-/** Bytes read by this process so far (Linux rchar), or null when unknown. */
-function readChars(): number | null {
-  try {
-    const m = /^rchar:\s*(\d+)/m.exec(readFileSync('/proc/self/io', 'utf8'));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
 }
 
 /** The name of the record a failed attempt of a task leaves in its stage directory. */
@@ -221,13 +184,66 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
+/** A task of a job: where the job lives, the job, the stage and the task's number. */
+export interface TaskRef {
+  workDir: string;
+  job: JobRef;
+  stage: string;
+  task: number;
+}
+
+/**
+ * Syncs every file of `dir` and describes it (size, hash) for the marker: every file reaches the
+ * disk before the marker that vouches for it; syncs issued together share the filesystem's journal
+ * commits (a task of a thousand tiny shards writes thousands).
+ */
+async function syncFiles(dir: string): Promise<MarkerBase['files']> {
+  const files: MarkerBase['files'] = {};
+  const names = (await fsp.readdir(dir)).sort();
+  for (let i = 0; i < names.length; i += 32) {
+    const batch = names.slice(i, i + 32);
+    const described = await Promise.all(batch.map((name) => syncAndDescribe(path.join(dir, name), name)));
+    batch.forEach((name, j) => (files[name] = described[j]!));
+  }
+  return files;
+}
+
+/**
+ * Renames the finished temp directory `tmp` to the task's directory. When another run of the same
+ * task committed first (a task retried while a slow first run was still going), its output is the
+ * same: that marker is kept and returned. A directory without the marker is the leftover of a
+ * crashed commit on a filesystem without atomic rename: it is replaced.
+ */
+async function placeTask<T extends object>(at: TaskRef, tmp: string, marker: T & MarkerBase): Promise<T & MarkerBase> {
+  const { workDir, job, stage, task } = at;
+  const final = taskDir(workDir, stage, task);
+  try {
+    await fsp.rename(tmp, final);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw e;
+    const other = readMarker<T>(workDir, job, stage, task);
+    if (other) {
+      await fsp.rm(tmp, { recursive: true, force: true });
+      await fsp.rm(failedFile(workDir, stage, task), { force: true }).catch(() => undefined);
+      return other;
+    }
+    await fsp.rm(final, { recursive: true, force: true });
+    await fsp.rename(tmp, final);
+  }
+  await syncDir(path.dirname(final));
+  await fsp.rm(failedFile(workDir, stage, task), { force: true }).catch(() => undefined);
+  return marker;
+}
+
 /**
  * Runs a task: `build` writes its files into a fresh temp directory and returns the counters for
  * the marker; every file is synced, the marker written and synced, and the directory is then
  * renamed into place. When the task has already completed, `build` is not called
  * and the existing marker is returned (idempotent reruns).
  */
-export async function commitTask<T extends object>(workDir: string, job: JobRef, stage: string, task: number, build: (dir: string) => Promise<T>): Promise<T & MarkerBase> {
+export async function commitTask<T extends object>(at: TaskRef, build: (dir: string) => Promise<T>): Promise<T & MarkerBase> {
+  const { workDir, job, stage, task } = at;
   const done = readMarker<T>(workDir, job, stage, task);
   if (done) return done;
   const final = taskDir(workDir, stage, task);
@@ -235,15 +251,7 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
   await fsp.mkdir(parent, { recursive: true });
   const tmp = path.join(parent, `.${path.basename(final)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   await fsp.mkdir(tmp);
-  const startedAt = Date.now();
-  const t0 = performance.now();
-  const cpu0 = process.cpuUsage();
-  const read0 = readChars();
-  let peakRss = process.memoryUsage.rss();
-  // The sampler cannot fire while a task computes without awaiting; a high-water mark the task raised is its true peak.
-  const maxRss0 = process.resourceUsage().maxRSS;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 100);
-  sampler.unref();
+  const meter = new TaskMeter();
   try {
     let counters: T;
     try {
@@ -254,59 +262,14 @@ export async function commitTask<T extends object>(workDir: string, job: JobRef,
       await recordFailure(workDir, stage, task, e);
       throw e;
     } finally {
-      clearInterval(sampler);
+      meter.stop();
     }
-    const cpu = process.cpuUsage(cpu0);
-    const read1 = readChars();
-    const wallMs = performance.now() - t0;
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
-    const maxRss1 = process.resourceUsage().maxRSS;
-    if (maxRss1 > maxRss0) peakRss = Math.max(peakRss, maxRss1 * 1024);
-    // Every file reaches the disk before the marker that vouches for it; syncs issued together
-    // share the filesystem's journal commits (a task of a thousand tiny shards writes thousands).
-    const files: MarkerBase['files'] = {};
-    const names = (await fsp.readdir(tmp)).sort();
-    for (let i = 0; i < names.length; i += 32) {
-      const batch = names.slice(i, i + 32);
-      const described = await Promise.all(batch.map((name) => syncAndDescribe(path.join(tmp, name), name)));
-      batch.forEach((name, j) => (files[name] = described[j]!));
-    }
-    const stats: TaskStats = {
-      startedAt,
-      endedAt: startedAt + Math.round(wallMs),
-      wallMs: Math.round(wallMs * 10) / 10,
-      cpuMs: Math.round((cpu.user + cpu.system) / 100) / 10,
-      bytesRead: read0 !== null && read1 !== null ? read1 - read0 : null,
-      bytesWritten: Object.values(files).reduce((a, f) => a + f.bytes, 0),
-      peakRss,
-      processMaxRss: maxRss1 * 1024,
-      host: hostname(),
-      pid: process.pid,
-    };
-    const marker = { ...counters, plan: job.id, files, stats } as T & MarkerBase;
+    const files = await syncFiles(tmp);
+    const marker = { ...counters, plan: job.id, files, stats: meter.stats(files) } as T & MarkerBase;
     await faultHooks().beforeCommit?.();
     await writeSynced(path.join(tmp, MARKER), JSON.stringify(sealMarker(marker)), true);
     await syncDir(tmp);
-    try {
-      await fsp.rename(tmp, final);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      // Another run of the same task committed first (a task retried while a slow first run was
-      // still going): its output is the same, keep it. A directory without the marker is the
-      // leftover of a crashed commit on a filesystem without atomic rename: replace it.
-      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw e;
-      const other = readMarker<T>(workDir, job, stage, task);
-      if (other) {
-        await fsp.rm(tmp, { recursive: true, force: true });
-        await fsp.rm(failedFile(workDir, stage, task), { force: true }).catch(() => undefined);
-        return other;
-      }
-      await fsp.rm(final, { recursive: true, force: true });
-      await fsp.rename(tmp, final);
-    }
-    await syncDir(parent);
-    await fsp.rm(failedFile(workDir, stage, task), { force: true }).catch(() => undefined);
-    return marker;
+    return await placeTask(at, tmp, marker);
   } catch (e) {
     await fsp.rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     throw e;
@@ -345,7 +308,8 @@ export function readFailed(workDir: string, stage: string, task: number): Failed
  * The path of text output `name` of a committed task, after checking its size against the marker;
  * `verify` (given to a reader of the whole file) checks its SHA-256 once read.
  */
-export function taskText(workDir: string, marker: MarkerBase, stage: string, task: number, name: string): { path: string; verify(hash: string): void } {
+export function taskText(at: Omit<TaskRef, 'job'>, marker: MarkerBase, name: string): { path: string; verify(hash: string): void } {
+  const { workDir, stage, task } = at;
   const file = path.join(taskDir(workDir, stage, task), name);
   const want = marker.files[name];
   if (!want) throw new DamagedFileError(`${file}: not listed in its task's marker: the job directory is damaged`);

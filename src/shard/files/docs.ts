@@ -115,7 +115,7 @@ export type JobDocs = Pick<ShardFiles<ShardDocs>, 'get' | 'drop' | 'close'>;
 
 /** The sign stage's document rows, each task's file opened when first needed and closed together. */
 export function jobDocs(workDir: string, job: JobSpec, num: Numbering): JobDocs {
-  const files = new ShardFiles(workDir, job, 'sign', 'docs.bin', 'docs', (f, s) => docsOf(job, num, f, s));
+  const files = new ShardFiles({ workDir, job, stage: 'sign' }, { name: 'docs.bin', kind: 'docs' }, (f, s) => docsOf(job, num, f, s));
   const mine = new Map<number, ShardDocs>();
   const keys = new Map<number, string>();
   return {

@@ -50,5 +50,5 @@ function gatheredOf(job: JobSpec, f: ColumnFile, s: number): GatheredShard {
 
 /** Gathered shards, their task files opened when first needed and closed together. */
 export function gatheredShards(workDir: string, job: JobSpec): ShardFiles<GatheredShard> {
-  return new ShardFiles(workDir, job, 'gather', 'texts.bin', 'texts', (f, s) => gatheredOf(job, f, s));
+  return new ShardFiles({ workDir, job, stage: 'gather' }, { name: 'texts.bin', kind: 'texts' }, (f, s) => gatheredOf(job, f, s));
 }

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { ColumnFile, DamagedFileError } from './columns.js';
-import { commitTask, requireMarker, taskDir, type MarkerBase } from './commit.js';
+import { commitTask, requireMarker, taskDir, type MarkerBase, type TaskRef } from './commit.js';
 import { shardsOfTask, taskOfShard, type JobSpec, type StageName } from './job.js';
 
 /** The marker of a per-shard stage's task: its shards' counters, in order. */
@@ -24,21 +24,24 @@ export function shardMarker<X>(workDir: string, job: JobSpec, stage: StageName, 
   return x;
 }
 
+/** A task of a per-shard stage. */
+export interface PerShardTask extends TaskRef {
+  job: JobSpec;
+  stage: StageName;
+}
+
 /**
- * Runs task `t` of a per-shard stage: `run` handles each of its shards in order, then `finish`
+ * Runs a task of a per-shard stage: `run` handles each of its shards in order, then `finish`
  * writes the task's files (one per task, whatever the number of shards: a thousand tiny shards
  * must not cost thousands of files) into the task's directory.
  */
 export function runPerShard<X extends object>(
-  workDir: string,
-  job: JobSpec,
-  stage: StageName,
-  t: number,
+  at: PerShardTask,
   run: (s: number) => Promise<X>,
   finish: (dir: string) => Promise<void>,
 ): Promise<PerShardMarker<X> & MarkerBase> {
-  return commitTask<PerShardMarker<X>>(workDir, job, stage, t, async (dir) => {
-    const { first, end } = shardsOfTask(job, t);
+  return commitTask<PerShardMarker<X>>(at, async (dir) => {
+    const { first, end } = shardsOfTask(at.job, at.task);
     const shards: X[] = [];
     for (let s = first; s < end; s++) shards.push(await run(s));
     await finish(dir);
@@ -72,14 +75,18 @@ export function openJoinFiles(workDir: string, job: JobSpec, name: string, kind:
 export class ShardFiles<T> {
   private files = new Map<number, ColumnFile>();
   private views = new Map<number, T>();
+  private readonly workDir: string;
+  private readonly job: JobSpec;
+  private readonly stage: StageName;
+
+  /** The file `name` (of `kind`) of the tasks of `stage`, each shard's view made by `view`. */
   constructor(
-    private readonly workDir: string,
-    private readonly job: JobSpec,
-    private readonly stage: StageName,
-    private readonly name: string,
-    private readonly kind: string,
+    at: Omit<PerShardTask, 'task'>,
+    private readonly file: { name: string; kind: string },
     private readonly view: (f: ColumnFile, s: number) => T,
-  ) {}
+  ) {
+    ({ workDir: this.workDir, job: this.job, stage: this.stage } = at);
+  }
 
   /** Shard `s`'s view. */
   get(s: number): T {
@@ -89,7 +96,7 @@ export class ShardFiles<T> {
     let f = this.files.get(t);
     if (!f) {
       requireMarker(this.workDir, this.job, this.stage, t);
-      this.files.set(t, (f = ColumnFile.open(path.join(taskDir(this.workDir, this.stage, t), this.name), this.kind, this.job.id)));
+      this.files.set(t, (f = ColumnFile.open(path.join(taskDir(this.workDir, this.stage, t), this.file.name), this.file.kind, this.job.id)));
     }
     this.views.set(s, (v = this.view(f, s)));
     return v;

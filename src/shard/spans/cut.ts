@@ -104,7 +104,7 @@ function groupCuts(workDir: string, job: JobSpec, t: number): Uint32Array[] {
 
 /** Runs spans-cut task `t` (idempotent; every spans-find task must have completed). */
 export function runSpansCut(workDir: string, job: JobSpec, t: number): Promise<SpansCutMarker> {
-  return commitTask<SpansCutMarker>(workDir, job, 'spans-cut', t, async (dir) => {
+  return commitTask<SpansCutMarker>({ workDir, job, stage: 'spans-cut', task: t }, async (dir) => {
     const ids = new SpansIds(workDir, job);
     const cuts = groupCuts(workDir, job, t);
     const first = ids.first(t);

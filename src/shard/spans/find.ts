@@ -59,7 +59,7 @@ export function docBases(workDir: string, job: JobSpec): number[] {
 
 /** Runs spans-find task `p` (idempotent; every spans-hash task must have completed). */
 export function runSpansFind(workDir: string, job: JobSpec, p: number): Promise<SpansFindMarker> {
-  return commitTask<SpansFindMarker>(workDir, job, 'spans-find', p, async (dir) => {
+  return commitTask<SpansFindMarker>({ workDir, job, stage: 'spans-find', task: p }, async (dir) => {
     const o = job.spans!.options;
     const G = taskCount(job, 'spans-hash');
     const base = docBases(workDir, job);

@@ -58,7 +58,7 @@ export const partitionOf = (hi: number, partitions: number): number => hi % part
 
 /** Runs spans-hash task `t` (idempotent). */
 export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<SpansHashMarker> {
-  return commitTask<SpansHashMarker>(workDir, job, 'spans-hash', t, async (dir) => {
+  return commitTask<SpansHashMarker>({ workDir, job, stage: 'spans-hash', task: t }, async (dir) => {
     const walker = new UnitWalker(job.spans!.options);
     const cursor = new OffsetCursor();
     const width = unitColumns(job);

@@ -63,7 +63,7 @@ export async function writeSpansAudit(dir: string, job: JobSpec, file: string): 
     if (job.spans!.audit === 'tsv') await out.write(SPANS_AUDIT_COLUMNS.join('\t') + '\n');
     for (let t = 0; t < taskCount(job, 'spans-cut'); t++) {
       const m = requireMarker<SpansCutMarker>(dir, job, 'spans-cut', t);
-      const text = taskText(dir, m, 'spans-cut', t, 'audit.txt');
+      const text = taskText({ workDir: dir, stage: 'spans-cut', task: t }, m, 'audit.txt');
       for await (const chunk of createReadStream(text.path, { encoding: 'utf8', highWaterMark: 1 << 20 })) await out.write(chunk as string);
     }
     await out.close();

@@ -81,7 +81,7 @@ function readPiece(workDir: string, job: JobSpec, v: number, g: number): { piece
 
 /** Runs components task g (idempotent; every decide task must have completed). */
 export function runComponents(workDir: string, job: JobSpec, g: number): Promise<ComponentsMarker> {
-  return commitTask<ComponentsMarker>(workDir, job, 'components', g, async (dir) => {
+  return commitTask<ComponentsMarker>({ workDir, job, stage: 'components', task: g }, async (dir) => {
     const V = taskCount(job, 'decide');
     const { docOffset } = numbering(workDir, job);
     const starts = groupStarts(job, docOffset);

@@ -120,7 +120,7 @@ export function decideReads(workDir: string, job: JobSpec, g: number): number[] 
 
 /** Runs decide task g (idempotent; every link task must have completed). */
 export function runDecide(workDir: string, job: JobSpec, g: number): Promise<DecideMarker> {
-  return commitTask<DecideMarker>(workDir, job, 'decide', g, async (dir) => {
+  return commitTask<DecideMarker>({ workDir, job, stage: 'decide', task: g }, async (dir) => {
     const num = numbering(workDir, job);
     // Past the spill limit the pairs go to files under the task's directory, removed before it commits.
     const spillDir = path.join(dir, 'spill');

@@ -29,7 +29,7 @@ export function runFilter(workDir: string, job: JobSpec, t: number): Promise<obj
   const num = numbering(workDir, job);
   let assigned: GroupAssignment | undefined;
   let k = 0;
-  return runPerShard<FilterMarker>(workDir, job, 'filter', t, (s) => {
+  return runPerShard<FilterMarker>({ workDir, job, stage: 'filter', task: t }, (s) => {
     assigned ??= groupAssignment(workDir, job, t);
     // The group's rows are in shard order: shard s's are the next ones.
     const a = k;

@@ -51,10 +51,7 @@ export function runGather(workDir: string, job: JobSpec, t: number): Promise<obj
   const needs = openJoinFiles(workDir, job, 'need.bin', 'needed-docs');
   const out = new GatherOutput();
   return runPerShard<GatherMarker>(
-    workDir,
-    job,
-    'gather',
-    t,
+    { workDir, job, stage: 'gather', task: t },
     (s) => gatherShard({ workDir, job, num, needs, out }, s),
     async (dir) => {
       await writeColumns(path.join(dir, 'texts.bin'), 'texts', job.id, {}, { doc: out.doc.view(), text: out.texts, sstart: Float64Array.from(out.sstart) }, { block: 2048 });

@@ -124,7 +124,7 @@ const scratchPool = new Reusable(() => ({ rows: new RowBucketScratch(), pairs: [
 
 /** Runs join task `p` (idempotent). */
 export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinMarker> {
-  return commitTask<JoinMarker>(workDir, job, 'join', p, (dir) => scratchPool.with(async (scratch) => {
+  return commitTask<JoinMarker>({ workDir, job, stage: 'join', task: p }, (dir) => scratchPool.with(async (scratch) => {
     const S = job.shards.length;
     // Partition p's rows of every sign output, read straight into the kept arrays: first the row
     // ranges (and so n), then each column into its place.

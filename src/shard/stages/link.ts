@@ -171,7 +171,7 @@ export function runLinkRound(workDir: string, job: JobSpec, r: number, q: number
   const G = taskCount(job, 'link');
   if (!(Number.isInteger(q) && q >= 0 && q < G)) throw new Error(`link rounds have tasks 0 to ${G - 1}, not ${q}`);
   if (r > 0) requireMarker(workDir, job, roundStage(r - 1), q);
-  return commitTask<LinkRoundMarker>(workDir, job, roundStage(r), q, async (dir) => {
+  return commitTask<LinkRoundMarker>({ workDir, job, stage: roundStage(r), task: q }, async (dir) => {
     const { docOffset } = numbering(workDir, job);
     const starts = groupStarts(job, docOffset);
     const out = new EdgeOut(starts);
@@ -221,7 +221,7 @@ async function writeLabels(file: string, plan: string, g: { start: Float64Array;
  * pairs, each labelled with its first document's component (a node of partition p).
  */
 export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkMarker & MarkerBase> {
-  return commitTask<LinkMarker>(workDir, job, 'link', p, async (dir) => {
+  return commitTask<LinkMarker>({ workDir, job, stage: 'link', task: p }, async (dir) => {
     const round = await convergedRound(job, (stage, t) => Promise.resolve(readMarker<LinkRoundMarker>(workDir, job, stage, t)));
     if (round === undefined) throw new Error(`link task ${p}: its rounds have not converged (run the job, or "neardup stage link", which runs them)`);
     const m: LinkMarker = { round, roundsWallMs: 0, roundsCpuMs: 0, roundsPeakRss: 0, pairs: 0 };

@@ -169,7 +169,7 @@ export function verifyCuts(o: { spread: VerifySpread; tasks: number; q: number; 
 
 /** Runs route task q (idempotent; every join task must have completed). */
 export function runRoute(workDir: string, job: JobSpec, q: number): Promise<RouteMarker> {
-  return commitTask<RouteMarker>(workDir, job, 'route', q, async (dir) => {
+  return commitTask<RouteMarker>({ workDir, job, stage: 'route', task: q }, async (dir) => {
     const { docOffset } = numbering(workDir, job);
     // Without gather, whose tasks checked every shard, route does: a shard changed since sign is
     // refused before verification reads lines of it by offset.

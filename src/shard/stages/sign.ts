@@ -46,10 +46,7 @@ export function runSign(workDir: string, job: JobSpec, t: number): Promise<objec
     const out = kept.out;
     out.clear();
     return runPerShard<SignMarker>(
-      workDir,
-      job,
-      'sign',
-      t,
+      { workDir, job, stage: 'sign', task: t },
       (s) => signShard({ workDir, job, signer, out, s }),
       (dir) => out.write(dir, job, keepRule(job) !== undefined),
     );

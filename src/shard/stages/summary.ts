@@ -103,7 +103,7 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
 
 /** A task's text output, its size and SHA-256 checked against its marker before anything of it is written. */
 async function checkedText(workDir: string, job: JobSpec, stage: string, task: number, name: string): Promise<string> {
-  const t = taskText(workDir, requireMarker(workDir, job, stage, task), stage, task, name);
+  const t = taskText({ workDir, stage, task }, requireMarker(workDir, job, stage, task), name);
   return checkedFile(t);
 }
 

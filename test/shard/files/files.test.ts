@@ -154,7 +154,7 @@ describe('task commits', () => {
   it('a task that dies leaves only a temp directory, never read; a rerun commits; a third run is a no-op', async () => {
     const work = tmpDir();
     await assert.rejects(
-      commitTask(work, JOB, 'sign', 3, async (d) => {
+      commitTask({ workDir: work, job: JOB, stage: 'sign', task: 3 }, async (d) => {
         fs.writeFileSync(path.join(d, 'keys.bin'), 'partial');
         throw new Error('killed');
       }),
@@ -171,7 +171,7 @@ describe('task commits', () => {
     fs.writeFileSync(path.join(leftover, '_SUCCESS.json'), '{"docs": 1}');
     assert.equal(readMarker(work, JOB, 'sign', 3), undefined, 'a temp directory is never complete, even with a marker inside');
     let runs = 0;
-    const m = await commitTask(work, JOB, 'sign', 3, async (d) => {
+    const m = await commitTask({ workDir: work, job: JOB, stage: 'sign', task: 3 }, async (d) => {
       runs++;
       fs.writeFileSync(path.join(d, 'keys.bin'), 'full');
       return { docs: 7 };
@@ -187,7 +187,7 @@ describe('task commits', () => {
     const rssBefore = process.memoryUsage.rss();
     v8.setFlagsFromString('--expose-gc');
     const gc = vm.runInNewContext('gc') as () => void;
-    const peak = await commitTask(work, JOB, 'sign', 5, (d) => {
+    const peak = await commitTask({ workDir: work, job: JOB, stage: 'sign', task: 5 }, (d) => {
       Buffer.alloc(big, 1);
       gc(); // gone again before the task ends: only the high-water mark still knows
       fs.writeFileSync(path.join(d, 'keys.bin'), 'x');
@@ -204,7 +204,7 @@ describe('task commits', () => {
     assert.throws(() => readMarker(work, JOB, 'sign', 3), /damaged task marker/);
     fs.writeFileSync(mf, good);
     assert.equal(fs.readFileSync(path.join(taskDir(work, 'sign', 3), 'keys.bin'), 'utf8'), 'full');
-    const again = await commitTask(work, JOB, 'sign', 3, async () => {
+    const again = await commitTask({ workDir: work, job: JOB, stage: 'sign', task: 3 }, async () => {
       runs++;
       return { docs: 0 };
     });
@@ -218,12 +218,12 @@ describe('task commits', () => {
     const work = tmpDir();
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const slow = commitTask(work, JOB, 'join', 0, async (d) => {
+    const slow = commitTask({ workDir: work, job: JOB, stage: 'join', task: 0 }, async (d) => {
       await gate;
       fs.writeFileSync(path.join(d, 'pairs.bin'), 'slow');
       return { who: 'slow' };
     });
-    const fast = await commitTask(work, JOB, 'join', 0, async (d) => {
+    const fast = await commitTask({ workDir: work, job: JOB, stage: 'join', task: 0 }, async (d) => {
       fs.writeFileSync(path.join(d, 'pairs.bin'), 'fast');
       return { who: 'fast' };
     });
