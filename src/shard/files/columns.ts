@@ -235,6 +235,16 @@ export function blockSpan(header: Header, dataStart: number, offset: number, len
   return [dataStart + first * header.block, Math.min(dataStart + last * header.block, header.crcAt)];
 }
 
+/** How a fixed-width column type is read: its name, bytes per value and a view of bytes read. */
+interface FixedView {
+  type: string;
+  width: number;
+  view(b: Buffer): ArrayLike<number>;
+}
+const U32_VIEW: FixedView = { type: 'u32', width: 4, view: (b) => new Uint32Array(b.buffer, b.byteOffset, b.length / 4) };
+const I32_VIEW: FixedView = { type: 'i32', width: 4, view: (b) => new Int32Array(b.buffer, b.byteOffset, b.length / 4) };
+const F64_VIEW: FixedView = { type: 'f64', width: 8, view: (b) => new Float64Array(b.buffer, b.byteOffset, b.length / 8) };
+
 /** A column file opened for reading; columns are read on demand with positional reads, each block checked. */
 export class ColumnFile {
   /** The schema name. */
@@ -340,7 +350,7 @@ export class ColumnFile {
 
   /** Values [start, end) of a uint32 column (the whole column by default). */
   u32(name: string, start = 0, end?: number): Uint32Array {
-    return this.fixed(name, 'u32', 4, start, end, (b) => new Uint32Array(b.buffer, b.byteOffset, b.length / 4)) as Uint32Array;
+    return this.fixed(name, U32_VIEW, start, end) as Uint32Array;
   }
 
   /**
@@ -349,15 +359,16 @@ export class ColumnFile {
    * the range (join's pieces of every shard's keys, freed only after the task, grew its process).
    */
   u32Into(name: string, start: number, end: number, out: Uint32Array): void {
-    this.into(name, 'u32', start, end, out);
+    this.into(name, start, end, out);
   }
 
   /** Values [start, end) of a float64 column, read into `out` through one bounded buffer (as {@link u32Into}). */
   f64Into(name: string, start: number, end: number, out: Float64Array): void {
-    this.into(name, 'f64', start, end, out);
+    this.into(name, start, end, out);
   }
 
-  private into(name: string, type: 'u32' | 'f64', start: number, end: number, out: Uint32Array | Float64Array): void {
+  private into(name: string, start: number, end: number, out: Uint32Array | Float64Array): void {
+    const type = out instanceof Float64Array ? 'f64' : 'u32';
     const c = this.checked(name, type, start, end);
     const width = out.BYTES_PER_ELEMENT;
     if (out.length < end - start) throw new RangeError(`${type}Into: ${end - start} values do not fit in ${out.length}`);
@@ -384,19 +395,19 @@ export class ColumnFile {
 
   /** Values [start, end) of an int32 column. */
   i32(name: string, start = 0, end?: number): Int32Array {
-    return this.fixed(name, 'i32', 4, start, end, (b) => new Int32Array(b.buffer, b.byteOffset, b.length / 4)) as Int32Array;
+    return this.fixed(name, I32_VIEW, start, end) as Int32Array;
   }
 
   /** Values [start, end) of a float64 column. */
   f64(name: string, start = 0, end?: number): Float64Array {
-    return this.fixed(name, 'f64', 8, start, end, (b) => new Float64Array(b.buffer, b.byteOffset, b.length / 8)) as Float64Array;
+    return this.fixed(name, F64_VIEW, start, end) as Float64Array;
   }
 
-  private fixed(name: string, type: string, width: number, start: number, end: number | undefined, view: (b: Buffer) => ArrayLike<number>): ArrayLike<number> {
+  private fixed(name: string, as: FixedView, start: number, end: number | undefined): ArrayLike<number> {
     const e = end ?? this.info(name).count;
-    const c = this.checked(name, type, start, e);
+    const c = this.checked(name, as.type, start, e);
     // Block reads start 8-aligned in a fresh buffer, and columns start 8-aligned in the file.
-    return view(this.bytes(c.offset + start * width, (e - start) * width));
+    return as.view(this.bytes(c.offset + start * as.width, (e - start) * as.width));
   }
 
   /** A reader of a string column: the offsets are loaded, strings are read one by one or by range. */
@@ -450,13 +461,21 @@ export class ColumnFile {
   }
 }
 
+/** The files of one kind (schema) that the tasks of a stage of job `plan` wrote. */
+export interface StageFiles {
+  files: readonly string[];
+  kind: string;
+  plan: string;
+}
+
 /**
  * Group g's rows (`pstart[g]` to `pstart[g + 1]`) of the float64 `columns` of each file, in file
  * order, concatenated: what a task reads of every task of another stage.
  */
-export function groupRows<K extends string>(files: readonly string[], kind: string, plan: string, g: number, columns: readonly K[]): Record<K, Float64Array> {
+export function groupRows<K extends string>(of: StageFiles, g: number, columns: readonly K[]): Record<K, Float64Array> {
+  const { kind, plan } = of;
   // Counted first, then read straight into the columns: no copy of a giant component's rows as garbage.
-  const ranges = groupRanges(files, kind, plan, g);
+  const ranges = groupRanges(of, g);
   const n = ranges.reduce((a, r) => a + r.to - r.from, 0);
   const out = {} as Record<K, Float64Array>;
   for (const c of columns) out[c] = new Float64Array(n);
@@ -475,7 +494,7 @@ export function groupRows<K extends string>(files: readonly string[], kind: stri
 }
 
 /** Each file's rows of group g: `pstart[g]` to `pstart[g + 1]`. */
-function groupRanges(files: readonly string[], kind: string, plan: string, g: number): { file: string; from: number; to: number }[] {
+function groupRanges({ files, kind, plan }: StageFiles, g: number): { file: string; from: number; to: number }[] {
   return files.map((file) => {
     const f = ColumnFile.open(file, kind, plan);
     try {
@@ -488,15 +507,12 @@ function groupRanges(files: readonly string[], kind: string, plan: string, g: nu
 }
 
 /** The number of group g's rows over `files` (see {@link groupRows}). */
-export function groupRowCount(files: readonly string[], kind: string, plan: string, g: number): number {
-  return groupRanges(files, kind, plan, g).reduce((a, r) => a + r.to - r.from, 0);
+export function groupRowCount(of: StageFiles, g: number): number {
+  return groupRanges(of, g).reduce((a, r) => a + r.to - r.from, 0);
 }
 
 /** What {@link forEachGroupChunk} reads, and how much at a time. */
-export interface GroupChunks<K extends string> {
-  files: readonly string[];
-  kind: string;
-  plan: string;
+export interface GroupChunks<K extends string> extends StageFiles {
   g: number;
   columns: readonly K[];
   /** Most rows a chunk holds. */
@@ -511,7 +527,7 @@ export interface GroupChunks<K extends string> {
 export function forEachGroupChunk<K extends string>(o: GroupChunks<K>, each: (rows: Record<K, Float64Array>, n: number) => void): void {
   const bufs = {} as Record<K, Float64Array>;
   for (const c of o.columns) bufs[c] = new Float64Array(o.chunk);
-  for (const r of groupRanges(o.files, o.kind, o.plan, o.g)) {
+  for (const r of groupRanges(o, o.g)) {
     if (r.to === r.from) continue;
     const f = ColumnFile.open(r.file, o.kind, o.plan);
     try {

@@ -23,7 +23,7 @@ export function groupCopies(workDir: string, job: JobSpec, g: number): GroupCopi
     requireMarker(workDir, job, 'link', v);
     return path.join(taskDir(workDir, 'link', v), 'copies.bin');
   });
-  const { rep, member } = groupRows(files, 'labelled-copies', job.id, g, ['rep', 'member']);
+  const { rep, member } = groupRows({ files, kind: 'labelled-copies', plan: job.id }, g, ['rep', 'member']);
   return { rep, member };
 }
 

@@ -49,7 +49,7 @@ function linkFiles(workDir: string, job: JobSpec): string[] {
 
 /** Group g's verified pairs of every link task (those whose component's smallest document is in the group), as stored: global numbers, unordered. */
 export function groupVerifiedRows(workDir: string, job: JobSpec, g: number): { a: Float64Array; b: Float64Array; sim: Float64Array } {
-  return groupRows(linkFiles(workDir, job), 'labelled-pairs', job.id, g, ['a', 'b', 'sim']);
+  return groupRows({ files: linkFiles(workDir, job), kind: 'labelled-pairs', plan: job.id }, g, ['a', 'b', 'sim']);
 }
 
 /** Group g's verified pairs as {@link groupVerifiedRows} gives them, `chunk` rows at a time. */
@@ -65,7 +65,7 @@ export function groupVerifiedChunks(workDir: string, job: JobSpec, g: number, ch
 export function groupVerified(workDir: string, job: JobSpec, g: number, o: { copies: GroupCopies; spillDir?: string }): PositionPairs {
   const { copies, spillDir } = o;
   const limits = spillLimits(job.taskMemoryBudget);
-  if (spillDir === undefined || groupRowCount(linkFiles(workDir, job), 'labelled-pairs', job.id, g) <= limits.pairs) {
+  if (spillDir === undefined || groupRowCount({ files: linkFiles(workDir, job), kind: 'labelled-pairs', plan: job.id }, g) <= limits.pairs) {
     const { a, b, sim } = groupVerifiedRows(workDir, job, g);
     return positionPairs(a, b, sim, copies);
   }

@@ -98,7 +98,7 @@ function roundEdges(workDir: string, job: JobSpec, r: number, q: number): { u: F
     requireMarker(workDir, job, roundStage(r), p);
     return path.join(taskDir(workDir, roundStage(r), p), 'edges.bin');
   });
-  return groupRows(files, 'link-edges', job.id, q, ['u', 'v']);
+  return groupRows({ files, kind: 'link-edges', plan: job.id }, q, ['u', 'v']);
 }
 
 /**

@@ -250,14 +250,14 @@ describe('a group\'s rows a chunk at a time', () => {
           files.push(file);
         }
         for (let g = 0; g < G; g++) {
-          const want = groupRows(files, 'labelled-pairs', 'plan', g, ['a', 'b', 'sim']);
+          const want = groupRows({ files, kind: 'labelled-pairs', plan: 'plan' }, g, ['a', 'b', 'sim']);
           const got = { a: [] as number[], b: [] as number[], sim: [] as number[] };
           forEachGroupChunk({ files, kind: 'labelled-pairs', plan: 'plan', g, columns: ['a', 'b', 'sim'], chunk }, (r, n) => {
             assert.ok(n >= 1 && n <= chunk);
             for (let i = 0; i < n; i++) (got.a.push(r.a[i]!), got.b.push(r.b[i]!), got.sim.push(r.sim[i]!));
           });
           assert.deepEqual(got, { a: Array.from(want.a), b: Array.from(want.b), sim: Array.from(want.sim) });
-          assert.equal(groupRowCount(files, 'labelled-pairs', 'plan', g), want.a.length);
+          assert.equal(groupRowCount({ files, kind: 'labelled-pairs', plan: 'plan' }, g), want.a.length);
         }
       }),
       { numRuns: 40 },
