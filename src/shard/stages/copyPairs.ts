@@ -29,20 +29,26 @@ export function tooManyPairs(count: number, job: JobSpec): UsageError {
   return new UsageError(`${count} near-duplicate pairs once exact copies are listed, more than ${job.maxBucketPairs}; raise --max-pairs, or ask for --output clusters or dedup`);
 }
 
+/** A decide task's components, to write the pairs of (see {@link writeCopyPairs}). */
+export interface CopyPairsTask {
+  /** The task's directory. */
+  dir: string;
+  job: JobSpec;
+  /** Each shard's first document number. */
+  docOffset: Float64Array;
+  docs: JobDocs;
+  members: Float64Array;
+  units: PositionUnits;
+  verified: PositionPairs;
+}
+
 /**
  * Writes pairs.bin and pairs.txt (as verify's: src/shard/stages/verify.ts) of a decide task's components:
  * `members` its clustered documents (ascending global numbers), `units` their copy groups, and the
  * verified pairs (A[i], B[i], sims[i]) between representatives.
  */
-export async function writeCopyPairs(
-  dir: string,
-  job: JobSpec,
-  docOffset: Float64Array,
-  docs: JobDocs,
-  members: Float64Array,
-  units: PositionUnits,
-  verified: PositionPairs,
-): Promise<number> {
+export async function writeCopyPairs(o: CopyPairsTask): Promise<number> {
+  const { dir, job, docOffset, docs, members, units, verified } = o;
   const { a: A, b: B, sims } = verified;
   const { start, members: byUnit, unitOf } = units;
   const size = (u: number): number => start[u + 1]! - start[u]!;

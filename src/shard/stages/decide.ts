@@ -133,7 +133,7 @@ export function runDecide(workDir: string, job: JobSpec, g: number): Promise<Dec
       // With copies, the pairs output is the decide tasks' (src/shard/stages/copyPairs.ts).
       if (job.output.mode === 'pairs' && decided.units && jobHasCopies(workDir, job)) {
         const { members, units } = decided.units;
-        await writeCopyPairs(dir, job, num.docOffset, docs, members, units, { ...pairs, ...pairsInMemory(pairs) });
+        await writeCopyPairs({ dir, job, docOffset: num.docOffset, docs, members, units, verified: { ...pairs, ...pairsInMemory(pairs) } });
       }
       return pairs.spilled ? { ...decided.marker, spilled: pairs.count } : decided.marker;
     } finally {

@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { openOutput, type OutputSink } from '../../io/write/output.js';
 import { pairHeader } from '../../io/write/write.js';
-import { readMarker, requireMarker, taskText } from '../files/commit.js';
+import { readMarker, requireMarker, taskText, type TaskRef } from '../files/commit.js';
 import type { RecallEstimate } from '../../lsh/recallEstimate.js';
 import { STAGES, taskCount, type JobSpec } from '../files/job.js';
 import { shardMarker } from '../files/perShard.js';
@@ -102,8 +102,8 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
 }
 
 /** A task's text output, its size and SHA-256 checked against its marker before anything of it is written. */
-async function checkedText(workDir: string, job: JobSpec, stage: string, task: number, name: string): Promise<string> {
-  const t = taskText({ workDir, stage, task }, requireMarker(workDir, job, stage, task), name);
+async function checkedText(at: TaskRef & { job: JobSpec }, name: string): Promise<string> {
+  const t = taskText(at, requireMarker(at.workDir, at.job, at.stage, at.task), name);
   return checkedFile(t);
 }
 
@@ -130,8 +130,8 @@ export async function writeJobOutput(workDir: string, job: JobSpec, out: string 
   // With exact copies folded, the decide tasks list every pair they stand for (copyPairs.ts).
   const stage = job.output.mode === 'pairs' && !job.against && jobHasCopies(workDir, job) ? 'decide' : 'verify';
   if (stage === 'decide' && counts.pairs > job.maxBucketPairs) throw tooManyPairs(counts.pairs, job);
-  if (job.output.mode === 'pairs') for (let t = 0; t < taskCount(job, stage); t++) files.push(await checkedText(workDir, job, stage, t, 'pairs.txt'));
-  else for (let g = 0; g < taskCount(job, 'components'); g++) files.push(await checkedText(workDir, job, 'components', g, 'clusters.jsonl'));
+  if (job.output.mode === 'pairs') for (let t = 0; t < taskCount(job, stage); t++) files.push(await checkedText({ workDir, job, stage, task: t }, 'pairs.txt'));
+  else for (let g = 0; g < taskCount(job, 'components'); g++) files.push(await checkedText({ workDir, job, stage: 'components', task: g }, 'clusters.jsonl'));
   const sink = await openOutput(out);
   try {
     if (job.output.mode === 'pairs') {
