@@ -8,6 +8,7 @@ import type { Shingler } from '../text/shingler.js';
 import type { MinHasher } from '../sketch/minhash.js';
 import { createTextSigner, type DocSketch, type TextSigner } from '../sketch/textSigner.js';
 import { encodeRecord } from './records/record.js';
+import { holdsText } from './records/storedText.js';
 import { KeyMaker } from './keys/keys.js';
 import type { IndexManifest } from './types.js';
 
@@ -25,6 +26,10 @@ export class DocPipeline {
   readonly hasher: MinHasher;
   /** True when the manifest keeps 16-bit slots: every signature is cut to them before any use. */
   private readonly narrow: boolean;
+  /** True when records may leave out their set for their stored text (setSource `text`). */
+  private readonly textSets: boolean;
+  /** The manifest's shingling, for the sets of records that keep their text instead (a fresh array each call). */
+  readonly setOfText: (text: string) => Uint32Array;
 
   /**
    * Usually built with {@link DocPipeline.fromManifest}; `signer` and `keyMaker` must be those the
@@ -39,6 +44,8 @@ export class DocPipeline {
     this.shingler = signer.shingler;
     this.hasher = signer.hasher;
     this.narrow = manifest.minhash.bits === 16;
+    this.textSets = manifest.setSource === 'text' && manifest.verify === 'exact';
+    this.setOfText = (text) => signer.set(text);
   }
 
   /** The pipeline a manifest describes; `custom` is the custom normalization function when the manifest says there is one. */
@@ -66,10 +73,23 @@ export class DocPipeline {
     return { set, sig, keys };
   }
 
-  /** The stored record: the fingerprint set (verify exact) or the signature (estimate), plus metadata. */
-  record(d: KeyedSketch, meta: unknown, expiresAt?: number): Uint8Array {
+  /**
+   * True when the record of a document with `text` and `meta` leaves out its set (setSource `text`):
+   * only when `meta` stores exactly that text, so the set recomputed from it is the document's.
+   */
+  setFromText(text: string, meta: unknown): boolean {
+    return this.textSets && holdsText(meta, text);
+  }
+
+  /**
+   * The stored record: the fingerprint set (verify exact) or the signature (estimate), plus metadata.
+   * Given the document's `text`, the set is left out when {@link DocPipeline.setFromText} allows it,
+   * checked here, right before the metadata is serialized, so a later change to `meta` cannot split them.
+   */
+  record(d: KeyedSketch, meta: unknown, expiresAt?: number, text?: string): Uint8Array {
     // One plain object literal (no spreads): this runs once per added document.
     const exact = this.manifest.verify === 'exact';
-    return encodeRecord({ set: exact ? d.set : undefined, signature: exact ? undefined : (d.sig ?? undefined), signatureBits: this.narrow ? 16 : undefined, meta, expiresAt });
+    const setFromText = text !== undefined && this.setFromText(text, meta);
+    return encodeRecord({ set: exact ? d.set : undefined, signature: exact ? undefined : (d.sig ?? undefined), signatureBits: this.narrow ? 16 : undefined, meta, expiresAt, setFromText });
   }
 }

@@ -38,7 +38,7 @@ port.on('message', (req: PrepareRequest) => {
     const P = pipe.manifest.minhash.numPerm;
     const K = pipe.manifest.keysPerDoc;
     const sketches = req.texts.map((t) => pipe.sketch(t));
-    const recs = sketches.map((d, i) => pipe.record(d, req.metas[i] === undefined ? undefined : JSON.parse(req.metas[i]!)));
+    const recs = sketches.map((d, i) => pipe.record(d, req.metas[i] === undefined ? undefined : JSON.parse(req.metas[i]!), undefined, req.texts[i]));
     const setOff = new Int32Array(n + 1);
     const recOff = new Int32Array(n + 1);
     for (let i = 0; i < n; i++) {

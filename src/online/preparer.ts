@@ -43,7 +43,8 @@ export class Preparer {
   /** One document, in this thread. */
   prepare(id: string, text: string, meta: unknown): Prepared {
     validateDocument(id, text);
-    return { id, meta, ...this.pipe.sketch(text) };
+    // The text goes along only when the record may keep it instead of the set (checked again when encoded).
+    return { id, meta, ...this.pipe.sketch(text), ...(this.pipe.setFromText(text, meta) ? { text } : {}) };
   }
 
   /** True when a batch of `n` documents goes to the workers ({@link prepareInWorkers}). */
@@ -75,12 +76,12 @@ export class Preparer {
   /** The record to store for a prepared document (the worker's, or encoded now). */
   recordOf(p: Prepared): Uint8Array {
     if (p.record) return p.expiresAt === undefined ? p.record : withExpiry(p.record, p.expiresAt);
-    return this.pipe.record(p, p.meta, p.expiresAt);
+    return this.pipe.record(p, p.meta, p.expiresAt, p.text);
   }
 
   /** The band and forest keys of an encoded record, as the stores index it. */
   keysOfRecord(bytes: Uint8Array): Float64Array {
-    const r = readRecordSketch(bytes, this.scratch);
+    const r = readRecordSketch(bytes, this.scratch, this.pipe.setOfText);
     const sig = r.signature ?? (r.set ? this.pipe.hasher.sign(r.set) : null);
     return sig ? this.pipe.keyMaker.keys(sig, r.set?.length ?? 0) : new Float64Array(0);
   }

@@ -7,7 +7,7 @@
 import { estimateJaccard, type MinHasher } from '../sketch/minhash.js';
 import { jaccard, jaccardAtLeast } from '../similarity/jaccard.js';
 import type { StoredDoc } from '../store/types.js';
-import { readRecordMeta, readRecordSketch } from './records/record.js';
+import { readRecordMeta, readRecordSketch, type SetOfText } from './records/record.js';
 import type { IndexCounters, Match, OnlineVerify, Prepared } from './types.js';
 
 /** Best first: higher similarity, then smaller id. */
@@ -39,6 +39,8 @@ export class Scorer {
     private readonly verify: OnlineVerify,
     private readonly hasher: MinHasher,
     private readonly counters: IndexCounters,
+    /** The index's shingling, for records that keep their text instead of their set (setSource `text`). */
+    private readonly setOfText: SetOfText,
   ) {}
 
   /**
@@ -66,7 +68,7 @@ export class Scorer {
     const kept: Scored[] = [];
     for (const c of cands) {
       if (skip?.(c.id)) continue;
-      const r = readRecordSketch(c.record, this.scratch);
+      const r = readRecordSketch(c.record, this.scratch, this.setOfText);
       if (r.set && r.set.length > this.scratch.length) this.scratch = new Uint32Array(r.set.length * 2);
       let similarity: number;
       let estimate = NaN;
@@ -91,7 +93,7 @@ export class Scorer {
     const exact = this.verify === 'exact';
     for (const k of kept) {
       if (exact && p.sig) {
-        const r = readRecordSketch(k.record, this.scratch);
+        const r = readRecordSketch(k.record, this.scratch, this.setOfText);
         const sig = r.set ? this.hasher.sign(r.set) : null;
         k.m.estimate = sig ? estimateJaccard(p.sig, sig) : 0;
       }
