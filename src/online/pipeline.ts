@@ -74,6 +74,28 @@ export class DocPipeline {
   }
 
   /**
+   * Signature and keys of a text, its set computed only when first read: for the adds whose records
+   * keep their text (setSource `text`), as most of them verify no candidate and so never need the
+   * set, and the signature alone costs a fraction of the sorted set (bench/RESULTS.md). The same
+   * values as {@link DocPipeline.sketch}; the containment keys need the set's size, so an index
+   * with them computes the set at once.
+   */
+  lazySketch(text: string): KeyedSketch {
+    if (this.keyMaker.ensemble || this.narrow) return this.sketch(text);
+    const signer = this.signer;
+    const sig = signer.sign(text);
+    const keys = sig ? this.keyMaker.keys(sig) : new Float64Array(0);
+    let set: Uint32Array | undefined;
+    return {
+      sig,
+      keys,
+      get set(): Uint32Array {
+        return (set ??= signer.set(text));
+      },
+    };
+  }
+
+  /**
    * True when the record of a document with `text` and `meta` leaves out its set (setSource `text`):
    * only when `meta` stores exactly that text, so the set recomputed from it is the document's.
    */

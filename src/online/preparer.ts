@@ -43,8 +43,10 @@ export class Preparer {
   /** One document, in this thread. */
   prepare(id: string, text: string, meta: unknown): Prepared {
     validateDocument(id, text);
-    // The text goes along only when the record may keep it instead of the set (checked again when encoded).
-    return { id, meta, ...this.pipe.sketch(text), ...(this.pipe.setFromText(text, meta) ? { text } : {}) };
+    // The text goes along only when the record may keep it instead of the set (checked again when
+    // encoded); the set is then computed only if a candidate is verified against it.
+    if (this.pipe.setFromText(text, meta)) return Object.assign(this.pipe.lazySketch(text), { id, meta, text });
+    return { id, meta, ...this.pipe.sketch(text) };
   }
 
   /** True when a batch of `n` documents goes to the workers ({@link prepareInWorkers}). */
