@@ -90,7 +90,7 @@ export class NearDupIndex<Meta = unknown> {
       hasher: this.hasher,
       setOfText: pipe.setOfText,
       keyMaker: this.keyMaker,
-      scorer: new Scorer(manifest.verify, this.hasher, this.counters, pipe.setOfText),
+      scorer: new Scorer(manifest.verify, this.hasher, this.counters, pipe.textSets),
       preparer: this.preparer,
       maxCandidates,
       counters: this.counters,

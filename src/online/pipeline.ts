@@ -12,6 +12,16 @@ import { holdsText } from './records/storedText.js';
 import { KeyMaker } from './keys/keys.js';
 import type { IndexManifest } from './types.js';
 
+/** The manifest's shingling and signing of a stored text (src/online/scoring.ts verifies records that keep their text with it). */
+export interface TextSets {
+  /** The sorted set (as a record keeping it would hold it). */
+  set(text: string): Uint32Array;
+  /** The same set unsorted (a fresh array): enough to probe, and cheaper. */
+  distinct(text: string): Uint32Array;
+  /** The signature (null for a text without shingles). */
+  sign(text: string): Uint32Array | null;
+}
+
 /** A document's sketch ({@link DocSketch}: fingerprint set and signature) with its band and forest keys. */
 export interface KeyedSketch extends DocSketch {
   /** Band keys, then forest keys; empty when the document has no signature. */
@@ -27,9 +37,11 @@ export class DocPipeline {
   /** True when the manifest keeps 16-bit slots: every signature is cut to them before any use. */
   private readonly narrow: boolean;
   /** True when records may leave out their set for their stored text (setSource `text`). */
-  private readonly textSets: boolean;
+  private readonly keepsTexts: boolean;
   /** The manifest's shingling, for the sets of records that keep their text instead (a fresh array each call). */
   readonly setOfText: (text: string) => Uint32Array;
+  /** What verifying a record that keeps its text instead of its set computes from the text (setSource `text`). */
+  readonly textSets: TextSets;
 
   /**
    * Usually built with {@link DocPipeline.fromManifest}; `signer` and `keyMaker` must be those the
@@ -44,8 +56,9 @@ export class DocPipeline {
     this.shingler = signer.shingler;
     this.hasher = signer.hasher;
     this.narrow = manifest.minhash.bits === 16;
-    this.textSets = manifest.setSource === 'text' && manifest.verify === 'exact';
+    this.keepsTexts = manifest.setSource === 'text' && manifest.verify === 'exact';
     this.setOfText = (text) => signer.set(text);
+    this.textSets = { set: this.setOfText, distinct: (text) => signer.distinct(text), sign: (text) => signer.sign(text) };
   }
 
   /** The pipeline a manifest describes; `custom` is the custom normalization function when the manifest says there is one. */
@@ -100,7 +113,7 @@ export class DocPipeline {
    * only when `meta` stores exactly that text, so the set recomputed from it is the document's.
    */
   setFromText(text: string, meta: unknown): boolean {
-    return this.textSets && holdsText(meta, text);
+    return this.keepsTexts && holdsText(meta, text);
   }
 
   /**

@@ -194,6 +194,14 @@ function setFromStoredText(r: ByteReader, flags: number, what: string, setOfText
   return setOfText(storedTextOf(parseMeta(r, what), what));
 }
 
+/** The text a REC_TEXT record keeps instead of its set (its metadata's `text`), else undefined. */
+export function recordSetText(bytes: Uint8Array, what = 'record'): string | undefined {
+  if (bytes.length < 2 || !(bytes[1]! & REC_TEXT)) return undefined;
+  const { r, flags } = recordReader(bytes, what);
+  skipSketch(r, flags, what);
+  return storedTextOf(parseMeta(r, what), what);
+}
+
 /**
  * Hot-path view of a record for verification: the fingerprint set decoded into `scratch` (no
  * allocation when it fits) and the signature as a fresh array, skipping the metadata. A REC_TEXT
