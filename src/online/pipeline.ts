@@ -6,6 +6,7 @@
  */
 import type { Shingler } from '../text/shingler.js';
 import type { MinHasher } from '../sketch/minhash.js';
+import type { ProbeTable } from '../similarity/probeSet.js';
 import { createTextSigner, type DocSketch, type TextSigner } from '../sketch/textSigner.js';
 import { encodeRecord } from './records/record.js';
 import { holdsText } from './records/storedText.js';
@@ -16,8 +17,8 @@ import type { IndexManifest } from './types.js';
 export interface TextSets {
   /** The sorted set (as a record keeping it would hold it). */
   set(text: string): Uint32Array;
-  /** The same set unsorted (a fresh array): enough to probe, and cheaper. */
-  distinct(text: string): Uint32Array;
+  /** The same set unsorted (a fresh array): enough to probe, and cheaper; with `table`, the table is left holding it. */
+  distinct(text: string, table?: ProbeTable): Uint32Array;
   /** The signature (null for a text without shingles). */
   sign(text: string): Uint32Array | null;
 }
@@ -58,7 +59,7 @@ export class DocPipeline {
     this.narrow = manifest.minhash.bits === 16;
     this.keepsTexts = manifest.setSource === 'text' && manifest.verify === 'exact';
     this.setOfText = (text) => signer.set(text);
-    this.textSets = { set: this.setOfText, distinct: (text) => signer.distinct(text), sign: (text) => signer.sign(text) };
+    this.textSets = { set: this.setOfText, distinct: (text, table) => signer.distinct(text, table), sign: (text) => signer.sign(text) };
   }
 
   /** The pipeline a manifest describes; `custom` is the custom normalization function when the manifest says there is one. */
@@ -125,6 +126,7 @@ export class DocPipeline {
     // One plain object literal (no spreads): this runs once per added document.
     const exact = this.manifest.verify === 'exact';
     const setFromText = text !== undefined && this.setFromText(text, meta);
-    return encodeRecord({ set: exact ? d.set : undefined, signature: exact ? undefined : (d.sig ?? undefined), signatureBits: this.narrow ? 16 : undefined, meta, expiresAt, setFromText });
+    // d.set is not read when the text stands for it: with lazySketch that would compute it.
+    return encodeRecord({ set: exact && !setFromText ? d.set : undefined, signature: exact ? undefined : (d.sig ?? undefined), signatureBits: this.narrow ? 16 : undefined, meta, expiresAt, setFromText });
   }
 }

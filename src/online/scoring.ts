@@ -78,7 +78,11 @@ export class Scorer {
       if (text !== undefined) {
         // A record that keeps its text: its set unsorted, probed against the query's (the same
         // |A ∩ B|, so the same Jaccard value as the merge of sorted sets, at less than half the cost).
-        if (!probed) this.probe.load(p.set);
+        // An add that keeps its text has not sorted its own set (src/online/pipeline.ts, lazySketch): load it unsorted.
+        if (!probed) {
+          if (p.text !== undefined) this.texts.distinct(p.text, this.probe);
+          else this.probe.load(p.set);
+        }
         probed = true;
         const similarity = probeJaccardAtLeast(this.probe, this.texts.distinct(text), min);
         if (similarity < 0 || similarity < min) continue;
