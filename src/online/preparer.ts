@@ -24,6 +24,13 @@ export function validateDocument(id: string, text: string): void {
   if (typeof text !== 'string') throw new TypeError(`text of document "${id}" must be a string`);
 }
 
+/** Makes `p.set` the set of `text`, computed when first read; `p.text` the text (to probe with it unsorted). */
+function lazySet(p: Prepared, text: string, setOfText: (text: string) => Uint32Array): void {
+  let set: Uint32Array | undefined;
+  Object.defineProperty(p, 'set', { get: () => (set ??= setOfText(text)), enumerable: true, configurable: true });
+  p.text = text;
+}
+
 /** Prepares documents in this thread, or batches of them on worker threads. */
 export class Preparer {
   private readonly pool: WorkerPool<PrepareRequest, PrepareReply> | null;
@@ -65,14 +72,19 @@ export class Preparer {
     const P = this.pipe.manifest.minhash.numPerm;
     const K = this.pipe.manifest.keysPerDoc;
     const empty = new Float64Array(0);
-    return docs.map((d, i) => ({
-      id: d.id,
-      meta: d.meta,
-      set: r.sets.subarray(r.setOff[i]!, r.setOff[i + 1]!),
-      sig: r.hasSig[i] ? r.sigs.subarray(i * P, (i + 1) * P) : null,
-      keys: r.hasSig[i] ? r.keys.subarray(i * K, (i + 1) * K) : empty,
-      record: r.records.subarray(r.recOff[i]!, r.recOff[i + 1]!),
-    }));
+    return docs.map((d, i) => {
+      const p: Prepared = {
+        id: d.id,
+        meta: d.meta,
+        set: r.sets.subarray(r.setOff[i]!, r.setOff[i + 1]!),
+        sig: r.hasSig[i] ? r.sigs.subarray(i * P, (i + 1) * P) : null,
+        keys: r.hasSig[i] ? r.keys.subarray(i * K, (i + 1) * K) : empty,
+        record: r.records.subarray(r.recOff[i]!, r.recOff[i + 1]!),
+      };
+      // Its record keeps its text: the worker sent no set; computed here only if a candidate is verified.
+      if (r.fromText[i]) lazySet(p, d.text, this.pipe.setOfText);
+      return p;
+    });
   }
 
   /** The record to store for a prepared document (the worker's, or encoded now). */

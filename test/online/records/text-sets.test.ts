@@ -145,6 +145,16 @@ test('setSource text: prepare workers write the same records as the main thread'
     const answers = await Promise.all([w, m, r].map((idx) => idx.addMany(docs)));
     assert.deepEqual(answers[0], answers[2]);
     assert.deepEqual(answers[1], answers[2]);
+    // Edited copies, verified against the first batch (and each other): the workers send no set for
+    // documents that keep their text, so it is computed on the main thread only when needed.
+    const edits = docs.map((d, i) => {
+      const text = d.text.split(' ').filter((_, j) => j !== 3).join(' ');
+      return { id: `v${i}`, text, meta: metaOf(['text', 'string', 'other', 'text'][i % 4]!, text) };
+    });
+    const again = await Promise.all([w, m, r].map((idx) => idx.addMany([...edits, ...edits.map((e) => ({ ...e, id: `${e.id}b` }))])));
+    assert.ok(again[2]!.filter((x) => x.length).length > 50);
+    assert.deepEqual(again[0], again[2]);
+    assert.deepEqual(again[1], again[2]);
     const ids = docs.map((d) => d.id);
     assert.deepEqual(await w.store.get(ids), await m.store.get(ids));
     assert.equal((await w.store.get(ids)).filter((x) => x![1]! & REC_TEXT).length, 25);
