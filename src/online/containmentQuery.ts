@@ -72,7 +72,7 @@ export async function containmentMatches(ctx: IndexContext, p: Prepared, t: numb
   const found = await ctx.store.lookup(lists, ctx.maxCandidates);
   const cands = filterCandidates(found.flat(), filter);
   ctx.counters.candidates += cands.length;
-  const hits = scoreContainment(p.set, cands, t, ctx.setOfText);
+  const hits = scoreContainment(p.set, cands, t, ctx.preparer.setOfText);
   if (hits.length > limit) hits.length = limit;
   ctx.counters.verified += hits.length;
   return hits.map((h) => withMeta({ id: h.id, similarity: h.similarity, estimate: h.jaccard, contained: h.contained }, h.record));

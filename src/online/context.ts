@@ -5,7 +5,6 @@
  */
 import type { NearDupStore } from '../store/types.js';
 import type { MinHasher } from '../sketch/minhash.js';
-import type { SetOfText } from './records/record.js';
 import type { KeyMaker } from './keys/keys.js';
 import type { Preparer } from './preparer.js';
 import type { Scorer } from './scoring.js';
@@ -23,8 +22,6 @@ export interface IndexContext {
   now(): number;
   /** Signs stored fingerprint sets (records of verify `exact` hold no signature). */
   readonly hasher: MinHasher;
-  /** The manifest's shingling: the sets of records that keep their text instead (setSource `text`). */
-  readonly setOfText: SetOfText;
   readonly keyMaker: KeyMaker;
   readonly scorer: Scorer;
   readonly preparer: Preparer;

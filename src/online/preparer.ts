@@ -7,6 +7,7 @@
  */
 import { WorkerPool } from '../parallel/workerPool.js';
 import type { DocPipeline } from './pipeline.js';
+import type { MinHasher } from '../sketch/minhash.js';
 import type { PrepareReply, PrepareRequest } from './prepareWorker.js';
 import { withExpiry, readRecordSketch } from './records/record.js';
 import type { NewDocument, Prepared } from './types.js';
@@ -36,11 +37,18 @@ export class Preparer {
   private readonly pool: WorkerPool<PrepareRequest, PrepareReply> | null;
   private scratch = new Uint32Array(4096);
 
+  /** The manifest's shingling: the sets of records that keep their text instead (setSource `text`). */
+  readonly setOfText: (text: string) => Uint32Array;
+  /** The manifest's signer (signs stored fingerprint sets). */
+  readonly hasher: MinHasher;
+
   /** `workers` prepare threads (0: none); they rebuild the pipeline from its manifest. */
   constructor(
     private readonly pipe: DocPipeline,
     workers: number,
   ) {
+    this.setOfText = pipe.setOfText;
+    this.hasher = pipe.hasher;
     const custom = pipe.manifest.shingle.normalize.custom;
     if (!(Number.isInteger(workers) && workers >= 0)) throw new RangeError(`workers must be a non-negative integer, got ${workers}`);
     if (workers > 0 && custom) throw new RangeError('workers cannot be used with a custom normalization function (functions cannot be sent to worker threads)');

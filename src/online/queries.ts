@@ -32,7 +32,7 @@ export interface RecordQuery {
 export async function matchesOfRecord(ctx: IndexContext, id: string, record: Uint8Array, q: RecordQuery): Promise<Match[]> {
   const { t, limit, counted } = q;
   // decodeRecord copies the set: score() reuses the scratch buffer readRecordSketch reads into.
-  const rec = decodeRecord(record, `record of "${id}"`, ctx.setOfText);
+  const rec = decodeRecord(record, `record of "${id}"`, ctx.preparer.setOfText);
   const sig = rec.signature ?? (rec.set ? ctx.hasher.sign(rec.set) : null);
   if (!sig) return [];
   const keys = ctx.keyMaker.keys(sig, rec.set?.length ?? 0);
@@ -62,7 +62,7 @@ export async function topKMatches(ctx: IndexContext, p: Prepared, q: TopKQuery):
   const byId = new Map<string, StoredDoc>();
   const rejected = new Set<string>();
   const take = (c: StoredDoc): void => void byId.set(c.id, c);
-  const enough = distinctTexts(byId, 4 * k, ctx.setOfText);
+  const enough = distinctTexts(byId, 4 * k, ctx.preparer.setOfText);
   const [first] = await store.lookup([keyMaker.bandPart(p.keys)], ctx.maxCandidates);
   for (const c of first!) {
     if (!filter || filter(c.record, c.id)) take(c);
@@ -108,7 +108,7 @@ function distinctTexts(byId: ReadonlyMap<string, StoredDoc>, n: number, setOfTex
 
 /** Scores every candidate, keeps the k best distinct texts, and fills in hits and copies. */
 function distinctMatches(ctx: IndexContext, p: Prepared, cands: StoredDoc[], k: number): TopKMatch[] {
-  const groups = groupCopies(ctx.scorer.rank(p, cands, { min: 0 }), k, ctx.setOfText);
+  const groups = groupCopies(ctx.scorer.rank(p, cands, { min: 0 }), k, ctx.preparer.setOfText);
   const hits = ctx.scorer.finish(p, groups.map((g) => g.hit));
   ctx.counters.verified += groups.reduce((n, g) => n + 1 + g.copies.length, 0);
   return hits.map((m, i) => {
