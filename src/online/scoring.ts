@@ -78,7 +78,7 @@ export class Scorer {
       if (text !== undefined) {
         // A record that keeps its text: its set unsorted, probed against the query's (the same
         // |A ∩ B|, so the same Jaccard value as the merge of sorted sets, at less than half the cost).
-        // An add that keeps its text has not sorted its own set (src/online/pipeline.ts, lazySketch): load it unsorted.
+        // An add that keeps its own text has no sorted set yet (pipeline.ts, lazySketch): load it unsorted too.
         if (!probed) {
           if (p.text !== undefined) this.texts.distinct(p.text, this.probe);
           else this.probe.load(p.set);
