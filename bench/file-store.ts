@@ -4,9 +4,11 @@
  * 1M, 10M up to N) it prints: adds/s over the decade (addMany batches of 1,000, two in flight) and
  * the share of that time spent in the store's put; query p50/p99 in process (300 near duplicates
  * of indexed documents, one at a time, whole query: shingling, signature, lookup, verification);
- * bytes per document on disk (records file: text against the rest; log); the process's RSS; and
- * the time to close the store (it writes the table's checkpoint) and to open it again.
- * Usage: node dist/bench/file-store.js [N=1000000] [exact|estimate16]; STORE=sqlite compares the
+ * process CPU µs per add (less sensitive than wall time to other processes); bytes per document on disk (records file: text against the rest; log); the process's RSS; and
+ * the time to close the store (it writes the table's checkpoint), the checkpoint's bytes per document
+ * and the time to open it again. Modes: `exact` (sets in the records), `text` (setSource 'text':
+ * sets recomputed from the stored text), `estimate16`.
+ * Usage: node dist/bench/file-store.js [N=1000000] [exact|text|estimate16]; STORE=sqlite compares the
  * SQLite store; WORKERS=N prepare workers (default 0); KEEP=1 keeps the store; REOPEN=DIR only opens
  * a kept store and runs 7 rounds of 300 queries.
  */
@@ -28,7 +30,7 @@ const B = 1000;
 const gen = new CorpusGenerator(11);
 const dir = mkdtempSync(path.join(process.env.BENCH_DIR ?? tmpdir(), 'nd-filestore-'));
 const spec = KIND === 'sqlite' ? `sqlite:${path.join(dir, 'index.db')}` : `file:${path.join(dir, 'index')}`;
-const opts: NearDupIndexOptions = { workers: WORKERS, ...(MODE === 'estimate16' ? { verify: 'estimate', signatureBits: 16 } : {}) };
+const opts: NearDupIndexOptions = { workers: WORKERS, ...(MODE === 'estimate16' ? { verify: 'estimate', signatureBits: 16 } : MODE === 'text' ? { setSource: 'text' } : {}) };
 
 /** Document i: every tenth an edited copy of an earlier one, as a dedup corpus has. */
 function text(i: number): string {
@@ -49,8 +51,9 @@ async function timedStore(): Promise<{ store: NearDupStore; putMs: () => number 
   return { store, putMs: () => ms };
 }
 
+const size = (f: string) => (existsSync(f) ? statSync(f).size : 0);
+
 function diskBytes(): { records: number; log: number } {
-  const size = (f: string) => (existsSync(f) ? statSync(f).size : 0);
   if (KIND === 'sqlite') return { records: size(path.join(dir, 'index.db')) + size(path.join(dir, 'index.db-wal')), log: 0 };
   return { records: size(path.join(dir, 'index', 'records')), log: size(path.join(dir, 'index', 'log')) };
 }
@@ -99,13 +102,15 @@ if (process.env.REOPEN) {
 }
 
 console.log(`file-store bench: ${KIND} store (${spec}), N = ${N}, ${MODE}, prepare workers ${WORKERS}, batches of ${B}`);
-console.log('| docs | adds/s over the decade | store put share | query p50 / p99 ms (found) | records B/doc: text + rest | log B/doc | RSS MB | close s | open s |');
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log('| docs | adds/s over the decade | CPU µs/add | store put share | query p50 / p99 ms (found) | records B/doc: text + rest | log B/doc | RSS MB | close s | table B/doc | open s |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 let { store, putMs } = await timedStore();
 let idx = await NearDupIndex.open({ ...opts, store });
 let done = 0;
 for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, N)) {
   const t0 = performance.now();
+  // CPU time as well as wall time: on a shared machine the wall time is mostly the neighbours'.
+  const cpu0 = process.cpuUsage();
   const put0 = putMs();
   const from = done;
   let pending: Promise<unknown> = Promise.resolve();
@@ -121,6 +126,8 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
   }
   await pending;
   const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuUs = (cpu.user + cpu.system) / (done - from);
   const share = (putMs() - put0) / ms;
   const q = await queries(idx, done);
   const parts = await recordParts(idx, done);
@@ -136,7 +143,7 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
   const openS = (performance.now() - o0) / 1000;
   const restB = disk.records / done - parts.text;
   console.log(
-    `| ${done.toLocaleString('en')} | ${(((done - from) / ms) * 1000).toFixed(0)} | ${(share * 100).toFixed(0)} % | ${q.p50.toFixed(2)} / ${q.p99.toFixed(2)} (${q.found}/300) | ${parts.text.toFixed(0)} + ${restB.toFixed(0)} (record rest ${parts.rest.toFixed(0)}) | ${(disk.log / done).toFixed(0)} | ${rss.toFixed(0)} | ${closeS.toFixed(2)} | ${openS.toFixed(2)} |`,
+    `| ${done.toLocaleString('en')} | ${(((done - from) / ms) * 1000).toFixed(0)} | ${cpuUs.toFixed(0)} | ${(share * 100).toFixed(0)} % | ${q.p50.toFixed(2)} / ${q.p99.toFixed(2)} (${q.found}/300) | ${parts.text.toFixed(0)} + ${restB.toFixed(0)} (record rest ${parts.rest.toFixed(0)}) | ${(disk.log / done).toFixed(0)} | ${rss.toFixed(0)} | ${closeS.toFixed(2)} | ${(size(path.join(dir, 'index', 'table')) / done).toFixed(0)} | ${openS.toFixed(2)} |`,
   );
 }
 await idx.close();

@@ -15,7 +15,7 @@
  * @module
  */
 import { intersectionSize } from '../similarity/jaccard.js';
-import { readRecordSketch } from './records/record.js';
+import { readRecordSketch, type SetOfText } from './records/record.js';
 import type { StoredDoc } from '../store/types.js';
 import type { IndexContext } from './context.js';
 import { withMeta } from './scoring.js';
@@ -36,18 +36,19 @@ export interface ContainmentHit {
 
 /**
  * Scores distinct candidates by exact containment against the query set; keeps those ≥ `min`,
- * best first (ties by id), skipping ids `skip` accepts. Candidates listed twice are scored once.
+ * best first (ties by id). Candidates listed twice are scored once. `setOfText` recomputes the sets
+ * of records that keep their text instead (setSource `text`).
  */
-export function scoreContainment(query: Uint32Array, cands: readonly StoredDoc[], min: number, skip?: (id: string) => boolean): ContainmentHit[] {
+export function scoreContainment(query: Uint32Array, cands: readonly StoredDoc[], min: number, setOfText?: SetOfText): ContainmentHit[] {
   const seen = new Set<string>();
   const hits: ContainmentHit[] = [];
   const q = query.length;
   if (q === 0) return hits;
   let scratch = new Uint32Array(1024);
   for (const c of cands) {
-    if (seen.has(c.id) || skip?.(c.id)) continue;
+    if (seen.has(c.id)) continue;
     seen.add(c.id);
-    const r = readRecordSketch(c.record, scratch);
+    const r = readRecordSketch(c.record, scratch, setOfText);
     if (!r.set || r.set.length === 0) continue;
     if (r.set.length > scratch.length) scratch = new Uint32Array(r.set.length * 2);
     const x = r.set.length;
@@ -71,7 +72,7 @@ export async function containmentMatches(ctx: IndexContext, p: Prepared, t: numb
   const found = await ctx.store.lookup(lists, ctx.maxCandidates);
   const cands = filterCandidates(found.flat(), filter);
   ctx.counters.candidates += cands.length;
-  const hits = scoreContainment(p.set, cands, t);
+  const hits = scoreContainment(p.set, cands, t, ctx.preparer.setOfText);
   if (hits.length > limit) hits.length = limit;
   ctx.counters.verified += hits.length;
   return hits.map((h) => withMeta({ id: h.id, similarity: h.similarity, estimate: h.jaccard, contained: h.contained }, h.record));

@@ -48,6 +48,9 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
   const forest = o.forest === false ? null : (o.forest ?? DEFAULT_FOREST);
   const ensembleOption = o.ensemble ?? false;
   if (ensembleOption !== false && verify !== 'exact') throw new RangeError('ensemble (containment keys) needs verify "exact": the partitions are by fingerprint set size');
+  const setSource = o.setSource ?? 'record';
+  if (setSource !== 'record' && setSource !== 'text') throw new RangeError(`setSource must be "record" or "text", got "${String(setSource)}"`);
+  if (setSource === 'text' && verify !== 'exact') throw new RangeError('setSource "text" needs verify "exact": an index with verify "estimate" keeps no fingerprint sets');
   const ensemble = ensembleOption === false ? null : resolveEnsemble(ensembleOption, hasher.numPerm);
   const keyMaker = new KeyMaker(choice.bands, choice.rows, forest, hasher.numPerm, ensemble);
   const n = shingleOpts.normalize ?? {};
@@ -79,6 +82,8 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
     // Only when on: manifests of indexes without it stay as they were (stores compare them).
     ...(ensemble ? { ensemble } : {}),
     keysPerDoc: keyMaker.keysPerDoc,
+    // Only for `text`: manifests of indexes that keep their sets in the records stay as they were.
+    ...(setSource === 'text' ? { setSource } : {}),
   };
   return { manifest, pipe: new DocPipeline(manifest, signer, keyMaker) };
 }
@@ -100,7 +105,22 @@ export function checkSignatureSpec(m: IndexManifest, where: string): void {
   );
 }
 
-/** The manifest fields an explicitly given option fixes, for the reopen check. */
+/**
+ * A RangeError when `m` (a stored manifest) says its records keep their fingerprint sets in a way
+ * this version does not know: it could not verify them.
+ */
+export function checkSetSource(m: IndexManifest, where: string): void {
+  const s = (m as { setSource?: unknown }).setSource;
+  if (s === undefined || s === 'text') return;
+  throw new RangeError(
+    `${where} holds an index whose records keep their fingerprint sets as ${JSON.stringify(s)}; this version knows the sets kept in the records (no setSource) and "text" (docs/formats.md, "Document records"): open it with the version that wrote it`,
+  );
+}
+
+/**
+ * The manifest fields an explicitly given option fixes, for the reopen check. `setSource` is not
+ * one: it changes only where a set is read from, never an answer, so an existing index keeps its own.
+ */
 function explicitFields(o: NearDupIndexOptions): string[] {
   const f: string[] = [];
   if (o.shingle !== undefined || o.k !== undefined) f.push('shingle');
@@ -126,6 +146,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
 export function reconcileManifest(existing: IndexManifest, wanted: IndexManifest, options: NearDupIndexOptions): IndexManifest {
   if (existing.format !== FORMAT_VERSION) throw new RangeError(`store holds an index of format ${String(existing.format)}; this version reads ${FORMAT_VERSION}`);
   checkSignatureSpec(existing, 'store');
+  checkSetSource(existing, 'store');
   const bad = explicitFields(options).filter((f) => !sameJson((existing as unknown as Record<string, unknown>)[f], (wanted as unknown as Record<string, unknown>)[f]));
   // The bands follow from the threshold: when only the threshold was given, say so.
   const onlyThreshold = options.bands === undefined && options.rows === undefined && options.minRecall === undefined && options.threshold !== undefined;

@@ -89,7 +89,7 @@ export class NearDupIndex<Meta = unknown> {
       now: this.now,
       hasher: this.hasher,
       keyMaker: this.keyMaker,
-      scorer: new Scorer(manifest.verify, this.hasher, this.counters),
+      scorer: new Scorer(manifest.verify, this.hasher, this.counters, pipe.textSets),
       preparer: this.preparer,
       maxCandidates,
       counters: this.counters,
@@ -263,7 +263,7 @@ export class NearDupIndex<Meta = unknown> {
 
   /** Only `fields` of each match (lean replies, src/online/fields.ts); the signatures are read from the store when asked for. */
   select(matches: Match<Meta>[], fields: readonly MatchField[]): Promise<LeanMatch<Meta>[]> {
-    return selectMatchFields(matches, fields, async (ids) => (await this.live.get(ids)).map((b, i) => (b ? signatureOfRecord(b, ids[i]!, this.hasher) : null)));
+    return selectMatchFields(matches, fields, async (ids) => (await this.live.get(ids)).map((b, i) => (b ? signatureOfRecord(b, ids[i]!, this.preparer) : null)));
   }
 
   /**
@@ -333,7 +333,7 @@ export class NearDupIndex<Meta = unknown> {
   async get(id: string): Promise<IndexedDocument<Meta> | null> {
     this.check();
     const [bytes] = await this.live.get([id]);
-    return bytes ? documentOfRecord<Meta>(id, bytes, this.hasher) : null;
+    return bytes ? documentOfRecord<Meta>(id, bytes, this.preparer) : null;
   }
 
   /** Number of indexed documents (expired ones not counted, purged or not). */

@@ -6,10 +6,22 @@
  */
 import type { Shingler } from '../text/shingler.js';
 import type { MinHasher } from '../sketch/minhash.js';
+import type { ProbeTable } from '../similarity/probeSet.js';
 import { createTextSigner, type DocSketch, type TextSigner } from '../sketch/textSigner.js';
 import { encodeRecord } from './records/record.js';
+import { holdsText } from './records/storedText.js';
 import { KeyMaker } from './keys/keys.js';
 import type { IndexManifest } from './types.js';
+
+/** The manifest's shingling and signing of a stored text (src/online/scoring.ts verifies records that keep their text with it). */
+export interface TextSets {
+  /** The sorted set (as a record keeping it would hold it). */
+  set(text: string): Uint32Array;
+  /** The same set unsorted (a fresh array): enough to probe, and cheaper; with `table`, the table is left holding it. */
+  distinct(text: string, table?: ProbeTable): Uint32Array;
+  /** The signature (null for a text without shingles). */
+  sign(text: string): Uint32Array | null;
+}
 
 /** A document's sketch ({@link DocSketch}: fingerprint set and signature) with its band and forest keys. */
 export interface KeyedSketch extends DocSketch {
@@ -25,6 +37,12 @@ export class DocPipeline {
   readonly hasher: MinHasher;
   /** True when the manifest keeps 16-bit slots: every signature is cut to them before any use. */
   private readonly narrow: boolean;
+  /** True when records may leave out their set for their stored text (setSource `text`). */
+  private readonly keepsTexts: boolean;
+  /** The manifest's shingling, for the sets of records that keep their text instead (a fresh array each call). */
+  readonly setOfText: (text: string) => Uint32Array;
+  /** What verifying a record that keeps its text instead of its set computes from the text (setSource `text`). */
+  readonly textSets: TextSets;
 
   /**
    * Usually built with {@link DocPipeline.fromManifest}; `signer` and `keyMaker` must be those the
@@ -39,6 +57,9 @@ export class DocPipeline {
     this.shingler = signer.shingler;
     this.hasher = signer.hasher;
     this.narrow = manifest.minhash.bits === 16;
+    this.keepsTexts = manifest.setSource === 'text' && manifest.verify === 'exact';
+    this.setOfText = (text) => signer.set(text);
+    this.textSets = { set: this.setOfText, distinct: (text, table) => signer.distinct(text, table), sign: (text) => signer.sign(text) };
   }
 
   /** The pipeline a manifest describes; `custom` is the custom normalization function when the manifest says there is one. */
@@ -66,10 +87,46 @@ export class DocPipeline {
     return { set, sig, keys };
   }
 
-  /** The stored record: the fingerprint set (verify exact) or the signature (estimate), plus metadata. */
-  record(d: KeyedSketch, meta: unknown, expiresAt?: number): Uint8Array {
+  /**
+   * Signature and keys of a text, its set computed only when first read: for the adds whose records
+   * keep their text (setSource `text`), as most of them verify no candidate and so never need the
+   * set, and the signature alone costs a fraction of the sorted set (bench/RESULTS.md). The same
+   * values as {@link DocPipeline.sketch}; the containment keys need the set's size, so an index
+   * with them computes the set at once.
+   */
+  lazySketch(text: string): KeyedSketch {
+    if (this.keyMaker.ensemble || this.narrow) return this.sketch(text);
+    const signer = this.signer;
+    const sig = signer.sign(text);
+    const keys = sig ? this.keyMaker.keys(sig) : new Float64Array(0);
+    let set: Uint32Array | undefined;
+    return {
+      sig,
+      keys,
+      get set(): Uint32Array {
+        return (set ??= signer.set(text));
+      },
+    };
+  }
+
+  /**
+   * True when the record of a document with `text` and `meta` leaves out its set (setSource `text`):
+   * only when `meta` stores exactly that text, so the set recomputed from it is the document's.
+   */
+  setFromText(text: string, meta: unknown): boolean {
+    return this.keepsTexts && holdsText(meta, text);
+  }
+
+  /**
+   * The stored record: the fingerprint set (verify exact) or the signature (estimate), plus metadata.
+   * Given the document's `text`, the set is left out when {@link DocPipeline.setFromText} allows it,
+   * checked here, right before the metadata is serialized, so a later change to `meta` cannot split them.
+   */
+  record(d: KeyedSketch, meta: unknown, expiresAt?: number, text?: string): Uint8Array {
     // One plain object literal (no spreads): this runs once per added document.
     const exact = this.manifest.verify === 'exact';
-    return encodeRecord({ set: exact ? d.set : undefined, signature: exact ? undefined : (d.sig ?? undefined), signatureBits: this.narrow ? 16 : undefined, meta, expiresAt });
+    const setFromText = text !== undefined && this.setFromText(text, meta);
+    // d.set is not read when the text stands for it: with lazySketch that would compute it.
+    return encodeRecord({ set: exact && !setFromText ? d.set : undefined, signature: exact ? undefined : (d.sig ?? undefined), signatureBits: this.narrow ? 16 : undefined, meta, expiresAt, setFromText });
   }
 }

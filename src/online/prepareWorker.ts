@@ -14,7 +14,8 @@ export interface PrepareRequest {
 }
 
 /**
- * Packed results: document i has set sets[setOff[i] .. setOff[i+1]), a signature
+ * Packed results: document i has set sets[setOff[i] .. setOff[i+1]) (none when fromText[i]: its
+ * record keeps its text instead, and the set is computed only if needed, from the text), a signature
  * sigs[i·numPerm ..] when hasSig[i], keys keys[i·keysPerDoc ..] when hasSig[i], and record
  * records[recOff[i] .. recOff[i+1]).
  */
@@ -24,6 +25,8 @@ export interface PrepareReply {
   setOff: Int32Array;
   sigs: Uint32Array;
   hasSig: Uint8Array;
+  /** 1 when the document's record keeps its text instead of its set (setSource `text`). */
+  fromText: Uint8Array;
   keys: Float64Array;
   records: Uint8Array;
   recOff: Int32Array;
@@ -37,12 +40,16 @@ port.on('message', (req: PrepareRequest) => {
     const n = req.texts.length;
     const P = pipe.manifest.minhash.numPerm;
     const K = pipe.manifest.keysPerDoc;
-    const sketches = req.texts.map((t) => pipe.sketch(t));
-    const recs = sketches.map((d, i) => pipe.record(d, req.metas[i] === undefined ? undefined : JSON.parse(req.metas[i]!)));
+    const metas: unknown[] = req.metas.map((m) => (m === undefined ? undefined : JSON.parse(m)));
+    const fromText = new Uint8Array(n);
+    for (let i = 0; i < n; i++) fromText[i] = pipe.setFromText(req.texts[i]!, metas[i]) ? 1 : 0;
+    // A document whose record keeps its text needs no sorted set here (lazySketch computes none).
+    const sketches = req.texts.map((t, i) => (fromText[i] ? pipe.lazySketch(t) : pipe.sketch(t)));
+    const recs = sketches.map((d, i) => pipe.record(d, metas[i], undefined, req.texts[i]));
     const setOff = new Int32Array(n + 1);
     const recOff = new Int32Array(n + 1);
     for (let i = 0; i < n; i++) {
-      setOff[i + 1] = setOff[i]! + sketches[i]!.set.length;
+      setOff[i + 1] = setOff[i]! + (fromText[i] ? 0 : sketches[i]!.set.length);
       recOff[i + 1] = recOff[i]! + recs[i]!.length;
     }
     const sets = new Uint32Array(setOff[n]!);
@@ -52,7 +59,7 @@ port.on('message', (req: PrepareRequest) => {
     const keys = new Float64Array(n * K);
     for (let i = 0; i < n; i++) {
       const d = sketches[i]!;
-      sets.set(d.set, setOff[i]!);
+      if (!fromText[i]) sets.set(d.set, setOff[i]!);
       records.set(recs[i]!, recOff[i]!);
       if (d.sig) {
         hasSig[i] = 1;
@@ -60,8 +67,8 @@ port.on('message', (req: PrepareRequest) => {
         keys.set(d.keys, i * K);
       }
     }
-    const reply: PrepareReply = { sets, setOff, sigs, hasSig, keys, records, recOff };
-    port.postMessage(reply, [sets.buffer, setOff.buffer, sigs.buffer, hasSig.buffer, keys.buffer, records.buffer, recOff.buffer]);
+    const reply: PrepareReply = { sets, setOff, sigs, hasSig, fromText, keys, records, recOff };
+    port.postMessage(reply, [sets.buffer, setOff.buffer, sigs.buffer, hasSig.buffer, fromText.buffer, keys.buffer, records.buffer, recOff.buffer]);
   } catch (e) {
     port.postMessage({ error: (e as Error).message ?? String(e) });
   }

@@ -7,6 +7,7 @@
  */
 import { WorkerPool } from '../parallel/workerPool.js';
 import type { DocPipeline } from './pipeline.js';
+import type { MinHasher } from '../sketch/minhash.js';
 import type { PrepareReply, PrepareRequest } from './prepareWorker.js';
 import { withExpiry, readRecordSketch } from './records/record.js';
 import type { NewDocument, Prepared } from './types.js';
@@ -24,16 +25,30 @@ export function validateDocument(id: string, text: string): void {
   if (typeof text !== 'string') throw new TypeError(`text of document "${id}" must be a string`);
 }
 
+/** Makes `p.set` the set of `text`, computed when first read; `p.text` the text (to probe with it unsorted). */
+function lazySet(p: Prepared, text: string, setOfText: (text: string) => Uint32Array): void {
+  let set: Uint32Array | undefined;
+  Object.defineProperty(p, 'set', { get: () => (set ??= setOfText(text)), enumerable: true, configurable: true });
+  p.text = text;
+}
+
 /** Prepares documents in this thread, or batches of them on worker threads. */
 export class Preparer {
   private readonly pool: WorkerPool<PrepareRequest, PrepareReply> | null;
   private scratch = new Uint32Array(4096);
+
+  /** The manifest's shingling: the sets of records that keep their text instead (setSource `text`). */
+  readonly setOfText: (text: string) => Uint32Array;
+  /** The manifest's signer (signs stored fingerprint sets). */
+  readonly hasher: MinHasher;
 
   /** `workers` prepare threads (0: none); they rebuild the pipeline from its manifest. */
   constructor(
     private readonly pipe: DocPipeline,
     workers: number,
   ) {
+    this.setOfText = pipe.setOfText;
+    this.hasher = pipe.hasher;
     const custom = pipe.manifest.shingle.normalize.custom;
     if (!(Number.isInteger(workers) && workers >= 0)) throw new RangeError(`workers must be a non-negative integer, got ${workers}`);
     if (workers > 0 && custom) throw new RangeError('workers cannot be used with a custom normalization function (functions cannot be sent to worker threads)');
@@ -43,6 +58,9 @@ export class Preparer {
   /** One document, in this thread. */
   prepare(id: string, text: string, meta: unknown): Prepared {
     validateDocument(id, text);
+    // The text goes along only when the record may keep it instead of the set (checked again when
+    // encoded); the set is then computed only if a candidate is verified against it.
+    if (this.pipe.setFromText(text, meta)) return Object.assign(this.pipe.lazySketch(text), { id, meta, text });
     return { id, meta, ...this.pipe.sketch(text) };
   }
 
@@ -62,25 +80,30 @@ export class Preparer {
     const P = this.pipe.manifest.minhash.numPerm;
     const K = this.pipe.manifest.keysPerDoc;
     const empty = new Float64Array(0);
-    return docs.map((d, i) => ({
-      id: d.id,
-      meta: d.meta,
-      set: r.sets.subarray(r.setOff[i]!, r.setOff[i + 1]!),
-      sig: r.hasSig[i] ? r.sigs.subarray(i * P, (i + 1) * P) : null,
-      keys: r.hasSig[i] ? r.keys.subarray(i * K, (i + 1) * K) : empty,
-      record: r.records.subarray(r.recOff[i]!, r.recOff[i + 1]!),
-    }));
+    return docs.map((d, i) => {
+      const p: Prepared = {
+        id: d.id,
+        meta: d.meta,
+        set: r.sets.subarray(r.setOff[i]!, r.setOff[i + 1]!),
+        sig: r.hasSig[i] ? r.sigs.subarray(i * P, (i + 1) * P) : null,
+        keys: r.hasSig[i] ? r.keys.subarray(i * K, (i + 1) * K) : empty,
+        record: r.records.subarray(r.recOff[i]!, r.recOff[i + 1]!),
+      };
+      // Its record keeps its text: the worker sent no set; computed here only if a candidate is verified.
+      if (r.fromText[i]) lazySet(p, d.text, this.pipe.setOfText);
+      return p;
+    });
   }
 
   /** The record to store for a prepared document (the worker's, or encoded now). */
   recordOf(p: Prepared): Uint8Array {
     if (p.record) return p.expiresAt === undefined ? p.record : withExpiry(p.record, p.expiresAt);
-    return this.pipe.record(p, p.meta, p.expiresAt);
+    return this.pipe.record(p, p.meta, p.expiresAt, p.text);
   }
 
   /** The band and forest keys of an encoded record, as the stores index it. */
   keysOfRecord(bytes: Uint8Array): Float64Array {
-    const r = readRecordSketch(bytes, this.scratch);
+    const r = readRecordSketch(bytes, this.scratch, this.pipe.setOfText);
     const sig = r.signature ?? (r.set ? this.pipe.hasher.sign(r.set) : null);
     return sig ? this.pipe.keyMaker.keys(sig, r.set?.length ?? 0) : new Float64Array(0);
   }

@@ -6,7 +6,7 @@
  */
 import type { StoredDoc } from '../store/types.js';
 import type { IndexContext } from './context.js';
-import { decodeRecord } from './records/record.js';
+import { decodeRecord, type SetOfText } from './records/record.js';
 import { withMeta } from './scoring.js';
 import type { Match, Prepared, TopKMatch } from './types.js';
 import { filterCandidates, type Cut, type RecordFilter } from './search/filters.js';
@@ -32,7 +32,7 @@ export interface RecordQuery {
 export async function matchesOfRecord(ctx: IndexContext, id: string, record: Uint8Array, q: RecordQuery): Promise<Match[]> {
   const { t, limit, counted } = q;
   // decodeRecord copies the set: score() reuses the scratch buffer readRecordSketch reads into.
-  const rec = decodeRecord(record, `record of "${id}"`);
+  const rec = decodeRecord(record, `record of "${id}"`, ctx.preparer.setOfText);
   const sig = rec.signature ?? (rec.set ? ctx.hasher.sign(rec.set) : null);
   if (!sig) return [];
   const keys = ctx.keyMaker.keys(sig, rec.set?.length ?? 0);
@@ -62,7 +62,7 @@ export async function topKMatches(ctx: IndexContext, p: Prepared, q: TopKQuery):
   const byId = new Map<string, StoredDoc>();
   const rejected = new Set<string>();
   const take = (c: StoredDoc): void => void byId.set(c.id, c);
-  const enough = distinctTexts(byId, 4 * k);
+  const enough = distinctTexts(byId, 4 * k, ctx.preparer.setOfText);
   const [first] = await store.lookup([keyMaker.bandPart(p.keys)], ctx.maxCandidates);
   for (const c of first!) {
     if (!filter || filter(c.record, c.id)) take(c);
@@ -94,13 +94,13 @@ export async function topKMatches(ctx: IndexContext, p: Prepared, q: TopKQuery):
  * Whether the candidates (a map that only grows) hold at least `n` distinct texts. Their copy keys
  * are computed only once there are `n` candidates, and each only once.
  */
-function distinctTexts(byId: ReadonlyMap<string, StoredDoc>, n: number): () => boolean {
+function distinctTexts(byId: ReadonlyMap<string, StoredDoc>, n: number, setOfText: SetOfText): () => boolean {
   const texts = new Set<string>();
   let keyed = 0;
   return () => {
     if (byId.size < n) return false;
     let i = 0;
-    for (const c of byId.values()) if (i++ >= keyed) texts.add(copyKey(c.record));
+    for (const c of byId.values()) if (i++ >= keyed) texts.add(copyKey(c.record, setOfText));
     keyed = byId.size;
     return texts.size >= n;
   };
@@ -108,7 +108,7 @@ function distinctTexts(byId: ReadonlyMap<string, StoredDoc>, n: number): () => b
 
 /** Scores every candidate, keeps the k best distinct texts, and fills in hits and copies. */
 function distinctMatches(ctx: IndexContext, p: Prepared, cands: StoredDoc[], k: number): TopKMatch[] {
-  const groups = groupCopies(ctx.scorer.rank(p, cands, { min: 0 }), k);
+  const groups = groupCopies(ctx.scorer.rank(p, cands, { min: 0 }), k, ctx.preparer.setOfText);
   const hits = ctx.scorer.finish(p, groups.map((g) => g.hit));
   ctx.counters.verified += groups.reduce((n, g) => n + 1 + g.copies.length, 0);
   return hits.map((m, i) => {

@@ -7,7 +7,9 @@
 import { estimateJaccard, type MinHasher } from '../sketch/minhash.js';
 import { jaccard, jaccardAtLeast } from '../similarity/jaccard.js';
 import type { StoredDoc } from '../store/types.js';
-import { readRecordMeta, readRecordSketch } from './records/record.js';
+import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
+import { readRecordMeta, readRecordSketch, recordSetText } from './records/record.js';
+import type { TextSets } from './pipeline.js';
 import type { IndexCounters, Match, OnlineVerify, Prepared } from './types.js';
 
 /** Best first: higher similarity, then smaller id. */
@@ -39,7 +41,12 @@ export class Scorer {
     private readonly verify: OnlineVerify,
     private readonly hasher: MinHasher,
     private readonly counters: IndexCounters,
+    /** The index's shingling, for records that keep their text instead of their set (setSource `text`). */
+    private readonly texts: TextSets,
   ) {}
+
+  /** The query's set, for probing the unsorted sets of records that keep their text (loaded once per {@link Scorer.rank}). */
+  private readonly probe = new ProbeTable({ wasm: false });
 
   /**
    * Scores candidates against a prepared document; keeps those scoring at least `min` (`min` ≤ 0
@@ -64,8 +71,24 @@ export class Scorer {
     const exact = this.verify === 'exact';
     if (counted) this.counters.candidates += cands.length;
     const kept: Scored[] = [];
+    let probed = false;
     for (const c of cands) {
       if (skip?.(c.id)) continue;
+      const text = exact ? recordSetText(c.record) : undefined;
+      if (text !== undefined) {
+        // A record that keeps its text: its set unsorted, probed against the query's (the same
+        // |A ∩ B|, so the same Jaccard value as the merge of sorted sets, at less than half the cost).
+        // An add that keeps its own text has no sorted set yet (pipeline.ts, lazySketch): load it unsorted too.
+        if (!probed) {
+          if (p.text !== undefined) this.texts.distinct(p.text, this.probe);
+          else this.probe.load(p.set);
+        }
+        probed = true;
+        const similarity = probeJaccardAtLeast(this.probe, this.texts.distinct(text), min);
+        if (similarity < 0 || similarity < min) continue;
+        kept.push({ m: { id: c.id, similarity, estimate: NaN }, record: c.record });
+        continue;
+      }
       const r = readRecordSketch(c.record, this.scratch);
       if (r.set && r.set.length > this.scratch.length) this.scratch = new Uint32Array(r.set.length * 2);
       let similarity: number;
@@ -91,8 +114,9 @@ export class Scorer {
     const exact = this.verify === 'exact';
     for (const k of kept) {
       if (exact && p.sig) {
-        const r = readRecordSketch(k.record, this.scratch);
-        const sig = r.set ? this.hasher.sign(r.set) : null;
+        const text = recordSetText(k.record);
+        const r = text === undefined ? readRecordSketch(k.record, this.scratch) : {};
+        const sig = text !== undefined ? this.texts.sign(text) : r.set ? this.hasher.sign(r.set) : null;
         k.m.estimate = sig ? estimateJaccard(p.sig, sig) : 0;
       }
       withMeta(k.m, k.record);

@@ -47,6 +47,7 @@ export function snapshotOptions(m: IndexManifest, options: NearDupIndexOptions):
     rows: m.rows,
     forest: m.forest ?? false,
     ...(m.ensemble ? { ensemble: m.ensemble } : {}),
+    ...(m.setSource !== undefined ? { setSource: m.setSource } : {}),
     ...options,
   };
 }

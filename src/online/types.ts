@@ -52,6 +52,15 @@ export interface NearDupIndexOptions {
    * measured effect. Fixed when the index is created.
    */
   signatureBits?: 16 | 32;
+  /**
+   * Where verify `exact` reads an indexed document's fingerprint set: `record` (default; kept in
+   * each record, about 4 bytes a shingle) or `text`: recomputed, when a query verifies the document,
+   * from the text its metadata keeps in `meta.text` (as `neardup index add` and the HTTP service
+   * keep it). Records whose metadata is not an object holding exactly the added text keep the set,
+   * so the answers are those of `record` either way. Chosen when the index is created; an existing
+   * index keeps its own (this option is then ignored). Needs verify `exact`.
+   */
+  setSource?: 'record' | 'text';
   /** LSH-Forest prefix keys for {@link NearDupIndex.topK}; `false` disables topK. Default 8 trees, depths [3, 1]. */
   forest?: ForestOptions | false;
   /**
@@ -200,6 +209,8 @@ export interface IndexManifest extends StoreManifest {
   forest: ForestOptions | null;
   /** The containment keys' settings; absent when the index has none. */
   ensemble?: EnsembleManifest;
+  /** `text` when records may keep their set as their stored text (REC_TEXT); absent for `record`. */
+  setSource?: 'text';
   keysPerDoc: number;
 }
 
@@ -244,6 +255,8 @@ export interface Prepared {
   keys: Float64Array;
   /** The encoded record, when a prepare worker made it. */
   record?: Uint8Array;
+  /** The document's text, kept only when its record may leave out the set for `meta.text` (setSource `text`). */
+  text?: string;
   /** At most this many matches are returned for it (best first). */
   limit?: number;
   /** Only indexed documents this accepts are reported as its duplicates. */

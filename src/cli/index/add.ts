@@ -14,7 +14,7 @@ import { openOutput, type OutputSink } from '../../io/write/output.js';
 import { refuseAliasedOutputs, storeFile } from '../../io/write/alias.js';
 import { csvField, formatPair, pairHeader, tsvField, type PairFormat } from '../../io/write/write.js';
 import { addInputOptions, addLogOptions, addZstdLevelOption, pairFormatOf, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
-import { addFilterOption, addIndexOptions, checkStoreFile, indexOptionsFrom, num, openIndex, storeSpecFlag, type IndexFlags } from './options.js';
+import { addFilterOption, addIndexOptions, checkStoreFile, indexOptionsFrom, num, openIndex, withTextSets, storeSpecFlag, type IndexFlags } from './options.js';
 import type { MetaFilter, NearDupIndex } from '../../online/nearDupIndex.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
@@ -99,7 +99,7 @@ async function openSearched(flags: IndexAddFlags): Promise<NearDupIndex> {
   if (flags.topK !== undefined && (flags.limit !== undefined || flags.matchThreshold !== undefined)) {
     throw new UsageError('--top-k gives the k most similar texts whatever their similarity: drop --limit and --match-threshold');
   }
-  const index = await openIndex(indexOptionsFrom(flags));
+  const index = await openIndex(withTextSets(indexOptionsFrom(flags), flags.storeText !== false));
   if (flags.topK !== undefined && !index.manifest.forest) {
     await index.close();
     throw new UsageError(`--top-k needs the LSH-Forest keys, and ${flags.store} was created with --no-forest`);

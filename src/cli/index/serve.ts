@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import { UsageError } from '../../common/errors.js';
 import type { IndexRegistry } from '../../online/registry/registry.js';
 import { lockRegistry, makeRegistryDir, openRegistry } from './named.js';
-import { addIndexOptions, checkStoreFile, duration, indexOptionsFrom, num, openIndex, type IndexFlags } from './options.js';
+import { addIndexOptions, checkStoreFile, duration, indexOptionsFrom, num, openIndex, withTextSets, type IndexFlags } from './options.js';
 
 /** The options `serve` accepts, after parsing. */
 export interface ServeOptions extends IndexFlags {
@@ -65,7 +65,7 @@ async function serveRegistry(dir: string): Promise<{ registry: IndexRegistry; re
 export async function runServe(o: ServeOptions, tokenFrom = '--token'): Promise<void> {
   // An empty token would serve every route without auth, silently.
   if (o.token !== undefined && o.token.trim() === '') throw new UsageError(`${tokenFrom} is empty: give the bearer token clients must send, or leave ${tokenFrom} out to serve without auth`);
-  const opts = indexOptionsFrom(o);
+  const opts = withTextSets(indexOptionsFrom(o), o.storeText);
   await checkStoreFile(o.store, false, 'serve');
   const index = await openIndex(opts);
   // Loaded here, not at the top: help and --version list this command without loading Fastify (~40 ms).

@@ -2,7 +2,9 @@
  * The online index's document record (spec: docs/formats.md, "Document records"): what a store
  * keeps under each document id. Version byte, flags, then the fingerprint set (verify `exact`), the
  * signature (verify `estimate`), the metadata as UTF-8 JSON and the expiry (8 bytes, last). Readers for the hot path skip what
- * they do not need (metadata when verifying, the set when reading metadata).
+ * they do not need (metadata when verifying, the set when reading metadata). A REC_TEXT record
+ * keeps no set: its set is the index's shingling of its metadata's `text`, which the reader
+ * recomputes with the {@link SetOfText} it is given.
  * @module
  */
 import { ByteReader, FORMAT_VERSION, FormatError, putFingerprintSet, putVarint, readFingerprintSet } from '../../sketch/format.js';
@@ -17,6 +19,15 @@ export const REC_META = 4;
 export const REC_EXPIRES = 8;
 /** Record flag: the record holds the signature as 16-bit slots (an index with `signatureBits: 16`); never with REC_SIG. */
 export const REC_SIG16 = 16;
+/**
+ * Record flag: the fingerprint set is not kept; it is the index's shingling of the metadata's `text`
+ * (an index with `setSource: 'text'`). Always with REC_META, never with REC_SET.
+ */
+export const REC_TEXT = 32;
+const KNOWN_FLAGS = 63;
+
+/** The index's shingling (its manifest's): text → sorted unique fingerprint set, a fresh array. */
+export type SetOfText = (text: string) => Uint32Array;
 
 /** One indexed document as stored: what a store persists under the document's id. */
 export interface IndexRecord {
@@ -30,6 +41,11 @@ export interface IndexRecord {
   meta?: unknown;
   /** When the document expires, in ms since the epoch (absent: never). */
   expiresAt?: number;
+  /**
+   * True: the set is not written (REC_TEXT); `meta.text` must be the document's text, from which
+   * readers recompute it. Decoding sets it for such records (and `set` too when given a shingler).
+   */
+  setFromText?: boolean;
 }
 
 const utf8 = new TextEncoder();
@@ -42,7 +58,10 @@ const utf8d = new TextDecoder('utf-8', { fatal: true });
 export function encodeRecord(rec: IndexRecord): Uint8Array {
   // Metadata first: JSON.stringify may run caller code (toJSON), which must not see the scratch in use.
   const metaBytes = rec.meta === undefined ? undefined : utf8.encode(JSON.stringify(rec.meta));
-  const { set, signature, expiresAt } = rec;
+  const { signature, expiresAt } = rec;
+  const fromText = rec.setFromText === true;
+  if (fromText && typeof (rec.meta as { text?: unknown } | undefined)?.text !== 'string') throw new TypeError('a record whose set comes from its text needs metadata with a text');
+  const set = fromText ? undefined : rec.set;
   const narrow = signature !== undefined && rec.signatureBits === 16;
   const need = 2 + (set ? 5 + set.length * 5 : 0) + (signature ? 5 + signature.length * 4 : 0) + (metaBytes ? 5 + metaBytes.length : 0) + 8;
   // One reused scratch and one exact-size copy: cheaper than growing a fresh writer per record.
@@ -50,7 +69,7 @@ export function encodeRecord(rec: IndexRecord): Uint8Array {
   const b = recordScratch;
   let o = 0;
   b[o++] = FORMAT_VERSION;
-  b[o++] = (set ? REC_SET : 0) | (signature ? (narrow ? REC_SIG16 : REC_SIG) : 0) | (metaBytes ? REC_META : 0) | (expiresAt !== undefined ? REC_EXPIRES : 0);
+  b[o++] = (set ? REC_SET : 0) | (signature ? (narrow ? REC_SIG16 : REC_SIG) : 0) | (metaBytes ? REC_META : 0) | (expiresAt !== undefined ? REC_EXPIRES : 0) | (fromText ? REC_TEXT : 0);
   if (set) o = putFingerprintSet(b, o, set);
   if (narrow) {
     o = putVarint(b, o, signature.length);
@@ -126,13 +145,17 @@ function recordReader(bytes: Uint8Array, what: string): { r: ByteReader; flags: 
   const version = r.u8();
   if (version !== FORMAT_VERSION) throw new FormatError(`${what}: unsupported record version ${version}`);
   const flags = r.u8();
-  if (flags & ~31) throw new FormatError(`${what}: unknown record flags 0x${flags.toString(16)}`);
+  if (flags & ~KNOWN_FLAGS) throw new FormatError(`${what}: unknown record flags 0x${flags.toString(16)}`);
   if (flags & REC_SIG && flags & REC_SIG16) throw new FormatError(`${what}: both a 32-bit and a 16-bit signature`);
+  if (flags & REC_TEXT && (flags & REC_SET || !(flags & REC_META))) throw new FormatError(`${what}: a set from the text needs metadata and no set`);
   return { r, flags };
 }
 
-/** Decodes a whole record. `what` names it in errors (for example the document id). */
-export function decodeRecord(bytes: Uint8Array, what = 'record'): IndexRecord {
+/**
+ * Decodes a whole record. `what` names it in errors (for example the document id). A REC_TEXT
+ * record gets its `set` from `setOfText` when given (else only `setFromText`, its text checked).
+ */
+export function decodeRecord(bytes: Uint8Array, what = 'record', setOfText?: SetOfText): IndexRecord {
   const { r, flags } = recordReader(bytes, what);
   const rec: IndexRecord = {};
   if (flags & REC_SET) rec.set = readFingerprintSet(r).slice();
@@ -146,27 +169,51 @@ export function decodeRecord(bytes: Uint8Array, what = 'record'): IndexRecord {
     rec.signature = readSig16(r);
     rec.signatureBits = 16;
   }
-  if (flags & REC_META) {
-    const n = r.varint();
-    const text = utf8d.decode(r.bytes(n));
-    try {
-      rec.meta = JSON.parse(text);
-    } catch {
-      throw new FormatError(`${what}: metadata is not valid JSON`);
-    }
-  }
+  if (flags & REC_META) rec.meta = parseMeta(r, what);
   if (r.pos !== r.end) throw new FormatError(`${what}: ${r.end - r.pos} trailing bytes`);
   if (flags & REC_EXPIRES) rec.expiresAt = recordExpiresAt(bytes);
+  if (flags & REC_TEXT) {
+    rec.setFromText = true;
+    const text = storedTextOf(rec.meta, what);
+    if (setOfText) rec.set = setOfText(text);
+  }
   return rec;
+}
+
+/** The `text` of a REC_TEXT record's metadata; a FormatError when it has none. */
+function storedTextOf(meta: unknown, what: string): string {
+  const text = meta !== null && typeof meta === 'object' ? (meta as { text?: unknown }).text : undefined;
+  if (typeof text !== 'string') throw new FormatError(`${what}: its fingerprint set comes from its stored text, and its metadata holds no text`);
+  return text;
+}
+
+/** The set of a REC_TEXT record: its metadata's text shingled by `setOfText` (a FormatError without one). */
+function setFromStoredText(r: ByteReader, flags: number, what: string, setOfText: SetOfText | undefined): Uint32Array {
+  if (!setOfText) throw new FormatError(`${what}: its fingerprint set comes from its stored text, and no shingler was given to recompute it`);
+  skipSketch(r, flags, what);
+  return setOfText(storedTextOf(parseMeta(r, what), what));
+}
+
+/** The text a REC_TEXT record keeps instead of its set (its metadata's `text`), else undefined. */
+export function recordSetText(bytes: Uint8Array, what = 'record'): string | undefined {
+  if (bytes.length < 2 || !(bytes[1]! & REC_TEXT)) return undefined;
+  const { r, flags } = recordReader(bytes, what);
+  skipSketch(r, flags, what);
+  return storedTextOf(parseMeta(r, what), what);
 }
 
 /**
  * Hot-path view of a record for verification: the fingerprint set decoded into `scratch` (no
- * allocation when it fits) and the signature as a fresh array, skipping the metadata.
+ * allocation when it fits) and the signature as a fresh array, skipping the metadata. A REC_TEXT
+ * record's set is recomputed from its metadata's text by `setOfText` (a fresh array).
  */
-export function readRecordSketch(bytes: Uint8Array, scratch: Uint32Array | undefined): { set?: Uint32Array; signature?: Uint32Array } {
+export function readRecordSketch(bytes: Uint8Array, scratch: Uint32Array | undefined, setOfText?: SetOfText): { set?: Uint32Array; signature?: Uint32Array } {
   const { r, flags } = recordReader(bytes, 'record');
   const out: { set?: Uint32Array; signature?: Uint32Array } = {};
+  if (flags & REC_TEXT) {
+    out.set = setFromStoredText(r, flags, 'record', setOfText);
+    return out;
+  }
   if (flags & REC_SET) out.set = readFingerprintSet(r, scratch);
   if (flags & REC_SIG) {
     const n = r.varint();
@@ -183,6 +230,11 @@ export function readRecordMeta(bytes: Uint8Array, what = 'record'): unknown {
   const { r, flags } = recordReader(bytes, what);
   if (!(flags & REC_META)) return undefined;
   skipSketch(r, flags, what);
+  return parseMeta(r, what);
+}
+
+/** The metadata section at `r`: varint byte length, UTF-8 JSON. */
+function parseMeta(r: ByteReader, what: string): unknown {
   const text = utf8d.decode(r.bytes(r.varint()));
   try {
     return JSON.parse(text);
@@ -207,10 +259,16 @@ function skipSketch(r: ByteReader, flags: number, what: string): void {
 
 /**
  * The encoded set and signature sections of a record, undecoded, with the flags that say which
- * are there: equal for two records exactly when their sets and signatures are (the encoding is canonical).
+ * are there: equal for two records exactly when their sets and signatures are (the encoding is
+ * canonical). A REC_TEXT record's set is recomputed by `setOfText` and encoded as REC_SET's section.
  */
-export function recordSketchBytes(bytes: Uint8Array, what = 'record'): { kinds: number; bytes: Uint8Array } {
+export function recordSketchBytes(bytes: Uint8Array, what = 'record', setOfText?: SetOfText): { kinds: number; bytes: Uint8Array } {
   const { r, flags } = recordReader(bytes, what);
+  if (flags & REC_TEXT) {
+    const set = setFromStoredText(r, flags, what, setOfText);
+    const b = new Uint8Array(5 + set.length * 5);
+    return { kinds: REC_SET, bytes: b.subarray(0, putFingerprintSet(b, 0, set)) };
+  }
   skipSketch(r, flags, what);
   return { kinds: flags & (REC_SET | REC_SIG | REC_SIG16), bytes: bytes.subarray(2, r.pos) };
 }

@@ -17,3 +17,18 @@ export function withStoredText(meta: unknown, text: string, title?: string): unk
   const m = meta as Record<string, unknown>;
   return { ...(title && m.title === undefined ? { title } : {}), ...m, ...(m.text === undefined ? { text } : {}) };
 }
+
+/**
+ * True when `meta`, as stored (JSON), holds exactly `text` as its top-level `text`: a plain object
+ * whose own enumerable `text` is that string and with no `toJSON` that could store something else.
+ * Only then may a record leave out its fingerprint set and recompute it from `meta.text`
+ * (`setSource: 'text'`); a caller's `meta.text` that is another text keeps the set in the record.
+ */
+export function holdsText(meta: unknown, text: string): boolean {
+  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) return false;
+  const proto = Object.getPrototypeOf(meta) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  if (typeof (meta as { toJSON?: unknown }).toJSON === 'function') return false;
+  const d = Object.getOwnPropertyDescriptor(meta, 'text');
+  return d !== undefined && d.enumerable === true && 'value' in d && d.value === text;
+}

@@ -7,14 +7,15 @@
  * of insertion; an online cluster is named by its smallest member id the same way).
  * @module
  */
-import { recordSketchBytes } from '../records/record.js';
+import { recordSketchBytes, type SetOfText } from '../records/record.js';
 
 /**
  * What two records must share to be copies: their encoded fingerprint set and signature, read
- * without decoding them (the encoding is canonical), as a string key.
+ * without decoding them (the encoding is canonical), as a string key. A record that keeps its text
+ * instead of its set (setSource `text`) has its set recomputed by `setOfText` and encoded the same way.
  */
-export function copyKey(record: Uint8Array): string {
-  const { kinds, bytes } = recordSketchBytes(record);
+export function copyKey(record: Uint8Array, setOfText?: SetOfText): string {
+  const { kinds, bytes } = recordSketchBytes(record, 'record', setOfText);
   return String.fromCharCode(kinds) + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
 }
 
@@ -35,7 +36,7 @@ export interface CopyGroup<T extends RankedCandidate> {
  * Copies have equal scores, so a group's members lie in one run of equal similarity: keys are
  * compared only within a run, and only for runs with two or more candidates.
  */
-export function groupCopies<T extends RankedCandidate>(ranked: readonly T[], k: number): CopyGroup<T>[] {
+export function groupCopies<T extends RankedCandidate>(ranked: readonly T[], k: number, setOfText?: SetOfText): CopyGroup<T>[] {
   const groups: CopyGroup<T>[] = [];
   let i = 0;
   while (i < ranked.length) {
@@ -47,7 +48,7 @@ export function groupCopies<T extends RankedCandidate>(ranked: readonly T[], k: 
       // The run's groups in order of their first (smallest) id; past k, only copies of kept groups.
       const byKey = new Map<string, CopyGroup<T>>();
       for (let x = i; x < j; x++) {
-        const key = copyKey(ranked[x]!.record);
+        const key = copyKey(ranked[x]!.record, setOfText);
         const g = byKey.get(key);
         if (g) g.copies.push(ranked[x]!);
         else if (groups.length < k) {

@@ -115,7 +115,16 @@ test('index add: texts are kept by default (meta.text), titles from --title, --n
   await j.close();
   const b = await NearDupIndex.open({ store: bare });
   assert.equal((await b.get('r0'))!.meta, undefined);
+  // #51 item 1: with the texts kept, a new index recomputes the sets from them (setSource text, no
+  // set in a record whose meta.text is its text); without them the records keep their sets.
+  assert.equal(b.manifest.setSource, undefined);
+  assert.ok((await b.store.get(['r0']))[0]![1]! & 1);
   await b.close();
+  const kt = await NearDupIndex.open({ store: kept });
+  assert.equal(kt.manifest.setSource, 'text');
+  const [rec] = await kt.store.get(['r0']);
+  assert.equal(rec![1]! & 33, 32, 'REC_TEXT, no REC_SET');
+  await kt.close();
 });
 
 test('index add --title on Parquet: the title column is kept; an unknown one is named', async () => {
