@@ -83,7 +83,7 @@ test('a join task copies only its partition of a sign task\'s keys: the rows rea
       const before = S.proxy.stats.bytesDown;
       const out = path.join(S.dir, `keys-${p}.bin`);
       const damaged = (what: string): Error => new Error(what);
-      await fetchPartition(`s3://${BUCKET}/parts/keys.bin`, fs.statSync(local).size, out, p, 'band-keys', 'plan1', damaged);
+      await fetchPartition({ url: `s3://${BUCKET}/parts/keys.bin`, bytes: fs.statSync(local).size, file: out, part: p, kind: 'band-keys', plan: 'plan1', damaged });
       const fetched = S.proxy.stats.bytesDown - before;
       assert.ok(fetched < fs.statSync(local).size / 3, `partition ${p}: ${fetched} bytes of ${fs.statSync(local).size}`);
       const [a, b] = [pstart[p]!, pstart[p + 1]!];
@@ -93,14 +93,14 @@ test('a join task copies only its partition of a sign task\'s keys: the rows rea
       for (const c of ['band', 'hi', 'lo', 'shard', 'doc'] as const) assert.deepEqual(f.u32(c, a, b), cols[c].subarray(a, b), `${c} of partition ${p}`);
       f.close();
       const outIds = path.join(S.dir, `ids-${p}.bin`);
-      await fetchPartition(`s3://${BUCKET}/parts/ids.bin`, fs.statSync(idsFile).size, outIds, p, 'id-keys', 'plan1', damaged);
+      await fetchPartition({ url: `s3://${BUCKET}/parts/ids.bin`, bytes: fs.statSync(idsFile).size, file: outIds, part: p, kind: 'id-keys', plan: 'plan1', damaged });
       const g = ColumnFile.open(outIds, 'id-keys', 'plan1');
       assert.deepEqual(g.strings('id').range(a, b), ids.slice(a, b));
       assert.deepEqual(g.u32('shard', a, b), cols.shard.subarray(a, b));
       g.close();
     }
     // An object shorter than its marker says is an error naming it, never a partial read.
-    await assert.rejects(fetchPartition(`s3://${BUCKET}/parts/keys.bin`, fs.statSync(local).size + 8, path.join(S.dir, 'x.bin'), 0, 'band-keys', 'plan1', (w) => new Error(`short: ${w}`)), /short/);
+    await assert.rejects(fetchPartition({ url: `s3://${BUCKET}/parts/keys.bin`, bytes: fs.statSync(local).size + 8, file: path.join(S.dir, 'x.bin'), part: 0, kind: 'band-keys', plan: 'plan1', damaged: (w) => new Error(`short: ${w}`) }), /short/);
   } finally {
     setS3Endpoint(undefined);
   }
@@ -126,7 +126,7 @@ test('any partition of a file with string columns, empty ones and ranges of part
     for (const part of [0, 1, 3, 38, 39, { index: 'pstart', from: 2, to: 7 }, { index: 'pstart', from: 6, to: 7 }]) {
       const [p, q] = typeof part === 'number' ? [part, part + 1] : [part.from, part.to];
       const out = path.join(S.dir, `lines-${p}-${q}.bin`);
-      await fetchPartition(`s3://${BUCKET}/parts/lines.bin`, fs.statSync(file).size, out, part, undefined, 'plan2', damaged);
+      await fetchPartition({ url: `s3://${BUCKET}/parts/lines.bin`, bytes: fs.statSync(file).size, file: out, part, plan: 'plan2', damaged });
       const f = ColumnFile.open(out, 'cluster-lines', 'plan2');
       const ps = f.f64('pstart', p, q + 1);
       const [a, b] = [ps[0]!, ps[q - p]!];

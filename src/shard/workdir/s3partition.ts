@@ -16,12 +16,27 @@ import { blockSpan, DamagedFileError, parseHeader, type ColumnInfo } from '../fi
 /** A column file's first bytes fetched at once: the header of a partitioned file fits in them. */
 const HEAD_BYTES = 64 << 10;
 
-/**
- * Copies partition `part` of the column file `url` (`bytes` long, as its task's marker says) into
- * `file`: a number for the rows `pstart` gives it, or the rows entries [from, to) of `index` span.
- * `kind`, when given, is checked. `damaged(what)` makes the error for a missing or short object.
- */
-export async function fetchPartition(url: string, bytes: number, file: string, part: number | { index: string; from: number; to: number }, kind: string | undefined, plan: string, damaged: (what: string) => Error): Promise<void> {
+/** What {@link fetchPartition} copies, from where to where. */
+export interface PartitionFetch {
+  /** The column file's object. */
+  url: string;
+  /** Its length, as its task's marker says. */
+  bytes: number;
+  /** The local file written. */
+  file: string;
+  /** A number for the rows `pstart` gives it, or the rows entries [from, to) of `index` span. */
+  part: number | { index: string; from: number; to: number };
+  /** The file's kind, checked when given. */
+  kind?: string;
+  /** The job's plan id, checked. */
+  plan: string;
+  /** Makes the error for a missing or short object. */
+  damaged: (what: string) => Error;
+}
+
+/** Copies partition `part` of the column file `url` into `file` (see {@link PartitionFetch}). */
+export async function fetchPartition(o: PartitionFetch): Promise<void> {
+  const { url, bytes, file, part, kind, plan, damaged } = o;
   const { index, from: p, to: pEnd } = typeof part === 'number' ? { index: 'pstart', from: part, to: part + 1 } : part;
   const get = async (from: number, to: number): Promise<Buffer> => {
     const b = to > from ? await s3Get(url, [from, to - 1]) : Buffer.alloc(0);

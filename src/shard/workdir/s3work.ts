@@ -204,7 +204,7 @@ export class S3WorkDir implements WorkDir {
             if (!want) continue;
             const url = this.attemptUrl(r.stage, t, m.attempt, f);
             if (r.partition === undefined) await this.fetchObject(url, want.bytes, path.join(local, f), this.markerUrl(r.stage, t));
-            else await fetchPartition(url, want.bytes, path.join(local, f), r.partition, undefined, job.id, damagedObject(url, want.bytes, this.markerUrl(r.stage, t)));
+            else await fetchPartition({ url, bytes: want.bytes, file: path.join(local, f), part: r.partition, plan: job.id, damaged: damagedObject(url, want.bytes, this.markerUrl(r.stage, t)) });
           }
         });
       }
@@ -276,7 +276,7 @@ export class S3WorkDir implements WorkDir {
       }
       await this.fetchShards(job, local, shards);
       await runTask(spool.dir, stage, t, local);
-      return await this.publish(job, local, spool.dir, stage, t, names);
+      return await this.publish({ job, local, spool: spool.dir, stage, t, names });
     } catch (e) {
       const err = translated(e, names);
       await this.recordFailure(stage, t, err);
@@ -287,8 +287,12 @@ export class S3WorkDir implements WorkDir {
     }
   }
 
-  /** Uploads a task's files under a new attempt (and a filter task's output shards), then its marker, conditionally. */
-  private async publish(job: JobSpec, local: JobSpec, spool: string, stage: TaskStage, t: number, names: Names): Promise<object> {
+  /**
+   * Uploads task `t`'s files from the local spool under a new attempt (and a filter task's output
+   * shards, from the `local` plan's places), then its marker, conditionally.
+   */
+  private async publish(o: { job: JobSpec; local: JobSpec; spool: string; stage: TaskStage; t: number; names: Names }): Promise<object> {
+    const { job, local, spool, stage, t, names } = o;
     const dir = taskDir(spool, stage, t);
     const body = mapStrings(parseMarker(await fsp.readFile(path.join(dir, MARKER), 'utf8'), path.join(dir, MARKER), job), names);
     const attempt = randomBytes(8).toString('hex');
