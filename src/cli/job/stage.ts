@@ -44,7 +44,7 @@ Examples:
       if (stage === 'link') {
         // The rounds: this member's tasks of each, then the others' (run here if no member does).
         const t0 = performance.now();
-        const round = await driveLink(job, memberRunner(tasks, (st, t) => wd.run(job, st, t), (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>, flags.stealAfter * 1000));
+        const round = await driveLink(job, memberRunner(tasks, (st, t) => wd.run(job, st, t), (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>, { stealAfterMs: flags.stealAfter * 1000 }));
         process.stderr.write(`neardup: link rounds converged at round ${round} in ${Math.round(performance.now() - t0)} ms\n`);
       }
       // A decide task's memory follows its largest component: forecast from link's markers, warned of past the plan's budget.

@@ -19,11 +19,22 @@ const MAX_STEPS = 5000;
 const TOLERANCE = 1e-10;
 
 /**
- * Clustered documents of the whole corpus from the distinct pairs seen in a sample: pair i joins
- * document docA[i] of drawn unit unitA[i] and docB[i] of unitB[i] (document numbers unique across
- * the sample), with k of `units` units drawn uniformly without replacement.
+ * The distinct pairs seen in a sample: pair i joins document da[i] of drawn unit ua[i] and db[i] of
+ * unit ub[i] (document numbers unique across the sample).
  */
-export function estimateClustered(docA: ArrayLike<number>, unitA: ArrayLike<number>, docB: ArrayLike<number>, unitB: ArrayLike<number>, units: number, k: number): number {
+export interface SeenPairs {
+  da: ArrayLike<number>;
+  ua: ArrayLike<number>;
+  db: ArrayLike<number>;
+  ub: ArrayLike<number>;
+}
+
+/**
+ * Clustered documents of the whole corpus from the distinct pairs seen in a sample, with k of
+ * `units` units drawn uniformly without replacement.
+ */
+export function estimateClustered(pairs: SeenPairs, units: number, k: number): number {
+  const { da: docA, ua: unitA, db: docB, ub: unitB } = pairs;
   const same = new Map<number, number>();
   const cross = new Map<number, number>();
   for (let i = 0; i < docA.length; i++) {

@@ -349,7 +349,7 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const pairGrowth = Math.max(1, pairRatio / Math.max(1, byBytes));
   stages.push({ stage: 'link', tasks: tasks('link'), bytesWritten: writtenOf(verify) * pairRatio, peakMemory: grown(linkPeak, [PER.linkRow, pairRowsTask, pairRowsTask * pairGrowth]) });
   // Clustered documents: a sample sees clusters in pieces (src/shard/plan/clusteredEstimate.ts); components' outputs and memory grow with them.
-  const clustered = estimateClustered(ends.da, ends.ua, ends.db, ends.ub, sample.units, k);
+  const clustered = estimateClustered(ends, sample.units, k);
   const clusteredRatio = clustered / Math.max(1, docsInClusters);
   // A decide task holds its group's components' verified pairs (24 B each, and the clustering's) and
   // members: it grows with the verified pairs per task.

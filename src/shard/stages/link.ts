@@ -52,6 +52,9 @@ import { convergedRound } from './linkDriver.js';
 import { numbering } from '../files/shardInput.js';
 import type { VerifyMarker } from './verify.js';
 
+/** A link task: its job and partition p. */
+type LinkTask = { workDir: string; job: JobSpec; p: number };
+
 /** A link round task's marker. */
 export interface LinkRoundMarker {
   /** Edge rows read (with repeats) and written. */
@@ -226,8 +229,8 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
     if (round === undefined) throw new Error(`link task ${p}: its rounds have not converged (run the job, or "neardup stage link", which runs them)`);
     const m: LinkMarker = { round, roundsWallMs: 0, roundsCpuMs: 0, roundsPeakRss: 0, pairs: 0 };
     const labels = readLabels(workDir, job, round, p);
-    const pairs = await writeByLabel(workDir, job, labels, p, path.join(dir, 'bylabel.bin'));
-    const copies = await writeCopies(workDir, job, labels, p, path.join(dir, 'copies.bin'));
+    const pairs = await writeByLabel({ workDir, job, p }, labels, path.join(dir, 'bylabel.bin'));
+    const copies = await writeCopies({ workDir, job, p }, labels, path.join(dir, 'copies.bin'));
     m.pairs = pairs[pairs.length - 1]!;
     m.copies = copies.pstart[copies.pstart.length - 1]!;
     m.decide = toDecide(workDir, job, { labels, pairs, copies });
@@ -273,7 +276,8 @@ function readLabels(workDir: string, job: JobSpec, round: number, p: number): { 
  * Writes link task p's copies.bin (see the module comment); returns its rows per group (`pstart`)
  * and, per group, the representatives in no verified pair (each clustered with its copies).
  */
-async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<{ pstart: Float64Array; lone: Float64Array }> {
+async function writeCopies(at: LinkTask, labels: { node: Float64Array; label: Float64Array }, file: string): Promise<{ pstart: Float64Array; lone: Float64Array }> {
+  const { workDir, job, p } = at;
   const { docOffset } = numbering(workDir, job);
   const starts = groupStarts(job, docOffset);
   const first = job.groups[p]!;
@@ -348,7 +352,8 @@ async function writeCopies(workDir: string, job: JobSpec, labels: { node: Float6
 }
 
 /** Writes link task p's bylabel.bin (see the module comment); returns its rows per group (`pstart`). */
-async function writeByLabel(workDir: string, job: JobSpec, labels: { node: Float64Array; label: Float64Array }, p: number, file: string): Promise<Float64Array> {
+async function writeByLabel(at: LinkTask, labels: { node: Float64Array; label: Float64Array }, file: string): Promise<Float64Array> {
+  const { workDir, job, p } = at;
   const { docOffset } = numbering(workDir, job);
   const starts = groupStarts(job, docOffset);
   const { a, b, sim } = verifiedOfGroup(workDir, job, p, docOffset);

@@ -48,7 +48,7 @@ export interface RouteMarker {
 
 /** Σ (w − 1) over the distinct pairs of group q's rows of every join weights.bin: what copies add to its candidates. */
 function copyCandidates(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): number {
-  const { a, b, w } = joinRowsOfGroup(workDir, job, q, docOffset, { file: 'weights.bin', kind: 'copy-weights', weights: true });
+  const { a, b, w } = joinRowsOfGroup({ workDir, job, docOffset }, q, { file: 'weights.bin', kind: 'copy-weights', weights: true });
   const n = a.length;
   // A pair's rows repeat across bands and partitions, each with the same weight.
   const order = Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => a[x]! - a[y]! || b[x]! - b[y]!);
@@ -63,14 +63,15 @@ function copyCandidates(workDir: string, job: JobSpec, q: number, docOffset: Flo
 
 /** The candidate pairs of the documents of shard group q, from every join output (global numbers, with repeats). */
 function groupPairs(workDir: string, job: JobSpec, q: number, docOffset: Float64Array): { a: Float64Array; b: Float64Array } {
-  return joinRowsOfGroup(workDir, job, q, docOffset, { file: 'pairs.bin', kind: 'candidates', weights: false });
+  return joinRowsOfGroup({ workDir, job, docOffset }, q, { file: 'pairs.bin', kind: 'candidates', weights: false });
 }
 
 /**
  * Group q's rows of one file of every join task (grouped by first shard with `astart`), as global
  * document numbers a and b, in join task order; with `weights`, the rows' `w` column too.
  */
-function joinRowsOfGroup(workDir: string, job: JobSpec, q: number, docOffset: Float64Array, of: { file: string; kind: string; weights: boolean }): { a: Float64Array; b: Float64Array; w?: Float64Array } {
+function joinRowsOfGroup(at: { workDir: string; job: JobSpec; docOffset: Float64Array }, q: number, of: { file: string; kind: string; weights: boolean }): { a: Float64Array; b: Float64Array; w?: Float64Array } {
+  const { workDir, job, docOffset } = at;
   const first = job.groups[q]!;
   const end = job.groups[q + 1]!;
   const parts: { a: Float64Array; b: Float64Array; w?: Float64Array }[] = [];

@@ -65,14 +65,19 @@ export const scratchPool = new Reusable(() => ({ sets: new BatchSets(), table: n
 export class SetMaker {
   private readonly specs = new Map<number, LineParseSpec>();
   private readonly scratch: ReadScratch = {};
+  private readonly workDir: string;
+  private readonly job: JobSpec;
+  private readonly docs: JobDocs;
+  private readonly gathered: ShardFiles<GatheredShard>;
+
+  /** Sets of the job's documents (`docs`, with texts from `gathered`), made by `signer` through `table`. */
   constructor(
-    private readonly workDir: string,
-    private readonly job: JobSpec,
-    private readonly docs: JobDocs,
-    private readonly gathered: ShardFiles<GatheredShard>,
+    from: { workDir: string; job: JobSpec; docs: JobDocs; gathered: ShardFiles<GatheredShard> },
     private readonly signer: TextSigner,
     private readonly table: ProbeTable,
-  ) {}
+  ) {
+    ({ workDir: this.workDir, job: this.job, docs: this.docs, gathered: this.gathered } = from);
+  }
 
   /** The distinct sets of documents `want` (ascending, unique) of shard `s`, into `sets` by global number (`offset` + doc). */
   async make(s: number, want: Uint32Array, offset: number, sets: BatchSets): Promise<void> {
@@ -132,7 +137,7 @@ export function withSets<T>(workDir: string, job: JobSpec, docs: JobDocs, fn: (s
   const num = numbering(workDir, job);
   const gathered = gatheredShards(workDir, job);
   return withSigner(job, (signer) => scratchPool.with(async (scratch) => {
-    const maker = new SetMaker(workDir, job, docs, gathered, signer, scratch.setTable);
+    const maker = new SetMaker({ workDir, job, docs, gathered }, signer, scratch.setTable);
     const r = await fn({
       load: (keys) => makeSets(maker, keys, num.docOffset, scratch.sets),
       jaccard: (x, y) => {

@@ -62,7 +62,7 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
   const docs = jobDocs(workDir, job, num);
   const gathered = gatheredShards(workDir, job);
   return commitTask<VerifyMarker>({ workDir, job, stage: 'verify', task: t }, (dir) => withSigner(job, (signer) => scratchPool.with(async (scratch) => {
-    const maker = new SetMaker(workDir, job, docs, gathered, signer, scratch.setTable);
+    const maker = new SetMaker({ workDir, job, docs, gathered }, signer, scratch.setTable);
     const rows = routedRows(workDir, job, t, num.docOffset);
     const out = await verifyRows(job, rows, { maker, docOffset: num.docOffset, sets: scratch.sets, table: scratch.table });
     maker.checkRead();

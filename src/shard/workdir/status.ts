@@ -132,7 +132,7 @@ export function jobStatus(workDir: string, job: JobSpec, now = Date.now()): Stag
           if (st.docs !== null) st.docs += signDocs[t] ?? 0;
           st.bytesWritten += outsideBytes(m);
         }
-        for (const s of taskStats(workDir, job, stage, t, m)) {
+        for (const s of taskStats({ workDir, job, stage, t }, m)) {
           st.wallMs += s.wallMs;
           st.cpuMs += s.cpuMs;
           st.bytesRead += s.bytesRead ?? 0;
@@ -193,7 +193,7 @@ export function stageTimings(workDir: string, job: JobSpec): Record<string, { ta
       const m = readMarker(workDir, job, stage, t);
       if (!m) continue;
       x.bytesWritten += outsideBytes(m);
-      for (const s of taskStats(workDir, job, stage, t, m)) {
+      for (const s of taskStats({ workDir, job, stage, t }, m)) {
         x.wall += s.wallMs;
         x.cpu += s.cpuMs;
         x.bytesRead += s.bytesRead ?? 0;
@@ -208,7 +208,8 @@ export function stageTimings(workDir: string, job: JobSpec): Record<string, { ta
 }
 
 /** What a committed task cost: its marker's stats, and for a link task those of its rounds' tasks too. */
-function taskStats(workDir: string, job: JobSpec, stage: StageName, t: number, m: MarkerBase): TaskStats[] {
+function taskStats(at: { workDir: string; job: JobSpec; stage: StageName; t: number }, m: MarkerBase): TaskStats[] {
+  const { workDir, job, stage, t } = at;
   const out = m.stats ? [m.stats] : [];
   if (stage !== 'link') return out;
   const last = (m as MarkerBase & { round?: number }).round ?? -1;

@@ -92,14 +92,14 @@ describe('job plan --estimate', () => {
 
   it('clustered documents: exact with every unit drawn; a seen pair each, the seen ones over q; near the truth over 100 draws (fixed seed)', () => {
     // Everything drawn: the documents in pairs, counted.
-    assert.equal(estimateClustered([0, 0, 2], [0, 0, 1], [1, 2, 3], [0, 1, 1], 2, 2), 4);
+    assert.equal(estimateClustered({ da: [0, 0, 2], ua: [0, 0, 1], db: [1, 2, 3], ub: [0, 1, 1] }, 2, 2), 4);
     // Documents seen with one partner each, none in their own unit: all of degree 1, so each seen
     // one stands for 1/q in its units (q = (k − 1)/(N − 1)), then scaled by N/k; a document with a
     // partner in its own unit counts once.
     const N = 11;
     const k = 6;
     const q = (k - 1) / (N - 1);
-    const est = estimateClustered([0, 2, 4, 6], [0, 1, 2, 3], [1, 3, 5, 7], [4, 5, 3, 3], N, k);
+    const est = estimateClustered({ da: [0, 2, 4, 6], ua: [0, 1, 2, 3], db: [1, 3, 5, 7], ub: [4, 5, 3, 3] }, N, k);
     assert.ok(Math.abs(est - ((6 / q + 2) * N) / k) < 1e-6 * est, `${est}`);
     assert.ok(Math.abs(unseenAndSeen([0, 40], q) - 40 / q) < 1e-6 * (40 / q));
     // A corpus of 400 units: clusters of 2–8 (cliques up to 4, chains beyond) over random units,
@@ -136,7 +136,7 @@ describe('job plan --estimate', () => {
         const [a, b] = [pos[unit[pa[i]!]!]!, pos[unit[pb[i]!]!]!];
         if (a >= 0 && b >= 0) (da.push(pa[i]!), ua.push(a), db.push(pb[i]!), ub.push(b));
       }
-      const e = estimateClustered(da, ua, db, ub, U, drawn);
+      const e = estimateClustered({ da, ua, db, ub }, U, drawn);
       sum += e;
       if (Math.abs(e / truth - 1) <= 0.3) within++;
       // The two scalings it replaces: the sample's clustered documents as the documents, and as the pairs.
