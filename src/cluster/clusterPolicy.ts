@@ -65,7 +65,8 @@ export function clusterWithPolicy(n: number, pairs: readonly ScoredPair[], optio
   const centres = new Map<number, number>();
   if (mode === 'components') ({ clusters, clusterOf } = clusterPairs(n, pairs));
   else ({ clusters, clusterOf } = starClusters(n, adj!, centres));
-  for (const c of clusters) c.representative = pick(c, policy, options.lengthOf, adj, centres.get(c.id));
+  const graph = { lengthOf: options.lengthOf, adj };
+  for (const c of clusters) c.representative = pick(c, policy, graph, centres.get(c.id));
   return { clusters, clusterOf };
 }
 
@@ -131,8 +132,9 @@ function starClusters(n: number, adj: Adjacency, centres: Map<number, number>): 
   return { clusters, clusterOf };
 }
 
-/** The representative of one cluster under `policy`. */
-function pick(c: Cluster, policy: RepresentativePolicy, lengthOf: ((i: number) => number) | undefined, adj: Adjacency | undefined, centre: number | undefined): number {
+/** The representative of one cluster under `policy`: by the documents' lengths, the graph's similarities, or the star's `centre`. */
+function pick(c: Cluster, policy: RepresentativePolicy, graph: { lengthOf?: (i: number) => number; adj?: Adjacency }, centre: number | undefined): number {
+  const { lengthOf, adj } = graph;
   if (policy === 'first') return c.members[0]!;
   if (policy === 'longest') {
     let best = c.members[0]!;

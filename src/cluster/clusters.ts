@@ -106,12 +106,14 @@ export interface SparseClusters {
  */
 export function clustersOfPairs(a: Float64Array, b: Float64Array, count: number, pairCluster?: Int32Array): SparseClusters {
   const { docs, end } = compactEnds(a, b, count);
-  const { order, start, clusterOf } = clustersOfEnds(docs.length, count, end, (i) => end(count + i));
+  const { order, start, clusterOf } = clustersOfUnions(docs.length, (union) => {
+    for (let i = 0; i < count; i++) union(end(i), end(count + i));
+  });
   if (pairCluster) for (let i = 0; i < count; i++) pairCluster[i] = clusterOf[end(i)]!;
   return { docs, order, start };
 }
 
-/** Clusters of a graph over positions 0 … P − 1 (see {@link clustersOfPositions}). */
+/** Clusters of a graph over positions 0 … P − 1 (see {@link clustersOfUnions}). */
 export interface PositionClusters {
   /** Cluster k's members are positions `order[start[k]], …` up to start[k + 1], ascending; clusters in smallest-member order. */
   order: Int32Array;
@@ -121,24 +123,9 @@ export interface PositionClusters {
 }
 
 /**
- * The clusters of the graph over positions 0 … P − 1 whose edges are (a[i], b[i]) for i < a.length,
- * then (c[j], d[j]) for j < c.length (the extra edges: a task's copies): what
- * {@link clustersOfPairs} gives once the ends are positions, with no memory per edge beyond the edges.
- */
-export function clustersOfPositions(P: number, a: Int32Array, b: Int32Array, c: Int32Array = a.subarray(0, 0), d: Int32Array = c): PositionClusters {
-  const n = a.length;
-  return clustersOfEnds(P, n + c.length, (i) => (i < n ? a[i]! : c[i - n]!), (i) => (i < n ? b[i]! : d[i - n]!));
-}
-
-function clustersOfEnds(P: number, count: number, endA: (i: number) => number, endB: (i: number) => number): PositionClusters {
-  return clustersOfUnions(P, (union) => {
-    for (let i = 0; i < count; i++) union(endA(i), endB(i));
-  });
-}
-
-/**
  * The clusters of the graph over positions 0 … P − 1 whose edges `feed` gives to `union`, in any
- * order: {@link clustersOfPositions} for edges that are not held together (read a chunk at a time).
+ * order (edges need not be held together: they may be read a chunk at a time): what
+ * {@link clustersOfPairs} gives once the ends are positions, with no memory per edge.
  */
 export function clustersOfUnions(P: number, feed: (union: (x: number, y: number) => void) => void): PositionClusters {
   const uf = new UnionFind(P);

@@ -90,7 +90,8 @@ export function keepValue(rule: KeepRule, text: string, field: string | undefine
  * The input error for a clustered document whose field the policy cannot rank by, at `line`, or at
  * `position` when one is given (a Parquet row group and row: its "lines" are rows).
  */
-export function keepValueError(file: string, line: number | undefined, rule: KeepRule, status: ValueStatus, position?: string): InputError {
+export function keepValueError(at: { file: string; line: number | undefined; position?: string }, rule: KeepRule, status: ValueStatus): InputError {
+  const { file, line, position } = at;
   const what = status === ValueStatus.Missing ? 'has no value' : 'is not a number or an ISO date';
   return new InputError(file, position === undefined ? line : undefined, `field "${rule.field}" ${what}: --keep ${rule.kind}:${rule.field} ranks the members of its cluster by it`, position);
 }

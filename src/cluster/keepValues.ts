@@ -66,7 +66,7 @@ async function rank(source: KeepSource, rule: KeepRule, clustered: Uint8Array, i
       if (v.status !== ValueStatus.Ok) {
         const name = r.shard !== undefined && input.shards ? input.shards.shards[r.shard]!.path : input.name;
         const { line, position } = recordWhere(r);
-        throw keepValueError(name, line, rule, v.status, position);
+        throw keepValueError({ file: name, line, position }, rule, v.status);
       }
       values[i] = v.value;
       lo[i] = v.lo;

@@ -77,7 +77,7 @@ function keepKey(rule: KeepRule, sd: ShardDocs, shardPath: string, d: number): n
   const status = sd.keyStatus(d) as ValueStatus;
   if (status === ValueStatus.Ok) return sd.key(d);
   const { line, position } = sd.where(d);
-  throw keepValueError(shardPath, line, rule, status, position);
+  throw keepValueError({ file: shardPath, line, position }, rule, status);
 }
 
 /** A string column: JS strings, or bytes (a task's clusters, src/shard/files/byteStrings.ts). */
