@@ -15,11 +15,14 @@ import { UnionFind } from '../cluster/clusters.js';
  */
 export function clusterBucketwise(
   keys: BandKeyTable,
-  score: (a: number, b: number) => number,
   stats: CandidateStats,
-  kept: (a: number, b: number, similarity: number) => void,
-  onProgress?: (stage: 'verify', done: number, total: number) => void,
+  on: {
+    score: (a: number, b: number) => number;
+    kept: (a: number, b: number, similarity: number) => void;
+    onProgress?: (stage: 'verify', done: number, total: number) => void;
+  },
 ): number {
+  const { score, kept, onProgress } = on;
   const uf = new UnionFind(keys.n);
   let verified = 0;
   forEachSharedBucket(keys, stats, (members, size) => {

@@ -44,7 +44,7 @@ export function finishDedup(
   const maxPairs = run.maxPairs ?? Infinity;
   // Without copies every group is one document and group numbers are document numbers.
   const grouped = groups && groups.groups < n ? groups : undefined;
-  if (run.pairs instanceof PairColumns && !grouped) return finishColumns(run, run.pairs, keepPairs, maxPairs, times);
+  if (run.pairs instanceof PairColumns && !grouped) return finishColumns(run, { columns: run.pairs, keepPairs, maxPairs }, times);
   let pairs = run.pairs instanceof PairColumns ? run.pairs.toPairs() : run.pairs;
   sortPairs(pairs);
   const counts = run.counts ?? 'all';
@@ -79,13 +79,8 @@ export function finishDedup(
 }
 
 /** {@link finishDedup} for pairs in columns between single documents: no object per pair is made here. */
-function finishColumns(
-  run: Parameters<typeof finishDedup>[0],
-  columns: PairColumns,
-  keepPairs: boolean,
-  maxPairs: number,
-  times: Parameters<typeof finishDedup>[1],
-): DedupResult {
+function finishColumns(run: Parameters<typeof finishDedup>[0], pairs: { columns: PairColumns; keepPairs: boolean; maxPairs: number }, times: Parameters<typeof finishDedup>[1]): DedupResult {
+  const { columns, keepPairs, maxPairs } = pairs;
   const { n } = run;
   columns.sort(n);
   const count = columns.size;

@@ -111,7 +111,7 @@ export function dedupKinds(texts: Iterable<string>, options: DedupOptions, lshDe
     result = lshDedup(list, { ...options, candidates: 'lsh', clusters: 'components', representative: 'first', pairs: recluster || keepPairs });
   } else {
     if (verify !== 'exact') throw new RangeError(`verify "${verify}" applies to LSH candidates only: ${method} candidates are always scored exactly`);
-    result = dedupBySets(list, { ...options, pairs: recluster || keepPairs }, method, measure, threshold, maxPairs, chars);
+    result = dedupBySets(list, { ...options, pairs: recluster || keepPairs }, { method, measure, threshold, maxPairs, chars });
   }
   result.stats.candidateMethod = method;
   result.stats.measure = measure;
@@ -132,7 +132,8 @@ export function dedupKinds(texts: Iterable<string>, options: DedupOptions, lshDe
  * Documents with identical sets are collapsed first (as `dedup` does for LSH): a group of m copies
  * costs one set in the join, and with `pairs: false` O(m) memory, not m(m−1)/2 pairs.
  */
-function dedupBySets(texts: string[], options: DedupOptions, method: 'exact' | 'sketch', measure: SetMeasure, threshold: number, maxPairs: number, chars: number): DedupResult {
+function dedupBySets(texts: string[], options: DedupOptions, how: { method: 'exact' | 'sketch'; measure: SetMeasure; threshold: number; maxPairs: number; chars: number }): DedupResult {
+  const { method, measure, threshold, maxPairs, chars } = how;
   const t0 = performance.now();
   const signer = createTextSigner({ shingle: options.shingle, minhash: options.minhash });
   const wide = options.fingerprintBits === 64;

@@ -22,7 +22,8 @@ export function libraryKeepNeedsTexts(options: Pick<DedupOptions, 'keep' | 'repr
  * and a compare function. A field that is missing or not a number on a clustered document is a
  * RangeError naming the document and the field.
  */
-export function libraryRanking(clusters: readonly Cluster[], n: number, keep: DedupOptions['keep'], texts: readonly string[] | undefined, records: readonly DocRecord[] | undefined): KeepRanking {
+export function libraryRanking(clusters: readonly Cluster[], n: number, keep: DedupOptions['keep'], from: { texts?: readonly string[]; records?: readonly DocRecord[] }): KeepRanking {
+  const { texts, records } = from;
   if (keep === undefined) return {};
   if (typeof keep === 'function') {
     if (!records) throw new TypeError('a keep compare function compares records: pass { id, text } records to dedup()');
@@ -70,7 +71,7 @@ export function applyLibraryKeep(result: DedupResult, options: DedupOptions, tex
   const n = result.clusterOf.length;
   // representative 'longest' is the keep policy of that name.
   const keep = options.keep ?? (options.representative === 'longest' ? 'longest' : undefined);
-  const ranking = libraryRanking(result.clusters, n, keep, texts, records);
+  const ranking = libraryRanking(result.clusters, n, keep, { texts, records });
   if (rule === 'cluster' && (options.representative ?? 'first') === 'first' && ranking.values) {
     const { values, lo, sign = 1 } = ranking;
     for (const c of result.clusters) c.representative = c.members[chooseKept({ kind: sign > 0 ? 'max' : 'min' }, c.members.length, (j) => values[c.members[j]!]!, (j) => (lo ? lo[c.members[j]!]! : 0))]!;

@@ -102,18 +102,20 @@ function located(spec: LineParseSpec, p: BlockProblem, linesBefore: number): Inp
   return new InputError(spec.name, p.line === undefined ? undefined : linesBefore + p.line, p.reason, p.position, p.fix);
 }
 
+/** How {@link signRanges} signs: on `pool`'s workers or this thread with `signer`, banded, with the signatures kept or not. */
+export interface RangeSigning {
+  pool: SignPool | undefined;
+  signer: TextSigner;
+  banding: { bands: number; rows: number };
+  withSignatures: boolean;
+}
+
 /**
  * Pass 1 over a ranged source: every range is read, parsed and signed on the pool (or on this
  * thread without one), a few ranges ahead, and placed in order through `take`.
  */
-export async function signRanges(
-  source: RangedSource,
-  pool: SignPool | undefined,
-  signer: TextSigner,
-  banding: { bands: number; rows: number },
-  withSignatures: boolean,
-  take: (batch: SignedBatch) => void,
-): Promise<RangedIndex> {
+export async function signRanges(source: RangedSource, how: RangeSigning, take: (batch: SignedBatch) => void): Promise<RangedIndex> {
+  const { pool, signer, banding, withSignatures } = how;
   // TSV: every range after the first is read after the header line, and the first range holds it.
   const header = source.spec.format === 'tsv' ? tsvHeaderOf(source.spec.path) : undefined;
   // As the sequential reader: a header is required (an empty file is not 0 documents).
@@ -186,7 +188,8 @@ export async function signRanges(
  * workers read, parse and compute (on this thread without a pool). Each pass first checks that the
  * file is as pass 1 found it.
  */
-export function rangedFeed(index: RangedIndex, n: number, pool: SignPool | undefined, signer: TextSigner, batchSize: number): SetFeed {
+export function rangedFeed(index: RangedIndex, n: number, how: { pool: SignPool | undefined; signer: TextSigner; batchSize: number }): SetFeed {
+  const { pool, signer, batchSize } = how;
   const { spec } = index;
   const { starts, lengths, units } = index;
   async function* pass(): AsyncGenerator<SetBatch> {

@@ -147,7 +147,7 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   let ranged: RangedIndex | undefined;
   try {
     if (typeof source !== 'function') {
-      ranged = await signRanges(source, pool, signer, banding, keepSigs, (r) => {
+      ranged = await signRanges(source, { pool, signer, banding, withSignatures: keepSigs }, (r) => {
         chars += r.chars;
         take(r);
       });
@@ -217,7 +217,7 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   let setDocs = 0;
   if (!keepSigs) {
     try {
-      const feed = typeof source === 'function' ? textFeed(source, pool, signer, batchSize) : rangedFeed(ranged!, n, pool, signer, batchSize);
+      const feed = typeof source === 'function' ? textFeed(source, pool, signer, batchSize) : rangedFeed(ranged!, n, { pool, signer, batchSize });
       const r = await verifyExact({ feed, n, groups, threshold, budget, out, onProgress: options.onProgress });
       passes += r.passes;
       peakSetBytes = r.peak;

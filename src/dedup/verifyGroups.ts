@@ -65,7 +65,7 @@ export function verifyGroups(signed: SignedGroups, o: VerifyGroupsOptions, t1: n
     // Too many candidate pairs to hold, and only clusters are asked for: verify bucket by bucket and
     // skip pairs whose documents are already in one cluster (they cannot change the clusters).
     const cstats = emptyCandidateStats();
-    const verified = clusterBucketwise(keys, score, cstats, (a, b, s) => pairs.push({ a, b, similarity: s }), onProgress);
+    const verified = clusterBucketwise(keys, cstats, { score, kept: (a, b, s) => pairs.push({ a, b, similarity: s }), onProgress });
     cstats.candidates = verified;
     return { pairs, cstats, counts: 'verified', t2: t1, shingledAtT2: shingledAtT1 };
   }

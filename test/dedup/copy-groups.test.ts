@@ -208,7 +208,7 @@ test('clusterBucketwise: one bucket whose clusters never sit next to each other;
   const asked: string[] = [];
   const kept: [number, number][] = [];
   const stats = emptyCandidateStats();
-  const verified = clusterBucketwise(docMajorKeys(hi, lo, new Uint8Array(n).fill(1), n, bands), (a, b) => (asked.push(`${a},${b}`), a % 4 === b % 4 ? 1 : -1), stats, (a, b) => kept.push([a, b]));
+  const verified = clusterBucketwise(docMajorKeys(hi, lo, new Uint8Array(n).fill(1), n, bands), stats, { score: (a, b) => (asked.push(`${a},${b}`), a % 4 === b % 4 ? 1 : -1), kept: (a, b) => kept.push([a, b]) });
   assert.equal(verified, asked.length);
   assert.equal(new Set(asked).size, asked.length, 'no pair verified twice');
   assert.equal(kept.length, n - 4, 'one join per document beyond the first of its cluster');

@@ -145,10 +145,7 @@ async function signInRanges(sh: ShardSigning, spec: NonNullable<ReturnType<typeo
         marker.bytes = r.bytesRead;
       },
     },
-    undefined,
-    signer,
-    { bands: nb, rows: job.rows },
-    false,
+    { pool: undefined, signer, banding: { bands: nb, rows: job.rows }, withSignatures: false },
     (batch) => {
       const r = pending!;
       const n = batch.count;
