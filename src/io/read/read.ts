@@ -328,7 +328,7 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
       refuseMisreadHeader(name, fmt, options.delimiter, (nl < 0 ? first.value.text : first.value.text.slice(0, nl)).replace(/\r$/, ''));
       chunks = prepend(first.value, it);
     } else chunks = (async function* () {})();
-    records = readDelimited(chunks, ctx, delimiter!, options.columns ?? {}, (h) => (opened.header = h), fmt === 'csv' || options.tsvQuotes === true);
+    records = readDelimited(chunks, ctx, { delimiter: delimiter!, spec: options.columns ?? {}, onHeader: (h) => (opened.header = h), quotes: fmt === 'csv' || options.tsvQuotes === true });
   } else if (fmt === 'jsonl') {
     records = readJsonl(textLines(chunks), ctx, options.fields ?? {});
   } else if (fmt === 'idtext') {
