@@ -83,7 +83,7 @@ export async function rewriteParquet(input: string, output: string, read: { ctx:
   const { mode, verdict, tagPrefix = '', commits } = how;
   const w = await loadPackage<WriterModule>('hyparquet-writer', 'writing Parquet');
   const comp = await compressors();
-  const { metadata, tree, groups } = await openParquetGroups(input, ctx, spec, true);
+  const { metadata, tree, groups } = await openParquetGroups(input, ctx, spec, { allColumns: true });
   const names = tree.children.map((c) => c.element.name);
   let tagNames: string[] = [];
   try {
