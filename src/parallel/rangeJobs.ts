@@ -135,7 +135,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
   let byteTexts: BytesBlock | undefined;
   try {
     // Texts left as bytes where the route reads them (src/io/ranges/lineBlockBytes.ts), else strings.
-    byteTexts = bytes ? parseLineBlockBytes(buf, req.spec, 1, req.first, (b) => bytes.load(b)) : undefined;
+    byteTexts = bytes ? parseLineBlockBytes(buf, req.spec, { firstLine: 1, stripBom: req.first, load: (b) => bytes.load(b) }) : undefined;
     block = byteTexts ?? (await parseLineBlock(buf, req.spec, 1, req.first));
   } catch (e) {
     const problem = problemOf(e);
