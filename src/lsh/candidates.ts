@@ -164,16 +164,13 @@ export function emptyCandidateStats(): CandidateStats {
  * Candidate pairs from precomputed document-major band keys (see {@link docMajorKeys}). Same result
  * as {@link lshCandidates}, and the same `maxPairs` limit.
  */
-export function candidatesFromBandKeys(
-  hi: Uint32Array,
-  lo: Uint32Array,
-  present: Uint8Array,
-  n: number,
-  bands: number,
-  maxPairs = Infinity,
-): { pairs: PairSet; stats: CandidateStats } {
+export function candidatesFromBandKeys(keys: DocMajorKeys, maxPairs = Infinity): { pairs: PairSet; stats: CandidateStats } {
+  const { hi, lo, present, n, bands } = keys;
   return candidatesFromBuckets(collectSharedBuckets(docMajorKeys(hi, lo, present, n, bands)), n, maxPairs);
 }
+
+/** Document-major band keys: document d's key in band b is (`hi`, `lo`) at [d·`bands` + b]. */
+export type DocMajorKeys = Pick<BandKeyTable, 'hi' | 'lo' | 'present' | 'n' | 'bands'>;
 
 /** Buckets in one list: bucket k's members (ascending) are `members[start[k] .. start[k + 1])`. */
 export interface BucketLists {

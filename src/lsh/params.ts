@@ -72,7 +72,8 @@ export interface BandChoice {
   rule: 'min-recall' | 'weights' | 'explicit' | 'best-effort';
 }
 
-function describe(threshold: number, numPerm: number, bands: number, rows: number, rule: BandChoice['rule']): BandChoice {
+function describe(threshold: number, numPerm: number, shape: { b: number; r: number }, rule: BandChoice['rule']): BandChoice {
+  const { b: bands, r: rows } = shape;
   const curve = [];
   for (let i = 1; i <= 10; i++) {
     const s = i / 10;
@@ -108,7 +109,7 @@ export function chooseBands(threshold: number, numPerm: number, options: ChooseB
     if (!Number.isInteger(b) || !Number.isInteger(r) || b < 1 || r < 1 || b * r > numPerm) {
       throw new RangeError(`bands × rows must be positive integers with bands·rows ≤ numPerm (${numPerm}), got ${b} × ${r}`);
     }
-    return describe(threshold, numPerm, b, r, 'explicit');
+    return describe(threshold, numPerm, { b, r }, 'explicit');
   }
   if (options.weights) {
     const { fp, fn } = options.weights;
@@ -120,7 +121,7 @@ export function chooseBands(threshold: number, numPerm: number, options: ChooseB
         if (cost < best.cost - 1e-15) best = { b, r, cost };
       }
     }
-    return describe(threshold, numPerm, best.b, best.r, 'weights');
+    return describe(threshold, numPerm, best, 'weights');
   }
   const minRecall = options.minRecallAtThreshold ?? ENGINE_DEFAULTS.minRecall;
   if (!(minRecall > 0 && minRecall < 1)) throw new RangeError(`minRecallAtThreshold must be in (0, 1), got ${minRecall}`);
@@ -142,6 +143,6 @@ export function chooseBands(threshold: number, numPerm: number, options: ChooseB
     const fpa = falsePositiveArea(threshold, b, r);
     if (!best || fpa < best.fpa - 1e-15) best = { b, r, fpa };
   }
-  if (!best) return describe(threshold, numPerm, fallback.b, fallback.r, 'best-effort');
-  return describe(threshold, numPerm, best.b, best.r, 'min-recall');
+  if (!best) return describe(threshold, numPerm, fallback, 'best-effort');
+  return describe(threshold, numPerm, best, 'min-recall');
 }

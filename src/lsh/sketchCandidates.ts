@@ -51,5 +51,5 @@ export function sketchKeys(sets: readonly Uint32Array[], buckets: number): { hi:
 /** The distinct candidate pairs (a < b) of the bucket-minimum sketch with `buckets` buckets. */
 export function sketchCandidates(sets: readonly Uint32Array[], buckets: number, maxPairs = Infinity): { pairs: PairSet; stats: CandidateStats } {
   const { hi, lo, present } = sketchKeys(sets, buckets);
-  return candidatesFromBandKeys(hi, lo, present, sets.length, buckets, maxPairs);
+  return candidatesFromBandKeys({ hi, lo, present, n: sets.length, bands: buckets }, maxPairs);
 }

@@ -135,7 +135,7 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
   let byteTexts: BytesBlock | undefined;
   try {
     // Texts left as bytes where the route reads them (src/io/ranges/lineBlockBytes.ts), else strings.
-    byteTexts = bytes ? parseLineBlockBytes(buf, req.spec, 1, req.first, (b) => bytes.load(b)) : undefined;
+    byteTexts = bytes ? parseLineBlockBytes(buf, req.spec, { firstLine: 1, stripBom: req.first, load: (b) => bytes.load(b) }) : undefined;
     block = byteTexts ?? (await parseLineBlock(buf, req.spec, 1, req.first));
   } catch (e) {
     const problem = problemOf(e);
@@ -235,23 +235,18 @@ function tsvTextColumn(spec: LineParseSpec): number {
 }
 
 /**
- * The texts of the documents at `req.starts`: the lines are read (one read when they lie close
- * together) and parsed again with the input's reader, except text and id⇥text lines, TSV rows whose
- * text is one column, and JSONL lines whose text field is written without escapes, which are left
- * as bytes. Throws when a parsed line no longer holds one valid record (the file changed since
- * pass 1).
+ * The lines at `req.starts` read from the file: line i is `src[at[i] .. at[i] + lengths[i])`. Dense
+ * lines take one read of the whole span, where they lie; sparse ones a read each, joined (with a
+ * newline after each).
  */
-export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'lengths' | 'firstLine'>, scratch?: ReadScratch): Promise<DocTexts> {
-  const n = req.starts.length;
-  if (n === 0) return { texts: [] };
+function readLinesAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'lengths'>, scratch: ReadScratch | undefined): { src: Buffer; at: Int32Array } {
   const fd = fdOf(req.spec.path);
   const lengths = req.lengths;
+  const n = req.starts.length;
   let total = 0;
   for (let i = 0; i < n; i++) total += lengths[i]! + 1;
   const first = req.starts[0]!;
   const span = req.starts[n - 1]! + lengths[n - 1]! - first;
-  // Line i is src[at[i] .. at[i] + lengths[i]). Dense lines: one read of the whole span, where they
-  // lie; sparse ones: a read each, joined (with a newline after each).
   const at = new Int32Array(n);
   let src: Buffer;
   if (span <= 4 * total) {
@@ -270,16 +265,24 @@ export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'l
       src[o++] = 10;
     }
   }
-  const texts: (string | null)[] = new Array<string | null>(n).fill(null);
+  return { src, at };
+}
+
+/**
+ * The spans of the lines' texts in `src` when every one is plain bytes: text lines, id⇥text lines
+ * (the text after the first tab), or TSV rows whose text is one column; undefined otherwise.
+ */
+function plainSpans(spec: LineParseSpec, src: Buffer, at: Int32Array, lengths: Int32Array): Int32Array | undefined {
+  const n = at.length;
   /** The end of line i without the CR the line readers drop before its LF. */
   const endOf = (i: number): number => {
     const e = at[i]! + lengths[i]!;
     return e > at[i]! && src[e - 1] === 13 ? e - 1 : e;
   };
-  if (req.spec.format === 'text' || req.spec.format === 'idtext') {
+  if (spec.format === 'text' || spec.format === 'idtext') {
     // A text line is its text, an id⇥text line's text follows its first tab (pass 1 checked their
     // UTF-8).
-    const idText = req.spec.format === 'idtext';
+    const idText = spec.format === 'idtext';
     const spans = new Int32Array(2 * n);
     let whole = true;
     for (let i = 0; i < n && whole; i++) {
@@ -290,9 +293,9 @@ export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'l
       spans[2 * i] = tab + 1;
       spans[2 * i + 1] = e;
     }
-    if (whole) return { texts, bytes: src, spans };
+    if (whole) return spans;
   }
-  const column = tsvTextColumn(req.spec);
+  const column = tsvTextColumn(spec);
   if (column >= 0) {
     // A TSV row's text is its one text column (pass 1 checked every row's width and UTF-8).
     const spans = new Int32Array(2 * n);
@@ -309,8 +312,26 @@ export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'l
       spans[2 * i] = from;
       spans[2 * i + 1] = tab >= 0 && tab < e ? tab : e;
     }
-    if (whole) return { texts, bytes: src, spans };
+    if (whole) return spans;
   }
+  return undefined;
+}
+
+/**
+ * The texts of the documents at `req.starts`: the lines are read (one read when they lie close
+ * together) and parsed again with the input's reader, except text and id⇥text lines, TSV rows whose
+ * text is one column, and JSONL lines whose text field is written without escapes, which are left
+ * as bytes. Throws when a parsed line no longer holds one valid record (the file changed since
+ * pass 1).
+ */
+export async function textsAt(req: Pick<RangeSetsRequest, 'spec' | 'starts' | 'lengths' | 'firstLine'>, scratch?: ReadScratch): Promise<DocTexts> {
+  const n = req.starts.length;
+  if (n === 0) return { texts: [] };
+  const lengths = req.lengths;
+  const { src, at } = readLinesAt(req, scratch);
+  const texts: (string | null)[] = new Array<string | null>(n).fill(null);
+  const plain = plainSpans(req.spec, src, at, lengths);
+  if (plain) return { texts, bytes: src, spans: plain };
   const field = jsonTextKey(req.spec);
   let spans: Int32Array | undefined;
   // The lines parsed as strings: all of them, or those the byte route leaves.

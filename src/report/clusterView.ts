@@ -36,11 +36,12 @@ export interface ClusterViewOptions extends ViewOptions {
 }
 
 /**
- * For a compared pair below the threshold (in one cluster only through other members): the member
+ * For a compared pair (a, b) below the threshold (in one cluster only through other members): the member
  * x of the cluster with both (a, x) and (x, b) at or above the threshold and the highest lower
  * similarity of the two, or undefined when no single member links them (the path is longer).
  */
-function linkOf(a: number, b: number, members: readonly number[], sets: readonly Uint32Array[], threshold: number): { via: number; similarities: [number, number] } | undefined {
+function linkOf(pair: readonly [number, number], members: readonly number[], sets: readonly Uint32Array[], threshold: number): { via: number; similarities: [number, number] } | undefined {
+  const [a, b] = pair;
   let best: { via: number; similarities: [number, number] } | undefined;
   for (const x of members) {
     if (x === a || x === b) continue;
@@ -98,7 +99,7 @@ export function clusterView(input: ViewInput, clusters: DedupResult['clusters'],
       const similarity = jaccard(sets[first]!, sets[m.index]!);
       const cmp: ReportComparison = { member: k + 1, similarity: round(similarity), passages: r.passages, coverage: roundDown(r.coverageA) };
       if (similarity < o.threshold) {
-        const link = linkOf(first, m.index, c.members, sets, o.threshold);
+        const link = linkOf([first, m.index], c.members, sets, o.threshold);
         cmp.belowThreshold = true;
         if (link) cmp.linkedThrough = { id: idOf(link.via), similarities: [round(link.similarities[0]), round(link.similarities[1])] };
       }

@@ -5,7 +5,7 @@
  * in ./types.ts.
  * @module
  */
-import { dedup, DEDUP_DEFAULTS } from '../dedup/dedup.js';
+import { dedup, DEDUP_DEFAULTS, type DedupResult } from '../dedup/dedup.js';
 import { createShingler, type ShingleOptions } from '../text/shingler.js';
 import { createMinHasher } from '../sketch/minhash.js';
 import { splitmix32 } from '../hash/mix.js';
@@ -22,6 +22,22 @@ function presetName(o: ShingleOptions | undefined): string {
   if (!n) return 'default';
   if (n.custom) return 'custom';
   return n.preset ?? 'default';
+}
+
+/** The report's summary of the run: counts, the largest cluster, and the timings (the report's own since `tStart`). */
+function reportSummary(result: DedupResult, n: number, timings: ReportDataOptions['timings'], tStart: number): ReportData['summary'] {
+  const s = result.stats;
+  return {
+    docs: n,
+    emptyDocs: s.emptyDocs,
+    candidates: s.candidates,
+    pairs: s.pairs,
+    clusters: s.clusters,
+    docsInClusters: result.clusters.reduce((a, c) => a + c.members.length, 0),
+    duplicates: result.clusters.reduce((a, c) => a + c.members.length - 1, 0),
+    largestCluster: result.clusters.reduce((a, c) => Math.max(a, c.members.length), 0),
+    timings: Object.fromEntries([...Object.entries(timings ?? {}), ...Object.entries(s.timings).filter(([k]) => k !== 'total'), ['report', performance.now() - tStart]].map(([k, v]) => [k, round(v as number, 1)])),
+  };
 }
 
 /**
@@ -51,7 +67,7 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
   const sweepNumPerm = options.sweepNumPerm ?? 100;
   const sweep = bandsSweep(sets, { bands: options.sweepBands ?? [2, 5, 10, 20], numPerm: sweepNumPerm, minhash: o.minhash, verifyCap: options.sweepVerifyCap ?? 2_000_000, threshold });
   // Estimated against exact similarity, on a uniform sample of the sweep's most permissive candidates.
-  const sample = estimateSample(sets, sweep.pool, options.samplePairs ?? 1000, hasher, splitmix32(options.seed ?? 1), idOf);
+  const sample = estimateSample(sets, sweep.pool, { want: options.samplePairs ?? 1000, hasher, rand: splitmix32(options.seed ?? 1), idOf });
   const jk = jaccardVsK(texts, result.pairs, idOf, { kValues: options.kValues ?? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 15, 20], pairs: options.kPairs ?? 3, normalize: o.shingle?.normalize });
   const clusters = clusterView(view, result.clusters, { ...shown, threshold, clusters: options.clusters ?? 6, membersPerCluster: Math.max(2, options.membersPerCluster ?? 4) });
   // This run's own banding, next to the sweep.
@@ -75,17 +91,7 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
       rows: b.rows,
       rule: b.rule,
     },
-    summary: {
-      docs: n,
-      emptyDocs: s.emptyDocs,
-      candidates: s.candidates,
-      pairs: s.pairs,
-      clusters: s.clusters,
-      docsInClusters: result.clusters.reduce((a, c) => a + c.members.length, 0),
-      duplicates: result.clusters.reduce((a, c) => a + c.members.length - 1, 0),
-      largestCluster: result.clusters.reduce((a, c) => Math.max(a, c.members.length), 0),
-      timings: Object.fromEntries([...Object.entries(options.timings ?? {}), ...Object.entries(s.timings).filter(([k]) => k !== 'total'), ['report', performance.now() - tStart]].map(([k, v]) => [k, round(v as number, 1)])),
-    },
+    summary: reportSummary(result, n, options.timings, tStart),
     sCurve: {
       bands: b.bands,
       rows: b.rows,

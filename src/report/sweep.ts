@@ -95,18 +95,24 @@ export function runBandingRow(result: DedupResult, numPerm: number, exactlyVerif
   };
 }
 
+/** How {@link estimateSample} draws and estimates its pairs. */
+export interface EstimateSampleOptions {
+  /** How many pairs to sample (all of the pool when it has fewer). */
+  want: number;
+  /** Signs the sampled documents for the estimate. */
+  hasher: MinHasher;
+  /** The random source of the sample (a seeded generator, for a reproducible report). */
+  rand: () => number;
+  /** A document's id, as the report shows it. */
+  idOf: (i: number) => string;
+}
+
 /**
  * Estimated against exact Jaccard on a uniform sample (without replacement, partial Fisher–Yates
  * driven by `rand`) of `want` pairs of `pool`. Returns the sample and its sum of squared errors.
  */
-export function estimateSample(
-  sets: readonly Uint32Array[],
-  pool: PairPool | undefined,
-  want: number,
-  hasher: MinHasher,
-  rand: () => number,
-  idOf: (i: number) => string,
-): { pairs: ReportData['estimateVsExact']['pairs']; sse: number } {
+export function estimateSample(sets: readonly Uint32Array[], pool: PairPool | undefined, options: EstimateSampleOptions): { pairs: ReportData['estimateVsExact']['pairs']; sse: number } {
+  const { want, hasher, rand, idOf } = options;
   const sample: ReportData['estimateVsExact']['pairs'] = [];
   const sigCache = new Map<number, Uint32Array | null>();
   const sigOf = (i: number): Uint32Array | null => {

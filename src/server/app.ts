@@ -112,7 +112,7 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   installErrorHandling(app, { bodyLimit, errorLog });
   const { registry } = options;
   const swept = async () => [{ index }, ...(registry ? await registry.acquireOpen() : [])];
-  installExpirySweep(app, swept, metrics, options.purgeInterval ?? DEFAULT_PURGE_INTERVAL_MS, errorLog);
+  installExpirySweep(app, { indexes: swept, metrics, intervalMs: options.purgeInterval ?? DEFAULT_PURGE_INTERVAL_MS, log: errorLog });
 
   const storeText = options.storeText ?? true;
   const own = fixedScope(index);

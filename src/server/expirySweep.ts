@@ -19,12 +19,25 @@ export interface SweptIndex {
 /** Default of `AppOptions.purgeInterval`: one sweep a minute. */
 export const DEFAULT_PURGE_INTERVAL_MS = 60_000;
 
+/** What {@link installExpirySweep} sweeps, how often, and where it reports. */
+export interface ExpirySweepOptions {
+  /** The indexes to purge, asked at each sweep (the server's own and the named ones open). */
+  indexes: () => Promise<SweptIndex[]>;
+  /** Counts the purged documents (`neardup_documents_expired_total`). */
+  metrics: Metrics;
+  /** Milliseconds between sweeps; 0 installs nothing. */
+  intervalMs: number;
+  /** Gets one line per index whose sweep removed something or failed. */
+  log: (line: string) => void;
+}
+
 /**
  * Installs the sweep on `app` (nothing when `intervalMs` is 0) over the indexes `indexes()` gives at
  * each sweep (the server's own and the named ones open). `log` gets one line per index whose sweep
  * removed something or failed.
  */
-export function installExpirySweep(app: FastifyInstance, indexes: () => Promise<SweptIndex[]>, metrics: Metrics, intervalMs: number, log: (line: string) => void): void {
+export function installExpirySweep(app: FastifyInstance, options: ExpirySweepOptions): void {
+  const { indexes, metrics, intervalMs, log } = options;
   if (intervalMs <= 0) return;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();

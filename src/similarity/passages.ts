@@ -153,6 +153,32 @@ export function commonPassages(a: string, b: string, options: PassageOptions = {
   const empty: PassageResult = { passages: [], coverageA: 0, coverageB: 0 };
   if (sa.length < minLength || sb.length < minLength) return empty;
 
+  const chosen = tileMatches(maximalMatches(sa, sb, minLength, maxChain), { a: sa.length, b: sb.length }, minLength, maxPassages);
+
+  let coveredA = 0;
+  let coveredB = 0;
+  const passages: Passage[] = chosen.map((m) => {
+    coveredA += m.len;
+    coveredB += m.len;
+    const aStart = A.pos[m.i]!;
+    const aEnd = A.pos[m.i + m.len - 1]! + 1;
+    const bStart = B.pos[m.j]!;
+    const bEnd = B.pos[m.j + m.len - 1]! + 1;
+    return { aStart, aEnd, bStart, bEnd, length: m.len, text: a.slice(aStart, aEnd) };
+  });
+  passages.sort((x, y) => y.length - x.length || x.aStart - y.aStart);
+  return { passages, coverageA: coveredA / sa.length, coverageB: coveredB / sb.length };
+}
+
+/** A maximal exact match: `len` characters at i in the folded a and at j in the folded b. */
+type Match = { i: number; j: number; len: number };
+
+/**
+ * The maximal exact matches of at least `minLength` characters between the folded texts, longest
+ * first (then by position in a, then in b), found through b's q-grams (at most `maxChain` tried per
+ * q-gram of a).
+ */
+function maximalMatches(sa: Uint16Array, sb: Uint16Array, minLength: number, maxChain: number): Match[] {
   // 1. Index b's q-grams: a chained hash table on typed arrays (head per bucket, next per position).
   const q = Math.min(minLength, 32);
   const hb = qgramHashes(sb, q);
@@ -190,12 +216,20 @@ export function commonPassages(a: string, b: string, options: PassageOptions = {
     }
   }
 
-  // 3. Greedy tiling, longest first. A match partly covered by earlier passages is re-queued as its
-  // free pieces (each shorter than the match, so they sort after the current position).
   const order: { i: number; j: number; len: number }[] = mi.map((i, t) => ({ i, j: mj[t]!, len: ml[t]! }));
   order.sort((x, y) => y.len - x.len || x.i - y.i || x.j - y.j);
-  const usedA = new Uint8Array(sa.length);
-  const usedB = new Uint8Array(sb.length);
+  return order;
+}
+
+/**
+ * Greedy tiling, longest first: the matches taken (at most `maxPassages`) in order, none overlapping
+ * another in a or in b (`size` holds the folded texts' lengths). A match partly covered by earlier
+ * passages is re-queued as its free pieces (each shorter than the match, so they sort after the
+ * current position).
+ */
+function tileMatches(order: Match[], size: { a: number; b: number }, minLength: number, maxPassages: number): Match[] {
+  const usedA = new Uint8Array(size.a);
+  const usedB = new Uint8Array(size.b);
   const chosen: { i: number; j: number; len: number }[] = [];
   for (let h = 0; h < order.length && chosen.length < maxPassages; h++) {
     const m = order[h]!;
@@ -207,7 +241,7 @@ export function commonPassages(a: string, b: string, options: PassageOptions = {
       }
     }
     if (whole) take(m);
-    else requeueFreePieces(order, h + 1, m, usedA, usedB, minLength);
+    else requeueFreePieces(h + 1, m);
   }
 
   function take(m: { i: number; j: number; len: number }): void {
@@ -216,19 +250,19 @@ export function commonPassages(a: string, b: string, options: PassageOptions = {
     chosen.push(m);
   }
 
-  let coveredA = 0;
-  let coveredB = 0;
-  const passages: Passage[] = chosen.map((m) => {
-    coveredA += m.len;
-    coveredB += m.len;
-    const aStart = A.pos[m.i]!;
-    const aEnd = A.pos[m.i + m.len - 1]! + 1;
-    const bStart = B.pos[m.j]!;
-    const bEnd = B.pos[m.j + m.len - 1]! + 1;
-    return { aStart, aEnd, bStart, bEnd, length: m.len, text: a.slice(aStart, aEnd) };
-  });
-  passages.sort((x, y) => y.length - x.length || x.aStart - y.aStart);
-  return { passages, coverageA: coveredA / sa.length, coverageB: coveredB / sb.length };
+  /** Re-queues the stretches of m that are still free in both texts and long enough on their own. */
+  function requeueFreePieces(from: number, m: Match): void {
+    let runS = 0;
+    for (let t = 0; t <= m.len; t++) {
+      const free = t < m.len && !usedA[m.i + t] && !usedB[m.j + t];
+      if (!free) {
+        if (t - runS >= minLength) insertSorted(order, from, { i: m.i + runS, j: m.j + runS, len: t - runS });
+        runS = t + 1;
+      }
+    }
+  }
+
+  return chosen;
 }
 
 function insertSorted(order: { i: number; j: number; len: number }[], from: number, m: { i: number; j: number; len: number }): void {
@@ -241,18 +275,6 @@ function insertSorted(order: { i: number; j: number; len: number }[], from: numb
     else hi = mid;
   }
   order.splice(lo, 0, m);
-}
-
-/** Re-queues the stretches of m that are still free in both texts and long enough on their own. */
-function requeueFreePieces(order: { i: number; j: number; len: number }[], from: number, m: { i: number; j: number; len: number }, usedA: Uint8Array, usedB: Uint8Array, minLength: number): void {
-  let runS = 0;
-  for (let t = 0; t <= m.len; t++) {
-    const free = t < m.len && !usedA[m.i + t] && !usedB[m.j + t];
-    if (!free) {
-      if (t - runS >= minLength) insertSorted(order, from, { i: m.i + runS, j: m.j + runS, len: t - runS });
-      runS = t + 1;
-    }
-  }
 }
 
 /** A stretch of consecutive k-gram positions of a whose every k-gram occurs in b (see {@link shingleRuns}). */

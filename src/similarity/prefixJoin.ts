@@ -81,44 +81,10 @@ export function prefixJoin64(sets: readonly BigUint64Array[], threshold: number,
 /** The join itself, over sets already renamed to token ranks (see {@link rankTokens}). */
 function joinRanked(rankedSets: RankedSets, threshold: number, measure: SetMeasure, options: PrefixJoinOptions): PrefixJoinResult {
   const containment = measure === 'containment';
-  const { ranked, order, tokens, singles } = rankedSets;
+  const { ranked, order, tokens } = rankedSets;
   const m = order.length;
-  const size = new Int32Array(m);
-  for (let p = 0; p < m; p++) size[p] = ranked[p]!.length;
-  // First position of each set holding a token shared with some other set: the tokens before it
-  // occur in this set only (ranks below `singles`), so nothing can meet there.
-  const shared = new Int32Array(m);
-  for (let p = 0; p < m; p++) {
-    const r = ranked[p]!;
-    let i = 0;
-    while (i < r.length && r[i]! < singles) i++;
-    shared[p] = i;
-  }
-  // Index prefix length of the p-th set (in processing order). Jaccard: sets arrive by increasing
-  // size, so a later (larger) partner needs overlap ≥ 2t/(1+t)·|y| (the AllPairs "mid-prefix").
-  // Containment: the overlap must reach t·|y| for the smaller set y, which is the indexed one.
-  // Jaccard also drops a set whose shared tokens cannot reach t·|x|: J ≤ (|x| − singles)/|x|.
-  const indexLen = new Int32Array(m);
-  let total = 0;
-  for (let p = 0; p < m; p++) {
-    const s = size[p]!;
-    if (!containment && s - shared[p]! < threshold * s - EPS) continue;
-    const alpha = containment ? Math.ceil(threshold * s - EPS) : Math.ceil(((2 * threshold) / (1 + threshold)) * s - EPS);
-    indexLen[p] = Math.max(1, Math.min(s, s - alpha + 1));
-    if (indexLen[p]! > shared[p]!) total += indexLen[p]! - shared[p]!;
-  }
-  // Posting lists in one CSR block: postings of token k at [start[k], fill[k]); filled in processing
-  // order, so each list is sorted by set size and the size filter can advance a list's head.
-  const start = new Int32Array(tokens + 1);
-  for (let p = 0; p < m; p++) {
-    const r = ranked[p]!;
-    for (let i = shared[p]!, e = indexLen[p]!; i < e; i++) start[r[i]! + 1]!++;
-  }
-  for (let k = 0; k < tokens; k++) start[k + 1]! += start[k]!;
-  const head = start.slice(0, tokens);
-  const fill = start.slice(0, tokens);
-  const postSet = new Int32Array(total);
-  const postPos = new Int32Array(total);
+  const { size, shared, indexLen, total } = indexPrefixes(rankedSets, threshold, containment);
+  const { head, fill, postSet, postPos } = postingLists(rankedSets, shared, indexLen, total);
   // Overlap so far per candidate (by processing position); -1 marks one pruned for this probe.
   // lastX/lastY: positions of the candidate's last common token, where verification resumes.
   const overlap = new Int32Array(m);
@@ -186,6 +152,58 @@ function joinRanked(rankedSets: RankedSets, threshold: number, measure: SetMeasu
   }
   pairs.sort((u, v) => u.a - v.a || u.b - v.b);
   return { pairs, stats: { tokens, indexed: total, candidates, pairs: pairs.length } };
+}
+
+/**
+ * Per set (in processing order): its size, the position of its first token shared with another set,
+ * and the length of its prefix to index; `total` is the postings those prefixes make.
+ */
+function indexPrefixes(rankedSets: RankedSets, threshold: number, containment: boolean): { size: Int32Array; shared: Int32Array; indexLen: Int32Array; total: number } {
+  const { ranked, order, singles } = rankedSets;
+  const m = order.length;
+  const size = new Int32Array(m);
+  for (let p = 0; p < m; p++) size[p] = ranked[p]!.length;
+  // First position of each set holding a token shared with some other set: the tokens before it
+  // occur in this set only (ranks below `singles`), so nothing can meet there.
+  const shared = new Int32Array(m);
+  for (let p = 0; p < m; p++) {
+    const r = ranked[p]!;
+    let i = 0;
+    while (i < r.length && r[i]! < singles) i++;
+    shared[p] = i;
+  }
+  // Index prefix length of the p-th set (in processing order). Jaccard: sets arrive by increasing
+  // size, so a later (larger) partner needs overlap ≥ 2t/(1+t)·|y| (the AllPairs "mid-prefix").
+  // Containment: the overlap must reach t·|y| for the smaller set y, which is the indexed one.
+  // Jaccard also drops a set whose shared tokens cannot reach t·|x|: J ≤ (|x| − singles)/|x|.
+  const indexLen = new Int32Array(m);
+  let total = 0;
+  for (let p = 0; p < m; p++) {
+    const s = size[p]!;
+    if (!containment && s - shared[p]! < threshold * s - EPS) continue;
+    const alpha = containment ? Math.ceil(threshold * s - EPS) : Math.ceil(((2 * threshold) / (1 + threshold)) * s - EPS);
+    indexLen[p] = Math.max(1, Math.min(s, s - alpha + 1));
+    if (indexLen[p]! > shared[p]!) total += indexLen[p]! - shared[p]!;
+  }
+  return { size, shared, indexLen, total };
+}
+
+/** Empty posting lists in one CSR block, sized for the indexed prefixes (`head` and `fill` both at each list's start). */
+function postingLists(rankedSets: RankedSets, shared: Int32Array, indexLen: Int32Array, total: number): { head: Int32Array; fill: Int32Array; postSet: Int32Array; postPos: Int32Array } {
+  const { ranked, order, tokens } = rankedSets;
+  // Posting lists in one CSR block: postings of token k at [start[k], fill[k]); filled in processing
+  // order, so each list is sorted by set size and the size filter can advance a list's head.
+  const start = new Int32Array(tokens + 1);
+  for (let p = 0; p < order.length; p++) {
+    const r = ranked[p]!;
+    for (let i = shared[p]!, e = indexLen[p]!; i < e; i++) start[r[i]! + 1]!++;
+  }
+  for (let k = 0; k < tokens; k++) start[k + 1]! += start[k]!;
+  const head = start.slice(0, tokens);
+  const fill = start.slice(0, tokens);
+  const postSet = new Int32Array(total);
+  const postPos = new Int32Array(total);
+  return { head, fill, postSet, postPos };
 }
 
 /**

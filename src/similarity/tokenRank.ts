@@ -25,11 +25,19 @@ export interface RankedSets {
   singles: number;
 }
 
+/** Values and their owners, side by side: a radix pass reads one such pair of columns and writes another. */
+interface RadixColumns {
+  v: Uint32Array;
+  o: Int32Array;
+}
+
 /**
  * One stable counting-sort pass of (value, owner) pairs on the 11 bits of the values at `shift`,
- * from `v`/`o` into `v2`/`o2`. A function of its own so that V8 optimizes it at once.
+ * from `from` into `to`. A function of its own so that V8 optimizes it at once.
  */
-function radixPass(v: Uint32Array, o: Int32Array, v2: Uint32Array, o2: Int32Array, shift: number, bucket: Int32Array): void {
+function radixPass(from: RadixColumns, to: RadixColumns, shift: number, bucket: Int32Array): void {
+  const { v, o } = from;
+  const { v: v2, o: o2 } = to;
   const n = v.length;
   bucket.fill(0);
   for (let k = 0; k < n; k++) bucket[((v[k]! >>> shift) & 0x7ff) + 1]!++;
@@ -72,9 +80,11 @@ export function rankTokens(sets: readonly Uint32Array[]): RankedSets {
   const val2 = new Uint32Array(occ);
   const own2 = new Int32Array(occ);
   const bucket = new Int32Array(2049);
-  radixPass(val, own, val2, own2, 0, bucket);
-  radixPass(val2, own2, val, own, 11, bucket);
-  radixPass(val, own, val2, own2, 22, bucket);
+  const first = { v: val, o: own };
+  const second = { v: val2, o: own2 };
+  radixPass(first, second, 0, bucket);
+  radixPass(second, first, 11, bucket);
+  radixPass(first, second, 22, bucket);
   val = val2;
   own = own2;
   // Runs of equal fingerprints are the distinct tokens, in fingerprint order.

@@ -51,6 +51,19 @@ export function arenaTextBytes(units: number): number {
 }
 
 /**
+ * Where an {@link ArenaSetWriter} placed at `base` with `bytes` of room keeps its class and symbol
+ * tables, the text, and the symbols (16-byte aligned), and how many code units (`cap`) the text holds.
+ */
+function regionLayout(base: number, bytes: number): { cls: number; sym: number; text: number; cap: number; syms: number } {
+  const cls = (base + 15) & ~15;
+  const sym = cls + 65536;
+  const text = sym + 65536 * 4;
+  const cap = Math.max(0, Math.floor((base + bytes - text - 32) / 6));
+  const syms = (text + 2 * cap + 16) & ~15;
+  return { cls, sym, text, cap, syms };
+}
+
+/**
  * An {@link ArenaSetWriter} over `kernels` (made on the shared memory) for character `k`-grams
  * symbolized by `table`.
  */
@@ -107,11 +120,7 @@ export function arenaSetWriter(kernels: SetKernels, table: SymbolTable, k: numbe
       cap = 0;
       if (bytes < arenaTextBytes(1)) return; // no room for the tables: every text takes the other route
       views();
-      cls = (base + 15) & ~15;
-      sym = cls + 65536;
-      text = sym + 65536 * 4;
-      cap = Math.max(0, Math.floor((base + bytes - text - 32) / 6));
-      syms = (text + 2 * cap + 16) & ~15;
+      ({ cls, sym, text, cap, syms } = regionLayout(base, bytes));
       // Class 0 sends a code unit back here (see sync below): blocks not copied in yet read as 0.
       u8.fill(0, cls, cls + 65536);
       synced.fill(0);
@@ -127,6 +136,7 @@ export function arenaSetWriter(kernels: SetKernels, table: SymbolTable, k: numbe
       buf.write(s, text, len * 2, 'utf16le');
       return setOf(symbolize, len, (i) => s.charCodeAt(i), probe, out, room);
     },
+    /** Why these parameters: called once per document read as bytes (the interface's signature), with nothing allocated per call. */
     distinctBytesTo(bytes, start, end, probe, out, room) {
       // At most one code unit per byte: `cap` bytes cannot make more symbols than the region holds.
       const len = end - start;

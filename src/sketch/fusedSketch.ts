@@ -39,6 +39,40 @@ const BUCKET = 1 << BUCKET_BITS;
 const MAX_BITS = 14;
 
 /**
+ * Writes the distinct values of sort buckets 0 .. `nb` − 1 to `u` in ascending order (bucket b holds
+ * `counts[b]` values at `buckets[b·BUCKET ..]`, sorted here in place by insertion: a few values
+ * each) and returns how many there are.
+ */
+function drainBuckets(counts: Int32Array, buckets: Uint32Array, nb: number, u: Uint32Array): number {
+  let n = 0;
+  for (let b = 0; b < nb; b++) {
+    const c = counts[b]!;
+    if (c === 0) continue;
+    const base = b << BUCKET_BITS;
+    if (c === 1) {
+      u[n++] = buckets[base]!;
+      continue;
+    }
+    const end = base + c;
+    for (let i = base + 1; i < end; i++) {
+      const v = buckets[i]!;
+      let q = i - 1;
+      while (q >= base && buckets[q]! > v) {
+        buckets[q + 1] = buckets[q]!;
+        q--;
+      }
+      buckets[q + 1] = v;
+    }
+    let prev = -1;
+    for (let i = base; i < end; i++) {
+      const v = buckets[i]!;
+      if (v !== prev) u[n++] = prev = v;
+    }
+  }
+  return n;
+}
+
+/**
  * The fused text → (set, signature) function for character shingles without multiset, over
  * `symbolizer` (whose normalization and shingle seed define the set) and `hasher`. The returned
  * function is not re-entrant: it reuses scratch buffers (and the symbolizer's).
@@ -123,31 +157,7 @@ export function createFusedSketch(symbolizer: Symbolizer, k: number, hasher: Min
     } else {
       // Buckets in order; each sorted by insertion (a few values), repeats dropped.
       const u = uniq.length >= m ? uniq : (uniq = new Uint32Array(Math.max(m, uniq.length * 2)));
-      let n = 0;
-      for (let b = 0; b < nb; b++) {
-        const c = counts[b]!;
-        if (c === 0) continue;
-        const base = b << BUCKET_BITS;
-        if (c === 1) {
-          u[n++] = buckets[base]!;
-          continue;
-        }
-        const end = base + c;
-        for (let i = base + 1; i < end; i++) {
-          const v = buckets[i]!;
-          let q = i - 1;
-          while (q >= base && buckets[q]! > v) {
-            buckets[q + 1] = buckets[q]!;
-            q--;
-          }
-          buckets[q + 1] = v;
-        }
-        let prev = -1;
-        for (let i = base; i < end; i++) {
-          const v = buckets[i]!;
-          if (v !== prev) u[n++] = prev = v;
-        }
-      }
+      const n = drainBuckets(counts, buckets, nb, u);
       set = u.slice(0, n);
     }
     if (!oph) return { set, sig: hasher.sign(set) };

@@ -100,6 +100,22 @@ export interface TextSigner {
   readonly blockSigner: BlockSigner | null;
 }
 
+/** The functions of one signing route; a {@link TextSigner} is them over what every route shares. */
+interface SignRoutes {
+  /** The signature route. */
+  signInto: TextSigner['signInto'];
+  /** The sorted set. */
+  set: TextSigner['set'];
+  /** The unsorted set (default: `set`). */
+  distinct?: TextSigner['distinct'];
+  /** The unsorted set as a view of the table (default: `distinct`). */
+  distinctView?: TextSigner['distinctView'];
+  /** The values `distinctTo` writes, before they are made distinct (default: `set`). */
+  values?: (text: string) => Uint32Array;
+  /** The block signer of UTF-8 lines (default: none). */
+  blockSigner?: BlockSigner | null;
+}
+
 /** Builds a {@link TextSigner}. Throws a RangeError for invalid options, as the pieces do. */
 export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
   const shingler = createShingler(options.shingle);
@@ -131,40 +147,36 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       return fused(text);
     },
   };
-  const withSign = (
-    signInto: TextSigner['signInto'],
-    set: TextSigner['set'],
-    distinct: TextSigner['distinct'] = set,
-    distinctView: TextSigner['distinctView'] = distinct,
-    values: (text: string) => Uint32Array = set,
-    blockSigner: BlockSigner | null = null,
-  ): TextSigner => ({
-    ...base,
-    blockSigner,
-    signInto,
-    set,
-    distinct,
-    distinctView,
-    arenaWriter: (kernels: SetKernels) => writerOn?.(kernels) ?? null,
-    distinctTo(text, table, out, room) {
-      const v = values(text);
-      return v.length > room || !table.fits(v.length) ? -1 : table.distinctTo(v, out);
-    },
-    sign(text: string): Uint32Array | null {
-      const out = new Uint32Array(numPerm);
-      return signInto(text, out) ? out : null;
-    },
-  });
+  const withSign = (routes: SignRoutes): TextSigner => {
+    const { signInto, set, distinct = set, distinctView = distinct, values = set, blockSigner = null } = routes;
+    return {
+      ...base,
+      blockSigner,
+      signInto,
+      set,
+      distinct,
+      distinctView,
+      arenaWriter: (kernels: SetKernels) => writerOn?.(kernels) ?? null,
+      distinctTo(text, table, out, room) {
+        const v = values(text);
+        return v.length > room || !table.fits(v.length) ? -1 : table.distinctTo(v, out);
+      },
+      sign(text: string): Uint32Array | null {
+        const out = new Uint32Array(numPerm);
+        return signInto(text, out) ? out : null;
+      },
+    };
+  };
   if (!symbolizer) {
-    return withSign(
-      (text, out) => hasher.signInto(shingler.set(text), out),
-      (text) => shingler.set(text),
-      (text, table) => {
+    return withSign({
+      signInto: (text, out) => hasher.signInto(shingler.set(text), out),
+      set: (text) => shingler.set(text),
+      distinct: (text, table) => {
         const s = shingler.set(text);
         table?.load(s);
         return s;
       },
-    );
+    });
   }
   let fps = new Uint32Array(4096);
   const jsFingerprints = (text: string): number => {
@@ -201,6 +213,8 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
   const probe = new ProbeTable();
   const distinct = (text: string, table: ProbeTable = probe): Uint32Array => table.distinctOf(fingerprintView(text));
   const distinctView = (text: string, table: ProbeTable): Uint32Array => table.distinctView(fingerprintView(text));
+  // The set routes every fast signer shares (the signature route and block signer differ).
+  const routes = { set, distinct, distinctView, values: fingerprintView };
   if (method === 'oph') {
     const { pre } = ophParams(seed);
     const shift = numPerm > 1 && (numPerm & (numPerm - 1)) === 0 ? 32 - Math.log2(numPerm) : 0;
@@ -225,7 +239,7 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       if (!ophBinsFromSymbols(syms, count, k, pre, out)) return false;
       return finish(text, out);
     };
-    if (!wasm) return withSign(jsSign, set, distinct, distinctView, fingerprintView);
+    if (!wasm) return withSign({ ...routes, signInto: jsSign });
     const w = wasm.k;
     const bk = rollPower(k);
     /**
@@ -250,17 +264,14 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       out.set(bins);
       return fillFromSymbols(n, out);
     };
-    return withSign(
-      (text, out) => {
+    return withSign({
+      ...routes,
+      signInto: (text, out) => {
         const n = wasm.symbolize(text);
         return n < 0 || n <= k ? jsSign(text, out) : ophOf(n, out);
       },
-      set,
-      distinct,
-      distinctView,
-      fingerprintView,
-      wasm.blockSigner(ophOf),
-    );
+      blockSigner: wasm.blockSigner(ophOf),
+    });
   }
   const { a, b, pre } = classicParams(numPerm, seed);
   if (wasm && numPerm % 4 === 0) {
@@ -276,25 +287,25 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
       out.set(w.bins);
       return true;
     };
-    return withSign(
-      (text, out) => {
+    return withSign({
+      ...routes,
+      signInto: (text, out) => {
         const n = wasm.symbolize(text);
         if (n >= 0 && n > k) return classicOf(n, out);
         const m = jsFingerprints(text);
         return m === 0 ? false : jsClassic(m, out);
       },
-      set,
-      distinct,
-      distinctView,
-      fingerprintView,
-      wasm.blockSigner(classicOf),
-    );
+      blockSigner: wasm.blockSigner(classicOf),
+    });
   }
   const jsClassic = classicJs(a, b, pre, () => fps);
-  return withSign((text, out) => {
-    const m = fingerprints(text);
-    return m === 0 ? false : jsClassic(m, out);
-  }, set, distinct, distinctView, fingerprintView);
+  return withSign({
+    ...routes,
+    signInto: (text, out) => {
+      const m = fingerprints(text);
+      return m === 0 ? false : jsClassic(m, out);
+    },
+  });
 }
 
 /**

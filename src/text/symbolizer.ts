@@ -172,6 +172,17 @@ export interface Symbolizer {
   symbols(text: string): { syms: Int32Array; count: number };
 }
 
+/** The symbols a symbolizer hands back: the same object on every call, its array grown as texts need. */
+class SymbolBuffer {
+  syms = new Int32Array(4096);
+  count = 0;
+
+  /** Makes room for `need` symbols (what the array held is not kept). */
+  ensure(need: number): void {
+    if (this.syms.length < need) this.syms = new Int32Array(Math.max(need, this.syms.length * 2));
+  }
+}
+
 /**
  * Builds a {@link Symbolizer} for the given normalization options and hash seed. The default and
  * lowercase-collapse presets (and `none`) get the fused single pass; other options (punctuation or diacritics
@@ -181,37 +192,23 @@ export function createSymbolizer(options: NormalizeOptions = {}, seed = 0): Symb
   const norm = makeNormalizer(options);
   const preset = resolvePreset(options.preset);
   const plain = !options.stripPunctuation && !options.stripDiacritics && !options.custom;
-  let buf = new Int32Array(4096);
-  const result = { syms: buf, count: 0 };
-  const ensure = (need: number): void => {
-    if (buf.length < need) {
-      buf = new Int32Array(Math.max(need, buf.length * 2));
-      result.syms = buf;
-    }
-  };
-  const slow = (text: string): { syms: Int32Array; count: number } => {
-    const t = norm(text);
-    ensure(t.length + 1);
-    result.count = symbolsOf(t, seed, buf);
+  const result = new SymbolBuffer();
+  /** The symbols of `t` as it is (already normalized). */
+  const direct = (t: string): { syms: Int32Array; count: number } => {
+    result.ensure(t.length + 1);
+    result.count = symbolsOf(t, seed, result.syms);
     return result;
   };
+  const slow = (text: string): { syms: Int32Array; count: number } => direct(norm(text));
   if (!plain) return { symbols: slow };
-  if (preset === 'none') {
-    return {
-      symbols(text) {
-        ensure(text.length + 1);
-        result.count = symbolsOf(text, seed, buf);
-        return result;
-      },
-    };
-  }
+  if (preset === 'none') return { symbols: direct };
   const st = fusedSymbolTable(options, seed)!;
   const { cls, sym, expRef, spaceSym } = st;
   return {
     symbols(text) {
       const len = text.length;
-      ensure(len + 1);
-      let out = buf;
+      result.ensure(len + 1);
+      let out = result.syms;
       let n = 0;
       let pend = false; // default preset: a whitespace run is waiting for a following character
       let prev = 0; // lowercase-collapse: class of the previous code unit
@@ -240,9 +237,9 @@ export function createSymbolizer(options: NormalizeOptions = {}, seed = 0): Symb
           const ref = expRef[c]!;
           const m = ref & 31;
           if (n + m + (len - i) + 1 > out.length) {
-            ensure(Math.max(out.length * 2, n + m + (len - i) + 1));
-            buf.set(out.subarray(0, n));
-            out = buf;
+            result.ensure(Math.max(out.length * 2, n + m + (len - i) + 1));
+            result.syms.set(out.subarray(0, n));
+            out = result.syms;
           }
           if (pend) {
             out[n++] = spaceSym;

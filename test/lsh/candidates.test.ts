@@ -149,7 +149,7 @@ function checkGroups(parts: SharedBuckets[], k: Keys, got: { pairs: PairSet; sta
 
 function check(k: Keys): void {
   const want = reference(k);
-  const got = candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands);
+  const got = candidatesFromBandKeys(k);
   assert.deepEqual(got.stats, want.stats);
   const mine = new Set<string>();
   for (let i = 0; i < got.pairs.size; i++) {
@@ -176,10 +176,10 @@ function check(k: Keys): void {
   checkGroups([whole], k, got, want.bound);
   // The limit: exactly the count passes, one less throws.
   const count = want.pairs.size;
-  assert.equal(candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands, count).pairs.size, count);
+  assert.equal(candidatesFromBandKeys(k, count).pairs.size, count);
   if (count > 0) {
     assert.throws(
-      () => candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands, count - 1),
+      () => candidatesFromBandKeys(k, count - 1),
       (e: unknown) => e instanceof TooManyPairsError && e.what === 'candidates' && e.count > count - 1 && e.limit === count - 1,
     );
   }
@@ -216,7 +216,7 @@ test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared
     [300, 2, 5],
   ] as const) {
     const k = plant(n, bands, seed, 0.3, 0.6, 0.05);
-    const want = candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands);
+    const want = candidatesFromBandKeys(k);
     const cols = new BandKeyColumns(bands, true);
     cols.append(k.present, batchBandMajor(k.hi, 0, n, bands), batchBandMajor(k.lo, 0, n, bands), n);
     for (const workers of [2, 3]) {
@@ -238,7 +238,7 @@ test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared
 
 test('joinRanges: a bound past maxBound throws before any pair is listed, for one range or several; candidatesFromBuckets: maxPairs counts distinct pairs', () => {
   const k = plant(3000, 6, 7, 0.4, 0.7, 0);
-  const whole = candidatesFromBandKeys(k.hi, k.lo, k.present, k.n, k.bands);
+  const whole = candidatesFromBandKeys(k);
   const bound = collectSharedBuckets(docMajorKeys(k.hi, k.lo, k.present, k.n, k.bands)).bound;
   const ranges = [0, 2, 4, 6].slice(1).map((to) => collectSharedBuckets(bandMajor(k), to - 2, to));
   assert.equal(candidatesFromBuckets(joinRanges(ranges, bound), k.n).pairs.size, whole.pairs.size);

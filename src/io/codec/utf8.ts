@@ -163,6 +163,18 @@ export function linesOf({ text, line }: TextChunk, each: (text: string, line: nu
   }
 }
 
+/** What {@link utf8LinesOf} numbers the lines from and hands them to (one object per block, not per line). */
+export interface Utf8LinesOptions {
+  /** The number of the block's first line. */
+  firstLine: number;
+  /** Drop a UTF-8 byte order mark at the block's start. */
+  stripBom: boolean;
+  /** Called once per line, in order, with its text, number and line break ('', '\n', '\r' or '\r\n'). */
+  each: (text: string, line: number, eol: string) => void;
+  /** Called once when a byte order mark was dropped. */
+  onBom?: () => void;
+}
+
 /**
  * The lines of a block of valid UTF-8 bytes, decoded one line at a time, with the same lines,
  * numbers and line breaks as `textLines(utf8Chunks(block))`. Returns false, having called nothing,
@@ -171,13 +183,8 @@ export function linesOf({ text, line }: TextChunk, each: (text: string, line: nu
  * 1.53 s line by line for the same bytes in a CPU profile of the ranged reader (a single character
  * past Latin-1 makes a whole block's string two-byte).
  */
-export function utf8LinesOf(
-  block: Buffer,
-  firstLine: number,
-  stripBom: boolean,
-  each: (text: string, line: number, eol: string) => void,
-  onBom?: () => void,
-): boolean {
+export function utf8LinesOf(block: Buffer, options: Utf8LinesOptions): boolean {
+  const { firstLine, stripBom, each, onBom } = options;
   if (block.length > 256 * 2 ** 20 || !isUtf8(block)) return false;
   let start = 0;
   if (stripBom && block.length >= 3 && block[0] === 0xef && block[1] === 0xbb && block[2] === 0xbf) {

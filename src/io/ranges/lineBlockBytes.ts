@@ -73,14 +73,30 @@ export function bytesRouteReads(spec: LineParseSpec): boolean {
   return spec.format === 'text' || spec.format === 'idtext' || spec.format === 'tsv' || jsonKeys(spec) !== undefined;
 }
 
+/** Where a block sits in its file and how its bytes are placed for the scans (one object per block). */
+export interface BlockBytesOptions {
+  /** The number of the block's first line. */
+  firstLine: number;
+  /** Whether the block starts the file (a byte order mark is dropped, a TSV header is read). */
+  stripBom: boolean;
+  /** Places the block where the scans read it; called only when this route reads the block. */
+  load: (block: Buffer) => BlockBytes;
+}
+
 /**
  * `parseLineBlock(buf, spec, firstLine, stripBom)` with texts left as bytes (see the module
  * comment), or undefined when this route does not read the block (a spec it cannot read, a later
  * TSV block without the header line, invalid UTF-8, a block over 256 MiB): the caller then parses it as strings. `load` places the
  * block where the scans read it; it is called only when this route reads the block. Throws the
  * same {@link InputError} as `parseLineBlock` for an invalid record unless the spec skips them.
+ *
+ * Why this function is long: most of it is the one loop over the block's lines, which keeps the
+ * line and row numbers, the TSV layout and the output columns in locals; its branches per format
+ * are a few lines each, and cut into functions they would take and hand back that state on every
+ * line of every block.
  */
-export function parseLineBlockBytes(buf: Buffer, spec: LineParseSpec, firstLine: number, stripBom: boolean, load: (block: Buffer) => BlockBytes): BytesBlock | undefined {
+export function parseLineBlockBytes(buf: Buffer, spec: LineParseSpec, block: BlockBytesOptions): BytesBlock | undefined {
+  const { firstLine, stripBom, load } = block;
   if (!bytesRouteReads(spec) || buf.length > MAX_BLOCK || !isUtf8(buf)) return undefined;
   // A TSV block other than the first is read after the header line (as line firstLine − 1).
   if (spec.format === 'tsv' && !stripBom && spec.header === undefined) return undefined;

@@ -243,7 +243,7 @@ export async function parseLineBlock(buf: Buffer, spec: LineParseSpec, firstLine
       if (r) records.push(r);
     };
   } else {
-    const reader = delimitedLineReader(ctx, '\t', spec.columns ?? {}, () => undefined, false);
+    const reader = delimitedLineReader(ctx, { delimiter: '\t', spec: spec.columns ?? {}, onHeader: () => undefined, quotes: false });
     let headerSeen = withHeader;
     each = (text, line, eol) => {
       if (!(withHeader && line === start)) {
@@ -262,7 +262,7 @@ export async function parseLineBlock(buf: Buffer, spec: LineParseSpec, firstLine
     };
   }
   // Invalid UTF-8 takes the chunked route, which records the bad lines for the readers.
-  if (!utf8LinesOf(input, start, stripBom, each, () => (bom = true))) {
+  if (!utf8LinesOf(input, { firstLine: start, stripBom, each, onBom: () => (bom = true) })) {
     const chunks = utf8Chunks(once(input), { file: spec.name, badLines: ctx.badLines, stripBom, firstLine: start, onBom: () => (bom = true) });
     for await (const chunk of chunks) linesOf(chunk, each);
   }

@@ -211,6 +211,18 @@ export function rowRecord(f: string[], at: RowPlace, layout: ColumnLayout, ctx: 
   return out;
 }
 
+/** How a delimited reader splits and maps its records (one object per file). */
+export interface DelimitedOptions {
+  /** The field separator: '\t' for TSV, ',' for CSV. */
+  delimiter: string;
+  /** Which columns make a document. */
+  spec: ColumnSpec;
+  /** Called once with the header line. */
+  onHeader: (h: DelimitedHeader) => void;
+  /** Read CSV-style quotes (default true); false (TSV's default) reads every line as one record. */
+  quotes?: boolean;
+}
+
 /**
  * Splits lines into records and turns them into documents: the header first, then one document per
  * data record. Record boundaries come from a small quote-state machine (the same rules as csv-parse
@@ -235,13 +247,20 @@ class RecordSplitter {
   private readonly quoteOptions;
   private readonly strictOptions;
 
+  private readonly delimiter: string;
+  private readonly spec: ColumnSpec;
+  private readonly onHeader: (h: DelimitedHeader) => void;
+  private readonly quotes: boolean;
+
   constructor(
     private readonly ctx: ReaderContext,
-    private readonly delimiter: string,
-    private readonly spec: ColumnSpec,
-    private readonly onHeader: (h: DelimitedHeader) => void,
-    private readonly quotes: boolean,
+    options: DelimitedOptions,
   ) {
+    const { delimiter, spec, onHeader, quotes = true } = options;
+    this.delimiter = delimiter;
+    this.spec = spec;
+    this.onHeader = onHeader;
+    this.quotes = quotes;
     this.quoteStart = delimiter + '"';
     // record_delimiter \n: lines are joined with their own breaks; a CR before a joined \n stays in
     // the quoted field it belongs to (CRLF inside a quoted field is part of the value).
@@ -346,14 +365,8 @@ function joinLines(lines: Line[]): string {
  * then `finish`; documents collect in `out` (take them as they come). What {@link readDelimited}
  * does, without an async step per line.
  */
-export function delimitedLineReader(
-  ctx: ReaderContext,
-  delimiter: string,
-  spec: ColumnSpec,
-  onHeader: (h: DelimitedHeader) => void,
-  quotes = true,
-): { out: InputRecord[]; feed(l: TextLine): void; finish(): void } {
-  const splitter = new RecordSplitter(ctx, delimiter, spec, onHeader, quotes);
+export function delimitedLineReader(ctx: ReaderContext, options: DelimitedOptions): { out: InputRecord[]; feed(l: TextLine): void; finish(): void } {
+  const splitter = new RecordSplitter(ctx, options);
   return {
     out: splitter.out,
     feed: (l) => splitter.feed(l),
@@ -368,15 +381,9 @@ export function delimitedLineReader(
  * fields than the header, invalid UTF-8, or a quoting error; throws an {@link InputError} for an
  * unknown column. `quotes` false (TSV's default) reads every line as one record without quoting.
  */
-export async function* readDelimited(
-  chunks: AsyncIterable<TextChunk>,
-  ctx: ReaderContext,
-  delimiter: string,
-  spec: ColumnSpec,
-  onHeader: (h: DelimitedHeader) => void,
-  quotes = true,
-): AsyncGenerator<InputRecord> {
-  const splitter = new RecordSplitter(ctx, delimiter, spec, onHeader, quotes);
+export async function* readDelimited(chunks: AsyncIterable<TextChunk>, ctx: ReaderContext, options: DelimitedOptions): AsyncGenerator<InputRecord> {
+  const { delimiter } = options;
+  const splitter = new RecordSplitter(ctx, options);
   const { out } = splitter;
   for await (const l of textLines(chunks)) {
     splitter.feed(l);

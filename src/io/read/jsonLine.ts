@@ -81,6 +81,12 @@ function isHex(c: number): boolean {
  * For key i, `found[3i]` and `found[3i + 1]` are the start and end of its value's bytes (a string's
  * with its quotes), and `found[3i + 2]` is 1 when that value is a string with an escape; −1, −1, 0
  * when the line has no such field.
+ *
+ * Why these parameters: it is called once per input line by the byte-level line readers, so the
+ * bytes, bounds, keys, result array and string scanner are passed as they are, with nothing
+ * allocated per line. Why this function is long: it is one state machine (value, name, after a
+ * value) whose token readers share the cursor `i`, the depth and the pending key as closure state;
+ * cut into functions, the cursor would go back and forth on every token of every line.
  */
 export function scanJsonLine(b: Uint8Array, start: number, end: number, keys: readonly Uint8Array[], found: Int32Array, stop: StringStop): number {
   for (let k = 0; k < keys.length; k++) {

@@ -218,6 +218,74 @@ export interface OpenedParquet {
   groups: AsyncGenerator<ParquetGroup>;
 }
 
+/** How {@link openParquetGroups} decodes and reports. */
+export interface ParquetGroupOptions {
+  /** Decode every column (for rewriting the file), not only the ones the documents need. */
+  allColumns?: boolean;
+  /** Called with each row group's stored bytes once it is read (progress). */
+  onBytes?: (n: number) => void;
+}
+
+/** Where a Parquet file's documents come from, resolved once per file (see {@link openParquetGroups}). */
+interface ParquetFields {
+  /** Gets the invalid rows. */
+  ctx: ReaderContext;
+  /** The text columns as named, and as paths into a row. */
+  textNames: string[];
+  textPaths: string[][];
+  /** The id and title columns' paths, if any. */
+  idPath: string[] | undefined;
+  titlePath: string[] | undefined;
+  /** Whether the id or title column holds DATE values (printed as ISO dates). */
+  idDate: boolean;
+  titleDate: boolean;
+  /** The id column as named, for messages. */
+  idName: string | undefined;
+}
+
+/** The documents of row group `g`, whose rows start at row `start` of the file; invalid rows go to `ctx.invalid`. */
+function groupRecords(rows: Record<string, unknown>[], g: number, start: number, fields: ParquetFields): InputRecord[] {
+  const { ctx, textNames, textPaths, idPath, titlePath, idDate, titleDate, idName } = fields;
+  const n = rows.length;
+  const records: InputRecord[] = [];
+  for (let i = 0; i < n; i++) {
+    const row = rows[i]!;
+    const r = start + i;
+    const where = `row group ${g}, row ${r}`;
+    const parts: string[] = [];
+    let ok = true;
+    for (let k = 0; k < textPaths.length; k++) {
+      const v = getPath(row, textPaths[k]!);
+      const t = v instanceof InvalidUtf8 ? undefined : asText(v);
+      if (t === undefined) {
+        ctx.invalid(where, v instanceof InvalidUtf8 ? `column "${textNames[k]}" is not valid UTF-8` : `column "${textNames[k]}" is not text`);
+        ok = false;
+        break;
+      }
+      parts.push(t);
+    }
+    if (!ok) continue;
+    let id: string | undefined;
+    if (idPath) {
+      const v = getPath(row, idPath);
+      if (idDate && typeof v === 'number') id = isoDate(v);
+      else if (typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint') id = String(v);
+      else {
+        ctx.invalid(where, v === null || v === undefined ? `id column "${idName}" is null` : `id column "${idName}" must be a string or a number`);
+        continue;
+      }
+    }
+    const rec: InputRecord = { text: parts.length === 1 ? parts[0]! : parts.join(' '), id, row: r, line: r + 1, rowGroup: g };
+    if (titlePath) {
+      const v = getPath(row, titlePath);
+      const t = v instanceof InvalidUtf8 ? undefined : titleDate && typeof v === 'number' ? isoDate(v) : asText(v);
+      if (t) rec.title = t;
+    }
+    records.push(rec);
+  }
+  return records;
+}
+
 /**
  * Opens a Parquet file and decodes it row group by row group: `spec.text` columns (dotted paths
  * reach into structs; values joined by one space) and the optional `spec.id` column, or every
@@ -225,7 +293,8 @@ export interface OpenedParquet {
  * a record's `line` is its 1-based row. A row group that cannot be decoded is an invalid record of
  * as many rows (skipped as a whole with --skip-invalid).
  */
-export async function openParquetGroups(path: string, ctx: ReaderContext, spec: FieldSpec, allColumns = false, onBytes?: (n: number) => void): Promise<OpenedParquet> {
+export async function openParquetGroups(path: string, ctx: ReaderContext, spec: FieldSpec, options: ParquetGroupOptions = {}): Promise<OpenedParquet> {
+  const { allColumns = false, onBytes } = options;
   const { hp, compressors, file, metadata, tree } = await openParquet(path);
   const textNames = spec.text && spec.text.length > 0 ? spec.text : [defaultTextColumn(ctx.file, tree)];
   for (const t of textNames) checkColumn(ctx.file, tree, t, 'text');
@@ -237,6 +306,7 @@ export async function openParquetGroups(path: string, ctx: ReaderContext, spec: 
   // A DATE id or title is printed as its ISO date, not its day number.
   const idDate = spec.id !== undefined && isDateColumn(columnNode(tree, spec.id));
   const titleDate = spec.title !== undefined && isDateColumn(columnNode(tree, spec.title));
+  const fields: ParquetFields = { ctx, textNames, textPaths, idPath, titlePath, idDate, titleDate, idName: spec.id };
   const columns = allColumns ? tree.children.map((c) => c.element.name) : [...new Set([...textPaths.map((p) => p[0]!), ...(idPath ? [idPath[0]!] : []), ...(titlePath ? [titlePath[0]!] : [])])];
   async function* groups(): AsyncGenerator<ParquetGroup> {
     let start = 0;
@@ -265,42 +335,7 @@ export async function openParquetGroups(path: string, ctx: ReaderContext, spec: 
         start += n;
         continue;
       }
-      const records: InputRecord[] = [];
-      for (let i = 0; i < n; i++) {
-        const row = rows[i]!;
-        const r = start + i;
-        const where = `row group ${g}, row ${r}`;
-        const parts: string[] = [];
-        let ok = true;
-        for (let k = 0; k < textPaths.length; k++) {
-          const v = getPath(row, textPaths[k]!);
-          const t = v instanceof InvalidUtf8 ? undefined : asText(v);
-          if (t === undefined) {
-            ctx.invalid(where, v instanceof InvalidUtf8 ? `column "${textNames[k]}" is not valid UTF-8` : `column "${textNames[k]}" is not text`);
-            ok = false;
-            break;
-          }
-          parts.push(t);
-        }
-        if (!ok) continue;
-        let id: string | undefined;
-        if (idPath) {
-          const v = getPath(row, idPath);
-          if (idDate && typeof v === 'number') id = isoDate(v);
-          else if (typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint') id = String(v);
-          else {
-            ctx.invalid(where, v === null || v === undefined ? `id column "${spec.id}" is null` : `id column "${spec.id}" must be a string or a number`);
-            continue;
-          }
-        }
-        const rec: InputRecord = { text: parts.length === 1 ? parts[0]! : parts.join(' '), id, row: r, line: r + 1, rowGroup: g };
-        if (titlePath) {
-          const v = getPath(row, titlePath);
-          const t = v instanceof InvalidUtf8 ? undefined : titleDate && typeof v === 'number' ? isoDate(v) : asText(v);
-          if (t) rec.title = t;
-        }
-        records.push(rec);
-      }
+      const records = groupRecords(rows, g, start, fields);
       onBytes?.(rowGroupBytes(group));
       yield { index: g, start, rows: n, values: rows, records };
       start += n;
@@ -311,6 +346,6 @@ export async function openParquetGroups(path: string, ctx: ReaderContext, spec: 
 
 /** Reads the records of a Parquet file, one row group in memory at a time (see {@link openParquetGroups}). */
 export async function* readParquet(path: string, ctx: ReaderContext, spec: FieldSpec, onBytes?: (n: number) => void): AsyncGenerator<InputRecord> {
-  const { groups } = await openParquetGroups(path, ctx, spec, false, onBytes);
+  const { groups } = await openParquetGroups(path, ctx, spec, { onBytes });
   for await (const g of groups) yield* g.records;
 }

@@ -242,6 +242,42 @@ function refuseMisreadHeader(name: string, fmt: 'tsv' | 'csv', delimiter: string
   }
 }
 
+/** Opens a directory of documents (format dir). */
+function openDirectoryInput(path: string, options: ReadOptions, skips: SkipStats): OpenedInput {
+  refuseFieldFlags(path, 'dir', options);
+  let read = 0;
+  const ctx = makeContext(path, options.raw ?? false, options.skipInvalid ?? false, skips);
+  return {
+    name: path,
+    format: 'dir',
+    delimiter: undefined,
+    size: undefined,
+    bytesRead: () => read,
+    header: undefined,
+    skips,
+    bom: false,
+    records: readDirectory(path, ctx, (n) => (read += n)),
+  };
+}
+
+/** Opens a Parquet file (not standard input: the footer is at the end). */
+async function openParquetInput(path: string, options: ReadOptions, skips: SkipStats): Promise<OpenedInput> {
+  let read = 0;
+  const name = options.displayName ?? path;
+  const ctx = makeContext(name, options.raw ?? false, options.skipInvalid ?? false, skips);
+  const st = await fsp.stat(path).catch(() => undefined);
+  return {
+    name,
+    format: 'parquet',
+    delimiter: undefined,
+    size: st?.size,
+    bytesRead: () => read,
+    header: undefined,
+    skips,
+    records: readParquet(path, ctx, options.fields ?? {}, (n) => (read += n)),
+  };
+}
+
 /** Opens one file, standard input or directory of documents. */
 async function openSingle(path: string, options: ReadOptions, skips: SkipStats): Promise<OpenedInput> {
   const raw = options.raw ?? false;
@@ -251,39 +287,13 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
   if (format === 'auto' && dir) format = 'dir';
   if (format === 'dir') {
     if (!dir) throw new UsageError(`format dir needs a directory, but ${path === '-' ? STDIN_NAME : path} is not one`, { option: 'format' });
-    refuseFieldFlags(path, 'dir', options);
-    let read = 0;
-    const ctx = makeContext(path, raw, skipInvalid, skips);
-    return {
-      name: path,
-      format: 'dir',
-      delimiter: undefined,
-      size: undefined,
-      bytesRead: () => read,
-      header: undefined,
-      skips,
-      bom: false,
-      records: readDirectory(path, ctx, (n) => (read += n)),
-    };
+    return openDirectoryInput(path, options, skips);
   }
   if (dir) throw new UsageError(`${path} is a directory, not a ${format} file: read it as format dir (or auto)`, { option: 'format', value: 'dir' });
   if (format === 'auto' && path !== '-') format = formatFromExtension(path) ?? ((await isParquetFile(path)) ? 'parquet' : 'auto');
   if (format === 'parquet') {
     if (path === '-') throw new UsageError('Parquet cannot be read from standard input (the footer is at the end of the file): give the file');
-    let read = 0;
-    const name = options.displayName ?? path;
-    const ctx = makeContext(name, raw, skipInvalid, skips);
-    const st = await fsp.stat(path).catch(() => undefined);
-    return {
-      name,
-      format: 'parquet',
-      delimiter: undefined,
-      size: st?.size,
-      bytesRead: () => read,
-      header: undefined,
-      skips,
-      records: readParquet(path, ctx, options.fields ?? {}, (n) => (read += n)),
-    };
+    return openParquetInput(path, options, skips);
   }
   const source = await openSource(path, options.stdin);
   const name = options.displayName ?? source.name;
@@ -328,7 +338,7 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
       refuseMisreadHeader(name, fmt, options.delimiter, (nl < 0 ? first.value.text : first.value.text.slice(0, nl)).replace(/\r$/, ''));
       chunks = prepend(first.value, it);
     } else chunks = (async function* () {})();
-    records = readDelimited(chunks, ctx, delimiter!, options.columns ?? {}, (h) => (opened.header = h), fmt === 'csv' || options.tsvQuotes === true);
+    records = readDelimited(chunks, ctx, { delimiter: delimiter!, spec: options.columns ?? {}, onHeader: (h) => (opened.header = h), quotes: fmt === 'csv' || options.tsvQuotes === true });
   } else if (fmt === 'jsonl') {
     records = readJsonl(textLines(chunks), ctx, options.fields ?? {});
   } else if (fmt === 'idtext') {

@@ -42,27 +42,28 @@ export function fsError(path: string, e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
 
+/** The stream of `path`'s bytes as stored (`stdin` for `-`), and the file's size (none for standard input). */
+async function openRaw(path: string, stdin: Readable): Promise<{ raw: Readable; size: number | undefined }> {
+  if (path === '-') return { raw: stdin, size: undefined };
+  let size: number;
+  try {
+    const st = await fsp.stat(path);
+    if (st.isDirectory()) throw new InputError(path, undefined, 'is a directory, not a file (format dir reads the files in it)', undefined, { option: 'format', value: 'dir' });
+    size = st.size;
+  } catch (e) {
+    throw fsError(path, e);
+  }
+  // A small file gets a buffer of its own size: a 1 MiB buffer per tiny shard is mostly garbage.
+  return { raw: createReadStream(path, { highWaterMark: Math.max(64, Math.min(1 << 20, size)) }), size };
+}
+
 /**
  * Opens `path` (`-` for standard input). Gzip and zstd data are recognised by their magic bytes,
  * whatever the file is called, and decompressed as they stream.
  */
 export async function openSource(path: string, stdin: Readable = process.stdin): Promise<ByteSource> {
-  let raw: Readable;
-  let size: number | undefined;
   const name = path === '-' ? STDIN_NAME : path;
-  if (path === '-') {
-    raw = stdin;
-  } else {
-    try {
-      const st = await fsp.stat(path);
-      if (st.isDirectory()) throw new InputError(path, undefined, 'is a directory, not a file (format dir reads the files in it)', undefined, { option: 'format', value: 'dir' });
-      size = st.size;
-    } catch (e) {
-      throw fsError(path, e);
-    }
-    // A small file gets a buffer of its own size: a 1 MiB buffer per tiny shard is mostly garbage.
-    raw = createReadStream(path, { highWaterMark: Math.max(64, Math.min(1 << 20, size)) });
-  }
+  const { raw, size } = await openRaw(path, stdin);
   let read = 0;
   let compression: Compression;
   async function* rawChunks(): AsyncGenerator<Buffer> {

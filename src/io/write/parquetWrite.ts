@@ -12,7 +12,7 @@ import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { InputError } from '../../common/errors.js';
 import { loadPackage } from '../../common/lazy.js';
 import { writeError, type PendingCommits } from './output.js';
-import { InvalidUtf8, openParquetGroups, type SchemaElementLike } from '../read/parquet.js';
+import { InvalidUtf8, openParquetGroups, type OpenedParquet, type ParquetGroup, type SchemaElementLike } from '../read/parquet.js';
 import type { FieldSpec } from '../read/jsonl.js';
 import type { InputRecord, ReaderContext } from '../read/record.js';
 import { annotationColumns, tagClashAt, type RecordTags } from './write.js';
@@ -73,6 +73,48 @@ function fixBytes(v: unknown): unknown {
   return v instanceof InvalidUtf8 ? v.bytes : v;
 }
 
+/** Each top-level column's codec (that of its first leaf in the first row group), and the file's (the first column's). */
+function columnCodecs(metadata: OpenedParquet['metadata']): { codecOf: Map<string, string>; fileCodec: string } {
+  const codecOf = new Map<string, string>();
+  for (const c of metadata.row_groups[0]?.columns ?? []) {
+    const m = c.meta_data;
+    if (m && !codecOf.has(m.path_in_schema[0]!)) codecOf.set(m.path_in_schema[0]!, WRITABLE.has(m.codec) ? m.codec : 'SNAPPY');
+  }
+  return { codecOf, fileCodec: codecOf.values().next().value ?? 'SNAPPY' };
+}
+
+/** A temporary file beside `output`, open for writing (renamed onto `output` when complete). */
+async function openTemp(output: string): Promise<{ tmp: string; fh: import('node:fs/promises').FileHandle }> {
+  const dir = path.dirname(path.resolve(output));
+  const tmp = path.join(dir, `.${path.basename(output)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`);
+  try {
+    return { tmp, fh: await fsp.open(tmp, 'w') };
+  } catch (e) {
+    throw new InputError(output, undefined, `cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+}
+
+/**
+ * The rows of row group `g` that are written (their indices in the group) and the tag columns' values
+ * for them, from `how.verdict` called once per valid record, in row order.
+ */
+function keptRows(g: ParquetGroup, how: RewriteHow): { keep: number[]; tags: (number | string | boolean | null)[][] } {
+  const keep: number[] = [];
+  const tags: (number | string | boolean | null)[][] = TAG_TYPES.map(() => []);
+  for (const r of g.records) {
+    const local = r.row - g.start;
+    const v = how.verdict(r);
+    if (how.mode === 'dedup' && !v.keep) continue;
+    keep.push(local);
+    tags[0]!.push(v.cluster ?? null);
+    tags[1]!.push(v.clusterSize ?? null);
+    tags[2]!.push(v.duplicateOf ?? null);
+    tags[3]!.push(v.similarity ?? null);
+    tags[4]!.push(v.keep);
+  }
+  return { keep, tags };
+}
+
 /**
  * Rewrites Parquet file `input` into `output` (atomically), keeping or annotating each valid record
  * as `how.verdict` says (`read`: the reader's context and field spec); rows that are not valid records (skipped with --skip-invalid) are left out, as
@@ -80,10 +122,10 @@ function fixBytes(v: unknown): unknown {
  */
 export async function rewriteParquet(input: string, output: string, read: { ctx: ReaderContext; spec: FieldSpec }, how: RewriteHow): Promise<number> {
   const { ctx, spec } = read;
-  const { mode, verdict, tagPrefix = '', commits } = how;
+  const { mode, tagPrefix = '', commits } = how;
   const w = await loadPackage<WriterModule>('hyparquet-writer', 'writing Parquet');
   const comp = await compressors();
-  const { metadata, tree, groups } = await openParquetGroups(input, ctx, spec, true);
+  const { metadata, tree, groups } = await openParquetGroups(input, ctx, spec, { allColumns: true });
   const names = tree.children.map((c) => c.element.name);
   let tagNames: string[] = [];
   try {
@@ -96,22 +138,8 @@ export async function rewriteParquet(input: string, output: string, read: { ctx:
     schema[0] = { ...schema[0]!, num_children: (schema[0]!.num_children ?? names.length) + TAG_TYPES.length };
     TAG_TYPES.forEach((t, i) => schema.push({ name: tagNames[i]!, ...t }));
   }
-  // Each top-level column keeps the codec of its first leaf in the first row group.
-  const codecOf = new Map<string, string>();
-  for (const c of metadata.row_groups[0]?.columns ?? []) {
-    const m = c.meta_data;
-    if (m && !codecOf.has(m.path_in_schema[0]!)) codecOf.set(m.path_in_schema[0]!, WRITABLE.has(m.codec) ? m.codec : 'SNAPPY');
-  }
-  const fileCodec = codecOf.values().next().value ?? 'SNAPPY';
-
-  const dir = path.dirname(path.resolve(output));
-  const tmp = path.join(dir, `.${path.basename(output)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`);
-  let fh: import('node:fs/promises').FileHandle;
-  try {
-    fh = await fsp.open(tmp, 'w');
-  } catch (e) {
-    throw new InputError(output, undefined, `cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
+  const { codecOf, fileCodec } = columnCodecs(metadata);
+  const { tmp, fh } = await openTemp(output);
   let written = 0;
   try {
     const bw = new w.ByteWriter();
@@ -130,19 +158,7 @@ export async function rewriteParquet(input: string, output: string, read: { ctx:
     const pw = new w.ParquetWriter({ writer: bw, schema, codec: fileCodec, compressors: comp, kvMetadata: metadata.key_value_metadata, createdBy: 'neardup (hyparquet-writer)' });
     for await (const g of groups) {
       if (!g.values) continue;
-      const keep: number[] = [];
-      const tags: (number | string | boolean | null)[][] = TAG_TYPES.map(() => []);
-      for (const r of g.records) {
-        const local = r.row - g.start;
-        const v = verdict(r);
-        if (mode === 'dedup' && !v.keep) continue;
-        keep.push(local);
-        tags[0]!.push(v.cluster ?? null);
-        tags[1]!.push(v.clusterSize ?? null);
-        tags[2]!.push(v.duplicateOf ?? null);
-        tags[3]!.push(v.similarity ?? null);
-        tags[4]!.push(v.keep);
-      }
+      const { keep, tags } = keptRows(g, how);
       if (keep.length === 0) continue;
       const columnData: Record<string, unknown>[] = names.map((name) => ({
         name,

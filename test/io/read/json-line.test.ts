@@ -194,7 +194,7 @@ async function sameAsStringRoute(buf: Buffer, spec: LineParseSpec, firstLine: nu
     (b) => ({ block: b as ParsedBlock | undefined, error: undefined as string | undefined }),
     (e: Error) => ({ block: undefined, error: e.message }),
   );
-  const got = outcome(() => parseLineBlockBytes(buf, spec, firstLine, stripBom, loadBytes));
+  const got = outcome(() => parseLineBlockBytes(buf, spec, { firstLine, stripBom, load: loadBytes }));
   assert.equal(got.error, want.error);
   const counts = { bytes: 0, strings: 0 };
   if (!want.block) return counts;
@@ -289,12 +289,12 @@ test('parseLineBlockBytes: declines several or dotted JSONL text fields, and inv
   const spec = (s: Partial<LineParseSpec>): LineParseSpec => ({ path: 'x', name: 'x', format: 'jsonl', skipInvalid: false, ...s });
   let loads = 0;
   const load = (b: Buffer): BlockBytes => (loads++, loadBytes(b));
-  assert.equal(parseLineBlockBytes(buf, spec({ format: 'tsv' }), 1, false, load), undefined, 'a later TSV block without the header line');
-  assert.equal(parseLineBlockBytes(buf, spec({ fields: { text: ['a', 'b'] } }), 1, true, load), undefined);
-  assert.equal(parseLineBlockBytes(buf, spec({ fields: { text: ['meta.text'] } }), 1, true, load), undefined);
-  assert.equal(parseLineBlockBytes(Buffer.from('{"text":"\xff"}\n', 'latin1'), spec({}), 1, true, load), undefined);
+  assert.equal(parseLineBlockBytes(buf, spec({ format: 'tsv' }), { firstLine: 1, stripBom: false, load }), undefined, 'a later TSV block without the header line');
+  assert.equal(parseLineBlockBytes(buf, spec({ fields: { text: ['a', 'b'] } }), { firstLine: 1, stripBom: true, load }), undefined);
+  assert.equal(parseLineBlockBytes(buf, spec({ fields: { text: ['meta.text'] } }), { firstLine: 1, stripBom: true, load }), undefined);
+  assert.equal(parseLineBlockBytes(Buffer.from('{"text":"\xff"}\n', 'latin1'), spec({}), { firstLine: 1, stripBom: true, load }), undefined);
   assert.equal(loads, 0, 'the block is not loaded when the route declines it');
-  assert.ok(parseLineBlockBytes(buf, spec({ fields: { text: ['body'], id: 'key' } }), 1, true, load));
+  assert.ok(parseLineBlockBytes(buf, spec({ fields: { text: ['body'], id: 'key' } }), { firstLine: 1, stripBom: true, load }));
 });
 
 // ---- Signing from bytes.

@@ -234,7 +234,7 @@ test('utf8LinesOf: the same lines, numbers and line breaks as textLines(utf8Chun
     fc.asyncProperty(bytes, fc.integer({ min: 1, max: 1000 }), fc.boolean(), async (buf, firstLine, stripBom) => {
       const got: TextLine[] = [];
       let bomA = false;
-      const ok = utf8LinesOf(buf, firstLine, stripBom, (text, line, eol) => got.push({ text, line, eol }), () => (bomA = true));
+      const ok = utf8LinesOf(buf, { firstLine, stripBom, each: (text, line, eol) => got.push({ text, line, eol }), onBom: () => (bomA = true) });
       assert.equal(ok, isUtf8(buf));
       if (!ok) {
         assert.equal(got.length, 0);
