@@ -60,7 +60,8 @@ export function formatEta(remaining: number, perSecond: number): string {
  * A bar for one stage. `total` may be undefined (standard input): then it shows counts and rates
  * without a bar or ETA. Byte bars also show documents per second.
  */
-export function createProgress(enabled: boolean, stream: Writable, label: string, unit: ProgressUnit, total: number | undefined): Progress {
+export function createProgress(to: { enabled: boolean; stream: Writable }, label: string, unit: ProgressUnit, total: number | undefined): Progress {
+  const { enabled, stream } = to;
   if (!enabled) return NOOP;
   const t0 = performance.now();
   const known = total !== undefined && total > 0;

@@ -71,7 +71,7 @@ export class Reporter {
 
   /** A progress bar for a stage (a no-op unless stderr is a TTY and not --quiet). */
   progress(label: string, unit: ProgressUnit, total: number | undefined): Progress {
-    return createProgress(this.showProgress, this.err, label, unit, total);
+    return createProgress({ enabled: this.showProgress, stream: this.err }, label, unit, total);
   }
 
   /** Runs a stage, logging its time under --verbose; returns its result and duration. */

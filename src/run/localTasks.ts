@@ -205,11 +205,11 @@ export class TaskProcesses {
   }
 }
 
-/** Runs tasks `tasks` of `stage` on `processes` forked task processes, ended when the stage ends; `onDone` after each. */
-export async function runTasksInProcesses(workDir: string, stage: TaskStage, tasks: readonly number[], processes: number, onDone: (task: number) => void): Promise<void> {
+/** Runs tasks `tasks` of `stage` on `processes` forked task processes, ended when the stage ends. */
+export async function runTasksInProcesses(workDir: string, stage: TaskStage, tasks: readonly number[], processes: number): Promise<void> {
   const pool = new TaskProcesses(processes);
   try {
-    await pool.run(workDir, stage, tasks, onDone);
+    await pool.run(workDir, stage, tasks, () => undefined);
   } finally {
     pool.close();
   }

@@ -40,7 +40,7 @@ test('a bar that has made no progress (a stall) says ETA --, not NFs', async () 
       cb();
     },
   });
-  const bar = createProgress(true, stream, 'read', 'bytes', 1e6);
+  const bar = createProgress({ enabled: true, stream }, 'read', 'bytes', 1e6);
   // Past one redraw (once a second without a TTY), with nothing done: cli-progress's own ETA was `NFs` here.
   for (let i = 0; i < 12; i++) {
     bar.update(0, 0);

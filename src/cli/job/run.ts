@@ -196,13 +196,14 @@ async function taskDone(wd: WorkDir, job: JobSpec, stage: (typeof STAGES)[number
 export async function runLocally(wd: WorkDir, job: JobSpec, reporter: Reporter, processes = 1): Promise<void> {
   const pool = new TaskProcesses(processes);
   try {
-    await runStages(wd, job, reporter, processes, pool);
+    await runStages({ wd, job, reporter, processes, pool });
   } finally {
     pool.close();
   }
 }
 
-async function runStages(wd: WorkDir, job: JobSpec, reporter: Reporter, processes: number, pool: TaskProcesses): Promise<void> {
+async function runStages(run: { wd: WorkDir; job: JobSpec; reporter: Reporter; processes: number; pool: TaskProcesses }): Promise<void> {
+  const { wd, job, reporter, processes, pool } = run;
   for (const [i, stage] of STAGES.entries()) {
     const n = taskCount(job, stage);
     const t0 = performance.now();

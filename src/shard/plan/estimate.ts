@@ -237,8 +237,8 @@ export async function estimateJob(
       const n = taskCount(job, stage);
       if (n === 0) continue;
       options.onStage?.(stage, n);
-      if (stage === 'link') await driveLink(job, { marker: (st, t) => Promise.resolve(readMarker<LinkRoundMarker>(work, job, st, t)), run: (st, todo) => runTasksInProcesses(work, st, todo, options.processes ?? 1, () => undefined) });
-      await runTasksInProcesses(work, stage, Array.from({ length: n }, (_, t) => t), options.processes ?? 1, () => undefined);
+      if (stage === 'link') await driveLink(job, { marker: (st, t) => Promise.resolve(readMarker<LinkRoundMarker>(work, job, st, t)), run: (st, todo) => runTasksInProcesses(work, st, todo, options.processes ?? 1) });
+      await runTasksInProcesses(work, stage, Array.from({ length: n }, (_, t) => t), options.processes ?? 1);
     }
     return fromSample(work, job, full, sample, performance.now() - t0, options);
   } finally {
