@@ -20,7 +20,7 @@
 // by .ci/run after the whole suite on Node 20: one file per piece that sits on Node itself. The
 // SQLite store runs on node:sqlite there (better-sqlite3 on 20: the parity, durability and
 // concurrent-open tests), the file store on fs's fdatasync and appends, node-postgres and ioredis on
-// net (store parity, a Redis outage), the S3 SDK and Fastify on HTTP (io/s3/s3, server/http), the
+// net (store parity, a Redis outage), the S3 SDK and Fastify on HTTP (io/s3/s3 and server/http; the CLI's s3:// names, io/s3/staging, are JavaScript over that client and run once), the
 // signing kernels on WebAssembly and worker threads (known answers, sign-corpus), the decoders on
 // zlib and streams, task processes on child_process IPC, the package's exports and optional native
 // dependencies on the module loader. The rest (batch dedup, the index's logic, the job stages and
@@ -49,7 +49,7 @@ const TIERS = {
 /** The longest files, longest first (seconds on 2 cores, shared: only their order counts). */
 const LONGEST_FIRST = [
   'e2e/job-differential', 'distributed/slurm', 'shard/stages/link', 'shard/files/integrity', 'e2e/distributed-s3-bullmq', 'e2e/distributed-s3',
-  'e2e/job-liveness', 'e2e/s3-job', 'io/s3/s3', 'server/limits', 'cluster/keep-policy', 'e2e/multi-input', 'shard/stages/decideSpill',
+  'e2e/job-liveness', 'e2e/s3-job', 'io/s3/s3', 'io/s3/staging', 'server/limits', 'cluster/keep-policy', 'e2e/multi-input', 'shard/stages/decideSpill',
   'similarity/prefix-join', 'e2e/job-local', 'dedup/ranged-source', 'repo/consumer-types', 'e2e/distributed', 'e2e/s3-job-faults',
   'online/expiry', 'cli/dedup/dedup', 'store/parity', 'io/read/json-raw', 'cluster/removal', 'lsh/recall-estimate', 'repo/docs-output',
   'shard/plan/estimate', 'online/clusters', 'sketch/minhash-stats', 'e2e/redis-outage',

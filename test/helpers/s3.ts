@@ -15,6 +15,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './redis.js';
 import { leashed } from './leash.js';
+import { tmpDir } from '../cliUtil.js';
+import { jsonl, plantedDocs, writeShards } from './shards.js';
 import { S3Client, PutObjectCommand, ListObjectsV2Command, GetObjectCommand, DeleteObjectCommand } from '@aws-sdk/client-s3';
 
 // The SDK's notice that its 2027 versions need Node 22 would be printed in every test run on Node 20.
@@ -167,4 +169,42 @@ export async function getObjects(s: S3Server, bucket: string, prefix: string): P
 /** Deletes the object at `key`. */
 export async function deleteObject(s: S3Server, bucket: string, key: string): Promise<void> {
   await s.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+}
+
+/** s3rver with a fault proxy in front, and the corpus of {@link startS3Corpus} locally and in the bucket. */
+export interface S3Corpus {
+  server: S3Server;
+  proxy: FaultProxy;
+  /** The local directory: `in/` (the shards) and `all.jsonl`. */
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts s3rver with `bucket` and a proxy that fails every third request, and writes 800 planted
+ * documents as four zstd JSONL shards to `in/` (with a `_SUCCESS` the readers skip) and whole to
+ * `all.jsonl`, both in a temp directory and under the same keys in the bucket: the corpus of the
+ * s3:// tests of test/io/s3/.
+ */
+export async function startS3Corpus(bucket: string): Promise<S3Corpus> {
+  const server = await startS3rver(bucket);
+  const proxy = await startFaultProxy(server.port);
+  const dir = tmpDir();
+  const docs = plantedDocs(800, 0.3, 33);
+  const files = await writeShards(path.join(dir, 'in'), docs, 4, ['jsonl.zst']);
+  for (const f of files) await putObject(server, bucket, `in/${path.basename(f)}`, fs.readFileSync(f));
+  // Hidden by the Hadoop convention, as in a local directory of shards.
+  await putObject(server, bucket, 'in/_SUCCESS', '');
+  fs.writeFileSync(path.join(dir, 'all.jsonl'), jsonl(docs));
+  await putObject(server, bucket, 'all.jsonl', fs.readFileSync(path.join(dir, 'all.jsonl')));
+  return {
+    server,
+    proxy,
+    dir,
+    async stop() {
+      await proxy.stop();
+      await server.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
