@@ -4,7 +4,7 @@
  * three BullMQ workers that share nothing but Redis and the bucket; they must give exactly the
  * pairs, clusters and output shards of single-process `neardup dedup` (the same corpus as
  * distributed.test.ts, in a file of its own so that CI runs it on Node 20 only: the S3 client on
- * every Node is covered by test/io/s3/s3.test.ts and test/e2e/s3-job.test.ts). This file: one machine's task processes; the
+ * every Node is covered by test/io/s3/s3.test.ts, which scripts/test-tier.mjs runs on Node 22 and 24 too). This file: one machine's task processes; the
  * BullMQ workers are in distributed-s3-bullmq.test.ts (the two together passed the 300 s a test
  * file may take, under load).
  */
