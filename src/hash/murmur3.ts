@@ -115,3 +115,33 @@ export function textHash2(out: Uint32Array, i: number, text: string | null, byte
   out[2 * i] = fmix32(h ^ len);
   out[2 * i + 1] = fmix32(g ^ Math.imul(len, 0x85ebca6b));
 }
+
+/**
+ * `textHash2` of the first `len` code units of `buf`, as if they were a string; returns `len`.
+ * `words` views the same bytes: on a little-endian machine its word j is code units 2j and 2j + 1,
+ * the pair `textHash2` mixes. Beside textHash2 so that the two stay one hash (src/spans/unitHash.ts
+ * hashes normalized units with it; test/spans/unitHash.test.ts checks they agree).
+ */
+export function textHash2Units(buf: Uint16Array, words: Uint32Array, len: number, out: Uint32Array): number {
+  let h = 0x6d2b79f5;
+  let g = 0x1b873593;
+  const pairs = len >>> 1;
+  for (let j = 0; j < pairs; j++) {
+    let k = words[j]!;
+    g = Math.imul(g ^ k, 0x27d4eb2d);
+    g ^= g >>> 15;
+    k = Math.imul(k, C1);
+    k = (k << 15) | (k >>> 17);
+    h ^= Math.imul(k, C2);
+    h = (h << 13) | (h >>> 19);
+    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+  }
+  if (len & 1) {
+    const k = buf[len - 1]!;
+    g = Math.imul(g ^ k, 0x27d4eb2d);
+    h ^= Math.imul((Math.imul(k, C1) << 15) | (Math.imul(k, C1) >>> 17), C2);
+  }
+  out[0] = fmix32(h ^ len);
+  out[1] = fmix32(g ^ Math.imul(len, 0x85ebca6b));
+  return len;
+}

@@ -14,12 +14,9 @@
  * checks the table against every BMP composition and the hashes against the string path.
  * @module
  */
-import { fmix32 } from '../hash/mix.js';
-import { textHash2 } from '../hash/murmur3.js';
+import { textHash2, textHash2Units } from '../hash/murmur3.js';
 import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../text/normalize.js';
 
-const C1 = 0xcc9e2d51;
-const C2 = 0x1b873593;
 /** Table entries: the output code unit, or one of these. */
 const UNKNOWN = -3;
 const FALLBACK = -1;
@@ -39,35 +36,6 @@ function entry(c: number, lower: boolean): number {
   if (l.length !== 1 || l.normalize('NFKC') !== l || MARK.test(l) || WS.test(l)) return FALLBACK;
   const d = l.charCodeAt(0);
   return (d >= 0xd800 && d <= 0xdfff) || (d >= 0x1100 && d <= 0x11ff) ? FALLBACK : d;
-}
-
-/**
- * `textHash2` of the first `len` code units of `buf`, as if they were a string; returns `len`.
- * `words` views the same bytes: on a little-endian machine its word j is code units 2j and 2j + 1,
- * the pair `textHash2` mixes.
- */
-function hashUnits(buf: Uint16Array, words: Uint32Array, len: number, out: Uint32Array): number {
-  let h = 0x6d2b79f5;
-  let g = 0x1b873593;
-  const pairs = len >>> 1;
-  for (let j = 0; j < pairs; j++) {
-    let k = words[j]!;
-    g = Math.imul(g ^ k, 0x27d4eb2d);
-    g ^= g >>> 15;
-    k = Math.imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    h ^= Math.imul(k, C2);
-    h = (h << 13) | (h >>> 19);
-    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
-  }
-  if (len & 1) {
-    const k = buf[len - 1]!;
-    g = Math.imul(g ^ k, 0x27d4eb2d);
-    h ^= Math.imul((Math.imul(k, C1) << 15) | (Math.imul(k, C1) >>> 17), C2);
-  }
-  out[0] = fmix32(h ^ len);
-  out[1] = fmix32(g ^ Math.imul(len, 0x85ebca6b));
-  return len;
 }
 
 /** True on a little-endian machine (every platform Node ships for); a big-endian one takes the string path. */
@@ -121,7 +89,7 @@ export class UnitHasher {
     let len = 0;
     if (mode === 2) {
       for (let i = a; i < b; i++) buf[len++] = src[i]!;
-      return hashUnits(buf, this.words, len, out);
+      return textHash2Units(buf, this.words, len, out);
     }
     const table = this.table;
     let space = false;
@@ -143,7 +111,7 @@ export class UnitHasher {
       }
       buf[len++] = m;
     }
-    return hashUnits(buf, this.words, len, out);
+    return textHash2Units(buf, this.words, len, out);
   }
 
   /** Copies the document's code units into {@link src}: typed-array reads cost less than `charCodeAt` on a string of any representation. */

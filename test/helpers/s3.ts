@@ -7,6 +7,7 @@
  * (`conditional`): a PUT with that header is answered 412 when a HEAD finds the object there.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { after, before } from 'node:test';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -207,4 +208,20 @@ export async function startS3Corpus(bucket: string): Promise<S3Corpus> {
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Registers the file's before and after hooks for {@link startS3Corpus}: `take` gets the corpus once
+ * it runs (nothing starts when s3rver is `missing` and the tests skip).
+ */
+export function useS3Corpus(bucket: string, missing: string | undefined, take: (c: S3Corpus) => void): void {
+  let corpus: S3Corpus | undefined;
+  before(async () => {
+    if (missing) return;
+    corpus = await startS3Corpus(bucket);
+    take(corpus);
+  });
+  after(async () => {
+    await corpus?.stop();
+  });
 }

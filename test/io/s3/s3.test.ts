@@ -5,7 +5,7 @@
  * and keys, torn bodies and racing writers. These run on every Node version (scripts/test-tier.mjs);
  * the CLI's s3:// names for every command and output are in ./staging.test.ts, run once.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,25 +16,15 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { s3Download, s3Get, s3GetParsed, s3Put, s3PutSettled, s3Requests, s3Size, s3Upload, setS3Endpoint } from '../../../src/io/s3/client.js';
 import { listS3Input } from '../../../src/io/s3/staging.js';
-import { getObjects, s3rverMissing, startFaultProxy, startS3Corpus, S3_ENV, type FaultProxy, type S3Corpus, type S3Server } from '../../helpers/s3.js';
+import { getObjects, s3rverMissing, startFaultProxy, useS3Corpus, S3_ENV, type FaultProxy, type S3Server } from '../../helpers/s3.js';
 
 const missing = REQUIRE_ALL ? undefined : s3rverMissing();
 const opts = missing ? { skip: missing } : {};
 const BUCKET = 'corpus';
-let corpus: S3Corpus;
 let server: S3Server;
 let proxy: FaultProxy;
 let dir: string;
-
-before(async () => {
-  if (missing) return;
-  corpus = await startS3Corpus(BUCKET);
-  ({ server, proxy, dir } = corpus);
-});
-
-after(async () => {
-  if (!missing) await corpus.stop();
-});
+useS3Corpus(BUCKET, missing, (c) => ({ server, proxy, dir } = c));
 
 /** neardup with the server's credentials, through the endpoint given (a child process: the proxy runs in this one). */
 function run(args: string[], endpoint: string): Promise<{ code: number; stdout: string; stderr: string }> {

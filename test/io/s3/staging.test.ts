@@ -6,7 +6,7 @@
  * as the same run on local files. JavaScript over the client of ./s3.test.ts, so it runs once, on
  * Node 20 (scripts/test-tier.mjs).
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,25 +14,15 @@ import { randomBytes } from 'node:crypto';
 import { neardup } from '../../cliUtil.js';
 import { neardupAsync } from '../../helpers/procs.js';
 import { REQUIRE_ALL } from '../../helpers/needs.js';
-import { getObjects, s3rverMissing, startS3Corpus, S3_ENV, type FaultProxy, type S3Corpus, type S3Server } from '../../helpers/s3.js';
+import { getObjects, s3rverMissing, useS3Corpus, S3_ENV, type FaultProxy, type S3Server } from '../../helpers/s3.js';
 
 const missing = REQUIRE_ALL ? undefined : s3rverMissing();
 const opts = missing ? { skip: missing } : {};
 const BUCKET = 'corpus';
-let corpus: S3Corpus;
 let server: S3Server;
 let proxy: FaultProxy;
 let dir: string;
-
-before(async () => {
-  if (missing) return;
-  corpus = await startS3Corpus(BUCKET);
-  ({ server, proxy, dir } = corpus);
-});
-
-after(async () => {
-  if (!missing) await corpus.stop();
-});
+useS3Corpus(BUCKET, missing, (c) => ({ server, proxy, dir } = c));
 
 /** neardup with the server's credentials, through the endpoint given (a child process: the proxy runs in this one). */
 function run(args: string[], endpoint: string): Promise<{ code: number; stdout: string; stderr: string }> {
