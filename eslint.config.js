@@ -1,5 +1,5 @@
-// ESLint (flat config): a small set of rules that catch bugs, not style. No formatter: layout is
-// left as written. Type-aware rules (floating promises and friends) use the TypeScript project.
+// ESLint (flat config): a small set of rules that catch bugs, not style (layout is dprint's:
+// dprint.json). Type-aware rules (floating promises and friends) use the TypeScript project.
 // Rationale for each rule is in CONTRIBUTING.md ("Lint").
 import tseslint from 'typescript-eslint';
 

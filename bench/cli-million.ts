@@ -30,7 +30,22 @@ if (!existsSync(file) || !existsSync(`${file}.truth.tsv`)) {
 }
 const out = resolve(repoRoot, `bench/data/m${docs}.pairs.tsv`);
 const load0 = loadavg()[0]!;
-const args = ['-f', '%e %M', process.execPath, resolve(repoRoot, 'dist/cli/main.js'), 'dedup', file, '--format', 'idtext', '--threshold', String(threshold), '--workers', workers, '--out', out];
+const args = [
+  '-f',
+  '%e %M',
+  process.execPath,
+  resolve(repoRoot, 'dist/cli/main.js'),
+  'dedup',
+  file,
+  '--format',
+  'idtext',
+  '--threshold',
+  String(threshold),
+  '--workers',
+  workers,
+  '--out',
+  out,
+];
 const r = spawnSync('/usr/bin/time', args, { encoding: 'utf8', maxBuffer: 1 << 26 });
 if (r.status !== 0) {
   console.error(r.stderr);
@@ -48,6 +63,14 @@ for (const l of readFileSync(out, 'utf8').split('\n')) {
 const { planted, missed: missedCount, missedAbove, foundPlanted } = await plantedRecall(file, pairs, threshold);
 const missed = { length: missedCount };
 console.log(`\nneardup dedup ${file} --format idtext --threshold ${threshold} --workers ${workers}`);
-console.log(`docs ${docs}; wall ${wall.toFixed(1)} s; peak RSS ${(rssKb / 1024).toFixed(0)} MB; load average at start ${load0.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)}`);
-console.log(`planted ${planted.length}; found ${foundPlanted}; missed ${missed.length}, of which ${missedAbove} have Jaccard ≥ ${threshold}; recall of planted pairs ≥ threshold: ${(foundPlanted / (foundPlanted + missedAbove)).toFixed(5)}`);
+console.log(
+  `docs ${docs}; wall ${wall.toFixed(1)} s; peak RSS ${(rssKb / 1024).toFixed(0)} MB; load average at start ${load0.toFixed(2)}, at end ${
+    loadavg()[0]!.toFixed(2)
+  }`,
+);
+console.log(
+  `planted ${planted.length}; found ${foundPlanted}; missed ${missed.length}, of which ${missedAbove} have Jaccard ≥ ${threshold}; recall of planted pairs ≥ threshold: ${
+    (foundPlanted / (foundPlanted + missedAbove)).toFixed(5)
+  }`,
+);
 rmSync(out, { force: true });

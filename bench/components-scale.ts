@@ -57,14 +57,24 @@ const t = performance.now() - t1;
 const rss1 = process.resourceUsage().maxRSS * 1024;
 const P = c.docs.length;
 const K = c.start.length - 1;
-console.log(`# ${N.toExponential(1)} documents, ${n.toLocaleString('en')} pairs (generated in ${(gen / 1000).toFixed(1)} s): ${P.toLocaleString('en')} clustered documents in ${K.toLocaleString('en')} clusters`);
-console.log(`clustersOfPairs: ${(t / 1000).toFixed(1)} s; peak RSS ${(rss1 / 2 ** 20).toFixed(0)} MB, of which the pairs ${((16 * n) / 2 ** 20).toFixed(0)} MB; ` +
-  `${((rss1 - rss0) / P).toFixed(1)} B per clustered document beyond what was resident before (the pairs, the heap)`);
+console.log(
+  `# ${N.toExponential(1)} documents, ${n.toLocaleString('en')} pairs (generated in ${(gen / 1000).toFixed(1)} s): ${
+    P.toLocaleString('en')
+  } clustered documents in ${K.toLocaleString('en')} clusters`,
+);
+console.log(
+  `clustersOfPairs: ${(t / 1000).toFixed(1)} s; peak RSS ${(rss1 / 2 ** 20).toFixed(0)} MB, of which the pairs ${((16 * n) / 2 ** 20).toFixed(0)} MB; `
+    + `${((rss1 - rss0) / P).toFixed(1)} B per clustered document beyond what was resident before (the pairs, the heap)`,
+);
 if (opt('dense', 'no') !== 'no' || process.argv.includes('--dense')) {
   const t2 = performance.now();
   const uf = new UnionFind(N);
   for (let i = 0; i < n; i++) uf.union(A[i]!, B[i]!);
   const d = componentsOf(uf, N);
-  console.log(`former (dense over all ${N.toExponential(1)} documents): ${((performance.now() - t2) / 1000).toFixed(1)} s, ${d.clusters.length.toLocaleString('en')} clusters, peak RSS ${((process.resourceUsage().maxRSS * 1024) / 2 ** 20).toFixed(0)} MB`);
+  console.log(
+    `former (dense over all ${N.toExponential(1)} documents): ${((performance.now() - t2) / 1000).toFixed(1)} s, ${
+      d.clusters.length.toLocaleString('en')
+    } clusters, peak RSS ${((process.resourceUsage().maxRSS * 1024) / 2 ** 20).toFixed(0)} MB`,
+  );
   if (d.clusters.length !== K) throw new Error('the two methods disagree');
 }

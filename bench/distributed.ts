@@ -49,7 +49,6 @@ function sortedHash(f: string): string {
   return r.stdout.split(' ')[0]!;
 }
 
-
 const out = join(data, 'dist-bench');
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
@@ -69,7 +68,10 @@ try {
     for (let i = 0; i < W; i++) {
       const cwd = join(out, `w${W}-${i}`);
       mkdirSync(cwd, { recursive: true });
-      const child = spawn('/usr/bin/time', ['-f', '%e %M', process.execPath, mainJs, 'worker', '--redis', url, '--lock-ms', '120000'], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn('/usr/bin/time', ['-f', '%e %M', process.execPath, mainJs, 'worker', '--redis', url, '--lock-ms', '120000'], {
+        cwd,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let err = '';
       child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
       workers.push({ child, result: new Promise((res) => child.on('exit', () => res(err))) });

@@ -84,7 +84,9 @@ const plan = JSON.parse(neardup(['job', 'plan', shardDir, '--id-field', 'id', '-
 const est = plan.estimate;
 const estMs = performance.now() - t0;
 const t1 = performance.now();
-const real = JSON.parse(neardup(['job', 'dedup', shardDir, '--id-field', 'id', '--local', '--work-dir', join(work, 'job'), '--out', join(work, 'pairs.tsv'), '--json'])) as { input: { docs: number }; candidates: number; pairs: number };
+const real = JSON.parse(
+  neardup(['job', 'dedup', shardDir, '--id-field', 'id', '--local', '--work-dir', join(work, 'job'), '--out', join(work, 'pairs.tsv'), '--json']),
+) as { input: { docs: number }; candidates: number; pairs: number };
 const realMs = performance.now() - t1;
 
 /** Per stage from the real job's markers: bytes written (summed) and the largest task's peak RSS. */
@@ -102,7 +104,9 @@ function measured(stage: string): { written: number; peak: number } {
 
 const err = (p: number, a: number): string => (a === 0 ? '—' : `${p >= a ? '+' : ''}${((100 * (p - a)) / a).toFixed(1)} %`);
 const mbs = (b: number): string => `${(b / 1e6).toFixed(1)} MB`;
-console.log(`\nSample: ${mbs(est.sampledBytes)} of ${mbs(est.bytes)}; the estimate took ${(estMs / 1000).toFixed(1)} s, the job ${(realMs / 1000).toFixed(1)} s.\n`);
+console.log(
+  `\nSample: ${mbs(est.sampledBytes)} of ${mbs(est.bytes)}; the estimate took ${(estMs / 1000).toFixed(1)} s, the job ${(realMs / 1000).toFixed(1)} s.\n`,
+);
 console.log('| quantity | predicted | measured | error |');
 console.log('|---|---|---|---|');
 console.log(`| documents | ${est.docs} | ${real.input.docs} | ${err(est.docs, real.input.docs)} |`);

@@ -30,7 +30,10 @@ const B = 1000;
 const gen = new CorpusGenerator(11);
 const dir = mkdtempSync(path.join(process.env.BENCH_DIR ?? tmpdir(), 'nd-filestore-'));
 const spec = KIND === 'sqlite' ? `sqlite:${path.join(dir, 'index.db')}` : `file:${path.join(dir, 'index')}`;
-const opts: NearDupIndexOptions = { workers: WORKERS, ...(MODE === 'estimate16' ? { verify: 'estimate', signatureBits: 16 } : MODE === 'text' ? { setSource: 'text' } : {}) };
+const opts: NearDupIndexOptions = {
+  workers: WORKERS,
+  ...(MODE === 'estimate16' ? { verify: 'estimate', signatureBits: 16 } : MODE === 'text' ? { setSource: 'text' } : {}),
+};
 
 /** Document i: every tenth an edited copy of an earlier one, as a dedup corpus has. */
 function text(i: number): string {
@@ -95,14 +98,20 @@ if (process.env.REOPEN) {
   const runs = [];
   for (let r = 0; r < 7; r++) runs.push(await queries(idx, n));
   const st = (await idx.stats()).storeStats as Record<string, number>;
-  console.log(`reopened ${n} documents in ${openS.toFixed(2)} s (frames folded after the checkpoint: ${st.framesFoldedAtOpen}); RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`);
+  console.log(
+    `reopened ${n} documents in ${openS.toFixed(2)} s (frames folded after the checkpoint: ${st.framesFoldedAtOpen}); RSS ${
+      (process.memoryUsage().rss / 2 ** 20).toFixed(0)
+    } MB`,
+  );
   console.log(`query p50 / p99 ms, 7 rounds of 300: ${runs.map((q) => `${q.p50.toFixed(2)} / ${q.p99.toFixed(2)}`).join(', ')}`);
   await idx.close();
   process.exit(0);
 }
 
 console.log(`file-store bench: ${KIND} store (${spec}), N = ${N}, ${MODE}, prepare workers ${WORKERS}, batches of ${B}`);
-console.log('| docs | adds/s over the decade | CPU µs/add | store put share | query p50 / p99 ms (found) | records B/doc: text + rest | log B/doc | RSS MB | close s | table B/doc | open s |');
+console.log(
+  '| docs | adds/s over the decade | CPU µs/add | store put share | query p50 / p99 ms (found) | records B/doc: text + rest | log B/doc | RSS MB | close s | table B/doc | open s |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 let { store, putMs } = await timedStore();
 let idx = await NearDupIndex.open({ ...opts, store });
@@ -143,7 +152,11 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
   const openS = (performance.now() - o0) / 1000;
   const restB = disk.records / done - parts.text;
   console.log(
-    `| ${done.toLocaleString('en')} | ${(((done - from) / ms) * 1000).toFixed(0)} | ${cpuUs.toFixed(0)} | ${(share * 100).toFixed(0)} % | ${q.p50.toFixed(2)} / ${q.p99.toFixed(2)} (${q.found}/300) | ${parts.text.toFixed(0)} + ${restB.toFixed(0)} (record rest ${parts.rest.toFixed(0)}) | ${(disk.log / done).toFixed(0)} | ${rss.toFixed(0)} | ${closeS.toFixed(2)} | ${(size(path.join(dir, 'index', 'table')) / done).toFixed(0)} | ${openS.toFixed(2)} |`,
+    `| ${done.toLocaleString('en')} | ${(((done - from) / ms) * 1000).toFixed(0)} | ${cpuUs.toFixed(0)} | ${(share * 100).toFixed(0)} % | ${
+      q.p50.toFixed(2)
+    } / ${q.p99.toFixed(2)} (${q.found}/300) | ${parts.text.toFixed(0)} + ${restB.toFixed(0)} (record rest ${parts.rest.toFixed(0)}) | ${
+      (disk.log / done).toFixed(0)
+    } | ${rss.toFixed(0)} | ${closeS.toFixed(2)} | ${(size(path.join(dir, 'index', 'table')) / done).toFixed(0)} | ${openS.toFixed(2)} |`,
   );
 }
 await idx.close();

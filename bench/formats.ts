@@ -56,12 +56,24 @@ const raw = Buffer.from(jsonlText);
 fs.writeFileSync(files.jsonl!, raw);
 fs.writeFileSync(files['jsonl.gz']!, gzipSync(raw));
 fs.writeFileSync(files['jsonl.zst']!, zstdFrames(raw));
-for (const [codec, key] of [
-  ['SNAPPY', 'parquet (snappy)'],
-  ['ZSTD', 'parquet (zstd)'],
-] as const) {
+for (
+  const [codec, key] of [
+    ['SNAPPY', 'parquet (snappy)'],
+    ['ZSTD', 'parquet (zstd)'],
+  ] as const
+) {
   const w = new ByteWriter();
-  const pw = new ParquetWriter({ writer: w as never, schema: [{ name: 'root', num_children: 2 }, { name: 'id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' }, { name: 'text', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' }] as never, codec, compressors: { ZSTD: zc } as never });
+  const pw = new ParquetWriter({
+    writer: w as never,
+    schema: [{ name: 'root', num_children: 2 }, { name: 'id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' }, {
+      name: 'text',
+      type: 'BYTE_ARRAY',
+      converted_type: 'UTF8',
+      repetition_type: 'REQUIRED',
+    }] as never,
+    codec,
+    compressors: { ZSTD: zc } as never,
+  });
   await pw.write({ columnData: [{ name: 'id', data: rows.map((r) => r.id) }, { name: 'text', data: rows.map((r) => r.text) }] as never, rowGroupSize: 10000 });
   await pw.finish();
   fs.writeFileSync(files[key]!, w.getBytes());
@@ -77,7 +89,9 @@ function sizeOf(p: string): number {
   return fs.statSync(p).size;
 }
 
-console.log(`# ${rows.length} documents, ${(jsonlBytes / 1e6).toFixed(1)} MB as JSONL; load: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; node ${process.version}`);
+console.log(
+  `# ${rows.length} documents, ${(jsonlBytes / 1e6).toFixed(1)} MB as JSONL; load: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; node ${process.version}`,
+);
 console.log('| format | file MB | read s (best of 3) | file MB/s | JSONL-equivalent MB/s | docs/s |');
 console.log('|---|---:|---:|---:|---:|---:|');
 for (const [name, file] of Object.entries(files)) {
@@ -96,6 +110,10 @@ for (const [name, file] of Object.entries(files)) {
     best = Math.min(best, s);
   }
   const mb = sizeOf(file) / 1e6;
-  console.log(`| ${name} | ${mb.toFixed(1)} | ${best.toFixed(2)} | ${(mb / best).toFixed(1)} | ${(jsonlBytes / 1e6 / best).toFixed(1)} | ${Math.round(rows.length / best)} |`);
+  console.log(
+    `| ${name} | ${mb.toFixed(1)} | ${best.toFixed(2)} | ${(mb / best).toFixed(1)} | ${(jsonlBytes / 1e6 / best).toFixed(1)} | ${
+      Math.round(rows.length / best)
+    } |`,
+  );
 }
 console.log(`load after: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);

@@ -339,15 +339,34 @@ if (main && (process.argv.includes('--help') || process.argv.includes('-h'))) {
 } else if (main && arg('jsonl-shards')) {
   // node dist/bench/gen.js --docs N --jsonl-shards DIR --shards K [--giant M] [--dup-rate r] [--chain-rate c]
   const t0 = performance.now();
-  const r = generateShards({ docs: Number(arg('docs', '70000')), dir: arg('jsonl-shards')!, shards: Number(arg('shards', '32')), dupRate: Number(arg('dup-rate', '0.1')), chainRate: Number(arg('chain-rate', '0')), giant: Number(arg('giant', '0')), seed: Number(arg('seed', '7')) });
-  console.log(`wrote ${arg('jsonl-shards')}: ${(r.bytes / 1e9).toFixed(2)} GB, a giant chain of ${r.giant} documents, in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const r = generateShards({
+    docs: Number(arg('docs', '70000')),
+    dir: arg('jsonl-shards')!,
+    shards: Number(arg('shards', '32')),
+    dupRate: Number(arg('dup-rate', '0.1')),
+    chainRate: Number(arg('chain-rate', '0')),
+    giant: Number(arg('giant', '0')),
+    seed: Number(arg('seed', '7')),
+  });
+  console.log(
+    `wrote ${arg('jsonl-shards')}: ${(r.bytes / 1e9).toFixed(2)} GB, a giant chain of ${r.giant} documents, in ${
+      ((performance.now() - t0) / 1000).toFixed(1)
+    } s`,
+  );
 } else if (main) {
   const docs = Number(arg('docs', '70000'));
   const out = arg('out', 'bench/data/corpus.tsv')!;
   const t0 = performance.now();
   const format = arg('format', 'idtext');
   if (format !== 'idtext' && format !== 'jsonl') throw new Error(`--format must be idtext or jsonl, got ${format}`);
-  const r = generateCorpus({ docs, out, dupRate: Number(arg('dup-rate', '0.1')), chainRate: Number(arg('chain-rate', '0')), format, seed: Number(arg('seed', '7')) });
+  const r = generateCorpus({
+    docs,
+    out,
+    dupRate: Number(arg('dup-rate', '0.1')),
+    chainRate: Number(arg('chain-rate', '0')),
+    format,
+    seed: Number(arg('seed', '7')),
+  });
   console.log(`wrote ${out}: ${docs} docs, ${(r.bytes / 1e6).toFixed(1)} MB, ${r.planted} planted pairs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const shards = Number(arg('shards', '0'));
   if (shards > 0) {

@@ -109,7 +109,11 @@ const pct = (xs: number[], p: number): number => {
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
 };
 
-console.log(`N = ${N.toLocaleString('en-US')} synthetic ads, ${CLIENTS} clients for ${SECONDS} s each store, ${QUERY_SHARE * 100} % queries / ${100 - QUERY_SHARE * 100} % adds`);
+console.log(
+  `N = ${N.toLocaleString('en-US')} synthetic ads, ${CLIENTS} clients for ${SECONDS} s each store, ${QUERY_SHARE * 100} % queries / ${
+    100 - QUERY_SHARE * 100
+  } % adds`,
+);
 console.log('');
 console.log('| store | fill (docs/s) | kind | requests/s | p50 ms | p99 ms | errors |');
 console.log('|---|---:|---|---:|---:|---:|---:|');
@@ -123,7 +127,11 @@ for (const kind of STORES) {
     try {
       const r = await drive(s.url, texts);
       for (const [name, k] of [['query', r.query], ['add', r.add]] as const) {
-        console.log(`| ${kind} | ${Math.round(perSecond).toLocaleString('en-US')} | ${name} | ${Math.round(k.ms.length / r.seconds).toLocaleString('en-US')} | ${pct(k.ms, 50).toFixed(2)} | ${pct(k.ms, 99).toFixed(2)} | ${k.errors} |`);
+        console.log(
+          `| ${kind} | ${Math.round(perSecond).toLocaleString('en-US')} | ${name} | ${Math.round(k.ms.length / r.seconds).toLocaleString('en-US')} | ${
+            pct(k.ms, 50).toFixed(2)
+          } | ${pct(k.ms, 99).toFixed(2)} | ${k.errors} |`,
+        );
       }
     } finally {
       await s.stop();

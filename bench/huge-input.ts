@@ -36,10 +36,22 @@ interface Measured {
 /** Runs node with args under /usr/bin/time -v. */
 function measure(args: string[], timeoutS: number): Measured {
   const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-v', process.execPath, ...args], { encoding: 'utf8', maxBuffer: 256 << 20, timeout: timeoutS * 1000, env: { ...process.env, NEARDUP_PROGRESS: '' } });
+  const r = spawnSync('/usr/bin/time', ['-v', process.execPath, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+    timeout: timeoutS * 1000,
+    env: { ...process.env, NEARDUP_PROGRESS: '' },
+  });
   const wallS = (performance.now() - t0) / 1000;
   const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr ?? '');
-  return { code: r.status, signal: r.signal, wallS, peakRssMB: m ? Number(m[1]) / 1024 : NaN, stdout: r.stdout ?? '', stderr: (r.stderr ?? '').split('\tCommand being timed')[0]!.slice(-2000) };
+  return {
+    code: r.status,
+    signal: r.signal,
+    wallS,
+    peakRssMB: m ? Number(m[1]) / 1024 : NaN,
+    stdout: r.stdout ?? '',
+    stderr: (r.stderr ?? '').split('\tCommand being timed')[0]!.slice(-2000),
+  };
 }
 
 async function writeBig(file: string, bytes: number, line: (i: number) => string, header?: string): Promise<number> {
@@ -70,7 +82,11 @@ function report(label: string, m: Measured, extra = ''): void {
 const mode = process.argv[2];
 if (mode === 'read') {
   // Reader-only pass: proves the io layer streams (bounded memory) independently of the dedup stage.
-  const input = await openInput(process.argv[3]!, { format: process.argv[4] as 'tsv', columns: { text: ['text'], id: 'id' }, fields: { text: ['text'], id: 'id' } });
+  const input = await openInput(process.argv[3]!, {
+    format: process.argv[4] as 'tsv',
+    columns: { text: ['text'], id: 'id' },
+    fields: { text: ['text'], id: 'id' },
+  });
   let n = 0;
   let chars = 0;
   for await (const r of input.records) {
@@ -100,7 +116,17 @@ if (mode === 'read') {
     await once(out, 'finish');
     const r1 = measure([self, 'read', file, format], 1800);
     report(`read ${name}`, r1, r1.stdout.trim());
-    const args = [mainJs, 'dedup', file, '--format', format, ...(format === 'text' ? [] : format === 'tsv' ? ['--text', 'text', '--id', 'id'] : ['--text-field', 'text', '--id-field', 'id']), '--json', '--out', path.join(dataDir, `${name}.pairs.tsv`)];
+    const args = [
+      mainJs,
+      'dedup',
+      file,
+      '--format',
+      format,
+      ...(format === 'text' ? [] : format === 'tsv' ? ['--text', 'text', '--id', 'id'] : ['--text-field', 'text', '--id-field', 'id']),
+      '--json',
+      '--out',
+      path.join(dataDir, `${name}.pairs.tsv`),
+    ];
     const r2 = measure(args, 1800);
     report(`neardup dedup ${name}`, r2, r2.stdout.replace(/\s+/g, ' ').slice(0, 160));
     if (!process.env.KEEP) rmSync(file, { force: true });
@@ -113,18 +139,27 @@ if (mode === 'read') {
   const corpus = adCorpus(13);
   const t0 = performance.now();
   const rows = await writeBig(file, gb * 1e9, (i) => `ad-${i}\t${corpus.next()}\n`, 'id\ttext\n');
-  console.log(`# ${gb} GB TSV: ${rows} rows, ${(statSync(file).size / 1e9).toFixed(2)} GB, generated in ${((performance.now() - t0) / 1000).toFixed(0)} s (node ${process.version}, ${new Date().toISOString()})`);
+  console.log(
+    `# ${gb} GB TSV: ${rows} rows, ${(statSync(file).size / 1e9).toFixed(2)} GB, generated in ${
+      ((performance.now() - t0) / 1000).toFixed(0)
+    } s (node ${process.version}, ${new Date().toISOString()})`,
+  );
   console.log('| run | result | wall | peak RSS | output |');
   console.log('|---|---|---|---|---|');
   const r1 = measure([self, 'read', file, 'tsv'], 3600);
   report('reader only (openInput, count records)', r1, r1.stdout.trim());
-  const r2 = measure([mainJs, 'dedup', file, '--text', 'text', '--id', 'id', '--json', '--out', path.join(dataDir, 'big.pairs.tsv')], Number(process.env.DEDUP_TIMEOUT_S ?? 3600));
+  const r2 = measure(
+    [mainJs, 'dedup', file, '--text', 'text', '--id', 'id', '--json', '--out', path.join(dataDir, 'big.pairs.tsv')],
+    Number(process.env.DEDUP_TIMEOUT_S ?? 3600),
+  );
   report('neardup dedup (current CLI: all texts in memory)', r2, r2.stdout.replace(/\s+/g, ' ').slice(0, 200));
   if (!process.env.KEEP) rmSync(file, { force: true });
   rmSync(path.join(dataDir, 'big.pairs.tsv'), { force: true });
 } else if (mode === 'stream-run') {
   // Child: dedupStream from another build, fed by this branch's streaming reader (two passes).
-  const mod = (await import(process.argv[4]!)) as { dedupStream: (src: () => AsyncIterable<string>, o: object) => Promise<{ pairs: unknown[]; clusters: unknown[] }> };
+  const mod = (await import(process.argv[4]!)) as {
+    dedupStream: (src: () => AsyncIterable<string>, o: object) => Promise<{ pairs: unknown[]; clusters: unknown[] }>;
+  };
   const file = process.argv[3]!;
   const source = async function* () {
     const input = await openInput(file, { format: 'tsv', columns: { text: ['text'], id: 'id' } });

@@ -60,7 +60,9 @@ const pairKey = (p: { a: number; b: number }): string => `${p.a} ${p.b}`;
 
 if (run('join')) {
   console.log(`\n### Exact join against LSH (Kijiji, ${docs.length} ads, 128 OPH hashes, end to end from the texts; median CPU ms of 3; load ${load()})\n`);
-  console.log('| texts | shingles | measure | t | LSH b×r | LSH candidates | LSH pairs | LSH recall | LSH CPU ms | join candidates | join pairs | join CPU ms | faster | auto picks |');
+  console.log(
+    '| texts | shingles | measure | t | LSH b×r | LSH candidates | LSH pairs | LSH recall | LSH CPU ms | join candidates | join pairs | join CPU ms | faster | auto picks |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const titles = docs.map((d) => d.slice(0, 60));
   const variants: [string, string[], ShingleOptions][] = [
@@ -78,13 +80,23 @@ if (run('join')) {
       const found = lsh.value.pairs.filter((p) => truth.has(pairKey(p))).length;
       const b = lsh.value.bands;
       console.log(
-        `| ${name} | ${shingle.kind} k=${shingle.k}${shingle.normalize ? ' seed000' : ''} | jaccard | ${t} | ${b.bands}×${b.rows} | ${lsh.value.stats.candidates} | ${lsh.value.pairs.length} | ${(found / Math.max(1, truth.size)).toFixed(4)} | ${lsh.ms.toFixed(0)} | ${join.value.stats.candidates} | ${join.value.pairs.length} | ${join.ms.toFixed(0)} | ${join.ms < lsh.ms ? 'join' : 'LSH'} | ${auto} |`,
+        `| ${name} | ${shingle.kind} k=${shingle.k}${
+          shingle.normalize ? ' seed000' : ''
+        } | jaccard | ${t} | ${b.bands}×${b.rows} | ${lsh.value.stats.candidates} | ${lsh.value.pairs.length} | ${
+          (found / Math.max(1, truth.size)).toFixed(4)
+        } | ${lsh.ms.toFixed(0)} | ${join.value.stats.candidates} | ${join.value.pairs.length} | ${join.ms.toFixed(0)} | ${
+          join.ms < lsh.ms ? 'join' : 'LSH'
+        } | ${auto} |`,
       );
     }
   }
   for (const t of [0.5, 0.8, 0.9]) {
     const join = median(3, () => dedup(docs, { threshold: t, measure: 'containment', candidates: 'exact' }));
-    console.log(`| ads (~530 chars) | char k=5 | containment | ${t} | – | – | – | – | – | ${join.value.stats.candidates} | ${join.value.pairs.length} | ${join.ms.toFixed(0)} | (join only) | exact |`);
+    console.log(
+      `| ads (~530 chars) | char k=5 | containment | ${t} | – | – | – | – | – | ${join.value.stats.candidates} | ${join.value.pairs.length} | ${
+        join.ms.toFixed(0)
+      } | (join only) | exact |`,
+    );
   }
 }
 
@@ -95,19 +107,26 @@ if (run('short')) {
   const texts = shortCorpus(n);
   const avg = texts.reduce((a, t) => a + t.length, 0) / n;
   console.log(`\n### Short documents (${n} generated, ${avg.toFixed(0)} chars on average, 30% edited copies; median CPU ms of 3; load ${load()})\n`);
-  console.log('| shingles | t | dedup default (method) | candidates | pairs | CPU ms | exact join candidates | pairs | CPU ms | default / exact | auto picks |');
+  console.log(
+    '| shingles | t | dedup default (method) | candidates | pairs | CPU ms | exact join candidates | pairs | CPU ms | default / exact | auto picks |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   const kinds: ShingleOptions[] = [{ kind: 'char', k: 5 }, { kind: 'word', k: 3 }];
-  for (const shingle of kinds) for (const t of [0.5, 0.8]) {
-    const def = median(3, () => dedup(texts, { threshold: t, shingle, pairs: false }));
-    const exact = median(3, () => dedup(texts, { threshold: t, shingle, candidates: 'exact', pairs: false }));
-    const lsh = dedup(texts, { threshold: t, shingle, candidates: 'lsh', pairs: false });
-    const auto = autoCandidates('jaccard', texts.reduce((a, x) => a + x.length, 0), n, shingle.kind);
-    const d = def.value.stats;
-    console.log(
-      `| ${shingle.kind} k=${shingle.k} | ${t} | ${d.candidateMethod ?? 'lsh'} | ${d.candidates} | ${d.pairs} | ${def.ms.toFixed(0)} | ${exact.value.stats.candidates} | ${exact.value.stats.pairs} | ${exact.ms.toFixed(0)} | ${(def.ms / exact.ms).toFixed(2)} | ${auto} (LSH alone: ${lsh.stats.candidates} candidates, ${lsh.stats.pairs} pairs) |`,
-    );
-  }
+  for (const shingle of kinds)
+    for (const t of [0.5, 0.8]) {
+      const def = median(3, () => dedup(texts, { threshold: t, shingle, pairs: false }));
+      const exact = median(3, () => dedup(texts, { threshold: t, shingle, candidates: 'exact', pairs: false }));
+      const lsh = dedup(texts, { threshold: t, shingle, candidates: 'lsh', pairs: false });
+      const auto = autoCandidates('jaccard', texts.reduce((a, x) => a + x.length, 0), n, shingle.kind);
+      const d = def.value.stats;
+      console.log(
+        `| ${shingle.kind} k=${shingle.k} | ${t} | ${d.candidateMethod ?? 'lsh'} | ${d.candidates} | ${d.pairs} | ${
+          def.ms.toFixed(0)
+        } | ${exact.value.stats.candidates} | ${exact.value.stats.pairs} | ${exact.ms.toFixed(0)} | ${
+          (def.ms / exact.ms).toFixed(2)
+        } | ${auto} (LSH alone: ${lsh.stats.candidates} candidates, ${lsh.stats.pairs} pairs) |`,
+      );
+    }
 }
 
 if (run('sketch')) {
@@ -118,7 +137,11 @@ if (run('sketch')) {
   console.log('|---|---|---|---|---|');
   const lsh = median(3, () => dedup(docs, { threshold: t, candidates: 'lsh' }));
   const lf = lsh.value.pairs.filter((p) => truth.has(pairKey(p))).length;
-  console.log(`| LSH ${lsh.value.bands.bands}×${lsh.value.bands.rows} (from the texts, signing included) | ${lsh.value.stats.candidates} | ${lf} | ${(lf / truth.size).toFixed(4)} | ${lsh.ms.toFixed(0)} |`);
+  console.log(
+    `| LSH ${lsh.value.bands.bands}×${lsh.value.bands.rows} (from the texts, signing included) | ${lsh.value.stats.candidates} | ${lf} | ${
+      (lf / truth.size).toFixed(4)
+    } | ${lsh.ms.toFixed(0)} |`,
+  );
   for (const buckets of [1, 2, 4, 8, 16, 25, 64]) {
     const r = median(3, () => {
       const { pairs } = sketchCandidates(sets, buckets);
@@ -126,7 +149,11 @@ if (run('sketch')) {
       for (let p = 0; p < pairs.size; p++) if (jaccardAtLeast(sets[pairs.a[p]!]!, sets[pairs.b[p]!]!, t) >= 0) found++;
       return { candidates: pairs.size, found };
     });
-    console.log(`| sketch, ${buckets} bucket${buckets > 1 ? 's' : ''} | ${r.value.candidates} | ${r.value.found} | ${(r.value.found / truth.size).toFixed(4)} | ${r.ms.toFixed(0)} |`);
+    console.log(
+      `| sketch, ${buckets} bucket${buckets > 1 ? 's' : ''} | ${r.value.candidates} | ${r.value.found} | ${(r.value.found / truth.size).toFixed(4)} | ${
+        r.ms.toFixed(0)
+      } |`,
+    );
   }
 }
 
@@ -152,7 +179,9 @@ if (run('exact')) {
 if (run('collisions')) {
   const n = Number(opt('docs', '100000'));
   console.log(`\n### Fingerprint collisions (load ${load()})\n`);
-  console.log('| corpus | shingles | occurrences | distinct shingles D | 32-bit: distinct fingerprints | 32-bit shingles merged | expected D²/2³³ | 64-bit: shingles merged | expected D²/2⁶⁵ |');
+  console.log(
+    '| corpus | shingles | occurrences | distinct shingles D | 32-bit: distinct fingerprints | 32-bit shingles merged | expected D²/2³³ | 64-bit: shingles merged | expected D²/2⁶⁵ |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|');
   const gen = new CorpusGenerator(11);
   const generated = function* (): Generator<string> {
@@ -228,6 +257,8 @@ function collisions(name: string, texts: Iterable<string>, shingle: ShingleOptio
   for (let j = 1; j < distinct; j++) if (h01[idx[j]!] !== h01[idx[j - 1]!] || lo[idx[j]!] !== lo[idx[j - 1]!]) d64++;
   const D = distinct;
   console.log(
-    `| ${name} | ${shingle.kind} k=${shingle.k} | ${occurrences} | ${D} | ${d32} | ${D - d32} (${((100 * (D - d32)) / D).toFixed(4)}%) | ${((D * D) / 2 ** 33).toFixed(1)} | ${D - d64} | ${((D * D) / 2 ** 65).toExponential(1)} |`,
+    `| ${name} | ${shingle.kind} k=${shingle.k} | ${occurrences} | ${D} | ${d32} | ${D - d32} (${((100 * (D - d32)) / D).toFixed(4)}%) | ${
+      ((D * D) / 2 ** 33).toFixed(1)
+    } | ${D - d64} | ${((D * D) / 2 ** 65).toExponential(1)} |`,
   );
 }

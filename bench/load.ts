@@ -71,7 +71,10 @@ const queries = autocannon({
       headers: json,
       setupRequest: (req) => {
         const i = queryN++;
-        return { ...req, body: JSON.stringify(i % 5 === 0 ? { text: texts[i % texts.length]!, topK: 5 } : { text: corpus.nearDupOf(texts[i % texts.length]!) }) };
+        return {
+          ...req,
+          body: JSON.stringify(i % 5 === 0 ? { text: texts[i % texts.length]!, topK: 5 } : { text: corpus.nearDupOf(texts[i % texts.length]!) }),
+        };
       },
     },
   ],
@@ -84,17 +87,27 @@ await serve.stop();
 rmSync(dir, { recursive: true, force: true });
 
 const row = (name: string, r: autocannon.Result) =>
-  `| ${name} | ${r.requests.total} | ${r.requests.average.toFixed(0)}/s | ${r.errors} | ${r.timeouts} | ${r.non2xx} | ${r.latency.p50} | ${r.latency.p90} | ${r.latency.p99} | ${r.latency.max} |`;
+  `| ${name} | ${r.requests.total} | ${
+    r.requests.average.toFixed(0)
+  }/s | ${r.errors} | ${r.timeouts} | ${r.non2xx} | ${r.latency.p50} | ${r.latency.p90} | ${r.latency.p99} | ${r.latency.max} |`;
 const tenth = Math.max(1, Math.floor(rss.length / 10));
 const early = rss.slice(tenth, 2 * tenth);
 const late = rss.slice(-tenth);
 const avg = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
-console.log(`# load: ${storeKind} store, ${duration} s, ${connections}+${connections} connections, ${POOL} ids replaced in a cycle (node ${process.version}, ${new Date().toISOString()})`);
+console.log(
+  `# load: ${storeKind} store, ${duration} s, ${connections}+${connections} connections, ${POOL} ids replaced in a cycle (node ${process.version}, ${
+    new Date().toISOString()
+  })`,
+);
 console.log('| stream | requests | rate | errors | timeouts | non-2xx | p50 ms | p90 ms | p99 ms | max ms |');
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 console.log(row('POST /v1/documents', a));
 console.log(row('POST /v1/query (20% topK 5)', q));
-console.log(`\nserver RSS: after warm-up ${rss[0]!.toFixed(0)} MB, 2nd tenth avg ${avg(early).toFixed(0)} MB, last tenth avg ${avg(late).toFixed(0)} MB, max ${Math.max(...rss).toFixed(0)} MB; documents at the end: ${stats.documents}`);
+console.log(
+  `\nserver RSS: after warm-up ${rss[0]!.toFixed(0)} MB, 2nd tenth avg ${avg(early).toFixed(0)} MB, last tenth avg ${avg(late).toFixed(0)} MB, max ${
+    Math.max(...rss).toFixed(0)
+  } MB; documents at the end: ${stats.documents}`,
+);
 console.log(`RSS samples (MB, 1/s): ${rss.map((x) => x.toFixed(0)).join(' ')}`);
 const failed = a.errors + a.non2xx + a.timeouts + q.errors + q.non2xx + q.timeouts;
 if (failed) {

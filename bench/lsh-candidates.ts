@@ -84,8 +84,8 @@ for (let r = 0; r < rounds; r++) {
     want ??= grouped;
     const same = sameGroups(grouped, listed) && sameGroups(listed, want) ? 'same groups' : 'GROUPS DIFFER';
     console.log(
-      `round ${r + 1}, ${name}: bucketing ${(t1 - t0).toFixed(0)} ms; pair set ${(t2 - t1).toFixed(0)} ms + grouping ${(t3 - t2).toFixed(0)} ms, ` +
-        `or groupsFromBuckets ${(t4 - t3).toFixed(0)} ms (${same}); ${JSON.stringify(stats)}, bound ${buckets.bound}, pair checksum ${sum}`,
+      `round ${r + 1}, ${name}: bucketing ${(t1 - t0).toFixed(0)} ms; pair set ${(t2 - t1).toFixed(0)} ms + grouping ${(t3 - t2).toFixed(0)} ms, `
+        + `or groupsFromBuckets ${(t4 - t3).toFixed(0)} ms (${same}); ${JSON.stringify(stats)}, bound ${buckets.bound}, pair checksum ${sum}`,
     );
   }
 }
@@ -104,8 +104,8 @@ try {
     const t4 = performance.now();
     const same = checksum(pairs) === sum && sameGroups(grouped, want!) && sameGroups(listed, want!) ? 'same pairs and groups' : 'PAIRS DIFFER';
     console.log(
-      `round ${r + 1}, 2 workers: band ranges ${(t1 - t0).toFixed(0)} ms + joinRanges ${(t2 - t1).toFixed(0)} ms, then pair set + groupBySecond ` +
-        `${(t3 - t2).toFixed(0)} ms or groupsFromBuckets ${(t4 - t3).toFixed(0)} ms; ${JSON.stringify(stats)}, ${same}`,
+      `round ${r + 1}, 2 workers: band ranges ${(t1 - t0).toFixed(0)} ms + joinRanges ${(t2 - t1).toFixed(0)} ms, then pair set + groupBySecond `
+        + `${(t3 - t2).toFixed(0)} ms or groupsFromBuckets ${(t4 - t3).toFixed(0)} ms; ${JSON.stringify(stats)}, ${same}`,
     );
   }
 } finally {

@@ -52,9 +52,27 @@ for (const [a, b, q] of planted) {
 }
 
 const mb = r.stats.chars / 1e6;
-console.log(`file ${file}: ${r.stats.docs} docs, ${mb.toFixed(0)} M chars; workers ${workers}; threshold ${threshold}; load average at start ${load0.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)}`);
-console.log(`wall ${wall.toFixed(1)} s (sign pass ${(r.stats.timings.sign / 1000).toFixed(1)} s = ${(mb / (r.stats.timings.sign / 1000)).toFixed(0)} M chars/s, LSH ${(r.stats.timings.lsh / 1000).toFixed(1)} s, verify pass(es) ${(r.stats.timings.verify / 1000).toFixed(1)} s, cluster ${(r.stats.timings.cluster / 1000).toFixed(1)} s); peak RSS ${rssMb.toFixed(0)} MB`);
-console.log(`passes ${r.extra.passes}; peak fingerprint-set bytes held ${(r.extra.peakSetBytes / 1e6).toFixed(0)} MB; index ${(r.extra.indexBytes / r.stats.docs).toFixed(0)} bytes/doc (${r.bands.bands} bands × 8 + 1)`);
+console.log(
+  `file ${file}: ${r.stats.docs} docs, ${mb.toFixed(0)} M chars; workers ${workers}; threshold ${threshold}; load average at start ${
+    load0.toFixed(2)
+  }, at end ${loadavg()[0]!.toFixed(2)}`,
+);
+console.log(
+  `wall ${wall.toFixed(1)} s (sign pass ${(r.stats.timings.sign / 1000).toFixed(1)} s = ${(mb / (r.stats.timings.sign / 1000)).toFixed(0)} M chars/s, LSH ${
+    (r.stats.timings.lsh / 1000).toFixed(1)
+  } s, verify pass(es) ${(r.stats.timings.verify / 1000).toFixed(1)} s, cluster ${(r.stats.timings.cluster / 1000).toFixed(1)} s); peak RSS ${
+    rssMb.toFixed(0)
+  } MB`,
+);
+console.log(
+  `passes ${r.extra.passes}; peak fingerprint-set bytes held ${(r.extra.peakSetBytes / 1e6).toFixed(0)} MB; index ${
+    (r.extra.indexBytes / r.stats.docs).toFixed(0)
+  } bytes/doc (${r.bands.bands} bands × 8 + 1)`,
+);
 console.log(`candidates ${r.stats.candidates}, verified pairs ${r.stats.pairs}, clusters ${r.stats.clusters}`);
-console.log(`planted ${planted.length}; found ${foundPlanted}; missed ${missed.length}, of which ${missedAbove} have Jaccard ≥ ${threshold}; recall of planted pairs ≥ threshold: ${(foundPlanted / (foundPlanted + missedAbove)).toFixed(5)}`);
+console.log(
+  `planted ${planted.length}; found ${foundPlanted}; missed ${missed.length}, of which ${missedAbove} have Jaccard ≥ ${threshold}; recall of planted pairs ≥ threshold: ${
+    (foundPlanted / (foundPlanted + missedAbove)).toFixed(5)
+  }`,
+);
 console.log(`by edit rate q: ${[...byQ].sort((x, y) => x[0] - y[0]).map(([q, e]) => `q=${q}: ${e.found}/${e.n}`).join(', ')}`);

@@ -27,7 +27,9 @@ const long = docs.map((d, i) => [d.length, i] as const).filter(([l]) => l > 500)
 
 console.log(`Kijiji ads: ${docs.length} indexed, ${long.length} longer than 500 characters; ${trials} excerpts per row; containment t = ${t}`);
 console.log('');
-console.log('| excerpt (share of the ad) | true matches | recall, bands + forest | recall, + ensemble | candidates per query, without / with | query ms, without / with |');
+console.log(
+  '| excerpt (share of the ad) | true matches | recall, bands + forest | recall, + ensemble | candidates per query, without / with | query ms, without / with |',
+);
 console.log('|---|---|---|---|---|---|');
 const plain = await NearDupIndex.open({});
 const ens = await NearDupIndex.open({ ensemble: true });
@@ -63,10 +65,18 @@ for (const [lo, hi] of rows) {
     }
   }
   const f = (x: number) => (x / truth).toFixed(3);
-  console.log(`| ${lo * 100}–${hi * 100}% | ${truth} | ${f(found[0]!)} | ${f(found[1]!)} | ${(cands[0]! / trials).toFixed(0)} / ${(cands[1]! / trials).toFixed(0)} | ${(ms[0]! / trials).toFixed(2)} / ${(ms[1]! / trials).toFixed(2)} |`);
+  console.log(
+    `| ${lo * 100}–${hi * 100}% | ${truth} | ${f(found[0]!)} | ${f(found[1]!)} | ${(cands[0]! / trials).toFixed(0)} / ${(cands[1]! / trials).toFixed(0)} | ${
+      (ms[0]! / trials).toFixed(2)
+    } / ${(ms[1]! / trials).toFixed(2)} |`,
+  );
 }
 const st = await ens.stats();
 console.log('');
-console.log(`keys per document: ${(await plain.stats()).manifest.keysPerDoc} without, ${st.manifest.keysPerDoc} with the ensemble (${JSON.stringify(st.manifest.ensemble)})`);
+console.log(
+  `keys per document: ${(await plain.stats()).manifest.keysPerDoc} without, ${st.manifest.keysPerDoc} with the ensemble (${
+    JSON.stringify(st.manifest.ensemble)
+  })`,
+);
 await plain.close();
 await ens.close();

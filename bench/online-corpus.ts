@@ -7,7 +7,33 @@ import { splitmix32 } from '../src/hash/mix.js';
 /** A generator of ads; `next()` returns the i-th ad for i = 0, 1, 2, … */
 export function adCorpus(seed = 7): { next(): string; nearDupOf(text: string): string } {
   const rnd = splitmix32(seed);
-  const syll = ['ca', 'sa', 'mo', 'ri', 'ta', 'ne', 'lo', 'pi', 'vi', 'da', 'fo', 'gu', 'le', 'ma', 'no', 'ro', 'si', 'te', 'zu', 'be', 'ce', 'di', 'al', 'en', 'or'];
+  const syll = [
+    'ca',
+    'sa',
+    'mo',
+    'ri',
+    'ta',
+    'ne',
+    'lo',
+    'pi',
+    'vi',
+    'da',
+    'fo',
+    'gu',
+    'le',
+    'ma',
+    'no',
+    'ro',
+    'si',
+    'te',
+    'zu',
+    'be',
+    'ce',
+    'di',
+    'al',
+    'en',
+    'or',
+  ];
   const vocab: string[] = [];
   for (let i = 0; i < 20000; i++) {
     let w = '';

@@ -38,7 +38,10 @@ async function specOf(name: string): Promise<{ spec: string; bytes?: (idx: NearD
   }
   if (name.startsWith('redis')) {
     redis ??= await startRedis();
-    return { spec: `${redis.url}?prefix=${name}&layout=${name.slice('redis-'.length)}&timeout=30000`, bytes: async (idx) => Number((await idx.stats()).storeStats.usedMemoryBytes) };
+    return {
+      spec: `${redis.url}?prefix=${name}&layout=${name.slice('redis-'.length)}&timeout=30000`,
+      bytes: async (idx) => Number((await idx.stats()).storeStats.usedMemoryBytes),
+    };
   }
   pg ??= await startPostgres();
   return {
@@ -54,7 +57,10 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 
 console.log(`N = ${N} synthetic ads (10% near duplicates), defaults (char 5-shingles, 128 perms, forest on: 32 keys/doc); batches of ${B}; clusters kept`);
 console.log('');
-console.log('| store | adds/s (fill, addMany) | query p50 / p99 ms | bytes/doc | deletes/s (removeMany) | batch of ' + B + ': median / max ms | deletes/s (remove, one at a time) |');
+console.log(
+  '| store | adds/s (fill, addMany) | query p50 / p99 ms | bytes/doc | deletes/s (removeMany) | batch of ' + B
+    + ': median / max ms | deletes/s (remove, one at a time) |',
+);
 console.log('|---|---|---|---|---|---|---|');
 for (const name of stores) {
   const { spec, bytes } = await specOf(name);
@@ -89,7 +95,11 @@ for (const name of stores) {
   const left = await idx.size();
   if (left !== N - B * BATCHES - SINGLES) throw new Error(`${name}: ${left} documents left`);
   const f = (x: number) => (Number.isNaN(x) ? '–' : x.toFixed(0));
-  console.log(`| ${name} | ${f(addRate)} | ${pct(queryMs, 0.5).toFixed(2)} / ${pct(queryMs, 0.99).toFixed(2)} | ${f(perDoc)} | ${f(bulkRate)} | ${pct(times, 0.5).toFixed(0)} / ${Math.max(...times).toFixed(0)} | ${f(singleRate)} |`);
+  console.log(
+    `| ${name} | ${f(addRate)} | ${pct(queryMs, 0.5).toFixed(2)} / ${pct(queryMs, 0.99).toFixed(2)} | ${f(perDoc)} | ${f(bulkRate)} | ${
+      pct(times, 0.5).toFixed(0)
+    } / ${Math.max(...times).toFixed(0)} | ${f(singleRate)} |`,
+  );
   await idx.close();
 }
 await redis?.stop();

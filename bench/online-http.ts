@@ -26,11 +26,13 @@ const bodies = Array.from({ length: 20000 }, () => corpus.next());
 let n = 0;
 const batchSize = Number(process.env.BATCH ?? 0);
 
-async function run(title: string, opts: Omit<autocannon.Options, "url">): Promise<autocannon.Result> {
+async function run(title: string, opts: Omit<autocannon.Options, 'url'>): Promise<autocannon.Result> {
   const r = await autocannon({ url, connections, duration: seconds, pipelining: 1, ...opts });
-  const docsPerReq = title.includes("batch") ? batchSize : 1;
+  const docsPerReq = title.includes('batch') ? batchSize : 1;
   console.log(
-    `| ${title} | ${store} | ${connections} | ${r.requests.average.toFixed(0)} | ${(r.requests.average * docsPerReq).toFixed(0)} | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx} |`,
+    `| ${title} | ${store} | ${connections} | ${r.requests.average.toFixed(0)} | ${
+      (r.requests.average * docsPerReq).toFixed(0)
+    } | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx} |`,
   );
   return r;
 }

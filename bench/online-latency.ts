@@ -46,12 +46,24 @@ async function time(label: string, fn: (i: number) => Promise<unknown>, n: numbe
   }
   lat.sort();
   const mean = lat.reduce((s, x) => s + x, 0) / n;
-  console.log(`| ${label} | ${n} | ${percentile(lat, 50).toFixed(3)} | ${percentile(lat, 99).toFixed(3)} | ${percentile(lat, 99.9).toFixed(3)} | ${mean.toFixed(3)} |`);
+  console.log(
+    `| ${label} | ${n} | ${percentile(lat, 50).toFixed(3)} | ${percentile(lat, 99).toFixed(3)} | ${percentile(lat, 99.9).toFixed(3)} | ${mean.toFixed(3)} |`,
+  );
 }
 
 const st = await idx.stats();
-console.log(`N = ${N} documents (synthetic ads, ~${Math.round(texts.reduce((s, t) => s + t.length, 0) / texts.length)} chars), char 5-shingles, numPerm 128, threshold 0.8, bands ${st.manifest.bands}×${st.manifest.rows}, forest ${JSON.stringify(st.manifest.forest)}, verify exact`);
-console.log(`build: ${(buildMs / 1000).toFixed(1)} s = ${((N / buildMs) * 1000).toFixed(0)} adds/s (addMany, batches of ${B}); ${dups} added documents had near duplicates`);
+console.log(
+  `N = ${N} documents (synthetic ads, ~${
+    Math.round(texts.reduce((s, t) => s + t.length, 0) / texts.length)
+  } chars), char 5-shingles, numPerm 128, threshold 0.8, bands ${st.manifest.bands}×${st.manifest.rows}, forest ${
+    JSON.stringify(st.manifest.forest)
+  }, verify exact`,
+);
+console.log(
+  `build: ${(buildMs / 1000).toFixed(1)} s = ${
+    ((N / buildMs) * 1000).toFixed(0)
+  } adds/s (addMany, batches of ${B}); ${dups} added documents had near duplicates`,
+);
 console.log(`memory: ${((m1 - m0) / N).toFixed(0)} bytes/document (V8 heap + array buffers); store: ${JSON.stringify(st.storeStats)}`);
 console.log('');
 console.log('| operation | n | p50 ms | p99 ms | p99.9 ms | mean ms |');

@@ -139,17 +139,21 @@ rows.push([
 // The two routes must agree (the tests check this thoroughly; here it guards the numbers).
 for (let i = 0; i < N; i += 97) {
   const p = preps[i]!;
-  const same = (a: ArrayLike<number> | null, b: ArrayLike<number> | null) => a === b || (!!a && !!b && a.length === b.length && Array.prototype.every.call(a, (v, j) => v === b[j]));
+  const same = (a: ArrayLike<number> | null, b: ArrayLike<number> | null) =>
+    a === b || (!!a && !!b && a.length === b.length && Array.prototype.every.call(a, (v, j) => v === b[j]));
   const set = shingler.set(texts[i]!);
   const sig = hasher.sign(set);
-  if (!same(p.set, set) || !same(p.sig, sig) || !same(p.keys, sig ? keyMaker.keys(sig) : new Float64Array(0)) || !same(internals.recordOf(p), encodeRecord({ set }))) {
+  if (
+    !same(p.set, set) || !same(p.sig, sig) || !same(p.keys, sig ? keyMaker.keys(sig) : new Float64Array(0))
+    || !same(internals.recordOf(p), encodeRecord({ set }))
+  ) {
     throw new Error(`routes differ on document ${i}`);
   }
 }
 
 console.log(
-  `corpus ${args.corpus}: N = ${N}, ${(avgChars / N).toFixed(0)} chars/doc, ${(avgSet / N).toFixed(1)} shingles/doc; ` +
-    `${m.shingle.kind} ${m.shingle.k}-shingles, ${m.minhash.method} ${m.minhash.numPerm}, ${m.bands}×${m.rows} bands, ${m.keysPerDoc} keys/doc; best of ${REPS} runs`,
+  `corpus ${args.corpus}: N = ${N}, ${(avgChars / N).toFixed(0)} chars/doc, ${(avgSet / N).toFixed(1)} shingles/doc; `
+    + `${m.shingle.kind} ${m.shingle.k}-shingles, ${m.minhash.method} ${m.minhash.numPerm}, ${m.bands}×${m.rows} bands, ${m.keysPerDoc} keys/doc; best of ${REPS} runs`,
 );
 console.log('');
 console.log('| stage | µs/doc (best) | spread (max − min) |');

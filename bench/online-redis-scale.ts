@@ -47,7 +47,8 @@ process.stderr.write('\n');
 const r1 = await usedMemory();
 const st = (await writer.stats()).storeStats;
 // Replace 10% of the documents, then compact the log while the writer is open.
-for (let i = 0; i < N / 10; i += B) await writer.addMany(Array.from({ length: Math.min(B, N / 10 - i) }, (_, j) => ({ id: `ad-${i + j}`, text: corpus.next() })));
+for (let i = 0; i < N / 10; i += B)
+  await writer.addMany(Array.from({ length: Math.min(B, N / 10 - i) }, (_, j) => ({ id: `ad-${i + j}`, text: corpus.next() })));
 const tc = performance.now();
 const compacted = await (writer.store as RedisStore).compact();
 const compactMs = performance.now() - tc;
@@ -77,8 +78,16 @@ await reader.close();
 console.log(`N = ${N.toLocaleString('en')} ads, defaults (32 keys per document), batches of ${B}, prepare workers ${WORKERS}`);
 console.log(`insert: ${((N / insertMs) * 1000).toFixed(0)} adds/s (${(insertMs / 1000).toFixed(1)} s)`);
 console.log(`Redis used_memory: ${((r1 - r0) / N).toFixed(0)} bytes/document; log entries ${st.logEntries}`);
-console.log(`band table in each process: ${(Number(st.localTableBytes) / N).toFixed(0)} bytes/document (typed arrays); heap growth of a second process opening it: ${((h1 - h0) / N).toFixed(0)} bytes/document`);
-console.log(`compaction after replacing ${N / 10} documents: ${(compactMs / 1000).toFixed(2)} s, ${compacted.entriesBefore} entries (${(compacted.bytesBefore / 1048576).toFixed(0)} MB) -> ${compacted.entriesAfter} (${(compacted.bytesAfter / 1048576).toFixed(0)} MB)`);
+console.log(
+  `band table in each process: ${(Number(st.localTableBytes) / N).toFixed(0)} bytes/document (typed arrays); heap growth of a second process opening it: ${
+    ((h1 - h0) / N).toFixed(0)
+  } bytes/document`,
+);
+console.log(
+  `compaction after replacing ${N / 10} documents: ${(compactMs / 1000).toFixed(2)} s, ${compacted.entriesBefore} entries (${
+    (compacted.bytesBefore / 1048576).toFixed(0)
+  } MB) -> ${compacted.entriesAfter} (${(compacted.bytesAfter / 1048576).toFixed(0)} MB)`,
+);
 console.log(`open by a second process (fold the compacted log): ${(openMs / 1000).toFixed(2)} s`);
 console.log(`one at a time on the opened index: query (indexed text) ${q}; query (near duplicate) ${nearDup}; add ${add}`);
 raw.disconnect();

@@ -55,7 +55,11 @@ async function bench(label: string, store: string, extra: NearDupIndexOptions, b
   await pending;
   const ms = performance.now() - t0;
   const after = await bytes();
-  console.log(`| ${label} | ${extra.forest === false ? 'off' : 'on'} | ${idx.manifest.keysPerDoc} | ${((N / ms) * 1000).toFixed(0)} | ${((after - before) / N).toFixed(0)} | ${measure} |`);
+  console.log(
+    `| ${label} | ${extra.forest === false ? 'off' : 'on'} | ${idx.manifest.keysPerDoc} | ${((N / ms) * 1000).toFixed(0)} | ${
+      ((after - before) / N).toFixed(0)
+    } | ${measure} |`,
+  );
   return idx;
 }
 

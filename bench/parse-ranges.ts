@@ -35,7 +35,7 @@ if (!existsSync(idtextFile) || !existsSync(tsvFile)) {
 /** The file cut into ranges of about RANGE bytes, each ending after a line break. */
 function ranges(buf: Buffer): Buffer[] {
   const out: Buffer[] = [];
-  for (let s = 0; s < buf.length; ) {
+  for (let s = 0; s < buf.length;) {
     const nl = buf.indexOf(10, Math.min(buf.length, s + RANGE) - 1);
     const e = nl === -1 ? buf.length : nl + 1;
     out.push(buf.subarray(s, e));
@@ -65,5 +65,9 @@ for (const [label, file, spec] of cases) {
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   const best = Math.min(...times);
-  console.log(`${label.padEnd(8)} ${(buf.length / 1e6).toFixed(1)} MB, ${docs} docs: ${times.map((t) => (buf.length / t / 1e3).toFixed(0)).join(' / ')} MB/s (best ${(buf.length / best / 1e3).toFixed(0)})`);
+  console.log(
+    `${label.padEnd(8)} ${(buf.length / 1e6).toFixed(1)} MB, ${docs} docs: ${times.map((t) => (buf.length / t / 1e3).toFixed(0)).join(' / ')} MB/s (best ${
+      (buf.length / best / 1e3).toFixed(0)
+    })`,
+  );
 }

@@ -23,7 +23,12 @@ export async function plantedRecall(file: string, found: Iterable<{ a: number; b
   const textOf = new Map<number, string>();
   let d = 0;
   // Copy each needed text: a slice would pin its whole read chunk.
-  if (need.size > 0) for await (const batch of readLineBatches(file)) for (const l of batch) if (need.has(d++)) textOf.set(d - 1, Buffer.from(l.slice(l.indexOf('\t') + 1)).toString());
+  if (need.size > 0) {
+    for await (const batch of readLineBatches(file))
+      for (const l of batch)
+        if (need.has(d++))
+          textOf.set(d - 1, Buffer.from(l.slice(l.indexOf('\t') + 1)).toString());
+  }
   const signer = createTextSigner();
   let missedAbove = 0;
   for (const [a, b] of missed) if (jaccard(signer.set(textOf.get(a)!), signer.set(textOf.get(b)!)) >= threshold) missedAbove++;

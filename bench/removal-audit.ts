@@ -39,7 +39,7 @@ const shingler = createShingler({ kind: 'char', k });
 const sets = new Map<string, Uint32Array>();
 const setOf = (id: string): Uint32Array => {
   let s = sets.get(id);
-  if (!s) sets.set(id, (s = shingler.set(texts.get(id)!)));
+  if (!s) sets.set(id, s = shingler.set(texts.get(id)!));
   return s;
 };
 const dir = mkdtempSync(path.join(tmpdir(), 'removal-audit-'));
@@ -49,7 +49,25 @@ console.log('|---|---|---|---|---|---|');
 for (const t of thresholds) {
   for (const rule of ['cluster', 'verified']) {
     const audit = path.join(dir, `${rule}-${t}.tsv`);
-    const r = spawnSync(process.execPath, [main, 'dedup', corpus, '--id-field', 'id', '-k', String(k), '--threshold', String(t), '--removal', rule, '--output', 'dedup', '--dry-run', '--removed', audit, '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    const r = spawnSync(process.execPath, [
+      main,
+      'dedup',
+      corpus,
+      '--id-field',
+      'id',
+      '-k',
+      String(k),
+      '--threshold',
+      String(t),
+      '--removal',
+      rule,
+      '--output',
+      'dedup',
+      '--dry-run',
+      '--removed',
+      audit,
+      '--json',
+    ], { encoding: 'utf8', maxBuffer: 1 << 28 });
     if (r.status !== 0) throw new Error(r.stderr);
     const summary = JSON.parse(r.stdout) as { removal: { largestCluster?: number } };
     let dropped = 0;
@@ -65,10 +83,27 @@ for (const t of thresholds) {
     }
     let largest = summary.removal.largestCluster;
     if (largest === undefined) {
-      const c = spawnSync(process.execPath, [main, 'dedup', corpus, '--id-field', 'id', '-k', String(k), '--threshold', String(t), '--output', 'clusters', '-q'], { encoding: 'utf8', maxBuffer: 1 << 30 });
+      const c = spawnSync(process.execPath, [
+        main,
+        'dedup',
+        corpus,
+        '--id-field',
+        'id',
+        '-k',
+        String(k),
+        '--threshold',
+        String(t),
+        '--output',
+        'clusters',
+        '-q',
+      ], { encoding: 'utf8', maxBuffer: 1 << 30 });
       largest = Math.max(0, ...c.stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { size: number }).size));
     }
-    console.log(`| ${t} | ${rule} | ${dropped.toLocaleString('en-US')} | ${below.toLocaleString('en-US')} (${((100 * below) / Math.max(1, dropped)).toFixed(1)} %) | ${lowest.toFixed(3)} | ${largest} |`);
+    console.log(
+      `| ${t} | ${rule} | ${dropped.toLocaleString('en-US')} | ${below.toLocaleString('en-US')} (${((100 * below) / Math.max(1, dropped)).toFixed(1)} %) | ${
+        lowest.toFixed(3)
+      } | ${largest} |`,
+    );
   }
 }
 rmSync(dir, { recursive: true, force: true });

@@ -75,7 +75,14 @@ function stages(data: string, texts: string[], shingle: ShingleOptions, reps: nu
   let normalized: string[] = [];
   record(data, 'normalize', '-', bytes, time(() => (normalized = texts.map(norm)), reps));
   let fps: Uint32Array[] = [];
-  record(data, 'shingle+fingerprint', '-', bytes, time(() => (fps = normalized.map((t) => charShingles(t, k, shingle.seed ?? 0))), reps), 'rolling hash on normalized text');
+  record(
+    data,
+    'shingle+fingerprint',
+    '-',
+    bytes,
+    time(() => (fps = normalized.map((t) => charShingles(t, k, shingle.seed ?? 0))), reps),
+    'rolling hash on normalized text',
+  );
   let sets: Uint32Array[] = [];
   record(data, 'set (sort+unique)', '-', bytes, time(() => (sets = fps.map((f) => toSortedSet(f.slice()))), reps));
   for (const method of ['oph', 'classic'] as MinHashMethod[]) {
@@ -84,11 +91,25 @@ function stages(data: string, texts: string[], shingle: ShingleOptions, reps: nu
     record(data, 'signature (from set)', method, bytes, time(() => sets.forEach((s) => hasher.signInto(s, out)), reps));
     const shingler = createShingler(shingle);
     const refTexts = method === 'classic' ? texts.slice(0, Math.ceil(texts.length / 4)) : texts;
-    record(data, 'reference pipeline (all four)', method, utf8Bytes(refTexts), time(() => refTexts.forEach((t) => hasher.signInto(shingler.set(t), out)), 1), 'normalize→shingle→set→sign, original code path');
+    record(
+      data,
+      'reference pipeline (all four)',
+      method,
+      utf8Bytes(refTexts),
+      time(() => refTexts.forEach((t) => hasher.signInto(shingler.set(t), out)), 1),
+      'normalize→shingle→set→sign, original code path',
+    );
     for (const wasm of [true, false]) {
       const signer = createTextSigner({ shingle, minhash: { method }, wasm });
       const sub = method === 'classic' && !wasm ? texts.slice(0, Math.ceil(texts.length / 4)) : texts;
-      record(data, `fused signing (all four), ${wasm ? 'wasm' : 'js'}`, method, utf8Bytes(sub), time(() => sub.forEach((t) => signer.signInto(t, out)), reps), 'createTextSigner().signInto');
+      record(
+        data,
+        `fused signing (all four), ${wasm ? 'wasm' : 'js'}`,
+        method,
+        utf8Bytes(sub),
+        time(() => sub.forEach((t) => signer.signInto(t, out)), reps),
+        'createTextSigner().signInto',
+      );
     }
   }
 }
@@ -98,7 +119,8 @@ function pipeline(data: string, texts: string[], shingle: ShingleOptions, thresh
   for (const method of ['oph', 'classic'] as MinHashMethod[]) {
     const r = dedup(texts, { threshold, shingle, minhash: { method } });
     const tm = r.stats.timings;
-    const note = `${r.stats.docs} docs, ${r.stats.candidates} candidates, ${r.stats.pairs} pairs, ${r.stats.clusters} clusters (${r.bands.bands}×${r.bands.rows})`;
+    const note =
+      `${r.stats.docs} docs, ${r.stats.candidates} candidates, ${r.stats.pairs} pairs, ${r.stats.clusters} clusters (${r.bands.bands}×${r.bands.rows})`;
     const t = (ms: number) => ({ ms, cpuMs: ms });
     record(data, 'dedup: set (normalize+shingle+sort)', method, bytes, t(tm.shingle));
     record(data, 'dedup: signature', method, bytes, t(tm.sign));
@@ -129,7 +151,14 @@ async function parallel(data: string, texts: string[]): Promise<void> {
       const c = process.cpuUsage(c0);
       // CPU time of all threads: if it stays flat as workers are added, the work parallelizes with
       // no overhead and the wall speed-up is limited only by free cores.
-      record(data, `signCorpusParallel, ${workers} worker${workers > 1 ? 's' : ''}`, method, bytes, { ms, cpuMs: (c.user + c.system) / 1000 }, 'wall incl. worker start-up; cpu = all threads');
+      record(
+        data,
+        `signCorpusParallel, ${workers} worker${workers > 1 ? 's' : ''}`,
+        method,
+        bytes,
+        { ms, cpuMs: (c.user + c.system) / 1000 },
+        'wall incl. worker start-up; cpu = all threads',
+      );
     }
   }
 }
@@ -171,7 +200,11 @@ await parallel(corpus.name, corpus.texts);
 
 const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length));
 const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s);
-console.log(`neardup bench ${quick ? '(quick) ' : ''}${started}; ${cpus().length} cores (${cpus()[0]?.model ?? '?'}); load average at start ${load0.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)}; node ${process.version}`);
+console.log(
+  `neardup bench ${quick ? '(quick) ' : ''}${started}; ${cpus().length} cores (${cpus()[0]?.model ?? '?'}); load average at start ${load0.toFixed(2)}, at end ${
+    loadavg()[0]!.toFixed(2)
+  }; node ${process.version}`,
+);
 console.log(`| data | stage | method | MB/s | cpu MB/s | ms | note |`);
 console.log(`|---|---|---|---:|---:|---:|---|`);
 for (const r of rows) {

@@ -20,16 +20,17 @@ const { values } = parseArgs({ options: { mb: { type: 'string', default: '256' }
 const total = Number(values.mb) * 2 ** 20;
 const shard = Number(values['shard-mb']) * 2 ** 20;
 
-
 const dir = mkdtempSync(path.join(os.tmpdir(), 'neardup-s3bench-'));
 const port = await freePort();
 const bin = path.join(path.dirname(createRequire(import.meta.url).resolve('s3rver/package.json')), 'bin/s3rver.js');
-const server = spawn(process.execPath, [bin, '-d', path.join(dir, 'data'), '-a', '127.0.0.1', '-p', String(port), '--silent', '--configure-bucket', 'bench'], { stdio: 'ignore' });
+const server = spawn(process.execPath, [bin, '-d', path.join(dir, 'data'), '-a', '127.0.0.1', '-p', String(port), '--silent', '--configure-bucket', 'bench'], {
+  stdio: 'ignore',
+});
 process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
 process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const endpoint = `http://127.0.0.1:${port}`;
-for (let up = false; !up; ) {
+for (let up = false; !up;) {
   up = await new Promise<boolean>((r) => {
     const c = net.connect(port, '127.0.0.1', () => (c.end(), r(true)));
     c.on('error', () => r(false));
@@ -54,7 +55,11 @@ async function timed(what: string, run: () => Promise<void>): Promise<void> {
   await run();
   const s = (performance.now() - t0) / 1000;
   const req = s3Requests.count - before;
-  console.log(`${what.padEnd(42)} ${((shards * shard) / 1e6 / s).toFixed(0).padStart(5)} MB/s  ${s.toFixed(2)} s${req ? `  ${req} requests (${(req / shards).toFixed(0)} per ${values['shard-mb']} MiB shard)` : ''}`);
+  console.log(
+    `${what.padEnd(42)} ${((shards * shard) / 1e6 / s).toFixed(0).padStart(5)} MB/s  ${s.toFixed(2)} s${
+      req ? `  ${req} requests (${(req / shards).toFixed(0)} per ${values['shard-mb']} MiB shard)` : ''
+    }`,
+  );
 }
 
 console.log(`${shards} shards of ${values['shard-mb']} MiB, Node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0]!.toFixed(1)}`);

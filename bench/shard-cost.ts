@@ -56,15 +56,23 @@ async function writeShards(): Promise<void> {
     if (format === 'parquet') {
       const rows = lines.map((l) => JSON.parse(l) as { id: string; text: string });
       const w = new ByteWriter();
-      const schema = [{ name: 'root', num_children: 2 }, { name: 'id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' }, { name: 'text', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' }];
+      const schema = [{ name: 'root', num_children: 2 }, { name: 'id', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' }, {
+        name: 'text',
+        type: 'BYTE_ARRAY',
+        converted_type: 'UTF8',
+        repetition_type: 'REQUIRED',
+      }];
       const pw = new ParquetWriter({ writer: w as never, schema: schema as never, codec: 'ZSTD', compressors: { ZSTD: zc } as never });
-      await pw.write({ columnData: [{ name: 'id', data: rows.map((r) => r.id) }, { name: 'text', data: rows.map((r) => r.text) }] as never, rowGroupSize: 10000 });
+      await pw.write({
+        columnData: [{ name: 'id', data: rows.map((r) => r.id) }, { name: 'text', data: rows.map((r) => r.text) }] as never,
+        rowGroupSize: 10000,
+      });
       await pw.finish();
       writeFileSync(name, w.getBytes());
     } else {
       const raw = Buffer.from(lines.map((l) => `${l}\n`).join(''));
       const fd = openSync(name, 'w');
-      if (zc) for (let i = 0; i < raw.length; i += 4 << 20) writeSync(fd, zc(raw.subarray(i, i + (4 << 20))));
+      if (zc) { for (let i = 0; i < raw.length; i += 4 << 20) writeSync(fd, zc(raw.subarray(i, i + (4 << 20)))); }
       else writeSync(fd, raw);
       closeSync(fd);
     }
@@ -106,7 +114,6 @@ function bytesOf(dir: string): number {
   return Number(spawnSync('du', ['-sb', dir], { encoding: 'utf8' }).stdout.split('\t')[0]);
 }
 
-
 interface JobJson {
   timings: { total: number; stages: Record<string, { tasks: number; wall: number; cpu: number }> };
 }
@@ -116,7 +123,11 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 const inputBytes = readdirSync(shardDir).reduce((n, f) => n + Number(spawnSync('stat', ['-c', '%s', join(shardDir, f)], { encoding: 'utf8' }).stdout), 0);
 const jsonlBytes = Number(spawnSync('stat', ['-c', '%s', corpus], { encoding: 'utf8' }).stdout);
-console.log(`# ${docs} documents, ${shards} ${format} shards (${(inputBytes / 1e9).toFixed(2)} GB; ${(jsonlBytes / 1e9).toFixed(2)} GB as JSONL); ${availableParallelism()} cores; node ${process.version}; load at start ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `# ${docs} documents, ${shards} ${format} shards (${(inputBytes / 1e9).toFixed(2)} GB; ${
+    (jsonlBytes / 1e9).toFixed(2)
+  } GB as JSONL); ${availableParallelism()} cores; node ${process.version}; load at start ${loadavg().map((x) => x.toFixed(2)).join(' ')}`,
+);
 
 interface JobRun {
   wall: number;
@@ -130,7 +141,13 @@ interface JobRun {
 function jobRun(run: Timed, work: string, file: string, singleHash: string): JobRun {
   const j = JSON.parse(run.stdout) as JobJson;
   const stages = j.timings.stages;
-  return { wall: run.wall, cpu: Object.values(stages).reduce((n, x) => n + x.cpu, 0) / 1000, inter: bytesOf(work), same: sortedHash(file) === singleHash, stages };
+  return {
+    wall: run.wall,
+    cpu: Object.values(stages).reduce((n, x) => n + x.cpu, 0) / 1000,
+    inter: bytesOf(work),
+    same: sortedHash(file) === singleHash,
+    stages,
+  };
 }
 
 const median = (xs: readonly number[]): number => {
@@ -199,9 +216,17 @@ try {
 const last = rounds.at(-1)!;
 console.log('\n| run | wall | CPU | CPU vs dedup | wall vs dedup | intermediates (vs JSONL input) | pairs |');
 console.log('|---|---|---|---|---|---|---|');
-console.log(`| \`neardup dedup\` (one JSONL file, ${availableParallelism()} worker threads) | ${last.single.wall.toFixed(1)} s | ${last.single.cpu.toFixed(1)} s (process) | 1 | 1 | — | reference |`);
+console.log(
+  `| \`neardup dedup\` (one JSONL file, ${availableParallelism()} worker threads) | ${last.single.wall.toFixed(1)} s | ${
+    last.single.cpu.toFixed(1)
+  } s (process) | 1 | 1 | — | reference |`,
+);
 for (const [name, r] of last.jobs) {
-  console.log(`| ${name} | ${r.wall.toFixed(1)} s | ${r.cpu.toFixed(1)} s (tasks) | ${(r.cpu / last.single.cpu).toFixed(2)}× | ${(r.wall / last.single.wall).toFixed(2)}× | ${(r.inter / 1e6).toFixed(0)} MB = ${(r.inter / jsonlBytes).toFixed(2)}× | ${r.same ? 'identical' : 'DIFFERENT'} |`);
+  console.log(
+    `| ${name} | ${r.wall.toFixed(1)} s | ${r.cpu.toFixed(1)} s (tasks) | ${(r.cpu / last.single.cpu).toFixed(2)}× | ${
+      (r.wall / last.single.wall).toFixed(2)
+    }× | ${(r.inter / 1e6).toFixed(0)} MB = ${(r.inter / jsonlBytes).toFixed(2)}× | ${r.same ? 'identical' : 'DIFFERENT'} |`,
+  );
 }
 console.log('\nTask CPU per stage (s):\n\n| run | stages |\n|---|---|');
 for (const [name, r] of last.jobs) console.log(`| ${name} | ${Object.entries(r.stages).map(([k, x]) => `${k} ${(x.cpu / 1000).toFixed(1)}`).join(' · ')} |`);
@@ -209,15 +234,26 @@ if (runs > 1) {
   console.log(`\nAll ${runs} rounds (each ratio within its round), then the medians:\n`);
   console.log('| round | dedup wall / CPU | ' + [...last.jobs.keys()].map((n) => `${n}: wall / CPU, CPU vs dedup, wall vs dedup`).join(' | ') + ' |');
   console.log('|---|---|' + [...last.jobs.keys()].map(() => '---').join('|') + '|');
-  const cell = (r: JobRun, single: Timed): string => `${r.wall.toFixed(1)} s / ${r.cpu.toFixed(1)} s, ${(r.cpu / single.cpu).toFixed(2)}×, ${(r.wall / single.wall).toFixed(2)}×${r.same ? '' : ' DIFFERENT pairs'}`;
-  rounds.forEach((r, k) => console.log(`| ${k + 1} | ${r.single.wall.toFixed(1)} s / ${r.single.cpu.toFixed(1)} s | ${[...r.jobs.values()].map((j) => cell(j, r.single)).join(' | ')} |`));
+  const cell = (r: JobRun, single: Timed): string =>
+    `${r.wall.toFixed(1)} s / ${r.cpu.toFixed(1)} s, ${(r.cpu / single.cpu).toFixed(2)}×, ${(r.wall / single.wall).toFixed(2)}×${
+      r.same ? '' : ' DIFFERENT pairs'
+    }`;
+  rounds.forEach((r, k) =>
+    console.log(
+      `| ${k + 1} | ${r.single.wall.toFixed(1)} s / ${r.single.cpu.toFixed(1)} s | ${[...r.jobs.values()].map((j) => cell(j, r.single)).join(' | ')} |`,
+    )
+  );
   const med = (f: (r: (typeof rounds)[number], name: string) => number, name: string): string => median(rounds.map((r) => f(r, name))).toFixed(2);
   console.log(
-    `| median | ${median(rounds.map((r) => r.single.wall)).toFixed(1)} s / ${median(rounds.map((r) => r.single.cpu)).toFixed(1)} s | ` +
-      [...last.jobs.keys()]
-        .map((n) => `${med((r, m) => r.jobs.get(m)!.wall, n)} s / ${med((r, m) => r.jobs.get(m)!.cpu, n)} s, ${med((r, m) => r.jobs.get(m)!.cpu / r.single.cpu, n)}×, ${med((r, m) => r.jobs.get(m)!.wall / r.single.wall, n)}×`)
-        .join(' | ') +
-      ' |',
+    `| median | ${median(rounds.map((r) => r.single.wall)).toFixed(1)} s / ${median(rounds.map((r) => r.single.cpu)).toFixed(1)} s | `
+      + [...last.jobs.keys()]
+        .map((n) =>
+          `${med((r, m) => r.jobs.get(m)!.wall, n)} s / ${med((r, m) => r.jobs.get(m)!.cpu, n)} s, ${med((r, m) => r.jobs.get(m)!.cpu / r.single.cpu, n)}×, ${
+            med((r, m) => r.jobs.get(m)!.wall / r.single.wall, n)
+          }×`
+        )
+        .join(' | ')
+      + ' |',
   );
 }
 console.log(`\nload at end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);

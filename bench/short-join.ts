@@ -58,7 +58,9 @@ try {
     truthKeys.add(`${Math.min(p.a, p.b)},${Math.max(p.a, p.b)}`);
   }
   const avg = texts.reduce((a, x) => a + x.length, 0) / n;
-  console.log(`${n} short documents (${avg.toFixed(0)} chars on average), t = ${t}; exact pairs ${truth.pairs.length}; load average ${loadavg()[0]!.toFixed(2)}`);
+  console.log(
+    `${n} short documents (${avg.toFixed(0)} chars on average), t = ${t}; exact pairs ${truth.pairs.length}; load average ${loadavg()[0]!.toFixed(2)}`,
+  );
 
   const exe = join(dir, 'ppjoin');
   const cc = spawnSync('g++', ['-O3', '-march=native', '-pthread', '-o', exe, join(root, 'bench/native/ppjoin.cpp')], { encoding: 'utf8' });
@@ -71,7 +73,9 @@ try {
   for (let r = 0; r < rounds; r++) {
     const out = join(dir, 'pairs.jsonl');
     const t0 = performance.now();
-    const run = spawnSync(process.execPath, [join(root, 'dist/cli/main.js'), 'dedup', corpus, '-k', '5', '--threshold', String(t), '-q', '--out', out], { encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [join(root, 'dist/cli/main.js'), 'dedup', corpus, '-k', '5', '--threshold', String(t), '-q', '--out', out], {
+      encoding: 'utf8',
+    });
     ours.push((performance.now() - t0) / 1000);
     if (run.status !== 0) throw new Error(`dedup failed: ${run.stderr}`);
     const lines = readFileSync(out, 'utf8').split('\n').filter((l) => l.length > 0);
@@ -90,12 +94,18 @@ try {
       throw new Error(`native join disagrees with prefixJoin: ${m[1]} pairs (checksum ${m[4]}) against ${truth.pairs.length} (${sum})`);
     }
     native.push(Number(m[3]));
-    console.log(`round ${r + 1}: dedup ${ours.at(-1)!.toFixed(2)} s (${ourPairs} pairs) | native join ${m[3]} s on ${threads} threads (${m[1]} pairs, ${m[2]} candidates)`);
+    console.log(
+      `round ${r + 1}: dedup ${ours.at(-1)!.toFixed(2)} s (${ourPairs} pairs) | native join ${m[3]} s on ${threads} threads (${m[1]} pairs, ${
+        m[2]
+      } candidates)`,
+    );
   }
   const o = median(ours);
   const x = median(native);
   console.log(
-    `median: dedup ${o.toFixed(2)} s end to end, native join ${x.toFixed(2)} s (join only) → ${(o / x).toFixed(2)}× ; dedup recall ${(found / truth.pairs.length).toFixed(4)} (${found} of ${truth.pairs.length}), precision ${(found / Math.max(1, ourPairs)).toFixed(4)}`,
+    `median: dedup ${o.toFixed(2)} s end to end, native join ${x.toFixed(2)} s (join only) → ${(o / x).toFixed(2)}× ; dedup recall ${
+      (found / truth.pairs.length).toFixed(4)
+    } (${found} of ${truth.pairs.length}), precision ${(found / Math.max(1, ourPairs)).toFixed(4)}`,
   );
   console.log(`load average at end ${loadavg()[0]!.toFixed(2)}`);
 } finally {

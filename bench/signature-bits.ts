@@ -14,7 +14,15 @@ const r = splitmix32(99);
 const word = (): string => `w${r() % 2000}`;
 const signer = createTextSigner({ shingle: { kind: 'word', k: 2 }, minhash: { numPerm: 128 } });
 const shingler = createShingler({ kind: 'word', k: 2 });
-interface Cell { n: number; err32: number; err16: number; se32: number; se16: number; extra: number; expected: number }
+interface Cell {
+  n: number;
+  err32: number;
+  err16: number;
+  se32: number;
+  se16: number;
+  extra: number;
+  expected: number;
+}
 const cells = new Map<number, Cell>();
 for (let p = 0; p < N; p++) {
   const a = Array.from({ length: 200 }, word);
@@ -45,5 +53,9 @@ console.log('| Jaccard | pairs | mean error, 32-bit | mean error, 16-bit | RMSE,
 console.log('|---|---:|---:|---:|---:|---:|---:|');
 for (const [k, c] of [...cells].sort((p, q) => p[0] - q[0])) {
   const f = (v: number): string => v.toFixed(5);
-  console.log(`| ${(k / 10).toFixed(1)}–${((k + 1) / 10).toFixed(1)} | ${c.n} | ${f(c.err32 / c.n)} | ${f(c.err16 / c.n)} | ${f(Math.sqrt(c.se32 / c.n))} | ${f(Math.sqrt(c.se16 / c.n))} | ${c.extra} (${c.expected.toFixed(1)}) |`);
+  console.log(
+    `| ${(k / 10).toFixed(1)}–${((k + 1) / 10).toFixed(1)} | ${c.n} | ${f(c.err32 / c.n)} | ${f(c.err16 / c.n)} | ${f(Math.sqrt(c.se32 / c.n))} | ${
+      f(Math.sqrt(c.se16 / c.n))
+    } | ${c.extra} (${c.expected.toFixed(1)}) |`,
+  );
 }

@@ -57,7 +57,11 @@ const variants: [string, NearDupIndexOptions][] = [
   ['estimate, forest', { verify: 'estimate' }],
   ['estimate, no forest', { verify: 'estimate', forest: false }],
 ];
-console.log(`# bytes per document, ${N} ads of ${avgChars.toFixed(0)} characters on average (ids 11 chars, meta {"i":n}), k=5 char shingles, 128 hashes (node ${process.version}, ${new Date().toISOString()})`);
+console.log(
+  `# bytes per document, ${N} ads of ${
+    avgChars.toFixed(0)
+  } characters on average (ids 11 chars, meta {"i":n}), k=5 char shingles, 128 hashes (node ${process.version}, ${new Date().toISOString()})`,
+);
 console.log('| variant | keys/doc | memory (heap + buffers) | SQLite file | Redis log: used_memory + table per process | Redis sets: used_memory |');
 console.log('|---|---|---|---|---|---|');
 for (const [name, opts] of variants) {

@@ -36,7 +36,9 @@ const opt = (name: string, def: string): string => {
   return i >= 0 ? argv[i + 1]! : def;
 };
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log('node dist/bench/spans.js [--docs 32000] [--dir bench/data/spans] [--units line,paragraph,sentence] [--rounds 2] [--sample 300] [--cli dist/cli/main.js] [--old OTHER/dist/cli/main.js]');
+  console.log(
+    'node dist/bench/spans.js [--docs 32000] [--dir bench/data/spans] [--units line,paragraph,sentence] [--rounds 2] [--sample 300] [--cli dist/cli/main.js] [--old OTHER/dist/cli/main.js]',
+  );
   process.exit(0);
 }
 const docs = Number(opt('docs', '32000'));
@@ -81,7 +83,24 @@ function run(bin: string, input: string, unit: Unit, tag: string): Run {
   const out = join(dir, `out-${tag}-${unit}.jsonl`);
   const audit = join(dir, `audit-${tag}-${unit}.tsv`);
   const timeFile = join(dir, `time-${tag}.txt`);
-  const args = ['-f', '%e %U %S %M', '-o', timeFile, process.execPath, bin, 'spans', input, '--unit', unit, '--id-field', 'id', '--out', out, '--removed', audit];
+  const args = [
+    '-f',
+    '%e %U %S %M',
+    '-o',
+    timeFile,
+    process.execPath,
+    bin,
+    'spans',
+    input,
+    '--unit',
+    unit,
+    '--id-field',
+    'id',
+    '--out',
+    out,
+    '--removed',
+    audit,
+  ];
   const r = spawnSync('/usr/bin/time', args, { encoding: 'utf8', maxBuffer: 1 << 26 });
   if (r.status !== 0) throw new Error(`${bin} spans --unit ${unit} failed (${r.status}): ${r.stderr}`);
   const [wall, user, sys, rss] = readFileSync(timeFile, 'utf8').trim().split('\n').pop()!.split(' ').map(Number) as [number, number, number, number];
@@ -101,13 +120,17 @@ function checkOracle(input: string, unit: Unit): string {
   const audit = join(dir, `sample-audit-${unit}.tsv`);
   const r = spawnSync(process.execPath, [cli, 'spans', file, '--unit', unit, '--id-field', 'id', '--out', out, '--removed', audit], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`spans on the sample failed: ${r.stderr}`);
-  const got = new Map(readFileSync(out, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { id: string; text: string }).map((x) => [x.id, x.text]));
+  const got = new Map(
+    readFileSync(out, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { id: string; text: string }).map((x) => [x.id, x.text]),
+  );
   recs.forEach((rec, i) => {
     const w = want.docs[i]!;
     if (w.dropped ? got.has(rec.id) : got.get(rec.id) !== w.text) throw new Error(`${unit}: document ${rec.id} differs from the oracle's`);
   });
   const rows = readFileSync(audit, 'utf8').split('\n').slice(1).filter((l) => l !== '');
-  const wantRows = want.audit.map((a) => [a.id, a.start, a.end, a.byteStart, a.byteEnd, a.keptId ?? '', a.keptStart ?? '', a.keptByteStart ?? '', a.count, a.docs].join('\t'));
+  const wantRows = want.audit.map((a) =>
+    [a.id, a.start, a.end, a.byteStart, a.byteEnd, a.keptId ?? '', a.keptStart ?? '', a.keptByteStart ?? '', a.count, a.docs].join('\t')
+  );
   if (rows.join('\n') !== wantRows.join('\n')) throw new Error(`${unit}: the audit differs from the oracle's`);
   return `${want.docs.filter((d) => d.changed).length} of ${recs.length} documents changed, ${rows.length} audit rows`;
 }
@@ -131,7 +154,11 @@ for (const unit of units) {
     const wall = rs.map((x) => x.wall);
     const fmt = (xs: number[]): string => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
     const rate = (xs: number[]): string => `${(mb / Math.max(...xs)).toFixed(1)}–${(mb / Math.min(...xs)).toFixed(1)}`;
-    rows.push(`| ${unit} | ${tag} | ${fmt(wall)} s | ${fmt(cpu)} s | ${rate(wall)} | **${rate(cpu)}** | ${Math.max(...rs.map((x) => x.rssMb)).toFixed(0)} MB | ${rs[0]!.removed.toLocaleString('en-US')} |`);
+    rows.push(
+      `| ${unit} | ${tag} | ${fmt(wall)} s | ${fmt(cpu)} s | ${rate(wall)} | **${rate(cpu)}** | ${Math.max(...rs.map((x) => x.rssMb)).toFixed(0)} MB | ${
+        rs[0]!.removed.toLocaleString('en-US')
+      } |`,
+    );
   }
 }
 console.log(`\n${rounds} run(s) per build, alternated; every run wrote the same bytes; load average now ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);

@@ -58,7 +58,11 @@ for (let r = 0; r < rounds; r++) {
   job.push(run(['job', 'dedup', 'sh', '--local', '--work-dir', 'work', '--id-field', 'id', '-q', '--out', 'job.tsv']));
 }
 const same = fs.readFileSync(path.join(dir, 'single.tsv'), 'utf8') === fs.readFileSync(path.join(dir, 'job.tsv'), 'utf8');
-console.log(`${shards} shards, ${docs} documents, ${fs.readFileSync(path.join(dir, 'single.tsv'), 'utf8').split('\n').length - 1} pairs; identical: ${same}; load ${os.loadavg()[0]!.toFixed(1)}`);
+console.log(
+  `${shards} shards, ${docs} documents, ${fs.readFileSync(path.join(dir, 'single.tsv'), 'utf8').split('\n').length - 1} pairs; identical: ${same}; load ${
+    os.loadavg()[0]!.toFixed(1)
+  }`,
+);
 console.log(`dedup           wall ${single.map((x) => x.toFixed(2)).join(' / ')} s (median ${median(single).toFixed(2)})`);
 console.log(`job dedup --local wall ${job.map((x) => x.toFixed(2)).join(' / ')} s (median ${median(job).toFixed(2)})`);
 console.log(`ratio (medians) ${(median(job) / median(single)).toFixed(2)}×`);

@@ -60,7 +60,11 @@ for (let r = 0; r < Number(opt('rounds', '2')); r++) {
     if (kept !== keptProbe) throw new Error(`merge kept ${kept}, probe ${keptProbe}`);
     return `merge ${us(merge, pairs.length)} µs, probe ${us(probe, pairs.length)} µs (table load ${us(load, pairs.length)})`;
   };
-  console.log(`round ${r + 1}: set sorted ${us(tSorted, docs.length)} µs/doc, distinct ${us(tDistinct, docs.length)} µs/doc | verified pairs: ${score(found)} | random pairs: ${score(random)}`);
+  console.log(
+    `round ${r + 1}: set sorted ${us(tSorted, docs.length)} µs/doc, distinct ${us(tDistinct, docs.length)} µs/doc | verified pairs: ${
+      score(found)
+    } | random pairs: ${score(random)}`,
+  );
   // The workers' route (src/parallel/arenaSets.ts): blocks sized by text length, one scratch region.
   const arena = new SetArena();
   const kernels = SetKernels.shared(arena.memory);
@@ -109,6 +113,14 @@ for (let r = 0; r < Number(opt('rounds', '2')); r++) {
   const tSign = cpuMs(() => {
     for (const t of docs) signer.signInto(t, row);
   });
-  console.log(`round ${r + 1}, signing the same documents (signInto): ${us(tSign, docs.length)} µs/doc; the set into its block costs ${(tArena / tSign).toFixed(2)} signings`);
-  console.log(`round ${r + 1}, arena: set into its block ${us(tArena, docs.length)} µs/doc (${declined} declined; through the signer's kernels and a copy ${us(tCopied, docs.length)}) | verified pairs: ${inPlace(found)} | random pairs: ${inPlace(random)}`);
+  console.log(
+    `round ${r + 1}, signing the same documents (signInto): ${us(tSign, docs.length)} µs/doc; the set into its block costs ${
+      (tArena / tSign).toFixed(2)
+    } signings`,
+  );
+  console.log(
+    `round ${r + 1}, arena: set into its block ${us(tArena, docs.length)} µs/doc (${declined} declined; through the signer's kernels and a copy ${
+      us(tCopied, docs.length)
+    }) | verified pairs: ${inPlace(found)} | random pairs: ${inPlace(random)}`,
+  );
 }

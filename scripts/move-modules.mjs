@@ -73,7 +73,13 @@ const rel = (p) => path.relative(root, p).split(path.sep).join('/');
 const abs = (p) => path.join(root, p);
 const map = JSON.parse(readFileSync(path.resolve(mapFile), 'utf8'));
 const moves = map.moves ?? map;
-const SKIP = new Set(['package-lock.json', 'CHANGELOG.md', 'scripts/move-modules.mjs', rel(path.resolve(mapFile)), ...skipArgs.map((s) => rel(path.resolve(s)))]);
+const SKIP = new Set([
+  'package-lock.json',
+  'CHANGELOG.md',
+  'scripts/move-modules.mjs',
+  rel(path.resolve(mapFile)),
+  ...skipArgs.map((s) => rel(path.resolve(s))),
+]);
 /** Files the map leaves where they are on purpose (`"stays"`): not reported as left behind. */
 const stays = new Set(map.stays ?? []);
 
@@ -292,8 +298,13 @@ for (const d of sourceDirs) {
     if (e.isFile() && !fileMap.has(p) && !reverse.has(p) && !stays.has(p)) leftBehind.push(p);
   }
 }
-process.stdout.write(`${dryRun ? 'would move' : 'moved'} ${toMove.length} file(s); ${dryRun ? 'would rewrite' : 'rewrote'} ${changedRefs} reference(s) in ${changedFiles} file(s)\n`);
-if (leftBehind.length > 0) process.stdout.write(`not in the map, left where they are (add them to the map if they belong to a new folder):\n  ${leftBehind.sort().join('\n  ')}\n`);
+process.stdout.write(
+  `${dryRun ? 'would move' : 'moved'} ${toMove.length} file(s); ${
+    dryRun ? 'would rewrite' : 'rewrote'
+  } ${changedRefs} reference(s) in ${changedFiles} file(s)\n`,
+);
+if (leftBehind.length > 0)
+  process.stdout.write(`not in the map, left where they are (add them to the map if they belong to a new folder):\n  ${leftBehind.sort().join('\n  ')}\n`);
 if (splitMentions.size > 0) {
   process.stdout.write('mentions of a folder the map splits (check the prose by hand):\n');
   for (const [f, s] of [...splitMentions].sort()) process.stdout.write(`  ${f}: ${[...s].join(', ')}\n`);

@@ -23,7 +23,12 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'neardup-shots-'));
 try {
   // The report.
   const options = { threshold: 0.8, shingle: { kind: 'char' as const, k: 10, normalize: { preset: 'seed000' as const } } };
-  const data = buildReportData(texts, { dedup: options, result: dedup(texts, options), source: { name: 'dataset_rent_rome_kijiji.tsv', format: 'tsv' }, timings: { read: readMs } });
+  const data = buildReportData(texts, {
+    dedup: options,
+    result: dedup(texts, options),
+    source: { name: 'dataset_rent_rome_kijiji.tsv', format: 'tsv' },
+    timings: { read: readMs },
+  });
   const file = path.join(tmp, 'report.html');
   writeFileSync(file, renderReportHtml(data));
   const rp = await browser.context.newPage();
@@ -71,7 +76,9 @@ try {
   }
   await app.close();
   await index.close();
-  process.stdout.write(`wrote ${['page.png', 'page-cluster.png', 'report.png', 'report-cluster.png', 'report-borderline.png'].map((f) => path.join('docs/img', f)).join(', ')}\n`);
+  process.stdout.write(
+    `wrote ${['page.png', 'page-cluster.png', 'report.png', 'report-cluster.png', 'report-borderline.png'].map((f) => path.join('docs/img', f)).join(', ')}\n`,
+  );
 } finally {
   await browser.close();
   rmSync(tmp, { recursive: true, force: true });

@@ -19,7 +19,22 @@ export {
   decodeSignature,
   type SignatureBlob,
 } from './sketch/format.js';
-export { REC_SET, REC_SIG, REC_META, REC_EXPIRES, REC_SIG16, REC_TEXT, encodeRecord, decodeRecord, readRecordSketch, readRecordMeta, recordExpiresAt, withExpiry, type IndexRecord, type SetOfText } from './online/records/record.js';
+export {
+  REC_SET,
+  REC_SIG,
+  REC_META,
+  REC_EXPIRES,
+  REC_SIG16,
+  REC_TEXT,
+  encodeRecord,
+  decodeRecord,
+  readRecordSketch,
+  readRecordMeta,
+  recordExpiresAt,
+  withExpiry,
+  type IndexRecord,
+  type SetOfText,
+} from './online/records/record.js';
 import type { IndexRecord } from './online/records/record.js';
 /** @deprecated Renamed {@link IndexRecord} (the top-level `DocRecord` is the batch input record); this alias goes in the next minor release. */
 export type DocRecord = IndexRecord;

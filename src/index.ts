@@ -11,7 +11,19 @@
 // directive (kept in the emitted .d.ts) loads them for a consumer whose tsconfig lists no `types`.
 /// <reference types="node" preserve="true" />
 // Batch deduplication: in memory, and streamed (two passes over a re-readable source).
-export { dedup, DEDUP_DEFAULTS, type DedupOptions, type DedupResult, type DedupStats, type VerifyMode, type DocRecord, type IdPair, type IdCluster, type DedupRecordsResult, type RemovedRecord } from './dedup/dedup.js';
+export {
+  dedup,
+  DEDUP_DEFAULTS,
+  type DedupOptions,
+  type DedupResult,
+  type DedupStats,
+  type VerifyMode,
+  type DocRecord,
+  type IdPair,
+  type IdCluster,
+  type DedupRecordsResult,
+  type RemovedRecord,
+} from './dedup/dedup.js';
 export { REMOVAL_RULES, type Removal, type RemovalRule } from './cluster/removal.js';
 export type { KeepCompare } from './dedup/options.js';
 export { dedupFile, type DedupFileOptions, type DedupFileResult } from './dedup/dedupFile.js';
@@ -51,7 +63,14 @@ export { parseStoreSpec, type StoreSpec, type RedisUrlOptions, type PostgresUrlO
 export { MemoryStore } from './store/memory/store.js';
 export { openStore } from './store/open/open.js';
 export { checkIndex, type CheckReport, type CheckOptions } from './online/check.js';
-export { IndexRegistry, IndexExistsError, type NamedIndexInfo, type NamedIndexOptions, type CreateIndexOptions, type NamedStore } from './online/registry/registry.js';
+export {
+  IndexRegistry,
+  IndexExistsError,
+  type NamedIndexInfo,
+  type NamedIndexOptions,
+  type CreateIndexOptions,
+  type NamedStore,
+} from './online/registry/registry.js';
 
 // Text → shingles → MinHash signatures.
 export { normalize, makeNormalizer, resolvePreset, NORMALIZE_PRESETS, PRESET_ALIASES, type NormalizeOptions, type NormalizePreset } from './text/normalize.js';
@@ -62,7 +81,15 @@ export { createTextSigner, type TextSigner, type TextSignerOptions, type DocSket
 
 // Similarity and LSH parameters.
 export { jaccard, jaccardAtLeast } from './similarity/jaccard.js';
-export { commonPassages, shingleRuns, type Passage, type PassageOptions, type PassageResult, type PassageFold, type ShingleRun } from './similarity/passages.js';
+export {
+  commonPassages,
+  shingleRuns,
+  type Passage,
+  type PassageOptions,
+  type PassageResult,
+  type PassageFold,
+  type ShingleRun,
+} from './similarity/passages.js';
 export { bruteForcePairs, type ScoredPair, type BruteForceOptions } from './similarity/bruteForce.js';
 export {
   chooseBands,

@@ -61,13 +61,25 @@ test('dedup: { id, text } records give the same result with ids on the pairs and
   // Numeric ids are reported as strings; the kinds path (exact join) carries ids too.
   const n = dedup([{ id: 7, text: texts[0]! }, { id: 9, text: texts[0]! }], { candidates: 'exact' });
   assert.deepEqual(n.pairs.map((p) => [p.idA, p.idB]), [['7', '9']]);
-  assert.throws(() => dedup([{ id: 'x', text: 'a' }, { id: 'x', text: 'b' }]), (e: Error) => e instanceof RangeError && /id "x" of document 1 is also the id of document 0/.test(e.message));
+  assert.throws(
+    () => dedup([{ id: 'x', text: 'a' }, { id: 'x', text: 'b' }]),
+    (e: Error) => e instanceof RangeError && /id "x" of document 1 is also the id of document 0/.test(e.message),
+  );
 });
 
 test('dedup: a bare string, a mix of texts and records, or another element type is a TypeError', () => {
-  assert.throws(() => dedup('the cat sat on the mat' as unknown as string[]), (e: Error) => e instanceof TypeError && /not a string/.test(e.message) && /\[text\]/.test(e.message));
-  assert.throws(() => dedup(['a text', { id: 'x', text: 'b' }] as unknown as string[]), (e: Error) => e instanceof TypeError && /document 1 is an object/.test(e.message));
-  assert.throws(() => dedup([{ id: 'x', text: 'b' }, 'a text'] as unknown as { id: string; text: string }[]), (e: Error) => e instanceof TypeError && /document 1 is a string/.test(e.message));
+  assert.throws(
+    () => dedup('the cat sat on the mat' as unknown as string[]),
+    (e: Error) => e instanceof TypeError && /not a string/.test(e.message) && /\[text\]/.test(e.message),
+  );
+  assert.throws(
+    () => dedup(['a text', { id: 'x', text: 'b' }] as unknown as string[]),
+    (e: Error) => e instanceof TypeError && /document 1 is an object/.test(e.message),
+  );
+  assert.throws(
+    () => dedup([{ id: 'x', text: 'b' }, 'a text'] as unknown as { id: string; text: string }[]),
+    (e: Error) => e instanceof TypeError && /document 1 is a string/.test(e.message),
+  );
   assert.throws(() => dedup([{ id: 'x', body: 'b' }] as unknown as { id: string; text: string }[]), TypeError);
   // A generator of texts still streams, checked element by element.
   function* gen(): Generator<unknown> {

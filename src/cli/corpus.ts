@@ -56,7 +56,8 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
   const input = await openInput(file, options);
   // Every text is held in memory: fail with a clear message before V8 aborts with a native stack.
   const gb = (b: number) => `${(b / 1e9).toFixed(b < 1e8 ? 3 : 2)} GB`;
-  const advice = 'use --stream (texts stay on disk and are read again for each pass), raise the limit (NODE_OPTIONS=--max-old-space-size=MB) or split the input';
+  const advice =
+    'use --stream (texts stay on disk and are read again for each pass), raise the limit (NODE_OPTIONS=--max-old-space-size=MB) or split the input';
   const most = inMemoryMost();
   if (input.size !== undefined && input.size > most) {
     throw new InputError(input.name, undefined, `is ${gb(input.size)}, more than the ${gb(most)} this process may hold; ${advice}`);
@@ -83,27 +84,28 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
   const readMs = performance.now() - t0;
   const bytes = input.bytesRead();
   reporter.verbose(
-    `read ${int(texts.length)} docs from ${input.name} [${input.format}]: ${(bytes / 1e6).toFixed(1)} MB in ${Math.round(readMs)} ms (${((bytes / 1e3 / Math.max(readMs, 1e-3))).toFixed(1)} MB/s)`,
+    `read ${int(texts.length)} docs from ${input.name} [${input.format}]: ${(bytes / 1e6).toFixed(1)} MB in ${Math.round(readMs)} ms (${
+      (bytes / 1e3 / Math.max(readMs, 1e-3)).toFixed(1)
+    } MB/s)`,
   );
   warnSkipped(reporter, input);
   return { texts, count: texts.length, ...idsAndRows, input, bytes, readMs };
 }
-
 
 /** Warns once about the invalid records an input skipped (--skip-invalid), naming the first. */
 export function warnSkipped(reporter: Reporter, input: OpenedInput): void {
   if (input.skips.count > 0) {
     const per = input.skips.perFile;
     // Several files (shards, or files in a directory): say which, and how many records each lost.
-    const where =
-      per && (per.size > 1 || input.shards)
-        ? ` in ${per.size} file${per.size === 1 ? '' : 's'} (${[...per].slice(0, 10).map(([f, c]) => `${f}: ${int(c)}`).join(', ')}${per.size > 10 ? ', …' : ''})`
-        : '';
+    const where = per && (per.size > 1 || input.shards)
+      ? ` in ${per.size} file${per.size === 1 ? '' : 's'} (${[...per].slice(0, 10).map(([f, c]) => `${f}: ${int(c)}`).join(', ')}${per.size > 10 ? ', …' : ''})`
+      : '';
     reporter.warn(`skipped ${int(input.skips.count)} invalid record${input.skips.count === 1 ? '' : 's'}${where}; first: ${input.skips.examples[0]!.message}`);
   }
   // Quoted line breaks are legal CSV, but a record made of several lines should never go unnoticed.
   const m = input.skips.multiline ?? 0;
-  if (m > 0) reporter.warn(`${int(m)} record${m === 1 ? ' spans' : 's span'} several lines (line breaks inside quoted fields); first: ${input.skips.firstMultiline}`);
+  if (m > 0)
+    reporter.warn(`${int(m)} record${m === 1 ? ' spans' : 's span'} several lines (line breaks inside quoted fields); first: ${input.skips.firstMultiline}`);
 }
 
 /** Documents per batch handed to the pipeline while streaming. */

@@ -66,7 +66,8 @@ export function resolveAuto(texts: readonly string[], options: DedupOptions): 'l
 
 /** {@link resolveAuto} with the reason printed in the summary and `--json`. */
 function autoWhy(texts: readonly string[], options: DedupOptions): { method: 'lsh' | 'exact'; reason: string } {
-  if ((options.verify ?? 'exact') !== 'exact' && (options.measure ?? 'jaccard') === 'jaccard') return { method: 'lsh', reason: `--verify ${options.verify}: the join always scores exactly` };
+  if ((options.verify ?? 'exact') !== 'exact' && (options.measure ?? 'jaccard') === 'jaccard')
+    return { method: 'lsh', reason: `--verify ${options.verify}: the join always scores exactly` };
   let chars = 0;
   for (let i = 0; i < texts.length; i++) chars += texts[i]!.length;
   return autoChoice(options.measure ?? 'jaccard', chars, texts.length, options.shingle?.kind);

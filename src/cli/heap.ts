@@ -78,7 +78,11 @@ const mib = (b: number): string => `${Math.round(b / 2 ** 20)} MiB`;
 export function checkStreamHeap(name: string): void {
   const limit = heapLimit();
   if (limit >= STREAM_MIN_HEAP) return;
-  throw new UsageError(`${name} is streamed (texts stay on disk), which needs a heap of at least ${mib(STREAM_MIN_HEAP)}; this process may hold about ${mib(limit)}: raise the limit (NODE_OPTIONS=--max-old-space-size=${STREAM_MIN_HEAP / 2 ** 20} or more)`);
+  throw new UsageError(
+    `${name} is streamed (texts stay on disk), which needs a heap of at least ${mib(STREAM_MIN_HEAP)}; this process may hold about ${
+      mib(limit)
+    }: raise the limit (NODE_OPTIONS=--max-old-space-size=${STREAM_MIN_HEAP / 2 ** 20} or more)`,
+  );
 }
 
 /**

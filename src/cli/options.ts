@@ -19,7 +19,18 @@ import type { KeepPolicy } from '../cluster/keepPolicy.js';
 import type { RemovalRule } from '../cluster/removal.js';
 import type { ClusterMode, RepresentativePolicy } from '../cluster/clusterPolicy.js';
 import { firstRefusal, routeMarks, type Route } from '../engine/routes.js';
-import { collectList, ENGINE_OPTIONS, flagName, intParser, NORMALIZE_VALUES, seedParser, unitParser, weightsParser, type EngineOptionDef, type EngineOptionGroup } from '../engine/options.js';
+import {
+  collectList,
+  ENGINE_OPTIONS,
+  flagName,
+  intParser,
+  NORMALIZE_VALUES,
+  seedParser,
+  unitParser,
+  weightsParser,
+  type EngineOptionDef,
+  type EngineOptionGroup,
+} from '../engine/options.js';
 import type { ReadOptions } from '../io/read/read.js';
 import { setZstdLevel, ZSTD_DEFAULT_LEVEL, ZSTD_MAX_LEVEL } from '../io/codec/zstd.js';
 
@@ -71,12 +82,19 @@ export { collectList };
 export function addInputOptions(cmd: Command, limit = true): Command {
   cmd
     .addOption(new Option('--format <format>', 'input format').choices(['auto', ...INPUT_FORMATS]).default('auto'))
-    .option('--text <columns>', 'TSV/CSV/Parquet text column(s), comma-separated, joined by one space (default: a column named "text", or the only column)', collectList)
+    .option(
+      '--text <columns>',
+      'TSV/CSV/Parquet text column(s), comma-separated, joined by one space (default: a column named "text", or the only column)',
+      collectList,
+    )
     .option('--id <column>', 'TSV/CSV/Parquet id column (default: the 0-based row number)')
     .option('--text-field <paths>', 'JSONL text field(s), dotted paths like meta.title, comma-separated (default: text)', collectList)
     .option('--id-field <path>', 'JSONL id field (default: the 0-based row number)')
     .option('--delimiter <char>', 'CSV field delimiter (default: ",")')
-    .option('--tsv-quotes', 'read TSV with CSV-style quotes (a field starting with " may hold tabs and line breaks); default: a line is a record, no quoting (IANA text/tab-separated-values)')
+    .option(
+      '--tsv-quotes',
+      'read TSV with CSV-style quotes (a field starting with " may hold tabs and line breaks); default: a line is a record, no quoting (IANA text/tab-separated-values)',
+    )
     .option('--skip-invalid', 'skip invalid records (ragged rows, bad JSON, invalid UTF-8) and report how many, instead of stopping at the first');
   if (limit) cmd.option('--limit <n>', 'read only the first n documents (e.g. 500 for a quick look at a large file)', parsePositiveInt('limit', 1e12));
   else cmd.option('--first <n>', 'read only the first n documents of the input', parsePositiveInt('first', 1e12));
@@ -159,7 +177,8 @@ function keepFrom(f: Pick<EngineFlags, 'keep' | 'representative'>): KeepPolicy {
   const rep = f.representative ?? 'first';
   if (f.keep === undefined) return rep === 'longest' ? 'longest' : 'first';
   if (rep === 'central' && f.keep !== 'first') throw new UsageError(`--keep ${f.keep} and --representative central choose the kept member two ways: give one`);
-  if (rep === 'longest' && f.keep !== 'longest') throw new UsageError(`--keep ${f.keep} and --representative longest choose the kept member two ways: give one`);
+  if (rep === 'longest' && f.keep !== 'longest')
+    throw new UsageError(`--keep ${f.keep} and --representative longest choose the kept member two ways: give one`);
   return f.keep;
 }
 
@@ -259,8 +278,14 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
   if (f.removal === 'cluster') o.removal = 'cluster';
   else {
     // The verified rule decides what is kept from the pairs: a policy of one survivor per cluster has nothing to choose.
-    if (f.clusterMode === 'centre') throw new UsageError('--cluster-mode centre keeps one centre per cluster: it needs --removal cluster (the default --removal verified keeps every document no kept document duplicates, so each dropped one has a kept near duplicate, as a centre cluster promises)');
-    if (f.representative === 'central') throw new UsageError('--representative central keeps one member per cluster: it needs --removal cluster (under the default --removal verified, --keep orders the documents)');
+    if (f.clusterMode === 'centre')
+      throw new UsageError(
+        '--cluster-mode centre keeps one centre per cluster: it needs --removal cluster (the default --removal verified keeps every document no kept document duplicates, so each dropped one has a kept near duplicate, as a centre cluster promises)',
+      );
+    if (f.representative === 'central')
+      throw new UsageError(
+        '--representative central keeps one member per cluster: it needs --removal cluster (under the default --removal verified, --keep orders the documents)',
+      );
   }
   const keep = keepFrom(f);
   if (keep !== 'first') o.keep = keep;
@@ -272,7 +297,9 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
     o.fingerprintBits = 64;
   }
   if (o.measure === 'containment' && o.candidates !== 'exact' && o.candidates !== 'auto') {
-    throw new UsageError(`--measure containment needs --candidates exact (or auto): ${o.candidates} candidates are Jaccard-based and miss short documents inside long ones`);
+    throw new UsageError(
+      `--measure containment needs --candidates exact (or auto): ${o.candidates} candidates are Jaccard-based and miss short documents inside long ones`,
+    );
   }
   if (o.candidates !== undefined && o.candidates !== 'lsh' && o.candidates !== 'auto' && o.verify !== 'exact') {
     throw new UsageError(`--verify ${o.verify} applies to LSH candidates only: ${o.candidates} candidates are always scored exactly`);
@@ -291,13 +318,20 @@ export function dedupOptionsFrom(f: EngineFlags): DedupOptions {
  */
 export function addZstdLevelOption(cmd: Command): Command {
   return cmd
-    .option('--zstd-level <n>', `zstd level of the .zst outputs and of Parquet outputs' ZSTD pages, 1 (fastest) to ${ZSTD_MAX_LEVEL} (smallest) (default ${ZSTD_DEFAULT_LEVEL})`, parseIntInRange('zstd-level', 1, ZSTD_MAX_LEVEL))
+    .option(
+      '--zstd-level <n>',
+      `zstd level of the .zst outputs and of Parquet outputs' ZSTD pages, 1 (fastest) to ${ZSTD_MAX_LEVEL} (smallest) (default ${ZSTD_DEFAULT_LEVEL})`,
+      parseIntInRange('zstd-level', 1, ZSTD_MAX_LEVEL),
+    )
     .hook('preAction', (self) => setZstdLevel(self.opts<{ zstdLevel?: number }>().zstdLevel));
 }
 
 /** Adds --quiet, --verbose and --json. */
 export function addLogOptions(cmd: Command, json = 'print a machine-readable summary on stdout'): Command {
-  return cmd.option('-q, --quiet', 'no summary and no progress bars').option('-v, --verbose', 'print stage timings as they happen, and more detail').option('--json', json);
+  return cmd.option('-q, --quiet', 'no summary and no progress bars').option('-v, --verbose', 'print stage timings as they happen, and more detail').option(
+    '--json',
+    json,
+  );
 }
 
 /** The pair output format: --output-format, else from the --out extension, else TSV. */

@@ -33,5 +33,6 @@ export function pipelineOptionsFrom(flags: PipelineFlags): PipelineOptions {
 
 /** `--json` prints the summary on stdout, so the output must go to a file: a usage error otherwise. */
 export function requireOutForJson(flags: { json?: boolean; out?: string }): void {
-  if (flags.json && (flags.out === undefined || flags.out === '-')) throw new UsageError('--json prints the summary on stdout, so the output needs --out <file>');
+  if (flags.json && (flags.out === undefined || flags.out === '-'))
+    throw new UsageError('--json prints the summary on stdout, so the output needs --out <file>');
 }

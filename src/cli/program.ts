@@ -95,7 +95,11 @@ export async function runProgram(program: Command, argv: readonly string[], stde
     }
     if (e instanceof ArenaFullError) {
       // The in-memory route verifies without the shared arena.
-      stderr.write(`neardup: verification needs more than ${e.limit / 2 ** 30} GiB of shared memory for fingerprint sets (lower --memory-budget or --batch-size, or use --no-stream)\n`);
+      stderr.write(
+        `neardup: verification needs more than ${
+          e.limit / 2 ** 30
+        } GiB of shared memory for fingerprint sets (lower --memory-budget or --batch-size, or use --no-stream)\n`,
+      );
       return EXIT_FAILURE;
     }
     const err = e as Error;

@@ -77,8 +77,8 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
     const a = argv[i]!;
     if (a === '--s3-endpoint') {
       if (argv[i + 1] === undefined) throw new UsageError('--s3-endpoint needs a URL, e.g. http://127.0.0.1:9000');
-      setS3Endpoint((endpointGiven = argv[++i]));
-    } else if (a.startsWith('--s3-endpoint=')) setS3Endpoint((endpointGiven = a.slice('--s3-endpoint='.length)));
+      setS3Endpoint(endpointGiven = argv[++i]);
+    } else if (a.startsWith('--s3-endpoint=')) setS3Endpoint(endpointGiven = a.slice('--s3-endpoint='.length));
     else rest.push(a);
   }
   const subcommands = rest.slice(2, 4);
@@ -105,12 +105,23 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
         continue;
       }
       // A job run by workers elsewhere (job dedup --redis) reads its shards where the plan says.
-      const cmd = s3Job ? undefined : subcommands.find((c) => IN_PLACE.has(c)) ?? (subcommands.join(' ') === 'job dedup' && !rest.includes('--local') ? 'job dedup --redis' : undefined);
-      if (cmd) throw new UsageError(`${value}: "${cmd}" hands its inputs to other processes, which cannot read this machine's copy of S3 objects; give the job a work dir in S3 too (--work-dir s3://bucket/prefix), or run "neardup job dedup --local" or "neardup dedup"`);
+      const cmd = s3Job
+        ? undefined
+        : subcommands.find((c) => IN_PLACE.has(c)) ?? (subcommands.join(' ') === 'job dedup' && !rest.includes('--local') ? 'job dedup --redis' : undefined);
+      if (cmd)
+        throw new UsageError(
+          `${value}: "${cmd}" hands its inputs to other processes, which cannot read this machine's copy of S3 objects; give the job a work dir in S3 too (--work-dir s3://bucket/prefix), or run "neardup job dedup --local" or "neardup dedup"`,
+        );
       const isOut = option !== undefined && OUTPUT_OPTIONS.has(option);
       const twice = isOut ? staged.find((s) => s.value === value) : undefined;
-      if (twice) throw new UsageError(twice.option && OUTPUT_OPTIONS.has(twice.option) ? `${where} ${value} is also ${twice.option}: two outputs cannot be one object` : `${where} ${value} is also an input: it would be overwritten`);
-      if (!isOut && staged.some((s) => s.option && OUTPUT_OPTIONS.has(s.option) && s.value === value)) throw new UsageError(`${value} is both an input and an output`);
+      if (twice)
+        throw new UsageError(
+          twice.option && OUTPUT_OPTIONS.has(twice.option)
+            ? `${where} ${value} is also ${twice.option}: two outputs cannot be one object`
+            : `${where} ${value} is also an input: it would be overwritten`,
+        );
+      if (!isOut && staged.some((s) => s.option && OUTPUT_OPTIONS.has(s.option) && s.value === value))
+        throw new UsageError(`${value} is both an input and an output`);
       const local = isOut ? await stage.output(value, option === '--removed') : await stage.input(value);
       staged.push({ option, value });
       out.push(eq > 0 ? `${option}=${local}` : local);
@@ -120,14 +131,20 @@ export async function stageS3Args(argv: readonly string[]): Promise<StagedArgs> 
     throw e;
   }
   const restore = staged.length ? speakS3Names(stage) : () => {};
-  if (staged.length && verbose) process.stderr.write(`s3: ${stage.moved.down} object(s) read (${stage.moved.downBytes} bytes, ${s3Requests.count} requests, ${s3Requests.retries} retried)\n`);
+  if (staged.length && verbose)
+    process.stderr.write(
+      `s3: ${stage.moved.down} object(s) read (${stage.moved.downBytes} bytes, ${s3Requests.count} requests, ${s3Requests.retries} retried)\n`,
+    );
   return {
     argv: out,
     async finish(ok) {
       try {
         if (ok && staged.length) {
           await stage.commit();
-          if (verbose && stage.moved.up) process.stderr.write(`s3: ${stage.moved.up} object(s) written (${stage.moved.upBytes} bytes; ${s3Requests.count} requests in all, ${s3Requests.retries} retried)\n`);
+          if (verbose && stage.moved.up)
+            process.stderr.write(
+              `s3: ${stage.moved.up} object(s) written (${stage.moved.upBytes} bytes; ${s3Requests.count} requests in all, ${s3Requests.retries} retried)\n`,
+            );
         }
       } finally {
         restore();

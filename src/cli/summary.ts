@@ -116,8 +116,29 @@ export interface SummaryJson {
 
 /** The keys of {@link SummaryJson}, in the order `--json` writes them. */
 const JSON_ORDER: readonly (keyof SummaryJson)[] = [
-  'command', 'workDir', 'input', 'skippedShards', 'against', 'options', 'lsh', 'candidates', 'pairs', 'recall', 'recallNote', 'counts', 'copies',
-  'clusters', 'docsInClusters', 'duplicates', 'removal', 'matched', 'referenceMatched', 'output', 'removed', 'timings', 'stream',
+  'command',
+  'workDir',
+  'input',
+  'skippedShards',
+  'against',
+  'options',
+  'lsh',
+  'candidates',
+  'pairs',
+  'recall',
+  'recallNote',
+  'counts',
+  'copies',
+  'clusters',
+  'docsInClusters',
+  'duplicates',
+  'removal',
+  'matched',
+  'referenceMatched',
+  'output',
+  'removed',
+  'timings',
+  'stream',
 ];
 
 /** The `--json` object of a route's summary: its fields in the one order, those it lacks left out. */

@@ -43,7 +43,8 @@ export interface ClusterPolicyOptions {
 
 /** Checks a cluster mode and representative policy; throws a RangeError naming the bad value. */
 export function checkClusterPolicy(mode: string | undefined, representative: string | undefined): void {
-  if (mode !== undefined && !CLUSTER_MODES.includes(mode as ClusterMode)) throw new RangeError(`unknown cluster mode "${mode}" (expected ${CLUSTER_MODES.join(' or ')})`);
+  if (mode !== undefined && !CLUSTER_MODES.includes(mode as ClusterMode))
+    throw new RangeError(`unknown cluster mode "${mode}" (expected ${CLUSTER_MODES.join(' or ')})`);
   if (representative !== undefined && !REPRESENTATIVE_POLICIES.includes(representative as RepresentativePolicy)) {
     throw new RangeError(`unknown representative policy "${representative}" (expected ${REPRESENTATIVE_POLICIES.join(', ')})`);
   }

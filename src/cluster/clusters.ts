@@ -109,7 +109,7 @@ export function clustersOfPairs(a: Float64Array, b: Float64Array, count: number,
   const { order, start, clusterOf } = clustersOfUnions(docs.length, (union) => {
     for (let i = 0; i < count; i++) union(end(i), end(count + i));
   });
-  if (pairCluster) for (let i = 0; i < count; i++) pairCluster[i] = clusterOf[end(i)]!;
+  if (pairCluster) { for (let i = 0; i < count; i++) pairCluster[i] = clusterOf[end(i)]!; }
   return { docs, order, start };
 }
 

@@ -88,7 +88,12 @@ export async function writeDropped(audit: AuditWriter, of: DroppedRows): Promise
   for (let i = 0; i < count; i++) {
     const kept = removal.keptBy[i]!;
     if (kept === i) continue;
-    const row: AuditRow = { id: String(idOf(i)), keptId: kept < 0 ? null : String(idOf(kept)), similarity: Number.isNaN(sims[i]!) ? null : sims[i]!, cluster: clusterNo[i]! };
+    const row: AuditRow = {
+      id: String(idOf(i)),
+      keptId: kept < 0 ? null : String(idOf(kept)),
+      similarity: Number.isNaN(sims[i]!) ? null : sims[i]!,
+      cluster: clusterNo[i]!,
+    };
     await audit.write(row);
     n++;
   }

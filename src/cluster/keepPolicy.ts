@@ -93,7 +93,12 @@ export function keepValue(rule: KeepRule, text: string, field: string | undefine
 export function keepValueError(at: { file: string; line: number | undefined; position?: string }, rule: KeepRule, status: ValueStatus): InputError {
   const { file, line, position } = at;
   const what = status === ValueStatus.Missing ? 'has no value' : 'is not a number or an ISO date';
-  return new InputError(file, position === undefined ? line : undefined, `field "${rule.field}" ${what}: --keep ${rule.kind}:${rule.field} ranks the members of its cluster by it`, position);
+  return new InputError(
+    file,
+    position === undefined ? line : undefined,
+    `field "${rule.field}" ${what}: --keep ${rule.kind}:${rule.field} ranks the members of its cluster by it`,
+    position,
+  );
 }
 
 /**

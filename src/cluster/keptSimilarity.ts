@@ -45,7 +45,12 @@ export class KeptSimilarity {
   private readonly setOf: (text: string) => FingerprintSet;
 
   /** `bits`: the run's fingerprint width, so that a tag equals the verified pair's similarity. */
-  constructor(shingle: ShingleOptions | undefined, private readonly measure: SetMeasure | undefined, private readonly onSimilarity: (doc: number, similarity: number) => void, bits: 32 | 64 = 32) {
+  constructor(
+    shingle: ShingleOptions | undefined,
+    private readonly measure: SetMeasure | undefined,
+    private readonly onSimilarity: (doc: number, similarity: number) => void,
+    bits: 32 | 64 = 32,
+  ) {
     if (bits === 64) this.setOf = createSet64(shingle);
     else {
       const sh = createShingler(shingle);
@@ -57,7 +62,7 @@ export class KeptSimilarity {
   add(doc: number, kept: number): void {
     this.keptOf.set(doc, kept);
     let k = this.kept.get(kept);
-    if (!k) this.kept.set(kept, (k = { remaining: 0, pending: [] }));
+    if (!k) this.kept.set(kept, k = { remaining: 0, pending: [] });
     k.remaining++;
   }
 

@@ -84,7 +84,7 @@ export function dedupAgainst(corpus: readonly string[], reference: readonly stri
   const sets = new Map<number, Uint32Array>();
   const setOf = (d: number): Uint32Array => {
     let s = sets.get(d);
-    if (!s) sets.set(d, (s = signer.set(textOf(d))));
+    if (!s) sets.set(d, s = signer.set(textOf(d)));
     return s;
   };
   const pairs: ScoredPair[] = [];

@@ -91,7 +91,7 @@ export class HashIndex {
   find(hash: number, same: (value: number) => boolean): number {
     hash >>>= 0;
     const mask = this.slots.length - 1;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = hash & mask;; slot = (slot + 1) & mask) {
       const v = this.slots[slot]!;
       if (v === -1) return -1;
       if (this.hashes[slot] === hash && same(v)) return v;

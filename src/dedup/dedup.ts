@@ -52,8 +52,14 @@ export function dedup(docs: Iterable<string> | Iterable<DocRecord>, options: Ded
  */
 export function checkRemovalPolicy(options: Pick<DedupOptions, 'removal' | 'clusters' | 'representative'>): void {
   if (checkRemovalRule(options.removal) !== 'verified') return;
-  if ((options.clusters ?? 'components') !== 'components') throw new RangeError(`clusters "${options.clusters}" chooses one survivor per cluster: it needs removal: 'cluster' (the verified rule keeps every document no kept document duplicates)`);
-  if (options.representative === 'central') throw new RangeError(`representative "central" chooses one survivor per cluster: it needs removal: 'cluster' (under the verified rule, keep orders the documents)`);
+  if ((options.clusters ?? 'components') !== 'components')
+    throw new RangeError(
+      `clusters "${options.clusters}" chooses one survivor per cluster: it needs removal: 'cluster' (the verified rule keeps every document no kept document duplicates)`,
+    );
+  if (options.representative === 'central')
+    throw new RangeError(
+      `representative "central" chooses one survivor per cluster: it needs removal: 'cluster' (under the verified rule, keep orders the documents)`,
+    );
 }
 
 /** {@link dedup} of texts with the plain MinHash-LSH pipeline. */
@@ -76,10 +82,31 @@ function dedupTexts(texts: Iterable<string>, options: DedupOptions): DedupResult
   const t1 = performance.now();
 
   // 2. LSH candidates among the groups, verified.
-  const v = verifyGroups(signed, { threshold, verify, bands, groups, keepPairs, maxPairs, bucketwise: options.removal === 'cluster', onProgress: options.onProgress }, t1);
+  const v = verifyGroups(signed, {
+    threshold,
+    verify,
+    bands,
+    groups,
+    keepPairs,
+    maxPairs,
+    bucketwise: options.removal === 'cluster',
+    onProgress: options.onProgress,
+  }, t1);
 
   // 3. Pairs back to documents, clusters, counters.
-  const run = { n: signed.docs, pairs: v.pairs, empty: signed.empty, bands, chars: signed.chars, cstats: v.cstats, groups, keepPairs, maxPairs, counts: v.counts, estimateRecall: verify === 'exact' };
+  const run = {
+    n: signed.docs,
+    pairs: v.pairs,
+    empty: signed.empty,
+    bands,
+    chars: signed.chars,
+    cstats: v.cstats,
+    groups,
+    keepPairs,
+    maxPairs,
+    counts: v.counts,
+    estimateRecall: verify === 'exact',
+  };
   // Bucket-wise clustering interleaves LSH and verification: its time is counted as verification.
   // Sets built during verification count as shingling, not verification.
   return finishDedup(run, { t0, t1, t2: v.t2, shingle: signed.shingleMs, sign: signed.signMs, shingleAfterT2: signed.shingleMs - v.shingledAtT2 });

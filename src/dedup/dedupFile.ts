@@ -52,7 +52,7 @@ export function recordFile(input: Pick<OpenedInput, 'name' | 'shards'>, r: Pick<
 export function keepIdAndRow(corpus: Pick<CopyCorpus, 'ids' | 'rows'>, r: InputRecord, input: string | Pick<OpenedInput, 'name' | 'shards'>): void {
   if (r.id !== undefined) {
     let seen = idLines.get(corpus);
-    if (!seen) idLines.set(corpus, (seen = new Map()));
+    if (!seen) idLines.set(corpus, seen = new Map());
     const first = seen.get(r.id);
     const file = typeof input === 'string' ? input : recordFile(input, r);
     if (first !== undefined) {
@@ -217,10 +217,12 @@ export async function dedupFile(input: string, output: string, options: DedupFil
   const keep = options.dedup?.keep;
   const field = typeof keep === 'string' ? parseKeepPolicy(keep).field : undefined;
   const fields: (string | undefined)[] | undefined = field !== undefined ? [] : undefined;
-  const records = field !== undefined ? await openInput(input, keepReadOptions(read, parseKeepPolicy(keep as string))).catch((e: unknown) => {
-    throw keepReadError(e, parseKeepPolicy(keep as string));
-  }) : undefined;
-  if (records) for await (const r of records.records) fields!.push(r.title);
+  const records = field !== undefined
+    ? await openInput(input, keepReadOptions(read, parseKeepPolicy(keep as string))).catch((e: unknown) => {
+      throw keepReadError(e, parseKeepPolicy(keep as string));
+    })
+    : undefined;
+  if (records) { for await (const r of records.records) fields!.push(r.title); }
   for await (const r of opened.records) {
     keepIdAndRow(corpus, r, opened);
     texts.push(r.text);
@@ -232,7 +234,11 @@ export async function dedupFile(input: string, output: string, options: DedupFil
   const ids = corpus.ids ?? corpus.rows.map(String);
   let sink: OutputSink | undefined = target.kind === 'sink' ? await openOutput(output) : undefined;
   try {
-    const similarity = mode !== 'annotate' ? undefined : result.removal?.rule === 'verified' ? result.removal.similarity : await keptSimilarities(result.clusters, { count: corpus.count, texts, file: input, read }, options.dedup);
+    const similarity = mode !== 'annotate'
+      ? undefined
+      : result.removal?.rule === 'verified'
+      ? result.removal.similarity
+      : await keptSimilarities(result.clusters, { count: corpus.count, texts, file: input, read }, options.dedup);
     const written = await writeCopy({ file: input, corpus, mode, target, sink, read }, result, similarity);
     await sink?.close();
     sink = undefined;

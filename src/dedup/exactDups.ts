@@ -33,7 +33,10 @@ export interface ExactDuplicatesOptions {
  * `dedup`). Identity is a 64-bit hash: two different texts collide with probability about n²/2⁶⁵
  * (3·10⁻⁶ for ten million documents).
  */
-export async function exactDuplicates(batches: AsyncIterable<readonly string[]> | Iterable<readonly string[]>, options: ExactDuplicatesOptions = {}): Promise<DedupResult> {
+export async function exactDuplicates(
+  batches: AsyncIterable<readonly string[]> | Iterable<readonly string[]>,
+  options: ExactDuplicatesOptions = {},
+): Promise<DedupResult> {
   const t0 = performance.now();
   const hashText = createTextHasher(options.normalize);
   const h = new Uint32Array(2);

@@ -48,14 +48,21 @@ export function finishDedup(
   let pairs = run.pairs instanceof PairColumns ? run.pairs.toPairs() : run.pairs;
   sortPairs(pairs);
   const counts = run.counts ?? 'all';
-  const count =
-    counts === 'verified' || !grouped
-      ? pairs.length
-      : pairsWithinGroups(grouped) + pairsAcrossGroups(grouped, pairs.length, (p) => pairs[p]!.a, (p) => pairs[p]!.b);
+  const count = counts === 'verified' || !grouped
+    ? pairs.length
+    : pairsWithinGroups(grouped) + pairsAcrossGroups(grouped, pairs.length, (p) => pairs[p]!.a, (p) => pairs[p]!.b);
   const t3 = performance.now();
   const { clusters, clusterOf } = grouped ? clusterGroups(grouped, pairs) : clusterPairs(n, pairs);
   const docOf = (g: number): number => (grouped ? grouped.members[grouped.start[g]!]! : g);
-  const recall = recallOf(run, { counts, count: pairs.length, similarity: (p) => pairs[p]!.similarity, cluster: (p) => clusterOf[docOf(pairs[p]!.a)]!, grouped, a: (p) => pairs[p]!.a, b: (p) => pairs[p]!.b });
+  const recall = recallOf(run, {
+    counts,
+    count: pairs.length,
+    similarity: (p) => pairs[p]!.similarity,
+    cluster: (p) => clusterOf[docOf(pairs[p]!.a)]!,
+    grouped,
+    a: (p) => pairs[p]!.a,
+    b: (p) => pairs[p]!.b,
+  });
   if (keepPairs && count > maxPairs) throw new TooManyPairsError('pairs', count, maxPairs, grouped ? largestGroup(grouped) : 1);
   const unitPairs = pairs;
   if (!keepPairs) pairs = [];
@@ -79,7 +86,11 @@ export function finishDedup(
 }
 
 /** {@link finishDedup} for pairs in columns between single documents: no object per pair is made here. */
-function finishColumns(run: Parameters<typeof finishDedup>[0], pairs: { columns: PairColumns; keepPairs: boolean; maxPairs: number }, times: Parameters<typeof finishDedup>[1]): DedupResult {
+function finishColumns(
+  run: Parameters<typeof finishDedup>[0],
+  pairs: { columns: PairColumns; keepPairs: boolean; maxPairs: number },
+  times: Parameters<typeof finishDedup>[1],
+): DedupResult {
   const { columns, keepPairs, maxPairs } = pairs;
   const { n } = run;
   columns.sort(n);
@@ -94,7 +105,11 @@ function finishColumns(run: Parameters<typeof finishDedup>[0], pairs: { columns:
   const graph = { pairs: { units: n, count, a: a.subarray(0, count), b: b.subarray(0, count), similarity: similarity.subarray(0, count) } };
   if (!keepPairs) columns.size = 0;
   const t4 = performance.now();
-  const result = withLazyPairs({ clusters, clusterOf, ...rest(run, { count, clusterCount: clusters.length, counts: run.counts ?? 'all', times, t3, t4, recall }) }, columns);
+  const result = withLazyPairs({
+    clusters,
+    clusterOf,
+    ...rest(run, { count, clusterCount: clusters.length, counts: run.counts ?? 'all', times, t3, t4, recall }),
+  }, columns);
   if ((run.counts ?? 'all') === 'all') attachGraph(result, graph);
   return result;
 }

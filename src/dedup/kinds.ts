@@ -62,21 +62,24 @@ export function autoCandidates(measure: SetMeasure, chars: number, docs: number,
 /** {@link autoCandidates} with the reason, one line, for the run's summary and `--json`. */
 export function autoChoice(measure: SetMeasure, chars: number, docs: number, kind: ShingleKind = 'char'): { method: 'lsh' | 'exact'; reason: string } {
   if (measure === 'containment') return { method: 'exact', reason: 'containment: only the exact join finds short documents inside long ones' };
-  if (kind === 'char') return { method: 'lsh', reason: 'char shingles: the join measured up to 4.9× slower than LSH where shingles recur across many documents' };
+  if (kind === 'char')
+    return { method: 'lsh', reason: 'char shingles: the join measured up to 4.9× slower than LSH where shingles recur across many documents' };
   const perDoc = chars / Math.max(1, docs) / 6;
-  if (chars > AUTO_EXACT_MAX_CHARS) return { method: 'lsh', reason: `${(chars / 1e6).toFixed(0)} M characters: over ${AUTO_EXACT_MAX_CHARS / 1e6} M the join's sets take too much memory` };
-  if (perDoc > AUTO_EXACT_MAX_SHINGLES) return { method: 'lsh', reason: `~${perDoc.toFixed(0)} ${kind} shingles per document: over ${AUTO_EXACT_MAX_SHINGLES} LSH is the measured faster route` };
+  if (chars > AUTO_EXACT_MAX_CHARS)
+    return { method: 'lsh', reason: `${(chars / 1e6).toFixed(0)} M characters: over ${AUTO_EXACT_MAX_CHARS / 1e6} M the join's sets take too much memory` };
+  if (perDoc > AUTO_EXACT_MAX_SHINGLES)
+    return { method: 'lsh', reason: `~${perDoc.toFixed(0)} ${kind} shingles per document: over ${AUTO_EXACT_MAX_SHINGLES} LSH is the measured faster route` };
   return { method: 'exact', reason: `~${perDoc.toFixed(0)} ${kind} shingles per document: the join is exact and measured 1.5–2.5× faster than LSH there` };
 }
 
 /** True when `options` ask for something only {@link dedupKinds} does. */
 export function needsKinds(options: DedupOptions): boolean {
   return (
-    (options.candidates !== undefined && options.candidates !== 'lsh') ||
-    (options.measure !== undefined && options.measure !== 'jaccard') ||
-    (options.clusters !== undefined && options.clusters !== 'components') ||
-    (options.representative !== undefined && options.representative !== 'first') ||
-    (options.fingerprintBits !== undefined && options.fingerprintBits !== 32)
+    (options.candidates !== undefined && options.candidates !== 'lsh')
+    || (options.measure !== undefined && options.measure !== 'jaccard')
+    || (options.clusters !== undefined && options.clusters !== 'components')
+    || (options.representative !== undefined && options.representative !== 'first')
+    || (options.fingerprintBits !== undefined && options.fingerprintBits !== 32)
   );
 }
 
@@ -92,14 +95,16 @@ export function dedupKinds(texts: Iterable<string>, options: DedupOptions, lshDe
   // Containment defaults to the exact join, as the CLI's --measure containment does: Jaccard-based
   // candidates miss short documents inside long ones.
   const requested = options.candidates ?? (measure === 'containment' ? 'exact' : 'lsh');
-  if (!CANDIDATE_METHODS.includes(requested)) throw new RangeError(`unknown candidate method "${String(requested)}" (expected ${CANDIDATE_METHODS.join(', ')})`);
+  if (!CANDIDATE_METHODS.includes(requested))
+    throw new RangeError(`unknown candidate method "${String(requested)}" (expected ${CANDIDATE_METHODS.join(', ')})`);
   const list = Array.isArray(texts) ? (texts as string[]) : [...texts];
   let chars = 0;
   for (const t of list) chars += t.length;
   const method = requested === 'auto' ? autoCandidates(measure, chars, list.length, options.shingle?.kind) : requested;
   const bits = options.fingerprintBits ?? 32;
   if (bits !== 32 && bits !== 64) throw new RangeError(`fingerprintBits must be 32 or 64, got ${String(bits)}`);
-  if (bits === 64 && method !== 'exact') throw new RangeError(`64-bit fingerprints need exact candidates (candidates: 'exact'): ${method} works on 32-bit fingerprints`);
+  if (bits === 64 && method !== 'exact')
+    throw new RangeError(`64-bit fingerprints need exact candidates (candidates: 'exact'): ${method} works on 32-bit fingerprints`);
   if (measure === 'containment' && method !== 'exact') {
     throw new RangeError(`containment needs exact candidates (candidates: 'exact' or 'auto'): Jaccard-based ${method} misses short documents inside long ones`);
   }
@@ -132,7 +137,11 @@ export function dedupKinds(texts: Iterable<string>, options: DedupOptions, lshDe
  * Documents with identical sets are collapsed first (as `dedup` does for LSH): a group of m copies
  * costs one set in the join, and with `pairs: false` O(m) memory, not m(m−1)/2 pairs.
  */
-function dedupBySets(texts: string[], options: DedupOptions, how: { method: 'exact' | 'sketch'; measure: SetMeasure; threshold: number; maxPairs: number; chars: number }): DedupResult {
+function dedupBySets(
+  texts: string[],
+  options: DedupOptions,
+  how: { method: 'exact' | 'sketch'; measure: SetMeasure; threshold: number; maxPairs: number; chars: number },
+): DedupResult {
   const { method, measure, threshold, maxPairs, chars } = how;
   const t0 = performance.now();
   const signer = createTextSigner({ shingle: options.shingle, minhash: options.minhash });

@@ -22,7 +22,12 @@ export function libraryKeepNeedsTexts(options: Pick<DedupOptions, 'keep' | 'repr
  * and a compare function. A field that is missing or not a number on a clustered document is a
  * RangeError naming the document and the field.
  */
-export function libraryRanking(clusters: readonly Cluster[], n: number, keep: DedupOptions['keep'], from: { texts?: readonly string[]; records?: readonly DocRecord[] }): KeepRanking {
+export function libraryRanking(
+  clusters: readonly Cluster[],
+  n: number,
+  keep: DedupOptions['keep'],
+  from: { texts?: readonly string[]; records?: readonly DocRecord[] },
+): KeepRanking {
   const { texts, records } = from;
   if (keep === undefined) return {};
   if (typeof keep === 'function') {
@@ -52,7 +57,9 @@ export function libraryRanking(clusters: readonly Cluster[], n: number, keep: De
       const v = keepValue(rule, texts![m]!, field);
       if (v.status !== ValueStatus.Ok) {
         const what = v.status === ValueStatus.Missing ? 'has no value' : 'is not a number or an ISO date';
-        throw new RangeError(`dedup(): field "${rule.field}" of document ${m} (id "${String(records![m]!.id)}") ${what}: keep "${keep}" ranks near duplicates by it`);
+        throw new RangeError(
+          `dedup(): field "${rule.field}" of document ${m} (id "${String(records![m]!.id)}") ${what}: keep "${keep}" ranks near duplicates by it`,
+        );
       }
       values[m] = v.value;
       lo[m] = v.lo;
@@ -66,7 +73,12 @@ export function libraryRanking(clusters: readonly Cluster[], n: number, keep: De
  * representative becomes its best-ranked member (unless a representative policy chose one); then
  * `result.removal` is decided.
  */
-export function applyLibraryKeep(result: DedupResult, options: DedupOptions, texts: readonly string[] | undefined, records: readonly DocRecord[] | undefined): void {
+export function applyLibraryKeep(
+  result: DedupResult,
+  options: DedupOptions,
+  texts: readonly string[] | undefined,
+  records: readonly DocRecord[] | undefined,
+): void {
   const rule = checkRemovalRule(options.removal);
   const n = result.clusterOf.length;
   // representative 'longest' is the keep policy of that name.
@@ -74,8 +86,11 @@ export function applyLibraryKeep(result: DedupResult, options: DedupOptions, tex
   const ranking = libraryRanking(result.clusters, n, keep, { texts, records });
   if (rule === 'cluster' && (options.representative ?? 'first') === 'first' && ranking.values) {
     const { values, lo, sign = 1 } = ranking;
-    for (const c of result.clusters) c.representative = c.members[chooseKept({ kind: sign > 0 ? 'max' : 'min' }, c.members.length, (j) => values[c.members[j]!]!, (j) => (lo ? lo[c.members[j]!]! : 0))]!;
+    for (const c of result.clusters)
+      c.representative = c.members[
+        chooseKept({ kind: sign > 0 ? 'max' : 'min' }, c.members.length, (j) => values[c.members[j]!]!, (j) => (lo ? lo[c.members[j]!]! : 0))
+      ]!;
   }
-  if (rule === 'cluster' && ranking.none) for (const c of result.clusters) c.representative = -1;
+  if (rule === 'cluster' && ranking.none) { for (const c of result.clusters) c.representative = -1; }
   decideRemoval(result, rule, ranking);
 }

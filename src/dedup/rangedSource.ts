@@ -119,7 +119,8 @@ export async function signRanges(source: RangedSource, how: RangeSigning, take: 
   // TSV: every range after the first is read after the header line, and the first range holds it.
   const header = source.spec.format === 'tsv' ? tsvHeaderOf(source.spec.path) : undefined;
   // As the sequential reader: a header is required (an empty file is not 0 documents).
-  if (source.spec.format === 'tsv' && header === undefined) throw new InputError(source.spec.name, undefined, 'no header line (the file is empty): TSV input starts with a header naming its columns');
+  if (source.spec.format === 'tsv' && header === undefined)
+    throw new InputError(source.spec.name, undefined, 'no header line (the file is empty): TSV input starts with a header naming its columns');
   const spec = source.spec.format === 'tsv' ? { ...source.spec, header: header?.header ?? '' } : source.spec;
   const { ranges, stamp } = planLineRanges(spec.path, source.chunkBytes ?? 4 << 20, header?.end ?? 0);
   const starts = new Float64Growable();
@@ -153,7 +154,9 @@ export async function signRanges(source: RangedSource, how: RangeSigning, take: 
       const range = ranges[k]!;
       const reply = pool
         ? pool.signRange(spec, range, k === 0, banding, withSignatures)
-        : signRange({ id: k, kind: 'signRange', spec, start: range.start, end: range.end, first: k === 0, bands: banding, withSignatures }, signer).then((x) => x.reply);
+        : signRange({ id: k, kind: 'signRange', spec, start: range.start, end: range.end, first: k === 0, bands: banding, withSignatures }, signer).then((x) =>
+          x.reply
+        );
       inflight.push({ reply, end: range.end });
       if (inflight.length > (pool ? pool.size * 2 : 0)) {
         const next = inflight.shift()!;

@@ -62,7 +62,9 @@ export interface DedupRecordsResult extends DedupResult {
  */
 export function textsOf(docs: Iterable<string | DocRecord>, what = 'dedup()'): { texts: Iterable<string>; ids: string[] | undefined; records?: DocRecord[] } {
   if (typeof docs === 'string') {
-    throw new TypeError(`${what} takes an iterable of texts or of { id, text } records, not a string: a string would be read as one document per character (pass [text])`);
+    throw new TypeError(
+      `${what} takes an iterable of texts or of { id, text } records, not a string: a string would be read as one document per character (pass [text])`,
+    );
   }
   if (docs == null || typeof (docs as Iterable<unknown>)[Symbol.iterator] !== 'function') {
     throw new TypeError(`${what} takes an iterable of texts or of { id, text } records, got ${docs === null ? 'null' : typeof docs}`);
@@ -80,7 +82,8 @@ export function textsOf(docs: Iterable<string | DocRecord>, what = 'dedup()'): {
   }
   const first = list[0];
   if (first === undefined || typeof first === 'string') {
-    for (let i = 0; i < list.length; i++) if (typeof list[i] !== 'string') throw new TypeError(`${what}: document ${i} is ${describe(list[i])}, not a string like document 0`);
+    for (let i = 0; i < list.length; i++)
+      if (typeof list[i] !== 'string') throw new TypeError(`${what}: document ${i} is ${describe(list[i])}, not a string like document 0`);
     return { texts: list as string[], ids: undefined };
   }
   const texts: string[] = new Array(list.length);

@@ -160,7 +160,14 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
           if (inflight.length >= pool.size * 2) take(await inflight.shift()!);
         } else {
           const m = batch.length;
-          const r: SignReply = { id: 0, count: m, present: new Uint8Array(m), hi: new Uint32Array(m * nb), lo: new Uint32Array(m * nb), th: new Uint32Array(2 * m) };
+          const r: SignReply = {
+            id: 0,
+            count: m,
+            present: new Uint8Array(m),
+            hi: new Uint32Array(m * nb),
+            lo: new Uint32Array(m * nb),
+            th: new Uint32Array(2 * m),
+          };
           if (keepSigs) r.sigs = new Uint32Array(m * numPerm);
           const row = new Uint32Array(numPerm);
           for (let i = 0; i < m; i++) {
@@ -250,7 +257,18 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
     for (let b = 0; b < n; b++) for (let q = groups.start[b]!; q < groups.start[b + 1]!; q++) across += copies.size(g[groups.first[q]!]!) * copies.size(g[b]!);
     cstats = { ...cstats, candidates: pairsWithinGroups(copies.groups) + across };
   }
-  const result = finishDedup({ n, pairs, empty, bands, chars, cstats, keepPairs, maxPairs, estimateRecall: verify === 'exact', ...(copies ? { groups: copies.groups } : {}) }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });
+  const result = finishDedup({
+    n,
+    pairs,
+    empty,
+    bands,
+    chars,
+    cstats,
+    keepPairs,
+    maxPairs,
+    estimateRecall: verify === 'exact',
+    ...(copies ? { groups: copies.groups } : {}),
+  }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });
   // Assigned, not spread: a spread would read `pairs`, which makes its objects (see pairColumns.ts).
   return Object.assign(result, { extra: { passes, peakSetBytes, indexBytes, setDocs, ranged: ranged !== undefined } });
 }

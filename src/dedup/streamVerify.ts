@@ -284,10 +284,9 @@ class ExactVerifier {
             loaded = this.table;
           }
         }
-        s =
-          loaded === arenaTable
-            ? probeJaccardAtLeastAt(loaded, doc[at + 3]! * 4, doc[at + 2]!, threshold)
-            : probeJaccardAtLeast(loaded, arena.view(doc[at + 1]! - 1, doc[at + 2]!), threshold);
+        s = loaded === arenaTable
+          ? probeJaccardAtLeastAt(loaded, doc[at + 3]! * 4, doc[at + 2]!, threshold)
+          : probeJaccardAtLeast(loaded, arena.view(doc[at + 1]! - 1, doc[at + 2]!), threshold);
         this.givenOut(at);
       }
       if (s >= 0) out.add(a, d, s);
@@ -413,8 +412,15 @@ class ExactVerifier {
       // The pairs' held sets stay where they are until this batch is collected (`retired`), even
       // if blocks above waited for batches in flight.
       const scored = this.jobP.slice(0, jobs);
-      const score: ScoreJob | undefined = jobs > 0 ? { b: this.jobB.slice(0, jobs), a: this.jobA.slice(0, 2 * jobs), threshold: this.run.threshold } : undefined;
-      const where = { memory: arena.memory, id: arena.id, targets, scratch: [arena.offset(scratch), arena.bytes(scratch), layout.tableBytes] as [number, number, number] };
+      const score: ScoreJob | undefined = jobs > 0
+        ? { b: this.jobB.slice(0, jobs), a: this.jobA.slice(0, 2 * jobs), threshold: this.run.threshold }
+        : undefined;
+      const where = {
+        memory: arena.memory,
+        id: arena.id,
+        targets,
+        scratch: [arena.offset(scratch), arena.bytes(scratch), layout.tableBytes] as [number, number, number],
+      };
       const sim = this.sim;
       sets = batch.sets(need, where, score).then((reply) => {
         for (let k = 0; k < scored.length; k++) sim[scored[k]!] = reply.sims![k]!;

@@ -36,7 +36,10 @@ export function removalUnder(result: DedupResult, rule: RemovalRule, ranking: Ke
     return clusterRemoval(n, result.clusters, (k) => (ranking.none ? -1 : (result.clusters[k]!.representative ?? result.clusters[k]!.members[0]!)));
   }
   const graph = graphOf(result);
-  if (!graph) throw new RangeError('the verified removal rule needs every verified pair, and this run clustered bucket by bucket without them (raise maxPairs, or choose removal: "cluster")');
+  if (!graph)
+    throw new RangeError(
+      'the verified removal rule needs every verified pair, and this run clustered bucket by bucket without them (raise maxPairs, or choose removal: "cluster")',
+    );
   return verifiedRemoval(n, graph.pairs, ranking, graph.units);
 }
 
@@ -68,13 +71,24 @@ export function summarizeRemoval(result: DedupResult, ranking: KeepRanking, lowe
   }
   if (removal.rule === 'verified') return { rule: 'verified', verifiedDrops: removal.dropped, clusterDrops };
   const verifiedDrops = graphOf(result) ? removalUnder(result, 'verified', ranking).dropped : undefined;
-  return { rule: 'cluster', clusterDrops, ...(verifiedDrops !== undefined ? { verifiedDrops } : {}), largestCluster: largest, ...(lowestSimilarity !== undefined ? { lowestSimilarity } : {}) };
+  return {
+    rule: 'cluster',
+    clusterDrops,
+    ...(verifiedDrops !== undefined ? { verifiedDrops } : {}),
+    largestCluster: largest,
+    ...(lowestSimilarity !== undefined ? { lowestSimilarity } : {}),
+  };
 }
 
 /** The summary line of the removal rules. */
 export function removalLine(s: RemovalSummary): string {
   const count = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toLocaleString('en-US'));
-  if (s.rule === 'verified') return `removal     verified: ${count(s.verifiedDrops)} documents dropped, each a verified near duplicate of a kept one (--removal cluster would drop ${count(s.clusterDrops)})`;
+  if (s.rule === 'verified')
+    return `removal     verified: ${count(s.verifiedDrops)} documents dropped, each a verified near duplicate of a kept one (--removal cluster would drop ${
+      count(s.clusterDrops)
+    })`;
   const low = s.lowestSimilarity === undefined ? '' : `, the lowest similarity of a dropped member to its kept one ${s.lowestSimilarity.toFixed(3)}`;
-  return `removal     cluster: ${count(s.clusterDrops)} documents dropped, one kept per cluster (largest ${count(s.largestCluster)}${low}); --removal verified would drop ${count(s.verifiedDrops)}`;
+  return `removal     cluster: ${count(s.clusterDrops)} documents dropped, one kept per cluster (largest ${
+    count(s.largestCluster)
+  }${low}); --removal verified would drop ${count(s.verifiedDrops)}`;
 }

@@ -52,7 +52,7 @@ export function sbatchLiteral(p: string): string {
 /** Task numbers as a Slurm array spec: `0-3,5,7-9`. */
 export function arraySpec(tasks: readonly number[]): string {
   const parts: string[] = [];
-  for (let i = 0; i < tasks.length; ) {
+  for (let i = 0; i < tasks.length;) {
     let j = i;
     while (j + 1 < tasks.length && tasks[j + 1] === tasks[j]! + 1) j++;
     parts.push(i === j ? String(tasks[i]) : `${tasks[i]}-${tasks[j]}`);
@@ -117,7 +117,10 @@ export function slurmScript(stages: readonly SlurmStage[]): string {
   const lines = ['#!/bin/sh', 'set -e', 'dep='];
   for (const s of stages) {
     const args = s.args.map(shellQuote).join(' ');
-    lines.push(`dep=$(sbatch --parsable \${dep:+--dependency=afterok:$dep} ${args})`, `echo "${s.stage}: job $dep (${s.tasks.length} task${s.tasks.length === 1 ? '' : 's'})"`);
+    lines.push(
+      `dep=$(sbatch --parsable \${dep:+--dependency=afterok:$dep} ${args})`,
+      `echo "${s.stage}: job $dep (${s.tasks.length} task${s.tasks.length === 1 ? '' : 's'})"`,
+    );
   }
   return lines.join('\n') + '\n';
 }
@@ -129,8 +132,18 @@ export function submitSlurm(stages: readonly SlurmStage[], sbatch = 'sbatch'): {
   for (const s of stages) {
     const args = ['--parsable', ...(dep ? [`--dependency=afterok:${dep}`] : []), ...s.args];
     const r = spawnSync(sbatch, args, { encoding: 'utf8' });
-    if (r.error) throw new UsageError(`cannot run ${sbatch} (${(r.error as NodeJS.ErrnoException).code ?? r.error.message}): is Slurm installed here? "neardup job submit --slurm --print" writes the script to run on a login node`);
-    if (r.status !== 0) throw new Error(`sbatch failed for stage ${s.stage}${out.length ? ` (stages ${out.map((x) => `${x.stage}=${x.jobId}`).join(', ')} were submitted)` : ''}: ${r.stderr.trim()}`);
+    if (r.error)
+      throw new UsageError(
+        `cannot run ${sbatch} (${
+          (r.error as NodeJS.ErrnoException).code ?? r.error.message
+        }): is Slurm installed here? "neardup job submit --slurm --print" writes the script to run on a login node`,
+      );
+    if (r.status !== 0)
+      throw new Error(`sbatch failed for stage ${s.stage}${
+        out.length
+          ? ` (stages ${out.map((x) => `${x.stage}=${x.jobId}`).join(', ')} were submitted)`
+          : ''
+      }: ${r.stderr.trim()}`);
     dep = r.stdout.trim().split(';')[0]!;
     out.push({ stage: s.stage, jobId: dep, tasks: s.tasks.length });
   }

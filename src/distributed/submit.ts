@@ -115,10 +115,17 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
       unreachableSince ??= now;
       const down = now - unreachableSince;
       const why = e instanceof Error ? e.message : String(e);
-      if (down >= redisTimeoutMs) throw new QueueUnreachableError(`cannot reach Redis for ${Math.round(down / 1000)} s (${where}; last error while trying to ${what}: ${why}); the job's finished tasks are kept in its --work-dir: submit the same command again once Redis is back`);
+      if (down >= redisTimeoutMs)
+        throw new QueueUnreachableError(
+          `cannot reach Redis for ${
+            Math.round(down / 1000)
+          } s (${where}; last error while trying to ${what}: ${why}); the job's finished tasks are kept in its --work-dir: submit the same command again once Redis is back`,
+        );
       if (now - lastUnreachableNotice >= noticeMs || lastUnreachableNotice === 0) {
         lastUnreachableNotice = now;
-        notice(`cannot reach Redis (${where}) for ${Math.round(down / 1000)} s: ${why}; still waiting (giving up after ${Math.round(redisTimeoutMs / 1000)} s)`);
+        notice(
+          `cannot reach Redis (${where}) for ${Math.round(down / 1000)} s: ${why}; still waiting (giving up after ${Math.round(redisTimeoutMs / 1000)} s)`,
+        );
       }
       return undefined;
     }
@@ -132,8 +139,7 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
           data: { workDir, stage, task },
           opts: { jobId, attempts: options.attempts ?? 3, backoff: { type: 'fixed', delay: 500 }, removeOnComplete: true, removeOnFail: false },
         })),
-      ),
-    )) !== undefined;
+      ))) !== undefined;
 
   try {
     while ((await call('connect', () => queue.waitUntilReady())) === undefined) await new Promise((r) => setTimeout(r, pollMs * 4));
@@ -142,7 +148,11 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
       const total = taskCount(job, stage);
       if (total === 0) continue;
       // The link stage's rounds, each run like a stage; then its tasks, which record the last round.
-      if (stage === 'link') await driveLink(job, { marker: (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>, run: (st) => runStage(st, total) });
+      if (stage === 'link')
+        await driveLink(job, {
+          marker: (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>,
+          run: (st) => runStage(st, total),
+        });
       await runStage(stage, total);
       await options.onStageDone?.(stage);
     }
@@ -202,7 +212,11 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
         }
         if (lost.length > 0 && (await add(stage, lost))) {
           for (const [t, id] of lost) pending.set(t, id);
-          notice(`${lost.length} ${stage} task${lost.length === 1 ? ' was' : 's were'} no longer in ${where} (Redis restarted without persistence, or the queue was cleared): submitted again`);
+          notice(
+            `${lost.length} ${stage} task${
+              lost.length === 1 ? ' was' : 's were'
+            } no longer in ${where} (Redis restarted without persistence, or the queue was cleared): submitted again`,
+          );
         }
         const now = Date.now();
         if (now - lastActivity >= noticeMs && now - lastIdleNotice >= noticeMs) {
@@ -215,8 +229,14 @@ export async function submitJob(wd: WorkDir, job: JobSpec, options: SubmitOption
             continue;
           }
           const connected = await call('count workers', () => queue.getWorkersCount());
-          const silent = alive !== undefined && connected !== undefined && connected > alive ? `, ${connected - alive} more connected but silent (stopped, frozen or gone)` : '';
-          notice(`no worker has taken a ${stage} task for ${Math.round((now - lastActivity) / 1000)} s (${where}, ${alive ?? '?'} worker${alive === 1 ? '' : 's'} alive${silent}): start "neardup worker --redis ${options.redis} --queue ${queueName}"; still waiting`);
+          const silent = alive !== undefined && connected !== undefined && connected > alive
+            ? `, ${connected - alive} more connected but silent (stopped, frozen or gone)`
+            : '';
+          notice(
+            `no worker has taken a ${stage} task for ${Math.round((now - lastActivity) / 1000)} s (${where}, ${alive ?? '?'} worker${
+              alive === 1 ? '' : 's'
+            } alive${silent}): start "neardup worker --redis ${options.redis} --queue ${queueName}"; still waiting`,
+          );
         }
       }
     }

@@ -92,7 +92,9 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const grace = ready === 'ready' && running > 0 ? (options.graceMs ?? 10000) : Math.min(options.graceMs ?? 10000, 1000);
   const closed = worker.close().then(() => true, () => true);
   if (!(await Promise.race([closed, sleep(grace).then(() => false)]))) {
-    log(running > 0 ? `worker stopping without waiting any longer (a running task is run again by another worker)` : `worker stopping without waiting for Redis`);
+    log(
+      running > 0 ? `worker stopping without waiting any longer (a running task is run again by another worker)` : `worker stopping without waiting for Redis`,
+    );
     await Promise.race([worker.close(true).catch(() => undefined), sleep(1000)]);
     await Promise.race([worker.disconnect().catch(() => undefined), sleep(1000)]);
   }

@@ -76,7 +76,8 @@ export function checkThreshold(threshold: number): void {
 
 /** Checks a verify mode (exact, estimate or none); throws a RangeError naming the bad value. */
 export function checkVerifyMode(verify: unknown): void {
-  if (!(VERIFY_MODE_VALUES as readonly unknown[]).includes(verify)) throw new RangeError(`unknown verify mode "${String(verify)}" (expected exact, estimate or none)`);
+  if (!(VERIFY_MODE_VALUES as readonly unknown[]).includes(verify))
+    throw new RangeError(`unknown verify mode "${String(verify)}" (expected exact, estimate or none)`);
 }
 
 /** Checks a pair limit; throws a RangeError naming the bad value. */
@@ -178,31 +179,86 @@ const D = ENGINE_DEFAULTS;
  * and every route then accepts or refuses it by ./routes.ts.
  */
 export const ENGINE_OPTIONS: EngineOptionDef[] = [
-  { name: 'shingle', group: 'shingle', flags: '--shingle <kind>', help: 'shingles: char k-grams, word k-grams, or stopword-anchored "spot" signatures', choices: ['char', 'word', 'spot'], cliDefault: D.shingle },
-  { name: 'k', group: 'shingle', flags: '-k <n>', help: 'shingle length: characters for char (default 5), words for word and spot (default 3)', parse: intParser('k', 1, 1000) },
+  {
+    name: 'shingle',
+    group: 'shingle',
+    flags: '--shingle <kind>',
+    help: 'shingles: char k-grams, word k-grams, or stopword-anchored "spot" signatures',
+    choices: ['char', 'word', 'spot'],
+    cliDefault: D.shingle,
+  },
+  {
+    name: 'k',
+    group: 'shingle',
+    flags: '-k <n>',
+    help: 'shingle length: characters for char (default 5), words for word and spot (default 3)',
+    parse: intParser('k', 1, 1000),
+  },
   {
     name: 'normalize',
     group: 'shingle',
     flags: '--normalize <preset>',
-    help: 'text normalization: default (NFKC, lowercase, collapse whitespace), lowercase-collapse (collapse runs of spaces or of newlines to one space, lowercase; nothing else; alias seed000), none',
+    help:
+      'text normalization: default (NFKC, lowercase, collapse whitespace), lowercase-collapse (collapse runs of spaces or of newlines to one space, lowercase; nothing else; alias seed000), none',
     choices: NORMALIZE_VALUES,
     cliDefault: D.normalize,
   },
   { name: 'multiset', group: 'shingle', flags: '--multiset', help: 'count repeated shingles (multiset Jaccard)' },
   { name: 'stopwords', group: 'shingle', flags: '--stopwords <langs>', help: 'stopword languages for --shingle spot, comma-separated', collect: collectList },
-  { name: 'numPerm', group: 'minhash', flags: '--num-perm <n>', help: 'MinHash signature length', parse: intParser('num-perm', 1, 65536), cliDefault: D.numPerm },
-  { name: 'method', group: 'minhash', flags: '--method <method>', help: 'MinHash: one-permutation hashing (oph) or classic k permutations', choices: ['oph', 'classic'], cliDefault: D.method },
+  {
+    name: 'numPerm',
+    group: 'minhash',
+    flags: '--num-perm <n>',
+    help: 'MinHash signature length',
+    parse: intParser('num-perm', 1, 65536),
+    cliDefault: D.numPerm,
+  },
+  {
+    name: 'method',
+    group: 'minhash',
+    flags: '--method <method>',
+    help: 'MinHash: one-permutation hashing (oph) or classic k permutations',
+    choices: ['oph', 'classic'],
+    cliDefault: D.method,
+  },
   { name: 'seed', group: 'minhash', flags: '--seed <n>', help: 'MinHash seed', parse: seedParser, cliDefault: D.seed },
-  { name: 'threshold', group: 'lsh', flags: '--threshold <t>', help: 'Jaccard similarity at or above which two documents are near duplicates', parse: unitParser('threshold'), cliDefault: D.threshold },
-  { name: 'minRecall', group: 'lsh', flags: '--min-recall <p>', help: `choose bands so that P(threshold) ≥ p, with the fewest false candidates (default ${D.minRecall})`, parse: unitParser('min-recall', true), conflicts: ['weights'] },
-  { name: 'weights', group: 'lsh', flags: '--weights <fp,fn>', help: 'choose bands minimising fp·false-positive area + fn·false-negative area (datasketch style)', parse: weightsParser },
-  { name: 'bands', group: 'lsh', flags: '--bands <b>', help: 'explicit number of bands (overrides --min-recall/--weights)', parse: intParser('bands', 1, 65536) },
+  {
+    name: 'threshold',
+    group: 'lsh',
+    flags: '--threshold <t>',
+    help: 'Jaccard similarity at or above which two documents are near duplicates',
+    parse: unitParser('threshold'),
+    cliDefault: D.threshold,
+  },
+  {
+    name: 'minRecall',
+    group: 'lsh',
+    flags: '--min-recall <p>',
+    help: `choose bands so that P(threshold) ≥ p, with the fewest false candidates (default ${D.minRecall})`,
+    parse: unitParser('min-recall', true),
+    conflicts: ['weights'],
+  },
+  {
+    name: 'weights',
+    group: 'lsh',
+    flags: '--weights <fp,fn>',
+    help: 'choose bands minimising fp·false-positive area + fn·false-negative area (datasketch style)',
+    parse: weightsParser,
+  },
+  {
+    name: 'bands',
+    group: 'lsh',
+    flags: '--bands <b>',
+    help: 'explicit number of bands (overrides --min-recall/--weights)',
+    parse: intParser('bands', 1, 65536),
+  },
   { name: 'rows', group: 'lsh', flags: '--rows <r>', help: 'explicit rows per band', parse: intParser('rows', 1, 65536) },
   {
     name: 'maxPairs',
     group: 'lsh',
     flags: '--max-pairs <n>',
-    help: `most pairs held in memory (LSH candidates among distinct documents, and pairs written); past it, stop with a clear error (default ${D.maxPairs}, ~40 bytes each)`,
+    help:
+      `most pairs held in memory (LSH candidates among distinct documents, and pairs written); past it, stop with a clear error (default ${D.maxPairs}, ~40 bytes each)`,
     parse: intParser('max-pairs', 1, 1e9),
   },
   {
@@ -217,10 +273,17 @@ export const ENGINE_OPTIONS: EngineOptionDef[] = [
     name: 'candidates',
     group: 'kind',
     flags: '--candidates <method>',
-    help: `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (documents sharing a bucket minimum of their hashed shingles), auto (exact for containment, and for word/spot shingles of short documents: ≤ ${D.autoExactMaxShingles} shingles on average, where it measured faster; else lsh) (default: auto for word/spot shingles, lsh for char shingles, exact for containment)`,
+    help:
+      `where candidate pairs come from: lsh (MinHash bands), exact (prefix-filtering join: every pair ≥ threshold), sketch (documents sharing a bucket minimum of their hashed shingles), auto (exact for containment, and for word/spot shingles of short documents: ≤ ${D.autoExactMaxShingles} shingles on average, where it measured faster; else lsh) (default: auto for word/spot shingles, lsh for char shingles, exact for containment)`,
     choices: CANDIDATE_METHOD_VALUES,
   },
-  { name: 'buckets', group: 'kind', flags: '--buckets <n>', help: `buckets of --candidates sketch (default ${D.buckets})`, parse: intParser('buckets', 1, 65536) },
+  {
+    name: 'buckets',
+    group: 'kind',
+    flags: '--buckets <n>',
+    help: `buckets of --candidates sketch (default ${D.buckets})`,
+    parse: intParser('buckets', 1, 65536),
+  },
   {
     name: 'clusterMode',
     group: 'kind',
@@ -229,12 +292,21 @@ export const ENGINE_OPTIONS: EngineOptionDef[] = [
     choices: CLUSTER_MODE_VALUES,
     cliDefault: D.clusterMode,
   },
-  { name: 'fingerprintBits', group: 'kind', flags: '--fingerprint-bits <n>', help: 'shingle fingerprint width for sets and exact scores: 32, or 64 (no chance collisions of distinct shingles on large corpora; needs --candidates exact)', choices: ['32', '64'], cliDefault: String(D.fingerprintBits) },
+  {
+    name: 'fingerprintBits',
+    group: 'kind',
+    flags: '--fingerprint-bits <n>',
+    help:
+      'shingle fingerprint width for sets and exact scores: 32, or 64 (no chance collisions of distinct shingles on large corpora; needs --candidates exact)',
+    choices: ['32', '64'],
+    cliDefault: String(D.fingerprintBits),
+  },
   {
     name: 'representative',
     group: 'kind',
     flags: '--representative <policy>',
-    help: 'the member a cluster keeps (dedup) and points to (annotate): first, longest text, or most central (first and longest are --keep policies; central needs the texts in memory)',
+    help:
+      'the member a cluster keeps (dedup) and points to (annotate): first, longest text, or most central (first and longest are --keep policies; central needs the texts in memory)',
     choices: REPRESENTATIVE_VALUES,
     cliDefault: D.representative,
   },
@@ -242,18 +314,27 @@ export const ENGINE_OPTIONS: EngineOptionDef[] = [
     name: 'keep',
     group: 'kind',
     flags: '--keep <policy>',
-    help: `for --output dedup|annotate|clusters, the order in which documents are kept: first (input order), longest or shortest text, max:FIELD or min:FIELD (a numeric or ISO date JSON field or TSV/CSV column; ties: input order), none (drop every clustered document), source (documents of the earliest of several inputs first, A in "dedup A B C"; with one input, first); the clusters stay the same (default ${D.keep})`,
+    help:
+      `for --output dedup|annotate|clusters, the order in which documents are kept: first (input order), longest or shortest text, max:FIELD or min:FIELD (a numeric or ISO date JSON field or TSV/CSV column; ties: input order), none (drop every clustered document), source (documents of the earliest of several inputs first, A in "dedup A B C"; with one input, first); the clusters stay the same (default ${D.keep})`,
     parse: keepParser,
   },
   {
     name: 'removal',
     group: 'kind',
     flags: '--removal <rule>',
-    help: 'which documents --output dedup drops: verified (each document in --keep order is kept unless a kept document is its verified near duplicate: every dropped document has a kept one ≥ --threshold) or cluster (one member kept per cluster: removes more, but near duplication is not transitive, so a dropped member can be far below the threshold to its survivor)',
+    help:
+      'which documents --output dedup drops: verified (each document in --keep order is kept unless a kept document is its verified near duplicate: every dropped document has a kept one ≥ --threshold) or cluster (one member kept per cluster: removes more, but near duplication is not transitive, so a dropped member can be far below the threshold to its survivor)',
     choices: REMOVAL_RULE_VALUES,
     cliDefault: D.removal,
   },
-  { name: 'verify', group: 'check', flags: '--verify <mode>', help: 'check candidates by exact Jaccard, by the MinHash estimate, or not at all', choices: VERIFY_MODE_VALUES, cliDefault: D.verify },
+  {
+    name: 'verify',
+    group: 'check',
+    flags: '--verify <mode>',
+    help: 'check candidates by exact Jaccard, by the MinHash estimate, or not at all',
+    choices: VERIFY_MODE_VALUES,
+    cliDefault: D.verify,
+  },
 ];
 
 /** The engine option named `name` (its commander attribute); undefined for another option. */

@@ -43,7 +43,8 @@ const AGAINST_KEEPS = 'it keeps every document of the input that matches no refe
 /** The one message of --exact for the options that choose another kind of duplicate. */
 const EXACT_KINDS = '--exact finds identical documents: it takes no --measure, --candidates, --buckets, --cluster-mode or --representative';
 /** The one message of a streamed run for the options that need the texts in memory. */
-const STREAM_KINDS = '--measure containment, --candidates exact/sketch, --cluster-mode centre and --representative central need the texts in memory: add --no-stream';
+const STREAM_KINDS =
+  '--measure containment, --candidates exact/sketch, --cluster-mode centre and --representative central need the texts in memory: add --no-stream';
 /** Why jobs run LSH candidates. */
 const JOB_LSH = 'sharded jobs find candidates with MinHash-LSH bands';
 
@@ -87,7 +88,12 @@ export const ROUTES: Record<Route, RouteCapabilities> = {
       representative: { only: ['first'], why: '', message: EXACT_KINDS },
       // source keeps the first too: inputs are read in the order given.
       keep: { only: ['first', 'source'], why: 'it keeps the first of each group of copies (drop --exact to choose the kept member)' },
-      verify: { only: ['exact'], why: '', message: '--exact finds identical documents, compared whole: there are no candidates to --verify {value} (drop --verify, or drop --exact for near duplicates)' },
+      verify: {
+        only: ['exact'],
+        why: '',
+        message:
+          '--exact finds identical documents, compared whole: there are no candidates to --verify {value} (drop --verify, or drop --exact for near duplicates)',
+      },
       normalize: 'yes',
       maxPairs: 'yes',
     },
@@ -116,12 +122,16 @@ export const ROUTES: Record<Route, RouteCapabilities> = {
       ...all(INPUT_OPTIONS, 'yes'),
       ...all(['shingle', 'k', 'normalize', 'multiset', 'stopwords', 'numPerm', 'method', 'seed'], 'yes'),
       ...all(['threshold', 'minRecall', 'weights', 'bands', 'rows', 'maxPairs', 'outputFormat', 'keep', 'removal', 'tagPrefix', 'removed', 'dryRun'], 'yes'),
-      measure: { only: ['jaccard'], why: 'sharded jobs measure Jaccard similarity; containment needs the exact join of one process (neardup dedup --measure containment)' },
+      measure: {
+        only: ['jaccard'],
+        why: 'sharded jobs measure Jaccard similarity; containment needs the exact join of one process (neardup dedup --measure containment)',
+      },
       candidates: { only: ['lsh'], why: JOB_LSH },
       clusterMode: { only: ['components'], why: 'sharded jobs cluster by connected components' },
       representative: {
         only: ['first', 'longest'],
-        why: 'the most central member needs every pair of a cluster in one process (neardup dedup --representative central); jobs take --keep first|longest|shortest|max:FIELD|min:FIELD|none',
+        why:
+          'the most central member needs every pair of a cluster in one process (neardup dedup --representative central); jobs take --keep first|longest|shortest|max:FIELD|min:FIELD|none',
       },
       fingerprintBits: { only: ['32'], why: 'sharded jobs verify 32-bit fingerprint sets' },
       verify: { only: ['exact'], why: 'sharded jobs verify exactly' },

@@ -88,7 +88,7 @@ export function textHash2(out: Uint32Array, i: number, text: string | null, byte
     if (len & 1) {
       const k = text.charCodeAt(len - 1);
       g = Math.imul(g ^ k, 0x27d4eb2d);
-      h ^= Math.imul(((Math.imul(k, C1) << 15) | (Math.imul(k, C1) >>> 17)), C2);
+      h ^= Math.imul((Math.imul(k, C1) << 15) | (Math.imul(k, C1) >>> 17), C2);
     }
   } else {
     const b = bytes!;
@@ -109,7 +109,7 @@ export function textHash2(out: Uint32Array, i: number, text: string | null, byte
     for (let t = end - 1; t >= j; t--) k = (k << 8) | b[t]!;
     if (j < end) {
       g = Math.imul(g ^ k, 0x27d4eb2d);
-      h ^= Math.imul(((Math.imul(k, C1) << 15) | (Math.imul(k, C1) >>> 17)), C2);
+      h ^= Math.imul((Math.imul(k, C1) << 15) | (Math.imul(k, C1) >>> 17), C2);
     }
   }
   out[2 * i] = fmix32(h ^ len);

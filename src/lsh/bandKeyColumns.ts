@@ -83,7 +83,15 @@ export class BandKeyColumns {
 
   /** The keys appended so far, as a table (views, not copies). */
   table(): BandKeyTable {
-    return { hi: this.hi, lo: this.lo, present: this.present.subarray(0, this.count), n: this.count, bands: this.bands, docStride: 1, bandStride: this.capacity };
+    return {
+      hi: this.hi,
+      lo: this.lo,
+      present: this.present.subarray(0, this.count),
+      n: this.count,
+      bands: this.bands,
+      docStride: 1,
+      bandStride: this.capacity,
+    };
   }
 
   /** Drops the keys (the table's arrays stay valid for whoever holds them). */

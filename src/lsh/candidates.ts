@@ -279,7 +279,11 @@ export function collectSharedBuckets(keys: BandKeyTable, fromBand = 0, toBand = 
  * are more than `maxPairs` (checked per row, before the pair set grows far past the limit and past
  * memory).
  */
-export function candidatesFromBuckets(buckets: BucketLists & { stats: CandidateStats }, n: number, maxPairs = Infinity): { pairs: PairSet; stats: CandidateStats } {
+export function candidatesFromBuckets(
+  buckets: BucketLists & { stats: CandidateStats },
+  n: number,
+  maxPairs = Infinity,
+): { pairs: PairSet; stats: CandidateStats } {
   const { members, start, count, stats } = buckets;
   const pairs = new PairSet(Math.max(1024, n));
   for (let k = 0; k < count; k++) {

@@ -87,7 +87,7 @@ export class RecallAccumulator {
   parts(): RecallParts {
     let variance = this.single;
     for (const u of this.units.values()) variance += u * u;
-    if (this.dense) for (const u of this.dense) variance += u * u;
+    if (this.dense) { for (const u of this.dense) variance += u * u; }
     return { found: this.found, total: this.total, variance };
   }
 

@@ -27,7 +27,7 @@ export class RowBucketScratch {
 
   private get(name: string, n: number, make: (m: number) => Int32Array | Uint32Array): Int32Array | Uint32Array {
     let a = this.arrays.get(name);
-    if (!a || a.length < n) this.arrays.set(name, (a = make(Math.max(n, Math.ceil((a?.length ?? 0) * 1.25)))));
+    if (!a || a.length < n) this.arrays.set(name, a = make(Math.max(n, Math.ceil((a?.length ?? 0) * 1.25))));
     return a.subarray(0, n);
   }
 }

@@ -59,7 +59,7 @@ export function groupsFromBuckets(buckets: BucketLists, n: number, maxPairs = In
     for (let t = docStart[b]!, tend = docStart[b + 1]!; t < tend; t++) {
       const k = docBuckets[t]!;
       // b is in bucket k and members ascend, so the members before b are a prefix.
-      for (let i = bstart[k]!; ; i++) {
+      for (let i = bstart[k]!;; i++) {
         const a = members[i]!;
         if (a === b) break;
         if (stamp[a] === b) continue;

@@ -100,7 +100,7 @@ class Components {
     for (const x of this.parent.keys()) {
       const r = this.find(x);
       let g = by.get(r);
-      if (!g) by.set(r, (g = []));
+      if (!g) by.set(r, g = []);
       g.push(x);
     }
     return [...by.values()].filter((g) => g.length >= 2);
@@ -214,7 +214,7 @@ export class OnlineClusters {
           const groups = comp.groups();
           for (let i = 0; i < groups.length; i += 500) await this.state.write([], groups.slice(i, i + 500));
           await this.state.setReady(true);
-        }),
+        })
       )
       .then(
         () => {

@@ -43,7 +43,8 @@ const MAX_DATE_MS = 8.64e15;
 export function expiryMs(at: number | Date, what = 'expiresAt'): number {
   const ms = at instanceof Date ? at.getTime() : at;
   // ±8.64e15 ms: the range of a JavaScript Date (so that every expiry can be shown as one).
-  if (typeof ms !== 'number' || !(Math.abs(ms) <= MAX_DATE_MS)) throw new RangeError(`${what} must be a date or a finite number of ms since the epoch, got ${String(at)}`);
+  if (typeof ms !== 'number' || !(Math.abs(ms) <= MAX_DATE_MS))
+    throw new RangeError(`${what} must be a date or a finite number of ms since the epoch, got ${String(at)}`);
   return ms;
 }
 

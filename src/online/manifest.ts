@@ -34,7 +34,8 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
   const bits = o.signatureBits ?? 32;
   if (bits !== 16 && bits !== 32) throw new RangeError(`signatureBits must be 16 or 32, got ${String(o.signatureBits)}`);
   // An exact index keeps fingerprint sets, no signatures: narrow slots would only cost recall.
-  if (bits === 16 && verify !== 'estimate') throw new RangeError('signatureBits 16 needs verify "estimate": an index with verify "exact" keeps fingerprint sets, not signatures');
+  if (bits === 16 && verify !== 'estimate')
+    throw new RangeError('signatureBits 16 needs verify "estimate": an index with verify "exact" keeps fingerprint sets, not signatures');
   const shingleOpts: ShingleOptions = { ...o.shingle, ...(o.k !== undefined ? { k: o.k } : {}) };
   // The index signs through sketch() only, which has no WebAssembly path (as DocPipeline.fromManifest).
   const signer = createTextSigner({ shingle: shingleOpts, minhash: { numPerm: o.numPerm, method: o.method, seed: o.seed }, wasm: false });
@@ -47,10 +48,12 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
   });
   const forest = o.forest === false ? null : (o.forest ?? DEFAULT_FOREST);
   const ensembleOption = o.ensemble ?? false;
-  if (ensembleOption !== false && verify !== 'exact') throw new RangeError('ensemble (containment keys) needs verify "exact": the partitions are by fingerprint set size');
+  if (ensembleOption !== false && verify !== 'exact')
+    throw new RangeError('ensemble (containment keys) needs verify "exact": the partitions are by fingerprint set size');
   const setSource = o.setSource ?? 'record';
   if (setSource !== 'record' && setSource !== 'text') throw new RangeError(`setSource must be "record" or "text", got "${String(setSource)}"`);
-  if (setSource === 'text' && verify !== 'exact') throw new RangeError('setSource "text" needs verify "exact": an index with verify "estimate" keeps no fingerprint sets');
+  if (setSource === 'text' && verify !== 'exact')
+    throw new RangeError('setSource "text" needs verify "exact": an index with verify "estimate" keeps no fingerprint sets');
   const ensemble = ensembleOption === false ? null : resolveEnsemble(ensembleOption, hasher.numPerm);
   const keyMaker = new KeyMaker(choice.bands, choice.rows, forest, hasher.numPerm, ensemble);
   const n = shingleOpts.normalize ?? {};
@@ -101,7 +104,9 @@ export function checkSignatureSpec(m: IndexManifest, where: string): void {
   const spec = m.signatureSpec ?? 1;
   if (spec === SIGNATURE_SPEC) return;
   throw new RangeError(
-    `${where} holds an index whose signatures follow signature definition ${String(spec)}; this version computes definition ${SIGNATURE_SPEC} (docs/formats.md, "Signatures, exactly"), so its keys and signatures would not match new ones: rebuild the index from the texts with this version, or open it with the version that wrote it`,
+    `${where} holds an index whose signatures follow signature definition ${
+      String(spec)
+    }; this version computes definition ${SIGNATURE_SPEC} (docs/formats.md, "Signatures, exactly"), so its keys and signatures would not match new ones: rebuild the index from the texts with this version, or open it with the version that wrote it`,
   );
 }
 
@@ -113,7 +118,9 @@ export function checkSetSource(m: IndexManifest, where: string): void {
   const s = (m as { setSource?: unknown }).setSource;
   if (s === undefined || s === 'text') return;
   throw new RangeError(
-    `${where} holds an index whose records keep their fingerprint sets as ${JSON.stringify(s)}; this version knows the sets kept in the records (no setSource) and "text" (docs/formats.md, "Document records"): open it with the version that wrote it`,
+    `${where} holds an index whose records keep their fingerprint sets as ${
+      JSON.stringify(s)
+    }; this version knows the sets kept in the records (no setSource) and "text" (docs/formats.md, "Document records"): open it with the version that wrote it`,
   );
 }
 
@@ -144,24 +151,35 @@ export function sameJson(a: unknown, b: unknown): boolean {
  * was given, why its bands differ).
  */
 export function reconcileManifest(existing: IndexManifest, wanted: IndexManifest, options: NearDupIndexOptions): IndexManifest {
-  if (existing.format !== FORMAT_VERSION) throw new RangeError(`store holds an index of format ${String(existing.format)}; this version reads ${FORMAT_VERSION}`);
+  if (existing.format !== FORMAT_VERSION)
+    throw new RangeError(`store holds an index of format ${String(existing.format)}; this version reads ${FORMAT_VERSION}`);
   checkSignatureSpec(existing, 'store');
   checkSetSource(existing, 'store');
-  const bad = explicitFields(options).filter((f) => !sameJson((existing as unknown as Record<string, unknown>)[f], (wanted as unknown as Record<string, unknown>)[f]));
+  const bad = explicitFields(options).filter((f) =>
+    !sameJson((existing as unknown as Record<string, unknown>)[f], (wanted as unknown as Record<string, unknown>)[f])
+  );
   // The bands follow from the threshold: when only the threshold was given, say so.
   const onlyThreshold = options.bands === undefined && options.rows === undefined && options.minRecall === undefined && options.threshold !== undefined;
   if (onlyThreshold && bad.includes('bands')) {
     const rest = bad.filter((f) => f !== 'bands' && f !== 'rows');
     throw new RangeError(
-      `the store was created with threshold ${existing.threshold}, given ${options.threshold}: its LSH bands (${existing.bands} × ${existing.rows} rows) were chosen for ${existing.threshold}, and ${options.threshold} needs ${wanted.bands} × ${wanted.rows}. ` +
-        `Open it without a threshold (or with ${existing.threshold}); a lower threshold for one query is the query's own threshold option${rest.length ? `; also different: ${rest.join(', ')}` : ''}`,
+      `the store was created with threshold ${existing.threshold}, given ${options.threshold}: its LSH bands (${existing.bands} × ${existing.rows} rows) were chosen for ${existing.threshold}, and ${options.threshold} needs ${wanted.bands} × ${wanted.rows}. `
+        + `Open it without a threshold (or with ${existing.threshold}); a lower threshold for one query is the query's own threshold option${
+          rest.length ? `; also different: ${rest.join(', ')}` : ''
+        }`,
     );
   }
   if (bad.length) {
     throw new RangeError(
-      `the store was created with different parameters (${bad
-        .map((f) => `${f}: stored ${JSON.stringify((existing as unknown as Record<string, unknown>)[f])}, given ${JSON.stringify((wanted as unknown as Record<string, unknown>)[f])}`)
-        .join('; ')})`,
+      `the store was created with different parameters (${
+        bad
+          .map((f) =>
+            `${f}: stored ${JSON.stringify((existing as unknown as Record<string, unknown>)[f])}, given ${
+              JSON.stringify((wanted as unknown as Record<string, unknown>)[f])
+            }`
+          )
+          .join('; ')
+      })`,
     );
   }
   return { ...existing, threshold: options.threshold ?? existing.threshold };

@@ -3,6 +3,9 @@
  * duplicates with exact Jaccard scores, then indexes the document; storage is pluggable (memory,
  * SQLite, Redis, PostgreSQL). This class holds the public surface over the modules of this folder:
  * manifest, preparer, pipeline, scoring, queries, containmentQuery, search/, insert, removal, etc.
+ *
+ * Why this file is long: it is the index's whole public surface, each method documented; the work is
+ * in the modules named above.
  * @module
  */
 import type { NearDupStore } from '../store/types.js';
@@ -28,10 +31,34 @@ import { recallWarning, type RecallWarning } from './keys/recall.js';
 import { liveView, parseDuration, resolveExpiry } from './expiry.js';
 import { purgeExpired, removeIds, type RemovalHost } from './removal.js';
 import { compileFilter } from './search/filters.js';
-import type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, Prepared, QueryOptions, TopKMatch, TopKOptions } from './types.js';
+import type {
+  AddOptions,
+  IndexedDocument,
+  IndexManifest,
+  IndexStats,
+  Match,
+  NearDupIndexOptions,
+  NewDocument,
+  Prepared,
+  QueryOptions,
+  TopKMatch,
+  TopKOptions,
+} from './types.js';
 
 export type { RecallWarning } from './keys/recall.js';
-export type { AddOptions, IndexedDocument, IndexManifest, IndexStats, Match, NearDupIndexOptions, NewDocument, OnlineVerify, QueryOptions, TopKMatch, TopKOptions } from './types.js';
+export type {
+  AddOptions,
+  IndexedDocument,
+  IndexManifest,
+  IndexStats,
+  Match,
+  NearDupIndexOptions,
+  NewDocument,
+  OnlineVerify,
+  QueryOptions,
+  TopKMatch,
+  TopKOptions,
+} from './types.js';
 export type { FilterScalar, MetaFilter } from './search/filters.js';
 export { resolveManifest } from './manifest.js';
 export { PURGE_BATCH } from './removal.js';
@@ -228,7 +255,8 @@ export class NearDupIndex<Meta = unknown> {
     checkThreshold(t);
     const measure = options.measure ?? 'jaccard';
     if (measure !== 'jaccard' && measure !== 'containment') throw new RangeError(`unknown measure "${String(measure)}" (expected jaccard or containment)`);
-    if (measure === 'containment' && this.manifest.verify !== 'exact') throw new RangeError('containment queries need the fingerprint sets: an index with verify "exact"');
+    if (measure === 'containment' && this.manifest.verify !== 'exact')
+      throw new RangeError('containment queries need the fingerprint sets: an index with verify "exact"');
     const cut = { limit: options.limit, filter: compileFilter(options.filter) };
     const p = this.preparer.prepare('(query)', text, undefined);
     this.counters.queries++;
@@ -263,7 +291,11 @@ export class NearDupIndex<Meta = unknown> {
 
   /** Only `fields` of each match (lean replies, src/online/fields.ts); the signatures are read from the store when asked for. */
   select(matches: Match<Meta>[], fields: readonly MatchField[]): Promise<LeanMatch<Meta>[]> {
-    return selectMatchFields(matches, fields, async (ids) => (await this.live.get(ids)).map((b, i) => (b ? signatureOfRecord(b, ids[i]!, this.preparer) : null)));
+    return selectMatchFields(
+      matches,
+      fields,
+      async (ids) => (await this.live.get(ids)).map((b, i) => (b ? signatureOfRecord(b, ids[i]!, this.preparer) : null)),
+    );
   }
 
   /**
@@ -375,7 +407,11 @@ export class NearDupIndex<Meta = unknown> {
   }
 
   /** {@link NearDupIndex.load} of a snapshot already read (and checked) from `path`. */
-  static async fromSnapshot<Meta = unknown>(snap: SnapshotContent, path: string, options: Omit<NearDupIndexOptions, 'threshold'> & { threshold?: number } = {}): Promise<NearDupIndex<Meta>> {
+  static async fromSnapshot<Meta = unknown>(
+    snap: SnapshotContent,
+    path: string,
+    options: Omit<NearDupIndexOptions, 'threshold'> & { threshold?: number } = {},
+  ): Promise<NearDupIndex<Meta>> {
     const m = snap.manifest;
     checkSignatureSpec(m, path);
     const idx = await NearDupIndex.open<Meta>(snapshotOptions(m, options));

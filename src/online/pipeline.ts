@@ -82,7 +82,7 @@ export class DocPipeline {
   /** Set, signature and keys of a text. */
   sketch(text: string): KeyedSketch {
     const { set, sig } = this.signer.sketch(text);
-    if (sig && this.narrow) for (let i = 0; i < sig.length; i++) sig[i]! &= 0xffff;
+    if (sig && this.narrow) { for (let i = 0; i < sig.length; i++) sig[i]! &= 0xffff; }
     const keys = sig ? this.keyMaker.keys(sig, set.length) : new Float64Array(0);
     return { set, sig, keys };
   }
@@ -127,6 +127,13 @@ export class DocPipeline {
     const exact = this.manifest.verify === 'exact';
     const setFromText = text !== undefined && this.setFromText(text, meta);
     // d.set is not read when the text stands for it: with lazySketch that would compute it.
-    return encodeRecord({ set: exact && !setFromText ? d.set : undefined, signature: exact ? undefined : (d.sig ?? undefined), signatureBits: this.narrow ? 16 : undefined, meta, expiresAt, setFromText });
+    return encodeRecord({
+      set: exact && !setFromText ? d.set : undefined,
+      signature: exact ? undefined : (d.sig ?? undefined),
+      signatureBits: this.narrow ? 16 : undefined,
+      meta,
+      expiresAt,
+      setFromText,
+    });
   }
 }

@@ -142,7 +142,17 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     if (!problem) throw e;
     const none = new Uint32Array(0);
     const reply: SignRangeReply = {
-      ...{ id: req.id, count: 0, present: new Uint8Array(0), hi: none, lo: none, th: none, starts: new Float64Array(0), lengths: new Int32Array(0), units: new Int32Array(0) },
+      ...{
+        id: req.id,
+        count: 0,
+        present: new Uint8Array(0),
+        hi: none,
+        lo: none,
+        th: none,
+        starts: new Float64Array(0),
+        lengths: new Int32Array(0),
+        units: new Int32Array(0),
+      },
       ...{ lines: new Int32Array(0), rows: new Int32Array(0), lineCount: 0, rowCount: 0, chars: 0, skipped: 0, examples: [], bom: false, problem },
     };
     return { reply, transfer: [] };
@@ -189,7 +199,17 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     ...{ id: req.id, count: n, present, hi, lo, th, sigs, starts, lengths: block.lengths, units, lines, rows, ids },
     ...{ lineCount: block.lines, rowCount: block.rows, chars, skipped: block.skipped, examples: block.examples, bom: block.bom },
   };
-  const transfer = [present.buffer, hi.buffer, lo.buffer, th.buffer, starts.buffer, block.lengths.buffer, units.buffer, lines.buffer, rows.buffer] as ArrayBuffer[];
+  const transfer = [
+    present.buffer,
+    hi.buffer,
+    lo.buffer,
+    th.buffer,
+    starts.buffer,
+    block.lengths.buffer,
+    units.buffer,
+    lines.buffer,
+    rows.buffer,
+  ] as ArrayBuffer[];
   if (sigs) transfer.push(sigs.buffer as ArrayBuffer);
   return { reply, transfer };
 }

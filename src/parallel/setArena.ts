@@ -39,7 +39,9 @@ export class ArenaFullError extends RangeError {
   /** @param limit The arena's limit in bytes. */
   constructor(readonly limit: number) {
     super(
-      `verification needs more than ${limit / 2 ** 30} GiB of shared memory for fingerprint sets (the sets held, and those of a batch of documents in flight; the memoryBudget and batchSize options lower them)`,
+      `verification needs more than ${
+        limit / 2 ** 30
+      } GiB of shared memory for fingerprint sets (the sets held, and those of a batch of documents in flight; the memoryBudget and batchSize options lower them)`,
     );
   }
 }
@@ -103,7 +105,7 @@ export class SetArena {
     if (bytes === 0) throw new Error(`set arena: block ${h} released twice`);
     this.bytesOf[h] = 0;
     let list = this.free.get(bytes);
-    if (!list) this.free.set(bytes, (list = []));
+    if (!list) this.free.set(bytes, list = []);
     // A handle keeps its block for good: it goes to its class's free list and comes back from alloc.
     list.push(h);
   }

@@ -52,7 +52,9 @@ export class SignPool {
    * returns band keys (and signatures with `withSignatures`) with each record's place in the file.
    */
   signRange(spec: LineParseSpec, range: ByteRange, first: boolean, bands: { bands: number; rows: number }, withSignatures = false): Promise<SignRangeReply> {
-    return this.pool.run({ id: this.nextId++, kind: 'signRange', spec, start: range.start, end: range.end, first, bands, withSignatures }) as Promise<SignRangeReply>;
+    return this.pool.run({ id: this.nextId++, kind: 'signRange', spec, start: range.start, end: range.end, first, bands, withSignatures }) as Promise<
+      SignRangeReply
+    >;
   }
 
   /**

@@ -8,7 +8,16 @@ import { createTextSigner, type TextSignerOptions } from '../sketch/textSigner.j
 import { bandKeys } from '../lsh/bandKeys.js';
 import { textHash2 } from '../hash/murmur3.js';
 import { ProbeTable } from '../similarity/probeSet.js';
-import { signRange, textsAt, type DocTexts, type ReadScratch, type RangeSetsRequest, type ScoreJob, type SetTargets, type SignRangeRequest } from './rangeJobs.js';
+import {
+  signRange,
+  textsAt,
+  type DocTexts,
+  type ReadScratch,
+  type RangeSetsRequest,
+  type ScoreJob,
+  type SetTargets,
+  type SignRangeRequest,
+} from './rangeJobs.js';
 import { arenaSets } from './arenaSets.js';
 import { collectSharedBuckets, type BandKeyTable, type SharedBuckets } from '../lsh/candidates.js';
 
@@ -96,7 +105,12 @@ function buckets(req: BucketsRequest): void {
   try {
     const b = collectSharedBuckets(req.keys, req.from, req.to);
     const reply: BucketsReply = { id: req.id, ...b };
-    port.postMessage(reply, [b.members.buffer as ArrayBuffer, b.start.buffer as ArrayBuffer, b.digestHi.buffer as ArrayBuffer, b.digestLo.buffer as ArrayBuffer]);
+    port.postMessage(reply, [
+      b.members.buffer as ArrayBuffer,
+      b.start.buffer as ArrayBuffer,
+      b.digestHi.buffer as ArrayBuffer,
+      b.digestLo.buffer as ArrayBuffer,
+    ]);
   } catch (e) {
     port.postMessage({ id: req.id, error: (e as Error).message });
   }

@@ -61,7 +61,12 @@ export interface JaccardVsKOptions {
 }
 
 /** Exact Jaccard of character k-shingles against k for a few verified pairs below 1, picked by percentile of similarity. */
-export function jaccardVsK(texts: readonly string[], pairs: DedupResult['pairs'], idOf: (i: number) => string, o: JaccardVsKOptions): ReportData['jaccardVsK']['pairs'] {
+export function jaccardVsK(
+  texts: readonly string[],
+  pairs: DedupResult['pairs'],
+  idOf: (i: number) => string,
+  o: JaccardVsKOptions,
+): ReportData['jaccardVsK']['pairs'] {
   const { kValues, normalize } = o;
   const graded = pairs.filter((p) => p.similarity < 1).sort((x, y) => x.similarity - y.similarity || x.a - y.a || x.b - y.b);
   const kPairs = Math.min(o.pairs, graded.length);

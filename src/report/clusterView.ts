@@ -40,7 +40,12 @@ export interface ClusterViewOptions extends ViewOptions {
  * x of the cluster with both (a, x) and (x, b) at or above the threshold and the highest lower
  * similarity of the two, or undefined when no single member links them (the path is longer).
  */
-function linkOf(pair: readonly [number, number], members: readonly number[], sets: readonly Uint32Array[], threshold: number): { via: number; similarities: [number, number] } | undefined {
+function linkOf(
+  pair: readonly [number, number],
+  members: readonly number[],
+  sets: readonly Uint32Array[],
+  threshold: number,
+): { via: number; similarities: [number, number] } | undefined {
   const [a, b] = pair;
   let best: { via: number; similarities: [number, number] } | undefined;
   for (const x of members) {
@@ -123,7 +128,14 @@ export function borderlinePairs(input: ViewInput, pairs: DedupResult['pairs'], w
     seenPair.add(key);
     const aText = cut(texts[p.a]!);
     const bText = cut(texts[p.b]!);
-    borderline.push({ a: idOf(p.a), b: idOf(p.b), similarity: round(p.similarity), aText, bText, passages: commonPassages(aText, bText, { minLength: o.minPassage }).passages });
+    borderline.push({
+      a: idOf(p.a),
+      b: idOf(p.b),
+      similarity: round(p.similarity),
+      aText,
+      bText,
+      passages: commonPassages(aText, bText, { minLength: o.minPassage }).passages,
+    });
   }
   return borderline;
 }

@@ -36,7 +36,11 @@ function reportSummary(result: DedupResult, n: number, timings: ReportDataOption
     docsInClusters: result.clusters.reduce((a, c) => a + c.members.length, 0),
     duplicates: result.clusters.reduce((a, c) => a + c.members.length - 1, 0),
     largestCluster: result.clusters.reduce((a, c) => Math.max(a, c.members.length), 0),
-    timings: Object.fromEntries([...Object.entries(timings ?? {}), ...Object.entries(s.timings).filter(([k]) => k !== 'total'), ['report', performance.now() - tStart]].map(([k, v]) => [k, round(v as number, 1)])),
+    timings: Object.fromEntries(
+      [...Object.entries(timings ?? {}), ...Object.entries(s.timings).filter(([k]) => k !== 'total'), ['report', performance.now() - tStart]].map((
+        [k, v],
+      ) => [k, round(v as number, 1)]),
+    ),
   };
 }
 
@@ -65,11 +69,26 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
   const bins = similarityHistogram(result.pairs);
   // The bands sweep at sweepNumPerm hashes (same shingles, method and seed).
   const sweepNumPerm = options.sweepNumPerm ?? 100;
-  const sweep = bandsSweep(sets, { bands: options.sweepBands ?? [2, 5, 10, 20], numPerm: sweepNumPerm, minhash: o.minhash, verifyCap: options.sweepVerifyCap ?? 2_000_000, threshold });
+  const sweep = bandsSweep(sets, {
+    bands: options.sweepBands ?? [2, 5, 10, 20],
+    numPerm: sweepNumPerm,
+    minhash: o.minhash,
+    verifyCap: options.sweepVerifyCap ?? 2_000_000,
+    threshold,
+  });
   // Estimated against exact similarity, on a uniform sample of the sweep's most permissive candidates.
   const sample = estimateSample(sets, sweep.pool, { want: options.samplePairs ?? 1000, hasher, rand: splitmix32(options.seed ?? 1), idOf });
-  const jk = jaccardVsK(texts, result.pairs, idOf, { kValues: options.kValues ?? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 15, 20], pairs: options.kPairs ?? 3, normalize: o.shingle?.normalize });
-  const clusters = clusterView(view, result.clusters, { ...shown, threshold, clusters: options.clusters ?? 6, membersPerCluster: Math.max(2, options.membersPerCluster ?? 4) });
+  const jk = jaccardVsK(texts, result.pairs, idOf, {
+    kValues: options.kValues ?? [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 15, 20],
+    pairs: options.kPairs ?? 3,
+    normalize: o.shingle?.normalize,
+  });
+  const clusters = clusterView(view, result.clusters, {
+    ...shown,
+    threshold,
+    clusters: options.clusters ?? 6,
+    membersPerCluster: Math.max(2, options.membersPerCluster ?? 4),
+  });
   // This run's own banding, next to the sweep.
   sweep.rows.push(runBandingRow(result, hasher.numPerm, verify === 'exact'));
   const clusterSizes = clusterSizeCounts(result.clusters);
@@ -100,14 +119,23 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
       falsePositiveArea: round(b.falsePositiveArea, 6),
       falseNegativeArea: round(b.falseNegativeArea, 6),
       points,
-      recall: s.recall && s.recall.found > 0 ? { estimate: round(s.recall.recall, 6), stdError: round(s.recall.stdError, 6), verifiedPairs: s.recall.found, estimatedPairs: round(s.recall.estimatedPairs, 2) } : null,
+      recall: s.recall && s.recall.found > 0
+        ? {
+          estimate: round(s.recall.recall, 6),
+          stdError: round(s.recall.stdError, 6),
+          verifiedPairs: s.recall.found,
+          estimatedPairs: round(s.recall.estimatedPairs, 2),
+        }
+        : null,
     },
     sCurves: reportCurves(b.bands, b.rows, hasher.numPerm, threshold),
     similarityHistogram: { measure: (o.verify ?? 'exact') === 'exact' ? 'exact Jaccard' : 'MinHash estimate', pairs: result.pairs.length, bins },
     estimateVsExact: {
       numPerm: hasher.numPerm,
       method: hasher.method,
-      pool: `uniform sample of the candidate pairs of ${sweep.poolBands} bands × ${Math.floor(sweepNumPerm / Math.max(1, sweep.poolBands))} rows at ${sweepNumPerm} hashes`,
+      pool: `uniform sample of the candidate pairs of ${sweep.poolBands} bands × ${
+        Math.floor(sweepNumPerm / Math.max(1, sweep.poolBands))
+      } rows at ${sweepNumPerm} hashes`,
       rmse: sample.pairs.length ? round(Math.sqrt(sample.sse / sample.pairs.length), 5) : 0,
       pairs: sample.pairs,
     },

@@ -51,7 +51,9 @@ ${webFile('report.css')}
 <a class="skip" href="#main">Skip to the report</a>
 <header>
 <h1>${escapeHtml(title)}</h1>
-<p class="sub">Generated <time datetime="${escapeHtml(data.generatedAt)}">${escapeHtml(formatTimestamp(data.generatedAt))}</time> by neardup. Everything in this file works offline.</p>
+<p class="sub">Generated <time datetime="${escapeHtml(data.generatedAt)}">${
+    escapeHtml(formatTimestamp(data.generatedAt))
+  }</time> by neardup. Everything in this file works offline.</p>
 </header>
 <main id="main">
 <div id="report" aria-live="polite">

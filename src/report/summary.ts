@@ -22,11 +22,21 @@ export function formatTimestamp(iso: string): string {
 }
 
 /** Stage names as the time row shows them, in pipeline order. */
-const STAGES: Record<string, string> = { read: 'read', shingle: 'shingle', sign: 'sign', lsh: 'LSH', verify: 'verify', cluster: 'cluster', report: 'report data' };
+const STAGES: Record<string, string> = {
+  read: 'read',
+  shingle: 'shingle',
+  sign: 'sign',
+  lsh: 'LSH',
+  verify: 'verify',
+  cluster: 'cluster',
+  report: 'report data',
+};
 
 /** The run's estimated recall as the summary and the S-curve's caption say it. */
 function recallText(r: NonNullable<ReportData['sCurve']['recall']>): string {
-  return `~${num(r.estimate, 4)} ± ${num(r.stdError, 4)}, estimated from the ${num(r.verifiedPairs)} verified pairs (Σ 1/P(s) = ${num(r.estimatedPairs, 1)} pairs at or above the threshold)`;
+  return `~${num(r.estimate, 4)} ± ${num(r.stdError, 4)}, estimated from the ${num(r.verifiedPairs)} verified pairs (Σ 1/P(s) = ${
+    num(r.estimatedPairs, 1)
+  } pairs at or above the threshold)`;
 }
 
 /** The summary rows: [label, value]. */

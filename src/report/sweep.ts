@@ -111,13 +111,17 @@ export interface EstimateSampleOptions {
  * Estimated against exact Jaccard on a uniform sample (without replacement, partial Fisher–Yates
  * driven by `rand`) of `want` pairs of `pool`. Returns the sample and its sum of squared errors.
  */
-export function estimateSample(sets: readonly Uint32Array[], pool: PairPool | undefined, options: EstimateSampleOptions): { pairs: ReportData['estimateVsExact']['pairs']; sse: number } {
+export function estimateSample(
+  sets: readonly Uint32Array[],
+  pool: PairPool | undefined,
+  options: EstimateSampleOptions,
+): { pairs: ReportData['estimateVsExact']['pairs']; sse: number } {
   const { want, hasher, rand, idOf } = options;
   const sample: ReportData['estimateVsExact']['pairs'] = [];
   const sigCache = new Map<number, Uint32Array | null>();
   const sigOf = (i: number): Uint32Array | null => {
     let s = sigCache.get(i);
-    if (s === undefined) sigCache.set(i, (s = hasher.sign(sets[i]!)));
+    if (s === undefined) sigCache.set(i, s = hasher.sign(sets[i]!));
     return s;
   };
   let sse = 0;

@@ -161,7 +161,16 @@ export interface ReportData {
   bandsSweep: {
     numPerm: number;
     threshold: number;
-    rows: { bands: number; rows: number; candidates: number; atOrAbove: number | null; below: number | null; recallAtThreshold: number; numPerm?: number; run?: boolean }[];
+    rows: {
+      bands: number;
+      rows: number;
+      candidates: number;
+      atOrAbove: number | null;
+      below: number | null;
+      recallAtThreshold: number;
+      numPerm?: number;
+      run?: boolean;
+    }[];
   };
   /** How many clusters have each size, smallest size first. */
   clusterSizes: { size: number; count: number }[];

@@ -33,7 +33,7 @@ process.on('message', (m: TaskRequest) => {
     let reply: TaskReply;
     try {
       let wd = dirs.get(m.workDir);
-      if (!wd) dirs.set(m.workDir, (wd = openWorkDir(m.workDir)));
+      if (!wd) dirs.set(m.workDir, wd = openWorkDir(m.workDir));
       reply = { task: m.task, marker: await wd.run(await wd.load(), m.stage as TaskStage, m.task) };
     } catch (e) {
       reply = { task: m.task, error: describe(e) };

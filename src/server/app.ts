@@ -88,7 +88,11 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
     requestTimeout,
     // Node checks the two timeouts every connectionsCheckingInterval (30 s by default): often
     // enough that a timeout is kept to within about a tenth of itself (at least 100 ms).
-    http: { requestTimeout, headersTimeout, connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeout || Infinity) / 10))) },
+    http: {
+      requestTimeout,
+      headersTimeout,
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeout || Infinity) / 10))),
+    },
     logger: options.logger ?? false,
     bodyLimit,
     ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } },
@@ -132,7 +136,12 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
  * `deadlineMs` (default {@link DEFAULT_SHUTDOWN_TIMEOUT_MS}); then the connections still open (a
  * slow client) are closed, the index is closed and `onDone` runs (default: exit 0).
  */
-export function installShutdown(app: FastifyInstance & { draining: boolean }, index: NearDupIndex, onDone: () => void = () => process.exit(0), deadlineMs = DEFAULT_SHUTDOWN_TIMEOUT_MS): void {
+export function installShutdown(
+  app: FastifyInstance & { draining: boolean },
+  index: NearDupIndex,
+  onDone: () => void = () => process.exit(0),
+  deadlineMs = DEFAULT_SHUTDOWN_TIMEOUT_MS,
+): void {
   let started = false;
   const stop = async () => {
     if (started) return;

@@ -41,7 +41,15 @@ export function clusterPaths(err: (d: string) => unknown, common: Record<string,
         responses: {
           '200': {
             description: 'A page. `building` ({done, total}) is present, with no clusters, while the clusters of a store filled earlier are first built.',
-            ...json({ type: 'object', properties: { total: { type: 'integer' }, offset: { type: 'integer' }, clusters: { type: 'array', items: clusterSchema }, building: { type: 'object' } } }),
+            ...json({
+              type: 'object',
+              properties: {
+                total: { type: 'integer' },
+                offset: { type: 'integer' },
+                clusters: { type: 'array', items: clusterSchema },
+                building: { type: 'object' },
+              },
+            }),
           },
           '400': common['400'],
           '401': common['401'],
@@ -50,13 +58,23 @@ export function clusterPaths(err: (d: string) => unknown, common: Record<string,
     },
     '/v1/clusters/{id}': {
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-      get: { summary: 'One cluster with all its members.', responses: { '200': { description: 'The cluster', ...json(clusterSchema) }, '404': err('No cluster has this id'), '401': common['401'] } },
+      get: {
+        summary: 'One cluster with all its members.',
+        responses: { '200': { description: 'The cluster', ...json(clusterSchema) }, '404': err('No cluster has this id'), '401': common['401'] },
+      },
     },
     '/v1/documents/{id}/cluster': {
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
       get: {
         summary: 'The cluster of an indexed document (itself alone, size 1, when it has no near duplicates).',
-        responses: { '200': { description: 'The document id and its cluster', ...json({ type: 'object', properties: { id: { type: 'string' }, cluster: clusterSchema } }) }, '404': err('Unknown id'), '401': common['401'] },
+        responses: {
+          '200': {
+            description: 'The document id and its cluster',
+            ...json({ type: 'object', properties: { id: { type: 'string' }, cluster: clusterSchema } }),
+          },
+          '404': err('Unknown id'),
+          '401': common['401'],
+        },
       },
     },
   };
@@ -64,19 +82,24 @@ export function clusterPaths(err: (d: string) => unknown, common: Record<string,
 
 /** Registers the cluster routes on `app`. */
 export function registerClusterRoutes(app: FastifyInstance, on: IndexScope): void {
-  app.get<{ Querystring: { offset?: string; limit?: string; members?: string } }>(`${on.base}/clusters`, { schema: { querystring: clustersQuerySchema } }, async (req) => {
-    const q = req.query;
-    return on.of(req).clusters({
-      wait: false,
-      ...(q.offset !== undefined ? { offset: Number(q.offset) } : {}),
-      ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
-      ...(q.members !== undefined ? { members: Number(q.members) } : {}),
-    });
-  });
+  app.get<{ Querystring: { offset?: string; limit?: string; members?: string } }>(
+    `${on.base}/clusters`,
+    { schema: { querystring: clustersQuerySchema } },
+    async (req) => {
+      const q = req.query;
+      return on.of(req).clusters({
+        wait: false,
+        ...(q.offset !== undefined ? { offset: Number(q.offset) } : {}),
+        ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
+        ...(q.members !== undefined ? { members: Number(q.members) } : {}),
+      });
+    },
+  );
 
   app.get<{ Params: { id: string } }>(`${on.base}/clusters/:id`, { schema: { params: idParamsSchema } }, async (req, reply) => {
     const c = await on.of(req).cluster(req.params.id);
-    if (!c) return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no cluster "${req.params.id}" (a cluster's id is its smallest member id)` });
+    if (!c)
+      return reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `no cluster "${req.params.id}" (a cluster's id is its smallest member id)` });
     return c;
   });
 

@@ -46,7 +46,8 @@ export function expiryOfBody(d: DocBody, at: string): { expiresAt?: number; ttl?
   }
   if (d.expiresAt === undefined) return {};
   const ms = typeof d.expiresAt === 'number' ? d.expiresAt : ISO_DATE_TIME.test(d.expiresAt) ? isoDateMs(d.expiresAt) : NaN;
-  if (!Number.isFinite(ms)) return { field: `${at}/expiresAt`, message: 'must be an ISO 8601 date and time that exists (2026-12-27T00:00:00Z, not 2026-02-30) or ms since the epoch' };
+  if (!Number.isFinite(ms))
+    return { field: `${at}/expiresAt`, message: 'must be an ISO 8601 date and time that exists (2026-12-27T00:00:00Z, not 2026-02-30) or ms since the epoch' };
   return { expiresAt: ms };
 }
 
@@ -71,20 +72,26 @@ export function registerDocumentRoutes(app: FastifyInstance, on: IndexScope, met
   const badMeta = (reply: FastifyReply, problems: { field: string; message: string }[]) =>
     reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: problems.map((e) => `${e.field} ${e.message}`).join('; '), errors: problems });
 
-  app.post<{ Body: DocBody & { limit?: number; fields?: MatchField[]; filter?: MetaFilter } }>(`${on.base}/documents`, { schema: { body: addSchema } }, async (req, reply) => {
-    const { id, text, meta, limit, fields, filter } = req.body;
-    const problem = metaProblem(meta);
-    if (problem) return badMeta(reply, [{ field: '/meta', message: problem }]);
-    const expiry = expiryOfBody(req.body, '');
-    if ('field' in expiry) return badMeta(reply, [expiry]);
-    const index = on.of(req);
-    const duplicates = await index.add(id, text, keep(meta, text), { limit: limit ?? DEFAULT_ADD_LIMIT, ...expiry, filter });
-    countAdds([duplicates]);
-    return { id, duplicates: await index.select(duplicates, fields ?? DEFAULT_MATCH_FIELDS) };
-  });
+  app.post<{ Body: DocBody & { limit?: number; fields?: MatchField[]; filter?: MetaFilter } }>(
+    `${on.base}/documents`,
+    { schema: { body: addSchema } },
+    async (req, reply) => {
+      const { id, text, meta, limit, fields, filter } = req.body;
+      const problem = metaProblem(meta);
+      if (problem) return badMeta(reply, [{ field: '/meta', message: problem }]);
+      const expiry = expiryOfBody(req.body, '');
+      if ('field' in expiry) return badMeta(reply, [expiry]);
+      const index = on.of(req);
+      const duplicates = await index.add(id, text, keep(meta, text), { limit: limit ?? DEFAULT_ADD_LIMIT, ...expiry, filter });
+      countAdds([duplicates]);
+      return { id, duplicates: await index.select(duplicates, fields ?? DEFAULT_MATCH_FIELDS) };
+    },
+  );
 
   // "::" is find-my-way's escape for a literal colon.
-  app.post<{ Body: { documents: DocBody[]; limit?: number; fields?: MatchField[]; filter?: MetaFilter } }>(`${on.base}/documents::batch`, { schema: { body: batchSchema } }, async (req, reply) => {
+  app.post<{ Body: { documents: DocBody[]; limit?: number; fields?: MatchField[]; filter?: MetaFilter } }>(`${on.base}/documents::batch`, {
+    schema: { body: batchSchema },
+  }, async (req, reply) => {
     const docs = req.body.documents;
     const problems: { field: string; message: string }[] = [];
     const expiries = docs.map((d, i) => {
@@ -106,7 +113,9 @@ export function registerDocumentRoutes(app: FastifyInstance, on: IndexScope, met
   });
 
   // Lean by default: the stored text (meta.text) and the signature only when `fields` names them.
-  app.get<{ Params: { id: string }; Querystring: { fields?: string } }>(`${on.base}/documents/:id`, { schema: { params: idParamsSchema, querystring: documentQuerySchema } }, async (req, reply) => {
+  app.get<{ Params: { id: string }; Querystring: { fields?: string } }>(`${on.base}/documents/:id`, {
+    schema: { params: idParamsSchema, querystring: documentQuerySchema },
+  }, async (req, reply) => {
     const asked = req.query.fields !== undefined;
     const want = new Set(asked ? parseFields(req.query.fields!, DOCUMENT_FIELDS, 'querystring/fields') : DEFAULT_DOCUMENT_FIELDS);
     const doc = await on.of(req).get(req.params.id);
@@ -119,7 +128,9 @@ export function registerDocumentRoutes(app: FastifyInstance, on: IndexScope, met
       ...(want.has('shingles') ? { shingles: doc.shingles ?? null } : {}),
       ...(want.has('signature') ? { signature: doc.signature ? Array.from(doc.signature) : null } : {}),
       // By default only when the document has an expiry; asked for, null when it has none.
-      ...(want.has('expiresAt') && (asked || doc.expiresAt !== undefined) ? { expiresAt: doc.expiresAt === undefined ? null : new Date(doc.expiresAt).toISOString() } : {}),
+      ...(want.has('expiresAt') && (asked || doc.expiresAt !== undefined)
+        ? { expiresAt: doc.expiresAt === undefined ? null : new Date(doc.expiresAt).toISOString() }
+        : {}),
     };
   });
 

@@ -32,7 +32,14 @@ function messageOf(e: { keyword?: string; message?: string; params?: Record<stri
 }
 
 function httpName(status: number): string {
-  const names: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 405: 'Method Not Allowed', 413: 'Payload Too Large', 415: 'Unsupported Media Type' };
+  const names: Record<number, string> = {
+    400: 'Bad Request',
+    401: 'Unauthorized',
+    404: 'Not Found',
+    405: 'Method Not Allowed',
+    413: 'Payload Too Large',
+    415: 'Unsupported Media Type',
+  };
   return names[status] ?? 'Error';
 }
 
@@ -72,12 +79,22 @@ export function installErrorHandling(app: FastifyInstance, { bodyLimit, errorLog
     if (status === 413) {
       // Say the number and how to change it: "Request body is too large" leaves a user guessing.
       const limit = bodyLimit;
-      return reply.code(413).send({ statusCode: 413, error: 'Payload Too Large', message: `the request body is larger than this server's limit of ${limit} bytes (${(limit / 1048576).toFixed(limit % 1048576 ? 2 : 0)} MiB); start it with neardup serve --body-limit BYTES to raise it` });
+      return reply.code(413).send({
+        statusCode: 413,
+        error: 'Payload Too Large',
+        message: `the request body is larger than this server's limit of ${limit} bytes (${
+          (limit / 1048576).toFixed(limit % 1048576 ? 2 : 0)
+        } MiB); start it with neardup serve --body-limit BYTES to raise it`,
+      });
     }
     if (status === 415) {
       // Say what the server takes: "Unsupported Media Type: text/plain" alone leaves a user guessing.
       const got = req.headers['content-type'] ?? 'none';
-      return reply.code(415).send({ statusCode: 415, error: 'Unsupported Media Type', message: `the request body must be JSON: send it with Content-Type: application/json (got ${got})` });
+      return reply.code(415).send({
+        statusCode: 415,
+        error: 'Unsupported Media Type',
+        message: `the request body must be JSON: send it with Content-Type: application/json (got ${got})`,
+      });
     }
     if (status >= 400 && status < 500) {
       return reply.code(status).send({ statusCode: status, error: httpName(status), message: error.message });

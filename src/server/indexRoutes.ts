@@ -51,7 +51,20 @@ export interface CreateIndexBody {
 /** The index parameters of a create body. */
 export function namedOptionsOf(b: CreateIndexBody): NamedIndexOptions {
   const { threshold, shingle, k, numPerm, bands, rows, minRecall, verify, signatureBits, forest, ensemble, ttl } = b;
-  const o: NamedIndexOptions = { threshold, ...(shingle ? { shingle: { kind: shingle } } : {}), k, numPerm, bands, rows, minRecall, verify, signatureBits, ...(forest === false ? { forest: false as const } : {}), ...(ensemble ? { ensemble: true } : {}), ttl };
+  const o: NamedIndexOptions = {
+    threshold,
+    ...(shingle ? { shingle: { kind: shingle } } : {}),
+    k,
+    numPerm,
+    bands,
+    rows,
+    minRecall,
+    verify,
+    signatureBits,
+    ...(forest === false ? { forest: false as const } : {}),
+    ...(ensemble ? { ensemble: true } : {}),
+    ttl,
+  };
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as NamedIndexOptions;
 }
 

@@ -45,7 +45,8 @@ export function forbiddenKey(v: unknown, at = ''): { field: string; key: string 
     const here = `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
     const x = (v as Record<string, unknown>)[k];
     if (k === '__proto__') return { field: here, key: '__proto__' };
-    if (k === 'constructor' && x !== null && typeof x === 'object' && !Array.isArray(x) && Object.prototype.hasOwnProperty.call(x, 'prototype')) return { field: `${here}/prototype`, key: 'constructor.prototype' };
+    if (k === 'constructor' && x !== null && typeof x === 'object' && !Array.isArray(x) && Object.prototype.hasOwnProperty.call(x, 'prototype'))
+      return { field: `${here}/prototype`, key: 'constructor.prototype' };
     const f = forbiddenKey(x, here);
     if (f) return f;
   }

@@ -19,7 +19,7 @@ export class Metrics {
   /** Adds `by` to counter `name` with `labels`. */
   inc(name: string, help: string, labels: Record<string, string> = {}, by = 1): void {
     let c = this.counters.get(name);
-    if (!c) this.counters.set(name, (c = { help, values: new Map() }));
+    if (!c) this.counters.set(name, c = { help, values: new Map() });
     const k = labelText(labels);
     c.values.set(k, (c.values.get(k) ?? 0) + by);
   }
@@ -28,7 +28,7 @@ export class Metrics {
   observe(route: string, seconds: number): void {
     const k = labelText({ route });
     let h = this.hist.get(k);
-    if (!h) this.hist.set(k, (h = { counts: new Array<number>(BUCKETS.length).fill(0), sum: 0, count: 0 }));
+    if (!h) this.hist.set(k, h = { counts: new Array<number>(BUCKETS.length).fill(0), sum: 0, count: 0 });
     for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) h.counts[i]!++;
     h.sum += seconds;
     h.count++;

@@ -4,7 +4,20 @@
  * @module
  */
 import { clusterPaths } from './clusterRoutes.js';
-import { addResponseSchema, addSchema, batchSchema, deleteManySchema, documentQuerySchema, documentSchema, createIndexSchema, duplicatesQuerySchema, errorSchema, indexNameParamsSchema, matchSchema, querySchema } from './schemas.js';
+import {
+  addResponseSchema,
+  addSchema,
+  batchSchema,
+  deleteManySchema,
+  documentQuerySchema,
+  documentSchema,
+  createIndexSchema,
+  duplicatesQuerySchema,
+  errorSchema,
+  indexNameParamsSchema,
+  matchSchema,
+  querySchema,
+} from './schemas.js';
 
 /** The OpenAPI 3.1 document of the service. */
 export function openApiDocument(): Record<string, unknown> {
@@ -20,7 +33,12 @@ export function openApiDocument(): Record<string, unknown> {
   };
   const doc = {
     openapi: '3.1.0',
-    info: { title: 'neardup', version: '1.2', description: 'Online near-duplicate detection with exact Jaccard scores. 1.1: topK counts distinct texts and lists each hit\'s copies; metadata filters (`filter`). 1.2: named indexes (`/v1/indexes`, and every index route under `/v1/indexes/{name}`) with `neardup serve --indexes DIR`.' },
+    info: {
+      title: 'neardup',
+      version: '1.2',
+      description:
+        "Online near-duplicate detection with exact Jaccard scores. 1.1: topK counts distinct texts and lists each hit's copies; metadata filters (`filter`). 1.2: named indexes (`/v1/indexes`, and every index route under `/v1/indexes/{name}`) with `neardup serve --indexes DIR`.",
+    },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: { Document: documentSchema, Match: matchSchema, Error: errorSchema },
@@ -38,7 +56,13 @@ export function openApiDocument(): Record<string, unknown> {
         post: {
           summary: 'The same for a batch, in order (each document sees the earlier ones).',
           requestBody: { required: true, ...json(batchSchema) },
-          responses: { '200': { description: 'One result per document', ...json({ type: 'object', properties: { results: { type: 'array', items: addResponseSchema } } }) }, ...common },
+          responses: {
+            '200': {
+              description: 'One result per document',
+              ...json({ type: 'object', properties: { results: { type: 'array', items: addResponseSchema } } }),
+            },
+            ...common,
+          },
         },
       },
       '/v1/documents:delete': {
@@ -58,7 +82,10 @@ export function openApiDocument(): Record<string, unknown> {
         post: {
           summary: 'Matches without indexing (threshold), or the k most similar documents (topK).',
           requestBody: { required: true, ...json(querySchema) },
-          responses: { '200': { description: 'Matches', ...json({ type: 'object', properties: { matches: { type: 'array', items: matchSchema } } }) }, ...common },
+          responses: {
+            '200': { description: 'Matches', ...json({ type: 'object', properties: { matches: { type: 'array', items: matchSchema } } }) },
+            ...common,
+          },
         },
       },
       '/v1/documents/{id}': {
@@ -66,21 +93,46 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           summary: 'One document (metadata without the stored text, shingle count; with fields: the text, the stored signature).',
           parameters: [{ name: 'fields', in: 'query', schema: documentQuerySchema.properties.fields }],
-          responses: { '200': { description: 'The document' }, '404': err('Unknown id'), '401': common['401'] } },
+          responses: { '200': { description: 'The document' }, '404': err('Unknown id'), '401': common['401'] },
+        },
         delete: { summary: 'Remove one document.', responses: { '200': { description: 'Removed' }, '404': err('Unknown id'), '401': common['401'] } },
       },
       '/v1/documents/{id}/duplicates': {
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
         get: {
           summary: 'The near duplicates of an indexed document, from its stored record (without the document itself).',
-          parameters: (['limit', 'threshold', 'fields', 'filter'] as const).map((name) => ({ name, in: 'query', schema: duplicatesQuerySchema.properties[name] })),
-          responses: { '200': { description: 'Matches', ...json({ type: 'object', properties: { id: { type: 'string' }, duplicates: { type: 'array', items: matchSchema } } }) }, '404': err('Unknown id'), '400': common['400'], '401': common['401'] },
+          parameters: (['limit', 'threshold', 'fields', 'filter'] as const).map((name) => ({
+            name,
+            in: 'query',
+            schema: duplicatesQuerySchema.properties[name],
+          })),
+          responses: {
+            '200': {
+              description: 'Matches',
+              ...json({ type: 'object', properties: { id: { type: 'string' }, duplicates: { type: 'array', items: matchSchema } } }),
+            },
+            '404': err('Unknown id'),
+            '400': common['400'],
+            '401': common['401'],
+          },
         },
       },
       ...clusterPaths(err, common),
       '/v1/stats': { get: { summary: 'Index statistics.', responses: { '200': { description: 'Statistics' } } } },
-      '/healthz': { get: { summary: 'Liveness (no auth); 503 while shutting down.', security: [], responses: { '200': { description: 'OK' }, '503': { description: 'Shutting down' } } } },
-      '/readyz': { get: { summary: 'Readiness (no auth): the store answers; 503 while it is unreachable or while shutting down.', security: [], responses: { '200': { description: 'Ready: {status, documents}' }, '503': { description: 'Store unreachable (Retry-After) or shutting down' } } } },
+      '/healthz': {
+        get: {
+          summary: 'Liveness (no auth); 503 while shutting down.',
+          security: [],
+          responses: { '200': { description: 'OK' }, '503': { description: 'Shutting down' } },
+        },
+      },
+      '/readyz': {
+        get: {
+          summary: 'Readiness (no auth): the store answers; 503 while it is unreachable or while shutting down.',
+          security: [],
+          responses: { '200': { description: 'Ready: {status, documents}' }, '503': { description: 'Store unreachable (Retry-After) or shutting down' } },
+        },
+      },
       '/metrics': { get: { summary: 'Prometheus metrics.', responses: { '200': { description: 'text/plain; version=0.0.4' } } } },
       '/openapi.json': { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1' } } } },
     },
@@ -91,10 +143,26 @@ export function openApiDocument(): Record<string, unknown> {
 /** The registry's own routes (`neardup serve --indexes DIR`). */
 function registryPaths(err: (d: string) => unknown, common: Record<string, unknown>): Record<string, unknown> {
   const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
-  const info = { type: 'object', properties: { name: { type: 'string' }, store: { type: 'string' }, threshold: { type: 'number' }, token: { type: 'boolean' }, created: { type: 'string' }, documents: { type: 'integer' } } };
+  const info = {
+    type: 'object',
+    properties: {
+      name: { type: 'string' },
+      store: { type: 'string' },
+      threshold: { type: 'number' },
+      token: { type: 'boolean' },
+      created: { type: 'string' },
+      documents: { type: 'integer' },
+    },
+  };
   return {
     '/v1/indexes': {
-      get: { summary: 'The named indexes (with neardup serve --indexes DIR).', responses: { '200': { description: 'The indexes', ...json({ type: 'object', properties: { indexes: { type: 'array', items: info } } }) }, '401': common['401'] } },
+      get: {
+        summary: 'The named indexes (with neardup serve --indexes DIR).',
+        responses: {
+          '200': { description: 'The indexes', ...json({ type: 'object', properties: { indexes: { type: 'array', items: info } } }) },
+          '401': common['401'],
+        },
+      },
       post: {
         summary: 'Create a named index: its store, parameters and optional token of its own.',
         requestBody: { required: true, ...json(createIndexSchema) },
@@ -103,8 +171,14 @@ function registryPaths(err: (d: string) => unknown, common: Record<string, unkno
     },
     '/v1/indexes/{name}': {
       parameters: [{ name: 'name', in: 'path', required: true, schema: indexNameParamsSchema.properties.name }],
-      get: { summary: 'One named index, with its document count.', responses: { '200': { description: 'The index', ...json(info) }, '404': err('No such index'), '401': common['401'] } },
-      delete: { summary: 'Drop a named index and delete its documents (requests using it finish first).', responses: { '200': { description: 'Dropped' }, '404': err('No such index'), '401': common['401'] } },
+      get: {
+        summary: 'One named index, with its document count.',
+        responses: { '200': { description: 'The index', ...json(info) }, '404': err('No such index'), '401': common['401'] },
+      },
+      delete: {
+        summary: 'Drop a named index and delete its documents (requests using it finish first).',
+        responses: { '200': { description: 'Dropped' }, '404': err('No such index'), '401': common['401'] },
+      },
     },
   };
 }
@@ -117,7 +191,8 @@ function namedPaths(paths: Record<string, Record<string, unknown>>): Record<stri
     if (!p.startsWith('/v1/')) continue;
     const copy = structuredClone(item) as Record<string, unknown> & { parameters?: unknown[] };
     copy.parameters = [name, ...(copy.parameters ?? [])];
-    for (const op of Object.values(copy)) if (op && typeof op === 'object' && 'summary' in op) (op as { summary: string }).summary = `Named index: ${(op as { summary: string }).summary}`;
+    for (const op of Object.values(copy))
+      if (op && typeof op === 'object' && 'summary' in op) (op as { summary: string }).summary = `Named index: ${(op as { summary: string }).summary}`;
     out[`/v1/indexes/{name}${p.slice(3)}`] = copy;
   }
   return out;

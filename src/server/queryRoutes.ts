@@ -24,12 +24,29 @@ function filterParam(json: string): MetaFilter {
 
 /** Registers the query routes. */
 export function registerQueryRoutes(app: FastifyInstance, on: IndexScope, metrics: Metrics): void {
-  app.post<{ Body: { text: string; limit?: number; threshold?: number; topK?: number; measure?: 'jaccard' | 'containment'; fields?: MatchField[]; filter?: MetaFilter } }>(`${on.base}/query`, { schema: { body: querySchema } }, async (req, reply) => {
+  app.post<
+    {
+      Body: {
+        text: string;
+        limit?: number;
+        threshold?: number;
+        topK?: number;
+        measure?: 'jaccard' | 'containment';
+        fields?: MatchField[];
+        filter?: MetaFilter;
+      };
+    }
+  >(`${on.base}/query`, { schema: { body: querySchema } }, async (req, reply) => {
     const index = on.of(req);
     const { text, limit, threshold, topK, measure, fields, filter } = req.body;
-    if (topK && measure === 'containment') return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'body/measure containment cannot be combined with topK' });
+    if (topK && measure === 'containment')
+      return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'body/measure containment cannot be combined with topK' });
     if (measure === 'containment' && index.manifest.verify !== 'exact') {
-      return reply.code(400).send({ statusCode: 400, error: 'Bad Request', message: 'body/measure containment needs an index with verify "exact" (this one stores signatures only)' });
+      return reply.code(400).send({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: 'body/measure containment needs an index with verify "exact" (this one stores signatures only)',
+      });
     }
     metrics.inc('neardup_queries_total', QUERIES_HELP, { kind: topK ? 'topk' : measure === 'containment' ? 'containment' : 'threshold' });
     const matches = topK ? await index.topK(text, topK, { filter }) : await index.query(text, { limit, threshold, measure, filter });

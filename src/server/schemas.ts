@@ -24,7 +24,11 @@ const id = {
   description: 'Document id (unique): 1 to 1024 characters, no control characters, well-formed Unicode.',
 } as const;
 const text = { type: 'string', description: 'Document text.' } as const;
-const meta = { description: `Any JSON value, stored and returned with matches (at most ${16 * 1024} characters as JSON, nested at most 32 deep; no __proto__ or constructor.prototype keys).` } as const;
+const meta = {
+  description: `Any JSON value, stored and returned with matches (at most ${
+    16 * 1024
+  } characters as JSON, nested at most 32 deep; no __proto__ or constructor.prototype keys).`,
+} as const;
 
 /** `fields` of a JSON body: which fields of each match to return (lean replies). */
 const matchFields = {
@@ -32,7 +36,8 @@ const matchFields = {
   minItems: 1,
   uniqueItems: true,
   items: { type: 'string', enum: [...MATCH_FIELDS] },
-  description: 'Fields of each match to return, among id, similarity, estimate, meta (without the stored text), text (the stored text) and signature. Default: id, similarity, estimate, meta.',
+  description:
+    'Fields of each match to return, among id, similarity, estimate, meta (without the stored text), text (the stored text) and signature. Default: id, similarity, estimate, meta.',
 } as const;
 
 /** `fields` of a query string: the same, comma-separated (checked by the route, which names a bad one). */
@@ -42,7 +47,8 @@ const fieldsParam = (allowed: readonly string[], dflt: string) =>
 /** When a document expires: an ISO 8601 date and time, or ms since the epoch (checked by the route). */
 const expiresAt = {
   anyOf: [{ type: 'string', maxLength: 64 }, { type: 'number' }],
-  description: 'When the document expires (then it is never returned, and purged): an ISO 8601 date and time such as 2026-12-27T00:00:00Z, or ms since the epoch. Not with ttl.',
+  description:
+    'When the document expires (then it is never returned, and purged): an ISO 8601 date and time such as 2026-12-27T00:00:00Z, or ms since the epoch. Not with ttl.',
 } as const;
 /** A time to live. */
 const ttl = {
@@ -83,7 +89,19 @@ export const addSchema = {
   type: 'object',
   required: ['id', 'text'],
   additionalProperties: false,
-  properties: { id, text, meta, expiresAt, ttl, limit: addLimit, fields: matchFields, filter: { ...filter, description: `Only indexed documents matching it are reported as duplicates (the document is indexed either way). ${filter.description}` } },
+  properties: {
+    id,
+    text,
+    meta,
+    expiresAt,
+    ttl,
+    limit: addLimit,
+    fields: matchFields,
+    filter: {
+      ...filter,
+      description: `Only indexed documents matching it are reported as duplicates (the document is indexed either way). ${filter.description}`,
+    },
+  },
 } as const;
 
 /** POST /v1/documents:batch body. */
@@ -99,7 +117,15 @@ export const deleteManySchema = {
   type: 'object',
   required: ['ids'],
   additionalProperties: false,
-  properties: { ids: { type: 'array', minItems: 1, maxItems: MAX_BATCH, items: id, description: `1 to ${MAX_BATCH} document ids (unknown and repeated ids are listed in \`missing\`).` } },
+  properties: {
+    ids: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_BATCH,
+      items: id,
+      description: `1 to ${MAX_BATCH} document ids (unknown and repeated ids are listed in \`missing\`).`,
+    },
+  },
 } as const;
 
 /** POST /v1/query body. */
@@ -111,11 +137,17 @@ export const querySchema = {
     text,
     limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, description: 'Maximum matches.' },
     threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: 'Score threshold (default: the index threshold).' },
-    topK: { type: 'integer', minimum: 1, maximum: 1000, description: 'Return the k most similar distinct texts, even below the threshold; each match lists its copies (same fingerprint set) in `copies`.' },
+    topK: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+      description: 'Return the k most similar distinct texts, even below the threshold; each match lists its copies (same fingerprint set) in `copies`.',
+    },
     measure: {
       type: 'string',
       enum: ['jaccard', 'containment'],
-      description: 'jaccard (default), or containment: documents the query is at least threshold inside, or that are inside the query (similarity = |A∩B|/|A| for the smaller A; each match says which side is contained). Not with topK.',
+      description:
+        'jaccard (default), or containment: documents the query is at least threshold inside, or that are inside the query (similarity = |A∩B|/|A| for the smaller A; each match says which side is contained). Not with topK.',
     },
     fields: matchFields,
     filter,
@@ -160,7 +192,8 @@ export const matchSchema = {
     meta: {},
     copies: {
       type: 'array',
-      description: 'topK only: the other documents with the same fingerprint set (or signature, verify estimate), by id, each with the fields asked for and the same scores.',
+      description:
+        'topK only: the other documents with the same fingerprint set (or signature, verify estimate), by id, each with the fields asked for and the same scores.',
       items: { type: 'object' },
     },
   },
@@ -202,9 +235,19 @@ export const createIndexSchema = {
   additionalProperties: false,
   properties: {
     name: indexNameParamsSchema.properties.name,
-    store: { type: 'string', enum: ['sqlite', 'file', 'memory'], description: 'sqlite (default): a SQLite file in the registry directory; file: a file store (a directory) there; memory: lost on restart.' },
-    token: { type: 'string', minLength: 1, maxLength: 4096, pattern: '\\S', description: 'A bearer token of its own, which opens this index only (the server token opens every index).' },
-    threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: 'Jaccard threshold (default: neardup serve\'s).' },
+    store: {
+      type: 'string',
+      enum: ['sqlite', 'file', 'memory'],
+      description: 'sqlite (default): a SQLite file in the registry directory; file: a file store (a directory) there; memory: lost on restart.',
+    },
+    token: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 4096,
+      pattern: '\\S',
+      description: 'A bearer token of its own, which opens this index only (the server token opens every index).',
+    },
+    threshold: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: "Jaccard threshold (default: neardup serve's)." },
     shingle: { type: 'string', enum: ['char', 'word', 'spot'] },
     k: { type: 'integer', minimum: 1, maximum: 64 },
     numPerm: { type: 'integer', minimum: 1, maximum: 4096 },

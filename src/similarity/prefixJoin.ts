@@ -158,7 +158,11 @@ function joinRanked(rankedSets: RankedSets, threshold: number, measure: SetMeasu
  * Per set (in processing order): its size, the position of its first token shared with another set,
  * and the length of its prefix to index; `total` is the postings those prefixes make.
  */
-function indexPrefixes(rankedSets: RankedSets, threshold: number, containment: boolean): { size: Int32Array; shared: Int32Array; indexLen: Int32Array; total: number } {
+function indexPrefixes(
+  rankedSets: RankedSets,
+  threshold: number,
+  containment: boolean,
+): { size: Int32Array; shared: Int32Array; indexLen: Int32Array; total: number } {
   const { ranked, order, singles } = rankedSets;
   const m = order.length;
   const size = new Int32Array(m);
@@ -189,7 +193,12 @@ function indexPrefixes(rankedSets: RankedSets, threshold: number, containment: b
 }
 
 /** Empty posting lists in one CSR block, sized for the indexed prefixes (`head` and `fill` both at each list's start). */
-function postingLists(rankedSets: RankedSets, shared: Int32Array, indexLen: Int32Array, total: number): { head: Int32Array; fill: Int32Array; postSet: Int32Array; postPos: Int32Array } {
+function postingLists(
+  rankedSets: RankedSets,
+  shared: Int32Array,
+  indexLen: Int32Array,
+  total: number,
+): { head: Int32Array; fill: Int32Array; postSet: Int32Array; postPos: Int32Array } {
   const { ranked, order, tokens } = rankedSets;
   // Posting lists in one CSR block: postings of token k at [start[k], fill[k]); filled in processing
   // order, so each list is sorted by set size and the size filter can advance a list's head.

@@ -120,7 +120,7 @@ export function createFusedSketch(symbolizer: Symbolizer, k: number, hasher: Min
       // Window k-1 enters with no symbol leaving: one extra step before the rolling loop.
       let h = 0;
       for (let i = 0; i < k; i++) h = (Math.imul(h, ROLL_BASE) + syms[i]!) | 0;
-      for (let i = k, j = 0; ; i++, j++) {
+      for (let i = k, j = 0;; i++, j++) {
         let f = h ^ (h >>> 16);
         f = Math.imul(f, 0x85ebca6b);
         f ^= f >>> 13;

@@ -189,23 +189,27 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
   const wasm = mod && table ? wasmPath(new WasmKernels(mod, numPerm), table, k) : null;
   if (wasm && table) writerOn = (kernels) => arenaSetWriter(kernels, table, k);
   /** The fingerprints of `text`, valid until the next call (a view of kernel memory or of `fps`). */
-  const fingerprintView = wasm ? (text: string): Uint32Array => {
-    const m = wasm.fingerprints(text);
-    if (m >= 0) return wasm.k.u32.subarray(wasm.k.FPS >>> 2, (wasm.k.FPS >>> 2) + m);
-    const n = jsFingerprints(text); // may reallocate fps: read it after
-    return fps.subarray(0, n);
-  } : (text: string): Uint32Array => {
-    const n = jsFingerprints(text);
-    return fps.subarray(0, n);
-  };
-  const fingerprints = wasm ? (text: string): number => {
-    const view = fingerprintView(text);
-    const m = view.length;
-    if (view.buffer === fps.buffer) return m;
-    if (fps.length < m) fps = new Uint32Array(Math.max(m, fps.length * 2));
-    fps.set(view);
-    return m;
-  } : jsFingerprints;
+  const fingerprintView = wasm
+    ? (text: string): Uint32Array => {
+      const m = wasm.fingerprints(text);
+      if (m >= 0) return wasm.k.u32.subarray(wasm.k.FPS >>> 2, (wasm.k.FPS >>> 2) + m);
+      const n = jsFingerprints(text); // may reallocate fps: read it after
+      return fps.subarray(0, n);
+    }
+    : (text: string): Uint32Array => {
+      const n = jsFingerprints(text);
+      return fps.subarray(0, n);
+    };
+  const fingerprints = wasm
+    ? (text: string): number => {
+      const view = fingerprintView(text);
+      const m = view.length;
+      if (view.buffer === fps.buffer) return m;
+      if (fps.length < m) fps = new Uint32Array(Math.max(m, fps.length * 2));
+      fps.set(view);
+      return m;
+    }
+    : jsFingerprints;
   const set = (text: string): Uint32Array => {
     const m = fingerprints(text); // may reallocate fps: read it after
     return toSortedSet(fps.subarray(0, m)).slice();

@@ -225,7 +225,19 @@ export class SpanDeduper {
   private topSlots = new Map<number, number>();
   /** Per document: 1 when pass 2 may cut something there (or must read a top unit's text), so pass 2 skips the others. */
   private touched = new Uint8Array(1024);
-  private readonly s: SpansSummary = { documents: 0, units: 0, distinctUnits: 0, repeatedUnits: 0, unitsRemoved: 0, textBytes: 0, bytesRemoved: 0, documentsChanged: 0, documentsEmptied: 0, documentsDropped: 0, top: [] };
+  private readonly s: SpansSummary = {
+    documents: 0,
+    units: 0,
+    distinctUnits: 0,
+    repeatedUnits: 0,
+    unitsRemoved: 0,
+    textBytes: 0,
+    bytesRemoved: 0,
+    documentsChanged: 0,
+    documentsEmptied: 0,
+    documentsDropped: 0,
+    top: [],
+  };
 
   constructor(options: SpansOptions = {}) {
     this.o = resolveSpansOptions(options);
@@ -307,7 +319,13 @@ export class SpanDeduper {
     });
     const facts = (j: number): UnitFacts => {
       const i = found[j]!;
-      return { keptDoc: keepFirst ? t.firstDoc(i) : -1, keptStart: keepFirst ? t.firstCp(i) : -1, keptByteStart: keepFirst ? t.firstByte(i) : -1, count: t.count(i), docs: t.docs(i) };
+      return {
+        keptDoc: keepFirst ? t.firstDoc(i) : -1,
+        keptStart: keepFirst ? t.firstCp(i) : -1,
+        keptByteStart: keepFirst ? t.firstByte(i) : -1,
+        count: t.count(i),
+        docs: t.docs(i),
+      };
     };
     const v = cutDocument(text, { units: u, removed, facts, substring: this.o.unit === 'substring', minDocWords: this.o.minDocWords });
     if (!v.changed) return v;

@@ -65,10 +65,23 @@ export function spansAuditFormat(file: string, what = 'the audit file'): 'tsv' |
 /** One audit row as a line of `format`. */
 export function auditLine(format: 'tsv' | 'jsonl', r: SpansAuditRow): string {
   if (format === 'jsonl') {
-    return `{"id":${JSON.stringify(r.id)},"start":${r.start},"end":${r.end},"byte_start":${r.byteStart},"byte_end":${r.byteEnd},"kept_id":${JSON.stringify(r.keptId)},"kept_start":${r.keptStart},"kept_byte_start":${r.keptByteStart},"count":${r.count},"docs":${r.docs}}\n`;
+    return `{"id":${JSON.stringify(r.id)},"start":${r.start},"end":${r.end},"byte_start":${r.byteStart},"byte_end":${r.byteEnd},"kept_id":${
+      JSON.stringify(r.keptId)
+    },"kept_start":${r.keptStart},"kept_byte_start":${r.keptByteStart},"count":${r.count},"docs":${r.docs}}\n`;
   }
   const n = (v: number | null): string => (v === null ? '' : String(v));
-  return [tsvField(r.id), r.start, r.end, r.byteStart, r.byteEnd, r.keptId === null ? '' : tsvField(r.keptId), n(r.keptStart), n(r.keptByteStart), r.count, r.docs].join('\t') + '\n';
+  return [
+    tsvField(r.id),
+    r.start,
+    r.end,
+    r.byteStart,
+    r.byteEnd,
+    r.keptId === null ? '' : tsvField(r.keptId),
+    n(r.keptStart),
+    n(r.keptByteStart),
+    r.count,
+    r.docs,
+  ].join('\t') + '\n';
 }
 
 /**
@@ -154,7 +167,8 @@ async function refuseOverlap(list: ShardList, outDir: string): Promise<void> {
     const rel = path.relative(base, out);
     const back = path.relative(out, base);
     const inside = (r: string): boolean => r === '' || (!r.startsWith('..') && !path.isAbsolute(r));
-    if (inside(rel) || inside(back)) throw new UsageError(`output directory ${outDir} overlaps the input ${root}: write the output shards to another directory`);
+    if (inside(rel) || inside(back))
+      throw new UsageError(`output directory ${outDir} overlaps the input ${root}: write the output shards to another directory`);
   }
 }
 
@@ -210,7 +224,12 @@ async function secondPassShards(list: ShardList, outDir: string, p: Pass2): Prom
 }
 
 /** Pass 2 over one opened input (a file, or one shard): `at.i` is the next document, `at.base` the shard's first row. */
-async function secondPass(input: OpenedInput, out: OutputSink | undefined, p: Pass2, at: { i: number; base: number; last: number; valid: number }): Promise<{ written: number; auditRows: number }> {
+async function secondPass(
+  input: OpenedInput,
+  out: OutputSink | undefined,
+  p: Pass2,
+  at: { i: number; base: number; last: number; valid: number },
+): Promise<{ written: number; auditRows: number }> {
   const { d, audit, auditFormat, idOf, rows } = p;
   const writer = new RecordWriter(input, p.read, p.mode, out);
   let auditRows = 0;

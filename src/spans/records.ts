@@ -31,8 +31,14 @@ const EDITABLE: readonly InputFormat[] = ['jsonl', 'tsv', 'csv', 'text', 'idtext
  */
 export function checkEditable(input: OpenedInput, read: ReadOptions, mode: 'dedup' | 'annotate', out?: string): void {
   if (input.shards) {
-    if (out === undefined || out === '-') throw new UsageError(`${input.name} is ${input.shards.shards.length} file(s): the ${mode} output is one output shard per input file, so it needs an output directory`);
-    if (read.limit !== undefined) throw new UsageError(`${input.name} is ${input.shards.shards.length} file(s): a limit on the documents read cannot be written as output shards; read them all, or make a dry run (the summary and the audit only)`);
+    if (out === undefined || out === '-')
+      throw new UsageError(
+        `${input.name} is ${input.shards.shards.length} file(s): the ${mode} output is one output shard per input file, so it needs an output directory`,
+      );
+    if (read.limit !== undefined)
+      throw new UsageError(
+        `${input.name} is ${input.shards.shards.length} file(s): a limit on the documents read cannot be written as output shards; read them all, or make a dry run (the summary and the audit only)`,
+      );
   } else checkFormat(input.format, input.name, mode);
   textName(input.format, read);
 }
@@ -43,14 +49,27 @@ export function checkShardFormats(formats: readonly InputFormat[], list: ShardLi
 }
 
 function checkFormat(format: InputFormat, name: string, mode: 'dedup' | 'annotate'): void {
-  if (!EDITABLE.includes(format)) throw new UsageError(`spans cannot rewrite ${format === 'dir' ? 'a directory of documents' : 'Parquet'} yet (${name}): its ${mode} output takes JSONL, TSV, CSV, text or id⇥text (or make a dry run: the summary and the audit only)`);
-  if (mode === 'annotate' && (format === 'text' || format === 'idtext')) throw new UsageError(`annotating adds two fields (${SPAN_TAGS.join(', ')}), and a ${format} line of ${name} has no room for them: use JSONL, TSV or CSV, or the dedup output with the audit`);
+  if (!EDITABLE.includes(format))
+    throw new UsageError(
+      `spans cannot rewrite ${
+        format === 'dir' ? 'a directory of documents' : 'Parquet'
+      } yet (${name}): its ${mode} output takes JSONL, TSV, CSV, text or id⇥text (or make a dry run: the summary and the audit only)`,
+    );
+  if (mode === 'annotate' && (format === 'text' || format === 'idtext'))
+    throw new UsageError(
+      `annotating adds two fields (${
+        SPAN_TAGS.join(', ')
+      }), and a ${format} line of ${name} has no room for them: use JSONL, TSV or CSV, or the dedup output with the audit`,
+    );
 }
 
 /** The one text field or column; several are refused (a cut belongs to one of them). */
 function textName(format: InputFormat, read: ReadOptions): string | undefined {
   const names = format === 'jsonl' ? read.fields?.text : read.columns?.text;
-  if (names && names.length > 1) throw new UsageError(`spans cuts ranges out of one text ${format === 'jsonl' ? 'field' : 'column'}: name one (got ${names.join(', ')})`, { option: 'text' });
+  if (names && names.length > 1)
+    throw new UsageError(`spans cuts ranges out of one text ${format === 'jsonl' ? 'field' : 'column'}: name one (got ${names.join(', ')})`, {
+      option: 'text',
+    });
   return names?.[0];
 }
 
@@ -157,7 +176,11 @@ export class RecordEditor {
         const fields = splitFields(raw, this.d, this.quotes);
         const f = fields?.[this.column()];
         const value = f && (f.quoted ? raw.slice(f.start + 1, f.end - 1).replace(/""/g, '"') : raw.slice(f.start, f.end));
-        if (!f || value !== r.text) this.fail(r, 'the text column is quoted in a way neardup spans cannot write back (a quote inside an unquoted field, or text after a closing quote): quote the field as RFC 4180 does');
+        if (!f || value !== r.text)
+          this.fail(
+            r,
+            'the text column is quoted in a way neardup spans cannot write back (a quote inside an unquoted field, or text after a closing quote): quote the field as RFC 4180 does',
+          );
         const needs = this.quotes && (f.quoted || text.includes(this.d) || text.includes('"') || text.includes('\n') || text.includes('\r'));
         return raw.slice(0, f.start) + (needs ? quoteCsv(text) : text) + raw.slice(f.end);
       }
@@ -168,7 +191,8 @@ export class RecordEditor {
   annotateHeader(): string | undefined {
     const h = this.input.header;
     if (!h) return undefined;
-    for (const t of SPAN_TAGS) if (h.columns.includes(t)) throw new InputError(this.input.name, 1, `the input already has a column "${t}", a tag annotating adds`);
+    for (const t of SPAN_TAGS)
+      if (h.columns.includes(t)) throw new InputError(this.input.name, 1, `the input already has a column "${t}", a tag annotating adds`);
     return h.raw + SPAN_TAGS.map((t) => this.d + t).join('') + (h.eol || '\n');
   }
 
@@ -198,7 +222,12 @@ export class RecordWriter {
   /** Records written. */
   written = 0;
 
-  constructor(private readonly input: OpenedInput, read: ReadOptions, private readonly mode: 'dedup' | 'annotate' | 'none', private readonly out: OutputSink | undefined) {
+  constructor(
+    private readonly input: OpenedInput,
+    read: ReadOptions,
+    private readonly mode: 'dedup' | 'annotate' | 'none',
+    private readonly out: OutputSink | undefined,
+  ) {
     this.editor = mode !== 'none' ? new RecordEditor(input, read) : undefined;
   }
 

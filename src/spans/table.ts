@@ -87,7 +87,7 @@ export class UnitTable {
     const s = this.s;
     const h = hi | 0;
     const l = lo | 0;
-    for (let i = this.home(hi, lo); ; i = (i + 1) & this.mask) {
+    for (let i = this.home(hi, lo);; i = (i + 1) & this.mask) {
       const o = i * STRIDE;
       if (s[o + FIRST_DOC] === EMPTY) return -1;
       if (s[o + HI] === h && s[o + LO] === l) return i;
@@ -104,7 +104,7 @@ export class UnitTable {
     const h = hi | 0;
     const l = lo | 0;
     let i = this.home(hi, lo);
-    for (; ; i = (i + 1) & this.mask) {
+    for (;; i = (i + 1) & this.mask) {
       const o = i * STRIDE;
       if (s[o + FIRST_DOC] === EMPTY) break;
       if (s[o + HI] === h && s[o + LO] === l) {

@@ -35,7 +35,7 @@ function grow(b: WordBuffers, n: number): void {
   if (n <= b.start.length) return;
   const m = Math.max(n, b.start.length * 2);
   const more = <T extends Int32Array | Uint32Array>(a: T, size: number): T => {
-    const x = new (a.constructor as new (n: number) => T)(size);
+    const x = new (a.constructor as new(n: number) => T)(size);
     x.set(a);
     return x;
   };

@@ -69,7 +69,8 @@ export function parsePostgresUrl(url: string): PostgresUrlOptions {
   const u = parseUrl(url, 'PostgreSQL');
   const q = u.searchParams;
   const schema = q.get('schema') ?? 'neardup';
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new RangeError(`bad PostgreSQL URL "${url}": schema must be a lower-case SQL identifier (letters, digits, _)`);
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema))
+    throw new RangeError(`bad PostgreSQL URL "${url}": schema must be a lower-case SQL identifier (letters, digits, _)`);
   const pool = Number(q.get('pool') ?? 4);
   if (!(Number.isInteger(pool) && pool >= 1 && pool <= 100)) throw new RangeError(`bad PostgreSQL URL "${url}": pool must be an integer from 1 to 100`);
   const timeoutMs = timeoutParam(q, DEFAULT_POSTGRES_TIMEOUT_MS, url, 'PostgreSQL');

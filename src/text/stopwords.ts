@@ -13,7 +13,21 @@ let lists: Record<string, string[] | undefined> | undefined;
 const LISTS = (): Record<string, string[] | undefined> => (lists ??= createRequire(import.meta.url)('stopword') as Record<string, string[] | undefined>);
 
 /** Two-letter codes accepted besides the package's own ISO 639-3 codes. */
-const ALIASES: Record<string, string> = { en: 'eng', it: 'ita', de: 'deu', fr: 'fra', es: 'spa', pt: 'por', nl: 'nld', ru: 'rus', zh: 'zho', ja: 'jpn', th: 'tha', pl: 'pol', sv: 'swe' };
+const ALIASES: Record<string, string> = {
+  en: 'eng',
+  it: 'ita',
+  de: 'deu',
+  fr: 'fra',
+  es: 'spa',
+  pt: 'por',
+  nl: 'nld',
+  ru: 'rus',
+  zh: 'zho',
+  ja: 'jpn',
+  th: 'tha',
+  pl: 'pol',
+  sv: 'swe',
+};
 
 /** The stopwords of one language, by ISO 639-1 (`en`) or 639-3 (`eng`) code. Throws on an unknown code. */
 export function stopwordList(lang: string): string[] {

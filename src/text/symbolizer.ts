@@ -107,18 +107,17 @@ function getTable(seed: number, kind: 'nfkc' | 'lowercase-collapse' | 'none', ke
   const key = `${seed}:${kind}:${keepCase}`;
   let t = tables.get(key);
   if (!t) {
-    const map: CharMap =
-      kind === 'none'
-        ? (ch) => ch
-        : kind === 'lowercase-collapse'
-        ? (ch) => ch.toLowerCase()
-        : keepCase
-          ? (ch) => ch.normalize('NFKC')
-          : (ch) => {
-              const n = ch.normalize('NFKC');
-              // Σ anywhere would make toLowerCase context dependent.
-              return n.includes('\u03a3') ? undefined : n.toLowerCase();
-            };
+    const map: CharMap = kind === 'none'
+      ? (ch) => ch
+      : kind === 'lowercase-collapse'
+      ? (ch) => ch.toLowerCase()
+      : keepCase
+      ? (ch) => ch.normalize('NFKC')
+      : (ch) => {
+        const n = ch.normalize('NFKC');
+        // Σ anywhere would make toLowerCase context dependent.
+        return n.includes('\u03a3') ? undefined : n.toLowerCase();
+      };
     t = new SymbolTable(seed, map, kind);
     if (tables.size > 16) tables.clear();
     tables.set(key, t);

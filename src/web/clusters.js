@@ -41,12 +41,21 @@ export async function refreshClusters(force = false) {
   if (data.building) {
     // A restored or reopened index counts its documents as it goes: "0 of 0 read" said nothing.
     const b = data.building;
-    status('clusters-status', 'Building the clusters of the documents indexed before' + (b.total > 0 ? ': ' + int(b.done) + ' of ' + int(b.total) + ' read' : ' (counting them)') + '. This list updates by itself.');
+    status(
+      'clusters-status',
+      'Building the clusters of the documents indexed before' + (b.total > 0 ? ': ' + int(b.done) + ' of ' + int(b.total) + ' read' : ' (counting them)')
+        + '. This list updates by itself.',
+    );
     list.replaceChildren();
     $('more-clusters').hidden = true;
     return;
   }
-  status('clusters-status', data.total === 0 ? 'No clusters: no two indexed documents are near duplicates. This list updates by itself.' : int(data.total) + ' cluster' + (data.total === 1 ? '' : 's') + ', largest first; showing ' + data.clusters.length + '. This list updates by itself.');
+  status(
+    'clusters-status',
+    data.total === 0
+      ? 'No clusters: no two indexed documents are near duplicates. This list updates by itself.'
+      : int(data.total) + ' cluster' + (data.total === 1 ? '' : 's') + ', largest first; showing ' + data.clusters.length + '. This list updates by itself.',
+  );
   list.replaceChildren();
   for (const c of data.clusters) list.append(clusterItem(c, open.has(c.id)));
   const btn = $('more-clusters');
@@ -99,7 +108,8 @@ async function fillCluster(/** @type {HTMLElement} */ det, /** @type {any} */ c)
   const groups = groupCopies(docs);
   const note = document.createElement('p');
   note.className = 'note';
-  note.textContent = full.size + ' documents, ' + groups.length + ' distinct text' + (groups.length === 1 ? '' : 's') + (ids.length < full.size ? ' among the first ' + ids.length : '') + ': ' + groups.map(groupLabel).join('; ') + '.';
+  note.textContent = full.size + ' documents, ' + groups.length + ' distinct text' + (groups.length === 1 ? '' : 's')
+    + (ids.length < full.size ? ' among the first ' + ids.length : '') + ': ' + groups.map(groupLabel).join('; ') + '.';
   det.append(note);
   const first = groups[0][0];
   const a = textOf(first);
@@ -115,12 +125,19 @@ async function fillCluster(/** @type {HTMLElement} */ det, /** @type {any} */ c)
       const fromD = await similaritiesOf(d.id);
       for (const [x, s1] of fromFirst) {
         const s2 = fromD.get(x);
-        if (s1 >= threshold && s2 !== undefined && s2 >= threshold && x !== d.id && (!link || Math.min(s1, s2) > Math.min(...link.similarities))) link = { id: x, similarities: [s1, s2] };
+        if (s1 >= threshold && s2 !== undefined && s2 >= threshold && x !== d.id && (!link || Math.min(s1, s2) > Math.min(...link.similarities)))
+          link = { id: x, similarities: [s1, s2] };
       }
     }
     const label = document.createElement('p');
     label.className = 'cmp' + (sim === undefined || sim < threshold ? ' below' : '');
-    label.textContent = /** @type {(a: string, b: string, s: number | undefined, t: number, l: any) => string} */ (neardupDiff.pairLabel)(first.id, d.id, sim, threshold, link);
+    label.textContent = /** @type {(a: string, b: string, s: number | undefined, t: number, l: any) => string} */ (neardupDiff.pairLabel)(
+      first.id,
+      d.id,
+      sim,
+      threshold,
+      link,
+    );
     det.append(label);
     const b = textOf(d);
     if (a === null || b === null) {
@@ -145,7 +162,10 @@ function indexThreshold() {
 
 /** The similarity of each indexed document to `id` at or above `threshold` (default: the index's), by id. */
 async function similaritiesOf(/** @type {string} */ id, /** @type {number | undefined} */ threshold = undefined) {
-  const r = await api('GET', '/v1/documents/' + encodeURIComponent(id) + '/duplicates?fields=id,similarity&limit=1000' + (threshold !== undefined ? '&threshold=' + threshold : ''));
+  const r = await api(
+    'GET',
+    '/v1/documents/' + encodeURIComponent(id) + '/duplicates?fields=id,similarity&limit=1000' + (threshold !== undefined ? '&threshold=' + threshold : ''),
+  );
   return new Map(r.duplicates.map((/** @type {any} */ m) => [m.id, m.similarity]));
 }
 

@@ -90,8 +90,8 @@
       // The spaces a joined edit took in (see joinSplitEdits) are in the other text too: marked
       // there as well, so that what both sides leave unmarked stays the same text.
       if (p.otherSkip) {
-        if (p.added) left.push([i, (i += p.otherSkip)]);
-        else right.push([j, (j += p.otherSkip)]);
+        if (p.added) left.push([i, i += p.otherSkip]);
+        else right.push([j, j += p.otherSkip]);
       }
     }
     for (const c of changes) words += Math.max(countWords(c.from), countWords(c.to), 1);
@@ -212,7 +212,9 @@
     let s = '#' + aId + ' and #' + bId + ': ' + (known ? 'Jaccard ' + f(similarity) : 'similarity not found');
     if (threshold !== undefined && (!known || similarity < threshold)) {
       s += ', below the threshold ' + threshold + ': not a near-duplicate pair, ';
-      s += link ? 'linked through #' + link.id + ' (' + f(link.similarities[0]) + ', ' + f(link.similarities[1]) + ')' : 'linked through a chain of other members';
+      s += link
+        ? 'linked through #' + link.id + ' (' + f(link.similarities[0]) + ', ' + f(link.similarities[1]) + ')'
+        : 'linked through a chain of other members';
     }
     return s;
   }
@@ -224,7 +226,8 @@
     };
     for (const m of root.querySelectorAll('mark[data-passage]')) {
       m.tabIndex = 0;
-      for (const [ev, on] of [['mouseenter', true], ['mouseleave', false], ['focus', true], ['blur', false]]) m.addEventListener(ev, () => toggle(m.dataset.p, on));
+      for (const [ev, on] of [['mouseenter', true], ['mouseleave', false], ['focus', true], ['blur', false]])
+        m.addEventListener(ev, () => toggle(m.dataset.p, on));
     }
   }
 

@@ -56,7 +56,8 @@ function comparison(/** @type {string} */ queryText, /** @type {any[]} */ group)
   const cap = document.createElement('p');
   cap.className = 'note';
   // Floor, not round: 99.6% shared is not "100%".
-  cap.textContent = r.passages.length + ' shared passage' + (r.passages.length === 1 ? '' : 's') + ' of ' + MIN_PASSAGE + '+ characters, covering ' + Math.floor(r.coverageB * 100) + '% of your text.';
+  cap.textContent = r.passages.length + ' shared passage' + (r.passages.length === 1 ? '' : 's') + ' of ' + MIN_PASSAGE + '+ characters, covering '
+    + Math.floor(r.coverageB * 100) + '% of your text.';
   const view = neardupDiff.compare({ title: titleOf(m.id, m.meta), text: other }, { title: 'Your text', text: queryText }, r.passages);
   box.append(view.element, cap);
   return box;
@@ -71,7 +72,12 @@ function clearResults() {
 }
 
 /** Renders grouped matches, PAGE groups at a time, with a "show more" button. */
-function showMatches(/** @type {any[]} */ matches, /** @type {string} */ queryText, /** @type {string} */ heading, /** @type {number | undefined} */ threshold) {
+function showMatches(
+  /** @type {any[]} */ matches,
+  /** @type {string} */ queryText,
+  /** @type {string} */ heading,
+  /** @type {number | undefined} */ threshold,
+) {
   clearResults();
   const list = $('results');
   const h = $('results-h');
@@ -83,9 +89,14 @@ function showMatches(/** @type {any[]} */ matches, /** @type {string} */ queryTe
   }
   const groups = groupCopies(matches);
   const docs = groups.flat();
-  h.textContent = heading + ': ' + docs.length + ' document' + (docs.length === 1 ? '' : 's') + (groups.length < docs.length ? ' with ' + groups.length + ' distinct text' + (groups.length === 1 ? '' : 's') : '');
+  h.textContent = heading + ': ' + docs.length + ' document' + (docs.length === 1 ? '' : 's')
+    + (groups.length < docs.length ? ' with ' + groups.length + ' distinct text' + (groups.length === 1 ? '' : 's') : '');
   const copies = docs.filter((m) => textOf(m) === queryText);
-  if (copies.length) warn('Your text is an exact copy of ' + copies.slice(0, 3).map((m) => '#' + m.id).join(', ') + (copies.length > 3 ? ' and ' + (copies.length - 3) + ' more' : '') + ' already in the index.');
+  if (copies.length)
+    warn(
+      'Your text is an exact copy of ' + copies.slice(0, 3).map((m) => '#' + m.id).join(', ')
+        + (copies.length > 3 ? ' and ' + (copies.length - 3) + ' more' : '') + ' already in the index.',
+    );
   let shown = 0;
   const more = () => {
     const end = Math.min(groups.length, shown + PAGE);
@@ -217,7 +228,8 @@ let idSource = /** @type {'user' | 'file' | null} */ (null);
 /** Asks, inline, whether to replace an indexed document; resolves true or false. */
 function confirmReplace(/** @type {string} */ id, /** @type {any} */ doc) {
   const box = $('confirm-box');
-  $('confirm-text').textContent = '#' + id + ' is already in the index' + (doc.meta && doc.meta.title ? ' (“' + snippet(doc.meta.title, 60) + '”)' : '') + '. Adding replaces it with this text.';
+  $('confirm-text').textContent = '#' + id + ' is already in the index' + (doc.meta && doc.meta.title ? ' (“' + snippet(doc.meta.title, 60) + '”)' : '')
+    + '. Adding replaces it with this text.';
   $('confirm-yes').textContent = 'Replace #' + id;
   box.hidden = false;
   $('confirm-yes').focus();
@@ -263,8 +275,9 @@ async function add() {
   const copies = duplicates.filter((/** @type {any} */ m) => textOf(m) === text);
   status(
     'status',
-    (replacing ? 'Replaced #' + id + ' with this text. It had ' : 'Added #' + id + '. It had ') + (duplicates.length === 0 ? 'no near duplicates' : duplicates.length + ' near duplicate' + (duplicates.length === 1 ? '' : 's')) + ' in the index' +
-      (copies.length ? ', ' + copies.length + ' of them exact cop' + (copies.length === 1 ? 'y' : 'ies') : '') + '.',
+    (replacing ? 'Replaced #' + id + ' with this text. It had ' : 'Added #' + id + '. It had ')
+      + (duplicates.length === 0 ? 'no near duplicates' : duplicates.length + ' near duplicate' + (duplicates.length === 1 ? '' : 's')) + ' in the index'
+      + (copies.length ? ', ' + copies.length + ' of them exact cop' + (copies.length === 1 ? 'y' : 'ies') : '') + '.',
   );
   $('doc-id').value = '';
   idSource = null;
@@ -283,7 +296,10 @@ function decode(/** @type {ArrayBuffer} */ buf) {
   try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(buf), note: '' };
   } catch {
-    return { text: new TextDecoder('windows-1252').decode(buf), note: 'It is not valid UTF-8: read as Latin-1 (Windows-1252). Check the accented letters; if they look wrong, save the file as UTF-8 and load it again.' };
+    return {
+      text: new TextDecoder('windows-1252').decode(buf),
+      note: 'It is not valid UTF-8: read as Latin-1 (Windows-1252). Check the accented letters; if they look wrong, save the file as UTF-8 and load it again.',
+    };
   }
 }
 

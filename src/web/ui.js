@@ -35,7 +35,11 @@ export async function api(/** @type {string} */ method, /** @type {string} */ ur
   const data = await res.json().catch(() => ({}));
   if (res.status === 401) {
     $('token-box').hidden = false;
-    const e = new Error(state.token ? 'The server refused this token (401 Unauthorized): check it and enter it again below the buttons.' : 'This server needs a bearer token: enter it below the buttons.');
+    const e = new Error(
+      state.token
+        ? 'The server refused this token (401 Unauthorized): check it and enter it again below the buttons.'
+        : 'This server needs a bearer token: enter it below the buttons.',
+    );
     /** @type {any} */ (e).status = 401;
     throw e;
   }
@@ -85,7 +89,6 @@ export function snippet(/** @type {string | null} */ text, n = 110) {
   const t = text.replace(/\s+/g, ' ').trim();
   return t.length > n ? t.slice(0, n - 1) + '…' : t;
 }
-
 
 /**
  * Matches with the same stored text, as one group each (best first): "#ad209 + 2 identical".

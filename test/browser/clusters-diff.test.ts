@@ -46,7 +46,9 @@ test('page: every cluster pair carries its similarity; ad128 and ad129 are linke
   }
   await li.locator('summary').click();
   await li.locator('p.cmp').first().waitFor();
-  await page.waitForFunction(`document.querySelectorAll('#cluster-list li[data-members~="ad129"] p.cmp').length === document.querySelectorAll('#cluster-list li[data-members~="ad129"] .compare').length`);
+  await page.waitForFunction(
+    `document.querySelectorAll('#cluster-list li[data-members~="ad129"] p.cmp').length === document.querySelectorAll('#cluster-list li[data-members~="ad129"] .compare').length`,
+  );
   const labels = await li.locator('p.cmp').allTextContents();
   assert.ok(labels.length >= 2, labels.join('\n'));
   for (const l of labels) assert.match(l, /: Jaccard \d\.\d{3}|similarity not found/);
@@ -91,7 +93,8 @@ test('diff view: numbers with separators are one token; numbers first in the sum
       ),
     };
   })()`)) as { tokens: string[]; price: string; unpaired: string; order: string };
-  for (const n of ['1.100,00', '1,100.00', '17.000', '355mq', '87', '625']) assert.ok(got.tokens.includes(n), `${n} is one token: ${JSON.stringify(got.tokens)}`);
+  for (const n of ['1.100,00', '1,100.00', '17.000', '355mq', '87', '625'])
+    assert.ok(got.tokens.includes(n), `${n} is one token: ${JSON.stringify(got.tokens)}`);
   assert.equal(got.price, '“1.100,00” → “1.000,00”');
   assert.equal(got.unpaired, '+ “16” · − “da”');
   // The price change comes first, however many word changes precede it in the text.
@@ -146,7 +149,19 @@ test('diff view: a passage number is a badge set apart from the tokens around it
 
 test('report charts: cluster sizes on a linear axis with no count over the axis label; the shingle-size chart spans its data', needsBrowser(), async () => {
   const out = path.join(dir, 'kijiji.html');
-  const r = neardup(['report', path.join(repoRoot, 'data/dataset_rent_rome_kijiji.tsv'), '--text', 'Title,Short Description', '-k', '10', '--normalize', 'lowercase-collapse', '--out', out, '-q']);
+  const r = neardup([
+    'report',
+    path.join(repoRoot, 'data/dataset_rent_rome_kijiji.tsv'),
+    '--text',
+    'Title,Short Description',
+    '-k',
+    '10',
+    '--normalize',
+    'lowercase-collapse',
+    '--out',
+    out,
+    '-q',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   const page = await ads!.browser.context.newPage();
   const watched = await watchPage(page, ['file:', 'data:', 'about:']);

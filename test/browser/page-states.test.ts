@@ -65,24 +65,34 @@ test('"10 most similar" counts distinct texts: the exact copies of ad1 take one 
   await page.close();
 });
 
-test('a query threshold below the index\'s says, next to the threshold box, that recall is lost, with the chance at that threshold (the server\'s recall warning)', needsBrowser(), async () => {
-  const page = await openPage();
-  // Not an exact copy of ad 5 (that would add its own warning).
-  await search(page, adText(5) + ' Nuovo.', { threshold: '0.5' });
-  const w = await page.locator('#threshold-warning').innerText();
-  // 16 bands × 6 rows: P(0.5) = 1 − (1 − 0.5⁶)¹⁶ = 22%.
-  assert.match(w, /The threshold 0\.5 is below the index’s 0\.8: .* found only in part \(a pair at 0\.5 is found with probability 22%, pairs nearer 0\.8 more often\)\. “Show the 10 most similar texts” looks further\./);
-  assert.equal(await page.locator('#warning').isVisible(), false);
-  await search(page, adText(5) + ' Nuovo.', { threshold: '0.9' });
-  assert.equal(await page.locator('#threshold-warning').isVisible(), false);
-  await page.close();
-});
+test(
+  "a query threshold below the index's says, next to the threshold box, that recall is lost, with the chance at that threshold (the server's recall warning)",
+  needsBrowser(),
+  async () => {
+    const page = await openPage();
+    // Not an exact copy of ad 5 (that would add its own warning).
+    await search(page, adText(5) + ' Nuovo.', { threshold: '0.5' });
+    const w = await page.locator('#threshold-warning').innerText();
+    // 16 bands × 6 rows: P(0.5) = 1 − (1 − 0.5⁶)¹⁶ = 22%.
+    assert.match(
+      w,
+      /The threshold 0\.5 is below the index’s 0\.8: .* found only in part \(a pair at 0\.5 is found with probability 22%, pairs nearer 0\.8 more often\)\. “Show the 10 most similar texts” looks further\./,
+    );
+    assert.equal(await page.locator('#warning').isVisible(), false);
+    await search(page, adText(5) + ' Nuovo.', { threshold: '0.9' });
+    assert.equal(await page.locator('#threshold-warning').isVisible(), false);
+    await page.close();
+  },
+);
 
 // #48: the warning is a sentence or two; in the threshold's column (the narrowest of the row) it
 // was squeezed into a tall strip of a few words a line. It spans the row, below it, at any width.
 test('the threshold warning spans the form row below the inputs, not the threshold column, at drawn thresholds and widths', needsBrowser(), async () => {
   const page = await openPage();
-  const cases = fc.sample(fc.tuple(fc.integer({ min: 6, max: 15 }).map((n) => (n / 20).toFixed(2)), fc.integer({ min: 720, max: 1600 })), { numRuns: 4, seed: 48 });
+  const cases = fc.sample(fc.tuple(fc.integer({ min: 6, max: 15 }).map((n) => (n / 20).toFixed(2)), fc.integer({ min: 720, max: 1600 })), {
+    numRuns: 4,
+    seed: 48,
+  });
   for (const [threshold, width] of cases) {
     await page.setViewportSize({ width, height: 900 });
     await search(page, adText(5) + ' Nuovo.', { threshold });
@@ -108,7 +118,11 @@ test('statistics follow the searches without "Refresh statistics"; "matches retu
   // The counters: a top-10 query returns 10 matches out of more candidates.
   const stats = async () => ((await (await fetch(base + '/v1/stats')).json()) as { counters: { candidates: number; verified: number } }).counters;
   const s0 = await stats();
-  const q = (await (await fetch(base + '/v1/query', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: adText(7), topK: 10 }) })).json()) as { matches: { copies: unknown[] }[] };
+  const q = (await (await fetch(base + '/v1/query', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text: adText(7), topK: 10 }),
+  })).json()) as { matches: { copies: unknown[] }[] };
   const s1 = await stats();
   assert.equal(q.matches.length, 10);
   // Ten distinct texts; their copies are returned too, and counted.
@@ -122,7 +136,10 @@ test('statistics follow the searches without "Refresh statistics"; "matches retu
 test('clusters of a restored index being counted: no "0 of 0 read"', needsBrowser(), async () => {
   const page = await ads!.browser.context.newPage();
   await ads!.watch(page);
-  await page.route('**/v1/clusters?*', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ building: { done: 0, total: 0 } }) }));
+  await page.route(
+    '**/v1/clusters?*',
+    (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ building: { done: 0, total: 0 } }) }),
+  );
   await page.goto(base + '/');
   await page.waitForSelector('html[data-ready="true"]');
   await page.waitForFunction(`/Building/.test(document.getElementById('clusters-status').textContent)`);

@@ -136,7 +136,7 @@ test('1. data loaded with index add shows texts and titles: what changed, not "t
   await page.close();
 });
 
-test('2. a document is never saved under an earlier file\'s id', async () => {
+test("2. a document is never saved under an earlier file's id", async () => {
   const page = await openPage(base);
   const files = { A: '', B: 'primo documento di prova numero due', C: 'terzo documento completamente diverso, unico nel suo genere' };
   for (const [n, t] of Object.entries(files)) writeFileSync(path.join(dir, `${n}.txt`), t);
@@ -264,7 +264,8 @@ test('7. exact copies are grouped; long result lists are paged', async () => {
   assert.equal(await items.count(), 1);
   assert.match((await items.first().locator('.match-id').textContent()) ?? '', /#cp1\).*\+ 2 identical|#cp1 ?\+ 2 identical/);
   // 14 distinct near copies: 10 shown, then "show more".
-  const long = 'Appartamento di quattro locali in via Appia Nuova, doppi servizi, cucina abitabile, balcone verandato, cantina, posto auto condominiale, vicino alla metro A, ';
+  const long =
+    'Appartamento di quattro locali in via Appia Nuova, doppi servizi, cucina abitabile, balcone verandato, cantina, posto auto condominiale, vicino alla metro A, ';
   const variants = Array.from({ length: 14 }, (_, i) => ({ id: `var${i}`, text: long + `riferimento interno numero ${1000 + i} per le visite` }));
   assert.equal((await api(base, 'POST', '/v1/documents:batch', { documents: variants })).status, 200);
   await search(page, long + 'riferimento interno numero 999 per le visite');
@@ -280,13 +281,13 @@ test('7. exact copies are grouped; long result lists are paged', async () => {
   await page.close();
 });
 
-test('8. clusters update by themselves; building them stays out of the user\'s statistics', async () => {
+test("8. clusters update by themselves; building them stays out of the user's statistics", async () => {
   const q0 = (await api(base, 'GET', '/v1/stats')).json.counters.queries;
   const page = await openPage(base);
   await page.waitForFunction(`/cluster/.test(document.getElementById('clusters-status').textContent)`);
   assert.doesNotMatch((await page.locator('#clusters-status').textContent()) ?? '', /No clusters/);
   await page.waitForTimeout(500);
-  assert.equal((await api(base, 'GET', '/v1/stats')).json.counters.queries, q0, 'showing the clusters ran no queries of the user\'s');
+  assert.equal((await api(base, 'GET', '/v1/stats')).json.counters.queries, q0, "showing the clusters ran no queries of the user's");
   const total0 = (await api(base, 'GET', '/v1/clusters')).json.total;
   // Another client adds a pair of near duplicates: the open page shows their cluster, untouched.
   const t = 'Stanza singola in appartamento condiviso a Trastevere, riscaldamento autonomo, internet veloce, ';
@@ -311,7 +312,10 @@ test('9. dir="auto", a Latin-1 upload warning, a refused token, aligned bars wit
   assert.match((await page.locator('#status').textContent()) ?? '', /not valid UTF-8.*Latin-1/);
   // Bars start at the same x (titles of different lengths), each with a tick at the threshold.
   const long = 'Attico con terrazzo panoramico a Prati, tre camere, due bagni, cucina abitabile, portiere, cantina e posto auto, ';
-  const docs = Array.from({ length: 4 }, (_, i) => ({ id: `attico${i}`, text: long + `codice annuncio ${500 + i}`, meta: { title: 'Attico'.padEnd(6 + 9 * i, ' lungo') } }));
+  const docs = Array.from(
+    { length: 4 },
+    (_, i) => ({ id: `attico${i}`, text: long + `codice annuncio ${500 + i}`, meta: { title: 'Attico'.padEnd(6 + 9 * i, ' lungo') } }),
+  );
   assert.equal((await api(base, 'POST', '/v1/documents:batch', { documents: docs })).status, 200);
   await search(page, long + 'codice annuncio 499');
   const bars = page.locator('#results .bar');
@@ -369,13 +373,16 @@ test('10. the report: static summary, readable scales, every legend entry drawn,
   assert.doesNotMatch(sub, /\d{4}-\d{2}-\d{2}T/);
   assert.match(sub, /\d{1,2} [A-Z][a-z]+ \d{4}, \d\d:\d\d UTC/);
   const time = (await page.locator('dl.summary dd').last().textContent()) ?? '';
-  for (const stage of ['read', 'shingle', 'sign', 'LSH', 'verify', 'cluster', 'report data']) assert.ok(time.includes(stage), `time row lacks ${stage}: ${time}`);
+  for (const stage of ['read', 'shingle', 'sign', 'LSH', 'verify', 'cluster', 'report data'])
+    assert.ok(time.includes(stage), `time row lacks ${stage}: ${time}`);
   // The histogram's log axis has readable ticks between the powers of ten.
   const ticks = await page.locator('figure[data-chart="histogram"] svg g[aria-label="y-axis tick label"] text').allTextContents();
   assert.ok(ticks.includes('2') && ticks.includes('5'), `ticks ${ticks.join(',')}`);
   // Every legend entry of the sweep is drawn; this run's banding is on it.
   const legend = await page.locator('figure[data-chart="bands"] div[class*="-swatches"] span[class$="-swatch"]').allTextContents();
-  const fills = new Set(await page.locator('figure[data-chart="bands"] svg g[aria-label="bar"] rect').evaluateAll((rs) => rs.map((r) => r.getAttribute('fill'))));
+  const fills = new Set(
+    await page.locator('figure[data-chart="bands"] svg g[aria-label="bar"] rect').evaluateAll((rs) => rs.map((r) => r.getAttribute('fill'))),
+  );
   assert.equal(legend.length, fills.size, `legend ${legend.join(', ')} vs ${fills.size} colours drawn`);
   const xs = await page.locator('figure[data-chart="bands"] svg g[aria-label="x-axis tick label"] text').allTextContents();
   assert.ok(xs.some((x) => /this run/.test(x)), `sweep labels ${xs.join(', ')}`);

@@ -84,7 +84,9 @@ test('page: loads clean, finds and highlights a pasted near duplicate, adds it, 
   const right = await cols.nth(1).locator('mark[data-passage]').count();
   assert.ok(left >= 1 && left === right, `${left} vs ${right} highlighted passages`);
   // The longest passage is long: most of the ad is shared (a passage may be cut by changed words).
-  const segs = await cols.nth(0).locator('mark').evaluateAll((ms) => ms.map((m) => [m.getAttribute("data-p") ?? "", (m.textContent ?? "").length] as [string, number]));
+  const segs = await cols.nth(0).locator('mark').evaluateAll((ms) =>
+    ms.map((m) => [m.getAttribute('data-p') ?? '', (m.textContent ?? '').length] as [string, number])
+  );
   const byPassage = new Map<string, number>();
   for (const [p, n] of segs) byPassage.set(p, (byPassage.get(p) ?? 0) + n);
   const longest = Math.max(...byPassage.values());

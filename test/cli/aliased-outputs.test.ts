@@ -28,7 +28,8 @@ test('item 5: an output that is the input (same path, symlink, hard link, other 
     runs.push([`index query -o ${o}`, ['index', 'query', input, '--id', 'id', '--store', `sqlite:${path.join(dir, 'i.db')}`, '-o', o]]);
   }
   // --out DIR (the input's own directory) writes DIR/<input name>, which is the input.
-  for (const mode of ['dedup', 'annotate']) runs.push([`dedup --output ${mode} --out <input dir>`, ['dedup', input, '--id', 'id', '--output', mode, '--out', dir]]);
+  for (const mode of ['dedup', 'annotate'])
+    runs.push([`dedup --output ${mode} --out <input dir>`, ['dedup', input, '--id', 'id', '--output', mode, '--out', dir]]);
   // The store file as an output, and --out = --data.
   runs.push(['index add -o store', ['index', 'add', input, '--id', 'id', '--store', `sqlite:${path.join(dir, 'i.db')}`, '-o', path.join(dir, 'i.db')]]);
   runs.push(['report --out = --data', ['report', input, '--id', 'id', '--out', path.join(dir, 'same.html'), '--data', path.join(dir, 'same.html')]]);

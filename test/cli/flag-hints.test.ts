@@ -11,7 +11,7 @@ import { InputError, UsageError } from '../../src/common/errors.js';
 import { flagHint } from '../../src/cli/flagHints.js';
 import { neardup, tmpDir } from '../cliUtil.js';
 
-test('io errors name the file and line in the library\'s words and carry the option that fixes them; the CLI adds its flag', async () => {
+test("io errors name the file and line in the library's words and carry the option that fixes them; the CLI adds its flag", async () => {
   const dir = tmpDir();
   const tsv = path.join(dir, 'docs.tsv');
   fs.writeFileSync(tsv, 'id\ttitle\tbody\n1\ta\tb\n');
@@ -42,7 +42,10 @@ test('io errors name the file and line in the library\'s words and carry the opt
     dirErr = e;
   }
   assert.ok(dirErr instanceof UsageError);
-  assert.match(dirErr.message, /mixed holds both shard files \(b\.jsonl\) and document files \(a\.txt\): read it as format dir to take each \.txt\/\.md\/\.html file as one document, or name the shards with a glob \(e\.g\. '.*mixed\/\*\.jsonl'\)$/);
+  assert.match(
+    dirErr.message,
+    /mixed holds both shard files \(b\.jsonl\) and document files \(a\.txt\): read it as format dir to take each \.txt\/\.md\/\.html file as one document, or name the shards with a glob \(e\.g\. '.*mixed\/\*\.jsonl'\)$/,
+  );
   assert.deepEqual(dirErr.fix, { option: 'format', value: 'dir' });
   const cliDir = neardup(['dedup', 'mixed'], { cwd: dir });
   assert.equal(cliDir.code, 2);

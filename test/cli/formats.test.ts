@@ -112,7 +112,13 @@ test('Parquet: dedup output has the same schema, codec and values as the kept ro
     const annotated = await readParquetRows(ann);
     assert.deepEqual(annotated.metadata.schema.slice(1, SCHEMA.length), input.metadata.schema.slice(1));
     // Typed tag columns: numbers and booleans, not strings.
-    assert.deepEqual(annotated.metadata.schema.slice(SCHEMA.length).map((e) => [e.name, e.type]), [['cluster', 'INT32'], ['cluster_size', 'INT32'], ['duplicate_of', 'BYTE_ARRAY'], ['similarity', 'DOUBLE'], ['kept', 'BOOLEAN']]);
+    assert.deepEqual(annotated.metadata.schema.slice(SCHEMA.length).map((e) => [e.name, e.type]), [
+      ['cluster', 'INT32'],
+      ['cluster_size', 'INT32'],
+      ['duplicate_of', 'BYTE_ARRAY'],
+      ['similarity', 'DOUBLE'],
+      ['kept', 'BOOLEAN'],
+    ]);
     annotated.rows.forEach((row, i) => {
       const { cluster, cluster_size, duplicate_of, similarity, kept, ...rest } = row;
       assert.deepEqual(rest, input.rows[i]);
@@ -236,7 +242,10 @@ test('neardup dedup: JSON lines as --format tsv|csv and a CSV split by another d
     for (const fmt of ['tsv', 'csv']) {
       const r = neardup(['dedup', 'small.jsonl', '--format', fmt, '-q'], { cwd: dir });
       assert.equal(r.code, 2, r.stderr);
-      assert.equal(r.stderr, `neardup: small.jsonl:1: the first line is a JSON object, not a ${fmt.toUpperCase()} header: the input looks like JSON lines (use --format jsonl)\n`);
+      assert.equal(
+        r.stderr,
+        `neardup: small.jsonl:1: the first line is a JSON object, not a ${fmt.toUpperCase()} header: the input looks like JSON lines (use --format jsonl)\n`,
+      );
     }
     for (const [d, flag] of [[';', "--delimiter ';'"], ['|', "--delimiter '|'"], ['\t', '--format tsv']] as const) {
       fs.writeFileSync(path.join(dir, 'semi.csv'), `id${d}text\n1${d}one two three four\n2${d}one two three four\n`);

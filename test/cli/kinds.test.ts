@@ -63,9 +63,19 @@ test('dedup --measure containment: the smaller document first, its containment i
   assert.deepEqual(de.slice(0, 2), ['e', 'd'], 'e is inside d');
   assert.ok(Number(de[2]) >= 0.9);
   assert.match(r.stderr, /method +exact prefix-filtering join: every pair with containment ≥ 0\.9/);
-  assert.match(neardup(['dedup', file, '--id', 'id', '--candidates', 'auto', '--shingle', 'word', '-k', '2']).stderr, /method +exact prefix-filtering join \(chosen by --candidates auto\)/, 'short documents, word shingles');
-  assert.match(neardup(['dedup', file, '--id', 'id', '--candidates', 'auto']).stderr, /^auto +lsh \(chosen by --candidates auto\): char shingles/m, 'char shingles keep LSH, and the summary says why');
-  const auto = JSON.parse(neardup(['dedup', file, '--id', 'id', '--candidates', 'auto', '--shingle', 'word', '-k', '2', '--json', '-o', path.join(dir, 'auto.tsv')]).stdout);
+  assert.match(
+    neardup(['dedup', file, '--id', 'id', '--candidates', 'auto', '--shingle', 'word', '-k', '2']).stderr,
+    /method +exact prefix-filtering join \(chosen by --candidates auto\)/,
+    'short documents, word shingles',
+  );
+  assert.match(
+    neardup(['dedup', file, '--id', 'id', '--candidates', 'auto']).stderr,
+    /^auto +lsh \(chosen by --candidates auto\): char shingles/m,
+    'char shingles keep LSH, and the summary says why',
+  );
+  const auto = JSON.parse(
+    neardup(['dedup', file, '--id', 'id', '--candidates', 'auto', '--shingle', 'word', '-k', '2', '--json', '-o', path.join(dir, 'auto.tsv')]).stdout,
+  );
   assert.equal(auto.options.candidates, 'exact');
   assert.match(auto.options.candidatesReason, /word shingles per document/);
   r = neardup(['dedup', file, '--id', 'id', '--threshold', '0.9']);
@@ -81,15 +91,20 @@ test('dedup --measure containment: the smaller document first, its containment i
 
 test('dedup --candidates exact|sketch|lsh on Kijiji: same pairs at t = 0.8 here, the summary says which ran', () => {
   const out: Record<string, string> = {};
-  for (const [m, extra] of [
-    ['lsh', []],
-    ['exact', []],
-    ['sketch', ['--buckets', '8']],
-  ] as const) {
+  for (
+    const [m, extra] of [
+      ['lsh', []],
+      ['exact', []],
+      ['sketch', ['--buckets', '8']],
+    ] as const
+  ) {
     const r = neardup(['dedup', kijiji, ...TEXT, '--candidates', m, ...extra]);
     assert.equal(r.code, 0, r.stderr);
     out[m] = r.stdout;
-    assert.match(r.stderr, m === 'lsh' ? /^lsh +\d+ bands/m : m === 'exact' ? /^method +exact prefix-filtering join: every pair/m : /^method +bucket sketch: 8 buckets/m);
+    assert.match(
+      r.stderr,
+      m === 'lsh' ? /^lsh +\d+ bands/m : m === 'exact' ? /^method +exact prefix-filtering join: every pair/m : /^method +bucket sketch: 8 buckets/m,
+    );
   }
   assert.equal(out.exact, out.sketch);
   assert.equal(lines(out.exact!).length, 10537);
@@ -167,7 +182,10 @@ test('params: the rule of thumb next to the banding, several S-curves in one cha
   const b = chooseBands(0.8, 128);
   let r = neardup(['params', '--threshold', '0.8']);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, new RegExp(`rule of thumb t ≈ \\(1/b\\)\\^\\(1/r\\) = \\(1/${b.bands}\\)\\^\\(1/${b.rows}\\) = ${ruleOfThumb(b.bands, b.rows).toFixed(3)}`));
+  assert.match(
+    r.stdout,
+    new RegExp(`rule of thumb t ≈ \\(1/b\\)\\^\\(1/r\\) = \\(1/${b.bands}\\)\\^\\(1/${b.rows}\\) = ${ruleOfThumb(b.bands, b.rows).toFixed(3)}`),
+  );
   r = neardup(['params', '--threshold', '0.8', '--curves', '20x5,10x10']);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /● b=16 × r=6 \(chosen\): \(1\/b\)\^\(1\/r\) = 0\.630/);
@@ -176,7 +194,10 @@ test('params: the rule of thumb next to the banding, several S-curves in one cha
   const chart = lines(r.stdout).filter((l) => /^ {0,4}\S* ┤/.test(l) || /^ {4,5}┤/.test(l));
   assert.equal(chart.length, 21);
   assert.ok(chart.some((l) => l.includes('○')) && chart.some((l) => l.includes('+')));
-  const j = JSON.parse(neardup(['params', '--threshold', '0.8', '--curves', '20x5', '--json']).stdout) as { ruleOfThumb: number; curves: { bands: number; rows: number; ruleOfThumb: number }[] };
+  const j = JSON.parse(neardup(['params', '--threshold', '0.8', '--curves', '20x5', '--json']).stdout) as {
+    ruleOfThumb: number;
+    curves: { bands: number; rows: number; ruleOfThumb: number }[];
+  };
   assert.equal(j.ruleOfThumb, ruleOfThumb(b.bands, b.rows));
   assert.equal(j.curves[0]!.ruleOfThumb, ruleOfThumb(20, 5));
   assert.equal(neardup(['params', '--curves', '20by5']).code, 2);
@@ -203,7 +224,8 @@ test('params --curves: every S-curve is drawn without holes, however steep (at 0
 
 test('--help lists the new options', () => {
   const h = neardup(['dedup', '--help']).stdout;
-  for (const o of ['--exact', '--measure', '--candidates', '--buckets', '--cluster-mode', '--representative', '--fingerprint-bits', '--limit']) assert.ok(h.includes(o), o);
+  for (const o of ['--exact', '--measure', '--candidates', '--buckets', '--cluster-mode', '--representative', '--fingerprint-bits', '--limit'])
+    assert.ok(h.includes(o), o);
   assert.ok(neardup(['params', '--help']).stdout.includes('--curves'));
 });
 

@@ -26,7 +26,11 @@ test('a full disk: the error names the file, or standard output; exit 1, no stac
   }
   const fd = fs.openSync('/dev/full', 'w');
   try {
-    const r = spawnSync(process.execPath, [mainJs, 'dedup', file, '--id-field', 'id', '-q'], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8', env: { ...process.env, NEARDUP_DEBUG: '' } });
+    const r = spawnSync(process.execPath, [mainJs, 'dedup', file, '--id-field', 'id', '-q'], {
+      stdio: ['ignore', fd, 'pipe'],
+      encoding: 'utf8',
+      env: { ...process.env, NEARDUP_DEBUG: '' },
+    });
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /^neardup: standard output: cannot write \(ENOSPC: no space left on device\)\n$/);
   } finally {
@@ -41,12 +45,14 @@ test('JSONL field flags on other formats, and --exact --verify estimate|none, ar
   fs.writeFileSync(tsv, `id\ttext\na\t${TEXT}\nb\t${TEXT}!\n`);
   const txt = path.join(dir, 'in.txt');
   fs.writeFileSync(txt, `${TEXT}\n${TEXT}!\n`);
-  for (const [args, option] of [
-    [[tsv, '--id-field', 'id'], '--id-field'],
-    [[tsv, '--text-field', 'text'], '--text-field'],
-    [[tsv, '--id-field', 'id', '--stream', '--workers', '2'], '--id-field'],
-    [[txt, '--id-field', 'id'], '--id-field'],
-  ] as const) {
+  for (
+    const [args, option] of [
+      [[tsv, '--id-field', 'id'], '--id-field'],
+      [[tsv, '--text-field', 'text'], '--text-field'],
+      [[tsv, '--id-field', 'id', '--stream', '--workers', '2'], '--id-field'],
+      [[txt, '--id-field', 'id'], '--id-field'],
+    ] as const
+  ) {
     for (const cmd of args.includes('--stream') ? [['dedup']] : [['dedup'], ['index', 'add']]) {
       const extra = cmd[0] === 'index' ? ['--store', `sqlite:${path.join(dir, 'i.db')}`] : [];
       const r = neardup([...cmd, ...args, ...extra]);
@@ -112,7 +118,10 @@ test('a Parquet DATE id (and title) prints as an ISO date, not a day number', as
   ]);
   const r = neardup(['dedup', file, '--id', 'day', '--output', 'clusters', '-q']);
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(r.stdout, '{"cluster":0,"size":2,"representative":"2020-01-01","members":["2020-01-01","1969-12-31"],"duplicate_of":[null,"2020-01-01"],"similarity":[null,0.9818181818181818]}\n');
+  assert.equal(
+    r.stdout,
+    '{"cluster":0,"size":2,"representative":"2020-01-01","members":["2020-01-01","1969-12-31"],"duplicate_of":[null,"2020-01-01"],"similarity":[null,0.9818181818181818]}\n',
+  );
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -125,7 +134,21 @@ test('--text and --id on TSV shards are not refused when a sharded job reads the
   const want = neardup(['dedup', shards, '--text', 'body', '--id', 'id', '-q']);
   assert.equal(want.code, 0, want.stderr);
   assert.equal(want.stdout, `a\tc\t${want.stdout.split('\t')[2]}`);
-  const job = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'w'), '--text', 'body', '--id', 'id', '--out', path.join(dir, 'pairs.tsv'), '-q']);
+  const job = neardup([
+    'job',
+    'dedup',
+    shards,
+    '--local',
+    '--work-dir',
+    path.join(dir, 'w'),
+    '--text',
+    'body',
+    '--id',
+    'id',
+    '--out',
+    path.join(dir, 'pairs.tsv'),
+    '-q',
+  ]);
   assert.equal(job.code, 0, job.stderr);
   assert.equal(fs.readFileSync(path.join(dir, 'pairs.tsv'), 'utf8'), want.stdout);
   fs.rmSync(dir, { recursive: true, force: true });

@@ -112,7 +112,18 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
           if ((POLICIES.indexOf(keep) + f + o) % 3 === 0) {
             const work = path.join(dir, 'w-array');
             const outArray = path.join(dir, shardOut ? 'array' : 'array.out');
-            r = await cliInProcess(['job', 'plan', ...inp.shards, ...opts, ...(shardOut ? ['--out-dir', outArray] : []), '--task-bytes', '1', '--work-dir', work, '-q']);
+            r = await cliInProcess([
+              'job',
+              'plan',
+              ...inp.shards,
+              ...opts,
+              ...(shardOut ? ['--out-dir', outArray] : []),
+              '--task-bytes',
+              '1',
+              '--work-dir',
+              work,
+              '-q',
+            ]);
             assert.equal(r.code, 0, r.stderr);
             for (const stage of STAGES) {
               if (stage === 'filter' && !shardOut) break;
@@ -124,17 +135,31 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
             assert.equal(shardOut ? joined(outArray, inp.shards, tsv) : fs.readFileSync(outArray, 'utf8'), wantText, `array stages differ (${keep})`);
           } else {
             const outLocal = path.join(dir, shardOut ? 'local' : 'local.out');
-            r = await cliInProcess(['job', 'dedup', ...inp.shards, ...opts, ...(shardOut ? ['--out-dir', outLocal] : ['--out', outLocal]), '--local', '--task-bytes', '1', '--work-dir', path.join(dir, 'w-local'), '-q']);
+            r = await cliInProcess([
+              'job',
+              'dedup',
+              ...inp.shards,
+              ...opts,
+              ...(shardOut ? ['--out-dir', outLocal] : ['--out', outLocal]),
+              '--local',
+              '--task-bytes',
+              '1',
+              '--work-dir',
+              path.join(dir, 'w-local'),
+              '-q',
+            ]);
             assert.equal(r.code, 0, r.stderr);
             assert.equal(shardOut ? joined(outLocal, inp.shards, tsv) : fs.readFileSync(outLocal, 'utf8'), wantText, `job --local differs (${keep})`);
           }
           firstOut.set(keep, wantText);
         }
         // The policies do choose: each of these keeps another member than first somewhere.
-        for (const keep of ['longest', 'max:score', 'min:day', 'none']) assert.notEqual(firstOut.get(keep), firstOut.get('first'), `--keep ${keep} kept the same members as first`);
+        for (const keep of ['longest', 'max:score', 'min:day', 'none'])
+          assert.notEqual(firstOut.get(keep), firstOut.get('first'), `--keep ${keep} kept the same members as first`);
         if (output === 'clusters') {
           // The clusters themselves do not change, only their kept members (and who duplicates whom).
-          const strip = (t: string): string => t.replace(/"representative":("[^"]*"|null),/g, '').replace(/,"duplicate_of":\[[^\]]*\],"similarity":\[[^\]]*\]/g, '');
+          const strip = (t: string): string =>
+            t.replace(/"representative":("[^"]*"|null),/g, '').replace(/,"duplicate_of":\[[^\]]*\],"similarity":\[[^\]]*\]/g, '');
           for (const keep of POLICIES) assert.equal(strip(firstOut.get(keep)!), strip(firstOut.get('first')!), keep);
         }
       });
@@ -161,11 +186,16 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
     for (let s = 0; s < 3; s++) {
       const rows = docs.slice(s * 50, (s + 1) * 50);
       const f = path.join(shardDir, `part-${s}.parquet`);
-      await writeParquet(f, [
-        { name: 'id', data: rows.map((d) => d.id), type: 'STRING' },
-        { name: 'score', data: rows.map((_, i) => ((s * 50 + i) * 7) % 5), type: 'DOUBLE' },
-        { name: 'text', data: rows.map((d) => d.text), type: 'STRING' },
-      ] as never, 'SNAPPY', 20);
+      await writeParquet(
+        f,
+        [
+          { name: 'id', data: rows.map((d) => d.id), type: 'STRING' },
+          { name: 'score', data: rows.map((_, i) => ((s * 50 + i) * 7) % 5), type: 'DOUBLE' },
+          { name: 'text', data: rows.map((d) => d.text), type: 'STRING' },
+        ] as never,
+        'SNAPPY',
+        20,
+      );
       shards.push(f);
     }
     const kept = new Set<string>();
@@ -183,7 +213,17 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
           outs.push(read(o));
         }
         const o = path.join(dir, `${tag}-job`);
-        const r = await cliInProcess(['job', 'dedup', ...shards, ...opts, ...(output === 'clusters' ? ['--out', o] : ['--out-dir', o]), '--local', '--work-dir', path.join(dir, `w-${tag}`), '-q']);
+        const r = await cliInProcess([
+          'job',
+          'dedup',
+          ...shards,
+          ...opts,
+          ...(output === 'clusters' ? ['--out', o] : ['--out-dir', o]),
+          '--local',
+          '--work-dir',
+          path.join(dir, `w-${tag}`),
+          '-q',
+        ]);
         assert.equal(r.code, 0, r.stderr);
         outs.push(read(o));
         assert.equal(new Set(outs).size, 1, `${keep} ${output}: memory, --stream and job --local differ`);
@@ -199,7 +239,17 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
     let k = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.integer({ min: 2, max: 60 }).chain((n) => fc.tuple(fc.constant(n), fc.integer({ min: 0, max: n - 1 }), fc.integer({ min: 1, max: 16 }), fc.boolean(), fc.boolean(), fc.constantFrom('max', 'min'), fc.boolean())),
+        fc.integer({ min: 2, max: 60 }).chain((n) =>
+          fc.tuple(
+            fc.constant(n),
+            fc.integer({ min: 0, max: n - 1 }),
+            fc.integer({ min: 1, max: 16 }),
+            fc.boolean(),
+            fc.boolean(),
+            fc.constantFrom('max', 'min'),
+            fc.boolean(),
+          )
+        ),
         async ([n, bad, groupRows, missing, stream, kind, split]) => {
           const here = path.join(dir, String(k++));
           fs.mkdirSync(here, { recursive: true });
@@ -209,18 +259,39 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
           if (cut < n) files.push({ name: 'b.parquet', from: cut, to: n });
           for (const f of files) {
             const rows = Array.from({ length: f.to - f.from }, (_, i) => f.from + i);
-            await writeParquet(path.join(here, f.name), [
-              { name: 'text', data: rows.map(() => 'the same words in every row of this file'), type: 'STRING' },
-              { name: 'ts', data: rows.map((i) => (i === bad ? (missing ? null : 'soon') : String(i))), type: 'STRING', nullable: true },
-            ] as never, 'SNAPPY', groupRows);
+            await writeParquet(
+              path.join(here, f.name),
+              [
+                { name: 'text', data: rows.map(() => 'the same words in every row of this file'), type: 'STRING' },
+                { name: 'ts', data: rows.map((i) => (i === bad ? (missing ? null : 'soon') : String(i))), type: 'STRING', nullable: true },
+              ] as never,
+              'SNAPPY',
+              groupRows,
+            );
           }
           const f = files.find((x) => bad >= x.from && bad < x.to)!;
           const row = bad - f.from;
           const input = split ? here : path.join(here, 'a.parquet');
-          const r = await cliInProcess(['dedup', input, '--keep', `${kind}:ts`, '--output', 'dedup', stream ? '--stream' : '--no-stream', '--out', path.join(here, split ? 'out' : 'out.parquet'), '-q']);
+          const r = await cliInProcess([
+            'dedup',
+            input,
+            '--keep',
+            `${kind}:ts`,
+            '--output',
+            'dedup',
+            stream ? '--stream' : '--no-stream',
+            '--out',
+            path.join(here, split ? 'out' : 'out.parquet'),
+            '-q',
+          ]);
           const why = missing ? 'has no value' : 'is not a number or an ISO date';
           assert.equal(r.code, 2, r.stderr);
-          assert.equal(r.stderr, `neardup: ${path.join(here, f.name)}: row group ${Math.floor(row / groupRows)}, row ${row}: field "ts" ${why}: --keep ${kind}:ts ranks the members of its cluster by it\n`);
+          assert.equal(
+            r.stderr,
+            `neardup: ${path.join(here, f.name)}: row group ${
+              Math.floor(row / groupRows)
+            }, row ${row}: field "ts" ${why}: --keep ${kind}:ts ranks the members of its cluster by it\n`,
+          );
         },
       ),
       { numRuns: 30, seed: 4848 },
@@ -233,7 +304,16 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
     let k = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.integer({ min: 4, max: 40 }).chain((n) => fc.tuple(fc.constant(n), fc.integer({ min: 0, max: n - 1 }), fc.integer({ min: 1, max: 9 }), fc.boolean(), fc.constantFrom('max', 'min'), fc.integer({ min: 1, max: 3 }))),
+        fc.integer({ min: 4, max: 40 }).chain((n) =>
+          fc.tuple(
+            fc.constant(n),
+            fc.integer({ min: 0, max: n - 1 }),
+            fc.integer({ min: 1, max: 9 }),
+            fc.boolean(),
+            fc.constantFrom('max', 'min'),
+            fc.integer({ min: 1, max: 3 }),
+          )
+        ),
         async ([n, bad, groupRows, missing, kind, files]) => {
           const here = path.join(dir, String(k++));
           const shards = path.join(here, 'sx');
@@ -241,10 +321,15 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
           const cut = Array.from({ length: files + 1 }, (_, i) => Math.floor((i * n) / files));
           for (let f = 0; f < files; f++) {
             const rows = Array.from({ length: cut[f + 1]! - cut[f]! }, (_, i) => cut[f]! + i);
-            await writeParquet(path.join(shards, `part-${f}.parquet`), [
-              { name: 'text', data: rows.map(() => 'the same words in every row of these shards'), type: 'STRING' },
-              { name: 'ts', data: rows.map((i) => (i === bad ? (missing ? null : 'soon') : String(i))), type: 'STRING', nullable: true },
-            ] as never, 'SNAPPY', groupRows);
+            await writeParquet(
+              path.join(shards, `part-${f}.parquet`),
+              [
+                { name: 'text', data: rows.map(() => 'the same words in every row of these shards'), type: 'STRING' },
+                { name: 'ts', data: rows.map((i) => (i === bad ? (missing ? null : 'soon') : String(i))), type: 'STRING', nullable: true },
+              ] as never,
+              'SNAPPY',
+              groupRows,
+            );
           }
           const opts = ['--keep', `${kind}:ts`, '--output', 'dedup', '-q'];
           const one = await cliInProcess(['dedup', shards, ...opts, '--out', path.join(here, 'o')]);
@@ -260,10 +345,12 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
   });
 
   for (const format of ['jsonl', 'tsv']) {
-    for (const [keep, why] of [
-      ['max:nope', 'has no value'],
-      ['min:tag', 'is not a number or an ISO date'],
-    ] as const) {
+    for (
+      const [keep, why] of [
+        ['max:nope', 'has no value'],
+        ['min:tag', 'is not a number or an ISO date'],
+      ] as const
+    ) {
       it(`${format}: --keep ${keep} is an input error naming file, line and field, in one process and in a job`, async () => {
         const inp = inputs[format]!;
         const field = keep.slice(4);
@@ -275,17 +362,38 @@ describe('--keep policies: one process (memory, --stream) and sharded jobs (--lo
           const r = await cliInProcess(['dedup', inp.shardDir, ...opts, stream, '--out', path.join(dir, `o${stream}`), '-q']);
           assert.equal(r.code, 2, r.stderr);
           // An unknown TSV column is known from the header (line 1); a JSONL record's field from its line.
-          assert.match(r.stderr, format === 'tsv' && field === 'nope' ? /part-0\.tsv:1: --keep max:nope names an unknown column "nope"/ : new RegExp(`part-\\d\\.${format}(\\.gz)?:\\d+: field "${field}" ${why}`));
+          assert.match(
+            r.stderr,
+            format === 'tsv' && field === 'nope'
+              ? /part-0\.tsv:1: --keep max:nope names an unknown column "nope"/
+              : new RegExp(`part-\\d\\.${format}(\\.gz)?:\\d+: field "${field}" ${why}`),
+          );
           messages.push(r.stderr.trim());
         }
-        const j = await cliInProcess(['job', 'dedup', ...inp.shards, ...opts, '--out-dir', path.join(dir, 'job'), '--local', '--work-dir', path.join(dir, 'w'), '-q']);
+        const j = await cliInProcess([
+          'job',
+          'dedup',
+          ...inp.shards,
+          ...opts,
+          '--out-dir',
+          path.join(dir, 'job'),
+          '--local',
+          '--work-dir',
+          path.join(dir, 'w'),
+          '-q',
+        ]);
         assert.equal(j.code, 2, j.stderr);
         messages.push(j.stderr.trim());
         assert.equal(new Set(messages).size, 1, messages.join('\n'));
         // The concatenation names its own file and line.
         const c = await cliInProcess(['dedup', inp.all, ...opts, '--out', path.join(dir, 'c'), '-q']);
         assert.equal(c.code, 2);
-        assert.match(c.stderr, format === 'tsv' && field === 'nope' ? /all\.tsv:1: --keep max:nope names an unknown column/ : new RegExp(`all\\.${format}:\\d+: field "${field}" ${why}`));
+        assert.match(
+          c.stderr,
+          format === 'tsv' && field === 'nope'
+            ? /all\.tsv:1: --keep max:nope names an unknown column/
+            : new RegExp(`all\\.${format}:\\d+: field "${field}" ${why}`),
+        );
       });
     }
   }
@@ -324,7 +432,9 @@ describe('ranking values compared exactly', () => {
     try {
       const text = 'the same advert for a flat near the station with two rooms and a balcony';
       // 2^63 − 3 … 2^63 − 1 round to one double: only an exact comparison tells them apart.
-      const rows = ['9223372036854775805', '9223372036854775807', '9223372036854775806'].map((ts, i) => JSON.stringify({ id: `a${i}`, ts: Number.NaN, day: '2024-01-01', text }).replace('null', ts));
+      const rows = ['9223372036854775805', '9223372036854775807', '9223372036854775806'].map((ts, i) =>
+        JSON.stringify({ id: `a${i}`, ts: Number.NaN, day: '2024-01-01', text }).replace('null', ts)
+      );
       // Without an offset b0 is 10:00 UTC, after b1's 09:30 UTC: in Tokyo, read as local time, it would be 01:00 UTC.
       const other = 'another advert entirely, about a house in the hills with a garden';
       rows.push(JSON.stringify({ id: 'b0', ts: 1, day: '2024-03-01T10:00:00', text: other }));
@@ -344,9 +454,28 @@ describe('ranking values compared exactly', () => {
           }
         }
         const out = path.join(dir, `job-${keep.replace(':', '_')}`);
-        const j = await cliInProcess(['job', 'dedup', path.join(dir, 'sx'), '--id-field', 'id', '--keep', keep, '--output', 'dedup', '--out-dir', out, '--local', '--work-dir', `${out}.work`, '-q']);
+        const j = await cliInProcess([
+          'job',
+          'dedup',
+          path.join(dir, 'sx'),
+          '--id-field',
+          'id',
+          '--keep',
+          keep,
+          '--output',
+          'dedup',
+          '--out-dir',
+          out,
+          '--local',
+          '--work-dir',
+          `${out}.work`,
+          '-q',
+        ]);
         assert.equal(j.code, 0, j.stderr);
-        assert.ok(kept(fs.readFileSync(path.join(out, 'part-0.jsonl'), 'utf8') + fs.readFileSync(path.join(out, 'part-1.jsonl'), 'utf8')).includes(want), `job ${keep}`);
+        assert.ok(
+          kept(fs.readFileSync(path.join(out, 'part-0.jsonl'), 'utf8') + fs.readFileSync(path.join(out, 'part-1.jsonl'), 'utf8')).includes(want),
+          `job ${keep}`,
+        );
       }
       // An impossible date on a clustered record is an input error naming it.
       fs.writeFileSync(file, rows.slice(3).join('\n').replace('2024-03-01T10:00:00', '2024-02-30T10:00:00') + '\n');

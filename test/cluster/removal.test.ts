@@ -105,7 +105,18 @@ describe('verified removal: the unit walk', () => {
         for (let d = 0; d < n; d++) members[fill[groupOf[d]!]!++] = d;
         const values = Float64Array.from({ length: n }, () => rnd() % 4);
         const ranking = byValue ? { values, sign: 1 as const } : {};
-        const got = verifiedRemoval(n, { units: groups, count: gpairs.length, a: gpairs.map((p) => p[0]), b: gpairs.map((p) => p[1]), similarity: gpairs.map((p) => p[2]) }, ranking, { start, members });
+        const got = verifiedRemoval(
+          n,
+          {
+            units: groups,
+            count: gpairs.length,
+            a: gpairs.map((p) => p[0]),
+            b: gpairs.map((p) => p[1]),
+            similarity: gpairs.map((p) => p[2]),
+          },
+          ranking,
+          { start, members },
+        );
         // The same corpus at the document level: copies pair at similarity 1, groups' pairs for every member pair.
         const dpairs: [number, number, number][] = [];
         for (let a = 0; a < n; a++) {
@@ -145,7 +156,8 @@ describe('verified removal on every route (property over planted chains)', () =>
     root = tmpDir();
     if (!redisMissing() || REQUIRE_ALL) {
       redis = await startRedis();
-      for (let i = 0; i < 2; i++) workers.push(startWorker(redis.url, path.join(root, `w${i}`), ['--queue', 'removal', '--lock-ms', '5000', '--stalled-ms', '1000']));
+      for (let i = 0; i < 2; i++)
+        workers.push(startWorker(redis.url, path.join(root, `w${i}`), ['--queue', 'removal', '--lock-ms', '5000', '--stalled-ms', '1000']));
       await Promise.all(workers.map((w) => w.waitFor(/worker ready/)));
     }
   });
@@ -190,19 +202,61 @@ describe('verified removal on every route (property over planted chains)', () =>
             const out = path.join(dir, `${route}.out`);
             const work = path.join(dir, `${route}.work`);
             let r;
-            if (route === 'memory' || route === 'stream') r = await cliInProcess(['dedup', single, ...opts, route === 'stream' ? '--stream' : '--no-stream', '--output', 'dedup', '-o', out, '--removed', rm]);
-            else if (route === 'shards') r = await cliInProcess(['dedup', path.join(dir, 'sx'), ...opts, '--output', 'dedup', '--out-dir', out, '--removed', rm]);
+            if (route === 'memory' || route === 'stream')
+              r = await cliInProcess([
+                'dedup',
+                single,
+                ...opts,
+                route === 'stream' ? '--stream' : '--no-stream',
+                '--output',
+                'dedup',
+                '-o',
+                out,
+                '--removed',
+                rm,
+              ]);
+            else if (route === 'shards')
+              r = await cliInProcess(['dedup', path.join(dir, 'sx'), ...opts, '--output', 'dedup', '--out-dir', out, '--removed', rm]);
             else if (route === 'array') {
-              r = await cliInProcess(['job', 'plan', path.join(dir, 'sx'), ...opts, '--output', 'dedup', '--out-dir', out, '--removed', rm, '--work-dir', work]);
+              r = await cliInProcess([
+                'job',
+                'plan',
+                path.join(dir, 'sx'),
+                ...opts,
+                '--output',
+                'dedup',
+                '--out-dir',
+                out,
+                '--removed',
+                rm,
+                '--work-dir',
+                work,
+              ]);
               for (const stage of STAGES) if (r.code === 0) r = await cliInProcess(['stage', stage, '--work-dir', work, '--all']);
               if (r.code === 0) r = await cliInProcess(['job', 'report', '--work-dir', work, '-q']);
             } else {
               const how = route === 'local' ? ['--local'] : ['--redis', redis!.url, '--queue', 'removal'];
-              r = await cliInProcess(['job', 'dedup', path.join(dir, 'sx'), ...opts, '--output', 'dedup', '--out-dir', out, '--removed', rm, ...how, '--work-dir', work]);
+              r = await cliInProcess([
+                'job',
+                'dedup',
+                path.join(dir, 'sx'),
+                ...opts,
+                '--output',
+                'dedup',
+                '--out-dir',
+                out,
+                '--removed',
+                rm,
+                ...how,
+                '--work-dir',
+                work,
+              ]);
             }
             assert.equal(r.code, 0, `${route} (${JSON.stringify(c)}): ${r.stderr}`);
             audits.set(route, fs.readFileSync(rm, 'utf8'));
-            const text = fs.statSync(out).isDirectory() ? shardFiles.map((f) => fs.readFileSync(path.join(out, path.basename(f)), 'utf8')).join('') : fs.readFileSync(out, 'utf8');
+            const text = fs.statSync(out).isDirectory()
+              ? shardFiles.map((f) => fs.readFileSync(path.join(out, path.basename(f)), 'utf8')).join('')
+              : fs.readFileSync(out, 'utf8');
             outputs.set(route, text);
           }
           for (const route of routes) {
@@ -218,7 +272,15 @@ describe('verified removal on every route (property over planted chains)', () =>
             'the library drops what the CLI drops',
           );
           // The verified pairs (the same LSH candidates, verified exactly).
-          const pr = await cliInProcess(['dedup', single, ...opts.filter((o, i) => !['--keep', '--removal'].includes(opts[i - 1]!) && !['--keep', '--removal'].includes(o)), '--output', 'pairs', '-o', path.join(dir, 'pairs.tsv')]);
+          const pr = await cliInProcess([
+            'dedup',
+            single,
+            ...opts.filter((o, i) => !['--keep', '--removal'].includes(opts[i - 1]!) && !['--keep', '--removal'].includes(o)),
+            '--output',
+            'pairs',
+            '-o',
+            path.join(dir, 'pairs.tsv'),
+          ]);
           assert.equal(pr.code, 0, pr.stderr);
           const pairs = fs.readFileSync(path.join(dir, 'pairs.tsv'), 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t'));
           const byId = new Map(docs.map((d) => [d.id, d]));
@@ -235,7 +297,7 @@ describe('verified removal on every route (property over planted chains)', () =>
               assert.ok(s >= c.threshold, `${id} dropped for ${r.kept} at Jaccard ${s} < ${c.threshold}`);
               assert.equal(r.similarity, Number(s.toFixed(6)), `${id}: the audit's similarity is the exact Jaccard`);
             }
-            if (c.keep !== 'none') for (const [a, b] of pairs) assert.ok(rows.has(a!) || rows.has(b!), `kept ${a} and ${b} are a verified pair`);
+            if (c.keep !== 'none') { for (const [a, b] of pairs) assert.ok(rows.has(a!) || rows.has(b!), `kept ${a} and ${b} are a verified pair`); }
           } else {
             // One survivor per component of the verified pairs: every member of a component but one is dropped.
             const parent = new Map<string, string>();
@@ -253,7 +315,10 @@ describe('verified removal on every route (property over planted chains)', () =>
             for (const x of parent.keys()) size.set(find(x), (size.get(find(x)) ?? 0) + 1);
             const want = [...size.values()].reduce((a, s) => a + s - (c.keep === 'none' ? 0 : 1), 0);
             assert.equal(rows.size, want, 'the cluster rule drops all but one of each component');
-            if (c.keep !== 'none') for (const [id, r] of rows) assert.equal(find(id), find(r.kept), `${id} and its survivor ${r.kept} are in one component`);
+            if (c.keep !== 'none') {
+              for (const [id, r] of rows)
+                assert.equal(find(id), find(r.kept), `${id} and its survivor ${r.kept} are in one component`);
+            }
           }
         },
       ),

@@ -60,9 +60,15 @@ test('library without them: dedup and the memory index work; sqlite:, redis:// a
   const out = JSON.parse(r.stdout);
   assert.deepEqual(out.slice(0, 2), [1, 1]);
   assert.deepEqual(out.slice(2), [
-    true, 'better-sqlite3', 'the SQLite store (sqlite:PATH) needs the package better-sqlite3, which is not installed: npm install better-sqlite3',
-    true, 'ioredis', 'the Redis store (redis://HOST:PORT) needs the package ioredis, which is not installed: npm install ioredis',
-    true, 'pg', 'the PostgreSQL store (postgres://HOST/DB) needs the package pg, which is not installed: npm install pg',
+    true,
+    'better-sqlite3',
+    'the SQLite store (sqlite:PATH) needs the package better-sqlite3, which is not installed: npm install better-sqlite3',
+    true,
+    'ioredis',
+    'the Redis store (redis://HOST:PORT) needs the package ioredis, which is not installed: npm install ioredis',
+    true,
+    'pg',
+    'the PostgreSQL store (postgres://HOST/DB) needs the package pg, which is not installed: npm install pg',
   ]);
 });
 
@@ -94,10 +100,14 @@ test('formats and bullmq use the same error: a missing hyparquet or bullmq is a 
   assert.equal(p.code, 1, p.stderr);
   assert.match(p.stderr, /^neardup: reading Parquet needs the package hyparquet, which is not installed: npm install hyparquet\n$/);
   const bullmq = pathToFileURL(path.resolve(repoRoot, 'dist/src/distributed/bullmq.js')).href;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', `
+  const r = spawnSync(process.execPath, [
+    '--input-type=module',
+    '-e',
+    `
     const nd = await import(${JSON.stringify(index)});
     const { loadBullmq } = await import(${JSON.stringify(bullmq)});
-    try { await loadBullmq(); console.log('loaded'); } catch (e) { console.log(JSON.stringify([e instanceof nd.MissingDependencyError, e.packageName, e.message])); }`], {
+    try { await loadBullmq(); console.log('loaded'); } catch (e) { console.log(JSON.stringify([e instanceof nd.MissingDependencyError, e.packageName, e.message])); }`,
+  ], {
     env: { ...process.env, ...env },
     encoding: 'utf8',
   });
@@ -108,23 +118,34 @@ test('an s3:// name without @aws-sdk/client-s3 installed: exit 1 naming the pack
   const env = { NEARDUP_HIDE_PACKAGES: '@aws-sdk/client-s3', NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` };
   const r = neardup(['dedup', 's3://bucket/docs.jsonl', '--s3-endpoint', 'http://127.0.0.1:1'], { env });
   assert.equal(r.code, 1, r.stderr);
-  assert.match(r.stderr, /^neardup: reading and writing s3:\/\/ names needs the package @aws-sdk\/client-s3, which is not installed: npm install @aws-sdk\/client-s3\n$/);
+  assert.match(
+    r.stderr,
+    /^neardup: reading and writing s3:\/\/ names needs the package @aws-sdk\/client-s3, which is not installed: npm install @aws-sdk\/client-s3\n$/,
+  );
 });
 
 test('the SQLite store needs no package on Node ≥ 22.13 (node:sqlite), and better-sqlite3 below', () => {
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
   const builtIn = major > 22 || (major === 22 && minor >= 13);
   const db = path.join(tmpDir(), 'x.db');
-  const r = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, '--input-type=module', '-e', `
+  const r = spawnSync(process.execPath, [
+    '--import',
+    pathToFileURL(hook).href,
+    '--input-type=module',
+    '-e',
+    `
     const nd = await import(${JSON.stringify(index)});
-    const { sqliteDriver } = await import(${JSON.stringify(pathToFileURL(path.resolve(repoRoot, 'dist/src/store/sqlite/driver.js')).href)}).catch((e) => ({ sqliteDriver: e.code }));
+    const { sqliteDriver } = await import(${
+      JSON.stringify(pathToFileURL(path.resolve(repoRoot, 'dist/src/store/sqlite/driver.js')).href)
+    }).catch((e) => ({ sqliteDriver: e.code }));
     try {
       const idx = await nd.NearDupIndex.open({ store: 'sqlite:${db}', threshold: 0.5 });
       await idx.add('a', 'the cat sat on the mat today');
       const m = await idx.query('the cat sat on the mat today!');
       await idx.close();
       console.log(JSON.stringify([sqliteDriver, m.length]));
-    } catch (e) { console.log(JSON.stringify([sqliteDriver, e.name])); }`], {
+    } catch (e) { console.log(JSON.stringify([sqliteDriver, e.name])); }`,
+  ], {
     env: { ...process.env, NEARDUP_HIDE_PACKAGES: 'better-sqlite3', NEARDUP_SQLITE_DRIVER: '' },
     encoding: 'utf8',
   });

@@ -47,8 +47,14 @@ test('CLI: the summary and --json count new documents matched and reference docu
     const r = dedupAgainst(corpus.map((d) => d.text), reference.map((d) => d.text));
     const human = neardup(['dedup', 'new.jsonl', '--against', 'old.jsonl', '--id-field', 'id', '-o', 'p.tsv'], { cwd: dir });
     assert.equal(human.code, 0, human.stderr);
-    assert.match(human.stderr, new RegExp(`^matched     ${r.matched} of ${corpus.length} documents of new.jsonl are near duplicates of a document of old.jsonl$`, 'm'));
-    assert.match(human.stderr, new RegExp(`^reference   ${r.referenceMatched} of ${reference.length} documents of old.jsonl are near duplicates of a document of new.jsonl$`, 'm'));
+    assert.match(
+      human.stderr,
+      new RegExp(`^matched     ${r.matched} of ${corpus.length} documents of new.jsonl are near duplicates of a document of old.jsonl$`, 'm'),
+    );
+    assert.match(
+      human.stderr,
+      new RegExp(`^reference   ${r.referenceMatched} of ${reference.length} documents of old.jsonl are near duplicates of a document of new.jsonl$`, 'm'),
+    );
     const json = neardup(['dedup', 'new.jsonl', '--against', 'old.jsonl', '--id-field', 'id', '-o', 'p.tsv', '--json'], { cwd: dir });
     const j = JSON.parse(json.stdout) as { matched: number; referenceMatched: number; recall: { verifiedPairs: number } };
     assert.deepEqual([j.matched, j.referenceMatched, j.recall.verifiedPairs], [r.matched, r.referenceMatched, r.pairs.length]);
@@ -66,7 +72,7 @@ function tree(dir: string, rel = ''): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
     const r = path.join(rel, e.name);
-    if (e.isDirectory()) for (const [k, v] of tree(dir, r)) out.set(k, v);
+    if (e.isDirectory()) { for (const [k, v] of tree(dir, r)) out.set(k, v); }
     else out.set(r, fs.readFileSync(path.join(dir, r)));
   }
   return out;
@@ -86,7 +92,21 @@ test('CLI: --against a directory of mixed shards (JSONL, TSV, .jsonl.gz) writes 
     for (const mode of ['dedup', 'annotate']) {
       const one = neardup(['dedup', 'new/', '--against', 'old.jsonl', ...opts, '--output', mode, '--out', `d1-${mode}`], { cwd: dir });
       assert.equal(one.code, 0, one.stderr);
-      const job = neardup(['job', 'dedup', 'new/', '--against', 'old.jsonl', '--local', '--work-dir', `w-${mode}`, ...opts, '--output', mode, '--out-dir', `d2-${mode}`], { cwd: dir });
+      const job = neardup([
+        'job',
+        'dedup',
+        'new/',
+        '--against',
+        'old.jsonl',
+        '--local',
+        '--work-dir',
+        `w-${mode}`,
+        ...opts,
+        '--output',
+        mode,
+        '--out-dir',
+        `d2-${mode}`,
+      ], { cwd: dir });
       assert.equal(job.code, 0, job.stderr);
       const got = tree(path.join(dir, `d1-${mode}`));
       const want = tree(path.join(dir, `d2-${mode}`));
@@ -110,10 +130,14 @@ test('CLI: --against a directory of mixed shards (JSONL, TSV, .jsonl.gz) writes 
   }
 });
 
-test('CLI: --against keeps a file\'s bytes as the route without it does: BOM and CRLF line ends (a last line without a break gets one in both)', () => {
+test("CLI: --against keeps a file's bytes as the route without it does: BOM and CRLF line ends (a last line without a break gets one in both)", () => {
   const dir = tmpDir();
   try {
-    const texts = ['the quick brown fox jumps over the lazy dog again and again', 'something else entirely, about another subject', 'a third line of its own words here'];
+    const texts = [
+      'the quick brown fox jumps over the lazy dog again and again',
+      'something else entirely, about another subject',
+      'a third line of its own words here',
+    ];
     const body = `\ufeffid\ttext\r\nm0\t${texts[0]}\r\nm1\t${texts[1]}\r\nm2\t${texts[2]}`;
     fs.writeFileSync(path.join(dir, 'new.tsv'), body);
     fs.writeFileSync(path.join(dir, 'ref.jsonl'), jsonl([{ id: 'r0', text: texts[0]! }]));

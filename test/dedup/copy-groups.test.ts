@@ -71,13 +71,18 @@ const corpusArb = fc.array(
 
 test('property: dedup with identical documents collapsed equals the plain pipeline (exact, estimate, none; pairs on and off)', () => {
   fc.assert(
-    fc.property(corpusArb, fc.constantFrom('exact', 'estimate', 'none') as fc.Arbitrary<'exact' | 'estimate' | 'none'>, fc.boolean(), (texts, verify, withPairs) => {
-      const options: DedupOptions = { threshold: 0.7, verify, shingle: { k: 3 } };
-      const ref = reference(texts, options);
-      const r = dedup(texts, { ...options, pairs: withPairs });
-      assertSameAsReference(r, ref, withPairs);
-      assert.equal(r.stats.counts, 'all');
-    }),
+    fc.property(
+      corpusArb,
+      fc.constantFrom('exact', 'estimate', 'none') as fc.Arbitrary<'exact' | 'estimate' | 'none'>,
+      fc.boolean(),
+      (texts, verify, withPairs) => {
+        const options: DedupOptions = { threshold: 0.7, verify, shingle: { k: 3 } };
+        const ref = reference(texts, options);
+        const r = dedup(texts, { ...options, pairs: withPairs });
+        assertSameAsReference(r, ref, withPairs);
+        assert.equal(r.stats.counts, 'all');
+      },
+    ),
     { numRuns: 150, seed: 20261122 },
   );
 });
@@ -208,7 +213,10 @@ test('clusterBucketwise: one bucket whose clusters never sit next to each other;
   const asked: string[] = [];
   const kept: [number, number][] = [];
   const stats = emptyCandidateStats();
-  const verified = clusterBucketwise(docMajorKeys(hi, lo, new Uint8Array(n).fill(1), n, bands), stats, { score: (a, b) => (asked.push(`${a},${b}`), a % 4 === b % 4 ? 1 : -1), kept: (a, b) => kept.push([a, b]) });
+  const verified = clusterBucketwise(docMajorKeys(hi, lo, new Uint8Array(n).fill(1), n, bands), stats, {
+    score: (a, b) => (asked.push(`${a},${b}`), a % 4 === b % 4 ? 1 : -1),
+    kept: (a, b) => kept.push([a, b]),
+  });
   assert.equal(verified, asked.length);
   assert.equal(new Set(asked).size, asked.length, 'no pair verified twice');
   assert.equal(kept.length, n - 4, 'one join per document beyond the first of its cluster');
@@ -250,7 +258,9 @@ test('options: maxPairs must be a number ≥ 0', () => {
 
 test('CopyFinder and HashIndex', () => {
   const g = new CopyFinder(2);
-  for (const x of [0, 1, 0, 2, 1, 0, 2]) if (x === g.groups) g.startGroup(); else g.join(x);
+  for (const x of [0, 1, 0, 2, 1, 0, 2])
+    if (x === g.groups) g.startGroup();
+    else g.join(x);
   const r = g.result();
   assert.equal(r.groups, 3);
   assert.deepEqual([...r.start], [0, 3, 5, 7]);

@@ -170,7 +170,8 @@ test('property: clustersOfPairs (union-find over the clustered documents only, a
         const b = Float64Array.from(pairs, (p) => p.b * scale);
         const got = clustersOfPairs(a, b, pairs.length);
         const clusters: number[][] = [];
-        for (let k = 0; k + 1 < got.start.length; k++) clusters.push(Array.from(got.order.subarray(got.start[k]!, got.start[k + 1]!), (p) => got.docs[p]! / scale));
+        for (let k = 0; k + 1 < got.start.length; k++)
+          clusters.push(Array.from(got.order.subarray(got.start[k]!, got.start[k + 1]!), (p) => got.docs[p]! / scale));
         assert.deepEqual(clusters, want);
       },
     ),

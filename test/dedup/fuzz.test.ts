@@ -16,10 +16,11 @@ test('dedup of random Unicode documents: no crash, every document is in exactly 
         assert.ok(p.similarity >= 0.5 && p.similarity <= 1);
       }
       const inCluster = new Set<number>();
-      for (const c of r.clusters) for (const m of c.members) {
-        assert.ok(!inCluster.has(m), 'a document is in one cluster');
-        inCluster.add(m);
-      }
+      for (const c of r.clusters)
+        for (const m of c.members) {
+          assert.ok(!inCluster.has(m), 'a document is in one cluster');
+          inCluster.add(m);
+        }
     }),
     { numRuns: RUNS },
   );

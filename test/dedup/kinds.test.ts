@@ -172,7 +172,8 @@ test('cluster policies on constructed chains: components join a chain, centre cl
   assert.deepEqual([...centre.clusterOf], [0, 0, 0, 3, 3]);
   // Every member of a centre cluster is a pair with its centre.
   const pairSet = new Set(chain(5).map(key));
-  for (const c of centre.clusters) for (const m of c.members) if (m !== c.representative) assert.ok(pairSet.has(`${Math.min(m, c.representative!)} ${Math.max(m, c.representative!)}`));
+  for (const c of centre.clusters)
+    for (const m of c.members) if (m !== c.representative) assert.ok(pairSet.has(`${Math.min(m, c.representative!)} ${Math.max(m, c.representative!)}`));
 });
 
 test('representative policies: first, longest, most central', () => {
@@ -183,7 +184,8 @@ test('representative policies: first, longest, most central', () => {
     { a: 2, b: 3, similarity: 0.9 },
   ];
   const len = [10, 50, 20, 50];
-  const rep = (representative: 'first' | 'longest' | 'central') => clusterWithPolicy(4, pairs, { representative, lengthOf: (i) => len[i]! }).clusters[0]!.representative;
+  const rep = (representative: 'first' | 'longest' | 'central') =>
+    clusterWithPolicy(4, pairs, { representative, lengthOf: (i) => len[i]! }).clusters[0]!.representative;
   assert.equal(rep('first'), 0);
   assert.equal(rep('longest'), 1, 'the longest; ties go to the lower index');
   assert.equal(rep('central'), 2, 'highest sum of similarities: 0.85 + 0.95 + 0.9');
@@ -215,7 +217,30 @@ test('the exact-mode text hash: one pass over ASCII equals hashing the normalize
     const out = new Uint32Array(2);
     return h(t, out) ? `${out[0]} ${out[1]}` : 'empty';
   };
-  const chars = fc.constantFrom('a', 'B', 'z', ' ', '\t', '\n', '\r', '\v', 'é', 'É', 'ﬁ', '\u00a0', '\u2003', 'x', 'Q', 'Þ', '×', 'ß', 'ÿ', 'À', '\u0301', '\u00b2');
+  const chars = fc.constantFrom(
+    'a',
+    'B',
+    'z',
+    ' ',
+    '\t',
+    '\n',
+    '\r',
+    '\v',
+    'é',
+    'É',
+    'ﬁ',
+    '\u00a0',
+    '\u2003',
+    'x',
+    'Q',
+    'Þ',
+    '×',
+    'ß',
+    'ÿ',
+    'À',
+    '\u0301',
+    '\u00b2',
+  );
   const text = fc.array(chars, { maxLength: 12 }).map((a) => a.join(''));
   fc.assert(
     fc.property(text, text, (x, y) => {

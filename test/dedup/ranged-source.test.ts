@@ -44,7 +44,10 @@ function lineOf(format: LineFormat, doc: string, i: number, invalid: boolean): s
 
 const caseArb = fc.record({
   format: fc.constantFrom<LineFormat>('jsonl', 'text', 'idtext', 'tsv'),
-  docs: fc.array(fc.record({ doc: docArb, crlf: fc.boolean(), blank: fc.boolean(), invalid: fc.integer({ min: 0, max: 19 }) }), { minLength: 1, maxLength: 40 }),
+  docs: fc.array(fc.record({ doc: docArb, crlf: fc.boolean(), blank: fc.boolean(), invalid: fc.integer({ min: 0, max: 19 }) }), {
+    minLength: 1,
+    maxLength: 40,
+  }),
   bom: fc.boolean(),
   finalEol: fc.boolean(),
   chunkBytes: fc.integer({ min: 1, max: 400 }),
@@ -128,7 +131,7 @@ async function ranged(file: string, format: LineFormat, skipInvalid: boolean, ch
   return { result, rows, lines, ids, skipped, examples: examples.slice(0, 5), bom, ended };
 }
 
-test('property: a ranged read gives the sequential read\'s records and the same dedup result, for any cut', async () => {
+test("property: a ranged read gives the sequential read's records and the same dedup result, for any cut", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'neardup-ranged-'));
   try {
     let run = 0;
@@ -158,15 +161,17 @@ test('property: a ranged read gives the sequential read\'s records and the same 
   }
 });
 
-test('an invalid record in a later range fails with the sequential read\'s message and line', async () => {
+test("an invalid record in a later range fails with the sequential read's message and line", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'neardup-ranged-'));
   try {
-    for (const [format, bad] of [
-      ['tsv', 'a\tb\tc'],
-      ['jsonl', '{"text": "x"'],
-      ['jsonl', '{"title": "no text field"}'],
-      ['idtext', 'no tab on this line'],
-    ] as const) {
+    for (
+      const [format, bad] of [
+        ['tsv', 'a\tb\tc'],
+        ['jsonl', '{"text": "x"'],
+        ['jsonl', '{"title": "no text field"}'],
+        ['idtext', 'no tab on this line'],
+      ] as const
+    ) {
       const good = (i: number) => (format === 'jsonl' ? JSON.stringify({ text: `document number ${i} about lorem ipsum` }) : `id${i}\tdocument number ${i}`);
       const lines = Array.from({ length: 300 }, (_, i) => (i === 211 ? bad : i === 0 && format === 'tsv' ? 'id\ttext' : good(i)));
       const file = join(dir, `bad.${format}`);
@@ -279,11 +284,13 @@ test('CLI: --stream over JSONL/text/TSV gives the --no-stream output, warnings a
     writeFileSync(files.tsv, '\n' + ['key\tbody', ...docs.map((t, i) => (i === 201 ? `k${i}\tragged\trow` : `k${i}\t${t}`))].join('\r\n') + '\r\n');
     writeFileSync(files.jsonl, docs.map((t, i) => (i === 77 ? '{"id": "x77", "text": 5}' : JSON.stringify({ id: `x${i}`, text: t }))).join('\r\n') + '\r\n');
     writeFileSync(files.txt, docs.join('\n'));
-    for (const [file, extra] of [
-      [files.jsonl, ['--id-field', 'id', '--skip-invalid']],
-      [files.txt, []],
-      [files.tsv, ['--text', 'body', '--id', 'key', '--skip-invalid']],
-    ] as const) {
+    for (
+      const [file, extra] of [
+        [files.jsonl, ['--id-field', 'id', '--skip-invalid']],
+        [files.txt, []],
+        [files.tsv, ['--text', 'body', '--id', 'key', '--skip-invalid']],
+      ] as const
+    ) {
       for (const output of ['pairs', 'clusters']) {
         const a = neardup(['dedup', file, ...extra, '--output', output, '--stream', '-k', '4', '--threshold', '0.6', '-v'], { cwd: dir });
         const b = neardup(['dedup', file, ...extra, '--output', output, '--no-stream', '-k', '4', '--threshold', '0.6'], { cwd: dir });
@@ -425,12 +432,14 @@ test('CLI --memory-budget and --batch-size: the same pairs in more passes over t
       assert.equal(small.out, base.out, `workers ${workers}`);
       assert.ok(small.passes > 2, `workers ${workers}: ${small.passes} passes with a 1 MB budget`);
     }
-    for (const bad of [
-      ['--memory-budget', '0'],
-      ['--memory-budget', '1.5'],
-      ['--batch-size', '0'],
-      ['--batch-size', '-3'],
-    ]) {
+    for (
+      const bad of [
+        ['--memory-budget', '0'],
+        ['--memory-budget', '1.5'],
+        ['--batch-size', '0'],
+        ['--batch-size', '-3'],
+      ]
+    ) {
       const r = neardup(['dedup', 'docs.jsonl', '--stream', ...bad], { cwd: dir });
       assert.equal(r.code, 2, `${bad.join(' ')}: exit ${r.code}`);
       assert.match(r.stderr, new RegExp(`${bad[0]} must be an integer`));
@@ -455,7 +464,15 @@ test('both passes read text, id⇥text, JSONL and TSV lines as bytes exactly as 
     for (const [format, header] of variants) {
       const texts = textsOf(format !== 'tsv');
       const lines = texts.map((t, i) =>
-        format === 'text' ? t : format === 'idtext' ? `d${i}\t${t}` : format === 'jsonl' ? JSON.stringify({ text: t }) : header === 'id\ttext' ? `d${i}\t${t}` : `d${i}\t${t}\tx`,
+        format === 'text'
+          ? t
+          : format === 'idtext'
+          ? `d${i}\t${t}`
+          : format === 'jsonl'
+          ? JSON.stringify({ text: t })
+          : header === 'id\ttext'
+          ? `d${i}\t${t}`
+          : `d${i}\t${t}\tx`
       );
       if (header) lines.unshift(header);
       const file = join(dir, `docs${lines[0]!.length}.${format === 'text' ? 'txt' : format}`);
@@ -482,7 +499,7 @@ test('both passes read text, id⇥text, JSONL and TSV lines as bytes exactly as 
   }
 });
 
-test('textsAt: the texts of any subset of records, read in one span or line by line, are the reader\'s, for every line format and route', async () => {
+test("textsAt: the texts of any subset of records, read in one span or line by line, are the reader's, for every line format and route", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'neardup-texts-'));
   try {
     const gen = new CorpusGenerator(3);
@@ -491,7 +508,16 @@ test('textsAt: the texts of any subset of records, read in one span or line by l
       ['text', docs.join('\r\n') + '\n', undefined],
       ['idtext', docs.map((t, i) => `d${i}\t${t}`).join('\n'), undefined],
       // Some JSONL texts with escapes (parsed), some without (bytes), and a repeated name (parsed).
-      ['jsonl', docs.map((t, i) => (i % 4 === 1 ? JSON.stringify({ text: `${t}\n"q"` }) : i % 9 === 2 ? `{"text":"x","text":${JSON.stringify(t)}}` : JSON.stringify({ id: i, text: t }))).join('\r\n'), undefined],
+      [
+        'jsonl',
+        docs.map((t, i) => (i % 4 === 1
+          ? JSON.stringify({ text: `${t}\n"q"` })
+          : i % 9 === 2
+          ? `{"text":"x","text":${JSON.stringify(t)}}`
+          : JSON.stringify({ id: i, text: t }))
+        ).join('\r\n'),
+        undefined,
+      ],
       ['tsv', 'id\ttext\tmore\n' + docs.map((t, i) => `d${i}\t${t}\t${i}`).join('\r\n') + '\r\n', 'id\ttext\tmore'],
       ['tsv', 'a\ttext\tb\n' + docs.map((t, i) => `d${i}\t${t}\t${i}`).join('\n') + '\n', 'a\ttext\tb'],
     ];

@@ -165,33 +165,39 @@ test('ProbeTable on a region of shared memory: distinctTo writes what distinct g
     fc.nat({ max: 0xffff }).map((h) => ((h << 16) | 0xfff) >>> 0),
   );
   fc.assert(
-    fc.property(fc.array(value, { maxLength: 3000 }), fc.array(value, { maxLength: 3000 }), fc.nat({ max: 4000 }), fc.integer({ min: -50, max: 50 }), (xs, ys, needRaw, slack) => {
-      const values = Uint32Array.from(xs);
-      const room = SetKernels.regionBytes(values.length) + slack * 4;
-      const scratch = arena.alloc(room / 4);
-      kernels.region(arena.offset(scratch) * 4, room);
-      // The region holds a table for n values exactly when it has SetKernels.regionBytes(n) bytes.
-      assert.equal(shared.fits(values.length), slack >= 0 || values.length === 0 && SetKernels.regionBytes(0) <= room);
-      const outJs = new Uint32Array(Math.max(1, values.length));
-      const d = js.distinct(values, values.length, outJs);
-      if (shared.fits(values.length)) {
-        const target = arena.alloc(values.length);
-        const got = shared.distinctTo(values, arena.offset(target) * 4);
-        assert.equal(got, d);
-        assert.deepEqual(u32().subarray(arena.offset(target), arena.offset(target) + d), outJs.subarray(0, d));
-        // The other side, distinct, placed elsewhere in the memory and counted where it lies.
-        const b = new ProbeTable({ wasm: false }).distinctOf(Uint32Array.from(ys));
-        const where = arena.alloc(b.length);
-        u32().set(b, arena.offset(where));
-        for (const need of [0, needRaw, b.length, b.length + 1]) {
-          assert.equal(shared.countAt(arena.offset(where) * 4, b.length, need), js.countIn(b, need), `countAt need ${need}`);
-          assert.equal(probeJaccardAtLeastAt(shared, arena.offset(where) * 4, b.length, 0.5), probeJaccardAtLeast(js, b, 0.5));
+    fc.property(
+      fc.array(value, { maxLength: 3000 }),
+      fc.array(value, { maxLength: 3000 }),
+      fc.nat({ max: 4000 }),
+      fc.integer({ min: -50, max: 50 }),
+      (xs, ys, needRaw, slack) => {
+        const values = Uint32Array.from(xs);
+        const room = SetKernels.regionBytes(values.length) + slack * 4;
+        const scratch = arena.alloc(room / 4);
+        kernels.region(arena.offset(scratch) * 4, room);
+        // The region holds a table for n values exactly when it has SetKernels.regionBytes(n) bytes.
+        assert.equal(shared.fits(values.length), slack >= 0 || values.length === 0 && SetKernels.regionBytes(0) <= room);
+        const outJs = new Uint32Array(Math.max(1, values.length));
+        const d = js.distinct(values, values.length, outJs);
+        if (shared.fits(values.length)) {
+          const target = arena.alloc(values.length);
+          const got = shared.distinctTo(values, arena.offset(target) * 4);
+          assert.equal(got, d);
+          assert.deepEqual(u32().subarray(arena.offset(target), arena.offset(target) + d), outJs.subarray(0, d));
+          // The other side, distinct, placed elsewhere in the memory and counted where it lies.
+          const b = new ProbeTable({ wasm: false }).distinctOf(Uint32Array.from(ys));
+          const where = arena.alloc(b.length);
+          u32().set(b, arena.offset(where));
+          for (const need of [0, needRaw, b.length, b.length + 1]) {
+            assert.equal(shared.countAt(arena.offset(where) * 4, b.length, need), js.countIn(b, need), `countAt need ${need}`);
+            assert.equal(probeJaccardAtLeastAt(shared, arena.offset(where) * 4, b.length, 0.5), probeJaccardAtLeast(js, b, 0.5));
+          }
+          arena.release(target);
+          arena.release(where);
         }
-        arena.release(target);
-        arena.release(where);
-      }
-      arena.release(scratch);
-    }),
+        arena.release(scratch);
+      },
+    ),
     { numRuns: 300, seed: 31, endOnFailure: true },
   );
 });
@@ -346,10 +352,41 @@ test('arenaSetWriter: the set TextSigner.distinctTo writes, in the same order, f
   if (!kernels) return;
   const shared = new ProbeTable({ kernels });
   const own = new ProbeTable();
-  const unit = fc.constantFrom('a', 'b', 'Z', ' ', '  ', '\n', '\t', '.', 'é', 'É', 'ß', '\u0301', 'д', 'Ж', 'ש', 'ع', '\u07ff', '\u0800', '中', '文', '\u00a0', '\u3000', '\uffef', '😀', 'ﬁ', 'Σ', 'ς', '1');
+  const unit = fc.constantFrom(
+    'a',
+    'b',
+    'Z',
+    ' ',
+    '  ',
+    '\n',
+    '\t',
+    '.',
+    'é',
+    'É',
+    'ß',
+    '\u0301',
+    'д',
+    'Ж',
+    'ש',
+    'ع',
+    '\u07ff',
+    '\u0800',
+    '中',
+    '文',
+    '\u00a0',
+    '\u3000',
+    '\uffef',
+    '😀',
+    'ﬁ',
+    'Σ',
+    'ς',
+    '1',
+  );
   const plain = fc.array(unit, { maxLength: 400 }).map((xs) => xs.join(''));
   // Some texts are ASCII only; one in six has a lone surrogate somewhere.
-  const lone = fc.tuple(plain, fc.constantFrom('\ud800', '\udfff'), fc.nat()).map(([t, u, at]) => t.slice(0, at % (t.length + 1)) + u + t.slice(at % (t.length + 1)));
+  const lone = fc.tuple(plain, fc.constantFrom('\ud800', '\udfff'), fc.nat()).map(([t, u, at]) =>
+    t.slice(0, at % (t.length + 1)) + u + t.slice(at % (t.length + 1))
+  );
   const ascii = fc.array(fc.constantFrom('a', 'b', 'Z', ' ', '  ', '\n', '\t', '.', '1', 'x y'), { maxLength: 400 }).map((xs) => xs.join(''));
   const text = fc.oneof({ arbitrary: plain, weight: 3 }, { arbitrary: ascii, weight: 2 }, { arbitrary: lone, weight: 1 });
   let made = 0;
@@ -410,7 +447,10 @@ test('arenaSetWriter: the set TextSigner.distinctTo writes, in the same order, f
     ),
     { numRuns: 150, seed: 41 },
   );
-  assert.ok(made > 100 && declined > 100 && bytesMade > 100, `every outcome is exercised (${made} made, ${bytesMade} of them from bytes too, ${declined} declined)`);
+  assert.ok(
+    made > 100 && declined > 100 && bytesMade > 100,
+    `every outcome is exercised (${made} made, ${bytesMade} of them from bytes too, ${declined} declined)`,
+  );
   // Signers without a writer say so, and their batches' scratch blocks get no room for texts.
   assert.equal(createTextSigner().arenaText, true);
   for (const signer of [createTextSigner({ shingle: { kind: 'word', k: 2 } }), createTextSigner({ wasm: false })]) {
@@ -438,7 +478,14 @@ test('verification through the shared arena = sorted-set Jaccard, whatever bound
         const rnd = splitmix32(seed);
         const bounds = sorted.map((x, i) => [0, Math.max(0, x.length - 1), x.length, texts[i]!.length][rnd() % 4]!);
         const out: ScoredPair[] = [];
-        const r = await verifyExact({ feed: threadFeed(texts, batchSize, workers, (d) => bounds[d]!), n: texts.length, groups: groupBySecond(pa, pb, pa.length, texts.length), threshold, budget, out: sink(out) });
+        const r = await verifyExact({
+          feed: threadFeed(texts, batchSize, workers, (d) => bounds[d]!),
+          n: texts.length,
+          groups: groupBySecond(pa, pb, pa.length, texts.length),
+          threshold,
+          budget,
+          out: sink(out),
+        });
         out.sort((x, y) => x.a - y.a || x.b - y.b);
         assert.deepEqual(out, want);
         if (budget === 1 && want.length > 3) assert.ok(r.passes > 1, 'a 1-byte budget holds one set at a time');
@@ -448,7 +495,7 @@ test('verification through the shared arena = sorted-set Jaccard, whatever bound
   );
 });
 
-test('verification through the shared arena: a batch\'s scratch block has room for texts exactly when the feed\'s maker places them', async () => {
+test("verification through the shared arena: a batch's scratch block has room for texts exactly when the feed's maker places them", async () => {
   const texts = randomCorpus(6, 30);
   const { pa, pb, want } = candidatesOf(texts, 0.5);
   for (const placesText of [true, false]) {
@@ -458,7 +505,8 @@ test('verification through the shared arena: a batch\'s scratch block has room f
       workers: inner.workers,
       placesText,
       async *pass() {
-        for await (const b of inner.pass()) yield { ...b, sets: (need, arena, score) => (spare.push(arena.scratch[1] - arena.scratch[2]), b.sets(need, arena, score)) };
+        for await (const b of inner.pass())
+          yield { ...b, sets: (need, arena, score) => (spare.push(arena.scratch[1] - arena.scratch[2]), b.sets(need, arena, score)) };
       },
     };
     const out: ScoredPair[] = [];
@@ -478,7 +526,15 @@ test('verification through the shared arena: a full arena first collects the bat
   const run = (arenaBytes: number): Promise<ScoredPair[]> => {
     const out: ScoredPair[] = [];
     const feed = threadFeed(texts, 2, 3, () => 1_000_000);
-    return verifyExact({ feed, n: texts.length, groups: groupBySecond(pa, pb, pa.length, texts.length), threshold: 0.5, budget: 8 << 20, out: sink(out), arenaBytes }).then(() => out.sort((x, y) => x.a - y.a || x.b - y.b));
+    return verifyExact({
+      feed,
+      n: texts.length,
+      groups: groupBySecond(pa, pb, pa.length, texts.length),
+      threshold: 0.5,
+      budget: 8 << 20,
+      out: sink(out),
+      arenaBytes,
+    }).then(() => out.sort((x, y) => x.a - y.a || x.b - y.b));
   };
   // 64 MB: two batches of two documents (about 24 MB each) fit beside the held sets, not the four
   // the read-ahead asks for.
@@ -506,7 +562,15 @@ test('verification through the shared arena: a set that outgrows its block when 
     // Blocks sized 0 make every set come back in its reply; an arena of two 64 KB pages fills with
     // held sets (the budget holds them all), so some of those sets find no block then.
     const out: ScoredPair[] = [];
-    const r = await verifyExact({ feed: threadFeed(texts, 3, 2, () => 0), n, groups: groupBySecond(Int32Array.from(pa), Int32Array.from(pb), pa.length, n), threshold: 0.5, budget: 1 << 30, out: sink(out), arenaBytes: 2 * 65536 });
+    const r = await verifyExact({
+      feed: threadFeed(texts, 3, 2, () => 0),
+      n,
+      groups: groupBySecond(Int32Array.from(pa), Int32Array.from(pb), pa.length, n),
+      threshold: 0.5,
+      budget: 1 << 30,
+      out: sink(out),
+      arenaBytes: 2 * 65536,
+    });
     out.sort((x, y) => x.a - y.a || x.b - y.b);
     assert.deepEqual(out, want, `seed ${seed}`);
     extraPasses += r.passes - 1;
@@ -542,5 +606,8 @@ test('the CLI reports a full set arena in one line with the flag that avoids it,
   let err = '';
   const code = await runProgram(program, ['node', 'neardup', 'boom'], { write: (s: string) => ((err += s), true) } as unknown as NodeJS.WritableStream);
   assert.equal(code, 1);
-  assert.equal(err, 'neardup: verification needs more than 4 GiB of shared memory for fingerprint sets (lower --memory-budget or --batch-size, or use --no-stream)\n');
+  assert.equal(
+    err,
+    'neardup: verification needs more than 4 GiB of shared memory for fingerprint sets (lower --memory-budget or --batch-size, or use --no-stream)\n',
+  );
 });

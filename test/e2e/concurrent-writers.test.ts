@@ -98,7 +98,9 @@ async function twoAdders(store: string): Promise<void> {
   const c = corpus();
   writeTsv(path.join(dir, 'a.tsv'), c.a);
   writeTsv(path.join(dir, 'b.tsv'), c.b);
-  const args = (f: string) => ['index', 'add', path.join(dir, `${f}.tsv`), '--id', 'id', '--store', store, '--batch', '25', '-o', path.join(dir, `${f}.out.tsv`), '--quiet'];
+  const args = (
+    f: string,
+  ) => ['index', 'add', path.join(dir, `${f}.tsv`), '--id', 'id', '--store', store, '--batch', '25', '-o', path.join(dir, `${f}.out.tsv`), '--quiet'];
   const [ra, rb] = await Promise.all([neardupChild(args('a')).done, neardupChild(args('b')).done]);
   assert.equal(ra.code, 0, `first index add: ${ra.stderr}`);
   assert.equal(rb.code, 0, `second index add: ${rb.stderr}`);
@@ -108,16 +110,24 @@ async function twoAdders(store: string): Promise<void> {
 /** POSTs `docs` to a server in batches (singles every third request); returns "added match" strings. */
 async function postAll(s: ServeChild, docs: { id: string; text: string }[]): Promise<string[]> {
   const out: string[] = [];
-  for (let i = 0; i < docs.length; ) {
+  for (let i = 0; i < docs.length;) {
     if ((i / 10) % 3 === 0) {
       const d = docs[i++]!;
-      const r = await fetch(`${s.url}/v1/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...d, limit: 10000 }) });
+      const r = await fetch(`${s.url}/v1/documents`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...d, limit: 10000 }),
+      });
       assert.equal(r.status, 200, `POST /v1/documents ${d.id}: ${await r.clone().text()}; server: ${s.stderr()}`);
       for (const m of ((await r.json()) as { duplicates: { id: string }[] }).duplicates) out.push(`${d.id} ${m.id}`);
     } else {
       const batch = docs.slice(i, i + 10);
       i += batch.length;
-      const r = await fetch(`${s.url}/v1/documents:batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ documents: batch, limit: 10000 }) });
+      const r = await fetch(`${s.url}/v1/documents:batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ documents: batch, limit: 10000 }),
+      });
       assert.equal(r.status, 200, `POST /v1/documents:batch: ${await r.clone().text()}; server: ${s.stderr()}`);
       const results = ((await r.json()) as { results: { id: string; duplicates: { id: string }[] }[] }).results;
       for (const res of results) for (const m of res.duplicates) out.push(`${res.id} ${m.id}`);
@@ -139,7 +149,20 @@ test('sqlite: `index add` while `serve` writes the same file', async () => {
   // The store exists before either writer starts (serve creates it).
   const s = await startServe(['--store', store]);
   cleanup.push(() => s.stop());
-  const adder = neardupChild(['index', 'add', path.join(dir, 'a.tsv'), '--id', 'id', '--store', store, '--batch', '25', '-o', path.join(dir, 'a.out.tsv'), '--quiet']);
+  const adder = neardupChild([
+    'index',
+    'add',
+    path.join(dir, 'a.tsv'),
+    '--id',
+    'id',
+    '--store',
+    store,
+    '--batch',
+    '25',
+    '-o',
+    path.join(dir, 'a.out.tsv'),
+    '--quiet',
+  ]);
   const [fromHttp, ra] = await Promise.all([postAll(s, c.b), adder.done]);
   assert.equal(ra.code, 0, `index add: ${ra.stderr}`);
   assert.equal(await s.stop(), 0);
@@ -180,9 +203,13 @@ test('redis: two `serve` processes on one prefix, each copy reported once', need
   await twoServers(store);
 });
 
-test('postgres: two `index add` processes at once, then two `serve` processes on one schema: nothing lost, each copy reported once', needsPostgres(), async () => {
-  const pg = await startPostgres();
-  cleanup.push(() => pg.stop());
-  await twoAdders(`${pg.url}?schema=adders`);
-  await twoServers(`${pg.url}?schema=served`);
-});
+test(
+  'postgres: two `index add` processes at once, then two `serve` processes on one schema: nothing lost, each copy reported once',
+  needsPostgres(),
+  async () => {
+    const pg = await startPostgres();
+    cleanup.push(() => pg.stop());
+    await twoAdders(`${pg.url}?schema=adders`);
+    await twoServers(`${pg.url}?schema=served`);
+  },
+);

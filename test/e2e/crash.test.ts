@@ -71,7 +71,10 @@ test('CLI: kill -9 at any point leaves the previous output intact and no complet
       await exited(child);
       const content = text(out);
       if (child.signalCode === 'SIGKILL') {
-        assert.ok(content === 'OLD COMPLETE OUTPUT\n' || content === complete, `${name} after kill -9 at ${delay} ms: neither the old output nor a complete new one`);
+        assert.ok(
+          content === 'OLD COMPLETE OUTPUT\n' || content === complete,
+          `${name} after kill -9 at ${delay} ms: neither the old output nor a complete new one`,
+        );
       }
       fs.writeFileSync(out, 'OLD COMPLETE OUTPUT\n');
       // Anything else left behind is an unmistakable hidden temp file.
@@ -86,7 +89,9 @@ test('CLI: kill -9 at any point leaves the previous output intact and no complet
 });
 
 async function startServe(store: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [mainJs, 'serve', '--store', store, '--port', '0', '-k', '10', '--normalize', 'seed000'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [mainJs, 'serve', '--store', store, '--port', '0', '-k', '10', '--normalize', 'seed000'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   cleanup.push(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited(child);
@@ -162,31 +167,40 @@ async function killMidIngest(store: string): Promise<number> {
   return acked.length;
 }
 
-test('serve on SQLite: kill -9 mid-ingest, restart: every acknowledged document is there; index check passes, and catches damage', { timeout: 60000 }, async () => {
-  const dir = tmp();
-  const db = path.join(dir, 'idx.db');
-  await killMidIngest(`sqlite:${db}`);
+test(
+  'serve on SQLite: kill -9 mid-ingest, restart: every acknowledged document is there; index check passes, and catches damage',
+  { timeout: 60000 },
+  async () => {
+    const dir = tmp();
+    const db = path.join(dir, 'idx.db');
+    await killMidIngest(`sqlite:${db}`);
 
-  // Damage: a document loses one posting, another posting points nowhere.
-  const d = openDatabase(db);
-  d.prepare('DELETE FROM postings WHERE (key, doc) IN (SELECT key, doc FROM postings LIMIT 1)').run();
-  d.prepare('INSERT INTO postings (key, doc) VALUES (12345, 99999999)').run();
-  d.close();
-  let r = spawnSync(process.execPath, [mainJs, 'index', 'check', '--store', `sqlite:${db}`], { encoding: 'utf8' });
-  assert.equal(r.status, 1, r.stdout + r.stderr);
-  assert.match(r.stdout, /keys do not lead back to it/);
-  assert.match(r.stdout, /1 postings point to no document/);
-  assert.match(r.stdout, /INCONSISTENT/);
-  r = spawnSync(process.execPath, [mainJs, 'index', 'check', '--store', `sqlite:${path.join(dir, 'nope.db')}`], { encoding: 'utf8' });
-  assert.equal(r.status, 2);
-  assert.match(r.stderr, /no SQLite index at/);
-});
+    // Damage: a document loses one posting, another posting points nowhere.
+    const d = openDatabase(db);
+    d.prepare('DELETE FROM postings WHERE (key, doc) IN (SELECT key, doc FROM postings LIMIT 1)').run();
+    d.prepare('INSERT INTO postings (key, doc) VALUES (12345, 99999999)').run();
+    d.close();
+    let r = spawnSync(process.execPath, [mainJs, 'index', 'check', '--store', `sqlite:${db}`], { encoding: 'utf8' });
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /keys do not lead back to it/);
+    assert.match(r.stdout, /1 postings point to no document/);
+    assert.match(r.stdout, /INCONSISTENT/);
+    r = spawnSync(process.execPath, [mainJs, 'index', 'check', '--store', `sqlite:${path.join(dir, 'nope.db')}`], { encoding: 'utf8' });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /no SQLite index at/);
+  },
+);
 
-test('serve on the file store: kill -9 mid-ingest, restart (the dead process\'s lock taken over): every acknowledged document is there; index check passes', { timeout: 60000 }, async () => {
+test("serve on the file store: kill -9 mid-ingest, restart (the dead process's lock taken over): every acknowledged document is there; index check passes", {
+  timeout: 60000,
+}, async () => {
   await killMidIngest(`file:${path.join(tmp(), 'idx')}`);
 });
 
-test('serve on PostgreSQL: kill -9 mid-ingest, restart: every acknowledged document is there; index check passes, and catches a row that lost a key', { ...needsPostgres(), timeout: 60000 }, async () => {
+test('serve on PostgreSQL: kill -9 mid-ingest, restart: every acknowledged document is there; index check passes, and catches a row that lost a key', {
+  ...needsPostgres(),
+  timeout: 60000,
+}, async () => {
   const server = await startPostgres();
   cleanup.push(() => server.stop());
   const store = `${server.url}?schema=crash`;
@@ -210,15 +224,25 @@ test('serve on PostgreSQL: kill -9 mid-ingest, restart: every acknowledged docum
 // 'error' listener, so a PostgreSQL restart under writes ended `serve` with an unhandled 'error'
 // event (a stack trace), and kill -9 of the postmaster took down both serve processes sharing its
 // schema. Both ways of taking the server down, two serve processes writing at once.
-test('serve on PostgreSQL: the server restarts (immediate shutdown, kill -9 of the postmaster) under writes: both serve processes live on, answer 503 while it is down and recover', { ...needsPostgres(), timeout: 180000 }, async () => {
-  const server = await startPostgres();
-  cleanup.push(() => server.stop());
-  const store = `${server.url}?schema=restart&timeout=500`;
-  const serves = [await serveChild(['--store', store, '--purge-interval', '0'])];
-  serves.push(await serveChild(['--store', store, '--purge-interval', '0']));
-  cleanup.push(async () => void (await Promise.all(serves.map((s) => s.stop()))));
-  await restartUnderWrites({ serves, texts, signals: ['SIGQUIT', 'SIGKILL'], down: (signal) => server.kill(signal as 'SIGQUIT' | 'SIGKILL'), up: () => server.restart() });
-  for (const [i, s] of serves.entries()) {
-    assert.equal(await s.stop(), 0, `serve ${i} stops cleanly: ${s.stderr()}`);
-  }
-});
+test(
+  'serve on PostgreSQL: the server restarts (immediate shutdown, kill -9 of the postmaster) under writes: both serve processes live on, answer 503 while it is down and recover',
+  { ...needsPostgres(), timeout: 180000 },
+  async () => {
+    const server = await startPostgres();
+    cleanup.push(() => server.stop());
+    const store = `${server.url}?schema=restart&timeout=500`;
+    const serves = [await serveChild(['--store', store, '--purge-interval', '0'])];
+    serves.push(await serveChild(['--store', store, '--purge-interval', '0']));
+    cleanup.push(async () => void (await Promise.all(serves.map((s) => s.stop()))));
+    await restartUnderWrites({
+      serves,
+      texts,
+      signals: ['SIGQUIT', 'SIGKILL'],
+      down: (signal) => server.kill(signal as 'SIGQUIT' | 'SIGKILL'),
+      up: () => server.restart(),
+    });
+    for (const [i, s] of serves.entries()) {
+      assert.equal(await s.stop(), 0, `serve ${i} stops cleanly: ${s.stderr()}`);
+    }
+  },
+);

@@ -24,12 +24,29 @@ describeS3Job((ctx) => {
     const ws = [0, 1, 2].map((i) => startWorker(redis.url, path.join(ctx.dir, `s3w${i}`), ['--s3-endpoint', ctx.proxy.endpoint], S3_JOB_ENV));
     try {
       await Promise.all(ws.map((w) => w.waitFor(/worker ready/)));
-      const common = [`s3://${BUCKET}/shards/`, '--redis', redis.url, '--id-field', 'id', '--task-bytes', '150000', '--partitions', '3', '--s3-endpoint', ctx.proxy.endpoint, '-q'];
+      const common = [
+        `s3://${BUCKET}/shards/`,
+        '--redis',
+        redis.url,
+        '--id-field',
+        'id',
+        '--task-bytes',
+        '150000',
+        '--partitions',
+        '3',
+        '--s3-endpoint',
+        ctx.proxy.endpoint,
+        '-q',
+      ];
       const r = await neardupAsync(['job', 'dedup', ...common, '--work-dir', `s3://${BUCKET}/jobs/q`, '--out', 's3q.tsv'], ctx.dir, S3_JOB_ENV);
       assert.equal(r.code, 0, r.stderr);
       assert.deepEqual(sortedLines(fs.readFileSync(path.join(ctx.dir, 's3q.tsv'), 'utf8')), ctx.singlePairs);
       assert.ok(ws.filter((w) => /task done/.test(w.log())).length >= 2, 'the workers shared the tasks');
-      const c = await neardupAsync(['job', 'dedup', ...common, '--work-dir', `s3://${BUCKET}/jobs/qc`, '--output', 'clusters', '--out', 's3q.jsonl'], ctx.dir, S3_JOB_ENV);
+      const c = await neardupAsync(
+        ['job', 'dedup', ...common, '--work-dir', `s3://${BUCKET}/jobs/qc`, '--output', 'clusters', '--out', 's3q.jsonl'],
+        ctx.dir,
+        S3_JOB_ENV,
+      );
       assert.equal(c.code, 0, c.stderr);
       assert.deepEqual(sortedLines(fs.readFileSync(path.join(ctx.dir, 's3q.jsonl'), 'utf8')), ctx.singleClusters);
     } finally {

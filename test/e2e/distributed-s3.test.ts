@@ -19,12 +19,16 @@ import { getObjects, S3_JOB_ENV } from '../helpers/s3.js';
 import { BUCKET, describeS3Job } from '../helpers/s3Job.js';
 
 describeS3Job((ctx) => {
-  it('--local, through the faults: neardup dedup\'s output shards byte for byte, and its pairs', async () => {
+  it("--local, through the faults: neardup dedup's output shards byte for byte, and its pairs", async () => {
     const single = neardup(['dedup', ctx.shardDir, '--id-field', 'id', '--output', 'dedup', '--out-dir', 's3-single', '-q'], { cwd: ctx.dir });
     assert.equal(single.code, 0, single.stderr);
     const before = ctx.proxy.stats.failed;
     const job = ['--local', '--processes', '2', '--task-bytes', '150000', '--partitions', '2', '--id-field', 'id', '--s3-endpoint', ctx.proxy.endpoint];
-    const r = await neardupAsync(['job', 'dedup', `s3://${BUCKET}/shards/`, ...job, '--work-dir', `s3://${BUCKET}/jobs/d`, '--output', 'dedup', '--out-dir', `s3://${BUCKET}/clean/`], ctx.dir, S3_JOB_ENV);
+    const r = await neardupAsync(
+      ['job', 'dedup', `s3://${BUCKET}/shards/`, ...job, '--work-dir', `s3://${BUCKET}/jobs/d`, '--output', 'dedup', '--out-dir', `s3://${BUCKET}/clean/`],
+      ctx.dir,
+      S3_JOB_ENV,
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.ok(ctx.proxy.stats.failed > before, 'the proxy failed some requests');
     assert.match(r.stderr, /output +dedup: [\d,]+ records → s3:\/\/corpus\/clean\n/);
@@ -32,7 +36,11 @@ describeS3Job((ctx) => {
     const want = fs.readdirSync(path.join(ctx.dir, 's3-single')).sort();
     assert.deepEqual([...got.keys()].sort(), want, 'one object per corpus shard, and _SUCCESS');
     for (const name of want) assert.ok(got.get(name)!.equals(fs.readFileSync(path.join(ctx.dir, 's3-single', name))), `${name}: the same bytes`);
-    const p = await neardupAsync(['job', 'dedup', `s3://${BUCKET}/shards/*.{parquet,jsonl*}`, ...job, '--work-dir', `s3://${BUCKET}/jobs/p`, '--out', `s3://${BUCKET}/pairs.tsv`, '-q'], ctx.dir, S3_JOB_ENV);
+    const p = await neardupAsync(
+      ['job', 'dedup', `s3://${BUCKET}/shards/*.{parquet,jsonl*}`, ...job, '--work-dir', `s3://${BUCKET}/jobs/p`, '--out', `s3://${BUCKET}/pairs.tsv`, '-q'],
+      ctx.dir,
+      S3_JOB_ENV,
+    );
     assert.equal(p.code, 0, p.stderr);
     assert.deepEqual(sortedLines((await getObjects(ctx.server, BUCKET, 'pairs.tsv')).get('')!.toString()), ctx.singlePairs);
   });

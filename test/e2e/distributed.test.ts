@@ -12,7 +12,18 @@ import path from 'node:path';
 import { neardup } from '../cliUtil.js';
 import { startRedis, type RedisChild } from '../helpers/redis.js';
 import { needsRedis } from '../helpers/needs.js';
-import { jsonl, plantedDocs, readDocs, shardedCorpus, sortedLines, startWorker, writeShards, type Doc, type ShardFormat, type WorkerChild } from '../helpers/shards.js';
+import {
+  jsonl,
+  plantedDocs,
+  readDocs,
+  shardedCorpus,
+  sortedLines,
+  startWorker,
+  writeShards,
+  type Doc,
+  type ShardFormat,
+  type WorkerChild,
+} from '../helpers/shards.js';
 import { neardupAsync } from '../helpers/procs.js';
 import { writeParquet } from '../helpers/formats.js';
 import { createTextSigner } from '../../src/sketch/textSigner.js';
@@ -42,16 +53,25 @@ describe('sharded dedup jobs', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, new RegExp(`pairs +${singlePairs.length.toLocaleString('en-US')} `));
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'local.tsv'), 'utf8')), singlePairs);
-    const c = neardup(['job', 'dedup', shardDir, '--local', '--work-dir', 'local-c', '--id-field', 'id', '--output', 'clusters', '--out', 'local.jsonl', '-q'], { cwd: dir });
+    const c = neardup(
+      ['job', 'dedup', shardDir, '--local', '--work-dir', 'local-c', '--id-field', 'id', '--output', 'clusters', '--out', 'local.jsonl', '-q'],
+      { cwd: dir },
+    );
     assert.equal(c.code, 0, c.stderr);
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'local.jsonl'), 'utf8')), singleClusters);
     // dedup: the output shards, concatenated, are single-process dedup's output, in the input formats.
     const s = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'dedup', '--out', 'single-dedup.jsonl', '-q'], { cwd: dir });
     assert.equal(s.code, 0, s.stderr);
-    const d = neardup(['job', 'dedup', shardDir, '--local', '--work-dir', 'local-d', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'out', '-q'], { cwd: dir });
+    const d = neardup(['job', 'dedup', shardDir, '--local', '--work-dir', 'local-d', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'out', '-q'], {
+      cwd: dir,
+    });
     assert.equal(d.code, 0, d.stderr);
     const outs = fs.readdirSync(path.join(dir, 'out')).sort();
-    assert.deepEqual(outs, [...fs.readdirSync(shardDir), '_SUCCESS'].sort(), 'one output shard per input shard, same names (format and compression), and the marker');
+    assert.deepEqual(
+      outs,
+      [...fs.readdirSync(shardDir), '_SUCCESS'].sort(),
+      'one output shard per input shard, same names (format and compression), and the marker',
+    );
     const kept = (await readDocs(path.join(dir, 'out'))).map((x) => JSON.stringify(x));
     assert.deepEqual(kept, fs.readFileSync(path.join(dir, 'single-dedup.jsonl'), 'utf8').split('\n').filter((l) => l !== ''));
     assert.equal(fs.readFileSync(path.join(dir, 'out', 'part-0001.jsonl.zst')).readUInt32LE(0), 0xfd2fb528, 'zstd output for zstd input');
@@ -69,7 +89,7 @@ describe('sharded dedup jobs', () => {
     for (let i = 0; i < 3; i++) run('sign', { SLURM_ARRAY_TASK_ID: String(10 + i), SLURM_ARRAY_TASK_MIN: '10', SLURM_ARRAY_TASK_COUNT: '3' });
     // Before every join has run, later stages refuse.
     const early = neardup(['stage', 'gather', '--work-dir', 'array', '--task', '0'], { cwd: dir });
-    assert.equal(early.code, 2, "a stage run before the one it reads is a usage error");
+    assert.equal(early.code, 2, 'a stage run before the one it reads is a usage error');
     assert.match(early.stderr, /join task \d+ has not completed/);
     for (let i = 0; i < 2; i++) run('join', { JOB_COMPLETION_INDEX: String(i) }, ['--tasks', '2']);
     run('route', {}, ['--all']);
@@ -98,23 +118,56 @@ describe('sharded dedup jobs', () => {
       for (let i = 0; i < 3; i++) workers.push(startWorker(redis.url, path.join(dir, `w${i}`), ['--lock-ms', '3000', '--stalled-ms', '500']));
       await Promise.all(workers.map((w) => w.waitFor(/worker ready/)));
       const work = path.join(dir, 'shared', 'job1');
-      const r = await neardupAsync(['job', 'dedup', shardDir, '--redis', redis.url, '--work-dir', work, '--id-field', 'id', '--out', 'q.tsv', '--partitions', '16', '--task-bytes', '1'], dir);
+      const r = await neardupAsync([
+        'job',
+        'dedup',
+        shardDir,
+        '--redis',
+        redis.url,
+        '--work-dir',
+        work,
+        '--id-field',
+        'id',
+        '--out',
+        'q.tsv',
+        '--partitions',
+        '16',
+        '--task-bytes',
+        '1',
+      ], dir);
       assert.equal(r.code, 0, r.stderr);
       assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'q.tsv'), 'utf8')), singlePairs);
       // Every worker took part.
       for (const w of workers) assert.match(w.log(), /task done/);
-      const c = await neardupAsync(['job', 'dedup', shardDir, '--redis', redis.url, '--work-dir', path.join(dir, 'shared', 'job1c'), '--id-field', 'id', '--output', 'clusters', '--out', 'q.jsonl'], dir);
+      const c = await neardupAsync([
+        'job',
+        'dedup',
+        shardDir,
+        '--redis',
+        redis.url,
+        '--work-dir',
+        path.join(dir, 'shared', 'job1c'),
+        '--id-field',
+        'id',
+        '--output',
+        'clusters',
+        '--out',
+        'q.jsonl',
+      ], dir);
       assert.equal(c.code, 0, c.stderr);
       assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'q.jsonl'), 'utf8')), singleClusters);
     });
 
-    it('a worker SIGKILLed in the middle of a task: the job finishes with the same result, the killed task\'s files are never committed', async () => {
+    it("a worker SIGKILLed in the middle of a task: the job finishes with the same result, the killed task's files are never committed", async () => {
       // A fourth worker that pauses each task after writing its temp output, before committing.
       const slow = startWorker(redis.url, path.join(dir, 'w-slow'), ['--lock-ms', '2000', '--stalled-ms', '500'], faultEnv({ pauseMs: 60000 }));
       workers.push(slow);
       await slow.waitFor(/worker ready/);
       const work = path.join(dir, 'shared', 'job2');
-      const done = neardupAsync(['job', 'dedup', shardDir, '--redis', redis.url, '--work-dir', work, '--id-field', 'id', '--out', 'k.tsv', '--task-bytes', '1'], dir);
+      const done = neardupAsync(
+        ['job', 'dedup', shardDir, '--redis', redis.url, '--work-dir', work, '--id-field', 'id', '--out', 'k.tsv', '--task-bytes', '1'],
+        dir,
+      );
       const m = await slow.waitFor(/task start (\w+) (\d+)/);
       // Wait until its temp directory exists (it has written output), then kill it.
       let leftovers: string[] = [];
@@ -160,16 +213,48 @@ describe('sharded dedup jobs', () => {
       const one = neardup(['dedup', 'ag/new.jsonl', '--against', 'ag/old.jsonl', '--id-field', 'id', '--out', 'ag1.tsv'], { cwd: dir });
       assert.equal(one.code, 0, one.stderr);
       assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'ag1.tsv'), 'utf8')), expected);
-      const dist = await neardupAsync(['job', 'dedup', 'ag/new', '--against', 'ag/old', '--redis', redis.url, '--work-dir', path.join(dir, 'shared', 'ag'), '--id-field', 'id', '--out', 'ag2.tsv'], dir);
+      const dist = await neardupAsync([
+        'job',
+        'dedup',
+        'ag/new',
+        '--against',
+        'ag/old',
+        '--redis',
+        redis.url,
+        '--work-dir',
+        path.join(dir, 'shared', 'ag'),
+        '--id-field',
+        'id',
+        '--out',
+        'ag2.tsv',
+      ], dir);
       assert.equal(dist.code, 0, dist.stderr);
       assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'ag2.tsv'), 'utf8')), expected);
       // dedup: NEW without its near duplicates of OLD, the same in both.
-      const d1 = neardup(['dedup', 'ag/new.jsonl', '--against', 'ag/old.jsonl', '--id-field', 'id', '--output', 'dedup', '--out', 'ag1.jsonl', '-q'], { cwd: dir });
+      const d1 = neardup(['dedup', 'ag/new.jsonl', '--against', 'ag/old.jsonl', '--id-field', 'id', '--output', 'dedup', '--out', 'ag1.jsonl', '-q'], {
+        cwd: dir,
+      });
       assert.equal(d1.code, 0, d1.stderr);
       const matched = new Set(expected.map((l) => l.split('\t')[0]));
       const kept = sortedLines(fs.readFileSync(path.join(dir, 'ag1.jsonl'), 'utf8'));
       assert.deepEqual(kept, sortedLines(jsonl(corpus.filter((c) => !matched.has(c.id)))));
-      const d2 = neardup(['job', 'dedup', 'ag/new', '--against', 'ag/old', '--local', '--work-dir', 'shared/ag-d', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'ag-out', '-q'], { cwd: dir });
+      const d2 = neardup([
+        'job',
+        'dedup',
+        'ag/new',
+        '--against',
+        'ag/old',
+        '--local',
+        '--work-dir',
+        'shared/ag-d',
+        '--id-field',
+        'id',
+        '--output',
+        'dedup',
+        '--out-dir',
+        'ag-out',
+        '-q',
+      ], { cwd: dir });
       assert.equal(d2.code, 0, d2.stderr);
       assert.deepEqual(sortedLines(jsonl(await readDocs(path.join(dir, 'ag-out')))), kept);
       assert.equal(fs.readdirSync(path.join(dir, 'ag-out')).filter((f) => f !== '_SUCCESS').length, 6, 'no output for reference shards');
@@ -182,7 +267,19 @@ describe('sharded dedup jobs', () => {
       const lines = fs.readFileSync(victim, 'utf8').split('\n');
       lines[4] = '{"id": "broken", "text": ';
       fs.writeFileSync(victim, lines.join('\n'));
-      const stop = await neardupAsync(['job', 'dedup', bad, '--redis', redis.url, '--work-dir', path.join(dir, 'shared', 'bad1'), '--id-field', 'id', '--out', 'bad1.tsv'], dir);
+      const stop = await neardupAsync([
+        'job',
+        'dedup',
+        bad,
+        '--redis',
+        redis.url,
+        '--work-dir',
+        path.join(dir, 'shared', 'bad1'),
+        '--id-field',
+        'id',
+        '--out',
+        'bad1.tsv',
+      ], dir);
       assert.equal(stop.code, 2, stop.stderr);
       assert.match(stop.stderr, new RegExp(`sign task \\d+: ${victim.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:5: `));
       assert.ok(!fs.existsSync(path.join(dir, 'bad1.tsv')), 'no output when the job stops');
@@ -190,11 +287,30 @@ describe('sharded dedup jobs', () => {
       const pq = path.join(bad, 'part-0004.parquet');
       const ids: (string | null)[] = docs.slice(300, 330).map((d) => d.id);
       ids[12] = null;
-      await writeParquet(pq, [{ name: 'id', data: ids, type: 'STRING', nullable: true }, { name: 'text', data: docs.slice(300, 330).map((d) => d.text), type: 'STRING' }], 'SNAPPY', 10);
+      await writeParquet(
+        pq,
+        [{ name: 'id', data: ids, type: 'STRING', nullable: true }, { name: 'text', data: docs.slice(300, 330).map((d) => d.text), type: 'STRING' }],
+        'SNAPPY',
+        10,
+      );
       const pqStop = neardup(['job', 'dedup', pq, '--local', '--work-dir', 'shared/bad-pq', '--id-field', 'id', '-q'], { cwd: dir });
       assert.equal(pqStop.code, 2, pqStop.stderr);
       assert.match(pqStop.stderr, /part-0004\.parquet: row group 1, row 12: id column "id" is null/);
-      const skip = await neardupAsync(['job', 'dedup', bad, '--redis', redis.url, '--work-dir', path.join(dir, 'shared', 'bad2'), '--id-field', 'id', '--on-bad-shard', 'skip', '--out', 'bad2.tsv'], dir);
+      const skip = await neardupAsync([
+        'job',
+        'dedup',
+        bad,
+        '--redis',
+        redis.url,
+        '--work-dir',
+        path.join(dir, 'shared', 'bad2'),
+        '--id-field',
+        'id',
+        '--on-bad-shard',
+        'skip',
+        '--out',
+        'bad2.tsv',
+      ], dir);
       assert.equal(skip.code, 0, skip.stderr);
       assert.match(skip.stderr, new RegExp(`skipped +shard ${victim.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*:5: `));
       assert.match(skip.stderr, /skipped +shard .*part-0004\.parquet: .*row group 1, row 12/);

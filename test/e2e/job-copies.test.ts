@@ -20,7 +20,7 @@ function corpus(big: number): string[] {
   for (let i = 0; i < docs.length; i++) {
     texts.push(docs[i]!.text);
     // Copies of ordinary documents (some of which have near duplicates), a few of each.
-    if (i % 50 === 7) for (let k = 0; k < 3; k++) texts.push(docs[i]!.text);
+    if (i % 50 === 7) { for (let k = 0; k < 3; k++) texts.push(docs[i]!.text); }
   }
   for (let k = 0; k < big; k++) texts.splice((k * 7919) % (texts.length + 1), 0, page);
   return texts.map((text, i) => JSON.stringify({ id: `d${i}`, score: (i * 13) % 7, text }));
@@ -61,11 +61,41 @@ describe('a job folds exact copies before LSH, as dedup does', () => {
     fs.writeFileSync(all, lines.map((l) => l + '\n').join(''));
   });
 
-  it('3,000 identical documents and ordinary ones at the default options: dedup\'s output, audit and counts, with few candidate rows', () => {
-    const d = neardup(['dedup', all, '--id-field', 'id', '--output', 'dedup', '--out', path.join(dir, 'd.jsonl'), '--removed', path.join(dir, 'd.removed.jsonl'), '--json'], { cwd: dir });
+  it("3,000 identical documents and ordinary ones at the default options: dedup's output, audit and counts, with few candidate rows", () => {
+    const d = neardup([
+      'dedup',
+      all,
+      '--id-field',
+      'id',
+      '--output',
+      'dedup',
+      '--out',
+      path.join(dir, 'd.jsonl'),
+      '--removed',
+      path.join(dir, 'd.removed.jsonl'),
+      '--json',
+    ], { cwd: dir });
     assert.equal(d.code, 0, d.stderr);
     const work = path.join(dir, 'w');
-    const j = neardup(['job', 'dedup', ...shards, '--id-field', 'id', '--output', 'dedup', '--out-dir', path.join(dir, 'j'), '--removed', path.join(dir, 'j.removed.jsonl'), '--local', '--task-bytes', '100000', '--work-dir', work, '--json'], { cwd: dir });
+    const j = neardup([
+      'job',
+      'dedup',
+      ...shards,
+      '--id-field',
+      'id',
+      '--output',
+      'dedup',
+      '--out-dir',
+      path.join(dir, 'j'),
+      '--removed',
+      path.join(dir, 'j.removed.jsonl'),
+      '--local',
+      '--task-bytes',
+      '100000',
+      '--work-dir',
+      work,
+      '--json',
+    ], { cwd: dir });
     assert.equal(j.code, 0, j.stderr);
     assert.equal(shardBytes(path.join(dir, 'j'), shards), fs.readFileSync(path.join(dir, 'd.jsonl'), 'utf8'));
     assert.equal(fs.readFileSync(path.join(dir, 'j.removed.jsonl'), 'utf8'), fs.readFileSync(path.join(dir, 'd.removed.jsonl'), 'utf8'));
@@ -74,16 +104,19 @@ describe('a job folds exact copies before LSH, as dedup does', () => {
     assert.ok((dj.copies as number) >= 2999, `dedup folded the copies: ${String(dj.copies)}`);
     // Folded: the join wrote pairs among representatives only (unfolded, the big group alone was ~72M rows).
     let rows = 0;
-    for (const t of fs.readdirSync(path.join(work, 'join'))) rows += (JSON.parse(fs.readFileSync(path.join(work, 'join', t, '_SUCCESS.json'), 'utf8')) as { pairRows: number }).pairRows;
+    for (const t of fs.readdirSync(path.join(work, 'join')))
+      rows += (JSON.parse(fs.readFileSync(path.join(work, 'join', t, '_SUCCESS.json'), 'utf8')) as { pairRows: number }).pairRows;
     assert.ok(rows < 100_000, `${rows} candidate pair rows`);
   });
 
-  for (const opts of [
-    ['--output', 'clusters', '--removal', 'cluster', '--keep', 'max:score'],
-    ['--output', 'annotate', '--keep', 'min:score'],
-    ['--output', 'annotate', '--removal', 'cluster', '--keep', 'longest'],
-    ['--output', 'dedup', '--keep', 'none'],
-  ]) {
+  for (
+    const opts of [
+      ['--output', 'clusters', '--removal', 'cluster', '--keep', 'max:score'],
+      ['--output', 'annotate', '--keep', 'min:score'],
+      ['--output', 'annotate', '--removal', 'cluster', '--keep', 'longest'],
+      ['--output', 'dedup', '--keep', 'none'],
+    ]
+  ) {
     it(`${opts.join(' ')}: dedup's bytes`, () => {
       const tag = opts.join('').replace(/[^a-z]/g, '');
       const shardOut = opts[1] !== 'clusters';
@@ -91,7 +124,21 @@ describe('a job folds exact copies before LSH, as dedup does', () => {
       const jOut = shardOut ? ['--out-dir', path.join(dir, `j-${tag}`)] : ['--out', path.join(dir, `j-${tag}.jsonl`)];
       const d = neardup(['dedup', all, '--id-field', 'id', ...opts, ...dOut, '-q'], { cwd: dir });
       assert.equal(d.code, 0, d.stderr);
-      const j = neardup(['job', 'dedup', ...shards, '--id-field', 'id', ...opts, ...jOut, '--local', '--task-bytes', '100000', '--work-dir', path.join(dir, `w-${tag}`), '-q'], { cwd: dir });
+      const j = neardup([
+        'job',
+        'dedup',
+        ...shards,
+        '--id-field',
+        'id',
+        ...opts,
+        ...jOut,
+        '--local',
+        '--task-bytes',
+        '100000',
+        '--work-dir',
+        path.join(dir, `w-${tag}`),
+        '-q',
+      ], { cwd: dir });
       assert.equal(j.code, 0, j.stderr);
       if (shardOut) assert.equal(shardBytes(path.join(dir, `j-${tag}`), shards), fs.readFileSync(path.join(dir, `d-${tag}.jsonl`), 'utf8'));
       else assert.equal(fs.readFileSync(path.join(dir, `j-${tag}.jsonl`), 'utf8'), fs.readFileSync(path.join(dir, `d-${tag}.jsonl`), 'utf8'));
@@ -105,7 +152,23 @@ describe('a job folds exact copies before LSH, as dedup does', () => {
     fs.writeFileSync(concat, lines.map((l) => l + '\n').join(''));
     const d = neardup(['dedup', concat, '--id-field', 'id', '--output', 'pairs', '--out', path.join(dir, 'pairs-d.tsv'), '--json'], { cwd: dir });
     assert.equal(d.code, 0, d.stderr);
-    const j = neardup(['job', 'dedup', ...small, '--id-field', 'id', '--output', 'pairs', '--out', path.join(dir, 'pairs-j.tsv'), '--local', '--task-bytes', '30000', '--work-dir', path.join(dir, 'w-pairs'), '--json'], { cwd: dir });
+    const j = neardup([
+      'job',
+      'dedup',
+      ...small,
+      '--id-field',
+      'id',
+      '--output',
+      'pairs',
+      '--out',
+      path.join(dir, 'pairs-j.tsv'),
+      '--local',
+      '--task-bytes',
+      '30000',
+      '--work-dir',
+      path.join(dir, 'w-pairs'),
+      '--json',
+    ], { cwd: dir });
     assert.equal(j.code, 0, j.stderr);
     assert.equal(fs.readFileSync(path.join(dir, 'pairs-j.tsv'), 'utf8'), fs.readFileSync(path.join(dir, 'pairs-d.tsv'), 'utf8'));
     const pairs = (JSON.parse(d.stdout) as { pairs: number }).pairs;
@@ -114,7 +177,22 @@ describe('a job folds exact copies before LSH, as dedup does', () => {
     // Below the pairs the copies stand for (above the candidate rows of any partition): both refuse.
     const limit = String(pairs - 1);
     const dr = neardup(['dedup', concat, '--id-field', 'id', '--output', 'pairs', '--max-pairs', limit, '--out', path.join(dir, 'x.tsv')], { cwd: dir });
-    const jr = neardup(['job', 'dedup', ...small, '--id-field', 'id', '--output', 'pairs', '--max-pairs', limit, '--out', path.join(dir, 'y.tsv'), '--local', '--work-dir', path.join(dir, 'w-pairs-limit')], { cwd: dir });
+    const jr = neardup([
+      'job',
+      'dedup',
+      ...small,
+      '--id-field',
+      'id',
+      '--output',
+      'pairs',
+      '--max-pairs',
+      limit,
+      '--out',
+      path.join(dir, 'y.tsv'),
+      '--local',
+      '--work-dir',
+      path.join(dir, 'w-pairs-limit'),
+    ], { cwd: dir });
     assert.equal(dr.code, 2, dr.stderr);
     assert.equal(jr.code, 2, jr.stderr);
     assert.match(jr.stderr, /raise --max-pairs/);

@@ -60,7 +60,9 @@ const GEN: Record<string, fc.Arbitrary<string[]>> = {
   representative: fc.constantFrom('first', 'longest', 'central').map((v) => ['--representative', v]),
   // score is numeric (with ties), day an ISO date; title ("t3") is not a number: both must refuse it alike.
   removal: fc.constantFrom('verified', 'cluster').map((v) => ['--removal', v]),
-  keep: fc.constantFrom('first', 'longest', 'shortest', 'max:score', 'min:score', 'max:day', 'min:day', 'none', 'max:title', 'source').map((v) => ['--keep', v]),
+  keep: fc.constantFrom('first', 'longest', 'shortest', 'max:score', 'min:score', 'max:day', 'min:day', 'none', 'max:title', 'source').map((
+    v,
+  ) => ['--keep', v]),
   exact: fc.constant(['--exact']),
   verify: fc.constantFrom('exact', 'estimate', 'none').map((v) => ['--verify', v]),
   output: fc.constantFrom('pairs', 'clusters', 'dedup', 'annotate').map((v) => ['--output', v]),
@@ -107,7 +109,14 @@ interface Case {
 }
 
 const OPTION_ARB: fc.Arbitrary<string[][]> = fc
-  .tuple(...Object.entries(GEN).map(([attr, g]) => fc.oneof({ arbitrary: fc.constant(null), weight: attr === 'output' || attr === 'idField' || attr === 'keep' || attr === 'removed' ? 1 : 9 }, { arbitrary: g, weight: 1 })))
+  .tuple(
+    ...Object.entries(GEN).map(([attr, g]) =>
+      fc.oneof({ arbitrary: fc.constant(null), weight: attr === 'output' || attr === 'idField' || attr === 'keep' || attr === 'removed' ? 1 : 9 }, {
+        arbitrary: g,
+        weight: 1,
+      })
+    ),
+  )
   .map((xs) => xs.filter((x): x is string[] => x !== null))
   // The tag and audit options belong to one output each: mostly drawn where they apply (annotate's
   // --tag-prefix, dedup's --removed and --dry-run), one set in ten keeps them anywhere, to be refused.
@@ -116,7 +125,7 @@ const OPTION_ARB: fc.Arbitrary<string[][]> = fc
       if (r === 0) return xs;
       const output = xs.find((o) => o[0] === '--output')?.[1] ?? 'pairs';
       return xs.filter((o) => (o[0] === '--tag-prefix' ? output === 'annotate' : o[0] === '--removed' || o[0] === '--dry-run' ? output === 'dedup' : true));
-    }),
+    })
   );
 
 const CASE_ARB: fc.Arbitrary<Case> = fc.record({
@@ -126,7 +135,10 @@ const CASE_ARB: fc.Arbitrary<Case> = fc.record({
   refCuts: fc.option(fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 3 }), { freq: 3 }),
   gz: fc.array(fc.boolean(), { minLength: 9, maxLength: 9 }),
   // Invalid records and a repeated id in a share of the cases: both must be refused alike (or skipped alike).
-  invalid: fc.oneof({ arbitrary: fc.constant<number[]>([]), weight: 4 }, { arbitrary: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 2 }), weight: 1 }),
+  invalid: fc.oneof({ arbitrary: fc.constant<number[]>([]), weight: 4 }, {
+    arbitrary: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 2 }),
+    weight: 1,
+  }),
   cutAfterInvalid: fc.boolean(),
   skipThem: fc.integer({ min: 0, max: 3 }).map((x) => x > 0),
   dupId: fc.integer({ min: 0, max: 9 }).map((x) => x < 1),
@@ -221,17 +233,33 @@ function assertNoCrash(r: { code: number | null; signal: NodeJS.Signals | null; 
   assert.doesNotMatch(r.stderr, /FATAL|Native stack|^\s+at /m, `${what}: ${r.stderr.slice(0, 2000)}`);
 }
 
-describe('sharded jobs give dedup\'s answer or refuse (differential property)', () => {
+describe("sharded jobs give dedup's answer or refuse (differential property)", () => {
   let root: string;
   let redis: RedisChild | undefined;
   const workers: WorkerChild[] = [];
-  const counts = { sets: 0, answered: 0, refusedBoth: 0, refusedJob: 0, bullmq: 0, keptOtherwise: 0, severalInputs: 0, audits: 0, streamed: 0, streamRefused: 0, tinyHeap: 0, tinyHeapRefused: 0, tinyHeapOnly: 0, bigCopies: 0 };
+  const counts = {
+    sets: 0,
+    answered: 0,
+    refusedBoth: 0,
+    refusedJob: 0,
+    bullmq: 0,
+    keptOtherwise: 0,
+    severalInputs: 0,
+    audits: 0,
+    streamed: 0,
+    streamRefused: 0,
+    tinyHeap: 0,
+    tinyHeapRefused: 0,
+    tinyHeapOnly: 0,
+    bigCopies: 0,
+  };
 
   before(async () => {
     root = tmpDir();
     if (!redisMissing() || REQUIRE_ALL) {
       redis = await startRedis();
-      for (let i = 0; i < 2; i++) workers.push(startWorker(redis.url, path.join(root, `w${i}`), ['--queue', 'diff', '--lock-ms', '5000', '--stalled-ms', '1000']));
+      for (let i = 0; i < 2; i++)
+        workers.push(startWorker(redis.url, path.join(root, `w${i}`), ['--queue', 'diff', '--lock-ms', '5000', '--stalled-ms', '1000']));
       await Promise.all(workers.map((w) => w.waitFor(/worker ready/)));
     }
   });
@@ -287,7 +315,10 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
     const want = path.join(dir, 'want.jsonl');
     const w = await cliInProcess([...base, '--no-stream', '--out', want]);
     assert.equal(w.code, 0, w.stderr);
-    const runs: [number, string[]][] = [[8, []], [12, []], [TINY_HEAP, []], [24, []], [TINY_HEAP, ['--stream', '--workers', '0']], [12, ['--no-stream']], [TINY_HEAP, ['--no-stream', '--workers', '2']]];
+    const runs: [number, string[]][] = [[8, []], [12, []], [TINY_HEAP, []], [24, []], [TINY_HEAP, ['--stream', '--workers', '0']], [12, ['--no-stream']], [
+      TINY_HEAP,
+      ['--no-stream', '--workers', '2'],
+    ]];
     for (const [mib, route] of runs) {
       const out = path.join(dir, `h${mib}${route.join('')}.jsonl`);
       const r = await underHeap([...base, ...route, '--out', out], mib);
@@ -301,168 +332,200 @@ describe('sharded jobs give dedup\'s answer or refuse (differential property)', 
   });
 
   async function runCase(drawnCase: Case, k: number): Promise<void> {
-        // 3,000 copies are 4.5M pairs: listed by --output pairs (the default) only where drawn, else an output that folds them.
-        const c = drawnCase.copies.includes(3000) && !drawnCase.options.some((o) => o[0] === '--output') ? { ...drawnCase, options: [...drawnCase.options, ['--output', ['dedup', 'clusters', 'annotate'][drawnCase.seed % 3]!]] } : drawnCase;
-        const dir = path.join(root, `case${k}`);
-        const { corpus, reference } = corpusLines(c);
-        const firstBad = corpus.findIndex((l) => l.startsWith('{"id": "bad"'));
-        const shards = writeCut(path.join(dir, 'shards'), corpus, c.cuts, c.gz, c.cutAfterInvalid && firstBad >= 0 ? firstBad + 1 : undefined);
-        const refShards = c.refCuts ? writeCut(path.join(dir, 'ref'), reference, c.refCuts, c.gz.slice(3)) : [];
-        fs.writeFileSync(path.join(dir, 'all.jsonl'), corpus.map((l) => l + '\n').join(''));
-        if (c.refCuts) fs.writeFileSync(path.join(dir, 'ref.jsonl'), reference.map((l) => l + '\n').join(''));
-        const drawn = c.options.flat();
-        // The 3,000 copies' 4.5M pairs are not listed in every run: a limit below them, which both refuse at.
-        if (c.copies.includes(3000) && !drawn.includes('--max-pairs') && (c.options.find((o) => o[0] === '--output')?.[1] ?? 'pairs') === 'pairs') drawn.push('--max-pairs', '1000000');
-        if (c.invalid.length > 0 && c.skipThem && !drawn.includes('--skip-invalid')) drawn.push('--skip-invalid');
-        // --removed: each run writes its audit to a file of its own, compared with dedup's below.
-        const at = drawn.indexOf('--removed');
-        const auditName = at >= 0 ? drawn[at + 1]! : undefined;
-        const auditPath = (run: string): string => path.join(dir, `${run}-${auditName}`);
-        const optsFor = (run: string): string[] => (at < 0 ? drawn : drawn.map((x, i) => (i === at + 1 ? auditPath(run) : x)));
-        const opts = drawn;
-        // --dry-run writes no output: the runs then give no --out (dedup refuses one, naming it).
-        const dry = drawn.includes('--dry-run');
-        const mode = c.options.find((o) => o[0] === '--output')?.[1] ?? 'pairs';
-        const shardOut = mode === 'dedup' || mode === 'annotate';
-        const single = path.join(dir, 'single.out');
-        const ref = c.refCuts ? ['--against', path.join(dir, 'ref.jsonl')] : [];
-        const d = await cliInProcess(['dedup', path.join(dir, 'all.jsonl'), ...ref, ...optsFor('single'), ...(dry ? [] : ['--out', single]), '-q']);
-        assert.notEqual(d.code, 1, `dedup crashed: ${d.stderr}`);
-        counts.sets++;
-        // dedup streamed (what a larger input, or a smaller heap, gets by default): the same answer, or
-        // a refusal naming what only the in-memory route does.
-        if (!c.refCuts && d.code === 0 && !drawn.includes('--stream') && !drawn.includes('--no-stream')) {
-          const viaStream = path.join(dir, 'stream.out');
-          const st = await cliInProcess(['dedup', path.join(dir, 'all.jsonl'), ...optsFor('stream'), '--stream', ...(dry ? [] : ['--out', viaStream]), '-q']);
-          assert.notEqual(st.code, 1, `dedup --stream crashed (${opts.join(' ')}): ${st.stderr}`);
-          if (st.code === 2) {
-            assert.match(st.stderr, /--no-stream|need the texts in memory|--max-pairs|--removal cluster/, `dedup --stream refused (${opts.join(' ')}) without naming the option: ${st.stderr}`);
-            counts.streamRefused++;
-          } else {
-            if (auditName) assert.ok(fs.readFileSync(auditPath('stream')).equals(fs.readFileSync(auditPath('single'))), `the audit of dedup --stream differs (${opts.join(' ')})`);
-            if (!dry) assert.equal(fs.readFileSync(viaStream, 'utf8'), fs.readFileSync(single, 'utf8'), `dedup --stream differs from dedup in memory (${opts.join(' ')})`);
-            counts.streamed++;
-          }
+    // 3,000 copies are 4.5M pairs: listed by --output pairs (the default) only where drawn, else an output that folds them.
+    const c = drawnCase.copies.includes(3000) && !drawnCase.options.some((o) => o[0] === '--output')
+      ? { ...drawnCase, options: [...drawnCase.options, ['--output', ['dedup', 'clusters', 'annotate'][drawnCase.seed % 3]!]] }
+      : drawnCase;
+    const dir = path.join(root, `case${k}`);
+    const { corpus, reference } = corpusLines(c);
+    const firstBad = corpus.findIndex((l) => l.startsWith('{"id": "bad"'));
+    const shards = writeCut(path.join(dir, 'shards'), corpus, c.cuts, c.gz, c.cutAfterInvalid && firstBad >= 0 ? firstBad + 1 : undefined);
+    const refShards = c.refCuts ? writeCut(path.join(dir, 'ref'), reference, c.refCuts, c.gz.slice(3)) : [];
+    fs.writeFileSync(path.join(dir, 'all.jsonl'), corpus.map((l) => l + '\n').join(''));
+    if (c.refCuts) fs.writeFileSync(path.join(dir, 'ref.jsonl'), reference.map((l) => l + '\n').join(''));
+    const drawn = c.options.flat();
+    // The 3,000 copies' 4.5M pairs are not listed in every run: a limit below them, which both refuse at.
+    if (c.copies.includes(3000) && !drawn.includes('--max-pairs') && (c.options.find((o) => o[0] === '--output')?.[1] ?? 'pairs') === 'pairs')
+      drawn.push('--max-pairs', '1000000');
+    if (c.invalid.length > 0 && c.skipThem && !drawn.includes('--skip-invalid')) drawn.push('--skip-invalid');
+    // --removed: each run writes its audit to a file of its own, compared with dedup's below.
+    const at = drawn.indexOf('--removed');
+    const auditName = at >= 0 ? drawn[at + 1]! : undefined;
+    const auditPath = (run: string): string => path.join(dir, `${run}-${auditName}`);
+    const optsFor = (run: string): string[] => (at < 0 ? drawn : drawn.map((x, i) => (i === at + 1 ? auditPath(run) : x)));
+    const opts = drawn;
+    // --dry-run writes no output: the runs then give no --out (dedup refuses one, naming it).
+    const dry = drawn.includes('--dry-run');
+    const mode = c.options.find((o) => o[0] === '--output')?.[1] ?? 'pairs';
+    const shardOut = mode === 'dedup' || mode === 'annotate';
+    const single = path.join(dir, 'single.out');
+    const ref = c.refCuts ? ['--against', path.join(dir, 'ref.jsonl')] : [];
+    const d = await cliInProcess(['dedup', path.join(dir, 'all.jsonl'), ...ref, ...optsFor('single'), ...(dry ? [] : ['--out', single]), '-q']);
+    assert.notEqual(d.code, 1, `dedup crashed: ${d.stderr}`);
+    counts.sets++;
+    // dedup streamed (what a larger input, or a smaller heap, gets by default): the same answer, or
+    // a refusal naming what only the in-memory route does.
+    if (!c.refCuts && d.code === 0 && !drawn.includes('--stream') && !drawn.includes('--no-stream')) {
+      const viaStream = path.join(dir, 'stream.out');
+      const st = await cliInProcess(['dedup', path.join(dir, 'all.jsonl'), ...optsFor('stream'), '--stream', ...(dry ? [] : ['--out', viaStream]), '-q']);
+      assert.notEqual(st.code, 1, `dedup --stream crashed (${opts.join(' ')}): ${st.stderr}`);
+      if (st.code === 2) {
+        assert.match(
+          st.stderr,
+          /--no-stream|need the texts in memory|--max-pairs|--removal cluster/,
+          `dedup --stream refused (${opts.join(' ')}) without naming the option: ${st.stderr}`,
+        );
+        counts.streamRefused++;
+      } else {
+        if (auditName)
+          assert.ok(
+            fs.readFileSync(auditPath('stream')).equals(fs.readFileSync(auditPath('single'))),
+            `the audit of dedup --stream differs (${opts.join(' ')})`,
+          );
+        if (!dry)
+          assert.equal(fs.readFileSync(viaStream, 'utf8'), fs.readFileSync(single, 'utf8'), `dedup --stream differs from dedup in memory (${opts.join(' ')})`);
+        counts.streamed++;
+      }
+    }
+    // dedup under a tiny heap (a quarter of the sets: a process each): the same bytes, or a refusal
+    // as dedup's, or naming --max-old-space-size.
+    if (k % 4 === 1) {
+      const tinyOut = path.join(dir, 'tiny.out');
+      const t = await underHeap(['dedup', path.join(dir, 'all.jsonl'), ...ref, ...optsFor('tiny'), ...(dry ? [] : ['--out', tinyOut]), '-q']);
+      const what = `dedup under --max-old-space-size=${TINY_HEAP} (${opts.join(' ')}${c.refCuts ? ' --against' : ''})`;
+      assertNoCrash(t, what);
+      if (t.code === 2) {
+        if (d.code === 2)
+          assert.ok(t.stderr === d.stderr || /max-old-space-size/.test(t.stderr), `${what} refused otherwise than dedup: ${t.stderr} / ${d.stderr}`);
+        else {
+          assert.match(t.stderr, /max-old-space-size/, `${what} refused, but dedup answered, and the refusal names no heap: ${t.stderr}`);
+          counts.tinyHeapOnly++;
         }
-        // dedup under a tiny heap (a quarter of the sets: a process each): the same bytes, or a refusal
-        // as dedup's, or naming --max-old-space-size.
-        if (k % 4 === 1) {
-          const tinyOut = path.join(dir, 'tiny.out');
-          const t = await underHeap(['dedup', path.join(dir, 'all.jsonl'), ...ref, ...optsFor('tiny'), ...(dry ? [] : ['--out', tinyOut]), '-q']);
-          const what = `dedup under --max-old-space-size=${TINY_HEAP} (${opts.join(' ')}${c.refCuts ? ' --against' : ''})`;
-          assertNoCrash(t, what);
-          if (t.code === 2) {
-            if (d.code === 2) assert.ok(t.stderr === d.stderr || /max-old-space-size/.test(t.stderr), `${what} refused otherwise than dedup: ${t.stderr} / ${d.stderr}`);
-            else {
-              assert.match(t.stderr, /max-old-space-size/, `${what} refused, but dedup answered, and the refusal names no heap: ${t.stderr}`);
-              counts.tinyHeapOnly++;
-            }
-            counts.tinyHeapRefused++;
-          } else {
-            assert.equal(d.code, 0, `${what} answered with exit 0, but dedup refused: ${d.stderr}`);
-            if (!dry) assert.ok(fs.readFileSync(tinyOut).equals(fs.readFileSync(single)), `${what}: output differs from dedup's`);
-            if (auditName) assert.ok(fs.readFileSync(auditPath('tiny')).equals(fs.readFileSync(auditPath('single'))), `${what}: the --removed audit differs from dedup's`);
-            counts.tinyHeap++;
-          }
+        counts.tinyHeapRefused++;
+      } else {
+        assert.equal(d.code, 0, `${what} answered with exit 0, but dedup refused: ${d.stderr}`);
+        if (!dry) assert.ok(fs.readFileSync(tinyOut).equals(fs.readFileSync(single)), `${what}: output differs from dedup's`);
+        if (auditName)
+          assert.ok(fs.readFileSync(auditPath('tiny')).equals(fs.readFileSync(auditPath('single'))), `${what}: the --removed audit differs from dedup's`);
+        counts.tinyHeap++;
+      }
+    }
+    // dedup reading the shards themselves (a directory of shards) is a route of its own: the same answer.
+    if (!c.refCuts) {
+      const viaDir = path.join(dir, 'viadir.out');
+      const v = await cliInProcess(['dedup', path.join(dir, 'shards'), ...optsFor('viadir'), ...(dry ? [] : ['--out', viaDir]), '-q']);
+      assert.equal(
+        v.code,
+        d.code,
+        `dedup of the shard directory exits ${v.code}, of the concatenation ${d.code} (${opts.join(' ')}): ${v.stderr} / ${d.stderr}`,
+      );
+      if (v.code === 0 && auditName)
+        assert.ok(
+          fs.readFileSync(auditPath('viadir')).equals(fs.readFileSync(auditPath('single'))),
+          `the audit of the shard directory differs (${opts.join(' ')})`,
+        );
+      if (v.code === 0 && !dry) {
+        const got = shardOut ? outputShards(viaDir, shards).toString('utf8') : fs.readFileSync(viaDir, 'utf8');
+        assert.equal(got, fs.readFileSync(single, 'utf8'), `dedup of the shard directory differs from dedup of the concatenation (${opts.join(' ')})`);
+      }
+    }
+    // dedup given the shards as several positional inputs (in order; some as a glob): the same
+    // answer; with --against (one input in one process) a refusal naming it.
+    if (c.multi && shards.length > 1) {
+      const viaArgs = path.join(dir, 'viaargs.out');
+      const inputs = shards.map((s, i) => (c.asGlob[i % c.asGlob.length] ? s.replace(/\.jsonl(\.gz)?$/, '.json*') : s));
+      // Its --removed audit in the case's dir too (given as drawn, it went to the test's cwd).
+      // A dry run writes no output to name (as the runs below give it none).
+      const m = await cliInProcess(['dedup', ...inputs, ...ref, ...optsFor('viaargs'), ...(dry ? [] : ['--out', viaArgs]), '-q']);
+      const what = `dedup of ${inputs.length} positional inputs (${opts.join(' ')})`;
+      assert.notEqual(m.code, 1, `${what} crashed: ${m.stderr}`);
+      if (c.refCuts) {
+        assert.equal(m.code, 2, `${what} --against: ${m.stderr}`);
+        if (d.code === 0) assert.match(m.stderr, /--against takes one input/);
+      } else {
+        assert.equal(m.code, d.code, `${what} exits ${m.code}, of the concatenation ${d.code}: ${m.stderr} / ${d.stderr}`);
+        if (m.code === 0) {
+          const got = shardOut ? outputShards(viaArgs, shards).toString('utf8') : fs.readFileSync(viaArgs, 'utf8');
+          assert.equal(got, fs.readFileSync(single, 'utf8'), `${what} differs from dedup of the concatenation`);
+          if (auditName) assert.ok(fs.readFileSync(auditPath('viaargs')).equals(fs.readFileSync(auditPath('single'))), `the audit of ${what} differs`);
+          counts.severalInputs++;
         }
-        // dedup reading the shards themselves (a directory of shards) is a route of its own: the same answer.
-        if (!c.refCuts) {
-          const viaDir = path.join(dir, 'viadir.out');
-          const v = await cliInProcess(['dedup', path.join(dir, 'shards'), ...optsFor('viadir'), ...(dry ? [] : ['--out', viaDir]), '-q']);
-          assert.equal(v.code, d.code, `dedup of the shard directory exits ${v.code}, of the concatenation ${d.code} (${opts.join(" ")}): ${v.stderr} / ${d.stderr}`);
-          if (v.code === 0 && auditName) assert.ok(fs.readFileSync(auditPath('viadir')).equals(fs.readFileSync(auditPath('single'))), `the audit of the shard directory differs (${opts.join(' ')})`);
-          if (v.code === 0 && !dry) {
-            const got = shardOut ? outputShards(viaDir, shards).toString('utf8') : fs.readFileSync(viaDir, 'utf8');
-            assert.equal(got, fs.readFileSync(single, 'utf8'), `dedup of the shard directory differs from dedup of the concatenation (${opts.join(' ')})`);
-          }
-        }
-        // dedup given the shards as several positional inputs (in order; some as a glob): the same
-        // answer; with --against (one input in one process) a refusal naming it.
-        if (c.multi && shards.length > 1) {
-          const viaArgs = path.join(dir, 'viaargs.out');
-          const inputs = shards.map((s, i) => (c.asGlob[i % c.asGlob.length] ? s.replace(/\.jsonl(\.gz)?$/, '.json*') : s));
-          // Its --removed audit in the case's dir too (given as drawn, it went to the test's cwd).
-          // A dry run writes no output to name (as the runs below give it none).
-          const m = await cliInProcess(['dedup', ...inputs, ...ref, ...optsFor('viaargs'), ...(dry ? [] : ['--out', viaArgs]), '-q']);
-          const what = `dedup of ${inputs.length} positional inputs (${opts.join(' ')})`;
-          assert.notEqual(m.code, 1, `${what} crashed: ${m.stderr}`);
-          if (c.refCuts) {
-            assert.equal(m.code, 2, `${what} --against: ${m.stderr}`);
-            if (d.code === 0) assert.match(m.stderr, /--against takes one input/);
-          } else {
-            assert.equal(m.code, d.code, `${what} exits ${m.code}, of the concatenation ${d.code}: ${m.stderr} / ${d.stderr}`);
-            if (m.code === 0) {
-              const got = shardOut ? outputShards(viaArgs, shards).toString('utf8') : fs.readFileSync(viaArgs, 'utf8');
-              assert.equal(got, fs.readFileSync(single, 'utf8'), `${what} differs from dedup of the concatenation`);
-              if (auditName) assert.ok(fs.readFileSync(auditPath('viaargs')).equals(fs.readFileSync(auditPath('single'))), `the audit of ${what} differs`);
-              counts.severalInputs++;
-            }
-          }
-        }
-        const runners: Runner[] = ['local', 'array'];
-        if (redis && k % 8 === 0) runners.push('bullmq');
-        for (const runner of runners) {
-          const work = path.join(dir, `work-${runner}`);
-          const outArgs = dry ? [] : shardOut ? ['--out-dir', path.join(dir, `out-${runner}`)] : ['--out', path.join(dir, `${runner}.out`)];
+      }
+    }
+    const runners: Runner[] = ['local', 'array'];
+    if (redis && k % 8 === 0) runners.push('bullmq');
+    for (const runner of runners) {
+      const work = path.join(dir, `work-${runner}`);
+      const outArgs = dry ? [] : shardOut ? ['--out-dir', path.join(dir, `out-${runner}`)] : ['--out', path.join(dir, `${runner}.out`)];
 
-          const jobRef = [...(c.refCuts ? ['--against', ...refShards] : []), ...(c.taskBytes ? ['--task-bytes', String(c.taskBytes)] : [])];
-          let r;
-          if (runner === 'array') {
-            r = await cliInProcess(['job', 'plan', ...shards, ...jobRef, ...optsFor(runner), ...(shardOut ? outArgs : []), '--work-dir', work, '-q']);
-            for (const stage of STAGES) {
-              if (r.code !== 0) break;
-              if (stage === 'filter' && !shardOut) break;
-              r = await cliInProcess(['stage', stage, '--work-dir', work, '--all']);
-            }
-            if (r.code === 0) r = await cliInProcess(['job', 'report', '--work-dir', work, ...(shardOut ? [] : outArgs), '-q']);
-          } else {
-            if (runner === 'bullmq') counts.bullmq++;
-            const how = runner === 'local' ? ['--local'] : ['--redis', redis!.url, '--queue', 'diff'];
-            r = await cliInProcess(['job', 'dedup', ...shards, ...jobRef, ...optsFor(runner), ...outArgs, ...how, '--work-dir', work, '-q']);
-          }
-          const what = `${runner} run of case ${k} (${opts.join(' ')}${c.refCuts ? ' --against' : ''})`;
-          assert.notEqual(r.code, 1, `${what} crashed: ${r.stderr}`);
-          if (r.code === 2) {
-            // A refusal: the input is refused by dedup too, or the job names the option it cannot honour.
-            if (d.code === 2) counts.refusedBoth++;
-            else {
-              assert.match(r.stderr, /--[a-z-]+ .*(not supported by sharded jobs|add --candidates lsh)|--out-dir|--output|raise --max-pairs/, `${what}: refused, but dedup answered, and the refusal names no option: ${r.stderr}`);
-              // Copies are folded as dedup folds them: at the default limit, a group of copies is no reason to refuse.
-              if (/raise --max-pairs/.test(r.stderr)) assert.ok(drawn.includes('--max-pairs'), `${what}: refused at the default --max-pairs, but dedup answered: ${r.stderr}`);
-              counts.refusedJob++;
-            }
-            continue;
-          }
-          // The job answered: dedup must have answered the same (dedup may refuse --max-pairs where a job, bucket by bucket, does not).
-          if (d.code === 2 && /--max-pairs|more than \d+ (candidate|pairs)/.test(d.stderr)) continue;
-          assert.equal(d.code, 0, `${what}: the job answered with exit 0, but dedup refused: ${d.stderr}`);
-          if (auditName) {
-            // The reference is one file for dedup and shards for the job: its source column differs by design.
-            const strip = (f: string): string => {
-              const b = fs.readFileSync(f);
-              const t = (f.endsWith('.gz') ? zlib.gunzipSync(b) : b).toString('utf8');
-              return c.refCuts ? t.replace(/,"reference_source":"[^"]*"/g, '').replace(/\t[^\t\n]*\n/g, '\n') : t;
-            };
-            if (!(c.refCuts && auditName.endsWith('.parquet'))) assert.equal(strip(auditPath(runner)), strip(auditPath('single')), `${what}: the --removed audit differs from dedup's`);
-            counts.audits++;
-          }
-          if (dry) {
-            counts.answered++;
-            continue;
-          }
-          const got = shardOut ? outputShards(path.join(dir, `out-${runner}`), shards) : fs.readFileSync(path.join(dir, `${runner}.out`));
-          const want = fs.readFileSync(single);
-          if (!got.equals(want)) {
-            const g = got.toString('utf8').split('\n');
-            const w = want.toString('utf8').split('\n');
-            const i = g.findIndex((l, j) => l !== w[j]);
-            assert.fail(`${what}: output differs from dedup's at line ${i + 1} of ${w.length}: job ${JSON.stringify(g[i]?.slice(0, 200))}, dedup ${JSON.stringify(w[i]?.slice(0, 200))}`);
-          }
-          counts.answered++;
-          if (c.copies.includes(3000)) counts.bigCopies++;
-          // Answers where a --keep policy other than first chose the kept members.
-          if (mode !== 'pairs' && opts.includes('--keep') && opts[opts.indexOf('--keep') + 1] !== 'first') counts.keptOtherwise++;
+      const jobRef = [...(c.refCuts ? ['--against', ...refShards] : []), ...(c.taskBytes ? ['--task-bytes', String(c.taskBytes)] : [])];
+      let r;
+      if (runner === 'array') {
+        r = await cliInProcess(['job', 'plan', ...shards, ...jobRef, ...optsFor(runner), ...(shardOut ? outArgs : []), '--work-dir', work, '-q']);
+        for (const stage of STAGES) {
+          if (r.code !== 0) break;
+          if (stage === 'filter' && !shardOut) break;
+          r = await cliInProcess(['stage', stage, '--work-dir', work, '--all']);
         }
-        fs.rmSync(dir, { recursive: true, force: true });
+        if (r.code === 0) r = await cliInProcess(['job', 'report', '--work-dir', work, ...(shardOut ? [] : outArgs), '-q']);
+      } else {
+        if (runner === 'bullmq') counts.bullmq++;
+        const how = runner === 'local' ? ['--local'] : ['--redis', redis!.url, '--queue', 'diff'];
+        r = await cliInProcess(['job', 'dedup', ...shards, ...jobRef, ...optsFor(runner), ...outArgs, ...how, '--work-dir', work, '-q']);
+      }
+      const what = `${runner} run of case ${k} (${opts.join(' ')}${c.refCuts ? ' --against' : ''})`;
+      assert.notEqual(r.code, 1, `${what} crashed: ${r.stderr}`);
+      if (r.code === 2) {
+        // A refusal: the input is refused by dedup too, or the job names the option it cannot honour.
+        if (d.code === 2) counts.refusedBoth++;
+        else {
+          assert.match(
+            r.stderr,
+            /--[a-z-]+ .*(not supported by sharded jobs|add --candidates lsh)|--out-dir|--output|raise --max-pairs/,
+            `${what}: refused, but dedup answered, and the refusal names no option: ${r.stderr}`,
+          );
+          // Copies are folded as dedup folds them: at the default limit, a group of copies is no reason to refuse.
+          if (/raise --max-pairs/.test(r.stderr))
+            assert.ok(drawn.includes('--max-pairs'), `${what}: refused at the default --max-pairs, but dedup answered: ${r.stderr}`);
+          counts.refusedJob++;
+        }
+        continue;
+      }
+      // The job answered: dedup must have answered the same (dedup may refuse --max-pairs where a job, bucket by bucket, does not).
+      if (d.code === 2 && /--max-pairs|more than \d+ (candidate|pairs)/.test(d.stderr)) continue;
+      assert.equal(d.code, 0, `${what}: the job answered with exit 0, but dedup refused: ${d.stderr}`);
+      if (auditName) {
+        // The reference is one file for dedup and shards for the job: its source column differs by design.
+        const strip = (f: string): string => {
+          const b = fs.readFileSync(f);
+          const t = (f.endsWith('.gz') ? zlib.gunzipSync(b) : b).toString('utf8');
+          return c.refCuts ? t.replace(/,"reference_source":"[^"]*"/g, '').replace(/\t[^\t\n]*\n/g, '\n') : t;
+        };
+        if (!(c.refCuts && auditName.endsWith('.parquet')))
+          assert.equal(strip(auditPath(runner)), strip(auditPath('single')), `${what}: the --removed audit differs from dedup's`);
+        counts.audits++;
+      }
+      if (dry) {
+        counts.answered++;
+        continue;
+      }
+      const got = shardOut ? outputShards(path.join(dir, `out-${runner}`), shards) : fs.readFileSync(path.join(dir, `${runner}.out`));
+      const want = fs.readFileSync(single);
+      if (!got.equals(want)) {
+        const g = got.toString('utf8').split('\n');
+        const w = want.toString('utf8').split('\n');
+        const i = g.findIndex((l, j) => l !== w[j]);
+        assert.fail(
+          `${what}: output differs from dedup's at line ${i + 1} of ${w.length}: job ${JSON.stringify(g[i]?.slice(0, 200))}, dedup ${
+            JSON.stringify(w[i]?.slice(0, 200))
+          }`,
+        );
+      }
+      counts.answered++;
+      if (c.copies.includes(3000)) counts.bigCopies++;
+      // Answers where a --keep policy other than first chose the kept members.
+      if (mode !== 'pairs' && opts.includes('--keep') && opts[opts.indexOf('--keep') + 1] !== 'first') counts.keptOtherwise++;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });

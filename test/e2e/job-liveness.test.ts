@@ -19,17 +19,19 @@ import { faultEnv } from '../helpers/faults.js';
 
 describe('array indices from the environment', () => {
   it('are checked like --task and --tasks: text, a count of 0, an index outside the array are usage errors naming the variable', () => {
-    for (const [env, re] of [
-      [{ SLURM_ARRAY_TASK_ID: '3', SLURM_ARRAY_TASK_COUNT: '0' }, /SLURM_ARRAY_TASK_COUNT must be an integer from 1, got "0"/],
-      [{ SLURM_ARRAY_TASK_ID: 'x' }, /SLURM_ARRAY_TASK_ID must be an integer/],
-      [{ SLURM_ARRAY_TASK_ID: '2', SLURM_ARRAY_TASK_MIN: '5' }, /below SLURM_ARRAY_TASK_MIN 5/],
-      [{ SLURM_ARRAY_TASK_ID: '9', SLURM_ARRAY_TASK_MIN: '5', SLURM_ARRAY_TASK_COUNT: '4' }, /not below SLURM_ARRAY_TASK_MIN \+ SLURM_ARRAY_TASK_COUNT/],
-      [{ SLURM_ARRAY_TASK_ID: '1', SLURM_ARRAY_TASK_COUNT: '-2' }, /SLURM_ARRAY_TASK_COUNT must be/],
-      [{ JOB_COMPLETION_INDEX: '1.5' }, /JOB_COMPLETION_INDEX must be an integer/],
-      [{ JOB_COMPLETION_INDEX: '' }, /JOB_COMPLETION_INDEX must be an integer/],
-      [{ AWS_BATCH_JOB_ARRAY_INDEX: '-1' }, /AWS_BATCH_JOB_ARRAY_INDEX must be an integer/],
-      [{ AWS_BATCH_JOB_ARRAY_INDEX: 'one' }, /AWS_BATCH_JOB_ARRAY_INDEX must be an integer/],
-    ] as const) {
+    for (
+      const [env, re] of [
+        [{ SLURM_ARRAY_TASK_ID: '3', SLURM_ARRAY_TASK_COUNT: '0' }, /SLURM_ARRAY_TASK_COUNT must be an integer from 1, got "0"/],
+        [{ SLURM_ARRAY_TASK_ID: 'x' }, /SLURM_ARRAY_TASK_ID must be an integer/],
+        [{ SLURM_ARRAY_TASK_ID: '2', SLURM_ARRAY_TASK_MIN: '5' }, /below SLURM_ARRAY_TASK_MIN 5/],
+        [{ SLURM_ARRAY_TASK_ID: '9', SLURM_ARRAY_TASK_MIN: '5', SLURM_ARRAY_TASK_COUNT: '4' }, /not below SLURM_ARRAY_TASK_MIN \+ SLURM_ARRAY_TASK_COUNT/],
+        [{ SLURM_ARRAY_TASK_ID: '1', SLURM_ARRAY_TASK_COUNT: '-2' }, /SLURM_ARRAY_TASK_COUNT must be/],
+        [{ JOB_COMPLETION_INDEX: '1.5' }, /JOB_COMPLETION_INDEX must be an integer/],
+        [{ JOB_COMPLETION_INDEX: '' }, /JOB_COMPLETION_INDEX must be an integer/],
+        [{ AWS_BATCH_JOB_ARRAY_INDEX: '-1' }, /AWS_BATCH_JOB_ARRAY_INDEX must be an integer/],
+        [{ AWS_BATCH_JOB_ARRAY_INDEX: 'one' }, /AWS_BATCH_JOB_ARRAY_INDEX must be an integer/],
+      ] as const
+    ) {
       assert.throws(() => arrayIndexFromEnv(env), re, JSON.stringify(env));
     }
     assert.deepEqual(arrayIndexFromEnv({ SLURM_ARRAY_TASK_ID: '12', SLURM_ARRAY_TASK_MIN: '10', SLURM_ARRAY_TASK_COUNT: '4' }), { index: 2, members: 4 });
@@ -79,7 +81,24 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
   it('with no worker it says so, naming the queue and Redis; a Redis restarted without persistence loses the queue, and the lost tasks are submitted again', async () => {
     const url = `redis://127.0.0.1:${port}`;
     let stderr = '';
-    const run = neardupAsync(['job', 'dedup', shards, '--redis', url, '--queue', 'lonely', '--wait-notice', '1', '--work-dir', path.join(dir, 'w1'), '--id-field', 'id', '--out', path.join(dir, 'w1.tsv'), '-q'], dir);
+    const run = neardupAsync([
+      'job',
+      'dedup',
+      shards,
+      '--redis',
+      url,
+      '--queue',
+      'lonely',
+      '--wait-notice',
+      '1',
+      '--work-dir',
+      path.join(dir, 'w1'),
+      '--id-field',
+      'id',
+      '--out',
+      path.join(dir, 'w1.tsv'),
+      '-q',
+    ], dir);
     // The submitter's stderr is only seen at the end: wait long enough for several notices first.
     await new Promise((r) => setTimeout(r, 3500));
     await killRedis(redis!);
@@ -89,7 +108,10 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
     const r = await run;
     stderr = r.stderr;
     assert.equal(r.code, 0, r.stderr);
-    assert.match(stderr, new RegExp(`no worker has taken a sign task for \\d+ s \\(queue "lonely" on redis://127\\.0\\.0\\.1:${port}, 0 workers alive\\): start "neardup worker`));
+    assert.match(
+      stderr,
+      new RegExp(`no worker has taken a sign task for \\d+ s \\(queue "lonely" on redis://127\\.0\\.0\\.1:${port}, 0 workers alive\\): start "neardup worker`),
+    );
     assert.match(stderr, /sign tasks? (was|were) no longer in queue "lonely" .*submitted again/);
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'w1.tsv'), 'utf8')), want);
     await w.kill('SIGTERM');
@@ -104,12 +126,34 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
     workers.push(w);
     await w.waitFor(/worker ready/);
     w.child.kill('SIGSTOP');
-    const run = neardupAsync(['job', 'dedup', shards, '--redis', url, '--queue', 'ctrlz', '--wait-notice', '1', '--work-dir', path.join(dir, 'w-ctrlz'), '--id-field', 'id', '--out', path.join(dir, 'w-ctrlz.tsv'), '-q'], dir);
+    const run = neardupAsync([
+      'job',
+      'dedup',
+      shards,
+      '--redis',
+      url,
+      '--queue',
+      'ctrlz',
+      '--wait-notice',
+      '1',
+      '--work-dir',
+      path.join(dir, 'w-ctrlz'),
+      '--id-field',
+      'id',
+      '--out',
+      path.join(dir, 'w-ctrlz.tsv'),
+      '-q',
+    ], dir);
     await new Promise((r) => setTimeout(r, 4500));
     w.child.kill('SIGCONT');
     const r = await run;
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, new RegExp(`no worker has taken a sign task for \\d+ s \\(queue "ctrlz" on redis://127\\.0\\.0\\.1:${port}, 0 workers alive, 1 more connected but silent \\(stopped, frozen or gone\\)\\)`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `no worker has taken a sign task for \\d+ s \\(queue "ctrlz" on redis://127\\.0\\.0\\.1:${port}, 0 workers alive, 1 more connected but silent \\(stopped, frozen or gone\\)\\)`,
+      ),
+    );
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'w-ctrlz.tsv'), 'utf8')), want);
     await w.kill('SIGTERM');
   });
@@ -122,7 +166,24 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
     const w = startWorker(url, path.join(dir, 'wk-slow'), ['--queue', 'slow'], faultEnv({ pauseMs: 3000 }));
     workers.push(w);
     await w.waitFor(/worker ready/);
-    const r = await neardupAsync(['job', 'dedup', shards, '--redis', url, '--queue', 'slow', '--wait-notice', '2', '--work-dir', path.join(dir, 'w-slow'), '--id-field', 'id', '--out', path.join(dir, 'w-slow.tsv'), '-q'], dir);
+    const r = await neardupAsync([
+      'job',
+      'dedup',
+      shards,
+      '--redis',
+      url,
+      '--queue',
+      'slow',
+      '--wait-notice',
+      '2',
+      '--work-dir',
+      path.join(dir, 'w-slow'),
+      '--id-field',
+      'id',
+      '--out',
+      path.join(dir, 'w-slow.tsv'),
+      '-q',
+    ], dir);
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stderr, /no worker has taken/);
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'w-slow.tsv'), 'utf8')), want);
@@ -133,7 +194,26 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
     const url = `redis://127.0.0.1:${port}`;
     await killRedis(redis!);
     redis = undefined;
-    const args = ['job', 'dedup', shards, '--redis', url, '--queue', 'gone', '--wait-notice', '1', '--redis-timeout', '3', '--work-dir', path.join(dir, 'w2'), '--id-field', 'id', '--out', path.join(dir, 'w2.tsv'), '-q'];
+    const args = [
+      'job',
+      'dedup',
+      shards,
+      '--redis',
+      url,
+      '--queue',
+      'gone',
+      '--wait-notice',
+      '1',
+      '--redis-timeout',
+      '3',
+      '--work-dir',
+      path.join(dir, 'w2'),
+      '--id-field',
+      'id',
+      '--out',
+      path.join(dir, 'w2.tsv'),
+      '-q',
+    ];
     const r = await neardupAsync(args, dir);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, new RegExp(`cannot reach Redis \\(queue "gone" on redis://127\\.0\\.0\\.1:${port}\\) for \\d+ s: .*still waiting`));
@@ -161,9 +241,31 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
       redis!.kill('SIGCONT');
     }
     // A task that would take a minute: the worker leaves it after --stop-grace.
-    const slow = startWorker(url, path.join(dir, 'wk4'), ['--queue', 'slow', '--stop-grace', '1', '--lock-ms', '2000', '--stalled-ms', '500'], faultEnv({ pauseMs: 60000 }));
+    const slow = startWorker(
+      url,
+      path.join(dir, 'wk4'),
+      ['--queue', 'slow', '--stop-grace', '1', '--lock-ms', '2000', '--stalled-ms', '500'],
+      faultEnv({ pauseMs: 60000 }),
+    );
     await slow.waitFor(/worker ready/);
-    const job = neardupAsync(['job', 'dedup', shards, '--redis', url, '--queue', 'slow', '--redis-timeout', '5', '--work-dir', path.join(dir, 'w4'), '--id-field', 'id', '--out', path.join(dir, 'w4.tsv'), '-q'], dir);
+    const job = neardupAsync([
+      'job',
+      'dedup',
+      shards,
+      '--redis',
+      url,
+      '--queue',
+      'slow',
+      '--redis-timeout',
+      '5',
+      '--work-dir',
+      path.join(dir, 'w4'),
+      '--id-field',
+      'id',
+      '--out',
+      path.join(dir, 'w4.tsv'),
+      '-q',
+    ], dir);
     await slow.waitFor(/task start/);
     await slow.kill('SIGTERM');
     assert.equal(slow.child.exitCode, 0, slow.log());

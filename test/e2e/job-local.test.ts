@@ -34,7 +34,25 @@ describe('job --local on task processes', () => {
       assert.equal(d.code, 0, d.stderr);
       for (const p of ['1', '2', '3']) {
         const out = path.join(dir, `${output}-${p}`);
-        const args = ['job', 'dedup', shards, '--id-field', 'id', '--local', '--processes', p, '--task-bytes', '1', '--work-dir', path.join(dir, `w-${output}-${p}`), '--output', output, '--out', out, '-q'];
+        const args = [
+          'job',
+          'dedup',
+          shards,
+          '--id-field',
+          'id',
+          '--local',
+          '--processes',
+          p,
+          '--task-bytes',
+          '1',
+          '--work-dir',
+          path.join(dir, `w-${output}-${p}`),
+          '--output',
+          output,
+          '--out',
+          out,
+          '-q',
+        ];
         const r = neardup(args, { cwd: dir });
         assert.equal(r.code, 0, r.stderr);
         assert.equal(fs.readFileSync(out, 'utf8'), fs.readFileSync(ref, 'utf8'), `${p} processes`);
@@ -50,7 +68,23 @@ describe('job --local on task processes', () => {
     lines[2] = '{"id": "broken", "text": ';
     fs.writeFileSync(victim, lines.join('\n'));
     const msgs = ['1', '2'].map((p) => {
-      const r = neardup(['job', 'dedup', bad, '--id-field', 'id', '--local', '--processes', p, '--task-bytes', '1', '--work-dir', path.join(dir, `w-bad-${p}`), '--out', path.join(dir, `bad-${p}.tsv`), '-q'], { cwd: dir });
+      const r = neardup([
+        'job',
+        'dedup',
+        bad,
+        '--id-field',
+        'id',
+        '--local',
+        '--processes',
+        p,
+        '--task-bytes',
+        '1',
+        '--work-dir',
+        path.join(dir, `w-bad-${p}`),
+        '--out',
+        path.join(dir, `bad-${p}.tsv`),
+        '-q',
+      ], { cwd: dir });
       assert.equal(r.code, 2, r.stderr);
       assert.ok(r.stderr.includes(`${victim}:3:`), r.stderr);
       return r.stderr.replace(/w-bad-\d/g, 'w-bad');
@@ -62,7 +96,21 @@ describe('job --local on task processes', () => {
     const plain = path.join(dir, 'plain');
     fs.mkdirSync(plain);
     for (const f of fs.readdirSync(shards).filter((f) => f.endsWith('.jsonl'))) fs.copyFileSync(path.join(shards, f), path.join(plain, f));
-    const ref = neardup(['job', 'dedup', plain, '--id-field', 'id', '--local', '--task-bytes', '1', '--work-dir', path.join(dir, 'w-plain'), '--out', path.join(dir, 'plain.tsv'), '-q'], { cwd: dir });
+    const ref = neardup([
+      'job',
+      'dedup',
+      plain,
+      '--id-field',
+      'id',
+      '--local',
+      '--task-bytes',
+      '1',
+      '--work-dir',
+      path.join(dir, 'w-plain'),
+      '--out',
+      path.join(dir, 'plain.tsv'),
+      '-q',
+    ], { cwd: dir });
     assert.equal(ref.code, 0, ref.stderr);
     const plan = JSON.parse(fs.readFileSync(path.join(dir, 'w-plain', 'job.json'), 'utf8')) as { gather?: boolean };
     assert.equal(plan.gather, false);
@@ -96,7 +144,26 @@ describe('job --local on task processes', () => {
       const d = recallOf(neardup(['dedup', concat, ...refArgs, '--id-field', 'id', '--out', path.join(dir, `rc-ref-${tag}.tsv`), '--json'], { cwd: dir }));
       assert.ok(d !== null && typeof d === 'object', 'dedup estimates a recall');
       const work = path.join(dir, `w-recall-${tag}`);
-      const j = recallOf(neardup(['job', 'dedup', shards, ...refArgs, '--id-field', 'id', '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--out', path.join(dir, `rc-${tag}.tsv`), '--json'], { cwd: dir }));
+      const j = recallOf(
+        neardup([
+          'job',
+          'dedup',
+          shards,
+          ...refArgs,
+          '--id-field',
+          'id',
+          '--local',
+          '--processes',
+          '2',
+          '--task-bytes',
+          '1',
+          '--work-dir',
+          work,
+          '--out',
+          path.join(dir, `rc-${tag}.tsv`),
+          '--json',
+        ], { cwd: dir }),
+      );
       // dedup sums the error terms in another order (it counts a pair of groups of identical copies
       // as one term): the standard errors may differ in the last bits.
       const close = (x: unknown, y: unknown): void => {
@@ -114,12 +181,27 @@ describe('job --local on task processes', () => {
     });
   }
 
-  it('a planned job runs as it is (job run), a resubmission takes the planner\'s partitions, and a different job names the fields that differ', () => {
+  it("a planned job runs as it is (job run), a resubmission takes the planner's partitions, and a different job names the fields that differ", () => {
     const ref = path.join(dir, 'ref-run');
     const d = neardup(['dedup', concat, '--id-field', 'id', '--output', 'clusters', '--out', ref, '-q'], { cwd: dir });
     assert.equal(d.code, 0, d.stderr);
     const work = path.join(dir, 'w-run');
-    const plan = neardup(['job', 'plan', shards, '--id-field', 'id', '--output', 'clusters', '--task-bytes', '1', '--partitions', '3', '--work-dir', work, '-q'], { cwd: dir });
+    const plan = neardup([
+      'job',
+      'plan',
+      shards,
+      '--id-field',
+      'id',
+      '--output',
+      'clusters',
+      '--task-bytes',
+      '1',
+      '--partitions',
+      '3',
+      '--work-dir',
+      work,
+      '-q',
+    ], { cwd: dir });
     assert.equal(plan.code, 0, plan.stderr);
     // job run: no options repeated.
     const out = path.join(dir, 'run.jsonl');
@@ -127,10 +209,45 @@ describe('job --local on task processes', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(fs.readFileSync(out, 'utf8'), fs.readFileSync(ref, 'utf8'));
     // The same job again without --partitions: the plan's are taken, and the finished job is reported.
-    const again = neardup(['job', 'dedup', shards, '--id-field', 'id', '--output', 'clusters', '--task-bytes', '1', '--local', '--work-dir', work, '--out', path.join(dir, 'again.jsonl'), '-q'], { cwd: dir });
+    const again = neardup([
+      'job',
+      'dedup',
+      shards,
+      '--id-field',
+      'id',
+      '--output',
+      'clusters',
+      '--task-bytes',
+      '1',
+      '--local',
+      '--work-dir',
+      work,
+      '--out',
+      path.join(dir, 'again.jsonl'),
+      '-q',
+    ], { cwd: dir });
     assert.equal(again.code, 0, again.stderr);
     // Other options: refused, naming each field with both values.
-    const other = neardup(['job', 'dedup', shards, '--id-field', 'id', '--output', 'clusters', '--task-bytes', '1', '--partitions', '2', '--threshold', '0.7', '--local', '--work-dir', work, '--out', path.join(dir, 'other.jsonl')], { cwd: dir });
+    const other = neardup([
+      'job',
+      'dedup',
+      shards,
+      '--id-field',
+      'id',
+      '--output',
+      'clusters',
+      '--task-bytes',
+      '1',
+      '--partitions',
+      '2',
+      '--threshold',
+      '0.7',
+      '--local',
+      '--work-dir',
+      work,
+      '--out',
+      path.join(dir, 'other.jsonl'),
+    ], { cwd: dir });
     assert.equal(other.code, 2, other.stderr);
     assert.match(other.stderr, /differs in .*threshold \(planned 0\.8, now 0\.7\)/);
     assert.match(other.stderr, /partitions \(planned 3, now 2\)/);
@@ -140,7 +257,19 @@ describe('job --local on task processes', () => {
   });
 
   it('--processes without --local is refused, naming it', () => {
-    const r = neardup(['job', 'dedup', shards, '--redis', 'redis://127.0.0.1:1', '--processes', '2', '--work-dir', path.join(dir, 'w-p'), '--out', path.join(dir, 'p.tsv')], { cwd: dir });
+    const r = neardup([
+      'job',
+      'dedup',
+      shards,
+      '--redis',
+      'redis://127.0.0.1:1',
+      '--processes',
+      '2',
+      '--work-dir',
+      path.join(dir, 'w-p'),
+      '--out',
+      path.join(dir, 'p.tsv'),
+    ], { cwd: dir });
     assert.equal(r.code, 2);
     assert.match(r.stderr, /--processes/);
   });
@@ -162,7 +291,13 @@ test('job dedup --local on a full disk: the error names job.json or the task dir
   try {
     const words = ['alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta', 'iota', 'kappa'];
     const rnd = splitmix(7);
-    fs.writeFileSync(path.join(dir, 'in.jsonl'), Array.from({ length: 5000 }, (_, i) => JSON.stringify({ id: String(i), text: Array.from({ length: 30 }, () => words[Math.floor(rnd() * 10)]).join(' ') }) + '\n').join(''));
+    fs.writeFileSync(
+      path.join(dir, 'in.jsonl'),
+      Array.from(
+        { length: 5000 },
+        (_, i) => JSON.stringify({ id: String(i), text: Array.from({ length: 30 }, () => words[Math.floor(rnd() * 10)]).join(' ') }) + '\n',
+      ).join(''),
+    );
     for (const filled of [true, false]) {
       for (const f of fs.readdirSync(full)) fs.rmSync(path.join(full, f), { recursive: true, force: true });
       if (filled) {

@@ -37,7 +37,8 @@ async function cli(args: readonly string[]): Promise<{ code: number; stdout: str
   const sink = { write: (s: string) => ((stderr += s), true) } as unknown as NodeJS.WritableStream;
   const write = process.stdout.write.bind(process.stdout);
   // The summary is written as a string; the test runner's own reports (buffers) pass through.
-  process.stdout.write = ((s: string | Uint8Array, ...rest: never[]) => (typeof s === 'string' ? ((stdout += s), true) : write(s, ...rest))) as typeof process.stdout.write;
+  process.stdout.write =
+    ((s: string | Uint8Array, ...rest: never[]) => (typeof s === 'string' ? ((stdout += s), true) : write(s, ...rest))) as typeof process.stdout.write;
   try {
     const code = await runProgram(program, ['node', 'neardup', ...args], sink);
     return { code, stdout, stderr };
@@ -183,7 +184,14 @@ interface Case {
 /** Runs `neardup spans` on a drawn set and keeps its answer. */
 async function oneProcess(dir: string, drawn: Drawn): Promise<Case> {
   const audit = drawn.removed ? path.join(dir, `one.${drawn.removed}`) : undefined;
-  const r = await cli(['spans', path.join(dir, 'in'), ...drawn.args, ...(drawn.output === 'dry' ? [] : ['--out', path.join(dir, 'one')]), ...(audit ? ['--removed', audit] : []), '--json']);
+  const r = await cli([
+    'spans',
+    path.join(dir, 'in'),
+    ...drawn.args,
+    ...(drawn.output === 'dry' ? [] : ['--out', path.join(dir, 'one')]),
+    ...(audit ? ['--removed', audit] : []),
+    '--json',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   return { dir, drawn, want: { out: files(path.join(dir, 'one')), audit: audit ? fs.readFileSync(audit) : undefined, summary: summary(r.stdout) } };
 }
@@ -191,14 +199,22 @@ async function oneProcess(dir: string, drawn: Drawn): Promise<Case> {
 /** Asserts that a job's outputs (under `tag`) are the one-process bytes. */
 function assertSame(c: Case, tag: string, stdout: string, what: string): void {
   assert.deepEqual([...files(path.join(c.dir, `${tag}-out`)).keys()].sort(), [...c.want.out.keys()].sort(), `${what}: the output files`);
-  for (const [name, bytes] of files(path.join(c.dir, `${tag}-out`))) assert.ok(bytes.equals(c.want.out.get(name)!), `${what}: ${name} differs\n${bytes.toString()}\n---\n${c.want.out.get(name)!.toString()}`);
+  for (const [name, bytes] of files(path.join(c.dir, `${tag}-out`)))
+    assert.ok(bytes.equals(c.want.out.get(name)!), `${what}: ${name} differs\n${bytes.toString()}\n---\n${c.want.out.get(name)!.toString()}`);
   if (c.drawn.removed) assert.equal(fs.readFileSync(path.join(c.dir, `${tag}.${c.drawn.removed}`), 'utf8'), c.want.audit!.toString(), `${what}: the audit`);
   assert.deepEqual(summary(stdout), c.want.summary, `${what}: the summary`);
 }
 
 /** The job's own arguments for a set, writing under `tag`. */
 function jobArgs(c: Case, tag: string): string[] {
-  return [...c.drawn.args, ...(c.drawn.output === 'dry' ? [] : ['--out-dir', path.join(c.dir, `${tag}-out`)]), ...(c.drawn.removed ? ['--removed', path.join(c.dir, `${tag}.${c.drawn.removed}`)] : []), '--work-dir', path.join(c.dir, `${tag}-work`), '--json'];
+  return [
+    ...c.drawn.args,
+    ...(c.drawn.output === 'dry' ? [] : ['--out-dir', path.join(c.dir, `${tag}-out`)]),
+    ...(c.drawn.removed ? ['--removed', path.join(c.dir, `${tag}.${c.drawn.removed}`)] : []),
+    '--work-dir',
+    path.join(c.dir, `${tag}-work`),
+    '--json',
+  ];
 }
 
 const SETS = Number(process.env.NEARDUP_DIFF_RUNS ?? 60);
@@ -227,7 +243,26 @@ describe('job spans writes the bytes of neardup spans', () => {
     }
     // The sets are not vacuous: most cut something, and every unit and mode is drawn.
     assert.ok(cases.filter((c) => (c.want.summary.unitsRemoved as number) > 0).length >= cases.length / 2, 'most sets remove units');
-    for (const w of ['line', 'paragraph', 'sentence', 'substring', '--min-docs', '--min-unit-words', '--min-doc-words', '--dry-run', 'annotate', '--id-field', '--skip-invalid', '--text', '--id', '--delimiter', '--tsv-quotes', '--format']) assert.ok(cases.some((c) => c.drawn.args.includes(w)), `${w} drawn`);
+    for (
+      const w of [
+        'line',
+        'paragraph',
+        'sentence',
+        'substring',
+        '--min-docs',
+        '--min-unit-words',
+        '--min-doc-words',
+        '--dry-run',
+        'annotate',
+        '--id-field',
+        '--skip-invalid',
+        '--text',
+        '--id',
+        '--delimiter',
+        '--tsv-quotes',
+        '--format',
+      ]
+    ) assert.ok(cases.some((c) => c.drawn.args.includes(w)), `${w} drawn`);
     assert.ok(cases.some((c) => c.drawn.removed === 'tsv') && cases.some((c) => c.drawn.removed === 'jsonl'), 'both audit formats drawn');
   });
 
@@ -265,7 +300,20 @@ describe('job spans on BullMQ workers', { skip: REQUIRE_ALL ? undefined : redisM
   it('a worker process runs every stage: the one-process bytes', async () => {
     const k = 0;
     const c = cases[k] ?? (await oneProcessSet(k));
-    const r = await neardupAsync(['job', 'spans', path.join(c.dir, 'in'), ...jobArgs(c, 'bull'), '--task-bytes', '1', '--partitions', '2', '--redis', redis.url, '--queue', 'spans'], c.dir);
+    const r = await neardupAsync([
+      'job',
+      'spans',
+      path.join(c.dir, 'in'),
+      ...jobArgs(c, 'bull'),
+      '--task-bytes',
+      '1',
+      '--partitions',
+      '2',
+      '--redis',
+      redis.url,
+      '--queue',
+      'spans',
+    ], c.dir);
     assert.equal(r.code, 0, r.stderr + worker.log());
     assertSame(c, 'bull', r.stdout, 'BullMQ');
   });
@@ -283,7 +331,11 @@ describe('job spans with its work dir in S3', { skip: REQUIRE_ALL ? undefined : 
   it('--local on an s3:// work dir: the one-process bytes', async () => {
     const c = cases[1] ?? (await oneProcessSet(1));
     const args = jobArgs(c, 's3').map((a) => (a === path.join(c.dir, 's3-work') ? 's3://spans/work' : a));
-    const r = await neardupAsync(['job', 'spans', path.join(c.dir, 'in'), ...args, '--task-bytes', '1', '--partitions', '2', '--local', '--s3-endpoint', server.endpoint], c.dir, S3_JOB_ENV);
+    const r = await neardupAsync(
+      ['job', 'spans', path.join(c.dir, 'in'), ...args, '--task-bytes', '1', '--partitions', '2', '--local', '--s3-endpoint', server.endpoint],
+      c.dir,
+      S3_JOB_ENV,
+    );
     assert.equal(r.code, 0, r.stderr);
     assertSame(c, 's3', r.stdout, 'S3 work dir');
   });
@@ -315,18 +367,62 @@ describe('job spans refuses what it cannot honour, by name (exit 2)', () => {
   ];
   for (const [name, extra, re] of cases) {
     it(name, async () => {
-      const r = await cli(['job', 'spans', path.join(dir, 'in'), '--work-dir', path.join(dir, `w-${name.replace(/\W/g, '')}`), '--local', '--out-dir', path.join(dir, 'o'), ...extra]);
+      const r = await cli([
+        'job',
+        'spans',
+        path.join(dir, 'in'),
+        '--work-dir',
+        path.join(dir, `w-${name.replace(/\W/g, '')}`),
+        '--local',
+        '--out-dir',
+        path.join(dir, 'o'),
+        ...extra,
+      ]);
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, re);
     });
   }
   it('every option of neardup spans is honoured (drawn above) or refused by name', async () => {
     // An option added to neardup spans must be drawn here and honoured, or it is refused meanwhile.
-    const drawn = ['format', 'text', 'id', 'textField', 'idField', 'delimiter', 'tsvQuotes', 'skipInvalid', 'unit', 'window', 'minLength', 'minDocs', 'minUnitWords', 'minDocWords', 'normalize', 'output', 'removed', 'dryRun', 'top', 'quiet', 'verbose', 'json'];
+    const drawn = [
+      'format',
+      'text',
+      'id',
+      'textField',
+      'idField',
+      'delimiter',
+      'tsvQuotes',
+      'skipInvalid',
+      'unit',
+      'window',
+      'minLength',
+      'minDocs',
+      'minUnitWords',
+      'minDocWords',
+      'normalize',
+      'output',
+      'removed',
+      'dryRun',
+      'top',
+      'quiet',
+      'verbose',
+      'json',
+    ];
     assert.deepEqual([...JOB_SPANS_HONOURS].sort(), drawn.sort());
     for (const o of spansCommand().options.filter((x) => !JOB_SPANS_HONOURS.has(x.attributeName()))) {
       const value = o.required || o.optional ? ['1'] : [];
-      const r = await cli(['job', 'spans', path.join(dir, 'in'), '--work-dir', path.join(dir, `w-any-${o.attributeName()}`), '--local', '--out-dir', path.join(dir, 'o'), o.long!, ...value]);
+      const r = await cli([
+        'job',
+        'spans',
+        path.join(dir, 'in'),
+        '--work-dir',
+        path.join(dir, `w-any-${o.attributeName()}`),
+        '--local',
+        '--out-dir',
+        path.join(dir, 'o'),
+        o.long!,
+        ...value,
+      ]);
       assert.equal(r.code, 2, `${o.long}: ${r.stderr}`);
       assert.ok(r.stderr.includes(`${o.long}:`), `${o.long} named: ${r.stderr}`);
     }
@@ -335,7 +431,18 @@ describe('job spans refuses what it cannot honour, by name (exit 2)', () => {
     let r = await cli(['job', 'spans', path.join(dir, 'b.parquet'), '--work-dir', path.join(dir, 'w-pq'), '--local', '--out-dir', path.join(dir, 'o')]);
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /spans cannot rewrite Parquet yet/);
-    r = await cli(['job', 'spans', path.join(dir, 'c.txt'), '--work-dir', path.join(dir, 'w-txt'), '--local', '--output', 'annotate', '--out-dir', path.join(dir, 'o')]);
+    r = await cli([
+      'job',
+      'spans',
+      path.join(dir, 'c.txt'),
+      '--work-dir',
+      path.join(dir, 'w-txt'),
+      '--local',
+      '--output',
+      'annotate',
+      '--out-dir',
+      path.join(dir, 'o'),
+    ]);
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /annotating adds two fields, and a text line/);
     r = await cli(['job', 'spans', '-', '--work-dir', path.join(dir, 'w-stdin'), '--local', '--dry-run']);

@@ -55,9 +55,11 @@ async function idsOf(file: string): Promise<string[]> {
   if (file.endsWith('.gz')) b = zlib.gunzipSync(b);
   if (file.endsWith('.zst')) {
     const parts: Buffer[] = [];
-    for await (const x of zstdDecompress((async function* () {
-      yield b;
-    })())) parts.push(x);
+    for await (
+      const x of zstdDecompress((async function* () {
+        yield b;
+      })())
+    ) parts.push(x);
     b = Buffer.concat(parts);
   }
   const lines = b.toString('utf8').split('\n').filter((l) => l !== '');
@@ -78,20 +80,33 @@ describe('several positional inputs: one corpus in order, the same bytes in memo
   before(async () => {
     root = tmpDir();
     const docs = plantedDocs(240, 0.45, 3403);
-    const rows: Row[] = docs.map((d, i) => ({ id: `m${i}`, score: (i * 7) % 5, day: `2024-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + ((i * 5) % 28)).padStart(2, '0')}`, text: d.text.replace(/[\t\n\r]/g, ' ') }));
+    const rows: Row[] = docs.map((d, i) => ({
+      id: `m${i}`,
+      score: (i * 7) % 5,
+      day: `2024-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + ((i * 5) % 28)).padStart(2, '0')}`,
+      text: d.text.replace(/[\t\n\r]/g, ' '),
+    }));
     const jsonl = (xs: Row[]): string => xs.map((r) => JSON.stringify(r) + '\n').join('');
     const inDir = path.join(root, 'in');
     fs.mkdirSync(path.join(inDir, 'dir'), { recursive: true });
     fs.mkdirSync(path.join(inDir, 'glob'), { recursive: true });
-    fs.writeFileSync(path.join(inDir, 'a.tsv'), ['id\tscore\tday\ttext', ...rows.slice(0, 50).map((r) => `${r.id}\t${r.score}\t${r.day}\t${r.text}`)].map((l) => l + '\n').join(''));
+    fs.writeFileSync(
+      path.join(inDir, 'a.tsv'),
+      ['id\tscore\tday\ttext', ...rows.slice(0, 50).map((r) => `${r.id}\t${r.score}\t${r.day}\t${r.text}`)].map((l) => l + '\n').join(''),
+    );
     fs.writeFileSync(path.join(inDir, 'b.jsonl.zst'), await zstd(jsonl(rows.slice(50, 100))));
     const p = rows.slice(100, 150);
-    await writeParquet(path.join(inDir, 'dir', 'part-0.parquet'), [
-      { name: 'id', data: p.map((r) => r.id), type: 'STRING' },
-      { name: 'score', data: p.map((r) => r.score), type: 'DOUBLE' },
-      { name: 'day', data: p.map((r) => r.day), type: 'STRING' },
-      { name: 'text', data: p.map((r) => r.text), type: 'STRING' },
-    ] as never, 'SNAPPY', 20);
+    await writeParquet(
+      path.join(inDir, 'dir', 'part-0.parquet'),
+      [
+        { name: 'id', data: p.map((r) => r.id), type: 'STRING' },
+        { name: 'score', data: p.map((r) => r.score), type: 'DOUBLE' },
+        { name: 'day', data: p.map((r) => r.day), type: 'STRING' },
+        { name: 'text', data: p.map((r) => r.text), type: 'STRING' },
+      ] as never,
+      'SNAPPY',
+      20,
+    );
     fs.writeFileSync(path.join(inDir, 'dir', 'part-1.jsonl.gz'), zlib.gzipSync(jsonl(rows.slice(150, 190))));
     fs.writeFileSync(path.join(inDir, 'glob', 'x-0.jsonl'), jsonl(rows.slice(190, 215)));
     fs.writeFileSync(path.join(inDir, 'glob', 'x-1.jsonl'), jsonl(rows.slice(215)));
@@ -124,7 +139,21 @@ describe('several positional inputs: one corpus in order, the same bytes in memo
       outs.push(o);
     }
     const o = path.join(dir, 'job');
-    const r = await cliInProcess(['job', 'dedup', ...args, ...read, ...opts, shardOut ? '--out-dir' : '--out', o, '--local', '--task-bytes', '1', '--work-dir', path.join(dir, 'w'), '-q']);
+    const r = await cliInProcess([
+      'job',
+      'dedup',
+      ...args,
+      ...read,
+      ...opts,
+      shardOut ? '--out-dir' : '--out',
+      o,
+      '--local',
+      '--task-bytes',
+      '1',
+      '--work-dir',
+      path.join(dir, 'w'),
+      '-q',
+    ]);
     assert.equal(r.code, 0, `${tag} job: ${r.stderr}`);
     outs.push(o);
     for (const x of outs.slice(1)) {
@@ -134,7 +163,7 @@ describe('several positional inputs: one corpus in order, the same bytes in memo
     return outs[0]!;
   }
 
-  it('pairs and clusters (every policy) equal dedup of the concatenation; source keeps the earliest input\'s member', async () => {
+  it("pairs and clusters (every policy) equal dedup of the concatenation; source keeps the earliest input's member", async () => {
     const pairs = await routes('pairs', ['--output', 'pairs'], false);
     assert.equal(fs.readFileSync(pairs, 'utf8'), await concat(['--output', 'pairs']));
     const byPolicy = new Map<string, string>();
@@ -169,7 +198,7 @@ describe('several positional inputs: one corpus in order, the same bytes in memo
     }
   });
 
-  it('dedup and annotate: one output file per input file under --out DIR, named as job dedup names them; dedup keeps the concatenation\'s ids', async () => {
+  it("dedup and annotate: one output file per input file under --out DIR, named as job dedup names them; dedup keeps the concatenation's ids", async () => {
     for (const keep of ['first', 'source', 'longest', 'max:score', 'min:day', 'none']) {
       for (const output of ['dedup', 'annotate']) {
         const o = await routes(`${output}-${keep.replace(':', '_')}`, ['--output', output, '--keep', keep], true);
@@ -184,7 +213,7 @@ describe('several positional inputs: one corpus in order, the same bytes in memo
     }
   });
 
-  it('--exact with several inputs: the concatenation\'s clusters; --keep source is first there too', async () => {
+  it("--exact with several inputs: the concatenation's clusters; --keep source is first there too", async () => {
     const o = path.join(root, 'exact.out');
     const r = await cliInProcess(['dedup', ...args, ...read, '--exact', '--output', 'clusters', '--keep', 'source', '--out', o, '-q']);
     assert.equal(r.code, 0, r.stderr);
@@ -198,10 +227,19 @@ describe('several positional inputs: one corpus in order, the same bytes in memo
     fs.writeFileSync(dup, '{"id":"n1","text":"one two three"}\n{"id":"m7","text":"four five six"}\n');
     const bad = path.join(dir, 'bad.jsonl');
     fs.writeFileSync(bad, '{"id":"n2","text":"one two three"}\n{"id":"n3","text": \n');
-    for (const [extra, want] of [
-      [dup, new RegExp(`${dup.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2: duplicate id "m7" \\(first on ${args[0]!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:9\\); ids must be unique`)],
-      [bad, new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2`)],
-    ] as const) {
+    for (
+      const [extra, want] of [
+        [
+          dup,
+          new RegExp(
+            `${dup.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2: duplicate id "m7" \\(first on ${
+              args[0]!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+            }:9\\); ids must be unique`,
+          ),
+        ],
+        [bad, new RegExp(`${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2`)],
+      ] as const
+    ) {
       const messages: string[] = [];
       for (const how of [['--no-stream'], ['--stream']]) {
         const r = await cliInProcess(['dedup', ...args, extra, ...read, ...how, '--output', 'clusters', '-q']);
@@ -210,7 +248,21 @@ describe('several positional inputs: one corpus in order, the same bytes in memo
         assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
         messages.push(r.stderr.trim());
       }
-      const j = await cliInProcess(['job', 'dedup', ...args, extra, ...read, '--output', 'clusters', '--out', path.join(dir, 'j.out'), '--local', '--work-dir', path.join(dir, `w-${path.basename(extra)}`), '-q']);
+      const j = await cliInProcess([
+        'job',
+        'dedup',
+        ...args,
+        extra,
+        ...read,
+        '--output',
+        'clusters',
+        '--out',
+        path.join(dir, 'j.out'),
+        '--local',
+        '--work-dir',
+        path.join(dir, `w-${path.basename(extra)}`),
+        '-q',
+      ]);
       assert.equal(j.code, 2, j.stderr);
       assert.match(j.stderr, want);
       if (extra === dup) assert.equal(new Set([...messages, j.stderr.trim()]).size, 1, [...messages, j.stderr].join('\n'));
@@ -231,7 +283,23 @@ describe('several positional inputs: one corpus in order, the same bytes in memo
       assert.equal(r.code, 2, r.stderr);
       messages.push(r.stderr.trim());
     }
-    const j = await cliInProcess(['job', 'dedup', ...args, noScore, ...read, '--output', 'clusters', '--keep', 'max:score', '--out', path.join(dir, 'j.out'), '--local', '--work-dir', path.join(dir, 'w'), '-q']);
+    const j = await cliInProcess([
+      'job',
+      'dedup',
+      ...args,
+      noScore,
+      ...read,
+      '--output',
+      'clusters',
+      '--keep',
+      'max:score',
+      '--out',
+      path.join(dir, 'j.out'),
+      '--local',
+      '--work-dir',
+      path.join(dir, 'w'),
+      '-q',
+    ]);
     assert.equal(j.code, 2, j.stderr);
     messages.push(j.stderr.trim());
     for (const m of messages) assert.equal(m, `neardup: ${want}`);

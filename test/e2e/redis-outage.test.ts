@@ -31,10 +31,16 @@ after(async () => {
 
 /** redis-server with an append-only file fsynced at every write, in `dir`, on `port`. */
 function startDurableRedis(dir: string, port: number): Promise<ChildProcess> {
-  return spawnRedis(['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], `on port ${port}`);
+  return spawnRedis(
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'],
+    `on port ${port}`,
+  );
 }
 
-test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery without restart, no acknowledged document lost', { timeout: 60000, ...needsRedis() }, async () => {
+test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery without restart, no acknowledged document lost', {
+  timeout: 60000,
+  ...needsRedis(),
+}, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-outage-'));
   cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
   const port = await freePort();
@@ -42,7 +48,10 @@ test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery wi
   cleanup.push(() => killRedis(redis));
   // One writer process: lock=0 keeps each add at one round trip, so that the kill window below is
   // seen by some adds (with the cross-process write lock, 3 round trips, often none was).
-  const index = await NearDupIndex.open({ store: `redis://127.0.0.1:${port}?prefix=out&timeout=500&lock=0`, shingle: { k: 10, normalize: { preset: 'seed000' } } });
+  const index = await NearDupIndex.open({
+    store: `redis://127.0.0.1:${port}?prefix=out&timeout=500&lock=0`,
+    shingle: { k: 10, normalize: { preset: 'seed000' } },
+  });
   const app = buildApp(index);
   cleanup.push(async () => {
     await app.close();
@@ -137,7 +146,11 @@ test('redis outage: 503 + Retry-After while Redis is paused or dead, recovery wi
   const report = await checkIndex(index);
   assert.deepEqual(report.errors, [], JSON.stringify(report));
   assert.ok(acked.size > 100);
-  console.log(`# redis outage: ${acked.size} acknowledged adds all present; during the kill: ${JSON.stringify(Object.fromEntries(codes))}; warnings: ${JSON.stringify(report.warnings)}`);
+  console.log(
+    `# redis outage: ${acked.size} acknowledged adds all present; during the kill: ${JSON.stringify(Object.fromEntries(codes))}; warnings: ${
+      JSON.stringify(report.warnings)
+    }`,
+  );
 });
 
 // Issue #48 item 3: with nothing listening, ioredis' own "Reached the max retries per request limit
@@ -153,7 +166,15 @@ test('redis down: the error names host:port and says the connection was refused,
   const runs: { what: string; run: Promise<Run> }[] = [];
   for (const q of ['', '?layout=sets', '?layout=log&scripts=0', '?layout=sets&scripts=0', '?lock=0&timeout=1500']) {
     const store = `redis://127.0.0.1:${port}${q}`;
-    for (const args of [['index', 'add', input, '--id', 'id', '--store', store], ['index', 'query', input, '--id', 'id', '--store', store], ['index', 'remove', ids, '--store', store], ['index', 'purge', '--store', store]]) {
+    for (
+      const args of [['index', 'add', input, '--id', 'id', '--store', store], ['index', 'query', input, '--id', 'id', '--store', store], [
+        'index',
+        'remove',
+        ids,
+        '--store',
+        store,
+      ], ['index', 'purge', '--store', store]]
+    ) {
       // Side by side: each run spends ~2.5 s waiting on the client's retries, not computing.
       runs.push({ what: `${args.slice(0, 2).join(' ')} ${store}`, run: neardupAsync(args, dir) });
     }
@@ -173,38 +194,42 @@ test('redis down: the error names host:port and says the connection was refused,
 // layout write over HTTP while redis-server shuts down (SIGTERM, its AOF flushed) or is killed
 // (SIGKILL) and comes back on the same port and directory.
 for (const layout of ['log', 'sets'] as const) {
-  test(`serve on Redis (${layout} layout): redis-server restarts (shutdown, kill -9) under writes: both serve processes live on, answer 503 while it is down, recover, and keep every acknowledged document`, { timeout: 180000, ...needsRedis() }, async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-restart-'));
-    cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const port = await freePort();
-    let redis = await startDurableRedis(dir, port);
-    cleanup.push(() => killRedis(redis));
-    const store = `redis://127.0.0.1:${port}?prefix=rs&layout=${layout}&timeout=500`;
-    const serves = [await startServe(['--store', store, '--purge-interval', '0'])];
-    serves.push(await startServe(['--store', store, '--purge-interval', '0']));
-    cleanup.push(async () => void (await Promise.all(serves.map((s) => s.stop()))));
-    const { codes, acked } = await restartUnderWrites({
-      serves,
-      texts,
-      signals: ['SIGTERM', 'SIGKILL'],
-      down: (signal) =>
-        new Promise<void>((resolve) => {
-          redis.once('exit', () => resolve());
-          redis.kill(signal);
-        }),
-      up: async () => {
-        redis = await startDurableRedis(dir, port);
-      },
-    });
-    // appendfsync always: an acknowledged add outlives the restart, and either process serves it.
-    for (const [j, id] of acked.entries()) {
-      const r = await fetch(`${serves[j % 2]!.url}/v1/documents/${id}`);
-      await r.arrayBuffer();
-      assert.equal(r.status, 200, `acknowledged ${id} lost (${layout})`);
-    }
-    for (const [i, s] of serves.entries()) assert.equal(await s.stop(), 0, `serve ${i} stops cleanly: ${s.stderr()}`);
-    console.log(`# redis restart (${layout}): ${acked.length} acknowledged adds all present; ${JSON.stringify(codes.map((m) => Object.fromEntries(m)))}`);
-  });
+  test(
+    `serve on Redis (${layout} layout): redis-server restarts (shutdown, kill -9) under writes: both serve processes live on, answer 503 while it is down, recover, and keep every acknowledged document`,
+    { timeout: 180000, ...needsRedis() },
+    async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-restart-'));
+      cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+      const port = await freePort();
+      let redis = await startDurableRedis(dir, port);
+      cleanup.push(() => killRedis(redis));
+      const store = `redis://127.0.0.1:${port}?prefix=rs&layout=${layout}&timeout=500`;
+      const serves = [await startServe(['--store', store, '--purge-interval', '0'])];
+      serves.push(await startServe(['--store', store, '--purge-interval', '0']));
+      cleanup.push(async () => void (await Promise.all(serves.map((s) => s.stop()))));
+      const { codes, acked } = await restartUnderWrites({
+        serves,
+        texts,
+        signals: ['SIGTERM', 'SIGKILL'],
+        down: (signal) =>
+          new Promise<void>((resolve) => {
+            redis.once('exit', () => resolve());
+            redis.kill(signal);
+          }),
+        up: async () => {
+          redis = await startDurableRedis(dir, port);
+        },
+      });
+      // appendfsync always: an acknowledged add outlives the restart, and either process serves it.
+      for (const [j, id] of acked.entries()) {
+        const r = await fetch(`${serves[j % 2]!.url}/v1/documents/${id}`);
+        await r.arrayBuffer();
+        assert.equal(r.status, 200, `acknowledged ${id} lost (${layout})`);
+      }
+      for (const [i, s] of serves.entries()) assert.equal(await s.stop(), 0, `serve ${i} stops cleanly: ${s.stderr()}`);
+      console.log(`# redis restart (${layout}): ${acked.length} acknowledged adds all present; ${JSON.stringify(codes.map((m) => Object.fromEntries(m)))}`);
+    },
+  );
 }
 
 // A Redis that comes back with less than it had (an RDB snapshot older than the last writes, a
@@ -212,47 +237,55 @@ for (const layout of ['log', 'sets'] as const) {
 // entries the shorter log no longer has, and went on reading from their old position, so documents
 // written after the restart were missing from their tables (queries answered 200 without them).
 for (const layout of ['log', 'sets', 'log&scripts=0'] as const) {
-  test(`serve on Redis (${layout} layout): a restart that loses the last writes (an older snapshot): documents written after it are found through every serve process`, { timeout: 120000, ...needsRedis() }, async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-rollback-'));
-    cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const port = await freePort();
-    const snapshotRedis = (): Promise<ChildProcess> => spawnRedis(['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], `on port ${port}`);
-    let redis = await snapshotRedis();
-    cleanup.push(() => killRedis(redis));
-    const store = `redis://127.0.0.1:${port}?prefix=rb&layout=${layout}&timeout=500`;
-    const serves = [await startServe(['--store', store, '--purge-interval', '0'])];
-    serves.push(await startServe(['--store', store, '--purge-interval', '0']));
-    cleanup.push(async () => void (await Promise.all(serves.map((s) => s.stop()))));
-    const post = async (s: number, url: string, body: unknown): Promise<{ status: number; json: unknown }> => {
-      for (let i = 0; ; i++) {
-        const r = await fetch(`${serves[s]!.url}${url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-        const json = (await r.json()) as unknown;
-        // 503 while the service's connection comes back after the restart.
-        if (r.status !== 503 || i >= 100) return { status: r.status, json };
-        await new Promise((w) => setTimeout(w, 50));
+  test(
+    `serve on Redis (${layout} layout): a restart that loses the last writes (an older snapshot): documents written after it are found through every serve process`,
+    { timeout: 120000, ...needsRedis() },
+    async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-rollback-'));
+      cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+      const port = await freePort();
+      const snapshotRedis = (): Promise<ChildProcess> =>
+        spawnRedis(['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], `on port ${port}`);
+      let redis = await snapshotRedis();
+      cleanup.push(() => killRedis(redis));
+      const store = `redis://127.0.0.1:${port}?prefix=rb&layout=${layout}&timeout=500`;
+      const serves = [await startServe(['--store', store, '--purge-interval', '0'])];
+      serves.push(await startServe(['--store', store, '--purge-interval', '0']));
+      cleanup.push(async () => void (await Promise.all(serves.map((s) => s.stop()))));
+      const post = async (s: number, url: string, body: unknown): Promise<{ status: number; json: unknown }> => {
+        for (let i = 0;; i++) {
+          const r = await fetch(`${serves[s]!.url}${url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+          const json = (await r.json()) as unknown;
+          // 503 while the service's connection comes back after the restart.
+          if (r.status !== 503 || i >= 100) return { status: r.status, json };
+          await new Promise((w) => setTimeout(w, 50));
+        }
+      };
+      const add = async (s: number, k: number): Promise<void> => assert.equal((await post(s, '/v1/documents', { id: `d${k}`, text: texts[k]! })).status, 200);
+      const found = async (s: number, k: number): Promise<boolean> =>
+        ((await post(s, '/v1/query', { text: texts[k]!, threshold: 1 })).json as { matches: { id: string }[] }).matches.some((m) => m.id === `d${k}`);
+      for (let k = 0; k < 30; k++) await add(k % 2, k);
+      const admin = new Redis(port, '127.0.0.1');
+      await admin.save();
+      admin.disconnect();
+      // Written after the snapshot: lost with the restart below.
+      for (let k = 30; k < 60; k++) await add(k % 2, k);
+      for (let k = 0; k < 60; k += 7) for (const s of [0, 1]) assert.ok(await found(s, k), `d${k} through serve ${s} before the restart`);
+      await killRedis(redis);
+      redis = await snapshotRedis();
+      // Written after the restart, through both processes: each must find every one of them.
+      for (let k = 60; k < 90; k++) await add(k % 2, k);
+      const missed: string[] = [];
+      for (let k = 60; k < 90; k++) for (const s of [0, 1]) if (!(await found(s, k))) missed.push(`d${k} through serve ${s}`);
+      assert.deepEqual(missed, [], `${layout}: documents written after the restart are missed`);
+      for (let k = 0; k < 30; k += 3) for (const s of [0, 1]) assert.ok(await found(s, k), `d${k} (in the snapshot) through serve ${s}`);
+      for (let k = 30; k < 60; k += 3)
+        for (const s of [0, 1])
+          assert.ok(!(await found(s, k)), `d${k} (lost with the restart) is not answered through serve ${s}`);
+      for (const [i, s] of serves.entries()) {
+        assert.doesNotMatch(s.stderr(), /Unhandled 'error' event|^\s+at /m, `serve ${i}: no stack trace`);
+        assert.equal(await s.stop(), 0, `serve ${i} stops cleanly: ${s.stderr()}`);
       }
-    };
-    const add = async (s: number, k: number): Promise<void> => assert.equal((await post(s, '/v1/documents', { id: `d${k}`, text: texts[k]! })).status, 200);
-    const found = async (s: number, k: number): Promise<boolean> => ((await post(s, '/v1/query', { text: texts[k]!, threshold: 1 })).json as { matches: { id: string }[] }).matches.some((m) => m.id === `d${k}`);
-    for (let k = 0; k < 30; k++) await add(k % 2, k);
-    const admin = new Redis(port, '127.0.0.1');
-    await admin.save();
-    admin.disconnect();
-    // Written after the snapshot: lost with the restart below.
-    for (let k = 30; k < 60; k++) await add(k % 2, k);
-    for (let k = 0; k < 60; k += 7) for (const s of [0, 1]) assert.ok(await found(s, k), `d${k} through serve ${s} before the restart`);
-    await killRedis(redis);
-    redis = await snapshotRedis();
-    // Written after the restart, through both processes: each must find every one of them.
-    for (let k = 60; k < 90; k++) await add(k % 2, k);
-    const missed: string[] = [];
-    for (let k = 60; k < 90; k++) for (const s of [0, 1]) if (!(await found(s, k))) missed.push(`d${k} through serve ${s}`);
-    assert.deepEqual(missed, [], `${layout}: documents written after the restart are missed`);
-    for (let k = 0; k < 30; k += 3) for (const s of [0, 1]) assert.ok(await found(s, k), `d${k} (in the snapshot) through serve ${s}`);
-    for (let k = 30; k < 60; k += 3) for (const s of [0, 1]) assert.ok(!(await found(s, k)), `d${k} (lost with the restart) is not answered through serve ${s}`);
-    for (const [i, s] of serves.entries()) {
-      assert.doesNotMatch(s.stderr(), /Unhandled 'error' event|^\s+at /m, `serve ${i}: no stack trace`);
-      assert.equal(await s.stop(), 0, `serve ${i} stops cleanly: ${s.stderr()}`);
-    }
-  });
+    },
+  );
 }

@@ -27,7 +27,11 @@ test('a task SIGKILLed while it uploads: nothing looks complete; running it agai
   const work = `s3://${BUCKET}/jobs/b`;
   await ok(['job', 'plan', `s3://${BUCKET}/in/`, '--work-dir', work, '--id-field', 'id', '--task-bytes', '1', '--partitions', '2', '-q']);
   await stages(work, ['sign', 'join', 'route', 'gather']);
-  const child = spawn(process.execPath, [mainJs, 'stage', 'verify', '--task', '0', '--work-dir', work, '--s3-endpoint', S.proxy.endpoint], { cwd: S.dir, env: { ...process.env, ...S3_JOB_ENV, ...faultEnv({ uploadPauseMs: 60000 }) }, stdio: 'ignore' });
+  const child = spawn(process.execPath, [mainJs, 'stage', 'verify', '--task', '0', '--work-dir', work, '--s3-endpoint', S.proxy.endpoint], {
+    cwd: S.dir,
+    env: { ...process.env, ...S3_JOB_ENV, ...faultEnv({ uploadPauseMs: 60000 }) },
+    stdio: 'ignore',
+  });
   const exited = new Promise((r) => child.once('exit', r));
   let started: string[] = [];
   for (let i = 0; i < 400 && started.length === 0; i++) {
@@ -36,7 +40,8 @@ test('a task SIGKILLed while it uploads: nothing looks complete; running it agai
   }
   assert.equal(started.length, 1, 'the task uploaded part of its attempt');
   // job status sees the task running through its running record (no temp directory to see on a work dir in S3).
-  const verifyOf = (out: string): { running: number; deadAttempts: number; waiting: number } => JSON.parse(out).stages.find((s: { stage: string }) => s.stage === 'verify');
+  const verifyOf = (out: string): { running: number; deadAttempts: number; waiting: number } =>
+    JSON.parse(out).stages.find((s: { stage: string }) => s.stage === 'verify');
   const during = verifyOf(await ok(['job', 'status', '--work-dir', work, '--json']));
   assert.equal(during.running, 1, 'status shows the task running');
   child.kill('SIGKILL');
@@ -57,10 +62,14 @@ test('a task SIGKILLed while it uploads: nothing looks complete; running it agai
   assert.notEqual(winner, started[0], 'the marker names the new attempt');
   await ok(['job', 'clean', '--work-dir', work, '-q'], stale);
   assert.deepEqual(await attempts('jobs/b/verify/00000/'), [winner], 'job clean removed the killed attempt');
-  assert.deepEqual([...(await getObjects(S.server, BUCKET, 'jobs/b/')).keys()].filter((k) => k.includes('.running-')), [], 'and its running record; finished tasks deleted theirs');
+  assert.deepEqual(
+    [...(await getObjects(S.server, BUCKET, 'jobs/b/')).keys()].filter((k) => k.includes('.running-')),
+    [],
+    'and its running record; finished tasks deleted theirs',
+  );
 });
 
-test('a join task copies only its partition of a sign task\'s keys: the rows read back are the partition\'s, for a fraction of the bytes', opts, async () => {
+test("a join task copies only its partition of a sign task's keys: the rows read back are the partition's, for a fraction of the bytes", opts, async () => {
   const P = 8;
   const n = 200_000;
   const part = new Uint32Array(n);
@@ -69,7 +78,13 @@ test('a join task copies only its partition of a sign task\'s keys: the rows rea
   const pstart = new Float64Array(P + 1);
   for (let i = 0; i < n; i++) pstart[part[i]! + 1]!++;
   for (let p = 0; p < P; p++) pstart[p + 1]! += pstart[p]!;
-  const cols = { band: Uint32Array.from(order, (i) => i % 16), hi: Uint32Array.from(order, (i) => Math.imul(i, 7919) >>> 0), lo: Uint32Array.from(order, (i) => i * 3), shard: Uint32Array.from(order, (i) => i >>> 12), doc: Uint32Array.from(order, (i) => i) };
+  const cols = {
+    band: Uint32Array.from(order, (i) => i % 16),
+    hi: Uint32Array.from(order, (i) => Math.imul(i, 7919) >>> 0),
+    lo: Uint32Array.from(order, (i) => i * 3),
+    shard: Uint32Array.from(order, (i) => i >>> 12),
+    doc: Uint32Array.from(order, (i) => i),
+  };
   const ids = Array.from(order, (i) => `id-${i}-${'é'.repeat(i % 5)}`);
   const local = path.join(S.dir, 'keys-full.bin');
   await writeColumns(local, 'band-keys', 'plan1', { partitions: P }, { ...cols, pstart });
@@ -83,7 +98,15 @@ test('a join task copies only its partition of a sign task\'s keys: the rows rea
       const before = S.proxy.stats.bytesDown;
       const out = path.join(S.dir, `keys-${p}.bin`);
       const damaged = (what: string): Error => new Error(what);
-      await fetchPartition({ url: `s3://${BUCKET}/parts/keys.bin`, bytes: fs.statSync(local).size, file: out, part: p, kind: 'band-keys', plan: 'plan1', damaged });
+      await fetchPartition({
+        url: `s3://${BUCKET}/parts/keys.bin`,
+        bytes: fs.statSync(local).size,
+        file: out,
+        part: p,
+        kind: 'band-keys',
+        plan: 'plan1',
+        damaged,
+      });
       const fetched = S.proxy.stats.bytesDown - before;
       assert.ok(fetched < fs.statSync(local).size / 3, `partition ${p}: ${fetched} bytes of ${fs.statSync(local).size}`);
       const [a, b] = [pstart[p]!, pstart[p + 1]!];
@@ -93,14 +116,33 @@ test('a join task copies only its partition of a sign task\'s keys: the rows rea
       for (const c of ['band', 'hi', 'lo', 'shard', 'doc'] as const) assert.deepEqual(f.u32(c, a, b), cols[c].subarray(a, b), `${c} of partition ${p}`);
       f.close();
       const outIds = path.join(S.dir, `ids-${p}.bin`);
-      await fetchPartition({ url: `s3://${BUCKET}/parts/ids.bin`, bytes: fs.statSync(idsFile).size, file: outIds, part: p, kind: 'id-keys', plan: 'plan1', damaged });
+      await fetchPartition({
+        url: `s3://${BUCKET}/parts/ids.bin`,
+        bytes: fs.statSync(idsFile).size,
+        file: outIds,
+        part: p,
+        kind: 'id-keys',
+        plan: 'plan1',
+        damaged,
+      });
       const g = ColumnFile.open(outIds, 'id-keys', 'plan1');
       assert.deepEqual(g.strings('id').range(a, b), ids.slice(a, b));
       assert.deepEqual(g.u32('shard', a, b), cols.shard.subarray(a, b));
       g.close();
     }
     // An object shorter than its marker says is an error naming it, never a partial read.
-    await assert.rejects(fetchPartition({ url: `s3://${BUCKET}/parts/keys.bin`, bytes: fs.statSync(local).size + 8, file: path.join(S.dir, 'x.bin'), part: 0, kind: 'band-keys', plan: 'plan1', damaged: (w) => new Error(`short: ${w}`) }), /short/);
+    await assert.rejects(
+      fetchPartition({
+        url: `s3://${BUCKET}/parts/keys.bin`,
+        bytes: fs.statSync(local).size + 8,
+        file: path.join(S.dir, 'x.bin'),
+        part: 0,
+        kind: 'band-keys',
+        plan: 'plan1',
+        damaged: (w) => new Error(`short: ${w}`),
+      }),
+      /short/,
+    );
   } finally {
     setS3Endpoint(undefined);
   }
@@ -141,21 +183,40 @@ test('any partition of a file with string columns, empty ones and ranges of part
   }
 });
 
-test('annotate and --removed with shards and work dir in S3: the components task reads the shards it needs for the similarities, the same bytes as neardup dedup', opts, async () => {
-  const work = `s3://${BUCKET}/jobs/tags`;
-  const out = path.join(S.dir, 'tags-out');
-  await ok(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', work, '--id-field', 'id', '--output', 'annotate', '--out-dir', out, '-q']);
-  const want = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'annotate', '-q'], { cwd: S.dir });
-  assert.equal(want.code, 0, want.stderr);
-  const names = fs.readdirSync(out).filter((f) => f !== '_SUCCESS').sort();
-  const got = names.map((f) => {
-    const b = fs.readFileSync(path.join(out, f));
-    return (f.endsWith('.gz') ? zlib.gunzipSync(b) : b).toString('utf8');
-  });
-  assert.equal(got.join(''), want.stdout);
-  assert.match(want.stdout, /"similarity":0\.\d+/, 'some member is not an exact copy of its kept member');
-  await ok(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', `${work}-dry`, '--id-field', 'id', '--output', 'dedup', '--dry-run', '--removed', path.join(S.dir, 'job-removed.tsv'), '-q']);
-  const one = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'dedup', '--dry-run', '--removed', 'one-removed.tsv', '-q'], { cwd: S.dir });
-  assert.equal(one.code, 0, one.stderr);
-  assert.equal(fs.readFileSync(path.join(S.dir, 'job-removed.tsv'), 'utf8'), fs.readFileSync(path.join(S.dir, 'one-removed.tsv'), 'utf8'));
-});
+test(
+  'annotate and --removed with shards and work dir in S3: the components task reads the shards it needs for the similarities, the same bytes as neardup dedup',
+  opts,
+  async () => {
+    const work = `s3://${BUCKET}/jobs/tags`;
+    const out = path.join(S.dir, 'tags-out');
+    await ok(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', work, '--id-field', 'id', '--output', 'annotate', '--out-dir', out, '-q']);
+    const want = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'annotate', '-q'], { cwd: S.dir });
+    assert.equal(want.code, 0, want.stderr);
+    const names = fs.readdirSync(out).filter((f) => f !== '_SUCCESS').sort();
+    const got = names.map((f) => {
+      const b = fs.readFileSync(path.join(out, f));
+      return (f.endsWith('.gz') ? zlib.gunzipSync(b) : b).toString('utf8');
+    });
+    assert.equal(got.join(''), want.stdout);
+    assert.match(want.stdout, /"similarity":0\.\d+/, 'some member is not an exact copy of its kept member');
+    await ok([
+      'job',
+      'dedup',
+      `s3://${BUCKET}/in/`,
+      '--local',
+      '--work-dir',
+      `${work}-dry`,
+      '--id-field',
+      'id',
+      '--output',
+      'dedup',
+      '--dry-run',
+      '--removed',
+      path.join(S.dir, 'job-removed.tsv'),
+      '-q',
+    ]);
+    const one = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'dedup', '--dry-run', '--removed', 'one-removed.tsv', '-q'], { cwd: S.dir });
+    assert.equal(one.code, 0, one.stderr);
+    assert.equal(fs.readFileSync(path.join(S.dir, 'job-removed.tsv'), 'utf8'), fs.readFileSync(path.join(S.dir, 'one-removed.tsv'), 'utf8'));
+  },
+);

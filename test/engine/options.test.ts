@@ -37,7 +37,13 @@ async function run(args: string[]): Promise<{ code: number; stdout: string; stde
 }
 
 /** A harmless option: it parses a small integer and changes nothing. */
-const PROBE: EngineOptionDef = { name: 'probeWidth', group: 'kind', flags: '--probe-width <n>', help: 'a harmless option of this test', parse: intParser('probe-width', 1, 9) };
+const PROBE: EngineOptionDef = {
+  name: 'probeWidth',
+  group: 'kind',
+  flags: '--probe-width <n>',
+  help: 'a harmless option of this test',
+  parse: intParser('probe-width', 1, 9),
+};
 
 /** Adds PROBE to the table (and `support` to route tables) for the length of `fn`. */
 async function withProbe(support: Partial<Record<keyof typeof ROUTES, Support>>, fn: () => Promise<void>): Promise<void> {
@@ -54,7 +60,10 @@ async function withProbe(support: Partial<Record<keyof typeof ROUTES, Support>>,
 function corpus(): { dir: string; file: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-engine-options-'));
   const file = path.join(dir, 'docs.txt');
-  fs.writeFileSync(file, ['the quick brown fox jumps over the lazy dog', 'the quick brown fox jumps over the lazy dog!', 'something else entirely, nothing alike'].join('\n') + '\n');
+  fs.writeFileSync(
+    file,
+    ['the quick brown fox jumps over the lazy dog', 'the quick brown fox jumps over the lazy dog!', 'something else entirely, nothing alike'].join('\n') + '\n',
+  );
   return { dir, file };
 }
 
@@ -115,10 +124,19 @@ test('the route tables decide: a route that refuses the option names it (exit 2)
 });
 
 test('the route tables give the CLI its refusals word for word', () => {
-  assert.equal(refusalOf('job', { name: 'measure', flag: '--measure', value: 'containment' }), '--measure containment is not supported by sharded jobs: sharded jobs measure Jaccard similarity; containment needs the exact join of one process (neardup dedup --measure containment)');
+  assert.equal(
+    refusalOf('job', { name: 'measure', flag: '--measure', value: 'containment' }),
+    '--measure containment is not supported by sharded jobs: sharded jobs measure Jaccard similarity; containment needs the exact join of one process (neardup dedup --measure containment)',
+  );
   assert.equal(refusalOf('job', { name: 'measure', flag: '--measure', value: 'jaccard' }), undefined);
-  assert.equal(refusalOf('against', { name: 'clusterMode', flag: '--cluster-mode', value: 'centre' }), '--cluster-mode centre does not apply with --against: it writes no clusters');
-  assert.equal(refusalOf('exact', { name: 'buckets', flag: '--buckets', value: 4 }), '--exact finds identical documents: it takes no --measure, --candidates, --buckets, --cluster-mode or --representative');
+  assert.equal(
+    refusalOf('against', { name: 'clusterMode', flag: '--cluster-mode', value: 'centre' }),
+    '--cluster-mode centre does not apply with --against: it writes no clusters',
+  );
+  assert.equal(
+    refusalOf('exact', { name: 'buckets', flag: '--buckets', value: 4 }),
+    '--exact finds identical documents: it takes no --measure, --candidates, --buckets, --cluster-mode or --representative',
+  );
   assert.equal(refusalOf('memory', { name: 'measure', flag: '--measure', value: 'containment' }), undefined);
 });
 

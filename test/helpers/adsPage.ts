@@ -28,7 +28,18 @@ export interface AdsPage {
 /** Indexes the ads into the SQLite store `db`, serves it and launches the browser. */
 export async function serveAdsPage(db: string): Promise<AdsPage> {
   mkdirSync(path.dirname(db), { recursive: true });
-  const r = neardup(['index', 'add', path.join(repoRoot, 'examples/ads.tsv'), '--text', 'Title,Short Description', '--id-prefix', 'ad', '--store', `sqlite:${db}`, '-q']);
+  const r = neardup([
+    'index',
+    'add',
+    path.join(repoRoot, 'examples/ads.tsv'),
+    '--text',
+    'Title,Short Description',
+    '--id-prefix',
+    'ad',
+    '--store',
+    `sqlite:${db}`,
+    '-q',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   const server: ServeChild = await startServe(['--host', '127.0.0.1', '--store', `sqlite:${db}`]);
   const browser = await launchBrowser({ width: 1100, height: 1000 });

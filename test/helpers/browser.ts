@@ -37,7 +37,9 @@ export interface TestBrowser {
 export async function launchBrowser(viewport = { width: 1100, height: 900 }): Promise<TestBrowser> {
   const c = browserChoice();
   if ('missing' in c) {
-    throw new Error(`no Chromium for the browser tests: ${c.missing}. Install it with "apt-get install -y chromium" or run npm ci (bundled @sparticuz/chromium).`);
+    throw new Error(
+      `no Chromium for the browser tests: ${c.missing}. Install it with "apt-get install -y chromium" or run npm ci (bundled @sparticuz/chromium).`,
+    );
   }
   const profile = mkdtempSync(path.join(os.tmpdir(), 'neardup-chromium-'));
   const env = { ...process.env, ...c.env } as Record<string, string>;

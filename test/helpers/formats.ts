@@ -30,7 +30,13 @@ export async function writeParquet(file: string, columns: Col[], codec: (typeof 
 }
 
 /** Writes a Parquet file with an explicit schema (nested columns), rows given per top-level column. */
-export async function writeParquetSchema(file: string, schema: Record<string, unknown>[], columns: { name: string; data: unknown[] }[], codec = 'SNAPPY', rowGroupSize = 1000): Promise<void> {
+export async function writeParquetSchema(
+  file: string,
+  schema: Record<string, unknown>[],
+  columns: { name: string; data: unknown[] }[],
+  codec = 'SNAPPY',
+  rowGroupSize = 1000,
+): Promise<void> {
   const w = new ByteWriter();
   const pw = new ParquetWriter({ writer: w as never, schema: schema as never, codec: codec as never, compressors: (await writeCompressors()) as never });
   await pw.write({ columnData: columns as never, rowGroupSize });

@@ -35,14 +35,27 @@ export function knownAnswers(): KnownAnswer[] {
 export async function checkKnownAnswersInStore(storeSpec: () => Promise<string>): Promise<void> {
   for (const c of knownAnswers()) {
     for (const [verify, signatureBits] of [['exact', 32], ['estimate', 32], ['estimate', 16]] as const) {
-      const idx = await NearDupIndex.open({ shingle: c.shingle, numPerm: c.minhash.numPerm, method: c.minhash.method, seed: c.minhash.seed, verify, signatureBits, forest: false, store: await storeSpec() });
+      const idx = await NearDupIndex.open({
+        shingle: c.shingle,
+        numPerm: c.minhash.numPerm,
+        method: c.minhash.method,
+        seed: c.minhash.seed,
+        verify,
+        signatureBits,
+        forest: false,
+        store: await storeSpec(),
+      });
       try {
         await idx.add('kat', c.text);
         const [bytes] = await idx.store.get(['kat']);
         assert.ok(bytes, `${c.name}: a record`);
         const rec = decodeRecord(bytes);
         if (verify === 'exact') assert.deepEqual(Array.from(rec.set ?? []), c.set, `${c.name}: the set a verify-exact record keeps`);
-        else assert.deepEqual(Array.from(rec.signature ?? []), c.signature.map((v) => (signatureBits === 16 ? v & 0xffff : v)), `${c.name}: the ${signatureBits}-bit signature a verify-estimate record keeps`);
+        else assert.deepEqual(
+            Array.from(rec.signature ?? []),
+            c.signature.map((v) => (signatureBits === 16 ? v & 0xffff : v)),
+            `${c.name}: the ${signatureBits}-bit signature a verify-estimate record keeps`,
+          );
       } finally {
         await idx.close();
       }

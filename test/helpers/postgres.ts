@@ -50,7 +50,9 @@ function serverUser(): { uid?: number; gid?: number } {
   const u = id('-u');
   const g = id('-g');
   if (u.status !== 0 || g.status !== 0) {
-    throw new Error('PostgreSQL refuses to run as root and there is no `postgres` user to run it as (Debian\'s postgresql package creates one; or: useradd -r postgres)');
+    throw new Error(
+      "PostgreSQL refuses to run as root and there is no `postgres` user to run it as (Debian's postgresql package creates one; or: useradd -r postgres)",
+    );
   }
   return { uid: Number(u.stdout.trim()), gid: Number(g.stdout.trim()) };
 }
@@ -63,7 +65,10 @@ export async function startPostgres(): Promise<PostgresChild> {
   const dir = mkdtempSync(path.join(tmpdir(), 'nd-pg-'));
   if (user.uid !== undefined) chownSync(dir, user.uid, user.gid!);
   const data = path.join(dir, 'data');
-  const init = spawnSync(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'], { ...user, encoding: 'utf8' });
+  const init = spawnSync(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'], {
+    ...user,
+    encoding: 'utf8',
+  });
   if (init.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`initdb failed: ${init.stderr || init.error?.message}`);

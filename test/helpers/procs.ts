@@ -16,7 +16,11 @@ export interface AsyncRun {
 
 /** Runs `neardup args` as a child process without blocking this one (the developer's NEARDUP_DEBUG and NEARDUP_PROGRESS cleared). */
 export function neardupChild(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): { child: ChildProcess; done: Promise<AsyncRun> } {
-  const child = spawn(process.execPath, [mainJs, ...args], { cwd: opts.cwd, env: { ...process.env, NEARDUP_DEBUG: '', NEARDUP_PROGRESS: '', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [mainJs, ...args], {
+    cwd: opts.cwd,
+    env: { ...process.env, NEARDUP_DEBUG: '', NEARDUP_PROGRESS: '', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -42,7 +42,14 @@ export async function spawnRedis(args: string[], what: string): Promise<ChildPro
  * when it exits first or is not ready within `timeoutMs`, or at once when it cannot be started
  * (not installed: the error gives `install`). The stream keeps flowing afterwards.
  */
-export async function untilReady(child: ChildProcess, out: NodeJS.ReadableStream, marker: string, what: string, install: string, timeoutMs: number): Promise<void> {
+export async function untilReady(
+  child: ChildProcess,
+  out: NodeJS.ReadableStream,
+  marker: string,
+  what: string,
+  install: string,
+  timeoutMs: number,
+): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     let text = '';
     const timer = setTimeout(() => {
@@ -142,8 +149,24 @@ export async function startRedisCluster(nodes = 3): Promise<RedisClusterChild> {
   try {
     await Promise.all(
       ports.map(async (port) => {
-        const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--cluster-enabled', 'yes',
-          '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '5000', '--dir', dir];
+        const args = [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--cluster-node-timeout',
+          '5000',
+          '--dir',
+          dir,
+        ];
         children.push(await spawnRedis(args, `(cluster node) on port ${port}`));
       }),
     );

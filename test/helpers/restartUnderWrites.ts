@@ -40,7 +40,11 @@ export async function restartUnderWrites(drill: RestartDrill): Promise<RestartDr
       const id = `w${i}-${k}`;
       let c: string;
       try {
-        const r = await fetch(`${s.url}/v1/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, text: texts[k % texts.length] }) });
+        const r = await fetch(`${s.url}/v1/documents`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ id, text: texts[k % texts.length] }),
+        });
         await r.arrayBuffer();
         c = String(r.status);
         if (r.status === 200) acked.push(id);
@@ -53,7 +57,8 @@ export async function restartUnderWrites(drill: RestartDrill): Promise<RestartDr
   });
   const until = async (what: string, done: () => boolean): Promise<void> => {
     for (let k = 0; !done(); k++) {
-      if (k >= 1200) throw new Error(`gave up waiting until ${what}: ${JSON.stringify(codes.map((m) => [...m]))}; stderr: ${serves.map((s) => s.stderr()).join('\n')}`);
+      if (k >= 1200)
+        throw new Error(`gave up waiting until ${what}: ${JSON.stringify(codes.map((m) => [...m]))}; stderr: ${serves.map((s) => s.stderr()).join('\n')}`);
       await new Promise((r) => setTimeout(r, 25));
     }
   };

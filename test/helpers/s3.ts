@@ -58,10 +58,13 @@ export async function startS3rver(bucket: string): Promise<S3Server> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neardup-s3rver-'));
   const port = await freePort();
   const bin = path.join(path.dirname(createRequire(import.meta.url).resolve('s3rver/package.json')), 'bin/s3rver.js');
-  const child: ChildProcess = spawn(...leashed(process.execPath, [bin, '-d', dir, '-a', '127.0.0.1', '-p', String(port), '--silent', '--configure-bucket', bucket]), { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(
+    ...leashed(process.execPath, [bin, '-d', dir, '-a', '127.0.0.1', '-p', String(port), '--silent', '--configure-bucket', bucket]),
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  for (let i = 0; ; i++) {
+  for (let i = 0;; i++) {
     const up = await new Promise<boolean>((r) => {
       const s = net.connect(port, '127.0.0.1', () => (s.end(), r(true)));
       s.on('error', () => r(false));
@@ -123,7 +126,9 @@ export async function startFaultProxy(targetPort: number, rule: FaultRule = ever
       stats.preconditionFailed++;
       req.resume();
       res.writeHead(412, { 'content-type': 'application/xml' });
-      res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>');
+      res.end(
+        '<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>',
+      );
       return;
     }
     const status = rule(req, stats.requests++, stats.failed);
@@ -131,7 +136,9 @@ export async function startFaultProxy(targetPort: number, rule: FaultRule = ever
       stats.failed++;
       req.resume();
       res.writeHead(status, { 'content-type': 'application/xml' });
-      res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${status === 429 ? 'SlowDown' : 'ServiceUnavailable'}</Code><Message>injected</Message></Error>`);
+      res.end(
+        `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${status === 429 ? 'SlowDown' : 'ServiceUnavailable'}</Code><Message>injected</Message></Error>`,
+      );
       return;
     }
     const up = http.request({ host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers }, (ur) => {

@@ -64,7 +64,8 @@ export function s3WorkDirSetting(): S3WorkDirSetting {
     await ctx.server.stop();
     fs.rmSync(ctx.dir, { recursive: true, force: true });
   });
-  ctx.run = (args, env = {}, direct = false) => neardupAsync([...args, '--s3-endpoint', direct ? ctx.server.endpoint : ctx.proxy.endpoint], ctx.dir, { ...S3_JOB_ENV, ...env });
+  ctx.run = (args, env = {}, direct = false) =>
+    neardupAsync([...args, '--s3-endpoint', direct ? ctx.server.endpoint : ctx.proxy.endpoint], ctx.dir, { ...S3_JOB_ENV, ...env });
   ctx.ok = async (args, env = {}, direct = false) => {
     const r = await ctx.run(args, env, direct);
     assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);

@@ -40,7 +40,14 @@ export interface Searcher {
 }
 
 /** The options of the topK index (every document a candidate) and of the threshold index. */
-export const TOPK_OPTIONS: NearDupIndexOptions = { shingle: { kind: 'word', k: 1 }, numPerm: 128, bands: 1, rows: 128, forest: { trees: 32, depths: [1] }, threshold: 0.5 };
+export const TOPK_OPTIONS: NearDupIndexOptions = {
+  shingle: { kind: 'word', k: 1 },
+  numPerm: 128,
+  bands: 1,
+  rows: 128,
+  forest: { trees: 32, depths: [1] },
+  threshold: 0.5,
+};
 export const THRESHOLD_OPTIONS: NearDupIndexOptions = { shingle: { kind: 'word', k: 1 }, numPerm: 128, threshold: 0.7, forest: false };
 
 const COMMON = Array.from({ length: 24 }, (_, i) => `common${i}`).join(' ');
@@ -49,7 +56,12 @@ const SITES = ['a', 'b', 'c'];
 const LANGS = ['en', 'fr', 'de'];
 
 const metaArb = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ site: fc.constantFrom(...SITES), lang: fc.constantFrom(...LANGS), n: fc.integer({ min: 0, max: 2 }), ok: fc.boolean() }, { requiredKeys: ['site'] }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({ site: fc.constantFrom(...SITES), lang: fc.constantFrom(...LANGS), n: fc.integer({ min: 0, max: 2 }), ok: fc.boolean() }, {
+      requiredKeys: ['site'],
+    }),
+  },
   { weight: 1, arbitrary: fc.constant(undefined) },
   { weight: 1, arbitrary: fc.constantFrom<unknown>('a', 3, ['a'], { site: null }, { site: { a: 1 } }) },
 );
@@ -97,7 +109,9 @@ export const queryArb = fc.subarray(WORDS, { minLength: 0, maxLength: 10 }).map(
 export function oracleMatches(meta: unknown, filter: MetaFilter | undefined): boolean {
   if (!filter || Object.keys(filter).length === 0) return true;
   if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) return false;
-  return Object.entries(filter).every(([k, v]) => k in (meta as object) && (Array.isArray(v) ? v : [v]).some((x) => x === (meta as Record<string, unknown>)[k]));
+  return Object.entries(filter).every(([k, v]) =>
+    k in (meta as object) && (Array.isArray(v) ? v : [v]).some((x) => x === (meta as Record<string, unknown>)[k])
+  );
 }
 
 const shingler = createShingler(TOPK_OPTIONS.shingle);
@@ -121,7 +135,11 @@ export function oracleTopK(docs: readonly Doc[], text: string, k: number, filter
 
 /** The library as a {@link Searcher}. */
 export function librarySearcher(topK: NearDupIndex, threshold: NearDupIndex): Searcher {
-  const hit = (m: { id: string; similarity: number; copies?: { id: string }[] }): Hit => ({ id: m.id, similarity: m.similarity, ...(m.copies ? { copies: m.copies.map((c) => c.id) } : {}) });
+  const hit = (m: { id: string; similarity: number; copies?: { id: string }[] }): Hit => ({
+    id: m.id,
+    similarity: m.similarity,
+    ...(m.copies ? { copies: m.copies.map((c) => c.id) } : {}),
+  });
   return {
     topK: async (text, k, filter) => (await topK.topK(text, k, { filter })).map(hit),
     query: async (text, filter) => (await threshold.query(text, { filter })).map(hit),

@@ -66,7 +66,12 @@ export async function writeShards(dir: string, docs: readonly Doc[], shards: num
     const fmt = formats[s % formats.length]!;
     const file = path.join(dir, `part-${String(s).padStart(4, '0')}.${fmt}`);
     if (fmt === 'parquet') {
-      await writeParquet(file, [{ name: 'id', data: slice.map((d) => d.id), type: 'STRING' }, { name: 'text', data: slice.map((d) => d.text), type: 'STRING' }], 'SNAPPY', 25);
+      await writeParquet(
+        file,
+        [{ name: 'id', data: slice.map((d) => d.id), type: 'STRING' }, { name: 'text', data: slice.map((d) => d.text), type: 'STRING' }],
+        'SNAPPY',
+        25,
+      );
     } else {
       const part = jsonl(slice);
       fs.writeFileSync(file, fmt.endsWith('.gz') ? zlib.gzipSync(part) : fmt.endsWith('.zst') ? await zstd(part) : part);
@@ -98,7 +103,11 @@ export interface WorkerChild {
 /** Starts `neardup worker --redis url` in its own working directory `cwd`. */
 export function startWorker(url: string, cwd: string, extraArgs: string[] = [], env: Record<string, string> = {}): WorkerChild {
   fs.mkdirSync(cwd, { recursive: true });
-  const child = spawn(...leashed(process.execPath, [mainJs, 'worker', '--redis', url, ...extraArgs]), { cwd, env: { ...process.env, NEARDUP_DEBUG: '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(...leashed(process.execPath, [mainJs, 'worker', '--redis', url, ...extraArgs]), {
+    cwd,
+    env: { ...process.env, NEARDUP_DEBUG: '', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let log = '';
   const waiters: { re: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
   child.stderr!.on('data', (d: Buffer) => {

@@ -68,7 +68,14 @@ export async function startSlurm(): Promise<SlurmCluster> {
   fs.writeFileSync(key, Buffer.from(Array.from({ length: 1024 }, (_, i) => (i * 131 + 7) & 0xff)), { mode: 0o400 });
   const socket = path.join(dir, 'munge', 'munge.socket');
   const children: ChildProcess[] = [];
-  const munged = spawnSync(which('munged')!, ['--force', `--socket=${socket}`, `--key-file=${key}`, `--pid-file=${path.join(dir, 'munge', 'munged.pid')}`, `--log-file=${path.join(dir, 'log', 'munged.log')}`, `--seed-file=${path.join(dir, 'munge', 'seed')}`], { encoding: 'utf8' });
+  const munged = spawnSync(which('munged')!, [
+    '--force',
+    `--socket=${socket}`,
+    `--key-file=${key}`,
+    `--pid-file=${path.join(dir, 'munge', 'munged.pid')}`,
+    `--log-file=${path.join(dir, 'log', 'munged.log')}`,
+    `--seed-file=${path.join(dir, 'munge', 'seed')}`,
+  ], { encoding: 'utf8' });
   if (munged.status !== 0) throw new Error(`munged failed: ${munged.stderr}`);
   const host = os.hostname();
   const [ctld, slurmd] = [await freePort(), await freePort()];
@@ -119,7 +126,8 @@ export async function startSlurm(): Promise<SlurmCluster> {
     c.on('exit', (code) => code && process.stderr.write(`${prog} exited ${code}: ${err}\n`));
     children.push(c);
   };
-  const log = (): string => ['slurmctld.log', 'slurmd.log', 'munged.log'].map((f) => `--- ${f}\n${fs.readFileSync(path.join(dir, 'log', f), 'utf8').slice(-3000)}`).join('\n');
+  const log = (): string =>
+    ['slurmctld.log', 'slurmd.log', 'munged.log'].map((f) => `--- ${f}\n${fs.readFileSync(path.join(dir, 'log', f), 'utf8').slice(-3000)}`).join('\n');
   const run = (cmd: string, args: string[]): string => {
     const r = spawnSync(which(cmd)!, args, { env: { ...process.env, ...env }, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.stderr}`);

@@ -74,20 +74,27 @@ function units(text: string, o: OracleOptions, norm: (s: string) => string): OUn
     for (const [a, e] of ls) {
       if (blank(text.slice(a, e))) cur = undefined;
       else if (cur) cur.e = e;
-      else paras.push((cur = { a, e }));
+      else paras.push(cur = { a, e });
     }
     paras.forEach((p, i) => raw.push({ cut: [p.a, i + 1 < paras.length ? paras[i + 1]!.a : text.length], text: text.slice(p.a, p.e) }));
   } else if (o.unit === 'substring') {
     // Every window of L words; a window's key is its words, each normalized alone.
     const noSpace = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u.test(text);
     const ws = noSpace
-      ? [...new Intl.Segmenter(undefined, { granularity: 'word' }).segment(text)].filter((s) => s.isWordLike).map((s) => ({ a: s.index, b: s.index + s.segment.length }))
+      ? [...new Intl.Segmenter(undefined, { granularity: 'word' }).segment(text)].filter((s) => s.isWordLike).map((s) => ({
+        a: s.index,
+        b: s.index + s.segment.length,
+      }))
       : [...text.matchAll(/[\p{L}\p{N}\p{M}]+/gu)].map((m) => ({ a: m.index!, b: m.index! + m[0].length }));
     const L = o.minLength ?? 50;
     const out: OUnit[] = [];
     for (let i = 0; i + L <= ws.length; i++) {
       const words = ws.slice(i, i + L);
-      out.push({ cut: [words[0]!.a, words[L - 1]!.b], key: words.map((w) => norm(text.slice(w.a, w.b))).join('\u0001'), text: text.slice(words[0]!.a, words[L - 1]!.b) });
+      out.push({
+        cut: [words[0]!.a, words[L - 1]!.b],
+        key: words.map((w) => norm(text.slice(w.a, w.b))).join('\u0001'),
+        text: text.slice(words[0]!.a, words[L - 1]!.b),
+      });
     }
     return (o.minUnitWords ?? 0) > L ? [] : out;
   } else {
@@ -126,7 +133,11 @@ const cps = (s: string): number => Array.from(s).length;
 const bytes = (s: string): number => Buffer.byteLength(s);
 
 /** The oracle's answer for documents `texts` with ids `ids`. */
-export function spansOracle(texts: readonly string[], ids: readonly string[], o: OracleOptions): { docs: OracleDoc[]; audit: OracleAudit[]; units: number; distinct: number; top: { text: string; count: number; docs: number }[] } {
+export function spansOracle(
+  texts: readonly string[],
+  ids: readonly string[],
+  o: OracleOptions,
+): { docs: OracleDoc[]; audit: OracleAudit[]; units: number; distinct: number; top: { text: string; count: number; docs: number }[] } {
   const norm = makeNormalizer(o.normalize ?? {});
   const all = texts.map((t) => units(t, o, norm));
   const flat: { doc: number; u: OUnit }[] = [];
@@ -166,7 +177,7 @@ export function spansOracle(texts: readonly string[], ids: readonly string[], o:
     for (const [a, b] of removedCuts) covered.fill(1, a, b);
     const removed: OracleRange[] = [];
     let kept = '';
-    for (let i = 0; i < text.length; ) {
+    for (let i = 0; i < text.length;) {
       if (!covered[i]) {
         kept += text[i];
         i++;

@@ -9,7 +9,7 @@ import { kijijiTexts } from './kijiji.js';
 const texts = kijijiTexts();
 const idx = await NearDupIndex.open({ store: process.argv[2]!, shingle: { k: 10, normalize: { preset: 'seed000' } } });
 const batch = Number(process.argv[3] ?? 10);
-for (let i = 0; ; ) {
+for (let i = 0;;) {
   if (i % 50 === 25 || batch > 10) {
     // A batch: one transaction (SQLite), one frame (the file store).
     const docs = Array.from({ length: batch }, (_, j) => ({ id: `w${i + j}`, text: texts[(i + j) % texts.length]!, meta: { i: i + j } }));

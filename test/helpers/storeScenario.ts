@@ -59,14 +59,21 @@ export async function storeScenario(dir: string, store: string, variant: Scenari
   for (let i = 0; i < 700; i += 10) log.push(await idx.query(texts[i]!, { limit: 2, threshold: 0.9 }));
   for (let i = 600; i < 640; i++) log.push(await idx.topK(texts[i]!, 5));
   // Planted copies (#51 item 3): topK lists them under one hit (the smallest id); filters select by metadata.
-  log.push(await idx.addMany([600, 600, 601, 605, 600].map((j, c) => ({ id: `cp${4 - c}`, text: texts[j]!, meta: m(texts[j]!, { tag: c % 2 ? 'x' : 'y', c }) }))));
-  for (let i = 600; i < 610; i++) log.push(await idx.topK(texts[i]!, 3), await idx.topK(texts[i]!, 3, { filter: { tag: ['x', 'y'] } }), await idx.query(texts[i]!, { filter: { tag: 'x' } }));
+  log.push(
+    await idx.addMany([600, 600, 601, 605, 600].map((j, c) => ({ id: `cp${4 - c}`, text: texts[j]!, meta: m(texts[j]!, { tag: c % 2 ? 'x' : 'y', c }) }))),
+  );
+  for (let i = 600; i < 610; i++)
+    log.push(await idx.topK(texts[i]!, 3), await idx.topK(texts[i]!, 3, { filter: { tag: ['x', 'y'] } }), await idx.query(texts[i]!, { filter: { tag: 'x' } }));
   log.push(await idx.duplicatesOf('cp0', { filter: { tag: 'y' } }), await idx.add('cp5', texts[600]!, m(texts[600]!, { tag: 'x' }), { filter: { tag: 'y' } }));
   for (const id of ['d1', 'd3', 'd7', 'd8', 'd300', 'zzz']) log.push(await idx.get(id));
   log.push(await idx.size());
   // Expiry: copies of indexed texts with expiries (given, by ttl, replaced with and without one),
   // then the clock moves past some of them: they are neither found, got, counted nor clustered.
-  log.push(await idx.addMany(texts.slice(600, 640).map((text, i) => ({ id: `x${i}`, text, meta: m(text), ...(i % 4 ? { expiresAt: t + 1000 * (i % 4) } : { ttl: '5s' }) }))));
+  log.push(
+    await idx.addMany(
+      texts.slice(600, 640).map((text, i) => ({ id: `x${i}`, text, meta: m(text), ...(i % 4 ? { expiresAt: t + 1000 * (i % 4) } : { ttl: '5s' }) })),
+    ),
+  );
   log.push(await idx.add('x1', texts[601]!, m(texts[601]!), { ttl: 60_000 }));
   log.push(await idx.add('x2', texts[602]!, m(texts[602]!)));
   log.push(await idx.add('x7', texts[607]!, m(texts[607]!, { tag: 'past' }), { expiresAt: t - 1 }));
@@ -94,4 +101,3 @@ export async function storeScenario(dir: string, store: string, variant: Scenari
   await again.close();
   return log;
 }
-

@@ -6,7 +6,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { candidatesFromBandKeys, candidatesFromBuckets, collectSharedBuckets, docMajorKeys, type BandKeyTable, type SharedBuckets } from '../../src/lsh/candidates.js';
+import {
+  candidatesFromBandKeys,
+  candidatesFromBuckets,
+  collectSharedBuckets,
+  docMajorKeys,
+  type BandKeyTable,
+  type SharedBuckets,
+} from '../../src/lsh/candidates.js';
 import type { PairSet } from '../../src/lsh/pairSet.js';
 import { BandKeyColumns } from '../../src/lsh/bandKeyColumns.js';
 import { SignPool } from '../../src/parallel/signPool.js';
@@ -142,7 +149,10 @@ function checkGroups(parts: SharedBuckets[], k: Keys, got: { pairs: PairSet; sta
   const count = got.pairs.size;
   sameGroups(groupsFromBuckets(joinRanges(parts, bound), k.n, count), want);
   if (count > 0) {
-    assert.throws(() => groupsFromBuckets(joined, k.n, count - 1, 7), (e: unknown) => e instanceof TooManyPairsError && e.count === count && e.limit === count - 1 && e.largestBucket === 7);
+    assert.throws(
+      () => groupsFromBuckets(joined, k.n, count - 1, 7),
+      (e: unknown) => e instanceof TooManyPairsError && e.count === count && e.limit === count - 1 && e.largestBucket === 7,
+    );
     assert.throws(() => joinRanges(parts, bound - 1), (e: unknown) => e instanceof TooManyPairsError && e.count === bound && e.limit === bound - 1);
   }
 }
@@ -201,20 +211,24 @@ test('property: candidates equal the Map reference on small corpora (one table)'
 });
 
 test('candidates equal the Map reference on corpora large enough to be partitioned by key bits', () => {
-  for (const [n, bands, seed] of [
-    [70_000, 4, 1],
-    [140_000, 3, 2],
-    [66_000, 9, 3],
-  ] as const) {
+  for (
+    const [n, bands, seed] of [
+      [70_000, 4, 1],
+      [140_000, 3, 2],
+      [66_000, 9, 3],
+    ] as const
+  ) {
     check(plant(n, bands, seed, 0.3, 0.6, 0.05));
   }
 });
 
 test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared memory, joined by joinRanges, give the pairs of one pass here (and its groups by second member); unshared keys are not sent', async () => {
-  for (const [n, bands, seed] of [
-    [70_000, 5, 4],
-    [300, 2, 5],
-  ] as const) {
+  for (
+    const [n, bands, seed] of [
+      [70_000, 5, 4],
+      [300, 2, 5],
+    ] as const
+  ) {
     const k = plant(n, bands, seed, 0.3, 0.6, 0.05);
     const want = candidatesFromBandKeys(k);
     const cols = new BandKeyColumns(bands, true);
@@ -248,7 +262,10 @@ test('joinRanges: a bound past maxBound throws before any pair is listed, for on
   assert.throws(() => joinRanges([one], one.bound - 1), (e: unknown) => e instanceof TooManyPairsError && e.count === one.bound && e.limit === one.bound - 1);
   const joined = joinRanges(ranges);
   assert.equal(candidatesFromBuckets(joined, k.n, whole.pairs.size).pairs.size, whole.pairs.size);
-  assert.throws(() => candidatesFromBuckets(joined, k.n, whole.pairs.size - 1), (e: unknown) => e instanceof TooManyPairsError && e.limit === whole.pairs.size - 1);
+  assert.throws(
+    () => candidatesFromBuckets(joined, k.n, whole.pairs.size - 1),
+    (e: unknown) => e instanceof TooManyPairsError && e.limit === whole.pairs.size - 1,
+  );
 });
 
 test('firstOccurrences: marks exactly the first of each digest, at any size (partitioned or not) and with colliding halves', () => {

@@ -31,7 +31,8 @@ test('chooseBands: reaches the recall with the smallest false-positive area of a
     assert.ok(c.recallAtThreshold >= rec, `P(t)=${c.recallAtThreshold}`);
     for (let b = 1; b <= k; b++) {
       for (let r = 1; b * r <= k; r++) {
-        if (candidateProbability(t, b, r) >= rec) assert.ok(falsePositiveArea(t, b, r) >= c.falsePositiveArea - 1e-12, `(${b},${r}) beats (${c.bands},${c.rows})`);
+        if (candidateProbability(t, b, r) >= rec)
+          assert.ok(falsePositiveArea(t, b, r) >= c.falsePositiveArea - 1e-12, `(${b},${r}) beats (${c.bands},${c.rows})`);
       }
     }
     assert.equal(c.curve.length, 10);

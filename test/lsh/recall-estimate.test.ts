@@ -41,7 +41,9 @@ function check(name: string, corpus: (seed: number) => string[], threshold: numb
     measuredSum += measured;
     const z = (e.recall - measured) / e.stdError;
     zs.push(z);
-    lines.push(`seed ${seed}: ${run.stats.pairs}/${truth} = ${measured.toFixed(4)}, estimate ${e.recall.toFixed(4)} ± ${e.stdError.toFixed(4)}, z ${z.toFixed(2)}`);
+    lines.push(
+      `seed ${seed}: ${run.stats.pairs}/${truth} = ${measured.toFixed(4)}, estimate ${e.recall.toFixed(4)} ± ${e.stdError.toFixed(4)}, z ${z.toFixed(2)}`,
+    );
   }
   const report = `${name} at t=${threshold}, ${bands}×${rows}:\n${lines.join('\n')}`;
   assert.ok(measuredSum / SEEDS < 0.995, `the banding must miss pairs for the test to mean anything\n${report}`);
@@ -130,7 +132,15 @@ test('CLI: dedup in memory, streamed and as a job print the same recall; exact j
     assert.equal(estimated.recall, null);
     assert.match(estimated.recallNote!, /--verify estimate gives no exact similarities/);
     const human = neardup(['dedup', 'all.jsonl', ...weak, '-o', path.join(dir, 'p.tsv')], { cwd: dir });
-    assert.match(human.stderr, new RegExp(`^recall      ~${memory.recall.estimate.toFixed(4)} ± ${memory.recall.stdError.toFixed(4)} estimated from the [\\d,]+ verified pairs \\(P\\(0\\.8\\) = 0\\.6514\\)$`, 'm'));
+    assert.match(
+      human.stderr,
+      new RegExp(
+        `^recall      ~${memory.recall.estimate.toFixed(4)} ± ${
+          memory.recall.stdError.toFixed(4)
+        } estimated from the [\\d,]+ verified pairs \\(P\\(0\\.8\\) = 0\\.6514\\)$`,
+        'm',
+      ),
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -179,7 +179,7 @@ test('clusters: a store filled from a snapshot (or before clusters were kept) is
   assert.ok(page.building, 'the first answer says the clusters are being built');
   await checkAgainstModel(loaded, live, 'after load');
   const q = (await loaded.stats()).counters.queries;
-  assert.equal(q, 0, 'building the clusters is not counted as the user\'s queries');
+  assert.equal(q, 0, "building the clusters is not counted as the user's queries");
   await loaded.close();
   // Reopened: kept in the file, no rebuild.
   const again = await NearDupIndex.open({ store: `sqlite:${path.join(dir, 'l.db')}` });
@@ -208,17 +208,22 @@ function otherProcess(store: string): { call(c: object): Promise<unknown>; close
   };
 }
 
-for (const [name, spec] of [
-  ['Redis', () => `${redis!.url}?prefix=two${Math.random().toString(36).slice(2)}`],
-  ['one SQLite file', () => `sqlite:${path.join(tmpDir(), 'two.db')}`],
-  ['one PostgreSQL schema', pgSpec],
-] as [string, () => string][]) {
+for (
+  const [name, spec] of [
+    ['Redis', () => `${redis!.url}?prefix=two${Math.random().toString(36).slice(2)}`],
+    ['one SQLite file', () => `sqlite:${path.join(tmpDir(), 'two.db')}`],
+    ['one PostgreSQL schema', pgSpec],
+  ] as [string, () => string][]
+) {
   test(`clusters: two processes on ${name} see the same, right clusters`, needs(name), async () => {
     const store = spec();
     const mine = await NearDupIndex.open({ ...CLUSTER_OPTS, store });
     const other = otherProcess(store);
     const live = new Map<string, string>();
-    const r = fc.sample(fc.array(cmdArb.filter((c) => c.op !== 'batch' && c.op !== 'removeMany'), { minLength: 60, maxLength: 60 }), { numRuns: 1, seed: 42 })[0]!;
+    const r = fc.sample(fc.array(cmdArb.filter((c) => c.op !== 'batch' && c.op !== 'removeMany'), { minLength: 60, maxLength: 60 }), {
+      numRuns: 1,
+      seed: 42,
+    })[0]!;
     try {
       for (const [i, c] of r.entries()) {
         const here = i % 2 === 0;

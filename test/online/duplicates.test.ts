@@ -100,7 +100,8 @@ test('/v1/clusters of a SQLite store filled before clusters were kept: built onc
     assert.equal((await app.inject({ url: '/v1/stats' })).json().counters.queries, 0);
     const want = dedup(texts, { shingle: { k: 10, normalize: { preset: 'seed000' } }, threshold: 0.8 }).clusters;
     assert.ok(want.length > 20);
-    const asSets = (cs: { members: (string | number)[] }[]) => cs.map((c) => c.members.map((m) => (typeof m === 'number' ? `d${m}` : m)).sort().join(' ')).sort();
+    const asSets = (cs: { members: (string | number)[] }[]) =>
+      cs.map((c) => c.members.map((m) => (typeof m === 'number' ? `d${m}` : m)).sort().join(' ')).sort();
     assert.deepEqual(asSets(data.clusters), asSets(want));
     assert.equal(data.total, want.length);
   } finally {

@@ -87,7 +87,12 @@ const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
-      .record({ b: fc.integer({ min: 0, max: 1 }), w: fc.integer({ min: 0, max: 4 }), n: fc.integer({ min: MAX_CANDIDATES + 1, max: 2 * MAX_CANDIDATES }), ttl: fc.boolean() })
+      .record({
+        b: fc.integer({ min: 0, max: 1 }),
+        w: fc.integer({ min: 0, max: 4 }),
+        n: fc.integer({ min: MAX_CANDIDATES + 1, max: 2 * MAX_CANDIDATES }),
+        ttl: fc.boolean(),
+      })
       .map((x) => ({ op: 'burst' as const, ...x })),
   },
 );
@@ -170,7 +175,11 @@ for (const [name, spec, needs] of stores) {
               const text = windowText(c.b, c.w);
               assert.deepEqual(ids(await index.query(text)), model.matches(text), `${where}: query`);
             } else {
-              assert.deepEqual((await index.clusters({ limit: 100, members: 100 })).clusters.map((g) => [...g.members].sort()).sort(), expectedClusters(model.live()), `${where}: clusters`);
+              assert.deepEqual(
+                (await index.clusters({ limit: 100, members: 100 })).clusters.map((g) => [...g.members].sort()).sort(),
+                expectedClusters(model.live()),
+                `${where}: clusters`,
+              );
               // A cluster read purges what has expired first.
               const live = model.live();
               for (const id of [...model.docs.keys()]) if (!live.has(id)) model.docs.delete(id);
@@ -197,7 +206,10 @@ for (const [name, spec, needs] of stores) {
 }
 
 /** 400 documents: 300 expiring at T0 + 1000, 100 kept. */
-const corpus = Array.from({ length: 400 }, (_, i) => ({ id: `p${i}`, text: `${windowText(i % 2, i % 5, 1 + (i % 37))} ${'filler '.repeat(i % 7)}${i}`, ...(i % 4 ? { expiresAt: T0 + 1000 } : {}) }));
+const corpus = Array.from(
+  { length: 400 },
+  (_, i) => ({ id: `p${i}`, text: `${windowText(i % 2, i % 5, 1 + (i % 37))} ${'filler '.repeat(i % 7)}${i}`, ...(i % 4 ? { expiresAt: T0 + 1000 } : {}) }),
+);
 
 test('expiry: the memory store gives the record bytes back after a purge', async () => {
   let t = T0;
@@ -226,7 +238,10 @@ test('expiry: a new SQLite file has incremental auto-vacuum and shrinks after a 
   const after = (await index.stats()).storeStats;
   assert.equal(after.expiring, 0);
   assert.equal(after.freeBytes, 0, 'the incremental vacuum returned every free page');
-  assert.ok((after.fileBytes as number) < base + (full - base) / 4, `pages after the purge: ${after.fileBytes as number} bytes, before the expiring documents ${base}, with them ${full}`);
+  assert.ok(
+    (after.fileBytes as number) < base + (full - base) / 4,
+    `pages after the purge: ${after.fileBytes as number} bytes, before the expiring documents ${base}, with them ${full}`,
+  );
   await index.close();
 
   // A file as an earlier version wrote it: schema 1, no expiry table, auto_vacuum NONE.
@@ -318,7 +333,12 @@ test('expiry: a PostgreSQL schema of version 1 is migrated (expires_at and its i
   await c2.end();
   const input = path.join(tmpDir(), 'in.tsv');
   fs.writeFileSync(input, 'id\ttext\na\tthe same classified ad for a red bicycle with a bell\n');
-  for (const [schema, re] of [['oldpg', /neardup schema version 9, this version reads 2/], ['foreign_t', /schema foreign_t holds tables that are not a neardup index \(column "keys" does not exist\)/]] as const) {
+  for (
+    const [schema, re] of [['oldpg', /neardup schema version 9, this version reads 2/], [
+      'foreign_t',
+      /schema foreign_t holds tables that are not a neardup index \(column "keys" does not exist\)/,
+    ]] as const
+  ) {
     for (const args of [['index', 'add', input, '--id', 'id'], ['index', 'query', input, '--id', 'id'], ['serve', '--port', '0']]) {
       const r = neardup([...args, '--store', `${postgres!.url}?schema=${schema}`]);
       assert.equal(r.code, 2, `${schema} ${args[0]} ${args[1]}: ${r.stderr}`);
@@ -352,7 +372,8 @@ test('expiry: bad expiries are RangeErrors', async () => {
   await assert.rejects(index.add('a', 'some text here', undefined, { expiresAt: Number.NaN }), /expiresAt must be a date or a finite number/);
   await assert.rejects(index.add('a', 'some text here', undefined, { expiresAt: 5, ttl: 5 }), /expiresAt or ttl, not both/);
   await assert.rejects(NearDupIndex.open({ ttl: '30 days' }), /ttl must be a duration/);
-  for (const ttl of ['100000000000w', 8.64e15, '3650001d']) await assert.rejects(index.add('a', 'some text here', undefined, { ttl }), /ttl must be at most 3650000d/);
+  for (const ttl of ['100000000000w', 8.64e15, '3650001d'])
+    await assert.rejects(index.add('a', 'some text here', undefined, { ttl }), /ttl must be at most 3650000d/);
   assert.equal(await index.size(), 0);
   await index.close();
 });

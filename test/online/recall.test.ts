@@ -21,7 +21,7 @@ async function ads(): Promise<string[]> {
   return out;
 }
 
-test('queries at 0.5 and 0.6 on an index built for 0.8: measured recall against brute force, at least the warning\'s p(t), as the S-curve predicts', async () => {
+test("queries at 0.5 and 0.6 on an index built for 0.8: measured recall against brute force, at least the warning's p(t), as the S-curve predicts", async () => {
   const texts = await ads();
   assert.equal(texts.length, 400);
   const shingler = createShingler({ k: 5 });
@@ -66,9 +66,11 @@ test('queries at 0.5 and 0.6 on an index built for 0.8: measured recall against 
     }
     const mean = perSeed.reduce((a, b) => a + b, 0) / perSeed.length;
     lines.push(
-      `# threshold ${t}, index for 0.8 (16×6): ${truth.length} true pairs, recall ${overall.toFixed(3)} (seed 1); ` +
-        `the ${below.length} pairs in [${t}, 0.8): recall ${mean.toFixed(3)} (mean of 16 seeds, ${Math.min(...perSeed).toFixed(3)}–${Math.max(...perSeed).toFixed(3)}), ` +
-        `S-curve ${predicted.toFixed(3)}, warning p(${t}) = ${pt.toFixed(3)}`,
+      `# threshold ${t}, index for 0.8 (16×6): ${truth.length} true pairs, recall ${overall.toFixed(3)} (seed 1); `
+        + `the ${below.length} pairs in [${t}, 0.8): recall ${mean.toFixed(3)} (mean of 16 seeds, ${Math.min(...perSeed).toFixed(3)}–${
+          Math.max(...perSeed).toFixed(3)
+        }), `
+        + `S-curve ${predicted.toFixed(3)}, warning p(${t}) = ${pt.toFixed(3)}`,
     );
     assert.ok(mean >= pt, `mean recall of the pairs in [${t}, 0.8) is below p(${t})`);
     assert.ok(Math.abs(mean - predicted) < 0.06, `pairs in [${t}, 0.8): measured ${mean}, S-curve ${predicted}`);
@@ -81,14 +83,21 @@ test('queries at 0.5 and 0.6 on an index built for 0.8: measured recall against 
   await index.close();
 });
 
-test('http: a query or duplicates request below the index\'s threshold carries the recall warning; at or above it, none', async () => {
+test("http: a query or duplicates request below the index's threshold carries the recall warning; at or above it, none", async () => {
   const texts = (await ads()).slice(0, 50);
   const index = await NearDupIndex.open({ threshold: 0.8 });
   await index.addMany(texts.map((text, i) => ({ id: String(i), text })));
   const app = buildApp(index);
   let r = await app.inject({ method: 'POST', url: '/v1/query', payload: { text: texts[0], threshold: 0.5, fields: ['id'] } });
   const recall = r.json().recall;
-  assert.deepEqual({ ...recall, message: undefined }, { threshold: 0.5, indexThreshold: 0.8, bands: 16, rows: 6, atThreshold: candidateProbability(0.5, 16, 6), message: undefined });
+  assert.deepEqual({ ...recall, message: undefined }, {
+    threshold: 0.5,
+    indexThreshold: 0.8,
+    bands: 16,
+    rows: 6,
+    atThreshold: candidateProbability(0.5, 16, 6),
+    message: undefined,
+  });
   assert.match(recall.message, /^The threshold 0\.5 is below the index’s 0\.8: its LSH bands \(16 × 6\) were chosen for 0\.8, .*found with probability 22%/);
   r = await app.inject({ method: 'GET', url: '/v1/documents/0/duplicates?threshold=0.6' });
   assert.equal(r.json().recall.threshold, 0.6);

@@ -18,7 +18,8 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 let n = 0;
 test('topK of distinct texts and filters equal brute force (memory)', () => checkSearchProperty(librarySetup(async () => 'memory'), 120));
-test('topK of distinct texts and filters equal brute force (sqlite)', () => checkSearchProperty(librarySetup(async () => `sqlite:${path.join(dir, `s${n++}.db`)}`), 25));
+test('topK of distinct texts and filters equal brute force (sqlite)', () =>
+  checkSearchProperty(librarySetup(async () => `sqlite:${path.join(dir, `s${n++}.db`)}`), 25));
 
 const AD = 'Bright two-room flat near Piazza Bologna, fully furnished, available from September';
 
@@ -67,14 +68,16 @@ test('filters: bad filters are RangeErrors naming the field; lists, null and typ
   assert.deepEqual(await ids({ n: 1 }), ['a']);
   assert.deepEqual(await ids({ site: null }), ['c']);
   assert.deepEqual(await ids({ site: ['a', 'b'], lang: 'fr' }), ['b']);
-  for (const [filter, message] of [
-    [{ site: { a: 1 } }, /filter\.site: values must be strings, finite numbers, booleans or null/],
-    [{ site: [['a']] }, /filter\.site: values must be/],
-    [{ site: [] }, /filter\.site: an empty list matches nothing/],
-    [{ n: Number.NaN }, /filter\.n: values must be/],
-    [['site'], /filter must be an object/],
-    ['site=a', /filter must be an object/],
-  ] as const) {
+  for (
+    const [filter, message] of [
+      [{ site: { a: 1 } }, /filter\.site: values must be strings, finite numbers, booleans or null/],
+      [{ site: [['a']] }, /filter\.site: values must be/],
+      [{ site: [] }, /filter\.site: an empty list matches nothing/],
+      [{ n: Number.NaN }, /filter\.n: values must be/],
+      [['site'], /filter must be an object/],
+      ['site=a', /filter must be an object/],
+    ] as const
+  ) {
     await assert.rejects(() => idx.query(AD, { filter: filter as never }), message);
     await assert.rejects(() => idx.topK(AD, 3, { filter: filter as never }), message);
     await assert.rejects(() => idx.duplicatesOf('a', { filter: filter as never }), message);

@@ -52,7 +52,13 @@ test('an index with signatureBits 16 finds what a 32-bit one finds, with half th
     const docs = pairs(300, 11).flat();
     const results: unknown[][] = [];
     for (const bits of [32, 16] as const) {
-      const idx = await NearDupIndex.open({ verify: 'estimate', signatureBits: bits, threshold: 0.5, shingle: { kind: 'word', k: 1 }, store: `sqlite:${path.join(dir, `b${bits}.db`)}` });
+      const idx = await NearDupIndex.open({
+        verify: 'estimate',
+        signatureBits: bits,
+        threshold: 0.5,
+        shingle: { kind: 'word', k: 1 },
+        store: `sqlite:${path.join(dir, `b${bits}.db`)}`,
+      });
       const found: unknown[] = [];
       for (let i = 0; i < docs.length; i++) found.push((await idx.add(`d${i}`, docs[i]!)).map((m) => m.id));
       results.push(found);
@@ -71,7 +77,10 @@ test('an index with signatureBits 16 finds what a 32-bit one finds, with half th
     assert.equal(again.manifest.minhash.bits, 16);
     assert.deepEqual((await again.query(docs[1]!)).map((m) => m.id).includes('d0'), (results[1]![1] as string[]).includes('d0'));
     await again.close();
-    await assert.rejects(NearDupIndex.open({ store: `sqlite:${path.join(dir, 'b16.db')}`, signatureBits: 32 }), /different parameters \(minhash: stored .*"bits":16/);
+    await assert.rejects(
+      NearDupIndex.open({ store: `sqlite:${path.join(dir, 'b16.db')}`, signatureBits: 32 }),
+      /different parameters \(minhash: stored .*"bits":16/,
+    );
     await assert.rejects(NearDupIndex.open({ signatureBits: 16 }), /signatureBits 16 needs verify "estimate"/);
     await assert.rejects(NearDupIndex.open({ verify: 'estimate', signatureBits: 8 as 16 }), /signatureBits must be 16 or 32, got 8/);
   } finally {
@@ -89,7 +98,10 @@ test('an index whose manifest names another signature definition is refused on o
     assert.equal(manifest.signatureSpec, undefined, 'definition 1 is not written: manifests of older indexes compare equal');
     const store = new MemoryStore();
     await store.open({ ...manifest, signatureSpec: 2 } as IndexManifest);
-    await assert.rejects(NearDupIndex.open({ store }), /store holds an index whose signatures follow signature definition 2; this version computes definition 1 \(docs\/formats\.md, "Signatures, exactly"\)/);
+    await assert.rejects(
+      NearDupIndex.open({ store }),
+      /store holds an index whose signatures follow signature definition 2; this version computes definition 1 \(docs\/formats\.md, "Signatures, exactly"\)/,
+    );
     const idx = await NearDupIndex.open({});
     await idx.add('a', 'some text to keep');
     const file = path.join(dir, 'a.ndix');
@@ -97,7 +109,10 @@ test('an index whose manifest names another signature definition is refused on o
     await idx.close();
     const snap = format.decodeIndexSnapshot(readFileSync(file));
     writeFileSync(file, format.encodeIndexSnapshot({ ...snap, manifest: { ...snap.manifest, signatureSpec: 2 } as IndexManifest }));
-    await assert.rejects(NearDupIndex.load(file), new RegExp(`${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} holds an index whose signatures follow signature definition 2`));
+    await assert.rejects(
+      NearDupIndex.load(file),
+      new RegExp(`${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} holds an index whose signatures follow signature definition 2`),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -66,12 +66,14 @@ test('dedupStream = dedup() for any worker count and memory budget (multi-pass v
   const source = () => texts;
   const shingler = createShingler();
   const maxSetBytes = Math.max(...texts.map((t) => shingler.set(t).byteLength));
-  for (const [workers, memoryBudget, batchSize] of [
-    [0, 1 << 30, 1024],
-    [1, 1 << 30, 7],
-    [2, 1, 50],
-    [3, 20000, 33],
-  ] as const) {
+  for (
+    const [workers, memoryBudget, batchSize] of [
+      [0, 1 << 30, 1024],
+      [1, 1 << 30, 7],
+      [2, 1, 50],
+      [3, 20000, 33],
+    ] as const
+  ) {
     const got = await dedupStream(source, { threshold: 0.7, workers, memoryBudget, batchSize });
     assert.deepEqual(got.pairs, want.pairs, `workers ${workers}, budget ${memoryBudget}`);
     assert.deepEqual(got.clusters, want.clusters);

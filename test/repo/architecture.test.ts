@@ -49,7 +49,7 @@ function folderOf(file: string): string {
  */
 function mayImport(may: Set<string>, to: string, folders: Set<string>): boolean {
   if (may.has('*') || may.has(to)) return true;
-  for (let f = to; f.includes('/'); ) {
+  for (let f = to; f.includes('/');) {
     f = f.slice(0, f.lastIndexOf('/'));
     if (may.has(f) && !folders.has(f)) return true;
   }

@@ -119,7 +119,8 @@ const blocks = files.flatMap((f) => docBlocks(f, fs.readFileSync(path.join(repoR
 
 test('the doc-test blocks are found (README.md and docs/)', () => {
   assert.ok(blocks.length >= 10, `${blocks.length} marked blocks`);
-  for (const b of blocks) assert.ok(b.steps.length > 0 && b.steps.some((s) => s.output.length > 0), `${b.file}:${b.line}: a marked block shows a command and its output`);
+  for (const b of blocks)
+    assert.ok(b.steps.length > 0 && b.steps.some((s) => s.output.length > 0), `${b.file}:${b.line}: a marked block shows a command and its output`);
 });
 
 test('numbersOf: separators and timings', () => {
@@ -147,7 +148,9 @@ for (const block of blocks) {
         });
         const actual = compared((r.stdout + r.stderr).split('\n'));
         const expected = compared(step.output);
-        const show = `${block.file}:${block.line}: $ ${step.command}\n--- doc\n${expected.map((e) => e.line).join('\n')}\n--- run\n${actual.map((a) => a.line).join('\n')}`;
+        const show = `${block.file}:${block.line}: $ ${step.command}\n--- doc\n${expected.map((e) => e.line).join('\n')}\n--- run\n${
+          actual.map((a) => a.line).join('\n')
+        }`;
         const problem = mismatch(expected, actual);
         assert.equal(problem, undefined, `${problem}\n${show}`);
       }

@@ -61,7 +61,9 @@ function offenders(): Map<string, Size> {
         inner = name.startsWith('callback in ') ? enclosing : name;
         const lines = src.getLineAndCharacterOfPosition(f.end).line - src.getLineAndCharacterOfPosition(f.getStart(src)).line + 1;
         const params = f.parameters.length;
-        const comment = (ts.getLeadingCommentRanges(text, (ts.isVariableDeclaration(f.parent) ? f.parent.parent.parent : f).getFullStart()) ?? []).map((r) => text.slice(r.pos, r.end)).join('\n');
+        const comment = (ts.getLeadingCommentRanges(text, (ts.isVariableDeclaration(f.parent) ? f.parent.parent.parent : f).getFullStart()) ?? []).map((r) =>
+          text.slice(r.pos, r.end)
+        ).join('\n');
         if ((lines > MAX_LINES || params > MAX_PARAMS) && !WHY.test(comment)) {
           const key = `${rel}#${name}`;
           const had = out.get(key);
@@ -83,12 +85,14 @@ test(`no function over ${MAX_LINES} lines or ${MAX_PARAMS} positional parameters
   for (const [key, size] of now) {
     const was = known.get(key);
     if (!was) problems.push(`${key}: ${size.lines} lines, ${size.params} parameters (new: cut it, take an options object, or say why in its comment)`);
-    else if (size.lines > Math.max(was.lines, MAX_LINES) || size.params > Math.max(was.params, MAX_PARAMS)) problems.push(`${key}: grew to ${size.lines} lines, ${size.params} parameters (the baseline has ${was.lines}, ${was.params})`);
+    else if (size.lines > Math.max(was.lines, MAX_LINES) || size.params > Math.max(was.params, MAX_PARAMS))
+      problems.push(`${key}: grew to ${size.lines} lines, ${size.params} parameters (the baseline has ${was.lines}, ${was.params})`);
   }
   for (const [key, was] of known) {
     const size = now.get(key);
     if (!size) problems.push(`${key}: within the limits now (or gone): delete its line from test/repo/function-size-baseline.json`);
-    else if (size.lines < was.lines || size.params < was.params) problems.push(`${key}: shrank to ${size.lines} lines, ${size.params} parameters: lower its baseline entry to that`);
+    else if (size.lines < was.lines || size.params < was.params)
+      problems.push(`${key}: shrank to ${size.lines} lines, ${size.params} parameters: lower its baseline entry to that`);
   }
   assert.deepEqual(problems, [], `\n${problems.join('\n')}\n`);
 });

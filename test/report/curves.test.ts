@@ -10,7 +10,10 @@ import { reportCurves } from '../../src/report/curves.js';
 import { kijijiDocs } from '../helpers.js';
 
 /** Checks one `sCurves` section against the formula; returns the labels. */
-function checkCurves(sc: { threshold: number; curves: { bands: number; rows: number; label: string; chosen: boolean; ruleOfThumb: number; points: { s: number; p: number }[] }[] }, numPerm: number): string[] {
+function checkCurves(
+  sc: { threshold: number; curves: { bands: number; rows: number; label: string; chosen: boolean; ruleOfThumb: number; points: { s: number; p: number }[] }[] },
+  numPerm: number,
+): string[] {
   assert.ok(sc.curves.length >= 3, `${sc.curves.length} curves`);
   assert.equal(sc.curves.filter((c) => c.chosen).length, 1);
   for (const c of sc.curves) {

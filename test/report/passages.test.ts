@@ -74,7 +74,10 @@ test('passages: moved blocks are found in both orders; exact folding when asked'
   const y = 'and a second, different block follows';
   const r = commonPassages(`${x} / ${y}`, `${y} | ${x}`, { minLength: 12 });
   assert.deepEqual(r.passages.map((p) => p.text).sort(), [x, y].sort());
-  assert.deepEqual(commonPassages('Hello World again', 'hello world again', { fold: 'none', minLength: 5 }).passages.map((p) => p.text), ['orld again', 'ello ']);
+  assert.deepEqual(commonPassages('Hello World again', 'hello world again', { fold: 'none', minLength: 5 }).passages.map((p) => p.text), [
+    'orld again',
+    'ello ',
+  ]);
   assert.equal(commonPassages('short', 'short', { minLength: 6 }).passages.length, 0);
   assert.equal(commonPassages('', 'anything at all here', {}).passages.length, 0);
   assert.equal(commonPassages('abcdefghij'.repeat(5), 'abcdefghij'.repeat(5), { minLength: 5, maxPassages: 1 }).passages.length, 1);

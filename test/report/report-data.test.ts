@@ -12,7 +12,9 @@ import { neardup, repoRoot, tmpDir } from '../cliUtil.js';
 import fc from 'fast-check';
 import { roundDown } from '../../src/report/charts.js';
 
-const WORDS = 'casa stanza affitto metro zona luminoso arredato cucina bagno balcone piano ascensore centro studenti spese incluse contratto mese euro posto auto giardino'.split(' ');
+const WORDS =
+  'casa stanza affitto metro zona luminoso arredato cucina bagno balcone piano ascensore centro studenti spese incluse contratto mese euro posto auto giardino'
+    .split(' ');
 
 /** 30 base ads, each with 0–3 variants (a word changed, a sentence added), at a fixed seed. */
 function corpus(): string[] {
@@ -121,7 +123,6 @@ test('report command: needs --out; bad input names the file', () => {
   assert.equal(JSON.parse(ok.stdout).command, 'report');
   assert.match(readFileSync(path.join(dir, 'r.html'), 'utf8'), /^<!doctype html>/);
 });
-
 
 // #48: coverage is rounded down (docs/report.md), in the data (4 decimals) and on the page (whole
 // percent): a text that differs in one character is never "100%", and an exact share such as 0.57

@@ -84,7 +84,8 @@ describe('task processes', () => {
     assert.equal(r.code, 0, r.stderr);
     const job = loadJob(w2);
     const p = pool(1);
-    const pidOf = async (stage: Parameters<TaskProcesses['runOne']>[1], t: number): Promise<number> => ((await p.runOne(w2, stage, t)) as { stats: { pid: number } }).stats.pid;
+    const pidOf = async (stage: Parameters<TaskProcesses['runOne']>[1], t: number): Promise<number> =>
+      ((await p.runOne(w2, stage, t)) as { stats: { pid: number } }).stats.pid;
     const signs: number[] = [];
     for (let t = 0; t < 4; t++) signs.push(await pidOf('sign', t));
     assert.equal(new Set(signs).size, 1, 'the sign tasks share their process');
@@ -107,7 +108,8 @@ describe('task processes', () => {
     const job = loadJob(w3);
     assert.ok(taskCount(job, 'sign') >= 2 && job.partitions >= 2);
     const p = pool(2);
-    const pidsOf = (stage: StageName, n = taskCount(job, stage as StageName)): number[] => Array.from({ length: n }, (_, t) => (readMarker(w3, job, stage, t) as { stats: { pid: number } }).stats.pid);
+    const pidsOf = (stage: StageName, n = taskCount(job, stage as StageName)): number[] =>
+      Array.from({ length: n }, (_, t) => (readMarker(w3, job, stage, t) as { stats: { pid: number } }).stats.pid);
     const ready = (stage: TaskStage): number[] => p.processes.filter((x) => x.stage === stage && !x.busy).map((x) => x.pid);
     const all = (n: number): number[] => Array.from({ length: n }, (_, t) => t);
     await p.run(w3, 'sign', all(taskCount(job, 'sign')), () => undefined, { stage: 'join', processes: 2 });
@@ -157,7 +159,10 @@ describe('task processes', () => {
     withFaultEnv({ pauseMs: 60000 }, () => slow.start());
     const running0 = slow.runOne(slowWork, 'sign', 0);
     let tmp: string[] = [];
-    await until('the slow task wrote its temp directory', () => (tmp = fs.readdirSync(path.join(slowWork, 'sign')).filter((d) => d.includes('.tmp-'))).length === 1);
+    await until(
+      'the slow task wrote its temp directory',
+      () => (tmp = fs.readdirSync(path.join(slowWork, 'sign')).filter((d) => d.includes('.tmp-'))).length === 1,
+    );
     const pid = Number(/\.tmp-(\d+)-/.exec(tmp[0]!)![1]);
     process.kill(pid, 'SIGKILL');
     await assert.rejects(running0, /ended \(SIGKILL\) before the task did/);

@@ -67,7 +67,9 @@ function spellings(path: string): string[] {
   return [...out];
 }
 
-const body = (method: string) => (method === 'POST' || method === 'PUT' || method === 'PATCH' ? { payload: '{}', headers: { 'content-type': 'application/json' } } : { headers: {} });
+const body = (
+  method: string,
+) => (method === 'POST' || method === 'PUT' || method === 'PATCH' ? { payload: '{}', headers: { 'content-type': 'application/json' } } : { headers: {} });
 
 test('auth: every registered route, every spelling, needs the token unless the route is public', async () => {
   const a = await app(TOKEN);
@@ -76,7 +78,24 @@ test('auth: every registered route, every spelling, needs the token unless the r
   const dropsIt = (r: { method: string; url: string }) => Number(r.method === 'DELETE' && r.url === '/v1/indexes/:name');
   const routes = listRoutes(a).sort((x, y) => dropsIt(x) - dropsIt(y));
   // The enumeration is real: the API, the named indexes' routes, the web data and the health checks are in it.
-  for (const want of ['POST /v1/indexes', 'DELETE /v1/indexes/:name', 'POST /v1/indexes/:name/query', 'GET /v1/indexes/:name/documents/:id', 'POST /v1/documents', 'POST /v1/query', 'GET /v1/documents/:id', 'DELETE /v1/documents/:id', 'GET /v1/clusters', 'GET /v1/clusters/:id', 'GET /v1/documents/:id/cluster', 'GET /healthz', 'GET /readyz', 'GET /metrics']) {
+  for (
+    const want of [
+      'POST /v1/indexes',
+      'DELETE /v1/indexes/:name',
+      'POST /v1/indexes/:name/query',
+      'GET /v1/indexes/:name/documents/:id',
+      'POST /v1/documents',
+      'POST /v1/query',
+      'GET /v1/documents/:id',
+      'DELETE /v1/documents/:id',
+      'GET /v1/clusters',
+      'GET /v1/clusters/:id',
+      'GET /v1/documents/:id/cluster',
+      'GET /healthz',
+      'GET /readyz',
+      'GET /metrics',
+    ]
+  ) {
     assert.ok(routes.some((r) => `${r.method} ${r.url}` === want), `route ${want} is listed`);
   }
   const publicOnes = routes.filter((r) => r.public).map((r) => `${r.method} ${r.url}`);
@@ -166,7 +185,20 @@ test('token: the right token passes; a wrong one of any length, a missing one or
   const get = (authorization?: string) => a.inject({ method: 'GET', url: '/v1/stats', headers: authorization === undefined ? {} : { authorization } });
   // The scheme name is case-insensitive (RFC 9110 §11.1).
   for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) assert.equal((await get(`${scheme} correct-horse-battery-staple`)).statusCode, 200, scheme);
-  for (const h of [undefined, '', 'Bearer ', 'Bearer correct-horse-battery-stapl', 'Bearer correct-horse-battery-staplf', 'Bearer correct-horse-battery-staple ', 'Bearer x', 'Bearercorrect-horse-battery-staple', 'Basic Y29ycmVjdA==', 'Bearer ' + 'c'.repeat(10000)]) {
+  for (
+    const h of [
+      undefined,
+      '',
+      'Bearer ',
+      'Bearer correct-horse-battery-stapl',
+      'Bearer correct-horse-battery-staplf',
+      'Bearer correct-horse-battery-staple ',
+      'Bearer x',
+      'Bearercorrect-horse-battery-staple',
+      'Basic Y29ycmVjdA==',
+      'Bearer ' + 'c'.repeat(10000),
+    ]
+  ) {
     const r = await get(h);
     assert.equal(r.statusCode, 401, `authorization ${JSON.stringify(h?.slice(0, 40))}`);
     assert.equal(r.headers['www-authenticate'], 'Bearer');

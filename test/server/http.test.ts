@@ -44,7 +44,11 @@ test('http: add, batch, query, topK, get, delete, stats', async () => {
   // The text is kept (in meta.text, the server's default) but replies leave it out unless asked for.
   assert.deepEqual(dup[0].meta, { shop: 1 });
   assert.deepEqual(Object.keys(dup[0]), ['id', 'similarity', 'estimate', 'meta']);
-  r = await a.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: [{ id: 'c', text: A }, { id: 'd', text: 'something else entirely, about cooking' }] } });
+  r = await a.inject({
+    method: 'POST',
+    url: '/v1/documents:batch',
+    payload: { documents: [{ id: 'c', text: A }, { id: 'd', text: 'something else entirely, about cooking' }] },
+  });
   assert.equal(r.statusCode, 200);
   const res = r.json().results;
   assert.deepEqual(res.map((x: { id: string }) => x.id), ['c', 'd']);
@@ -77,12 +81,16 @@ test('http: add, batch, query, topK, get, delete, stats', async () => {
   assert.ok(r.json().paths['/v1/documents:batch'].post);
   // Every operation has a unique operationId; every one with a body documents 400, 401, 408, 413 and 415.
   const ids = new Set<string>();
-  for (const [p, item] of Object.entries(r.json().paths as Record<string, Record<string, { operationId?: string; requestBody?: unknown; responses?: Record<string, unknown> }>>)) {
+  for (
+    const [p, item] of Object.entries(
+      r.json().paths as Record<string, Record<string, { operationId?: string; requestBody?: unknown; responses?: Record<string, unknown> }>>,
+    )
+  ) {
     for (const [method, op] of Object.entries(item)) {
       if (method === 'parameters') continue;
       assert.ok(op.operationId && !ids.has(op.operationId), `${method} ${p}: operationId ${op.operationId}`);
       ids.add(op.operationId);
-      if (op.requestBody) for (const code of ['400', '401', '408', '413', '415']) assert.ok(op.responses?.[code], `${method} ${p} documents ${code}`);
+      if (op.requestBody) { for (const code of ['400', '401', '408', '413', '415']) assert.ok(op.responses?.[code], `${method} ${p} documents ${code}`); }
     }
   }
   // An unknown field is named in plain words, not Ajv's "must NOT have additional properties".
@@ -235,7 +243,7 @@ async function post(url: string, body: unknown): Promise<{ status: number; json:
   return { status: r.status, json: await r.json() };
 }
 
-test('serve: two server processes sharing one Redis see each other\'s documents', needsRedis(), async () => {
+test("serve: two server processes sharing one Redis see each other's documents", needsRedis(), async () => {
   const redis: RedisChild = await startRedis();
   cleanup.push(() => redis.stop());
   const store = `${redis.url}?prefix=shared`;
@@ -247,7 +255,10 @@ test('serve: two server processes sharing one Redis see each other\'s documents'
   const q = await post(`${s1.url}/v1/query`, { text: B });
   assert.deepEqual(q.json.matches.map((m: { id: string }) => m.id).sort(), ['one', 'two']);
   // A batch of 100 through s2's worker: every document is found from s1, the repeated text as a duplicate.
-  const docs = Array.from({ length: 100 }, (_, i) => ({ id: `b${i}`, text: i === 99 ? A : `${i} ${B.split('').reverse().join('')} ${'x'.repeat(i)} ${i * 7919}` }));
+  const docs = Array.from(
+    { length: 100 },
+    (_, i) => ({ id: `b${i}`, text: i === 99 ? A : `${i} ${B.split('').reverse().join('')} ${'x'.repeat(i)} ${i * 7919}` }),
+  );
   const batch = await post(`${s2.url}/v1/documents:batch`, { documents: docs });
   assert.equal(batch.status, 200);
   assert.deepEqual(batch.json.results[99].duplicates.map((m: { id: string }) => m.id).sort(), ['one', 'two']);
@@ -303,7 +314,7 @@ test('http: texts are kept in meta.text unless storeText is false; 413 says the 
   const stored = async (app: typeof keep, id: string) => (await app.inject({ url: `/v1/documents/${id}?fields=meta,text` })).json();
   assert.deepEqual(await stored(keep, 'n'), { meta: null, text: A });
   assert.deepEqual(await stored(keep, 's'), { meta: 'a string', text: null }, 'a meta that is not an object is kept as it is');
-  assert.deepEqual(await stored(keep, 'o'), { meta: { title: 't' }, text: 'mine' }, 'the caller\'s meta.text wins');
+  assert.deepEqual(await stored(keep, 'o'), { meta: { title: 't' }, text: 'mine' }, "the caller's meta.text wins");
   const big = await post(keep, { id: 'big', text: 'x'.repeat(3000) });
   assert.equal(big.statusCode, 413);
   assert.match(big.json().message, /limit of 2000 bytes.*--body-limit/);

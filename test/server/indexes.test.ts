@@ -41,7 +41,12 @@ async function server(dir: string, token: string | null = SERVER) {
 
 type App = Awaited<ReturnType<typeof server>>['app'];
 const call = (app: App, method: string, url: string, token: string | undefined, payload?: unknown) =>
-  app.inject({ method: method as 'GET', url, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(payload !== undefined ? { payload: JSON.stringify(payload) } : {}) });
+  app.inject({
+    method: method as 'GET',
+    url,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(payload !== undefined ? { payload: JSON.stringify(payload) } : {}),
+  });
 
 test('named indexes: created, used, listed and dropped over HTTP; tokens open only what they should', async () => {
   const dir = tmpDir();
@@ -49,7 +54,14 @@ test('named indexes: created, used, listed and dropped over HTTP; tokens open on
   assert.equal((await call(app, 'POST', '/v1/indexes', SERVER, { name: 'ads', threshold: 0.5, token: OWN })).statusCode, 201);
   assert.equal((await call(app, 'POST', '/v1/indexes', SERVER, { name: 'tickets', store: 'memory' })).statusCode, 201);
   assert.equal((await call(app, 'POST', '/v1/indexes', SERVER, { name: 'ads' })).statusCode, 409);
-  for (const bad of [{ name: 'Ads' }, { name: 'x', token: '  ' }, { name: 'x', threshold: 2 }, { name: 'x', k: 0 }, { name: 'x', extra: 1 }, { name: 'x', numPerm: 7, bands: 5, rows: 2 }]) {
+  for (
+    const bad of [{ name: 'Ads' }, { name: 'x', token: '  ' }, { name: 'x', threshold: 2 }, { name: 'x', k: 0 }, { name: 'x', extra: 1 }, {
+      name: 'x',
+      numPerm: 7,
+      bands: 5,
+      rows: 2,
+    }]
+  ) {
     const r = await call(app, 'POST', '/v1/indexes', SERVER, bad);
     assert.equal(r.statusCode, 400, `${JSON.stringify(bad)}: ${r.body}`);
   }
@@ -78,7 +90,11 @@ test('named indexes: created, used, listed and dropped over HTTP; tokens open on
   // Names of Object.prototype are no indexes.
   for (const name of ['__proto__', 'constructor', 'toString']) {
     assert.equal((await call(app, 'POST', `/v1/indexes/${name}/query`, SERVER, { text: 'x' })).statusCode, 404, name);
-    assert.equal((await call(app, 'GET', `/v1/indexes/${name}`, SERVER)).statusCode, name === 'constructor' ? 404 : 400, `${name}: not a valid name, or none listed`);
+    assert.equal(
+      (await call(app, 'GET', `/v1/indexes/${name}`, SERVER)).statusCode,
+      name === 'constructor' ? 404 : 400,
+      `${name}: not a valid name, or none listed`,
+    );
   }
   // An unknown name: 404 to the server's token, 401 to anyone else (existence is not leaked).
   assert.equal((await call(app, 'POST', '/v1/indexes/nope/query', SERVER, { text: 'x' })).statusCode, 404);
@@ -92,7 +108,7 @@ test('named indexes: created, used, listed and dropped over HTTP; tokens open on
   assert.equal((await call(app, 'POST', '/v1/indexes/ads/query', OWN, { text: 'x' })).statusCode, 401);
 });
 
-test('named indexes: every route of a named index answers as the same route of the server\'s own index with the same options', async () => {
+test("named indexes: every route of a named index answers as the same route of the server's own index with the same options", async () => {
   const { app } = await server(tmpDir(), null);
   const own = await NearDupIndex.open({ threshold: 0.5, k: 4 });
   const ref = buildApp(own);
@@ -149,10 +165,22 @@ test('named indexes: concurrent creates of one name give one index; the others 4
 test('named indexes: /openapi.json lists the registry routes and every index route under /v1/indexes/{name}', async () => {
   const { app } = await server(tmpDir());
   const doc = JSON.parse((await call(app, 'GET', '/openapi.json', SERVER)).body) as { paths: Record<string, Record<string, { operationId?: string }>> };
-  for (const p of ['/v1/indexes', '/v1/indexes/{name}', '/v1/indexes/{name}/documents', '/v1/indexes/{name}/query', '/v1/indexes/{name}/documents/{id}/duplicates', '/v1/indexes/{name}/clusters', '/v1/indexes/{name}/stats']) {
+  for (
+    const p of [
+      '/v1/indexes',
+      '/v1/indexes/{name}',
+      '/v1/indexes/{name}/documents',
+      '/v1/indexes/{name}/query',
+      '/v1/indexes/{name}/documents/{id}/duplicates',
+      '/v1/indexes/{name}/clusters',
+      '/v1/indexes/{name}/stats',
+    ]
+  ) {
     assert.ok(doc.paths[p], p);
   }
-  const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).flatMap((op) => (op && typeof op === 'object' && 'operationId' in op ? [op.operationId] : [])));
+  const ids = Object.values(doc.paths).flatMap((item) =>
+    Object.values(item).flatMap((op) => (op && typeof op === 'object' && 'operationId' in op ? [op.operationId] : []))
+  );
   assert.equal(new Set(ids).size, ids.length, 'operation ids are unique');
 });
 

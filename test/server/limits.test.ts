@@ -53,7 +53,9 @@ test('firstInvalidUtf8 agrees with a strict decoder, and everything before it de
   };
   const bytes = fc.oneof(
     fc.uint8Array({ maxLength: 40 }),
-    fc.tuple(fc.string({ unit: 'grapheme', maxLength: 10 }), fc.uint8Array({ maxLength: 4 }), fc.string({ maxLength: 5 })).map(([a, b, c]) => Buffer.concat([Buffer.from(a), b, Buffer.from(c)])),
+    fc.tuple(fc.string({ unit: 'grapheme', maxLength: 10 }), fc.uint8Array({ maxLength: 4 }), fc.string({ maxLength: 5 })).map(([a, b, c]) =>
+      Buffer.concat([Buffer.from(a), b, Buffer.from(c)])
+    ),
   );
   fc.assert(
     fc.property(bytes, (b) => {
@@ -72,7 +74,11 @@ test('firstInvalidUtf8 agrees with a strict decoder, and everything before it de
 /** A JSON body with the bytes `bad` inside the string at `pointer`. */
 function bodyWith(bad: Buffer, where: 'id' | 'text' | 'meta' | 'batch'): { body: Buffer; url: string; field: string } {
   const mark = '@@BAD@@';
-  const doc = { id: where === 'id' ? `k${mark}` : 'k', text: where === 'text' || where === 'batch' ? `${TEXT} ${mark}` : TEXT, meta: where === 'meta' ? { 'ti/tle': `x${mark}` } : {} };
+  const doc = {
+    id: where === 'id' ? `k${mark}` : 'k',
+    text: where === 'text' || where === 'batch' ? `${TEXT} ${mark}` : TEXT,
+    meta: where === 'meta' ? { 'ti/tle': `x${mark}` } : {},
+  };
   const json = where === 'batch' ? JSON.stringify({ documents: [{ id: 'ok', text: TEXT }, doc] }) : JSON.stringify(doc);
   const [a, b] = json.split(mark);
   const field = { id: '/id', text: '/text', meta: '/meta/ti~1tle', batch: '/documents/1/text' }[where];
@@ -82,7 +88,15 @@ function bodyWith(bad: Buffer, where: 'id' | 'text' | 'meta' | 'batch'): { body:
 test('http: invalid UTF-8 in a JSON body is a 400 naming the field; nothing is stored; valid U+FFFD and noncharacters pass', async () => {
   const index = await NearDupIndex.open({});
   const app = buildApp(index);
-  const invalid = fc.constantFrom(Buffer.from([0xff]), Buffer.from([0xfe]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xe2, 0x82]), Buffer.from([0xf4, 0x90, 0x80, 0x80]), Buffer.from([0x80]));
+  const invalid = fc.constantFrom(
+    Buffer.from([0xff]),
+    Buffer.from([0xfe]),
+    Buffer.from([0xc0, 0xaf]),
+    Buffer.from([0xed, 0xa0, 0x80]),
+    Buffer.from([0xe2, 0x82]),
+    Buffer.from([0xf4, 0x90, 0x80, 0x80]),
+    Buffer.from([0x80]),
+  );
   await fc.assert(
     fc.asyncProperty(invalid, fc.constantFrom('id', 'text', 'meta', 'batch') as fc.Arbitrary<'id' | 'text' | 'meta' | 'batch'>, async (bad, where) => {
       const { body, url, field } = bodyWith(bad, where);
@@ -97,12 +111,22 @@ test('http: invalid UTF-8 in a JSON body is a 400 naming the field; nothing is s
   assert.equal(await index.size(), 0);
   // U+FFFD and the noncharacters written as real UTF-8 are text like any other.
   for (const [i, s] of ['k\ufffd', 'k\ufdd0\ufdef', 'k😀'].entries()) {
-    const r = await app.inject({ method: 'POST', url: '/v1/documents', headers: { 'content-type': 'application/json' }, payload: Buffer.from(JSON.stringify({ id: s, text: `${TEXT} ${i}` })) });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/v1/documents',
+      headers: { 'content-type': 'application/json' },
+      payload: Buffer.from(JSON.stringify({ id: s, text: `${TEXT} ${i}` })),
+    });
     assert.equal(r.statusCode, 200, r.body);
   }
   assert.equal(await index.size(), 3);
   // Bad bytes outside any string: the body as a whole.
-  const r = await app.inject({ method: 'POST', url: '/v1/documents', headers: { 'content-type': 'application/json' }, payload: Buffer.from([0x7b, 0xff, 0x7d]) });
+  const r = await app.inject({
+    method: 'POST',
+    url: '/v1/documents',
+    headers: { 'content-type': 'application/json' },
+    payload: Buffer.from([0x7b, 0xff, 0x7d]),
+  });
   assert.equal(r.statusCode, 400);
   assert.deepEqual((r.json() as { errors: { field: string }[] }).errors.map((e) => e.field), ['/']);
   await app.close();
@@ -138,10 +162,24 @@ test('http: a body or headers trickled in are answered 408 and closed (request a
   const port = (app.server.address() as net.AddressInfo).port;
   const body = JSON.stringify({ id: 'slow', text: `${TEXT} ${'x'.repeat(150)}` });
   // The body, one byte every 50 ms: it would take over 10 s.
-  const slowBody = slowClient(port, `POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`, body, 50);
+  const slowBody = slowClient(
+    port,
+    `POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+    body,
+    50,
+  );
   // The headers, one byte every 50 ms.
-  const slowHeaders = slowClient(port, 'POST /v1/documents HTTP/1.1\r\n', `Host: x\r\nContent-Type: application/json\r\nX-Long: ${'y'.repeat(200)}\r\n\r\n`, 50);
-  const ok = await fetch(`http://127.0.0.1:${port}/v1/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'fast', text: TEXT }) });
+  const slowHeaders = slowClient(
+    port,
+    'POST /v1/documents HTTP/1.1\r\n',
+    `Host: x\r\nContent-Type: application/json\r\nX-Long: ${'y'.repeat(200)}\r\n\r\n`,
+    50,
+  );
+  const ok = await fetch(`http://127.0.0.1:${port}/v1/documents`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ id: 'fast', text: TEXT }),
+  });
   assert.equal(ok.status, 200);
   const [b, h] = await Promise.all([slowBody, slowHeaders]);
   assert.match(b, /^HTTP\/1\.1 408 /, b);
@@ -156,7 +194,12 @@ test('serve: SIGTERM drains for at most --shutdown-timeout, then closes a slow c
   const port = Number(new URL(s.url).port);
   const body = JSON.stringify({ id: 'slow', text: TEXT });
   let closed = false;
-  const client = slowClient(port, `POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`, body, 1000).then((r) => {
+  const client = slowClient(
+    port,
+    `POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    body,
+    1000,
+  ).then((r) => {
     closed = true;
     return r;
   });
@@ -217,7 +260,12 @@ test('http: a __proto__ or constructor.prototype key is a 400 naming it, not "no
       for (const s of [...pathSegs].reverse()) meta = `{${JSON.stringify(s)}:${meta}}`;
       const doc = `{"id":"k","text":${JSON.stringify(TEXT)},"meta":${meta}}`;
       const body = batch ? `{"documents":[{"id":"ok","text":${JSON.stringify(TEXT)}},${doc}]}` : doc;
-      const r = await app.inject({ method: 'POST', url: batch ? '/v1/documents:batch' : '/v1/documents', headers: { 'content-type': 'application/json' }, payload: body });
+      const r = await app.inject({
+        method: 'POST',
+        url: batch ? '/v1/documents:batch' : '/v1/documents',
+        headers: { 'content-type': 'application/json' },
+        payload: body,
+      });
       assert.equal(r.statusCode, 400, r.body);
       const j = r.json() as { message: string; errors: { field: string }[] };
       const ptr = pathSegs.map((s) => `/${s.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
@@ -237,7 +285,8 @@ test('http: a __proto__ or constructor.prototype key is a 400 naming it, not "no
 
 test('limits: body size (413), id length, batch size, query fields; meta size and depth', async () => {
   const { a } = await app({ bodyLimit: 64 * 1024 });
-  const post = (url: string, payload: unknown) => a.inject({ method: 'POST', url, headers: json, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+  const post = (url: string, payload: unknown) =>
+    a.inject({ method: 'POST', url, headers: json, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
   let r = await post('/v1/documents', { id: 'big', text: 'x'.repeat(70 * 1024) });
   assert.equal(r.statusCode, 413);
   r = await post('/v1/documents', { id: 'i'.repeat(1025), text: 'x' });
@@ -258,7 +307,9 @@ test('limits: body size (413), id length, batch size, query fields; meta size an
   r = await post('/v1/documents', `{"id":"deep","text":"x","meta":${'['.repeat(10000)}${']'.repeat(10000)}}`);
   assert.equal(r.statusCode, 400, 'deeply nested meta');
   assert.match(r.json().message, /meta.*nest/);
-  r = await post('/v1/documents:batch', { documents: [{ id: 'ok', text: 'x' }, { id: 'bad', text: 'x', meta: { d: JSON.parse('['.repeat(100) + ']'.repeat(100)) } }] });
+  r = await post('/v1/documents:batch', {
+    documents: [{ id: 'ok', text: 'x' }, { id: 'bad', text: 'x', meta: { d: JSON.parse('['.repeat(100) + ']'.repeat(100)) } }],
+  });
   assert.equal(r.statusCode, 400);
   assert.equal(r.json().errors[0].field, '/documents/1/meta');
   r = await post('/v1/documents', { id: 'fine', text: 'x', meta: { a: [1, { b: 'c' }], n: null } });
@@ -296,12 +347,14 @@ test('ids: control characters and lone surrogates are refused (they came back ga
 
 test('meta: __proto__ and constructor.prototype are refused; nothing is polluted', async () => {
   const { a } = await app();
-  for (const payload of [
-    '{"id":"p","text":"x","meta":{"__proto__":{"polluted":1}}}',
-    '{"id":"p","text":"x","meta":{"a":{"constructor":{"prototype":{"polluted":1}}}}}',
-    '{"__proto__":{"polluted":1},"id":"p","text":"x"}',
-    '{"documents":[{"id":"p","text":"x","meta":{"__proto__":{"polluted":1}}}]}',
-  ]) {
+  for (
+    const payload of [
+      '{"id":"p","text":"x","meta":{"__proto__":{"polluted":1}}}',
+      '{"id":"p","text":"x","meta":{"a":{"constructor":{"prototype":{"polluted":1}}}}}',
+      '{"__proto__":{"polluted":1},"id":"p","text":"x"}',
+      '{"documents":[{"id":"p","text":"x","meta":{"__proto__":{"polluted":1}}}]}',
+    ]
+  ) {
     const url = payload.startsWith('{"documents"') ? '/v1/documents:batch' : '/v1/documents';
     const r = await a.inject({ method: 'POST', url, headers: json, payload });
     assert.equal(r.statusCode, 400, payload);
@@ -325,7 +378,11 @@ test('item 10: POST /v1/documents limit (default 100, max 10000), text/plain get
   const b = await app.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: docs.slice(0, 120) } });
   assert.equal(b.statusCode, 200);
   assert.equal(b.json().results[119].duplicates.length, 100, 'batch default limit 100');
-  assert.equal((await app.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: docs.slice(120, 125), limit: 3 } })).json().results[4].duplicates.length, 3);
+  assert.equal(
+    (await app.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: docs.slice(120, 125), limit: 3 } })).json().results[4].duplicates
+      .length,
+    3,
+  );
   let r = await app.inject({ method: 'POST', url: '/v1/documents', payload: docs[130] });
   assert.equal(r.json().duplicates.length, 100, 'default 100');
   r = await app.inject({ method: 'POST', url: '/v1/documents', payload: { ...docs[131], limit: 7 } });

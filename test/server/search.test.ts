@@ -17,7 +17,11 @@ after(async () => {
   for (const f of cleanup) await f();
 });
 
-const hitOf = (m: { id: string; similarity: number; copies?: { id: string }[] }): Hit => ({ id: m.id, similarity: m.similarity, ...(m.copies ? { copies: m.copies.map((c) => c.id) } : {}) });
+const hitOf = (m: { id: string; similarity: number; copies?: { id: string }[] }): Hit => ({
+  id: m.id,
+  similarity: m.similarity,
+  ...(m.copies ? { copies: m.copies.map((c) => c.id) } : {}),
+});
 
 async function post(a: App, url: string, payload: object): Promise<any> {
   const r = await a.inject({ method: 'POST', url, payload });

@@ -51,7 +51,11 @@ test('web: clusters follow adds, batches and deletes made through the API', asyn
   await add('a', FOX);
   await add('b', FOX + '!');
   await add('z', 'a completely different text about flats in rome');
-  const batch = await a.inject({ method: 'POST', url: '/v1/documents:batch', payload: { documents: [{ id: 'c', text: FOX + '.' }, { id: 'y', text: 'a completely different text about flats in rome!' }] } });
+  const batch = await a.inject({
+    method: 'POST',
+    url: '/v1/documents:batch',
+    payload: { documents: [{ id: 'c', text: FOX + '.' }, { id: 'y', text: 'a completely different text about flats in rome!' }] },
+  });
   assert.equal(batch.statusCode, 200);
   let r = (await a.inject({ url: '/v1/clusters' })).json();
   assert.equal(r.total, 2);
@@ -64,7 +68,11 @@ test('web: clusters follow adds, batches and deletes made through the API', asyn
   assert.equal((await a.inject({ url: '/v1/clusters?limit=0' })).statusCode, 400);
   assert.equal((await a.inject({ url: '/v1/clusters?offset=-1' })).statusCode, 400);
   assert.equal((await a.inject({ url: '/v1/clusters?color=red' })).statusCode, 400);
-  assert.deepEqual((await a.inject({ url: '/v1/clusters?offset=1&limit=1&members=1' })).json(), { total: 2, offset: 1, clusters: [{ id: 'y', size: 2, members: ['y'] }] });
+  assert.deepEqual((await a.inject({ url: '/v1/clusters?offset=1&limit=1&members=1' })).json(), {
+    total: 2,
+    offset: 1,
+    clusters: [{ id: 'y', size: 2, members: ['y'] }],
+  });
   // A query indexes nothing and changes no cluster.
   await a.inject({ method: 'POST', url: '/v1/query', payload: { text: FOX } });
   await a.inject({ method: 'DELETE', url: '/v1/documents/y' });

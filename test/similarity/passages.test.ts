@@ -5,7 +5,7 @@ import { createShingler } from '../../src/text/shingler.js';
 import { shingleRuns } from '../../src/similarity/passages.js';
 import { sharedPassages } from '../../src/cli/commands/compare.js';
 
-test('shingleRuns: maximal runs of a\'s k-grams found anywhere in b (gathered from two places), longest first, with coverage', () => {
+test("shingleRuns: maximal runs of a's k-grams found anywhere in b (gathered from two places), longest first, with coverage", () => {
   const sh = createShingler({ kind: 'char', k: 3, normalize: { preset: 'none' } });
   // "abcdef" in a: "abcd" and "cdef" occur in b at two different places, so the run spans all of a.
   const a = 'abcdef-zz';

@@ -23,10 +23,13 @@ const corpus = fc
   .record({
     pool: fc.uniqueArray(fc.integer({ min: 0, max: 0xffffffff }), { minLength: 8, maxLength: 60 }),
     sizes: fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 3 }),
-    sets: fc.array(fc.record({ size: fc.nat(), picks: fc.array(fc.nat(), { maxLength: 12 }), dup: fc.boolean(), privates: fc.nat({ max: 4 }), salt: fc.nat() }), {
-      minLength: 2,
-      maxLength: 25,
-    }),
+    sets: fc.array(
+      fc.record({ size: fc.nat(), picks: fc.array(fc.nat(), { maxLength: 12 }), dup: fc.boolean(), privates: fc.nat({ max: 4 }), salt: fc.nat() }),
+      {
+        minLength: 2,
+        maxLength: 25,
+      },
+    ),
   })
   .map(({ pool, sizes, sets }) => {
     const out: Uint32Array[] = [];
@@ -48,10 +51,11 @@ const corpus = fc
 /** A threshold some pair of the corpus hits exactly (its own score), or `fallback` if none share anything. */
 function exactThreshold(sets: Uint32Array[], pick: number, score: (a: Uint32Array, b: Uint32Array) => number, fallback: number): number {
   const scores: number[] = [];
-  for (let i = 0; i < sets.length; i++) for (let j = i + 1; j < sets.length; j++) {
-    const s = score(sets[i]!, sets[j]!);
-    if (s > 0) scores.push(s);
-  }
+  for (let i = 0; i < sets.length; i++)
+    for (let j = i + 1; j < sets.length; j++) {
+      const s = score(sets[i]!, sets[j]!);
+      if (s > 0) scores.push(s);
+    }
   return scores.length === 0 ? fallback : scores[pick % scores.length]!;
 }
 

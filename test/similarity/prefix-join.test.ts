@@ -40,9 +40,17 @@ for (const t of [0.5, 0.8, 0.9]) {
 const corpus = fc
   .record({
     bases: fc.array(fc.uniqueArray(fc.integer({ min: 0, max: 400 }), { minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 6 }),
-    edits: fc.array(fc.record({ base: fc.nat(), keep: fc.double({ min: 0.3, max: 1, noNaN: true }), extra: fc.uniqueArray(fc.integer({ min: 0, max: 400 }), { maxLength: 20 }), seed: fc.nat() }), {
-      maxLength: 30,
-    }),
+    edits: fc.array(
+      fc.record({
+        base: fc.nat(),
+        keep: fc.double({ min: 0.3, max: 1, noNaN: true }),
+        extra: fc.uniqueArray(fc.integer({ min: 0, max: 400 }), { maxLength: 20 }),
+        seed: fc.nat(),
+      }),
+      {
+        maxLength: 30,
+      },
+    ),
   })
   .map(({ bases, edits }) => {
     const out: Uint32Array[] = bases.map((b) => Uint32Array.from(b).sort());
@@ -108,7 +116,8 @@ test('64-bit fingerprints: the join over 64-bit sets equals brute force over the
   assert.ok(s64.every((s, i) => s.length >= sets[i]!.length));
   // Brute force once for both thresholds (it was most of this test's ~20 s, run once per threshold).
   const sim: { pair: string; j: number }[] = [];
-  for (let i = 0; i < s64.length; i++) for (let j = i + 1; j < s64.length; j++) if (s64[i]!.length && s64[j]!.length) sim.push({ pair: `${i} ${j}`, j: jaccard64(s64[i]!, s64[j]!) });
+  for (let i = 0; i < s64.length; i++)
+    for (let j = i + 1; j < s64.length; j++) if (s64[i]!.length && s64[j]!.length) sim.push({ pair: `${i} ${j}`, j: jaccard64(s64[i]!, s64[j]!) });
   for (const t of [0.5, 0.9]) {
     const truth = sim.filter((x) => x.j >= t).map((x) => x.pair);
     const got = prefixJoin64(s64, t).pairs;

@@ -83,7 +83,9 @@ function toSet(fps: number[], multiset: boolean): number[] {
   const sorted = [...fps].sort((a, b) => a - b);
   // With multiset, the n-th repeat of v (counted on the sorted values as they were) becomes fmix32(v ^ n·0x9e3779b9).
   let n = 0;
-  const values = multiset ? sorted.map((v, i) => ((n = i > 0 && sorted[i - 1] === v ? n + 1 : 0) > 0 ? fmix32((v ^ Math.imul(n, 0x9e3779b9)) >>> 0) : v)) : sorted;
+  const values = multiset
+    ? sorted.map((v, i) => ((n = i > 0 && sorted[i - 1] === v ? n + 1 : 0) > 0 ? fmix32((v ^ Math.imul(n, 0x9e3779b9)) >>> 0) : v))
+    : sorted;
   return [...new Set(values)].sort((a, b) => a - b);
 }
 

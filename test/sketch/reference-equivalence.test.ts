@@ -101,10 +101,71 @@ function refClassic(set: Uint32Array, k: number, seed: number): Uint32Array | nu
 
 /** Characters that stress the fused normalizer: whitespace kinds, marks, expansions, Σ, jamo, surrogates. */
 const TRICKY = [
-  'a', 'B', 'z', ' ', '  ', '\n', '\n\n', '\t', '\r', '\u00a0', '\u3000', '\u2028', '\u0085', '\u180e', '\ufeff',
-  'é', 'É', 'e\u0301', '\u0301', '\u0308', 'Σ', 'σ', 'ς', 'İ', 'ß', 'ẞ', 'ﬁ', '…', '½', '²', 'µ', 'ª', '´', '¨',
-  'ǅ', 'Å', '\u212b', 'ｱ', '\uff9e', '\u3099', 'ガ', '\u1100', '\u1161', '\u11a8', '가', 'ㄱ', 'ﾡ', 'Ω', '\u2126',
-  '\ud800', '\udc00', '😀', '𝐀', 'Ⅻ', '①', 'ｶ\uff9e', 'Ã', 'à', '.', ',', '-', '\u0000', '\u200b', 'Ǳ', 'ǲ',
+  'a',
+  'B',
+  'z',
+  ' ',
+  '  ',
+  '\n',
+  '\n\n',
+  '\t',
+  '\r',
+  '\u00a0',
+  '\u3000',
+  '\u2028',
+  '\u0085',
+  '\u180e',
+  '\ufeff',
+  'é',
+  'É',
+  'e\u0301',
+  '\u0301',
+  '\u0308',
+  'Σ',
+  'σ',
+  'ς',
+  'İ',
+  'ß',
+  'ẞ',
+  'ﬁ',
+  '…',
+  '½',
+  '²',
+  'µ',
+  'ª',
+  '´',
+  '¨',
+  'ǅ',
+  'Å',
+  '\u212b',
+  'ｱ',
+  '\uff9e',
+  '\u3099',
+  'ガ',
+  '\u1100',
+  '\u1161',
+  '\u11a8',
+  '가',
+  'ㄱ',
+  'ﾡ',
+  'Ω',
+  '\u2126',
+  '\ud800',
+  '\udc00',
+  '😀',
+  '𝐀',
+  'Ⅻ',
+  '①',
+  'ｶ\uff9e',
+  'Ã',
+  'à',
+  '.',
+  ',',
+  '-',
+  '\u0000',
+  '\u200b',
+  'Ǳ',
+  'ǲ',
 ];
 const trickyText = fc.array(fc.constantFrom(...TRICKY), { maxLength: 40 }).map((xs) => xs.join(''));
 const anyText = fc.oneof(
@@ -391,7 +452,16 @@ test('KeyMaker.keys = bandKeys over subarrays (bands and forest) on random signa
 
 test('encodeRecord = the ByteWriter reference (sets with every gap size, signatures, metadata)', () => {
   const gapSet = fc
-    .array(fc.oneof(fc.integer({ min: 1, max: 0x7f }), fc.integer({ min: 1, max: 0x3fff }), fc.integer({ min: 1, max: 0x1fffff }), fc.integer({ min: 1, max: 0xfffffff }), fc.integer({ min: 1, max: 0xffffffff })), { maxLength: 400 })
+    .array(
+      fc.oneof(
+        fc.integer({ min: 1, max: 0x7f }),
+        fc.integer({ min: 1, max: 0x3fff }),
+        fc.integer({ min: 1, max: 0x1fffff }),
+        fc.integer({ min: 1, max: 0xfffffff }),
+        fc.integer({ min: 1, max: 0xffffffff }),
+      ),
+      { maxLength: 400 },
+    )
     .map((gaps) => {
       const out: number[] = [];
       let x = -1;
@@ -439,7 +509,14 @@ test('NearDupIndex prepare/recordOf = the reference route on the Kijiji ads, sev
   for (const o of configs) {
     const idx = await NearDupIndex.open(o);
     const m = idx.manifest;
-    const shingle: ShingleOptions = { kind: m.shingle.kind, k: m.shingle.k, seed: m.shingle.seed, multiset: m.shingle.multiset, stopwords: m.shingle.stopwords, normalize: { ...m.shingle.normalize, custom: undefined } };
+    const shingle: ShingleOptions = {
+      kind: m.shingle.kind,
+      k: m.shingle.k,
+      seed: m.shingle.seed,
+      multiset: m.shingle.multiset,
+      stopwords: m.shingle.stopwords,
+      normalize: { ...m.shingle.normalize, custom: undefined },
+    };
     const shingler = createShingler(shingle);
     const hasher = createMinHasher(m.minhash);
     // The index's preparer (src/online/preparer.ts), reached through the private field.

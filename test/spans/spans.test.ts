@@ -28,9 +28,8 @@ const POOL = [
 ];
 const SEPS = ['\n', '\r\n', '\n\n', '\r\n\r\n', '\n \n', ' '];
 
-const doc = fc.array(fc.tuple(fc.integer({ min: 0, max: POOL.length - 1 }), fc.integer({ min: 0, max: SEPS.length - 1 })), { minLength: 0, maxLength: 8 }).chain((parts) =>
-  fc.boolean().map((finalBreak) => parts.map(([p, s], i) => POOL[p]! + (i + 1 < parts.length || finalBreak ? SEPS[s]! : '')).join('')),
-);
+const doc = fc.array(fc.tuple(fc.integer({ min: 0, max: POOL.length - 1 }), fc.integer({ min: 0, max: SEPS.length - 1 })), { minLength: 0, maxLength: 8 })
+  .chain((parts) => fc.boolean().map((finalBreak) => parts.map(([p, s], i) => POOL[p]! + (i + 1 < parts.length || finalBreak ? SEPS[s]! : '')).join('')));
 
 const optionsArb: fc.Arbitrary<OracleOptions> = fc.record({
   unit: fc.constantFrom('line' as const, 'paragraph' as const, 'sentence' as const, 'substring' as const),
@@ -69,24 +68,32 @@ test('dedupSpans equals the brute-force oracle: kept texts, cuts and audit (ever
 });
 
 /** Documents of a few words, so that windows of 2–6 words repeat across and inside documents. */
-const wordsDoc = fc.array(fc.constantFrom('the', 'The', 'cat', 'sat', 'on', 'mat', 'Ünï', '猫', 'dog,', 'ran.', '😀', '\n', '  '), { maxLength: 30 }).map((ws) => ws.join(' '));
+const wordsDoc = fc.array(fc.constantFrom('the', 'The', 'cat', 'sat', 'on', 'mat', 'Ünï', '猫', 'dog,', 'ran.', '😀', '\n', '  '), { maxLength: 30 }).map((
+  ws,
+) => ws.join(' '));
 
 test('substring units equal the oracle on documents of a few words: repeats of L words or more cut whole, one audit row per run', () => {
   fc.assert(
-    fc.property(fc.array(wordsDoc, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 6 }), fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }), fc.integer({ min: 0, max: 2 }), (texts, minLength, minDocs, minDocWords) => {
-      const opts = { unit: 'substring' as const, minLength, minDocs, minDocWords };
-      const ids = texts.map((_, i) => `d${i}`);
-      const got = dedupSpans(texts.map((text, i) => ({ id: ids[i]!, text })), opts);
-      const want = spansOracle(texts, ids, opts);
-      got.documents.forEach((d, i) => {
-        assert.equal(d.text, want.docs[i]!.text, `doc ${i} text`);
-        assert.deepEqual(d.removed, want.docs[i]!.removed, `doc ${i} cuts`);
-        assert.equal(d.dropped, want.docs[i]!.dropped, `doc ${i} dropped`);
-      });
-      assert.deepEqual(got.audit, want.audit);
-      assert.deepEqual(got.summary.top, want.top.slice(0, 10));
-      assert.equal(got.summary.unitsRemoved, want.audit.length);
-    }),
+    fc.property(
+      fc.array(wordsDoc, { minLength: 1, maxLength: 6 }),
+      fc.integer({ min: 1, max: 6 }),
+      fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+      fc.integer({ min: 0, max: 2 }),
+      (texts, minLength, minDocs, minDocWords) => {
+        const opts = { unit: 'substring' as const, minLength, minDocs, minDocWords };
+        const ids = texts.map((_, i) => `d${i}`);
+        const got = dedupSpans(texts.map((text, i) => ({ id: ids[i]!, text })), opts);
+        const want = spansOracle(texts, ids, opts);
+        got.documents.forEach((d, i) => {
+          assert.equal(d.text, want.docs[i]!.text, `doc ${i} text`);
+          assert.deepEqual(d.removed, want.docs[i]!.removed, `doc ${i} cuts`);
+          assert.equal(d.dropped, want.docs[i]!.dropped, `doc ${i} dropped`);
+        });
+        assert.deepEqual(got.audit, want.audit);
+        assert.deepEqual(got.summary.top, want.top.slice(0, 10));
+        assert.equal(got.summary.unitsRemoved, want.audit.length);
+      },
+    ),
     { numRuns: 500, seed: 51 },
   );
 });

@@ -14,7 +14,10 @@ import { startRedis } from '../helpers/redis.js';
 
 function docs(dir: string): string {
   const file = path.join(dir, 'docs.jsonl');
-  fs.writeFileSync(file, '{"id":"a","text":"a flat in rome near the metro with two rooms"}\n{"id":"b","text":"a flat in rome near the metro with two rooms!"}\n');
+  fs.writeFileSync(
+    file,
+    '{"id":"a","text":"a flat in rome near the metro with two rooms"}\n{"id":"b","text":"a flat in rome near the metro with two rooms!"}\n',
+  );
   return file;
 }
 
@@ -77,12 +80,14 @@ test('--store sqlite:FILE that is not a database: every command names the file a
   const file = docs(dir);
   const store = `sqlite:${file}`;
   const before = fs.readFileSync(file);
-  for (const args of [
-    ['index', 'add', file, '--id-field', 'id', '--store', store],
-    ['index', 'query', file, '--id-field', 'id', '--store', store],
-    ['index', 'check', '--store', store],
-    ['index', 'snapshot', '--store', store, '--out', path.join(dir, 's.ndix')],
-  ]) {
+  for (
+    const args of [
+      ['index', 'add', file, '--id-field', 'id', '--store', store],
+      ['index', 'query', file, '--id-field', 'id', '--store', store],
+      ['index', 'check', '--store', store],
+      ['index', 'snapshot', '--store', store, '--out', path.join(dir, 's.ndix')],
+    ]
+  ) {
     const r = neardup(args);
     assert.equal(r.code, 2, `${args[1]}: ${r.stderr}`);
     assert.ok(r.stderr.includes(`${file} is not a SQLite database`), r.stderr);
@@ -97,11 +102,13 @@ test('redis: query, check and snapshot of a prefix that holds no index are exit 
   try {
     const file = docs(dir);
     const typo = `${redis.url}?prefix=typo`;
-    for (const args of [
-      ['index', 'query', file, '--id-field', 'id', '--store', typo],
-      ['index', 'check', '--store', typo],
-      ['index', 'snapshot', '--store', typo, '--out', path.join(dir, 's.ndix')],
-    ]) {
+    for (
+      const args of [
+        ['index', 'query', file, '--id-field', 'id', '--store', typo],
+        ['index', 'check', '--store', typo],
+        ['index', 'snapshot', '--store', typo, '--out', path.join(dir, 's.ndix')],
+      ]
+    ) {
       const r = neardup(args);
       assert.equal(r.code, 2, `${args[1]}: ${r.stderr}`);
       assert.ok(r.stderr.includes(`no index at ${typo}`), r.stderr);

@@ -99,27 +99,31 @@ for (const [name, spec, needs] of textSetStores) {
 
 for (const layout of ['sets', 'log', 'postgres']) {
   const pgTest = layout === 'postgres';
-  test(`${pgTest ? 'postgres' : `redis (${layout})`}: a bucket of 9,000 ids (more than Lua can unpack at once) is looked up whole and capped`, pgTest ? needsPostgres() : needsRedis(), async () => {
-    let store: NearDupStore;
-    if (pgTest) {
-      postgres ??= await startPostgres();
-      store = await openStore(`${postgres.url}?schema=big`);
-    } else {
-      redis ??= await startRedis();
-      store = await openStore(`${redis.url}?prefix=big${layout}&layout=${layout}`);
-    }
-  await store.open({ keysPerDoc: 1 });
-  const keys = new Float64Array([123456789]);
-  const record = new Uint8Array([1, 0]);
-  for (let i = 0; i < 9000; i += 1000) await store.put(Array.from({ length: 1000 }, (_, j) => ({ id: `c${i + j}`, record, keys })));
-  const [found] = await store.lookup([keys], 10000);
-  assert.equal(found!.length, 9000);
-  assert.equal(new Set(found!.map((d) => d.id)).size, 9000);
-  const [capped] = await store.lookup([keys], 100);
-  assert.equal(capped!.length, 100);
-  assert.equal(await store.size(), 9000);
-  await store.close();
-  });
+  test(
+    `${pgTest ? 'postgres' : `redis (${layout})`}: a bucket of 9,000 ids (more than Lua can unpack at once) is looked up whole and capped`,
+    pgTest ? needsPostgres() : needsRedis(),
+    async () => {
+      let store: NearDupStore;
+      if (pgTest) {
+        postgres ??= await startPostgres();
+        store = await openStore(`${postgres.url}?schema=big`);
+      } else {
+        redis ??= await startRedis();
+        store = await openStore(`${redis.url}?prefix=big${layout}&layout=${layout}`);
+      }
+      await store.open({ keysPerDoc: 1 });
+      const keys = new Float64Array([123456789]);
+      const record = new Uint8Array([1, 0]);
+      for (let i = 0; i < 9000; i += 1000) await store.put(Array.from({ length: 1000 }, (_, j) => ({ id: `c${i + j}`, record, keys })));
+      const [found] = await store.lookup([keys], 10000);
+      assert.equal(found!.length, 9000);
+      assert.equal(new Set(found!.map((d) => d.id)).size, 9000);
+      const [capped] = await store.lookup([keys], 100);
+      assert.equal(capped!.length, 100);
+      assert.equal(await store.size(), 9000);
+      await store.close();
+    },
+  );
 }
 
 // Issue #48 item 1: expired copies not purged yet filled the candidate limit (the store cut its
@@ -132,7 +136,11 @@ const expiryStores: [string, () => Promise<string>, object][] = [
   ['file', async () => `file:${path.join(dir, `exp${Math.random().toString(36).slice(2)}`)}`, {}],
   ...(['log', 'sets'] as const).flatMap((layout): [string, () => Promise<string>, object][] => [
     [`redis ${layout}`, async () => `${(redis ??= await startRedis()).url}?prefix=exp${Math.random().toString(36).slice(2)}&layout=${layout}`, needsRedis()],
-    [`redis ${layout}, scripts=0`, async () => `${(redis ??= await startRedis()).url}?prefix=exp${Math.random().toString(36).slice(2)}&layout=${layout}&scripts=0`, needsRedis()],
+    [
+      `redis ${layout}, scripts=0`,
+      async () => `${(redis ??= await startRedis()).url}?prefix=exp${Math.random().toString(36).slice(2)}&layout=${layout}&scripts=0`,
+      needsRedis(),
+    ],
   ]),
   ['postgres', async () => `${(postgres ??= await startPostgres()).url}?schema=exp${Math.random().toString(36).slice(2)}`, needsPostgres()],
 ];

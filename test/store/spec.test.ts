@@ -29,7 +29,18 @@ test('store spec: memory, sqlite:PATH and redis URLs with their options', () => 
     timeoutMs: 2000,
   });
   const all = parseRedisUrl('rediss://:pw@h:7000?prefix=ads&layout=sets&cluster=1&scripts=0&timeout=500&lock=0');
-  assert.deepEqual(all, { address: 'rediss://:pw@h:7000', host: 'h', port: 7000, password: 'pw', prefix: 'ads', scripts: false, layout: 'sets', writeLock: false, cluster: true, timeoutMs: 500 });
+  assert.deepEqual(all, {
+    address: 'rediss://:pw@h:7000',
+    host: 'h',
+    port: 7000,
+    password: 'pw',
+    prefix: 'ads',
+    scripts: false,
+    layout: 'sets',
+    writeLock: false,
+    cluster: true,
+    timeoutMs: 500,
+  });
   assert.deepEqual(parseStoreSpec('postgres://u@db:5433/ads'), {
     kind: 'postgres',
     url: 'postgres://u@db:5433/ads',
@@ -46,7 +57,10 @@ test('store spec: memory, sqlite:PATH and redis URLs with their options', () => 
 
 test('store spec: bad specs are RangeErrors that quote them; the CLI reports them as usage errors (exit 2)', async () => {
   assert.throws(() => parseStoreSpec('sqlite:'), { name: 'RangeError', message: 'store "sqlite:" needs a file path, e.g. sqlite:./index.db' });
-  assert.throws(() => parseStoreSpec('mysql://x'), { name: 'RangeError', message: 'unknown store "mysql://x" (expected memory, sqlite:PATH, file:DIR, redis://HOST:PORT or postgres://HOST/DB)' });
+  assert.throws(() => parseStoreSpec('mysql://x'), {
+    name: 'RangeError',
+    message: 'unknown store "mysql://x" (expected memory, sqlite:PATH, file:DIR, redis://HOST:PORT or postgres://HOST/DB)',
+  });
   assert.throws(() => parseStoreSpec('postgres://h/db?schema=Ads;drop'), /bad PostgreSQL URL .*schema must be a lower-case SQL identifier/);
   assert.throws(() => parseStoreSpec('postgres://h/db?pool=0'), /pool must be an integer from 1 to 100/);
   assert.throws(() => parseStoreSpec('postgres://h/db?timeout=x'), /timeout must be a positive number of milliseconds/);

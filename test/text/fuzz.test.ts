@@ -13,15 +13,21 @@ import { RUNS, nasty } from '../helpers/fuzz.js';
 
 test('normalization: never throws, returns well-formed output for the same input, and default is idempotent', () => {
   fc.assert(
-    fc.property(nasty(80), fc.constantFrom<NormalizePreset>('default', 'seed000', 'none'), fc.boolean(), fc.boolean(), (s, preset, stripPunctuation, stripDiacritics) => {
-      const n = normalize(s, { preset, stripPunctuation, stripDiacritics });
-      assert.equal(typeof n, 'string');
-      assert.equal(normalize(s, { preset, stripPunctuation, stripDiacritics }), n);
-      if (preset === 'default' && !stripDiacritics && !stripPunctuation) {
-        assert.equal(normalize(n), n, `not idempotent on ${JSON.stringify(s)}`);
-        assert.ok(!/\s\s|^\s|\s$/.test(n), 'whitespace collapsed and trimmed');
-      }
-    }),
+    fc.property(
+      nasty(80),
+      fc.constantFrom<NormalizePreset>('default', 'seed000', 'none'),
+      fc.boolean(),
+      fc.boolean(),
+      (s, preset, stripPunctuation, stripDiacritics) => {
+        const n = normalize(s, { preset, stripPunctuation, stripDiacritics });
+        assert.equal(typeof n, 'string');
+        assert.equal(normalize(s, { preset, stripPunctuation, stripDiacritics }), n);
+        if (preset === 'default' && !stripDiacritics && !stripPunctuation) {
+          assert.equal(normalize(n), n, `not idempotent on ${JSON.stringify(s)}`);
+          assert.ok(!/\s\s|^\s|\s$/.test(n), 'whitespace collapsed and trimmed');
+        }
+      },
+    ),
     { numRuns: RUNS * 3 },
   );
 });

@@ -42,7 +42,10 @@ test('lowercase-collapse is seed000 under a name that says what it does: same no
     assert.equal(newH(t, hn), oldH(t, ho));
     assert.deepEqual(Array.from(hn), Array.from(ho));
   }
-  assert.throws(() => makeNormalizer({ preset: 'nope' as never }), /unknown normalization preset "nope" \(expected default, lowercase-collapse \(alias seed000\) or none\)/);
+  assert.throws(
+    () => makeNormalizer({ preset: 'nope' as never }),
+    /unknown normalization preset "nope" \(expected default, lowercase-collapse \(alias seed000\) or none\)/,
+  );
 });
 
 test('saved files record the preset as seed000 whichever name was given, so old and new manifests compare equal', async () => {

@@ -50,7 +50,12 @@ test('char shingling of any Unicode string never throws and never splits a surro
 });
 
 test('every shingle kind accepts any string and normalization never throws', () => {
-  const kinds = [createShingler({ kind: 'char' }), createShingler({ kind: 'word' }), createShingler({ kind: 'spot' }), createShingler({ kind: 'char', multiset: true })];
+  const kinds = [
+    createShingler({ kind: 'char' }),
+    createShingler({ kind: 'word' }),
+    createShingler({ kind: 'spot' }),
+    createShingler({ kind: 'char', multiset: true }),
+  ];
   fc.assert(
     fc.property(fc.string({ unit: 'binary', maxLength: 80 }), (t) => {
       for (const s of kinds) {

@@ -11,7 +11,17 @@ import { candidateProbability } from '../../lsh/params.js';
 import { UsageError } from '../../common/errors.js';
 import { findDuplicates } from '../engine.js';
 import { loadCorpus } from '../corpus.js';
-import { addEngineOptions, addLogOptions, collectList, dedupOptionsFrom, parsePositiveInt, parseUnit, readOptionsFrom, type EngineFlags, type InputFlags } from '../options.js';
+import {
+  addEngineOptions,
+  addLogOptions,
+  collectList,
+  dedupOptionsFrom,
+  parsePositiveInt,
+  parseUnit,
+  readOptionsFrom,
+  type EngineFlags,
+  type InputFlags,
+} from '../options.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
 
 interface BenchFlags extends InputFlags, EngineFlags, LogFlags {
@@ -31,7 +41,9 @@ function pct(x: number, d: number): string {
 /** The `bench` command. */
 export function benchCommand(): Command {
   const cmd = new Command('bench')
-    .description('benchmark on your data: LSH against exact brute force (time, pairs, recall, precision), and candidates and recall against the number of bands')
+    .description(
+      'benchmark on your data: LSH against exact brute force (time, pairs, recall, precision), and candidates and recall against the number of bands',
+    )
     .argument('<input>', 'any input dedup reads');
   addEngineOptions(cmd);
   cmd
@@ -62,11 +74,13 @@ Examples:
 
 async function runBench(file: string, flags: BenchFlags): Promise<void> {
   const reporter = new Reporter(flags);
-  if ((flags.keep ?? 'first') !== 'first') throw new UsageError(`--keep ${flags.keep} applies to the outputs of neardup dedup and neardup job: bench times the search, not the copy`);
+  if ((flags.keep ?? 'first') !== 'first')
+    throw new UsageError(`--keep ${flags.keep} applies to the outputs of neardup dedup and neardup job: bench times the search, not the copy`);
   const options = dedupOptionsFrom(flags);
   const bandsList = (flags.bandsList ?? ['2', '5', '10', '20']).map((s) => {
     const b = Number(s);
-    if (!Number.isInteger(b) || b < 1 || b > flags.sweepPerm) throw new UsageError(`--bands-list entries must be integers from 1 to --sweep-perm (${flags.sweepPerm}), got "${s}"`);
+    if (!Number.isInteger(b) || b < 1 || b > flags.sweepPerm)
+      throw new UsageError(`--bands-list entries must be integers from 1 to --sweep-perm (${flags.sweepPerm}), got "${s}"`);
     return b;
   });
   const corpus = await loadCorpus(file, readOptionsFrom(flags), reporter);
@@ -168,13 +182,23 @@ async function runBench(file: string, flags: BenchFlags): Promise<void> {
   out(`   ${bfLabel.padEnd(w)}${ms(bfMs).padStart(10)}${int(bfAtT.length).padStart(12)}`);
   out(`   ${'in common'.padEnd(w)}${''.padStart(10)}${int(common).padStart(12)}`);
   out(
-    `   recall ${pct(common, bfAtT.length)} · precision ${pct(common, lsh.pairs.length)} · LSH candidates ${int(lsh.stats.candidates)} · speed-up ${exp1.speedup.toFixed(1)}×`,
+    `   recall ${pct(common, bfAtT.length)} · precision ${pct(common, lsh.pairs.length)} · LSH candidates ${int(lsh.stats.candidates)} · speed-up ${
+      exp1.speedup.toFixed(1)
+    }×`,
   );
   out('');
   out(`2. Candidate pairs against the number of bands, ${flags.sweepPerm} hashes, no verification`);
-  out(`   ${'bands'.padStart(5)} ${'rows'.padStart(5)} ${'candidates'.padStart(12)} ${`recall at ≥ ${flags.recallAt}`.padStart(24)} ${`P(${flags.recallAt})`.padStart(8)} ${'time'.padStart(9)}`);
+  out(
+    `   ${'bands'.padStart(5)} ${'rows'.padStart(5)} ${'candidates'.padStart(12)} ${`recall at ≥ ${flags.recallAt}`.padStart(24)} ${
+      `P(${flags.recallAt})`.padStart(8)
+    } ${'time'.padStart(9)}`,
+  );
   for (const e of exp2) {
     const rec = `${int(e.found)}/${int(e.total)} (${pct(e.found, e.total)})`;
-    out(`   ${String(e.bands).padStart(5)} ${String(e.rows).padStart(5)} ${int(e.candidates).padStart(12)} ${rec.padStart(24)} ${e.expectedRecall.toFixed(4).padStart(8)} ${ms(e.seconds * 1000).padStart(9)}`);
+    out(
+      `   ${String(e.bands).padStart(5)} ${String(e.rows).padStart(5)} ${int(e.candidates).padStart(12)} ${rec.padStart(24)} ${
+        e.expectedRecall.toFixed(4).padStart(8)
+      } ${ms(e.seconds * 1000).padStart(9)}`,
+    );
   }
 }

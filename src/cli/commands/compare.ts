@@ -9,7 +9,16 @@ import { createMinHasher, estimateJaccard } from '../../sketch/minhash.js';
 import { intersectionSize, jaccard } from '../../similarity/jaccard.js';
 import { readTextFile } from '../../io/read/textFile.js';
 import { shingleRuns } from '../../similarity/passages.js';
-import { addLogOptions, addMinHashOptions, addShingleOptions, minhashOptionsFrom, parsePositiveInt, shingleOptionsFrom, validated, type EngineFlags } from '../options.js';
+import {
+  addLogOptions,
+  addMinHashOptions,
+  addShingleOptions,
+  minhashOptionsFrom,
+  parsePositiveInt,
+  shingleOptionsFrom,
+  validated,
+  type EngineFlags,
+} from '../options.js';
 import { int, Reporter, type LogFlags } from '../report.js';
 
 interface CompareFlags extends Pick<EngineFlags, 'shingle' | 'k' | 'normalize' | 'multiset' | 'stopwords' | 'numPerm' | 'method' | 'seed'>, LogFlags {
@@ -54,7 +63,11 @@ export function compareCommand(): Command {
   addMinHashOptions(cmd);
   cmd
     .option('--passages <n>', 'how many shared passages to show', parsePositiveInt('passages', 1e6), 5)
-    .option('--min-passage <chars>', 'shortest shared passage to show, in characters (default: 2k for char shingles, min 20)', parsePositiveInt('min-passage', 1e9));
+    .option(
+      '--min-passage <chars>',
+      'shortest shared passage to show, in characters (default: 2k for char shingles, min 20)',
+      parsePositiveInt('min-passage', 1e9),
+    );
   addLogOptions(cmd, 'print the comparison as JSON on stdout');
   cmd.addHelpText(
     'after',
@@ -104,12 +117,16 @@ Examples:
     out(`kind   k   |A|      |B|      |A∩B|    Jaccard   estimate (${hasher.method}, ${hasher.numPerm})`);
     for (const r of rows) {
       out(
-        `${r.kind.padEnd(5)} ${String(r.k).padStart(2)}   ${int(r.sizeA).padEnd(8)} ${int(r.sizeB).padEnd(8)} ${int(r.intersection).padEnd(8)} ${r.jaccard.toFixed(4).padEnd(9)} ${r.estimate.toFixed(4)}`,
+        `${r.kind.padEnd(5)} ${String(r.k).padStart(2)}   ${int(r.sizeA).padEnd(8)} ${int(r.sizeB).padEnd(8)} ${int(r.intersection).padEnd(8)} ${
+          r.jaccard.toFixed(4).padEnd(9)
+        } ${r.estimate.toFixed(4)}`,
       );
     }
     out('');
     out(
-      `shared passages (char ${kc}-grams of a found in b): ${int(shared.passages.length)} run${shared.passages.length === 1 ? '' : 's'} covering ${(shared.coverage * 100).toFixed(1)}% of a; ${shown.length === 0 ? `none of ${minLen}+ chars` : `longest ${shown.length} of ${minLen}+ chars:`}`,
+      `shared passages (char ${kc}-grams of a found in b): ${int(shared.passages.length)} run${shared.passages.length === 1 ? '' : 's'} covering ${
+        (shared.coverage * 100).toFixed(1)
+      }% of a; ${shown.length === 0 ? `none of ${minLen}+ chars` : `longest ${shown.length} of ${minLen}+ chars:`}`,
     );
     for (const p of shown) {
       const t = p.text.length > 160 ? `${p.text.slice(0, 120)} … ${p.text.slice(-30)}` : p.text;

@@ -69,21 +69,32 @@ Examples:
         falseNegativeArea: b.falseNegativeArea,
         ruleOfThumb: ruleOfThumb(b.bands, b.rows),
         curve: table,
-        ...(flags.curves ? { curves: flags.curves.map((c) => ({ ...c, ruleOfThumb: ruleOfThumb(c.bands, c.rows), curve: grid.map((x) => ({ s: Math.round(x * 1e6) / 1e6, p: candidateProbability(x, c.bands, c.rows) })) })) } : {}),
+        ...(flags.curves
+          ? {
+            curves: flags.curves.map((c) => ({
+              ...c,
+              ruleOfThumb: ruleOfThumb(c.bands, c.rows),
+              curve: grid.map((x) => ({ s: Math.round(x * 1e6) / 1e6, p: candidateProbability(x, c.bands, c.rows) })),
+            })),
+          }
+          : {}),
       });
       return;
     }
     const out = (s: string): void => void process.stdout.write(s + '\n');
-    const rule =
-      b.rule === 'min-recall'
-        ? `P(${t}) ≥ ${flags.minRecall ?? ENGINE_DEFAULTS.minRecall} with the smallest false-positive area`
-        : b.rule === 'weights'
-          ? `minimum of ${flags.weights!.fp}·FP + ${flags.weights!.fn}·FN`
-          : b.rule === 'explicit'
-            ? 'explicit'
-            : `best effort: no banding reaches P(${t}) ≥ ${flags.minRecall ?? ENGINE_DEFAULTS.minRecall}`;
+    const rule = b.rule === 'min-recall'
+      ? `P(${t}) ≥ ${flags.minRecall ?? ENGINE_DEFAULTS.minRecall} with the smallest false-positive area`
+      : b.rule === 'weights'
+      ? `minimum of ${flags.weights!.fp}·FP + ${flags.weights!.fn}·FN`
+      : b.rule === 'explicit'
+      ? 'explicit'
+      : `best effort: no banding reaches P(${t}) ≥ ${flags.minRecall ?? ENGINE_DEFAULTS.minRecall}`;
     out(`threshold ${t}, ${flags.numPerm} hashes → b = ${b.bands} bands × r = ${b.rows} rows (${b.bands * b.rows} hashes used; rule: ${rule})`);
-    out(`rule of thumb t ≈ (1/b)^(1/r) = (1/${b.bands})^(1/${b.rows}) = ${ruleOfThumb(b.bands, b.rows).toFixed(3)}   (where this S-curve is steepest; the threshold is ${t})`);
+    out(
+      `rule of thumb t ≈ (1/b)^(1/r) = (1/${b.bands})^(1/${b.rows}) = ${
+        ruleOfThumb(b.bands, b.rows).toFixed(3)
+      }   (where this S-curve is steepest; the threshold is ${t})`,
+    );
     out(`P(${t}) = ${b.recallAtThreshold.toFixed(4)}   expected recall of a pair exactly at the threshold`);
     out(`FP area ∫₀^t P(s) ds     = ${b.falsePositiveArea.toFixed(5)}`);
     out(`FN area ∫_t^1 1−P(s) ds  = ${b.falseNegativeArea.toFixed(5)}`);
@@ -151,7 +162,9 @@ export function sCurveChart(curves: readonly { bands: number; rows: number }[], 
   lines.push(`      0${' '.repeat(Math.floor(W / 2) - 2)}0.5${' '.repeat(W - Math.floor(W / 2) - 3)}1  s (│ = threshold ${threshold})`);
   curves.forEach((c, k) => {
     lines.push(
-      `  ${MARKS[k % MARKS.length]} b=${c.bands} × r=${c.rows}${k === 0 ? ' (chosen)' : ''}: (1/b)^(1/r) = ${ruleOfThumb(c.bands, c.rows).toFixed(3)}, P(${threshold}) = ${candidateProbability(threshold, c.bands, c.rows).toFixed(4)}`,
+      `  ${MARKS[k % MARKS.length]} b=${c.bands} × r=${c.rows}${k === 0 ? ' (chosen)' : ''}: (1/b)^(1/r) = ${
+        ruleOfThumb(c.bands, c.rows).toFixed(3)
+      }, P(${threshold}) = ${candidateProbability(threshold, c.bands, c.rows).toFixed(4)}`,
     );
   });
   return lines;

@@ -62,7 +62,10 @@ Examples:
 
 async function runReport(file: string, flags: ReportFlags): Promise<void> {
   if (!flags.out || flags.out === '-') throw new UsageError('report needs --out <file.html>');
-  if ((flags.keep ?? 'first') !== 'first') throw new UsageError(`--keep ${flags.keep} applies to the outputs of neardup dedup and neardup job: the report's clusters show their first member (or --representative's)`);
+  if ((flags.keep ?? 'first') !== 'first')
+    throw new UsageError(
+      `--keep ${flags.keep} applies to the outputs of neardup dedup and neardup job: the report's clusters show their first member (or --representative's)`,
+    );
   const reporter = new Reporter(flags);
   await refuseAliasedOutputs(
     [
@@ -89,8 +92,7 @@ async function runReport(file: string, flags: ReportFlags): Promise<void> {
       samplePairs: flags.sample,
       minPassage: flags.minPassage,
       timings: { read: readMs },
-    }),
-  );
+    }));
   const html = renderReportHtml(data, flags.title ? { title: flags.title } : {});
   const sink = await openOutput(flags.out);
   try {
@@ -113,9 +115,22 @@ async function runReport(file: string, flags: ReportFlags): Promise<void> {
   const total = performance.now() - t0;
   const s = data.summary;
   if (flags.json) {
-    reporter.json({ command: 'report', out: flags.out, bytes: Buffer.byteLength(html), docs: s.docs, pairs: s.pairs, clusters: s.clusters, recall: data.sCurve.recall ?? null, timeMs: total });
+    reporter.json({
+      command: 'report',
+      out: flags.out,
+      bytes: Buffer.byteLength(html),
+      docs: s.docs,
+      pairs: s.pairs,
+      clusters: s.clusters,
+      recall: data.sCurve.recall ?? null,
+      timeMs: total,
+    });
     return;
   }
-  reporter.summary(`report      ${int(s.docs)} docs, ${int(s.pairs)} pairs, ${int(s.clusters)} clusters; ${data.options.bands} bands × ${data.options.rows} rows${data.sCurve.recall ? `, recall ~${data.sCurve.recall.estimate.toFixed(4)} ± ${data.sCurve.recall.stdError.toFixed(4)} (estimated)` : ''}`);
+  reporter.summary(
+    `report      ${int(s.docs)} docs, ${int(s.pairs)} pairs, ${int(s.clusters)} clusters; ${data.options.bands} bands × ${data.options.rows} rows${
+      data.sCurve.recall ? `, recall ~${data.sCurve.recall.estimate.toFixed(4)} ± ${data.sCurve.recall.stdError.toFixed(4)} (estimated)` : ''
+    }`,
+  );
   reporter.summary(`output      ${path.normalize(flags.out)} (${(Buffer.byteLength(html) / 1e6).toFixed(2)} MB, self-contained) in ${ms(total)}`);
 }

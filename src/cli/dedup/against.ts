@@ -81,7 +81,14 @@ async function writeAgainstAudit(run: AgainstRun, from: AgainstAuditSource): Pro
       const m = result.bestMatch[i]!;
       if (m < 0) continue;
       const refId = String(idOf(ref, m));
-      await audit.write({ id: String(idOf(corpus, i)), keptId: refId, similarity: result.bestSimilarity[i]!, cluster: null, referenceId: refId, referenceSource: sourceOf(m) });
+      await audit.write({
+        id: String(idOf(corpus, i)),
+        keptId: refId,
+        similarity: result.bestSimilarity[i]!,
+        cluster: null,
+        referenceId: refId,
+        referenceSource: sourceOf(m),
+      });
     }
   } catch (e) {
     await audit.abort();
@@ -92,7 +99,8 @@ async function writeAgainstAudit(run: AgainstRun, from: AgainstAuditSource): Pro
 
 /** Runs dedup of `run.file` against `run.against`. */
 export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, options: DedupOptions, reporter: Reporter): Promise<void> {
-  if (run.output === 'clusters') throw new UsageError('--against reports pairs across the two inputs: --output clusters does not apply (use pairs, dedup or annotate)');
+  if (run.output === 'clusters')
+    throw new UsageError('--against reports pairs across the two inputs: --output clusters does not apply (use pairs, dedup or annotate)');
   if (run.file === '-' || run.against === '-') throw new UsageError('--against reads files or directories, not standard input');
   const t0 = performance.now();
   const corpus = await loadCorpus(run.file, readOptions, reporter);
@@ -129,7 +137,17 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
       };
       const bar = reporter.progress('write', 'docs', corpus.count);
       try {
-        written = await writeVerdicts({ file: run.file, corpus, mode: run.output === 'annotate' ? 'annotate' : 'dedup', target, sink, read: readOptions, tagPrefix: run.tagPrefix, commits, onProgress: (done) => bar.update(done) }, verdictOf);
+        written = await writeVerdicts({
+          file: run.file,
+          corpus,
+          mode: run.output === 'annotate' ? 'annotate' : 'dedup',
+          target,
+          sink,
+          read: readOptions,
+          tagPrefix: run.tagPrefix,
+          commits,
+          onProgress: (done) => bar.update(done),
+        }, verdictOf);
       } finally {
         bar.stop();
       }
@@ -147,7 +165,9 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   const total = performance.now() - t0;
   // Each corpus document with its reference matches is one unit of the standard error.
   const exact = (options.verify ?? 'exact') === 'exact';
-  const recall = exact ? estimateRecall(result.pairs.map((p) => p.similarity), result.bands.bands, result.bands.rows, { units: result.pairs.map((p) => p.a) }) : undefined;
+  const recall = exact
+    ? estimateRecall(result.pairs.map((p) => p.similarity), result.bands.bands, result.bands.rows, { units: result.pairs.map((p) => p.a) })
+    : undefined;
   const noRecall = exact ? undefined : inexactWhy(options.verify);
   printSummary(reporter, run.json, {
     json: () => ({
@@ -165,13 +185,20 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
       timings: { total },
     }),
     lines: () => [
-      docsLine({ docs: corpus.count, from: `${run.file} [${corpus.input.format}], against ${int(ref.count)} from ${run.against} [${ref.input.format}]`, empty: result.emptyDocs }),
+      docsLine({
+        docs: corpus.count,
+        from: `${run.file} [${corpus.input.format}], against ${int(ref.count)} from ${run.against} [${ref.input.format}]`,
+        empty: result.emptyDocs,
+      }),
       summaryLine('lsh', `${result.bands.bands} bands × ${result.bands.rows} rows`),
       summaryLine('candidates', `${int(result.candidates)} (only across the two inputs)`),
       summaryLine('pairs', `${int(result.pairs.length)} (${options.verify ?? 'exact'} Jaccard ≥ ${options.threshold})`),
       recallLine(recall, noRecall, result.bands.threshold, result.bands.recallAtThreshold),
       summaryLine('matched', `${int(result.matched)} of ${int(corpus.count)} documents of ${run.file} are near duplicates of a document of ${run.against}`),
-      summaryLine('reference', `${int(result.referenceMatched)} of ${int(ref.count)} documents of ${run.against} are near duplicates of a document of ${run.file}`),
+      summaryLine(
+        'reference',
+        `${int(result.referenceMatched)} of ${int(ref.count)} documents of ${run.against} are near duplicates of a document of ${run.file}`,
+      ),
       summaryLine('time', `total ${ms(total)}`),
       run.out ? outputLine(run.output, written, path.normalize(run.out)) : undefined,
       ...removedLines(run, corpus.count - result.matched, audit?.rows),

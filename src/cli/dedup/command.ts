@@ -1,5 +1,8 @@
 /**
  * `neardup dedup <input...>`: near-duplicate pairs, clusters, a deduplicated copy, or an annotated copy.
+ *
+ * Why this file is long: the command's definition (about 30 options, each help text wrapped by the
+ * formatter) and the run that reads them; the run's parts live beside it (./output.ts, ./exact.ts, ./against.ts).
  * @module
  */
 import { Command, Option } from 'commander';
@@ -20,7 +23,16 @@ import { findDuplicates, PARALLEL_MIN_CHARS } from '../engine.js';
 import { loadCorpus, rangedCorpus, spoolStdin, streamCorpus, type Corpus } from '../corpus.js';
 import { dedupStream, type StreamDedupExtra } from '../../dedup/streamDedup.js';
 import { defaultWorkers } from '../../parallel/signPool.js';
-import { addEngineOptions, addLogOptions, addZstdLevelOption, engineCliOption, markRouteLimits, parseCount, parsePositiveInt, refuseForRoute } from '../options.js';
+import {
+  addEngineOptions,
+  addLogOptions,
+  addZstdLevelOption,
+  engineCliOption,
+  markRouteLimits,
+  parseCount,
+  parsePositiveInt,
+  refuseForRoute,
+} from '../options.js';
 import { engineOption } from '../../engine/options.js';
 import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
@@ -50,24 +62,65 @@ export interface DedupCommandOptions {
 export function dedupCommand(options: DedupCommandOptions = {}): Command {
   const cmd = new Command('dedup')
     .description('find near-duplicate documents in a file, a directory, or standard input (-); several inputs are one corpus, read in the order given')
-    .argument('<input...>', "TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards ('shards/*.jsonl.zst'), or - for stdin; several: one corpus in this order, as neardup job dedup reads them (record files, directories and globs of shards; ids unique across them)");
+    .argument(
+      '<input...>',
+      "TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards ('shards/*.jsonl.zst'), or - for stdin; several: one corpus in this order, as neardup job dedup reads them (record files, directories and globs of shards; ids unique across them)",
+    );
   addEngineOptions(cmd);
   cmd
     .option('--exact', 'exact duplicates only (equal after --normalize): no shingles, no MinHash, one streaming pass; the fastest mode, same outputs')
     .addOption(engineCliOption(engineOption('verify')!))
-    .addOption(new Option('--output <mode>', 'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with the tags cluster, cluster_size, duplicate_of, similarity, kept)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
-    .option('-o, --out <file>', 'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards or several inputs: a directory, one output shard per input file, named as neardup job dedup names them')
+    .addOption(
+      new Option(
+        '--output <mode>',
+        'what to write: pairs, clusters (JSONL), dedup (the input without duplicates), annotate (the input with the tags cluster, cluster_size, duplicate_of, similarity, kept)',
+      ).choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'),
+    )
+    .option(
+      '-o, --out <file>',
+      'write here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for --output dedup|annotate of shards or several inputs: a directory, one output shard per input file, named as neardup job dedup names them',
+    )
     .option('--out-dir <dir>', 'for --output dedup|annotate of shards: the directory of output shards (--out DIR by the name neardup job uses)')
-    .option('--stream', `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap left (${(heapRoom() / 4e9).toFixed(2)} GB here), and for plain JSONL/text/TSV files over 16 MB, read in byte ranges (LSH candidates, component clusters)`)
+    .option(
+      '--stream',
+      `keep the texts on disk and read the input again for each pass (memory: ~130 bytes per document plus ids); default for inputs over a quarter of the heap left (${
+        (heapRoom() / 4e9).toFixed(2)
+      } GB here), and for plain JSONL/text/TSV files over 16 MB, read in byte ranges (LSH candidates, component clusters)`,
+    )
     .option('--no-stream', 'hold every text in memory, whatever the input size')
-    .option('--workers <n>', `worker threads for signing and verification; 0 = this thread (default: all ${availableParallelism()} cores for inputs over ${PARALLEL_MIN_CHARS / 1e6} M characters, else 0)`, parseCount('workers'))
-    .option('--memory-budget <MB>', 'streaming: megabytes of fingerprint sets held at once while verifying; less memory, more passes over the input (default 1024)', parsePositiveInt('--memory-budget', 1 << 20))
+    .option(
+      '--workers <n>',
+      `worker threads for signing and verification; 0 = this thread (default: all ${availableParallelism()} cores for inputs over ${
+        PARALLEL_MIN_CHARS / 1e6
+      } M characters, else 0)`,
+      parseCount('workers'),
+    )
+    .option(
+      '--memory-budget <MB>',
+      'streaming: megabytes of fingerprint sets held at once while verifying; less memory, more passes over the input (default 1024)',
+      parsePositiveInt('--memory-budget', 1 << 20),
+    )
     .option('--batch-size <n>', 'streaming: documents per batch sent to a worker (default 1024)', parsePositiveInt('--batch-size', 1 << 20))
-    .option('--against <reference>', 'report (pairs) or drop (--output dedup) or mark (annotate) the documents of <input> that are near duplicates of a document of <reference>; pairs only across the two')
-    .option('--tag-prefix <prefix>', 'for --output annotate: prepended to the names of the tags cluster, cluster_size, duplicate_of, similarity and kept, e.g. nd_ (default: those names, or neardup_<name> when the input already has a field of one of them)')
-    .option('--removed <file>', 'for --output dedup: also write one row per dropped document (id, kept_id, similarity, cluster; with --against also reference_id, reference_source) to <file>, .tsv, .jsonl or .parquet (TSV and JSONL may end in .gz/.zst), atomically')
+    .option(
+      '--against <reference>',
+      'report (pairs) or drop (--output dedup) or mark (annotate) the documents of <input> that are near duplicates of a document of <reference>; pairs only across the two',
+    )
+    .option(
+      '--tag-prefix <prefix>',
+      'for --output annotate: prepended to the names of the tags cluster, cluster_size, duplicate_of, similarity and kept, e.g. nd_ (default: those names, or neardup_<name> when the input already has a field of one of them)',
+    )
+    .option(
+      '--removed <file>',
+      'for --output dedup: also write one row per dropped document (id, kept_id, similarity, cluster; with --against also reference_id, reference_source) to <file>, .tsv, .jsonl or .parquet (TSV and JSONL may end in .gz/.zst), atomically',
+    )
     .option('--dry-run', 'for --output dedup: print the summary and write only the --removed audit, not the deduplicated copy')
-    .addOption(new Option('--output-format <format>', 'pairs as tsv (a⇥b⇥similarity, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
+    .addOption(
+      new Option('--output-format <format>', 'pairs as tsv (a⇥b⇥similarity, no header), csv or jsonl (default: from --out extension, else tsv)').choices([
+        'tsv',
+        'csv',
+        'jsonl',
+      ]),
+    );
   addZstdLevelOption(cmd);
   addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
   if (options.routeMarks ?? true) markRouteLimits(cmd, ['stream', 'exact', 'against']);
@@ -120,27 +173,50 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
   let fileArg = args[0]!;
   if (args.length > 1) {
     // --against loads and rewrites its input as one file or one directory (src/cli/dedup/against.ts).
-    if (flags.against !== undefined) throw new UsageError('--against takes one input in one process: give one file, directory or glob, or run "neardup job dedup A B --against REF"');
+    if (flags.against !== undefined)
+      throw new UsageError('--against takes one input in one process: give one file, directory or glob, or run "neardup job dedup A B --against REF"');
     // Every reader of the run (each pass, the keep policy's, the copy's) reads these shards in order.
     readOptions.inputs = await severalInputs(args, readOptions.format ?? 'auto');
     fileArg = readOptions.inputs.name;
   }
   // Before anything is read or written: no output may replace a file of the read set.
-  await refuseAliasedOutputs(await dedupOutputs(flags, fileArg, outDirGiven, readOptions), [...args, ...(flags.against !== undefined ? [flags.against] : [])].map((p) => ({ what: p === flags.against ? '--against' : 'the input', path: p })));
+  await refuseAliasedOutputs(
+    await dedupOutputs(flags, fileArg, outDirGiven, readOptions),
+    [...args, ...(flags.against !== undefined ? [flags.against] : [])].map((p) => ({ what: p === flags.against ? '--against' : 'the input', path: p })),
+  );
   // --representative first|longest are --keep policies, applied after either route (applyKeep).
   if (options.representative !== 'central') delete options.representative;
   if (flags.against !== undefined) {
-    if (flags.stream) throw new UsageError('--against holds both inputs in memory: --stream does not apply (use "neardup job dedup --against" for inputs larger than memory)');
+    if (flags.stream)
+      throw new UsageError('--against holds both inputs in memory: --stream does not apply (use "neardup job dedup --against" for inputs larger than memory)');
     // --against finds MinHash-LSH candidates across the two inputs, verified by Jaccard: its table refuses the other kinds by name.
     refuseForRoute('against', { ...flags });
-    return runAgainst({ file: fileArg, against: flags.against, output: flags.output, out: flags.out, pairFormat, json: flags.json, tagPrefix: flags.tagPrefix, removed: flags.removed, dryRun: flags.dryRun }, readOptions, options, reporter);
+    return runAgainst(
+      {
+        file: fileArg,
+        against: flags.against,
+        output: flags.output,
+        out: flags.out,
+        pairFormat,
+        json: flags.json,
+        tagPrefix: flags.tagPrefix,
+        removed: flags.removed,
+        dryRun: flags.dryRun,
+      },
+      readOptions,
+      options,
+      reporter,
+    );
   }
   // Clusters and deduplicated copies need no pair list: groups of copies then cost O(m), not m².
   options.pairs = flags.output === 'pairs';
   // Word and stopword shingles of short documents are where the exact join is both exact and
   // measured faster than LSH: without --candidates, auto decides there (it keeps LSH for longer
   // documents; char shingles always stay on LSH, docs/duplicate-kinds.md).
-  if (flags.candidates === undefined && options.candidates === undefined && options.verify === 'exact' && (options.shingle?.kind === 'word' || options.shingle?.kind === 'spot')) {
+  if (
+    flags.candidates === undefined && options.candidates === undefined && options.verify === 'exact'
+    && (options.shingle?.kind === 'word' || options.shingle?.kind === 'spot')
+  ) {
     options.candidates = 'auto';
   }
   const tStart = performance.now();
@@ -179,9 +255,15 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     }
     const { corpus, result, target, extra } = engine;
     if (autoStreamed && streaming) {
-      const why = (options.verify ?? 'exact') !== 'exact' ? { method: 'lsh' as const, reason: `--verify ${options.verify}: the join always scores exactly` } : autoChoice('jaccard', result.stats.chars, corpus.count, options.shingle?.kind);
+      const why = (options.verify ?? 'exact') !== 'exact'
+        ? { method: 'lsh' as const, reason: `--verify ${options.verify}: the join always scores exactly` }
+        : autoChoice('jaccard', result.stats.chars, corpus.count, options.shingle?.kind);
       if (why.method === 'exact') {
-        throw new UsageError(`--candidates auto (the default for ${options.shingle?.kind} shingles) chooses the exact join for this input (${why.reason}), which needs the texts in memory, but the run is streamed${flags.stream ? ' (--stream)' : ' (the input is over a quarter of the heap)'}: add --no-stream, or --candidates lsh to run LSH`);
+        throw new UsageError(
+          `--candidates auto (the default for ${options.shingle?.kind} shingles) chooses the exact join for this input (${why.reason}), which needs the texts in memory, but the run is streamed${
+            flags.stream ? ' (--stream)' : ' (the input is over a quarter of the heap)'
+          }: add --no-stream, or --candidates lsh to run LSH`,
+        );
       }
       result.stats.candidateMethod = 'lsh';
       result.stats.candidateReason = why.reason;
@@ -197,7 +279,21 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
         // A policy that ranks by a value reads the input once more: a pass as long as the others, with its bar.
         const bar = keepNeedsValues(rule) ? reporter.progress('keep', 'docs', corpus.count) : undefined;
         try {
-          ({ value: ranking } = await reporter.stage('keep', () => applyKeep({ file, read: corpus.input.shards ? readOptions : { ...readOptions, format: corpus.input.format }, onProgress: bar && ((done) => bar.update(done)) }, result.clusters, corpus.count, rule), () => `--keep ${keep}`));
+          ({ value: ranking } = await reporter.stage(
+            'keep',
+            () =>
+              applyKeep(
+                {
+                  file,
+                  read: corpus.input.shards ? readOptions : { ...readOptions, format: corpus.input.format },
+                  onProgress: bar && ((done) => bar.update(done)),
+                },
+                result.clusters,
+                corpus.count,
+                rule,
+              ),
+            () => `--keep ${keep}`,
+          ));
         } finally {
           bar?.stop();
         }
@@ -206,7 +302,9 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
     }
     const s = result.stats;
     reporter.verbose(
-      `stages: shingle ${ms(s.timings.shingle)}, sign ${ms(s.timings.sign)}, lsh ${ms(s.timings.lsh)}, verify ${ms(s.timings.verify)}, cluster ${ms(s.timings.cluster)}`,
+      `stages: shingle ${ms(s.timings.shingle)}, sign ${ms(s.timings.sign)}, lsh ${ms(s.timings.lsh)}, verify ${ms(s.timings.verify)}, cluster ${
+        ms(s.timings.cluster)
+      }`,
     );
     const tw = performance.now();
     // The copy names the input itself (displayName), so the spool's name does not leak into it.
@@ -223,10 +321,10 @@ async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
       const hint = !clustersOnly
         ? ''
         : options.removal === 'cluster'
-          ? streaming ? ' With --no-stream the clusters are built bucket by bucket in memory instead.' : ''
-          : flags.stream
-            ? ''
-            : ' The default --removal verified needs every verified pair; --removal cluster (one kept per cluster) clusters bucket by bucket in memory instead.';
+        ? streaming ? ' With --no-stream the clusters are built bucket by bucket in memory instead.' : ''
+        : flags.stream
+        ? ''
+        : ' The default --removal verified needs every verified pair; --removal cluster (one kept per cluster) clusters bucket by bucket in memory instead.';
       throw new UsageError(tooManyPairsMessage(e, flags.output === 'pairs', streaming) + hint);
     }
     throw e;
@@ -246,9 +344,12 @@ async function dedupOutputs(flags: DedupFlags, fileArg: string, outDirGiven: boo
   if (out === undefined || out === '-' || flags.dryRun) return outs;
   const what = outDirGiven ? '--out-dir' : '--out';
   const copies = flags.output === 'dedup' || flags.output === 'annotate';
-  const sharded = copies && fileArg !== '-' && (readOptions.inputs !== undefined || isS3Url(fileArg) || (await resolveShards(fileArg, readOptions.format ?? 'auto').catch(() => undefined)) !== undefined);
+  const sharded = copies && fileArg !== '-'
+    && (readOptions.inputs !== undefined || isS3Url(fileArg)
+      || (await resolveShards(fileArg, readOptions.format ?? 'auto').catch(() => undefined)) !== undefined);
   if (outDirGiven || sharded) outs.push({ what, path: out, dir: true });
-  else if (copies && !isS3Url(out) && (await stat(out).catch(() => undefined))?.isDirectory()) outs.push({ what, path: path.join(out, path.basename(fileArg)) });
+  else if (copies && !isS3Url(out) && (await stat(out).catch(() => undefined))?.isDirectory())
+    outs.push({ what, path: path.join(out, path.basename(fileArg)) });
   else outs.push({ what, path: out });
   return outs;
 }
@@ -260,7 +361,14 @@ async function dedupOutputs(flags: DedupFlags, fileArg: string, outDirGiven: boo
  */
 function refuseForStream(flags: DedupFlags, options: DedupOptions): void {
   const fingerprintBits = options.fingerprintBits === undefined ? undefined : String(options.fingerprintBits);
-  refuseForRoute('stream', { ...flags, measure: options.measure, candidates: options.candidates, clusterMode: options.clusters, representative: options.representative, fingerprintBits });
+  refuseForRoute('stream', {
+    ...flags,
+    measure: options.measure,
+    candidates: options.candidates,
+    clusterMode: options.clusters,
+    representative: options.representative,
+    fingerprintBits,
+  });
 }
 
 /**
@@ -375,7 +483,14 @@ async function runStreamed(r: EngineRun): Promise<EngineResult> {
   // Pass 1 signs while it reads (its own progress bar); the later passes verify.
   const { value: result } = await reporter.stage(
     'dedup',
-    () => dedupStream(streamed.source, { ...r.options, workers: flags.workers ?? defaultWorkers(), memoryBudget: flags.memoryBudget === undefined ? undefined : flags.memoryBudget * 2 ** 20, batchSize: flags.batchSize, onProgress: (st, d, t) => st === 'verify' && bars.onProgress(st, d, t) }),
+    () =>
+      dedupStream(streamed.source, {
+        ...r.options,
+        workers: flags.workers ?? defaultWorkers(),
+        memoryBudget: flags.memoryBudget === undefined ? undefined : flags.memoryBudget * 2 ** 20,
+        batchSize: flags.batchSize,
+        onProgress: (st, d, t) => st === 'verify' && bars.onProgress(st, d, t),
+      }),
     (x) => `${int(x.stats.candidates)} candidates, ${int(x.stats.pairs)} pairs`,
   );
   bars.stop();
@@ -391,4 +506,3 @@ async function fileSize(file: string): Promise<number> {
     return 0;
   }
 }
-

@@ -43,7 +43,12 @@ export async function runExact(run: ExactRun): Promise<undefined> {
   const target = await outputTarget(flags, fileArg, streamed.corpus.input);
   const { value: result } = await reporter.stage(
     'exact',
-    () => exactDuplicates(streamed.source(), { normalize: { preset: flags.normalize }, pairs: flags.output === 'pairs', ...(flags.maxPairs !== undefined ? { maxPairs: flags.maxPairs } : {}) }),
+    () =>
+      exactDuplicates(streamed.source(), {
+        normalize: { preset: flags.normalize },
+        pairs: flags.output === 'pairs',
+        ...(flags.maxPairs !== undefined ? { maxPairs: flags.maxPairs } : {}),
+      }),
     (r) => `${int(r.stats.pairs)} pairs`,
   );
   const corpus = streamed.corpus;
@@ -65,13 +70,22 @@ export async function runExact(run: ExactRun): Promise<undefined> {
         clusters: s.clusters,
         docsInClusters: inCluster,
         duplicates: dupDocs,
-        output: outputJson({ mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined, dryRun: flags.dryRun }),
+        output: outputJson({
+          mode: flags.output,
+          path: flags.out,
+          records: written,
+          format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined,
+          dryRun: flags.dryRun,
+        }),
         ...removedJson(flags.removed, removed),
         timings: { hash: s.timings.sign, cluster: s.timings.cluster, write: writeMs, total },
       }),
       lines: () => [
         docsLine({ docs: corpus.count, from: `${name} [${formatLabel(corpus.input)}]`, empty: s.emptyDocs, skipped: corpus.input.skips.count }),
-        summaryLine('method', `exact duplicates: equal after normalize ${flags.normalize} (64-bit hash of the text; no shingles, no MinHash; one streaming pass)`),
+        summaryLine(
+          'method',
+          `exact duplicates: equal after normalize ${flags.normalize} (64-bit hash of the text; no shingles, no MinHash; one streaming pass)`,
+        ),
         summaryLine('pairs', `${int(s.pairs)} (identical, similarity 1)`),
         summaryLine('clusters', `${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)`),
         summaryLine('time', `read and hash ${ms(s.timings.sign)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`),

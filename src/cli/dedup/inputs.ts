@@ -26,7 +26,10 @@ export async function severalInputs(args: readonly string[], format: InputFormat
   for (const a of args) {
     const st = await fsp.stat(a).catch(() => undefined);
     // listShards would say "a sharded job": name what dedup itself cannot do.
-    if (st?.isDirectory() && !(await resolveShards(a, format))) throw new UsageError(`${a} is a directory of documents (.txt/.md/.html, one document per file): several inputs are read as record files (JSONL, TSV, CSV, Parquet; .gz or .zst), so give it alone`);
+    if (st?.isDirectory() && !(await resolveShards(a, format)))
+      throw new UsageError(
+        `${a} is a directory of documents (.txt/.md/.html, one document per file): several inputs are read as record files (JSONL, TSV, CSV, Parquet; .gz or .zst), so give it alone`,
+      );
   }
   const paths = await listShards(args, format);
   // As job dedup refuses it: the same documents twice would all be duplicates of themselves.

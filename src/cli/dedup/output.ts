@@ -37,7 +37,10 @@ export interface ResultRun {
 }
 
 /** Writes the chosen output of `run` to `to.sink` or its target; returns the number of records written. */
-async function writeOutput(run: ResultRun, to: { sink?: OutputSink; similarity?: Float64Array; commits?: PendingCommits; onProgress?: (done: number) => void }): Promise<number> {
+async function writeOutput(
+  run: ResultRun,
+  to: { sink?: OutputSink; similarity?: Float64Array; commits?: PendingCommits; onProgress?: (done: number) => void },
+): Promise<number> {
   const { flags, corpus, result } = run;
   const sink = to.sink;
   const id = (i: number): string | number => idOf(corpus, i);
@@ -61,7 +64,17 @@ async function writeOutput(run: ResultRun, to: { sink?: OutputSink; similarity?:
     return result.clusters.length;
   }
   // dedup / annotate: a second streaming pass over the input, in the same order as the first (the library's dedupFile runs it too).
-  const pass = { file: run.file, corpus, mode: flags.output, target: run.target, sink, read: run.read, tagPrefix: flags.tagPrefix, commits: to.commits, onProgress: to.onProgress };
+  const pass = {
+    file: run.file,
+    corpus,
+    mode: flags.output,
+    target: run.target,
+    sink,
+    read: run.read,
+    tagPrefix: flags.tagPrefix,
+    commits: to.commits,
+    onProgress: to.onProgress,
+  };
   return writeCopy(pass, result, to.similarity);
 }
 
@@ -73,7 +86,8 @@ async function writeOutput(run: ResultRun, to: { sink?: OutputSink; similarity?:
 export function checkAuditFlags(flags: Pick<DedupFlags, 'output' | 'out' | 'tagPrefix' | 'removed' | 'dryRun'>): void {
   if (flags.tagPrefix !== undefined) {
     if (flags.output !== 'annotate') throw new UsageError(`--tag-prefix names the tags of --output annotate: it does not apply to --output ${flags.output}`);
-    if (/[\t\r\n"\\,]/.test(flags.tagPrefix)) throw new UsageError(`--tag-prefix "${flags.tagPrefix}": a column name prefix may not hold tabs, line breaks, quotes, backslashes or commas`);
+    if (/[\t\r\n"\\,]/.test(flags.tagPrefix))
+      throw new UsageError(`--tag-prefix "${flags.tagPrefix}": a column name prefix may not hold tabs, line breaks, quotes, backslashes or commas`);
   }
   if (flags.removed !== undefined) {
     if (flags.output !== 'dedup') throw new UsageError(`--removed lists the documents --output dedup drops: it does not apply to --output ${flags.output}`);
@@ -81,7 +95,8 @@ export function checkAuditFlags(flags: Pick<DedupFlags, 'output' | 'out' | 'tagP
     auditFormat(flags.removed);
   }
   if (flags.dryRun) {
-    if (flags.output !== 'dedup') throw new UsageError(`--dry-run skips the deduplicated copy of --output dedup: it does not apply to --output ${flags.output}`);
+    if (flags.output !== 'dedup')
+      throw new UsageError(`--dry-run skips the deduplicated copy of --output dedup: it does not apply to --output ${flags.output}`);
     if (flags.out !== undefined) throw new UsageError(`--dry-run writes no output: drop --out ${flags.out} (the audit goes to --removed)`);
   }
 }
@@ -93,7 +108,10 @@ export function checkAuditFlags(flags: Pick<DedupFlags, 'output' | 'out' | 'tagP
  * once both are written whole. With `reporter`, the copy's pass over the input (dedup, annotate) has
  * a progress bar, as the other passes do.
  */
-export async function writeResult(run: ResultRun, how: { options: DedupOptions; exact?: boolean; reporter?: Reporter }): Promise<{ written: number; removed?: number; lowestSimilarity?: number }> {
+export async function writeResult(
+  run: ResultRun,
+  how: { options: DedupOptions; exact?: boolean; reporter?: Reporter },
+): Promise<{ written: number; removed?: number; lowestSimilarity?: number }> {
   const { flags, file, corpus, result, target, read } = run;
   const { options, exact = false, reporter } = how;
   const removal = result.removal ?? clusterRemoval(corpus.count, result.clusters, (k) => keptOf(result.clusters[k]!));
@@ -172,7 +190,9 @@ export async function outputTarget(flags: Pick<DedupFlags, 'output' | 'out' | 'd
   if ((flags.output !== 'dedup' && flags.output !== 'annotate') || flags.dryRun) return { kind: 'sink' };
   const out = flags.out === '-' ? undefined : flags.out;
   if (input.shards) {
-    const what = input.shards.roots ? `the ${input.shards.roots.length} inputs are ${input.shards.shards.length} files` : `${input.name} is ${input.shards.shards.length} shard(s)`;
+    const what = input.shards.roots
+      ? `the ${input.shards.roots.length} inputs are ${input.shards.shards.length} files`
+      : `${input.name} is ${input.shards.shards.length} shard(s)`;
     if (!out) throw new UsageError(`${what}: --output ${flags.output} writes one output shard per input shard, so it needs --out DIR`);
     return { kind: 'shards', path: out };
   }
@@ -180,7 +200,8 @@ export async function outputTarget(flags: Pick<DedupFlags, 'output' | 'out' | 'd
   if (input.format === 'parquet') {
     if (!out) throw new UsageError(`--output ${flags.output} of a Parquet input writes Parquet, so it needs --out FILE.parquet (or --out DIR)`);
     const target = st?.isDirectory() ? path.join(out, path.basename(fileArg)) : out;
-    if (!st?.isDirectory() && !/\.(parquet|pq)$/i.test(out)) throw new UsageError(`--out ${out}: the output of a Parquet input is Parquet, so name it .parquet`);
+    if (!st?.isDirectory() && !/\.(parquet|pq)$/i.test(out))
+      throw new UsageError(`--out ${out}: the output of a Parquet input is Parquet, so name it .parquet`);
     await refuseAliasedOutputs([{ what: '--out', path: target }], [{ what: 'the input', path: fileArg }]);
     return { kind: 'file', path: target };
   }

@@ -23,7 +23,13 @@ import { docsLine, outputJson, outputLine, printSummary, removedJson, summaryLin
 export function recallJson(estimate: RecallEstimate | undefined, why: string | undefined): Record<string, unknown> {
   if (estimate && estimate.found > 0) {
     return {
-      recall: { estimate: estimate.recall, stdError: estimate.stdError, verifiedPairs: estimate.found, estimatedPairs: estimate.estimatedPairs, estimatedPairsStdError: estimate.estimatedPairsStdError },
+      recall: {
+        estimate: estimate.recall,
+        stdError: estimate.stdError,
+        verifiedPairs: estimate.found,
+        estimatedPairs: estimate.estimatedPairs,
+        estimatedPairsStdError: estimate.estimatedPairsStdError,
+      },
     };
   }
   return { recall: null, recallNote: why ?? 'no verified pairs to estimate it from' };
@@ -35,7 +41,9 @@ export function recallJson(estimate: RecallEstimate | undefined, why: string | u
  */
 export function recallLine(estimate: RecallEstimate | undefined, why: string | undefined, threshold: number, pAtThreshold: number): string {
   if (estimate && estimate.found > 0) {
-    return `recall      ~${estimate.recall.toFixed(4)} ± ${estimate.stdError.toFixed(4)} estimated from the ${int(estimate.found)} verified pairs (P(${threshold}) = ${pAtThreshold.toFixed(4)})`;
+    return `recall      ~${estimate.recall.toFixed(4)} ± ${estimate.stdError.toFixed(4)} estimated from the ${
+      int(estimate.found)
+    } verified pairs (P(${threshold}) = ${pAtThreshold.toFixed(4)})`;
   }
   return `recall      not estimated: ${why ?? 'no verified pairs to estimate it from'}`;
 }
@@ -119,21 +127,40 @@ function dedupJson(flags: DedupFlags, run: DedupRunReport): SummaryJson {
     },
     // The banding only when LSH found the candidates: the exact join misses nothing, and sketch
     // candidates have no banding recall.
-    lsh: (s.candidateMethod ?? 'lsh') === 'lsh' ? { bands: b.bands, rows: b.rows, rule: b.rule, recallAtThreshold: b.recallAtThreshold, falsePositiveArea: b.falsePositiveArea, falseNegativeArea: b.falseNegativeArea } : null,
+    lsh: (s.candidateMethod ?? 'lsh') === 'lsh'
+      ? {
+        bands: b.bands,
+        rows: b.rows,
+        rule: b.rule,
+        recallAtThreshold: b.recallAtThreshold,
+        falsePositiveArea: b.falsePositiveArea,
+        falseNegativeArea: b.falseNegativeArea,
+      }
+      : null,
     candidates: s.candidates,
     pairs: s.pairs,
     // The exact join misses nothing: its recall is 1, not an estimate.
-    ...((s.candidateMethod ?? 'lsh') === 'exact' ? { recall: { estimate: 1, stdError: 0, verifiedPairs: s.pairs } } : recallJson(s.recall, noRecallWhy(options, result))),
+    ...((s.candidateMethod ?? 'lsh') === 'exact'
+      ? { recall: { estimate: 1, stdError: 0, verifiedPairs: s.pairs } }
+      : recallJson(s.recall, noRecallWhy(options, result))),
     counts: s.counts,
     copies: s.copies,
     clusters: s.clusters,
     docsInClusters: inCluster,
     duplicates: dupDocs,
     ...(removal ? { removal } : {}),
-    output: outputJson({ mode: flags.output, path: flags.out, records: written, format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined, dryRun: flags.dryRun }),
+    output: outputJson({
+      mode: flags.output,
+      path: flags.out,
+      records: written,
+      format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined,
+      dryRun: flags.dryRun,
+    }),
     ...removedJson(flags.removed, removed),
     timings: { read: corpus.readMs, ...s.timings, write: writeMs, total },
-    ...(extra ? { stream: { passes: extra.passes, indexBytes: extra.indexBytes, peakSetBytes: extra.peakSetBytes, setDocs: extra.setDocs, ranged: extra.ranged } } : {}),
+    ...(extra
+      ? { stream: { passes: extra.passes, indexBytes: extra.indexBytes, peakSetBytes: extra.peakSetBytes, setDocs: extra.setDocs, ranged: extra.ranged } }
+      : {}),
   };
 }
 
@@ -146,13 +173,23 @@ function methodLine(flags: DedupFlags, run: DedupRunReport): string {
   if (method === 'lsh') {
     return summaryLine(
       'lsh',
-      `${b.bands} bands × ${b.rows} rows (${b.bands * b.rows} of ${b.numPerm} hashes): P(${b.threshold}) = ${b.recallAtThreshold.toFixed(4)}, the expected recall at the threshold${b.rule === 'best-effort' ? ' (best effort: the recall target is out of reach)' : ''}`,
+      `${b.bands} bands × ${b.rows} rows (${b.bands * b.rows} of ${b.numPerm} hashes): P(${b.threshold}) = ${
+        b.recallAtThreshold.toFixed(4)
+      }, the expected recall at the threshold${b.rule === 'best-effort' ? ' (best effort: the recall target is out of reach)' : ''}`,
     );
   }
   if (method === 'exact') {
-    return summaryLine('method', `exact prefix-filtering join${s.candidateReason ? (flags.candidates === 'auto' ? ' (chosen by --candidates auto)' : ' (chosen automatically)') : ''}: every pair with ${s.measure ?? 'jaccard'} ≥ ${options.threshold}, no misses`);
+    return summaryLine(
+      'method',
+      `exact prefix-filtering join${
+        s.candidateReason ? (flags.candidates === 'auto' ? ' (chosen by --candidates auto)' : ' (chosen automatically)') : ''
+      }: every pair with ${s.measure ?? 'jaccard'} ≥ ${options.threshold}, no misses`,
+    );
   }
-  return summaryLine('method', `bucket sketch: ${options.buckets ?? DEFAULT_SKETCH_BUCKETS} buckets (hash mod n), documents sharing a bucket minimum are candidates`);
+  return summaryLine(
+    'method',
+    `bucket sketch: ${options.buckets ?? DEFAULT_SKETCH_BUCKETS} buckets (hash mod n), documents sharing a bucket minimum are candidates`,
+  );
 }
 
 /** The candidates and pairs lines. */
@@ -161,14 +198,29 @@ function pairLines(run: DedupRunReport): string[] {
   const s = result.stats;
   if (s.counts === 'verified') {
     return [
-      summaryLine('candidates', `${int(s.candidates)} verified (more than --max-pairs candidate pairs: clustered bucket by bucket, skipping pairs already in one cluster)`),
-      summaryLine('pairs', `${int(s.pairs)} joined two clusters (${options.verify === 'none' ? 'unverified candidates' : `${options.verify} Jaccard ≥ ${options.threshold}`})`),
+      summaryLine(
+        'candidates',
+        `${int(s.candidates)} verified (more than --max-pairs candidate pairs: clustered bucket by bucket, skipping pairs already in one cluster)`,
+      ),
+      summaryLine(
+        'pairs',
+        `${int(s.pairs)} joined two clusters (${options.verify === 'none' ? 'unverified candidates' : `${options.verify} Jaccard ≥ ${options.threshold}`})`,
+      ),
     ];
   }
   const measure = s.measure ?? 'jaccard';
   return [
     summaryLine('candidates', `${int(s.candidates)}`),
-    summaryLine('pairs', `${int(s.pairs)} (${options.verify === 'none' ? 'unverified candidates' : measure === 'containment' ? `exact containment ≥ ${options.threshold}, smaller document first` : `${options.verify} Jaccard ≥ ${options.threshold}`})`),
+    summaryLine(
+      'pairs',
+      `${int(s.pairs)} (${
+        options.verify === 'none'
+          ? 'unverified candidates'
+          : measure === 'containment'
+          ? `exact containment ≥ ${options.threshold}, smaller document first`
+          : `${options.verify} Jaccard ≥ ${options.threshold}`
+      })`,
+    ),
   ];
 }
 
@@ -188,7 +240,9 @@ function dedupLines(flags: DedupFlags, run: DedupRunReport): (string | undefined
     docsLine({ docs: n, from: `${name} [${formatLabel(corpus.input)}]`, empty: s.emptyDocs, skipped: corpus.input.skips.count }),
     summaryLine(
       'shingles',
-      `${sh.kind} k=${shingleLength(options)}, normalize ${flags.normalize}${flags.multiset ? ', multiset' : ''}${options.fingerprintBits === 64 ? ', 64-bit fingerprints' : ''}; MinHash ${flags.method}, ${flags.numPerm} hashes, seed ${flags.seed}`,
+      `${sh.kind} k=${shingleLength(options)}, normalize ${flags.normalize}${flags.multiset ? ', multiset' : ''}${
+        options.fingerprintBits === 64 ? ', 64-bit fingerprints' : ''
+      }; MinHash ${flags.method}, ${flags.numPerm} hashes, seed ${flags.seed}`,
     ),
     s.candidateReason ? summaryLine('auto', `${method === 'exact' ? 'exact join' : method} (chosen by ${chooser}): ${s.candidateReason}`) : undefined,
     methodLine(flags, run),
@@ -197,21 +251,40 @@ function dedupLines(flags: DedupFlags, run: DedupRunReport): (string | undefined
     s.copies > 0 && flags.verbose ? summaryLine('copies', `${int(s.copies)} documents identical to an earlier one (checked once)`) : undefined,
     summaryLine(
       'clusters',
-      `${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)${options.clusters === 'centre' ? '; centre clusters' : ''}${(options.representative ?? 'first') !== 'first' ? `; representative: ${options.representative}` : ''}${(options.keep ?? 'first') !== 'first' ? `; keep: ${options.keep}` : ''}`,
+      `${int(s.clusters)}, holding ${int(inCluster)} docs (${int(dupDocs)} duplicates beyond one per cluster)${
+        options.clusters === 'centre' ? '; centre clusters' : ''
+      }${(options.representative ?? 'first') !== 'first' ? `; representative: ${options.representative}` : ''}${
+        (options.keep ?? 'first') !== 'first' ? `; keep: ${options.keep}` : ''
+      }`,
     ),
     removal ? removalLine(removal) : undefined,
     extra
       ? summaryLine(
-          'stream',
-          `${extra.passes} passes over the input; in memory: index ${(extra.indexBytes / 1e6).toFixed(1)} MB (${Math.round(extra.indexBytes / Math.max(n, 1))} bytes/doc), sets at most ${(extra.peakSetBytes / 1e6).toFixed(1)} MB; verification read ${int(extra.setDocs)} documents again${extra.ranged ? ' (the input read in byte ranges)' : ''}`,
-        )
+        'stream',
+        `${extra.passes} passes over the input; in memory: index ${(extra.indexBytes / 1e6).toFixed(1)} MB (${
+          Math.round(extra.indexBytes / Math.max(n, 1))
+        } bytes/doc), sets at most ${(extra.peakSetBytes / 1e6).toFixed(1)} MB; verification read ${int(extra.setDocs)} documents again${
+          extra.ranged ? ' (the input read in byte ranges)' : ''
+        }`,
+      )
       : undefined,
     summaryLine(
       'time',
-      `${extra ? `read, shingle and sign ${ms(s.timings.sign)}` : `read ${ms(corpus.readMs)} · shingle ${ms(s.timings.shingle)} · sign ${ms(s.timings.sign)}`} · ${method === 'lsh' ? 'lsh' : method === 'exact' ? 'join' : 'sketch'} ${ms(s.timings.lsh)} · verify ${ms(s.timings.verify)} · cluster ${ms(s.timings.cluster)} · write ${ms(writeMs)} · total ${ms(total)}`,
+      `${
+        extra ? `read, shingle and sign ${ms(s.timings.sign)}` : `read ${ms(corpus.readMs)} · shingle ${ms(s.timings.shingle)} · sign ${ms(s.timings.sign)}`
+      } · ${method === 'lsh' ? 'lsh' : method === 'exact' ? 'join' : 'sketch'} ${ms(s.timings.lsh)} · verify ${ms(s.timings.verify)} · cluster ${
+        ms(s.timings.cluster)
+      } · write ${ms(writeMs)} · total ${ms(total)}`,
     ),
-    flags.verbose ? summaryLine('buckets', `${int(s.buckets.sharedBuckets)} shared, ${int(s.buckets.repeatedBuckets)} repeated (skipped), largest ${int(s.buckets.largestBucket)} docs`) : undefined,
-    flags.verbose ? summaryLine('throughput', `${(corpus.bytes / 1e3 / Math.max(total, 1e-3)).toFixed(1)} MB/s, ${int((n * 1000) / Math.max(total, 1e-3))} docs/s overall`) : undefined,
+    flags.verbose
+      ? summaryLine(
+        'buckets',
+        `${int(s.buckets.sharedBuckets)} shared, ${int(s.buckets.repeatedBuckets)} repeated (skipped), largest ${int(s.buckets.largestBucket)} docs`,
+      )
+      : undefined,
+    flags.verbose
+      ? summaryLine('throughput', `${(corpus.bytes / 1e3 / Math.max(total, 1e-3)).toFixed(1)} MB/s, ${int((n * 1000) / Math.max(total, 1e-3))} docs/s overall`)
+      : undefined,
     flags.out ? outputLine(flags.output, written, path.normalize(flags.out)) : undefined,
     ...removedLines(flags, n - dropped, removed),
   ];
@@ -226,6 +299,11 @@ export function removedLines(flags: Pick<DedupFlags, 'dryRun' | 'removed' | 'out
 }
 
 /** Prints the summary lines of `--dry-run` and `--removed`. */
-export function printRemovedLines(flags: Pick<DedupFlags, 'dryRun' | 'removed' | 'output'>, reporter: Reporter, kept: number, removed: number | undefined): void {
+export function printRemovedLines(
+  flags: Pick<DedupFlags, 'dryRun' | 'removed' | 'output'>,
+  reporter: Reporter,
+  kept: number,
+  removed: number | undefined,
+): void {
   for (const line of removedLines(flags, kept, removed)) reporter.summary(line);
 }

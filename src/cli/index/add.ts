@@ -52,18 +52,29 @@ export function addIndexAddCommands(index: Command): void {
       .option('--id-prefix <prefix>', 'ids are PREFIX + the 0-based row number, for inputs without ids (--id, --id-field, id⇥text, directories)')
       .option('--batch <n>', 'documents per batch (add: one store write each)', parsePositiveInt('batch', 100_000), 1000)
       .option('-o, --out <file>', 'write the matches here (atomically) instead of stdout')
-      .addOption(new Option('--output-format <format>', 'tsv (id⇥match⇥similarity⇥estimate, no header), csv or jsonl (default: from --out extension, else tsv)').choices(['tsv', 'csv', 'jsonl']));
+      .addOption(
+        new Option('--output-format <format>', 'tsv (id⇥match⇥similarity⇥estimate, no header), csv or jsonl (default: from --out extension, else tsv)').choices(
+          ['tsv', 'csv', 'jsonl'],
+        ),
+      );
     addZstdLevelOption(cmd);
     if (mode === 'add') {
       cmd
-        .option('--no-store-text', 'do not keep the texts (kept by default in meta.text, so the web page and `neardup serve` can show what near duplicates share and what differs)')
-        .option('--title <column>', 'TSV/CSV column (JSONL: field path) kept as each document\'s title, shown by the web page');
+        .option(
+          '--no-store-text',
+          'do not keep the texts (kept by default in meta.text, so the web page and `neardup serve` can show what near duplicates share and what differs)',
+        )
+        .option('--title <column>', "TSV/CSV column (JSONL: field path) kept as each document's title, shown by the web page");
     }
     if (mode === 'query') {
       cmd
         .option('--limit <n>', 'at most this many matches per document, most similar first', parsePositiveInt('limit', 1e6))
         .option('--match-threshold <t>', 'report matches at or above this similarity (default: the index threshold)', num('--match-threshold', false))
-        .option('--top-k <k>', 'instead: the k most similar distinct texts of each document, even below the threshold; rows of their copies follow each (fifth column: the hit they copy)', parsePositiveInt('top-k', 1000));
+        .option(
+          '--top-k <k>',
+          'instead: the k most similar distinct texts of each document, even below the threshold; rows of their copies follow each (fifth column: the hit they copy)',
+          parsePositiveInt('top-k', 1000),
+        );
     }
     addFilterOption(cmd, mode === 'add' ? 'report duplicates' : 'match');
     addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out)');
@@ -132,7 +143,8 @@ function rowsOf(fmt: PairFormat, id: string, m: Match, topK: boolean): string {
 async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddFlags): Promise<void> {
   const reporter = new Reporter(flags);
   requireOutForJson(flags);
-  if (storeSpecFlag(flags.store).kind === 'memory') throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB`);
+  if (storeSpecFlag(flags.store).kind === 'memory')
+    throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB`);
   await refuseAliasedOutputs(
     [{ what: '--out', path: flags.out }],
     [
@@ -227,13 +239,28 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
   await index.close();
   const total = performance.now() - t0;
   warnSkipped(reporter, input);
-  if (repeated > 0) reporter.warn(`${int(repeated)} record${repeated === 1 ? ' repeats an id' : 's repeat ids'} of earlier records of ${input.name} (first: ${firstRepeat}); each replaced the earlier document`);
+  if (repeated > 0)
+    reporter.warn(
+      `${int(repeated)} record${
+        repeated === 1 ? ' repeats an id' : 's repeat ids'
+      } of earlier records of ${input.name} (first: ${firstRepeat}); each replaced the earlier document`,
+    );
   if (flags.json) {
-    reporter.json({ command: `index ${mode}`, input: { path: input.name, format: input.format, docs, skipped: input.skips.count }, store: flags.store, docsWithMatches: withMatches, matches, indexSize: size, ms: total });
+    reporter.json({
+      command: `index ${mode}`,
+      input: { path: input.name, format: input.format, docs, skipped: input.skips.count },
+      store: flags.store,
+      docsWithMatches: withMatches,
+      matches,
+      indexSize: size,
+      ms: total,
+    });
     return;
   }
   const verb = mode === 'add' ? 'added' : 'queried';
-  reporter.summary(`${verb.padEnd(11)} ${int(docs)} documents from ${input.name} [${input.format}] in ${ms(total)} (${int((docs * 1000) / Math.max(total, 1e-3))} docs/s)`);
+  reporter.summary(
+    `${verb.padEnd(11)} ${int(docs)} documents from ${input.name} [${input.format}] in ${ms(total)} (${int((docs * 1000) / Math.max(total, 1e-3))} docs/s)`,
+  );
   reporter.summary(`matches     ${int(matches)}: ${int(withMatches)} documents had near duplicates ${mode === 'add' ? 'already indexed' : 'in the index'}`);
   reporter.summary(`index       ${int(size)} documents in ${flags.store} (threshold ${index.manifest.threshold})`);
   if (flags.out) reporter.summary(`output      ${int(matches)} matches → ${flags.out}`);

@@ -27,7 +27,10 @@ export function indexCommand(): Command {
     .description('verify an index: records decode, every document key leads back to its document, counts agree, store integrity')
     .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
     .option('--json', 'print the report as JSON', false)
-    .addHelpText('after', '\nExample:\n  $ neardup index check --store sqlite:./index.db\n\nExit codes: 0 consistent, 1 inconsistent or unreadable, 2 usage error.')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ neardup index check --store sqlite:./index.db\n\nExit codes: 0 consistent, 1 inconsistent or unreadable, 2 usage error.',
+    )
     .action(async (o: { store: string; json: boolean }) => {
       const spec = storeSpecFlag(o.store);
       if (spec.kind === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
@@ -96,9 +99,14 @@ export function indexCommand(): Command {
     });
   index
     .command('compact')
-    .description('rewrite the posting log of a Redis store (log layout, while it is in use) or the records and log of a file store, without replaced and removed versions')
+    .description(
+      'rewrite the posting log of a Redis store (log layout, while it is in use) or the records and log of a file store, without replaced and removed versions',
+    )
     .requiredOption('--store <spec>', 'redis://HOST:PORT[?prefix=NAME] or file:DIR')
-    .addHelpText('after', '\nExamples:\n  $ neardup index compact --store redis://127.0.0.1:6379?prefix=ads\n  $ neardup index compact --store file:/var/lib/neardup/ads')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ neardup index compact --store redis://127.0.0.1:6379?prefix=ads\n  $ neardup index compact --store file:/var/lib/neardup/ads',
+    )
     .action(compactStore);
   index
     .command('restore')
@@ -133,7 +141,8 @@ export function indexCommand(): Command {
  * into place, so an interrupted backup never leaves a partial `out`.
  */
 async function backupFileStore(storeSpec: string, out: string): Promise<void> {
-  if (storeSpecFlag(storeSpec).kind !== 'file') throw new UsageError('backup copies SQLite and file stores; for any store use `neardup index snapshot`, for Redis see docs/operations.md');
+  if (storeSpecFlag(storeSpec).kind !== 'file')
+    throw new UsageError('backup copies SQLite and file stores; for any store use `neardup index snapshot`, for Redis see docs/operations.md');
   await checkStoreFile(storeSpec, true, 'index backup');
   const { existsSync } = await import('node:fs');
   const { basename, dirname, join } = await import('node:path');
@@ -155,7 +164,8 @@ async function backupFileStore(storeSpec: string, out: string): Promise<void> {
 /** `neardup index compact`: a Redis store's log (log layout) or a file store's records and log. */
 async function compactStore(o: { store: string }): Promise<void> {
   const kind = storeSpecFlag(o.store).kind;
-  if (kind !== 'redis' && kind !== 'file') throw new UsageError('compact rewrites the log of a Redis store or the files of a file store: give redis://HOST:PORT[?prefix=NAME] or file:DIR');
+  if (kind !== 'redis' && kind !== 'file')
+    throw new UsageError('compact rewrites the log of a Redis store or the files of a file store: give redis://HOST:PORT[?prefix=NAME] or file:DIR');
   // A file store that is not there is not created (empty) to be compacted.
   if (kind === 'file') await checkStoreFile(o.store, true, 'index compact');
   const idx = await NearDupIndex.open({ store: o.store });
@@ -168,7 +178,9 @@ async function compactStore(o: { store: string }): Promise<void> {
     });
     const mb = (n: number) => `${(n / 1048576).toFixed(1)} MB`;
     process.stdout.write(
-      `${kind === 'file' ? 'records and log' : 'log'} of ${o.store}: ${r.entriesBefore} entries (${mb(r.bytesBefore)} rewritten) -> ${r.entriesAfter} entries (${mb(r.bytesAfter)}), ${r.documents} documents\n`,
+      `${kind === 'file' ? 'records and log' : 'log'} of ${o.store}: ${r.entriesBefore} entries (${
+        mb(r.bytesBefore)
+      } rewritten) -> ${r.entriesAfter} entries (${mb(r.bytesAfter)}), ${r.documents} documents\n`,
     );
   } finally {
     await idx.close();

@@ -72,19 +72,30 @@ export function addIndexNamedCommands(index: Command): void {
     .command('create <name>')
     .description('create a named index in a registry directory (served by `neardup serve --indexes DIR` under /v1/indexes/NAME)')
     .requiredOption('--indexes <dir>', 'the registry directory (created when missing)')
-    .addOption(new Option('--store <kind>', 'sqlite: a SQLite file DIR/NAME.db; file: a file store DIR/NAME/ (docs/stores.md); memory: lost when the server stops').choices(['sqlite', 'file', 'memory']).default('sqlite'))
+    .addOption(
+      new Option('--store <kind>', 'sqlite: a SQLite file DIR/NAME.db; file: a file store DIR/NAME/ (docs/stores.md); memory: lost when the server stops')
+        .choices(['sqlite', 'file', 'memory']).default('sqlite'),
+    )
     .addOption(new Option('--token <token>', 'a bearer token of its own, which opens this index only').env('NEARDUP_INDEX_TOKEN'));
   addIndexParams(create)
-    .addHelpText('after', '\nExample:\n  $ neardup index create ads --indexes ./indexes --threshold 0.7\n\nExit codes: 0 created, 2 usage error (a bad or taken name, a bad parameter, a registry being served).')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ neardup index create ads --indexes ./indexes --threshold 0.7\n\nExit codes: 0 created, 2 usage error (a bad or taken name, a bad parameter, a registry being served).',
+    )
     .action(async (name: string, o: Omit<IndexFlags, 'store' | 'workers'> & { indexes: string; store: NamedStore; token?: string }) => {
       const info = await withLockedRegistry(o.indexes, true, (r) => r.create(name, { store: o.store, token: o.token, options: namedOptions(o) }));
-      process.stdout.write(`created index "${info.name}" (store ${info.store}, threshold ${info.threshold}${info.token ? ', its own token' : ''}) in ${o.indexes}\n`);
+      process.stdout.write(
+        `created index "${info.name}" (store ${info.store}, threshold ${info.threshold}${info.token ? ', its own token' : ''}) in ${o.indexes}\n`,
+      );
     });
   index
     .command('drop <name>')
     .description('drop a named index: off the registry, and its documents deleted')
     .requiredOption('--indexes <dir>', 'the registry directory')
-    .addHelpText('after', '\nExample:\n  $ neardup index drop ads --indexes ./indexes\n\nExit codes: 0 dropped, 2 usage error (no such index, a registry being served).')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ neardup index drop ads --indexes ./indexes\n\nExit codes: 0 dropped, 2 usage error (no such index, a registry being served).',
+    )
     .action(async (name: string, o: { indexes: string }) => {
       const dropped = await withLockedRegistry(o.indexes, false, (r) => r.drop(name));
       if (!dropped) throw new UsageError(`no index "${name}" in ${o.indexes}`);
@@ -100,7 +111,8 @@ export function addIndexNamedCommands(index: Command): void {
       try {
         const all = reg.list();
         if (o.json) process.stdout.write(`${JSON.stringify({ indexes: all }, null, 2)}\n`);
-        else for (const x of all) process.stdout.write(`${x.name}\t${x.store}\tthreshold ${x.threshold}\t${x.token ? 'own token' : 'no own token'}\tcreated ${x.created}\n`);
+        else for (const x of all)
+            process.stdout.write(`${x.name}\t${x.store}\tthreshold ${x.threshold}\t${x.token ? 'own token' : 'no own token'}\tcreated ${x.created}\n`);
       } finally {
         await reg.close();
       }

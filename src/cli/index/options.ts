@@ -20,7 +20,8 @@ import { checkFilter } from '../../online/search/filters.js';
 export function num(name: string, integer: boolean) {
   return (v: string): number => {
     const n = Number(v);
-    if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) throw new InvalidArgumentError(`${name} must be ${integer ? 'an integer' : 'a number'}, got "${v}"`);
+    if (!Number.isFinite(n) || (integer && !Number.isInteger(n)))
+      throw new InvalidArgumentError(`${name} must be ${integer ? 'an integer' : 'a number'}, got "${v}"`);
     return n;
   };
 }
@@ -61,7 +62,11 @@ export function parseFilterFlag(v: string): MetaFilter {
 
 /** Adds `--filter` (one definition for every command that searches: `index add`, `index query`). */
 export function addFilterOption(cmd: Command, what: string): Command {
-  return cmd.option('--filter <json>', `${what} only among indexed documents whose metadata matches: a JSON object of top-level fields and a value each, or a list of values ('{"site":"a","lang":["en","fr"]}')`, parseFilterFlag);
+  return cmd.option(
+    '--filter <json>',
+    `${what} only among indexed documents whose metadata matches: a JSON object of top-level fields and a value each, or a list of values ('{"site":"a","lang":["en","fr"]}')`,
+    parseFilterFlag,
+  );
 }
 
 /** The parsed index flags. */
@@ -87,7 +92,11 @@ export interface IndexFlags {
 
 /** Adds --store, the parameters of a new index and --workers. */
 export function addIndexOptions(cmd: Command, workersHelp: string): Command {
-  cmd.option('--store <spec>', 'memory, sqlite:PATH, redis://HOST:PORT[?prefix=NAME&layout=log|sets] or postgres://HOST/DB[?schema=NAME] (docs/stores.md)', 'memory');
+  cmd.option(
+    '--store <spec>',
+    'memory, sqlite:PATH, redis://HOST:PORT[?prefix=NAME&layout=log|sets] or postgres://HOST/DB[?schema=NAME] (docs/stores.md)',
+    'memory',
+  );
   return addIndexParams(cmd).option('--workers <n>', workersHelp, num('--workers', true), 0);
 }
 
@@ -103,10 +112,22 @@ export function addIndexParams(cmd: Command): Command {
     .option('--rows <n>', 'rows per band', num('--rows', true))
     .option('--min-recall <p>', `P(candidate) at the threshold when choosing bands (default ${D.minRecall})`, num('--min-recall', false))
     .addOption(new Option('--verify <mode>', `exact Jaccard or MinHash estimate (default ${D.verify})`).choices(['exact', 'estimate']))
-    .addOption(new Option('--signature-bits <n>', 'with --verify estimate: keep 16-bit signature slots (half the bytes; estimates rise by at most 0.00002) or 32 (default 32)').choices(['16', '32']))
+    .addOption(
+      new Option(
+        '--signature-bits <n>',
+        'with --verify estimate: keep 16-bit signature slots (half the bytes; estimates rise by at most 0.00002) or 32 (default 32)',
+      ).choices(['16', '32']),
+    )
     .option('--no-forest', 'no LSH-Forest keys (smaller, faster inserts; disables topK)')
-    .option('--ensemble', 'containment keys (LSH Ensemble) so containment queries find short excerpts of long documents; 112 more keys per document (docs/duplicate-kinds.md)')
-    .option('--ttl <duration>', 'documents added expire after this long (30d, 12h, 15m, 90s); then they are never returned, and purged (docs/stores.md, "Expiry"). Default: never', duration('--ttl'));
+    .option(
+      '--ensemble',
+      'containment keys (LSH Ensemble) so containment queries find short excerpts of long documents; 112 more keys per document (docs/duplicate-kinds.md)',
+    )
+    .option(
+      '--ttl <duration>',
+      'documents added expire after this long (30d, 12h, 15m, 90s); then they are never returned, and purged (docs/stores.md, "Expiry"). Default: never',
+      duration('--ttl'),
+    );
 }
 
 /** The flags as NearDupIndex options (unset flags left out, so an existing store's manifest decides). */
@@ -115,7 +136,13 @@ export function indexOptionsFrom(o: IndexFlags): NearDupIndexOptions {
     store: o.store,
     ...(o.threshold !== undefined ? { threshold: o.threshold } : {}),
     ...(o.shingle || o.k !== undefined || o.normalize
-      ? { shingle: { ...(o.shingle ? { kind: o.shingle } : {}), ...(o.k !== undefined ? { k: o.k } : {}), ...(o.normalize ? { normalize: { preset: o.normalize } } : {}) } }
+      ? {
+        shingle: {
+          ...(o.shingle ? { kind: o.shingle } : {}),
+          ...(o.k !== undefined ? { k: o.k } : {}),
+          ...(o.normalize ? { normalize: { preset: o.normalize } } : {}),
+        },
+      }
       : {}),
     ...(o.numPerm !== undefined ? { numPerm: o.numPerm } : {}),
     ...(o.bands !== undefined ? { bands: o.bands } : {}),
@@ -180,7 +207,9 @@ export async function checkStoreFile(store: string, mustExist: boolean, command:
     try {
       if (!(await r.exists!())) {
         const where = spec.kind === 'redis' ? 'the URL and its prefix' : spec.kind === 'postgres' ? 'the URL and its schema' : 'the directory';
-        throw new UsageError(`no index at ${store}: ${command} reads an existing store, and nothing was created (check ${where}; \`neardup index add\` creates a store)`);
+        throw new UsageError(
+          `no index at ${store}: ${command} reads an existing store, and nothing was created (check ${where}; \`neardup index add\` creates a store)`,
+        );
       }
     } finally {
       await r.close();
@@ -195,7 +224,9 @@ export async function checkStoreFile(store: string, mustExist: boolean, command:
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
       if (!mustExist) return;
-      throw new UsageError(`no SQLite index at ${spec.path}: ${command} reads an existing store, and nothing was created (check the path; \`neardup index add\` creates a store)`);
+      throw new UsageError(
+        `no SQLite index at ${spec.path}: ${command} reads an existing store, and nothing was created (check the path; \`neardup index add\` creates a store)`,
+      );
     }
     if (code === 'EISDIR') throw new UsageError(`--store ${store}: ${spec.path} is a directory, not a SQLite file`);
     throw new UsageError(`--store ${store}: cannot open ${spec.path} (${code ?? (e as Error).message})`);
@@ -204,7 +235,11 @@ export async function checkStoreFile(store: string, mustExist: boolean, command:
     const head = Buffer.alloc(16);
     const { bytesRead } = await fh.read(head, 0, 16, 0);
     if (bytesRead > 0 && !head.equals(SQLITE_HEADER)) {
-      throw new UsageError(`--store ${store}: ${spec.path} is not a SQLite database (it starts with "${excerpt(head.subarray(0, bytesRead).toString('latin1'), 16)}"); sqlite:PATH names the index file, not an input`);
+      throw new UsageError(
+        `--store ${store}: ${spec.path} is not a SQLite database (it starts with "${
+          excerpt(head.subarray(0, bytesRead).toString('latin1'), 16)
+        }"); sqlite:PATH names the index file, not an input`,
+      );
     }
   } finally {
     await fh.close();

@@ -66,7 +66,8 @@ Examples:
   $ neardup index remove sold.tsv --column ad_id --store postgres://localhost/app?schema=ads`,
     )
     .action(async (file: string, flags: RemoveFlags) => {
-      if (storeSpecFlag(flags.store).kind === 'memory') throw new UsageError('--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
+      if (storeSpecFlag(flags.store).kind === 'memory')
+        throw new UsageError('--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
       await checkStoreFile(flags.store, true, 'index remove');
       const ids = idsOf(file, flags.column);
       // The input is opened (and a missing file refused) before the store is.
@@ -114,12 +115,13 @@ Example:
 Exit codes: 0 done (also when nothing had expired), 1 store failure, 2 usage error.`,
     )
     .action(async (flags: { store: string; list: boolean }) => {
-      if (storeSpecFlag(flags.store).kind === 'memory') throw new UsageError('--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
+      if (storeSpecFlag(flags.store).kind === 'memory')
+        throw new UsageError('--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
       await checkStoreFile(flags.store, true, 'index purge');
       const idx = await openIndex({ store: flags.store });
       try {
         const ids = await idx.purgeExpired();
-        if (flags.list) for (const id of ids) process.stdout.write(`${id}\n`);
+        if (flags.list) { for (const id of ids) process.stdout.write(`${id}\n`); }
         const left = await idx.size();
         process.stdout.write(`${ids.length} expired document${ids.length === 1 ? '' : 's'} removed, ${left} left\n`);
       } finally {

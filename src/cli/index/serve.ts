@@ -37,9 +37,22 @@ export function serveCommand(): Command {
     .option('--no-store-text', 'do not keep the texts of added documents (meta.text); the web page then cannot show what near duplicates share')
     .option('--request-timeout <ms>', 'time a client has to send a whole request, headers and body, then 408 (0: none)', num('--request-timeout', true), 30_000)
     .option('--header-timeout <ms>', 'time a client has to send the request headers, then 408', num('--header-timeout', true), 10_000)
-    .option('--shutdown-timeout <ms>', 'on SIGTERM/SIGINT, time requests in flight have to finish before their connections are closed', num('--shutdown-timeout', true), 10_000)
-    .option('--indexes <dir>', 'also serve the named indexes of this registry directory under /v1/indexes/NAME (created when missing; POST /v1/indexes creates one; docs/http-api.md)')
-    .option('--purge-interval <duration>', 'how often expired documents are purged in the background (1m, 30s; 0: never; they are hidden either way)', duration('--purge-interval', true), 60_000)
+    .option(
+      '--shutdown-timeout <ms>',
+      'on SIGTERM/SIGINT, time requests in flight have to finish before their connections are closed',
+      num('--shutdown-timeout', true),
+      10_000,
+    )
+    .option(
+      '--indexes <dir>',
+      'also serve the named indexes of this registry directory under /v1/indexes/NAME (created when missing; POST /v1/indexes creates one; docs/http-api.md)',
+    )
+    .option(
+      '--purge-interval <duration>',
+      'how often expired documents are purged in the background (1m, 30s; 0: never; they are hidden either way)',
+      duration('--purge-interval', true),
+      60_000,
+    )
     .action(async (o: ServeOptions, cmd: Command) => {
       await runServe(o, cmd.getOptionValueSource('token') === 'env' ? 'NEARDUP_TOKEN' : '--token');
     });
@@ -64,23 +77,37 @@ async function serveRegistry(dir: string): Promise<{ registry: IndexRegistry; re
  */
 export async function runServe(o: ServeOptions, tokenFrom = '--token'): Promise<void> {
   // An empty token would serve every route without auth, silently.
-  if (o.token !== undefined && o.token.trim() === '') throw new UsageError(`${tokenFrom} is empty: give the bearer token clients must send, or leave ${tokenFrom} out to serve without auth`);
+  if (o.token !== undefined && o.token.trim() === '')
+    throw new UsageError(`${tokenFrom} is empty: give the bearer token clients must send, or leave ${tokenFrom} out to serve without auth`);
   const opts = withTextSets(indexOptionsFrom(o), o.storeText);
   await checkStoreFile(o.store, false, 'serve');
   const index = await openIndex(opts);
   // Loaded here, not at the top: help and --version list this command without loading Fastify (~40 ms).
   const { buildApp, installShutdown } = await import('../../server/app.js');
-  for (const [flag, v] of [['--request-timeout', o.requestTimeout], ['--header-timeout', o.headerTimeout], ['--shutdown-timeout', o.shutdownTimeout]] as const) {
+  for (
+    const [flag, v] of [['--request-timeout', o.requestTimeout], ['--header-timeout', o.headerTimeout], ['--shutdown-timeout', o.shutdownTimeout]] as const
+  ) {
     if (v < 0) throw new UsageError(`${flag} must be 0 or more milliseconds, got ${v}`);
   }
   const named = o.indexes === undefined ? undefined : await serveRegistry(o.indexes);
-  const app = buildApp(index, { token: o.token, bodyLimit: o.bodyLimit, logger: o.log, storeText: o.storeText, requestTimeout: o.requestTimeout, headerTimeout: o.headerTimeout, purgeInterval: o.purgeInterval, registry: named?.registry });
+  const app = buildApp(index, {
+    token: o.token,
+    bodyLimit: o.bodyLimit,
+    logger: o.log,
+    storeText: o.storeText,
+    requestTimeout: o.requestTimeout,
+    headerTimeout: o.headerTimeout,
+    purgeInterval: o.purgeInterval,
+    registry: named?.registry,
+  });
   if (named) app.addHook('onClose', named.release);
   installShutdown(app, index, undefined, o.shutdownTimeout);
   await app.listen({ port: o.port, host: o.host });
   // The address listened on (Fastify's answer names 127.0.0.1 for --host 0.0.0.0).
   const bound = app.server.address();
-  const address = bound && typeof bound === 'object' ? `http://${bound.family === 'IPv6' || bound.address.includes(':') ? `[${bound.address}]` : bound.address}:${bound.port}` : String(bound);
+  const address = bound && typeof bound === 'object'
+    ? `http://${bound.family === 'IPv6' || bound.address.includes(':') ? `[${bound.address}]` : bound.address}:${bound.port}`
+    : String(bound);
   const size = await index.size();
   const more = named ? `; ${named.registry.list().length} named indexes in ${o.indexes}` : '';
   process.stderr.write(`neardup serve: listening on ${address} (store ${index.store.kind}, ${size} documents, threshold ${index.manifest.threshold}${more})\n`);

@@ -30,28 +30,44 @@ interface DedupJobFlags extends PlanFlags, RunFlags {
  * the partitions that keep each join task within it.
  */
 function addTaskMemoryOption(cmd: Command, o: { withEstimate?: boolean } = {}): Command {
-  const estimate = '; with --estimate, the plan also gets the partitions that keep each join task within it (unless --partitions is given), and stages past it are named';
+  const estimate =
+    '; with --estimate, the plan also gets the partitions that keep each join task within it (unless --partitions is given), and stages past it are named';
   return cmd.option(
     '--task-memory <MB>',
-    `memory one task may use: decide spills its verified pairs past half of it, and decide tasks forecast past it are named once link has run${o.withEstimate ? estimate : ''}`,
+    `memory one task may use: decide spills its verified pairs past half of it, and decide tasks forecast past it are named once link has run${
+      o.withEstimate ? estimate : ''
+    }`,
     parsePositiveInt('task-memory', 2 ** 30),
   );
 }
 
 /** The plan's share of `--task-memory`, in bytes. */
-const budgetOf = (flags: { taskMemory?: number }): { taskMemoryBudget?: number } => (flags.taskMemory !== undefined ? { taskMemoryBudget: flags.taskMemory * 2 ** 20 } : {});
+const budgetOf = (
+  flags: { taskMemory?: number },
+): { taskMemoryBudget?: number } => (flags.taskMemory !== undefined ? { taskMemoryBudget: flags.taskMemory * 2 ** 20 } : {});
 
 /** The `job` command and its subcommands. */
 export function jobCommand(): Command {
-  const job = new Command('job').description('sharded dedup jobs over many files and machines (see docs/distributed.md); document-level dedup (job dedup) and below the document (job spans)');
+  const job = new Command('job').description(
+    'sharded dedup jobs over many files and machines (see docs/distributed.md); document-level dedup (job dedup) and below the document (job spans)',
+  );
 
   const plan = new Command('plan')
-    .description('write the plan of a job (job.json in --work-dir) for array-job runners (Slurm, Kubernetes, Spark); then run "neardup stage" for each stage and "neardup job report"')
+    .description(
+      'write the plan of a job (job.json in --work-dir) for array-job runners (Slurm, Kubernetes, Spark); then run "neardup stage" for each stage and "neardup job report"',
+    )
     .argument('<shards...>', 'input shards: files (JSONL, TSV, CSV, text, Parquet; .gz or .zst), directories of them, or quoted globs');
   addPlanOptions(plan);
   plan
-    .option('--estimate', 'first run the job on a sample (1 MiB blocks of lines, other shards whole) and predict, for the whole job: documents, candidate and verified pairs, bytes written and peak task memory per stage (job submit --slurm then asks for that memory)')
-    .option('--sample-mb <MB>', 'with --estimate: input megabytes to sample, drawn at random (default 10 % of the input, at least 64)', parsePositiveInt('sample-mb', 2 ** 30));
+    .option(
+      '--estimate',
+      'first run the job on a sample (1 MiB blocks of lines, other shards whole) and predict, for the whole job: documents, candidate and verified pairs, bytes written and peak task memory per stage (job submit --slurm then asks for that memory)',
+    )
+    .option(
+      '--sample-mb <MB>',
+      'with --estimate: input megabytes to sample, drawn at random (default 10 % of the input, at least 64)',
+      parsePositiveInt('sample-mb', 2 ** 30),
+    );
   addTaskMemoryOption(plan, { withEstimate: true });
   addLogOptions(plan);
   plan.action(async (shards: string[], flags: PlanFlags & EstimateFlags) => {
@@ -64,12 +80,28 @@ export function jobCommand(): Command {
       ...budgetOf(flags),
     });
     const stages = STAGES.map((s) => ({ stage: s, tasks: taskCount(spec, s) })).filter((s) => s.tasks > 0);
-    if (flags.json) reporter.json({ command: 'job plan', workDir: flags.workDir, id: spec.id, shards: spec.shards.length, partitions: spec.partitions, stages, ...(estimate ? { estimate } : {}) });
-    else for (const s of stages) reporter.summary(`${s.stage.padEnd(11)} ${int(s.tasks)} task${s.tasks === 1 ? '' : 's'}: neardup stage ${s.stage} --work-dir ${shellQuote(flags.workDir)} ${s.tasks > 1 ? `--task I (I from 0 to ${s.tasks - 1})` : '--task 0'}`);
+    if (flags.json)
+      reporter.json({
+        command: 'job plan',
+        workDir: flags.workDir,
+        id: spec.id,
+        shards: spec.shards.length,
+        partitions: spec.partitions,
+        stages,
+        ...(estimate ? { estimate } : {}),
+      });
+    else for (const s of stages)
+        reporter.summary(
+          `${s.stage.padEnd(11)} ${int(s.tasks)} task${s.tasks === 1 ? '' : 's'}: neardup stage ${s.stage} --work-dir ${shellQuote(flags.workDir)} ${
+            s.tasks > 1 ? `--task I (I from 0 to ${s.tasks - 1})` : '--task 0'
+          }`,
+        );
   });
 
   const dedup = new Command('dedup')
-    .description('run a whole sharded dedup job on the BullMQ workers of --redis (or --local: in this process), then write the output and summary as neardup dedup does')
+    .description(
+      'run a whole sharded dedup job on the BullMQ workers of --redis (or --local: in this process), then write the output and summary as neardup dedup does',
+    )
     .argument('<shards...>', 'input shards: files (JSONL, TSV, CSV, text, Parquet; .gz or .zst), directories of them, or quoted globs');
   addPlanOptions(dedup);
   addTaskMemoryOption(addRunOptions(dedup));
@@ -90,7 +122,9 @@ export function jobCommand(): Command {
   });
 
   const run = new Command('run')
-    .description('run the job already planned in --work-dir (by "neardup job plan" or an earlier "job dedup"), as it is: no options repeated; then write the output and summary as "job dedup" does')
+    .description(
+      'run the job already planned in --work-dir (by "neardup job plan" or an earlier "job dedup"), as it is: no options repeated; then write the output and summary as "job dedup" does',
+    )
     .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix');
   addRunOptions(run);
   run
@@ -115,11 +149,15 @@ export function jobCommand(): Command {
   addLogOptions(report);
   report.action(async (flags: LogFlags & { workDir: string; out?: string; removed?: string }) => {
     const { wd, job } = await openJob(flags.workDir);
-    await (job.spans ? finishSpansJob(wd, job, flags, { reporter: new Reporter(flags), started: performance.now(), finished: true }) : finishJob(wd, job, flags, { reporter: new Reporter(flags), started: performance.now(), finished: true }));
+    await (job.spans
+      ? finishSpansJob(wd, job, flags, { reporter: new Reporter(flags), started: performance.now(), finished: true })
+      : finishJob(wd, job, flags, { reporter: new Reporter(flags), started: performance.now(), finished: true }));
   });
 
   const status = new Command('status')
-    .description('per stage: tasks done, running, failed and waiting, task time, elapsed time, docs/s and bytes/s, an ETA for a stage partly done, and the error of each failed task')
+    .description(
+      'per stage: tasks done, running, failed and waiting, task time, elapsed time, docs/s and bytes/s, an ETA for a stage partly done, and the error of each failed task',
+    )
     .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
     .option('--json', 'print the same as one JSON object');
   status.action(async (flags: { workDir: string; json?: boolean }) => {
@@ -128,7 +166,9 @@ export function jobCommand(): Command {
   });
 
   const clean = new Command('clean')
-    .description('remove what no task marker names: temp directories of dead tasks, attempts of tasks that another attempt committed (a work dir in S3); with --all, the whole job: its plan and stage directories (markers, intermediates); its outputs and any other file in the work dir stay (the work dir itself goes once empty). Run it once no task of the job runs')
+    .description(
+      'remove what no task marker names: temp directories of dead tasks, attempts of tasks that another attempt committed (a work dir in S3); with --all, the whole job: its plan and stage directories (markers, intermediates); its outputs and any other file in the work dir stay (the work dir itself goes once empty). Run it once no task of the job runs',
+    )
     .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
     .option('--all', 'remove the whole job (its plan and stage directories, nothing else)')
     .option('-q, --quiet', 'print nothing');
@@ -139,19 +179,28 @@ export function jobCommand(): Command {
   });
 
   const submit = new Command('submit')
-    .description('submit the stages of a job planned with "neardup job plan" to Slurm: one array job per stage, each after the previous one succeeded (afterok); only tasks not yet done are submitted, so submitting again resumes')
+    .description(
+      'submit the stages of a job planned with "neardup job plan" to Slurm: one array job per stage, each after the previous one succeeded (afterok); only tasks not yet done are submitted, so submitting again resumes',
+    )
     .requiredOption('--work-dir <dir>', 'the job directory (on a file system the compute nodes share), or s3://bucket/prefix')
     .option('--slurm', 'submit with sbatch (the only scheduler for now; BullMQ jobs run with "neardup job dedup --redis")')
-    .option('--sbatch <args>', 'more sbatch arguments for every stage, e.g. "--partition=cpu --time=2:00:00 --mem=8G"', (v: string, prev: string[] = []) => [...prev, ...v.split(/\s+/).filter(Boolean)])
+    .option(
+      '--sbatch <args>',
+      'more sbatch arguments for every stage, e.g. "--partition=cpu --time=2:00:00 --mem=8G"',
+      (v: string, prev: string[] = []) => [...prev, ...v.split(/\s+/).filter(Boolean)],
+    )
     .option('--neardup <command>', 'how compute nodes run neardup (default: this node and this neardup, by absolute path)')
     .option('--print', 'print the submission as a shell script instead of running sbatch')
     .option('--force', 'submit even while Slurm jobs of this job are still queued or running (their tasks may then run twice; commits keep the first)')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Example:
   $ neardup job plan 'shards/*.jsonl.zst' --work-dir /shared/job --id-field id --output dedup --out-dir /shared/clean
   $ neardup job submit --slurm --work-dir /shared/job --sbatch '--partition=cpu --time=1:00:00'
   $ neardup job status --work-dir /shared/job
-  $ neardup job report --work-dir /shared/job`);
+  $ neardup job report --work-dir /shared/job`,
+    );
   submit.action(async (flags: { workDir: string; slurm?: boolean; sbatch?: string[]; neardup?: string; print?: boolean; force?: boolean }) => {
     if (!flags.slurm) throw new UsageError('say where to submit: --slurm (BullMQ jobs are submitted by "neardup job dedup --redis URL")');
     const { wd, job } = await openJob(flags.workDir);
@@ -171,11 +220,20 @@ Example:
     }
     const queued = flags.force ? [] : queuedSlurmJobs(job);
     if (queued.length > 0) {
-      throw new UsageError(`Slurm jobs of this job are still queued or running (${queued.slice(0, 6).join(', ')}${queued.length > 6 ? ', …' : ''}): wait for them, or cancel them (scancel --name=${slurmJobName(job, 'sign')},…), or give --force`);
+      throw new UsageError(
+        `Slurm jobs of this job are still queued or running (${queued.slice(0, 6).join(', ')}${
+          queued.length > 6 ? ', …' : ''
+        }): wait for them, or cancel them (scancel --name=${slurmJobName(job, 'sign')},…), or give --force`,
+      );
     }
     for (const s of submitSlurm(stages)) process.stdout.write(`${s.stage.padEnd(11)} Slurm job ${s.jobId} (${int(s.tasks)} task${s.tasks === 1 ? '' : 's'})\n`);
-    process.stderr.write(`neardup: when they are done: neardup job report --work-dir ${shellQuote(flags.workDir)} (progress: neardup job status --work-dir ${shellQuote(flags.workDir)})\n`);
+    process.stderr.write(
+      `neardup: when they are done: neardup job report --work-dir ${shellQuote(flags.workDir)} (progress: neardup job status --work-dir ${
+        shellQuote(flags.workDir)
+      })\n`,
+    );
   });
 
-  return job.addCommand(plan).addCommand(dedup).addCommand(jobSpansCommand()).addCommand(run).addCommand(submit).addCommand(report).addCommand(status).addCommand(clean);
+  return job.addCommand(plan).addCommand(dedup).addCommand(jobSpansCommand()).addCommand(run).addCommand(submit).addCommand(report).addCommand(status)
+    .addCommand(clean);
 }

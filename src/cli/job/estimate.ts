@@ -37,7 +37,8 @@ export async function estimateFromFlags(shards: string[], flags: PlanFlags & Est
   const est = await estimateJob(
     full,
     // The sample runs with the same options, as a pairs job (nothing written but its temp directory).
-    (corpus, reference) => planJob({ ...input, shards: corpus, against: input.against ? reference : undefined, partitions: undefined, mode: 'pairs', outDir: undefined }),
+    (corpus, reference) =>
+      planJob({ ...input, shards: corpus, against: input.against ? reference : undefined, partitions: undefined, mode: 'pairs', outDir: undefined }),
     {
       sampleBytes: flags.sampleMb !== undefined ? flags.sampleMb * 2 ** 20 : undefined,
       taskMemory: flags.taskMemory !== undefined ? flags.taskMemory * 2 ** 20 : undefined,
@@ -54,17 +55,29 @@ export async function estimateFromFlags(shards: string[], flags: PlanFlags & Est
 /** The estimate as `job plan` prints it. */
 function printEstimate(e: JobEstimate, taskMemory: number | undefined, reporter: Reporter): void {
   const pct = ((100 * e.sampledBytes) / Math.max(1, e.bytes)).toFixed(1);
-  reporter.summary(`estimate    from ${int(e.sampledUnits)} of ${int(e.units)} sample units of ${e.shards} shard${e.shards === 1 ? '' : 's'} (${mb(e.sampledBytes)} of ${mb(e.bytes)}, ${pct} %), run as a job in ${ms(e.sampleMs)}`);
+  reporter.summary(
+    `estimate    from ${int(e.sampledUnits)} of ${int(e.units)} sample units of ${e.shards} shard${e.shards === 1 ? '' : 's'} (${mb(e.sampledBytes)} of ${
+      mb(e.bytes)
+    }, ${pct} %), run as a job in ${ms(e.sampleMs)}`,
+  );
   reporter.summary(`docs        ~${int(e.docs)}`);
   const se = (x: number): string => (x > 0 ? ` ± ${int(x)}` : '');
   reporter.summary(`candidates  ~${int(e.candidates)}${se(e.candidatesStdError)} distinct pairs`);
   reporter.summary(`pairs       ~${int(e.pairs)}${se(e.pairsStdError)} verified (± one standard error)`);
   reporter.summary(`stage       tasks     writes   peak memory (largest task)`);
-  for (const s of e.stages) reporter.summary(`${s.stage.padEnd(10)} ${int(s.tasks).padStart(6)} ${mb(s.bytesWritten).padStart(10)} ${mb(s.peakMemory).padStart(10)}`);
+  for (const s of e.stages)
+    reporter.summary(`${s.stage.padEnd(10)} ${int(s.tasks).padStart(6)} ${mb(s.bytesWritten).padStart(10)} ${mb(s.peakMemory).padStart(10)}`);
   const written = e.stages.reduce((a, s) => a + s.bytesWritten, 0);
   reporter.summary(`disk        ~${mb(written)} written in all (intermediates and outputs)`);
   if (taskMemory !== undefined) {
-    reporter.summary(`partitions  ${e.partitionsForBudget === undefined ? `none: --task-memory ${taskMemory} MB is below a task process's own size` : `${int(e.partitionsForBudget)} keep each join task within --task-memory ${taskMemory} MB`}`);
-    if (e.overBudget.length > 0) reporter.summary(`over        ${e.overBudget.join(', ')}: the largest task would pass --task-memory ${taskMemory} MB whatever the partitions`);
+    reporter.summary(
+      `partitions  ${
+        e.partitionsForBudget === undefined
+          ? `none: --task-memory ${taskMemory} MB is below a task process's own size`
+          : `${int(e.partitionsForBudget)} keep each join task within --task-memory ${taskMemory} MB`
+      }`,
+    );
+    if (e.overBudget.length > 0)
+      reporter.summary(`over        ${e.overBudget.join(', ')}: the largest task would pass --task-memory ${taskMemory} MB whatever the partitions`);
   }
 }

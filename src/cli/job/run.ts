@@ -1,6 +1,9 @@
 /**
  * The CLI side of sharded jobs: building the plan from flags, running the stages (on BullMQ workers,
  * or in this process), and printing the summary `neardup dedup` prints.
+ *
+ * Why this file is long: the job flags' definitions (their help texts wrapped by the formatter), the
+ * plan built from them, and the stage loop with its summary: one route's CLI end to end.
  * @module
  */
 import { Command, Option } from 'commander';
@@ -60,7 +63,22 @@ const JOB: Route = 'job';
 const OWN = new Set(['against', 'output', 'out', 'outDir', 'quiet', 'verbose', 'json']);
 
 /** The job commands' own options (not dedup's). */
-const JOB_OWN = new Set(['workDir', 'partitions', 'taskBytes', 'outDir', 'onBadShard', 'redis', 'queue', 'local', 'processes', 'waitNotice', 'redisTimeout', 'estimate', 'sampleMb', 'taskMemory']);
+const JOB_OWN = new Set([
+  'workDir',
+  'partitions',
+  'taskBytes',
+  'outDir',
+  'onBadShard',
+  'redis',
+  'queue',
+  'local',
+  'processes',
+  'waitNotice',
+  'redisTimeout',
+  'estimate',
+  'sampleMb',
+  'taskMemory',
+]);
 
 /** The option of `cmd` named by its attribute, as typed on the command line. */
 function flagOf(cmd: Command, attr: string): string {
@@ -83,13 +101,35 @@ export function addPlanOptions(cmd: Command): Command {
     cmd.addOption(o);
   }
   return cmd
-    .requiredOption('--work-dir <dir>', 'job directory on storage every worker sees (the same path on every machine), or s3://bucket/prefix (no shared file system needed)')
-    .option('--against <shards...>', 'reference corpus (files or directories of shards): report or drop documents of SHARDS that are near duplicates of one of these')
-    .option('--task-bytes <n>', 'input bytes one task of the per-shard stages (sign, gather, verify, filter) reads at most: consecutive smaller shards share a task, a larger shard has one of its own (default 67108864, 64 MiB)', parsePositiveInt('task-bytes', 2 ** 50))
-    .option('--partitions <n>', 'band-key partitions, i.e. join tasks (default: one per 64 MiB of input, at most one per task of the per-shard stages)', parsePositiveInt('partitions', 100000))
-    .addOption(new Option('--output <mode>', 'pairs, clusters (JSONL), dedup (each shard without duplicates), annotate (each shard with its tags: cluster, cluster_size, duplicate_of, similarity, kept)').choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'))
+    .requiredOption(
+      '--work-dir <dir>',
+      'job directory on storage every worker sees (the same path on every machine), or s3://bucket/prefix (no shared file system needed)',
+    )
+    .option(
+      '--against <shards...>',
+      'reference corpus (files or directories of shards): report or drop documents of SHARDS that are near duplicates of one of these',
+    )
+    .option(
+      '--task-bytes <n>',
+      'input bytes one task of the per-shard stages (sign, gather, verify, filter) reads at most: consecutive smaller shards share a task, a larger shard has one of its own (default 67108864, 64 MiB)',
+      parsePositiveInt('task-bytes', 2 ** 50),
+    )
+    .option(
+      '--partitions <n>',
+      'band-key partitions, i.e. join tasks (default: one per 64 MiB of input, at most one per task of the per-shard stages)',
+      parsePositiveInt('partitions', 100000),
+    )
+    .addOption(
+      new Option(
+        '--output <mode>',
+        'pairs, clusters (JSONL), dedup (each shard without duplicates), annotate (each shard with its tags: cluster, cluster_size, duplicate_of, similarity, kept)',
+      ).choices(['pairs', 'clusters', 'dedup', 'annotate']).default('pairs'),
+    )
     .option('--out-dir <dir>', 'for --output dedup/annotate: where the output shards go (same relative names, formats and compression as the inputs)')
-    .addOption(new Option('--on-bad-shard <what>', 'a shard that fails to read: stop the job, or skip the shard (named in the summary)').choices(['stop', 'skip']).default('stop'));
+    .addOption(
+      new Option('--on-bad-shard <what>', 'a shard that fails to read: stop the job, or skip the shard (named in the summary)').choices(['stop', 'skip'])
+        .default('stop'),
+    );
 }
 
 /**
@@ -120,7 +160,9 @@ export function refuseUnsupported(cmd: Command): void {
   // short documents): a job, which runs LSH, would find other pairs unless told the same.
   const shingle = cmd.getOptionValue('shingle') as string | undefined;
   if ((shingle === 'word' || shingle === 'spot') && !given('candidates')) {
-    throw new UsageError(`--shingle ${shingle}: neardup dedup chooses the candidate method itself for ${shingle} shingles (the exact join for short documents), sharded jobs run MinHash-LSH: add --candidates lsh (and give neardup dedup the same to compare)`);
+    throw new UsageError(
+      `--shingle ${shingle}: neardup dedup chooses the candidate method itself for ${shingle} shingles (the exact join for short documents), sharded jobs run MinHash-LSH: add --candidates lsh (and give neardup dedup the same to compare)`,
+    );
   }
 }
 
@@ -148,7 +190,11 @@ export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
 }
 
 /** Writes (or reuses) the plan of the flags' job in its work dir. */
-export async function planFromFlags(shards: string[], flags: PlanFlags, memory: Pick<JobSpec, 'taskMemory' | 'taskMemoryBudget'> = {}): Promise<{ wd: WorkDir; job: JobSpec }> {
+export async function planFromFlags(
+  shards: string[],
+  flags: PlanFlags,
+  memory: Pick<JobSpec, 'taskMemory' | 'taskMemoryBudget'> = {},
+): Promise<{ wd: WorkDir; job: JobSpec }> {
   const spec = { ...(await planJob(planInputFrom(shards, flags))), ...memory };
   await refuseJobAliases(spec, flags.out, flags.removed);
   const wd = openWorkDir(flags.workDir);
@@ -244,7 +290,10 @@ async function runStages(run: { wd: WorkDir; job: JobSpec; reporter: Reporter; p
     if (stage === 'link' && n > 0) {
       const f = await warnDecideForecast({ job, marker: (t) => wd.marker(job, 'link', t), warn: (w) => reporter.warn(w) });
       const top = f && largestDecide(f);
-      if (top) reporter.verbose(`decide: forecast peak ${Math.round(top.bytes / 2 ** 20)} MB (task ${top.task}: ${top.pairs} verified pairs, ${top.docs} clustered documents)`);
+      if (top)
+        reporter.verbose(
+          `decide: forecast peak ${Math.round(top.bytes / 2 ** 20)} MB (task ${top.task}: ${top.pairs} verified pairs, ${top.docs} clustered documents)`,
+        );
     }
   }
 }
@@ -280,9 +329,11 @@ export interface FinishRun {
  */
 export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { out?: string; removed?: string }, run: FinishRun): Promise<JobSummary> {
   const { reporter, started, finished = false } = run;
-  if (flags.removed !== undefined && job.output.mode !== 'dedup') throw new UsageError(`--removed lists the documents --output dedup drops: this job's output is ${job.output.mode}`);
+  if (flags.removed !== undefined && job.output.mode !== 'dedup')
+    throw new UsageError(`--removed lists the documents --output dedup drops: this job's output is ${job.output.mode}`);
   // The components stage computes the audit's similarities only for a job planned with --removed.
-  if (flags.removed !== undefined && job.output.removed === undefined) throw new UsageError('--removed: this job was planned without it, so its components stage did not compute the similarities; plan it with --removed FILE');
+  if (flags.removed !== undefined && job.output.removed === undefined)
+    throw new UsageError('--removed: this job was planned without it, so its components stage did not compute the similarities; plan it with --removed FILE');
   const removedFile = flags.removed ?? job.output.removed;
   await refuseJobAliases(job, flags.out, removedFile);
   if (removedFile !== undefined) {
@@ -292,7 +343,8 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
   const { s, written, stages, removed } = await wd.withView(job, true, async (dir) => {
     if (finished) {
       const unfinished = progressOf(dir, job).filter((p) => p.done < p.total);
-      if (unfinished.length > 0) throw new UsageError(`the job is not finished: ${unfinished.map((p) => `${p.stage} ${p.done}/${p.total}`).join(', ')} tasks done`);
+      if (unfinished.length > 0)
+        throw new UsageError(`the job is not finished: ${unfinished.map((p) => `${p.stage} ${p.done}/${p.total}`).join(', ')} tasks done`);
     }
     const s = summarize(dir, job);
     const written = await writeJobOutput(dir, job, flags.out, s);
@@ -323,7 +375,13 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
       duplicates: s.duplicates,
       ...(s.removal ? { removal: s.removal } : {}),
       ...(job.against ? { matched: s.duplicates, referenceMatched: s.referenceMatched } : {}),
-      output: outputJson({ mode: job.output.mode, path: job.output.dir ?? flags.out, records: written, format: job.output.mode === 'pairs' ? job.output.pairFormat : undefined, dryRun }),
+      output: outputJson({
+        mode: job.output.mode,
+        path: job.output.dir ?? flags.out,
+        records: written,
+        format: job.output.mode === 'pairs' ? job.output.pairFormat : undefined,
+        dryRun,
+      }),
       ...removedJson(removedFile, removed),
       // Per stage: tasks, and their markers' wall and CPU times summed (ms); total: this command's wall time.
       timings: { total, stages },
@@ -356,9 +414,18 @@ function jobLines(r: JobReport): (string | undefined)[] {
   // other by --local, in parallel by workers); total is this command's wall time.
   const names = Object.keys(stages);
   const where = job.output.dir ?? r.out;
-  const dropped = s.removal ? (s.removal.rule === 'verified' ? s.removal.verifiedDrops! : s.removal.clusterDrops) : job.keep === 'none' ? s.docsInClusters : s.duplicates;
+  const dropped = s.removal
+    ? (s.removal.rule === 'verified' ? s.removal.verifiedDrops! : s.removal.clusterDrops)
+    : job.keep === 'none'
+    ? s.docsInClusters
+    : s.duplicates;
   return [
-    docsLine({ docs: s.docs, from: `${r.shards.corpus} shard${r.shards.corpus === 1 ? '' : 's'}${job.against ? ` and ${r.shards.reference} reference shards` : ''}`, empty: s.emptyDocs, skipped: s.skippedRecords }),
+    docsLine({
+      docs: s.docs,
+      from: `${r.shards.corpus} shard${r.shards.corpus === 1 ? '' : 's'}${job.against ? ` and ${r.shards.reference} reference shards` : ''}`,
+      empty: s.emptyDocs,
+      skipped: s.skippedRecords,
+    }),
     ...s.skippedShards.map((b) => summaryLine('skipped', `shard ${b.path}: ${b.error}`)),
     summaryLine('lsh', `${job.bands} bands × ${job.rows} rows, ${job.partitions} partition${job.partitions === 1 ? '' : 's'}`),
     summaryLine('candidates', `${int(s.candidates)}`),
@@ -366,9 +433,9 @@ function jobLines(r: JobReport): (string | undefined)[] {
     recallLine(s.recall, undefined, job.threshold, candidateProbability(job.threshold, job.bands, job.rows)),
     ...(job.against
       ? [
-          summaryLine('matched', `${int(s.duplicates)} corpus documents are near duplicates of a reference document`),
-          summaryLine('reference', `${int(s.referenceMatched ?? 0)} reference documents are near duplicates of a corpus document`),
-        ]
+        summaryLine('matched', `${int(s.duplicates)} corpus documents are near duplicates of a reference document`),
+        summaryLine('reference', `${int(s.referenceMatched ?? 0)} reference documents are near duplicates of a corpus document`),
+      ]
       : [summaryLine('clusters', `${int(s.clusters)}, holding ${int(s.docsInClusters)} docs (${int(s.duplicates)} duplicates beyond one per cluster)`)]),
     s.removal && job.output.mode !== 'pairs' ? removalLine(s.removal) : undefined,
     summaryLine('time', `${names.map((n) => `${n} ${ms(stages[n]!.wall)}`).join(' · ')} · total ${ms(total)}`),

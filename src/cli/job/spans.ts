@@ -31,7 +31,30 @@ import type { FinishRun } from './run.js';
  * differential test draws them). Any other option of `neardup spans`, one added later included, is
  * refused by name when given, never ignored.
  */
-export const JOB_SPANS_HONOURS: ReadonlySet<string> = new Set(['format', 'text', 'id', 'textField', 'idField', 'delimiter', 'tsvQuotes', 'skipInvalid', 'unit', 'window', 'minLength', 'minDocs', 'minUnitWords', 'minDocWords', 'normalize', 'output', 'removed', 'dryRun', 'top', 'quiet', 'verbose', 'json']);
+export const JOB_SPANS_HONOURS: ReadonlySet<string> = new Set([
+  'format',
+  'text',
+  'id',
+  'textField',
+  'idField',
+  'delimiter',
+  'tsvQuotes',
+  'skipInvalid',
+  'unit',
+  'window',
+  'minLength',
+  'minDocs',
+  'minUnitWords',
+  'minDocWords',
+  'normalize',
+  'output',
+  'removed',
+  'dryRun',
+  'top',
+  'quiet',
+  'verbose',
+  'json',
+]);
 
 /** The options of `neardup spans` a spans job refuses, and why (the refusal names the option). */
 const REFUSED: Record<string, string> = {
@@ -52,8 +75,13 @@ interface JobSpansFlags extends SpansFlags, RunFlags {
 /** The `job spans` command. */
 export function jobSpansCommand(): Command {
   const cmd = new Command('spans')
-    .description('run neardup spans as a sharded job, here (--local), on the BullMQ workers of --redis, or planned only (--plan-only) for array runners; writes what neardup spans writes (see docs/spans.md)')
-    .argument('<shards...>', 'input shards: JSONL, TSV, CSV, text or id⇥text files (.gz or .zst), directories of them, or quoted globs; one corpus in this order (keep-first across them)');
+    .description(
+      'run neardup spans as a sharded job, here (--local), on the BullMQ workers of --redis, or planned only (--plan-only) for array runners; writes what neardup spans writes (see docs/spans.md)',
+    )
+    .argument(
+      '<shards...>',
+      'input shards: JSONL, TSV, CSV, text or id⇥text files (.gz or .zst), directories of them, or quoted globs; one corpus in this order (keep-first across them)',
+    );
   const own = new Set<string>();
   for (const o of spansCommand().options) {
     const attr = o.attributeName();
@@ -64,7 +92,11 @@ export function jobSpansCommand(): Command {
   cmd
     .requiredOption('--work-dir <dir>', 'job directory on storage every worker sees, or s3://bucket/prefix')
     .option('--out-dir <dir>', 'where the output shards go (same relative names, formats and compression as the inputs), then _SUCCESS')
-    .option('--task-bytes <n>', 'input bytes one task of spans-hash and spans-cut reads at most (default 67108864, 64 MiB)', parsePositiveInt('task-bytes', 2 ** 50))
+    .option(
+      '--task-bytes <n>',
+      'input bytes one task of spans-hash and spans-cut reads at most (default 67108864, 64 MiB)',
+      parsePositiveInt('task-bytes', 2 ** 50),
+    )
     .option('--partitions <n>', 'hash partitions, i.e. spans-find tasks (default: one per 64 MiB of input)', parsePositiveInt('partitions', 100000))
     .option('--plan-only', 'write the plan only, for array runners: then "neardup stage NAME --task I" for each stage, and "neardup job report"');
   addRunOptions(cmd);
@@ -73,7 +105,9 @@ export function jobSpansCommand(): Command {
       const attr = o.attributeName();
       const src = cmd.getOptionValueSource(attr);
       if (!own.has(attr) || JOB_SPANS_HONOURS.has(attr) || src === undefined || src === 'default') continue;
-      throw new UsageError(`${o.long ?? o.flags}: ${REFUSED[attr] ?? 'neardup job spans does not run this option of neardup spans yet: drop it, or run neardup spans'}`);
+      throw new UsageError(
+        `${o.long ?? o.flags}: ${REFUSED[attr] ?? 'neardup job spans does not run this option of neardup spans yet: drop it, or run neardup spans'}`,
+      );
     }
     if (!flags.planOnly) checkRunFlags(flags);
     if (flags.window !== undefined && flags.unit !== 'sentence') throw new UsageError('--window applies to --unit sentence only');
@@ -86,7 +120,16 @@ export function jobSpansCommand(): Command {
     const spec = await planSpansJob({
       shards,
       read: readOptionsFrom(flags),
-      spans: { unit: flags.unit, window: flags.window, minLength: flags.minLength, minDocs: flags.minDocs, minUnitWords: flags.minUnitWords, minDocWords: flags.minDocWords, top: flags.top, normalize: { preset: flags.normalize } },
+      spans: {
+        unit: flags.unit,
+        window: flags.window,
+        minLength: flags.minLength,
+        minDocs: flags.minDocs,
+        minUnitWords: flags.minUnitWords,
+        minDocWords: flags.minDocWords,
+        top: flags.top,
+        normalize: { preset: flags.normalize },
+      },
       mode: flags.dryRun ? 'none' : flags.output,
       outDir: flags.outDir,
       removed: flags.removed,
@@ -113,7 +156,12 @@ export function jobSpansCommand(): Command {
 function printPlan(job: JobSpec, workDir: string, reporter: Reporter): void {
   const stages = STAGES.map((s) => ({ stage: s, tasks: taskCount(job, s) })).filter((s) => s.tasks > 0);
   if (reporter.flags.json) return reporter.json({ command: 'job spans', workDir, id: job.id, shards: job.shards.length, partitions: job.partitions, stages });
-  for (const s of stages) reporter.summary(`${s.stage.padEnd(11)} ${int(s.tasks)} task${s.tasks === 1 ? '' : 's'}: neardup stage ${s.stage} --work-dir ${shellQuote(workDir)} ${s.tasks > 1 ? `--task I (I from 0 to ${s.tasks - 1})` : '--task 0'}`);
+  for (const s of stages)
+    reporter.summary(
+      `${s.stage.padEnd(11)} ${int(s.tasks)} task${s.tasks === 1 ? '' : 's'}: neardup stage ${s.stage} --work-dir ${shellQuote(workDir)} ${
+        s.tasks > 1 ? `--task I (I from 0 to ${s.tasks - 1})` : '--task 0'
+      }`,
+    );
 }
 
 /**
@@ -125,11 +173,17 @@ export async function finishSpansJob(wd: WorkDir, job: JobSpec, flags: LogFlags 
   const { reporter, started, finished } = run;
   const spans = job.spans!;
   const removed = flags.removed ?? job.output.removed;
-  if (removed !== undefined && spansAuditFormat(removed, '--removed') !== spans.audit) throw new UsageError(`--removed ${removed}: this job was planned ${spans.audit ? `with a ${spans.audit} audit` : 'without --removed'}; plan it with --removed FILE of that format`);
+  if (removed !== undefined && spansAuditFormat(removed, '--removed') !== spans.audit)
+    throw new UsageError(
+      `--removed ${removed}: this job was planned ${
+        spans.audit ? `with a ${spans.audit} audit` : 'without --removed'
+      }; plan it with --removed FILE of that format`,
+    );
   const result = await wd.withView(job, true, async (dir) => {
     if (finished) {
       const unfinished = progressOf(dir, job).filter((p) => p.done < p.total);
-      if (unfinished.length > 0) throw new UsageError(`the job is not finished: ${unfinished.map((p) => `${p.stage} ${p.done}/${p.total}`).join(', ')} tasks done`);
+      if (unfinished.length > 0)
+        throw new UsageError(`the job is not finished: ${unfinished.map((p) => `${p.stage} ${p.done}/${p.total}`).join(', ')} tasks done`);
     }
     const r = summarizeSpans(dir, job);
     if (removed !== undefined) await writeSpansAudit(dir, job, removed);
@@ -137,6 +191,15 @@ export async function finishSpansJob(wd: WorkDir, job: JobSpec, flags: LogFlags 
   });
   await wd.markOutput(job, true);
   const o = spans.options;
-  const summaryFlags = { unit: o.unit, window: o.window, minLength: o.minLength, minDocs: o.minDocs, output: spans.mode === 'none' ? 'dedup' : spans.mode, dryRun: spans.mode === 'none', removed, out: flags.outDir ?? job.output.dir };
+  const summaryFlags = {
+    unit: o.unit,
+    window: o.window,
+    minLength: o.minLength,
+    minDocs: o.minDocs,
+    output: spans.mode === 'none' ? 'dedup' : spans.mode,
+    dryRun: spans.mode === 'none',
+    removed,
+    out: flags.outDir ?? job.output.dir,
+  };
   printSpansSummary(reporter, summaryFlags, result, performance.now() - started);
 }

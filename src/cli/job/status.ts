@@ -11,7 +11,13 @@ import { int, ms } from '../report.js';
 
 /** Bytes in B, kB, MB or GB (decimal). */
 export function mb(bytes: number): string {
-  return bytes < 1e3 ? `${Math.round(bytes)} B` : bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : bytes < 1e9 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e9).toFixed(2)} GB`;
+  return bytes < 1e3
+    ? `${Math.round(bytes)} B`
+    : bytes < 1e6
+    ? `${(bytes / 1e3).toFixed(1)} kB`
+    : bytes < 1e9
+    ? `${(bytes / 1e6).toFixed(1)} MB`
+    : `${(bytes / 1e9).toFixed(2)} GB`;
 }
 
 function rate(x: number | null, unit: string): string {
@@ -22,9 +28,14 @@ function rate(x: number | null, unit: string): string {
 /** The ETA line of a stage partly done, with its method. */
 export function etaLine(s: StageStatus): string | undefined {
   const e = s.eta;
-  if (!e) return s.running > 0 && s.done < s.total && s.measured === 0 ? `eta         ${s.stage}: not known until a task is done (${s.running} running)` : undefined;
+  if (!e)
+    return s.running > 0 && s.done < s.total && s.measured === 0
+      ? `eta         ${s.stage}: not known until a task is done (${s.running} running)`
+      : undefined;
   const par = e.parallelismFrom === 'running' ? `${e.parallelism} running` : `${e.parallelism.toFixed(1)} in parallel (observed: task time ÷ elapsed)`;
-  return `eta         ${s.stage}: ${ms(e.ms)} (${e.remaining} task${e.remaining === 1 ? '' : 's'} left × ${ms(e.meanTaskMs)}, the mean of ${s.measured} done, ÷ ${par})`;
+  return `eta         ${s.stage}: ${ms(e.ms)} (${e.remaining} task${e.remaining === 1 ? '' : 's'} left × ${
+    ms(e.meanTaskMs)
+  }, the mean of ${s.measured} done, ÷ ${par})`;
 }
 
 /** The largest decide task's forecast peak, once every link task has committed (src/shard/plan/decideForecast.ts). */
@@ -36,8 +47,14 @@ export function decideForecastOf(workDir: string, job: JobSpec): DecideForecast 
 
 /** The forecast line of `job status`: the largest decide task's peak, and whether it passes the plan's --task-memory. */
 export function forecastLine(f: DecideForecast, budget: number | undefined): string {
-  const over = budget === undefined ? '' : f.bytes > budget ? `, above the plan's --task-memory ${mb(budget)}` : `, within the plan's --task-memory ${mb(budget)}`;
-  return `forecast    decide: task ${f.task} peaks at ~${mb(f.bytes)} (${int(f.pairs)} verified pairs, ${int(f.docs)} clustered documents: the largest decide task${over})`;
+  const over = budget === undefined
+    ? ''
+    : f.bytes > budget
+    ? `, above the plan's --task-memory ${mb(budget)}`
+    : `, within the plan's --task-memory ${mb(budget)}`;
+  return `forecast    decide: task ${f.task} peaks at ~${mb(f.bytes)} (${int(f.pairs)} verified pairs, ${
+    int(f.docs)
+  } clustered documents: the largest decide task${over})`;
 }
 
 /** How `job status` prints: as JSON or text, to which stream, naming the work dir as given (for --json; the local directory by default). */
@@ -55,7 +72,9 @@ export function printStatus(workDir: string, job: JobSpec, how: StatusPrint): vo
   const forecast = decideForecastOf(workDir, job);
   if (json) {
     const decideForecast = forecast && { ...forecast, ...(job.taskMemoryBudget !== undefined ? { budget: job.taskMemoryBudget } : {}) };
-    out.write(JSON.stringify({ command: 'job status', workDir: name, id: job.id, at: now, stages, ...(decideForecast ? { decideForecast } : {}) }, null, 2) + '\n');
+    out.write(
+      JSON.stringify({ command: 'job status', workDir: name, id: job.id, at: now, stages, ...(decideForecast ? { decideForecast } : {}) }, null, 2) + '\n',
+    );
     return;
   }
   const head = ['stage', 'done', 'running', 'failed', 'waiting', 'task time', 'cpu', 'elapsed', 'docs/s', 'read/s', 'written', 'peak RSS'];
@@ -82,9 +101,16 @@ export function printStatus(workDir: string, job: JobSpec, how: StatusPrint): vo
   }
   if (forecast) lines.push(forecastLine(forecast, job.taskMemoryBudget));
   for (const s of stages) {
-    if (s.deadAttempts > 0) lines.push(`dead        ${s.stage}: ${s.deadAttempts} temp director${s.deadAttempts === 1 ? 'y' : 'ies'} of attempts whose process is gone (not counted as running; a task that is run again replaces them)`);
+    if (s.deadAttempts > 0)
+      lines.push(
+        `dead        ${s.stage}: ${s.deadAttempts} temp director${
+          s.deadAttempts === 1 ? 'y' : 'ies'
+        } of attempts whose process is gone (not counted as running; a task that is run again replaces them)`,
+      );
     for (const f of s.errors) {
-      const shards = f.shards.length === 0 ? '' : ` (shard${f.shards.length === 1 ? '' : 's'} ${f.shards.slice(0, 3).join(', ')}${f.shards.length > 3 ? `, … ${f.shards.length} in all` : ''})`;
+      const shards = f.shards.length === 0
+        ? ''
+        : ` (shard${f.shards.length === 1 ? '' : 's'} ${f.shards.slice(0, 3).join(', ')}${f.shards.length > 3 ? `, … ${f.shards.length} in all` : ''})`;
       lines.push(`failed      ${s.stage} task ${f.task}${shards}: ${f.error} [${f.kind}, ${f.host} pid ${f.pid}, ${new Date(f.at).toISOString()}]`);
     }
   }

@@ -28,15 +28,29 @@ export function addRunOptions(cmd: Command): Command {
   return cmd
     .option('--redis <url>', 'Redis of the queue the "neardup worker" processes serve, e.g. redis://host:6379')
     .option('--queue <name>', 'BullMQ queue name', 'neardup')
-    .option('--local', 'run every stage on this machine instead (no Redis): each stage\'s tasks on --processes task processes')
-    .option('--processes <n>', 'with --local: task processes running at once (default: one per core, or 1 for inputs under 64 MiB, where starting processes costs more than it saves)', parsePositiveInt('processes', 1024))
-    .option('--wait-notice <seconds>', 'with --redis: say so when no worker has taken a task (or Redis cannot be reached) for this long, and again after each such span', parsePositiveInt('wait-notice', 86400), 30)
-    .option('--redis-timeout <seconds>', 'with --redis: give up when Redis cannot be reached for this long (finished tasks are kept: submit again to resume)', parsePositiveInt('redis-timeout', 864000), 120);
+    .option('--local', "run every stage on this machine instead (no Redis): each stage's tasks on --processes task processes")
+    .option(
+      '--processes <n>',
+      'with --local: task processes running at once (default: one per core, or 1 for inputs under 64 MiB, where starting processes costs more than it saves)',
+      parsePositiveInt('processes', 1024),
+    )
+    .option(
+      '--wait-notice <seconds>',
+      'with --redis: say so when no worker has taken a task (or Redis cannot be reached) for this long, and again after each such span',
+      parsePositiveInt('wait-notice', 86400),
+      30,
+    )
+    .option(
+      '--redis-timeout <seconds>',
+      'with --redis: give up when Redis cannot be reached for this long (finished tasks are kept: submit again to resume)',
+      parsePositiveInt('redis-timeout', 864000),
+      120,
+    );
 }
 
 /** Checks that the run flags name one place to run. */
 export function checkRunFlags(flags: RunFlags): void {
-  if (!flags.redis === !flags.local) throw new UsageError('give --redis URL (run on the queue\'s workers) or --local (run in this process)');
+  if (!flags.redis === !flags.local) throw new UsageError("give --redis URL (run on the queue's workers) or --local (run in this process)");
   if (flags.processes !== undefined && !flags.local) throw new UsageError('--processes is for --local runs (with --redis, start more workers instead)');
 }
 

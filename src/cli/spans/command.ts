@@ -12,7 +12,16 @@ import type { NormalizePreset } from '../../text/normalize.js';
 import { dedupSpansFile, spansAuditFormat } from '../../spans/file.js';
 import { SPANS_DEFAULTS } from '../../spans/options.js';
 import { UNIT_KINDS, type UnitKind } from '../../spans/units.js';
-import { addInputOptions, addLogOptions, addZstdLevelOption, cliParser, engineCliOption, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
+import {
+  addInputOptions,
+  addLogOptions,
+  addZstdLevelOption,
+  cliParser,
+  engineCliOption,
+  parsePositiveInt,
+  readOptionsFrom,
+  type InputFlags,
+} from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { Reporter, type LogFlags } from '../report.js';
 import { severalInputs } from '../dedup/inputs.js';
@@ -52,20 +61,62 @@ const count = (name: string, min: number) =>
 /** The `spans` command. */
 export function spansCommand(): Command {
   const cmd = new Command('spans')
-    .description('remove repeated lines, paragraphs, sentence windows or long substrings inside documents (below the document level): keep-first, or boilerplate found in at least K documents')
-    .argument('<input...>', "JSONL, TSV, CSV, text or id⇥text file (.gz/.zst ok), a quoted glob or directory of such shards, or - for stdin; several: one corpus in this order (keep-first across them), written as one output shard each under --out DIR; Parquet and directories of documents are read for --dry-run (summary and --removed audit) but not rewritten yet");
+    .description(
+      'remove repeated lines, paragraphs, sentence windows or long substrings inside documents (below the document level): keep-first, or boilerplate found in at least K documents',
+    )
+    .argument(
+      '<input...>',
+      'JSONL, TSV, CSV, text or id⇥text file (.gz/.zst ok), a quoted glob or directory of such shards, or - for stdin; several: one corpus in this order (keep-first across them), written as one output shard each under --out DIR; Parquet and directories of documents are read for --dry-run (summary and --removed audit) but not rewritten yet',
+    );
   addInputOptions(cmd);
   cmd
-    .addOption(new Option('--unit <kind>', 'what is compared and removed: line, paragraph (blank-line separated), sentence (windows of --window sentences, Unicode sentence boundaries), substring (repeats of at least --min-length words, however long)').argParser(parseUnitKind).default(SPANS_DEFAULTS.unit))
-    .option('--window <n>', `with --unit sentence: sentences per window; every window of n consecutive sentences is a unit (default ${SPANS_DEFAULTS.window})`, parsePositiveInt('window', 1000))
-    .option('--min-length <n>', `with --unit substring: words a repeated substring has at least; every window of n consecutive words is a unit, so longer repeats are cut whole (default ${SPANS_DEFAULTS.minLength})`, parsePositiveInt('min-length', 100000))
-    .option('--min-docs <k>', 'boilerplate mode: remove every occurrence of a unit found in at least k documents (default: keep-first, the first occurrence in input order is kept, later ones removed)', count('min-docs', 1))
+    .addOption(
+      new Option(
+        '--unit <kind>',
+        'what is compared and removed: line, paragraph (blank-line separated), sentence (windows of --window sentences, Unicode sentence boundaries), substring (repeats of at least --min-length words, however long)',
+      ).argParser(parseUnitKind).default(SPANS_DEFAULTS.unit),
+    )
+    .option(
+      '--window <n>',
+      `with --unit sentence: sentences per window; every window of n consecutive sentences is a unit (default ${SPANS_DEFAULTS.window})`,
+      parsePositiveInt('window', 1000),
+    )
+    .option(
+      '--min-length <n>',
+      `with --unit substring: words a repeated substring has at least; every window of n consecutive words is a unit, so longer repeats are cut whole (default ${SPANS_DEFAULTS.minLength})`,
+      parsePositiveInt('min-length', 100000),
+    )
+    .option(
+      '--min-docs <k>',
+      'boilerplate mode: remove every occurrence of a unit found in at least k documents (default: keep-first, the first occurrence in input order is kept, later ones removed)',
+      count('min-docs', 1),
+    )
     .option('--min-unit-words <n>', 'units of fewer words are never removed', count('min-unit-words', 0), SPANS_DEFAULTS.minUnitWords)
-    .option('--min-doc-words <n>', 'a document that lost units and has fewer words left is dropped (0: never drop)', count('min-doc-words', 0), SPANS_DEFAULTS.minDocWords)
-    .addOption(engineCliOption(engineOption('normalize')!, { help: 'how units are normalized before they are compared: default (NFKC, lowercase, collapse whitespace), lowercase-collapse, none' }))
-    .addOption(new Option('--output <mode>', 'what to write: dedup (the records with the repeated units cut out of the text field; every other byte kept), annotate (every record as is, plus spans_removed: the ranges cut, and spans_dropped)').choices(['dedup', 'annotate']).default('dedup'))
-    .option('-o, --out <file>', 'write the records here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for shards or several inputs: a directory, one output shard per input file under its relative name, then _SUCCESS')
-    .option('--removed <file>', 'also write one row per removed unit (id, start, end, byte_start, byte_end, kept_id, kept_start, kept_byte_start, count, docs) to <file>, .tsv or .jsonl (may end in .gz/.zst), atomically')
+    .option(
+      '--min-doc-words <n>',
+      'a document that lost units and has fewer words left is dropped (0: never drop)',
+      count('min-doc-words', 0),
+      SPANS_DEFAULTS.minDocWords,
+    )
+    .addOption(
+      engineCliOption(engineOption('normalize')!, {
+        help: 'how units are normalized before they are compared: default (NFKC, lowercase, collapse whitespace), lowercase-collapse, none',
+      }),
+    )
+    .addOption(
+      new Option(
+        '--output <mode>',
+        'what to write: dedup (the records with the repeated units cut out of the text field; every other byte kept), annotate (every record as is, plus spans_removed: the ranges cut, and spans_dropped)',
+      ).choices(['dedup', 'annotate']).default('dedup'),
+    )
+    .option(
+      '-o, --out <file>',
+      'write the records here (atomically: temp file, then rename; .gz/.zst compress) instead of stdout; for shards or several inputs: a directory, one output shard per input file under its relative name, then _SUCCESS',
+    )
+    .option(
+      '--removed <file>',
+      'also write one row per removed unit (id, start, end, byte_start, byte_end, kept_id, kept_start, kept_byte_start, count, docs) to <file>, .tsv or .jsonl (may end in .gz/.zst), atomically',
+    )
     .option('--dry-run', 'write no records: the summary and the --removed audit only')
     .option('--top <n>', 'how many of the most repeated units the summary lists', count('top', 0), SPANS_DEFAULTS.top);
   addZstdLevelOption(cmd);
@@ -104,13 +155,19 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
     read.inputs = await severalInputs(args, read.format ?? 'auto');
     input = read.inputs.name;
   }
-  if (!flags.dryRun && args.length === 1 && flags.out !== undefined && flags.out !== '-' && (await stat(flags.out).catch(() => undefined))?.isDirectory() && !(await resolveShards(args[0]!, read.format ?? 'auto'))) {
+  if (
+    !flags.dryRun && args.length === 1 && flags.out !== undefined && flags.out !== '-' && (await stat(flags.out).catch(() => undefined))?.isDirectory()
+    && !(await resolveShards(args[0]!, read.format ?? 'auto'))
+  ) {
     throw new UsageError(`--out ${flags.out} is a directory: name the output file`, { option: 'out' });
   }
   // Before anything is read or written: no output may replace a file of the read set.
   // Several inputs, a glob or a directory of shards: --out is the directory of output shards.
   const sharded = args.length > 1 || (input !== '-' && (await resolveShards(input, read.format ?? 'auto')) !== undefined);
-  if (sharded && !flags.dryRun && (flags.out === undefined || flags.out === '-')) throw new UsageError(`${input} is several files: --output ${flags.output} writes one output shard per input file, so it needs --out DIR (or --dry-run for the summary and the audit only)`);
+  if (sharded && !flags.dryRun && (flags.out === undefined || flags.out === '-'))
+    throw new UsageError(
+      `${input} is several files: --output ${flags.output} writes one output shard per input file, so it needs --out DIR (or --dry-run for the summary and the audit only)`,
+    );
   const outputs = [...(flags.dryRun ? [] : [{ what: '--out', path: flags.out, dir: sharded }]), { what: '--removed', path: flags.removed }];
   await refuseAliasedOutputs(outputs, args.map((p) => ({ what: 'the input', path: p })));
   // Two passes: standard input is copied to a temp file first, and named <stdin> in messages.
@@ -122,7 +179,16 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
   const t0 = performance.now();
   const result = await dedupSpansFile(input, {
     read,
-    spans: { unit: flags.unit, window: flags.window, minLength: flags.minLength, minDocs: flags.minDocs, minUnitWords: flags.minUnitWords, minDocWords: flags.minDocWords, top: flags.top, normalize: { preset: flags.normalize } },
+    spans: {
+      unit: flags.unit,
+      window: flags.window,
+      minLength: flags.minLength,
+      minDocs: flags.minDocs,
+      minUnitWords: flags.minUnitWords,
+      minDocWords: flags.minDocWords,
+      top: flags.top,
+      normalize: { preset: flags.normalize },
+    },
     mode: flags.dryRun ? 'none' : flags.output,
     out: flags.out,
     removed: flags.removed,

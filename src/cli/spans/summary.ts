@@ -26,7 +26,11 @@ function pct(a: number, b: number): string {
 /** Prints the summary of a run (`--json`: one object on stdout). */
 export function printSpansSummary(reporter: Reporter, flags: SummaryFlags, r: SpansFileResult, t: number): void {
   const s = r.summary;
-  const unit = flags.unit === 'sentence' ? `sentence windows of ${flags.window ?? SPANS_DEFAULTS.window}` : flags.unit === 'substring' ? `${flags.minLength ?? SPANS_DEFAULTS.minLength}-word windows` : `${flags.unit}s`;
+  const unit = flags.unit === 'sentence'
+    ? `sentence windows of ${flags.window ?? SPANS_DEFAULTS.window}`
+    : flags.unit === 'substring'
+    ? `${flags.minLength ?? SPANS_DEFAULTS.minLength}-word windows`
+    : `${flags.unit}s`;
   if (reporter.flags.json) {
     reporter.json({
       unit: flags.unit,
@@ -44,8 +48,14 @@ export function printSpansSummary(reporter: Reporter, flags: SummaryFlags, r: Sp
     return;
   }
   const mode = flags.minDocs !== undefined ? `units in ≥ ${flags.minDocs} documents removed everywhere` : 'keep-first';
-  reporter.summary(`${int(s.documents)} documents (${r.format}), ${int(s.units)} ${unit} (${int(s.distinctUnits)} distinct, ${int(s.repeatedUnits)} repeated); ${mode}`);
-  reporter.summary(`removed ${int(s.unitsRemoved)} units, ${int(s.bytesRemoved)} of ${int(s.textBytes)} text bytes (${pct(s.bytesRemoved, s.textBytes)}); ${int(s.documentsChanged)} documents changed, ${int(s.documentsEmptied)} emptied, ${int(s.documentsDropped)} dropped`);
+  reporter.summary(
+    `${int(s.documents)} documents (${r.format}), ${int(s.units)} ${unit} (${int(s.distinctUnits)} distinct, ${int(s.repeatedUnits)} repeated); ${mode}`,
+  );
+  reporter.summary(
+    `removed ${int(s.unitsRemoved)} units, ${int(s.bytesRemoved)} of ${int(s.textBytes)} text bytes (${pct(s.bytesRemoved, s.textBytes)}); ${
+      int(s.documentsChanged)
+    } documents changed, ${int(s.documentsEmptied)} emptied, ${int(s.documentsDropped)} dropped`,
+  );
   if (r.skipped > 0) reporter.summary(`skipped ${int(r.skipped)} invalid records`);
   if (s.top.length > 0) {
     reporter.summary('top repeated units (occurrences, documents):');

@@ -132,7 +132,13 @@ export async function* utf8Chunks(bytes: AsyncIterable<Buffer>, options: Utf8Opt
 
 /** The error for a line longer than a JavaScript string can be. */
 function tooLong(file: string, line: number): InputError {
-  return new InputError(file, line, `the line is longer than the ${Math.floor(constants.MAX_STRING_LENGTH / 2 ** 20)} Mi characters a JavaScript string can hold (one record cannot be that long)`);
+  return new InputError(
+    file,
+    line,
+    `the line is longer than the ${
+      Math.floor(constants.MAX_STRING_LENGTH / 2 ** 20)
+    } Mi characters a JavaScript string can hold (one record cannot be that long)`,
+  );
 }
 
 /** One line of text (without its line break; a trailing CR is dropped too). */

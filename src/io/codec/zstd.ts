@@ -31,7 +31,7 @@ export function isZstd(b: Uint8Array): boolean {
 }
 
 interface Fzstd {
-  Decompress: new (ondata?: (data: Uint8Array, final?: boolean) => unknown) => { push(chunk: Uint8Array, final?: boolean): void };
+  Decompress: new(ondata?: (data: Uint8Array, final?: boolean) => unknown) => { push(chunk: Uint8Array, final?: boolean): void };
 }
 
 interface ZstdWasm {

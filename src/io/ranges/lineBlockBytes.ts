@@ -105,8 +105,11 @@ export function parseLineBlockBytes(buf: Buffer, spec: LineParseSpec, block: Blo
   const { base, stringStop } = loaded;
   const skips: SkipStats = { count: 0, examples: [] };
   const ctx = makeContext(spec.name, false, spec.skipInvalid, skips);
-  const read: LineReader =
-    spec.format === 'jsonl' ? jsonlLineReader(ctx, spec.fields ?? {}) : spec.format === 'idtext' ? idTextLineReader(ctx) : textLineReader(ctx);
+  const read: LineReader = spec.format === 'jsonl'
+    ? jsonlLineReader(ctx, spec.fields ?? {})
+    : spec.format === 'idtext'
+    ? idTextLineReader(ctx)
+    : textLineReader(ctx);
   // TSV: the header's layout (from the block's first non-empty line, or the spec's header line).
   let layout = spec.format === 'tsv' && !stripBom ? resolveHeader(spec.header!.split('\t'), spec.columns ?? {}, ctx, firstLine - 1) : undefined;
   const records: InputRecord[] = [];
@@ -282,8 +285,7 @@ function jsonRecord(
       id = JSON.parse(buf.toString('utf8', is - base, found[4]! - base)) as string;
       // An id with a lone surrogate is refused by the format's own reader, with its message.
       if (!wellFormed(id)) return false;
-    }
-    else id = buf.toString('utf8', is + 1 - base, found[4]! - 1 - base);
+    } else id = buf.toString('utf8', is + 1 - base, found[4]! - 1 - base);
   }
   if (found[2] === 1) {
     // Escapes: the value alone goes through JSON.parse (the line was checked already).

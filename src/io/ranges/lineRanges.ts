@@ -117,7 +117,7 @@ export function planLineRanges(path: string, chunkBytes = 8 << 20, firstEnd = 0)
       // Move the cut to just after the next newline at or after it. The window starts small (a
       // 64 KB read per cut was 60 ms of a 1.4 GB file's start, before any worker had a range) and
       // doubles while a line goes on.
-      for (let size = 4096; ; size = Math.min(2 * size, window.length)) {
+      for (let size = 4096;; size = Math.min(2 * size, window.length)) {
         const got = readSync(fd, window, 0, size, cut - 1);
         if (got === 0) {
           cut = stamp.size;
@@ -234,8 +234,7 @@ export async function parseLineBlock(buf: Buffer, spec: LineParseSpec, firstLine
   let each: (text: string, line: number, eol: string) => void;
   let finish = (): void => {};
   if (spec.format !== 'tsv') {
-    const read =
-      spec.format === 'jsonl' ? jsonlLineReader(ctx, spec.fields ?? {}) : spec.format === 'idtext' ? idTextLineReader(ctx) : textLineReader(ctx);
+    const read = spec.format === 'jsonl' ? jsonlLineReader(ctx, spec.fields ?? {}) : spec.format === 'idtext' ? idTextLineReader(ctx) : textLineReader(ctx);
     each = (text, line, eol) => {
       lines++;
       if (spec.format === 'text' || text.trim() !== '') rows++;

@@ -14,6 +14,9 @@
  *
  * Lines where no field starts with a quote are split directly (exactly what csv-parse does with
  * them under relax_quotes, 30× faster); records with quoted fields are parsed by csv-parse.
+ *
+ * Why this file is long: one reader of two dialects (TSV, CSV) whose quoting rules share a line loop
+ * and its error reporting.
  * @module
  */
 import { createRequire } from 'node:module';
@@ -149,7 +152,12 @@ export function resolveHeader(columns: string[], spec: ColumnSpec, ctx: ReaderCo
   }
   const unique = (i: number, name: string, what: string): void => {
     const others = sameNamed(columns, name, i);
-    if (others.length > 0) fail(`the header names the ${what} column "${excerpt(columns[i]!, 60)}" ${others.length + 1} times (columns ${[i + 1, ...others].join(', ')}): rename all but one`);
+    if (others.length > 0)
+      fail(
+        `the header names the ${what} column "${excerpt(columns[i]!, 60)}" ${others.length + 1} times (columns ${
+          [i + 1, ...others].join(', ')
+        }): rename all but one`,
+      );
   };
   textIdx.forEach((i, k) => unique(i, names[k] ?? 'text', 'text'));
   let idIdx = -1;
@@ -395,5 +403,10 @@ export async function* readDelimited(chunks: AsyncIterable<TextChunk>, ctx: Read
   }
   if (out.length > 0) yield* out.splice(0);
   // A header is required: without one there are no columns, so an empty file is not 0 documents.
-  if (!splitter.hasHeader) throw new InputError(ctx.file, undefined, `no header line (the file is empty): ${delimiter === '\t' ? 'TSV' : 'CSV'} input starts with a header naming its columns`);
+  if (!splitter.hasHeader)
+    throw new InputError(
+      ctx.file,
+      undefined,
+      `no header line (the file is empty): ${delimiter === '\t' ? 'TSV' : 'CSV'} input starts with a header naming its columns`,
+    );
 }

@@ -18,7 +18,9 @@ export function isoDateMs(s: string): number {
   const ms = Date.parse(iso);
   // Date.parse rolls 2024-02-30 over to 1 March: the fields read back must be the ones written.
   const check = new Date(Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${sec}Z`));
-  if (Number.isNaN(check.getTime()) || check.getUTCFullYear() !== Number(y) || check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) || check.getUTCHours() !== Number(h) || check.getUTCMinutes() !== Number(mi) || check.getUTCSeconds() !== Number(sec)) return NaN;
+  if (
+    Number.isNaN(check.getTime()) || check.getUTCFullYear() !== Number(y) || check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d)
+    || check.getUTCHours() !== Number(h) || check.getUTCMinutes() !== Number(mi) || check.getUTCSeconds() !== Number(sec)
+  ) return NaN;
   return ms;
 }
-

@@ -83,7 +83,10 @@ export function jsonlLineReader(ctx: ReaderContext, spec: FieldSpec): LineReader
       // Text fields must be strings: a number, null or an array turned into text silently would be
       // a document nobody wrote (the field is probably not the one meant).
       if (typeof v !== 'string') {
-        ctx.invalid(line, v === undefined ? `no field "${textNames[i]}"; available fields: ${fieldNames(obj)}` : `field "${textNames[i]}" is ${kindOf(v)}, not a string`);
+        ctx.invalid(
+          line,
+          v === undefined ? `no field "${textNames[i]}"; available fields: ${fieldNames(obj)}` : `field "${textNames[i]}" is ${kindOf(v)}, not a string`,
+        );
         return undefined;
       }
       parts.push(v);
@@ -95,13 +98,21 @@ export function jsonlLineReader(ctx: ReaderContext, spec: FieldSpec): LineReader
       // JSON.parse made would round big integers, so two distinct ids could become one.
       if (typeof v === 'string') {
         if (!wellFormed(v)) {
-          ctx.invalid(line, `id field "${spec.id}" holds a lone surrogate (a \\ud800–\\udfff escape without its pair): an id must be text that UTF-8 can spell, or two ids would print alike`);
+          ctx.invalid(
+            line,
+            `id field "${spec.id}" holds a lone surrogate (a \\ud800–\\udfff escape without its pair): an id must be text that UTF-8 can spell, or two ids would print alike`,
+          );
           return undefined;
         }
         id = v;
       } else if (typeof v === 'number') id = rawJsonValue(lineText, idPath) ?? String(v);
       else {
-        ctx.invalid(line, v === undefined ? `no id field "${spec.id}"; available fields: ${fieldNames(obj)}` : `id field "${spec.id}" is ${kindOf(v)}, not a string or a number`);
+        ctx.invalid(
+          line,
+          v === undefined
+            ? `no id field "${spec.id}"; available fields: ${fieldNames(obj)}`
+            : `id field "${spec.id}" is ${kindOf(v)}, not a string or a number`,
+        );
         return undefined;
       }
     }

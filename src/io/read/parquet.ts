@@ -77,7 +77,9 @@ export const RAW_PARSERS = {
 };
 
 /** Opens a Parquet file and reads its footer; a file that is not Parquet gets an {@link InputError}. */
-export async function openParquet(path: string): Promise<{ hp: Hyparquet; compressors: Record<string, unknown>; file: AsyncBufferLike; metadata: ParquetMetadata; tree: SchemaNode }> {
+export async function openParquet(
+  path: string,
+): Promise<{ hp: Hyparquet; compressors: Record<string, unknown>; file: AsyncBufferLike; metadata: ParquetMetadata; tree: SchemaNode }> {
   const { hp, compressors } = await loadHyparquet();
   let file: AsyncBufferLike;
   try {
@@ -108,7 +110,12 @@ export function leafPaths(tree: SchemaNode, prefix = ''): string[] {
 
 function describe(node: SchemaNode): string {
   const e = node.element;
-  if (node.children.length > 0) return e.converted_type === 'LIST' || e.logical_type?.type === 'LIST' ? 'a list' : e.converted_type === 'MAP' || e.logical_type?.type === 'MAP' ? 'a map' : 'a struct';
+  if (node.children.length > 0)
+    return e.converted_type === 'LIST' || e.logical_type?.type === 'LIST'
+      ? 'a list'
+      : e.converted_type === 'MAP' || e.logical_type?.type === 'MAP'
+      ? 'a map'
+      : 'a struct';
   return e.type ?? 'unknown';
 }
 
@@ -135,12 +142,15 @@ export function checkColumn(file: string, tree: SchemaNode, path: string, role: 
   }
   if (node === tree) throw new UsageError(`${file}: empty column name`);
   if (node.children.length === 0) {
-    if (node.element.repetition_type === 'REPEATED') throw new UsageError(`${file}: column "${path}" is repeated (a legacy list), not ${role === 'id' ? 'an id' : 'text'}`);
+    if (node.element.repetition_type === 'REPEATED')
+      throw new UsageError(`${file}: column "${path}" is repeated (a legacy list), not ${role === 'id' ? 'an id' : 'text'}`);
     return;
   }
   if (role === 'text' && isPrimitiveList(node)) return;
   throw new UsageError(
-    `${file}: column "${path}" is ${describe(node)}, not ${role === 'id' ? 'an id' : 'text'}: choose a field inside it (${leafPaths(node, path).slice(0, 8).join(', ')})`,
+    `${file}: column "${path}" is ${describe(node)}, not ${role === 'id' ? 'an id' : 'text'}: choose a field inside it (${
+      leafPaths(node, path).slice(0, 8).join(', ')
+    })`,
   );
 }
 
@@ -307,7 +317,9 @@ export async function openParquetGroups(path: string, ctx: ReaderContext, spec: 
   const idDate = spec.id !== undefined && isDateColumn(columnNode(tree, spec.id));
   const titleDate = spec.title !== undefined && isDateColumn(columnNode(tree, spec.title));
   const fields: ParquetFields = { ctx, textNames, textPaths, idPath, titlePath, idDate, titleDate, idName: spec.id };
-  const columns = allColumns ? tree.children.map((c) => c.element.name) : [...new Set([...textPaths.map((p) => p[0]!), ...(idPath ? [idPath[0]!] : []), ...(titlePath ? [titlePath[0]!] : [])])];
+  const columns = allColumns
+    ? tree.children.map((c) => c.element.name)
+    : [...new Set([...textPaths.map((p) => p[0]!), ...(idPath ? [idPath[0]!] : []), ...(titlePath ? [titlePath[0]!] : [])])];
   async function* groups(): AsyncGenerator<ParquetGroup> {
     let start = 0;
     for (let g = 0; g < metadata.row_groups.length; g++) {

@@ -207,10 +207,13 @@ export function refuseFieldFlags(name: string, format: InputFormat, options: Rea
   if (format === 'jsonl' || format === 'parquet') return;
   const f = options.fields ?? {};
   const c = options.columns ?? {};
-  const what = format === 'tsv' || format === 'csv' ? `${format.toUpperCase()} has columns: name the id column with --id, the text columns with --text` : `${format} input has no fields`;
+  const what = format === 'tsv' || format === 'csv'
+    ? `${format.toUpperCase()} has columns: name the id column with --id, the text columns with --text`
+    : `${format} input has no fields`;
   if (f.id !== undefined && f.id !== c.id) throw new UsageError(`--id-field ${f.id} names a JSONL field, but ${name} is ${format}: ${what}`);
   // Compared by value: a job's read options come back from job.json as new arrays.
-  if (f.text !== undefined && JSON.stringify(f.text) !== JSON.stringify(c.text)) throw new UsageError(`--text-field ${f.text.join(',')} names JSONL fields, but ${name} is ${format}: ${what}`);
+  if (f.text !== undefined && JSON.stringify(f.text) !== JSON.stringify(c.text))
+    throw new UsageError(`--text-field ${f.text.join(',')} names JSONL fields, but ${name} is ${format}: ${what}`);
 }
 
 /** Other delimiters a CSV header may be split by: the option that reads them. */
@@ -231,13 +234,22 @@ function refuseMisreadHeader(name: string, fmt: 'tsv' | 'csv', delimiter: string
       // not JSON: an odd header, read as such
     }
     if (json !== null && typeof json === 'object' && !Array.isArray(json)) {
-      throw new InputError(name, 1, `the first line is a JSON object, not a ${fmt.toUpperCase()} header: the input looks like JSON lines`, undefined, { option: 'format', value: 'jsonl' });
+      throw new InputError(name, 1, `the first line is a JSON object, not a ${fmt.toUpperCase()} header: the input looks like JSON lines`, undefined, {
+        option: 'format',
+        value: 'jsonl',
+      });
     }
   }
   if (fmt !== 'csv' || delimiter !== undefined || header.includes(',')) return;
   for (const [d, option] of OTHER_DELIMITERS) {
     if (header.split(d).filter((f) => f.trim() !== '').length >= 2) {
-      throw new InputError(name, 1, `the header "${excerpt(header, 80)}" is one column with the default comma delimiter, but it looks ${d === '\t' ? 'tab' : `"${d}"`}-separated: read it with ${option} (or give --delimiter , to read it as one column)`);
+      throw new InputError(
+        name,
+        1,
+        `the header "${excerpt(header, 80)}" is one column with the default comma delimiter, but it looks ${
+          d === '\t' ? 'tab' : `"${d}"`
+        }-separated: read it with ${option} (or give --delimiter , to read it as one column)`,
+      );
     }
   }
 }
@@ -338,7 +350,12 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
       refuseMisreadHeader(name, fmt, options.delimiter, (nl < 0 ? first.value.text : first.value.text.slice(0, nl)).replace(/\r$/, ''));
       chunks = prepend(first.value, it);
     } else chunks = (async function* () {})();
-    records = readDelimited(chunks, ctx, { delimiter: delimiter!, spec: options.columns ?? {}, onHeader: (h) => (opened.header = h), quotes: fmt === 'csv' || options.tsvQuotes === true });
+    records = readDelimited(chunks, ctx, {
+      delimiter: delimiter!,
+      spec: options.columns ?? {},
+      onHeader: (h) => (opened.header = h),
+      quotes: fmt === 'csv' || options.tsvQuotes === true,
+    });
   } else if (fmt === 'jsonl') {
     records = readJsonl(textLines(chunks), ctx, options.fields ?? {});
   } else if (fmt === 'idtext') {

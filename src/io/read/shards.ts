@@ -112,7 +112,12 @@ async function checkLinks(list: ShardList, skipInvalid: boolean): Promise<ShardL
     else if (!skipInvalid) throw new InputError(why.path, undefined, why.reason);
     else if (!refused.some((r) => r.path === why.path)) refused.push(why);
   }
-  if (shards.length === 0) throw new UsageError(refused.length ? `${list.name}: no shard can be read (${refused[0]!.path}: ${refused[0]!.reason})` : `no file matches ${list.name} (links to directories are not followed)`);
+  if (shards.length === 0)
+    throw new UsageError(
+      refused.length
+        ? `${list.name}: no shard can be read (${refused[0]!.path}: ${refused[0]!.reason})`
+        : `no file matches ${list.name} (links to directories are not followed)`,
+    );
   return refused.length ? { ...list, shards, refused } : { ...list, shards };
 }
 
@@ -146,14 +151,22 @@ export async function listShardDirectory(dir: string, format: InputFormat | 'aut
     const docs = files.filter((f) => DIR_EXTENSIONS.includes(path.posix.extname(f).toLowerCase()));
     if (docs.length > 0) {
       throw new UsageError(
-        `${dir} holds both shard files (${shardFiles[0]}) and document files (${docs[0]}): read it as format dir to take each .txt/.md/.html file as one document, or name the shards with a glob (e.g. '${path.join(dir, '*' + path.posix.extname(shardFiles[0]!))}')`,
+        `${dir} holds both shard files (${shardFiles[0]}) and document files (${
+          docs[0]
+        }): read it as format dir to take each .txt/.md/.html file as one document, or name the shards with a glob (e.g. '${
+          path.join(dir, '*' + path.posix.extname(shardFiles[0]!))
+        }')`,
         { option: 'format', value: 'dir' },
       );
     }
     const unknown = files.filter((f) => formatFromExtension(f) === undefined);
     if (unknown.length > 0) {
       throw new UsageError(
-        `${dir} is a directory of shards, but the format of ${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ` and ${unknown.length - 3} more` : ''} is not known from the name: remove ${unknown.length === 1 ? 'it' : 'them'}, name the shards with a glob (e.g. '${path.join(dir, '*.jsonl')}'), or force a format`,
+        `${dir} is a directory of shards, but the format of ${unknown.slice(0, 3).join(', ')}${
+          unknown.length > 3 ? ` and ${unknown.length - 3} more` : ''
+        } is not known from the name: remove ${unknown.length === 1 ? 'it' : 'them'}, name the shards with a glob (e.g. '${
+          path.join(dir, '*.jsonl')
+        }'), or force a format`,
         { option: 'format' },
       );
     }

@@ -48,7 +48,8 @@ async function openRaw(path: string, stdin: Readable): Promise<{ raw: Readable; 
   let size: number;
   try {
     const st = await fsp.stat(path);
-    if (st.isDirectory()) throw new InputError(path, undefined, 'is a directory, not a file (format dir reads the files in it)', undefined, { option: 'format', value: 'dir' });
+    if (st.isDirectory())
+      throw new InputError(path, undefined, 'is a directory, not a file (format dir reads the files in it)', undefined, { option: 'format', value: 'dir' });
     size = st.size;
   } catch (e) {
     throw fsError(path, e);
@@ -87,7 +88,11 @@ export async function openSource(path: string, stdin: Readable = process.stdin):
     const named = path === '-' ? undefined : compressionFromName(path);
     const gz = head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
     if ((named === 'gzip' && !gz) || (named === 'zstd' && !isZstd(head))) {
-      throw new InputError(name, undefined, `invalid ${named} data (the name says ${named}, but the file does not start with its magic bytes: damaged, or named wrongly)`);
+      throw new InputError(
+        name,
+        undefined,
+        `invalid ${named} data (the name says ${named}, but the file does not start with its magic bytes: damaged, or named wrongly)`,
+      );
     }
     if (gz) {
       compression = 'gzip';

@@ -8,6 +8,9 @@
  * Every request is retried here, not by the SDK (whose retries are silent), with exponential
  * backoff on 5xx, 429, network errors and, for reads of keys just listed or written, 404 (stores
  * that are only eventually consistent after a write); each retry is said at `-v`.
+ *
+ * Why this file is long: every request neardup makes of object storage, each with its retry and
+ * the error that names the object.
  * @module
  */
 import { open } from 'node:fs/promises';
@@ -103,7 +106,8 @@ function retryable(e: unknown, notFoundToo: boolean): boolean {
   const status = statusOf(e);
   if (status !== undefined) return status >= 500 || status === 429 || (notFoundToo && status === 404);
   const code = (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.name;
-  return typeof code === 'string' && /ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|socket hang up|TimeoutError|NetworkingError/i.test(code + ((e as Error)?.message ?? ''));
+  return typeof code === 'string'
+    && /ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|socket hang up|TimeoutError|NetworkingError/i.test(code + ((e as Error)?.message ?? ''));
 }
 
 /**
@@ -119,8 +123,8 @@ export class S3NotFoundError extends UsageError {
       missing === 'bucket'
         ? `${url}: there is no bucket "${bucket}"`
         : missing === 'key'
-          ? `${url}: the bucket "${bucket}" has no key "${key}"`
-          : `${url}: not found (HTTP 404: either the bucket "${bucket}" or the key "${key}" is missing)`,
+        ? `${url}: the bucket "${bucket}" has no key "${key}"`
+        : `${url}: not found (HTTP 404: either the bucket "${bucket}" or the key "${key}" is missing)`,
     );
     this.missing = missing;
   }
@@ -138,9 +142,15 @@ function s3Error(url: string, e: unknown): Error {
   if (name === 'NoSuchBucket') return new S3NotFoundError(url, 'bucket');
   if (name === 'NoSuchKey') return new S3NotFoundError(url, 'key');
   if (status === 404 || name === 'NotFound') return new S3NotFoundError(url, 'unknown');
-  if (status === 403) return new UsageError(`${url}: access denied (credentials come from the AWS SDK's default chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles)`);
+  if (status === 403)
+    return new UsageError(
+      `${url}: access denied (credentials come from the AWS SDK's default chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles)`,
+    );
   if (name === 'MissingDependencyError' || e instanceof UsageError) return e as Error;
-  if (name === 'CredentialsProviderError') return new Error(`${url}: no AWS credentials found (the SDK's default chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, instance or pod roles)`);
+  if (name === 'CredentialsProviderError')
+    return new Error(
+      `${url}: no AWS credentials found (the SDK's default chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, instance or pod roles)`,
+    );
   const msg = (e as Error)?.message || name;
   return new Error(`${url}: ${msg}${status ? ` (HTTP ${status})` : ''}`);
 }
@@ -153,7 +163,7 @@ async function withRetry<T>(url: string, what: string, run: (h: S3Handle) => Pro
   const h = await handle();
   const most = attempts();
   const first = firstWait();
-  for (let attempt = 1; ; attempt++) {
+  for (let attempt = 1;; attempt++) {
     try {
       s3Requests.count++;
       return await run(h);
@@ -161,7 +171,11 @@ async function withRetry<T>(url: string, what: string, run: (h: S3Handle) => Pro
       if (attempt >= most || !retryable(e, notFoundToo)) throw s3Error(url, e);
       const wait = Math.min(10_000, first * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
       s3Requests.retries++;
-      log?.(`s3: ${what} ${url} failed (${statusOf(e) ?? (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.name}), retry ${attempt} of ${most - 1} in ${Math.round(wait)} ms`);
+      log?.(
+        `s3: ${what} ${url} failed (${statusOf(e) ?? (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.name}), retry ${attempt} of ${most - 1} in ${
+          Math.round(wait)
+        } ms`,
+      );
       await new Promise((r) => setTimeout(r, wait));
     }
   }
@@ -184,7 +198,11 @@ export async function s3List(bucket: string, prefix: string): Promise<{ key: str
   const out: { key: string; size: number }[] = [];
   let token: string | undefined;
   do {
-    const page = await withRetry(`s3://${bucket}/${prefix}`, 'LIST', async ({ sdk, s3 }) => s3.send(new sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token })));
+    const page = await withRetry(
+      `s3://${bucket}/${prefix}`,
+      'LIST',
+      async ({ sdk, s3 }) => s3.send(new sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token })),
+    );
     for (const o of page.Contents ?? []) if (o.Key !== undefined) out.push({ key: o.Key, size: o.Size ?? 0 });
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
@@ -259,7 +277,11 @@ export async function s3Upload(file: string, size: number, url: string): Promise
     await withRetry(url, 'PUT', async ({ sdk, s3 }) => s3.send(new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: body })));
     return;
   }
-  const { UploadId } = await withRetry(url, 'CREATE-MULTIPART', async ({ sdk, s3 }) => s3.send(new sdk.CreateMultipartUploadCommand({ Bucket: bucket, Key: key })));
+  const { UploadId } = await withRetry(
+    url,
+    'CREATE-MULTIPART',
+    async ({ sdk, s3 }) => s3.send(new sdk.CreateMultipartUploadCommand({ Bucket: bucket, Key: key })),
+  );
   try {
     const parts: { PartNumber: number; ETag: string }[] = [];
     const jobs: (() => Promise<void>)[] = [];
@@ -267,15 +289,25 @@ export async function s3Upload(file: string, size: number, url: string): Promise
       const [part, from] = [n, start];
       jobs.push(async () => {
         const body = await readBlock(file, from, Math.min(S3_BLOCK, size - from));
-        const r = await withRetry(url, `PUT part ${part}`, async ({ sdk, s3 }) => s3.send(new sdk.UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: part, Body: body })));
+        const r = await withRetry(
+          url,
+          `PUT part ${part}`,
+          async ({ sdk, s3 }) => s3.send(new sdk.UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: part, Body: body })),
+        );
         parts.push({ PartNumber: part, ETag: r.ETag! });
       });
     }
     await inParallel(jobs, PARALLEL);
     parts.sort((a, b) => a.PartNumber - b.PartNumber);
-    await withRetry(url, 'COMPLETE-MULTIPART', async ({ sdk, s3 }) => s3.send(new sdk.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } })));
+    await withRetry(
+      url,
+      'COMPLETE-MULTIPART',
+      async ({ sdk, s3 }) => s3.send(new sdk.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } })),
+    );
   } catch (e) {
-    await withRetry(url, 'ABORT-MULTIPART', async ({ sdk, s3 }) => s3.send(new sdk.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId }))).catch(() => {});
+    await withRetry(url, 'ABORT-MULTIPART', async ({ sdk, s3 }) => s3.send(new sdk.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId }))).catch(
+      () => {},
+    );
     throw e;
   }
 }
@@ -329,7 +361,7 @@ export async function s3Get(url: string, range?: [number, number]): Promise<Buff
  * A body still unparsable after the last read is the parser's error. Undefined when there is no object.
  */
 export async function s3GetParsed<T>(url: string, parse: (body: Buffer) => T, tries = 7): Promise<T | undefined> {
-  for (let i = 1; ; i++) {
+  for (let i = 1;; i++) {
     const b = await s3Get(url);
     if (!b) return undefined;
     try {
@@ -349,7 +381,12 @@ export async function s3GetParsed<T>(url: string, parse: (body: Buffer) => T, tr
 export async function s3Put(url: string, body: Buffer | string, ifNoneMatch = false): Promise<boolean> {
   const { bucket, key } = parseS3Url(url);
   try {
-    await withRetry(url, 'PUT', async ({ sdk, s3 }) => s3.send(new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: Buffer.from(body), IfNoneMatch: ifNoneMatch ? '*' : undefined })));
+    await withRetry(
+      url,
+      'PUT',
+      async ({ sdk, s3 }) =>
+        s3.send(new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: Buffer.from(body), IfNoneMatch: ifNoneMatch ? '*' : undefined })),
+    );
     return true;
   } catch (e) {
     // 409 ConditionalRequestConflict: a concurrent conditional write to the same key; it will win or has won.
@@ -374,9 +411,14 @@ export interface Settled<T> {
  * A refused conditional PUT is not repaired: the object there is another writer's, and a
  * store that honours the condition replaces objects atomically.
  */
-export async function s3PutSettled<T>(url: string, body: string, parse: (body: Buffer) => T, opts: { ifNoneMatch?: boolean; repairs?: number } = {}): Promise<Settled<T>> {
+export async function s3PutSettled<T>(
+  url: string,
+  body: string,
+  parse: (body: Buffer) => T,
+  opts: { ifNoneMatch?: boolean; repairs?: number } = {},
+): Promise<Settled<T>> {
   const written = await s3Put(url, body, opts.ifNoneMatch ?? false);
-  for (let i = 0; ; i++) {
+  for (let i = 0;; i++) {
     try {
       // Two reads, 50 ms apart: a body torn for good is mended sooner than readers give up on it.
       return { written, stored: await s3GetParsed(url, parse, 2) };

@@ -98,7 +98,8 @@ function same(a: Resolved, b: Resolved): boolean {
 
 function clashMessage(o: Resolved, i: Resolved): string {
   const shard = i.file !== i.p.path ? ` (${i.file})` : '';
-  if (o.p.dir) return `${o.p.what} ${o.p.path} overlaps ${i.p.what} ${i.p.path}: it holds ${i.file}, which writing there would overwrite; write to another directory`;
+  if (o.p.dir)
+    return `${o.p.what} ${o.p.path} overlaps ${i.p.what} ${i.p.path}: it holds ${i.file}, which writing there would overwrite; write to another directory`;
   const links = !isS3Url(o.file) && path.resolve(o.file) !== path.resolve(i.file) ? ` (${o.file} and ${i.file} are links to one file)` : '';
   return `${o.p.what} ${o.p.path} is the same file as ${i.p.what} ${i.p.path}${shard}${links}: refusing to overwrite it; write to another file`;
 }

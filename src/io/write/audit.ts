@@ -83,9 +83,16 @@ export async function openAudit(file: string, against: boolean, commits?: Pendin
   const line = (r: AuditRow): string => {
     if (format === 'jsonl') {
       const ref = against ? `,"reference_id":${JSON.stringify(r.referenceId ?? null)},"reference_source":${JSON.stringify(r.referenceSource ?? null)}` : '';
-      return `{"id":${JSON.stringify(r.id)},"kept_id":${JSON.stringify(r.keptId)},"similarity":${r.similarity === null ? 'null' : formatSimilarity(r.similarity)},"cluster":${r.cluster === null ? 'null' : r.cluster}${ref}}\n`;
+      return `{"id":${JSON.stringify(r.id)},"kept_id":${JSON.stringify(r.keptId)},"similarity":${
+        r.similarity === null ? 'null' : formatSimilarity(r.similarity)
+      },"cluster":${r.cluster === null ? 'null' : r.cluster}${ref}}\n`;
     }
-    const f = [tsvField(r.id), r.keptId === null ? '' : tsvField(r.keptId), r.similarity === null ? '' : formatSimilarity(r.similarity), r.cluster === null ? '' : String(r.cluster)];
+    const f = [
+      tsvField(r.id),
+      r.keptId === null ? '' : tsvField(r.keptId),
+      r.similarity === null ? '' : formatSimilarity(r.similarity),
+      r.cluster === null ? '' : String(r.cluster),
+    ];
     if (against) f.push(tsvField(r.referenceId ?? ''), tsvField(r.referenceSource ?? ''));
     return f.join('\t') + '\n';
   };
@@ -130,7 +137,10 @@ async function parquetAudit(file: string, names: string[], against: boolean, com
     async close() {
       const types = ['STRING', 'STRING', 'DOUBLE', 'INT32', 'STRING', 'STRING'];
       try {
-        const buf = w.parquetWriteBuffer({ columnData: names.map((name, i) => ({ name, data: cols[i]!, type: types[i]!, nullable: i > 0 })), createdBy: 'neardup (hyparquet-writer)' });
+        const buf = w.parquetWriteBuffer({
+          columnData: names.map((name, i) => ({ name, data: cols[i]!, type: types[i]!, nullable: i > 0 })),
+          createdBy: 'neardup (hyparquet-writer)',
+        });
         await sink.writeBytes!(new Uint8Array(buf));
       } catch (e) {
         await sink.abort();

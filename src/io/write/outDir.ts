@@ -26,7 +26,9 @@ export async function outputFiles(dir: string): Promise<string[]> {
   if (isS3Url(dir)) {
     const { bucket, key } = parseS3Url(dir);
     const prefix = key === '' || key.endsWith('/') ? key : `${key}/`;
-    return (await s3List(bucket, prefix)).map((o) => o.key.slice(prefix.length)).filter((rel) => rel !== '' && !rel.endsWith('/') && !rel.split('/').some(hidden));
+    return (await s3List(bucket, prefix)).map((o) => o.key.slice(prefix.length)).filter((rel) =>
+      rel !== '' && !rel.endsWith('/') && !rel.split('/').some(hidden)
+    );
   }
   const st = await fsp.stat(dir).catch(() => undefined);
   if (!st?.isDirectory()) return [];
@@ -105,7 +107,12 @@ export async function lockOutputDirectory(dir: string, what = 'output directory'
     const m = /^(\d+)@(\S+)/.exec(holder);
     const stale = m !== null && m[2] === hostname() && !alive(Number(m[1]));
     if (!stale) {
-      throw new UsageError(`${what} ${dir} is being written by another run (${holder || 'unknown'}, in ${file}): wait for it, or give another directory; remove ${file} if no such run exists`, { option: 'out' });
+      throw new UsageError(
+        `${what} ${dir} is being written by another run (${
+          holder || 'unknown'
+        }, in ${file}): wait for it, or give another directory; remove ${file} if no such run exists`,
+        { option: 'out' },
+      );
     }
     await fsp.rm(file, { force: true });
   }

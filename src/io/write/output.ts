@@ -52,11 +52,11 @@ function onSignal(signal: NodeJS.Signals): void {
  * returned function is called. The handlers are installed only while something is pending.
  */
 export function removeOnSignal(path: string): () => void {
-  if (pending.size === 0) for (const s of SIGNALS) process.on(s, onSignal);
+  if (pending.size === 0) { for (const s of SIGNALS) process.on(s, onSignal); }
   pending.add(path);
   return () => {
     if (!pending.delete(path)) return;
-    if (pending.size === 0) for (const s of SIGNALS) process.removeListener(s, onSignal);
+    if (pending.size === 0) { for (const s of SIGNALS) process.removeListener(s, onSignal); }
   };
 }
 

@@ -33,7 +33,10 @@ export class PairLineEncoder {
   /** Appends one pair's line. */
   add(a: string | number, b: string | number, similarity: number, estimate?: number): void {
     if (this.buf.length - this.at < 256) this.grow(256);
-    if (typeof a !== 'number' || typeof b !== 'number' || !smallInt(a) || !smallInt(b) || !plainSimilarity(similarity) || (estimate !== undefined && !plainSimilarity(estimate))) {
+    if (
+      typeof a !== 'number' || typeof b !== 'number' || !smallInt(a) || !smallInt(b) || !plainSimilarity(similarity)
+      || (estimate !== undefined && !plainSimilarity(estimate))
+    ) {
       this.text(formatPair(this.format, a, b, similarity, estimate));
       return;
     }
@@ -168,7 +171,8 @@ export async function writePairLines(
     await sink.writeBytes(lines.take());
     return;
   }
-  const pairs = objects ?? Array.from({ length: columns!.size }, (_, i): Pair => ({ a: columns!.a[i]!, b: columns!.b[i]!, similarity: columns!.similarity[i]! }));
+  const pairs = objects
+    ?? Array.from({ length: columns!.size }, (_, i): Pair => ({ a: columns!.a[i]!, b: columns!.b[i]!, similarity: columns!.similarity[i]! }));
   // One await per pair was most of writing a million pairs: text goes in chunks too.
   let chunk = '';
   for (const p of pairs) {

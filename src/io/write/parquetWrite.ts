@@ -37,8 +37,8 @@ export interface RewriteHow {
 }
 
 interface WriterModule {
-  ByteWriter: new () => ByteWriterLike;
-  ParquetWriter: new (o: Record<string, unknown>) => { write(o: Record<string, unknown>): void | Promise<void>; finish(): void | Promise<void> };
+  ByteWriter: new() => ByteWriterLike;
+  ParquetWriter: new(o: Record<string, unknown>) => { write(o: Record<string, unknown>): void | Promise<void>; finish(): void | Promise<void> };
 }
 
 interface ByteWriterLike {
@@ -155,7 +155,14 @@ export async function rewriteParquet(input: string, output: string, read: { ctx:
     };
     bw.flush = flush;
     bw.finish = flush;
-    const pw = new w.ParquetWriter({ writer: bw, schema, codec: fileCodec, compressors: comp, kvMetadata: metadata.key_value_metadata, createdBy: 'neardup (hyparquet-writer)' });
+    const pw = new w.ParquetWriter({
+      writer: bw,
+      schema,
+      codec: fileCodec,
+      compressors: comp,
+      kvMetadata: metadata.key_value_metadata,
+      createdBy: 'neardup (hyparquet-writer)',
+    });
     for await (const g of groups) {
       if (!g.values) continue;
       const { keep, tags } = keptRows(g, how);

@@ -46,8 +46,7 @@ export async function rewriteRecords(input: OpenedInput, sink: OutputSink, how: 
         throw tagClashAt(e, input.name, input.header ? 1 : undefined);
       }
       await sink.write(head);
-    }
-    else if (input.header) await sink.write(input.header.raw + (input.header.eol || '\n'));
+    } else if (input.header) await sink.write(input.header.raw + (input.header.eol || '\n'));
   };
   let written = 0;
   for await (const r of input.records) {
@@ -84,11 +83,14 @@ export async function rewriteFile(file: string, out: string, options: ReadOption
   // The file's rows (valid and skipped), for a caller that numbers the next shard's.
   let last = -1;
   let valid = 0;
-  const counted = { ...how, verdict: (r: InputRecord): RowVerdict => {
-    last = r.row;
-    valid++;
-    return how.verdict(r);
-  } };
+  const counted = {
+    ...how,
+    verdict: (r: InputRecord): RowVerdict => {
+      last = r.row;
+      valid++;
+      return how.verdict(r);
+    },
+  };
   if (!input || input.format === 'parquet') {
     const ctx = makeContext(options.displayName ?? file, false, options.skipInvalid ?? false, { count: 0, examples: [] });
     const written = await rewriteParquet(file, out, { ctx, spec: options.fields ?? {} }, counted);
@@ -118,7 +120,10 @@ function inside(parent: string, child: string): boolean {
  */
 export async function prepareOutputDirectory(list: ShardList, outDir: string): Promise<() => Promise<void>> {
   const st = await fsp.stat(outDir).catch(() => undefined);
-  if (st && !st.isDirectory()) throw new UsageError(`output ${outDir}: the input has ${list.shards.length} shard(s), so the output is a directory of shards, but ${outDir} is a file`, { option: 'out' });
+  if (st && !st.isDirectory())
+    throw new UsageError(`output ${outDir}: the input has ${list.shards.length} shard(s), so the output is a directory of shards, but ${outDir} is a file`, {
+      option: 'out',
+    });
   await fsp.mkdir(outDir, { recursive: true });
   // Checked and written under the directory's lock: two runs at once never mix their shards.
   const release = await lockOutputDirectory(outDir);
@@ -137,7 +142,10 @@ async function checkOutputDirectory(list: ShardList, outDir: string): Promise<vo
   for (const root of list.roots ?? [list.base]) {
     const base = await fsp.realpath(root);
     if (inside(base, real) || inside(real, base)) {
-      throw new UsageError(`output directory ${outDir} overlaps the input ${list.roots ? '' : 'directory '}${root}: write the output shards to another directory`, { option: 'out' });
+      throw new UsageError(
+        `output directory ${outDir} overlaps the input ${list.roots ? '' : 'directory '}${root}: write the output shards to another directory`,
+        { option: 'out' },
+      );
     }
   }
   await refuseStrayOutputs(outDir, list.shards.map((s) => s.rel), 'output directory');

@@ -65,7 +65,12 @@ export function formatPair(format: PairFormat, a: string | number, b: string | n
 }
 
 /** One cluster as a JSON line; the representative defaults to the first member (null: none kept, `--keep none`). */
-export function formatCluster(cluster: number, members: readonly (string | number)[], representative: string | number | null | undefined = members[0], verdicts?: ClusterVerdicts): string {
+export function formatCluster(
+  cluster: number,
+  members: readonly (string | number)[],
+  representative: string | number | null | undefined = members[0],
+  verdicts?: ClusterVerdicts,
+): string {
   if (!verdicts) return JSON.stringify({ cluster, size: members.length, representative, members }) + '\n';
   return JSON.stringify({ cluster, size: members.length, representative, members, duplicate_of: verdicts.duplicateOf, similarity: verdicts.similarity }) + '\n';
 }
@@ -119,7 +124,12 @@ export function annotationColumns(existing: readonly string[], prefix = ''): str
     const renamed = TAG_NAMES.map((n) => 'neardup_' + n);
     const second = clash(renamed);
     if (second === undefined) return renamed;
-    throw new UsageError(`the input already has a field "${excerpt(first)}" and a field "${excerpt(second)}", so neither the tag names nor their neardup_ names are free: name the tags with a prefix of your own`, { option: 'tagPrefix' });
+    throw new UsageError(
+      `the input already has a field "${excerpt(first)}" and a field "${
+        excerpt(second)
+      }", so neither the tag names nor their neardup_ names are free: name the tags with a prefix of your own`,
+      { option: 'tagPrefix' },
+    );
   }
   throw new UsageError(`the input already has a field "${excerpt(first)}", the name of a tag with this prefix: choose another prefix`, { option: 'tagPrefix' });
 }

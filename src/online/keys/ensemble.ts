@@ -53,7 +53,8 @@ export function resolveEnsemble(o: EnsembleOptions | true, numPerm: number): Ens
   const opts = o === true ? {} : o;
   const ratio = opts.ratio ?? 2;
   if (!(Number.isFinite(ratio) && ratio > 1)) throw new RangeError(`ensemble.ratio must be a number > 1, got ${ratio}`);
-  const levels = opts.levels ?? DEFAULT_ENSEMBLE_LEVELS.map((l) => ({ rows: l.rows, bands: Math.min(l.bands, Math.floor(numPerm / l.rows)) })).filter((l) => l.bands > 0);
+  const levels = opts.levels
+    ?? DEFAULT_ENSEMBLE_LEVELS.map((l) => ({ rows: l.rows, bands: Math.min(l.bands, Math.floor(numPerm / l.rows)) })).filter((l) => l.bands > 0);
   if (!Array.isArray(levels) || levels.length === 0) throw new RangeError('ensemble.levels must be a non-empty array');
   for (const l of levels) {
     if (!(Number.isInteger(l.rows) && l.rows > 0 && Number.isInteger(l.bands) && l.bands > 0 && l.rows * l.bands <= numPerm)) {
@@ -102,7 +103,7 @@ export class EnsembleKeys {
     const out: EnsembleProbe[] = [];
     const home = this.partition(size);
     // Outwards from the query's own partition; s_p only falls with the distance, so stop at the first too-costly one.
-    for (let p = home; ; p++) {
+    for (let p = home;; p++) {
       const probe = this.probe(p, size, t);
       if (!probe) break;
       out.push(probe);

@@ -49,7 +49,7 @@ export function recallWarning(manifest: { threshold: number; bands: number; rows
     rows,
     atThreshold: p,
     message:
-      `The threshold ${threshold} is below the index’s ${T}: its LSH bands (${bands} × ${rows}) were chosen for ${T}, so near duplicates between ${threshold} and ${T} ` +
-      `are found only in part (a pair at ${threshold} is found with probability ${pct}%, pairs nearer ${T} more often).`,
+      `The threshold ${threshold} is below the index’s ${T}: its LSH bands (${bands} × ${rows}) were chosen for ${T}, so near duplicates between ${threshold} and ${T} `
+      + `are found only in part (a pair at ${threshold} is found with probability ${pct}%, pairs nearer ${T} more often).`,
   };
 }

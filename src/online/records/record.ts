@@ -60,7 +60,8 @@ export function encodeRecord(rec: IndexRecord): Uint8Array {
   const metaBytes = rec.meta === undefined ? undefined : utf8.encode(JSON.stringify(rec.meta));
   const { signature, expiresAt } = rec;
   const fromText = rec.setFromText === true;
-  if (fromText && typeof (rec.meta as { text?: unknown } | undefined)?.text !== 'string') throw new TypeError('a record whose set comes from its text needs metadata with a text');
+  if (fromText && typeof (rec.meta as { text?: unknown } | undefined)?.text !== 'string')
+    throw new TypeError('a record whose set comes from its text needs metadata with a text');
   const set = fromText ? undefined : rec.set;
   const narrow = signature !== undefined && rec.signatureBits === 16;
   const need = 2 + (set ? 5 + set.length * 5 : 0) + (signature ? 5 + signature.length * 4 : 0) + (metaBytes ? 5 + metaBytes.length : 0) + 8;
@@ -69,7 +70,8 @@ export function encodeRecord(rec: IndexRecord): Uint8Array {
   const b = recordScratch;
   let o = 0;
   b[o++] = FORMAT_VERSION;
-  b[o++] = (set ? REC_SET : 0) | (signature ? (narrow ? REC_SIG16 : REC_SIG) : 0) | (metaBytes ? REC_META : 0) | (expiresAt !== undefined ? REC_EXPIRES : 0) | (fromText ? REC_TEXT : 0);
+  b[o++] = (set ? REC_SET : 0) | (signature ? (narrow ? REC_SIG16 : REC_SIG) : 0) | (metaBytes ? REC_META : 0) | (expiresAt !== undefined ? REC_EXPIRES : 0)
+    | (fromText ? REC_TEXT : 0);
   if (set) o = putFingerprintSet(b, o, set);
   if (narrow) {
     o = putVarint(b, o, signature.length);

@@ -31,7 +31,10 @@ export const INDEX_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export type NamedStore = 'sqlite' | 'file' | 'memory';
 
 /** The parameters a named index is created with (those of {@link NearDupIndexOptions} that describe the index). */
-export type NamedIndexOptions = Pick<NearDupIndexOptions, 'threshold' | 'shingle' | 'k' | 'numPerm' | 'bands' | 'rows' | 'minRecall' | 'verify' | 'signatureBits' | 'forest' | 'ensemble' | 'ttl'>;
+export type NamedIndexOptions = Pick<
+  NearDupIndexOptions,
+  'threshold' | 'shingle' | 'k' | 'numPerm' | 'bands' | 'rows' | 'minRecall' | 'verify' | 'signatureBits' | 'forest' | 'ensemble' | 'ttl'
+>;
 
 /** One entry of the list. */
 export interface NamedIndexEntry {
@@ -87,7 +90,8 @@ function sha256(s: string): Buffer {
 
 /** A RangeError unless `name` is a valid index name. */
 export function checkIndexName(name: string): void {
-  if (!INDEX_NAME.test(name)) throw new RangeError(`index name "${name}" is not valid: 1 to 64 characters, lower-case letters, digits, "-" and "_", starting with a letter or digit`);
+  if (!INDEX_NAME.test(name))
+    throw new RangeError(`index name "${name}" is not valid: 1 to 64 characters, lower-case letters, digits, "-" and "_", starting with a letter or digit`);
 }
 
 /** The named indexes of one directory. Open with {@link IndexRegistry.open}. */
@@ -114,7 +118,8 @@ export class IndexRegistry {
       text = await fsp.readFile(file, 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      if (o.create === false) throw new RangeError(`no index registry at ${dir} (${REGISTRY_FILE} is missing; \`neardup index create NAME --indexes ${dir}\` makes one)`);
+      if (o.create === false)
+        throw new RangeError(`no index registry at ${dir} (${REGISTRY_FILE} is missing; \`neardup index create NAME --indexes ${dir}\` makes one)`);
     }
     const reg = new IndexRegistry(dir, text === undefined ? {} : parseRegistry(text, file), o.drainMs ?? 10_000);
     if (text === undefined) {
@@ -143,7 +148,8 @@ export class IndexRegistry {
    */
   async create(name: string, o: CreateIndexOptions = {}): Promise<NamedIndexInfo> {
     checkIndexName(name);
-    if (o.token !== undefined && o.token.trim() === '') throw new RangeError(`the token of index "${name}" is empty: give the bearer token its clients must send, or none`);
+    if (o.token !== undefined && o.token.trim() === '')
+      throw new RangeError(`the token of index "${name}" is empty: give the bearer token its clients must send, or none`);
     if (this.entry(name) || this.creating.has(name)) throw new IndexExistsError(`index "${name}" exists`);
     this.creating.add(name);
     try {
@@ -151,7 +157,8 @@ export class IndexRegistry {
       const options = o.options ?? {};
       const file = this.pathOf(name, store);
       // Files left by an index dropped while they could not be deleted are not adopted.
-      if (file && (await exists(file))) throw new IndexExistsError(`index "${name}": ${file} exists but is not in ${REGISTRY_FILE}; remove it or choose another name`);
+      if (file && (await exists(file)))
+        throw new IndexExistsError(`index "${name}": ${file} exists but is not in ${REGISTRY_FILE}; remove it or choose another name`);
       let index: NearDupIndex;
       try {
         index = await NearDupIndex.open({ ...options, store: this.specOf(name, store) });
@@ -159,7 +166,12 @@ export class IndexRegistry {
         await this.removeStore(name, store);
         throw e;
       }
-      const entry: NamedIndexEntry = { store, options, ...(o.token !== undefined ? { tokenSha256: sha256(o.token).toString('hex') } : {}), created: new Date().toISOString() };
+      const entry: NamedIndexEntry = {
+        store,
+        options,
+        ...(o.token !== undefined ? { tokenSha256: sha256(o.token).toString('hex') } : {}),
+        created: new Date().toISOString(),
+      };
       this.entries = { ...this.entries, [name]: entry };
       this.open.set(name, { index: Promise.resolve(index), users: 0 });
       await this.save();
@@ -201,7 +213,8 @@ export class IndexRegistry {
   /** Opens a listed index; a file store whose file is gone is an error, never a new empty index. */
   private async openEntry(name: string, e: NamedIndexEntry): Promise<NearDupIndex> {
     const file = this.pathOf(name, e.store);
-    if (file && !(await exists(file))) throw new Error(`index "${name}": its store ${file} is missing (deleted outside neardup?): restore it, or drop the index`);
+    if (file && !(await exists(file)))
+      throw new Error(`index "${name}": its store ${file} is missing (deleted outside neardup?): restore it, or drop the index`);
     return NearDupIndex.open({ ...e.options, store: this.specOf(name, e.store) });
   }
 
@@ -312,7 +325,8 @@ function parseRegistry(text: string, file: string): Record<string, NamedIndexEnt
   } catch {
     throw new RangeError(`${file} is not an index registry (not JSON)`);
   }
-  if (j?.format !== REGISTRY_FORMAT || typeof j.indexes !== 'object' || j.indexes === null) throw new RangeError(`${file} is not an index registry (format "${String(j?.format)}")`);
+  if (j?.format !== REGISTRY_FORMAT || typeof j.indexes !== 'object' || j.indexes === null)
+    throw new RangeError(`${file} is not an index registry (format "${String(j?.format)}")`);
   if (j.version !== REGISTRY_VERSION) throw new RangeError(`${file} is registry version ${String(j.version)}; this neardup reads version ${REGISTRY_VERSION}`);
   for (const name of Object.keys(j.indexes)) checkIndexName(name);
   return j.indexes;

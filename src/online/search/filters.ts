@@ -42,7 +42,11 @@ export function checkFilter(filter: unknown, where = 'filter'): Map<string, Set<
     if (Array.isArray(value) && value.length === 0) throw new RangeError(`${at}: an empty list matches nothing (give at least one value)`);
     for (const v of values) {
       if (!isScalar(v)) {
-        throw new RangeError(`${at}: values must be strings, finite numbers, booleans or null, or a list of them (got ${JSON.stringify(v) ?? String(v)}): filters compare top-level fields only`);
+        throw new RangeError(
+          `${at}: values must be strings, finite numbers, booleans or null, or a list of them (got ${
+            JSON.stringify(v) ?? String(v)
+          }): filters compare top-level fields only`,
+        );
       }
     }
     fields.set(key, new Set(values as FilterScalar[]));

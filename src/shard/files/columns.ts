@@ -123,7 +123,10 @@ function columnBody(name: string, data: ColumnData): { info: ColumnInfo; body: B
       at += blob.write(strs[i]!, at, 'utf8');
       offsets[i + 1] = at;
     }
-    return { info: { name, type, offset: 0, bytes: offsets.byteLength + at, count: strs.length }, body: [Buffer.from(offsets.buffer, offsets.byteOffset, offsets.byteLength), blob] };
+    return {
+      info: { name, type, offset: 0, bytes: offsets.byteLength + at, count: strs.length },
+      body: [Buffer.from(offsets.buffer, offsets.byteOffset, offsets.byteLength), blob],
+    };
   }
   if ('u32Parts' in data) {
     const parts = data.u32Parts.filter((a) => a.length > 0).map((a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength));
@@ -139,7 +142,14 @@ function columnBody(name: string, data: ColumnData): { info: ColumnInfo; body: B
  * directory, whose files the commit syncs together before renaming it into place). `kind` names the schema and `plan`
  * the job, both checked by readers.
  */
-export async function writeColumns(file: string, kind: string, plan: string, meta: Record<string, unknown>, columns: Record<string, ColumnData>, options: { block?: number } = {}): Promise<void> {
+export async function writeColumns(
+  file: string,
+  kind: string,
+  plan: string,
+  meta: Record<string, unknown>,
+  columns: Record<string, ColumnData>,
+  options: { block?: number } = {},
+): Promise<void> {
   // Bytes per checksummed block: a reader reads whole blocks, so a file read a row here and there (texts) has small ones.
   const BLOCK = options.block ?? DEFAULT_BLOCK;
   const infos: ColumnInfo[] = [];
@@ -222,7 +232,8 @@ export function parseHeader(head: Buffer, name: string, kind: string | undefined
   const hb = head.subarray(PREFIX, PREFIX + len);
   if (crc32(hb) !== head.readUInt32LE(12)) throw new DamagedFileError(`${name}: damaged header (checksum mismatch)`);
   const header = JSON.parse(hb.toString('utf8')) as Header;
-  if (!(Number.isInteger(header.block) && header.block >= 64 && header.block <= 1 << 24)) throw new DamagedFileError(`${name}: damaged header (block size ${header.block})`);
+  if (!(Number.isInteger(header.block) && header.block >= 64 && header.block <= 1 << 24))
+    throw new DamagedFileError(`${name}: damaged header (block size ${header.block})`);
   if (kind !== undefined && header.kind !== kind) throw new DamagedFileError(`${name}: holds ${header.kind}, expected ${kind}`);
   if (header.plan !== plan) throw new DamagedFileError(`${name}: belongs to job ${header.plan}, not to this directory's job ${plan}`);
   return { header, dataStart: pad8(PREFIX + len) };
@@ -376,7 +387,7 @@ export class ColumnFile {
     // About 1 MiB per read, each ending on a block boundary, so that no block is read twice.
     const step = Math.max(1, Math.floor((1 << 20) / this.block)) * this.block;
     const from = c.offset + start * width;
-    for (let at = 0; at < dst.length; ) {
+    for (let at = 0; at < dst.length;) {
       const pos = from + at;
       const edge = this.dataStart + (Math.floor((pos - this.dataStart) / this.block) * this.block) + step;
       const len = Math.min(edge - pos, dst.length - at);
@@ -389,7 +400,8 @@ export class ColumnFile {
   private checked(name: string, type: string, start: number, end: number): ColumnInfo {
     const c = this.info(name);
     if (c.type !== type) throw new DamagedFileError(`${this.path}: column ${name} is ${c.type}, not ${type}`);
-    if (!(start >= 0 && end >= start && end <= c.count)) throw new DamagedFileError(`${this.path}: damaged (rows ${start}–${end} of column ${name}, which has ${c.count})`);
+    if (!(start >= 0 && end >= start && end <= c.count))
+      throw new DamagedFileError(`${this.path}: damaged (rows ${start}–${end} of column ${name}, which has ${c.count})`);
     return c;
   }
 
@@ -411,7 +423,16 @@ export class ColumnFile {
   }
 
   /** A reader of a string column: the offsets are loaded, strings are read one by one or by range. */
-  strings(name: string): { count: number; raw(a: number, b: number): { bytes: Buffer; offs: Float64Array }; get(i: number): string; range(a: number, b: number): string[]; lazy(a: number, b: number): ((i: number) => string) & { bytes: number }; all(): string[] } {
+  strings(
+    name: string,
+  ): {
+    count: number;
+    raw(a: number, b: number): { bytes: Buffer; offs: Float64Array };
+    get(i: number): string;
+    range(a: number, b: number): string[];
+    lazy(a: number, b: number): ((i: number) => string) & { bytes: number };
+    all(): string[];
+  } {
     const c = this.info(name);
     if (c.type !== 'str') throw new DamagedFileError(`${this.path}: column ${name} is ${c.type}, not str`);
     const base = c.offset + (c.count + 1) * 8;

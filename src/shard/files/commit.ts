@@ -77,7 +77,7 @@ export function taskDir(workDir: string, stage: string, task: number): string {
 export function readMarker<T = Record<string, unknown>>(workDir: string, job: JobRef, stage: string, task: number): (T & MarkerBase) | undefined {
   const file = path.join(taskDir(workDir, stage, task), MARKER);
   let seen = markers.get(job);
-  if (!seen) markers.set(job, (seen = new Map()));
+  if (!seen) markers.set(job, seen = new Map());
   const known = seen.get(file);
   if (known) return known as T & MarkerBase;
   let text: string;
@@ -109,7 +109,8 @@ export function parseMarker<T = Record<string, unknown>>(text: string, file: str
   // The marker's own checksum: a counter altered on disk would change the job's summary.
   const { check, ...body } = m as T & MarkerBase & { check?: string };
   if (check !== markerCheck(body)) throw new DamagedFileError(`${file}: damaged task marker (checksum mismatch): remove that task's directory to run it again`);
-  if (m.plan !== job.id) throw new DamagedFileError(`${file}: belongs to job ${m.plan}, not to this directory's job ${job.id}: the directory mixes two jobs; use a new --work-dir`);
+  if (m.plan !== job.id)
+    throw new DamagedFileError(`${file}: belongs to job ${m.plan}, not to this directory's job ${job.id}: the directory mixes two jobs; use a new --work-dir`);
   return body as T & MarkerBase;
 }
 
@@ -258,7 +259,9 @@ export async function commitTask<T extends object>(at: TaskRef, build: (dir: str
       counters = await build(tmp);
     } catch (e0) {
       // A full disk while a stage writes (Node's ENOSPC names no file): named by the task's directory.
-      const e = ['ENOSPC', 'EDQUOT', 'EFBIG'].includes((e0 as NodeJS.ErrnoException)?.code ?? '') && !(e0 as NodeJS.ErrnoException).path ? writeError(final, e0) : e0;
+      const e = ['ENOSPC', 'EDQUOT', 'EFBIG'].includes((e0 as NodeJS.ErrnoException)?.code ?? '') && !(e0 as NodeJS.ErrnoException).path
+        ? writeError(final, e0)
+        : e0;
       await recordFailure(workDir, stage, task, e);
       throw e;
     } finally {

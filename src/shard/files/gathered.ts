@@ -29,7 +29,7 @@ function gatheredOf(job: JobSpec, f: ColumnFile, s: number): GatheredShard {
       const out: string[] = new Array<string>(want.length);
       // Both ascending: one merge, reading runs of consecutive rows at once.
       let i = 0;
-      for (let j = 0; j < want.length; ) {
+      for (let j = 0; j < want.length;) {
         while (i < docs.length && docs[i]! < want[j]!) i++;
         if (docs[i] !== want[j]) throw new Error(`gather output of shard ${s} lacks document ${want[j]!}: the job directory is inconsistent`);
         let e = i + 1;

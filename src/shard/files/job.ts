@@ -2,6 +2,9 @@
  * A sharded dedup job: its plan (`job.json` in the job directory, which every worker reads) and the
  * stages it runs. The plan holds everything a task needs, so tasks take only (job directory, stage,
  * task index) and any machine that sees the directory can run any task.
+ *
+ * Why this file is long: the plan's type, documented field by field, with its reading, checks and
+ * the shard identity every task verifies.
  * @module
  */
 import type { KeepPolicy } from '../../cluster/keepPolicy.js';
@@ -208,7 +211,8 @@ export async function s3ShardIdentity(url: string): Promise<ShardIdentity> {
 function identityChange(then: ShardIdentity, now: ShardIdentity): string | undefined {
   if (then.size !== now.size) return `${then.size} bytes when the job was planned, ${now.size} now`;
   if (then.ends !== now.ends) return 'its contents differ from when the job was planned';
-  if (then.mtimeMs !== now.mtimeMs) return `modified since the job was planned (${new Date(then.mtimeMs).toISOString()} then, ${new Date(now.mtimeMs).toISOString()} now)`;
+  if (then.mtimeMs !== now.mtimeMs)
+    return `modified since the job was planned (${new Date(then.mtimeMs).toISOString()} then, ${new Date(now.mtimeMs).toISOString()} now)`;
   return undefined;
 }
 
@@ -216,12 +220,19 @@ function identityChange(then: ShardIdentity, now: ShardIdentity): string | undef
 export function checkShard(workDir: string, job: JobSpec, s: number): void {
   const sh = job.shards[s]!;
   const change = identityChange(sh.identity, shardIdentity(sh.path));
-  if (change) throw new InputError(sh.path, undefined, `changed since the job in ${workDir} was planned (${change}): a job reads the shards it was planned on; plan again in a new --work-dir (or remove ${workDir} first)`);
+  if (change)
+    throw new InputError(
+      sh.path,
+      undefined,
+      `changed since the job in ${workDir} was planned (${change}): a job reads the shards it was planned on; plan again in a new --work-dir (or remove ${workDir} first)`,
+    );
 }
 
 /** The refusal for a damaged or foreign plan file. */
 function damaged(workDir: string, why: string): UsageError {
-  return new UsageError(`${jobFile(workDir)} is damaged (${why}): its tasks cannot be trusted; remove the directory (${removeCommand(workDir)}) and plan the job again`);
+  return new UsageError(
+    `${jobFile(workDir)} is damaged (${why}): its tasks cannot be trusted; remove the directory (${removeCommand(workDir)}) and plan the job again`,
+  );
 }
 
 /** Parses and checks a plan file's text (of the job in `workDir`, which errors name). */
@@ -234,24 +245,35 @@ export function parseJob(workDir: string, text: string): JobSpec {
   }
   if (job === null || typeof job !== 'object' || Array.isArray(job)) throw damaged(workDir, 'not a JSON object');
   if (job.version !== JOB_VERSION) {
-    if (typeof job.version === 'number') throw new UsageError(`${jobFile(workDir)} is a version ${job.version} job; this neardup runs version ${JOB_VERSION}: plan the job again in a new --work-dir`);
+    if (typeof job.version === 'number')
+      throw new UsageError(
+        `${jobFile(workDir)} is a version ${job.version} job; this neardup runs version ${JOB_VERSION}: plan the job again in a new --work-dir`,
+      );
     throw damaged(workDir, 'no version');
   }
-  const ok =
-    typeof job.id === 'string' && /^[0-9a-f]{12}$/.test(job.id) &&
-    Array.isArray(job.shards) && job.shards.length > 0 &&
-    job.shards.every((s) => s && typeof s.path === 'string' && (s.side === 0 || s.side === 1) && typeof s.out === 'string' && s.identity && typeof s.identity.size === 'number' && typeof s.identity.ends === 'string') &&
-    typeof job.threshold === 'number' && job.threshold > 0 && job.threshold <= 1 &&
-    Number.isInteger(job.bands) && job.bands > 0 && Number.isInteger(job.rows) && job.rows > 0 &&
-    Number.isInteger(job.partitions) && job.partitions > 0 &&
-    Array.isArray(job.groups) && job.groups.length >= 2 && job.groups[0] === 0 && job.groups.at(-1) === job.shards.length && job.groups.every((g, i) => Number.isInteger(g) && (i === 0 || g > job.groups[i - 1]!)) &&
-    (job.gather === undefined || typeof job.gather === 'boolean') &&
-    typeof job.against === 'boolean' && (job.onBadShard === 'stop' || job.onBadShard === 'skip') &&
-    typeof job.maxBucketPairs === 'number' &&
-    job.read !== null && typeof job.read === 'object' && job.shingle !== null && typeof job.shingle === 'object' && job.minhash !== null && typeof job.minhash === 'object' &&
-    job.output !== null && typeof job.output === 'object' && ['pairs', 'clusters', 'dedup', 'annotate'].includes(job.output.mode) &&
-    (job.spans === undefined || (job.spans !== null && typeof job.spans === 'object' && job.spans.options !== null && typeof job.spans.options === 'object' && ['dedup', 'annotate', 'none'].includes(job.spans.mode))) &&
-    (job.taskMemory === undefined || (job.taskMemory !== null && typeof job.taskMemory === 'object' && Object.values(job.taskMemory).every((v) => typeof v === 'number'))) && (job.taskMemoryBudget === undefined || typeof job.taskMemoryBudget === 'number');
+  const ok = typeof job.id === 'string' && /^[0-9a-f]{12}$/.test(job.id)
+    && Array.isArray(job.shards) && job.shards.length > 0
+    && job.shards.every((s) =>
+      s && typeof s.path === 'string' && (s.side === 0 || s.side === 1) && typeof s.out === 'string' && s.identity && typeof s.identity.size === 'number'
+      && typeof s.identity.ends === 'string'
+    )
+    && typeof job.threshold === 'number' && job.threshold > 0 && job.threshold <= 1
+    && Number.isInteger(job.bands) && job.bands > 0 && Number.isInteger(job.rows) && job.rows > 0
+    && Number.isInteger(job.partitions) && job.partitions > 0
+    && Array.isArray(job.groups) && job.groups.length >= 2 && job.groups[0] === 0 && job.groups.at(-1) === job.shards.length
+    && job.groups.every((g, i) => Number.isInteger(g) && (i === 0 || g > job.groups[i - 1]!))
+    && (job.gather === undefined || typeof job.gather === 'boolean')
+    && typeof job.against === 'boolean' && (job.onBadShard === 'stop' || job.onBadShard === 'skip')
+    && typeof job.maxBucketPairs === 'number'
+    && job.read !== null && typeof job.read === 'object' && job.shingle !== null && typeof job.shingle === 'object' && job.minhash !== null
+    && typeof job.minhash === 'object'
+    && job.output !== null && typeof job.output === 'object' && ['pairs', 'clusters', 'dedup', 'annotate'].includes(job.output.mode)
+    && (job.spans === undefined
+      || (job.spans !== null && typeof job.spans === 'object' && job.spans.options !== null && typeof job.spans.options === 'object'
+        && ['dedup', 'annotate', 'none'].includes(job.spans.mode)))
+    && (job.taskMemory === undefined
+      || (job.taskMemory !== null && typeof job.taskMemory === 'object' && Object.values(job.taskMemory).every((v) => typeof v === 'number')))
+    && (job.taskMemoryBudget === undefined || typeof job.taskMemoryBudget === 'number');
   if (!ok) throw damaged(workDir, 'a field is missing or has a wrong type');
   return job;
 }
@@ -282,7 +304,9 @@ function planDifferences(planned: Omit<JobSpec, 'id' | 'version'>, now: Omit<Job
   const a = sameJobKey(planned);
   const b = sameJobKey(now);
   const short = (v: string | undefined): string => (v === undefined ? 'none' : v.length > 60 ? `${v.slice(0, 57)}…` : v);
-  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k]).map((k) => (k === 'shards' ? 'shards (other inputs)' : `${k} (planned ${short(a[k])}, now ${short(b[k])})`));
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k]).map((
+    k,
+  ) => (k === 'shards' ? 'shards (other inputs)' : `${k} (planned ${short(a[k])}, now ${short(b[k])})`));
 }
 
 /**
@@ -306,7 +330,13 @@ export async function saveJob(workDir: string, spec: Omit<JobSpec, 'id' | 'versi
     // Another submission planned the directory meanwhile: read its plan.
     if (leftovers.includes('job.json')) continue;
     if (leftovers.length > 0) {
-      throw new UsageError(`${workDir} holds ${leftovers.slice(0, 3).join(', ')}${leftovers.length > 3 ? ', …' : ''} but no job.json: outputs of a removed or unfinished plan are never reused; use a new --work-dir, or remove the whole directory (${removeCommand(workDir)}) first`);
+      throw new UsageError(
+        `${workDir} holds ${leftovers.slice(0, 3).join(', ')}${
+          leftovers.length > 3 ? ', …' : ''
+        } but no job.json: outputs of a removed or unfinished plan are never reused; use a new --work-dir, or remove the whole directory (${
+          removeCommand(workDir)
+        }) first`,
+      );
     }
     const job: JobSpec = { version: JOB_VERSION, id: randomBytes(6).toString('hex'), ...spec };
     const tmp = path.join(workDir, `.job.json.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -346,11 +376,22 @@ export function sameJob(workDir: string, existing: JobSpec, spec: Omit<JobSpec, 
   const now = spec.partitionsGiven ? spec : { ...spec, partitions: existing.partitions };
   const differences = planDifferences(rest, now);
   if (differences.length > 0) {
-    throw new UsageError(`${workDir} already holds a different job (${jobFile(workDir)}): it differs in ${differences.join(', ')}. Run the plan as it is with "neardup job run --work-dir ${workDir}", or use a new --work-dir, or remove the whole directory (${removeCommand(workDir)}) first`);
+    throw new UsageError(
+      `${workDir} already holds a different job (${jobFile(workDir)}): it differs in ${
+        differences.join(', ')
+      }. Run the plan as it is with "neardup job run --work-dir ${workDir}", or use a new --work-dir, or remove the whole directory (${
+        removeCommand(workDir)
+      }) first`,
+    );
   }
   for (let s = 0; s < existing.shards.length; s++) {
     const change = identityChange(existing.shards[s]!.identity, spec.shards[s]!.identity);
-    if (change) throw new InputError(existing.shards[s]!.path, undefined, `changed since the job in ${workDir} was planned (${change}): its finished tasks read the old file; plan again in a new --work-dir (or remove ${workDir} first)`);
+    if (change)
+      throw new InputError(
+        existing.shards[s]!.path,
+        undefined,
+        `changed since the job in ${workDir} was planned (${change}): its finished tasks read the old file; plan again in a new --work-dir (or remove ${workDir} first)`,
+      );
   }
   return existing;
 }

@@ -20,7 +20,8 @@ export function shardMarker<X>(workDir: string, job: JobSpec, stage: StageName, 
   const t = taskOfShard(job, s);
   const m = requireMarker<PerShardMarker<X>>(workDir, job, stage, t);
   const x = Array.isArray(m.shards) ? m.shards[s - job.groups[t]!] : undefined;
-  if (x === undefined || x === null) throw new DamagedFileError(`${path.join(taskDir(workDir, stage, t), '_SUCCESS.json')}: has no counters of shard ${s}: the job directory is damaged`);
+  if (x === undefined || x === null)
+    throw new DamagedFileError(`${path.join(taskDir(workDir, stage, t), '_SUCCESS.json')}: has no counters of shard ${s}: the job directory is damaged`);
   return x;
 }
 
@@ -96,9 +97,9 @@ export class ShardFiles<T> {
     let f = this.files.get(t);
     if (!f) {
       requireMarker(this.workDir, this.job, this.stage, t);
-      this.files.set(t, (f = ColumnFile.open(path.join(taskDir(this.workDir, this.stage, t), this.file.name), this.file.kind, this.job.id)));
+      this.files.set(t, f = ColumnFile.open(path.join(taskDir(this.workDir, this.stage, t), this.file.name), this.file.kind, this.job.id));
     }
-    this.views.set(s, (v = this.view(f, s)));
+    this.views.set(s, v = this.view(f, s));
     return v;
   }
 

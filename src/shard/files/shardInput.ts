@@ -52,7 +52,14 @@ export function shardLineSpec(job: JobSpec, s: number, withHeader = false): Line
   if (job.read.limit !== undefined) return undefined;
   const format = rangeableFormat(file, job.read.format ?? 'auto', job.read.tsvQuotes);
   if (!format) return undefined;
-  const spec: LineParseSpec = { path: file, name: file, format, fields: job.read.fields, columns: job.read.columns, skipInvalid: job.read.skipInvalid ?? false };
+  const spec: LineParseSpec = {
+    path: file,
+    name: file,
+    format,
+    fields: job.read.fields,
+    columns: job.read.columns,
+    skipInvalid: job.read.skipInvalid ?? false,
+  };
   if (withHeader && format === 'tsv') spec.header = tsvHeaderOf(file)?.header ?? '';
   return spec;
 }

@@ -187,7 +187,15 @@ export class SignOutput {
       start: toF64(this.docStart),
       length: this.docLen.view(),
       sstart: Float64Array.from(this.sstart),
-      ...(keepValues ? { key: toF64(this.docKey), keyLo: toF64(this.docKeyLo), keyStatus: this.docKeyStatus.view(), line: this.docLine.view(), rowGroup: this.docRowGroup.view() } : {}),
+      ...(keepValues
+        ? {
+          key: toF64(this.docKey),
+          keyLo: toF64(this.docKeyLo),
+          keyStatus: this.docKeyStatus.view(),
+          line: this.docLine.view(),
+          rowGroup: this.docRowGroup.view(),
+        }
+        : {}),
     });
     if (this.ids.length === 0) return;
     const m = this.ids.length;
@@ -211,4 +219,3 @@ export class SignOutput {
     await writeColumns(path.join(dir, 'ids.bin'), 'id-keys', job.id, { partitions: P }, { shard: idShard, doc: idDoc, line: idLine, id, pstart: order.start });
   }
 }
-

@@ -87,12 +87,19 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
     }
     case 'route': {
       const { first, end } = shardsOfTask(job, t);
-      return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['pairs.bin', 'weights.bin'], partition: { index: 'astart', from: first, to: end } }], shards: [] };
+      return {
+        reads: [sign, { stage: 'join', tasks: n('join'), files: ['pairs.bin', 'weights.bin'], partition: { index: 'astart', from: first, to: end } }],
+        shards: [],
+      };
     }
     case 'gather':
       return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['need.bin'] }], shards: groupOf(job, t) };
     case 'verify': {
-      const first: TaskRead[] = [sign, { stage: 'route', tasks: n('route'), files: ['pairs.bin'], partition: t }, { stage: 'gather', tasks: n('gather'), files: [] }];
+      const first: TaskRead[] = [sign, { stage: 'route', tasks: n('route'), files: ['pairs.bin'], partition: t }, {
+        stage: 'gather',
+        tasks: n('gather'),
+        files: [],
+      }];
       if (!known) return { reads: first, shards: [] };
       const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
       return {
@@ -104,10 +111,15 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
     case 'decide': {
       // Its components' verified pairs; then the ids (and --keep values) of the documents in them,
       // and for similarities to kept members their texts (gathered, or lines of plain shards).
-      const first: TaskRead[] = [sign, { stage: 'link', tasks: n('link'), files: ['bylabel.bin', 'copies.bin'], partition: t }, { stage: 'gather', tasks: n('gather'), files: [] }];
+      const first: TaskRead[] = [sign, { stage: 'link', tasks: n('link'), files: ['bylabel.bin', 'copies.bin'], partition: t }, {
+        stage: 'gather',
+        tasks: n('gather'),
+        files: [],
+      }];
       if (!known) return { reads: first, shards: [] };
       const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
-      const texts = (job.removal ?? 'cluster') === 'cluster' && (job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined));
+      const texts = (job.removal ?? 'cluster') === 'cluster'
+        && (job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined));
       return {
         reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, ...(texts ? [{ stage: 'gather' as const, tasks, files: ['texts.bin'] }] : [])],
         shards: texts ? known.filter((s) => inPlace(job.shards[s]!.path)) : [],
@@ -123,7 +135,10 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
     case 'spans-find':
       return { reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['units.u32'] }], shards: [] };
     case 'spans-cut':
-      return { reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['docs.json'] }, { stage: 'spans-find', tasks: n('spans-find'), files: ['cuts.u32'] }], shards: groupOf(job, t) };
+      return {
+        reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['docs.json'] }, { stage: 'spans-find', tasks: n('spans-find'), files: ['cuts.u32'] }],
+        shards: groupOf(job, t),
+      };
   }
 }
 
@@ -132,7 +147,13 @@ export function jobReads(job: JobSpec, report: boolean): TaskRead[] {
   const reads: TaskRead[] = [];
   for (const stage of STAGES) {
     // A job with exact copies has its pairs in the decide tasks' files (listed by their markers only then).
-    const files = report && (stage === 'verify' || stage === 'decide') ? ['pairs.bin', 'pairs.txt'] : report && stage === 'components' ? ['assign.bin', 'clusters.jsonl'] : report && stage === 'spans-cut' ? ['audit.txt'] : [];
+    const files = report && (stage === 'verify' || stage === 'decide')
+      ? ['pairs.bin', 'pairs.txt']
+      : report && stage === 'components'
+      ? ['assign.bin', 'clusters.jsonl']
+      : report && stage === 'spans-cut'
+      ? ['audit.txt']
+      : [];
     reads.push({ stage, tasks: every(taskCount(job, stage)), files });
   }
   return reads;

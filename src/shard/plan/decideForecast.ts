@@ -64,7 +64,16 @@ export function forecastDecide(links: readonly (LinkCounts | undefined)[], tasks
       docs[d[i]!]! += d[i + 2]!;
     }
   }
-  return Array.from({ length: tasks }, (_, t) => ({ task: t, pairs: pairs[t]!, docs: docs[t]!, bytes: decidePeak(pairs[t]!, docs[t]!, spillPairs), ...(pairs[t]! > spillPairs ? { spills: true as const } : {}) }));
+  return Array.from(
+    { length: tasks },
+    (_, t) => ({
+      task: t,
+      pairs: pairs[t]!,
+      docs: docs[t]!,
+      bytes: decidePeak(pairs[t]!, docs[t]!, spillPairs),
+      ...(pairs[t]! > spillPairs ? { spills: true as const } : {}),
+    }),
+  );
 }
 
 /** The largest forecast (by bytes; the first of equals), or undefined for none. */
@@ -79,7 +88,13 @@ export function decideWarnings(f: readonly DecideForecast[], budget: number): st
   const mb = (b: number): string => `${Math.round(b / 2 ** 20).toLocaleString('en-US')} MB`;
   return f
     .filter((x) => x.bytes > budget)
-    .map((x) => `decide task ${x.task} is forecast to peak at ${mb(x.bytes)} (${x.pairs.toLocaleString('en-US')} verified pairs, ${x.docs.toLocaleString('en-US')} clustered documents), above the task-memory budget of ${mb(budget)}: ${x.spills ? 'its pairs are spilled, but each component\'s documents are held whole' : 'its components are decided whole'}`);
+    .map((x) =>
+      `decide task ${x.task} is forecast to peak at ${mb(x.bytes)} (${x.pairs.toLocaleString('en-US')} verified pairs, ${
+        x.docs.toLocaleString('en-US')
+      } clustered documents), above the task-memory budget of ${mb(budget)}: ${
+        x.spills ? "its pairs are spilled, but each component's documents are held whole" : 'its components are decided whole'
+      }`
+    );
 }
 
 /** What {@link warnDecideForecast} reads and whom it tells. */
@@ -100,8 +115,12 @@ export interface ForecastWarning {
 export async function warnDecideForecast(o: ForecastWarning): Promise<DecideForecast[] | undefined> {
   const { job } = o;
   const n = taskCount(job, 'link');
-  const f = forecastDecide(await Promise.all(Array.from({ length: n }, (_, t) => o.marker(t) as Promise<LinkCounts | undefined>)), taskCount(job, 'decide'), spillLimits(job.taskMemoryBudget).pairs);
+  const f = forecastDecide(
+    await Promise.all(Array.from({ length: n }, (_, t) => o.marker(t) as Promise<LinkCounts | undefined>)),
+    taskCount(job, 'decide'),
+    spillLimits(job.taskMemoryBudget).pairs,
+  );
   const mine = f?.filter((x) => !o.tasks || o.tasks.includes(x.task));
-  if (mine && job.taskMemoryBudget !== undefined) for (const w of decideWarnings(mine, job.taskMemoryBudget)) o.warn(w);
+  if (mine && job.taskMemoryBudget !== undefined) { for (const w of decideWarnings(mine, job.taskMemoryBudget)) o.warn(w); }
   return f;
 }

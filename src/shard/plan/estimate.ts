@@ -12,6 +12,9 @@
  * their task sizes; join grows with its partition's key rows; route with the distinct candidate
  * pairs; verify with its share of the pairs and the corpus's documents (their line offsets);
  * components with the verified pairs.
+ *
+ * Why this file is long: one model, from the sampled run to every stage's forecast, whose parts
+ * share the sample's counts.
  * @module
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -237,7 +240,11 @@ export async function estimateJob(
       const n = taskCount(job, stage);
       if (n === 0) continue;
       options.onStage?.(stage, n);
-      if (stage === 'link') await driveLink(job, { marker: (st, t) => Promise.resolve(readMarker<LinkRoundMarker>(work, job, st, t)), run: (st, todo) => runTasksInProcesses(work, st, todo, options.processes ?? 1) });
+      if (stage === 'link')
+        await driveLink(job, {
+          marker: (st, t) => Promise.resolve(readMarker<LinkRoundMarker>(work, job, st, t)),
+          run: (st, todo) => runTasksInProcesses(work, st, todo, options.processes ?? 1),
+        });
       await runTasksInProcesses(work, stage, Array.from({ length: n }, (_, t) => t), options.processes ?? 1);
     }
     return fromSample(work, job, full, sample, performance.now() - t0, options);
@@ -247,7 +254,14 @@ export async function estimateJob(
 }
 
 /** The estimate from a completed sample job in `dir`. */
-function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'version'>, sample: JobSample, sampleMs: number, options: EstimateOptions): JobEstimate {
+function fromSample(
+  dir: string,
+  job: JobSpec,
+  full: Omit<JobSpec, 'id' | 'version'>,
+  sample: JobSample,
+  sampleMs: number,
+  options: EstimateOptions,
+): JobEstimate {
   const taskMemory = options.taskMemory;
   const bytes = full.shards.reduce((a, s) => a + s.identity.size, 0);
   const sampledBytes = sample.bytes;
@@ -285,7 +299,11 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   // copies alone, by its bytes).
   const copyCand = routes.reduce((a, m) => a + (m.copyCandidates ?? 0), 0) + join.reduce((a, m) => a + (m.copyPairs ?? 0), 0);
   const copyPairs = decide.reduce((a, m) => a + (m.copyPairs ?? 0), 0);
-  const withCopies = (estimate: number, sampled: number, copies: number): number => (sampled > 0 ? (estimate * (sampled + copies)) / sampled : copies * byBytes);
+  const withCopies = (
+    estimate: number,
+    sampled: number,
+    copies: number,
+  ): number => (sampled > 0 ? (estimate * (sampled + copies)) / sampled : copies * byBytes);
   const rawPairs = verify.reduce((a, m) => a + m.pairs, 0);
   const scaleCand = route.candidates > 0 ? (route.candidates + copyCand) / route.candidates : 1;
   const scalePairs = rawPairs > 0 ? (rawPairs + copyPairs) / rawPairs : 1;
@@ -320,14 +338,24 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   // Join holds its partition's key rows and emits its candidate rows; route and components grow with pairs.
   const candRowsSample = pairRows / job.partitions;
   const candRowsFull = (pairRows * candRatio) / full.partitions;
-  stages.push({ stage: 'join', tasks: tasks('join'), bytesWritten: writtenOf(join) * (pairRows > 0 ? candRatio : byBytes), peakMemory: grown(peakOf(join), [PER.joinKeyRow, joinRowsSample, joinRowsFull], [PER.joinCandRow, candRowsSample, candRowsFull]) });
+  stages.push({
+    stage: 'join',
+    tasks: tasks('join'),
+    bytesWritten: writtenOf(join) * (pairRows > 0 ? candRatio : byBytes),
+    peakMemory: grown(peakOf(join), [PER.joinKeyRow, joinRowsSample, joinRowsFull], [PER.joinCandRow, candRowsSample, candRowsFull]),
+  });
   // Route tasks hold their shard group's candidate rows (with repeats) and their documents'
   // neighbours: per task, the candidate rows grow with the candidates per document (the groups are
   // as in the sample), i.e. by candRatio / byBytes. The largest group's rows count: groups differ
   // (the 10M bench's largest had 3.6 × the mean), and a task's memory follows its own.
   const perTaskGrowth = Math.max(1, candRatio / Math.max(1, byBytes));
   const candRowsTask = Math.max(1, ...routes.map((m) => m.rows));
-  stages.push({ stage: 'route', tasks: tasks('route'), bytesWritten: writtenOf(routes) * candRatio, peakMemory: grown(peakOf(routes), [PER.routeRow, candRowsTask, candRowsTask * perTaskGrowth]) });
+  stages.push({
+    stage: 'route',
+    tasks: tasks('route'),
+    bytesWritten: writtenOf(routes) * candRatio,
+    peakMemory: grown(peakOf(routes), [PER.routeRow, candRowsTask, candRowsTask * perTaskGrowth]),
+  });
   // Gather keeps the texts of candidate documents of the shards it reads: they grow as the candidates.
   // (Gather holds only its candidate documents' texts, read from compressed or Parquet shards.)
   perShard('gather', candRatio, false);
@@ -341,22 +369,42 @@ function fromSample(dir: string, job: JobSpec, full: Omit<JobSpec, 'id' | 'versi
   const docsPerPair = route.docs / sCand;
   const batchDocs = (cand: number, tasks: number): number => Math.max(1, Math.min(BATCH_DOCS, (cand * docsPerPair) / Math.max(1, tasks)));
   const vBatchFull = vBatch * (batchDocs(candidates, vTasks) / batchDocs(sCand, verify.length));
-  stages.push({ stage: 'verify', tasks: vTasks, bytesWritten: writtenOf(verify) * pairRatio, peakMemory: BASE_RSS + vBatchFull + vFixed(docs * byBytes, candidates / Math.max(1, vTasks)) });
+  stages.push({
+    stage: 'verify',
+    tasks: vTasks,
+    bytesWritten: writtenOf(verify) * pairRatio,
+    peakMemory: BASE_RSS + vBatchFull + vFixed(docs * byBytes, candidates / Math.max(1, vTasks)),
+  });
   // Link tasks hold their group's verified pairs (round 0 reads verify task q's) and their
   // documents' edges: they grow with the verified pairs per document.
   const pairRowsTask = Math.max(1, ...link.map((_, t) => readMarker<LinkRoundMarker>(dir, job, roundStage(0), t)?.edgesIn ?? 0));
   const linkPeak = Math.max(BASE_RSS, ...link.map((m) => m.roundsPeakRss), peakOf(link));
   const pairGrowth = Math.max(1, pairRatio / Math.max(1, byBytes));
-  stages.push({ stage: 'link', tasks: tasks('link'), bytesWritten: writtenOf(verify) * pairRatio, peakMemory: grown(linkPeak, [PER.linkRow, pairRowsTask, pairRowsTask * pairGrowth]) });
+  stages.push({
+    stage: 'link',
+    tasks: tasks('link'),
+    bytesWritten: writtenOf(verify) * pairRatio,
+    peakMemory: grown(linkPeak, [PER.linkRow, pairRowsTask, pairRowsTask * pairGrowth]),
+  });
   // Clustered documents: a sample sees clusters in pieces (src/shard/plan/clusteredEstimate.ts); components' outputs and memory grow with them.
   const clustered = estimateClustered(ends, sample.units, k);
   const clusteredRatio = clustered / Math.max(1, docsInClusters);
   // A decide task holds its group's components' verified pairs (24 B each, and the clustering's) and
   // members: it grows with the verified pairs per task.
-  stages.push({ stage: 'decide', tasks: tasks('decide'), bytesWritten: writtenOf(decide) * (docsInClusters > 0 ? clustered / Math.max(1, docsInClusters) : pairRatio), peakMemory: grown(peakOf(decide), [PER.decidePair, sPairs / Math.max(1, decide.length), pairs / Math.max(1, tasks('decide'))]) });
+  stages.push({
+    stage: 'decide',
+    tasks: tasks('decide'),
+    bytesWritten: writtenOf(decide) * (docsInClusters > 0 ? clustered / Math.max(1, docsInClusters) : pairRatio),
+    peakMemory: grown(peakOf(decide), [PER.decidePair, sPairs / Math.max(1, decide.length), pairs / Math.max(1, tasks('decide'))]),
+  });
   // A components task holds its group's clusters' lines and members: they grow with the clustered documents per task.
   const cTasks = Math.max(1, comps.length);
-  stages.push({ stage: 'components', tasks: tasks('components'), bytesWritten: writtenOf(comps) * (docsInClusters > 0 ? clusteredRatio : pairRatio), peakMemory: grown(peakOf(comps), [PER.componentsDoc, docsInClusters / cTasks, (clustered / Math.max(1, tasks('components'))) ]) });
+  stages.push({
+    stage: 'components',
+    tasks: tasks('components'),
+    bytesWritten: writtenOf(comps) * (docsInClusters > 0 ? clusteredRatio : pairRatio),
+    peakMemory: grown(peakOf(comps), [PER.componentsDoc, docsInClusters / cTasks, clustered / Math.max(1, tasks('components'))]),
+  });
   if (full.output.mode === 'dedup' || full.output.mode === 'annotate') {
     const kept = full.output.mode === 'dedup' ? 1 - duplicates / Math.max(1, docs) : 1.1;
     stages.push({ stage: 'filter', tasks: tasks('filter'), bytesWritten: bytes * kept, peakMemory: stages[0]!.peakMemory });

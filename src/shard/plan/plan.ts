@@ -43,7 +43,10 @@ export async function listShards(args: readonly string[], format: InputFormat | 
     }
     const st = await fsp.stat(a).catch(() => undefined);
     if (!st) throw new UsageError(`${a}: no such file or directory`);
-    if (st.isDirectory()) throw new UsageError(`${a} is a directory of documents (.txt/.md/.html), not of shards: a sharded job reads record files (JSONL, TSV, CSV, Parquet; .gz or .zst)`);
+    if (st.isDirectory())
+      throw new UsageError(
+        `${a} is a directory of documents (.txt/.md/.html), not of shards: a sharded job reads record files (JSONL, TSV, CSV, Parquet; .gz or .zst)`,
+      );
     if (a === '-') throw new UsageError('a sharded job reads files, not standard input');
     out.push(a);
   }
@@ -54,7 +57,13 @@ export async function listShards(args: readonly string[], format: InputFormat | 
 async function listS3Shards(url: string, format: InputFormat | 'auto'): Promise<string[]> {
   const found = await listS3Input(url);
   const unknown = found.kind === 'prefix' && format === 'auto' ? found.objects.filter((o) => formatFromExtension(o.key) === undefined) : [];
-  if (unknown.length > 0) throw new UsageError(`${url} is a prefix of shards, but the format of s3://${found.bucket}/${unknown[0]!.key} is not known from its name: name the shards with a glob (e.g. '${url.replace(/\/+$/, '')}/*.jsonl'), or force a format`, { option: 'format' });
+  if (unknown.length > 0)
+    throw new UsageError(
+      `${url} is a prefix of shards, but the format of s3://${found.bucket}/${unknown[0]!.key} is not known from its name: name the shards with a glob (e.g. '${
+        url.replace(/\/+$/, '')
+      }/*.jsonl'), or force a format`,
+      { option: 'format' },
+    );
   return found.objects.map((o) => `s3://${found.bucket}/${o.key}`);
 }
 
@@ -84,25 +93,32 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
   const format = input.read.format ?? 'auto';
   const corpus = await listShards(input.shards, format);
   const ref = input.against ? await listShards(input.against, format) : [];
-  if (input.against && input.mode === 'clusters') throw new UsageError('--against reports pairs across the two corpora: --output clusters does not apply (use pairs, dedup or annotate)');
+  if (input.against && input.mode === 'clusters')
+    throw new UsageError('--against reports pairs across the two corpora: --output clusters does not apply (use pairs, dedup or annotate)');
   const all = [...corpus, ...ref];
   await refuseRepeatedFiles(all);
-  if (input.against && input.options.keep !== undefined) throw new UsageError(`--keep ${input.options.keep} does not apply with --against: it keeps every document of the corpus that matches no reference document`);
+  if (input.against && input.options.keep !== undefined)
+    throw new UsageError(
+      `--keep ${input.options.keep} does not apply with --against: it keeps every document of the corpus that matches no reference document`,
+    );
   // Pairs have no kept member: the policy is not part of their job.
   const keep = input.mode === 'pairs' ? undefined : (input.options.keep as KeepPolicy | undefined);
   if (typeof input.options.keep === 'function') throw new TypeError('a job ranks documents by a --keep policy, not a compare function');
-  if (input.against && input.options.removal === 'cluster') throw new UsageError('--removal cluster does not apply with --against: it keeps every document of the corpus that matches no reference document');
+  if (input.against && input.options.removal === 'cluster')
+    throw new UsageError('--removal cluster does not apply with --against: it keeps every document of the corpus that matches no reference document');
   const threshold = input.options.threshold ?? ENGINE_DEFAULTS.threshold;
   const signer = createTextSigner({ shingle: input.options.shingle, minhash: input.options.minhash });
   const bands = chooseBands(threshold, signer.numPerm, input.options.lsh);
   const writesShards = input.mode === 'dedup' || input.mode === 'annotate';
-  if (writesShards && !input.outDir && !input.dryRun) throw new UsageError(`--output ${input.mode} writes one output shard per input shard: give --out-dir DIR`);
+  if (writesShards && !input.outDir && !input.dryRun)
+    throw new UsageError(`--output ${input.mode} writes one output shard per input shard: give --out-dir DIR`);
   const outDir = input.outDir ? (isS3Url(input.outDir) ? input.outDir.replace(/\/+$/, '') : path.resolve(input.outDir)) : undefined;
   // Only corpus shards get outputs: their names are relative to the corpus's own common directory.
   const names = [...outputNames(corpus), ...outputNames(ref)];
   if (outDir) {
     for (let i = 0; i < corpus.length; i++) {
-      if ((isS3Url(outDir) ? `${outDir}/${names[i]}` : path.resolve(outDir, names[i]!)) === corpus[i]) throw new UsageError(`--out-dir ${input.outDir} would overwrite the input shard ${corpus[i]}`);
+      if ((isS3Url(outDir) ? `${outDir}/${names[i]}` : path.resolve(outDir, names[i]!)) === corpus[i])
+        throw new UsageError(`--out-dir ${input.outDir} would overwrite the input shard ${corpus[i]}`);
     }
   }
   const identities: ShardIdentity[] = new Array(all.length);
@@ -134,7 +150,13 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
     onBadShard: input.onBadShard,
     maxBucketPairs: input.options.maxPairs ?? ENGINE_DEFAULTS.maxPairs,
     // The pair format only shapes --output pairs: for the other outputs it is not part of the job.
-    output: { mode: input.mode, pairFormat: input.mode === 'pairs' ? input.pairFormat : 'tsv', dir: writesShards ? outDir : undefined, ...(input.tagPrefix ? { tagPrefix: input.tagPrefix } : {}), ...(input.removed ? { removed: isS3Url(input.removed) ? input.removed : path.resolve(input.removed) } : {}) },
+    output: {
+      mode: input.mode,
+      pairFormat: input.mode === 'pairs' ? input.pairFormat : 'tsv',
+      dir: writesShards ? outDir : undefined,
+      ...(input.tagPrefix ? { tagPrefix: input.tagPrefix } : {}),
+      ...(input.removed ? { removed: isS3Url(input.removed) ? input.removed : path.resolve(input.removed) } : {}),
+    },
     ...(keep !== undefined ? { keep } : {}),
     ...(input.mode !== 'pairs' && !input.against ? { removal: input.options.removal ?? 'verified' } : {}),
   };

@@ -56,7 +56,9 @@ export function drawSample(full: Omit<JobSpec, 'id' | 'version'>, want: number, 
     else for (let b = 0; b < blocks[s]!; b++) units.push({ shard: s, block: b });
   });
   const total = full.shards.reduce((a, x) => a + x.identity.size, 0);
-  const sizeOf = (u: { shard: number; block: number }): number => (u.block < 0 ? full.shards[u.shard]!.identity.size : Math.min(SAMPLE_BLOCK, full.shards[u.shard]!.identity.size - u.block * SAMPLE_BLOCK));
+  const sizeOf = (
+    u: { shard: number; block: number },
+  ): number => (u.block < 0 ? full.shards[u.shard]!.identity.size : Math.min(SAMPLE_BLOCK, full.shards[u.shard]!.identity.size - u.block * SAMPLE_BLOCK));
   const k = Math.min(units.length, Math.max(2, Math.round((units.length * Math.min(want, total)) / Math.max(1, total))));
   const drawn = shuffled(units.length, seed).slice(0, k).sort((x, y) => x - y).map((i) => units[i]!);
   const out: JobSample = { corpus: [], reference: [], units: units.length, drawn: k, bytes: 0 };

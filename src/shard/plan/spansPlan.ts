@@ -30,8 +30,12 @@ export interface SpansPlanInput {
 
 /** The plan (without id and version) of a spans job. */
 export async function planSpansJob(input: SpansPlanInput): Promise<Omit<JobSpec, 'id' | 'version'>> {
-  if (input.mode !== 'none' && !input.outDir) throw new UsageError(`--output ${input.mode} writes one output shard per input shard: give --out-dir DIR (or --dry-run for the summary and the audit only)`);
-  if (input.shards.includes('-')) throw new UsageError('a spans job reads its shards twice, from files every task sees: not standard input (save it to a file first)');
+  if (input.mode !== 'none' && !input.outDir)
+    throw new UsageError(
+      `--output ${input.mode} writes one output shard per input shard: give --out-dir DIR (or --dry-run for the summary and the audit only)`,
+    );
+  if (input.shards.includes('-'))
+    throw new UsageError('a spans job reads its shards twice, from files every task sees: not standard input (save it to a file first)');
   if (input.outDir && isS3Url(input.outDir)) throw new UsageError('--out-dir: a spans job writes its output shards to a directory, not to s3:// yet');
   const options = resolveSpansOptions(input.spans);
   const plan = await planJob({
@@ -49,8 +53,14 @@ export async function planSpansJob(input: SpansPlanInput): Promise<Omit<JobSpec,
   if (input.mode !== 'none') {
     for (const s of plan.shards) {
       const f = input.read.format !== undefined && input.read.format !== 'auto' ? input.read.format : formatFromExtension(s.path);
-      if (f === 'parquet') throw new UsageError(`spans cannot rewrite Parquet yet (${s.path}): a spans job's ${input.mode} output takes JSONL, TSV, CSV, text or id⇥text shards (or make a dry run: the summary and the audit only)`);
-      if (input.mode === 'annotate' && (f === 'text' || f === 'idtext')) throw new UsageError(`annotating adds two fields, and a ${f} line of ${s.path} has no room for them: use JSONL, TSV or CSV, or the dedup output with the audit`);
+      if (f === 'parquet')
+        throw new UsageError(
+          `spans cannot rewrite Parquet yet (${s.path}): a spans job's ${input.mode} output takes JSONL, TSV, CSV, text or id⇥text shards (or make a dry run: the summary and the audit only)`,
+        );
+      if (input.mode === 'annotate' && (f === 'text' || f === 'idtext'))
+        throw new UsageError(
+          `annotating adds two fields, and a ${f} line of ${s.path} has no room for them: use JSONL, TSV or CSV, or the dedup output with the audit`,
+        );
     }
   }
   return {

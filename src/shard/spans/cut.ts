@@ -76,10 +76,13 @@ export class SpansIds {
     let x = this.loaded.get(g);
     if (x) return x;
     const m = requireMarker<SpansHashMarker>(this.workDir, this.job, 'spans-hash', g);
-    const parsed = JSON.parse(readFileSync(path.join(taskDir(this.workDir, 'spans-hash', g), 'docs.json'), 'utf8')) as { ids: (string | null)[]; rows: number[] };
+    const parsed = JSON.parse(readFileSync(path.join(taskDir(this.workDir, 'spans-hash', g), 'docs.json'), 'utf8')) as {
+      ids: (string | null)[];
+      rows: number[];
+    };
     const shardOf: number[] = [];
     m.shards.forEach((s, j) => shardOf.push(...new Array<number>(s.docs).fill(this.job.groups[g]! + j)));
-    this.loaded.set(g, (x = { ...parsed, shardOf }));
+    this.loaded.set(g, x = { ...parsed, shardOf });
     return x;
   }
 }
@@ -115,7 +118,18 @@ export function runSpansCut(workDir: string, job: JobSpec, t: number): Promise<S
         tops.get(c.doc)!.add(c.k);
       }
     }
-    const m: SpansCutMarker = { textBytes: 0, bytesRemoved: 0, unitsRemoved: 0, documentsChanged: 0, documentsEmptied: 0, documentsDropped: 0, written: 0, auditRows: 0, outputs: [], top: [] };
+    const m: SpansCutMarker = {
+      textBytes: 0,
+      bytesRemoved: 0,
+      unitsRemoved: 0,
+      documentsChanged: 0,
+      documentsEmptied: 0,
+      documentsDropped: 0,
+      written: 0,
+      auditRows: 0,
+      outputs: [],
+      top: [],
+    };
     const audit: string[] = [];
     const state = { doc: 0, row: 0 };
     const { first: s0, end } = shardsOfTask(job, t);
@@ -166,7 +180,9 @@ async function cutShard(x: CutContext): Promise<void> {
       const removed = Array.from(cuts[1]!.subarray(a, state.row));
       const facts = (j: number): UnitFacts => {
         const kept = cuts[2]![a + j]!;
-        return kept === NONE ? { keptDoc: -1, keptStart: -1, keptByteStart: -1, count: cuts[5]![a + j]!, docs: cuts[6]![a + j]! } : { keptDoc: kept, keptStart: cuts[3]![a + j]!, keptByteStart: cuts[4]![a + j]!, count: cuts[5]![a + j]!, docs: cuts[6]![a + j]! };
+        return kept === NONE
+          ? { keptDoc: -1, keptStart: -1, keptByteStart: -1, count: cuts[5]![a + j]!, docs: cuts[6]![a + j]! }
+          : { keptDoc: kept, keptStart: cuts[3]![a + j]!, keptByteStart: cuts[4]![a + j]!, count: cuts[5]![a + j]!, docs: cuts[6]![a + j]! };
       };
       // The units are split again only where something is cut or a top unit's text is taken.
       const top = x.tops.get(g);

@@ -82,7 +82,15 @@ export function runSpansFind(workDir: string, job: JobSpec, p: number): Promise<
         const i = table.find(hi[r]!, lo[r]!);
         const removed = keepFirst ? !(table.firstDoc(i) === base[g]! + doc[r]! && table.firstPos(i) === k[r]) : table.docs(i) >= o.minDocs!;
         if (!removed) continue;
-        const row = [doc[r]!, k[r]!, keepFirst ? table.firstDoc(i) : NONE, keepFirst ? table.firstCp(i) : NONE, keepFirst ? table.firstByte(i) : NONE, table.count(i), table.docs(i)];
+        const row = [
+          doc[r]!,
+          k[r]!,
+          keepFirst ? table.firstDoc(i) : NONE,
+          keepFirst ? table.firstCp(i) : NONE,
+          keepFirst ? table.firstByte(i) : NONE,
+          table.count(i),
+          table.docs(i),
+        ];
         for (let c = 0; c < CUT_COLUMNS; c++) cols[c]!.push(row[c]!);
         group.push(g);
       }

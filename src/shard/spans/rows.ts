@@ -21,7 +21,10 @@ export function readRows(file: string, shape: { width: number; n: number }, from
   const fd = openSync(file, 'r');
   try {
     const size = fstatSync(fd).size;
-    if (size !== 4 * width * n) throw new DamagedFileError(`${file}: ${size} bytes, not the ${4 * width * n} of its marker's ${n} rows: the work dir is damaged; delete the task's directory to run it again`);
+    if (size !== 4 * width * n)
+      throw new DamagedFileError(
+        `${file}: ${size} bytes, not the ${4 * width * n} of its marker's ${n} rows: the work dir is damaged; delete the task's directory to run it again`,
+      );
     return Array.from({ length: width }, (_, c) => {
       const out = new Uint32Array(to - from);
       if (to > from) readSync(fd, new Uint8Array(out.buffer), 0, 4 * (to - from), 4 * (c * n + from));

@@ -17,7 +17,19 @@ import type { SpansHashMarker } from './hash.js';
 
 /** What `neardup spans` reports, from the markers of the finished job in `dir`. */
 export function summarizeSpans(dir: string, job: JobSpec): SpansFileResult & { outputs: string[] } {
-  const s: SpansSummary = { documents: 0, units: 0, distinctUnits: 0, repeatedUnits: 0, unitsRemoved: 0, textBytes: 0, bytesRemoved: 0, documentsChanged: 0, documentsEmptied: 0, documentsDropped: 0, top: [] };
+  const s: SpansSummary = {
+    documents: 0,
+    units: 0,
+    distinctUnits: 0,
+    repeatedUnits: 0,
+    unitsRemoved: 0,
+    textBytes: 0,
+    bytesRemoved: 0,
+    documentsChanged: 0,
+    documentsEmptied: 0,
+    documentsDropped: 0,
+    top: [],
+  };
   let skipped = 0;
   let format = '';
   for (let g = 0; g < taskCount(job, 'spans-hash'); g++) {

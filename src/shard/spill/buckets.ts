@@ -96,7 +96,7 @@ export class KeyBuckets {
 
   private flush(b: number): void {
     const n = this.used[b]! * ROW_BYTES;
-    for (let at = 0; at < n; ) at += writeSync(this.fds[b]!, this.buf[b]!, at, n - at);
+    for (let at = 0; at < n;) at += writeSync(this.fds[b]!, this.buf[b]!, at, n - at);
     this.used[b] = 0;
   }
 
@@ -128,9 +128,9 @@ export class KeyBuckets {
     const piece = Buffer.allocUnsafe(Math.min(n, 65536) * ROW_BYTES);
     const fd = openSync(this.files[b]!, 'r');
     try {
-      for (let done = 0; done < n; ) {
+      for (let done = 0; done < n;) {
         const want = Math.min(n - done, piece.length / ROW_BYTES) * ROW_BYTES;
-        for (let got = 0; got < want; ) {
+        for (let got = 0; got < want;) {
           const r = readSync(fd, piece, got, want - got, done * ROW_BYTES + got);
           if (r === 0) throw new Error(`${this.files[b]}: shorter than its rows`);
           got += r;

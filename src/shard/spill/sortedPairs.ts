@@ -114,14 +114,14 @@ export function spillSortedPairs(o: { raw: RawPairs; members: Float64Array; dir:
       buckets.forEach(({ from, to, start, x, y, v }) => {
         for (let k = 0; k < to - from; k++) if (start[k + 1]! - start[k]! > 1) sortSegment(y, v, start[k]!, start[k + 1]!);
         const buf = Buffer.allocUnsafe(Math.min(x.length, READ_ROWS) * ROW_BYTES);
-        for (let i = 0; i < x.length; ) {
+        for (let i = 0; i < x.length;) {
           let at = 0;
           for (; i < x.length && at < buf.length; i++, at += ROW_BYTES) {
             buf.writeInt32LE(x[i]!, at);
             buf.writeInt32LE(y[i]!, at + 4);
             buf.writeDoubleLE(v[i]!, at + 8);
           }
-          for (let w = 0; w < at; ) w += writeSync(fd, buf, w, at - w);
+          for (let w = 0; w < at;) w += writeSync(fd, buf, w, at - w);
         }
       });
     } finally {
@@ -143,9 +143,9 @@ function readSpilled(file: string, count: number, each: (a: Int32Array, b: Int32
   const sims = new Float64Array(rows);
   const fd = openSync(file, 'r');
   try {
-    for (let done = 0; done < count; ) {
+    for (let done = 0; done < count;) {
       const n = Math.min(rows, count - done);
-      for (let got = 0; got < n * ROW_BYTES; ) {
+      for (let got = 0; got < n * ROW_BYTES;) {
         const r = readSync(fd, buf, got, n * ROW_BYTES - got, done * ROW_BYTES + got);
         if (r === 0) throw new Error(`${file}: shorter than its ${count} pairs`);
         got += r;

@@ -106,7 +106,8 @@ export function runComponents(workDir: string, job: JobSpec, g: number): Promise
         const memberAt = new Int32Array(V);
         for (;;) {
           let best = -1;
-          for (let v = 0; v < V; v++) if (next[v]! < pieces[v]!.min.length && (best < 0 || pieces[v]!.min[next[v]!]! < pieces[best]!.min[next[best]!]!)) best = v;
+          for (let v = 0; v < V; v++)
+            if (next[v]! < pieces[v]!.min.length && (best < 0 || pieces[v]!.min[next[v]!]! < pieces[best]!.min[next[best]!]!)) best = v;
           if (best < 0) break;
           const p = pieces[best]!;
           const k = next[best]!++;
@@ -178,14 +179,33 @@ export function groupAssignment(workDir: string, job: JobSpec, f: number): Group
     try {
       const ps = file.f64('pstart', f, f + 2);
       const [a, b] = [ps[0]!, ps[1]!];
-      if (b > a) parts.push({ shard: file.u32('shard', a, b), doc: file.u32('doc', a, b), cluster: file.i32('cluster', a, b), rep: file.f64('rep', a, b), repId: file.strings('repId').range(a, b), size: file.i32('size', a, b), sim: file.f64('sim', a, b), id: file.strings('id').range(a, b) });
+      if (b > a)
+        parts.push({
+          shard: file.u32('shard', a, b),
+          doc: file.u32('doc', a, b),
+          cluster: file.i32('cluster', a, b),
+          rep: file.f64('rep', a, b),
+          repId: file.strings('repId').range(a, b),
+          size: file.i32('size', a, b),
+          sim: file.f64('sim', a, b),
+          id: file.strings('id').range(a, b),
+        });
     } finally {
       file.close();
     }
   }
   if (parts.length === 1) return parts[0]!;
   const n = parts.reduce((x, p) => x + p.doc.length, 0);
-  const out: GroupAssignment = { shard: new Uint32Array(n), doc: new Uint32Array(n), cluster: new Int32Array(n), rep: new Float64Array(n), repId: new Array<string>(n), size: new Int32Array(n), sim: new Float64Array(n), id: new Array<string>(n) };
+  const out: GroupAssignment = {
+    shard: new Uint32Array(n),
+    doc: new Uint32Array(n),
+    cluster: new Int32Array(n),
+    rep: new Float64Array(n),
+    repId: new Array<string>(n),
+    size: new Int32Array(n),
+    sim: new Float64Array(n),
+    id: new Array<string>(n),
+  };
   const at = new Int32Array(parts.length);
   for (let i = 0; i < n; i++) {
     let best = -1;
@@ -248,7 +268,11 @@ export function clusterTotals(workDir: string, job: JobSpec): ClusterTotals {
 function mergeRemoval(a: RemovalSummary | undefined, b: RemovalSummary): RemovalSummary {
   if (!a) return { ...b };
   // The fields in the order one process writes them (the --json summary prints this object).
-  const out: RemovalSummary = { rule: b.rule, ...(a.verifiedDrops !== undefined || b.verifiedDrops !== undefined ? { verifiedDrops: (a.verifiedDrops ?? 0) + (b.verifiedDrops ?? 0) } : {}), clusterDrops: a.clusterDrops + b.clusterDrops };
+  const out: RemovalSummary = {
+    rule: b.rule,
+    ...(a.verifiedDrops !== undefined || b.verifiedDrops !== undefined ? { verifiedDrops: (a.verifiedDrops ?? 0) + (b.verifiedDrops ?? 0) } : {}),
+    clusterDrops: a.clusterDrops + b.clusterDrops,
+  };
   if (a.largestCluster !== undefined || b.largestCluster !== undefined) out.largestCluster = Math.max(a.largestCluster ?? 0, b.largestCluster ?? 0);
   const low = Math.min(a.lowestSimilarity ?? Infinity, b.lowestSimilarity ?? Infinity);
   if (low !== Infinity) out.lowestSimilarity = low;

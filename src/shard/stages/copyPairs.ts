@@ -26,7 +26,9 @@ export function jobHasCopies(workDir: string, job: JobSpec): boolean {
 
 /** The refusal past --max-pairs, in the words of the join's. */
 export function tooManyPairs(count: number, job: JobSpec): UsageError {
-  return new UsageError(`${count} near-duplicate pairs once exact copies are listed, more than ${job.maxBucketPairs}; raise --max-pairs, or ask for --output clusters or dedup`);
+  return new UsageError(
+    `${count} near-duplicate pairs once exact copies are listed, more than ${job.maxBucketPairs}; raise --max-pairs, or ask for --output clusters or dedup`,
+  );
 }
 
 /** A decide task's components, to write the pairs of (see {@link writeCopyPairs}). */

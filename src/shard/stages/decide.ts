@@ -20,6 +20,9 @@
  *   or the best reference match), repId (string), size (int32; -1 with --against), sim (float64: to
  *   rep; NaN for a kept member or where unknown), id (string), grouped as clusters.bin (with
  *   --against: one row per matched corpus document, by its group, ascending).
+ *
+ * Why this file is long: one stage's task, in memory and out of core, with the counters the
+ * summary sums.
  * @module
  */
 import { rmSync } from 'node:fs';
@@ -144,7 +147,13 @@ export function runDecide(workDir: string, job: JobSpec, g: number): Promise<Dec
 }
 
 /** What a decide task decides from: its verified pairs, its documents (`docOffset`: each shard's first number) and their sets. */
-interface DecideInput { job: JobSpec; pairs: PositionPairs; docOffset: Float64Array; docs: JobDocs; sets: SetSource }
+interface DecideInput {
+  job: JobSpec;
+  pairs: PositionPairs;
+  docOffset: Float64Array;
+  docs: JobDocs;
+  sets: SetSource;
+}
 
 /** Decides a decide task's components (see the module comment). */
 async function decide(t: DecideInput): Promise<Decisions> {
@@ -182,7 +191,11 @@ export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, do
 }
 
 /** The clustered documents' ids by position and, with a keep policy that ranks by a value, their keys. */
-function readIds(job: JobSpec, members: Float64Array, o: { docOffset: Float64Array; docs: JobDocs; rule: KeepRule }): { ids: DocIds; key?: Float64Array; keyLo?: Float64Array } {
+function readIds(
+  job: JobSpec,
+  members: Float64Array,
+  o: { docOffset: Float64Array; docs: JobDocs; rule: KeepRule },
+): { ids: DocIds; key?: Float64Array; keyLo?: Float64Array } {
   const { docOffset, docs, rule } = o;
   const P = members.length;
   const ids = docIds(P);
@@ -238,7 +251,11 @@ async function clustersOf({ job, pairs, docOffset, docs, sets }: DecideInput): P
     writeClusterLine(line, ids, { order, j0, j1: start[k + 1]!, kept, verdicts: verified });
   }
   const { recall, copyPairs } = recallOf(job, pairs, { units, clusterOf, K });
-  const sim = verified ? verified.similarity : needsSimilarities(job) ? await similaritiesToKept(pairs, repsOf(members, repPos), sets, units.repPos) : new Float64Array(P).fill(NaN);
+  const sim = verified
+    ? verified.similarity
+    : needsSimilarities(job)
+    ? await similaritiesToKept(pairs, repsOf(members, repPos), sets, units.repPos)
+    : new Float64Array(P).fill(NaN);
   const removal = removalOf({ pairs, rule, key, keyLo, units, verified, sim, size });
   const rows = { members, order, start, size, repPos, sim, ids };
   return {
@@ -251,7 +268,18 @@ async function clustersOf({ job, pairs, docOffset, docs, sets }: DecideInput): P
 }
 
 /** What each removal rule drops, for the marker (the cluster rule's says what the verified rule would drop, and how far its dropped members can be). */
-function removalOf(o: { pairs: PositionPairs; rule: KeepRule; key?: Float64Array; keyLo?: Float64Array; units: PositionUnits; verified?: Removal; sim: Float64Array; size: Int32Array }): RemovalSummary {
+function removalOf(
+  o: {
+    pairs: PositionPairs;
+    rule: KeepRule;
+    key?: Float64Array;
+    keyLo?: Float64Array;
+    units: PositionUnits;
+    verified?: Removal;
+    sim: Float64Array;
+    size: Int32Array;
+  },
+): RemovalSummary {
   const { pairs, rule, verified, sim, size } = o;
   const P = pairs.members.length;
   const K = size.length;
@@ -271,7 +299,9 @@ function repsOf(members: Float64Array, repPos: Int32Array): Float64Array {
 }
 
 /** The member rows, cluster after cluster (cluster k's members are positions order[start[k]..start[k + 1])). */
-function memberRows(o: { members: Float64Array; order: Int32Array; start: Int32Array; size: Int32Array; repPos: Int32Array; sim: Float64Array; ids: DocIds }): MemberColumns {
+function memberRows(
+  o: { members: Float64Array; order: Int32Array; start: Int32Array; size: Int32Array; repPos: Int32Array; sim: Float64Array; ids: DocIds },
+): MemberColumns {
   const { members, order, start, size, repPos, sim, ids } = o;
   const P = members.length;
   const doc = new Float64Array(P);
@@ -302,7 +332,11 @@ function memberRows(o: { members: Float64Array; order: Int32Array; start: Int32A
  * stands for, and copies are pairs at similarity 1. The pairs are read in their order (spilled or
  * not): the sums are the same floats.
  */
-function recallOf(job: JobSpec, pairs: PositionPairs, o: { units: PositionUnits; clusterOf: Int32Array; K: number }): { recall: RecallParts; copyPairs: number } {
+function recallOf(
+  job: JobSpec,
+  pairs: PositionPairs,
+  o: { units: PositionUnits; clusterOf: Int32Array; K: number },
+): { recall: RecallParts; copyPairs: number } {
   const { units, clusterOf, K } = o;
   const acc = new RecallAccumulator(job.bands, job.rows, Math.max(1, K));
   const c = pairs.copyRep.length;
@@ -329,7 +363,9 @@ function recallOf(job: JobSpec, pairs: PositionPairs, o: { units: PositionUnits;
  * i joins representatives A[i] and B[i]; copy groups are `units`), ranked by the keep policy's
  * `key` (by position) or in document order.
  */
-function verifiedOfPositions({ pairs, rule, key, keyLo, units }: { pairs: PositionPairs; rule: KeepRule; key?: Float64Array; keyLo?: Float64Array; units: PositionUnits }): Removal {
+function verifiedOfPositions(
+  { pairs, rule, key, keyLo, units }: { pairs: PositionPairs; rule: KeepRule; key?: Float64Array; keyLo?: Float64Array; units: PositionUnits },
+): Removal {
   const P = pairs.members.length;
   // Without copies every position is its own unit: the pairs' positions serve as they are.
   const unitOf = pairs.copyRep.length > 0 ? units.unitOf : undefined;
@@ -346,7 +382,11 @@ function verifiedOfPositions({ pairs, rule, key, keyLo, units }: { pairs: Positi
     const b = unitOf ? Int32Array.from(pairs.b, (p) => unitOf[p]!) : pairs.b;
     walk = (order) => decideUnits({ units: units.count, count: pairs.count, a, b, similarity: pairs.sims }, order);
   }
-  const ranking: KeepRanking = rule.kind === 'none' ? { none: true } : key ? { values: key, lo: keyLo, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 } : {};
+  const ranking: KeepRanking = rule.kind === 'none'
+    ? { none: true }
+    : key
+    ? { values: key, lo: keyLo, sign: rule.kind === 'longest' || rule.kind === 'max' ? 1 : -1 }
+    : {};
   return verifiedRemovalBy(P, { units: units.count, inPair, walk }, ranking, units);
 }
 

@@ -151,4 +151,3 @@ function distinctOf(xs: readonly Float64Array[]): Float64Array {
   for (let i = 0; i < m; i++) if (P === 0 || all[i] !== all[P - 1]) all[P++] = all[i]!;
   return Float64Array.from(all.subarray(0, P));
 }
-

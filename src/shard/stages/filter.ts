@@ -73,18 +73,22 @@ async function filterShard(ctx: FilterContext, s: number, rows: { all: GroupAssi
       const dup = hit && rep[k] !== own && rep[k]! >= 0;
       const v = hit
         ? {
-            keep: !job.against && rep[k] === own,
-            cluster: cluster[k]! >= 0 ? cluster[k]! : undefined,
-            clusterSize: size[k]! >= 0 ? size[k]! : undefined,
-            duplicateOf: dup ? repIds[k] : undefined,
-            similarity: dup && !Number.isNaN(sim[k]!) ? sim[k]! : undefined,
-          }
+          keep: !job.against && rep[k] === own,
+          cluster: cluster[k]! >= 0 ? cluster[k]! : undefined,
+          clusterSize: size[k]! >= 0 ? size[k]! : undefined,
+          duplicateOf: dup ? repIds[k] : undefined,
+          similarity: dup && !Number.isNaN(sim[k]!) ? sim[k]! : undefined,
+        }
         : { keep: true };
       if (hit) k++;
       d++;
       return v;
     };
-    const { written } = await rewriteFile(shard.path, out, { ...job.read }, { mode: annotate ? 'annotate' : 'dedup', verdict, tagPrefix: job.output.tagPrefix });
+    const { written } = await rewriteFile(shard.path, out, { ...job.read }, {
+      mode: annotate ? 'annotate' : 'dedup',
+      verdict,
+      tagPrefix: job.output.tagPrefix,
+    });
     if (d !== num.markers[s]!.docs) throw new Error(`${shard.path} changed since it was signed (${d} documents now, ${num.markers[s]!.docs} then)`);
     return { written, output: out, outputBytes: (await fsp.stat(out)).size };
   }

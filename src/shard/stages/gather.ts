@@ -29,7 +29,7 @@ function neededDocs(needs: readonly ColumnFile[], s: number): Uint32Array {
   const all = new U32Buf(1 << 10);
   for (const f of needs) {
     const ns = f.f64('nstart', s, s + 2);
-    if (ns[1]! > ns[0]!) for (const d of f.u32('doc', ns[0]!, ns[1]!)) all.push(d);
+    if (ns[1]! > ns[0]!) { for (const d of f.u32('doc', ns[0]!, ns[1]!)) all.push(d); }
   }
   const v = all.view().slice().sort();
   const out = new U32Buf(v.length);
@@ -54,7 +54,9 @@ export function runGather(workDir: string, job: JobSpec, t: number): Promise<obj
     { workDir, job, stage: 'gather', task: t },
     (s) => gatherShard({ workDir, job, num, needs, out }, s),
     async (dir) => {
-      await writeColumns(path.join(dir, 'texts.bin'), 'texts', job.id, {}, { doc: out.doc.view(), text: out.texts, sstart: Float64Array.from(out.sstart) }, { block: 2048 });
+      await writeColumns(path.join(dir, 'texts.bin'), 'texts', job.id, {}, { doc: out.doc.view(), text: out.texts, sstart: Float64Array.from(out.sstart) }, {
+        block: 2048,
+      });
     },
   ).finally(() => {
     for (const f of needs) f.close();

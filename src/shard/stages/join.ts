@@ -120,176 +120,190 @@ function checkIds(workDir: string, job: JobSpec, p: number): void {
  * A join task's big arrays, kept between the tasks of a process: made afresh in each task, their
  * page faults and collections cost a worker process with a larger heap up to a third more.
  */
-const scratchPool = new Reusable(() => ({ rows: new RowBucketScratch(), pairs: [0, 1, 2, 3].map(() => new U32Buf(1 << 12)), reps: new Int32Array(64), sizes: new Float64Array(64) }));
+const scratchPool = new Reusable(() => ({
+  rows: new RowBucketScratch(),
+  pairs: [0, 1, 2, 3].map(() => new U32Buf(1 << 12)),
+  reps: new Int32Array(64),
+  sizes: new Float64Array(64),
+}));
 
 /** Runs join task `p` (idempotent). */
 export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinMarker> {
-  return commitTask<JoinMarker>({ workDir, job, stage: 'join', task: p }, (dir) => scratchPool.with(async (scratch) => {
-    const S = job.shards.length;
-    // Partition p's rows of every sign output, read straight into the kept arrays: first the row
-    // ranges (and so n), then each column into its place.
-    const ranges: { t: number; a: number; b: number }[] = [];
-    let n = 0;
-    for (let t = 0; t < taskCount(job, 'sign'); t++) {
-      requireMarker(workDir, job, 'sign', t);
-      const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
-      try {
-        const ps = f.f64('pstart', p, p + 2);
-        if (ps[1]! > ps[0]!) ranges.push({ t, a: ps[0]!, b: ps[1]! });
-        n += Math.max(0, ps[1]! - ps[0]!);
-      } finally {
-        f.close();
-      }
-    }
-    checkIds(workDir, job, p);
-    const B = scratch.rows.u32('B', n);
-    const H = scratch.rows.u32('H', n);
-    const L = scratch.rows.u32('L', n);
-    const Sh = scratch.rows.u32('Sh', n);
-    const D = scratch.rows.u32('D', n);
-    const T0 = scratch.rows.u32('T0', n);
-    const T1 = scratch.rows.u32('T1', n);
-    let at = 0;
-    for (const { t, a, b } of ranges) {
-      const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
-      try {
-        f.u32Into('band', a, b, B.subarray(at));
-        f.u32Into('hi', a, b, H.subarray(at));
-        f.u32Into('lo', a, b, L.subarray(at));
-        f.u32Into('shard', a, b, Sh.subarray(at));
-        f.u32Into('doc', a, b, D.subarray(at));
-        f.u32Into('th0', a, b, T0.subarray(at));
-        f.u32Into('th1', a, b, T1.subarray(at));
-      } finally {
-        f.close();
-      }
-      at += b - a;
-    }
-    const side = job.shards.map((sh) => sh.side);
-    const [pA, pDocA, pShardB, pDocB] = scratch.pairs as [U32Buf, U32Buf, U32Buf, U32Buf];
-    pA.length = pDocA.length = pShardB.length = pDocB.length = 0;
-    // Needed documents marked by row, one byte per row of this partition (a sort of every group's
-    // members, with repeats, was a sixth of this stage; a byte per corpus document would grow with
-    // the corpus, not the partition).
-    const needed = new Uint8Array(n);
-    const marker: JoinMarker = { keys: n, pairRows: 0, sharedBuckets: 0, largestBucket: 0, copies: 0, copyPairs: 0 };
-    const fold = !job.against;
-    // Copy members (rep row, member row) and weighted candidate rows (row x, row y, weight): few, in plain arrays of numbers.
-    const copyRows: number[] = [];
-    const weighted: number[] = [];
-    const emit = (x: number, y: number): void => {
-      pA.push(Sh[x]!);
-      pDocA.push(D[x]!);
-      pShardB.push(Sh[y]!);
-      pDocB.push(D[y]!);
-    };
-    const tooMany = (): TooManyCandidatesError =>
-      new TooManyCandidatesError(
-        `partition ${p}: more than ${job.maxBucketPairs} candidate pair rows (largest group of documents sharing a band key: ${marker.largestBucket}); raise --max-pairs, or remove exact copies first`,
-      );
-    // Rows were appended in (shard, doc) order, and a group's rows come in that order: x before y.
-    forEachRowBucket(B, H, L, job.bands, (all, size) => {
-      // The bucket's representatives (its members with copies folded) and how many documents each stands for.
-      if (scratch.reps.length < size) {
-        scratch.reps = new Int32Array(size * 2);
-        scratch.sizes = new Float64Array(size * 2);
-      }
-      const members = scratch.reps;
-      const sizes = scratch.sizes;
-      let m = 0;
-      let folded = false;
-      for (let i = 0; i < size; i++) {
-        const x = all[i]!;
-        let j = m;
-        if (fold) for (j = 0; j < m; j++) if (T0[members[j]!] === T0[x] && T1[members[j]!] === T1[x]) break;
-        if (j < m) {
-          sizes[j]!++;
-          folded = true;
-          // Each copy group once: in the bucket of its band-0 key.
-          if (B[x] === 0) copyRows.push(members[j]!, x);
-        } else {
-          members[m] = x;
-          sizes[m++] = 1;
+  return commitTask<JoinMarker>({ workDir, job, stage: 'join', task: p }, (dir) =>
+    scratchPool.with(async (scratch) => {
+      const S = job.shards.length;
+      // Partition p's rows of every sign output, read straight into the kept arrays: first the row
+      // ranges (and so n), then each column into its place.
+      const ranges: { t: number; a: number; b: number }[] = [];
+      let n = 0;
+      for (let t = 0; t < taskCount(job, 'sign'); t++) {
+        requireMarker(workDir, job, 'sign', t);
+        const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
+        try {
+          const ps = f.f64('pstart', p, p + 2);
+          if (ps[1]! > ps[0]!) ranges.push({ t, a: ps[0]!, b: ps[1]! });
+          n += Math.max(0, ps[1]! - ps[0]!);
+        } finally {
+          f.close();
         }
       }
-      if (folded && B[members[0]!] === 0) {
-        for (let j = 0; j < m; j++) {
-          marker.copies! += sizes[j]! - 1;
-          marker.copyPairs! += (sizes[j]! * (sizes[j]! - 1)) / 2;
+      checkIds(workDir, job, p);
+      const B = scratch.rows.u32('B', n);
+      const H = scratch.rows.u32('H', n);
+      const L = scratch.rows.u32('L', n);
+      const Sh = scratch.rows.u32('Sh', n);
+      const D = scratch.rows.u32('D', n);
+      const T0 = scratch.rows.u32('T0', n);
+      const T1 = scratch.rows.u32('T1', n);
+      let at = 0;
+      for (const { t, a, b } of ranges) {
+        const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
+        try {
+          f.u32Into('band', a, b, B.subarray(at));
+          f.u32Into('hi', a, b, H.subarray(at));
+          f.u32Into('lo', a, b, L.subarray(at));
+          f.u32Into('shard', a, b, Sh.subarray(at));
+          f.u32Into('doc', a, b, D.subarray(at));
+          f.u32Into('th0', a, b, T0.subarray(at));
+          f.u32Into('th1', a, b, T1.subarray(at));
+        } finally {
+          f.close();
         }
+        at += b - a;
       }
-      if (m < 2) return;
-      marker.sharedBuckets++;
-      if (m > marker.largestBucket) marker.largestBucket = m;
-      const before = pA.length;
-      if (!job.against) {
-        // Every pair of the group: room for all at once, then plain stores.
-        const k = (m * (m - 1)) / 2;
-        if (before + k > job.maxBucketPairs) throw tooMany();
-        const a = pA.room(k);
-        const da = pDocA.room(k);
-        const sb = pShardB.room(k);
-        const db = pDocB.room(k);
-        let w = before;
-        for (let i = 0; i < m; i++) {
-          const x = members[i]!;
-          const sx = Sh[x]!;
-          const dx = D[x]!;
-          for (let j = i + 1; j < m; j++) {
-            const y = members[j]!;
-            a[w] = sx;
-            da[w] = dx;
-            sb[w] = Sh[y]!;
-            db[w] = D[y]!;
-            w++;
+      const side = job.shards.map((sh) => sh.side);
+      const [pA, pDocA, pShardB, pDocB] = scratch.pairs as [U32Buf, U32Buf, U32Buf, U32Buf];
+      pA.length =
+        pDocA.length =
+        pShardB.length =
+        pDocB.length =
+          0;
+      // Needed documents marked by row, one byte per row of this partition (a sort of every group's
+      // members, with repeats, was a sixth of this stage; a byte per corpus document would grow with
+      // the corpus, not the partition).
+      const needed = new Uint8Array(n);
+      const marker: JoinMarker = { keys: n, pairRows: 0, sharedBuckets: 0, largestBucket: 0, copies: 0, copyPairs: 0 };
+      const fold = !job.against;
+      // Copy members (rep row, member row) and weighted candidate rows (row x, row y, weight): few, in plain arrays of numbers.
+      const copyRows: number[] = [];
+      const weighted: number[] = [];
+      const emit = (x: number, y: number): void => {
+        pA.push(Sh[x]!);
+        pDocA.push(D[x]!);
+        pShardB.push(Sh[y]!);
+        pDocB.push(D[y]!);
+      };
+      const tooMany = (): TooManyCandidatesError =>
+        new TooManyCandidatesError(
+          `partition ${p}: more than ${job.maxBucketPairs} candidate pair rows (largest group of documents sharing a band key: ${marker.largestBucket}); raise --max-pairs, or remove exact copies first`,
+        );
+      // Rows were appended in (shard, doc) order, and a group's rows come in that order: x before y.
+      forEachRowBucket(B, H, L, job.bands, (all, size) => {
+        // The bucket's representatives (its members with copies folded) and how many documents each stands for.
+        if (scratch.reps.length < size) {
+          scratch.reps = new Int32Array(size * 2);
+          scratch.sizes = new Float64Array(size * 2);
+        }
+        const members = scratch.reps;
+        const sizes = scratch.sizes;
+        let m = 0;
+        let folded = false;
+        for (let i = 0; i < size; i++) {
+          const x = all[i]!;
+          let j = m;
+          if (fold) { for (j = 0; j < m; j++) if (T0[members[j]!] === T0[x] && T1[members[j]!] === T1[x]) break; }
+          if (j < m) {
+            sizes[j]!++;
+            folded = true;
+            // Each copy group once: in the bucket of its band-0 key.
+            if (B[x] === 0) copyRows.push(members[j]!, x);
+          } else {
+            members[m] = x;
+            sizes[m++] = 1;
           }
         }
-        pA.length = pDocA.length = pShardB.length = pDocB.length = w;
-        if (folded) {
+        if (folded && B[members[0]!] === 0) {
+          for (let j = 0; j < m; j++) {
+            marker.copies! += sizes[j]! - 1;
+            marker.copyPairs! += (sizes[j]! * (sizes[j]! - 1)) / 2;
+          }
+        }
+        if (m < 2) return;
+        marker.sharedBuckets++;
+        if (m > marker.largestBucket) marker.largestBucket = m;
+        const before = pA.length;
+        if (!job.against) {
+          // Every pair of the group: room for all at once, then plain stores.
+          const k = (m * (m - 1)) / 2;
+          if (before + k > job.maxBucketPairs) throw tooMany();
+          const a = pA.room(k);
+          const da = pDocA.room(k);
+          const sb = pShardB.room(k);
+          const db = pDocB.room(k);
+          let w = before;
           for (let i = 0; i < m; i++) {
-            for (let j = i + 1; j < m; j++) if (sizes[i]! * sizes[j]! > 1) weighted.push(members[i]!, members[j]!, sizes[i]! * sizes[j]!);
-          }
-        }
-      } else {
-        for (let i = 0; i < m; i++) {
-          const x = members[i]!;
-          for (let j = i + 1; j < m; j++) {
-            const y = members[j]!;
-            if (side[Sh[x]!] !== side[Sh[y]!]) {
-              if (side[Sh[x]!] === 0) emit(x, y);
-              else emit(y, x);
+            const x = members[i]!;
+            const sx = Sh[x]!;
+            const dx = D[x]!;
+            for (let j = i + 1; j < m; j++) {
+              const y = members[j]!;
+              a[w] = sx;
+              da[w] = dx;
+              sb[w] = Sh[y]!;
+              db[w] = D[y]!;
+              w++;
             }
           }
-          if (pA.length > job.maxBucketPairs) throw tooMany();
+          pA.length =
+            pDocA.length =
+            pShardB.length =
+            pDocB.length =
+              w;
+          if (folded) {
+            for (let i = 0; i < m; i++) {
+              for (let j = i + 1; j < m; j++) if (sizes[i]! * sizes[j]! > 1) weighted.push(members[i]!, members[j]!, sizes[i]! * sizes[j]!);
+            }
+          }
+        } else {
+          for (let i = 0; i < m; i++) {
+            const x = members[i]!;
+            for (let j = i + 1; j < m; j++) {
+              const y = members[j]!;
+              if (side[Sh[x]!] !== side[Sh[y]!]) {
+                if (side[Sh[x]!] === 0) emit(x, y);
+                else emit(y, x);
+              }
+            }
+            if (pA.length > job.maxBucketPairs) throw tooMany();
+          }
         }
+        if (pA.length > before) { for (let i = 0; i < m; i++) needed[members[i]!] = 1; }
+      }, scratch.rows);
+      marker.pairRows = pA.length;
+      const pairs = groupBy(pA.view(), S, [pDocA.view(), pShardB.view(), pDocB.view()]);
+      const [docA, shardB, docB] = pairs.columns as [Uint32Array, Uint32Array, Uint32Array];
+      await writeColumns(path.join(dir, 'pairs.bin'), 'candidates', job.id, { partition: p }, { docA, shardB, docB, astart: pairs.start });
+      marker.groupRows = job.groups.slice(1).map((end, q) => pairs.start[end]! - pairs.start[job.groups[q]!]!);
+      // Needed documents, ascending and unique within each shard: rows are in (shard, doc) order, so
+      // a document's marked rows are next to each other.
+      const outDoc = new U32Buf(1 << 12);
+      const nstart = new Float64Array(S + 1);
+      let lastShard = -1;
+      let lastDoc = -1;
+      for (let x = 0; x < n; x++) {
+        if (needed[x] !== 1 || (Sh[x] === lastShard && D[x] === lastDoc)) continue;
+        lastShard = Sh[x]!;
+        lastDoc = D[x]!;
+        outDoc.push(lastDoc);
+        nstart[lastShard + 1]!++;
       }
-      if (pA.length > before) for (let i = 0; i < m; i++) needed[members[i]!] = 1;
-    }, scratch.rows);
-    marker.pairRows = pA.length;
-    const pairs = groupBy(pA.view(), S, [pDocA.view(), pShardB.view(), pDocB.view()]);
-    const [docA, shardB, docB] = pairs.columns as [Uint32Array, Uint32Array, Uint32Array];
-    await writeColumns(path.join(dir, 'pairs.bin'), 'candidates', job.id, { partition: p }, { docA, shardB, docB, astart: pairs.start });
-    marker.groupRows = job.groups.slice(1).map((end, q) => pairs.start[end]! - pairs.start[job.groups[q]!]!);
-    // Needed documents, ascending and unique within each shard: rows are in (shard, doc) order, so
-    // a document's marked rows are next to each other.
-    const outDoc = new U32Buf(1 << 12);
-    const nstart = new Float64Array(S + 1);
-    let lastShard = -1;
-    let lastDoc = -1;
-    for (let x = 0; x < n; x++) {
-      if (needed[x] !== 1 || (Sh[x] === lastShard && D[x] === lastDoc)) continue;
-      lastShard = Sh[x]!;
-      lastDoc = D[x]!;
-      outDoc.push(lastDoc);
-      nstart[lastShard + 1]!++;
-    }
-    for (let s = 0; s < S; s++) nstart[s + 1]! += nstart[s]!;
-    await writeColumns(path.join(dir, 'need.bin'), 'needed-docs', job.id, { partition: p }, { doc: outDoc.view(), nstart });
-    await writeCopies(dir, job, { p, Sh, D, copyRows, weighted });
-    // A partition of exceptionally many pairs does not leave its buffers to the process's next tasks.
-    if (pA.capacity > 1 << 24) scratch.pairs = scratch.pairs.map(() => new U32Buf(1 << 12));
-    return marker;
-  }));
+      for (let s = 0; s < S; s++) nstart[s + 1]! += nstart[s]!;
+      await writeColumns(path.join(dir, 'need.bin'), 'needed-docs', job.id, { partition: p }, { doc: outDoc.view(), nstart });
+      await writeCopies(dir, job, { p, Sh, D, copyRows, weighted });
+      // A partition of exceptionally many pairs does not leave its buffers to the process's next tasks.
+      if (pA.capacity > 1 << 24) scratch.pairs = scratch.pairs.map(() => new U32Buf(1 << 12));
+      return marker;
+    }));
 }
 
 /** A join partition's exact copies: its number, its rows' shards and documents, the rows of copies and of weighted documents. */

@@ -39,7 +39,7 @@ export async function similaritiesToKept(pairs: PositionPairs, rep: Float64Array
     else want.push(p);
   }
   want.sort((x, y) => rep[x]! - rep[y]! || x - y);
-  for (let i = 0; i < want.length; ) {
+  for (let i = 0; i < want.length;) {
     const batch = new Set<number>();
     let j = i;
     while (j < want.length && batch.size < SIM_BATCH) {

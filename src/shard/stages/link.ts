@@ -246,7 +246,11 @@ export function runLink(workDir: string, job: JobSpec, p: number): Promise<LinkM
 }
 
 /** The link marker's `decide` triples: from the rows per group (`pstart`) of bylabel.bin and copies.bin, the lone representatives and the partition's labels. */
-function toDecide(workDir: string, job: JobSpec, rows: { labels: { node: Float64Array; label: Float64Array }; pairs: Float64Array; copies: { pstart: Float64Array; lone: Float64Array } }): number[] {
+function toDecide(
+  workDir: string,
+  job: JobSpec,
+  rows: { labels: { node: Float64Array; label: Float64Array }; pairs: Float64Array; copies: { pstart: Float64Array; lone: Float64Array } },
+): number[] {
   const { labels, pairs, copies } = rows;
   const starts = groupStarts(job, numbering(workDir, job).docOffset);
   const G = starts.length - 1;
@@ -276,7 +280,11 @@ function readLabels(workDir: string, job: JobSpec, round: number, p: number): { 
  * Writes link task p's copies.bin (see the module comment); returns its rows per group (`pstart`)
  * and, per group, the representatives in no verified pair (each clustered with its copies).
  */
-async function writeCopies(at: LinkTask, labels: { node: Float64Array; label: Float64Array }, file: string): Promise<{ pstart: Float64Array; lone: Float64Array }> {
+async function writeCopies(
+  at: LinkTask,
+  labels: { node: Float64Array; label: Float64Array },
+  file: string,
+): Promise<{ pstart: Float64Array; lone: Float64Array }> {
   const { workDir, job, p } = at;
   const { docOffset } = numbering(workDir, job);
   const starts = groupStarts(job, docOffset);

@@ -62,7 +62,12 @@ export async function driveLink(job: JobSpec, runner: RoundRunner): Promise<numb
  * atomically, and a second run of a committed task is a no-op); members stealing at once start
  * from different missing tasks.
  */
-export function memberRunner(own: readonly number[], run: (stage: RoundStage, t: number) => Promise<unknown>, marker: RoundRunner['marker'], timing: { stealAfterMs?: number; pollMs?: number } = {}): RoundRunner {
+export function memberRunner(
+  own: readonly number[],
+  run: (stage: RoundStage, t: number) => Promise<unknown>,
+  marker: RoundRunner['marker'],
+  timing: { stealAfterMs?: number; pollMs?: number } = {},
+): RoundRunner {
   const { stealAfterMs = 2000, pollMs = 250 } = timing;
   return {
     marker,

@@ -82,7 +82,8 @@ export function arrayIndexFromEnv(env: NodeJS.ProcessEnv = process.env): { index
     const min = env.SLURM_ARRAY_TASK_MIN !== undefined ? envInt(env, 'SLURM_ARRAY_TASK_MIN', 0) : 0;
     if (id < min) throw new UsageError(`SLURM_ARRAY_TASK_ID ${id} is below SLURM_ARRAY_TASK_MIN ${min}`);
     const count = env.SLURM_ARRAY_TASK_COUNT !== undefined ? envInt(env, 'SLURM_ARRAY_TASK_COUNT', 1) : undefined;
-    if (count !== undefined && id - min >= count) throw new UsageError(`SLURM_ARRAY_TASK_ID ${id} is not below SLURM_ARRAY_TASK_MIN + SLURM_ARRAY_TASK_COUNT (${min} + ${count})`);
+    if (count !== undefined && id - min >= count)
+      throw new UsageError(`SLURM_ARRAY_TASK_ID ${id} is not below SLURM_ARRAY_TASK_MIN + SLURM_ARRAY_TASK_COUNT (${min} + ${count})`);
     return { index: id - min, members: count };
   }
   if (env.JOB_COMPLETION_INDEX !== undefined) return { index: envInt(env, 'JOB_COMPLETION_INDEX', 0) };

@@ -30,6 +30,6 @@ const signers = new Map<string, Reusable<TextSigner>>();
 export function withSigner<R>(job: JobSpec, fn: (signer: TextSigner) => Promise<R>): Promise<R> {
   const key = JSON.stringify([job.shingle, job.minhash]);
   let pool = signers.get(key);
-  if (!pool) signers.set(key, (pool = new Reusable(() => createTextSigner({ shingle: job.shingle, minhash: job.minhash }))));
+  if (!pool) signers.set(key, pool = new Reusable(() => createTextSigner({ shingle: job.shingle, minhash: job.minhash })));
   return pool.with(fn);
 }

@@ -70,7 +70,11 @@ function groupPairs(workDir: string, job: JobSpec, q: number, docOffset: Float64
  * Group q's rows of one file of every join task (grouped by first shard with `astart`), as global
  * document numbers a and b, in join task order; with `weights`, the rows' `w` column too.
  */
-function joinRowsOfGroup(at: { workDir: string; job: JobSpec; docOffset: Float64Array }, q: number, of: { file: string; kind: string; weights: boolean }): { a: Float64Array; b: Float64Array; w?: Float64Array } {
+function joinRowsOfGroup(
+  at: { workDir: string; job: JobSpec; docOffset: Float64Array },
+  q: number,
+  of: { file: string; kind: string; weights: boolean },
+): { a: Float64Array; b: Float64Array; w?: Float64Array } {
   const { workDir, job, docOffset } = at;
   const first = job.groups[q]!;
   const end = job.groups[q + 1]!;
@@ -175,7 +179,7 @@ export function runRoute(workDir: string, job: JobSpec, q: number): Promise<Rout
     // Without gather, whose tasks checked every shard, route does: a shard changed since sign is
     // refused before verification reads lines of it by offset.
     const { first, end } = shardsOfTask(job, q);
-    if (job.gather === false) for (let s = first; s < end; s++) checkShard(workDir, job, s);
+    if (job.gather === false) { for (let s = first; s < end; s++) checkShard(workDir, job, s); }
     const starts = groupStarts(job, docOffset);
     const lo = starts[q]!;
     const { a, b } = groupPairs(workDir, job, q, docOffset);

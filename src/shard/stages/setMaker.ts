@@ -90,7 +90,7 @@ export class SetMaker {
     let spec = this.specs.get(s);
     if (!spec) {
       checkShard(this.workDir, this.job, s);
-      this.specs.set(s, (spec = shardLineSpec(this.job, s, true)!));
+      this.specs.set(s, spec = shardLineSpec(this.job, s, true)!);
     }
     const starts = new Float64Array(want.length);
     const lengths = new Int32Array(want.length);
@@ -136,28 +136,29 @@ export interface SetSource {
 export function withSets<T>(workDir: string, job: JobSpec, docs: JobDocs, fn: (sets: SetSource) => Promise<T>): Promise<T> {
   const num = numbering(workDir, job);
   const gathered = gatheredShards(workDir, job);
-  return withSigner(job, (signer) => scratchPool.with(async (scratch) => {
-    const maker = new SetMaker({ workDir, job, docs, gathered }, signer, scratch.setTable);
-    const r = await fn({
-      load: (keys) => makeSets(maker, keys, num.docOffset, scratch.sets),
-      jaccard: (x, y) => {
-        scratch.table.load(scratch.sets.get(x));
-        return probeJaccardAtLeast(scratch.table, scratch.sets.get(y), 0);
-      },
+  return withSigner(job, (signer) =>
+    scratchPool.with(async (scratch) => {
+      const maker = new SetMaker({ workDir, job, docs, gathered }, signer, scratch.setTable);
+      const r = await fn({
+        load: (keys) => makeSets(maker, keys, num.docOffset, scratch.sets),
+        jaccard: (x, y) => {
+          scratch.table.load(scratch.sets.get(x));
+          return probeJaccardAtLeast(scratch.table, scratch.sets.get(y), 0);
+        },
+      });
+      maker.checkRead();
+      return r;
+    })).finally(() => {
+      gathered.close();
+      closeRangeFiles();
     });
-    maker.checkRead();
-    return r;
-  })).finally(() => {
-    gathered.close();
-    closeRangeFiles();
-  });
 }
 
 /** Makes the sets of `keys` (global numbers, ascending) into `sets`, shard by shard. */
 export async function makeSets(maker: SetMaker, keys: Float64Array, docOffset: Float64Array, sets: BatchSets): Promise<void> {
   sets.clear();
   let s = 0;
-  for (let j = 0; j < keys.length; ) {
+  for (let j = 0; j < keys.length;) {
     while (keys[j]! >= docOffset[s + 1]!) s++;
     let k = j;
     while (k < keys.length && keys[k]! < docOffset[s + 1]!) k++;

@@ -40,17 +40,18 @@ import { keepNeedsValues, keepReadError, keepReadOptions, keepValue, parseKeepPo
 /** Runs sign task `t` (idempotent): signs each shard of its group into one keys file (and one ids file). */
 export function runSign(workDir: string, job: JobSpec, t: number): Promise<object> {
   // One signer for the task's shards (and the process's next tasks): each has its own WebAssembly memory, costly to make per tiny shard.
-  return withSigner(job, (signer) => outputs.with(async (kept) => {
-    // Kept between a process's tasks: rows grown afresh per task left glibc's heap 50 MB larger after 8.
-    if (kept.out?.keyRows.partitions !== job.partitions) kept.out = new SignOutput(job.partitions);
-    const out = kept.out;
-    out.clear();
-    return runPerShard<SignMarker>(
-      { workDir, job, stage: 'sign', task: t },
-      (s) => signShard({ workDir, job, signer, out, s }),
-      (dir) => out.write(dir, job, keepRule(job) !== undefined),
-    );
-  }));
+  return withSigner(job, (signer) =>
+    outputs.with(async (kept) => {
+      // Kept between a process's tasks: rows grown afresh per task left glibc's heap 50 MB larger after 8.
+      if (kept.out?.keyRows.partitions !== job.partitions) kept.out = new SignOutput(job.partitions);
+      const out = kept.out;
+      out.clear();
+      return runPerShard<SignMarker>(
+        { workDir, job, stage: 'sign', task: t },
+        (s) => signShard({ workDir, job, signer, out, s }),
+        (dir) => out.write(dir, job, keepRule(job) !== undefined),
+      );
+    }));
 }
 
 /** Sign outputs kept between the tasks of a process (one per running task). */

@@ -99,7 +99,11 @@ export function neighbours(u: Float64Array, v: Float64Array, lo: number, size: n
  * small-star step after). Also says whether every document was already a star's centre or leaf and,
  * if so, each one's label (its centre).
  */
-export function largeStar(g: { start: Float64Array; nbr: Float64Array }, lo: number, out: { push(u: number, v: number): void }): { star: boolean; nodes: number; centres: number; largest: number } {
+export function largeStar(
+  g: { start: Float64Array; nbr: Float64Array },
+  lo: number,
+  out: { push(u: number, v: number): void },
+): { star: boolean; nodes: number; centres: number; largest: number } {
   const size = g.start.length - 1;
   let star = true;
   let nodes = 0;

@@ -67,9 +67,21 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
   for (let g = 0; g < taskCount(job, 'components'); g++) requireMarker(workDir, job, 'components', g);
   const c = clusterTotals(workDir, job);
   const sum: JobSummary = {
-    shards: S, docs: 0, emptyDocs: 0, chars: 0, bytes: 0, skippedRecords: 0, skippedShards: [],
-    sharedBuckets: 0, largestBucket: 0, candidates: 0, pairs: 0, written: 0,
-    clusters: c.clusters, docsInClusters: c.docsInClusters, duplicates: c.duplicates,
+    shards: S,
+    docs: 0,
+    emptyDocs: 0,
+    chars: 0,
+    bytes: 0,
+    skippedRecords: 0,
+    skippedShards: [],
+    sharedBuckets: 0,
+    largestBucket: 0,
+    candidates: 0,
+    pairs: 0,
+    written: 0,
+    clusters: c.clusters,
+    docsInClusters: c.docsInClusters,
+    duplicates: c.duplicates,
     ...(c.referenceMatched !== undefined ? { referenceMatched: c.referenceMatched } : {}),
     ...(c.removal !== undefined ? { removal: c.removal } : {}),
     recall: c.recall,
@@ -130,8 +142,9 @@ export async function writeJobOutput(workDir: string, job: JobSpec, out: string 
   // With exact copies folded, the decide tasks list every pair they stand for (copyPairs.ts).
   const stage = job.output.mode === 'pairs' && !job.against && jobHasCopies(workDir, job) ? 'decide' : 'verify';
   if (stage === 'decide' && counts.pairs > job.maxBucketPairs) throw tooManyPairs(counts.pairs, job);
-  if (job.output.mode === 'pairs') for (let t = 0; t < taskCount(job, stage); t++) files.push(await checkedText({ workDir, job, stage, task: t }, 'pairs.txt'));
-  else for (let g = 0; g < taskCount(job, 'components'); g++) files.push(await checkedText({ workDir, job, stage: 'components', task: g }, 'clusters.jsonl'));
+  if (job.output.mode === 'pairs') {
+    for (let t = 0; t < taskCount(job, stage); t++) files.push(await checkedText({ workDir, job, stage, task: t }, 'pairs.txt'));
+  } else for (let g = 0; g < taskCount(job, 'components'); g++) files.push(await checkedText({ workDir, job, stage: 'components', task: g }, 'clusters.jsonl'));
   const sink = await openOutput(out);
   try {
     if (job.output.mode === 'pairs') {

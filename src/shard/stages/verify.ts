@@ -61,20 +61,22 @@ export function runVerify(workDir: string, job: JobSpec, t: number): Promise<obj
   const num = numbering(workDir, job);
   const docs = jobDocs(workDir, job, num);
   const gathered = gatheredShards(workDir, job);
-  return commitTask<VerifyMarker>({ workDir, job, stage: 'verify', task: t }, (dir) => withSigner(job, (signer) => scratchPool.with(async (scratch) => {
-    const maker = new SetMaker({ workDir, job, docs, gathered }, signer, scratch.setTable);
-    const rows = routedRows(workDir, job, t, num.docOffset);
-    const out = await verifyRows(job, rows, { maker, docOffset: num.docOffset, sets: scratch.sets, table: scratch.table });
-    maker.checkRead();
-    await writeVerified(dir, job, docs, out);
-    const n = rows.sa.length;
-    const firstGroups = n === 0 ? [] : [taskOfShard(job, rows.sa[0]!), taskOfShard(job, rows.sa[n - 1]!)];
-    return { candidates: n, pairs: out.sims.length, sets: out.sets, components: out.components, firstGroups };
-  }))).finally(() => {
-    docs.close();
-    gathered.close();
-    closeRangeFiles();
-  });
+  return commitTask<VerifyMarker>({ workDir, job, stage: 'verify', task: t }, (dir) =>
+    withSigner(job, (signer) =>
+      scratchPool.with(async (scratch) => {
+        const maker = new SetMaker({ workDir, job, docs, gathered }, signer, scratch.setTable);
+        const rows = routedRows(workDir, job, t, num.docOffset);
+        const out = await verifyRows(job, rows, { maker, docOffset: num.docOffset, sets: scratch.sets, table: scratch.table });
+        maker.checkRead();
+        await writeVerified(dir, job, docs, out);
+        const n = rows.sa.length;
+        const firstGroups = n === 0 ? [] : [taskOfShard(job, rows.sa[0]!), taskOfShard(job, rows.sa[n - 1]!)];
+        return { candidates: n, pairs: out.sims.length, sets: out.sets, components: out.components, firstGroups };
+      }))).finally(() => {
+      docs.close();
+      gathered.close();
+      closeRangeFiles();
+    });
 }
 
 /** Opens route task q's pairs.bin. */
@@ -94,13 +96,28 @@ function routedRows(workDir: string, job: JobSpec, t: number, docOffset: Float64
     try {
       const ps = f.f64('pstart', t, t + 2);
       const [lo, hi] = [ps[0]!, ps[1]!];
-      if (hi > lo) parts.push({ sa: f.u32('shardA', lo, hi), a: f.u32('docA', lo, hi), sb: f.u32('shardB', lo, hi), b: f.u32('docB', lo, hi), comp: f.f64('comp', lo, hi) });
+      if (hi > lo)
+        parts.push({
+          sa: f.u32('shardA', lo, hi),
+          a: f.u32('docA', lo, hi),
+          sb: f.u32('shardB', lo, hi),
+          b: f.u32('docB', lo, hi),
+          comp: f.f64('comp', lo, hi),
+        });
     } finally {
       f.close();
     }
   }
   const n = parts.reduce((x, p) => x + p.a.length, 0);
-  const r: RoutedRows = { sa: new Uint32Array(n), a: new Uint32Array(n), sb: new Uint32Array(n), b: new Uint32Array(n), comp: new Float64Array(n), ga: new Float64Array(n), gb: new Float64Array(n) };
+  const r: RoutedRows = {
+    sa: new Uint32Array(n),
+    a: new Uint32Array(n),
+    sb: new Uint32Array(n),
+    b: new Uint32Array(n),
+    comp: new Float64Array(n),
+    ga: new Float64Array(n),
+    gb: new Float64Array(n),
+  };
   const at = new Int32Array(parts.length);
   const ga = (k: number): number => docOffset[parts[k]!.sa[at[k]!]!]! + parts[k]!.a[at[k]!]!;
   const gb = (k: number): number => docOffset[parts[k]!.sb[at[k]!]!]! + parts[k]!.b[at[k]!]!;
@@ -208,7 +225,7 @@ async function verifyRows(job: JobSpec, r: RoutedRows, tools: VerifyTools): Prom
   const { ga, gb } = r;
   const seen = new Set<number>();
   for (let i = 0; i < n; i++) if (i === 0 || r.comp[i] !== r.comp[i - 1]) out.components++;
-  for (let i0 = 0; i0 < n; ) {
+  for (let i0 = 0; i0 < n;) {
     // A batch: whole components until it holds BATCH_DOCS documents, or a big component cut between first documents.
     seen.clear();
     let i1 = i0;
@@ -227,7 +244,7 @@ async function verifyRows(job: JobSpec, r: RoutedRows, tools: VerifyTools): Prom
     let loaded = -1;
     for (let i = i0; i < i1; i++) {
       const ka = ga[i]!;
-      if (ka !== loaded) table.load(sets.get((loaded = ka)));
+      if (ka !== loaded) table.load(sets.get(loaded = ka));
       const sim = probeJaccardAtLeast(table, sets.get(gb[i]!), job.threshold);
       if (sim < 0) continue;
       out.ga.push(ga[i]!);
@@ -252,7 +269,9 @@ async function writeVerified(dir: string, job: JobSpec, docs: JobDocs, out: Veri
   const n = sa.length;
   // Routed rows are sorted by (component, a, b), and a document lies in one component: a stable
   // sort by first document alone gives (a, b) order, i.e. (shardA, docA, shardB, docB).
-  const order = out.wide ? Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => sa[x]! - sa[y]! || oa[x]! - oa[y]! || os[x]! - os[y]! || ob[x]! - ob[y]!) : radixOrder(out.ga.view());
+  const order = out.wide
+    ? Int32Array.from({ length: n }, (_, i) => i).sort((x, y) => sa[x]! - sa[y]! || oa[x]! - oa[y]! || os[x]! - os[y]! || ob[x]! - ob[y]!)
+    : radixOrder(out.ga.view());
   const col = (c: Uint32Array): Uint32Array => {
     const o = new Uint32Array(n);
     for (let i = 0; i < n; i++) o[i] = c[order[i]!]!;

@@ -39,7 +39,6 @@ async function removeJobEntries(workDir: string, job: JobSpec): Promise<string[]
   return gone;
 }
 
-
 /**
  * A directory on a file system every worker mounts at the same path: tasks commit by renaming
  * their temp directory into place (src/shard/files/commit.ts).
@@ -88,4 +87,3 @@ export class PosixWorkDir implements WorkDir {
     return gone;
   }
 }
-

@@ -28,4 +28,3 @@ export function mapStrings<T>(v: T, names: Names): T {
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mapStrings(x, names)])) as T;
   return v;
 }
-

@@ -124,4 +124,3 @@ function readAt(chunks: readonly [number, Buffer][], pos: number, length: number
   for (const [at, buf] of chunks) if (pos >= at && pos + length <= at + buf.length) return buf.subarray(pos - at, pos - at + length);
   throw new DamagedFileError(`${url}: damaged (bytes ${pos}–${pos + length} not where its header says)`);
 }
-

@@ -29,11 +29,39 @@ import { InputError, UsageError } from '../../common/errors.js';
 import { removeOnSignal } from '../../io/write/output.js';
 import { SUCCESS_MARKER } from '../../io/write/rewrite.js';
 import { writeSuccessMarker } from '../../io/write/outDir.js';
-import { inParallel, isS3Url, PARALLEL, parseS3Url, S3_BLOCK, s3Delete, s3Download, s3Get, s3GetParsed, s3Head, s3List, s3Put, s3PutSettled, s3Upload } from '../../io/s3/client.js';
+import {
+  inParallel,
+  isS3Url,
+  PARALLEL,
+  parseS3Url,
+  S3_BLOCK,
+  s3Delete,
+  s3Download,
+  s3Get,
+  s3GetParsed,
+  s3Head,
+  s3List,
+  s3Put,
+  s3PutSettled,
+  s3Upload,
+} from '../../io/s3/client.js';
 import { ObjectCache } from './objectCache.js';
 import { DamagedFileError } from '../files/columns.js';
 import { failedFile, MARKER, parseMarker, sealMarker, taskDir, type FailedRecord, type MarkerBase } from '../files/commit.js';
-import { isJobEntry, JOB_VERSION, jobFile, parseJob, roundOf, roundStage, sameJob, shardsOfTask, STAGES, taskCount, type JobSpec, type TaskStage } from '../files/job.js';
+import {
+  isJobEntry,
+  JOB_VERSION,
+  jobFile,
+  parseJob,
+  roundOf,
+  roundStage,
+  sameJob,
+  shardsOfTask,
+  STAGES,
+  taskCount,
+  type JobSpec,
+  type TaskStage,
+} from '../files/job.js';
 import { runTask } from '../stages/registry.js';
 import { jobReads, taskInputs, type TaskRead } from '../files/taskReads.js';
 import { verifyReads } from '../stages/verify.js';
@@ -50,7 +78,11 @@ const pad = (t: number): string => String(t).padStart(5, '0');
 
 /** The error for an object a marker names that is missing or of another size. */
 const damagedObject = (url: string, bytes: number, markerUrl: string) => (what: string): DamagedFileError =>
-  new DamagedFileError(`${url}: ${what}, though the task's marker ${markerUrl} names it${what === 'missing' ? '' : ` with ${bytes} bytes`}: the work dir is damaged; delete that marker to run the task again`);
+  new DamagedFileError(
+    `${url}: ${what}, though the task's marker ${markerUrl} names it${
+      what === 'missing' ? '' : ` with ${bytes} bytes`
+    }: the work dir is damaged; delete that marker to run the task again`,
+  );
 
 /** A committed marker as read from storage: the attempt it names, its body (checked) and its text as a local marker file holds it. */
 interface Stored {
@@ -135,10 +167,16 @@ export class S3WorkDir implements WorkDir {
       // Planning a new job: one LIST, to refuse objects that belong to no plan.
       const leftovers = (await s3List(bucket, key ? `${key}/` : '')).map((o) => o.key.slice(key ? key.length + 1 : 0));
       if (leftovers.length > 0) {
-        throw new UsageError(`${this.name} holds ${leftovers.slice(0, 3).join(', ')}${leftovers.length > 3 ? ', …' : ''} but no job.json: outputs of a removed or unfinished plan are never reused; use a new --work-dir, or remove everything under it first (neardup job clean --all needs a plan: delete the objects)`);
+        throw new UsageError(
+          `${this.name} holds ${leftovers.slice(0, 3).join(', ')}${
+            leftovers.length > 3 ? ', …' : ''
+          } but no job.json: outputs of a removed or unfinished plan are never reused; use a new --work-dir, or remove everything under it first (neardup job clean --all needs a plan: delete the objects)`,
+        );
       }
       const job: JobSpec = { version: JOB_VERSION, id: randomBytes(6).toString('hex'), ...spec };
-      const { stored: now } = await s3PutSettled(url, JSON.stringify(job, null, 2) + '\n', (b) => parseJob(this.name, b.toString('utf8')), { ifNoneMatch: true });
+      const { stored: now } = await s3PutSettled(url, JSON.stringify(job, null, 2) + '\n', (b) => parseJob(this.name, b.toString('utf8')), {
+        ifNoneMatch: true,
+      });
       if (!now) continue;
       return (this.plan = now.id === job.id ? job : sameJob(this.name, now, spec));
     }
@@ -204,7 +242,14 @@ export class S3WorkDir implements WorkDir {
             if (!want) continue;
             const url = this.attemptUrl(r.stage, t, m.attempt, f);
             if (r.partition === undefined) await this.fetchObject(url, want.bytes, path.join(local, f), this.markerUrl(r.stage, t));
-            else await fetchPartition({ url, bytes: want.bytes, file: path.join(local, f), part: r.partition, plan: job.id, damaged: damagedObject(url, want.bytes, this.markerUrl(r.stage, t)) });
+            else await fetchPartition({
+                url,
+                bytes: want.bytes,
+                file: path.join(local, f),
+                part: r.partition,
+                plan: job.id,
+                damaged: damagedObject(url, want.bytes, this.markerUrl(r.stage, t)),
+              });
           }
         });
       }
@@ -262,13 +307,22 @@ export class S3WorkDir implements WorkDir {
     const ended = await markRunning(this.name, stage, t);
     try {
       // A link task reads every round up to the converged one: which that is, its markers say.
-      const round = stage === 'link' ? await convergedRound(job, async (st, q) => (await this.storedMarker(job, st, q))?.body as RoundState | undefined) : undefined;
-      if (stage === 'link' && round === undefined) throw new UsageError(`link task ${t}: the link rounds have not converged (run "neardup stage link", which runs them)`);
+      const round = stage === 'link'
+        ? await convergedRound(job, async (st, q) => (await this.storedMarker(job, st, q))?.body as RoundState | undefined)
+        : undefined;
+      if (stage === 'link' && round === undefined)
+        throw new UsageError(`link task ${t}: the link rounds have not converged (run "neardup stage link", which runs them)`);
       const first = taskInputs(job, stage, t, round !== undefined ? [round] : undefined);
       await this.fetchReads(job, first.reads, spool.dir, true);
       let shards = first.shards;
       // Verify's and decide's reads follow from their pairs; link's (and round 0's) from the verify markers.
-      const known = stage === 'verify' ? verifyReads(spool.dir, local, t) : stage === 'decide' ? decideReads(spool.dir, local, t) : stage === 'link' || roundOf(stage) === 0 ? [...(round !== undefined ? [round] : []), ...verifyTasksOfGroup(spool.dir, local, t)] : undefined;
+      const known = stage === 'verify'
+        ? verifyReads(spool.dir, local, t)
+        : stage === 'decide'
+        ? decideReads(spool.dir, local, t)
+        : stage === 'link' || roundOf(stage) === 0
+        ? [...(round !== undefined ? [round] : []), ...verifyTasksOfGroup(spool.dir, local, t)]
+        : undefined;
       if (known) {
         const more = taskInputs(job, stage, t, known);
         await this.fetchReads(job, more.reads.slice(first.reads.length), spool.dir, true);
@@ -318,11 +372,14 @@ export class S3WorkDir implements WorkDir {
     const url = this.markerUrl(stage, t);
     // Read back: on a store that ignores the condition, members running the same task (a stolen link
     // round task) all write, and one writing in place can tear the marker; the read-back mends that.
-    const { written, stored } = await s3PutSettled(url, JSON.stringify({ attempt, marker: sealMarker(body) }), (b) => storedOf(b, url, job), { ifNoneMatch: true });
+    const { written, stored } = await s3PutSettled(url, JSON.stringify({ attempt, marker: sealMarker(body) }), (b) => storedOf(b, url, job), {
+      ifNoneMatch: true,
+    });
     if (!written) {
       // Another attempt committed first: the same files; adopt it and drop ours. (Or ours did, and
       // the answer to our PUT was lost and the retry found it: then it is ours that stands.)
-      if (stored && stored.attempt !== attempt) await inParallel(uploads.filter(([, u]) => u.includes(`/attempt-${attempt}/`)).map(([, u]) => () => s3Delete(u).catch(() => undefined)), PARALLEL);
+      if (stored && stored.attempt !== attempt)
+        await inParallel(uploads.filter(([, u]) => u.includes(`/attempt-${attempt}/`)).map(([, u]) => () => s3Delete(u).catch(() => undefined)), PARALLEL);
       if (stored) return stored.body;
       throw new Error(`${url}: the store refused the marker as already there, yet there is none`);
     }
@@ -348,7 +405,17 @@ export class S3WorkDir implements WorkDir {
       await this.fetchReads(job, jobReads(job, report), spool.dir, false);
       // The link rounds' markers (what the link stage cost), up to the round its tasks name.
       const last = (await this.marker(job, 'link', 0)) as { round?: number } | undefined;
-      if (last?.round !== undefined) await this.fetchReads(job, Array.from({ length: last.round + 1 }, (_, r) => ({ stage: roundStage(r), tasks: Array.from({ length: taskCount(job, 'link') }, (_, t) => t), files: [] })), spool.dir, false);
+      if (last?.round !== undefined)
+        await this.fetchReads(
+          job,
+          Array.from({ length: last.round + 1 }, (_, r) => ({
+            stage: roundStage(r),
+            tasks: Array.from({ length: taskCount(job, 'link') }, (_, t) => t),
+            files: [],
+          })),
+          spool.dir,
+          false,
+        );
       if (!report) {
         const failed: (() => Promise<void>)[] = [];
         for (const stage of STAGES) {
@@ -404,7 +471,8 @@ export class S3WorkDir implements WorkDir {
         continue;
       }
       if (/^[a-z]+(\/r\d{4,})?\/\.running-/.test(k.slice(prefix.length))) continue;
-      const m = /^([a-z]+(?:\/r\d{4,})?)\/(\d{5})\/attempt-([0-9a-f]+)\//.exec(k.slice(prefix.length)) ?? /^([a-z]+(?:\/r\d{4,})?)\/\.failed-(\d{5})\.json$/.exec(k.slice(prefix.length));
+      const m = /^([a-z]+(?:\/r\d{4,})?)\/(\d{5})\/attempt-([0-9a-f]+)\//.exec(k.slice(prefix.length))
+        ?? /^([a-z]+(?:\/r\d{4,})?)\/\.failed-(\d{5})\.json$/.exec(k.slice(prefix.length));
       if (!m || !((STAGES as readonly string[]).includes(m[1]!) || roundOf(m[1]!) !== undefined)) continue;
       const stored = await this.storedMarker(job, m[1]!, Number(m[2]));
       if (stored && stored.attempt !== m[3]) doomed.push(k);

@@ -117,9 +117,26 @@ export function jobStatus(workDir: string, job: JobSpec, now = Date.now()): Stag
   for (const stage of STAGES) {
     const total = taskCount(job, stage);
     const st: StageStatus = {
-      stage, total, done: 0, running: 0, failed: 0, waiting: 0, deadAttempts: 0, measured: 0,
-      wallMs: 0, cpuMs: 0, bytesRead: 0, bytesWritten: 0, peakRss: 0, firstStartedAt: null, elapsedMs: null,
-      docs: PER_SHARD.has(stage) ? 0 : null, docsPerSec: null, bytesPerSec: null, eta: null, errors: [],
+      stage,
+      total,
+      done: 0,
+      running: 0,
+      failed: 0,
+      waiting: 0,
+      deadAttempts: 0,
+      measured: 0,
+      wallMs: 0,
+      cpuMs: 0,
+      bytesRead: 0,
+      bytesWritten: 0,
+      peakRss: 0,
+      firstStartedAt: null,
+      elapsedMs: null,
+      docs: PER_SHARD.has(stage) ? 0 : null,
+      docsPerSec: null,
+      bytesPerSec: null,
+      eta: null,
+      errors: [],
     };
     const tries = attempts(workDir, stage);
     let lastEnd = 0;
@@ -183,7 +200,10 @@ export function jobStatus(workDir: string, job: JobSpec, now = Date.now()): Stag
 }
 
 /** Per stage: tasks, and the summed wall and CPU time of their markers' stats (ms). */
-export function stageTimings(workDir: string, job: JobSpec): Record<string, { tasks: number; wall: number; cpu: number; bytesRead: number; bytesWritten: number }> {
+export function stageTimings(
+  workDir: string,
+  job: JobSpec,
+): Record<string, { tasks: number; wall: number; cpu: number; bytesRead: number; bytesWritten: number }> {
   const out: Record<string, { tasks: number; wall: number; cpu: number; bytesRead: number; bytesWritten: number }> = {};
   for (const stage of STAGES) {
     const n = taskCount(job, stage);

@@ -80,9 +80,30 @@ export async function writeCheckpoint(dir: string, table: MemoryStore, at: Check
   const meta = Buffer.from(JSON.stringify({ free: img.free, expiry: img.expiry }));
   const { ids } = img;
   // null: the live arena, written through a bounded buffer.
-  const parts = [meta, bytesOf(img.recLen), null, bytesOf(img.next), bytesOf(img.prev), bytesOf(img.tKey), bytesOf(img.tHead), ids.bytes, bytesOf(ids.len), bytesOf(ids.hash), bytesOf(ids.tab)];
+  const parts = [
+    meta,
+    bytesOf(img.recLen),
+    null,
+    bytesOf(img.next),
+    bytesOf(img.prev),
+    bytesOf(img.tKey),
+    bytesOf(img.tHead),
+    ids.bytes,
+    bytesOf(ids.len),
+    bytesOf(ids.hash),
+    bytesOf(ids.tab),
+  ];
   const sections = parts.map((p) => p?.length ?? liveBytes(img));
-  const h: Header = { format: FORMAT, byteOrder: endianness(), keysPerSlot: table.keysPerSlot, ...at, slots: img.slots, used: img.used, ids: ids.count, sections };
+  const h: Header = {
+    format: FORMAT,
+    byteOrder: endianness(),
+    keysPerSlot: table.keysPerSlot,
+    ...at,
+    slots: img.slots,
+    used: img.used,
+    ids: ids.count,
+    sections,
+  };
   const header = Buffer.from(JSON.stringify(h));
   const head = Buffer.allocUnsafe(4);
   head.writeUInt32LE(header.length, 0);
@@ -103,7 +124,7 @@ export async function writeCheckpoint(dir: string, table: MemoryStore, at: Check
 
 /** Reads `len` bytes at `pos` into the start of `into`. */
 async function readInto(f: FileHandle, into: Uint8Array, len: number, pos: number): Promise<void> {
-  for (let o = 0; o < len; ) {
+  for (let o = 0; o < len;) {
     const { bytesRead } = await f.read(into, o, Math.min(READ_CHUNK, len - o), pos + o);
     if (bytesRead === 0) throw new Error('checkpoint shorter than its header says');
     o += bytesRead;
@@ -156,7 +177,8 @@ function sized(h: Header, size: number, pos: number): boolean {
   const b = (name: Section) => h.sections[SECTIONS.indexOf(name)]!;
   const n = h.slots;
   return (
-    b('recLen') === 4 * n && b('next') === 4 * n * h.keysPerSlot && b('prev') === b('next') && isPow2(b('tHead') / 4) && b('tKey') === 2 * b('tHead') && b('idLen') === 4 * n && b('idHash') === 4 * n && isPow2(b('idTab') / 4)
+    b('recLen') === 4 * n && b('next') === 4 * n * h.keysPerSlot && b('prev') === b('next') && isPow2(b('tHead') / 4) && b('tKey') === 2 * b('tHead')
+    && b('idLen') === 4 * n && b('idHash') === 4 * n && isPow2(b('idTab') / 4)
   );
 }
 
@@ -207,7 +229,21 @@ function imageOf(h: Header, a: Record<Section, Typed>): MemoryTableImage {
   if (o !== arenaUsed) throw new Error(`checkpoint: record lengths add up to ${o} bytes, the arena holds ${arenaUsed}`);
   const meta = JSON.parse(Buffer.from(a.meta).toString()) as Pick<MemoryTableImage, 'free' | 'expiry'>;
   const ids = { bytes: a.idBytes as Uint8Array, len: idLen, hash: a.idHash as Uint32Array, tab: a.idTab as Int32Array, count: h.ids };
-  return { ...meta, slots: h.slots, ids, recOff, recLen, arena: a.arena as Uint8Array, arenaUsed, arenaLive: arenaUsed, next: a.next as Int32Array, prev: a.prev as Int32Array, tKey: a.tKey as Float64Array<ArrayBuffer>, tHead: a.tHead as Int32Array<ArrayBuffer>, used: h.used };
+  return {
+    ...meta,
+    slots: h.slots,
+    ids,
+    recOff,
+    recLen,
+    arena: a.arena as Uint8Array,
+    arenaUsed,
+    arenaLive: arenaUsed,
+    next: a.next as Int32Array,
+    prev: a.prev as Int32Array,
+    tKey: a.tKey as Float64Array<ArrayBuffer>,
+    tHead: a.tHead as Int32Array<ArrayBuffer>,
+    used: h.used,
+  };
 }
 
 /** The checkpoint in `dir` as a table, if there is one of this format that fits; else null (fold the log). */
@@ -221,10 +257,16 @@ export async function readCheckpoint(dir: string, fit: CheckpointFit): Promise<{
     if (!got) return null;
     const { h } = got;
     // Another format (1 and 2 included), byte order or key count, or a log cut shorter: not read at all.
-    if (h.format !== FORMAT || h.byteOrder !== endianness() || h.keysPerSlot !== Math.max(1, fit.manifest.keysPerDoc) || h.logEnd > fit.logSize || h.generation !== fit.generation) return null;
+    if (
+      h.format !== FORMAT || h.byteOrder !== endianness() || h.keysPerSlot !== Math.max(1, fit.manifest.keysPerDoc) || h.logEnd > fit.logSize
+      || h.generation !== fit.generation
+    ) return null;
     if (!sized(h, size, got.pos)) return null;
     const img = imageOf(h, await readArrays(f, h, got.pos));
-    return { table: await MemoryStore.fromImage(fit.manifest, img), at: { logEnd: h.logEnd, recordsEnd: h.recordsEnd, applied: h.applied, generation: h.generation } };
+    return {
+      table: await MemoryStore.fromImage(fit.manifest, img),
+      at: { logEnd: h.logEnd, recordsEnd: h.recordsEnd, applied: h.applied, generation: h.generation },
+    };
   } finally {
     await f.close();
   }

@@ -22,7 +22,7 @@ function running(pid: number): boolean {
 /** Takes the lock of the store in `dir`; returns its release. Throws StoreUnavailableError while another live process holds it. */
 export function takeDirLock(dir: string): () => void {
   const file = path.join(dir, 'lock');
-  for (let attempt = 0; ; attempt++) {
+  for (let attempt = 0;; attempt++) {
     try {
       const fd = openSync(file, 'wx');
       writeSync(fd, String(process.pid));

@@ -40,7 +40,7 @@ export async function readManifest(dir: string): Promise<StoredManifest | null> 
 
 /** Writes all of `b` at `f`'s position (a write may take fewer bytes than asked). */
 export async function writeAll(f: FileHandle, b: Uint8Array): Promise<void> {
-  for (let o = 0; o < b.length; ) o += (await f.write(b, o, b.length - o)).bytesWritten;
+  for (let o = 0; o < b.length;) o += (await f.write(b, o, b.length - o)).bytesWritten;
 }
 
 /** Syncs the directory, so that a rename or removal in it is on disk. */
@@ -52,7 +52,9 @@ export async function syncDir(dir: string): Promise<void> {
 /** Written to a temporary file, synced, then renamed: a crash leaves the old state or the new. */
 export async function writeManifest(dir: string, m: StoredManifest): Promise<void> {
   const tmp = path.join(dir, 'manifest.json.tmp');
-  const body = m.generation === 0 ? { format: FILE_STORE_FORMAT, manifest: m.manifest } : { format: COMPACTED_FORMAT, generation: m.generation, manifest: m.manifest };
+  const body = m.generation === 0
+    ? { format: FILE_STORE_FORMAT, manifest: m.manifest }
+    : { format: COMPACTED_FORMAT, generation: m.generation, manifest: m.manifest };
   const f = await openFile(tmp, 'w');
   await f
     .writeFile(JSON.stringify(body) + '\n')

@@ -87,7 +87,8 @@ export async function replay(files: StoreFiles, replica: LogReplica): Promise<Re
       continue;
     }
     const logEnd = base + o;
-    if (got === 'bad' && !(await tailIsTorn(log, logEnd, logSize))) throw new Error(`${where}: damaged frame at byte ${logEnd} of ${logSize}, followed by more frames: the log is corrupt (restore a backup)`);
+    if (got === 'bad' && !(await tailIsTorn(log, logEnd, logSize)))
+      throw new Error(`${where}: damaged frame at byte ${logEnd} of ${logSize}, followed by more frames: the log is corrupt (restore a backup)`);
     return finish(files, logEnd, recordsEnd);
   }
 }
@@ -99,7 +100,8 @@ async function finish(files: StoreFiles, logEnd: number, recordsEnd: number): Pr
     await log.datasync();
   }
   const recSize = (await records.stat()).size;
-  if (recSize < recordsEnd) throw new Error(`${where}: the records file has ${recSize} bytes, the log refers to ${recordsEnd}: records are missing (restore a backup)`);
+  if (recSize < recordsEnd)
+    throw new Error(`${where}: the records file has ${recSize} bytes, the log refers to ${recordsEnd}: records are missing (restore a backup)`);
   // Records written for a batch whose frame never made it: not acknowledged, not referenced.
   if (recSize > recordsEnd) {
     await records.truncate(recordsEnd);

@@ -195,7 +195,7 @@ export class FileStore implements NearDupStore {
     const loc = Buffer.from(this.table.extraIn(tableRecord));
     const at = loc.readDoubleLE(0);
     const out = Buffer.allocUnsafe(loc.readUInt32LE(8));
-    for (let o = 0; o < out.length; ) {
+    for (let o = 0; o < out.length;) {
       const n = readSync(this.records!.fd, out, o, out.length - o, at + o);
       if (n === 0) throw new Error(`file store ${this.dir}: record at byte ${at} runs past the end of the records file`);
       o += n;
@@ -210,9 +210,9 @@ export class FileStore implements NearDupStore {
     return lists.map((l) =>
       l.map((d) => {
         let rec = read.get(d.id);
-        if (!rec) read.set(d.id, (rec = this.readRecord(d.record)));
+        if (!rec) read.set(d.id, rec = this.readRecord(d.record));
         return { id: d.id, record: rec };
-      }),
+      })
     );
   }
 
@@ -340,7 +340,13 @@ export class FileStore implements NearDupStore {
       for (const f of old) await f.close();
       await removeOtherGenerations(this.dir, generation);
       await this.checkpoint();
-      return { entriesBefore: before.entries, entriesAfter: out.frames, documents: out.offsets.length, bytesBefore: before.bytes, bytesAfter: out.logBytes + out.recordsBytes };
+      return {
+        entriesBefore: before.entries,
+        entriesAfter: out.frames,
+        documents: out.offsets.length,
+        bytesBefore: before.bytes,
+        bytesAfter: out.logBytes + out.recordsBytes,
+      };
     });
   }
 

@@ -61,7 +61,13 @@ export class LogReplica {
       e.docs.map((d, i) => {
         const keys = d.keys ?? new Float64Array(0);
         const o = old[i];
-        return { id: d.id, record: this.tableRecord(d, keys), keys, ...(o ? { oldKeys: this.keysIn(o) } : {}), ...(d.expiresAt === undefined ? {} : { expiresAt: d.expiresAt }) };
+        return {
+          id: d.id,
+          record: this.tableRecord(d, keys),
+          keys,
+          ...(o ? { oldKeys: this.keysIn(o) } : {}),
+          ...(d.expiresAt === undefined ? {} : { expiresAt: d.expiresAt }),
+        };
       }),
     );
   }

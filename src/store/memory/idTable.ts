@@ -112,7 +112,7 @@ export class IdTable {
 
   /** The position in the table of the id in the scratch buffer, or of the empty entry that ends its probe. */
   private probe(h: number): number {
-    for (let i = h & this.mask; ; i = (i + 1) & this.mask) {
+    for (let i = h & this.mask;; i = (i + 1) & this.mask) {
       const s = this.tab[i]!;
       if (s === EMPTY || this.holds(s, h)) return i;
     }

@@ -35,7 +35,7 @@ export interface MemoryTableImage {
 type Typed = Float64Array | Uint32Array | Int32Array | Uint8Array;
 
 /** A new array of `cap` elements (at least `a.length`) starting with `a`. */
-export function grown<T extends Typed>(Ctor: new (n: number) => T, a: Typed, cap: number): T {
+export function grown<T extends Typed>(Ctor: new(n: number) => T, a: Typed, cap: number): T {
   // Already long enough and of the type: kept, not copied (a table read from a checkpoint).
   if (a.length >= cap && a.constructor === Ctor && a.byteOffset === 0) return a as T;
   const out = new Ctor(Math.max(cap, a.length));

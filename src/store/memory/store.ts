@@ -251,7 +251,7 @@ export class MemoryStore implements NearDupStore {
       if (e.keys.length > K) throw new RangeError(`document ${e.id} has ${e.keys.length} keys, the store takes ${K}`);
       let slot = this.idt.slotOf(e.id);
       if (slot !== EMPTY) {
-        if (e.oldKeys) for (let j = 0; j < e.oldKeys.length; j++) this.unlink(e.oldKeys[j]!, slot * K + j);
+        if (e.oldKeys) { for (let j = 0; j < e.oldKeys.length; j++) this.unlink(e.oldKeys[j]!, slot * K + j); }
         this.arenaLive -= this.recLen[slot]!;
       } else {
         slot = this.newSlot();
@@ -390,4 +390,3 @@ export class MemoryStore implements NearDupStore {
 
   async close(): Promise<void> {}
 }
-

@@ -172,7 +172,10 @@ export class PostgresStore implements NearDupStore {
       const raw = got.get('manifest');
       if (raw === undefined) {
         await this.query(`CREATE INDEX IF NOT EXISTS docs_expires ON ${this.s}.docs (expires_at) WHERE expires_at IS NOT NULL`);
-        await this.query(`INSERT INTO ${this.s}.meta (name, value) VALUES ('schema', $1), ('manifest', $2)`, [String(POSTGRES_SCHEMA_VERSION), JSON.stringify(manifest)]);
+        await this.query(`INSERT INTO ${this.s}.meta (name, value) VALUES ('schema', $1), ('manifest', $2)`, [
+          String(POSTGRES_SCHEMA_VERSION),
+          JSON.stringify(manifest),
+        ]);
         return null;
       }
       let version = Number(got.get('schema'));
@@ -184,7 +187,11 @@ export class PostgresStore implements NearDupStore {
         version = 2;
       }
       if (version !== POSTGRES_SCHEMA_VERSION) {
-        throw new UsageError(`PostgreSQL schema ${this.schema}: neardup schema version ${got.get('schema')}, this version reads ${POSTGRES_SCHEMA_VERSION} (and migrates 1): use the neardup version that wrote it, or another ?schema=`);
+        throw new UsageError(
+          `PostgreSQL schema ${this.schema}: neardup schema version ${
+            got.get('schema')
+          }, this version reads ${POSTGRES_SCHEMA_VERSION} (and migrates 1): use the neardup version that wrote it, or another ?schema=`,
+        );
       }
       try {
         return JSON.parse(raw) as StoreManifest;
@@ -303,7 +310,9 @@ export class PostgresStore implements NearDupStore {
   }
 
   async countExpired(now: number): Promise<number> {
-    return Number((await this.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.s}.docs WHERE expires_at IS NOT NULL AND expires_at <= $1`, [now])).rows[0]!.n);
+    return Number(
+      (await this.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.s}.docs WHERE expires_at IS NOT NULL AND expires_at <= $1`, [now])).rows[0]!.n,
+    );
   }
 
   async *scan(): AsyncIterable<StoredDoc> {
@@ -338,11 +347,15 @@ export class PostgresStore implements NearDupStore {
 
   /** Store-level consistency: the GIN index over the keys exists and is valid. */
   async checkStore(): Promise<{ errors: string[]; warnings: string[] }> {
-    const r = await this.query<{ valid: boolean | null }>(`SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass($1)`, [`${this.s}.docs_keys`]);
+    const r = await this.query<{ valid: boolean | null }>(`SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass($1)`, [
+      `${this.s}.docs_keys`,
+    ]);
     const errors: string[] = [];
     if (r.rows.length === 0) errors.push(`index ${this.schema}.docs_keys is missing: lookups scan every document`);
     else if (!r.rows[0]!.valid) errors.push(`index ${this.schema}.docs_keys is invalid (REINDEX it)`);
-    const x = await this.query<{ valid: boolean | null }>(`SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass($1)`, [`${this.s}.docs_expires`]);
+    const x = await this.query<{ valid: boolean | null }>(`SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass($1)`, [
+      `${this.s}.docs_expires`,
+    ]);
     if (x.rows.length === 0) errors.push(`index ${this.schema}.docs_expires is missing: a purge scans every document`);
     else if (!x.rows[0]!.valid) errors.push(`index ${this.schema}.docs_expires is invalid (REINDEX it)`);
     return { errors, warnings: [] };

@@ -51,7 +51,7 @@ export class RedisClusterState implements ClusterState {
     const run = this.chain.then(async () => {
       const key = `${this.p}:cl:lock`;
       const token = `${this.owner}:${randomBytes(4).toString('hex')}`;
-      for (let wait = 2; ; wait = Math.min(100, wait * 2)) {
+      for (let wait = 2;; wait = Math.min(100, wait * 2)) {
         if ((await this.redis.set(key, token, 'PX', LOCK_MS, 'NX').catch(this.fail)) === 'OK') break;
         // This process never holds the lock twice (the chain above): a lock in our own name was left
         // by a holder whose release never reached Redis (Redis restarted meanwhile). Take it back.
@@ -95,7 +95,7 @@ export class RedisClusterState implements ClusterState {
     }
     await this.redis.del(`${this.p}:cl:ready`);
     for (;;) {
-      const labels = await this.redis.zrange(this.sizeKey, "0", "999");
+      const labels = await this.redis.zrange(this.sizeKey, '0', '999');
       if (labels.length === 0) break;
       await Promise.all(labels.map((l) => this.redis.del(this.setKey(l))));
       await this.redis.zrem(this.sizeKey, ...labels);
@@ -155,7 +155,10 @@ export class RedisClusterState implements ClusterState {
   }
 
   private async listRaw(offset: number, limit: number): Promise<{ total: number; clusters: ClusterSummary[] }> {
-    const [total, flat] = await Promise.all([this.redis.zcard(this.sizeKey), this.redis.zrange(this.sizeKey, String(offset), String(offset + limit - 1), "WITHSCORES")]);
+    const [total, flat] = await Promise.all([
+      this.redis.zcard(this.sizeKey),
+      this.redis.zrange(this.sizeKey, String(offset), String(offset + limit - 1), 'WITHSCORES'),
+    ]);
     const clusters: ClusterSummary[] = [];
     for (let i = 0; i < flat.length; i += 2) clusters.push({ id: flat[i]!, size: -Number(flat[i + 1]) });
     return { total, clusters };

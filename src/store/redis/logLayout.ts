@@ -44,7 +44,14 @@ export class LogLayout implements LayoutOps {
   }
 
   /** Opens the layout for a store whose layout key holds `token`, folding the whole log. */
-  static async open(redis: Client, keys: RedisKeys, manifest: StoreManifest, token: string, append: LogAppender, records: (ids: string[]) => Promise<(Buffer | null)[]>): Promise<LogLayout> {
+  static async open(
+    redis: Client,
+    keys: RedisKeys,
+    manifest: StoreManifest,
+    token: string,
+    append: LogAppender,
+    records: (ids: string[]) => Promise<(Buffer | null)[]>,
+  ): Promise<LogLayout> {
     const layout = new LogLayout(redis, keys, manifest, token, append, records, await LogReplica.create(manifest));
     await layout.run.start();
     await layout.sync();
@@ -228,7 +235,9 @@ export class LogLayout implements LayoutOps {
     await this.sync();
     let orphans = 0;
     for await (const d of this.replica.table.scan()) if (!(await this.redis.exists(this.keys.doc(d.id)))) orphans++;
-    return orphans ? [`${orphans} documents in ${this.keys.log} without a record (left by writes that were never acknowledged; never returned by lookups)`] : [];
+    return orphans
+      ? [`${orphans} documents in ${this.keys.log} without a record (left by writes that were never acknowledged; never returned by lookups)`]
+      : [];
   }
 
   /**

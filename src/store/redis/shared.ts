@@ -77,10 +77,9 @@ function describe(err: Error & { code?: string }, where: RedisWhere | undefined)
 export function unavailable(e: unknown, where?: RedisWhere): never {
   const err = e as Error & { code?: string };
   const msg = err?.message ?? String(e);
-  const transient =
-    err?.name === 'ReplyError'
-      ? TRANSIENT_REPLY.test(msg)
-      : err?.name === 'MaxRetriesPerRequestError' || err?.name === 'ClusterAllFailedError' || NETWORK_CODES.has(err?.code ?? '') || CONNECTION_MESSAGE.test(msg);
+  const transient = err?.name === 'ReplyError'
+    ? TRANSIENT_REPLY.test(msg)
+    : err?.name === 'MaxRetriesPerRequestError' || err?.name === 'ClusterAllFailedError' || NETWORK_CODES.has(err?.code ?? '') || CONNECTION_MESSAGE.test(msg);
   if (!transient) throw err;
   throw new StoreUnavailableError(`Redis unavailable: ${describe(err, where)}`, 1, { cause: e });
 }

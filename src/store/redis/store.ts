@@ -29,7 +29,17 @@ import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } fr
 import { RedisClusterState } from './clusters.js';
 import type { ClusterState } from '../clusterState.js';
 import { parseRedisUrl } from '../spec.js';
-import { REDIS_COMMAND_TIMEOUT_MS, RedisKeys, RedisWhere, recordReader, unavailable, type Client, type LayoutOps, type LogCompaction, type RedisLayout } from './shared.js';
+import {
+  REDIS_COMMAND_TIMEOUT_MS,
+  RedisKeys,
+  RedisWhere,
+  recordReader,
+  unavailable,
+  type Client,
+  type LayoutOps,
+  type LogCompaction,
+  type RedisLayout,
+} from './shared.js';
 import { setsLayout } from './setsLayout.js';
 import { LogLayout } from './logLayout.js';
 import { OrderedAppend, TransactionAppend } from './logAppend.js';
@@ -128,7 +138,14 @@ export class RedisStore implements NearDupStore {
     const { prefix, layout, writeLock } = o;
     if (o.cluster) {
       const { maxRetriesPerRequest, retryStrategy, ...clusterCommon } = common;
-      return new RedisStore(new Cluster([{ host: o.host, port: o.port }], { ...clusterCommon, clusterRetryStrategy: retryStrategy, redisOptions: { password: o.password, maxRetriesPerRequest, commandTimeout: timeout } }), { prefix, layout, writeLock, address: `${o.host}:${o.port}` });
+      return new RedisStore(
+        new Cluster([{ host: o.host, port: o.port }], {
+          ...clusterCommon,
+          clusterRetryStrategy: retryStrategy,
+          redisOptions: { password: o.password, maxRetriesPerRequest, commandTimeout: timeout },
+        }),
+        { prefix, layout, writeLock, address: `${o.host}:${o.port}` },
+      );
     }
     const client = new Redis(o.address, common);
     // Without a listener, every failed reconnection would print "Unhandled error event" (the
@@ -170,7 +187,9 @@ export class RedisStore implements NearDupStore {
     const layout: RedisLayout = layoutValue?.startsWith('log ') ? 'log' : 'sets';
     if (layoutValue !== null && layoutValue !== 'sets' && layout !== 'log') throw new Error(`Redis key ${k.layout} holds an unknown layout "${layoutValue}"`);
     if (this.wantedLayout && this.wantedLayout !== layout) {
-      throw new RangeError(`the Redis store at prefix "${k.prefix}" uses the ${layout} layout, not ${this.wantedLayout} (use another prefix, or drop ?layout=)`);
+      throw new RangeError(
+        `the Redis store at prefix "${k.prefix}" uses the ${layout} layout, not ${this.wantedLayout} (use another prefix, or drop ?layout=)`,
+      );
     }
     if (layout === 'log') {
       const append = this.multiKey ? new TransactionAppend(r as Redis, k) : new OrderedAppend(r, k);

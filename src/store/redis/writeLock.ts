@@ -61,7 +61,8 @@ export class RedisWriteLock {
         this.fail(e);
       }
       if (ok === 'OK') break;
-      if (Date.now() >= deadline) throw new StoreUnavailableError(`Redis store at prefix "${this.prefix}" is busy: another process held ${key} for ${REDIS_LOCK_WAIT_MS / 1000} s`, 1);
+      if (Date.now() >= deadline)
+        throw new StoreUnavailableError(`Redis store at prefix "${this.prefix}" is busy: another process held ${key} for ${REDIS_LOCK_WAIT_MS / 1000} s`, 1);
       await sleep(wait * (0.5 + Math.random()));
       wait = Math.min(wait * 2, 20);
     }

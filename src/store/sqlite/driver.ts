@@ -33,7 +33,7 @@ interface DatabaseSync {
   close(): void;
 }
 interface NodeSqlite {
-  DatabaseSync: new (path: string) => DatabaseSync;
+  DatabaseSync: new(path: string) => DatabaseSync;
   backup(source: DatabaseSync, dest: string): Promise<number>;
 }
 
@@ -100,7 +100,6 @@ function coded<T>(fn: () => T): T {
   }
 }
 
-
 /** A prepared statement with better-sqlite3's `run`/`get`/`all` and `pluck()`. */
 class NodeSqliteStatement {
   constructor(
@@ -132,7 +131,11 @@ function firstValue(row: Row): unknown {
   return undefined;
 }
 
-type Tx = ((...args: unknown[]) => unknown) & { immediate: (...args: unknown[]) => unknown; deferred: (...args: unknown[]) => unknown; exclusive: (...args: unknown[]) => unknown };
+type Tx = ((...args: unknown[]) => unknown) & {
+  immediate: (...args: unknown[]) => unknown;
+  deferred: (...args: unknown[]) => unknown;
+  exclusive: (...args: unknown[]) => unknown;
+};
 
 /** A `DatabaseSync` with the part of better-sqlite3's `Database` the SQLite store uses. */
 export class NodeSqliteDatabase {
@@ -170,27 +173,25 @@ export class NodeSqliteDatabase {
 
   /** better-sqlite3's `transaction(fn)`: BEGIN … COMMIT, or a SAVEPOINT inside a transaction; ROLLBACK on a throw. */
   transaction(fn: (...args: unknown[]) => unknown): Tx {
-    const run =
-      (mode: string) =>
-      (...args: unknown[]): unknown => {
-        const nested = this.db.isTransaction;
-        const name = `neardup_sp${this.depth}`;
-        this.exec(nested ? `SAVEPOINT ${name}` : `BEGIN ${mode}`);
-        this.depth++;
-        try {
-          const result = fn(...args);
-          this.exec(nested ? `RELEASE ${name}` : 'COMMIT');
-          return result;
-        } catch (e) {
-          if (nested) {
-            this.exec(`ROLLBACK TO ${name}`);
-            this.exec(`RELEASE ${name}`);
-          } else if (this.db.isTransaction) this.exec('ROLLBACK');
-          throw e;
-        } finally {
-          this.depth--;
-        }
-      };
+    const run = (mode: string) => (...args: unknown[]): unknown => {
+      const nested = this.db.isTransaction;
+      const name = `neardup_sp${this.depth}`;
+      this.exec(nested ? `SAVEPOINT ${name}` : `BEGIN ${mode}`);
+      this.depth++;
+      try {
+        const result = fn(...args);
+        this.exec(nested ? `RELEASE ${name}` : 'COMMIT');
+        return result;
+      } catch (e) {
+        if (nested) {
+          this.exec(`ROLLBACK TO ${name}`);
+          this.exec(`RELEASE ${name}`);
+        } else if (this.db.isTransaction) this.exec('ROLLBACK');
+        throw e;
+      } finally {
+        this.depth--;
+      }
+    };
     return Object.assign(run('DEFERRED'), { deferred: run('DEFERRED'), immediate: run('IMMEDIATE'), exclusive: run('EXCLUSIVE') });
   }
 

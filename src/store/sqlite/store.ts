@@ -158,7 +158,7 @@ export class SqliteStore implements NearDupStore {
       for (const e of entries) {
         let n = q.nById.get(e.id) as number | undefined;
         if (n !== undefined) {
-          if (e.oldKeys) for (const k of e.oldKeys) q.deletePosting.run(k, n);
+          if (e.oldKeys) { for (const k of e.oldKeys) q.deletePosting.run(k, n); }
           q.updateDoc.run(e.record, n);
           if (e.expiresAt === undefined) q.dropExpiry.run(n);
         } else {
@@ -177,7 +177,7 @@ export class SqliteStore implements NearDupStore {
         q.dropExpiry.run(n);
         q.deleteDoc.run(n);
         return true;
-      }),
+      })
     ).immediate;
   }
 
@@ -198,12 +198,15 @@ export class SqliteStore implements NearDupStore {
         }
         let v = Number(getSchema.get());
         // Version 1 → 2: the constructor created the (empty) expiry table; record the new version.
-        if (v === 1) setSchema.run(String((v = 2)));
+        if (v === 1) setSchema.run(String(v = 2));
         return { row: r, schema: v };
       })
       .immediate();
     if (row !== undefined) {
-      if (schema !== SQLITE_SCHEMA_VERSION) throw new UsageError(`${this.path}: SQLite schema version ${schema}, this version reads ${SQLITE_SCHEMA_VERSION} (and migrates 1): use the neardup version that wrote it`);
+      if (schema !== SQLITE_SCHEMA_VERSION)
+        throw new UsageError(
+          `${this.path}: SQLite schema version ${schema}, this version reads ${SQLITE_SCHEMA_VERSION} (and migrates 1): use the neardup version that wrote it`,
+        );
       try {
         return JSON.parse(row) as StoreManifest;
       } catch {
@@ -234,7 +237,9 @@ export class SqliteStore implements NearDupStore {
         } catch (e) {
           if (!isBusy(e)) throw e;
           if (Date.now() >= deadline) {
-            throw new StoreUnavailableError(`SQLite store ${this.path} is busy: another process held its write lock for ${this.busyTimeoutMs / 1000} s`, 1, { cause: e });
+            throw new StoreUnavailableError(`SQLite store ${this.path} is busy: another process held its write lock for ${this.busyTimeoutMs / 1000} s`, 1, {
+              cause: e,
+            });
           }
           await sleep(wait * (0.5 + Math.random()));
           wait = Math.min(wait * 2, 50);

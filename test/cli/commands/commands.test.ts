@@ -26,7 +26,10 @@ test('params --weights and --min-recall pick different bandings; --json is machi
   const ew = chooseBands(0.5, 128, { weights: { fp: 0.5, fn: 0.5 } });
   assert.deepEqual([jw.bands, jw.rows, jw.rule], [ew.bands, ew.rows, 'weights']);
   assert.ok(jw.curve.some((c) => c.s === 0.5));
-  const m = JSON.parse(neardup(['params', '--threshold', '0.5', '--num-perm', '128', '--min-recall', '0.9', '--json']).stdout) as { bands: number; rows: number };
+  const m = JSON.parse(neardup(['params', '--threshold', '0.5', '--num-perm', '128', '--min-recall', '0.9', '--json']).stdout) as {
+    bands: number;
+    rows: number;
+  };
   const em = chooseBands(0.5, 128, { minRecallAtThreshold: 0.9 });
   assert.deepEqual([m.bands, m.rows], [em.bands, em.rows]);
   const bad = neardup(['params', '--min-recall', '0.9', '--weights', '1,1']);
@@ -37,7 +40,10 @@ test('params --weights and --min-recall pick different bandings; --json is machi
 test('compare --text: exact Jaccard per shingle kind, the estimate, shared passages', () => {
   const r = neardup(['compare', '--text', "what's the flight time from Berlin to Helsinki", "what's the flight time from Berlin to Oulu", '--json']);
   assert.equal(r.code, 0, r.stderr);
-  const j = JSON.parse(r.stdout) as { kinds: { kind: string; k: number; jaccard: number; estimate: number; intersection: number }[]; shared: { passages: { text: string }[] } };
+  const j = JSON.parse(r.stdout) as {
+    kinds: { kind: string; k: number; jaccard: number; estimate: number; intersection: number }[];
+    shared: { passages: { text: string }[] };
+  };
   assert.deepEqual(
     j.kinds.map((x) => [x.kind, x.k]),
     [
@@ -119,7 +125,8 @@ test('the bundled CLI (the package bin) and the unbundled entry print the same v
   assert.equal(neardup(['-V']).stdout.trim(), pkg.version);
   // --version loads no command; help still lists every one.
   const help = neardup(['--help']).stdout;
-  for (const name of ['dedup', 'params', 'compare', 'bench', 'report', 'serve', 'index', 'job', 'stage', 'worker']) assert.match(help, new RegExp(`^  ${name} `, 'm'), name);
+  for (const name of ['dedup', 'params', 'compare', 'bench', 'report', 'serve', 'index', 'job', 'stage', 'worker'])
+    assert.match(help, new RegExp(`^  ${name} `, 'm'), name);
   assert.equal(path.resolve(repoRoot, pkg.bin['neardup']!), mainJs);
   const plain = spawnSync(process.execPath, [path.join(repoRoot, 'dist/src/cli/main.js'), 'dedup', '--help'], { encoding: 'utf8' });
   assert.equal(neardup(['dedup', '--help']).stdout, plain.stdout);
@@ -128,8 +135,14 @@ test('the bundled CLI (the package bin) and the unbundled entry print the same v
 test('job dedup --help and job plan --help: what a job refuses outright is not listed, what it takes at some values only says which', () => {
   for (const cmd of [['job', 'dedup'], ['job', 'plan']]) {
     const help = neardup([...cmd, '--help']).stdout.replace(/\s+/g, ' ');
-    for (const refused of ['--exact ', '--stream ', '--workers ', '--limit ', '--memory-budget ', '--batch-size ', '--buckets ']) assert.ok(!help.includes(refused), `${cmd.join(' ')} --help lists ${refused}`);
-    for (const [opt, only] of [['--measure', 'jaccard'], ['--candidates', 'lsh'], ['--cluster-mode', 'components'], ['--verify', 'exact'], ['--fingerprint-bits', '32']]) {
+    for (const refused of ['--exact ', '--stream ', '--workers ', '--limit ', '--memory-budget ', '--batch-size ', '--buckets '])
+      assert.ok(!help.includes(refused), `${cmd.join(' ')} --help lists ${refused}`);
+    for (
+      const [opt, only] of [['--measure', 'jaccard'], ['--candidates', 'lsh'], ['--cluster-mode', 'components'], ['--verify', 'exact'], [
+        '--fingerprint-bits',
+        '32',
+      ]]
+    ) {
       assert.match(help, new RegExp(`${opt} .*?\\[sharded jobs: ${only} only\\]`), `${cmd.join(' ')} --help: ${opt}`);
     }
   }

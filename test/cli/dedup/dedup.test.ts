@@ -11,14 +11,16 @@ test('default: pairs as a⇥b⇥similarity lines on stdout, summary on stderr', 
   const r = neardup(['dedup', 'docs.tsv', '--text', 'body']);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, EXPECTED_PAIRS.join('\n') + '\n');
-  for (const re of [
-    /docs +7 from docs\.tsv \[tsv\]: 1 empty/,
-    /lsh +16 bands × 6 rows \(96 of 128 hashes\): P\(0\.8\) = 0\.9923/,
-    /candidates +4\n/,
-    /pairs +4 \(exact Jaccard ≥ 0\.8\)/,
-    /clusters +2, holding 5 docs/,
-    /time +read .* · shingle .* · sign .* · lsh .* · verify .* · cluster .* · write .* · total /,
-  ]) {
+  for (
+    const re of [
+      /docs +7 from docs\.tsv \[tsv\]: 1 empty/,
+      /lsh +16 bands × 6 rows \(96 of 128 hashes\): P\(0\.8\) = 0\.9923/,
+      /candidates +4\n/,
+      /pairs +4 \(exact Jaccard ≥ 0\.8\)/,
+      /clusters +2, holding 5 docs/,
+      /time +read .* · shingle .* · sign .* · lsh .* · verify .* · cluster .* · write .* · total /,
+    ]
+  ) {
     assert.match(r.stderr, re);
   }
   assert.doesNotMatch(r.stderr, /\r|ETA/, 'no progress bar when stderr is not a TTY');
@@ -160,7 +162,10 @@ test('--output annotate: the input plus cluster, cluster_size, duplicate_of, sim
   r = neardup(['dedup', 'docs.txt', '--output', 'annotate']);
   assert.equal(lines(r.stdout)[3], '0\t3\t0\t0.882353\tfalse\tThe quick brown fox jumps over the lazy dog near the river bank tonight');
   r = neardup(['dedup', 'corpus', '--output', 'annotate']);
-  assert.equal(r.stdout, 'path\tcluster\tcluster_size\tduplicate_of\tsimilarity\tkept\na1.txt\t0\t2\t\t\ttrue\nb1.md\t\t\t\t\ttrue\nc1.txt\t\t\t\t\ttrue\nsub/a2.html\t0\t2\ta1.txt\t0.882353\tfalse\n');
+  assert.equal(
+    r.stdout,
+    'path\tcluster\tcluster_size\tduplicate_of\tsimilarity\tkept\na1.txt\t0\t2\t\t\ttrue\nb1.md\t\t\t\t\ttrue\nc1.txt\t\t\t\t\ttrue\nsub/a2.html\t0\t2\ta1.txt\t0.882353\tfalse\n',
+  );
 });
 
 test('--json: a machine-readable summary on stdout (and it needs --out)', () => {
@@ -200,7 +205,10 @@ test('errors: file:line messages, exit code 2, never a stack trace', () => {
     [['dedup', 'nope.tsv'], /^neardup: nope\.tsv: no such file or directory\n$/],
     [['dedup', 'docs.tsv', '--text', 'Body,Price'], /^neardup: docs\.tsv:1: unknown column "Price"; available columns: "id", "title", "body"\n$/],
     [['dedup', 'docs.tsv'], /^neardup: docs\.tsv:1: no text column given; available columns: "id", "title", "body" \(use --text\)\n$/],
-    [['dedup', 'bad/ragged.tsv', '--text', 'body'], /^neardup: bad\/ragged\.tsv:3: ragged row: 5 fields, the header has 3 \(TSV has no quoting: a tab inside a field splits it\)\n$/],
+    [
+      ['dedup', 'bad/ragged.tsv', '--text', 'body'],
+      /^neardup: bad\/ragged\.tsv:3: ragged row: 5 fields, the header has 3 \(TSV has no quoting: a tab inside a field splits it\)\n$/,
+    ],
     [['dedup', 'bad/badutf8.tsv', '--text', 'body'], /^neardup: bad\/badutf8\.tsv:3: invalid UTF-8\n$/],
     [['dedup', 'bad/badjson.jsonl'], /^neardup: bad\/badjson\.jsonl:2: invalid JSON \(.*\)\n$/],
     [['dedup', 'docs.tsv', '--text', 'body', '--threshold', '1.5'], /threshold must be a number in \(0, 1\], got "1\.5"/],
@@ -331,7 +339,10 @@ test('a group of 3,000 copies and 2,000 near copies: clusters and dedup work in 
   fs.writeFileSync(copiesOnly, Array.from({ length: 3000 }, () => body).join('\n') + '\n');
   const q = neardup(['dedup', copiesOnly, '--max-pairs', '1000000', '--out', out]);
   assert.equal(q.code, 2);
-  assert.match(q.stderr, /4,498,500 near-duplicate pairs, more than --max-pairs \(1,000,000\); the largest group of identical documents has 3,000\. --output clusters, dedup or annotate/);
+  assert.match(
+    q.stderr,
+    /4,498,500 near-duplicate pairs, more than --max-pairs \(1,000,000\); the largest group of identical documents has 3,000\. --output clusters, dedup or annotate/,
+  );
   const ok = neardup(['dedup', copiesOnly, '--out', out]);
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(fs.readFileSync(out, 'utf8').split('\n').length - 1, 4_498_500);
@@ -411,9 +422,10 @@ test('--candidates auto gives one answer whatever the route: streamed, it runs L
 });
 
 // Issue 16 item 3, the CLI's share: dedup and index add on the issue's file.
-const ISSUE_TSV = 'id\ttext\nr1\t"Bright flat near the station with garden\nr2\tsecond ad, a studio in Trastevere\nr3\tthird ad, office in EUR "B"\nr4\tfourth ad about a villa in Ostia\n';
+const ISSUE_TSV =
+  'id\ttext\nr1\t"Bright flat near the station with garden\nr2\tsecond ad, a studio in Trastevere\nr3\tthird ad, office in EUR "B"\nr4\tfourth ad about a villa in Ostia\n';
 
-test('item 3: dedup and index add read every row of the issue\'s TSV (no quote swallows the next lines)', () => {
+test("item 3: dedup and index add read every row of the issue's TSV (no quote swallows the next lines)", () => {
   const dir = tmpDir();
   const q = path.join(dir, 'q.tsv');
   fs.writeFileSync(q, ISSUE_TSV);

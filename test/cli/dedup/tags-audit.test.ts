@@ -53,7 +53,8 @@ async function readAudit(file: string): Promise<AuditRow[]> {
 }
 
 /** Similarities as the writers round them (6 decimals): TSV and JSONL print that, Parquet keeps the double. */
-const rounded = (rows: AuditRow[]): AuditRow[] => rows.map((r) => ({ ...r, similarity: r.similarity === null ? null : Number(formatSimilarity(r.similarity)) }));
+const rounded = (rows: AuditRow[]): AuditRow[] =>
+  rows.map((r) => ({ ...r, similarity: r.similarity === null ? null : Number(formatSimilarity(r.similarity)) }));
 
 describe('tags and the --removed audit: every policy, every route, checked against their definitions', () => {
   let root: string;
@@ -88,10 +89,14 @@ describe('tags and the --removed audit: every policy, every route, checked again
       // The clusters and the deduplicated copy: the reference the tags and the audit are checked against.
       let r = await cliInProcess(['dedup', all, ...opts, '--output', 'clusters', '--out', path.join(dir, 'clusters.jsonl'), '-q']);
       assert.equal(r.code, 0, r.stderr);
-      const clusters = fs.readFileSync(path.join(dir, 'clusters.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { cluster: number; size: number; representative: string | null; members: string[]; duplicate_of: (string | null)[] });
+      const clusters = fs.readFileSync(path.join(dir, 'clusters.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) =>
+        JSON.parse(l) as { cluster: number; size: number; representative: string | null; members: string[]; duplicate_of: (string | null)[] }
+      );
       r = await cliInProcess(['dedup', all, ...opts, '--output', 'dedup', '--out', path.join(dir, 'dedup.jsonl'), '-q']);
       assert.equal(r.code, 0, r.stderr);
-      const keptIds = new Set(fs.readFileSync(path.join(dir, 'dedup.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: string }).id));
+      const keptIds = new Set(
+        fs.readFileSync(path.join(dir, 'dedup.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: string }).id),
+      );
       const clusterOf = new Map<string, (typeof clusters)[number]>();
       for (const c of clusters) for (const m of c.members) clusterOf.set(m, c);
       const sim = (a: string, b: string): number => jaccard(shingler.set(textOf.get(a)!), shingler.set(textOf.get(b)!));
@@ -99,7 +104,9 @@ describe('tags and the --removed audit: every policy, every route, checked again
       // annotate: every record, its tags as defined.
       r = await cliInProcess(['dedup', all, ...opts, '--output', 'annotate', '--out', path.join(dir, 'annotate.jsonl'), '-q']);
       assert.equal(r.code, 0, r.stderr);
-      const annotated = fs.readFileSync(path.join(dir, 'annotate.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const annotated = fs.readFileSync(path.join(dir, 'annotate.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) =>
+        JSON.parse(l) as Record<string, unknown>
+      );
       assert.equal(annotated.length, docs.length);
       for (const a of annotated) {
         const id = a.id as string;
@@ -119,7 +126,10 @@ describe('tags and the --removed audit: every policy, every route, checked again
       // --tag-prefix renames the five tags and nothing else.
       r = await cliInProcess(['dedup', all, ...opts, '--output', 'annotate', '--tag-prefix', 'nd_', '--out', path.join(dir, 'prefixed.jsonl'), '-q']);
       assert.equal(r.code, 0, r.stderr);
-      assert.equal(fs.readFileSync(path.join(dir, 'prefixed.jsonl'), 'utf8'), fs.readFileSync(path.join(dir, 'annotate.jsonl'), 'utf8').replace(/"(cluster|cluster_size|duplicate_of|similarity|kept)":/g, '"nd_$1":'));
+      assert.equal(
+        fs.readFileSync(path.join(dir, 'prefixed.jsonl'), 'utf8'),
+        fs.readFileSync(path.join(dir, 'annotate.jsonl'), 'utf8').replace(/"(cluster|cluster_size|duplicate_of|similarity|kept)":/g, '"nd_$1":'),
+      );
 
       // The audit: exactly the dropped documents, in input order, the same on every route and format.
       const want: AuditRow[] = annotated
@@ -133,20 +143,64 @@ describe('tags and the --removed audit: every policy, every route, checked again
       for (const [k, audit] of AUDITS.entries()) {
         const got: Record<string, AuditRow[]> = {};
         const out = (how: string): string => path.join(dir, `${how}-${audit}`);
-        r = await cliInProcess(['dedup', all, ...opts, '--output', 'dedup', '--no-stream', '--out', path.join(dir, `m${k}.jsonl`), '--removed', out('memory'), '-q']);
+        r = await cliInProcess([
+          'dedup',
+          all,
+          ...opts,
+          '--output',
+          'dedup',
+          '--no-stream',
+          '--out',
+          path.join(dir, `m${k}.jsonl`),
+          '--removed',
+          out('memory'),
+          '-q',
+        ]);
         assert.equal(r.code, 0, r.stderr);
         got.memory = await readAudit(out('memory'));
         // --dry-run: the audit only, the deduplicated copy not written.
         r = await cliInProcess(['dedup', all, ...opts, '--output', 'dedup', '--stream', '--dry-run', '--removed', out('stream'), '-q']);
         assert.equal(r.code, 0, r.stderr);
         got.stream = await readAudit(out('stream'));
-        r = await cliInProcess(['job', 'dedup', ...shards, ...opts, '--output', 'dedup', '--out-dir', path.join(dir, `job${k}`), '--removed', out('job'), '--local', '--task-bytes', '1', '--work-dir', path.join(dir, `w${k}`), '-q']);
+        r = await cliInProcess([
+          'job',
+          'dedup',
+          ...shards,
+          ...opts,
+          '--output',
+          'dedup',
+          '--out-dir',
+          path.join(dir, `job${k}`),
+          '--removed',
+          out('job'),
+          '--local',
+          '--task-bytes',
+          '1',
+          '--work-dir',
+          path.join(dir, `w${k}`),
+          '-q',
+        ]);
         assert.equal(r.code, 0, r.stderr);
         got.job = await readAudit(out('job'));
         if (k === 0) {
           // Array stages: a dry-run plan with the audit's path, the stages, then job report writes it.
           const work = path.join(dir, 'w-array');
-          r = await cliInProcess(['job', 'plan', ...shards, ...opts, '--output', 'dedup', '--dry-run', '--removed', out('array'), '--task-bytes', '1', '--work-dir', work, '-q']);
+          r = await cliInProcess([
+            'job',
+            'plan',
+            ...shards,
+            ...opts,
+            '--output',
+            'dedup',
+            '--dry-run',
+            '--removed',
+            out('array'),
+            '--task-bytes',
+            '1',
+            '--work-dir',
+            work,
+            '-q',
+          ]);
           assert.equal(r.code, 0, r.stderr);
           for (const stage of STAGES) {
             r = await cliInProcess(['stage', stage, '--work-dir', work, '--all']);
@@ -162,13 +216,32 @@ describe('tags and the --removed audit: every policy, every route, checked again
         for (const [how, rows] of Object.entries(got)) assert.deepEqual(rows, expected, `${audit}, ${how}`);
         if (audit.endsWith('.parquet')) {
           const { metadata } = await readParquetRows(out('memory'));
-          assert.deepEqual(metadata.schema.slice(1).map((e) => [e.name, e.type]), [['id', 'BYTE_ARRAY'], ['kept_id', 'BYTE_ARRAY'], ['similarity', 'DOUBLE'], ['cluster', 'INT32']]);
+          assert.deepEqual(metadata.schema.slice(1).map((e) => [e.name, e.type]), [['id', 'BYTE_ARRAY'], ['kept_id', 'BYTE_ARRAY'], ['similarity', 'DOUBLE'], [
+            'cluster',
+            'INT32',
+          ]]);
         }
       }
       // annotate on the job: the same bytes as in one process (the output shards concatenated).
-      r = await cliInProcess(['job', 'dedup', ...shards, ...opts, '--output', 'annotate', '--out-dir', path.join(dir, 'job-ann'), '--local', '--work-dir', path.join(dir, 'w-ann'), '-q']);
+      r = await cliInProcess([
+        'job',
+        'dedup',
+        ...shards,
+        ...opts,
+        '--output',
+        'annotate',
+        '--out-dir',
+        path.join(dir, 'job-ann'),
+        '--local',
+        '--work-dir',
+        path.join(dir, 'w-ann'),
+        '-q',
+      ]);
       assert.equal(r.code, 0, r.stderr);
-      assert.equal(shards.map((s) => fs.readFileSync(path.join(dir, 'job-ann', path.basename(s)), 'utf8')).join(''), fs.readFileSync(path.join(dir, 'annotate.jsonl'), 'utf8'));
+      assert.equal(
+        shards.map((s) => fs.readFileSync(path.join(dir, 'job-ann', path.basename(s)), 'utf8')).join(''),
+        fs.readFileSync(path.join(dir, 'annotate.jsonl'), 'utf8'),
+      );
     });
   }
 
@@ -181,21 +254,71 @@ describe('tags and the --removed audit: every policy, every route, checked again
     fs.copyFileSync(shards[1]!, refs[1]!);
     const opts = ['--id-field', 'id', '--threshold', '0.6'];
     // The pairs: the definition of each document's best match.
-    let r = await cliInProcess(['dedup', corpus, '--against', path.join(dir, 'ref'), ...opts, '--output-format', 'jsonl', '--out', path.join(dir, 'pairs.jsonl'), '-q']);
+    let r = await cliInProcess([
+      'dedup',
+      corpus,
+      '--against',
+      path.join(dir, 'ref'),
+      ...opts,
+      '--output-format',
+      'jsonl',
+      '--out',
+      path.join(dir, 'pairs.jsonl'),
+      '-q',
+    ]);
     assert.equal(r.code, 0, r.stderr);
-    const pairs = fs.readFileSync(path.join(dir, 'pairs.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { a: string; b: string; similarity: number });
+    const pairs = fs.readFileSync(path.join(dir, 'pairs.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) =>
+      JSON.parse(l) as { a: string; b: string; similarity: number }
+    );
     assert.ok(pairs.length > 0);
     const best = new Map<string, { b: string; s: number }>();
     for (const p of pairs) if (!best.has(p.a) || p.similarity > best.get(p.a)!.s) best.set(p.a, { b: p.b, s: p.similarity });
     const sourceOf = (id: string): string => path.resolve(refs[Number(id.slice(1)) < 50 ? 0 : 1]!);
-    const want: AuditRow[] = [...best].map(([a, m]) => ({ id: a, kept_id: m.b, similarity: m.s, cluster: null, reference_id: m.b, reference_source: sourceOf(m.b) }));
+    const want: AuditRow[] = [...best].map(([a, m]) => ({
+      id: a,
+      kept_id: m.b,
+      similarity: m.s,
+      cluster: null,
+      reference_id: m.b,
+      reference_source: sourceOf(m.b),
+    }));
 
     const summaries: Record<string, unknown>[] = [];
     // --json prints on stdout: these two run as child processes.
-    let c = neardup(['dedup', corpus, '--against', path.join(dir, 'ref'), ...opts, '--output', 'dedup', '--out', path.join(dir, 'one.jsonl'), '--removed', path.join(dir, 'one-removed.jsonl'), '--json']);
+    let c = neardup([
+      'dedup',
+      corpus,
+      '--against',
+      path.join(dir, 'ref'),
+      ...opts,
+      '--output',
+      'dedup',
+      '--out',
+      path.join(dir, 'one.jsonl'),
+      '--removed',
+      path.join(dir, 'one-removed.jsonl'),
+      '--json',
+    ]);
     assert.equal(c.code, 0, c.stderr);
     summaries.push(JSON.parse(c.stdout) as Record<string, unknown>);
-    c = neardup(['job', 'dedup', corpus, '--against', ...refs, ...opts, '--output', 'dedup', '--out-dir', path.join(dir, 'job'), '--removed', path.join(dir, 'job-removed.jsonl'), '--local', '--work-dir', path.join(dir, 'w'), '--json']);
+    c = neardup([
+      'job',
+      'dedup',
+      corpus,
+      '--against',
+      ...refs,
+      ...opts,
+      '--output',
+      'dedup',
+      '--out-dir',
+      path.join(dir, 'job'),
+      '--removed',
+      path.join(dir, 'job-removed.jsonl'),
+      '--local',
+      '--work-dir',
+      path.join(dir, 'w'),
+      '--json',
+    ]);
     assert.equal(c.code, 0, c.stderr);
     summaries.push(JSON.parse(c.stdout) as Record<string, unknown>);
     const refMatched = new Set(pairs.map((p) => p.b)).size;
@@ -209,7 +332,22 @@ describe('tags and the --removed audit: every policy, every route, checked again
     // annotate: duplicate_of and similarity name the best match; kept is false exactly for matched documents.
     r = await cliInProcess(['dedup', corpus, '--against', path.join(dir, 'ref'), ...opts, '--output', 'annotate', '--out', path.join(dir, 'ann.jsonl'), '-q']);
     assert.equal(r.code, 0, r.stderr);
-    r = await cliInProcess(['job', 'dedup', corpus, '--against', ...refs, ...opts, '--output', 'annotate', '--out-dir', path.join(dir, 'job-ann'), '--local', '--work-dir', path.join(dir, 'w2'), '-q']);
+    r = await cliInProcess([
+      'job',
+      'dedup',
+      corpus,
+      '--against',
+      ...refs,
+      ...opts,
+      '--output',
+      'annotate',
+      '--out-dir',
+      path.join(dir, 'job-ann'),
+      '--local',
+      '--work-dir',
+      path.join(dir, 'w2'),
+      '-q',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const ann = fs.readFileSync(path.join(dir, 'ann.jsonl'), 'utf8');
     assert.equal(fs.readFileSync(path.join(dir, 'job-ann', path.basename(corpus)), 'utf8'), ann);
@@ -234,8 +372,14 @@ describe('tags and the --removed audit: every policy, every route, checked again
       [[...base, '--output', 'annotate', '--tag-prefix', 'a\tb'], /--tag-prefix/],
       [[...base, '--output', 'dedup', '--dry-run', '--removed', path.join(dir, 'd.tsv')], /--removed .* is a directory/],
       [[...base, '--output', 'dedup', '--dry-run', '--removed', path.join(dir, 'no', 'r.tsv')], /--removed .*does not exist/],
-      [['job', 'plan', all, '--id-field', 'id', '--output', 'pairs', '--removed', path.join(dir, 'r.tsv'), '--work-dir', path.join(dir, 'w')], /--removed .*--output pairs/],
-      [['job', 'dedup', all, '--id-field', 'id', '--output', 'pairs', '--removed', path.join(dir, 'r.tsv'), '--local', '--work-dir', path.join(dir, 'w2')], /--removed .*--output pairs/],
+      [
+        ['job', 'plan', all, '--id-field', 'id', '--output', 'pairs', '--removed', path.join(dir, 'r.tsv'), '--work-dir', path.join(dir, 'w')],
+        /--removed .*--output pairs/,
+      ],
+      [
+        ['job', 'dedup', all, '--id-field', 'id', '--output', 'pairs', '--removed', path.join(dir, 'r.tsv'), '--local', '--work-dir', path.join(dir, 'w2')],
+        /--removed .*--output pairs/,
+      ],
     ];
     for (const [args, why] of refused) {
       const r = await cliInProcess(args);
@@ -251,7 +395,19 @@ describe('tags and the --removed audit: every policy, every route, checked again
     assert.equal(j.code, 2, j.stderr);
     assert.match(j.stderr, /--removed: this job was planned without it/);
     // An input error (a field the policy cannot rank by) after the audit was asked for: no audit file, no temp file.
-    const r = await cliInProcess([...base, '--output', 'dedup', '--threshold', '0.6', '--keep', 'max:nope', '--out', path.join(dir, 'o.jsonl'), '--removed', path.join(dir, 'r.jsonl')]);
+    const r = await cliInProcess([
+      ...base,
+      '--output',
+      'dedup',
+      '--threshold',
+      '0.6',
+      '--keep',
+      'max:nope',
+      '--out',
+      path.join(dir, 'o.jsonl'),
+      '--removed',
+      path.join(dir, 'r.jsonl'),
+    ]);
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /all\.jsonl:\d+: field "nope" has no value/);
     assert.deepEqual(fs.readdirSync(dir).filter((f) => f.includes('r.jsonl') || f.includes('o.jsonl')), []);
@@ -285,7 +441,7 @@ describe('the similarity tag with 64-bit fingerprints', () => {
 // name is taken; when those are taken too (an annotated output annotated again), or a --tag-prefix
 // name is taken (in any case), the run is refused with exit 2 naming the field and --tag-prefix,
 // and no output is left. Every writer: JSONL, TSV, CSV, Parquet.
-describe('annotate tags never collide with the input\'s fields', () => {
+describe("annotate tags never collide with the input's fields", () => {
   const FORMATS = ['jsonl', 'tsv', 'csv', 'parquet'] as const;
   type Fmt = (typeof FORMATS)[number];
   const docs = plantedDocs(12, 0.5, 4807);
@@ -296,7 +452,11 @@ describe('annotate tags never collide with the input\'s fields', () => {
     if (fmt === 'parquet') return writeParquet(file, cols);
     const sep = fmt === 'csv' ? ',' : '\t';
     if (fmt === 'jsonl') fs.writeFileSync(file, docs.map((_, i) => JSON.stringify(Object.fromEntries(cols.map((c) => [c.name, c.data[i]]))) + '\n').join(''));
-    else fs.writeFileSync(file, [cols.map((c) => c.name).join(sep), ...docs.map((_, i) => cols.map((c) => (fmt === 'csv' ? csvField(c.data[i]!) : c.data[i])).join(sep))].join('\n') + '\n');
+    else fs.writeFileSync(
+        file,
+        [cols.map((c) => c.name).join(sep), ...docs.map((_, i) => cols.map((c) => (fmt === 'csv' ? csvField(c.data[i]!) : c.data[i])).join(sep))].join('\n')
+          + '\n',
+      );
   }
 
   /** The field names of every record of `file` (one list for a file with a header or a schema). */
@@ -375,7 +535,11 @@ describe('a failed write of the output or the audit leaves neither', () => {
     fs.writeFileSync(path.join(base, 'in.jsonl'), docs.map((d) => JSON.stringify({ id: d.id, text: d.text }) + '\n').join(''));
     await writeParquet(path.join(base, 'in.parquet'), [{ name: 'id', data: docs.map((d) => d.id) }, { name: 'text', data: docs.map((d) => d.text) }]);
     fs.mkdirSync(path.join(base, 'shards'));
-    for (let s = 0; s < 2; s++) fs.writeFileSync(path.join(base, 'shards', `p${s}.jsonl`), docs.slice(s * 30, s * 30 + 30).map((d) => JSON.stringify({ id: d.id, text: d.text }) + '\n').join(''));
+    for (let s = 0; s < 2; s++)
+      fs.writeFileSync(
+        path.join(base, 'shards', `p${s}.jsonl`),
+        docs.slice(s * 30, s * 30 + 30).map((d) => JSON.stringify({ id: d.id, text: d.text }) + '\n').join(''),
+      );
   });
 
   after(() => {

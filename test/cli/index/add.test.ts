@@ -94,10 +94,34 @@ test('index add: texts are kept by default (meta.text), titles from --title, --n
   const { NearDupIndex } = await import('../../../src/index.js');
   const dir = tmpDir();
   const jl = path.join(dir, 'docs.jsonl');
-  fs.writeFileSync(jl, ['{"id":"a","t":"Casa al mare","body":"casa al mare con giardino e vista, libera da giugno"}', '{"id":"b","body":"casa al mare con giardino e vista, libera da luglio"}'].join('\n') + '\n');
+  fs.writeFileSync(
+    jl,
+    [
+      '{"id":"a","t":"Casa al mare","body":"casa al mare con giardino e vista, libera da giugno"}',
+      '{"id":"b","body":"casa al mare con giardino e vista, libera da luglio"}',
+    ].join('\n') + '\n',
+  );
   const kept = `sqlite:${path.join(dir, 'kept.db')}`;
   assert.equal(neardup(['index', 'add', ads, ...adsArgs, '--title', 'Title', '--id-prefix', 'r', '--store', kept, '-q']).code, 0);
-  assert.equal(neardup(['index', 'add', jl, '--text-field', 'body', '--id-field', 'id', '--title', 't', '--store', `sqlite:${path.join(dir, 'j.db')}`, '--threshold', '0.5', '-q']).code, 0);
+  assert.equal(
+    neardup([
+      'index',
+      'add',
+      jl,
+      '--text-field',
+      'body',
+      '--id-field',
+      'id',
+      '--title',
+      't',
+      '--store',
+      `sqlite:${path.join(dir, 'j.db')}`,
+      '--threshold',
+      '0.5',
+      '-q',
+    ]).code,
+    0,
+  );
   const bare = `sqlite:${path.join(dir, 'bare.db')}`;
   assert.equal(neardup(['index', 'add', ads, ...adsArgs, '--no-store-text', '--id-prefix', 'r', '--store', bare, '-q']).code, 0);
   const bad = neardup(['index', 'add', ads, ...adsArgs, '--title', 'Nope', '--id-prefix', 'r', '--store', `sqlite:${path.join(dir, 'bad.db')}`]);

@@ -19,7 +19,10 @@ test('index create/list/drop: the registry the CLI makes is served under /v1/ind
   assert.match(c.stdout, /created index "ads" \(store sqlite, threshold 0\.6, its own token\)/);
   const list = neardup(['index', 'list', '--indexes', dir, '--json']);
   assert.equal(list.code, 0, list.stderr);
-  assert.deepEqual((JSON.parse(list.stdout) as { indexes: { name: string; threshold: number; token: boolean }[] }).indexes.map((x) => [x.name, x.threshold, x.token]), [['ads', 0.6, true]]);
+  assert.deepEqual(
+    (JSON.parse(list.stdout) as { indexes: { name: string; threshold: number; token: boolean }[] }).indexes.map((x) => [x.name, x.threshold, x.token]),
+    [['ads', 0.6, true]],
+  );
 
   const s = await startServe(['--indexes', dir, '--token', 'server']);
   try {
@@ -29,10 +32,17 @@ test('index create/list/drop: the registry the CLI makes is served under /v1/ind
     assert.match(refused.stderr, /index registry .* is being written by another run \(\d+@/);
     noStack(refused.stderr);
     assert.equal(neardup(['index', 'drop', 'ads', '--indexes', dir]).code, 2);
-    const post = (url: string, token: string, body: unknown) => fetch(`${s.url}${url}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (url: string, token: string, body: unknown) =>
+      fetch(`${s.url}${url}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     assert.equal((await post('/v1/indexes/ads/documents', 'own', { id: 'a', text: 'a flat near the station with a garden' })).status, 200);
     assert.equal((await post('/v1/indexes', 'server', { name: 'other', store: 'memory' })).status, 201);
-    const q = (await (await post('/v1/indexes/ads/query', 'own', { text: 'a flat near the station with a big garden' })).json()) as { matches: { id: string }[] };
+    const q = (await (await post('/v1/indexes/ads/query', 'own', { text: 'a flat near the station with a big garden' })).json()) as {
+      matches: { id: string }[];
+    };
     assert.deepEqual(q.matches.map((m) => m.id), ['a'], 'threshold 0.6 of the CLI-made index');
   } finally {
     assert.equal(await s.stop(), 0);
@@ -48,13 +58,15 @@ test('index create/list/drop: the registry the CLI makes is served under /v1/ind
 
 test('index create/drop/list: bad names, blank tokens, taken names, unknown indexes and missing registries are usage errors (exit 2), with nothing left behind', () => {
   const dir = path.join(tmpDir(), 'reg');
-  for (const [args, env, want] of [
-    [['create', 'Ads'], {}, /index name "Ads" is not valid/],
-    [['create', 'ads', '--token', ' '], {}, /token of index "ads" is empty/],
-    [['create', 'ads'], { NEARDUP_INDEX_TOKEN: '' }, /token of index "ads" is empty/],
-    [['create', 'ads', '--threshold', '1.5'], {}, /threshold/],
-    [['drop', 'ads'], {}, /no index "ads"/],
-  ] as const) {
+  for (
+    const [args, env, want] of [
+      [['create', 'Ads'], {}, /index name "Ads" is not valid/],
+      [['create', 'ads', '--token', ' '], {}, /token of index "ads" is empty/],
+      [['create', 'ads'], { NEARDUP_INDEX_TOKEN: '' }, /token of index "ads" is empty/],
+      [['create', 'ads', '--threshold', '1.5'], {}, /threshold/],
+      [['drop', 'ads'], {}, /no index "ads"/],
+    ] as const
+  ) {
     const r = neardup(['index', ...args, '--indexes', dir], { env });
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, want);

@@ -30,12 +30,26 @@ async function makeStore(dir: string): Promise<{ store: string; input: string }>
   return { store, input };
 }
 
-test('index query --top-k: one row per distinct text, then a row per copy naming its hit; the library\'s answer, filtered or not', async () => {
+test("index query --top-k: one row per distinct text, then a row per copy naming its hit; the library's answer, filtered or not", async () => {
   const dir = tmpDir();
   const { store, input } = await makeStore(dir);
   const idx = await NearDupIndex.open({ store });
   for (const filter of [undefined, { site: 'a' }, { site: ['b', 'c'] }]) {
-    const args = ['index', 'query', input, '--id-field', 'id', '--store', store, '--top-k', '2', '--output-format', 'jsonl', '-q', ...(filter ? ['--filter', JSON.stringify(filter)] : [])];
+    const args = [
+      'index',
+      'query',
+      input,
+      '--id-field',
+      'id',
+      '--store',
+      store,
+      '--top-k',
+      '2',
+      '--output-format',
+      'jsonl',
+      '-q',
+      ...(filter ? ['--filter', JSON.stringify(filter)] : []),
+    ];
     const r = neardup(args);
     assert.equal(r.code, 0, r.stderr);
     const want: object[] = [];
@@ -49,12 +63,19 @@ test('index query --top-k: one row per distinct text, then a row per copy naming
       const { a, b, similarity, copy_of } = JSON.parse(l);
       return { a, b, similarity, copy_of };
     });
-    assert.deepEqual(got.map((x) => ({ ...x, similarity: Number(x.similarity.toFixed(6)) })), want.map((x) => ({ ...x, similarity: Number((x as { similarity: number }).similarity.toFixed(6)) })), JSON.stringify(filter));
+    assert.deepEqual(
+      got.map((x) => ({ ...x, similarity: Number(x.similarity.toFixed(6)) })),
+      want.map((x) => ({ ...x, similarity: Number((x as { similarity: number }).similarity.toFixed(6)) })),
+      JSON.stringify(filter),
+    );
   }
   // TSV and CSV: a fifth column, empty for a hit.
   const tsv = neardup(['index', 'query', input, '--id-field', 'id', '--store', store, '--top-k', '1', '-q']);
   assert.equal(tsv.code, 0, tsv.stderr);
-  assert.deepEqual(lines(tsv.stdout).filter((l) => l.startsWith('q0\t')).map((l) => [l.split('\t')[1], l.split('\t')[4]]), [['c1', ''], ['c2', 'c1'], ['c3', 'c1']]);
+  assert.deepEqual(lines(tsv.stdout).filter((l) => l.startsWith('q0\t')).map((l) => [l.split('\t')[1], l.split('\t')[4]]), [['c1', ''], ['c2', 'c1'], [
+    'c3',
+    'c1',
+  ]]);
   const out = path.join(dir, 'top.csv');
   assert.equal(neardup(['index', 'query', input, '--id-field', 'id', '--store', store, '--top-k', '1', '-q', '--out', out]).code, 0);
   assert.equal(fs.readFileSync(out, 'utf8').split('\n')[0], 'a,b,similarity,estimate,copy_of');
@@ -85,14 +106,16 @@ test('index add --filter: only indexed documents whose metadata matches are repo
 test('--filter and --top-k: bad values are usage errors (exit 2) naming the flag', async () => {
   const dir = tmpDir();
   const { store, input } = await makeStore(dir);
-  for (const [args, message] of [
-    [['--filter', 'site=a'], /--filter must be a JSON object/],
-    [['--filter', '{"site":{"a":1}}'], /--filter\.site: values must be strings, finite numbers, booleans or null/],
-    [['--filter', '{"site":[]}'], /--filter\.site: an empty list matches nothing/],
-    [['--filter', '["site"]'], /--filter must be an object/],
-    [['--top-k', '0'], /top-k/],
-    [['--top-k', '3', '--limit', '2'], /--top-k .*drop --limit and --match-threshold/],
-  ] as const) {
+  for (
+    const [args, message] of [
+      [['--filter', 'site=a'], /--filter must be a JSON object/],
+      [['--filter', '{"site":{"a":1}}'], /--filter\.site: values must be strings, finite numbers, booleans or null/],
+      [['--filter', '{"site":[]}'], /--filter\.site: an empty list matches nothing/],
+      [['--filter', '["site"]'], /--filter must be an object/],
+      [['--top-k', '0'], /top-k/],
+      [['--top-k', '3', '--limit', '2'], /--top-k .*drop --limit and --match-threshold/],
+    ] as const
+  ) {
     const r = neardup(['index', 'query', input, '--id-field', 'id', '--store', store, ...args]);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stderr, message);

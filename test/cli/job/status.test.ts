@@ -30,7 +30,8 @@ describe('job status', () => {
 
     // The marker records what the task cost.
     const m = JSON.parse(fs.readFileSync(path.join(work, 'sign', '00000', '_SUCCESS.json'), 'utf8')) as { stats: Record<string, unknown> };
-    for (const k of ['startedAt', 'endedAt', 'wallMs', 'cpuMs', 'bytesWritten', 'peakRss', 'processMaxRss', 'host', 'pid']) assert.ok(k in m.stats, `stats.${k}`);
+    for (const k of ['startedAt', 'endedAt', 'wallMs', 'cpuMs', 'bytesWritten', 'peakRss', 'processMaxRss', 'host', 'pid'])
+      assert.ok(k in m.stats, `stats.${k}`);
     assert.ok((m.stats.wallMs as number) >= 0 && (m.stats.cpuMs as number) >= 0);
     assert.ok((m.stats.bytesWritten as number) > 0);
     assert.ok((m.stats.peakRss as number) > 0);
@@ -43,11 +44,27 @@ describe('job status', () => {
     assert.match(s.stdout, /^sign\s+1\/4\s+0\s+0\s+3\s+[\d.]+ m?s\s+[\d.]+ m?s\s+[\d.]+ m?s\s+[\d,]+\s+[\d.]+ k?M?B\/s\s+[\d.]+ k?M?B\s+[\d.]+ MB$/m);
     assert.match(s.stdout, /^join\s+0\/4\s+0\s+0\s+4\s+-/m);
     assert.match(s.stdout, /^components\s+0\/4\s+0\s+0\s+4\s+-/m);
-    assert.match(s.stdout, /^eta\s+sign: [\d.]+ m?s \(3 tasks left × [\d.]+ m?s, the mean of 1 done, ÷ [\d.]+ in parallel \(observed: task time ÷ elapsed\)\)$/m);
+    assert.match(
+      s.stdout,
+      /^eta\s+sign: [\d.]+ m?s \(3 tasks left × [\d.]+ m?s, the mean of 1 done, ÷ [\d.]+ in parallel \(observed: task time ÷ elapsed\)\)$/m,
+    );
 
     const j = neardup(['job', 'status', '--work-dir', work, '--json'], { cwd: dir });
     assert.equal(j.code, 0, j.stderr);
-    const st = JSON.parse(j.stdout) as { command: string; stages: { stage: string; done: number; total: number; running: number; failed: number; waiting: number; wallMs: number; docs: number; eta: { remaining: number; parallelismFrom: string } | null }[] };
+    const st = JSON.parse(j.stdout) as {
+      command: string;
+      stages: {
+        stage: string;
+        done: number;
+        total: number;
+        running: number;
+        failed: number;
+        waiting: number;
+        wallMs: number;
+        docs: number;
+        eta: { remaining: number; parallelismFrom: string } | null;
+      }[];
+    };
     assert.equal(st.command, 'job status');
     const sign = st.stages.find((x) => x.stage === 'sign')!;
     assert.deepEqual([sign.done, sign.running, sign.failed, sign.waiting, sign.total], [1, 0, 0, 3, 4]);
@@ -57,12 +74,17 @@ describe('job status', () => {
     assert.equal(st.stages.find((x) => x.stage === 'join')!.eta, null);
   });
 
-  it('the filter stage\'s written counts the output shards it writes into --out-dir', () => {
+  it("the filter stage's written counts the output shards it writes into --out-dir", () => {
     const work = path.join(dir, 'filtered');
     const r = neardup(['job', 'dedup', shards, '--local', '--work-dir', work, '--output', 'dedup', '--out-dir', path.join(dir, 'clean'), '-q'], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
-    const j = JSON.parse(neardup(['job', 'status', '--work-dir', work, '--json'], { cwd: dir }).stdout) as { stages: { stage: string; bytesWritten: number }[] };
-    const out = fs.readdirSync(path.join(dir, 'clean')).filter((f) => !f.startsWith('_') && !f.startsWith('.')).reduce((a, f) => a + fs.statSync(path.join(dir, 'clean', f)).size, 0);
+    const j = JSON.parse(neardup(['job', 'status', '--work-dir', work, '--json'], { cwd: dir }).stdout) as {
+      stages: { stage: string; bytesWritten: number }[];
+    };
+    const out = fs.readdirSync(path.join(dir, 'clean')).filter((f) => !f.startsWith('_') && !f.startsWith('.')).reduce(
+      (a, f) => a + fs.statSync(path.join(dir, 'clean', f)).size,
+      0,
+    );
     const filter = j.stages.find((x) => x.stage === 'filter')!;
     assert.ok(out > 0 && filter.bytesWritten >= out, `filter wrote ${filter.bytesWritten} B, the shards hold ${out} B`);
   });
@@ -74,7 +96,9 @@ describe('job status', () => {
     fs.mkdirSync(path.join(work, 'sign', `.00002.tmp-${2 ** 22 + 1}-bbbb`));
     try {
       const j = neardup(['job', 'status', '--work-dir', work, '--json'], { cwd: dir });
-      const sign = (JSON.parse(j.stdout) as { stages: { stage: string; running: number; waiting: number; deadAttempts: number; eta: { parallelismFrom: string } }[] }).stages.find((x) => x.stage === 'sign')!;
+      const sign =
+        (JSON.parse(j.stdout) as { stages: { stage: string; running: number; waiting: number; deadAttempts: number; eta: { parallelismFrom: string } }[] })
+          .stages.find((x) => x.stage === 'sign')!;
       assert.deepEqual([sign.running, sign.waiting, sign.deadAttempts], [1, 2, 1]);
       assert.equal(sign.eta.parallelismFrom, 'running');
     } finally {
@@ -83,7 +107,7 @@ describe('job status', () => {
     }
   });
 
-  it('shows a failed task\'s error with its shard, and forgets it once the task commits', () => {
+  it("shows a failed task's error with its shard, and forgets it once the task commits", () => {
     const bad = path.join(dir, 'bad');
     fs.cpSync(shards, bad, { recursive: true });
     const names = fs.readdirSync(bad).sort();
@@ -105,7 +129,9 @@ describe('job status', () => {
     // The reader's error names the file and the line.
     assert.ok(new RegExp(`${victim.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+: invalid JSON`).test(failed), failed);
 
-    const j = JSON.parse(neardup(['job', 'status', '--work-dir', work, '--json'], { cwd: dir }).stdout) as { stages: { stage: string; errors: { task: number; shards: string[]; error: string; kind: string }[] }[] };
+    const j = JSON.parse(neardup(['job', 'status', '--work-dir', work, '--json'], { cwd: dir }).stdout) as {
+      stages: { stage: string; errors: { task: number; shards: string[]; error: string; kind: string }[] }[];
+    };
     const errs = j.stages.find((x) => x.stage === 'sign')!.errors;
     assert.equal(errs.length, 1);
     assert.equal(errs[0]!.task, 2);
@@ -117,7 +143,10 @@ describe('job status', () => {
     fs.rmSync(work, { recursive: true });
     assert.equal(neardup(['job', 'plan', bad, '--work-dir', work, '--task-bytes', '1'], { cwd: dir }).code, 0);
     fs.mkdirSync(path.join(work, 'sign'), { recursive: true });
-    fs.writeFileSync(path.join(work, 'sign', '.failed-00002.json'), JSON.stringify({ stage: 'sign', task: 2, error: 'earlier', kind: 'Error', at: 0, host: 'h', pid: 1 }));
+    fs.writeFileSync(
+      path.join(work, 'sign', '.failed-00002.json'),
+      JSON.stringify({ stage: 'sign', task: 2, error: 'earlier', kind: 'Error', at: 0, host: 'h', pid: 1 }),
+    );
     assert.equal(neardup(['stage', 'sign', '--work-dir', work, '--task', '2'], { cwd: dir }).code, 0);
     assert.ok(!fs.existsSync(path.join(work, 'sign', '.failed-00002.json')));
   });
@@ -128,7 +157,10 @@ describe('job status', () => {
     const r = neardup(['job', 'dedup', shards, '--local', '--work-dir', work, '--task-bytes', '1', '-o', out], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     // Plain JSONL shards: verify reads their lines in place, and there is no gather stage.
-    assert.match(r.stderr, /^time {8}sign [\d.]+ m?s · join [\d.]+ m?s · route [\d.]+ m?s · verify [\d.]+ m?s · link [\d.]+ m?s · decide [\d.]+ m?s · components [\d.]+ m?s · total [\d.]+ m?s$/m);
+    assert.match(
+      r.stderr,
+      /^time {8}sign [\d.]+ m?s · join [\d.]+ m?s · route [\d.]+ m?s · verify [\d.]+ m?s · link [\d.]+ m?s · decide [\d.]+ m?s · components [\d.]+ m?s · total [\d.]+ m?s$/m,
+    );
 
     const rep = neardup(['job', 'report', '--work-dir', work, '-o', path.join(dir, 'pairs2.tsv'), '--verbose'], { cwd: dir });
     assert.equal(rep.code, 0, rep.stderr);
@@ -149,10 +181,26 @@ describe('job status', () => {
     }
 
     // A bar per stage where progress is shown (forced here, as a terminal would), none with --quiet.
-    const bars = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'bars'), '--task-bytes', '1', '-o', path.join(dir, 'pairs4.tsv')], { cwd: dir, env: { NEARDUP_PROGRESS: 'always' } });
+    const bars = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'bars'), '--task-bytes', '1', '-o', path.join(dir, 'pairs4.tsv')], {
+      cwd: dir,
+      env: { NEARDUP_PROGRESS: 'always' },
+    });
     assert.equal(bars.code, 0, bars.stderr);
-    for (const stage of ['sign', 'join', 'route', 'verify', 'link', 'decide', 'components']) assert.match(bars.stderr, new RegExp(`${stage} *\\[[█░]+\\] 100% · [\\d.k]+ tasks/s`), stage);
-    const quiet = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'bars'), '-o', path.join(dir, 'pairs5.tsv'), '--task-bytes', '1', '-q'], { cwd: dir, env: { NEARDUP_PROGRESS: 'always' } });
+    for (const stage of ['sign', 'join', 'route', 'verify', 'link', 'decide', 'components'])
+      assert.match(bars.stderr, new RegExp(`${stage} *\\[[█░]+\\] 100% · [\\d.k]+ tasks/s`), stage);
+    const quiet = neardup([
+      'job',
+      'dedup',
+      shards,
+      '--local',
+      '--work-dir',
+      path.join(dir, 'bars'),
+      '-o',
+      path.join(dir, 'pairs5.tsv'),
+      '--task-bytes',
+      '1',
+      '-q',
+    ], { cwd: dir, env: { NEARDUP_PROGRESS: 'always' } });
     assert.equal(quiet.code, 0, quiet.stderr);
     assert.equal(quiet.stderr, '');
 

@@ -32,12 +32,14 @@ test('every output pointed at the input (path, symlink, hard link, other spellin
   fs.mkdirSync(path.join(dir, 'sub'));
   const spellings = [input, path.join(dir, 'link.jsonl'), path.join(dir, 'hard.jsonl'), `${dir}/./sub/../in.jsonl`];
   for (const o of spellings) {
-    for (const args of [
-      [input, '--id-field', 'id', '-q', '--out', o],
-      [input, '--id-field', 'id', '-q', '--output', 'annotate', '--out', o],
-      [input, '--id-field', 'id', '-q', '--out', path.join(dir, 'x.jsonl'), '--removed', o.replace(/\.jsonl$/, '.jsonl')],
-      [input, '--id-field', 'id', '-q', '--dry-run', '--removed', o],
-    ]) {
+    for (
+      const args of [
+        [input, '--id-field', 'id', '-q', '--out', o],
+        [input, '--id-field', 'id', '-q', '--output', 'annotate', '--out', o],
+        [input, '--id-field', 'id', '-q', '--out', path.join(dir, 'x.jsonl'), '--removed', o.replace(/\.jsonl$/, '.jsonl')],
+        [input, '--id-field', 'id', '-q', '--dry-run', '--removed', o],
+      ]
+    ) {
       const r = await spans(args);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /same file/);
@@ -58,7 +60,10 @@ test('a run writes the records and the audit; --json summary; Parquet is read fo
   const r = await spans([input, '--id-field', 'id', '-q', '--out', out, '--removed', removed]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(fs.readFileSync(out, 'utf8'), '{"id":"a","text":"one\\nfooter line"}\n{"id":"b","text":"two\\n"}\n');
-  assert.equal(fs.readFileSync(removed, 'utf8'), 'id\tstart\tend\tbyte_start\tbyte_end\tkept_id\tkept_start\tkept_byte_start\tcount\tdocs\nb\t4\t15\t4\t15\ta\t4\t4\t2\t2\n');
+  assert.equal(
+    fs.readFileSync(removed, 'utf8'),
+    'id\tstart\tend\tbyte_start\tbyte_end\tkept_id\tkept_start\tkept_byte_start\tcount\tdocs\nb\t4\t15\t4\t15\ta\t4\t4\t2\t2\n',
+  );
   const pq = path.join(dir, 'in.parquet');
   await writeParquet(pq, [{ name: 'id', data: ['a', 'b'] }, { name: 'text', data: ['one\nfooter line', 'two\nfooter line'] }]);
   const refused = await spans([pq, '--id', 'id', '-q', '--out', path.join(dir, 'o.parquet')]);
@@ -67,7 +72,10 @@ test('a run writes the records and the audit; --json summary; Parquet is read fo
   const audit = path.join(dir, 'pq.removed.jsonl');
   const dry = await spans([pq, '--id', 'id', '-q', '--dry-run', '--removed', audit]);
   assert.equal(dry.code, 0, dry.stderr);
-  assert.equal(fs.readFileSync(audit, 'utf8'), '{"id":"b","start":4,"end":15,"byte_start":4,"byte_end":15,"kept_id":"a","kept_start":4,"kept_byte_start":4,"count":2,"docs":2}\n');
+  assert.equal(
+    fs.readFileSync(audit, 'utf8'),
+    '{"id":"b","start":4,"end":15,"byte_start":4,"byte_end":15,"kept_id":"a","kept_start":4,"kept_byte_start":4,"count":2,"docs":2}\n',
+  );
 });
 
 test('bad input names the file and the line; exit 2', async () => {
@@ -139,12 +147,14 @@ test('shards and several inputs: one output shard per input file under --out DIR
   const before = fs.readFileSync(path.join(sh, 'p1.jsonl'), 'utf8');
   fs.mkdirSync(path.join(dir, 'stray'));
   fs.writeFileSync(path.join(dir, 'stray', 'keep.txt'), 'mine');
-  for (const [args, re] of [
-    [[sh, '--id-field', 'id', '--id', 'id'], /needs --out DIR/],
-    [[sh, '--id-field', 'id', '--id', 'id', '--out', sh], /overlaps|same file/],
-    [[sh, '--id-field', 'id', '--id', 'id', '--out', path.join(sh, 'sub')], /overlaps|same file/],
-    [[sh, '--id-field', 'id', '--id', 'id', '--out', path.join(dir, 'stray')], /keep\.txt/],
-  ] as [string[], RegExp][]) {
+  for (
+    const [args, re] of [
+      [[sh, '--id-field', 'id', '--id', 'id'], /needs --out DIR/],
+      [[sh, '--id-field', 'id', '--id', 'id', '--out', sh], /overlaps|same file/],
+      [[sh, '--id-field', 'id', '--id', 'id', '--out', path.join(sh, 'sub')], /overlaps|same file/],
+      [[sh, '--id-field', 'id', '--id', 'id', '--out', path.join(dir, 'stray')], /keep\.txt/],
+    ] as [string[], RegExp][]
+  ) {
     const x = await spans([...args, '-q']);
     assert.equal(x.code, 2, `${args.join(' ')}: ${x.stderr}`);
     assert.match(x.stderr, re);
@@ -172,7 +182,33 @@ test('--json: the summary on stdout (units, repeated, bytes removed, documents, 
   assert.equal(r.code, 0, r.stderr);
   const s = JSON.parse(printed) as Record<string, unknown>;
   assert.deepEqual(
-    { unit: s.unit, mode: s.mode, documents: s.documents, units: s.units, distinctUnits: s.distinctUnits, repeatedUnits: s.repeatedUnits, unitsRemoved: s.unitsRemoved, bytesRemoved: s.bytesRemoved, documentsChanged: s.documentsChanged, documentsDropped: s.documentsDropped, written: s.written, top: s.top },
-    { unit: 'line', mode: 'keep-first', documents: 2, units: 4, distinctUnits: 3, repeatedUnits: 1, unitsRemoved: 1, bytesRemoved: 11, documentsChanged: 1, documentsDropped: 0, written: 2, top: [{ text: 'footer line', count: 2, docs: 2 }] },
+    {
+      unit: s.unit,
+      mode: s.mode,
+      documents: s.documents,
+      units: s.units,
+      distinctUnits: s.distinctUnits,
+      repeatedUnits: s.repeatedUnits,
+      unitsRemoved: s.unitsRemoved,
+      bytesRemoved: s.bytesRemoved,
+      documentsChanged: s.documentsChanged,
+      documentsDropped: s.documentsDropped,
+      written: s.written,
+      top: s.top,
+    },
+    {
+      unit: 'line',
+      mode: 'keep-first',
+      documents: 2,
+      units: 4,
+      distinctUnits: 3,
+      repeatedUnits: 1,
+      unitsRemoved: 1,
+      bytesRemoved: 11,
+      documentsChanged: 1,
+      documentsDropped: 0,
+      written: 2,
+      top: [{ text: 'footer line', count: 2, docs: 2 }],
+    },
   );
 });

@@ -156,7 +156,10 @@ test('a flipped or cut byte in a compressed input is never accepted silently, on
           assert.equal(got.file, file);
         } else {
           same++;
-          assert.ok(got.equals(plain), `${e.name} on ${route}, byte ${at} ${cut ? 'cut' : `^ ${xor}`}: decoded ${got.length} bytes that differ from the ${plain.length} written`);
+          assert.ok(
+            got.equals(plain),
+            `${e.name} on ${route}, byte ${at} ${cut ? 'cut' : `^ ${xor}`}: decoded ${got.length} bytes that differ from the ${plain.length} written`,
+          );
         }
       },
     ),

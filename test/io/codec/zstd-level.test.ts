@@ -22,10 +22,15 @@ before(async () => {
   dir = tmpDir();
   const docs = plantedDocs(600, 0.3, 4848);
   fs.writeFileSync(path.join(dir, 'in.jsonl'), jsonl(docs));
-  await writeParquet(path.join(dir, 'in.parquet'), [
-    { name: 'id', data: docs.map((d) => d.id), type: 'STRING' },
-    { name: 'text', data: docs.map((d) => d.text), type: 'STRING' },
-  ] as never, 'ZSTD', 200);
+  await writeParquet(
+    path.join(dir, 'in.parquet'),
+    [
+      { name: 'id', data: docs.map((d) => d.id), type: 'STRING' },
+      { name: 'text', data: docs.map((d) => d.text), type: 'STRING' },
+    ] as never,
+    'ZSTD',
+    200,
+  );
 });
 
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -40,7 +45,20 @@ async function unzstd(file: string): Promise<Buffer> {
 async function run(tag: string, input: 'jsonl' | 'parquet', level: number | undefined): Promise<{ out: string; removed: string }> {
   const out = path.join(dir, `${tag}.${input === 'jsonl' ? 'jsonl.zst' : 'parquet'}`);
   const removed = path.join(dir, `${tag}.removed.tsv.zst`);
-  const r = await cliInProcess(['dedup', path.join(dir, `in.${input}`), '--id-field', 'id', '--output', 'dedup', '--out', out, '--removed', removed, ...(level === undefined ? [] : ['--zstd-level', String(level)]), '-q']);
+  const r = await cliInProcess([
+    'dedup',
+    path.join(dir, `in.${input}`),
+    '--id-field',
+    'id',
+    '--output',
+    'dedup',
+    '--out',
+    out,
+    '--removed',
+    removed,
+    ...(level === undefined ? [] : ['--zstd-level', String(level)]),
+    '-q',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   return { out, removed };
 }
@@ -60,15 +78,18 @@ test('the default is level 3, byte for byte; level 19 writes files no larger tha
     await new Promise((r) => z.on('end', r));
     assert.ok(Buffer.concat(chunks).equals(fs.readFileSync(def[k])), `${k}: the default output is level 3's compression`);
     assert.ok((await unzstd(high[k])).equals(plain), `${k}: level 19 holds the same bytes`);
-    assert.ok(fs.statSync(high[k]).size <= fs.statSync(def[k]).size, `${k}: level 19 is not larger (${fs.statSync(high[k]).size} > ${fs.statSync(def[k]).size})`);
+    assert.ok(
+      fs.statSync(high[k]).size <= fs.statSync(def[k]).size,
+      `${k}: level 19 is not larger (${fs.statSync(high[k]).size} > ${fs.statSync(def[k]).size})`,
+    );
   }
   const pdef = await run('pdefault', 'parquet', undefined);
   const phigh = await run('phigh', 'parquet', 19);
   assert.deepEqual((await readParquetRows(phigh.out)).rows, (await readParquetRows(pdef.out)).rows);
-  assert.ok(fs.statSync(phigh.out).size <= fs.statSync(pdef.out).size, 'the Parquet output\'s ZSTD pages at level 19 are not larger');
+  assert.ok(fs.statSync(phigh.out).size <= fs.statSync(pdef.out).size, "the Parquet output's ZSTD pages at level 19 are not larger");
 });
 
-test('every level from 1 to 22 writes valid files holding the default\'s content, JSONL and Parquet (property)', async () => {
+test("every level from 1 to 22 writes valid files holding the default's content, JSONL and Parquet (property)", async () => {
   const def = await run('base', 'jsonl', undefined);
   const pdef = await run('pbase', 'parquet', undefined);
   const want = { out: await unzstd(def.out), removed: await unzstd(def.removed), rows: (await readParquetRows(pdef.out)).rows };
@@ -85,7 +106,11 @@ test('every level from 1 to 22 writes valid files holding the default\'s content
 });
 
 test('a level out of range, or not an integer, is a usage error naming --zstd-level, and nothing is written (property)', async () => {
-  const bad = fc.oneof(fc.integer({ min: 23, max: 1e6 }).map(String), fc.integer({ min: -1e6, max: 0 }).map(String), fc.constantFrom('3.5', 'abc', '', '1e1', ' '));
+  const bad = fc.oneof(
+    fc.integer({ min: 23, max: 1e6 }).map(String),
+    fc.integer({ min: -1e6, max: 0 }).map(String),
+    fc.constantFrom('3.5', 'abc', '', '1e1', ' '),
+  );
   await fc.assert(
     fc.asyncProperty(bad, async (v) => {
       const out = path.join(dir, 'never.jsonl.zst');

@@ -46,7 +46,12 @@ function contents(eol: string, bom: boolean): Record<string, { name: string; bod
       texts: csvTexts,
       options: {},
     },
-    tsv: { name: 'x.tsv', body: b + 'id\ttext' + eol + TEXTS.map((t, i) => `r${i}\t${t.replace(/"/g, "'")}`).join(eol) + eol, texts: TEXTS.map((t) => t.replace(/"/g, "'")), options: {} },
+    tsv: {
+      name: 'x.tsv',
+      body: b + 'id\ttext' + eol + TEXTS.map((t, i) => `r${i}\t${t.replace(/"/g, "'")}`).join(eol) + eol,
+      texts: TEXTS.map((t) => t.replace(/"/g, "'")),
+      options: {},
+    },
     text: { name: 'x.txt', body: b + TEXTS.join(eol) + eol, texts: TEXTS, options: {} },
   };
 }
@@ -195,7 +200,10 @@ test('Parquet: recognised by its magic bytes, optional text is empty, struct fie
   const e1 = await failure(file, { fields: { text: ['meta'] } });
   assert.ok(e1 instanceof UsageError);
   assert.match(e1.message, /nested\.bin: column "meta" is a struct, not text: choose a field inside it \(meta\.title, meta\.year\)/);
-  assert.match((await failure(file, { fields: { text: ['nope'] } })).message, /nested\.bin: no column "nope"; columns: id, body, meta\.title, meta\.year, tags\.list\.element/);
+  assert.match(
+    (await failure(file, { fields: { text: ['nope'] } })).message,
+    /nested\.bin: no column "nope"; columns: id, body, meta\.title, meta\.year, tags\.list\.element/,
+  );
   assert.match((await failure(file, { fields: { text: ['tags'], id: 'tags' } })).message, /column "tags" is a list, not an id/);
   assert.match((await failure(file, { fields: { text: ['body'], id: 'id' } })).message, /nested\.bin: row group 0, row 2: id column "id" is null/);
   // Without --text: the text column is "text", else the only column, else a usage error listing the columns.
@@ -277,7 +285,9 @@ test('shards are read in code-point order of their names, whatever order the dir
   const dir = tmpDir();
   // Names whose code-point order differs from locale and numeric order (B < a, a10 < a9).
   // Subdirectories interleave with files in name order (a directory walk would list them last).
-  const names = Array.from({ length: 40 }, (_, i) => `${['B', 'a', 'Z', 'é', '_x', 'a1', 'm/', 'c/d/'][i % 8]}${(i * 7919) % 97}.jsonl`).filter((n) => !n.startsWith('_'));
+  const names = Array.from({ length: 40 }, (_, i) => `${['B', 'a', 'Z', 'é', '_x', 'a1', 'm/', 'c/d/'][i % 8]}${(i * 7919) % 97}.jsonl`).filter((n) =>
+    !n.startsWith('_')
+  );
   for (const n of names) fs.mkdirSync(path.dirname(path.join(dir, n)), { recursive: true });
   // Created in a scrambled order (tmpfs lists newest first, ext4 by hash).
   const scrambled = names.map((n, i) => ({ n, k: (i * 31) % names.length })).sort((a, b) => a.k - b.k).map((x) => x.n);

@@ -71,7 +71,14 @@ test('JSONL: valid objects are read exactly (lone surrogates survive \\u escapes
   const line = fc.oneof(
     { weight: 4, arbitrary: doc.map((d) => ({ kind: 'doc' as const, d, line: JSON.stringify(d) })) },
     { weight: 1, arbitrary: nastyLine(30).map((s) => ({ kind: 'junk' as const, d: undefined, line: s })) },
-    { weight: 1, arbitrary: fc.constantFrom('[1,2]', '"text"', '{"text": {"a": 1}}', '{"id": 1}', 'null', '{', '{"text":"x"} trailing').map((s) => ({ kind: 'junk' as const, d: undefined, line: s })) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('[1,2]', '"text"', '{"text": {"a": 1}}', '{"id": 1}', 'null', '{', '{"text":"x"} trailing').map((s) => ({
+        kind: 'junk' as const,
+        d: undefined,
+        line: s,
+      })),
+    },
   );
   await fc.assert(
     fc.asyncProperty(fc.array(line, { minLength: 1, maxLength: 25 }), async (items) => {
@@ -95,7 +102,10 @@ test('JSONL: valid objects are read exactly (lone surrogates survive \\u escapes
           continue;
         }
         const r = o as Record<string, unknown>;
-        if (r && typeof r === 'object' && !Array.isArray(r) && typeof r.text === 'string' && ((typeof r.id === 'string' && wellFormed(r.id)) || typeof r.id === 'number')) {
+        if (
+          r && typeof r === 'object' && !Array.isArray(r) && typeof r.text === 'string'
+          && ((typeof r.id === 'string' && wellFormed(r.id)) || typeof r.id === 'number')
+        ) {
           wanted.push({ id: String(r.id), text: r.text });
         }
       }
@@ -109,10 +119,12 @@ test('JSONL: valid objects are read exactly (lone surrogates survive \\u escapes
   );
 });
 
-for (const [format, delim] of [
-  ['tsv', '\t'],
-  ['csv', ','],
-] as const) {
+for (
+  const [format, delim] of [
+    ['tsv', '\t'],
+    ['csv', ','],
+  ] as const
+) {
   test(`${format.toUpperCase()}: properly quoted random fields (delimiters, quotes, line breaks, NUL, surrogates) round-trip`, async () => {
     const row = fc.tuple(fc.string({ unit: fc.constantFrom('a', 'b', '1', '2', '-'), minLength: 1, maxLength: 6 }), nasty(50), nasty(10));
     await fc.assert(
@@ -187,7 +199,20 @@ test('TSV: an unclosed quote skips only its own record; the lines after it are s
 });
 
 test('random bytes in every format: only InputErrors (file:line), and with --skip-invalid every line is read or counted', async () => {
-  const bytes = fc.array(fc.oneof(fc.uint8Array({ maxLength: 20 }), fc.constantFrom(Buffer.from('\n'), Buffer.from('\t'), Buffer.from('"'), Buffer.from([0xc3]), Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"text":"a"}'))), { maxLength: 20 }).map((parts) => Buffer.concat(parts));
+  const bytes = fc.array(
+    fc.oneof(
+      fc.uint8Array({ maxLength: 20 }),
+      fc.constantFrom(
+        Buffer.from('\n'),
+        Buffer.from('\t'),
+        Buffer.from('"'),
+        Buffer.from([0xc3]),
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from('{"text":"a"}'),
+      ),
+    ),
+    { maxLength: 20 },
+  ).map((parts) => Buffer.concat(parts));
   await fc.assert(
     fc.asyncProperty(bytes, fc.constantFrom('text', 'idtext', 'jsonl', 'tsv', 'csv'), async (data, format) => {
       const opts: ReadOptions = { format: format as ReadOptions['format'], ...(format === 'tsv' || format === 'csv' ? { columns: {} } : {}) };
@@ -211,13 +236,15 @@ test('random bytes in every format: only InputErrors (file:line), and with --ski
 test('a single 1 MB line is one document in every format', async () => {
   const unit = 'Appartamento in affitto \u200b Roma \u05e9\u05dc\u05d5\u05dd e\u0301 \u0000 ';
   const big = unit.repeat(Math.ceil((1 << 20) / unit.length));
-  for (const [format, data] of [
-    ['text', big + '\n'],
-    ['idtext', `x\t${big}\n`],
-    ['jsonl', JSON.stringify({ id: 'x', text: big }) + '\n'],
-    ['tsv', `id\ttext\nx\t${big}\n`],
-    ['csv', `id,text\nx,"${big}"\n`],
-  ] as const) {
+  for (
+    const [format, data] of [
+      ['text', big + '\n'],
+      ['idtext', `x\t${big}\n`],
+      ['jsonl', JSON.stringify({ id: 'x', text: big }) + '\n'],
+      ['tsv', `id\ttext\nx\t${big}\n`],
+      ['csv', `id,text\nx,"${big}"\n`],
+    ] as const
+  ) {
     const got = await readAll(data, { format, columns: { text: ['text'], id: 'id' }, fields: { text: ['text'], id: 'id' } });
     assert.equal(got.records.length, 1, format);
     assert.equal(got.records[0]!.text, big, format);

@@ -26,7 +26,9 @@ const name = fc.oneof(
 const scalar = fc.oneof(str, fc.constantFrom('1', '-2.5e3', 'true', 'false', 'null', '0'));
 const value = fc.letrec((tie) => ({
   v: fc.oneof({ depthSize: 'small' }, scalar, scalar, tie('obj'), tie('arr')),
-  obj: fc.array(fc.tuple(name, ws, ws, tie('v') as fc.Arbitrary<string>), { maxLength: 4 }).map((kv) => `{${kv.map(([k, a, b, v]) => `${a}${k}${b}:${a}${v}`).join(',')}}`),
+  obj: fc.array(fc.tuple(name, ws, ws, tie('v') as fc.Arbitrary<string>), { maxLength: 4 }).map((kv) =>
+    `{${kv.map(([k, a, b, v]) => `${a}${k}${b}:${a}${v}`).join(',')}}`
+  ),
   arr: fc.array(tie('v') as fc.Arbitrary<string>, { maxLength: 3 }).map((xs) => `[${xs.join(',')}]`),
 })).v as fc.Arbitrary<string>;
 /** A top-level object line. */
@@ -86,7 +88,21 @@ test('plainStringField: the lines JSON.stringify writes for a field it needs no 
 });
 
 test('plainStringField: declines duplicated and escaped names, non-string and escaped values, and non-objects; answers for UTF-8 text', () => {
-  const no = ['{"text":"a","text":"b"}', '{"t\\u0065xt":"a"}', '{"text":"a","t\\u0065xt":"b"}', '{"text":1}', '{"text":null}', '{"text":["a"]}', '{"text":"a\\nb"}', '{"text":"a\\"b"}', '{"text":"\\u00e9"}', '["text","a"]', '"text"', '{"other":"a"}', '{"a":{"text":"x"}}'];
+  const no = [
+    '{"text":"a","text":"b"}',
+    '{"t\\u0065xt":"a"}',
+    '{"text":"a","t\\u0065xt":"b"}',
+    '{"text":1}',
+    '{"text":null}',
+    '{"text":["a"]}',
+    '{"text":"a\\nb"}',
+    '{"text":"a\\"b"}',
+    '{"text":"\\u00e9"}',
+    '["text","a"]',
+    '"text"',
+    '{"other":"a"}',
+    '{"a":{"text":"x"}}',
+  ];
   const out = new Int32Array(2);
   for (const l of no) {
     const buf = Buffer.from(l);

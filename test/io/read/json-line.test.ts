@@ -56,7 +56,34 @@ const objectLine = fc
   .tuple(fc.array(fc.tuple(name, ws, ws, fc.oneof(value, str, str, num)), { maxLength: 5 }), ws, ws)
   .map(([kv, a, b]) => `${a}{${kv.map(([k, x, y, v]) => `${x}${k}${y}:${x}${v}`).join(',')}${b}}${a}`);
 /** Edits JSON is strict about: any byte JSON gives a meaning, control characters, non-JSON spaces. */
-const piece = fc.constantFrom('{', '}', '[', ']', ',', ':', '"', '\\', '\\u', '\\x', '\t', '\u0001', '0', '01', '-', '.', 'e', '+', 'tru', 'nul', ' ', '\u00a0', '\ufeff', 'é', '1.', '.5');
+const piece = fc.constantFrom(
+  '{',
+  '}',
+  '[',
+  ']',
+  ',',
+  ':',
+  '"',
+  '\\',
+  '\\u',
+  '\\x',
+  '\t',
+  '\u0001',
+  '0',
+  '01',
+  '-',
+  '.',
+  'e',
+  '+',
+  'tru',
+  'nul',
+  ' ',
+  '\u00a0',
+  '\ufeff',
+  'é',
+  '1.',
+  '.5',
+);
 const broken = fc.tuple(objectLine, fc.array(fc.tuple(fc.nat(), fc.nat({ max: 3 }), piece), { minLength: 1, maxLength: 3 })).map(([l, edits]) => {
   let s = l;
   for (const [at, del, ins] of edits) {
@@ -164,12 +191,33 @@ test('the byte-scan kernels give what JavaScript gives, at every offset and leng
 
 const jsonlLine = fc.oneof(
   { arbitrary: objectLine, weight: 2 },
-  { arbitrary: fc.tuple(fc.string({ maxLength: 30 }), fc.oneof(fc.string({ maxLength: 4 }), fc.integer({ min: -99, max: 99 }))).map(([t, id]) => JSON.stringify({ id, text: t })), weight: 4 },
+  {
+    arbitrary: fc.tuple(fc.string({ maxLength: 30 }), fc.oneof(fc.string({ maxLength: 4 }), fc.integer({ min: -99, max: 99 }))).map(([t, id]) =>
+      JSON.stringify({ id, text: t })
+    ),
+    weight: 4,
+  },
   { arbitrary: fc.string({ maxLength: 30 }).map((t) => JSON.stringify({ text: t, meta: { text: 1 } })), weight: 2 },
   { arbitrary: anyLine, weight: 2 },
-  { arbitrary: fc.constantFrom('{"text":1}', '{"id":[1],"text":"a"}', '{"id":null,"text":"a"}', '{"text":"a","text":"b"}', '{"id":1.50,"text":"é"}', '{"id":"1e3","text":"a\\nb"}', '{"text":"😀 x"}', '{"text":"\\u00e9t\\u00e9"}'), weight: 2 },
+  {
+    arbitrary: fc.constantFrom(
+      '{"text":1}',
+      '{"id":[1],"text":"a"}',
+      '{"id":null,"text":"a"}',
+      '{"text":"a","text":"b"}',
+      '{"id":1.50,"text":"é"}',
+      '{"id":"1e3","text":"a\\nb"}',
+      '{"text":"😀 x"}',
+      '{"text":"\\u00e9t\\u00e9"}',
+    ),
+    weight: 2,
+  },
 );
-const textLine = fc.oneof(fc.string({ maxLength: 30 }), fc.tuple(fc.string({ maxLength: 6 }), fc.string({ maxLength: 20 })).map(([a, b]) => `${a}\t${b}`), fc.constantFrom('', ' ', '\u00a0', 'a\tb', '\tx', 'id\t', '😀\tx', '\u00a0\tb', 'é\ttext', 'x\ty\tz')).map((s) => s.replace(/[\n]/g, ' '));
+const textLine = fc.oneof(
+  fc.string({ maxLength: 30 }),
+  fc.tuple(fc.string({ maxLength: 6 }), fc.string({ maxLength: 20 })).map(([a, b]) => `${a}\t${b}`),
+  fc.constantFrom('', ' ', '\u00a0', 'a\tb', '\tx', 'id\t', '😀\tx', '\u00a0\tb', 'é\ttext', 'x\ty\tz'),
+).map((s) => s.replace(/[\n]/g, ' '));
 const eol = fc.constantFrom('\n', '\n', '\r\n', '\r\r\n');
 
 function block(lines: string[], eols: string[], last: boolean, bom: boolean): Buffer {
@@ -241,7 +289,10 @@ for (const format of ['jsonl', 'text', 'idtext'] as const) {
       ),
       { numRuns: 400, seed: 11 },
     );
-    assert.ok(bytesTexts > 200 && (format === 'text' || stringTexts > 50), `both kinds of texts are exercised (${bytesTexts} as bytes, ${stringTexts} as strings)`);
+    assert.ok(
+      bytesTexts > 200 && (format === 'text' || stringTexts > 50),
+      `both kinds of texts are exercised (${bytesTexts} as bytes, ${stringTexts} as strings)`,
+    );
   });
 }
 
@@ -253,7 +304,9 @@ test('parseLineBlockBytes (tsv): the same records, rows, lines, byte places, ski
   const rowsFor = (header: string): fc.Arbitrary<string[]> => {
     const n = header.split('\t').length;
     const fit = fc.array(field, { minLength: n, maxLength: n }).map((fs) => fs.join('\t'));
-    return fc.array(fc.oneof({ arbitrary: fit, weight: 6 }, { arbitrary: row, weight: 1 }, { arbitrary: fc.constantFrom('', '\t', 'x'), weight: 1 }), { maxLength: 8 });
+    return fc.array(fc.oneof({ arbitrary: fit, weight: 6 }, { arbitrary: row, weight: 1 }, { arbitrary: fc.constantFrom('', '\t', 'x'), weight: 1 }), {
+      maxLength: 8,
+    });
   };
   const headerAndRows = fc.constantFrom(...headers).chain((h) => rowsFor(h).map((rows) => [h, rows] as const));
   let bytesTexts = 0;
@@ -265,7 +318,15 @@ test('parseLineBlockBytes (tsv): the same records, rows, lines, byte places, ski
       fc.boolean(),
       fc.boolean(),
       fc.boolean(),
-      fc.constantFrom<LineParseSpec['columns']>(undefined, { text: ['text'] }, { text: ['a', 'text'] }, { text: ['title', 'BODY'], id: 'Id' }, { text: ['body'], id: 'id' }, { id: 'ID' }, { text: ['nope'] }),
+      fc.constantFrom<LineParseSpec['columns']>(
+        undefined,
+        { text: ['text'] },
+        { text: ['a', 'text'] },
+        { text: ['title', 'BODY'], id: 'Id' },
+        { text: ['body'], id: 'id' },
+        { id: 'ID' },
+        { text: ['nope'] },
+      ),
       fc.boolean(),
       async ([header, lines], eols, last, first, skipInvalid, columns, leadingBlank) => {
         // The first block holds the header line (after blank lines, maybe); a later one is read after it.
@@ -289,7 +350,11 @@ test('parseLineBlockBytes: declines several or dotted JSONL text fields, and inv
   const spec = (s: Partial<LineParseSpec>): LineParseSpec => ({ path: 'x', name: 'x', format: 'jsonl', skipInvalid: false, ...s });
   let loads = 0;
   const load = (b: Buffer): BlockBytes => (loads++, loadBytes(b));
-  assert.equal(parseLineBlockBytes(buf, spec({ format: 'tsv' }), { firstLine: 1, stripBom: false, load }), undefined, 'a later TSV block without the header line');
+  assert.equal(
+    parseLineBlockBytes(buf, spec({ format: 'tsv' }), { firstLine: 1, stripBom: false, load }),
+    undefined,
+    'a later TSV block without the header line',
+  );
   assert.equal(parseLineBlockBytes(buf, spec({ fields: { text: ['a', 'b'] } }), { firstLine: 1, stripBom: true, load }), undefined);
   assert.equal(parseLineBlockBytes(buf, spec({ fields: { text: ['meta.text'] } }), { firstLine: 1, stripBom: true, load }), undefined);
   assert.equal(parseLineBlockBytes(Buffer.from('{"text":"\xff"}\n', 'latin1'), spec({}), { firstLine: 1, stripBom: true, load }), undefined);
@@ -299,8 +364,37 @@ test('parseLineBlockBytes: declines several or dotted JSONL text fields, and inv
 
 // ---- Signing from bytes.
 
-test('signSpan gives signInto\'s signature and fingerprintSpan the set for any text, preset and k, or both decline (then the string is used)', { skip: !wasm && 'no WebAssembly' }, () => {
-  const unit = fc.constantFrom('a', 'b', 'Z', ' ', '  ', '\n', '\t', '.', 'é', 'É', 'ß', '\u0301', 'д', 'Ж', 'ש', 'ع', '\u07ff', '\u0800', '中', '\u00a0', '\u3000', '😀', 'ﬁ', 'Σ', '1', '\r');
+test("signSpan gives signInto's signature and fingerprintSpan the set for any text, preset and k, or both decline (then the string is used)", {
+  skip: !wasm && 'no WebAssembly',
+}, () => {
+  const unit = fc.constantFrom(
+    'a',
+    'b',
+    'Z',
+    ' ',
+    '  ',
+    '\n',
+    '\t',
+    '.',
+    'é',
+    'É',
+    'ß',
+    '\u0301',
+    'д',
+    'Ж',
+    'ש',
+    'ع',
+    '\u07ff',
+    '\u0800',
+    '中',
+    '\u00a0',
+    '\u3000',
+    '😀',
+    'ﬁ',
+    'Σ',
+    '1',
+    '\r',
+  );
   // Most texts hold only characters the kernels handle under every preset; the others may hold
   // some left to JavaScript (marks, ligatures, final sigma, characters outside the BMP): declined.
   const simple = fc.constantFrom('a', 'b', 'Z', ' ', '  ', '\n', '\t', '.', 'é', 'É', 'д', 'Ж', 'ש', 'ع', '\u07ff', '\u0800', '中', '\u3000', '1');
@@ -311,34 +405,40 @@ test('signSpan gives signInto\'s signature and fingerprintSpan the set for any t
   let signed = 0;
   let declined = 0;
   fc.assert(
-    fc.property(fc.array(text, { minLength: 1, maxLength: 6 }), fc.constantFrom('default', 'lowercase-collapse', 'none'), fc.integer({ min: 1, max: 9 }), fc.constantFrom('oph', 'classic'), (texts, preset, k, method) => {
-      const signer = createTextSigner({ shingle: { k, normalize: { preset: preset as 'default' } }, minhash: { method: method as 'oph', numPerm: 64 } });
-      const bs = signer.blockSigner!;
-      const parts = texts.map((t) => Buffer.from(t, 'utf8'));
-      const buf = Buffer.concat(parts.flatMap((p) => [Buffer.from('{"text":"'), p, Buffer.from('"}\n')]));
-      bs.load(buf);
-      let at = 0;
-      for (let i = 0; i < texts.length; i++) {
-        const s = at + 9;
-        const e = s + parts[i]!.length;
-        at = e + 3;
-        const got = new Uint32Array(64);
-        const want = new Uint32Array(64);
-        const ok = bs.signSpan(s, e, got);
-        const wantOk = signer.signInto(texts[i]!, want);
-        // The sharded verification's route: the span's fingerprints make the string's set, or both decline.
-        const fps = bs.fingerprintSpan(s, e);
-        assert.equal(fps === null, ok === null);
-        if (fps) assert.deepEqual(toSortedSet(fps.slice()), signer.set(texts[i]!));
-        if (ok === null) {
-          declined++;
-          continue;
+    fc.property(
+      fc.array(text, { minLength: 1, maxLength: 6 }),
+      fc.constantFrom('default', 'lowercase-collapse', 'none'),
+      fc.integer({ min: 1, max: 9 }),
+      fc.constantFrom('oph', 'classic'),
+      (texts, preset, k, method) => {
+        const signer = createTextSigner({ shingle: { k, normalize: { preset: preset as 'default' } }, minhash: { method: method as 'oph', numPerm: 64 } });
+        const bs = signer.blockSigner!;
+        const parts = texts.map((t) => Buffer.from(t, 'utf8'));
+        const buf = Buffer.concat(parts.flatMap((p) => [Buffer.from('{"text":"'), p, Buffer.from('"}\n')]));
+        bs.load(buf);
+        let at = 0;
+        for (let i = 0; i < texts.length; i++) {
+          const s = at + 9;
+          const e = s + parts[i]!.length;
+          at = e + 3;
+          const got = new Uint32Array(64);
+          const want = new Uint32Array(64);
+          const ok = bs.signSpan(s, e, got);
+          const wantOk = signer.signInto(texts[i]!, want);
+          // The sharded verification's route: the span's fingerprints make the string's set, or both decline.
+          const fps = bs.fingerprintSpan(s, e);
+          assert.equal(fps === null, ok === null);
+          if (fps) assert.deepEqual(toSortedSet(fps.slice()), signer.set(texts[i]!));
+          if (ok === null) {
+            declined++;
+            continue;
+          }
+          signed++;
+          assert.equal(ok, wantOk);
+          if (ok) assert.deepEqual(got, want);
         }
-        signed++;
-        assert.equal(ok, wantOk);
-        if (ok) assert.deepEqual(got, want);
-      }
-    }),
+      },
+    ),
     { numRuns: 200, seed: 12 },
   );
   assert.ok(signed > 200 && declined > 20, `both outcomes are exercised (${signed} signed, ${declined} declined)`);
@@ -349,7 +449,11 @@ test('signRange: the same reply through the bytes route as through strings, for 
   try {
     const docs = ['the quick brown fox jumps', 'über straße café', '中文文本在这里', 'emoji 😀 here and there', 'a\\nb', 'short', 'x'.repeat(200)];
     const files: [LineParseSpec['format'], string, boolean][] = [
-      ['jsonl', docs.map((t, i) => JSON.stringify({ id: i % 2 ? i : `d${i}`, text: t.replace('\\n', '\n') })).join('\r\n') + '\n\n  \n{"text":"\\u00e9t\\u00e9 x"}', false],
+      [
+        'jsonl',
+        docs.map((t, i) => JSON.stringify({ id: i % 2 ? i : `d${i}`, text: t.replace('\\n', '\n') })).join('\r\n') + '\n\n  \n{"text":"\\u00e9t\\u00e9 x"}',
+        false,
+      ],
       ['jsonl', docs.map((t) => JSON.stringify({ text: t })).join('\n') + '\n{"text":1}\n[1]\n{"text":"a",}\n', true],
       ['text', '\ufeff' + docs.join('\n') + '\r\n\n\u00a0\n', false],
       ['idtext', docs.map((t, i) => `${i}\t${t}`).join('\n') + '\nno tab here\n\u00a0\n', true],

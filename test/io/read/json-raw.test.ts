@@ -13,7 +13,19 @@ import { appendJsonFields, jsonTopNames, rawJsonValue } from '../../../src/io/re
 import { neardup, tmpDir } from '../../cliUtil.js';
 
 const ws = fc.constantFrom('', ' ', '\t', '  ', ' \t');
-const numLit = fc.constantFrom('1e400', '-0.0', '-0', '19.90', '1E+2', '9007199254740993', '123456789012345678901234567890', '0.1e-400', '-1.5e-3', '0', '2.50');
+const numLit = fc.constantFrom(
+  '1e400',
+  '-0.0',
+  '-0',
+  '19.90',
+  '1E+2',
+  '9007199254740993',
+  '123456789012345678901234567890',
+  '0.1e-400',
+  '-1.5e-3',
+  '0',
+  '2.50',
+);
 const strLit = fc.oneof(
   fc.string({ maxLength: 6 }).map((s) => JSON.stringify(s)),
   fc.constantFrom('"\\u00e9"', '"\\/"', '"\\ud83d\\ude00"', '"é"', '"😀"', '"\\n\\t\\""', '"\\u2028"', '"中文"', '"a\\\\b"'),
@@ -58,59 +70,66 @@ test('annotate and dedup of JSONL keep every line byte for byte; big ids survive
   const dir = tmpDir();
   let runs = 0;
   fc.assert(
-    fc.property(fc.array(recordArb, { minLength: 2, maxLength: 8 }), fc.constantFrom(9007199254740990n, 18446744073709551610n), fc.constantFrom('\n', '\r\n'), (records, base, eol) => {
-      const ids = records.map((_, i) => idLiteral(i, base));
-      const lines = records.map((r, i) => renderLine(r, ids[i]!));
-      const file = path.join(dir, `in${runs++}.jsonl`);
-      fs.writeFileSync(file, lines.map((l) => l + eol).join(''));
-      const route = ROUTES[runs % ROUTES.length]!;
-      const args = ['dedup', file, '--id-field', 'id', '--threshold', '0.5', '-q', ...route];
-      const ann = neardup([...args, '--output', 'annotate']);
-      assert.equal(ann.code, 0, ann.stderr);
-      const out = ann.stdout.split(eol === '\r\n' ? '\r\n' : '\n');
-      assert.equal(out.pop(), '');
-      assert.equal(out.length, lines.length);
-      const kept: string[] = [];
-      const dupOf = new Map<string, string>();
-      for (let i = 0; i < lines.length; i++) {
-        const inp = lines[i]!;
-        const close = inp.lastIndexOf('}');
-        const o = out[i]!;
-        assert.ok(o.startsWith(inp.slice(0, close)) && o.endsWith(inp.slice(close)), `line ${i} changed:\n${inp}\n${o}`);
-        const added = o.slice(close, o.length - (inp.length - close));
-        const m = /^,"(?:neardup_)?cluster":(\d+|null),"(?:neardup_)?cluster_size":(\d+|null),"(?:neardup_)?duplicate_of":(null|"\d+"),"(?:neardup_)?similarity":(null|[\d.]+),"(?:neardup_)?kept":(true|false)$/.exec(added);
-        assert.ok(m, `appended ${added}`);
-        assert.doesNotThrow(() => JSON.parse(o));
-        assert.equal(m[5] === 'true', m[3] === 'null', 'kept exactly when not a duplicate');
-        if (m[3] === 'null') kept.push(inp);
-        else {
-          const rep = JSON.parse(m[3]!) as string;
-          assert.ok(ids.includes(rep), `duplicate_of ${rep} is an input id`);
-          dupOf.set(ids[i]!, rep);
+    fc.property(
+      fc.array(recordArb, { minLength: 2, maxLength: 8 }),
+      fc.constantFrom(9007199254740990n, 18446744073709551610n),
+      fc.constantFrom('\n', '\r\n'),
+      (records, base, eol) => {
+        const ids = records.map((_, i) => idLiteral(i, base));
+        const lines = records.map((r, i) => renderLine(r, ids[i]!));
+        const file = path.join(dir, `in${runs++}.jsonl`);
+        fs.writeFileSync(file, lines.map((l) => l + eol).join(''));
+        const route = ROUTES[runs % ROUTES.length]!;
+        const args = ['dedup', file, '--id-field', 'id', '--threshold', '0.5', '-q', ...route];
+        const ann = neardup([...args, '--output', 'annotate']);
+        assert.equal(ann.code, 0, ann.stderr);
+        const out = ann.stdout.split(eol === '\r\n' ? '\r\n' : '\n');
+        assert.equal(out.pop(), '');
+        assert.equal(out.length, lines.length);
+        const kept: string[] = [];
+        const dupOf = new Map<string, string>();
+        for (let i = 0; i < lines.length; i++) {
+          const inp = lines[i]!;
+          const close = inp.lastIndexOf('}');
+          const o = out[i]!;
+          assert.ok(o.startsWith(inp.slice(0, close)) && o.endsWith(inp.slice(close)), `line ${i} changed:\n${inp}\n${o}`);
+          const added = o.slice(close, o.length - (inp.length - close));
+          const m =
+            /^,"(?:neardup_)?cluster":(\d+|null),"(?:neardup_)?cluster_size":(\d+|null),"(?:neardup_)?duplicate_of":(null|"\d+"),"(?:neardup_)?similarity":(null|[\d.]+),"(?:neardup_)?kept":(true|false)$/
+              .exec(added);
+          assert.ok(m, `appended ${added}`);
+          assert.doesNotThrow(() => JSON.parse(o));
+          assert.equal(m[5] === 'true', m[3] === 'null', 'kept exactly when not a duplicate');
+          if (m[3] === 'null') kept.push(inp);
+          else {
+            const rep = JSON.parse(m[3]!) as string;
+            assert.ok(ids.includes(rep), `duplicate_of ${rep} is an input id`);
+            dupOf.set(ids[i]!, rep);
+          }
         }
-      }
-      // dedup: the kept lines, byte for byte, with their own line breaks.
-      const dd = neardup([...args, '--output', 'dedup']);
-      assert.equal(dd.code, 0, dd.stderr);
-      assert.equal(dd.stdout, kept.map((l) => l + eol).join(''));
-      // clusters and pairs name the ids as written.
-      const cl = neardup([...args, '--output', 'clusters']);
-      assert.equal(cl.code, 0, cl.stderr);
-      for (const l of cl.stdout.split('\n').filter(Boolean)) {
-        const c = JSON.parse(l) as { representative: string; members: string[]; duplicate_of: (string | null)[] };
-        c.members.forEach((mbr, j) => {
-          assert.ok(ids.includes(mbr), `member ${mbr}`);
-          // Each member's kept near duplicate, as annotate names it.
-          assert.equal(dupOf.get(mbr) ?? null, c.duplicate_of[j]);
-        });
-      }
-      const pr = neardup([...args, '--output', 'pairs', '--output-format', 'jsonl']);
-      assert.equal(pr.code, 0, pr.stderr);
-      for (const l of pr.stdout.split('\n').filter(Boolean)) {
-        const p = JSON.parse(l) as { a: string; b: string };
-        assert.ok(ids.includes(p.a) && ids.includes(p.b), l);
-      }
-    }),
+        // dedup: the kept lines, byte for byte, with their own line breaks.
+        const dd = neardup([...args, '--output', 'dedup']);
+        assert.equal(dd.code, 0, dd.stderr);
+        assert.equal(dd.stdout, kept.map((l) => l + eol).join(''));
+        // clusters and pairs name the ids as written.
+        const cl = neardup([...args, '--output', 'clusters']);
+        assert.equal(cl.code, 0, cl.stderr);
+        for (const l of cl.stdout.split('\n').filter(Boolean)) {
+          const c = JSON.parse(l) as { representative: string; members: string[]; duplicate_of: (string | null)[] };
+          c.members.forEach((mbr, j) => {
+            assert.ok(ids.includes(mbr), `member ${mbr}`);
+            // Each member's kept near duplicate, as annotate names it.
+            assert.equal(dupOf.get(mbr) ?? null, c.duplicate_of[j]);
+          });
+        }
+        const pr = neardup([...args, '--output', 'pairs', '--output-format', 'jsonl']);
+        assert.equal(pr.code, 0, pr.stderr);
+        for (const l of pr.stdout.split('\n').filter(Boolean)) {
+          const p = JSON.parse(l) as { a: string; b: string };
+          assert.ok(ids.includes(p.a) && ids.includes(p.b), l);
+        }
+      },
+    ),
     { numRuns: 12 },
   );
   fs.rmSync(dir, { recursive: true, force: true });
@@ -120,7 +139,10 @@ test('two ids that round to the same double are two documents: dedup does not ca
   const dir = tmpDir();
   const file = path.join(dir, 'big.jsonl');
   const text = 'a flat in rome near the metro with two rooms and a balcony';
-  fs.writeFileSync(file, `{"id":9007199254740992,"text":"${text}"}\n{"id":9007199254740993,"text":"${text}"}\n{"id":1234567890123456789,"text":"cars and boats"}\n`);
+  fs.writeFileSync(
+    file,
+    `{"id":9007199254740992,"text":"${text}"}\n{"id":9007199254740993,"text":"${text}"}\n{"id":1234567890123456789,"text":"cars and boats"}\n`,
+  );
   for (const route of [[], ['--stream'], ['--stream', '--workers', '2']]) {
     const r = neardup(['dedup', file, '--id-field', 'id', '-q', ...route]);
     assert.equal(r.code, 0, r.stderr);
@@ -143,7 +165,10 @@ test('an id holding a lone surrogate (escaped in JSON, unspellable in UTF-8) is 
   const file = path.join(dir, 'sur.jsonl');
   const text = 'a flat in rome near the metro with two rooms and a balcony';
   // Written out as UTF-8, both ids would be U+FFFD: one id printed for two documents.
-  fs.writeFileSync(file, `{"id":"a\\ud800","text":"${text}"}\n{"id":"a\\udc00","text":"${text}"}\n{"id":"ok\\ud83d\\ude00","text":"${text}"}\n{"id":"plain","text":"${text}"}\n`);
+  fs.writeFileSync(
+    file,
+    `{"id":"a\\ud800","text":"${text}"}\n{"id":"a\\udc00","text":"${text}"}\n{"id":"ok\\ud83d\\ude00","text":"${text}"}\n{"id":"plain","text":"${text}"}\n`,
+  );
   const routes: [string, string[]][] = [
     ['memory', ['dedup', file]],
     ['stream', ['dedup', file, '--stream']],
@@ -197,12 +222,35 @@ test('sharded: a local job keeps JSONL records byte for byte in annotate and nam
   const p1 = [`{"id":1234567890123456789,"text":"${text}!","k":"\\u00e9\\/","2":"b","1":"a"}`, `{"id":7,"text":"cars and boats"}`];
   fs.writeFileSync(path.join(shards, 'p0.jsonl'), p0.join('\n') + '\n');
   fs.writeFileSync(path.join(shards, 'p1.jsonl'), p1.join('\r\n') + '\r\n');
-  const r = neardup(['job', 'dedup', shards, '--local', '--work-dir', path.join(dir, 'w'), '--id-field', 'id', '--output', 'annotate', '--out-dir', path.join(dir, 'out'), '-q']);
+  const r = neardup([
+    'job',
+    'dedup',
+    shards,
+    '--local',
+    '--work-dir',
+    path.join(dir, 'w'),
+    '--id-field',
+    'id',
+    '--output',
+    'annotate',
+    '--out-dir',
+    path.join(dir, 'out'),
+    '-q',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   /** The line with the five tags before its closing brace. */
-  const tags = (c: string, n: string, d: string, s: string, k: string): string => `"cluster":${c},"cluster_size":${n},"duplicate_of":${d},"similarity":${s},"kept":${k}`;
-  const dup = (l: string, ...t: [string, string, string, string, string]): string => `${l.slice(0, l.lastIndexOf('}'))},${tags(...t)}${l.slice(l.lastIndexOf('}'))}`;
-  assert.equal(fs.readFileSync(path.join(dir, 'out', 'p0.jsonl'), 'utf8'), [dup(p0[0]!, '0', '3', 'null', 'null', 'true'), `{ "id" : 9007199254740992 , "text":"${text}" ,${tags('0', '3', '"9007199254740993"', '1', 'false')}}`].join('\n') + '\n');
-  assert.equal(fs.readFileSync(path.join(dir, 'out', 'p1.jsonl'), 'utf8'), [dup(p1[0]!, '0', '3', '"9007199254740993"', '0.981818', 'false'), dup(p1[1]!, 'null', 'null', 'null', 'null', 'true')].join('\r\n') + '\r\n');
+  const tags = (c: string, n: string, d: string, s: string, k: string): string =>
+    `"cluster":${c},"cluster_size":${n},"duplicate_of":${d},"similarity":${s},"kept":${k}`;
+  const dup = (l: string, ...t: [string, string, string, string, string]): string =>
+    `${l.slice(0, l.lastIndexOf('}'))},${tags(...t)}${l.slice(l.lastIndexOf('}'))}`;
+  assert.equal(
+    fs.readFileSync(path.join(dir, 'out', 'p0.jsonl'), 'utf8'),
+    [dup(p0[0]!, '0', '3', 'null', 'null', 'true'), `{ "id" : 9007199254740992 , "text":"${text}" ,${tags('0', '3', '"9007199254740993"', '1', 'false')}}`]
+      .join('\n') + '\n',
+  );
+  assert.equal(
+    fs.readFileSync(path.join(dir, 'out', 'p1.jsonl'), 'utf8'),
+    [dup(p1[0]!, '0', '3', '"9007199254740993"', '0.981818', 'false'), dup(p1[1]!, 'null', 'null', 'null', 'null', 'true')].join('\r\n') + '\r\n',
+  );
   fs.rmSync(dir, { recursive: true, force: true });
 });

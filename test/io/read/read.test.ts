@@ -66,7 +66,7 @@ test('CSV: CRLF, quoted commas, doubled quotes and a line break inside quotes', 
   assert.equal(records[3]!.row, 3);
   assert.equal(records[6]!.text, '');
   assert.equal(records[2]!.raw, `c1,Compilers,"${C},\r\nwith a ""quoted"" line break"`);
-  assert.equal(records[2]!.eol, "\r\n");
+  assert.equal(records[2]!.eol, '\r\n');
 });
 
 test('JSONL: nested text and id paths', async () => {
@@ -228,7 +228,9 @@ test('utf8LinesOf: the same lines, numbers and line breaks as textLines(utf8Chun
     fc.array(piece, { maxLength: 30 }).map((ps) => Buffer.from(ps.join(''), 'utf8')),
     // Raw bytes: invalid UTF-8, lone surrogates encoded, stray CR/LF.
     fc.uint8Array({ maxLength: 80 }).map((a) => Buffer.from(a)),
-    fc.tuple(fc.boolean(), fc.array(piece, { maxLength: 10 })).map(([bom, ps]) => Buffer.concat([Buffer.from(bom ? [0xef, 0xbb, 0xbf] : []), Buffer.from(ps.join(''), 'utf8')])),
+    fc.tuple(fc.boolean(), fc.array(piece, { maxLength: 10 })).map(([bom, ps]) =>
+      Buffer.concat([Buffer.from(bom ? [0xef, 0xbb, 0xbf] : []), Buffer.from(ps.join(''), 'utf8')])
+    ),
   );
   await fc.assert(
     fc.asyncProperty(bytes, fc.integer({ min: 1, max: 1000 }), fc.boolean(), async (buf, firstLine, stripBom) => {
@@ -263,15 +265,21 @@ test('TSV/CSV headers that are JSON objects, or split by another delimiter, are 
   const name = fc.string({ unit: fc.constantFrom('a', 'b', 'x', '_', '1', ' ', 'é'), minLength: 1, maxLength: 6 }).filter((s) => s.trim() !== '');
   let n = 0;
   await fc.assert(
-    fc.asyncProperty(fc.dictionary(name, fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)), { minKeys: 0, maxKeys: 4 }), fc.constantFrom('tsv', 'csv'), fc.boolean(), fc.constantFrom('\n', '\r\n'), async (obj, fmt, byName, eol) => {
-      const file = path.join(dir, `j${n++}.${byName ? fmt : 'txt'}`);
-      fs.writeFileSync(file, `${JSON.stringify(obj)}${eol}${JSON.stringify({ ...obj, more: 1 })}${eol}`);
-      const e = await readError(file, byName ? {} : { format: fmt as 'tsv' | 'csv' });
-      assert.equal(e.line, 1);
-      assert.equal(e.file, file);
-      assert.match(e.reason, /JSON object/);
-      assert.deepEqual(e.fix, { option: 'format', value: 'jsonl' });
-    }),
+    fc.asyncProperty(
+      fc.dictionary(name, fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)), { minKeys: 0, maxKeys: 4 }),
+      fc.constantFrom('tsv', 'csv'),
+      fc.boolean(),
+      fc.constantFrom('\n', '\r\n'),
+      async (obj, fmt, byName, eol) => {
+        const file = path.join(dir, `j${n++}.${byName ? fmt : 'txt'}`);
+        fs.writeFileSync(file, `${JSON.stringify(obj)}${eol}${JSON.stringify({ ...obj, more: 1 })}${eol}`);
+        const e = await readError(file, byName ? {} : { format: fmt as 'tsv' | 'csv' });
+        assert.equal(e.line, 1);
+        assert.equal(e.file, file);
+        assert.match(e.reason, /JSON object/);
+        assert.deepEqual(e.fix, { option: 'format', value: 'jsonl' });
+      },
+    ),
     { numRuns: 60 },
   );
   await fc.assert(

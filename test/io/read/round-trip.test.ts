@@ -95,7 +95,8 @@ test('TSV (default, IANA): a line is a record; any content round-trips or is rep
 });
 
 test('TSV: the issue-16 file keeps all four rows (one reported row with --tsv-quotes, never a silent merge)', async () => {
-  const data = 'id\ttext\nr1\t"Bright flat near the station with garden\nr2\tsecond ad, a studio in Trastevere\nr3\tthird ad, office in EUR "B"\nr4\tfourth ad about a villa in Ostia\n';
+  const data =
+    'id\ttext\nr1\t"Bright flat near the station with garden\nr2\tsecond ad, a studio in Trastevere\nr3\tthird ad, office in EUR "B"\nr4\tfourth ad about a villa in Ostia\n';
   const plain = await read(data, { format: 'tsv', columns: { text: ['text'], id: 'id' } });
   assert.deepEqual(plain.records.map((r) => r.id), ['r1', 'r2', 'r3', 'r4']);
   assert.equal(plain.records[0]!.text, '"Bright flat near the station with garden');
@@ -103,28 +104,38 @@ test('TSV: the issue-16 file keeps all four rows (one reported row with --tsv-qu
   assert.deepEqual(quoted.records.map((r) => r.id), ['r2', 'r3', 'r4']);
   assert.equal(quoted.skipped, 1);
   assert.match(quoted.examples[0]!.message, /^<stdin>:2: a quoted field opened here is not closed properly/);
-  await assert.rejects(read(data, { format: 'tsv', tsvQuotes: true, skipInvalid: false, columns: { text: ['text'], id: 'id' } }), (e: unknown) => e instanceof InputError && e.line === 2);
+  await assert.rejects(
+    read(data, { format: 'tsv', tsvQuotes: true, skipInvalid: false, columns: { text: ['text'], id: 'id' } }),
+    (e: unknown) => e instanceof InputError && e.line === 2,
+  );
 });
 
-for (const [format, delim] of [
-  ['csv', ','],
-  ['tsv', '\t'],
-] as const) {
+for (
+  const [format, delim] of [
+    ['csv', ','],
+    ['tsv', '\t'],
+  ] as const
+) {
   const opts: ReadOptions = { format, tsvQuotes: true, columns: { text: ['text'], id: 'id' } };
   test(`${format.toUpperCase()} with quotes: any field content written quoted round-trips exactly, raw bytes included`, async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(oneLine(6).map((s) => s.replace(/[\t,"]/g, '') || 'x'), value(16)), { minLength: 1, maxLength: 15 }), fc.constantFrom('\n', '\r\n'), fc.boolean(), async (rows, eol, bom) => {
-        const data = (bom ? BOM : '') + `id${delim}text${eol}` + rows.map(([id, t]) => `${csvField(id, delim)}${delim}${csvField(t, delim)}${eol}`).join('');
-        const got = await read(data, { ...opts, skipInvalid: false });
-        assert.deepEqual(
-          got.records.map((r) => [r.id, r.text]),
-          rows,
-        );
-        const lines = physical(data);
-        let multi = 0;
-        for (const r of got.records) if (assertRawIsInput(lines, r) > 1) multi++;
-        assert.equal(got.input.skips.multiline ?? 0, multi, 'records spanning lines are counted');
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(oneLine(6).map((s) => s.replace(/[\t,"]/g, '') || 'x'), value(16)), { minLength: 1, maxLength: 15 }),
+        fc.constantFrom('\n', '\r\n'),
+        fc.boolean(),
+        async (rows, eol, bom) => {
+          const data = (bom ? BOM : '') + `id${delim}text${eol}` + rows.map(([id, t]) => `${csvField(id, delim)}${delim}${csvField(t, delim)}${eol}`).join('');
+          const got = await read(data, { ...opts, skipInvalid: false });
+          assert.deepEqual(
+            got.records.map((r) => [r.id, r.text]),
+            rows,
+          );
+          const lines = physical(data);
+          let multi = 0;
+          for (const r of got.records) if (assertRawIsInput(lines, r) > 1) multi++;
+          assert.equal(got.input.skips.multiline ?? 0, multi, 'records spanning lines are counted');
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -153,8 +164,18 @@ for (const [format, delim] of [
 }
 
 test('JSONL: any string round-trips; numbers, null, booleans, arrays and objects as text are reported with line and field', async () => {
-  const other = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constant(null), fc.boolean(), fc.array(value(4), { maxLength: 3 }), fc.dictionary(oneLine(3), value(3), { maxKeys: 2 }));
-  const item = fc.oneof({ weight: 3, arbitrary: value(20).map((t) => ({ ok: true, text: t as unknown })) }, { weight: 1, arbitrary: other.map((t) => ({ ok: false, text: t as unknown })) });
+  const other = fc.oneof(
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.constant(null),
+    fc.boolean(),
+    fc.array(value(4), { maxLength: 3 }),
+    fc.dictionary(oneLine(3), value(3), { maxKeys: 2 }),
+  );
+  const item = fc.oneof({ weight: 3, arbitrary: value(20).map((t) => ({ ok: true, text: t as unknown })) }, {
+    weight: 1,
+    arbitrary: other.map((t) => ({ ok: false, text: t as unknown })),
+  });
   await fc.assert(
     fc.asyncProperty(fc.array(fc.tuple(item, fc.constantFrom('\n', '\r\n')), { maxLength: 20 }), fc.boolean(), async (items, bom) => {
       const data = (bom ? BOM : '') + items.map(([it, e], i) => JSON.stringify({ id: `d${i}`, text: it.text }) + e).join('');
@@ -166,7 +187,8 @@ test('JSONL: any string round-trips; numbers, null, booleans, arrays and objects
       );
       const bad = items.flatMap(([it], i) => (it.ok ? [] : [i + 1]));
       assert.equal(got.skipped, bad.length);
-      if (bad.length) assert.match(got.examples[0]!.message, new RegExp(`^<stdin>:${bad[0]}: field "text" is (a number|null|a boolean|an array|an object), not a string$`));
+      if (bad.length)
+        assert.match(got.examples[0]!.message, new RegExp(`^<stdin>:${bad[0]}: field "text" is (a number|null|a boolean|an array|an object), not a string$`));
       const lines = physical(data);
       for (const r of got.records) assert.equal(assertRawIsInput(lines, r), 1);
     }),
@@ -229,7 +251,11 @@ test('dedup --output dedup|annotate keep rows byte for byte: CRLF (also inside q
         const file = path.join(dir, `in${n++}.${format === 'text' ? 'txt' : format}`);
         fs.writeFileSync(file, data);
         const out = path.join(dir, `out${n}.${format === 'text' ? 'txt' : format}`);
-        const idArgs = format === 'csv' || format === 'tsv' ? ['--text', 'text', '--id', 'id'] : format === 'jsonl' ? ['--text-field', 'text', '--id-field', 'id'] : [];
+        const idArgs = format === 'csv' || format === 'tsv'
+          ? ['--text', 'text', '--id', 'id']
+          : format === 'jsonl'
+          ? ['--text-field', 'text', '--id-field', 'id']
+          : [];
         assert.equal(await dedup([file, ...idArgs, '--threshold', '1', '--output', 'dedup', '--out', out]), 0);
         assert.equal(fs.readFileSync(out, 'utf8'), data, 'dedup without duplicates gives the input back byte for byte');
         assert.equal(await dedup([file, ...idArgs, '--threshold', '1', '--output', 'annotate', '--out', out]), 0);

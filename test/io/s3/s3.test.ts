@@ -35,7 +35,10 @@ test('dedup of s3:// shards to an s3:// --out-dir equals the local run byte for 
   const local = neardup(['dedup', 'in/*.jsonl.zst', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'clean-local/', '-q'], { cwd: dir });
   assert.equal(local.code, 0, local.stderr);
   const before = proxy.stats.failed;
-  const r = await run(['dedup', `s3://${BUCKET}/in/*.jsonl.zst`, '--id-field', 'id', '--output', 'dedup', '--out-dir', `s3://${BUCKET}/clean/`, '-v'], proxy.endpoint);
+  const r = await run(
+    ['dedup', `s3://${BUCKET}/in/*.jsonl.zst`, '--id-field', 'id', '--output', 'dedup', '--out-dir', `s3://${BUCKET}/clean/`, '-v'],
+    proxy.endpoint,
+  );
   assert.equal(r.code, 0, r.stderr);
   assert.ok(proxy.stats.failed > before, 'the proxy failed some requests');
   assert.match(r.stderr, /^docs +800 from s3:\/\/corpus\/in\/\*\.jsonl\.zst /m, 'the summary names the S3 input');
@@ -46,32 +49,36 @@ test('dedup of s3:// shards to an s3:// --out-dir equals the local run byte for 
   for (const name of want) assert.ok(got.get(name)!.equals(fs.readFileSync(path.join(dir, 'clean-local', name))), `${name} is the same bytes`);
 });
 
-test('multipart upload and ranged GETs of a 20 MiB object through the faults: the same bytes; a multipart upload that cannot complete leaves no object', opts, async () => {
-  Object.assign(process.env, S3_ENV);
-  const data = randomBytes(20 << 20);
-  const src = path.join(dir, 'big.bin');
-  fs.writeFileSync(src, data);
-  setS3Endpoint(proxy.endpoint);
-  const retried = s3Requests.retries;
-  await s3Upload(src, data.length, `s3://${BUCKET}/big/big.bin`);
-  await s3Download(`s3://${BUCKET}/big/big.bin`, data.length, path.join(dir, 'big.copy'));
-  assert.ok(fs.readFileSync(path.join(dir, 'big.copy')).equals(data));
-  assert.ok(s3Requests.retries > retried, 'some requests were retried');
-  // A store that refuses to complete any multipart upload (the POST ?uploadId=…): the upload fails
-  // after its retries, and no object is visible.
-  const refusing = await startFaultProxy(server.port, (req) => (req.method === 'POST' && /uploadId=/.test(req.url ?? '') ? 500 : undefined));
-  try {
-    // Two attempts are enough to show the retry and keep the test short.
-    process.env.NEARDUP_S3_ATTEMPTS = '2';
-    setS3Endpoint(refusing.endpoint);
-    await assert.rejects(s3Upload(src, data.length, `s3://${BUCKET}/big/never.bin`), /s3:\/\/corpus\/big\/never\.bin: .*HTTP 500/);
-    assert.equal((await getObjects(server, BUCKET, 'big/never.bin')).size, 0);
-  } finally {
-    delete process.env.NEARDUP_S3_ATTEMPTS;
-    setS3Endpoint(undefined);
-    await refusing.stop();
-  }
-});
+test(
+  'multipart upload and ranged GETs of a 20 MiB object through the faults: the same bytes; a multipart upload that cannot complete leaves no object',
+  opts,
+  async () => {
+    Object.assign(process.env, S3_ENV);
+    const data = randomBytes(20 << 20);
+    const src = path.join(dir, 'big.bin');
+    fs.writeFileSync(src, data);
+    setS3Endpoint(proxy.endpoint);
+    const retried = s3Requests.retries;
+    await s3Upload(src, data.length, `s3://${BUCKET}/big/big.bin`);
+    await s3Download(`s3://${BUCKET}/big/big.bin`, data.length, path.join(dir, 'big.copy'));
+    assert.ok(fs.readFileSync(path.join(dir, 'big.copy')).equals(data));
+    assert.ok(s3Requests.retries > retried, 'some requests were retried');
+    // A store that refuses to complete any multipart upload (the POST ?uploadId=…): the upload fails
+    // after its retries, and no object is visible.
+    const refusing = await startFaultProxy(server.port, (req) => (req.method === 'POST' && /uploadId=/.test(req.url ?? '') ? 500 : undefined));
+    try {
+      // Two attempts are enough to show the retry and keep the test short.
+      process.env.NEARDUP_S3_ATTEMPTS = '2';
+      setS3Endpoint(refusing.endpoint);
+      await assert.rejects(s3Upload(src, data.length, `s3://${BUCKET}/big/never.bin`), /s3:\/\/corpus\/big\/never\.bin: .*HTTP 500/);
+      assert.equal((await getObjects(server, BUCKET, 'big/never.bin')).size, 0);
+    } finally {
+      delete process.env.NEARDUP_S3_ATTEMPTS;
+      setS3Endpoint(undefined);
+      await refusing.stop();
+    }
+  },
+);
 
 // #48: `--removed s3://bucket/key` is an output (uploaded after the output, as a job's is), never
 // read as an input, and never a local path: a local directory named `s3:` in the working directory
@@ -85,24 +92,32 @@ test('a missing bucket and a missing key are named as such, never "no such objec
   try {
     const segment = fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,11}$/).filter((x) => !/^[._]/.test(x) && !x.includes('..'));
     await fc.assert(
-      fc.asyncProperty(fc.boolean(), fc.stringMatching(/^[a-z][a-z0-9-]{2,20}$/), fc.array(segment, { minLength: 1, maxLength: 3 }), async (noBucket, b, parts) => {
-        const bucket = noBucket ? `nb-${b}` : BUCKET;
-        const key = `missing/${parts.join('/')}`;
-        const url = `s3://${bucket}/${key}`;
-        const noBucketMessage = `${url}: there is no bucket "${bucket}"`;
-        if (noBucket) {
-          await assert.rejects(listS3Input(url), (e: Error) => e.message === noBucketMessage);
-          await assert.rejects(listS3Input(`s3://${bucket}/${parts[0]}/*.jsonl`), (e: Error) => e.message === `s3://${bucket}/${parts[0]}/*.jsonl: there is no bucket "${bucket}"`);
-          await assert.rejects(s3Get(url), (e: Error) => e.message === noBucketMessage);
-          await assert.rejects(s3Put(url, 'x'), (e: Error) => e.message === noBucketMessage);
-        } else {
-          await assert.rejects(listS3Input(url), (e: Error) => e.message === `${url}: the bucket "${bucket}" has no key "${key}" and no key under "${key}/"`);
-          await assert.rejects(listS3Input(`${url}/`), (e: Error) => e.message === `${url}/: the bucket "${bucket}" has no key under "${key}/"`);
-          // A key that is simply not there is no error for the reads that ask whether it is.
-          assert.equal(await s3Get(url), undefined);
-          assert.equal(await s3Size(url), undefined);
-        }
-      }),
+      fc.asyncProperty(
+        fc.boolean(),
+        fc.stringMatching(/^[a-z][a-z0-9-]{2,20}$/),
+        fc.array(segment, { minLength: 1, maxLength: 3 }),
+        async (noBucket, b, parts) => {
+          const bucket = noBucket ? `nb-${b}` : BUCKET;
+          const key = `missing/${parts.join('/')}`;
+          const url = `s3://${bucket}/${key}`;
+          const noBucketMessage = `${url}: there is no bucket "${bucket}"`;
+          if (noBucket) {
+            await assert.rejects(listS3Input(url), (e: Error) => e.message === noBucketMessage);
+            await assert.rejects(
+              listS3Input(`s3://${bucket}/${parts[0]}/*.jsonl`),
+              (e: Error) => e.message === `s3://${bucket}/${parts[0]}/*.jsonl: there is no bucket "${bucket}"`,
+            );
+            await assert.rejects(s3Get(url), (e: Error) => e.message === noBucketMessage);
+            await assert.rejects(s3Put(url, 'x'), (e: Error) => e.message === noBucketMessage);
+          } else {
+            await assert.rejects(listS3Input(url), (e: Error) => e.message === `${url}: the bucket "${bucket}" has no key "${key}" and no key under "${key}/"`);
+            await assert.rejects(listS3Input(`${url}/`), (e: Error) => e.message === `${url}/: the bucket "${bucket}" has no key under "${key}/"`);
+            // A key that is simply not there is no error for the reads that ask whether it is.
+            assert.equal(await s3Get(url), undefined);
+            assert.equal(await s3Size(url), undefined);
+          }
+        },
+      ),
       { numRuns: 25 },
     );
     const r = await run(['dedup', 's3://no-such-bucket-here/in/', '-q'], server.endpoint);
@@ -115,35 +130,39 @@ test('a missing bucket and a missing key are named as such, never "no such objec
   }
 });
 
-test('a small object that does not parse is read again: a torn body (as s3rver serves mid-write) gives way to the whole one; one that stays torn is the parser\'s error', opts, async () => {
-  Object.assign(process.env, S3_ENV);
-  setS3Endpoint(server.endpoint);
-  try {
-    const url = `s3://${BUCKET}/torn/_SUCCESS.json`;
-    const whole = JSON.stringify({ attempt: '0123456789abcdef', marker: { ok: true } });
-    await s3Put(url, whole.slice(0, 17));
-    let reads = 0;
-    let tornRead!: () => void;
-    const firstRead = new Promise<void>((r) => (tornRead = r));
-    const parse = (b: Buffer): unknown => {
-      if (++reads === 1) tornRead();
-      return JSON.parse(b.toString('utf8'));
-    };
-    // The writer starts once the torn body has been read, and finishes while the reader waits
-    // between reads (3.2 s of them). A writer started on a 20 ms timer sometimes finished first
-    // on a loaded machine, and the reader's first read was then already whole.
-    const [got] = await Promise.all([s3GetParsed(url, parse), firstRead.then(() => s3Put(url, whole))]);
-    assert.deepEqual(got, JSON.parse(whole));
-    assert.ok(reads >= 2, 'the torn body was read, then the whole one');
-    await s3Put(url, '');
-    reads = 0;
-    await assert.rejects(s3GetParsed(url, parse, 3), SyntaxError);
-    assert.equal(reads, 3);
-    assert.equal(await s3GetParsed(`s3://${BUCKET}/torn/none.json`, parse), undefined);
-  } finally {
-    setS3Endpoint(undefined);
-  }
-});
+test(
+  "a small object that does not parse is read again: a torn body (as s3rver serves mid-write) gives way to the whole one; one that stays torn is the parser's error",
+  opts,
+  async () => {
+    Object.assign(process.env, S3_ENV);
+    setS3Endpoint(server.endpoint);
+    try {
+      const url = `s3://${BUCKET}/torn/_SUCCESS.json`;
+      const whole = JSON.stringify({ attempt: '0123456789abcdef', marker: { ok: true } });
+      await s3Put(url, whole.slice(0, 17));
+      let reads = 0;
+      let tornRead!: () => void;
+      const firstRead = new Promise<void>((r) => (tornRead = r));
+      const parse = (b: Buffer): unknown => {
+        if (++reads === 1) tornRead();
+        return JSON.parse(b.toString('utf8'));
+      };
+      // The writer starts once the torn body has been read, and finishes while the reader waits
+      // between reads (3.2 s of them). A writer started on a 20 ms timer sometimes finished first
+      // on a loaded machine, and the reader's first read was then already whole.
+      const [got] = await Promise.all([s3GetParsed(url, parse), firstRead.then(() => s3Put(url, whole))]);
+      assert.deepEqual(got, JSON.parse(whole));
+      assert.ok(reads >= 2, 'the torn body was read, then the whole one');
+      await s3Put(url, '');
+      reads = 0;
+      await assert.rejects(s3GetParsed(url, parse, 3), SyntaxError);
+      assert.equal(reads, 3);
+      assert.equal(await s3GetParsed(`s3://${BUCKET}/torn/none.json`, parse), undefined);
+    } finally {
+      setS3Endpoint(undefined);
+    }
+  },
+);
 
 test('writers racing on one key: plain PUTs on s3rver leave torn objects; s3PutSettled always leaves one whole body', opts, async () => {
   Object.assign(process.env, S3_ENV);

@@ -32,7 +32,10 @@ function run(args: string[], endpoint: string): Promise<{ code: number; stdout: 
 test('a prefix as input, clusters to an s3:// --out, and a single object, equal the local runs', opts, async () => {
   const local = neardup(['dedup', 'in', '--id-field', 'id', '--output', 'clusters', '-q'], { cwd: dir });
   assert.equal(local.code, 0, local.stderr);
-  const r = await run(['dedup', `s3://${BUCKET}/in`, '--id-field', 'id', '--output', 'clusters', '--out', `s3://${BUCKET}/out/clusters.jsonl`, '-q'], proxy.endpoint);
+  const r = await run(
+    ['dedup', `s3://${BUCKET}/in`, '--id-field', 'id', '--output', 'clusters', '--out', `s3://${BUCKET}/out/clusters.jsonl`, '-q'],
+    proxy.endpoint,
+  );
   assert.equal(r.code, 0, r.stderr);
   assert.equal((await getObjects(server, BUCKET, 'out/clusters.jsonl')).get('')!.toString(), local.stdout);
   const one = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '-q'], { cwd: dir });
@@ -41,32 +44,60 @@ test('a prefix as input, clusters to an s3:// --out, and a single object, equal 
   assert.equal(s3one.stdout, one.stdout);
 });
 
-test('several s3:// inputs (objects and a glob) are one corpus: dedup and job dedup --local write the local run\'s files under the same names', opts, async () => {
-  const names = ['in/part-0000.jsonl.zst', 'in/part-0001*', 'in/part-0002.jsonl.zst', 'in/part-0003.jsonl.zst'];
-  const args = ['--id-field', 'id', '--keep', 'source', '--output', 'dedup', '-q'];
-  const local = neardup(['dedup', ...names, ...args, '--out-dir', 'multi-local/'], { cwd: dir });
-  assert.equal(local.code, 0, local.stderr);
-  const want = fs.readdirSync(path.join(dir, 'multi-local')).sort();
-  assert.deepEqual(want, ['_SUCCESS', 'part-0000.jsonl.zst', 'part-0001.jsonl.zst', 'part-0002.jsonl.zst', 'part-0003.jsonl.zst']);
-  for (const [cmd, prefix] of [[['dedup'], 'multi/'], [['job', 'dedup', '--local', '--work-dir', 'w-multi'], 'multi-job/']] as const) {
-    const r = await run([...cmd, ...names.map((n) => `s3://${BUCKET}/${n}`), ...args, '--out-dir', `s3://${BUCKET}/${prefix}`], server.endpoint);
-    assert.equal(r.code, 0, r.stderr);
-    const got = await getObjects(server, BUCKET, prefix);
-    assert.deepEqual([...got.keys()].sort(), want, cmd.join(' '));
-    for (const name of want) assert.ok(got.get(name)!.equals(fs.readFileSync(path.join(dir, 'multi-local', name))), `${cmd.join(' ')}: ${name}`);
-  }
-});
+test(
+  "several s3:// inputs (objects and a glob) are one corpus: dedup and job dedup --local write the local run's files under the same names",
+  opts,
+  async () => {
+    const names = ['in/part-0000.jsonl.zst', 'in/part-0001*', 'in/part-0002.jsonl.zst', 'in/part-0003.jsonl.zst'];
+    const args = ['--id-field', 'id', '--keep', 'source', '--output', 'dedup', '-q'];
+    const local = neardup(['dedup', ...names, ...args, '--out-dir', 'multi-local/'], { cwd: dir });
+    assert.equal(local.code, 0, local.stderr);
+    const want = fs.readdirSync(path.join(dir, 'multi-local')).sort();
+    assert.deepEqual(want, ['_SUCCESS', 'part-0000.jsonl.zst', 'part-0001.jsonl.zst', 'part-0002.jsonl.zst', 'part-0003.jsonl.zst']);
+    for (const [cmd, prefix] of [[['dedup'], 'multi/'], [['job', 'dedup', '--local', '--work-dir', 'w-multi'], 'multi-job/']] as const) {
+      const r = await run([...cmd, ...names.map((n) => `s3://${BUCKET}/${n}`), ...args, '--out-dir', `s3://${BUCKET}/${prefix}`], server.endpoint);
+      assert.equal(r.code, 0, r.stderr);
+      const got = await getObjects(server, BUCKET, prefix);
+      assert.deepEqual([...got.keys()].sort(), want, cmd.join(' '));
+      for (const name of want) assert.ok(got.get(name)!.equals(fs.readFileSync(path.join(dir, 'multi-local', name))), `${cmd.join(' ')}: ${name}`);
+    }
+  },
+);
 
 test('job dedup --local (through the faults) and --against take s3:// names too', opts, async () => {
-  const local = neardup(['job', 'dedup', 'in', '--local', '--work-dir', 'w1', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'job-local', '-q'], { cwd: dir });
+  const local = neardup(['job', 'dedup', 'in', '--local', '--work-dir', 'w1', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'job-local', '-q'], {
+    cwd: dir,
+  });
   assert.equal(local.code, 0, local.stderr);
-  const r = await run(['job', 'dedup', `s3://${BUCKET}/in/`, '--local', '--work-dir', 'w2', '--id-field', 'id', '--output', 'dedup', '--out-dir', `s3://${BUCKET}/job-out/`, '-q'], proxy.endpoint);
+  const r = await run([
+    'job',
+    'dedup',
+    `s3://${BUCKET}/in/`,
+    '--local',
+    '--work-dir',
+    'w2',
+    '--id-field',
+    'id',
+    '--output',
+    'dedup',
+    '--out-dir',
+    `s3://${BUCKET}/job-out/`,
+    '-q',
+  ], proxy.endpoint);
   assert.equal(r.code, 0, r.stderr);
   const got = await getObjects(server, BUCKET, 'job-out/');
   assert.deepEqual([...got.keys()].sort(), fs.readdirSync(path.join(dir, 'job-local')).sort());
   for (const name of fs.readdirSync(path.join(dir, 'job-local'))) assert.ok(got.get(name)?.equals(fs.readFileSync(path.join(dir, 'job-local', name))), name);
   const against = neardup(['dedup', 'in/part-0001.jsonl.zst', '--against', 'in/part-0000.jsonl.zst', '--id-field', 'id', '-q'], { cwd: dir });
-  const s3against = await run(['dedup', `s3://${BUCKET}/in/part-0001.jsonl.zst`, '--against', `s3://${BUCKET}/in/part-0000.jsonl.zst`, '--id-field', 'id', '-q'], server.endpoint);
+  const s3against = await run([
+    'dedup',
+    `s3://${BUCKET}/in/part-0001.jsonl.zst`,
+    '--against',
+    `s3://${BUCKET}/in/part-0000.jsonl.zst`,
+    '--id-field',
+    'id',
+    '-q',
+  ], server.endpoint);
   assert.equal(s3against.code, 0, s3against.stderr);
   assert.equal(s3against.stdout, against.stdout);
 });
@@ -86,36 +117,54 @@ test('index snapshot to s3:// and restore from it; report --out s3://', opts, as
   assert.match((await getObjects(server, BUCKET, 'report.html')).get('')!.toString(), /<html/i);
 });
 
-test('missing objects, s3:// shards of a job on a local work dir and a failed run are clear errors (exit 2), and a failed run writes nothing', opts, async () => {
-  const none = await run(['dedup', `s3://${BUCKET}/nothing.jsonl`, '-q'], server.endpoint);
-  assert.equal(none.code, 2);
-  assert.equal(none.stderr, 'neardup: s3://corpus/nothing.jsonl: the bucket "corpus" has no key "nothing.jsonl" and no key under "nothing.jsonl/"\n');
-  const glob = await run(['dedup', `s3://${BUCKET}/in/*.tsv`, '-q'], server.endpoint);
-  assert.equal(glob.code, 2);
-  assert.match(glob.stderr, /no object matches s3:\/\/corpus\/in\/\*\.tsv/);
-  const posix = await run(['job', 'plan', `s3://${BUCKET}/in/`, '--work-dir', 'w4'], server.endpoint);
-  assert.equal(posix.code, 2);
-  assert.match(posix.stderr, /"plan" hands its inputs to other processes, .*give the job a work dir in S3 too \(--work-dir s3:\/\/bucket\/prefix\)/);
-  const remote = await run(['job', 'dedup', `s3://${BUCKET}/in/`, '--redis', 'redis://127.0.0.1:1', '--work-dir', 'w3'], server.endpoint);
-  assert.equal(remote.code, 2);
-  assert.match(remote.stderr, /"job dedup --redis" hands its inputs to other processes/);
-  const bad = await run(['dedup', `s3://${BUCKET}/all.jsonl`, '--id-field', 'nope', '--out', `s3://${BUCKET}/never.tsv`, '-q'], server.endpoint);
-  assert.equal(bad.code, 2, bad.stderr);
-  assert.match(bad.stderr, /^neardup: s3:\/\/corpus\/all\.jsonl:1: no id field "nope"/m, 'the error names the object, not its local copy');
-  assert.equal((await getObjects(server, BUCKET, 'never.tsv')).size, 0, 'no object for a failed run');
-  const denied = await neardupAsync(['dedup', `s3://${BUCKET}/all.jsonl`, '--s3-endpoint', server.endpoint], dir, { ...S3_ENV, AWS_ACCESS_KEY_ID: 'WRONG' });
-  assert.equal(denied.code, 2, denied.stderr);
-  assert.match(denied.stderr, /^neardup: s3:\/\/corpus\/all\.jsonl: access denied \(credentials come from/);
-  const ep = await neardupAsync(['dedup', `s3://${BUCKET}/all.jsonl`, '--s3-endpoint', 'ftp://x'], dir, S3_ENV);
-  assert.equal(ep.code, 2);
-  assert.match(ep.stderr, /--s3-endpoint ftp:\/\/x: expected http/);
-});
+test(
+  'missing objects, s3:// shards of a job on a local work dir and a failed run are clear errors (exit 2), and a failed run writes nothing',
+  opts,
+  async () => {
+    const none = await run(['dedup', `s3://${BUCKET}/nothing.jsonl`, '-q'], server.endpoint);
+    assert.equal(none.code, 2);
+    assert.equal(none.stderr, 'neardup: s3://corpus/nothing.jsonl: the bucket "corpus" has no key "nothing.jsonl" and no key under "nothing.jsonl/"\n');
+    const glob = await run(['dedup', `s3://${BUCKET}/in/*.tsv`, '-q'], server.endpoint);
+    assert.equal(glob.code, 2);
+    assert.match(glob.stderr, /no object matches s3:\/\/corpus\/in\/\*\.tsv/);
+    const posix = await run(['job', 'plan', `s3://${BUCKET}/in/`, '--work-dir', 'w4'], server.endpoint);
+    assert.equal(posix.code, 2);
+    assert.match(posix.stderr, /"plan" hands its inputs to other processes, .*give the job a work dir in S3 too \(--work-dir s3:\/\/bucket\/prefix\)/);
+    const remote = await run(['job', 'dedup', `s3://${BUCKET}/in/`, '--redis', 'redis://127.0.0.1:1', '--work-dir', 'w3'], server.endpoint);
+    assert.equal(remote.code, 2);
+    assert.match(remote.stderr, /"job dedup --redis" hands its inputs to other processes/);
+    const bad = await run(['dedup', `s3://${BUCKET}/all.jsonl`, '--id-field', 'nope', '--out', `s3://${BUCKET}/never.tsv`, '-q'], server.endpoint);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /^neardup: s3:\/\/corpus\/all\.jsonl:1: no id field "nope"/m, 'the error names the object, not its local copy');
+    assert.equal((await getObjects(server, BUCKET, 'never.tsv')).size, 0, 'no object for a failed run');
+    const denied = await neardupAsync(['dedup', `s3://${BUCKET}/all.jsonl`, '--s3-endpoint', server.endpoint], dir, { ...S3_ENV, AWS_ACCESS_KEY_ID: 'WRONG' });
+    assert.equal(denied.code, 2, denied.stderr);
+    assert.match(denied.stderr, /^neardup: s3:\/\/corpus\/all\.jsonl: access denied \(credentials come from/);
+    const ep = await neardupAsync(['dedup', `s3://${BUCKET}/all.jsonl`, '--s3-endpoint', 'ftp://x'], dir, S3_ENV);
+    assert.equal(ep.code, 2);
+    assert.match(ep.stderr, /--s3-endpoint ftp:\/\/x: expected http/);
+  },
+);
 
 test('dedup --against s3://… --removed: reference_source names the s3:// object, never the local spool (an object, a prefix, a glob)', opts, async () => {
   const objects = new Set([`s3://${BUCKET}/all.jsonl`, ...fs.readdirSync(path.join(dir, 'in')).map((f) => `s3://${BUCKET}/in/${f}`)]);
   for (const ref of [`s3://${BUCKET}/all.jsonl`, `s3://${BUCKET}/in/`, `s3://${BUCKET}/in/*.jsonl.zst`]) {
     const removed = path.join(dir, `removed-${randomBytes(4).toString('hex')}.tsv`);
-    const r = await run(['dedup', 'all.jsonl', '--id-field', 'id', '--against', ref, '--output', 'dedup', '--out', path.join(dir, 'kept.jsonl'), '--removed', removed, '-q'], server.endpoint);
+    const r = await run([
+      'dedup',
+      'all.jsonl',
+      '--id-field',
+      'id',
+      '--against',
+      ref,
+      '--output',
+      'dedup',
+      '--out',
+      path.join(dir, 'kept.jsonl'),
+      '--removed',
+      removed,
+      '-q',
+    ], server.endpoint);
     assert.equal(r.code, 0, r.stderr);
     const [header, ...rows] = fs.readFileSync(removed, 'utf8').trim().split('\n');
     const col = header!.split('\t').indexOf('reference_source');
@@ -133,10 +182,14 @@ test('--removed s3://… is an output uploaded with the output, in every format 
   const cwd = path.join(dir, 'rm-cwd');
   fs.mkdirSync(path.join(cwd, 's3:', BUCKET), { recursive: true });
   fs.copyFileSync(path.join(dir, 'all.jsonl'), path.join(cwd, 'all.jsonl'));
-  const s3run = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => neardupAsync([...args, '--s3-endpoint', server.endpoint], cwd, S3_ENV);
+  const s3run = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+    neardupAsync([...args, '--s3-endpoint', server.endpoint], cwd, S3_ENV);
   let k = 0;
   for (const audit of ['removed.tsv', 'removed.jsonl.gz', 'removed.parquet']) {
-    const local = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'dedup', '--out', `kept-${audit}.jsonl`, '--removed', `local-${audit}`, '-q'], { cwd });
+    const local = neardup(
+      ['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'dedup', '--out', `kept-${audit}.jsonl`, '--removed', `local-${audit}`, '-q'],
+      { cwd },
+    );
     assert.equal(local.code, 0, local.stderr);
     for (const command of [['dedup'], ['job', 'dedup', '--local', '--work-dir', 'w-rm']]) {
       for (const spelling of ['space', 'equals']) {
@@ -148,15 +201,35 @@ test('--removed s3://… is an output uploaded with the output, in every format 
         const r = await s3run([...command, 'all.jsonl', '--id-field', 'id', '--output', 'dedup', ...out, ...removed, '-q']);
         assert.equal(r.code, 0, `${command.join(' ')} ${spelling} ${audit}: ${r.stderr}`);
         const got = (await getObjects(server, BUCKET, key)).get('');
-        assert.ok(got?.equals(fs.readFileSync(path.join(cwd, `local-${audit}`))), `${command.join(' ')} ${spelling} ${audit}: the audit object is the local run's bytes`);
-        const kept = job ? (await getObjects(server, BUCKET, `rm/${k}/kept/`)).get('all.jsonl') : (await getObjects(server, BUCKET, `rm/${k}/kept.jsonl`)).get('');
-        assert.ok(kept?.equals(fs.readFileSync(path.join(cwd, `kept-${audit}.jsonl`))), `${command.join(' ')} ${spelling} ${audit}: the output is the local run's`);
+        assert.ok(
+          got?.equals(fs.readFileSync(path.join(cwd, `local-${audit}`))),
+          `${command.join(' ')} ${spelling} ${audit}: the audit object is the local run's bytes`,
+        );
+        const kept = job
+          ? (await getObjects(server, BUCKET, `rm/${k}/kept/`)).get('all.jsonl')
+          : (await getObjects(server, BUCKET, `rm/${k}/kept.jsonl`)).get('');
+        assert.ok(
+          kept?.equals(fs.readFileSync(path.join(cwd, `kept-${audit}.jsonl`))),
+          `${command.join(' ')} ${spelling} ${audit}: the output is the local run's`,
+        );
         fs.rmSync(path.join(cwd, 'w-rm'), { recursive: true, force: true });
       }
     }
   }
   assert.deepEqual(fs.readdirSync(path.join(cwd, 's3:', BUCKET)), [], 'nothing written under a local s3: directory');
-  const bad = await s3run(['dedup', 'all.jsonl', '--id-field', 'nope', '--output', 'dedup', '--out', `s3://${BUCKET}/rm-bad/kept.jsonl`, '--removed', `s3://${BUCKET}/rm-bad/removed.tsv`, '-q']);
+  const bad = await s3run([
+    'dedup',
+    'all.jsonl',
+    '--id-field',
+    'nope',
+    '--output',
+    'dedup',
+    '--out',
+    `s3://${BUCKET}/rm-bad/kept.jsonl`,
+    '--removed',
+    `s3://${BUCKET}/rm-bad/removed.tsv`,
+    '-q',
+  ]);
   assert.equal(bad.code, 2, bad.stderr);
   assert.equal((await getObjects(server, BUCKET, 'rm-bad/')).size, 0, 'a failed run uploads neither');
   const same = await s3run(['dedup', 'all.jsonl', '--output', 'dedup', '--out', `s3://${BUCKET}/rm-same.tsv`, '--removed', `s3://${BUCKET}/rm-same.tsv`, '-q']);

@@ -94,7 +94,23 @@ describe('no output overwrites an input (every command × output option × input
   /** A job of the layout run to its end, for `job report` (planned with --removed, so every report option applies). */
   async function finishedJob(layout: Layout): Promise<string> {
     const wd = path.join(root, `job${work++}`);
-    const r = await cliInProcess(['job', 'dedup', ...inputs('job dedup', layout).args, '--id-field', 'id', '--local', '--work-dir', wd, '--output', 'dedup', '--out-dir', freshPath(''), '--removed', freshPath('.tsv'), '-q']);
+    const r = await cliInProcess([
+      'job',
+      'dedup',
+      ...inputs('job dedup', layout).args,
+      '--id-field',
+      'id',
+      '--local',
+      '--work-dir',
+      wd,
+      '--output',
+      'dedup',
+      '--out-dir',
+      freshPath(''),
+      '--removed',
+      freshPath('.tsv'),
+      '-q',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     return wd;
   }

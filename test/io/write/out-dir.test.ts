@@ -23,13 +23,32 @@ function doc(id: string, n: number): string {
 function shards(root: string, tag: string, n: number): string {
   const dir = path.join(root, `${tag}${n}`);
   fs.mkdirSync(dir, { recursive: true });
-  for (let i = 0; i < n; i++) fs.writeFileSync(path.join(dir, `part-000${i}.jsonl`), doc(`${tag}${i}a`, i) + doc(`${tag}${i}b`, i) + doc(`${tag}${i}c`, i + 50));
+  for (let i = 0; i < n; i++)
+    fs.writeFileSync(path.join(dir, `part-000${i}.jsonl`), doc(`${tag}${i}a`, i) + doc(`${tag}${i}b`, i) + doc(`${tag}${i}c`, i + 50));
   return dir;
 }
 
 const ROUTES = {
   dedup: (input: string, out: string) => ['dedup', input, '--id-field', 'id', '--output', 'dedup', '--out-dir', out, '-q'],
-  job: (input: string, out: string, root: string) => ['job', 'dedup', input, '--id-field', 'id', '--local', '--work-dir', fs.mkdtempSync(path.join(root, 'work-')), '--output', 'dedup', '--out-dir', out, '-q'],
+  job: (
+    input: string,
+    out: string,
+    root: string,
+  ) => [
+    'job',
+    'dedup',
+    input,
+    '--id-field',
+    'id',
+    '--local',
+    '--work-dir',
+    fs.mkdtempSync(path.join(root, 'work-')),
+    '--output',
+    'dedup',
+    '--out-dir',
+    out,
+    '-q',
+  ],
 };
 
 describe('a reused --out-dir', () => {
@@ -90,11 +109,35 @@ describe('a reused s3:// output prefix', { skip: s3rverMissing() }, () => {
   it('dedup --out-dir s3://…: objects the run did not write are refused before any upload', async () => {
     const root = fs.realpathSync(tmpDir());
     await putObject(s3, 'bkt', 'clean/part-0003.jsonl', doc('old', 3));
-    const r = await cliInProcess(['dedup', shards(root, 'x', 2), '--id-field', 'id', '--output', 'dedup', '--out-dir', 's3://bkt/clean/', '--s3-endpoint', s3.endpoint, '-q']);
+    const r = await cliInProcess([
+      'dedup',
+      shards(root, 'x', 2),
+      '--id-field',
+      'id',
+      '--output',
+      'dedup',
+      '--out-dir',
+      's3://bkt/clean/',
+      '--s3-endpoint',
+      s3.endpoint,
+      '-q',
+    ]);
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /part-0003\.jsonl/);
     assert.deepEqual([...(await getObjects(s3, 'bkt', 'clean/')).keys()], ['part-0003.jsonl'], 'nothing uploaded');
-    const ok = await cliInProcess(['dedup', shards(root, 'y', 4), '--id-field', 'id', '--output', 'dedup', '--out-dir', 's3://bkt/clean/', '--s3-endpoint', s3.endpoint, '-q']);
+    const ok = await cliInProcess([
+      'dedup',
+      shards(root, 'y', 4),
+      '--id-field',
+      'id',
+      '--output',
+      'dedup',
+      '--out-dir',
+      's3://bkt/clean/',
+      '--s3-endpoint',
+      s3.endpoint,
+      '-q',
+    ]);
     assert.equal(ok.code, 0, ok.stderr);
     const got = await getObjects(s3, 'bkt', 'clean/');
     assert.equal(got.get('_SUCCESS')?.toString(), 'part-0000.jsonl\npart-0001.jsonl\npart-0002.jsonl\npart-0003.jsonl\n');
@@ -120,7 +163,8 @@ describe('runs writing one --out-dir at once', () => {
       const visible = fs.readdirSync(out).filter((f) => !f.startsWith('.') && !f.startsWith('_')).sort();
       assert.deepEqual(visible, listed.sort(), `round ${round}`);
       const other = listed.length === 4 ? 'y' : 'x';
-      for (const f of listed) assert.doesNotMatch(fs.readFileSync(path.join(out, f), 'utf8'), new RegExp(`"${other}\\d`), `round ${round}: ${f} from the other run`);
+      for (const f of listed)
+        assert.doesNotMatch(fs.readFileSync(path.join(out, f), 'utf8'), new RegExp(`"${other}\\d`), `round ${round}: ${f} from the other run`);
       assert.ok(!fs.existsSync(path.join(out, OUTPUT_LOCK)), 'the lock is released');
     }
   });

@@ -5,7 +5,18 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
-import { annotateHeader, annotateRecord, annotationColumns, csvField, formatCluster, formatPair, formatSimilarity, pairHeader, tsvField, type PairFormat } from '../../../src/io/write/write.js';
+import {
+  annotateHeader,
+  annotateRecord,
+  annotationColumns,
+  csvField,
+  formatCluster,
+  formatPair,
+  formatSimilarity,
+  pairHeader,
+  tsvField,
+  type PairFormat,
+} from '../../../src/io/write/write.js';
 import { PairLineEncoder, writePairLines } from '../../../src/io/write/pairLines.js';
 import { PairColumns } from '../../../src/dedup/pairColumns.js';
 import { atomicFileSink, openOutput } from '../../../src/io/write/output.js';
@@ -66,19 +77,52 @@ test('field quoting round-trips through csv-parse', () => {
 test('annotate: TSV/CSV get five tag columns, JSONL five keys, text lines a five-field prefix; --tag-prefix renames them', () => {
   const tsv = { format: 'tsv' as const, delimiter: '\t', columns: ['id', 'text'] };
   assert.equal(annotateHeader(tsv, 'id\ttext'), 'id\ttext\tcluster\tcluster_size\tduplicate_of\tsimilarity\tkept\n');
-  assert.equal(annotateRecord(tsv, 'a\thello', { cluster: 0, clusterSize: 3, duplicateOf: 'x', similarity: 0.8125, kept: false }), 'a\thello\t0\t3\tx\t0.8125\tfalse\n');
+  assert.equal(
+    annotateRecord(tsv, 'a\thello', { cluster: 0, clusterSize: 3, duplicateOf: 'x', similarity: 0.8125, kept: false }),
+    'a\thello\t0\t3\tx\t0.8125\tfalse\n',
+  );
   assert.equal(annotateRecord(tsv, 'a\thello', { kept: true }), 'a\thello\t\t\t\t\ttrue\n');
   const csv = { format: 'csv' as const, delimiter: ',', columns: ['id', 'cluster'] };
   assert.equal(annotateHeader(csv, 'id,cluster'), 'id,cluster,neardup_cluster,neardup_cluster_size,neardup_duplicate_of,neardup_similarity,neardup_kept\n');
   assert.equal(annotateRecord(csv, 'a,"x,y"', { cluster: 2, clusterSize: 2, duplicateOf: 'q,r', similarity: 1, kept: false }), 'a,"x,y",2,2,"q,r",1,false\n');
   assert.equal(annotateHeader({ ...csv, tagPrefix: 'nd_' }, 'id,cluster'), 'id,cluster,nd_cluster,nd_cluster_size,nd_duplicate_of,nd_similarity,nd_kept\n');
   const jl = { format: 'jsonl' as const };
-  assert.deepEqual(JSON.parse(annotateRecord(jl, '{"t":"x"}', { cluster: 1, clusterSize: 2, duplicateOf: '0', similarity: 0.9, kept: false })), { t: 'x', cluster: 1, cluster_size: 2, duplicate_of: '0', similarity: 0.9, kept: false });
-  assert.deepEqual(JSON.parse(annotateRecord(jl, '{"t":"x"}', { kept: true })), { t: 'x', cluster: null, cluster_size: null, duplicate_of: null, similarity: null, kept: true });
-  assert.deepEqual(JSON.parse(annotateRecord({ ...jl, tagPrefix: 'p.' }, '{"t":"x"}', { kept: true })), { t: 'x', 'p.cluster': null, 'p.cluster_size': null, 'p.duplicate_of': null, 'p.similarity': null, 'p.kept': true });
-  assert.equal(annotateRecord({ format: 'text' }, 'some\ttext', { cluster: 3, clusterSize: 2, duplicateOf: '7', similarity: 0.85, kept: false }), '3\t2\t7\t0.85\tfalse\tsome\ttext\n');
+  assert.deepEqual(JSON.parse(annotateRecord(jl, '{"t":"x"}', { cluster: 1, clusterSize: 2, duplicateOf: '0', similarity: 0.9, kept: false })), {
+    t: 'x',
+    cluster: 1,
+    cluster_size: 2,
+    duplicate_of: '0',
+    similarity: 0.9,
+    kept: false,
+  });
+  assert.deepEqual(JSON.parse(annotateRecord(jl, '{"t":"x"}', { kept: true })), {
+    t: 'x',
+    cluster: null,
+    cluster_size: null,
+    duplicate_of: null,
+    similarity: null,
+    kept: true,
+  });
+  assert.deepEqual(JSON.parse(annotateRecord({ ...jl, tagPrefix: 'p.' }, '{"t":"x"}', { kept: true })), {
+    t: 'x',
+    'p.cluster': null,
+    'p.cluster_size': null,
+    'p.duplicate_of': null,
+    'p.similarity': null,
+    'p.kept': true,
+  });
+  assert.equal(
+    annotateRecord({ format: 'text' }, 'some\ttext', { cluster: 3, clusterSize: 2, duplicateOf: '7', similarity: 0.85, kept: false }),
+    '3\t2\t7\t0.85\tfalse\tsome\ttext\n',
+  );
   assert.equal(annotateHeader({ format: 'dir' }, undefined), 'path\tcluster\tcluster_size\tduplicate_of\tsimilarity\tkept\n');
-  assert.deepEqual(annotationColumns(['Duplicate_Of']), ['neardup_cluster', 'neardup_cluster_size', 'neardup_duplicate_of', 'neardup_similarity', 'neardup_kept']);
+  assert.deepEqual(annotationColumns(['Duplicate_Of']), [
+    'neardup_cluster',
+    'neardup_cluster_size',
+    'neardup_duplicate_of',
+    'neardup_similarity',
+    'neardup_kept',
+  ]);
   assert.deepEqual(annotationColumns(['kept']), ['neardup_cluster', 'neardup_cluster_size', 'neardup_duplicate_of', 'neardup_similarity', 'neardup_kept']);
 });
 
@@ -139,20 +183,33 @@ test('output to a FIFO writes into it and keeps it a FIFO; a symlink to a file s
 });
 
 test('property: PairLineEncoder writes the bytes of formatPair, for row numbers and string ids, every format, with and without an estimate, across chunk takes', () => {
-  const id = fc.oneof(fc.nat({ max: 2 ** 31 - 1 }), fc.constantFrom(0, 9, 10, 99, 100, 2 ** 31 - 1, 2 ** 31, 2 ** 40, -1, 1.5), fc.string({ unit: 'grapheme', maxLength: 6 }), fc.constantFrom('a\tb', '"q"', 'x,y', 'ü\n'));
-  const similarity = fc.oneof(fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom(0, 1, 0.5, 0.8, 0.1, 0.0000004, 0.0000005, 0.9999994, 0.9999996, 1 / 3, -0, 1.2, -0.5, Number.NaN));
+  const id = fc.oneof(
+    fc.nat({ max: 2 ** 31 - 1 }),
+    fc.constantFrom(0, 9, 10, 99, 100, 2 ** 31 - 1, 2 ** 31, 2 ** 40, -1, 1.5),
+    fc.string({ unit: 'grapheme', maxLength: 6 }),
+    fc.constantFrom('a\tb', '"q"', 'x,y', 'ü\n'),
+  );
+  const similarity = fc.oneof(
+    fc.double({ min: 0, max: 1, noNaN: true }),
+    fc.constantFrom(0, 1, 0.5, 0.8, 0.1, 0.0000004, 0.0000005, 0.9999994, 0.9999996, 1 / 3, -0, 1.2, -0.5, Number.NaN),
+  );
   fc.assert(
-    fc.property(fc.constantFrom<PairFormat>('tsv', 'csv', 'jsonl'), fc.array(fc.tuple(id, id, similarity, fc.option(similarity, { nil: undefined })), { maxLength: 40 }), fc.nat({ max: 5 }), (format, pairs, every) => {
-      const lines = new PairLineEncoder(format);
-      const chunks: Uint8Array[] = [];
-      pairs.forEach(([a, b, s, e], i) => {
-        lines.add(a, b, s, e);
-        if (every > 0 && i % every === 0) chunks.push(lines.take());
-      });
-      chunks.push(lines.take());
-      const want = pairs.map(([a, b, s, e]) => formatPair(format, a, b, s, e)).join('');
-      assert.equal(Buffer.concat(chunks).toString('utf8'), want);
-    }),
+    fc.property(
+      fc.constantFrom<PairFormat>('tsv', 'csv', 'jsonl'),
+      fc.array(fc.tuple(id, id, similarity, fc.option(similarity, { nil: undefined })), { maxLength: 40 }),
+      fc.nat({ max: 5 }),
+      (format, pairs, every) => {
+        const lines = new PairLineEncoder(format);
+        const chunks: Uint8Array[] = [];
+        pairs.forEach(([a, b, s, e], i) => {
+          lines.add(a, b, s, e);
+          if (every > 0 && i % every === 0) chunks.push(lines.take());
+        });
+        chunks.push(lines.take());
+        const want = pairs.map(([a, b, s, e]) => formatPair(format, a, b, s, e)).join('');
+        assert.equal(Buffer.concat(chunks).toString('utf8'), want);
+      },
+    ),
     { numRuns: 500 },
   );
 });
@@ -175,7 +232,19 @@ test('writePairLines: the same file through a sink that takes bytes and one that
   for (const format of ['tsv', 'csv', 'jsonl'] as const) {
     const want = pairs.map((p) => formatPair(format, p.a, idB(p.b), p.similarity, p.estimate)).join('');
     let bytes = '';
-    await writePairLines({ name: 'b', write: async (t) => void (bytes += t), writeBytes: async (b) => void (bytes += Buffer.from(b).toString('utf8')), close: async () => {}, abort: async () => {} }, format, pairs, (a) => a, idB);
+    await writePairLines(
+      {
+        name: 'b',
+        write: async (t) => void (bytes += t),
+        writeBytes: async (b) => void (bytes += Buffer.from(b).toString('utf8')),
+        close: async () => {},
+        abort: async () => {},
+      },
+      format,
+      pairs,
+      (a) => a,
+      idB,
+    );
     let text = '';
     await writePairLines({ name: 't', write: async (t) => void (text += t), close: async () => {}, abort: async () => {} }, format, pairs, (a) => a, idB);
     assert.equal(bytes, want, format);
@@ -188,7 +257,13 @@ test('writePairLines: the same file through a sink that takes bytes and one that
     for (const takesBytes of [true, false]) {
       let got = '';
       const writeBytes = takesBytes ? async (b: Uint8Array) => void (got += Buffer.from(b).toString('utf8')) : undefined;
-      await writePairLines({ name: 'c', write: async (t) => void (got += t), writeBytes, close: async () => {}, abort: async () => {} }, format, columns, (a) => a, idB);
+      await writePairLines(
+        { name: 'c', write: async (t) => void (got += t), writeBytes, close: async () => {}, abort: async () => {} },
+        format,
+        columns,
+        (a) => a,
+        idB,
+      );
       assert.equal(got, wantPlain, `${format}, columns, ${takesBytes ? 'bytes' : 'text'}`);
     }
   }

@@ -49,7 +49,10 @@ test('golden: a text signature and its band keys (fingerprints, MinHash and keys
 
 test('golden: index snapshot with CRC-32', () => {
   const g = golden.snapshot;
-  const bytes = format.encodeIndexSnapshot({ manifest: g.manifest, docs: g.docs.map((d: { id: string; record: string }) => ({ id: d.id, record: unhex(d.record) })) });
+  const bytes = format.encodeIndexSnapshot({
+    manifest: g.manifest,
+    docs: g.docs.map((d: { id: string; record: string }) => ({ id: d.id, record: unhex(d.record) })),
+  });
   assert.equal(hex(bytes), g.hex);
   const snap = format.decodeIndexSnapshot(unhex(g.hex));
   assert.deepEqual(snap.manifest, g.manifest);

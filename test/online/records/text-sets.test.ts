@@ -53,7 +53,15 @@ function metaOf(kind: string, text: string): unknown {
 
 const opArb = fc.oneof(
   { weight: 5, arbitrary: fc.record({ op: fc.constant('add' as const), id: fc.integer({ min: 0, max: 25 }), text: textArb, meta: metaKind }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('batch' as const), ids: fc.uniqueArray(fc.integer({ min: 0, max: 25 }), { minLength: 1, maxLength: 6 }), text: textArb, meta: metaKind }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('batch' as const),
+      ids: fc.uniqueArray(fc.integer({ min: 0, max: 25 }), { minLength: 1, maxLength: 6 }),
+      text: textArb,
+      meta: metaKind,
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('remove' as const), id: fc.integer({ min: 0, max: 25 }) }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('query' as const), text: textArb, t: fc.constantFrom(0.5, 0.7, 0.9, 1) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('topK' as const), text: textArb, k: fc.integer({ min: 1, max: 4 }) }) },
@@ -68,7 +76,10 @@ async function run(idx: NearDupIndex, ops: Op[]): Promise<unknown[]> {
   const out: unknown[] = [];
   for (const o of ops) {
     if (o.op === 'add') out.push(await idx.add(`d${o.id}`, o.text, metaOf(o.meta, o.text)));
-    else if (o.op === 'batch') out.push(await idx.addMany(o.ids.map((id, i) => ({ id: `d${id}`, text: `${o.text} ${'x'.repeat(i)}`, meta: metaOf(o.meta, `${o.text} ${'x'.repeat(i)}`) }))));
+    else if (o.op === 'batch')
+      out.push(
+        await idx.addMany(o.ids.map((id, i) => ({ id: `d${id}`, text: `${o.text} ${'x'.repeat(i)}`, meta: metaOf(o.meta, `${o.text} ${'x'.repeat(i)}`) }))),
+      );
     else if (o.op === 'remove') out.push(await idx.remove(`d${o.id}`));
     else if (o.op === 'query') out.push(await idx.query(o.text, { threshold: o.t }));
     else if (o.op === 'topK') out.push(await idx.topK(o.text, o.k));
@@ -92,7 +103,8 @@ test('setSource text answers as the sets kept in the records: adds, batches, rem
           const flags = d.record[1]!;
           const meta = format.readRecordMeta(d.record) as { text?: unknown } | undefined;
           const rec = decodeRecord(ref!);
-          const holds = meta !== null && typeof meta === 'object' && !Array.isArray(meta) && typeof meta.text === 'string' && shingler.set(meta.text).join() === rec.set!.join();
+          const holds = meta !== null && typeof meta === 'object' && !Array.isArray(meta) && typeof meta.text === 'string'
+            && shingler.set(meta.text).join() === rec.set!.join();
           if (flags & REC_TEXT) assert.ok(holds, `${d.id}: a text record whose text gives its set`);
           else assert.ok(flags & REC_SET, `${d.id}: keeps its set`);
         }
@@ -217,7 +229,9 @@ test('setSource text: snapshots, index check, compaction and expiry keep the ans
     const a = await NearDupIndex.open({ ...OPTS, setSource: 'text', store: spec, now });
     const b = await NearDupIndex.open({ ...OPTS, now });
     for (const idx of [a, b]) {
-      await idx.addMany(corpus.slice(0, 80).map((text, i) => ({ id: `s${i}`, text, meta: metaOf(i % 3 ? 'text' : 'other', text), ...(i % 4 === 0 ? { ttl: '1s' } : {}) })));
+      await idx.addMany(
+        corpus.slice(0, 80).map((text, i) => ({ id: `s${i}`, text, meta: metaOf(i % 3 ? 'text' : 'other', text), ...(i % 4 === 0 ? { ttl: '1s' } : {}) })),
+      );
       await idx.addMany(corpus.slice(0, 40).map((text, i) => ({ id: `s${i}`, text: `${text} again`, meta: { text: `${text} again` } })));
       await idx.removeMany(['s3', 's50']);
     }

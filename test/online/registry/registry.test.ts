@@ -58,7 +58,12 @@ test('registry: create, use, reopen, drop; answers equal an index opened alone w
   assert.ok(!text.includes('"tok"'));
 
   const again = await IndexRegistry.open(dir, { create: false });
-  assert.deepEqual(again.list().map((x) => [x.name, x.store, x.threshold, x.token]), [['ads', 'sqlite', 0.5, true], ['logs', 'file', 0.8, false], ['mem', 'memory', 0.8, false]]);
+  assert.deepEqual(again.list().map((x) => [x.name, x.store, x.threshold, x.token]), [['ads', 'sqlite', 0.5, true], ['logs', 'file', 0.8, false], [
+    'mem',
+    'memory',
+    0.8,
+    false,
+  ]]);
   const lh2 = (await again.acquire('logs'))!;
   assert.equal(await lh2.index.size(), 1, 'the file store kept its document');
   lh2.release();
@@ -95,14 +100,20 @@ test('registry: a list that is torn, of another format or version is refused nam
   const dir = tmpDir();
   await assert.rejects(IndexRegistry.open(dir, { create: false }), /no index registry at/);
   const file = path.join(dir, REGISTRY_FILE);
-  for (const [body, want] of [
-    ['{"format":"neardup-indexes","version":1,"indexes":{', /not an index registry \(not JSON\)/],
-    ['{"format":"other","version":1,"indexes":{}}', /not an index registry \(format "other"\)/],
-    ['{"format":"neardup-indexes","version":2,"indexes":{}}', /registry version 2; this neardup reads version 1/],
-    ['{"format":"neardup-indexes","version":1,"indexes":{"Bad":{}}}', /index name "Bad" is not valid/],
-  ] as const) {
+  for (
+    const [body, want] of [
+      ['{"format":"neardup-indexes","version":1,"indexes":{', /not an index registry \(not JSON\)/],
+      ['{"format":"other","version":1,"indexes":{}}', /not an index registry \(format "other"\)/],
+      ['{"format":"neardup-indexes","version":2,"indexes":{}}', /registry version 2; this neardup reads version 1/],
+      ['{"format":"neardup-indexes","version":1,"indexes":{"Bad":{}}}', /index name "Bad" is not valid/],
+    ] as const
+  ) {
     fs.writeFileSync(file, body);
-    await assert.rejects(IndexRegistry.open(dir), (e: unknown) => e instanceof RangeError && want.test(e.message) && (e.message.includes(file) || /index name/.test(e.message)), body);
+    await assert.rejects(
+      IndexRegistry.open(dir),
+      (e: unknown) => e instanceof RangeError && want.test(e.message) && (e.message.includes(file) || /index name/.test(e.message)),
+      body,
+    );
   }
 });
 
@@ -131,7 +142,7 @@ test('registry: a drop waits for the uses in progress (up to drainMs), and new u
   await quick.close();
 });
 
-test('registry: names that are not indexes of the list find nothing, Object.prototype\'s included; a file store deleted behind its back is an error, not a new empty index', async () => {
+test("registry: names that are not indexes of the list find nothing, Object.prototype's included; a file store deleted behind its back is an error, not a new empty index", async () => {
   const dir = tmpDir();
   const reg = await IndexRegistry.open(dir);
   await reg.create('ads');

@@ -14,7 +14,12 @@ import { docIds, pushId, writeClusterLine } from '../../../src/shard/files/clust
 import { ColumnFile, writeColumns } from '../../../src/shard/files/columns.js';
 import { tmpDir } from '../../cliUtil.js';
 
-const id = fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' }), fc.nat({ max: 2 ** 40 }), fc.constantFrom('a"b', 'c\\d', 'e\nf', '\u0001', '\ud800x', 'ü'));
+const id = fc.oneof(
+  fc.string({ unit: 'binary' }),
+  fc.string({ unit: 'grapheme' }),
+  fc.nat({ max: 2 ** 40 }),
+  fc.constantFrom('a"b', 'c\\d', 'e\nf', '\u0001', '\ud800x', 'ü'),
+);
 
 const bytesOf = (b: ByteStrings): string => Buffer.concat([...b.strParts]).toString('latin1');
 
@@ -42,9 +47,9 @@ describe('cluster lines as bytes', () => {
           const m = [...order].map((p) => ids[p]!);
           const verdicts = withVerdicts
             ? {
-                duplicateOf: [...order].map((p) => (keptBy[p] === p || keptBy[p]! < 0 ? null : ids[keptBy[p]!]!)),
-                similarity: [...order].map((p) => (keptBy[p] === p || keptBy[p]! < 0 ? null : similarity[p]!)),
-              }
+              duplicateOf: [...order].map((p) => (keptBy[p] === p || keptBy[p]! < 0 ? null : ids[keptBy[p]!]!)),
+              similarity: [...order].map((p) => (keptBy[p] === p || keptBy[p]! < 0 ? null : similarity[p]!)),
+            }
             : undefined;
           const want = formatCluster(0, m, kept < 0 ? null : ids[kept], verdicts).slice('{"cluster":0'.length);
           assert.equal(Buffer.concat([...out.strParts]).toString('utf8'), want);

@@ -41,7 +41,13 @@ describe('column files', () => {
           const file = path.join(dir, 'x.bin');
           // A u32 column may be given as pieces (views into bigger arrays, some empty): read back joined.
           const pieces = parts.map((p) => new Uint32Array([7, ...p, 7]).subarray(1, p.length + 1));
-          await writeColumns(file, 'test', PLAN, { n: 1 }, { u: Uint32Array.from(u), i: Int32Array.from(i), f: Float64Array.from(f), s, parted: { u32Parts: pieces } });
+          await writeColumns(file, 'test', PLAN, { n: 1 }, {
+            u: Uint32Array.from(u),
+            i: Int32Array.from(i),
+            f: Float64Array.from(f),
+            s,
+            parted: { u32Parts: pieces },
+          });
           const c = ColumnFile.open(file, 'test', PLAN);
           try {
             assert.deepEqual([...c.u32('parted')], parts.flat());
@@ -73,23 +79,30 @@ describe('column files', () => {
     const dir = tmpDir();
     const file = path.join(dir, 'x.bin');
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 3000 }), fc.constantFrom(64, 128, 4096), fc.nat(), fc.nat(), fc.nat({ max: 5 }), async (n, block, x, y, pad) => {
-        const u = Uint32Array.from({ length: n }, (_, i) => Math.imul(i + 1, 2654435761) >>> 0);
-        await writeColumns(file, 'test', PLAN, {}, { pre: new Uint32Array(pad), u }, { block });
-        const a = n === 0 ? 0 : x % (n + 1);
-        const b = a + (n - a === 0 ? 0 : y % (n - a + 1));
-        const c = ColumnFile.open(file, 'test', PLAN);
-        try {
-          const out = new Uint32Array(b - a + 2).fill(9);
-          c.u32Into('u', a, b, out.subarray(1));
-          assert.deepEqual(out.subarray(1, b - a + 1), c.u32('u', a, b));
-          assert.equal(out[0], 9);
-          assert.equal(out[b - a + 1], 9);
-          assert.throws(() => c.u32Into('u', a, n + 1, new Uint32Array(n + 1)), /damaged \(rows/);
-        } finally {
-          c.close();
-        }
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 3000 }),
+        fc.constantFrom(64, 128, 4096),
+        fc.nat(),
+        fc.nat(),
+        fc.nat({ max: 5 }),
+        async (n, block, x, y, pad) => {
+          const u = Uint32Array.from({ length: n }, (_, i) => Math.imul(i + 1, 2654435761) >>> 0);
+          await writeColumns(file, 'test', PLAN, {}, { pre: new Uint32Array(pad), u }, { block });
+          const a = n === 0 ? 0 : x % (n + 1);
+          const b = a + (n - a === 0 ? 0 : y % (n - a + 1));
+          const c = ColumnFile.open(file, 'test', PLAN);
+          try {
+            const out = new Uint32Array(b - a + 2).fill(9);
+            c.u32Into('u', a, b, out.subarray(1));
+            assert.deepEqual(out.subarray(1, b - a + 1), c.u32('u', a, b));
+            assert.equal(out[0], 9);
+            assert.equal(out[b - a + 1], 9);
+            assert.throws(() => c.u32Into('u', a, n + 1, new Uint32Array(n + 1)), /damaged \(rows/);
+          } finally {
+            c.close();
+          }
+        },
+      ),
       { numRuns: 80 },
     );
     fs.rmSync(dir, { recursive: true, force: true });
@@ -254,7 +267,7 @@ describe('array jobs and plans', () => {
     assert.deepEqual(arrayIndexFromEnv({}), {});
   });
 
-  it('names output shards relative to the shards\' common directory', () => {
+  it("names output shards relative to the shards' common directory", () => {
     assert.deepEqual(outputNames(['/d/a/x.jsonl', '/d/a/y.jsonl.gz']), ['x.jsonl', 'y.jsonl.gz']);
     assert.deepEqual(outputNames(['/d/a/x.jsonl', '/d/b/x.jsonl']), ['a/x.jsonl', 'b/x.jsonl']);
   });
@@ -295,11 +308,15 @@ describe('Reusable', () => {
 });
 
 describe('docs rows kept between tasks', () => {
-  it('a process reads a shard\'s docs rows once, and again when its sign task wrote them again', () => {
+  it("a process reads a shard's docs rows once, and again when its sign task wrote them again", () => {
     const dir = tmpDir();
     const shards = path.join(dir, 'shards');
     fs.mkdirSync(shards);
-    for (const k of [0, 1]) fs.writeFileSync(path.join(shards, `${k}.jsonl`), [0, 1, 2].map((i) => JSON.stringify({ id: `s${k}-${i}`, text: `text ${k} ${i} of the shard` }) + '\n').join(''));
+    for (const k of [0, 1])
+      fs.writeFileSync(
+        path.join(shards, `${k}.jsonl`),
+        [0, 1, 2].map((i) => JSON.stringify({ id: `s${k}-${i}`, text: `text ${k} ${i} of the shard` }) + '\n').join(''),
+      );
     const work = path.join(dir, 'work');
     assert.equal(neardup(['job', 'plan', shards, '--id-field', 'id', '--work-dir', work]).code, 0);
     assert.equal(neardup(['stage', 'sign', '--all', '--work-dir', work]).code, 0);
@@ -318,7 +335,10 @@ describe('docs rows kept between tasks', () => {
     assert.deepEqual(first.ids, ['s1-0', 's1-1', 's1-2']);
     assert.equal(read().view, first.view, 'the second task of the process reuses the rows');
     // The sign task run again (its directory removed): a new file at the same path is read afresh.
-    const signDir = path.dirname(fs.readdirSync(path.join(work, 'sign'), { recursive: true }).map(String).filter((f) => f.endsWith('docs.bin')).map((f) => path.join(work, 'sign', f)).sort().at(-1)!);
+    const signDir = path.dirname(
+      fs.readdirSync(path.join(work, 'sign'), { recursive: true }).map(String).filter((f) => f.endsWith('docs.bin')).map((f) => path.join(work, 'sign', f))
+        .sort().at(-1)!,
+    );
     fs.rmSync(signDir, { recursive: true });
     assert.equal(neardup(['stage', 'sign', '--all', '--work-dir', work]).code, 0);
     const again = read();
@@ -333,7 +353,11 @@ describe('docs rows kept between tasks: the limit', () => {
     const dir = tmpDir();
     const shards = path.join(dir, 'shards');
     fs.mkdirSync(shards);
-    for (const k of [0, 1, 2]) fs.writeFileSync(path.join(shards, `${k}.jsonl`), [0, 1, 2].map((i) => JSON.stringify({ id: `s${k}-${i}`, text: `text ${k} ${i} of the shard` }) + '\n').join(''));
+    for (const k of [0, 1, 2])
+      fs.writeFileSync(
+        path.join(shards, `${k}.jsonl`),
+        [0, 1, 2].map((i) => JSON.stringify({ id: `s${k}-${i}`, text: `text ${k} ${i} of the shard` }) + '\n').join(''),
+      );
     const work = path.join(dir, 'work');
     assert.equal(neardup(['job', 'plan', shards, '--id-field', 'id', '--work-dir', work]).code, 0);
     assert.equal(neardup(['stage', 'sign', '--all', '--work-dir', work]).code, 0);
@@ -377,27 +401,32 @@ describe('docs rows kept between tasks: the limit', () => {
 });
 
 describe('reading pair lines in pieces', () => {
-  it('PieceReader gives each piece\'s bytes across refills and pieces longer than its buffer, and refuses a short file (property)', () => {
+  it("PieceReader gives each piece's bytes across refills and pieces longer than its buffer, and refuses a short file (property)", () => {
     const dir = tmpDir();
     const file = path.join(dir, 'pairs.txt');
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 3000 }), fc.array(fc.nat({ max: 700 }), { maxLength: 40 }), fc.integer({ min: 1, max: 300 }), (bytes, lengths, bufferBytes) => {
-        fs.writeFileSync(file, bytes);
-        const r = new PieceReader(file, bufferBytes);
-        try {
-          let at = 0;
-          for (const n of lengths) {
-            if (at + n > bytes.length) {
-              assert.throws(() => r.take(n), (e: Error) => e instanceof DamagedFileError && e.message.includes('shorter than its pairs.bin says'));
-              return;
+      fc.property(
+        fc.uint8Array({ maxLength: 3000 }),
+        fc.array(fc.nat({ max: 700 }), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 300 }),
+        (bytes, lengths, bufferBytes) => {
+          fs.writeFileSync(file, bytes);
+          const r = new PieceReader(file, bufferBytes);
+          try {
+            let at = 0;
+            for (const n of lengths) {
+              if (at + n > bytes.length) {
+                assert.throws(() => r.take(n), (e: Error) => e instanceof DamagedFileError && e.message.includes('shorter than its pairs.bin says'));
+                return;
+              }
+              assert.deepEqual(new Uint8Array(r.take(n)), bytes.subarray(at, at + n));
+              at += n;
             }
-            assert.deepEqual(new Uint8Array(r.take(n)), bytes.subarray(at, at + n));
-            at += n;
+          } finally {
+            r.close();
           }
-        } finally {
-          r.close();
-        }
-      }),
+        },
+      ),
       { numRuns: 300, seed: 36 },
     );
     fs.rmSync(dir, { recursive: true, force: true });

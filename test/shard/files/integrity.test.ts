@@ -48,7 +48,23 @@ describe('job directories: one plan, one input, no torn files', () => {
     for (let round = 0; round < 8; round++) {
       const work = path.join(dir, `race${round}`);
       const runs = await Promise.all(
-        ['0.8', '0.5'].map((t) => neardupAsync(['job', 'dedup', shards, '--local', '--work-dir', work, '--id-field', 'id', '--threshold', t, '--out', path.join(dir, `race${round}-${t}.tsv`), '-q'], dir)),
+        ['0.8', '0.5'].map((t) =>
+          neardupAsync([
+            'job',
+            'dedup',
+            shards,
+            '--local',
+            '--work-dir',
+            work,
+            '--id-field',
+            'id',
+            '--threshold',
+            t,
+            '--out',
+            path.join(dir, `race${round}-${t}.tsv`),
+            '-q',
+          ], dir)
+        ),
       );
       const ok = runs.map((r, i) => [r, ['0.8', '0.5'][i]!] as const).filter(([r]) => r.code === 0);
       assert.equal(ok.length, 1, `round ${round}: ${runs.map((r) => `${r.code} ${r.stderr}`).join(' | ')}`);
@@ -65,7 +81,21 @@ describe('job directories: one plan, one input, no torn files', () => {
     const first = await cliInProcess(['job', 'dedup', shards, '--local', '--work-dir', work, '--id-field', 'id', '--out', path.join(dir, 'r1.tsv'), '-q']);
     assert.equal(first.code, 0, first.stderr);
     fs.rmSync(path.join(work, 'job.json'));
-    const again = await cliInProcess(['job', 'dedup', shards, '--local', '--work-dir', work, '--id-field', 'id', '--threshold', '0.5', '--out', path.join(dir, 'r2.tsv'), '-q']);
+    const again = await cliInProcess([
+      'job',
+      'dedup',
+      shards,
+      '--local',
+      '--work-dir',
+      work,
+      '--id-field',
+      'id',
+      '--threshold',
+      '0.5',
+      '--out',
+      path.join(dir, 'r2.tsv'),
+      '-q',
+    ]);
     assert.equal(again.code, 2);
     assert.match(again.stderr, /holds .* but no job\.json: .*use a new --work-dir, or remove the whole directory \(rm -r /);
     // A work dir in object storage is removed with the AWS CLI, not rm.
@@ -77,7 +107,19 @@ describe('job directories: one plan, one input, no torn files', () => {
     const good = fs.readFileSync(path.join(work2, 'job.json'), 'utf8');
     for (const bad of [good.slice(0, good.length / 2), 'null', good.replace(/"partitions": \d+/, '"partitions": "six"'), '']) {
       fs.writeFileSync(path.join(work2, 'job.json'), bad);
-      for (const args of [['stage', 'sign', '--work-dir', work2, '--all'], ['job', 'report', '--work-dir', work2], ['job', 'status', '--work-dir', work2], ['job', 'dedup', shards, '--local', '--work-dir', work2, '--id-field', 'id', '-q']]) {
+      for (
+        const args of [['stage', 'sign', '--work-dir', work2, '--all'], ['job', 'report', '--work-dir', work2], ['job', 'status', '--work-dir', work2], [
+          'job',
+          'dedup',
+          shards,
+          '--local',
+          '--work-dir',
+          work2,
+          '--id-field',
+          'id',
+          '-q',
+        ]]
+      ) {
         const r = await cliInProcess(args);
         assert.equal(r.code, 2, `${args[0]} ${args[1]}: ${r.stderr}`);
         assert.match(r.stderr, /job\.json is damaged .*remove the directory \(rm -r /, `${args.join(' ')}`);
@@ -134,7 +176,21 @@ describe('job directories: one plan, one input, no torn files', () => {
     fs.writeFileSync(f, lines.join('\n'));
     const d = await cliInProcess(['dedup', copy, '--id-field', 'id', '-q', '--out', path.join(dir, 'dup.tsv')]);
     assert.equal(d.code, 2);
-    const j = await cliInProcess(['job', 'dedup', copy, '--local', '--work-dir', path.join(dir, 'w-dup'), '--id-field', 'id', '--output', 'dedup', '--out-dir', path.join(dir, 'dup-out'), '-q']);
+    const j = await cliInProcess([
+      'job',
+      'dedup',
+      copy,
+      '--local',
+      '--work-dir',
+      path.join(dir, 'w-dup'),
+      '--id-field',
+      'id',
+      '--output',
+      'dedup',
+      '--out-dir',
+      path.join(dir, 'dup-out'),
+      '-q',
+    ]);
     assert.equal(j.code, 2, j.stderr);
     assert.ok(j.stderr.includes(`${f}:4: duplicate id "${docs[1]!.id}" (first on ${path.join(copy, 'part-0000.jsonl')}:2)`), j.stderr);
     assert.ok(!fs.existsSync(path.join(dir, 'dup-out', '_SUCCESS')));
@@ -145,40 +201,82 @@ describe('job directories: one plan, one input, no torn files', () => {
     const pool = ['a', 'b', 'A', 'é', 'e\u0301', 'tab\there', 'q"x', '7', '07', 'x/y', '😀', ' a'];
     let k = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.uniqueArray(fc.constantFrom(...pool), { minLength: 1, maxLength: 6 }), { minLength: 2, maxLength: 3 }), fc.boolean(), async (shardIds, numeric) => {
-        const base = path.join(dir, `ids-${k++}`);
-        fs.mkdirSync(base, { recursive: true });
-        const files = shardIds.map((ids, s) => {
-          const f = path.join(base, `part-${s}.jsonl`);
-          // An id of digits may be written as a JSON number: its literal is its spelling.
-          fs.writeFileSync(f, ids.map((id, i) => (numeric && /^[1-9][0-9]*$/.test(id) ? `{"id":${id},"text":"doc ${s} ${i} words"}` : JSON.stringify({ id, text: `doc ${s} ${i} words` }))).join('\n') + '\n');
-          return f;
-        });
-        const all = shardIds.flatMap((ids, s) => ids.map((id, i) => ({ id, at: `${files[s]!}:${i + 1}` })));
-        const repeated = new Set(all.map((x) => x.id)).size < all.length;
-        const d = await cliInProcess(['dedup', ...files, '--id-field', 'id', '-q', '--out', path.join(base, 'd.tsv')]);
-        const j = await cliInProcess(['job', 'dedup', ...files, '--local', '--work-dir', path.join(base, 'w'), '--id-field', 'id', '--out', path.join(base, 'j.tsv'), '-q']);
-        assert.equal(d.code, repeated ? 2 : 0, d.stderr);
-        assert.equal(j.code, d.code, j.stderr);
-        if (!repeated) return;
-        const m = /^neardup: (.*):(\d+): duplicate id "(.*)" \(first on (?:line (\d+)|(.*):(\d+))\); ids must be unique$/m.exec(j.stderr);
-        assert.ok(m, j.stderr);
-        const at = `${m[1]!}:${m[2]!}`;
-        const first = m[4] !== undefined ? `${m[1]!}:${m[4]}` : `${m[5]!}:${m[6]!}`;
-        const here = all.findIndex((x) => x.at === at);
-        const there = all.findIndex((x) => x.at === first);
-        assert.ok(here >= 0 && there >= 0 && there < here, j.stderr);
-        assert.equal(all[here]!.id, all[there]!.id);
-        assert.equal(m[3], all[here]!.id);
-        assert.equal(all.findIndex((x) => x.id === all[here]!.id), there, 'first on: the id\'s first place');
-      }),
+      fc.asyncProperty(
+        fc.array(fc.uniqueArray(fc.constantFrom(...pool), { minLength: 1, maxLength: 6 }), { minLength: 2, maxLength: 3 }),
+        fc.boolean(),
+        async (shardIds, numeric) => {
+          const base = path.join(dir, `ids-${k++}`);
+          fs.mkdirSync(base, { recursive: true });
+          const files = shardIds.map((ids, s) => {
+            const f = path.join(base, `part-${s}.jsonl`);
+            // An id of digits may be written as a JSON number: its literal is its spelling.
+            fs.writeFileSync(
+              f,
+              ids.map((
+                id,
+                i,
+              ) => (numeric && /^[1-9][0-9]*$/.test(id) ? `{"id":${id},"text":"doc ${s} ${i} words"}` : JSON.stringify({ id, text: `doc ${s} ${i} words` })))
+                .join('\n') + '\n',
+            );
+            return f;
+          });
+          const all = shardIds.flatMap((ids, s) => ids.map((id, i) => ({ id, at: `${files[s]!}:${i + 1}` })));
+          const repeated = new Set(all.map((x) => x.id)).size < all.length;
+          const d = await cliInProcess(['dedup', ...files, '--id-field', 'id', '-q', '--out', path.join(base, 'd.tsv')]);
+          const j = await cliInProcess([
+            'job',
+            'dedup',
+            ...files,
+            '--local',
+            '--work-dir',
+            path.join(base, 'w'),
+            '--id-field',
+            'id',
+            '--out',
+            path.join(base, 'j.tsv'),
+            '-q',
+          ]);
+          assert.equal(d.code, repeated ? 2 : 0, d.stderr);
+          assert.equal(j.code, d.code, j.stderr);
+          if (!repeated) return;
+          const m = /^neardup: (.*):(\d+): duplicate id "(.*)" \(first on (?:line (\d+)|(.*):(\d+))\); ids must be unique$/m.exec(j.stderr);
+          assert.ok(m, j.stderr);
+          const at = `${m[1]!}:${m[2]!}`;
+          const first = m[4] !== undefined ? `${m[1]!}:${m[4]}` : `${m[5]!}:${m[6]!}`;
+          const here = all.findIndex((x) => x.at === at);
+          const there = all.findIndex((x) => x.at === first);
+          assert.ok(here >= 0 && there >= 0 && there < here, j.stderr);
+          assert.equal(all[here]!.id, all[there]!.id);
+          assert.equal(m[3], all[here]!.id);
+          assert.equal(all.findIndex((x) => x.id === all[here]!.id), there, "first on: the id's first place");
+        },
+      ),
       { numRuns: 25, seed: 36 },
     );
   });
 
   it('every file of a finished job, truncated or altered, is an error naming it, or is not read and the answer is unchanged', async () => {
     const base = path.join(dir, 'w-damage');
-    const args = (work: string, out: string, mode: string): string[] => ['job', 'dedup', shards, '--local', '--work-dir', work, '--id-field', 'id', '--task-bytes', '30000', '--output', mode, ...(mode === 'dedup' ? ['--out-dir', out] : ['--out', out]), '-q'];
+    const args = (
+      work: string,
+      out: string,
+      mode: string,
+    ): string[] => [
+      'job',
+      'dedup',
+      shards,
+      '--local',
+      '--work-dir',
+      work,
+      '--id-field',
+      'id',
+      '--task-bytes',
+      '30000',
+      '--output',
+      mode,
+      ...(mode === 'dedup' ? ['--out-dir', out] : ['--out', out]),
+      '-q',
+    ];
     for (const mode of ['pairs', 'clusters', 'dedup']) {
       const work = `${base}-${mode}`;
       const ref = path.join(dir, `damage-ref-${mode}`);
@@ -201,8 +299,14 @@ describe('job directories: one plan, one input, no torn files', () => {
         const kind = [stage, rest.length === 3 ? 'round' : 'task', rest[rest.length - 1]].join('/');
         kinds.set(kind, [...(kinds.get(kind) ?? []), f]);
       }
-      const chosen = [...kinds.values()].flatMap((fs_): [string, 'cut' | 'flip'][] => (fs_.length === 1 ? [[fs_[0]!, 'cut'], [fs_[0]!, 'flip']] : [[fs_[0]!, 'cut'], [fs_[fs_.length - 1]!, 'flip']]));
-      const read = (p: string): string => (fs.statSync(p).isDirectory() ? fs.readdirSync(p).sort().map((f) => fs.readFileSync(path.join(p, f), 'utf8')).join('') : fs.readFileSync(p, 'utf8'));
+      const chosen = [...kinds.values()].flatMap((
+        fs_,
+      ): [string, 'cut' | 'flip'][] => (fs_.length === 1 ? [[fs_[0]!, 'cut'], [fs_[0]!, 'flip']] : [[fs_[0]!, 'cut'], [fs_[fs_.length - 1]!, 'flip']]));
+      const read = (
+        p: string,
+      ): string => (fs.statSync(p).isDirectory()
+        ? fs.readdirSync(p).sort().map((f) => fs.readFileSync(path.join(p, f), 'utf8')).join('')
+        : fs.readFileSync(p, 'utf8'));
       const expected = read(ref);
       let named = 0;
       for (const [i, [rel, how]] of chosen.entries()) {

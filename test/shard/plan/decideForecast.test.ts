@@ -47,14 +47,19 @@ describe('decide forecast', () => {
     shards = path.join(dir, 'shards');
     fs.mkdirSync(shards);
     const docs = chainCorpus(47, 400);
-    for (let s = 0; s < SHARDS; s++) fs.writeFileSync(path.join(shards, `part-${s}.jsonl`), docs.filter((_, i) => i % SHARDS === s).map((d) => JSON.stringify(d) + '\n').join(''));
+    for (let s = 0; s < SHARDS; s++)
+      fs.writeFileSync(
+        path.join(shards, `part-${s}.jsonl`),
+        docs.filter((_, i) => i % SHARDS === s).map((d) => JSON.stringify(d) + '\n').join(''),
+      );
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   const common = ['--id-field', 'id', '--threshold', '0.9', '-k', '4', '--output', 'clusters', '--removal', 'cluster'];
-  const marker = <T>(work: string, stage: string, t: number): T => JSON.parse(fs.readFileSync(path.join(work, stage, String(t).padStart(5, '0'), '_SUCCESS.json'), 'utf8')) as T;
+  const marker = <T>(work: string, stage: string, t: number): T =>
+    JSON.parse(fs.readFileSync(path.join(work, stage, String(t).padStart(5, '0'), '_SUCCESS.json'), 'utf8')) as T;
 
-  it('is each decide task\'s input exactly, the chain\'s task the largest, at 50 MB + 72 B a pair + 250 B a document; past the plan\'s --task-memory, the decide stage warns and runs', () => {
+  it("is each decide task's input exactly, the chain's task the largest, at 50 MB + 72 B a pair + 250 B a document; past the plan's --task-memory, the decide stage warns and runs", () => {
     const work = path.join(dir, 'w');
     const plan = neardup(['job', 'plan', shards, ...common, '--task-bytes', '1', '--work-dir', work, '--estimate', '--task-memory', '50', '-q'], { cwd: dir });
     assert.equal(plan.code, 0, plan.stderr);
@@ -82,16 +87,33 @@ describe('decide forecast', () => {
     const over = f.filter((x) => x.docs > 0 || x.pairs > 0);
     assert.ok(over.length > 0);
     assert.deepEqual(decideWarnings(f, 50 * 2 ** 20).length, over.length);
-    for (const x of over) assert.match(decided.stderr, new RegExp(`warning: decide task ${x.task} is forecast to peak at ${Math.round(x.bytes / 2 ** 20)} MB \\(${x.pairs.toLocaleString('en-US')} verified pairs, ${x.docs.toLocaleString('en-US')} clustered documents\\), above the task-memory budget of 50 MB`));
+    for (const x of over)
+      assert.match(
+        decided.stderr,
+        new RegExp(
+          `warning: decide task ${x.task} is forecast to peak at ${Math.round(x.bytes / 2 ** 20)} MB \\(${x.pairs.toLocaleString('en-US')} verified pairs, ${
+            x.docs.toLocaleString('en-US')
+          } clustered documents\\), above the task-memory budget of 50 MB`,
+        ),
+      );
     // job status shows the largest task's forecast.
     const st = neardup(['job', 'status', '--work-dir', work], { cwd: dir });
     assert.equal(st.code, 0, st.stderr);
-    assert.match(st.stdout, new RegExp(`forecast {4}decide: task ${top.task} peaks at ~.* \\(${top.pairs.toLocaleString('en-US')} verified pairs, ${top.docs.toLocaleString('en-US')} clustered documents: the largest decide task, above the plan's --task-memory`));
-    const js = JSON.parse(neardup(['job', 'status', '--work-dir', work, '--json'], { cwd: dir }).stdout) as { decideForecast: { task: number; bytes: number; budget: number } };
+    assert.match(
+      st.stdout,
+      new RegExp(
+        `forecast {4}decide: task ${top.task} peaks at ~.* \\(${top.pairs.toLocaleString('en-US')} verified pairs, ${
+          top.docs.toLocaleString('en-US')
+        } clustered documents: the largest decide task, above the plan's --task-memory`,
+      ),
+    );
+    const js = JSON.parse(neardup(['job', 'status', '--work-dir', work, '--json'], { cwd: dir }).stdout) as {
+      decideForecast: { task: number; bytes: number; budget: number };
+    };
     assert.deepEqual([js.decideForecast.task, js.decideForecast.bytes, js.decideForecast.budget], [top.task, top.bytes, 50 * 2 ** 20]);
   });
 
-  it('holds a task\'s pairs only up to the spill limit: past it, the forecast stops growing with the pairs and says the task spills', () => {
+  it("holds a task's pairs only up to the spill limit: past it, the forecast stops growing with the pairs and says the task spills", () => {
     const f = forecastDecide([{ decide: [0, 1000, 50, 1, 5000, 50] }], 2, 2000)!;
     assert.deepEqual(f.map((x) => [x.pairs, x.bytes, x.spills]), [
       [1000, decidePeak(1000, 50), undefined],

@@ -115,7 +115,7 @@ describe('job plan --estimate', () => {
       const first = unit.length;
       for (let i = 0; i < size; i++) unit.push(i > 0 && rnd(4) === 0 ? unit[first]! : rnd(U));
       for (let i = 1; i < size; i++) {
-        if (size <= 4) for (let j = 0; j < i; j++) (pa.push(first + j), pb.push(first + i));
+        if (size <= 4) { for (let j = 0; j < i; j++) (pa.push(first + j), pb.push(first + i)); }
         else (pa.push(first + i - 1), pb.push(first + i));
       }
     }
@@ -150,7 +150,8 @@ describe('job plan --estimate', () => {
     // bench job too, +16 % on the short-text one: bench/RESULTS.md, round 19).
     assert.ok(Math.abs(mean / truth - 1) < 0.2, `mean ${mean} for ${truth}`);
     assert.ok(within >= 85, `${within} of ${draws} within 30 %`);
-    for (const other of [byDocs, byPairs]) assert.ok(Math.abs(mean - truth) < Math.abs(other / draws - truth) / 2, `${mean} against ${other / draws} for ${truth}`);
+    for (const other of [byDocs, byPairs])
+      assert.ok(Math.abs(mean - truth) < Math.abs(other / draws - truth) / 2, `${mean} against ${other / draws} for ${truth}`);
   });
 
   let dir: string;
@@ -165,14 +166,18 @@ describe('job plan --estimate', () => {
     fs.writeFileSync(path.join(dir, 'tsv', 'a.tsv'), tsv);
   });
 
-  for (const [name, input, opts] of [
-    ['JSONL blocks, gzip and Parquet shards', 'shards', ['--id-field', 'id']],
-    ['TSV blocks (each with the header line)', 'tsv', ['--id', 'id', '--text', 'text']],
-  ] as const) {
+  for (
+    const [name, input, opts] of [
+      ['JSONL blocks, gzip and Parquet shards', 'shards', ['--id-field', 'id']],
+      ['TSV blocks (each with the header line)', 'tsv', ['--id', 'id', '--text', 'text']],
+    ] as const
+  ) {
     it(`a sample of everything predicts the job exactly: ${name}`, () => {
       const est = neardup(['job', 'plan', input, ...opts, '--work-dir', `plan-${input}`, '--estimate', '--sample-mb', '1000', '--json'], { cwd: dir });
       assert.equal(est.code, 0, est.stderr);
-      const e = (JSON.parse(est.stdout) as { estimate: { docs: number; candidates: number; pairs: number; sampledUnits: number; units: number; stages: { stage: string }[] } }).estimate;
+      const e = (JSON.parse(est.stdout) as {
+        estimate: { docs: number; candidates: number; pairs: number; sampledUnits: number; units: number; stages: { stage: string }[] };
+      }).estimate;
       assert.equal(e.sampledUnits, e.units);
       const real = neardup(['job', 'dedup', input, ...opts, '--local', '--work-dir', `job-${input}`, '-o', `pairs-${input}.tsv`, '--json'], { cwd: dir });
       assert.equal(real.code, 0, real.stderr);
@@ -187,13 +192,31 @@ describe('job plan --estimate', () => {
   }
 
   it('prints the estimate and the plan; --task-memory sets the partitions; its options need --estimate', () => {
-    const r = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-h', '--estimate', '--sample-mb', '2', '--task-memory', '4000'], { cwd: dir });
+    const r = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-h', '--estimate', '--sample-mb', '2', '--task-memory', '4000'], {
+      cwd: dir,
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /^estimate {4}from \d+ of \d+ sample units of 3 shards/m);
-    for (const stage of ['sign', 'join', 'route', 'gather', 'verify', 'link', 'decide', 'components']) assert.match(r.stderr, new RegExp(`^${stage} +\\d+ +[\\d.]+ k?M?B +[\\d.]+ [kMG]?B$`, 'm'));
+    for (const stage of ['sign', 'join', 'route', 'gather', 'verify', 'link', 'decide', 'components'])
+      assert.match(r.stderr, new RegExp(`^${stage} +\\d+ +[\\d.]+ k?M?B +[\\d.]+ [kMG]?B$`, 'm'));
     assert.match(r.stderr, /^partitions  1 keep each join task within --task-memory 4000 MB$/m);
     // Small tasks plan more partitions by default; the join row states the ones the budget chose.
-    const small = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-s', '--task-bytes', '1', '--estimate', '--sample-mb', '2', '--task-memory', '4000'], { cwd: dir });
+    const small = neardup([
+      'job',
+      'plan',
+      'shards',
+      '--id-field',
+      'id',
+      '--work-dir',
+      'plan-s',
+      '--task-bytes',
+      '1',
+      '--estimate',
+      '--sample-mb',
+      '2',
+      '--task-memory',
+      '4000',
+    ], { cwd: dir });
     assert.equal(small.code, 0, small.stderr);
     assert.match(small.stderr, /^partitions  1 keep/m);
     assert.match(small.stderr, /^join {12}1 /m, small.stderr);
@@ -219,11 +242,29 @@ describe('job plan --estimate', () => {
     const planned = neardup(['job', 'plan', 'shards', '--id-field', 'id', '--work-dir', 'plan-budget', '--task-memory', '100', '-q'], { cwd: dir });
     assert.equal(planned.code, 0, planned.stderr);
     assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'plan-budget', 'job.json'), 'utf8')).taskMemoryBudget, 100 * 2 ** 20);
-    const ran = neardup(['job', 'dedup', 'shards', '--id-field', 'id', '--work-dir', 'dedup-budget', '--task-memory', '100', '--local', '-o', 'budget.tsv', '-q'], { cwd: dir });
+    const ran = neardup([
+      'job',
+      'dedup',
+      'shards',
+      '--id-field',
+      'id',
+      '--work-dir',
+      'dedup-budget',
+      '--task-memory',
+      '100',
+      '--local',
+      '-o',
+      'budget.tsv',
+      '-q',
+    ], { cwd: dir });
     assert.equal(ran.code, 0, ran.stderr);
     assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'dedup-budget', 'job.json'), 'utf8')).taskMemoryBudget, 100 * 2 ** 20);
     const plain = neardup(['job', 'dedup', 'shards', '--id-field', 'id', '--work-dir', 'dedup-plain', '--local', '-o', 'plain.tsv', '-q'], { cwd: dir });
     assert.equal(plain.code, 0, plain.stderr);
-    assert.equal(fs.readFileSync(path.join(dir, 'budget.tsv'), 'utf8'), fs.readFileSync(path.join(dir, 'plain.tsv'), 'utf8'), 'the budget changes memory, not the answer');
+    assert.equal(
+      fs.readFileSync(path.join(dir, 'budget.tsv'), 'utf8'),
+      fs.readFileSync(path.join(dir, 'plain.tsv'), 'utf8'),
+      'the budget changes memory, not the answer',
+    );
   });
 });

@@ -66,7 +66,7 @@ function randomGraph(n: number, seed: number): { a: number[]; b: number[]; sim: 
 function chunks(a: ArrayLike<number>, b: ArrayLike<number>, sim: ArrayLike<number>, seed: number): PairChunks {
   const rnd = splitmix32(seed);
   const sizes: number[] = [];
-  for (let at = 0; at < a.length; ) {
+  for (let at = 0; at < a.length;) {
     const s = 1 + (rnd() % 17);
     sizes.push(s);
     at += s;
@@ -110,7 +110,7 @@ function rawChunks(A: Float64Array, B: Float64Array, S: Float64Array, seed: numb
 }
 
 describe('the out-of-core walk', () => {
-  it('gives decideUnits\' answer over units, any keep order, any bucket size', () => {
+  it("gives decideUnits' answer over units, any keep order, any bucket size", () => {
     fc.assert(
       fc.property(fc.integer({ min: 2, max: 300 }), fc.integer({ min: 0, max: 2 ** 31 }), fc.integer({ min: 1, max: 40 }), (n, seed, rows) => {
         const { a, b, sim } = randomGraph(n, seed);
@@ -129,7 +129,7 @@ describe('the out-of-core walk', () => {
     );
   });
 
-  it('through verifiedRemovalBy, with copy groups as units and a keep value, gives verifiedRemoval\'s', () => {
+  it("through verifiedRemovalBy, with copy groups as units and a keep value, gives verifiedRemoval's", () => {
     fc.assert(
       fc.property(fc.integer({ min: 2, max: 200 }), fc.integer({ min: 0, max: 2 ** 31 }), fc.integer({ min: 1, max: 30 }), (U, seed, rows) => {
         const rnd = splitmix32(seed);
@@ -148,10 +148,16 @@ describe('the out-of-core walk', () => {
         const da = a.map((u) => start[u]!);
         const db = b.map((u) => start[u]!);
         const pairs = chunks(da, db, sim, seed + 1);
-        const inPair = (mark: (u: number) => void): void => pairs.forEach((x, y, _s, m) => {
-          for (let i = 0; i < m; i++) (mark(unitOf[x[i]!]!), mark(unitOf[y[i]!]!));
-        });
-        const got = verifiedRemovalBy(n, { units: U, inPair, walk: (order) => walkOutOfCore({ units: U, pairs, unitOf, order, dir: fresh(), rows }) }, ranking, units);
+        const inPair = (mark: (u: number) => void): void =>
+          pairs.forEach((x, y, _s, m) => {
+            for (let i = 0; i < m; i++) (mark(unitOf[x[i]!]!), mark(unitOf[y[i]!]!));
+          });
+        const got = verifiedRemovalBy(
+          n,
+          { units: U, inPair, walk: (order) => walkOutOfCore({ units: U, pairs, unitOf, order, dir: fresh(), rows }) },
+          ranking,
+          units,
+        );
         assert.deepEqual(got, want);
       }),
       { numRuns: 120 },
@@ -229,8 +235,8 @@ describe('bucket files', () => {
   });
 });
 
-describe('a group\'s rows a chunk at a time', () => {
-  it('are groupRows\' rows, in its order, whatever the chunk', async () => {
+describe("a group's rows a chunk at a time", () => {
+  it("are groupRows' rows, in its order, whatever the chunk", async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 2 ** 31 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 700 }), async (seed, F, chunk) => {
         const rnd = splitmix32(seed);
@@ -266,7 +272,7 @@ describe('a group\'s rows a chunk at a time', () => {
 });
 
 describe('spill limits', () => {
-  it('follow the task-memory budget, and a test\'s forced rows override it', () => {
+  it("follow the task-memory budget, and a test's forced rows override it", () => {
     assert.deepEqual(spillLimits(undefined, undefined), { pairs: DEFAULT_SPILL_PAIRS, rows: DEFAULT_SPILL_PAIRS });
     assert.equal(spillLimits(2 ** 30, undefined).pairs, Math.floor(2 ** 30 / 2 / 72));
     assert.equal(spillLimits(1, undefined).pairs, 65536);

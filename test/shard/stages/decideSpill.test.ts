@@ -24,7 +24,11 @@ describe('decide out of core', () => {
     const docs = giantChainCorpus(11, 300, { chains: 20, singles: 100 });
     shards = path.join(dir, 'shards');
     fs.mkdirSync(shards);
-    for (let s = 0; s < SHARDS; s++) fs.writeFileSync(path.join(shards, `part-${s}.jsonl`), docs.filter((_, i) => i % SHARDS === s).map((d) => JSON.stringify(d) + '\n').join(''));
+    for (let s = 0; s < SHARDS; s++)
+      fs.writeFileSync(
+        path.join(shards, `part-${s}.jsonl`),
+        docs.filter((_, i) => i % SHARDS === s).map((d) => JSON.stringify(d) + '\n').join(''),
+      );
     // With --against: the first shard is the reference, the others the corpus.
     [corpus, ref] = [path.join(dir, 'corpus'), path.join(dir, 'ref')];
     fs.mkdirSync(corpus);
@@ -35,7 +39,11 @@ describe('decide out of core', () => {
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   const common = ['--id-field', 'id', '--threshold', '0.85', '-k', '3'];
-  const read = (p: string): string => (fs.statSync(p).isDirectory() ? fs.readdirSync(p).sort().map((f) => `${f}\n${fs.readFileSync(path.join(p, f), 'utf8')}`).join('') : fs.readFileSync(p, 'utf8'));
+  const read = (
+    p: string,
+  ): string => (fs.statSync(p).isDirectory()
+    ? fs.readdirSync(p).sort().map((f) => `${f}\n${fs.readFileSync(path.join(p, f), 'utf8')}`).join('')
+    : fs.readFileSync(p, 'utf8'));
   const combos = [
     ['clusters', 'verified', 'first', '3'],
     ['dedup', 'verified', 'max:score', '1'],
@@ -51,11 +59,18 @@ describe('decide out of core', () => {
       const opts = [...common, '--output', mode, '--removal', rule, '--keep', keep, ...(against ? ['--against', ref] : [])];
       const input = against ? corpus : shards;
       const file = mode === 'clusters' || mode === 'pairs';
-      const out = (who: string): string[] => (file ? ['-o', path.join(dir, `${who}-${tag}.txt`)] : ['--out-dir', path.join(dir, `${who}-${tag}`), ...(mode === 'dedup' ? ['--removed', path.join(dir, `${who}-${tag}.tsv`)] : [])]);
+      const out = (
+        who: string,
+      ): string[] => (file
+        ? ['-o', path.join(dir, `${who}-${tag}.txt`)]
+        : ['--out-dir', path.join(dir, `${who}-${tag}`), ...(mode === 'dedup' ? ['--removed', path.join(dir, `${who}-${tag}.tsv`)] : [])]);
       const d = neardup(['dedup', input, ...opts, ...out('one'), '--json'], { cwd: dir });
       assert.equal(d.code, 0, d.stderr);
       const work = path.join(dir, `w-${tag}`);
-      const j = neardup(['job', 'dedup', input, ...opts, ...out('job'), '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--json'], { cwd: dir, env: faultEnv({ decideSpillRows: Number(rows) }) });
+      const j = neardup(['job', 'dedup', input, ...opts, ...out('job'), '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--json'], {
+        cwd: dir,
+        env: faultEnv({ decideSpillRows: Number(rows) }),
+      });
       assert.equal(j.code, 0, j.stderr);
       for (const x of file ? [`-${tag}.txt`] : [`-${tag}`, ...(mode === 'dedup' ? [`-${tag}.tsv`] : [])]) {
         const [one, job] = [read(path.join(dir, `one${x}`)), read(path.join(dir, `job${x}`))];

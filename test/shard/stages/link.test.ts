@@ -69,7 +69,7 @@ function unionFind(a: number[], b: number[]): Map<number, number> {
 }
 
 describe('link rounds in memory', () => {
-  it('give union-find\'s components on random graphs of chains, stars and random pairs, cut into random partitions', () => {
+  it("give union-find's components on random graphs of chains, stars and random pairs, cut into random partitions", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1, max: 9 }), fc.integer({ min: 0, max: 2 ** 31 }), (n, G, seed) => {
         const rnd = splitmix32(seed);
@@ -120,24 +120,44 @@ describe('a giant component cut across every shard group', () => {
     giantCopies = giant.length - new Set(giant.map((d) => d.text)).size;
     shards = path.join(dir, 'shards');
     fs.mkdirSync(shards);
-    for (let s = 0; s < SHARDS; s++) fs.writeFileSync(path.join(shards, `part-${s}.jsonl`), docs.filter((_, i) => i % SHARDS === s).map((d) => JSON.stringify(d) + '\n').join(''));
+    for (let s = 0; s < SHARDS; s++)
+      fs.writeFileSync(
+        path.join(shards, `part-${s}.jsonl`),
+        docs.filter((_, i) => i % SHARDS === s).map((d) => JSON.stringify(d) + '\n').join(''),
+      );
     concat = path.join(dir, 'all.jsonl');
     fs.writeFileSync(concat, [...Array(SHARDS).keys()].map((s) => fs.readFileSync(path.join(shards, `part-${s}.jsonl`), 'utf8')).join(''));
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   const common = ['--id-field', 'id', '--threshold', '0.9', '-k', '4'];
-  for (const [mode, rule, keep] of [['clusters', 'verified', 'first'], ['dedup', 'verified', 'max:score'], ['dedup', 'cluster', 'first'], ['annotate', 'cluster', 'longest'], ['annotate', 'verified', 'first']] as const) {
+  for (
+    const [mode, rule, keep] of [['clusters', 'verified', 'first'], ['dedup', 'verified', 'max:score'], ['dedup', 'cluster', 'first'], [
+      'annotate',
+      'cluster',
+      'longest',
+    ], ['annotate', 'verified', 'first']] as const
+  ) {
     it(`job --local gives dedup's bytes: --output ${mode} --removal ${rule} --keep ${keep}`, () => {
       const tag = `${mode}-${rule}-${keep.replace(':', '')}`;
       const opts = [...common, '--output', mode, '--removal', rule, '--keep', keep];
-      const out = (who: string): string[] => (mode === 'clusters' ? ['-o', path.join(dir, `${who}-${tag}.jsonl`)] : ['--out-dir', path.join(dir, `${who}-${tag}`), ...(mode === 'dedup' ? ['--removed', path.join(dir, `${who}-${tag}.tsv`)] : [])]);
+      const out = (
+        who: string,
+      ): string[] => (mode === 'clusters'
+        ? ['-o', path.join(dir, `${who}-${tag}.jsonl`)]
+        : ['--out-dir', path.join(dir, `${who}-${tag}`), ...(mode === 'dedup' ? ['--removed', path.join(dir, `${who}-${tag}.tsv`)] : [])]);
       const d = neardup(['dedup', shards, ...opts, ...out('one'), '--json'], { cwd: dir });
       assert.equal(d.code, 0, d.stderr);
       const work = path.join(dir, `w-${tag}`);
-      const j = neardup(['job', 'dedup', shards, ...opts, ...out('job'), '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--json'], { cwd: dir });
+      const j = neardup(['job', 'dedup', shards, ...opts, ...out('job'), '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--json'], {
+        cwd: dir,
+      });
       assert.equal(j.code, 0, j.stderr);
-      const read = (p: string): string => (fs.statSync(p).isDirectory() ? fs.readdirSync(p).sort().map((f) => `${f}\n${fs.readFileSync(path.join(p, f), 'utf8')}`).join('') : fs.readFileSync(p, 'utf8'));
+      const read = (
+        p: string,
+      ): string => (fs.statSync(p).isDirectory()
+        ? fs.readdirSync(p).sort().map((f) => `${f}\n${fs.readFileSync(path.join(p, f), 'utf8')}`).join('')
+        : fs.readFileSync(p, 'utf8'));
       for (const x of mode === 'clusters' ? [`-${tag}.jsonl`] : [`-${tag}`, ...(mode === 'dedup' ? [`-${tag}.tsv`] : [])]) {
         assert.ok(read(path.join(dir, `one${x}`)) === read(path.join(dir, `job${x}`)), `${x}: the job's bytes are dedup's`);
       }
@@ -151,7 +171,10 @@ describe('a giant component cut across every shard group', () => {
       if (rule === 'cluster') {
         assert.ok(ds.removal.largestCluster >= 400, `largest cluster ${ds.removal.largestCluster}`);
         // The link stage's components are the verified graph's: its largest star is the giant chain (copies folded).
-        const stars = fs.readdirSync(path.join(work, 'link', `r${String(link.round).padStart(4, '0')}`)).map((t) => (JSON.parse(fs.readFileSync(path.join(work, 'link', `r${String(link.round).padStart(4, '0')}`, t, '_SUCCESS.json'), 'utf8')) as { largest?: number }).largest ?? 0);
+        const stars = fs.readdirSync(path.join(work, 'link', `r${String(link.round).padStart(4, '0')}`)).map((t) =>
+          (JSON.parse(fs.readFileSync(path.join(work, 'link', `r${String(link.round).padStart(4, '0')}`, t, '_SUCCESS.json'), 'utf8')) as { largest?: number })
+            .largest ?? 0
+        );
         assert.ok(giantCopies > 0);
         assert.equal(Math.max(...stars), ds.removal.largestCluster - giantCopies);
       }
@@ -166,7 +189,11 @@ describe('a giant component cut across every shard group', () => {
       assert.equal(neardup(['job', 'plan', shards, ...common, '--task-bytes', '1', '--work-dir', work, '-q'], { cwd: dir }).code, 0);
       for (const s of ['sign', 'join', 'route', 'verify']) assert.equal(neardup(['stage', s, '--work-dir', work, '--all'], { cwd: dir }).code, 0);
       const members = together ? [0, 1, 2] : [0];
-      const runs = await Promise.all(members.map((i) => neardupAsync(['stage', 'link', '--work-dir', work, '--task', String(i), '--tasks', '3', '--steal-after', together ? '60' : '0'], dir)));
+      const runs = await Promise.all(
+        members.map((i) =>
+          neardupAsync(['stage', 'link', '--work-dir', work, '--task', String(i), '--tasks', '3', '--steal-after', together ? '60' : '0'], dir)
+        ),
+      );
       for (const r of runs) assert.equal(r.code, 0, r.stderr);
       if (!together) {
         // The lone member committed its own link tasks; the others' are left to their members (here: --all).

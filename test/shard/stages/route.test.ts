@@ -22,43 +22,51 @@ function startsOf(counts: readonly number[]): Float64Array {
 }
 
 describe('verifyCuts', () => {
-  it('cuts each group at its first documents\' boundaries, in order, every row to one task; one group alone is cut within ⌈rows/V⌉ + one document', () => {
+  it("cuts each group at its first documents' boundaries, in order, every row to one task; one group alone is cut within ⌈rows/V⌉ + one document", () => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.nat(6), { maxLength: 40 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 9 }), fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 6, maxLength: 6 }), (groups, V, repeats) => {
-        // Candidate rows read per group (with repeats) ≥ its distinct rows.
-        const distinct = groups.map((c) => c.reduce((x, y) => x + y, 0));
-        const rows = distinct.map((m, q) => m * repeats[q]!);
-        const before = new Float64Array(groups.length + 1);
-        for (let q = 0; q < groups.length; q++) before[q + 1] = before[q]! + rows[q]!;
-        let lastTask = 0;
-        for (let q = 0; q < groups.length; q++) {
-          const start = startsOf(groups[q]!);
-          const ps = verifyCuts({ spread: { before }, tasks: V, q, rows: rows[q]!, start });
-          assert.equal(ps.length, V + 1);
-          assert.equal(ps[0], 0);
-          assert.equal(ps[V], distinct[q]);
-          const bounds = new Set(start);
-          for (let t = 0; t < V; t++) {
-            assert.ok(ps[t]! <= ps[t + 1]!);
-            assert.ok(bounds.has(ps[t + 1]!), `cut ${ps[t + 1]} between first documents`);
-            // The groups' shares follow one another: a group's first task is no earlier than the last one's last.
-            if (ps[t + 1]! > ps[t]!) {
-              assert.ok(t >= lastTask, `group ${q} task ${t} after ${lastTask}`);
-              lastTask = t;
+      fc.property(
+        fc.array(fc.array(fc.nat(6), { maxLength: 40 }), { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 1, max: 9 }),
+        fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 6, maxLength: 6 }),
+        (groups, V, repeats) => {
+          // Candidate rows read per group (with repeats) ≥ its distinct rows.
+          const distinct = groups.map((c) => c.reduce((x, y) => x + y, 0));
+          const rows = distinct.map((m, q) => m * repeats[q]!);
+          const before = new Float64Array(groups.length + 1);
+          for (let q = 0; q < groups.length; q++) before[q + 1] = before[q]! + rows[q]!;
+          let lastTask = 0;
+          for (let q = 0; q < groups.length; q++) {
+            const start = startsOf(groups[q]!);
+            const ps = verifyCuts({ spread: { before }, tasks: V, q, rows: rows[q]!, start });
+            assert.equal(ps.length, V + 1);
+            assert.equal(ps[0], 0);
+            assert.equal(ps[V], distinct[q]);
+            const bounds = new Set(start);
+            for (let t = 0; t < V; t++) {
+              assert.ok(ps[t]! <= ps[t + 1]!);
+              assert.ok(bounds.has(ps[t + 1]!), `cut ${ps[t + 1]} between first documents`);
+              // The groups' shares follow one another: a group's first task is no earlier than the last one's last.
+              if (ps[t + 1]! > ps[t]!) {
+                assert.ok(t >= lastTask, `group ${q} task ${t} after ${lastTask}`);
+                lastTask = t;
+              }
+            }
+            if (groups.length === 1) {
+              const largest = Math.max(0, ...groups[q]!);
+              for (let t = 0; t < V; t++) assert.ok(ps[t + 1]! - ps[t]! <= Math.ceil(distinct[q]! / V) + largest);
             }
           }
-          if (groups.length === 1) {
-            const largest = Math.max(0, ...groups[q]!);
-            for (let t = 0; t < V; t++) assert.ok(ps[t + 1]! - ps[t]! <= Math.ceil(distinct[q]! / V) + largest);
-          }
-        }
-      }),
+        },
+      ),
       { numRuns: 300, seed: 47 },
     );
   });
 
   it('refuses join files and markers that disagree', () => {
-    assert.throws(() => verifyCuts({ spread: { before: Float64Array.from([0, 5, 9]) }, tasks: 2, q: 0, rows: 4, start: startsOf([2, 2]) }), /hold 4 candidate rows of its group, their markers 5/);
+    assert.throws(
+      () => verifyCuts({ spread: { before: Float64Array.from([0, 5, 9]) }, tasks: 2, q: 0, rows: 4, start: startsOf([2, 2]) }),
+      /hold 4 candidate rows of its group, their markers 5/,
+    );
   });
 });
 
@@ -83,7 +91,7 @@ function skewedShards(seed: number, shards: number): string[][] {
   return lines;
 }
 
-describe('a planted skew: every candidate pair among the first group\'s documents', () => {
+describe("a planted skew: every candidate pair among the first group's documents", () => {
   let dir: string;
   let shards: string;
   const SHARDS = 6;
@@ -96,19 +104,45 @@ describe('a planted skew: every candidate pair among the first group\'s document
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   const common = ['--id-field', 'id', '--threshold', '0.8', '-k', '4'];
-  const marker = (work: string, stage: string, t: number): Record<string, number> => JSON.parse(fs.readFileSync(path.join(work, stage, String(t).padStart(5, '0'), '_SUCCESS.json'), 'utf8')) as Record<string, number>;
+  const marker = (work: string, stage: string, t: number): Record<string, number> =>
+    JSON.parse(fs.readFileSync(path.join(work, stage, String(t).padStart(5, '0'), '_SUCCESS.json'), 'utf8')) as Record<string, number>;
 
   for (const mode of ['dedup', 'pairs'] as const) {
     it(`spreads the verify tasks' candidates within ⌈total/V⌉ + one first document's, and writes dedup's bytes (--output ${mode})`, () => {
-      const out = (who: string): string[] => (mode === 'pairs' ? ['-o', path.join(dir, `${who}-pairs.tsv`)] : ['--out-dir', path.join(dir, `${who}-dedup`), '--removed', path.join(dir, `${who}-removed.tsv`)]);
+      const out = (
+        who: string,
+      ): string[] => (mode === 'pairs'
+        ? ['-o', path.join(dir, `${who}-pairs.tsv`)]
+        : ['--out-dir', path.join(dir, `${who}-dedup`), '--removed', path.join(dir, `${who}-removed.tsv`)]);
       const opts = [...common, '--output', mode];
       const d = neardup(['dedup', shards, ...opts, ...out('one'), '--json'], { cwd: dir });
       assert.equal(d.code, 0, d.stderr);
       const work = path.join(dir, `w-${mode}`);
-      const j = neardup(['job', 'dedup', shards, ...opts, ...out('job'), '--local', '--processes', '2', '--task-bytes', '1', '--partitions', '3', '--work-dir', work, '--json'], { cwd: dir });
+      const j = neardup([
+        'job',
+        'dedup',
+        shards,
+        ...opts,
+        ...out('job'),
+        '--local',
+        '--processes',
+        '2',
+        '--task-bytes',
+        '1',
+        '--partitions',
+        '3',
+        '--work-dir',
+        work,
+        '--json',
+      ], { cwd: dir });
       assert.equal(j.code, 0, j.stderr);
-      const read = (p: string): string => (fs.statSync(p).isDirectory() ? fs.readdirSync(p).sort().map((f) => `${f}\n${fs.readFileSync(path.join(p, f), 'utf8')}`).join('') : fs.readFileSync(p, 'utf8'));
-      for (const x of mode === 'pairs' ? ['-pairs.tsv'] : ['-dedup', '-removed.tsv']) assert.ok(read(path.join(dir, `one${x}`)) === read(path.join(dir, `job${x}`)), `${x}: the job's bytes are dedup's`);
+      const read = (
+        p: string,
+      ): string => (fs.statSync(p).isDirectory()
+        ? fs.readdirSync(p).sort().map((f) => `${f}\n${fs.readFileSync(path.join(p, f), 'utf8')}`).join('')
+        : fs.readFileSync(p, 'utf8'));
+      for (const x of mode === 'pairs' ? ['-pairs.tsv'] : ['-dedup', '-removed.tsv'])
+        assert.ok(read(path.join(dir, `one${x}`)) === read(path.join(dir, `job${x}`)), `${x}: the job's bytes are dedup's`);
       const [ds, js] = [JSON.parse(d.stdout), JSON.parse(j.stdout)];
       assert.equal(js.candidates, ds.candidates);
       assert.equal(js.pairs, ds.pairs);
@@ -123,7 +157,7 @@ describe('a planted skew: every candidate pair among the first group\'s document
       let largest = 0;
       try {
         const comp = f.f64('comp');
-        for (let i = 0, run = 0; i < comp.length; i++) largest = Math.max(largest, (run = i > 0 && comp[i] === comp[i - 1] ? run + 1 : 1));
+        for (let i = 0, run = 0; i < comp.length; i++) largest = Math.max(largest, run = i > 0 && comp[i] === comp[i - 1] ? run + 1 : 1);
       } finally {
         f.close();
       }

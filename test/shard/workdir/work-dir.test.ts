@@ -31,9 +31,20 @@ describe('job clean --all', () => {
   const PLACES: { name: string; run: (J: string) => string[]; report?: (J: string) => string[]; user?: (J: string) => void }[] = [
     { name: 'job report --out J/pairs.tsv', run: () => ['--output', 'pairs'], report: (J) => ['--out', path.join(J, 'pairs.tsv')] },
     { name: 'job dedup --out J/pairs.tsv', run: (J) => ['--output', 'pairs', '--out', path.join(J, 'pairs.tsv')] },
-    { name: '--out-dir J/clean --removed J/removed.tsv', run: (J) => ['--output', 'dedup', '--out-dir', path.join(J, 'clean'), '--removed', path.join(J, 'removed.tsv')] },
+    {
+      name: '--out-dir J/clean --removed J/removed.tsv',
+      run: (J) => ['--output', 'dedup', '--out-dir', path.join(J, 'clean'), '--removed', path.join(J, 'removed.tsv')],
+    },
     { name: '--out-dir J/clean/x (nested)', run: (J) => ['--output', 'annotate', '--out-dir', path.join(J, 'clean', 'x')] },
-    { name: "a user's file and directory in J", run: () => ['--output', 'clusters'], user: (J) => (fs.writeFileSync(path.join(J, 'notes.txt'), 'mine\n'), fs.mkdirSync(path.join(J, 'mine')), fs.writeFileSync(path.join(J, 'mine', 'a.jsonl'), doc('u', 1))) },
+    {
+      name: "a user's file and directory in J",
+      run: () => ['--output', 'clusters'],
+      user: (
+        J,
+      ) => (fs.writeFileSync(path.join(J, 'notes.txt'), 'mine\n'),
+        fs.mkdirSync(path.join(J, 'mine')),
+        fs.writeFileSync(path.join(J, 'mine', 'a.jsonl'), doc('u', 1))),
+    },
   ];
 
   for (const place of PLACES) {

@@ -31,14 +31,15 @@ function idsOf(img: MemoryTableImage): (string | null)[] {
   let o = 0;
   return Array.from(img.ids.len.subarray(0, img.slots), (l) => {
     if (l === -1) return null;
-    const b = Buffer.from(img.ids.bytes.subarray(o, (o += l)));
+    const b = Buffer.from(img.ids.bytes.subarray(o, o += l));
     return b[0] === 0xff ? b.subarray(1).toString('utf16le') : b.toString('utf8');
   });
 }
 
 test('checkpoint: the table read back is the table written, and goes on working', async () => {
   const rep = await LogReplica.create(manifest, LOCATOR_BYTES);
-  const put = (id: string, seed: number, noKeys = false) => rep.apply({ op: 'put', docs: [{ id, keys: noKeys ? new Float64Array(0) : keys(seed), extra: locator(seed * 10, seed) }] });
+  const put = (id: string, seed: number, noKeys = false) =>
+    rep.apply({ op: 'put', docs: [{ id, keys: noKeys ? new Float64Array(0) : keys(seed), extra: locator(seed * 10, seed) }] });
   for (let i = 0; i < 300; i++) await put(`d${i}`, i);
   // Ids that UTF-8 would merge (lone surrogates) or that are not ASCII.
   for (const id of ['\ud800', '\udc00', 'é', '😀', '']) await put(id, 7);
@@ -126,7 +127,8 @@ test('checkpoint: torn, of another format or byte order, or past the log: ignore
   const d = path.join(dir, 'bad');
   const s = new FileStore(d);
   await s.open(manifest);
-  for (let b = 0; b < 20; b++) await s.put(Array.from({ length: 10 }, (_, i) => ({ id: `d${b * 10 + i}`, keys: keys(b * 10 + i), record: Buffer.from(`r${b}.${i}`) })));
+  for (let b = 0; b < 20; b++)
+    await s.put(Array.from({ length: 10 }, (_, i) => ({ id: `d${b * 10 + i}`, keys: keys(b * 10 + i), record: Buffer.from(`r${b}.${i}`) })));
   await s.close();
   const ids = Array.from({ length: 200 }, (_, i) => `d${i}`);
   const table = path.join(d, 'table');

@@ -68,7 +68,17 @@ test('file store: reopening restores the index, replacements and removals includ
   assert.deepEqual((await checkIndex(d)).errors, []);
   await d.close();
   // A checkpoint of the earlier format (every array as in memory), whole and fitting the log: not read, the log is folded.
-  const header = Buffer.from(JSON.stringify({ format: 'neardup-file-table 1', logEnd: statSync(path.join(dir, 'log')).size, recordsEnd: 0, applied: 0, arenaLive: 0, used: 0, sections: [2] }));
+  const header = Buffer.from(
+    JSON.stringify({
+      format: 'neardup-file-table 1',
+      logEnd: statSync(path.join(dir, 'log')).size,
+      recordsEnd: 0,
+      applied: 0,
+      arenaLive: 0,
+      used: 0,
+      sections: [2],
+    }),
+  );
   const len = Buffer.alloc(4);
   len.writeUInt32LE(header.length);
   writeFileSync(path.join(dir, 'table'), Buffer.concat([len, header, Buffer.from('[]')]));
