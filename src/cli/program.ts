@@ -12,7 +12,8 @@ import { ArenaFullError } from '../parallel/setArena.js';
 import { tooManyPairsMessage } from './tooManyPairs.js';
 import { flagHint } from './flagHints.js';
 import { neardupRoot } from '../web/assets.js';
-import { stageS3Args, type StagedArgs } from './s3args.js';
+import { resolveS3Paths, type S3Run } from './s3paths.js';
+import { s3Display } from '../io/s3/staging.js';
 import { setZstdLevel } from '../io/codec/zstd.js';
 
 /** Exit code of a successful run. */
@@ -36,6 +37,7 @@ export function createProgram(): Command {
   return new Command('neardup')
     .description('Find near-duplicate documents: shingles → MinHash → LSH → verified pairs → clusters.')
     .version(version(), '-V, --version')
+    .option('--s3-endpoint <url>', 'an S3-compatible store (http://host:port) for the s3:// names, anywhere on the line (default: AWS_ENDPOINT_URL)')
     .showHelpAfterError('(add --help for usage)')
     .addHelpText(
       'after',
@@ -61,6 +63,22 @@ function applyToAll(cmd: Command, write: (s: string) => void): void {
   for (const sub of cmd.commands) applyToAll(sub, write);
 }
 
+/** Per program: whether this run names S3 objects, and its resolved names until the command has ended. */
+const runs = new WeakMap<Command, { s3: boolean; staged: S3Run | undefined }>();
+
+/** The program's S3 state, with its `preAction` hook installed once (a program may run several times in one process: the tests). */
+function s3Runs(program: Command): { s3: boolean; staged: S3Run | undefined } {
+  let run = runs.get(program);
+  if (!run) {
+    const state = { s3: false, staged: undefined as S3Run | undefined };
+    program.hook('preAction', async (_, action) => {
+      if (state.s3) state.staged = await resolveS3Paths(action);
+    });
+    runs.set(program, run = state);
+  }
+  return run;
+}
+
 /**
  * Parses `argv` and runs the chosen command. Returns the exit code instead of exiting, so tests can
  * call it. User mistakes print one line (never a stack trace); other errors print their message and
@@ -70,13 +88,14 @@ export async function runProgram(program: Command, argv: readonly string[], stde
   applyToAll(program, (s) => stderr.write(s));
   // Process-wide: a command without --zstd-level must not inherit an earlier run's (tests run many in one process).
   setZstdLevel(undefined);
-  let staged: StagedArgs | undefined;
+  const run = s3Runs(program);
+  // s3:// names become local stand-ins once parsed, before the command runs, for every command (./s3paths.ts).
+  run.s3 = argv.some((a) => a.includes('s3://') || a.startsWith('--s3-endpoint'));
+  run.staged = undefined;
   try {
-    // s3:// names become local stand-ins here, once for every command (./s3args.ts).
-    if (argv.some((a) => a.includes('s3://') || a.startsWith('--s3-endpoint'))) staged = await stageS3Args(argv);
-    await program.parseAsync(staged?.argv ?? [...argv]);
-    const done = staged;
-    staged = undefined;
+    await program.parseAsync([...argv]);
+    const done = run.staged as S3Run | undefined;
+    run.staged = undefined;
     await done?.finish(true);
     return EXIT_OK;
   } catch (e) {
@@ -86,7 +105,7 @@ export async function runProgram(program: Command, argv: readonly string[], stde
       return EXIT_USAGE;
     }
     if (isUserError(e)) {
-      stderr.write(`neardup: ${e.message}${flagHint(e.fix)}\n`);
+      stderr.write(`neardup: ${s3Display(e.message)}${flagHint(e.fix)}\n`);
       return EXIT_USAGE;
     }
     if (e instanceof TooManyPairsError) {
@@ -103,11 +122,12 @@ export async function runProgram(program: Command, argv: readonly string[], stde
       return EXIT_FAILURE;
     }
     const err = e as Error;
-    stderr.write(`neardup: ${err?.message ?? String(e)}\n`);
+    stderr.write(`neardup: ${s3Display(err?.message ?? String(e))}\n`);
     if (process.env.NEARDUP_DEBUG) stderr.write(`${err?.stack ?? ''}\n`);
     return EXIT_FAILURE;
   } finally {
-    // After the error is written: until then it names the s3:// names, not the local copies.
-    await staged?.finish(false).catch(() => {});
+    // After the error is written: until then its stand-ins are named by their s3:// names.
+    await (run.staged as S3Run | undefined)?.finish(false).catch(() => {});
+    run.staged = undefined;
   }
 }

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Writable } from 'node:stream';
+import { s3Display } from '../io/s3/staging.js';
 import { createProgress, progressEnabled, type Progress, type ProgressUnit } from './progress.js';
 
 /** The logging flags every command has. */
@@ -51,22 +52,22 @@ export class Reporter {
 
   /** A summary line (suppressed by --quiet and by --json). */
   summary(line: string): void {
-    if (!this.flags.quiet && !this.flags.json) this.err.write(line + '\n');
+    if (!this.flags.quiet && !this.flags.json) this.err.write(s3Display(line) + '\n');
   }
 
   /** A warning: shown unless --quiet. */
   warn(line: string): void {
-    if (!this.flags.quiet) this.err.write(`neardup: warning: ${line}\n`);
+    if (!this.flags.quiet) this.err.write(`neardup: warning: ${s3Display(line)}\n`);
   }
 
   /** A --verbose line, stamped with the time since start. */
   verbose(line: string): void {
-    if (this.flags.verbose) this.err.write(`[${((performance.now() - this.t0) / 1000).toFixed(2).padStart(7)} s] ${line}\n`);
+    if (this.flags.verbose) this.err.write(`[${((performance.now() - this.t0) / 1000).toFixed(2).padStart(7)} s] ${s3Display(line)}\n`);
   }
 
   /** Prints the --json summary on stdout. */
   json(value: unknown): void {
-    this.out.write(JSON.stringify(value, null, 2) + '\n');
+    this.out.write(s3Display(JSON.stringify(value, null, 2)) + '\n');
   }
 
   /** A progress bar for a stage (a no-op unless stderr is a TTY and not --quiet). */

@@ -17,6 +17,7 @@ import { openStore } from '../../store/open/open.js';
 import { checkStoreFile, storeSpecFlag } from './options.js';
 import { readSnapshotFile } from '../../online/snapshot.js';
 import { FormatError } from '../../sketch/format.js';
+import { s3Display } from '../../io/s3/staging.js';
 
 /** The `index` command with its `check` subcommand. */
 export function indexCommand(): Command {
@@ -80,7 +81,7 @@ export function indexCommand(): Command {
         await rm(tmp, { force: true });
         await store.close();
       }
-      process.stdout.write(`backed up ${spec.path} to ${o.out}\n`);
+      process.stdout.write(s3Display(`backed up ${spec.path} to ${o.out}\n`));
     });
   index
     .command('snapshot')
@@ -92,7 +93,7 @@ export function indexCommand(): Command {
       const idx = await NearDupIndex.open({ store: o.store });
       try {
         const n = await idx.save(o.out);
-        process.stdout.write(`${n} documents written to ${o.out}\n`);
+        process.stdout.write(s3Display(`${n} documents written to ${o.out}\n`));
       } finally {
         await idx.close();
       }
@@ -128,7 +129,7 @@ export function indexCommand(): Command {
       if (existing > 0) throw new UsageError(`${o.store} already holds ${existing} documents: restore into an empty store`);
       const idx = await NearDupIndex.fromSnapshot(snap, snapshot, { store: o.store });
       try {
-        process.stdout.write(`${await idx.size()} documents restored into ${o.store}\n`);
+        process.stdout.write(s3Display(`${await idx.size()} documents restored into ${o.store}\n`));
       } finally {
         await idx.close();
       }

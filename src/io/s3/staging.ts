@@ -107,13 +107,24 @@ export function s3NameOf(file: string): string {
   return file;
 }
 
+/**
+ * `text` with the local stand-ins of the stages alive in this process named by their `s3://` names:
+ * the CLI's messages speak of what the user gave. Longest stand-ins first, so a file below a staged
+ * directory is named by its own key.
+ */
+export function s3Display(text: string): string {
+  if (stagedNames.length === 0) return text;
+  for (const names of stagedNames) for (const [local, url] of names) if (text.includes(local)) text = text.split(local).join(url);
+  return text;
+}
+
 /** The local stand-ins of a command's `s3://` names, and what to do when it ends. */
 export class S3Stage {
   private spool: string | undefined;
   private untrack: (() => void) | undefined;
   private n = 0;
   private readonly outputs: { url: string; local: string; last: boolean }[] = [];
-  /** Local stand-in → its S3 name, longest first: for {@link display}. */
+  /** Local stand-in → its S3 name, longest first: for {@link s3Display} and {@link s3NameOf}. */
   private readonly names: [string, string][] = [];
   /** Objects downloaded and uploaded, and their bytes: for `-v`. */
   readonly moved = { down: 0, downBytes: 0, up: 0, upBytes: 0 };
@@ -140,13 +151,6 @@ export class S3Stage {
     this.names.push([local, url]);
     this.names.sort((a, b) => b[0].length - a[0].length);
     if (!stagedNames.includes(this.names)) stagedNames.push(this.names);
-  }
-
-  /** `text` with the local stand-ins named by their `s3://` names: messages speak of what the user gave. */
-  display(text: string): string {
-    if (!this.spool || !text.includes(this.spool)) return text;
-    for (const [local, url] of this.names) text = text.split(local).join(url);
-    return text;
   }
 
   /** Copies the listed objects below `local`, by their keys relative to `prefix`, several at once: many small shards are latency-bound. */

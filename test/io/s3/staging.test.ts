@@ -1,5 +1,5 @@
 /**
- * s3:// names on the command line (src/cli/s3args.ts, src/io/s3/staging.ts) end to end against a
+ * s3:// names on the command line (src/cli/s3paths.ts, src/io/s3/staging.ts) end to end against a
  * real S3-compatible server process (s3rver), part of the time through a proxy that fails every
  * third request with 503 or 429: prefixes, globs and several inputs, job and --against inputs,
  * snapshots and reports, --removed in every format, and the errors; the results are the same bytes
@@ -115,6 +115,24 @@ test('index snapshot to s3:// and restore from it; report --out s3://', opts, as
   const rep = await run(['report', `s3://${BUCKET}/all.jsonl`, '--id-field', 'id', '--out', `s3://${BUCKET}/report.html`, '-q'], server.endpoint);
   assert.equal(rep.code, 0, rep.stderr);
   assert.match((await getObjects(server, BUCKET, 'report.html')).get('')!.toString(), /<html/i);
+});
+
+test('what the CLI prints names the s3:// names, never their local stand-ins: summaries, -v, --json, the index commands', opts, async () => {
+  const spool = /neardup-s3-/;
+  const r = await run(['dedup', `s3://${BUCKET}/all.jsonl`, '--id-field', 'id', '-v', '--out', `s3://${BUCKET}/shown/pairs.tsv`], server.endpoint);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /s3:\/\/corpus\/all\.jsonl/);
+  assert.match(r.stderr, /s3:\/\/corpus\/shown\/pairs\.tsv/);
+  assert.doesNotMatch(r.stderr, spool);
+  const j = await run(['dedup', `s3://${BUCKET}/in`, '--id-field', 'id', '--json', '--out', `s3://${BUCKET}/shown/pairs2.tsv`], server.endpoint);
+  assert.equal(j.code, 0, j.stderr);
+  assert.match(j.stdout, /"s3:\/\/corpus\/in/);
+  assert.doesNotMatch(j.stdout + j.stderr, spool);
+  const add = neardup(['index', 'add', 'all.jsonl', '--store', 'sqlite:shown.db', '--id-field', 'id', '-q'], { cwd: dir });
+  assert.equal(add.code, 0, add.stderr);
+  const snap = await run(['index', 'snapshot', '--store', 'sqlite:shown.db', '--out', `s3://${BUCKET}/shown/a.snapshot`], server.endpoint);
+  assert.equal(snap.code, 0, snap.stderr);
+  assert.equal(snap.stdout, `800 documents written to s3://${BUCKET}/shown/a.snapshot\n`);
 });
 
 test(
