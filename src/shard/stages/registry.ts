@@ -9,11 +9,11 @@ import { runSign } from './sign.js';
 import { runJoin } from './join.js';
 import { runGather } from './gather.js';
 import { runRoute } from './route.js';
-import { runVerify } from './verify.js';
+import { runVerify, verifyReads } from './verify.js';
 import { runComponents } from './components.js';
 import { runFilter } from './filter.js';
-import { runDecide } from './decide.js';
-import { runLink, runLinkRound } from './link.js';
+import { decideReads, runDecide } from './decide.js';
+import { runLink, runLinkRound, verifyTasksOfGroup } from './link.js';
 import { runSpansCut } from '../spans/cut.js';
 import { runSpansFind } from '../spans/find.js';
 import { runSpansHash } from '../spans/hash.js';
@@ -32,6 +32,31 @@ const RUNNERS: Record<StageName, (workDir: string, job: JobSpec, task: number) =
   'spans-find': runSpansFind,
   'spans-cut': runSpansCut,
 };
+
+/**
+ * What a task of a stage reads beyond what the plan alone names (src/shard/files/taskReads.ts,
+ * `taskInputs`): the numbers its further reads follow from, found in the inputs the plan names. For
+ * verify, the shards its routed pairs touch; for decide, those its components' pairs touch; for link
+ * and link's round 0, the verify tasks whose first groups it covers. A work dir that copies a task's
+ * inputs (src/shard/workdir/s3work.ts) asks here, after the first inputs are in place; the stages
+ * not listed read only what the plan names.
+ */
+const FOLLOW_UP: Partial<Record<StageName, (workDir: string, job: JobSpec, task: number) => number[]>> = {
+  verify: verifyReads,
+  decide: decideReads,
+  link: verifyTasksOfGroup,
+};
+
+/**
+ * The numbers task `task` of `stage` reads by (`taskInputs`' `known`), from its first inputs, which
+ * are in `workDir`; undefined when the plan names all it reads. `round`: link's converged round,
+ * which a link task reads first.
+ */
+export function followUpReads(workDir: string, job: JobSpec, stage: TaskStage, task: number, round?: number): number[] | undefined {
+  if (stage === 'link' || roundOf(stage) === 0) return [...(round !== undefined ? [round] : []), ...FOLLOW_UP.link!(workDir, job, task)];
+  const reads = FOLLOW_UP[stage as StageName];
+  return reads?.(workDir, job, task);
+}
 
 /** Checks a stage name. */
 export function parseStage(name: string): StageName {

@@ -62,11 +62,8 @@ import {
   type JobSpec,
   type TaskStage,
 } from '../files/job.js';
-import { runTask } from '../stages/registry.js';
+import { followUpReads, runTask } from '../stages/registry.js';
 import { jobReads, taskInputs, type TaskRead } from '../files/taskReads.js';
-import { verifyReads } from '../stages/verify.js';
-import { verifyTasksOfGroup } from '../stages/link.js';
-import { decideReads } from '../stages/decide.js';
 import { convergedRound, type RoundState } from '../stages/linkDriver.js';
 import { markRunning, runningView, staleRunning } from './s3running.js';
 import { mapStrings, translated, type Names } from './s3names.js';
@@ -315,14 +312,8 @@ export class S3WorkDir implements WorkDir {
       const first = taskInputs(job, stage, t, round !== undefined ? [round] : undefined);
       await this.fetchReads(job, first.reads, spool.dir, true);
       let shards = first.shards;
-      // Verify's and decide's reads follow from their pairs; link's (and round 0's) from the verify markers.
-      const known = stage === 'verify'
-        ? verifyReads(spool.dir, local, t)
-        : stage === 'decide'
-        ? decideReads(spool.dir, local, t)
-        : stage === 'link' || roundOf(stage) === 0
-        ? [...(round !== undefined ? [round] : []), ...verifyTasksOfGroup(spool.dir, local, t)]
-        : undefined;
+      // What else the task reads, the stage says from its first inputs (verify's and decide's pairs, the verify markers).
+      const known = followUpReads(spool.dir, local, stage, t, round);
       if (known) {
         const more = taskInputs(job, stage, t, known);
         await this.fetchReads(job, more.reads.slice(first.reads.length), spool.dir, true);
