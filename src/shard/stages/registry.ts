@@ -52,7 +52,8 @@ const FOLLOW_UP: Partial<Record<StageName, (workDir: string, job: JobSpec, task:
  * are in `workDir`; undefined when the plan names all it reads. `round`: link's converged round,
  * which a link task reads first.
  */
-export function followUpReads(workDir: string, job: JobSpec, stage: TaskStage, task: number, round?: number): number[] | undefined {
+export function followUpReads(at: { workDir: string; job: JobSpec; stage: TaskStage; task: number; round?: number }): number[] | undefined {
+  const { workDir, job, stage, task, round } = at;
   if (stage === 'link' || roundOf(stage) === 0) return [...(round !== undefined ? [round] : []), ...FOLLOW_UP.link!(workDir, job, task)];
   const reads = FOLLOW_UP[stage as StageName];
   return reads?.(workDir, job, task);

@@ -313,7 +313,7 @@ export class S3WorkDir implements WorkDir {
       await this.fetchReads(job, first.reads, spool.dir, true);
       let shards = first.shards;
       // What else the task reads, the stage says from its first inputs (verify's and decide's pairs, the verify markers).
-      const known = followUpReads(spool.dir, local, stage, t, round);
+      const known = followUpReads({ workDir: spool.dir, job: local, stage, task: t, round });
       if (known) {
         const more = taskInputs(job, stage, t, known);
         await this.fetchReads(job, more.reads.slice(first.reads.length), spool.dir, true);
