@@ -26,6 +26,7 @@ export {
 } from './dedup/dedup.js';
 export { REMOVAL_RULES, type Removal, type RemovalRule } from './cluster/removal.js';
 export type { KeepCompare } from './dedup/options.js';
+export type { EngineOptions } from './engine/config.js';
 export { dedupFile, type DedupFileOptions, type DedupFileResult } from './dedup/dedupFile.js';
 export { dedupSpans, type SpanRecord, type SpansDocument, type SpansAuditRow, type SpansResult } from './spans/dedupSpans.js';
 export { dedupSpansFile, type SpansFileOptions, type SpansFileResult } from './spans/file.js';

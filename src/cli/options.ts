@@ -196,7 +196,11 @@ export function addEngineOptions(cmd: Command): Command {
   return addKindOptions(cmd);
 }
 
-/** The parsed shingle, MinHash and LSH flags. */
+/**
+ * The parsed engine flags: the CLI's flat spelling of the library's `EngineOptions`
+ * (src/engine/config.ts), built from the one option table (`ENGINE_OPTIONS`) and turned back into
+ * them by {@link shingleOptionsFrom}, {@link minhashOptionsFrom} and {@link lshOptionsFrom}.
+ */
 export interface EngineFlags {
   shingle: ShingleKind;
   k?: number;

@@ -9,22 +9,8 @@
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { clusterPairs, type Cluster } from './clusters.js';
 import { CLUSTER_MODE_VALUES, REPRESENTATIVE_VALUES } from '../engine/options.js';
-
-/**
- * `components` (default): connected components of the pair graph (transitive closure).
- * `centre`: greedy star clustering; the unassigned document with the most unassigned near duplicates
- * becomes a centre and takes them all; repeat. Every member is a near duplicate of its centre, and
- * each document is in one cluster.
- */
-export type ClusterMode = 'components' | 'centre';
-
-/**
- * The member kept for a cluster (the one `--output dedup` keeps and `annotate` points to):
- * `first` (default): the lowest document index. `longest`: the longest text (ties: the lowest
- * index). `central`: the member with the highest sum of similarities to the other members (for
- * `centre` clusters, the centre).
- */
-export type RepresentativePolicy = 'first' | 'longest' | 'central';
+import type { ClusterMode, RepresentativePolicy } from '../engine/config.js';
+export type { ClusterMode, RepresentativePolicy } from '../engine/config.js';
 
 /** The cluster modes, for option parsers. */
 export const CLUSTER_MODES: readonly ClusterMode[] = CLUSTER_MODE_VALUES;

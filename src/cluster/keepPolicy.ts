@@ -9,16 +9,7 @@ import { InputError } from '../common/errors.js';
 import { KEEP_POLICY_VALUES } from '../engine/options.js';
 import { isoDateMs } from '../io/read/isoDate.js';
 import type { ReadOptions } from '../io/read/read.js';
-
-/**
- * `first` (default): the first member in input order. `longest` / `shortest`: the text with the
- * most / fewest characters (UTF-16 code units of the text as read, as `--representative longest`
- * measures it). `max:FIELD` / `min:FIELD`: the largest / smallest value of a numeric field or
- * column, or of an ISO date (compared as a date). `none`: no member is kept. `source`: the member
- * from the earliest of several inputs (`neardup dedup A B C`: A wins), ties within an input to input
- * order; with one input it is `first`. Ties go to the member first in input order.
- */
-export type KeepPolicy = 'first' | 'longest' | 'shortest' | 'none' | 'source' | `max:${string}` | `min:${string}`;
+export type { KeepPolicy } from '../engine/config.js';
 
 /** A parsed keep policy: how to rank members, and the field it reads. */
 export interface KeepRule {

@@ -17,9 +17,8 @@
  * @module
  */
 import { REMOVAL_RULE_VALUES } from '../engine/options.js';
-
-/** `verified` (default): drop a document only for a kept verified near duplicate. `cluster`: keep one member per cluster. */
-export type RemovalRule = 'verified' | 'cluster';
+import type { RemovalRule } from '../engine/config.js';
+export type { RemovalRule } from '../engine/config.js';
 
 /** The removal rules, for option parsers. */
 export const REMOVAL_RULES: readonly RemovalRule[] = REMOVAL_RULE_VALUES;

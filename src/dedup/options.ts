@@ -3,45 +3,23 @@
  * pipeline (in memory, streaming, kinds, --against) shares them without importing one another.
  * @module
  */
-import type { KeepPolicy } from '../cluster/keepPolicy.js';
-import type { ShingleOptions } from '../text/shingler.js';
-import type { MinHashOptions } from '../sketch/minhash.js';
-import type { BandChoice, ChooseBandsOptions } from '../lsh/params.js';
+import type { BandChoice } from '../lsh/params.js';
+import type { EngineOptions, VerifyMode } from '../engine/config.js';
 import { checkMaxPairs, checkThreshold, checkVerifyMode, ENGINE_DEFAULTS } from '../engine/options.js';
 import type { CandidateStats } from '../lsh/candidates.js';
 import type { RecallEstimate } from '../lsh/recallEstimate.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import type { SetMeasure } from '../similarity/prefixJoin.js';
 import type { Cluster } from '../cluster/clusters.js';
-import type { ClusterMode, RepresentativePolicy } from '../cluster/clusterPolicy.js';
-import type { Removal, RemovalRule } from '../cluster/removal.js';
+import type { Removal } from '../cluster/removal.js';
+
+export type { CandidateMethod, KeepCompare, VerifyMode } from '../engine/config.js';
 
 /**
- * Where candidate pairs come from. `lsh` (default): MinHash banding. `exact`: a prefix-filtering
- * similarity join; every pair at or above the threshold, no misses. `sketch`: documents sharing a
- * bucket minimum of hashed shingles. `auto`: `exact` where it is exact and measured faster than LSH (`autoCandidates` in ./kinds.ts),
- * else `lsh`.
+ * Options of {@link dedup}: the engine's options ({@link EngineOptions}, src/engine/config.ts, which
+ * the index, sharded jobs and the CLI share), and what only the batch call returns. Every field has a default.
  */
-export type CandidateMethod = 'lsh' | 'exact' | 'sketch' | 'auto';
-
-/** How candidate pairs are checked. */
-export type VerifyMode = 'exact' | 'estimate' | 'none';
-
-/** Options of {@link dedup}. Every field has a default. */
-export interface DedupOptions {
-  /** Jaccard threshold: pairs at or above it are near duplicates. Default 0.8. */
-  threshold?: number;
-  /** Shingling (kind `char`, k 5, default normalization, seed 0). */
-  shingle?: ShingleOptions;
-  /** MinHash (method `oph`, numPerm 128, seed 1). */
-  minhash?: MinHashOptions;
-  /** Banding: by default the fewest false candidates with P(threshold) ≥ 0.99. */
-  lsh?: ChooseBandsOptions;
-  /**
-   * `exact` (default): keep candidates whose exact Jaccard of fingerprint sets is ≥ threshold.
-   * `estimate`: keep candidates whose signature agreement is ≥ threshold. `none`: keep all candidates.
-   */
-  verify?: VerifyMode;
+export interface DedupOptions extends EngineOptions {
   /**
    * Return the verified pairs in `result.pairs` (default true). With false, `result.pairs` is empty
    * (`stats.pairs` still counts them) and the clusters are built without listing every pair: a group
@@ -49,48 +27,9 @@ export interface DedupOptions {
    * deduplicated copy.
    */
   pairs?: boolean;
-  /**
-   * The most pairs held in memory: LSH candidate pairs among distinct documents, and the pairs
-   * returned. Past it, {@link TooManyPairsError} is thrown (at ~40 bytes per pair, instead of
-   * running out of memory). Default 50,000,000.
-   */
-  maxPairs?: number;
   /** Called with (stage, done, total) during long stages. */
   onProgress?: (stage: 'sign' | 'verify', done: number, total: number) => void;
-  /**
-   * `jaccard` (default) or `containment`: pairs where the smaller document is at least `threshold`
-   * contained in the larger (|a ∩ b| / |a|, `a` the contained one). Containment takes `exact`
-   * candidates by default (`auto` gives the same); `lsh` and `sketch` are refused.
-   */
-  measure?: SetMeasure;
-  /** Where candidates come from: `lsh` (default; `exact` for containment), `exact` (prefix-filtering join), `sketch` (bucket minima), `auto`. */
-  candidates?: CandidateMethod;
-  /** Buckets of the `sketch` candidates. Default 25. */
-  buckets?: number;
-  /** `components` (default, transitive) or `centre` (every member a near duplicate of its cluster's centre; needs `removal: 'cluster'`). */
-  clusters?: ClusterMode;
-  /** Which member represents a cluster: `first` (default), `longest`, `central` (other than `first`: needs `removal: 'cluster'`). */
-  representative?: RepresentativePolicy;
-  /**
-   * Which documents are dropped (`result.removal`). `verified` (default): documents in keep order,
-   * each kept unless a kept document is its verified near duplicate, so every dropped document has a
-   * kept one at ≥ the threshold. `cluster`: one member kept per cluster; removes more, but a dropped
-   * member can be far from its survivor (near duplication is not transitive).
-   */
-  removal?: RemovalRule;
-  /**
-   * The order in which documents are preferred for keeping: `first` (default), `longest`,
-   * `shortest`, `none`, `source` (as `first` here), `max:FIELD` / `min:FIELD` (records' fields, as
-   * numbers or ISO dates), or a compare function over records (negative: `a` is preferred). Ties go
-   * to the earlier document.
-   */
-  keep?: KeepPolicy | KeepCompare;
-  /** Shingle fingerprint width for sets and verification: 32 (default) or 64 (needs `exact` candidates). */
-  fingerprintBits?: 32 | 64;
 }
-
-/** Orders two records for keeping: negative when `a` is preferred, positive when `b` is, 0 for a tie (input order decides). */
-export type KeepCompare = (a: { id: string; text: string; [field: string]: unknown }, b: { id: string; text: string; [field: string]: unknown }) => number;
 
 /** Counters and timings of a {@link dedup} run. Times in milliseconds. */
 export interface DedupStats {

@@ -4,6 +4,8 @@
  * @module
  */
 import { checkThreshold, ENGINE_DEFAULTS } from '../engine/options.js';
+import type { ChooseBandsOptions } from '../engine/config.js';
+export type { ChooseBandsOptions } from '../engine/config.js';
 
 /** The threshold check of the engine's options (../engine/options.ts), where it is defined. */
 export { checkThreshold };
@@ -30,24 +32,6 @@ export function falsePositiveArea(threshold: number, bands: number, rows: number
 /** The false-negative area ∫_t^1 (1 − P(s)) ds: how much above-threshold mass is missed. */
 export function falseNegativeArea(threshold: number, bands: number, rows: number): number {
   return integrate((s) => 1 - candidateProbability(s, bands, rows), threshold, 1);
-}
-
-/** Options of {@link chooseBands}. */
-export interface ChooseBandsOptions {
-  /**
-   * Required P(threshold). Among the (b, r) that reach it, the one with the smallest false-positive
-   * area wins. Default 0.99. Ignored when `weights` or explicit `bands`/`rows` are given.
-   */
-  minRecallAtThreshold?: number;
-  /**
-   * datasketch-style choice instead: minimise fp·FP-area + fn·FN-area over all b·r ≤ numPerm.
-   * Weights need not sum to 1.
-   */
-  weights?: { fp: number; fn: number };
-  /** Explicit number of bands; overrides both rules (rows default to ⌊numPerm / bands⌋). */
-  bands?: number;
-  /** Explicit rows per band; overrides both rules (bands default to ⌊numPerm / rows⌋). */
-  rows?: number;
 }
 
 /** The chosen banding and what it promises. */

@@ -5,24 +5,25 @@
  * share them without importing one another.
  * @module
  */
-import type { ShingleOptions, ShingleKind } from '../text/shingler.js';
+import type { ShingleKind } from '../text/shingler.js';
 import type { MinHashMethod } from '../sketch/minhash.js';
 import type { NormalizeOptions } from '../text/normalize.js';
 import type { NearDupStore, StoreManifest } from '../store/types.js';
 import type { ForestOptions } from './keys/keys.js';
 import type { EnsembleManifest, EnsembleOptions } from './keys/ensemble.js';
 import type { MatchField } from './fields.js';
+import type { EngineOptions } from '../engine/config.js';
 import type { MetaFilter, RecordFilter } from './search/filters.js';
 
 /** How matches are scored. */
 export type OnlineVerify = 'exact' | 'estimate';
 
-/** Options of {@link NearDupIndex.open}. Every field has a default. */
-export interface NearDupIndexOptions {
-  /** Jaccard threshold of `add` and `query`. Default 0.8. */
-  threshold?: number;
-  /** Shingling. Default: char shingles, k 5, `default` normalization, seed 0. */
-  shingle?: ShingleOptions;
+/**
+ * Options of {@link NearDupIndex.open}: the engine's threshold and shingling ({@link EngineOptions},
+ * shared with `dedup()`, jobs and the CLI; the threshold is that of `add` and `query`), its MinHash
+ * and banding as flat fields, and what only an online index has. Every field has a default.
+ */
+export interface NearDupIndexOptions extends Pick<EngineOptions, 'threshold' | 'shingle'> {
   /** Shingle length; shorthand for `shingle.k`. */
   k?: number;
   /** Signature length. Default 128. */

@@ -14,9 +14,8 @@
  */
 import { rankTokens, rankTokens64, type RankedSets } from './tokenRank.js';
 import type { ScoredPair } from './bruteForce.js';
-
-/** The similarity a join (or dedup) reports. */
-export type SetMeasure = 'jaccard' | 'containment';
+import type { SetMeasure } from '../engine/config.js';
+export type { SetMeasure } from '../engine/config.js';
 
 /** Options of {@link prefixJoin}. */
 export interface PrefixJoinOptions {

@@ -7,19 +7,8 @@
 import { fmix32, splitmix32, subSeed } from '../hash/mix.js';
 import { classicFromPremixed } from './kernels.js';
 import { ENGINE_DEFAULTS } from '../engine/options.js';
-
-/** `classic`: numPerm independent hash permutations. `oph`: one permutation split into numPerm bins. */
-export type MinHashMethod = 'classic' | 'oph';
-
-/** Options of a {@link MinHasher}. */
-export interface MinHashOptions {
-  /** Signature length (slots). Default 128. */
-  numPerm?: number;
-  /** Seed of the permutations; equal seeds give equal signatures. Default 1. */
-  seed?: number;
-  /** Default `oph`: as accurate as `classic` in the statistical tests, and O(n + k) per document. */
-  method?: MinHashMethod;
-}
+import type { MinHashMethod, MinHashOptions } from '../engine/config.js';
+export type { MinHashMethod, MinHashOptions } from '../engine/config.js';
 
 /** A configured MinHash signer. */
 export interface MinHasher {

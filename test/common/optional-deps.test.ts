@@ -27,9 +27,9 @@ function runHidden(code: string): { code: number; stdout: string; stderr: string
 
 const index = pathToFileURL(path.resolve(repoRoot, 'dist/src/index.js')).href;
 
-test('package.json: better-sqlite3, ioredis, pg, bullmq and @aws-sdk/client-s3 are optional peers, not dependencies', () => {
+test('package.json: better-sqlite3, ioredis, pg, bullmq, @aws-sdk/client-s3 and @aws-sdk/lib-storage are optional peers, not dependencies', () => {
   const pkg = JSON.parse(readFileSync(path.resolve(repoRoot, 'package.json'), 'utf8'));
-  for (const name of ['better-sqlite3', 'ioredis', 'pg', 'bullmq', '@aws-sdk/client-s3']) {
+  for (const name of ['better-sqlite3', 'ioredis', 'pg', 'bullmq', '@aws-sdk/client-s3', '@aws-sdk/lib-storage']) {
     assert.equal(pkg.dependencies[name], undefined, `${name} must not be a dependency`);
     assert.equal(pkg.optionalDependencies?.[name], undefined, `${name} must not be an optional dependency (npm installs those)`);
     assert.ok(pkg.peerDependencies[name], `${name} is a peer dependency`);
@@ -122,6 +122,30 @@ test('an s3:// name without @aws-sdk/client-s3 installed: exit 1 naming the pack
     r.stderr,
     /^neardup: reading and writing s3:\/\/ names needs the package @aws-sdk\/client-s3, which is not installed: npm install @aws-sdk\/client-s3\n$/,
   );
+});
+
+test('an s3:// object over 8 MiB written without @aws-sdk/lib-storage installed: the error names the package to install', () => {
+  const big = path.join(tmpDir(), 'big.bin');
+  writeFileSync(big, Buffer.alloc((8 << 20) + 1));
+  const client = pathToFileURL(path.resolve(repoRoot, 'dist/src/io/s3/client.js')).href;
+  const r = spawnSync(process.execPath, [
+    '--input-type=module',
+    '-e',
+    `
+    const nd = await import(${JSON.stringify(index)});
+    const { s3Upload } = await import(${JSON.stringify(client)});
+    try { await s3Upload(${JSON.stringify(big)}, ${
+      (8 << 20) + 1
+    }, 's3://bucket/big.bin'); console.log('uploaded'); } catch (e) { console.log(JSON.stringify([e instanceof nd.MissingDependencyError, e.packageName, e.message])); }`,
+  ], {
+    env: { ...process.env, NEARDUP_HIDE_PACKAGES: '@aws-sdk/lib-storage', NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` },
+    encoding: 'utf8',
+  });
+  assert.deepEqual(JSON.parse(r.stdout), [
+    true,
+    '@aws-sdk/lib-storage',
+    'writing s3:// objects over 8 MB needs the package @aws-sdk/lib-storage, which is not installed: npm install @aws-sdk/lib-storage',
+  ]);
 });
 
 test('the SQLite store needs no package on Node ≥ 22.13 (node:sqlite), and better-sqlite3 below', () => {

@@ -5,9 +5,12 @@
  * loaded on first use. Credentials and region come from the SDK's default chain; the endpoint from
  * {@link setS3Endpoint} (`--s3-endpoint`) or the SDK's own `AWS_ENDPOINT_URL`.
  *
- * Every request is retried here, not by the SDK (whose retries are silent), with exponential
- * backoff on 5xx, 429, network errors and, for reads of keys just listed or written, 404 (stores
- * that are only eventually consistent after a write); each retry is said at `-v`.
+ * Requests are retried by the SDK's retry loop, with its classification of errors (throttling, 429,
+ * 5xx, dropped connections) and neardup's retry strategy ({@link retryStrategy}): its attempts and
+ * backoff, and each retry said at `-v`. What the SDK does not retry is retried here ({@link withRetry}):
+ * a body cut short after the response began, and, for reads of keys just listed or written, 404
+ * (stores that are only eventually consistent after a write). Multipart uploads are the SDK's
+ * (`@aws-sdk/lib-storage`'s `Upload`, an optional package loaded with it).
  *
  * Why this file is long: every request neardup makes of object storage, each with its retry and
  * the error that names the object.
@@ -91,20 +94,102 @@ async function handle(): Promise<S3Handle> {
     const ep = endpoint ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
     // S3-compatible stores ignore the region, but the SDK refuses to sign without one.
     const region = ep && !process.env.AWS_REGION && !process.env.AWS_DEFAULT_REGION ? 'us-east-1' : undefined;
-    const s3 = new sdk.S3Client({ endpoint: ep, forcePathStyle: ep ? wantsPathStyle(ep) : undefined, region, maxAttempts: 1 });
+    const most = attempts();
+    const s3 = new sdk.S3Client({
+      endpoint: ep,
+      forcePathStyle: ep ? wantsPathStyle(ep) : undefined,
+      region,
+      maxAttempts: most,
+      retryStrategy: retryStrategy(most),
+    });
+    s3.middlewareStack.add(countAttempts, { step: 'finalizeRequest', priority: 'low', name: 'neardupAttempts' });
     return { sdk, s3 };
   })();
   return client;
+}
+
+/** The request a failed attempt was, for the `-v` line of its retry. */
+interface FailedRequest {
+  $neardupRequest?: string;
+}
+
+/** The verbs of the `-v` lines, by SDK command. */
+const VERBS: Record<string, string> = {
+  HeadObjectCommand: 'HEAD',
+  GetObjectCommand: 'GET',
+  ListObjectsV2Command: 'LIST',
+  PutObjectCommand: 'PUT',
+  UploadPartCommand: 'PUT part',
+  CreateMultipartUploadCommand: 'CREATE-MULTIPART',
+  CompleteMultipartUploadCommand: 'COMPLETE-MULTIPART',
+  AbortMultipartUploadCommand: 'ABORT-MULTIPART',
+  DeleteObjectCommand: 'DELETE',
+};
+
+/**
+ * A middleware inside the SDK's retry loop (its step's lowest priority): counts every attempt, and
+ * names the request on a failed attempt's error for {@link retryStrategy}'s line.
+ */
+const countAttempts = ((next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) => async (args: { input?: Record<string, unknown> }) => {
+  s3Requests.count++;
+  try {
+    return await next(args);
+  } catch (e) {
+    const input = args.input ?? {};
+    const name = `s3://${String(input.Bucket ?? '')}/${String(input.Key ?? input.Prefix ?? '')}`;
+    const verb = VERBS[context.commandName ?? ''] ?? context.commandName ?? 'request';
+    if (e && typeof e === 'object')
+      (e as FailedRequest).$neardupRequest = `${verb}${input.PartNumber !== undefined ? ` ${String(input.PartNumber)}` : ''} ${name}`;
+    throw e;
+  }
+}) as unknown as import('@smithy/types').FinalizeRequestMiddleware<
+  import('@aws-sdk/client-s3').ServiceInputTypes,
+  import('@aws-sdk/client-s3').ServiceOutputTypes
+>;
+
+/**
+ * neardup's retry strategy for the SDK's retry loop (the SDK's `RetryStrategyV2` interface): the
+ * SDK decides what is retryable (throttling and 429, 500/502/503/504, timeouts, dropped
+ * connections; other 5xx too, as neardup always did), this decides how often (`most` attempts) and
+ * how long to wait (exponential from 100 ms or NEARDUP_S3_RETRY_MS, with jitter, at most 10 s), and
+ * says each retry at `-v`. No retry budget: a run retries each request up to its attempts.
+ */
+function retryStrategy(most: number): import('@aws-sdk/client-s3').S3ClientConfig['retryStrategy'] {
+  const token = (count: number, delay: number) => ({ getRetryCount: () => count, getRetryDelay: () => delay, getRetryTokenCount: () => 0 });
+  const first = firstWait();
+  return {
+    acquireInitialRetryToken: async () => token(0, 0),
+    refreshRetryTokenForRetry: async (previous, info) => {
+      const attempt = previous.getRetryCount() + 1;
+      if (attempt >= most || info.errorType === 'CLIENT_ERROR') throw new Error('not retried');
+      const wait = Math.min(10_000, first * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+      s3Requests.retries++;
+      const e = (info as { error?: unknown }).error;
+      const what = (e as FailedRequest | undefined)?.$neardupRequest ?? 'a request';
+      log?.(
+        `s3: ${what} failed (${statusOf(e) ?? (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.name}), retry ${attempt} of ${most - 1} in ${
+          Math.round(wait)
+        } ms`,
+      );
+      return token(attempt, wait);
+    },
+    recordSuccess: () => {},
+  };
 }
 
 function statusOf(e: unknown): number | undefined {
   return (e as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
 }
 
-/** Whether a failed request is worth another attempt: 5xx, 429, a dropped connection, or (when asked) 404. */
+/**
+ * Whether a failure is worth running the request again here: a 404 when asked, or a body cut short
+ * after the response began (which the SDK's loop, done by then, does not retry). A request's own
+ * failures (5xx, 429, connections refused or dropped before the response) were retried by the SDK.
+ */
 function retryable(e: unknown, notFoundToo: boolean): boolean {
   const status = statusOf(e);
-  if (status !== undefined) return status >= 500 || status === 429 || (notFoundToo && status === 404);
+  if (status !== undefined) return notFoundToo && status === 404;
+  if ((e as { $metadata?: { attempts?: number } })?.$metadata?.attempts !== undefined) return false;
   const code = (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.name;
   return typeof code === 'string'
     && /ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|socket hang up|TimeoutError|NetworkingError/i.test(code + ((e as Error)?.message ?? ''));
@@ -156,8 +241,10 @@ function s3Error(url: string, e: unknown): Error {
 }
 
 /**
- * Runs one request with retries (exponential backoff from 100 ms or NEARDUP_S3_RETRY_MS, with jitter,
- * up to {@link ATTEMPTS} attempts or NEARDUP_S3_ATTEMPTS). `notFoundToo` retries 404 as well: for a key that was just listed or written.
+ * Runs one request (the SDK retries its failures) and its body's reading, and runs them again when
+ * the body is cut short, or on a 404 with `notFoundToo` (a key that was just listed or written):
+ * exponential backoff from 100 ms or NEARDUP_S3_RETRY_MS, with jitter, up to {@link ATTEMPTS}
+ * attempts or NEARDUP_S3_ATTEMPTS.
  */
 async function withRetry<T>(url: string, what: string, run: (h: S3Handle) => Promise<T>, notFoundToo = false): Promise<T> {
   const h = await handle();
@@ -165,7 +252,6 @@ async function withRetry<T>(url: string, what: string, run: (h: S3Handle) => Pro
   const first = firstWait();
   for (let attempt = 1;; attempt++) {
     try {
-      s3Requests.count++;
       return await run(h);
     } catch (e) {
       if (attempt >= most || !retryable(e, notFoundToo)) throw s3Error(url, e);
@@ -267,8 +353,9 @@ async function readBlock(file: string, start: number, length: number): Promise<B
 
 /**
  * Uploads the local file `file` (of `size` bytes) to `url`. Up to one block it is one PUT; larger,
- * a multipart upload of {@link S3_BLOCK} parts, each retried on its own, completed last, and
- * aborted on failure: in both cases the object appears whole or not at all.
+ * the SDK's multipart upload (`@aws-sdk/lib-storage`'s `Upload`): {@link S3_BLOCK} parts,
+ * {@link PARALLEL} at a time, each retried by the client's loop, completed last, and aborted on
+ * failure. In both cases the object appears whole or not at all.
  */
 export async function s3Upload(file: string, size: number, url: string): Promise<void> {
   const { bucket, key } = parseS3Url(url);
@@ -277,38 +364,19 @@ export async function s3Upload(file: string, size: number, url: string): Promise
     await withRetry(url, 'PUT', async ({ sdk, s3 }) => s3.send(new sdk.PutObjectCommand({ Bucket: bucket, Key: key, Body: body })));
     return;
   }
-  const { UploadId } = await withRetry(
-    url,
-    'CREATE-MULTIPART',
-    async ({ sdk, s3 }) => s3.send(new sdk.CreateMultipartUploadCommand({ Bucket: bucket, Key: key })),
-  );
+  const { Upload } = await loadPackage<typeof import('@aws-sdk/lib-storage')>('@aws-sdk/lib-storage', `writing s3:// objects over ${S3_BLOCK >> 20} MB`);
+  const { s3 } = await handle();
+  const upload = new Upload({
+    client: s3,
+    params: { Bucket: bucket, Key: key, Body: createReadStream(file) },
+    partSize: S3_BLOCK,
+    queueSize: PARALLEL,
+    leavePartsOnError: false,
+  });
   try {
-    const parts: { PartNumber: number; ETag: string }[] = [];
-    const jobs: (() => Promise<void>)[] = [];
-    for (let n = 1, start = 0; start < size; n++, start += S3_BLOCK) {
-      const [part, from] = [n, start];
-      jobs.push(async () => {
-        const body = await readBlock(file, from, Math.min(S3_BLOCK, size - from));
-        const r = await withRetry(
-          url,
-          `PUT part ${part}`,
-          async ({ sdk, s3 }) => s3.send(new sdk.UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: part, Body: body })),
-        );
-        parts.push({ PartNumber: part, ETag: r.ETag! });
-      });
-    }
-    await inParallel(jobs, PARALLEL);
-    parts.sort((a, b) => a.PartNumber - b.PartNumber);
-    await withRetry(
-      url,
-      'COMPLETE-MULTIPART',
-      async ({ sdk, s3 }) => s3.send(new sdk.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } })),
-    );
+    await upload.done();
   } catch (e) {
-    await withRetry(url, 'ABORT-MULTIPART', async ({ sdk, s3 }) => s3.send(new sdk.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId }))).catch(
-      () => {},
-    );
-    throw e;
+    throw s3Error(url, e);
   }
 }
 

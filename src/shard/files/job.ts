@@ -13,8 +13,7 @@ import { promises as fsp, openSync, readSync, closeSync, fstatSync, readFileSync
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import type { ReadOptions } from '../../io/read/read.js';
-import type { ShingleOptions } from '../../text/shingler.js';
-import type { MinHashOptions } from '../../sketch/minhash.js';
+import type { EngineOptions } from '../../engine/config.js';
 import type { PairFormat } from '../../io/write/write.js';
 import { InputError, UsageError } from '../../common/errors.js';
 import { writeError } from '../../io/write/output.js';
@@ -72,17 +71,14 @@ export interface ShardSpec {
   identity: ShardIdentity;
 }
 
-/** The plan of a job, stored as job.json. */
-export interface JobSpec {
+/** The plan of a job, stored as job.json: the engine's options it runs ({@link EngineOptions}) resolved, and how its tasks split. */
+export interface JobSpec extends Required<Pick<EngineOptions, 'threshold' | 'shingle' | 'minhash'>> {
   version: number;
   /** A random id: every task marker and intermediate file carries it, and readers check it. */
   id: string;
   shards: ShardSpec[];
   /** Reader options (without stdin). */
   read: Omit<ReadOptions, 'stdin' | 'raw' | 'displayName'>;
-  threshold: number;
-  shingle: ShingleOptions;
-  minhash: MinHashOptions;
   bands: number;
   rows: number;
   /** Band-key partitions (join tasks). */
