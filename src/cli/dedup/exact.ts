@@ -7,11 +7,11 @@ import path from 'node:path';
 import type { ReadOptions } from '../../io/read/read.js';
 import { exactDuplicates } from '../../dedup/exactDups.js';
 import { formatLabel, streamCorpus } from '../corpus.js';
-import { pairFormatOf, refuseForRoute } from '../options.js';
+import { refuseForRoute } from '../options.js';
 import { int, ms, type Reporter } from '../report.js';
 import { outputTarget, writeResult } from './output.js';
-import { removedLines } from './summary.js';
-import { docsLine, outputJson, outputLine, printSummary, removedJson, summaryLine } from '../summary.js';
+import { dedupOutputJson, removedLines } from './summary.js';
+import { docsLine, outputLine, printSummary, removedJson, summaryLine } from '../summary.js';
 import type { DedupFlags } from './flags.js';
 
 /** What `dedup --exact` runs on: the prepared input, its flags and reader options, and when the run started. */
@@ -70,13 +70,7 @@ export async function runExact(run: ExactRun): Promise<undefined> {
         clusters: s.clusters,
         docsInClusters: inCluster,
         duplicates: dupDocs,
-        output: outputJson({
-          mode: flags.output,
-          path: flags.out,
-          records: written,
-          format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined,
-          dryRun: flags.dryRun,
-        }),
+        output: dedupOutputJson(flags, written),
         ...removedJson(flags.removed, removed),
         timings: { hash: s.timings.sign, cluster: s.timings.cluster, write: writeMs, total },
       }),

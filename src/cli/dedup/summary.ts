@@ -14,7 +14,7 @@ import { int, ms, type Reporter } from '../report.js';
 import type { DedupFlags } from './flags.js';
 import type { RecallEstimate } from '../../lsh/recallEstimate.js';
 import { defaultK } from '../../text/shingler.js';
-import { docsLine, outputJson, outputLine, printSummary, removedJson, summaryLine, type SummaryJson } from '../summary.js';
+import { docsLine, outputJson, outputLine, printSummary, removedJson, summaryLine, type OutputJson, type SummaryJson } from '../summary.js';
 
 /**
  * The recall of a run for --json: the Horvitz–Thompson estimate with its standard error (LSH), 1 for
@@ -149,13 +149,7 @@ function dedupJson(flags: DedupFlags, run: DedupRunReport): SummaryJson {
     docsInClusters: inCluster,
     duplicates: dupDocs,
     ...(removal ? { removal } : {}),
-    output: outputJson({
-      mode: flags.output,
-      path: flags.out,
-      records: written,
-      format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined,
-      dryRun: flags.dryRun,
-    }),
+    output: dedupOutputJson(flags, written),
     ...removedJson(flags.removed, removed),
     timings: { read: corpus.readMs, ...s.timings, write: writeMs, total },
     ...(extra
@@ -306,4 +300,15 @@ export function printRemovedLines(
   removed: number | undefined,
 ): void {
   for (const line of removedLines(flags, kept, removed)) reporter.summary(line);
+}
+
+/** The `--json` summary's `output` of `neardup dedup` (in memory, streamed or `--exact`): what it wrote, and where. */
+export function dedupOutputJson(flags: DedupFlags, written: number): OutputJson {
+  return outputJson({
+    mode: flags.output,
+    path: flags.out,
+    records: written,
+    format: flags.output === 'pairs' ? pairFormatOf(flags) : undefined,
+    dryRun: flags.dryRun,
+  });
 }
