@@ -33,8 +33,18 @@ export type NamedStore = 'sqlite' | 'file' | 'memory';
 /** The parameters a named index is created with (those of {@link NearDupIndexOptions} that describe the index). */
 export type NamedIndexOptions = Pick<
   NearDupIndexOptions,
-  'threshold' | 'shingle' | 'k' | 'numPerm' | 'bands' | 'rows' | 'minRecall' | 'verify' | 'signatureBits' | 'forest' | 'ensemble' | 'ttl'
+  'threshold' | 'shingle' | 'k' | 'numPerm' | 'bands' | 'rows' | 'minRecall' | 'verify' | 'signatureBits' | 'forest' | 'ensemble' | 'ttl' | 'setSource'
 >;
+
+/**
+ * A named index that verifies exactly is created with `setSource: 'text'` unless told otherwise:
+ * the service keeps each added text in `meta.text`, so a record need not keep its fingerprint set
+ * too (docs/stores.md). A record whose metadata does not hold its text (`serve --no-store-text`)
+ * keeps its set, so the answers are the same either way.
+ */
+function withTextSets(options: NamedIndexOptions): NamedIndexOptions {
+  return options.setSource === undefined && (options.verify ?? 'exact') === 'exact' ? { ...options, setSource: 'text' } : options;
+}
 
 /** One entry of the list. */
 export interface NamedIndexEntry {
@@ -154,7 +164,7 @@ export class IndexRegistry {
     this.creating.add(name);
     try {
       const store = o.store ?? 'sqlite';
-      const options = o.options ?? {};
+      const options = withTextSets(o.options ?? {});
       const file = this.pathOf(name, store);
       // Files left by an index dropped while they could not be deleted are not adopted.
       if (file && (await exists(file)))

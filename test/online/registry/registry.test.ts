@@ -161,3 +161,34 @@ test("registry: names that are not indexes of the list find nothing, Object.prot
   assert.equal(await again.drop('ads'), true, 'it can still be dropped');
   await again.close();
 });
+
+test('registry: an index that verifies exactly is created with setSource "text" (the service keeps the texts), and answers as one that keeps its sets', async () => {
+  const dir = tmpDir();
+  const reg = await IndexRegistry.open(dir);
+  await reg.create('exact', { store: 'file', options: { threshold: 0.5, k: 4 } });
+  await reg.create('est', { options: { threshold: 0.5, k: 4, verify: 'estimate' } });
+  await reg.create('kept', { options: { threshold: 0.5, k: 4, setSource: 'record' } });
+  const alone = await NearDupIndex.open({ threshold: 0.5, k: 4 });
+  await alone.add('a', A, { text: A });
+  await alone.add('o', 'something else entirely, about bicycles', 'no text kept');
+  for (const [name, source] of [['exact', 'text'], ['est', undefined], ['kept', 'record']] as const) {
+    const h = (await reg.acquire(name))!;
+    assert.equal(h.index.manifest.setSource, source === 'record' ? undefined : source, name);
+    await h.index.add('a', A, { text: A });
+    await h.index.add('o', 'something else entirely, about bicycles', 'no text kept');
+    if (name !== 'est') {
+      assert.deepEqual(await h.index.query(B), await alone.query(B), name);
+      assert.deepEqual(await h.index.get('a'), await alone.get('a'), name);
+    }
+    h.release();
+  }
+  await reg.close();
+  // Reopened from the list: the file store keeps its manifest's choice.
+  const again = await IndexRegistry.open(dir, { create: false });
+  const h = (await again.acquire('exact'))!;
+  assert.equal(h.index.manifest.setSource, 'text');
+  assert.deepEqual(await h.index.query(B), await alone.query(B));
+  h.release();
+  await again.close();
+  await alone.close();
+});
