@@ -107,96 +107,131 @@ function attempts(workDir: string, stage: string): Map<number, { live: number; d
 
 /** The state of every stage of the job in `workDir`, at `now`. */
 export function jobStatus(workDir: string, job: JobSpec, now = Date.now()): StageStatus[] {
-  // Documents per per-shard task, from the sign markers (the same groups in every per-shard stage).
+  const signDocs = signDocsOf(workDir, job);
+  return STAGES.map((stage) => stageStatus({ workDir, job, stage, signDocs, now }));
+}
+
+/** Documents per per-shard task, from the sign markers (the same groups in every per-shard stage). */
+function signDocsOf(workDir: string, job: JobSpec): (number | undefined)[] {
   const signDocs: (number | undefined)[] = [];
   for (let t = 0; t < taskCount(job, 'sign'); t++) {
     const m = readMarker<PerShardMarker<SignMarker>>(workDir, job, 'sign', t);
     signDocs.push(m && Array.isArray(m.shards) ? m.shards.reduce((a, x) => a + (x?.docs ?? 0), 0) : undefined);
   }
-  const out: StageStatus[] = [];
-  for (const stage of STAGES) {
-    const total = taskCount(job, stage);
-    const st: StageStatus = {
-      stage,
-      total,
-      done: 0,
-      running: 0,
-      failed: 0,
-      waiting: 0,
-      deadAttempts: 0,
-      measured: 0,
-      wallMs: 0,
-      cpuMs: 0,
-      bytesRead: 0,
-      bytesWritten: 0,
-      peakRss: 0,
-      firstStartedAt: null,
-      elapsedMs: null,
-      docs: PER_SHARD.has(stage) ? 0 : null,
-      docsPerSec: null,
-      bytesPerSec: null,
-      eta: null,
-      errors: [],
-    };
-    const tries = attempts(workDir, stage);
-    let lastEnd = 0;
-    for (let t = 0; t < total; t++) {
-      const m: MarkerBase | undefined = readMarker(workDir, job, stage, t);
-      if (m) {
-        st.done++;
-        if (m.stats) {
-          st.measured++;
-          if (st.docs !== null) st.docs += signDocs[t] ?? 0;
-          st.bytesWritten += outsideBytes(m);
-        }
-        for (const s of taskStats({ workDir, job, stage, t }, m)) {
-          st.wallMs += s.wallMs;
-          st.cpuMs += s.cpuMs;
-          st.bytesRead += s.bytesRead ?? 0;
-          st.bytesWritten += s.bytesWritten;
-          st.peakRss = Math.max(st.peakRss, s.peakRss);
-          st.firstStartedAt = Math.min(st.firstStartedAt ?? s.startedAt, s.startedAt);
-          lastEnd = Math.max(lastEnd, s.endedAt);
-        }
-        continue;
-      }
-      const { live, dead } = tries.get(t) ?? { live: 0, dead: 0 };
-      st.deadAttempts += dead;
-      if (live > 0) {
-        st.running++;
-        continue;
-      }
-      const f = readFailed(workDir, stage, t);
-      if (f) {
-        st.failed++;
-        let shards: string[] = [];
-        if (PER_SHARD.has(stage)) {
-          const { first, end } = shardsOfTask(job, t);
-          shards = job.shards.slice(first, end).map((x) => x.path);
-        }
-        st.errors.push({ task: t, shards, error: f.error, kind: f.kind, at: f.at, host: f.host, pid: f.pid });
-        continue;
-      }
-      st.waiting++;
+  return signDocs;
+}
+
+/** What {@link stageStatus} looks at. */
+interface StageQuery {
+  workDir: string;
+  job: JobSpec;
+  stage: StageName;
+  signDocs: readonly (number | undefined)[];
+  now: number;
+}
+
+/** A stage's status before any task is looked at. */
+function emptyStatus(stage: StageName, total: number): StageStatus {
+  return {
+    stage,
+    total,
+    done: 0,
+    running: 0,
+    failed: 0,
+    waiting: 0,
+    deadAttempts: 0,
+    measured: 0,
+    wallMs: 0,
+    cpuMs: 0,
+    bytesRead: 0,
+    bytesWritten: 0,
+    peakRss: 0,
+    firstStartedAt: null,
+    elapsedMs: null,
+    docs: PER_SHARD.has(stage) ? 0 : null,
+    docsPerSec: null,
+    bytesPerSec: null,
+    eta: null,
+    errors: [],
+  };
+}
+
+/** One stage's tasks counted (done, running, failed, waiting) with the done ones' measurements, its rates and its ETA. */
+function stageStatus(q: StageQuery): StageStatus {
+  const { workDir, job, stage } = q;
+  const total = taskCount(job, stage);
+  const st = emptyStatus(stage, total);
+  const tries = attempts(workDir, stage);
+  let lastEnd = 0;
+  for (let t = 0; t < total; t++) {
+    const m: MarkerBase | undefined = readMarker(workDir, job, stage, t);
+    if (m) {
+      lastEnd = Math.max(lastEnd, addDone(st, q, t, m));
+      continue;
     }
-    if (st.firstStartedAt !== null) {
-      st.elapsedMs = (st.done === total ? lastEnd : now) - st.firstStartedAt;
-      if (st.wallMs > 0) {
-        st.bytesPerSec = (st.bytesRead * 1000) / st.wallMs;
-        if (st.docs !== null) st.docsPerSec = (st.docs * 1000) / st.wallMs;
-      }
-    }
-    if (st.measured > 0 && st.done < total) {
-      const meanTaskMs = st.wallMs / st.measured;
-      const remaining = total - st.done;
-      const span = Math.max(lastEnd - st.firstStartedAt!, 1);
-      const parallelismFrom = st.running > 0 ? 'running' : 'observed';
-      const parallelism = st.running > 0 ? st.running : Math.max(1, st.wallMs / span);
-      st.eta = { ms: (meanTaskMs * remaining) / parallelism, remaining, meanTaskMs, parallelism, parallelismFrom };
-    }
-    out.push(st);
+    const { live, dead } = tries.get(t) ?? { live: 0, dead: 0 };
+    st.deadAttempts += dead;
+    if (live > 0) st.running++;
+    else addNotRunning(st, q, t);
   }
-  return out;
+  addRates(st, lastEnd, q.now);
+  return st;
+}
+
+/** Counts done task `t` (marker `m`) and its measurements into `st`; returns when its last attempt ended (0 if unmeasured). */
+function addDone(st: StageStatus, q: StageQuery, t: number, m: MarkerBase): number {
+  st.done++;
+  if (m.stats) {
+    st.measured++;
+    if (st.docs !== null) st.docs += q.signDocs[t] ?? 0;
+    st.bytesWritten += outsideBytes(m);
+  }
+  let lastEnd = 0;
+  for (const s of taskStats({ workDir: q.workDir, job: q.job, stage: q.stage, t }, m)) {
+    st.wallMs += s.wallMs;
+    st.cpuMs += s.cpuMs;
+    st.bytesRead += s.bytesRead ?? 0;
+    st.bytesWritten += s.bytesWritten;
+    st.peakRss = Math.max(st.peakRss, s.peakRss);
+    st.firstStartedAt = Math.min(st.firstStartedAt ?? s.startedAt, s.startedAt);
+    lastEnd = Math.max(lastEnd, s.endedAt);
+  }
+  return lastEnd;
+}
+
+/** Counts task `t`, neither done nor running, as failed (with its error and shards) or waiting. */
+function addNotRunning(st: StageStatus, q: StageQuery, t: number): void {
+  const f = readFailed(q.workDir, q.stage, t);
+  if (!f) {
+    st.waiting++;
+    return;
+  }
+  st.failed++;
+  let shards: string[] = [];
+  if (PER_SHARD.has(q.stage)) {
+    const { first, end } = shardsOfTask(q.job, t);
+    shards = q.job.shards.slice(first, end).map((x) => x.path);
+  }
+  st.errors.push({ task: t, shards, error: f.error, kind: f.kind, at: f.at, host: f.host, pid: f.pid });
+}
+
+/** The stage's elapsed time, throughput and ETA from what its done tasks measured. */
+function addRates(st: StageStatus, lastEnd: number, now: number): void {
+  if (st.firstStartedAt !== null) {
+    st.elapsedMs = (st.done === st.total ? lastEnd : now) - st.firstStartedAt;
+    if (st.wallMs > 0) {
+      st.bytesPerSec = (st.bytesRead * 1000) / st.wallMs;
+      if (st.docs !== null) st.docsPerSec = (st.docs * 1000) / st.wallMs;
+    }
+  }
+  if (st.measured > 0 && st.done < st.total) {
+    const meanTaskMs = st.wallMs / st.measured;
+    const remaining = st.total - st.done;
+    const span = Math.max(lastEnd - st.firstStartedAt!, 1);
+    const parallelismFrom = st.running > 0 ? 'running' : 'observed';
+    const parallelism = st.running > 0 ? st.running : Math.max(1, st.wallMs / span);
+    st.eta = { ms: (meanTaskMs * remaining) / parallelism, remaining, meanTaskMs, parallelism, parallelismFrom };
+  }
 }
 
 /** Per stage: tasks, and the summed wall and CPU time of their markers' stats (ms). */
