@@ -5,21 +5,17 @@
  * loaded on first use. Credentials and region come from the SDK's default chain; the endpoint from
  * {@link setS3Endpoint} (`--s3-endpoint`) or the SDK's own `AWS_ENDPOINT_URL`.
  *
- * Requests are retried by the SDK's retry loop, with its classification of errors (throttling, 429,
- * 5xx, dropped connections) and neardup's retry strategy ({@link retryStrategy}): its attempts and
- * backoff, and each retry said at `-v`. What the SDK does not retry is retried here ({@link withRetry}):
- * a body cut short after the response began, and, for reads of keys just listed or written, 404
- * (stores that are only eventually consistent after a write). Multipart uploads are the SDK's
- * (`@aws-sdk/lib-storage`'s `Upload`, an optional package loaded with it).
- *
- * Why this file is long: every request neardup makes of object storage, each with its retry and
- * the error that names the object.
+ * Requests are retried by the SDK's retry loop under neardup's retry strategy, and a body cut short
+ * or a 404 of a key just written by neardup (./retry.ts). Multipart uploads are the SDK's
+ * (`@aws-sdk/lib-storage`'s `Upload`, an optional package loaded when one is needed).
  * @module
  */
 import { open } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { UsageError } from '../../common/errors.js';
 import { loadPackage } from '../../common/lazy.js';
+import { attempts, countAttempts, retrying, retryStrategy, statusOf } from './retry.js';
+export { s3Requests, setS3Log } from './retry.js';
 
 /** A parsed `s3://bucket/key` name. */
 export interface S3Url {
@@ -45,33 +41,14 @@ export function parseS3Url(url: string): S3Url {
 export const S3_BLOCK = 8 << 20;
 /** Ranged GETs (and multipart parts) in flight at once per object, and objects at once per list. */
 export const PARALLEL = 4;
-/** Attempts of one request before its error is final (NEARDUP_S3_ATTEMPTS overrides). */
-const ATTEMPTS = 8;
-
-function attempts(): number {
-  const n = Number(process.env.NEARDUP_S3_ATTEMPTS);
-  return Number.isInteger(n) && n >= 1 ? n : ATTEMPTS;
-}
-
-/** The first retry's wait in ms, doubled per attempt (NEARDUP_S3_RETRY_MS overrides 100: tests wait less). */
-const firstWait = (): number => (process.env.NEARDUP_S3_RETRY_MS ? Math.max(0, Number(process.env.NEARDUP_S3_RETRY_MS) || 0) : 100);
-
 let endpoint: string | undefined;
-let log: ((line: string) => void) | undefined;
 let client: Promise<S3Handle> | undefined;
-/** Requests sent since start (retries included): for `-v` and the bench. */
-export const s3Requests = { count: 0, retries: 0 };
 
 /** Sets the endpoint of an S3-compatible store (`--s3-endpoint`); undefined: `AWS_ENDPOINT_URL`, else AWS. */
 export function setS3Endpoint(url: string | undefined): void {
   if (url !== undefined && !/^https?:\/\/[^/]+/.test(url)) throw new UsageError(`--s3-endpoint ${url}: expected http(s)://host[:port]`);
   endpoint = url;
   client = undefined;
-}
-
-/** Where retries are reported (the CLI passes stderr at `-v`). */
-export function setS3Log(fn: ((line: string) => void) | undefined): void {
-  log = fn;
 }
 
 /** Path-style addressing for an endpoint given by IP address or localhost: those have no bucket subdomains. */
@@ -106,93 +83,6 @@ async function handle(): Promise<S3Handle> {
     return { sdk, s3 };
   })();
   return client;
-}
-
-/** The request a failed attempt was, for the `-v` line of its retry. */
-interface FailedRequest {
-  $neardupRequest?: string;
-}
-
-/** The verbs of the `-v` lines, by SDK command. */
-const VERBS: Record<string, string> = {
-  HeadObjectCommand: 'HEAD',
-  GetObjectCommand: 'GET',
-  ListObjectsV2Command: 'LIST',
-  PutObjectCommand: 'PUT',
-  UploadPartCommand: 'PUT part',
-  CreateMultipartUploadCommand: 'CREATE-MULTIPART',
-  CompleteMultipartUploadCommand: 'COMPLETE-MULTIPART',
-  AbortMultipartUploadCommand: 'ABORT-MULTIPART',
-  DeleteObjectCommand: 'DELETE',
-};
-
-/**
- * A middleware inside the SDK's retry loop (its step's lowest priority): counts every attempt, and
- * names the request on a failed attempt's error for {@link retryStrategy}'s line.
- */
-const countAttempts = ((next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) => async (args: { input?: Record<string, unknown> }) => {
-  s3Requests.count++;
-  try {
-    return await next(args);
-  } catch (e) {
-    const input = args.input ?? {};
-    const name = `s3://${String(input.Bucket ?? '')}/${String(input.Key ?? input.Prefix ?? '')}`;
-    const verb = VERBS[context.commandName ?? ''] ?? context.commandName ?? 'request';
-    if (e && typeof e === 'object')
-      (e as FailedRequest).$neardupRequest = `${verb}${input.PartNumber !== undefined ? ` ${String(input.PartNumber)}` : ''} ${name}`;
-    throw e;
-  }
-}) as unknown as import('@smithy/types').FinalizeRequestMiddleware<
-  import('@aws-sdk/client-s3').ServiceInputTypes,
-  import('@aws-sdk/client-s3').ServiceOutputTypes
->;
-
-/**
- * neardup's retry strategy for the SDK's retry loop (the SDK's `RetryStrategyV2` interface): the
- * SDK decides what is retryable (throttling and 429, 500/502/503/504, timeouts, dropped
- * connections; other 5xx too, as neardup always did), this decides how often (`most` attempts) and
- * how long to wait (exponential from 100 ms or NEARDUP_S3_RETRY_MS, with jitter, at most 10 s), and
- * says each retry at `-v`. No retry budget: a run retries each request up to its attempts.
- */
-function retryStrategy(most: number): import('@aws-sdk/client-s3').S3ClientConfig['retryStrategy'] {
-  const token = (count: number, delay: number) => ({ getRetryCount: () => count, getRetryDelay: () => delay, getRetryTokenCount: () => 0 });
-  const first = firstWait();
-  return {
-    acquireInitialRetryToken: async () => token(0, 0),
-    refreshRetryTokenForRetry: async (previous, info) => {
-      const attempt = previous.getRetryCount() + 1;
-      if (attempt >= most || info.errorType === 'CLIENT_ERROR') throw new Error('not retried');
-      const wait = Math.min(10_000, first * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
-      s3Requests.retries++;
-      const e = (info as { error?: unknown }).error;
-      const what = (e as FailedRequest | undefined)?.$neardupRequest ?? 'a request';
-      log?.(
-        `s3: ${what} failed (${statusOf(e) ?? (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.name}), retry ${attempt} of ${most - 1} in ${
-          Math.round(wait)
-        } ms`,
-      );
-      return token(attempt, wait);
-    },
-    recordSuccess: () => {},
-  };
-}
-
-function statusOf(e: unknown): number | undefined {
-  return (e as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
-}
-
-/**
- * Whether a failure is worth running the request again here: a 404 when asked, or a body cut short
- * after the response began (which the SDK's loop, done by then, does not retry). A request's own
- * failures (5xx, 429, connections refused or dropped before the response) were retried by the SDK.
- */
-function retryable(e: unknown, notFoundToo: boolean): boolean {
-  const status = statusOf(e);
-  if (status !== undefined) return notFoundToo && status === 404;
-  if ((e as { $metadata?: { attempts?: number } })?.$metadata?.attempts !== undefined) return false;
-  const code = (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.name;
-  return typeof code === 'string'
-    && /ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|socket hang up|TimeoutError|NetworkingError/i.test(code + ((e as Error)?.message ?? ''));
 }
 
 /**
@@ -240,31 +130,10 @@ function s3Error(url: string, e: unknown): Error {
   return new Error(`${url}: ${msg}${status ? ` (HTTP ${status})` : ''}`);
 }
 
-/**
- * Runs one request (the SDK retries its failures) and its body's reading, and runs them again when
- * the body is cut short, or on a 404 with `notFoundToo` (a key that was just listed or written):
- * exponential backoff from 100 ms or NEARDUP_S3_RETRY_MS, with jitter, up to {@link ATTEMPTS}
- * attempts or NEARDUP_S3_ATTEMPTS.
- */
+/** Runs one request with the client (see ./retry.ts for what is retried, and where). */
 async function withRetry<T>(url: string, what: string, run: (h: S3Handle) => Promise<T>, notFoundToo = false): Promise<T> {
   const h = await handle();
-  const most = attempts();
-  const first = firstWait();
-  for (let attempt = 1;; attempt++) {
-    try {
-      return await run(h);
-    } catch (e) {
-      if (attempt >= most || !retryable(e, notFoundToo)) throw s3Error(url, e);
-      const wait = Math.min(10_000, first * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
-      s3Requests.retries++;
-      log?.(
-        `s3: ${what} ${url} failed (${statusOf(e) ?? (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.name}), retry ${attempt} of ${most - 1} in ${
-          Math.round(wait)
-        } ms`,
-      );
-      await new Promise((r) => setTimeout(r, wait));
-    }
-  }
+  return retrying({ url, what, notFoundToo }, () => run(h), (e) => s3Error(url, e));
 }
 
 /** The size of an object, or undefined when there is none at that key. */
