@@ -6,14 +6,12 @@
  * give the same answer.
  * @module
  */
-import { makeNormalizer } from '../text/normalize.js';
-import { countTokens, tokens } from '../text/tokens.js';
+import { countTokens } from '../text/tokens.js';
 import { OffsetCursor } from './offsets.js';
 import { resolveSpansOptions, type ResolvedSpansOptions, type SpansOptions } from './options.js';
 import { UnitTable } from './table.js';
-import { UnitHasher } from './unitHash.js';
-import { newUnits, splitUnits, type Units } from './units.js';
-import { newWordBuffers, wordWindows } from './words.js';
+import type { Units } from './units.js';
+import { UnitWalker } from './walker.js';
 
 /** A range cut out of a document's text: code-point and UTF-8 byte offsets, end exclusive. */
 export interface CutRange {
@@ -99,55 +97,6 @@ export function topText(text: string, u: Units, k: number): string {
 
 /** The kept occurrence and counts of a removed unit, as {@link cutDocument} writes them into its {@link RemovedUnit}. */
 export type UnitFacts = Pick<RemovedUnit, 'keptDoc' | 'keptStart' | 'keptByteStart' | 'count' | 'docs'>;
-
-/**
- * Splits, normalizes and hashes the units of one text as both passes compare them: the one-process
- * passes here and the sharded job's stages (src/shard/spans/) walk units through this one class,
- * so a unit is the same unit, with the same hash and index, everywhere.
- */
-export class UnitWalker {
-  /** The units of the text last walked (indices `k` of {@link each}'s callback). */
-  readonly units = newUnits();
-  /** The 64-bit hash of the unit of the current callback (two 32-bit lanes). */
-  readonly hash = new Uint32Array(2);
-  private readonly words = newWordBuffers();
-  private readonly norm: (t: string) => string;
-  private readonly hasher: UnitHasher;
-
-  constructor(private readonly o: ResolvedSpansOptions) {
-    this.norm = makeNormalizer(o.normalize ?? {});
-    this.hasher = new UnitHasher(o.normalize ?? {});
-  }
-
-  /** Hashes the compared units of `text` into {@link hash}, calling `each(unit index)` for each; returns the units split. */
-  each(text: string, each: (k: number) => void): number {
-    if (this.o.unit === 'substring') return this.eachWindow(text, each);
-    const u = splitUnits(text, this.o.unit, this.o.window, this.units);
-    const min = this.o.minUnitWords;
-    for (let k = 0; k < u.count; k++) {
-      const a = u.textStart[k]!;
-      const b = u.textEnd[k]!;
-      // The normalized text's hash without the normalized text (./unitHash.ts); only a word count needs the string.
-      if (this.hasher.hash(text, a, b, this.hash) === 0) continue;
-      if (min > 0 && tokens(this.hasher.normalized(text, a, b)).length < min) continue;
-      each(k);
-    }
-    return u.count;
-  }
-
-  /** {@link each} for substring units: the L-word windows, hashed once per word (./words.ts). */
-  private eachWindow(text: string, each: (k: number) => void): number {
-    const u = wordWindows(text, { length: this.o.minLength, norm: this.norm }, this.units, this.words);
-    if (this.o.minUnitWords > this.o.minLength) return u.count;
-    const h = this.words.windowHash;
-    for (let k = 0; k < u.count; k++) {
-      this.hash[0] = h[2 * k]!;
-      this.hash[1] = h[2 * k + 1]!;
-      each(k);
-    }
-    return u.count;
-  }
-}
 
 /** A document's verdict with the bytes its cuts remove. */
 export type CutVerdict = DocVerdict & { bytesRemoved: number };
