@@ -11,6 +11,7 @@ import { OffsetCursor } from './offsets.js';
 import { resolveSpansOptions, type ResolvedSpansOptions, type SpansOptions } from './options.js';
 import { UnitTable } from './table.js';
 import type { Units } from './units.js';
+import { UnitVerifier, type Occurrence } from './verify.js';
 import { UnitWalker } from './walker.js';
 
 /** A range cut out of a document's text: code-point and UTF-8 byte offsets, end exclusive. */
@@ -67,7 +68,7 @@ export interface SpansSummary {
   documents: number;
   /** Units compared (shorter than `minUnitWords` and blank ones are not). */
   units: number;
-  /** Distinct units (by hash). */
+  /** Distinct units (by normalized text). */
   distinctUnits: number;
   /** Distinct units occurring more than once. */
   repeatedUnits: number;
@@ -161,7 +162,12 @@ export function cutDocument(text: string, cut: DocCuts): CutVerdict {
   return { changed: true, text: kept, cuts, units, emptied: words === 0, dropped: words < cut.minDocWords, bytesRemoved };
 }
 
-/** Pass 1 then pass 2 of span deduplication; see the module comment. */
+/**
+ * Pass 1, the check of repeated hashes against texts, then pass 2 of span deduplication; see the
+ * module comment. Callers run {@link observe} on every document, {@link endObserving}, then
+ * {@link verify} on every document again when {@link needsVerifying} (the check of ./verify.ts),
+ * {@link endVerifying}, and {@link decide} on every document.
+ */
 export class SpanDeduper {
   private readonly o: ResolvedSpansOptions;
   private readonly walker: UnitWalker;
@@ -170,10 +176,18 @@ export class SpanDeduper {
   private readonly cursor = new OffsetCursor();
   private readonly hash: Uint32Array;
   private observed = 0;
+  private verified = 0;
   private decided = 0;
+  private v: UnitVerifier | undefined;
+  private ready = false;
+  /** Top units: slot (side units: −2 − side index) → rank. */
   private topSlots = new Map<number, number>();
-  /** Per document: 1 when pass 2 may cut something there (or must read a top unit's text), so pass 2 skips the others. */
+  /**
+   * Per document: bit 1 when pass 2 may cut something there (or must read a top unit's text), so
+   * pass 2 skips the others; bit 2 when the check must read it (a repeated hash's first occurrence).
+   */
   private touched = new Uint8Array(1024);
+  private readonly at: Occurrence = { doc: 0, pos: 0, cp: 0, byte: 0 };
   private readonly s: SpansSummary = {
     documents: 0,
     units: 0,
@@ -195,95 +209,136 @@ export class SpanDeduper {
     this.hash = this.walker.hash;
   }
 
-  private eachUnit(text: string, each: (k: number) => void): number {
-    return this.walker.each(text, each);
-  }
-
   /** Pass 1: counts the units of the next document (documents come in input order, numbered from 0). */
   observe(text: string): void {
     const doc = this.observed++;
     const c = this.cursor.reset(text);
     const u = this.units;
-    this.eachUnit(text, (k) => {
+    this.walker.each(text, (k) => {
       const pos = u.start[k]!;
       c.at(pos);
       const i = this.table.add(this.hash[0]!, this.hash[1]!, doc, pos, c.cp, c.byte);
       this.s.units++;
       // Keep-first cuts exactly the occurrences after the first; --min-docs K ≥ 2 only units in two documents or more.
       if (this.o.minDocs === undefined ? this.table.count(i) > 1 : this.o.minDocs <= 1 || this.table.docs(i) >= 2) {
-        this.touch(doc);
-        if (this.o.minDocs !== undefined) this.touch(this.table.firstDoc(i));
+        this.touch(doc, 1);
+        if (this.o.minDocs !== undefined) this.touch(this.table.firstDoc(i), 1);
       }
     });
   }
 
-  private touch(doc: number): void {
+  private touch(doc: number, bit: number): void {
     if (doc >= this.touched.length) {
       const grown = new Uint8Array(Math.max(doc + 1, this.touched.length * 2));
       grown.set(this.touched);
       this.touched = grown;
     }
-    this.touched[doc] = 1;
+    this.touched[doc]! |= bit;
   }
 
-  /** Ends pass 1: picks the most repeated units, whose text pass 2 fills in. */
+  /** Ends pass 1: the hashes counted more than once are to be checked against their texts. */
   endObserving(): void {
-    const t = this.table;
     this.s.documents = this.observed;
-    this.s.distinctUnits = t.size;
-    const repeated: number[] = [];
-    for (let i = 0; i < t.capacity; i++) if (t.used(i) && t.count(i) > 1) repeated.push(i);
-    this.s.repeatedUnits = repeated.length;
-    repeated.sort((a, b) => t.count(b) - t.count(a) || t.firstDoc(a) - t.firstDoc(b) || t.firstPos(a) - t.firstPos(b));
-    this.s.top = repeated.slice(0, this.o.top).map((i, k) => {
-      this.topSlots.set(i, k);
-      this.touch(t.firstDoc(i));
-      return { text: '', count: t.count(i), docs: t.docs(i) };
+    this.v = new UnitVerifier(this.table);
+    this.v.firstDocs((doc) => this.touch(doc, 2));
+  }
+
+  /** Whether {@link verify} must see the documents again: some hash occurred more than once. */
+  get needsVerifying(): boolean {
+    return this.v !== undefined && this.v.repeated > 0;
+  }
+
+  /** The check (./verify.ts): the next document again (the same documents as pass 1, in the same order), its repeated hashes' texts compared. */
+  verify(text: string): void {
+    const doc = this.verified++;
+    if (doc >= this.observed) throw new Error(`the check saw more documents than pass 1 (${this.observed})`);
+    if (this.touched[doc] === 0 || this.touched[doc] === undefined) return;
+    const v = this.v!;
+    const c = this.cursor.reset(text);
+    const u = this.units;
+    const w = this.walker;
+    this.walker.each(text, (k) => {
+      const i = this.table.find(this.hash[0]!, this.hash[1]!);
+      if (i < 0) throw new Error(`document ${doc} changed between the passes`);
+      if (!v.isRepeated(i)) return;
+      const at = this.at;
+      at.doc = doc;
+      at.pos = u.start[k]!;
+      c.at(at.pos);
+      at.cp = c.cp;
+      at.byte = c.byte;
+      v.check(i, w.keyUnits, w.key(k), at);
     });
+  }
+
+  /** Ends the check: exact counts, and the most repeated units, whose text pass 2 fills in. */
+  endVerifying(): void {
+    const v = this.v!;
+    if (this.needsVerifying && this.verified !== this.observed) throw new Error(`the check saw ${this.verified} documents, pass 1 ${this.observed}`);
+    v.end();
+    this.s.distinctUnits = v.distinct;
+    const repeated: number[] = [];
+    v.eachRepeated((i, s) => repeated.push(s < 0 ? i : -2 - s));
+    this.s.repeatedUnits = repeated.length;
+    const slot = (x: number): number => (x >= 0 ? x : -1);
+    const side = (x: number): number => (x >= 0 ? -1 : -2 - x);
+    const key = (x: number, f: 'count' | 'firstDoc' | 'firstPos'): number => v[f](slot(x), side(x));
+    repeated.sort((a, b) => key(b, 'count') - key(a, 'count') || key(a, 'firstDoc') - key(b, 'firstDoc') || key(a, 'firstPos') - key(b, 'firstPos'));
+    this.s.top = repeated.slice(0, this.o.top).map((x, k) => {
+      this.topSlots.set(x, k);
+      this.touch(key(x, 'firstDoc'), 1);
+      return { text: '', count: key(x, 'count'), docs: v.docs(slot(x), side(x)) };
+    });
+    this.ready = true;
   }
 
   /** Pass 2: what the next document loses (the same documents as pass 1, in the same order). */
   decide(text: string): DocVerdict {
+    if (!this.ready) throw new Error('pass 2 before the check of repeated units (endVerifying)');
     const doc = this.decided++;
     if (doc >= this.observed) throw new Error(`pass 2 saw more documents than pass 1 (${this.observed})`);
     const t = this.table;
+    const v = this.v!;
+    const w = this.walker;
     const u = this.units;
     const keepFirst = this.o.minDocs === undefined;
     const minDocs = this.o.minDocs ?? 0;
     this.s.textBytes += Buffer.byteLength(text);
-    if (doc >= this.touched.length || this.touched[doc] === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false };
+    if (doc >= this.touched.length || (this.touched[doc]! & 1) === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false };
     const removed: number[] = [];
     const found: number[] = [];
-    this.eachUnit(text, (k) => {
+    this.walker.each(text, (k) => {
       const i = t.find(this.hash[0]!, this.hash[1]!);
       if (i < 0) throw new Error(`document ${doc} changed between the passes`);
-      const first = t.firstDoc(i) === doc && t.firstPos(i) === u.start[k];
-      if (first && this.topSlots.has(i)) {
-        this.s.top[this.topSlots.get(i)!]!.text = topText(text, u, k);
-      }
-      if (keepFirst ? !first : t.docs(i) >= minDocs) {
+      // Only a hash that collided needs the text: which of its units this is.
+      const s = v.collides(i) ? v.resolve(i, w.keyUnits, w.key(k)) : -1;
+      const first = v.firstDoc(i, s) === doc && v.firstPos(i, s) === u.start[k];
+      const top = first ? this.topSlots.get(s < 0 ? i : -2 - s) : undefined;
+      if (top !== undefined) this.s.top[top]!.text = topText(text, u, k);
+      if (keepFirst ? !first : v.docs(i, s) >= minDocs) {
         removed.push(k);
-        found.push(i);
+        found.push(i, s);
       }
     });
     const facts = (j: number): UnitFacts => {
-      const i = found[j]!;
+      const i = found[2 * j]!;
+      const s = found[2 * j + 1]!;
       return {
-        keptDoc: keepFirst ? t.firstDoc(i) : -1,
-        keptStart: keepFirst ? t.firstCp(i) : -1,
-        keptByteStart: keepFirst ? t.firstByte(i) : -1,
-        count: t.count(i),
-        docs: t.docs(i),
+        keptDoc: keepFirst ? v.firstDoc(i, s) : -1,
+        keptStart: keepFirst ? v.firstCp(i, s) : -1,
+        keptByteStart: keepFirst ? v.firstByte(i, s) : -1,
+        count: v.count(i, s),
+        docs: v.docs(i, s),
       };
     };
-    const v = cutDocument(text, { units: u, removed, facts, substring: this.o.unit === 'substring', minDocWords: this.o.minDocWords });
-    if (!v.changed) return v;
-    this.s.bytesRemoved += v.bytesRemoved;
-    this.s.unitsRemoved += v.units.length;
+    const verdict = cutDocument(text, { units: u, removed, facts, substring: this.o.unit === 'substring', minDocWords: this.o.minDocWords });
+    if (!verdict.changed) return verdict;
+    this.s.bytesRemoved += verdict.bytesRemoved;
+    this.s.unitsRemoved += verdict.units.length;
     this.s.documentsChanged++;
-    if (v.emptied) this.s.documentsEmptied++;
-    if (v.dropped) this.s.documentsDropped++;
-    return v;
+    if (verdict.emptied) this.s.documentsEmptied++;
+    if (verdict.dropped) this.s.documentsDropped++;
+    return verdict;
   }
 
   /** The counts so far (complete once pass 2 has seen every document). */

@@ -1,6 +1,7 @@
 /**
- * `neardup spans` over a file, in two passes: pass 1 reads every record and counts its units
- * (only hashes and first occurrences are kept), pass 2 reads the input again and writes the
+ * `neardup spans` over a file, in two passes and a check: pass 1 reads every record and counts its units
+ * (only hashes and first occurrences are kept), the check reads them again to compare the texts
+ * of the hashes counted more than once (./verify.ts), pass 2 reads the input again and writes the
  * rewritten (`dedup`) or tagged (`annotate`) records and the `--removed` audit, each atomically
  * (temp file, then rename; nothing is left on an error).
  * @module
@@ -115,6 +116,8 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
   // Every shard's format is known now: one that cannot be rewritten stops the run before any is written.
   if (mode !== 'none' && first.shards) checkShardFormats(first.shardFormats ?? [], first.shards, mode);
   d.endObserving();
+  if (d.needsVerifying) await verifyPass(input, read, d);
+  d.endVerifying();
   const idOf = (i: number): string => (explicit ? (ids[i] ?? String(rows[i])) : String(rows[i]));
   if (mode !== 'none' && first.shards) {
     let audit: OutputSink | undefined = options.removed !== undefined ? await atomicFileSink(options.removed) : undefined;
@@ -148,6 +151,19 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
     await second.records.return(undefined);
     await out?.abort();
     await audit?.abort();
+  }
+}
+
+/**
+ * The check between the passes (./verify.ts): the records read again, in the same order, and the
+ * texts of the hashes counted more than once compared, so that no hash collision cuts a unit.
+ */
+async function verifyPass(input: string, read: ReadOptions, d: SpanDeduper): Promise<void> {
+  const again = await openInput(input, read);
+  try {
+    for await (const r of again.records) d.verify(r.text);
+  } finally {
+    await again.records.return(undefined);
   }
 }
 
