@@ -101,10 +101,10 @@ export class UnitVerifier {
     return this.t.tag(i) > 0;
   }
 
-  /** One occurrence of repeated slot `i`, in input order, its normalized text `key[0, len)`. */
-  check(i: number, key: Uint16Array, len: number, at: Occurrence): void {
+  /** One occurrence of repeated slot `i`, in input order, its normalized text `key[0, len)`; returns its side index, or −1 for the slot's first text. */
+  check(i: number, key: Uint16Array, len: number, at: Occurrence): number {
     const r = this.t.tag(i) - 1;
-    if (r < 0) return;
+    if (r < 0) return -1;
     if (this.at[r]! < 0) {
       // The first occurrence of the hash (input order): its text is the slot's.
       if (this.text.length < this.used + len) this.growText(this.used + len);
@@ -115,18 +115,19 @@ export class UnitVerifier {
       this.counts[r] = 1;
       this.docCounts[r] = 1;
       this.lastDoc[r] = at.doc;
-      return;
+      return -1;
     }
     if (this.same(r, key, len)) {
       this.counts[r]!++;
       if (this.lastDoc[r] !== at.doc) (this.docCounts[r]!++, (this.lastDoc[r] = at.doc));
-      return;
+      return -1;
     }
     this.collided[r] = 1;
     const k = sideKey(r, key, len);
-    const s = this.side.index.get(k);
-    if (s === undefined) this.side.index.set(k, this.side.add(at));
+    let s = this.side.index.get(k);
+    if (s === undefined) this.side.index.set(k, s = this.side.add(at));
     else this.side.seen(s, at.doc);
+    return s;
   }
 
   /** Ends the checks: each repeated slot's counts become its first text's; the texts are dropped unless a hash collided. */

@@ -134,9 +134,24 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
       return { reads: [], shards: groupOf(job, t) };
     case 'spans-find':
       return { reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['units.u32'] }], shards: [] };
+    case 'spans-text':
+      return { reads: [{ stage: 'spans-find', tasks: n('spans-find'), files: ['checks.u32'] }], shards: groupOf(job, t) };
+    case 'spans-decide':
+      return {
+        reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['units.u32'] }, {
+          stage: 'spans-text',
+          tasks: n('spans-text'),
+          files: ['texts.u32', 'keys.u32'],
+        }],
+        shards: [],
+      };
     case 'spans-cut':
       return {
-        reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['docs.json'] }, { stage: 'spans-find', tasks: n('spans-find'), files: ['cuts.u32'] }],
+        reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['docs.json'] }, {
+          stage: 'spans-decide',
+          tasks: n('spans-decide'),
+          files: ['cuts.u32'],
+        }],
         shards: groupOf(job, t),
       };
   }
