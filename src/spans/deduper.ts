@@ -267,7 +267,9 @@ export class SpanDeduper {
       c.at(at.pos);
       at.cp = c.cp;
       at.byte = c.byte;
-      v.check(i, w.keyUnits, w.key(k), at);
+      // key() first: it may grow keyUnits.
+      const len = w.key(k);
+      v.check(i, w.keyUnits, len, at);
     });
   }
 
@@ -299,7 +301,6 @@ export class SpanDeduper {
     if (doc >= this.observed) throw new Error(`pass 2 saw more documents than pass 1 (${this.observed})`);
     const t = this.table;
     const v = this.v!;
-    const w = this.walker;
     const u = this.units;
     const keepFirst = this.o.minDocs === undefined;
     const minDocs = this.o.minDocs ?? 0;
@@ -311,7 +312,7 @@ export class SpanDeduper {
       const i = t.find(this.hash[0]!, this.hash[1]!);
       if (i < 0) throw new Error(`document ${doc} changed between the passes`);
       // Only a hash that collided needs the text: which of its units this is.
-      const s = v.collides(i) ? v.resolve(i, w.keyUnits, w.key(k)) : -1;
+      const s = v.collides(i) ? this.resolve(i, k) : -1;
       const first = v.firstDoc(i, s) === doc && v.firstPos(i, s) === u.start[k];
       const top = first ? this.topSlots.get(s < 0 ? i : -2 - s) : undefined;
       if (top !== undefined) this.s.top[top]!.text = topText(text, u, k);
@@ -339,6 +340,12 @@ export class SpanDeduper {
     if (verdict.emptied) this.s.documentsEmptied++;
     if (verdict.dropped) this.s.documentsDropped++;
     return verdict;
+  }
+
+  /** The side unit of occurrence `k` of collided slot `i` (./verify.ts). */
+  private resolve(i: number, k: number): number {
+    const len = this.walker.key(k); // First: it may grow keyUnits.
+    return this.v!.resolve(i, this.walker.keyUnits, len);
   }
 
   /** The counts so far (complete once pass 2 has seen every document). */

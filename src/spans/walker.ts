@@ -66,7 +66,7 @@ export class UnitWalker {
   /**
    * The normalized text of unit `k` of the current {@link each} callback into {@link keyUnits};
    * returns its length. A substring window's is its words, each normalized alone, separated by
-   * U+0001 (the text between words is not compared).
+   * U+0001 (the text between words is not compared). Read {@link keyUnits} after the call: it may grow the buffer.
    */
   key(k: number): number {
     if (this.o.unit !== 'substring') {

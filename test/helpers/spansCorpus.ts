@@ -21,6 +21,8 @@ const POOL = [
   '',
   'Ünïcödé — ok?',
   'Copyright 2024 Example Inc. All rights reserved.',
+  // Longer than the walker's first key buffer (256 code units).
+  `Long terms: ${'the service is provided as is, '.repeat(12)}end.`,
 ];
 const SEPS = ['\n', '\r\n', '\n\n', '\r\n\r\n', '\n \n', ' '];
 

@@ -58,6 +58,8 @@ const POOL = [
   'Copyright 2024 Example Inc. All rights reserved.',
   'The cat sat on the mat. The dog ran home. Accept all cookies.',
   'the cat sat on the mat and the dog ran home',
+  // Longer than the walker's first key buffer (256 code units).
+  `Long terms: ${'the service is provided as is, '.repeat(12)}end.`,
 ];
 const SEPS = ['\n', '\r\n', '\n\n', '\r\n\r\n', '\n \n', ' '];
 
