@@ -6,51 +6,15 @@
  * give the same answer.
  * @module
  */
-import { countTokens } from '../text/tokens.js';
 import { OffsetCursor } from './offsets.js';
 import { resolveSpansOptions, type ResolvedSpansOptions, type SpansOptions } from './options.js';
 import { UnitTable } from './table.js';
 import type { Units } from './units.js';
+import { cutDocument, type DocVerdict, type UnitFacts } from './cutDocument.js';
 import { UnitVerifier, type Occurrence } from './verify.js';
 import { UnitWalker } from './walker.js';
 
-/** A range cut out of a document's text: code-point and UTF-8 byte offsets, end exclusive. */
-export interface CutRange {
-  start: number;
-  end: number;
-  byteStart: number;
-  byteEnd: number;
-}
-
-/** One removed unit of a document, with the occurrence kept in its place. */
-export interface RemovedUnit extends CutRange {
-  /** The kept occurrence's document (0-based, input order); −1 in boilerplate mode (`minDocs`), where none is kept. */
-  keptDoc: number;
-  /** The kept occurrence's code-point start in its document (−1 when none is kept). */
-  keptStart: number;
-  /** The kept occurrence's UTF-8 byte start in its document (−1 when none is kept). */
-  keptByteStart: number;
-  /** Occurrences of the unit in the corpus. */
-  count: number;
-  /** Documents the unit occurs in. */
-  docs: number;
-}
-
-/** What pass 2 decides for one document. */
-export interface DocVerdict {
-  /** True when at least one unit was removed. */
-  changed: boolean;
-  /** The text left (the input text when nothing was removed). */
-  text: string;
-  /** The ranges cut, merged (overlapping windows are one range), in text order. */
-  cuts: CutRange[];
-  /** Every removed unit (sentence windows may overlap). */
-  units: RemovedUnit[];
-  /** Changed and left with no word. */
-  emptied: boolean;
-  /** Changed and left with fewer than `minDocWords` words: the document is dropped. */
-  dropped: boolean;
-}
+export type { CutRange, DocVerdict, RemovedUnit, UnitFacts } from './cutDocument.js';
 
 /** One of the most repeated units. */
 export interface TopUnit {
@@ -96,72 +60,6 @@ export function topText(text: string, u: Units, k: number): string {
   return s.length > TOP_TEXT ? `${s.slice(0, TOP_TEXT)}…` : s;
 }
 
-/** The kept occurrence and counts of a removed unit, as {@link cutDocument} writes them into its {@link RemovedUnit}. */
-export type UnitFacts = Pick<RemovedUnit, 'keptDoc' | 'keptStart' | 'keptByteStart' | 'count' | 'docs'>;
-
-/** A document's verdict with the bytes its cuts remove. */
-export type CutVerdict = DocVerdict & { bytesRemoved: number };
-
-/** What {@link cutDocument} cuts out of one document. */
-export interface DocCuts {
-  /** The document's units, as {@link UnitWalker.each} split them. */
-  units: Units;
-  /** The unit indices removed, ascending. */
-  removed: readonly number[];
-  /** The kept occurrence and counts of the j-th removed unit. */
-  facts: (j: number) => UnitFacts;
-  /** Substring units: overlapping removed windows are one audit row. */
-  substring: boolean;
-  minDocWords: number;
-}
-
-/**
- * What a document loses, given which of its units go: `removed` (unit indices of `u`, ascending, as
- * {@link UnitWalker.each} visits them) and `facts(j)` the kept occurrence and counts of the j-th.
- * The one-process pass 2 and the sharded job's cut stage both call it, so they cut the same bytes.
- */
-export function cutDocument(text: string, cut: DocCuts): CutVerdict {
-  const { units: u, removed, facts } = cut;
-  if (removed.length === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false, bytesRemoved: 0 };
-  const c = new OffsetCursor().reset(text);
-  const e = new OffsetCursor().reset(text);
-  const rows = cut.substring ? mergeWindows(removed, u.start, u.end) : undefined;
-  const pick = rows?.pick ?? removed.map((_, j) => j);
-  const units: RemovedUnit[] = pick.map((j, r) => {
-    const k = removed[j]!;
-    c.at(u.start[k]!);
-    e.at(rows?.end[r] ?? u.end[k]!);
-    return { start: c.cp, end: e.cp, byteStart: c.byte, byteEnd: e.byte, ...facts(j) };
-  });
-  // Merged in UTF-16 first (starts increase with k), then kept text and offsets.
-  const cutsU: number[] = [];
-  for (const k of removed) {
-    const a = u.start[k]!;
-    const b = u.end[k]!;
-    const n = cutsU.length;
-    if (n > 0 && a <= cutsU[n - 1]!) cutsU[n - 1] = Math.max(cutsU[n - 1]!, b);
-    else cutsU.push(a, b);
-  }
-  c.reset(text);
-  e.reset(text);
-  const cuts: CutRange[] = [];
-  let kept = '';
-  let last = 0;
-  let bytesRemoved = 0;
-  for (let j = 0; j < cutsU.length; j += 2) {
-    c.at(cutsU[j]!);
-    e.at(cutsU[j + 1]!);
-    cuts.push({ start: c.cp, end: e.cp, byteStart: c.byte, byteEnd: e.byte });
-    bytesRemoved += e.byte - c.byte;
-    kept += text.slice(last, cutsU[j]!);
-    last = cutsU[j + 1]!;
-  }
-  kept += text.slice(last);
-  // Only whether it has none, or fewer than minDocWords, matters: counting stops there.
-  const words = countTokens(kept, Math.max(1, cut.minDocWords));
-  return { changed: true, text: kept, cuts, units, emptied: words === 0, dropped: words < cut.minDocWords, bytesRemoved };
-}
-
 /**
  * Pass 1, the check of repeated hashes against texts, then pass 2 of span deduplication; see the
  * module comment. Callers run {@link observe} on every document, {@link endObserving}, then
@@ -180,6 +78,8 @@ export class SpanDeduper {
   private decided = 0;
   private v: UnitVerifier | undefined;
   private ready = false;
+  /** Pass 2 runs the check as it goes ({@link endVerifying}). */
+  private speculative = false;
   /** Top units: slot (side units: −2 − side index) → rank. */
   private topSlots = new Map<number, number>();
   /**
@@ -253,31 +153,63 @@ export class SpanDeduper {
     const doc = this.verified++;
     if (doc >= this.observed) throw new Error(`the check saw more documents than pass 1 (${this.observed})`);
     if (this.touched[doc] === 0 || this.touched[doc] === undefined) return;
-    const v = this.v!;
-    const c = this.cursor.reset(text);
-    const u = this.units;
-    const w = this.walker;
+    this.cursor.reset(text);
     this.walker.each(text, (k) => {
       const i = this.table.find(this.hash[0]!, this.hash[1]!);
       if (i < 0) throw new Error(`document ${doc} changed between the passes`);
-      if (!v.isRepeated(i)) return;
-      const at = this.at;
-      at.doc = doc;
-      at.pos = u.start[k]!;
-      c.at(at.pos);
-      at.cp = c.cp;
-      at.byte = c.byte;
-      // key() first: it may grow keyUnits.
-      const len = w.key(k);
-      v.check(i, w.keyUnits, len, at);
+      this.checkUnit(doc, k, i);
     });
   }
 
-  /** Ends the check: exact counts, and the most repeated units, whose text pass 2 fills in. */
-  endVerifying(): void {
+  /** Checks unit `k` of document `doc` (slot `i`) when its hash is repeated; {@link cursor} is on its document. */
+  private checkUnit(doc: number, k: number, i: number): void {
     const v = this.v!;
-    if (this.needsVerifying && this.verified !== this.observed) throw new Error(`the check saw ${this.verified} documents, pass 1 ${this.observed}`);
-    v.end();
+    if (!v.isRepeated(i)) return;
+    const at = this.at;
+    at.doc = doc;
+    at.pos = this.units.start[k]!;
+    this.cursor.at(at.pos);
+    at.cp = this.cursor.cp;
+    at.byte = this.cursor.byte;
+    const len = this.walker.key(k); // First: it may grow keyUnits.
+    v.check(i, this.walker.keyUnits, len, at);
+  }
+
+  /**
+   * Ends the check: exact counts, and the most repeated units, whose text pass 2 fills in. With
+   * `speculative`, the check was not run: pass 2 runs it as it goes, on the guess that no hash
+   * collided (true but for odds of about n²/2⁶⁵), and {@link collided} tells after it whether the
+   * guess failed; then its answer is void and {@link restart} sets up pass 2 again with the
+   * counts the check made exact. For outputs that can be discarded: it saves reading the input a third time.
+   */
+  endVerifying(speculative = false): void {
+    if (!speculative && this.needsVerifying && this.verified !== this.observed)
+      throw new Error(`the check saw ${this.verified} documents, pass 1 ${this.observed}`);
+    if (!speculative) this.v!.end();
+    this.speculative = speculative;
+    this.pickTop();
+    this.ready = true;
+  }
+
+  /** After a speculative pass 2 ({@link endVerifying}): whether a hash collided, so that its answer is void and it must {@link restart}. */
+  get collided(): boolean {
+    return this.speculative && this.v!.collisions > 0;
+  }
+
+  /** Sets pass 2 up again after a speculative one that found a collision, with the counts its check made exact. */
+  restart(): void {
+    if (!this.speculative || this.decided !== this.observed) throw new Error('restart: not after a whole speculative pass 2');
+    this.v!.end();
+    this.speculative = false;
+    this.decided = 0;
+    for (const k of ['unitsRemoved', 'textBytes', 'bytesRemoved', 'documentsChanged', 'documentsEmptied', 'documentsDropped'] as const) this.s[k] = 0;
+    this.topSlots.clear();
+    this.pickTop();
+  }
+
+  /** The summary's distinct and repeated units, and its most repeated ones (their texts filled by pass 2). */
+  private pickTop(): void {
+    const v = this.v!;
     this.s.distinctUnits = v.distinct;
     const repeated: number[] = [];
     v.eachRepeated((i, s) => repeated.push(s < 0 ? i : -2 - s));
@@ -291,7 +223,6 @@ export class SpanDeduper {
       this.touch(key(x, 'firstDoc'), 1);
       return { text: '', count: key(x, 'count'), docs: v.docs(slot(x), side(x)) };
     });
-    this.ready = true;
   }
 
   /** Pass 2: what the next document loses (the same documents as pass 1, in the same order). */
@@ -305,12 +236,16 @@ export class SpanDeduper {
     const keepFirst = this.o.minDocs === undefined;
     const minDocs = this.o.minDocs ?? 0;
     this.s.textBytes += Buffer.byteLength(text);
-    if (doc >= this.touched.length || (this.touched[doc]! & 1) === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false };
+    const mark = doc < this.touched.length ? this.touched[doc]! : 0;
+    // Bit 2 alone: a repeated hash's first occurrence, nothing to cut, but a speculative pass 2 checks it.
+    if (mark === 0 || (mark === 2 && !this.speculative)) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false };
     const removed: number[] = [];
     const found: number[] = [];
+    if (this.speculative) this.cursor.reset(text);
     this.walker.each(text, (k) => {
       const i = t.find(this.hash[0]!, this.hash[1]!);
       if (i < 0) throw new Error(`document ${doc} changed between the passes`);
+      if (this.speculative) this.checkUnit(doc, k, i);
       // Only a hash that collided needs the text: which of its units this is.
       const s = v.collides(i) ? this.resolve(i, k) : -1;
       const first = v.firstDoc(i, s) === doc && v.firstPos(i, s) === u.start[k];
@@ -350,23 +285,8 @@ export class SpanDeduper {
 
   /** The counts so far (complete once pass 2 has seen every document). */
   summary(): SpansSummary {
+    if (this.collided) throw new Error('a hash collided in a speculative pass 2: restart it');
     if (this.decided !== this.observed) throw new Error(`pass 2 saw ${this.decided} documents, pass 1 ${this.observed}`);
     return { ...this.s, top: this.s.top.map((x) => ({ ...x })) };
   }
-}
-
-/**
- * Substring units' audit rows: removed windows that overlap (in text order) are one row, from the
- * first window's start to the last one's end, named by the first window (its kept occurrence and
- * counts), so a repeat of any length is one row, not one per word. `pick`: the row's first window, as an index into `removed`.
- */
-function mergeWindows(removed: readonly number[], start: number[], end: number[]): { pick: number[]; end: number[] } {
-  const out = { pick: [] as number[], end: [] as number[] };
-  for (let j = 0; j < removed.length; j++) {
-    const k = removed[j]!;
-    const n = out.end.length;
-    if (n > 0 && start[k]! <= out.end[n - 1]!) out.end[n - 1] = Math.max(out.end[n - 1]!, end[k]!);
-    else (out.pick.push(j), out.end.push(end[k]!));
-  }
-  return out;
 }

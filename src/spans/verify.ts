@@ -156,6 +156,11 @@ export class UnitVerifier {
     return s;
   }
 
+  /** Texts found sharing a hash with a slot's first text (0 in practice). */
+  get collisions(): number {
+    return this.side.size;
+  }
+
   /** Distinct units: the table's slots and the other texts of their hashes. */
   get distinct(): number {
     return this.t.size + this.side.size;

@@ -8,11 +8,13 @@
  */
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { installFaultHooks } from '../../src/common/faults.js';
 import { loadJob, STAGES, taskCount } from '../../src/shard/files/job.js';
 import { tmpDir } from '../cliUtil.js';
-import { withFaultEnv } from '../helpers/faults.js';
+import { faultEnv, withFaultEnv } from '../helpers/faults.js';
+import { neardupAsync } from '../helpers/procs.js';
 import { assertSame, cli, corpus, drawOptions, jobArgs, oneProcess, rng, writeCorpus, type Case, type Layout } from '../helpers/spansSets.js';
 
 const SETS = Number(process.env.NEARDUP_DIFF_RUNS ?? 40);
@@ -50,6 +52,22 @@ describe('hashes masked to a few bits: every route writes the bytes of an exact 
       assert.equal(got.code, 0, got.stderr);
       assertSame(c, 'masked', got.stdout, `set ${k} (${bits} bits: ${c.drawn.args.join(' ')})`);
     }
+  });
+
+  it('neardup spans to standard output (the check reads the input before pass 2, which cannot be run again): a CLI process', async () => {
+    let ran = 0;
+    for (const [k, { c, bits }] of cases.slice(0, 8).entries()) {
+      if (c.drawn.output === 'dry') continue;
+      ran++;
+      const args = c.drawn.args;
+      const input = path.join(c.dir, 'in', fs.readdirSync(path.join(c.dir, 'in')).sort()[0]!);
+      const want = await neardupAsync(['spans', input, ...args, '-q'], c.dir);
+      assert.equal(want.code, 0, want.stderr);
+      const got = await neardupAsync(['spans', input, ...args, '-q'], c.dir, faultEnv({ spansHashBits: bits }));
+      assert.equal(got.code, 0, got.stderr);
+      assert.equal(got.stdout, want.stdout, `set ${k} (${bits} bits: ${args.join(' ')})`);
+    }
+    assert.ok(ran >= 3, `${ran} sets written to standard output`);
   });
 
   it('job spans --local, in several tasks and partitions, a share on forked task processes', async () => {

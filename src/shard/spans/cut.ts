@@ -11,7 +11,8 @@
 import { promises as fsp, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { auditRow } from '../../spans/dedupSpans.js';
-import { cutDocument, topText, type UnitFacts } from '../../spans/deduper.js';
+import { cutDocument } from '../../spans/cutDocument.js';
+import { topText, type UnitFacts } from '../../spans/deduper.js';
 import { UnitWalker } from '../../spans/walker.js';
 import { auditLine } from '../../spans/file.js';
 import { RecordWriter } from '../../spans/records.js';
