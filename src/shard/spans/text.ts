@@ -65,10 +65,12 @@ export function runSpansText(workDir: string, job: JobSpec, t: number): Promise<
     let next = 0;
     let doc = 0;
     const { first, end } = shardsOfTask(job, t);
-    for (let s = first; s < end; s++) {
+    // Reading stops after the last listed unit's document (a group without one reads nothing).
+    for (let s = first; s < end && next < cdoc.length; s++) {
       const input = await openShard(workDir, job, s);
       try {
         for await (const r of input.records) {
+          if (next >= cdoc.length) break;
           const d = doc++;
           if (next >= cdoc.length || cdoc[next] !== d) continue;
           cursor.reset(r.text);
