@@ -18,6 +18,8 @@ export interface FaultHooks {
   decideSpillRows?: () => number;
   /** A file store's compaction has written and synced its new files ('written') or switched its manifest to them ('switched'). */
   fileStoreCompact?: (stage: 'written' | 'switched') => Promise<void>;
+  /** Bits of a spans unit hash kept (both lanes masked to them), so that different units collide often: tests of exactness. */
+  spansHashBits?: () => number;
 }
 
 // Kept on the process, not in this module: the CLI is a bundle (dist/cli) with a copy of this

@@ -67,6 +67,8 @@ export function dedupSpans(records: readonly SpanRecord[], options: SpansOptions
   const ids = records.map((r, i) => (typeof r === 'string' || r.id === undefined ? String(i) : r.id));
   for (const t of texts) d.observe(t);
   d.endObserving();
+  if (d.needsVerifying) { for (const t of texts) d.verify(t); }
+  d.endVerifying();
   const documents: SpansDocument[] = [];
   const audit: SpansAuditRow[] = [];
   texts.forEach((t, i) => {

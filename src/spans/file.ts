@@ -1,6 +1,7 @@
 /**
- * `neardup spans` over a file, in two passes: pass 1 reads every record and counts its units
- * (only hashes and first occurrences are kept), pass 2 reads the input again and writes the
+ * `neardup spans` over a file, in two passes and a check: pass 1 reads every record and counts its units
+ * (only hashes and first occurrences are kept), the check reads them again to compare the texts
+ * of the hashes counted more than once (./verify.ts), pass 2 reads the input again and writes the
  * rewritten (`dedup`) or tagged (`annotate`) records and the `--removed` audit, each atomically
  * (temp file, then rename; nothing is left on an error).
  * @module
@@ -115,39 +116,86 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
   // Every shard's format is known now: one that cannot be rewritten stops the run before any is written.
   if (mode !== 'none' && first.shards) checkShardFormats(first.shardFormats ?? [], first.shards, mode);
   d.endObserving();
+  // Outputs that can be discarded (files, written atomically): pass 2 checks the repeated units as it goes, and runs again in the rare case a hash collided.
+  const speculate = mode === 'none' || first.shards !== undefined || (await retractable(options.out));
+  if (d.needsVerifying && !speculate) await verifyPass(input, read, d);
+  d.endVerifying(speculate);
   const idOf = (i: number): string => (explicit ? (ids[i] ?? String(rows[i])) : String(rows[i]));
-  if (mode !== 'none' && first.shards) {
-    let audit: OutputSink | undefined = options.removed !== undefined ? await atomicFileSink(options.removed) : undefined;
-    try {
-      if (audit && auditFormat === 'tsv') await audit.write(SPANS_AUDIT_COLUMNS.join('\t') + '\n');
-      const result = await secondPassShards(first.shards, options.out!, { read, d, mode, audit, auditFormat: auditFormat ?? 'tsv', idOf, rows });
-      await audit?.close();
-      audit = undefined;
-      return { summary: d.summary(), written: result.written, auditRows: result.auditRows, skipped: first.skips.count, format: first.format };
-    } finally {
-      await audit?.abort();
-    }
+  const p2 = { read, d, mode, auditFormat: auditFormat ?? 'tsv', idOf, rows };
+  const done = (r: { written: number; auditRows: number }): SpansFileResult => ({
+    summary: d.summary(),
+    written: r.written,
+    auditRows: r.auditRows,
+    skipped: first.skips.count,
+    format: first.format,
+  });
+  for (;;) {
+    const r = mode !== 'none' && first.shards ? await shardsAttempt(first.shards, options, p2) : await fileAttempt(input, options, p2);
+    if (r) return done(r);
+    d.restart();
   }
-  // Pass 2: the same records, with their raw text, in the same order.
-  const second = await openInput(input, { ...read, raw: true });
+}
+
+/** The options of pass 2 but its audit sink. */
+type Pass2Options = Omit<Pass2, 'audit'>;
+
+/** One pass 2 over shards into `options.out`; undefined when a hash collided in it (its outputs are then void: run it again). */
+async function shardsAttempt(list: ShardList, options: SpansFileOptions, p: Pass2Options): Promise<{ written: number; auditRows: number } | undefined> {
+  let audit: OutputSink | undefined = options.removed !== undefined ? await atomicFileSink(options.removed) : undefined;
+  try {
+    if (audit && p.auditFormat === 'tsv') await audit.write(SPANS_AUDIT_COLUMNS.join('\t') + '\n');
+    const result = await secondPassShards(list, options.out!, { ...p, audit });
+    if (p.d.collided) return undefined;
+    await audit?.close();
+    audit = undefined;
+    return result;
+  } finally {
+    await audit?.abort();
+  }
+}
+
+/** One pass 2 over a file (the same records, with their raw text, in the same order); undefined when a hash collided in it. */
+async function fileAttempt(input: string, options: SpansFileOptions, p: Pass2Options): Promise<{ written: number; auditRows: number } | undefined> {
+  const second = await openInput(input, { ...p.read, raw: true });
   let out: OutputSink | undefined;
   let audit: OutputSink | undefined;
   try {
-    out = mode !== 'none' ? await openOutput(options.out) : undefined;
+    out = p.mode !== 'none' ? await openOutput(options.out) : undefined;
     audit = options.removed !== undefined ? await atomicFileSink(options.removed) : undefined;
-    if (audit && auditFormat === 'tsv') await audit.write(SPANS_AUDIT_COLUMNS.join('\t') + '\n');
+    if (audit && p.auditFormat === 'tsv') await audit.write(SPANS_AUDIT_COLUMNS.join('\t') + '\n');
     const at = { i: 0, base: 0, last: -1, valid: 0 };
-    const result = await secondPass(second, out, { read, d, mode, audit, auditFormat: auditFormat ?? 'tsv', idOf, rows }, at);
-    if (at.i !== rows.length) throw new Error(`${second.name} changed while it was being read (${at.i} records instead of ${rows.length})`);
+    const result = await secondPass(second, out, { ...p, audit }, at);
+    if (at.i !== p.rows.length) throw new Error(`${second.name} changed while it was being read (${at.i} records instead of ${p.rows.length})`);
+    if (p.d.collided) return undefined;
     await out?.close();
     out = undefined;
     await audit?.close();
     audit = undefined;
-    return { summary: d.summary(), written: result.written, auditRows: result.auditRows, skipped: first.skips.count, format: first.format };
+    return result;
   } finally {
     await second.records.return(undefined);
     await out?.abort();
     await audit?.abort();
+  }
+}
+
+/** Whether the records' output can be discarded: a file written atomically, not standard output nor a device or pipe (written as it goes). */
+async function retractable(out: string | undefined): Promise<boolean> {
+  if (out === undefined || out === '-') return false;
+  const st = await fsp.stat(out).catch(() => undefined);
+  return st === undefined || st.isFile();
+}
+
+/**
+ * The check between the passes (./verify.ts): the records read again, in the same order, and the
+ * texts of the hashes counted more than once compared, so that no hash collision cuts a unit.
+ */
+async function verifyPass(input: string, read: ReadOptions, d: SpanDeduper): Promise<void> {
+  const again = await openInput(input, read);
+  try {
+    for await (const r of again.records) d.verify(r.text);
+  } finally {
+    await again.records.return(undefined);
   }
 }
 
@@ -216,7 +264,8 @@ async function secondPassShards(list: ShardList, outDir: string, p: Pass2): Prom
       at.base += rowCount(at.last, at.valid, input.skips.count);
     }
     if (at.i !== p.rows.length) throw new Error(`${list.name} changed while it was being read (${at.i} records instead of ${p.rows.length})`);
-    await writeSuccessMarker(outDir, list.shards.map((s) => s.rel));
+    // A hash collided in a speculative pass: these shards are void and are written again.
+    if (!p.d.collided) await writeSuccessMarker(outDir, list.shards.map((s) => s.rel));
     return { written, auditRows };
   } finally {
     await release();

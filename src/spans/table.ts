@@ -78,6 +78,25 @@ export class UnitTable {
     return this.s[i * STRIDE + DOCS]!;
   }
 
+  /**
+   * After the counting, the slot's field of the last document seen is free: exactness
+   * (./verify.ts) keeps a number there (its repeated unit's index + 1), so as to need no column of its own.
+   */
+  tag(i: number): number {
+    return this.s[i * STRIDE + LAST_DOC]!;
+  }
+
+  /** Sets {@link tag}; only once no more occurrences are added. */
+  setTag(i: number, v: number): void {
+    this.s[i * STRIDE + LAST_DOC] = v;
+  }
+
+  /** Sets the slot's counts to those of its first occurrence's text alone (./verify.ts: other texts of its hash counted apart). */
+  setCounts(i: number, count: number, docs: number): void {
+    this.s[i * STRIDE + COUNT] = count;
+    this.s[i * STRIDE + DOCS] = docs;
+  }
+
   private home(hi: number, lo: number): number {
     return (Math.imul(hi ^ (lo >>> 15), 0x9e3779b1) ^ lo) & this.mask;
   }

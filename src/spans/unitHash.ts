@@ -59,6 +59,8 @@ export class UnitHasher {
   private doc = '';
   private src = new Uint16Array(1024);
   private srcBytes = Buffer.from(this.src.buffer);
+  /** The normalized string of the last unit {@link hash} took the string path for, else undefined (its code units are in {@link buf}). */
+  private slowText: string | undefined;
 
   constructor(o: NormalizeOptions = {}) {
     this.norm = makeNormalizer(o);
@@ -81,6 +83,7 @@ export class UnitHasher {
    */
   hash(text: string, a: number, b: number, out: Uint32Array): number {
     const mode = this.mode;
+    this.slowText = undefined;
     if (mode === 0) return this.slow(text, a, b, out);
     if (b - a > this.buf.length) this.grow(b - a);
     if (text !== this.doc) this.load(text);
@@ -135,6 +138,26 @@ export class UnitHasher {
   private slow(text: string, a: number, b: number, out: Uint32Array): number {
     const t = this.norm(text.slice(a, b));
     textHash2(out, 0, t);
+    this.slowText = t;
     return t.length;
   }
+
+  /**
+   * Copies the normalized code units of the unit last hashed (its length was {@link hash}'s answer)
+   * into `into` from `at`, grown as needed; returns the buffer written. Exactness (#50) compares these, not hashes.
+   */
+  copyLast(into: Uint16Array, at: number, len: number): Uint16Array {
+    const out = into.length < at + len ? grown(into, at + len) : into;
+    const t = this.slowText;
+    if (t === undefined) out.set(this.buf.subarray(0, len), at);
+    else for (let i = 0; i < len; i++) out[at + i] = t.charCodeAt(i);
+    return out;
+  }
+}
+
+/** A copy of `a` with room for at least `n` code units (doubling). */
+export function grown(a: Uint16Array, n: number): Uint16Array {
+  const b = new Uint16Array(Math.max(n, 2 * a.length, 64));
+  b.set(a);
+  return b;
 }

@@ -24,11 +24,20 @@ export interface WordBuffers {
   lane1: Uint32Array;
   /** Two hashes per window, filled by {@link wordWindows}. */
   windowHash: Uint32Array;
+  /** Each word normalized (the strings the hashes were computed from), for comparing windows' texts exactly. */
+  norm: string[];
 }
 
 /** Empty buffers, grown as documents need. */
 export function newWordBuffers(): WordBuffers {
-  return { start: new Int32Array(64), end: new Int32Array(64), lane0: new Uint32Array(64), lane1: new Uint32Array(64), windowHash: new Uint32Array(128) };
+  return {
+    start: new Int32Array(64),
+    end: new Int32Array(64),
+    lane0: new Uint32Array(64),
+    lane1: new Uint32Array(64),
+    windowHash: new Uint32Array(128),
+    norm: [],
+  };
 }
 
 function grow(b: WordBuffers, n: number): void {
@@ -79,7 +88,9 @@ export function wordWindows(text: string, how: { length: number; norm: (t: strin
   const w = n - L + 1;
   if (w <= 0) return out;
   for (let i = 0; i < n; i++) {
-    textHash2(pair, 0, norm(text.slice(b.start[i], b.end[i])));
+    const w = norm(text.slice(b.start[i], b.end[i]));
+    b.norm[i] = w;
+    textHash2(pair, 0, w);
     b.lane0[i] = pair[0]!;
     b.lane1[i] = pair[1]!;
   }

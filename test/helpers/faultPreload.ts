@@ -11,3 +11,4 @@ if (ms('NEARDUP_FAULT_PAUSE_MS') > 0) installFaultHooks({ beforeCommit: pause(ms
 if (ms('NEARDUP_FAULT_UPLOAD_PAUSE_MS') > 0) installFaultHooks({ afterFirstUpload: pause(ms('NEARDUP_FAULT_UPLOAD_PAUSE_MS')) });
 if (process.env.NEARDUP_FAULT_DECIDE_SPILL !== undefined) installFaultHooks({ decideSpillRows: () => Number(process.env.NEARDUP_FAULT_DECIDE_SPILL) });
 if (ms('NEARDUP_FAULT_RUNNING_STALE_MS') > 0) installFaultHooks({ runningStaleMs: () => ms('NEARDUP_FAULT_RUNNING_STALE_MS') });
+if (process.env.NEARDUP_FAULT_SPANS_HASH_BITS !== undefined) installFaultHooks({ spansHashBits: () => Number(process.env.NEARDUP_FAULT_SPANS_HASH_BITS) });

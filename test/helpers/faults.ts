@@ -16,6 +16,8 @@ export interface Faults {
   runningStaleMs?: number;
   /** Decide spills past this many pairs, in buckets of as many rows. */
   decideSpillRows?: number;
+  /** Spans unit hashes masked to this many bits (collisions everywhere). */
+  spansHashBits?: number;
 }
 
 const preload = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'faultPreload.js')).href;
@@ -26,6 +28,7 @@ export function faultEnv(faults: Faults): Record<string, string> {
   if (faults.pauseMs !== undefined) env.NEARDUP_FAULT_PAUSE_MS = String(faults.pauseMs);
   if (faults.uploadPauseMs !== undefined) env.NEARDUP_FAULT_UPLOAD_PAUSE_MS = String(faults.uploadPauseMs);
   if (faults.decideSpillRows !== undefined) env.NEARDUP_FAULT_DECIDE_SPILL = String(faults.decideSpillRows);
+  if (faults.spansHashBits !== undefined) env.NEARDUP_FAULT_SPANS_HASH_BITS = String(faults.spansHashBits);
   if (faults.runningStaleMs !== undefined) env.NEARDUP_FAULT_RUNNING_STALE_MS = String(faults.runningStaleMs);
   return env;
 }

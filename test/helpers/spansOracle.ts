@@ -130,6 +130,8 @@ function mergeRows(audit: OracleAudit[], from: number, text: string, cuts: [numb
 }
 
 const cps = (s: string): number => Array.from(s).length;
+/** A top unit's text as the summary shows it: at most 500 UTF-16 code units, then `…`. */
+const shown = (s: string): string => (s.length > 500 ? `${s.slice(0, 500)}…` : s);
 const bytes = (s: string): number => Buffer.byteLength(s);
 
 /** The oracle's answer for documents `texts` with ids `ids`. */
@@ -198,6 +200,6 @@ export function spansOracle(
   const top = [...groups.values()]
     .filter((g) => g.length > 1)
     .sort((a, b) => b.length - a.length || a[0]!.doc - b[0]!.doc || a[0]!.u.cut[0] - b[0]!.u.cut[0])
-    .map((g) => ({ text: g[0]!.u.text, count: g.length, docs: new Set(g.map((x) => x.doc)).size }));
+    .map((g) => ({ text: shown(g[0]!.u.text), count: g.length, docs: new Set(g.map((x) => x.doc)).size }));
   return { docs, audit, units: flat.length, distinct: groups.size, top };
 }

@@ -10,67 +10,19 @@ import fc from 'fast-check';
 import { dedupSpans } from '../../src/spans/dedupSpans.js';
 import { splitUnits, newUnits } from '../../src/spans/units.js';
 import { OffsetCursor } from '../../src/spans/offsets.js';
-import { spansOracle, type OracleOptions } from '../helpers/spansOracle.js';
-
-/** Pieces that repeat: ASCII, case and spacing variants (equal after the default normalization), CJK, astral, blank. */
-const POOL = [
-  'Accept all cookies.',
-  'accept  ALL cookies.',
-  'Subscribe to our newsletter!',
-  '我喜欢猫。',
-  '他喜欢狗！你好吗？',
-  'Emoji 😀 here. And 𝒜stral.',
-  'Unique words appear rarely',
-  '   ',
-  '',
-  'Ünïcödé — ok?',
-  'Copyright 2024 Example Inc. All rights reserved.',
-];
-const SEPS = ['\n', '\r\n', '\n\n', '\r\n\r\n', '\n \n', ' '];
-
-const doc = fc.array(fc.tuple(fc.integer({ min: 0, max: POOL.length - 1 }), fc.integer({ min: 0, max: SEPS.length - 1 })), { minLength: 0, maxLength: 8 })
-  .chain((parts) => fc.boolean().map((finalBreak) => parts.map(([p, s], i) => POOL[p]! + (i + 1 < parts.length || finalBreak ? SEPS[s]! : '')).join('')));
-
-const optionsArb: fc.Arbitrary<OracleOptions> = fc.record({
-  unit: fc.constantFrom('line' as const, 'paragraph' as const, 'sentence' as const, 'substring' as const),
-  window: fc.integer({ min: 1, max: 3 }),
-  minLength: fc.integer({ min: 1, max: 5 }),
-  minDocs: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
-  minUnitWords: fc.integer({ min: 0, max: 3 }),
-  minDocWords: fc.integer({ min: 0, max: 3 }),
-  normalize: fc.constantFrom(undefined, { preset: 'none' as const }),
-});
+import { spansOracle } from '../helpers/spansOracle.js';
+import { assertOracle, doc, optionsArb, wordsDoc } from '../helpers/spansCorpus.js';
 
 test('dedupSpans equals the brute-force oracle: kept texts, cuts and audit (every unit, keep-first and --min-docs)', () => {
   fc.assert(
     fc.property(fc.array(doc, { minLength: 1, maxLength: 8 }), optionsArb, (texts, o) => {
       const opts = { ...o, window: o.unit === 'sentence' ? o.window : undefined, minLength: o.unit === 'substring' ? o.minLength : undefined };
       const ids = texts.map((_, i) => `d${i}`);
-      const got = dedupSpans(texts.map((text, i) => ({ id: ids[i]!, text })), opts);
-      const want = spansOracle(texts, ids, opts);
-      got.documents.forEach((d, i) => {
-        const w = want.docs[i]!;
-        assert.equal(d.text, w.text, `doc ${i} text`);
-        assert.equal(d.changed, w.changed, `doc ${i} changed`);
-        assert.equal(d.dropped, w.dropped, `doc ${i} dropped`);
-        assert.deepEqual(d.removed, w.removed, `doc ${i} cuts`);
-      });
-      assert.deepEqual(got.audit, want.audit);
-      const s = got.summary;
-      assert.deepEqual([s.units, s.distinctUnits, s.repeatedUnits], [want.units, want.distinct, want.top.length]);
-      assert.deepEqual(s.top, want.top.slice(0, 10));
-      assert.equal(s.unitsRemoved, want.audit.length);
-      assert.equal(s.documentsDropped, want.docs.filter((d) => d.dropped).length);
-      assert.equal(s.bytesRemoved, want.docs.reduce((n, d) => n + d.removed.reduce((m, r) => m + r.byteEnd - r.byteStart, 0), 0));
+      assertOracle(dedupSpans(texts.map((text, i) => ({ id: ids[i]!, text })), opts), spansOracle(texts, ids, opts));
     }),
     { numRuns: 300, seed: 50 },
   );
 });
-
-/** Documents of a few words, so that windows of 2–6 words repeat across and inside documents. */
-const wordsDoc = fc.array(fc.constantFrom('the', 'The', 'cat', 'sat', 'on', 'mat', 'Ünï', '猫', 'dog,', 'ran.', '😀', '\n', '  '), { maxLength: 30 }).map((
-  ws,
-) => ws.join(' '));
 
 test('substring units equal the oracle on documents of a few words: repeats of L words or more cut whole, one audit row per run', () => {
   fc.assert(

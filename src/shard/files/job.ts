@@ -21,7 +21,7 @@ import { isS3Url, parseS3Url, s3Get, s3Head } from '../../io/s3/client.js';
 import type { ResolvedSpansOptions } from '../../spans/options.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
-export const JOB_VERSION = 10;
+export const JOB_VERSION = 11;
 
 /** What a job writes. `pairs` and `clusters` go to one file; `dedup` and `annotate` write one output shard per input shard. */
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
@@ -31,10 +31,28 @@ export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
  * A job has tasks in its own kind's stages only ({@link taskCount} is 0 in the others), so every
  * runner, which goes through the stages that have tasks, runs both kinds alike.
  */
-export const STAGES = ['sign', 'join', 'route', 'gather', 'verify', 'link', 'decide', 'components', 'filter', 'spans-hash', 'spans-find', 'spans-cut'] as const;
+export const STAGES = [
+  'sign',
+  'join',
+  'route',
+  'gather',
+  'verify',
+  'link',
+  'decide',
+  'components',
+  'filter',
+  'spans-hash',
+  'spans-find',
+  'spans-text',
+  'spans-decide',
+  'spans-cut',
+] as const;
 
-/** A spans job's stages: hash each group's units (partitioned by hash), find each partition's repeats, cut each group's records. */
-export const SPANS_STAGES: readonly StageName[] = ['spans-hash', 'spans-find', 'spans-cut'];
+/**
+ * A spans job's stages: hash each group's units (partitioned by hash), find each partition's
+ * repeated hashes, read their texts in each group, decide each partition's cuts by text, cut each group's records.
+ */
+export const SPANS_STAGES: readonly StageName[] = ['spans-hash', 'spans-find', 'spans-text', 'spans-decide', 'spans-cut'];
 /** A stage name. */
 export type StageName = (typeof STAGES)[number];
 
@@ -397,6 +415,7 @@ export function taskCount(job: JobSpec, stage: StageName): number {
   if (SPANS_STAGES.includes(stage) !== (job.spans !== undefined)) return 0;
   switch (stage) {
     case 'spans-find':
+    case 'spans-decide':
       return job.partitions;
     case 'join':
       return job.partitions;

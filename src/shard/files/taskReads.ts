@@ -131,14 +131,44 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
       return { reads: [sign, { stage: 'components', tasks: n('components'), files: ['assign.bin'], partition: t }], shards: groupOf(job, t) };
     // A spans job (src/shard/spans/): whole row files, each task's share read from them by offsets.
     case 'spans-hash':
+    case 'spans-find':
+    case 'spans-text':
+    case 'spans-decide':
+    case 'spans-cut':
+      return spansTaskInputs(job, stage as StageName, t);
+  }
+}
+
+/** {@link taskInputs} of a spans job's stages. */
+function spansTaskInputs(job: JobSpec, stage: StageName, t: number): TaskInputs {
+  const n = (s: StageName): number[] => every(taskCount(job, s));
+  switch (stage) {
+    case 'spans-hash':
       return { reads: [], shards: groupOf(job, t) };
     case 'spans-find':
       return { reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['units.u32'] }], shards: [] };
+    case 'spans-text':
+      return { reads: [{ stage: 'spans-find', tasks: n('spans-find'), files: ['checks.u32'] }], shards: groupOf(job, t) };
+    case 'spans-decide':
+      return {
+        reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['units.u32'] }, {
+          stage: 'spans-text',
+          tasks: n('spans-text'),
+          files: ['texts.u32', 'keys.u32'],
+        }],
+        shards: [],
+      };
     case 'spans-cut':
       return {
-        reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['docs.json'] }, { stage: 'spans-find', tasks: n('spans-find'), files: ['cuts.u32'] }],
+        reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['docs.json'] }, {
+          stage: 'spans-decide',
+          tasks: n('spans-decide'),
+          files: ['cuts.u32'],
+        }],
         shards: groupOf(job, t),
       };
+    default:
+      throw new Error(`not a spans stage: ${stage}`);
   }
 }
 

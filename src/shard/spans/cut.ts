@@ -1,6 +1,6 @@
 /**
  * Stage spans-cut of a spans job (one task per shard group): reads its group's removed occurrences
- * from every spans-find task, then its shards' records again, and cuts each document exactly as
+ * from every spans-decide task, then its shards' records again, and cuts each document exactly as
  * `neardup spans`' pass 2 does (the same {@link UnitWalker}, {@link cutDocument} and
  * {@link RecordWriter}): the output shard (atomically, in the job's output directory under the
  * shard's relative name), the group's `--removed` audit rows (`audit.txt`, in input order, without
@@ -11,16 +11,19 @@
 import { promises as fsp, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { auditRow } from '../../spans/dedupSpans.js';
-import { cutDocument, topText, UnitWalker, type UnitFacts } from '../../spans/deduper.js';
+import { cutDocument } from '../../spans/cutDocument.js';
+import { topText, type UnitFacts } from '../../spans/deduper.js';
+import { UnitWalker } from '../../spans/walker.js';
 import { auditLine } from '../../spans/file.js';
 import { RecordWriter } from '../../spans/records.js';
 import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { rangeOf, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
-import { CUT_COLUMNS, docBases, NONE, type SpansFindMarker } from './find.js';
+import { CUT_COLUMNS, NONE, type SpansDecideMarker } from './decide.js';
+import { docBases } from './find.js';
 import type { SpansHashMarker } from './hash.js';
-import { readRows } from './rows.js';
+import { mergeByDoc, readRows } from './rows.js';
 
 /** The spans-cut task's counts (summed over the groups by the job's summary). */
 export interface SpansCutMarker {
@@ -87,33 +90,25 @@ export class SpansIds {
   }
 }
 
-/** The group's removed occurrences from every find task, sorted by (document, unit index). */
+/** The group's removed occurrences from every decide task, sorted by (document, unit index). */
 function groupCuts(workDir: string, job: JobSpec, t: number): Uint32Array[] {
   const parts: Uint32Array[][] = [];
-  for (let p = 0; p < taskCount(job, 'spans-find'); p++) {
-    const m = requireMarker<SpansFindMarker>(workDir, job, 'spans-find', p);
-    parts.push(readRows(path.join(taskDir(workDir, 'spans-find', p), 'cuts.u32'), { width: CUT_COLUMNS, n: m.removed }, m.gstart[t]!, m.gstart[t + 1]!));
+  for (let p = 0; p < taskCount(job, 'spans-decide'); p++) {
+    const m = requireMarker<SpansDecideMarker>(workDir, job, 'spans-decide', p);
+    parts.push(readRows(path.join(taskDir(workDir, 'spans-decide', p), 'cuts.u32'), { width: CUT_COLUMNS, n: m.removed }, m.gstart[t]!, m.gstart[t + 1]!));
   }
-  const n = parts.reduce((a, x) => a + x[0]!.length, 0);
-  const all = Array.from({ length: CUT_COLUMNS }, () => new Uint32Array(n));
-  let at = 0;
-  for (const x of parts) {
-    x.forEach((c, i) => all[i]!.set(c, at));
-    at += x[0]!.length;
-  }
-  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => all[0]![a]! - all[0]![b]! || all[1]![a]! - all[1]![b]!);
-  return all.map((c) => Uint32Array.from(order, (i) => c[i]!));
+  return mergeByDoc(parts, CUT_COLUMNS);
 }
 
-/** Runs spans-cut task `t` (idempotent; every spans-find task must have completed). */
+/** Runs spans-cut task `t` (idempotent; every spans-decide task must have completed). */
 export function runSpansCut(workDir: string, job: JobSpec, t: number): Promise<SpansCutMarker> {
   return commitTask<SpansCutMarker>({ workDir, job, stage: 'spans-cut', task: t }, async (dir) => {
     const ids = new SpansIds(workDir, job);
     const cuts = groupCuts(workDir, job, t);
     const first = ids.first(t);
     const tops = new Map<number, Set<number>>();
-    for (let p = 0; p < taskCount(job, 'spans-find'); p++) {
-      for (const c of requireMarker<SpansFindMarker>(workDir, job, 'spans-find', p).top) {
+    for (let p = 0; p < taskCount(job, 'spans-decide'); p++) {
+      for (const c of requireMarker<SpansDecideMarker>(workDir, job, 'spans-decide', p).top) {
         if (!tops.has(c.doc)) tops.set(c.doc, new Set());
         tops.get(c.doc)!.add(c.k);
       }

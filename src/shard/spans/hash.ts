@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import { rowCount } from '../../io/read/read.js';
-import { UnitWalker } from '../../spans/deduper.js';
+import { UnitWalker } from '../../spans/walker.js';
 import { OffsetCursor } from '../../spans/offsets.js';
 import { commitTask, writeSynced } from '../files/commit.js';
 import { shardsOfTask, type JobSpec } from '../files/job.js';

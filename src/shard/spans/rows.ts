@@ -34,3 +34,34 @@ export function readRows(file: string, shape: { width: number; n: number }, from
     closeSync(fd);
   }
 }
+
+/** Rows of several readers' shares (each `width` columns), concatenated and sorted by (column 0, column 1): a group's documents and unit indices. */
+export function mergeByDoc(parts: readonly Uint32Array[][], width: number): Uint32Array[] {
+  const n = parts.reduce((a, x) => a + x[0]!.length, 0);
+  const all = Array.from({ length: width }, () => new Uint32Array(n));
+  let at = 0;
+  for (const x of parts) {
+    x.forEach((c, i) => all[i]!.set(c, at));
+    at += x[0]!.length;
+  }
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => all[0]![a]! - all[0]![b]! || all[1]![a]! - all[1]![b]!);
+  return all.map((c) => Uint32Array.from(order, (i) => c[i]!));
+}
+
+/** Code units [from, to) of a file of `n` UTF-16 code units stored two to a uint32 (the last one padded). */
+export function readCodeUnits(file: string, n: number, from: number, to: number): Uint16Array {
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const want = 4 * Math.ceil(n / 2);
+    if (size !== want)
+      throw new DamagedFileError(
+        `${file}: ${size} bytes, not the ${want} of its marker's ${n} code units: the work dir is damaged; delete the task's directory to run it again`,
+      );
+    const out = new Uint16Array(to - from);
+    if (to > from) readSync(fd, new Uint8Array(out.buffer), 0, 2 * (to - from), 2 * from);
+    return out;
+  } finally {
+    closeSync(fd);
+  }
+}

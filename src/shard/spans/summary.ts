@@ -12,7 +12,7 @@ import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
 import { requireMarker, taskText } from '../files/commit.js';
 import { taskCount, type JobSpec } from '../files/job.js';
 import type { SpansCutMarker } from './cut.js';
-import type { SpansFindMarker, TopCandidate } from './find.js';
+import type { SpansDecideMarker, TopCandidate } from './decide.js';
 import type { SpansHashMarker } from './hash.js';
 
 /** What `neardup spans` reports, from the markers of the finished job in `dir`. */
@@ -40,8 +40,8 @@ export function summarizeSpans(dir: string, job: JobSpec): SpansFileResult & { o
     if (g === 0) format = m.formats[0] ?? '';
   }
   const candidates: TopCandidate[] = [];
-  for (let p = 0; p < taskCount(job, 'spans-find'); p++) {
-    const m = requireMarker<SpansFindMarker>(dir, job, 'spans-find', p);
+  for (let p = 0; p < taskCount(job, 'spans-decide'); p++) {
+    const m = requireMarker<SpansDecideMarker>(dir, job, 'spans-decide', p);
     s.distinctUnits += m.distinct;
     s.repeatedUnits += m.repeated;
     candidates.push(...m.top);

@@ -15,6 +15,8 @@ import { runFilter } from './filter.js';
 import { decideReads, runDecide } from './decide.js';
 import { runLink, runLinkRound, verifyTasksOfGroup } from './link.js';
 import { runSpansCut } from '../spans/cut.js';
+import { runSpansDecide } from '../spans/decide.js';
+import { runSpansText } from '../spans/text.js';
 import { runSpansFind } from '../spans/find.js';
 import { runSpansHash } from '../spans/hash.js';
 
@@ -30,6 +32,8 @@ const RUNNERS: Record<StageName, (workDir: string, job: JobSpec, task: number) =
   filter: runFilter,
   'spans-hash': runSpansHash,
   'spans-find': runSpansFind,
+  'spans-text': runSpansText,
+  'spans-decide': runSpansDecide,
   'spans-cut': runSpansCut,
 };
 

@@ -1,0 +1,121 @@
+/**
+ * Stage spans-decide of a spans job (one task per hash partition): the partition's table of
+ * hashes again (./find.ts), then the texts spans-text read for its repeated hashes, group by group
+ * in input order, through the {@link UnitVerifier} of `neardup spans`' check, so that two texts of
+ * one hash are two units, each with its own first occurrence and counts, as in one process. Then
+ * it decides each occurrence as pass 2 does (keep-first: every one but its text's first;
+ * `--min-docs K`: every one of a text in ≥ K documents) and writes the removed ones to `cuts.u32`,
+ * grouped by the shard group that holds them (`gstart` in the marker): seven uint32 columns
+ * (document within the group, unit index, the kept occurrence's global document or 2³²−1 when none
+ * is kept, its code-point and byte start, count, documents). The marker also holds the partition's
+ * counts and its most repeated units: the job's top N are among the partitions' top N, as units
+ * are in exactly one partition.
+ * @module
+ */
+import path from 'node:path';
+import { UnitVerifier, type Occurrence } from '../../spans/verify.js';
+import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
+import { taskCount, type JobSpec } from '../files/job.js';
+import { groupBy, U32Buf } from '../files/u32buf.js';
+import { partitionUnits, type PartitionUnits } from './find.js';
+import { columnsBuffer, readCodeUnits, readRows } from './rows.js';
+import { TEXT_COLUMNS, type SpansTextMarker } from './text.js';
+
+/** The columns of `cuts.u32`. */
+export const CUT_COLUMNS = 7;
+
+/** No kept occurrence (boilerplate mode). */
+export const NONE = 0xffffffff;
+
+/** One of a partition's most repeated units: its first occurrence (global document, unit index) and counts. */
+export interface TopCandidate {
+  count: number;
+  docs: number;
+  doc: number;
+  k: number;
+}
+
+/** The spans-decide task's marker. */
+export interface SpansDecideMarker {
+  /** Distinct units (by text). */
+  distinct: number;
+  /** Distinct units occurring more than once. */
+  repeated: number;
+  /** Rows of cuts.u32 (removed occurrences). */
+  removed: number;
+  /** Row where each shard group's cuts start (groups + 1). */
+  gstart: number[];
+  /** The partition's most repeated units, in the summary's order. */
+  top: TopCandidate[];
+}
+
+/**
+ * Feeds the texts of the partition's repeated hashes, in input order, to a verifier over its
+ * table; returns it and the side unit of each occurrence that is not its hash's first text
+ * (`group:document:unit` → side index: collisions only).
+ */
+function checkTexts(workDir: string, job: JobSpec, p: number, pu: PartitionUnits): { v: UnitVerifier; sideOf: Map<string, number> } {
+  const v = new UnitVerifier(pu.table);
+  const sideOf = new Map<string, number>();
+  const at: Occurrence = { doc: 0, pos: 0, cp: 0, byte: 0 };
+  for (let g = 0; g < taskCount(job, 'spans-text'); g++) {
+    const m = requireMarker<SpansTextMarker>(workDir, job, 'spans-text', g);
+    const dir = taskDir(workDir, 'spans-text', g);
+    const [doc, k, hi, lo, cp, byte, off, len] = readRows(
+      path.join(dir, 'texts.u32'),
+      { width: TEXT_COLUMNS, n: m.rows },
+      m.pstart[p]!,
+      m.pstart[p + 1]!,
+    ) as Uint32Array[];
+    const keys = readCodeUnits(path.join(dir, 'keys.u32'), m.units, m.kstart[p]!, m.kstart[p + 1]!);
+    for (let r = 0; r < doc!.length; r++) {
+      const i = pu.table.find(hi![r]!, lo![r]!);
+      at.doc = pu.base[g]! + doc![r]!;
+      at.pos = k![r]!;
+      at.cp = cp![r]!;
+      at.byte = byte![r]!;
+      const s = v.check(i, keys.subarray(off![r]!, off![r]! + len![r]!), len![r]!, at);
+      if (s >= 0) sideOf.set(`${g}:${doc![r]}:${k![r]}`, s);
+    }
+  }
+  v.end();
+  return { v, sideOf };
+}
+
+/** Runs spans-decide task `p` (idempotent; every spans-text task must have completed). */
+export function runSpansDecide(workDir: string, job: JobSpec, p: number): Promise<SpansDecideMarker> {
+  return commitTask<SpansDecideMarker>({ workDir, job, stage: 'spans-decide', task: p }, async (dir) => {
+    const o = job.spans!.options;
+    const pu = partitionUnits(workDir, job, p);
+    const { table, parts, base } = pu;
+    const { v, sideOf } = checkTexts(workDir, job, p, pu);
+    const keepFirst = o.minDocs === undefined;
+    const cols = Array.from({ length: CUT_COLUMNS }, () => new U32Buf());
+    const group = new U32Buf();
+    for (const [g, rows] of parts.entries()) {
+      const [hi, lo, doc, k] = rows as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+      for (let r = 0; r < hi.length; r++) {
+        const i = table.find(hi[r]!, lo[r]!);
+        // Only a hash that collided has occurrences of several texts.
+        const s = v.collides(i) ? (sideOf.get(`${g}:${doc[r]}:${k[r]}`) ?? -1) : -1;
+        const removed = keepFirst ? !(v.firstDoc(i, s) === base[g]! + doc[r]! && v.firstPos(i, s) === k[r]) : v.docs(i, s) >= o.minDocs!;
+        if (!removed) continue;
+        cols[0]!.push(doc[r]!);
+        cols[1]!.push(k[r]!);
+        cols[2]!.push(keepFirst ? v.firstDoc(i, s) : NONE);
+        cols[3]!.push(keepFirst ? v.firstCp(i, s) : NONE);
+        cols[4]!.push(keepFirst ? v.firstByte(i, s) : NONE);
+        cols[5]!.push(v.count(i, s));
+        cols[6]!.push(v.docs(i, s));
+        group.push(g);
+      }
+    }
+    const grouped = groupBy(group.view(), parts.length, cols.map((c) => c.view()));
+    await writeSynced(path.join(dir, 'cuts.u32'), columnsBuffer(grouped.columns, group.length));
+    const repeated: TopCandidate[] = [];
+    v.eachRepeated((i, s) => repeated.push({ count: v.count(i, s), docs: v.docs(i, s), doc: v.firstDoc(i, s), k: v.firstPos(i, s) }));
+    // The summary's order (as SpanDeduper): occurrences, then first seen first; unit indices order units as their starts do.
+    repeated.sort((a, b) => b.count - a.count || a.doc - b.doc || a.k - b.k);
+    return { distinct: v.distinct, repeated: repeated.length, removed: group.length, gstart: Array.from(grouped.start), top: repeated.slice(0, o.top) };
+  });
+}

@@ -1,0 +1,106 @@
+/**
+ * {@link UnitWalker}: the units of a text as `neardup spans` compares them — split, normalized and
+ * hashed — and, on demand, the normalized text of the unit at hand, which exactness (#50) compares
+ * where hashes are equal.
+ * @module
+ */
+import { faultHooks } from '../common/faults.js';
+import { makeNormalizer } from '../text/normalize.js';
+import { tokens } from '../text/tokens.js';
+import type { ResolvedSpansOptions } from './options.js';
+import { grown, UnitHasher } from './unitHash.js';
+import { newUnits, splitUnits } from './units.js';
+import { newWordBuffers, wordWindows } from './words.js';
+
+/** Separates the words of a substring window's compared text (no word holds it: words are letters, digits and marks). */
+const WORD_SEP = 1;
+
+/**
+ * Splits, normalizes and hashes the units of one text as both passes compare them: the one-process
+ * passes and the sharded job's stages (src/shard/spans/) walk units through this one class,
+ * so a unit is the same unit, with the same hash and index, everywhere.
+ */
+export class UnitWalker {
+  /** The units of the text last walked (indices `k` of {@link each}'s callback). */
+  readonly units = newUnits();
+  /** The 64-bit hash of the unit of the current callback (two 32-bit lanes). */
+  readonly hash = new Uint32Array(2);
+  /** The normalized text of the unit {@link key} was last asked for, as UTF-16 code units (its first {@link key} units). */
+  keyUnits: Uint16Array = new Uint16Array(256);
+  private readonly words = newWordBuffers();
+  private readonly norm: (t: string) => string;
+  private readonly hasher: UnitHasher;
+  /** The normalized length of the current unit (line, paragraph, sentence units). */
+  private len = 0;
+  /** A test's mask of the hash (src/common/faults.ts), read once, so the hot loop tests a field. */
+  private readonly masking: boolean;
+  private readonly mask: number;
+
+  constructor(private readonly o: ResolvedSpansOptions) {
+    this.norm = makeNormalizer(o.normalize ?? {});
+    this.hasher = new UnitHasher(o.normalize ?? {});
+    const bits = faultHooks().spansHashBits?.();
+    this.masking = bits !== undefined;
+    this.mask = bits === undefined || bits >= 32 ? -1 : (1 << bits) - 1;
+  }
+
+  /** Hashes the compared units of `text` into {@link hash}, calling `each(unit index)` for each; returns the units split. */
+  each(text: string, each: (k: number) => void): number {
+    if (this.o.unit === 'substring') return this.eachWindow(text, each);
+    const u = splitUnits(text, this.o.unit, this.o.window, this.units);
+    const min = this.o.minUnitWords;
+    for (let k = 0; k < u.count; k++) {
+      const a = u.textStart[k]!;
+      const b = u.textEnd[k]!;
+      // The normalized text's hash without the normalized text (./unitHash.ts); only a word count needs the string.
+      const len = this.hasher.hash(text, a, b, this.hash);
+      if (len === 0) continue;
+      if (min > 0 && tokens(this.hasher.normalized(text, a, b)).length < min) continue;
+      this.len = len;
+      if (this.masking) this.masked();
+      each(k);
+    }
+    return u.count;
+  }
+
+  /**
+   * The normalized text of unit `k` of the current {@link each} callback into {@link keyUnits};
+   * returns its length. A substring window's is its words, each normalized alone, separated by
+   * U+0001 (the text between words is not compared). Read {@link keyUnits} after the call: it may grow the buffer.
+   */
+  key(k: number): number {
+    if (this.o.unit !== 'substring') {
+      this.keyUnits = this.hasher.copyLast(this.keyUnits, 0, this.len);
+      return this.len;
+    }
+    const w = this.words.norm;
+    let n = 0;
+    for (let i = k; i < k + this.o.minLength; i++) {
+      const s = w[i]!;
+      if (this.keyUnits.length < n + s.length + 1) this.keyUnits = grown(this.keyUnits, n + s.length + 1);
+      if (i > k) this.keyUnits[n++] = WORD_SEP;
+      for (let j = 0; j < s.length; j++) this.keyUnits[n++] = s.charCodeAt(j);
+    }
+    return n;
+  }
+
+  /** Keeps a test's few bits of the hash (both lanes), so that different units collide. */
+  private masked(): void {
+    this.hash[0] = this.hash[0]! & this.mask;
+    this.hash[1] = this.hash[1]! & this.mask;
+  }
+
+  /** {@link each} for substring units: the L-word windows, hashed once per word (./words.ts). */
+  private eachWindow(text: string, each: (k: number) => void): number {
+    const u = wordWindows(text, { length: this.o.minLength, norm: this.norm }, this.units, this.words);
+    if (this.o.minUnitWords > this.o.minLength) return u.count;
+    const h = this.words.windowHash;
+    for (let k = 0; k < u.count; k++) {
+      this.hash[0] = h[2 * k]!;
+      this.hash[1] = h[2 * k + 1]!;
+      if (this.masking) this.masked();
+      each(k);
+    }
+    return u.count;
+  }
+}
