@@ -52,6 +52,23 @@ export interface SpansSummary {
   top: TopUnit[];
 }
 
+/** A summary with nothing counted yet: where every route of `neardup spans` starts counting. */
+export function emptySpansSummary(): SpansSummary {
+  return {
+    documents: 0,
+    units: 0,
+    distinctUnits: 0,
+    repeatedUnits: 0,
+    unitsRemoved: 0,
+    textBytes: 0,
+    bytesRemoved: 0,
+    documentsChanged: 0,
+    documentsEmptied: 0,
+    documentsDropped: 0,
+    top: [],
+  };
+}
+
 const TOP_TEXT = 500;
 
 /** How the summary shows unit `k` of `text` among the most repeated: its text, at most 500 characters, then `…`. */
@@ -88,19 +105,7 @@ export class SpanDeduper {
    */
   private touched = new Uint8Array(1024);
   private readonly at: Occurrence = { doc: 0, pos: 0, cp: 0, byte: 0 };
-  private readonly s: SpansSummary = {
-    documents: 0,
-    units: 0,
-    distinctUnits: 0,
-    repeatedUnits: 0,
-    unitsRemoved: 0,
-    textBytes: 0,
-    bytesRemoved: 0,
-    documentsChanged: 0,
-    documentsEmptied: 0,
-    documentsDropped: 0,
-    top: [],
-  };
+  private readonly s: SpansSummary = emptySpansSummary();
 
   constructor(options: SpansOptions = {}) {
     this.o = resolveSpansOptions(options);

@@ -22,7 +22,7 @@ import { spansAuditFormat } from '../../spans/file.js';
 import { parsePositiveInt, readOptionsFrom } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
-import { spansCommand, type SpansFlags } from '../spans/command.js';
+import { spansCommand, spansOptionsFrom, type SpansFlags } from '../spans/command.js';
 import { printSpansSummary } from '../spans/summary.js';
 import { addRunOptions, checkRunFlags, runJob, type RunFlags } from './where.js';
 import type { FinishRun } from './run.js';
@@ -121,16 +121,7 @@ export function jobSpansCommand(): Command {
     const spec = await planSpansJob({
       shards,
       read: readOptionsFrom(flags),
-      spans: {
-        unit: flags.unit,
-        window: flags.window,
-        minLength: flags.minLength,
-        minDocs: flags.minDocs,
-        minUnitWords: flags.minUnitWords,
-        minDocWords: flags.minDocWords,
-        top: flags.top,
-        normalize: { preset: flags.normalize },
-      },
+      spans: spansOptionsFrom(flags),
       mode: flags.dryRun ? 'none' : flags.output,
       outDir: flags.outDir,
       removed: flags.removed,

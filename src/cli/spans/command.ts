@@ -10,7 +10,7 @@ import { engineOption } from '../../engine/options.js';
 import { refuseAliasedOutputs } from '../../io/write/alias.js';
 import type { NormalizePreset } from '../../text/normalize.js';
 import { dedupSpansFile, spansAuditFormat } from '../../spans/file.js';
-import { SPANS_DEFAULTS } from '../../spans/options.js';
+import { SPANS_DEFAULTS, type SpansOptions } from '../../spans/options.js';
 import { UNIT_KINDS, type UnitKind } from '../../spans/units.js';
 import {
   addInputOptions,
@@ -43,6 +43,20 @@ export interface SpansFlags extends InputFlags, LogFlags {
   removed?: string;
   dryRun?: boolean;
   top: number;
+}
+
+/** The spans options the flags give, as `neardup spans` and `neardup job spans` pass them on. */
+export function spansOptionsFrom(flags: SpansFlags): SpansOptions {
+  return {
+    unit: flags.unit,
+    window: flags.window,
+    minLength: flags.minLength,
+    minDocs: flags.minDocs,
+    minUnitWords: flags.minUnitWords,
+    minDocWords: flags.minDocWords,
+    top: flags.top,
+    normalize: { preset: flags.normalize },
+  };
 }
 
 /** `--unit`: one of the unit kinds (exit 2 otherwise). */
@@ -179,16 +193,7 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
   const t0 = performance.now();
   const result = await dedupSpansFile(input, {
     read,
-    spans: {
-      unit: flags.unit,
-      window: flags.window,
-      minLength: flags.minLength,
-      minDocs: flags.minDocs,
-      minUnitWords: flags.minUnitWords,
-      minDocWords: flags.minDocWords,
-      top: flags.top,
-      normalize: { preset: flags.normalize },
-    },
+    spans: spansOptionsFrom(flags),
     mode: flags.dryRun ? 'none' : flags.output,
     out: flags.out,
     removed: flags.removed,

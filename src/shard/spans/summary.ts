@@ -6,7 +6,7 @@
  * @module
  */
 import { createReadStream } from 'node:fs';
-import type { SpansSummary } from '../../spans/deduper.js';
+import { emptySpansSummary, type SpansSummary } from '../../spans/deduper.js';
 import { SPANS_AUDIT_COLUMNS, type SpansFileResult } from '../../spans/file.js';
 import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
 import { requireMarker, taskText } from '../files/commit.js';
@@ -17,19 +17,7 @@ import type { SpansHashMarker } from './hash.js';
 
 /** What `neardup spans` reports, from the markers of the finished job in `dir`. */
 export function summarizeSpans(dir: string, job: JobSpec): SpansFileResult & { outputs: string[] } {
-  const s: SpansSummary = {
-    documents: 0,
-    units: 0,
-    distinctUnits: 0,
-    repeatedUnits: 0,
-    unitsRemoved: 0,
-    textBytes: 0,
-    bytesRemoved: 0,
-    documentsChanged: 0,
-    documentsEmptied: 0,
-    documentsDropped: 0,
-    top: [],
-  };
+  const s: SpansSummary = emptySpansSummary();
   let skipped = 0;
   let format = '';
   for (let g = 0; g < taskCount(job, 'spans-hash'); g++) {
