@@ -144,7 +144,7 @@ async function writeAgainstOutputs(run: AgainstRun, w: AgainstOutputs): Promise<
       // --dry-run: the audit only.
     } else if (run.output === 'pairs') {
       await sink!.write(pairHeader(run.pairFormat, false));
-      await writePairLines(sink!, run.pairFormat, result.pairs, (a) => idOf(corpus, a), (b) => idOf(ref, b));
+      await writePairLines(sink!, run.pairFormat, result.pairs, { a: (a) => idOf(corpus, a), b: (b) => idOf(ref, b) });
       written = result.pairs.length;
     } else {
       // The writer of the route without --against (records byte for byte, line ends and BOM kept);

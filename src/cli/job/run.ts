@@ -251,7 +251,7 @@ async function runStages(run: { wd: WorkDir; job: JobSpec; reporter: Reporter; p
           marker: (st, t) => wd.marker(job, st, t) as Promise<RoundState | undefined>,
           run: async (st, todo) => {
             rounds++;
-            if (processes > 1) await pool.run(wd.name, st, todo, () => undefined);
+            if (processes > 1) await pool.run(wd.name, st, todo);
             else for (const t of todo) await wd.run(job, st, t);
           },
         });
@@ -265,7 +265,10 @@ async function runStages(run: { wd: WorkDir; job: JobSpec; reporter: Reporter; p
       // per task is a task process's, and the submitter does not keep a stage's memory to the end.
       if (processes > 1 && todo.length > 0) {
         const next = STAGES.slice(i + 1).find((x) => taskCount(job, x) > 0);
-        await pool.run(wd.name, stage, todo, () => bar?.update(++done), next && { stage: next, processes: Math.min(processes, taskCount(job, next)) });
+        await pool.run(wd.name, stage, todo, {
+          onDone: () => bar?.update(++done),
+          next: next && { stage: next, processes: Math.min(processes, taskCount(job, next)) },
+        });
       } else {
         for (const t of todo) {
           await wd.run(job, stage, t);
