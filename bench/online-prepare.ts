@@ -49,7 +49,7 @@ const idx = await NearDupIndex.open({});
 const m = idx.manifest;
 const shingler = createShingler({ kind: m.shingle.kind, k: m.shingle.k, seed: m.shingle.seed });
 const hasher = createMinHasher(m.minhash);
-const keyMaker = new KeyMaker(m.bands, m.rows, m.forest, m.minhash.numPerm);
+const keyMaker = new KeyMaker({ bands: m.bands, rows: m.rows, forest: m.forest, numPerm: m.minhash.numPerm });
 // The index's private per-document steps (the code under test), reached without changing its API.
 interface PreparedLike {
   set: Uint32Array;

@@ -10,6 +10,7 @@
 import type { ScoredPair } from '../similarity/bruteForce.js';
 import { UnionFind, componentsOf, type Cluster } from '../cluster/clusters.js';
 import { sortPairs } from '../similarity/sortPairs.js';
+import type { BandKeyTable } from '../lsh/candidates.js';
 
 /** Documents grouped by identical content; groups are numbered in order of first appearance. */
 export interface CopyGroups {
@@ -196,4 +197,57 @@ export function clusterGroups(groups: CopyGroups, groupPairs: Iterable<{ a: numb
   }
   for (const p of groupPairs) uf.union(members[start[p.a]!]!, members[start[p.b]!]!);
   return componentsOf(uf, groups.n);
+}
+
+/** Documents with the same text, folded: their groups, each document's group, a group's size. */
+export interface FoldedCopies {
+  groups: CopyGroups;
+  groupOf: Int32Array;
+  size: (g: number) => number;
+}
+
+/**
+ * Groups documents with the same text (both text hashes and every band key equal; documents without
+ * shingles stay alone), numbered in order of first appearance as dedup()'s copy groups are. Every
+ * document but the first of its group is hidden from the buckets (`present` 0). Undefined when no
+ * document has a copy.
+ */
+export function foldCopies(table: BandKeyTable, th: Uint32Array): FoldedCopies | undefined {
+  const { n, hi, lo, present, bands, bandStride, docStride } = table;
+  const index = new HashIndex(n);
+  const finder = new CopyFinder(n);
+  const firstOf: number[] = [];
+  let folded = 0;
+  const same = (a: number, b: number): boolean => {
+    if (th[2 * a] !== th[2 * b] || th[2 * a + 1] !== th[2 * b + 1]) return false;
+    for (let k = 0; k < bands; k++) {
+      const x = k * bandStride + a * docStride;
+      const y = k * bandStride + b * docStride;
+      if (hi[x] !== hi[y] || lo[x] !== lo[y]) return false;
+    }
+    return true;
+  };
+  const hidden: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (!present[i]) {
+      firstOf.push(i);
+      finder.startGroup();
+      continue;
+    }
+    const g = index.find(th[2 * i]!, (v) => same(firstOf[v]!, i));
+    if (g >= 0) {
+      finder.join(g);
+      hidden.push(i);
+      folded++;
+    } else {
+      index.insert(th[2 * i]!, finder.startGroup());
+      firstOf.push(i);
+    }
+  }
+  if (folded === 0) return undefined;
+  for (const i of hidden) present[i] = 0;
+  const groups = finder.result();
+  const groupOf = new Int32Array(n);
+  for (let g = 0; g < groups.groups; g++) for (let j = groups.start[g]!; j < groups.start[g + 1]!; j++) groupOf[groups.members[j]!] = g;
+  return { groups, groupOf, size: (g) => groups.start[g + 1]! - groups.start[g]! };
 }

@@ -18,7 +18,7 @@ import { groupsFromBuckets, type SecondGroups } from '../lsh/secondGroups.js';
 import { bandKeys } from '../lsh/bandKeys.js';
 import { BandKeyColumns } from '../lsh/bandKeyColumns.js';
 import { PairColumns } from './pairColumns.js';
-import { CopyFinder, HashIndex, pairsWithinGroups, type CopyGroups } from './copyGroups.js';
+import { foldCopies, pairsWithinGroups, type FoldedCopies } from './copyGroups.js';
 import { textHash2 } from '../hash/murmur3.js';
 import type { BandKeyTable } from '../lsh/candidates.js';
 import type { ScoredPair } from '../similarity/bruteForce.js';
@@ -117,76 +117,18 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   const { threshold, verify, keepPairs, maxPairs } = resolveDedupOptions(options);
   const workers = options.workers ?? defaultWorkers();
   const batchSize = options.batchSize ?? 1024;
-  const budget = options.memoryBudget ?? 1 << 30;
   const signerOptions = { shingle: options.shingle, minhash: options.minhash };
   const signer = createTextSigner(signerOptions);
-  const numPerm = signer.numPerm;
-  const bands = chooseBands(threshold, numPerm, options.lsh);
-  const nb = bands.bands;
-  const banding = { bands: nb, rows: bands.rows };
+  const bands = chooseBands(threshold, signer.numPerm, options.lsh);
   const keepSigs = verify !== 'exact';
 
   // Pass 1: band keys (and signatures when verifying by estimate). With two workers or more, the
   // band keys are bucketed there (band ranges in parallel), so they are kept in shared memory.
-  const keys = new BandKeyColumns(nb, workers >= 2);
-  const sigs = keepSigs ? new Growable(1 << 16) : undefined;
-  let n = 0;
-  let chars = 0;
-  // Two 32-bit hashes of each text: identical texts are folded into one document before LSH, as dedup() folds copies.
-  const textHashes = new Growable(1 << 16);
-  const take = (r: Pick<SignReply, 'count' | 'present' | 'hi' | 'lo' | 'sigs' | 'th'> & { expected?: number }): void => {
-    textHashes.append(r.th!);
-    // The first range's density sizes the key columns (with some slack) instead of doubling.
-    if (n === 0 && r.expected !== undefined) keys.reserve(Math.min(Math.ceil(r.expected * 1.1), 1 << 24));
-    keys.append(r.present, r.hi!, r.lo!, r.count);
-    if (sigs) sigs.append(r.sigs!);
-    n += r.count;
-    options.onProgress?.('sign', n, 0);
-  };
+  const signed = new SignedColumns(bands.bands, workers >= 2, keepSigs, options.onProgress);
   const pool = workers > 0 ? new SignPool({ ...signerOptions, workers }) : undefined;
-  let ranged: RangedIndex | undefined;
-  try {
-    if (typeof source !== 'function') {
-      ranged = await signRanges(source, { pool, signer, banding, withSignatures: keepSigs }, (r) => {
-        chars += r.chars;
-        take(r);
-      });
-    } else {
-      const inflight: Promise<SignReply>[] = [];
-      for await (const batch of batches(source, batchSize)) {
-        for (const t of batch) chars += t.length;
-        if (pool) {
-          inflight.push(pool.run(batch, banding, keepSigs));
-          if (inflight.length >= pool.size * 2) take(await inflight.shift()!);
-        } else {
-          const m = batch.length;
-          const r: SignReply = {
-            id: 0,
-            count: m,
-            present: new Uint8Array(m),
-            hi: new Uint32Array(m * nb),
-            lo: new Uint32Array(m * nb),
-            th: new Uint32Array(2 * m),
-          };
-          if (keepSigs) r.sigs = new Uint32Array(m * numPerm);
-          const row = new Uint32Array(numPerm);
-          for (let i = 0; i < m; i++) {
-            textHash2(r.th!, i, batch[i]!);
-            if (!signer.signInto(batch[i]!, row)) continue;
-            r.present[i] = 1;
-            r.sigs?.set(row, i * numPerm);
-            bandKeys(row, nb, bands.rows, r.hi!, r.lo!, i, m);
-          }
-          take(r);
-        }
-      }
-      while (inflight.length > 0) take(await inflight.shift()!);
-    }
-  } catch (e) {
-    await pool?.close();
-    if (!pool) closeRangeFiles();
-    throw e;
-  }
+  const run: StreamRun = { source, pool, signer, banding: { bands: bands.bands, rows: bands.rows }, keepSigs, batchSize };
+  const ranged = await closingOnError(pool, () => signPass(run, signed));
+  const { n, chars, keys, sigs } = signed;
   const t1 = performance.now();
   const table = keys.table();
   const present = table.present;
@@ -194,69 +136,36 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
   for (let i = 0; i < n; i++) if (!present[i]) empty.push(i);
   // Copies (the same text, so the same band keys) go through LSH and verification as one document:
   // a group of m copies then costs one, not m(m−1)/2 candidate pairs. Hidden from the buckets here.
-  const copies = foldCopies(table, textHashes.data);
-  const indexBytes = n * (nb * 8 + 1 + 8) + (sigs ? sigs.length * 4 : 0);
+  const copies = foldCopies(table, signed.textHashes.data);
+  const indexBytes = n * (bands.bands * 8 + 1 + 8) + (sigs ? sigs.length * 4 : 0);
 
   // LSH candidates, grouped by second member (as verification reads them): the bands bucketed
   // on the workers by ranges (or here), joined, and the pairs listed here.
-  let groups: SecondGroups;
-  let cstats: CandidateStats;
-  try {
-    // dedup() clusters bucket by bucket past the limit; this pipeline cannot (the sets are not in
-    // memory), so it says so at once (maxBound) instead of after filling memory with candidate pairs.
-    const ranges = pool?.bucketRanges(table);
-    const parts = ranges ? await Promise.all(ranges) : [collectSharedBuckets(table)];
-    const joined = joinRanges(parts, keepPairs ? Infinity : maxPairs);
-    groups = groupsFromBuckets(joined, n, maxPairs, joined.stats.largestBucket);
-    cstats = { ...joined.stats, candidates: groups.count };
-  } catch (e) {
-    // Too many candidates: the workers (or the range files) are not needed any more.
-    await pool?.close();
-    if (!pool) closeRangeFiles();
-    throw e;
-  }
+  // Too many candidates: the workers (or the range files) are not needed any more.
+  const candidates = await closingOnError(pool, () => streamCandidates(table, pool, n, { keepPairs, maxPairs }));
+  const groups = candidates.groups;
+  let cstats = candidates.cstats;
   keys.release();
   const t2 = performance.now();
 
   const out = new PairColumns();
-  let passes = 1;
-  let peakSetBytes = 0;
-  let setDocs = 0;
+  const v = { passes: 1, peakSetBytes: 0, setDocs: 0 };
   if (!keepSigs) {
     try {
       const feed = typeof source === 'function' ? textFeed(source, pool, signer, batchSize) : rangedFeed(ranged!, n, { pool, signer, batchSize });
-      const r = await verifyExact({ feed, n, groups, threshold, budget, out, onProgress: options.onProgress });
-      passes += r.passes;
-      peakSetBytes = r.peak;
-      setDocs = r.setDocs;
+      const r = await verifyExact({ feed, n, groups, threshold, budget: options.memoryBudget ?? 1 << 30, out, onProgress: options.onProgress });
+      v.passes += r.passes;
+      v.peakSetBytes = r.peak;
+      v.setDocs = r.setDocs;
     } finally {
-      await pool?.close();
-      if (!pool) closeRangeFiles();
+      await closePool(pool);
     }
   } else {
-    await pool?.close();
-    if (!pool) closeRangeFiles();
-    const s = sigs!.data;
-    const { start, first } = groups;
-    for (let b = 0; b < n; b++) {
-      for (let q = start[b]!, end = start[b + 1]!; q < end; q++) {
-        const a = first[q]!;
-        let eq = 0;
-        for (let x = a * numPerm, y = b * numPerm, end = x + numPerm; x < end; x++, y++) if (s[x] === s[y]) eq++;
-        const e = eq / numPerm;
-        if (verify === 'none' || e >= threshold) out.add(a, b, e);
-      }
-    }
+    await closePool(pool);
+    verifyBySignatures({ sigs: sigs!.data, numPerm: signer.numPerm, groups, n, verify, threshold, out });
   }
   let pairs: PairColumns | ScoredPair[] = out;
-  if (copies) {
-    // Pairs between the groups' first documents become pairs of groups, counted per document pair.
-    const g = copies.groupOf;
-    pairs = Array.from({ length: out.size }, (_, p) => ({ a: g[out.a[p]!]!, b: g[out.b[p]!]!, similarity: out.similarity[p]! }));
-    let across = 0;
-    for (let b = 0; b < n; b++) for (let q = groups.start[b]!; q < groups.start[b + 1]!; q++) across += copies.size(g[groups.first[q]!]!) * copies.size(g[b]!);
-    cstats = { ...cstats, candidates: pairsWithinGroups(copies.groups) + across };
-  }
+  if (copies) ({ pairs, cstats } = pairsOfCopies(out, copies, groups, cstats));
   const result = finishDedup({
     n,
     pairs,
@@ -270,53 +179,163 @@ export async function dedupStream(source: DocSource | RangedSource, options: Str
     ...(copies ? { groups: copies.groups } : {}),
   }, { t0, t1, t2, shingle: 0, sign: t1 - t0 });
   // Assigned, not spread: a spread would read `pairs`, which makes its objects (see pairColumns.ts).
-  return Object.assign(result, { extra: { passes, peakSetBytes, indexBytes, setDocs, ranged: ranged !== undefined } });
+  return Object.assign(result, { extra: { passes: v.passes, peakSetBytes: v.peakSetBytes, indexBytes, setDocs: v.setDocs, ranged: ranged !== undefined } });
+}
+
+/** What signing pass 1 reads with. */
+interface StreamRun {
+  source: DocSource | RangedSource;
+  pool: SignPool | undefined;
+  signer: TextSigner;
+  banding: { bands: number; rows: number };
+  keepSigs: boolean;
+  batchSize: number;
+}
+
+/** The workers closed (without them, the range files), as every way out of the run does. */
+async function closePool(pool: SignPool | undefined): Promise<void> {
+  await pool?.close();
+  if (!pool) closeRangeFiles();
+}
+
+/** Runs `step`; when it throws, closes the workers (or the range files) first. */
+async function closingOnError<T>(pool: SignPool | undefined, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (e) {
+    await closePool(pool);
+    throw e;
+  }
 }
 
 /**
- * Groups documents with the same text (both text hashes and every band key equal; documents without
- * shingles stay alone), numbered in order of first appearance as dedup()'s copy groups are. Every
- * document but the first of its group is hidden from the buckets (`present` 0). Undefined when no
- * document has a copy.
+ * Pass 1's columns, filled a reply at a time: each document's band keys, its signature (verifying
+ * by estimate), and two 32-bit hashes of its text (identical texts are folded into one document
+ * before LSH, as dedup() folds copies).
  */
-function foldCopies(table: BandKeyTable, th: Uint32Array): { groups: CopyGroups; groupOf: Int32Array; size: (g: number) => number } | undefined {
-  const { n, hi, lo, present, bands, bandStride, docStride } = table;
-  const index = new HashIndex(n);
-  const finder = new CopyFinder(n);
-  const firstOf: number[] = [];
-  let folded = 0;
-  const same = (a: number, b: number): boolean => {
-    if (th[2 * a] !== th[2 * b] || th[2 * a + 1] !== th[2 * b + 1]) return false;
-    for (let k = 0; k < bands; k++) {
-      const x = k * bandStride + a * docStride;
-      const y = k * bandStride + b * docStride;
-      if (hi[x] !== hi[y] || lo[x] !== lo[y]) return false;
-    }
-    return true;
+class SignedColumns {
+  readonly keys: BandKeyColumns;
+  readonly sigs: Growable | undefined;
+  readonly textHashes: Growable;
+  n = 0;
+  chars = 0;
+  private readonly onProgress: StreamDedupOptions['onProgress'];
+
+  constructor(bands: number, shared: boolean, keepSigs: boolean, onProgress: StreamDedupOptions['onProgress']) {
+    this.keys = new BandKeyColumns(bands, shared);
+    this.sigs = keepSigs ? new Growable(1 << 16) : undefined;
+    this.textHashes = new Growable(1 << 16);
+    this.onProgress = onProgress;
+  }
+
+  take(r: Pick<SignReply, 'count' | 'present' | 'hi' | 'lo' | 'sigs' | 'th'> & { expected?: number }): void {
+    this.textHashes.append(r.th!);
+    // The first range's density sizes the key columns (with some slack) instead of doubling.
+    if (this.n === 0 && r.expected !== undefined) this.keys.reserve(Math.min(Math.ceil(r.expected * 1.1), 1 << 24));
+    this.keys.append(r.present, r.hi!, r.lo!, r.count);
+    if (this.sigs) this.sigs.append(r.sigs!);
+    this.n += r.count;
+    this.onProgress?.('sign', this.n, 0);
+  }
+}
+
+/** Pass 1: every document signed (by the workers, or here) into `signed`. A ranged source gives back its index of ranges. */
+async function signPass(run: StreamRun, signed: SignedColumns): Promise<RangedIndex | undefined> {
+  const { source, pool, signer, banding, keepSigs } = run;
+  if (typeof source !== 'function') {
+    return await signRanges(source, { pool, signer, banding, withSignatures: keepSigs }, (r) => {
+      signed.chars += r.chars;
+      signed.take(r);
+    });
+  }
+  const inflight: Promise<SignReply>[] = [];
+  for await (const batch of batches(source, run.batchSize)) {
+    for (const t of batch) signed.chars += t.length;
+    if (pool) {
+      inflight.push(pool.run(batch, banding, keepSigs));
+      if (inflight.length >= pool.size * 2) signed.take(await inflight.shift()!);
+    } else signed.take(signHere(batch, signer, banding, keepSigs));
+  }
+  while (inflight.length > 0) signed.take(await inflight.shift()!);
+  return undefined;
+}
+
+/** A batch signed on this thread, as a worker would sign it. */
+function signHere(batch: string[], signer: TextSigner, banding: { bands: number; rows: number }, keepSigs: boolean): SignReply {
+  const nb = banding.bands;
+  const numPerm = signer.numPerm;
+  const m = batch.length;
+  const r: SignReply = {
+    id: 0,
+    count: m,
+    present: new Uint8Array(m),
+    hi: new Uint32Array(m * nb),
+    lo: new Uint32Array(m * nb),
+    th: new Uint32Array(2 * m),
   };
-  const hidden: number[] = [];
-  for (let i = 0; i < n; i++) {
-    if (!present[i]) {
-      firstOf.push(i);
-      finder.startGroup();
-      continue;
-    }
-    const g = index.find(th[2 * i]!, (v) => same(firstOf[v]!, i));
-    if (g >= 0) {
-      finder.join(g);
-      hidden.push(i);
-      folded++;
-    } else {
-      index.insert(th[2 * i]!, finder.startGroup());
-      firstOf.push(i);
+  if (keepSigs) r.sigs = new Uint32Array(m * numPerm);
+  const row = new Uint32Array(numPerm);
+  for (let i = 0; i < m; i++) {
+    textHash2(r.th!, i, batch[i]!);
+    if (!signer.signInto(batch[i]!, row)) continue;
+    r.present[i] = 1;
+    r.sigs?.set(row, i * numPerm);
+    bandKeys(row, nb, banding.rows, r.hi!, r.lo!, i, m);
+  }
+  return r;
+}
+
+/**
+ * The candidate pairs grouped by second member. dedup() clusters bucket by bucket past the limit;
+ * this pipeline cannot (the sets are not in memory), so it says so at once (maxBound) instead of
+ * after filling memory with candidate pairs.
+ */
+async function streamCandidates(
+  table: BandKeyTable,
+  pool: SignPool | undefined,
+  n: number,
+  limits: { keepPairs: boolean; maxPairs: number },
+): Promise<{ groups: SecondGroups; cstats: CandidateStats }> {
+  const ranges = pool?.bucketRanges(table);
+  const parts = ranges ? await Promise.all(ranges) : [collectSharedBuckets(table)];
+  const joined = joinRanges(parts, limits.keepPairs ? Infinity : limits.maxPairs);
+  const groups = groupsFromBuckets(joined, n, limits.maxPairs, joined.stats.largestBucket);
+  return { groups, cstats: { ...joined.stats, candidates: groups.count } };
+}
+
+/** What verification by signatures (`estimate`, `none`) reads and writes. */
+interface SignatureVerify {
+  sigs: Uint32Array;
+  numPerm: number;
+  groups: SecondGroups;
+  n: number;
+  verify: DedupOptions['verify'];
+  threshold: number;
+  out: PairColumns;
+}
+
+/** Each candidate pair scored by its signatures' agreement, kept at or above the threshold (all of them with `none`). */
+function verifyBySignatures({ sigs: s, numPerm, groups, n, verify, threshold, out }: SignatureVerify): void {
+  const { start, first } = groups;
+  for (let b = 0; b < n; b++) {
+    for (let q = start[b]!, end = start[b + 1]!; q < end; q++) {
+      const a = first[q]!;
+      let eq = 0;
+      for (let x = a * numPerm, y = b * numPerm, end = x + numPerm; x < end; x++, y++) if (s[x] === s[y]) eq++;
+      const e = eq / numPerm;
+      if (verify === 'none' || e >= threshold) out.add(a, b, e);
     }
   }
-  if (folded === 0) return undefined;
-  for (const i of hidden) present[i] = 0;
-  const groups = finder.result();
-  const groupOf = new Int32Array(n);
-  for (let g = 0; g < groups.groups; g++) for (let j = groups.start[g]!; j < groups.start[g + 1]!; j++) groupOf[groups.members[j]!] = g;
-  return { groups, groupOf, size: (g) => groups.start[g + 1]! - groups.start[g]! };
+}
+
+/** Pairs between the groups' first documents become pairs of groups, and candidates are counted per document pair. */
+function pairsOfCopies(out: PairColumns, copies: FoldedCopies, groups: SecondGroups, cstats: CandidateStats): { pairs: ScoredPair[]; cstats: CandidateStats } {
+  const g = copies.groupOf;
+  const pairs = Array.from({ length: out.size }, (_, p) => ({ a: g[out.a[p]!]!, b: g[out.b[p]!]!, similarity: out.similarity[p]! }));
+  let across = 0;
+  const n = g.length;
+  for (let b = 0; b < n; b++) for (let q = groups.start[b]!; q < groups.start[b + 1]!; q++) across += copies.size(g[groups.first[q]!]!) * copies.size(g[b]!);
+  return { pairs, cstats: { ...cstats, candidates: pairsWithinGroups(copies.groups) + across } };
 }
 
 /** Verification's feed over texts read on this thread: the needed ones go to the pool (or are set here, as a worker would). */

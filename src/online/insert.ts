@@ -32,14 +32,14 @@ export async function insertPrepared(ctx: IndexContext, prepared: Prepared[]): P
       const j = seen.get(id);
       return j !== undefined && j <= i;
     };
-    const matches = scorer.score(p, filterCandidates(found[i]!, p.filter), t, stale, p.limit);
+    const matches = scorer.score(p, filterCandidates(found[i]!, p.filter), { min: t, skip: stale, limit: p.limit });
     const earlier = new Set<number>();
     const bk = keyMaker.bandPart(p.keys);
     // Earlier documents of the batch that are already expired (added with a past expiry) are not reported.
     for (let b = 0; b < bk.length; b++) for (const j of local.get(bk[b]!) ?? []) if (!(prepared[j]!.expiresAt! <= now)) earlier.add(j);
     if (earlier.size) {
       const cands = [...earlier].map((j) => ({ id: prepared[j]!.id, record: entries[j]!.record }));
-      matches.push(...scorer.score(p, filterCandidates(cands, p.filter), t));
+      matches.push(...scorer.score(p, filterCandidates(cands, p.filter), { min: t }));
       matches.sort(byScore);
     }
     if (p.limit !== undefined && matches.length > p.limit) matches.length = p.limit;

@@ -55,7 +55,7 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
   if (setSource === 'text' && verify !== 'exact')
     throw new RangeError('setSource "text" needs verify "exact": an index with verify "estimate" keeps no fingerprint sets');
   const ensemble = ensembleOption === false ? null : resolveEnsemble(ensembleOption, hasher.numPerm);
-  const keyMaker = new KeyMaker(choice.bands, choice.rows, forest, hasher.numPerm, ensemble);
+  const keyMaker = new KeyMaker({ bands: choice.bands, rows: choice.rows, forest, numPerm: hasher.numPerm, ensemble });
   const n = shingleOpts.normalize ?? {};
   const manifest: IndexManifest = {
     format: FORMAT_VERSION,

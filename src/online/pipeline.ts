@@ -71,7 +71,17 @@ export class DocPipeline {
       // The index signs through sketch() only, which has no WebAssembly path: skip setting it up.
       wasm: false,
     });
-    return new DocPipeline(manifest, signer, new KeyMaker(manifest.bands, manifest.rows, manifest.forest, manifest.minhash.numPerm, manifest.ensemble ?? null));
+    return new DocPipeline(
+      manifest,
+      signer,
+      new KeyMaker({
+        bands: manifest.bands,
+        rows: manifest.rows,
+        forest: manifest.forest,
+        numPerm: manifest.minhash.numPerm,
+        ensemble: manifest.ensemble ?? null,
+      }),
+    );
   }
 
   /** The same pipeline (shared signer and key maker) under `manifest`, which must describe the same computation (another threshold). */

@@ -15,7 +15,7 @@ import { copyKey, groupCopies } from './search/copies.js';
 /** Matches of a prepared query scoring at least `t` by the index's measure (Jaccard or its estimate), best first. */
 export async function thresholdMatches(ctx: IndexContext, p: Prepared, t: number, cut: Cut = {}): Promise<Match[]> {
   const [cands] = await ctx.store.lookup([ctx.keyMaker.bandPart(p.keys)], ctx.maxCandidates);
-  return ctx.scorer.score(p, filterCandidates(cands!, cut.filter), t, undefined, cut.limit);
+  return ctx.scorer.score(p, filterCandidates(cands!, cut.filter), { min: t, limit: cut.limit });
 }
 
 /** Options of {@link matchesOfRecord}. */
@@ -38,7 +38,7 @@ export async function matchesOfRecord(ctx: IndexContext, id: string, record: Uin
   const keys = ctx.keyMaker.keys(sig, rec.set?.length ?? 0);
   const p: Prepared = { id, meta: rec.meta, set: rec.set ?? new Uint32Array(0), sig, keys };
   const [cands] = await ctx.store.lookup([ctx.keyMaker.bandPart(keys)], ctx.maxCandidates);
-  return ctx.scorer.score(p, filterCandidates(cands!, q.filter), t, (x) => x === id, limit, counted);
+  return ctx.scorer.score(p, filterCandidates(cands!, q.filter), { min: t, skip: (x) => x === id, limit, counted });
 }
 
 /** Options of {@link topKMatches}. */

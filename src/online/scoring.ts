@@ -33,6 +33,18 @@ export interface Scored {
   record: Uint8Array;
 }
 
+/** Options of {@link Scorer.score}. */
+export interface ScoreOptions {
+  /** The lowest score kept (≤ 0: every candidate, as topK wants). */
+  min: number;
+  /** Ids to leave out (a document's own, for its duplicates). */
+  skip?: (id: string) => boolean;
+  /** At most this many, best first (default all). */
+  limit?: number;
+  /** Whether the index's candidate and verified counters count them (default true). */
+  counted?: boolean;
+}
+
 /** Scores candidates; one per index (it reuses a scratch buffer, so it is not re-entrant). */
 export class Scorer {
   private scratch = new Uint32Array(4096);
@@ -49,11 +61,12 @@ export class Scorer {
   private readonly probe = new ProbeTable({ wasm: false });
 
   /**
-   * Scores candidates against a prepared document; keeps those scoring at least `min` (`min` ≤ 0
-   * keeps every candidate: topK), best first, at most `limit`, skipping ids `skip` accepts.
-   * `counted` false leaves the candidate and verified counters alone (the index's own work).
+   * Scores candidates against a prepared document; keeps those scoring at least `o.min` (`min` ≤ 0
+   * keeps every candidate: topK), best first, at most `o.limit`, skipping ids `o.skip` accepts.
+   * `o.counted` false leaves the candidate and verified counters alone (the index's own work).
    */
-  score(p: Prepared, cands: StoredDoc[], min: number, skip?: (id: string) => boolean, limit = Infinity, counted = true): Match[] {
+  score(p: Prepared, cands: StoredDoc[], o: ScoreOptions): Match[] {
+    const { min, skip, limit = Infinity, counted = true } = o;
     const kept = this.rank(p, cands, { min, skip, counted });
     if (kept.length > limit) kept.length = limit;
     // Matches returned (topK keeps every candidate up to k: counting before the cut counted candidates).

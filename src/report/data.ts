@@ -94,7 +94,6 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
   const clusterSizes = clusterSizeCounts(result.clusters);
   const borderline = borderlinePairs(view, result.pairs, options.borderlinePairs ?? 4, shown);
 
-  const s = result.stats;
   const sh = shingler.options;
   return {
     format: 'neardup-report',
@@ -111,38 +110,55 @@ export function buildReportData(texts: readonly string[], options: ReportDataOpt
       rule: b.rule,
     },
     summary: reportSummary(result, n, options.timings, tStart),
-    sCurve: {
-      bands: b.bands,
-      rows: b.rows,
-      threshold,
-      recallAtThreshold: round(b.recallAtThreshold, 6),
-      falsePositiveArea: round(b.falsePositiveArea, 6),
-      falseNegativeArea: round(b.falseNegativeArea, 6),
-      points,
-      recall: s.recall && s.recall.found > 0
-        ? {
-          estimate: round(s.recall.recall, 6),
-          stdError: round(s.recall.stdError, 6),
-          verifiedPairs: s.recall.found,
-          estimatedPairs: round(s.recall.estimatedPairs, 2),
-        }
-        : null,
-    },
+    sCurve: sCurveData(result, threshold, points),
     sCurves: reportCurves(b.bands, b.rows, hasher.numPerm, threshold),
     similarityHistogram: { measure: (o.verify ?? 'exact') === 'exact' ? 'exact Jaccard' : 'MinHash estimate', pairs: result.pairs.length, bins },
-    estimateVsExact: {
-      numPerm: hasher.numPerm,
-      method: hasher.method,
-      pool: `uniform sample of the candidate pairs of ${sweep.poolBands} bands × ${
-        Math.floor(sweepNumPerm / Math.max(1, sweep.poolBands))
-      } rows at ${sweepNumPerm} hashes`,
-      rmse: sample.pairs.length ? round(Math.sqrt(sample.sse / sample.pairs.length), 5) : 0,
-      pairs: sample.pairs,
-    },
+    estimateVsExact: estimateVsExact(hasher, sweep, sweepNumPerm, sample),
     bandsSweep: { numPerm: sweepNumPerm, threshold, rows: sweep.rows },
     clusterSizes,
     borderline,
     jaccardVsK: { normalize: presetName(o.shingle), pairs: jk },
     clusters,
+  };
+}
+
+/** The report's S-curve of this run's banding, with the recall its verified pairs estimate. */
+function sCurveData(result: DedupResult, threshold: number, points: { s: number; p: number }[]): ReportData['sCurve'] {
+  const b = result.bands;
+  const s = result.stats;
+  return {
+    bands: b.bands,
+    rows: b.rows,
+    threshold,
+    recallAtThreshold: round(b.recallAtThreshold, 6),
+    falsePositiveArea: round(b.falsePositiveArea, 6),
+    falseNegativeArea: round(b.falseNegativeArea, 6),
+    points,
+    recall: s.recall && s.recall.found > 0
+      ? {
+        estimate: round(s.recall.recall, 6),
+        stdError: round(s.recall.stdError, 6),
+        verifiedPairs: s.recall.found,
+        estimatedPairs: round(s.recall.estimatedPairs, 2),
+      }
+      : null,
+  };
+}
+
+/** The report's MinHash estimates against exact similarity, on a sample of the sweep's candidates. */
+function estimateVsExact(
+  hasher: { numPerm: number; method: ReportData['estimateVsExact']['method'] },
+  sweep: { poolBands: number },
+  sweepNumPerm: number,
+  sample: { pairs: ReportData['estimateVsExact']['pairs']; sse: number },
+): ReportData['estimateVsExact'] {
+  return {
+    numPerm: hasher.numPerm,
+    method: hasher.method,
+    pool: `uniform sample of the candidate pairs of ${sweep.poolBands} bands × ${
+      Math.floor(sweepNumPerm / Math.max(1, sweep.poolBands))
+    } rows at ${sweepNumPerm} hashes`,
+    rmse: sample.pairs.length ? round(Math.sqrt(sample.sse / sample.pairs.length), 5) : 0,
+    pairs: sample.pairs,
   };
 }

@@ -8,6 +8,14 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { InputError, UsageError } from '../common/errors.js';
 import type { TaskStage } from '../shard/files/job.js';
 
+/** Options of {@link TaskProcesses.run}. */
+export interface RunTasksOptions {
+  /** Called after each task that succeeded. */
+  onDone?: (task: number) => void;
+  /** The next stage, to start processes for in the places this one leaves idle. */
+  next?: NextStage;
+}
+
 /** The stage after the one a {@link TaskProcesses.run} runs, and how many task processes it will use. */
 export interface NextStage {
   stage: TaskStage;
@@ -74,12 +82,13 @@ export class TaskProcesses {
   }
 
   /**
-   * Runs tasks `tasks` of `stage` on up to `size` task processes; `onDone` after each. The first
+   * Runs tasks `tasks` of `stage` on up to `size` task processes; `o.onDone` after each. The first
    * error (in task order of completion) stops handing out tasks; it is thrown once the running
-   * ones end. With `next`, the places this stage leaves idle (fewer tasks than processes, or lanes
+   * ones end. With `o.next`, the places this stage leaves idle (fewer tasks than processes, or lanes
    * that ran out of tasks) start fresh processes for the next stage while this one still runs.
    */
-  async run(workDir: string, stage: TaskStage, tasks: readonly number[], onDone: (task: number) => void, next?: NextStage): Promise<void> {
+  async run(workDir: string, stage: TaskStage, tasks: readonly number[], o: RunTasksOptions = {}): Promise<void> {
+    const { onDone, next } = o;
     const queue = [...tasks];
     let failure: Error | undefined;
     // One lane per task process, each taking the next task when its last one ends; a lane that runs
@@ -88,7 +97,7 @@ export class TaskProcesses {
       for (let t = queue.shift(); t !== undefined && failure === undefined; t = queue.shift()) {
         try {
           await this.runOne(workDir, stage, t);
-          onDone(t);
+          onDone?.(t);
         } catch (e) {
           failure ??= e as Error;
         }
@@ -209,7 +218,7 @@ export class TaskProcesses {
 export async function runTasksInProcesses(workDir: string, stage: TaskStage, tasks: readonly number[], processes: number): Promise<void> {
   const pool = new TaskProcesses(processes);
   try {
-    await pool.run(workDir, stage, tasks, () => undefined);
+    await pool.run(workDir, stage, tasks);
   } finally {
     pool.close();
   }

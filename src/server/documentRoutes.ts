@@ -60,6 +60,12 @@ export function noDocument(reply: FastifyReply, id: string) {
  * Registers the document routes. `storeText` keeps each added text in `meta.text` (AppOptions.storeText).
  */
 export function registerDocumentRoutes(app: FastifyInstance, on: IndexScope, metrics: Metrics, storeText: boolean): void {
+  registerAddRoutes(app, on, metrics, storeText);
+  registerReadRemoveRoutes(app, on);
+}
+
+/** `POST documents` and `documents:batch`: documents added, their duplicates returned and counted. */
+function registerAddRoutes(app: FastifyInstance, on: IndexScope, metrics: Metrics, storeText: boolean): void {
   const countAdds = (results: Match[][]) => {
     metrics.inc('neardup_documents_added_total', 'Documents added.', {}, results.length);
     let d = 0;
@@ -111,7 +117,10 @@ export function registerDocumentRoutes(app: FastifyInstance, on: IndexScope, met
     const fields = req.body.fields ?? DEFAULT_MATCH_FIELDS;
     return { results: await Promise.all(results.map(async (duplicates, i) => ({ id: docs[i]!.id, duplicates: await index.select(duplicates, fields) }))) };
   });
+}
 
+/** `GET` and `DELETE documents/:id`, and `documents:delete`. */
+function registerReadRemoveRoutes(app: FastifyInstance, on: IndexScope): void {
   // Lean by default: the stored text (meta.text) and the signature only when `fields` names them.
   app.get<{ Params: { id: string }; Querystring: { fields?: string } }>(`${on.base}/documents/:id`, {
     schema: { params: idParamsSchema, querystring: documentQuerySchema },

@@ -45,99 +45,118 @@ export function openApiDocument(): Record<string, unknown> {
     },
     security: [{ bearer: [] }],
     paths: {
-      '/v1/documents': {
-        post: {
-          summary: 'Return the near duplicates of a document, then index it (an existing id is replaced).',
-          requestBody: { required: true, ...json(addSchema) },
-          responses: { '200': { description: 'Duplicates', ...json(addResponseSchema) }, ...common },
-        },
-      },
-      '/v1/documents:batch': {
-        post: {
-          summary: 'The same for a batch, in order (each document sees the earlier ones).',
-          requestBody: { required: true, ...json(batchSchema) },
-          responses: {
-            '200': {
-              description: 'One result per document',
-              ...json({ type: 'object', properties: { results: { type: 'array', items: addResponseSchema } } }),
-            },
-            ...common,
-          },
-        },
-      },
-      '/v1/documents:delete': {
-        post: {
-          summary: 'Remove many documents in one store write; their clusters are split once.',
-          requestBody: { required: true, ...json(deleteManySchema) },
-          responses: {
-            '200': {
-              description: 'How many were removed; the ids that were not indexed (or repeated)',
-              ...json({ type: 'object', properties: { deleted: { type: 'integer' }, missing: { type: 'array', items: { type: 'string' } } } }),
-            },
-            ...common,
-          },
-        },
-      },
-      '/v1/query': {
-        post: {
-          summary: 'Matches without indexing (threshold), or the k most similar documents (topK).',
-          requestBody: { required: true, ...json(querySchema) },
-          responses: {
-            '200': { description: 'Matches', ...json({ type: 'object', properties: { matches: { type: 'array', items: matchSchema } } }) },
-            ...common,
-          },
-        },
-      },
-      '/v1/documents/{id}': {
-        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-        get: {
-          summary: 'One document (metadata without the stored text, shingle count; with fields: the text, the stored signature).',
-          parameters: [{ name: 'fields', in: 'query', schema: documentQuerySchema.properties.fields }],
-          responses: { '200': { description: 'The document' }, '404': err('Unknown id'), '401': common['401'] },
-        },
-        delete: { summary: 'Remove one document.', responses: { '200': { description: 'Removed' }, '404': err('Unknown id'), '401': common['401'] } },
-      },
-      '/v1/documents/{id}/duplicates': {
-        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-        get: {
-          summary: 'The near duplicates of an indexed document, from its stored record (without the document itself).',
-          parameters: (['limit', 'threshold', 'fields', 'filter'] as const).map((name) => ({
-            name,
-            in: 'query',
-            schema: duplicatesQuerySchema.properties[name],
-          })),
-          responses: {
-            '200': {
-              description: 'Matches',
-              ...json({ type: 'object', properties: { id: { type: 'string' }, duplicates: { type: 'array', items: matchSchema } } }),
-            },
-            '404': err('Unknown id'),
-            '400': common['400'],
-            '401': common['401'],
-          },
-        },
-      },
+      ...documentPaths(err, common),
       ...clusterPaths(err, common),
-      '/v1/stats': { get: { summary: 'Index statistics.', responses: { '200': { description: 'Statistics' } } } },
-      '/healthz': {
-        get: {
-          summary: 'Liveness (no auth); 503 while shutting down.',
-          security: [],
-          responses: { '200': { description: 'OK' }, '503': { description: 'Shutting down' } },
-        },
-      },
-      '/readyz': {
-        get: {
-          summary: 'Readiness (no auth): the store answers; 503 while it is unreachable or while shutting down.',
-          security: [],
-          responses: { '200': { description: 'Ready: {status, documents}' }, '503': { description: 'Store unreachable (Retry-After) or shutting down' } },
-        },
-      },
-      '/metrics': { get: { summary: 'Prometheus metrics.', responses: { '200': { description: 'text/plain; version=0.0.4' } } } },
-      '/openapi.json': { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1' } } } },
+      ...servicePaths(),
     },
   };
   return withOperationIds({ ...doc, paths: { ...doc.paths, ...registryPaths(err, common), ...namedPaths(doc.paths) } });
+}
+
+/** A JSON body of this schema. */
+function jsonBody(schema: unknown): { content: { 'application/json': { schema: unknown } } } {
+  return { content: { 'application/json': { schema } } };
+}
+
+/** The routes of documents: add (one, a batch), remove many, query, one document and its duplicates. */
+function documentPaths(err: (d: string) => unknown, common: Record<string, unknown>) {
+  return {
+    '/v1/documents': {
+      post: {
+        summary: 'Return the near duplicates of a document, then index it (an existing id is replaced).',
+        requestBody: { required: true, ...jsonBody(addSchema) },
+        responses: { '200': { description: 'Duplicates', ...jsonBody(addResponseSchema) }, ...common },
+      },
+    },
+    '/v1/documents:batch': {
+      post: {
+        summary: 'The same for a batch, in order (each document sees the earlier ones).',
+        requestBody: { required: true, ...jsonBody(batchSchema) },
+        responses: {
+          '200': {
+            description: 'One result per document',
+            ...jsonBody({ type: 'object', properties: { results: { type: 'array', items: addResponseSchema } } }),
+          },
+          ...common,
+        },
+      },
+    },
+    '/v1/documents:delete': {
+      post: {
+        summary: 'Remove many documents in one store write; their clusters are split once.',
+        requestBody: { required: true, ...jsonBody(deleteManySchema) },
+        responses: {
+          '200': {
+            description: 'How many were removed; the ids that were not indexed (or repeated)',
+            ...jsonBody({ type: 'object', properties: { deleted: { type: 'integer' }, missing: { type: 'array', items: { type: 'string' } } } }),
+          },
+          ...common,
+        },
+      },
+    },
+    '/v1/query': {
+      post: {
+        summary: 'Matches without indexing (threshold), or the k most similar documents (topK).',
+        requestBody: { required: true, ...jsonBody(querySchema) },
+        responses: {
+          '200': { description: 'Matches', ...jsonBody({ type: 'object', properties: { matches: { type: 'array', items: matchSchema } } }) },
+          ...common,
+        },
+      },
+    },
+    '/v1/documents/{id}': {
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+      get: {
+        summary: 'One document (metadata without the stored text, shingle count; with fields: the text, the stored signature).',
+        parameters: [{ name: 'fields', in: 'query', schema: documentQuerySchema.properties.fields }],
+        responses: { '200': { description: 'The document' }, '404': err('Unknown id'), '401': common['401'] },
+      },
+      delete: { summary: 'Remove one document.', responses: { '200': { description: 'Removed' }, '404': err('Unknown id'), '401': common['401'] } },
+    },
+    '/v1/documents/{id}/duplicates': {
+      parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+      get: {
+        summary: 'The near duplicates of an indexed document, from its stored record (without the document itself).',
+        parameters: (['limit', 'threshold', 'fields', 'filter'] as const).map((name) => ({
+          name,
+          in: 'query',
+          schema: duplicatesQuerySchema.properties[name],
+        })),
+        responses: {
+          '200': {
+            description: 'Matches',
+            ...jsonBody({ type: 'object', properties: { id: { type: 'string' }, duplicates: { type: 'array', items: matchSchema } } }),
+          },
+          '404': err('Unknown id'),
+          '400': common['400'],
+          '401': common['401'],
+        },
+      },
+    },
+  };
+}
+
+/** The service's own routes: statistics, liveness, readiness, metrics, this document. */
+function servicePaths() {
+  return {
+    '/v1/stats': { get: { summary: 'Index statistics.', responses: { '200': { description: 'Statistics' } } } },
+    '/healthz': {
+      get: {
+        summary: 'Liveness (no auth); 503 while shutting down.',
+        security: [],
+        responses: { '200': { description: 'OK' }, '503': { description: 'Shutting down' } },
+      },
+    },
+    '/readyz': {
+      get: {
+        summary: 'Readiness (no auth): the store answers; 503 while it is unreachable or while shutting down.',
+        security: [],
+        responses: { '200': { description: 'Ready: {status, documents}' }, '503': { description: 'Store unreachable (Retry-After) or shutting down' } },
+      },
+    },
+    '/metrics': { get: { summary: 'Prometheus metrics.', responses: { '200': { description: 'text/plain; version=0.0.4' } } } },
+    '/openapi.json': { get: { summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1' } } } },
+  };
 }
 
 /** The registry's own routes (`neardup serve --indexes DIR`). */

@@ -112,19 +112,19 @@ describe('task processes', () => {
       Array.from({ length: n }, (_, t) => (readMarker(w3, job, stage, t) as { stats: { pid: number } }).stats.pid);
     const ready = (stage: TaskStage): number[] => p.processes.filter((x) => x.stage === stage && !x.busy).map((x) => x.pid);
     const all = (n: number): number[] => Array.from({ length: n }, (_, t) => t);
-    await p.run(w3, 'sign', all(taskCount(job, 'sign')), () => undefined, { stage: 'join', processes: 2 });
+    await p.run(w3, 'sign', all(taskCount(job, 'sign')), { next: { stage: 'join', processes: 2 } });
     const forJoin = ready('join');
     assert.equal(forJoin.length, 2, JSON.stringify(p.processes));
     const signs = new Set(pidsOf('sign'));
     assert.ok(forJoin.every((x) => !signs.has(x)), 'fresh processes, not the sign ones');
     for (const x of signs) await until(`sign's task process ${x} ended`, () => !running(x));
-    await p.run(w3, 'join', all(job.partitions), () => undefined, { stage: 'route', processes: 1 });
+    await p.run(w3, 'join', all(job.partitions), { next: { stage: 'route', processes: 1 } });
     assert.ok(pidsOf('join').every((x) => forJoin.includes(x)), 'join ran on the readied processes');
     const forRoute = ready('route');
     assert.equal(forRoute.length, 1, JSON.stringify(p.processes));
     assert.equal(p.processes.length, 1, "join's processes ended, none idle beside route's");
     // One task on two lanes: the spare place starts the stage after it while it runs.
-    await p.run(w3, 'route', [0], () => undefined, { stage: 'gather', processes: 2 });
+    await p.run(w3, 'route', [0], { next: { stage: 'gather', processes: 2 } });
     assert.deepEqual(pidsOf('route', 1), forRoute);
     assert.equal(ready('gather').length, 2, JSON.stringify(p.processes));
     assert.ok(!ready('gather').includes(forRoute[0]!));

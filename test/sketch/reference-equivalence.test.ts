@@ -442,7 +442,7 @@ test('KeyMaker.keys = bandKeys over subarrays (bands and forest) on random signa
       (c, seed) => {
         const rnd = splitmix32(seed);
         const sig = Uint32Array.from({ length: c.numPerm }, () => (rnd() % 7 === 0 ? 0xffffffff : rnd()));
-        const km = new KeyMaker(c.bands, c.rows, c.forest, c.numPerm);
+        const km = new KeyMaker({ bands: c.bands, rows: c.rows, forest: c.forest, numPerm: c.numPerm });
         assert.deepEqual(Array.from(km.keys(sig)), refKeys(sig, c.bands, c.rows, c.forest));
       },
     ),

@@ -10,6 +10,7 @@ import { createShingler, defaultK } from '../../text/shingler.js';
 import { candidateProbability } from '../../lsh/params.js';
 import { UsageError } from '../../common/errors.js';
 import { findDuplicates } from '../engine.js';
+import type { DedupOptions } from '../../dedup/dedup.js';
 import { loadCorpus } from '../corpus.js';
 import {
   addEngineOptions,
@@ -86,7 +87,6 @@ async function runBench(file: string, flags: BenchFlags): Promise<void> {
   const corpus = await loadCorpus(file, readOptionsFrom(flags), reporter);
   const { texts } = corpus;
   const n = texts.length;
-  const t = options.threshold!;
 
   // Warm both code paths up on a slice first, so neither timing below pays for JIT compilation.
   await reporter.stage('warm-up', async () => {
@@ -95,8 +95,41 @@ async function runBench(file: string, flags: BenchFlags): Promise<void> {
     const sh = createShingler(options.shingle);
     bruteForcePairs(slice.map((x) => sh.set(x)), options.threshold!);
   });
+  const run: BenchRun = { texts, options, flags, reporter };
+  const { exp1, bf, times } = await lshVsBruteForce(run);
+  const exp2 = await bandSweep(run, bf, bandsList);
+  const sh = options.shingle!;
+  const k = sh.k ?? defaultK(sh.kind ?? 'char');
+  if (flags.json) {
+    reporter.json({
+      command: 'bench',
+      input: { path: file === '-' ? '<stdin>' : file, format: corpus.input.format, docs: n, bytes: corpus.bytes, skipped: corpus.input.skips.count },
+      shingle: { kind: sh.kind, k, normalize: flags.normalize },
+      lshVsBruteForce: exp1,
+      bandSweep: { numPerm: flags.sweepPerm, recallAt: flags.recallAt, rows: exp2 },
+    });
+    return;
+  }
+  const out = (s: string): void => void process.stdout.write(s + '\n');
+  out(`neardup bench: ${int(n)} docs from ${file === '-' ? '<stdin>' : file} [${corpus.input.format}]; ${sh.kind} ${k}-shingles, normalize ${flags.normalize}`);
+  out('');
+  printLshVsBruteForce(out, exp1, flags, times);
+  out('');
+  printBandSweep(out, exp2, flags);
+}
 
-  // Experiment 1: LSH (the whole pipeline) against brute force (shingling + all pairs).
+/** What both experiments run on. */
+interface BenchRun {
+  texts: string[];
+  options: DedupOptions;
+  flags: BenchFlags;
+  reporter: Reporter;
+}
+
+/** Experiment 1: LSH (the whole pipeline) against brute force (shingling + all pairs); also the brute-force pairs down to --recall-at. */
+async function lshVsBruteForce({ texts, options, flags, reporter }: BenchRun): Promise<{ exp1: LshVsBruteForce; bf: ScoredPair[]; times: BenchTimes }> {
+  const n = texts.length;
+  const t = options.threshold!;
   const { value: lsh, ms: lshMs } = await reporter.stage('lsh', () => findDuplicates(texts, options), (r) => `${int(r.stats.pairs)} pairs`);
   const floor = Math.min(t, flags.recallAt);
   const { value: bf, ms: bfMs } = await reporter.stage(
@@ -135,10 +168,40 @@ async function runBench(file: string, flags: BenchFlags): Promise<void> {
     precision: lsh.pairs.length ? common / lsh.pairs.length : 1,
     speedup: bfMs / Math.max(lshMs, 1e-6),
   };
+  return { exp1, bf, times: { lshMs, bfMs } };
+}
 
-  // Experiment 2: candidates and recall at ≥ recallAt for each band count.
+/** Experiment 1's wall times, ms. */
+interface BenchTimes {
+  lshMs: number;
+  bfMs: number;
+}
+
+/** The result of experiment 1, as --json writes it. */
+interface LshVsBruteForce {
+  threshold: number;
+  lsh: {
+    seconds: number;
+    pairs: number;
+    candidates: number;
+    bands: number;
+    rows: number;
+    numPerm: number;
+    method: BenchFlags['method'];
+    verify: DedupOptions['verify'];
+  };
+  bruteForce: { seconds: number; pairs: number };
+  common: number;
+  recall: number;
+  precision: number;
+  speedup: number;
+}
+
+/** Experiment 2: candidates and recall at ≥ --recall-at for each band count. */
+async function bandSweep({ texts, options, flags, reporter }: BenchRun, bf: ScoredPair[], bandsList: number[]): Promise<BandSweepRow[]> {
+  const n = texts.length;
   const high: ScoredPair[] = bf.filter((p) => p.similarity >= flags.recallAt);
-  const exp2 = [];
+  const exp2: BandSweepRow[] = [];
   for (const b of bandsList) {
     const rows = Math.floor(flags.sweepPerm / b);
     const opts = { ...options, minhash: { ...options.minhash, numPerm: flags.sweepPerm }, lsh: { bands: b, rows }, verify: 'none' as const };
@@ -157,36 +220,41 @@ async function runBench(file: string, flags: BenchFlags): Promise<void> {
       expectedRecall: candidateProbability(flags.recallAt, b, rows),
     });
   }
+  return exp2;
+}
 
-  const sh = options.shingle!;
-  const k = sh.k ?? defaultK(sh.kind ?? 'char');
-  if (flags.json) {
-    reporter.json({
-      command: 'bench',
-      input: { path: file === '-' ? '<stdin>' : file, format: corpus.input.format, docs: n, bytes: corpus.bytes, skipped: corpus.input.skips.count },
-      shingle: { kind: sh.kind, k, normalize: flags.normalize },
-      lshVsBruteForce: exp1,
-      bandSweep: { numPerm: flags.sweepPerm, recallAt: flags.recallAt, rows: exp2 },
-    });
-    return;
-  }
-  const out = (s: string): void => void process.stdout.write(s + '\n');
-  out(`neardup bench: ${int(n)} docs from ${file === '-' ? '<stdin>' : file} [${corpus.input.format}]; ${sh.kind} ${k}-shingles, normalize ${flags.normalize}`);
-  out('');
-  out(`1. LSH against brute force, Jaccard ≥ ${t}`);
-  const lshLabel = `LSH (${flags.method}, ${flags.numPerm} hashes, ${lsh.bands.bands}×${lsh.bands.rows}, verify ${options.verify})`;
+/** One banding of experiment 2. */
+interface BandSweepRow {
+  bands: number;
+  rows: number;
+  candidates: number;
+  seconds: number;
+  found: number;
+  total: number;
+  recall: number;
+  expectedRecall: number;
+}
+
+/** Experiment 1 as text. */
+function printLshVsBruteForce(out: (s: string) => void, exp1: LshVsBruteForce, flags: BenchFlags, times: BenchTimes): void {
+  const { lsh, bruteForce, common } = exp1;
+  out(`1. LSH against brute force, Jaccard ≥ ${exp1.threshold}`);
+  const lshLabel = `LSH (${flags.method}, ${flags.numPerm} hashes, ${lsh.bands}×${lsh.rows}, verify ${lsh.verify})`;
   const bfLabel = 'brute force (exact Jaccard, all pairs)';
   const w = Math.max(lshLabel.length, bfLabel.length) + 2;
   out(`   ${''.padEnd(w)}${'time'.padStart(10)}${'pairs'.padStart(12)}`);
-  out(`   ${lshLabel.padEnd(w)}${ms(lshMs).padStart(10)}${int(lsh.pairs.length).padStart(12)}`);
-  out(`   ${bfLabel.padEnd(w)}${ms(bfMs).padStart(10)}${int(bfAtT.length).padStart(12)}`);
+  out(`   ${lshLabel.padEnd(w)}${ms(times.lshMs).padStart(10)}${int(lsh.pairs).padStart(12)}`);
+  out(`   ${bfLabel.padEnd(w)}${ms(times.bfMs).padStart(10)}${int(bruteForce.pairs).padStart(12)}`);
   out(`   ${'in common'.padEnd(w)}${''.padStart(10)}${int(common).padStart(12)}`);
   out(
-    `   recall ${pct(common, bfAtT.length)} · precision ${pct(common, lsh.pairs.length)} · LSH candidates ${int(lsh.stats.candidates)} · speed-up ${
+    `   recall ${pct(common, bruteForce.pairs)} · precision ${pct(common, lsh.pairs)} · LSH candidates ${int(lsh.candidates)} · speed-up ${
       exp1.speedup.toFixed(1)
     }×`,
   );
-  out('');
+}
+
+/** Experiment 2 as text. */
+function printBandSweep(out: (s: string) => void, exp2: BandSweepRow[], flags: BenchFlags): void {
   out(`2. Candidate pairs against the number of bands, ${flags.sweepPerm} hashes, no verification`);
   out(
     `   ${'bands'.padStart(5)} ${'rows'.padStart(5)} ${'candidates'.padStart(12)} ${`recall at ≥ ${flags.recallAt}`.padStart(24)} ${

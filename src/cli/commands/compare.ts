@@ -81,57 +81,60 @@ Examples:
   $ neardup compare --text "what's the flight time from Berlin to Helsinki" "what's the flight time from Berlin to Oulu"
   $ neardup compare page1.html page2.html --shingle word -k 4 --json`,
   );
-  cmd.action(async (a: string, b: string, flags: CompareFlags) => {
-    const reporter = new Reporter({ ...flags, json: false });
-    const [ta, tb] = flags.text ? [a, b] : await Promise.all([readTextFile(a), readTextFile(b)]);
-    const kinds: ShingleKind[] = ['char', 'word', 'spot'];
-    const minhash = minhashOptionsFrom(flags);
-    const hasher = validated(() => createMinHasher(minhash));
-    const rows = kinds.map((kind) => {
-      const k = kind === flags.shingle && flags.k !== undefined ? flags.k : defaultK(kind);
-      // The library's one text → set and signature path, as dedup and the index use it.
-      const signer = validated(() => createTextSigner({ shingle: shingleOptionsFrom({ ...flags, shingle: kind, k }), minhash }));
-      const { set: sa, sig: ea } = signer.sketch(ta);
-      const { set: sb, sig: eb } = signer.sketch(tb);
-      const inter = intersectionSize(sa, sb);
-      return { kind, k, sizeA: sa.length, sizeB: sb.length, intersection: inter, jaccard: jaccard(sa, sb), estimate: ea && eb ? estimateJaccard(ea, eb) : 0 };
-    });
-    const kc = flags.shingle === 'char' && flags.k !== undefined ? flags.k : 5;
-    const minLen = flags.minPassage ?? Math.max(20, 2 * kc);
-    const shared = sharedPassages(ta, tb, kc, flags.normalize);
-    const shown = shared.passages.filter((p) => p.length >= minLen).slice(0, flags.passages);
-    if (flags.json) {
-      reporter.json({
-        a: flags.text ? { text: ta } : { file: a, chars: ta.length },
-        b: flags.text ? { text: tb } : { file: b, chars: tb.length },
-        normalize: flags.normalize,
-        minhash: { method: hasher.method, numPerm: hasher.numPerm, seed: hasher.seed },
-        kinds: rows,
-        shared: { k: kc, coverage: shared.coverage, passages: shown },
-      });
-      return;
-    }
-    const out = (s: string): void => void process.stdout.write(s + '\n');
-    out(`a: ${flags.text ? 'text' : a} (${int(ta.length)} chars)   b: ${flags.text ? 'text' : b} (${int(tb.length)} chars)   normalize ${flags.normalize}`);
-    out('');
-    out(`kind   k   |A|      |B|      |A∩B|    Jaccard   estimate (${hasher.method}, ${hasher.numPerm})`);
-    for (const r of rows) {
-      out(
-        `${r.kind.padEnd(5)} ${String(r.k).padStart(2)}   ${int(r.sizeA).padEnd(8)} ${int(r.sizeB).padEnd(8)} ${int(r.intersection).padEnd(8)} ${
-          r.jaccard.toFixed(4).padEnd(9)
-        } ${r.estimate.toFixed(4)}`,
-      );
-    }
-    out('');
-    out(
-      `shared passages (char ${kc}-grams of a found in b): ${int(shared.passages.length)} run${shared.passages.length === 1 ? '' : 's'} covering ${
-        (shared.coverage * 100).toFixed(1)
-      }% of a; ${shown.length === 0 ? `none of ${minLen}+ chars` : `longest ${shown.length} of ${minLen}+ chars:`}`,
-    );
-    for (const p of shown) {
-      const t = p.text.length > 160 ? `${p.text.slice(0, 120)} … ${p.text.slice(-30)}` : p.text;
-      out(`  @${p.start} (${p.length} chars) "${t}"`);
-    }
-  });
+  cmd.action(runCompare);
   return cmd;
+}
+
+/** `neardup compare`: the two texts, per shingle kind, and their shared passages (JSON or text). */
+async function runCompare(a: string, b: string, flags: CompareFlags): Promise<void> {
+  const reporter = new Reporter({ ...flags, json: false });
+  const [ta, tb] = flags.text ? [a, b] : await Promise.all([readTextFile(a), readTextFile(b)]);
+  const kinds: ShingleKind[] = ['char', 'word', 'spot'];
+  const minhash = minhashOptionsFrom(flags);
+  const hasher = validated(() => createMinHasher(minhash));
+  const rows = kinds.map((kind) => {
+    const k = kind === flags.shingle && flags.k !== undefined ? flags.k : defaultK(kind);
+    // The library's one text → set and signature path, as dedup and the index use it.
+    const signer = validated(() => createTextSigner({ shingle: shingleOptionsFrom({ ...flags, shingle: kind, k }), minhash }));
+    const { set: sa, sig: ea } = signer.sketch(ta);
+    const { set: sb, sig: eb } = signer.sketch(tb);
+    const inter = intersectionSize(sa, sb);
+    return { kind, k, sizeA: sa.length, sizeB: sb.length, intersection: inter, jaccard: jaccard(sa, sb), estimate: ea && eb ? estimateJaccard(ea, eb) : 0 };
+  });
+  const kc = flags.shingle === 'char' && flags.k !== undefined ? flags.k : 5;
+  const minLen = flags.minPassage ?? Math.max(20, 2 * kc);
+  const shared = sharedPassages(ta, tb, kc, flags.normalize);
+  const shown = shared.passages.filter((p) => p.length >= minLen).slice(0, flags.passages);
+  if (flags.json) {
+    reporter.json({
+      a: flags.text ? { text: ta } : { file: a, chars: ta.length },
+      b: flags.text ? { text: tb } : { file: b, chars: tb.length },
+      normalize: flags.normalize,
+      minhash: { method: hasher.method, numPerm: hasher.numPerm, seed: hasher.seed },
+      kinds: rows,
+      shared: { k: kc, coverage: shared.coverage, passages: shown },
+    });
+    return;
+  }
+  const out = (s: string): void => void process.stdout.write(s + '\n');
+  out(`a: ${flags.text ? 'text' : a} (${int(ta.length)} chars)   b: ${flags.text ? 'text' : b} (${int(tb.length)} chars)   normalize ${flags.normalize}`);
+  out('');
+  out(`kind   k   |A|      |B|      |A∩B|    Jaccard   estimate (${hasher.method}, ${hasher.numPerm})`);
+  for (const r of rows) {
+    out(
+      `${r.kind.padEnd(5)} ${String(r.k).padStart(2)}   ${int(r.sizeA).padEnd(8)} ${int(r.sizeB).padEnd(8)} ${int(r.intersection).padEnd(8)} ${
+        r.jaccard.toFixed(4).padEnd(9)
+      } ${r.estimate.toFixed(4)}`,
+    );
+  }
+  out('');
+  out(
+    `shared passages (char ${kc}-grams of a found in b): ${int(shared.passages.length)} run${shared.passages.length === 1 ? '' : 's'} covering ${
+      (shared.coverage * 100).toFixed(1)
+    }% of a; ${shown.length === 0 ? `none of ${minLen}+ chars` : `longest ${shown.length} of ${minLen}+ chars:`}`,
+  );
+  for (const p of shown) {
+    const t = p.text.length > 160 ? `${p.text.slice(0, 120)} … ${p.text.slice(-30)}` : p.text;
+    out(`  @${p.start} (${p.length} chars) "${t}"`);
+  }
 }

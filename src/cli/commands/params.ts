@@ -36,9 +36,13 @@ export function paramsCommand(): Command {
     .addOption(paramsOption('rows', 'evaluate explicit rows per band'))
     .option('--curves <bxr,...>', 'also draw these bandings in one S-curve chart, e.g. 20x5,10x10,32x4 (b bands × r rows)', parseCurves);
   addLogOptions(cmd, 'print the choice and the table as JSON on stdout');
-  cmd.addHelpText(
-    'after',
-    `
+  cmd.addHelpText('after', PARAMS_HELP);
+  cmd.action(runParams);
+  return cmd;
+}
+
+/** What `--help` prints after the options: the rule of thumb, the areas, examples. */
+const PARAMS_HELP = `
 The rule of thumb t ≈ (1/b)^(1/r) (the s where the S-curve is steepest) is printed next to
 the chosen banding. P(s) = 1 − (1 − s^r)^b is the probability that a pair of Jaccard similarity s becomes a candidate.
 FP area = ∫₀ᵗ P(s) ds (below-threshold mass that still becomes candidates);
@@ -48,68 +52,83 @@ Examples:
   $ neardup params --threshold 0.8 --num-perm 128
   $ neardup params --threshold 0.5 --num-perm 256 --weights 0.5,0.5
   $ neardup params --threshold 0.9 --num-perm 100 --bands 20 --json
-  $ neardup params --threshold 0.8 --curves 20x5,10x10,32x4`,
+  $ neardup params --threshold 0.8 --curves 20x5,10x10,32x4`;
+
+/** A banding chosen, and its S-curve on the grid of similarities printed. */
+interface ParamsRun {
+  flags: ParamsFlags;
+  b: ReturnType<typeof chooseBands>;
+  grid: number[];
+  table: { s: number; p: number }[];
+}
+
+/** `neardup params`: the banding chosen and its S-curve, as JSON or as text. */
+function runParams(flags: ParamsFlags): void {
+  const reporter = new Reporter({ ...flags, json: false });
+  const t = flags.threshold;
+  const b = validated(() => chooseBands(t, flags.numPerm, lshOptionsFrom(flags)));
+  const grid = [...new Set([...b.curve.map((c) => c.s), t, 0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95])].sort((x, y) => x - y);
+  const table = grid.map((s) => ({ s: Math.round(s * 1e6) / 1e6, p: candidateProbability(s, b.bands, b.rows) }));
+  if (flags.json) reporter.json(paramsJson({ flags, b, grid, table }));
+  else printParams({ flags, b, grid, table });
+}
+
+/** The --json form of a params run. */
+function paramsJson({ flags, b, grid, table }: ParamsRun): Record<string, unknown> {
+  return {
+    threshold: flags.threshold,
+    numPerm: flags.numPerm,
+    bands: b.bands,
+    rows: b.rows,
+    hashesUsed: b.bands * b.rows,
+    rule: b.rule,
+    recallAtThreshold: b.recallAtThreshold,
+    falsePositiveArea: b.falsePositiveArea,
+    falseNegativeArea: b.falseNegativeArea,
+    ruleOfThumb: ruleOfThumb(b.bands, b.rows),
+    curve: table,
+    ...(flags.curves
+      ? {
+        curves: flags.curves.map((c) => ({
+          ...c,
+          ruleOfThumb: ruleOfThumb(c.bands, c.rows),
+          curve: grid.map((x) => ({ s: Math.round(x * 1e6) / 1e6, p: candidateProbability(x, c.bands, c.rows) })),
+        })),
+      }
+      : {}),
+  };
+}
+
+/** The text form of a params run, on stdout. */
+function printParams({ flags, b, table }: ParamsRun): void {
+  const t = flags.threshold;
+  const out = (s: string): void => void process.stdout.write(s + '\n');
+  const rule = b.rule === 'min-recall'
+    ? `P(${t}) ≥ ${flags.minRecall ?? ENGINE_DEFAULTS.minRecall} with the smallest false-positive area`
+    : b.rule === 'weights'
+    ? `minimum of ${flags.weights!.fp}·FP + ${flags.weights!.fn}·FN`
+    : b.rule === 'explicit'
+    ? 'explicit'
+    : `best effort: no banding reaches P(${t}) ≥ ${flags.minRecall ?? ENGINE_DEFAULTS.minRecall}`;
+  out(`threshold ${t}, ${flags.numPerm} hashes → b = ${b.bands} bands × r = ${b.rows} rows (${b.bands * b.rows} hashes used; rule: ${rule})`);
+  out(
+    `rule of thumb t ≈ (1/b)^(1/r) = (1/${b.bands})^(1/${b.rows}) = ${
+      ruleOfThumb(b.bands, b.rows).toFixed(3)
+    }   (where this S-curve is steepest; the threshold is ${t})`,
   );
-  cmd.action((flags: ParamsFlags) => {
-    const reporter = new Reporter({ ...flags, json: false });
-    const t = flags.threshold;
-    const b = validated(() => chooseBands(t, flags.numPerm, lshOptionsFrom(flags)));
-    const grid = [...new Set([...b.curve.map((c) => c.s), t, 0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95])].sort((x, y) => x - y);
-    const table = grid.map((s) => ({ s: Math.round(s * 1e6) / 1e6, p: candidateProbability(s, b.bands, b.rows) }));
-    if (flags.json) {
-      reporter.json({
-        threshold: t,
-        numPerm: flags.numPerm,
-        bands: b.bands,
-        rows: b.rows,
-        hashesUsed: b.bands * b.rows,
-        rule: b.rule,
-        recallAtThreshold: b.recallAtThreshold,
-        falsePositiveArea: b.falsePositiveArea,
-        falseNegativeArea: b.falseNegativeArea,
-        ruleOfThumb: ruleOfThumb(b.bands, b.rows),
-        curve: table,
-        ...(flags.curves
-          ? {
-            curves: flags.curves.map((c) => ({
-              ...c,
-              ruleOfThumb: ruleOfThumb(c.bands, c.rows),
-              curve: grid.map((x) => ({ s: Math.round(x * 1e6) / 1e6, p: candidateProbability(x, c.bands, c.rows) })),
-            })),
-          }
-          : {}),
-      });
-      return;
-    }
-    const out = (s: string): void => void process.stdout.write(s + '\n');
-    const rule = b.rule === 'min-recall'
-      ? `P(${t}) ≥ ${flags.minRecall ?? ENGINE_DEFAULTS.minRecall} with the smallest false-positive area`
-      : b.rule === 'weights'
-      ? `minimum of ${flags.weights!.fp}·FP + ${flags.weights!.fn}·FN`
-      : b.rule === 'explicit'
-      ? 'explicit'
-      : `best effort: no banding reaches P(${t}) ≥ ${flags.minRecall ?? ENGINE_DEFAULTS.minRecall}`;
-    out(`threshold ${t}, ${flags.numPerm} hashes → b = ${b.bands} bands × r = ${b.rows} rows (${b.bands * b.rows} hashes used; rule: ${rule})`);
-    out(
-      `rule of thumb t ≈ (1/b)^(1/r) = (1/${b.bands})^(1/${b.rows}) = ${
-        ruleOfThumb(b.bands, b.rows).toFixed(3)
-      }   (where this S-curve is steepest; the threshold is ${t})`,
-    );
-    out(`P(${t}) = ${b.recallAtThreshold.toFixed(4)}   expected recall of a pair exactly at the threshold`);
-    out(`FP area ∫₀^t P(s) ds     = ${b.falsePositiveArea.toFixed(5)}`);
-    out(`FN area ∫_t^1 1−P(s) ds  = ${b.falseNegativeArea.toFixed(5)}`);
+  out(`P(${t}) = ${b.recallAtThreshold.toFixed(4)}   expected recall of a pair exactly at the threshold`);
+  out(`FP area ∫₀^t P(s) ds     = ${b.falsePositiveArea.toFixed(5)}`);
+  out(`FN area ∫_t^1 1−P(s) ds  = ${b.falseNegativeArea.toFixed(5)}`);
+  out('');
+  out('   s      P(s)');
+  for (const { s, p } of table) {
+    const bar = '█'.repeat(Math.round(p * 30));
+    out(`${s.toFixed(2).padStart(5)}  ${p.toFixed(4)}  ${bar}${s === t ? '  ← threshold' : ''}`);
+  }
+  if (flags.curves) {
     out('');
-    out('   s      P(s)');
-    for (const { s, p } of table) {
-      const bar = '█'.repeat(Math.round(p * 30));
-      out(`${s.toFixed(2).padStart(5)}  ${p.toFixed(4)}  ${bar}${s === t ? '  ← threshold' : ''}`);
-    }
-    if (flags.curves) {
-      out('');
-      for (const line of sCurveChart([{ bands: b.bands, rows: b.rows }, ...flags.curves], t)) out(line);
-    }
-  });
-  return cmd;
+    for (const line of sCurveChart([{ bands: b.bands, rows: b.rows }, ...flags.curves], t)) out(line);
+  }
 }
 
 /** The rule of thumb: the similarity (1/b)^(1/r) where b bands of r rows switch on. */

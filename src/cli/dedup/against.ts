@@ -20,7 +20,7 @@ import { writePairLines } from '../../io/write/pairLines.js';
 import { estimateRecall } from '../../lsh/recallEstimate.js';
 import { inexactWhy, recallJson, recallLine, removedLines } from './summary.js';
 import { docsLine, outputJson, outputLine, printSummary, removedJson, summaryLine } from '../summary.js';
-import { outputTarget } from './output.js';
+import { outputTarget, type OutputTarget } from './output.js';
 import { writeVerdicts } from '../../dedup/dedupFile.js';
 import type { RowVerdict } from '../../io/write/rewrite.js';
 
@@ -118,6 +118,24 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   // The output and the audit are written whole to temp files, then both put in place (output first).
   const commits = new PendingCommits();
   const audit = run.removed !== undefined ? await writeAgainstAudit(run, { corpus, ref, result, readOptions, commits }) : undefined;
+  const written = await writeAgainstOutputs(run, { corpus, ref, result, readOptions, commits, target, reporter, audit });
+  const total = performance.now() - t0;
+  printAgainstSummary(run, { corpus, ref, result, options, reporter, written, total, auditRows: audit?.rows });
+}
+
+/** What an --against run's outputs are written from: the audit's sources, the output's target, the audit itself (committed with them). */
+interface AgainstOutputs extends AgainstAuditSource {
+  target: OutputTarget;
+  reporter: Reporter;
+  audit: AuditWriter | undefined;
+}
+
+/**
+ * Writes the pairs, or the input's copy (a document's verdict is its best reference match), and
+ * puts them and the audit in place; with --dry-run, the audit only. Returns the records written.
+ */
+async function writeAgainstOutputs(run: AgainstRun, w: AgainstOutputs): Promise<number> {
+  const { corpus, ref, result, readOptions, commits, target, reporter, audit } = w;
   let sink: OutputSink | undefined;
   let written = 0;
   try {
@@ -126,7 +144,7 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
       // --dry-run: the audit only.
     } else if (run.output === 'pairs') {
       await sink!.write(pairHeader(run.pairFormat, false));
-      await writePairLines(sink!, run.pairFormat, result.pairs, (a) => idOf(corpus, a), (b) => idOf(ref, b));
+      await writePairLines(sink!, run.pairFormat, result.pairs, { a: (a) => idOf(corpus, a), b: (b) => idOf(ref, b) });
       written = result.pairs.length;
     } else {
       // The writer of the route without --against (records byte for byte, line ends and BOM kept);
@@ -162,7 +180,27 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
     await commits.discard();
     throw e;
   }
-  const total = performance.now() - t0;
+  return written;
+}
+
+/** What an --against run's summary says. */
+interface AgainstSummary {
+  corpus: Corpus;
+  ref: Corpus;
+  result: AgainstResult;
+  options: DedupOptions;
+  reporter: Reporter;
+  /** Records written. */
+  written: number;
+  /** Wall time, ms. */
+  total: number;
+  /** Rows of the audit, if one was written. */
+  auditRows: number | undefined;
+}
+
+/** Prints an --against run's summary (human, or --json). */
+function printAgainstSummary(run: AgainstRun, r: AgainstSummary): void {
+  const { corpus, ref, result, options, reporter, written, total } = r;
   // Each corpus document with its reference matches is one unit of the standard error.
   const exact = (options.verify ?? 'exact') === 'exact';
   const recall = exact
@@ -181,7 +219,7 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
       matched: result.matched,
       referenceMatched: result.referenceMatched,
       output: outputJson({ mode: run.output, path: run.out, records: written, dryRun: run.dryRun }),
-      ...removedJson(run.removed, audit?.rows),
+      ...removedJson(run.removed, r.auditRows),
       timings: { total },
     }),
     lines: () => [
@@ -201,7 +239,7 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
       ),
       summaryLine('time', `total ${ms(total)}`),
       run.out ? outputLine(run.output, written, path.normalize(run.out)) : undefined,
-      ...removedLines(run, corpus.count - result.matched, audit?.rows),
+      ...removedLines(run, corpus.count - result.matched, r.auditRows),
     ],
   });
 }

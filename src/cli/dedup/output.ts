@@ -50,7 +50,7 @@ async function writeOutput(
     const columns = pairColumnsOf(result);
     const withEstimate = columns ? false : result.pairs.some((p) => p.estimate !== undefined);
     await sink!.write(pairHeader(fmt, withEstimate));
-    await writePairLines(sink!, fmt, columns ?? result.pairs, id, id);
+    await writePairLines(sink!, fmt, columns ?? result.pairs, { a: id, b: id });
     return columns ? columns.size : result.pairs.length;
   }
   if (flags.output === 'clusters') {

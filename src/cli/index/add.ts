@@ -140,8 +140,41 @@ function rowsOf(fmt: PairFormat, id: string, m: Match, topK: boolean): string {
   return [row(m, null), ...(m as TopKMatch).copies.map((c) => row(c, m.id))].join('');
 }
 
-async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddFlags): Promise<void> {
+/** `index add` or `index query`. */
+type AddMode = 'add' | 'query';
+
+/** Reads the input in batches, adds (or queries) each, writes the matches, prints the summary. */
+async function runIndexAdd(mode: AddMode, file: string, flags: IndexAddFlags): Promise<void> {
   const reporter = new Reporter(flags);
+  await checkAddTargets(mode, file, flags);
+  const t0 = performance.now();
+  const { input, records, idOf } = await openAddInput(mode, file, flags);
+  const index = await openSearched(flags);
+  const fmt = pairFormatOf(flags);
+  let sink: OutputSink | undefined;
+  const bar = reporter.progress(mode, 'bytes', input.size);
+  const batches = new AddBatches({ index, mode, flags, fmt, write: (rows) => sink!.write(rows), onFlush: (docs) => bar.update(input.bytesRead(), docs) });
+  try {
+    sink = await openOutput(flags.out);
+    await sink.write(flags.topK !== undefined && fmt === 'csv' ? TOPK_CSV_HEADER : pairHeader(fmt, true));
+    for await (const r of records) await batches.push(idOf(r), r);
+    await batches.flush();
+    bar.stop();
+    await sink.close();
+    sink = undefined;
+  } catch (e) {
+    bar.stop();
+    await sink?.abort();
+    await index.close().catch(() => undefined);
+    throw e;
+  }
+  const size = await index.size();
+  await index.close();
+  printAddSummary(reporter, { mode, flags, input, batches, size, total: performance.now() - t0, threshold: index.manifest.threshold });
+}
+
+/** Before anything is read: a store that keeps nothing, an output that replaces the input or the store, a store file that is not one. */
+async function checkAddTargets(mode: AddMode, file: string, flags: IndexAddFlags): Promise<void> {
   requireOutForJson(flags);
   if (storeSpecFlag(flags.store).kind === 'memory')
     throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB`);
@@ -153,7 +186,17 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
     ],
   );
   await checkStoreFile(flags.store, mode === 'query', `index ${mode}`);
-  const t0 = performance.now();
+}
+
+/** The input of `index add|query`, opened: its records (the first one read early), and each record's id. */
+interface AddInput {
+  input: Awaited<ReturnType<typeof openInput>>;
+  records: AsyncGenerator<InputRecord>;
+  idOf: (r: InputRecord) => string;
+}
+
+/** Opens the input; its first record says whether it has ids, checked before a new store is created. */
+async function openAddInput(mode: AddMode, file: string, flags: IndexAddFlags): Promise<AddInput> {
   // In query mode --limit caps the matches, not the documents read (that is --first).
   const read = readOptionsFrom(mode === 'query' ? { ...flags, limit: undefined } : flags);
   if (flags.title !== undefined) {
@@ -173,77 +216,107 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
     );
   };
   if (!head.done) idOf(head.value);
-  const index = await openSearched(flags);
-  const fmt = pairFormatOf(flags);
-  // The text (and title) go with each document unless --no-store-text: the page shows them.
-  const keepText = mode === 'add' && flags.storeText !== false;
-  const metaOf = (r: InputRecord): unknown => (keepText ? withStoredText(undefined, r.text, r.title) : r.title !== undefined ? { title: r.title } : undefined);
-  let sink: OutputSink | undefined;
-  const bar = reporter.progress(mode, 'bytes', input.size);
-  let docs = 0;
-  const lines = new Map<string, number>();
-  let repeated = 0;
-  let firstRepeat: string | undefined;
-  let withMatches = 0;
-  let matches = 0;
-  try {
-    sink = await openOutput(flags.out);
-    await sink.write(flags.topK !== undefined && fmt === 'csv' ? TOPK_CSV_HEADER : pairHeader(fmt, true));
-    let batch: NewDocument[] = [];
-    let ids = new Set<string>();
-    const flush = async (): Promise<void> => {
-      if (batch.length === 0) return;
-      const found = await searchBatch(index, mode, batch, flags);
-      for (let i = 0; i < batch.length; i++) {
-        const m = found[i]!;
-        if (m.length > 0) withMatches++;
-        matches += m.length;
-        for (const x of m) await sink!.write(rowsOf(fmt, batch[i]!.id, x, flags.topK !== undefined));
-      }
-      docs += batch.length;
-      batch = [];
-      ids = new Set();
-      bar.update(input.bytesRead(), docs);
-    };
-    const all = async function* (): AsyncGenerator<InputRecord> {
-      if (head.done) return;
-      yield head.value;
-      yield* records;
-    };
-    for await (const r of all()) {
-      const id = idOf(r);
-      // Policy (docs/cli.md): a repeated id replaces the earlier document, as a second add would;
-      // it is counted and the summary warns, naming the first repetition's lines.
-      const firstLine = lines.get(id);
-      if (firstLine !== undefined) {
-        repeated++;
-        firstRepeat ??= `id "${id}" on lines ${firstLine} and ${r.line}`;
-      } else lines.set(id, r.line);
-      // A repeated id replaces the earlier document, as sequential adds would: end the batch first.
-      if (ids.has(id)) await flush();
-      ids.add(id);
-      batch.push({ id, text: r.text, meta: metaOf(r) });
-      if (batch.length >= flags.batch) await flush();
-    }
-    await flush();
-    bar.stop();
-    await sink.close();
-    sink = undefined;
-  } catch (e) {
-    bar.stop();
-    await sink?.abort();
-    await index.close().catch(() => undefined);
-    throw e;
+  const all = async function* (): AsyncGenerator<InputRecord> {
+    if (head.done) return;
+    yield head.value;
+    yield* records;
+  };
+  return { input, records: all(), idOf };
+}
+
+/** What {@link AddBatches} searches with and writes to. */
+interface AddBatchesOptions {
+  index: NearDupIndex;
+  mode: AddMode;
+  flags: IndexAddFlags;
+  fmt: PairFormat;
+  /** Writes output rows. */
+  write: (rows: string) => Promise<void>;
+  /** After each batch, with the documents done so far. */
+  onFlush: (docs: number) => void;
+}
+
+/**
+ * The documents of `index add|query` in batches of `--batch`, each batch searched (and added) at
+ * once, its matches written; with the counts the summary prints.
+ */
+class AddBatches {
+  docs = 0;
+  withMatches = 0;
+  matches = 0;
+  /** Records whose id an earlier record had, and the first such. */
+  repeated = 0;
+  firstRepeat: string | undefined;
+  private batch: NewDocument[] = [];
+  private ids = new Set<string>();
+  /** The line of each id's first record. */
+  private readonly lines = new Map<string, number>();
+  private readonly o: AddBatchesOptions;
+  /** The text (and title) go with each document unless --no-store-text: the page shows them. */
+  private readonly keepText: boolean;
+
+  constructor(o: AddBatchesOptions) {
+    this.o = o;
+    this.keepText = o.mode === 'add' && o.flags.storeText !== false;
   }
-  const size = await index.size();
-  await index.close();
-  const total = performance.now() - t0;
+
+  async push(id: string, r: InputRecord): Promise<void> {
+    // Policy (docs/cli.md): a repeated id replaces the earlier document, as a second add would;
+    // it is counted and the summary warns, naming the first repetition's lines.
+    const firstLine = this.lines.get(id);
+    if (firstLine !== undefined) {
+      this.repeated++;
+      this.firstRepeat ??= `id "${id}" on lines ${firstLine} and ${r.line}`;
+    } else this.lines.set(id, r.line);
+    // A repeated id replaces the earlier document, as sequential adds would: end the batch first.
+    if (this.ids.has(id)) await this.flush();
+    this.ids.add(id);
+    const meta = this.keepText ? withStoredText(undefined, r.text, r.title) : r.title !== undefined ? { title: r.title } : undefined;
+    this.batch.push({ id, text: r.text, meta });
+    if (this.batch.length >= this.o.flags.batch) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    const { batch } = this;
+    if (batch.length === 0) return;
+    const { index, mode, flags, fmt } = this.o;
+    const found = await searchBatch(index, mode, batch, flags);
+    for (let i = 0; i < batch.length; i++) {
+      const m = found[i]!;
+      if (m.length > 0) this.withMatches++;
+      this.matches += m.length;
+      for (const x of m) await this.o.write(rowsOf(fmt, batch[i]!.id, x, flags.topK !== undefined));
+    }
+    this.docs += batch.length;
+    this.batch = [];
+    this.ids = new Set();
+    this.o.onFlush(this.docs);
+  }
+}
+
+/** What the summary of `index add|query` says. */
+interface AddSummary {
+  mode: AddMode;
+  flags: IndexAddFlags;
+  input: AddInput['input'];
+  batches: AddBatches;
+  /** Documents in the index at the end. */
+  size: number;
+  /** Wall time, ms. */
+  total: number;
+  threshold: number;
+}
+
+/** The warnings and summary of `index add|query` (human, or --json). */
+function printAddSummary(reporter: Reporter, r: AddSummary): void {
+  const { mode, flags, input, total, size } = r;
+  const { docs, matches, withMatches, repeated } = r.batches;
   warnSkipped(reporter, input);
   if (repeated > 0)
     reporter.warn(
       `${int(repeated)} record${
         repeated === 1 ? ' repeats an id' : 's repeat ids'
-      } of earlier records of ${input.name} (first: ${firstRepeat}); each replaced the earlier document`,
+      } of earlier records of ${input.name} (first: ${r.batches.firstRepeat}); each replaced the earlier document`,
     );
   if (flags.json) {
     reporter.json({
@@ -262,6 +335,6 @@ async function runIndexAdd(mode: 'add' | 'query', file: string, flags: IndexAddF
     `${verb.padEnd(11)} ${int(docs)} documents from ${input.name} [${input.format}] in ${ms(total)} (${int((docs * 1000) / Math.max(total, 1e-3))} docs/s)`,
   );
   reporter.summary(`matches     ${int(matches)}: ${int(withMatches)} documents had near duplicates ${mode === 'add' ? 'already indexed' : 'in the index'}`);
-  reporter.summary(`index       ${int(size)} documents in ${flags.store} (threshold ${index.manifest.threshold})`);
+  reporter.summary(`index       ${int(size)} documents in ${flags.store} (threshold ${r.threshold})`);
   if (flags.out) reporter.summary(`output      ${int(matches)} matches → ${flags.out}`);
 }

@@ -32,72 +32,20 @@ export function indexCommand(): Command {
       'after',
       '\nExample:\n  $ neardup index check --store sqlite:./index.db\n\nExit codes: 0 consistent, 1 inconsistent or unreadable, 2 usage error.',
     )
-    .action(async (o: { store: string; json: boolean }) => {
-      const spec = storeSpecFlag(o.store);
-      if (spec.kind === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
-      await checkStoreFile(o.store, true, 'index check');
-      const idx = await NearDupIndex.open({ store: o.store });
-      try {
-        const report = await checkIndex(idx, { onProgress: (n) => !o.json && process.stderr.isTTY && process.stderr.write(`\rchecked ${n} documents`) });
-        if (o.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
-        else {
-          process.stdout.write(`documents ${report.documents} (store size ${report.size}), keys checked ${report.keysChecked}\n`);
-          for (const w of report.warnings) process.stdout.write(`warning: ${w}\n`);
-          for (const e of report.errors) process.stdout.write(`error: ${e}\n`);
-          process.stdout.write(report.errors.length ? 'index is INCONSISTENT\n' : 'index is consistent\n');
-        }
-        // An error (not process.exitCode, which runProgram overrides) gives exit code 1.
-        if (report.errors.length) throw new Error(`index is inconsistent (${report.errors.length} error${report.errors.length === 1 ? '' : 's'} listed)`);
-      } finally {
-        await idx.close();
-      }
-    });
+    .action(checkStore);
   index
     .command('backup')
     .description('copy a SQLite or file store, consistently, while it is in use (SQLite online backup API; the file store copies its append-only files)')
     .requiredOption('--store <spec>', 'sqlite:PATH or file:DIR')
     .requiredOption('--out <path>', 'the copy (a SQLite file, or for file:DIR a directory; must not exist)')
     .addHelpText('after', '\nExample:\n  $ neardup index backup --store sqlite:./index.db --out ./index-2024-05-01.db')
-    .action(async (o: { store: string; out: string }) => {
-      const spec = storeSpecFlag(o.store);
-      if (spec.kind !== 'sqlite') return backupFileStore(o.store, o.out);
-      await checkStoreFile(o.store, true, 'index backup');
-      const { existsSync } = await import('node:fs');
-      if (existsSync(o.out)) throw new UsageError(`${o.out} already exists`);
-      const store = await openStore(o.store);
-      // The copy is written beside the destination and linked into place: link() refuses an existing
-      // name atomically (another process may create --out after the check above), and an
-      // interrupted backup leaves only the hidden temporary file, never a partial --out.
-      const { basename, dirname, join } = await import('node:path');
-      const { link, rm } = await import('node:fs/promises');
-      const tmp = join(dirname(o.out), `.${basename(o.out)}.${process.pid}.backup-tmp`);
-      try {
-        if (!store.backup) throw new Error(`the ${store.kind} store has no online backup`);
-        await store.backup(tmp);
-        await link(tmp, o.out).catch((e: NodeJS.ErrnoException) => {
-          throw e.code === 'EEXIST' ? new UsageError(`${o.out} already exists`) : e;
-        });
-      } finally {
-        await rm(tmp, { force: true });
-        await store.close();
-      }
-      process.stdout.write(s3Display(`backed up ${spec.path} to ${o.out}\n`));
-    });
+    .action(backupStore);
   index
     .command('snapshot')
     .description('write the whole index (parameters and documents) to one portable file (docs/formats.md), atomically')
     .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
     .requiredOption('--out <file>', 'the snapshot file')
-    .action(async (o: { store: string; out: string }) => {
-      await checkStoreFile(o.store, true, 'index snapshot');
-      const idx = await NearDupIndex.open({ store: o.store });
-      try {
-        const n = await idx.save(o.out);
-        process.stdout.write(s3Display(`${n} documents written to ${o.out}\n`));
-      } finally {
-        await idx.close();
-      }
-    });
+    .action(snapshotStore);
   index
     .command('compact')
     .description(
@@ -114,27 +62,91 @@ export function indexCommand(): Command {
     .description('load a snapshot into an empty store')
     .argument('<snapshot>', 'a file written by `neardup index snapshot`')
     .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME] (must be empty)')
-    .action(async (snapshot: string, o: { store: string }) => {
-      // The snapshot is read and checked (magic, version, checksum) before the store is opened, so
-      // a missing or damaged snapshot creates no store file.
-      const snap = await readSnapshotFile(snapshot).catch((e: NodeJS.ErrnoException) => {
-        if (e instanceof FormatError) throw new UsageError(`${e.message}: nothing was restored`);
-        if (e.code === 'ENOENT') throw new UsageError(`${snapshot}: no such snapshot file: nothing was restored`);
-        if (e.code === 'EISDIR') throw new UsageError(`${snapshot} is a directory, not a snapshot file`);
-        throw e;
-      });
-      await checkStoreFile(o.store, false, 'index restore');
-      const store = await openStore(o.store);
-      const existing = await store.size().finally(() => store.close());
-      if (existing > 0) throw new UsageError(`${o.store} already holds ${existing} documents: restore into an empty store`);
-      const idx = await NearDupIndex.fromSnapshot(snap, snapshot, { store: o.store });
-      try {
-        process.stdout.write(s3Display(`${await idx.size()} documents restored into ${o.store}\n`));
-      } finally {
-        await idx.close();
-      }
-    });
+    .action(restoreSnapshot);
   return index;
+}
+
+/** `index check`: the report, and exit 1 when the index is inconsistent. */
+async function checkStore(o: { store: string; json: boolean }): Promise<void> {
+  const spec = storeSpecFlag(o.store);
+  if (spec.kind === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
+  await checkStoreFile(o.store, true, 'index check');
+  const idx = await NearDupIndex.open({ store: o.store });
+  try {
+    const report = await checkIndex(idx, { onProgress: (n) => !o.json && process.stderr.isTTY && process.stderr.write(`\rchecked ${n} documents`) });
+    if (o.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+    else {
+      process.stdout.write(`documents ${report.documents} (store size ${report.size}), keys checked ${report.keysChecked}\n`);
+      for (const w of report.warnings) process.stdout.write(`warning: ${w}\n`);
+      for (const e of report.errors) process.stdout.write(`error: ${e}\n`);
+      process.stdout.write(report.errors.length ? 'index is INCONSISTENT\n' : 'index is consistent\n');
+    }
+    // An error (not process.exitCode, which runProgram overrides) gives exit code 1.
+    if (report.errors.length) throw new Error(`index is inconsistent (${report.errors.length} error${report.errors.length === 1 ? '' : 's'} listed)`);
+  } finally {
+    await idx.close();
+  }
+}
+
+/** `index backup`: a live SQLite store copied by its online backup API (a file store by {@link backupFileStore}). */
+async function backupStore(o: { store: string; out: string }): Promise<void> {
+  const spec = storeSpecFlag(o.store);
+  if (spec.kind !== 'sqlite') return backupFileStore(o.store, o.out);
+  await checkStoreFile(o.store, true, 'index backup');
+  const { existsSync } = await import('node:fs');
+  if (existsSync(o.out)) throw new UsageError(`${o.out} already exists`);
+  const store = await openStore(o.store);
+  // The copy is written beside the destination and linked into place: link() refuses an existing
+  // name atomically (another process may create --out after the check above), and an
+  // interrupted backup leaves only the hidden temporary file, never a partial --out.
+  const { basename, dirname, join } = await import('node:path');
+  const { link, rm } = await import('node:fs/promises');
+  const tmp = join(dirname(o.out), `.${basename(o.out)}.${process.pid}.backup-tmp`);
+  try {
+    if (!store.backup) throw new Error(`the ${store.kind} store has no online backup`);
+    await store.backup(tmp);
+    await link(tmp, o.out).catch((e: NodeJS.ErrnoException) => {
+      throw e.code === 'EEXIST' ? new UsageError(`${o.out} already exists`) : e;
+    });
+  } finally {
+    await rm(tmp, { force: true });
+    await store.close();
+  }
+  process.stdout.write(s3Display(`backed up ${spec.path} to ${o.out}\n`));
+}
+
+/** `index snapshot`: the whole index written to one portable file. */
+async function snapshotStore(o: { store: string; out: string }): Promise<void> {
+  await checkStoreFile(o.store, true, 'index snapshot');
+  const idx = await NearDupIndex.open({ store: o.store });
+  try {
+    const n = await idx.save(o.out);
+    process.stdout.write(s3Display(`${n} documents written to ${o.out}\n`));
+  } finally {
+    await idx.close();
+  }
+}
+
+/** `index restore`: a snapshot loaded into an empty store. */
+async function restoreSnapshot(snapshot: string, o: { store: string }): Promise<void> {
+  // The snapshot is read and checked (magic, version, checksum) before the store is opened, so
+  // a missing or damaged snapshot creates no store file.
+  const snap = await readSnapshotFile(snapshot).catch((e: NodeJS.ErrnoException) => {
+    if (e instanceof FormatError) throw new UsageError(`${e.message}: nothing was restored`);
+    if (e.code === 'ENOENT') throw new UsageError(`${snapshot}: no such snapshot file: nothing was restored`);
+    if (e.code === 'EISDIR') throw new UsageError(`${snapshot} is a directory, not a snapshot file`);
+    throw e;
+  });
+  await checkStoreFile(o.store, false, 'index restore');
+  const store = await openStore(o.store);
+  const existing = await store.size().finally(() => store.close());
+  if (existing > 0) throw new UsageError(`${o.store} already holds ${existing} documents: restore into an empty store`);
+  const idx = await NearDupIndex.fromSnapshot(snap, snapshot, { store: o.store });
+  try {
+    process.stdout.write(s3Display(`${await idx.size()} documents restored into ${o.store}\n`));
+  } finally {
+    await idx.close();
+  }
 }
 
 /**

@@ -11,7 +11,8 @@ import { isS3Url } from '../../io/s3/client.js';
 import { addLogOptions, parsePositiveInt } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
-import { addPlanOptions, finishJob, openJob, planFromFlags, refuseUnsupported, type PlanFlags } from './run.js';
+import { addPlanOptions, openJob, planFromFlags, refuseUnsupported, type PlanFlags } from './run.js';
+import { finishJob } from './finish.js';
 import { addRunOptions, checkRunFlags, runJob, type RunFlags } from './where.js';
 import { finishSpansJob, jobSpansCommand } from './spans.js';
 import { printStatus } from './status.js';
@@ -51,7 +52,12 @@ export function jobCommand(): Command {
   const job = new Command('job').description(
     'sharded dedup jobs over many files and machines (see docs/distributed.md); document-level dedup (job dedup) and below the document (job spans)',
   );
+  return job.addCommand(planCommand()).addCommand(dedupJobCommand()).addCommand(jobSpansCommand()).addCommand(runCommand()).addCommand(submitCommand())
+    .addCommand(reportCommand()).addCommand(statusCommand()).addCommand(cleanCommand());
+}
 
+/** `job plan`: the plan of a job for array-job runners, optionally from an estimate. */
+function planCommand(): Command {
   const plan = new Command('plan')
     .description(
       'write the plan of a job (job.json in --work-dir) for array-job runners (Slurm, Kubernetes, Spark); then run "neardup stage" for each stage and "neardup job report"',
@@ -97,7 +103,11 @@ export function jobCommand(): Command {
           }`,
         );
   });
+  return plan;
+}
 
+/** `job dedup`: a whole job planned and run, then its output and summary. */
+function dedupJobCommand(): Command {
   const dedup = new Command('dedup')
     .description(
       'run a whole sharded dedup job on the BullMQ workers of --redis (or --local: in this process), then write the output and summary as neardup dedup does',
@@ -120,7 +130,11 @@ export function jobCommand(): Command {
     await runJob(wd, job, flags, reporter);
     await finishJob(wd, job, flags, { reporter, started });
   });
+  return dedup;
+}
 
+/** `job run`: the job already planned in a work dir, run as it is. */
+function runCommand(): Command {
   const run = new Command('run')
     .description(
       'run the job already planned in --work-dir (by "neardup job plan" or an earlier "job dedup"), as it is: no options repeated; then write the output and summary as "job dedup" does',
@@ -140,7 +154,11 @@ export function jobCommand(): Command {
     await runJob(wd, job, flags, reporter);
     await (job.spans ? finishSpansJob(wd, job, flags, { reporter, started }) : finishJob(wd, job, flags, { reporter, started }));
   });
+  return run;
+}
 
+/** `job report`: the output and summary of a job whose stages have all run. */
+function reportCommand(): Command {
   const report = new Command('report')
     .description('write the output and print the summary of a job whose stages have all run (after "neardup stage" runs)')
     .requiredOption('--work-dir <dir>', 'the job directory, or s3://bucket/prefix')
@@ -153,7 +171,11 @@ export function jobCommand(): Command {
       ? finishSpansJob(wd, job, flags, { reporter: new Reporter(flags), started: performance.now(), finished: true })
       : finishJob(wd, job, flags, { reporter: new Reporter(flags), started: performance.now(), finished: true }));
   });
+  return report;
+}
 
+/** `job status`: per stage, tasks and times. */
+function statusCommand(): Command {
   const status = new Command('status')
     .description(
       'per stage: tasks done, running, failed and waiting, task time, elapsed time, docs/s and bytes/s, an ETA for a stage partly done, and the error of each failed task',
@@ -164,7 +186,11 @@ export function jobCommand(): Command {
     const { wd, job } = await openJob(flags.workDir);
     await wd.withView(job, false, async (dir) => printStatus(dir, job, { json: !!flags.json, out: process.stdout, name: wd.name }));
   });
+  return status;
+}
 
+/** `job clean`: leftovers of dead tasks, or the whole job. */
+function cleanCommand(): Command {
   const clean = new Command('clean')
     .description(
       'remove what no task marker names: temp directories of dead tasks, attempts of tasks that another attempt committed (a work dir in S3); with --all, the whole job: its plan and stage directories (markers, intermediates); its outputs and any other file in the work dir stay (the work dir itself goes once empty). Run it once no task of the job runs',
@@ -177,7 +203,11 @@ export function jobCommand(): Command {
     const gone = await wd.clean(job, !!flags.all);
     if (!flags.quiet) process.stderr.write(`neardup: removed ${int(gone.length)} ${flags.all ? 'object(s) of the job' : 'leftover(s)'} in ${wd.name}\n`);
   });
+  return clean;
+}
 
+/** `job submit`: the stages of a planned job as Slurm array jobs. */
+function submitCommand(): Command {
   const submit = new Command('submit')
     .description(
       'submit the stages of a job planned with "neardup job plan" to Slurm: one array job per stage, each after the previous one succeeded (afterok); only tasks not yet done are submitted, so submitting again resumes',
@@ -201,39 +231,50 @@ Example:
   $ neardup job status --work-dir /shared/job
   $ neardup job report --work-dir /shared/job`,
     );
-  submit.action(async (flags: { workDir: string; slurm?: boolean; sbatch?: string[]; neardup?: string; print?: boolean; force?: boolean }) => {
-    if (!flags.slurm) throw new UsageError('say where to submit: --slurm (BullMQ jobs are submitted by "neardup job dedup --redis URL")');
-    const { wd, job } = await openJob(flags.workDir);
-    const neardup = flags.neardup ? flags.neardup.split(/\s+/).filter(Boolean) : [process.execPath, process.argv[1]!];
-    // Members' logs: in the job directory, or (a work dir in S3) in the submitting directory.
-    const logs = isS3Url(wd.name) ? path.resolve(`slurm-${job.id}`) : path.join(wd.name, 'slurm');
-    const stages = await planSlurm(wd, job, { neardup, cwd: process.cwd(), extra: flags.sbatch ?? [], logs });
-    if (stages.length === 0) {
-      process.stderr.write(`neardup: every task of the job is done: neardup job report --work-dir ${shellQuote(flags.workDir)}\n`);
-      return;
-    }
-    // sbatch does not create the directory of --output: a missing one fails every member.
-    mkdirSync(logs, { recursive: true });
-    if (flags.print) {
-      process.stdout.write(slurmScript(stages));
-      return;
-    }
-    const queued = flags.force ? [] : queuedSlurmJobs(job);
-    if (queued.length > 0) {
-      throw new UsageError(
-        `Slurm jobs of this job are still queued or running (${queued.slice(0, 6).join(', ')}${
-          queued.length > 6 ? ', …' : ''
-        }): wait for them, or cancel them (scancel --name=${slurmJobName(job, 'sign')},…), or give --force`,
-      );
-    }
-    for (const s of submitSlurm(stages)) process.stdout.write(`${s.stage.padEnd(11)} Slurm job ${s.jobId} (${int(s.tasks)} task${s.tasks === 1 ? '' : 's'})\n`);
-    process.stderr.write(
-      `neardup: when they are done: neardup job report --work-dir ${shellQuote(flags.workDir)} (progress: neardup job status --work-dir ${
-        shellQuote(flags.workDir)
-      })\n`,
-    );
-  });
+  submit.action(submitToSlurm);
+  return submit;
+}
 
-  return job.addCommand(plan).addCommand(dedup).addCommand(jobSpansCommand()).addCommand(run).addCommand(submit).addCommand(report).addCommand(status)
-    .addCommand(clean);
+/** The flags of `job submit`. */
+interface SubmitFlags {
+  workDir: string;
+  slurm?: boolean;
+  sbatch?: string[];
+  neardup?: string;
+  print?: boolean;
+  force?: boolean;
+}
+
+/** `job submit --slurm`: the stages' array jobs, each after the previous one, or their script with `--print`. */
+async function submitToSlurm(flags: SubmitFlags): Promise<void> {
+  if (!flags.slurm) throw new UsageError('say where to submit: --slurm (BullMQ jobs are submitted by "neardup job dedup --redis URL")');
+  const { wd, job } = await openJob(flags.workDir);
+  const neardup = flags.neardup ? flags.neardup.split(/\s+/).filter(Boolean) : [process.execPath, process.argv[1]!];
+  // Members' logs: in the job directory, or (a work dir in S3) in the submitting directory.
+  const logs = isS3Url(wd.name) ? path.resolve(`slurm-${job.id}`) : path.join(wd.name, 'slurm');
+  const stages = await planSlurm(wd, job, { neardup, cwd: process.cwd(), extra: flags.sbatch ?? [], logs });
+  if (stages.length === 0) {
+    process.stderr.write(`neardup: every task of the job is done: neardup job report --work-dir ${shellQuote(flags.workDir)}\n`);
+    return;
+  }
+  // sbatch does not create the directory of --output: a missing one fails every member.
+  mkdirSync(logs, { recursive: true });
+  if (flags.print) {
+    process.stdout.write(slurmScript(stages));
+    return;
+  }
+  const queued = flags.force ? [] : queuedSlurmJobs(job);
+  if (queued.length > 0) {
+    throw new UsageError(
+      `Slurm jobs of this job are still queued or running (${queued.slice(0, 6).join(', ')}${
+        queued.length > 6 ? ', …' : ''
+      }): wait for them, or cancel them (scancel --name=${slurmJobName(job, 'sign')},…), or give --force`,
+    );
+  }
+  for (const s of submitSlurm(stages)) process.stdout.write(`${s.stage.padEnd(11)} Slurm job ${s.jobId} (${int(s.tasks)} task${s.tasks === 1 ? '' : 's'})\n`);
+  process.stderr.write(
+    `neardup: when they are done: neardup job report --work-dir ${shellQuote(flags.workDir)} (progress: neardup job status --work-dir ${
+      shellQuote(flags.workDir)
+    })\n`,
+  );
 }

@@ -25,7 +25,7 @@ import { int, Reporter, type LogFlags } from '../report.js';
 import { spansCommand, spansOptionsFrom, type SpansFlags } from '../spans/command.js';
 import { printSpansSummary } from '../spans/summary.js';
 import { addRunOptions, checkRunFlags, runJob, type RunFlags } from './where.js';
-import type { FinishRun } from './run.js';
+import type { FinishRun } from './finish.js';
 
 /**
  * The options of `neardup spans` a spans job honours exactly as `neardup spans` does (the

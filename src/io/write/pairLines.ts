@@ -146,17 +146,23 @@ export interface PairColumnsLike {
   similarity: Float64Array;
 }
 
+/** How {@link writePairLines} names the documents of a pair: the first through `a`, the second through `b`. */
+export interface PairIds {
+  a: (doc: number) => string | number;
+  b: (doc: number) => string | number;
+}
+
 /**
- * Writes `pairs` (objects, or columns) as lines to `sink` (ids through `idA` and `idB`), in chunks
+ * Writes `pairs` (objects, or columns) as lines to `sink` (ids through `ids.a` and `ids.b`), in chunks
  * of about 64 KB: as bytes from a {@link PairLineEncoder} when the sink takes bytes, else as text.
  */
 export async function writePairLines(
   sink: OutputSink,
   format: PairFormat,
   given: readonly { a: number; b: number; similarity: number; estimate?: number }[] | PairColumnsLike,
-  idA: (doc: number) => string | number,
-  idB: (doc: number) => string | number,
+  ids: PairIds,
 ): Promise<void> {
+  const { a: idA, b: idB } = ids;
   type Pair = { a: number; b: number; similarity: number; estimate?: number };
   const columns = Array.isArray(given) ? undefined : (given as PairColumnsLike);
   const objects = columns ? undefined : (given as readonly Pair[]);

@@ -133,11 +133,7 @@ export async function rewriteParquet(input: string, output: string, read: { ctx:
   } catch (e) {
     throw tagClashAt(e, ctx.file, undefined, 'schema');
   }
-  const schema: SchemaElementLike[] = metadata.schema.map((e) => ({ ...e }));
-  if (mode === 'annotate') {
-    schema[0] = { ...schema[0]!, num_children: (schema[0]!.num_children ?? names.length) + TAG_TYPES.length };
-    TAG_TYPES.forEach((t, i) => schema.push({ name: tagNames[i]!, ...t }));
-  }
+  const schema = outputSchema(metadata.schema, names.length, mode === 'annotate' ? tagNames : undefined);
   const { codecOf, fileCodec } = columnCodecs(metadata);
   const { tmp, fh } = await openTemp(output);
   let written = 0;
@@ -184,21 +180,36 @@ export async function rewriteParquet(input: string, output: string, read: { ctx:
     }
     await pw.finish();
     await fh.close();
-    const discard = (): Promise<void> => fsp.rm(tmp, { force: true });
-    const rename = async (): Promise<void> => {
-      try {
-        await fsp.rename(tmp, output);
-      } catch (e) {
-        await discard();
-        throw writeError(output, e);
-      }
-    };
-    if (commits) commits.add(rename, discard);
-    else await rename();
+    await putInPlace(tmp, output, commits);
   } catch (e) {
     await fh.close().catch(() => undefined);
     await fsp.rm(tmp, { force: true });
     throw e;
   }
   return written;
+}
+
+/** The output's schema: the input's, with the tag columns after its own when annotating (`tagNames`). */
+function outputSchema(input: readonly SchemaElementLike[], columns: number, tagNames: string[] | undefined): SchemaElementLike[] {
+  const schema: SchemaElementLike[] = input.map((e) => ({ ...e }));
+  if (tagNames) {
+    schema[0] = { ...schema[0]!, num_children: (schema[0]!.num_children ?? columns) + TAG_TYPES.length };
+    TAG_TYPES.forEach((t, i) => schema.push({ name: tagNames[i]!, ...t }));
+  }
+  return schema;
+}
+
+/** Renames the written temp file onto `output`: now, or with the run's other outputs (`commits`). */
+async function putInPlace(tmp: string, output: string, commits: RewriteHow['commits']): Promise<void> {
+  const discard = (): Promise<void> => fsp.rm(tmp, { force: true });
+  const rename = async (): Promise<void> => {
+    try {
+      await fsp.rename(tmp, output);
+    } catch (e) {
+      await discard();
+      throw writeError(output, e);
+    }
+  };
+  if (commits) commits.add(rename, discard);
+  else await rename();
 }

@@ -21,6 +21,19 @@ export interface ForestOptions {
  */
 export const DEFAULT_FOREST: ForestOptions = { trees: 8, depths: [3, 1] };
 
+/** What {@link KeyMaker} makes keys for: the index's banding, its forest and ensemble, its signature length. */
+export interface KeyMakerOptions {
+  /** LSH bands of `rows` hashes each. */
+  bands: number;
+  rows: number;
+  /** The LSH-Forest keys, or null for none. */
+  forest: ForestOptions | null;
+  /** Hashes per signature (the forest's trees · depth must fit). */
+  numPerm: number;
+  /** The size-partitioned containment keys, when the index has them (default none). */
+  ensemble?: EnsembleManifest | null;
+}
+
 /** Computes all keys of one signature. */
 export class KeyMaker {
   /** Keys per document: bands + trees · depths (+ the containment keys of the ensemble, when on). */
@@ -30,13 +43,15 @@ export class KeyMaker {
   private readonly salts: Uint32Array;
   private readonly maxDepth: number;
 
-  constructor(
-    readonly bands: number,
-    readonly rows: number,
-    readonly forest: ForestOptions | null,
-    numPerm: number,
-    ensemble: EnsembleManifest | null = null,
-  ) {
+  readonly bands: number;
+  readonly rows: number;
+  readonly forest: ForestOptions | null;
+
+  constructor(o: KeyMakerOptions) {
+    const { bands, forest, numPerm, ensemble = null } = o;
+    this.bands = bands;
+    this.rows = o.rows;
+    this.forest = forest;
     const trees = forest?.trees ?? 0;
     const depths = forest?.depths ?? [];
     this.maxDepth = depths.length ? Math.max(...depths) : 0;

@@ -2,22 +2,21 @@
  * A sharded dedup job: its plan (`job.json` in the job directory, which every worker reads) and the
  * stages it runs. The plan holds everything a task needs, so tasks take only (job directory, stage,
  * task index) and any machine that sees the directory can run any task.
- *
- * Why this file is long: the plan's type, documented field by field, with its reading, checks and
- * the shard identity every task verifies.
+ * The identity of each shard, which every task checks, is ./shardIdentity.ts.
  * @module
  */
 import type { KeepPolicy } from '../../cluster/keepPolicy.js';
 import type { RemovalRule } from '../../cluster/removal.js';
-import { promises as fsp, openSync, readSync, closeSync, fstatSync, readFileSync } from 'node:fs';
+import { promises as fsp, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { ReadOptions } from '../../io/read/read.js';
 import type { EngineOptions } from '../../engine/config.js';
+import { identityChange, type ShardIdentity } from './shardIdentity.js';
 import type { PairFormat } from '../../io/write/write.js';
 import { InputError, UsageError } from '../../common/errors.js';
 import { writeError } from '../../io/write/output.js';
-import { isS3Url, parseS3Url, s3Get, s3Head } from '../../io/s3/client.js';
+import { isS3Url } from '../../io/s3/client.js';
 import type { ResolvedSpansOptions } from '../../spans/options.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
@@ -64,18 +63,6 @@ export type TaskStage = StageName | RoundStage;
 export const roundStage = (r: number): RoundStage => `link/r${String(r).padStart(4, '0')}`;
 /** The round of a round stage's name, or undefined for a stage. */
 export const roundOf = (stage: string): number | undefined => (/^link\/r\d{4,}$/.test(stage) ? Number(stage.slice(6)) : undefined);
-
-/**
- * What a shard was when the job was planned: every stage that reads it checks it is still that
- * file, so a shard rewritten, appended to or replaced between stages is an input error, never a
- * mix of two versions. Size and modification time, and a hash of the first and last 64 KiB.
- */
-export interface ShardIdentity {
-  size: number;
-  mtimeMs: number;
-  /** SHA-256 (hex, first 32 digits) of the first and last 64 KiB. */
-  ends: string;
-}
 
 /** One input shard of a job. */
 export interface ShardSpec {
@@ -178,68 +165,6 @@ export const removeCommand = (workDir: string): string => (isS3Url(workDir) ? `a
 /** The plan file's path. */
 export function jobFile(workDir: string): string {
   return isS3Url(workDir) ? `${workDir.replace(/\/+$/, '')}/job.json` : path.join(workDir, 'job.json');
-}
-
-const ENDS = 1 << 16;
-
-/** The identity of a shard file now. */
-export function shardIdentity(file: string): ShardIdentity {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch (e) {
-    throw new InputError(file, undefined, `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-  try {
-    const st = fstatSync(fd);
-    const h = createHash('sha256');
-    const head = Buffer.alloc(Math.min(ENDS, st.size));
-    readSync(fd, head, 0, head.length, 0);
-    h.update(head);
-    if (st.size > ENDS) {
-      const tail = Buffer.alloc(Math.min(ENDS, st.size - ENDS));
-      readSync(fd, tail, 0, tail.length, st.size - tail.length);
-      h.update(tail);
-    }
-    return { size: st.size, mtimeMs: st.mtimeMs, ends: h.digest('hex').slice(0, 32) };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * The identity of a shard in object storage, the same as {@link shardIdentity} gives its local copy
- * once that copy has the object's modification time: size, last-modified time, and the hash of the
- * first and last 64 KiB (two ranged GETs).
- */
-export async function s3ShardIdentity(url: string): Promise<ShardIdentity> {
-  const info = await s3Head(url);
-  if (!info) throw new InputError(url, undefined, `the bucket has no key "${parseS3Url(url).key}"`);
-  const h = createHash('sha256');
-  if (info.size > 0) h.update((await s3Get(url, [0, Math.min(ENDS, info.size) - 1]))!);
-  if (info.size > ENDS) h.update((await s3Get(url, [info.size - Math.min(ENDS, info.size - ENDS), info.size - 1]))!);
-  return { size: info.size, mtimeMs: info.lastModified, ends: h.digest('hex').slice(0, 32) };
-}
-
-/** What differs between two identities, in words, or undefined when they are the same file. */
-function identityChange(then: ShardIdentity, now: ShardIdentity): string | undefined {
-  if (then.size !== now.size) return `${then.size} bytes when the job was planned, ${now.size} now`;
-  if (then.ends !== now.ends) return 'its contents differ from when the job was planned';
-  if (then.mtimeMs !== now.mtimeMs)
-    return `modified since the job was planned (${new Date(then.mtimeMs).toISOString()} then, ${new Date(now.mtimeMs).toISOString()} now)`;
-  return undefined;
-}
-
-/** Checks that shard `s` is still the file the job was planned on (an input error naming it otherwise). */
-export function checkShard(workDir: string, job: JobSpec, s: number): void {
-  const sh = job.shards[s]!;
-  const change = identityChange(sh.identity, shardIdentity(sh.path));
-  if (change)
-    throw new InputError(
-      sh.path,
-      undefined,
-      `changed since the job in ${workDir} was planned (${change}): a job reads the shards it was planned on; plan again in a new --work-dir (or remove ${workDir} first)`,
-    );
 }
 
 /** The refusal for a damaged or foreign plan file. */

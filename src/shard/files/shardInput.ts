@@ -6,7 +6,8 @@
 import { openInput, type OpenedInput } from '../../io/read/read.js';
 import { rangeableFormat, tsvHeaderOf, type LineParseSpec } from '../../io/ranges/lineRanges.js';
 import { shardMarker } from './perShard.js';
-import { checkShard, type JobSpec } from './job.js';
+import type { JobSpec } from './job.js';
+import { checkShard } from './shardIdentity.js';
 
 /** The sign stage's marker: what a shard held. */
 export interface SignMarker {

@@ -69,22 +69,8 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
       return { reads: [], shards: groupOf(job, t) };
     case 'join':
       return { reads: [{ stage: 'sign', tasks: n('sign'), files: ['keys.bin', 'ids.bin'], partition: t }], shards: [] };
-    case 'link': {
-      // Every round's markers (the converged round's is what the task checks), its partition's
-      // labels of that round, and the verified pairs it labels with them: known = [round, then the
-      // verify tasks that hold its group's, once their markers are read].
-      if (!known) return { reads: [], shards: [] };
-      const reads: TaskRead[] = [sign, ...Array.from({ length: known[0]! + 1 }, (_, r) => ({ stage: roundStage(r), tasks: n('link'), files: [] }))];
-      const { first, end } = shardsOfTask(job, t);
-      reads.push(
-        { stage: roundStage(known[0]!), tasks: [t], files: ['labels.bin'] },
-        // The copies folded into its group's documents, labelled with their components.
-        { stage: 'join', tasks: n('join'), files: ['copies.bin'], partition: { index: 'astart', from: first, to: end } },
-        { stage: 'verify', tasks: n('verify'), files: [] },
-      );
-      if (known.length > 1) reads.push(verifiedOfGroup(job, t, known.slice(1)));
-      return { reads, shards: [] };
-    }
+    case 'link':
+      return linkInputs(job, t, known);
     case 'route': {
       const { first, end } = shardsOfTask(job, t);
       return {
@@ -94,37 +80,10 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
     }
     case 'gather':
       return { reads: [sign, { stage: 'join', tasks: n('join'), files: ['need.bin'] }], shards: groupOf(job, t) };
-    case 'verify': {
-      const first: TaskRead[] = [sign, { stage: 'route', tasks: n('route'), files: ['pairs.bin'], partition: t }, {
-        stage: 'gather',
-        tasks: n('gather'),
-        files: [],
-      }];
-      if (!known) return { reads: first, shards: [] };
-      const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
-      return {
-        reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, { stage: 'gather', tasks, files: ['texts.bin'] }],
-        // Plain shards are read in place; compressed and Parquet ones never are (their texts were gathered).
-        shards: known.filter((s) => inPlace(job.shards[s]!.path)),
-      };
-    }
-    case 'decide': {
-      // Its components' verified pairs; then the ids (and --keep values) of the documents in them,
-      // and for similarities to kept members their texts (gathered, or lines of plain shards).
-      const first: TaskRead[] = [sign, { stage: 'link', tasks: n('link'), files: ['bylabel.bin', 'copies.bin'], partition: t }, {
-        stage: 'gather',
-        tasks: n('gather'),
-        files: [],
-      }];
-      if (!known) return { reads: first, shards: [] };
-      const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
-      const texts = (job.removal ?? 'cluster') === 'cluster'
-        && (job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined));
-      return {
-        reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, ...(texts ? [{ stage: 'gather' as const, tasks, files: ['texts.bin'] }] : [])],
-        shards: texts ? known.filter((s) => inPlace(job.shards[s]!.path)) : [],
-      };
-    }
+    case 'verify':
+      return verifyInputs(job, t, known);
+    case 'decide':
+      return decideInputs(job, t, known);
     case 'components':
       return { reads: [sign, { stage: 'decide', tasks: n('decide'), files: ['clusters.bin', 'members.bin'], partition: t }], shards: [] };
     case 'filter':
@@ -170,6 +129,65 @@ function spansTaskInputs(job: JobSpec, stage: StageName, t: number): TaskInputs 
     default:
       throw new Error(`not a spans stage: ${stage}`);
   }
+}
+
+/** A link task's reads (see {@link taskInputs}). */
+function linkInputs(job: JobSpec, t: number, known: readonly number[] | undefined): TaskInputs {
+  const n = (s: StageName): number[] => every(taskCount(job, s));
+  const sign: TaskRead = { stage: 'sign', tasks: n('sign'), files: [] };
+  // Every round's markers (the converged round's is what the task checks), its partition's
+  // labels of that round, and the verified pairs it labels with them: known = [round, then the
+  // verify tasks that hold its group's, once their markers are read].
+  if (!known) return { reads: [], shards: [] };
+  const reads: TaskRead[] = [sign, ...Array.from({ length: known[0]! + 1 }, (_, r) => ({ stage: roundStage(r), tasks: n('link'), files: [] }))];
+  const { first, end } = shardsOfTask(job, t);
+  reads.push(
+    { stage: roundStage(known[0]!), tasks: [t], files: ['labels.bin'] },
+    // The copies folded into its group's documents, labelled with their components.
+    { stage: 'join', tasks: n('join'), files: ['copies.bin'], partition: { index: 'astart', from: first, to: end } },
+    { stage: 'verify', tasks: n('verify'), files: [] },
+  );
+  if (known.length > 1) reads.push(verifiedOfGroup(job, t, known.slice(1)));
+  return { reads, shards: [] };
+}
+
+/** A verify task's reads (see {@link taskInputs}). */
+function verifyInputs(job: JobSpec, t: number, known: readonly number[] | undefined): TaskInputs {
+  const n = (s: StageName): number[] => every(taskCount(job, s));
+  const sign: TaskRead = { stage: 'sign', tasks: n('sign'), files: [] };
+  const first: TaskRead[] = [sign, { stage: 'route', tasks: n('route'), files: ['pairs.bin'], partition: t }, {
+    stage: 'gather',
+    tasks: n('gather'),
+    files: [],
+  }];
+  if (!known) return { reads: first, shards: [] };
+  const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
+  return {
+    reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, { stage: 'gather', tasks, files: ['texts.bin'] }],
+    // Plain shards are read in place; compressed and Parquet ones never are (their texts were gathered).
+    shards: known.filter((s) => inPlace(job.shards[s]!.path)),
+  };
+}
+
+/** A decide task's reads (see {@link taskInputs}). */
+function decideInputs(job: JobSpec, t: number, known: readonly number[] | undefined): TaskInputs {
+  const n = (s: StageName): number[] => every(taskCount(job, s));
+  const sign: TaskRead = { stage: 'sign', tasks: n('sign'), files: [] };
+  // Its components' verified pairs; then the ids (and --keep values) of the documents in them,
+  // and for similarities to kept members their texts (gathered, or lines of plain shards).
+  const first: TaskRead[] = [sign, { stage: 'link', tasks: n('link'), files: ['bylabel.bin', 'copies.bin'], partition: t }, {
+    stage: 'gather',
+    tasks: n('gather'),
+    files: [],
+  }];
+  if (!known) return { reads: first, shards: [] };
+  const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
+  const texts = (job.removal ?? 'cluster') === 'cluster'
+    && (job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined));
+  return {
+    reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, ...(texts ? [{ stage: 'gather' as const, tasks, files: ['texts.bin'] }] : [])],
+    shards: texts ? known.filter((s) => inPlace(job.shards[s]!.path)) : [],
+  };
 }
 
 /** What `job report` and `job status` read: every committed marker and, for the report, the files the output and summary are made of. */

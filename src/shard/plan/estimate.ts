@@ -12,22 +12,20 @@
  * their task sizes; join grows with its partition's key rows; route with the distinct candidate
  * pairs; verify with its share of the pairs and the corpus's documents (their line offsets);
  * components with the verified pairs.
- *
- * Why this file is long: one model, from the sampled run to every stage's forecast, whose parts
- * share the sample's counts.
+ * The sample's pairs are counted for the whole job in ./pairEstimate.ts.
  * @module
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ColumnFile } from '../files/columns.js';
 import { readMarker, requireMarker, taskDir, type MarkerBase } from '../files/commit.js';
 import { roundStage, saveJob, STAGES, taskCount, type JobSpec, type StageName } from '../files/job.js';
 import { runTasksInProcesses } from '../../run/localTasks.js';
 import { shardMarker } from '../files/perShard.js';
-import { numbering, type SignMarker } from '../files/shardInput.js';
+import type { SignMarker } from '../files/shardInput.js';
 import { estimateClustered } from './clusteredEstimate.js';
 import { drawSample, type JobSample } from './sample.js';
+import { estimatePairs, pairsOf, verifiedEnds } from './pairEstimate.js';
 import type { JoinMarker } from '../stages/join.js';
 import type { RouteMarker } from '../stages/route.js';
 import { BATCH_DOCS, type VerifyMarker } from '../stages/verify.js';
@@ -101,104 +99,6 @@ export interface EstimateOptions {
 /** Resident memory of a task process before its task: node itself and neardup's modules (measured: 45–60 MB). */
 const BASE_RSS = 50 * 2 ** 20;
 
-/**
- * Horvitz–Thompson weights of a sampled pair with k of `units` units drawn uniformly without
- * replacement: 1 / P(the pair is seen), for a pair within one unit and for one across two.
- */
-export function pairWeights(k: number, S: number): { same: number; cross: number } {
-  if (k >= S) return { same: 1, cross: 1 };
-  return { same: S / k, cross: k > 1 ? (S * (S - 1)) / (k * (k - 1)) : Infinity };
-}
-
-/** A count estimated from a sample, with its standard error. */
-export interface Estimated {
-  estimate: number;
-  stdError: number;
-}
-
-/**
- * The Horvitz–Thompson count of pairs from those seen in a sample of k of `units` units (pair i
- * joins drawn units a[i] and b[i], numbered 0..k−1), with a delete-one-unit jackknife standard
- * error: the pairs of one unit come and go together, so the units, not the pairs, are the
- * independent draws.
- */
-export function estimatePairs(a: ArrayLike<number>, b: ArrayLike<number>, units: number, k: number): Estimated {
-  const same = new Float64Array(k);
-  const cross = new Float64Array(k);
-  let S = 0;
-  let C = 0;
-  for (let i = 0; i < a.length; i++) {
-    if (a[i] === b[i]) {
-      same[a[i]!]!++;
-      S++;
-    } else {
-      cross[a[i]!]!++;
-      cross[b[i]!]!++;
-      C++;
-    }
-  }
-  const w = pairWeights(k, units);
-  const estimate = w.same * S + (C > 0 ? w.cross * C : 0);
-  if (k >= units || k < 3) return { estimate, stdError: k >= units ? 0 : Infinity };
-  // Leave unit u out: the same estimator over the other k − 1 drawn units.
-  const w1 = pairWeights(k - 1, units);
-  let mean = 0;
-  const loo = new Float64Array(k);
-  for (let u = 0; u < k; u++) mean += loo[u] = w1.same * (S - same[u]!) + w1.cross * (C - cross[u]!);
-  mean /= k;
-  let ss = 0;
-  for (let u = 0; u < k; u++) ss += (loo[u]! - mean) ** 2;
-  return { estimate, stdError: Math.sqrt(((k - 1) / k) * ss) };
-}
-
-/** The pairs of column files (shardA, shardB: units of the sample job), estimated for the whole job. */
-function pairsOf(files: readonly { file: string; kind: string }[], plan: string, units: number, k: number): Estimated {
-  const as: Uint32Array[] = [];
-  const bs: Uint32Array[] = [];
-  for (const { file, kind } of files) {
-    const f = ColumnFile.open(file, kind, plan);
-    try {
-      as.push(f.u32('shardA'));
-      bs.push(f.u32('shardB'));
-    } finally {
-      f.close();
-    }
-  }
-  const join = (xs: Uint32Array[]): Uint32Array => {
-    const out = new Uint32Array(xs.reduce((n, x) => n + x.length, 0));
-    let o = 0;
-    for (const x of xs) out.set(x, (o += x.length) - x.length);
-    return out;
-  };
-  return estimatePairs(join(as), join(bs), units, k);
-}
-
-/** The verified pairs of the sample job: each end's unit (its shard of the sample job) and document number across the sample. */
-function verifiedEnds(dir: string, job: JobSpec, tasks: number): { ua: Uint32Array; da: Float64Array; ub: Uint32Array; db: Float64Array } {
-  const { docOffset } = numbering(dir, job);
-  const parts: { ua: Uint32Array; a: Uint32Array; ub: Uint32Array; b: Uint32Array }[] = [];
-  for (let t = 0; t < tasks; t++) {
-    const f = ColumnFile.open(path.join(taskDir(dir, 'verify', t), 'pairs.bin'), 'verified', job.id);
-    try {
-      parts.push({ ua: f.u32('shardA'), a: f.u32('docA'), ub: f.u32('shardB'), b: f.u32('docB') });
-    } finally {
-      f.close();
-    }
-  }
-  const n = parts.reduce((x, p) => x + p.a.length, 0);
-  const out = { ua: new Uint32Array(n), da: new Float64Array(n), ub: new Uint32Array(n), db: new Float64Array(n) };
-  let i = 0;
-  for (const p of parts) {
-    for (let r = 0; r < p.a.length; r++, i++) {
-      out.ua[i] = p.ua[r]!;
-      out.ub[i] = p.ub[r]!;
-      out.da[i] = docOffset[p.ua[r]!]! + p.a[r]!;
-      out.db[i] = docOffset[p.ub[r]!]! + p.b[r]!;
-    }
-  }
-  return out;
-}
-
 /** The markers of a stage's tasks in the sample job. */
 function markersOf<T>(workDir: string, job: JobSpec, stage: StageName): (T & MarkerBase)[] {
   return Array.from({ length: taskCount(job, stage) }, (_, t) => requireMarker<T>(workDir, job, stage, t));
@@ -247,25 +147,64 @@ export async function estimateJob(
         });
       await runTasksInProcesses(work, stage, Array.from({ length: n }, (_, t) => t), options.processes ?? 1);
     }
-    return fromSample(work, job, full, sample, performance.now() - t0, options);
+    return fromSample({ dir: work, job, full, sample, sampleMs: performance.now() - t0, options });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** The estimate from a completed sample job in `dir`. */
-function fromSample(
-  dir: string,
-  job: JobSpec,
-  full: Omit<JobSpec, 'id' | 'version'>,
-  sample: JobSample,
-  sampleMs: number,
-  options: EstimateOptions,
-): JobEstimate {
-  const taskMemory = options.taskMemory;
+/** A completed sample job in `dir`, and the job it stands for. */
+interface SampleRun {
+  dir: string;
+  job: JobSpec;
+  full: Omit<JobSpec, 'id' | 'version'>;
+  sample: JobSample;
+  /** The sample run's wall time (ms). */
+  sampleMs: number;
+  options: EstimateOptions;
+}
+
+/** The estimate from a completed sample job. */
+function fromSample(run: SampleRun): JobEstimate {
+  const { full, sample } = run;
+  const c = sampleCounts(run);
+  const stages = [...earlyStages(run, c), ...laterStages(run, c)];
+  if (full.output.mode === 'dedup' || full.output.mode === 'annotate') {
+    const kept = full.output.mode === 'dedup' ? 1 - c.duplicates / Math.max(1, c.docs) : 1.1;
+    stages.push({ stage: 'filter', tasks: c.tasks('filter'), bytesWritten: c.bytes * kept, peakMemory: stages[0]!.peakMemory });
+  }
+  const est: JobEstimate = {
+    sampledUnits: sample.drawn,
+    units: sample.units,
+    shards: full.shards.length,
+    sampledBytes: sample.bytes,
+    bytes: c.bytes,
+    docs: Math.round(c.docs * c.byBytes),
+    candidates: Math.round(withCopies(c.candidates, c.route.candidates, c.copyCand, c.byBytes)),
+    candidatesStdError: Math.round(c.cand.stdError * c.scaleCand),
+    pairs: Math.round(withCopies(c.pairs, c.rawPairs, c.copyPairs, c.byBytes)),
+    pairsStdError: Math.round(c.ver.stdError * c.scalePairs),
+    docsInClusters: Math.round(c.clustered),
+    stages,
+    partitions: full.partitions,
+    overBudget: [],
+    sampleMs: run.sampleMs,
+  };
+  if (run.options.taskMemory !== undefined) fitBudget(est, run, c);
+  return est;
+}
+
+/** A count of representatives' pairs scaled to the document pairs they stand for (a sample of copies alone: by its bytes). */
+function withCopies(estimate: number, sampled: number, copies: number, byBytes: number): number {
+  return sampled > 0 ? (estimate * (sampled + copies)) / sampled : copies * byBytes;
+}
+
+type SampleCounts = ReturnType<typeof sampleCounts>;
+
+/** Reads the sample job's markers and pairs: its counts, and the ratios that scale them to the whole job. */
+function sampleCounts({ dir, job, full, sample }: SampleRun) {
   const bytes = full.shards.reduce((a, s) => a + s.identity.size, 0);
-  const sampledBytes = sample.bytes;
-  const byBytes = bytes / Math.max(1, sampledBytes);
+  const byBytes = bytes / Math.max(1, sample.bytes);
   let docs = 0;
   let keyRows = 0;
   for (let s = 0; s < job.shards.length; s++) {
@@ -288,33 +227,66 @@ function fromSample(
   // The verified pairs, read once: their count and the clustered documents come from them.
   const ends = verifiedEnds(dir, job, verify.length);
   const ver = estimatePairs(ends.ua, ends.ub, sample.units, k);
-  const candidates = cand.estimate;
-  const pairs = ver.estimate;
   const sCand = Math.max(1, route.candidates);
   const sPairs = Math.max(1, verify.reduce((a, m) => a + m.pairs, 0));
-  const candRatio = candidates / sCand;
-  const pairRatio = pairs / sPairs;
-  // The files hold pairs of representatives (join folds exact copies); the counts, as the job's,
-  // count every document pair they stand for: scaled by the sample's share of those (a sample of
-  // copies alone, by its bytes).
+  // The files hold pairs of representatives (join folds exact copies); the counts, as the job's, count every document pair they stand for (withCopies).
   const copyCand = routes.reduce((a, m) => a + (m.copyCandidates ?? 0), 0) + join.reduce((a, m) => a + (m.copyPairs ?? 0), 0);
   const copyPairs = decide.reduce((a, m) => a + (m.copyPairs ?? 0), 0);
-  const withCopies = (
-    estimate: number,
-    sampled: number,
-    copies: number,
-  ): number => (sampled > 0 ? (estimate * (sampled + copies)) / sampled : copies * byBytes);
   const rawPairs = verify.reduce((a, m) => a + m.pairs, 0);
-  const scaleCand = route.candidates > 0 ? (route.candidates + copyCand) / route.candidates : 1;
-  const scalePairs = rawPairs > 0 ? (rawPairs + copyPairs) / rawPairs : 1;
-  const pairRows = join.reduce((a, m) => a + m.pairRows, 0);
-  const fullKeyRows = keyRows * byBytes;
-  const stages: StageEstimate[] = [];
   const fullJob = { ...full, id: '', version: 0 } as JobSpec;
-  const tasks = (stage: StageName): number => taskCount(fullJob, stage);
-  // Per-shard stages: the whole job's tasks are groups of the same size as the sample's.
-  // Per-shard stages: a task's memory grows with its group's bytes, which are the same in the sample
-  // (groups of --task-bytes) unless the job's shards are larger than that (one shard, one task).
+  // Clustered documents: a sample sees clusters in pieces (src/shard/plan/clusteredEstimate.ts); components' outputs and memory grow with them.
+  const clustered = estimateClustered(ends, sample.units, k);
+  return {
+    bytes,
+    byBytes,
+    docs,
+    keyRows,
+    join,
+    link,
+    routes,
+    route,
+    verify,
+    comps,
+    decide,
+    docsInClusters,
+    duplicates,
+    cand,
+    ver,
+    candidates: cand.estimate,
+    pairs: ver.estimate,
+    sCand,
+    sPairs,
+    candRatio: cand.estimate / sCand,
+    pairRatio: ver.estimate / sPairs,
+    copyCand,
+    copyPairs,
+    rawPairs,
+    scaleCand: route.candidates > 0 ? (route.candidates + copyCand) / route.candidates : 1,
+    scalePairs: rawPairs > 0 ? (rawPairs + copyPairs) / rawPairs : 1,
+    pairRows: join.reduce((a, m) => a + m.pairRows, 0),
+    fullKeyRows: keyRows * byBytes,
+    tasks: (stage: StageName): number => taskCount(fullJob, stage),
+    clustered,
+  };
+}
+
+/** Join's key and candidate rows per partition, in the sample and in the whole job. */
+function joinRows({ job, full }: SampleRun, c: SampleCounts): { keysSample: number; keysFull: number; candSample: number; candFull: number } {
+  return {
+    keysSample: c.keyRows / job.partitions,
+    keysFull: c.fullKeyRows / full.partitions,
+    candSample: c.pairRows / job.partitions,
+    candFull: (c.pairRows * c.candRatio) / full.partitions,
+  };
+}
+
+/** The forecasts of sign, join, route and gather. */
+function earlyStages(run: SampleRun, c: SampleCounts): StageEstimate[] {
+  const { dir, job, full } = run;
+  const { tasks, byBytes, candRatio, join, routes, pairRows } = c;
+  const stages: StageEstimate[] = [];
+  // Per-shard stages: the whole job's tasks are groups of the same size as the sample's; a task's memory grows with its
+  // group's bytes, which are the same in the sample (groups of --task-bytes) unless the job's shards are larger (one shard, one task).
   const largestGroup = (j: Pick<JobSpec, 'groups' | 'shards'>): number => {
     let most = 0;
     for (let t = 0; t + 1 < j.groups.length; t++) {
@@ -333,16 +305,13 @@ function fromSample(
     stages.push({ stage, tasks: tasks(stage), bytesWritten: writtenOf(ms) * perByte, peakMemory: BASE_RSS + (peak - BASE_RSS) * (grows ? groupRatio : 1) });
   };
   perShard('sign', byBytes);
-  const joinRowsSample = keyRows / job.partitions;
-  const joinRowsFull = fullKeyRows / full.partitions;
   // Join holds its partition's key rows and emits its candidate rows; route and components grow with pairs.
-  const candRowsSample = pairRows / job.partitions;
-  const candRowsFull = (pairRows * candRatio) / full.partitions;
+  const rows = joinRows(run, c);
   stages.push({
     stage: 'join',
     tasks: tasks('join'),
     bytesWritten: writtenOf(join) * (pairRows > 0 ? candRatio : byBytes),
-    peakMemory: grown(peakOf(join), [PER.joinKeyRow, joinRowsSample, joinRowsFull], [PER.joinCandRow, candRowsSample, candRowsFull]),
+    peakMemory: grown(peakOf(join), [PER.joinKeyRow, rows.keysSample, rows.keysFull], [PER.joinCandRow, rows.candSample, rows.candFull]),
   });
   // Route tasks hold their shard group's candidate rows (with repeats) and their documents'
   // neighbours: per task, the candidate rows grow with the candidates per document (the groups are
@@ -359,6 +328,13 @@ function fromSample(
   // Gather keeps the texts of candidate documents of the shards it reads: they grow as the candidates.
   // (Gather holds only its candidate documents' texts, read from compressed or Parquet shards.)
   perShard('gather', candRatio, false);
+  return stages;
+}
+
+/** The forecasts of verify, link, decide and components. */
+function laterStages({ dir, job }: SampleRun, c: SampleCounts): StageEstimate[] {
+  const { tasks, byBytes, pairRatio, verify, link, decide, comps, docs, sCand, sPairs, candidates, pairs, route, docsInClusters, clustered } = c;
+  const stages: StageEstimate[] = [];
   // A verify task holds the line offsets and ids of the shards its pairs touch (with copies spread, all:
   // ~36 B per document), its share of the pairs (20 B each) and one batch of sets (bounded): the
   // batch's part is what the sample's peak leaves of the rest.
@@ -386,11 +362,8 @@ function fromSample(
     bytesWritten: writtenOf(verify) * pairRatio,
     peakMemory: grown(linkPeak, [PER.linkRow, pairRowsTask, pairRowsTask * pairGrowth]),
   });
-  // Clustered documents: a sample sees clusters in pieces (src/shard/plan/clusteredEstimate.ts); components' outputs and memory grow with them.
-  const clustered = estimateClustered(ends, sample.units, k);
   const clusteredRatio = clustered / Math.max(1, docsInClusters);
-  // A decide task holds its group's components' verified pairs (24 B each, and the clustering's) and
-  // members: it grows with the verified pairs per task.
+  // A decide task holds its group's components' verified pairs (24 B each, and the clustering's) and members: it grows with the verified pairs per task.
   stages.push({
     stage: 'decide',
     tasks: tasks('decide'),
@@ -405,39 +378,22 @@ function fromSample(
     bytesWritten: writtenOf(comps) * (docsInClusters > 0 ? clusteredRatio : pairRatio),
     peakMemory: grown(peakOf(comps), [PER.componentsDoc, docsInClusters / cTasks, clustered / Math.max(1, tasks('components'))]),
   });
-  if (full.output.mode === 'dedup' || full.output.mode === 'annotate') {
-    const kept = full.output.mode === 'dedup' ? 1 - duplicates / Math.max(1, docs) : 1.1;
-    stages.push({ stage: 'filter', tasks: tasks('filter'), bytesWritten: bytes * kept, peakMemory: stages[0]!.peakMemory });
+  return stages;
+}
+
+/** With a task memory budget: the fewest join partitions that fit, the join row stated at them (unless the user gave the partitions), and the stages past it. */
+function fitBudget(est: JobEstimate, run: SampleRun, c: SampleCounts): void {
+  const taskMemory = run.options.taskMemory!;
+  const rows = joinRows(run, c);
+  // Join's memory past its sample peak's fixed part is PER.joinKeyRow per key row and PER.joinCandRow per candidate row of its partition: the fewest partitions that fit.
+  const fixed = Math.max(BASE_RSS, peakOf(c.join) - PER.joinKeyRow * rows.keysSample - PER.joinCandRow * rows.candSample);
+  const perPartitionAll = PER.joinKeyRow * c.fullKeyRows + PER.joinCandRow * c.pairRows * c.candRatio;
+  est.partitionsForBudget = taskMemory > fixed ? Math.max(1, Math.ceil(perPartitionAll / (taskMemory - fixed))) : undefined;
+  // The join row then states the plan that will run: the chosen partitions and their largest task.
+  const joinRow = est.stages.find((s) => s.stage === 'join');
+  if (joinRow && est.partitionsForBudget !== undefined && !run.options.partitionsGiven) {
+    joinRow.tasks = est.partitionsForBudget;
+    joinRow.peakMemory = fixed + perPartitionAll / est.partitionsForBudget;
   }
-  const est: JobEstimate = {
-    sampledUnits: sample.drawn,
-    units: sample.units,
-    shards: full.shards.length,
-    sampledBytes,
-    bytes,
-    docs: Math.round(docs * byBytes),
-    candidates: Math.round(withCopies(candidates, route.candidates, copyCand)),
-    candidatesStdError: Math.round(cand.stdError * scaleCand),
-    pairs: Math.round(withCopies(pairs, rawPairs, copyPairs)),
-    pairsStdError: Math.round(ver.stdError * scalePairs),
-    docsInClusters: Math.round(clustered),
-    stages,
-    partitions: full.partitions,
-    overBudget: [],
-    sampleMs,
-  };
-  if (taskMemory !== undefined) {
-    // Join's memory past its sample peak's fixed part is PER.joinKeyRow per key row and PER.joinCandRow per candidate row of its partition: the fewest partitions that fit.
-    const fixed = Math.max(BASE_RSS, peakOf(join) - PER.joinKeyRow * joinRowsSample - PER.joinCandRow * candRowsSample);
-    const perPartitionAll = PER.joinKeyRow * fullKeyRows + PER.joinCandRow * pairRows * candRatio;
-    est.partitionsForBudget = taskMemory > fixed ? Math.max(1, Math.ceil(perPartitionAll / (taskMemory - fixed))) : undefined;
-    // The join row then states the plan that will run: the chosen partitions and their largest task.
-    const joinRow = stages.find((s) => s.stage === 'join');
-    if (joinRow && est.partitionsForBudget !== undefined && !options.partitionsGiven) {
-      joinRow.tasks = est.partitionsForBudget;
-      joinRow.peakMemory = fixed + perPartitionAll / est.partitionsForBudget;
-    }
-    est.overBudget = stages.filter((s) => s.stage !== 'join' && s.peakMemory > taskMemory).map((s) => s.stage);
-  }
-  return est;
+  est.overBudget = est.stages.filter((s) => s.stage !== 'join' && s.peakMemory > taskMemory).map((s) => s.stage);
 }

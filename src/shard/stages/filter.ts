@@ -11,7 +11,8 @@ import { promises as fsp } from 'node:fs';
 import { rewriteFile, type RowVerdict } from '../../io/write/rewrite.js';
 import { groupAssignment, type GroupAssignment } from './components.js';
 import { runPerShard } from '../files/perShard.js';
-import { checkShard, type JobSpec } from '../files/job.js';
+import type { JobSpec } from '../files/job.js';
+import { checkShard } from '../files/shardIdentity.js';
 import { numbering, type Numbering } from '../files/shardInput.js';
 
 /** The filter task's marker. */

@@ -12,7 +12,8 @@
 import path from 'node:path';
 import { ColumnFile, writeColumns } from '../files/columns.js';
 import { openJoinFiles, runPerShard } from '../files/perShard.js';
-import { checkShard, type JobSpec } from '../files/job.js';
+import type { JobSpec } from '../files/job.js';
+import { checkShard } from '../files/shardIdentity.js';
 import { numbering, openShard, shardLineSpec, type Numbering } from '../files/shardInput.js';
 import { U32Buf } from '../files/u32buf.js';
 

@@ -28,7 +28,8 @@
 import path from 'node:path';
 import { ColumnFile, DamagedFileError, writeColumns } from '../files/columns.js';
 import { commitTask, requireMarker, taskDir } from '../files/commit.js';
-import { checkShard, rangeOf, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
+import { rangeOf, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
+import { checkShard } from '../files/shardIdentity.js';
 import { numbering } from '../files/shardInput.js';
 import { groupStarts } from './link.js';
 import { neighbours } from './starGraph.js';

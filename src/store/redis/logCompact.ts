@@ -70,10 +70,11 @@ export interface Rewrite {
 }
 
 /**
- * Rewrites the first `L` log entries, made under layout token `oldToken`, from `live` (the folded
+ * Rewrites the first `at.L` log entries, made under layout token `at.oldToken`, from `live` (the folded
  * table's documents), dropping documents whose record is missing (leftovers of writes that died).
  */
-export async function rewriteLog(r: Redis, keys: RedisKeys, live: AsyncIterable<StoredDoc>, L: number, oldToken: string): Promise<Rewrite> {
+export async function rewriteLog(r: Redis, keys: RedisKeys, live: AsyncIterable<StoredDoc>, at: { L: number; oldToken: string }): Promise<Rewrite> {
+  const { L, oldToken } = at;
   const bytesBefore = await logBytes(r, keys.log, L);
   const tmp = `${keys.log}:compacting`;
   await r.del(tmp);

@@ -18,6 +18,20 @@ import { ServerRun } from './serverRun.js';
 /** Log entries read per round trip while catching up. */
 const LOG_READ_CHUNK = 32;
 
+/** What {@link LogLayout.open} opens the layout with. */
+export interface LogLayoutOptions {
+  redis: Client;
+  keys: RedisKeys;
+  /** The manifest in force, to recreate a store that disappeared. */
+  manifest: StoreManifest;
+  /** The layout value (`log <token>`) the folded table belongs to. */
+  token: string;
+  /** Appends write batches to the log. */
+  append: LogAppender;
+  /** Reads documents' records by id. */
+  records: (ids: string[]) => Promise<(Buffer | null)[]>;
+}
+
 /** The log layout: see the module comment. */
 export class LogLayout implements LayoutOps {
   readonly name = 'log' as const;
@@ -28,31 +42,29 @@ export class LogLayout implements LayoutOps {
   /** The server run the table was folded from: another run may have a shorter (older) log. */
   private readonly run: ServerRun;
 
-  private constructor(
-    private readonly redis: Client,
-    private readonly keys: RedisKeys,
-    /** The manifest in force, to recreate a store that disappeared. */
-    private readonly manifest: StoreManifest,
-    /** The layout value (`log <token>`) the folded table belongs to. */
-    private token: string,
-    private readonly append: LogAppender,
-    private readonly records: (ids: string[]) => Promise<(Buffer | null)[]>,
-    replica: LogReplica,
-  ) {
+  private readonly redis: Client;
+  private readonly keys: RedisKeys;
+  /** The manifest in force, to recreate a store that disappeared. */
+  private readonly manifest: StoreManifest;
+  /** The layout value (`log <token>`) the folded table belongs to. */
+  private token: string;
+  private readonly append: LogAppender;
+  private readonly records: (ids: string[]) => Promise<(Buffer | null)[]>;
+
+  private constructor(o: LogLayoutOptions, replica: LogReplica) {
+    this.redis = o.redis;
+    this.keys = o.keys;
+    this.manifest = o.manifest;
+    this.token = o.token;
+    this.append = o.append;
+    this.records = o.records;
     this.replica = replica;
-    this.run = new ServerRun(redis);
+    this.run = new ServerRun(o.redis);
   }
 
-  /** Opens the layout for a store whose layout key holds `token`, folding the whole log. */
-  static async open(
-    redis: Client,
-    keys: RedisKeys,
-    manifest: StoreManifest,
-    token: string,
-    append: LogAppender,
-    records: (ids: string[]) => Promise<(Buffer | null)[]>,
-  ): Promise<LogLayout> {
-    const layout = new LogLayout(redis, keys, manifest, token, append, records, await LogReplica.create(manifest));
+  /** Opens the layout for a store whose layout key holds `o.token`, folding the whole log. */
+  static async open(o: LogLayoutOptions): Promise<LogLayout> {
+    const layout = new LogLayout(o, await LogReplica.create(o.manifest));
     await layout.run.start();
     await layout.sync();
     return layout;
@@ -252,7 +264,7 @@ export class LogLayout implements LayoutOps {
       await this.foldUpTo(Infinity);
       const rep = this.replica;
       const L = rep.applied;
-      const w = await rewriteLog(this.redis as Redis, this.keys, rep.table.scan(), L, this.token);
+      const w = await rewriteLog(this.redis as Redis, this.keys, rep.table.scan(), { L, oldToken: this.token });
       rep.applied = w.entries;
       this.token = w.token;
       return { entriesBefore: L + w.tail, entriesAfter: w.entries + w.tail, documents: w.documents, bytesBefore: w.bytesBefore, bytesAfter: w.bytesAfter };

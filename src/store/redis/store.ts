@@ -193,7 +193,7 @@ export class RedisStore implements NearDupStore {
     }
     if (layout === 'log') {
       const append = this.multiKey ? new TransactionAppend(r as Redis, k) : new OrderedAppend(r, k);
-      this.ops = await LogLayout.open(r, k, existing ?? manifest, layoutValue!, append, this.records);
+      this.ops = await LogLayout.open({ redis: r, keys: k, manifest: existing ?? manifest, token: layoutValue!, append, records: this.records });
     }
     return existing;
   }

@@ -70,28 +70,55 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
 }
 
+/** The statements a store runs, prepared once. */
+interface Statements {
+  docsOfKey: Database.Statement;
+  liveDocsOfKey: Database.Statement;
+  docByN: Database.Statement;
+  docById: Database.Statement;
+  nById: Database.Statement;
+  insertDoc: Database.Statement;
+  updateDoc: Database.Statement;
+  deleteDoc: Database.Statement;
+  insertPosting: Database.Statement;
+  deletePosting: Database.Statement;
+  setExpiry: Database.Statement;
+  dropExpiry: Database.Statement;
+  due: Database.Statement;
+  countDue: Database.Statement;
+  count: Database.Statement;
+  all: Database.Statement;
+}
+
+/** Prepares the statements of {@link Statements} on `db`. */
+function prepareStatements(db: Database.Database): Statements {
+  return {
+    docsOfKey: db.prepare('SELECT doc FROM postings WHERE key = ?').pluck(),
+    // The expiry table is the expiry index: expired documents are left out before the limit.
+    liveDocsOfKey: db.prepare('SELECT p.doc FROM postings p LEFT JOIN expiry e ON e.doc = p.doc WHERE p.key = ? AND (e.at IS NULL OR e.at > ?)').pluck(),
+    docByN: db.prepare('SELECT id, record FROM docs WHERE n = ?'),
+    docById: db.prepare('SELECT record FROM docs WHERE id = ?').pluck(),
+    nById: db.prepare('SELECT n FROM docs WHERE id = ?').pluck(),
+    insertDoc: db.prepare('INSERT INTO docs (id, record) VALUES (?, ?)'),
+    updateDoc: db.prepare('UPDATE docs SET record = ? WHERE n = ?'),
+    deleteDoc: db.prepare('DELETE FROM docs WHERE n = ?'),
+    insertPosting: db.prepare('INSERT OR IGNORE INTO postings (key, doc) VALUES (?, ?)'),
+    deletePosting: db.prepare('DELETE FROM postings WHERE key = ? AND doc = ?'),
+    setExpiry: db.prepare('INSERT OR REPLACE INTO expiry (doc, at) VALUES (?, ?)'),
+    dropExpiry: db.prepare('DELETE FROM expiry WHERE doc = ?'),
+    due: db.prepare('SELECT d.id FROM expiry e JOIN docs d ON d.n = e.doc WHERE e.at <= ? ORDER BY e.at LIMIT ?').pluck(),
+    countDue: db.prepare('SELECT count(*) FROM expiry WHERE at <= ?').pluck(),
+    count: db.prepare('SELECT count(*) FROM docs').pluck(),
+    all: db.prepare('SELECT n, id, record FROM docs WHERE n > ? ORDER BY n LIMIT 1000'),
+  };
+}
+
 /** A store in one SQLite file. */
 export class SqliteStore implements NearDupStore {
   readonly kind = 'sqlite';
   private readonly db: Database.Database;
-  private readonly q: {
-    docsOfKey: Database.Statement;
-    liveDocsOfKey: Database.Statement;
-    docByN: Database.Statement;
-    docById: Database.Statement;
-    nById: Database.Statement;
-    insertDoc: Database.Statement;
-    updateDoc: Database.Statement;
-    deleteDoc: Database.Statement;
-    insertPosting: Database.Statement;
-    deletePosting: Database.Statement;
-    setExpiry: Database.Statement;
-    dropExpiry: Database.Statement;
-    due: Database.Statement;
-    countDue: Database.Statement;
-    count: Database.Statement;
-    all: Database.Statement;
-  };
+  private readonly q: Statements;
+
   private readonly putTx: (entries: PutEntry[]) => void;
   private hasStmt: Database.Statement | undefined;
   private readonly removeTx: (entries: RemoveEntry[]) => boolean[];
@@ -133,25 +160,8 @@ export class SqliteStore implements NearDupStore {
     `),
       this.busyTimeoutMs,
     );
-    this.q = {
-      docsOfKey: db.prepare('SELECT doc FROM postings WHERE key = ?').pluck(),
-      // The expiry table is the expiry index: expired documents are left out before the limit.
-      liveDocsOfKey: db.prepare('SELECT p.doc FROM postings p LEFT JOIN expiry e ON e.doc = p.doc WHERE p.key = ? AND (e.at IS NULL OR e.at > ?)').pluck(),
-      docByN: db.prepare('SELECT id, record FROM docs WHERE n = ?'),
-      docById: db.prepare('SELECT record FROM docs WHERE id = ?').pluck(),
-      nById: db.prepare('SELECT n FROM docs WHERE id = ?').pluck(),
-      insertDoc: db.prepare('INSERT INTO docs (id, record) VALUES (?, ?)'),
-      updateDoc: db.prepare('UPDATE docs SET record = ? WHERE n = ?'),
-      deleteDoc: db.prepare('DELETE FROM docs WHERE n = ?'),
-      insertPosting: db.prepare('INSERT OR IGNORE INTO postings (key, doc) VALUES (?, ?)'),
-      deletePosting: db.prepare('DELETE FROM postings WHERE key = ? AND doc = ?'),
-      setExpiry: db.prepare('INSERT OR REPLACE INTO expiry (doc, at) VALUES (?, ?)'),
-      dropExpiry: db.prepare('DELETE FROM expiry WHERE doc = ?'),
-      due: db.prepare('SELECT d.id FROM expiry e JOIN docs d ON d.n = e.doc WHERE e.at <= ? ORDER BY e.at LIMIT ?').pluck(),
-      countDue: db.prepare('SELECT count(*) FROM expiry WHERE at <= ?').pluck(),
-      count: db.prepare('SELECT count(*) FROM docs').pluck(),
-      all: db.prepare('SELECT n, id, record FROM docs WHERE n > ? ORDER BY n LIMIT 1000'),
-    };
+    this.q = prepareStatements(db);
+
     const q = this.q;
     // .immediate: BEGIN IMMEDIATE (waits in the busy handler) when not already inside exclusive().
     this.putTx = db.transaction((entries: PutEntry[]) => {

@@ -242,11 +242,13 @@ test('writePairLines: the same file through a sink that takes bytes and one that
       },
       format,
       pairs,
-      (a) => a,
-      idB,
+      { a: (a) => a, b: idB },
     );
     let text = '';
-    await writePairLines({ name: 't', write: async (t) => void (text += t), close: async () => {}, abort: async () => {} }, format, pairs, (a) => a, idB);
+    await writePairLines({ name: 't', write: async (t) => void (text += t), close: async () => {}, abort: async () => {} }, format, pairs, {
+      a: (a) => a,
+      b: idB,
+    });
     assert.equal(bytes, want, format);
     assert.equal(text, want, format);
     // The same pairs (without estimates) as columns, as the streaming pipeline keeps them.
@@ -261,8 +263,7 @@ test('writePairLines: the same file through a sink that takes bytes and one that
         { name: 'c', write: async (t) => void (got += t), writeBytes, close: async () => {}, abort: async () => {} },
         format,
         columns,
-        (a) => a,
-        idB,
+        { a: (a) => a, b: idB },
       );
       assert.equal(got, wantPlain, `${format}, columns, ${takesBytes ? 'bytes' : 'text'}`);
     }

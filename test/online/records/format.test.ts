@@ -43,7 +43,7 @@ test('golden: a text signature and its band keys (fingerprints, MinHash and keys
   const sig = createMinHasher({ numPerm: 16 }).sign(set)!;
   assert.deepEqual(Array.from(sig), g.signature);
   assert.equal(hex(format.encodeSignature({ method: 'oph', seed: 1, signature: sig })), g.hex);
-  const km = new KeyMaker(4, 4, { trees: 2, depths: [4, 2] }, 16);
+  const km = new KeyMaker({ bands: 4, rows: 4, forest: { trees: 2, depths: [4, 2] }, numPerm: 16 });
   assert.deepEqual(Array.from(km.keys(sig)), golden.bandKeys.keys);
 });
 

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { neardup, tmpDir } from '../../cliUtil.js';
 import { plantedDocs, writeShards } from '../../helpers/shards.js';
-import { estimatePairs, pairWeights } from '../../../src/shard/plan/estimate.js';
+import { estimatePairs, pairWeights } from '../../../src/shard/plan/pairEstimate.js';
 import { estimateClustered, unseenAndSeen } from '../../../src/shard/plan/clusteredEstimate.js';
 
 /** The k-subsets of 0..n-1. */
