@@ -57,7 +57,7 @@ const shared = new BandKeyColumns(bands, true);
 shared.append(present, byBand(hi), byBand(lo), n);
 const layouts: [string, BandKeyTable][] = [
   ['band-major', shared.table()],
-  ['doc-major', docMajorKeys(hi, lo, present, n, bands)],
+  ['doc-major', docMajorKeys({ hi, lo, present, n, bands })],
 ];
 let sum = 0;
 const checksum = (pairs: { a: Int32Array; b: Int32Array; size: number }): number => {

@@ -45,6 +45,11 @@ export class InputError extends Error {
   /** The option that would fix it, when one does. */
   readonly fix: InputFix | undefined;
 
+  /**
+   * Why these parameters: this is a public class (`neardup` exports it), constructed positionally
+   * by users' code and ~50 call sites here, location first as the message reads (`file:line: reason`);
+   * an options object would break every caller for no gain in clarity.
+   */
   constructor(file: string, line: number | undefined, reason: string, position?: string, fix?: InputFix) {
     super(line !== undefined ? `${file}:${line}: ${reason}` : position !== undefined ? `${file}: ${position}: ${reason}` : `${file}: ${reason}`);
     this.file = file;

@@ -73,7 +73,7 @@ export function dedupAgainst(corpus: readonly string[], reference: readonly stri
   }
   // Members of a bucket are ascending: corpus documents (< n) first, then reference documents.
   const cand = new PairSet(1024);
-  forEachSharedBucket(docMajorKeys(hi, lo, present, total, nb), emptyCandidateStats(), (members, size) => {
+  forEachSharedBucket(docMajorKeys({ hi, lo, present, n: total, bands: nb }), emptyCandidateStats(), (members, size) => {
     let split = 0;
     while (split < size && members[split]! < n) split++;
     for (let i = 0; i < split; i++) {

@@ -153,7 +153,7 @@ export async function signRanges(source: RangedSource, how: RangeSigning, take: 
     for (let k = 0; k < ranges.length; k++) {
       const range = ranges[k]!;
       const reply = pool
-        ? pool.signRange(spec, range, k === 0, banding, withSignatures)
+        ? pool.signRange(spec, range, { first: k === 0, bands: banding, withSignatures })
         : signRange({ id: k, kind: 'signRange', spec, start: range.start, end: range.end, first: k === 0, bands: banding, withSignatures }, signer).then((x) =>
           x.reply
         );
@@ -211,9 +211,9 @@ export function rangedFeed(index: RangedIndex, n: number, how: { pool: SignPool 
             s[i] = starts[base + need[i]!]!;
             l[i] = lengths[base + need[i]!]!;
           }
-          if (pool) return pool.rangeSets(spec, s, l, 1, arena, score);
+          if (pool) return pool.rangeSets(spec, { starts: s, lengths: l, firstLine: 1 }, arena, score);
           const texts = await textsAt({ spec, starts: s, lengths: l, firstLine: 1 });
-          return arenaSets(texts, signer, table, arena, score);
+          return arenaSets(texts, { signer, table, arena, score });
         },
       };
     }

@@ -349,7 +349,7 @@ function textFeed(source: DocSource, pool: SignPool | undefined, signer: TextSig
         sets: async (need, arena, score) => {
           const texts = need.map((j) => batch[j]!);
           if (pool) return pool.sets(texts, arena, score);
-          return arenaSets(texts, signer, table, arena, score);
+          return arenaSets(texts, { signer, table, arena, score });
         },
       };
     }

@@ -66,7 +66,8 @@ export interface BandKeyTable {
 }
 
 /** A {@link BandKeyTable} whose keys are stored document by document: [d·bands + b]. */
-export function docMajorKeys(hi: Uint32Array, lo: Uint32Array, present: Uint8Array, n: number, bands: number): BandKeyTable {
+export function docMajorKeys(keys: DocMajorKeys): BandKeyTable {
+  const { hi, lo, present, n, bands } = keys;
   return { hi, lo, present, n, bands, docStride: bands, bandStride: 1 };
 }
 
@@ -165,8 +166,7 @@ export function emptyCandidateStats(): CandidateStats {
  * as {@link lshCandidates}, and the same `maxPairs` limit.
  */
 export function candidatesFromBandKeys(keys: DocMajorKeys, maxPairs = Infinity): { pairs: PairSet; stats: CandidateStats } {
-  const { hi, lo, present, n, bands } = keys;
-  return candidatesFromBuckets(collectSharedBuckets(docMajorKeys(hi, lo, present, n, bands)), n, maxPairs);
+  return candidatesFromBuckets(collectSharedBuckets(docMajorKeys(keys)), keys.n, maxPairs);
 }
 
 /** Document-major band keys: document d's key in band b is (`hi`, `lo`) at [d·`bands` + b]. */

@@ -32,19 +32,21 @@ export class RowBucketScratch {
   }
 }
 
+/** Band-key rows, a column each: row i is key (hi[i], lo[i]) of band band[i], of `bands` bands. */
+export interface BandKeyRows {
+  band: Uint32Array;
+  hi: Uint32Array;
+  lo: Uint32Array;
+  bands: number;
+}
+
 /**
  * Calls `fn` once per group of ≥ 2 rows with equal (band, hi, lo), with the group's row indices in
  * ascending order (`members[0 .. size)`, a view reused between calls). Groups come in no particular
  * order. `band[i]` must be below `bands`.
  */
-export function forEachRowBucket(
-  band: Uint32Array,
-  hi: Uint32Array,
-  lo: Uint32Array,
-  bands: number,
-  fn: (members: Int32Array, size: number) => void,
-  scratch = new RowBucketScratch(),
-): void {
+export function forEachRowBucket(keys: BandKeyRows, fn: (members: Int32Array, size: number) => void, scratch = new RowBucketScratch()): void {
+  const { band, hi, lo, bands } = keys;
   const n = lo.length;
   const perBand = n / Math.max(1, bands);
   const bits = perBand >= 2048 ? Math.min(12, Math.floor(Math.log2(perBand / 1024))) : 0;

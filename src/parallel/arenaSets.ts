@@ -54,13 +54,23 @@ function sharedTable(arena: SetTargets, signer: TextSigner): { table: ProbeTable
   return onArena;
 }
 
+/** What {@link arenaSets} writes the sets with, and where. */
+export interface ArenaJob {
+  signer: TextSigner;
+  /** The caller's own probe table: used when the shared kernels are not available (no WebAssembly SIMD) or a document outgrows the scratch block. */
+  table: ProbeTable;
+  arena: SetTargets;
+  /** The pairs to score once the sets are written, if any. */
+  score: ScoreJob | undefined;
+}
+
 /**
  * Writes the set of text i into its block (pair i of `arena.targets`: offset, capacity), or
- * into the result's overflow when it does not fit, and scores the pairs of `score`. `table` is the
- * caller's own probe table, used when the shared kernels are not available (no WebAssembly SIMD)
- * or a document outgrows the scratch block. Texts are strings, or UTF-8 byte spans ({@link DocTexts}).
+ * into the result's overflow when it does not fit, and scores the pairs of `score`. Texts are
+ * strings, or UTF-8 byte spans ({@link DocTexts}).
  */
-export function arenaSets(docs: string[] | DocTexts, signer: TextSigner, table: ProbeTable, arena: SetTargets, score: ScoreJob | undefined): ArenaSetsResult {
+export function arenaSets(docs: string[] | DocTexts, job: ArenaJob): ArenaSetsResult {
+  const { signer, table, arena, score } = job;
   const { texts, bytes: raw, spans } = Array.isArray(docs) ? { texts: docs as (string | null)[], bytes: undefined, spans: undefined } : docs;
   const n = texts.length;
   const u32 = new Uint32Array(arena.memory.buffer);

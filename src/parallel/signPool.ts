@@ -51,7 +51,12 @@ export class SignPool {
    * Pass 1 over a byte range of a line-format file: the worker reads, parses and signs it, and
    * returns band keys (and signatures with `withSignatures`) with each record's place in the file.
    */
-  signRange(spec: LineParseSpec, range: ByteRange, first: boolean, bands: { bands: number; rows: number }, withSignatures = false): Promise<SignRangeReply> {
+  signRange(
+    spec: LineParseSpec,
+    range: ByteRange,
+    o: { first: boolean; bands: { bands: number; rows: number }; withSignatures?: boolean },
+  ): Promise<SignRangeReply> {
+    const { first, bands, withSignatures = false } = o;
     return this.pool.run({ id: this.nextId++, kind: 'signRange', spec, start: range.start, end: range.end, first, bands, withSignatures }) as Promise<
       SignRangeReply
     >;
@@ -61,7 +66,13 @@ export class SignPool {
    * {@link sets} for the documents whose lines start at `starts` (ascending; lengths without the
    * line break), read and parsed on the worker.
    */
-  rangeSets(spec: LineParseSpec, starts: Float64Array, lengths: Int32Array, firstLine: number, arena: SetTargets, score?: ScoreJob): Promise<SignReply> {
+  rangeSets(
+    spec: LineParseSpec,
+    lines: { starts: Float64Array; lengths: Int32Array; firstLine: number },
+    arena: SetTargets,
+    score?: ScoreJob,
+  ): Promise<SignReply> {
+    const { starts, lengths, firstLine } = lines;
     return this.pool.run({ id: this.nextId++, kind: 'rangeSets', spec, starts, lengths, firstLine, arena, score }) as Promise<SignReply>;
   }
 

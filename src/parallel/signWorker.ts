@@ -94,7 +94,7 @@ const readScratch: ReadScratch = {};
 
 /** Streaming verification's batch: sets into the shared arena, pairs scored here (./arenaSets.ts). */
 function setsIntoArena(id: number, texts: string[] | DocTexts, arena: SetTargets, score: ScoreJob | undefined): void {
-  const r = arenaSets(texts, signer, table, arena, score);
+  const r = arenaSets(texts, { signer, table, arena, score });
   const reply: SignReply = { id, count: r.setLen.length, present: new Uint8Array(0), ...r };
   const moved: ArrayBuffer[] = [r.setData.buffer as ArrayBuffer, r.setStart.buffer as ArrayBuffer, r.setLen.buffer as ArrayBuffer];
   if (r.sims) moved.push(r.sims.buffer as ArrayBuffer);

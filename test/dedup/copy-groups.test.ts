@@ -213,7 +213,7 @@ test('clusterBucketwise: one bucket whose clusters never sit next to each other;
   const asked: string[] = [];
   const kept: [number, number][] = [];
   const stats = emptyCandidateStats();
-  const verified = clusterBucketwise(docMajorKeys(hi, lo, new Uint8Array(n).fill(1), n, bands), stats, {
+  const verified = clusterBucketwise(docMajorKeys({ hi, lo, present: new Uint8Array(n).fill(1), n, bands }), stats, {
     score: (a, b) => (asked.push(`${a},${b}`), a % 4 === b % 4 ? 1 : -1),
     kept: (a, b) => kept.push([a, b]),
   });

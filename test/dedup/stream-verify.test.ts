@@ -21,7 +21,7 @@ import { createShingler } from '../../src/text/shingler.js';
 import { CorpusGenerator } from '../../bench/gen.js';
 import { splitmix32 } from '../../src/hash/mix.js';
 import { ArenaFullError, SetArena, blockBytes } from '../../src/parallel/setArena.js';
-import { arenaSets, scratchLayout } from '../../src/parallel/arenaSets.js';
+import { arenaSets, scratchLayout, type ArenaJob } from '../../src/parallel/arenaSets.js';
 import { arenaTextBytes } from '../../src/sketch/arenaSetWriter.js';
 import { groupBySecond } from '../../src/lsh/secondGroups.js';
 import { verifyExact, type SetFeed } from '../../src/dedup/streamVerify.js';
@@ -333,8 +333,8 @@ function threadFeed(texts: string[], batchSize: number, workers: number, bound: 
         yield {
           len: Math.min(batchSize, texts.length - base),
           bound: (j: number) => bound(base + j),
-          sets: async (need: number[], arena: Parameters<typeof arenaSets>[3], score: Parameters<typeof arenaSets>[4]) =>
-            arenaSets(need.map((j) => texts[base + j]!), signer, table, arena, score),
+          sets: async (need: number[], arena: ArenaJob['arena'], score: ArenaJob['score']) =>
+            arenaSets(need.map((j) => texts[base + j]!), { signer, table, arena, score }),
         };
       }
     },

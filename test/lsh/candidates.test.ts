@@ -169,7 +169,7 @@ function check(k: Keys): void {
   assert.equal(mine.size, got.pairs.size, 'a pair listed twice');
   assert.deepEqual(mine, want.pairs);
   // The pair bound of the kept bucketing pass (checked before any pair is stored).
-  const whole = collectSharedBuckets(docMajorKeys(k.hi, k.lo, k.present, k.n, k.bands));
+  const whole = collectSharedBuckets(docMajorKeys(k));
   assert.equal(whole.bound, want.bound);
   // The same buckets, in the same order, from band-major keys with spare capacity between bands;
   // the same pairs in the same order, and the same counters, from consecutive band ranges joined
@@ -253,7 +253,7 @@ test('SignPool.bucketRanges: band ranges bucketed on 2 and 3 workers from shared
 test('joinRanges: a bound past maxBound throws before any pair is listed, for one range or several; candidatesFromBuckets: maxPairs counts distinct pairs', () => {
   const k = plant(3000, 6, 7, 0.4, 0.7, 0);
   const whole = candidatesFromBandKeys(k);
-  const bound = collectSharedBuckets(docMajorKeys(k.hi, k.lo, k.present, k.n, k.bands)).bound;
+  const bound = collectSharedBuckets(docMajorKeys(k)).bound;
   const ranges = [0, 2, 4, 6].slice(1).map((to) => collectSharedBuckets(bandMajor(k), to - 2, to));
   assert.equal(candidatesFromBuckets(joinRanges(ranges, bound), k.n).pairs.size, whole.pairs.size);
   assert.throws(() => joinRanges(ranges, bound - 1), (e: unknown) => e instanceof TooManyPairsError && e.count === bound && e.limit === bound - 1);
@@ -364,7 +364,7 @@ test('forEachRowBucket groups rows by (band, hi, lo) as a Map does, rows ascendi
         }
         const expected = [...want.values()].filter((g) => g.length > 1).map((g) => g.join(',')).sort();
         const got: string[] = [];
-        forEachRowBucket(B, H, L, bands, (members, size) => got.push(Array.from(members.subarray(0, size)).join(',')));
+        forEachRowBucket({ band: B, hi: H, lo: L, bands }, (members, size) => got.push(Array.from(members.subarray(0, size)).join(',')));
         assert.deepEqual(got.sort(), expected);
       },
     ),

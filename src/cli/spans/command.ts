@@ -83,6 +83,34 @@ export function spansCommand(): Command {
       'JSONL, TSV, CSV, text or id⇥text file (.gz/.zst ok), a quoted glob or directory of such shards, or - for stdin; several: one corpus in this order (keep-first across them), written as one output shard each under --out DIR; Parquet and directories of documents are read for --dry-run (summary and --removed audit) but not rewritten yet',
     );
   addInputOptions(cmd);
+  addUnitOptions(cmd);
+  addSpansOutputOptions(cmd);
+  addZstdLevelOption(cmd);
+  addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out or --dry-run)');
+  cmd.addHelpText('after', SPANS_HELP);
+  cmd.action(async (args: string[], flags: SpansFlags) => {
+    await runSpans(args, flags);
+  });
+  return cmd;
+}
+
+/** What `neardup spans --help` says after the options. */
+const SPANS_HELP = `
+Units are compared after --normalize, by a 64-bit hash of the normalized text. Offsets in the
+audit and in spans_removed are code points (start, end) and UTF-8 bytes (byte_start, byte_end)
+into the text field's value. A line is cut with its line break; a paragraph with the blank lines
+after it; a sentence window with its trailing spaces; a substring from its first word to its last
+(words compared one by one, so the spaces and punctuation between them are not). Keep-first follows input order (there is no
+--keep for spans). neardup job spans runs the same as a sharded job, with the same bytes.
+
+Examples:
+  $ neardup spans crawl.jsonl --unit paragraph --out crawl.clean.jsonl --removed removed.tsv
+  $ neardup spans crawl.jsonl --unit line --min-docs 3 --dry-run --top 20
+  $ neardup spans news.tsv --text body --unit sentence --window 3 --output annotate --out news.spans.tsv
+  $ neardup spans web.jsonl --unit substring --min-length 50 --out web.clean.jsonl --removed removed.tsv`;
+
+/** The options that say what a unit is, how units compare, and what is removed. */
+function addUnitOptions(cmd: Command): void {
   cmd
     .addOption(
       new Option(
@@ -116,7 +144,12 @@ export function spansCommand(): Command {
       engineCliOption(engineOption('normalize')!, {
         help: 'how units are normalized before they are compared: default (NFKC, lowercase, collapse whitespace), lowercase-collapse, none',
       }),
-    )
+    );
+}
+
+/** The options that say what is written, and where. */
+function addSpansOutputOptions(cmd: Command): void {
+  cmd
     .addOption(
       new Option(
         '--output <mode>',
@@ -133,28 +166,6 @@ export function spansCommand(): Command {
     )
     .option('--dry-run', 'write no records: the summary and the --removed audit only')
     .option('--top <n>', 'how many of the most repeated units the summary lists', count('top', 0), SPANS_DEFAULTS.top);
-  addZstdLevelOption(cmd);
-  addLogOptions(cmd, 'print a machine-readable summary on stdout (needs --out or --dry-run)');
-  cmd.addHelpText(
-    'after',
-    `
-Units are compared after --normalize, by a 64-bit hash of the normalized text. Offsets in the
-audit and in spans_removed are code points (start, end) and UTF-8 bytes (byte_start, byte_end)
-into the text field's value. A line is cut with its line break; a paragraph with the blank lines
-after it; a sentence window with its trailing spaces; a substring from its first word to its last
-(words compared one by one, so the spaces and punctuation between them are not). Keep-first follows input order (there is no
---keep for spans). neardup job spans runs the same as a sharded job, with the same bytes.
-
-Examples:
-  $ neardup spans crawl.jsonl --unit paragraph --out crawl.clean.jsonl --removed removed.tsv
-  $ neardup spans crawl.jsonl --unit line --min-docs 3 --dry-run --top 20
-  $ neardup spans news.tsv --text body --unit sentence --window 3 --output annotate --out news.spans.tsv
-  $ neardup spans web.jsonl --unit substring --min-length 50 --out web.clean.jsonl --removed removed.tsv`,
-  );
-  cmd.action(async (args: string[], flags: SpansFlags) => {
-    await runSpans(args, flags);
-  });
-  return cmd;
 }
 
 async function runSpans(args: string[], flags: SpansFlags): Promise<void> {

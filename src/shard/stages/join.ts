@@ -198,7 +198,7 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
           `partition ${p}: more than ${job.maxBucketPairs} candidate pair rows (largest group of documents sharing a band key: ${marker.largestBucket}); raise --max-pairs, or remove exact copies first`,
         );
       // Rows were appended in (shard, doc) order, and a group's rows come in that order: x before y.
-      forEachRowBucket(B, H, L, job.bands, (all, size) => {
+      forEachRowBucket({ band: B, hi: H, lo: L, bands: job.bands }, (all, size) => {
         // The bucket's representatives (its members with copies folded) and how many documents each stands for.
         if (scratch.reps.length < size) {
           scratch.reps = new Int32Array(size * 2);
