@@ -87,9 +87,9 @@ test("a join task copies only its partition of a sign task's keys: the rows read
   };
   const ids = Array.from(order, (i) => `id-${i}-${'é'.repeat(i % 5)}`);
   const local = path.join(S.dir, 'keys-full.bin');
-  await writeColumns(local, 'band-keys', 'plan1', { partitions: P }, { ...cols, pstart });
+  await writeColumns(local, { kind: 'band-keys', plan: 'plan1', meta: { partitions: P } }, { ...cols, pstart });
   const idsFile = path.join(S.dir, 'ids-full.bin');
-  await writeColumns(idsFile, 'id-keys', 'plan1', { partitions: P }, { shard: cols.shard, id: ids, pstart });
+  await writeColumns(idsFile, { kind: 'id-keys', plan: 'plan1', meta: { partitions: P } }, { shard: cols.shard, id: ids, pstart });
   for (const [f, key] of [[local, 'parts/keys.bin'], [idsFile, 'parts/ids.bin']] as const) await putObject(S.server, BUCKET, key, fs.readFileSync(f));
   Object.assign(process.env, S3_JOB_ENV);
   setS3Endpoint(S.proxy.endpoint);
@@ -159,7 +159,7 @@ test('any partition of a file with string columns, empty ones and ranges of part
   const line = Array.from({ length: n }, (_, i) => `,"size":${i % 9},"members":["${'x'.repeat(i % 50)}"]}`);
   const min = Float64Array.from({ length: n }, (_, i) => i * 3);
   const file = path.join(S.dir, 'lines-full.bin');
-  await writeColumns(file, 'cluster-lines', 'plan2', {}, { min, line, pstart });
+  await writeColumns(file, { kind: 'cluster-lines', plan: 'plan2', meta: {} }, { min, line, pstart });
   await putObject(S.server, BUCKET, 'parts/lines.bin', fs.readFileSync(file));
   Object.assign(process.env, S3_JOB_ENV);
   setS3Endpoint(S.proxy.endpoint);

@@ -137,19 +137,26 @@ function columnBody(name: string, data: ColumnData): { info: ColumnInfo; body: B
   return { info: { name, type, offset: 0, bytes: a.byteLength, count: a.length }, body: [Buffer.from(a.buffer, a.byteOffset, a.byteLength)] };
 }
 
+/** What a column file says of itself: its schema and job, which readers check, and its metadata. */
+export interface ColumnFileHeader {
+  /** The schema (`band-keys`, `verified`, …). */
+  kind: string;
+  /** The job's id. */
+  plan: string;
+  meta: Record<string, unknown>;
+}
+
 /**
  * Writes a column file to `file` (not atomically, and not synced: callers write into a task's temp
- * directory, whose files the commit syncs together before renaming it into place). `kind` names the schema and `plan`
- * the job, both checked by readers.
+ * directory, whose files the commit syncs together before renaming it into place).
  */
 export async function writeColumns(
   file: string,
-  kind: string,
-  plan: string,
-  meta: Record<string, unknown>,
+  header: ColumnFileHeader,
   columns: Record<string, ColumnData>,
   options: { block?: number } = {},
 ): Promise<void> {
+  const { kind, plan, meta } = header;
   // Bytes per checksummed block: a reader reads whole blocks, so a file read a row here and there (texts) has small ones.
   const BLOCK = options.block ?? DEFAULT_BLOCK;
   const infos: ColumnInfo[] = [];

@@ -179,8 +179,17 @@ export class SignOutput {
     // Rows were appended to their partition, so within one they are in (shard, document) order.
     const { columns, start } = this.keyRows.joined();
     const [band, hi, lo, shard, doc, th0, th1] = columns as [U32Parts, U32Parts, U32Parts, U32Parts, U32Parts, U32Parts, U32Parts];
-    await writeColumns(path.join(dir, 'keys.bin'), 'band-keys', job.id, { partitions: P }, { band, hi, lo, shard, doc, th0, th1, pstart: start });
-    await writeColumns(path.join(dir, 'docs.bin'), 'docs', job.id, {}, {
+    await writeColumns(path.join(dir, 'keys.bin'), { kind: 'band-keys', plan: job.id, meta: { partitions: P } }, {
+      band,
+      hi,
+      lo,
+      shard,
+      doc,
+      th0,
+      th1,
+      pstart: start,
+    });
+    await writeColumns(path.join(dir, 'docs.bin'), { kind: 'docs', plan: job.id, meta: {} }, {
       row: this.docRow.view(),
       explicit: this.docExplicit.view(),
       id: this.docId,
@@ -216,6 +225,12 @@ export class SignOutput {
       idLine[k] = lines[i]!;
       id[k] = this.ids[i]!;
     }
-    await writeColumns(path.join(dir, 'ids.bin'), 'id-keys', job.id, { partitions: P }, { shard: idShard, doc: idDoc, line: idLine, id, pstart: order.start });
+    await writeColumns(path.join(dir, 'ids.bin'), { kind: 'id-keys', plan: job.id, meta: { partitions: P } }, {
+      shard: idShard,
+      doc: idDoc,
+      line: idLine,
+      id,
+      pstart: order.start,
+    });
   }
 }

@@ -153,7 +153,7 @@ export function runComponents(workDir: string, job: JobSpec, g: number): Promise
       cols.pstart[rangeOf(starts, r.doc) + 1]!++;
     }
     for (let x = 0; x < G; x++) cols.pstart[x + 1]! += cols.pstart[x]!;
-    await writeColumns(path.join(dir, 'assign.bin'), 'assignment', job.id, {}, cols);
+    await writeColumns(path.join(dir, 'assign.bin'), { kind: 'assignment', plan: job.id, meta: {} }, cols);
     return { clusters, rows: n };
   });
 }

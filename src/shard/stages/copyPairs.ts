@@ -107,7 +107,7 @@ export async function writeCopyPairs(o: CopyPairsTask): Promise<number> {
     bytes[i] = Buffer.byteLength(line);
   }
   for (let s = 0; s < S; s++) astart[s + 1]! += astart[s]!;
-  await writeColumns(path.join(dir, 'pairs.bin'), 'verified', job.id, {}, { ...cols, similarity, bytes, astart });
+  await writeColumns(path.join(dir, 'pairs.bin'), { kind: 'verified', plan: job.id, meta: {} }, { ...cols, similarity, bytes, astart });
   await writeSynced(path.join(dir, 'pairs.txt'), lines.join(''));
   return count;
 }

@@ -171,7 +171,7 @@ export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, do
     return p;
   };
   const clusterStart = byGroup(d.clusters.min);
-  await writeColumns(path.join(dir, 'clusters.bin'), 'cluster-lines', job.id, {}, { ...d.clusters, pstart: clusterStart });
+  await writeColumns(path.join(dir, 'clusters.bin'), { kind: 'cluster-lines', plan: job.id, meta: {} }, { ...d.clusters, pstart: clusterStart });
   // The lines are in their file: let them go before the member rows are made (a giant cluster's line is ~30 B a member).
   d.clusters.line = [];
   const members = typeof d.members === 'function' ? d.members() : d.members;
@@ -187,7 +187,7 @@ export async function writeDecisions(dir: string, job: JobSpec, d: Decisions, do
     }
     memberStart[G] = at;
   }
-  await writeColumns(path.join(dir, 'members.bin'), 'cluster-members', job.id, {}, { ...members, pstart: memberStart });
+  await writeColumns(path.join(dir, 'members.bin'), { kind: 'cluster-members', plan: job.id, meta: {} }, { ...members, pstart: memberStart });
 }
 
 /** The clustered documents' ids by position and, with a keep policy that ranks by a value, their keys. */

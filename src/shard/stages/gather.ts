@@ -55,7 +55,11 @@ export function runGather(workDir: string, job: JobSpec, t: number): Promise<obj
     { workDir, job, stage: 'gather', task: t },
     (s) => gatherShard({ workDir, job, num, needs, out }, s),
     async (dir) => {
-      await writeColumns(path.join(dir, 'texts.bin'), 'texts', job.id, {}, { doc: out.doc.view(), text: out.texts, sstart: Float64Array.from(out.sstart) }, {
+      await writeColumns(path.join(dir, 'texts.bin'), { kind: 'texts', plan: job.id, meta: {} }, {
+        doc: out.doc.view(),
+        text: out.texts,
+        sstart: Float64Array.from(out.sstart),
+      }, {
         block: 2048,
       });
     },

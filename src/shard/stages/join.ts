@@ -25,7 +25,7 @@
  */
 import path from 'node:path';
 import { InputError, UsageError } from '../../common/errors.js';
-import { ColumnFile, writeColumns } from '../files/columns.js';
+import { ColumnFile, writeColumns, type ColumnFileHeader } from '../files/columns.js';
 import { commitTask, requireMarker, taskDir } from '../files/commit.js';
 import { taskCount, type JobSpec } from '../files/job.js';
 import { U32Buf, groupBy } from '../files/u32buf.js';
@@ -126,6 +126,11 @@ const scratchPool = new Reusable(() => ({
   reps: new Int32Array(64),
   sizes: new Float64Array(64),
 }));
+
+/** The header of a column file of join task `p`. */
+function partitionFile(job: JobSpec, p: number, kind: string): ColumnFileHeader {
+  return { kind, plan: job.id, meta: { partition: p } };
+}
 
 /** Runs join task `p` (idempotent). */
 export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinMarker> {
@@ -282,7 +287,7 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
       marker.pairRows = pA.length;
       const pairs = groupBy(pA.view(), S, [pDocA.view(), pShardB.view(), pDocB.view()]);
       const [docA, shardB, docB] = pairs.columns as [Uint32Array, Uint32Array, Uint32Array];
-      await writeColumns(path.join(dir, 'pairs.bin'), 'candidates', job.id, { partition: p }, { docA, shardB, docB, astart: pairs.start });
+      await writeColumns(path.join(dir, 'pairs.bin'), partitionFile(job, p, 'candidates'), { docA, shardB, docB, astart: pairs.start });
       marker.groupRows = job.groups.slice(1).map((end, q) => pairs.start[end]! - pairs.start[job.groups[q]!]!);
       // Needed documents, ascending and unique within each shard: rows are in (shard, doc) order, so
       // a document's marked rows are next to each other.
@@ -298,7 +303,7 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
         nstart[lastShard + 1]!++;
       }
       for (let s = 0; s < S; s++) nstart[s + 1]! += nstart[s]!;
-      await writeColumns(path.join(dir, 'need.bin'), 'needed-docs', job.id, { partition: p }, { doc: outDoc.view(), nstart });
+      await writeColumns(path.join(dir, 'need.bin'), partitionFile(job, p, 'needed-docs'), { doc: outDoc.view(), nstart });
       await writeCopies(dir, job, { p, Sh, D, copyRows, weighted });
       // A partition of exceptionally many pairs does not leave its buffers to the process's next tasks.
       if (pA.capacity > 1 << 24) scratch.pairs = scratch.pairs.map(() => new U32Buf(1 << 12));
@@ -331,7 +336,7 @@ async function writeCopies(dir: string, job: JobSpec, from: PartitionCopies): Pr
   }
   const copies = groupBy(cR, S, [cDR, cSM, cDM]);
   const [docR, shardM, docM] = copies.columns as [Uint32Array, Uint32Array, Uint32Array];
-  await writeColumns(path.join(dir, 'copies.bin'), 'copy-members', job.id, { partition: p }, { docR, shardM, docM, astart: copies.start });
+  await writeColumns(path.join(dir, 'copies.bin'), partitionFile(job, p, 'copy-members'), { docR, shardM, docM, astart: copies.start });
   const k = weighted.length / 3;
   const [wA, wDA, wSB, wDB, idx] = [new Uint32Array(k), new Uint32Array(k), new Uint32Array(k), new Uint32Array(k), new Uint32Array(k)];
   for (let i = 0; i < k; i++) {
@@ -347,5 +352,5 @@ async function writeCopies(dir: string, job: JobSpec, from: PartitionCopies): Pr
   const [docA, shardB, docB, order] = g.columns as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
   const w = new Float64Array(k);
   for (let i = 0; i < k; i++) w[i] = weighted[3 * order[i]! + 2]!;
-  await writeColumns(path.join(dir, 'weights.bin'), 'copy-weights', job.id, { partition: p }, { docA, shardB, docB, w, astart: g.start });
+  await writeColumns(path.join(dir, 'weights.bin'), partitionFile(job, p, 'copy-weights'), { docA, shardB, docB, w, astart: g.start });
 }

@@ -215,7 +215,7 @@ async function writeLabels(file: string, plan: string, g: { start: Float64Array;
     node.push(lo + d);
     label.push(Math.min(lo + d, g.nbr[g.start[d]!]!));
   }
-  await writeColumns(file, 'link-labels', plan, {}, { node: Float64Array.from(node), label: Float64Array.from(label) });
+  await writeColumns(file, { kind: 'link-labels', plan: plan, meta: {} }, { node: Float64Array.from(node), label: Float64Array.from(label) });
 }
 
 /**
@@ -355,7 +355,7 @@ async function writeCopies(
     out.rep[at] = rep[order[i]!]!;
     out.member[at] = member[order[i]!]!;
   }
-  await writeColumns(file, 'labelled-copies', job.id, {}, { ...out, pstart });
+  await writeColumns(file, { kind: 'labelled-copies', plan: job.id, meta: {} }, { ...out, pstart });
   return { pstart, lone };
 }
 
@@ -389,6 +389,6 @@ async function writeByLabel(at: LinkTask, labels: { node: Float64Array; label: F
     out.b[at] = b[i]!;
     out.sim[at] = sim[i]!;
   }
-  await writeColumns(file, 'labelled-pairs', job.id, {}, { ...out, pstart });
+  await writeColumns(file, { kind: 'labelled-pairs', plan: job.id, meta: {} }, { ...out, pstart });
   return pstart;
 }

@@ -208,7 +208,7 @@ export function runRoute(workDir: string, job: JobSpec, q: number): Promise<Rout
         comp[i] = ga;
       }
     }
-    await writeColumns(path.join(dir, 'pairs.bin'), 'routed', job.id, {}, { shardA, docA, shardB, docB, comp, pstart });
+    await writeColumns(path.join(dir, 'pairs.bin'), { kind: 'routed', plan: job.id, meta: {} }, { shardA, docA, shardB, docB, comp, pstart });
     return { candidates: m, docs, rows: a.length, copyCandidates: copyCandidates(workDir, job, q, docOffset) };
   });
 }

@@ -35,7 +35,7 @@ export class EdgeOut {
 
   /** Writes edges.bin: {@link columns}. */
   async write(file: string, plan: string): Promise<void> {
-    await writeColumns(file, 'link-edges', plan, {}, this.columns());
+    await writeColumns(file, { kind: 'link-edges', plan: plan, meta: {} }, this.columns());
   }
 
   /** The edges grouped by the partition of u (a stable counting sort), with `pstart`. */

@@ -290,6 +290,6 @@ async function writeVerified(dir: string, job: JobSpec, docs: JobDocs, out: Veri
     lines[i] = line;
     bytes[i] = Buffer.byteLength(line);
   }
-  await writeColumns(path.join(dir, 'pairs.bin'), 'verified', job.id, {}, { ...cols, similarity, bytes, astart });
+  await writeColumns(path.join(dir, 'pairs.bin'), { kind: 'verified', plan: job.id, meta: {} }, { ...cols, similarity, bytes, astart });
   await writeSynced(path.join(dir, 'pairs.txt'), lines.join(''));
 }

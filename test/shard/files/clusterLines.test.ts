@@ -74,8 +74,8 @@ describe('cluster lines as bytes', () => {
       assert.equal(bytesOf(copy), bytesOf(b));
       const file = path.join(dir, 'x.bin');
       const other = path.join(dir, 'y.bin');
-      await writeColumns(file, 'test', 'aaaaaaaaaaaa', {}, { s: copy });
-      await writeColumns(other, 'test', 'aaaaaaaaaaaa', {}, { s: strs });
+      await writeColumns(file, { kind: 'test', plan: 'aaaaaaaaaaaa', meta: {} }, { s: copy });
+      await writeColumns(other, { kind: 'test', plan: 'aaaaaaaaaaaa', meta: {} }, { s: strs });
       assert.deepEqual(fs.readFileSync(file), fs.readFileSync(other));
       const c = ColumnFile.open(file, 'test', 'aaaaaaaaaaaa');
       try {

@@ -41,7 +41,7 @@ describe('column files', () => {
           const file = path.join(dir, 'x.bin');
           // A u32 column may be given as pieces (views into bigger arrays, some empty): read back joined.
           const pieces = parts.map((p) => new Uint32Array([7, ...p, 7]).subarray(1, p.length + 1));
-          await writeColumns(file, 'test', PLAN, { n: 1 }, {
+          await writeColumns(file, { kind: 'test', plan: PLAN, meta: { n: 1 } }, {
             u: Uint32Array.from(u),
             i: Int32Array.from(i),
             f: Float64Array.from(f),
@@ -87,7 +87,7 @@ describe('column files', () => {
         fc.nat({ max: 5 }),
         async (n, block, x, y, pad) => {
           const u = Uint32Array.from({ length: n }, (_, i) => Math.imul(i + 1, 2654435761) >>> 0);
-          await writeColumns(file, 'test', PLAN, {}, { pre: new Uint32Array(pad), u }, { block });
+          await writeColumns(file, { kind: 'test', plan: PLAN, meta: {} }, { pre: new Uint32Array(pad), u }, { block });
           const a = n === 0 ? 0 : x % (n + 1);
           const b = a + (n - a === 0 ? 0 : y % (n - a + 1));
           const c = ColumnFile.open(file, 'test', PLAN);
@@ -111,7 +111,7 @@ describe('column files', () => {
   it('reject truncated, foreign, other-kind, other-plan and other-version files', async () => {
     const dir = tmpDir();
     const file = path.join(dir, 'x.bin');
-    await writeColumns(file, 'band-keys', PLAN, {}, { a: new Uint32Array(100) });
+    await writeColumns(file, { kind: 'band-keys', plan: PLAN, meta: {} }, { a: new Uint32Array(100) });
     assert.throws(() => ColumnFile.open(file, 'sets', PLAN), /holds band-keys, expected sets/);
     assert.throws(() => ColumnFile.open(file, 'band-keys', 'bbbbbbbbbbbb'), /belongs to job aaaaaaaaaaaa, not to this directory's job bbbbbbbbbbbb/);
     const full = fs.readFileSync(file);
@@ -134,7 +134,7 @@ describe('column files', () => {
     // Several blocks of data, strings and fixed columns, so flips land in header, data and checksums.
     const u = Uint32Array.from({ length: 20000 }, (_, i) => (i * 2654435761) >>> 0);
     const ids = Array.from({ length: 3000 }, (_, i) => `id-${i}`);
-    await writeColumns(file, 'sets', PLAN, { shard: 1 }, { u, ids, f: Float64Array.from({ length: 500 }, (_, i) => i / 7) });
+    await writeColumns(file, { kind: 'sets', plan: PLAN, meta: { shard: 1 } }, { u, ids, f: Float64Array.from({ length: 500 }, (_, i) => i / 7) });
     const full = fs.readFileSync(file);
     const readAll = (): void => {
       const c = ColumnFile.open(file, 'sets', PLAN);

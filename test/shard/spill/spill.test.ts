@@ -252,7 +252,7 @@ describe("a group's rows a chunk at a time", () => {
           for (let g = 0; g < G; g++) pstart[g + 1] = pstart[g]! + sizes[g]!;
           const col = (): Float64Array => Float64Array.from({ length: n }, () => rnd() % 100000);
           const file = path.join(d, `f${f}.bin`);
-          await writeColumns(file, 'labelled-pairs', 'plan', {}, { a: col(), b: col(), sim: col(), pstart }, { block: 256 });
+          await writeColumns(file, { kind: 'labelled-pairs', plan: 'plan', meta: {} }, { a: col(), b: col(), sim: col(), pstart }, { block: 256 });
           files.push(file);
         }
         for (let g = 0; g < G; g++) {
