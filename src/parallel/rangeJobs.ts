@@ -125,41 +125,49 @@ const IN_PLACE_RANGE = 32 << 20;
 
 /** Pass 1 on one range: parse, then band keys (and signatures when asked) of every record. */
 export async function signRange(req: SignRangeRequest, signer: TextSigner): Promise<{ reply: SignRangeReply; transfer: ArrayBuffer[] }> {
+  const parsed = await parseRange(req, signer);
+  if ('problem' in parsed) return { reply: problemReply(req.id, parsed.problem), transfer: [] };
+  const reply = signRecords(req, signer, parsed);
+  return { reply, transfer: transferOf(reply) };
+}
+
+/** A range read and parsed: its bytes, its records, and their texts' byte spans when the signer signs from bytes. */
+type ParsedRange = { buf: Buffer; block: ParsedBlock; byteTexts: BytesBlock | undefined };
+
+/** Reads and parses the range; the input error that stops it, if any. */
+async function parseRange(req: SignRangeRequest, signer: TextSigner): Promise<ParsedRange | { problem: BlockProblem }> {
   const bytes = signer.blockSigner;
-  // Read straight into the signer's memory when it signs from bytes: a fresh 4 MiB buffer per
-  // range cost page faults, and a copy. Not a range of a few huge lines: the signer would make room
-  // for texts as long as the range (~10 bytes a byte), and such lines take the string route anyway.
+  // Read straight into the signer's memory when it signs from bytes: a fresh 4 MiB buffer per range cost page faults, and a copy.
+  // Not a range of a few huge lines: the signer would make room for texts as long as the range (~10 bytes a byte), and such lines
+  // take the string route anyway.
   const inPlace = bytes && req.end - req.start <= IN_PLACE_RANGE ? bytes.space(req.end - req.start) : undefined;
   const buf = readRange(fdOf(req.spec.path), req.start, req.end, inPlace);
-  let block: ParsedBlock;
-  let byteTexts: BytesBlock | undefined;
   try {
     // Texts left as bytes where the route reads them (src/io/ranges/lineBlockBytes.ts), else strings.
-    byteTexts = bytes ? parseLineBlockBytes(buf, req.spec, { firstLine: 1, stripBom: req.first, load: (b) => bytes.load(b) }) : undefined;
-    block = byteTexts ?? (await parseLineBlock(buf, req.spec, 1, req.first));
+    const byteTexts = bytes ? parseLineBlockBytes(buf, req.spec, { firstLine: 1, stripBom: req.first, load: (b) => bytes.load(b) }) : undefined;
+    return { buf, block: byteTexts ?? (await parseLineBlock(buf, req.spec, 1, req.first)), byteTexts };
   } catch (e) {
     const problem = problemOf(e);
     if (!problem) throw e;
-    const none = new Uint32Array(0);
-    const reply: SignRangeReply = {
-      ...{
-        id: req.id,
-        count: 0,
-        present: new Uint8Array(0),
-        hi: none,
-        lo: none,
-        th: none,
-        starts: new Float64Array(0),
-        lengths: new Int32Array(0),
-        units: new Int32Array(0),
-      },
-      ...{ lines: new Int32Array(0), rows: new Int32Array(0), lineCount: 0, rowCount: 0, chars: 0, skipped: 0, examples: [], bom: false, problem },
-    };
-    return { reply, transfer: [] };
+    return { problem };
   }
+}
+
+/** The reply of a range stopped by an input error: no records. */
+function problemReply(id: number, problem: BlockProblem): SignRangeReply {
+  const none = new Uint32Array(0);
+  return {
+    ...{ id, count: 0, present: new Uint8Array(0), hi: none, lo: none, th: none, starts: new Float64Array(0), lengths: new Int32Array(0) },
+    ...{ units: new Int32Array(0), lines: new Int32Array(0), rows: new Int32Array(0), lineCount: 0, rowCount: 0, chars: 0, skipped: 0, examples: [] },
+    ...{ bom: false, problem },
+  };
+}
+
+/** Signs every record of a parsed range: the per-record loop, kept whole (it is the hot path of pass 1). */
+function signRecords(req: SignRangeRequest, signer: TextSigner, { buf, block, byteTexts }: ParsedRange): SignRangeReply {
+  const bytes = signer.blockSigner;
   const { records } = block;
-  const spans = byteTexts?.spans;
-  const textUnits = byteTexts?.units;
+  const { spans, units: textUnits } = byteTexts ?? {};
   const n = records.length;
   const k = signer.numPerm;
   const nb = req.bands.bands;
@@ -195,23 +203,15 @@ export async function signRange(req: SignRangeRequest, signer: TextSigner): Prom
     sigs?.set(row, i * k);
     bandKeys(row, nb, req.bands.rows, hi, lo, i, n);
   }
-  const reply: SignRangeReply = {
+  return {
     ...{ id: req.id, count: n, present, hi, lo, th, sigs, starts, lengths: block.lengths, units, lines, rows, ids },
     ...{ lineCount: block.lines, rowCount: block.rows, chars, skipped: block.skipped, examples: block.examples, bom: block.bom },
   };
-  const transfer = [
-    present.buffer,
-    hi.buffer,
-    lo.buffer,
-    th.buffer,
-    starts.buffer,
-    block.lengths.buffer,
-    units.buffer,
-    lines.buffer,
-    rows.buffer,
-  ] as ArrayBuffer[];
-  if (sigs) transfer.push(sigs.buffer as ArrayBuffer);
-  return { reply, transfer };
+}
+
+/** The reply's arrays, moved to the main thread rather than copied. */
+function transferOf(r: SignRangeReply): ArrayBuffer[] {
+  return [r.present, r.hi, r.lo, r.th, r.starts, r.lengths, r.units, r.lines, r.rows, ...(r.sigs ? [r.sigs] : [])].map((a) => a.buffer as ArrayBuffer);
 }
 
 /**
