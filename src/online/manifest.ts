@@ -91,6 +91,18 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
   return { manifest, pipe: new DocPipeline(manifest, signer, keyMaker) };
 }
 
+/**
+ * `options` with `setSource: 'text'` when the documents' texts are kept in `meta.text` (`storeText`:
+ * `neardup index add`, `serve` and named indexes keep them by default) and the index verifies
+ * exactly, unless the options choose a set source themselves: a new index then recomputes a
+ * candidate's fingerprint set from its stored text instead of keeping it in every record
+ * (docs/stores.md). A record whose metadata does not hold its text keeps its set, so the answers
+ * are the same; an existing index keeps its own choice.
+ */
+export function withTextSets<T extends Pick<NearDupIndexOptions, 'verify' | 'setSource'>>(options: T, storeText = true): T {
+  return storeText && options.setSource === undefined && (options.verify ?? 'exact') === 'exact' ? { ...options, setSource: 'text' } : options;
+}
+
 /** Resolves options into a manifest. Throws a RangeError on bad options. */
 export function resolveManifest(o: NearDupIndexOptions): IndexManifest {
   return resolveSetup(o).manifest;

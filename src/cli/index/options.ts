@@ -158,15 +158,6 @@ export function indexOptionsFrom(o: IndexFlags): NearDupIndexOptions {
 }
 
 /**
- * `options` with `setSource: 'text'` when the command keeps each text in `meta.text` (`storeText`)
- * and the index verifies exactly: a new index then recomputes a candidate's fingerprint set from
- * its stored text instead of keeping it in every record (docs/stores.md). An existing index keeps its own.
- */
-export function withTextSets(options: NearDupIndexOptions, storeText: boolean): NearDupIndexOptions {
-  return storeText && (options.verify ?? 'exact') === 'exact' ? { ...options, setSource: 'text' } : options;
-}
-
-/**
  * Opens the index for a command. A bad store spec or parameters that contradict the store's
  * (RangeError) are usage errors: exit 2 with the message, not 1.
  */

@@ -6,7 +6,8 @@ import { Command, Option } from 'commander';
 import { UsageError } from '../../common/errors.js';
 import type { IndexRegistry } from '../../online/registry/registry.js';
 import { lockRegistry, makeRegistryDir, openRegistry } from './named.js';
-import { addIndexOptions, checkStoreFile, duration, indexOptionsFrom, num, openIndex, withTextSets, type IndexFlags } from './options.js';
+import { addIndexOptions, checkStoreFile, duration, indexOptionsFrom, num, openIndex, type IndexFlags } from './options.js';
+import { withTextSets } from '../../online/manifest.js';
 
 /** The options `serve` accepts, after parsing. */
 export interface ServeOptions extends IndexFlags {

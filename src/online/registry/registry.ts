@@ -12,6 +12,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { NearDupIndex } from '../nearDupIndex.js';
+import { withTextSets } from '../manifest.js';
 import type { NearDupIndexOptions } from '../types.js';
 import { ENGINE_DEFAULTS } from '../../engine/options.js';
 
@@ -35,16 +36,6 @@ export type NamedIndexOptions = Pick<
   NearDupIndexOptions,
   'threshold' | 'shingle' | 'k' | 'numPerm' | 'bands' | 'rows' | 'minRecall' | 'verify' | 'signatureBits' | 'forest' | 'ensemble' | 'ttl' | 'setSource'
 >;
-
-/**
- * A named index that verifies exactly is created with `setSource: 'text'` unless told otherwise:
- * the service keeps each added text in `meta.text`, so a record need not keep its fingerprint set
- * too (docs/stores.md). A record whose metadata does not hold its text (`serve --no-store-text`)
- * keeps its set, so the answers are the same either way.
- */
-function withTextSets(options: NamedIndexOptions): NamedIndexOptions {
-  return options.setSource === undefined && (options.verify ?? 'exact') === 'exact' ? { ...options, setSource: 'text' } : options;
-}
 
 /** One entry of the list. */
 export interface NamedIndexEntry {
@@ -164,6 +155,7 @@ export class IndexRegistry {
     this.creating.add(name);
     try {
       const store = o.store ?? 'sqlite';
+      // The service keeps each added text in `meta.text`: an index that verifies exactly need not keep the sets too.
       const options = withTextSets(o.options ?? {});
       const file = this.pathOf(name, store);
       // Files left by an index dropped while they could not be deleted are not adopted.
