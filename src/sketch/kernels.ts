@@ -166,3 +166,48 @@ export function classicFromPremixed(zs: Int32Array, n: number, a: Int32Array, b:
     out[i] = (m ^ 0x80000000) >>> 0;
   }
 }
+
+/**
+ * Classic MinHash in JS over the first m values of `getFps()`: each distinct fingerprint is premixed
+ * once (an open-addressing table whose slots carry a generation number, so clearing it between
+ * documents costs nothing), then the slot-major kernel runs.
+ */
+export function classicJs(a: Int32Array, b: Int32Array, pre: number, getFps: () => Uint32Array): (m: number, out: Uint32Array) => boolean {
+  let keys = new Int32Array(8192);
+  let stamp = new Uint32Array(8192);
+  let gen = 0;
+  let zs = new Int32Array(4096);
+  return (m, out) => {
+    const fps = getFps();
+    if (keys.length < m * 2) {
+      let cap = keys.length;
+      while (cap < m * 2) cap *= 2;
+      keys = new Int32Array(cap);
+      stamp = new Uint32Array(cap);
+      gen = 0;
+    }
+    if (zs.length < m) zs = new Int32Array(Math.max(m, zs.length * 2));
+    if (++gen === 0xffffffff) {
+      stamp.fill(0);
+      gen = 1;
+    }
+    const mask = keys.length - 1;
+    let d = 0;
+    for (let j = 0; j < m; j++) {
+      const z = fmix32((fps[j]! ^ pre) >>> 0) | 0;
+      let s = z & mask;
+      for (;;) {
+        if (stamp[s] !== gen) {
+          stamp[s] = gen;
+          keys[s] = z;
+          zs[d++] = z;
+          break;
+        }
+        if (keys[s] === z) break;
+        s = (s + 1) & mask;
+      }
+    }
+    classicFromPremixed(zs, d, a, b, out);
+    return true;
+  };
+}

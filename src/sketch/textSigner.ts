@@ -13,14 +13,13 @@
  * @module
  */
 import { createShingler, type ShingleOptions, type Shingler } from '../text/shingler.js';
-import { createSymbolizer, fusedSymbolTable } from '../text/symbolizer.js';
+import { createSymbolizer, fusedSymbolTable, type Symbolizer } from '../text/symbolizer.js';
 import { rollPower } from '../text/symbols.js';
 import { WasmKernels, kernelsModule } from '../wasm/wasmKernels.js';
 import { toSortedSet } from '../text/fingerprintSet.js';
 import { createMinHasher, classicParams, ophParams, type MinHasher, type MinHashMethod, type MinHashOptions } from './minhash.js';
 import { createFusedSketch, type DocSketch } from './fusedSketch.js';
-import { classicFromPremixed, fingerprintsFromSymbols, ophBinsFromSymbols } from './kernels.js';
-import { fmix32 } from '../hash/mix.js';
+import { classicJs, fingerprintsFromSymbols, ophBinsFromSymbols } from './kernels.js';
 import { ProbeTable } from '../similarity/probeSet.js';
 import type { SetKernels } from '../wasm/setKernels.js';
 import { arenaSetWriter, type ArenaSetWriter } from './arenaSetWriter.js';
@@ -121,36 +120,52 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
   const shingler = createShingler(options.shingle);
   const hasher = createMinHasher(options.minhash);
   const { kind, k, seed: shingleSeed, multiset } = shingler.options;
-  const { numPerm, method, seed } = hasher;
-  const fast = kind === 'char' && !multiset;
   const normOptions = normalizeOptionsOf(options.shingle);
-  const symbolizer = fast ? createSymbolizer(normOptions, shingleSeed) : null;
+  const symbolizer = kind === 'char' && !multiset ? createSymbolizer(normOptions, shingleSeed) : null;
+  const base = new SignerBase(shingler, hasher, symbolizer);
+  if (!symbolizer) return base.build(referenceRoutes(shingler, hasher));
+  const table = fusedSymbolTable(normOptions, shingleSeed);
+  const mod = table && options.wasm !== false ? kernelsModule() : null;
+  const wasm = mod && table ? wasmPath(new WasmKernels(mod, hasher.numPerm), table, k) : null;
+  if (wasm && table) base.writerOn = (kernels) => arenaSetWriter(kernels, table, k);
+  const path: FastPath = { scratch: new FingerprintScratch(symbolizer, k, wasm), symbolizer, hasher, k, wasm };
+  const signing = hasher.method === 'oph' ? ophRoutes(path) : classicRoutes(path);
+  return base.build({ ...path.scratch.setRoutes(), ...signing });
+}
+
+/** What every route of one signer shares: its pieces, the fused sketch and the arena writer. */
+class SignerBase {
+  /** The arena set writer's maker, set when the WebAssembly symbolize path is known. */
+  writerOn: TextSigner['arenaWriter'] | null = null;
   // The fused set + signature pass keeps about 1 MB of sort buckets: built on first use only.
-  let fused: ((text: string) => DocSketch) | null = null;
-  // Set once the WebAssembly path is known (below).
-  let writerOn: TextSigner['arenaWriter'] | null = null;
-  const base = {
-    numPerm,
-    method,
-    shingler,
-    hasher,
-    fast,
-    get arenaText(): boolean {
-      return writerOn !== null;
-    },
-    sketch(text: string): DocSketch {
-      if (!symbolizer) {
-        const set = shingler.set(text);
-        return { set, sig: hasher.sign(set) };
-      }
-      fused ??= createFusedSketch(symbolizer, k, hasher);
-      return fused(text);
-    },
-  };
-  const withSign = (routes: SignRoutes): TextSigner => {
+  private fused: ((text: string) => DocSketch) | null = null;
+
+  constructor(readonly shingler: Shingler, readonly hasher: MinHasher, readonly symbolizer: Symbolizer | null) {}
+
+  /** The signature of `text` and its sorted set (see {@link TextSigner.sketch}). */
+  sketch(text: string): DocSketch {
+    if (!this.symbolizer) {
+      const set = this.shingler.set(text);
+      return { set, sig: this.hasher.sign(set) };
+    }
+    this.fused ??= createFusedSketch(this.symbolizer, this.shingler.options.k, this.hasher);
+    return this.fused(text);
+  }
+
+  /** The signer of `routes` over what this base holds. */
+  build(routes: SignRoutes): TextSigner {
     const { signInto, set, distinct = set, distinctView = distinct, values = set, blockSigner = null } = routes;
+    const { shingler, hasher } = this;
+    const numPerm = hasher.numPerm;
+    const writerOn = this.writerOn;
     return {
-      ...base,
+      numPerm,
+      method: hasher.method,
+      shingler,
+      hasher,
+      fast: this.symbolizer !== null,
+      arenaText: writerOn !== null,
+      sketch: (text) => this.sketch(text),
       blockSigner,
       signInto,
       set,
@@ -166,194 +181,182 @@ export function createTextSigner(options: TextSignerOptions = {}): TextSigner {
         return signInto(text, out) ? out : null;
       },
     };
-  };
-  if (!symbolizer) {
-    return withSign({
-      signInto: (text, out) => hasher.signInto(shingler.set(text), out),
-      set: (text) => shingler.set(text),
-      distinct: (text, table) => {
-        const s = shingler.set(text);
-        table?.load(s);
-        return s;
-      },
-    });
   }
-  let fps = new Uint32Array(4096);
-  const jsFingerprints = (text: string): number => {
-    const { syms, count } = symbolizer.symbols(text);
-    if (fps.length < count + 1) fps = new Uint32Array(Math.max(count + 1, fps.length * 2));
-    return fingerprintsFromSymbols(syms, count, k, fps);
-  };
-  const table = fusedSymbolTable(normOptions, shingleSeed);
-  const mod = table && options.wasm !== false ? kernelsModule() : null;
-  const wasm = mod && table ? wasmPath(new WasmKernels(mod, numPerm), table, k) : null;
-  if (wasm && table) writerOn = (kernels) => arenaSetWriter(kernels, table, k);
-  /** The fingerprints of `text`, valid until the next call (a view of kernel memory or of `fps`). */
-  const fingerprintView = wasm
-    ? (text: string): Uint32Array => {
-      const m = wasm.fingerprints(text);
-      if (m >= 0) return wasm.k.u32.subarray(wasm.k.FPS >>> 2, (wasm.k.FPS >>> 2) + m);
-      const n = jsFingerprints(text); // may reallocate fps: read it after
-      return fps.subarray(0, n);
-    }
-    : (text: string): Uint32Array => {
-      const n = jsFingerprints(text);
-      return fps.subarray(0, n);
-    };
-  const fingerprints = wasm
-    ? (text: string): number => {
-      const view = fingerprintView(text);
-      const m = view.length;
-      if (view.buffer === fps.buffer) return m;
-      if (fps.length < m) fps = new Uint32Array(Math.max(m, fps.length * 2));
-      fps.set(view);
-      return m;
-    }
-    : jsFingerprints;
-  const set = (text: string): Uint32Array => {
-    const m = fingerprints(text); // may reallocate fps: read it after
-    return toSortedSet(fps.subarray(0, m)).slice();
-  };
-  const probe = new ProbeTable();
-  const distinct = (text: string, table: ProbeTable = probe): Uint32Array => table.distinctOf(fingerprintView(text));
-  const distinctView = (text: string, table: ProbeTable): Uint32Array => table.distinctView(fingerprintView(text));
-  // The set routes every fast signer shares (the signature route and block signer differ).
-  const routes = { set, distinct, distinctView, values: fingerprintView };
-  if (method === 'oph') {
-    const { pre } = ophParams(seed);
-    const shift = numPerm > 1 && (numPerm & (numPerm - 1)) === 0 ? 32 - Math.log2(numPerm) : 0;
-    /**
-     * Bins left empty by round 0 are filled from the document's fingerprints by the definition's
-     * own fill rounds (minhash.ts). Rare on real documents (a 1.5 KB text leaves a bin of 128 empty
-     * about once in a thousand), so that case simply recomputes the fingerprints and runs the
-     * reference signer, which gives the same round-0 bins.
-     */
-    const finish = (text: string, out: Uint32Array): boolean => {
-      for (let i = 0; i < numPerm; i++) {
-        if (out[i] === 0xffffffff) {
-          const m = fingerprints(text); // may reallocate fps: read it after
-          return hasher.signInto(fps.subarray(0, m), out);
-        }
-      }
-      return true;
-    };
-    const jsSign = (text: string, out: Uint32Array): boolean => {
-      const { syms, count } = symbolizer.symbols(text);
-      out.fill(0xffffffff);
-      if (!ophBinsFromSymbols(syms, count, k, pre, out)) return false;
-      return finish(text, out);
-    };
-    if (!wasm) return withSign({ ...routes, signInto: jsSign });
-    const w = wasm.k;
-    const bk = rollPower(k);
-    /**
-     * Short documents (a few hundred shingles) leave some of the 128 bins empty most of the time:
-     * the symbols are still in kernel memory, so their fingerprints come from there (no second
-     * symbolize), are premixed once, and only the fill rounds run on the round-0 bins already made.
-     */
-    const fillFromSymbols = (n: number, out: Uint32Array): boolean => {
-      if (!out.includes(0xffffffff)) return true;
-      w.fn.fingerprints(w.SYMS, n, k, bk, w.FPS);
-      // In the kernels (the bins still hold round 0; the classic parameters' region A is free
-      // scratch for OPH): ophFillRounds, without waiting for the JavaScript JIT.
-      w.fn.ophFill(w.FPS, n - k + 1, pre, w.BINS, numPerm, w.A);
-      out.set(w.bins);
-      return true;
-    };
-    /** The signature of the n > k symbols at SYMS. */
-    const ophOf = (n: number, out: Uint32Array): boolean => {
-      const bins = w.bins;
-      bins.fill(0xffffffff);
-      w.fn.oph(w.SYMS, n, k, bk, pre, w.BINS, numPerm, shift);
-      out.set(bins);
-      return fillFromSymbols(n, out);
-    };
-    return withSign({
-      ...routes,
-      signInto: (text, out) => {
-        const n = wasm.symbolize(text);
-        return n < 0 || n <= k ? jsSign(text, out) : ophOf(n, out);
-      },
-      blockSigner: wasm.blockSigner(ophOf),
-    });
-  }
-  const { a, b, pre } = classicParams(numPerm, seed);
-  if (wasm && numPerm % 4 === 0) {
-    const w = wasm.k;
-    w.i32.set(a, w.A >>> 2);
-    w.i32.set(b, w.B >>> 2);
-    const bk = rollPower(k);
-    const jsClassic = classicJs(a, b, pre, () => fps);
-    /** The signature of the n > k symbols at SYMS. */
-    const classicOf = (n: number, out: Uint32Array): boolean => {
-      w.fn.fingerprints(w.SYMS, n, k, bk, w.FPS);
-      w.fn.classic(w.FPS, n - k + 1, pre, w.A, w.B, w.BINS, numPerm);
-      out.set(w.bins);
-      return true;
-    };
-    return withSign({
-      ...routes,
-      signInto: (text, out) => {
-        const n = wasm.symbolize(text);
-        if (n >= 0 && n > k) return classicOf(n, out);
-        const m = jsFingerprints(text);
-        return m === 0 ? false : jsClassic(m, out);
-      },
-      blockSigner: wasm.blockSigner(classicOf),
-    });
-  }
-  const jsClassic = classicJs(a, b, pre, () => fps);
-  return withSign({
-    ...routes,
-    signInto: (text, out) => {
-      const m = fingerprints(text);
-      return m === 0 ? false : jsClassic(m, out);
-    },
-  });
 }
 
-/**
- * Classic MinHash in JS over the first m values of `getFps()`: each distinct fingerprint is premixed
- * once (an open-addressing table whose slots carry a generation number, so clearing it between
- * documents costs nothing), then the slot-major kernel runs.
- */
-function classicJs(a: Int32Array, b: Int32Array, pre: number, getFps: () => Uint32Array): (m: number, out: Uint32Array) => boolean {
-  let keys = new Int32Array(8192);
-  let stamp = new Uint32Array(8192);
-  let gen = 0;
-  let zs = new Int32Array(4096);
-  return (m, out) => {
-    const fps = getFps();
-    if (keys.length < m * 2) {
-      let cap = keys.length;
-      while (cap < m * 2) cap *= 2;
-      keys = new Int32Array(cap);
-      stamp = new Uint32Array(cap);
-      gen = 0;
+/** The reference pipeline's routes: shingle kinds the fused path does not cover. */
+function referenceRoutes(shingler: Shingler, hasher: MinHasher): SignRoutes {
+  return {
+    signInto: (text, out) => hasher.signInto(shingler.set(text), out),
+    set: (text) => shingler.set(text),
+    distinct: (text, table) => {
+      const s = shingler.set(text);
+      table?.load(s);
+      return s;
+    },
+  };
+}
+
+/** The WebAssembly front half of a fast signer (null without it). */
+type Wasm = ReturnType<typeof wasmPath> | null;
+
+/** What the fused signing routes work from. */
+interface FastPath {
+  scratch: FingerprintScratch;
+  symbolizer: Symbolizer;
+  hasher: MinHasher;
+  k: number;
+  wasm: Wasm;
+}
+
+/** The fingerprints of a text (with repeats) in a reused buffer, and the set routes made from them. */
+class FingerprintScratch {
+  /** The buffer `count` fills (it may be replaced by a larger one: read it after the call). */
+  fps = new Uint32Array(4096);
+  private readonly probe = new ProbeTable();
+
+  constructor(private readonly symbolizer: Symbolizer, private readonly k: number, private readonly wasm: Wasm) {}
+
+  /** The fingerprints of `text` by the JavaScript path, in `fps`; returns how many. */
+  js(text: string): number {
+    const { syms, count } = this.symbolizer.symbols(text);
+    if (this.fps.length < count + 1) this.fps = new Uint32Array(Math.max(count + 1, this.fps.length * 2));
+    return fingerprintsFromSymbols(syms, count, this.k, this.fps);
+  }
+
+  /** The fingerprints of `text`, valid until the next call (a view of kernel memory or of `fps`). */
+  view(text: string): Uint32Array {
+    const wasm = this.wasm;
+    if (wasm) {
+      const m = wasm.fingerprints(text);
+      if (m >= 0) return wasm.k.u32.subarray(wasm.k.FPS >>> 2, (wasm.k.FPS >>> 2) + m);
     }
-    if (zs.length < m) zs = new Int32Array(Math.max(m, zs.length * 2));
-    if (++gen === 0xffffffff) {
-      stamp.fill(0);
-      gen = 1;
-    }
-    const mask = keys.length - 1;
-    let d = 0;
-    for (let j = 0; j < m; j++) {
-      const z = fmix32((fps[j]! ^ pre) >>> 0) | 0;
-      let s = z & mask;
-      for (;;) {
-        if (stamp[s] !== gen) {
-          stamp[s] = gen;
-          keys[s] = z;
-          zs[d++] = z;
-          break;
-        }
-        if (keys[s] === z) break;
-        s = (s + 1) & mask;
+    const n = this.js(text); // may reallocate fps: read it after
+    return this.fps.subarray(0, n);
+  }
+
+  /** The fingerprints of `text` in `fps`; returns how many. */
+  count(text: string): number {
+    if (!this.wasm) return this.js(text);
+    const view = this.view(text);
+    const m = view.length;
+    if (view.buffer === this.fps.buffer) return m;
+    if (this.fps.length < m) this.fps = new Uint32Array(Math.max(m, this.fps.length * 2));
+    this.fps.set(view);
+    return m;
+  }
+
+  /** The set routes every fast signer shares (the signature route and block signer differ). */
+  setRoutes(): Omit<SignRoutes, 'signInto'> {
+    return {
+      set: (text) => {
+        const m = this.count(text); // may reallocate fps: read it after
+        return toSortedSet(this.fps.subarray(0, m)).slice();
+      },
+      distinct: (text, table = this.probe) => table.distinctOf(this.view(text)),
+      distinctView: (text, table) => table.distinctView(this.view(text)),
+      values: (text) => this.view(text),
+    };
+  }
+}
+
+/** The signature routes of one-permutation hashing (OPH). */
+function ophRoutes(path: FastPath): Pick<SignRoutes, 'signInto' | 'blockSigner'> {
+  const { scratch, symbolizer, hasher, k, wasm } = path;
+  const { pre } = ophParams(hasher.seed);
+  const numPerm = hasher.numPerm;
+  /**
+   * Bins left empty by round 0 are filled from the document's fingerprints by the definition's
+   * own fill rounds (minhash.ts). Rare on real documents (a 1.5 KB text leaves a bin of 128 empty
+   * about once in a thousand), so that case simply recomputes the fingerprints and runs the
+   * reference signer, which gives the same round-0 bins.
+   */
+  const finish = (text: string, out: Uint32Array): boolean => {
+    for (let i = 0; i < numPerm; i++) {
+      if (out[i] === 0xffffffff) {
+        const m = scratch.count(text); // may reallocate fps: read it after
+        return hasher.signInto(scratch.fps.subarray(0, m), out);
       }
     }
-    classicFromPremixed(zs, d, a, b, out);
     return true;
+  };
+  const jsSign = (text: string, out: Uint32Array): boolean => {
+    const { syms, count } = symbolizer.symbols(text);
+    out.fill(0xffffffff);
+    if (!ophBinsFromSymbols(syms, count, k, pre, out)) return false;
+    return finish(text, out);
+  };
+  if (!wasm) return { signInto: jsSign };
+  const ophOf = wasmOph(wasm.k, { k, pre, numPerm });
+  return {
+    signInto: (text, out) => {
+      const n = wasm.symbolize(text);
+      return n < 0 || n <= k ? jsSign(text, out) : ophOf(n, out);
+    },
+    blockSigner: wasm.blockSigner(ophOf),
+  };
+}
+
+/** The OPH signature of the n > k symbols at the kernels' SYMS, in the kernels. */
+function wasmOph(w: WasmKernels, params: { k: number; pre: number; numPerm: number }): (n: number, out: Uint32Array) => boolean {
+  const { k, pre, numPerm } = params;
+  const shift = numPerm > 1 && (numPerm & (numPerm - 1)) === 0 ? 32 - Math.log2(numPerm) : 0;
+  const bk = rollPower(k);
+  /**
+   * Short documents (a few hundred shingles) leave some of the 128 bins empty most of the time:
+   * the symbols are still in kernel memory, so their fingerprints come from there (no second
+   * symbolize), are premixed once, and only the fill rounds run on the round-0 bins already made.
+   */
+  const fillFromSymbols = (n: number, out: Uint32Array): boolean => {
+    if (!out.includes(0xffffffff)) return true;
+    w.fn.fingerprints(w.SYMS, n, k, bk, w.FPS);
+    // In the kernels (the bins still hold round 0; the classic parameters' region A is free
+    // scratch for OPH): ophFillRounds, without waiting for the JavaScript JIT.
+    w.fn.ophFill(w.FPS, n - k + 1, pre, w.BINS, numPerm, w.A);
+    out.set(w.bins);
+    return true;
+  };
+  return (n, out) => {
+    const bins = w.bins;
+    bins.fill(0xffffffff);
+    w.fn.oph(w.SYMS, n, k, bk, pre, w.BINS, numPerm, shift);
+    out.set(bins);
+    return fillFromSymbols(n, out);
+  };
+}
+
+/** The signature routes of classic k-permutation MinHash. */
+function classicRoutes(path: FastPath): Pick<SignRoutes, 'signInto' | 'blockSigner'> {
+  const { scratch, hasher, k, wasm } = path;
+  const { a, b, pre } = classicParams(hasher.numPerm, hasher.seed);
+  const jsClassic = classicJs(a, b, pre, () => scratch.fps);
+  if (!wasm || hasher.numPerm % 4 !== 0) {
+    return {
+      signInto: (text, out) => {
+        const m = scratch.count(text);
+        return m === 0 ? false : jsClassic(m, out);
+      },
+    };
+  }
+  const w = wasm.k;
+  w.i32.set(a, w.A >>> 2);
+  w.i32.set(b, w.B >>> 2);
+  const bk = rollPower(k);
+  /** The signature of the n > k symbols at SYMS. */
+  const classicOf = (n: number, out: Uint32Array): boolean => {
+    w.fn.fingerprints(w.SYMS, n, k, bk, w.FPS);
+    w.fn.classic(w.FPS, n - k + 1, pre, w.A, w.B, w.BINS, hasher.numPerm);
+    out.set(w.bins);
+    return true;
+  };
+  return {
+    signInto: (text, out) => {
+      const n = wasm.symbolize(text);
+      if (n >= 0 && n > k) return classicOf(n, out);
+      const m = scratch.js(text);
+      return m === 0 ? false : jsClassic(m, out);
+    },
+    blockSigner: wasm.blockSigner(classicOf),
   };
 }
 

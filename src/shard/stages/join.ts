@@ -21,6 +21,10 @@
  * - `weights.bin` (kind `copy-weights`): the candidate rows of `pairs.bin` whose representatives
  *   stand for more than one document pair: columns docA, shardB, docB (uint32) and w (float64: the
  *   two copy groups' sizes multiplied), grouped as pairs.bin. Route counts candidates with them.
+ *
+ * Why this file is long: it is one stage's task (the id check, the partition's rows, the pairs of
+ * each bucket with copies folded, and its four outputs), and its folder holds the 20 files the
+ * layout rule allows.
  * @module
  */
 import path from 'node:path';
@@ -137,178 +141,268 @@ export function runJoin(workDir: string, job: JobSpec, p: number): Promise<JoinM
   return commitTask<JoinMarker>({ workDir, job, stage: 'join', task: p }, (dir) =>
     scratchPool.with(async (scratch) => {
       const S = job.shards.length;
-      // Partition p's rows of every sign output, read straight into the kept arrays: first the row
-      // ranges (and so n), then each column into its place.
-      const ranges: { t: number; a: number; b: number }[] = [];
-      let n = 0;
-      for (let t = 0; t < taskCount(job, 'sign'); t++) {
-        requireMarker(workDir, job, 'sign', t);
-        const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
-        try {
-          const ps = f.f64('pstart', p, p + 2);
-          if (ps[1]! > ps[0]!) ranges.push({ t, a: ps[0]!, b: ps[1]! });
-          n += Math.max(0, ps[1]! - ps[0]!);
-        } finally {
-          f.close();
-        }
-      }
+      const ranges = partitionRanges(workDir, job, p);
       checkIds(workDir, job, p);
-      const B = scratch.rows.u32('B', n);
-      const H = scratch.rows.u32('H', n);
-      const L = scratch.rows.u32('L', n);
-      const Sh = scratch.rows.u32('Sh', n);
-      const D = scratch.rows.u32('D', n);
-      const T0 = scratch.rows.u32('T0', n);
-      const T1 = scratch.rows.u32('T1', n);
-      let at = 0;
-      for (const { t, a, b } of ranges) {
-        const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
-        try {
-          f.u32Into('band', a, b, B.subarray(at));
-          f.u32Into('hi', a, b, H.subarray(at));
-          f.u32Into('lo', a, b, L.subarray(at));
-          f.u32Into('shard', a, b, Sh.subarray(at));
-          f.u32Into('doc', a, b, D.subarray(at));
-          f.u32Into('th0', a, b, T0.subarray(at));
-          f.u32Into('th1', a, b, T1.subarray(at));
-        } finally {
-          f.close();
-        }
-        at += b - a;
-      }
-      const side = job.shards.map((sh) => sh.side);
-      const [pA, pDocA, pShardB, pDocB] = scratch.pairs as [U32Buf, U32Buf, U32Buf, U32Buf];
-      pA.length =
-        pDocA.length =
-        pShardB.length =
-        pDocB.length =
-          0;
-      // Needed documents marked by row, one byte per row of this partition (a sort of every group's
-      // members, with repeats, was a sixth of this stage; a byte per corpus document would grow with
-      // the corpus, not the partition).
-      const needed = new Uint8Array(n);
-      const marker: JoinMarker = { keys: n, pairRows: 0, sharedBuckets: 0, largestBucket: 0, copies: 0, copyPairs: 0 };
-      const fold = !job.against;
-      // Copy members (rep row, member row) and weighted candidate rows (row x, row y, weight): few, in plain arrays of numbers.
-      const copyRows: number[] = [];
-      const weighted: number[] = [];
-      const emit = (x: number, y: number): void => {
-        pA.push(Sh[x]!);
-        pDocA.push(D[x]!);
-        pShardB.push(Sh[y]!);
-        pDocB.push(D[y]!);
-      };
-      const tooMany = (): TooManyCandidatesError =>
-        new TooManyCandidatesError(
-          `partition ${p}: more than ${job.maxBucketPairs} candidate pair rows (largest group of documents sharing a band key: ${marker.largestBucket}); raise --max-pairs, or remove exact copies first`,
-        );
+      const rows = readRows({ workDir, job, ranges }, scratch);
+      const pairs = new PartitionPairs(job, p, rows, scratch);
       // Rows were appended in (shard, doc) order, and a group's rows come in that order: x before y.
-      forEachRowBucket({ band: B, hi: H, lo: L, bands: job.bands }, (all, size) => {
-        // The bucket's representatives (its members with copies folded) and how many documents each stands for.
-        if (scratch.reps.length < size) {
-          scratch.reps = new Int32Array(size * 2);
-          scratch.sizes = new Float64Array(size * 2);
-        }
-        const members = scratch.reps;
-        const sizes = scratch.sizes;
-        let m = 0;
-        let folded = false;
-        for (let i = 0; i < size; i++) {
-          const x = all[i]!;
-          let j = m;
-          if (fold) { for (j = 0; j < m; j++) if (T0[members[j]!] === T0[x] && T1[members[j]!] === T1[x]) break; }
-          if (j < m) {
-            sizes[j]!++;
-            folded = true;
-            // Each copy group once: in the bucket of its band-0 key.
-            if (B[x] === 0) copyRows.push(members[j]!, x);
-          } else {
-            members[m] = x;
-            sizes[m++] = 1;
-          }
-        }
-        if (folded && B[members[0]!] === 0) {
-          for (let j = 0; j < m; j++) {
-            marker.copies! += sizes[j]! - 1;
-            marker.copyPairs! += (sizes[j]! * (sizes[j]! - 1)) / 2;
-          }
-        }
-        if (m < 2) return;
-        marker.sharedBuckets++;
-        if (m > marker.largestBucket) marker.largestBucket = m;
-        const before = pA.length;
-        if (!job.against) {
-          // Every pair of the group: room for all at once, then plain stores.
-          const k = (m * (m - 1)) / 2;
-          if (before + k > job.maxBucketPairs) throw tooMany();
-          const a = pA.room(k);
-          const da = pDocA.room(k);
-          const sb = pShardB.room(k);
-          const db = pDocB.room(k);
-          let w = before;
-          for (let i = 0; i < m; i++) {
-            const x = members[i]!;
-            const sx = Sh[x]!;
-            const dx = D[x]!;
-            for (let j = i + 1; j < m; j++) {
-              const y = members[j]!;
-              a[w] = sx;
-              da[w] = dx;
-              sb[w] = Sh[y]!;
-              db[w] = D[y]!;
-              w++;
-            }
-          }
-          pA.length =
-            pDocA.length =
-            pShardB.length =
-            pDocB.length =
-              w;
-          if (folded) {
-            for (let i = 0; i < m; i++) {
-              for (let j = i + 1; j < m; j++) if (sizes[i]! * sizes[j]! > 1) weighted.push(members[i]!, members[j]!, sizes[i]! * sizes[j]!);
-            }
-          }
-        } else {
-          for (let i = 0; i < m; i++) {
-            const x = members[i]!;
-            for (let j = i + 1; j < m; j++) {
-              const y = members[j]!;
-              if (side[Sh[x]!] !== side[Sh[y]!]) {
-                if (side[Sh[x]!] === 0) emit(x, y);
-                else emit(y, x);
-              }
-            }
-            if (pA.length > job.maxBucketPairs) throw tooMany();
-          }
-        }
-        if (pA.length > before) { for (let i = 0; i < m; i++) needed[members[i]!] = 1; }
-      }, scratch.rows);
+      forEachRowBucket({ band: rows.B, hi: rows.H, lo: rows.L, bands: job.bands }, (all, size) => pairs.bucket(all, size), scratch.rows);
+      const { marker, pA, pDocA, pShardB, pDocB } = pairs;
       marker.pairRows = pA.length;
-      const pairs = groupBy(pA.view(), S, [pDocA.view(), pShardB.view(), pDocB.view()]);
-      const [docA, shardB, docB] = pairs.columns as [Uint32Array, Uint32Array, Uint32Array];
-      await writeColumns(path.join(dir, 'pairs.bin'), partitionFile(job, p, 'candidates'), { docA, shardB, docB, astart: pairs.start });
-      marker.groupRows = job.groups.slice(1).map((end, q) => pairs.start[end]! - pairs.start[job.groups[q]!]!);
-      // Needed documents, ascending and unique within each shard: rows are in (shard, doc) order, so
-      // a document's marked rows are next to each other.
-      const outDoc = new U32Buf(1 << 12);
-      const nstart = new Float64Array(S + 1);
-      let lastShard = -1;
-      let lastDoc = -1;
-      for (let x = 0; x < n; x++) {
-        if (needed[x] !== 1 || (Sh[x] === lastShard && D[x] === lastDoc)) continue;
-        lastShard = Sh[x]!;
-        lastDoc = D[x]!;
-        outDoc.push(lastDoc);
-        nstart[lastShard + 1]!++;
-      }
-      for (let s = 0; s < S; s++) nstart[s + 1]! += nstart[s]!;
-      await writeColumns(path.join(dir, 'need.bin'), partitionFile(job, p, 'needed-docs'), { doc: outDoc.view(), nstart });
-      await writeCopies(dir, job, { p, Sh, D, copyRows, weighted });
+      const grouped = groupBy(pA.view(), S, [pDocA.view(), pShardB.view(), pDocB.view()]);
+      const [docA, shardB, docB] = grouped.columns as [Uint32Array, Uint32Array, Uint32Array];
+      await writeColumns(path.join(dir, 'pairs.bin'), partitionFile(job, p, 'candidates'), { docA, shardB, docB, astart: grouped.start });
+      marker.groupRows = job.groups.slice(1).map((end, q) => grouped.start[end]! - grouped.start[job.groups[q]!]!);
+      await writeNeeded(dir, job, { p, rows, needed: pairs.needed });
+      await writeCopies(dir, job, { p, Sh: rows.Sh, D: rows.D, copyRows: pairs.copyRows, weighted: pairs.weighted });
       // A partition of exceptionally many pairs does not leave its buffers to the process's next tasks.
       if (pA.capacity > 1 << 24) scratch.pairs = scratch.pairs.map(() => new U32Buf(1 << 12));
       return marker;
     }));
+}
+
+/** The scratch arrays of one join process (see `scratchPool`). */
+type JoinScratch = typeof scratchPool extends Reusable<infer T> ? T : never;
+
+/** Rows [a, b) of sign task t's band keys: partition p's part of that task's output. */
+interface RowRange {
+  t: number;
+  a: number;
+  b: number;
+}
+
+/** Partition p's row ranges in every sign task's band keys. */
+function partitionRanges(workDir: string, job: JobSpec, p: number): RowRange[] {
+  const ranges: RowRange[] = [];
+  for (let t = 0; t < taskCount(job, 'sign'); t++) {
+    requireMarker(workDir, job, 'sign', t);
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
+    try {
+      const ps = f.f64('pstart', p, p + 2);
+      if (ps[1]! > ps[0]!) ranges.push({ t, a: ps[0]!, b: ps[1]! });
+    } finally {
+      f.close();
+    }
+  }
+  return ranges;
+}
+
+/** A partition's band-key rows, one column each (views of the process's kept arrays). */
+interface PartitionRows {
+  n: number;
+  B: Uint32Array;
+  H: Uint32Array;
+  L: Uint32Array;
+  Sh: Uint32Array;
+  D: Uint32Array;
+  T0: Uint32Array;
+  T1: Uint32Array;
+}
+
+/** Reads the rows of `ranges` straight into the kept arrays, each column into its place. */
+function readRows(from: { workDir: string; job: JobSpec; ranges: RowRange[] }, scratch: JoinScratch): PartitionRows {
+  const { workDir, job, ranges } = from;
+  let n = 0;
+  for (const { a, b } of ranges) n += b - a;
+  const names = ['B', 'H', 'L', 'Sh', 'D', 'T0', 'T1'] as const;
+  const columns = ['band', 'hi', 'lo', 'shard', 'doc', 'th0', 'th1'] as const;
+  const rows = { n } as PartitionRows;
+  for (const name of names) rows[name] = scratch.rows.u32(name, n);
+  let at = 0;
+  for (const { t, a, b } of ranges) {
+    const f = ColumnFile.open(path.join(taskDir(workDir, 'sign', t), 'keys.bin'), 'band-keys', job.id);
+    try {
+      for (let c = 0; c < names.length; c++) f.u32Into(columns[c]!, a, b, rows[names[c]!].subarray(at));
+    } finally {
+      f.close();
+    }
+    at += b - a;
+  }
+  return rows;
+}
+
+/**
+ * The candidate pairs of one partition, made bucket by bucket: copies folded into their
+ * representative (see the module comment), then every pair of representatives (under `--against`,
+ * every pair across the sides, oriented corpus → reference).
+ */
+class PartitionPairs {
+  readonly pA: U32Buf;
+  readonly pDocA: U32Buf;
+  readonly pShardB: U32Buf;
+  readonly pDocB: U32Buf;
+  /**
+   * Needed documents marked by row, one byte per row of this partition (a sort of every group's
+   * members, with repeats, was a sixth of this stage; a byte per corpus document would grow with
+   * the corpus, not the partition).
+   */
+  readonly needed: Uint8Array;
+  readonly marker: JoinMarker;
+  /** Copy members (rep row, member row): few, in a plain array of numbers. */
+  readonly copyRows: number[] = [];
+  /** Weighted candidate rows (row x, row y, weight): few, in a plain array of numbers. */
+  readonly weighted: number[] = [];
+  private readonly side: number[];
+
+  constructor(private readonly job: JobSpec, private readonly p: number, private readonly rows: PartitionRows, private readonly scratch: JoinScratch) {
+    [this.pA, this.pDocA, this.pShardB, this.pDocB] = scratch.pairs as [U32Buf, U32Buf, U32Buf, U32Buf];
+    this.pA.length =
+      this.pDocA.length =
+      this.pShardB.length =
+      this.pDocB.length =
+        0;
+    this.needed = new Uint8Array(rows.n);
+    this.marker = { keys: rows.n, pairRows: 0, sharedBuckets: 0, largestBucket: 0, copies: 0, copyPairs: 0 };
+    this.side = job.shards.map((sh) => sh.side);
+  }
+
+  /** Adds the pairs of one group of rows sharing a band key (`all[0 .. size)`, ascending). */
+  bucket(all: Int32Array, size: number): void {
+    const { marker, pA } = this;
+    const { m, folded } = this.fold(all, size);
+    if (m < 2) return;
+    marker.sharedBuckets++;
+    if (m > marker.largestBucket) marker.largestBucket = m;
+    const before = pA.length;
+    if (!this.job.against) this.allPairs(m, folded);
+    else this.acrossPairs(m);
+    if (pA.length > before) {
+      const members = this.scratch.reps;
+      for (let i = 0; i < m; i++) this.needed[members[i]!] = 1;
+    }
+  }
+
+  /**
+   * The bucket's representatives (its members with copies folded, in `scratch.reps`) and how many
+   * documents each stands for (`scratch.sizes`); each copy group's members are recorded once, in
+   * the bucket of its band-0 key.
+   */
+  private fold(all: Int32Array, size: number): { m: number; folded: boolean } {
+    const { scratch, marker } = this;
+    const { B, T0, T1 } = this.rows;
+    const fold = !this.job.against;
+    if (scratch.reps.length < size) {
+      scratch.reps = new Int32Array(size * 2);
+      scratch.sizes = new Float64Array(size * 2);
+    }
+    const members = scratch.reps;
+    const sizes = scratch.sizes;
+    let m = 0;
+    let folded = false;
+    for (let i = 0; i < size; i++) {
+      const x = all[i]!;
+      let j = m;
+      if (fold) { for (j = 0; j < m; j++) if (T0[members[j]!] === T0[x] && T1[members[j]!] === T1[x]) break; }
+      if (j < m) {
+        sizes[j]!++;
+        folded = true;
+        if (B[x] === 0) this.copyRows.push(members[j]!, x);
+      } else {
+        members[m] = x;
+        sizes[m++] = 1;
+      }
+    }
+    if (folded && B[members[0]!] === 0) {
+      for (let j = 0; j < m; j++) {
+        marker.copies! += sizes[j]! - 1;
+        marker.copyPairs! += (sizes[j]! * (sizes[j]! - 1)) / 2;
+      }
+    }
+    return { m, folded };
+  }
+
+  /** Every pair of the m representatives: room for all at once, then plain stores. */
+  private allPairs(m: number, folded: boolean): void {
+    const { pA, pDocA, pShardB, pDocB } = this;
+    const { Sh, D } = this.rows;
+    const members = this.scratch.reps;
+    const sizes = this.scratch.sizes;
+    const before = pA.length;
+    const k = (m * (m - 1)) / 2;
+    if (before + k > this.job.maxBucketPairs) throw this.tooMany();
+    const a = pA.room(k);
+    const da = pDocA.room(k);
+    const sb = pShardB.room(k);
+    const db = pDocB.room(k);
+    let w = before;
+    for (let i = 0; i < m; i++) {
+      const x = members[i]!;
+      const sx = Sh[x]!;
+      const dx = D[x]!;
+      for (let j = i + 1; j < m; j++) {
+        const y = members[j]!;
+        a[w] = sx;
+        da[w] = dx;
+        sb[w] = Sh[y]!;
+        db[w] = D[y]!;
+        w++;
+      }
+    }
+    pA.length =
+      pDocA.length =
+      pShardB.length =
+      pDocB.length =
+        w;
+    if (!folded) return;
+    for (let i = 0; i < m; i++) {
+      for (let j = i + 1; j < m; j++) if (sizes[i]! * sizes[j]! > 1) this.weighted.push(members[i]!, members[j]!, sizes[i]! * sizes[j]!);
+    }
+  }
+
+  /** Under `--against`: the pairs of the m members that cross the sides, corpus first. */
+  private acrossPairs(m: number): void {
+    const { side, pA } = this;
+    const { Sh } = this.rows;
+    const members = this.scratch.reps;
+    for (let i = 0; i < m; i++) {
+      const x = members[i]!;
+      for (let j = i + 1; j < m; j++) {
+        const y = members[j]!;
+        if (side[Sh[x]!] !== side[Sh[y]!]) {
+          if (side[Sh[x]!] === 0) this.emit(x, y);
+          else this.emit(y, x);
+        }
+      }
+      if (pA.length > this.job.maxBucketPairs) throw this.tooMany();
+    }
+  }
+
+  private emit(x: number, y: number): void {
+    const { Sh, D } = this.rows;
+    this.pA.push(Sh[x]!);
+    this.pDocA.push(D[x]!);
+    this.pShardB.push(Sh[y]!);
+    this.pDocB.push(D[y]!);
+  }
+
+  private tooMany(): TooManyCandidatesError {
+    return new TooManyCandidatesError(
+      `partition ${this.p}: more than ${this.job.maxBucketPairs} candidate pair rows (largest group of documents sharing a band key: ${this.marker.largestBucket}); raise --max-pairs, or remove exact copies first`,
+    );
+  }
+}
+
+/**
+ * Writes need.bin: the needed documents, ascending and unique within each shard. Rows are in
+ * (shard, doc) order, so a document's marked rows are next to each other.
+ */
+async function writeNeeded(dir: string, job: JobSpec, from: { p: number; rows: PartitionRows; needed: Uint8Array }): Promise<void> {
+  const { p, rows, needed } = from;
+  const { Sh, D, n } = rows;
+  const S = job.shards.length;
+  const outDoc = new U32Buf(1 << 12);
+  const nstart = new Float64Array(S + 1);
+  let lastShard = -1;
+  let lastDoc = -1;
+  for (let x = 0; x < n; x++) {
+    if (needed[x] !== 1 || (Sh[x] === lastShard && D[x] === lastDoc)) continue;
+    lastShard = Sh[x]!;
+    lastDoc = D[x]!;
+    outDoc.push(lastDoc);
+    nstart[lastShard + 1]!++;
+  }
+  for (let s = 0; s < S; s++) nstart[s + 1]! += nstart[s]!;
+  await writeColumns(path.join(dir, 'need.bin'), partitionFile(job, p, 'needed-docs'), { doc: outDoc.view(), nstart });
 }
 
 /** A join partition's exact copies: its number, its rows' shards and documents, the rows of copies and of weighted documents. */
