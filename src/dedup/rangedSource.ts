@@ -15,6 +15,7 @@ import { arenaSets } from '../parallel/arenaSets.js';
 import { ProbeTable } from '../similarity/probeSet.js';
 import type { TextSigner } from '../sketch/textSigner.js';
 import type { SetBatch, SetFeed } from './streamVerify.js';
+import { Growable } from '../common/growable.js';
 
 /** A line-format file the workers read in byte ranges (see {@link dedupStream}). */
 export interface RangedSource {
@@ -71,20 +72,6 @@ export interface SignedBatch {
   expected?: number;
 }
 
-class Float64Growable {
-  data = new Float64Array(1 << 12);
-  length = 0;
-  append(src: Float64Array): void {
-    if (this.length + src.length > this.data.length) {
-      const d = new Float64Array(Math.max(this.length + src.length, this.data.length * 2));
-      d.set(this.data.subarray(0, this.length));
-      this.data = d;
-    }
-    this.data.set(src, this.length);
-    this.length += src.length;
-  }
-}
-
 /** Throws when the file's size or modification time is no longer `stamp`. */
 function checkStamp(spec: LineParseSpec, stamp: FileStamp): void {
   const fd = openSync(spec.path, 'r');
@@ -123,7 +110,7 @@ export async function signRanges(source: RangedSource, how: RangeSigning, take: 
     throw new InputError(source.spec.name, undefined, 'no header line (the file is empty): TSV input starts with a header naming its columns');
   const spec = source.spec.format === 'tsv' ? { ...source.spec, header: header?.header ?? '' } : source.spec;
   const { ranges, stamp } = planLineRanges(spec.path, source.chunkBytes ?? 4 << 20, header?.end ?? 0);
-  const starts = new Float64Growable();
+  const starts = new Growable<Float64Array>((n) => new Float64Array(n));
   const lengths: Int32Array[] = [];
   const units: Int32Array[] = [];
   let count = 0;

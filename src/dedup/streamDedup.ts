@@ -33,6 +33,7 @@ import { ProbeTable } from '../similarity/probeSet.js';
 import { verifyExact, type SetBatch, type SetFeed } from './streamVerify.js';
 import { rangedFeed, signRanges, type RangedIndex, type RangedSource } from './rangedSource.js';
 import type { TextSigner } from '../sketch/textSigner.js';
+import { Growable } from '../common/growable.js';
 
 /**
  * A re-readable corpus: each call starts a new pass and must yield the same documents in the same
@@ -83,23 +84,6 @@ async function* batches(source: DocSource, size: number): AsyncGenerator<string[
     }
   }
   if (batch.length > 0) yield batch;
-}
-
-class Growable {
-  data: Uint32Array;
-  length = 0;
-  constructor(cap: number) {
-    this.data = new Uint32Array(cap);
-  }
-  append(src: Uint32Array): void {
-    if (this.length + src.length > this.data.length) {
-      const d = new Uint32Array(Math.max(this.length + src.length, this.data.length * 2));
-      d.set(this.data.subarray(0, this.length));
-      this.data = d;
-    }
-    this.data.set(src, this.length);
-    this.length += src.length;
-  }
 }
 
 /**
@@ -215,16 +199,16 @@ async function closingOnError<T>(pool: SignPool | undefined, step: () => Promise
  */
 class SignedColumns {
   readonly keys: BandKeyColumns;
-  readonly sigs: Growable | undefined;
-  readonly textHashes: Growable;
+  readonly sigs: Growable<Uint32Array> | undefined;
+  readonly textHashes: Growable<Uint32Array>;
   n = 0;
   chars = 0;
   private readonly onProgress: StreamDedupOptions['onProgress'];
 
   constructor(bands: number, shared: boolean, keepSigs: boolean, onProgress: StreamDedupOptions['onProgress']) {
     this.keys = new BandKeyColumns(bands, shared);
-    this.sigs = keepSigs ? new Growable(1 << 16) : undefined;
-    this.textHashes = new Growable(1 << 16);
+    this.sigs = keepSigs ? new Growable<Uint32Array>((n) => new Uint32Array(n), 1 << 16) : undefined;
+    this.textHashes = new Growable<Uint32Array>((n) => new Uint32Array(n), 1 << 16);
     this.onProgress = onProgress;
   }
 

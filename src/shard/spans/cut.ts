@@ -23,7 +23,7 @@ import { openShard } from '../files/shardInput.js';
 import { CUT_COLUMNS, NONE, type SpansDecideMarker } from './decide.js';
 import { docBases } from './find.js';
 import type { SpansHashMarker } from './hash.js';
-import { mergeByDoc, readRows } from './rows.js';
+import { groupRows } from './rows.js';
 
 /** The spans-cut task's counts (summed over the groups by the job's summary). */
 export interface SpansCutMarker {
@@ -92,12 +92,7 @@ export class SpansIds {
 
 /** The group's removed occurrences from every decide task, sorted by (document, unit index). */
 function groupCuts(workDir: string, job: JobSpec, t: number): Uint32Array[] {
-  const parts: Uint32Array[][] = [];
-  for (let p = 0; p < taskCount(job, 'spans-decide'); p++) {
-    const m = requireMarker<SpansDecideMarker>(workDir, job, 'spans-decide', p);
-    parts.push(readRows(path.join(taskDir(workDir, 'spans-decide', p), 'cuts.u32'), { width: CUT_COLUMNS, n: m.removed }, m.gstart[t]!, m.gstart[t + 1]!));
-  }
-  return mergeByDoc(parts, CUT_COLUMNS);
+  return groupRows<SpansDecideMarker>(workDir, job, { stage: 'spans-decide', file: 'cuts.u32', width: CUT_COLUMNS, rows: (m) => m.removed }, t);
 }
 
 /** Runs spans-cut task `t` (idempotent; every spans-decide task must have completed). */

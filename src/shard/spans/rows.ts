@@ -6,7 +6,10 @@
  * @module
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import path from 'node:path';
 import { DamagedFileError } from '../files/columns.js';
+import { requireMarker, taskDir } from '../files/commit.js';
+import { taskCount, type JobSpec, type StageName } from '../files/job.js';
 
 /** Columns of `n` rows as one buffer, ready to write. */
 export function columnsBuffer(columns: readonly Uint32Array[], n: number): Buffer {
@@ -46,6 +49,28 @@ export function mergeByDoc(parts: readonly Uint32Array[][], width: number): Uint
   }
   const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => all[0]![a]! - all[0]![b]! || all[1]![a]! - all[1]![b]!);
   return all.map((c) => Uint32Array.from(order, (i) => c[i]!));
+}
+
+/** Where a stage's tasks keep the rows they group for the next stage's tasks. */
+export interface GroupedRows<M> {
+  stage: StageName;
+  file: string;
+  width: number;
+  /** The rows a task's file holds, from its marker. */
+  rows: (marker: M) => number;
+}
+
+/**
+ * Group `t`'s rows from every task of `from.stage` (each marker's `gstart` gives each group's
+ * range), sorted by (document, unit index).
+ */
+export function groupRows<M extends { gstart: number[] }>(workDir: string, job: JobSpec, from: GroupedRows<M>, t: number): Uint32Array[] {
+  const parts: Uint32Array[][] = [];
+  for (let p = 0; p < taskCount(job, from.stage); p++) {
+    const m = requireMarker<M>(workDir, job, from.stage, p);
+    parts.push(readRows(path.join(taskDir(workDir, from.stage, p), from.file), { width: from.width, n: from.rows(m) }, m.gstart[t]!, m.gstart[t + 1]!));
+  }
+  return mergeByDoc(parts, from.width);
 }
 
 /** Code units [from, to) of a file of `n` UTF-16 code units stored two to a uint32 (the last one padded). */

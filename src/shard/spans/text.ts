@@ -13,13 +13,13 @@ import path from 'node:path';
 import { OffsetCursor } from '../../spans/offsets.js';
 import { grown } from '../../spans/unitHash.js';
 import { UnitWalker } from '../../spans/walker.js';
-import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
-import { shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
+import { commitTask, writeSynced } from '../files/commit.js';
+import { shardsOfTask, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
 import { CHECK_COLUMNS, type SpansFindMarker } from './find.js';
 import { partitionOf } from './hash.js';
-import { columnsBuffer, mergeByDoc, readRows } from './rows.js';
+import { columnsBuffer, groupRows } from './rows.js';
 
 /** The columns of `texts.u32`. */
 export const TEXT_COLUMNS = 8;
@@ -45,12 +45,7 @@ interface PartTexts {
 
 /** The group's occurrences to check, from every find task, sorted by (document, unit index). */
 function groupChecks(workDir: string, job: JobSpec, t: number): Uint32Array[] {
-  const parts: Uint32Array[][] = [];
-  for (let p = 0; p < taskCount(job, 'spans-find'); p++) {
-    const m = requireMarker<SpansFindMarker>(workDir, job, 'spans-find', p);
-    parts.push(readRows(path.join(taskDir(workDir, 'spans-find', p), 'checks.u32'), { width: CHECK_COLUMNS, n: m.checks }, m.gstart[t]!, m.gstart[t + 1]!));
-  }
-  return mergeByDoc(parts, CHECK_COLUMNS);
+  return groupRows<SpansFindMarker>(workDir, job, { stage: 'spans-find', file: 'checks.u32', width: CHECK_COLUMNS, rows: (m) => m.checks }, t);
 }
 
 /** Runs spans-text task `t` (idempotent; every spans-find task must have completed). */
