@@ -14,7 +14,7 @@ import { open } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { UsageError } from '../../common/errors.js';
 import { loadPackage } from '../../common/lazy.js';
-import { attempts, countAttempts, retrying, retryStrategy, statusOf } from './retry.js';
+import { attempts, countAttempts, hostNotFound, retrying, retryStrategy, statusOf } from './retry.js';
 export { s3Requests, setS3Log } from './retry.js';
 
 /** A parsed `s3://bucket/key` name. */
@@ -122,6 +122,10 @@ function s3Error(url: string, e: unknown): Error {
       `${url}: access denied (credentials come from the AWS SDK's default chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles)`,
     );
   if (name === 'MissingDependencyError' || e instanceof UsageError) return e as Error;
+  if (hostNotFound(e)) {
+    const host = (e as { hostname?: string }).hostname ?? 'the endpoint';
+    return new UsageError(`${url}: the S3 endpoint's host "${host}" does not exist (DNS: ENOTFOUND); check --s3-endpoint or AWS_ENDPOINT_URL`);
+  }
   if (name === 'CredentialsProviderError')
     return new Error(
       `${url}: no AWS credentials found (the SDK's default chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, instance or pod roles)`,

@@ -1,7 +1,8 @@
 /**
  * How S3 requests are retried. The SDK's retry loop runs every request: it decides what is
  * retryable (throttling and 429, 500/502/503/504, timeouts, refused and dropped connections), and
- * {@link retryStrategy} decides how often and how long to wait, and says each retry at `-v`.
+ * {@link retryStrategy} decides how often and how long to wait (never for a host name that does not
+ * exist), and says each retry at `-v`.
  * {@link retrying} runs a request again for what the SDK's loop cannot see: a body cut short after
  * the response began, and a 404 of a key just listed or written (stores that are only eventually
  * consistent after a write). Both wait the same way: exponential from 100 ms (NEARDUP_S3_RETRY_MS),
@@ -93,16 +94,23 @@ export function retryStrategy(most: number): import('@aws-sdk/client-s3').S3Clie
     acquireInitialRetryToken: async () => token(0, 0),
     refreshRetryTokenForRetry: async (previous, info) => {
       const attempt = previous.getRetryCount() + 1;
-      if (attempt >= most || info.errorType === 'CLIENT_ERROR') throw new Error('not retried');
+      const failed = (info as { error?: unknown }).error;
+      // A host name that does not exist (a mistyped endpoint) stays so: no retries. EAI_AGAIN, a DNS
+      // server that did not answer, is retried.
+      if (attempt >= most || info.errorType === 'CLIENT_ERROR' || hostNotFound(failed)) throw new Error('not retried');
       const wait = backoff(attempt);
       s3Requests.retries++;
-      const e = (info as { error?: unknown }).error;
-      const what = (e as FailedRequest | undefined)?.$neardupRequest ?? 'a request';
-      log?.(`s3: ${what} failed (${failureOf(e)}), retry ${attempt} of ${most - 1} in ${Math.round(wait)} ms`);
+      const what = (failed as FailedRequest | undefined)?.$neardupRequest ?? 'a request';
+      log?.(`s3: ${what} failed (${failureOf(failed)}), retry ${attempt} of ${most - 1} in ${Math.round(wait)} ms`);
       return token(attempt, wait);
     },
     recordSuccess: () => {},
   };
+}
+
+/** True for a failure to resolve the endpoint's host name because it does not exist (`ENOTFOUND`). */
+export function hostNotFound(e: unknown): boolean {
+  return (e as NodeJS.ErrnoException | undefined)?.code === 'ENOTFOUND';
 }
 
 /** The HTTP status of an SDK error, if it has one. */

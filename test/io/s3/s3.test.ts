@@ -86,6 +86,17 @@ test(
 // failed run uploads neither; --out and --removed naming one object is refused.
 // #48: a missing bucket and a missing key are told apart in plain words, for reads (an input, a
 // glob, a small GET) and writes alike; drawn bucket and key names, each missing one way or the other.
+test('an endpoint whose host does not exist is named at once (exit 2, no retries), not retried like a dropped connection', async () => {
+  // `.invalid` never resolves (RFC 6761): ENOTFOUND, which no retry changes.
+  const r = await neardupAsync(['dedup', 's3://b/in.jsonl', '--s3-endpoint', 'http://no-such-host.invalid:9000', '-v'], process.cwd(), S3_ENV);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(
+    r.stderr,
+    /^neardup: s3:\/\/b\/in\.jsonl: the S3 endpoint's host "no-such-host\.invalid" does not exist \(DNS: ENOTFOUND\); check --s3-endpoint or AWS_ENDPOINT_URL$/m,
+  );
+  assert.doesNotMatch(r.stderr, /retry/);
+});
+
 test('a missing bucket and a missing key are named as such, never "no such object (no such bucket)"', opts, async () => {
   Object.assign(process.env, S3_ENV);
   setS3Endpoint(server.endpoint);
