@@ -59,6 +59,8 @@ Exit codes: 0 ok, 1 runtime failure, 2 usage or input error. See docs/cli.md.`,
 
 function applyToAll(cmd: Command, write: (s: string) => void): void {
   cmd.exitOverride();
+  // Each command's --help lists the program's own options too (--s3-endpoint).
+  cmd.configureHelp({ showGlobalOptions: true });
   cmd.configureOutput({ writeErr: write, outputError: (s, w) => w(s.startsWith('error:') ? `neardup: ${s}` : s) });
   for (const sub of cmd.commands) applyToAll(sub, write);
 }
