@@ -37,8 +37,9 @@ export function resolveSetup(o: NearDupIndexOptions): IndexSetup {
   if (bits === 16 && verify !== 'estimate')
     throw new RangeError('signatureBits 16 needs verify "estimate": an index with verify "exact" keeps fingerprint sets, not signatures');
   const shingleOpts: ShingleOptions = { ...o.shingle, ...(o.k !== undefined ? { k: o.k } : {}) };
-  // The index signs through sketch() only, which has no WebAssembly path (as DocPipeline.fromManifest).
-  const signer = createTextSigner({ shingle: shingleOpts, minhash: { numPerm: o.numPerm, method: o.method, seed: o.seed }, wasm: false });
+  // With the WebAssembly kernels when the runtime has them: an index that keeps texts (setSource
+  // 'text') signs each add with `sign` and makes candidates' sets with `distinct`, both faster there.
+  const signer = createTextSigner({ shingle: shingleOpts, minhash: { numPerm: o.numPerm, method: o.method, seed: o.seed } });
   const sh = signer.shingler;
   const hasher = signer.hasher;
   const choice = chooseBands(threshold, hasher.numPerm, {

@@ -68,8 +68,6 @@ export class DocPipeline {
     const signer = createTextSigner({
       shingle: { kind: s.kind, k: s.k, seed: s.seed, multiset: s.multiset, stopwords: s.stopwords, normalize: { ...s.normalize, custom } },
       minhash: { method: manifest.minhash.method, seed: manifest.minhash.seed, numPerm: manifest.minhash.numPerm },
-      // The index signs through sketch() only, which has no WebAssembly path: skip setting it up.
-      wasm: false,
     });
     return new DocPipeline(
       manifest,
