@@ -23,8 +23,8 @@ export async function insertPrepared(ctx: IndexContext, prepared: Prepared[]): P
   ]);
   const results: Match[][] = [];
   const entries: PutEntry[] = [];
-  // Within the batch: band key -> earlier batch items (a small numeric map, batch-local).
-  const local = new Map<number, number[]>();
+  // Within the batch: band key -> earlier batch items.
+  const local = new BatchKeys(prepared.length * keyMaker.bands);
   for (let i = 0; i < prepared.length; i++) {
     const p = prepared[i]!;
     // Stored versions of ids that this or an earlier batch item replaces are not reported.
@@ -36,18 +36,19 @@ export async function insertPrepared(ctx: IndexContext, prepared: Prepared[]): P
     const earlier = new Set<number>();
     const bk = keyMaker.bandPart(p.keys);
     // Earlier documents of the batch that are already expired (added with a past expiry) are not reported.
-    for (let b = 0; b < bk.length; b++) for (const j of local.get(bk[b]!) ?? []) if (!(prepared[j]!.expiresAt! <= now)) earlier.add(j);
+    for (let b = 0; b < bk.length; b++) {
+      for (let e = local.first(bk[b]!); e >= 0; e = local.next(e)) {
+        const j = local.item(e);
+        if (!(prepared[j]!.expiresAt! <= now)) earlier.add(j);
+      }
+    }
     if (earlier.size) {
       const cands = [...earlier].map((j) => ({ id: prepared[j]!.id, record: entries[j]!.record }));
       matches.push(...scorer.score(p, filterCandidates(cands, p.filter), { min: t }));
       matches.sort(byScore);
     }
     if (p.limit !== undefined && matches.length > p.limit) matches.length = p.limit;
-    for (let b = 0; b < bk.length; b++) {
-      const l = local.get(bk[b]!);
-      if (l) l.push(i);
-      else local.set(bk[b]!, [i]);
-    }
+    for (let b = 0; b < bk.length; b++) local.add(bk[b]!, i);
     const oldRec = old[i];
     entries.push({
       id: p.id,
@@ -62,4 +63,71 @@ export async function insertPrepared(ctx: IndexContext, prepared: Prepared[]): P
   ctx.counters.adds += prepared.length;
   await ctx.notify({ kind: 'add', documents: prepared.map((p, i) => ({ id: p.id, duplicates: results[i]!.map((m) => m.id), replaced: old[i] != null })) });
   return results;
+}
+
+/**
+ * Band key → the batch items that have it, in the order added: open addressing over typed arrays
+ * with each key's items chained (a Map of arrays made an object per key, 16 per document).
+ */
+class BatchKeys {
+  private readonly slotKey: Float64Array;
+  /** Per slot: its key's first and last entry (−1: empty). */
+  private readonly head: Int32Array;
+  private readonly tail: Int32Array;
+  /** Per entry: its item and the next entry of the same key (−1: none). */
+  private readonly items: Int32Array;
+  private readonly nexts: Int32Array;
+  private readonly mask: number;
+  private readonly bits = new Float64Array(1);
+  private readonly words = new Uint32Array(this.bits.buffer);
+  private entries = 0;
+
+  /** Room for `most` (key, item) entries. */
+  constructor(most: number) {
+    let size = 16;
+    while (size < 2 * most) size *= 2;
+    this.mask = size - 1;
+    this.slotKey = new Float64Array(size);
+    this.head = new Int32Array(size).fill(-1);
+    this.tail = new Int32Array(size);
+    this.items = new Int32Array(Math.max(1, most));
+    this.nexts = new Int32Array(Math.max(1, most));
+  }
+
+  private slot(key: number): number {
+    this.bits[0] = key;
+    let h = Math.imul(this.words[0]! ^ Math.imul(this.words[1]!, 0x9e3779b1), 0x85ebca6b);
+    h ^= h >>> 15;
+    let s = h & this.mask;
+    while (this.head[s] !== -1 && this.slotKey[s] !== key) s = (s + 1) & this.mask;
+    return s;
+  }
+
+  /** Records that item `item` has `key`. */
+  add(key: number, item: number): void {
+    const s = this.slot(key);
+    const e = this.entries++;
+    this.items[e] = item;
+    this.nexts[e] = -1;
+    if (this.head[s] === -1) {
+      this.slotKey[s] = key;
+      this.head[s] = e;
+    } else this.nexts[this.tail[s]!] = e;
+    this.tail[s] = e;
+  }
+
+  /** The first entry of `key`, or −1. */
+  first(key: number): number {
+    return this.head[this.slot(key)]!;
+  }
+
+  /** The entry after `e` of the same key, or −1. */
+  next(e: number): number {
+    return this.nexts[e]!;
+  }
+
+  /** The item of entry `e`. */
+  item(e: number): number {
+    return this.items[e]!;
+  }
 }
