@@ -63,6 +63,23 @@ export class UnitWalker {
     return u.count;
   }
 
+  /** Splits `text` into {@link units} as {@link each} does, hashing nothing (line, paragraph, sentence units). */
+  split(text: string): void {
+    if (this.o.unit === 'substring') throw new Error('split: substring windows are hashed as they are split');
+    splitUnits(text, this.o.unit, this.o.window, this.units);
+  }
+
+  /**
+   * Hashes unit `k` of the text last {@link split} into {@link hash}, as {@link each} does, and
+   * makes it the unit {@link key} gives; returns its normalized length.
+   */
+  hashUnit(text: string, k: number): number {
+    const len = this.hasher.hash(text, this.units.textStart[k]!, this.units.textEnd[k]!, this.hash);
+    this.len = len;
+    if (this.masking) this.masked();
+    return len;
+  }
+
   /**
    * The normalized text of unit `k` of the current {@link each} callback into {@link keyUnits};
    * returns its length. A substring window's is its words, each normalized alone, separated by
