@@ -128,6 +128,16 @@ export class SpanDeduper {
     if (this.lists) this.table.onGrow = (moved) => this.lists!.moved(moved);
   }
 
+  /**
+   * Sizes the table for an input of `bytes` (before pass 1; a hint, as the table grows anyway): a
+   * unit every 128 bytes (lines, sentence windows) or 512 (paragraphs), at most 2²⁰ units, so as
+   * not to rehash the table as it fills.
+   */
+  expectBytes(bytes: number): void {
+    if (this.observed > 0 || this.o.unit === 'substring') return;
+    this.table.reserve(Math.min(1 << 20, Math.floor(bytes / (this.o.unit === 'paragraph' ? 512 : 128))));
+  }
+
   /** Pass 1: counts the units of the next document (documents come in input order, numbered from 0). */
   observe(text: string): void {
     const doc = this.observed++;

@@ -110,6 +110,18 @@ export class UnitTable {
     this.s[i * STRIDE + DOCS] = docs;
   }
 
+  /** Room for `units` distinct units before the first growth, when the table is still empty (a hint: it grows as needed anyway). */
+  reserve(units: number): void {
+    if (this.size > 0) return;
+    let cap = this.capacity;
+    while (cap < 2 * units) cap *= 2;
+    if (cap === this.capacity) return;
+    const next = new UnitTable(cap);
+    this.mask = next.mask;
+    this.s = next.s;
+    this.byte = next.byte;
+  }
+
   private home(hi: number, lo: number): number {
     return (Math.imul(hi ^ (lo >>> 15), 0x9e3779b1) ^ lo) & this.mask;
   }
