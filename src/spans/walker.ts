@@ -39,6 +39,8 @@ export class UnitWalker {
   constructor(private readonly o: ResolvedSpansOptions) {
     this.norm = makeNormalizer(o.normalize ?? {});
     this.hasher = new UnitHasher(o.normalize ?? {});
+    // Windows of several sentences overlap: each character would be normalized once per window it is in.
+    this.hasher.wholeDocs = o.unit === 'sentence' && o.window > 1;
     const bits = faultHooks().spansHashBits?.();
     this.masking = bits !== undefined;
     this.mask = bits === undefined || bits >= 32 ? -1 : (1 << bits) - 1;
