@@ -73,19 +73,17 @@ export interface DocCuts {
 export function cutDocument(text: string, cut: DocCuts): CutVerdict {
   const { units: u, removed, facts } = cut;
   if (removed.length === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false, bytesRemoved: 0 };
-  // Each removed unit's offsets, by two cursors that only move forward (starts and ends both increase with k), read once.
+  // Each removed unit's offsets, read once by one cursor over its starts and ends in text order (both increase with k).
   const c = new OffsetCursor().reset(text);
-  const e = new OffsetCursor().reset(text);
   const n = removed.length;
   const at = new Array<number>(4 * n);
-  for (let j = 0; j < n; j++) {
-    const k = removed[j]!;
-    c.at(u.start[k]!);
-    e.at(u.end[k]!);
-    at[4 * j] = c.cp;
-    at[4 * j + 1] = c.byte;
-    at[4 * j + 2] = e.cp;
-    at[4 * j + 3] = e.byte;
+  for (let js = 0, je = 0; je < n;) {
+    const a = js < n ? u.start[removed[js]!]! : Infinity;
+    const b = u.end[removed[je]!]!;
+    const f = a <= b ? 4 * js++ : 4 * je++ + 2;
+    c.at(a <= b ? a : b);
+    at[f] = c.cp;
+    at[f + 1] = c.byte;
   }
   const rows = cut.substring ? mergeWindows(removed, u.start, u.end) : undefined;
   const units: RemovedUnit[] = [];

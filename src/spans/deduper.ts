@@ -53,6 +53,22 @@ export interface SpansSummary {
   top: TopUnit[];
 }
 
+/**
+ * The occurrence the check is handed: its code-point and byte offsets are found when read (only for
+ * a text that shares a hash with another, in practice never), by the document's forward cursor.
+ */
+class LazyOccurrence implements Occurrence {
+  doc = 0;
+  pos = 0;
+  constructor(private readonly cursor: OffsetCursor) {}
+  get cp(): number {
+    return this.cursor.at(this.pos).cp;
+  }
+  get byte(): number {
+    return this.cursor.at(this.pos).byte;
+  }
+}
+
 /** The verdict of a document that loses nothing. */
 function unchanged(text: string): DocVerdict {
   return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false };
@@ -110,7 +126,7 @@ export class SpanDeduper {
    * pass 2 skips the others; bit 2 when the check must read it (a repeated hash's first occurrence).
    */
   private touched = new Uint8Array(1024);
-  private readonly at: Occurrence = { doc: 0, pos: 0, cp: 0, byte: 0 };
+  private readonly at = new LazyOccurrence(this.cursor);
   /**
    * Line, paragraph and sentence units, but in `--min-docs 1` (every unit cut): where pass 1 met
    * the repeated units (./repeats.ts), so the check and pass 2 hash those alone, and the first
@@ -229,9 +245,6 @@ export class SpanDeduper {
     const at = this.at;
     at.doc = doc;
     at.pos = this.units.start[k]!;
-    this.cursor.at(at.pos);
-    at.cp = this.cursor.cp;
-    at.byte = this.cursor.byte;
     const len = this.walker.key(k); // First: it may grow keyUnits.
     v.check(i, this.walker.keyUnits, len, at);
   }
@@ -277,12 +290,24 @@ export class SpanDeduper {
     this.s.repeatedUnits = repeated.length;
     const slot = (x: number): number => (x >= 0 ? x : -1);
     const side = (x: number): number => (x >= 0 ? -1 : -2 - x);
-    const key = (x: number, f: 'count' | 'firstDoc' | 'firstPos'): number => v[f](slot(x), side(x));
-    repeated.sort((a, b) => key(b, 'count') - key(a, 'count') || key(a, 'firstDoc') - key(b, 'firstDoc') || key(a, 'firstPos') - key(b, 'firstPos'));
-    this.s.top = repeated.slice(0, this.o.top).map((x, k) => {
+    // By occurrences, then first seen first (the keys read once, into arrays).
+    const n = repeated.length;
+    const count = new Float64Array(n);
+    const firstDoc = new Float64Array(n);
+    const firstPos = new Float64Array(n);
+    for (let j = 0; j < n; j++) {
+      const x = repeated[j]!;
+      count[j] = v.count(slot(x), side(x));
+      firstDoc[j] = v.firstDoc(slot(x), side(x));
+      firstPos[j] = v.firstPos(slot(x), side(x));
+    }
+    const order = Array.from({ length: n }, (_, j) => j);
+    order.sort((a, b) => count[b]! - count[a]! || firstDoc[a]! - firstDoc[b]! || firstPos[a]! - firstPos[b]! || a - b);
+    this.s.top = order.slice(0, this.o.top).map((j, k) => {
+      const x = repeated[j]!;
       this.topSlots.set(x, k);
-      this.touch(key(x, 'firstDoc'), 1);
-      return { text: '', count: key(x, 'count'), docs: v.docs(slot(x), side(x)) };
+      this.touch(firstDoc[j]!, 1);
+      return { text: '', count: count[j]!, docs: v.docs(slot(x), side(x)) };
     });
   }
 
