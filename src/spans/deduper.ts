@@ -6,13 +6,13 @@
  * give the same answer.
  * @module
  */
-import { OffsetCursor } from './offsets.js';
+import { LazyOccurrence, OffsetCursor } from './offsets.js';
 import { resolveSpansOptions, type ResolvedSpansOptions, type SpansOptions } from './options.js';
 import { RepeatLists } from './repeats.js';
 import { UnitTable } from './table.js';
 import type { Units } from './units.js';
 import { cutDocument, type DocVerdict, type UnitFacts } from './cutDocument.js';
-import { UnitVerifier, type Occurrence } from './verify.js';
+import { UnitVerifier } from './verify.js';
 import { UnitWalker } from './walker.js';
 
 export type { CutRange, DocVerdict, RemovedUnit, UnitFacts } from './cutDocument.js';
@@ -51,22 +51,6 @@ export interface SpansSummary {
   documentsDropped: number;
   /** The most repeated units, by occurrences (ties: first seen first). */
   top: TopUnit[];
-}
-
-/**
- * The occurrence the check is handed: its code-point and byte offsets are found when read (only for
- * a text that shares a hash with another, in practice never), by the document's forward cursor.
- */
-class LazyOccurrence implements Occurrence {
-  doc = 0;
-  pos = 0;
-  constructor(private readonly cursor: OffsetCursor) {}
-  get cp(): number {
-    return this.cursor.at(this.pos).cp;
-  }
-  get byte(): number {
-    return this.cursor.at(this.pos).byte;
-  }
 }
 
 /** The verdict of a document that loses nothing. */
