@@ -10,16 +10,17 @@
  * @module
  */
 
+/** The classes; those above {@link SCONTINUE} are the ones a sentence can end at. */
 const OTHER = 0;
 const LOWER = 1;
 const UPPER = 2;
 const NUMERIC = 3;
 const SP = 4;
-const LF = 5;
-const CR = 6;
-const ATERM = 7;
-const STERM = 8;
-const SCONTINUE = 9;
+const SCONTINUE = 5;
+const LF = 6;
+const CR = 7;
+const ATERM = 8;
+const STERM = 9;
 
 /** The sentence-break class of each code unit below 256 that {@link sentenceEnds} handles; {@link OTHER} for the rest. */
 const CLASS = (() => {
@@ -42,67 +43,54 @@ const CLASS = (() => {
   return t;
 })();
 
-/** Whether every code unit of `text` is one {@link sentenceEnds} handles. */
-function handled(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c > 0xff || CLASS[c] === OTHER) return false;
-  }
-  return true;
-}
+/** A code unit of a class {@link CLASS} leaves {@link OTHER}: the same set, spelled as a character class. */
+const UNHANDLED = /[^a-zA-Z0-9\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff \t\r\n.!?,]/;
+/** Where a sentence may end: terminators and paragraph separators. */
+const STOPS = /[.!?\r\n]/g;
 
 /**
  * The ends of `text`'s sentences (UTF-16 indices, the last one `text.length`), as
- * `Intl.Segmenter`'s sentence granularity splits it, into `ends` (cleared first); false, with
- * `ends` undefined, when `text` holds a character this function does not handle (see the module comment).
+ * `Intl.Segmenter`'s sentence granularity splits it, into `ends` (cleared first); false (and
+ * `ends` means nothing) when `text` holds a character this function does not handle (see the module comment).
  */
 export function sentenceEnds(text: string, ends: number[]): boolean {
   ends.length = 0;
-  if (!handled(text)) return false;
+  if (UNHANDLED.test(text)) return false;
   const n = text.length;
   const cls = (i: number): number => CLASS[text.charCodeAt(i)]!;
-  let i = 0;
-  while (i < n) {
+  // From one code unit a sentence may end at to the next (a regular expression finds them faster than a loop per character).
+  STOPS.lastIndex = 0;
+  while (STOPS.test(text)) {
+    const i = STOPS.lastIndex - 1;
     const k = cls(i);
     if (k === CR || k === LF) {
       // SB3: CR × LF; SB4: a paragraph separator ends its sentence.
-      i += k === CR && i + 1 < n && cls(i + 1) === LF ? 2 : 1;
-      ends.push(i);
-      continue;
-    }
-    if (k !== ATERM && k !== STERM) {
-      i++;
+      const e = i + (k === CR && i + 1 < n && cls(i + 1) === LF ? 2 : 1);
+      ends.push(e);
+      STOPS.lastIndex = e;
       continue;
     }
     let j = i + 1;
+    STOPS.lastIndex = j;
     if (k === ATERM && j < n) {
       const next = cls(j);
       // SB6: ATerm × Numeric; SB7: (Upper | Lower) ATerm × Upper.
-      if (next === NUMERIC || (next === UPPER && i > 0 && (cls(i - 1) === UPPER || cls(i - 1) === LOWER))) {
-        i = j;
-        continue;
-      }
+      if (next === NUMERIC || (next === UPPER && i > 0 && (cls(i - 1) === UPPER || cls(i - 1) === LOWER))) continue;
     }
     while (j < n && cls(j) === SP) j++;
     if (j >= n) break;
+    STOPS.lastIndex = j;
     const next = cls(j);
     // SB9, SB10: no break before a paragraph separator (it ends the sentence itself); SB8a: nor before SContinue or another terminator.
-    if (next === LF || next === CR || next === SCONTINUE || next === ATERM || next === STERM) {
-      i = j;
-      continue;
-    }
+    if (next === LF || next === CR || next === SCONTINUE || next === ATERM || next === STERM) continue;
     if (k === ATERM) {
       // SB8: ATerm Sp* × (¬(OLetter | Upper | Lower | ParaSep | SATerm))* Lower.
       let q = j;
       while (q < n && (cls(q) === NUMERIC || cls(q) === SP || cls(q) === SCONTINUE)) q++;
-      if (q < n && cls(q) === LOWER) {
-        i = j;
-        continue;
-      }
+      if (q < n && cls(q) === LOWER) continue;
     }
     // SB11: the sentence ends after its terminator and spaces.
     ends.push(j);
-    i = j;
   }
   if (n > 0 && ends[ends.length - 1] !== n) ends.push(n);
   return true;

@@ -61,3 +61,17 @@ test('sentence ends: texts with any other character are refused (Intl.Segmenter 
     { numRuns: 5000, seed: 62 },
   );
 });
+
+test('sentence ends: every code unit the function takes gives the segmenter ends in a few contexts; the rest are refused', () => {
+  let taken = 0;
+  for (let c = 0; c < 0x10000; c++) {
+    const ch = String.fromCharCode(c);
+    const contexts = [ch, `a${ch}. B`, `A. ${ch}b`, `x.${ch}`, `Q? ${ch} . z`];
+    const ok = contexts.map((t) => got(t) !== undefined);
+    assert.ok(ok.every((x) => x === ok[0]), `U+${c.toString(16)}: taken in some contexts only`);
+    if (!ok[0]) continue;
+    taken++;
+    for (const t of contexts) assert.deepEqual(got(t), want(t), JSON.stringify(t));
+  }
+  assert.equal(taken, 62 + 62 + 8, 'ASCII letters and digits, U+00C0-U+00FF but two, space, tab, CR, LF and . ! ? ,');
+});
