@@ -80,6 +80,7 @@ export class UnitHasher {
     const plain = !o.stripPunctuation && !o.stripDiacritics && !o.custom;
     this.mode = !plain || !LITTLE_ENDIAN ? 0 : preset === 'default' ? 1 : preset === 'none' ? 2 : 0;
     this.lower = !o.keepCase;
+    for (const c of [0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20]) this.table[c] = SPACE;
   }
 
   /** The normalized text of a unit (the string path; the summary's top units and word counts use it). */
@@ -113,24 +114,19 @@ export class UnitHasher {
       return textHash2Units(buf, this.words, len, out);
     }
     const table = this.table;
-    let space = false;
     for (let i = a; i < b; i++) {
       const c = src[i]!;
       let m = table[c]!;
-      if (m < 0) {
-        if (m === UNKNOWN) m = table[c] = entry(c, this.lower);
-        if (m === SPACE) {
-          space = true;
-          continue;
-        }
-        if (m === FALLBACK) return this.slow(text, a, b, out);
+      if (m === UNKNOWN) m = table[c] = entry(c, this.lower);
+      if (m >= 0) {
+        buf[len++] = m;
+        continue;
       }
+      if (m === FALLBACK) return this.slow(text, a, b, out);
       // A whitespace run between two characters is one space; leading and trailing ones are trimmed.
-      if (space) {
-        if (len > 0) buf[len++] = 0x20;
-        space = false;
-      }
-      buf[len++] = m;
+      // (The whitespace entries are filled from the start, so the run's end is no unknown entry.)
+      while (i + 1 < b && table[src[i + 1]!] === SPACE) i++;
+      if (len > 0 && i + 1 < b) buf[len++] = 0x20;
     }
     return textHash2Units(buf, this.words, len, out);
   }
@@ -158,27 +154,21 @@ export class UnitHasher {
     const out = this.docNorm;
     const pos = this.docPos;
     let len = 0;
-    let space = false;
     for (let i = 0; i < n; i++) {
       const c = src[i]!;
       let m = table[c]!;
-      if (m < 0) {
-        if (m === UNKNOWN) m = table[c] = entry(c, this.lower);
-        if (m === SPACE) {
-          space = true;
-          continue;
-        }
-        if (m === FALLBACK) {
-          this.docState = 2;
-          return;
-        }
+      if (m === UNKNOWN) m = table[c] = entry(c, this.lower);
+      if (m >= 0) {
+        pos[i] = len;
+        out[len++] = m;
+        continue;
       }
-      if (space) {
-        if (len > 0) out[len++] = 0x20;
-        space = false;
+      if (m === FALLBACK) {
+        this.docState = 2;
+        return;
       }
-      pos[i] = len;
-      out[len++] = m;
+      while (i + 1 < n && table[src[i + 1]!] === SPACE) i++;
+      if (len > 0 && i + 1 < n) out[len++] = 0x20;
     }
     this.docState = 1;
   }
