@@ -145,3 +145,32 @@ export function textHash2Units(buf: Uint16Array, words: Uint32Array, len: number
   out[1] = fmix32(g ^ Math.imul(len, 0x85ebca6b));
   return len;
 }
+
+/**
+ * `textHash2` of the `len` code units of `buf` from `start`, as if they were a string (the pairs
+ * `textHash2Units` reads as words, read here two code units at a time, so `start` may be odd);
+ * returns `len`. src/spans/unitHash.ts hashes the sentence windows of a document normalized once with it.
+ */
+export function textHash2Range(buf: Uint16Array, start: number, len: number, out: Uint32Array): number {
+  let h = 0x6d2b79f5;
+  let g = 0x1b873593;
+  const end = start + (len & ~1);
+  for (let j = start; j < end; j += 2) {
+    let k = buf[j]! | (buf[j + 1]! << 16);
+    g = Math.imul(g ^ k, 0x27d4eb2d);
+    g ^= g >>> 15;
+    k = Math.imul(k, C1);
+    k = (k << 15) | (k >>> 17);
+    h ^= Math.imul(k, C2);
+    h = (h << 13) | (h >>> 19);
+    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+  }
+  if (len & 1) {
+    const k = buf[start + len - 1]!;
+    g = Math.imul(g ^ k, 0x27d4eb2d);
+    h ^= Math.imul((Math.imul(k, C1) << 15) | (Math.imul(k, C1) >>> 17), C2);
+  }
+  out[0] = fmix32(h ^ len);
+  out[1] = fmix32(g ^ Math.imul(len, 0x85ebca6b));
+  return len;
+}

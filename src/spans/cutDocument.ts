@@ -73,38 +73,44 @@ export interface DocCuts {
 export function cutDocument(text: string, cut: DocCuts): CutVerdict {
   const { units: u, removed, facts } = cut;
   if (removed.length === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false, bytesRemoved: 0 };
+  // Each removed unit's offsets, read once by one cursor over its starts and ends in text order (both increase with k).
   const c = new OffsetCursor().reset(text);
-  const e = new OffsetCursor().reset(text);
-  const rows = cut.substring ? mergeWindows(removed, u.start, u.end) : undefined;
-  const pick = rows?.pick ?? removed.map((_, j) => j);
-  const units: RemovedUnit[] = pick.map((j, r) => {
-    const k = removed[j]!;
-    c.at(u.start[k]!);
-    e.at(rows?.end[r] ?? u.end[k]!);
-    return { start: c.cp, end: e.cp, byteStart: c.byte, byteEnd: e.byte, ...facts(j) };
-  });
-  // Merged in UTF-16 first (starts increase with k), then kept text and offsets.
-  const cutsU: number[] = [];
-  for (const k of removed) {
-    const a = u.start[k]!;
-    const b = u.end[k]!;
-    const n = cutsU.length;
-    if (n > 0 && a <= cutsU[n - 1]!) cutsU[n - 1] = Math.max(cutsU[n - 1]!, b);
-    else cutsU.push(a, b);
+  const n = removed.length;
+  const at = new Array<number>(4 * n);
+  for (let js = 0, je = 0; je < n;) {
+    const a = js < n ? u.start[removed[js]!]! : Infinity;
+    const b = u.end[removed[je]!]!;
+    const f = a <= b ? 4 * js++ : 4 * je++ + 2;
+    c.at(a <= b ? a : b);
+    at[f] = c.cp;
+    at[f + 1] = c.byte;
   }
-  c.reset(text);
-  e.reset(text);
+  const rows = cut.substring ? mergeWindows(removed, u.start, u.end) : undefined;
+  const units: RemovedUnit[] = [];
+  for (let r = 0; r < (rows ? rows.pick.length : n); r++) {
+    const j = rows ? rows.pick[r]! : r;
+    // A merged row ends where its last window does.
+    const l = rows ? rows.last[r]! : j;
+    units.push({ start: at[4 * j]!, end: at[4 * l + 2]!, byteStart: at[4 * j + 1]!, byteEnd: at[4 * l + 3]!, ...facts(j) });
+  }
+  // Merged in UTF-16 (starts increase with k); a range's offsets are its first unit's start and its furthest unit's end.
   const cuts: CutRange[] = [];
   let kept = '';
   let last = 0;
   let bytesRemoved = 0;
-  for (let j = 0; j < cutsU.length; j += 2) {
-    c.at(cutsU[j]!);
-    e.at(cutsU[j + 1]!);
-    cuts.push({ start: c.cp, end: e.cp, byteStart: c.byte, byteEnd: e.byte });
-    bytesRemoved += e.byte - c.byte;
-    kept += text.slice(last, cutsU[j]!);
-    last = cutsU[j + 1]!;
+  for (let j = 0; j < n;) {
+    const a = u.start[removed[j]!]!;
+    let b = u.end[removed[j]!]!;
+    let far = j;
+    let i = j + 1;
+    for (; i < n && u.start[removed[i]!]! <= b; i++) {
+      if (u.end[removed[i]!]! > b) (b = u.end[removed[i]!]!, (far = i));
+    }
+    cuts.push({ start: at[4 * j]!, end: at[4 * far + 2]!, byteStart: at[4 * j + 1]!, byteEnd: at[4 * far + 3]! });
+    bytesRemoved += at[4 * far + 3]! - at[4 * j + 1]!;
+    kept += text.slice(last, a);
+    last = b;
+    j = i;
   }
   kept += text.slice(last);
   // Only whether it has none, or fewer than minDocWords, matters: counting stops there.
@@ -115,15 +121,18 @@ export function cutDocument(text: string, cut: DocCuts): CutVerdict {
 /**
  * Substring units' audit rows: removed windows that overlap (in text order) are one row, from the
  * first window's start to the last one's end, named by the first window (its kept occurrence and
- * counts), so a repeat of any length is one row, not one per word. `pick`: the row's first window, as an index into `removed`.
+ * counts), so a repeat of any length is one row, not one per word. `pick`: the row's first window, `last`: the window
+ * that ends it (the furthest end), as indices into `removed`.
  */
-function mergeWindows(removed: readonly number[], start: number[], end: number[]): { pick: number[]; end: number[] } {
-  const out = { pick: [] as number[], end: [] as number[] };
+function mergeWindows(removed: readonly number[], start: number[], end: number[]): { pick: number[]; last: number[] } {
+  const out = { pick: [] as number[], last: [] as number[] };
+  let far = -1;
   for (let j = 0; j < removed.length; j++) {
     const k = removed[j]!;
-    const n = out.end.length;
-    if (n > 0 && start[k]! <= out.end[n - 1]!) out.end[n - 1] = Math.max(out.end[n - 1]!, end[k]!);
-    else (out.pick.push(j), out.end.push(end[k]!));
+    const n = out.pick.length;
+    if (n > 0 && start[k]! <= far) {
+      if (end[k]! > far) (far = end[k]!, (out.last[n - 1] = j));
+    } else (out.pick.push(j), out.last.push(j), (far = end[k]!));
   }
   return out;
 }

@@ -6,12 +6,13 @@
  * give the same answer.
  * @module
  */
-import { OffsetCursor } from './offsets.js';
+import { LazyOccurrence, OffsetCursor } from './offsets.js';
 import { resolveSpansOptions, type ResolvedSpansOptions, type SpansOptions } from './options.js';
+import { RepeatLists } from './repeats.js';
 import { UnitTable } from './table.js';
 import type { Units } from './units.js';
 import { cutDocument, type DocVerdict, type UnitFacts } from './cutDocument.js';
-import { UnitVerifier, type Occurrence } from './verify.js';
+import { UnitVerifier } from './verify.js';
 import { UnitWalker } from './walker.js';
 
 export type { CutRange, DocVerdict, RemovedUnit, UnitFacts } from './cutDocument.js';
@@ -50,6 +51,11 @@ export interface SpansSummary {
   documentsDropped: number;
   /** The most repeated units, by occurrences (ties: first seen first). */
   top: TopUnit[];
+}
+
+/** The verdict of a document that loses nothing. */
+function unchanged(text: string): DocVerdict {
+  return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false };
 }
 
 /** A summary with nothing counted yet: where every route of `neardup spans` starts counting. */
@@ -104,7 +110,13 @@ export class SpanDeduper {
    * pass 2 skips the others; bit 2 when the check must read it (a repeated hash's first occurrence).
    */
   private touched = new Uint8Array(1024);
-  private readonly at: Occurrence = { doc: 0, pos: 0, cp: 0, byte: 0 };
+  private readonly at = new LazyOccurrence(this.cursor);
+  /**
+   * Line, paragraph and sentence units, but in `--min-docs 1` (every unit cut): where pass 1 met
+   * the repeated units (./repeats.ts), so the check and pass 2 hash those alone, and the first
+   * occurrences' code-point and byte offsets are found in pass 2, for the repeated units only.
+   */
+  private readonly lists: RepeatLists | undefined;
   private readonly s: SpansSummary = emptySpansSummary();
 
   constructor(options: SpansOptions = {}) {
@@ -112,11 +124,24 @@ export class SpanDeduper {
     this.walker = new UnitWalker(this.o);
     this.units = this.walker.units;
     this.hash = this.walker.hash;
+    this.lists = this.o.unit !== 'substring' && (this.o.minDocs === undefined || this.o.minDocs >= 2) ? new RepeatLists() : undefined;
+    if (this.lists) this.table.onGrow = (moved) => this.lists!.moved(moved);
+  }
+
+  /**
+   * Sizes the table for an input of `bytes` (before pass 1; a hint, as the table grows anyway): a
+   * unit every 128 bytes (lines, sentence windows) or 512 (paragraphs), at most 2²⁰ units, so as
+   * not to rehash the table as it fills.
+   */
+  expectBytes(bytes: number): void {
+    if (this.observed > 0 || this.o.unit === 'substring') return;
+    this.table.reserve(Math.min(1 << 20, Math.floor(bytes / (this.o.unit === 'paragraph' ? 512 : 128))));
   }
 
   /** Pass 1: counts the units of the next document (documents come in input order, numbered from 0). */
   observe(text: string): void {
     const doc = this.observed++;
+    if (this.lists) return this.observeListed(doc, text);
     const c = this.cursor.reset(text);
     const u = this.units;
     this.walker.each(text, (k) => {
@@ -132,6 +157,20 @@ export class SpanDeduper {
     });
   }
 
+  /** {@link observe} with {@link lists}: each unit counted at its UTF-16 start, a later occurrence listed. */
+  private observeListed(doc: number, text: string): void {
+    const lists = this.lists!;
+    const t = this.table;
+    const h = this.hash;
+    const start = this.units.start;
+    lists.begin(doc);
+    this.walker.each(text, (k) => {
+      const i = t.add(h[0]!, h[1]!, doc, start[k]!, 0, 0);
+      this.s.units++;
+      if (t.count(i) > 1) lists.later(k, i);
+    });
+  }
+
   private touch(doc: number, bit: number): void {
     if (doc >= this.touched.length) {
       const grown = new Uint8Array(Math.max(doc + 1, this.touched.length * 2));
@@ -144,6 +183,7 @@ export class SpanDeduper {
   /** Ends pass 1: the hashes counted more than once are to be checked against their texts. */
   endObserving(): void {
     this.s.documents = this.observed;
+    this.lists?.end(this.table);
     this.v = new UnitVerifier(this.table);
     this.v.firstDocs((doc) => this.touch(doc, 2));
   }
@@ -157,6 +197,16 @@ export class SpanDeduper {
   verify(text: string): void {
     const doc = this.verified++;
     if (doc >= this.observed) throw new Error(`the check saw more documents than pass 1 (${this.observed})`);
+    if (this.lists) {
+      if (this.lists.none(doc)) return;
+      this.cursor.reset(text);
+      this.walker.split(text);
+      this.lists.each(doc, this.units, this.table, (k, i) => {
+        this.hashListed(doc, text, k, i);
+        this.checkUnit(doc, k, i);
+      });
+      return;
+    }
     if (this.touched[doc] === 0 || this.touched[doc] === undefined) return;
     this.cursor.reset(text);
     this.walker.each(text, (k) => {
@@ -166,6 +216,12 @@ export class SpanDeduper {
     });
   }
 
+  /** Hashes listed unit `k` (slot `i`) of the text last split, so that {@link checkUnit} and {@link resolve} can read its normalized text. */
+  private hashListed(doc: number, text: string, k: number, i: number): void {
+    this.walker.hashUnit(text, k);
+    if (!this.table.holds(i, this.hash[0]!, this.hash[1]!)) throw new Error(`document ${doc} changed between the passes`);
+  }
+
   /** Checks unit `k` of document `doc` (slot `i`) when its hash is repeated; {@link cursor} is on its document. */
   private checkUnit(doc: number, k: number, i: number): void {
     const v = this.v!;
@@ -173,9 +229,6 @@ export class SpanDeduper {
     const at = this.at;
     at.doc = doc;
     at.pos = this.units.start[k]!;
-    this.cursor.at(at.pos);
-    at.cp = this.cursor.cp;
-    at.byte = this.cursor.byte;
     const len = this.walker.key(k); // First: it may grow keyUnits.
     v.check(i, this.walker.keyUnits, len, at);
   }
@@ -221,12 +274,24 @@ export class SpanDeduper {
     this.s.repeatedUnits = repeated.length;
     const slot = (x: number): number => (x >= 0 ? x : -1);
     const side = (x: number): number => (x >= 0 ? -1 : -2 - x);
-    const key = (x: number, f: 'count' | 'firstDoc' | 'firstPos'): number => v[f](slot(x), side(x));
-    repeated.sort((a, b) => key(b, 'count') - key(a, 'count') || key(a, 'firstDoc') - key(b, 'firstDoc') || key(a, 'firstPos') - key(b, 'firstPos'));
-    this.s.top = repeated.slice(0, this.o.top).map((x, k) => {
+    // By occurrences, then first seen first (the keys read once, into arrays).
+    const n = repeated.length;
+    const count = new Float64Array(n);
+    const firstDoc = new Float64Array(n);
+    const firstPos = new Float64Array(n);
+    for (let j = 0; j < n; j++) {
+      const x = repeated[j]!;
+      count[j] = v.count(slot(x), side(x));
+      firstDoc[j] = v.firstDoc(slot(x), side(x));
+      firstPos[j] = v.firstPos(slot(x), side(x));
+    }
+    const order = Array.from({ length: n }, (_, j) => j);
+    order.sort((a, b) => count[b]! - count[a]! || firstDoc[a]! - firstDoc[b]! || firstPos[a]! - firstPos[b]! || a - b);
+    this.s.top = order.slice(0, this.o.top).map((j, k) => {
+      const x = repeated[j]!;
       this.topSlots.set(x, k);
-      this.touch(key(x, 'firstDoc'), 1);
-      return { text: '', count: key(x, 'count'), docs: v.docs(slot(x), side(x)) };
+      this.touch(firstDoc[j]!, 1);
+      return { text: '', count: count[j]!, docs: v.docs(slot(x), side(x)) };
     });
   }
 
@@ -235,32 +300,59 @@ export class SpanDeduper {
     if (!this.ready) throw new Error('pass 2 before the check of repeated units (endVerifying)');
     const doc = this.decided++;
     if (doc >= this.observed) throw new Error(`pass 2 saw more documents than pass 1 (${this.observed})`);
-    const t = this.table;
-    const v = this.v!;
-    const u = this.units;
-    const keepFirst = this.o.minDocs === undefined;
-    const minDocs = this.o.minDocs ?? 0;
     this.s.textBytes += Buffer.byteLength(text);
-    const mark = doc < this.touched.length ? this.touched[doc]! : 0;
-    // Bit 2 alone: a repeated hash's first occurrence, nothing to cut, but a speculative pass 2 checks it.
-    if (mark === 0 || (mark === 2 && !this.speculative)) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false };
     const removed: number[] = [];
     const found: number[] = [];
+    if (this.lists) {
+      // Only the units pass 1 listed: repeated hashes' later and first occurrences.
+      if (this.lists.none(doc)) return unchanged(text);
+      this.cursor.reset(text);
+      this.walker.split(text);
+      this.lists.each(doc, this.units, this.table, (k, i, first) => {
+        if (this.speculative || this.v!.collides(i)) this.hashListed(doc, text, k, i);
+        this.unitOf(doc, text, k, i, removed, found);
+        // The kept occurrence's offsets, for the audit of the later ones (first: the slot's first text).
+        if (first) this.table.setFirstOffsets(i, this.cursor.at(this.units.start[k]!).cp, this.cursor.byte);
+      });
+      return this.cut(text, removed, found);
+    }
+    const mark = doc < this.touched.length ? this.touched[doc]! : 0;
+    // Bit 2 alone: a repeated hash's first occurrence, nothing to cut, but a speculative pass 2 checks it.
+    if (mark === 0 || (mark === 2 && !this.speculative)) return unchanged(text);
     if (this.speculative) this.cursor.reset(text);
     this.walker.each(text, (k) => {
-      const i = t.find(this.hash[0]!, this.hash[1]!);
+      const i = this.table.find(this.hash[0]!, this.hash[1]!);
       if (i < 0) throw new Error(`document ${doc} changed between the passes`);
-      if (this.speculative) this.checkUnit(doc, k, i);
-      // Only a hash that collided needs the text: which of its units this is.
-      const s = v.collides(i) ? this.resolve(i, k) : -1;
-      const first = v.firstDoc(i, s) === doc && v.firstPos(i, s) === u.start[k];
-      const top = first ? this.topSlots.get(s < 0 ? i : -2 - s) : undefined;
-      if (top !== undefined) this.s.top[top]!.text = topText(text, u, k);
-      if (keepFirst ? !first : v.docs(i, s) >= minDocs) {
-        removed.push(k);
-        found.push(i, s);
-      }
+      this.unitOf(doc, text, k, i, removed, found);
     });
+    return this.cut(text, removed, found);
+  }
+
+  /**
+   * Pass 2 on unit `k` of document `doc`, slot `i`: checked (speculative pass 2), its side unit
+   * found, its text kept for the summary when a top unit's first occurrence, listed in `removed`
+   * and `found` (slot, side index) when it goes.
+   * Why these parameters: once per unit in pass 2's loops, where an options object would allocate per unit.
+   */
+  private unitOf(doc: number, text: string, k: number, i: number, removed: number[], found: number[]): void {
+    const v = this.v!;
+    const u = this.units;
+    if (this.speculative) this.checkUnit(doc, k, i);
+    // Only a hash that collided needs the text: which of its units this is.
+    const s = v.collides(i) ? this.resolve(i, k) : -1;
+    const first = v.firstDoc(i, s) === doc && v.firstPos(i, s) === u.start[k];
+    const top = first ? this.topSlots.get(s < 0 ? i : -2 - s) : undefined;
+    if (top !== undefined) this.s.top[top]!.text = topText(text, u, k);
+    if (this.o.minDocs === undefined ? !first : v.docs(i, s) >= this.o.minDocs) {
+      removed.push(k);
+      found.push(i, s);
+    }
+  }
+
+  /** The verdict of a document that loses units `removed` (their slots and side indices in `found`), counted into the summary. */
+  private cut(text: string, removed: number[], found: number[]): DocVerdict {
+    const v = this.v!;
+    const keepFirst = this.o.minDocs === undefined;
     const facts = (j: number): UnitFacts => {
       const i = found[2 * j]!;
       const s = found[2 * j + 1]!;
@@ -272,7 +364,7 @@ export class SpanDeduper {
         docs: v.docs(i, s),
       };
     };
-    const verdict = cutDocument(text, { units: u, removed, facts, substring: this.o.unit === 'substring', minDocWords: this.o.minDocWords });
+    const verdict = cutDocument(text, { units: this.units, removed, facts, substring: this.o.unit === 'substring', minDocWords: this.o.minDocWords });
     if (!verdict.changed) return verdict;
     this.s.bytesRemoved += verdict.bytesRemoved;
     this.s.unitsRemoved += verdict.units.length;

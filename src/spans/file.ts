@@ -97,6 +97,7 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
   const d = new SpanDeduper(options.spans);
   // Pass 1: ids and rows per document, units into the table.
   const first = await openInput(input, read);
+  if (first.size !== undefined) d.expectBytes(first.size);
   const ids: (string | undefined)[] = [];
   const rows: number[] = [];
   let explicit = false;

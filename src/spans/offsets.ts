@@ -55,3 +55,20 @@ export class OffsetCursor {
     return this;
   }
 }
+
+/**
+ * An occurrence as ./verify.ts takes it (document, UTF-16 start, and its offsets), whose code-point
+ * and byte offsets are found when read (only for a text that shares a hash with another, in
+ * practice never), by the document's forward cursor.
+ */
+export class LazyOccurrence {
+  doc = 0;
+  pos = 0;
+  constructor(private readonly cursor: OffsetCursor) {}
+  get cp(): number {
+    return this.cursor.at(this.pos).cp;
+  }
+  get byte(): number {
+    return this.cursor.at(this.pos).byte;
+  }
+}

@@ -28,6 +28,8 @@ export class UnitTable {
   private s: Int32Array;
   /** The first occurrence's UTF-8 byte start, per slot. */
   private byte: Int32Array;
+  /** Told, when the table grows, where each old slot went (`moved[old]`, −1 for an empty one): slots held elsewhere follow. */
+  onGrow: ((moved: Int32Array) => void) | undefined;
 
   constructor(capacity = 1 << 12) {
     let cap = 16;
@@ -51,6 +53,11 @@ export class UnitTable {
   /** The document of the unit's first occurrence. */
   firstDoc(i: number): number {
     return this.s[i * STRIDE + FIRST_DOC]!;
+  }
+
+  /** Whether slot `i` holds hash (hi, lo). */
+  holds(i: number, hi: number, lo: number): boolean {
+    return this.s[i * STRIDE + HI] === (hi | 0) && this.s[i * STRIDE + LO] === (lo | 0);
   }
 
   /** The first occurrence's UTF-16 start in its document's text (the sharded job: its unit index). */
@@ -91,10 +98,28 @@ export class UnitTable {
     this.s[i * STRIDE + LAST_DOC] = v;
   }
 
+  /** Sets the first occurrence's code-point and UTF-8 byte starts (`neardup spans` finds them in pass 2, for the repeated units alone). */
+  setFirstOffsets(i: number, cp: number, byte: number): void {
+    this.s[i * STRIDE + FIRST_CP] = cp;
+    this.byte[i] = byte;
+  }
+
   /** Sets the slot's counts to those of its first occurrence's text alone (./verify.ts: other texts of its hash counted apart). */
   setCounts(i: number, count: number, docs: number): void {
     this.s[i * STRIDE + COUNT] = count;
     this.s[i * STRIDE + DOCS] = docs;
+  }
+
+  /** Room for `units` distinct units before the first growth, when the table is still empty (a hint: it grows as needed anyway). */
+  reserve(units: number): void {
+    if (this.size > 0) return;
+    let cap = this.capacity;
+    while (cap < 2 * units) cap *= 2;
+    if (cap === this.capacity) return;
+    const next = new UnitTable(cap);
+    this.mask = next.mask;
+    this.s = next.s;
+    this.byte = next.byte;
   }
 
   private home(hi: number, lo: number): number {
@@ -153,11 +178,13 @@ export class UnitTable {
     const old = this.capacity;
     const { s, byte } = this;
     const next = new UnitTable(old * 2);
+    const moved = this.onGrow ? new Int32Array(old).fill(-1) : undefined;
     for (let j = 0; j < old; j++) {
       const o = j * STRIDE;
       if (s[o + FIRST_DOC] === EMPTY) continue;
       let i = next.home(s[o + HI]! >>> 0, s[o + LO]! >>> 0);
       while (next.s[i * STRIDE + FIRST_DOC] !== EMPTY) i = (i + 1) & next.mask;
+      if (moved) moved[j] = i;
       const n = i * STRIDE;
       for (let f = 0; f < STRIDE; f++) next.s[n + f] = s[o + f]!;
       next.byte[i] = byte[j]!;
@@ -165,5 +192,6 @@ export class UnitTable {
     this.mask = next.mask;
     this.s = next.s;
     this.byte = next.byte;
+    if (moved) this.onGrow!(moved);
   }
 }

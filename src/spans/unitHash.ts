@@ -14,7 +14,7 @@
  * checks the table against every BMP composition and the hashes against the string path.
  * @module
  */
-import { textHash2, textHash2Units } from '../hash/murmur3.js';
+import { textHash2, textHash2Range, textHash2Units } from '../hash/murmur3.js';
 import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../text/normalize.js';
 
 /** Table entries: the output code unit, or one of these. */
@@ -59,8 +59,20 @@ export class UnitHasher {
   private doc = '';
   private src = new Uint16Array(1024);
   private srcBytes = Buffer.from(this.src.buffer);
-  /** The normalized string of the last unit {@link hash} took the string path for, else undefined (its code units are in {@link buf}). */
+  /** The normalized string of the last unit {@link hash} took the string path for, else undefined (its code units are in {@link last} from {@link lastAt}). */
   private slowText: string | undefined;
+  private last: Uint16Array = this.buf;
+  private lastAt = 0;
+  /**
+   * Overlapping units (sentence windows): the default preset normalizes the document once, into
+   * {@link docNorm}, and hashes each unit from there, instead of normalizing each character once
+   * per window it is in. {@link docPos}: each non-blank code unit's index in {@link docNorm}.
+   */
+  wholeDocs = false;
+  private docNorm = new Uint16Array(1024);
+  private docPos = new Int32Array(1024);
+  /** {@link docNorm} for {@link doc}: 0 not made yet, 1 made, 2 the document holds a code unit the table cannot normalize (each unit alone, then). */
+  private docState = 0;
 
   constructor(o: NormalizeOptions = {}) {
     this.norm = makeNormalizer(o);
@@ -68,6 +80,7 @@ export class UnitHasher {
     const plain = !o.stripPunctuation && !o.stripDiacritics && !o.custom;
     this.mode = !plain || !LITTLE_ENDIAN ? 0 : preset === 'default' ? 1 : preset === 'none' ? 2 : 0;
     this.lower = !o.keepCase;
+    for (const c of [0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20]) this.table[c] = SPACE;
   }
 
   /** The normalized text of a unit (the string path; the summary's top units and word counts use it). */
@@ -87,32 +100,33 @@ export class UnitHasher {
     if (mode === 0) return this.slow(text, a, b, out);
     if (b - a > this.buf.length) this.grow(b - a);
     if (text !== this.doc) this.load(text);
+    if (this.wholeDocs && mode === 1) {
+      if (this.docState === 0) this.normalizeDoc(text.length);
+      if (this.docState === 1) return this.fromDoc(a, b, out);
+    }
     const src = this.src;
     const buf = this.buf;
+    this.last = buf;
+    this.lastAt = 0;
     let len = 0;
     if (mode === 2) {
       for (let i = a; i < b; i++) buf[len++] = src[i]!;
       return textHash2Units(buf, this.words, len, out);
     }
     const table = this.table;
-    let space = false;
     for (let i = a; i < b; i++) {
       const c = src[i]!;
       let m = table[c]!;
-      if (m < 0) {
-        if (m === UNKNOWN) m = table[c] = entry(c, this.lower);
-        if (m === SPACE) {
-          space = true;
-          continue;
-        }
-        if (m === FALLBACK) return this.slow(text, a, b, out);
+      if (m === UNKNOWN) m = table[c] = entry(c, this.lower);
+      if (m >= 0) {
+        buf[len++] = m;
+        continue;
       }
+      if (m === FALLBACK) return this.slow(text, a, b, out);
       // A whitespace run between two characters is one space; leading and trailing ones are trimmed.
-      if (space) {
-        if (len > 0) buf[len++] = 0x20;
-        space = false;
-      }
-      buf[len++] = m;
+      // (The whitespace entries are filled from the start, so the run's end is no unknown entry.)
+      while (i + 1 < b && table[src[i + 1]!] === SPACE) i++;
+      if (len > 0 && i + 1 < b) buf[len++] = 0x20;
     }
     return textHash2Units(buf, this.words, len, out);
   }
@@ -126,6 +140,53 @@ export class UnitHasher {
     }
     this.srcBytes.write(text, 0, 'utf16le');
     this.doc = text;
+    this.docState = 0;
+  }
+
+  /** Normalizes the first `n` code units of {@link src} (the whole document) into {@link docNorm}, as {@link hash} does a unit. */
+  private normalizeDoc(n: number): void {
+    if (n > this.docNorm.length) {
+      this.docNorm = new Uint16Array(Math.max(n, 2 * this.docNorm.length));
+      this.docPos = new Int32Array(this.docNorm.length);
+    }
+    const src = this.src;
+    const table = this.table;
+    const out = this.docNorm;
+    const pos = this.docPos;
+    let len = 0;
+    for (let i = 0; i < n; i++) {
+      const c = src[i]!;
+      let m = table[c]!;
+      if (m === UNKNOWN) m = table[c] = entry(c, this.lower);
+      if (m >= 0) {
+        pos[i] = len;
+        out[len++] = m;
+        continue;
+      }
+      if (m === FALLBACK) {
+        this.docState = 2;
+        return;
+      }
+      while (i + 1 < n && table[src[i + 1]!] === SPACE) i++;
+      if (len > 0 && i + 1 < n) out[len++] = 0x20;
+    }
+    this.docState = 1;
+  }
+
+  /**
+   * The hash of unit `[a, b)` from {@link docNorm}: its first to its last non-blank code unit there
+   * (the blanks between them are one space in both). Why these parameters: as {@link hash}.
+   */
+  private fromDoc(a: number, b: number, out: Uint32Array): number {
+    const src = this.src;
+    const table = this.table;
+    while (a < b && table[src[a]!] === SPACE) a++;
+    while (b > a && table[src[b - 1]!] === SPACE) b--;
+    const at = a < b ? this.docPos[a]! : 0;
+    const len = a < b ? this.docPos[b - 1]! + 1 - at : 0;
+    this.last = this.docNorm;
+    this.lastAt = at;
+    return textHash2Range(this.docNorm, at, len, out);
   }
 
   /** Room for `n` code units (an even count, so the word view covers them). */
@@ -149,7 +210,7 @@ export class UnitHasher {
   copyLast(into: Uint16Array, at: number, len: number): Uint16Array {
     const out = into.length < at + len ? grown(into, at + len) : into;
     const t = this.slowText;
-    if (t === undefined) out.set(this.buf.subarray(0, len), at);
+    if (t === undefined) out.set(this.last.subarray(this.lastAt, this.lastAt + len), at);
     else for (let i = 0; i < len; i++) out[at + i] = t.charCodeAt(i);
     return out;
   }

@@ -5,6 +5,7 @@
  * normalization).
  * @module
  */
+import { sentenceEnds } from './sentences.js';
 
 /** What a unit is: a line, a paragraph (blank-line separated), or a window of sentences. */
 export type UnitKind = 'line' | 'paragraph' | 'sentence' | 'substring';
@@ -106,23 +107,33 @@ function blankBetween(text: string, e: number, a: number): boolean {
 }
 
 let segmenter: Intl.Segmenter | undefined;
+/** The sentence ends of the text at hand (reused). */
+const ends: number[] = [];
 
 /**
- * Sentence windows: the sentences of Unicode's sentence boundaries (`Intl.Segmenter`, so CJK
+ * Sentence windows: the sentences of Unicode's sentence boundaries (`Intl.Segmenter`, or
+ * ./sentences.ts for the texts it handles, with the same boundaries; so CJK
  * full stops and line breaks end sentences too), then every run of `window` consecutive
  * sentences, one unit per start (they overlap). A document with fewer sentences than `window`
  * has one unit of all of them. A window is cut with its sentences' trailing spaces.
  */
 function sentences(text: string, window: number, u: Units): void {
-  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' });
   const s: number[] = [];
   const e: number[] = [];
-  for (const seg of segmenter.segment(text)) {
-    const a = seg.index;
-    const b = a + seg.segment.length;
-    if (!isBlank(text, a, b)) {
-      s.push(a);
-      e.push(b);
+  if (sentenceEnds(text, ends)) {
+    // The boundaries Intl.Segmenter gives, for the texts ./sentences.ts handles (its test checks them against the segmenter).
+    for (let j = 0, a = 0; j < ends.length; a = ends[j++]!) {
+      if (!isBlank(text, a, ends[j]!)) (s.push(a), e.push(ends[j]!));
+    }
+  } else {
+    segmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' });
+    for (const seg of segmenter.segment(text)) {
+      const a = seg.index;
+      const b = a + seg.segment.length;
+      if (!isBlank(text, a, b)) {
+        s.push(a);
+        e.push(b);
+      }
     }
   }
   const m = s.length;

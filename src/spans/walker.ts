@@ -39,6 +39,8 @@ export class UnitWalker {
   constructor(private readonly o: ResolvedSpansOptions) {
     this.norm = makeNormalizer(o.normalize ?? {});
     this.hasher = new UnitHasher(o.normalize ?? {});
+    // Windows of several sentences overlap: each character would be normalized once per window it is in.
+    this.hasher.wholeDocs = o.unit === 'sentence' && o.window > 1;
     const bits = faultHooks().spansHashBits?.();
     this.masking = bits !== undefined;
     this.mask = bits === undefined || bits >= 32 ? -1 : (1 << bits) - 1;
@@ -61,6 +63,23 @@ export class UnitWalker {
       each(k);
     }
     return u.count;
+  }
+
+  /** Splits `text` into {@link units} as {@link each} does, hashing nothing (line, paragraph, sentence units). */
+  split(text: string): void {
+    if (this.o.unit === 'substring') throw new Error('split: substring windows are hashed as they are split');
+    splitUnits(text, this.o.unit, this.o.window, this.units);
+  }
+
+  /**
+   * Hashes unit `k` of the text last {@link split} into {@link hash}, as {@link each} does, and
+   * makes it the unit {@link key} gives; returns its normalized length.
+   */
+  hashUnit(text: string, k: number): number {
+    const len = this.hasher.hash(text, this.units.textStart[k]!, this.units.textEnd[k]!, this.hash);
+    this.len = len;
+    if (this.masking) this.masked();
+    return len;
   }
 
   /**

@@ -152,3 +152,24 @@ test('TSV with a byte-order mark, CRLF rows and no final line break: every untou
     ['3', 0, 13, 0, 16, '1', 0, 0],
   ]);
 });
+
+test('a table that grows many times (over 4,096 distinct lines, twice): pass 1 lists each repeat by slot, and the slots follow the table as it grows', async () => {
+  // Lines drawn from 8,300 distinct ones, non-ASCII in some, so repeats are listed before and after each growth of the table.
+  const line = (n: number): string => (n % 7 === 0 ? `Zeile ${n} ü` : `line ${n}`);
+  let x = 7;
+  const next = (m: number): number => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0), (x >>> 8) % m);
+  const texts = Array.from({ length: 3000 }, () => Array.from({ length: 1 + next(8) }, () => line(next(next(2) ? 8000 : 300))).join('\n'));
+  const ids = texts.map((_, i) => `d${i}`);
+  const input = path.join(tmp, 'grow.jsonl');
+  const out = path.join(tmp, 'grow.out.jsonl');
+  const audit = path.join(tmp, 'grow.removed.jsonl');
+  fs.writeFileSync(input, texts.map((t, i) => JSON.stringify({ id: ids[i], text: t })).join('\n') + '\n');
+  for (const minDocs of [undefined, 2]) {
+    const r = await dedupSpansFile(input, { read: { fields: { id: 'id' } }, spans: { unit: 'line', minDocs }, out, removed: audit });
+    const want = spansOracle(texts, ids, { unit: 'line', minDocs });
+    assert.ok(r.summary.distinctUnits > 4096, `${r.summary.distinctUnits} distinct lines`);
+    const got = fs.readFileSync(out, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l) as { id: string; text: string });
+    assert.deepEqual(got, want.docs.flatMap((d, i) => (d.dropped ? [] : [{ id: ids[i], text: d.text }])));
+    assert.deepEqual(readAudit(audit), want.audit);
+  }
+});

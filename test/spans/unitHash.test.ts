@@ -85,23 +85,31 @@ const OPTIONS: NormalizeOptions[] = [{}, { keepCase: true }, { preset: 'none' },
   stripDiacritics: true,
 }, { preset: 'none', custom: (t) => t.trim() }];
 
-test('the unit hash equals textHash2 of the normalized slice, for every preset and option', () => {
-  for (const o of OPTIONS) {
-    const h = new UnitHasher(o);
-    const norm = makeNormalizer(o);
-    const got = new Uint32Array(2);
-    const want = new Uint32Array(2);
-    fc.assert(
-      fc.property(text, fc.nat(), fc.nat(), (s, x, y) => {
-        const a = s.length === 0 ? 0 : x % (s.length + 1);
-        const b = a + (s.length === a ? 0 : y % (s.length - a + 1));
-        const t = norm(s.slice(a, b));
-        textHash2(want, 0, t);
-        assert.equal(h.hash(s, a, b, got), t.length, JSON.stringify({ s, a, b, o }));
-        assert.deepEqual([...got], [...want], JSON.stringify({ s, a, b, o }));
-      }),
-      { numRuns: 2000, seed: 50 },
-    );
+test('the unit hash and normalized text equal textHash2 of the normalized slice, for every preset and option, unit by unit or from the document normalized once', () => {
+  for (const wholeDocs of [false, true]) {
+    for (const o of OPTIONS) {
+      const h = new UnitHasher(o);
+      h.wholeDocs = wholeDocs;
+      const norm = makeNormalizer(o);
+      const got = new Uint32Array(2);
+      const want = new Uint32Array(2);
+      fc.assert(
+        fc.property(text, fc.array(fc.tuple(fc.nat(), fc.nat()), { minLength: 1, maxLength: 4 }), (s, ranges) => {
+          // Several units of one document, as the walker hashes them.
+          for (const [x, y] of ranges) {
+            const a = s.length === 0 ? 0 : x % (s.length + 1);
+            const b = a + (s.length === a ? 0 : y % (s.length - a + 1));
+            const t = norm(s.slice(a, b));
+            textHash2(want, 0, t);
+            const what = JSON.stringify({ s, a, b, o, wholeDocs });
+            assert.equal(h.hash(s, a, b, got), t.length, what);
+            assert.deepEqual([...got], [...want], what);
+            assert.equal(String.fromCharCode(...h.copyLast(new Uint16Array(0), 0, t.length).subarray(0, t.length)), t, what);
+          }
+        }),
+        { numRuns: 2000, seed: 50 },
+      );
+    }
   }
 });
 
