@@ -38,9 +38,15 @@ export async function readManifest(dir: string): Promise<StoredManifest | null> 
   throw new Error(`${file}: format "${m.format}", this version reads "${FILE_STORE_FORMAT}" and "${COMPACTED_FORMAT}"`);
 }
 
-/** Writes all of `b` at `f`'s position (a write may take fewer bytes than asked). */
-export async function writeAll(f: FileHandle, b: Uint8Array): Promise<void> {
-  for (let o = 0; o < b.length;) o += (await f.write(b, o, b.length - o)).bytesWritten;
+/** The most one write call is given: Node refuses a length of 2 GiB or more (a checkpoint array at ~5.6M documents). */
+const WRITE_CHUNK = 1 << 30;
+
+/**
+ * Writes all of `b` at `f`'s position, in calls of at most `chunk` bytes (a write may also take
+ * fewer bytes than asked).
+ */
+export async function writeAll(f: FileHandle, b: Uint8Array, chunk = WRITE_CHUNK): Promise<void> {
+  for (let o = 0; o < b.length;) o += (await f.write(b, o, Math.min(chunk, b.length - o))).bytesWritten;
 }
 
 /** Syncs the directory, so that a rename or removal in it is on disk. */

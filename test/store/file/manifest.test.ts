@@ -1,0 +1,39 @@
+/**
+ * The file store's file helpers (src/store/file/manifest.ts): `writeAll` writes every byte, in
+ * calls no longer than its chunk. Node refuses one write of 2 GiB or more; a 10M-document store's
+ * checkpoint has arrays that long, so the chunking is what lets it be written.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import { writeAll } from '../../../src/store/file/manifest.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'nd-writeall-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+test('writeAll writes every byte in order, in calls of at most its chunk', async () => {
+  const file = path.join(dir, 'f');
+  await fc.assert(
+    fc.asyncProperty(fc.uint8Array({ maxLength: 5000 }), fc.integer({ min: 1, max: 6000 }), async (bytes, chunk) => {
+      const f = await open(file, 'w');
+      const sizes: number[] = [];
+      const write = f.write.bind(f) as (b: Uint8Array, o: number, n: number) => Promise<{ bytesWritten: number }>;
+      (f as unknown as { write: typeof write }).write = (b, o, n) => {
+        sizes.push(n);
+        return write(b, o, n);
+      };
+      try {
+        await writeAll(f, bytes, chunk);
+      } finally {
+        await f.close();
+      }
+      assert.deepEqual(new Uint8Array(readFileSync(file)), bytes);
+      assert.ok(sizes.every((n) => n <= chunk), `write sizes ${sizes.join(', ')} over the chunk ${chunk}`);
+    }),
+    { numRuns: 100 },
+  );
+});
