@@ -5,7 +5,7 @@
  * (a crash leaves the old checkpoint or the new); one that does not fit the log (longer than the
  * log, of another generation of data files, another format, byte order or key count) is ignored and the whole log is folded.
  *   u32 headerBytes · header (JSON: format, byteOrder, keysPerSlot, keyOffset, logEnd, recordsEnd, applied, generation,
- *   slots, used, tableSize, ids, sections) · sections, back to back, in SECTIONS' order: meta (JSON: free slots,
+ *   slots, used, tableSize, keyCoding, ids, sections) · sections, back to back, in SECTIONS' order: meta (JSON: free slots,
  *   expiries), then the table's typed arrays (their bytes, little-endian as in memory)
  * Format 4 (written): each array is read straight into the array the table keeps (one read per
  * array, the arrays read in parallel), allocated with room to grow; record and id offsets follow
@@ -25,7 +25,7 @@ import path from 'node:path';
 import { MemoryStore, type MemoryTableImage } from '../memory/store.js';
 import type { StoreManifest } from '../types.js';
 import { writeAll } from './manifest.js';
-import { occupiedBits, packedSizes, prevFromNext, spreadKeyTable, writeOccupied } from './tablePack.js';
+import { keyCoding, keyColumns, occupiedBits, packedSizes, prevFromNext, spreadKeyTable, writeOccupied } from './tablePack.js';
 
 /** The checkpoint's file name in the store's directory. */
 export const CHECKPOINT_FILE = 'table';
@@ -37,8 +37,8 @@ const FREE = -1;
 const WRITE_CHUNK = 16 << 20;
 /** Bytes read per call (a read takes at most 2 GiB). */
 const READ_CHUNK = 1 << 30;
-/** The sections after the header, in file order: format 4 (tBits, tKeys, tHeads: the packed key table), and format 3. */
-const SECTIONS = ['meta', 'recLen', 'arena', 'next', 'tBits', 'tKeys', 'tHeads', 'idBytes', 'idLen', 'idHash', 'idTab'] as const;
+/** The sections after the header, in file order: format 4 (tBits, tDist, tKeys, tHeads: the packed key table), and format 3. */
+const SECTIONS = ['meta', 'recLen', 'arena', 'next', 'tBits', 'tDist', 'tKeys', 'tHeads', 'idBytes', 'idLen', 'idHash', 'idTab'] as const;
 const SECTIONS_3 = ['meta', 'recLen', 'arena', 'next', 'prev', 'tKey', 'tHead', 'idBytes', 'idLen', 'idHash', 'idTab'] as const;
 type Section = (typeof SECTIONS)[number] | (typeof SECTIONS_3)[number];
 
@@ -83,18 +83,21 @@ async function writeLiveArena(f: FileHandle, img: MemoryTableImage, buf: Uint8Ar
 /** A section to write: its length, and how (bytes as they are, or written through the buffer). */
 type Part = Uint8Array | { bytes: number; write: (f: FileHandle, buf: Uint8Array<ArrayBuffer>) => Promise<void> };
 
-/** The sections of format 4 for `img`, in SECTIONS' order. */
-function partsOf(img: MemoryTableImage): Part[] {
+/** The sections of format 4 for `img`, in SECTIONS' order, its keys coded as `coding` says. */
+function partsOf(img: MemoryTableImage, coding: 'u32' | 'f64'): Part[] {
   const { ids, tHead, tKey } = img;
-  const [, keyBytes, headBytes] = packedSizes(img);
+  const [, ...bytes] = packedSizes(tHead.length, img.used, coding);
+  const columns = keyColumns(tKey, tHead, coding);
+  const packed = columns.map((col, i): Part => ({ bytes: bytes[i + 3 - columns.length]!, write: (f, buf) => writeOccupied(f, tHead, col, buf) }));
+  // `f64`: no distances.
+  if (coding === 'f64') packed.unshift(new Uint8Array(0));
   return [
     Buffer.from(JSON.stringify({ free: img.free, expiry: img.expiry })),
     bytesOf(img.recLen),
     { bytes: liveBytes(img), write: (f, buf) => writeLiveArena(f, img, buf) },
     bytesOf(img.next),
     occupiedBits(tHead),
-    { bytes: keyBytes, write: (f, buf) => writeOccupied(f, tHead, tKey, buf) },
-    { bytes: headBytes, write: (f, buf) => writeOccupied(f, tHead, tHead, buf) },
+    ...packed,
     ids.bytes,
     bytesOf(ids.len),
     bytesOf(ids.hash),
@@ -111,7 +114,8 @@ export interface CheckpointOf extends CheckpointAt {
 /** Writes the checkpoint of `table`, standing at `at`, into `dir`. */
 export async function writeCheckpoint(dir: string, table: MemoryStore, at: CheckpointOf): Promise<void> {
   const img = table.image();
-  const parts = partsOf(img);
+  const coding = keyCoding(img.tKey, img.tHead);
+  const parts = partsOf(img, coding);
   const h: Header = {
     format: FORMAT,
     byteOrder: endianness(),
@@ -120,6 +124,7 @@ export async function writeCheckpoint(dir: string, table: MemoryStore, at: Check
     slots: img.slots,
     used: img.used,
     tableSize: img.tHead.length,
+    keyCoding: coding,
     ids: img.ids.count,
     sections: parts.map((p) => (p instanceof Uint8Array ? p.length : p.bytes)),
   };
@@ -161,6 +166,8 @@ interface Header extends CheckpointAt {
   slots: number;
   used: number;
   tableSize?: number;
+  /** Format 4: how the packed keys are written (src/store/file/tablePack.ts). */
+  keyCoding?: 'u32' | 'f64';
   ids: number;
   /** Bytes of each section, in SECTIONS' (SECTIONS_3's) order. */
   sections: number[];
@@ -198,13 +205,15 @@ const lengthOf = (h: Header, name: Section) => h.sections[sectionsOf(h).indexOf(
 
 /** Whether the header's section lengths are those of its counts (a checkpoint of its format, not garbled). */
 function sized(h: Header, size: number, pos: number): boolean {
-  if (!Array.isArray(h.sections) || h.sections.length !== SECTIONS.length || pos + h.sections.reduce((a, b) => a + b, 0) !== size) return false;
+  if (!Array.isArray(h.sections) || h.sections.length !== sectionsOf(h).length || pos + h.sections.reduce((a, b) => a + b, 0) !== size) return false;
   const b = (name: Section) => lengthOf(h, name);
   const n = h.slots;
   const common = b('recLen') === 4 * n && b('next') === 4 * n * h.keysPerSlot && b('idLen') === 4 * n && b('idHash') === 4 * n && isPow2(b('idTab') / 4);
   if (h.format === FORMAT_3) return common && b('prev') === b('next') && isPow2(b('tHead') / 4) && b('tKey') === 2 * b('tHead');
   const t = h.tableSize!;
-  return common && isPow2(t) && h.used <= t && b('tBits') === Math.ceil(t / 8) && b('tKeys') === 8 * h.used && b('tHeads') === 4 * h.used;
+  if (!common || !isPow2(t) || !(h.used <= t) || (h.keyCoding !== 'u32' && h.keyCoding !== 'f64') || (h.keyCoding === 'u32' && t < 1 << 21)) return false;
+  const want = packedSizes(t, h.used, h.keyCoding);
+  return (['tBits', 'tDist', 'tKeys', 'tHeads'] as const).every((name, i) => b(name) === want[i]);
 }
 
 /** Room to grow beside `n` elements, so that the first adds after open do not copy the arrays. */
@@ -219,8 +228,9 @@ interface Arrays {
   prev: Int32Array;
   tKey: Float64Array<ArrayBuffer>;
   tHead: Int32Array<ArrayBuffer>;
-  /** Format 4: the key table's bitmap of occupied entries. */
+  /** Format 4: the key table's bitmap of occupied entries, and each coded key's distance from its home. */
   tBits: Uint8Array;
+  tDist: Uint8Array;
   idBytes: Uint8Array;
   idLen: Int32Array;
   idHash: Uint32Array;
@@ -243,6 +253,7 @@ async function readArrays(f: FileHandle, h: Header, pos: number): Promise<Arrays
     tKey: new Float64Array(tableSize),
     tHead: new Int32Array(tableSize),
     tBits: new Uint8Array(v3 ? 0 : len('tBits')),
+    tDist: new Uint8Array(v3 ? 0 : len('tDist')),
     idBytes: new Uint8Array(len('idBytes')),
     idLen: new Int32Array(cap),
     idHash: new Uint32Array(cap),
@@ -257,7 +268,9 @@ async function readArrays(f: FileHandle, h: Header, pos: number): Promise<Arrays
     tKey: bytesOf(a.tKey),
     tHead: bytesOf(a.tHead),
     tBits: a.tBits,
-    tKeys: bytesOf(a.tKey.subarray(tableSize - h.used)),
+    tDist: a.tDist,
+    // The packed keys at the end of the key array (4 or 8 bytes each), the heads at the end of theirs: spread in place.
+    tKeys: new Uint8Array(a.tKey.buffer, 8 * tableSize - (v3 ? 0 : len('tKeys')), v3 ? 0 : len('tKeys')),
     tHeads: bytesOf(a.tHead.subarray(tableSize - h.used)),
     idBytes: a.idBytes,
     idLen: bytesOf(a.idLen),
@@ -277,7 +290,7 @@ async function readArrays(f: FileHandle, h: Header, pos: number): Promise<Arrays
 
 /** Format 4's key table spread and backward links rebuilt (src/store/file/tablePack.ts); false when they do not hold together. */
 function rebuild(h: Header, a: Arrays): boolean {
-  if (!spreadKeyTable(a.tBits, a.tKey, a.tHead, h.used)) return false;
+  if (!spreadKeyTable(a.tBits, a.tKey, a.tHead, h.used, h.keyCoding === 'u32' ? a.tDist : undefined)) return false;
   a.prev.fill(-1);
   return prevFromNext({ slots: h.slots, keysPerSlot: h.keysPerSlot, keyOffset: h.keyOffset!, recLen: a.recLen, idLen: a.idLen, next: a.next }, a.prev);
 }

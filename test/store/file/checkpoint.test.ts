@@ -62,8 +62,8 @@ test('checkpoint: format 4 bytes of a two-document table', async () => {
   await writeCheckpoint(d, rep.table, { logEnd: 1, recordsEnd: 7, applied: 2, generation: 0, keyOffset: LOCATOR_BYTES });
   const { header, parts } = sectionsOf(path.join(d, 'table'));
   assert.equal(header.format, 'neardup-file-table 4');
-  assert.deepEqual([header.slots, header.used, header.tableSize, header.keyOffset], [2, 3, 1024, LOCATOR_BYTES]);
-  const [meta, recLen, arena, next, tBits, tKeys, tHeads, idBytes, idLen] = parts;
+  assert.deepEqual([header.slots, header.used, header.tableSize, header.keyOffset, header.keyCoding], [2, 3, 1024, LOCATOR_BYTES, 'f64']);
+  const [meta, recLen, arena, next, tBits, tDist, tKeys, tHeads, idBytes, idLen] = parts;
   const f64 = (...x: number[]) => Buffer.from(Float64Array.from(x).buffer);
   const i32 = (...x: number[]) => Buffer.from(Int32Array.from(x).buffer);
   assert.equal(meta!.toString(), '{"free":[],"expiry":[]}');
@@ -75,6 +75,8 @@ test('checkpoint: format 4 bytes of a two-document table', async () => {
   bits[0] = 1 << 5;
   bits[1] = (1 << 1) | (1 << 2);
   assert.deepEqual(tBits, bits);
+  // A table of fewer than 2^21 entries keeps its keys as they are: no distances.
+  assert.equal(tDist!.length, 0);
   assert.deepEqual(tKeys, f64(k1, k2, k3));
   assert.deepEqual(tHeads, i32(2, 1, 3));
   assert.deepEqual([idBytes!.toString(), idLen], ['ab', i32(1, 1)]);
