@@ -24,8 +24,7 @@ import { open as openFile, rename, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { MemoryStore, type MemoryTableImage } from '../memory/store.js';
 import type { StoreManifest } from '../types.js';
-import { writeAll } from './manifest.js';
-import { keyCoding, keyColumns, occupiedBits, packedSizes, prevFromNext, spreadKeyTable, writeOccupied } from './tablePack.js';
+import { packedSizes, prevFromNext, scanKeyTable, spreadKeyTable, writeAt, writePackedKeys } from './tablePack.js';
 
 /** The checkpoint's file name in the store's directory. */
 export const CHECKPOINT_FILE = 'table';
@@ -64,39 +63,45 @@ function liveBytes(img: MemoryTableImage): number {
   return o;
 }
 
-/** Writes the live records of `img`, in slot order, through `buf`. */
-async function writeLiveArena(f: FileHandle, img: MemoryTableImage, buf: Uint8Array): Promise<void> {
+/** Writes the live records of `img`, in slot order, through `buf`, from byte `pos` of `f`. */
+async function writeLiveArena(f: FileHandle, img: MemoryTableImage, buf: Uint8Array, pos: number): Promise<void> {
   let n = 0;
   for (let s = 0; s < img.slots; s++) {
     if (img.ids.len[s] === FREE) continue;
     const rec = img.arena.subarray(img.recOff[s]!, img.recOff[s]! + img.recLen[s]!);
     if (n + rec.length > buf.length) {
-      await writeAll(f, buf.subarray(0, n));
+      await writeAt(f, buf.subarray(0, n), pos);
+      pos += n;
       n = 0;
     }
-    if (rec.length > buf.length) await writeAll(f, rec);
-    else n += (buf.set(rec, n), rec.length);
+    if (rec.length > buf.length) {
+      await writeAt(f, rec, pos);
+      pos += rec.length;
+    } else n += (buf.set(rec, n), rec.length);
   }
-  await writeAll(f, buf.subarray(0, n));
+  await writeAt(f, buf.subarray(0, n), pos);
 }
 
-/** A section to write: its length, and how (bytes as they are, or written through the buffer). */
-type Part = Uint8Array | { bytes: number; write: (f: FileHandle, buf: Uint8Array<ArrayBuffer>) => Promise<void> };
+/**
+ * A section to write: its bytes as they are, or its length and how it is written (through the
+ * buffer, from byte `pos`); no `write`: written with the section before it.
+ */
+type Part = Uint8Array | { bytes: number; write?: (f: FileHandle, buf: Uint8Array<ArrayBuffer>, pos: number) => Promise<void> };
 
-/** The sections of format 4 for `img`, in SECTIONS' order, its keys coded as `coding` says. */
-function partsOf(img: MemoryTableImage, coding: 'u32' | 'f64'): Part[] {
+/** The sections of format 4 for `img`, in SECTIONS' order, its key table's bitmap `bits`, its keys coded as `coding` says. */
+function partsOf(img: MemoryTableImage, { bits, coding }: ReturnType<typeof scanKeyTable>): Part[] {
   const { ids, tHead, tKey } = img;
-  const [, ...bytes] = packedSizes(tHead.length, img.used, coding);
-  const columns = keyColumns(tKey, tHead, coding);
-  const packed = columns.map((col, i): Part => ({ bytes: bytes[i + 3 - columns.length]!, write: (f, buf) => writeOccupied(f, tHead, col, buf) }));
-  // `f64`: no distances.
-  if (coding === 'f64') packed.unshift(new Uint8Array(0));
+  const [, dist, keys, heads] = packedSizes(tHead.length, img.used, coding);
+  // Distances, keys and heads in one pass.
+  const packed: Part[] = [{ bytes: dist, write: (f, buf, pos) => writePackedKeys(f, pos, { tKey, tHead, used: img.used }, coding, buf) }, { bytes: keys }, {
+    bytes: heads,
+  }];
   return [
     Buffer.from(JSON.stringify({ free: img.free, expiry: img.expiry })),
     bytesOf(img.recLen),
-    { bytes: liveBytes(img), write: (f, buf) => writeLiveArena(f, img, buf) },
+    { bytes: liveBytes(img), write: (f, buf, pos) => writeLiveArena(f, img, buf, pos) },
     bytesOf(img.next),
-    occupiedBits(tHead),
+    bits,
     ...packed,
     ids.bytes,
     bytesOf(ids.len),
@@ -114,8 +119,8 @@ export interface CheckpointOf extends CheckpointAt {
 /** Writes the checkpoint of `table`, standing at `at`, into `dir`. */
 export async function writeCheckpoint(dir: string, table: MemoryStore, at: CheckpointOf): Promise<void> {
   const img = table.image();
-  const coding = keyCoding(img.tKey, img.tHead);
-  const parts = partsOf(img, coding);
+  const scan = scanKeyTable(img.tKey, img.tHead);
+  const parts = partsOf(img, scan);
   const h: Header = {
     format: FORMAT,
     byteOrder: endianness(),
@@ -124,7 +129,7 @@ export async function writeCheckpoint(dir: string, table: MemoryStore, at: Check
     slots: img.slots,
     used: img.used,
     tableSize: img.tHead.length,
-    keyCoding: coding,
+    keyCoding: scan.coding,
     ids: img.ids.count,
     sections: parts.map((p) => (p instanceof Uint8Array ? p.length : p.bytes)),
   };
@@ -135,9 +140,14 @@ export async function writeCheckpoint(dir: string, table: MemoryStore, at: Check
   const f = await openFile(tmp, 'w');
   const buf = new Uint8Array(WRITE_CHUNK);
   try {
-    await writeAll(f, head);
-    await writeAll(f, header);
-    for (const p of parts) await (p instanceof Uint8Array ? writeAll(f, p) : p.write(f, buf));
+    // Every section at its place (the packed key table's three are written together).
+    await writeAt(f, Buffer.concat([head, header]), 0);
+    let pos = 4 + header.length;
+    for (const p of parts) {
+      if (p instanceof Uint8Array) await writeAt(f, p, pos);
+      else await p.write?.(f, buf, pos);
+      pos += p instanceof Uint8Array ? p.length : p.bytes;
+    }
     await f.datasync();
   } finally {
     await f.close();

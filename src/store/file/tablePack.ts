@@ -12,39 +12,9 @@
  * @module
  */
 import type { FileHandle } from 'node:fs/promises';
-import { writeAll } from './manifest.js';
 
 const EMPTY = -1;
 const FREE = -1;
-
-/** The bitmap of the key table's occupied entries (bit h of byte h >> 3). */
-export function occupiedBits(tHead: Int32Array): Uint8Array {
-  const bits = new Uint8Array(Math.ceil(tHead.length / 8));
-  for (let h = 0; h < tHead.length; h++) if (tHead[h] !== EMPTY) bits[h >> 3]! |= 1 << (h & 7);
-  return bits;
-}
-
-/** One column of the packed key table: per occupied entry h, `at(h)`, as an element of `Ctor`. */
-export interface Column {
-  Ctor: Float64ArrayConstructor | Int32ArrayConstructor | Uint32ArrayConstructor | Uint8ArrayConstructor;
-  at: (h: number) => number;
-}
-
-/** Writes `col` at the occupied entries of `tHead`, in table order, through `buf`. */
-export async function writeOccupied(f: FileHandle, tHead: Int32Array, col: Column, buf: Uint8Array<ArrayBuffer>): Promise<void> {
-  const size = col.Ctor.BYTES_PER_ELEMENT;
-  const out = new col.Ctor(buf.buffer, buf.byteOffset, Math.floor(buf.byteLength / size));
-  let n = 0;
-  for (let h = 0; h < tHead.length; h++) {
-    if (tHead[h] === EMPTY) continue;
-    if (n === out.length) {
-      await writeAll(f, new Uint8Array(out.buffer, out.byteOffset, n * size));
-      n = 0;
-    }
-    out[n++] = col.at(h);
-  }
-  await writeAll(f, new Uint8Array(out.buffer, out.byteOffset, n * size));
-}
 
 /** 2^21: a key is `hi · 2^21 + lo`, `lo` 21 bits, and its home entry is `hi & (tableSize - 1)`. */
 const LO = 2097152;
@@ -54,31 +24,83 @@ const CODED_MIN = 1 << 21;
 const MAX_DISTANCE = 255;
 
 /**
- * How the packed keys are written: `u32` (each key as a 32-bit code beside its entry's distance
- * from its home, one byte: the home gives log2(size) bits of the key) when the table has at least
- * 2^21 entries and no key sits more than 255 entries past its home (measured: at most 79 at 10^6
- * documents), else `f64` (the keys as they are).
+ * The bitmap of the key table's occupied entries (bit h of byte h >> 3), and how its keys are
+ * written: `u32` (each key as a 32-bit code beside its entry's distance from its home, one byte:
+ * the home gives log2(size) bits of the key) when the table has at least 2^21 entries and no key
+ * sits more than 255 entries past its home (measured: at most 79 at 10^6 documents), else `f64`
+ * (the keys as they are). One pass.
  */
-export function keyCoding(tKey: Float64Array, tHead: Int32Array): 'u32' | 'f64' {
+export function scanKeyTable(tKey: Float64Array, tHead: Int32Array): { bits: Uint8Array; coding: 'u32' | 'f64' } {
   const size = tHead.length;
-  if (size < CODED_MIN) return 'f64';
   const mask = size - 1;
-  for (let h = 0; h < size; h++) if (tHead[h] !== EMPTY && ((h - ((tKey[h]! / LO) & mask)) & mask) > MAX_DISTANCE) return 'f64';
-  return 'u32';
+  const bits = new Uint8Array(Math.ceil(size / 8));
+  let far = size < CODED_MIN;
+  for (let i = 0, h = 0; i < bits.length; i++) {
+    let b = 0;
+    for (let k = 0; k < 8 && h < size; k++, h++) {
+      if (tHead[h] === EMPTY) continue;
+      b |= 1 << k;
+      if (!far && homeDistance(tKey[h]!, h, mask) > MAX_DISTANCE) far = true;
+    }
+    bits[i] = b;
+  }
+  return { bits, coding: far ? 'f64' : 'u32' };
 }
 
-/** The columns of the packed key table, in file order: distances (`u32` only), keys, heads. */
-export function keyColumns(tKey: Float64Array, tHead: Int32Array, coding: 'u32' | 'f64'): Column[] {
-  const size = tHead.length;
-  const mask = size - 1;
-  const bits = Math.log2(size);
-  const heads: Column = { Ctor: Int32Array, at: (h) => tHead[h]! };
-  if (coding === 'f64') return [{ Ctor: Float64Array, at: (h) => tKey[h]! }, heads];
-  const code = (h: number) => {
-    const hi = Math.floor(tKey[h]! / LO);
-    return (hi >>> bits) * LO + (tKey[h]! - hi * LO);
+/** Key `key`'s 32-bit code in a table of 2^bits entries: hi's bits above the home's, then lo (`u32` coding). */
+export function keyCode(key: number, bits: number): number {
+  const hi = Math.floor(key / LO);
+  return (hi >>> bits) * LO + (key - hi * LO);
+}
+
+/** How far entry `h` is past the home of `key` (a table of `mask + 1` entries). */
+export const homeDistance = (key: number, h: number, mask: number): number => (h - ((key / LO) & mask)) & mask;
+
+/** Writes `b` at byte `pos` of `f`. */
+export async function writeAt(f: FileHandle, b: Uint8Array, pos: number): Promise<void> {
+  for (let o = 0; o < b.length;) o += (await f.write(b, o, b.length - o, pos + o)).bytesWritten;
+}
+
+/**
+ * Writes the packed key table's distances (`u32` only), keys and heads, the sections from byte
+ * `pos` of `f` in that order, in one pass over the table through `buf` (each chunk's three parts
+ * written at their places).
+ */
+export async function writePackedKeys(
+  f: FileHandle,
+  pos: number,
+  t: { tKey: Float64Array; tHead: Int32Array; used: number },
+  coding: 'u32' | 'f64',
+  buf: Uint8Array<ArrayBuffer>,
+): Promise<void> {
+  const { tKey, tHead, used } = t;
+  const mask = tHead.length - 1;
+  const bits = Math.log2(tHead.length);
+  const u32 = coding === 'u32';
+  const kb = u32 ? 4 : 8;
+  const E = Math.floor(buf.byteLength / 16);
+  const keys = u32 ? new Uint32Array(buf.buffer, buf.byteOffset, E) : new Float64Array(buf.buffer, buf.byteOffset, E);
+  const heads = new Int32Array(buf.buffer, buf.byteOffset + 8 * E, E);
+  const dist = new Uint8Array(buf.buffer, buf.byteOffset + 12 * E, E);
+  const at = { dist: pos, keys: pos + (u32 ? used : 0), heads: pos + (u32 ? used : 0) + kb * used };
+  let n = 0;
+  const flush = async () => {
+    if (u32) await writeAt(f, dist.subarray(0, n), at.dist);
+    await writeAt(f, new Uint8Array(keys.buffer, keys.byteOffset, kb * n), at.keys);
+    await writeAt(f, new Uint8Array(heads.buffer, heads.byteOffset, 4 * n), at.heads);
+    [at.dist, at.keys, at.heads, n] = [at.dist + n, at.keys + kb * n, at.heads + 4 * n, 0];
   };
-  return [{ Ctor: Uint8Array, at: (h) => (h - ((tKey[h]! / LO) & mask)) & mask }, { Ctor: Uint32Array, at: code }, heads];
+  for (let h = 0; h <= mask; h++) {
+    if (tHead[h] === EMPTY) continue;
+    if (n === E) await flush();
+    const key = tKey[h]!;
+    if (u32) {
+      keys[n] = keyCode(key, bits);
+      dist[n] = homeDistance(key, h, mask);
+    } else keys[n] = key;
+    heads[n++] = tHead[h]!;
+  }
+  await flush();
 }
 
 /**

@@ -7,9 +7,10 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { keyCoding, keyColumns, occupiedBits, spreadKeyTable } from '../../../src/store/file/tablePack.js';
+import { packedSizes, scanKeyTable, spreadKeyTable, writePackedKeys } from '../../../src/store/file/tablePack.js';
 import { LogReplica } from '../../../src/store/log/replica.js';
 import { readCheckpoint, writeCheckpoint } from '../../../src/store/file/checkpoint.js';
 import { LOCATOR_BYTES, locator } from '../../../src/store/file/replay.js';
@@ -31,25 +32,25 @@ function tableOf(size: number, keys: number[]): { tKey: Float64Array; tHead: Int
   return { tKey, tHead };
 }
 
-/** Packs the table as a checkpoint writes it, lays it out as a checkpoint is read, and spreads it. */
-function roundTrip(t: { tKey: Float64Array; tHead: Int32Array }, coding: 'u32' | 'f64') {
+/** Writes the table packed as a checkpoint does (small chunks), reads it back as open does, spreads it: the same table. */
+async function roundTrip(t: { tKey: Float64Array; tHead: Int32Array }, coding: 'u32' | 'f64'): Promise<{ dist: Buffer; keys: Buffer }> {
   const size = t.tHead.length;
-  const occupied = Array.from(t.tHead.keys()).filter((h) => t.tHead[h] !== -1);
-  const cols = keyColumns(t.tKey, t.tHead, coding).map((c) => {
-    const a = new c.Ctor(occupied.length);
-    occupied.forEach((h, i) => (a[i] = c.at(h)));
-    return a;
-  });
-  const used = occupied.length;
-  const [dist, keys, heads] = coding === 'u32' ? cols : [undefined, ...cols];
+  const used = t.tHead.filter((h) => h !== -1).length;
+  const file = path.join(dir, 'packed');
+  const f = await open(file, 'w');
+  await writePackedKeys(f, 0, { ...t, used }, coding, new Uint8Array(1 << 12));
+  await f.close();
+  const b = readFileSync(file);
+  const [, distB, keyB, headB] = packedSizes(size, used, coding);
+  assert.equal(b.length, distB + keyB + headB);
   const tKey = new Float64Array(size);
   const tHead = new Int32Array(size);
-  new Uint8Array(tKey.buffer, 8 * size - keys!.byteLength).set(new Uint8Array(keys!.buffer));
-  tHead.set(heads as Int32Array, size - used);
-  assert.ok(spreadKeyTable(occupiedBits(t.tHead), tKey, tHead, used, dist as Uint8Array | undefined));
+  new Uint8Array(tKey.buffer, 8 * size - keyB).set(b.subarray(distB, distB + keyB));
+  new Uint8Array(tHead.buffer, 4 * (size - used)).set(b.subarray(distB + keyB));
+  assert.ok(spreadKeyTable(scanKeyTable(t.tKey, t.tHead).bits, tKey, tHead, used, coding === 'u32' ? b.subarray(0, distB) : undefined));
   assert.deepEqual(tHead, t.tHead);
-  for (const h of occupied) assert.equal(tKey[h], t.tKey[h]);
-  return cols;
+  for (let h = 0; h < size; h++) if (t.tHead[h] !== -1) assert.equal(tKey[h], t.tKey[h]);
+  return { dist: b.subarray(0, distB), keys: b.subarray(distB, distB + keyB) };
 }
 
 /** Keys below 2^53 from a fixed sequence. */
@@ -59,31 +60,32 @@ function keysFrom(seed: number, n: number): number[] {
   return Array.from({ length: n }, () => next() * 2 ** 21 + (next() >>> 11));
 }
 
-test('tablePack: a 2^21-entry table codes keys in 32 bits; exact bytes of one entry; spread back in place', () => {
+test('tablePack: a 2^21-entry table codes keys in 32 bits; exact bytes of one entry; spread back in place', async () => {
   const size = 2 ** 21;
   // Two keys with the same home (5): the second sits one entry past it.
   const k1 = (7 * size + 5) * 2 ** 21 + 1234;
   const k2 = (2047 * size + 5) * 2 ** 21 + (2 ** 21 - 1);
   const t = tableOf(size, [k1, k2, ...keysFrom(1, 100_000)]);
-  assert.equal(keyCoding(t.tKey, t.tHead), 'u32');
-  const [dist, codes] = roundTrip(t, 'u32');
+  assert.equal(scanKeyTable(t.tKey, t.tHead).coding, 'u32');
+  const { dist, keys } = await roundTrip(t, 'u32');
   // The first entries in table order are homes 5 and 6 unless a random key came first.
   const at = Array.from(t.tHead.keys()).filter((h) => t.tHead[h] !== -1);
   const i1 = at.indexOf(5);
-  assert.deepEqual([dist![i1], codes![i1]], [0, 7 * 2 ** 21 + 1234]);
-  assert.deepEqual([dist![i1 + 1], codes![i1 + 1]], [1, 2047 * 2 ** 21 + 2 ** 21 - 1]);
-  roundTrip(t, 'f64');
+  // Entry 5: distance 0, code (hi >>> 21) · 2^21 + lo = 7 · 2^21 + 1234; entry 6: distance 1, 2047 · 2^21 + 2^21 - 1.
+  assert.deepEqual([dist[i1], keys.readUInt32LE(4 * i1)], [0, 7 * 2 ** 21 + 1234]);
+  assert.deepEqual([dist[i1 + 1], keys.readUInt32LE(4 * i1 + 4)], [1, 2047 * 2 ** 21 + 2 ** 21 - 1]);
+  await roundTrip(t, 'f64');
 });
 
-test('tablePack: a key more than 255 entries past its home, or a small table: keys as they are', () => {
+test('tablePack: a key more than 255 entries past its home, or a small table: keys as they are', async () => {
   const size = 2 ** 21;
   const crowd = Array.from({ length: 300 }, (_, j) => (j * size + 9) * 2 ** 21);
   const t = tableOf(size, crowd);
-  assert.equal(keyCoding(t.tKey, t.tHead), 'f64');
-  roundTrip(t, 'f64');
+  assert.equal(scanKeyTable(t.tKey, t.tHead).coding, 'f64');
+  await roundTrip(t, 'f64');
   const small = tableOf(1024, keysFrom(2, 500));
-  assert.equal(keyCoding(small.tKey, small.tHead), 'f64');
-  roundTrip(small, 'f64');
+  assert.equal(scanKeyTable(small.tKey, small.tHead).coding, 'f64');
+  await roundTrip(small, 'f64');
 });
 
 test('tablePack: a checkpoint of 50,000 documents of 16 keys codes its keys in 32 bits and reads back the same table', async () => {
