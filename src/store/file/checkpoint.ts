@@ -93,7 +93,7 @@ function partsOf(img: MemoryTableImage, { bits, coding }: ReturnType<typeof scan
   const { ids, tHead, tKey } = img;
   const [, dist, keys, heads] = packedSizes(tHead.length, img.used, coding);
   // Distances, keys and heads in one pass.
-  const packed: Part[] = [{ bytes: dist, write: (f, buf, pos) => writePackedKeys(f, pos, { tKey, tHead, used: img.used }, coding, buf) }, { bytes: keys }, {
+  const packed: Part[] = [{ bytes: dist, write: (f, buf, pos) => writePackedKeys(f, pos, { tKey, tHead, used: img.used, coding }, buf) }, { bytes: keys }, {
     bytes: heads,
   }];
   return [
@@ -300,7 +300,7 @@ async function readArrays(f: FileHandle, h: Header, pos: number): Promise<Arrays
 
 /** Format 4's key table spread and backward links rebuilt (src/store/file/tablePack.ts); false when they do not hold together. */
 function rebuild(h: Header, a: Arrays): boolean {
-  if (!spreadKeyTable(a.tBits, a.tKey, a.tHead, h.used, h.keyCoding === 'u32' ? a.tDist : undefined)) return false;
+  if (!spreadKeyTable({ bits: a.tBits, tKey: a.tKey, tHead: a.tHead, used: h.used, dist: h.keyCoding === 'u32' ? a.tDist : undefined })) return false;
   a.prev.fill(-1);
   return prevFromNext({ slots: h.slots, keysPerSlot: h.keysPerSlot, keyOffset: h.keyOffset!, recLen: a.recLen, idLen: a.idLen, next: a.next }, a.prev);
 }

@@ -56,6 +56,23 @@ export function keyCode(key: number, bits: number): number {
 /** How far entry `h` is past the home of `key` (a table of `mask + 1` entries). */
 export const homeDistance = (key: number, h: number, mask: number): number => (h - ((key / LO) & mask)) & mask;
 
+/** A key table to write packed: its keys and heads, its entries in use, how its keys are coded. */
+export interface PackedKeys {
+  tKey: Float64Array;
+  tHead: Int32Array;
+  used: number;
+  coding: 'u32' | 'f64';
+}
+
+/** A key table read packed, to spread: the bitmap, the arrays with the packed elements at their ends, the entries in use, the distances (`u32`). */
+export interface SpreadKeys {
+  bits: Uint8Array;
+  tKey: Float64Array;
+  tHead: Int32Array;
+  used: number;
+  dist?: Uint8Array | undefined;
+}
+
 /** Writes `b` at byte `pos` of `f`. */
 export async function writeAt(f: FileHandle, b: Uint8Array, pos: number): Promise<void> {
   for (let o = 0; o < b.length;) o += (await f.write(b, o, b.length - o, pos + o)).bytesWritten;
@@ -66,14 +83,8 @@ export async function writeAt(f: FileHandle, b: Uint8Array, pos: number): Promis
  * `pos` of `f` in that order, in one pass over the table through `buf` (each chunk's three parts
  * written at their places).
  */
-export async function writePackedKeys(
-  f: FileHandle,
-  pos: number,
-  t: { tKey: Float64Array; tHead: Int32Array; used: number },
-  coding: 'u32' | 'f64',
-  buf: Uint8Array<ArrayBuffer>,
-): Promise<void> {
-  const { tKey, tHead, used } = t;
+export async function writePackedKeys(f: FileHandle, pos: number, t: PackedKeys, buf: Uint8Array<ArrayBuffer>): Promise<void> {
+  const { tKey, tHead, used, coding } = t;
   const mask = tHead.length - 1;
   const bits = Math.log2(tHead.length);
   const u32 = coding === 'u32';
@@ -111,7 +122,8 @@ export async function writePackedKeys(
  * place of the entry it goes to). Entries not marked become empty (their key is left as it is: an
  * empty entry's key is never read). False when the bitmap does not mark exactly `used` entries.
  */
-export function spreadKeyTable(bits: Uint8Array, tKey: Float64Array, tHead: Int32Array, used: number, dist?: Uint8Array): boolean {
+export function spreadKeyTable(t: SpreadKeys): boolean {
+  const { bits, tKey, tHead, used, dist } = t;
   const size = tHead.length;
   const mask = size - 1;
   const codes = dist ? new Uint32Array(tKey.buffer, tKey.byteOffset + 8 * size - 4 * used, used) : null;

@@ -38,7 +38,7 @@ async function roundTrip(t: { tKey: Float64Array; tHead: Int32Array }, coding: '
   const used = t.tHead.filter((h) => h !== -1).length;
   const file = path.join(dir, 'packed');
   const f = await open(file, 'w');
-  await writePackedKeys(f, 0, { ...t, used }, coding, new Uint8Array(1 << 12));
+  await writePackedKeys(f, 0, { ...t, used, coding }, new Uint8Array(1 << 12));
   await f.close();
   const b = readFileSync(file);
   const [, distB, keyB, headB] = packedSizes(size, used, coding);
@@ -47,7 +47,8 @@ async function roundTrip(t: { tKey: Float64Array; tHead: Int32Array }, coding: '
   const tHead = new Int32Array(size);
   new Uint8Array(tKey.buffer, 8 * size - keyB).set(b.subarray(distB, distB + keyB));
   new Uint8Array(tHead.buffer, 4 * (size - used)).set(b.subarray(distB + keyB));
-  assert.ok(spreadKeyTable(scanKeyTable(t.tKey, t.tHead).bits, tKey, tHead, used, coding === 'u32' ? b.subarray(0, distB) : undefined));
+  const bits = scanKeyTable(t.tKey, t.tHead).bits;
+  assert.ok(spreadKeyTable({ bits, tKey, tHead, used, dist: coding === 'u32' ? b.subarray(0, distB) : undefined }));
   assert.deepEqual(tHead, t.tHead);
   for (let h = 0; h < size; h++) if (t.tHead[h] !== -1) assert.equal(tKey[h], t.tKey[h]);
   return { dist: b.subarray(0, distB), keys: b.subarray(distB, distB + keyB) };
