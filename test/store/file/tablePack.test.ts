@@ -1,8 +1,9 @@
 /**
  * The packed key table of checkpoint format 4 (src/store/file/tablePack.ts): keys coded in 32 bits
  * beside their distance from their home, exact bytes of one entry; a table spread back in place is
- * the table packed (`u32` and `f64`); a distance over 255 falls back to `f64`; a 16-key table of
- * 50,000 documents written and read back through a checkpoint uses `u32` and is the table written.
+ * the table packed (`u32` and `f64`); a bitmap not matching the packed entries is refused; a
+ * distance over 255 falls back to `f64`; a 16-key table of 50,000 documents written and read back
+ * through a checkpoint uses `u32` and is the table written.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -87,6 +88,17 @@ test('tablePack: a key more than 255 entries past its home, or a small table: ke
   const small = tableOf(1024, keysFrom(2, 500));
   assert.equal(scanKeyTable(small.tKey, small.tHead).coding, 'f64');
   await roundTrip(small, 'f64');
+  // A bitmap marking one entry more, or one fewer, than there are packed entries: refused.
+  const bits = scanKeyTable(small.tKey, small.tHead).bits;
+  const used = small.tHead.filter((h) => h !== -1).length;
+  const spread = (b: Uint8Array) => spreadKeyTable({ bits: b, tKey: new Float64Array(1024), tHead: new Int32Array(1024), used });
+  const empty = Array.from(small.tHead.keys()).find((h) => small.tHead[h] === -1)!;
+  const full = Array.from(small.tHead.keys()).find((h) => small.tHead[h] !== -1)!;
+  const more = bits.slice();
+  more[empty >> 3]! |= 1 << (empty & 7);
+  const fewer = bits.slice();
+  fewer[full >> 3]! &= ~(1 << (full & 7));
+  assert.deepEqual([spread(bits), spread(more), spread(fewer)], [true, false, false]);
 });
 
 test('tablePack: a checkpoint of 50,000 documents of 16 keys codes its keys in 32 bits and reads back the same table', async () => {
