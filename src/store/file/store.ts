@@ -165,7 +165,7 @@ export class FileStore implements NearDupStore {
    */
   private async checkpoint(): Promise<void> {
     const at = { logEnd: this.logEnd, recordsEnd: this.recordsEnd, applied: this.table.applied, generation: this.stored!.generation };
-    await writeCheckpoint(this.dir, this.table.table, at);
+    await writeCheckpoint(this.dir, this.table.table, { ...at, keyOffset: LOCATOR_BYTES });
     this.checkpointed = this.logEnd;
   }
 

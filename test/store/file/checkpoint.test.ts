@@ -1,13 +1,16 @@
 /**
- * The file store's checkpoint (src/store/file/checkpoint.ts, format 3: the table's own arrays):
- * a table after adds, replacements (some with no keys) and removals, written and read back, is the
- * table written and goes on working; after random churn a store opened from its checkpoint answers
- * as one that folds the whole log; a torn checkpoint, one of another format (older or newer), byte
- * order, generation, or one longer than the log is ignored and the log is folded.
+ * The file store's checkpoint (src/store/file/checkpoint.ts, format 4: the table's arrays, the key
+ * table packed, no backward links): the exact bytes of a small table's sections; a table after
+ * adds, replacements (some with no keys) and removals, written and read back, is the table written
+ * and goes on working; after random churn a store opened from its checkpoint answers as one that
+ * folds the whole log; a store whose checkpoint is format 3 (written by the version before, kept in
+ * test/fixtures/file-store-table3) opens from it; a torn checkpoint, one of another format (older
+ * or newer), byte order, generation, record layout, or one longer than the log is ignored and the
+ * log is folded.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -18,6 +21,7 @@ import { FileStore } from '../../../src/store/file/store.js';
 import type { StoreManifest } from '../../../src/store/types.js';
 import type { MemoryTableImage } from '../../../src/store/memory/image.js';
 import '../../helpers/fuzz.js';
+import { repoRoot } from '../../helpers.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-filecp-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -36,6 +40,101 @@ function idsOf(img: MemoryTableImage): (string | null)[] {
   });
 }
 
+/** A checkpoint file's header and its sections' bytes, by name. */
+function sectionsOf(file: string): { header: Record<string, unknown>; parts: Buffer[] } {
+  const b = readFileSync(file);
+  const n = b.readUInt32LE(0);
+  const header = JSON.parse(b.subarray(4, 4 + n).toString()) as { sections: number[] };
+  let o = 4 + n;
+  return { header, parts: header.sections.map((len) => b.subarray(o, o += len)) };
+}
+
+test('checkpoint: format 4 bytes of a two-document table', async () => {
+  const m = { keysPerDoc: 2 } as StoreManifest;
+  const rep = await LogReplica.create(m, LOCATOR_BYTES);
+  // Homes (key / 2^21, of a 1,024-entry table) 5, 9, and 9 again (it goes to 10).
+  const [k1, k2, k3] = [5 * 2 ** 21, 9 * 2 ** 21, 9 * 2 ** 21 + 1];
+  await rep.apply({ op: 'put', docs: [{ id: 'a', keys: Float64Array.of(k1, k2), extra: locator(0, 3) }] });
+  await rep.apply({ op: 'put', docs: [{ id: 'b', keys: Float64Array.of(k1, k3), extra: locator(3, 4) }] });
+  const d = path.join(dir, 'bytes');
+  rmSync(d, { recursive: true, force: true });
+  mkdirSync(d);
+  await writeCheckpoint(d, rep.table, { logEnd: 1, recordsEnd: 7, applied: 2, generation: 0, keyOffset: LOCATOR_BYTES });
+  const { header, parts } = sectionsOf(path.join(d, 'table'));
+  assert.equal(header.format, 'neardup-file-table 4');
+  assert.deepEqual([header.slots, header.used, header.tableSize, header.keyOffset, header.keyCoding], [2, 3, 1024, LOCATOR_BYTES, 'f64']);
+  const [meta, recLen, arena, next, tBits, tDist, tKeys, tHeads, idBytes, idLen] = parts;
+  const f64 = (...x: number[]) => Buffer.from(Float64Array.from(x).buffer);
+  const i32 = (...x: number[]) => Buffer.from(Int32Array.from(x).buffer);
+  assert.equal(meta!.toString(), '{"free":[],"expiry":[]}');
+  assert.deepEqual(recLen, i32(28, 28));
+  assert.deepEqual(arena, Buffer.concat([locator(0, 3), f64(k1, k2), locator(3, 4), f64(k1, k3)]));
+  // Postings 0, 1 (a's keys), 2, 3 (b's): b's k1 comes before a's in k1's chain.
+  assert.deepEqual(next, i32(-1, -1, 0, -1));
+  const bits = Buffer.alloc(128);
+  bits[0] = 1 << 5;
+  bits[1] = (1 << 1) | (1 << 2);
+  assert.deepEqual(tBits, bits);
+  // A table of fewer than 2^21 entries keeps its keys as they are: no distances.
+  assert.equal(tDist!.length, 0);
+  assert.deepEqual(tKeys, f64(k1, k2, k3));
+  assert.deepEqual(tHeads, i32(2, 1, 3));
+  assert.deepEqual([idBytes!.toString(), idLen], ['ab', i32(1, 1)]);
+  const got = (await readCheckpoint(d, { manifest: m, logSize: 1, generation: 0, keyOffset: LOCATOR_BYTES }))!;
+  assert.deepEqual(Array.from(got.table.image().prev.subarray(0, 4)), [2, -1, -1, -1]);
+  assert.deepEqual((await got.table.lookup([Float64Array.of(k1)], 10))[0]!.map((x) => x.id), ['b', 'a']);
+});
+
+test('checkpoint: a store whose checkpoint is format 3 opens from it, and answers as the log folded', async () => {
+  const d = path.join(dir, 'format3');
+  cpSync(path.join(repoRoot, 'test/fixtures/file-store-table3'), d, { recursive: true });
+  assert.equal(sectionsOf(path.join(d, 'table')).header.format, 'neardup-file-table 3');
+  const ids = [...Array.from({ length: 42 }, (_, i) => `d${i}`), 'é😀'];
+  const s = new FileStore(d);
+  await s.open(manifest);
+  const st = await s.stats();
+  assert.deepEqual([st.framesFoldedAtOpen, st.checkpointLogBytes], [0, readFileSync(path.join(d, 'log')).length]);
+  const want = await answersOf(s, ids);
+  assert.equal((want as { size: number }).size, 38);
+  assert.deepEqual(await s.expiredIds(4102444800036 + 1, 10), ['d36']);
+  // The fixture with its log folded instead answers alike.
+  const f3 = path.join(dir, 'format3-folded');
+  cpSync(path.join(repoRoot, 'test/fixtures/file-store-table3'), f3, { recursive: true });
+  rmSync(path.join(f3, 'table'));
+  const fold3 = new FileStore(f3);
+  await fold3.open(manifest);
+  assert.deepEqual(await answersOf(fold3, ids), want);
+  await fold3.close();
+  await s.put([{ id: 'n', keys: keys(1), record: Buffer.from('n') }]);
+  await s.close();
+  // The next checkpoint is format 4.
+  assert.equal(sectionsOf(path.join(d, 'table')).header.format, 'neardup-file-table 4');
+  const again = new FileStore(d);
+  await again.open(manifest);
+  assert.equal((await again.stats()).framesFoldedAtOpen, 0);
+  const after4 = await answersOf(again, ids);
+  await again.close();
+  rmSync(path.join(d, 'table'));
+  const folded = new FileStore(d);
+  await folded.open(manifest);
+  assert.ok(((await folded.stats()).framesFoldedAtOpen as number) > 0);
+  assert.deepEqual(await answersOf(folded, ids), after4);
+  await folded.close();
+});
+
+/** The key table's occupied entries: [key, head]. */
+const occupied = (img: MemoryTableImage) => Array.from(img.tHead).flatMap((h, i) => (h === -1 ? [] : [[img.tKey[i], h]]));
+
+/** `links` at every posting a live slot has linked. */
+function linked(img: MemoryTableImage, links: Int32Array): number[] {
+  const out: number[] = [];
+  for (let s = 0; s < img.slots; s++) {
+    if (img.ids.len[s] === -1) continue;
+    for (let j = 0; j < (img.recLen[s]! - LOCATOR_BYTES) / 8; j++) out.push(links[s * K + j]!);
+  }
+  return out;
+}
+
 test('checkpoint: the table read back is the table written, and goes on working', async () => {
   const rep = await LogReplica.create(manifest, LOCATOR_BYTES);
   const put = (id: string, seed: number, noKeys = false) =>
@@ -46,12 +145,14 @@ test('checkpoint: the table read back is the table written, and goes on working'
   for (let i = 0; i < 300; i += 3) await put(`d${i}`, i + 1000);
   for (let i = 1; i < 300; i += 7) await put(`d${i}`, i, true);
   for (let i = 2; i < 300; i += 5) await rep.apply({ op: 'remove', docs: [{ id: `d${i}` }] });
-  await writeCheckpoint(dir, rep.table, { logEnd: 10, recordsEnd: 20, applied: 30, generation: 0 });
+  await writeCheckpoint(dir, rep.table, { logEnd: 10, recordsEnd: 20, applied: 30, generation: 0, keyOffset: LOCATOR_BYTES });
   const got = (await readCheckpoint(dir, { manifest, logSize: 10, generation: 0, keyOffset: LOCATOR_BYTES }))!;
   assert.deepEqual(got.at, { logEnd: 10, recordsEnd: 20, applied: 30, generation: 0 });
   const [a, b] = [rep.table.image(), got.table.image()];
   assert.deepEqual([idsOf(b), b.free, b.used, b.slots], [idsOf(a), a.free, a.used, a.slots]);
-  assert.deepEqual([b.tHead, b.tKey, b.next, b.prev], [a.tHead, a.tKey, a.next, a.prev]);
+  assert.deepEqual([b.tHead, occupied(b), b.next.subarray(0, b.slots * K)], [a.tHead, occupied(a), a.next]);
+  // The backward links, rebuilt from the forward ones: those of every linked posting as written.
+  assert.deepEqual(linked(b, b.prev), linked(a, a.prev));
   assert.ok(b.arena.length < a.arena.length, 'dead arena bytes are not written');
   const all = [...Array.from({ length: 300 }, (_, i) => `d${i}`), '\ud800', '\udc00', '\ud800\udc00', 'é', '😀', '', 'x'];
   assert.deepEqual(await got.table.get(all), await rep.table.get(all));
@@ -153,7 +254,8 @@ test('checkpoint: torn, of another format or byte order, or past the log: ignore
   const cases: [string, () => void][] = [
     ['torn', () => truncateSync(table, good.length - 100)],
     ['format 2', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 2' }))],
-    ['a newer format', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 4' }))],
+    ['a newer format', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 5' }))],
+    ['another record layout', () => writeFileSync(table, withHeader({ keyOffset: 20 }))],
     ['another byte order', () => writeFileSync(table, withHeader({ byteOrder: 'BE' }))],
     ['past the log', () => writeFileSync(table, withHeader({ logEnd: 1e12 }))],
     ['counts not matching the sections', () => writeFileSync(table, withHeader({ slots: (header.slots as number) + 1 }))],

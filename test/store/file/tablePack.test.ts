@@ -1,0 +1,128 @@
+/**
+ * The packed key table of checkpoint format 4 (src/store/file/tablePack.ts): keys coded in 32 bits
+ * beside their distance from their home, exact bytes of one entry; a table spread back in place is
+ * the table packed (`u32` and `f64`); a bitmap not matching the packed entries is refused; a
+ * distance over 255 falls back to `f64`; a 16-key table of 50,000 documents written and read back
+ * through a checkpoint uses `u32` and is the table written.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { packedSizes, scanKeyTable, spreadKeyTable, writePackedKeys } from '../../../src/store/file/tablePack.js';
+import { LogReplica } from '../../../src/store/log/replica.js';
+import { readCheckpoint, writeCheckpoint } from '../../../src/store/file/checkpoint.js';
+import { LOCATOR_BYTES, locator } from '../../../src/store/file/replay.js';
+import type { StoreManifest } from '../../../src/store/types.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'nd-tablepack-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A linear-probing key table of `size` entries (homes as the memory store's), with `keys` inserted. */
+function tableOf(size: number, keys: number[]): { tKey: Float64Array; tHead: Int32Array } {
+  const tKey = new Float64Array(size);
+  const tHead = new Int32Array(size).fill(-1);
+  keys.forEach((k, i) => {
+    let h = (k / 2 ** 21) & (size - 1);
+    while (tHead[h] !== -1) h = (h + 1) & (size - 1);
+    tKey[h] = k;
+    tHead[h] = i * 3;
+  });
+  return { tKey, tHead };
+}
+
+/** Writes the table packed as a checkpoint does (small chunks), reads it back as open does, spreads it: the same table. */
+async function roundTrip(t: { tKey: Float64Array; tHead: Int32Array }, coding: 'u32' | 'f64'): Promise<{ dist: Buffer; keys: Buffer }> {
+  const size = t.tHead.length;
+  const used = t.tHead.filter((h) => h !== -1).length;
+  const file = path.join(dir, 'packed');
+  const f = await open(file, 'w');
+  await writePackedKeys(f, 0, { ...t, used, coding }, new Uint8Array(1 << 12));
+  await f.close();
+  const b = readFileSync(file);
+  const [, distB, keyB, headB] = packedSizes(size, used, coding);
+  assert.equal(b.length, distB + keyB + headB);
+  const tKey = new Float64Array(size);
+  const tHead = new Int32Array(size);
+  new Uint8Array(tKey.buffer, 8 * size - keyB).set(b.subarray(distB, distB + keyB));
+  new Uint8Array(tHead.buffer, 4 * (size - used)).set(b.subarray(distB + keyB));
+  const bits = scanKeyTable(t.tKey, t.tHead).bits;
+  assert.ok(spreadKeyTable({ bits, tKey, tHead, used, dist: coding === 'u32' ? b.subarray(0, distB) : undefined }));
+  assert.deepEqual(tHead, t.tHead);
+  for (let h = 0; h < size; h++) if (t.tHead[h] !== -1) assert.equal(tKey[h], t.tKey[h]);
+  return { dist: b.subarray(0, distB), keys: b.subarray(distB, distB + keyB) };
+}
+
+/** Keys below 2^53 from a fixed sequence. */
+function keysFrom(seed: number, n: number): number[] {
+  let x = seed;
+  const next = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0);
+  return Array.from({ length: n }, () => next() * 2 ** 21 + (next() >>> 11));
+}
+
+test('tablePack: a 2^21-entry table codes keys in 32 bits; exact bytes of one entry; spread back in place', async () => {
+  const size = 2 ** 21;
+  // Two keys with the same home (5): the second sits one entry past it.
+  const k1 = (7 * size + 5) * 2 ** 21 + 1234;
+  const k2 = (2047 * size + 5) * 2 ** 21 + (2 ** 21 - 1);
+  const t = tableOf(size, [k1, k2, ...keysFrom(1, 100_000)]);
+  assert.equal(scanKeyTable(t.tKey, t.tHead).coding, 'u32');
+  const { dist, keys } = await roundTrip(t, 'u32');
+  // The first entries in table order are homes 5 and 6 unless a random key came first.
+  const at = Array.from(t.tHead.keys()).filter((h) => t.tHead[h] !== -1);
+  const i1 = at.indexOf(5);
+  // Entry 5: distance 0, code (hi >>> 21) · 2^21 + lo = 7 · 2^21 + 1234; entry 6: distance 1, 2047 · 2^21 + 2^21 - 1.
+  assert.deepEqual([dist[i1], keys.readUInt32LE(4 * i1)], [0, 7 * 2 ** 21 + 1234]);
+  assert.deepEqual([dist[i1 + 1], keys.readUInt32LE(4 * i1 + 4)], [1, 2047 * 2 ** 21 + 2 ** 21 - 1]);
+  await roundTrip(t, 'f64');
+});
+
+test('tablePack: a key more than 255 entries past its home, or a small table: keys as they are', async () => {
+  const size = 2 ** 21;
+  const crowd = Array.from({ length: 300 }, (_, j) => (j * size + 9) * 2 ** 21);
+  const t = tableOf(size, crowd);
+  assert.equal(scanKeyTable(t.tKey, t.tHead).coding, 'f64');
+  await roundTrip(t, 'f64');
+  const small = tableOf(1024, keysFrom(2, 500));
+  assert.equal(scanKeyTable(small.tKey, small.tHead).coding, 'f64');
+  await roundTrip(small, 'f64');
+  // A bitmap marking one entry more, or one fewer, than there are packed entries: refused.
+  const bits = scanKeyTable(small.tKey, small.tHead).bits;
+  const used = small.tHead.filter((h) => h !== -1).length;
+  const spread = (b: Uint8Array) => spreadKeyTable({ bits: b, tKey: new Float64Array(1024), tHead: new Int32Array(1024), used });
+  const empty = Array.from(small.tHead.keys()).find((h) => small.tHead[h] === -1)!;
+  const full = Array.from(small.tHead.keys()).find((h) => small.tHead[h] !== -1)!;
+  const more = bits.slice();
+  more[empty >> 3]! |= 1 << (empty & 7);
+  const fewer = bits.slice();
+  fewer[full >> 3]! &= ~(1 << (full & 7));
+  assert.deepEqual([spread(bits), spread(more), spread(fewer)], [true, false, false]);
+});
+
+test('tablePack: a checkpoint of 50,000 documents of 16 keys codes its keys in 32 bits and reads back the same table', async () => {
+  const K = 16;
+  const manifest = { keysPerDoc: K } as StoreManifest;
+  const rep = await LogReplica.create(manifest, LOCATOR_BYTES);
+  const keys = keysFrom(3, 50_000 * K);
+  for (let b = 0; b < 50; b++) {
+    const docs = Array.from({ length: 1000 }, (_, i) => {
+      const d = b * 1000 + i;
+      return { id: `d${d}`, keys: Float64Array.from(keys.slice(d * K, d * K + K)), extra: locator(d, 1) };
+    });
+    await rep.apply({ op: 'put', docs });
+  }
+  await writeCheckpoint(dir, rep.table, { logEnd: 0, recordsEnd: 0, applied: 50, generation: 0, keyOffset: LOCATOR_BYTES });
+  const file = readFileSync(path.join(dir, 'table'));
+  const header = JSON.parse(file.subarray(4, 4 + file.readUInt32LE(0)).toString()) as { keyCoding: string; used: number; sections: number[] };
+  assert.equal(header.keyCoding, 'u32');
+  // Bitmap, distances (1 byte per key), keys (4), heads (4).
+  assert.deepEqual(header.sections.slice(5, 8), [header.used, 4 * header.used, 4 * header.used]);
+  const got = (await readCheckpoint(dir, { manifest, logSize: 0, generation: 0, keyOffset: LOCATOR_BYTES }))!;
+  const [a, b] = [rep.table.image(), got.table.image()];
+  assert.deepEqual(b.tHead, a.tHead);
+  for (let h = 0; h < a.tHead.length; h++) if (a.tHead[h] !== -1) assert.equal(b.tKey[h], a.tKey[h]);
+  const qs = Array.from({ length: 200 }, (_, i) => Float64Array.from(keys.slice(i * 250 * K, i * 250 * K + K)));
+  assert.deepEqual(await got.table.lookup(qs, 100), await rep.table.lookup(qs, 100));
+});
