@@ -24,7 +24,8 @@ import { open as openFile, rename, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { MemoryStore, type MemoryTableImage } from '../memory/store.js';
 import type { StoreManifest } from '../types.js';
-import { packedSizes, prevFromNext, scanKeyTable, spreadKeyTable, writeAt, writePackedKeys } from './tablePack.js';
+import { packedSizes, prevFromNext, scanKeyTable, spreadKeyTable, writePackedKeys } from './tablePack.js';
+import { writeAt } from './manifest.js';
 
 /** The checkpoint's file name in the store's directory. */
 export const CHECKPOINT_FILE = 'table';

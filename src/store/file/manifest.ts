@@ -49,6 +49,11 @@ export async function writeAll(f: FileHandle, b: Uint8Array, chunk = WRITE_CHUNK
   for (let o = 0; o < b.length;) o += (await f.write(b, o, Math.min(chunk, b.length - o))).bytesWritten;
 }
 
+/** Writes all of `b` at byte `pos` of `f`, as {@link writeAll} does at the file's position. */
+export async function writeAt(f: FileHandle, b: Uint8Array, pos: number, chunk = WRITE_CHUNK): Promise<void> {
+  for (let o = 0; o < b.length;) o += (await f.write(b, o, Math.min(chunk, b.length - o), pos + o)).bytesWritten;
+}
+
 /** Syncs the directory, so that a rename or removal in it is on disk. */
 export async function syncDir(dir: string): Promise<void> {
   const d = await openFile(dir, 'r');

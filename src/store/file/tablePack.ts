@@ -12,6 +12,7 @@
  * @module
  */
 import type { FileHandle } from 'node:fs/promises';
+import { writeAt } from './manifest.js';
 
 const EMPTY = -1;
 const FREE = -1;
@@ -71,11 +72,6 @@ export interface SpreadKeys {
   tHead: Int32Array;
   used: number;
   dist?: Uint8Array | undefined;
-}
-
-/** Writes `b` at byte `pos` of `f`. */
-export async function writeAt(f: FileHandle, b: Uint8Array, pos: number): Promise<void> {
-  for (let o = 0; o < b.length;) o += (await f.write(b, o, b.length - o, pos + o)).bytesWritten;
 }
 
 /**

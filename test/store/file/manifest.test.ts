@@ -1,6 +1,6 @@
 /**
- * The file store's file helpers (src/store/file/manifest.ts): `writeAll` writes every byte, in
- * calls no longer than its chunk. Node refuses one write of 2 GiB or more; a 10M-document store's
+ * The file store's file helpers (src/store/file/manifest.ts): `writeAll` and `writeAt` write every
+ * byte, in calls no longer than their chunk. Node refuses one write of 2 GiB or more; a 10M-document store's
  * checkpoint has arrays that long, so the chunking is what lets it be written.
  */
 import { test, after } from 'node:test';
@@ -10,7 +10,7 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { writeAll } from '../../../src/store/file/manifest.js';
+import { writeAll, writeAt } from '../../../src/store/file/manifest.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-writeall-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,6 +32,33 @@ test('writeAll writes every byte in order, in calls of at most its chunk', async
         await f.close();
       }
       assert.deepEqual(new Uint8Array(readFileSync(file)), bytes);
+      assert.ok(sizes.every((n) => n <= chunk), `write sizes ${sizes.join(', ')} over the chunk ${chunk}`);
+    }),
+    { numRuns: 100 },
+  );
+});
+
+test('writeAt writes every byte at its place, in calls of at most its chunk, and leaves the rest of the file', async () => {
+  const file = path.join(dir, 'g');
+  await fc.assert(
+    fc.asyncProperty(fc.uint8Array({ maxLength: 3000 }), fc.nat(2000), fc.integer({ min: 1, max: 4000 }), async (bytes, pos, chunk) => {
+      const before = new Uint8Array(pos + bytes.length + 10).fill(0xee);
+      const f = await open(file, 'w+');
+      const sizes: number[] = [];
+      try {
+        await writeAll(f, before);
+        const write = f.write.bind(f) as (b: Uint8Array, o: number, n: number, p: number) => Promise<{ bytesWritten: number }>;
+        (f as unknown as { write: typeof write }).write = (b, o, n, p) => {
+          sizes.push(n);
+          return write(b, o, n, p);
+        };
+        await writeAt(f, bytes, pos, chunk);
+      } finally {
+        await f.close();
+      }
+      const want = before.slice();
+      want.set(bytes, pos);
+      assert.deepEqual(new Uint8Array(readFileSync(file)), want);
       assert.ok(sizes.every((n) => n <= chunk), `write sizes ${sizes.join(', ')} over the chunk ${chunk}`);
     }),
     { numRuns: 100 },
