@@ -22,7 +22,7 @@ import { existsSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { open as openFile, rename, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { MemoryStore, type MemoryTableImage } from '../memory/store.js';
+import { MAX_ARENA, MemoryStore, type MemoryTableImage } from '../memory/store.js';
 import type { StoreManifest } from '../types.js';
 import { packedSizes, prevFromNext, scanKeyTable, spreadKeyTable, writePackedKeys } from './tablePack.js';
 import { writeAt } from './manifest.js';
@@ -258,7 +258,7 @@ async function readArrays(f: FileHandle, h: Header, pos: number): Promise<Arrays
   const a: Arrays = {
     meta: new Uint8Array(len('meta')),
     recLen: new Uint32Array(cap),
-    arena: new Uint8Array(Math.max(1 << 16, roomFor(len('arena')))),
+    arena: new Uint8Array(Math.min(MAX_ARENA, Math.max(1 << 16, roomFor(len('arena'))))),
     next: new Int32Array(cap * K),
     prev: new Int32Array(cap * K),
     tKey: new Float64Array(tableSize),

@@ -12,6 +12,8 @@ import { IdTable } from './idTable.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
 
 const EMPTY = -1;
+/** Elements one typed array holds on Node 20: the table's records of ~16M documents of 32 keys. */
+export const MAX_ARENA = 2 ** 32;
 
 export type { MemoryTableImage } from './image.js';
 
@@ -178,10 +180,13 @@ export class MemoryStore implements NearDupStore {
     if (this.arenaUsed + rec.length > this.arena.length) {
       // Compact instead of growing when at least half the arena is garbage.
       if (this.arenaLive * 2 < this.arenaUsed) this.compactArena();
-      if (this.arenaUsed + rec.length > this.arena.length) {
+      const need = this.arenaUsed + rec.length;
+      if (need > this.arena.length) {
+        const most = `~${Math.floor(MAX_ARENA / (12 + 8 * this.K) / 1e6)}M documents of ${this.K} keys`;
+        if (need > MAX_ARENA) throw new RangeError(`the band table's records outgrow one array (${most}): split the index`);
         let cap = this.arena.length * 2;
-        while (cap < this.arenaUsed + rec.length) cap *= 2;
-        const a = new Uint8Array(cap);
+        while (cap < need) cap *= 2;
+        const a = new Uint8Array(Math.min(cap, MAX_ARENA));
         a.set(this.arena.subarray(0, this.arenaUsed));
         this.arena = a;
       }
@@ -194,7 +199,7 @@ export class MemoryStore implements NearDupStore {
   }
 
   private compactArena(): void {
-    const a = new Uint8Array(Math.max(1 << 16, this.arenaLive * 2));
+    const a = new Uint8Array(Math.min(MAX_ARENA, Math.max(1 << 16, this.arenaLive * 2)));
     let o = 0;
     for (let s = 0; s < this.slots; s++) {
       if (!this.idt.has(s)) continue;
