@@ -56,7 +56,8 @@ interface PreparedLike {
   sig: Uint32Array | null;
   keys: Float64Array;
 }
-const internals = idx as unknown as {
+// The index's preparer (private): what an add computes before the store.
+const internals = (idx as unknown as { preparer: unknown }).preparer as {
   prepare(id: string, text: string, meta: unknown): PreparedLike;
   recordOf(p: PreparedLike): Uint8Array;
 };

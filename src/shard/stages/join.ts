@@ -243,6 +243,8 @@ class PartitionPairs {
   /** Weighted candidate rows (row x, row y, weight): few, in a plain array of numbers. */
   readonly weighted: number[] = [];
   private readonly side: number[];
+  /** Whether the last bucket {@link PartitionPairs.fold} saw had copies folded. */
+  private folded = false;
 
   constructor(private readonly job: JobSpec, private readonly p: number, private readonly rows: PartitionRows, private readonly scratch: JoinScratch) {
     [this.pA, this.pDocA, this.pShardB, this.pDocB] = scratch.pairs as [U32Buf, U32Buf, U32Buf, U32Buf];
@@ -259,7 +261,8 @@ class PartitionPairs {
   /** Adds the pairs of one group of rows sharing a band key (`all[0 .. size)`, ascending). */
   bucket(all: Int32Array, size: number): void {
     const { marker, pA } = this;
-    const { m, folded } = this.fold(all, size);
+    const m = this.fold(all, size);
+    const folded = this.folded;
     if (m < 2) return;
     marker.sharedBuckets++;
     if (m > marker.largestBucket) marker.largestBucket = m;
@@ -275,9 +278,10 @@ class PartitionPairs {
   /**
    * The bucket's representatives (its members with copies folded, in `scratch.reps`) and how many
    * documents each stands for (`scratch.sizes`); each copy group's members are recorded once, in
-   * the bucket of its band-0 key.
+   * the bucket of its band-0 key. Returns how many representatives; `folded` says whether any copy
+   * was folded (a field, not a returned object: this runs once per bucket).
    */
-  private fold(all: Int32Array, size: number): { m: number; folded: boolean } {
+  private fold(all: Int32Array, size: number): number {
     const { scratch, marker } = this;
     const { B, T0, T1 } = this.rows;
     const fold = !this.job.against;
@@ -308,7 +312,8 @@ class PartitionPairs {
         marker.copyPairs! += (sizes[j]! * (sizes[j]! - 1)) / 2;
       }
     }
-    return { m, folded };
+    this.folded = folded;
+    return m;
   }
 
   /** Every pair of the m representatives: room for all at once, then plain stores. */
