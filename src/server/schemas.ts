@@ -237,8 +237,8 @@ export const createIndexSchema = {
     name: indexNameParamsSchema.properties.name,
     store: {
       type: 'string',
-      enum: ['sqlite', 'file', 'memory'],
-      description: 'sqlite (default): a SQLite file in the registry directory; file: a file store (a directory) there; memory: lost on restart.',
+      enum: ['file', 'sqlite', 'memory'],
+      description: 'file (default): a file store (a directory) in the registry directory; sqlite: a SQLite file there; memory: lost on restart.',
     },
     token: {
       type: 'string',

@@ -1,6 +1,6 @@
 /**
  * The one parser of store specs (`--store`, `NearDupIndexOptions.store`): `memory`, `sqlite:PATH`,
- * `file:DIR` (the file store: a directory of its own) and `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&layout=log|sets&cluster=1&scripts=0&timeout=MS&lock=0]`
+ * `file:DIR` or a bare path `DIR` (the file store: a directory of its own; the store a local path gets) and `redis://[:password@]HOST:PORT[/DB][?prefix=NAME&layout=log|sets&cluster=1&scripts=0&timeout=MS&lock=0]`
  * (also `rediss://`) and `postgres://[USER[:PASSWORD]@]HOST[:PORT]/DB[?schema=NAME&pool=N&timeout=MS]` (also
  * `postgresql://`). Pure parsing, no I/O and no optional package: the CLI checks a spec with it
  * before opening anything, and {@link openStore} opens what it describes. Errors are RangeErrors
@@ -135,7 +135,31 @@ export function isRedisSpec(spec: string): boolean {
   return spec.startsWith('redis://') || spec.startsWith('rediss://');
 }
 
-/** Parses a store spec; `''` means `memory`. Throws a RangeError naming what is wrong. */
+/**
+ * A spec that starts with a scheme (`name:`, two letters or more, so a drive letter is not one): a
+ * store kind must follow. Anything else is a local path.
+ */
+const SCHEME = /^[a-z][a-z0-9+.-]+:/i;
+
+/** The spec forms of each store kind, for help texts and messages (one wording everywhere). */
+export const STORE_FORMS = {
+  memory: 'memory',
+  file: 'DIR or file:DIR',
+  sqlite: 'sqlite:PATH',
+  redis: 'redis://HOST:PORT[?prefix=NAME]',
+  postgres: 'postgres://HOST/DB[?schema=NAME]',
+} as const satisfies Record<StoreSpec['kind'], string>;
+
+/** The spec forms of some store kinds, as a list in prose ("DIR or file:DIR, sqlite:PATH or …"). */
+export function storeForms(kinds: readonly StoreSpec['kind'][]): string {
+  const forms = kinds.map((k) => STORE_FORMS[k]);
+  return forms.length < 2 ? (forms[0] ?? '') : `${forms.slice(0, -1).join(', ')} or ${forms[forms.length - 1]}`;
+}
+
+/**
+ * Parses a store spec; `''` means `memory`, and a path without a scheme (`./ads`, `/var/lib/nd/ads`)
+ * the file store in that directory. Throws a RangeError naming what is wrong.
+ */
 export function parseStoreSpec(spec: string): StoreSpec {
   if (spec === 'memory' || spec === '') return { kind: 'memory' };
   if (spec.startsWith('sqlite:')) {
@@ -150,5 +174,8 @@ export function parseStoreSpec(spec: string): StoreSpec {
   }
   if (isRedisSpec(spec)) return { kind: 'redis', url: spec, redis: parseRedisUrl(spec) };
   if (isPostgresSpec(spec)) return { kind: 'postgres', url: spec, postgres: parsePostgresUrl(spec) };
-  throw new RangeError(`unknown store "${spec}" (expected memory, sqlite:PATH, file:DIR, redis://HOST:PORT or postgres://HOST/DB)`);
+  if (!SCHEME.test(spec)) return { kind: 'file', path: spec };
+  throw new RangeError(
+    `unknown store "${spec}" (expected ${storeForms(['memory', 'file', 'sqlite', 'redis', 'postgres'])}; a directory whose name has a colon: file:${spec})`,
+  );
 }

@@ -59,8 +59,14 @@ test('store spec: bad specs are RangeErrors that quote them; the CLI reports the
   assert.throws(() => parseStoreSpec('sqlite:'), { name: 'RangeError', message: 'store "sqlite:" needs a file path, e.g. sqlite:./index.db' });
   assert.throws(() => parseStoreSpec('mysql://x'), {
     name: 'RangeError',
-    message: 'unknown store "mysql://x" (expected memory, sqlite:PATH, file:DIR, redis://HOST:PORT or postgres://HOST/DB)',
+    message:
+      'unknown store "mysql://x" (expected memory, DIR or file:DIR, sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]; a directory whose name has a colon: file:mysql://x)',
   });
+  // A path without a scheme is the file store in that directory: the store a local path gets.
+  for (const p of ['ads', './ads', '/var/lib/nd/ads', 'ads.db', 'c:ads', 'a b/c'])
+    assert.deepEqual(parseStoreSpec(p), { kind: 'file', path: p }, p);
+  assert.deepEqual(parseStoreSpec('file:ads:2024'), { kind: 'file', path: 'ads:2024' });
+  assert.throws(() => parseStoreSpec('ads:2024'), /unknown store "ads:2024" .*file:ads:2024/);
   assert.throws(() => parseStoreSpec('postgres://h/db?schema=Ads;drop'), /bad PostgreSQL URL .*schema must be a lower-case SQL identifier/);
   assert.throws(() => parseStoreSpec('postgres://h/db?pool=0'), /pool must be an integer from 1 to 100/);
   assert.throws(() => parseStoreSpec('postgres://h/db?timeout=x'), /timeout must be a positive number of milliseconds/);
@@ -68,7 +74,7 @@ test('store spec: bad specs are RangeErrors that quote them; the CLI reports the
   assert.throws(() => parseStoreSpec('redis://h?lock=2'), /lock must be 0 or 1/);
   assert.throws(() => parseStoreSpec('redis://h?timeout=-1'), /timeout must be a positive number of milliseconds/);
   assert.throws(() => parseStoreSpec('redis://a b'), { name: 'RangeError', message: 'bad Redis URL "redis://a b"' });
-  await assert.rejects(() => openStore('nope'), /unknown store "nope"/);
+  await assert.rejects(() => openStore('nope:x'), /unknown store "nope:x"/);
   const r = neardup(['index', 'check', '--store', 'redis://h?layout=lists']);
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /^neardup: bad Redis URL .*layout must be log or sets\n$/);

@@ -11,10 +11,20 @@ import { UsageError } from '../../common/errors.js';
 import { openInput } from '../../io/read/read.js';
 import type { InputRecord } from '../../io/read/record.js';
 import { openOutput, type OutputSink } from '../../io/write/output.js';
-import { refuseAliasedOutputs, storeFile } from '../../io/write/alias.js';
+import { refuseAliasedOutputs } from '../../io/write/alias.js';
 import { csvField, formatPair, pairHeader, tsvField, type PairFormat } from '../../io/write/write.js';
 import { addInputOptions, addLogOptions, addZstdLevelOption, pairFormatOf, parsePositiveInt, readOptionsFrom, type InputFlags } from '../options.js';
-import { addFilterOption, addIndexOptions, checkStoreFile, indexOptionsFrom, num, openIndex, storeSpecFlag, type IndexFlags } from './options.js';
+import {
+  addFilterOption,
+  addIndexOptions,
+  checkStoreFile,
+  indexOptionsFrom,
+  num,
+  openIndex,
+  refuseMemoryStore,
+  storeOutputs,
+  type IndexFlags,
+} from './options.js';
 import { withTextSets } from '../../online/manifest.js';
 import type { MetaFilter, NearDupIndex } from '../../online/nearDupIndex.js';
 import { requireOutForJson } from '../pipelineOptions.js';
@@ -177,15 +187,8 @@ async function runIndexAdd(mode: AddMode, file: string, flags: IndexAddFlags): P
 /** Before anything is read: a store that keeps nothing, an output that replaces the input or the store, a store file that is not one. */
 async function checkAddTargets(mode: AddMode, file: string, flags: IndexAddFlags): Promise<void> {
   requireOutForJson(flags);
-  if (storeSpecFlag(flags.store).kind === 'memory')
-    throw new UsageError(`--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB`);
-  await refuseAliasedOutputs(
-    [{ what: '--out', path: flags.out }],
-    [
-      { what: 'the input', path: file },
-      { what: '--store', path: storeFile(flags.store) },
-    ],
-  );
+  refuseMemoryStore(flags.store, 'keeps nothing after the command ends');
+  await refuseAliasedOutputs([{ what: '--out', path: flags.out }, ...storeOutputs(flags.store)], [{ what: 'the input', path: file }]);
   await checkStoreFile(flags.store, mode === 'query', `index ${mode}`);
 }
 

@@ -14,7 +14,9 @@ import { addIndexAddCommands } from './add.js';
 import { addIndexPurgeCommand, addIndexRemoveCommand } from './remove.js';
 import { addIndexNamedCommands } from './named.js';
 import { openStore } from '../../store/open/open.js';
-import { checkStoreFile, storeSpecFlag } from './options.js';
+import { checkStoreFile, PERSISTENT_STORES, refuseMemoryStore, storeHelp, storeOutputs, storeSpecFlag } from './options.js';
+import { refuseAliasedOutputs } from '../../io/write/alias.js';
+import { storeForms } from '../../store/spec.js';
 import { readSnapshotFile } from '../../online/snapshot.js';
 import { FormatError } from '../../sketch/format.js';
 import { s3Display } from '../../io/s3/staging.js';
@@ -26,7 +28,7 @@ export function indexCommand(): Command {
   index
     .command('check')
     .description('verify an index: records decode, every document key leads back to its document, counts agree, store integrity')
-    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
+    .requiredOption('--store <spec>', storeHelp(PERSISTENT_STORES))
     .option('--json', 'print the report as JSON', false)
     .addHelpText(
       'after',
@@ -36,14 +38,14 @@ export function indexCommand(): Command {
   index
     .command('backup')
     .description('copy a SQLite or file store, consistently, while it is in use (SQLite online backup API; the file store copies its append-only files)')
-    .requiredOption('--store <spec>', 'sqlite:PATH or file:DIR')
+    .requiredOption('--store <spec>', storeHelp(['file', 'sqlite']))
     .requiredOption('--out <path>', 'the copy (a SQLite file, or for file:DIR a directory; must not exist)')
     .addHelpText('after', '\nExample:\n  $ neardup index backup --store sqlite:./index.db --out ./index-2024-05-01.db')
     .action(backupStore);
   index
     .command('snapshot')
     .description('write the whole index (parameters and documents) to one portable file (docs/formats.md), atomically')
-    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
+    .requiredOption('--store <spec>', storeHelp(PERSISTENT_STORES))
     .requiredOption('--out <file>', 'the snapshot file')
     .action(snapshotStore);
   index
@@ -51,7 +53,7 @@ export function indexCommand(): Command {
     .description(
       'rewrite the posting log of a Redis store (log layout, while it is in use) or the records and log of a file store, without replaced and removed versions',
     )
-    .requiredOption('--store <spec>', 'redis://HOST:PORT[?prefix=NAME] or file:DIR')
+    .requiredOption('--store <spec>', storeHelp(['file', 'redis']))
     .addHelpText(
       'after',
       '\nExamples:\n  $ neardup index compact --store redis://127.0.0.1:6379?prefix=ads\n  $ neardup index compact --store file:/var/lib/neardup/ads',
@@ -61,15 +63,14 @@ export function indexCommand(): Command {
     .command('restore')
     .description('load a snapshot into an empty store')
     .argument('<snapshot>', 'a file written by `neardup index snapshot`')
-    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME] (must be empty)')
+    .requiredOption('--store <spec>', storeHelp(PERSISTENT_STORES, '(must be empty)'))
     .action(restoreSnapshot);
   return index;
 }
 
 /** `index check`: the report, and exit 1 when the index is inconsistent. */
 async function checkStore(o: { store: string; json: boolean }): Promise<void> {
-  const spec = storeSpecFlag(o.store);
-  if (spec.kind === 'memory') throw new UsageError('--store memory has nothing to check: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
+  refuseMemoryStore(o.store, 'has nothing to check');
   await checkStoreFile(o.store, true, 'index check');
   const idx = await NearDupIndex.open({ store: o.store });
   try {
@@ -91,6 +92,7 @@ async function checkStore(o: { store: string; json: boolean }): Promise<void> {
 /** `index backup`: a live SQLite store copied by its online backup API (a file store by {@link backupFileStore}). */
 async function backupStore(o: { store: string; out: string }): Promise<void> {
   const spec = storeSpecFlag(o.store);
+  await refuseAliasedOutputs([{ what: '--out', path: o.out }, ...storeOutputs(o.store)], []);
   if (spec.kind !== 'sqlite') return backupFileStore(o.store, o.out);
   await checkStoreFile(o.store, true, 'index backup');
   const { existsSync } = await import('node:fs');
@@ -117,6 +119,7 @@ async function backupStore(o: { store: string; out: string }): Promise<void> {
 
 /** `index snapshot`: the whole index written to one portable file. */
 async function snapshotStore(o: { store: string; out: string }): Promise<void> {
+  await refuseAliasedOutputs([{ what: '--out', path: o.out }, ...storeOutputs(o.store)], []);
   await checkStoreFile(o.store, true, 'index snapshot');
   const idx = await NearDupIndex.open({ store: o.store });
   try {
@@ -129,6 +132,7 @@ async function snapshotStore(o: { store: string; out: string }): Promise<void> {
 
 /** `index restore`: a snapshot loaded into an empty store. */
 async function restoreSnapshot(snapshot: string, o: { store: string }): Promise<void> {
+  await refuseAliasedOutputs(storeOutputs(o.store), [{ what: 'the snapshot', path: snapshot, file: true }]);
   // The snapshot is read and checked (magic, version, checksum) before the store is opened, so
   // a missing or damaged snapshot creates no store file.
   const snap = await readSnapshotFile(snapshot).catch((e: NodeJS.ErrnoException) => {
@@ -178,7 +182,7 @@ async function backupFileStore(storeSpec: string, out: string): Promise<void> {
 async function compactStore(o: { store: string }): Promise<void> {
   const kind = storeSpecFlag(o.store).kind;
   if (kind !== 'redis' && kind !== 'file')
-    throw new UsageError('compact rewrites the log of a Redis store or the files of a file store: give redis://HOST:PORT[?prefix=NAME] or file:DIR');
+    throw new UsageError(`compact rewrites the log of a Redis store or the files of a file store: give ${storeForms(['file', 'redis'])}`);
   // A file store that is not there is not created (empty) to be compacted.
   if (kind === 'file') await checkStoreFile(o.store, true, 'index compact');
   const idx = await NearDupIndex.open({ store: o.store });

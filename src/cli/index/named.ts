@@ -73,8 +73,8 @@ export function addIndexNamedCommands(index: Command): void {
     .description('create a named index in a registry directory (served by `neardup serve --indexes DIR` under /v1/indexes/NAME)')
     .requiredOption('--indexes <dir>', 'the registry directory (created when missing)')
     .addOption(
-      new Option('--store <kind>', 'sqlite: a SQLite file DIR/NAME.db; file: a file store DIR/NAME/ (docs/stores.md); memory: lost when the server stops')
-        .choices(['sqlite', 'file', 'memory']).default('sqlite'),
+      new Option('--store <kind>', 'file: a file store DIR/NAME/; sqlite: a SQLite file DIR/NAME.db; memory: lost when the server stops (docs/stores.md)')
+        .choices(['file', 'sqlite', 'memory']).default('file'),
     )
     .addOption(new Option('--token <token>', 'a bearer token of its own, which opens this index only').env('NEARDUP_INDEX_TOKEN'));
   addIndexParams(create)

@@ -7,7 +7,9 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { NearDupIndex, type NearDupIndexOptions } from '../../online/nearDupIndex.js';
 import { open } from 'node:fs/promises';
 import { excerpt, UsageError } from '../../common/errors.js';
-import { parseStoreSpec, type StoreSpec } from '../../store/spec.js';
+import type { NamedPath } from '../../io/write/alias.js';
+import { parseStoreSpec, storeForms, type StoreSpec } from '../../store/spec.js';
+import { fileStoreDirProblem } from '../../store/file/dir.js';
 import { openStore } from '../../store/open/open.js';
 import type { NormalizePreset } from '../../text/normalize.js';
 import { NORMALIZE_CHOICES } from '../options.js';
@@ -90,13 +92,22 @@ export interface IndexFlags {
   ttl?: number;
 }
 
+/** The stores that keep an index after the process ends. */
+export const PERSISTENT_STORES = ['file', 'sqlite', 'redis', 'postgres'] as const;
+
+/** The help of a `--store <spec>` option that takes these kinds (one wording everywhere; `note` follows it). */
+export function storeHelp(kinds: readonly StoreSpec['kind'][], note = ''): string {
+  return `${storeForms(kinds)}${note ? ` ${note}` : ''} (docs/stores.md)`;
+}
+
+/** `--store memory` given to a command whose work is lost with the process (`what`: "keeps nothing after the command ends"). */
+export function refuseMemoryStore(store: string, what: string): void {
+  if (storeSpecFlag(store).kind === 'memory') throw new UsageError(`--store memory ${what}: give ${storeForms(PERSISTENT_STORES)}`);
+}
+
 /** Adds --store, the parameters of a new index and --workers. */
 export function addIndexOptions(cmd: Command, workersHelp: string): Command {
-  cmd.option(
-    '--store <spec>',
-    'memory, sqlite:PATH, redis://HOST:PORT[?prefix=NAME&layout=log|sets] or postgres://HOST/DB[?schema=NAME] (docs/stores.md)',
-    'memory',
-  );
+  cmd.option('--store <spec>', storeHelp(['memory', ...PERSISTENT_STORES]), 'memory');
   return addIndexParams(cmd).option('--workers <n>', workersHelp, num('--workers', true), 0);
 }
 
@@ -180,6 +191,18 @@ export function storeSpecFlag(spec: string): StoreSpec {
   }
 }
 
+/**
+ * The files a store writes, as outputs for {@link refuseAliasedOutputs}: a SQLite store's database
+ * and the journal files beside it; a file store's directory (every file in it). No other output may
+ * be one of them, and no input may be among them.
+ */
+export function storeOutputs(store: string): NamedPath[] {
+  const spec = storeSpecFlag(store);
+  if (spec.kind === 'file') return [{ what: '--store', path: spec.path, dir: true }];
+  if (spec.kind !== 'sqlite') return [];
+  return ['', '-wal', '-shm', '-journal'].map((s) => ({ what: '--store', path: spec.path + s }));
+}
+
 /** The first 16 bytes of every SQLite database file. */
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
@@ -192,6 +215,8 @@ const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
  */
 export async function checkStoreFile(store: string, mustExist: boolean, command: string): Promise<void> {
   const spec = storeSpecFlag(store);
+  const problem = spec.kind === 'file' ? fileStoreDirProblem(spec.path) : undefined;
+  if (problem) throw new UsageError(`--store ${store}: ${problem}`);
   if ((spec.kind === 'redis' || spec.kind === 'postgres' || spec.kind === 'file') && mustExist) {
     // A Redis prefix or PostgreSQL schema that holds no index: the same error, and nothing written.
     const r = await openStore(store);

@@ -12,7 +12,7 @@ import { stat } from 'node:fs/promises';
 import { UsageError } from '../../common/errors.js';
 import { openInput } from '../../io/read/read.js';
 import { parsePositiveInt } from '../options.js';
-import { checkStoreFile, openIndex, storeSpecFlag } from './options.js';
+import { checkStoreFile, openIndex, PERSISTENT_STORES, refuseMemoryStore, storeHelp } from './options.js';
 
 interface RemoveFlags {
   store: string;
@@ -52,7 +52,7 @@ export function addIndexRemoveCommand(index: Command): void {
     .command('remove')
     .description('remove the documents whose ids a file lists (one per line, or a column), in batches of one store write each')
     .argument('<file>', 'ids one per line, or with --column any TSV, CSV, JSONL or Parquet input; - for stdin')
-    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
+    .requiredOption('--store <spec>', storeHelp(PERSISTENT_STORES))
     .option('--column <name>', 'take the ids from this TSV/CSV column (JSONL/Parquet: field path) instead of whole lines')
     .option('--batch <n>', 'ids per store write', parsePositiveInt('batch', 100_000), 1000)
     .addHelpText(
@@ -66,8 +66,7 @@ Examples:
   $ neardup index remove sold.tsv --column ad_id --store postgres://localhost/app?schema=ads`,
     )
     .action(async (file: string, flags: RemoveFlags) => {
-      if (storeSpecFlag(flags.store).kind === 'memory')
-        throw new UsageError('--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
+      refuseMemoryStore(flags.store, 'keeps nothing after the command ends');
       await checkStoreFile(flags.store, true, 'index remove');
       const ids = idsOf(file, flags.column);
       // The input is opened (and a missing file refused) before the store is.
@@ -101,7 +100,7 @@ export function addIndexPurgeCommand(index: Command): void {
   index
     .command('purge')
     .description('remove the documents whose expiry has passed (expired documents are hidden already; this gives their space back)')
-    .requiredOption('--store <spec>', 'sqlite:PATH, redis://HOST:PORT[?prefix=NAME] or postgres://HOST/DB[?schema=NAME]')
+    .requiredOption('--store <spec>', storeHelp(PERSISTENT_STORES))
     .option('--list', 'print the id of every removed document, one per line, before the summary', false)
     .addHelpText(
       'after',
@@ -115,8 +114,7 @@ Example:
 Exit codes: 0 done (also when nothing had expired), 1 store failure, 2 usage error.`,
     )
     .action(async (flags: { store: string; list: boolean }) => {
-      if (storeSpecFlag(flags.store).kind === 'memory')
-        throw new UsageError('--store memory keeps nothing after the command ends: give sqlite:PATH, redis://HOST:PORT or postgres://HOST/DB');
+      refuseMemoryStore(flags.store, 'keeps nothing after the command ends');
       await checkStoreFile(flags.store, true, 'index purge');
       const idx = await openIndex({ store: flags.store });
       try {

@@ -130,11 +130,6 @@ export async function refuseAliasedOutputs(outputs: NamedPath[], inputs: NamedPa
   }
 }
 
-/** The file behind a `sqlite:PATH` store spec, as a path the alias check can compare. */
-export function storeFile(spec: string | undefined): string | undefined {
-  return spec?.startsWith('sqlite:') ? spec.slice('sqlite:'.length) : undefined;
-}
-
 /**
  * Refuses (exit 2) a list of input files that names one file twice: the same path, or two paths of
  * one file (a symbolic link, a hard link, `s3://b//k` and `s3://b/k`). The same documents twice would

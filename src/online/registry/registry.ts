@@ -62,7 +62,7 @@ export interface NamedIndexInfo {
 
 /** What {@link IndexRegistry.create} takes besides the name. */
 export interface CreateIndexOptions {
-  /** Default `sqlite`. */
+  /** Default `file` (the store a local path gets). */
   store?: NamedStore;
   /** Default: the index defaults ({@link NearDupIndexOptions}). */
   options?: NamedIndexOptions;
@@ -154,7 +154,7 @@ export class IndexRegistry {
     if (this.entry(name) || this.creating.has(name)) throw new IndexExistsError(`index "${name}" exists`);
     this.creating.add(name);
     try {
-      const store = o.store ?? 'sqlite';
+      const store = o.store ?? 'file';
       // The service keeps each added text in `meta.text`: an index that verifies exactly need not keep the sets too.
       const options = withTextSets(o.options ?? {});
       const file = this.pathOf(name, store);

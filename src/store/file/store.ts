@@ -27,6 +27,7 @@ import { relocate, writeCompacted } from './compact.js';
 import { dataFiles, readManifest, removeOtherGenerations, writeAll, writeManifest, type StoredManifest } from './manifest.js';
 import { encodeFrame } from './frames.js';
 import { takeDirLock } from './lock.js';
+import { fileStoreDirProblem } from './dir.js';
 import { LOCATOR_BYTES, locator, replay } from './replay.js';
 import { CHECKPOINT_FILE, readCheckpoint, writeCheckpoint } from './checkpoint.js';
 
@@ -67,6 +68,8 @@ export class FileStore implements NearDupStore {
 
   async open(manifest: StoreManifest): Promise<StoreManifest | null> {
     if (this.replica) throw new Error(`file store ${this.dir} is open already`);
+    const problem = fileStoreDirProblem(this.dir);
+    if (problem) throw new RangeError(problem);
     mkdirSync(this.dir, { recursive: true });
     this.release = takeDirLock(this.dir);
     try {

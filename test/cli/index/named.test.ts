@@ -16,7 +16,7 @@ test('index create/list/drop: the registry the CLI makes is served under /v1/ind
   const dir = path.join(tmpDir(), 'reg');
   const c = neardup(['index', 'create', 'ads', '--indexes', dir, '--threshold', '0.6', '-k', '4'], { env: { NEARDUP_INDEX_TOKEN: 'own' } });
   assert.equal(c.code, 0, c.stderr);
-  assert.match(c.stdout, /created index "ads" \(store sqlite, threshold 0\.6, its own token\)/);
+  assert.match(c.stdout, /created index "ads" \(store file, threshold 0\.6, its own token\)/);
   const list = neardup(['index', 'list', '--indexes', dir, '--json']);
   assert.equal(list.code, 0, list.stderr);
   assert.deepEqual(
@@ -52,7 +52,7 @@ test('index create/list/drop: the registry the CLI makes is served under /v1/ind
   assert.deepEqual(after.stdout.trim().split('\n').map((l) => l.split('\t')[0]), ['ads', 'other']);
   const d = neardup(['index', 'drop', 'ads', '--indexes', dir]);
   assert.equal(d.code, 0, d.stderr);
-  assert.ok(!fs.existsSync(path.join(dir, 'ads.db')));
+  assert.ok(!fs.existsSync(path.join(dir, 'ads')));
   assert.deepEqual(fs.readdirSync(dir).sort(), ['indexes.json']);
 });
 
@@ -73,7 +73,7 @@ test('index create/drop/list: bad names, blank tokens, taken names, unknown inde
     noStack(r.stderr);
   }
   assert.deepEqual(fs.readdirSync(dir), ['indexes.json'], 'refused creates leave only the empty list');
-  assert.equal(neardup(['index', 'create', 'ads', '--indexes', dir]).code, 0);
+  assert.equal(neardup(['index', 'create', 'ads', '--indexes', dir, '--store', 'sqlite']).code, 0);
   const taken = neardup(['index', 'create', 'ads', '--indexes', dir]);
   assert.equal(taken.code, 2);
   assert.match(taken.stderr, /index "ads" exists/);

@@ -30,7 +30,7 @@ test('registry: names follow one rule (lower case, 1–64 characters) for every 
 test('registry: create, use, reopen, drop; answers equal an index opened alone with the same options', async () => {
   const dir = tmpDir();
   const reg = await IndexRegistry.open(dir);
-  const info = await reg.create('ads', { options: { threshold: 0.5, k: 4 }, token: 'tok' });
+  const info = await reg.create('ads', { store: 'sqlite', options: { threshold: 0.5, k: 4 }, token: 'tok' });
   assert.deepEqual({ ...info, created: '' }, { name: 'ads', store: 'sqlite', threshold: 0.5, token: true, created: '' });
   await reg.create('mem', { store: 'memory' });
   await reg.create('logs', { store: 'file' });
@@ -91,8 +91,11 @@ test('registry: bad names, blank tokens and bad parameters leave nothing behind'
   assert.deepEqual(fs.readdirSync(dir).sort(), [REGISTRY_FILE]);
   // A file of an index the list does not hold is not adopted.
   fs.writeFileSync(path.join(dir, 'stray.db'), 'x');
-  await assert.rejects(reg.create('stray'), /stray\.db exists but is not in indexes\.json/);
+  await assert.rejects(reg.create('stray', { store: 'sqlite' }), /stray\.db exists but is not in indexes\.json/);
   assert.equal(fs.readFileSync(path.join(dir, 'stray.db'), 'utf8'), 'x');
+  // The default store is a file store, DIR/NAME: a stray directory of that name is not adopted either.
+  fs.mkdirSync(path.join(dir, 'stray2'));
+  await assert.rejects(reg.create('stray2'), /stray2 exists but is not in indexes\.json/);
   await reg.close();
 });
 
@@ -120,7 +123,7 @@ test('registry: a list that is torn, of another format or version is refused nam
 test('registry: a drop waits for the uses in progress (up to drainMs), and new uses no longer find the index', async () => {
   const dir = tmpDir();
   const reg = await IndexRegistry.open(dir, { drainMs: 30_000 });
-  await reg.create('ads');
+  await reg.create('ads', { store: 'sqlite' });
   const h = (await reg.acquire('ads'))!;
   let dropped = false;
   const drop = reg.drop('ads').then(() => (dropped = true));
@@ -154,10 +157,12 @@ test("registry: names that are not indexes of the list find nothing, Object.prot
     assert.equal(await reg.drop(name), false, name);
   }
   await reg.close();
-  fs.rmSync(path.join(dir, 'ads.db'));
+  // The default store: a file store, the directory DIR/ads.
+  fs.rmSync(path.join(dir, 'ads'), { recursive: true });
   const again = await IndexRegistry.open(dir);
-  await assert.rejects(again.acquire('ads'), /index "ads": its store .*ads\.db is missing/);
-  assert.ok(!fs.existsSync(path.join(dir, 'ads.db')), 'no empty store made in its place');
+  assert.equal(again.info('ads')?.store, 'file');
+  await assert.rejects(again.acquire('ads'), /index "ads": its store .*ads is missing/);
+  assert.ok(!fs.existsSync(path.join(dir, 'ads')), 'no empty store made in its place');
   assert.equal(await again.drop('ads'), true, 'it can still be dropped');
   await again.close();
 });
