@@ -87,6 +87,8 @@ export class NearDupIndex<Meta = unknown> {
   private readonly preparer: Preparer;
   private readonly ctx: IndexContext;
   private readonly lock: WriteLock;
+  /** Settles when the last {@link addMany} called has queued its insert (or failed). */
+  private addTurn: Promise<void> = Promise.resolve();
   private readonly group: GroupCommit;
   private closed = false;
   private readonly counters = { adds: 0, queries: 0, removes: 0, topK: 0, candidates: 0, verified: 0, expired: 0 };
@@ -228,14 +230,24 @@ export class NearDupIndex<Meta = unknown> {
       if (seen.has(d.id)) throw new RangeError(`duplicate id "${d.id}" in batch (items ${seen.get(d.id)} and ${i})`);
       seen.set(d.id, i);
     });
-    let prepared: Prepared[];
-    if (this.preparer.usesWorkers(docs.length)) {
-      prepared = await this.preparer.prepareInWorkers(docs);
-      this.check();
-    } else prepared = docs.map((d) => this.preparer.prepare(d.id, d.text, d.meta));
-    for (const p of prepared) Object.assign(p, cut);
-    prepared.forEach((p, i) => (p.expiresAt = resolveExpiry(docs[i]!, options, this.ttl, this.now())));
-    return this.lock.exclusive(() => insertPrepared(this.ctx, prepared)) as Promise<Match<Meta>[][]>;
+    // Batches insert in call order whatever order their preparation ends in (two prepared at once
+    // on two worker threads): each waits for the one called before it to take its turn.
+    const before = this.addTurn;
+    let turn!: () => void;
+    this.addTurn = new Promise((r) => (turn = r));
+    try {
+      let prepared: Prepared[];
+      if (this.preparer.usesWorkers(docs.length)) {
+        prepared = await this.preparer.prepareInWorkers(docs);
+        this.check();
+      } else prepared = docs.map((d) => this.preparer.prepare(d.id, d.text, d.meta));
+      for (const p of prepared) Object.assign(p, cut);
+      prepared.forEach((p, i) => (p.expiresAt = resolveExpiry(docs[i]!, options, this.ttl, this.now())));
+      await before;
+      return this.lock.exclusive(() => insertPrepared(this.ctx, prepared)) as Promise<Match<Meta>[][]>;
+    } finally {
+      turn();
+    }
   }
 
   /**

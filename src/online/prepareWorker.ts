@@ -7,10 +7,10 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { DocPipeline } from './pipeline.js';
 import type { IndexManifest } from './types.js';
 
-/** A batch to prepare: texts, and each document's metadata as JSON text (undefined: none). */
+/** A batch to prepare: texts, and each document's metadata as JSON text (undefined: none; null: `{ text }`, the document's text alone). */
 export interface PrepareRequest {
   texts: string[];
-  metas: (string | undefined)[];
+  metas: (string | null | undefined)[];
 }
 
 /**
@@ -40,7 +40,7 @@ port.on('message', (req: PrepareRequest) => {
     const n = req.texts.length;
     const P = pipe.manifest.minhash.numPerm;
     const K = pipe.manifest.keysPerDoc;
-    const metas: unknown[] = req.metas.map((m) => (m === undefined ? undefined : JSON.parse(m)));
+    const metas: unknown[] = req.metas.map((m, i) => (m === undefined ? undefined : m === null ? { text: req.texts[i] } : JSON.parse(m)));
     const fromText = new Uint8Array(n);
     for (let i = 0; i < n; i++) fromText[i] = pipe.setFromText(req.texts[i]!, metas[i]) ? 1 : 0;
     // A document whose record keeps its text needs no sorted set here (lazySketch computes none).

@@ -10,6 +10,7 @@ import type { DocPipeline } from './pipeline.js';
 import type { MinHasher } from '../sketch/minhash.js';
 import type { PrepareReply, PrepareRequest } from './prepareWorker.js';
 import { withExpiry, readRecordSketch } from './records/record.js';
+import { holdsText } from './records/storedText.js';
 import type { NewDocument, Prepared } from './types.js';
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -75,7 +76,9 @@ export class Preparer {
    */
   async prepareInWorkers(docs: NewDocument[]): Promise<Prepared[]> {
     for (const d of docs) validateDocument(d.id, d.text);
-    const metas = docs.map((d) => (d.meta === undefined ? undefined : JSON.stringify(d.meta)));
+    // Metadata that is only the text (what `index add` keeps) is not serialized here nor sent twice:
+    // null tells the worker to store {text}, and to serialize it there, off this thread.
+    const metas = docs.map((d) => (d.meta === undefined ? undefined : onlyText(d.meta, d.text) ? null : JSON.stringify(d.meta)));
     const r = await this.pool!.run({ texts: docs.map((d) => d.text), metas });
     const P = this.pipe.manifest.minhash.numPerm;
     const K = this.pipe.manifest.keysPerDoc;
@@ -112,4 +115,9 @@ export class Preparer {
   async close(): Promise<void> {
     await this.pool?.close();
   }
+}
+
+/** True when `meta` is exactly `{ text }` as stored: a plain object whose one key is `text`, holding the document's text. */
+function onlyText(meta: unknown, text: string): boolean {
+  return holdsText(meta, text) && Object.keys(meta as object).length === 1;
 }

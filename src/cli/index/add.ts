@@ -169,7 +169,7 @@ async function runIndexAdd(mode: AddMode, file: string, flags: IndexAddFlags): P
     sink = await openOutput(flags.out);
     await sink.write(flags.topK !== undefined && fmt === 'csv' ? TOPK_CSV_HEADER : pairHeader(fmt, true));
     for await (const r of records) await batches.push(idOf(r), r);
-    await batches.flush();
+    await batches.finish();
     bar.stop();
     await sink.close();
     sink = undefined;
@@ -253,6 +253,8 @@ class AddBatches {
   firstRepeat: string | undefined;
   private batch: NewDocument[] = [];
   private ids = new Set<string>();
+  /** The batch searched last, until its matches are written. */
+  private inFlight: Promise<void> = Promise.resolve();
   /** The line of each id's first record. */
   private readonly lines = new Map<string, number>();
   private readonly o: AddBatchesOptions;
@@ -280,11 +282,34 @@ class AddBatches {
     if (this.batch.length >= this.o.flags.batch) await this.flush();
   }
 
+  /**
+   * Starts the search of the batch so far. Two batches are in flight: this one is prepared (signed,
+   * on a worker thread with --workers) while the one before is inserted; the index inserts them in
+   * call order, so the answers are those of one batch after another.
+   */
   async flush(): Promise<void> {
     const { batch } = this;
     if (batch.length === 0) return;
-    const { index, mode, flags, fmt } = this.o;
-    const found = await searchBatch(index, mode, batch, flags);
+    this.batch = [];
+    this.ids = new Set();
+    const { index, mode, flags } = this.o;
+    const found = searchBatch(index, mode, batch, flags);
+    // Its failure is reported through the chain below, when the batches before it are written.
+    found.catch(() => undefined);
+    const before = this.inFlight;
+    this.inFlight = before.then(() => found).then((f) => this.written(batch, f));
+    await before;
+  }
+
+  /** Flushes the last batch and waits until every batch is written. */
+  async finish(): Promise<void> {
+    await this.flush();
+    await this.inFlight;
+  }
+
+  /** Writes a batch's matches and counts them. */
+  private async written(batch: NewDocument[], found: Match[][]): Promise<void> {
+    const { flags, fmt } = this.o;
     for (let i = 0; i < batch.length; i++) {
       const m = found[i]!;
       if (m.length > 0) this.withMatches++;
@@ -292,8 +317,6 @@ class AddBatches {
       for (const x of m) await this.o.write(rowsOf(fmt, batch[i]!.id, x, flags.topK !== undefined));
     }
     this.docs += batch.length;
-    this.batch = [];
-    this.ids = new Set();
     this.o.onFlush(this.docs);
   }
 }
