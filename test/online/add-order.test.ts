@@ -31,7 +31,7 @@ test('addMany: batches in flight on two workers insert in call order; the same a
   const seq = await NearDupIndex.open(OPTS);
   const par = await NearDupIndex.open({ ...OPTS, workers: 2 });
   try {
-    const want = [];
+    const want: Awaited<ReturnType<typeof seq.addMany>>[] = [];
     for (const b of batches) want.push(await seq.addMany(b));
     // A small batch on the second worker is prepared before the big one called before it.
     const got = await Promise.all(batches.map((b) => par.addMany(b)));

@@ -54,10 +54,13 @@ function writeVarint(b: Buffer, o: number, n: number): number {
 
 /** Encodes a put (or, without keys, a remove) entry. */
 export function encodeLogEntry(op: 'put' | 'remove', docs: LogDoc[]): Buffer {
-  const idBytes = docs.map((d) => Buffer.from(d.id, 'utf8'));
+  // Sized first (ids' UTF-8 lengths), then written in place: no buffer per id, byte stores for the keys.
+  const idLen = new Array<number>(docs.length);
   let size = 2 + varintSize(docs.length);
   for (let i = 0; i < docs.length; i++) {
-    size += varintSize(idBytes[i]!.length) + idBytes[i]!.length;
+    const n = Buffer.byteLength(docs[i]!.id, 'utf8');
+    idLen[i] = n;
+    size += varintSize(n) + n;
     if (op === 'put') {
       const k = docs[i]!.keys?.length ?? 0;
       size += varintSize(k) + 8 * k;
@@ -68,18 +71,25 @@ export function encodeLogEntry(op: 'put' | 'remove', docs: LogDoc[]): Buffer {
   b[1] = op === 'put' ? OP_PUT : OP_REMOVE;
   let o = writeVarint(b, 2, docs.length);
   for (let i = 0; i < docs.length; i++) {
-    const id = idBytes[i]!;
-    o = writeVarint(b, o, id.length);
-    o += id.copy(b, o);
-    if (op === 'put') {
-      const keys = docs[i]!.keys ?? new Float64Array(0);
-      o = writeVarint(b, o, keys.length);
-      for (let j = 0; j < keys.length; j++) {
-        const k = keys[j]!;
-        b.writeUInt32LE(k % TWO32, o);
-        b.writeUInt32LE(Math.floor(k / TWO32), o + 4);
-        o += 8;
-      }
+    o = writeVarint(b, o, idLen[i]!);
+    o += b.write(docs[i]!.id, o, 'utf8');
+    if (op !== 'put') continue;
+    const keys = docs[i]!.keys;
+    const k = keys?.length ?? 0;
+    o = writeVarint(b, o, k);
+    for (let j = 0; j < k; j++) {
+      const key = keys![j]!;
+      const lo = key % TWO32;
+      const hi = (key - lo) / TWO32;
+      b[o] = lo;
+      b[o + 1] = lo >>> 8;
+      b[o + 2] = lo >>> 16;
+      b[o + 3] = lo >>> 24;
+      b[o + 4] = hi;
+      b[o + 5] = hi >>> 8;
+      b[o + 6] = hi >>> 16;
+      b[o + 7] = hi >>> 24;
+      o += 8;
     }
   }
   return b;
