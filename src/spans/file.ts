@@ -285,7 +285,10 @@ function bytesInput(first: OpenedInput): OpenedInput & { bom: boolean } {
   return { ...first, header: undefined, bom: false, skips: { count: 0, examples: [] }, records: (async function* () {})() };
 }
 
-/** {@link secondPass} over a plain JSONL file read as bytes (./rawPass.ts): the records that lose nothing are copied unread. */
+/**
+ * {@link secondPass} over a plain JSONL file read as bytes (./rawPass.ts): the records that lose nothing are copied unread.
+ * Why these parameters: {@link secondPass}'s, and the file's path.
+ */
 async function secondPassBytes(
   path: string,
   input: OpenedInput & { bom: boolean },
@@ -296,7 +299,7 @@ async function secondPassBytes(
   const batch = out ? new ByteBatch(out) : undefined;
   const writer = new RecordWriter(input, p.read, p.mode, batch);
   const counts = { auditRows: 0, passed: 0 };
-  await rawJsonlPass(path, input.name, p.read, batch, {
+  await rawJsonlPass(path, { name: input.name, read: p.read, out: batch, skips: input.skips }, {
     start: (bom) => (input.bom = bom),
     header: () => writer.header(),
     passes: (row) => {
@@ -313,7 +316,7 @@ async function secondPassBytes(
       counts.auditRows += await passRecord(r, writer, p, at.i);
       at.i++;
     },
-  }, input.skips);
+  });
   await writer.header();
   await batch?.flush();
   // Records copied unread were written as they are (none with no output, or dropped).

@@ -73,20 +73,25 @@ function firstByte(b: Buffer, a: number, e: number): number {
   return -1;
 }
 
+/** What {@link rawJsonlPass} reads and where it writes. */
+export interface RawPassOptions {
+  /** The input's name in errors. */
+  name: string;
+  /** How the input is read (its fields). */
+  read: ReadOptions;
+  /** Where records that pass are copied (nowhere when undefined). */
+  out: OutputSink | undefined;
+  /** The input's counts of skipped records. */
+  skips: SkipStats;
+}
+
 /**
  * Reads the JSONL file `path` (see {@link rawPassFits}) for pass 2: `hooks.passes` decides each
- * record; those that pass are copied to `out` (none when undefined), the others go to
- * `hooks.record`. `name` is the input's name in errors; `skips` the input's counts.
+ * record; those that pass are copied to `o.out`, the others go to `hooks.record`.
  */
-export async function rawJsonlPass(
-  path: string,
-  name: string,
-  read: ReadOptions,
-  out: OutputSink | undefined,
-  hooks: RawPassHooks,
-  skips: SkipStats,
-): Promise<void> {
-  const reader = jsonlLineReader(makeContext(name, true, false, skips), read.fields ?? {});
+export async function rawJsonlPass(path: string, o: RawPassOptions, hooks: RawPassHooks): Promise<void> {
+  const { out } = o;
+  const reader = jsonlLineReader(makeContext(o.name, true, false, o.skips), o.read.fields ?? {});
   const f = await fsp.open(path, 'r');
   try {
     let carry: Buffer | undefined;
