@@ -39,8 +39,13 @@ function entry(c: number, lower: boolean): number {
   return (d >= 0xd800 && d <= 0xdfff) || (d >= 0x1100 && d <= 0x11ff) ? FALLBACK : d;
 }
 
-/** The WebAssembly `unitHash` kernel (src/wasm/kernels.wat). */
-type UnitHashFn = (src: number, a: number, b: number, tbl: number, buf: number, out: number) => number;
+/** The WebAssembly kernels of this module (src/wasm/kernels.wat): a unit's hash, a document normalized, a range's hash. */
+interface Kernels {
+  unitHash(src: number, a: number, b: number, tbl: number, buf: number, out: number): number;
+  normalizeDoc(src: number, n: number, tbl: number, norm: number, pos: number): number;
+  hashUnits(p: number, len: number, out: number): number;
+  memory: WebAssembly.Memory;
+}
 
 /** Where the kernel's memory holds the table (65,536 i32), the two lanes, then the document's code units and a unit's normalized ones. */
 const K_TABLE = 0;
@@ -64,7 +69,7 @@ export class UnitHasher {
    * The default preset's per-unit loop in WebAssembly (about twice as fast as in JavaScript), when
    * the runtime has it: its function, memory, and where the normalized code units go ({@link src} is there too).
    */
-  private kernel: { fn: UnitHashFn; memory: WebAssembly.Memory; buf: number; lanes: Uint32Array } | undefined;
+  private kernel: { fn: Kernels; buf: number; norm: number; pos: number; lanes: Uint32Array } | undefined;
   private readonly norm: (t: string) => string;
   /** The normalized code units of the unit being hashed, and the same bytes as 32-bit words. */
   private buf = new Uint16Array(1024);
@@ -96,8 +101,8 @@ export class UnitHasher {
     this.lower = !o.keepCase;
     const mod = this.mode === 1 ? kernelsModule() : null;
     if (mod) {
-      const e = new WebAssembly.Instance(mod, {}).exports as unknown as { memory: WebAssembly.Memory; unitHash: UnitHashFn };
-      this.kernel = { fn: e.unitHash, memory: e.memory, buf: 0, lanes: new Uint32Array(0) };
+      const e = new WebAssembly.Instance(mod, {}).exports as unknown as Kernels;
+      this.kernel = { fn: e, buf: 0, norm: 0, pos: 0, lanes: new Uint32Array(0) };
       this.table = new Int32Array(e.memory.buffer, K_TABLE, 65536).fill(UNKNOWN);
       this.room(this.src.length);
     }
@@ -105,17 +110,26 @@ export class UnitHasher {
   }
 
   /**
-   * With the kernel: room in its memory for a document of `n` code units and a unit as long, and
-   * the views on it made again (growing the memory detaches them; the table's entries stay).
+   * With the kernel: room in its memory for a document of `n` code units, a unit as long, the
+   * document normalized and its positions, and the views on it made again (growing the memory
+   * detaches them; the table's entries stay).
    */
   private room(n: number): void {
     const k = this.kernel!;
-    const buf = K_SRC + ((2 * n + 15) & ~15);
-    const need = buf + 2 * n + 16;
-    const have = k.memory.buffer.byteLength;
-    if (need > have) k.memory.grow(Math.ceil((need - have) / 65536));
-    const ab = k.memory.buffer;
+    const size = (2 * n + 15) & ~15;
+    const buf = K_SRC + size;
+    const norm = buf + size;
+    const pos = norm + size;
+    const need = pos + 4 * n + 16;
+    const memory = k.fn.memory;
+    const have = memory.buffer.byteLength;
+    if (need > have) memory.grow(Math.ceil((need - have) / 65536));
+    const ab = memory.buffer;
     k.buf = buf;
+    k.norm = norm;
+    k.pos = pos;
+    this.docNorm = new Uint16Array(ab, norm, n);
+    this.docPos = new Int32Array(ab, pos, n);
     k.lanes = new Uint32Array(ab, K_OUT, 2);
     this.table = new Int32Array(ab, K_TABLE, 65536);
     this.src = new Uint16Array(ab, K_SRC, n);
@@ -179,7 +193,7 @@ export class UnitHasher {
     this.last = this.buf;
     this.lastAt = 0;
     for (;;) {
-      const len = k.fn(K_SRC, a, b, K_TABLE, k.buf, K_OUT);
+      const len = k.fn.unitHash(K_SRC, a, b, K_TABLE, k.buf, K_OUT);
       if (len >= 0) {
         out[0] = k.lanes[0]!;
         out[1] = k.lanes[1]!;
@@ -208,6 +222,7 @@ export class UnitHasher {
 
   /** Normalizes the first `n` code units of {@link src} (the whole document) into {@link docNorm}, as {@link hash} does a unit. */
   private normalizeDoc(n: number): void {
+    if (this.kernel) return this.normalizeDocInKernel(n);
     if (n > this.docNorm.length) {
       this.docNorm = new Uint16Array(Math.max(n, 2 * this.docNorm.length));
       this.docPos = new Int32Array(this.docNorm.length);
@@ -249,7 +264,24 @@ export class UnitHasher {
     const len = a < b ? this.docPos[b - 1]! + 1 - at : 0;
     this.last = this.docNorm;
     this.lastAt = at;
-    return textHash2Range(this.docNorm, at, len, out);
+    const k = this.kernel;
+    if (!k) return textHash2Range(this.docNorm, at, len, out);
+    k.fn.hashUnits(k.norm + 2 * at, len, K_OUT);
+    out[0] = k.lanes[0]!;
+    out[1] = k.lanes[1]!;
+    return len;
+  }
+
+  /** {@link normalizeDoc} in the kernel (its unknown entries filled as {@link inKernel} fills them). */
+  private normalizeDocInKernel(n: number): void {
+    const k = this.kernel!;
+    for (;;) {
+      const r = k.fn.normalizeDoc(K_SRC, n, K_TABLE, k.norm, k.pos);
+      if (r >= 0) return void (this.docState = 1);
+      const c = this.src[-r - 1]!;
+      if (this.table[c] !== UNKNOWN) return void (this.docState = 2);
+      this.table[c] = entry(c, this.lower);
+    }
   }
 
   /** Room for `n` code units (an even count, so the word view covers them). */

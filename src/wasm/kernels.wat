@@ -265,7 +265,7 @@
   ;; first code unit i whose entry is neither (the caller fills an unknown entry and calls again, or
   ;; takes the string path).
   (func (export "unitHash") (param $src i32) (param $a i32) (param $b i32) (param $tbl i32) (param $buf i32) (param $out i32) (result i32)
-    (local $i i32) (local $len i32) (local $m i32) (local $p i32) (local $end i32) (local $h i32) (local $g i32) (local $k i32)
+    (local $i i32) (local $len i32) (local $m i32)
     local.get $a local.set $i
     block $done
       loop $L
@@ -306,10 +306,14 @@
         br $L
       end
     end
+    local.get $buf local.get $len local.get $out call $hashUnits)
+
+  ;; textHash2 (src/hash/murmur3.ts) of the $len code units at $p (any alignment), the two lanes to $out; returns $len.
+  (func $hashUnits (export "hashUnits") (param $p i32) (param $len i32) (param $out i32) (result i32)
+    (local $end i32) (local $h i32) (local $g i32) (local $k i32)
     i32.const 0x6d2b79f5 local.set $h
     i32.const 0x1b873593 local.set $g
-    local.get $buf local.set $p
-    local.get $buf local.get $len i32.const 1 i32.shr_u i32.const 2 i32.shl i32.add local.set $end
+    local.get $p local.get $len i32.const 1 i32.shr_u i32.const 2 i32.shl i32.add local.set $end
     block $hd
       loop $H
         local.get $p local.get $end i32.ge_u br_if $hd
@@ -344,6 +348,54 @@
     local.get $g local.get $g i32.const 16 i32.shr_u i32.xor local.set $g
     local.get $out local.get $h i32.store
     local.get $out local.get $g i32.store offset=4
+    local.get $len)
+
+  ;; A whole document normalized as unitHash normalizes a unit: the $n code units at $src through the
+  ;; table at $tbl, written at $norm, and each non-blank code unit's index there at $pos (i32 each).
+  ;; Returns the normalized length, or −(i+1) at the first code unit i whose entry is neither.
+  (func (export "normalizeDoc") (param $src i32) (param $n i32) (param $tbl i32) (param $norm i32) (param $pos i32) (result i32)
+    (local $i i32) (local $len i32) (local $m i32) (local $b i32)
+    local.get $n local.set $b
+    block $done
+      loop $L
+        local.get $i local.get $b i32.ge_u br_if $done
+        local.get $tbl
+        local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u
+        i32.const 2 i32.shl i32.add i32.load local.tee $m
+        i32.const 0 i32.ge_s
+        if
+          local.get $pos local.get $i i32.const 2 i32.shl i32.add local.get $len i32.store
+          local.get $norm local.get $len i32.const 1 i32.shl i32.add local.get $m i32.store16
+          local.get $len i32.const 1 i32.add local.set $len
+          local.get $i i32.const 1 i32.add local.set $i
+          br $L
+        end
+        local.get $m i32.const -2 i32.ne
+        if
+          i32.const -1 local.get $i i32.sub return
+        end
+        block $ws
+          loop $W
+            local.get $i i32.const 1 i32.add local.get $b i32.ge_u br_if $ws
+            local.get $tbl
+        local.get $src local.get $i i32.const 1 i32.add i32.const 1 i32.shl i32.add i32.load16_u
+        i32.const 2 i32.shl i32.add i32.load
+            i32.const -2 i32.ne br_if $ws
+            local.get $i i32.const 1 i32.add local.set $i
+            br $W
+          end
+        end
+        local.get $len i32.const 0 i32.gt_s
+        local.get $i i32.const 1 i32.add local.get $b i32.lt_u
+        i32.and
+        if
+          local.get $norm local.get $len i32.const 1 i32.shl i32.add i32.const 0x20 i32.store16
+          local.get $len i32.const 1 i32.add local.set $len
+        end
+        local.get $i i32.const 1 i32.add local.set $i
+        br $L
+      end
+    end
     local.get $len)
 
   ;; OPH bin minima from n > k symbols at $syms (see ophBinsFromSymbols). $bins holds np u32 minima

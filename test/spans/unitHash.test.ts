@@ -167,25 +167,28 @@ test('no character the table normalizes alone composes with the character before
   }
 });
 
-test('the WebAssembly kernel is in use (unless NEARDUP_NO_WASM), and its memory grows for a long document: hashes as the string path', () => {
-  const h = new UnitHasher({});
-  if (!process.env['NEARDUP_NO_WASM']) assert.ok((h as unknown as { kernel?: object }).kernel, 'the unitHash kernel is not in use');
-  const norm = makeNormalizer({});
-  const out = new Uint32Array(2);
-  const want = new Uint32Array(2);
-  // Every other line with characters the table leaves to the string path (Σ, fullwidth, an emoji, a no-break space).
-  const line = (i: number): string => (i % 2 ? 'Ünïcödé  LINE\twith ß and é here ' : 'Ünïcödé LINE with Σ and ＡＢＣ, 😀 here\u00a0too ');
-  for (const n of [3, 400000, 5]) {
-    const text = Array.from({ length: n }, (_, i) => `${line(i)}${i}`).join('\n');
-    for (let a = 0, k = 0; a < text.length && k < 50; k++) {
-      const nl = text.indexOf('\n', a);
-      const b = nl < 0 ? text.length : nl;
-      const len = h.hash(text, a, b, out);
-      const t = norm(text.slice(a, b));
-      textHash2(want, 0, t);
-      assert.equal(len, t.length);
-      assert.deepEqual([...out], [...want]);
-      a = nl < 0 ? text.length : text.indexOf('\n', a + Math.floor(text.length / 60)) + 1 || text.length;
+test('the WebAssembly kernels are in use (unless NEARDUP_NO_WASM), and their memory grows for a long document: hashes as the string path, unit by unit or from the document normalized once', () => {
+  for (const whole of [false, true]) {
+    const h = new UnitHasher({});
+    h.wholeDocs = whole;
+    if (!process.env['NEARDUP_NO_WASM']) assert.ok((h as unknown as { kernel?: object }).kernel, 'the unitHash kernel is not in use');
+    const norm = makeNormalizer({});
+    const out = new Uint32Array(2);
+    const want = new Uint32Array(2);
+    // Unit by unit, every other line with characters the table leaves to the string path (Σ, fullwidth, an emoji, a no-break space); none in a document normalized once (it would take that path whole).
+    const line = (i: number): string => (i % 2 || whole ? 'Ünïcödé  LINE\twith ß and é here ' : 'Ünïcödé LINE with Σ and ＡＢＣ, 😀 here\u00a0too ');
+    for (const n of [3, 400000, 5]) {
+      const text = Array.from({ length: n }, (_, i) => `${line(i)}${i}`).join('\n');
+      for (let a = 0, k = 0; a < text.length && k < 50; k++) {
+        const nl = text.indexOf('\n', a);
+        const b = nl < 0 ? text.length : nl;
+        const len = h.hash(text, a, b, out);
+        const t = norm(text.slice(a, b));
+        textHash2(want, 0, t);
+        assert.equal(len, t.length);
+        assert.deepEqual([...out], [...want]);
+        a = nl < 0 ? text.length : text.indexOf('\n', a + Math.floor(text.length / 60)) + 1 || text.length;
+      }
     }
   }
 });
