@@ -475,6 +475,136 @@ ${
 }
 `;
 
+/** The code unit at index $x of the u16 array at $src, looked up in the i32 table at $tbl (leaves the entry on the stack). */
+const entryAt = (x) =>
+  `local.get $tbl
+        local.get $src ${x} i32.const 1 i32.shl i32.add i32.load16_u
+        i32.const 2 i32.shl i32.add i32.load`;
+/** One textHash2 step: h, g ← the word (two code units) in $k. */
+const hashStep = `local.get $g local.get $k i32.xor i32.const 0x27d4eb2d i32.mul local.set $g
+        local.get $g local.get $g i32.const 15 i32.shr_u i32.xor local.set $g
+        local.get $k i32.const 0xcc9e2d51 i32.mul i32.const 15 i32.rotl i32.const 0x1b873593 i32.mul local.get $h i32.xor
+        i32.const 13 i32.rotl i32.const 5 i32.mul i32.const 0xe6546b64 i32.add local.set $h`;
+const unitHashFuncs = `  ;; What src/spans/unitHash.ts computes for a unit in JavaScript: the code units src[$a, $b) (u16 at
+  ;; $src) normalized through the i32 table at $tbl (per code unit: its output code unit, or −2 for
+  ;; whitespace, whose runs become one space, trimmed), written at $buf, then hashed as textHash2
+  ;; (src/hash/murmur3.ts), the two lanes to $out. Returns the normalized length, or −(i+1) at the
+  ;; first code unit i whose entry is neither (the caller fills an unknown entry and calls again, or
+  ;; takes the string path).
+  (func (export "unitHash") (param $src i32) (param $a i32) (param $b i32) (param $tbl i32) (param $buf i32) (param $out i32) (result i32)
+    (local $i i32) (local $len i32) (local $m i32)
+    local.get $a local.set $i
+    block $done
+      loop $L
+        local.get $i local.get $b i32.ge_u br_if $done
+        ${entryAt('local.get $i')} local.tee $m
+        i32.const 0 i32.ge_s
+        if
+          local.get $buf local.get $len i32.const 1 i32.shl i32.add local.get $m i32.store16
+          local.get $len i32.const 1 i32.add local.set $len
+          local.get $i i32.const 1 i32.add local.set $i
+          br $L
+        end
+        local.get $m i32.const -2 i32.ne
+        if
+          i32.const -1 local.get $i i32.sub return
+        end
+        block $ws
+          loop $W
+            local.get $i i32.const 1 i32.add local.get $b i32.ge_u br_if $ws
+            ${entryAt('local.get $i i32.const 1 i32.add')}
+            i32.const -2 i32.ne br_if $ws
+            local.get $i i32.const 1 i32.add local.set $i
+            br $W
+          end
+        end
+        local.get $len i32.const 0 i32.gt_s
+        local.get $i i32.const 1 i32.add local.get $b i32.lt_u
+        i32.and
+        if
+          local.get $buf local.get $len i32.const 1 i32.shl i32.add i32.const 0x20 i32.store16
+          local.get $len i32.const 1 i32.add local.set $len
+        end
+        local.get $i i32.const 1 i32.add local.set $i
+        br $L
+      end
+    end
+    local.get $buf local.get $len local.get $out call $hashUnits)
+
+  ;; textHash2 (src/hash/murmur3.ts) of the $len code units at $p (any alignment), the two lanes to $out; returns $len.
+  (func $hashUnits (export "hashUnits") (param $p i32) (param $len i32) (param $out i32) (result i32)
+    (local $end i32) (local $h i32) (local $g i32) (local $k i32)
+    i32.const 0x6d2b79f5 local.set $h
+    i32.const 0x1b873593 local.set $g
+    local.get $p local.get $len i32.const 1 i32.shr_u i32.const 2 i32.shl i32.add local.set $end
+    block $hd
+      loop $H
+        local.get $p local.get $end i32.ge_u br_if $hd
+        local.get $p i32.load local.set $k
+        ${hashStep}
+        local.get $p i32.const 4 i32.add local.set $p
+        br $H
+      end
+    end
+    local.get $len i32.const 1 i32.and
+    if
+      local.get $end i32.load16_u local.set $k
+      local.get $g local.get $k i32.xor i32.const 0x27d4eb2d i32.mul local.set $g
+      local.get $k i32.const 0xcc9e2d51 i32.mul i32.const 15 i32.rotl i32.const 0x1b873593 i32.mul local.get $h i32.xor local.set $h
+    end
+    local.get $h local.get $len i32.xor local.set $h
+    ${fmix('$h')}
+    local.get $g local.get $len i32.const 0x85ebca6b i32.mul i32.xor local.set $g
+    ${fmix('$g')}
+    local.get $out local.get $h i32.store
+    local.get $out local.get $g i32.store offset=4
+    local.get $len)
+
+  ;; A whole document normalized as unitHash normalizes a unit: the $n code units at $src through the
+  ;; table at $tbl, written at $norm, and each non-blank code unit's index there at $pos (i32 each).
+  ;; Returns the normalized length, or −(i+1) at the first code unit i whose entry is neither.
+  (func (export "normalizeDoc") (param $src i32) (param $n i32) (param $tbl i32) (param $norm i32) (param $pos i32) (result i32)
+    (local $i i32) (local $len i32) (local $m i32) (local $b i32)
+    local.get $n local.set $b
+    block $done
+      loop $L
+        local.get $i local.get $b i32.ge_u br_if $done
+        ${entryAt('local.get $i')} local.tee $m
+        i32.const 0 i32.ge_s
+        if
+          local.get $pos local.get $i i32.const 2 i32.shl i32.add local.get $len i32.store
+          local.get $norm local.get $len i32.const 1 i32.shl i32.add local.get $m i32.store16
+          local.get $len i32.const 1 i32.add local.set $len
+          local.get $i i32.const 1 i32.add local.set $i
+          br $L
+        end
+        local.get $m i32.const -2 i32.ne
+        if
+          i32.const -1 local.get $i i32.sub return
+        end
+        block $ws
+          loop $W
+            local.get $i i32.const 1 i32.add local.get $b i32.ge_u br_if $ws
+            ${entryAt('local.get $i i32.const 1 i32.add')}
+            i32.const -2 i32.ne br_if $ws
+            local.get $i i32.const 1 i32.add local.set $i
+            br $W
+          end
+        end
+        local.get $len i32.const 0 i32.gt_s
+        local.get $i i32.const 1 i32.add local.get $b i32.lt_u
+        i32.and
+        if
+          local.get $norm local.get $len i32.const 1 i32.shl i32.add i32.const 0x20 i32.store16
+          local.get $len i32.const 1 i32.add local.set $len
+        end
+        local.get $i i32.const 1 i32.add local.set $i
+        br $L
+      end
+    end
+    local.get $len)
+`;
+
 const wat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
 ;; Hot kernels of the fast signing path (each computes exactly what src/sketch/kernels.ts computes)
 ;; and of exact verification (what src/similarity/probeSet.ts computes).
@@ -485,6 +615,7 @@ ${symbolizeFuncs}
   ;; The same over UTF-8 bytes (pass 1 signs JSONL, text and id⇥text lines from their bytes).
 ${symbolizeBytesFuncs}
 ${byteScanFuncs}
+${unitHashFuncs}
   ;; OPH bin minima from n > k symbols at $syms (see ophBinsFromSymbols). $bins holds np u32 minima
   ;; (pre-filled by the caller). $shift = 32 − log2(np) when np is a power of two ≥ 2, else 0.
   (func (export "oph") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32) (param $pre i32)

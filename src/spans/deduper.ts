@@ -4,6 +4,9 @@
  * each document which units it loses, the byte ranges cut and the text left (pass 2). The CLI
  * (over files) and {@link dedupSpans} (over records in memory) both drive this class, so they
  * give the same answer.
+ *
+ * Why this file is long: the passes and the check share the table, the walker, the repeat lists
+ * and the per-document marks; split apart, each part would reach into the others' state.
  * @module
  */
 import { LazyOccurrence, OffsetCursor } from './offsets.js';
@@ -141,6 +144,8 @@ export class SpanDeduper {
   /** Pass 1: counts the units of the next document (documents come in input order, numbered from 0). */
   observe(text: string): void {
     const doc = this.observed++;
+    // Counted here, not in pass 2, which may pass a document by without its text (passUnread).
+    this.s.textBytes += Buffer.byteLength(text);
     if (this.lists) return this.observeListed(doc, text);
     const c = this.cursor.reset(text);
     const u = this.units;
@@ -260,7 +265,7 @@ export class SpanDeduper {
     this.v!.end();
     this.speculative = false;
     this.decided = 0;
-    for (const k of ['unitsRemoved', 'textBytes', 'bytesRemoved', 'documentsChanged', 'documentsEmptied', 'documentsDropped'] as const) this.s[k] = 0;
+    for (const k of ['unitsRemoved', 'bytesRemoved', 'documentsChanged', 'documentsEmptied', 'documentsDropped'] as const) this.s[k] = 0;
     this.topSlots.clear();
     this.pickTop();
   }
@@ -300,12 +305,11 @@ export class SpanDeduper {
     if (!this.ready) throw new Error('pass 2 before the check of repeated units (endVerifying)');
     const doc = this.decided++;
     if (doc >= this.observed) throw new Error(`pass 2 saw more documents than pass 1 (${this.observed})`);
-    this.s.textBytes += Buffer.byteLength(text);
+    if (!this.loses(doc)) return unchanged(text);
     const removed: number[] = [];
     const found: number[] = [];
     if (this.lists) {
       // Only the units pass 1 listed: repeated hashes' later and first occurrences.
-      if (this.lists.none(doc)) return unchanged(text);
       this.cursor.reset(text);
       this.walker.split(text);
       this.lists.each(doc, this.units, this.table, (k, i, first) => {
@@ -316,9 +320,6 @@ export class SpanDeduper {
       });
       return this.cut(text, removed, found);
     }
-    const mark = doc < this.touched.length ? this.touched[doc]! : 0;
-    // Bit 2 alone: a repeated hash's first occurrence, nothing to cut, but a speculative pass 2 checks it.
-    if (mark === 0 || (mark === 2 && !this.speculative)) return unchanged(text);
     if (this.speculative) this.cursor.reset(text);
     this.walker.each(text, (k) => {
       const i = this.table.find(this.hash[0]!, this.hash[1]!);
@@ -326,6 +327,27 @@ export class SpanDeduper {
       this.unitOf(doc, text, k, i, removed, found);
     });
     return this.cut(text, removed, found);
+  }
+
+  /** Whether pass 2 must read document `doc`'s units (it may lose some, or show a top unit's text, or be checked): false when it surely loses nothing. */
+  private loses(doc: number): boolean {
+    if (this.lists) return !this.lists.none(doc);
+    const mark = doc < this.touched.length ? this.touched[doc]! : 0;
+    // Bit 2 alone: a repeated hash's first occurrence, nothing to cut, but a speculative pass 2 checks it.
+    return !(mark === 0 || (mark === 2 && !this.speculative));
+  }
+
+  /**
+   * Pass 2 of the next document without its text, when it surely loses nothing: counts it and
+   * returns true (its record is written as it is); else false, and {@link decide} must see it.
+   */
+  passUnread(): boolean {
+    if (!this.ready) throw new Error('pass 2 before the check of repeated units (endVerifying)');
+    const doc = this.decided;
+    if (doc >= this.observed) throw new Error(`pass 2 saw more documents than pass 1 (${this.observed})`);
+    if (this.loses(doc)) return false;
+    this.decided++;
+    return true;
   }
 
   /**

@@ -18,6 +18,8 @@ import { tsvField } from '../io/write/write.js';
 import { SpanDeduper, type SpansSummary } from './deduper.js';
 import { auditRow, type SpansAuditRow } from './dedupSpans.js';
 import type { SpansOptions } from './options.js';
+import type { InputRecord } from '../io/read/record.js';
+import { ByteBatch, rawJsonlPass, rawPassFits } from './rawPass.js';
 import { checkEditable, checkShardFormats, RecordWriter } from './records.js';
 
 /** Options of {@link dedupSpansFile}. */
@@ -122,7 +124,7 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
   if (d.needsVerifying && !speculate) await verifyPass(input, read, d);
   d.endVerifying(speculate);
   const idOf = (i: number): string => (explicit ? (ids[i] ?? String(rows[i])) : String(rows[i]));
-  const p2 = { read, d, mode, auditFormat: auditFormat ?? 'tsv', idOf, rows };
+  const p2 = { read, d, mode, auditFormat: auditFormat ?? 'tsv', idOf, rows, first };
   const done = (r: { written: number; auditRows: number }): SpansFileResult => ({
     summary: d.summary(),
     written: r.written,
@@ -157,7 +159,7 @@ async function shardsAttempt(list: ShardList, options: SpansFileOptions, p: Pass
 
 /** One pass 2 over a file (the same records, with their raw text, in the same order); undefined when a hash collided in it. */
 async function fileAttempt(input: string, options: SpansFileOptions, p: Pass2Options): Promise<{ written: number; auditRows: number } | undefined> {
-  const second = await openInput(input, { ...p.read, raw: true });
+  let second: OpenedInput | undefined;
   let out: OutputSink | undefined;
   let audit: OutputSink | undefined;
   try {
@@ -165,7 +167,10 @@ async function fileAttempt(input: string, options: SpansFileOptions, p: Pass2Opt
     audit = options.removed !== undefined ? await atomicFileSink(options.removed) : undefined;
     if (audit && p.auditFormat === 'tsv') await audit.write(SPANS_AUDIT_COLUMNS.join('\t') + '\n');
     const at = { i: 0, base: 0, last: -1, valid: 0 };
-    const result = await secondPass(second, out, { ...p, audit }, at);
+    // Annotating tags every record: none is copied as it is.
+    const bytes = p.mode !== 'annotate' && (await rawPassFits(input, p.read, p.first, out)) ? bytesInput(p.first) : undefined;
+    second = bytes ?? (await openInput(input, { ...p.read, raw: true }));
+    const result = bytes ? await secondPassBytes(input, bytes, out, { ...p, audit }, at) : await secondPass(second, out, { ...p, audit }, at);
     if (at.i !== p.rows.length) throw new Error(`${second.name} changed while it was being read (${at.i} records instead of ${p.rows.length})`);
     if (p.d.collided) return undefined;
     await out?.close();
@@ -174,7 +179,7 @@ async function fileAttempt(input: string, options: SpansFileOptions, p: Pass2Opt
     audit = undefined;
     return result;
   } finally {
-    await second.records.return(undefined);
+    await second?.records.return(undefined);
     await out?.abort();
     await audit?.abort();
   }
@@ -223,6 +228,8 @@ async function refuseOverlap(list: ShardList, outDir: string): Promise<void> {
 
 /** What pass 2 shares across shards. */
 interface Pass2 {
+  /** The input as pass 1 opened it. */
+  first: OpenedInput;
   read: ReadOptions;
   d: SpanDeduper;
   mode: 'dedup' | 'annotate' | 'none';
@@ -273,6 +280,59 @@ async function secondPassShards(list: ShardList, outDir: string, p: Pass2): Prom
   }
 }
 
+/** The input pass 2 reads as bytes ({@link rawJsonlPass}): pass 1's, with no records of its own, its byte-order mark told by the pass. */
+function bytesInput(first: OpenedInput): OpenedInput & { bom: boolean } {
+  return { ...first, header: undefined, bom: false, skips: { count: 0, examples: [] }, records: (async function* () {})() };
+}
+
+/**
+ * {@link secondPass} over a plain JSONL file read as bytes (./rawPass.ts): the records that lose nothing are copied unread.
+ * Why these parameters: {@link secondPass}'s, and the file's path.
+ */
+async function secondPassBytes(
+  path: string,
+  input: OpenedInput & { bom: boolean },
+  out: OutputSink | undefined,
+  p: Pass2,
+  at: { i: number; base: number; last: number; valid: number },
+): Promise<{ written: number; auditRows: number }> {
+  const batch = out ? new ByteBatch(out) : undefined;
+  const writer = new RecordWriter(input, p.read, p.mode, batch);
+  const counts = { auditRows: 0, passed: 0 };
+  await rawJsonlPass(path, { name: input.name, read: p.read, out: batch, skips: input.skips }, {
+    start: (bom) => (input.bom = bom),
+    header: () => writer.header(),
+    passes: (row) => {
+      const i = at.i;
+      at.last = row;
+      at.valid++;
+      if (i >= p.rows.length || row + at.base !== p.rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
+      if (!p.d.passUnread()) return false;
+      at.i++;
+      counts.passed++;
+      return true;
+    },
+    record: async (r) => {
+      counts.auditRows += await passRecord(r, writer, p, at.i);
+      at.i++;
+    },
+  });
+  await writer.header();
+  await batch?.flush();
+  // Records copied unread were written as they are (none with no output, or dropped).
+  return { written: writer.written + (p.mode === 'none' ? 0 : counts.passed), auditRows: counts.auditRows };
+}
+
+/** Pass 2 of record `r`, document `i`: decided, its removed units audited, the record written; returns the audit rows. */
+async function passRecord(r: InputRecord, writer: RecordWriter, p: Pass2, i: number): Promise<number> {
+  await writer.header();
+  const v = p.d.decide(r.text);
+  const id = p.idOf(i);
+  if (p.audit) { for (const u of v.units) await p.audit.write(auditLine(p.auditFormat, auditRow(id, u, p.idOf))); }
+  await writer.write(r, v);
+  return p.audit ? v.units.length : 0;
+}
+
 /** Pass 2 over one opened input (a file, or one shard): `at.i` is the next document, `at.base` the shard's first row. */
 async function secondPass(
   input: OpenedInput,
@@ -280,7 +340,7 @@ async function secondPass(
   p: Pass2,
   at: { i: number; base: number; last: number; valid: number },
 ): Promise<{ written: number; auditRows: number }> {
-  const { d, audit, auditFormat, idOf, rows } = p;
+  const { rows } = p;
   const writer = new RecordWriter(input, p.read, p.mode, out);
   let auditRows = 0;
   for await (const r of input.records) {
@@ -288,14 +348,7 @@ async function secondPass(
     at.last = r.row;
     at.valid++;
     if (i >= rows.length || r.row + at.base !== rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
-    await writer.header();
-    const v = d.decide(r.text);
-    const id = idOf(i);
-    if (audit) {
-      for (const u of v.units) await audit.write(auditLine(auditFormat, auditRow(id, u, idOf)));
-      auditRows += v.units.length;
-    }
-    await writer.write(r, v);
+    auditRows += await passRecord(r, writer, p, i);
     at.i++;
   }
   await writer.header();

@@ -170,7 +170,8 @@ export class UnitTable {
     s[o + LAST_DOC] = doc;
     s[o + FIRST_POS] = pos;
     s[o + FIRST_CP] = cp;
-    this.byte[i] = byte;
+    // A slot is never emptied, so a new one's is 0 already: pass 1 of keep-first gives 0 (its offsets come in pass 2), and skips a cache miss.
+    if (byte !== 0) this.byte[i] = byte;
     return i;
   }
 

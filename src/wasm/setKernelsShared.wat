@@ -74,7 +74,7 @@
     end
     local.get $o local.get $out i32.sub i32.const 2 i32.shr_u)
 
-  ;; The same over UTF-8 bytes (verification reads JSONL texts as bytes: src/io/jsonLine.ts).
+  ;; The same over UTF-8 bytes (verification reads JSONL texts as bytes: src/io/read/jsonLine.ts).
   ;; Fused normalization + symbol lookup over UTF-16 text at $text ($len code units), using the class
   ;; table at $cls (u8 × 65536) and symbol table at $sym (i32 × 65536), writing symbols at $out;
   ;; returns their number, or -(i+1) at the first code unit i of a class it does not handle. This one

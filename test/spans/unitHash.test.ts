@@ -2,6 +2,8 @@
  * The per-character normalizing hash of span units (src/spans/unitHash.ts) against the string path
  * it replaces (`textHash2` of the normalized slice), and its table against Unicode's compositions.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -163,4 +165,36 @@ test('no character the table normalizes alone composes with the character before
     assert.equal(`${x}\u0334`.normalize('NFD'), `${x}\u0334`, `U+${c.toString(16)} has a combining class`);
     assert.equal(`\u0345${x}`.normalize('NFD'), `\u0345${x}`, `U+${c.toString(16)} has a combining class`);
   }
+});
+
+test('the WebAssembly kernels are in use (unless NEARDUP_NO_WASM), and their memory grows for a long document: hashes as the string path, unit by unit or from the document normalized once', () => {
+  for (const whole of [false, true]) {
+    const h = new UnitHasher({});
+    h.wholeDocs = whole;
+    if (!process.env['NEARDUP_NO_WASM']) assert.ok((h as unknown as { kernel?: object }).kernel, 'the unitHash kernel is not in use');
+    const norm = makeNormalizer({});
+    const out = new Uint32Array(2);
+    const want = new Uint32Array(2);
+    // Unit by unit, every other line with characters the table leaves to the string path (Σ, fullwidth, an emoji, a no-break space); none in a document normalized once (it would take that path whole).
+    const line = (i: number): string => (i % 2 || whole ? 'Ünïcödé  LINE\twith ß and é here ' : 'Ünïcödé LINE with Σ and ＡＢＣ, 😀 here\u00a0too ');
+    for (const n of [3, 400000, 5]) {
+      const text = Array.from({ length: n }, (_, i) => `${line(i)}${i}`).join('\n');
+      for (let a = 0, k = 0; a < text.length && k < 50; k++) {
+        const nl = text.indexOf('\n', a);
+        const b = nl < 0 ? text.length : nl;
+        const len = h.hash(text, a, b, out);
+        const t = norm(text.slice(a, b));
+        textHash2(want, 0, t);
+        assert.equal(len, t.length);
+        assert.deepEqual([...out], [...want]);
+        a = nl < 0 ? text.length : text.indexOf('\n', a + Math.floor(text.length / 60)) + 1 || text.length;
+      }
+    }
+  }
+});
+
+test('without WebAssembly (NEARDUP_NO_WASM): this file on the JavaScript loop', { skip: process.env['NEARDUP_NO_WASM'] !== undefined }, () => {
+  // A fresh process: the kernels are chosen once per process.
+  const r = spawnSync(process.execPath, ['--test', fileURLToPath(import.meta.url)], { env: { ...process.env, NEARDUP_NO_WASM: '1' }, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
 });
