@@ -57,20 +57,24 @@ const utf8d = new TextDecoder('utf-8', { fatal: true });
  */
 export function encodeRecord(rec: IndexRecord): Uint8Array {
   // Metadata first: JSON.stringify may run caller code (toJSON), which must not see the scratch in use.
-  const metaBytes = rec.meta === undefined ? undefined : utf8.encode(JSON.stringify(rec.meta));
+  const metaJson = rec.meta === undefined ? undefined : JSON.stringify(rec.meta);
+  // Its UTF-8 length, then written straight into the scratch below (no array of its own, no copy).
+  // JSON.stringify escapes lone surrogates, so the length is exact.
+  const metaLen = metaJson === undefined ? 0 : Buffer.byteLength(metaJson, 'utf8');
   const { signature, expiresAt } = rec;
   const fromText = rec.setFromText === true;
   if (fromText && typeof (rec.meta as { text?: unknown } | undefined)?.text !== 'string')
     throw new TypeError('a record whose set comes from its text needs metadata with a text');
   const set = fromText ? undefined : rec.set;
   const narrow = signature !== undefined && rec.signatureBits === 16;
-  const need = 2 + (set ? 5 + set.length * 5 : 0) + (signature ? 5 + signature.length * 4 : 0) + (metaBytes ? 5 + metaBytes.length : 0) + 8;
+  const need = 2 + (set ? 5 + set.length * 5 : 0) + (signature ? 5 + signature.length * 4 : 0) + (metaJson !== undefined ? 5 + metaLen : 0) + 8;
   // One reused scratch and one exact-size copy: cheaper than growing a fresh writer per record.
   if (recordScratch.length < need) recordScratch = new Uint8Array(Math.max(need, recordScratch.length * 2));
   const b = recordScratch;
   let o = 0;
   b[o++] = FORMAT_VERSION;
-  b[o++] = (set ? REC_SET : 0) | (signature ? (narrow ? REC_SIG16 : REC_SIG) : 0) | (metaBytes ? REC_META : 0) | (expiresAt !== undefined ? REC_EXPIRES : 0)
+  b[o++] = (set ? REC_SET : 0) | (signature ? (narrow ? REC_SIG16 : REC_SIG) : 0) | (metaJson !== undefined ? REC_META : 0)
+    | (expiresAt !== undefined ? REC_EXPIRES : 0)
     | (fromText ? REC_TEXT : 0);
   if (set) o = putFingerprintSet(b, o, set);
   if (narrow) {
@@ -93,10 +97,9 @@ export function encodeRecord(rec: IndexRecord): Uint8Array {
       o += 4;
     }
   }
-  if (metaBytes) {
-    o = putVarint(b, o, metaBytes.length);
-    b.set(metaBytes, o);
-    o += metaBytes.length;
+  if (metaJson !== undefined) {
+    o = putVarint(b, o, metaLen);
+    o += utf8.encodeInto(metaJson, b.subarray(o, o + metaLen)).written;
   }
   if (expiresAt !== undefined) {
     new DataView(b.buffer, b.byteOffset, b.byteLength).setFloat64(o, checkExpiry(expiresAt), true);
