@@ -6,7 +6,8 @@
  * throughput, p50 and p99 latency seen by the client, errors. One markdown row per store and kind.
  *
  *   node dist/bench/http-mixed.js [N=1000000] [seconds=60] [clients=8]
- *   STORES=sqlite,redis,postgres (default: all three; Redis in the log layout, as recommended)
+ *   STORES=file,redis,postgres (default: the embedded store a local path gets, and the two servers;
+ *   also sqlite; Redis in the log layout, as recommended)
  *
  * The clients run in this process (one event loop, keep-alive connections), the server in a child
  * process: on a 2-core machine they share the cores, which the numbers include.
@@ -23,7 +24,7 @@ import { startServe } from '../test/helpers/procs.js';
 const N = Number(process.argv[2] ?? 1_000_000);
 const SECONDS = Number(process.argv[3] ?? 60);
 const CLIENTS = Number(process.argv[4] ?? 8);
-const STORES = (process.env.STORES ?? 'sqlite,redis,postgres').split(',');
+const STORES = (process.env.STORES ?? 'file,redis,postgres').split(',');
 const BATCH = 1000;
 const QUERY_SHARE = 0.8;
 
@@ -35,6 +36,7 @@ interface Target {
 
 async function target(kind: string, dir: string): Promise<Target> {
   if (kind === 'sqlite') return { spec: `sqlite:${path.join(dir, 'mixed.db')}`, stop: async () => {} };
+  if (kind === 'file') return { spec: path.join(dir, 'mixed'), stop: async () => {} };
   if (kind === 'redis') {
     const r = await startRedis();
     return { spec: `${r.url}?layout=log`, stop: () => r.stop() };
@@ -43,7 +45,7 @@ async function target(kind: string, dir: string): Promise<Target> {
     const p = await startPostgres();
     return { spec: p.url, stop: () => p.stop() };
   }
-  throw new Error(`unknown store ${kind} (sqlite, redis, postgres)`);
+  throw new Error(`unknown store ${kind} (file, sqlite, redis, postgres)`);
 }
 
 /** Fills the store with N ads (ids d0 … d(N-1)); returns the texts (queries are made from them) and the fill rate. */
