@@ -18,6 +18,10 @@ export interface FaultHooks {
   decideSpillRows?: () => number;
   /** A file store's compaction has written and synced its new files ('written') or switched its manifest to them ('switched'). */
   fileStoreCompact?: (stage: 'written' | 'switched') => Promise<void>;
+  /** Log bytes between a file store's checkpoints, instead of the default (64 MiB or an eighth of the log): tests take them often. */
+  fileStoreCheckpointEvery?: () => number;
+  /** A file store is about to write its checkpoint (a test throws here: a disk that fills up). */
+  fileStoreCheckpoint?: () => Promise<void>;
   /** Bits of a spans unit hash kept (both lanes masked to them), so that different units collide often: tests of exactness. */
   spansHashBits?: () => number;
 }

@@ -50,6 +50,9 @@ export class FileStore implements NearDupStore {
   private tornBytes = 0;
   /** Log bytes the checkpoint on disk covers. */
   private checkpointed = 0;
+  /** The last checkpoint's failure ('' after one that worked), and the log length it failed at. */
+  private checkpointError = '';
+  private checkpointRetryFrom = 0;
   /** Log frames folded at open (after the checkpoint). */
   private foldedAtOpen = 0;
   /** Backups copying files now (a compaction waits for them). */
@@ -157,8 +160,26 @@ export class FileStore implements NearDupStore {
         }),
       });
       rep.applied++;
-      if (this.logEnd - this.checkpointed >= Math.max(CHECKPOINT_MIN_LOG, this.checkpointed / 8)) await this.checkpoint();
+      // The batch is durable and applied from here on: a checkpoint that fails does not fail it.
+      await this.checkpointIfDue();
     });
+  }
+
+  /**
+   * A checkpoint once the log has grown by an eighth since the last (at least 64 MiB). One that fails
+   * (a full disk) leaves the log, which holds everything, and the store as they were: it is kept in
+   * {@link stats} (`checkpointError`) and tried again after as much log again.
+   */
+  private async checkpointIfDue(): Promise<void> {
+    const every = faultHooks().fileStoreCheckpointEvery?.() ?? Math.max(CHECKPOINT_MIN_LOG, this.checkpointed / 8);
+    if (this.logEnd - Math.max(this.checkpointed, this.checkpointRetryFrom) < every) return;
+    try {
+      await this.checkpoint();
+      this.checkpointError = '';
+    } catch (e) {
+      this.checkpointError = (e as Error).message;
+      this.checkpointRetryFrom = this.logEnd;
+    }
   }
 
   /**
@@ -167,6 +188,7 @@ export class FileStore implements NearDupStore {
    * adds, and a crash leaves at most that much log to fold on the next open.
    */
   private async checkpoint(): Promise<void> {
+    await faultHooks().fileStoreCheckpoint?.();
     const at = { logEnd: this.logEnd, recordsEnd: this.recordsEnd, applied: this.table.applied, generation: this.stored!.generation };
     await writeCheckpoint(this.dir, this.table.table, { ...at, keyOffset: LOCATOR_BYTES });
     this.checkpointed = this.logEnd;
@@ -261,6 +283,7 @@ export class FileStore implements NearDupStore {
       tornBytesCutAtOpen: this.tornBytes,
       framesFoldedAtOpen: this.foldedAtOpen,
       checkpointLogBytes: this.checkpointed,
+      checkpointError: this.checkpointError,
       distinctKeys: t.distinctKeys as number,
       tableBytes: (t.keyTableSlots as number) * 12 + (t.postingBytes as number) + (t.arenaBytes as number),
     };

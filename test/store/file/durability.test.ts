@@ -1,7 +1,8 @@
 /**
  * The file store across crashes: kill -9 of a process adding in batches loses no acknowledged add
  * and `neardup index check` passes after; a torn log tail (a frame cut short, or damaged at the end)
- * is cut off on open with the records it referred to; a damaged frame followed by more fails the open.
+ * is cut off on open with the records it referred to; a damaged frame followed by more fails the open;
+ * a checkpoint that fails (a full disk) does not fail the add that took it.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +13,7 @@ import { NearDupIndex, checkIndex } from '../../../src/index.js';
 import { kijijiTexts } from '../../helpers/kijiji.js';
 import { killWriter } from '../../helpers/killWriter.js';
 import { neardup } from '../../cliUtil.js';
+import { installFaultHooks } from '../../../src/common/faults.js';
 
 const texts = kijijiTexts();
 const OPTS = { shingle: { k: 10, normalize: { preset: 'seed000' as const } }, threshold: 0.8 };
@@ -92,4 +94,39 @@ test('file store: a damaged frame followed by more frames fails the open (acknow
   closeSync(fd);
   await assert.rejects(() => NearDupIndex.open({ store: `file:${dir}` }), /damaged frame at byte 0 .* the log is corrupt/);
   assert.equal(statSync(log).size, bytes.length, 'nothing cut');
+});
+
+test('file store: a checkpoint that fails (a full disk) does not fail the add that took it; the next one is tried later and works', async () => {
+  const dir = fresh();
+  let fail = true;
+  let tries = 0;
+  installFaultHooks({
+    fileStoreCheckpointEvery: () => 1,
+    fileStoreCheckpoint: async () => {
+      tries++;
+      if (fail) throw new Error('ENOSPC: no space left on device, write');
+    },
+  });
+  try {
+    const idx = await NearDupIndex.open({ ...OPTS, store: `file:${dir}` });
+    // Acknowledged although its checkpoint failed; the failure is in the stats, not thrown.
+    await idx.addMany(texts.slice(0, 20).map((text, i) => ({ id: `d${i}`, text })));
+    const st = (await idx.stats()).storeStats;
+    assert.match(String(st.checkpointError), /ENOSPC/);
+    assert.equal(st.checkpointLogBytes, 0);
+    assert.equal(tries, 1);
+    fail = false;
+    await idx.addMany(texts.slice(20, 40).map((text, i) => ({ id: `d${20 + i}`, text })));
+    const after = (await idx.stats()).storeStats;
+    assert.equal(after.checkpointError, '');
+    assert.equal(after.checkpointLogBytes, after.logBytes);
+    assert.equal(tries, 2);
+    await idx.close();
+    const again = await NearDupIndex.open({ store: `file:${dir}` });
+    assert.equal(await again.size(), 40);
+    assert.equal((await checkIndex(again)).errors.length, 0);
+    await again.close();
+  } finally {
+    installFaultHooks({ fileStoreCheckpointEvery: undefined, fileStoreCheckpoint: undefined });
+  }
 });
