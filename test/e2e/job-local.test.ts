@@ -130,8 +130,10 @@ describe('job --local on task processes', () => {
     assert.equal(neardup(args, { cwd: dir }).code, 0, 'resubmitted: the same job');
   });
 
-  for (const against of [false, true]) {
-    it(`the recall estimate is dedup's (to 1e-12), summed from the decide tasks' parts${against ? ' (--against)' : ''}`, () => {
+  // The corpus's job in its own process (--processes 1), the --against one on task processes (2): the
+  // decide tasks write their parts the same in either (the tests above compare the process counts).
+  for (const [against, processes] of [[false, '1'], [true, '2']] as const) {
+    it(`the recall estimate is dedup's (to 1e-12), summed from the decide tasks' parts${against ? ' (--against)' : ''}, ${processes} task process(es)`, () => {
       const recallOf = (r: { code: number; stdout: string; stderr: string }): unknown => {
         assert.equal(r.code, 0, r.stderr);
         return (JSON.parse(r.stdout) as { recall: unknown }).recall;
@@ -154,7 +156,7 @@ describe('job --local on task processes', () => {
           'id',
           '--local',
           '--processes',
-          '2',
+          processes,
           '--task-bytes',
           '1',
           '--work-dir',

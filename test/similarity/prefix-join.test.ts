@@ -19,6 +19,17 @@ const docs = kijijiDocs();
 const sh = createShingler({ kind: 'char', k: 5 });
 const sets = docs.map((d) => sh.set(d));
 
+/**
+ * Brute-force containment pairs of the Kijiji sets at `t`: computed once at the lowest threshold
+ * and filtered for the others (it was most of their time). Its scores are exact intersections over
+ * the smaller size (intersectionAtLeast counts to the end once a pair can reach its bound), so a
+ * pair's score is the same at any threshold it passes.
+ */
+const containmentTruth = (() => {
+  let lowest: ScoredPair[] | undefined;
+  return (t: number): ScoredPair[] => (lowest ??= bruteForceContainment(sets, 0.5)).filter((p) => p.similarity >= t);
+})();
+
 for (const t of [0.5, 0.8, 0.9]) {
   test(`Kijiji, Jaccard ≥ ${t}: the join gives exactly the brute-force pairs and scores`, () => {
     const truth = bruteForcePairs(sets, t);
@@ -27,7 +38,7 @@ for (const t of [0.5, 0.8, 0.9]) {
     assert.deepEqual(got.map(key), truth.map(key));
   });
   test(`Kijiji, containment ≥ ${t}: the join gives exactly the brute-force pairs, direction and scores`, () => {
-    const truth = bruteForceContainment(sets, t);
+    const truth = containmentTruth(t);
     const r = prefixJoin(sets, t, { measure: 'containment' });
     assert.ok(truth.length > 1000);
     assert.deepEqual(r.pairs.map(key), truth.map(key));

@@ -44,17 +44,21 @@ describe('decide out of core', () => {
   ): string => (fs.statSync(p).isDirectory()
     ? fs.readdirSync(p).sort().map((f) => `${f}\n${fs.readFileSync(path.join(p, f), 'utf8')}`).join('')
     : fs.readFileSync(p, 'utf8'));
+  // Output, removal rule, keep policy, bucket rows, task processes, --against. One combination runs
+  // its decide tasks on task processes (2: the fault hook reaches them through their environment),
+  // the others in the job's own process (1): the spill is the same code in either, and a task process
+  // started per stage cost ~6 of a run's 7 s of CPU here. Task processes over every stage are job-local's subject.
   const combos = [
-    ['clusters', 'verified', 'first', '3'],
-    ['dedup', 'verified', 'max:score', '1'],
-    ['dedup', 'cluster', 'first', '5'],
-    ['annotate', 'cluster', 'longest', '2'],
-    ['annotate', 'verified', 'min:score', '4'],
-    ['pairs', 'verified', 'first', '3'],
-    ['dedup', 'verified', 'first', '2', 'against'],
+    ['clusters', 'verified', 'first', '3', '1'],
+    ['dedup', 'verified', 'max:score', '1', '2'],
+    ['dedup', 'cluster', 'first', '5', '1'],
+    ['annotate', 'cluster', 'longest', '2', '1'],
+    ['annotate', 'verified', 'min:score', '4', '1'],
+    ['pairs', 'verified', 'first', '3', '1'],
+    ['dedup', 'verified', 'first', '2', '1', 'against'],
   ] as const;
-  for (const [mode, rule, keep, rows, against] of combos) {
-    it(`gives dedup's bytes: --output ${mode} --removal ${rule} --keep ${keep}${against ? ' --against' : ''}, buckets of ${rows} rows`, () => {
+  for (const [mode, rule, keep, rows, processes, against] of combos) {
+    it(`gives dedup's bytes: --output ${mode} --removal ${rule} --keep ${keep}${against ? ' --against' : ''}, buckets of ${rows} rows, ${processes} task process(es)`, () => {
       const tag = `${mode}-${rule}-${keep.replace(':', '')}${against ? '-against' : ''}`;
       const opts = [...common, '--output', mode, '--removal', rule, '--keep', keep, ...(against ? ['--against', ref] : [])];
       const input = against ? corpus : shards;
@@ -67,10 +71,13 @@ describe('decide out of core', () => {
       const d = neardup(['dedup', input, ...opts, ...out('one'), '--json'], { cwd: dir });
       assert.equal(d.code, 0, d.stderr);
       const work = path.join(dir, `w-${tag}`);
-      const j = neardup(['job', 'dedup', input, ...opts, ...out('job'), '--local', '--processes', '2', '--task-bytes', '1', '--work-dir', work, '--json'], {
-        cwd: dir,
-        env: faultEnv({ decideSpillRows: Number(rows) }),
-      });
+      const j = neardup(
+        ['job', 'dedup', input, ...opts, ...out('job'), '--local', '--processes', processes, '--task-bytes', '1', '--work-dir', work, '--json'],
+        {
+          cwd: dir,
+          env: faultEnv({ decideSpillRows: Number(rows) }),
+        },
+      );
       assert.equal(j.code, 0, j.stderr);
       for (const x of file ? [`-${tag}.txt`] : [`-${tag}`, ...(mode === 'dedup' ? [`-${tag}.tsv`] : [])]) {
         const [one, job] = [read(path.join(dir, `one${x}`)), read(path.join(dir, `job${x}`))];
