@@ -1,5 +1,5 @@
 /**
- * The parts of the band table that checkpoint format 4 (src/store/file/checkpoint.ts) does not
+ * The parts of the band table that checkpoint formats 4 and 5 (src/store/file/checkpoint.ts) do not
  * store as they are in memory, and how open makes them again:
  * - the key table is written packed: a bitmap of its occupied entries, then only those entries'
  *   keys and chain heads, in table order. Open reads the packed keys and heads into the tail of
