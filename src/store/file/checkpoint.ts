@@ -30,7 +30,8 @@ import { open as openFile, rename, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { MAX_ARENA, MemoryStore, type MemoryTableImage } from '../memory/store.js';
 import type { StoreManifest } from '../types.js';
-import { packedSizes, prevFromNext, scanKeyTable, spreadKeyTable, writePackedKeys } from './tablePack.js';
+import { Worker } from 'node:worker_threads';
+import { packedSizes, rebuildTable, scanKeyTable, writePackedKeys, type RebuildJob } from './tablePack.js';
 import { writeAt } from './manifest.js';
 import { keysFromLog, LogReader } from './keysFromLog.js';
 
@@ -297,20 +298,22 @@ async function readArrays(f: FileHandle, h: Header, pos: number, then: () => voi
   const len = (name: Section) => lengthOf(h, name);
   const v3 = h.format === FORMAT_3;
   const tableSize = v3 ? len('tHead') / 4 : h.tableSize!;
+  // Format 5: the arrays the rebuild worker reads or writes, shared with it.
+  const buf = (bytes: number) => (h.format === FORMAT ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes)) as ArrayBuffer;
   const a: Arrays = {
     meta: new Uint8Array(len('meta')),
-    recLen: new Uint32Array(cap),
+    recLen: new Uint32Array(buf(4 * cap)),
     // Format 5: the records' first bytes only; the records go to `records`.
     arena: h.format === FORMAT ? new Uint8Array(len('arena')) : arenaFor(len('arena')),
     records: h.format === FORMAT ? arenaFor(h.arenaBytes!) : new Uint8Array(0),
-    next: new Int32Array(cap * K),
-    prev: new Int32Array(cap * K),
-    tKey: new Float64Array(tableSize),
-    tHead: new Int32Array(tableSize),
-    tBits: new Uint8Array(v3 ? 0 : len('tBits')),
-    tDist: new Uint8Array(v3 ? 0 : len('tDist')),
+    next: new Int32Array(buf(4 * cap * K)),
+    prev: new Int32Array(buf(4 * cap * K)),
+    tKey: new Float64Array(buf(8 * tableSize)),
+    tHead: new Int32Array(buf(4 * tableSize)),
+    tBits: new Uint8Array(buf(v3 ? 0 : len('tBits'))),
+    tDist: new Uint8Array(buf(v3 ? 0 : len('tDist'))),
     idBytes: new Uint8Array(len('idBytes')),
-    idLen: new Int32Array(cap),
+    idLen: new Int32Array(buf(4 * cap)),
     idHash: new Uint32Array(cap),
     idTab: new Int32Array(len('idTab') / 4),
   };
@@ -364,10 +367,20 @@ async function prefault(a: Uint8Array, n: number): Promise<void> {
 }
 
 /** Formats 4 and 5: the key table spread and backward links rebuilt (src/store/file/tablePack.ts); false when they do not hold together. */
-function rebuild(h: Header, a: Arrays): boolean {
-  if (!spreadKeyTable({ bits: a.tBits, tKey: a.tKey, tHead: a.tHead, used: h.used, dist: h.keyCoding === 'u32' ? a.tDist : undefined })) return false;
-  a.prev.fill(-1);
-  return prevFromNext({ slots: h.slots, keysPerSlot: h.keysPerSlot, keyOffset: h.keyOffset!, recLen: a.recLen, idLen: a.idLen, next: a.next }, a.prev);
+function rebuild(h: Header, a: Arrays): Promise<boolean> {
+  const job: RebuildJob = {
+    keys: { bits: a.tBits, tKey: a.tKey, tHead: a.tHead, used: h.used, dist: h.keyCoding === 'u32' ? a.tDist : undefined },
+    postings: { slots: h.slots, keysPerSlot: h.keysPerSlot, keyOffset: h.keyOffset!, recLen: a.recLen, idLen: a.idLen, next: a.next },
+    prev: a.prev,
+  };
+  if (h.format !== FORMAT) return Promise.resolve(rebuildTable(job));
+  // Format 5: in a worker thread, on the shared arrays, while this thread walks the log. A worker that fails: the log is folded.
+  return new Promise<boolean>((resolve) => {
+    const w = new Worker(new URL('./rebuildWorker.js', import.meta.url), { workerData: job });
+    w.once('message', (ok: boolean) => resolve(ok === true));
+    w.once('error', () => resolve(false));
+    w.once('exit', () => resolve(false));
+  });
 }
 
 /** The table image of the arrays read: record offsets from the lengths (the arena was written live, in slot order). */
@@ -430,9 +443,9 @@ export async function readCheckpoint(dir: string, fit: CheckpointFit): Promise<{
       if (!img) return null;
       // The keys walked from the log while the other sections are read; then the key table spread and the backward links rebuilt.
       const from = { log: fit.log, logEnd: h.logEnd, frames: h.applied, recordsEnd: h.recordsEnd, tail: h.logTail!, keyOffset: h.keyOffset! };
+      const rebuilt = h.format === FORMAT_3 ? Promise.resolve(true) : rest.then(() => rebuild(h, a));
       const keys = reader ? await keysFromLog({ ...img, ...from, locs: a.arena }, reader) : true;
-      await rest;
-      if (!keys || !(h.format === FORMAT_3 || rebuild(h, a))) return null;
+      if (!(await rebuilt) || !keys) return null;
       return {
         table: await MemoryStore.fromImage(fit.manifest, img),
         at: { logEnd: h.logEnd, recordsEnd: h.recordsEnd, applied: h.applied, generation: h.generation },
