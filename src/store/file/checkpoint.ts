@@ -16,7 +16,8 @@
  * read per array, the arrays read in parallel), allocated with room to grow; record and id offsets
  * follow from their lengths (records and id bytes are written live only, in slot order). The key
  * table is written packed and the backward posting links not at all (src/store/file/tablePack.ts):
- * open spreads the one and rebuilds the other in a pass each, while the log is read. Format 4 (read,
+ * open spreads the one and rebuilds the other in a pass each, in a worker thread from 2^18
+ * documents on (src/store/file/rebuildWorker.ts) while the log is walked. Format 4 (read,
  * not written) holds the whole table records, keys included; format 3 (read) also the key table as
  * in memory and the backward links. Why no per-entry work but the id lookups: format 2 (a Map of
  * ids built at open, key table rebuilt by hashing) spent ~20 s at 10^7 documents (bench/RESULTS.md).
@@ -44,6 +45,8 @@ const FORMAT_3 = 'neardup-file-table 3';
 const FREE = -1;
 /** Bytes of arena buffered before each write while a checkpoint is written. */
 const WRITE_CHUNK = 16 << 20;
+/** Documents from which format 5's rebuild runs in a worker thread (below, starting the worker costs more than it saves). */
+const WORKER_MIN_SLOTS = 1 << 18;
 /** Bytes read per call, the calls in parallel. */
 const READ_CHUNK = 32 << 20;
 /** The sections after the header, in file order: formats 5 and 4 (tBits, tDist, tKeys, tHeads: the packed key table), and format 3. */
@@ -373,7 +376,7 @@ function rebuild(h: Header, a: Arrays): Promise<boolean> {
     postings: { slots: h.slots, keysPerSlot: h.keysPerSlot, keyOffset: h.keyOffset!, recLen: a.recLen, idLen: a.idLen, next: a.next },
     prev: a.prev,
   };
-  if (h.format !== FORMAT) return Promise.resolve(rebuildTable(job));
+  if (h.format !== FORMAT || h.slots < WORKER_MIN_SLOTS) return Promise.resolve(rebuildTable(job));
   // Format 5: in a worker thread, on the shared arrays, while this thread walks the log. A worker that fails: the log is folded.
   return new Promise<boolean>((resolve) => {
     const w = new Worker(new URL('./rebuildWorker.js', import.meta.url), { workerData: job });
