@@ -30,6 +30,7 @@ import { takeDirLock } from './lock.js';
 import { fileStoreDirProblem } from './dir.js';
 import { LOCATOR_BYTES, locator, replay } from './replay.js';
 import { CHECKPOINT_FILE, readCheckpoint, writeCheckpoint } from './checkpoint.js';
+import { logTail } from './keysFromLog.js';
 
 /** Log growth (bytes) below which no checkpoint is written before close. */
 const CHECKPOINT_MIN_LOG = 64 << 20;
@@ -96,7 +97,7 @@ export class FileStore implements NearDupStore {
     this.log = await openFile(path.join(this.dir, files.log), 'a+');
     this.records = await openFile(path.join(this.dir, files.records), 'a+');
     const logSize = (await this.log.stat()).size;
-    const cp = await readCheckpoint(this.dir, { manifest, logSize, generation, keyOffset: LOCATOR_BYTES });
+    const cp = await readCheckpoint(this.dir, { manifest, logSize, generation, keyOffset: LOCATOR_BYTES, log: this.log });
     const replica = cp ? LogReplica.restored(cp.table, LOCATOR_BYTES, cp.at.applied) : await LogReplica.create(manifest, LOCATOR_BYTES);
     // A checkpoint that does not fit the log is of no use again: gone, the next one replaces it.
     if (!cp) await rm(path.join(this.dir, CHECKPOINT_FILE), { force: true });
@@ -190,7 +191,7 @@ export class FileStore implements NearDupStore {
   private async checkpoint(): Promise<void> {
     await faultHooks().fileStoreCheckpoint?.();
     const at = { logEnd: this.logEnd, recordsEnd: this.recordsEnd, applied: this.table.applied, generation: this.stored!.generation };
-    await writeCheckpoint(this.dir, this.table.table, { ...at, keyOffset: LOCATOR_BYTES });
+    await writeCheckpoint(this.dir, this.table.table, { ...at, keyOffset: LOCATOR_BYTES, logTail: await logTail(this.log!, this.logEnd) });
     this.checkpointed = this.logEnd;
   }
 

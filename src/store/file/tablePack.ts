@@ -1,5 +1,5 @@
 /**
- * The parts of the band table that checkpoint format 4 (src/store/file/checkpoint.ts) does not
+ * The parts of the band table that checkpoint formats 4 and 5 (src/store/file/checkpoint.ts) do not
  * store as they are in memory, and how open makes them again:
  * - the key table is written packed: a bitmap of its occupied entries, then only those entries'
  *   keys and chain heads, in table order. Open reads the packed keys and heads into the tail of
@@ -180,4 +180,19 @@ export function prevFromNext(p: Postings, prev: Int32Array): boolean {
 /** Bytes of the packed key table's sections: bitmap, distances, keys, heads. */
 export function packedSizes(tableSize: number, used: number, coding: 'u32' | 'f64'): [bits: number, dist: number, keys: number, heads: number] {
   return [Math.ceil(tableSize / 8), coding === 'u32' ? used : 0, (coding === 'u32' ? 4 : 8) * used, 4 * used];
+}
+
+/** What {@link rebuildTable} makes again: format 4's and 5's packed key table and the backward links. */
+export interface RebuildJob {
+  keys: SpreadKeys;
+  postings: Postings;
+  /** The backward links, filled (any contents on entry). */
+  prev: Int32Array;
+}
+
+/** Spreads the key table and rebuilds the backward links (in a worker thread for format 5: src/store/file/rebuildWorker.ts); false when they do not hold together. */
+export function rebuildTable(job: RebuildJob): boolean {
+  if (!spreadKeyTable(job.keys)) return false;
+  job.prev.fill(-1);
+  return prevFromNext(job.postings, job.prev);
 }

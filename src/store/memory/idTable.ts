@@ -25,7 +25,8 @@ function finish(h: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-function hashBytes(b: Uint8Array, from: number, to: number): number {
+/** The hash an id is kept under, of its bytes `from`..`to` of `b` (the file store's checkpoint finds ids of its log by it). */
+export function hashBytes(b: Uint8Array, from: number, to: number): number {
   let h = 0x811c9dc5;
   for (let i = from; i < to; i++) h = Math.imul(h ^ b[i]!, 16777619);
   return finish(h);

@@ -1,27 +1,30 @@
 /**
- * The file store's checkpoint (src/store/file/checkpoint.ts, format 4: the table's arrays, the key
- * table packed, no backward links): the exact bytes of a small table's sections; a table after
- * adds, replacements (some with no keys) and removals, written and read back, is the table written
- * and goes on working; after random churn a store opened from its checkpoint answers as one that
- * folds the whole log; a store whose checkpoint is format 3 (written by the version before, kept in
- * test/fixtures/file-store-table3) opens from it; a torn checkpoint, one of another format (older
- * or newer), byte order, generation, record layout, or one longer than the log is ignored and the
- * log is folded.
+ * The file store's checkpoint (src/store/file/checkpoint.ts, format 5: the table's arrays without
+ * the documents' keys, which open reads from the log; the key table packed, no backward links): the
+ * exact bytes of a small table's sections; a table after adds, replacements (some with no keys) and
+ * removals, written and read back against its log, is the table written and goes on working; after
+ * random churn a store opened from its checkpoint answers as one that folds the whole log; a store
+ * whose checkpoint is format 3 or 4 (written by earlier versions, kept in
+ * test/fixtures/file-store-table3 and -table4) opens from it; a torn checkpoint, one of another
+ * format (older or newer), byte order, generation, record layout, one longer than the log, or one
+ * whose log is not the log it was written against is ignored and the log is folded.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { LogReplica } from '../../../src/store/log/replica.js';
-import { readCheckpoint, writeCheckpoint } from '../../../src/store/file/checkpoint.js';
 import { LOCATOR_BYTES, locator } from '../../../src/store/file/replay.js';
+import { readCheckpoint } from '../../../src/store/file/checkpoint.js';
 import { FileStore } from '../../../src/store/file/store.js';
 import type { StoreManifest } from '../../../src/store/types.js';
 import type { MemoryTableImage } from '../../../src/store/memory/image.js';
 import '../../helpers/fuzz.js';
 import { repoRoot } from '../../helpers.js';
+import { LoggedTable, readWithLog } from './loggedTable.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-filecp-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -49,26 +52,27 @@ function sectionsOf(file: string): { header: Record<string, unknown>; parts: Buf
   return { header, parts: header.sections.map((len) => b.subarray(o, o += len)) };
 }
 
-test('checkpoint: format 4 bytes of a two-document table', async () => {
+test('checkpoint: format 5 bytes of a two-document table', async () => {
   const m = { keysPerDoc: 2 } as StoreManifest;
-  const rep = await LogReplica.create(m, LOCATOR_BYTES);
+  const t = await LoggedTable.create(m);
   // Homes (key / 2^21, of a 1,024-entry table) 5, 9, and 9 again (it goes to 10).
   const [k1, k2, k3] = [5 * 2 ** 21, 9 * 2 ** 21, 9 * 2 ** 21 + 1];
-  await rep.apply({ op: 'put', docs: [{ id: 'a', keys: Float64Array.of(k1, k2), extra: locator(0, 3) }] });
-  await rep.apply({ op: 'put', docs: [{ id: 'b', keys: Float64Array.of(k1, k3), extra: locator(3, 4) }] });
+  await t.put([{ id: 'a', keys: Float64Array.of(k1, k2), recordBytes: 3 }]);
+  await t.put([{ id: 'b', keys: Float64Array.of(k1, k3), recordBytes: 4 }]);
   const d = path.join(dir, 'bytes');
   rmSync(d, { recursive: true, force: true });
   mkdirSync(d);
-  await writeCheckpoint(d, rep.table, { logEnd: 1, recordsEnd: 7, applied: 2, generation: 0, keyOffset: LOCATOR_BYTES });
+  await t.write(d);
   const { header, parts } = sectionsOf(path.join(d, 'table'));
-  assert.equal(header.format, 'neardup-file-table 4');
+  assert.equal(header.format, 'neardup-file-table 5');
   assert.deepEqual([header.slots, header.used, header.tableSize, header.keyOffset, header.keyCoding], [2, 3, 1024, LOCATOR_BYTES, 'f64']);
   const [meta, recLen, arena, next, tBits, tDist, tKeys, tHeads, idBytes, idLen] = parts;
   const f64 = (...x: number[]) => Buffer.from(Float64Array.from(x).buffer);
   const i32 = (...x: number[]) => Buffer.from(Int32Array.from(x).buffer);
   assert.equal(meta!.toString(), '{"free":[],"expiry":[]}');
   assert.deepEqual(recLen, i32(28, 28));
-  assert.deepEqual(arena, Buffer.concat([locator(0, 3), f64(k1, k2), locator(3, 4), f64(k1, k3)]));
+  // The records without their keys: the locators only.
+  assert.deepEqual(arena, Buffer.concat([locator(0, 3), locator(3, 4)]));
   // Postings 0, 1 (a's keys), 2, 3 (b's): b's k1 comes before a's in k1's chain.
   assert.deepEqual(next, i32(-1, -1, 0, -1));
   const bits = Buffer.alloc(128);
@@ -80,47 +84,52 @@ test('checkpoint: format 4 bytes of a two-document table', async () => {
   assert.deepEqual(tKeys, f64(k1, k2, k3));
   assert.deepEqual(tHeads, i32(2, 1, 3));
   assert.deepEqual([idBytes!.toString(), idLen], ['ab', i32(1, 1)]);
-  const got = (await readCheckpoint(d, { manifest: m, logSize: 1, generation: 0, keyOffset: LOCATOR_BYTES }))!;
+  const got = (await readWithLog(d, m))!;
   assert.deepEqual(Array.from(got.table.image().prev.subarray(0, 4)), [2, -1, -1, -1]);
+  // The keys, from the log.
+  assert.deepEqual(Buffer.from(got.table.image().arena), Buffer.concat([locator(0, 3), f64(k1, k2), locator(3, 4), f64(k1, k3)]));
   assert.deepEqual((await got.table.lookup([Float64Array.of(k1)], 10))[0]!.map((x) => x.id), ['b', 'a']);
 });
 
-test('checkpoint: a store whose checkpoint is format 3 opens from it, and answers as the log folded', async () => {
-  const d = path.join(dir, 'format3');
-  cpSync(path.join(repoRoot, 'test/fixtures/file-store-table3'), d, { recursive: true });
-  assert.equal(sectionsOf(path.join(d, 'table')).header.format, 'neardup-file-table 3');
-  const ids = [...Array.from({ length: 42 }, (_, i) => `d${i}`), 'é😀'];
-  const s = new FileStore(d);
-  await s.open(manifest);
-  const st = await s.stats();
-  assert.deepEqual([st.framesFoldedAtOpen, st.checkpointLogBytes], [0, readFileSync(path.join(d, 'log')).length]);
-  const want = await answersOf(s, ids);
-  assert.equal((want as { size: number }).size, 38);
-  assert.deepEqual(await s.expiredIds(4102444800036 + 1, 10), ['d36']);
-  // The fixture with its log folded instead answers alike.
-  const f3 = path.join(dir, 'format3-folded');
-  cpSync(path.join(repoRoot, 'test/fixtures/file-store-table3'), f3, { recursive: true });
-  rmSync(path.join(f3, 'table'));
-  const fold3 = new FileStore(f3);
-  await fold3.open(manifest);
-  assert.deepEqual(await answersOf(fold3, ids), want);
-  await fold3.close();
-  await s.put([{ id: 'n', keys: keys(1), record: Buffer.from('n') }]);
-  await s.close();
-  // The next checkpoint is format 4.
-  assert.equal(sectionsOf(path.join(d, 'table')).header.format, 'neardup-file-table 4');
-  const again = new FileStore(d);
-  await again.open(manifest);
-  assert.equal((await again.stats()).framesFoldedAtOpen, 0);
-  const after4 = await answersOf(again, ids);
-  await again.close();
-  rmSync(path.join(d, 'table'));
-  const folded = new FileStore(d);
-  await folded.open(manifest);
-  assert.ok(((await folded.stats()).framesFoldedAtOpen as number) > 0);
-  assert.deepEqual(await answersOf(folded, ids), after4);
-  await folded.close();
-});
+for (const [format, size] of [[3, 38], [4, 39]] as const) {
+  test(`checkpoint: a store whose checkpoint is format ${format} opens from it, and answers as the log folded`, async () => {
+    const fixture = path.join(repoRoot, `test/fixtures/file-store-table${format}`);
+    const d = path.join(dir, `format${format}`);
+    cpSync(fixture, d, { recursive: true });
+    assert.equal(sectionsOf(path.join(d, 'table')).header.format, `neardup-file-table ${format}`);
+    const ids = [...Array.from({ length: 42 }, (_, i) => `d${i}`), 'é😀'];
+    const s = new FileStore(d);
+    await s.open(manifest);
+    const st = await s.stats();
+    assert.deepEqual([st.framesFoldedAtOpen, st.checkpointLogBytes], [0, readFileSync(path.join(d, 'log')).length]);
+    const want = await answersOf(s, ids);
+    assert.equal((want as { size: number }).size, size);
+    assert.deepEqual(await s.expiredIds(4102444800036 + 1, 10), ['d36']);
+    // The fixture with its log folded instead answers alike.
+    const folded0 = path.join(dir, `format${format}-folded`);
+    cpSync(fixture, folded0, { recursive: true });
+    rmSync(path.join(folded0, 'table'));
+    const fold0 = new FileStore(folded0);
+    await fold0.open(manifest);
+    assert.deepEqual(await answersOf(fold0, ids), want);
+    await fold0.close();
+    await s.put([{ id: 'n', keys: keys(1), record: Buffer.from('n') }]);
+    await s.close();
+    // The next checkpoint is format 5.
+    assert.equal(sectionsOf(path.join(d, 'table')).header.format, 'neardup-file-table 5');
+    const again = new FileStore(d);
+    await again.open(manifest);
+    assert.equal((await again.stats()).framesFoldedAtOpen, 0);
+    const after5 = await answersOf(again, ids);
+    await again.close();
+    rmSync(path.join(d, 'table'));
+    const folded = new FileStore(d);
+    await folded.open(manifest);
+    assert.ok(((await folded.stats()).framesFoldedAtOpen as number) > 0);
+    assert.deepEqual(await answersOf(folded, ids), after5);
+    await folded.close();
+  });
+}
 
 /** The key table's occupied entries: [key, head]. */
 const occupied = (img: MemoryTableImage) => Array.from(img.tHead).flatMap((h, i) => (h === -1 ? [] : [[img.tKey[i], h]]));
@@ -136,30 +145,34 @@ function linked(img: MemoryTableImage, links: Int32Array): number[] {
 }
 
 test('checkpoint: the table read back is the table written, and goes on working', async () => {
-  const rep = await LogReplica.create(manifest, LOCATOR_BYTES);
-  const put = (id: string, seed: number, noKeys = false) =>
-    rep.apply({ op: 'put', docs: [{ id, keys: noKeys ? new Float64Array(0) : keys(seed), extra: locator(seed * 10, seed) }] });
+  const t = await LoggedTable.create(manifest);
+  const rep = t.rep;
+  const put = (id: string, seed: number, noKeys = false) => t.put([{ id, keys: noKeys ? new Float64Array(0) : keys(seed), recordBytes: seed + 1 }]);
   for (let i = 0; i < 300; i++) await put(`d${i}`, i);
-  // Ids that UTF-8 would merge (lone surrogates) or that are not ASCII.
-  for (const id of ['\ud800', '\udc00', 'é', '😀', '']) await put(id, 7);
+  // Ids that are not ASCII (the table keeps one with a surrogate pair as UTF-16, the log as UTF-8), or empty.
+  for (const id of ['é', '😀', 'a😀é', '']) await put(id, 7);
   for (let i = 0; i < 300; i += 3) await put(`d${i}`, i + 1000);
   for (let i = 1; i < 300; i += 7) await put(`d${i}`, i, true);
-  for (let i = 2; i < 300; i += 5) await rep.apply({ op: 'remove', docs: [{ id: `d${i}` }] });
-  await writeCheckpoint(dir, rep.table, { logEnd: 10, recordsEnd: 20, applied: 30, generation: 0, keyOffset: LOCATOR_BYTES });
-  const got = (await readCheckpoint(dir, { manifest, logSize: 10, generation: 0, keyOffset: LOCATOR_BYTES }))!;
-  assert.deepEqual(got.at, { logEnd: 10, recordsEnd: 20, applied: 30, generation: 0 });
+  for (let i = 2; i < 300; i += 5) await t.remove([`d${i}`]);
+  // Removed and put again, with other keys.
+  await t.put([{ id: 'd7', keys: keys(4321) }, { id: 'd12', keys: keys(999) }]);
+  const d = path.join(dir, 'readback');
+  mkdirSync(d);
+  const at = await t.write(d);
+  const got = (await readWithLog(d, manifest))!;
+  assert.deepEqual(got.at, at);
   const [a, b] = [rep.table.image(), got.table.image()];
   assert.deepEqual([idsOf(b), b.free, b.used, b.slots], [idsOf(a), a.free, a.used, a.slots]);
   assert.deepEqual([b.tHead, occupied(b), b.next.subarray(0, b.slots * K)], [a.tHead, occupied(a), a.next]);
   // The backward links, rebuilt from the forward ones: those of every linked posting as written.
   assert.deepEqual(linked(b, b.prev), linked(a, a.prev));
   assert.ok(b.arena.length < a.arena.length, 'dead arena bytes are not written');
-  const all = [...Array.from({ length: 300 }, (_, i) => `d${i}`), '\ud800', '\udc00', '\ud800\udc00', 'é', '😀', '', 'x'];
+  const all = [...Array.from({ length: 300 }, (_, i) => `d${i}`), 'a😀é', 'é', '😀', '', 'x'];
   assert.deepEqual(await got.table.get(all), await rep.table.get(all));
   // Both tables take the same writes and answer alike.
   const restored = LogReplica.restored(got.table, LOCATOR_BYTES, 30);
   for (const r of [rep, restored]) {
-    await r.apply({ op: 'remove', docs: [{ id: 'd0' }, { id: 'd4' }, { id: '\ud800' }] });
+    await r.apply({ op: 'remove', docs: [{ id: 'd0' }, { id: 'd4' }, { id: '😀' }] });
     await r.apply({ op: 'put', docs: [{ id: 'd3', keys: keys(5), extra: locator(1, 1) }, { id: 'n', keys: keys(9), extra: locator(2, 2) }] });
     for (let i = 0; i < 2000; i++) await r.apply({ op: 'put', docs: [{ id: `g${i}`, keys: keys(i), extra: locator(i, 1) }] });
   }
@@ -167,8 +180,14 @@ test('checkpoint: the table read back is the table written, and goes on working'
   assert.deepEqual(await restored.table.lookup(qs, 1000), await rep.table.lookup(qs, 1000));
   assert.deepEqual(await restored.table.get(all), await rep.table.get(all));
   // Another generation, or a log shorter than the checkpoint: not read.
-  assert.equal(await readCheckpoint(dir, { manifest, logSize: 10, generation: 1, keyOffset: LOCATOR_BYTES }), null);
-  assert.equal(await readCheckpoint(dir, { manifest, logSize: 9, generation: 0, keyOffset: LOCATOR_BYTES }), null);
+  const log = await open(path.join(d, 'log'), 'r');
+  try {
+    const fit = { manifest, logSize: at.logEnd, generation: 0, keyOffset: LOCATOR_BYTES, log };
+    assert.equal(await readCheckpoint(d, { ...fit, generation: 1 }), null);
+    assert.equal(await readCheckpoint(d, { ...fit, logSize: at.logEnd - 1 }), null);
+  } finally {
+    await log.close();
+  }
 });
 
 /** A store's answers: size, every id's record, lookups, scan. */
@@ -254,7 +273,11 @@ test('checkpoint: torn, of another format or byte order, or past the log: ignore
   const cases: [string, () => void][] = [
     ['torn', () => truncateSync(table, good.length - 100)],
     ['format 2', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 2' }))],
-    ['a newer format', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 5' }))],
+    ['a newer format', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 6' }))],
+    // Format 5 reads the keys from the log: a log that is not the one the checkpoint was written against is detected.
+    ['another frame count', () => writeFileSync(table, withHeader({ applied: (header.applied as number) - 1 }))],
+    ['another log tail', () => writeFileSync(table, withHeader({ logTail: ((header.logTail as number) + 1) >>> 0 }))],
+    ['a log end inside a frame', () => writeFileSync(table, withHeader({ logEnd: (header.logEnd as number) - 3 }))],
     ['another record layout', () => writeFileSync(table, withHeader({ keyOffset: 20 }))],
     ['another byte order', () => writeFileSync(table, withHeader({ byteOrder: 'BE' }))],
     ['past the log', () => writeFileSync(table, withHeader({ logEnd: 1e12 }))],

@@ -1,5 +1,5 @@
 /**
- * The packed key table of checkpoint format 4 (src/store/file/tablePack.ts): keys coded in 32 bits
+ * The packed key table of checkpoint formats 4 and 5 (src/store/file/tablePack.ts): keys coded in 32 bits
  * beside their distance from their home, exact bytes of one entry; a table spread back in place is
  * the table packed (`u32` and `f64`); a bitmap not matching the packed entries is refused; a
  * distance over 255 falls back to `f64`; a 16-key table of 50,000 documents written and read back
@@ -12,9 +12,7 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { packedSizes, scanKeyTable, spreadKeyTable, writePackedKeys } from '../../../src/store/file/tablePack.js';
-import { LogReplica } from '../../../src/store/log/replica.js';
-import { readCheckpoint, writeCheckpoint } from '../../../src/store/file/checkpoint.js';
-import { LOCATOR_BYTES, locator } from '../../../src/store/file/replay.js';
+import { LoggedTable, readWithLog } from './loggedTable.js';
 import type { StoreManifest } from '../../../src/store/types.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-tablepack-'));
@@ -104,22 +102,23 @@ test('tablePack: a key more than 255 entries past its home, or a small table: ke
 test('tablePack: a checkpoint of 50,000 documents of 16 keys codes its keys in 32 bits and reads back the same table', async () => {
   const K = 16;
   const manifest = { keysPerDoc: K } as StoreManifest;
-  const rep = await LogReplica.create(manifest, LOCATOR_BYTES);
+  const t = await LoggedTable.create(manifest);
+  const rep = t.rep;
   const keys = keysFrom(3, 50_000 * K);
   for (let b = 0; b < 50; b++) {
     const docs = Array.from({ length: 1000 }, (_, i) => {
       const d = b * 1000 + i;
-      return { id: `d${d}`, keys: Float64Array.from(keys.slice(d * K, d * K + K)), extra: locator(d, 1) };
+      return { id: `d${d}`, keys: Float64Array.from(keys.slice(d * K, d * K + K)) };
     });
-    await rep.apply({ op: 'put', docs });
+    await t.put(docs);
   }
-  await writeCheckpoint(dir, rep.table, { logEnd: 0, recordsEnd: 0, applied: 50, generation: 0, keyOffset: LOCATOR_BYTES });
+  await t.write(dir);
   const file = readFileSync(path.join(dir, 'table'));
   const header = JSON.parse(file.subarray(4, 4 + file.readUInt32LE(0)).toString()) as { keyCoding: string; used: number; sections: number[] };
   assert.equal(header.keyCoding, 'u32');
   // Bitmap, distances (1 byte per key), keys (4), heads (4).
   assert.deepEqual(header.sections.slice(5, 8), [header.used, 4 * header.used, 4 * header.used]);
-  const got = (await readCheckpoint(dir, { manifest, logSize: 0, generation: 0, keyOffset: LOCATOR_BYTES }))!;
+  const got = (await readWithLog(dir, manifest))!;
   const [a, b] = [rep.table.image(), got.table.image()];
   assert.deepEqual(b.tHead, a.tHead);
   for (let h = 0; h < a.tHead.length; h++) if (a.tHead[h] !== -1) assert.equal(b.tKey[h], a.tKey[h]);
