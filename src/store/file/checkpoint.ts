@@ -428,6 +428,18 @@ function fits(h: Header, fit: CheckpointFit): boolean {
     && h.keysPerSlot === Math.max(1, fit.manifest.keysPerDoc) && h.logEnd <= fit.logSize && h.generation === fit.generation;
 }
 
+/**
+ * A checkpoint of this generation covers the log's first `logEnd` bytes, written and synced before
+ * it: a log shorter than that lost acknowledged writes, which no crash does. Folding what is left
+ * would open a smaller store as if whole, so the open fails, saying what to do.
+ */
+function refuseShortLog(h: Header, fit: CheckpointFit, dir: string): void {
+  if (h.generation !== fit.generation || !(typeof h.logEnd === 'number' && h.logEnd > fit.logSize)) return;
+  throw new Error(
+    `file store ${dir} is damaged: its log has ${fit.logSize} bytes, but its checkpoint covers ${h.logEnd} bytes written before it; restore a backup (if this directory is a copy taken while the store was in use, deleting its ${CHECKPOINT_FILE} file opens the log as it was copied)`,
+  );
+}
+
 /** The checkpoint in `dir` as a table, if there is one of a format read here that fits; else null (fold the log). */
 export async function readCheckpoint(dir: string, fit: CheckpointFit): Promise<{ table: MemoryStore; at: CheckpointAt } | null> {
   const file = path.join(dir, CHECKPOINT_FILE);
@@ -436,7 +448,9 @@ export async function readCheckpoint(dir: string, fit: CheckpointFit): Promise<{
   try {
     const size = (await f.stat()).size;
     const got = await readHeader(f, size);
-    if (!got || !fits(got.h, fit) || !sized(got.h, size, got.pos)) return null;
+    if (!got) return null;
+    refuseShortLog(got.h, fit, dir);
+    if (!fits(got.h, fit) || !sized(got.h, size, got.pos)) return null;
     const { h } = got;
     // Format 5: the log read from the start, beside the sections (src/store/file/keysFromLog.ts).
     let reader: LogReader | null = null;

@@ -6,8 +6,9 @@
  * random churn a store opened from its checkpoint answers as one that folds the whole log; a store
  * whose checkpoint is format 3 or 4 (written by earlier versions, kept in
  * test/fixtures/file-store-table3 and -table4) opens from it; a torn checkpoint, one of another
- * format (older or newer), byte order, generation, record layout, one longer than the log, or one
- * whose log is not the log it was written against is ignored and the log is folded.
+ * format (older or newer), byte order, generation, record layout, or one whose log is not the log it
+ * was written against is ignored and the log is folded; one that covers more log than there is fails
+ * the open (acknowledged writes are missing).
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -179,12 +180,13 @@ test('checkpoint: the table read back is the table written, and goes on working'
   const qs = Array.from({ length: 120 }, (_, i) => keys(i));
   assert.deepEqual(await restored.table.lookup(qs, 1000), await rep.table.lookup(qs, 1000));
   assert.deepEqual(await restored.table.get(all), await rep.table.get(all));
-  // Another generation, or a log shorter than the checkpoint: not read.
+  // Another generation: not read.
   const log = await open(path.join(d, 'log'), 'r');
   try {
     const fit = { manifest, logSize: at.logEnd, generation: 0, keyOffset: LOCATOR_BYTES, log };
     assert.equal(await readCheckpoint(d, { ...fit, generation: 1 }), null);
-    assert.equal(await readCheckpoint(d, { ...fit, logSize: at.logEnd - 1 }), null);
+    // A log shorter than the checkpoint covers lost acknowledged writes: refused, not folded.
+    await assert.rejects(readCheckpoint(d, { ...fit, logSize: at.logEnd - 1 }), /is damaged: its log has \d+ bytes, but its checkpoint covers/);
   } finally {
     await log.close();
   }
@@ -280,10 +282,13 @@ test('checkpoint: torn, of another format or byte order, or past the log: ignore
     ['a log end inside a frame', () => writeFileSync(table, withHeader({ logEnd: (header.logEnd as number) - 3 }))],
     ['another record layout', () => writeFileSync(table, withHeader({ keyOffset: 20 }))],
     ['another byte order', () => writeFileSync(table, withHeader({ byteOrder: 'BE' }))],
-    ['past the log', () => writeFileSync(table, withHeader({ logEnd: 1e12 }))],
     ['counts not matching the sections', () => writeFileSync(table, withHeader({ slots: (header.slots as number) + 1 }))],
     ['garbage header', () => writeFileSync(table, Buffer.from([255, 255, 255, 255, 1, 2]))],
   ];
+  // A checkpoint past the log's end: the open fails (acknowledged writes are missing), saying so.
+  writeFileSync(table, withHeader({ logEnd: 1e12 }));
+  await assert.rejects(open(), /is damaged: .*deleting its table file opens the log as it was copied/);
+  writeFileSync(table, good);
   for (const [name, spoil] of cases) {
     spoil();
     const got = await open();

@@ -52,8 +52,16 @@ test('file store: a torn tail is cut off on open, with the records it referred t
   const log = path.join(dir, 'log');
   const records = path.join(dir, 'records');
   const full = { log: statSync(log).size, records: statSync(records).size };
-  // The last batch's frame cut short (its records are all there): that batch is gone, the rest stays.
+  // The last batch's frame cut short (its records are all there). The checkpoint written at close
+  // covers it: the log lost acknowledged writes, and the open fails saying so.
   truncateSync(log, full.log - 7);
+  await assert.rejects(NearDupIndex.open({ store: `file:${dir}` }), /is damaged: its log has \d+ bytes, but its checkpoint covers/);
+  const r = neardup(['index', 'check', '--store', `file:${dir}`]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /is damaged/);
+  assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  // A crash leaves no checkpoint past the last frames: without one, that batch is a torn tail, gone; the rest stays.
+  rmSync(path.join(dir, 'table'));
   const a = await NearDupIndex.open({ store: `file:${dir}` });
   assert.equal(await a.size(), 80);
   const st = (await a.stats()).storeStats as Record<string, number>;

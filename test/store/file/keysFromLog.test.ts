@@ -99,6 +99,17 @@ const damage = fc.oneof(
   fc.record({ header: fc.constantFrom('applied', 'logEnd', 'logTail', 'recordsEnd'), by: fc.integer({ min: -3, max: 3 }) }),
 );
 
+/** Whether the checkpoint in `d` (its header readable) covers more log than the log holds. */
+function shortLog(d: string): boolean {
+  try {
+    const b = readFileSync(path.join(d, 'table'));
+    const h = JSON.parse(b.subarray(4, 4 + b.readUInt32LE(0)).toString()) as { logEnd: number; generation: number };
+    return h.generation === 0 && h.logEnd > readFileSync(path.join(d, 'log')).length;
+  } catch {
+    return false;
+  }
+}
+
 /** Applies `dmg` to the store in `d`. */
 function spoil(d: string, dmg: Record<string, unknown>): void {
   const log = path.join(d, 'log');
@@ -148,7 +159,11 @@ test('keysFromLog: a damaged log or checkpoint opens from the checkpoint exactly
       const folded = `${d}-folded`;
       cpSync(d, folded, { recursive: true });
       rmSync(path.join(folded, 'table'), { force: true });
-      assert.deepEqual(await opened(d), await opened(folded));
+      const got = await opened(d);
+      if (shortLog(d)) {
+        // A log shorter than the checkpoint covers lost acknowledged writes: the open fails, naming the way out.
+        assert.match(String((got as { refused?: string }).refused), /is damaged: its log has \d+ bytes, but its checkpoint covers \d+ bytes/);
+      } else assert.deepEqual(got, await opened(folded));
       rmSync(d, { recursive: true, force: true });
       rmSync(folded, { recursive: true, force: true });
     }),
