@@ -5,6 +5,7 @@
  * document without indexing it. Both read every input format `dedup` reads, in batches.
  * @module
  */
+import { availableParallelism } from 'node:os';
 import { Command, Option } from 'commander';
 import type { Match, NewDocument, TopKMatch } from '../../online/nearDupIndex.js';
 import { UsageError } from '../../common/errors.js';
@@ -58,7 +59,12 @@ export function addIndexAddCommands(index: Command): void {
       .argument('<input>', 'TSV, CSV, JSONL, text, id⇥text or Parquet file (.gz/.zst ok), a directory, a quoted glob of shards, or - for stdin');
     // index query's --limit caps matches per document; there the first N documents are --first N.
     addInputOptions(cmd, mode === 'add');
-    addIndexOptions(cmd, 'threads that shingle and sign each batch (add only)');
+    // One thread signs the next batch while this one inserts the last (bench/RESULTS.md: ~1.3× the
+    // adds/s of one thread); more would wait for the inserts, which run on this thread.
+    addIndexOptions(cmd, {
+      help: mode === 'add' ? 'threads that shingle and sign each batch (1 when the machine has 2 cores or more, else 0)' : 'unused by query (add only)',
+      default: mode === 'add' ? ADD_WORKERS : 0,
+    });
     cmd
       .option('--id-prefix <prefix>', 'ids are PREFIX + the 0-based row number, for inputs without ids (--id, --id-field, id⇥text, directories)')
       .option('--batch <n>', 'documents per batch (add: one store write each)', parsePositiveInt('batch', 100_000), 1000)
@@ -112,6 +118,9 @@ Examples:
     });
   }
 }
+
+/** `index add`'s prepare threads: one beside this thread when there is a core for it. */
+const ADD_WORKERS = availableParallelism() > 1 ? 1 : 0;
 
 /** The CSV header of `index query --top-k`: a pair's columns and the hit a copy row copies. */
 const TOPK_CSV_HEADER = 'a,b,similarity,estimate,copy_of\n';

@@ -105,10 +105,10 @@ export function refuseMemoryStore(store: string, what: string): void {
   if (storeSpecFlag(store).kind === 'memory') throw new UsageError(`--store memory ${what}: give ${storeForms(PERSISTENT_STORES)}`);
 }
 
-/** Adds --store, the parameters of a new index and --workers. */
-export function addIndexOptions(cmd: Command, workersHelp: string): Command {
+/** Adds --store, the parameters of a new index and --workers (its help and default are the command's). */
+export function addIndexOptions(cmd: Command, workers: { help: string; default: number }): Command {
   cmd.option('--store <spec>', storeHelp(['memory', ...PERSISTENT_STORES]), 'memory');
-  return addIndexParams(cmd).option('--workers <n>', workersHelp, num('--workers', true), 0);
+  return addIndexParams(cmd).option('--workers <n>', workers.help, num('--workers', true), workers.default);
 }
 
 /** Adds the parameters of a new index (`--threshold` … `--ttl`): one definition for `serve`, `index add` and `index create`. */

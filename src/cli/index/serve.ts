@@ -28,7 +28,7 @@ export interface ServeOptions extends IndexFlags {
 /** The `serve` command, ready to add to a commander program. */
 export function serveCommand(): Command {
   const cmd = new Command('serve').description('serve an online near-duplicate index over HTTP (POST /v1/documents, /v1/query, …; see docs/http-api.md)');
-  addIndexOptions(cmd, 'threads that shingle and sign the documents of batch requests (64 or more documents)');
+  addIndexOptions(cmd, { help: 'threads that shingle and sign the documents of batch requests (64 or more documents)', default: 0 });
   return cmd
     .option('--port <n>', 'TCP port (0: any free port)', num('--port', true), 8080)
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
