@@ -17,8 +17,8 @@
  * live versions, as the next generation of files (src/store/file/compact.ts, manifest.ts).
  * @module
  */
-import { constants, mkdirSync, existsSync, readSync } from 'node:fs';
-import { copyFile, open as openFile, rm, type FileHandle } from 'node:fs/promises';
+import { mkdirSync, existsSync, readSync } from 'node:fs';
+import { open as openFile, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { LogReplica } from '../log/replica.js';
 import { faultHooks } from '../../common/faults.js';
@@ -28,6 +28,7 @@ import { dataFiles, readManifest, removeOtherGenerations, writeAll, writeManifes
 import { encodeFrame } from './frames.js';
 import { takeDirLock } from './lock.js';
 import { fileStoreDirProblem } from './dir.js';
+import { copyStoreFiles } from './backup.js';
 import { LOCATOR_BYTES, locator, replay } from './replay.js';
 import { CHECKPOINT_FILE, readCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { logTail } from './keysFromLog.js';
@@ -318,7 +319,7 @@ export class FileStore implements NearDupStore {
   async backup(dest: string): Promise<void> {
     // Registered inside a write: a compaction (a write) waits for the copies before it deletes their files.
     const { job } = await this.write(async () => {
-      const job = this.copyFiles(dest, { logEnd: this.logEnd, recordsEnd: this.recordsEnd, files: dataFiles(this.stored!.generation) });
+      const job = copyStoreFiles(this.dir, dest, { logEnd: this.logEnd, recordsEnd: this.recordsEnd, files: dataFiles(this.stored!.generation) });
       this.copying.add(job);
       const done = () => this.copying.delete(job);
       job.then(done, done);
@@ -326,14 +327,6 @@ export class FileStore implements NearDupStore {
     });
     // Awaited outside the write: writes go on while the files are copied.
     await job;
-  }
-
-  private async copyFiles(dest: string, from: { logEnd: number; recordsEnd: number; files: { records: string; log: string } }): Promise<void> {
-    if (existsSync(dest)) throw new Error(`backup: ${dest} exists already (give a new directory)`);
-    mkdirSync(dest, { recursive: true });
-    await copyPrefix(path.join(this.dir, 'manifest.json'), path.join(dest, 'manifest.json'), Infinity);
-    await copyPrefix(path.join(this.dir, from.files.records), path.join(dest, from.files.records), from.recordsEnd);
-    await copyPrefix(path.join(this.dir, from.files.log), path.join(dest, from.files.log), from.logEnd);
   }
 
   /**
@@ -390,21 +383,6 @@ export class FileStore implements NearDupStore {
       this.release?.();
       this.release = null;
     }
-  }
-}
-
-/**
- * Copies the first `bytes` bytes of `from` to the new file `to` and syncs it: the whole file is
- * copied (the file system may share its blocks) and cut back, since only appends follow that prefix.
- */
-async function copyPrefix(from: string, to: string, bytes: number): Promise<void> {
-  await copyFile(from, to, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
-  const dst = await openFile(to, 'r+');
-  try {
-    if (bytes !== Infinity) await dst.truncate(bytes);
-    await dst.sync();
-  } finally {
-    await dst.close();
   }
 }
 
