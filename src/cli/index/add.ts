@@ -197,9 +197,8 @@ async function runIndexAdd(mode: AddMode, file: string, flags: IndexAddFlags): P
 async function checkAddTargets(mode: AddMode, file: string, flags: IndexAddFlags): Promise<void> {
   requireOutForJson(flags);
   refuseMemoryStore(flags.store, 'keeps nothing after the command ends');
-  // The store first: `--store sqlite:docs.jsonl` (the input named as the store) is said as such.
-  await checkStoreFile(flags.store, mode === 'query', `index ${mode}`);
   await refuseAliasedOutputs([{ what: '--out', path: flags.out }, ...storeOutputs(flags.store)], [{ what: 'the input', path: file }]);
+  await checkStoreFile(flags.store, mode === 'query', `index ${mode}`);
 }
 
 /** The input of `index add|query`, opened: its records (the first one read early), and each record's id. */
