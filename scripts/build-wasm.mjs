@@ -485,22 +485,24 @@ const hashStep = `local.get $g local.get $k i32.xor i32.const 0x27d4eb2d i32.mul
         local.get $g local.get $g i32.const 15 i32.shr_u i32.xor local.set $g
         local.get $k i32.const 0xcc9e2d51 i32.mul i32.const 15 i32.rotl i32.const 0x1b873593 i32.mul local.get $h i32.xor
         i32.const 13 i32.rotl i32.const 5 i32.mul i32.const 0xe6546b64 i32.add local.set $h`;
-const unitHashFuncs = `  ;; What src/spans/unitHash.ts computes for a unit in JavaScript: the code units src[$a, $b) (u16 at
-  ;; $src) normalized through the i32 table at $tbl (per code unit: its output code unit, or −2 for
-  ;; whitespace, whose runs become one space, trimmed), written at $buf, then hashed as textHash2
-  ;; (src/hash/murmur3.ts), the two lanes to $out. Returns the normalized length, or −(i+1) at the
-  ;; first code unit i whose entry is neither (the caller fills an unknown entry and calls again, or
-  ;; takes the string path).
-  (func (export "unitHash") (param $src i32) (param $a i32) (param $b i32) (param $tbl i32) (param $buf i32) (param $out i32) (result i32)
-    (local $i i32) (local $len i32) (local $m i32)
-    local.get $a local.set $i
-    block $done
+/**
+ * The normalizing loop unitHash and normalizeDoc share: the code units from $i up to $b through the
+ * table, the kept ones written at `dst` and counted in $len, a run of whitespace as one space,
+ * trimmed; with `positions`, each kept code unit's index in the source at $pos (i32 each). Returns
+ * −(i+1) from the function at the first code unit i whose entry is neither.
+ */
+const normalizeLoop = (dst, positions) =>
+  `    block $done
       loop $L
         local.get $i local.get $b i32.ge_u br_if $done
         ${entryAt('local.get $i')} local.tee $m
         i32.const 0 i32.ge_s
         if
-          local.get $buf local.get $len i32.const 1 i32.shl i32.add local.get $m i32.store16
+${
+    positions
+      ? '          local.get $pos local.get $i i32.const 2 i32.shl i32.add local.get $len i32.store\n'
+      : ''
+  }          local.get ${dst} local.get $len i32.const 1 i32.shl i32.add local.get $m i32.store16
           local.get $len i32.const 1 i32.add local.set $len
           local.get $i i32.const 1 i32.add local.set $i
           br $L
@@ -522,14 +524,24 @@ const unitHashFuncs = `  ;; What src/spans/unitHash.ts computes for a unit in Ja
         local.get $i i32.const 1 i32.add local.get $b i32.lt_u
         i32.and
         if
-          local.get $buf local.get $len i32.const 1 i32.shl i32.add i32.const 0x20 i32.store16
+          local.get ${dst} local.get $len i32.const 1 i32.shl i32.add i32.const 0x20 i32.store16
           local.get $len i32.const 1 i32.add local.set $len
         end
         local.get $i i32.const 1 i32.add local.set $i
         br $L
       end
     end
-    local.get $buf local.get $len local.get $out call $hashUnits)
+`;
+const unitHashFuncs = `  ;; What src/spans/unitHash.ts computes for a unit in JavaScript: the code units src[$a, $b) (u16 at
+  ;; $src) normalized through the i32 table at $tbl (per code unit: its output code unit, or −2 for
+  ;; whitespace, whose runs become one space, trimmed), written at $buf, then hashed as textHash2
+  ;; (src/hash/murmur3.ts), the two lanes to $out. Returns the normalized length, or −(i+1) at the
+  ;; first code unit i whose entry is neither (the caller fills an unknown entry and calls again, or
+  ;; takes the string path).
+  (func (export "unitHash") (param $src i32) (param $a i32) (param $b i32) (param $tbl i32) (param $buf i32) (param $out i32) (result i32)
+    (local $i i32) (local $len i32) (local $m i32)
+    local.get $a local.set $i
+${normalizeLoop('$buf', false)}    local.get $buf local.get $len local.get $out call $hashUnits)
 
   ;; textHash2 (src/hash/murmur3.ts) of the $len code units at $p (any alignment), the two lanes to $out; returns $len.
   (func $hashUnits (export "hashUnits") (param $p i32) (param $len i32) (param $out i32) (result i32)
@@ -566,43 +578,7 @@ const unitHashFuncs = `  ;; What src/spans/unitHash.ts computes for a unit in Ja
   (func (export "normalizeDoc") (param $src i32) (param $n i32) (param $tbl i32) (param $norm i32) (param $pos i32) (result i32)
     (local $i i32) (local $len i32) (local $m i32) (local $b i32)
     local.get $n local.set $b
-    block $done
-      loop $L
-        local.get $i local.get $b i32.ge_u br_if $done
-        ${entryAt('local.get $i')} local.tee $m
-        i32.const 0 i32.ge_s
-        if
-          local.get $pos local.get $i i32.const 2 i32.shl i32.add local.get $len i32.store
-          local.get $norm local.get $len i32.const 1 i32.shl i32.add local.get $m i32.store16
-          local.get $len i32.const 1 i32.add local.set $len
-          local.get $i i32.const 1 i32.add local.set $i
-          br $L
-        end
-        local.get $m i32.const -2 i32.ne
-        if
-          i32.const -1 local.get $i i32.sub return
-        end
-        block $ws
-          loop $W
-            local.get $i i32.const 1 i32.add local.get $b i32.ge_u br_if $ws
-            ${entryAt('local.get $i i32.const 1 i32.add')}
-            i32.const -2 i32.ne br_if $ws
-            local.get $i i32.const 1 i32.add local.set $i
-            br $W
-          end
-        end
-        local.get $len i32.const 0 i32.gt_s
-        local.get $i i32.const 1 i32.add local.get $b i32.lt_u
-        i32.and
-        if
-          local.get $norm local.get $len i32.const 1 i32.shl i32.add i32.const 0x20 i32.store16
-          local.get $len i32.const 1 i32.add local.set $len
-        end
-        local.get $i i32.const 1 i32.add local.set $i
-        br $L
-      end
-    end
-    local.get $len)
+${normalizeLoop('$norm', true)}    local.get $len)
 `;
 
 const wat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
