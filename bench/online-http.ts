@@ -2,7 +2,8 @@
  * HTTP insert throughput of `neardup serve` on loopback, measured with autocannon.
  * Starts the server as a child process (one core) and autocannon in this process (the other).
  * Usage: node dist/bench/online-http.js [seconds=10] [connections=32] [store=memory]
- * (store: memory, sqlite, or a redis:// URL); BATCH=n uses the batch endpoint, WORKERS=n serve --workers.
+ * (store: memory, sqlite, or any store spec, e.g. a file store a bench kept; the ids added, `http0`…, are
+ * new to a store bench/file-store.ts filled); BATCH=n uses the batch endpoint, WORKERS=n serve --workers.
  */
 import path from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -48,11 +49,11 @@ await run(batchSize ? `POST /v1/documents:batch (${batchSize} per request)` : 'P
       setupRequest: (req) => {
         if (batchSize) {
           const documents = [];
-          for (let j = 0; j < batchSize; j++, n++) documents.push({ id: `d${n}`, text: bodies[n % bodies.length]! });
+          for (let j = 0; j < batchSize; j++, n++) documents.push({ id: `http${n}`, text: bodies[n % bodies.length]! });
           return { ...req, body: JSON.stringify({ documents }) };
         }
         const i = n++;
-        return { ...req, body: JSON.stringify({ id: `d${i}`, text: bodies[i % bodies.length]! }) };
+        return { ...req, body: JSON.stringify({ id: `http${i}`, text: bodies[i % bodies.length]! }) };
       },
     },
   ],

@@ -20,6 +20,8 @@ export interface FaultHooks {
   fileStoreCompact?: (stage: 'written' | 'switched') => Promise<void>;
   /** Log bytes between a file store's checkpoints, instead of the default (64 MiB or an eighth of the log): tests take them often. */
   fileStoreCheckpointEvery?: () => number;
+  /** Documents from which a file store's open rebuilds its table in worker threads, instead of 2^18: tests take that path on small stores. */
+  fileStoreWorkersFrom?: () => number;
   /** A file store is about to write its checkpoint (a test throws here: a disk that fills up). */
   fileStoreCheckpoint?: () => Promise<void>;
   /** Bits of a spans unit hash kept (both lanes masked to them), so that different units collide often: tests of exactness. */

@@ -10,6 +10,7 @@
  */
 import type { NearDupStore } from '../store/types.js';
 import { openStore } from '../store/open/open.js';
+import { storeFileAt } from '../store/localFiles.js';
 import { checkThreshold } from '../lsh/params.js';
 import type { MinHasher } from '../sketch/minhash.js';
 import type { KeyMaker } from './keys/keys.js';
@@ -402,11 +403,14 @@ export class NearDupIndex<Meta = unknown> {
    * renamed into place, so `path` holds the old snapshot or the new one, never a partial one. Adds
    * still in flight when it is called may or may not be in it (await them first). Load it with
    * {@link NearDupIndex.load} (any store kind; the keys are recomputed).
-   * @param path the snapshot file to write (replaced if it exists)
+   * @param path the snapshot file to write (replaced if it exists); a file of the index's own store (any file in a file store's directory, a SQLite database or its journals, under any name) is refused with a RangeError
    * @returns the number of documents written to the snapshot
    */
   async save(path: string): Promise<number> {
     this.check();
+    const own = this.store.localFiles ? storeFileAt(this.store.localFiles(), path) : undefined;
+    if (own !== undefined)
+      throw new RangeError(`cannot save a snapshot to ${path}: it would write over ${own}, a file of this index's store; save it outside the store`);
     return writeSnapshotFile(this.live, this.manifest, path);
   }
 

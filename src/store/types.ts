@@ -61,6 +61,14 @@ export interface StoreCompaction {
   bytesAfter: number;
 }
 
+/** A local file a store writes (see {@link NearDupStore.localFiles}). */
+export interface StoreFile {
+  /** The path as the store was given it. */
+  path: string;
+  /** A directory the store owns: every file in it is the store's. */
+  dir?: boolean;
+}
+
 /**
  * A persistence backend. All methods may be called concurrently; a write resolves only once it is
  * durable for that store (committed transaction for SQLite, acknowledged by Redis).
@@ -73,6 +81,11 @@ export interface NearDupStore {
    * existing one returns the manifest it was created with (the index checks compatibility).
    */
   open(manifest: StoreManifest): Promise<StoreManifest | null>;
+  /**
+   * Optional: the local files the store writes (a file store's directory, a SQLite database and its
+   * journals), so that no output of the index is written over them. Stores on a server have none.
+   */
+  localFiles?(): StoreFile[];
   /**
    * For each key list, the distinct stored documents that have at least one of the keys, at most
    * `limit` of them per list. With `now` (ms since the epoch), documents whose expiry is at or before

@@ -16,8 +16,8 @@
  * read per array, the arrays read in parallel), allocated with room to grow; record and id offsets
  * follow from their lengths (records and id bytes are written live only, in slot order). The key
  * table is written packed and the backward posting links not at all (src/store/file/tablePack.ts):
- * open spreads the one and rebuilds the other in a pass each, in a worker thread from 2^18
- * documents on (src/store/file/rebuildWorker.ts) while the log is walked. Format 4 (read,
+ * open spreads the one and rebuilds the other in a pass each, each in a worker thread of its own
+ * from 2^18 documents on (src/store/file/rebuildWorker.ts) while the log is walked. Format 4 (read,
  * not written) holds the whole table records, keys included; format 3 (read) also the key table as
  * in memory and the backward links. Why no per-entry work but the id lookups: format 2 (a Map of
  * ids built at open, key table rebuilt by hashing) spent ~20 s at 10^7 documents (bench/RESULTS.md).
@@ -32,8 +32,9 @@ import path from 'node:path';
 import { MAX_ARENA, MemoryStore, type MemoryTableImage } from '../memory/store.js';
 import type { StoreManifest } from '../types.js';
 import { Worker } from 'node:worker_threads';
-import { packedSizes, rebuildTable, scanKeyTable, writePackedKeys, type RebuildJob } from './tablePack.js';
+import { packedSizes, runJob, scanKeyTable, writePackedKeys, type RebuildJob } from './tablePack.js';
 import { writeAt } from './manifest.js';
+import { faultHooks } from '../../common/faults.js';
 import { keysFromLog, LogReader } from './keysFromLog.js';
 
 /** The checkpoint's file name in the store's directory. */
@@ -290,12 +291,15 @@ interface Arrays {
 /** Sections format 5's walk of the log needs: read first, the others while it runs. */
 const FIRST = new Set<Section>(['meta', 'recLen', 'arena', 'idBytes', 'idLen', 'idHash', 'idTab']);
 
+/** Each section's read, by name: done once its bytes are in. */
+type Reads = (names: readonly Section[]) => Promise<unknown>;
+
 /**
  * The arrays of the sections, read straight in, in parallel (the packed keys and heads into the
  * tail of the key table's arrays): returned once those of FIRST are in, `then` called once their
- * reads are under way, `rest` done when the others are in too.
+ * reads are under way; `rest(names)` is done when those sections are in too.
  */
-async function readArrays(f: FileHandle, h: Header, pos: number, then: () => void): Promise<{ a: Arrays; rest: Promise<unknown> }> {
+async function readArrays(f: FileHandle, h: Header, pos: number, then: () => void): Promise<{ a: Arrays; rest: Reads }> {
   const K = h.keysPerSlot;
   const cap = roomFor(h.slots);
   const len = (name: Section) => lengthOf(h, name);
@@ -344,14 +348,17 @@ async function readArrays(f: FileHandle, h: Header, pos: number, then: () => voi
   const first = [prefault(a.records, h.arenaBytes ?? 0)];
   for (const name of sectionsOf(h)) if (FIRST.has(name) || h.format !== FORMAT) first.push(readInto(f, into[name], len(name), at.get(name)!));
   then();
-  const rest = Promise.all(
-    sectionsOf(h).filter((name) => !FIRST.has(name) && h.format === FORMAT).map((name) => readInto(f, into[name], len(name), at.get(name)!)),
-  );
-  rest.catch(() => undefined);
+  const later = new Map<Section, Promise<void>>();
+  for (const name of sectionsOf(h)) {
+    if (FIRST.has(name) || h.format !== FORMAT) continue;
+    const p = readInto(f, into[name], len(name), at.get(name)!);
+    p.catch(() => undefined);
+    later.set(name, p);
+  }
   await Promise.all(first);
   // Slots past the last are free.
   a.idLen.fill(FREE, h.slots);
-  return { a, rest };
+  return { a, rest: (names) => Promise.all(names.map((n) => later.get(n) ?? Promise.resolve())) };
 }
 
 /**
@@ -369,21 +376,38 @@ async function prefault(a: Uint8Array, n: number): Promise<void> {
   }
 }
 
-/** Formats 4 and 5: the key table spread and backward links rebuilt (src/store/file/tablePack.ts); false when they do not hold together. */
-function rebuild(h: Header, a: Arrays): Promise<boolean> {
-  const job: RebuildJob = {
+/** The packed key table's sections, and the forward links': what each half of the rebuild waits for. */
+const KEY_SECTIONS = ['tBits', 'tDist', 'tKeys', 'tHeads'] as const;
+const LINK_SECTIONS = ['next'] as const;
+
+/**
+ * Formats 4 and 5: the key table spread and the backward links rebuilt (src/store/file/tablePack.ts),
+ * each once the sections it reads are in; false when they do not hold together. Format 5 from
+ * 2^18 documents: each in a worker thread of its own, on the shared arrays, beside each other and
+ * beside this thread's walk of the log (one worker doing both was the last to finish at 10^7).
+ */
+function rebuild(h: Header, a: Arrays, rest: Reads): Promise<boolean> {
+  const spread: RebuildJob = {
+    kind: 'spread',
     keys: { bits: a.tBits, tKey: a.tKey, tHead: a.tHead, used: h.used, dist: h.keyCoding === 'u32' ? a.tDist : undefined },
+  };
+  const links: RebuildJob = {
+    kind: 'prev',
     postings: { slots: h.slots, keysPerSlot: h.keysPerSlot, keyOffset: h.keyOffset!, recLen: a.recLen, idLen: a.idLen, next: a.next },
     prev: a.prev,
   };
-  if (h.format !== FORMAT || h.slots < WORKER_MIN_SLOTS) return Promise.resolve(rebuildTable(job));
-  // Format 5: in a worker thread, on the shared arrays, while this thread walks the log. A worker that fails: the log is folded.
-  return new Promise<boolean>((resolve) => {
-    const w = new Worker(new URL('./rebuildWorker.js', import.meta.url), { workerData: job });
-    w.once('message', (ok: boolean) => resolve(ok === true));
-    w.once('error', () => resolve(false));
-    w.once('exit', () => resolve(false));
-  });
+  if (h.format !== FORMAT || h.slots < (faultHooks().fileStoreWorkersFrom?.() ?? WORKER_MIN_SLOTS))
+    return rest([...KEY_SECTIONS, ...LINK_SECTIONS]).then(() => runJob(spread) && runJob(links));
+  const inWorker = (job: RebuildJob) =>
+    new Promise<boolean>((resolve) => {
+      // A worker that fails: the log is folded.
+      const w = new Worker(new URL('./rebuildWorker.js', import.meta.url), { workerData: job });
+      w.once('message', (ok: boolean) => resolve(ok === true));
+      w.once('error', () => resolve(false));
+      w.once('exit', () => resolve(false));
+    });
+  const done = [rest(KEY_SECTIONS).then(() => inWorker(spread)), rest(LINK_SECTIONS).then(() => inWorker(links))];
+  return Promise.all(done).then((oks) => oks.every(Boolean));
 }
 
 /** The table image of the arrays read: record offsets from the lengths (the arena was written live, in slot order). */
@@ -460,7 +484,7 @@ export async function readCheckpoint(dir: string, fit: CheckpointFit): Promise<{
       if (!img) return null;
       // The keys walked from the log while the other sections are read; then the key table spread and the backward links rebuilt.
       const from = { log: fit.log, logEnd: h.logEnd, frames: h.applied, recordsEnd: h.recordsEnd, tail: h.logTail!, keyOffset: h.keyOffset! };
-      const rebuilt = h.format === FORMAT_3 ? Promise.resolve(true) : rest.then(() => rebuild(h, a));
+      const rebuilt = h.format === FORMAT_3 ? Promise.resolve(true) : rebuild(h, a, rest);
       const keys = reader ? await keysFromLog({ ...img, ...from, locs: a.arena }, reader) : true;
       if (!(await rebuilt) || !keys) return null;
       return {

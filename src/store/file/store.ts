@@ -22,7 +22,7 @@ import { open as openFile, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { LogReplica } from '../log/replica.js';
 import { faultHooks } from '../../common/faults.js';
-import type { NearDupStore, PutEntry, RemoveEntry, StoreCompaction, StoredDoc, StoreManifest } from '../types.js';
+import type { NearDupStore, PutEntry, RemoveEntry, StoreCompaction, StoredDoc, StoreFile, StoreManifest } from '../types.js';
 import { relocate, writeCompacted } from './compact.js';
 import { dataFiles, readManifest, removeOtherGenerations, writeAll, writeManifest, type StoredManifest } from './manifest.js';
 import { encodeFrame } from './frames.js';
@@ -67,6 +67,10 @@ export class FileStore implements NearDupStore {
   constructor(readonly dir: string) {}
 
   /** Whether `dir` holds a file store. */
+  localFiles(): StoreFile[] {
+    return [{ path: this.dir, dir: true }];
+  }
+
   async exists(): Promise<boolean> {
     return existsSync(path.join(this.dir, 'manifest.json'));
   }

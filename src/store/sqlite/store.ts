@@ -18,7 +18,7 @@ import type Database from 'better-sqlite3';
 import { openDatabase } from './driver.js';
 import { SqliteClusterState } from './clusters.js';
 import type { ClusterState } from '../clusterState.js';
-import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreManifest } from '../types.js';
+import type { NearDupStore, PutEntry, RemoveEntry, StoredDoc, StoreFile, StoreManifest } from '../types.js';
 import { StoreUnavailableError } from '../errors.js';
 import { UsageError } from '../../common/errors.js';
 
@@ -189,6 +189,10 @@ export class SqliteStore implements NearDupStore {
         return true;
       })
     ).immediate;
+  }
+
+  localFiles(): StoreFile[] {
+    return ['', '-wal', '-shm', '-journal'].map((s) => ({ path: this.path + s }));
   }
 
   async open(manifest: StoreManifest): Promise<StoreManifest | null> {

@@ -26,6 +26,7 @@ import type { MemoryTableImage } from '../../../src/store/memory/image.js';
 import '../../helpers/fuzz.js';
 import { repoRoot } from '../../helpers.js';
 import { LoggedTable, readWithLog } from './loggedTable.js';
+import { installFaultHooks } from '../../../src/common/faults.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-filecp-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -229,7 +230,10 @@ test('checkpoint: after random churn, a store opened from its checkpoint answers
       await s.close();
       const ids = Array.from({ length: 62 }, (_, i) => idOf(i));
       const fromCheckpoint = new FileStore(d);
+      // Every other run rebuilds the table in worker threads, as stores of 2^18 documents and more do.
+      installFaultHooks({ fileStoreWorkersFrom: run % 2 ? () => 0 : undefined });
       await fromCheckpoint.open(manifest);
+      installFaultHooks({ fileStoreWorkersFrom: undefined });
       assert.equal((await fromCheckpoint.stats()).framesFoldedAtOpen, 0);
       const want = await answersOf(fromCheckpoint, ids);
       await fromCheckpoint.close();
