@@ -14,6 +14,7 @@ await build({
     main: 'dist/src/cli/main.js',
     signWorker: 'dist/src/parallel/signWorker.js',
     prepareWorker: 'dist/src/online/prepareWorker.js',
+    rebuildWorker: 'dist/src/store/file/rebuildWorker.js',
     taskChild: 'dist/src/run/taskChild.js',
   },
   outdir,

@@ -18,6 +18,8 @@ export interface Faults {
   decideSpillRows?: number;
   /** Spans unit hashes masked to this many bits (collisions everywhere). */
   spansHashBits?: number;
+  /** A file store's open rebuilds its table in worker threads from this many documents (0: always). */
+  fileStoreWorkersFrom?: number;
 }
 
 const preload = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'faultPreload.js')).href;
@@ -30,6 +32,7 @@ export function faultEnv(faults: Faults): Record<string, string> {
   if (faults.decideSpillRows !== undefined) env.NEARDUP_FAULT_DECIDE_SPILL = String(faults.decideSpillRows);
   if (faults.spansHashBits !== undefined) env.NEARDUP_FAULT_SPANS_HASH_BITS = String(faults.spansHashBits);
   if (faults.runningStaleMs !== undefined) env.NEARDUP_FAULT_RUNNING_STALE_MS = String(faults.runningStaleMs);
+  if (faults.fileStoreWorkersFrom !== undefined) env.NEARDUP_FAULT_FILE_STORE_WORKERS_FROM = String(faults.fileStoreWorkersFrom);
   return env;
 }
 
