@@ -17,7 +17,7 @@
  * live versions, as the next generation of files (src/store/file/compact.ts, manifest.ts).
  * @module
  */
-import { mkdirSync, existsSync, readSync } from 'node:fs';
+import { mkdirSync, existsSync } from 'node:fs';
 import { open as openFile, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { LogReplica } from '../log/replica.js';
@@ -31,6 +31,7 @@ import { fileStoreDirProblem } from './dir.js';
 import { copyStoreFiles } from './backup.js';
 import { LOCATOR_BYTES, locator, replay } from './replay.js';
 import { CHECKPOINT_FILE, readCheckpoint, writeCheckpoint } from './checkpoint.js';
+import { placeOf, RecordReads } from './recordReads.js';
 import { logTail } from './keysFromLog.js';
 
 /** Log growth (bytes) below which no checkpoint is written before close. */
@@ -57,6 +58,7 @@ export class FileStore implements NearDupStore {
   private checkpointRetryFrom = 0;
   /** Log frames folded at open (after the checkpoint). */
   private foldedAtOpen = 0;
+  private readonly reads: RecordReads;
   /** Backups copying files now (a compaction waits for them). */
   private readonly copying = new Set<Promise<void>>();
   /** Writes, one at a time, in call order. */
@@ -64,7 +66,9 @@ export class FileStore implements NearDupStore {
   /** A write that failed half-way leaves the files ahead of the table: later writes refuse until reopened. */
   private broken: Error | null = null;
 
-  constructor(readonly dir: string) {}
+  constructor(readonly dir: string) {
+    this.reads = new RecordReads(`file store ${dir}`);
+  }
 
   /** Whether `dir` holds a file store. */
   localFiles(): StoreFile[] {
@@ -223,32 +227,29 @@ export class FileStore implements NearDupStore {
 
   /** The record a table entry points at, read from the records file (the page cache keeps hot ones). */
   private readRecord(tableRecord: Uint8Array): Uint8Array {
-    const loc = Buffer.from(this.table.extraIn(tableRecord));
-    const at = loc.readDoubleLE(0);
-    const out = Buffer.allocUnsafe(loc.readUInt32LE(8));
-    for (let o = 0; o < out.length;) {
-      const n = readSync(this.records!.fd, out, o, out.length - o, at + o);
-      if (n === 0) throw new Error(`file store ${this.dir}: record at byte ${at} runs past the end of the records file`);
-      o += n;
-    }
-    return out;
+    return this.reads.one(this.records!, placeOf(this.table.extraIn(tableRecord)));
+  }
+
+  /** The records table entries point at; their places are taken now, before any await (a compaction moves them). */
+  private readRecords(tableRecords: Uint8Array[]): Promise<Uint8Array[]> {
+    return this.reads.many(this.records!, tableRecords.map((r) => placeOf(this.table.extraIn(r))));
   }
 
   async lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
     const lists = await this.table.table.lookup(queries, limit, now);
     // A document found by several queries is read once.
-    const read = new Map<string, Uint8Array>();
-    return lists.map((l) =>
-      l.map((d) => {
-        let rec = read.get(d.id);
-        if (!rec) read.set(d.id, rec = this.readRecord(d.record));
-        return { id: d.id, record: rec };
-      })
-    );
+    const at = new Map<string, number>();
+    const tableRecords: Uint8Array[] = [];
+    for (const l of lists) for (const d of l) if (!at.has(d.id)) at.set(d.id, tableRecords.push(d.record) - 1);
+    const recs = await this.readRecords(tableRecords);
+    return lists.map((l) => l.map((d) => ({ id: d.id, record: recs[at.get(d.id)!]! })));
   }
 
   async get(ids: string[]): Promise<(Uint8Array | null)[]> {
-    return (await this.table.table.get(ids)).map((t) => (t ? this.readRecord(t) : null));
+    const found = await this.table.table.get(ids);
+    const recs = await this.readRecords(found.filter((t) => t !== null));
+    let k = 0;
+    return found.map((t) => (t ? recs[k++]! : null));
   }
 
   async size(): Promise<number> {
@@ -305,9 +306,9 @@ export class FileStore implements NearDupStore {
     if (recSize !== this.recordsEnd) errors.push(`records file has ${recSize} bytes, the store wrote ${this.recordsEnd}`);
     let live = 0;
     for await (const d of this.table.table.scan()) {
-      const loc = Buffer.from(this.table.extraIn(d.record));
-      const end = loc.readDoubleLE(0) + loc.readUInt32LE(8);
-      live += loc.readUInt32LE(8);
+      const { at, len } = placeOf(this.table.extraIn(d.record));
+      const end = at + len;
+      live += len;
       if (end > recSize) errors.push(`document ${d.id}: its record ends at byte ${end}, past the records file (${recSize} bytes)`);
     }
     const dead = this.recordsEnd - live;
@@ -361,6 +362,8 @@ export class FileStore implements NearDupStore {
       relocate(rep, out.offsets);
       this.stored = { ...this.stored!, generation };
       [this.logEnd, this.recordsEnd, this.checkpointed, rep.applied] = [out.logBytes, out.recordsBytes, 0, out.frames];
+      // Lookups that took their places before the swap read the old file: they finish first.
+      await this.reads.settled();
       for (const f of old) await f.close();
       await removeOtherGenerations(this.dir, generation);
       await this.checkpoint();
@@ -380,6 +383,7 @@ export class FileStore implements NearDupStore {
     try {
       if (this.replica && !this.broken && this.logEnd > this.checkpointed) await this.checkpoint();
     } finally {
+      await this.reads.settled();
       await this.log?.close();
       await this.records?.close();
       this.log = this.records = null;
