@@ -237,8 +237,7 @@ export class FileStore implements NearDupStore {
 
   async lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
     const lists = await this.table.table.lookup(queries, limit, now);
-    // A document found by several queries is read once.
-    const at = new Map<string, number>();
+    const at = new Map<string, number>(); // each document read once, however many lists found it
     const tableRecords: Uint8Array[] = [];
     for (const l of lists) for (const d of l) if (!at.has(d.id)) at.set(d.id, tableRecords.push(d.record) - 1);
     const recs = await this.readRecords(tableRecords);
