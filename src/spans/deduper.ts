@@ -162,18 +162,44 @@ export class SpanDeduper {
     });
   }
 
-  /** {@link observe} with {@link lists}: each unit counted at its UTF-16 start, a later occurrence listed. */
-  private observeListed(doc: number, text: string): void {
+  /** Whether {@link observeCodes} may take the documents of pass 1 (line and paragraph units, pass 1 listing the repeats). */
+  get observesCodes(): boolean {
+    return this.lists !== undefined && (this.o.unit === 'line' || this.o.unit === 'paragraph');
+  }
+
+  /**
+   * Room for the next document's text, `n` code units at most, written into the array returned,
+   * then counted by {@link observeCodes} (valid until then; when {@link observesCodes}).
+   */
+  codes(n: number): Uint16Array {
+    return this.walker.codes(n);
+  }
+
+  /**
+   * {@link observe} of the text written into {@link codes}'s array, its first `n` code units,
+   * `bytes` long in UTF-8: the same counts as {@link observe} of that text as a string.
+   */
+  observeCodes(n: number, bytes: number): void {
+    if (!this.observesCodes) throw new Error('observeCodes: only line and paragraph units that pass 1 lists');
+    const doc = this.observed++;
+    this.s.textBytes += bytes;
+    this.observeListed(doc, undefined, n);
+  }
+
+  /** {@link observe} with {@link lists} of `text`, or of `n` code units from {@link codes}: each unit counted at its UTF-16 start, a later occurrence listed. */
+  private observeListed(doc: number, text: string | undefined, n = 0): void {
     const lists = this.lists!;
     const t = this.table;
     const h = this.hash;
     const start = this.units.start;
     lists.begin(doc);
-    this.walker.each(text, (k) => {
+    const each = (k: number): void => {
       const i = t.add(h[0]!, h[1]!, doc, start[k]!, 0, 0);
       this.s.units++;
       if (t.count(i) > 1) lists.later(k, i);
-    });
+    };
+    if (text === undefined) this.walker.eachCodes(n, each);
+    else this.walker.each(text, each);
   }
 
   private touch(doc: number, bit: number): void {

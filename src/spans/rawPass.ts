@@ -8,6 +8,7 @@
  * Why: pass 2 decoded and parsed every record, and encoded every record it wrote back unchanged.
  * @module
  */
+import { isUtf8 } from 'node:buffer';
 import { promises as fsp } from 'node:fs';
 import { isZstd } from '../io/codec/zstd.js';
 import { jsonlLineReader } from '../io/read/jsonl.js';
@@ -45,10 +46,18 @@ export interface RawPassHooks {
   /** Called first, with whether the file starts with a byte-order mark, before any record. */
   start(bom: boolean): void;
   /**
-   * Called for each record line with its row, before anything of it is read: true when the record
-   * loses nothing, and its bytes are copied as they are; else {@link record} gets it.
+   * Called for each record line with its row and its bytes `line[start, stop)` (no line break),
+   * before the reader reads it: true when the caller took the record as it is (pass 2: it loses
+   * nothing, and its bytes are copied as they are); else {@link record} gets it.
    */
-  passes(row: number): boolean;
+  passes(row: number, line: Buffer, start: number, stop: number): boolean;
+  /**
+   * Optional, for a record that does not pass, its bytes `line[start, stop)` and its line break up
+   * to `next`: true when the caller read it from the bytes and wrote what it writes (after the
+   * records copied before it); else {@link record} gets it.
+   * Why these parameters: once per record, where an object would allocate per record.
+   */
+  takes?(row: number, line: Buffer, start: number, stop: number, next: number): Promise<boolean>;
   /** A record that does not pass: as the JSONL reader reads it, with its raw text and line break. */
   record(r: InputRecord): Promise<void>;
   /** Before bytes are written: the header (the byte-order mark) goes first. */
@@ -83,6 +92,11 @@ export interface RawPassOptions {
   out: OutputSink | undefined;
   /** The input's counts of skipped records. */
   skips: SkipStats;
+  /**
+   * Check that each block is valid UTF-8, and throw when one is not (pass 1, whose caller then
+   * reads the input the other way, for its error). Pass 2 reads what pass 1 checked.
+   */
+  checkUtf8?: boolean;
 }
 
 /**
@@ -117,6 +131,7 @@ export async function rawJsonlPass(path: string, o: RawPassOptions, hooks: RawPa
       // Whole lines only; the last, unfinished one waits for the next block (or the end).
       const lastNl = eof ? b.length : b.lastIndexOf(0x0a) + 1;
       if (!eof) carry = b.subarray(lastNl);
+      if (o.checkUtf8 && !isUtf8(b.subarray(0, lastNl))) throw new Error(`${o.name}: not UTF-8`);
       const state = { line, row };
       await lines(b.subarray(0, lastNl), state, { reader, out, hooks });
       line = state.line;
@@ -155,7 +170,16 @@ async function lines(
     const stop = end > start && b[end - 1] === 0x0d ? end - 1 : end;
     const ln = at.line++;
     const blank = asciiBlank(b, start, stop);
-    if (!blank && firstByte(b, start, stop) === 0x7b && c.hooks.passes(at.row)) {
+    const rec = !blank && firstByte(b, start, stop) === 0x7b;
+    const passes = rec && c.hooks.passes(at.row, b, start, stop);
+    let taken = false;
+    if (rec && !passes && c.hooks.takes) {
+      // What the caller writes goes after the run copied before it.
+      await flush();
+      runStart = runEnd = next;
+      taken = await c.hooks.takes(at.row, b, start, stop, next);
+    }
+    if (passes) {
       at.row++;
       if (runEnd !== start) {
         await flush();
@@ -168,6 +192,8 @@ async function lines(
         runStart = runEnd = next;
         if (c.out) await c.out.write('\n');
       }
+    } else if (taken) {
+      at.row++;
     } else if (!blank) {
       const eol = stop === next ? '' : next - stop === 1 ? (b[stop] === 0x0a ? '\n' : '\r') : '\r\n';
       const r = c.reader(b.toString('utf8', start, stop), ln, eol, at.row);

@@ -76,6 +76,9 @@ export class UnitHasher {
   private words = new Uint32Array(this.buf.buffer);
   /** The document whose code units {@link src} holds (the units of one document are hashed one after the other). */
   private doc = '';
+  /** {@link src} holds code units a caller wrote ({@link codes}), not {@link doc}'s; {@link docLen}: how many. */
+  private fromCodes = false;
+  private docLen = 0;
   private src = new Uint16Array(1024);
   private srcBytes = Buffer.from(this.src.buffer);
   /** The normalized string of the last unit {@link hash} took the string path for, else undefined (its code units are in {@link last} from {@link lastAt}). */
@@ -150,13 +153,48 @@ export class UnitHasher {
    * Why these parameters: once per unit in the walker's loop, where an options object would allocate per unit.
    */
   hash(text: string, a: number, b: number, out: Uint32Array): number {
+    if (this.mode !== 0 && (this.fromCodes || text !== this.doc)) this.load(text);
+    return this.hashLoaded(text, a, b, out);
+  }
+
+  /**
+   * Room for a text of `n` code units, which the caller writes into the array returned (valid until
+   * the next call of this hasher), then tells their count to {@link tookCodes}: its units are then
+   * hashed by {@link hashCodes}, with no string (pass 1 over bytes decodes a record's text there).
+   */
+  codes(n: number): Uint16Array {
+    if (n > this.src.length) this.roomForDoc(n);
+    return this.src;
+  }
+
+  /** The text whose units {@link hashCodes} hashes is the first `n` code units written into {@link codes}'s array. */
+  tookCodes(n: number): void {
+    this.fromCodes = true;
+    this.doc = '';
+    this.docLen = n;
+    this.docState = 0;
+  }
+
+  /** {@link hash} of the text {@link tookCodes} took, units `[a, b)`. Why these parameters: as {@link hash}. */
+  hashCodes(a: number, b: number, out: Uint32Array): number {
+    return this.hashLoaded(undefined, a, b, out);
+  }
+
+  /** The code units `[a, b)` of the text {@link tookCodes} took, as a string (the rare units the string path normalizes). */
+  codeString(a: number, b: number): string {
+    let s = '';
+    for (let i = a; i < b; i += 4096) s += String.fromCharCode(...this.src.subarray(i, Math.min(b, i + 4096)));
+    return s;
+  }
+
+  /** {@link hash} of units of the text loaded: `text`, or (undefined) the code units {@link tookCodes} took. Why these parameters: as {@link hash}. */
+  private hashLoaded(text: string | undefined, a: number, b: number, out: Uint32Array): number {
     const mode = this.mode;
     this.slowText = undefined;
     if (mode === 0) return this.slow(text, a, b, out);
     if (!this.kernel && b - a > this.buf.length) this.grow(b - a);
-    if (text !== this.doc) this.load(text);
     if (this.wholeDocs && mode === 1) {
-      if (this.docState === 0) this.normalizeDoc(text.length);
+      if (this.docState === 0) this.normalizeDoc(this.docLen);
       if (this.docState === 1) return this.fromDoc(a, b, out);
     }
     if (this.kernel) return this.inKernel(text, a, b, out);
@@ -188,7 +226,7 @@ export class UnitHasher {
   }
 
   /** {@link hash} in the kernel. Why these parameters: as {@link hash}. */
-  private inKernel(text: string, a: number, b: number, out: Uint32Array): number {
+  private inKernel(text: string | undefined, a: number, b: number, out: Uint32Array): number {
     const k = this.kernel!;
     this.last = this.buf;
     this.lastAt = 0;
@@ -208,16 +246,20 @@ export class UnitHasher {
 
   /** Copies the document's code units into {@link src}: typed-array reads cost less than `charCodeAt` on a string of any representation. */
   private load(text: string): void {
-    if (this.kernel) {
-      if (text.length > this.src.length) this.room(Math.max(text.length, 2 * this.src.length));
-    } else if (text.length > this.src.length) {
-      const ab = new ArrayBuffer(2 * Math.max(text.length, 2 * this.src.length));
-      this.src = new Uint16Array(ab);
-      this.srcBytes = Buffer.from(ab);
-    }
+    if (text.length > this.src.length) this.roomForDoc(text.length);
     this.srcBytes.write(text, 0, 'utf16le');
     this.doc = text;
+    this.docLen = text.length;
+    this.fromCodes = false;
     this.docState = 0;
+  }
+
+  /** Room in {@link src} for a document of `n` code units (doubling). */
+  private roomForDoc(n: number): void {
+    if (this.kernel) return this.room(Math.max(n, 2 * this.src.length));
+    const ab = new ArrayBuffer(2 * Math.max(n, 2 * this.src.length));
+    this.src = new Uint16Array(ab);
+    this.srcBytes = Buffer.from(ab);
   }
 
   /** Normalizes the first `n` code units of {@link src} (the whole document) into {@link docNorm}, as {@link hash} does a unit. */
@@ -291,8 +333,8 @@ export class UnitHasher {
   }
 
   /** The string path: normalize the slice, then hash it. Why these parameters: as {@link hash}. */
-  private slow(text: string, a: number, b: number, out: Uint32Array): number {
-    const t = this.norm(text.slice(a, b));
+  private slow(text: string | undefined, a: number, b: number, out: Uint32Array): number {
+    const t = this.norm(text === undefined ? this.codeString(a, b) : text.slice(a, b));
     textHash2(out, 0, t);
     this.slowText = t;
     return t.length;

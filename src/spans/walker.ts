@@ -9,6 +9,7 @@ import { makeNormalizer } from '../text/normalize.js';
 import { tokens } from '../text/tokens.js';
 import type { ResolvedSpansOptions } from './options.js';
 import { grown, UnitHasher } from './unitHash.js';
+import { splitUnitCodes } from './unitCodes.js';
 import { newUnits, splitUnits } from './units.js';
 import { newWordBuffers, wordWindows } from './words.js';
 
@@ -58,6 +59,34 @@ export class UnitWalker {
       const len = this.hasher.hash(text, a, b, this.hash);
       if (len === 0) continue;
       if (min > 0 && tokens(this.hasher.normalized(text, a, b)).length < min) continue;
+      this.len = len;
+      if (this.masking) this.masked();
+      each(k);
+    }
+    return u.count;
+  }
+
+  /**
+   * Room for a text of `n` code units, to be written into the array returned and walked by
+   * {@link eachCodes} (line and paragraph units): pass 1 over bytes decodes a record's text there.
+   */
+  codes(n: number): Uint16Array {
+    return this.hasher.codes(n);
+  }
+
+  /** {@link each} over the first `n` code units written into {@link codes}'s array: the same units, hashes and indices as of that text as a string. */
+  eachCodes(n: number, each: (k: number) => void): number {
+    const unit = this.o.unit;
+    if (unit !== 'line' && unit !== 'paragraph') throw new Error(`eachCodes: ${unit} units are split from strings`);
+    const u = splitUnitCodes(this.hasher.codes(n), n, unit, this.units);
+    this.hasher.tookCodes(n);
+    const min = this.o.minUnitWords;
+    for (let k = 0; k < u.count; k++) {
+      const a = u.textStart[k]!;
+      const b = u.textEnd[k]!;
+      const len = this.hasher.hashCodes(a, b, this.hash);
+      if (len === 0) continue;
+      if (min > 0 && tokens(this.norm(this.hasher.codeString(a, b))).length < min) continue;
       this.len = len;
       if (this.masking) this.masked();
       each(k);

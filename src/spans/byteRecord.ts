@@ -1,0 +1,80 @@
+/**
+ * {@link ByteRecords}: a JSONL record read from its line's bytes (./jsonScan.ts): its text and id as
+ * the JSONL reader reads them (pass 1, ./bytePass1.ts, and the records pass 2 decides), and, in
+ * pass 2, written back as bytes with only its text field's JSON string replaced, as
+ * `RecordEditor.replace` writes it; without `JSON.parse` and without decoding or encoding the rest
+ * of the line.
+ * @module
+ */
+import type { ReadOptions } from '../io/read/read.js';
+import type { OutputSink } from '../io/write/output.js';
+import { decodeJsonString, scanRecord, type RecordKeys } from './jsonScan.js';
+
+/** The keys the scan looks for, when `read`'s text and id fields are one top-level name each (`id`: whether to look for the id); else undefined. */
+export function recordKeys(read: ReadOptions, id: boolean): RecordKeys | undefined {
+  const text = read.fields?.text ?? ['text'];
+  const idName = read.fields?.id;
+  if (text.length !== 1 || text[0]!.includes('.') || (idName !== undefined && idName.includes('.'))) return undefined;
+  return { text: Buffer.from(text[0]!), id: idName === undefined || !id ? undefined : Buffer.from(idName) };
+}
+
+/** Records read from their bytes, one at a time: {@link scan}, then its text and id, then (pass 2) {@link write}. */
+export class ByteRecords {
+  private readonly at = new Int32Array(6);
+  private codes = new Uint16Array(1024);
+
+  constructor(private readonly keys: RecordKeys) {}
+
+  /**
+   * Whether the scan takes the record in `line[start, stop)`: JSON the reader reads alike, its text
+   * (and id, when its key was asked for) a string, the id with no escape (it could hold a lone
+   * surrogate, which the reader refuses). Else the line is the reader's.
+   */
+  scan(line: Buffer, start: number, stop: number): boolean {
+    return scanRecord(line, start, stop, this.keys, this.at) && this.at[5] !== 1;
+  }
+
+  /** The id of the record scanned last (undefined with no id key asked). */
+  id(line: Buffer): string | undefined {
+    return this.keys.id === undefined ? undefined : line.toString('utf8', this.at[3]!, this.at[4]!);
+  }
+
+  /** The most code units the text of the record scanned last decodes to (its bytes). */
+  get room(): number {
+    return this.at[1]! - this.at[0]!;
+  }
+
+  /** Decodes the text of the record scanned last into `out` (room for {@link room}); returns its code units, `decoded.bytes` its UTF-8 length. */
+  decode(line: Buffer, out: Uint16Array): number {
+    return decodeJsonString(line, this.at[0]!, this.at[1]!, out);
+  }
+
+  /** The text of the record scanned last, as the JSONL reader reads it. */
+  text(line: Buffer): string {
+    const at = this.at;
+    if (at[2] === 0) return line.toString('utf8', at[0], at[1]);
+    const room = at[1]! - at[0]!;
+    if (room > this.codes.length) this.codes = new Uint16Array(Math.max(room, 2 * this.codes.length));
+    const n = decodeJsonString(line, at[0]!, at[1]!, this.codes);
+    // utf16le keeps lone surrogates as they are.
+    return Buffer.from(this.codes.buffer, 0, 2 * n).toString('utf16le');
+  }
+
+  /**
+   * Writes the record {@link text} read last to `out`, its text field's string replaced by
+   * `text`'s JSON (undefined: the record as it is), with its line break (a last line without one
+   * gets `\n`), as `RecordWriter` writes it.
+   * Why these parameters: the line's bounds as the pass has them, once per record.
+   */
+  async write(out: OutputSink, line: Buffer, bounds: { start: number; stop: number; next: number }, text: string | undefined): Promise<void> {
+    const { start, stop, next } = bounds;
+    if (text === undefined) await out.writeBytes!(line.subarray(start, stop));
+    else {
+      await out.writeBytes!(line.subarray(start, this.at[0]! - 1));
+      await out.write(JSON.stringify(text));
+      await out.writeBytes!(line.subarray(this.at[1]! + 1, stop));
+    }
+    if (next > stop) await out.writeBytes!(line.subarray(stop, next));
+    else await out.write('\n');
+  }
+}
