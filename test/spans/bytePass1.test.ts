@@ -226,3 +226,16 @@ test('invalid UTF-8 after records the scan took: the error of pass 1 over record
   assert.match(got[1]!, /invalid UTF-8/);
   assert.deepEqual(got, await outputs(input, o, true));
 });
+
+test('the last record without its line break, decided from its bytes: written with one, as the reader route writes it', async () => {
+  const o: SpansFileOptions = { spans: { unit: 'line' }, read: { fields: { id: 'id' } } };
+  for (const last of ['', '\r', '\n', '\r\n']) {
+    for (const tail of ['{"id":"b","text":"x\\nRead more\\nRead more"}', '{"id":"b","text":"Read more"}', '{"id":"b", "text":"Read\\u0020more\\ny"}']) {
+      const input = path.join(tmp, `last${run}.jsonl`);
+      fs.writeFileSync(input, `{"id":"a","text":"Read more\\nz"}\r\n${tail}${last}`);
+      const got = await outputs(input, o, false);
+      assert.notEqual(got[0], 'error');
+      assert.deepEqual(got, await outputs(input, o, true));
+    }
+  }
+});
