@@ -43,8 +43,13 @@ export async function bytePass1(path: string, input: OpenedInput, read: ReadOpti
       if (!records.scan(b, start, stop)) return false;
       if (codes) {
         const n = records.decode(b, d.codes(records.room));
+        if (n < 0) return false;
         d.observeCodes(n, decoded.bytes);
-      } else d.observe(records.text(b));
+      } else {
+        const text = records.text(b);
+        if (text === undefined) return false;
+        d.observe(text);
+      }
       ids.push(records.id(b));
       rows.push(row);
       return true;

@@ -21,7 +21,6 @@ export function recordKeys(read: ReadOptions, id: boolean): RecordKeys | undefin
 /** Records read from their bytes, one at a time: {@link scan}, then its text and id, then (pass 2) {@link write}. */
 export class ByteRecords {
   private readonly at = new Int32Array(6);
-  private codes = new Uint16Array(1024);
 
   constructor(private readonly keys: RecordKeys) {}
 
@@ -44,20 +43,20 @@ export class ByteRecords {
     return this.at[1]! - this.at[0]!;
   }
 
-  /** Decodes the text of the record scanned last into `out` (room for {@link room}); returns its code units, `decoded.bytes` its UTF-8 length. */
+  /** Decodes the text of the record scanned last into `out` (room for {@link room}); returns its code units (−1: `JSON.parse` refuses the string, the reader's then), `decoded.bytes` its UTF-8 length. */
   decode(line: Buffer, out: Uint16Array): number {
     return decodeJsonString(line, this.at[0]!, this.at[1]!, out);
   }
 
-  /** The text of the record scanned last, as the JSONL reader reads it. */
-  text(line: Buffer): string {
-    const at = this.at;
-    if (at[2] === 0) return line.toString('utf8', at[0], at[1]);
-    const room = at[1]! - at[0]!;
-    if (room > this.codes.length) this.codes = new Uint16Array(Math.max(room, 2 * this.codes.length));
-    const n = decodeJsonString(line, at[0]!, at[1]!, this.codes);
-    // utf16le keeps lone surrogates as they are.
-    return Buffer.from(this.codes.buffer, 0, 2 * n).toString('utf16le');
+  /** The text of the record scanned last, as the JSONL reader reads it, or undefined when `JSON.parse` refuses its string (the reader's then). */
+  text(line: Buffer): string | undefined {
+    // The string token alone through JSON.parse, which checks it (the scan only found it): V8's own
+    // parser, faster here than decoding in JavaScript, and a one-byte string for Latin-1 text.
+    try {
+      return JSON.parse(line.toString('utf8', this.at[0]! - 1, this.at[1]! + 1)) as string;
+    } catch {
+      return undefined;
+    }
   }
 
   /**

@@ -318,8 +318,8 @@ async function secondPassBytes(
   const records = keys ? new ByteRecords(keys) : undefined;
   /** A record to decide, read from its bytes when the scan takes it. Why these parameters: the hook's (RawPassHooks.takes). */
   const takes = async (_row: number, line: Buffer, start: number, stop: number, next: number): Promise<boolean> => {
-    if (!records!.scan(line, start, stop)) return false;
-    const text = records!.text(line);
+    const text = records!.scan(line, start, stop) ? records!.text(line) : undefined;
+    if (text === undefined) return false;
     await writer.header();
     const v = p.d.decide(text);
     counts.auditRows += await auditVerdict(v, p, at.i);

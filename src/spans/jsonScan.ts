@@ -160,6 +160,18 @@ function valueEnd(b: Uint8Array, i: number, stop: number): number {
   }
 }
 
+/** The closing quote of the string whose contents start at `i` (the next quote after an even run of backslashes), or −1 before `stop`; nothing else is checked. */
+function quoteEnd(b: Uint8Array, i: number, stop: number): number {
+  for (;;) {
+    const q = b.indexOf(0x22, i);
+    if (q < 0 || q >= stop) return -1;
+    let k = q - 1;
+    while (b[k] === 0x5c) k--;
+    if ((q - 1 - k) % 2 === 0) return q;
+    i = q + 1;
+  }
+}
+
 /** Whether the bytes `b[a, e)` are `key`'s. */
 function sameKey(b: Uint8Array, a: number, e: number, key: Uint8Array): boolean {
   if (e - a !== key.length) return false;
@@ -170,8 +182,10 @@ function sameKey(b: Uint8Array, a: number, e: number, key: Uint8Array): boolean 
 /**
  * Whether `b[start, stop)` is a JSON object (and whitespace) that `JSON.parse` reads as this scan
  * does, with one string for the text key and (when asked) one for the id key, and no escaped key
- * at the top level; then `at` holds the text string's contents `[at[0], at[1])`, 1 in `at[2]` when
- * it holds a backslash, and the id string's the same way in `at[3..5]` (−1 with no id key asked).
+ * at the top level; then `at` holds the text string's contents `[at[0], at[1])`, and the id
+ * string's the same way in `at[3..4]`, with 1 in `at[5]` when it holds a backslash (−1 with no id
+ * key asked). The text string is only found (its closing quote by `indexOf`, not a loop in
+ * JavaScript): its decoding checks it ({@link decodeJsonString}, or `JSON.parse` of its token).
  * `b[stop]` must be a line break (CR or LF) or past the end of `b`: the scan's loops stop there.
  * Why these parameters: once per record, where an options object would allocate per record.
  */
@@ -194,11 +208,11 @@ export function scanRecord(b: Uint8Array, start: number, stop: number, keys: Rec
     if (slot >= 0) {
       // A duplicate key (JSON.parse keeps the last), or a value that is not a string: the reader's.
       if (at[slot]! >= 0 || i >= stop || b[i] !== 0x22) return false;
-      const e = stringEnd(b, i + 1, stop);
+      const e = slot === 0 ? quoteEnd(b, i + 1, stop) : stringEnd(b, i + 1, stop);
       if (e < 0) return false;
       at[slot] = i + 1;
       at[slot + 1] = e;
-      at[slot + 2] = escaped ? 1 : 0;
+      at[slot + 2] = slot === 0 ? -1 : escaped ? 1 : 0;
       i = e + 1;
     } else if ((i = valueEnd(b, i, stop)) < 0) return false;
     i = ws(b, i, stop);
@@ -222,10 +236,11 @@ function hexValue(c: number): number {
 }
 
 /**
- * Decodes the contents `b[a, e)` of a JSON string that {@link scanRecord} accepted into `out` as
- * UTF-16 code units, as `JSON.parse` does (a `\u` escape is one code unit, a lone surrogate
- * included); `b[e]` is its closing quote, `out` needs room for `e − a`. Returns the code units written; {@link decoded}
- * then holds the UTF-8 length of the string (`Buffer.byteLength`: a lone surrogate counts 3).
+ * Decodes the contents `b[a, e)` of the string {@link scanRecord} found into `out` as UTF-16 code
+ * units, as `JSON.parse` does (a `\u` escape is one code unit, a lone surrogate included); `b[e]`
+ * is its closing quote, `out` needs room for `e − a`. Returns the code units written, or −1 when
+ * `JSON.parse` would refuse the string (a control character, an unknown escape, a short `\u`);
+ * {@link decoded} then holds the UTF-8 length of the string (`Buffer.byteLength`: a lone surrogate counts 3).
  */
 export function decodeJsonString(b: Uint8Array, a: number, e: number, out: Uint16Array): number {
   let n = 0;
@@ -235,19 +250,24 @@ export function decodeJsonString(b: Uint8Array, a: number, e: number, out: Uint1
   for (;;) {
     // A run of ASCII, with no bounds check: `b[e]` is the closing quote, which ends it.
     let c = b[i]!;
-    while (c < 0x80 && c !== 0x5c && c !== 0x22) {
+    while (c < 0x80 && c >= 0x20 && c !== 0x5c && c !== 0x22) {
       out[n++] = c;
       c = b[++i]!;
     }
     if (i >= e) break;
+    // A control character JSON does not allow in a string.
+    if (c < 0x20) return -1;
     if (c === 0x5c) {
       const x = b[i + 1]!;
       if (x !== 0x75) {
-        out[n++] = x === 0x6e ? 0x0a : x === 0x74 ? 0x09 : x === 0x72 ? 0x0d : x === 0x62 ? 0x08 : x === 0x66 ? 0x0c : x;
+        const u = x === 0x6e ? 0x0a : x === 0x74 ? 0x09 : x === 0x72 ? 0x0d : x === 0x62 ? 0x08 : x === 0x66 ? 0x0c : x;
+        if (u === x && x !== 0x22 && x !== 0x5c && x !== 0x2f) return -1;
+        out[n++] = u;
         i += 2;
         adj -= 1;
         continue;
       }
+      if (i + 6 > e || !hex(b[i + 2]!) || !hex(b[i + 3]!) || !hex(b[i + 4]!) || !hex(b[i + 5]!)) return -1;
       const u = (hexValue(b[i + 2]!) << 12) | (hexValue(b[i + 3]!) << 8) | (hexValue(b[i + 4]!) << 4) | hexValue(b[i + 5]!);
       // A low surrogate right after a high one (which only an escape leaves last: UTF-8 writes pairs whole) makes 4 bytes with it.
       const pairs = u >= 0xdc00 && u <= 0xdfff && n > 0 && (out[n - 1]! & 0xfc00) === 0xd800;

@@ -129,7 +129,21 @@ test('the scan accepts only what JSON.parse reads alike, and decodes the text as
       const b = Buffer.from(l, 'utf8');
       const keys = withId ? KEYS : { text: KEYS.text, id: undefined };
       const at = new Int32Array(6);
-      const ok = scanRecord(b, 0, b.length, keys, at);
+      // The scan finds the text; its decoding checks it.
+      const out = new Uint16Array(b.length);
+      const scanned = scanRecord(b, 0, b.length, keys, at);
+      const n = scanned ? decodeJsonString(b, at[0]!, at[1]!, out) : -1;
+      if (scanned) {
+        // Pass 2's route: JSON.parse of the string token alone, which must refuse what the decoding refuses.
+        let token = true;
+        try {
+          JSON.parse(b.toString('utf8', at[0]! - 1, at[1]! + 1));
+        } catch {
+          token = false;
+        }
+        assert.equal(token, n >= 0, l);
+      }
+      const ok = n >= 0;
       let parsed: unknown;
       try {
         parsed = JSON.parse(b.toString('utf8'));
@@ -141,8 +155,6 @@ test('the scan accepts only what JSON.parse reads alike, and decodes the text as
       accepted++;
       const o = parsed as { text: unknown; id?: unknown };
       assert.equal(typeof o.text, 'string');
-      const out = new Uint16Array(at[1]! - at[0]!);
-      const n = decodeJsonString(b, at[0]!, at[1]!, out);
       assert.equal(Buffer.from(out.buffer, 0, 2 * n).toString('utf16le'), o.text);
       assert.equal(String.fromCharCode(...out.subarray(0, n)), o.text);
       assert.equal(decoded.bytes, Buffer.byteLength(o.text as string));
