@@ -1,7 +1,7 @@
 /**
  * Pass 1 of `neardup spans` over a plain JSONL file read as bytes (as ./rawPass.ts reads it for
  * pass 2): each record's text is found in the line's bytes (./jsonScan.ts), decoded into the
- * hasher's code units and its units counted from there ({@link SpanDeduper.observeCodes}), with no
+ * hasher's code units and its units counted from there ({@link SpanDeduper.observeJson}), with no
  * `JSON.parse`, no string per record or unit and no UTF-8 decoding of the line (line and paragraph
  * units; the others get the text as a string made from its own bytes, still without `JSON.parse`).
  * A line the scan does not take goes to the JSONL reader, as before.
@@ -13,7 +13,6 @@
 import type { OpenedInput, ReadOptions } from '../io/read/read.js';
 import type { SpanDeduper } from './deduper.js';
 import { ByteRecords, recordKeys } from './byteRecord.js';
-import { decoded } from './jsonScan.js';
 import { rawJsonlPass, rawPassFits } from './rawPass.js';
 
 /** What pass 1 keeps per record besides the units: its id (undefined: none) and its row. */
@@ -42,9 +41,7 @@ export async function bytePass1(path: string, input: OpenedInput, read: ReadOpti
     passes: (row, b, start, stop) => {
       if (!records.scan(b, start, stop)) return false;
       if (codes) {
-        const n = records.decode(b, d.codes(records.room));
-        if (n < 0) return false;
-        d.observeCodes(n, decoded.bytes);
+        if (!d.observeJson(b, records.textStart, records.textEnd)) return false;
       } else {
         const text = records.text(b);
         if (text === undefined) return false;

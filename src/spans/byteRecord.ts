@@ -8,7 +8,7 @@
  */
 import type { ReadOptions } from '../io/read/read.js';
 import type { OutputSink } from '../io/write/output.js';
-import { decodeJsonString, scanRecord, type RecordKeys } from './jsonScan.js';
+import { scanRecord, type RecordKeys } from './jsonScan.js';
 
 /** The keys the scan looks for, when `read`'s text and id fields are one top-level name each (`id`: whether to look for the id); else undefined. */
 export function recordKeys(read: ReadOptions, id: boolean): RecordKeys | undefined {
@@ -38,14 +38,14 @@ export class ByteRecords {
     return this.keys.id === undefined ? undefined : line.toString('utf8', this.at[3]!, this.at[4]!);
   }
 
-  /** The most code units the text of the record scanned last decodes to (its bytes). */
-  get room(): number {
-    return this.at[1]! - this.at[0]!;
+  /** Where the text string of the record scanned last starts (its first byte, after the opening quote). */
+  get textStart(): number {
+    return this.at[0]!;
   }
 
-  /** Decodes the text of the record scanned last into `out` (room for {@link room}); returns its code units (−1: `JSON.parse` refuses the string, the reader's then), `decoded.bytes` its UTF-8 length. */
-  decode(line: Buffer, out: Uint16Array): number {
-    return decodeJsonString(line, this.at[0]!, this.at[1]!, out);
+  /** Where the text string of the record scanned last ends (its closing quote). */
+  get textEnd(): number {
+    return this.at[1]!;
   }
 
   /** The text of the record scanned last, as the JSONL reader reads it, or undefined when `JSON.parse` refuses its string (the reader's then). */

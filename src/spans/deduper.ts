@@ -162,31 +162,28 @@ export class SpanDeduper {
     });
   }
 
-  /** Whether {@link observeCodes} may take the documents of pass 1 (line and paragraph units, pass 1 listing the repeats). */
+  /** Whether {@link observeJson} may take the documents of pass 1 (line and paragraph units, pass 1 listing the repeats). */
   get observesCodes(): boolean {
     return this.lists !== undefined && (this.o.unit === 'line' || this.o.unit === 'paragraph');
   }
 
   /**
-   * Room for the next document's text, `n` code units at most, written into the array returned,
-   * then counted by {@link observeCodes} (valid until then; when {@link observesCodes}).
+   * {@link observe} of the next document's text given as the contents of a JSON string, the bytes
+   * `b[a, q)` (valid UTF-8; its closing quote at `q`), decoded as `JSON.parse` decodes them, with
+   * no string made (when {@link observesCodes}): the same counts as {@link observe} of that text.
+   * False, having counted nothing, where `JSON.parse` refuses the string.
    */
-  codes(n: number): Uint16Array {
-    return this.walker.codes(n);
-  }
-
-  /**
-   * {@link observe} of the text written into {@link codes}'s array, its first `n` code units,
-   * `bytes` long in UTF-8: the same counts as {@link observe} of that text as a string.
-   */
-  observeCodes(n: number, bytes: number): void {
-    if (!this.observesCodes) throw new Error('observeCodes: only line and paragraph units that pass 1 lists');
+  observeJson(b: Uint8Array, a: number, q: number): boolean {
+    if (!this.observesCodes) throw new Error('observeJson: only line and paragraph units that pass 1 lists');
+    const n = this.walker.decodeJson(b, a, q);
+    if (n < 0) return false;
     const doc = this.observed++;
-    this.s.textBytes += bytes;
+    this.s.textBytes += this.walker.jsonBytes;
     this.observeListed(doc, undefined, n);
+    return true;
   }
 
-  /** {@link observe} with {@link lists} of `text`, or of `n` code units from {@link codes}: each unit counted at its UTF-16 start, a later occurrence listed. */
+  /** {@link observe} with {@link lists} of `text`, or of the `n` code units {@link observeJson} decoded: each unit counted at its UTF-16 start, a later occurrence listed. */
   private observeListed(doc: number, text: string | undefined, n = 0): void {
     const lists = this.lists!;
     const t = this.table;

@@ -17,6 +17,7 @@
 import { textHash2, textHash2Range, textHash2Units } from '../hash/murmur3.js';
 import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../text/normalize.js';
 import { kernelsModule } from '../wasm/wasmKernels.js';
+import { decodeJsonString, decoded } from './jsonScan.js';
 
 /** Table entries: the output code unit, or one of these. */
 const UNKNOWN = -3;
@@ -44,6 +45,7 @@ interface Kernels {
   unitHash(src: number, a: number, b: number, tbl: number, buf: number, out: number): number;
   normalizeDoc(src: number, n: number, tbl: number, norm: number, pos: number): number;
   hashUnits(p: number, len: number, out: number): number;
+  jsonString(p: number, q: number, out: number, info: number): number;
   memory: WebAssembly.Memory;
 }
 
@@ -69,7 +71,7 @@ export class UnitHasher {
    * The default preset's per-unit loop in WebAssembly (about twice as fast as in JavaScript), when
    * the runtime has it: its function, memory, and where the normalized code units go ({@link src} is there too).
    */
-  private kernel: { fn: Kernels; buf: number; norm: number; pos: number; lanes: Uint32Array } | undefined;
+  private kernel: { fn: Kernels; buf: number; norm: number; pos: number; lanes: Uint32Array; inp: number; bytes: Uint8Array; info: Int32Array } | undefined;
   private readonly norm: (t: string) => string;
   /** The normalized code units of the unit being hashed, and the same bytes as 32-bit words. */
   private buf = new Uint16Array(1024);
@@ -105,7 +107,7 @@ export class UnitHasher {
     const mod = this.mode === 1 ? kernelsModule() : null;
     if (mod) {
       const e = new WebAssembly.Instance(mod, {}).exports as unknown as Kernels;
-      this.kernel = { fn: e, buf: 0, norm: 0, pos: 0, lanes: new Uint32Array(0) };
+      this.kernel = { fn: e, buf: 0, norm: 0, pos: 0, lanes: new Uint32Array(0), inp: 0, bytes: new Uint8Array(0), info: new Int32Array(0) };
       this.table = new Int32Array(e.memory.buffer, K_TABLE, 65536).fill(UNKNOWN);
       this.room(this.src.length);
     }
@@ -123,7 +125,9 @@ export class UnitHasher {
     const buf = K_SRC + size;
     const norm = buf + size;
     const pos = norm + size;
-    const need = pos + 4 * n + 16;
+    // And a JSON string's bytes, decoded into src ({@link decodeJson}): at most one code unit a byte.
+    const inp = pos + 4 * n + 16;
+    const need = inp + n + 16;
     const memory = k.fn.memory;
     const have = memory.buffer.byteLength;
     if (need > have) memory.grow(Math.ceil((need - have) / 65536));
@@ -131,6 +135,9 @@ export class UnitHasher {
     k.buf = buf;
     k.norm = norm;
     k.pos = pos;
+    k.inp = inp;
+    k.bytes = new Uint8Array(ab);
+    k.info = new Int32Array(ab, K_OUT + 8, 1);
     this.docNorm = new Uint16Array(ab, norm, n);
     this.docPos = new Int32Array(ab, pos, n);
     k.lanes = new Uint32Array(ab, K_OUT, 2);
@@ -174,6 +181,30 @@ export class UnitHasher {
     this.docLen = n;
     this.docState = 0;
   }
+
+  /**
+   * Decodes the contents of a JSON string, the bytes `b[a, q)` (valid UTF-8; its closing quote at
+   * `q`), into {@link codes}'s array as `JSON.parse` decodes them (in the kernel when there is one):
+   * returns the code units, or −1 where `JSON.parse` refuses the string; {@link jsonBytes} is then
+   * its UTF-8 length. {@link tookCodes} is the caller's.
+   */
+  decodeJson(b: Uint8Array, a: number, q: number): number {
+    const k = this.kernel;
+    if (!k) {
+      const n = decodeJsonString(b, a, q, this.codes(q - a));
+      this.jsonBytes = decoded.bytes;
+      return n;
+    }
+    this.codes(q - a);
+    // The bytes with their closing quote, which ends the kernel's loops.
+    k.bytes.set(b.subarray(a, q + 1), k.inp);
+    const n = k.fn.jsonString(k.inp, k.inp + q - a, K_SRC, K_OUT + 8);
+    this.jsonBytes = k.info[0]!;
+    return n;
+  }
+
+  /** The UTF-8 length of the string {@link decodeJson} decoded last. */
+  jsonBytes = 0;
 
   /** {@link hash} of the text {@link tookCodes} took, units `[a, b)`. Why these parameters: as {@link hash}. */
   hashCodes(a: number, b: number, out: Uint32Array): number {

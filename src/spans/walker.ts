@@ -67,14 +67,20 @@ export class UnitWalker {
   }
 
   /**
-   * Room for a text of `n` code units, to be written into the array returned and walked by
-   * {@link eachCodes} (line and paragraph units): pass 1 over bytes decodes a record's text there.
+   * Decodes the JSON string contents `b[a, q)` (its closing quote at `q`) into the code units
+   * {@link eachCodes} walks, as `JSON.parse` decodes them: returns their count, or −1 where
+   * `JSON.parse` refuses the string; {@link jsonBytes} is then its UTF-8 length.
    */
-  codes(n: number): Uint16Array {
-    return this.hasher.codes(n);
+  decodeJson(b: Uint8Array, a: number, q: number): number {
+    return this.hasher.decodeJson(b, a, q);
   }
 
-  /** {@link each} over the first `n` code units written into {@link codes}'s array: the same units, hashes and indices as of that text as a string. */
+  /** The UTF-8 length of the string {@link decodeJson} decoded last. */
+  get jsonBytes(): number {
+    return this.hasher.jsonBytes;
+  }
+
+  /** {@link each} over the `n` code units {@link decodeJson} decoded: the same units, hashes and indices as of that text as a string. */
   eachCodes(n: number, each: (k: number) => void): number {
     const unit = this.o.unit;
     if (unit !== 'line' && unit !== 'paragraph') throw new Error(`eachCodes: ${unit} units are split from strings`);

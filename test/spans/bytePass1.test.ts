@@ -16,6 +16,7 @@ import fc from 'fast-check';
 import { dedupSpansFile, type SpansFileOptions } from '../../src/spans/file.js';
 import { decodeJsonString, decoded, scanRecord } from '../../src/spans/jsonScan.js';
 import { splitUnitCodes } from '../../src/spans/unitCodes.js';
+import { UnitHasher } from '../../src/spans/unitHash.js';
 import { newUnits, splitUnits } from '../../src/spans/units.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spans-pass1-'));
@@ -124,6 +125,7 @@ const KEYS = { text: Buffer.from('text'), id: Buffer.from('id') };
 
 test('the scan accepts only what JSON.parse reads alike, and decodes the text as it does', () => {
   let accepted = 0;
+  const hasher = new UnitHasher();
   fc.assert(
     fc.property(fc.oneof(line, validLine), fc.boolean(), (l, withId) => {
       const b = Buffer.from(l, 'utf8');
@@ -133,6 +135,15 @@ test('the scan accepts only what JSON.parse reads alike, and decodes the text as
       const out = new Uint16Array(b.length);
       const scanned = scanRecord(b, 0, b.length, keys, at);
       const n = scanned ? decodeJsonString(b, at[0]!, at[1]!, out) : -1;
+      if (scanned) {
+        // The WebAssembly kernel (the hasher's) decodes as the JavaScript does.
+        const k = hasher.decodeJson(b, at[0]!, at[1]!);
+        assert.equal(k, n, l);
+        if (n >= 0) {
+          assert.deepEqual(hasher.codes(0).subarray(0, n), out.subarray(0, n));
+          assert.equal(hasher.jsonBytes, Buffer.byteLength(b.toString('utf8', 0, 0) + String.fromCharCode(...out.subarray(0, n))));
+        }
+      }
       if (scanned) {
         // Pass 2's route: JSON.parse of the string token alone, which must refuse what the decoding refuses.
         let token = true;
