@@ -108,35 +108,42 @@ export async function rawJsonlPass(path: string, o: RawPassOptions, hooks: RawPa
   const reader = jsonlLineReader(makeContext(o.name, true, false, o.skips), o.read.fields ?? {});
   const f = await fsp.open(path, 'r');
   try {
-    let carry: Buffer | undefined;
+    // One buffer for the whole file (a new one per block, and a copy joining the carried line, made
+    // garbage twice the file's size): nothing keeps its bytes past the hooks (ByteBatch copies them).
+    let buf = Buffer.allocUnsafe(BLOCK);
+    /** Bytes of an unfinished line carried at the start of {@link buf}. */
+    let have = 0;
     let first = true;
-    let line = 1;
-    let row = 0;
+    const state = { line: 1, row: 0 };
     for (;;) {
-      const chunk = Buffer.allocUnsafe(BLOCK);
-      const { bytesRead } = await f.read(chunk, 0, BLOCK);
+      if (have === buf.length) {
+        // A line longer than the buffer: room for more of it.
+        const grown = Buffer.allocUnsafe(2 * buf.length);
+        buf.copy(grown, 0, 0, have);
+        buf = grown;
+      }
+      const { bytesRead } = await f.read(buf, have, buf.length - have);
       const eof = bytesRead === 0;
-      let b = carry ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-      carry = undefined;
+      let base = 0;
+      const end = have + bytesRead;
       if (first) {
-        if (b.length < 3 && !eof) {
-          carry = b;
+        if (end < 3 && !eof) {
+          have = end;
           continue;
         }
         first = false;
-        const bom = b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf;
-        if (bom) b = b.subarray(3);
+        const bom = end >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf;
+        if (bom) base = 3;
         hooks.start(bom);
       }
       // Whole lines only; the last, unfinished one waits for the next block (or the end).
-      const lastNl = eof ? b.length : b.lastIndexOf(0x0a) + 1;
-      if (!eof) carry = b.subarray(lastNl);
-      if (o.checkUtf8 && !isUtf8(b.subarray(0, lastNl))) throw new Error(`${o.name}: not UTF-8`);
-      const state = { line, row };
-      await lines(b.subarray(0, lastNl), state, { reader, out, hooks });
-      line = state.line;
-      row = state.row;
+      const lastNl = eof ? end : Math.max(base, buf.lastIndexOf(0x0a, end - 1) + 1);
+      const b = buf.subarray(base, lastNl);
+      if (o.checkUtf8 && !isUtf8(b)) throw new Error(`${o.name}: not UTF-8`);
+      await lines(b, state, { reader, out, hooks });
       if (eof) return;
+      buf.copyWithin(0, lastNl, end);
+      have = end - lastNl;
     }
   } finally {
     await f.close();
@@ -233,14 +240,19 @@ export class ByteBatch implements OutputSink {
     this.n += this.buf.write(text, this.n, 'utf8');
   }
 
-  /** Appends a copy of `bytes`. */
+  /** Appends a copy of `bytes` (kept nowhere else: the caller may reuse them once this returns). */
   async writeBytes(bytes: Uint8Array): Promise<void> {
-    if (bytes.length > this.buf.length - this.n) {
+    // Copied, in pieces as large as the buffer, never handed on: the pass reuses its bytes.
+    let at = 0;
+    while (bytes.length - at > this.buf.length - this.n) {
+      const k = this.buf.length - this.n;
+      this.buf.set(bytes.subarray(at, at + k), this.n);
+      this.n += k;
+      at += k;
       await this.flush();
-      if (bytes.length > this.buf.length) return this.out.writeBytes!(bytes);
     }
-    this.buf.set(bytes, this.n);
-    this.n += bytes.length;
+    this.buf.set(bytes.subarray(at), this.n);
+    this.n += bytes.length - at;
   }
 
   /** Writes what is gathered to `out` (in a buffer of its own: `out` may keep it until written). */

@@ -262,3 +262,23 @@ test('the last record without its line break, decided from its bytes: written wi
     }
   }
 });
+
+test('a file of several read blocks, with a line longer than a block, a byte-order mark and CRLF: the same as the records route', async () => {
+  const input = path.join(tmp, 'blocks.jsonl');
+  const pieces = ['Accept all cookies.', 'Read more', 'é 😀 line', 'unique'];
+  const parts = ['\ufeff'];
+  let size = 0;
+  for (let i = 0; size < 9.5e6; i++) {
+    const text = i === 500 ? `${'x'.repeat(5e6)}\nRead more` : `${pieces[i % 4]} ${i % 7}\n${pieces[(i + 1) % 4]}\n\nline ${i} ${'w'.repeat(150 + (i % 50))}`;
+    const rec = `{"id":"d${i}","text":${JSON.stringify(text)}}${i % 3 === 0 ? '\r\n' : '\n'}`;
+    parts.push(rec);
+    size += rec.length;
+  }
+  fs.writeFileSync(input, parts.join(''));
+  for (const unit of ['line', 'paragraph'] as const) {
+    const o: SpansFileOptions = { spans: { unit }, read: { fields: { id: 'id' } } };
+    const got = await outputs(input, o, false);
+    assert.notEqual(got[0], 'error', got[1]);
+    assert.deepEqual(got, await outputs(input, o, true));
+  }
+});
