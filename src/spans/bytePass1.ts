@@ -3,7 +3,7 @@
  * pass 2): each record's text is found in the line's bytes (./jsonScan.ts), decoded into the
  * hasher's code units and its units counted from there ({@link SpanDeduper.observeJson}), with no
  * `JSON.parse`, no string per record or unit and no UTF-8 decoding of the line (line and paragraph
- * units; the others get the text as a string made from its own bytes, still without `JSON.parse`).
+ * units; the others get the text as a string made from those code units, still without `JSON.parse`).
  * A line the scan does not take goes to the JSONL reader, as before.
  *
  * Why: in a CPU profile of line units, `JSON.parse` of pass 1's lines, their UTF-8 decoding and
@@ -43,7 +43,7 @@ export async function bytePass1(path: string, input: OpenedInput, read: ReadOpti
       if (codes) {
         if (!d.observeJson(b, records.textStart, records.textEnd)) return false;
       } else {
-        const text = records.text(b);
+        const text = d.jsonText(b, records.textStart, records.textEnd);
         if (text === undefined) return false;
         d.observe(text);
       }

@@ -1,6 +1,6 @@
 /**
- * {@link ByteRecords}: a JSONL record read from its line's bytes (./jsonScan.ts): its text and id as
- * the JSONL reader reads them (pass 1, ./bytePass1.ts, and the records pass 2 decides), and, in
+ * {@link ByteRecords}: a JSONL record read from its line's bytes (./jsonScan.ts): where its text is
+ * and its id as the JSONL reader reads it (pass 1, ./bytePass1.ts, and the records pass 2 decides), and, in
  * pass 2, written back as bytes with only its text field's JSON string replaced, as
  * `RecordEditor.replace` writes it; without `JSON.parse` and without decoding or encoding the rest
  * of the line.
@@ -18,7 +18,7 @@ export function recordKeys(read: ReadOptions, id: boolean): RecordKeys | undefin
   return { text: Buffer.from(text[0]!), id: idName === undefined || !id ? undefined : Buffer.from(idName) };
 }
 
-/** Records read from their bytes, one at a time: {@link scan}, then its text and id, then (pass 2) {@link write}. */
+/** Records read from their bytes, one at a time: {@link scan}, then where its text is and its id, then (pass 2) {@link write}. */
 export class ByteRecords {
   private readonly at = new Int32Array(6);
 
@@ -48,19 +48,8 @@ export class ByteRecords {
     return this.at[1]!;
   }
 
-  /** The text of the record scanned last, as the JSONL reader reads it, or undefined when `JSON.parse` refuses its string (the reader's then). */
-  text(line: Buffer): string | undefined {
-    // The string token alone through JSON.parse, which checks it (the scan only found it): V8's own
-    // parser, faster here than decoding in JavaScript, and a one-byte string for Latin-1 text.
-    try {
-      return JSON.parse(line.toString('utf8', this.at[0]! - 1, this.at[1]! + 1)) as string;
-    } catch {
-      return undefined;
-    }
-  }
-
   /**
-   * Writes the record {@link text} read last to `out`, its text field's string replaced by
+   * Writes the record scanned last to `out`, its text field's string replaced by
    * `text`'s JSON (undefined: the record as it is), with its line break (a last line without one
    * gets `\n`), as `RecordWriter` writes it.
    * Why these parameters: the line's bounds as the pass has them, once per record.

@@ -183,6 +183,15 @@ export class SpanDeduper {
     return true;
   }
 
+  /**
+   * The text of a JSON string, the bytes `b[a, q)` (valid UTF-8; its closing quote at `q`), as
+   * `JSON.parse` decodes it (undefined where it refuses it), for {@link observe} or {@link decide}
+   * next: decoded in the walker's kernel, which then hashes its units without copying them again.
+   */
+  jsonText(b: Uint8Array, a: number, q: number): string | undefined {
+    return this.walker.decodeJsonText(b, a, q);
+  }
+
   /** {@link observe} with {@link lists} of `text`, or of the `n` code units {@link observeJson} decoded: each unit counted at its UTF-16 start, a later occurrence listed. */
   private observeListed(doc: number, text: string | undefined, n = 0): void {
     const lists = this.lists!;

@@ -318,7 +318,7 @@ async function secondPassBytes(
   const records = keys ? new ByteRecords(keys) : undefined;
   /** A record to decide, read from its bytes when the scan takes it. Why these parameters: the hook's (RawPassHooks.takes). */
   const takes = async (_row: number, line: Buffer, start: number, stop: number, next: number): Promise<boolean> => {
-    const text = records!.scan(line, start, stop) ? records!.text(line) : undefined;
+    const text = records!.scan(line, start, stop) ? p.d.jsonText(line, records!.textStart, records!.textEnd) : undefined;
     if (text === undefined) return false;
     await writer.header();
     const v = p.d.decide(text);

@@ -54,6 +54,9 @@ const K_TABLE = 0;
 const K_OUT = 65536 * 4;
 const K_SRC = K_OUT + 64;
 
+/** Code units from which {@link UnitHasher.decodeJsonText} leaves the string to JSON.parse (below Node's external strings, 0xFBEE9 bytes). */
+const LONG_TEXT = 1 << 19;
+
 /** True on a little-endian machine (every platform Node ships for); a big-endian one takes the string path. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
@@ -205,6 +208,26 @@ export class UnitHasher {
 
   /** The UTF-8 length of the string {@link decodeJson} decoded last. */
   jsonBytes = 0;
+
+  /**
+   * {@link decodeJson}, then the text as a string (undefined where `JSON.parse` refuses it), whose
+   * code units are then already loaded: {@link hash} of it reads them without copying them again.
+   */
+  decodeJsonText(b: Uint8Array, a: number, q: number): string | undefined {
+    const n = this.decodeJson(b, a, q);
+    if (n < 0) return undefined;
+    // A long text as JSON.parse makes it: Node makes an external two-byte string of a long utf16le
+    // decoding, even of Latin-1, and a regular expression over 5M such code units overflowed the stack
+    // (a unicode regex's backtracking) where JSON.parse's one-byte string did not.
+    if (n >= LONG_TEXT) return JSON.parse(Buffer.from(b.buffer, b.byteOffset + a - 1, q - a + 2).toString('utf8')) as string;
+    // utf16le keeps lone surrogates, and V8 makes a one-byte string of Latin-1 code units.
+    const text = this.srcBytes.toString('utf16le', 0, 2 * n);
+    this.doc = text;
+    this.docLen = n;
+    this.fromCodes = false;
+    this.docState = 0;
+    return text;
+  }
 
   /** {@link hash} of the text {@link tookCodes} took, units `[a, b)`. Why these parameters: as {@link hash}. */
   hashCodes(a: number, b: number, out: Uint32Array): number {

@@ -75,6 +75,11 @@ export class UnitWalker {
     return this.hasher.decodeJson(b, a, q);
   }
 
+  /** {@link decodeJson}, then the text as a string (undefined where `JSON.parse` refuses it), ready for {@link each}. */
+  decodeJsonText(b: Uint8Array, a: number, q: number): string | undefined {
+    return this.hasher.decodeJsonText(b, a, q);
+  }
+
   /** The UTF-8 length of the string {@link decodeJson} decoded last. */
   get jsonBytes(): number {
     return this.hasher.jsonBytes;
