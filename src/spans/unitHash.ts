@@ -12,6 +12,9 @@
  * one such code unit (Σ excluded: its lowercase depends on what follows). A string of such
  * characters is already NFKC and lowercases character by character. test/spans/unitHash.test.ts
  * checks the table against every BMP composition and the hashes against the string path.
+ *
+ * Why this file is long: the string path, the kernel's, the texts decoded from JSON bytes into the
+ * kernel's memory and the whole-document normalization share one hasher's buffers and table.
  * @module
  */
 import { textHash2, textHash2Range, textHash2Units } from '../hash/murmur3.js';
