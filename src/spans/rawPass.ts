@@ -1,9 +1,10 @@
 /**
  * Pass 2 over a plain JSONL file read as bytes: a record that loses nothing is copied as its bytes,
  * with no decoding, no `JSON.parse` and no re-encoding (most records of a typical corpus), and
- * consecutive ones are written as one run; every other line is decoded and handed to the JSONL
+ * consecutive ones are written as one run; a record the caller can read from its bytes
+ * ({@link RawPassHooks.takes}) is the caller's; every other line is decoded and handed to the JSONL
  * reader of pass 1 ({@link jsonlLineReader}), so its record, row, line number and errors are that
- * reader's.
+ * reader's. Pass 1 over bytes (./bytePass1.ts) reads the file the same way, each block checked as UTF-8.
  *
  * Why: pass 2 decoded and parsed every record, and encoded every record it wrote back unchanged.
  * @module
