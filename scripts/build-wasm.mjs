@@ -581,6 +581,153 @@ ${normalizeLoop('$buf', false)}    local.get $buf local.get $len local.get $out 
 ${normalizeLoop('$norm', true)}    local.get $len)
 `;
 
+const jsonStringFuncs = `  ;; The value of hexadecimal digit $c, or −1.
+  (func $hexDigit (param $c i32) (result i32)
+    local.get $c i32.const 0x30 i32.sub i32.const 10 i32.lt_u
+    if
+      local.get $c i32.const 0x30 i32.sub return
+    end
+    local.get $c i32.const 0x20 i32.or i32.const 0x61 i32.sub i32.const 6 i32.lt_u
+    if
+      local.get $c i32.const 0x20 i32.or i32.const 0x57 i32.sub return
+    end
+    i32.const -1)
+
+  ;; What src/spans/jsonScan.ts's decodeJsonString computes: the contents of a JSON string, UTF-8
+  ;; bytes (valid) from $p up to its closing quote at $q, decoded into UTF-16 code units at $out as
+  ;; JSON.parse decodes them (a \\u escape is one code unit, a lone surrogate included). Returns the
+  ;; code units written, or −1 where JSON.parse refuses the string (a control character, an unknown
+  ;; escape, a short \\u). The string's UTF-8 length (a lone surrogate counts 3) goes to $info (i32).
+  (func (export "jsonString") (param $p i32) (param $q i32) (param $out i32) (param $info i32) (result i32)
+    (local $i i32) (local $c i32) (local $o i32) (local $adj i32) (local $x i32) (local $u i32) (local $w i32)
+    local.get $p local.set $i
+    local.get $out local.set $o
+    block $bad
+      block $done
+        loop $L
+          ;; A run of ASCII other than controls, the quote and the backslash (the closing quote ends it).
+          block $run
+            loop $R
+              local.get $i i32.load8_u local.tee $c
+              i32.const 0x20 i32.sub i32.const 0x60 i32.ge_u br_if $run
+              local.get $c i32.const 0x22 i32.eq br_if $run
+              local.get $c i32.const 0x5c i32.eq br_if $run
+              local.get $o local.get $c i32.store16
+              local.get $o i32.const 2 i32.add local.set $o
+              local.get $i i32.const 1 i32.add local.set $i
+              br $R
+            end
+          end
+          local.get $i local.get $q i32.ge_u br_if $done
+          local.get $c i32.const 0x20 i32.lt_u br_if $bad
+          local.get $c i32.const 0x5c i32.eq
+          if
+            local.get $i i32.load8_u offset=1 local.set $x
+            local.get $x i32.const 0x75 i32.eq
+            if
+              local.get $i i32.const 6 i32.add local.get $q i32.gt_u br_if $bad
+              local.get $i i32.load8_u offset=2 call $hexDigit i32.const 12 i32.shl
+              local.get $i i32.load8_u offset=3 call $hexDigit i32.const 8 i32.shl i32.or
+              local.get $i i32.load8_u offset=4 call $hexDigit i32.const 4 i32.shl i32.or
+              local.get $i i32.load8_u offset=5 call $hexDigit i32.or
+              local.tee $u i32.const 0 i32.lt_s br_if $bad
+              ;; Its UTF-8 bytes: 1, 2 or 3; a low surrogate right after a high one, 1 (4 with it).
+              i32.const 3 local.set $w
+              local.get $u i32.const 0x800 i32.lt_u
+              if
+                i32.const 2 local.set $w
+              end
+              local.get $u i32.const 0x80 i32.lt_u
+              if
+                i32.const 1 local.set $w
+              end
+              local.get $u i32.const 0xfc00 i32.and i32.const 0xdc00 i32.eq
+              local.get $o local.get $out i32.gt_u i32.and
+              if
+                local.get $o i32.const 2 i32.sub i32.load16_u i32.const 0xfc00 i32.and i32.const 0xd800 i32.eq
+                if
+                  i32.const 1 local.set $w
+                end
+              end
+              local.get $adj local.get $w i32.add i32.const 6 i32.sub local.set $adj
+              local.get $o local.get $u i32.store16
+              local.get $o i32.const 2 i32.add local.set $o
+              local.get $i i32.const 6 i32.add local.set $i
+              br $L
+            end
+            i32.const -1 local.set $u
+            local.get $x i32.const 0x22 i32.eq local.get $x i32.const 0x5c i32.eq i32.or local.get $x i32.const 0x2f i32.eq i32.or
+            if
+              local.get $x local.set $u
+            end
+            local.get $x i32.const 0x6e i32.eq
+            if
+              i32.const 0x0a local.set $u
+            end
+            local.get $x i32.const 0x74 i32.eq
+            if
+              i32.const 0x09 local.set $u
+            end
+            local.get $x i32.const 0x72 i32.eq
+            if
+              i32.const 0x0d local.set $u
+            end
+            local.get $x i32.const 0x62 i32.eq
+            if
+              i32.const 0x08 local.set $u
+            end
+            local.get $x i32.const 0x66 i32.eq
+            if
+              i32.const 0x0c local.set $u
+            end
+            local.get $u i32.const 0 i32.lt_s br_if $bad
+            local.get $o local.get $u i32.store16
+            local.get $o i32.const 2 i32.add local.set $o
+            local.get $i i32.const 2 i32.add local.set $i
+            local.get $adj i32.const 1 i32.sub local.set $adj
+            br $L
+          end
+          ;; Two, three or four bytes of UTF-8 (four: a surrogate pair).
+          local.get $c i32.const 0xe0 i32.lt_u
+          if
+            local.get $o
+            local.get $c i32.const 0x1f i32.and i32.const 6 i32.shl
+            local.get $i i32.load8_u offset=1 i32.const 0x3f i32.and i32.or
+            i32.store16
+            local.get $o i32.const 2 i32.add local.set $o
+            local.get $i i32.const 2 i32.add local.set $i
+            br $L
+          end
+          local.get $c i32.const 0xf0 i32.lt_u
+          if
+            local.get $o
+            local.get $c i32.const 0x0f i32.and i32.const 12 i32.shl
+            local.get $i i32.load8_u offset=1 i32.const 0x3f i32.and i32.const 6 i32.shl i32.or
+            local.get $i i32.load8_u offset=2 i32.const 0x3f i32.and i32.or
+            i32.store16
+            local.get $o i32.const 2 i32.add local.set $o
+            local.get $i i32.const 3 i32.add local.set $i
+            br $L
+          end
+          local.get $c i32.const 0x07 i32.and i32.const 18 i32.shl
+          local.get $i i32.load8_u offset=1 i32.const 0x3f i32.and i32.const 12 i32.shl i32.or
+          local.get $i i32.load8_u offset=2 i32.const 0x3f i32.and i32.const 6 i32.shl i32.or
+          local.get $i i32.load8_u offset=3 i32.const 0x3f i32.and i32.or
+          i32.const 0x10000 i32.sub local.set $u
+          local.get $o local.get $u i32.const 10 i32.shr_u i32.const 0xd800 i32.add i32.store16
+          local.get $o local.get $u i32.const 0x3ff i32.and i32.const 0xdc00 i32.add i32.store16 offset=2
+          local.get $o i32.const 4 i32.add local.set $o
+          local.get $i i32.const 4 i32.add local.set $i
+          br $L
+        end
+      end
+      local.get $info local.get $q local.get $p i32.sub local.get $adj i32.add i32.store
+      local.get $o local.get $out i32.sub i32.const 1 i32.shr_u
+      return
+    end
+    i32.const -1)
+`;
+
 const wat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
 ;; Hot kernels of the fast signing path (each computes exactly what src/sketch/kernels.ts computes)
 ;; and of exact verification (what src/similarity/probeSet.ts computes).
@@ -592,6 +739,7 @@ ${symbolizeFuncs}
 ${symbolizeBytesFuncs}
 ${byteScanFuncs}
 ${unitHashFuncs}
+${jsonStringFuncs}
   ;; OPH bin minima from n > k symbols at $syms (see ophBinsFromSymbols). $bins holds np u32 minima
   ;; (pre-filled by the caller). $shift = 32 − log2(np) when np is a power of two ≥ 2, else 0.
   (func (export "oph") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32) (param $pre i32)

@@ -75,6 +75,7 @@ const TIERS = {
     'online/signature-bits',
     'spans/spans',
     'spans/file',
+    'spans/bytePass1',
     'cli/spans/spans',
     'online/registry/registry',
     'shard/files/clusterLines',

@@ -162,18 +162,50 @@ export class SpanDeduper {
     });
   }
 
-  /** {@link observe} with {@link lists}: each unit counted at its UTF-16 start, a later occurrence listed. */
-  private observeListed(doc: number, text: string): void {
+  /** Whether {@link observeJson} may take the documents of pass 1 (line and paragraph units, pass 1 listing the repeats). */
+  get observesCodes(): boolean {
+    return this.lists !== undefined && (this.o.unit === 'line' || this.o.unit === 'paragraph');
+  }
+
+  /**
+   * {@link observe} of the next document's text given as the contents of a JSON string, the bytes
+   * `b[a, q)` (valid UTF-8; its closing quote at `q`), decoded as `JSON.parse` decodes them, with
+   * no string made (when {@link observesCodes}): the same counts as {@link observe} of that text.
+   * False, having counted nothing, where `JSON.parse` refuses the string.
+   */
+  observeJson(b: Uint8Array, a: number, q: number): boolean {
+    if (!this.observesCodes) throw new Error('observeJson: only line and paragraph units that pass 1 lists');
+    const n = this.walker.decodeJson(b, a, q);
+    if (n < 0) return false;
+    const doc = this.observed++;
+    this.s.textBytes += this.walker.jsonBytes;
+    this.observeListed(doc, undefined, n);
+    return true;
+  }
+
+  /**
+   * The text of a JSON string, the bytes `b[a, q)` (valid UTF-8; its closing quote at `q`), as
+   * `JSON.parse` decodes it (undefined where it refuses it), for {@link observe} or {@link decide}
+   * next: decoded in the walker's kernel, which then hashes its units without copying them again.
+   */
+  jsonText(b: Uint8Array, a: number, q: number): string | undefined {
+    return this.walker.decodeJsonText(b, a, q);
+  }
+
+  /** {@link observe} with {@link lists} of `text`, or of the `n` code units {@link observeJson} decoded: each unit counted at its UTF-16 start, a later occurrence listed. */
+  private observeListed(doc: number, text: string | undefined, n = 0): void {
     const lists = this.lists!;
     const t = this.table;
     const h = this.hash;
     const start = this.units.start;
     lists.begin(doc);
-    this.walker.each(text, (k) => {
+    const each = (k: number): void => {
       const i = t.add(h[0]!, h[1]!, doc, start[k]!, 0, 0);
       this.s.units++;
       if (t.count(i) > 1) lists.later(k, i);
-    });
+    };
+    if (text === undefined) this.walker.eachCodes(n, each);
+    else this.walker.each(text, each);
   }
 
   private touch(doc: number, bit: number): void {

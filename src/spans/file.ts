@@ -15,10 +15,12 @@ import { writeSuccessMarker } from '../io/write/outDir.js';
 import { prepareOutputDirectory } from '../io/write/rewrite.js';
 import { atomicFileSink, openOutput, type OutputSink } from '../io/write/output.js';
 import { tsvField } from '../io/write/write.js';
-import { SpanDeduper, type SpansSummary } from './deduper.js';
+import { SpanDeduper, type DocVerdict, type SpansSummary } from './deduper.js';
+import { ByteRecords, recordKeys } from './byteRecord.js';
 import { auditRow, type SpansAuditRow } from './dedupSpans.js';
 import type { SpansOptions } from './options.js';
 import type { InputRecord } from '../io/read/record.js';
+import { bytePass1 } from './bytePass1.js';
 import { ByteBatch, rawJsonlPass, rawPassFits } from './rawPass.js';
 import { checkEditable, checkShardFormats, RecordWriter } from './records.js';
 
@@ -96,26 +98,39 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
   const read = options.read ?? {};
   const mode = options.mode ?? 'dedup';
   const auditFormat = options.removed !== undefined ? spansAuditFormat(options.removed) : undefined;
-  const d = new SpanDeduper(options.spans);
+  let d = new SpanDeduper(options.spans);
   // Pass 1: ids and rows per document, units into the table.
   const first = await openInput(input, read);
   if (first.size !== undefined) d.expectBytes(first.size);
   const ids: (string | undefined)[] = [];
   const rows: number[] = [];
-  let explicit = false;
   try {
     if (mode !== 'none') checkEditable(first, read, mode, options.out);
     // Before the first pass: an output directory inside an input is refused without creating it.
     if (mode !== 'none' && first.shards) await refuseOverlap(first.shards, options.out!);
-    for await (const r of first.records) {
-      ids.push(r.id);
-      if (r.id !== undefined) explicit = true;
-      rows.push(r.row);
-      d.observe(r.text);
+    let bytes: boolean;
+    try {
+      bytes = await bytePass1(input, first, read, d, { ids, rows });
+    } catch {
+      // A problem in the bytes (invalid UTF-8, a record the reader refuses): pass 1 again from the records, for their error.
+      bytes = false;
+      d = new SpanDeduper(options.spans);
+      if (first.size !== undefined) d.expectBytes(first.size);
+      ids.length = 0;
+      rows.length = 0;
+    }
+    if (!bytes) {
+      for await (const r of first.records) {
+        ids.push(r.id);
+        rows.push(r.row);
+        d.observe(r.text);
+      }
     }
   } finally {
     await first.records.return(undefined);
+    first.close?.();
   }
+  const explicit = ids.some((id) => id !== undefined);
   // Every shard's format is known now: one that cannot be rewritten stops the run before any is written.
   if (mode !== 'none' && first.shards) checkShardFormats(first.shardFormats ?? [], first.shards, mode);
   d.endObserving();
@@ -299,6 +314,22 @@ async function secondPassBytes(
   const batch = out ? new ByteBatch(out) : undefined;
   const writer = new RecordWriter(input, p.read, p.mode, batch);
   const counts = { auditRows: 0, passed: 0 };
+  const keys = p.mode !== 'annotate' ? recordKeys(p.read, false) : undefined;
+  const records = keys ? new ByteRecords(keys) : undefined;
+  /** A record to decide, read from its bytes when the scan takes it. Why these parameters: the hook's (RawPassHooks.takes). */
+  const takes = async (_row: number, line: Buffer, start: number, stop: number, next: number): Promise<boolean> => {
+    const text = records!.scan(line, start, stop) ? p.d.jsonText(line, records!.textStart, records!.textEnd) : undefined;
+    if (text === undefined) return false;
+    await writer.header();
+    const v = p.d.decide(text);
+    counts.auditRows += await auditVerdict(v, p, at.i);
+    if (batch && !v.dropped) {
+      await records!.write(batch, line, { start, stop, next }, v.changed ? v.text : undefined);
+      writer.written++;
+    }
+    at.i++;
+    return true;
+  };
   await rawJsonlPass(path, { name: input.name, read: p.read, out: batch, skips: input.skips }, {
     start: (bom) => (input.bom = bom),
     header: () => writer.header(),
@@ -312,6 +343,7 @@ async function secondPassBytes(
       counts.passed++;
       return true;
     },
+    takes: records && takes,
     record: async (r) => {
       counts.auditRows += await passRecord(r, writer, p, at.i);
       at.i++;
@@ -327,10 +359,17 @@ async function secondPassBytes(
 async function passRecord(r: InputRecord, writer: RecordWriter, p: Pass2, i: number): Promise<number> {
   await writer.header();
   const v = p.d.decide(r.text);
-  const id = p.idOf(i);
-  if (p.audit) { for (const u of v.units) await p.audit.write(auditLine(p.auditFormat, auditRow(id, u, p.idOf))); }
+  const rows = await auditVerdict(v, p, i);
   await writer.write(r, v);
-  return p.audit ? v.units.length : 0;
+  return rows;
+}
+
+/** The audit rows of verdict `v` of document `i`, written; returns how many. */
+async function auditVerdict(v: DocVerdict, p: Pass2, i: number): Promise<number> {
+  if (!p.audit) return 0;
+  const id = p.idOf(i);
+  for (const u of v.units) await p.audit.write(auditLine(p.auditFormat, auditRow(id, u, p.idOf)));
+  return v.units.length;
 }
 
 /** Pass 2 over one opened input (a file, or one shard): `at.i` is the next document, `at.base` the shard's first row. */

@@ -1,13 +1,15 @@
 /**
  * Pass 2 over a plain JSONL file read as bytes: a record that loses nothing is copied as its bytes,
  * with no decoding, no `JSON.parse` and no re-encoding (most records of a typical corpus), and
- * consecutive ones are written as one run; every other line is decoded and handed to the JSONL
+ * consecutive ones are written as one run; a record the caller can read from its bytes
+ * ({@link RawPassHooks.takes}) is the caller's; every other line is decoded and handed to the JSONL
  * reader of pass 1 ({@link jsonlLineReader}), so its record, row, line number and errors are that
- * reader's.
+ * reader's. Pass 1 over bytes (./bytePass1.ts) reads the file the same way, each block checked as UTF-8.
  *
  * Why: pass 2 decoded and parsed every record, and encoded every record it wrote back unchanged.
  * @module
  */
+import { isUtf8 } from 'node:buffer';
 import { promises as fsp } from 'node:fs';
 import { isZstd } from '../io/codec/zstd.js';
 import { jsonlLineReader } from '../io/read/jsonl.js';
@@ -45,10 +47,18 @@ export interface RawPassHooks {
   /** Called first, with whether the file starts with a byte-order mark, before any record. */
   start(bom: boolean): void;
   /**
-   * Called for each record line with its row, before anything of it is read: true when the record
-   * loses nothing, and its bytes are copied as they are; else {@link record} gets it.
+   * Called for each record line with its row and its bytes `line[start, stop)` (no line break),
+   * before the reader reads it: true when the caller took the record as it is (pass 2: it loses
+   * nothing, and its bytes are copied as they are); else {@link record} gets it.
    */
-  passes(row: number): boolean;
+  passes(row: number, line: Buffer, start: number, stop: number): boolean;
+  /**
+   * Optional, for a record that does not pass, its bytes `line[start, stop)` and its line break up
+   * to `next`: true when the caller read it from the bytes and wrote what it writes (after the
+   * records copied before it); else {@link record} gets it.
+   * Why these parameters: once per record, where an object would allocate per record.
+   */
+  takes?(row: number, line: Buffer, start: number, stop: number, next: number): Promise<boolean>;
   /** A record that does not pass: as the JSONL reader reads it, with its raw text and line break. */
   record(r: InputRecord): Promise<void>;
   /** Before bytes are written: the header (the byte-order mark) goes first. */
@@ -83,6 +93,11 @@ export interface RawPassOptions {
   out: OutputSink | undefined;
   /** The input's counts of skipped records. */
   skips: SkipStats;
+  /**
+   * Check that each block is valid UTF-8, and throw when one is not (pass 1, whose caller then
+   * reads the input the other way, for its error). Pass 2 reads what pass 1 checked.
+   */
+  checkUtf8?: boolean;
 }
 
 /**
@@ -94,34 +109,42 @@ export async function rawJsonlPass(path: string, o: RawPassOptions, hooks: RawPa
   const reader = jsonlLineReader(makeContext(o.name, true, false, o.skips), o.read.fields ?? {});
   const f = await fsp.open(path, 'r');
   try {
-    let carry: Buffer | undefined;
+    // One buffer for the whole file (a new one per block, and a copy joining the carried line, made
+    // garbage twice the file's size): nothing keeps its bytes past the hooks (ByteBatch copies them).
+    let buf = Buffer.allocUnsafe(BLOCK);
+    /** Bytes of an unfinished line carried at the start of {@link buf}. */
+    let have = 0;
     let first = true;
-    let line = 1;
-    let row = 0;
+    const state = { line: 1, row: 0 };
     for (;;) {
-      const chunk = Buffer.allocUnsafe(BLOCK);
-      const { bytesRead } = await f.read(chunk, 0, BLOCK);
+      if (have === buf.length) {
+        // A line longer than the buffer: room for more of it.
+        const grown = Buffer.allocUnsafe(2 * buf.length);
+        buf.copy(grown, 0, 0, have);
+        buf = grown;
+      }
+      const { bytesRead } = await f.read(buf, have, buf.length - have);
       const eof = bytesRead === 0;
-      let b = carry ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-      carry = undefined;
+      let base = 0;
+      const end = have + bytesRead;
       if (first) {
-        if (b.length < 3 && !eof) {
-          carry = b;
+        if (end < 3 && !eof) {
+          have = end;
           continue;
         }
         first = false;
-        const bom = b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf;
-        if (bom) b = b.subarray(3);
+        const bom = end >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf;
+        if (bom) base = 3;
         hooks.start(bom);
       }
       // Whole lines only; the last, unfinished one waits for the next block (or the end).
-      const lastNl = eof ? b.length : b.lastIndexOf(0x0a) + 1;
-      if (!eof) carry = b.subarray(lastNl);
-      const state = { line, row };
-      await lines(b.subarray(0, lastNl), state, { reader, out, hooks });
-      line = state.line;
-      row = state.row;
+      const lastNl = eof ? end : Math.max(base, buf.lastIndexOf(0x0a, end - 1) + 1);
+      const b = buf.subarray(base, lastNl);
+      if (o.checkUtf8 && !isUtf8(b)) throw new Error(`${o.name}: not UTF-8`);
+      await lines(b, state, { reader, out, hooks });
       if (eof) return;
+      buf.copyWithin(0, lastNl, end);
+      have = end - lastNl;
     }
   } finally {
     await f.close();
@@ -155,7 +178,16 @@ async function lines(
     const stop = end > start && b[end - 1] === 0x0d ? end - 1 : end;
     const ln = at.line++;
     const blank = asciiBlank(b, start, stop);
-    if (!blank && firstByte(b, start, stop) === 0x7b && c.hooks.passes(at.row)) {
+    const rec = !blank && firstByte(b, start, stop) === 0x7b;
+    const passes = rec && c.hooks.passes(at.row, b, start, stop);
+    let taken = false;
+    if (rec && !passes && c.hooks.takes) {
+      // What the caller writes goes after the run copied before it.
+      await flush();
+      runStart = runEnd = next;
+      taken = await c.hooks.takes(at.row, b, start, stop, next);
+    }
+    if (passes) {
       at.row++;
       if (runEnd !== start) {
         await flush();
@@ -168,6 +200,8 @@ async function lines(
         runStart = runEnd = next;
         if (c.out) await c.out.write('\n');
       }
+    } else if (taken) {
+      at.row++;
     } else if (!blank) {
       const eol = stop === next ? '' : next - stop === 1 ? (b[stop] === 0x0a ? '\n' : '\r') : '\r\n';
       const r = c.reader(b.toString('utf8', start, stop), ln, eol, at.row);
@@ -207,14 +241,19 @@ export class ByteBatch implements OutputSink {
     this.n += this.buf.write(text, this.n, 'utf8');
   }
 
-  /** Appends a copy of `bytes`. */
+  /** Appends a copy of `bytes` (kept nowhere else: the caller may reuse them once this returns). */
   async writeBytes(bytes: Uint8Array): Promise<void> {
-    if (bytes.length > this.buf.length - this.n) {
+    // Copied, in pieces as large as the buffer, never handed on: the pass reuses its bytes.
+    let at = 0;
+    while (bytes.length - at > this.buf.length - this.n) {
+      const k = this.buf.length - this.n;
+      this.buf.set(bytes.subarray(at, at + k), this.n);
+      this.n += k;
+      at += k;
       await this.flush();
-      if (bytes.length > this.buf.length) return this.out.writeBytes!(bytes);
     }
-    this.buf.set(bytes, this.n);
-    this.n += bytes.length;
+    this.buf.set(bytes.subarray(at), this.n);
+    this.n += bytes.length - at;
   }
 
   /** Writes what is gathered to `out` (in a buffer of its own: `out` may keep it until written). */

@@ -12,11 +12,15 @@
  * one such code unit (Σ excluded: its lowercase depends on what follows). A string of such
  * characters is already NFKC and lowercases character by character. test/spans/unitHash.test.ts
  * checks the table against every BMP composition and the hashes against the string path.
+ *
+ * Why this file is long: the string path, the kernel's, the texts decoded from JSON bytes into the
+ * kernel's memory and the whole-document normalization share one hasher's buffers and table.
  * @module
  */
 import { textHash2, textHash2Range, textHash2Units } from '../hash/murmur3.js';
 import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../text/normalize.js';
 import { kernelsModule } from '../wasm/wasmKernels.js';
+import { decodeJsonString, decoded } from './jsonScan.js';
 
 /** Table entries: the output code unit, or one of these. */
 const UNKNOWN = -3;
@@ -44,6 +48,7 @@ interface Kernels {
   unitHash(src: number, a: number, b: number, tbl: number, buf: number, out: number): number;
   normalizeDoc(src: number, n: number, tbl: number, norm: number, pos: number): number;
   hashUnits(p: number, len: number, out: number): number;
+  jsonString(p: number, q: number, out: number, info: number): number;
   memory: WebAssembly.Memory;
 }
 
@@ -51,6 +56,9 @@ interface Kernels {
 const K_TABLE = 0;
 const K_OUT = 65536 * 4;
 const K_SRC = K_OUT + 64;
+
+/** Code units from which {@link UnitHasher.decodeJsonText} leaves the string to JSON.parse (below Node's external strings, 0xFBEE9 bytes). */
+const LONG_TEXT = 1 << 19;
 
 /** True on a little-endian machine (every platform Node ships for); a big-endian one takes the string path. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -69,13 +77,16 @@ export class UnitHasher {
    * The default preset's per-unit loop in WebAssembly (about twice as fast as in JavaScript), when
    * the runtime has it: its function, memory, and where the normalized code units go ({@link src} is there too).
    */
-  private kernel: { fn: Kernels; buf: number; norm: number; pos: number; lanes: Uint32Array } | undefined;
+  private kernel: { fn: Kernels; buf: number; norm: number; pos: number; lanes: Uint32Array; inp: number; bytes: Uint8Array; info: Int32Array } | undefined;
   private readonly norm: (t: string) => string;
   /** The normalized code units of the unit being hashed, and the same bytes as 32-bit words. */
   private buf = new Uint16Array(1024);
   private words = new Uint32Array(this.buf.buffer);
   /** The document whose code units {@link src} holds (the units of one document are hashed one after the other). */
   private doc = '';
+  /** {@link src} holds code units a caller wrote ({@link codes}), not {@link doc}'s; {@link docLen}: how many. */
+  private fromCodes = false;
+  private docLen = 0;
   private src = new Uint16Array(1024);
   private srcBytes = Buffer.from(this.src.buffer);
   /** The normalized string of the last unit {@link hash} took the string path for, else undefined (its code units are in {@link last} from {@link lastAt}). */
@@ -102,7 +113,7 @@ export class UnitHasher {
     const mod = this.mode === 1 ? kernelsModule() : null;
     if (mod) {
       const e = new WebAssembly.Instance(mod, {}).exports as unknown as Kernels;
-      this.kernel = { fn: e, buf: 0, norm: 0, pos: 0, lanes: new Uint32Array(0) };
+      this.kernel = { fn: e, buf: 0, norm: 0, pos: 0, lanes: new Uint32Array(0), inp: 0, bytes: new Uint8Array(0), info: new Int32Array(0) };
       this.table = new Int32Array(e.memory.buffer, K_TABLE, 65536).fill(UNKNOWN);
       this.room(this.src.length);
     }
@@ -120,7 +131,9 @@ export class UnitHasher {
     const buf = K_SRC + size;
     const norm = buf + size;
     const pos = norm + size;
-    const need = pos + 4 * n + 16;
+    // And a JSON string's bytes, decoded into src ({@link decodeJson}): at most one code unit a byte.
+    const inp = pos + 4 * n + 16;
+    const need = inp + n + 16;
     const memory = k.fn.memory;
     const have = memory.buffer.byteLength;
     if (need > have) memory.grow(Math.ceil((need - have) / 65536));
@@ -128,6 +141,9 @@ export class UnitHasher {
     k.buf = buf;
     k.norm = norm;
     k.pos = pos;
+    k.inp = inp;
+    k.bytes = new Uint8Array(ab);
+    k.info = new Int32Array(ab, K_OUT + 8, 1);
     this.docNorm = new Uint16Array(ab, norm, n);
     this.docPos = new Int32Array(ab, pos, n);
     k.lanes = new Uint32Array(ab, K_OUT, 2);
@@ -150,13 +166,92 @@ export class UnitHasher {
    * Why these parameters: once per unit in the walker's loop, where an options object would allocate per unit.
    */
   hash(text: string, a: number, b: number, out: Uint32Array): number {
+    if (this.mode !== 0 && (this.fromCodes || text !== this.doc)) this.load(text);
+    return this.hashLoaded(text, a, b, out);
+  }
+
+  /**
+   * Room for a text of `n` code units, which the caller writes into the array returned (valid until
+   * the next call of this hasher), then tells their count to {@link tookCodes}: its units are then
+   * hashed by {@link hashCodes}, with no string (pass 1 over bytes decodes a record's text there).
+   */
+  codes(n: number): Uint16Array {
+    if (n > this.src.length) this.roomForDoc(n);
+    return this.src;
+  }
+
+  /** The text whose units {@link hashCodes} hashes is the first `n` code units written into {@link codes}'s array. */
+  tookCodes(n: number): void {
+    this.fromCodes = true;
+    this.doc = '';
+    this.docLen = n;
+    this.docState = 0;
+  }
+
+  /**
+   * Decodes the contents of a JSON string, the bytes `b[a, q)` (valid UTF-8; its closing quote at
+   * `q`), into {@link codes}'s array as `JSON.parse` decodes them (in the kernel when there is one):
+   * returns the code units, or −1 where `JSON.parse` refuses the string; {@link jsonBytes} is then
+   * its UTF-8 length. {@link tookCodes} is the caller's.
+   */
+  decodeJson(b: Uint8Array, a: number, q: number): number {
+    const k = this.kernel;
+    if (!k) {
+      const n = decodeJsonString(b, a, q, this.codes(q - a));
+      this.jsonBytes = decoded.bytes;
+      return n;
+    }
+    this.codes(q - a);
+    // The bytes with their closing quote, which ends the kernel's loops.
+    k.bytes.set(b.subarray(a, q + 1), k.inp);
+    const n = k.fn.jsonString(k.inp, k.inp + q - a, K_SRC, K_OUT + 8);
+    this.jsonBytes = k.info[0]!;
+    return n;
+  }
+
+  /** The UTF-8 length of the string {@link decodeJson} decoded last. */
+  jsonBytes = 0;
+
+  /**
+   * {@link decodeJson}, then the text as a string (undefined where `JSON.parse` refuses it), whose
+   * code units are then already loaded: {@link hash} of it reads them without copying them again.
+   */
+  decodeJsonText(b: Uint8Array, a: number, q: number): string | undefined {
+    const n = this.decodeJson(b, a, q);
+    if (n < 0) return undefined;
+    // A long text as JSON.parse makes it: Node makes an external two-byte string of a long utf16le
+    // decoding, even of Latin-1, and a regular expression over 5M such code units overflowed the stack
+    // (a unicode regex's backtracking) where JSON.parse's one-byte string did not.
+    if (n >= LONG_TEXT) return JSON.parse(Buffer.from(b.buffer, b.byteOffset + a - 1, q - a + 2).toString('utf8')) as string;
+    // utf16le keeps lone surrogates, and V8 makes a one-byte string of Latin-1 code units.
+    const text = this.srcBytes.toString('utf16le', 0, 2 * n);
+    this.doc = text;
+    this.docLen = n;
+    this.fromCodes = false;
+    this.docState = 0;
+    return text;
+  }
+
+  /** {@link hash} of the text {@link tookCodes} took, units `[a, b)`. Why these parameters: as {@link hash}. */
+  hashCodes(a: number, b: number, out: Uint32Array): number {
+    return this.hashLoaded(undefined, a, b, out);
+  }
+
+  /** The code units `[a, b)` of the text {@link tookCodes} took, as a string (the rare units the string path normalizes). */
+  codeString(a: number, b: number): string {
+    let s = '';
+    for (let i = a; i < b; i += 4096) s += String.fromCharCode(...this.src.subarray(i, Math.min(b, i + 4096)));
+    return s;
+  }
+
+  /** {@link hash} of units of the text loaded: `text`, or (undefined) the code units {@link tookCodes} took. Why these parameters: as {@link hash}. */
+  private hashLoaded(text: string | undefined, a: number, b: number, out: Uint32Array): number {
     const mode = this.mode;
     this.slowText = undefined;
     if (mode === 0) return this.slow(text, a, b, out);
     if (!this.kernel && b - a > this.buf.length) this.grow(b - a);
-    if (text !== this.doc) this.load(text);
     if (this.wholeDocs && mode === 1) {
-      if (this.docState === 0) this.normalizeDoc(text.length);
+      if (this.docState === 0) this.normalizeDoc(this.docLen);
       if (this.docState === 1) return this.fromDoc(a, b, out);
     }
     if (this.kernel) return this.inKernel(text, a, b, out);
@@ -188,7 +283,7 @@ export class UnitHasher {
   }
 
   /** {@link hash} in the kernel. Why these parameters: as {@link hash}. */
-  private inKernel(text: string, a: number, b: number, out: Uint32Array): number {
+  private inKernel(text: string | undefined, a: number, b: number, out: Uint32Array): number {
     const k = this.kernel!;
     this.last = this.buf;
     this.lastAt = 0;
@@ -208,16 +303,20 @@ export class UnitHasher {
 
   /** Copies the document's code units into {@link src}: typed-array reads cost less than `charCodeAt` on a string of any representation. */
   private load(text: string): void {
-    if (this.kernel) {
-      if (text.length > this.src.length) this.room(Math.max(text.length, 2 * this.src.length));
-    } else if (text.length > this.src.length) {
-      const ab = new ArrayBuffer(2 * Math.max(text.length, 2 * this.src.length));
-      this.src = new Uint16Array(ab);
-      this.srcBytes = Buffer.from(ab);
-    }
+    if (text.length > this.src.length) this.roomForDoc(text.length);
     this.srcBytes.write(text, 0, 'utf16le');
     this.doc = text;
+    this.docLen = text.length;
+    this.fromCodes = false;
     this.docState = 0;
+  }
+
+  /** Room in {@link src} for a document of `n` code units (doubling). */
+  private roomForDoc(n: number): void {
+    if (this.kernel) return this.room(Math.max(n, 2 * this.src.length));
+    const ab = new ArrayBuffer(2 * Math.max(n, 2 * this.src.length));
+    this.src = new Uint16Array(ab);
+    this.srcBytes = Buffer.from(ab);
   }
 
   /** Normalizes the first `n` code units of {@link src} (the whole document) into {@link docNorm}, as {@link hash} does a unit. */
@@ -291,8 +390,8 @@ export class UnitHasher {
   }
 
   /** The string path: normalize the slice, then hash it. Why these parameters: as {@link hash}. */
-  private slow(text: string, a: number, b: number, out: Uint32Array): number {
-    const t = this.norm(text.slice(a, b));
+  private slow(text: string | undefined, a: number, b: number, out: Uint32Array): number {
+    const t = this.norm(text === undefined ? this.codeString(a, b) : text.slice(a, b));
     textHash2(out, 0, t);
     this.slowText = t;
     return t.length;

@@ -9,6 +9,7 @@ import { makeNormalizer } from '../text/normalize.js';
 import { tokens } from '../text/tokens.js';
 import type { ResolvedSpansOptions } from './options.js';
 import { grown, UnitHasher } from './unitHash.js';
+import { splitUnitCodes } from './unitCodes.js';
 import { newUnits, splitUnits } from './units.js';
 import { newWordBuffers, wordWindows } from './words.js';
 
@@ -58,6 +59,45 @@ export class UnitWalker {
       const len = this.hasher.hash(text, a, b, this.hash);
       if (len === 0) continue;
       if (min > 0 && tokens(this.hasher.normalized(text, a, b)).length < min) continue;
+      this.len = len;
+      if (this.masking) this.masked();
+      each(k);
+    }
+    return u.count;
+  }
+
+  /**
+   * Decodes the JSON string contents `b[a, q)` (its closing quote at `q`) into the code units
+   * {@link eachCodes} walks, as `JSON.parse` decodes them: returns their count, or −1 where
+   * `JSON.parse` refuses the string; {@link jsonBytes} is then its UTF-8 length.
+   */
+  decodeJson(b: Uint8Array, a: number, q: number): number {
+    return this.hasher.decodeJson(b, a, q);
+  }
+
+  /** {@link decodeJson}, then the text as a string (undefined where `JSON.parse` refuses it), ready for {@link each}. */
+  decodeJsonText(b: Uint8Array, a: number, q: number): string | undefined {
+    return this.hasher.decodeJsonText(b, a, q);
+  }
+
+  /** The UTF-8 length of the string {@link decodeJson} decoded last. */
+  get jsonBytes(): number {
+    return this.hasher.jsonBytes;
+  }
+
+  /** {@link each} over the `n` code units {@link decodeJson} decoded: the same units, hashes and indices as of that text as a string. */
+  eachCodes(n: number, each: (k: number) => void): number {
+    const unit = this.o.unit;
+    if (unit !== 'line' && unit !== 'paragraph') throw new Error(`eachCodes: ${unit} units are split from strings`);
+    const u = splitUnitCodes(this.hasher.codes(n), n, unit, this.units);
+    this.hasher.tookCodes(n);
+    const min = this.o.minUnitWords;
+    for (let k = 0; k < u.count; k++) {
+      const a = u.textStart[k]!;
+      const b = u.textEnd[k]!;
+      const len = this.hasher.hashCodes(a, b, this.hash);
+      if (len === 0) continue;
+      if (min > 0 && tokens(this.norm(this.hasher.codeString(a, b))).length < min) continue;
       this.len = len;
       if (this.masking) this.masked();
       each(k);

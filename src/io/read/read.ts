@@ -85,6 +85,8 @@ export interface OpenedInput {
   readonly shards?: ShardList;
   /** For a sharded input: the resolved format of each shard opened so far, by shard index. */
   readonly shardFormats?: InputFormat[];
+  /** Closes a single file whose records were not read (a reader that read its bytes another way). */
+  close?(): void;
 }
 
 async function isDirectory(path: string): Promise<boolean> {
@@ -338,6 +340,7 @@ async function openSingle(path: string, options: ReadOptions, skips: SkipStats):
       return bomSeen.bom;
     },
     records: undefined as unknown as AsyncGenerator<InputRecord>,
+    close: () => source.close(),
   };
   let records: AsyncGenerator<InputRecord>;
   refuseFieldFlags(name, fmt, options);

@@ -30,6 +30,8 @@ export interface ByteSource {
   gzip(): boolean;
   /** The compression the data turned out to have (known after the first chunk). */
   compression(): Compression;
+  /** Closes a file never read (its chunks not iterated); standard input is left open. */
+  close(): void;
 }
 
 /** Turns a failed fs call into an {@link InputError} naming the path. */
@@ -133,5 +135,6 @@ export async function openSource(path: string, stdin: Readable = process.stdin):
       yield n.value;
     }
   }
-  return { name, size, chunks: chunks(), bytesRead: () => read, gzip: () => compression === 'gzip', compression: () => compression };
+  const close = (): void => void (path === '-' || raw.destroy());
+  return { name, size, chunks: chunks(), bytesRead: () => read, gzip: () => compression === 'gzip', compression: () => compression, close };
 }
