@@ -22,6 +22,8 @@ export interface FaultHooks {
   fileStoreCheckpointEvery?: () => number;
   /** Documents from which a file store's open rebuilds its table in worker threads, instead of 2^18: tests take that path on small stores. */
   fileStoreWorkersFrom?: () => number;
+  /** The script a file store's rebuild worker runs, instead of its own (a test names one that does not load). */
+  fileStoreRebuildScript?: () => URL;
   /** A file store is about to write its checkpoint (a test throws here: a disk that fills up). */
   fileStoreCheckpoint?: () => Promise<void>;
   /** Bits of a spans unit hash kept (both lanes masked to them), so that different units collide often: tests of exactness. */

@@ -398,16 +398,41 @@ function rebuild(h: Header, a: Arrays, rest: Reads): Promise<boolean> {
   };
   if (h.format !== FORMAT || h.slots < (faultHooks().fileStoreWorkersFrom?.() ?? WORKER_MIN_SLOTS))
     return rest([...KEY_SECTIONS, ...LINK_SECTIONS]).then(() => runJob(spread) && runJob(links));
-  const inWorker = (job: RebuildJob) =>
-    new Promise<boolean>((resolve) => {
-      // A worker that fails: the log is folded.
-      const w = new Worker(new URL('./rebuildWorker.js', import.meta.url), { workerData: job });
-      w.once('message', (ok: boolean) => resolve(ok === true));
-      w.once('error', () => resolve(false));
-      w.once('exit', () => resolve(false));
-    });
   const done = [rest(KEY_SECTIONS).then(() => inWorker(spread)), rest(LINK_SECTIONS).then(() => inWorker(links))];
   return Promise.all(done).then((oks) => oks.every(Boolean));
+}
+
+/**
+ * Runs `job` in a worker thread (src/store/file/rebuildWorker.ts); true when what it read holds
+ * together. A worker that never started its job (its script did not load, or no thread could be
+ * made) left the arrays untouched: the job runs here instead, slower, rather than the whole log
+ * folded (minutes at 10^7 documents, and nothing said). One that failed after starting may have
+ * changed them half-way: false, and the log is folded.
+ */
+function inWorker(job: RebuildJob): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    let started = false;
+    let settled = false;
+    const settle = (ok: () => boolean) => {
+      if (settled) return;
+      settled = true;
+      resolve(ok());
+    };
+    const script = faultHooks().fileStoreRebuildScript?.() ?? new URL('./rebuildWorker.js', import.meta.url);
+    let w: Worker;
+    try {
+      w = new Worker(script, { workerData: job });
+    } catch {
+      return settle(() => runJob(job));
+    }
+    w.on('message', (m: unknown) => {
+      if (m === 'started') started = true;
+      else settle(() => m === true);
+    });
+    const failed = () => settle(() => (started ? false : runJob(job)));
+    w.once('error', failed);
+    w.once('exit', failed);
+  });
 }
 
 /** The table image of the arrays read: record offsets from the lengths (the arena was written live, in slot order). */

@@ -9,4 +9,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { runJob, type RebuildJob } from './tablePack.js';
 
+// Said first: a worker that fails before it has touched the shared arrays lets the main thread run the job instead.
+parentPort!.postMessage('started');
 parentPort!.postMessage(runJob(workerData as RebuildJob));

@@ -230,10 +230,14 @@ test('checkpoint: after random churn, a store opened from its checkpoint answers
       await s.close();
       const ids = Array.from({ length: 62 }, (_, i) => idOf(i));
       const fromCheckpoint = new FileStore(d);
-      // Every other run rebuilds the table in worker threads, as stores of 2^18 documents and more do.
-      installFaultHooks({ fileStoreWorkersFrom: run % 2 ? () => 0 : undefined });
+      // Two runs in three rebuild the table in worker threads, as stores of 2^18 documents and more
+      // do; in one of those the worker's script does not load, and the rebuild runs in this thread.
+      installFaultHooks({
+        fileStoreWorkersFrom: run % 3 ? () => 0 : undefined,
+        fileStoreRebuildScript: run % 3 === 2 ? () => new URL('./no-such-worker.js', import.meta.url) : undefined,
+      });
       await fromCheckpoint.open(manifest);
-      installFaultHooks({ fileStoreWorkersFrom: undefined });
+      installFaultHooks({ fileStoreWorkersFrom: undefined, fileStoreRebuildScript: undefined });
       assert.equal((await fromCheckpoint.stats()).framesFoldedAtOpen, 0);
       const want = await answersOf(fromCheckpoint, ids);
       await fromCheckpoint.close();
@@ -245,7 +249,7 @@ test('checkpoint: after random churn, a store opened from its checkpoint answers
       await folded.close();
       rmSync(d, { recursive: true, force: true });
     }),
-    { numRuns: 10 },
+    { numRuns: 12 },
   );
 });
 

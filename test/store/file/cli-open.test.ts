@@ -1,9 +1,10 @@
 /**
  * The bundled CLI opens a file store from its checkpoint through the worker threads that stores of
  * 2^18 documents and more rebuild their table in (src/store/file/rebuildWorker.ts), forced here on
- * a small store by a fault hook. A worker script left out of the bundle made every such open fail
- * over to folding the whole log: right answers, but 145 s instead of ~15 s at 10^7 documents, with
- * nothing said. test/repo/bundle-workers.test.ts checks every worker script has its bundle entry.
+ * a small store by a fault hook. The worker script was once left out of the bundle, and every such
+ * open failed over to folding the whole log: right answers, but 145 s instead of ~13 s at 10^7
+ * documents, with nothing said. test/repo/bundle-workers.test.ts checks every worker script has its
+ * bundle entry; a worker that cannot start now runs its job in the main thread instead.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
