@@ -33,7 +33,7 @@ import { MAX_ARENA, MemoryStore, type MemoryTableImage } from '../memory/store.j
 import type { StoreManifest } from '../types.js';
 import { Worker } from 'node:worker_threads';
 import { packedSizes, runJob, scanKeyTable, writePackedKeys, type RebuildJob } from './tablePack.js';
-import { writeAt } from './manifest.js';
+import { readFull, writeAt } from './manifest.js';
 import { faultHooks } from '../../common/faults.js';
 import { keysFromLog, LogReader } from './keysFromLog.js';
 
@@ -185,11 +185,7 @@ async function readInto(f: FileHandle, into: Uint8Array, len: number, pos: numbe
 }
 
 async function readPiece(f: FileHandle, into: Uint8Array, pos: number): Promise<void> {
-  for (let o = 0; o < into.length;) {
-    const { bytesRead } = await f.read(into, o, into.length - o, pos + o);
-    if (bytesRead === 0) throw new Error('checkpoint shorter than its header says');
-    o += bytesRead;
-  }
+  if ((await readFull(f, into, pos)) < into.length) throw new Error('checkpoint shorter than its header says');
 }
 
 interface Header extends CheckpointAt {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { LogReplica } from '../log/replica.js';
 import { encodeFrame, type FrameDoc } from './frames.js';
 import { dataFiles, syncDir, writeAll } from './manifest.js';
-import { LOCATOR_BYTES, locator } from './replay.js';
+import { LOCATOR_BYTES, locator, placeOf } from './replay.js';
 
 /** Documents per frame of the compacted log. */
 const BATCH_DOCS = 1000;
@@ -93,7 +93,7 @@ export async function writeCompacted(src: CompactSource): Promise<Compacted> {
 export function relocate(replica: LogReplica, offsets: Float64Array): void {
   let i = 0;
   for (const d of replica.table.live()) {
-    const len = Buffer.from(replica.extraIn(d.record)).readUInt32LE(8);
+    const { len } = placeOf(replica.extraIn(d.record));
     replica.extraIn(d.record).set(locator(offsets[i++]!, len).subarray(0, LOCATOR_BYTES));
   }
 }

@@ -16,6 +16,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { hashBytes } from '../memory/idTable.js';
 import { FRAME_HEADER, FRAME_VERSION } from './frames.js';
+import { readFull } from './manifest.js';
 
 /** Log bytes read at a time. */
 const CHUNK = 32 << 20;
@@ -32,14 +33,9 @@ const OP_REMOVE = 2;
 /** First byte of an id the id index keeps as UTF-16 (src/store/memory/idTable.ts). */
 const UTF16 = 0xff;
 
-/** Reads `len` bytes of `f` at `pos` into `b` (from its start); the bytes read. */
+/** Reads `len` bytes of `f` at `pos` into `b` (from its start); the bytes read (fewer where the file ends). */
 async function readAt(f: FileHandle, pos: number, len: number, b: Buffer = Buffer.allocUnsafe(len)): Promise<Buffer> {
-  for (let o = 0; o < len;) {
-    const { bytesRead } = await f.read(b, o, len - o, pos + o);
-    if (bytesRead === 0) return b.subarray(0, o);
-    o += bytesRead;
-  }
-  return b.subarray(0, len);
+  return b.subarray(0, await readFull(f, b.subarray(0, len), pos));
 }
 
 /** The checksum of the log's last bytes before `logEnd` (at most 4 KiB), which a checkpoint keeps. */

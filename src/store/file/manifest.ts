@@ -54,6 +54,16 @@ export async function writeAt(f: FileHandle, b: Uint8Array, pos: number, chunk =
   for (let o = 0; o < b.length;) o += (await f.write(b, o, Math.min(chunk, b.length - o), pos + o)).bytesWritten;
 }
 
+/**
+ * Reads `into.length` bytes of `f` from byte `pos` into `into` (a read may give fewer bytes than
+ * asked); fewer only where the file ends: returns how many were read.
+ */
+export async function readFull(f: FileHandle, into: Uint8Array, pos: number): Promise<number> {
+  let o = 0;
+  for (let n = -1; o < into.length && n !== 0; o += n) n = (await f.read(into, o, into.length - o, pos + o)).bytesRead;
+  return o;
+}
+
 /** Syncs the directory, so that a rename or removal in it is on disk. */
 export async function syncDir(dir: string): Promise<void> {
   const d = await openFile(dir, 'r');

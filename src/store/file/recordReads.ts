@@ -11,23 +11,13 @@
  */
 import { readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { readFull } from './manifest.js';
+import type { Place } from './replay.js';
 
 /** Positioned reads in flight at once, per call. */
 const AT_ONCE = 64;
 /** Records from which a call reads them in parallel (fewer: one after another, synchronously). */
 const PARALLEL_FROM = 16;
-
-/** Where a record lies in the records file: the first 12 bytes of its table record (f64 offset, u32 length). */
-export interface Place {
-  at: number;
-  len: number;
-}
-
-/** The place a table record's first 12 bytes (its locator) give. */
-export function placeOf(locator: Uint8Array): Place {
-  const v = new DataView(locator.buffer, locator.byteOffset, locator.byteLength);
-  return { at: v.getFloat64(0, true), len: v.getUint32(8, true) };
-}
 
 const pastEnd = (where: string, at: number) => new Error(`${where}: record at byte ${at} runs past the end of the records file`);
 
@@ -71,11 +61,7 @@ export class RecordReads {
 
   private async read(fh: FileHandle, p: Place): Promise<Uint8Array> {
     const out = Buffer.allocUnsafe(p.len);
-    for (let o = 0; o < out.length;) {
-      const { bytesRead } = await fh.read(out, o, out.length - o, p.at + o);
-      if (bytesRead === 0) throw pastEnd(this.where, p.at);
-      o += bytesRead;
-    }
+    if ((await readFull(fh, out, p.at)) < p.len) throw pastEnd(this.where, p.at);
     return out;
   }
 

@@ -23,6 +23,18 @@ export function locator(at: number, bytes: number): Uint8Array {
   return b;
 }
 
+/** Where a document's record is: a {@link locator} read back. */
+export interface Place {
+  at: number;
+  len: number;
+}
+
+/** The place a table record's locator (its first {@link LOCATOR_BYTES} bytes) gives. */
+export function placeOf(loc: Uint8Array): Place {
+  const v = new DataView(loc.buffer, loc.byteOffset, loc.byteLength);
+  return { at: v.getFloat64(0, true), len: v.getUint32(8, true) };
+}
+
 /** The documents of a frame as the table takes them (puts with their record locators). */
 export function replicaDocs(f: Frame): ReplicaDoc[] {
   if (f.entry.op === 'remove') return f.entry.docs;

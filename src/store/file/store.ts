@@ -29,9 +29,9 @@ import { encodeFrame } from './frames.js';
 import { takeDirLock } from './lock.js';
 import { fileStoreDirProblem } from './dir.js';
 import { copyStoreFiles } from './backup.js';
-import { LOCATOR_BYTES, locator, replay } from './replay.js';
+import { LOCATOR_BYTES, locator, placeOf, replay } from './replay.js';
 import { CHECKPOINT_FILE, readCheckpoint, writeCheckpoint } from './checkpoint.js';
-import { placeOf, RecordReads } from './recordReads.js';
+import { RecordReads } from './recordReads.js';
 import { logTail } from './keysFromLog.js';
 
 /** Log growth (bytes) below which no checkpoint is written before close. */

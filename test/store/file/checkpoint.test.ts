@@ -26,7 +26,7 @@ import type { MemoryTableImage } from '../../../src/store/memory/image.js';
 import '../../helpers/fuzz.js';
 import { repoRoot } from '../../helpers.js';
 import { LoggedTable, readWithLog } from './loggedTable.js';
-import { installFaultHooks } from '../../../src/common/faults.js';
+import { installFaultHooks, type FaultHooks } from '../../../src/common/faults.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-filecp-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -119,17 +119,7 @@ for (const [format, size] of [[3, 38], [4, 39]] as const) {
     await s.close();
     // The next checkpoint is format 5.
     assert.equal(sectionsOf(path.join(d, 'table')).header.format, 'neardup-file-table 5');
-    const again = new FileStore(d);
-    await again.open(manifest);
-    assert.equal((await again.stats()).framesFoldedAtOpen, 0);
-    const after5 = await answersOf(again, ids);
-    await again.close();
-    rmSync(path.join(d, 'table'));
-    const folded = new FileStore(d);
-    await folded.open(manifest);
-    assert.ok(((await folded.stats()).framesFoldedAtOpen as number) > 0);
-    assert.deepEqual(await answersOf(folded, ids), after5);
-    await folded.close();
+    await fromCheckpointAsFolded(d, ids);
   });
 }
 
@@ -202,6 +192,29 @@ async function answersOf(s: FileStore, ids: string[]): Promise<unknown> {
   return { size: await s.size(), recs, found, scanned: scanned.sort() };
 }
 
+/**
+ * Opens the store in `d` from its checkpoint (nothing folded; `hooks` installed for that open
+ * only), then again with the checkpoint deleted (the whole log folded): both answer alike.
+ */
+async function fromCheckpointAsFolded(d: string, ids: string[], hooks: FaultHooks = {}): Promise<void> {
+  const fromCheckpoint = new FileStore(d);
+  installFaultHooks(hooks);
+  try {
+    await fromCheckpoint.open(manifest);
+  } finally {
+    installFaultHooks(Object.fromEntries(Object.keys(hooks).map((k) => [k, undefined])));
+  }
+  assert.equal((await fromCheckpoint.stats()).framesFoldedAtOpen, 0);
+  const want = await answersOf(fromCheckpoint, ids);
+  await fromCheckpoint.close();
+  rmSync(path.join(d, 'table'));
+  const folded = new FileStore(d);
+  await folded.open(manifest);
+  assert.ok(((await folded.stats()).framesFoldedAtOpen as number) > 0);
+  assert.deepEqual(await answersOf(folded, ids), want);
+  await folded.close();
+}
+
 const op = fc.oneof(
   { weight: 5, arbitrary: fc.record({ put: fc.integer({ min: 0, max: 60 }), seed: fc.nat(500), empty: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ remove: fc.integer({ min: 0, max: 60 }) }) },
@@ -229,24 +242,12 @@ test('checkpoint: after random churn, a store opened from its checkpoint answers
       }
       await s.close();
       const ids = Array.from({ length: 62 }, (_, i) => idOf(i));
-      const fromCheckpoint = new FileStore(d);
       // Two runs in three rebuild the table in worker threads, as stores of 2^18 documents and more
       // do; in one of those the worker's script does not load, and the rebuild runs in this thread.
-      installFaultHooks({
+      await fromCheckpointAsFolded(d, ids, {
         fileStoreWorkersFrom: run % 3 ? () => 0 : undefined,
         fileStoreRebuildScript: run % 3 === 2 ? () => new URL('./no-such-worker.js', import.meta.url) : undefined,
       });
-      await fromCheckpoint.open(manifest);
-      installFaultHooks({ fileStoreWorkersFrom: undefined, fileStoreRebuildScript: undefined });
-      assert.equal((await fromCheckpoint.stats()).framesFoldedAtOpen, 0);
-      const want = await answersOf(fromCheckpoint, ids);
-      await fromCheckpoint.close();
-      rmSync(path.join(d, 'table'));
-      const folded = new FileStore(d);
-      await folded.open(manifest);
-      assert.ok(((await folded.stats()).framesFoldedAtOpen as number) > 0);
-      assert.deepEqual(await answersOf(folded, ids), want);
-      await folded.close();
       rmSync(d, { recursive: true, force: true });
     }),
     { numRuns: 12 },
