@@ -35,6 +35,7 @@ import { Worker } from 'node:worker_threads';
 import { packedSizes, runJob, scanKeyTable, writePackedKeys, type RebuildJob } from './tablePack.js';
 import { readFull, writeAt } from './manifest.js';
 import { faultHooks } from '../../common/faults.js';
+import { toThread } from '../../common/sharedViews.js';
 import { keysFromLog, LogReader } from './keysFromLog.js';
 
 /** The checkpoint's file name in the store's directory. */
@@ -394,7 +395,7 @@ function rebuild(h: Header, a: Arrays, rest: Reads): Promise<boolean> {
   };
   if (h.format !== FORMAT || h.slots < (faultHooks().fileStoreWorkersFrom?.() ?? WORKER_MIN_SLOTS))
     return rest([...KEY_SECTIONS, ...LINK_SECTIONS]).then(() => runJob(spread) && runJob(links));
-  const done = [rest(KEY_SECTIONS).then(() => inWorker(spread)), rest(LINK_SECTIONS).then(() => inWorker(links))];
+  const done = [rest(KEY_SECTIONS).then(() => rebuildInWorker(spread)), rest(LINK_SECTIONS).then(() => rebuildInWorker(links))];
   return Promise.all(done).then((oks) => oks.every(Boolean));
 }
 
@@ -405,7 +406,7 @@ function rebuild(h: Header, a: Arrays, rest: Reads): Promise<boolean> {
  * folded (minutes at 10^7 documents, and nothing said). One that failed after starting may have
  * changed them half-way: false, and the log is folded.
  */
-function inWorker(job: RebuildJob): Promise<boolean> {
+export function rebuildInWorker(job: RebuildJob): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     let started = false;
     let settled = false;
@@ -417,7 +418,7 @@ function inWorker(job: RebuildJob): Promise<boolean> {
     const script = faultHooks().fileStoreRebuildScript?.() ?? new URL('./rebuildWorker.js', import.meta.url);
     let w: Worker;
     try {
-      w = new Worker(script, { workerData: job });
+      w = new Worker(script, { workerData: toThread(job) });
     } catch {
       return settle(() => runJob(job));
     }

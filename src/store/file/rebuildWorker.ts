@@ -7,8 +7,10 @@
  * @module
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { fromThread } from '../../common/sharedViews.js';
 import { runJob, type RebuildJob } from './tablePack.js';
 
 // Said first: a worker that fails before it has touched the shared arrays lets the main thread run the job instead.
 parentPort!.postMessage('started');
-parentPort!.postMessage(runJob(workerData as RebuildJob));
+// The job's arrays come as shared buffers with offsets and lengths (src/common/sharedViews.ts).
+parentPort!.postMessage(runJob(fromThread<RebuildJob>(workerData)));
