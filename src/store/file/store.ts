@@ -295,10 +295,10 @@ export class FileStore implements NearDupStore {
     };
   }
 
-  /** The files against the table: every record inside the records file, the files as long as the store wrote them. */
+  /** The table's postings, and the files against the table: every record inside the records file, the files as long as the store wrote them. */
   async checkStore(): Promise<{ errors: string[]; warnings: string[] }> {
     await this.chain;
-    const errors: string[] = [];
+    const errors = this.table.table.postingErrors(this.table.extraBytes);
     const logSize = (await this.log!.stat()).size;
     const recSize = (await this.records!.stat()).size;
     if (logSize !== this.logEnd) errors.push(`log has ${logSize} bytes, the store wrote ${this.logEnd}`);

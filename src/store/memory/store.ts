@@ -9,6 +9,7 @@ import { MemoryClusterState, type ClusterState } from '../clusterState.js';
 import { ExpiryHeap } from './expiryHeap.js';
 import { grown, type MemoryTableImage } from './image.js';
 import { IdTable } from './idTable.js';
+import { postingErrors } from './postingCheck.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
 
 const EMPTY = -1;
@@ -157,21 +158,11 @@ export class MemoryStore implements NearDupStore {
     const s = this.slots++;
     if (s >= this.recLen.length) {
       const cap = this.recLen.length * 2;
-      const off = new Float64Array(cap);
-      off.set(this.recOff);
-      this.recOff = off;
-      const len = new Uint32Array(cap);
-      len.set(this.recLen);
-      this.recLen = len;
-      const mark = new Uint32Array(cap);
-      mark.set(this.mark);
-      this.mark = mark;
-      const next = new Int32Array(cap * this.K);
-      next.set(this.next);
-      this.next = next;
-      const prev = new Int32Array(cap * this.K);
-      prev.set(this.prev);
-      this.prev = prev;
+      this.recOff = grown(Float64Array, this.recOff, cap);
+      this.recLen = grown(Uint32Array, this.recLen, cap);
+      this.mark = grown(Uint32Array, this.mark, cap);
+      this.next = grown(Int32Array, this.next, cap * this.K);
+      this.prev = grown(Int32Array, this.prev, cap * this.K);
     }
     return s;
   }
@@ -339,6 +330,12 @@ export class MemoryStore implements NearDupStore {
    * (the file store's `table` file); {@link MemoryStore.fromImage} makes the same table again
    * without inserting document by document.
    */
+  /** The full check of the postings (src/store/memory/postingCheck.ts), for records whose keys follow `keyOffset` bytes. */
+  postingErrors(keyOffset: number): string[] {
+    const { idt, K: keysPerSlot } = this;
+    return postingErrors({ ...this.image(), keysPerSlot, keyOffset, live: (s) => idt.has(s), idOf: (s) => idt.idOf(s) });
+  }
+
   image(): MemoryTableImage {
     const n = this.slots;
     return {
