@@ -125,4 +125,4 @@ export { createSet64 } from './text/fingerprint64.js';
 // Errors a caller may handle.
 export { InputError, UsageError, type InputFix } from './common/errors.js';
 export { TooManyPairsError } from './lsh/tooManyPairs.js';
-export { StoreUnavailableError, MissingDependencyError } from './store/errors.js';
+export { StoreFullError, StoreUnavailableError, MissingDependencyError } from './store/errors.js';

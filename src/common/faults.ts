@@ -26,6 +26,8 @@ export interface FaultHooks {
   fileStoreRebuildScript?: () => URL;
   /** A file store is about to write its checkpoint (a test throws here: a disk that fills up). */
   fileStoreCheckpoint?: () => Promise<void>;
+  /** Bytes the band table's records may take in memory, instead of 2^32: tests fill a table up. */
+  tableArenaMax?: () => number;
   /** Bits of a spans unit hash kept (both lanes masked to them), so that different units collide often: tests of exactness. */
   spansHashBits?: () => number;
 }

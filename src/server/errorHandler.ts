@@ -5,7 +5,7 @@
  * @module
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { StoreUnavailableError } from '../store/errors.js';
+import { StoreFullError, StoreUnavailableError } from '../store/errors.js';
 import { ForbiddenKeyBodyError, InvalidUtf8BodyError } from './jsonBody.js';
 
 /** What the error handler needs from the app's options. */
@@ -74,6 +74,10 @@ export function installErrorHandling(app: FastifyInstance, { bodyLimit, errorLog
       const retry = (error as unknown as StoreUnavailableError).retryAfter;
       reply.header('retry-after', String(retry));
       return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: `${error.message}; retry in ${retry} s` });
+    }
+    if ((error as unknown) instanceof StoreFullError) {
+      // The batch was refused whole; the index goes on with what it holds.
+      return reply.code(507).send({ statusCode: 507, error: 'Insufficient Storage', message: error.message });
     }
     const status = error.statusCode ?? 500;
     if (status === 413) {

@@ -24,3 +24,12 @@ export class StoreUnavailableError extends Error {
  * for `redis://`). One class for every optional package, defined with the loader in src/common/lazy.ts.
  */
 export { MissingDependencyError } from '../common/lazy.js';
+
+/**
+ * The store cannot take a batch: its in-memory band table would outgrow the one array its records
+ * live in (~16M documents of 32 keys). Nothing of the batch was written; the store goes on with
+ * what it holds. The HTTP service answers 507.
+ */
+export class StoreFullError extends Error {
+  override readonly name = 'StoreFullError';
+}

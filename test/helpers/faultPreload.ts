@@ -12,6 +12,7 @@ if (ms('NEARDUP_FAULT_UPLOAD_PAUSE_MS') > 0) installFaultHooks({ afterFirstUploa
 if (process.env.NEARDUP_FAULT_DECIDE_SPILL !== undefined) installFaultHooks({ decideSpillRows: () => Number(process.env.NEARDUP_FAULT_DECIDE_SPILL) });
 if (ms('NEARDUP_FAULT_RUNNING_STALE_MS') > 0) installFaultHooks({ runningStaleMs: () => ms('NEARDUP_FAULT_RUNNING_STALE_MS') });
 if (process.env.NEARDUP_FAULT_SPANS_HASH_BITS !== undefined) installFaultHooks({ spansHashBits: () => Number(process.env.NEARDUP_FAULT_SPANS_HASH_BITS) });
+if (process.env.NEARDUP_FAULT_TABLE_ARENA_MAX !== undefined) installFaultHooks({ tableArenaMax: () => Number(process.env.NEARDUP_FAULT_TABLE_ARENA_MAX) });
 if (process.env.NEARDUP_FAULT_FILE_STORE_WORKERS_FROM !== undefined) {
   installFaultHooks({ fileStoreWorkersFrom: () => Number(process.env.NEARDUP_FAULT_FILE_STORE_WORKERS_FROM) });
 }

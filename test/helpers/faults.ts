@@ -20,6 +20,8 @@ export interface Faults {
   spansHashBits?: number;
   /** A file store's open rebuilds its table in worker threads from this many documents (0: always). */
   fileStoreWorkersFrom?: number;
+  /** Bytes the band table's records may take (a table full after a few documents). */
+  tableArenaMax?: number;
 }
 
 const preload = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'faultPreload.js')).href;
@@ -33,6 +35,7 @@ export function faultEnv(faults: Faults): Record<string, string> {
   if (faults.spansHashBits !== undefined) env.NEARDUP_FAULT_SPANS_HASH_BITS = String(faults.spansHashBits);
   if (faults.runningStaleMs !== undefined) env.NEARDUP_FAULT_RUNNING_STALE_MS = String(faults.runningStaleMs);
   if (faults.fileStoreWorkersFrom !== undefined) env.NEARDUP_FAULT_FILE_STORE_WORKERS_FROM = String(faults.fileStoreWorkersFrom);
+  if (faults.tableArenaMax !== undefined) env.NEARDUP_FAULT_TABLE_ARENA_MAX = String(faults.tableArenaMax);
   return env;
 }
 

@@ -15,6 +15,9 @@
  * interrupted is cut off on the next open. Single adds reach the store batched (the index's group
  * commit), so one batch costs two fdatasyncs. `compact()` rewrites records and log with only the
  * live versions, as the next generation of files (src/store/file/compact.ts, manifest.ts).
+ * Why this file is long: one class orders every write to the files (a batch refused or written
+ * whole, records before frames, checkpoints, compaction's switch, reads in flight); its pieces live
+ * in the modules beside it, and what is left shares the class's state.
  * @module
  */
 import { mkdirSync, existsSync } from 'node:fs';
@@ -151,6 +154,12 @@ export class FileStore implements NearDupStore {
   async put(entries: PutEntry[]): Promise<void> {
     if (entries.length === 0) return;
     return this.write(async () => {
+      // A batch the table cannot take is refused before its records and frame are written: once in the log, every open would fail on it.
+      try {
+        this.table.checkRoom(entries);
+      } catch (e) {
+        throw new Unchanged(e as Error);
+      }
       const at = this.recordsEnd;
       const recs = Buffer.concat(entries.map((e) => e.record));
       const docs = entries.map((e) => ({ id: e.id, keys: e.keys, recordBytes: e.record.length, expiresAt: e.expiresAt }));

@@ -81,6 +81,11 @@ export class LogReplica {
     return r;
   }
 
+  /** Throws StoreFullError unless the table can take `docs` (before anything is written: src/store/memory/store.ts, checkRoom). */
+  checkRoom(docs: { id: string; keys: Float64Array }[]): void {
+    this.table.checkRoom(docs.map((d) => d.id), docs.map((d) => this.extraBytes + d.keys.byteLength));
+  }
+
   /** The keys a document is indexed under here, or null. */
   async keysOf(id: string): Promise<Float64Array | null> {
     const [b] = await this.table.get([id]);

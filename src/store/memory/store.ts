@@ -3,6 +3,9 @@
  * an open-addressing table maps a 53-bit band key to the head of a chain threaded through
  * `next[slot·K + j]` / `prev[slot·K + j]` (document slot, key position j; doubly linked so that
  * a removal is O(1) whatever the bucket size). No per-key objects.
+ * Why this file is long: the key table, the posting chains and the record arena are typed arrays
+ * that every operation (link, unlink, probing, growth, compaction, the room check) reads and writes
+ * together; the id index, the expiry heap, the image and the postings check are modules beside it.
  * @module
  */
 import { MemoryClusterState, type ClusterState } from '../clusterState.js';
@@ -10,6 +13,8 @@ import { ExpiryHeap } from './expiryHeap.js';
 import { grown, type MemoryTableImage } from './image.js';
 import { IdTable } from './idTable.js';
 import { postingErrors } from './postingCheck.js';
+import { StoreFullError } from '../errors.js';
+import { faultHooks } from '../../common/faults.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
 
 const EMPTY = -1;
@@ -17,6 +22,9 @@ const EMPTY = -1;
 export const MAX_ARENA = 2 ** 32;
 
 export type { MemoryTableImage } from './image.js';
+
+/** The most bytes of records the table holds (a test's hook may lower it). */
+const arenaMax = () => faultHooks().tableArenaMax?.() ?? MAX_ARENA;
 
 /** A store held in this process's memory; lost when the process exits (see save/load for snapshots). */
 export class MemoryStore implements NearDupStore {
@@ -167,17 +175,36 @@ export class MemoryStore implements NearDupStore {
     return s;
   }
 
+  /**
+   * Throws {@link StoreFullError} unless records of `bytes` for `ids` (each once) fit beside the live
+   * ones, a replaced document's old record freed: checked before a put changes anything, so that a
+   * batch goes in whole or not at all (the file store checks before it writes its files).
+   */
+  checkRoom(ids: string[], bytes: number[]): void {
+    let live = this.arenaLive;
+    ids.forEach((id, i) => {
+      const s = this.idt.slotOf(id);
+      live += bytes[i]! - (s === EMPTY ? 0 : this.recLen[s]!);
+    });
+    const max = arenaMax();
+    if (live <= max) return;
+    const most = `the file store's: ~${Math.floor(MAX_ARENA / (12 + 8 * this.K) / 1e6)}M documents of ${this.K} keys`;
+    throw new StoreFullError(
+      `the index is full: its band table's records would outgrow their one array of ${max} bytes (${most}); nothing of this batch was added: split the index`,
+    );
+  }
+
   private writeRecord(slot: number, rec: Uint8Array): void {
     if (this.arenaUsed + rec.length > this.arena.length) {
-      // Compact instead of growing when at least half the arena is garbage.
-      if (this.arenaLive * 2 < this.arenaUsed) this.compactArena();
+      const max = arenaMax();
+      // Compact instead of growing when at least half the arena is garbage, or when growing cannot make room.
+      if (this.arenaLive * 2 < this.arenaUsed || this.arenaUsed + rec.length > max) this.compactArena();
       const need = this.arenaUsed + rec.length;
       if (need > this.arena.length) {
-        const most = `~${Math.floor(MAX_ARENA / (12 + 8 * this.K) / 1e6)}M documents of ${this.K} keys`;
-        if (need > MAX_ARENA) throw new RangeError(`the band table's records outgrow one array (${most}): split the index`);
+        if (need > max) throw new StoreFullError(`the band table's records outgrow their one array of ${max} bytes: split the index`);
         let cap = this.arena.length * 2;
         while (cap < need) cap *= 2;
-        const a = new Uint8Array(Math.min(cap, MAX_ARENA));
+        const a = new Uint8Array(Math.min(cap, max));
         a.set(this.arena.subarray(0, this.arenaUsed));
         this.arena = a;
       }
@@ -190,7 +217,7 @@ export class MemoryStore implements NearDupStore {
   }
 
   private compactArena(): void {
-    const a = new Uint8Array(Math.min(MAX_ARENA, Math.max(1 << 16, this.arenaLive * 2)));
+    const a = new Uint8Array(Math.min(arenaMax(), Math.max(1 << 16, this.arenaLive * 2)));
     let o = 0;
     for (let s = 0; s < this.slots; s++) {
       if (!this.idt.has(s)) continue;
@@ -243,6 +270,7 @@ export class MemoryStore implements NearDupStore {
 
   async put(entries: PutEntry[]): Promise<void> {
     const K = this.K;
+    this.checkRoom(entries.map((e) => e.id), entries.map((e) => e.record.length));
     for (const e of entries) {
       if (e.keys.length > K) throw new RangeError(`document ${e.id} has ${e.keys.length} keys, the store takes ${K}`);
       let slot = this.idt.slotOf(e.id);

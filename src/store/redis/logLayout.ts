@@ -215,6 +215,8 @@ export class LogLayout implements LayoutOps {
   async put(entries: PutEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const docs: LogDoc[] = entries.map((e) => ({ id: e.id, keys: e.keys }));
+    // Refused before it is in the log: every process folds the log into a table of its own.
+    this.replica.checkRoom(entries);
     const { at, token } = await this.append.put(entries, encodeLogEntry('put', docs));
     await this.foldOwn(at, token, 'put', docs);
   }
