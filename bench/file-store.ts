@@ -11,7 +11,7 @@
  * sets recomputed from the stored text), `estimate16`.
  * Usage: node dist/bench/file-store.js [N=1000000] [exact|text|estimate16]; STORE=sqlite compares the
  * SQLite store; WORKERS=N prepare workers (default 0); KEEP=1 keeps the store; REOPEN=DIR (FILLED=N: the fill's documents) only opens
- * a kept store and runs 7 rounds of 300 queries.
+ * a kept store and runs 7 rounds of 300 queries, then (ADD=N, START=S) N adds from document S.
  */
 import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -107,6 +107,21 @@ async function queries(idx: NearDupIndex, n: number): Promise<{ p50: number; p99
   return { p50: percentile(lat, 50), p99: percentile(lat, 99), found };
 }
 
+/** Adds the batches of `chunk`, two in flight: wall ms and CPU µs. */
+async function addChunk(idx: NearDupIndex, chunk: ReturnType<typeof chunkOf>): Promise<{ ms: number; cpuUs: number }> {
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  let pending: Promise<unknown> = Promise.resolve();
+  for (const batch of chunk) {
+    const cur = idx.addMany(batch);
+    await pending;
+    pending = cur;
+  }
+  await pending;
+  const cpu = process.cpuUsage(cpu0);
+  return { ms: performance.now() - t0, cpuUs: cpu.user + cpu.system };
+}
+
 if (process.env.REOPEN) {
   // A store kept by an earlier run (KEEP=1): open it, then 2,000 queries.
   const t0 = performance.now();
@@ -124,6 +139,12 @@ if (process.env.REOPEN) {
     } MB`,
   );
   console.log(`query p50 / p99 ms, 7 rounds of 300: ${runs.map((q) => `${q.p50.toFixed(2)} / ${q.p99.toFixed(2)} (${q.found}/300 found)`).join(', ')}`);
+  // ADD=N: then N more documents, from document START (default 10^9: new ids), made before the clock.
+  const add = Number(process.env.ADD ?? 0);
+  if (add > 0) {
+    const t = await addChunk(idx, chunkOf(Number(process.env.START ?? 1e9), add));
+    console.log(`${add} adds: ${Math.round((add / t.ms) * 1000)} adds/s, CPU ${Math.round(t.cpuUs / add)} µs/add`);
+  }
   await idx.close();
   process.exit(0);
 }
@@ -146,18 +167,9 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
   const from = done;
   while (done < decade) {
     const chunk = chunkOf(done, Math.min(CHUNK, decade - done));
-    const t0 = performance.now();
-    const cpu0 = process.cpuUsage();
-    let pending: Promise<unknown> = Promise.resolve();
-    for (const batch of chunk) {
-      const cur = idx.addMany(batch);
-      await pending;
-      pending = cur;
-    }
-    await pending;
-    ms += performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    cpuUs += cpu.user + cpu.system;
+    const t = await addChunk(idx, chunk);
+    ms += t.ms;
+    cpuUs += t.cpuUs;
     done += chunk.reduce((n, b) => n + b.length, 0);
   }
   cpuUs /= done - from;

@@ -245,6 +245,11 @@ export class LogLayout implements LayoutOps {
     };
   }
 
+  async checkErrors(): Promise<string[]> {
+    await this.sync();
+    return this.replica.table.postingErrors(this.replica.extraBytes);
+  }
+
   async checkWarnings(): Promise<string[]> {
     await this.sync();
     let orphans = 0;

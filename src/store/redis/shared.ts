@@ -179,6 +179,8 @@ export interface LayoutOps {
   stats(): Promise<Record<string, number>>;
   /** Layout-specific consistency warnings added to the store check. */
   checkWarnings(): Promise<string[]>;
+  /** Layout-specific consistency errors added to the store check (the log layout's band table: src/store/memory/postingCheck.ts). */
+  checkErrors(): Promise<string[]>;
   /** Rewrites the posting log; a layout without one throws a RangeError saying so. */
   compact(): Promise<LogCompaction>;
 }

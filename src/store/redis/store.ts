@@ -329,6 +329,7 @@ export class RedisStore implements NearDupStore {
     } while (cursor !== '0');
     if (dangling) warnings.push(`${dangling} ids in ${k.ids} without a record (left by writes that were never acknowledged; harmless, counted by size())`);
     warnings.push(...(await this.ops.checkWarnings()));
+    errors.push(...(await this.ops.checkErrors()));
     return { errors, warnings };
   }
 
