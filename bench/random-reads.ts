@@ -2,22 +2,24 @@
  * Random positioned reads of a file, as the file store reads candidates' records (1.5 KB at random
  * offsets), one at a time and with 8 and 64 in flight: what the disk gives once a store's records
  * file outgrows the page cache (bench/RESULTS.md, "The file store past 2^28 key table entries").
- * Usage: node dist/bench/random-reads.js FILE [reads=20000] [bytes=1500]
+ * Usage: node dist/bench/random-reads.js FILE [reads=20000] [bytes=1500] [seed=from the clock]
+ * (a run again with the same seed reads what the page cache now holds).
  * @module
  */
 import { open } from 'node:fs/promises';
 
-const [file, readsArg = '20000', bytesArg = '1500'] = process.argv.slice(2);
+const [file, readsArg = '20000', bytesArg = '1500', seedArg] = process.argv.slice(2);
 if (!file) {
-  console.error('usage: node dist/bench/random-reads.js FILE [reads] [bytes]');
+  console.error('usage: node dist/bench/random-reads.js FILE [reads] [bytes] [seed]');
   process.exit(2);
 }
 const reads = Number(readsArg);
 const bytes = Number(bytesArg);
 const f = await open(file, 'r');
 const size = (await f.stat()).size;
-// A fixed sequence of offsets (xorshift): runs read the same places.
-let x = 88172645;
+// Offsets from a xorshift sequence; a new seed each run, so that no run reads what an earlier one left in the page cache.
+let x = Number(seedArg ?? Date.now() % 2 ** 31) | 1;
+console.log(`seed ${x}`);
 const nextOffset = () => {
   x ^= x << 13;
   x ^= x >>> 17;
