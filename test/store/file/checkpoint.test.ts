@@ -254,6 +254,42 @@ test('checkpoint: after random churn, a store opened from its checkpoint answers
   );
 });
 
+test('checkpoint: a rebuild worker that says it worked but wrote nothing: the spot check sees it, the log is folded, the answers are right', async () => {
+  // Node once sent a worker a 4 GiB key array as an empty one: it wrote nothing and answered true.
+  const liar = new URL(
+    `data:text/javascript,${
+      encodeURIComponent("import { parentPort } from 'node:worker_threads'; parentPort.postMessage('started'); parentPort.postMessage(true);")
+    }`,
+  );
+  const d = path.join(dir, 'liar');
+  const s = new FileStore(d);
+  await s.open(manifest);
+  for (let b = 0; b < 20; b++)
+    await s.put(Array.from({ length: 10 }, (_, i) => ({ id: `d${b * 10 + i}`, keys: keys(b * 10 + i), record: Buffer.from(`r${b}.${i}`) })));
+  await s.close();
+  const ids = Array.from({ length: 200 }, (_, i) => `d${i}`);
+  const t = new FileStore(d);
+  await t.open(manifest);
+  const want = await answersOf(t, ids);
+  await t.close();
+  for (const job of ['both', 'one'] as const) {
+    let started = 0;
+    installFaultHooks({
+      fileStoreWorkersFrom: () => 0,
+      fileStoreRebuildScript: () => (job === 'both' || started++ === 1 ? liar : new URL('../../../src/store/file/rebuildWorker.js', import.meta.url)),
+    });
+    const u = new FileStore(d);
+    try {
+      await u.open(manifest);
+    } finally {
+      installFaultHooks({ fileStoreWorkersFrom: undefined, fileStoreRebuildScript: undefined });
+    }
+    assert.ok(((await u.stats()).framesFoldedAtOpen as number) > 0, `${job}: the log folded`);
+    assert.deepEqual(await answersOf(u, ids), want);
+    await u.close();
+  }
+});
+
 test('checkpoint: torn, of another format or byte order, or past the log: ignored, the log is folded', async () => {
   const d = path.join(dir, 'bad');
   const s = new FileStore(d);
