@@ -254,6 +254,16 @@ test('checkpoint: after random churn, a store opened from its checkpoint answers
   );
 });
 
+/** A store in `d` of 200 documents in 20 puts, closed with its checkpoint; their ids. */
+async function twoHundred(d: string): Promise<string[]> {
+  const s = new FileStore(d);
+  await s.open(manifest);
+  for (let b = 0; b < 20; b++)
+    await s.put(Array.from({ length: 10 }, (_, i) => ({ id: `d${b * 10 + i}`, keys: keys(b * 10 + i), record: Buffer.from(`r${b}.${i}`) })));
+  await s.close();
+  return Array.from({ length: 200 }, (_, i) => `d${i}`);
+}
+
 test('checkpoint: a rebuild worker that says it worked but wrote nothing: the spot check sees it, the log is folded, the answers are right', async () => {
   // Node once sent a worker a 4 GiB key array as an empty one: it wrote nothing and answered true.
   const liar = new URL(
@@ -262,12 +272,7 @@ test('checkpoint: a rebuild worker that says it worked but wrote nothing: the sp
     }`,
   );
   const d = path.join(dir, 'liar');
-  const s = new FileStore(d);
-  await s.open(manifest);
-  for (let b = 0; b < 20; b++)
-    await s.put(Array.from({ length: 10 }, (_, i) => ({ id: `d${b * 10 + i}`, keys: keys(b * 10 + i), record: Buffer.from(`r${b}.${i}`) })));
-  await s.close();
-  const ids = Array.from({ length: 200 }, (_, i) => `d${i}`);
+  const ids = await twoHundred(d);
   const t = new FileStore(d);
   await t.open(manifest);
   const want = await answersOf(t, ids);
@@ -292,12 +297,7 @@ test('checkpoint: a rebuild worker that says it worked but wrote nothing: the sp
 
 test('checkpoint: torn, of another format or byte order, or past the log: ignored, the log is folded', async () => {
   const d = path.join(dir, 'bad');
-  const s = new FileStore(d);
-  await s.open(manifest);
-  for (let b = 0; b < 20; b++)
-    await s.put(Array.from({ length: 10 }, (_, i) => ({ id: `d${b * 10 + i}`, keys: keys(b * 10 + i), record: Buffer.from(`r${b}.${i}`) })));
-  await s.close();
-  const ids = Array.from({ length: 200 }, (_, i) => `d${i}`);
+  const ids = await twoHundred(d);
   const table = path.join(d, 'table');
   const good = readFileSync(table);
   const open = async () => {
