@@ -21,7 +21,8 @@
 // SQLite store runs on node:sqlite there (better-sqlite3 on 20: the parity, durability and
 // concurrent-open tests), the file store on fs's fdatasync and appends, node-postgres and ioredis on
 // net (store parity, a Redis outage), the S3 SDK and Fastify on HTTP (io/s3/s3 and server/http; the CLI's s3:// names, io/s3/staging, are JavaScript over that client and run once), the
-// signing kernels on WebAssembly and worker threads (known answers, sign-corpus), the decoders on
+// signing kernels on WebAssembly and worker threads (known answers, sign-corpus), shared memory sent
+// to worker threads (V8's structured clone: shared-views), the decoders on
 // zlib and streams, task processes on child_process IPC, the package's exports and optional native
 // dependencies on the module loader. The rest (batch dedup, the index's logic, the job stages and
 // their files, the docs, the browser pages) is JavaScript over those same pieces, so it runs once.
@@ -34,6 +35,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const TIERS = {
   unit: [
     'repo/architecture',
+    'common/shared-views',
     'repo/function-size',
     'hash/hash',
     'text/text',
@@ -87,6 +89,7 @@ const TIERS = {
     'store/file/durability',
     'store/missing',
     'common/optional-deps',
+    'common/shared-views',
     'server/limits',
     'e2e/redis-outage',
     'io/s3/s3',
