@@ -25,28 +25,12 @@ const CODED_MIN = 1 << 21;
 const MAX_DISTANCE = 255;
 
 /**
- * The bitmap of the key table's occupied entries (bit h of byte h >> 3), and how its keys are
- * written: `u32` (each key as a 32-bit code beside its entry's distance from its home, one byte:
- * the home gives log2(size) bits of the key) when the table has at least 2^21 entries and no key
- * sits more than 255 entries past its home (measured: at most 79 at 10^6 documents), else `f64`
- * (the keys as they are). One pass.
+ * How a table of `size` entries writes its keys first: `u32` (each key as a 32-bit code beside its
+ * entry's distance from its home, one byte: the home gives log2(size) bits of the key) from 2^21
+ * entries, else `f64` (the keys as they are). A `u32` write that meets a key more than 255 entries
+ * past its home (measured: at most 79 at 10^6 documents) stops, and the table is written `f64`.
  */
-export function scanKeyTable(tKey: Float64Array, tHead: Int32Array): { bits: Uint8Array; coding: 'u32' | 'f64' } {
-  const size = tHead.length;
-  const mask = size - 1;
-  const bits = new Uint8Array(Math.ceil(size / 8));
-  let far = size < CODED_MIN;
-  for (let i = 0, h = 0; i < bits.length; i++) {
-    let b = 0;
-    for (let k = 0; k < 8 && h < size; k++, h++) {
-      if (tHead[h] === EMPTY) continue;
-      b |= 1 << k;
-      if (!far && homeDistance(tKey[h]!, h, mask) > MAX_DISTANCE) far = true;
-    }
-    bits[i] = b;
-  }
-  return { bits, coding: far ? 'f64' : 'u32' };
-}
+export const firstCoding = (size: number): 'u32' | 'f64' => (size >= CODED_MIN ? 'u32' : 'f64');
 
 /** Key `key`'s 32-bit code in a table of 2^bits entries: hi's bits above the home's, then lo (`u32` coding). */
 export function keyCode(key: number, bits: number): number {
@@ -57,12 +41,14 @@ export function keyCode(key: number, bits: number): number {
 /** How far entry `h` is past the home of `key` (a table of `mask + 1` entries). */
 export const homeDistance = (key: number, h: number, mask: number): number => (h - ((key / LO) & mask)) & mask;
 
-/** A key table to write packed: its keys and heads, its entries in use, how its keys are coded. */
+/** A key table to write packed: its keys and heads, its entries in use, how its keys are coded, the bitmap to fill. */
 export interface PackedKeys {
   tKey: Float64Array;
   tHead: Int32Array;
   used: number;
   coding: 'u32' | 'f64';
+  /** Zeroed, `size / 8` bytes: bit h of byte h >> 3 set for each occupied entry h. */
+  bits: Uint8Array;
 }
 
 /** A key table read packed, to spread: the bitmap, the arrays with the packed elements at their ends, the entries in use, the distances (`u32`). */
@@ -77,10 +63,11 @@ export interface SpreadKeys {
 /**
  * Writes the packed key table's distances (`u32` only), keys and heads, the sections from byte
  * `pos` of `f` in that order, in one pass over the table through `buf` (each chunk's three parts
- * written at their places).
+ * written at their places), and fills the bitmap of occupied entries. False, part-written, when a
+ * `u32` key sits more than 255 entries past its home (write the table `f64` instead).
  */
-export async function writePackedKeys(f: FileHandle, pos: number, t: PackedKeys, buf: Uint8Array<ArrayBuffer>): Promise<void> {
-  const { tKey, tHead, used, coding } = t;
+export async function writePackedKeys(f: FileHandle, pos: number, t: PackedKeys, buf: Uint8Array<ArrayBuffer>): Promise<boolean> {
+  const { tKey, tHead, used, coding, bits: map } = t;
   const mask = tHead.length - 1;
   const bits = Math.log2(tHead.length);
   const u32 = coding === 'u32';
@@ -99,15 +86,19 @@ export async function writePackedKeys(f: FileHandle, pos: number, t: PackedKeys,
   };
   for (let h = 0; h <= mask; h++) {
     if (tHead[h] === EMPTY) continue;
+    map[h >> 3]! |= 1 << (h & 7);
     if (n === E) await flush();
     const key = tKey[h]!;
     if (u32) {
+      const d = homeDistance(key, h, mask);
+      if (d > MAX_DISTANCE) return false;
       keys[n] = keyCode(key, bits);
-      dist[n] = homeDistance(key, h, mask);
+      dist[n] = d;
     } else keys[n] = key;
     heads[n++] = tHead[h]!;
   }
   await flush();
+  return true;
 }
 
 /**
