@@ -83,7 +83,7 @@ export class LogReplica {
 
   /** Throws StoreFullError unless the table can take `docs` (before anything is written: src/store/memory/store.ts, checkRoom). */
   checkRoom(docs: { id: string; keys: Float64Array }[]): void {
-    this.table.checkRoom(docs.map((d) => d.id), docs.map((d) => this.extraBytes + d.keys.byteLength));
+    this.table.checkRoom(docs.map((d) => ({ id: d.id, bytes: this.extraBytes + d.keys.byteLength, keys: d.keys.length })));
   }
 
   /** The keys a document is indexed under here, or null. */

@@ -176,16 +176,18 @@ export class MemoryStore implements NearDupStore {
   }
 
   /**
-   * Throws {@link StoreFullError} unless records of `bytes` for `ids` (each once) fit beside the live
-   * ones, a replaced document's old record freed: checked before a put changes anything, so that a
-   * batch goes in whole or not at all (the file store checks before it writes its files).
+   * Throws unless every document of a batch can go in: a {@link StoreFullError} when records of
+   * `bytes` (a replaced document's old record freed) outgrow the arena, a RangeError when one has more
+   * keys than the store takes. Checked before a put changes anything, so that a batch goes in whole or
+   * not at all (the file store checks before it writes its files).
    */
-  checkRoom(ids: string[], bytes: number[]): void {
+  checkRoom(docs: { id: string; bytes: number; keys: number }[]): void {
     let live = this.arenaLive;
-    ids.forEach((id, i) => {
-      const s = this.idt.slotOf(id);
-      live += bytes[i]! - (s === EMPTY ? 0 : this.recLen[s]!);
-    });
+    for (const d of docs) {
+      if (d.keys > this.K) throw new RangeError(`document ${d.id} has ${d.keys} keys, the store takes ${this.K}`);
+      const s = this.idt.slotOf(d.id);
+      live += d.bytes - (s === EMPTY ? 0 : this.recLen[s]!);
+    }
     const max = arenaMax();
     if (live <= max) return;
     const most = `the file store's: ~${Math.floor(MAX_ARENA / (12 + 8 * this.K) / 1e6)}M documents of ${this.K} keys`;
@@ -270,9 +272,8 @@ export class MemoryStore implements NearDupStore {
 
   async put(entries: PutEntry[]): Promise<void> {
     const K = this.K;
-    this.checkRoom(entries.map((e) => e.id), entries.map((e) => e.record.length));
+    this.checkRoom(entries.map((e) => ({ id: e.id, bytes: e.record.length, keys: e.keys.length })));
     for (const e of entries) {
-      if (e.keys.length > K) throw new RangeError(`document ${e.id} has ${e.keys.length} keys, the store takes ${K}`);
       let slot = this.idt.slotOf(e.id);
       if (slot !== EMPTY) {
         if (e.oldKeys) { for (let j = 0; j < e.oldKeys.length; j++) this.unlink(e.oldKeys[j]!, slot * K + j); }

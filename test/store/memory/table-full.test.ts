@@ -3,7 +3,8 @@
  * of 32 keys, lowered here by a fault hook) refuses the batch whole, before anything is written,
  * and the index goes on: the file store once wrote the batch's records and frame first and failed
  * after, which left every later open failing on that frame. For the in-process store, the file
- * store (and its reopen and `index check`) and `neardup serve` (HTTP 507).
+ * store (and its reopen and `index check`) and `neardup serve` (HTTP 507). A batch with a document of
+ * more keys than the store takes is refused the same way.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +13,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { NearDupIndex, StoreFullError, checkIndex, type NearDupIndexOptions } from '../../../src/index.js';
 import { installFaultHooks } from '../../../src/common/faults.js';
+import { FileStore } from '../../../src/store/file/store.js';
+import type { StoreManifest } from '../../../src/store/types.js';
 import { startServe } from '../../helpers/procs.js';
 import { withFaultEnv } from '../../helpers/faults.js';
 import { kijijiTexts } from '../../helpers/kijiji.js';
@@ -93,4 +96,26 @@ test('neardup serve answers 507 for a batch the table cannot take, then goes on'
   } finally {
     await s.stop();
   }
+});
+
+test('a file store batch with a document of too many keys is refused before it is written, and the store opens again', async () => {
+  const d = path.join(dir, 'keys');
+  const manifest = { keysPerDoc: 4 } as StoreManifest;
+  const keys = (n: number, seed: number) => Float64Array.from({ length: n }, (_, j) => seed * 16 + j);
+  const s = new FileStore(d);
+  await s.open(manifest);
+  await s.put([{ id: 'a', keys: keys(4, 1), record: Buffer.from('a1') }]);
+  // The bad document comes after a good one: nothing of the batch may reach the log.
+  const batch = [
+    { id: 'b', keys: keys(4, 2), record: Buffer.from('b1') },
+    { id: 'c', keys: keys(5, 3), record: Buffer.from('c1') },
+  ];
+  await assert.rejects(s.put(batch), /document c has 5 keys, the store takes 4/);
+  assert.deepEqual((await s.get(['a', 'b', 'c'])).map((r) => (r ? Buffer.from(r).toString() : null)), ['a1', null, null]);
+  await s.put([{ id: 'b', keys: keys(4, 2), record: Buffer.from('b2') }]);
+  await s.close();
+  const again = new FileStore(d);
+  await again.open(manifest);
+  assert.deepEqual((await again.get(['a', 'b', 'c'])).map((r) => (r ? Buffer.from(r).toString() : null)), ['a1', 'b2', null]);
+  await again.close();
 });
