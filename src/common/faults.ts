@@ -28,6 +28,8 @@ export interface FaultHooks {
   fileStoreCheckpoint?: () => Promise<void>;
   /** Bytes the band table's records may take in memory, instead of 2^32: tests fill a table up. */
   tableArenaMax?: () => number;
+  /** Document slots the band table may hold, instead of ⌊(2^31 − 1) / keys per slot⌋: tests fill a table up. */
+  tableSlotsMax?: () => number;
   /** Bits of a spans unit hash kept (both lanes masked to them), so that different units collide often: tests of exactness. */
   spansHashBits?: () => number;
 }

@@ -26,9 +26,10 @@ export class StoreUnavailableError extends Error {
 export { MissingDependencyError } from '../common/lazy.js';
 
 /**
- * The store cannot take a batch: its in-memory band table would outgrow the one array its records
- * live in (~16M documents of 32 keys). Nothing of the batch was written; the store goes on with
- * what it holds. The HTTP service answers 507.
+ * The store cannot take a batch: its in-memory band table would hold more documents than it can
+ * number (~67M of 32 keys), or the in-process store's records would outgrow their one array of
+ * 4 GiB. Nothing of the batch was written; the store goes on with what it holds. The HTTP service
+ * answers 507.
  */
 export class StoreFullError extends Error {
   override readonly name = 'StoreFullError';

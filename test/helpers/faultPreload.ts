@@ -13,6 +13,7 @@ if (process.env.NEARDUP_FAULT_DECIDE_SPILL !== undefined) installFaultHooks({ de
 if (ms('NEARDUP_FAULT_RUNNING_STALE_MS') > 0) installFaultHooks({ runningStaleMs: () => ms('NEARDUP_FAULT_RUNNING_STALE_MS') });
 if (process.env.NEARDUP_FAULT_SPANS_HASH_BITS !== undefined) installFaultHooks({ spansHashBits: () => Number(process.env.NEARDUP_FAULT_SPANS_HASH_BITS) });
 if (process.env.NEARDUP_FAULT_TABLE_ARENA_MAX !== undefined) installFaultHooks({ tableArenaMax: () => Number(process.env.NEARDUP_FAULT_TABLE_ARENA_MAX) });
+if (process.env.NEARDUP_FAULT_TABLE_SLOTS_MAX !== undefined) installFaultHooks({ tableSlotsMax: () => Number(process.env.NEARDUP_FAULT_TABLE_SLOTS_MAX) });
 if (process.env.NEARDUP_FAULT_FILE_STORE_WORKERS_FROM !== undefined) {
   installFaultHooks({ fileStoreWorkersFrom: () => Number(process.env.NEARDUP_FAULT_FILE_STORE_WORKERS_FROM) });
 }

@@ -22,6 +22,8 @@ export interface Faults {
   fileStoreWorkersFrom?: number;
   /** Bytes the band table's records may take (a table full after a few documents). */
   tableArenaMax?: number;
+  /** Document slots the band table may hold (a table full after a few documents). */
+  tableSlotsMax?: number;
 }
 
 const preload = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'faultPreload.js')).href;
@@ -36,6 +38,7 @@ export function faultEnv(faults: Faults): Record<string, string> {
   if (faults.runningStaleMs !== undefined) env.NEARDUP_FAULT_RUNNING_STALE_MS = String(faults.runningStaleMs);
   if (faults.fileStoreWorkersFrom !== undefined) env.NEARDUP_FAULT_FILE_STORE_WORKERS_FROM = String(faults.fileStoreWorkersFrom);
   if (faults.tableArenaMax !== undefined) env.NEARDUP_FAULT_TABLE_ARENA_MAX = String(faults.tableArenaMax);
+  if (faults.tableSlotsMax !== undefined) env.NEARDUP_FAULT_TABLE_SLOTS_MAX = String(faults.tableSlotsMax);
   return env;
 }
 

@@ -3,26 +3,23 @@
  * `logEnd` bytes, so that open reads the table's arrays and folds only the frames after it, instead
  * of folding the whole log document by document. Written to a temporary file, synced and renamed
  * (a crash leaves the old checkpoint or the new); one that does not fit the log (longer than the
- * log, of another generation of data files, another format, byte order or key count) is ignored and the whole log is folded.
+ * log, of another generation of data files, another format, byte order or key count, or whose log's
+ * last 4 KiB are not those it was written after: `logTail`) is ignored and the whole log is folded.
  *   u32 headerBytes · header (JSON: format, byteOrder, keysPerSlot, keyOffset, logEnd, recordsEnd, applied, generation,
  *   logTail, slots, used, tableSize, keyCoding, ids, sections) · sections, back to back, in SECTIONS' order: meta (JSON:
  *   free slots, expiries), then the table's typed arrays (their bytes, little-endian as in memory)
- * Format 5 (written): each table record's first `keyOffset` bytes only (the record's place), not
- * its keys: open reads every live document's keys from its last put in the log
- * (src/store/file/keysFromLog.ts), which checks that the log is the one the checkpoint was written
- * against (frame checksums, `logEnd`, `applied`, `recordsEnd`, `logTail`: the checksum of the log's
- * last 4 KiB); if not, the whole log is folded. Why: the keys were on disk twice (256 B per
- * document with 32 keys). Each other array is read straight into the array the table keeps (one
- * read per array, the arrays read in parallel), allocated with room to grow; record and id offsets
- * follow from their lengths (records and id bytes are written live only, in slot order). The key
- * table is written packed and the backward posting links not at all (src/store/file/tablePack.ts):
- * open spreads the one and rebuilds the other in a pass each, each in a worker thread of its own
- * from 2^18 documents on (src/store/file/rebuildWorker.ts) while the log is walked. Format 4 (read,
- * not written) holds the whole table records, keys included; format 3 (read) also the key table as
- * in memory and the backward links. Why no per-entry work but the id lookups: format 2 (a Map of
- * ids built at open, key table rebuilt by hashing) spent ~20 s at 10^7 documents (bench/RESULTS.md).
- * Why this file is long: it reads three formats (5, and 4 and 3 of earlier versions) and orders
- * its reads for open's time (the sections the log's walk needs first).
+ * Format 6 (the one read and written): the table keeps no document's keys (src/store/log/replica.ts),
+ * so its records are the records' places only, written live in slot order. Each other array is read
+ * straight into the array the table keeps (one read per array, the arrays read in parallel),
+ * allocated with room to grow. The key table is written packed and the backward posting links not at
+ * all (src/store/file/tablePack.ts): open spreads the one and rebuilds the other in a pass each, each
+ * in a worker thread of its own from 2^18 documents on (src/store/file/rebuildWorker.ts). Formats 1
+ * to 5 (earlier versions) are ignored by name: the log is folded once and a format 6 checkpoint
+ * written at the next close. Why no per-entry work: format 2 (a Map of ids built at open, key table
+ * rebuilt by hashing) spent ~20 s at 10^7 documents, and format 5's walk of the log for the
+ * documents' keys most of another 8 s (bench/RESULTS.md).
+ * Why this file is long: it orders its reads for open's time (the rebuild of each half starts as
+ * soon as its sections are in) and checks every count of the header against the sections.
  * @module
  */
 import { existsSync } from 'node:fs';
@@ -36,25 +33,24 @@ import { firstCoding, packedSizes, runJob, writePackedKeys, type RebuildJob } fr
 import { readFull, writeAt } from './manifest.js';
 import { faultHooks } from '../../common/faults.js';
 import { toThread } from '../../common/sharedViews.js';
-import { keysFromLog, LogReader } from './keysFromLog.js';
+import { crc32 } from 'node:zlib';
 
 /** The checkpoint's file name in the store's directory. */
 export const CHECKPOINT_FILE = 'table';
-/** The format written. Formats 4 and 3 are read too; formats 1 and 2 (older versions) are ignored by name: the log is folded instead. */
-const FORMAT = 'neardup-file-table 5';
-const FORMAT_4 = 'neardup-file-table 4';
-const FORMAT_3 = 'neardup-file-table 3';
+/** The format read and written; any other (1 to 5: older versions) is ignored by name, and the log is folded instead. */
+const FORMAT = 'neardup-file-table 6';
 const FREE = -1;
 /** Bytes of arena buffered before each write while a checkpoint is written. */
 const WRITE_CHUNK = 16 << 20;
-/** Documents from which format 5's rebuild runs in a worker thread (below, starting the worker costs more than it saves). */
+/** Documents from which the rebuild runs in worker threads (below, starting a worker costs more than it saves). */
 const WORKER_MIN_SLOTS = 1 << 18;
 /** Bytes read per call, the calls in parallel. */
 const READ_CHUNK = 32 << 20;
-/** The sections after the header, in file order: formats 5 and 4 (tBits, tDist, tKeys, tHeads: the packed key table), and format 3. */
+/** The sections after the header, in file order (tBits, tDist, tKeys, tHeads: the packed key table). */
 const SECTIONS = ['meta', 'recLen', 'arena', 'next', 'tBits', 'tDist', 'tKeys', 'tHeads', 'idBytes', 'idLen', 'idHash', 'idTab'] as const;
-const SECTIONS_3 = ['meta', 'recLen', 'arena', 'next', 'prev', 'tKey', 'tHead', 'idBytes', 'idLen', 'idHash', 'idTab'] as const;
-type Section = (typeof SECTIONS)[number] | (typeof SECTIONS_3)[number];
+type Section = (typeof SECTIONS)[number];
+/** Log bytes before `logEnd` whose checksum a checkpoint keeps. */
+const TAIL = 4096;
 
 /** Where in the log and records file a checkpoint stands. */
 export interface CheckpointAt {
@@ -71,14 +67,12 @@ export interface CheckpointAt {
 type Typed = Float64Array | Uint32Array | Int32Array | Uint8Array;
 const bytesOf = (a: Typed) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
-/** Writes the first `at.keep` bytes of each live record of `img` (the part before the keys), in slot order, through `buf`, from byte `at.pos` of `f`. */
-async function writeLiveArena(f: FileHandle, img: MemoryTableImage, buf: Uint8Array, at: { pos: number; keep: number }): Promise<void> {
-  let { pos } = at;
-  const { keep } = at;
+/** Writes each live record of `img` (its place in the records file), in slot order, through `buf`, from byte `pos` of `f`. */
+async function writeLiveArena(f: FileHandle, img: MemoryTableImage, buf: Uint8Array, pos: number): Promise<void> {
   let n = 0;
   for (let s = 0; s < img.slots; s++) {
     if (img.ids.len[s] === FREE) continue;
-    const rec = img.arena.subarray(img.recOff[s]!, img.recOff[s]! + keep);
+    const rec = img.arena.subarray(img.recOff[s]!, img.recOff[s]! + img.recLen[s]!);
     if (n + rec.length > buf.length) {
       await writeAt(f, buf.subarray(0, n), pos);
       pos += n;
@@ -92,11 +86,18 @@ async function writeLiveArena(f: FileHandle, img: MemoryTableImage, buf: Uint8Ar
   await writeAt(f, buf.subarray(0, n), pos);
 }
 
-/** Bytes of the live records (keys included). */
+/** Bytes of the live records. */
 function liveBytes(img: MemoryTableImage): number {
   let o = 0;
   for (let s = 0; s < img.slots; s++) if (img.ids.len[s] !== FREE) o += img.recLen[s]!;
   return o;
+}
+
+/** The checksum of the log's last bytes before `logEnd` (at most 4 KiB), which a checkpoint keeps. */
+export async function logTail(log: FileHandle, logEnd: number): Promise<number> {
+  const n = Math.min(TAIL, logEnd);
+  const b = Buffer.alloc(n);
+  return (await readFull(log, b, logEnd - n)) === n ? crc32(b) : -1;
 }
 
 /**
@@ -106,8 +107,8 @@ function liveBytes(img: MemoryTableImage): number {
  */
 type Part = Uint8Array | { bytes: number; write?: (f: FileHandle, buf: Uint8Array<ArrayBuffer>, pos: number) => Promise<unknown> };
 
-/** The sections of format 5 for `img` (records' first `keyOffset` bytes), in SECTIONS' order, its keys coded as `coding` says. */
-function partsOf(img: MemoryTableImage, coding: 'u32' | 'f64', keyOffset: number): Part[] {
+/** The sections for `img`, in SECTIONS' order, its keys coded as `coding` says. */
+function partsOf(img: MemoryTableImage, coding: 'u32' | 'f64'): Part[] {
   const { ids, tHead, tKey } = img;
   const [tBits, dist, keys, heads] = packedSizes(tHead.length, img.used, coding);
   const bits = new Uint8Array(tBits);
@@ -117,7 +118,7 @@ function partsOf(img: MemoryTableImage, coding: 'u32' | 'f64', keyOffset: number
   return [
     Buffer.from(JSON.stringify({ free: img.free, expiry: img.expiry })),
     bytesOf(img.recLen),
-    { bytes: keyOffset * img.ids.count, write: (f, buf, pos) => writeLiveArena(f, img, buf, { pos, keep: keyOffset }) },
+    { bytes: liveBytes(img), write: (f, buf, pos) => writeLiveArena(f, img, buf, pos) },
     bytesOf(img.next),
     { bytes: tBits },
     { bytes: dist, write: packKeys },
@@ -132,9 +133,9 @@ function partsOf(img: MemoryTableImage, coding: 'u32' | 'f64', keyOffset: number
 
 /** What the checkpoint of a table is written with: where it stands, and its table records' layout. */
 export interface CheckpointOf extends CheckpointAt {
-  /** Bytes of each table record before its keys. */
+  /** Bytes of each table record (the place of the document's record). */
   keyOffset: number;
-  /** The checksum of the log's last bytes before `logEnd` (src/store/file/keysFromLog.ts). */
+  /** The checksum of the log's last bytes before `logEnd` ({@link logTail}). */
   logTail: number;
 }
 
@@ -157,7 +158,7 @@ export async function writeCheckpoint(dir: string, table: MemoryStore, at: Check
 /** Writes the table file `tmp` and syncs it; false when a section's write asks for another coding. */
 async function writeTable(tmp: string, o: { img: MemoryTableImage; keysPerSlot: number; at: CheckpointOf; coding: 'u32' | 'f64' }): Promise<boolean> {
   const { img, at } = o;
-  const parts = partsOf(img, o.coding, at.keyOffset);
+  const parts = partsOf(img, o.coding);
   const h: Header = {
     format: FORMAT,
     byteOrder: endianness(),
@@ -168,7 +169,6 @@ async function writeTable(tmp: string, o: { img: MemoryTableImage; keysPerSlot: 
     tableSize: img.tHead.length,
     keyCoding: o.coding,
     ids: img.ids.count,
-    arenaBytes: liveBytes(img),
     sections: parts.map((p) => (p instanceof Uint8Array ? p.length : p.bytes)),
   };
   const header = Buffer.from(JSON.stringify(h));
@@ -208,19 +208,18 @@ interface Header extends CheckpointAt {
   format: string;
   byteOrder: string;
   keysPerSlot: number;
-  /** Formats 4 and 5: bytes of each table record before its keys. */
-  keyOffset?: number;
-  /** Format 5: the checksum of the log's last bytes before `logEnd`, and the live records' bytes (with their keys). */
-  logTail?: number;
-  arenaBytes?: number;
-  /** Document slots, key table entries in use, key table entries (formats 4, 5) and ids in use. */
+  /** Bytes of each table record (the place of the document's record). */
+  keyOffset: number;
+  /** The checksum of the log's last bytes before `logEnd` ({@link logTail}). */
+  logTail: number;
+  /** Document slots, key table entries in use, key table entries and ids in use. */
   slots: number;
   used: number;
-  tableSize?: number;
-  /** Formats 4, 5: how the packed keys are written (src/store/file/tablePack.ts). */
-  keyCoding?: 'u32' | 'f64';
+  tableSize: number;
+  /** How the packed keys are written (src/store/file/tablePack.ts). */
+  keyCoding: 'u32' | 'f64';
   ids: number;
-  /** Bytes of each section, in SECTIONS' (SECTIONS_3's) order. */
+  /** Bytes of each section, in SECTIONS' order. */
   sections: number[];
 }
 
@@ -246,31 +245,24 @@ export interface CheckpointFit {
   logSize: number;
   /** The generation of the data files in use. */
   generation: number;
-  /** Bytes of each table record before its keys. */
+  /** Bytes of each table record. */
   keyOffset: number;
-  /** The log (format 5 reads the documents' keys from it). */
+  /** The log (its last bytes before `logEnd` must be those the checkpoint was written after). */
   log: FileHandle;
 }
 
 const isPow2 = (n: number) => Number.isInteger(n) && n >= 1 && (n & (n - 1)) === 0;
-const sectionsOf = (h: Header): readonly Section[] => (h.format === FORMAT_3 ? SECTIONS_3 : SECTIONS);
-const lengthOf = (h: Header, name: Section) => h.sections[sectionsOf(h).indexOf(name)]!;
+const lengthOf = (h: Header, name: Section) => h.sections[SECTIONS.indexOf(name)]!;
 
 /** Whether the header's section lengths are those of its counts (a checkpoint of its format, not garbled). */
 function sized(h: Header, size: number, pos: number): boolean {
-  if (!Array.isArray(h.sections) || h.sections.length !== sectionsOf(h).length || pos + h.sections.reduce((a, b) => a + b, 0) !== size) return false;
+  if (!Array.isArray(h.sections) || h.sections.length !== SECTIONS.length || pos + h.sections.reduce((a, b) => a + b, 0) !== size) return false;
   const b = (name: Section) => lengthOf(h, name);
   const n = h.slots;
-  const common = b('recLen') === 4 * n && b('next') === 4 * n * h.keysPerSlot && b('idLen') === 4 * n && b('idHash') === 4 * n && isPow2(b('idTab') / 4);
-  if (h.format === FORMAT_3) return common && b('prev') === b('next') && isPow2(b('tHead') / 4) && b('tKey') === 2 * b('tHead');
-  const t = h.tableSize!;
-  const v5 = h.format === FORMAT;
-  if (
-    v5
-    && (b('arena') !== h.keyOffset! * h.ids || typeof h.logTail !== 'number'
-      || !(Number.isSafeInteger(h.arenaBytes) && h.arenaBytes! >= 0 && h.arenaBytes! <= MAX_ARENA))
-  ) return false;
-  if (!common || !isPow2(t) || !(h.used <= t) || (h.keyCoding !== 'u32' && h.keyCoding !== 'f64') || (h.keyCoding === 'u32' && t < 1 << 21)) return false;
+  const t = h.tableSize;
+  if (b('recLen') !== 4 * n || b('next') !== 4 * n * h.keysPerSlot || b('idLen') !== 4 * n || b('idHash') !== 4 * n || !isPow2(b('idTab') / 4)) return false;
+  if (b('arena') !== h.keyOffset * h.ids || typeof h.logTail !== 'number') return false;
+  if (!isPow2(t) || !(h.used <= t) || (h.keyCoding !== 'u32' && h.keyCoding !== 'f64') || (h.keyCoding === 'u32' && t < 1 << 21)) return false;
   const want = packedSizes(t, h.used, h.keyCoding);
   return (['tBits', 'tDist', 'tKeys', 'tHeads'] as const).every((name, i) => b(name) === want[i]);
 }
@@ -285,13 +277,11 @@ interface Arrays {
   meta: Uint8Array;
   recLen: Uint32Array;
   arena: Uint8Array;
-  /** Format 5: the arena the records are placed in, with their keys from the log. */
-  records: Uint8Array;
   next: Int32Array;
   prev: Int32Array;
   tKey: Float64Array<ArrayBuffer>;
   tHead: Int32Array<ArrayBuffer>;
-  /** Formats 4, 5: the key table's bitmap of occupied entries, and each coded key's distance from its home. */
+  /** The key table's bitmap of occupied entries, and each coded key's distance from its home. */
   tBits: Uint8Array;
   tDist: Uint8Array;
   idBytes: Uint8Array;
@@ -300,39 +290,38 @@ interface Arrays {
   idTab: Int32Array;
 }
 
-/** Sections format 5's walk of the log needs: read first, the others while it runs. */
-const FIRST = new Set<Section>(['meta', 'recLen', 'arena', 'idBytes', 'idLen', 'idHash', 'idTab']);
-
 /** Each section's read, by name: done once its bytes are in. */
 type Reads = (names: readonly Section[]) => Promise<unknown>;
 
+/** The sections the rebuild reads: those of the key table, and the forward links. */
+const KEY_SECTIONS = ['tBits', 'tDist', 'tKeys', 'tHeads'] as const;
+const LINK_SECTIONS = ['next'] as const;
+const REBUILT = new Set<Section>([...KEY_SECTIONS, ...LINK_SECTIONS]);
+
 /**
  * The arrays of the sections, read straight in, in parallel (the packed keys and heads into the
- * tail of the key table's arrays): returned once those of FIRST are in, `then` called once their
- * reads are under way; `rest(names)` is done when those sections are in too.
+ * tail of the key table's arrays): returned once all but the rebuild's are in; `rest(names)` is
+ * done when those sections are in too (each half of the rebuild starts as soon as its are).
  */
-async function readArrays(f: FileHandle, h: Header, pos: number, then: () => void): Promise<{ a: Arrays; rest: Reads }> {
+async function readArrays(f: FileHandle, h: Header, pos: number): Promise<{ a: Arrays; rest: Reads }> {
   const K = h.keysPerSlot;
   const cap = roomFor(h.slots);
   const len = (name: Section) => lengthOf(h, name);
-  const v3 = h.format === FORMAT_3;
-  const tableSize = v3 ? len('tHead') / 4 : h.tableSize!;
-  // Format 5: the arrays the rebuild worker reads or writes, shared with it.
-  const buf = (bytes: number) => (h.format === FORMAT ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes)) as ArrayBuffer;
+  const tableSize = h.tableSize;
+  // The arrays the rebuild workers read or write, shared with them.
+  const buf = (bytes: number) => new SharedArrayBuffer(bytes) as unknown as ArrayBuffer;
   const a: Arrays = {
     meta: new Uint8Array(len('meta')),
     recLen: new Uint32Array(buf(4 * cap)),
-    // Format 5: the records' first bytes only; the records go to `records`.
-    arena: h.format === FORMAT ? new Uint8Array(len('arena')) : arenaFor(len('arena')),
-    records: h.format === FORMAT ? arenaFor(h.arenaBytes!) : new Uint8Array(0),
+    arena: arenaFor(len('arena')),
     next: new Int32Array(buf(4 * cap * K)),
     prev: new Int32Array(buf(4 * cap * K)),
     tKey: new Float64Array(buf(8 * tableSize)),
     tHead: new Int32Array(buf(4 * tableSize)),
-    tBits: new Uint8Array(buf(v3 ? 0 : len('tBits'))),
-    tDist: new Uint8Array(buf(v3 ? 0 : len('tDist'))),
+    tBits: new Uint8Array(buf(len('tBits'))),
+    tDist: new Uint8Array(buf(len('tDist'))),
     idBytes: new Uint8Array(len('idBytes')),
-    idLen: new Int32Array(buf(4 * cap)),
+    idLen: new Int32Array(cap),
     idHash: new Uint32Array(cap),
     idTab: new Int32Array(len('idTab') / 4),
   };
@@ -341,74 +330,46 @@ async function readArrays(f: FileHandle, h: Header, pos: number, then: () => voi
     recLen: bytesOf(a.recLen),
     arena: a.arena,
     next: bytesOf(a.next),
-    prev: bytesOf(a.prev),
-    tKey: bytesOf(a.tKey),
-    tHead: bytesOf(a.tHead),
     tBits: a.tBits,
     tDist: a.tDist,
     // The packed keys at the end of the key array (4 or 8 bytes each), the heads at the end of theirs: spread in place.
-    tKeys: new Uint8Array(a.tKey.buffer, 8 * tableSize - (v3 ? 0 : len('tKeys')), v3 ? 0 : len('tKeys')),
+    tKeys: new Uint8Array(a.tKey.buffer, 8 * tableSize - len('tKeys'), len('tKeys')),
     tHeads: bytesOf(a.tHead.subarray(tableSize - h.used)),
     idBytes: a.idBytes,
     idLen: bytesOf(a.idLen),
     idHash: bytesOf(a.idHash),
     idTab: bytesOf(a.idTab),
   };
-  const at = new Map<Section, number>();
-  for (const name of sectionsOf(h)) at.set(name, (pos += len(name)) - len(name));
-  // The records' pages mapped before the walk writes them (and while the first sections are read).
-  const first = [prefault(a.records, h.arenaBytes ?? 0)];
-  for (const name of sectionsOf(h)) if (FIRST.has(name) || h.format !== FORMAT) first.push(readInto(f, into[name], len(name), at.get(name)!));
-  then();
+  const first: Promise<void>[] = [];
   const later = new Map<Section, Promise<void>>();
-  for (const name of sectionsOf(h)) {
-    if (FIRST.has(name) || h.format !== FORMAT) continue;
-    const p = readInto(f, into[name], len(name), at.get(name)!);
-    p.catch(() => undefined);
-    later.set(name, p);
+  for (const name of SECTIONS) {
+    const p = readInto(f, into[name], len(name), pos);
+    pos += len(name);
+    if (!REBUILT.has(name)) first.push(p);
+    else {
+      p.catch(() => undefined);
+      later.set(name, p);
+    }
   }
   await Promise.all(first);
   // Slots past the last are free.
   a.idLen.fill(FREE, h.slots);
-  return { a, rest: (names) => Promise.all(names.map((n) => later.get(n) ?? Promise.resolve())) };
+  return { a, rest: (names) => Promise.all(names.map((n) => later.get(n))) };
 }
 
 /**
- * Reads zeros into the first `n` bytes of `a`, so that its pages are mapped by the threads that
- * read files while the main thread works: mapping 270 MB on first touch cost the main thread
- * ~0.3 s (10^6 documents' records). Where there is no /dev/zero, the main thread maps them.
- */
-async function prefault(a: Uint8Array, n: number): Promise<void> {
-  if (n === 0 || !existsSync('/dev/zero')) return;
-  const z = await openFile('/dev/zero', 'r');
-  try {
-    for (let o = 0; o < n; o += READ_CHUNK) await readInto(z, a.subarray(o), Math.min(READ_CHUNK, n - o), 0);
-  } finally {
-    await z.close();
-  }
-}
-
-/** The packed key table's sections, and the forward links': what each half of the rebuild waits for. */
-const KEY_SECTIONS = ['tBits', 'tDist', 'tKeys', 'tHeads'] as const;
-const LINK_SECTIONS = ['next'] as const;
-
-/**
- * Formats 4 and 5: the key table spread and the backward links rebuilt (src/store/file/tablePack.ts),
- * each once the sections it reads are in; false when they do not hold together. Format 5 from
- * 2^18 documents: each in a worker thread of its own, on the shared arrays, beside each other and
- * beside this thread's walk of the log (one worker doing both was the last to finish at 10^7).
+ * The key table spread and the backward links rebuilt (src/store/file/tablePack.ts), each once the
+ * sections it reads are in; false when they do not hold together. From 2^18 documents each runs in
+ * a worker thread of its own, on the shared arrays, beside the other.
  */
 function rebuild(h: Header, a: Arrays, rest: Reads): Promise<boolean> {
+  const postings = h.slots * h.keysPerSlot;
   const spread: RebuildJob = {
     kind: 'spread',
-    keys: { bits: a.tBits, tKey: a.tKey, tHead: a.tHead, used: h.used, dist: h.keyCoding === 'u32' ? a.tDist : undefined },
+    keys: { bits: a.tBits, tKey: a.tKey, tHead: a.tHead, used: h.used, dist: h.keyCoding === 'u32' ? a.tDist : undefined, prev: a.prev, postings },
   };
-  const links: RebuildJob = {
-    kind: 'prev',
-    postings: { slots: h.slots, keysPerSlot: h.keysPerSlot, keyOffset: h.keyOffset!, recLen: a.recLen, idLen: a.idLen, next: a.next },
-    prev: a.prev,
-  };
-  if (h.format !== FORMAT || h.slots < (faultHooks().fileStoreWorkersFrom?.() ?? WORKER_MIN_SLOTS))
+  const links: RebuildJob = { kind: 'prev', postings: { count: postings, next: a.next }, prev: a.prev };
+  if (h.slots < (faultHooks().fileStoreWorkersFrom?.() ?? WORKER_MIN_SLOTS))
     return rest([...KEY_SECTIONS, ...LINK_SECTIONS]).then(() => runJob(spread) && runJob(links));
   const done = [rest(KEY_SECTIONS).then(() => rebuildInWorker(spread)), rest(LINK_SECTIONS).then(() => rebuildInWorker(links))];
   return Promise.all(done).then((oks) => oks.every(Boolean));
@@ -457,11 +418,8 @@ function imageOf(h: Header, a: Arrays): MemoryTableImage | null {
     recOff[s] = o;
     o += recLen[s]!;
   }
-  const arenaUsed = h.format === FORMAT ? h.arenaBytes! : lengthOf(h, 'arena');
-  if (o !== arenaUsed && h.format === FORMAT) return null;
-  if (o !== arenaUsed) throw new Error(`checkpoint: record lengths add up to ${o} bytes, the arena holds ${arenaUsed}`);
-  // Format 5: the records are placed (with their keys, from the log) by keysFromLog.
-  const arena = h.format === FORMAT ? a.records : a.arena;
+  const arenaUsed = lengthOf(h, 'arena');
+  if (o !== arenaUsed) return null;
   const meta = JSON.parse(Buffer.from(a.meta).toString()) as Pick<MemoryTableImage, 'free' | 'expiry'>;
   const ids = { bytes: a.idBytes, len: idLen, hash: a.idHash, tab: a.idTab, count: h.ids };
   return {
@@ -470,7 +428,7 @@ function imageOf(h: Header, a: Arrays): MemoryTableImage | null {
     ids,
     recOff,
     recLen,
-    arena,
+    arena: a.arena,
     arenaUsed,
     arenaLive: arenaUsed,
     next: a.next,
@@ -482,11 +440,11 @@ function imageOf(h: Header, a: Arrays): MemoryTableImage | null {
 }
 
 /** Whether a checkpoint with header `h` may be read against `fit` (else the log is folded). */
-function fits(h: Header, fit: CheckpointFit): boolean {
-  // Another format (1 and 2 included), byte order, key count or record layout, or a log cut shorter: not read at all.
-  return (h.format === FORMAT || h.format === FORMAT_4 || h.format === FORMAT_3) && (h.format === FORMAT_3 || h.keyOffset === fit.keyOffset)
-    && h.byteOrder === endianness()
-    && h.keysPerSlot === Math.max(1, fit.manifest.keysPerDoc) && h.logEnd <= fit.logSize && h.generation === fit.generation;
+async function fits(h: Header, fit: CheckpointFit): Promise<boolean> {
+  // Another format (1 to 5 included), byte order, key count or record layout, a log cut shorter, or another log: not read at all.
+  return h.format === FORMAT && h.keyOffset === fit.keyOffset && h.byteOrder === endianness()
+    && h.keysPerSlot === Math.max(1, fit.manifest.keysPerDoc) && h.logEnd <= fit.logSize && h.generation === fit.generation
+    && (await logTail(fit.log, h.logEnd)) === h.logTail;
 }
 
 /**
@@ -501,7 +459,7 @@ function refuseShortLog(h: Header, fit: CheckpointFit, dir: string): void {
   );
 }
 
-/** The checkpoint in `dir` as a table, if there is one of a format read here that fits; else null (fold the log). */
+/** The checkpoint in `dir` as a table, if there is one of the format read here that fits; else null (fold the log). */
 export async function readCheckpoint(dir: string, fit: CheckpointFit): Promise<{ table: MemoryStore; at: CheckpointAt } | null> {
   const file = path.join(dir, CHECKPOINT_FILE);
   if (!existsSync(file)) return null;
@@ -511,26 +469,15 @@ export async function readCheckpoint(dir: string, fit: CheckpointFit): Promise<{
     const got = await readHeader(f, size);
     if (!got) return null;
     refuseShortLog(got.h, fit, dir);
-    if (!fits(got.h, fit) || !sized(got.h, size, got.pos)) return null;
+    if (!(await fits(got.h, fit)) || !sized(got.h, size, got.pos)) return null;
     const { h } = got;
-    // Format 5: the log read from the start, beside the sections (src/store/file/keysFromLog.ts).
-    let reader: LogReader | null = null;
-    try {
-      const { a, rest } = await readArrays(f, h, got.pos, () => (reader = h.format === FORMAT ? new LogReader(fit.log, h.logEnd) : null));
-      const img = imageOf(h, a);
-      if (!img) return null;
-      // The keys walked from the log while the other sections are read; then the key table spread and the backward links rebuilt.
-      const from = { log: fit.log, logEnd: h.logEnd, frames: h.applied, recordsEnd: h.recordsEnd, tail: h.logTail!, keyOffset: h.keyOffset! };
-      const rebuilt = h.format === FORMAT_3 ? Promise.resolve(true) : rebuild(h, a, rest);
-      const keys = reader ? await keysFromLog({ ...img, ...from, locs: a.arena }, reader) : true;
-      if (!(await rebuilt) || !keys) return null;
-      const table = await MemoryStore.fromImage(fit.manifest, img);
-      // Sampled documents' keys and links must hold in the rebuilt table; else the whole log is folded (slow, right).
-      if (!table.spotCheck(fit.keyOffset)) return null;
-      return { table, at: { logEnd: h.logEnd, recordsEnd: h.recordsEnd, applied: h.applied, generation: h.generation } };
-    } finally {
-      await (reader as LogReader | null)?.stop();
-    }
+    const { a, rest } = await readArrays(f, h, got.pos);
+    const img = imageOf(h, a);
+    if (!img || !(await rebuild(h, a, rest))) return null;
+    const table = await MemoryStore.fromImage(fit.manifest, img);
+    // Sampled documents' links must hold in the rebuilt table; else the whole log is folded (slow, right).
+    if (!table.spotCheck()) return null;
+    return { table, at: { logEnd: h.logEnd, recordsEnd: h.recordsEnd, applied: h.applied, generation: h.generation } };
   } finally {
     await f.close();
   }

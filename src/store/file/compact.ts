@@ -69,7 +69,7 @@ export async function writeCompacted(src: CompactSource): Promise<Compacted> {
     for (const d of table.live()) {
       const rec = src.read(d.record);
       offsets[i++] = out.recordsBytes + batchBytes;
-      docs.push({ id: d.id, keys: src.replica.keysIn(d.record), recordBytes: rec.length, expiresAt: expiry.get(d.id) });
+      docs.push({ id: d.id, keys: src.replica.keysOf(d.id)!, recordBytes: rec.length, expiresAt: expiry.get(d.id) });
       recs.push(rec);
       batchBytes += rec.length;
       if (docs.length >= BATCH_DOCS || batchBytes >= BATCH_BYTES) await flush();

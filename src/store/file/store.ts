@@ -35,7 +35,7 @@ import { copyStoreFiles } from './backup.js';
 import { LOCATOR_BYTES, locator, placeOf, replay } from './replay.js';
 import { CHECKPOINT_FILE, readCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { RecordReads } from './recordReads.js';
-import { logTail } from './keysFromLog.js';
+import { logTail } from './checkpoint.js';
 
 /** Log growth (bytes) below which no checkpoint is written before close. */
 const CHECKPOINT_MIN_LOG = 64 << 20;
@@ -277,8 +277,9 @@ export class FileStore implements NearDupStore {
   }
 
   async hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {
-    const have = new Set(await this.table.keysOf(id));
-    return Array.from(keys, (k) => have.has(k));
+    // Key j of the document is posting j: on the chain of keys[j].
+    const have = this.table.keysOf(id);
+    return Array.from(keys, (k, j) => have?.[j] === k);
   }
 
   /**
@@ -307,7 +308,7 @@ export class FileStore implements NearDupStore {
   /** The table's postings, and the files against the table: every record inside the records file, the files as long as the store wrote them. */
   async checkStore(): Promise<{ errors: string[]; warnings: string[] }> {
     await this.chain;
-    const errors = this.table.table.postingErrors(this.table.extraBytes);
+    const errors = this.table.table.postingErrors();
     const logSize = (await this.log!.stat()).size;
     const recSize = (await this.records!.stat()).size;
     if (logSize !== this.logEnd) errors.push(`log has ${logSize} bytes, the store wrote ${this.logEnd}`);

@@ -1,5 +1,5 @@
 /**
- * The parts of the band table that checkpoint formats 4 and 5 (src/store/file/checkpoint.ts) do not
+ * The parts of the band table that the checkpoint (src/store/file/checkpoint.ts) does not
  * store as they are in memory, and how open makes them again:
  * - the key table is written packed: a bitmap of its occupied entries, then only those entries'
  *   keys and chain heads, in table order. Open reads the packed keys and heads into the tail of
@@ -7,15 +7,17 @@
  *   no hashing, no probing). Why: the table is a power of two at most 70 % full, so 30–60 % of its
  *   12 bytes per entry were empty slots (~170 B per document at 10^6 documents).
  * - the backward posting links (`prev`) are not written: they follow from the forward links
- *   (`prev[next[p]] = p` for every linked posting), one pass over the postings (~0.4 s at 10^6
- *   documents on a loaded 2-core machine), 128 B per document saved with 32 keys.
+ *   (`prev[next[p]] = p` for every linked posting, -1 for a posting on no chain), one pass over the
+ *   postings (~0.4 s at 10^6 documents on a loaded 2-core machine), and from the chains' heads
+ *   (-2 − entry, set by the spread), 128 B per document saved with 32 keys.
  * @module
  */
 import type { FileHandle } from 'node:fs/promises';
 import { writeAt } from './manifest.js';
 
 const EMPTY = -1;
-const FREE = -1;
+/** `next` of a posting on no chain (src/store/memory/store.ts). */
+const UNLINKED = -2;
 
 /** 2^21: a key is `hi · 2^21 + lo`, `lo` 21 bits, and its home entry is `hi & (tableSize - 1)`. */
 const LO = 2097152;
@@ -51,13 +53,19 @@ export interface PackedKeys {
   bits: Uint8Array;
 }
 
-/** A key table read packed, to spread: the bitmap, the arrays with the packed elements at their ends, the entries in use, the distances (`u32`). */
+/**
+ * A key table read packed, to spread: the bitmap, the arrays with the packed elements at their
+ * ends, the entries in use, the distances (`u32`); and the backward links, where each chain's head
+ * gets its entry (as -2 − entry), of `postings` postings.
+ */
 export interface SpreadKeys {
   bits: Uint8Array;
   tKey: Float64Array;
   tHead: Int32Array;
   used: number;
   dist?: Uint8Array | undefined;
+  prev: Int32Array;
+  postings: number;
 }
 
 /**
@@ -107,16 +115,24 @@ export async function writePackedKeys(f: FileHandle, pos: number, t: PackedKeys,
  * (`f64`), or as 32-bit codes into its last `4 · used` bytes with their distances in `dist`
  * (`u32`). A packed element is never overwritten before it is moved (it lies at or after the
  * place of the entry it goes to). Entries not marked become empty (their key is whatever was
- * there: an empty entry's key is never read). False when the bitmap does not mark exactly `used`
- * entries.
+ * there: an empty entry's key is never read). Then each head's backward link is set to its entry.
+ * False when the bitmap does not mark exactly `used` entries, or a head is not a posting.
  */
 export function spreadKeyTable(t: SpreadKeys): boolean {
-  const { bits, tKey, tHead, used, dist } = t;
+  const { bits, tKey, tHead, used, dist, prev, postings } = t;
   const size = tHead.length;
   const [r, h] = dist ? spreadCoded(t, dist, new Uint32Array(tKey.buffer, tKey.byteOffset + 8 * size - 4 * used, used)) : spreadPlain(t);
   for (let k = h; k < size; k++) if ((bits[k >> 3]! >> (k & 7)) & 1) return false;
   tHead.fill(EMPTY, h);
-  return r === used;
+  if (r !== used) return false;
+  // A pass of its own: in the spread's loops, the store would need a branch (or a dummy element) per entry.
+  for (let e = 0; e < h; e++) {
+    const p = tHead[e]!;
+    if (p === EMPTY) continue;
+    if (!(p >= 0 && p < postings)) return false;
+    prev[p] = -2 - e;
+  }
+  return true;
 }
 
 // Both loops run without branches on the bitmap (its bits are random: a branch on each was
@@ -168,34 +184,27 @@ function spreadPlain(t: SpreadKeys): [number, number] {
   return [r, Math.min(h, size)];
 }
 
-/** What {@link prevFromNext} walks: each live slot's keys are its record's bytes after `keyOffset`, 8 each. */
+/** What {@link prevFromNext} walks: the forward links of `count` postings (those of every slot, live or free). */
 export interface Postings {
-  slots: number;
-  keysPerSlot: number;
-  keyOffset: number;
-  recLen: Uint32Array;
-  /** Per slot: -1 for a free slot. */
-  idLen: Int32Array;
+  count: number;
   next: Int32Array;
 }
 
 /**
- * The backward links of the posting chains, from the forward ones, into `prev` (all -1 on entry):
- * only the postings a live slot has linked are walked (a reused slot's unused positions may hold
- * stale links). False when a link points outside the postings.
+ * The backward links of the posting chains, from the forward ones, into `prev`: a successor's
+ * predecessor, -1 for a posting on no chain; the chains' heads are set by the spread
+ * ({@link spreadKeyTable}). Every element of `prev` below `count` is written by exactly one of the
+ * two (which may run at once, in two threads). False when a link points outside the postings.
  */
 export function prevFromNext(p: Postings, prev: Int32Array): boolean {
-  const K = p.keysPerSlot;
-  const end = p.slots * K;
-  for (let s = 0; s < p.slots; s++) {
-    if (p.idLen[s] === FREE) continue;
-    const keys = (p.recLen[s]! - p.keyOffset) / 8;
-    for (let q = s * K, last = q + keys; q < last; q++) {
-      const n = p.next[q]!;
-      if (n === EMPTY) continue;
-      if (n < 0 || n >= end) return false;
+  const { count, next } = p;
+  for (let q = 0; q < count; q++) {
+    const n = next[q]!;
+    if (n >= 0) {
+      if (n >= count) return false;
       prev[n] = q;
-    }
+    } else if (n === UNLINKED) prev[q] = EMPTY;
+    else if (n !== EMPTY) return false;
   }
   return true;
 }
@@ -206,14 +215,13 @@ export function packedSizes(tableSize: number, used: number, coding: 'u32' | 'f6
 }
 
 /**
- * What open makes again of formats 4 and 5: the packed key table spread, or the backward links
- * (in a worker thread each for format 5: src/store/file/rebuildWorker.ts).
+ * What open makes again: the packed key table spread, or the backward links (in a worker thread
+ * each from 2^18 documents: src/store/file/rebuildWorker.ts).
  */
 export type RebuildJob = { kind: 'spread'; keys: SpreadKeys } | { kind: 'prev'; postings: Postings; prev: Int32Array };
 
 /** Runs a {@link RebuildJob}; false when what it read does not hold together. */
 export function runJob(job: RebuildJob): boolean {
   if (job.kind === 'spread') return spreadKeyTable(job.keys);
-  job.prev.fill(-1);
   return prevFromNext(job.postings, job.prev);
 }

@@ -1,17 +1,21 @@
 /**
  * The in-memory band table a posting log is folded into (Redis log layout, file store). It reuses
  * the memory store's typed-array table; each document's "record" there is a fixed number of bytes
- * the store chooses (`extraBytes`: none for Redis, where the record lives on disk for the file store)
- * followed by its own key list, so a replacement or a removal unlinks exactly the keys that were linked.
+ * the store chooses (`extraBytes`: none for Redis, where the record lives on disk for the file
+ * store), and no keys: a replacement or a removal unlinks the postings by their links, and a
+ * document's keys are read from the chains ({@link LogReplica.keysOf}). Why: 8 bytes per key per
+ * document, 256 B at 32 keys, were most of the table's records.
  * @module
  */
 import { MemoryStore } from '../memory/store.js';
 import type { StoreManifest } from '../types.js';
 import type { LogDoc, LogEntry } from './entry.js';
 
+const NONE = new Uint8Array(0);
+
 /** A document to fold: a log entry's document, with what the store keeps beside its keys. */
 export interface ReplicaDoc extends LogDoc {
-  /** `extraBytes` bytes kept before the keys (file store: where the record is). */
+  /** The `extraBytes` bytes kept for the document (file store: where the record is). */
   extra?: Uint8Array;
   /** When the document expires (ms since the epoch), for the table's expiry index. */
   expiresAt?: number;
@@ -50,56 +54,33 @@ export class LogReplica {
 
   /** Folds one entry into the table. */
   async apply(e: ReplicaEntry): Promise<void> {
-    const ids = e.docs.map((d) => d.id);
-    const old = await this.table.get(ids);
     if (e.op === 'remove') {
-      for (let i = 0; i < ids.length; i++) if (old[i]) await this.table.remove(ids[i]!, this.keysIn(old[i]!));
+      for (const d of e.docs) await this.table.remove(d.id);
       return;
     }
     // Ids are unique within one entry (a batch holds each id once).
     await this.table.put(
-      e.docs.map((d, i) => {
-        const keys = d.keys ?? new Float64Array(0);
-        const o = old[i];
-        return {
-          id: d.id,
-          record: this.tableRecord(d, keys),
-          keys,
-          ...(o ? { oldKeys: this.keysIn(o) } : {}),
-          ...(d.expiresAt === undefined ? {} : { expiresAt: d.expiresAt }),
-        };
-      }),
+      e.docs.map((d) => ({
+        id: d.id,
+        record: this.extraBytes === 0 ? NONE : d.extra!.subarray(0, this.extraBytes),
+        keys: d.keys ?? new Float64Array(0),
+        ...(d.expiresAt === undefined ? {} : { expiresAt: d.expiresAt }),
+      })),
     );
-  }
-
-  private tableRecord(d: ReplicaDoc, keys: Float64Array): Uint8Array {
-    const k = new Uint8Array(keys.buffer, keys.byteOffset, keys.byteLength);
-    if (this.extraBytes === 0) return k;
-    const r = new Uint8Array(this.extraBytes + k.length);
-    r.set(d.extra!.subarray(0, this.extraBytes));
-    r.set(k, this.extraBytes);
-    return r;
   }
 
   /** Throws StoreFullError unless the table can take `docs` (before anything is written: src/store/memory/store.ts, checkRoom). */
   checkRoom(docs: { id: string; keys: Float64Array }[]): void {
-    this.table.checkRoom(docs.map((d) => ({ id: d.id, bytes: this.extraBytes + d.keys.byteLength, keys: d.keys.length })));
+    this.table.checkRoom(docs.map((d) => ({ id: d.id, bytes: this.extraBytes, keys: d.keys.length })));
   }
 
-  /** The keys a document is indexed under here, or null. */
-  async keysOf(id: string): Promise<Float64Array | null> {
-    const [b] = await this.table.get([id]);
-    return b ? this.keysIn(b) : null;
+  /** The keys a document is indexed under here (read from the chains), or null. */
+  keysOf(id: string): Float64Array | null {
+    return this.table.keysOf(id);
   }
 
-  /** The bytes kept beside the keys, from a table record (a view). */
+  /** The bytes kept for a document, from a table record (a view). */
   extraIn(record: Uint8Array): Uint8Array {
     return record.subarray(0, this.extraBytes);
-  }
-
-  /** The keys in a table record. */
-  keysIn(record: Uint8Array): Float64Array {
-    // A copy: the table's arena offsets are not 8-byte aligned.
-    return new Float64Array(record.slice(this.extraBytes).buffer);
   }
 }

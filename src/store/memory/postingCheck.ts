@@ -1,16 +1,20 @@
 /**
  * A full check of a band table's postings (`neardup index check` on the stores that keep one: the
  * file store, Redis's log layout): every key table entry reachable from its home, every chain
- * walked once with its backward links, each posting holding its entry's key at its place in its
- * document's record, and every key of every live document on a chain. Why: a table rebuilt wrong
- * at open (keys lost by a worker thread) answered lookups without an error and passed a check that
- * compared each document's keys with themselves. O(entries + postings), one bit per posting.
+ * walked once with its backward links (a chain's head holding its entry as -2 − entry), each
+ * posting on a chain belonging to a live document, and each live document's linked postings
+ * (a prefix of its slot's) all on chains. That each document is linked under the keys its record
+ * gives is the index check's part (`hasPostings`, from the chains). Why: a table rebuilt wrong at
+ * open (keys lost by a worker thread) answered lookups without an error. O(entries + postings),
+ * one bit per posting.
  * @module
  */
 
 const EMPTY = -1;
+/** `next` of a posting on no chain (src/store/memory/store.ts). */
+const UNLINKED = -2;
 
-/** The table's arrays, and how a slot's keys are found in its record. */
+/** The table's arrays. */
 export interface PostingTable {
   tKey: Float64Array;
   tHead: Int32Array;
@@ -20,11 +24,6 @@ export interface PostingTable {
   keysPerSlot: number;
   /** Slots in use (live or free). */
   slots: number;
-  recOff: Float64Array;
-  recLen: Uint32Array;
-  arena: Uint8Array;
-  /** Bytes of each record before its keys (8 bytes each, little-endian doubles, to the record's end). */
-  keyOffset: number;
   /** Whether a slot holds a live document. */
   live: (slot: number) => boolean;
   /** A live slot's id (for messages). */
@@ -36,30 +35,31 @@ export function postingErrors(t: PostingTable, max = 20): string[] {
   const errors: string[] = [];
   let count = 0;
   const fail = (m: string) => (count++ < max ? errors.push(m) : 0);
-  const view = new DataView(t.arena.buffer, t.arena.byteOffset, t.arena.byteLength);
-  const keysIn = (s: number) => (t.live(s) ? (t.recLen[s]! - t.keyOffset) / 8 : -1);
-  const keyAt = (s: number, j: number) => view.getFloat64(t.recOff[s]! + t.keyOffset + 8 * j, true);
-  const seen = new Uint8Array(Math.ceil((t.slots * t.keysPerSlot) / 8));
+  const K = t.keysPerSlot;
+  const seen = new Uint8Array(Math.ceil((t.slots * K) / 8));
   entriesReachable(t, fail);
   for (let h = 0; h < t.tHead.length; h++) {
-    const key = t.tKey[h]!;
-    for (let p = t.tHead[h]!, before = EMPTY; p !== EMPTY; before = p, p = t.next[p]!) {
-      const s = Math.floor(p / t.keysPerSlot);
-      const j = p % t.keysPerSlot;
+    for (let p = t.tHead[h]!, before = -2 - h; p !== EMPTY; before = p, p = t.next[p]!) {
+      const s = Math.floor(p / K);
       if (!(p >= 0 && s < t.slots) || seen[p >> 3]! & (1 << (p & 7))) {
         fail(`key table entry ${h}: its chain ${p < 0 || s >= t.slots ? `points outside the postings (${p})` : `meets posting ${p} twice`}`);
         break;
       }
       seen[p >> 3]! |= 1 << (p & 7);
       if (t.prev[p] !== before) fail(`posting ${p} (key table entry ${h}): its backward link is ${t.prev[p]}, not ${before}`);
-      if (j >= keysIn(s)) fail(`key table entry ${h}: posting ${p} is not a key of a live document`);
-      else if (keyAt(s, j) !== key) fail(`document "${t.idOf(s)}": its key ${j} is ${keyAt(s, j)}, but it is on the chain of key ${key}`);
+      if (!t.live(s)) fail(`key table entry ${h}: posting ${p} is not a key of a live document`);
     }
   }
   for (let s = 0; s < t.slots; s++) {
-    const n = keysIn(s);
-    for (let j = 0, p = s * t.keysPerSlot; j < n; j++, p++) {
-      if (!(seen[p >> 3]! & (1 << (p & 7)))) fail(`document "${t.idOf(s)}": its key ${j} (${keyAt(s, j)}) is on no chain of the key table`);
+    if (!t.live(s)) continue;
+    let linked = true;
+    for (let j = 0, p = s * K; j < K; j++, p++) {
+      const on = (seen[p >> 3]! & (1 << (p & 7))) !== 0;
+      if (t.prev[p] === EMPTY) {
+        linked = false;
+        if (t.next[p] !== UNLINKED) fail(`document "${t.idOf(s)}": its posting ${j} is on no chain but links to ${t.next[p]}`);
+      } else if (!linked) fail(`document "${t.idOf(s)}": its key ${j} follows a position with no key`);
+      else if (!on) fail(`document "${t.idOf(s)}": its key ${j} is on no chain of the key table`);
     }
   }
   if (count > max) errors.push(`… ${count} posting errors in all`);

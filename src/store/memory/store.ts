@@ -2,7 +2,9 @@
  * The in-process store (the default). Records live in one byte arena; postings in typed arrays:
  * an open-addressing table maps a 53-bit band key to the head of a chain threaded through
  * `next[slot·K + j]` / `prev[slot·K + j]` (document slot, key position j; doubly linked so that
- * a removal is O(1) whatever the bucket size). No per-key objects.
+ * a removal is O(1) whatever the bucket size). A chain's head keeps its key table entry in `prev`
+ * (as -2 − entry), so a posting comes off its chain without its key: the table keeps no document's
+ * keys (the file store and Redis's log layout keep 12 and 0 bytes per document here). No per-key objects.
  * Why this file is long: the key table, the posting chains and the record arena are typed arrays
  * that every operation (link, unlink, probing, growth, compaction, the room check) reads and writes
  * together; the id index, the expiry heap, the image and the postings check are modules beside it.
@@ -18,13 +20,25 @@ import { faultHooks } from '../../common/faults.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
 
 const EMPTY = -1;
-/** Elements one typed array holds on Node 20: the table's records of ~16M documents of 32 keys. */
+/** `next` of a posting on no chain (a free slot's, or past a document's keys). */
+const UNLINKED = -2;
+/** `prev` of a chain's head: its key table entry `s`, as -2 − s (-1 is a posting on no chain). */
+const headOf = (s: number): number => -2 - s;
+/** Links {@link MemoryStore.keysOf} walks back before it fills a window of postings instead. */
+const WALK_BACK = 64;
+/** Postings per window of {@link MemoryStore.keysOf} (256 MiB of chain entries). */
+const KEY_WINDOW = 1 << 26;
+/** Elements one typed array holds on Node 20: the in-process store's records (whole records, ~1–3 KB each). */
 export const MAX_ARENA = 2 ** 32;
+/** Postings are numbered in 31 bits (`next`, `prev`: Int32Array): ~67M documents of 32 keys. */
+const MAX_POSTINGS = 2 ** 31 - 1;
 
 export type { MemoryTableImage } from './image.js';
 
 /** The most bytes of records the table holds (a test's hook may lower it). */
 const arenaMax = () => faultHooks().tableArenaMax?.() ?? MAX_ARENA;
+/** The most document slots a table of `K` postings per slot holds (a test's hook may lower it). */
+const slotsMax = (K: number) => faultHooks().tableSlotsMax?.() ?? Math.floor(MAX_POSTINGS / K);
 
 /** A store held in this process's memory; lost when the process exits (see save/load for snapshots). */
 export class MemoryStore implements NearDupStore {
@@ -49,6 +63,8 @@ export class MemoryStore implements NearDupStore {
   private mark = new Uint32Array(1024);
   private gen = 0;
   private readonly expiry = new ExpiryHeap();
+  /** The chain entries of a window of postings, for {@link MemoryStore.keysOf}; dropped by every write. */
+  private keyWindow: { from: number; entries: Int32Array } | null = null;
 
   async open(manifest: StoreManifest): Promise<StoreManifest | null> {
     if (this.manifest) return this.manifest;
@@ -83,13 +99,13 @@ export class MemoryStore implements NearDupStore {
         this.tKey[s] = key;
         this.tHead[s] = p;
         this.next[p] = EMPTY;
-        this.prev[p] = EMPTY;
+        this.prev[p] = headOf(s);
         this.used++;
         return;
       }
       if (this.tKey[s] === key) {
         this.next[p] = h;
-        this.prev[p] = EMPTY;
+        this.prev[p] = headOf(s);
         this.prev[h] = p;
         this.tHead[s] = p;
         return;
@@ -99,27 +115,31 @@ export class MemoryStore implements NearDupStore {
   }
 
   /**
-   * Removes posting `p` from the chain of `key`, in O(1): chains are doubly linked, because a bucket
-   * can hold a large share of the index (shallow forest keys) and replacements unlink from it.
-   * Callers pass exactly the keys the posting was linked under.
+   * Takes posting `p` off its chain, in O(1) and without its key: chains are doubly linked (a
+   * bucket can hold a large share of the index: shallow forest keys), and a chain's head holds its
+   * key table entry in `prev` (as -2 − entry). Why: the table keeps no document's keys.
    */
-  private unlink(key: number, p: number): void {
+  private unlink(p: number): void {
     const { next, prev } = this;
     const before = prev[p]!;
+    if (before === EMPTY) return;
     const after = next[p]!;
-    if (before !== EMPTY) {
+    next[p] = UNLINKED;
+    prev[p] = EMPTY;
+    if (after !== EMPTY) prev[after] = before;
+    if (before >= 0) {
       next[before] = after;
-      if (after !== EMPTY) prev[after] = before;
       return;
     }
-    const s = this.find(key);
-    if (s < 0 || this.tHead[s] !== p) return;
-    if (after !== EMPTY) {
-      prev[after] = EMPTY;
-      this.tHead[s] = after;
-      return;
-    }
-    this.deleteSlot(s);
+    const s = -2 - before;
+    if (after !== EMPTY) this.tHead[s] = after;
+    else this.deleteSlot(s);
+  }
+
+  /** Takes every posting of document slot `slot` off its chain. */
+  private unlinkSlot(slot: number): void {
+    for (let p = slot * this.K, end = p + this.K; p < end; p++) this.unlink(p);
+    this.keyWindow = null;
   }
 
   /** Backward-shift deletion keeps linear probing correct without tombstones. */
@@ -141,6 +161,7 @@ export class MemoryStore implements NearDupStore {
       }
       tKey[i] = tKey[j]!;
       tHead[i] = tHead[j]!;
+      this.prev[tHead[i]!] = headOf(i);
       i = j;
     }
   }
@@ -157,6 +178,7 @@ export class MemoryStore implements NearDupStore {
       while (this.tHead[d] !== EMPTY) d = (d + 1) & this.mask;
       this.tKey[d] = tKey[s]!;
       this.tHead[d] = tHead[s]!;
+      this.prev[tHead[s]!] = headOf(d);
     }
   }
 
@@ -165,7 +187,7 @@ export class MemoryStore implements NearDupStore {
     if (f !== undefined) return f;
     const s = this.slots++;
     if (s >= this.recLen.length) {
-      const cap = this.recLen.length * 2;
+      const cap = Math.max(s + 1, Math.min(this.recLen.length * 2, slotsMax(this.K)));
       this.recOff = grown(Float64Array, this.recOff, cap);
       this.recLen = grown(Uint32Array, this.recLen, cap);
       this.mark = grown(Uint32Array, this.mark, cap);
@@ -183,17 +205,21 @@ export class MemoryStore implements NearDupStore {
    */
   checkRoom(docs: { id: string; bytes: number; keys: number }[]): void {
     let live = this.arenaLive;
+    const added = new Set<string>();
     for (const d of docs) {
       if (d.keys > this.K) throw new RangeError(`document ${d.id} has ${d.keys} keys, the store takes ${this.K}`);
       const s = this.idt.slotOf(d.id);
       live += d.bytes - (s === EMPTY ? 0 : this.recLen[s]!);
+      if (s === EMPTY) added.add(d.id);
     }
     const max = arenaMax();
-    if (live <= max) return;
-    const most = `the file store's: ~${Math.floor(MAX_ARENA / (12 + 8 * this.K) / 1e6)}M documents of ${this.K} keys`;
-    throw new StoreFullError(
-      `the index is full: its band table's records would outgrow their one array of ${max} bytes (${most}); nothing of this batch was added: split the index`,
-    );
+    const slots = this.slots + Math.max(0, added.size - this.free.length);
+    const most = slotsMax(this.K);
+    if (live <= max && slots <= most) return;
+    const what = live > max
+      ? `its band table's records would outgrow their one array of ${max} bytes`
+      : `its band table would hold more than ${most} documents of ${this.K} keys (postings are numbered in 31 bits)`;
+    throw new StoreFullError(`the index is full: ${what}; nothing of this batch was added: split the index`);
   }
 
   private writeRecord(slot: number, rec: Uint8Array): void {
@@ -273,19 +299,70 @@ export class MemoryStore implements NearDupStore {
   async put(entries: PutEntry[]): Promise<void> {
     const K = this.K;
     this.checkRoom(entries.map((e) => ({ id: e.id, bytes: e.record.length, keys: e.keys.length })));
+    this.keyWindow = null;
     for (const e of entries) {
       let slot = this.idt.slotOf(e.id);
       if (slot !== EMPTY) {
-        if (e.oldKeys) { for (let j = 0; j < e.oldKeys.length; j++) this.unlink(e.oldKeys[j]!, slot * K + j); }
+        // The old keys come off their chains by the links alone (the caller's oldKeys are not needed).
+        this.unlinkSlot(slot);
         this.arenaLive -= this.recLen[slot]!;
       } else {
         slot = this.newSlot();
         this.idt.add(e.id, slot);
+        // A new slot's postings (zeros from growth, or a freed slot's) are on no chain yet.
+        this.next.fill(UNLINKED, slot * K, slot * K + K);
+        this.prev.fill(EMPTY, slot * K, slot * K + K);
       }
       this.writeRecord(slot, e.record);
       this.expiry.set(e.id, e.expiresAt);
       for (let j = 0; j < e.keys.length; j++) this.link(e.keys[j]!, slot * K + j);
     }
+  }
+
+  /**
+   * The keys document `id` is linked under, in key order, from the chains (the table keeps no
+   * document's keys), or null for an id not here. A posting's key is its chain head's: found by
+   * walking back up to {@link WALK_BACK} links, else from a window of postings whose chain entries
+   * one walk of every chain filled in (kept until the next write: a scan in slot order, as
+   * compaction and `index check` make, walks every chain once per {@link KEY_WINDOW} postings).
+   */
+  keysOf(id: string): Float64Array | null {
+    const slot = this.idt.slotOf(id);
+    if (slot === EMPTY) return null;
+    const K = this.K;
+    const p0 = slot * K;
+    let n = 0;
+    while (n < K && this.prev[p0 + n] !== EMPTY) n++;
+    const out = new Float64Array(n);
+    for (let j = 0; j < n; j++) out[j] = this.tKey[this.entryOf(p0 + j)]!;
+    return out;
+  }
+
+  /** The key table entry of linked posting `p`'s chain. */
+  private entryOf(p: number): number {
+    let q = p;
+    for (let i = 0; i < WALK_BACK; i++) {
+      const b = this.prev[q]!;
+      if (b < -1) return -2 - b;
+      q = b;
+    }
+    let w = this.keyWindow;
+    if (!w || p < w.from || p >= w.from + w.entries.length) w = this.keyWindow = this.windowFrom(p);
+    return w.entries[p - w.from]!;
+  }
+
+  /** The chain entries of postings `from`… (at most {@link KEY_WINDOW}), by one walk of every chain. */
+  private windowFrom(from: number): { from: number; entries: Int32Array } {
+    const entries = new Int32Array(Math.min(KEY_WINDOW, this.slots * this.K - from));
+    const to = from + entries.length;
+    const { tHead, next } = this;
+    const all = this.slots * this.K;
+    // Unset entries read as 0: a posting on no chain, or a table `index check` finds broken, gets entry 0.
+    for (let h = 0; h < tHead.length; h++) {
+      // At most `all` steps: a chain that loops (a broken table) is cut, not walked forever.
+      for (let q = tHead[h]!, n = 0; q >= 0 && q < all && n < all; q = next[q]!, n++) if (q >= from && q < to) entries[q - from] = h;
+    }
+    return { from, entries };
   }
 
   async get(ids: string[]): Promise<(Uint8Array | null)[]> {
@@ -295,10 +372,11 @@ export class MemoryStore implements NearDupStore {
     });
   }
 
-  async remove(id: string, keys: Float64Array): Promise<boolean> {
+  /** Removes a document; its postings come off their chains by the links alone (`_keys` is not needed). */
+  async remove(id: string, _keys?: Float64Array): Promise<boolean> {
     const slot = this.idt.slotOf(id);
     if (slot === EMPTY) return false;
-    for (let j = 0; j < keys.length; j++) this.unlink(keys[j]!, slot * this.K + j);
+    this.unlinkSlot(slot);
     this.arenaLive -= this.recLen[slot]!;
     this.idt.remove(slot);
     this.expiry.delete(id);
@@ -355,34 +433,50 @@ export class MemoryStore implements NearDupStore {
   }
 
   /**
-   * The table as arrays (views, no copies; the id bytes are packed first), for a checkpoint of it
-   * (the file store's `table` file); {@link MemoryStore.fromImage} makes the same table again
-   * without inserting document by document.
-   */
-  /**
    * A check of a table rebuilt at open, on ~`samples` live documents spread over the slots: each of
-   * their keys is in the key table, and each of their postings is its successor's predecessor (or,
-   * heading its chain, has none). A rebuild that lost keys or links, as a worker thread once did, fails it.
+   * their linked postings is its neighbours' neighbour, and a chain's head is its key table entry's
+   * head, an entry found from its key's home. A rebuild that lost keys or links, as a worker thread
+   * once did, fails it.
    */
-  spotCheck(keyOffset: number, samples = 4096): boolean {
-    const view = new DataView(this.arena.buffer, this.arena.byteOffset, this.arena.byteLength);
+  spotCheck(samples = 4096): boolean {
+    const { next, prev, tHead, tKey } = this;
     for (let s = 0, step = Math.max(1, Math.floor(this.slots / samples)); s < this.slots; s += step) {
       if (!this.idt.has(s)) continue;
-      for (let o = this.recOff[s]! + keyOffset, p = s * this.K; o < this.recOff[s]! + this.recLen[s]!; o += 8, p++) {
-        const e = this.find(view.getFloat64(o, true));
-        const q = this.next[p]!;
-        if (e < 0 || (q !== EMPTY && this.prev[q] !== p) || (this.tHead[e] === p && this.prev[p] !== EMPTY)) return false;
+      for (let p = s * this.K, end = p + this.K; p < end; p++) {
+        const b = prev[p]!;
+        const q = next[p]!;
+        if (b === EMPTY) {
+          if (q !== UNLINKED) return false;
+          continue;
+        }
+        if (q !== EMPTY && (q < 0 || prev[q] !== p)) return false;
+        if (b >= 0 ? next[b] !== p : tHead[-2 - b] !== p || this.find(tKey[-2 - b]!) !== -2 - b) return false;
       }
     }
     return true;
   }
 
-  /** The full check of the postings (src/store/memory/postingCheck.ts), for records whose keys follow `keyOffset` bytes. */
-  postingErrors(keyOffset: number): string[] {
-    const { idt, K: keysPerSlot } = this;
-    return postingErrors({ ...this.image(), keysPerSlot, keyOffset, live: (s) => idt.has(s), idOf: (s) => idt.idOf(s) });
+  /** The full check of the postings (src/store/memory/postingCheck.ts). */
+  postingErrors(): string[] {
+    const { idt, K: keysPerSlot, slots, tKey, tHead } = this;
+    const n = slots * keysPerSlot;
+    return postingErrors({
+      tKey,
+      tHead,
+      next: this.next.subarray(0, n),
+      prev: this.prev.subarray(0, n),
+      keysPerSlot,
+      slots,
+      live: (s) => idt.has(s),
+      idOf: (s) => idt.idOf(s),
+    });
   }
 
+  /**
+   * The table as arrays (views, no copies; the id bytes are packed first), for a checkpoint of it
+   * (the file store's `table` file); {@link MemoryStore.fromImage} makes the same table again
+   * without inserting document by document.
+   */
   image(): MemoryTableImage {
     const n = this.slots;
     return {

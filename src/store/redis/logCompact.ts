@@ -7,7 +7,6 @@
  */
 import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
-import type { StoredDoc } from '../types.js';
 import { encodeLogEntry, type LogDoc } from '../log/entry.js';
 import type { RedisKeys } from './shared.js';
 
@@ -71,9 +70,9 @@ export interface Rewrite {
 
 /**
  * Rewrites the first `at.L` log entries, made under layout token `at.oldToken`, from `live` (the folded
- * table's documents), dropping documents whose record is missing (leftovers of writes that died).
+ * table's documents and their keys), dropping documents whose record is missing (leftovers of writes that died).
  */
-export async function rewriteLog(r: Redis, keys: RedisKeys, live: AsyncIterable<StoredDoc>, at: { L: number; oldToken: string }): Promise<Rewrite> {
+export async function rewriteLog(r: Redis, keys: RedisKeys, live: Iterable<LogDoc>, at: { L: number; oldToken: string }): Promise<Rewrite> {
   const { L, oldToken } = at;
   const bytesBefore = await logBytes(r, keys.log, L);
   const tmp = `${keys.log}:compacting`;
@@ -95,8 +94,8 @@ export async function rewriteLog(r: Redis, keys: RedisKeys, live: AsyncIterable<
     documents += kept.length;
     bytesAfter += e.length;
   };
-  for await (const d of live) {
-    batch.push({ id: d.id, keys: new Float64Array(d.record.slice().buffer) });
+  for (const d of live) {
+    batch.push(d);
     if (batch.length === 1000) await flush();
   }
   await flush();

@@ -231,8 +231,9 @@ export class LogLayout implements LayoutOps {
 
   async hasPostings(id: string, keys: Float64Array): Promise<boolean[]> {
     await this.sync();
-    const have = new Set(await this.replica.keysOf(id));
-    return Array.from(keys, (k) => have.has(k));
+    // Key j of the document is posting j: on the chain of keys[j].
+    const have = this.replica.keysOf(id);
+    return Array.from(keys, (k, j) => have?.[j] === k);
   }
 
   async stats(): Promise<Record<string, number>> {
@@ -247,7 +248,7 @@ export class LogLayout implements LayoutOps {
 
   async checkErrors(): Promise<string[]> {
     await this.sync();
-    return this.replica.table.postingErrors(this.replica.extraBytes);
+    return this.replica.table.postingErrors();
   }
 
   async checkWarnings(): Promise<string[]> {
@@ -271,7 +272,11 @@ export class LogLayout implements LayoutOps {
       await this.foldUpTo(Infinity);
       const rep = this.replica;
       const L = rep.applied;
-      const w = await rewriteLog(this.redis as Redis, this.keys, rep.table.scan(), { L, oldToken: this.token });
+      // Each document's keys read from the table's chains (it keeps no keys of its own).
+      const live = (function* () {
+        for (const d of rep.table.live()) yield { id: d.id, keys: rep.keysOf(d.id)! };
+      })();
+      const w = await rewriteLog(this.redis as Redis, this.keys, live, { L, oldToken: this.token });
       rep.applied = w.entries;
       this.token = w.token;
       return { entriesBefore: L + w.tail, entriesAfter: w.entries + w.tail, documents: w.documents, bytesBefore: w.bytesBefore, bytesAfter: w.bytesAfter };

@@ -1,14 +1,14 @@
 /**
- * The file store's checkpoint (src/store/file/checkpoint.ts, format 5: the table's arrays without
- * the documents' keys, which open reads from the log; the key table packed, no backward links): the
- * exact bytes of a small table's sections; a table after adds, replacements (some with no keys) and
- * removals, written and read back against its log, is the table written and goes on working; after
- * random churn a store opened from its checkpoint answers as one that folds the whole log; a store
- * whose checkpoint is format 3 or 4 (written by earlier versions, kept in
- * test/fixtures/file-store-table3 and -table4) opens from it; a torn checkpoint, one of another
- * format (older or newer), byte order, generation, record layout, or one whose log is not the log it
- * was written against is ignored and the log is folded; one that covers more log than there is fails
- * the open (acknowledged writes are missing).
+ * The file store's checkpoint (src/store/file/checkpoint.ts, format 6: the table's arrays, which
+ * hold no document's keys; the key table packed, no backward links): the exact bytes of a small
+ * table's sections; a table after adds, replacements (some with no keys) and removals, written and
+ * read back against its log, is the table written and goes on working; after random churn a store
+ * opened from its checkpoint answers as one that folds the whole log; a store whose checkpoint is
+ * format 3 or 4 (written by earlier versions, kept in test/fixtures/file-store-table3 and -table4)
+ * folds its log instead, answers alike and writes format 6 at its close; a torn checkpoint, one of
+ * another format (older or newer), byte order, generation, record layout, or one whose log is not
+ * the log it was written after is ignored and the log is folded; one that covers more log than there
+ * is fails the open (acknowledged writes are missing).
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,7 +54,7 @@ function sectionsOf(file: string): { header: Record<string, unknown>; parts: Buf
   return { header, parts: header.sections.map((len) => b.subarray(o, o += len)) };
 }
 
-test('checkpoint: format 5 bytes of a two-document table', async () => {
+test('checkpoint: format 6 bytes of a two-document table', async () => {
   const m = { keysPerDoc: 2 } as StoreManifest;
   const t = await LoggedTable.create(m);
   // Homes (key / 2^21, of a 1,024-entry table) 5, 9, and 9 again (it goes to 10).
@@ -66,14 +66,14 @@ test('checkpoint: format 5 bytes of a two-document table', async () => {
   mkdirSync(d);
   await t.write(d);
   const { header, parts } = sectionsOf(path.join(d, 'table'));
-  assert.equal(header.format, 'neardup-file-table 5');
+  assert.equal(header.format, 'neardup-file-table 6');
   assert.deepEqual([header.slots, header.used, header.tableSize, header.keyOffset, header.keyCoding], [2, 3, 1024, LOCATOR_BYTES, 'f64']);
   const [meta, recLen, arena, next, tBits, tDist, tKeys, tHeads, idBytes, idLen] = parts;
   const f64 = (...x: number[]) => Buffer.from(Float64Array.from(x).buffer);
   const i32 = (...x: number[]) => Buffer.from(Int32Array.from(x).buffer);
   assert.equal(meta!.toString(), '{"free":[],"expiry":[]}');
-  assert.deepEqual(recLen, i32(28, 28));
-  // The records without their keys: the locators only.
+  assert.deepEqual(recLen, i32(12, 12));
+  // The records: the locators only (the table keeps no keys).
   assert.deepEqual(arena, Buffer.concat([locator(0, 3), locator(3, 4)]));
   // Postings 0, 1 (a's keys), 2, 3 (b's): b's k1 comes before a's in k1's chain.
   assert.deepEqual(next, i32(-1, -1, 0, -1));
@@ -87,14 +87,15 @@ test('checkpoint: format 5 bytes of a two-document table', async () => {
   assert.deepEqual(tHeads, i32(2, 1, 3));
   assert.deepEqual([idBytes!.toString(), idLen], ['ab', i32(1, 1)]);
   const got = (await readWithLog(d, m))!;
-  assert.deepEqual(Array.from(got.table.image().prev.subarray(0, 4)), [2, -1, -1, -1]);
-  // The keys, from the log.
-  assert.deepEqual(Buffer.from(got.table.image().arena), Buffer.concat([locator(0, 3), f64(k1, k2), locator(3, 4), f64(k1, k3)]));
+  // Backward links: a's k1 follows b's; each chain's head holds its entry (5, 9, 10) as -2 − entry.
+  assert.deepEqual(Array.from(got.table.image().prev.subarray(0, 4)), [2, -11, -7, -12]);
+  assert.deepEqual(Buffer.from(got.table.image().arena), Buffer.concat([locator(0, 3), locator(3, 4)]));
+  assert.deepEqual([got.table.keysOf('a'), got.table.keysOf('b')], [Float64Array.of(k1, k2), Float64Array.of(k1, k3)]);
   assert.deepEqual((await got.table.lookup([Float64Array.of(k1)], 10))[0]!.map((x) => x.id), ['b', 'a']);
 });
 
 for (const [format, size] of [[3, 38], [4, 39]] as const) {
-  test(`checkpoint: a store whose checkpoint is format ${format} opens from it, and answers as the log folded`, async () => {
+  test(`checkpoint: a store whose checkpoint is format ${format} folds its log instead, and writes format 6 at its close`, async () => {
     const fixture = path.join(repoRoot, `test/fixtures/file-store-table${format}`);
     const d = path.join(dir, `format${format}`);
     cpSync(fixture, d, { recursive: true });
@@ -103,7 +104,7 @@ for (const [format, size] of [[3, 38], [4, 39]] as const) {
     const s = new FileStore(d);
     await s.open(manifest);
     const st = await s.stats();
-    assert.deepEqual([st.framesFoldedAtOpen, st.checkpointLogBytes], [0, readFileSync(path.join(d, 'log')).length]);
+    assert.deepEqual([st.framesFoldedAtOpen, st.checkpointLogBytes], [st.logEntries, 0]);
     const want = await answersOf(s, ids);
     assert.equal((want as { size: number }).size, size);
     assert.deepEqual(await s.expiredIds(4102444800036 + 1, 10), ['d36']);
@@ -117,24 +118,14 @@ for (const [format, size] of [[3, 38], [4, 39]] as const) {
     await fold0.close();
     await s.put([{ id: 'n', keys: keys(1), record: Buffer.from('n') }]);
     await s.close();
-    // The next checkpoint is format 5.
-    assert.equal(sectionsOf(path.join(d, 'table')).header.format, 'neardup-file-table 5');
+    // The next checkpoint is format 6.
+    assert.equal(sectionsOf(path.join(d, 'table')).header.format, 'neardup-file-table 6');
     await fromCheckpointAsFolded(d, ids);
   });
 }
 
 /** The key table's occupied entries: [key, head]. */
 const occupied = (img: MemoryTableImage) => Array.from(img.tHead).flatMap((h, i) => (h === -1 ? [] : [[img.tKey[i], h]]));
-
-/** `links` at every posting a live slot has linked. */
-function linked(img: MemoryTableImage, links: Int32Array): number[] {
-  const out: number[] = [];
-  for (let s = 0; s < img.slots; s++) {
-    if (img.ids.len[s] === -1) continue;
-    for (let j = 0; j < (img.recLen[s]! - LOCATOR_BYTES) / 8; j++) out.push(links[s * K + j]!);
-  }
-  return out;
-}
 
 test('checkpoint: the table read back is the table written, and goes on working', async () => {
   const t = await LoggedTable.create(manifest);
@@ -156,8 +147,8 @@ test('checkpoint: the table read back is the table written, and goes on working'
   const [a, b] = [rep.table.image(), got.table.image()];
   assert.deepEqual([idsOf(b), b.free, b.used, b.slots], [idsOf(a), a.free, a.used, a.slots]);
   assert.deepEqual([b.tHead, occupied(b), b.next.subarray(0, b.slots * K)], [a.tHead, occupied(a), a.next]);
-  // The backward links, rebuilt from the forward ones: those of every linked posting as written.
-  assert.deepEqual(linked(b, b.prev), linked(a, a.prev));
+  // The backward links, rebuilt from the forward ones and the heads: those of every posting as written.
+  assert.deepEqual(b.prev.subarray(0, b.slots * K), a.prev);
   assert.ok(b.arena.length < a.arena.length, 'dead arena bytes are not written');
   const all = [...Array.from({ length: 300 }, (_, i) => `d${i}`), 'a😀é', 'é', '😀', '', 'x'];
   assert.deepEqual(await got.table.get(all), await rep.table.get(all));
@@ -320,9 +311,9 @@ test('checkpoint: torn, of another format or byte order, or past the log: ignore
   const cases: [string, () => void][] = [
     ['torn', () => truncateSync(table, good.length - 100)],
     ['format 2', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 2' }))],
-    ['a newer format', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 6' }))],
-    // Format 5 reads the keys from the log: a log that is not the one the checkpoint was written against is detected.
-    ['another frame count', () => writeFileSync(table, withHeader({ applied: (header.applied as number) - 1 }))],
+    ['format 5', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 5' }))],
+    ['a newer format', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 7' }))],
+    // A log that is not the one the checkpoint was written after: its last bytes differ.
     ['another log tail', () => writeFileSync(table, withHeader({ logTail: ((header.logTail as number) + 1) >>> 0 }))],
     ['a log end inside a frame', () => writeFileSync(table, withHeader({ logEnd: (header.logEnd as number) - 3 }))],
     ['another record layout', () => writeFileSync(table, withHeader({ keyOffset: 20 }))],

@@ -1,6 +1,7 @@
 /**
- * A band table and the log it was folded from, for checkpoint tests: checkpoint format 5 reads
- * documents' keys from the log, so a table written to a checkpoint needs its log beside it.
+ * A band table and the log it was folded from, for checkpoint tests: a checkpoint is read only
+ * beside the log it was written after (the checksum of the log's last bytes), so a table written
+ * to a checkpoint needs its log beside it.
  */
 import { writeFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';

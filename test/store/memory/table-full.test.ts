@@ -1,6 +1,7 @@
 /**
- * A band table that cannot take a batch (its records would outgrow their one array: ~16M documents
- * of 32 keys, lowered here by a fault hook) refuses the batch whole, before anything is written,
+ * A band table that cannot take a batch (its postings, numbered in 31 bits: ~67M documents of 32
+ * keys; or the in-process store's records, past their one array of 4 GiB; both lowered here by fault
+ * hooks) refuses the batch whole, before anything is written,
  * and the index goes on: the file store once wrote the batch's records and frame first and failed
  * after, which left every later open failing on that frame. For the in-process store, the file
  * store (and its reopen and `index check`) and `neardup serve` (HTTP 507). A batch with a document of
@@ -22,8 +23,8 @@ import { kijijiTexts } from '../../helpers/kijiji.js';
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-table-full-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const texts = kijijiTexts().slice(0, 400);
-/** Room for ~70 documents in the file store's table (12 + 32 · 8 bytes each). */
-const MAX = 70 * 268;
+/** Room for 70 documents in the file store's table. */
+const MAX = 70;
 
 /** Adds batches of 20 until one is refused; returns the ids in and the refused batch's. */
 async function fill(idx: NearDupIndex): Promise<{ added: string[]; refused: string[] }> {
@@ -55,12 +56,11 @@ async function refusesWhole(options: NearDupIndexOptions): Promise<NearDupIndex>
 }
 
 test('a full table refuses a batch whole, and the index goes on (in-process and file stores)', async () => {
-  installFaultHooks({ tableArenaMax: () => MAX });
   try {
     // In-process records are whole records (larger): fewer fit, the same rule holds.
     installFaultHooks({ tableArenaMax: () => 400 * 1024 });
     await (await refusesWhole({})).close();
-    installFaultHooks({ tableArenaMax: () => MAX });
+    installFaultHooks({ tableArenaMax: undefined, tableSlotsMax: () => MAX });
     const store = path.join(dir, 'file');
     const idx = await refusesWhole({ store });
     const n = await idx.size();
@@ -71,13 +71,13 @@ test('a full table refuses a batch whole, and the index goes on (in-process and 
     assert.deepEqual((await checkIndex(again)).errors, []);
     await again.close();
   } finally {
-    installFaultHooks({ tableArenaMax: undefined });
+    installFaultHooks({ tableArenaMax: undefined, tableSlotsMax: undefined });
   }
 });
 
 test('neardup serve answers 507 for a batch the table cannot take, then goes on', async () => {
   const store = path.join(dir, 'serve');
-  const s = await withFaultEnv({ tableArenaMax: MAX }, () => startServe(['--store', store]));
+  const s = await withFaultEnv({ tableSlotsMax: MAX }, () => startServe(['--store', store]));
   try {
     const post = (body: unknown) =>
       fetch(`${s.url}/v1/documents:batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
