@@ -354,7 +354,7 @@ async function readArrays(f: FileHandle, h: Header, pos: number): Promise<{ a: A
   await Promise.all(first);
   // Slots past the last are free.
   a.idLen.fill(FREE, h.slots);
-  return { a, rest: (names) => Promise.all(names.map((n) => later.get(n))) };
+  return { a, rest: (names) => Promise.all(names.map((n) => later.get(n) ?? Promise.resolve())) };
 }
 
 /**
