@@ -15,6 +15,7 @@ import { ExpiryHeap } from './expiryHeap.js';
 import { grown, type MemoryTableImage } from './image.js';
 import { IdTable } from './idTable.js';
 import { postingErrors } from './postingCheck.js';
+import { DeepPostings } from './deepPostings.js';
 import { StoreFullError } from '../errors.js';
 import { faultHooks } from '../../common/faults.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
@@ -24,10 +25,8 @@ const EMPTY = -1;
 const UNLINKED = -2;
 /** `prev` of a chain's head: its key table entry `s`, as -2 − s (-1 is a posting on no chain). */
 const headOf = (s: number): number => -2 - s;
-/** Links {@link MemoryStore.keysOf} walks back before it fills a window of postings instead. */
+/** Links {@link MemoryStore.keysOf} walks back to a chain's head before it looks the posting up among the deep ones. */
 const WALK_BACK = 64;
-/** Postings per window of {@link MemoryStore.keysOf} (256 MiB of chain entries). */
-const KEY_WINDOW = 1 << 26;
 /** Elements one typed array holds on Node 20: the in-process store's records (whole records, ~1–3 KB each). */
 export const MAX_ARENA = 2 ** 32;
 /** Postings are numbered in 31 bits (`next`, `prev`: Int32Array): ~67M documents of 32 keys. */
@@ -63,8 +62,8 @@ export class MemoryStore implements NearDupStore {
   private mark = new Uint32Array(1024);
   private gen = 0;
   private readonly expiry = new ExpiryHeap();
-  /** The chain entries of a window of postings, for {@link MemoryStore.keysOf}; dropped by every write. */
-  private keyWindow: { from: number; entries: Int32Array } | null = null;
+  /** The chains of postings deep in long chains, for {@link MemoryStore.keysOf}; dropped by every write. */
+  private deep: DeepPostings | null = null;
 
   async open(manifest: StoreManifest): Promise<StoreManifest | null> {
     if (this.manifest) return this.manifest;
@@ -139,7 +138,7 @@ export class MemoryStore implements NearDupStore {
   /** Takes every posting of document slot `slot` off its chain. */
   private unlinkSlot(slot: number): void {
     for (let p = slot * this.K, end = p + this.K; p < end; p++) this.unlink(p);
-    this.keyWindow = null;
+    this.deep = null;
   }
 
   /** Backward-shift deletion keeps linear probing correct without tombstones. */
@@ -299,7 +298,7 @@ export class MemoryStore implements NearDupStore {
   async put(entries: PutEntry[]): Promise<void> {
     const K = this.K;
     this.checkRoom(entries.map((e) => ({ id: e.id, bytes: e.record.length, keys: e.keys.length })));
-    this.keyWindow = null;
+    this.deep = null;
     for (const e of entries) {
       let slot = this.idt.slotOf(e.id);
       if (slot !== EMPTY) {
@@ -322,9 +321,8 @@ export class MemoryStore implements NearDupStore {
   /**
    * The keys document `id` is linked under, in key order, from the chains (the table keeps no
    * document's keys), or null for an id not here. A posting's key is its chain head's: found by
-   * walking back up to {@link WALK_BACK} links, else from a window of postings whose chain entries
-   * one walk of every chain filled in (kept until the next write: a scan in slot order, as
-   * compaction and `index check` make, walks every chain once per {@link KEY_WINDOW} postings).
+   * walking back up to {@link WALK_BACK} links, else among the deep postings
+   * (src/store/memory/deepPostings.ts, built once until the next write).
    */
   keysOf(id: string): Float64Array | null {
     const slot = this.idt.slotOf(id);
@@ -338,7 +336,7 @@ export class MemoryStore implements NearDupStore {
     return out;
   }
 
-  /** The key table entry of linked posting `p`'s chain. */
+  /** The key table entry of linked posting `p`'s chain (-1 in a broken table). */
   private entryOf(p: number): number {
     let q = p;
     for (let i = 0; i < WALK_BACK; i++) {
@@ -346,23 +344,8 @@ export class MemoryStore implements NearDupStore {
       if (b < -1) return -2 - b;
       q = b;
     }
-    let w = this.keyWindow;
-    if (!w || p < w.from || p >= w.from + w.entries.length) w = this.keyWindow = this.windowFrom(p);
-    return w.entries[p - w.from]!;
-  }
-
-  /** The chain entries of postings `from`… (at most {@link KEY_WINDOW}), by one walk of every chain. */
-  private windowFrom(from: number): { from: number; entries: Int32Array } {
-    const entries = new Int32Array(Math.min(KEY_WINDOW, this.slots * this.K - from));
-    const to = from + entries.length;
-    const { tHead, next } = this;
-    const all = this.slots * this.K;
-    // Unset entries read as 0: a posting on no chain, or a table `index check` finds broken, gets entry 0.
-    for (let h = 0; h < tHead.length; h++) {
-      // At most `all` steps: a chain that loops (a broken table) is cut, not walked forever.
-      for (let q = tHead[h]!, n = 0; q >= 0 && q < all && n < all; q = next[q]!, n++) if (q >= from && q < to) entries[q - from] = h;
-    }
-    return { from, entries };
+    this.deep ??= DeepPostings.build({ tHead: this.tHead, next: this.next, postings: this.slots * this.K }, WALK_BACK);
+    return this.deep.entryOf(p);
   }
 
   async get(ids: string[]): Promise<(Uint8Array | null)[]> {
