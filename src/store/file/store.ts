@@ -33,9 +33,8 @@ import { takeDirLock } from './lock.js';
 import { fileStoreDirProblem } from './dir.js';
 import { copyStoreFiles } from './backup.js';
 import { LOCATOR_BYTES, locator, placeOf, replay } from './replay.js';
-import { CHECKPOINT_FILE, readCheckpoint, writeCheckpoint } from './checkpoint.js';
+import { CHECKPOINT_FILE, logTail, readCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { RecordReads } from './recordReads.js';
-import { logTail } from './checkpoint.js';
 
 /** Log growth (bytes) below which no checkpoint is written before close. */
 const CHECKPOINT_MIN_LOG = 64 << 20;
