@@ -581,6 +581,188 @@ ${normalizeLoop('$buf', false)}    local.get $buf local.get $len local.get $out 
 ${normalizeLoop('$norm', true)}    local.get $len)
 `;
 
+/** Stores $v at byte offset `off` of the current unit record ($rec). */
+const recStore = (v, off) => `local.get $rec ${v} i32.store offset=${off}`;
+/**
+ * Emits a unit into the next record at $out (6 i32: start, cut end, text end, normalized length,
+ * the two hash lanes): the code units [$i, $b) normalized into $buf and hashed; a unit that
+ * normalizes to nothing is written too (the caller skips it). With `check`, a full output stops
+ * the call first, the resume position `resume` written to $info.
+ */
+const emitUnit = (start, end, textEnd, resume) => `
+        local.get $count local.get $max i32.ge_u
+        if
+          local.get $info ${resume} i32.store
+          local.get $count return
+        end
+        ${start} local.set $i
+        ${textEnd} local.set $b
+        i32.const 0 local.set $len
+${normalizeLoop('$buf', false)}
+        local.get $out local.get $count i32.const 24 i32.mul i32.add local.set $rec
+        ${recStore(start, 0)}
+        ${recStore(end, 4)}
+        ${recStore(textEnd, 8)}
+        ${recStore('local.get $len', 12)}
+        local.get $buf local.get $len local.get $rec i32.const 16 i32.add call $hashUnits drop
+        local.get $count i32.const 1 i32.add local.set $count`;
+
+const spanFuncs = `  ;; Lines ($para = 0) or paragraphs (1) of the $n code units at $src, split as src/spans/units.ts
+  ;; splits them, from $from (a line start where no paragraph is open), each normalized and hashed as
+  ;; unitHash does, at most $max of them written at $out (6 i32 each: start, cut end, text end,
+  ;; normalized length, the two lanes); the position to call again from goes to $info ($n: done).
+  ;; Returns the units written, or −(i+1) at the first code unit i whose table entry is neither a
+  ;; code unit nor whitespace (the caller fills an unknown one and calls again from $from; a
+  ;; character that normalizes only in context, or a blank other than ASCII's, needs the string path).
+  ;; One call per document, not one per unit, and no split in JavaScript: blank lines are those whose
+  ;; code units all have the whitespace entry (a line whose normalization is empty, lines).
+  (func (export "codeUnits") (param $src i32) (param $from i32) (param $n i32) (param $para i32) (param $tbl i32)
+    (param $buf i32) (param $out i32) (param $max i32) (param $info i32) (result i32)
+    (local $a i32) (local $nl i32) (local $te i32) (local $next i32) (local $count i32) (local $ps i32)
+    (local $pe i32) (local $i i32) (local $b i32) (local $len i32) (local $m i32) (local $rec i32) (local $k i32)
+    local.get $from local.set $a
+    i32.const -1 local.set $ps
+    i32.const -1 local.set $pe
+    block $end
+      loop $line
+        local.get $a local.get $n i32.ge_u br_if $end
+        ;; the line feed that ends the line, or $n
+        local.get $a local.set $nl
+        block $f
+          loop $F
+            local.get $nl local.get $n i32.ge_u br_if $f
+            local.get $src local.get $nl i32.const 1 i32.shl i32.add i32.load16_u i32.const 0x0a i32.eq br_if $f
+            local.get $nl i32.const 1 i32.add local.set $nl
+            br $F
+          end
+        end
+        local.get $nl i32.const 1 i32.add local.get $n local.get $nl local.get $n i32.lt_u select local.set $next
+        ;; the line's text ends before a CR ahead of its line feed
+        local.get $nl i32.const 1 i32.sub local.get $nl
+        local.get $nl local.get $a i32.gt_u
+        if (result i32)
+          local.get $src local.get $nl i32.const 1 i32.shl i32.add i32.const 2 i32.sub i32.load16_u i32.const 0x0d i32.eq
+        else
+          i32.const 0
+        end
+        select local.set $te
+        local.get $para
+        if
+          ;; blank: every code unit whitespace
+          local.get $a local.set $i
+          block $nb
+            loop $B
+              local.get $i local.get $te i32.ge_u br_if $nb
+              ${entryAt('local.get $i')} local.tee $m
+              i32.const -2 i32.eq
+              if
+                local.get $i i32.const 1 i32.add local.set $i
+                br $B
+              end
+              local.get $m i32.const 0 i32.lt_s
+              if
+                i32.const -1 local.get $i i32.sub return
+              end
+            end
+          end
+          local.get $i local.get $te i32.lt_u
+          if
+            ;; a text line: it ends the open paragraph when a blank line came between (two line feeds or more)
+            local.get $ps i32.const 0 i32.ge_s
+            if
+              i32.const 0 local.set $k
+              local.get $pe local.set $i
+              block $c
+                loop $C
+                  local.get $i local.get $a i32.ge_u br_if $c
+                  local.get $k
+                  local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u i32.const 0x0a i32.eq
+                  i32.add local.set $k
+                  local.get $i i32.const 1 i32.add local.set $i
+                  br $C
+                end
+              end
+              local.get $k i32.const 2 i32.ge_u
+              if${emitUnit('local.get $ps', 'local.get $a', 'local.get $pe', 'local.get $ps')}
+                i32.const -1 local.set $ps
+              end
+            end
+            local.get $ps i32.const 0 i32.lt_s
+            if
+              local.get $a local.set $ps
+            end
+            local.get $te local.set $pe
+          end
+        else${emitUnit('local.get $a', 'local.get $next', 'local.get $te', 'local.get $a')}
+          ;; a blank line is no unit
+          local.get $len i32.eqz
+          if
+            local.get $count i32.const 1 i32.sub local.set $count
+          end
+        end
+        local.get $next local.set $a
+        br $line
+      end
+    end
+    local.get $ps i32.const 0 i32.ge_s
+    if${emitUnit('local.get $ps', 'local.get $n', 'local.get $pe', 'local.get $ps')}
+    end
+    local.get $info local.get $n i32.store
+    local.get $count)
+
+  ;; What src/spans/offsets.ts's OffsetCursor walks: from UTF-16 index $p of the $n code units at $src
+  ;; up to $to, the code points (a pair one, a lone surrogate one) and UTF-8 bytes (a lone surrogate
+  ;; 3) passed, to $out and $out + 4; returns the index reached ($to, or past it inside a pair).
+  ;; Four ASCII code units at a time where they are.
+  (func (export "utf8Offsets") (param $src i32) (param $p i32) (param $to i32) (param $n i32) (param $out i32) (result i32)
+    (local $cp i32) (local $byte i32) (local $c i32)
+    block $done
+      loop $L
+        local.get $p local.get $to i32.ge_u br_if $done
+        local.get $p i32.const 4 i32.add local.get $to i32.le_u
+        if
+          local.get $src local.get $p i32.const 1 i32.shl i32.add i64.load
+          i64.const 0xff80ff80ff80ff80 i64.and i64.eqz
+          if
+            local.get $p i32.const 4 i32.add local.set $p
+            local.get $cp i32.const 4 i32.add local.set $cp
+            local.get $byte i32.const 4 i32.add local.set $byte
+            br $L
+          end
+        end
+        local.get $src local.get $p i32.const 1 i32.shl i32.add i32.load16_u local.set $c
+        local.get $cp i32.const 1 i32.add local.set $cp
+        local.get $p i32.const 1 i32.add local.set $p
+        local.get $c i32.const 0x80 i32.lt_u
+        if
+          local.get $byte i32.const 1 i32.add local.set $byte
+          br $L
+        end
+        local.get $c i32.const 0x800 i32.lt_u
+        if
+          local.get $byte i32.const 2 i32.add local.set $byte
+          br $L
+        end
+        ;; a high surrogate with its low one: one code point of four bytes
+        local.get $c i32.const 0xfc00 i32.and i32.const 0xd800 i32.eq
+        local.get $p local.get $n i32.lt_u i32.and
+        if
+          local.get $src local.get $p i32.const 1 i32.shl i32.add i32.load16_u i32.const 0xfc00 i32.and i32.const 0xdc00 i32.eq
+          if
+            local.get $byte i32.const 4 i32.add local.set $byte
+            local.get $p i32.const 1 i32.add local.set $p
+            br $L
+          end
+        end
+        local.get $byte i32.const 3 i32.add local.set $byte
+        br $L
+      end
+    end
+    local.get $out local.get $cp i32.store
+    local.get $out local.get $byte i32.store offset=4
+    local.get $p)
+`;
+
 const jsonStringFuncs = `  ;; The value of hexadecimal digit $c, or −1.
   (func $hexDigit (param $c i32) (result i32)
     local.get $c i32.const 0x30 i32.sub i32.const 10 i32.lt_u
@@ -739,6 +921,7 @@ ${symbolizeFuncs}
 ${symbolizeBytesFuncs}
 ${byteScanFuncs}
 ${unitHashFuncs}
+${spanFuncs}
 ${jsonStringFuncs}
   ;; OPH bin minima from n > k symbols at $syms (see ophBinsFromSymbols). $bins holds np u32 minima
   ;; (pre-filled by the caller). $shift = 32 − log2(np) when np is a power of two ≥ 2, else 0.

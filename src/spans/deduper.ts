@@ -342,7 +342,7 @@ export class SpanDeduper {
     const found: number[] = [];
     if (this.lists) {
       // Only the units pass 1 listed: repeated hashes' later and first occurrences.
-      this.cursor.reset(text);
+      this.cursor.reset(text, this.walker.offsetWalk(text));
       this.walker.split(text);
       this.lists.each(doc, this.units, this.table, (k, i, first) => {
         if (this.speculative || this.v!.collides(i)) this.hashListed(doc, text, k, i);
@@ -352,7 +352,7 @@ export class SpanDeduper {
       });
       return this.cut(text, removed, found);
     }
-    if (this.speculative) this.cursor.reset(text);
+    if (this.speculative) this.cursor.reset(text, this.walker.offsetWalk(text));
     this.walker.each(text, (k) => {
       const i = this.table.find(this.hash[0]!, this.hash[1]!);
       if (i < 0) throw new Error(`document ${doc} changed between the passes`);
@@ -418,7 +418,8 @@ export class SpanDeduper {
         docs: v.docs(i, s),
       };
     };
-    const verdict = cutDocument(text, { units: this.units, removed, facts, substring: this.o.unit === 'substring', minDocWords: this.o.minDocWords });
+    const walk = removed.length > 0 ? this.walker.offsetWalk(text) : undefined;
+    const verdict = cutDocument(text, { units: this.units, removed, facts, substring: this.o.unit === 'substring', minDocWords: this.o.minDocWords, walk });
     if (!verdict.changed) return verdict;
     this.s.bytesRemoved += verdict.bytesRemoved;
     this.s.unitsRemoved += verdict.units.length;

@@ -49,13 +49,21 @@ interface Kernels {
   normalizeDoc(src: number, n: number, tbl: number, norm: number, pos: number): number;
   hashUnits(p: number, len: number, out: number): number;
   jsonString(p: number, q: number, out: number, info: number): number;
+  codeUnits(src: number, from: number, n: number, para: number, tbl: number, buf: number, out: number, max: number, info: number): number;
+  utf8Offsets(src: number, p: number, to: number, n: number, out: number): number;
   memory: WebAssembly.Memory;
 }
 
-/** Where the kernel's memory holds the table (65,536 i32), the two lanes, then the document's code units and a unit's normalized ones. */
+/**
+ * Where the kernel's memory holds the table (65,536 i32), the two lanes (and the other small
+ * answers), {@link K_UNITS} unit records of `codeUnits`, then the document's code units and a unit's normalized ones.
+ */
 const K_TABLE = 0;
 const K_OUT = 65536 * 4;
-const K_SRC = K_OUT + 64;
+/** Units `codeUnits` writes per call (6 i32 each), so that its output takes a fixed room. */
+const K_UNITS = 1024;
+const K_RECS = K_OUT + 64;
+const K_SRC = K_RECS + K_UNITS * 24;
 
 /** Code units from which {@link UnitHasher.decodeJsonText} leaves the string to JSON.parse (below Node's external strings, 0xFBEE9 bytes). */
 const LONG_TEXT = 1 << 19;
@@ -77,7 +85,9 @@ export class UnitHasher {
    * The default preset's per-unit loop in WebAssembly (about twice as fast as in JavaScript), when
    * the runtime has it: its function, memory, and where the normalized code units go ({@link src} is there too).
    */
-  private kernel: { fn: Kernels; buf: number; norm: number; pos: number; lanes: Uint32Array; inp: number; bytes: Uint8Array; info: Int32Array } | undefined;
+  private kernel:
+    | { fn: Kernels; buf: number; norm: number; pos: number; lanes: Uint32Array; inp: number; bytes: Uint8Array; info: Int32Array; small: Int32Array }
+    | undefined;
   private readonly norm: (t: string) => string;
   /** The normalized code units of the unit being hashed, and the same bytes as 32-bit words. */
   private buf = new Uint16Array(1024);
@@ -113,7 +123,8 @@ export class UnitHasher {
     const mod = this.mode === 1 ? kernelsModule() : null;
     if (mod) {
       const e = new WebAssembly.Instance(mod, {}).exports as unknown as Kernels;
-      this.kernel = { fn: e, buf: 0, norm: 0, pos: 0, lanes: new Uint32Array(0), inp: 0, bytes: new Uint8Array(0), info: new Int32Array(0) };
+      const none = new Int32Array(0);
+      this.kernel = { fn: e, buf: 0, norm: 0, pos: 0, lanes: new Uint32Array(0), inp: 0, bytes: new Uint8Array(0), info: none, small: none };
       this.table = new Int32Array(e.memory.buffer, K_TABLE, 65536).fill(UNKNOWN);
       this.room(this.src.length);
     }
@@ -144,6 +155,8 @@ export class UnitHasher {
     k.inp = inp;
     k.bytes = new Uint8Array(ab);
     k.info = new Int32Array(ab, K_OUT + 8, 1);
+    k.small = new Int32Array(ab, K_OUT + 16, 2);
+    this.unitRecs = new Int32Array(ab, K_RECS, K_UNITS * 6);
     this.docNorm = new Uint16Array(ab, norm, n);
     this.docPos = new Int32Array(ab, pos, n);
     k.lanes = new Uint32Array(ab, K_OUT, 2);
@@ -211,6 +224,61 @@ export class UnitHasher {
 
   /** The UTF-8 length of the string {@link decodeJson} decoded last. */
   jsonBytes = 0;
+
+  /** The unit records {@link splitCodes} wrote last: 6 i32 each (start, cut end, text end, normalized length, the two lanes). */
+  unitRecs = new Int32Array(0);
+  /** Where {@link splitCodes} stopped: the position to call it again from (the text's length once done). */
+  resumeAt = 0;
+
+  /** Whether {@link splitCodes} and {@link walkOffsets} run (the default preset in the kernel). */
+  get inKernelToo(): boolean {
+    return this.kernel !== undefined;
+  }
+
+  /**
+   * The lines (or paragraphs) of the text {@link tookCodes} took, from `from` (0, then {@link resumeAt}),
+   * split, normalized and hashed by one kernel call, not one per unit: the units of ./unitCodes.ts with
+   * {@link hashCodes}'s hashes, into {@link unitRecs}; returns how many (at most {@link K_UNITS}), or −1
+   * where a code unit needs the string path (the caller splits and hashes the rest the other way).
+   */
+  splitCodes(from: number, para: boolean): number {
+    const k = this.kernel!;
+    for (;;) {
+      const r = k.fn.codeUnits(K_SRC, from, this.docLen, para ? 1 : 0, K_TABLE, k.buf, K_RECS, K_UNITS, K_OUT + 8);
+      if (r >= 0) {
+        this.resumeAt = k.info[0]!;
+        return r;
+      }
+      const c = this.src[-r - 1]!;
+      if (this.table[c] !== UNKNOWN) return -1;
+      this.table[c] = entry(c, this.lower);
+    }
+  }
+
+  /** Makes `text` the text loaded (its code units copied in, unless they are), for {@link walkOffsets}; false with no kernel. */
+  holdText(text: string): boolean {
+    if (!this.kernel) return false;
+    if (this.fromCodes || text !== this.doc) this.load(text);
+    return true;
+  }
+
+  /**
+   * {@link OffsetCursor}'s walk in the kernel, over the text {@link holdText} loaded: from UTF-16
+   * index `from` to `to`, the index reached; {@link walkedCp} and {@link walkedBytes}: what it passed.
+   */
+  walkOffsets(from: number, to: number): number {
+    return this.kernel!.fn.utf8Offsets(K_SRC, from, to, this.docLen, K_OUT + 16);
+  }
+
+  /** Code points {@link walkOffsets} passed. */
+  get walkedCp(): number {
+    return this.kernel!.small[0]!;
+  }
+
+  /** UTF-8 bytes {@link walkOffsets} passed. */
+  get walkedBytes(): number {
+    return this.kernel!.small[1]!;
+  }
 
   /**
    * {@link decodeJson}, then the text as a string (undefined where `JSON.parse` refuses it), whose

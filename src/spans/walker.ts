@@ -7,6 +7,7 @@
 import { faultHooks } from '../common/faults.js';
 import { makeNormalizer } from '../text/normalize.js';
 import { tokens } from '../text/tokens.js';
+import type { OffsetWalk } from './offsets.js';
 import type { ResolvedSpansOptions } from './options.js';
 import { grown, UnitHasher } from './unitHash.js';
 import { splitUnitCodes } from './unitCodes.js';
@@ -85,14 +86,59 @@ export class UnitWalker {
     return this.hasher.jsonBytes;
   }
 
-  /** {@link each} over the `n` code units {@link decodeJson} decoded: the same units, hashes and indices as of that text as a string. */
+  /**
+   * {@link each} over the `n` code units {@link decodeJson} decoded: the same units, hashes and
+   * indices as of that text as a string ({@link key} is not for its callbacks).
+   */
   eachCodes(n: number, each: (k: number) => void): number {
     const unit = this.o.unit;
     if (unit !== 'line' && unit !== 'paragraph') throw new Error(`eachCodes: ${unit} units are split from strings`);
-    const u = splitUnitCodes(this.hasher.codes(n), n, unit, this.units);
+    this.hasher.codes(n);
     this.hasher.tookCodes(n);
+    if (this.hasher.inKernelToo) return this.eachSplit(n, unit === 'paragraph', each);
+    return this.eachCodesFrom(n, 0, each);
+  }
+
+  /**
+   * {@link eachCodes} with the units split, normalized and hashed by the kernel, a call per
+   * document (per 1,024 units), not one per unit, and no split in JavaScript; where a code unit needs the
+   * string path, the units from there go the other way ({@link eachCodesFrom}).
+   */
+  private eachSplit(n: number, para: boolean, each: (k: number) => void): number {
+    const h = this.hasher;
+    const u = this.units;
     const min = this.o.minUnitWords;
-    for (let k = 0; k < u.count; k++) {
+    u.count = 0;
+    for (let from = 0;;) {
+      const m = h.splitCodes(from, para);
+      if (m < 0) return this.eachCodesFrom(n, u.count, each);
+      const r = h.unitRecs;
+      for (let j = 0; j < 6 * m; j += 6) {
+        const k = u.count++;
+        const a = r[j]!;
+        const len = r[j + 3]!;
+        u.start[k] = a;
+        u.end[k] = r[j + 1]!;
+        u.textStart[k] = a;
+        u.textEnd[k] = r[j + 2]!;
+        if (len === 0) continue;
+        if (min > 0 && tokens(this.norm(h.codeString(a, r[j + 2]!))).length < min) continue;
+        this.hash[0] = r[j + 4]!;
+        this.hash[1] = r[j + 5]!;
+        this.len = len;
+        if (this.masking) this.masked();
+        each(k);
+      }
+      from = h.resumeAt;
+      if (from >= n) return u.count;
+    }
+  }
+
+  /** {@link eachCodes} over the code units taken, split in JavaScript, each unit hashed alone, from unit `skip` on (those before it were walked). */
+  private eachCodesFrom(n: number, skip: number, each: (k: number) => void): number {
+    const u = splitUnitCodes(this.hasher.codes(n), n, this.o.unit as 'line' | 'paragraph', this.units);
+    const min = this.o.minUnitWords;
+    for (let k = skip; k < u.count; k++) {
       const a = u.textStart[k]!;
       const b = u.textEnd[k]!;
       const len = this.hasher.hashCodes(a, b, this.hash);
@@ -103,6 +149,11 @@ export class UnitWalker {
       each(k);
     }
     return u.count;
+  }
+
+  /** Where {@link OffsetCursor} may walk `text`'s offsets, `text` loaded there (undefined: in JavaScript); valid until another text is walked. */
+  offsetWalk(text: string): OffsetWalk | undefined {
+    return this.hasher.holdText(text) ? this.hasher : undefined;
   }
 
   /** Splits `text` into {@link units} as {@link each} does, hashing nothing (line, paragraph, sentence units). */

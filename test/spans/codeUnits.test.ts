@@ -1,0 +1,108 @@
+/**
+ * The kernels of `neardup spans` that replaced loops in JavaScript, against those loops on random
+ * texts (ASCII, blanks of every kind, CRLF, empty lines, non-ASCII, astral characters, lone
+ * surrogates, characters the table leaves to the string path): `codeUnits` (lines and paragraphs
+ * split, normalized and hashed by one call per document, src/spans/walker.ts's `eachCodes`) against
+ * the units and hashes of the string path (`each`), and `utf8Offsets` (src/spans/offsets.ts's walk
+ * in the hasher's kernel) against the cursor's walk in JavaScript.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { OffsetCursor } from '../../src/spans/offsets.js';
+import { resolveSpansOptions } from '../../src/spans/options.js';
+import { UnitWalker } from '../../src/spans/walker.js';
+
+/** Pieces of text; Σ and the no-break space send a document (from there) to the string path. */
+const PIECES = [
+  'Accept all cookies.',
+  'accept  ALL cookies.',
+  'Read more',
+  'x',
+  '\n',
+  '\r\n',
+  '\n\n',
+  '\r',
+  ' ',
+  '\t',
+  '\u00a0',
+  '\u3000',
+  'é',
+  'Σ',
+  'ﬁ',
+  '我喜欢猫。',
+  '😀',
+  '\ud800',
+  '\udc00',
+  'ÀÉÎ',
+];
+const text = fc.array(fc.constantFrom(...PIECES), { maxLength: 12 }).map((ps) => ps.join(''));
+/** Now and then a text of over 1,024 lines (every other one blank: as many paragraphs, up to 1,300): the kernel stops at 1,024 units and goes on from there. */
+const longText = fc.tuple(text, fc.integer({ min: 1025, max: 2600 }), fc.boolean()).map(([t, n, blanks]) =>
+  Array.from({ length: n }, (_, i) => (blanks && i % 2 === 0 ? '' : `line ${i % 900} ${t}`)).join(n % 2 === 0 ? '\n' : '\r\n')
+);
+
+/** What `each` (the string) or `eachCodes` (the text decoded from its JSON bytes) visits: unit index, hash, units. */
+function visit(w: UnitWalker, t: string, codes: boolean): unknown[] {
+  const seen: unknown[] = [];
+  const each = (k: number): void => void seen.push([k, w.hash[0], w.hash[1]]);
+  let count: number;
+  if (codes) {
+    const b = Buffer.from(JSON.stringify(t));
+    const n = w.decodeJson(b, 1, b.length - 1);
+    assert.equal(n, t.length);
+    count = w.eachCodes(n, each);
+  } else count = w.each(t, each);
+  const u = w.units;
+  seen.push(count, u.count, u.start.slice(0, u.count), u.end.slice(0, u.count), u.textStart.slice(0, u.count), u.textEnd.slice(0, u.count));
+  return seen;
+}
+
+test('lines and paragraphs split, normalized and hashed by one kernel call per document: the units and hashes of the string path', () => {
+  const walkers = new Map<string, UnitWalker[]>();
+  fc.assert(
+    fc.property(
+      fc.oneof({ weight: 9, arbitrary: text }, { weight: 1, arbitrary: longText }),
+      fc.constantFrom('line' as const, 'paragraph' as const),
+      fc.constantFrom(0, 2),
+      (t, unit, words) => {
+        // Word counts of long paragraphs left out: Intl.Segmenter's words of a long CJK paragraph take memory past a test's (either route).
+        const min = t.length > 2000 ? 0 : words;
+        const key = `${unit}${min}`;
+        if (!walkers.has(key)) {
+          const o = resolveSpansOptions({ unit, minUnitWords: min });
+          // One walker per route, reused as a pass reuses it (the table's entries filled as met).
+          walkers.set(key, [new UnitWalker(o), new UnitWalker(o)]);
+        }
+        const [a, b] = walkers.get(key)!;
+        // Compared as JSON: a diff of two long unit lists would take the test's memory.
+        assert.ok(JSON.stringify(visit(a!, t, true)) === JSON.stringify(visit(b!, t, false)), JSON.stringify(t.slice(0, 200)));
+      },
+    ),
+    { numRuns: 1500, seed: 53 },
+  );
+});
+
+test("the offsets walked in the hasher's kernel are the cursor's in JavaScript, forward and starting over", () => {
+  const w = new UnitWalker(resolveSpansOptions({ unit: 'line' }));
+  fc.assert(
+    fc.property(text, fc.array(fc.nat(), { maxLength: 12 }), (t, picks) => {
+      const walk = w.offsetWalk(t);
+      if (!process.env['NEARDUP_NO_WASM']) assert.ok(walk, 'no kernel walk');
+      const js = new OffsetCursor().reset(t);
+      const kernel = new OffsetCursor().reset(t, walk);
+      // Mostly increasing indices, now and then a smaller one (the cursor starts over), any index up to the end.
+      for (const p of picks) {
+        const to = p % (t.length + 1);
+        js.at(to);
+        kernel.at(to);
+        assert.deepEqual([kernel.cp, kernel.byte], [js.cp, js.byte], `${JSON.stringify(t)} at ${to}`);
+      }
+      js.at(t.length);
+      kernel.at(t.length);
+      assert.deepEqual([kernel.cp, kernel.byte], [js.cp, js.byte]);
+      assert.equal(js.byte, Buffer.byteLength(t));
+    }),
+    { numRuns: 3000, seed: 54 },
+  );
+});
