@@ -763,6 +763,169 @@ const spanFuncs = `  ;; Lines ($para = 0) or paragraphs (1) of the $n code units
     local.get $p)
 `;
 
+/** The sentence class (src/spans/sentences.ts) of the code unit at index `x` of $src, from the u8 table at $cls (code units below 256 only). */
+const clsAt = (x) => `local.get $cls local.get $src ${x} i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u`;
+/** Whether class $k is blank (SP 4, LF 6, CR 7: the only \s among the classes handled). */
+const blankClass = 'local.get $k i32.const 4 i32.eq local.get $k i32.const 6 i32.eq i32.or local.get $k i32.const 7 i32.eq i32.or';
+/** $count ← the sentence [$last, end) emitted ($sentence), returning −1 from the function when the output is full. */
+const sentenceAt = (end) => `
+        local.get $src local.get $cls local.get $last ${end} local.get $out local.get $count local.get $max call $sentence local.tee $count
+        i32.const 0 i32.lt_s
+        if
+          i32.const -1 return
+        end
+        ${end} local.set $last`;
+
+const sentenceFuncs = `  ;; One sentence [$a, $e) of sentenceUnits: nothing when blank, else its record (start, end, first
+  ;; and past the last non-blank code unit) at $out + 16·$count; returns the records written, −1 past $max.
+  (func $sentence (param $src i32) (param $cls i32) (param $a i32) (param $e i32) (param $out i32) (param $count i32) (param $max i32) (result i32)
+    (local $ts i32) (local $te i32) (local $k i32) (local $rec i32)
+    local.get $a local.set $ts
+    block $f
+      loop $F
+        local.get $ts local.get $e i32.ge_u br_if $f
+        ${clsAt('local.get $ts')} local.set $k
+        ${blankClass} i32.eqz br_if $f
+        local.get $ts i32.const 1 i32.add local.set $ts
+        br $F
+      end
+    end
+    local.get $ts local.get $e i32.ge_u
+    if
+      local.get $count return
+    end
+    local.get $count local.get $max i32.ge_u
+    if
+      i32.const -1 return
+    end
+    local.get $e local.set $te
+    block $g
+      loop $G
+        ${clsAt('local.get $te i32.const 1 i32.sub')} local.set $k
+        ${blankClass} i32.eqz br_if $g
+        local.get $te i32.const 1 i32.sub local.set $te
+        br $G
+      end
+    end
+    local.get $out local.get $count i32.const 4 i32.shl i32.add local.set $rec
+    local.get $rec local.get $a i32.store
+    local.get $rec local.get $e i32.store offset=4
+    local.get $rec local.get $ts i32.store offset=8
+    local.get $rec local.get $te i32.store offset=12
+    local.get $count i32.const 1 i32.add)
+
+  ;; The sentences of the $n code units at $src as src/spans/sentences.ts's sentenceEnds finds them
+  ;; (UAX #29 for the texts of the classes in the u8 table at $cls, src/spans/sentences.ts's CLASS), the
+  ;; non-blank ones as records of 4 i32 at $out (start, end, first and past the last non-blank code
+  ;; unit), at most $max; returns how many, or −1 when a code unit has no class there (another
+  ;; character: Intl.Segmenter's, with the text as a string) or the output is full.
+  (func (export "sentenceUnits") (param $src i32) (param $n i32) (param $cls i32) (param $out i32) (param $max i32) (result i32)
+    (local $i i32) (local $j i32) (local $k i32) (local $next i32) (local $q i32) (local $count i32) (local $last i32) (local $c i32) (local $p i32)
+    ;; every code unit one of the classes handled
+    block $ok
+      loop $H
+        local.get $i local.get $n i32.ge_u br_if $ok
+        local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u local.tee $c
+        i32.const 256 i32.ge_u
+        if
+          i32.const -1 return
+        end
+        local.get $cls local.get $c i32.add i32.load8_u i32.eqz
+        if
+          i32.const -1 return
+        end
+        local.get $i i32.const 1 i32.add local.set $i
+        br $H
+      end
+    end
+    i32.const 0 local.set $i
+    block $end
+      loop $S
+        ;; the next code unit a sentence may end at: a terminator or a paragraph separator (classes 6 to 9)
+        block $found
+          loop $T
+            local.get $i local.get $n i32.ge_u br_if $end
+            ${clsAt('local.get $i')} i32.const 6 i32.ge_u br_if $found
+            local.get $i i32.const 1 i32.add local.set $i
+            br $T
+          end
+        end
+        ${clsAt('local.get $i')} local.set $k
+        local.get $k i32.const 6 i32.ge_u local.get $k i32.const 7 i32.le_u i32.and
+        if
+          ;; SB3: CR × LF; SB4: a paragraph separator ends its sentence.
+          local.get $i i32.const 1 i32.add local.set $p
+          local.get $k i32.const 7 i32.eq local.get $p local.get $n i32.lt_u i32.and
+          if
+            ${clsAt('local.get $p')} i32.const 6 i32.eq
+            if
+              local.get $i i32.const 2 i32.add local.set $p
+            end
+          end
+          ${sentenceAt('local.get $p')}
+          local.get $p local.set $i
+          br $S
+        end
+        local.get $i i32.const 1 i32.add local.set $j
+        local.get $k i32.const 8 i32.eq local.get $j local.get $n i32.lt_u i32.and
+        if
+          ;; SB6: ATerm × Numeric; SB7: (Upper | Lower) ATerm × Upper.
+          ${clsAt('local.get $j')} local.tee $next i32.const 3 i32.eq
+          if
+            local.get $j local.set $i
+            br $S
+          end
+          local.get $next i32.const 2 i32.eq local.get $i i32.const 0 i32.gt_u i32.and
+          if
+            ${clsAt('local.get $i i32.const 1 i32.sub')} local.tee $c i32.const 1 i32.eq local.get $c i32.const 2 i32.eq i32.or
+            if
+              local.get $j local.set $i
+              br $S
+            end
+          end
+        end
+        block $sp
+          loop $P
+            local.get $j local.get $n i32.ge_u br_if $sp
+            ${clsAt('local.get $j')} i32.const 4 i32.ne br_if $sp
+            local.get $j i32.const 1 i32.add local.set $j
+            br $P
+          end
+        end
+        local.get $j local.get $n i32.ge_u br_if $end
+        local.get $j local.set $i
+        ;; SB9, SB10, SB8a: no break before a paragraph separator, SContinue or a terminator (classes 5 to 9).
+        ${clsAt('local.get $j')} i32.const 5 i32.ge_u br_if $S
+        local.get $k i32.const 8 i32.eq
+        if
+          ;; SB8: ATerm Sp* × (¬(OLetter | Upper | Lower | ParaSep | SATerm))* Lower.
+          local.get $j local.set $q
+          block $qd
+            loop $Q
+              local.get $q local.get $n i32.ge_u br_if $qd
+              ${clsAt('local.get $q')} local.tee $c i32.const 3 i32.ne
+              local.get $c i32.const 4 i32.ne i32.and local.get $c i32.const 5 i32.ne i32.and br_if $qd
+              local.get $q i32.const 1 i32.add local.set $q
+              br $Q
+            end
+          end
+          local.get $q local.get $n i32.lt_u
+          if
+            ${clsAt('local.get $q')} i32.const 1 i32.eq br_if $S
+          end
+        end
+        ;; SB11: the sentence ends after its terminator and spaces.
+        ${sentenceAt('local.get $j')}
+        br $S
+      end
+    end
+    local.get $last local.get $n i32.lt_u
+    if
+      ${sentenceAt('local.get $n')}
+    end
+    local.get $count)
+`;
+
 const jsonStringFuncs = `  ;; The value of hexadecimal digit $c, or −1.
   (func $hexDigit (param $c i32) (result i32)
     local.get $c i32.const 0x30 i32.sub i32.const 10 i32.lt_u
@@ -922,6 +1085,7 @@ ${symbolizeBytesFuncs}
 ${byteScanFuncs}
 ${unitHashFuncs}
 ${spanFuncs}
+${sentenceFuncs}
 ${jsonStringFuncs}
   ;; OPH bin minima from n > k symbols at $syms (see ophBinsFromSymbols). $bins holds np u32 minima
   ;; (pre-filled by the caller). $shift = 32 − log2(np) when np is a power of two ≥ 2, else 0.

@@ -21,6 +21,7 @@ import { textHash2, textHash2Range, textHash2Units } from '../hash/murmur3.js';
 import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../text/normalize.js';
 import { kernelsModule } from '../wasm/wasmKernels.js';
 import { decodeJsonString, decoded } from './jsonScan.js';
+import { SENTENCE_CLASSES } from './sentences.js';
 
 /** Table entries: the output code unit, or one of these. */
 const UNKNOWN = -3;
@@ -51,6 +52,7 @@ interface Kernels {
   jsonString(p: number, q: number, out: number, info: number): number;
   codeUnits(src: number, from: number, n: number, para: number, tbl: number, buf: number, out: number, max: number, info: number): number;
   utf8Offsets(src: number, p: number, to: number, n: number, out: number): number;
+  sentenceUnits(src: number, n: number, cls: number, out: number, max: number): number;
   memory: WebAssembly.Memory;
 }
 
@@ -63,7 +65,9 @@ const K_OUT = 65536 * 4;
 /** Units `codeUnits` writes per call (6 i32 each), so that its output takes a fixed room. */
 const K_UNITS = 1024;
 const K_RECS = K_OUT + 64;
-const K_SRC = K_RECS + K_UNITS * 24;
+/** The sentence classes (256 u8) `sentenceUnits` reads. */
+const K_CLS = K_RECS + K_UNITS * 24;
+const K_SRC = K_CLS + 256;
 
 /** Code units from which {@link UnitHasher.decodeJsonText} leaves the string to JSON.parse (below Node's external strings, 0xFBEE9 bytes). */
 const LONG_TEXT = 1 << 19;
@@ -127,6 +131,7 @@ export class UnitHasher {
       this.kernel = { fn: e, buf: 0, norm: 0, pos: 0, lanes: new Uint32Array(0), inp: 0, bytes: new Uint8Array(0), info: none, small: none };
       this.table = new Int32Array(e.memory.buffer, K_TABLE, 65536).fill(UNKNOWN);
       this.room(this.src.length);
+      new Uint8Array(e.memory.buffer, K_CLS, 256).set(SENTENCE_CLASSES);
     }
     for (const c of [0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20]) this.table[c] = SPACE;
   }
@@ -255,6 +260,24 @@ export class UnitHasher {
     }
   }
 
+  /**
+   * The sentences of the text {@link tookCodes} took (or {@link holdText} loaded), `n` code units,
+   * split by the kernel as ./sentences.ts splits them, the non-blank ones into {@link sentenceRecs}
+   * (4 i32 each: start, end, first and past the last non-blank code unit); returns how many, or −1
+   * when the text needs `Intl.Segmenter` (a character ./sentences.ts does not handle) or has more
+   * sentences than a quarter of its code units. The records are valid until the next hash (they share
+   * the room of the document's normalized positions).
+   */
+  splitSentences(n: number): number {
+    const k = this.kernel!;
+    return k.fn.sentenceUnits(K_SRC, n, K_CLS, k.pos, this.docPos.length >>> 2);
+  }
+
+  /** {@link splitSentences}'s records. */
+  get sentenceRecs(): Int32Array {
+    return this.docPos;
+  }
+
   /** Makes `text` the text loaded (its code units copied in, unless they are), for {@link walkOffsets}; false with no kernel. */
   holdText(text: string): boolean {
     if (!this.kernel) return false;
@@ -286,7 +309,11 @@ export class UnitHasher {
    */
   decodeJsonText(b: Uint8Array, a: number, q: number): string | undefined {
     const n = this.decodeJson(b, a, q);
-    if (n < 0) return undefined;
+    return n < 0 ? undefined : this.textOfJson(b, a, q, n);
+  }
+
+  /** The text {@link decodeJson} decoded from `b[a, q)` into `n` code units, as a string, loaded as {@link decodeJsonText} loads it. */
+  textOfJson(b: Uint8Array, a: number, q: number, n: number): string {
     // A long text as JSON.parse makes it: Node makes an external two-byte string of a long utf16le
     // decoding, even of Latin-1, and a regular expression over 5M such code units overflowed the stack
     // (a unicode regex's backtracking) where JSON.parse's one-byte string did not.

@@ -86,17 +86,51 @@ export class UnitWalker {
     return this.hasher.jsonBytes;
   }
 
+  /** {@link decodeJson}'s text as a string ({@link decodeJsonText}'s), from the `n` code units it decoded from `b[a, q)`. */
+  textOfJson(b: Uint8Array, a: number, q: number, n: number): string {
+    return this.hasher.textOfJson(b, a, q, n);
+  }
+
   /**
    * {@link each} over the `n` code units {@link decodeJson} decoded: the same units, hashes and
-   * indices as of that text as a string ({@link key} is not for its callbacks).
+   * indices as of that text as a string ({@link key} is not for its callbacks). Sentence windows:
+   * −1, with nothing walked, for a text whose sentences `Intl.Segmenter` splits ({@link each} of
+   * the string then; ./sentences.ts says which).
    */
   eachCodes(n: number, each: (k: number) => void): number {
     const unit = this.o.unit;
-    if (unit !== 'line' && unit !== 'paragraph') throw new Error(`eachCodes: ${unit} units are split from strings`);
+    if (unit === 'substring') throw new Error('eachCodes: substring windows are split from strings');
     this.hasher.codes(n);
     this.hasher.tookCodes(n);
+    if (unit === 'sentence') return this.splitSentences(n) ? this.hashFrom(0, each) : -1;
     if (this.hasher.inKernelToo) return this.eachSplit(n, unit === 'paragraph', each);
     return this.eachCodesFrom(n, 0, each);
+  }
+
+  /**
+   * The sentence windows of the text loaded in the hasher (`n` code units) into {@link units}, from
+   * the sentences its kernel splits (no string, no regular expression); false when it cannot.
+   */
+  private splitSentences(n: number): boolean {
+    const h = this.hasher;
+    const m = h.inKernelToo ? h.splitSentences(n) : -1;
+    if (m < 0) return false;
+    const r = h.sentenceRecs;
+    const u = this.units;
+    u.count = 0;
+    if (m === 0) return true;
+    // As ./units.ts's sentences: a window from sentence i to i + w − 1, its text trimmed of blanks at both ends.
+    const w = Math.min(this.o.window, m);
+    for (let i = 0; i + w <= m; i++) {
+      const o = 4 * i;
+      const l = 4 * (i + w - 1);
+      const k = u.count++;
+      u.start[k] = r[o]!;
+      u.end[k] = r[l + 1]!;
+      u.textStart[k] = r[o + 2]!;
+      u.textEnd[k] = r[l + 3]!;
+    }
+    return true;
   }
 
   /**
@@ -136,7 +170,13 @@ export class UnitWalker {
 
   /** {@link eachCodes} over the code units taken, split in JavaScript, each unit hashed alone, from unit `skip` on (those before it were walked). */
   private eachCodesFrom(n: number, skip: number, each: (k: number) => void): number {
-    const u = splitUnitCodes(this.hasher.codes(n), n, this.o.unit as 'line' | 'paragraph', this.units);
+    splitUnitCodes(this.hasher.codes(n), n, this.o.unit as 'line' | 'paragraph', this.units);
+    return this.hashFrom(skip, each);
+  }
+
+  /** The units split of the code units taken, each hashed alone, from unit `skip` on. */
+  private hashFrom(skip: number, each: (k: number) => void): number {
+    const u = this.units;
     const min = this.o.minUnitWords;
     for (let k = skip; k < u.count; k++) {
       const a = u.textStart[k]!;
@@ -159,6 +199,8 @@ export class UnitWalker {
   /** Splits `text` into {@link units} as {@link each} does, hashing nothing (line, paragraph, sentence units). */
   split(text: string): void {
     if (this.o.unit === 'substring') throw new Error('split: substring windows are hashed as they are split');
+    // Sentences from the text's code units in the kernel, which then hashes the windows listed without loading the text again.
+    if (this.o.unit === 'sentence' && this.hasher.holdText(text) && this.splitSentences(text.length)) return;
     splitUnits(text, this.o.unit, this.o.window, this.units);
   }
 

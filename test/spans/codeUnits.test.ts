@@ -2,8 +2,9 @@
  * The kernels of `neardup spans` that replaced loops in JavaScript, against those loops on random
  * texts (ASCII, blanks of every kind, CRLF, empty lines, non-ASCII, astral characters, lone
  * surrogates, characters the table leaves to the string path): `codeUnits` (lines and paragraphs
- * split, normalized and hashed by one call per document, src/spans/walker.ts's `eachCodes`) against
- * the units and hashes of the string path (`each`), and `utf8Offsets` (src/spans/offsets.ts's walk
+ * split, normalized and hashed by one call per document, src/spans/walker.ts's `eachCodes`) and
+ * `sentenceUnits` (sentence windows from the code units, passes 1 and 2) against the units and hashes
+ * of the string path (`each`, ./units.ts's `splitUnits`), and `utf8Offsets` (src/spans/offsets.ts's walk
  * in the hasher's kernel) against the cursor's walk in JavaScript.
  */
 import { test } from 'node:test';
@@ -11,6 +12,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { OffsetCursor } from '../../src/spans/offsets.js';
 import { resolveSpansOptions } from '../../src/spans/options.js';
+import { newUnits, splitUnits, type Units } from '../../src/spans/units.js';
 import { UnitWalker } from '../../src/spans/walker.js';
 
 /** Pieces of text; Σ and the no-break space send a document (from there) to the string path. */
@@ -41,6 +43,11 @@ const text = fc.array(fc.constantFrom(...PIECES), { maxLength: 12 }).map((ps) =>
 const longText = fc.tuple(text, fc.integer({ min: 1025, max: 2600 }), fc.boolean()).map(([t, n, blanks]) =>
   Array.from({ length: n }, (_, i) => (blanks && i % 2 === 0 ? '' : `line ${i % 900} ${t}`)).join(n % 2 === 0 ? '\n' : '\r\n')
 );
+
+/** The first `count` units (a reused {@link Units} keeps older ones past its count). */
+function unitsOf(u: Units): number[][] {
+  return [u.start, u.end, u.textStart, u.textEnd].map((x) => x.slice(0, u.count));
+}
 
 /** What `each` (the string) or `eachCodes` (the text decoded from its JSON bytes) visits: unit index, hash, units. */
 function visit(w: UnitWalker, t: string, codes: boolean): unknown[] {
@@ -105,4 +112,68 @@ test("the offsets walked in the hasher's kernel are the cursor's in JavaScript, 
     }),
     { numRuns: 3000, seed: 54 },
   );
+});
+
+/** Sentence pieces: mostly the characters ./sentences.ts handles (the kernel's texts), now and then one it does not. */
+const SENTENCE_PIECES = [
+  'Hello world',
+  'hello',
+  'U.S. Army',
+  '3.5',
+  '1.',
+  'a.B',
+  'x. y',
+  '...',
+  '. ',
+  '! ',
+  '? ',
+  '.',
+  ',',
+  ' ',
+  '\t',
+  '\n',
+  '\r\n',
+  '\r',
+  '\n\n',
+  'Élan',
+  'ßtraße',
+  'ÿ',
+  'ÀÉÎ',
+  '×',
+];
+const RARE = ['"', '😀', 'Σ', '\u00a0', '。', '\ud800', ')'];
+const sentenceText = fc
+  .array(fc.oneof({ weight: 30, arbitrary: fc.constantFrom(...SENTENCE_PIECES) }, { weight: 1, arbitrary: fc.constantFrom(...RARE) }), { maxLength: 16 })
+  .map((ps) => ps.join(''));
+
+test('sentence windows from the code units (pass 1) and from the text loaded in the kernel (pass 2): the units and hashes of the string path', () => {
+  const walkers = new Map<string, UnitWalker[]>();
+  let viaKernel = 0;
+  fc.assert(
+    fc.property(sentenceText, fc.constantFrom(1, 2, 3), fc.constantFrom(0, 2), (t, window, min) => {
+      const key = `${window}${min}`;
+      if (!walkers.has(key)) {
+        const o = resolveSpansOptions({ unit: 'sentence', window, minUnitWords: min });
+        walkers.set(key, [new UnitWalker(o), new UnitWalker(o), new UnitWalker(o)]);
+      }
+      const [a, b, c] = walkers.get(key)!;
+      const want = JSON.stringify(visit(b!, t, false));
+      // Pass 1: −1 (nothing walked) sends the text to the string path, as SpanDeduper.observeJson does.
+      const seen: unknown[] = [];
+      const buf = Buffer.from(JSON.stringify(t));
+      const n = a!.decodeJson(buf, 1, buf.length - 1);
+      const got = a!.eachCodes(n, (k) => void seen.push([k, a!.hash[0], a!.hash[1]]));
+      if (got >= 0) {
+        viaKernel++;
+        const u = a!.units;
+        seen.push(got, u.count, u.start.slice(0, u.count), u.end.slice(0, u.count), u.textStart.slice(0, u.count), u.textEnd.slice(0, u.count));
+        assert.ok(JSON.stringify(seen) === want, JSON.stringify(t));
+      } else assert.equal(seen.length, 0);
+      // Pass 2: split, then each unit hashed alone.
+      c!.split(t);
+      assert.deepEqual(unitsOf(c!.units), unitsOf(splitUnits(t, 'sentence', window, newUnits())), JSON.stringify(t));
+    }),
+    { numRuns: 3000, seed: 55 },
+  );
+  if (!process.env['NEARDUP_NO_WASM']) assert.ok(viaKernel > 1500, `only ${viaKernel} texts split by the kernel`);
 });
