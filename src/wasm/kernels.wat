@@ -420,6 +420,16 @@
         ;; the line feed that ends the line, or $n
         local.get $a local.set $nl
         block $f
+          ;; eight code units at a time while none is a line feed
+          block $f8
+            loop $F8
+              local.get $nl i32.const 8 i32.add local.get $n i32.gt_u br_if $f8
+              local.get $src local.get $nl i32.const 1 i32.shl i32.add v128.load align=1
+              v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.eq v128.any_true br_if $f8
+              local.get $nl i32.const 8 i32.add local.set $nl
+              br $F8
+            end
+          end
           loop $F
             local.get $nl local.get $n i32.ge_u br_if $f
             local.get $src local.get $nl i32.const 1 i32.shl i32.add i32.load16_u i32.const 0x0a i32.eq br_if $f
@@ -905,7 +915,7 @@
   ;; code units written, or −1 where JSON.parse refuses the string (a control character, an unknown
   ;; escape, a short \u). The string's UTF-8 length (a lone surrogate counts 3) goes to $info (i32).
   (func (export "jsonString") (param $p i32) (param $q i32) (param $out i32) (param $info i32) (result i32)
-    (local $i i32) (local $c i32) (local $o i32) (local $adj i32) (local $x i32) (local $u i32) (local $w i32)
+    (local $i i32) (local $c i32) (local $o i32) (local $adj i32) (local $x i32) (local $u i32) (local $w i32) (local $v v128)
     local.get $p local.set $i
     local.get $out local.set $o
     block $bad
@@ -913,6 +923,22 @@
         loop $L
           ;; A run of ASCII other than controls, the quote and the backslash (the closing quote ends it).
           block $run
+            ;; Sixteen such bytes at a time, widened to code units, while all sixteen are (before the closing quote).
+            block $one
+              loop $V
+                local.get $i i32.const 16 i32.add local.get $q i32.gt_u br_if $one
+                local.get $i v128.load align=1 local.tee $v
+                v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 i8x16.sub v128.const i8x16 96 96 96 96 96 96 96 96 96 96 96 96 96 96 96 96 i8x16.lt_u
+                local.get $v v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 i8x16.ne v128.and
+                local.get $v v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 i8x16.ne v128.and
+                i8x16.all_true i32.eqz br_if $one
+                local.get $o local.get $v i16x8.extend_low_i8x16_u v128.store align=1
+                local.get $o local.get $v i16x8.extend_high_i8x16_u v128.store offset=16 align=1
+                local.get $o i32.const 32 i32.add local.set $o
+                local.get $i i32.const 16 i32.add local.set $i
+                br $V
+              end
+            end
             loop $R
               local.get $i i32.load8_u local.tee $c
               i32.const 0x20 i32.sub i32.const 0x60 i32.ge_u br_if $run
