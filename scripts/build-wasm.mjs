@@ -773,6 +773,10 @@ const spanFuncs = `  ;; Lines ($para = 0) or paragraphs (1) of the $n code units
     local.get $p)
 `;
 
+/** Eight u16 lanes of `x`. */
+const splat16 = (x) => `v128.const i16x8 ${Array(8).fill(x).join(' ')}`;
+/** Per u16 lane of local `v` (after `prep`, run on it): whether it lies in [lo, lo + size) (a mask). */
+const u16Range = (v, prep, lo, size) => `local.get ${v} ${prep} ${splat16(lo)} i16x8.sub ${splat16(size)} i16x8.lt_u`;
 /** The sentence class (src/spans/sentences.ts) of the code unit at index `x` of $src, from the u8 table at $cls (code units below 256 only). */
 const clsAt = (x) => `local.get $cls local.get $src ${x} i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u`;
 /** Whether class $k is blank (SP 4, LF 6, CR 7: the only \s among the classes handled). */
@@ -830,8 +834,22 @@ const sentenceFuncs = `  ;; One sentence [$a, $e) of sentenceUnits: nothing when
   ;; unit), at most $max; returns how many, or −1 when a code unit has no class there (another
   ;; character: Intl.Segmenter's, with the text as a string) or the output is full.
   (func (export "sentenceUnits") (param $src i32) (param $n i32) (param $cls i32) (param $out i32) (param $max i32) (result i32)
-    (local $i i32) (local $j i32) (local $k i32) (local $next i32) (local $q i32) (local $count i32) (local $last i32) (local $c i32) (local $p i32)
-    ;; every code unit one of the classes handled
+    (local $i i32) (local $j i32) (local $k i32) (local $next i32) (local $q i32) (local $count i32) (local $last i32) (local $c i32) (local $p i32) (local $v v128)
+    ;; every code unit one of the classes handled: eight at a time while all eight are, then one at a time
+    block $v8
+      loop $V
+        local.get $i i32.const 8 i32.add local.get $n i32.gt_u br_if $v8
+        local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.set $v
+        ${u16Range('$v', 'v128.const i16x8 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 v128.or', 0x61, 26)}
+        ${u16Range('$v', '', 0x30, 10)} v128.or
+        ${u16Range('$v', '', 0xc0, 0x40)}
+        local.get $v ${splat16(0xd7)} i16x8.ne v128.and local.get $v ${splat16(0xf7)} i16x8.ne v128.and v128.or
+        ${[0x20, 0x09, 0x0d, 0x0a, 0x2e, 0x21, 0x3f, 0x2c].map((c) => `local.get $v ${splat16(c)} i16x8.eq v128.or`).join('\n        ')}
+        i16x8.all_true i32.eqz br_if $v8
+        local.get $i i32.const 8 i32.add local.set $i
+        br $V
+      end
+    end
     block $ok
       loop $H
         local.get $i local.get $n i32.ge_u br_if $ok
@@ -851,7 +869,18 @@ const sentenceFuncs = `  ;; One sentence [$a, $e) of sentenceUnits: nothing when
     i32.const 0 local.set $i
     block $end
       loop $S
-        ;; the next code unit a sentence may end at: a terminator or a paragraph separator (classes 6 to 9)
+        ;; the next code unit a sentence may end at: a terminator or a paragraph separator (classes 6 to 9), past eight at a time where none is
+        block $t8
+          loop $T8
+            local.get $i i32.const 8 i32.add local.get $n i32.gt_u br_if $t8
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.set $v
+            local.get $v ${splat16(0x2e)} i16x8.eq
+            ${[0x21, 0x3f, 0x0d, 0x0a].map((c) => `local.get $v ${splat16(c)} i16x8.eq v128.or`).join('\n            ')}
+            v128.any_true br_if $t8
+            local.get $i i32.const 8 i32.add local.set $i
+            br $T8
+          end
+        end
         block $found
           loop $T
             local.get $i local.get $n i32.ge_u br_if $end

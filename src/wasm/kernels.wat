@@ -774,8 +774,29 @@
   ;; unit), at most $max; returns how many, or −1 when a code unit has no class there (another
   ;; character: Intl.Segmenter's, with the text as a string) or the output is full.
   (func (export "sentenceUnits") (param $src i32) (param $n i32) (param $cls i32) (param $out i32) (param $max i32) (result i32)
-    (local $i i32) (local $j i32) (local $k i32) (local $next i32) (local $q i32) (local $count i32) (local $last i32) (local $c i32) (local $p i32)
-    ;; every code unit one of the classes handled
+    (local $i i32) (local $j i32) (local $k i32) (local $next i32) (local $q i32) (local $count i32) (local $last i32) (local $c i32) (local $p i32) (local $v v128)
+    ;; every code unit one of the classes handled: eight at a time while all eight are, then one at a time
+    block $v8
+      loop $V
+        local.get $i i32.const 8 i32.add local.get $n i32.gt_u br_if $v8
+        local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.set $v
+        local.get $v v128.const i16x8 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 v128.or v128.const i16x8 97 97 97 97 97 97 97 97 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
+        local.get $v  v128.const i16x8 48 48 48 48 48 48 48 48 i16x8.sub v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.lt_u v128.or
+        local.get $v  v128.const i16x8 192 192 192 192 192 192 192 192 i16x8.sub v128.const i16x8 64 64 64 64 64 64 64 64 i16x8.lt_u
+        local.get $v v128.const i16x8 215 215 215 215 215 215 215 215 i16x8.ne v128.and local.get $v v128.const i16x8 247 247 247 247 247 247 247 247 i16x8.ne v128.and v128.or
+        local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq v128.or
+        local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.eq v128.or
+        local.get $v v128.const i16x8 13 13 13 13 13 13 13 13 i16x8.eq v128.or
+        local.get $v v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.eq v128.or
+        local.get $v v128.const i16x8 46 46 46 46 46 46 46 46 i16x8.eq v128.or
+        local.get $v v128.const i16x8 33 33 33 33 33 33 33 33 i16x8.eq v128.or
+        local.get $v v128.const i16x8 63 63 63 63 63 63 63 63 i16x8.eq v128.or
+        local.get $v v128.const i16x8 44 44 44 44 44 44 44 44 i16x8.eq v128.or
+        i16x8.all_true i32.eqz br_if $v8
+        local.get $i i32.const 8 i32.add local.set $i
+        br $V
+      end
+    end
     block $ok
       loop $H
         local.get $i local.get $n i32.ge_u br_if $ok
@@ -795,7 +816,21 @@
     i32.const 0 local.set $i
     block $end
       loop $S
-        ;; the next code unit a sentence may end at: a terminator or a paragraph separator (classes 6 to 9)
+        ;; the next code unit a sentence may end at: a terminator or a paragraph separator (classes 6 to 9), past eight at a time where none is
+        block $t8
+          loop $T8
+            local.get $i i32.const 8 i32.add local.get $n i32.gt_u br_if $t8
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.set $v
+            local.get $v v128.const i16x8 46 46 46 46 46 46 46 46 i16x8.eq
+            local.get $v v128.const i16x8 33 33 33 33 33 33 33 33 i16x8.eq v128.or
+            local.get $v v128.const i16x8 63 63 63 63 63 63 63 63 i16x8.eq v128.or
+            local.get $v v128.const i16x8 13 13 13 13 13 13 13 13 i16x8.eq v128.or
+            local.get $v v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.eq v128.or
+            v128.any_true br_if $t8
+            local.get $i i32.const 8 i32.add local.set $i
+            br $T8
+          end
+        end
         block $found
           loop $T
             local.get $i local.get $n i32.ge_u br_if $end
