@@ -197,6 +197,14 @@ export class SpanDeduper {
   }
 
   /**
+   * `JSON.stringify(text)` as UTF-8 bytes, made by the walker's kernel, for writing a record the
+   * document's verdict changed (a view valid until this deduper's next call); undefined without the kernel.
+   */
+  jsonOf(text: string): Uint8Array | undefined {
+    return this.walker.jsonOf(text);
+  }
+
+  /**
    * {@link observe} with {@link lists} of `text`, or of the `n` code units {@link observeJson}
    * decoded: each unit counted at its UTF-16 start, a later occurrence listed. False, with nothing
    * counted, for code units whose sentences need the text as a string.

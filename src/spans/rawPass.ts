@@ -254,6 +254,12 @@ export class ByteBatch implements OutputSink {
     this.n += b.copy(this.buf, this.n, a, e);
   }
 
+  /** Appends a copy of `bytes` (room checked first). */
+  putView(bytes: Uint8Array): void {
+    this.buf.set(bytes, this.n);
+    this.n += bytes.length;
+  }
+
   /** Appends `text` as UTF-8 (room checked first: three bytes a code unit; a lone surrogate as U+FFFD, as {@link write}). */
   putText(text: string): void {
     this.n += this.buf.write(text, this.n, 'utf8');

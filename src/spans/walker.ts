@@ -191,6 +191,11 @@ export class UnitWalker {
     return u.count;
   }
 
+  /** `JSON.stringify(text)` as UTF-8, made by the hasher's kernel (a view valid until the walker's next call), or undefined with none. */
+  jsonOf(text: string): Uint8Array | undefined {
+    return this.hasher.jsonOf(text);
+  }
+
   /** Where {@link OffsetCursor} may walk `text`'s offsets, `text` loaded there (undefined: in JavaScript); valid until another text is walked. */
   offsetWalk(text: string): OffsetWalk | undefined {
     return this.hasher.holdText(text) ? this.hasher : undefined;

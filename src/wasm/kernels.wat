@@ -932,6 +932,106 @@
     end
     local.get $count)
 
+  ;; JSON.stringify of the string of $n UTF-16 code units at $src, as UTF-8 bytes at $out (the quotes,
+  ;; the short escapes, \u00xx for other controls and \udxxx for a lone surrogate, in lowercase; every
+  ;; other character as its UTF-8); returns the bytes written (at most 6·$n + 2). Why: JSON.stringify
+  ;; of the text a cut record keeps, then its UTF-8 encoding, was 5 ns a code unit.
+  (func (export "jsonQuote") (param $src i32) (param $n i32) (param $out i32) (result i32)
+    (local $i i32) (local $o i32) (local $c i32) (local $d i32) (local $x i32) (local $v v128)
+    local.get $out local.set $o
+    local.get $o i32.const 0x22 i32.store8 local.get $o i32.const 1 i32.add local.set $o
+    block $done
+      loop $L
+        ;; eight plain ASCII code units at a time (none a control, a quote or a backslash), narrowed to bytes
+        block $one
+          loop $V
+            local.get $i i32.const 8 i32.add local.get $n i32.gt_u br_if $one
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+            v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.sub v128.const i16x8 96 96 96 96 96 96 96 96 i16x8.lt_u
+            local.get $v v128.const i16x8 34 34 34 34 34 34 34 34 i16x8.ne v128.and
+            local.get $v v128.const i16x8 92 92 92 92 92 92 92 92 i16x8.ne v128.and
+            i16x8.all_true i32.eqz br_if $one
+            local.get $o local.get $v local.get $v i8x16.narrow_i16x8_u i64x2.extract_lane 0 i64.store align=1
+            local.get $o i32.const 8 i32.add local.set $o
+            local.get $i i32.const 8 i32.add local.set $i
+            br $V
+          end
+        end
+        local.get $i local.get $n i32.ge_u br_if $done
+        local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u local.set $c
+        local.get $i i32.const 1 i32.add local.set $i
+        local.get $c i32.const 0x80 i32.lt_u
+        if
+          local.get $c i32.const 0x20 i32.ge_u local.get $c i32.const 0x22 i32.ne i32.and local.get $c i32.const 0x5c i32.ne i32.and
+          if
+            local.get $o local.get $c i32.store8 local.get $o i32.const 1 i32.add local.set $o
+            br $L
+          end
+          ;; the short escapes: \" \\ \b \f \n \r \t
+          i32.const 0 local.set $d
+          local.get $c i32.const 0x22 i32.eq if i32.const 0x22 local.set $d end
+          local.get $c i32.const 0x5c i32.eq if i32.const 0x5c local.set $d end
+          local.get $c i32.const 0x08 i32.eq if i32.const 0x62 local.set $d end
+          local.get $c i32.const 0x0c i32.eq if i32.const 0x66 local.set $d end
+          local.get $c i32.const 0x0a i32.eq if i32.const 0x6e local.set $d end
+          local.get $c i32.const 0x0d i32.eq if i32.const 0x72 local.set $d end
+          local.get $c i32.const 0x09 i32.eq if i32.const 0x74 local.set $d end
+          local.get $d
+          if
+            local.get $o i32.const 0x5c i32.store8 local.get $o i32.const 1 i32.add local.set $o
+            local.get $o local.get $d i32.store8 local.get $o i32.const 1 i32.add local.set $o
+            br $L
+          end
+          
+          local.get $o i32.const 0x5c i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o i32.const 0x75 i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 12 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 8 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 4 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 0 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          br $L
+        end
+        local.get $c i32.const 0x800 i32.lt_u
+        if
+          local.get $o local.get $c i32.const 6 i32.shr_u i32.const 0xc0 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 0x3f i32.and i32.const 0x80 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          br $L
+        end
+        local.get $c i32.const 0xf800 i32.and i32.const 0xd800 i32.eq
+        if
+          ;; a high surrogate and its low one: one character of four bytes; any other surrogate alone: escaped
+          local.get $c i32.const 0xdc00 i32.lt_u local.get $i local.get $n i32.lt_u i32.and
+          if
+            local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u local.tee $d
+            i32.const 0xfc00 i32.and i32.const 0xdc00 i32.eq
+            if
+              local.get $c i32.const 0x3ff i32.and i32.const 10 i32.shl local.get $d i32.const 0x3ff i32.and i32.or i32.const 0x10000 i32.add local.set $x
+              local.get $o local.get $x i32.const 18 i32.shr_u i32.const 0xf0 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+              local.get $o local.get $x i32.const 12 i32.shr_u i32.const 0x3f i32.and i32.const 0x80 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+              local.get $o local.get $x i32.const 6 i32.shr_u i32.const 0x3f i32.and i32.const 0x80 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+              local.get $o local.get $x i32.const 0x3f i32.and i32.const 0x80 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+              local.get $i i32.const 1 i32.add local.set $i
+              br $L
+            end
+          end
+          
+          local.get $o i32.const 0x5c i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o i32.const 0x75 i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 12 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 8 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 4 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 0 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          br $L
+        end
+        local.get $o local.get $c i32.const 12 i32.shr_u i32.const 0xe0 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+        local.get $o local.get $c i32.const 6 i32.shr_u i32.const 0x3f i32.and i32.const 0x80 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+        local.get $o local.get $c i32.const 0x3f i32.and i32.const 0x80 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+        br $L
+      end
+    end
+    local.get $o i32.const 0x22 i32.store8 local.get $o i32.const 1 i32.add local.set $o
+    local.get $o local.get $out i32.sub)
+
   ;; The value of hexadecimal digit $c, or −1.
   (func $hexDigit (param $c i32) (result i32)
     local.get $c i32.const 0x30 i32.sub i32.const 10 i32.lt_u

@@ -4,7 +4,8 @@
  * surrogates, characters the table leaves to the string path): `codeUnits` (lines and paragraphs
  * split, normalized and hashed by one call per document, src/spans/walker.ts's `eachCodes`) and
  * `sentenceUnits` (sentence windows from the code units, passes 1 and 2) against the units and hashes
- * of the string path (`each`, ./units.ts's `splitUnits`), and `utf8Offsets` (src/spans/offsets.ts's walk
+ * of the string path (`each`, ./units.ts's `splitUnits`), `jsonQuote` against `JSON.stringify` and
+ * UTF-8, and `utf8Offsets` (src/spans/offsets.ts's walk
  * in the hasher's kernel) against the cursor's walk in JavaScript.
  */
 import { test } from 'node:test';
@@ -179,4 +180,21 @@ test('sentence windows from the code units (pass 1) and from the text loaded in 
     { numRuns: 3000, seed: 55 },
   );
   if (!process.env['NEARDUP_NO_WASM']) assert.ok(viaKernel > 1500, `only ${viaKernel} texts split by the kernel`);
+});
+
+test('the JSON of a text made by the kernel (jsonQuote) is the UTF-8 of JSON.stringify of it: escapes, controls, lone surrogates, pairs, long ASCII runs', () => {
+  const w = new UnitWalker(resolveSpansOptions({ unit: 'line' }));
+  const pieces = [...PIECES, '"', '\\', '\b\f', '\u0000', '\u001f', '\u007f', '\u2028', 'a long run of plain ASCII text, forty code units', '\ud83d', '\ude00'];
+  const anyText = fc.oneof(
+    fc.array(fc.constantFrom(...pieces), { maxLength: 12 }).map((ps) => ps.join('')),
+    fc.string({ unit: 'binary', maxLength: 40 }),
+  );
+  fc.assert(
+    fc.property(anyText, (t) => {
+      const got = w.jsonOf(t);
+      if (process.env['NEARDUP_NO_WASM']) return assert.equal(got, undefined);
+      assert.ok(got && Buffer.from(got).equals(Buffer.from(JSON.stringify(t))), JSON.stringify(t));
+    }),
+    { numRuns: 3000, seed: 56 },
+  );
 });
