@@ -129,6 +129,7 @@ export class SpanDeduper {
     this.hash = this.walker.hash;
     this.lists = this.o.unit !== 'substring' && (this.o.minDocs === undefined || this.o.minDocs >= 2) ? new RepeatLists() : undefined;
     if (this.lists) this.table.onGrow = (moved) => this.lists!.moved(moved);
+    this.walker.ahead = (hi, lo) => this.table.peek(hi, lo);
   }
 
   /**

@@ -32,6 +32,15 @@ export class UnitWalker {
   private readonly words = newWordBuffers();
   private readonly norm: (t: string) => string;
   private readonly hasher: UnitHasher;
+  /**
+   * Called with each unit's hash a batch ahead of the callbacks of {@link eachCodes} (line and
+   * paragraph units), for the caller's table to fetch their slots side by side ({@link UnitTable.peek}).
+   */
+  ahead: ((hi: number, lo: number) => number) | undefined;
+  /** Where {@link ahead}'s answers go, so that its reads are not dropped as unused. */
+  aheadSink = 0;
+  /** {@link hashAhead}'s hashes and lengths, three i32 a unit. */
+  private hashed = new Int32Array(3 * 256);
   /** The normalized length of the current unit (line, paragraph, sentence units). */
   private len = 0;
   /** A test's mask of the hash (src/common/faults.ts), read once, so the hot loop tests a field. */
@@ -147,6 +156,11 @@ export class UnitWalker {
       const m = h.splitCodes(from, para);
       if (m < 0) return this.eachCodesFrom(n, u.count, each);
       const r = h.unitRecs;
+      if (this.ahead) {
+        let z = 0;
+        for (let j = 0; j < 6 * m; j += 6) z |= this.ahead(r[j + 4]!, r[j + 5]!);
+        this.aheadSink = z;
+      }
       for (let j = 0; j < 6 * m; j += 6) {
         const k = u.count++;
         const a = r[j]!;
@@ -177,6 +191,7 @@ export class UnitWalker {
   /** The units split of the code units taken, each hashed alone, from unit `skip` on. */
   private hashFrom(skip: number, each: (k: number) => void): number {
     const u = this.units;
+    if (this.ahead && u.count - skip > 1) return this.hashAhead(skip, each);
     const min = this.o.minUnitWords;
     for (let k = skip; k < u.count; k++) {
       const a = u.textStart[k]!;
@@ -184,6 +199,32 @@ export class UnitWalker {
       const len = this.hasher.hashCodes(a, b, this.hash);
       if (len === 0) continue;
       if (min > 0 && tokens(this.norm(this.hasher.codeString(a, b))).length < min) continue;
+      this.len = len;
+      if (this.masking) this.masked();
+      each(k);
+    }
+    return u.count;
+  }
+  /** {@link hashFrom} with every unit hashed first, then {@link ahead} of them all, then the callbacks (sentence windows). */
+  private hashAhead(skip: number, each: (k: number) => void): number {
+    const u = this.units;
+    const min = this.o.minUnitWords;
+    if (this.hashed.length < 3 * u.count) this.hashed = new Int32Array(6 * u.count);
+    const x = this.hashed;
+    for (let k = skip; k < u.count; k++) {
+      x[3 * k] = this.hasher.hashCodes(u.textStart[k]!, u.textEnd[k]!, this.hash);
+      x[3 * k + 1] = this.hash[0]!;
+      x[3 * k + 2] = this.hash[1]!;
+    }
+    let z = 0;
+    for (let k = skip; k < u.count; k++) z |= this.ahead!(x[3 * k + 1]!, x[3 * k + 2]!);
+    this.aheadSink = z;
+    for (let k = skip; k < u.count; k++) {
+      const len = x[3 * k]!;
+      if (len === 0) continue;
+      if (min > 0 && tokens(this.norm(this.hasher.codeString(u.textStart[k]!, u.textEnd[k]!))).length < min) continue;
+      this.hash[0] = x[3 * k + 1]!;
+      this.hash[1] = x[3 * k + 2]!;
       this.len = len;
       if (this.masking) this.masked();
       each(k);
