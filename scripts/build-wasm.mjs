@@ -402,6 +402,8 @@ const symbolizeBytesFuncs = symbolizeFuncsOf(nextUtf8, '8', '$at', ' (local $at 
 
 /** An i8x16 constant of sixteen `byte`s (written as given: '0x20'). */
 const splat8 = (byte) => `v128.const i8x16 ${Array(16).fill(byte).join(' ')}`;
+/** Eight u16 lanes of `x`. */
+const splat16 = (x) => `v128.const i16x8 ${Array(8).fill(x).join(' ')}`;
 
 /**
  * A byte scan over [$p, $end): `vector` runs on each whole 16 bytes at $p (on the stack, and in $v), then
@@ -486,16 +488,46 @@ const hashStep = `local.get $g local.get $k i32.xor i32.const 0x27d4eb2d i32.mul
         local.get $k i32.const 0xcc9e2d51 i32.mul i32.const 15 i32.rotl i32.const 0x1b873593 i32.mul local.get $h i32.xor
         i32.const 13 i32.rotl i32.const 5 i32.mul i32.const 0xe6546b64 i32.add local.set $h`;
 /**
+ * Eight code units at a time where the table would give each its own code unit (lowercased with
+ * $lower): ASCII, no whitespace but single spaces between other characters (a space run, or one at
+ * either end, may collapse or trim: the loop's own steps then). Needs $v (v128), $bits, $lower.
+ */
+const asciiRun = (dst) =>
+  `        block $s
+          loop $S8
+            local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+            ${splat16(0x80)} i16x8.lt_u
+            local.get $v ${splat16(9)} i16x8.sub ${splat16(5)} i16x8.ge_u v128.and
+            i16x8.all_true i32.eqz br_if $s
+            local.get $v ${splat16(0x20)} i16x8.eq i16x8.bitmask local.tee $bits
+            i32.const 0x81 i32.and
+            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get ${dst} local.get $len i32.const 1 i32.shl i32.add
+            local.get $v
+            local.get $v ${splat16(0x41)} i16x8.sub ${splat16(26)} i16x8.lt_u
+            local.get $lower i32.const 5 i32.shl i16x8.splat v128.and
+            i16x8.add
+            v128.store align=1
+            local.get $len i32.const 8 i32.add local.set $len
+            local.get $i i32.const 8 i32.add local.set $i
+            br $S8
+          end
+        end
+        local.get $i local.get $b i32.ge_u br_if $done
+`;
+
+/**
  * The normalizing loop unitHash and normalizeDoc share: the code units from $i up to $b through the
  * table, the kept ones written at `dst` and counted in $len, a run of whitespace as one space,
  * trimmed; with `positions`, each kept code unit's index in the source at $pos (i32 each). Returns
  * −(i+1) from the function at the first code unit i whose entry is neither.
  */
-const normalizeLoop = (dst, positions) =>
+const normalizeLoop = (dst, positions, simd = false) =>
   `    block $done
       loop $L
         local.get $i local.get $b i32.ge_u br_if $done
-        ${entryAt('local.get $i')} local.tee $m
+${simd ? asciiRun(dst) : ''}        ${entryAt('local.get $i')} local.tee $m
         i32.const 0 i32.ge_s
         if
 ${
@@ -598,7 +630,7 @@ const emitUnit = (start, end, textEnd, resume) => `
         ${start} local.set $i
         ${textEnd} local.set $b
         i32.const 0 local.set $len
-${normalizeLoop('$buf', false)}
+${normalizeLoop('$buf', false, true)}
         local.get $out local.get $count i32.const 24 i32.mul i32.add local.set $rec
         ${recStore(start, 0)}
         ${recStore(end, 4)}
@@ -620,6 +652,9 @@ const spanFuncs = `  ;; Lines ($para = 0) or paragraphs (1) of the $n code units
     (param $buf i32) (param $out i32) (param $max i32) (param $info i32) (result i32)
     (local $a i32) (local $nl i32) (local $te i32) (local $next i32) (local $count i32) (local $ps i32)
     (local $pe i32) (local $i i32) (local $b i32) (local $len i32) (local $m i32) (local $rec i32) (local $k i32)
+    (local $v v128) (local $bits i32) (local $lower i32)
+    local.get $para i32.const 1 i32.shr_u local.set $lower
+    local.get $para i32.const 1 i32.and local.set $para
     local.get $from local.set $a
     i32.const -1 local.set $ps
     i32.const -1 local.set $pe
@@ -773,8 +808,6 @@ const spanFuncs = `  ;; Lines ($para = 0) or paragraphs (1) of the $n code units
     local.get $p)
 `;
 
-/** Eight u16 lanes of `x`. */
-const splat16 = (x) => `v128.const i16x8 ${Array(8).fill(x).join(' ')}`;
 /** Per u16 lane of local `v` (after `prep`, run on it): whether it lies in [lo, lo + size) (a mask). */
 const u16Range = (v, prep, lo, size) => `local.get ${v} ${prep} ${splat16(lo)} i16x8.sub ${splat16(size)} i16x8.lt_u`;
 /** The sentence class (src/spans/sentences.ts) of the code unit at index `x` of $src, from the u8 table at $cls (code units below 256 only). */

@@ -283,7 +283,9 @@ export class UnitHasher {
   splitCodes(from: number, para: boolean): number {
     const k = this.kernel!;
     for (;;) {
-      const r = k.fn.codeUnits(K_SRC, from, this.docLen, para ? 1 : 0, K_TABLE, k.buf, K_RECS, K_UNITS, K_OUT + 8);
+      // Bit 1: lowercase (the kernel's ASCII runs skip the table, which lowercases or not).
+      const flags = (para ? 1 : 0) | (this.lower ? 2 : 0);
+      const r = k.fn.codeUnits(K_SRC, from, this.docLen, flags, K_TABLE, k.buf, K_RECS, K_UNITS, K_OUT + 8);
       if (r >= 0) {
         this.resumeAt = k.info[0]!;
         return r;

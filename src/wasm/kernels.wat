@@ -411,6 +411,9 @@
     (param $buf i32) (param $out i32) (param $max i32) (param $info i32) (result i32)
     (local $a i32) (local $nl i32) (local $te i32) (local $next i32) (local $count i32) (local $ps i32)
     (local $pe i32) (local $i i32) (local $b i32) (local $len i32) (local $m i32) (local $rec i32) (local $k i32)
+    (local $v v128) (local $bits i32) (local $lower i32)
+    local.get $para i32.const 1 i32.shr_u local.set $lower
+    local.get $para i32.const 1 i32.and local.set $para
     local.get $from local.set $a
     i32.const -1 local.set $ps
     i32.const -1 local.set $pe
@@ -498,6 +501,28 @@
     block $done
       loop $L
         local.get $i local.get $b i32.ge_u br_if $done
+        block $s
+          loop $S8
+            local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+            v128.const i16x8 128 128 128 128 128 128 128 128 i16x8.lt_u
+            local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.sub v128.const i16x8 5 5 5 5 5 5 5 5 i16x8.ge_u v128.and
+            i16x8.all_true i32.eqz br_if $s
+            local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq i16x8.bitmask local.tee $bits
+            i32.const 0x81 i32.and
+            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $buf local.get $len i32.const 1 i32.shl i32.add
+            local.get $v
+            local.get $v v128.const i16x8 65 65 65 65 65 65 65 65 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
+            local.get $lower i32.const 5 i32.shl i16x8.splat v128.and
+            i16x8.add
+            v128.store align=1
+            local.get $len i32.const 8 i32.add local.set $len
+            local.get $i i32.const 8 i32.add local.set $i
+            br $S8
+          end
+        end
+        local.get $i local.get $b i32.ge_u br_if $done
         local.get $tbl
         local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u
         i32.const 2 i32.shl i32.add i32.load local.tee $m
@@ -562,6 +587,28 @@
         i32.const 0 local.set $len
     block $done
       loop $L
+        local.get $i local.get $b i32.ge_u br_if $done
+        block $s
+          loop $S8
+            local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+            v128.const i16x8 128 128 128 128 128 128 128 128 i16x8.lt_u
+            local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.sub v128.const i16x8 5 5 5 5 5 5 5 5 i16x8.ge_u v128.and
+            i16x8.all_true i32.eqz br_if $s
+            local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq i16x8.bitmask local.tee $bits
+            i32.const 0x81 i32.and
+            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $buf local.get $len i32.const 1 i32.shl i32.add
+            local.get $v
+            local.get $v v128.const i16x8 65 65 65 65 65 65 65 65 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
+            local.get $lower i32.const 5 i32.shl i16x8.splat v128.and
+            i16x8.add
+            v128.store align=1
+            local.get $len i32.const 8 i32.add local.set $len
+            local.get $i i32.const 8 i32.add local.set $i
+            br $S8
+          end
+        end
         local.get $i local.get $b i32.ge_u br_if $done
         local.get $tbl
         local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u
@@ -629,6 +676,28 @@
         i32.const 0 local.set $len
     block $done
       loop $L
+        local.get $i local.get $b i32.ge_u br_if $done
+        block $s
+          loop $S8
+            local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+            v128.const i16x8 128 128 128 128 128 128 128 128 i16x8.lt_u
+            local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.sub v128.const i16x8 5 5 5 5 5 5 5 5 i16x8.ge_u v128.and
+            i16x8.all_true i32.eqz br_if $s
+            local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq i16x8.bitmask local.tee $bits
+            i32.const 0x81 i32.and
+            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $buf local.get $len i32.const 1 i32.shl i32.add
+            local.get $v
+            local.get $v v128.const i16x8 65 65 65 65 65 65 65 65 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
+            local.get $lower i32.const 5 i32.shl i16x8.splat v128.and
+            i16x8.add
+            v128.store align=1
+            local.get $len i32.const 8 i32.add local.set $len
+            local.get $i i32.const 8 i32.add local.set $i
+            br $S8
+          end
+        end
         local.get $i local.get $b i32.ge_u br_if $done
         local.get $tbl
         local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u

@@ -74,12 +74,14 @@ test('lines and paragraphs split, normalized and hashed by one kernel call per d
       fc.oneof({ weight: 9, arbitrary: text }, { weight: 1, arbitrary: longText }),
       fc.constantFrom('line' as const, 'paragraph' as const),
       fc.constantFrom(0, 2),
-      (t, unit, words) => {
+      fc.boolean(),
+      (t, unit, words, keepCase) => {
         // Word counts of long paragraphs left out: Intl.Segmenter's words of a long CJK paragraph take memory past a test's (either route).
         const min = t.length > 2000 ? 0 : words;
-        const key = `${unit}${min}`;
+        const key = `${unit}${min}${keepCase}`;
         if (!walkers.has(key)) {
-          const o = resolveSpansOptions({ unit, minUnitWords: min });
+          // keepCase: the kernel's runs of eight ASCII code units lowercase or not, as the table does.
+          const o = resolveSpansOptions({ unit, minUnitWords: min, normalize: { keepCase } });
           // One walker per route, reused as a pass reuses it (the table's entries filled as met).
           walkers.set(key, [new UnitWalker(o), new UnitWalker(o)]);
           if (min === 0) walkers.get(key)![0]!.ahead = (hi, lo) => hi ^ lo;
