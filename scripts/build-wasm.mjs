@@ -492,7 +492,7 @@ const hashStep = `local.get $g local.get $k i32.xor i32.const 0x27d4eb2d i32.mul
  * $lower): ASCII, no whitespace but single spaces between other characters (a space run, or one at
  * either end, may collapse or trim: the loop's own steps then). Needs $v (v128), $bits, $lower.
  */
-const asciiRun = (dst) =>
+const asciiRun = (dst, positions) =>
   `        block $s
           loop $S8
             local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
@@ -508,7 +508,15 @@ const asciiRun = (dst) =>
             local.get $v ${splat16(0x41)} i16x8.sub ${splat16(26)} i16x8.lt_u
             local.get $lower i32.const 5 i32.shl i16x8.splat v128.and
             i16x8.add
-            v128.store align=1
+            v128.store align=1${
+    positions
+      ? `
+            local.get $pos local.get $i i32.const 2 i32.shl i32.add
+            local.get $len i32x4.splat v128.const i32x4 0 1 2 3 i32x4.add v128.store align=1
+            local.get $pos local.get $i i32.const 2 i32.shl i32.add
+            local.get $len i32x4.splat v128.const i32x4 4 5 6 7 i32x4.add v128.store offset=16 align=1`
+      : ''
+  }
             local.get $len i32.const 8 i32.add local.set $len
             local.get $i i32.const 8 i32.add local.set $i
             br $S8
@@ -527,7 +535,7 @@ const normalizeLoop = (dst, positions, simd = false) =>
   `    block $done
       loop $L
         local.get $i local.get $b i32.ge_u br_if $done
-${simd ? asciiRun(dst) : ''}        ${entryAt('local.get $i')} local.tee $m
+${simd ? asciiRun(dst, positions) : ''}        ${entryAt('local.get $i')} local.tee $m
         i32.const 0 i32.ge_s
         if
 ${
@@ -607,10 +615,10 @@ ${normalizeLoop('$buf', false)}    local.get $buf local.get $len local.get $out 
   ;; A whole document normalized as unitHash normalizes a unit: the $n code units at $src through the
   ;; table at $tbl, written at $norm, and each non-blank code unit's index there at $pos (i32 each).
   ;; Returns the normalized length, or −(i+1) at the first code unit i whose entry is neither.
-  (func (export "normalizeDoc") (param $src i32) (param $n i32) (param $tbl i32) (param $norm i32) (param $pos i32) (result i32)
-    (local $i i32) (local $len i32) (local $m i32) (local $b i32)
+  (func (export "normalizeDoc") (param $src i32) (param $n i32) (param $tbl i32) (param $norm i32) (param $pos i32) (param $lower i32) (result i32)
+    (local $i i32) (local $len i32) (local $m i32) (local $b i32) (local $v v128) (local $bits i32)
     local.get $n local.set $b
-${normalizeLoop('$norm', true)}    local.get $len)
+${normalizeLoop('$norm', true, true)}    local.get $len)
 `;
 
 /** Stores $v at byte offset `off` of the current unit record ($rec). */

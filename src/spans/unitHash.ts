@@ -47,7 +47,7 @@ function entry(c: number, lower: boolean): number {
 /** The WebAssembly kernels of this module (src/wasm/kernels.wat): a unit's hash, a document normalized, a range's hash. */
 interface Kernels {
   unitHash(src: number, a: number, b: number, tbl: number, buf: number, out: number): number;
-  normalizeDoc(src: number, n: number, tbl: number, norm: number, pos: number): number;
+  normalizeDoc(src: number, n: number, tbl: number, norm: number, pos: number, lower: number): number;
   hashUnits(p: number, len: number, out: number): number;
   jsonString(p: number, q: number, out: number, info: number): number;
   codeUnits(src: number, from: number, n: number, para: number, tbl: number, buf: number, out: number, max: number, info: number): number;
@@ -520,7 +520,7 @@ export class UnitHasher {
   private normalizeDocInKernel(n: number): void {
     const k = this.kernel!;
     for (;;) {
-      const r = k.fn.normalizeDoc(K_SRC, n, K_TABLE, k.norm, k.pos);
+      const r = k.fn.normalizeDoc(K_SRC, n, K_TABLE, k.norm, k.pos, this.lower ? 1 : 0);
       if (r >= 0) return void (this.docState = 1);
       const c = this.src[-r - 1]!;
       if (this.table[c] !== UNKNOWN) return void (this.docState = 2);

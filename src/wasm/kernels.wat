@@ -353,11 +353,37 @@
   ;; A whole document normalized as unitHash normalizes a unit: the $n code units at $src through the
   ;; table at $tbl, written at $norm, and each non-blank code unit's index there at $pos (i32 each).
   ;; Returns the normalized length, or −(i+1) at the first code unit i whose entry is neither.
-  (func (export "normalizeDoc") (param $src i32) (param $n i32) (param $tbl i32) (param $norm i32) (param $pos i32) (result i32)
-    (local $i i32) (local $len i32) (local $m i32) (local $b i32)
+  (func (export "normalizeDoc") (param $src i32) (param $n i32) (param $tbl i32) (param $norm i32) (param $pos i32) (param $lower i32) (result i32)
+    (local $i i32) (local $len i32) (local $m i32) (local $b i32) (local $v v128) (local $bits i32)
     local.get $n local.set $b
     block $done
       loop $L
+        local.get $i local.get $b i32.ge_u br_if $done
+        block $s
+          loop $S8
+            local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+            v128.const i16x8 128 128 128 128 128 128 128 128 i16x8.lt_u
+            local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.sub v128.const i16x8 5 5 5 5 5 5 5 5 i16x8.ge_u v128.and
+            i16x8.all_true i32.eqz br_if $s
+            local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq i16x8.bitmask local.tee $bits
+            i32.const 0x81 i32.and
+            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $norm local.get $len i32.const 1 i32.shl i32.add
+            local.get $v
+            local.get $v v128.const i16x8 65 65 65 65 65 65 65 65 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
+            local.get $lower i32.const 5 i32.shl i16x8.splat v128.and
+            i16x8.add
+            v128.store align=1
+            local.get $pos local.get $i i32.const 2 i32.shl i32.add
+            local.get $len i32x4.splat v128.const i32x4 0 1 2 3 i32x4.add v128.store align=1
+            local.get $pos local.get $i i32.const 2 i32.shl i32.add
+            local.get $len i32x4.splat v128.const i32x4 4 5 6 7 i32x4.add v128.store offset=16 align=1
+            local.get $len i32.const 8 i32.add local.set $len
+            local.get $i i32.const 8 i32.add local.set $i
+            br $S8
+          end
+        end
         local.get $i local.get $b i32.ge_u br_if $done
         local.get $tbl
         local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u

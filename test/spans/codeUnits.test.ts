@@ -11,6 +11,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { textHash2 } from '../../src/hash/murmur3.js';
+import { makeNormalizer } from '../../src/text/normalize.js';
 import { OffsetCursor } from '../../src/spans/offsets.js';
 import { resolveSpansOptions } from '../../src/spans/options.js';
 import { sentenceEnds } from '../../src/spans/sentences.js';
@@ -155,10 +157,11 @@ test('sentence windows from the code units (pass 1) and from the text loaded in 
   const walkers = new Map<string, UnitWalker[]>();
   let viaKernel = 0;
   fc.assert(
-    fc.property(sentenceText, fc.constantFrom(1, 2, 3), fc.constantFrom(0, 2), (t, window, min) => {
-      const key = `${window}${min}`;
+    fc.property(sentenceText, fc.constantFrom(1, 2, 3), fc.constantFrom(0, 2), fc.boolean(), (t, window, min, keepCase) => {
+      const key = `${window}${min}${keepCase}`;
       if (!walkers.has(key)) {
-        const o = resolveSpansOptions({ unit: 'sentence', window, minUnitWords: min });
+        // Windows of 2 and 3 hash from the document normalized once (normalizeDoc, its ASCII runs lowercased or not).
+        const o = resolveSpansOptions({ unit: 'sentence', window, minUnitWords: min, normalize: { keepCase } });
         walkers.set(key, [new UnitWalker(o), new UnitWalker(o), new UnitWalker(o)]);
         // Hashes handed ahead (a table's peek): every window hashed before the callbacks, in the same order.
         walkers.get(key)![0]!.ahead = (hi, lo) => hi ^ lo;
@@ -174,6 +177,14 @@ test('sentence windows from the code units (pass 1) and from the text loaded in 
       if (!process.env['NEARDUP_NO_WASM']) assert.equal(got >= 0, sentenceEnds(t, []), JSON.stringify(t));
       if (got >= 0) {
         viaKernel++;
+        // And each window's hash is textHash2 of its text normalized as a string (the string path shares the kernels).
+        const norm = makeNormalizer({ keepCase });
+        for (const x of seen) {
+          const [k, h0, h1] = x as number[];
+          const want = new Uint32Array(2);
+          textHash2(want, 0, norm(t.slice(a!.units.textStart[k!], a!.units.textEnd[k!])));
+          assert.deepEqual([h0, h1], [...want], JSON.stringify(t));
+        }
         const u = a!.units;
         seen.push(got, u.count, u.start.slice(0, u.count), u.end.slice(0, u.count), u.textStart.slice(0, u.count), u.textEnd.slice(0, u.count));
         assert.ok(JSON.stringify(seen) === want, JSON.stringify(t));
