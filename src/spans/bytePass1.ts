@@ -2,8 +2,9 @@
  * Pass 1 of `neardup spans` over a plain JSONL file read as bytes (as ./rawPass.ts reads it for
  * pass 2): each record's text is found in the line's bytes (./jsonScan.ts), decoded into the
  * hasher's code units and its units counted from there ({@link SpanDeduper.observeJson}), with no
- * `JSON.parse`, no string per record or unit and no UTF-8 decoding of the line (line and paragraph
- * units; the others get the text as a string made from those code units, still without `JSON.parse`).
+ * `JSON.parse`, no string per record or unit and no UTF-8 decoding of the line (line, paragraph and
+ * sentence units; substrings, and sentences `Intl.Segmenter` splits, get the text as a string made
+ * from those code units, still without `JSON.parse`).
  * A line the scan does not take goes to the JSONL reader, as before.
  *
  * Why: in a CPU profile of line units, `JSON.parse` of pass 1's lines, their UTF-8 decoding and

@@ -5,7 +5,7 @@
  * @module
  */
 import { countTokens } from '../text/tokens.js';
-import { OffsetCursor } from './offsets.js';
+import { OffsetCursor, type OffsetWalk } from './offsets.js';
 import type { Units } from './units.js';
 
 /** A range cut out of a document's text: code-point and UTF-8 byte offsets, end exclusive. */
@@ -63,6 +63,8 @@ export interface DocCuts {
   /** Substring units: overlapping removed windows are one audit row. */
   substring: boolean;
   minDocWords: number;
+  /** Where the text's offsets are walked, when not in JavaScript (it holds the text: {@link OffsetCursor.reset}). */
+  walk?: OffsetWalk | undefined;
 }
 
 /**
@@ -74,7 +76,7 @@ export function cutDocument(text: string, cut: DocCuts): CutVerdict {
   const { units: u, removed, facts } = cut;
   if (removed.length === 0) return { changed: false, text, cuts: [], units: [], emptied: false, dropped: false, bytesRemoved: 0 };
   // Each removed unit's offsets, read once by one cursor over its starts and ends in text order (both increase with k).
-  const c = new OffsetCursor().reset(text);
+  const c = new OffsetCursor().reset(text, cut.walk);
   const n = removed.length;
   const at = new Array<number>(4 * n);
   for (let js = 0, je = 0; je < n;) {

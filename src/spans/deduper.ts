@@ -129,6 +129,7 @@ export class SpanDeduper {
     this.hash = this.walker.hash;
     this.lists = this.o.unit !== 'substring' && (this.o.minDocs === undefined || this.o.minDocs >= 2) ? new RepeatLists() : undefined;
     if (this.lists) this.table.onGrow = (moved) => this.lists!.moved(moved);
+    this.walker.ahead = (hi, lo) => this.table.peek(hi, lo);
   }
 
   /**
@@ -146,7 +147,10 @@ export class SpanDeduper {
     const doc = this.observed++;
     // Counted here, not in pass 2, which may pass a document by without its text (passUnread).
     this.s.textBytes += Buffer.byteLength(text);
-    if (this.lists) return this.observeListed(doc, text);
+    if (this.lists) {
+      this.observeListed(doc, text);
+      return;
+    }
     const c = this.cursor.reset(text);
     const u = this.units;
     this.walker.each(text, (k) => {
@@ -162,9 +166,9 @@ export class SpanDeduper {
     });
   }
 
-  /** Whether {@link observeJson} may take the documents of pass 1 (line and paragraph units, pass 1 listing the repeats). */
+  /** Whether {@link observeJson} may take the documents of pass 1 (line, paragraph and sentence units, pass 1 listing the repeats). */
   get observesCodes(): boolean {
-    return this.lists !== undefined && (this.o.unit === 'line' || this.o.unit === 'paragraph');
+    return this.lists !== undefined && this.o.unit !== 'substring';
   }
 
   /**
@@ -174,12 +178,13 @@ export class SpanDeduper {
    * False, having counted nothing, where `JSON.parse` refuses the string.
    */
   observeJson(b: Uint8Array, a: number, q: number): boolean {
-    if (!this.observesCodes) throw new Error('observeJson: only line and paragraph units that pass 1 lists');
+    if (!this.observesCodes) throw new Error('observeJson: only line, paragraph and sentence units that pass 1 lists');
     const n = this.walker.decodeJson(b, a, q);
     if (n < 0) return false;
     const doc = this.observed++;
     this.s.textBytes += this.walker.jsonBytes;
-    this.observeListed(doc, undefined, n);
+    // Sentences Intl.Segmenter splits: from the text as a string, made of the code units decoded.
+    if (!this.observeListed(doc, undefined, n)) this.observeListed(doc, this.walker.textOfJson(b, a, q, n));
     return true;
   }
 
@@ -192,8 +197,20 @@ export class SpanDeduper {
     return this.walker.decodeJsonText(b, a, q);
   }
 
-  /** {@link observe} with {@link lists} of `text`, or of the `n` code units {@link observeJson} decoded: each unit counted at its UTF-16 start, a later occurrence listed. */
-  private observeListed(doc: number, text: string | undefined, n = 0): void {
+  /**
+   * `JSON.stringify(text)` as UTF-8 bytes, made by the walker's kernel, for writing a record the
+   * document's verdict changed (a view valid until this deduper's next call); undefined without the kernel.
+   */
+  jsonOf(text: string): Uint8Array | undefined {
+    return this.walker.jsonOf(text);
+  }
+
+  /**
+   * {@link observe} with {@link lists} of `text`, or of the `n` code units {@link observeJson}
+   * decoded: each unit counted at its UTF-16 start, a later occurrence listed. False, with nothing
+   * counted, for code units whose sentences need the text as a string.
+   */
+  private observeListed(doc: number, text: string | undefined, n = 0): boolean {
     const lists = this.lists!;
     const t = this.table;
     const h = this.hash;
@@ -204,8 +221,9 @@ export class SpanDeduper {
       this.s.units++;
       if (t.count(i) > 1) lists.later(k, i);
     };
-    if (text === undefined) this.walker.eachCodes(n, each);
-    else this.walker.each(text, each);
+    if (text === undefined) return this.walker.eachCodes(n, each) >= 0;
+    this.walker.each(text, each);
+    return true;
   }
 
   private touch(doc: number, bit: number): void {
@@ -342,7 +360,7 @@ export class SpanDeduper {
     const found: number[] = [];
     if (this.lists) {
       // Only the units pass 1 listed: repeated hashes' later and first occurrences.
-      this.cursor.reset(text);
+      this.cursor.reset(text, this.walker.offsetWalk(text));
       this.walker.split(text);
       this.lists.each(doc, this.units, this.table, (k, i, first) => {
         if (this.speculative || this.v!.collides(i)) this.hashListed(doc, text, k, i);
@@ -352,7 +370,7 @@ export class SpanDeduper {
       });
       return this.cut(text, removed, found);
     }
-    if (this.speculative) this.cursor.reset(text);
+    if (this.speculative) this.cursor.reset(text, this.walker.offsetWalk(text));
     this.walker.each(text, (k) => {
       const i = this.table.find(this.hash[0]!, this.hash[1]!);
       if (i < 0) throw new Error(`document ${doc} changed between the passes`);
@@ -418,7 +436,8 @@ export class SpanDeduper {
         docs: v.docs(i, s),
       };
     };
-    const verdict = cutDocument(text, { units: this.units, removed, facts, substring: this.o.unit === 'substring', minDocWords: this.o.minDocWords });
+    const walk = removed.length > 0 ? this.walker.offsetWalk(text) : undefined;
+    const verdict = cutDocument(text, { units: this.units, removed, facts, substring: this.o.unit === 'substring', minDocWords: this.o.minDocWords, walk });
     if (!verdict.changed) return verdict;
     this.s.bytesRemoved += verdict.bytesRemoved;
     this.s.unitsRemoved += verdict.units.length;

@@ -22,8 +22,8 @@ const CR = 7;
 const ATERM = 8;
 const STERM = 9;
 
-/** The sentence-break class of each code unit below 256 that {@link sentenceEnds} handles; {@link OTHER} for the rest. */
-const CLASS = (() => {
+/** The sentence-break class of each code unit below 256 that {@link sentenceEnds} handles; {@link OTHER} for the rest (the `sentenceUnits` kernel reads it too). */
+export const SENTENCE_CLASSES = (() => {
   const t = new Uint8Array(256);
   for (let c = 0x61; c <= 0x7a; c++) t[c] = LOWER;
   for (let c = 0x41; c <= 0x5a; c++) t[c] = UPPER;
@@ -43,7 +43,7 @@ const CLASS = (() => {
   return t;
 })();
 
-/** A code unit of a class {@link CLASS} leaves {@link OTHER}: the same set, spelled as a character class. */
+/** A code unit of a class {@link SENTENCE_CLASSES} leaves {@link OTHER}: the same set, spelled as a character class. */
 const UNHANDLED = /[^a-zA-Z0-9\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff \t\r\n.!?,]/;
 /** Where a sentence may end: terminators and paragraph separators. */
 const STOPS = /[.!?\r\n]/g;
@@ -57,7 +57,7 @@ export function sentenceEnds(text: string, ends: number[]): boolean {
   ends.length = 0;
   if (UNHANDLED.test(text)) return false;
   const n = text.length;
-  const cls = (i: number): number => CLASS[text.charCodeAt(i)]!;
+  const cls = (i: number): number => SENTENCE_CLASSES[text.charCodeAt(i)]!;
   // From one code unit a sentence may end at to the next (a regular expression finds them faster than a loop per character).
   STOPS.lastIndex = 0;
   while (STOPS.test(text)) {

@@ -21,6 +21,7 @@ import { textHash2, textHash2Range, textHash2Units } from '../hash/murmur3.js';
 import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../text/normalize.js';
 import { kernelsModule } from '../wasm/wasmKernels.js';
 import { decodeJsonString, decoded } from './jsonScan.js';
+import { SENTENCE_CLASSES } from './sentences.js';
 
 /** Table entries: the output code unit, or one of these. */
 const UNKNOWN = -3;
@@ -46,16 +47,28 @@ function entry(c: number, lower: boolean): number {
 /** The WebAssembly kernels of this module (src/wasm/kernels.wat): a unit's hash, a document normalized, a range's hash. */
 interface Kernels {
   unitHash(src: number, a: number, b: number, tbl: number, buf: number, out: number): number;
-  normalizeDoc(src: number, n: number, tbl: number, norm: number, pos: number): number;
+  normalizeDoc(src: number, n: number, tbl: number, norm: number, pos: number, lower: number): number;
   hashUnits(p: number, len: number, out: number): number;
   jsonString(p: number, q: number, out: number, info: number): number;
+  codeUnits(src: number, from: number, n: number, para: number, tbl: number, buf: number, out: number, max: number, info: number): number;
+  utf8Offsets(src: number, p: number, to: number, n: number, out: number): number;
+  sentenceUnits(src: number, n: number, cls: number, out: number, max: number): number;
+  jsonQuote(src: number, n: number, out: number): number;
   memory: WebAssembly.Memory;
 }
 
-/** Where the kernel's memory holds the table (65,536 i32), the two lanes, then the document's code units and a unit's normalized ones. */
+/**
+ * Where the kernel's memory holds the table (65,536 i32), the two lanes (and the other small
+ * answers), {@link K_UNITS} unit records of `codeUnits`, then the document's code units and a unit's normalized ones.
+ */
 const K_TABLE = 0;
 const K_OUT = 65536 * 4;
-const K_SRC = K_OUT + 64;
+/** Units `codeUnits` writes per call (6 i32 each), so that its output takes a fixed room. */
+const K_UNITS = 1024;
+const K_RECS = K_OUT + 64;
+/** The sentence classes (256 u8) `sentenceUnits` reads. */
+const K_CLS = K_RECS + K_UNITS * 24;
+const K_SRC = K_CLS + 256;
 
 /** Code units from which {@link UnitHasher.decodeJsonText} leaves the string to JSON.parse (below Node's external strings, 0xFBEE9 bytes). */
 const LONG_TEXT = 1 << 19;
@@ -77,7 +90,22 @@ export class UnitHasher {
    * The default preset's per-unit loop in WebAssembly (about twice as fast as in JavaScript), when
    * the runtime has it: its function, memory, and where the normalized code units go ({@link src} is there too).
    */
-  private kernel: { fn: Kernels; buf: number; norm: number; pos: number; lanes: Uint32Array; inp: number; bytes: Uint8Array; info: Int32Array } | undefined;
+  private kernel:
+    | {
+      fn: Kernels;
+      buf: number;
+      norm: number;
+      pos: number;
+      lanes: Uint32Array;
+      inp: number;
+      bytes: Uint8Array;
+      info: Int32Array;
+      small: Int32Array;
+      quoteIn: number;
+      quoteOut: number;
+      quoteBytes: Buffer;
+    }
+    | undefined;
   private readonly norm: (t: string) => string;
   /** The normalized code units of the unit being hashed, and the same bytes as 32-bit words. */
   private buf = new Uint16Array(1024);
@@ -113,9 +141,25 @@ export class UnitHasher {
     const mod = this.mode === 1 ? kernelsModule() : null;
     if (mod) {
       const e = new WebAssembly.Instance(mod, {}).exports as unknown as Kernels;
-      this.kernel = { fn: e, buf: 0, norm: 0, pos: 0, lanes: new Uint32Array(0), inp: 0, bytes: new Uint8Array(0), info: new Int32Array(0) };
+      const none = new Int32Array(0);
+      const bytes = Buffer.alloc(0);
+      this.kernel = {
+        fn: e,
+        buf: 0,
+        norm: 0,
+        pos: 0,
+        lanes: new Uint32Array(0),
+        inp: 0,
+        bytes,
+        info: none,
+        small: none,
+        quoteIn: 0,
+        quoteOut: 0,
+        quoteBytes: bytes,
+      };
       this.table = new Int32Array(e.memory.buffer, K_TABLE, 65536).fill(UNKNOWN);
       this.room(this.src.length);
+      new Uint8Array(e.memory.buffer, K_CLS, 256).set(SENTENCE_CLASSES);
     }
     for (const c of [0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20]) this.table[c] = SPACE;
   }
@@ -133,7 +177,10 @@ export class UnitHasher {
     const pos = norm + size;
     // And a JSON string's bytes, decoded into src ({@link decodeJson}): at most one code unit a byte.
     const inp = pos + 4 * n + 16;
-    const need = inp + n + 16;
+    // And a text to quote as JSON ({@link jsonOf}), then its JSON: at most six bytes a code unit.
+    const quoteIn = (inp + n + 31) & ~15;
+    const quoteOut = quoteIn + 2 * n + 16;
+    const need = quoteOut + 6 * n + 16;
     const memory = k.fn.memory;
     const have = memory.buffer.byteLength;
     if (need > have) memory.grow(Math.ceil((need - have) / 65536));
@@ -142,8 +189,13 @@ export class UnitHasher {
     k.norm = norm;
     k.pos = pos;
     k.inp = inp;
+    k.quoteIn = quoteIn;
+    k.quoteOut = quoteOut;
+    k.quoteBytes = Buffer.from(ab, quoteIn, 2 * n);
     k.bytes = new Uint8Array(ab);
     k.info = new Int32Array(ab, K_OUT + 8, 1);
+    k.small = new Int32Array(ab, K_OUT + 16, 2);
+    this.unitRecs = new Int32Array(ab, K_RECS, K_UNITS * 6);
     this.docNorm = new Uint16Array(ab, norm, n);
     this.docPos = new Int32Array(ab, pos, n);
     k.lanes = new Uint32Array(ab, K_OUT, 2);
@@ -212,13 +264,106 @@ export class UnitHasher {
   /** The UTF-8 length of the string {@link decodeJson} decoded last. */
   jsonBytes = 0;
 
+  /** The unit records {@link splitCodes} wrote last: 6 i32 each (start, cut end, text end, normalized length, the two lanes). */
+  unitRecs = new Int32Array(0);
+  /** Where {@link splitCodes} stopped: the position to call it again from (the text's length once done). */
+  resumeAt = 0;
+
+  /** Whether {@link splitCodes} and {@link walkOffsets} run (the default preset in the kernel). */
+  get inKernelToo(): boolean {
+    return this.kernel !== undefined;
+  }
+
+  /**
+   * The lines (or paragraphs) of the text {@link tookCodes} took, from `from` (0, then {@link resumeAt}),
+   * split, normalized and hashed by one kernel call, not one per unit: the units of ./unitCodes.ts with
+   * {@link hashCodes}'s hashes, into {@link unitRecs}; returns how many (at most {@link K_UNITS}), or −1
+   * where a code unit needs the string path (the caller splits and hashes the rest the other way).
+   */
+  splitCodes(from: number, para: boolean): number {
+    const k = this.kernel!;
+    for (;;) {
+      // Bit 1: lowercase (the kernel's ASCII runs skip the table, which lowercases or not).
+      const flags = (para ? 1 : 0) | (this.lower ? 2 : 0);
+      const r = k.fn.codeUnits(K_SRC, from, this.docLen, flags, K_TABLE, k.buf, K_RECS, K_UNITS, K_OUT + 8);
+      if (r >= 0) {
+        this.resumeAt = k.info[0]!;
+        return r;
+      }
+      const c = this.src[-r - 1]!;
+      if (this.table[c] !== UNKNOWN) return -1;
+      this.table[c] = entry(c, this.lower);
+    }
+  }
+
+  /**
+   * The sentences of the text {@link tookCodes} took (or {@link holdText} loaded), `n` code units,
+   * split by the kernel as ./sentences.ts splits them, the non-blank ones into {@link sentenceRecs}
+   * (4 i32 each: start, end, first and past the last non-blank code unit); returns how many, or −1
+   * when the text needs `Intl.Segmenter` (a character ./sentences.ts does not handle) or has more
+   * sentences than a quarter of its code units. The records are valid until the next hash (they share
+   * the room of the document's normalized positions).
+   */
+  splitSentences(n: number): number {
+    const k = this.kernel!;
+    return k.fn.sentenceUnits(K_SRC, n, K_CLS, k.pos, this.docPos.length >>> 2);
+  }
+
+  /** {@link splitSentences}'s records. */
+  get sentenceRecs(): Int32Array {
+    return this.docPos;
+  }
+
+  /**
+   * `JSON.stringify(text)` as UTF-8 bytes, made by the kernel (5 times faster than `JSON.stringify`
+   * on the texts cut records keep): a view of its memory, valid until the next call of this hasher;
+   * undefined with no kernel. The text loaded stays loaded.
+   */
+  jsonOf(text: string): Uint8Array | undefined {
+    const k = this.kernel;
+    if (!k) return undefined;
+    if (text.length > this.src.length) this.roomForDoc(text.length);
+    k.quoteBytes.write(text, 0, 'utf16le');
+    const len = k.fn.jsonQuote(k.quoteIn, text.length, k.quoteOut);
+    return k.bytes.subarray(k.quoteOut, k.quoteOut + len);
+  }
+
+  /** Makes `text` the text loaded (its code units copied in, unless they are), for {@link walkOffsets}; false with no kernel. */
+  holdText(text: string): boolean {
+    if (!this.kernel) return false;
+    if (this.fromCodes || text !== this.doc) this.load(text);
+    return true;
+  }
+
+  /**
+   * {@link OffsetCursor}'s walk in the kernel, over the text {@link holdText} loaded: from UTF-16
+   * index `from` to `to`, the index reached; {@link walkedCp} and {@link walkedBytes}: what it passed.
+   */
+  walkOffsets(from: number, to: number): number {
+    return this.kernel!.fn.utf8Offsets(K_SRC, from, to, this.docLen, K_OUT + 16);
+  }
+
+  /** Code points {@link walkOffsets} passed. */
+  get walkedCp(): number {
+    return this.kernel!.small[0]!;
+  }
+
+  /** UTF-8 bytes {@link walkOffsets} passed. */
+  get walkedBytes(): number {
+    return this.kernel!.small[1]!;
+  }
+
   /**
    * {@link decodeJson}, then the text as a string (undefined where `JSON.parse` refuses it), whose
    * code units are then already loaded: {@link hash} of it reads them without copying them again.
    */
   decodeJsonText(b: Uint8Array, a: number, q: number): string | undefined {
     const n = this.decodeJson(b, a, q);
-    if (n < 0) return undefined;
+    return n < 0 ? undefined : this.textOfJson(b, a, q, n);
+  }
+
+  /** The text {@link decodeJson} decoded from `b[a, q)` into `n` code units, as a string, loaded as {@link decodeJsonText} loads it. */
+  textOfJson(b: Uint8Array, a: number, q: number, n: number): string {
     // A long text as JSON.parse makes it: Node makes an external two-byte string of a long utf16le
     // decoding, even of Latin-1, and a regular expression over 5M such code units overflowed the stack
     // (a unicode regex's backtracking) where JSON.parse's one-byte string did not.
@@ -375,7 +520,7 @@ export class UnitHasher {
   private normalizeDocInKernel(n: number): void {
     const k = this.kernel!;
     for (;;) {
-      const r = k.fn.normalizeDoc(K_SRC, n, K_TABLE, k.norm, k.pos);
+      const r = k.fn.normalizeDoc(K_SRC, n, K_TABLE, k.norm, k.pos, this.lower ? 1 : 0);
       if (r >= 0) return void (this.docState = 1);
       const c = this.src[-r - 1]!;
       if (this.table[c] !== UNKNOWN) return void (this.docState = 2);

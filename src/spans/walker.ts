@@ -7,6 +7,7 @@
 import { faultHooks } from '../common/faults.js';
 import { makeNormalizer } from '../text/normalize.js';
 import { tokens } from '../text/tokens.js';
+import type { OffsetWalk } from './offsets.js';
 import type { ResolvedSpansOptions } from './options.js';
 import { grown, UnitHasher } from './unitHash.js';
 import { splitUnitCodes } from './unitCodes.js';
@@ -31,6 +32,15 @@ export class UnitWalker {
   private readonly words = newWordBuffers();
   private readonly norm: (t: string) => string;
   private readonly hasher: UnitHasher;
+  /**
+   * Called with each unit's hash a batch ahead of the callbacks of {@link eachCodes} (line and
+   * paragraph units), for the caller's table to fetch their slots side by side ({@link UnitTable.peek}).
+   */
+  ahead: ((hi: number, lo: number) => number) | undefined;
+  /** Where {@link ahead}'s answers go, so that its reads are not dropped as unused. */
+  aheadSink = 0;
+  /** {@link hashAhead}'s hashes and lengths, three i32 a unit. */
+  private hashed = new Int32Array(3 * 256);
   /** The normalized length of the current unit (line, paragraph, sentence units). */
   private len = 0;
   /** A test's mask of the hash (src/common/faults.ts), read once, so the hot loop tests a field. */
@@ -85,14 +95,105 @@ export class UnitWalker {
     return this.hasher.jsonBytes;
   }
 
-  /** {@link each} over the `n` code units {@link decodeJson} decoded: the same units, hashes and indices as of that text as a string. */
+  /** {@link decodeJson}'s text as a string ({@link decodeJsonText}'s), from the `n` code units it decoded from `b[a, q)`. */
+  textOfJson(b: Uint8Array, a: number, q: number, n: number): string {
+    return this.hasher.textOfJson(b, a, q, n);
+  }
+
+  /**
+   * {@link each} over the `n` code units {@link decodeJson} decoded: the same units, hashes and
+   * indices as of that text as a string ({@link key} is not for its callbacks). Sentence windows:
+   * −1, with nothing walked, for a text whose sentences `Intl.Segmenter` splits ({@link each} of
+   * the string then; ./sentences.ts says which).
+   */
   eachCodes(n: number, each: (k: number) => void): number {
     const unit = this.o.unit;
-    if (unit !== 'line' && unit !== 'paragraph') throw new Error(`eachCodes: ${unit} units are split from strings`);
-    const u = splitUnitCodes(this.hasher.codes(n), n, unit, this.units);
+    if (unit === 'substring') throw new Error('eachCodes: substring windows are split from strings');
+    this.hasher.codes(n);
     this.hasher.tookCodes(n);
+    if (unit === 'sentence') return this.splitSentences(n) ? this.hashFrom(0, each) : -1;
+    if (this.hasher.inKernelToo) return this.eachSplit(n, unit === 'paragraph', each);
+    return this.eachCodesFrom(n, 0, each);
+  }
+
+  /**
+   * The sentence windows of the text loaded in the hasher (`n` code units) into {@link units}, from
+   * the sentences its kernel splits (no string, no regular expression); false when it cannot.
+   */
+  private splitSentences(n: number): boolean {
+    const h = this.hasher;
+    const m = h.inKernelToo ? h.splitSentences(n) : -1;
+    if (m < 0) return false;
+    const r = h.sentenceRecs;
+    const u = this.units;
+    u.count = 0;
+    if (m === 0) return true;
+    // As ./units.ts's sentences: a window from sentence i to i + w − 1, its text trimmed of blanks at both ends.
+    const w = Math.min(this.o.window, m);
+    for (let i = 0; i + w <= m; i++) {
+      const o = 4 * i;
+      const l = 4 * (i + w - 1);
+      const k = u.count++;
+      u.start[k] = r[o]!;
+      u.end[k] = r[l + 1]!;
+      u.textStart[k] = r[o + 2]!;
+      u.textEnd[k] = r[l + 3]!;
+    }
+    return true;
+  }
+
+  /**
+   * {@link eachCodes} with the units split, normalized and hashed by the kernel, a call per
+   * document (per 1,024 units), not one per unit, and no split in JavaScript; where a code unit needs the
+   * string path, the units from there go the other way ({@link eachCodesFrom}).
+   */
+  private eachSplit(n: number, para: boolean, each: (k: number) => void): number {
+    const h = this.hasher;
+    const u = this.units;
     const min = this.o.minUnitWords;
-    for (let k = 0; k < u.count; k++) {
+    u.count = 0;
+    for (let from = 0;;) {
+      const m = h.splitCodes(from, para);
+      if (m < 0) return this.eachCodesFrom(n, u.count, each);
+      const r = h.unitRecs;
+      if (this.ahead) {
+        let z = 0;
+        for (let j = 0; j < 6 * m; j += 6) z |= this.ahead(r[j + 4]!, r[j + 5]!);
+        this.aheadSink = z;
+      }
+      for (let j = 0; j < 6 * m; j += 6) {
+        const k = u.count++;
+        const a = r[j]!;
+        const len = r[j + 3]!;
+        u.start[k] = a;
+        u.end[k] = r[j + 1]!;
+        u.textStart[k] = a;
+        u.textEnd[k] = r[j + 2]!;
+        if (len === 0) continue;
+        if (min > 0 && tokens(this.norm(h.codeString(a, r[j + 2]!))).length < min) continue;
+        this.hash[0] = r[j + 4]!;
+        this.hash[1] = r[j + 5]!;
+        this.len = len;
+        if (this.masking) this.masked();
+        each(k);
+      }
+      from = h.resumeAt;
+      if (from >= n) return u.count;
+    }
+  }
+
+  /** {@link eachCodes} over the code units taken, split in JavaScript, each unit hashed alone, from unit `skip` on (those before it were walked). */
+  private eachCodesFrom(n: number, skip: number, each: (k: number) => void): number {
+    splitUnitCodes(this.hasher.codes(n), n, this.o.unit as 'line' | 'paragraph', this.units);
+    return this.hashFrom(skip, each);
+  }
+
+  /** The units split of the code units taken, each hashed alone, from unit `skip` on. */
+  private hashFrom(skip: number, each: (k: number) => void): number {
+    const u = this.units;
+    if (this.ahead && u.count - skip > 1) return this.hashAhead(skip, each);
+    const min = this.o.minUnitWords;
+    for (let k = skip; k < u.count; k++) {
       const a = u.textStart[k]!;
       const b = u.textEnd[k]!;
       const len = this.hasher.hashCodes(a, b, this.hash);
@@ -104,10 +205,48 @@ export class UnitWalker {
     }
     return u.count;
   }
+  /** {@link hashFrom} with every unit hashed first, then {@link ahead} of them all, then the callbacks (sentence windows). */
+  private hashAhead(skip: number, each: (k: number) => void): number {
+    const u = this.units;
+    const min = this.o.minUnitWords;
+    if (this.hashed.length < 3 * u.count) this.hashed = new Int32Array(6 * u.count);
+    const x = this.hashed;
+    for (let k = skip; k < u.count; k++) {
+      x[3 * k] = this.hasher.hashCodes(u.textStart[k]!, u.textEnd[k]!, this.hash);
+      x[3 * k + 1] = this.hash[0]!;
+      x[3 * k + 2] = this.hash[1]!;
+    }
+    let z = 0;
+    for (let k = skip; k < u.count; k++) z |= this.ahead!(x[3 * k + 1]!, x[3 * k + 2]!);
+    this.aheadSink = z;
+    for (let k = skip; k < u.count; k++) {
+      const len = x[3 * k]!;
+      if (len === 0) continue;
+      if (min > 0 && tokens(this.norm(this.hasher.codeString(u.textStart[k]!, u.textEnd[k]!))).length < min) continue;
+      this.hash[0] = x[3 * k + 1]!;
+      this.hash[1] = x[3 * k + 2]!;
+      this.len = len;
+      if (this.masking) this.masked();
+      each(k);
+    }
+    return u.count;
+  }
+
+  /** `JSON.stringify(text)` as UTF-8, made by the hasher's kernel (a view valid until the walker's next call), or undefined with none. */
+  jsonOf(text: string): Uint8Array | undefined {
+    return this.hasher.jsonOf(text);
+  }
+
+  /** Where {@link OffsetCursor} may walk `text`'s offsets, `text` loaded there (undefined: in JavaScript); valid until another text is walked. */
+  offsetWalk(text: string): OffsetWalk | undefined {
+    return this.hasher.holdText(text) ? this.hasher : undefined;
+  }
 
   /** Splits `text` into {@link units} as {@link each} does, hashing nothing (line, paragraph, sentence units). */
   split(text: string): void {
     if (this.o.unit === 'substring') throw new Error('split: substring windows are hashed as they are split');
+    // Sentences from the text's code units in the kernel, which then hashes the windows listed without loading the text again.
+    if (this.o.unit === 'sentence' && this.hasher.holdText(text) && this.splitSentences(text.length)) return;
     splitUnits(text, this.o.unit, this.o.window, this.units);
   }
 

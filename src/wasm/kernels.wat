@@ -353,11 +353,37 @@
   ;; A whole document normalized as unitHash normalizes a unit: the $n code units at $src through the
   ;; table at $tbl, written at $norm, and each non-blank code unit's index there at $pos (i32 each).
   ;; Returns the normalized length, or −(i+1) at the first code unit i whose entry is neither.
-  (func (export "normalizeDoc") (param $src i32) (param $n i32) (param $tbl i32) (param $norm i32) (param $pos i32) (result i32)
-    (local $i i32) (local $len i32) (local $m i32) (local $b i32)
+  (func (export "normalizeDoc") (param $src i32) (param $n i32) (param $tbl i32) (param $norm i32) (param $pos i32) (param $lower i32) (result i32)
+    (local $i i32) (local $len i32) (local $m i32) (local $b i32) (local $v v128) (local $bits i32)
     local.get $n local.set $b
     block $done
       loop $L
+        local.get $i local.get $b i32.ge_u br_if $done
+        block $s
+          loop $S8
+            local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+            v128.const i16x8 128 128 128 128 128 128 128 128 i16x8.lt_u
+            local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.sub v128.const i16x8 5 5 5 5 5 5 5 5 i16x8.ge_u v128.and
+            i16x8.all_true i32.eqz br_if $s
+            local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq i16x8.bitmask local.tee $bits
+            i32.const 0x81 i32.and
+            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $norm local.get $len i32.const 1 i32.shl i32.add
+            local.get $v
+            local.get $v v128.const i16x8 65 65 65 65 65 65 65 65 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
+            local.get $lower i32.const 5 i32.shl i16x8.splat v128.and
+            i16x8.add
+            v128.store align=1
+            local.get $pos local.get $i i32.const 2 i32.shl i32.add
+            local.get $len i32x4.splat v128.const i32x4 0 1 2 3 i32x4.add v128.store align=1
+            local.get $pos local.get $i i32.const 2 i32.shl i32.add
+            local.get $len i32x4.splat v128.const i32x4 4 5 6 7 i32x4.add v128.store offset=16 align=1
+            local.get $len i32.const 8 i32.add local.set $len
+            local.get $i i32.const 8 i32.add local.set $i
+            br $S8
+          end
+        end
         local.get $i local.get $b i32.ge_u br_if $done
         local.get $tbl
         local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u
@@ -398,6 +424,709 @@
     end
     local.get $len)
 
+  ;; Lines ($para = 0) or paragraphs (1) of the $n code units at $src, split as src/spans/units.ts
+  ;; splits them, from $from (a line start where no paragraph is open), each normalized and hashed as
+  ;; unitHash does, at most $max of them written at $out (6 i32 each: start, cut end, text end,
+  ;; normalized length, the two lanes); the position to call again from goes to $info ($n: done).
+  ;; Returns the units written, or −(i+1) at the first code unit i whose table entry is neither a
+  ;; code unit nor whitespace (the caller fills an unknown one and calls again from $from; a
+  ;; character that normalizes only in context, or a blank other than ASCII's, needs the string path).
+  ;; One call per document, not one per unit, and no split in JavaScript: blank lines are those whose
+  ;; code units all have the whitespace entry (a line whose normalization is empty, lines).
+  (func (export "codeUnits") (param $src i32) (param $from i32) (param $n i32) (param $para i32) (param $tbl i32)
+    (param $buf i32) (param $out i32) (param $max i32) (param $info i32) (result i32)
+    (local $a i32) (local $nl i32) (local $te i32) (local $next i32) (local $count i32) (local $ps i32)
+    (local $pe i32) (local $i i32) (local $b i32) (local $len i32) (local $m i32) (local $rec i32) (local $k i32)
+    (local $v v128) (local $bits i32) (local $lower i32)
+    local.get $para i32.const 1 i32.shr_u local.set $lower
+    local.get $para i32.const 1 i32.and local.set $para
+    local.get $from local.set $a
+    i32.const -1 local.set $ps
+    i32.const -1 local.set $pe
+    block $end
+      loop $line
+        local.get $a local.get $n i32.ge_u br_if $end
+        ;; the line feed that ends the line, or $n
+        local.get $a local.set $nl
+        block $f
+          ;; eight code units at a time while none is a line feed
+          block $f8
+            loop $F8
+              local.get $nl i32.const 8 i32.add local.get $n i32.gt_u br_if $f8
+              local.get $src local.get $nl i32.const 1 i32.shl i32.add v128.load align=1
+              v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.eq v128.any_true br_if $f8
+              local.get $nl i32.const 8 i32.add local.set $nl
+              br $F8
+            end
+          end
+          loop $F
+            local.get $nl local.get $n i32.ge_u br_if $f
+            local.get $src local.get $nl i32.const 1 i32.shl i32.add i32.load16_u i32.const 0x0a i32.eq br_if $f
+            local.get $nl i32.const 1 i32.add local.set $nl
+            br $F
+          end
+        end
+        local.get $nl i32.const 1 i32.add local.get $n local.get $nl local.get $n i32.lt_u select local.set $next
+        ;; the line's text ends before a CR ahead of its line feed
+        local.get $nl i32.const 1 i32.sub local.get $nl
+        local.get $nl local.get $a i32.gt_u
+        if (result i32)
+          local.get $src local.get $nl i32.const 1 i32.shl i32.add i32.const 2 i32.sub i32.load16_u i32.const 0x0d i32.eq
+        else
+          i32.const 0
+        end
+        select local.set $te
+        local.get $para
+        if
+          ;; blank: every code unit whitespace
+          local.get $a local.set $i
+          block $nb
+            loop $B
+              local.get $i local.get $te i32.ge_u br_if $nb
+              local.get $tbl
+        local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u
+        i32.const 2 i32.shl i32.add i32.load local.tee $m
+              i32.const -2 i32.eq
+              if
+                local.get $i i32.const 1 i32.add local.set $i
+                br $B
+              end
+              local.get $m i32.const 0 i32.lt_s
+              if
+                i32.const -1 local.get $i i32.sub return
+              end
+            end
+          end
+          local.get $i local.get $te i32.lt_u
+          if
+            ;; a text line: it ends the open paragraph when a blank line came between (two line feeds or more)
+            local.get $ps i32.const 0 i32.ge_s
+            if
+              i32.const 0 local.set $k
+              local.get $pe local.set $i
+              block $c
+                loop $C
+                  local.get $i local.get $a i32.ge_u br_if $c
+                  local.get $k
+                  local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u i32.const 0x0a i32.eq
+                  i32.add local.set $k
+                  local.get $i i32.const 1 i32.add local.set $i
+                  br $C
+                end
+              end
+              local.get $k i32.const 2 i32.ge_u
+              if
+        local.get $count local.get $max i32.ge_u
+        if
+          local.get $info local.get $ps i32.store
+          local.get $count return
+        end
+        local.get $ps local.set $i
+        local.get $pe local.set $b
+        i32.const 0 local.set $len
+    block $done
+      loop $L
+        local.get $i local.get $b i32.ge_u br_if $done
+        block $s
+          loop $S8
+            local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+            v128.const i16x8 128 128 128 128 128 128 128 128 i16x8.lt_u
+            local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.sub v128.const i16x8 5 5 5 5 5 5 5 5 i16x8.ge_u v128.and
+            i16x8.all_true i32.eqz br_if $s
+            local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq i16x8.bitmask local.tee $bits
+            i32.const 0x81 i32.and
+            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $buf local.get $len i32.const 1 i32.shl i32.add
+            local.get $v
+            local.get $v v128.const i16x8 65 65 65 65 65 65 65 65 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
+            local.get $lower i32.const 5 i32.shl i16x8.splat v128.and
+            i16x8.add
+            v128.store align=1
+            local.get $len i32.const 8 i32.add local.set $len
+            local.get $i i32.const 8 i32.add local.set $i
+            br $S8
+          end
+        end
+        local.get $i local.get $b i32.ge_u br_if $done
+        local.get $tbl
+        local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u
+        i32.const 2 i32.shl i32.add i32.load local.tee $m
+        i32.const 0 i32.ge_s
+        if
+          local.get $buf local.get $len i32.const 1 i32.shl i32.add local.get $m i32.store16
+          local.get $len i32.const 1 i32.add local.set $len
+          local.get $i i32.const 1 i32.add local.set $i
+          br $L
+        end
+        local.get $m i32.const -2 i32.ne
+        if
+          i32.const -1 local.get $i i32.sub return
+        end
+        block $ws
+          loop $W
+            local.get $i i32.const 1 i32.add local.get $b i32.ge_u br_if $ws
+            local.get $tbl
+        local.get $src local.get $i i32.const 1 i32.add i32.const 1 i32.shl i32.add i32.load16_u
+        i32.const 2 i32.shl i32.add i32.load
+            i32.const -2 i32.ne br_if $ws
+            local.get $i i32.const 1 i32.add local.set $i
+            br $W
+          end
+        end
+        local.get $len i32.const 0 i32.gt_s
+        local.get $i i32.const 1 i32.add local.get $b i32.lt_u
+        i32.and
+        if
+          local.get $buf local.get $len i32.const 1 i32.shl i32.add i32.const 0x20 i32.store16
+          local.get $len i32.const 1 i32.add local.set $len
+        end
+        local.get $i i32.const 1 i32.add local.set $i
+        br $L
+      end
+    end
+
+        local.get $out local.get $count i32.const 24 i32.mul i32.add local.set $rec
+        local.get $rec local.get $ps i32.store offset=0
+        local.get $rec local.get $a i32.store offset=4
+        local.get $rec local.get $pe i32.store offset=8
+        local.get $rec local.get $len i32.store offset=12
+        local.get $buf local.get $len local.get $rec i32.const 16 i32.add call $hashUnits drop
+        local.get $count i32.const 1 i32.add local.set $count
+                i32.const -1 local.set $ps
+              end
+            end
+            local.get $ps i32.const 0 i32.lt_s
+            if
+              local.get $a local.set $ps
+            end
+            local.get $te local.set $pe
+          end
+        else
+        local.get $count local.get $max i32.ge_u
+        if
+          local.get $info local.get $a i32.store
+          local.get $count return
+        end
+        local.get $a local.set $i
+        local.get $te local.set $b
+        i32.const 0 local.set $len
+    block $done
+      loop $L
+        local.get $i local.get $b i32.ge_u br_if $done
+        block $s
+          loop $S8
+            local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+            v128.const i16x8 128 128 128 128 128 128 128 128 i16x8.lt_u
+            local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.sub v128.const i16x8 5 5 5 5 5 5 5 5 i16x8.ge_u v128.and
+            i16x8.all_true i32.eqz br_if $s
+            local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq i16x8.bitmask local.tee $bits
+            i32.const 0x81 i32.and
+            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $buf local.get $len i32.const 1 i32.shl i32.add
+            local.get $v
+            local.get $v v128.const i16x8 65 65 65 65 65 65 65 65 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
+            local.get $lower i32.const 5 i32.shl i16x8.splat v128.and
+            i16x8.add
+            v128.store align=1
+            local.get $len i32.const 8 i32.add local.set $len
+            local.get $i i32.const 8 i32.add local.set $i
+            br $S8
+          end
+        end
+        local.get $i local.get $b i32.ge_u br_if $done
+        local.get $tbl
+        local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u
+        i32.const 2 i32.shl i32.add i32.load local.tee $m
+        i32.const 0 i32.ge_s
+        if
+          local.get $buf local.get $len i32.const 1 i32.shl i32.add local.get $m i32.store16
+          local.get $len i32.const 1 i32.add local.set $len
+          local.get $i i32.const 1 i32.add local.set $i
+          br $L
+        end
+        local.get $m i32.const -2 i32.ne
+        if
+          i32.const -1 local.get $i i32.sub return
+        end
+        block $ws
+          loop $W
+            local.get $i i32.const 1 i32.add local.get $b i32.ge_u br_if $ws
+            local.get $tbl
+        local.get $src local.get $i i32.const 1 i32.add i32.const 1 i32.shl i32.add i32.load16_u
+        i32.const 2 i32.shl i32.add i32.load
+            i32.const -2 i32.ne br_if $ws
+            local.get $i i32.const 1 i32.add local.set $i
+            br $W
+          end
+        end
+        local.get $len i32.const 0 i32.gt_s
+        local.get $i i32.const 1 i32.add local.get $b i32.lt_u
+        i32.and
+        if
+          local.get $buf local.get $len i32.const 1 i32.shl i32.add i32.const 0x20 i32.store16
+          local.get $len i32.const 1 i32.add local.set $len
+        end
+        local.get $i i32.const 1 i32.add local.set $i
+        br $L
+      end
+    end
+
+        local.get $out local.get $count i32.const 24 i32.mul i32.add local.set $rec
+        local.get $rec local.get $a i32.store offset=0
+        local.get $rec local.get $next i32.store offset=4
+        local.get $rec local.get $te i32.store offset=8
+        local.get $rec local.get $len i32.store offset=12
+        local.get $buf local.get $len local.get $rec i32.const 16 i32.add call $hashUnits drop
+        local.get $count i32.const 1 i32.add local.set $count
+          ;; a blank line is no unit
+          local.get $len i32.eqz
+          if
+            local.get $count i32.const 1 i32.sub local.set $count
+          end
+        end
+        local.get $next local.set $a
+        br $line
+      end
+    end
+    local.get $ps i32.const 0 i32.ge_s
+    if
+        local.get $count local.get $max i32.ge_u
+        if
+          local.get $info local.get $ps i32.store
+          local.get $count return
+        end
+        local.get $ps local.set $i
+        local.get $pe local.set $b
+        i32.const 0 local.set $len
+    block $done
+      loop $L
+        local.get $i local.get $b i32.ge_u br_if $done
+        block $s
+          loop $S8
+            local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+            v128.const i16x8 128 128 128 128 128 128 128 128 i16x8.lt_u
+            local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.sub v128.const i16x8 5 5 5 5 5 5 5 5 i16x8.ge_u v128.and
+            i16x8.all_true i32.eqz br_if $s
+            local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq i16x8.bitmask local.tee $bits
+            i32.const 0x81 i32.and
+            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $buf local.get $len i32.const 1 i32.shl i32.add
+            local.get $v
+            local.get $v v128.const i16x8 65 65 65 65 65 65 65 65 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
+            local.get $lower i32.const 5 i32.shl i16x8.splat v128.and
+            i16x8.add
+            v128.store align=1
+            local.get $len i32.const 8 i32.add local.set $len
+            local.get $i i32.const 8 i32.add local.set $i
+            br $S8
+          end
+        end
+        local.get $i local.get $b i32.ge_u br_if $done
+        local.get $tbl
+        local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u
+        i32.const 2 i32.shl i32.add i32.load local.tee $m
+        i32.const 0 i32.ge_s
+        if
+          local.get $buf local.get $len i32.const 1 i32.shl i32.add local.get $m i32.store16
+          local.get $len i32.const 1 i32.add local.set $len
+          local.get $i i32.const 1 i32.add local.set $i
+          br $L
+        end
+        local.get $m i32.const -2 i32.ne
+        if
+          i32.const -1 local.get $i i32.sub return
+        end
+        block $ws
+          loop $W
+            local.get $i i32.const 1 i32.add local.get $b i32.ge_u br_if $ws
+            local.get $tbl
+        local.get $src local.get $i i32.const 1 i32.add i32.const 1 i32.shl i32.add i32.load16_u
+        i32.const 2 i32.shl i32.add i32.load
+            i32.const -2 i32.ne br_if $ws
+            local.get $i i32.const 1 i32.add local.set $i
+            br $W
+          end
+        end
+        local.get $len i32.const 0 i32.gt_s
+        local.get $i i32.const 1 i32.add local.get $b i32.lt_u
+        i32.and
+        if
+          local.get $buf local.get $len i32.const 1 i32.shl i32.add i32.const 0x20 i32.store16
+          local.get $len i32.const 1 i32.add local.set $len
+        end
+        local.get $i i32.const 1 i32.add local.set $i
+        br $L
+      end
+    end
+
+        local.get $out local.get $count i32.const 24 i32.mul i32.add local.set $rec
+        local.get $rec local.get $ps i32.store offset=0
+        local.get $rec local.get $n i32.store offset=4
+        local.get $rec local.get $pe i32.store offset=8
+        local.get $rec local.get $len i32.store offset=12
+        local.get $buf local.get $len local.get $rec i32.const 16 i32.add call $hashUnits drop
+        local.get $count i32.const 1 i32.add local.set $count
+    end
+    local.get $info local.get $n i32.store
+    local.get $count)
+
+  ;; What src/spans/offsets.ts's OffsetCursor walks: from UTF-16 index $p of the $n code units at $src
+  ;; up to $to, the code points (a pair one, a lone surrogate one) and UTF-8 bytes (a lone surrogate
+  ;; 3) passed, to $out and $out + 4; returns the index reached ($to, or past it inside a pair).
+  ;; Four ASCII code units at a time where they are.
+  (func (export "utf8Offsets") (param $src i32) (param $p i32) (param $to i32) (param $n i32) (param $out i32) (result i32)
+    (local $cp i32) (local $byte i32) (local $c i32)
+    block $done
+      loop $L
+        local.get $p local.get $to i32.ge_u br_if $done
+        local.get $p i32.const 4 i32.add local.get $to i32.le_u
+        if
+          local.get $src local.get $p i32.const 1 i32.shl i32.add i64.load
+          i64.const 0xff80ff80ff80ff80 i64.and i64.eqz
+          if
+            local.get $p i32.const 4 i32.add local.set $p
+            local.get $cp i32.const 4 i32.add local.set $cp
+            local.get $byte i32.const 4 i32.add local.set $byte
+            br $L
+          end
+        end
+        local.get $src local.get $p i32.const 1 i32.shl i32.add i32.load16_u local.set $c
+        local.get $cp i32.const 1 i32.add local.set $cp
+        local.get $p i32.const 1 i32.add local.set $p
+        local.get $c i32.const 0x80 i32.lt_u
+        if
+          local.get $byte i32.const 1 i32.add local.set $byte
+          br $L
+        end
+        local.get $c i32.const 0x800 i32.lt_u
+        if
+          local.get $byte i32.const 2 i32.add local.set $byte
+          br $L
+        end
+        ;; a high surrogate with its low one: one code point of four bytes
+        local.get $c i32.const 0xfc00 i32.and i32.const 0xd800 i32.eq
+        local.get $p local.get $n i32.lt_u i32.and
+        if
+          local.get $src local.get $p i32.const 1 i32.shl i32.add i32.load16_u i32.const 0xfc00 i32.and i32.const 0xdc00 i32.eq
+          if
+            local.get $byte i32.const 4 i32.add local.set $byte
+            local.get $p i32.const 1 i32.add local.set $p
+            br $L
+          end
+        end
+        local.get $byte i32.const 3 i32.add local.set $byte
+        br $L
+      end
+    end
+    local.get $out local.get $cp i32.store
+    local.get $out local.get $byte i32.store offset=4
+    local.get $p)
+
+  ;; One sentence [$a, $e) of sentenceUnits: nothing when blank, else its record (start, end, first
+  ;; and past the last non-blank code unit) at $out + 16·$count; returns the records written, −1 past $max.
+  (func $sentence (param $src i32) (param $cls i32) (param $a i32) (param $e i32) (param $out i32) (param $count i32) (param $max i32) (result i32)
+    (local $ts i32) (local $te i32) (local $k i32) (local $rec i32)
+    local.get $a local.set $ts
+    block $f
+      loop $F
+        local.get $ts local.get $e i32.ge_u br_if $f
+        local.get $cls local.get $src local.get $ts i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u local.set $k
+        local.get $k i32.const 4 i32.eq local.get $k i32.const 6 i32.eq i32.or local.get $k i32.const 7 i32.eq i32.or i32.eqz br_if $f
+        local.get $ts i32.const 1 i32.add local.set $ts
+        br $F
+      end
+    end
+    local.get $ts local.get $e i32.ge_u
+    if
+      local.get $count return
+    end
+    local.get $count local.get $max i32.ge_u
+    if
+      i32.const -1 return
+    end
+    local.get $e local.set $te
+    block $g
+      loop $G
+        local.get $cls local.get $src local.get $te i32.const 1 i32.sub i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u local.set $k
+        local.get $k i32.const 4 i32.eq local.get $k i32.const 6 i32.eq i32.or local.get $k i32.const 7 i32.eq i32.or i32.eqz br_if $g
+        local.get $te i32.const 1 i32.sub local.set $te
+        br $G
+      end
+    end
+    local.get $out local.get $count i32.const 4 i32.shl i32.add local.set $rec
+    local.get $rec local.get $a i32.store
+    local.get $rec local.get $e i32.store offset=4
+    local.get $rec local.get $ts i32.store offset=8
+    local.get $rec local.get $te i32.store offset=12
+    local.get $count i32.const 1 i32.add)
+
+  ;; The sentences of the $n code units at $src as src/spans/sentences.ts's sentenceEnds finds them
+  ;; (UAX #29 for the texts of the classes in the u8 table at $cls, src/spans/sentences.ts's CLASS), the
+  ;; non-blank ones as records of 4 i32 at $out (start, end, first and past the last non-blank code
+  ;; unit), at most $max; returns how many, or −1 when a code unit has no class there (another
+  ;; character: Intl.Segmenter's, with the text as a string) or the output is full.
+  (func (export "sentenceUnits") (param $src i32) (param $n i32) (param $cls i32) (param $out i32) (param $max i32) (result i32)
+    (local $i i32) (local $j i32) (local $k i32) (local $next i32) (local $q i32) (local $count i32) (local $last i32) (local $c i32) (local $p i32) (local $v v128)
+    ;; every code unit one of the classes handled: eight at a time while all eight are, then one at a time
+    block $v8
+      loop $V
+        local.get $i i32.const 8 i32.add local.get $n i32.gt_u br_if $v8
+        local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.set $v
+        local.get $v v128.const i16x8 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 v128.or v128.const i16x8 97 97 97 97 97 97 97 97 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
+        local.get $v  v128.const i16x8 48 48 48 48 48 48 48 48 i16x8.sub v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.lt_u v128.or
+        local.get $v  v128.const i16x8 192 192 192 192 192 192 192 192 i16x8.sub v128.const i16x8 64 64 64 64 64 64 64 64 i16x8.lt_u
+        local.get $v v128.const i16x8 215 215 215 215 215 215 215 215 i16x8.ne v128.and local.get $v v128.const i16x8 247 247 247 247 247 247 247 247 i16x8.ne v128.and v128.or
+        local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq v128.or
+        local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.eq v128.or
+        local.get $v v128.const i16x8 13 13 13 13 13 13 13 13 i16x8.eq v128.or
+        local.get $v v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.eq v128.or
+        local.get $v v128.const i16x8 46 46 46 46 46 46 46 46 i16x8.eq v128.or
+        local.get $v v128.const i16x8 33 33 33 33 33 33 33 33 i16x8.eq v128.or
+        local.get $v v128.const i16x8 63 63 63 63 63 63 63 63 i16x8.eq v128.or
+        local.get $v v128.const i16x8 44 44 44 44 44 44 44 44 i16x8.eq v128.or
+        i16x8.all_true i32.eqz br_if $v8
+        local.get $i i32.const 8 i32.add local.set $i
+        br $V
+      end
+    end
+    block $ok
+      loop $H
+        local.get $i local.get $n i32.ge_u br_if $ok
+        local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u local.tee $c
+        i32.const 256 i32.ge_u
+        if
+          i32.const -1 return
+        end
+        local.get $cls local.get $c i32.add i32.load8_u i32.eqz
+        if
+          i32.const -1 return
+        end
+        local.get $i i32.const 1 i32.add local.set $i
+        br $H
+      end
+    end
+    i32.const 0 local.set $i
+    block $end
+      loop $S
+        ;; the next code unit a sentence may end at: a terminator or a paragraph separator (classes 6 to 9), past eight at a time where none is
+        block $t8
+          loop $T8
+            local.get $i i32.const 8 i32.add local.get $n i32.gt_u br_if $t8
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.set $v
+            local.get $v v128.const i16x8 46 46 46 46 46 46 46 46 i16x8.eq
+            local.get $v v128.const i16x8 33 33 33 33 33 33 33 33 i16x8.eq v128.or
+            local.get $v v128.const i16x8 63 63 63 63 63 63 63 63 i16x8.eq v128.or
+            local.get $v v128.const i16x8 13 13 13 13 13 13 13 13 i16x8.eq v128.or
+            local.get $v v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.eq v128.or
+            v128.any_true br_if $t8
+            local.get $i i32.const 8 i32.add local.set $i
+            br $T8
+          end
+        end
+        block $found
+          loop $T
+            local.get $i local.get $n i32.ge_u br_if $end
+            local.get $cls local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u i32.const 6 i32.ge_u br_if $found
+            local.get $i i32.const 1 i32.add local.set $i
+            br $T
+          end
+        end
+        local.get $cls local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u local.set $k
+        local.get $k i32.const 6 i32.ge_u local.get $k i32.const 7 i32.le_u i32.and
+        if
+          ;; SB3: CR × LF; SB4: a paragraph separator ends its sentence.
+          local.get $i i32.const 1 i32.add local.set $p
+          local.get $k i32.const 7 i32.eq local.get $p local.get $n i32.lt_u i32.and
+          if
+            local.get $cls local.get $src local.get $p i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u i32.const 6 i32.eq
+            if
+              local.get $i i32.const 2 i32.add local.set $p
+            end
+          end
+          
+        local.get $src local.get $cls local.get $last local.get $p local.get $out local.get $count local.get $max call $sentence local.tee $count
+        i32.const 0 i32.lt_s
+        if
+          i32.const -1 return
+        end
+        local.get $p local.set $last
+          local.get $p local.set $i
+          br $S
+        end
+        local.get $i i32.const 1 i32.add local.set $j
+        local.get $k i32.const 8 i32.eq local.get $j local.get $n i32.lt_u i32.and
+        if
+          ;; SB6: ATerm × Numeric; SB7: (Upper | Lower) ATerm × Upper.
+          local.get $cls local.get $src local.get $j i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u local.tee $next i32.const 3 i32.eq
+          if
+            local.get $j local.set $i
+            br $S
+          end
+          local.get $next i32.const 2 i32.eq local.get $i i32.const 0 i32.gt_u i32.and
+          if
+            local.get $cls local.get $src local.get $i i32.const 1 i32.sub i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u local.tee $c i32.const 1 i32.eq local.get $c i32.const 2 i32.eq i32.or
+            if
+              local.get $j local.set $i
+              br $S
+            end
+          end
+        end
+        block $sp
+          loop $P
+            local.get $j local.get $n i32.ge_u br_if $sp
+            local.get $cls local.get $src local.get $j i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u i32.const 4 i32.ne br_if $sp
+            local.get $j i32.const 1 i32.add local.set $j
+            br $P
+          end
+        end
+        local.get $j local.get $n i32.ge_u br_if $end
+        local.get $j local.set $i
+        ;; SB9, SB10, SB8a: no break before a paragraph separator, SContinue or a terminator (classes 5 to 9).
+        local.get $cls local.get $src local.get $j i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u i32.const 5 i32.ge_u br_if $S
+        local.get $k i32.const 8 i32.eq
+        if
+          ;; SB8: ATerm Sp* × (¬(OLetter | Upper | Lower | ParaSep | SATerm))* Lower.
+          local.get $j local.set $q
+          block $qd
+            loop $Q
+              local.get $q local.get $n i32.ge_u br_if $qd
+              local.get $cls local.get $src local.get $q i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u local.tee $c i32.const 3 i32.ne
+              local.get $c i32.const 4 i32.ne i32.and local.get $c i32.const 5 i32.ne i32.and br_if $qd
+              local.get $q i32.const 1 i32.add local.set $q
+              br $Q
+            end
+          end
+          local.get $q local.get $n i32.lt_u
+          if
+            local.get $cls local.get $src local.get $q i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u i32.const 1 i32.eq br_if $S
+          end
+        end
+        ;; SB11: the sentence ends after its terminator and spaces.
+        
+        local.get $src local.get $cls local.get $last local.get $j local.get $out local.get $count local.get $max call $sentence local.tee $count
+        i32.const 0 i32.lt_s
+        if
+          i32.const -1 return
+        end
+        local.get $j local.set $last
+        br $S
+      end
+    end
+    local.get $last local.get $n i32.lt_u
+    if
+      
+        local.get $src local.get $cls local.get $last local.get $n local.get $out local.get $count local.get $max call $sentence local.tee $count
+        i32.const 0 i32.lt_s
+        if
+          i32.const -1 return
+        end
+        local.get $n local.set $last
+    end
+    local.get $count)
+
+  ;; JSON.stringify of the string of $n UTF-16 code units at $src, as UTF-8 bytes at $out (the quotes,
+  ;; the short escapes, \u00xx for other controls and \udxxx for a lone surrogate, in lowercase; every
+  ;; other character as its UTF-8); returns the bytes written (at most 6·$n + 2). Why: JSON.stringify
+  ;; of the text a cut record keeps, then its UTF-8 encoding, was 5 ns a code unit.
+  (func (export "jsonQuote") (param $src i32) (param $n i32) (param $out i32) (result i32)
+    (local $i i32) (local $o i32) (local $c i32) (local $d i32) (local $x i32) (local $v v128)
+    local.get $out local.set $o
+    local.get $o i32.const 0x22 i32.store8 local.get $o i32.const 1 i32.add local.set $o
+    block $done
+      loop $L
+        ;; eight plain ASCII code units at a time (none a control, a quote or a backslash), narrowed to bytes
+        block $one
+          loop $V
+            local.get $i i32.const 8 i32.add local.get $n i32.gt_u br_if $one
+            local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+            v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.sub v128.const i16x8 96 96 96 96 96 96 96 96 i16x8.lt_u
+            local.get $v v128.const i16x8 34 34 34 34 34 34 34 34 i16x8.ne v128.and
+            local.get $v v128.const i16x8 92 92 92 92 92 92 92 92 i16x8.ne v128.and
+            i16x8.all_true i32.eqz br_if $one
+            local.get $o local.get $v local.get $v i8x16.narrow_i16x8_u i64x2.extract_lane 0 i64.store align=1
+            local.get $o i32.const 8 i32.add local.set $o
+            local.get $i i32.const 8 i32.add local.set $i
+            br $V
+          end
+        end
+        local.get $i local.get $n i32.ge_u br_if $done
+        local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u local.set $c
+        local.get $i i32.const 1 i32.add local.set $i
+        local.get $c i32.const 0x80 i32.lt_u
+        if
+          local.get $c i32.const 0x20 i32.ge_u local.get $c i32.const 0x22 i32.ne i32.and local.get $c i32.const 0x5c i32.ne i32.and
+          if
+            local.get $o local.get $c i32.store8 local.get $o i32.const 1 i32.add local.set $o
+            br $L
+          end
+          ;; the short escapes: \" \\ \b \f \n \r \t
+          i32.const 0 local.set $d
+          local.get $c i32.const 0x22 i32.eq if i32.const 0x22 local.set $d end
+          local.get $c i32.const 0x5c i32.eq if i32.const 0x5c local.set $d end
+          local.get $c i32.const 0x08 i32.eq if i32.const 0x62 local.set $d end
+          local.get $c i32.const 0x0c i32.eq if i32.const 0x66 local.set $d end
+          local.get $c i32.const 0x0a i32.eq if i32.const 0x6e local.set $d end
+          local.get $c i32.const 0x0d i32.eq if i32.const 0x72 local.set $d end
+          local.get $c i32.const 0x09 i32.eq if i32.const 0x74 local.set $d end
+          local.get $d
+          if
+            local.get $o i32.const 0x5c i32.store8 local.get $o i32.const 1 i32.add local.set $o
+            local.get $o local.get $d i32.store8 local.get $o i32.const 1 i32.add local.set $o
+            br $L
+          end
+          
+          local.get $o i32.const 0x5c i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o i32.const 0x75 i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 12 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 8 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 4 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 0 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          br $L
+        end
+        local.get $c i32.const 0x800 i32.lt_u
+        if
+          local.get $o local.get $c i32.const 6 i32.shr_u i32.const 0xc0 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 0x3f i32.and i32.const 0x80 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          br $L
+        end
+        local.get $c i32.const 0xf800 i32.and i32.const 0xd800 i32.eq
+        if
+          ;; a high surrogate and its low one: one character of four bytes; any other surrogate alone: escaped
+          local.get $c i32.const 0xdc00 i32.lt_u local.get $i local.get $n i32.lt_u i32.and
+          if
+            local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u local.tee $d
+            i32.const 0xfc00 i32.and i32.const 0xdc00 i32.eq
+            if
+              local.get $c i32.const 0x3ff i32.and i32.const 10 i32.shl local.get $d i32.const 0x3ff i32.and i32.or i32.const 0x10000 i32.add local.set $x
+              local.get $o local.get $x i32.const 18 i32.shr_u i32.const 0xf0 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+              local.get $o local.get $x i32.const 12 i32.shr_u i32.const 0x3f i32.and i32.const 0x80 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+              local.get $o local.get $x i32.const 6 i32.shr_u i32.const 0x3f i32.and i32.const 0x80 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+              local.get $o local.get $x i32.const 0x3f i32.and i32.const 0x80 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+              local.get $i i32.const 1 i32.add local.set $i
+              br $L
+            end
+          end
+          
+          local.get $o i32.const 0x5c i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o i32.const 0x75 i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 12 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 8 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 4 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          local.get $o local.get $c i32.const 0 i32.shr_u i32.const 15 i32.and local.tee $x i32.const 0x30 i32.add local.get $x i32.const 0x57 i32.add local.get $x i32.const 10 i32.lt_u select i32.store8 local.get $o i32.const 1 i32.add local.set $o
+          br $L
+        end
+        local.get $o local.get $c i32.const 12 i32.shr_u i32.const 0xe0 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+        local.get $o local.get $c i32.const 6 i32.shr_u i32.const 0x3f i32.and i32.const 0x80 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+        local.get $o local.get $c i32.const 0x3f i32.and i32.const 0x80 i32.or i32.store8 local.get $o i32.const 1 i32.add local.set $o
+        br $L
+      end
+    end
+    local.get $o i32.const 0x22 i32.store8 local.get $o i32.const 1 i32.add local.set $o
+    local.get $o local.get $out i32.sub)
+
   ;; The value of hexadecimal digit $c, or −1.
   (func $hexDigit (param $c i32) (result i32)
     local.get $c i32.const 0x30 i32.sub i32.const 10 i32.lt_u
@@ -416,7 +1145,7 @@
   ;; code units written, or −1 where JSON.parse refuses the string (a control character, an unknown
   ;; escape, a short \u). The string's UTF-8 length (a lone surrogate counts 3) goes to $info (i32).
   (func (export "jsonString") (param $p i32) (param $q i32) (param $out i32) (param $info i32) (result i32)
-    (local $i i32) (local $c i32) (local $o i32) (local $adj i32) (local $x i32) (local $u i32) (local $w i32)
+    (local $i i32) (local $c i32) (local $o i32) (local $adj i32) (local $x i32) (local $u i32) (local $w i32) (local $v v128)
     local.get $p local.set $i
     local.get $out local.set $o
     block $bad
@@ -424,6 +1153,22 @@
         loop $L
           ;; A run of ASCII other than controls, the quote and the backslash (the closing quote ends it).
           block $run
+            ;; Sixteen such bytes at a time, widened to code units, while all sixteen are (before the closing quote).
+            block $one
+              loop $V
+                local.get $i i32.const 16 i32.add local.get $q i32.gt_u br_if $one
+                local.get $i v128.load align=1 local.tee $v
+                v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 i8x16.sub v128.const i8x16 96 96 96 96 96 96 96 96 96 96 96 96 96 96 96 96 i8x16.lt_u
+                local.get $v v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 i8x16.ne v128.and
+                local.get $v v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 i8x16.ne v128.and
+                i8x16.all_true i32.eqz br_if $one
+                local.get $o local.get $v i16x8.extend_low_i8x16_u v128.store align=1
+                local.get $o local.get $v i16x8.extend_high_i8x16_u v128.store offset=16 align=1
+                local.get $o i32.const 32 i32.add local.set $o
+                local.get $i i32.const 16 i32.add local.set $i
+                br $V
+              end
+            end
             loop $R
               local.get $i i32.load8_u local.tee $c
               i32.const 0x20 i32.sub i32.const 0x60 i32.ge_u br_if $run
