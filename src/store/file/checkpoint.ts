@@ -11,7 +11,7 @@
  * Format 6 (the one read and written): the table keeps no document's keys (src/store/log/replica.ts),
  * so its records are the records' places only, written live in slot order. Each other array is read
  * straight into the array the table keeps (one read per array, the arrays read in parallel),
- * allocated with room to grow. The key table is written packed and the backward posting links not at
+ * allocated with room to grow. The key table is written packed and the forward posting links not at
  * all (src/store/file/tablePack.ts): open spreads the one and rebuilds the other in a pass each, each
  * in a worker thread of its own from 2^18 documents on (src/store/file/rebuildWorker.ts). Formats 1
  * to 5 (earlier versions) are ignored by name: the log is folded once and a format 6 checkpoint
@@ -47,7 +47,7 @@ const WORKER_MIN_SLOTS = 1 << 18;
 /** Bytes read per call, the calls in parallel. */
 const READ_CHUNK = 32 << 20;
 /** The sections after the header, in file order (tBits, tDist, tKeys, tHeads: the packed key table). */
-const SECTIONS = ['meta', 'recLen', 'arena', 'next', 'tBits', 'tDist', 'tKeys', 'tHeads', 'idBytes', 'idLen', 'idHash', 'idTab'] as const;
+const SECTIONS = ['meta', 'recLen', 'arena', 'prev', 'tBits', 'tDist', 'tKeys', 'tHeads', 'idBytes', 'idLen', 'idHash', 'idTab'] as const;
 type Section = (typeof SECTIONS)[number];
 /** Log bytes before `logEnd` whose checksum a checkpoint keeps. */
 const TAIL = 4096;
@@ -119,7 +119,7 @@ function partsOf(img: MemoryTableImage, coding: 'u32' | 'f64'): Part[] {
     Buffer.from(JSON.stringify({ free: img.free, expiry: img.expiry })),
     bytesOf(img.recLen),
     { bytes: liveBytes(img), write: (f, buf, pos) => writeLiveArena(f, img, buf, pos) },
-    bytesOf(img.next),
+    bytesOf(img.prev),
     { bytes: tBits },
     { bytes: dist, write: packKeys },
     { bytes: keys },
@@ -260,7 +260,7 @@ function sized(h: Header, size: number, pos: number): boolean {
   const b = (name: Section) => lengthOf(h, name);
   const n = h.slots;
   const t = h.tableSize;
-  if (b('recLen') !== 4 * n || b('next') !== 4 * n * h.keysPerSlot || b('idLen') !== 4 * n || b('idHash') !== 4 * n || !isPow2(b('idTab') / 4)) return false;
+  if (b('recLen') !== 4 * n || b('prev') !== 4 * n * h.keysPerSlot || b('idLen') !== 4 * n || b('idHash') !== 4 * n || !isPow2(b('idTab') / 4)) return false;
   if (b('arena') !== h.keyOffset * h.ids || typeof h.logTail !== 'number') return false;
   if (!isPow2(t) || !(h.used <= t) || (h.keyCoding !== 'u32' && h.keyCoding !== 'f64') || (h.keyCoding === 'u32' && t < 1 << 21)) return false;
   const want = packedSizes(t, h.used, h.keyCoding);
@@ -293,9 +293,9 @@ interface Arrays {
 /** Each section's read, by name: done once its bytes are in. */
 type Reads = (names: readonly Section[]) => Promise<unknown>;
 
-/** The sections the rebuild reads: those of the key table, and the forward links. */
+/** The sections the rebuild reads: those of the key table, and the backward links. */
 const KEY_SECTIONS = ['tBits', 'tDist', 'tKeys', 'tHeads'] as const;
-const LINK_SECTIONS = ['next'] as const;
+const LINK_SECTIONS = ['prev'] as const;
 const REBUILT = new Set<Section>([...KEY_SECTIONS, ...LINK_SECTIONS]);
 
 /**
@@ -329,7 +329,7 @@ async function readArrays(f: FileHandle, h: Header, pos: number): Promise<{ a: A
     meta: a.meta,
     recLen: bytesOf(a.recLen),
     arena: a.arena,
-    next: bytesOf(a.next),
+    prev: bytesOf(a.prev),
     tBits: a.tBits,
     tDist: a.tDist,
     // The packed keys at the end of the key array (4 or 8 bytes each), the heads at the end of theirs: spread in place.
@@ -358,7 +358,7 @@ async function readArrays(f: FileHandle, h: Header, pos: number): Promise<{ a: A
 }
 
 /**
- * The key table spread and the backward links rebuilt (src/store/file/tablePack.ts), each once the
+ * The key table spread and the forward links rebuilt (src/store/file/tablePack.ts), each once the
  * sections it reads are in; false when they do not hold together. From 2^18 documents each runs in
  * a worker thread of its own, on the shared arrays, beside the other.
  */
@@ -366,9 +366,9 @@ function rebuild(h: Header, a: Arrays, rest: Reads): Promise<boolean> {
   const postings = h.slots * h.keysPerSlot;
   const spread: RebuildJob = {
     kind: 'spread',
-    keys: { bits: a.tBits, tKey: a.tKey, tHead: a.tHead, used: h.used, dist: h.keyCoding === 'u32' ? a.tDist : undefined, prev: a.prev, postings },
+    keys: { bits: a.tBits, tKey: a.tKey, tHead: a.tHead, used: h.used, dist: h.keyCoding === 'u32' ? a.tDist : undefined },
   };
-  const links: RebuildJob = { kind: 'prev', postings: { count: postings, next: a.next }, prev: a.prev };
+  const links: RebuildJob = { kind: 'next', postings: { count: postings, prev: a.prev }, next: a.next };
   if (h.slots < (faultHooks().fileStoreWorkersFrom?.() ?? WORKER_MIN_SLOTS))
     return rest([...KEY_SECTIONS, ...LINK_SECTIONS]).then(() => runJob(spread) && runJob(links));
   const done = [rest(KEY_SECTIONS).then(() => rebuildInWorker(spread)), rest(LINK_SECTIONS).then(() => rebuildInWorker(links))];

@@ -6,10 +6,12 @@
  *   the full-size arrays and spreads them forward, in place, to their entries (one sequential pass;
  *   no hashing, no probing). Why: the table is a power of two at most 70 % full, so 30–60 % of its
  *   12 bytes per entry were empty slots (~170 B per document at 10^6 documents).
- * - the backward posting links (`prev`) are not written: they follow from the forward links
- *   (`prev[next[p]] = p` for every linked posting, -1 for a posting on no chain), one pass over the
- *   postings (~0.4 s at 10^6 documents on a loaded 2-core machine), and from the chains' heads
- *   (-2 − entry, set by the spread), 128 B per document saved with 32 keys.
+ * - the forward posting links (`next`) are not written: they follow from the backward ones
+ *   (`next[prev[p]] = p` for every posting with a predecessor, -1 for a chain's last, -2 for a
+ *   posting on no chain), one pass over the postings, 128 B per document saved with 32 keys. The
+ *   backward links are the ones written because a chain's head holds its key table entry there
+ *   (-2 − entry): made again from the forward links, each head's would be a random write into a
+ *   2 GB array (16.7 s for 190M heads at 12.4M documents, where the rest of the open took 12 s).
  * @module
  */
 import type { FileHandle } from 'node:fs/promises';
@@ -53,19 +55,13 @@ export interface PackedKeys {
   bits: Uint8Array;
 }
 
-/**
- * A key table read packed, to spread: the bitmap, the arrays with the packed elements at their
- * ends, the entries in use, the distances (`u32`); and the backward links, where each chain's head
- * gets its entry (as -2 − entry), of `postings` postings.
- */
+/** A key table read packed, to spread: the bitmap, the arrays with the packed elements at their ends, the entries in use, the distances (`u32`). */
 export interface SpreadKeys {
   bits: Uint8Array;
   tKey: Float64Array;
   tHead: Int32Array;
   used: number;
   dist?: Uint8Array | undefined;
-  prev: Int32Array;
-  postings: number;
 }
 
 /**
@@ -115,24 +111,16 @@ export async function writePackedKeys(f: FileHandle, pos: number, t: PackedKeys,
  * (`f64`), or as 32-bit codes into its last `4 · used` bytes with their distances in `dist`
  * (`u32`). A packed element is never overwritten before it is moved (it lies at or after the
  * place of the entry it goes to). Entries not marked become empty (their key is whatever was
- * there: an empty entry's key is never read). Then each head's backward link is set to its entry.
- * False when the bitmap does not mark exactly `used` entries, or a head is not a posting.
+ * there: an empty entry's key is never read). False when the bitmap does not mark exactly `used`
+ * entries.
  */
 export function spreadKeyTable(t: SpreadKeys): boolean {
-  const { bits, tKey, tHead, used, dist, prev, postings } = t;
+  const { bits, tKey, tHead, used, dist } = t;
   const size = tHead.length;
   const [r, h] = dist ? spreadCoded(t, dist, new Uint32Array(tKey.buffer, tKey.byteOffset + 8 * size - 4 * used, used)) : spreadPlain(t);
   for (let k = h; k < size; k++) if ((bits[k >> 3]! >> (k & 7)) & 1) return false;
   tHead.fill(EMPTY, h);
-  if (r !== used) return false;
-  // A pass of its own: in the spread's loops, the store would need a branch (or a dummy element) per entry.
-  for (let e = 0; e < h; e++) {
-    const p = tHead[e]!;
-    if (p === EMPTY) continue;
-    if (!(p >= 0 && p < postings)) return false;
-    prev[p] = -2 - e;
-  }
-  return true;
+  return r === used;
 }
 
 // Both loops run without branches on the bitmap (its bits are random: a branch on each was
@@ -184,27 +172,27 @@ function spreadPlain(t: SpreadKeys): [number, number] {
   return [r, Math.min(h, size)];
 }
 
-/** What {@link prevFromNext} walks: the forward links of `count` postings (those of every slot, live or free). */
+/** What {@link nextFromPrev} walks: the backward links of `count` postings (those of every slot, live or free). */
 export interface Postings {
   count: number;
-  next: Int32Array;
+  prev: Int32Array;
 }
 
 /**
- * The backward links of the posting chains, from the forward ones, into `prev`: a successor's
- * predecessor, -1 for a posting on no chain; the chains' heads are set by the spread
- * ({@link spreadKeyTable}). Every element of `prev` below `count` is written by exactly one of the
- * two (which may run at once, in two threads). False when a link points outside the postings.
+ * The forward links of the posting chains, from the backward ones, into `next`: a predecessor's
+ * successor, -1 for a chain's last, -2 for a posting on no chain. False when a link points
+ * outside the postings.
  */
-export function prevFromNext(p: Postings, prev: Int32Array): boolean {
-  const { count, next } = p;
+export function nextFromPrev(p: Postings, next: Int32Array): boolean {
+  const { count, prev } = p;
+  // Sequential first: the pages mapped in order, and every chain's last left at -1.
+  next.fill(EMPTY, 0, count);
   for (let q = 0; q < count; q++) {
-    const n = next[q]!;
-    if (n >= 0) {
-      if (n >= count) return false;
-      prev[n] = q;
-    } else if (n === UNLINKED) prev[q] = EMPTY;
-    else if (n !== EMPTY) return false;
+    const b = prev[q]!;
+    if (b >= 0) {
+      if (b >= count) return false;
+      next[b] = q;
+    } else if (b === EMPTY) next[q] = UNLINKED;
   }
   return true;
 }
@@ -215,13 +203,13 @@ export function packedSizes(tableSize: number, used: number, coding: 'u32' | 'f6
 }
 
 /**
- * What open makes again: the packed key table spread, or the backward links (in a worker thread
+ * What open makes again: the packed key table spread, or the forward links (in a worker thread
  * each from 2^18 documents: src/store/file/rebuildWorker.ts).
  */
-export type RebuildJob = { kind: 'spread'; keys: SpreadKeys } | { kind: 'prev'; postings: Postings; prev: Int32Array };
+export type RebuildJob = { kind: 'spread'; keys: SpreadKeys } | { kind: 'next'; postings: Postings; next: Int32Array };
 
 /** Runs a {@link RebuildJob}; false when what it read does not hold together. */
 export function runJob(job: RebuildJob): boolean {
   if (job.kind === 'spread') return spreadKeyTable(job.keys);
-  return prevFromNext(job.postings, job.prev);
+  return nextFromPrev(job.postings, job.next);
 }

@@ -1,6 +1,6 @@
 /**
  * The file store's checkpoint (src/store/file/checkpoint.ts, format 6: the table's arrays, which
- * hold no document's keys; the key table packed, no backward links): the exact bytes of a small
+ * hold no document's keys; the key table packed, no forward links): the exact bytes of a small
  * table's sections; a table after adds, replacements (some with no keys) and removals, written and
  * read back against its log, is the table written and goes on working; after random churn a store
  * opened from its checkpoint answers as one that folds the whole log; a store whose checkpoint is
@@ -68,15 +68,16 @@ test('checkpoint: format 6 bytes of a two-document table', async () => {
   const { header, parts } = sectionsOf(path.join(d, 'table'));
   assert.equal(header.format, 'neardup-file-table 6');
   assert.deepEqual([header.slots, header.used, header.tableSize, header.keyOffset, header.keyCoding], [2, 3, 1024, LOCATOR_BYTES, 'f64']);
-  const [meta, recLen, arena, next, tBits, tDist, tKeys, tHeads, idBytes, idLen] = parts;
+  const [meta, recLen, arena, prev, tBits, tDist, tKeys, tHeads, idBytes, idLen] = parts;
   const f64 = (...x: number[]) => Buffer.from(Float64Array.from(x).buffer);
   const i32 = (...x: number[]) => Buffer.from(Int32Array.from(x).buffer);
   assert.equal(meta!.toString(), '{"free":[],"expiry":[]}');
   assert.deepEqual(recLen, i32(12, 12));
   // The records: the locators only (the table keeps no keys).
   assert.deepEqual(arena, Buffer.concat([locator(0, 3), locator(3, 4)]));
-  // Postings 0, 1 (a's keys), 2, 3 (b's): b's k1 comes before a's in k1's chain.
-  assert.deepEqual(next, i32(-1, -1, 0, -1));
+  // Postings 0, 1 (a's keys), 2, 3 (b's): b's k1 comes before a's in k1's chain; each chain's head
+  // holds its key table entry (5, 9, 10) as -2 − entry.
+  assert.deepEqual(prev, i32(2, -11, -7, -12));
   const bits = Buffer.alloc(128);
   bits[0] = 1 << 5;
   bits[1] = (1 << 1) | (1 << 2);
@@ -87,8 +88,8 @@ test('checkpoint: format 6 bytes of a two-document table', async () => {
   assert.deepEqual(tHeads, i32(2, 1, 3));
   assert.deepEqual([idBytes!.toString(), idLen], ['ab', i32(1, 1)]);
   const got = (await readWithLog(d, m))!;
-  // Backward links: a's k1 follows b's; each chain's head holds its entry (5, 9, 10) as -2 − entry.
-  assert.deepEqual(Array.from(got.table.image().prev.subarray(0, 4)), [2, -11, -7, -12]);
+  // Forward links, made again: b's k1 is followed by a's, every other posting ends its chain.
+  assert.deepEqual(Array.from(got.table.image().next.subarray(0, 4)), [-1, -1, 0, -1]);
   assert.deepEqual(Buffer.from(got.table.image().arena), Buffer.concat([locator(0, 3), locator(3, 4)]));
   assert.deepEqual([got.table.keysOf('a'), got.table.keysOf('b')], [Float64Array.of(k1, k2), Float64Array.of(k1, k3)]);
   assert.deepEqual((await got.table.lookup([Float64Array.of(k1)], 10))[0]!.map((x) => x.id), ['b', 'a']);
@@ -147,7 +148,7 @@ test('checkpoint: the table read back is the table written, and goes on working'
   const [a, b] = [rep.table.image(), got.table.image()];
   assert.deepEqual([idsOf(b), b.free, b.used, b.slots], [idsOf(a), a.free, a.used, a.slots]);
   assert.deepEqual([b.tHead, occupied(b), b.next.subarray(0, b.slots * K)], [a.tHead, occupied(a), a.next]);
-  // The backward links, rebuilt from the forward ones and the heads: those of every posting as written.
+  // The forward links, rebuilt from the backward ones: those of every posting as written.
   assert.deepEqual(b.prev.subarray(0, b.slots * K), a.prev);
   assert.ok(b.arena.length < a.arena.length, 'dead arena bytes are not written');
   const all = [...Array.from({ length: 300 }, (_, i) => `d${i}`), 'a😀é', 'é', '😀', '', 'x'];
