@@ -22,7 +22,8 @@
 // concurrent-open tests), the file store on fs's fdatasync and appends, node-postgres and ioredis on
 // net (store parity, a Redis outage), the S3 SDK and Fastify on HTTP (io/s3/s3 and server/http; the CLI's s3:// names, io/s3/staging, are JavaScript over that client and run once), the
 // signing kernels on WebAssembly and worker threads (known answers, sign-corpus), shared memory sent
-// to worker threads (V8's structured clone: shared-views), the decoders on
+// to worker threads (V8's structured clone: shared-views), the word segmenter (ICU's, whose cost on
+// long texts differs by version: text/segments), the decoders on
 // zlib and streams, task processes on child_process IPC, the package's exports and optional native
 // dependencies on the module loader. The rest (batch dedup, the index's logic, the job stages and
 // their files, the docs, the browser pages) is JavaScript over those same pieces, so it runs once.
@@ -39,6 +40,7 @@ const TIERS = {
     'repo/function-size',
     'hash/hash',
     'text/text',
+    'text/segments',
     'cli/report',
     'io/read/json-field',
     'io/read/json-line',
@@ -90,6 +92,7 @@ const TIERS = {
     'store/missing',
     'common/optional-deps',
     'common/shared-views',
+    'text/segments',
     'server/limits',
     'e2e/redis-outage',
     'io/s3/s3',

@@ -6,7 +6,7 @@
  */
 import { faultHooks } from '../common/faults.js';
 import { makeNormalizer } from '../text/normalize.js';
-import { tokens } from '../text/tokens.js';
+import { countTokens } from '../text/tokens.js';
 import type { OffsetWalk } from './offsets.js';
 import type { ResolvedSpansOptions } from './options.js';
 import { grown, UnitHasher } from './unitHash.js';
@@ -68,7 +68,7 @@ export class UnitWalker {
       // The normalized text's hash without the normalized text (./unitHash.ts); only a word count needs the string.
       const len = this.hasher.hash(text, a, b, this.hash);
       if (len === 0) continue;
-      if (min > 0 && tokens(this.hasher.normalized(text, a, b)).length < min) continue;
+      if (min > 0 && countTokens(this.hasher.normalized(text, a, b), min) < min) continue;
       this.len = len;
       if (this.masking) this.masked();
       each(k);
@@ -170,7 +170,7 @@ export class UnitWalker {
         u.textStart[k] = a;
         u.textEnd[k] = r[j + 2]!;
         if (len === 0) continue;
-        if (min > 0 && tokens(this.norm(h.codeString(a, r[j + 2]!))).length < min) continue;
+        if (min > 0 && countTokens(this.norm(h.codeString(a, r[j + 2]!)), min) < min) continue;
         this.hash[0] = r[j + 4]!;
         this.hash[1] = r[j + 5]!;
         this.len = len;
@@ -198,7 +198,7 @@ export class UnitWalker {
       const b = u.textEnd[k]!;
       const len = this.hasher.hashCodes(a, b, this.hash);
       if (len === 0) continue;
-      if (min > 0 && tokens(this.norm(this.hasher.codeString(a, b))).length < min) continue;
+      if (min > 0 && countTokens(this.norm(this.hasher.codeString(a, b)), min) < min) continue;
       this.len = len;
       if (this.masking) this.masked();
       each(k);
@@ -222,7 +222,7 @@ export class UnitWalker {
     for (let k = skip; k < u.count; k++) {
       const len = x[3 * k]!;
       if (len === 0) continue;
-      if (min > 0 && tokens(this.norm(this.hasher.codeString(u.textStart[k]!, u.textEnd[k]!))).length < min) continue;
+      if (min > 0 && countTokens(this.norm(this.hasher.codeString(u.textStart[k]!, u.textEnd[k]!)), min) < min) continue;
       this.hash[0] = x[3 * k + 1]!;
       this.hash[1] = x[3 * k + 2]!;
       this.len = len;
