@@ -6,6 +6,7 @@
  * @module
  */
 import { sentenceEnds } from './sentences.js';
+import { sentenceSegments } from '../text/segments.js';
 
 /** What a unit is: a line, a paragraph (blank-line separated), or a window of sentences. */
 export type UnitKind = 'line' | 'paragraph' | 'sentence' | 'substring';
@@ -106,7 +107,6 @@ function blankBetween(text: string, e: number, a: number): boolean {
   return breaks >= 2;
 }
 
-let segmenter: Intl.Segmenter | undefined;
 /** The sentence ends of the text at hand (reused). */
 const ends: number[] = [];
 
@@ -126,10 +126,7 @@ function sentences(text: string, window: number, u: Units): void {
       if (!isBlank(text, a, ends[j]!)) (s.push(a), e.push(ends[j]!));
     }
   } else {
-    segmenter ??= new Intl.Segmenter(undefined, { granularity: 'sentence' });
-    for (const seg of segmenter.segment(text)) {
-      const a = seg.index;
-      const b = a + seg.segment.length;
+    for (const [a, b] of sentenceSegments(text)) {
       if (!isBlank(text, a, b)) {
         s.push(a);
         e.push(b);

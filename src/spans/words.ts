@@ -10,11 +10,11 @@
  * @module
  */
 import { murmur3Words, textHash2 } from '../hash/murmur3.js';
+import { wordSegments } from '../text/segments.js';
 import type { Units } from './units.js';
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 const NO_SPACE_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
-let segmenter: Intl.Segmenter | undefined;
 
 /** Reused buffers of one document's words: start and end (UTF-16) and the two hash lanes. */
 export interface WordBuffers {
@@ -64,8 +64,7 @@ function words(text: string, b: WordBuffers): number {
     n++;
   };
   if (NO_SPACE_SCRIPT.test(text)) {
-    segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
-    for (const s of segmenter.segment(text)) if (s.isWordLike) put(s.index, s.index + s.segment.length);
+    for (const [s, e] of wordSegments(text)) put(s, e);
   } else {
     WORD.lastIndex = 0;
     for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) put(m.index, m.index + m[0].length);

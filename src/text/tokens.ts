@@ -2,10 +2,11 @@
  * Unicode-aware word tokenization that yields token hashes, not token strings.
  * A token is a maximal run of letters, digits and combining marks. Text in scripts written without
  * spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar) is split with `Intl.Segmenter` instead,
- * in pieces of ~2,000 code units cut where no word can span the cut ({@link wordSegments}).
+ * in pieces (src/text/segments.ts).
  * @module
  */
 import { murmur3Utf16 } from '../hash/murmur3.js';
+import { wordSegments } from './segments.js';
 
 let wordTable: Uint8Array | undefined;
 const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
@@ -21,37 +22,6 @@ function isWordUnit(): Uint8Array {
     }
   }
   return wordTable;
-}
-
-let segmenter: Intl.Segmenter | undefined;
-
-/** Code units from which a text is given to the segmenter in pieces (at the next safe cut). */
-const PIECE = 2048;
-/** A piece may end after whitespace or after an ideographic comma or full stop, or a full-width ! or ?, (word break class Other, never inside a word)… */
-const CUT_AFTER = /[\s\u3001\u3002\uFF01\uFF1F]/u;
-/** …when what follows is not whitespace (kept whole: WB3d), a mark, a format character or a joiner (attached to what precedes: WB4), or a surrogate (an emoji modifier is Extend). */
-const NO_CUT_BEFORE = /[\s\p{M}\p{Cf}\u200D\uD800-\uDFFF]/u;
-
-/** The first position at or after `at` where a piece of `text` may end, or its length. */
-function safeCut(text: string, at: number): number {
-  for (let i = Math.max(1, at); i < text.length; i++) if (CUT_AFTER.test(text[i - 1]!) && !NO_CUT_BEFORE.test(text[i]!)) return i;
-  return text.length;
-}
-
-/**
- * The word-like segments of `text` ([start, end) in code units), as `Intl.Segmenter` finds them in
- * the whole text, found in pieces. Why: Node 20's segmenter copies the whole input into every
- * segment it returns, so a text of 28,000 code units took 2 s and 900 MB and one of 84,000 ran out
- * of memory; no word spans a cut, so the segments are those of the whole text.
- */
-export function* wordSegments(text: string): Generator<[number, number]> {
-  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
-  for (let from = 0; from < text.length;) {
-    const to = text.length - from > PIECE ? safeCut(text, from + PIECE) : text.length;
-    const piece = from === 0 && to === text.length ? text : text.slice(from, to);
-    for (const s of segmenter.segment(piece)) if (s.isWordLike) yield [from + s.index, from + s.index + s.segment.length];
-    from = to;
-  }
 }
 
 /**

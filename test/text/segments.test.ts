@@ -1,20 +1,24 @@
 /**
- * Text in scripts written without spaces is split into words by `Intl.Segmenter` in pieces
- * (src/text/tokens.ts, `wordSegments`): Node 20's segmenter copies the whole input into every
- * segment, so a long text took time and memory quadratic in its length. The pieces' segments are
- * the whole text's: on random texts of 2,000–9,000 code units mixing Han, kana, Thai, Hangul,
- * Latin, digits, punctuation (MidNum and ideographic), whitespace of every kind, combining marks,
- * joiners and emoji with modifiers, against one call of the segmenter on the whole text. And a
- * text of 200,000 code units is tokenized, counted and hashed (it ran out of memory before).
+ * Long texts are split into words and sentences by `Intl.Segmenter` in pieces
+ * (src/text/segments.ts): Node 20's segmenter copies the whole input into every segment, so a
+ * long text took time and memory quadratic in its length. The pieces' segments are the whole
+ * text's: on random texts of 2,000–9,000 code units mixing Han, kana, Thai, Hangul, Latin, digits,
+ * punctuation (MidNum, ideographic, sentence ends), whitespace and line breaks of every kind
+ * (CRLF, U+2028, U+2029, U+0085), combining marks, joiners and emoji with modifiers, against one
+ * call of the segmenter on the whole text. And a text of 200,000 code units is tokenized, counted
+ * and hashed (it ran out of memory before).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { countTokens, tokenHashes, tokens, wordSegments } from '../../src/text/tokens.js';
+import { countTokens, tokenHashes, tokens } from '../../src/text/tokens.js';
+import { sentenceSegments, wordSegments } from '../../src/text/segments.js';
 import '../helpers/fuzz.js';
 
-const whole = (text: string): [number, number][] =>
-  [...new Intl.Segmenter(undefined, { granularity: 'word' }).segment(text)].filter((s) => s.isWordLike).map((s) => [s.index, s.index + s.segment.length]);
+const whole = (text: string, granularity: 'word' | 'sentence'): [number, number][] =>
+  [...new Intl.Segmenter(undefined, { granularity }).segment(text)]
+    .filter((s) => granularity === 'sentence' || s.isWordLike)
+    .map((s) => [s.index, s.index + s.segment.length]);
 
 const PIECES = [
   '東京都は日本の首都です',
@@ -45,13 +49,20 @@ const PIECES = [
   '👍🏽',
   '👨‍👩‍👧',
   "can't",
+  'Hello there. ',
+  'Is it? ',
+  '\u2028',
+  '\u2029',
+  '\u0085',
+  'Mr. Smith ',
 ];
 
-test('wordSegments: the segments of pieces are those of the whole text', () => {
+test('wordSegments and sentenceSegments: the segments of pieces are those of the whole text', () => {
   fc.assert(
     fc.property(fc.array(fc.constantFrom(...PIECES), { minLength: 400, maxLength: 1500 }), (parts) => {
       const text = parts.join('');
-      assert.deepEqual([...wordSegments(text)], whole(text));
+      assert.deepEqual([...wordSegments(text)], whole(text, 'word'));
+      assert.deepEqual([...sentenceSegments(text)], whole(text, 'sentence'));
     }),
     { numRuns: 25 },
   );
@@ -65,4 +76,6 @@ test('a text of 200,000 code units without spaces is tokenized, counted and hash
   assert.equal(countTokens(text, Infinity), words.length);
   assert.equal(countTokens(text, 3), 3);
   assert.equal(tokenHashes(text, 1).length, words.length);
+  const lines = text.replace(/。/g, '。\n');
+  assert.ok([...sentenceSegments(lines)].length > 3_000);
 });
