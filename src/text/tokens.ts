@@ -74,7 +74,8 @@ export function countTokens(text: string, limit: number): number {
   let n = 0;
   if (limit <= 0) return 0;
   if (NO_SPACE_SCRIPT.test(text)) {
-    for (const _ of wordSegments(text)) if (++n >= limit) break;
+    const words = wordSegments(text);
+    while (n < limit && !words.next().done) n++;
     return n;
   }
   WORDS.lastIndex = 0;
