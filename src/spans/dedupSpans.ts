@@ -65,6 +65,10 @@ export function dedupSpans(records: readonly SpanRecord[], options: SpansOptions
   const d = new SpanDeduper(options);
   const texts = records.map((r) => (typeof r === 'string' ? r : r.text));
   const ids = records.map((r, i) => (typeof r === 'string' || r.id === undefined ? String(i) : r.id));
+  if (d.needsAnchors) {
+    for (const t of texts) d.anchor(t);
+    d.endAnchoring();
+  }
   for (const t of texts) d.observe(t);
   d.endObserving();
   if (d.needsVerifying) { for (const t of texts) d.verify(t); }

@@ -17,6 +17,7 @@ import type { Units } from './units.js';
 import { cutDocument, type DocVerdict, type UnitFacts } from './cutDocument.js';
 import { UnitVerifier } from './verify.js';
 import { UnitWalker } from './walker.js';
+import { AnchorCounts } from './byteWindows.js';
 
 export type { CutRange, DocVerdict, RemovedUnit, UnitFacts } from './cutDocument.js';
 
@@ -121,6 +122,13 @@ export class SpanDeduper {
    */
   private readonly lists: RepeatLists | undefined;
   private readonly s: SpansSummary = emptySpansSummary();
+  /** Byte windows: the anchors of the pass before pass 1, and the documents and code units it saw (pass 1 must see the same). */
+  private anchorCounts: AnchorCounts | undefined;
+  private anchoredDocs = 0;
+  private anchoredLength = 0;
+  private observedLength = 0;
+  /** Byte windows pass 1 passed over: each occurs once, so each is a distinct unit. */
+  private skipped = 0;
 
   constructor(options: SpansOptions = {}) {
     this.o = resolveSpansOptions(options);
@@ -142,9 +150,30 @@ export class SpanDeduper {
     this.table.reserve(Math.min(1 << 20, Math.floor(bytes / (this.o.unit === 'paragraph' ? 512 : 128))));
   }
 
+  /** Whether the documents must be seen once before pass 1, by {@link anchor}: substrings counted in bytes (./byteWindows.ts). */
+  get needsAnchors(): boolean {
+    return this.walker.anchored;
+  }
+
+  /** The pass before pass 1 (when {@link needsAnchors}): counts the anchors of the next document's windows. */
+  anchor(text: string): void {
+    if (this.walker.anchors) throw new Error('anchor: after endAnchoring');
+    this.anchorCounts ??= new AnchorCounts();
+    this.walker.countAnchors(text, this.anchorCounts);
+    this.anchoredDocs++;
+    this.anchoredLength += text.length;
+  }
+
+  /** Ends the pass before pass 1: pass 1 walks only the windows whose anchor was counted more than once. */
+  endAnchoring(): void {
+    this.walker.anchors = this.anchorCounts ?? new AnchorCounts();
+  }
+
   /** Pass 1: counts the units of the next document (documents come in input order, numbered from 0). */
   observe(text: string): void {
+    if (this.walker.anchored && !this.walker.anchors) throw new Error('pass 1 of byte windows before their anchors were counted (anchor, endAnchoring)');
     const doc = this.observed++;
+    this.observedLength += text.length;
     // Counted here, not in pass 2, which may pass a document by without its text (passUnread).
     this.s.textBytes += Buffer.byteLength(text);
     if (this.lists) {
@@ -164,6 +193,8 @@ export class SpanDeduper {
         if (this.o.minDocs !== undefined) this.touch(this.table.firstDoc(i), 1);
       }
     });
+    this.s.units += this.walker.skipped;
+    this.skipped += this.walker.skipped;
   }
 
   /** Whether {@link observeJson} may take the documents of pass 1 (line, paragraph and sentence units, pass 1 listing the repeats). */
@@ -237,6 +268,11 @@ export class SpanDeduper {
 
   /** Ends pass 1: the hashes counted more than once are to be checked against their texts. */
   endObserving(): void {
+    if (this.walker.anchored && (this.anchoredDocs !== this.observed || this.anchoredLength !== this.observedLength)) {
+      throw new Error(
+        `the input changed between the pass that counts anchors and pass 1 (${this.anchoredDocs} documents of ${this.anchoredLength} code units, then ${this.observed} of ${this.observedLength})`,
+      );
+    }
     this.s.documents = this.observed;
     this.lists?.end(this.table);
     this.v = new UnitVerifier(this.table);
@@ -323,7 +359,7 @@ export class SpanDeduper {
   /** The summary's distinct and repeated units, and its most repeated ones (their texts filled by pass 2). */
   private pickTop(): void {
     const v = this.v!;
-    this.s.distinctUnits = v.distinct;
+    this.s.distinctUnits = v.distinct + this.skipped;
     const repeated: number[] = [];
     v.eachRepeated((i, s) => repeated.push(s < 0 ? i : -2 - s));
     this.s.repeatedUnits = repeated.length;

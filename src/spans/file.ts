@@ -100,6 +100,7 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
     if (mode !== 'none') checkEditable(first, read, mode, options.out);
     // Before the first pass: an output directory inside an input is refused without creating it.
     if (mode !== 'none' && first.shards) await refuseOverlap(first.shards, options.out!);
+    if (d.needsAnchors) await anchorPass(input, read, d);
     let bytes: boolean;
     try {
       bytes = await bytePass1(input, first, read, d, { ids, rows });
@@ -107,6 +108,7 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
       // A problem in the bytes (invalid UTF-8, a record the reader refuses): pass 1 again from the records, for their error.
       bytes = false;
       d = new SpanDeduper(options.spans);
+      if (d.needsAnchors) await anchorPass(input, read, d);
       if (first.size !== undefined) d.expectBytes(first.size);
       ids.length = 0;
       rows.length = 0;
@@ -210,6 +212,17 @@ async function verifyPass(input: string, read: ReadOptions, d: SpanDeduper): Pro
   } finally {
     await again.records.return(undefined);
   }
+}
+
+/** The pass before pass 1 of substrings counted in bytes: every record's window anchors counted (./byteWindows.ts). */
+async function anchorPass(input: string, read: ReadOptions, d: SpanDeduper): Promise<void> {
+  const again = await openInput(input, read);
+  try {
+    for await (const r of again.records) d.anchor(r.text);
+  } finally {
+    await again.records.return(undefined);
+  }
+  d.endAnchoring();
 }
 
 /** The real path of `p`, or of its nearest existing parent joined with the rest. */

@@ -6,6 +6,12 @@
 import type { NormalizeOptions } from '../text/normalize.js';
 import type { UnitKind } from './units.js';
 
+/** What a substring's minimum length counts: words, or UTF-8 bytes. */
+export type LengthUnit = 'words' | 'bytes';
+
+/** The length units, as the CLI lists them. */
+export const LENGTH_UNITS: readonly LengthUnit[] = ['words', 'bytes'];
+
 /** Options of span deduplication. Every field has a documented default ({@link SPANS_DEFAULTS}). */
 export interface SpansOptions {
   /** What a unit is: `line`, `paragraph` (blank-line separated) or `sentence` (windows of `window` sentences). Default `line`. */
@@ -17,6 +23,12 @@ export interface SpansOptions {
    * consecutive words is a unit, so repeats of this length or longer are cut whole. Default 50.
    */
   minLength?: number;
+  /**
+   * What `minLength` counts (`unit: 'substring'` only): `words`, or `bytes`, the UTF-8 bytes of the
+   * text with each character normalized alone and runs of whitespace as one space (./byteWindows.ts).
+   * Default `words`.
+   */
+  lengthUnit?: LengthUnit;
   /** How units are normalized before they are compared (as documents are by `dedup`). Default: the `default` preset. */
   normalize?: NormalizeOptions;
   /**
@@ -41,6 +53,7 @@ export const SPANS_DEFAULTS = {
   unit: 'line' as UnitKind,
   window: 3,
   minLength: 50,
+  lengthUnit: 'words' as LengthUnit,
   minUnitWords: 0,
   minDocWords: 1,
   top: 10,
@@ -64,10 +77,16 @@ export function resolveSpansOptions(o: SpansOptions = {}): ResolvedSpansOptions 
   if (o.window !== undefined && unit !== 'sentence') throw new RangeError('window applies to sentence units only');
   const minLength = int('minLength', o.minLength, SPANS_DEFAULTS.minLength, 1);
   if (o.minLength !== undefined && unit !== 'substring') throw new RangeError('minLength applies to substring units only');
+  const lengthUnit = o.lengthUnit ?? SPANS_DEFAULTS.lengthUnit;
+  if (!LENGTH_UNITS.includes(lengthUnit)) throw new RangeError(`unknown lengthUnit "${String(lengthUnit)}" (expected words or bytes)`);
+  if (o.lengthUnit !== undefined && unit !== 'substring') throw new RangeError('lengthUnit applies to substring units only');
+  // A byte window's words would be counted for every window of the corpus, the ones pass 1 passes over included.
+  if (lengthUnit === 'bytes' && (o.minUnitWords ?? 0) > 0) throw new RangeError('minUnitWords does not apply to substrings counted in bytes');
   return {
     unit,
     window,
     minLength,
+    lengthUnit,
     minDocs: o.minDocs === undefined ? undefined : int('minDocs', o.minDocs, 2, 1),
     minUnitWords: int('minUnitWords', o.minUnitWords, SPANS_DEFAULTS.minUnitWords, 0),
     minDocWords: int('minDocWords', o.minDocWords, SPANS_DEFAULTS.minDocWords, 0),

@@ -13,6 +13,7 @@ import { grown, UnitHasher } from './unitHash.js';
 import { splitUnitCodes } from './unitCodes.js';
 import { newUnits, splitUnits } from './units.js';
 import { newWordBuffers, wordWindows } from './words.js';
+import { AnchorCounts, ByteWindows } from './byteWindows.js';
 
 /** Separates the words of a substring window's compared text (no word holds it: words are letters, digits and marks). */
 const WORD_SEP = 1;
@@ -30,6 +31,15 @@ export class UnitWalker {
   /** The normalized text of the unit {@link key} was last asked for, as UTF-16 code units (its first {@link key} units). */
   keyUnits: Uint16Array = new Uint16Array(256);
   private readonly words = newWordBuffers();
+  /** Substrings counted in bytes: their windows (./byteWindows.ts). */
+  private readonly bytes: ByteWindows | undefined;
+  /**
+   * The anchors the pass before pass 1 counted ({@link countAnchors}); then {@link each} walks only
+   * the byte windows whose anchor was counted more than once. Without it, every window.
+   */
+  anchors: AnchorCounts | undefined;
+  /** Byte windows the last {@link each} passed over: each occurs once in the corpus. */
+  skipped = 0;
   private readonly norm: (t: string) => string;
   private readonly hasher: UnitHasher;
   /**
@@ -52,9 +62,23 @@ export class UnitWalker {
     this.hasher = new UnitHasher(o.normalize ?? {});
     // Windows of several sentences overlap: each character would be normalized once per window it is in.
     this.hasher.wholeDocs = o.unit === 'sentence' && o.window > 1;
+    this.bytes = o.unit === 'substring' && o.lengthUnit === 'bytes' ? new ByteWindows(o.normalize ?? {}, o.minLength) : undefined;
     const bits = faultHooks().spansHashBits?.();
     this.masking = bits !== undefined;
     this.mask = bits === undefined || bits >= 32 ? -1 : (1 << bits) - 1;
+  }
+
+  /**
+   * Whether the units are byte windows, which a pass before pass 1 ({@link countAnchors}) thins
+   * out; not with `--min-docs 1`, which cuts a window that occurs once too.
+   */
+  get anchored(): boolean {
+    return this.bytes !== undefined && !(this.o.minDocs !== undefined && this.o.minDocs <= 1);
+  }
+
+  /** The pass before pass 1 (byte windows only): counts the anchors of `text`'s windows into `counts`. */
+  countAnchors(text: string, counts: AnchorCounts): void {
+    this.bytes!.countAnchors(text, counts);
   }
 
   /** Hashes the compared units of `text` into {@link hash}, calling `each(unit index)` for each; returns the units split. */
@@ -271,6 +295,11 @@ export class UnitWalker {
       this.keyUnits = this.hasher.copyLast(this.keyUnits, 0, this.len);
       return this.len;
     }
+    if (this.bytes) {
+      const { buf, len } = this.bytes.key(k, this.keyUnits);
+      this.keyUnits = buf;
+      return len;
+    }
     const w = this.words.norm;
     let n = 0;
     for (let i = k; i < k + this.o.minLength; i++) {
@@ -290,9 +319,24 @@ export class UnitWalker {
 
   /** {@link each} for substring units: the L-word windows, hashed once per word (./words.ts). */
   private eachWindow(text: string, each: (k: number) => void): number {
+    if (this.bytes) return this.eachByteWindow(text, each);
     const u = wordWindows(text, { length: this.o.minLength, norm: this.norm }, this.units, this.words);
     if (this.o.minUnitWords > this.o.minLength) return u.count;
     const h = this.words.windowHash;
+    for (let k = 0; k < u.count; k++) {
+      this.hash[0] = h[2 * k]!;
+      this.hash[1] = h[2 * k + 1]!;
+      if (this.masking) this.masked();
+      each(k);
+    }
+    return u.count;
+  }
+
+  /** {@link each} for byte windows (./byteWindows.ts): those {@link anchors} keeps, or all. */
+  private eachByteWindow(text: string, each: (k: number) => void): number {
+    const u = this.bytes!.windows(text, this.units, this.anchors);
+    this.skipped = this.bytes!.skipped;
+    const h = this.bytes!.windowHash;
     for (let k = 0; k < u.count; k++) {
       this.hash[0] = h[2 * k]!;
       this.hash[1] = h[2 * k + 1]!;

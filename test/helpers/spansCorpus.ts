@@ -36,11 +36,15 @@ export const optionsArb: fc.Arbitrary<OracleOptions> = fc.record({
   unit: fc.constantFrom('line' as const, 'paragraph' as const, 'sentence' as const, 'substring' as const),
   window: fc.integer({ min: 1, max: 3 }),
   minLength: fc.integer({ min: 1, max: 5 }),
+  bytes: fc.boolean(),
   minDocs: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
   minUnitWords: fc.integer({ min: 0, max: 3 }),
   minDocWords: fc.integer({ min: 0, max: 3 }),
   normalize: fc.constantFrom(undefined, { preset: 'none' as const }),
-});
+}).map(({ bytes, ...o }) =>
+  // Substrings counted in bytes: longer minimums, and no minimum words per unit (refused there).
+  o.unit === 'substring' && bytes ? { ...o, lengthUnit: 'bytes' as const, minLength: o.minLength * 8, minUnitWords: 0 } : o
+);
 
 /** Documents of a few words, so that windows of 2–6 words repeat across and inside documents. */
 export const wordsDoc = fc.array(fc.constantFrom('the', 'The', 'cat', 'sat', 'on', 'mat', 'Ünï', '猫', 'dog,', 'ran.', '😀', '\n', '  '), { maxLength: 30 })

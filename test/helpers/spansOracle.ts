@@ -3,13 +3,14 @@
  * found by plain string scans, every unit compared with every earlier one by its normalized text
  * (quadratic, no hashing), offsets by counting code points and UTF-8 bytes of prefixes.
  */
-import { makeNormalizer, type NormalizeOptions } from '../../src/text/normalize.js';
+import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../../src/text/normalize.js';
 import { tokens } from '../../src/text/tokens.js';
 
 export interface OracleOptions {
   unit: 'line' | 'paragraph' | 'sentence' | 'substring';
   window?: number;
   minLength?: number;
+  lengthUnit?: 'words' | 'bytes';
   minDocs?: number;
   minUnitWords?: number;
   minDocWords?: number;
@@ -77,6 +78,8 @@ function units(text: string, o: OracleOptions, norm: (s: string) => string): OUn
       else paras.push(cur = { a, e });
     }
     paras.forEach((p, i) => raw.push({ cut: [p.a, i + 1 < paras.length ? paras[i + 1]!.a : text.length], text: text.slice(p.a, p.e) }));
+  } else if (o.unit === 'substring' && o.lengthUnit === 'bytes') {
+    return byteWindows(text, o);
   } else if (o.unit === 'substring') {
     // Every window of L words; a window's key is its words, each normalized alone.
     const noSpace = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u.test(text);
@@ -109,6 +112,44 @@ function units(text: string, o: OracleOptions, norm: (s: string) => string): OUn
   return raw
     .map((u) => ({ cut: u.cut, key: norm(u.text), text: u.text }))
     .filter((u) => u.key !== '' && tokens(u.key).length >= (o.minUnitWords ?? 0));
+}
+
+/**
+ * Byte windows, as docs/spans.md defines them: each character normalized alone into code points,
+ * a run of whitespace (or stripped punctuation) one space (each alone under the none preset); a
+ * window from a character's first code point to the fewest code points of at least L UTF-8 bytes.
+ */
+function byteWindows(text: string, o: OracleOptions): OUnit[] {
+  const n = o.normalize ?? {};
+  const norm = makeNormalizer(n);
+  const collapse = resolvePreset(n.preset) !== 'none';
+  const toks: { s: string; a: number; b: number; first: boolean }[] = [];
+  let inGap = false;
+  for (let i = 0; i < text.length;) {
+    const c = String.fromCodePoint(text.codePointAt(i)!);
+    const isGap = /\s/u.test(c) || (n.stripPunctuation === true && /[\p{P}\p{S}]/u.test(c));
+    if (isGap && collapse && inGap) toks[toks.length - 1]!.b = i + c.length;
+    else if (isGap) toks.push({ s: collapse || !/\s/u.test(c) ? ' ' : c, a: i, b: i + c.length, first: true });
+    else {
+      const cps = Array.from(norm(c));
+      cps.forEach((s, j) => toks.push({ s, a: i, b: i + c.length, first: j === 0 }));
+      if (cps.length > 0) inGap = false;
+    }
+    if (isGap) inGap = true;
+    i += c.length;
+  }
+  const L = o.minLength ?? 50;
+  const out: OUnit[] = [];
+  for (let t = 0; t < toks.length; t++) {
+    if (!toks[t]!.first) continue;
+    let key = '';
+    let e = t;
+    while (e < toks.length && Buffer.byteLength(key) < L) key += toks[e++]!.s;
+    if (Buffer.byteLength(key) < L) break;
+    const cut: [number, number] = [toks[t]!.a, toks[e - 1]!.b];
+    out.push({ cut, key, text: text.slice(cut[0], cut[1]) });
+  }
+  return out;
 }
 
 /** Collapses the rows audit[from..] of one document (its removed windows `cuts`, in order) into one row per run of overlapping windows. */

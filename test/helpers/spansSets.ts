@@ -126,9 +126,11 @@ export function drawOptions(r: ReturnType<typeof rng>, o: Layout): Drawn {
   const unit = r.pick(['line', 'paragraph', 'sentence', 'substring'] as const);
   const args = ['--unit', unit];
   if (unit === 'sentence' && r.chance(0.7)) args.push('--window', String(1 + r.int(3)));
-  if (unit === 'substring') args.push('--min-length', String(1 + r.int(5)));
+  const bytes = unit === 'substring' && r.chance(0.4);
+  if (unit === 'substring') args.push('--min-length', String(bytes ? 1 + r.int(40) : 1 + r.int(5)));
+  if (bytes) args.push('--length-unit', 'bytes');
   if (r.chance(0.4)) args.push('--min-docs', String(1 + r.int(3)));
-  if (r.chance(0.4)) args.push('--min-unit-words', String(r.int(3)));
+  if (!bytes && r.chance(0.4)) args.push('--min-unit-words', String(r.int(3)));
   if (r.chance(0.5)) args.push('--min-doc-words', String(r.int(3)));
   if (r.chance(0.3)) args.push('--top', String(r.int(6)));
   if (r.chance(0.2)) args.push('--normalize', r.pick(['none', 'lowercase-collapse']));

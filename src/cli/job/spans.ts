@@ -22,7 +22,7 @@ import { spansAuditFormat } from '../../spans/file.js';
 import { parsePositiveInt, readOptionsFrom } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';
-import { spansCommand, spansOptionsFrom, type SpansFlags } from '../spans/command.js';
+import { refuseLengthUnit, spansCommand, spansOptionsFrom, type SpansFlags } from '../spans/command.js';
 import { printSpansSummary } from '../spans/summary.js';
 import { addRunOptions, checkRunFlags, runJob, type RunFlags } from './where.js';
 import type { FinishRun } from './finish.js';
@@ -44,6 +44,7 @@ export const JOB_SPANS_HONOURS: ReadonlySet<string> = new Set([
   'unit',
   'window',
   'minLength',
+  'lengthUnit',
   'minDocs',
   'minUnitWords',
   'minDocWords',
@@ -113,6 +114,7 @@ export function jobSpansCommand(): Command {
     if (!flags.planOnly) checkRunFlags(flags);
     if (flags.window !== undefined && flags.unit !== 'sentence') throw new UsageError('--window applies to --unit sentence only');
     if (flags.minLength !== undefined && flags.unit !== 'substring') throw new UsageError('--min-length applies to --unit substring only');
+    refuseLengthUnit(flags);
     if (flags.dryRun && flags.outDir !== undefined) throw new UsageError('--dry-run writes no records: drop --out-dir');
     if (!flags.dryRun) requireOutForJson({ json: flags.json, out: flags.outDir });
     const audit = flags.removed !== undefined ? spansAuditFormat(flags.removed, '--removed') : undefined;
@@ -187,6 +189,7 @@ export async function finishSpansJob(wd: WorkDir, job: JobSpec, flags: LogFlags 
     unit: o.unit,
     window: o.window,
     minLength: o.minLength,
+    lengthUnit: o.lengthUnit,
     minDocs: o.minDocs,
     output: spans.mode === 'none' ? 'dedup' : spans.mode,
     dryRun: spans.mode === 'none',

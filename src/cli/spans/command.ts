@@ -10,7 +10,7 @@ import { engineOption } from '../../engine/options.js';
 import { refuseAliasedOutputs } from '../../io/write/alias.js';
 import type { NormalizePreset } from '../../text/normalize.js';
 import { dedupSpansFile, spansAuditFormat } from '../../spans/file.js';
-import { SPANS_DEFAULTS, type SpansOptions } from '../../spans/options.js';
+import { LENGTH_UNITS, SPANS_DEFAULTS, type LengthUnit, type SpansOptions } from '../../spans/options.js';
 import { UNIT_KINDS, type UnitKind } from '../../spans/units.js';
 import {
   addInputOptions,
@@ -34,6 +34,7 @@ export interface SpansFlags extends InputFlags, LogFlags {
   unit: UnitKind;
   window?: number;
   minLength?: number;
+  lengthUnit?: LengthUnit;
   minDocs?: number;
   minUnitWords: number;
   minDocWords: number;
@@ -51,6 +52,7 @@ export function spansOptionsFrom(flags: SpansFlags): SpansOptions {
     unit: flags.unit,
     window: flags.window,
     minLength: flags.minLength,
+    lengthUnit: flags.lengthUnit,
     minDocs: flags.minDocs,
     minUnitWords: flags.minUnitWords,
     minDocWords: flags.minDocWords,
@@ -100,14 +102,16 @@ Units are compared after --normalize, by a 64-bit hash of the normalized text. O
 audit and in spans_removed are code points (start, end) and UTF-8 bytes (byte_start, byte_end)
 into the text field's value. A line is cut with its line break; a paragraph with the blank lines
 after it; a sentence window with its trailing spaces; a substring from its first word to its last
-(words compared one by one, so the spaces and punctuation between them are not). Keep-first follows input order (there is no
+(words compared one by one, so the spaces and punctuation between them are not), or with
+--length-unit bytes from its first character to its last. Keep-first follows input order (there is no
 --keep for spans). neardup job spans runs the same as a sharded job, with the same bytes.
 
 Examples:
   $ neardup spans crawl.jsonl --unit paragraph --out crawl.clean.jsonl --removed removed.tsv
   $ neardup spans crawl.jsonl --unit line --min-docs 3 --dry-run --top 20
   $ neardup spans news.tsv --text body --unit sentence --window 3 --output annotate --out news.spans.tsv
-  $ neardup spans web.jsonl --unit substring --min-length 50 --out web.clean.jsonl --removed removed.tsv`;
+  $ neardup spans web.jsonl --unit substring --min-length 50 --out web.clean.jsonl --removed removed.tsv
+  $ neardup spans web.jsonl --unit substring --length-unit bytes --min-length 100 --dry-run --top 5`;
 
 /** The options that say what a unit is, how units compare, and what is removed. */
 function addUnitOptions(cmd: Command): void {
@@ -125,8 +129,14 @@ function addUnitOptions(cmd: Command): void {
     )
     .option(
       '--min-length <n>',
-      `with --unit substring: words a repeated substring has at least; every window of n consecutive words is a unit, so longer repeats are cut whole (default ${SPANS_DEFAULTS.minLength})`,
+      `with --unit substring: words (or --length-unit bytes) a repeated substring has at least; every window of n consecutive words is a unit, so longer repeats are cut whole (default ${SPANS_DEFAULTS.minLength})`,
       parsePositiveInt('min-length', 100000),
+    )
+    .addOption(
+      new Option(
+        '--length-unit <unit>',
+        `with --unit substring: what --min-length counts: words, or bytes (UTF-8 bytes of the text, each character normalized alone, a run of whitespace as one space; cut from its first character to its last) (default ${SPANS_DEFAULTS.lengthUnit})`,
+      ).choices(LENGTH_UNITS),
     )
     .option(
       '--min-docs <k>',
@@ -168,10 +178,18 @@ function addSpansOutputOptions(cmd: Command): void {
     .option('--top <n>', 'how many of the most repeated units the summary lists', count('top', 0), SPANS_DEFAULTS.top);
 }
 
+/** `--length-unit`: with `--unit substring` only, and bytes without `--min-unit-words` (exit 2 naming the option). */
+export function refuseLengthUnit(flags: Pick<SpansFlags, 'unit' | 'lengthUnit' | 'minUnitWords'>): void {
+  if (flags.lengthUnit !== undefined && flags.unit !== 'substring') throw new UsageError('--length-unit applies to --unit substring only');
+  if (flags.lengthUnit === 'bytes' && flags.minUnitWords > 0)
+    throw new UsageError('--min-unit-words does not apply to --length-unit bytes: a byte window is cut whatever its words');
+}
+
 async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
   const reporter = new Reporter(flags);
   if (flags.window !== undefined && flags.unit !== 'sentence') throw new UsageError('--window applies to --unit sentence only');
   if (flags.minLength !== undefined && flags.unit !== 'substring') throw new UsageError('--min-length applies to --unit substring only');
+  refuseLengthUnit(flags);
   if (!flags.dryRun) requireOutForJson(flags);
   if (flags.removed !== undefined) spansAuditFormat(flags.removed, '--removed');
   const read = readOptionsFrom(flags);

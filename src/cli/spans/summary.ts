@@ -12,6 +12,7 @@ export interface SummaryFlags {
   unit: string;
   window?: number;
   minLength?: number;
+  lengthUnit?: string;
   minDocs?: number;
   output: string;
   dryRun?: boolean;
@@ -29,13 +30,15 @@ export function printSpansSummary(reporter: Reporter, flags: SummaryFlags, r: Sp
   const unit = flags.unit === 'sentence'
     ? `sentence windows of ${flags.window ?? SPANS_DEFAULTS.window}`
     : flags.unit === 'substring'
-    ? `${flags.minLength ?? SPANS_DEFAULTS.minLength}-word windows`
+    ? `${flags.minLength ?? SPANS_DEFAULTS.minLength}-${flags.lengthUnit === 'bytes' ? 'byte' : 'word'} windows`
     : `${flags.unit}s`;
   if (reporter.flags.json) {
     reporter.json({
       unit: flags.unit,
       ...(flags.unit === 'sentence' ? { window: flags.window ?? SPANS_DEFAULTS.window } : {}),
-      ...(flags.unit === 'substring' ? { minLength: flags.minLength ?? SPANS_DEFAULTS.minLength } : {}),
+      ...(flags.unit === 'substring'
+        ? { minLength: flags.minLength ?? SPANS_DEFAULTS.minLength, lengthUnit: flags.lengthUnit ?? SPANS_DEFAULTS.lengthUnit }
+        : {}),
       mode: flags.minDocs !== undefined ? 'min-docs' : 'keep-first',
       ...(flags.minDocs !== undefined ? { minDocs: flags.minDocs } : {}),
       output: flags.dryRun ? null : flags.output,

@@ -1,0 +1,336 @@
+/**
+ * Substring units measured in UTF-8 bytes (`neardup spans --unit substring --length-unit bytes
+ * --min-length L`). A document is read as a stream of normalized code points: each character is
+ * normalized alone (`--normalize`; a character may become several code points, or none), and a run
+ * of whitespace (and, with `stripPunctuation`, of punctuation and symbols) is one space, or under
+ * the `none` preset each such character as it is. A window starts at the first code point of a
+ * character and takes the fewest code points that reach L UTF-8 bytes; it is cut from its first
+ * character to its last, whole. Every window is a unit, so a repeat of L bytes or more is the
+ * union of its windows and is cut whole, as the word windows of ./words.ts are.
+ *
+ * A window per character would put a table slot per input byte. So a pass before pass 1 counts
+ * anchors: of each window's grams (G consecutive code points, G = min(32, ⌊L/4⌋), at least 1; a
+ * window has at least ⌈L/4⌉ code points, so it holds a gram), the one of least hash (the last of
+ * equal ones) is its anchor, which depends on the window's text alone. Two occurrences of one text
+ * share their anchor's text at two places, so a window whose anchor's hash was counted once
+ * occurs once, and is no unit of the table; only the others are walked. The answer is that of
+ * every window: the sharded job, which walks them all, writes the same bytes.
+ * @module
+ */
+import { fmix32 } from '../hash/mix.js';
+import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../text/normalize.js';
+import type { Units } from './units.js';
+
+const B0 = 0x01000193;
+const B1 = 0x5bd1e995;
+
+/** UTF-8 bytes of code point `cp` (a lone surrogate: 3, as U+FFFD). */
+const utf8Len = (cp: number): number => (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
+
+/** How each character of a document becomes normalized code points (see the module comment). */
+class CharNormalizer {
+  private readonly norm: (t: string) => string;
+  /** Runs of gap characters become one space. */
+  readonly collapse: boolean;
+  private readonly stripPunctuation: boolean;
+  private readonly cache = new Map<number, string>();
+
+  constructor(o: NormalizeOptions) {
+    this.norm = makeNormalizer(o);
+    this.collapse = resolvePreset(o.preset) !== 'none';
+    this.stripPunctuation = o.stripPunctuation === true;
+  }
+
+  /** What character `cp` becomes: a string, or undefined for a gap (whitespace, or stripped punctuation). */
+  of(cp: number): string | undefined {
+    const hit = this.cache.get(cp);
+    if (hit !== undefined) return hit === '\u0000gap' ? undefined : hit;
+    const c = String.fromCodePoint(cp);
+    const gap = /\s/u.test(c) || (this.stripPunctuation && /[\p{P}\p{S}]/u.test(c));
+    const s = gap ? '\u0000gap' : this.norm(c);
+    this.cache.set(cp, s);
+    return gap ? undefined : s;
+  }
+
+  /** The code point a gap character counts as, without collapsing: itself if whitespace, else a space. */
+  gapAlone(cp: number): number {
+    return /\s/u.test(String.fromCodePoint(cp)) ? cp : 0x20;
+  }
+}
+
+/** A growable Int32Array. */
+function more<T extends Int32Array | Uint32Array | Uint16Array | Uint8Array>(a: T, n: number): T {
+  if (n <= a.length) return a;
+  const x = new (a.constructor as new(n: number) => T)(Math.max(n, a.length * 2));
+  x.set(a);
+  return x;
+}
+
+/** Hashes of anchors counted by the pass before pass 1, saturating at 2. */
+export class AnchorCounts {
+  private keys = new Uint32Array(2 * 1024);
+  private counts = new Uint8Array(1024);
+  private size = 0;
+
+  /** Counts one anchor occurrence of hash (h0, h1). */
+  add(h0: number, h1: number): void {
+    if (2 * (this.size + 1) > this.counts.length) this.grow();
+    const i = this.slot(h0, h1);
+    if (this.counts[i] === 0) {
+      this.keys[2 * i] = h0;
+      this.keys[2 * i + 1] = h1;
+      this.size++;
+    }
+    if (this.counts[i]! < 2) this.counts[i]!++;
+  }
+
+  /** Whether hash (h0, h1) was counted more than once. */
+  repeated(h0: number, h1: number): boolean {
+    return this.counts[this.slot(h0, h1)] === 2;
+  }
+
+  /** Distinct anchor hashes counted. */
+  get distinct(): number {
+    return this.size;
+  }
+
+  /** Bytes the table holds. */
+  get bytes(): number {
+    return this.keys.byteLength + this.counts.byteLength;
+  }
+
+  private slot(h0: number, h1: number): number {
+    const mask = this.counts.length - 1;
+    for (let i = h0 & mask;; i = (i + 1) & mask) {
+      if (this.counts[i] === 0 || (this.keys[2 * i] === h0 && this.keys[2 * i + 1] === h1)) return i;
+    }
+  }
+
+  private grow(): void {
+    const keys = this.keys;
+    const counts = this.counts;
+    this.keys = new Uint32Array(keys.length * 2);
+    this.counts = new Uint8Array(counts.length * 2);
+    for (let i = 0; i < counts.length; i++) {
+      if (counts[i] === 0) continue;
+      const j = this.slot(keys[2 * i]!, keys[2 * i + 1]!);
+      this.keys[2 * j] = keys[2 * i]!;
+      this.keys[2 * j + 1] = keys[2 * i + 1]!;
+      this.counts[j] = counts[i]!;
+    }
+  }
+}
+
+/**
+ * The byte windows of one document at a time, into a {@link Units} (the cut and compared ranges,
+ * UTF-16) with their 64-bit hashes, and each window's normalized code units on demand.
+ */
+export class ByteWindows {
+  private readonly chars: CharNormalizer;
+  private readonly L: number;
+  /** Code points a gram has. */
+  readonly gram: number;
+  // Per normalized code point (token): the character it came from, whether it is that character's first, and prefix offsets.
+  private origStart = new Int32Array(256);
+  private origEnd = new Int32Array(256);
+  private first = new Uint8Array(256);
+  private codeAt = new Int32Array(257);
+  private byteAt = new Int32Array(257);
+  private codes = new Uint16Array(256);
+  private p0 = new Uint32Array(257);
+  private p1 = new Uint32Array(257);
+  private pow0 = new Uint32Array([1]);
+  private pow1 = new Uint32Array([1]);
+  private n = 0;
+  /** Code units of the stream so far. */
+  private m = 0;
+  private deque = new Int32Array(256);
+  private gh = new Uint32Array(512);
+  /** Two hashes per window of the last {@link windows} call. */
+  windowHash = new Uint32Array(256);
+  /** Token range [a, e) of each window of the last {@link windows} call. */
+  private winTok = new Int32Array(256);
+  /** Windows the last {@link windows} call passed over (their anchor counted once). */
+  skipped = 0;
+
+  constructor(normalize: NormalizeOptions, minBytes: number) {
+    this.chars = new CharNormalizer(normalize);
+    this.L = minBytes;
+    this.gram = Math.max(1, Math.min(32, Math.floor(minBytes / 4)));
+  }
+
+  /** Pass 0: counts the anchors of `text`'s windows into `counts`. */
+  countAnchors(text: string, counts: AnchorCounts): void {
+    this.stream(text);
+    let last = -1;
+    this.sweep((_a, _e, j) => {
+      if (j === last) return;
+      last = j;
+      counts.add(this.gh[2 * j]!, this.gh[2 * j + 1]!);
+    });
+  }
+
+  /**
+   * The windows of `text` into `out`, their hashes into {@link windowHash}: every window, or with
+   * `anchors` those whose anchor was counted more than once (the others counted in {@link skipped}).
+   */
+  windows(text: string, out: Units, anchors: AnchorCounts | undefined): Units {
+    this.stream(text);
+    out.count = 0;
+    this.skipped = 0;
+    this.sweep((a, e, j) => {
+      if (anchors && !anchors.repeated(this.gh[2 * j]!, this.gh[2 * j + 1]!)) {
+        this.skipped++;
+        return;
+      }
+      const k = out.count++;
+      const s = this.origStart[a]!;
+      const t = this.origEnd[e - 1]!;
+      out.start[k] = s;
+      out.end[k] = t;
+      out.textStart[k] = s;
+      out.textEnd[k] = t;
+      this.windowHash = more(this.windowHash, 2 * k + 2);
+      this.winTok = more(this.winTok, 2 * k + 2);
+      this.windowHash[2 * k] = this.hashOf(this.p0, this.pow0, this.codeAt[a]!, this.codeAt[e]!);
+      this.windowHash[2 * k + 1] = this.hashOf(this.p1, this.pow1, this.codeAt[a]!, this.codeAt[e]!);
+      this.winTok[2 * k] = a;
+      this.winTok[2 * k + 1] = e;
+    });
+    return out;
+  }
+
+  /** Window `k`'s normalized code units into `into` (grown as needed): returns the buffer and the length. */
+  key(k: number, into: Uint16Array): { buf: Uint16Array; len: number } {
+    const a = this.codeAt[this.winTok[2 * k]!]!;
+    const e = this.codeAt[this.winTok[2 * k + 1]!]!;
+    const buf = more(into, e - a);
+    buf.set(this.codes.subarray(a, e));
+    return { buf, len: e - a };
+  }
+
+  /**
+   * Calls `each(a, e, anchor)` for every window: tokens [a, e) (a the first token of a character,
+   * e the fewest that reach L bytes) and its anchor gram's index; grams hashed into {@link gh}.
+   */
+  private sweep(each: (a: number, e: number, j: number) => void): void {
+    const n = this.n;
+    const G = this.gram;
+    this.deque = more(this.deque, n);
+    this.gh = more(this.gh, 2 * n);
+    const dq = this.deque;
+    let head = 0;
+    let tail = 0;
+    let nextGram = 0;
+    let e = 0;
+    for (let a = 0; a < n; a++) {
+      if (this.first[a] === 0) continue;
+      while (e < n && this.byteAt[e]! - this.byteAt[a]! < this.L) e++;
+      if (this.byteAt[e]! - this.byteAt[a]! < this.L) return;
+      // Grams inside the window: [a, e − G]; the least hash (the last of equal ones) at the deque's head.
+      for (; nextGram <= e - G; nextGram++) {
+        const c0 = this.codeAt[nextGram]!;
+        const c1 = this.codeAt[nextGram + G]!;
+        const h0 = this.hashOf(this.p0, this.pow0, c0, c1);
+        const h1 = this.hashOf(this.p1, this.pow1, c0, c1);
+        this.gh[2 * nextGram] = h0;
+        this.gh[2 * nextGram + 1] = h1;
+        while (tail > head && !less(this.gh, dq[tail - 1]!, nextGram)) tail--;
+        dq[tail++] = nextGram;
+      }
+      while (dq[head]! < a) head++;
+      each(a, e, dq[head]!);
+    }
+  }
+
+  /** The hash of code units [a, b) from prefix hashes `p` (mod 2³², mixed). */
+  private hashOf(p: Uint32Array, pow: Uint32Array, a: number, b: number): number {
+    return fmix32((p[b]! - Math.imul(p[a]!, pow[b - a]!)) >>> 0);
+  }
+
+  /** Reads `text` into the token stream, its prefix hashes and powers. */
+  private stream(text: string): void {
+    this.n = 0;
+    this.m = 0;
+    let gap = false;
+    const ch = this.chars;
+    for (let i = 0; i < text.length;) {
+      const cp = text.codePointAt(i)!;
+      const w = cp > 0xffff ? 2 : 1;
+      const s = ch.of(cp);
+      if (s === undefined) {
+        if (ch.collapse && gap) this.origEnd[this.n - 1] = i + w;
+        else this.push(ch.collapse ? 0x20 : ch.gapAlone(cp), i, w, true);
+        gap = true;
+      } else {
+        if (s.length > 0) gap = false;
+        let firstOf = true;
+        for (let j = 0; j < s.length;) {
+          const c = s.codePointAt(j)!;
+          this.push(c, i, w, firstOf);
+          firstOf = false;
+          j += c > 0xffff ? 2 : 1;
+        }
+      }
+      i += w;
+    }
+    this.prefixes(this.m);
+  }
+
+  /**
+   * Appends token `cp` from the character at `i` (`w` code units), `first` when it is that character's first.
+   * Why these parameters: once per code point, where an options object would allocate per code point.
+   */
+  private push(cp: number, i: number, w: number, first: boolean): void {
+    const t = this.n++;
+    this.origStart = more(this.origStart, t + 1);
+    this.origEnd = more(this.origEnd, t + 1);
+    this.first = more(this.first, t + 1);
+    this.codeAt = more(this.codeAt, t + 2);
+    this.byteAt = more(this.byteAt, t + 2);
+    this.codes = more(this.codes, this.m + 2);
+    this.origStart[t] = i;
+    this.origEnd[t] = i + w;
+    this.first[t] = first ? 1 : 0;
+    let c = this.m;
+    this.codeAt[t] = c;
+    if (cp > 0xffff) {
+      this.codes[c++] = 0xd800 + ((cp - 0x10000) >> 10);
+      this.codes[c++] = 0xdc00 + ((cp - 0x10000) & 0x3ff);
+    } else this.codes[c++] = cp;
+    this.codeAt[t + 1] = c;
+    this.byteAt[t + 1] = this.byteAt[t]! + utf8Len(cp);
+    this.m = c;
+  }
+
+  /** Prefix hashes of the `m` code units and powers of the bases up to `m`. */
+  private prefixes(m: number): void {
+    this.p0 = more(this.p0, m + 1);
+    this.p1 = more(this.p1, m + 1);
+    let h0 = 0;
+    let h1 = 0;
+    for (let i = 0; i < m; i++) {
+      const c = this.codes[i]! + 1;
+      h0 = (Math.imul(h0, B0) + c) >>> 0;
+      h1 = (Math.imul(h1, B1) + c) >>> 0;
+      this.p0[i + 1] = h0;
+      this.p1[i + 1] = h1;
+    }
+    if (this.pow0.length <= m) {
+      const k = this.pow0.length;
+      this.pow0 = more(this.pow0, m + 1);
+      this.pow1 = more(this.pow1, m + 1);
+      for (let i = k; i < this.pow0.length; i++) {
+        this.pow0[i] = Math.imul(this.pow0[i - 1]!, B0) >>> 0;
+        this.pow1[i] = Math.imul(this.pow1[i - 1]!, B1) >>> 0;
+      }
+    }
+  }
+}
+
+/** Whether gram `x`'s hash is less than gram `y`'s (64 bits, unsigned). */
+function less(gh: Uint32Array, x: number, y: number): boolean {
+  const a = gh[2 * x]!;
+  const b = gh[2 * y]!;
+  return a !== b ? a < b : gh[2 * x + 1]! < gh[2 * y + 1]!;
+}
