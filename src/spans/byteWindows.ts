@@ -34,6 +34,8 @@ class CharNormalizer {
   readonly collapse: boolean;
   private readonly stripPunctuation: boolean;
   private readonly cache = new Map<number, string>();
+  /** Per BMP character: {@link single}'s answer + 3, 0 until asked. */
+  private readonly table = new Int32Array(0x10000);
 
   constructor(o: NormalizeOptions) {
     this.norm = makeNormalizer(o);
@@ -52,6 +54,19 @@ class CharNormalizer {
     return gap ? undefined : s;
   }
 
+  /**
+   * What BMP character `unit` becomes, when that is one BMP code point (not a surrogate): that code
+   * point; −1 for a gap; −2 otherwise ({@link of} tells). Kept per character in a table.
+   */
+  single(unit: number): number {
+    const hit = this.table[unit]!;
+    if (hit !== 0) return hit - 3;
+    const s = this.of(unit);
+    const c = s === undefined ? -1 : s.length === 1 && !(s.charCodeAt(0) >= 0xd800 && s.charCodeAt(0) <= 0xdfff) ? s.charCodeAt(0) : -2;
+    this.table[unit] = c + 3;
+    return c;
+  }
+
   /** The code point a gap character counts as, without collapsing: itself if whitespace, else a space. */
   gapAlone(cp: number): number {
     return /\s/u.test(String.fromCodePoint(cp)) ? cp : 0x20;
@@ -66,27 +81,26 @@ function more<T extends Int32Array | Uint32Array | Uint16Array | Uint8Array>(a: 
   return x;
 }
 
-/** Hashes of anchors counted by the pass before pass 1, saturating at 2. */
+/** 32-bit hashes of anchors counted by the pass before pass 1, saturating at 2 (one pair of two different anchors' texts sharing a hash makes both walked: a cost, never a loss). */
 export class AnchorCounts {
-  private keys = new Uint32Array(2 * 1024);
+  private keys = new Uint32Array(1024);
   private counts = new Uint8Array(1024);
   private size = 0;
 
-  /** Counts one anchor occurrence of hash (h0, h1). */
-  add(h0: number, h1: number): void {
+  /** Counts one anchor occurrence of hash `h`. */
+  add(h: number): void {
     if (2 * (this.size + 1) > this.counts.length) this.grow();
-    const i = this.slot(h0, h1);
+    const i = this.slot(h);
     if (this.counts[i] === 0) {
-      this.keys[2 * i] = h0;
-      this.keys[2 * i + 1] = h1;
+      this.keys[i] = h;
       this.size++;
     }
     if (this.counts[i]! < 2) this.counts[i]!++;
   }
 
-  /** Whether hash (h0, h1) was counted more than once. */
-  repeated(h0: number, h1: number): boolean {
-    return this.counts[this.slot(h0, h1)] === 2;
+  /** Whether hash `h` was counted more than once. */
+  repeated(h: number): boolean {
+    return this.counts[this.slot(h)] === 2;
   }
 
   /** Distinct anchor hashes counted. */
@@ -99,10 +113,10 @@ export class AnchorCounts {
     return this.keys.byteLength + this.counts.byteLength;
   }
 
-  private slot(h0: number, h1: number): number {
+  private slot(h: number): number {
     const mask = this.counts.length - 1;
-    for (let i = h0 & mask;; i = (i + 1) & mask) {
-      if (this.counts[i] === 0 || (this.keys[2 * i] === h0 && this.keys[2 * i + 1] === h1)) return i;
+    for (let i = h & mask;; i = (i + 1) & mask) {
+      if (this.counts[i] === 0 || this.keys[i] === h) return i;
     }
   }
 
@@ -113,9 +127,8 @@ export class AnchorCounts {
     this.counts = new Uint8Array(counts.length * 2);
     for (let i = 0; i < counts.length; i++) {
       if (counts[i] === 0) continue;
-      const j = this.slot(keys[2 * i]!, keys[2 * i + 1]!);
-      this.keys[2 * j] = keys[2 * i]!;
-      this.keys[2 * j + 1] = keys[2 * i + 1]!;
+      const j = this.slot(keys[i]!);
+      this.keys[j] = keys[i]!;
       this.counts[j] = counts[i]!;
     }
   }
@@ -145,7 +158,11 @@ export class ByteWindows {
   /** Code units of the stream so far. */
   private m = 0;
   private deque = new Int32Array(256);
-  private gh = new Uint32Array(512);
+  private gh = new Uint32Array(256);
+  // Per window of the last sweep: its first token, its end, its anchor gram.
+  private wa = new Int32Array(256);
+  private we = new Int32Array(256);
+  private wj = new Int32Array(256);
   /** Two hashes per window of the last {@link windows} call. */
   windowHash = new Uint32Array(256);
   /** Token range [a, e) of each window of the last {@link windows} call. */
@@ -162,12 +179,14 @@ export class ByteWindows {
   /** Pass 0: counts the anchors of `text`'s windows into `counts`. */
   countAnchors(text: string, counts: AnchorCounts): void {
     this.stream(text);
+    const w = this.sweep();
     let last = -1;
-    this.sweep((_a, _e, j) => {
-      if (j === last) return;
+    for (let k = 0; k < w; k++) {
+      const j = this.wj[k]!;
+      if (j === last) continue;
       last = j;
-      counts.add(this.gh[2 * j]!, this.gh[2 * j + 1]!);
-    });
+      counts.add(this.gh[j]!);
+    }
   }
 
   /**
@@ -176,12 +195,17 @@ export class ByteWindows {
    */
   windows(text: string, out: Units, anchors: AnchorCounts | undefined): Units {
     this.stream(text);
+    const w = this.sweep();
     out.count = 0;
     this.skipped = 0;
-    this.sweep((a, e, j) => {
-      if (anchors && !anchors.repeated(this.gh[2 * j]!, this.gh[2 * j + 1]!)) {
+    if (this.windowHash.length < 2 * w) this.windowHash = new Uint32Array(2 * w);
+    if (this.winTok.length < 2 * w) this.winTok = new Int32Array(2 * w);
+    for (let x = 0; x < w; x++) {
+      const a = this.wa[x]!;
+      const e = this.we[x]!;
+      if (anchors && !anchors.repeated(this.gh[this.wj[x]!]!)) {
         this.skipped++;
-        return;
+        continue;
       }
       const k = out.count++;
       const s = this.origStart[a]!;
@@ -190,13 +214,11 @@ export class ByteWindows {
       out.end[k] = t;
       out.textStart[k] = s;
       out.textEnd[k] = t;
-      this.windowHash = more(this.windowHash, 2 * k + 2);
-      this.winTok = more(this.winTok, 2 * k + 2);
       this.windowHash[2 * k] = this.hashOf(this.p0, this.pow0, this.codeAt[a]!, this.codeAt[e]!);
       this.windowHash[2 * k + 1] = this.hashOf(this.p1, this.pow1, this.codeAt[a]!, this.codeAt[e]!);
       this.winTok[2 * k] = a;
       this.winTok[2 * k + 1] = e;
-    });
+    }
     return out;
   }
 
@@ -210,37 +232,46 @@ export class ByteWindows {
   }
 
   /**
-   * Calls `each(a, e, anchor)` for every window: tokens [a, e) (a the first token of a character,
-   * e the fewest that reach L bytes) and its anchor gram's index; grams hashed into {@link gh}.
+   * The windows of the stream into {@link wa}, {@link we}, {@link wj} (returns how many): tokens
+   * [a, e), a the first token of a character and e the fewest that reach L bytes, and the index of
+   * its anchor gram (grams hashed into {@link gh}, one 32-bit lane: the anchor need only be the same
+   * wherever the window's text is).
    */
-  private sweep(each: (a: number, e: number, j: number) => void): void {
+  private sweep(): number {
     const n = this.n;
     const G = this.gram;
-    this.deque = more(this.deque, n);
-    this.gh = more(this.gh, 2 * n);
-    const dq = this.deque;
+    if (this.deque.length < n) {
+      this.deque = more(this.deque, n);
+      this.gh = more(this.gh, n);
+      this.wa = more(this.wa, n);
+      this.we = more(this.we, n);
+      this.wj = more(this.wj, n);
+    }
+    const { deque: dq, gh, byteAt, codeAt, first, p0, pow0, wa, we, wj } = this;
+    const L = this.L;
     let head = 0;
     let tail = 0;
     let nextGram = 0;
     let e = 0;
+    let w = 0;
     for (let a = 0; a < n; a++) {
-      if (this.first[a] === 0) continue;
-      while (e < n && this.byteAt[e]! - this.byteAt[a]! < this.L) e++;
-      if (this.byteAt[e]! - this.byteAt[a]! < this.L) return;
+      if (first[a] === 0) continue;
+      const need = byteAt[a]! + L;
+      while (e < n && byteAt[e]! < need) e++;
+      if (byteAt[e]! < need) break;
       // Grams inside the window: [a, e − G]; the least hash (the last of equal ones) at the deque's head.
       for (; nextGram <= e - G; nextGram++) {
-        const c0 = this.codeAt[nextGram]!;
-        const c1 = this.codeAt[nextGram + G]!;
-        const h0 = this.hashOf(this.p0, this.pow0, c0, c1);
-        const h1 = this.hashOf(this.p1, this.pow1, c0, c1);
-        this.gh[2 * nextGram] = h0;
-        this.gh[2 * nextGram + 1] = h1;
-        while (tail > head && !less(this.gh, dq[tail - 1]!, nextGram)) tail--;
+        const h = fmix32((p0[codeAt[nextGram + G]!]! - Math.imul(p0[codeAt[nextGram]!]!, pow0[codeAt[nextGram + G]! - codeAt[nextGram]!]!)) >>> 0);
+        gh[nextGram] = h;
+        while (tail > head && gh[dq[tail - 1]!]! >= h) tail--;
         dq[tail++] = nextGram;
       }
       while (dq[head]! < a) head++;
-      each(a, e, dq[head]!);
+      wa[w] = a;
+      we[w] = e;
+      wj[w++] = dq[head]!;
     }
+    return w;
   }
 
   /** The hash of code units [a, b) from prefix hashes `p` (mod 2³², mixed). */
@@ -252,17 +283,36 @@ export class ByteWindows {
   private stream(text: string): void {
     this.n = 0;
     this.m = 0;
+    // A token per code unit at most, but where a character becomes several (push() grows then).
+    this.reserve(text.length + 1, text.length + 2);
     let gap = false;
     const ch = this.chars;
+    let { origStart, origEnd, first, codeAt, byteAt, codes } = this;
     for (let i = 0; i < text.length;) {
+      const unit = text.charCodeAt(i);
+      // The common case: a character of the BMP that becomes one code point of the BMP (or a gap).
+      const one = unit < 0xd800 || unit > 0xdfff ? ch.single(unit) : -2;
+      if (one >= 0 && this.n + 1 < origStart.length) {
+        const t = this.n++;
+        origStart[t] = i;
+        origEnd[t] = i + 1;
+        first[t] = 1;
+        codes[this.m] = one;
+        codeAt[t] = this.m++;
+        codeAt[t + 1] = this.m;
+        byteAt[t + 1] = byteAt[t]! + utf8Len(one);
+        gap = false;
+        i++;
+        continue;
+      }
       const cp = text.codePointAt(i)!;
       const w = cp > 0xffff ? 2 : 1;
-      const s = ch.of(cp);
-      if (s === undefined) {
+      if (one === -1 || (one === -2 && ch.of(cp) === undefined)) {
         if (ch.collapse && gap) this.origEnd[this.n - 1] = i + w;
         else this.push(ch.collapse ? 0x20 : ch.gapAlone(cp), i, w, true);
         gap = true;
       } else {
+        const s = one >= 0 ? String.fromCharCode(one) : ch.of(cp)!;
         if (s.length > 0) gap = false;
         let firstOf = true;
         for (let j = 0; j < s.length;) {
@@ -272,9 +322,23 @@ export class ByteWindows {
           j += c > 0xffff ? 2 : 1;
         }
       }
+      // push() may have grown the arrays.
+      ({ origStart, origEnd, first, codeAt, byteAt, codes } = this);
       i += w;
     }
     this.prefixes(this.m);
+  }
+
+  /** Room for `tokens` tokens and `units` code units. */
+  private reserve(tokens: number, units: number): void {
+    if (tokens > this.origStart.length) {
+      this.origStart = more(this.origStart, tokens);
+      this.origEnd = more(this.origEnd, tokens);
+      this.first = more(this.first, tokens);
+      this.codeAt = more(this.codeAt, tokens + 1);
+      this.byteAt = more(this.byteAt, tokens + 1);
+    }
+    if (units > this.codes.length) this.codes = more(this.codes, units);
   }
 
   /**
@@ -283,12 +347,7 @@ export class ByteWindows {
    */
   private push(cp: number, i: number, w: number, first: boolean): void {
     const t = this.n++;
-    this.origStart = more(this.origStart, t + 1);
-    this.origEnd = more(this.origEnd, t + 1);
-    this.first = more(this.first, t + 1);
-    this.codeAt = more(this.codeAt, t + 2);
-    this.byteAt = more(this.byteAt, t + 2);
-    this.codes = more(this.codes, this.m + 2);
+    this.reserve(t + 2, this.m + 4);
     this.origStart[t] = i;
     this.origEnd[t] = i + w;
     this.first[t] = first ? 1 : 0;
@@ -326,11 +385,4 @@ export class ByteWindows {
       }
     }
   }
-}
-
-/** Whether gram `x`'s hash is less than gram `y`'s (64 bits, unsigned). */
-function less(gh: Uint32Array, x: number, y: number): boolean {
-  const a = gh[2 * x]!;
-  const b = gh[2 * y]!;
-  return a !== b ? a < b : gh[2 * x + 1]! < gh[2 * y + 1]!;
 }

@@ -18,6 +18,7 @@ import { cutDocument, type DocVerdict, type UnitFacts } from './cutDocument.js';
 import { UnitVerifier } from './verify.js';
 import { UnitWalker } from './walker.js';
 import { AnchorCounts } from './byteWindows.js';
+import { selectTop } from './selectTop.js';
 
 export type { CutRange, DocVerdict, RemovedUnit, UnitFacts } from './cutDocument.js';
 
@@ -276,6 +277,7 @@ export class SpanDeduper {
     this.s.documents = this.observed;
     this.lists?.end(this.table);
     this.v = new UnitVerifier(this.table);
+    this.v.chain = this.o.unit === 'substring' && this.o.lengthUnit === 'bytes';
     this.v.firstDocs((doc) => this.touch(doc, 2));
   }
 
@@ -376,9 +378,8 @@ export class SpanDeduper {
       firstDoc[j] = v.firstDoc(slot(x), side(x));
       firstPos[j] = v.firstPos(slot(x), side(x));
     }
-    const order = Array.from({ length: n }, (_, j) => j);
-    order.sort((a, b) => count[b]! - count[a]! || firstDoc[a]! - firstDoc[b]! || firstPos[a]! - firstPos[b]! || a - b);
-    this.s.top = order.slice(0, this.o.top).map((j, k) => {
+    const order = selectTop(n, this.o.top, (a, b) => count[b]! - count[a]! || firstDoc[a]! - firstDoc[b]! || firstPos[a]! - firstPos[b]! || a - b);
+    this.s.top = order.map((j, k) => {
       const x = repeated[j]!;
       this.topSlots.set(x, k);
       this.touch(firstDoc[j]!, 1);

@@ -108,8 +108,8 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
       // A problem in the bytes (invalid UTF-8, a record the reader refuses): pass 1 again from the records, for their error.
       bytes = false;
       d = new SpanDeduper(options.spans);
-      if (d.needsAnchors) await anchorPass(input, read, d);
       if (first.size !== undefined) d.expectBytes(first.size);
+      if (d.needsAnchors) await anchorPass(input, read, d);
       ids.length = 0;
       rows.length = 0;
     }

@@ -73,6 +73,14 @@ export class UnitVerifier {
   private lastDoc: Int32Array;
   private text = new Uint16Array(1024);
   private used = 0;
+  /**
+   * Overlapping windows (byte windows: each a few code units after the one before): a first text
+   * that begins with the end of the text stored last is stored as its continuation, so a repeated
+   * passage costs its own length once, not once per window. Where the last text was stored.
+   */
+  chain = false;
+  private lastAt = 0;
+  private lastLen = 0;
   /** Per repeated unit: 1 when another text shares its hash. */
   private collided: Uint8Array;
   private readonly side = new SideUnits();
@@ -107,10 +115,18 @@ export class UnitVerifier {
     if (r < 0) return -1;
     if (this.at[r]! < 0) {
       // The first occurrence of the hash (input order): its text is the slot's.
+      if (this.chain && this.continues(r, key, len)) {
+        this.counts[r] = 1;
+        this.docCounts[r] = 1;
+        this.lastDoc[r] = at.doc;
+        return -1;
+      }
       if (this.text.length < this.used + len) this.growText(this.used + len);
       this.text.set(key.subarray(0, len), this.used);
       this.at[r] = this.used;
       this.len[r] = len;
+      this.lastAt = this.used;
+      this.lastLen = len;
       this.used += len;
       this.counts[r] = 1;
       this.docCounts[r] = 1;
@@ -194,6 +210,33 @@ export class UnitVerifier {
 
   docs(i: number, s: number): number {
     return s < 0 ? this.t.docs(i) : this.side.docs[s]!;
+  }
+
+  /**
+   * Stores `key[0, len)` as repeated unit `r`'s first text where it begins with the last stored
+   * text less its first 1–4 code units, appending only the rest; false, storing nothing, otherwise.
+   */
+  private continues(r: number, key: Uint16Array, len: number): boolean {
+    const pa = this.lastAt;
+    const plen = this.lastLen;
+    if (plen === 0 || pa + plen !== this.used) return false;
+    const text = this.text;
+    for (let d = 1; d <= 4 && d < plen; d++) {
+      const overlap = plen - d;
+      if (overlap > len) continue;
+      let j = 0;
+      while (j < overlap && text[pa + d + j] === key[j]) j++;
+      if (j < overlap) continue;
+      if (text.length < this.used + len - overlap) this.growText(this.used + len - overlap);
+      this.text.set(key.subarray(overlap, len), this.used);
+      this.used += len - overlap;
+      this.at[r] = pa + d;
+      this.len[r] = len;
+      this.lastAt = pa + d;
+      this.lastLen = len;
+      return true;
+    }
+    return false;
   }
 
   private same(r: number, key: Uint16Array, len: number): boolean {

@@ -14,7 +14,29 @@ import { newUnits } from '../../src/spans/units.js';
 import { spansOracle } from '../helpers/spansOracle.js';
 import { assertOracle } from '../helpers/spansCorpus.js';
 
-const PIECES = ['the', 'The', 'cat', 'sat', 'ﬁne', 'fine', 'e\u0301', 'é', 'ΣΑΣ', '‥', '猫', '😀', 'dog,', 'ran.', '\t', '\r\n', '  ', ' \n ', '—'];
+const PIECES = [
+  'the',
+  'The',
+  'ﷺ',
+  'ﷺﷺﷺﷺ',
+  'cat',
+  'sat',
+  'ﬁne',
+  'fine',
+  'e\u0301',
+  'é',
+  'ΣΑΣ',
+  '‥',
+  '猫',
+  '😀',
+  'dog,',
+  'ran.',
+  '\t',
+  '\r\n',
+  '  ',
+  ' \n ',
+  '—',
+];
 const byteDoc = fc.array(fc.constantFrom(...PIECES), { maxLength: 24 }).map((ws) => ws.join(' '));
 const normalizations = fc.constantFrom(
   undefined,

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { dedupSpans } from '../../src/spans/dedupSpans.js';
+import { selectTop } from '../../src/spans/selectTop.js';
 import { splitUnits, newUnits } from '../../src/spans/units.js';
 import { OffsetCursor } from '../../src/spans/offsets.js';
 import { spansOracle } from '../helpers/spansOracle.js';
@@ -92,4 +93,15 @@ test('keep-first inside one document, boilerplate mode everywhere, and the top u
   assert.throws(() => dedupSpans([], { unit: 'bogus' as never }), /unknown unit "bogus" \(expected line, paragraph, sentence or substring\)/);
   assert.throws(() => dedupSpans([], { unit: 'line', minLength: 5 }), /minLength applies to substring units only/);
   assert.throws(() => dedupSpans([], { unit: 'substring', minLength: 0 }), /minLength must be an integer ≥ 1/);
+});
+
+test('selectTop: the k first of a total order, as a full sort gives them, for every k', () => {
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 200 }), fc.integer({ min: 0, max: 60 }), (xs, k) => {
+      const before = (a: number, b: number): number => xs[b]! - xs[a]! || a - b;
+      const want = Array.from({ length: xs.length }, (_, i) => i).sort(before).slice(0, k);
+      assert.deepEqual(selectTop(xs.length, k, before), want);
+    }),
+    { numRuns: 300, seed: 53 },
+  );
 });

@@ -91,12 +91,15 @@ test('bad input names the file and the line; exit 2', async () => {
   assert.match(t.stderr, /bad\.tsv:3: ragged row/);
 });
 
-test('usage errors: an unknown unit, --window without sentences, --min-length without substrings, several text fields, Parquet rewrites, --json without --out', async () => {
+test('usage errors: an unknown unit, --window without sentences, --min-length or --length-unit without substrings, several text fields, Parquet rewrites, --json without --out', async () => {
   const cases: [string[], RegExp][] = [
     [[input, '--unit', 'suffix'], /--unit must be line, paragraph, sentence or substring, got "suffix"/],
     [[input, '--unit', 'line', '--min-length', '5'], /--min-length applies to --unit substring only/],
     [[input, '--unit', 'substring', '--min-length', '0'], /--min-length/],
     [[input, '--unit', 'line', '--window', '2'], /--window applies to --unit sentence only/],
+    [[input, '--unit', 'line', '--length-unit', 'bytes'], /--length-unit applies to --unit substring only/],
+    [[input, '--unit', 'substring', '--length-unit', 'chars'], /--length-unit.*chars/],
+    [[input, '--unit', 'substring', '--length-unit', 'bytes', '--min-unit-words', '2'], /--min-unit-words does not apply to --length-unit bytes/],
     [[input, '--text-field', 'text,id', '--out', path.join(dir, 'o1.jsonl')], /one text field/],
     [[input, '--json'], /--json/],
     [[input, '--removed', path.join(dir, 'r.parquet'), '--dry-run'], /name it \.tsv or \.jsonl/],
