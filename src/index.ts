@@ -29,7 +29,7 @@ export type { KeepCompare } from './dedup/options.js';
 export type { EngineOptions } from './engine/config.js';
 export { dedupFile, type DedupFileOptions, type DedupFileResult } from './dedup/dedupFile.js';
 export { dedupSpans, type SpanRecord, type SpansDocument, type SpansAuditRow, type SpansResult } from './spans/dedupSpans.js';
-export { dedupSpansFile, type SpansFileOptions, type SpansFileResult } from './spans/file.js';
+export { dedupSpansFile, type SpansFileOptions, type SpansFileResult } from './spans/file/file.js';
 export { LENGTH_UNITS, SPANS_DEFAULTS, type LengthUnit, type SpansOptions } from './spans/options.js';
 export type { CutRange, SpansSummary, TopUnit } from './spans/deduper.js';
 export { UNIT_KINDS, type UnitKind } from './spans/units.js';

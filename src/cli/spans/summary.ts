@@ -3,7 +3,7 @@
  * @module
  */
 import { excerpt } from '../../common/errors.js';
-import type { SpansFileResult } from '../../spans/file.js';
+import type { SpansFileResult } from '../../spans/file/file.js';
 import { int, ms, type Reporter } from '../report.js';
 import { SPANS_DEFAULTS } from '../../spans/options.js';
 

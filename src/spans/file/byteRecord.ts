@@ -1,14 +1,14 @@
 /**
- * {@link ByteRecords}: a JSONL record read from its line's bytes (./jsonScan.ts): where its text is
+ * {@link ByteRecords}: a JSONL record read from its line's bytes (../jsonScan.ts): where its text is
  * and its id as the JSONL reader reads it (pass 1, ./bytePass1.ts, and the records pass 2 decides), and, in
  * pass 2, written back as bytes with only its text field's JSON string replaced, as
  * `RecordEditor.replace` writes it; without `JSON.parse` and without decoding or encoding the rest
  * of the line.
  * @module
  */
-import type { ReadOptions } from '../io/read/read.js';
-import type { OutputSink } from '../io/write/output.js';
-import { scanRecord, type RecordKeys } from './jsonScan.js';
+import type { ReadOptions } from '../../io/read/read.js';
+import type { OutputSink } from '../../io/write/output.js';
+import { scanRecord, type RecordKeys } from '../jsonScan.js';
 import { ByteBatch } from './rawPass.js';
 
 /** The keys the scan looks for, when `read`'s text and id fields are one top-level name each (`id`: whether to look for the id); else undefined. */

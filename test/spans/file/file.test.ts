@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { dedupSpansFile } from '../../src/spans/file.js';
-import { spansOracle, type OracleAudit } from '../helpers/spansOracle.js';
+import { dedupSpansFile } from '../../../src/spans/file/file.js';
+import { spansOracle, type OracleAudit } from '../../helpers/spansOracle.js';
 
 const POOL = [
   'Accept all cookies.',

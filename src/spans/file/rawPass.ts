@@ -11,11 +11,11 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { promises as fsp } from 'node:fs';
-import { isZstd } from '../io/codec/zstd.js';
-import { jsonlLineReader } from '../io/read/jsonl.js';
-import type { OpenedInput, ReadOptions } from '../io/read/read.js';
-import { makeContext, type InputRecord, type SkipStats } from '../io/read/record.js';
-import type { OutputSink } from '../io/write/output.js';
+import { isZstd } from '../../io/codec/zstd.js';
+import { jsonlLineReader } from '../../io/read/jsonl.js';
+import type { OpenedInput, ReadOptions } from '../../io/read/read.js';
+import { makeContext, type InputRecord, type SkipStats } from '../../io/read/record.js';
+import type { OutputSink } from '../../io/write/output.js';
 
 /** Bytes read at a time. */
 const BLOCK = 4 << 20;

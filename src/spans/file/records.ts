@@ -6,17 +6,17 @@
  * what follows the first tab.
  * @module
  */
-import { InputError, UsageError } from '../common/errors.js';
-import { findColumn } from '../io/read/delimited.js';
-import type { InputFormat } from '../io/read/formats.js';
-import { parsePath } from '../io/read/jsonl.js';
-import { appendJsonFields, jsonTopNames, jsonValueRange } from '../io/read/jsonRaw.js';
-import type { OpenedInput, ReadOptions } from '../io/read/read.js';
-import type { InputRecord } from '../io/read/record.js';
-import type { ShardList } from '../io/read/shards.js';
-import { tsvField } from '../io/write/write.js';
-import type { OutputSink } from '../io/write/output.js';
-import type { CutRange, DocVerdict } from './deduper.js';
+import { InputError, UsageError } from '../../common/errors.js';
+import { findColumn } from '../../io/read/delimited.js';
+import type { InputFormat } from '../../io/read/formats.js';
+import { parsePath } from '../../io/read/jsonl.js';
+import { appendJsonFields, jsonTopNames, jsonValueRange } from '../../io/read/jsonRaw.js';
+import type { OpenedInput, ReadOptions } from '../../io/read/read.js';
+import type { InputRecord } from '../../io/read/record.js';
+import type { ShardList } from '../../io/read/shards.js';
+import { tsvField } from '../../io/write/write.js';
+import type { OutputSink } from '../../io/write/output.js';
+import type { CutRange, DocVerdict } from '../deduper.js';
 
 /** The tags `--output annotate` adds: the ranges cut (JSON), and whether the document is dropped. */
 export const SPAN_TAGS = ['spans_removed', 'spans_dropped'] as const;

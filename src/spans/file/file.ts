@@ -1,25 +1,25 @@
 /**
  * `neardup spans` over a file, in two passes and a check: pass 1 reads every record and counts its units
  * (only hashes and first occurrences are kept), the check reads them again to compare the texts
- * of the hashes counted more than once (./verify.ts), pass 2 reads the input again and writes the
+ * of the hashes counted more than once (../verify.ts), pass 2 reads the input again and writes the
  * rewritten (`dedup`) or tagged (`annotate`) records and the `--removed` audit, each atomically
  * (temp file, then rename; nothing is left on an error).
  * @module
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { UsageError } from '../common/errors.js';
-import { openInput, rowCount, type OpenedInput, type ReadOptions } from '../io/read/read.js';
-import type { ShardList } from '../io/read/shards.js';
-import { writeSuccessMarker } from '../io/write/outDir.js';
-import { prepareOutputDirectory } from '../io/write/rewrite.js';
-import { atomicFileSink, openOutput, type OutputSink } from '../io/write/output.js';
-import { tsvField } from '../io/write/write.js';
-import { SpanDeduper, type DocVerdict, type SpansSummary } from './deduper.js';
+import { UsageError } from '../../common/errors.js';
+import { openInput, rowCount, type OpenedInput, type ReadOptions } from '../../io/read/read.js';
+import type { ShardList } from '../../io/read/shards.js';
+import { writeSuccessMarker } from '../../io/write/outDir.js';
+import { prepareOutputDirectory } from '../../io/write/rewrite.js';
+import { atomicFileSink, openOutput, type OutputSink } from '../../io/write/output.js';
+import { tsvField } from '../../io/write/write.js';
+import { SpanDeduper, type DocVerdict, type SpansSummary } from '../deduper.js';
 import { ByteRecords, recordKeys } from './byteRecord.js';
-import { auditRow, type SpansAuditRow } from './dedupSpans.js';
-import type { SpansOptions } from './options.js';
-import type { InputRecord } from '../io/read/record.js';
+import { auditRow, type SpansAuditRow } from '../dedupSpans.js';
+import type { SpansOptions } from '../options.js';
+import type { InputRecord } from '../../io/read/record.js';
 import { bytePass1 } from './bytePass1.js';
 import { ByteBatch, rawJsonlPass, rawPassFits } from './rawPass.js';
 import { checkEditable, checkShardFormats, RecordWriter } from './records.js';
@@ -130,7 +130,7 @@ export async function dedupSpansFile(input: string, options: SpansFileOptions = 
   d.endObserving();
   // Outputs that can be discarded (files, written atomically): pass 2 checks the repeated units as it goes, and runs again in the rare case a hash collided.
   const speculate = mode === 'none' || first.shards !== undefined || (await retractable(options.out));
-  if (d.needsVerifying && !speculate) await verifyPass(input, read, d);
+  if (d.needsVerifying && !speculate) await readAgain(input, read, (t) => d.verify(t));
   d.endVerifying(speculate);
   const idOf = (i: number): string => (explicit ? (ids[i] ?? String(rows[i])) : String(rows[i]));
   const p2 = { read, d, mode, auditFormat: auditFormat ?? 'tsv', idOf, rows, first };
@@ -202,26 +202,22 @@ async function retractable(out: string | undefined): Promise<boolean> {
 }
 
 /**
- * The check between the passes (./verify.ts): the records read again, in the same order, and the
- * texts of the hashes counted more than once compared, so that no hash collision cuts a unit.
+ * Every record's text of `input` again, in the same order, to `each`: the check between the passes
+ * (../verify.ts: the texts of the hashes counted more than once compared, so that no hash collision
+ * cuts a unit), or the pass before pass 1 of substrings counted in bytes (../byteWindows.ts).
  */
-async function verifyPass(input: string, read: ReadOptions, d: SpanDeduper): Promise<void> {
+async function readAgain(input: string, read: ReadOptions, each: (text: string) => void): Promise<void> {
   const again = await openInput(input, read);
   try {
-    for await (const r of again.records) d.verify(r.text);
+    for await (const r of again.records) each(r.text);
   } finally {
     await again.records.return(undefined);
   }
 }
 
-/** The pass before pass 1 of substrings counted in bytes: every record's window anchors counted (./byteWindows.ts). */
+/** The pass before pass 1 of substrings counted in bytes: every record's window anchors counted. */
 async function anchorPass(input: string, read: ReadOptions, d: SpanDeduper): Promise<void> {
-  const again = await openInput(input, read);
-  try {
-    for await (const r of again.records) d.anchor(r.text);
-  } finally {
-    await again.records.return(undefined);
-  }
+  await readAgain(input, read, (t) => d.anchor(t));
   d.endAnchoring();
 }
 

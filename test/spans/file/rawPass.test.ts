@@ -1,5 +1,5 @@
 /**
- * Pass 2 over a plain JSONL file read as bytes (src/spans/rawPass.ts) against pass 2 over the
+ * Pass 2 over a plain JSONL file read as bytes (src/spans/file/rawPass.ts) against pass 2 over the
  * JSONL reader's records (the route a limit takes): the same output bytes, audit and summary, on
  * files with byte-order marks, CRLF and lone-CR line ends, blank lines (ASCII and Unicode
  * whitespace), spaces before a record, escapes, and a last line with or without its break; and
@@ -12,10 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import fc from 'fast-check';
-import { dedupSpansFile, type SpansFileOptions } from '../../src/spans/file.js';
-import { ByteBatch, rawPassFits } from '../../src/spans/rawPass.js';
-import { openInput } from '../../src/io/read/read.js';
-import type { OutputSink } from '../../src/io/write/output.js';
+import { dedupSpansFile, type SpansFileOptions } from '../../../src/spans/file/file.js';
+import { ByteBatch, rawPassFits } from '../../../src/spans/file/rawPass.js';
+import { openInput } from '../../../src/io/read/read.js';
+import type { OutputSink } from '../../../src/io/write/output.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spans-raw-'));
 const POOL = [

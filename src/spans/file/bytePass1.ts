@@ -1,6 +1,6 @@
 /**
  * Pass 1 of `neardup spans` over a plain JSONL file read as bytes (as ./rawPass.ts reads it for
- * pass 2): each record's text is found in the line's bytes (./jsonScan.ts), decoded into the
+ * pass 2): each record's text is found in the line's bytes (../jsonScan.ts), decoded into the
  * hasher's code units and its units counted from there ({@link SpanDeduper.observeJson}), with no
  * `JSON.parse`, no string per record or unit and no UTF-8 decoding of the line (line, paragraph and
  * sentence units; substrings, and sentences `Intl.Segmenter` splits, get the text as a string made
@@ -11,8 +11,8 @@
  * the garbage they made were about half of pass 1.
  * @module
  */
-import type { OpenedInput, ReadOptions } from '../io/read/read.js';
-import type { SpanDeduper } from './deduper.js';
+import type { OpenedInput, ReadOptions } from '../../io/read/read.js';
+import type { SpanDeduper } from '../deduper.js';
 import { ByteRecords, recordKeys } from './byteRecord.js';
 import { rawJsonlPass, rawPassFits } from './rawPass.js';
 

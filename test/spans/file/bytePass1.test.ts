@@ -1,5 +1,5 @@
 /**
- * Pass 1 over a plain JSONL file read as bytes (src/spans/bytePass1.ts, src/spans/jsonScan.ts)
+ * Pass 1 over a plain JSONL file read as bytes (src/spans/file/bytePass1.ts, src/spans/jsonScan.ts)
  * against `JSON.parse` and against pass 1 over the JSONL reader's records (the route a limit
  * takes): the scan accepts only lines `JSON.parse` reads as it does, decodes their text to the same
  * code units and UTF-8 length, and `neardup spans` writes the same output, audit and summary (or
@@ -13,11 +13,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { dedupSpansFile, type SpansFileOptions } from '../../src/spans/file.js';
-import { decodeJsonString, decoded, scanRecord } from '../../src/spans/jsonScan.js';
-import { splitUnitCodes } from '../../src/spans/unitCodes.js';
-import { UnitHasher } from '../../src/spans/unitHash.js';
-import { newUnits, splitUnits } from '../../src/spans/units.js';
+import { dedupSpansFile, type SpansFileOptions } from '../../../src/spans/file/file.js';
+import { decodeJsonString, decoded, scanRecord } from '../../../src/spans/jsonScan.js';
+import { splitUnitCodes } from '../../../src/spans/unitCodes.js';
+import { UnitHasher } from '../../../src/spans/unitHash.js';
+import { newUnits, splitUnits } from '../../../src/spans/units.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spans-pass1-'));
 
