@@ -222,6 +222,11 @@ export class ByteWindows {
     return out;
   }
 
+  /** A 32-bit hash of the normalized text last read (by {@link countAnchors} or {@link windows}): the passes check they read the same. */
+  get streamHash(): number {
+    return fmix32((this.p0[this.m]! ^ Math.imul(this.n, 0x9e3779b1)) >>> 0);
+  }
+
   /** Window `k`'s normalized code units into `into` (grown as needed): returns the buffer and the length. */
   key(k: number, into: Uint16Array): { buf: Uint16Array; len: number } {
     const a = this.codeAt[this.winTok[2 * k]!]!;

@@ -126,8 +126,9 @@ export class SpanDeduper {
   /** Byte windows: the anchors of the pass before pass 1, and the documents and code units it saw (pass 1 must see the same). */
   private anchorCounts: AnchorCounts | undefined;
   private anchoredDocs = 0;
-  private anchoredLength = 0;
-  private observedLength = 0;
+  /** Hashes of the texts each pass read, folded in order ({@link UnitWalker.streamHash}). */
+  private anchoredSum = 0;
+  private observedSum = 0;
   /** Byte windows pass 1 passed over: each occurs once, so each is a distinct unit. */
   private skipped = 0;
 
@@ -162,7 +163,7 @@ export class SpanDeduper {
     this.anchorCounts ??= new AnchorCounts();
     this.walker.countAnchors(text, this.anchorCounts);
     this.anchoredDocs++;
-    this.anchoredLength += text.length;
+    this.anchoredSum = (Math.imul(this.anchoredSum, 31) + this.walker.streamHash) >>> 0;
   }
 
   /** Ends the pass before pass 1: pass 1 walks only the windows whose anchor was counted more than once. */
@@ -174,7 +175,6 @@ export class SpanDeduper {
   observe(text: string): void {
     if (this.walker.anchored && !this.walker.anchors) throw new Error('pass 1 of byte windows before their anchors were counted (anchor, endAnchoring)');
     const doc = this.observed++;
-    this.observedLength += text.length;
     // Counted here, not in pass 2, which may pass a document by without its text (passUnread).
     this.s.textBytes += Buffer.byteLength(text);
     if (this.lists) {
@@ -196,6 +196,7 @@ export class SpanDeduper {
     });
     this.s.units += this.walker.skipped;
     this.skipped += this.walker.skipped;
+    if (this.walker.anchored) this.observedSum = (Math.imul(this.observedSum, 31) + this.walker.streamHash) >>> 0;
   }
 
   /** Whether {@link observeJson} may take the documents of pass 1 (line, paragraph and sentence units, pass 1 listing the repeats). */
@@ -269,9 +270,11 @@ export class SpanDeduper {
 
   /** Ends pass 1: the hashes counted more than once are to be checked against their texts. */
   endObserving(): void {
-    if (this.walker.anchored && (this.anchoredDocs !== this.observed || this.anchoredLength !== this.observedLength)) {
+    if (this.walker.anchored && (this.anchoredDocs !== this.observed || this.anchoredSum !== this.observedSum)) {
       throw new Error(
-        `the input changed between the pass that counts anchors and pass 1 (${this.anchoredDocs} documents of ${this.anchoredLength} code units, then ${this.observed} of ${this.observedLength})`,
+        `the input changed between the pass that counts anchors and pass 1 (${this.anchoredDocs} documents, then ${this.observed}${
+          this.anchoredDocs === this.observed ? ', with other texts' : ''
+        })`,
       );
     }
     this.s.documents = this.observed;

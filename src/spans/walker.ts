@@ -76,6 +76,11 @@ export class UnitWalker {
     return this.bytes !== undefined && !(this.o.minDocs !== undefined && this.o.minDocs <= 1);
   }
 
+  /** A hash of the byte stream of the text last walked (byte windows only): the passes check they read the same texts. */
+  get streamHash(): number {
+    return this.bytes!.streamHash;
+  }
+
   /** The pass before pass 1 (byte windows only): counts the anchors of `text`'s windows into `counts`. */
   countAnchors(text: string, counts: AnchorCounts): void {
     this.bytes!.countAnchors(text, counts);

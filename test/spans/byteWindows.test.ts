@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { dedupSpans } from '../../src/spans/dedupSpans.js';
 import { AnchorCounts, ByteWindows } from '../../src/spans/byteWindows.js';
+import { SpanDeduper } from '../../src/spans/deduper.js';
 import { newUnits } from '../../src/spans/units.js';
 import { spansOracle } from '../helpers/spansOracle.js';
 import { assertOracle } from '../helpers/spansCorpus.js';
@@ -104,4 +105,19 @@ test('byte windows: options that do not apply are refused by name', () => {
   assert.throws(() => dedupSpans([], { unit: 'line', lengthUnit: 'bytes' }), /lengthUnit applies to substring units only/);
   assert.throws(() => dedupSpans([], { unit: 'substring', lengthUnit: 'chars' as never }), /unknown lengthUnit "chars"/);
   assert.throws(() => dedupSpans([], { unit: 'substring', lengthUnit: 'bytes', minUnitWords: 2 }), /minUnitWords does not apply/);
+});
+
+test('byte windows: texts that change between the anchor pass and pass 1 are an error, not a smaller answer', () => {
+  const o = { unit: 'substring' as const, lengthUnit: 'bytes' as const, minLength: 20 };
+  const a = ['a passage that repeats itself, a passage that repeats itself', 'another text'];
+  // One letter changed (the same length, another normalized text), and a document fewer.
+  for (const b of [['a passage that repeats itself, a passage that repeats itselx', 'another text'], [a[0]!]]) {
+    const d = new SpanDeduper(o);
+    for (const t of a) d.anchor(t);
+    d.endAnchoring();
+    for (const t of b) d.observe(t);
+    assert.throws(() => d.endObserving(), /the input changed between the pass that counts anchors and pass 1/);
+  }
+  const d = new SpanDeduper(o);
+  assert.throws(() => d.observe(a[0]!), /before their anchors were counted/);
 });
