@@ -17,7 +17,7 @@ import type { Units } from './units.js';
 import { cutDocument, type DocVerdict, type UnitFacts } from './cutDocument.js';
 import { UnitVerifier } from './verify.js';
 import { UnitWalker } from './walker.js';
-import { AnchorCounts } from './byteWindows.js';
+import { AnchorCounts, AnchorRuns } from './byteWindows.js';
 import { selectTop } from './selectTop.js';
 
 export type { CutRange, DocVerdict, RemovedUnit, UnitFacts } from './cutDocument.js';
@@ -125,6 +125,7 @@ export class SpanDeduper {
   private readonly s: SpansSummary = emptySpansSummary();
   /** Byte windows: the anchors of the pass before pass 1, and the documents and code units it saw (pass 1 must see the same). */
   private anchorCounts: AnchorCounts | undefined;
+  private readonly anchorRuns = new AnchorRuns();
   private anchoredDocs = 0;
   private anchoredLength = 0;
   private observedLength = 0;
@@ -158,22 +159,30 @@ export class SpanDeduper {
 
   /** The pass before pass 1 (when {@link needsAnchors}): counts the anchors of the next document's windows. */
   anchor(text: string): void {
-    if (this.walker.anchors) throw new Error('anchor: after endAnchoring');
+    if (this.walker.runs) throw new Error('anchor: after endAnchoring');
     this.anchorCounts ??= new AnchorCounts();
-    this.walker.countAnchors(text, this.anchorCounts);
+    this.walker.countAnchors(text, this.anchorCounts, this.anchorRuns);
     this.anchoredDocs++;
     this.anchoredLength += text.length;
   }
 
   /** Ends the pass before pass 1: pass 1 walks only the windows whose anchor was counted more than once. */
   endAnchoring(): void {
-    this.walker.anchors = this.anchorCounts ?? new AnchorCounts();
+    const runs = this.anchorRuns;
+    runs.finish(this.anchorCounts ?? new AnchorCounts());
+    this.anchorCounts = undefined;
+    this.walker.runs = runs;
+    // The table sized once: its growth was a tenth of the run and, old and new side by side, its peak memory.
+    // Never past twice the fewest distinct windows pass 1 can meet, so never more than twice the slots it needs.
+    this.table.reserve(Math.min(runs.walked, 2 * runs.distinctAtLeast));
   }
 
   /** Pass 1: counts the units of the next document (documents come in input order, numbered from 0). */
   observe(text: string): void {
-    if (this.walker.anchored && !this.walker.anchors) throw new Error('pass 1 of byte windows before their anchors were counted (anchor, endAnchoring)');
+    if (this.walker.anchored && !this.walker.runs) throw new Error('pass 1 of byte windows before their anchors were counted (anchor, endAnchoring)');
     const doc = this.observed++;
+    if (this.walker.anchored && doc >= this.anchoredDocs)
+      throw new Error(`the input changed between the pass that counts anchors and pass 1 (more than ${this.anchoredDocs} documents)`);
     this.observedLength += text.length;
     // Counted here, not in pass 2, which may pass a document by without its text (passUnread).
     this.s.textBytes += Buffer.byteLength(text);
@@ -183,6 +192,7 @@ export class SpanDeduper {
     }
     const c = this.cursor.reset(text);
     const u = this.units;
+    this.walker.doc = doc;
     this.walker.each(text, (k) => {
       const pos = u.start[k]!;
       c.at(pos);
@@ -302,6 +312,7 @@ export class SpanDeduper {
     }
     if (this.touched[doc] === 0 || this.touched[doc] === undefined) return;
     this.cursor.reset(text);
+    this.walker.doc = doc;
     this.walker.each(text, (k) => {
       const i = this.table.find(this.hash[0]!, this.hash[1]!);
       if (i < 0) throw new Error(`document ${doc} changed between the passes`);
@@ -408,6 +419,7 @@ export class SpanDeduper {
       return this.cut(text, removed, found);
     }
     if (this.speculative) this.cursor.reset(text, this.walker.offsetWalk(text));
+    this.walker.doc = doc;
     this.walker.each(text, (k) => {
       const i = this.table.find(this.hash[0]!, this.hash[1]!);
       if (i < 0) throw new Error(`document ${doc} changed between the passes`);

@@ -13,7 +13,7 @@ import { grown, UnitHasher } from './unitHash.js';
 import { splitUnitCodes } from './unitCodes.js';
 import { newUnits, splitUnits } from './units.js';
 import { newWordBuffers, wordWindows } from './words.js';
-import { AnchorCounts, ByteWindows } from './byteWindows.js';
+import { type AnchorCounts, type AnchorRuns, ByteWindows } from './byteWindows.js';
 
 /** Separates the words of a substring window's compared text (no word holds it: words are letters, digits and marks). */
 const WORD_SEP = 1;
@@ -34,10 +34,13 @@ export class UnitWalker {
   /** Substrings counted in bytes: their windows (./byteWindows.ts). */
   private readonly bytes: ByteWindows | undefined;
   /**
-   * The anchors the pass before pass 1 counted ({@link countAnchors}); then {@link each} walks only
-   * the byte windows whose anchor was counted more than once. Without it, every window.
+   * The windows' runs the pass before pass 1 counted ({@link countAnchors}), finished; then
+   * {@link each} walks only the byte windows whose anchor was counted more than once, of document
+   * {@link doc}. Without it, every window.
    */
-  anchors: AnchorCounts | undefined;
+  runs: AnchorRuns | undefined;
+  /** The document {@link each} walks next, with {@link runs}. */
+  doc = 0;
   /** Byte windows the last {@link each} passed over: each occurs once in the corpus. */
   skipped = 0;
   private readonly norm: (t: string) => string;
@@ -76,9 +79,9 @@ export class UnitWalker {
     return this.bytes !== undefined && !(this.o.minDocs !== undefined && this.o.minDocs <= 1);
   }
 
-  /** The pass before pass 1 (byte windows only): counts the anchors of `text`'s windows into `counts`. */
-  countAnchors(text: string, counts: AnchorCounts): void {
-    this.bytes!.countAnchors(text, counts);
+  /** The pass before pass 1 (byte windows only): counts the anchors of `text`'s windows into `counts`, its runs into `runs`. */
+  countAnchors(text: string, counts: AnchorCounts, runs: AnchorRuns): void {
+    this.bytes!.countAnchors(text, counts, runs);
   }
 
   /** Hashes the compared units of `text` into {@link hash}, calling `each(unit index)` for each; returns the units split. */
@@ -332,9 +335,9 @@ export class UnitWalker {
     return u.count;
   }
 
-  /** {@link each} for byte windows (./byteWindows.ts): those {@link anchors} keeps, or all. */
+  /** {@link each} for byte windows (./byteWindows.ts): those of {@link runs} walked, or all. */
   private eachByteWindow(text: string, each: (k: number) => void): number {
-    const u = this.bytes!.windows(text, this.units, this.anchors);
+    const u = this.runs ? this.bytes!.windowsOf(this.doc, text, this.units, this.runs) : this.bytes!.windows(text, this.units, undefined);
     this.skipped = this.bytes!.skipped;
     const h = this.bytes!.windowHash;
     for (let k = 0; k < u.count; k++) {
