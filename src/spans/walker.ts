@@ -15,6 +15,9 @@ import { newUnits, splitUnits } from './units.js';
 import { newWordBuffers, wordWindows } from './words.js';
 import { type AnchorCounts, type AnchorRuns, ByteWindows } from './byteWindows.js';
 
+/** Byte windows whose table slots {@link UnitWalker.ahead} fetches before their callbacks: few enough that the slots stay in the cache. */
+const AHEAD = 256;
+
 /** Separates the words of a substring window's compared text (no word holds it: words are letters, digits and marks). */
 const WORD_SEP = 1;
 
@@ -340,11 +343,20 @@ export class UnitWalker {
     const u = this.runs ? this.bytes!.windowsOf(this.doc, text, this.units, this.runs) : this.bytes!.windows(text, this.units, undefined);
     this.skipped = this.bytes!.skipped;
     const h = this.bytes!.windowHash;
-    for (let k = 0; k < u.count; k++) {
-      this.hash[0] = h[2 * k]!;
-      this.hash[1] = h[2 * k + 1]!;
-      if (this.masking) this.masked();
-      each(k);
+    for (let from = 0; from < u.count; from += AHEAD) {
+      const to = Math.min(u.count, from + AHEAD);
+      // The table's slots of a batch fetched side by side: pass 1 and pass 2 each waited on a cache miss per window.
+      if (this.ahead && !this.masking) {
+        let z = 0;
+        for (let k = from; k < to; k++) z |= this.ahead(h[2 * k]!, h[2 * k + 1]!);
+        this.aheadSink = z;
+      }
+      for (let k = from; k < to; k++) {
+        this.hash[0] = h[2 * k]!;
+        this.hash[1] = h[2 * k + 1]!;
+        if (this.masking) this.masked();
+        each(k);
+      }
     }
     return u.count;
   }
