@@ -139,7 +139,8 @@ export class SpanDeduper {
     this.hash = this.walker.hash;
     this.lists = this.o.unit !== 'substring' && (this.o.minDocs === undefined || this.o.minDocs >= 2) ? new RepeatLists() : undefined;
     if (this.lists) this.table.onGrow = (moved) => this.lists!.moved(moved);
-    this.walker.ahead = (hi, lo) => this.table.peek(hi, lo);
+    const bytes = this.o.unit === 'substring' && this.o.lengthUnit === 'bytes';
+    this.walker.ahead = bytes ? (hi, lo) => this.table.peekWithByte(hi, lo) : (hi, lo) => this.table.peek(hi, lo);
   }
 
   /**
@@ -288,6 +289,14 @@ export class SpanDeduper {
     this.lists?.end(this.table);
     this.v = new UnitVerifier(this.table);
     this.v.chain = this.o.unit === 'substring' && this.o.lengthUnit === 'bytes';
+    // Byte windows: the check's record and text fetched a batch ahead too (the check of every window walked was a cache miss per window).
+    if (this.v.chain) {
+      const v = this.v;
+      this.walker.ahead = (hi, lo) => {
+        const i = this.table.find(hi, lo);
+        return i < 0 ? 0 : v.peek(i);
+      };
+    }
     this.v.firstDocs((doc) => this.touch(doc, 2));
   }
 

@@ -135,6 +135,12 @@ export class UnitTable {
     return this.s[this.home(hi, lo) * STRIDE + FIRST_DOC]!;
   }
 
+  /** {@link peek}, and the home slot's byte offset too (pass 1 of byte windows writes it for every new unit). */
+  peekWithByte(hi: number, lo: number): number {
+    const i = this.home(hi, lo);
+    return this.s[i * STRIDE + FIRST_DOC]! | this.byte[i]!;
+  }
+
   /** The slot of hash (hi, lo), or −1. */
   find(hi: number, lo: number): number {
     const s = this.s;
