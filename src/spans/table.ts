@@ -28,6 +28,10 @@ export class UnitTable {
   private s: Int32Array;
   /** The first occurrence's UTF-8 byte start, per slot. */
   private byte: Int32Array;
+  /** Units held before the next {@link add} of a new one grows the table: a fraction ({@link maxLoad}) of the slots. */
+  private limit: number;
+  /** The fraction of slots held at most (1/2 unless {@link reserve} says otherwise). */
+  private maxLoad = 0.5;
   /** Told, when the table grows, where each old slot went (`moved[old]`, −1 for an empty one): slots held elsewhere follow. */
   onGrow: ((moved: Int32Array) => void) | undefined;
 
@@ -38,6 +42,7 @@ export class UnitTable {
     this.s = new Int32Array(cap * STRIDE);
     for (let i = 0; i < cap; i++) this.s[i * STRIDE + FIRST_DOC] = EMPTY;
     this.byte = new Int32Array(cap);
+    this.limit = cap / 2;
   }
 
   /** Slots in all (for scans). */
@@ -110,11 +115,17 @@ export class UnitTable {
     this.s[i * STRIDE + DOCS] = docs;
   }
 
-  /** Room for `units` distinct units before the first growth, when the table is still empty (a hint: it grows as needed anyway). */
-  reserve(units: number): void {
+  /**
+   * Room for `units` distinct units before the first growth, when the table is still empty (a hint:
+   * it grows as needed anyway), the table then holding at most `load` of its slots (1/2 by default;
+   * more is more probes per lookup, in a smaller table).
+   */
+  reserve(units: number, load = 0.5): void {
     if (this.size > 0) return;
+    this.maxLoad = load;
     let cap = this.capacity;
-    while (cap < 2 * units) cap *= 2;
+    while (cap * load < units) cap *= 2;
+    this.limit = Math.floor(cap * load);
     if (cap === this.capacity) return;
     const next = new UnitTable(cap);
     this.mask = next.mask;
@@ -135,6 +146,12 @@ export class UnitTable {
     return this.s[this.home(hi, lo) * STRIDE + FIRST_DOC]!;
   }
 
+  /** {@link peek}, and the home slot's byte offset too (pass 1 of byte windows writes it for every new unit). */
+  peekWithByte(hi: number, lo: number): number {
+    const i = this.home(hi, lo);
+    return this.s[i * STRIDE + FIRST_DOC]! | this.byte[i]!;
+  }
+
   /** The slot of hash (hi, lo), or −1. */
   find(hi: number, lo: number): number {
     const s = this.s;
@@ -152,7 +169,7 @@ export class UnitTable {
    * Why these parameters: called once per unit in the hot loop, where an options object would be an allocation per unit.
    */
   add(hi: number, lo: number, doc: number, pos: number, cp: number, byte: number): number {
-    if ((this.size + 1) * 2 > this.capacity) this.grow();
+    if (this.size >= this.limit) this.grow();
     const s = this.s;
     const h = hi | 0;
     const l = lo | 0;
@@ -202,6 +219,7 @@ export class UnitTable {
     this.mask = next.mask;
     this.s = next.s;
     this.byte = next.byte;
+    this.limit = Math.floor((this.mask + 1) * this.maxLoad);
     if (moved) this.onGrow!(moved);
   }
 }

@@ -22,6 +22,13 @@ export interface Occurrence {
   byte: number;
 }
 
+/** Fields of {@link UnitVerifier}'s `rec`, a repeated unit's 8 i32 (the first two are its `at`). */
+const LEN = 2;
+const COUNTS = 3;
+const DOCS = 4;
+const LAST = 5;
+const COLLIDED = 6;
+
 /** Units that share a hash with a slot's first text but differ from it: plain arrays, as collisions are rare. */
 class SideUnits {
   readonly firstDoc: number[] = [];
@@ -65,12 +72,14 @@ export class UnitVerifier {
   /** Repeated units (slots counted more than once), numbered in slot order; the table's tag of such a slot is its number + 1. */
   readonly repeated: number;
   private slot: Int32Array;
-  /** Per repeated unit: where its first text is in {@link text} (−1 until seen), its length, and its first text's counts. */
+  /**
+   * Per repeated unit r, 32 bytes in one cache line (a column per field cost a cache miss per field
+   * per occurrence): where its first text is in {@link text} (−1 until seen; `at[4r]`), then in
+   * `rec[8r + …]` its length ({@link LEN}), its first text's counts ({@link COUNTS}, {@link DOCS},
+   * {@link LAST}), and 1 when another text shares its hash ({@link COLLIDED}).
+   */
   private at: Float64Array;
-  private len: Int32Array;
-  private counts: Int32Array;
-  private docCounts: Int32Array;
-  private lastDoc: Int32Array;
+  private rec: Int32Array;
   private text = new Uint16Array(1024);
   private used = 0;
   /**
@@ -81,8 +90,6 @@ export class UnitVerifier {
   chain = false;
   private lastAt = 0;
   private lastLen = 0;
-  /** Per repeated unit: 1 when another text shares its hash. */
-  private collided: Uint8Array;
   private readonly side = new SideUnits();
 
   constructor(private readonly t: UnitTable) {
@@ -91,12 +98,10 @@ export class UnitVerifier {
     this.repeated = n;
     this.slot = new Int32Array(n);
     for (let i = 0; i < t.capacity; i++) if (t.used(i) && t.tag(i) > 0) this.slot[t.tag(i) - 1] = i;
-    this.at = new Float64Array(n).fill(-1);
-    this.len = new Int32Array(n);
-    this.counts = new Int32Array(n);
-    this.docCounts = new Int32Array(n);
-    this.lastDoc = new Int32Array(n);
-    this.collided = new Uint8Array(n);
+    const buf = new ArrayBuffer(32 * n);
+    this.at = new Float64Array(buf);
+    this.rec = new Int32Array(buf);
+    for (let r = 0; r < n; r++) this.at[4 * r] = -1;
   }
 
   /** The first documents of the repeated units (the occurrences {@link check} must see start there). */
@@ -113,32 +118,34 @@ export class UnitVerifier {
   check(i: number, key: Uint16Array, len: number, at: Occurrence): number {
     const r = this.t.tag(i) - 1;
     if (r < 0) return -1;
-    if (this.at[r]! < 0) {
+    const o = 8 * r;
+    const rec = this.rec;
+    if (this.at[4 * r]! < 0) {
       // The first occurrence of the hash (input order): its text is the slot's.
       if (this.chain && this.continues(r, key, len)) {
-        this.counts[r] = 1;
-        this.docCounts[r] = 1;
-        this.lastDoc[r] = at.doc;
+        rec[o + COUNTS] = 1;
+        rec[o + DOCS] = 1;
+        rec[o + LAST] = at.doc;
         return -1;
       }
       if (this.text.length < this.used + len) this.growText(this.used + len);
       this.text.set(key.subarray(0, len), this.used);
-      this.at[r] = this.used;
-      this.len[r] = len;
+      this.at[4 * r] = this.used;
+      rec[o + LEN] = len;
       this.lastAt = this.used;
       this.lastLen = len;
       this.used += len;
-      this.counts[r] = 1;
-      this.docCounts[r] = 1;
-      this.lastDoc[r] = at.doc;
+      rec[o + COUNTS] = 1;
+      rec[o + DOCS] = 1;
+      rec[o + LAST] = at.doc;
       return -1;
     }
     if (this.same(r, key, len)) {
-      this.counts[r]!++;
-      if (this.lastDoc[r] !== at.doc) (this.docCounts[r]!++, (this.lastDoc[r] = at.doc));
+      rec[o + COUNTS]!++;
+      if (rec[o + LAST] !== at.doc) (rec[o + DOCS]!++, (rec[o + LAST] = at.doc));
       return -1;
     }
-    this.collided[r] = 1;
+    rec[o + COLLIDED] = 1;
     const k = sideKey(r, key, len);
     let s = this.side.index.get(k);
     if (s === undefined) this.side.index.set(k, s = this.side.add(at));
@@ -146,27 +153,36 @@ export class UnitVerifier {
     return s;
   }
 
+  /**
+   * Reads what {@link check} of slot `i` will read (its record, and its first text's first code
+   * unit), and returns a value of it, so that a loop of these over a batch runs their cache misses side by side.
+   */
+  peek(i: number): number {
+    const r = this.t.tag(i) - 1;
+    if (r < 0 || this.rec.length === 0) return 0;
+    const a = this.at[4 * r]!;
+    return a < 0 ? this.rec[8 * r + LEN]! : this.text[a]!;
+  }
+
   /** Ends the checks: each repeated slot's counts become its first text's; the texts are dropped unless a hash collided. */
   end(): void {
-    for (let r = 0; r < this.repeated; r++) if (this.at[r]! >= 0) this.t.setCounts(this.slot[r]!, this.counts[r]!, this.docCounts[r]!);
-    if (this.side.size === 0) {
-      this.text = new Uint16Array(0);
-      this.at = new Float64Array(0);
-      this.len = new Int32Array(0);
-    }
-    this.counts = this.docCounts = this.lastDoc = new Int32Array(0);
+    for (let r = 0; r < this.repeated; r++) if (this.at[4 * r]! >= 0) this.t.setCounts(this.slot[r]!, this.rec[8 * r + COUNTS]!, this.rec[8 * r + DOCS]!);
+    if (this.side.size > 0) return;
+    this.text = new Uint16Array(0);
+    this.at = new Float64Array(0);
+    this.rec = new Int32Array(0);
   }
 
   /** Whether occurrences of slot `i` may be of several texts (then {@link resolve} tells which). */
   collides(i: number): boolean {
     const r = this.t.tag(i) - 1;
-    return r >= 0 && this.collided[r] === 1;
+    return r >= 0 && this.side.size > 0 && this.rec[8 * r + COLLIDED] === 1;
   }
 
   /** The side index of an occurrence of slot `i` with normalized text `key[0, len)`, or −1 when it is the slot's first text. */
   resolve(i: number, key: Uint16Array, len: number): number {
     const r = this.t.tag(i) - 1;
-    if (r < 0 || this.collided[r] !== 1 || this.same(r, key, len)) return -1;
+    if (r < 0 || this.side.size === 0 || this.rec[8 * r + COLLIDED] !== 1 || this.same(r, key, len)) return -1;
     const s = this.side.index.get(sideKey(r, key, len));
     if (s === undefined) throw new Error('a unit that was not checked: the input changed between the passes');
     return s;
@@ -230,8 +246,8 @@ export class UnitVerifier {
       if (text.length < this.used + len - overlap) this.growText(this.used + len - overlap);
       this.text.set(key.subarray(overlap, len), this.used);
       this.used += len - overlap;
-      this.at[r] = pa + d;
-      this.len[r] = len;
+      this.at[4 * r] = pa + d;
+      this.rec[8 * r + LEN] = len;
       this.lastAt = pa + d;
       this.lastLen = len;
       return true;
@@ -240,9 +256,9 @@ export class UnitVerifier {
   }
 
   private same(r: number, key: Uint16Array, len: number): boolean {
-    if (this.len[r] !== len) return false;
+    if (this.rec[8 * r + LEN] !== len) return false;
     const text = this.text;
-    const a = this.at[r]!;
+    const a = this.at[4 * r]!;
     for (let j = 0; j < len; j++) if (text[a + j] !== key[j]) return false;
     return true;
   }

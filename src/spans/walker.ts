@@ -13,7 +13,10 @@ import { grown, UnitHasher } from './unitHash.js';
 import { splitUnitCodes } from './unitCodes.js';
 import { newUnits, splitUnits } from './units.js';
 import { newWordBuffers, wordWindows } from './words.js';
-import { AnchorCounts, ByteWindows } from './byteWindows.js';
+import { type AnchorCounts, type AnchorRuns, ByteWindows } from './byteWindows.js';
+
+/** Byte windows whose table slots {@link UnitWalker.ahead} fetches before their callbacks: few enough that the slots stay in the cache. */
+const AHEAD = 256;
 
 /** Separates the words of a substring window's compared text (no word holds it: words are letters, digits and marks). */
 const WORD_SEP = 1;
@@ -34,10 +37,13 @@ export class UnitWalker {
   /** Substrings counted in bytes: their windows (./byteWindows.ts). */
   private readonly bytes: ByteWindows | undefined;
   /**
-   * The anchors the pass before pass 1 counted ({@link countAnchors}); then {@link each} walks only
-   * the byte windows whose anchor was counted more than once. Without it, every window.
+   * The windows' runs the pass before pass 1 counted ({@link countAnchors}), finished; then
+   * {@link each} walks only the byte windows whose anchor was counted more than once, of document
+   * {@link doc}. Without it, every window.
    */
-  anchors: AnchorCounts | undefined;
+  runs: AnchorRuns | undefined;
+  /** The document {@link each} walks next, with {@link runs}. */
+  doc = 0;
   /** Byte windows the last {@link each} passed over: each occurs once in the corpus. */
   skipped = 0;
   private readonly norm: (t: string) => string;
@@ -76,14 +82,9 @@ export class UnitWalker {
     return this.bytes !== undefined && !(this.o.minDocs !== undefined && this.o.minDocs <= 1);
   }
 
-  /** A hash of the byte stream of the text last walked (byte windows only): the passes check they read the same texts. */
-  get streamHash(): number {
-    return this.bytes!.streamHash;
-  }
-
-  /** The pass before pass 1 (byte windows only): counts the anchors of `text`'s windows into `counts`. */
-  countAnchors(text: string, counts: AnchorCounts): void {
-    this.bytes!.countAnchors(text, counts);
+  /** The pass before pass 1 (byte windows only): counts the anchors of `text`'s windows into `counts`, its runs into `runs`. */
+  countAnchors(text: string, counts: AnchorCounts, runs: AnchorRuns): void {
+    this.bytes!.countAnchors(text, counts, runs);
   }
 
   /** Hashes the compared units of `text` into {@link hash}, calling `each(unit index)` for each; returns the units split. */
@@ -337,16 +338,25 @@ export class UnitWalker {
     return u.count;
   }
 
-  /** {@link each} for byte windows (./byteWindows.ts): those {@link anchors} keeps, or all. */
+  /** {@link each} for byte windows (./byteWindows.ts): those of {@link runs} walked, or all. */
   private eachByteWindow(text: string, each: (k: number) => void): number {
-    const u = this.bytes!.windows(text, this.units, this.anchors);
+    const u = this.runs ? this.bytes!.windowsOf(this.doc, text, this.units, this.runs) : this.bytes!.windows(text, this.units, undefined);
     this.skipped = this.bytes!.skipped;
     const h = this.bytes!.windowHash;
-    for (let k = 0; k < u.count; k++) {
-      this.hash[0] = h[2 * k]!;
-      this.hash[1] = h[2 * k + 1]!;
-      if (this.masking) this.masked();
-      each(k);
+    for (let from = 0; from < u.count; from += AHEAD) {
+      const to = Math.min(u.count, from + AHEAD);
+      // The table's slots of a batch fetched side by side: pass 1 and pass 2 each waited on a cache miss per window.
+      if (this.ahead && !this.masking) {
+        let z = 0;
+        for (let k = from; k < to; k++) z |= this.ahead(h[2 * k]!, h[2 * k + 1]!);
+        this.aheadSink = z;
+      }
+      for (let k = from; k < to; k++) {
+        this.hash[0] = h[2 * k]!;
+        this.hash[1] = h[2 * k + 1]!;
+        if (this.masking) this.masked();
+        each(k);
+      }
     }
     return u.count;
   }

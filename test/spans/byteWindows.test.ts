@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { dedupSpans } from '../../src/spans/dedupSpans.js';
-import { AnchorCounts, ByteWindows } from '../../src/spans/byteWindows.js';
+import { AnchorCounts, AnchorRuns, ByteWindows } from '../../src/spans/byteWindows.js';
 import { SpanDeduper } from '../../src/spans/deduper.js';
 import { newUnits } from '../../src/spans/units.js';
 import { spansOracle } from '../helpers/spansOracle.js';
@@ -101,6 +101,42 @@ test('anchors: the window a passage occurs in twice is walked, a window that occ
   assert.ok(walked[0]![0]! > 0 && walked[1]![0]! > 0);
 });
 
+test('anchor runs: the walked windows of each document are those its anchors give, a document with none unread, a changed one refused', () => {
+  const w = new ByteWindows({}, 60);
+  const shared = 'the shared passage, word after word, long enough for several windows of sixty bytes or so.';
+  const docs = [
+    `alpha ${shared} beta`,
+    'nothing shared here at all, only words of its own, enough for a window or two of them.',
+    `${shared}\u00e9\ud83d\ude00 gamma`,
+    'short',
+  ];
+  const counts = new AnchorCounts();
+  const runs = new AnchorRuns();
+  for (const d of docs) w.countAnchors(d, counts, runs);
+  runs.finish(counts);
+  const u = newUnits();
+  let walked = 0;
+  docs.forEach((d, i) => {
+    const want = w.windows(d, u, counts);
+    const hashes = Array.from(w.windowHash.subarray(0, 2 * want.count));
+    const starts = want.start.slice(0, want.count);
+    const skipped = w.skipped;
+    const got = w.windowsOf(i, d, u, runs);
+    assert.deepEqual(
+      [got.start.slice(0, got.count), Array.from(w.windowHash.subarray(0, 2 * got.count)), w.skipped],
+      [starts, hashes, skipped],
+      `document ${i}`,
+    );
+    assert.equal(runs.walkedIn(i), got.count);
+    assert.equal(runs.windowsIn(i), got.count + w.skipped);
+    walked += got.count;
+  });
+  assert.equal(runs.walked, walked);
+  assert.ok(runs.walkedIn(0) > 0 && runs.walkedIn(1) === 0);
+  assert.ok(runs.distinctAtLeast > 0 && runs.distinctAtLeast <= walked);
+  assert.throws(() => w.windowsOf(0, `alpha ${shared} beta and more`, u, runs), /changed since the pass that counted its anchors/);
+});
+
 test('byte windows: options that do not apply are refused by name', () => {
   assert.throws(() => dedupSpans([], { unit: 'line', lengthUnit: 'bytes' }), /lengthUnit applies to substring units only/);
   assert.throws(() => dedupSpans([], { unit: 'substring', lengthUnit: 'chars' as never }), /unknown lengthUnit "chars"/);
@@ -109,14 +145,23 @@ test('byte windows: options that do not apply are refused by name', () => {
 
 test('byte windows: texts that change between the anchor pass and pass 1 are an error, not a smaller answer', () => {
   const o = { unit: 'substring' as const, lengthUnit: 'bytes' as const, minLength: 20 };
-  const a = ['a passage that repeats itself, a passage that repeats itself', 'another text'];
-  // One letter changed (the same length, another normalized text), and a document fewer.
-  for (const b of [['a passage that repeats itself, a passage that repeats itselx', 'another text'], [a[0]!]]) {
+  const a = ['a passage that repeats itself, a passage that repeats itself', 'another text, of its own and long enough'];
+  const cases = [
+    // One letter changed (the same length, another normalized text).
+    ['a passage that repeats itself, a passage that repeats itselx', a[1]!],
+    // A document fewer.
+    [a[0]!],
+    // A document with nothing to walk (pass 1 passes it by unread) that now repeats the first.
+    [a[0]!, 'a passage that repeats itself, a passage that repeats itself'],
+  ];
+  for (const b of cases) {
     const d = new SpanDeduper(o);
     for (const t of a) d.anchor(t);
     d.endAnchoring();
-    for (const t of b) d.observe(t);
-    assert.throws(() => d.endObserving(), /the input changed between the pass that counts anchors and pass 1/);
+    assert.throws(() => {
+      for (const t of b) d.observe(t);
+      d.endObserving();
+    }, /changed (between|since) the pass/);
   }
   const d = new SpanDeduper(o);
   assert.throws(() => d.observe(a[0]!), /before their anchors were counted/);
