@@ -14,19 +14,14 @@
  * equal ones) is its anchor, which depends on the window's text alone. Two occurrences of one text
  * share their anchor's text at two places, so a window whose anchor's hash was counted once
  * occurs once, and is no unit of the table; only the others are walked. The answer is that of
- * every window: the sharded job, which walks them all, writes the same bytes. That pass also keeps
- * each document's windows as runs of consecutive windows of one anchor ({@link AnchorRuns}), so
- * that after it each run is known to be walked or passed over: pass 1 and pass 2 then read a bit
- * per run, not a hash lookup per window, skip a document with no walked run without reading its
- * windows, and pass 1 knows how many windows it will walk before it starts (its table sized once).
- *
- * Why this file is long: the windows and the anchors' counts and runs are one mechanism, the runs
- * read in the order the sweep makes the windows.
+ * every window: the sharded job, which walks them all, writes the same bytes. The anchors' counts
+ * and runs are ./anchors.ts.
  * @module
  */
 import { fmix32 } from '../hash/mix.js';
 import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../text/normalize.js';
 import type { Units } from './units.js';
+import { countRuns, more, walkedWindows, type AnchorCounts, type AnchorRuns } from './anchors.js';
 
 const B0 = 0x01000193;
 const B1 = 0x5bd1e995;
@@ -81,163 +76,6 @@ class CharNormalizer {
 }
 
 /** `a`, or a copy at least twice as long when it has fewer than `n` elements. */
-function more<T extends Int32Array | Uint32Array | Uint16Array | Uint8Array>(a: T, n: number): T {
-  if (n <= a.length) return a;
-  const x = new (a.constructor as new(n: number) => T)(Math.max(n, a.length * 2));
-  x.set(a);
-  return x;
-}
-
-/** 32-bit hashes of anchors counted by the pass before pass 1, saturating at 2 (one pair of two different anchors' texts sharing a hash makes both walked: a cost, never a loss). */
-export class AnchorCounts {
-  private keys = new Uint32Array(1024);
-  private counts = new Uint8Array(1024);
-  private size = 0;
-
-  /** Counts one anchor occurrence of hash `h`. */
-  add(h: number): void {
-    if (2 * (this.size + 1) > this.counts.length) this.grow();
-    const i = this.slot(h);
-    if (this.counts[i] === 0) {
-      this.keys[i] = h;
-      this.size++;
-    }
-    if (this.counts[i]! < 2) this.counts[i]!++;
-  }
-
-  /** Whether hash `h` was counted more than once. */
-  repeated(h: number): boolean {
-    return this.counts[this.slot(h)] === 2;
-  }
-
-  /** Hash `h`'s slot when it was counted more than once, else −1 (slots are below {@link capacity}). */
-  repeatedSlot(h: number): number {
-    const i = this.slot(h);
-    return this.counts[i] === 2 ? i : -1;
-  }
-
-  /** Slots in all. */
-  get capacity(): number {
-    return this.counts.length;
-  }
-
-  /** Distinct anchor hashes counted. */
-  get distinct(): number {
-    return this.size;
-  }
-
-  /** Bytes the table holds. */
-  get bytes(): number {
-    return this.keys.byteLength + this.counts.byteLength;
-  }
-
-  private slot(h: number): number {
-    const mask = this.counts.length - 1;
-    for (let i = h & mask;; i = (i + 1) & mask) {
-      if (this.counts[i] === 0 || this.keys[i] === h) return i;
-    }
-  }
-
-  private grow(): void {
-    const keys = this.keys;
-    const counts = this.counts;
-    this.keys = new Uint32Array(keys.length * 2);
-    this.counts = new Uint8Array(counts.length * 2);
-    for (let i = 0; i < counts.length; i++) {
-      if (counts[i] === 0) continue;
-      const j = this.slot(keys[i]!);
-      this.keys[j] = keys[i]!;
-      this.counts[j] = counts[i]!;
-    }
-  }
-}
-
-/**
- * Per document, its windows' runs (consecutive windows of one anchor gram: one per anchor counted)
- * in order: each run's anchor hash and windows while the pass counts, then ({@link finish}) its
- * windows, negated for a run passed over. 8 bytes a run while counting, 4 after.
- */
-export class AnchorRuns {
-  private hashes = new Uint32Array(1024);
-  /** Per run: its windows; after {@link finish}, negative for a run whose anchor was counted once. */
-  lens = new Int32Array(1024);
-  private runs = 0;
-  /** Document d's runs are [docAt[d], docAt[d + 1]). */
-  private docAt = new Int32Array(1025);
-  /** Documents ended. */
-  docs = 0;
-  /** Windows in walked runs, after {@link finish}: at most this many distinct units in pass 1's table. */
-  walked = 0;
-  /**
-   * After {@link finish}: the sum over repeated anchor hashes of their longest run, at least as
-   * many distinct windows as pass 1 will meet (windows of different anchors differ, and a run's windows differ).
-   */
-  distinctAtLeast = 0;
-  private finished = false;
-
-  /** Appends a run of `len` windows of anchor hash `h` to the current document. */
-  add(h: number, len: number): void {
-    if (this.runs === this.lens.length) {
-      this.hashes = more(this.hashes, this.runs + 1);
-      this.lens = more(this.lens, this.runs + 1);
-    }
-    this.hashes[this.runs] = h;
-    this.lens[this.runs++] = len;
-  }
-
-  /** Ends the current document. */
-  endDoc(): void {
-    if (this.docs + 2 > this.docAt.length) this.docAt = more(this.docAt, this.docs + 2);
-    this.docAt[++this.docs] = this.runs;
-  }
-
-  /** Marks each run walked or passed over from the anchors' `counts`; the hashes are dropped. */
-  finish(counts: AnchorCounts): void {
-    if (this.finished) return;
-    const { hashes, lens } = this;
-    const longest = new Int32Array(counts.capacity);
-    let walked = 0;
-    for (let r = 0; r < this.runs; r++) {
-      const i = counts.repeatedSlot(hashes[r]!);
-      if (i < 0) {
-        lens[r] = -lens[r]!;
-        continue;
-      }
-      walked += lens[r]!;
-      longest[i] = Math.max(longest[i]!, lens[r]!);
-    }
-    this.walked = walked;
-    for (let i = 0; i < longest.length; i++) this.distinctAtLeast += longest[i]!;
-    this.hashes = new Uint32Array(0);
-    this.lens = lens.slice(0, this.runs);
-    this.finished = true;
-  }
-
-  /** Document `doc`'s first run. */
-  first(doc: number): number {
-    return this.docAt[doc]!;
-  }
-
-  /** Past document `doc`'s last run. */
-  end(doc: number): number {
-    return this.docAt[doc + 1]!;
-  }
-
-  /** Windows of document `doc` in walked runs (after {@link finish}). */
-  walkedIn(doc: number): number {
-    let n = 0;
-    for (let r = this.first(doc); r < this.end(doc); r++) if (this.lens[r]! > 0) n += this.lens[r]!;
-    return n;
-  }
-
-  /** Windows of document `doc`. */
-  windowsIn(doc: number): number {
-    let n = 0;
-    for (let r = this.first(doc); r < this.end(doc); r++) n += Math.abs(this.lens[r]!);
-    return n;
-  }
-}
-
 /**
  * The byte windows of one document at a time, into a {@link Units} (the cut and compared ranges,
  * UTF-16) with their 64-bit hashes, and each window's normalized code units on demand.
@@ -267,6 +105,8 @@ export class ByteWindows {
   private wa = new Int32Array(256);
   private we = new Int32Array(256);
   private wj = new Int32Array(256);
+  /** The windows {@link windowsOf} walks. */
+  private keep = new Int32Array(256);
   /** Two hashes per window of the last {@link windows} call. */
   windowHash = new Uint32Array(256);
   /** Token range [a, e) of each window of the last {@link windows} call. */
@@ -283,21 +123,7 @@ export class ByteWindows {
   /** Pass 0: counts the anchors of `text`'s windows into `counts`, and with `runs`, its windows' runs there (./anchors.ts). */
   countAnchors(text: string, counts: AnchorCounts, runs?: AnchorRuns): void {
     this.stream(text);
-    const w = this.sweep();
-    let last = -1;
-    let from = 0;
-    for (let k = 0; k < w; k++) {
-      const j = this.wj[k]!;
-      if (j === last) continue;
-      if (runs && k > 0) runs.add(this.gh[last]!, k - from);
-      last = j;
-      from = k;
-      counts.add(this.gh[j]!);
-    }
-    if (runs) {
-      if (w > 0) runs.add(this.gh[last]!, w - from);
-      runs.endDoc();
-    }
+    countRuns({ w: this.sweep(), wj: this.wj, gh: this.gh }, counts, runs);
   }
 
   /**
@@ -321,8 +147,6 @@ export class ByteWindows {
    * the runs counted (the input changed between the passes).
    */
   windowsOf(doc: number, text: string, out: Units, runs: AnchorRuns): Units {
-    let r = runs.first(doc);
-    const end = runs.end(doc);
     if (runs.walkedIn(doc) === 0) {
       out.count = 0;
       this.skipped = runs.windowsIn(doc);
@@ -331,25 +155,10 @@ export class ByteWindows {
     this.stream(text);
     const w = this.sweep();
     this.begin(out, w);
-    const wj = this.wj;
-    const lens = runs.lens;
-    let last = -1;
-    let left = 0;
-    let walk = false;
-    for (let x = 0; x < w; x++) {
-      const j = wj[x]!;
-      if (j !== last) {
-        if (left !== 0 || r >= end) break;
-        const len = lens[r++]!;
-        walk = len > 0;
-        left = walk ? len : -len;
-        last = j;
-      }
-      left--;
-      if (walk) this.emit(out, x);
-      else this.skipped++;
-    }
-    if (left !== 0 || r !== end) throw new Error(`document ${doc} changed since the pass that counted its anchors`);
+    this.keep = more(this.keep, w);
+    const n = walkedWindows({ doc, w, wj: this.wj }, runs, this.keep);
+    for (let k = 0; k < n; k++) this.emit(out, this.keep[k]!);
+    this.skipped = w - n;
     return out;
   }
 

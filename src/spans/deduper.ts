@@ -17,7 +17,7 @@ import type { Units } from './units.js';
 import { cutDocument, type DocVerdict, type UnitFacts } from './cutDocument.js';
 import { UnitVerifier } from './verify.js';
 import { UnitWalker } from './walker.js';
-import { AnchorCounts, AnchorRuns } from './byteWindows.js';
+import { AnchorCounts, AnchorRuns } from './anchors.js';
 import { selectTop } from './selectTop.js';
 import { murmur3Utf16 } from '../hash/murmur3.js';
 
@@ -184,7 +184,7 @@ export class SpanDeduper {
 
   /** Pass 1: counts the units of the next document (documents come in input order, numbered from 0). */
   observe(text: string): void {
-    if (this.walker.anchored && !this.walker.runs) throw new Error('pass 1 of byte windows before their anchors were counted (anchor, endAnchoring)');
+    if (this.walker.anchored && !this.walker.runs) throw new Error('pass 1 of substring windows before their anchors were counted (anchor, endAnchoring)');
     const doc = this.observed++;
     if (this.walker.anchored && doc >= this.anchoredDocs)
       throw new Error(`the input changed between the pass that counts anchors and pass 1 (more than ${this.anchoredDocs} documents)`);

@@ -2,6 +2,10 @@
  * {@link UnitWalker}: the units of a text as `neardup spans` compares them — split, normalized and
  * hashed — and, on demand, the normalized text of the unit at hand, which exactness (#50) compares
  * where hashes are equal.
+ *
+ * Why this file is long: one walker for every unit kind, so that the passes and the job's stages
+ * meet a unit the same way everywhere; each kind's own splitting lives in units.ts, words.ts and
+ * byteWindows.ts, the anchors in anchors.ts.
  * @module
  */
 import { faultHooks } from '../common/faults.js';
@@ -12,8 +16,9 @@ import type { ResolvedSpansOptions } from './options.js';
 import { grown, UnitHasher } from './unitHash.js';
 import { splitUnitCodes } from './unitCodes.js';
 import { newUnits, splitUnits } from './units.js';
-import { newWordBuffers, wordWindows } from './words.js';
-import { type AnchorCounts, type AnchorRuns, ByteWindows } from './byteWindows.js';
+import { hashWords, newWordBuffers, wordAnchors, wordWindows } from './words.js';
+import { ByteWindows } from './byteWindows.js';
+import { countRuns, walkedWindows, type AnchorCounts, type AnchorRuns } from './anchors.js';
 
 /** Byte windows whose table slots {@link UnitWalker.ahead} fetches before their callbacks: few enough that the slots stay in the cache. */
 const AHEAD = 256;
@@ -46,6 +51,8 @@ export class UnitWalker {
   doc = 0;
   /** Byte windows the last {@link each} passed over: each occurs once in the corpus. */
   skipped = 0;
+  /** Word windows walked with {@link runs}: each one's index among all of its document's windows (its first word). */
+  private wordOf = new Int32Array(256);
   private readonly norm: (t: string) => string;
   private readonly hasher: UnitHasher;
   /**
@@ -75,16 +82,24 @@ export class UnitWalker {
   }
 
   /**
-   * Whether the units are byte windows, which a pass before pass 1 ({@link countAnchors}) thins
-   * out; not with `--min-docs 1`, which cuts a window that occurs once too.
+   * Whether the units are substring windows, which a pass before pass 1 ({@link countAnchors})
+   * thins out (./anchors.ts); not with `--min-docs 1`, which cuts a window that occurs once too,
+   * nor when `--min-unit-words` exceeds the words of a window (no window is a unit).
    */
   get anchored(): boolean {
-    return this.bytes !== undefined && !(this.o.minDocs !== undefined && this.o.minDocs <= 1);
+    if (this.o.unit !== 'substring' || (this.o.minDocs !== undefined && this.o.minDocs <= 1)) return false;
+    return this.bytes !== undefined || this.o.minUnitWords <= this.o.minLength;
   }
 
-  /** The pass before pass 1 (byte windows only): counts the anchors of `text`'s windows into `counts`, its runs into `runs`. */
+  /** The pass before pass 1 (substring windows only): counts the anchors of `text`'s windows into `counts`, its runs into `runs`. */
   countAnchors(text: string, counts: AnchorCounts, runs: AnchorRuns): void {
-    this.bytes!.countAnchors(text, counts, runs);
+    if (this.bytes) {
+      this.bytes.countAnchors(text, counts, runs);
+      return;
+    }
+    const n = hashWords(text, this.norm, this.words);
+    const w = wordAnchors(n, this.o.minLength, this.words);
+    countRuns({ w, wj: this.words.wj, gh: this.words.gh }, counts, runs);
   }
 
   /** Hashes the compared units of `text` into {@link hash}, calling `each(unit index)` for each; returns the units split. */
@@ -307,11 +322,12 @@ export class UnitWalker {
       return len;
     }
     const w = this.words.norm;
+    const first = this.runs ? this.wordOf[k]! : k;
     let n = 0;
-    for (let i = k; i < k + this.o.minLength; i++) {
+    for (let i = first; i < first + this.o.minLength; i++) {
       const s = w[i]!;
       if (this.keyUnits.length < n + s.length + 1) this.keyUnits = grown(this.keyUnits, n + s.length + 1);
-      if (i > k) this.keyUnits[n++] = WORD_SEP;
+      if (i > first) this.keyUnits[n++] = WORD_SEP;
       for (let j = 0; j < s.length; j++) this.keyUnits[n++] = s.charCodeAt(j);
     }
     return n;
@@ -326,26 +342,27 @@ export class UnitWalker {
   /** {@link each} for substring units: the L-word windows, hashed once per word (./words.ts). */
   private eachWindow(text: string, each: (k: number) => void): number {
     if (this.bytes) return this.eachByteWindow(text, each);
+    if (this.runs) return this.eachWalkedWordWindow(text, each);
     const u = wordWindows(text, { length: this.o.minLength, norm: this.norm }, this.units, this.words);
     if (this.o.minUnitWords > this.o.minLength) return u.count;
-    const h = this.words.windowHash;
-    for (let k = 0; k < u.count; k++) {
-      this.hash[0] = h[2 * k]!;
-      this.hash[1] = h[2 * k + 1]!;
-      if (this.masking) this.masked();
-      each(k);
-    }
-    return u.count;
+    return this.eachHashed(this.words.windowHash, u.count, each);
   }
 
   /** {@link each} for byte windows (./byteWindows.ts): those of {@link runs} walked, or all. */
   private eachByteWindow(text: string, each: (k: number) => void): number {
     const u = this.runs ? this.bytes!.windowsOf(this.doc, text, this.units, this.runs) : this.bytes!.windows(text, this.units, undefined);
     this.skipped = this.bytes!.skipped;
-    const h = this.bytes!.windowHash;
-    for (let from = 0; from < u.count; from += AHEAD) {
-      const to = Math.min(u.count, from + AHEAD);
-      // The table's slots of a batch fetched side by side: pass 1 and pass 2 each waited on a cache miss per window.
+    return this.eachHashed(this.bytes!.windowHash, u.count, each);
+  }
+
+  /**
+   * Calls `each(k)` for windows 0..n−1 with their two hashes from `h` in {@link hash}; returns `n`.
+   * The table's slots of a batch fetched side by side first ({@link ahead}): pass 1 and pass 2 each
+   * waited on a cache miss per window.
+   */
+  private eachHashed(h: Uint32Array, n: number, each: (k: number) => void): number {
+    for (let from = 0; from < n; from += AHEAD) {
+      const to = Math.min(n, from + AHEAD);
       if (this.ahead && !this.masking) {
         let z = 0;
         for (let k = from; k < to; k++) z |= this.ahead(h[2 * k]!, h[2 * k + 1]!);
@@ -358,6 +375,37 @@ export class UnitWalker {
         each(k);
       }
     }
-    return u.count;
+    return n;
+  }
+
+  /**
+   * {@link each} for word windows with {@link runs}: those of document {@link doc}'s walked runs
+   * (./anchors.ts), numbered from 0 ({@link wordOf}: each one's first word); a document with none is not read.
+   */
+  private eachWalkedWordWindow(text: string, each: (k: number) => void): number {
+    const runs = this.runs!;
+    if (runs.walkedIn(this.doc) === 0) {
+      this.units.count = 0;
+      this.skipped = runs.windowsIn(this.doc);
+      return 0;
+    }
+    const u = wordWindows(text, { length: this.o.minLength, norm: this.norm }, this.units, this.words);
+    const w = wordAnchors(u.count + this.o.minLength - 1, this.o.minLength, this.words);
+    if (this.wordOf.length < w) this.wordOf = new Int32Array(Math.max(w, 2 * this.wordOf.length));
+    const n = walkedWindows({ doc: this.doc, w, wj: this.words.wj }, runs, this.wordOf);
+    // The walked windows moved to the front, in order (each index at most its window's).
+    const h = this.words.windowHash;
+    for (let k = 0; k < n; k++) {
+      const x = this.wordOf[k]!;
+      u.start[k] = u.start[x]!;
+      u.end[k] = u.end[x]!;
+      u.textStart[k] = u.textStart[x]!;
+      u.textEnd[k] = u.textEnd[x]!;
+      h[2 * k] = h[2 * x]!;
+      h[2 * k + 1] = h[2 * x + 1]!;
+    }
+    u.count = n;
+    this.skipped = w - n;
+    return this.eachHashed(h, n, each);
   }
 }

@@ -26,6 +26,12 @@ export interface WordBuffers {
   windowHash: Uint32Array;
   /** Each word normalized (the strings the hashes were computed from), for comparing windows' texts exactly. */
   norm: string[];
+  /** Per gram of {@link gramWords} words: its 32-bit hash ({@link wordAnchors}). */
+  gh: Uint32Array;
+  /** Per window: its anchor gram ({@link wordAnchors}). */
+  wj: Int32Array;
+  /** The sliding minimum's deque. */
+  deque: Int32Array;
 }
 
 /** Empty buffers, grown as documents need. */
@@ -37,6 +43,9 @@ export function newWordBuffers(): WordBuffers {
     lane1: new Uint32Array(64),
     windowHash: new Uint32Array(128),
     norm: [],
+    gh: new Uint32Array(64),
+    wj: new Int32Array(64),
+    deque: new Int32Array(64),
   };
 }
 
@@ -81,18 +90,11 @@ const pair = new Uint32Array(2);
  * the empty text's). A text of fewer than L words has no window.
  */
 export function wordWindows(text: string, how: { length: number; norm: (t: string) => string }, out: Units, b: WordBuffers): Units {
-  const { length: L, norm } = how;
+  const { length: L } = how;
   out.count = 0;
-  const n = words(text, b);
+  const n = hashWords(text, how.norm, b);
   const w = n - L + 1;
   if (w <= 0) return out;
-  for (let i = 0; i < n; i++) {
-    const w = norm(text.slice(b.start[i], b.end[i]));
-    b.norm[i] = w;
-    textHash2(pair, 0, w);
-    b.lane0[i] = pair[0]!;
-    b.lane1[i] = pair[1]!;
-  }
   if (b.windowHash.length < 2 * w) b.windowHash = new Uint32Array(Math.max(2 * w, b.windowHash.length * 2));
   for (let k = 0; k < w; k++) {
     const a = b.start[k]!;
@@ -106,4 +108,51 @@ export function wordWindows(text: string, how: { length: number; norm: (t: strin
   }
   out.count = w;
   return out;
+}
+
+/** The words of `text` into `b`, each normalized by `norm` alone and hashed (two lanes); returns how many. */
+export function hashWords(text: string, norm: (t: string) => string, b: WordBuffers): number {
+  const n = words(text, b);
+  for (let i = 0; i < n; i++) {
+    const w = norm(text.slice(b.start[i], b.end[i]));
+    b.norm[i] = w;
+    textHash2(pair, 0, w);
+    b.lane0[i] = pair[0]!;
+    b.lane1[i] = pair[1]!;
+  }
+  return n;
+}
+
+/** Words a gram of a window of L words has (./anchors.ts): 8, or L when shorter. */
+export const gramWords = (L: number): number => Math.min(L, 8);
+
+/**
+ * The anchors of the windows of L words of the `n` words {@link hashWords} hashed into `b`: each
+ * gram's hash into `b.gh` and each window's anchor (its gram of least hash, the last of equal ones)
+ * into `b.wj`; returns the windows.
+ */
+export function wordAnchors(n: number, L: number, b: WordBuffers): number {
+  const G = gramWords(L);
+  const w = n - L + 1;
+  if (w <= 0) return 0;
+  if (b.gh.length < n) {
+    b.gh = new Uint32Array(Math.max(n, 2 * b.gh.length));
+    b.wj = new Int32Array(b.gh.length);
+    b.deque = new Int32Array(b.gh.length);
+  }
+  const { gh, wj, deque: dq } = b;
+  let head = 0;
+  let tail = 0;
+  let next = 0;
+  for (let k = 0; k < w; k++) {
+    for (; next <= k + L - G; next++) {
+      const h = murmur3Words(b.lane0, 0x3c6e, next, next + G);
+      gh[next] = h;
+      while (tail > head && gh[dq[tail - 1]!]! >= h) tail--;
+      dq[tail++] = next;
+    }
+    while (dq[head]! < k) head++;
+    wj[k] = dq[head]!;
+  }
+  return w;
 }

@@ -105,3 +105,24 @@ test('selectTop: the k first of a total order, as a full sort gives them, for ev
     { numRuns: 300, seed: 53 },
   );
 });
+
+test('substring units of 9-16 words, longer than an anchor gram of 8: equal to the oracle, which walks every window', () => {
+  const words = fc.array(fc.constantFrom('the', 'The', 'cat', 'sat', 'on', 'mat', 'Ünï', '猫', 'dog,', 'ran.', '\n'), { maxLength: 60 }).map((ws) =>
+    ws.join(' ')
+  );
+  fc.assert(
+    fc.property(
+      fc.array(words, { minLength: 1, maxLength: 6 }),
+      fc.integer({ min: 9, max: 16 }),
+      fc.option(fc.integer({ min: 2, max: 3 }), { nil: undefined }),
+      (texts, minLength, minDocs) => {
+        // A long document repeated whole: its windows are walked, the others mostly not.
+        const all = [...texts, texts[0]!];
+        const opts = { unit: 'substring' as const, minLength, minDocs };
+        const ids = all.map((_, i) => `d${i}`);
+        assertOracle(dedupSpans(all.map((text, i) => ({ id: ids[i]!, text })), opts), spansOracle(all, ids, opts));
+      },
+    ),
+    { numRuns: 300, seed: 54 },
+  );
+});
