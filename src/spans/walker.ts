@@ -16,7 +16,7 @@ import type { ResolvedSpansOptions } from './options.js';
 import { grown, UnitHasher } from './unitHash.js';
 import { splitUnitCodes } from './unitCodes.js';
 import { newUnits, splitUnits } from './units.js';
-import { hashWords, newWordBuffers, wordAnchors, wordWindows } from './words.js';
+import { hashWords, newWordBuffers, windowsAt, wordAnchors, wordWindows } from './words.js';
 import { ByteWindows } from './byteWindows.js';
 import { countRuns, walkedWindows, type AnchorCounts, type AnchorRuns } from './anchors.js';
 
@@ -49,7 +49,7 @@ export class UnitWalker {
   runs: AnchorRuns | undefined;
   /** The document {@link each} walks next, with {@link runs}. */
   doc = 0;
-  /** Byte windows the last {@link each} passed over: each occurs once in the corpus. */
+  /** Substring windows the last {@link each} passed over (with {@link runs}): each occurs once in the corpus. */
   skipped = 0;
   /** Word windows walked with {@link runs}: each one's index among all of its document's windows (its first word). */
   private wordOf = new Int32Array(256);
@@ -389,23 +389,13 @@ export class UnitWalker {
       this.skipped = runs.windowsIn(this.doc);
       return 0;
     }
-    const u = wordWindows(text, { length: this.o.minLength, norm: this.norm }, this.units, this.words);
-    const w = wordAnchors(u.count + this.o.minLength - 1, this.o.minLength, this.words);
+    const L = this.o.minLength;
+    const w = wordAnchors(hashWords(text, this.norm, this.words), L, this.words);
     if (this.wordOf.length < w) this.wordOf = new Int32Array(Math.max(w, 2 * this.wordOf.length));
     const n = walkedWindows({ doc: this.doc, w, wj: this.words.wj }, runs, this.wordOf);
-    // The walked windows moved to the front, in order (each index at most its window's).
-    const h = this.words.windowHash;
-    for (let k = 0; k < n; k++) {
-      const x = this.wordOf[k]!;
-      u.start[k] = u.start[x]!;
-      u.end[k] = u.end[x]!;
-      u.textStart[k] = u.textStart[x]!;
-      u.textEnd[k] = u.textEnd[x]!;
-      h[2 * k] = h[2 * x]!;
-      h[2 * k + 1] = h[2 * x + 1]!;
-    }
-    u.count = n;
+    // Only the walked windows are hashed, numbered from 0.
+    windowsAt(w + L - 1, L, { out: this.units, b: this.words, only: this.wordOf, count: n });
     this.skipped = w - n;
-    return this.eachHashed(h, n, each);
+    return this.eachHashed(this.words.windowHash, n, each);
   }
 }

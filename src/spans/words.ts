@@ -90,21 +90,31 @@ const pair = new Uint32Array(2);
  * the empty text's). A text of fewer than L words has no window.
  */
 export function wordWindows(text: string, how: { length: number; norm: (t: string) => string }, out: Units, b: WordBuffers): Units {
-  const { length: L } = how;
-  out.count = 0;
   const n = hashWords(text, how.norm, b);
-  const w = n - L + 1;
+  return windowsAt(n, how.length, { out, b });
+}
+
+/**
+ * Windows of L words of the `n` words {@link hashWords} hashed into `at.b`, into `at.out` and
+ * `at.b.windowHash` as {@link wordWindows} writes them: every window, or those whose first words
+ * `at.only` lists (the first `at.count`, in order).
+ */
+export function windowsAt(n: number, L: number, at: { out: Units; b: WordBuffers; only?: Int32Array; count?: number }): Units {
+  const { out, b, only } = at;
+  const w = only ? at.count! : Math.max(0, n - L + 1);
+  out.count = 0;
   if (w <= 0) return out;
   if (b.windowHash.length < 2 * w) b.windowHash = new Uint32Array(Math.max(2 * w, b.windowHash.length * 2));
   for (let k = 0; k < w; k++) {
-    const a = b.start[k]!;
-    const e = b.end[k + L - 1]!;
+    const x = only ? only[k]! : k;
+    const a = b.start[x]!;
+    const e = b.end[x + L - 1]!;
     out.start[k] = a;
     out.end[k] = e;
     out.textStart[k] = a;
     out.textEnd[k] = e;
-    b.windowHash[2 * k] = murmur3Words(b.lane0, 0x5ba7, k, k + L);
-    b.windowHash[2 * k + 1] = murmur3Words(b.lane1, 0x2f1c, k, k + L);
+    b.windowHash[2 * k] = murmur3Words(b.lane0, 0x5ba7, x, x + L);
+    b.windowHash[2 * k + 1] = murmur3Words(b.lane1, 0x2f1c, x, x + L);
   }
   out.count = w;
   return out;
