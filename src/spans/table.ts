@@ -201,10 +201,25 @@ export class UnitTable {
     return i;
   }
 
-  private grow(): void {
+  /** Units the table takes before its next growth. */
+  get room(): number {
+    return this.limit - this.size;
+  }
+
+  /**
+   * Grows the table now, so that `units` distinct units fit (at least twice the slots): one growth
+   * to the size the caller projects, instead of a doubling, a rehash and fresh memory each time.
+   */
+  growFor(units: number): void {
+    let cap = this.capacity * 2;
+    while (cap * this.maxLoad < units) cap *= 2;
+    this.grow(cap);
+  }
+
+  private grow(cap = this.capacity * 2): void {
     const old = this.capacity;
     const { s, byte } = this;
-    const next = new UnitTable(old * 2);
+    const next = new UnitTable(cap);
     const moved = this.onGrow ? new Int32Array(old).fill(-1) : undefined;
     for (let j = 0; j < old; j++) {
       const o = j * STRIDE;
