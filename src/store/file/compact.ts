@@ -8,6 +8,7 @@
  */
 import { open as openFile } from 'node:fs/promises';
 import path from 'node:path';
+import { crc32 } from 'node:zlib';
 import type { LogReplica } from '../log/replica.js';
 import { encodeFrame, type FrameDoc } from './frames.js';
 import { dataFiles, syncDir, writeAll } from './manifest.js';
@@ -55,8 +56,9 @@ export async function writeCompacted(src: CompactSource): Promise<Compacted> {
     let batchBytes = 0;
     const flush = async () => {
       if (docs.length === 0) return;
-      const frame = encodeFrame('put', docs, out.recordsBytes);
-      await writeAll(records, Buffer.concat(recs));
+      const bytes = Buffer.concat(recs);
+      const frame = encodeFrame('put', docs, out.recordsBytes, crc32(bytes));
+      await writeAll(records, bytes);
       await writeAll(log, frame);
       out.recordsBytes += batchBytes;
       out.logBytes += frame.length;

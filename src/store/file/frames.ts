@@ -2,7 +2,12 @@
  * The frames of the file store's log (docs/stores.md, "file:DIR"). The log file is a sequence of
  * frames; one frame is one write batch:
  *   u32 payloadBytes · u32 crc32(payload) · payload
- *   payload: u8 version (1) · f64 recordsAt · u32 entryBytes · entry · per put document: u32 recordBytes · f64 expiresAt (NaN: none)
+ *   payload: u8 version (2) · f64 recordsAt · u32 entryBytes · entry · per put document: u32 recordBytes · f64 expiresAt (NaN: none)
+ *            · u32 crc32 of the put's records (version 2; 0 for a remove)
+ * Version 1, read, has no records checksum: its batch's records were synced before its frame. A
+ * batch of version 2 syncs its records and its frame at once (one disk flush's wait, not two), so
+ * the log's last frame may be on disk without its records: open checks them against the checksum
+ * and cuts the frame off when they do not hold (./replay.ts).
  * `entry` is a posting-log entry (src/store/log/entry.ts: op, ids, keys), shared with the Redis log
  * layout. A put's records are written contiguously to the records file from byte `recordsAt`, in
  * the entry's order. All integers little-endian. A frame whose length or checksum does not hold is a
@@ -12,8 +17,8 @@
 import { crc32 } from 'node:zlib';
 import { decodeLogEntry, encodeLogEntry, type LogDoc, type LogEntry } from '../log/entry.js';
 
-/** Version byte of a frame's payload. */
-export const FRAME_VERSION = 1;
+/** Version byte of a frame's payload, as written now (1 is read too). */
+export const FRAME_VERSION = 2;
 /** Bytes before a frame's payload. */
 export const FRAME_HEADER = 8;
 
@@ -27,6 +32,8 @@ export interface Frame {
   recordBytes: number[];
   /** Each put document's expiry (undefined: none). */
   expiresAt: (number | undefined)[];
+  /** The crc32 of the put's records, back to back (undefined in a frame of version 1). */
+  recordsCrc?: number | undefined;
 }
 
 /** What a put frame says of each document beside the entry. */
@@ -35,11 +42,11 @@ export interface FrameDoc extends LogDoc {
   expiresAt: number | undefined;
 }
 
-/** Encodes one frame (header included); `docs` carry record lengths for a put. */
-export function encodeFrame(op: 'put' | 'remove', docs: FrameDoc[] | LogDoc[], recordsAt: number): Buffer {
+/** Encodes one frame (header included); `docs` carry record lengths for a put, and `recordsCrc` is the crc32 of its records. */
+export function encodeFrame(op: 'put' | 'remove', docs: FrameDoc[] | LogDoc[], recordsAt: number, recordsCrc = 0): Buffer {
   const entry = encodeLogEntry(op, docs);
   const perDoc = op === 'put' ? 12 : 0;
-  const payload = Buffer.allocUnsafe(13 + entry.length + perDoc * docs.length);
+  const payload = Buffer.allocUnsafe(13 + entry.length + perDoc * docs.length + 4);
   payload[0] = FRAME_VERSION;
   payload.writeDoubleLE(recordsAt, 1);
   payload.writeUInt32LE(entry.length, 9);
@@ -51,6 +58,7 @@ export function encodeFrame(op: 'put' | 'remove', docs: FrameDoc[] | LogDoc[], r
       o += 12;
     }
   }
+  payload.writeUInt32LE(op === 'put' ? recordsCrc >>> 0 : 0, o);
   const head = Buffer.allocUnsafe(FRAME_HEADER);
   head.writeUInt32LE(payload.length, 0);
   head.writeUInt32LE(crc32(payload), 4);
@@ -67,7 +75,8 @@ export function decodeFrameAt(buf: Buffer, o: number, where: string): { frame: F
   const end = o + FRAME_HEADER + n;
   if (end > buf.length) return 'short';
   const payload = buf.subarray(o + FRAME_HEADER, end);
-  if (crc32(payload) !== buf.readUInt32LE(o + 4) || n < 13 || payload[0] !== FRAME_VERSION) return 'bad';
+  const version = payload[0];
+  if (crc32(payload) !== buf.readUInt32LE(o + 4) || n < 13 || (version !== 1 && version !== 2)) return 'bad';
   const entryBytes = payload.readUInt32LE(9);
   if (13 + entryBytes > n) return 'bad';
   let entry: LogEntry;
@@ -77,7 +86,8 @@ export function decodeFrameAt(buf: Buffer, o: number, where: string): { frame: F
     return 'bad';
   }
   const puts = entry.op === 'put' ? entry.docs.length : 0;
-  if (13 + entryBytes + 12 * puts !== n) return 'bad';
+  const tail = version === 2 ? 4 : 0;
+  if (13 + entryBytes + 12 * puts + tail !== n) return 'bad';
   const recordBytes: number[] = [];
   const expiresAt: (number | undefined)[] = [];
   for (let i = 0, p = 13 + entryBytes; i < puts; i++, p += 12) {
@@ -85,5 +95,6 @@ export function decodeFrameAt(buf: Buffer, o: number, where: string): { frame: F
     const at = payload.readDoubleLE(p + 4);
     expiresAt.push(Number.isNaN(at) ? undefined : at);
   }
-  return { frame: { entry, recordsAt: payload.readDoubleLE(1), recordBytes, expiresAt }, end };
+  const recordsCrc = version === 2 && entry.op === 'put' ? payload.readUInt32LE(n - 4) : undefined;
+  return { frame: { entry, recordsAt: payload.readDoubleLE(1), recordBytes, expiresAt, recordsCrc }, end };
 }

@@ -3,9 +3,13 @@
  * files under the next generation's names beside the old ones, and switching the generation in
  * the manifest (one atomic rename) is what makes them the store: a crash before the rename leaves
  * the old generation, after it the new one; open deletes the other generation's files.
- *   generation 0: `records`, `log` (format "neardup-file-store 1", as before compaction existed)
- *   generation G > 0: `records.G`, `log.G` (format "neardup-file-store 2": a version that reads
- *   only format 1 refuses the store instead of finding no files and taking it for empty)
+ *   generation 0: `records`, `log`; generation G > 0: `records.G`, `log.G`.
+ * Formats: "neardup-file-store 3" (`generation` given) is written now: its log may hold frames of
+ * version 2, whose records are checked against the checksum in the frame when the log's last frame
+ * is opened (./frames.ts), since a batch's records and frame are synced together. A version that
+ * reads only the formats before would cut such a last frame off as torn, so it must refuse the
+ * store instead. Formats 1 (generation 0) and 2 (G > 0) are read; the store's first write after
+ * open rewrites the manifest as format 3 ({@link FileStore}), before its first frame of version 2.
  * @module
  */
 import { existsSync, readdirSync } from 'node:fs';
@@ -13,14 +17,18 @@ import { open as openFile, readFile, rename, rm, type FileHandle } from 'node:fs
 import path from 'node:path';
 import type { StoreManifest } from '../types.js';
 
-/** Format of manifest.json's `format` field, by whether the store was ever compacted. */
-export const FILE_STORE_FORMAT = 'neardup-file-store 1';
+/** Format of manifest.json's `format` field, as written now. */
+export const FILE_STORE_FORMAT = 'neardup-file-store 3';
+/** The formats before, read: generation 0, and a compacted store's. */
+const FIRST_FORMAT = 'neardup-file-store 1';
 const COMPACTED_FORMAT = 'neardup-file-store 2';
 
 /** A store's manifest and the generation of its data files. */
 export interface StoredManifest {
   manifest: StoreManifest;
   generation: number;
+  /** The format read (absent: {@link FILE_STORE_FORMAT}, as {@link writeManifest} writes). */
+  format?: string;
 }
 
 /** The data files of `generation`. */
@@ -33,9 +41,11 @@ export async function readManifest(dir: string): Promise<StoredManifest | null> 
   const file = path.join(dir, 'manifest.json');
   if (!existsSync(file)) return null;
   const m = JSON.parse(await readFile(file, 'utf8')) as { format?: string; manifest?: StoreManifest; generation?: number };
-  if (m.format === FILE_STORE_FORMAT) return { manifest: m.manifest!, generation: 0 };
-  if (m.format === COMPACTED_FORMAT && Number.isInteger(m.generation) && m.generation! > 0) return { manifest: m.manifest!, generation: m.generation! };
-  throw new Error(`${file}: format "${m.format}", this version reads "${FILE_STORE_FORMAT}" and "${COMPACTED_FORMAT}"`);
+  const g = m.generation;
+  if (m.format === FILE_STORE_FORMAT && Number.isInteger(g) && g! >= 0) return { manifest: m.manifest!, generation: g! };
+  if (m.format === FIRST_FORMAT) return { manifest: m.manifest!, generation: 0, format: m.format };
+  if (m.format === COMPACTED_FORMAT && Number.isInteger(g) && g! > 0) return { manifest: m.manifest!, generation: g!, format: m.format };
+  throw new Error(`${file}: format "${m.format}", this version reads "${FILE_STORE_FORMAT}", "${COMPACTED_FORMAT}" and "${FIRST_FORMAT}"`);
 }
 
 /** The most one write call is given: Node refuses a length of 2 GiB or more (a checkpoint array at ~5.6M documents). */
@@ -73,9 +83,7 @@ export async function syncDir(dir: string): Promise<void> {
 /** Written to a temporary file, synced, then renamed: a crash leaves the old state or the new. */
 export async function writeManifest(dir: string, m: StoredManifest): Promise<void> {
   const tmp = path.join(dir, 'manifest.json.tmp');
-  const body = m.generation === 0
-    ? { format: FILE_STORE_FORMAT, manifest: m.manifest }
-    : { format: COMPACTED_FORMAT, generation: m.generation, manifest: m.manifest };
+  const body = { format: FILE_STORE_FORMAT, generation: m.generation, manifest: m.manifest };
   const f = await openFile(tmp, 'w');
   await f
     .writeFile(JSON.stringify(body) + '\n')

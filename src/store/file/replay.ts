@@ -3,11 +3,17 @@
  * torn tail (the frame of a write that was never acknowledged, cut short by a crash) is cut off the
  * log, and the records file is cut back to the last record the log refers to. A damaged frame that
  * is not at the tail is not cut off silently: it fails the open, since acknowledged writes follow it.
+ * The last whole frame is folded only once its records hold (the checksum a frame of version 2
+ * carries, ./frames.ts): a batch syncs its records and its frame at once, so a crash may leave the
+ * frame on disk without them; such a frame was never acknowledged, and is cut off as torn. Every
+ * frame before it was: the next batch is written only after the one before is on disk.
  * @module
  */
 import type { FileHandle } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
 import type { LogReplica, ReplicaDoc } from '../log/replica.js';
 import { decodeFrameAt, FRAME_HEADER, type Frame } from './frames.js';
+import { readFull } from './manifest.js';
 
 /** Bytes of log read at a time while opening. */
 const READ_CHUNK = 16 << 20;
@@ -77,12 +83,28 @@ export async function replay(files: StoreFiles, replica: LogReplica): Promise<Re
   let base = files.start.logEnd; // file offset of buf[0]
   let o = 0;
   let recordsEnd = files.start.recordsEnd;
+  // The last frame read, folded once the next one is whole (or, the last of all, once its records hold).
+  let last: { frame: Frame; at: number } | undefined;
+  const fold = async (): Promise<void> => {
+    const f = last!.frame;
+    await replica.apply({ op: f.entry.op, docs: replicaDocs(f) });
+    replica.applied++;
+    if (f.entry.op === 'put') recordsEnd = f.recordsAt + f.recordBytes.reduce((a, b) => a + b, 0);
+    last = undefined;
+  };
+  const end = async (logEnd: number): Promise<Replayed> => {
+    if (last === undefined) return finish(files, logEnd, recordsEnd);
+    if (await recordsHold(files.records, last.frame)) {
+      await fold();
+      return finish(files, logEnd, recordsEnd);
+    }
+    return finish(files, last.at, recordsEnd);
+  };
   for (;;) {
     const got = decodeFrameAt(buf, o, `${where}@${base + o}`);
     if (typeof got === 'object') {
-      await replica.apply({ op: got.frame.entry.op, docs: replicaDocs(got.frame) });
-      replica.applied++;
-      if (got.frame.entry.op === 'put') recordsEnd = got.frame.recordsAt + got.frame.recordBytes.reduce((a, b) => a + b, 0);
+      if (last) await fold();
+      last = { frame: got.frame, at: base + o };
       o = got.end;
       continue;
     }
@@ -92,7 +114,7 @@ export async function replay(files: StoreFiles, replica: LogReplica): Promise<Re
       const need = buf.length - o >= FRAME_HEADER ? buf.readUInt32LE(o) + FRAME_HEADER : READ_CHUNK;
       const next = Buffer.allocUnsafe(Math.max(READ_CHUNK, need));
       const { bytesRead } = await log.read(next, 0, next.length, fileAt);
-      if (bytesRead === 0) return finish(files, base + o, recordsEnd);
+      if (bytesRead === 0) return end(base + o);
       buf = Buffer.concat([buf.subarray(o), next.subarray(0, bytesRead)]);
       base += o;
       o = 0;
@@ -101,8 +123,15 @@ export async function replay(files: StoreFiles, replica: LogReplica): Promise<Re
     const logEnd = base + o;
     if (got === 'bad' && !(await tailIsTorn(log, logEnd, logSize)))
       throw new Error(`${where}: damaged frame at byte ${logEnd} of ${logSize}, followed by more frames: the log is corrupt (restore a backup)`);
-    return finish(files, logEnd, recordsEnd);
+    return end(logEnd);
   }
+}
+
+/** Whether a put frame's records are in the records file as its checksum says (a frame of version 1, or a remove: true). */
+async function recordsHold(records: FileHandle, f: Frame): Promise<boolean> {
+  if (f.entry.op !== 'put' || f.recordsCrc === undefined) return true;
+  const bytes = Buffer.allocUnsafe(f.recordBytes.reduce((a, b) => a + b, 0));
+  return (await readFull(records, bytes, f.recordsAt)) === bytes.length && crc32(bytes) === f.recordsCrc;
 }
 
 async function finish(files: StoreFiles, logEnd: number, recordsEnd: number): Promise<Replayed> {

@@ -10,10 +10,10 @@
  *   lock           the process id of the one process that has the store open (src/store/file/lock.ts).
  * The band table (band key → documents, in typed arrays) and the expiry index live in memory and are
  * folded from the log when the store opens (src/store/log/replica.ts); a lookup reads candidates'
- * records from the records file. A write batch is acknowledged once its records and then its frame
- * are on disk (fdatasync of each): a crash loses no acknowledged write, and the frame of a batch it
- * interrupted is cut off on the next open. Single adds reach the store batched (the index's group
- * commit), so one batch costs two fdatasyncs. `compact()` rewrites records and log with only the
+ * records from the records file. A write batch is acknowledged once its records and its frame are
+ * on disk (both fdatasynced at once): a crash loses no acknowledged write, and the frame of a batch it
+ * interrupted (cut short, or without its records) is cut off on the next open. Single adds reach
+ * the store batched (the index's group commit), so one batch waits for one flush of the disk. `compact()` rewrites records and log with only the
  * live versions, as the next generation of files (src/store/file/compact.ts, manifest.ts).
  * Why this file is long: one class orders every write to the files (a batch refused or written
  * whole, records before frames, checkpoints, compaction's switch, reads in flight); its pieces live
@@ -23,6 +23,7 @@
 import { mkdirSync, existsSync } from 'node:fs';
 import { open as openFile, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { crc32 } from 'node:zlib';
 import { LogReplica } from '../log/replica.js';
 import { faultHooks } from '../../common/faults.js';
 import type { NearDupStore, PutEntry, RemoveEntry, StoreCompaction, StoredDoc, StoreFile, StoreManifest } from '../types.js';
@@ -143,13 +144,25 @@ export class FileStore implements NearDupStore {
     return run;
   }
 
+  /** Before the first frame of version 2 in a store of an earlier format: its manifest rewritten as the format now, which a version that would cut such a frame off refuses. */
+  private async upgradeFormat(): Promise<void> {
+    if (this.stored!.format === undefined) return;
+    const { manifest, generation } = this.stored!;
+    await writeManifest(this.dir, { manifest, generation });
+    this.stored = { manifest, generation };
+  }
+
   /** Appends `bytes` at the end of `file` and waits until they are on disk. */
   private async append(file: FileHandle, bytes: Buffer): Promise<void> {
     await writeAll(file, bytes);
     await file.datasync();
   }
 
-  /** Records first, then the frame that refers to them: a frame on disk never points past the records. */
+  /**
+   * The records and the frame that refers to them, synced at once: one disk flush's wait, not two.
+   * A crash may leave the frame on disk without its records, unacknowledged: the frame's checksum of
+   * them tells the next open to cut it off (./replay.ts).
+   */
   async put(entries: PutEntry[]): Promise<void> {
     if (entries.length === 0) return;
     return this.write(async () => {
@@ -162,10 +175,10 @@ export class FileStore implements NearDupStore {
       const at = this.recordsEnd;
       const recs = Buffer.concat(entries.map((e) => e.record));
       const docs = entries.map((e) => ({ id: e.id, keys: e.keys, recordBytes: e.record.length, expiresAt: e.expiresAt }));
-      const frame = encodeFrame('put', docs, at);
-      await this.append(this.records!, recs);
+      const frame = encodeFrame('put', docs, at, crc32(recs));
+      await this.upgradeFormat();
+      await Promise.all([this.append(this.records!, recs), this.append(this.log!, frame)]);
       this.recordsEnd += recs.length;
-      await this.append(this.log!, frame);
       this.logEnd += frame.length;
       let o = at;
       const rep = this.table;
@@ -221,6 +234,7 @@ export class FileStore implements NearDupStore {
       const docs = entries.filter((_, i) => removed[i]).map((e) => ({ id: e.id }));
       if (docs.length === 0) return removed;
       const frame = encodeFrame('remove', docs, this.recordsEnd);
+      await this.upgradeFormat();
       await this.append(this.log!, frame);
       this.logEnd += frame.length;
       await rep.apply({ op: 'remove', docs });
@@ -368,7 +382,7 @@ export class FileStore implements NearDupStore {
       const old = [this.log!, this.records!];
       [this.log, this.records] = [log, records];
       relocate(rep, out.offsets);
-      this.stored = { ...this.stored!, generation };
+      this.stored = { manifest: this.stored!.manifest, generation };
       [this.logEnd, this.recordsEnd, this.checkpointed, rep.applied] = [out.logBytes, out.recordsBytes, 0, out.frames];
       // Lookups that took their places before the swap read the old file: they finish first.
       await this.reads.settled();

@@ -117,7 +117,11 @@ for (const [format, size] of [[3, 38], [4, 39]] as const) {
     await fold0.open(manifest);
     assert.deepEqual(await answersOf(fold0, ids), want);
     await fold0.close();
+    // Its manifest (format 1, its frames of version 1) is rewritten as format 3 before the first frame of version 2.
+    const formatOf = () => (JSON.parse(readFileSync(path.join(d, 'manifest.json'), 'utf8')) as { format: string }).format;
+    assert.equal(formatOf(), 'neardup-file-store 1');
     await s.put([{ id: 'n', keys: keys(1), record: Buffer.from('n') }]);
+    assert.equal(formatOf(), 'neardup-file-store 3');
     await s.close();
     // The next checkpoint is format 6.
     assert.equal(sectionsOf(path.join(d, 'table')).header.format, 'neardup-file-table 6');

@@ -1,7 +1,8 @@
 /**
  * The file store across crashes: kill -9 of a process adding in batches loses no acknowledged add
  * and `neardup index check` passes after; a torn log tail (a frame cut short, or damaged at the end)
- * is cut off on open with the records it referred to; a damaged frame followed by more fails the open;
+ * is cut off on open with the records it referred to, and so is a last frame whose records did not
+ * reach the disk (records and frame are synced at once); a damaged frame followed by more fails the open;
  * a checkpoint that fails (a full disk) does not fail the add that took it.
  */
 import { test, after } from 'node:test';
@@ -87,6 +88,41 @@ test('file store: a torn tail is cut off on open, with the records it referred t
   closeSync(fd);
   const c = await NearDupIndex.open({ store: `file:${dir}` });
   assert.equal(await c.size(), 80);
+  await c.close();
+});
+
+test('file store: a last frame on disk without its records (a batch syncs both at once) is cut off, as is one whose records differ; writing goes on', async () => {
+  const dir = fresh();
+  await filled(dir, 5);
+  rmSync(path.join(dir, 'table'));
+  const records = path.join(dir, 'records');
+  const log = path.join(dir, 'log');
+  // The crash came before the last batch's records were all in the file.
+  truncateSync(records, statSync(records).size - 10);
+  const a = await NearDupIndex.open({ store: `file:${dir}` });
+  assert.equal(await a.size(), 80);
+  assert.equal(await a.get('d85'), null);
+  assert.ok(((await a.stats()).storeStats as Record<string, number>).tornBytesCutAtOpen! > 0);
+  assert.deepEqual((await checkIndex(a)).errors, []);
+  await a.addMany(texts.slice(100, 120).map((text, i) => ({ id: `n${i}`, text })));
+  await a.close();
+  // The last batch's records there in length but not in bytes (a file extended before its data reached the disk).
+  rmSync(path.join(dir, 'table'));
+  const size = statSync(records).size;
+  const fd = openSync(records, 'r+');
+  writeSync(fd, Buffer.alloc(50), 0, 50, size - 60);
+  closeSync(fd);
+  const logSize = statSync(log).size;
+  const b = await NearDupIndex.open({ store: `file:${dir}` });
+  assert.equal(await b.size(), 80);
+  assert.equal(await b.get('n3'), null);
+  assert.ok(statSync(log).size < logSize, 'the frame is cut off the log');
+  assert.deepEqual((await checkIndex(b)).errors, []);
+  await b.addMany(texts.slice(100, 120).map((text, i) => ({ id: `m${i}`, text })));
+  await b.close();
+  const c = await NearDupIndex.open({ store: `file:${dir}` });
+  assert.equal(await c.size(), 100);
+  assert.ok(await c.get('m3'));
   await c.close();
 });
 
