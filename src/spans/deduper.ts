@@ -140,9 +140,7 @@ export class SpanDeduper {
     this.units = this.walker.units;
     this.hash = this.walker.hash;
     this.lists = this.o.unit !== 'substring' && (this.o.minDocs === undefined || this.o.minDocs >= 2) ? new RepeatLists() : undefined;
-    if (this.lists) this.table.onGrow = (moved) => this.lists!.moved(moved);
-    const bytes = this.o.unit === 'substring' && this.o.lengthUnit === 'bytes';
-    this.walker.ahead = bytes ? (hi, lo) => this.table.peekWithByte(hi, lo) : (hi, lo) => this.table.peek(hi, lo);
+    this.walker.ahead = (hi, lo) => this.table.peek(hi, lo);
   }
 
   /**
@@ -178,8 +176,9 @@ export class SpanDeduper {
     // The table sized once, for the distinct windows pass 1 meets, between the fewest it can meet and the windows
     // it walks: its growth was a tenth of the run and, old and new side by side, its peak memory. Up to 3/4
     // full, so that the middle of those bounds fits in half the slots a half-full table takes (a 50.9 MB corpus:
-    // 3.3M to 6.8M, 4.3M met, 302 MB instead of 604).
-    this.table.reserve(Math.max(runs.distinctAtLeast, runs.walked / 2), 0.75);
+    // 3.3M to 6.8M, 4.3M met: an index of 8.4M slots, 67 MB). Records for every window walked: those
+    // of the windows that do not come take no memory.
+    this.table.reserve(Math.max(runs.distinctAtLeast, runs.walked / 2), 0.75, runs.walked);
   }
 
   /** Pass 1: counts the units of the next document (documents come in input order, numbered from 0). */
@@ -194,13 +193,10 @@ export class SpanDeduper {
       this.observeListed(doc, text);
       return;
     }
-    const c = this.cursor.reset(text);
     const u = this.units;
     this.walker.doc = doc;
     this.walker.each(text, (k) => {
-      const pos = u.start[k]!;
-      c.at(pos);
-      const i = this.table.add(this.hash[0]!, this.hash[1]!, doc, pos, c.cp, c.byte);
+      const i = this.table.add(this.hash[0]!, this.hash[1]!, doc, u.start[k]!);
       this.s.units++;
       // Keep-first cuts exactly the occurrences after the first; --min-docs K ≥ 2 only units in two documents or more.
       if (this.o.minDocs === undefined ? this.table.count(i) > 1 : this.o.minDocs <= 1 || this.table.docs(i) >= 2) {
@@ -265,7 +261,7 @@ export class SpanDeduper {
     const start = this.units.start;
     lists.begin(doc);
     const each = (k: number): void => {
-      const i = t.add(h[0]!, h[1]!, doc, start[k]!, 0, 0);
+      const i = t.add(h[0]!, h[1]!, doc, start[k]!);
       this.s.units++;
       if (t.count(i) > 1) lists.later(k, i);
     };
@@ -295,6 +291,8 @@ export class SpanDeduper {
     this.s.documents = this.observed;
     this.lists?.end(this.table);
     this.v = new UnitVerifier(this.table);
+    // Keep-first's audit names the kept occurrence's offsets: the check keeps them, for the repeated units alone.
+    this.v.offsets = this.o.minDocs === undefined;
     this.v.chain = this.o.unit === 'substring' && this.o.lengthUnit === 'bytes';
     // Byte windows: the check's record and text fetched a batch ahead too (the check of every window walked was a cache miss per window).
     if (this.v.chain) {
@@ -426,11 +424,9 @@ export class SpanDeduper {
       // Only the units pass 1 listed: repeated hashes' later and first occurrences.
       this.cursor.reset(text, this.walker.offsetWalk(text));
       this.walker.split(text);
-      this.lists.each(doc, this.units, this.table, (k, i, first) => {
+      this.lists.each(doc, this.units, this.table, (k, i) => {
         if (this.speculative || this.v!.collides(i)) this.hashListed(doc, text, k, i);
         this.unitOf(doc, text, k, i, removed, found);
-        // The kept occurrence's offsets, for the audit of the later ones (first: the slot's first text).
-        if (first) this.table.setFirstOffsets(i, this.cursor.at(this.units.start[k]!).cp, this.cursor.byte);
       });
       return this.cut(text, removed, found);
     }

@@ -10,6 +10,8 @@
  * the accessors here answer for both, so what is cut, the audit, the counts and the top units are
  * those of an ideal collision-free hash. Without a collision (every real run, at 64 bits) the side
  * table stays empty and pass 2 compares nothing.
+ * The check also keeps each repeated unit's first code-point and byte starts, met at its first
+ * occurrence (the table keeps neither: only a repeated unit's are ever read, for the audit).
  * @module
  */
 import type { UnitTable } from './table.js';
@@ -80,6 +82,10 @@ export class UnitVerifier {
    */
   private at: Float64Array;
   private rec: Int32Array;
+  /** Per repeated unit r, its first text's code-point and byte starts (`offs[2r]`, `offs[2r + 1]`); kept after {@link end}. */
+  private offs: Int32Array;
+  /** Whether the first occurrences' offsets are read (keep-first's audit); without, {@link check} does not ask for them. */
+  offsets = true;
   private text = new Uint16Array(1024);
   private used = 0;
   /**
@@ -94,10 +100,11 @@ export class UnitVerifier {
 
   constructor(private readonly t: UnitTable) {
     let n = 0;
-    for (let i = 0; i < t.capacity; i++) if (t.used(i)) t.setTag(i, t.count(i) > 1 ? ++n : 0);
+    for (let i = 0; i < t.size; i++) t.setTag(i, t.count(i) > 1 ? ++n : 0);
     this.repeated = n;
     this.slot = new Int32Array(n);
-    for (let i = 0; i < t.capacity; i++) if (t.used(i) && t.tag(i) > 0) this.slot[t.tag(i) - 1] = i;
+    for (let i = 0; i < t.size; i++) if (t.tag(i) > 0) this.slot[t.tag(i) - 1] = i;
+    this.offs = new Int32Array(2 * n);
     const buf = new ArrayBuffer(32 * n);
     this.at = new Float64Array(buf);
     this.rec = new Int32Array(buf);
@@ -121,7 +128,11 @@ export class UnitVerifier {
     const o = 8 * r;
     const rec = this.rec;
     if (this.at[4 * r]! < 0) {
-      // The first occurrence of the hash (input order): its text is the slot's.
+      // The first occurrence of the hash (input order): its text and offsets are the slot's.
+      if (this.offsets) {
+        this.offs[2 * r] = at.cp;
+        this.offs[2 * r + 1] = at.byte;
+      }
       if (this.chain && this.continues(r, key, len)) {
         rec[o + COUNTS] = 1;
         rec[o + DOCS] = 1;
@@ -213,11 +224,11 @@ export class UnitVerifier {
   }
 
   firstCp(i: number, s: number): number {
-    return s < 0 ? this.t.firstCp(i) : this.side.firstCp[s]!;
+    return s < 0 ? this.offs[2 * (this.t.tag(i) - 1)]! : this.side.firstCp[s]!;
   }
 
   firstByte(i: number, s: number): number {
-    return s < 0 ? this.t.firstByte(i) : this.side.firstByte[s]!;
+    return s < 0 ? this.offs[2 * (this.t.tag(i) - 1) + 1]! : this.side.firstByte[s]!;
   }
 
   count(i: number, s: number): number {
