@@ -383,32 +383,36 @@ export class SpanDeduper {
     this.pickTop();
   }
 
-  /** The summary's distinct and repeated units, and its most repeated ones (their texts filled by pass 2). */
+  /**
+   * The summary's distinct and repeated units, and its most repeated ones (their texts filled by
+   * pass 2): by occurrences, then first seen first, over the table's units then the check's side
+   * units, read where they are (arrays of every repeated unit's keys were a transient tenth of the
+   * peak memory of byte windows).
+   */
   private pickTop(): void {
     const v = this.v!;
+    const size = this.table.size;
     this.s.distinctUnits = v.distinct + this.skipped;
-    const repeated: number[] = [];
-    v.eachRepeated((i, s) => repeated.push(s < 0 ? i : -2 - s));
-    this.s.repeatedUnits = repeated.length;
-    const slot = (x: number): number => (x >= 0 ? x : -1);
-    const side = (x: number): number => (x >= 0 ? -1 : -2 - x);
-    // By occurrences, then first seen first (the keys read once, into arrays).
-    const n = repeated.length;
-    const count = new Float64Array(n);
-    const firstDoc = new Float64Array(n);
-    const firstPos = new Float64Array(n);
-    for (let j = 0; j < n; j++) {
-      const x = repeated[j]!;
-      count[j] = v.count(slot(x), side(x));
-      firstDoc[j] = v.firstDoc(slot(x), side(x));
-      firstPos[j] = v.firstPos(slot(x), side(x));
-    }
-    const order = selectTop(n, this.o.top, (a, b) => count[b]! - count[a]! || firstDoc[a]! - firstDoc[b]! || firstPos[a]! - firstPos[b]! || a - b);
-    this.s.top = order.map((j, k) => {
-      const x = repeated[j]!;
-      this.topSlots.set(x, k);
-      this.touch(firstDoc[j]!, 1);
-      return { text: '', count: count[j]!, docs: v.docs(slot(x), side(x)) };
+    let repeated = 0;
+    v.eachRepeated(() => repeated++);
+    this.s.repeatedUnits = repeated;
+    // Unit x: the table's unit x, or side unit x − size.
+    const slot = (x: number): number => (x < size ? x : -1);
+    const side = (x: number): number => (x < size ? -1 : x - size);
+    const isRepeated = (x: number): boolean => v.repeatedUnit(slot(x), side(x));
+    // Units seen once count 0: they come last, and only when fewer than --top units repeat (then dropped).
+    const count = (x: number): number => (isRepeated(x) ? v.count(slot(x), side(x)) : 0);
+    const order = selectTop(
+      size + v.collisions,
+      this.o.top,
+      (a, b) =>
+        count(b) - count(a) || v.firstDoc(slot(a), side(a)) - v.firstDoc(slot(b), side(b)) || v.firstPos(slot(a), side(a)) - v.firstPos(slot(b), side(b))
+        || a - b,
+    ).filter(isRepeated);
+    this.s.top = order.map((x, k) => {
+      this.topSlots.set(x < size ? x : -2 - (x - size), k);
+      this.touch(v.firstDoc(slot(x), side(x)), 1);
+      return { text: '', count: count(x), docs: v.docs(slot(x), side(x)) };
     });
   }
 

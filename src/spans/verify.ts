@@ -241,6 +241,11 @@ export class UnitVerifier {
     return this.t.size + this.side.size;
   }
 
+  /** Whether unit (slot `i`, side index `s`) occurs more than once (a unit {@link eachRepeated} gives). */
+  repeatedUnit(i: number, s: number): boolean {
+    return s < 0 ? this.t.tag(i) > 0 && this.t.count(i) > 1 : this.side.count[s]! > 1;
+  }
+
   /** Every unit occurring more than once, as (slot, side index) pairs in `each` (a side unit's slot is −1: the accessors do not read it). */
   eachRepeated(each: (i: number, s: number) => void): void {
     const t = this.t;
