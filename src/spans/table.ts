@@ -27,7 +27,10 @@ const STRIDE = 6;
 
 /** Open-addressing hash table from a unit's 64-bit hash to its first occurrence and counts; units are numbered 0, 1, 2… as first met. */
 export class UnitTable {
-  private mask: number;
+  /** Index slots (any number: a hash's home is its scaled high bits, not its low bits masked). */
+  private cap: number;
+  /** cap / 2³², which scales a 32-bit hash to its home slot. */
+  private scale: number;
   /** Distinct units held: their ids are 0 to size − 1. */
   size = 0;
   /** Per index slot: the hash's high half, then its unit's id + 1 (0: empty). */
@@ -40,17 +43,16 @@ export class UnitTable {
   private maxLoad = 0.5;
 
   constructor(capacity = 1 << 12) {
-    let cap = 16;
-    while (cap < capacity) cap *= 2;
-    this.mask = cap - 1;
-    this.index = new Int32Array(2 * cap);
-    this.limit = cap / 2;
+    this.cap = Math.max(16, Math.ceil(capacity));
+    this.scale = this.cap / 2 ** 32;
+    this.index = new Int32Array(2 * this.cap);
+    this.limit = Math.floor(this.cap / 2);
     this.rec = new Int32Array(STRIDE * this.limit);
   }
 
   /** Index slots in all. */
   get slots(): number {
-    return this.mask + 1;
+    return this.cap;
   }
 
   /** Bytes the table holds (the records' untouched pages count, though they take no memory yet). */
@@ -105,25 +107,27 @@ export class UnitTable {
   /**
    * Room for `units` distinct units before the index first grows, when the table is still empty (a
    * hint: it grows as needed anyway), the index then holding at most `load` of its slots (1/2 by
-   * default; more is more probes per lookup, in a smaller index); and records for `most` units
-   * (at least `units`), which take memory only as units come.
+   * default; more is more probes per lookup, in a smaller index; it grows by half when fuller than
+   * 1/2, so as to stay between 2/3 of `load` and `load`); and records for `most` units (at least
+   * `units`), which take memory only as units come.
    */
   reserve(units: number, load = 0.5, most = units): void {
     if (this.size > 0) return;
     this.maxLoad = load;
-    let cap = this.slots;
-    while (cap * load < units) cap *= 2;
+    const cap = Math.max(this.cap, Math.ceil(units / load));
     this.limit = Math.floor(cap * load);
-    if (cap !== this.slots) {
-      this.mask = cap - 1;
+    if (cap !== this.cap) {
+      this.cap = cap;
+      this.scale = cap / 2 ** 32;
       this.index = new Int32Array(2 * cap);
     }
     const records = Math.max(units, most, this.limit);
     if (records * STRIDE > this.rec.length) this.rec = new Int32Array(records * STRIDE);
   }
 
+  /** Hash (hi, lo)'s home slot: a 32-bit mix of it, scaled to the slots (below `cap`: (2³² − 1) · cap / 2³² rounds below cap). */
   private home(hi: number, lo: number): number {
-    return (Math.imul(hi ^ (lo >>> 15), 0x9e3779b1) ^ lo) & this.mask;
+    return Math.floor(((Math.imul(hi ^ (lo >>> 15), 0x9e3779b1) ^ lo) >>> 0) * this.scale);
   }
 
   /**
@@ -142,7 +146,7 @@ export class UnitTable {
     const { index, rec } = this;
     const h = hi | 0;
     const l = lo | 0;
-    for (let i = this.home(hi, lo);; i = (i + 1) & this.mask) {
+    for (let i = this.home(hi, lo);; i = i + 1 === this.cap ? 0 : i + 1) {
       const id = index[2 * i + 1]!;
       if (id === 0) return -1;
       if (index[2 * i] === h && rec[(id - 1) * STRIDE + LO] === l) return id - 1;
@@ -159,7 +163,7 @@ export class UnitTable {
     const h = hi | 0;
     const l = lo | 0;
     let i = this.home(hi, lo);
-    for (;; i = (i + 1) & this.mask) {
+    for (;; i = i + 1 === this.cap ? 0 : i + 1) {
       const id = index[2 * i + 1]!;
       if (id === 0) break;
       const o = (id - 1) * STRIDE;
@@ -194,17 +198,18 @@ export class UnitTable {
     this.rec = r;
   }
 
-  /** Twice the index slots: each unit placed again from its hash (the high half in the old index, the low in its record). */
+  /** More index slots (twice, or half again above a load of 1/2): each unit placed again from its hash (the high half in the old index, the low in its record). */
   private grow(): void {
     const old = this.index;
-    const cap = 2 * this.slots;
+    const cap = Math.ceil(this.cap * (this.maxLoad > 0.5 ? 1.5 : 2));
     const index = new Int32Array(2 * cap);
-    this.mask = cap - 1;
+    this.cap = cap;
+    this.scale = cap / 2 ** 32;
     for (let j = 0; j < old.length; j += 2) {
       const id = old[j + 1]!;
       if (id === 0) continue;
       let i = this.home(old[j]! >>> 0, this.rec[(id - 1) * STRIDE + LO]! >>> 0);
-      while (index[2 * i + 1] !== 0) i = (i + 1) & this.mask;
+      while (index[2 * i + 1] !== 0) i = i + 1 === cap ? 0 : i + 1;
       index[2 * i] = old[j]!;
       index[2 * i + 1] = id;
     }
