@@ -292,9 +292,9 @@ export class SpanDeduper {
     this.v = new UnitVerifier(this.table);
     // Keep-first's audit names the kept occurrence's offsets: the check keeps them, for the repeated units alone.
     this.v.offsets = this.o.minDocs === undefined;
-    this.v.chain = this.o.unit === 'substring' && this.o.lengthUnit === 'bytes';
+    this.v.chain = this.o.unit === 'substring';
     // Byte windows: the check's record and text fetched a batch ahead too (the check of every window walked was a cache miss per window).
-    if (this.v.chain) {
+    if (this.o.unit === 'substring' && this.o.lengthUnit === 'bytes') {
       const v = this.v;
       this.walker.ahead = (hi, lo) => {
         const i = this.table.find(hi, lo);
