@@ -55,11 +55,6 @@ export class UnitTable {
     return this.cap;
   }
 
-  /** Bytes the table holds (the records' untouched pages count, though they take no memory yet). */
-  get bytes(): number {
-    return this.index.byteLength + this.rec.byteLength;
-  }
-
   /** The document of unit `i`'s first occurrence. */
   firstDoc(i: number): number {
     return this.rec[i * STRIDE + FIRST_DOC]!;
