@@ -144,9 +144,7 @@ export class SpanDeduper {
     this.units = this.walker.units;
     this.hash = this.walker.hash;
     this.lists = this.o.unit !== 'substring' && (this.o.minDocs === undefined || this.o.minDocs >= 2) ? new RepeatLists() : undefined;
-    if (this.lists) this.table.onGrow = (moved) => this.lists!.moved(moved);
-    const bytes = this.o.unit === 'substring' && this.o.lengthUnit === 'bytes';
-    this.walker.ahead = bytes ? (hi, lo) => this.table.peekWithByte(hi, lo) : (hi, lo) => this.table.peek(hi, lo);
+    this.walker.ahead = (hi, lo) => this.table.peek(hi, lo);
   }
 
   /**
@@ -164,8 +162,7 @@ export class SpanDeduper {
    * Before a document of pass 1, once the table is nearly full: grows it once to the distinct units
    * projected for the whole input from the share of its bytes read so far (a tenth more), instead
    * of doubling it again and again. Each doubling rehashed every unit into fresh memory, and fresh
-   * memory is dear: ~3 ms per MB on this machine's first touch of a page (a 2²⁵-slot table, 1.2 GB,
-   * reached through four doublings, touched 2.2 GB).
+   * memory is dear: ~3 ms per MB on this machine's first touch of a page.
    */
   private growAhead(): void {
     if (this.expected === 0 || this.table.room > Math.min(GROW_AHEAD, this.table.size >> 3)) return;
@@ -194,11 +191,11 @@ export class SpanDeduper {
     runs.finish(this.anchorCounts ?? new AnchorCounts());
     this.anchorCounts = undefined;
     this.walker.runs = runs;
-    // The table sized once, for the distinct windows pass 1 meets, between the fewest it can meet and the windows
-    // it walks: its growth was a tenth of the run and, old and new side by side, its peak memory. Up to 3/4
-    // full, so that the middle of those bounds fits in half the slots a half-full table takes (a 50.9 MB corpus:
-    // 3.3M to 6.8M, 4.3M met, 302 MB instead of 604).
-    this.table.reserve(Math.max(runs.distinctAtLeast, runs.walked / 2), 0.75);
+    // The table's index sized once, for the distinct windows pass 1 meets, the middle of the fewest it can meet
+    // and the windows it walks (its growth was a tenth of the run and, old and new side by side, its peak
+    // memory), up to 3/4 full (a 50.9 MB corpus: 3.3M to 6.8M, 4.3M met, 6.7M slots, 54 MB; 159 MB: 11.8M to
+    // 23.5M, 15.9M met, 23.5M slots). Records for every window walked: those of the windows that do not come take no memory.
+    this.table.reserve(Math.max(runs.distinctAtLeast, (runs.distinctAtLeast + runs.walked) / 2), 0.75, runs.walked);
   }
 
   /** Pass 1: counts the units of the next document (documents come in input order, numbered from 0). */
@@ -214,13 +211,10 @@ export class SpanDeduper {
       this.observeListed(doc, text);
       return;
     }
-    const c = this.cursor.reset(text);
     const u = this.units;
     this.walker.doc = doc;
     this.walker.each(text, (k) => {
-      const pos = u.start[k]!;
-      c.at(pos);
-      const i = this.table.add(this.hash[0]!, this.hash[1]!, doc, pos, c.cp, c.byte);
+      const i = this.table.add(this.hash[0]!, this.hash[1]!, doc, u.start[k]!);
       this.s.units++;
       // Keep-first cuts exactly the occurrences after the first; --min-docs K ≥ 2 only units in two documents or more.
       if (this.o.minDocs === undefined ? this.table.count(i) > 1 : this.o.minDocs <= 1 || this.table.docs(i) >= 2) {
@@ -286,7 +280,7 @@ export class SpanDeduper {
     const start = this.units.start;
     lists.begin(doc);
     const each = (k: number): void => {
-      const i = t.add(h[0]!, h[1]!, doc, start[k]!, 0, 0);
+      const i = t.add(h[0]!, h[1]!, doc, start[k]!);
       this.s.units++;
       if (t.count(i) > 1) lists.later(k, i);
     };
@@ -316,9 +310,11 @@ export class SpanDeduper {
     this.s.documents = this.observed;
     this.lists?.end(this.table);
     this.v = new UnitVerifier(this.table);
-    this.v.chain = this.o.unit === 'substring' && this.o.lengthUnit === 'bytes';
+    // Keep-first's audit names the kept occurrence's offsets: the check keeps them, for the repeated units alone.
+    this.v.offsets = this.o.minDocs === undefined;
+    this.v.chain = this.o.unit === 'substring';
     // Byte windows: the check's record and text fetched a batch ahead too (the check of every window walked was a cache miss per window).
-    if (this.v.chain) {
+    if (this.o.unit === 'substring' && this.o.lengthUnit === 'bytes') {
       const v = this.v;
       this.walker.ahead = (hi, lo) => {
         const i = this.table.find(hi, lo);
@@ -406,32 +402,36 @@ export class SpanDeduper {
     this.pickTop();
   }
 
-  /** The summary's distinct and repeated units, and its most repeated ones (their texts filled by pass 2). */
+  /**
+   * The summary's distinct and repeated units, and its most repeated ones (their texts filled by
+   * pass 2): by occurrences, then first seen first, over the table's units then the check's side
+   * units, read where they are (arrays of every repeated unit's keys were a transient tenth of the
+   * peak memory of byte windows).
+   */
   private pickTop(): void {
     const v = this.v!;
+    const size = this.table.size;
     this.s.distinctUnits = v.distinct + this.skipped;
-    const repeated: number[] = [];
-    v.eachRepeated((i, s) => repeated.push(s < 0 ? i : -2 - s));
-    this.s.repeatedUnits = repeated.length;
-    const slot = (x: number): number => (x >= 0 ? x : -1);
-    const side = (x: number): number => (x >= 0 ? -1 : -2 - x);
-    // By occurrences, then first seen first (the keys read once, into arrays).
-    const n = repeated.length;
-    const count = new Float64Array(n);
-    const firstDoc = new Float64Array(n);
-    const firstPos = new Float64Array(n);
-    for (let j = 0; j < n; j++) {
-      const x = repeated[j]!;
-      count[j] = v.count(slot(x), side(x));
-      firstDoc[j] = v.firstDoc(slot(x), side(x));
-      firstPos[j] = v.firstPos(slot(x), side(x));
-    }
-    const order = selectTop(n, this.o.top, (a, b) => count[b]! - count[a]! || firstDoc[a]! - firstDoc[b]! || firstPos[a]! - firstPos[b]! || a - b);
-    this.s.top = order.map((j, k) => {
-      const x = repeated[j]!;
-      this.topSlots.set(x, k);
-      this.touch(firstDoc[j]!, 1);
-      return { text: '', count: count[j]!, docs: v.docs(slot(x), side(x)) };
+    let repeated = 0;
+    v.eachRepeated(() => repeated++);
+    this.s.repeatedUnits = repeated;
+    // Unit x: the table's unit x, or side unit x − size.
+    const slot = (x: number): number => (x < size ? x : -1);
+    const side = (x: number): number => (x < size ? -1 : x - size);
+    const isRepeated = (x: number): boolean => v.repeatedUnit(slot(x), side(x));
+    // Units seen once count 0: they come last, and only when fewer than --top units repeat (then dropped).
+    const count = (x: number): number => (isRepeated(x) ? v.count(slot(x), side(x)) : 0);
+    const order = selectTop(
+      size + v.collisions,
+      this.o.top,
+      (a, b) =>
+        count(b) - count(a) || v.firstDoc(slot(a), side(a)) - v.firstDoc(slot(b), side(b)) || v.firstPos(slot(a), side(a)) - v.firstPos(slot(b), side(b))
+        || a - b,
+    ).filter(isRepeated);
+    this.s.top = order.map((x, k) => {
+      this.topSlots.set(x < size ? x : -2 - (x - size), k);
+      this.touch(v.firstDoc(slot(x), side(x)), 1);
+      return { text: '', count: count(x), docs: v.docs(slot(x), side(x)) };
     });
   }
 
@@ -447,11 +447,9 @@ export class SpanDeduper {
       // Only the units pass 1 listed: repeated hashes' later and first occurrences.
       this.cursor.reset(text, this.walker.offsetWalk(text));
       this.walker.split(text);
-      this.lists.each(doc, this.units, this.table, (k, i, first) => {
+      this.lists.each(doc, this.units, this.table, (k, i) => {
         if (this.speculative || this.v!.collides(i)) this.hashListed(doc, text, k, i);
         this.unitOf(doc, text, k, i, removed, found);
-        // The kept occurrence's offsets, for the audit of the later ones (first: the slot's first text).
-        if (first) this.table.setFirstOffsets(i, this.cursor.at(this.units.start[k]!).cp, this.cursor.byte);
       });
       return this.cut(text, removed, found);
     }

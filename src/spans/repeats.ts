@@ -46,19 +46,13 @@ export class RepeatLists {
     this.laterSlot[this.n++] = i;
   }
 
-  /** The table grew: each listed slot moves to `moved[slot]`. */
-  moved(moved: Int32Array): void {
-    const slot = this.laterSlot;
-    for (let j = 0; j < this.n; j++) slot[j] = moved[slot[j]!]!;
-  }
-
   /** Ends pass 1: the first occurrences of the slots of `t` counted more than once, by document, then by start. */
   end(t: UnitTable): void {
     this.laterAt[this.docs] = this.n;
     const at = new Int32Array(this.docs + 1);
     let m = 0;
-    for (let i = 0; i < t.capacity; i++) {
-      if (t.used(i) && t.count(i) > 1) {
+    for (let i = 0; i < t.size; i++) {
+      if (t.count(i) > 1) {
         at[t.firstDoc(i) + 1]!++;
         m++;
       }
@@ -66,7 +60,7 @@ export class RepeatLists {
     for (let d = 0; d < this.docs; d++) at[d + 1]! += at[d]!;
     const slot = new Int32Array(m);
     const fill = at.slice(0, this.docs);
-    for (let i = 0; i < t.capacity; i++) if (t.used(i) && t.count(i) > 1) slot[fill[t.firstDoc(i)]!++] = i;
+    for (let i = 0; i < t.size; i++) if (t.count(i) > 1) slot[fill[t.firstDoc(i)]!++] = i;
     for (let d = 0; d < this.docs; d++) {
       if (at[d + 1]! - at[d]! > 1) slot.subarray(at[d]!, at[d + 1]!).sort((a, b) => t.firstPos(a) - t.firstPos(b));
     }

@@ -1,240 +1,237 @@
 /**
  * The table of `neardup spans`' first pass: for each distinct unit, by its 64-bit hash, where it
- * first occurs (document, UTF-16, code-point and byte offset), in how many documents, and how many
- * times. Open addressing, at most half full, no string per unit: 36 bytes a slot, eight 32-bit
- * fields side by side (one 32-byte run, so a probe and its update touch one cache line, where a
- * column per field cost a cache miss per field at a million units) and the byte offset apart.
+ * first occurs (document and UTF-16 start), in how many documents, and how many times. No string
+ * per unit. Two arrays:
+ * - the records, 24 bytes a unit (six 32-bit fields side by side), numbered in the order the units
+ *   were first met: a unit's id never changes, and the records of new units are written in order,
+ *   so that a record array sized for the most units that can come costs memory only for those
+ *   that came (its pages untouched till then);
+ * - an open-addressing index from the hash to the id, 8 bytes a slot (the hash's high half, to
+ *   pass over other units without reading their records, and the id + 1, 0 in an empty slot).
+ * Where the table was 36 bytes a slot at most half full, it is 8 bytes a slot and 24 a unit: a
+ * lookup reads an index slot, then one record (the records of a repeated passage's windows are
+ * side by side, in the order its second occurrence asks for them).
+ * The first occurrence's code-point and byte starts are not here: the check (./verify.ts) finds
+ * them for the repeated units alone.
  * @module
  */
 
-const EMPTY = -1;
-/** A slot's fields in {@link UnitTable}'s `s`, in this order. */
-const HI = 0;
-const LO = 1;
-const FIRST_DOC = 2;
-const COUNT = 3;
-const DOCS = 4;
-const LAST_DOC = 5;
-const FIRST_POS = 6;
-const FIRST_CP = 7;
-const STRIDE = 8;
+/** A record's fields in {@link UnitTable}'s `rec`, in this order. */
+const LO = 0;
+const FIRST_DOC = 1;
+const COUNT = 2;
+const DOCS = 3;
+const LAST_DOC = 4;
+const FIRST_POS = 5;
+const STRIDE = 6;
 
-/** Open-addressing hash table from a unit's 64-bit hash to its first occurrence and counts. */
+/** Open-addressing hash table from a unit's 64-bit hash to its first occurrence and counts; units are numbered 0, 1, 2… as first met. */
 export class UnitTable {
-  private mask: number;
-  /** Distinct units held. */
+  /** Index slots (any number: a hash's home is its scaled high bits, not its low bits masked). */
+  private cap: number;
+  /** cap / 2³², which scales a 32-bit hash to its home slot. */
+  private scale: number;
+  /** Distinct units held: their ids are 0 to size − 1. */
   size = 0;
-  /** The slots' fields, {@link STRIDE} a slot; the document of the first occurrence is −1 in an empty slot. */
-  private s: Int32Array;
-  /** The first occurrence's UTF-8 byte start, per slot. */
-  private byte: Int32Array;
-  /** Units held before the next {@link add} of a new one grows the table: a fraction ({@link maxLoad}) of the slots. */
+  /** Per index slot: the hash's high half, then its unit's id + 1 (0: empty). */
+  private index: Int32Array;
+  /** The units' fields, {@link STRIDE} a unit, by id. */
+  private rec: Int32Array;
+  /** Units held before the next {@link add} of a new one grows the index: a fraction ({@link maxLoad}) of its slots. */
   private limit: number;
-  /** The fraction of slots held at most (1/2 unless {@link reserve} says otherwise). */
+  /** The fraction of index slots held at most (1/2 unless {@link reserve} says otherwise). */
   private maxLoad = 0.5;
-  /** Told, when the table grows, where each old slot went (`moved[old]`, −1 for an empty one): slots held elsewhere follow. */
-  onGrow: ((moved: Int32Array) => void) | undefined;
 
   constructor(capacity = 1 << 12) {
-    let cap = 16;
-    while (cap < capacity) cap *= 2;
-    this.mask = cap - 1;
-    this.s = new Int32Array(cap * STRIDE);
-    for (let i = 0; i < cap; i++) this.s[i * STRIDE + FIRST_DOC] = EMPTY;
-    this.byte = new Int32Array(cap);
-    this.limit = cap / 2;
+    this.cap = Math.max(16, Math.ceil(capacity));
+    this.scale = this.cap / 2 ** 32;
+    this.index = new Int32Array(2 * this.cap);
+    this.limit = Math.floor(this.cap / 2);
+    this.rec = new Int32Array(STRIDE * this.limit);
   }
 
-  /** Slots in all (for scans). */
-  get capacity(): number {
-    return this.mask + 1;
+  /** Index slots in all. */
+  get slots(): number {
+    return this.cap;
   }
 
-  /** Whether slot `i` holds a unit. */
-  used(i: number): boolean {
-    return this.s[i * STRIDE + FIRST_DOC]! !== EMPTY;
-  }
-
-  /** The document of the unit's first occurrence. */
+  /** The document of unit `i`'s first occurrence. */
   firstDoc(i: number): number {
-    return this.s[i * STRIDE + FIRST_DOC]!;
+    return this.rec[i * STRIDE + FIRST_DOC]!;
   }
 
-  /** Whether slot `i` holds hash (hi, lo). */
+  /** Whether unit `i` has hash (hi, lo). */
   holds(i: number, hi: number, lo: number): boolean {
-    return this.s[i * STRIDE + HI] === (hi | 0) && this.s[i * STRIDE + LO] === (lo | 0);
+    return i >= 0 && i < this.size && this.rec[i * STRIDE + LO] === (lo | 0) && this.find(hi, lo) === i;
   }
 
   /** The first occurrence's UTF-16 start in its document's text (the sharded job: its unit index). */
   firstPos(i: number): number {
-    return this.s[i * STRIDE + FIRST_POS]!;
-  }
-
-  /** The first occurrence's code-point start. */
-  firstCp(i: number): number {
-    return this.s[i * STRIDE + FIRST_CP]!;
-  }
-
-  /** The first occurrence's UTF-8 byte start. */
-  firstByte(i: number): number {
-    return this.byte[i]!;
+    return this.rec[i * STRIDE + FIRST_POS]!;
   }
 
   /** Occurrences in all. */
   count(i: number): number {
-    return this.s[i * STRIDE + COUNT]!;
+    return this.rec[i * STRIDE + COUNT]!;
   }
 
   /** Distinct documents the unit occurs in. */
   docs(i: number): number {
-    return this.s[i * STRIDE + DOCS]!;
+    return this.rec[i * STRIDE + DOCS]!;
   }
 
   /**
-   * After the counting, the slot's field of the last document seen is free: exactness
+   * After the counting, the record's field of the last document seen is free: exactness
    * (./verify.ts) keeps a number there (its repeated unit's index + 1), so as to need no column of its own.
    */
   tag(i: number): number {
-    return this.s[i * STRIDE + LAST_DOC]!;
+    return this.rec[i * STRIDE + LAST_DOC]!;
   }
 
   /** Sets {@link tag}; only once no more occurrences are added. */
   setTag(i: number, v: number): void {
-    this.s[i * STRIDE + LAST_DOC] = v;
+    this.rec[i * STRIDE + LAST_DOC] = v;
   }
 
-  /** Sets the first occurrence's code-point and UTF-8 byte starts (`neardup spans` finds them in pass 2, for the repeated units alone). */
-  setFirstOffsets(i: number, cp: number, byte: number): void {
-    this.s[i * STRIDE + FIRST_CP] = cp;
-    this.byte[i] = byte;
-  }
-
-  /** Sets the slot's counts to those of its first occurrence's text alone (./verify.ts: other texts of its hash counted apart). */
+  /** Sets unit `i`'s counts to those of its first occurrence's text alone (./verify.ts: other texts of its hash counted apart). */
   setCounts(i: number, count: number, docs: number): void {
-    this.s[i * STRIDE + COUNT] = count;
-    this.s[i * STRIDE + DOCS] = docs;
+    this.rec[i * STRIDE + COUNT] = count;
+    this.rec[i * STRIDE + DOCS] = docs;
   }
 
   /**
-   * Room for `units` distinct units before the first growth, when the table is still empty (a hint:
-   * it grows as needed anyway), the table then holding at most `load` of its slots (1/2 by default;
-   * more is more probes per lookup, in a smaller table).
+   * Room for `units` distinct units before the index first grows, when the table is still empty (a
+   * hint: it grows as needed anyway), the index then holding at most `load` of its slots (1/2 by
+   * default; more is more probes per lookup, in a smaller index; it grows by half when fuller than
+   * 1/2, so as to stay between 2/3 of `load` and `load`); and records for `most` units (at least
+   * `units`), which take memory only as units come.
    */
-  reserve(units: number, load = 0.5): void {
+  reserve(units: number, load = 0.5, most = units): void {
     if (this.size > 0) return;
     this.maxLoad = load;
-    let cap = this.capacity;
-    while (cap * load < units) cap *= 2;
+    const cap = Math.max(this.cap, Math.ceil(units / load));
     this.limit = Math.floor(cap * load);
-    if (cap === this.capacity) return;
-    const next = new UnitTable(cap);
-    this.mask = next.mask;
-    this.s = next.s;
-    this.byte = next.byte;
+    if (cap !== this.cap) {
+      this.cap = cap;
+      this.scale = cap / 2 ** 32;
+      this.index = new Int32Array(2 * cap);
+    }
+    const records = Math.max(units, most, this.limit);
+    if (records * STRIDE > this.rec.length) this.rec = new Int32Array(records * STRIDE);
   }
 
+  /** Hash (hi, lo)'s home slot: a 32-bit mix of it, scaled to the slots (below `cap`: (2³² − 1) · cap / 2³² rounds below cap). */
   private home(hi: number, lo: number): number {
-    return (Math.imul(hi ^ (lo >>> 15), 0x9e3779b1) ^ lo) & this.mask;
+    return Math.floor(((Math.imul(hi ^ (lo >>> 15), 0x9e3779b1) ^ lo) >>> 0) * this.scale);
   }
 
   /**
-   * Reads hash (hi, lo)'s home slot and returns a field of it, so that an {@link add} of it soon
-   * after finds the slot cached: a loop of these over a batch of hashes has their cache misses run
-   * side by side, where the adds, each waiting on its own, ran them one at a time.
+   * Reads hash (hi, lo)'s home slot and the record it names, and returns a field of it, so that an
+   * {@link add} or {@link find} of it soon after finds both cached: a loop of these over a batch of
+   * hashes has their cache misses run side by side, where the adds, each waiting on its own, ran
+   * them one at a time.
    */
   peek(hi: number, lo: number): number {
-    return this.s[this.home(hi, lo) * STRIDE + FIRST_DOC]!;
+    const id = this.index[2 * this.home(hi, lo) + 1]!;
+    return id === 0 ? 0 : this.rec[(id - 1) * STRIDE + LO]!;
   }
 
-  /** {@link peek}, and the home slot's byte offset too (pass 1 of byte windows writes it for every new unit). */
-  peekWithByte(hi: number, lo: number): number {
-    const i = this.home(hi, lo);
-    return this.s[i * STRIDE + FIRST_DOC]! | this.byte[i]!;
-  }
-
-  /** The slot of hash (hi, lo), or −1. */
+  /** The id of hash (hi, lo), or −1. */
   find(hi: number, lo: number): number {
-    const s = this.s;
+    const { index, rec } = this;
     const h = hi | 0;
     const l = lo | 0;
-    for (let i = this.home(hi, lo);; i = (i + 1) & this.mask) {
-      const o = i * STRIDE;
-      if (s[o + FIRST_DOC] === EMPTY) return -1;
-      if (s[o + HI] === h && s[o + LO] === l) return i;
+    for (let i = this.home(hi, lo);; i = i + 1 === this.cap ? 0 : i + 1) {
+      const id = index[2 * i + 1]!;
+      if (id === 0) return -1;
+      if (index[2 * i] === h && rec[(id - 1) * STRIDE + LO] === l) return id - 1;
     }
   }
 
   /**
-   * Counts one occurrence of hash (hi, lo) in document `doc` at the given offsets; returns its slot.
+   * Counts one occurrence of hash (hi, lo) in document `doc` at UTF-16 start `pos`; returns its id.
    * Why these parameters: called once per unit in the hot loop, where an options object would be an allocation per unit.
    */
-  add(hi: number, lo: number, doc: number, pos: number, cp: number, byte: number): number {
+  add(hi: number, lo: number, doc: number, pos: number): number {
     if (this.size >= this.limit) this.grow();
-    const s = this.s;
+    const { index, rec } = this;
     const h = hi | 0;
     const l = lo | 0;
     let i = this.home(hi, lo);
-    for (;; i = (i + 1) & this.mask) {
-      const o = i * STRIDE;
-      if (s[o + FIRST_DOC] === EMPTY) break;
-      if (s[o + HI] === h && s[o + LO] === l) {
-        s[o + COUNT]!++;
-        if (s[o + LAST_DOC] !== doc) {
-          s[o + DOCS]!++;
-          s[o + LAST_DOC] = doc;
+    for (;; i = i + 1 === this.cap ? 0 : i + 1) {
+      const id = index[2 * i + 1]!;
+      if (id === 0) break;
+      const o = (id - 1) * STRIDE;
+      if (index[2 * i] === h && rec[o + LO] === l) {
+        rec[o + COUNT]!++;
+        if (rec[o + LAST_DOC] !== doc) {
+          rec[o + DOCS]!++;
+          rec[o + LAST_DOC] = doc;
         }
-        return i;
+        return id - 1;
       }
     }
-    this.size++;
-    const o = i * STRIDE;
-    s[o + HI] = h;
-    s[o + LO] = l;
-    s[o + FIRST_DOC] = doc;
-    s[o + COUNT] = 1;
-    s[o + DOCS] = 1;
-    s[o + LAST_DOC] = doc;
-    s[o + FIRST_POS] = pos;
-    s[o + FIRST_CP] = cp;
-    // A slot is never emptied, so a new one's is 0 already: pass 1 of keep-first gives 0 (its offsets come in pass 2), and skips a cache miss.
-    if (byte !== 0) this.byte[i] = byte;
-    return i;
+    const id = this.size++;
+    index[2 * i] = h;
+    index[2 * i + 1] = id + 1;
+    if (id * STRIDE === rec.length) this.growRecords();
+    const r = this.rec;
+    const o = id * STRIDE;
+    r[o + LO] = l;
+    r[o + FIRST_DOC] = doc;
+    r[o + COUNT] = 1;
+    r[o + DOCS] = 1;
+    r[o + LAST_DOC] = doc;
+    r[o + FIRST_POS] = pos;
+    return id;
   }
 
-  /** Units the table takes before its next growth. */
+  /** Twice the records (the units' ids stay). */
+  private growRecords(): void {
+    const r = new Int32Array(2 * this.rec.length);
+    r.set(this.rec);
+    this.rec = r;
+  }
+
+  /** Units the table takes before its index next grows. */
   get room(): number {
     return this.limit - this.size;
   }
 
   /**
-   * Grows the table now, so that `units` distinct units fit (at least twice the slots): one growth
-   * to the size the caller projects, instead of a doubling, a rehash and fresh memory each time.
+   * Grows the table now, so that `units` distinct units fit (at least the next growth): one growth
+   * to the size the caller projects, instead of one after another, each a rehash into fresh memory;
+   * and records for them, which take memory only as units come.
    */
   growFor(units: number): void {
-    let cap = this.capacity * 2;
-    while (cap * this.maxLoad < units) cap *= 2;
-    this.grow(cap);
+    this.grow(Math.max(this.nextCap(), Math.ceil(units / this.maxLoad)));
+    if (units * STRIDE > this.rec.length) {
+      const r = new Int32Array(units * STRIDE);
+      r.set(this.rec);
+      this.rec = r;
+    }
   }
 
-  private grow(cap = this.capacity * 2): void {
-    const old = this.capacity;
-    const { s, byte } = this;
-    const next = new UnitTable(cap);
-    const moved = this.onGrow ? new Int32Array(old).fill(-1) : undefined;
-    for (let j = 0; j < old; j++) {
-      const o = j * STRIDE;
-      if (s[o + FIRST_DOC] === EMPTY) continue;
-      let i = next.home(s[o + HI]! >>> 0, s[o + LO]! >>> 0);
-      while (next.s[i * STRIDE + FIRST_DOC] !== EMPTY) i = (i + 1) & next.mask;
-      if (moved) moved[j] = i;
-      const n = i * STRIDE;
-      for (let f = 0; f < STRIDE; f++) next.s[n + f] = s[o + f]!;
-      next.byte[i] = byte[j]!;
+  /** The index's slots after its next growth: twice, or half again above a load of 1/2. */
+  private nextCap(): number {
+    return Math.ceil(this.cap * (this.maxLoad > 0.5 ? 1.5 : 2));
+  }
+
+  /** More index slots ({@link nextCap}, or `cap`): each unit placed again from its hash (the high half in the old index, the low in its record). */
+  private grow(cap = this.nextCap()): void {
+    const old = this.index;
+    const index = new Int32Array(2 * cap);
+    this.cap = cap;
+    this.scale = cap / 2 ** 32;
+    for (let j = 0; j < old.length; j += 2) {
+      const id = old[j + 1]!;
+      if (id === 0) continue;
+      let i = this.home(old[j]! >>> 0, this.rec[(id - 1) * STRIDE + LO]! >>> 0);
+      while (index[2 * i + 1] !== 0) i = i + 1 === cap ? 0 : i + 1;
+      index[2 * i] = old[j]!;
+      index[2 * i + 1] = id;
     }
-    this.mask = next.mask;
-    this.s = next.s;
-    this.byte = next.byte;
-    this.limit = Math.floor((this.mask + 1) * this.maxLoad);
-    if (moved) this.onGrow!(moved);
+    this.index = index;
+    this.limit = Math.floor(cap * this.maxLoad);
   }
 }

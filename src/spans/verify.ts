@@ -5,11 +5,15 @@
  * for), with its normalized text: the first occurrence's text is kept (one buffer of code units,
  * so memory grows with the repeated distinct units only), every later one is compared with it code
  * unit by code unit, and a different text becomes a unit of its own in a side table keyed by (hash,
- * text), with its own first occurrence and counts; the slot's counts become its first text's alone.
+ * text), with its own first occurrence and counts; the slot's counts become its first text's alone
+ * (the table's less the other texts' occurrences and the documents only they are in: 12 bytes a
+ * repeated unit, no counts of its own).
  * Afterwards each unit is named by its slot `i` and side index `s` (−1: the slot's first text), and
  * the accessors here answer for both, so what is cut, the audit, the counts and the top units are
  * those of an ideal collision-free hash. Without a collision (every real run, at 64 bits) the side
  * table stays empty and pass 2 compares nothing.
+ * The check also keeps each repeated unit's first code-point and byte starts, met at its first
+ * occurrence (the table keeps neither: only a repeated unit's are ever read, for the audit).
  * @module
  */
 import type { UnitTable } from './table.js';
@@ -22,12 +26,26 @@ export interface Occurrence {
   byte: number;
 }
 
-/** Fields of {@link UnitVerifier}'s `rec`, a repeated unit's 8 i32 (the first two are its `at`). */
-const LEN = 2;
-const COUNTS = 3;
-const DOCS = 4;
-const LAST = 5;
-const COLLIDED = 6;
+/** Fields of {@link UnitVerifier}'s `rec`, a repeated unit's three i32. */
+const AT = 0;
+const LEN = 1;
+const LAST = 2;
+const REC = 3;
+
+/**
+ * A repeated unit whose hash another text shares, from the first occurrence of another text on:
+ * its first text's counts are the table's less what the other texts took.
+ */
+interface Collided {
+  /** Its slot. */
+  slot: number;
+  /** Occurrences of the other texts. */
+  others: number;
+  /** Documents with the other texts and (so far) not the first text. */
+  othersOnly: number;
+  /** The last document counted in {@link othersOnly}, while the first text may still come in it. */
+  pending: number;
+}
 
 /** Units that share a hash with a slot's first text but differ from it: plain arrays, as collisions are rare. */
 class SideUnits {
@@ -71,42 +89,47 @@ function sideKey(r: number, key: Uint16Array, len: number): string {
 export class UnitVerifier {
   /** Repeated units (slots counted more than once), numbered in slot order; the table's tag of such a slot is its number + 1. */
   readonly repeated: number;
-  private slot: Int32Array;
   /**
-   * Per repeated unit r, 32 bytes in one cache line (a column per field cost a cache miss per field
-   * per occurrence): where its first text is in {@link text} (−1 until seen; `at[4r]`), then in
-   * `rec[8r + …]` its length ({@link LEN}), its first text's counts ({@link COUNTS}, {@link DOCS},
-   * {@link LAST}), and 1 when another text shares its hash ({@link COLLIDED}).
+   * Per repeated unit r, `rec[3r + …]`: where its first text is in {@link text} ({@link AT}, −1
+   * until seen), its length ({@link LEN}), and the last document its first text was seen in
+   * ({@link LAST}). 12 bytes: the first text's counts are not counted again here, they are the
+   * table's (less the other texts', for a hash that collided: {@link collided}).
    */
-  private at: Float64Array;
   private rec: Int32Array;
+  /** Per repeated unit r, its first text's code-point and byte starts (`offs[2r]`, `offs[2r + 1]`); kept after {@link end}. */
+  private offs: Int32Array;
+  /** Whether the first occurrences' offsets are read (keep-first's audit); without, {@link check} does not ask for them. */
+  offsets = true;
   private text = new Uint16Array(1024);
   private used = 0;
   /**
-   * Overlapping windows (byte windows: each a few code units after the one before): a first text
-   * that begins with the end of the text stored last is stored as its continuation, so a repeated
-   * passage costs its own length once, not once per window. Where the last text was stored.
+   * Overlapping windows (byte windows: each a few code units after the one before; word windows: a
+   * word after): a first text that begins with the end of the text stored last is stored as its
+   * continuation, so a repeated passage costs its own length once, not once per window (word
+   * windows of 50 words each took their whole text: 81 MB of the 50.9 MB corpus's 289 MB peak).
+   * Where the last text was stored.
    */
   chain = false;
   private lastAt = 0;
   private lastLen = 0;
   private readonly side = new SideUnits();
+  /** The repeated units another text of their hash was found for (in practice none), by number. */
+  private readonly collided = new Map<number, Collided>();
+  private ended = false;
 
   constructor(private readonly t: UnitTable) {
     let n = 0;
-    for (let i = 0; i < t.capacity; i++) if (t.used(i)) t.setTag(i, t.count(i) > 1 ? ++n : 0);
+    for (let i = 0; i < t.size; i++) t.setTag(i, t.count(i) > 1 ? ++n : 0);
     this.repeated = n;
-    this.slot = new Int32Array(n);
-    for (let i = 0; i < t.capacity; i++) if (t.used(i) && t.tag(i) > 0) this.slot[t.tag(i) - 1] = i;
-    const buf = new ArrayBuffer(32 * n);
-    this.at = new Float64Array(buf);
-    this.rec = new Int32Array(buf);
-    for (let r = 0; r < n; r++) this.at[4 * r] = -1;
+    this.offs = new Int32Array(2 * n);
+    this.rec = new Int32Array(REC * n);
+    for (let r = 0; r < n; r++) this.rec[REC * r + AT] = -1;
   }
 
   /** The first documents of the repeated units (the occurrences {@link check} must see start there). */
   firstDocs(each: (doc: number) => void): void {
-    for (let r = 0; r < this.repeated; r++) each(this.t.firstDoc(this.slot[r]!));
+    const t = this.t;
+    for (let i = 0; i < t.size; i++) if (t.tag(i) > 0) each(t.firstDoc(i));
   }
 
   /** Whether slot `i` counted more than once, so {@link check} needs its occurrences' texts. */
@@ -118,39 +141,59 @@ export class UnitVerifier {
   check(i: number, key: Uint16Array, len: number, at: Occurrence): number {
     const r = this.t.tag(i) - 1;
     if (r < 0) return -1;
-    const o = 8 * r;
+    const o = REC * r;
     const rec = this.rec;
-    if (this.at[4 * r]! < 0) {
-      // The first occurrence of the hash (input order): its text is the slot's.
-      if (this.chain && this.continues(r, key, len)) {
-        rec[o + COUNTS] = 1;
-        rec[o + DOCS] = 1;
-        rec[o + LAST] = at.doc;
-        return -1;
+    if (rec[o + AT]! < 0) {
+      // The first occurrence of the hash (input order): its text and offsets are the slot's.
+      if (this.offsets) {
+        this.offs[2 * r] = at.cp;
+        this.offs[2 * r + 1] = at.byte;
       }
+      rec[o + LAST] = at.doc;
+      if (this.chain && this.continues(r, key, len)) return -1;
       if (this.text.length < this.used + len) this.growText(this.used + len);
       this.text.set(key.subarray(0, len), this.used);
-      this.at[4 * r] = this.used;
+      rec[o + AT] = this.used;
       rec[o + LEN] = len;
       this.lastAt = this.used;
       this.lastLen = len;
       this.used += len;
-      rec[o + COUNTS] = 1;
-      rec[o + DOCS] = 1;
-      rec[o + LAST] = at.doc;
       return -1;
     }
     if (this.same(r, key, len)) {
-      rec[o + COUNTS]!++;
-      if (rec[o + LAST] !== at.doc) (rec[o + DOCS]!++, (rec[o + LAST] = at.doc));
+      if (rec[o + LAST] !== at.doc) {
+        if (this.collided.size > 0) this.firstIn(r, at.doc);
+        rec[o + LAST] = at.doc;
+      }
       return -1;
     }
-    rec[o + COLLIDED] = 1;
+    this.otherIn(i, r, at.doc);
     const k = sideKey(r, key, len);
     let s = this.side.index.get(k);
     if (s === undefined) this.side.index.set(k, s = this.side.add(at));
     else this.side.seen(s, at.doc);
     return s;
+  }
+
+  /** Repeated unit r's first text, in document `doc` for the first time: a document counted as the other texts' alone is not. */
+  private firstIn(r: number, doc: number): void {
+    const c = this.collided.get(r);
+    if (c && c.pending === doc) {
+      c.othersOnly--;
+      c.pending = -1;
+    }
+  }
+
+  /** Another text than repeated unit r's (slot `i`'s) first, in document `doc`. */
+  private otherIn(i: number, r: number, doc: number): void {
+    let c = this.collided.get(r);
+    if (!c) this.collided.set(r, c = { slot: i, others: 0, othersOnly: 0, pending: -1 });
+    c.others++;
+    // A document without the first text so far: the other texts' alone, unless the first comes later in it.
+    if (this.rec[REC * r + LAST] !== doc && c.pending !== doc) {
+      c.othersOnly++;
+      c.pending = doc;
+    }
   }
 
   /**
@@ -160,29 +203,31 @@ export class UnitVerifier {
   peek(i: number): number {
     const r = this.t.tag(i) - 1;
     if (r < 0 || this.rec.length === 0) return 0;
-    const a = this.at[4 * r]!;
-    return a < 0 ? this.rec[8 * r + LEN]! : this.text[a]!;
+    const a = this.rec[REC * r + AT]!;
+    return a < 0 ? this.rec[REC * r + LEN]! : this.text[a]!;
   }
 
   /** Ends the checks: each repeated slot's counts become its first text's; the texts are dropped unless a hash collided. */
   end(): void {
-    for (let r = 0; r < this.repeated; r++) if (this.at[4 * r]! >= 0) this.t.setCounts(this.slot[r]!, this.rec[8 * r + COUNTS]!, this.rec[8 * r + DOCS]!);
+    if (this.ended) return;
+    this.ended = true;
+    const t = this.t;
+    for (const c of this.collided.values()) t.setCounts(c.slot, t.count(c.slot) - c.others, t.docs(c.slot) - c.othersOnly);
     if (this.side.size > 0) return;
     this.text = new Uint16Array(0);
-    this.at = new Float64Array(0);
     this.rec = new Int32Array(0);
   }
 
   /** Whether occurrences of slot `i` may be of several texts (then {@link resolve} tells which). */
   collides(i: number): boolean {
     const r = this.t.tag(i) - 1;
-    return r >= 0 && this.side.size > 0 && this.rec[8 * r + COLLIDED] === 1;
+    return r >= 0 && this.side.size > 0 && this.collided.has(r);
   }
 
   /** The side index of an occurrence of slot `i` with normalized text `key[0, len)`, or −1 when it is the slot's first text. */
   resolve(i: number, key: Uint16Array, len: number): number {
     const r = this.t.tag(i) - 1;
-    if (r < 0 || this.side.size === 0 || this.rec[8 * r + COLLIDED] !== 1 || this.same(r, key, len)) return -1;
+    if (r < 0 || this.side.size === 0 || !this.collided.has(r) || this.same(r, key, len)) return -1;
     const s = this.side.index.get(sideKey(r, key, len));
     if (s === undefined) throw new Error('a unit that was not checked: the input changed between the passes');
     return s;
@@ -198,9 +243,15 @@ export class UnitVerifier {
     return this.t.size + this.side.size;
   }
 
+  /** Whether unit (slot `i`, side index `s`) occurs more than once (a unit {@link eachRepeated} gives). */
+  repeatedUnit(i: number, s: number): boolean {
+    return s < 0 ? this.t.tag(i) > 0 && this.t.count(i) > 1 : this.side.count[s]! > 1;
+  }
+
   /** Every unit occurring more than once, as (slot, side index) pairs in `each` (a side unit's slot is −1: the accessors do not read it). */
   eachRepeated(each: (i: number, s: number) => void): void {
-    for (let r = 0; r < this.repeated; r++) if (this.t.count(this.slot[r]!) > 1) each(this.slot[r]!, -1);
+    const t = this.t;
+    for (let i = 0; i < t.size; i++) if (t.tag(i) > 0 && t.count(i) > 1) each(i, -1);
     for (let s = 0; s < this.side.size; s++) if (this.side.count[s]! > 1) each(-1, s);
   }
 
@@ -213,11 +264,11 @@ export class UnitVerifier {
   }
 
   firstCp(i: number, s: number): number {
-    return s < 0 ? this.t.firstCp(i) : this.side.firstCp[s]!;
+    return s < 0 ? this.offs[2 * (this.t.tag(i) - 1)]! : this.side.firstCp[s]!;
   }
 
   firstByte(i: number, s: number): number {
-    return s < 0 ? this.t.firstByte(i) : this.side.firstByte[s]!;
+    return s < 0 ? this.offs[2 * (this.t.tag(i) - 1) + 1]! : this.side.firstByte[s]!;
   }
 
   count(i: number, s: number): number {
@@ -230,14 +281,23 @@ export class UnitVerifier {
 
   /**
    * Stores `key[0, len)` as repeated unit `r`'s first text where it begins with the last stored
-   * text less its first 1–4 code units, appending only the rest; false, storing nothing, otherwise.
+   * text less its first 1–4 code units (a code point on), or less its first word and the separator
+   * after it (code unit 1: a word on), appending only the rest; false, storing nothing, otherwise.
    */
   private continues(r: number, key: Uint16Array, len: number): boolean {
     const pa = this.lastAt;
     const plen = this.lastLen;
     if (plen === 0 || pa + plen !== this.used) return false;
     const text = this.text;
-    for (let d = 1; d <= 4 && d < plen; d++) {
+    for (let c = 1; c <= 5; c++) {
+      let d = c;
+      if (c === 5) {
+        // Past the first word's separator (code unit 1, which no word holds).
+        d = 0;
+        while (d < plen && text[pa + d] !== 1) d++;
+        if (++d <= 4) continue;
+      }
+      if (d >= plen) continue;
       const overlap = plen - d;
       if (overlap > len) continue;
       let j = 0;
@@ -246,8 +306,8 @@ export class UnitVerifier {
       if (text.length < this.used + len - overlap) this.growText(this.used + len - overlap);
       this.text.set(key.subarray(overlap, len), this.used);
       this.used += len - overlap;
-      this.at[4 * r] = pa + d;
-      this.rec[8 * r + LEN] = len;
+      this.rec[REC * r + AT] = pa + d;
+      this.rec[REC * r + LEN] = len;
       this.lastAt = pa + d;
       this.lastLen = len;
       return true;
@@ -256,14 +316,16 @@ export class UnitVerifier {
   }
 
   private same(r: number, key: Uint16Array, len: number): boolean {
-    if (this.rec[8 * r + LEN] !== len) return false;
+    if (this.rec[REC * r + LEN] !== len) return false;
     const text = this.text;
-    const a = this.at[4 * r]!;
+    const a = this.rec[REC * r + AT]!;
     for (let j = 0; j < len; j++) if (text[a + j] !== key[j]) return false;
     return true;
   }
 
   private growText(n: number): void {
+    // Where a first text starts is an i32 of {@link rec}.
+    if (n > 0x7fffffff) throw new Error('the check: more than 2³¹ code units of repeated texts');
     const t = new Uint16Array(Math.max(n, 2 * this.text.length));
     t.set(this.text.subarray(0, this.used));
     this.text = t;

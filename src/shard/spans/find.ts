@@ -56,9 +56,9 @@ export function partitionUnits(workDir: string, job: JobSpec, p: number): Partit
     const m = requireMarker<SpansHashMarker>(workDir, job, 'spans-hash', g);
     const rows = readRows(path.join(taskDir(workDir, 'spans-hash', g), 'units.u32'), { width: unitColumns(job), n: m.units }, m.pstart[p]!, m.pstart[p + 1]!);
     parts.push(rows);
-    // Without offsets (no keep-first audit) the table's are 0: nothing reads them.
-    const [hi, lo, doc, k, cp, byte] = rows as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array?, Uint32Array?];
-    for (let r = 0; r < hi.length; r++) table.add(hi[r]!, lo[r]!, base[g]! + doc[r]!, k[r]!, cp?.[r] ?? 0, byte?.[r] ?? 0);
+    // The first occurrences' offsets come to the check with their texts (./decide.ts).
+    const [hi, lo, doc, k] = rows as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+    for (let r = 0; r < hi.length; r++) table.add(hi[r]!, lo[r]!, base[g]! + doc[r]!, k[r]!);
   }
   return { table, parts, base };
 }
