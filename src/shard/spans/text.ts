@@ -1,7 +1,8 @@
 /**
  * Stage spans-text of a spans job (one task per shard group): reads its group's records again and,
  * for each occurrence spans-find listed (a hash counted more than once), the unit's normalized
- * text, as `neardup spans`' check does (the same {@link UnitWalker}). `texts.u32`: eight uint32
+ * text, as `neardup spans`' check does (the same {@link UnitWalker}, walking the windows spans-hash
+ * walked: ./anchorFind.ts). `texts.u32`: eight uint32
  * columns (document within the group, unit index, hash high and low, code-point and UTF-8 byte
  * start, where its text starts among its partition's texts and its length), rows grouped by hash
  * partition (`pstart` in the marker); `keys.u32`: the texts, UTF-16 code units two to a uint32,
@@ -17,9 +18,9 @@ import { commitTask, writeSynced } from '../files/commit.js';
 import { shardsOfTask, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
+import { groupRuns, walkerAt } from './anchorFind.js';
 import { CHECK_COLUMNS, type SpansFindMarker } from './find.js';
-import { partitionOf } from './hash.js';
-import { columnsBuffer, groupRows } from './rows.js';
+import { columnsBuffer, groupRows, partitionOf } from './rows.js';
 
 /** The columns of `texts.u32`. */
 export const TEXT_COLUMNS = 8;
@@ -53,6 +54,7 @@ export function runSpansText(workDir: string, job: JobSpec, t: number): Promise<
   return commitTask<SpansTextMarker>({ workDir, job, stage: 'spans-text', task: t }, async (dir) => {
     const [cdoc, ck, chi, clo] = groupChecks(workDir, job, t) as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
     const walker = new UnitWalker(job.spans!.options);
+    walker.runs = groupRuns(workDir, job, t);
     const cursor = new OffsetCursor();
     const cols = Array.from({ length: TEXT_COLUMNS }, () => new U32Buf());
     const part = new U32Buf();
@@ -69,6 +71,7 @@ export function runSpansText(workDir: string, job: JobSpec, t: number): Promise<
           const d = doc++;
           if (next >= cdoc.length || cdoc[next] !== d) continue;
           cursor.reset(r.text);
+          walkerAt(walker, d);
           walker.each(r.text, (k) => {
             if (next >= cdoc.length || cdoc[next] !== d || ck[next] !== k) return;
             const hi = chi[next]!;
