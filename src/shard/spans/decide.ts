@@ -14,6 +14,7 @@
  */
 import path from 'node:path';
 import { UnitVerifier, type Occurrence } from '../../spans/verify.js';
+import { DamagedFileError } from '../files/columns.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { taskCount, type JobSpec } from '../files/job.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
@@ -49,10 +50,17 @@ export interface SpansDecideMarker {
   top: TopCandidate[];
 }
 
+/** A spans-text task whose texts of a partition are not one a repeated hash's occurrence. */
+const damagedTexts = (g: number, p: number): Error =>
+  new DamagedFileError(
+    `spans-text task ${g}: its texts of partition ${p} are not those of the occurrences spans-find listed: the work dir is damaged; delete the task's directory to run it again`,
+  );
+
 /**
  * Feeds the texts of the partition's repeated hashes, in input order, to a verifier over its
  * table; returns it and the side unit of each occurrence that is not its hash's first text
- * (`group:document:unit` → side index: collisions only).
+ * (`group:document:unit` → side index: collisions only). A group's texts.u32 rows of the
+ * partition are its units.u32 rows of a hash counted more than once, in order (./text.ts).
  */
 function checkTexts(workDir: string, job: JobSpec, p: number, pu: PartitionUnits): { v: UnitVerifier; sideOf: Map<string, number> } {
   const v = new UnitVerifier(pu.table);
@@ -60,23 +68,28 @@ function checkTexts(workDir: string, job: JobSpec, p: number, pu: PartitionUnits
   const at: Occurrence = { doc: 0, pos: 0, cp: 0, byte: 0 };
   for (let g = 0; g < taskCount(job, 'spans-text'); g++) {
     const m = requireMarker<SpansTextMarker>(workDir, job, 'spans-text', g);
+    const from = m.pstart[p]!;
+    const to = m.pstart[p + 1]!;
     const dir = taskDir(workDir, 'spans-text', g);
-    const [doc, k, hi, lo, cp, byte, off, len] = readRows(
-      path.join(dir, 'texts.u32'),
-      { width: TEXT_COLUMNS, n: m.rows },
-      m.pstart[p]!,
-      m.pstart[p + 1]!,
-    ) as Uint32Array[];
-    const keys = readCodeUnits(path.join(dir, 'keys.u32'), m.units, m.kstart[p]!, m.kstart[p + 1]!);
-    for (let r = 0; r < doc!.length; r++) {
-      const i = pu.table.find(hi![r]!, lo![r]!);
-      at.doc = pu.base[g]! + doc![r]!;
-      at.pos = k![r]!;
-      at.cp = cp![r]!;
-      at.byte = byte![r]!;
-      const s = v.check(i, keys.subarray(off![r]!, off![r]! + len![r]!), len![r]!, at);
-      if (s >= 0) sideOf.set(`${g}:${doc![r]}:${k![r]}`, s);
+    const [off, len] = readRows(path.join(dir, 'texts.u32'), { width: TEXT_COLUMNS, n: m.rows }, from, to) as Uint32Array[];
+    // The group's whole stream: a text may share its code units with another partition's.
+    const keys = to > from ? readCodeUnits(path.join(dir, 'keys.u32'), m.units, 0, m.units) : new Uint16Array(0);
+    // Without a keep-first audit, units.u32 has no offsets, and nothing reads the kept occurrence's.
+    const [hi, lo, doc, k, cp, byte] = pu.parts[g] as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array?, Uint32Array?];
+    let x = 0;
+    for (let r = 0; r < hi.length; r++) {
+      const i = pu.table.find(hi[r]!, lo[r]!);
+      if (pu.table.count(i) < 2) continue;
+      if (x >= off!.length) throw damagedTexts(g, p);
+      at.doc = pu.base[g]! + doc[r]!;
+      at.pos = k[r]!;
+      at.cp = cp?.[r] ?? 0;
+      at.byte = byte?.[r] ?? 0;
+      const s = v.check(i, keys.subarray(off![x]!, off![x]! + len![x]!), len![x]!, at);
+      x++;
+      if (s >= 0) sideOf.set(`${g}:${doc[r]}:${k[r]}`, s);
     }
+    if (x !== off!.length) throw damagedTexts(g, p);
   }
   v.end();
   return { v, sideOf };
