@@ -21,7 +21,7 @@ import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { rangeOf, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
-import { CUT_COLUMNS, NONE, type SpansDecideMarker } from './decide.js';
+import { cutColumns, NONE, type SpansDecideMarker } from './decide.js';
 import { groupRuns, walkedAll, walkerAt } from './anchorFind.js';
 import { docBases } from './find.js';
 import type { SpansHashMarker } from './hash.js';
@@ -92,9 +92,12 @@ export class SpansIds {
   }
 }
 
+/** A removed unit's facts where nothing reads them (no audit). */
+const NO_FACTS: UnitFacts = { keptDoc: -1, keptStart: -1, keptByteStart: -1, count: 0, docs: 0 };
+
 /** The group's removed occurrences from every decide task, sorted by (document, unit index). */
 function groupCuts(workDir: string, job: JobSpec, t: number): Uint32Array[] {
-  return groupRows<SpansDecideMarker>(workDir, job, { stage: 'spans-decide', file: 'cuts.u32', width: CUT_COLUMNS, rows: (m) => m.removed }, t);
+  return groupRows<SpansDecideMarker>(workDir, job, { stage: 'spans-decide', file: 'cuts.u32', width: cutColumns(job), rows: (m) => m.removed }, t);
 }
 
 /** Runs spans-cut task `t` (idempotent; every spans-decide task must have completed). */
@@ -176,6 +179,8 @@ async function cutShard(x: CutContext): Promise<void> {
       while (state.row < cuts[0]!.length && cuts[0]![state.row] === d) state.row++;
       const removed = Array.from(cuts[1]!.subarray(a, state.row));
       const facts = (j: number): UnitFacts => {
+        // Without the audit, which alone reads them, cuts.u32 has no kept occurrence nor counts.
+        if (cuts.length === 2) return NO_FACTS;
         const kept = cuts[2]![a + j]!;
         return kept === NONE
           ? { keptDoc: -1, keptStart: -1, keptByteStart: -1, count: cuts[5]![a + j]!, docs: cuts[6]![a + j]! }

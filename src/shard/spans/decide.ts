@@ -5,9 +5,9 @@
  * one hash are two units, each with its own first occurrence and counts, as in one process. Then
  * it decides each occurrence as pass 2 does (keep-first: every one but its text's first;
  * `--min-docs K`: every one of a text in ≥ K documents) and writes the removed ones to `cuts.u32`,
- * grouped by the shard group that holds them (`gstart` in the marker): seven uint32 columns
- * (document within the group, unit index, the kept occurrence's global document or 2³²−1 when none
- * is kept, its code-point and byte start, count, documents). The marker also holds the partition's
+ * grouped by the shard group that holds them (`gstart` in the marker): uint32 columns, document
+ * within the group and unit index, and for the audit ({@link cutColumns}) the kept occurrence's
+ * global document or 2³²−1 when none is kept, its code-point and byte start, count, documents. The marker also holds the partition's
  * counts and its most repeated units: the job's top N are among the partitions' top N, as units
  * are in exactly one partition.
  * @module
@@ -22,8 +22,13 @@ import { partitionUnits, type PartitionUnits } from './find.js';
 import { columnsBuffer, readCodeUnits, readRows } from './rows.js';
 import { TEXT_COLUMNS, type SpansTextMarker } from './text.js';
 
-/** The columns of `cuts.u32`. */
-export const CUT_COLUMNS = 7;
+/**
+ * The columns of a job's `cuts.u32`: document and unit index, and, only for the `--removed`
+ * audit, the one output that names them, the kept occurrence and counts.
+ */
+export function cutColumns(job: JobSpec): number {
+  return job.spans!.audit !== undefined ? 7 : 2;
+}
 
 /** No kept occurrence (boilerplate mode). */
 export const NONE = 0xffffffff;
@@ -103,7 +108,8 @@ export function runSpansDecide(workDir: string, job: JobSpec, p: number): Promis
     const { table, parts, base } = pu;
     const { v, sideOf } = checkTexts(workDir, job, p, pu);
     const keepFirst = o.minDocs === undefined;
-    const cols = Array.from({ length: CUT_COLUMNS }, () => new U32Buf());
+    const width = cutColumns(job);
+    const cols = Array.from({ length: width }, () => new U32Buf());
     const group = new U32Buf();
     for (const [g, rows] of parts.entries()) {
       const [hi, lo, doc, k] = rows as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
@@ -115,12 +121,13 @@ export function runSpansDecide(workDir: string, job: JobSpec, p: number): Promis
         if (!removed) continue;
         cols[0]!.push(doc[r]!);
         cols[1]!.push(k[r]!);
+        group.push(g);
+        if (width === 2) continue;
         cols[2]!.push(keepFirst ? v.firstDoc(i, s) : NONE);
         cols[3]!.push(keepFirst ? v.firstCp(i, s) : NONE);
         cols[4]!.push(keepFirst ? v.firstByte(i, s) : NONE);
         cols[5]!.push(v.count(i, s));
         cols[6]!.push(v.docs(i, s));
-        group.push(g);
       }
     }
     const grouped = groupBy(group.view(), parts.length, cols.map((c) => c.view()));
