@@ -17,6 +17,9 @@ import path from 'node:path';
 import { JOB_SPANS_HONOURS } from '../../src/cli/job/spans.js';
 import { spansCommand } from '../../src/cli/spans/command.js';
 import { STAGES, taskCount, loadJob } from '../../src/shard/files/job.js';
+import { requireMarker } from '../../src/shard/files/commit.js';
+import type { SpansHashMarker } from '../../src/shard/spans/hash.js';
+import { anchoredUnits } from '../../src/spans/options.js';
 import { tmpDir } from '../cliUtil.js';
 import { startWorker, type WorkerChild } from '../helpers/shards.js';
 import { startRedis, type RedisChild } from '../helpers/redis.js';
@@ -90,6 +93,21 @@ describe('job spans writes the bytes of neardup spans', () => {
       assert.equal(r.code, 0, r.stderr);
       assertSame(c, 'array', r.stdout, `set ${k}, array stages`);
     }
+  });
+
+  it('substring windows: the anchor stages run and spans-hash passes windows by (not vacuous)', () => {
+    let passed = 0;
+    let anchored = 0;
+    for (const c of cases) {
+      const work = path.join(c.dir, 'local-work');
+      const job = loadJob(work);
+      assert.equal(taskCount(job, 'spans-anchor') > 0, anchoredUnits(job.spans!.options), c.drawn.args.join(' '));
+      if (taskCount(job, 'spans-anchor') === 0) continue;
+      anchored++;
+      for (let t = 0; t < taskCount(job, 'spans-hash'); t++) passed += requireMarker<SpansHashMarker>(work, job, 'spans-hash', t).passed;
+    }
+    assert.ok(anchored >= 3, `${anchored} anchored sets`);
+    assert.ok(passed > 0, 'windows passed by');
   });
 });
 
