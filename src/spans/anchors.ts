@@ -45,6 +45,11 @@ export class AnchorCounts {
     return this.counts[i] === 2 ? i : -1;
   }
 
+  /** Calls `each(h, count)` for each hash counted (count 1, or 2 for more than once), in slot order. */
+  forEach(each: (h: number, count: number) => void): void {
+    for (let i = 0; i < this.counts.length; i++) if (this.counts[i] !== 0) each(this.keys[i]!, this.counts[i]!);
+  }
+
   /** Slots in all. */
   get capacity(): number {
     return this.counts.length;

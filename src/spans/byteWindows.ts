@@ -14,8 +14,8 @@
  * equal ones) is its anchor, which depends on the window's text alone. Two occurrences of one text
  * share their anchor's text at two places, so a window whose anchor's hash was counted once
  * occurs once, and is no unit of the table; only the others are walked. The answer is that of
- * every window: the sharded job, which walks them all, writes the same bytes. The anchors' counts
- * and runs are ./anchors.ts.
+ * every window (the tests' oracle walks them all). The anchors' counts and runs are ./anchors.ts;
+ * the sharded job counts them in stages of its own (src/shard/spans/anchor.ts).
  * @module
  */
 import { fmix32 } from '../hash/mix.js';

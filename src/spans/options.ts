@@ -94,3 +94,14 @@ export function resolveSpansOptions(o: SpansOptions = {}): ResolvedSpansOptions 
     normalize: o.normalize,
   };
 }
+
+/**
+ * Whether the units are substring windows that a pass before pass 1 thins out by their anchors
+ * (./anchors.ts): not with `minDocs` 1, which cuts a window that occurs once too, nor when
+ * `minUnitWords` exceeds the words of a word window (no window is a unit). The one rule of the
+ * one-process passes (the walker's `anchored`, ./walker.ts) and of the sharded job's anchor stages.
+ */
+export function anchoredUnits(o: ResolvedSpansOptions): boolean {
+  if (o.unit !== 'substring' || (o.minDocs !== undefined && o.minDocs <= 1)) return false;
+  return o.lengthUnit === 'bytes' || o.minUnitWords <= o.minLength;
+}

@@ -12,7 +12,7 @@ import { faultHooks } from '../common/faults.js';
 import { makeNormalizer } from '../text/normalize.js';
 import { countTokens } from '../text/tokens.js';
 import type { OffsetWalk } from './offsets.js';
-import type { ResolvedSpansOptions } from './options.js';
+import { anchoredUnits, type ResolvedSpansOptions } from './options.js';
 import { grown, UnitHasher } from './unitHash.js';
 import { splitUnitCodes } from './unitCodes.js';
 import { newUnits, splitUnits } from './units.js';
@@ -84,11 +84,10 @@ export class UnitWalker {
   /**
    * Whether the units are substring windows, which a pass before pass 1 ({@link countAnchors})
    * thins out (./anchors.ts); not with `--min-docs 1`, which cuts a window that occurs once too,
-   * nor when `--min-unit-words` exceeds the words of a window (no window is a unit).
+   * nor when `--min-unit-words` exceeds the words of a window (no window is a unit): {@link anchoredUnits}.
    */
   get anchored(): boolean {
-    if (this.o.unit !== 'substring' || (this.o.minDocs !== undefined && this.o.minDocs <= 1)) return false;
-    return this.bytes !== undefined || this.o.minUnitWords <= this.o.minLength;
+    return anchoredUnits(this.o);
   }
 
   /** The pass before pass 1 (substring windows only): counts the anchors of `text`'s windows into `counts`, its runs into `runs`. */

@@ -17,6 +17,9 @@ import path from 'node:path';
 import { JOB_SPANS_HONOURS } from '../../src/cli/job/spans.js';
 import { spansCommand } from '../../src/cli/spans/command.js';
 import { STAGES, taskCount, loadJob } from '../../src/shard/files/job.js';
+import { requireMarker } from '../../src/shard/files/commit.js';
+import type { SpansHashMarker } from '../../src/shard/spans/hash.js';
+import { anchoredUnits } from '../../src/spans/options.js';
 import { tmpDir } from '../cliUtil.js';
 import { startWorker, type WorkerChild } from '../helpers/shards.js';
 import { startRedis, type RedisChild } from '../helpers/redis.js';
@@ -91,6 +94,21 @@ describe('job spans writes the bytes of neardup spans', () => {
       assertSame(c, 'array', r.stdout, `set ${k}, array stages`);
     }
   });
+
+  it('substring windows: the anchor stages run and spans-hash passes windows by (not vacuous)', () => {
+    let passed = 0;
+    let anchored = 0;
+    for (const c of cases) {
+      const work = path.join(c.dir, 'local-work');
+      const job = loadJob(work);
+      assert.equal(taskCount(job, 'spans-anchor') > 0, anchoredUnits(job.spans!.options), c.drawn.args.join(' '));
+      if (taskCount(job, 'spans-anchor') === 0) continue;
+      anchored++;
+      for (let t = 0; t < taskCount(job, 'spans-hash'); t++) passed += requireMarker<SpansHashMarker>(work, job, 'spans-hash', t).passed;
+    }
+    assert.ok(anchored >= 3, `${anchored} anchored sets`);
+    assert.ok(passed > 0, 'windows passed by');
+  });
 });
 
 describe('job spans on BullMQ workers', { skip: REQUIRE_ALL ? undefined : redisMissing() }, () => {
@@ -105,9 +123,12 @@ describe('job spans on BullMQ workers', { skip: REQUIRE_ALL ? undefined : redisM
     await redis?.stop();
   });
 
-  it('a worker process runs every stage: the one-process bytes', async () => {
-    const k = 0;
-    const c = cases[k] ?? (await oneProcessSet(k));
+  it('a worker process runs every stage: the one-process bytes (a drawn set, and one of substring windows with anchors)', async () => {
+    const c = cases[0] ?? (await oneProcessSet(0));
+    for (const x of [c, ...anchoredCase(0).filter((a) => a !== c)]) await onBull(x);
+  });
+
+  async function onBull(c: Case): Promise<void> {
     const r = await neardupAsync([
       'job',
       'spans',
@@ -123,8 +144,8 @@ describe('job spans on BullMQ workers', { skip: REQUIRE_ALL ? undefined : redisM
       'spans',
     ], c.dir);
     assert.equal(r.code, 0, r.stderr + worker.log());
-    assertSame(c, 'bull', r.stdout, 'BullMQ');
-  });
+    assertSame(c, 'bull', r.stdout, `BullMQ (${c.drawn.args.join(' ')})`);
+  }
 });
 
 describe('job spans with its work dir in S3', { skip: REQUIRE_ALL ? undefined : s3rverMissing() }, () => {
@@ -136,20 +157,31 @@ describe('job spans with its work dir in S3', { skip: REQUIRE_ALL ? undefined : 
     await server?.stop();
   });
 
-  it('--local on an s3:// work dir: the one-process bytes', async () => {
-    const c = cases[1] ?? (await oneProcessSet(1));
-    const args = jobArgs(c, 's3').map((a) => (a === path.join(c.dir, 's3-work') ? 's3://spans/work' : a));
-    const r = await neardupAsync(
-      ['job', 'spans', path.join(c.dir, 'in'), ...args, '--task-bytes', '1', '--partitions', '2', '--local', '--s3-endpoint', server.endpoint],
-      c.dir,
-      S3_JOB_ENV,
-    );
-    assert.equal(r.code, 0, r.stderr);
-    assertSame(c, 's3', r.stdout, 'S3 work dir');
+  it('--local on an s3:// work dir: the one-process bytes (a drawn set, and one of substring windows with anchors)', async () => {
+    const c1 = cases[1] ?? (await oneProcessSet(1));
+    for (const [k, c] of [c1, ...anchoredCase(1).filter((a) => a !== c1)].entries()) {
+      const args = jobArgs(c, 's3').map((a) => (a === path.join(c.dir, 's3-work') ? `s3://spans/work-${k}` : a));
+      const r = await neardupAsync(
+        ['job', 'spans', path.join(c.dir, 'in'), ...args, '--task-bytes', '1', '--partitions', '2', '--local', '--s3-endpoint', server.endpoint],
+        c.dir,
+        S3_JOB_ENV,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assertSame(c, 's3', r.stdout, `S3 work dir (${c.drawn.args.join(' ')})`);
+    }
   });
 });
 
 after(() => fs.rmSync(root, { recursive: true, force: true }));
+
+/** The `skip`-th drawn set whose job has anchor stages (found by its local run's plan), if the local runs were made: none or one. */
+function anchoredCase(skip: number): Case[] {
+  const found = cases.filter((c) => {
+    const work = path.join(c.dir, 'local-work');
+    return fs.existsSync(path.join(work, 'job.json')) && taskCount(loadJob(work), 'spans-anchor') > 0;
+  });
+  return found.slice(skip, skip + 1);
+}
 
 /** A set drawn alone (when the differential suite's were not drawn). */
 async function oneProcessSet(k: number): Promise<Case> {

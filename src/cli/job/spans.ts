@@ -1,7 +1,8 @@
 /**
  * `neardup job spans`: `neardup spans` as a sharded job (src/shard/spans/), on any runner: here
  * (`--local`), on BullMQ workers (`--redis`), or planned only (`--plan-only`) for array runners
- * that then run `neardup stage spans-hash|spans-find|spans-text|spans-decide|spans-cut --task I`
+ * that then run `neardup stage NAME --task I` for each stage that has tasks (spans-anchor and
+ * spans-anchor-find for substring windows, then spans-hash, spans-find, spans-text, spans-decide, spans-cut)
  * and `neardup job report`.
  * It takes `neardup spans`' own option definitions, so the two parse alike, and writes its bytes;
  * an option the job cannot honour is refused by name (exit 2), never ignored.
@@ -96,10 +97,14 @@ export function jobSpansCommand(): Command {
     .option('--out-dir <dir>', 'where the output shards go (same relative names, formats and compression as the inputs), then _SUCCESS')
     .option(
       '--task-bytes <n>',
-      'input bytes one task of spans-hash, spans-text and spans-cut reads at most (default 67108864, 64 MiB)',
+      'input bytes one task of spans-anchor, spans-hash, spans-text and spans-cut reads at most (default 67108864, 64 MiB)',
       parsePositiveInt('task-bytes', 2 ** 50),
     )
-    .option('--partitions <n>', 'hash partitions, i.e. spans-find and spans-decide tasks (default: one per 64 MiB)', parsePositiveInt('partitions', 100000))
+    .option(
+      '--partitions <n>',
+      'hash partitions, i.e. spans-anchor-find, spans-find and spans-decide tasks (default: one per 64 MiB)',
+      parsePositiveInt('partitions', 100000),
+    )
     .option('--plan-only', 'write the plan only, for array runners: then "neardup stage NAME --task I" for each stage, and "neardup job report"');
   addRunOptions(cmd);
   cmd.action(async (shards: string[], flags: JobSpansFlags) => {

@@ -17,10 +17,10 @@ import type { PairFormat } from '../../io/write/write.js';
 import { InputError, UsageError } from '../../common/errors.js';
 import { writeError } from '../../io/write/output.js';
 import { isS3Url } from '../../io/s3/client.js';
-import type { ResolvedSpansOptions } from '../../spans/options.js';
+import { anchoredUnits, type ResolvedSpansOptions } from '../../spans/options.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
-export const JOB_VERSION = 11;
+export const JOB_VERSION = 12;
 
 /** What a job writes. `pairs` and `clusters` go to one file; `dedup` and `annotate` write one output shard per input shard. */
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
@@ -40,6 +40,8 @@ export const STAGES = [
   'decide',
   'components',
   'filter',
+  'spans-anchor',
+  'spans-anchor-find',
   'spans-hash',
   'spans-find',
   'spans-text',
@@ -48,10 +50,20 @@ export const STAGES = [
 ] as const;
 
 /**
- * A spans job's stages: hash each group's units (partitioned by hash), find each partition's
- * repeated hashes, read their texts in each group, decide each partition's cuts by text, cut each group's records.
+ * A spans job's stages: for substring windows, count each group's window anchors (partitioned by
+ * hash) and find each partition's repeated anchors; hash each group's units (partitioned by
+ * hash), find each partition's repeated hashes, read their texts in each group, decide each
+ * partition's cuts by text, cut each group's records.
  */
-export const SPANS_STAGES: readonly StageName[] = ['spans-hash', 'spans-find', 'spans-text', 'spans-decide', 'spans-cut'];
+export const SPANS_STAGES: readonly StageName[] = [
+  'spans-anchor',
+  'spans-anchor-find',
+  'spans-hash',
+  'spans-find',
+  'spans-text',
+  'spans-decide',
+  'spans-cut',
+];
 /** A stage name. */
 export type StageName = (typeof STAGES)[number];
 
@@ -339,6 +351,11 @@ export function sameJob(workDir: string, existing: JobSpec, spec: Omit<JobSpec, 
 export function taskCount(job: JobSpec, stage: StageName): number {
   if (SPANS_STAGES.includes(stage) !== (job.spans !== undefined)) return 0;
   switch (stage) {
+    // Only windows that one process thins out by their anchors have the anchor stages' work.
+    case 'spans-anchor':
+      return anchoredUnits(job.spans!.options) ? job.groups.length - 1 : 0;
+    case 'spans-anchor-find':
+      return anchoredUnits(job.spans!.options) ? job.partitions : 0;
     case 'spans-find':
     case 'spans-decide':
       return job.partitions;

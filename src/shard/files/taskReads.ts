@@ -89,6 +89,8 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
     case 'filter':
       return { reads: [sign, { stage: 'components', tasks: n('components'), files: ['assign.bin'], partition: t }], shards: groupOf(job, t) };
     // A spans job (src/shard/spans/): whole row files, each task's share read from them by offsets.
+    case 'spans-anchor':
+    case 'spans-anchor-find':
     case 'spans-hash':
     case 'spans-find':
     case 'spans-text':
@@ -101,13 +103,23 @@ export function taskInputs(job: JobSpec, stage: TaskStage, t: number, known?: re
 /** {@link taskInputs} of a spans job's stages. */
 function spansTaskInputs(job: JobSpec, stage: StageName, t: number): TaskInputs {
   const n = (s: StageName): number[] => every(taskCount(job, s));
+  // With anchors, the stages that walk a group's windows read its runs and its repeated anchors.
+  const runs = (g: number): TaskRead[] =>
+    taskCount(job, 'spans-anchor') === 0 ? [] : [
+      { stage: 'spans-anchor', tasks: [g], files: ['runs.u32'] },
+      { stage: 'spans-anchor-find', tasks: n('spans-anchor-find'), files: ['repeated.u32'] },
+    ];
   switch (stage) {
-    case 'spans-hash':
+    case 'spans-anchor':
       return { reads: [], shards: groupOf(job, t) };
+    case 'spans-anchor-find':
+      return { reads: [{ stage: 'spans-anchor', tasks: n('spans-anchor'), files: ['anchors.u32'] }], shards: [] };
+    case 'spans-hash':
+      return { reads: runs(t), shards: groupOf(job, t) };
     case 'spans-find':
       return { reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['units.u32'] }], shards: [] };
     case 'spans-text':
-      return { reads: [{ stage: 'spans-find', tasks: n('spans-find'), files: ['checks.u32'] }], shards: groupOf(job, t) };
+      return { reads: [...runs(t), { stage: 'spans-find', tasks: n('spans-find'), files: ['checks.u32'] }], shards: groupOf(job, t) };
     case 'spans-decide':
       return {
         reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['units.u32'] }, {
@@ -119,7 +131,7 @@ function spansTaskInputs(job: JobSpec, stage: StageName, t: number): TaskInputs 
       };
     case 'spans-cut':
       return {
-        reads: [{ stage: 'spans-hash', tasks: n('spans-hash'), files: ['docs.json'] }, {
+        reads: [...runs(t), { stage: 'spans-hash', tasks: n('spans-hash'), files: ['docs.json'] }, {
           stage: 'spans-decide',
           tasks: n('spans-decide'),
           files: ['cuts.u32'],

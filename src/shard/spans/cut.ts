@@ -13,6 +13,7 @@ import path from 'node:path';
 import { auditRow } from '../../spans/dedupSpans.js';
 import { cutDocument } from '../../spans/cutDocument.js';
 import { topText, type UnitFacts } from '../../spans/deduper.js';
+import type { AnchorRuns } from '../../spans/anchors.js';
 import { UnitWalker } from '../../spans/walker.js';
 import { auditLine } from '../../spans/file/file.js';
 import { RecordWriter } from '../../spans/file/records.js';
@@ -20,7 +21,8 @@ import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { rangeOf, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
-import { CUT_COLUMNS, NONE, type SpansDecideMarker } from './decide.js';
+import { cutColumns, NONE, type SpansDecideMarker } from './decide.js';
+import { groupRuns, walkedAll, walkerAt } from './anchorFind.js';
 import { docBases } from './find.js';
 import type { SpansHashMarker } from './hash.js';
 import { groupRows } from './rows.js';
@@ -90,9 +92,12 @@ export class SpansIds {
   }
 }
 
+/** A removed unit's facts where nothing reads them (no audit). */
+const NO_FACTS: UnitFacts = { keptDoc: -1, keptStart: -1, keptByteStart: -1, count: 0, docs: 0 };
+
 /** The group's removed occurrences from every decide task, sorted by (document, unit index). */
 function groupCuts(workDir: string, job: JobSpec, t: number): Uint32Array[] {
-  return groupRows<SpansDecideMarker>(workDir, job, { stage: 'spans-decide', file: 'cuts.u32', width: CUT_COLUMNS, rows: (m) => m.removed }, t);
+  return groupRows<SpansDecideMarker>(workDir, job, { stage: 'spans-decide', file: 'cuts.u32', width: cutColumns(job), rows: (m) => m.removed }, t);
 }
 
 /** Runs spans-cut task `t` (idempotent; every spans-decide task must have completed). */
@@ -101,6 +106,7 @@ export function runSpansCut(workDir: string, job: JobSpec, t: number): Promise<S
     const ids = new SpansIds(workDir, job);
     const cuts = groupCuts(workDir, job, t);
     const first = ids.first(t);
+    const runs = groupRuns(workDir, job, t);
     const tops = new Map<number, Set<number>>();
     for (let p = 0; p < taskCount(job, 'spans-decide'); p++) {
       for (const c of requireMarker<SpansDecideMarker>(workDir, job, 'spans-decide', p).top) {
@@ -123,7 +129,8 @@ export function runSpansCut(workDir: string, job: JobSpec, t: number): Promise<S
     const audit: string[] = [];
     const state = { doc: 0, row: 0 };
     const { first: s0, end } = shardsOfTask(job, t);
-    for (let s = s0; s < end; s++) await cutShard({ workDir, job, s, ids, cuts, first, tops, m, audit, state });
+    for (let s = s0; s < end; s++) await cutShard({ workDir, job, s, ids, cuts, first, tops, runs, m, audit, state });
+    walkedAll(runs, state.doc);
     await writeSynced(path.join(dir, 'audit.txt'), audit.join(''));
     return m;
   });
@@ -140,6 +147,8 @@ interface CutContext {
   first: number;
   /** Top candidates' first occurrences: global document → unit indices. */
   tops: Map<number, Set<number>>;
+  /** The group's windows' runs, walked or passed over (with anchors: ./anchorFind.ts). */
+  runs: AnchorRuns | undefined;
   m: SpansCutMarker;
   audit: string[];
   /** The next document of the group, and the next row of `cuts`. */
@@ -151,6 +160,7 @@ async function cutShard(x: CutContext): Promise<void> {
   const spans = job.spans!;
   const o = spans.options;
   const walker = new UnitWalker(o);
+  walker.runs = x.runs;
   const shard = job.shards[x.s]!;
   const input = await openShard(x.workDir, job, x.s, true);
   let sink: OutputSink | undefined;
@@ -169,6 +179,8 @@ async function cutShard(x: CutContext): Promise<void> {
       while (state.row < cuts[0]!.length && cuts[0]![state.row] === d) state.row++;
       const removed = Array.from(cuts[1]!.subarray(a, state.row));
       const facts = (j: number): UnitFacts => {
+        // Without the audit, which alone reads them, cuts.u32 has no kept occurrence nor counts.
+        if (cuts.length === 2) return NO_FACTS;
         const kept = cuts[2]![a + j]!;
         return kept === NONE
           ? { keptDoc: -1, keptStart: -1, keptByteStart: -1, count: cuts[5]![a + j]!, docs: cuts[6]![a + j]! }
@@ -176,6 +188,7 @@ async function cutShard(x: CutContext): Promise<void> {
       };
       // The units are split again only where something is cut or a top unit's text is taken.
       const top = x.tops.get(g);
+      walkerAt(walker, d);
       if (removed.length > 0 || top) walker.each(r.text, (k) => void (top?.has(k) && m.top.push({ doc: g, k, text: topText(r.text, walker.units, k) })));
       const v = cutDocument(r.text, { units: walker.units, removed, facts, substring: o.unit === 'substring', minDocWords: o.minDocWords });
       if (v.changed) {

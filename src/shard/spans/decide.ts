@@ -5,15 +5,16 @@
  * one hash are two units, each with its own first occurrence and counts, as in one process. Then
  * it decides each occurrence as pass 2 does (keep-first: every one but its text's first;
  * `--min-docs K`: every one of a text in ≥ K documents) and writes the removed ones to `cuts.u32`,
- * grouped by the shard group that holds them (`gstart` in the marker): seven uint32 columns
- * (document within the group, unit index, the kept occurrence's global document or 2³²−1 when none
- * is kept, its code-point and byte start, count, documents). The marker also holds the partition's
+ * grouped by the shard group that holds them (`gstart` in the marker): uint32 columns, document
+ * within the group and unit index, and for the audit ({@link cutColumns}) the kept occurrence's
+ * global document or 2³²−1 when none is kept, its code-point and byte start, count, documents. The marker also holds the partition's
  * counts and its most repeated units: the job's top N are among the partitions' top N, as units
  * are in exactly one partition.
  * @module
  */
 import path from 'node:path';
 import { UnitVerifier, type Occurrence } from '../../spans/verify.js';
+import { DamagedFileError } from '../files/columns.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { taskCount, type JobSpec } from '../files/job.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
@@ -21,8 +22,13 @@ import { partitionUnits, type PartitionUnits } from './find.js';
 import { columnsBuffer, readCodeUnits, readRows } from './rows.js';
 import { TEXT_COLUMNS, type SpansTextMarker } from './text.js';
 
-/** The columns of `cuts.u32`. */
-export const CUT_COLUMNS = 7;
+/**
+ * The columns of a job's `cuts.u32`: document and unit index, and, only for the `--removed`
+ * audit, the one output that names them, the kept occurrence and counts.
+ */
+export function cutColumns(job: JobSpec): number {
+  return job.spans!.audit !== undefined ? 7 : 2;
+}
 
 /** No kept occurrence (boilerplate mode). */
 export const NONE = 0xffffffff;
@@ -49,10 +55,17 @@ export interface SpansDecideMarker {
   top: TopCandidate[];
 }
 
+/** A spans-text task whose texts of a partition are not one a repeated hash's occurrence. */
+const damagedTexts = (g: number, p: number): Error =>
+  new DamagedFileError(
+    `spans-text task ${g}: its texts of partition ${p} are not those of the occurrences spans-find listed: the work dir is damaged; delete the task's directory to run it again`,
+  );
+
 /**
  * Feeds the texts of the partition's repeated hashes, in input order, to a verifier over its
  * table; returns it and the side unit of each occurrence that is not its hash's first text
- * (`group:document:unit` → side index: collisions only).
+ * (`group:document:unit` → side index: collisions only). A group's texts.u32 rows of the
+ * partition are its units.u32 rows of a hash counted more than once, in order (./text.ts).
  */
 function checkTexts(workDir: string, job: JobSpec, p: number, pu: PartitionUnits): { v: UnitVerifier; sideOf: Map<string, number> } {
   const v = new UnitVerifier(pu.table);
@@ -60,23 +73,28 @@ function checkTexts(workDir: string, job: JobSpec, p: number, pu: PartitionUnits
   const at: Occurrence = { doc: 0, pos: 0, cp: 0, byte: 0 };
   for (let g = 0; g < taskCount(job, 'spans-text'); g++) {
     const m = requireMarker<SpansTextMarker>(workDir, job, 'spans-text', g);
+    const from = m.pstart[p]!;
+    const to = m.pstart[p + 1]!;
     const dir = taskDir(workDir, 'spans-text', g);
-    const [doc, k, hi, lo, cp, byte, off, len] = readRows(
-      path.join(dir, 'texts.u32'),
-      { width: TEXT_COLUMNS, n: m.rows },
-      m.pstart[p]!,
-      m.pstart[p + 1]!,
-    ) as Uint32Array[];
-    const keys = readCodeUnits(path.join(dir, 'keys.u32'), m.units, m.kstart[p]!, m.kstart[p + 1]!);
-    for (let r = 0; r < doc!.length; r++) {
-      const i = pu.table.find(hi![r]!, lo![r]!);
-      at.doc = pu.base[g]! + doc![r]!;
-      at.pos = k![r]!;
-      at.cp = cp![r]!;
-      at.byte = byte![r]!;
-      const s = v.check(i, keys.subarray(off![r]!, off![r]! + len![r]!), len![r]!, at);
-      if (s >= 0) sideOf.set(`${g}:${doc![r]}:${k![r]}`, s);
+    const [off, len] = readRows(path.join(dir, 'texts.u32'), { width: TEXT_COLUMNS, n: m.rows }, from, to) as Uint32Array[];
+    // The group's whole stream: a text may share its code units with another partition's.
+    const keys = to > from ? readCodeUnits(path.join(dir, 'keys.u32'), m.units, 0, m.units) : new Uint16Array(0);
+    // Without a keep-first audit, units.u32 has no offsets, and nothing reads the kept occurrence's.
+    const [hi, lo, doc, k, cp, byte] = pu.parts[g] as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array?, Uint32Array?];
+    let x = 0;
+    for (let r = 0; r < hi.length; r++) {
+      const i = pu.table.find(hi[r]!, lo[r]!);
+      if (pu.table.count(i) < 2) continue;
+      if (x >= off!.length) throw damagedTexts(g, p);
+      at.doc = pu.base[g]! + doc[r]!;
+      at.pos = k[r]!;
+      at.cp = cp?.[r] ?? 0;
+      at.byte = byte?.[r] ?? 0;
+      const s = v.check(i, keys.subarray(off![x]!, off![x]! + len![x]!), len![x]!, at);
+      x++;
+      if (s >= 0) sideOf.set(`${g}:${doc[r]}:${k[r]}`, s);
     }
+    if (x !== off!.length) throw damagedTexts(g, p);
   }
   v.end();
   return { v, sideOf };
@@ -90,7 +108,8 @@ export function runSpansDecide(workDir: string, job: JobSpec, p: number): Promis
     const { table, parts, base } = pu;
     const { v, sideOf } = checkTexts(workDir, job, p, pu);
     const keepFirst = o.minDocs === undefined;
-    const cols = Array.from({ length: CUT_COLUMNS }, () => new U32Buf());
+    const width = cutColumns(job);
+    const cols = Array.from({ length: width }, () => new U32Buf());
     const group = new U32Buf();
     for (const [g, rows] of parts.entries()) {
       const [hi, lo, doc, k] = rows as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
@@ -102,12 +121,13 @@ export function runSpansDecide(workDir: string, job: JobSpec, p: number): Promis
         if (!removed) continue;
         cols[0]!.push(doc[r]!);
         cols[1]!.push(k[r]!);
+        group.push(g);
+        if (width === 2) continue;
         cols[2]!.push(keepFirst ? v.firstDoc(i, s) : NONE);
         cols[3]!.push(keepFirst ? v.firstCp(i, s) : NONE);
         cols[4]!.push(keepFirst ? v.firstByte(i, s) : NONE);
         cols[5]!.push(v.count(i, s));
         cols[6]!.push(v.docs(i, s));
-        group.push(g);
       }
     }
     const grouped = groupBy(group.view(), parts.length, cols.map((c) => c.view()));

@@ -5,8 +5,8 @@
  * the document counts of each hash are the one-process ones. A hash counted more than once is the
  * only kind anything is cut for, and its occurrences may be of different texts (a collision): the
  * task lists them in `checks.u32`, grouped by the shard group that holds them (`gstart` in the
- * marker), four uint32 columns (document within the group, unit index, hash high, hash low), so
- * that spans-text reads their texts and spans-decide compares them (./decide.ts).
+ * marker), two uint32 columns (document within the group, unit index), so that spans-text reads
+ * their texts and spans-decide compares them (./decide.ts).
  * @module
  */
 import path from 'node:path';
@@ -18,7 +18,7 @@ import { unitColumns, type SpansHashMarker } from './hash.js';
 import { columnsBuffer, readRows } from './rows.js';
 
 /** The columns of `checks.u32`. */
-export const CHECK_COLUMNS = 4;
+export const CHECK_COLUMNS = 2;
 
 /** The spans-find task's marker. */
 export interface SpansFindMarker {
@@ -75,8 +75,6 @@ export function runSpansFind(workDir: string, job: JobSpec, p: number): Promise<
         if (table.count(table.find(hi[r]!, lo[r]!)) < 2) continue;
         cols[0]!.push(doc[r]!);
         cols[1]!.push(k[r]!);
-        cols[2]!.push(hi[r]!);
-        cols[3]!.push(lo[r]!);
         group.push(g);
       }
     }

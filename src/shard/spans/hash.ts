@@ -4,7 +4,10 @@
  * {@link UnitWalker}), into `units.u32`: uint32 columns one after the other (hash high, hash
  * low, the document within the group, the unit's index in its document; and its code-point and
  * UTF-8 byte start for a keep-first audit: {@link unitColumns}), rows grouped by the hash's
- * partition (`pstart` in the marker), 16 or 24 bytes a unit.
+ * partition (`pstart` in the marker), 16 or 24 bytes a unit. Substring windows that one process
+ * thins out by their anchors are walked as its pass 1 walks them: only the runs of windows whose
+ * anchor is repeated in the corpus (./anchorFind.ts); the others, each of which occurs once, are
+ * counted in the marker (`passed`), as the summary counts them (units, and distinct ones).
  * `docs.json` holds each document's id (null when the record has none) and row within its shard,
  * for the audit's ids.
  * @module
@@ -17,7 +20,8 @@ import { commitTask, writeSynced } from '../files/commit.js';
 import { shardsOfTask, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
-import { columnsBuffer } from './rows.js';
+import { columnsBuffer, partitionOf } from './rows.js';
+import { groupRuns, walkedAll, walkerAt } from './anchorFind.js';
 
 /**
  * The columns of a job's `units.u32`, in file order: hash high and low, document, unit index (16
@@ -45,6 +49,8 @@ export interface SpansHashMarker {
   docs: number;
   /** Units compared (rows of units.u32). */
   units: number;
+  /** Substring windows passed over (their anchor counted once in the corpus): each a unit, and a distinct one. */
+  passed: number;
   /** Whether some record had an explicit id. */
   explicit: boolean;
   /** Row where each hash partition starts in units.u32 (partitions + 1). */
@@ -53,20 +59,18 @@ export interface SpansHashMarker {
   formats: string[];
 }
 
-/** The partition of a unit's hash (its high lane, well mixed). */
-export const partitionOf = (hi: number, partitions: number): number => hi % partitions;
-
-/** Runs spans-hash task `t` (idempotent). */
+/** Runs spans-hash task `t` (idempotent; with anchors, every spans-anchor-find task must have completed). */
 export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<SpansHashMarker> {
   return commitTask<SpansHashMarker>({ workDir, job, stage: 'spans-hash', task: t }, async (dir) => {
     const walker = new UnitWalker(job.spans!.options);
+    walker.runs = groupRuns(workDir, job, t);
     const cursor = new OffsetCursor();
     const width = unitColumns(job);
     const cols = Array.from({ length: width }, () => new U32Buf());
     const part = new U32Buf();
     const ids: (string | null)[] = [];
     const rows: number[] = [];
-    const marker: SpansHashMarker = { shards: [], docs: 0, units: 0, explicit: false, pstart: [], formats: [] };
+    const marker: SpansHashMarker = { shards: [], docs: 0, units: 0, passed: 0, explicit: false, pstart: [], formats: [] };
     const { first, end } = shardsOfTask(job, t);
     for (let s = first; s < end; s++) {
       const input = await openShard(workDir, job, s);
@@ -81,6 +85,7 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
           rows.push(r.row);
           if (r.id !== undefined) marker.explicit = true;
           cursor.reset(r.text);
+          walkerAt(walker, doc);
           walker.each(r.text, (k) => {
             cols[0]!.push(walker.hash[0]!);
             cols[1]!.push(walker.hash[1]!);
@@ -93,6 +98,7 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
             }
             part.push(partitionOf(walker.hash[0]!, job.partitions));
           });
+          if (walker.runs) marker.passed += walker.skipped;
         }
       } finally {
         await input.records.return(undefined);
@@ -100,6 +106,7 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
       marker.shards.push({ docs, rows: rowCount(last, docs, input.skips.count), skipped: input.skips.count });
       marker.formats.push(input.format);
     }
+    walkedAll(walker.runs, marker.docs);
     const grouped = groupBy(part.view(), job.partitions, cols.map((c) => c.view()));
     marker.units = part.length;
     marker.pstart = Array.from(grouped.start);

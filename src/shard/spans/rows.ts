@@ -11,6 +11,9 @@ import { DamagedFileError } from '../files/columns.js';
 import { requireMarker, taskDir } from '../files/commit.js';
 import { taskCount, type JobSpec, type StageName } from '../files/job.js';
 
+/** The partition of a unit's hash (its high lane, well mixed), or of a window's anchor hash. */
+export const partitionOf = (hi: number, partitions: number): number => hi % partitions;
+
 /** Columns of `n` rows as one buffer, ready to write. */
 export function columnsBuffer(columns: readonly Uint32Array[], n: number): Buffer {
   const file = new Uint32Array(columns.length * n);

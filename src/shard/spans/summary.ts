@@ -23,7 +23,9 @@ export function summarizeSpans(dir: string, job: JobSpec): SpansFileResult & { o
   for (let g = 0; g < taskCount(job, 'spans-hash'); g++) {
     const m = requireMarker<SpansHashMarker>(dir, job, 'spans-hash', g);
     s.documents += m.docs;
-    s.units += m.units;
+    // Windows passed over by their anchors occur once: each is a unit, and a distinct one, as in one process.
+    s.units += m.units + m.passed;
+    s.distinctUnits += m.passed;
     for (const x of m.shards) skipped += x.skipped;
     if (g === 0) format = m.formats[0] ?? '';
   }

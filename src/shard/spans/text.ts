@@ -1,28 +1,29 @@
 /**
  * Stage spans-text of a spans job (one task per shard group): reads its group's records again and,
  * for each occurrence spans-find listed (a hash counted more than once), the unit's normalized
- * text, as `neardup spans`' check does (the same {@link UnitWalker}). `texts.u32`: eight uint32
- * columns (document within the group, unit index, hash high and low, code-point and UTF-8 byte
- * start, where its text starts among its partition's texts and its length), rows grouped by hash
- * partition (`pstart` in the marker); `keys.u32`: the texts, UTF-16 code units two to a uint32,
- * each distinct (hash, text) of the group once, partition by partition (`kstart`). Only repeated
- * hashes' texts are written, each once per group.
+ * text, as `neardup spans`' check does (the same {@link UnitWalker}, walking the windows spans-hash
+ * walked: ./anchorFind.ts). `keys.u32`: the texts, UTF-16 code units two to a uint32, one stream
+ * for the group in which a text the group wrote before is not written again and a window's text
+ * that continues the last one shares its code units (./keys.ts). `texts.u32`: per occurrence
+ * where its text starts in that stream and its length, two uint32 columns, rows grouped by hash
+ * partition (`pstart` in the marker), each partition's in the order of its rows of units.u32 that
+ * spans-find listed, so spans-decide pairs them with those rows (their hash, document, unit and
+ * offsets) by position.
  * @module
  */
 import path from 'node:path';
-import { OffsetCursor } from '../../spans/offsets.js';
-import { grown } from '../../spans/unitHash.js';
 import { UnitWalker } from '../../spans/walker.js';
 import { commitTask, writeSynced } from '../files/commit.js';
 import { shardsOfTask, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
+import { groupRuns, walkerAt } from './anchorFind.js';
 import { CHECK_COLUMNS, type SpansFindMarker } from './find.js';
-import { partitionOf } from './hash.js';
-import { columnsBuffer, groupRows } from './rows.js';
+import { KeyStream } from './keys.js';
+import { columnsBuffer, groupRows, partitionOf } from './rows.js';
 
 /** The columns of `texts.u32`. */
-export const TEXT_COLUMNS = 8;
+export const TEXT_COLUMNS = 2;
 
 /** The spans-text task's marker. */
 export interface SpansTextMarker {
@@ -32,15 +33,6 @@ export interface SpansTextMarker {
   pstart: number[];
   /** Code units in keys.u32. */
   units: number;
-  /** Code unit where each partition's texts start in keys.u32 (partitions + 1). */
-  kstart: number[];
-}
-
-/** One partition's distinct texts of the group: code units, and (hash, text) → where it starts. */
-interface PartTexts {
-  buf: Uint16Array;
-  used: number;
-  seen: Map<string, number>;
 }
 
 /** The group's occurrences to check, from every find task, sorted by (document, unit index). */
@@ -51,12 +43,12 @@ function groupChecks(workDir: string, job: JobSpec, t: number): Uint32Array[] {
 /** Runs spans-text task `t` (idempotent; every spans-find task must have completed). */
 export function runSpansText(workDir: string, job: JobSpec, t: number): Promise<SpansTextMarker> {
   return commitTask<SpansTextMarker>({ workDir, job, stage: 'spans-text', task: t }, async (dir) => {
-    const [cdoc, ck, chi, clo] = groupChecks(workDir, job, t) as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+    const [cdoc, ck] = groupChecks(workDir, job, t) as [Uint32Array, Uint32Array];
     const walker = new UnitWalker(job.spans!.options);
-    const cursor = new OffsetCursor();
+    walker.runs = groupRuns(workDir, job, t);
     const cols = Array.from({ length: TEXT_COLUMNS }, () => new U32Buf());
     const part = new U32Buf();
-    const texts = new Map<number, PartTexts>();
+    const keys = new KeyStream();
     let next = 0;
     let doc = 0;
     const { first, end } = shardsOfTask(job, t);
@@ -68,30 +60,14 @@ export function runSpansText(workDir: string, job: JobSpec, t: number): Promise<
           if (next >= cdoc.length) break;
           const d = doc++;
           if (next >= cdoc.length || cdoc[next] !== d) continue;
-          cursor.reset(r.text);
+          walkerAt(walker, d);
           walker.each(r.text, (k) => {
             if (next >= cdoc.length || cdoc[next] !== d || ck[next] !== k) return;
-            const hi = chi[next]!;
-            const lo = clo[next]!;
             next++;
-            const p = partitionOf(hi, job.partitions);
             const len = walker.key(k);
-            const at = textAt(
-              texts,
-              p,
-              `${hi}:${lo}:${Buffer.from(walker.keyUnits.buffer, walker.keyUnits.byteOffset, 2 * len).toString('latin1')}`,
-              walker.keyUnits.subarray(0, len),
-            );
-            cursor.at(walker.units.start[k]!);
-            cols[0]!.push(d);
-            cols[1]!.push(k);
-            cols[2]!.push(hi);
-            cols[3]!.push(lo);
-            cols[4]!.push(cursor.cp);
-            cols[5]!.push(cursor.byte);
-            cols[6]!.push(at);
-            cols[7]!.push(len);
-            part.push(p);
+            cols[0]!.push(keys.add(walker.hash[0]!, walker.hash[1]!, walker.keyUnits.subarray(0, len)));
+            cols[1]!.push(len);
+            part.push(partitionOf(walker.hash[0]!, job.partitions));
           });
         }
       } finally {
@@ -100,32 +76,8 @@ export function runSpansText(workDir: string, job: JobSpec, t: number): Promise<
     }
     if (next !== cdoc.length) throw new Error(`spans-text task ${t}: ${cdoc.length - next} units listed by spans-find were not found: an input changed since`);
     const grouped = groupBy(part.view(), job.partitions, cols.map((c) => c.view()));
-    const keys = keysFile(texts, job.partitions);
     await writeSynced(path.join(dir, 'texts.u32'), columnsBuffer(grouped.columns, part.length));
-    await writeSynced(path.join(dir, 'keys.u32'), keys.bytes);
-    return { rows: part.length, pstart: Array.from(grouped.start), units: keys.units, kstart: keys.kstart };
+    await writeSynced(path.join(dir, 'keys.u32'), keys.bytes());
+    return { rows: part.length, pstart: Array.from(grouped.start), units: keys.used };
   });
-}
-
-/** Where `key` (the text `units`) starts among partition `p`'s texts, added the first time. */
-function textAt(texts: Map<number, PartTexts>, p: number, key: string, units: Uint16Array): number {
-  let x = texts.get(p);
-  if (!x) texts.set(p, x = { buf: new Uint16Array(256), used: 0, seen: new Map() });
-  const at = x.seen.get(key);
-  if (at !== undefined) return at;
-  if (x.buf.length < x.used + units.length) x.buf = grown(x.buf, x.used + units.length);
-  x.buf.set(units, x.used);
-  x.seen.set(key, x.used);
-  x.used += units.length;
-  return x.used - units.length;
-}
-
-/** The partitions' texts one after the other, two code units to a uint32 (padded), and where each partition's start. */
-function keysFile(texts: Map<number, PartTexts>, partitions: number): { bytes: Buffer; units: number; kstart: number[] } {
-  const kstart = [0];
-  for (let p = 0; p < partitions; p++) kstart.push(kstart[p]! + (texts.get(p)?.used ?? 0));
-  const units = kstart[partitions]!;
-  const all = new Uint16Array(2 * Math.ceil(units / 2));
-  for (const [p, x] of texts) all.set(x.buf.subarray(0, x.used), kstart[p]!);
-  return { bytes: Buffer.from(all.buffer, all.byteOffset, all.byteLength), units, kstart };
 }

@@ -19,6 +19,8 @@ import { runSpansDecide } from '../spans/decide.js';
 import { runSpansText } from '../spans/text.js';
 import { runSpansFind } from '../spans/find.js';
 import { runSpansHash } from '../spans/hash.js';
+import { runSpansAnchor } from '../spans/anchor.js';
+import { runSpansAnchorFind } from '../spans/anchorFind.js';
 
 const RUNNERS: Record<StageName, (workDir: string, job: JobSpec, task: number) => Promise<object>> = {
   sign: runSign,
@@ -30,6 +32,8 @@ const RUNNERS: Record<StageName, (workDir: string, job: JobSpec, task: number) =
   decide: runDecide,
   components: runComponents,
   filter: runFilter,
+  'spans-anchor': runSpansAnchor,
+  'spans-anchor-find': runSpansAnchorFind,
   'spans-hash': runSpansHash,
   'spans-find': runSpansFind,
   'spans-text': runSpansText,
