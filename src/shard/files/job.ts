@@ -55,15 +55,7 @@ export const STAGES = [
  * hash), find each partition's repeated hashes, read their texts in each group, decide each
  * partition's cuts by text, cut each group's records.
  */
-export const SPANS_STAGES: readonly StageName[] = [
-  'spans-anchor',
-  'spans-anchor-find',
-  'spans-hash',
-  'spans-find',
-  'spans-text',
-  'spans-decide',
-  'spans-cut',
-];
+export const SPANS_STAGES: readonly StageName[] = STAGES.filter((s) => s.startsWith('spans-'));
 /** A stage name. */
 export type StageName = (typeof STAGES)[number];
 
