@@ -25,7 +25,7 @@
 // to worker threads (V8's structured clone: shared-views), the word segmenter (ICU's, whose cost on
 // long texts differs by version: text/segments), the decoders on
 // zlib and streams, task processes on child_process IPC, the package's exports and optional native
-// dependencies on the module loader. The rest (batch dedup, the index's logic, the job stages and
+// dependencies on the module loader, `serve` started again in place with huge pages by `process.execve` (22.15 and later: cli/huge-pages). The rest (batch dedup, the index's logic, the job stages and
 // their files, the docs, the browser pages) is JavaScript over those same pieces, so it runs once.
 import { run } from 'node:test';
 import * as reporterKinds from 'node:test/reporters';
@@ -105,6 +105,7 @@ const TIERS = {
     'online/index',
     'dedup/kijiji',
     'index',
+    'cli/huge-pages',
   ],
 };
 

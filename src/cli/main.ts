@@ -5,8 +5,13 @@
  * @module
  */
 import type { Command } from 'commander';
-import { createProgram, runProgram } from './program.js';
-import { writeError } from '../io/write/output.js';
+import { startWithHugePages } from './hugePages.js';
+
+// First, before the program's modules load: `serve` and `index` may start again in place with huge
+// pages (./hugePages.ts), and a start that is thrown away should cost only Node's own.
+startWithHugePages();
+const { createProgram, runProgram } = await import('./program.js');
+const { writeError } = await import('../io/write/output.js');
 
 /**
  * Each subcommand's module is imported only when it runs (or for help and unknown commands, all of
