@@ -80,6 +80,7 @@ const TIERS = {
     'spans/spans',
     'spans/file/file',
     'spans/file/bytePass1',
+    'spans/growth',
     'cli/spans/spans',
     'online/registry/registry',
     'shard/files/clusterLines',

@@ -41,6 +41,8 @@ export async function bytePass1(path: string, input: OpenedInput, read: ReadOpti
     header: () => Promise.resolve(),
     passes: (row, b, start, stop) => {
       if (!records.scan(b, start, stop)) return false;
+      // The record and its line break: what the table's growth projects from.
+      d.readBytes(stop - start + 1);
       if (codes) {
         if (!d.observeJson(b, records.textStart, records.textEnd)) return false;
       } else {
