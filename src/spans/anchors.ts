@@ -50,6 +50,15 @@ export class AnchorCounts {
     for (let i = 0; i < this.counts.length; i++) if (this.counts[i] !== 0) each(this.keys[i]!, this.counts[i]!);
   }
 
+  /** Its keys' memory, zeroed, as one number per slot (the table is empty after). */
+  spend(): Uint32Array {
+    const keys = this.keys.fill(0);
+    this.keys = new Uint32Array(1024);
+    this.counts = new Uint8Array(1024);
+    this.size = 0;
+    return keys;
+  }
+
   /** Slots in all. */
   get capacity(): number {
     return this.counts.length;
@@ -125,25 +134,30 @@ export class AnchorRuns {
     this.docAt[++this.docs] = this.runs;
   }
 
-  /** Marks each run walked or passed over from the anchors' `counts`; the hashes are dropped. */
+  /**
+   * Marks each run walked or passed over from the anchors' `counts`; the hashes are dropped, and
+   * `counts` is spent (its memory serves here). Allocates nothing: what this pass left unreferenced
+   * stays until the garbage collector runs, which in a loop of typed arrays can be long after, beside pass 1's table.
+   */
   finish(counts: AnchorCounts): void {
     if (this.finished) return;
     const { hashes, lens } = this;
-    const longest = new Int32Array(counts.capacity);
     let walked = 0;
+    // Each run's anchor slot in place of its hash (−1: counted once), then the slots' keys hold their longest run.
     for (let r = 0; r < this.runs; r++) {
       const i = counts.repeatedSlot(hashes[r]!);
-      if (i < 0) {
-        lens[r] = -lens[r]!;
-        continue;
-      }
-      walked += lens[r]!;
-      longest[i] = Math.max(longest[i]!, lens[r]!);
+      hashes[r] = i;
+      if (i < 0) lens[r] = -lens[r]!;
+      else walked += lens[r]!;
+    }
+    const longest = counts.spend();
+    for (let r = 0; r < this.runs; r++) {
+      const i = hashes[r]! | 0;
+      if (i >= 0) longest[i] = Math.max(longest[i]!, lens[r]!);
     }
     this.walked = walked;
     for (let i = 0; i < longest.length; i++) this.distinctAtLeast += longest[i]!;
     this.hashes = new Uint32Array(0);
-    this.lens = lens.slice(0, this.runs);
     this.finished = true;
   }
 

@@ -10,10 +10,14 @@
  *
  * A window per character would put a table slot per input byte. So a pass before pass 1 counts
  * anchors: of each window's grams (G consecutive code points, G = min(32, ⌊L/4⌋), at least 1; a
- * window has at least ⌈L/4⌉ code points, so it holds a gram), the one of least hash (the last of
- * equal ones) is its anchor, which depends on the window's text alone. Two occurrences of one text
- * share their anchor's text at two places, so a window whose anchor's hash was counted once
- * occurs once, and is no unit of the table; only the others are walked. The answer is that of
+ * window has at least ⌈L/4⌉ code points, so it holds a gram), the one of least hash and the one
+ * of least hash under a second order (the last of equal ones), with the distance between them, are
+ * its anchor, which depends on the window's text alone. Two occurrences of one text share their
+ * anchor at two places, so a window whose anchor's hash was counted once occurs once, and is no
+ * unit of the table; only the others are walked. A pair, not one gram: a window that overlaps a
+ * repeated passage in part holds the passage's least gram about as often as the share it
+ * overlaps, and both grams less often (50.9 MB at L = 100: 4.35M distinct windows in the table
+ * with one gram, of which 2.19M occur once; 3.20M and 1.04M with the pair). The answer is that of
  * every window (the tests' oracle walks them all). The anchors' counts and runs are ./anchors.ts;
  * the sharded job counts them in stages of its own (src/shard/spans/anchor.ts).
  * @module
@@ -100,8 +104,12 @@ export class ByteWindows {
   /** Code units of the stream so far. */
   private m = 0;
   private deque = new Int32Array(256);
+  private deque2 = new Int32Array(256);
   private gh = new Uint32Array(256);
-  // Per window of the last sweep: its first token, its end, its anchor gram.
+  private gh2 = new Uint32Array(256);
+  /** Per run of one anchor of the last sweep: the anchor's hash. */
+  private ah = new Uint32Array(256);
+  // Per window of the last sweep: its first token, its end, its anchor's run.
   private wa = new Int32Array(256);
   private we = new Int32Array(256);
   private wj = new Int32Array(256);
@@ -123,7 +131,7 @@ export class ByteWindows {
   /** Pass 0: counts the anchors of `text`'s windows into `counts`, and with `runs`, its windows' runs there (./anchors.ts). */
   countAnchors(text: string, counts: AnchorCounts, runs?: AnchorRuns): void {
     this.stream(text);
-    countRuns({ w: this.sweep(), wj: this.wj, gh: this.gh }, counts, runs);
+    countRuns({ w: this.sweep(), wj: this.wj, gh: this.ah }, counts, runs);
   }
 
   /**
@@ -135,7 +143,7 @@ export class ByteWindows {
     const w = this.sweep();
     this.begin(out, w);
     for (let x = 0; x < w; x++) {
-      if (anchors && !anchors.repeated(this.gh[this.wj[x]!]!)) this.skipped++;
+      if (anchors && !anchors.repeated(this.ah[this.wj[x]!]!)) this.skipped++;
       else this.emit(out, x);
     }
     return out;
@@ -198,43 +206,66 @@ export class ByteWindows {
 
   /**
    * The windows of the stream into {@link wa}, {@link we}, {@link wj} (returns how many): tokens
-   * [a, e), a the first token of a character and e the fewest that reach L bytes, and the index of
-   * its anchor gram (grams hashed into {@link gh}, one 32-bit lane: the anchor need only be the same
-   * wherever the window's text is).
+   * [a, e), a the first token of a character and e the fewest that reach L bytes, and its anchor:
+   * the index of its run of one anchor, whose hash is in {@link ah}. A window's anchor is the pair
+   * of its grams of least hash under two orders of the grams' hashes (grams hashed into {@link gh},
+   * one 32-bit lane), with the offset between them: it need only be the same wherever the window's
+   * text is. A window that overlaps a repeated passage in part holds both grams of the passage's
+   * windows less often than one, so fewer windows that occur once are walked.
    */
   private sweep(): number {
     const n = this.n;
     const G = this.gram;
     if (this.deque.length < n) {
       this.deque = more(this.deque, n);
+      this.deque2 = more(this.deque2, n);
       this.gh = more(this.gh, n);
+      this.gh2 = more(this.gh2, n);
+      this.ah = more(this.ah, n);
       this.wa = more(this.wa, n);
       this.we = more(this.we, n);
       this.wj = more(this.wj, n);
     }
-    const { deque: dq, gh, byteAt, codeAt, first, p0, pow0, wa, we, wj } = this;
+    const { deque: dq, deque2: dq2, gh, gh2, ah, byteAt, codeAt, first, p0, pow0, wa, we, wj } = this;
     const L = this.L;
     let head = 0;
     let tail = 0;
+    let head2 = 0;
+    let tail2 = 0;
     let nextGram = 0;
     let e = 0;
     let w = 0;
+    let runs = -1;
+    let last1 = -1;
+    let last2 = -1;
     for (let a = 0; a < n; a++) {
       if (first[a] === 0) continue;
       const need = byteAt[a]! + L;
       while (e < n && byteAt[e]! < need) e++;
       if (byteAt[e]! < need) break;
-      // Grams inside the window: [a, e − G]; the least hash (the last of equal ones) at the deque's head.
+      // Grams inside the window: [a, e − G]; the least hash (the last of equal ones) of each order at its deque's head.
       for (; nextGram <= e - G; nextGram++) {
         const h = fmix32((p0[codeAt[nextGram + G]!]! - Math.imul(p0[codeAt[nextGram]!]!, pow0[codeAt[nextGram + G]! - codeAt[nextGram]!]!)) >>> 0);
+        const h2 = fmix32((h ^ 0x9e3779b9) >>> 0);
         gh[nextGram] = h;
+        gh2[nextGram] = h2;
         while (tail > head && gh[dq[tail - 1]!]! >= h) tail--;
         dq[tail++] = nextGram;
+        while (tail2 > head2 && gh2[dq2[tail2 - 1]!]! >= h2) tail2--;
+        dq2[tail2++] = nextGram;
       }
       while (dq[head]! < a) head++;
+      while (dq2[head2]! < a) head2++;
+      const j1 = dq[head]!;
+      const j2 = dq2[head2]!;
+      if (j1 !== last1 || j2 !== last2) {
+        last1 = j1;
+        last2 = j2;
+        ah[++runs] = fmix32((Math.imul(gh[j1]!, 0x85ebca6b) ^ gh2[j2]! ^ Math.imul(j2 - j1, 0xc2b2ae35)) >>> 0);
+      }
       wa[w] = a;
       we[w] = e;
-      wj[w++] = dq[head]!;
+      wj[w++] = runs;
     }
     return w;
   }

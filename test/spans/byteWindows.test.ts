@@ -114,14 +114,17 @@ test('anchor runs: the walked windows of each document are those its anchors giv
   const counts = new AnchorCounts();
   const runs = new AnchorRuns();
   for (const d of docs) w.countAnchors(d, counts, runs);
-  runs.finish(counts);
   const u = newUnits();
+  // What the counts give, before finish() spends them.
+  const wants = docs.map((d) => {
+    const want = w.windows(d, u, counts);
+    return { hashes: Array.from(w.windowHash.subarray(0, 2 * want.count)), starts: want.start.slice(0, want.count), skipped: w.skipped };
+  });
+  runs.finish(counts);
+  assert.equal(counts.distinct, 0, 'finish() spends the counts');
   let walked = 0;
   docs.forEach((d, i) => {
-    const want = w.windows(d, u, counts);
-    const hashes = Array.from(w.windowHash.subarray(0, 2 * want.count));
-    const starts = want.start.slice(0, want.count);
-    const skipped = w.skipped;
+    const { hashes, starts, skipped } = wants[i]!;
     const got = w.windowsOf(i, d, u, runs);
     assert.deepEqual(
       [got.start.slice(0, got.count), Array.from(w.windowHash.subarray(0, 2 * got.count)), w.skipped],
