@@ -53,14 +53,15 @@ function glibcVersion(): string | undefined {
   return header?.glibcVersionRuntime;
 }
 
-type Execve = (file: string, args: string[], env: NodeJS.ProcessEnv) => never;
+/** `process.execve`'s shape (Node 22.15 and later). */
+export type Execve = (file: string, args: string[], env: NodeJS.ProcessEnv) => never;
 
 /**
  * Starts this process again with huge pages when {@link hugePagesWanted} says so (never returns
- * then); otherwise does nothing. Called first thing, before any output or open file.
+ * then); otherwise, or when the start fails, returns and the process runs on as it is. Called
+ * first thing, before any output or open file. `execve` is the process's own unless a test gives one.
  */
-export function startWithHugePages(): void {
-  const execve = (process as unknown as { execve?: Execve }).execve;
+export function startWithHugePages(execve = (process as unknown as { execve?: Execve }).execve): void {
   const context: HugePagesContext = {
     command: process.argv[2],
     env: process.env,
@@ -71,5 +72,9 @@ export function startWithHugePages(): void {
   };
   if (!hugePagesWanted(context)) return;
   const args = [process.execPath, ...process.execArgv, ...process.argv.slice(1)];
-  execve!.call(process, process.execPath, args, { ...process.env, GLIBC_TUNABLES: HUGE_PAGES_TUNABLE });
+  try {
+    execve!.call(process, process.execPath, args, { ...process.env, GLIBC_TUNABLES: HUGE_PAGES_TUNABLE });
+  } catch {
+    // Not started again (the binary moved, a sandbox refused execve): run as this process, with the pages it has.
+  }
 }

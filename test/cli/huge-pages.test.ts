@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { HUGE_PAGES_ENV, HUGE_PAGES_TUNABLE, hugePagesWanted, type HugePagesContext } from '../../src/cli/hugePages.js';
+import { HUGE_PAGES_ENV, HUGE_PAGES_TUNABLE, hugePagesWanted, startWithHugePages, type Execve, type HugePagesContext } from '../../src/cli/hugePages.js';
 import { startServe } from '../helpers/procs.js';
 
 test('huge pages are asked for a store command on Linux with glibc and a kernel that gives them, unless the user set GLIBC_TUNABLES or turned it off', () => {
@@ -46,6 +46,44 @@ test('huge pages are asked for a store command on Linux with glibc and a kernel 
               if (!(command === 'serve' || command === 'index') || platform !== 'linux' || !canExec) assert.equal(reads, 0);
             }
   assert.equal(asked, 2 * 2 * 2);
+});
+
+test('a start again that fails leaves the process running as it is', () => {
+  const saved = { argv: process.argv, tunables: process.env.GLIBC_TUNABLES, off: process.env[HUGE_PAGES_ENV] };
+  const calls: { file: string; args: string[]; tunables: string | undefined }[] = [];
+  const refusing: Execve = (file, args, env) => {
+    calls.push({ file, args, tunables: env.GLIBC_TUNABLES });
+    throw Object.assign(new Error('execve refused'), { code: 'EACCES' });
+  };
+  try {
+    process.argv = [process.execPath, '/x/main.js', 'serve', '--store', 'file:/nowhere'];
+    delete process.env.GLIBC_TUNABLES;
+    delete process.env[HUGE_PAGES_ENV];
+    assert.doesNotThrow(() => startWithHugePages(refusing));
+    const thp = (() => {
+      try {
+        return readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8');
+      } catch {
+        return '';
+      }
+    })();
+    // Asked only where the machine gives huge pages; then with this process's arguments and the tunable.
+    if (/\[(madvise|always)\]/.test(thp)) {
+      assert.equal(calls.length, 1);
+      assert.deepEqual(calls[0], {
+        file: process.execPath,
+        args: [process.execPath, ...process.execArgv, '/x/main.js', 'serve', '--store', 'file:/nowhere'],
+        tunables: HUGE_PAGES_TUNABLE,
+      });
+    } else assert.equal(calls.length, 0);
+    process.argv = [process.execPath, '/x/main.js', 'dedup', 'in.tsv'];
+    startWithHugePages(refusing);
+    assert.ok(calls.length <= 1, 'dedup is not started again');
+  } finally {
+    process.argv = saved.argv;
+    if (saved.tunables !== undefined) process.env.GLIBC_TUNABLES = saved.tunables;
+    if (saved.off !== undefined) process.env[HUGE_PAGES_ENV] = saved.off;
+  }
 });
 
 /** The environment of process `pid`, as the kernel holds it. */
