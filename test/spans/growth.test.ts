@@ -42,8 +42,8 @@ test("pass 1's table is sized from the share of the input read, whatever the tex
           d.observe(texts[i]!);
         }
         const units = docs * lines;
-        // What expectBytes reserves: a line every 128 bytes of input, at most 2^20.
-        const told = Math.max(units, Math.min(2 ** 20, Math.floor(total / 128)));
+        // What expectBytes reserves: a 32nd of a line every 128 bytes of input, at most 2^20.
+        const told = Math.max(units, Math.min(2 ** 20, Math.floor(total / 128 / 32)));
         assert.ok(d.tableSlots <= 5 * told, `${d.tableSlots} slots for ${units} units (text ${(100 / (1 + padTimes)).toFixed(0)} % of the bytes)`);
       },
     ),
