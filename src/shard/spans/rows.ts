@@ -182,7 +182,7 @@ export function mergeByDoc(parts: readonly Uint32Array[][], width: number): Uint
 }
 
 /** Where a stage's tasks keep the rows they group for the next stage's tasks. */
-export interface GroupedRows<M> {
+export interface GroupedRows {
   stage: StageName;
   file: string;
   layout: RowLayout;
@@ -192,7 +192,7 @@ export interface GroupedRows<M> {
  * Group `t`'s rows from every task of `from.stage` (each marker's `gstart` and `gbytes` give each
  * group's rows and bytes), sorted by (document, unit index).
  */
-export function groupRows<M extends { gstart: number[]; gbytes: number[] }>(workDir: string, job: JobSpec, from: GroupedRows<M>, t: number): Uint32Array[] {
+export function groupRows<M extends { gstart: number[]; gbytes: number[] }>(workDir: string, job: JobSpec, from: GroupedRows, t: number): Uint32Array[] {
   const parts: Uint32Array[][] = [];
   for (let p = 0; p < taskCount(job, from.stage); p++) {
     const m = requireMarker<M>(workDir, job, from.stage, p);
