@@ -1,7 +1,8 @@
 /**
- * The spans stages' row files. Plain ones (`anchors.u32`, `runs.u32`): uint32 columns stored one
- * after the other (column c of n rows at bytes [4·c·n, 4·(c+1)·n)). Packed ones (`units.u32`,
- * `checks.u32`, `texts.u32`, `cuts.u32`, the bulk of a job's disk): rows grouped by the task that
+ * The spans stages' row files. Plain ones (`anchors.u32`, `repeated.u32`: hashes, which no
+ * encoding shortens): uint32 columns stored one after the other (column c of n rows at bytes
+ * [4·c·n, 4·(c+1)·n)). Packed ones (`units.u32`, `checks.u32`, `texts.u32`, `cuts.u32`,
+ * `runs.u32`, the bulk of a job's disk): rows grouped by the task that
  * reads them, each group's rows one after the other, each row's columns as its {@link RowLayout}
  * says (a hash as 4 raw bytes; a sorted column as a varint of its difference from the row
  * before, which within a group is small: documents ascend, and a document's unit indices and
