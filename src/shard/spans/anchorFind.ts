@@ -90,8 +90,7 @@ export function groupRuns(workDir: string, job: JobSpec, g: number): AnchorRuns 
     path.join(taskDir(workDir, 'spans-anchor', g), 'runs.u32'),
     RUN_LAYOUT,
     { rows: [0, m.runs], bytes: [0, m.runBytes] },
-    0,
-    1,
+    [0, 1],
   ) as [
     Uint32Array,
     Uint32Array,

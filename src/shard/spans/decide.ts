@@ -87,7 +87,7 @@ function checkTexts(workDir: string, job: JobSpec, p: number, pu: PartitionUnits
     const from = m.pstart[p]!;
     const to = m.pstart[p + 1]!;
     const dir = taskDir(workDir, 'spans-text', g);
-    const [off, len] = readPacked(path.join(dir, 'texts.u32'), TEXT_LAYOUT, { rows: m.pstart, bytes: m.pbytes }, p, p + 1) as Uint32Array[];
+    const [off, len] = readPacked(path.join(dir, 'texts.u32'), TEXT_LAYOUT, { rows: m.pstart, bytes: m.pbytes }, [p, p + 1]) as Uint32Array[];
     // The group's whole stream: a text may share its code units with another partition's.
     const keys = to > from ? readCodeUnits(path.join(dir, 'keys.u32'), m.units, 0, m.units) : new Uint16Array(0);
     // Without a keep-first audit, units.u32 has no offsets, and nothing reads the kept occurrence's.

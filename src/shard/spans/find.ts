@@ -56,7 +56,7 @@ export function partitionUnits(workDir: string, job: JobSpec, p: number): Partit
   const table = new UnitTable();
   for (let g = 0; g < G; g++) {
     const m = requireMarker<SpansHashMarker>(workDir, job, 'spans-hash', g);
-    const rows = readPacked(path.join(taskDir(workDir, 'spans-hash', g), 'units.u32'), unitLayout(job), { rows: m.pstart, bytes: m.pbytes }, p, p + 1);
+    const rows = readPacked(path.join(taskDir(workDir, 'spans-hash', g), 'units.u32'), unitLayout(job), { rows: m.pstart, bytes: m.pbytes }, [p, p + 1]);
     parts.push(rows);
     // The first occurrences' offsets come to the check with their texts (./decide.ts).
     const [hi, lo, doc, k] = rows as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];

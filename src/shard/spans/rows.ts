@@ -108,9 +108,10 @@ export function packRows(columns: readonly Uint32Array[], layout: RowLayout, sta
   return { buf: Buffer.from(out.buffer, out.byteOffset, at), bytes };
 }
 
-/** Decodes `n` rows of one group from `b` into `cols` from row `into`; false when its bytes are not exactly those rows. */
-function unpack(b: Uint8Array, layout: RowLayout, n: number, cols: Uint32Array[], into: number): boolean {
+/** Decodes `out.n` rows of one group from `b` into `out.cols` from row `out.into`; false when its bytes are not exactly those rows. */
+function unpack(b: Uint8Array, layout: RowLayout, out: { cols: Uint32Array[]; n: number; into: number }): boolean {
   const { kinds } = layout;
+  const { cols, n, into } = out;
   const dc = layout.doc ?? 0;
   const prev = new Float64Array(kinds.length);
   let at = 0;
@@ -148,7 +149,12 @@ function unpack(b: Uint8Array, layout: RowLayout, n: number, cols: Uint32Array[]
 }
 
 /** Groups [a, b) of a packed row file, whose marker gives each group's row and byte starts. */
-export function readPacked(file: string, layout: RowLayout, shape: { rows: ArrayLike<number>; bytes: readonly number[] }, a: number, b: number): Uint32Array[] {
+export function readPacked(
+  file: string,
+  layout: RowLayout,
+  shape: { rows: ArrayLike<number>; bytes: readonly number[] },
+  [a, b]: readonly [number, number],
+): Uint32Array[] {
   const { rows, bytes } = shape;
   const fd = openSync(file, 'r');
   try {
@@ -160,7 +166,7 @@ export function readPacked(file: string, layout: RowLayout, shape: { rows: Array
     if (buf.length > 0) readSync(fd, buf, 0, buf.length, bytes[a]!);
     for (let g = a; g < b; g++) {
       const x = buf.subarray(bytes[g]! - bytes[a]!, bytes[g + 1]! - bytes[a]!);
-      if (!unpack(x, layout, rows[g + 1]! - rows[g]!, cols, rows[g]! - rows[a]!))
+      if (!unpack(x, layout, { cols, n: rows[g + 1]! - rows[g]!, into: rows[g]! - rows[a]! }))
         throw damaged(file, `group ${g}'s bytes are not its marker's ${rows[g + 1]! - rows[g]!} rows`);
     }
     return cols;
@@ -197,7 +203,7 @@ export function groupRows<M extends { gstart: number[]; gbytes: number[] }>(work
   const parts: Uint32Array[][] = [];
   for (let p = 0; p < taskCount(job, from.stage); p++) {
     const m = requireMarker<M>(workDir, job, from.stage, p);
-    parts.push(readPacked(path.join(taskDir(workDir, from.stage, p), from.file), from.layout, { rows: m.gstart, bytes: m.gbytes }, t, t + 1));
+    parts.push(readPacked(path.join(taskDir(workDir, from.stage, p), from.file), from.layout, { rows: m.gstart, bytes: m.gbytes }, [t, t + 1]));
   }
   return mergeByDoc(parts, from.layout.kinds.length);
 }

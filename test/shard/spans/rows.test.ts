@@ -56,7 +56,7 @@ describe('packed row files', () => {
       const a = r.int(G);
       const b = a + 1 + r.int(G - a);
       for (const [x, y] of [[0, G], [a, a + 1], [a, b]] as const) {
-        const got = readPacked(file, layout, { rows: start, bytes: packed.bytes }, x, y);
+        const got = readPacked(file, layout, { rows: start, bytes: packed.bytes }, [x, y]);
         cols.forEach((c, i) => assert.deepEqual(got[i], c.subarray(start[x], start[y]), `seed ${seed}, groups [${x}, ${y}), column ${i}`));
       }
     }
@@ -71,13 +71,13 @@ describe('packed row files', () => {
       if (total === 0) continue;
       writeFileSync(file, packed.buf);
       truncateSync(file, rng(seed).int(total));
-      assert.throws(() => readPacked(file, layout, { rows: start, bytes: packed.bytes }, 0, start.length - 1), DamagedFileError, `seed ${seed}`);
+      assert.throws(() => readPacked(file, layout, { rows: start, bytes: packed.bytes }, [0, start.length - 1]), DamagedFileError, `seed ${seed}`);
       writeFileSync(file, packed.buf);
       // A group boundary moved by one byte: the groups either side no longer decode to their rows.
       const g = packed.bytes.findIndex((b, i) => i > 0 && i < packed.bytes.length - 1 && b > packed.bytes[i - 1]!);
       if (g < 0) continue;
       const moved = packed.bytes.map((b, i) => (i === g ? b - 1 : b));
-      assert.throws(() => readPacked(file, layout, { rows: start, bytes: moved }, g - 1, g + 1), DamagedFileError, `seed ${seed}`);
+      assert.throws(() => readPacked(file, layout, { rows: start, bytes: moved }, [g - 1, g + 1]), DamagedFileError, `seed ${seed}`);
     }
   });
 
