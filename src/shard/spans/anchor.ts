@@ -5,8 +5,8 @@
  * window's anchor hash is counted, saturating at 2, in the group; `anchors.u32` holds each
  * distinct anchor hash of the group once, 4 bytes, grouped by hash partition, and within a
  * partition those counted once before those counted more than once (`pstart`: 2·partitions + 1
- * starts). `runs.u32` keeps the windows' runs of one anchor, document by document, two uint32
- * columns (anchor hash, windows), a row of 0 windows ending each document: spans-hash, spans-text
+ * starts). `runs.u32` keeps the windows' runs of one anchor, document by document, packed rows
+ * (./rows.ts: anchor hash, 4 bytes, and windows, a varint), a row of 0 windows ending each document: spans-hash, spans-text
  * and spans-cut walk only the runs whose anchor is repeated in the corpus (./anchorFind.ts), as
  * pass 1 and pass 2 do, instead of counting the anchors again.
  * @module
@@ -18,10 +18,10 @@ import { commitTask, writeSynced } from '../files/commit.js';
 import { shardsOfTask, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
-import { columnsBuffer, partitionOf } from './rows.js';
+import { columnsBuffer, packRows, partitionOf, type RowLayout } from './rows.js';
 
-/** The columns of `runs.u32`. */
-export const RUN_COLUMNS = 2;
+/** How runs.u32 stores its rows (anchor hash, windows), one group of them. */
+export const RUN_LAYOUT: RowLayout = { kinds: ['raw', 'var'] };
 
 /** The spans-anchor task's marker. */
 export interface SpansAnchorMarker {
@@ -29,6 +29,8 @@ export interface SpansAnchorMarker {
   docs: number;
   /** Rows of runs.u32: a row per run, and one per document. */
   runs: number;
+  /** Bytes of runs.u32. */
+  runBytes: number;
   /** Windows of the group. */
   windows: number;
   /** Rows of anchors.u32: the group's distinct anchor hashes. */
@@ -84,7 +86,15 @@ export function runSpansAnchor(workDir: string, job: JobSpec, t: number): Promis
     });
     const grouped = groupBy(part.view(), 2 * P, [hash.view()]);
     await writeSynced(path.join(dir, 'anchors.u32'), columnsBuffer(grouped.columns, hash.length));
-    await writeSynced(path.join(dir, 'runs.u32'), columnsBuffer([runs.hash.view(), runs.len.view()], runs.hash.length));
-    return { docs: runs.docs, runs: runs.hash.length, windows: runs.windows, anchors: hash.length, pstart: Array.from(grouped.start) };
+    const packed = packRows([runs.hash.view(), runs.len.view()], RUN_LAYOUT, [0, runs.hash.length]);
+    await writeSynced(path.join(dir, 'runs.u32'), packed.buf);
+    return {
+      docs: runs.docs,
+      runs: runs.hash.length,
+      runBytes: packed.bytes[1]!,
+      windows: runs.windows,
+      anchors: hash.length,
+      pstart: Array.from(grouped.start),
+    };
   });
 }

@@ -14,8 +14,8 @@ import type { UnitWalker } from '../../spans/walker.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { taskCount, type JobSpec } from '../files/job.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
-import { RUN_COLUMNS, type SpansAnchorMarker } from './anchor.js';
-import { columnsBuffer, readRows } from './rows.js';
+import { RUN_LAYOUT, type SpansAnchorMarker } from './anchor.js';
+import { columnsBuffer, readPacked, readRows } from './rows.js';
 
 /** The spans-anchor-find task's marker. */
 export interface SpansAnchorFindMarker {
@@ -86,7 +86,12 @@ export function groupRuns(workDir: string, job: JobSpec, g: number): AnchorRuns 
     }
   }
   const m = requireMarker<SpansAnchorMarker>(workDir, job, 'spans-anchor', g);
-  const [hash, len] = readRows(path.join(taskDir(workDir, 'spans-anchor', g), 'runs.u32'), { width: RUN_COLUMNS, n: m.runs }, 0, m.runs) as [
+  const [hash, len] = readPacked(
+    path.join(taskDir(workDir, 'spans-anchor', g), 'runs.u32'),
+    RUN_LAYOUT,
+    { rows: [0, m.runs], bytes: [0, m.runBytes] },
+    [0, 1],
+  ) as [
     Uint32Array,
     Uint32Array,
   ];

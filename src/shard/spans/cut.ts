@@ -21,7 +21,7 @@ import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { rangeOf, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
-import { cutColumns, NONE, type SpansDecideMarker } from './decide.js';
+import { cutLayout, NONE, type SpansDecideMarker } from './decide.js';
 import { groupRuns, walkedAll, walkerAt } from './anchorFind.js';
 import { docBases } from './find.js';
 import type { SpansHashMarker } from './hash.js';
@@ -97,7 +97,7 @@ const NO_FACTS: UnitFacts = { keptDoc: -1, keptStart: -1, keptByteStart: -1, cou
 
 /** The group's removed occurrences from every decide task, sorted by (document, unit index). */
 function groupCuts(workDir: string, job: JobSpec, t: number): Uint32Array[] {
-  return groupRows<SpansDecideMarker>(workDir, job, { stage: 'spans-decide', file: 'cuts.u32', width: cutColumns(job), rows: (m) => m.removed }, t);
+  return groupRows<SpansDecideMarker>(workDir, job, { stage: 'spans-decide', file: 'cuts.u32', layout: cutLayout(job) }, t);
 }
 
 /** Runs spans-cut task `t` (idempotent; every spans-decide task must have completed). */

@@ -5,8 +5,8 @@
  * one hash are two units, each with its own first occurrence and counts, as in one process. Then
  * it decides each occurrence as pass 2 does (keep-first: every one but its text's first;
  * `--min-docs K`: every one of a text in ≥ K documents) and writes the removed ones to `cuts.u32`,
- * grouped by the shard group that holds them (`gstart` in the marker): uint32 columns, document
- * within the group and unit index, and for the audit ({@link cutColumns}) the kept occurrence's
+ * grouped by the shard group that holds them (`gstart` and `gbytes` in the marker), packed rows
+ * (./rows.ts {@link cutLayout}): document within the group and unit index, and for the audit ({@link cutColumns}) the kept occurrence's
  * global document or 2³²−1 when none is kept, its code-point and byte start, count, documents. The marker also holds the partition's
  * counts and its most repeated units: the job's top N are among the partitions' top N, as units
  * are in exactly one partition.
@@ -19,8 +19,8 @@ import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit
 import { taskCount, type JobSpec } from '../files/job.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
 import { partitionUnits, type PartitionUnits } from './find.js';
-import { columnsBuffer, readCodeUnits, readRows } from './rows.js';
-import { TEXT_COLUMNS, type SpansTextMarker } from './text.js';
+import { packRows, readCodeUnits, readPacked, type RowLayout } from './rows.js';
+import { TEXT_LAYOUT, type SpansTextMarker } from './text.js';
 
 /**
  * The columns of a job's `cuts.u32`: document and unit index, and, only for the `--removed`
@@ -28,6 +28,15 @@ import { TEXT_COLUMNS, type SpansTextMarker } from './text.js';
  */
 export function cutColumns(job: JobSpec): number {
   return job.spans!.audit !== undefined ? 7 : 2;
+}
+
+/**
+ * How cuts.u32 stores its rows: document and unit index ascending; the kept occurrence as a
+ * difference from the row before's (a passage copied whole has one source, its windows in order).
+ */
+export function cutLayout(job: JobSpec): RowLayout {
+  const kinds = ['delta', 'inDoc', 'delta', 'delta', 'delta', 'var', 'var'] as const;
+  return { kinds: kinds.slice(0, cutColumns(job)), doc: 0 };
 }
 
 /** No kept occurrence (boilerplate mode). */
@@ -51,6 +60,8 @@ export interface SpansDecideMarker {
   removed: number;
   /** Row where each shard group's cuts start (groups + 1). */
   gstart: number[];
+  /** Byte where each shard group's cuts start (groups + 1). */
+  gbytes: number[];
   /** The partition's most repeated units, in the summary's order. */
   top: TopCandidate[];
 }
@@ -76,7 +87,7 @@ function checkTexts(workDir: string, job: JobSpec, p: number, pu: PartitionUnits
     const from = m.pstart[p]!;
     const to = m.pstart[p + 1]!;
     const dir = taskDir(workDir, 'spans-text', g);
-    const [off, len] = readRows(path.join(dir, 'texts.u32'), { width: TEXT_COLUMNS, n: m.rows }, from, to) as Uint32Array[];
+    const [off, len] = readPacked(path.join(dir, 'texts.u32'), TEXT_LAYOUT, { rows: m.pstart, bytes: m.pbytes }, [p, p + 1]) as Uint32Array[];
     // The group's whole stream: a text may share its code units with another partition's.
     const keys = to > from ? readCodeUnits(path.join(dir, 'keys.u32'), m.units, 0, m.units) : new Uint16Array(0);
     // Without a keep-first audit, units.u32 has no offsets, and nothing reads the kept occurrence's.
@@ -131,11 +142,19 @@ export function runSpansDecide(workDir: string, job: JobSpec, p: number): Promis
       }
     }
     const grouped = groupBy(group.view(), parts.length, cols.map((c) => c.view()));
-    await writeSynced(path.join(dir, 'cuts.u32'), columnsBuffer(grouped.columns, group.length));
+    const packed = packRows(grouped.columns, cutLayout(job), grouped.start);
+    await writeSynced(path.join(dir, 'cuts.u32'), packed.buf);
     const repeated: TopCandidate[] = [];
     v.eachRepeated((i, s) => repeated.push({ count: v.count(i, s), docs: v.docs(i, s), doc: v.firstDoc(i, s), k: v.firstPos(i, s) }));
     // The summary's order (as SpanDeduper): occurrences, then first seen first; unit indices order units as their starts do.
     repeated.sort((a, b) => b.count - a.count || a.doc - b.doc || a.k - b.k);
-    return { distinct: v.distinct, repeated: repeated.length, removed: group.length, gstart: Array.from(grouped.start), top: repeated.slice(0, o.top) };
+    return {
+      distinct: v.distinct,
+      repeated: repeated.length,
+      removed: group.length,
+      gstart: Array.from(grouped.start),
+      gbytes: packed.bytes,
+      top: repeated.slice(0, o.top),
+    };
   });
 }

@@ -5,7 +5,7 @@
  * the document counts of each hash are the one-process ones. A hash counted more than once is the
  * only kind anything is cut for, and its occurrences may be of different texts (a collision): the
  * task lists them in `checks.u32`, grouped by the shard group that holds them (`gstart` in the
- * marker), two uint32 columns (document within the group, unit index), so that spans-text reads
+ * marker, and `gbytes`), packed rows (./rows.ts) of document within the group and unit index, so that spans-text reads
  * their texts and spans-decide compares them (./decide.ts).
  * @module
  */
@@ -14,11 +14,11 @@ import { UnitTable } from '../../spans/table.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { taskCount, type JobSpec } from '../files/job.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
-import { unitColumns, type SpansHashMarker } from './hash.js';
-import { columnsBuffer, readRows } from './rows.js';
+import { unitLayout, type SpansHashMarker } from './hash.js';
+import { packRows, readPacked, type RowLayout } from './rows.js';
 
-/** The columns of `checks.u32`. */
-export const CHECK_COLUMNS = 2;
+/** How checks.u32 stores its rows (document, unit index: ascending). */
+export const CHECK_LAYOUT: RowLayout = { kinds: ['delta', 'inDoc'], doc: 0 };
 
 /** The spans-find task's marker. */
 export interface SpansFindMarker {
@@ -28,6 +28,8 @@ export interface SpansFindMarker {
   checks: number;
   /** Row where each shard group's checks start (groups + 1). */
   gstart: number[];
+  /** Byte where each shard group's checks start (groups + 1). */
+  gbytes: number[];
 }
 
 /** Each shard group's first global document (groups + 1), from the spans-hash markers. */
@@ -54,7 +56,7 @@ export function partitionUnits(workDir: string, job: JobSpec, p: number): Partit
   const table = new UnitTable();
   for (let g = 0; g < G; g++) {
     const m = requireMarker<SpansHashMarker>(workDir, job, 'spans-hash', g);
-    const rows = readRows(path.join(taskDir(workDir, 'spans-hash', g), 'units.u32'), { width: unitColumns(job), n: m.units }, m.pstart[p]!, m.pstart[p + 1]!);
+    const rows = readPacked(path.join(taskDir(workDir, 'spans-hash', g), 'units.u32'), unitLayout(job), { rows: m.pstart, bytes: m.pbytes }, [p, p + 1]);
     parts.push(rows);
     // The first occurrences' offsets come to the check with their texts (./decide.ts).
     const [hi, lo, doc, k] = rows as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
@@ -67,7 +69,7 @@ export function partitionUnits(workDir: string, job: JobSpec, p: number): Partit
 export function runSpansFind(workDir: string, job: JobSpec, p: number): Promise<SpansFindMarker> {
   return commitTask<SpansFindMarker>({ workDir, job, stage: 'spans-find', task: p }, async (dir) => {
     const { table, parts } = partitionUnits(workDir, job, p);
-    const cols = Array.from({ length: CHECK_COLUMNS }, () => new U32Buf());
+    const cols = CHECK_LAYOUT.kinds.map(() => new U32Buf());
     const group = new U32Buf();
     for (const [g, rows] of parts.entries()) {
       const [hi, lo, doc, k] = rows as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
@@ -79,8 +81,9 @@ export function runSpansFind(workDir: string, job: JobSpec, p: number): Promise<
       }
     }
     const grouped = groupBy(group.view(), parts.length, cols.map((c) => c.view()));
-    await writeSynced(path.join(dir, 'checks.u32'), columnsBuffer(grouped.columns, group.length));
+    const packed = packRows(grouped.columns, CHECK_LAYOUT, grouped.start);
+    await writeSynced(path.join(dir, 'checks.u32'), packed.buf);
     const units = parts.reduce((n, x) => n + x[0]!.length, 0);
-    return { units, checks: group.length, gstart: Array.from(grouped.start) };
+    return { units, checks: group.length, gstart: Array.from(grouped.start), gbytes: packed.bytes };
   });
 }

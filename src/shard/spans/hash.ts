@@ -1,10 +1,11 @@
 /**
  * Stage spans-hash of a spans job (one task per shard group): reads the group's records in input
  * order and hashes every compared unit exactly as `neardup spans` does (the same
- * {@link UnitWalker}), into `units.u32`: uint32 columns one after the other (hash high, hash
- * low, the document within the group, the unit's index in its document; and its code-point and
- * UTF-8 byte start for a keep-first audit: {@link unitColumns}), rows grouped by the hash's
- * partition (`pstart` in the marker), 16 or 24 bytes a unit. Substring windows that one process
+ * {@link UnitWalker}), into `units.u32`: rows (hash high, hash low, the document within the
+ * group, the unit's index in its document; and its code-point and UTF-8 byte start for a
+ * keep-first audit: {@link unitColumns}) grouped by the hash's partition (`pstart` and `pbytes`
+ * in the marker), packed (./rows.ts: the hash 8 bytes, the rest a varint difference from the
+ * row before, mostly a byte each), about 12 bytes a unit. Substring windows that one process
  * thins out by their anchors are walked as its pass 1 walks them: only the runs of windows whose
  * anchor is repeated in the corpus (./anchorFind.ts); the others, each of which occurs once, are
  * counted in the marker (`passed`), as the summary counts them (units, and distinct ones).
@@ -20,7 +21,7 @@ import { commitTask, writeSynced } from '../files/commit.js';
 import { shardsOfTask, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
-import { columnsBuffer, partitionOf } from './rows.js';
+import { packRows, partitionOf, type RowLayout } from './rows.js';
 import { groupRuns, walkedAll, walkerAt } from './anchorFind.js';
 
 /**
@@ -30,6 +31,12 @@ import { groupRuns, walkedAll, walkerAt } from './anchorFind.js';
  */
 export function unitColumns(job: JobSpec): number {
   return job.spans!.audit !== undefined && job.spans!.options.minDocs === undefined ? 6 : 4;
+}
+
+/** How units.u32 stores a row of {@link unitColumns} columns: the hash raw, the rest ascending. */
+export function unitLayout(job: JobSpec): RowLayout {
+  const kinds = ['raw', 'raw', 'delta', 'inDoc', 'inDoc', 'inDoc'] as const;
+  return { kinds: kinds.slice(0, unitColumns(job)), doc: 2 };
 }
 
 /** What a shard of the group held. */
@@ -55,6 +62,8 @@ export interface SpansHashMarker {
   explicit: boolean;
   /** Row where each hash partition starts in units.u32 (partitions + 1). */
   pstart: number[];
+  /** Byte where each hash partition starts in units.u32 (partitions + 1). */
+  pbytes: number[];
   /** The resolved input format of each shard. */
   formats: string[];
 }
@@ -70,7 +79,7 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
     const part = new U32Buf();
     const ids: (string | null)[] = [];
     const rows: number[] = [];
-    const marker: SpansHashMarker = { shards: [], docs: 0, units: 0, passed: 0, explicit: false, pstart: [], formats: [] };
+    const marker: SpansHashMarker = { shards: [], docs: 0, units: 0, passed: 0, explicit: false, pstart: [], pbytes: [], formats: [] };
     const { first, end } = shardsOfTask(job, t);
     for (let s = first; s < end; s++) {
       const input = await openShard(workDir, job, s);
@@ -110,7 +119,9 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
     const grouped = groupBy(part.view(), job.partitions, cols.map((c) => c.view()));
     marker.units = part.length;
     marker.pstart = Array.from(grouped.start);
-    await writeSynced(path.join(dir, 'units.u32'), columnsBuffer(grouped.columns, part.length));
+    const packed = packRows(grouped.columns, unitLayout(job), grouped.start);
+    marker.pbytes = packed.bytes;
+    await writeSynced(path.join(dir, 'units.u32'), packed.buf);
     await writeSynced(path.join(dir, 'docs.json'), JSON.stringify({ ids, rows }));
     return marker;
   });

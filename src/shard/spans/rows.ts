@@ -1,8 +1,15 @@
 /**
- * The spans stages' row files: uint32 columns stored one after the other (column c of n rows at
- * bytes [4·c·n, 4·(c+1)·n)), rows grouped by the task that reads them, so a reader reads only its
- * group's range of each column. Named `.u32`, not `.bin`: the commit then records their SHA-256
- * (src/shard/files/commit.ts), and a reader checks each file's size against its marker's rows.
+ * The spans stages' row files. Plain ones (`anchors.u32`, `repeated.u32`: hashes, which no
+ * encoding shortens): uint32 columns stored one after the other (column c of n rows at bytes
+ * [4·c·n, 4·(c+1)·n)). Packed ones (`units.u32`, `checks.u32`, `texts.u32`, `cuts.u32`,
+ * `runs.u32`, the bulk of a job's disk): rows grouped by the task that
+ * reads them, each group's rows one after the other, each row's columns as its {@link RowLayout}
+ * says (a hash as 4 raw bytes; a sorted column as a varint of its difference from the row
+ * before, which within a group is small: documents ascend, and a document's unit indices and
+ * offsets ascend), the marker holding where each group starts in rows and in bytes, so a reader
+ * reads only its group's bytes. Named `.u32`, not `.bin`: the commit then records their SHA-256
+ * (src/shard/files/commit.ts); a reader checks each file's size against its marker, and that a
+ * group's bytes decode to exactly its rows.
  * @module
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
@@ -21,21 +28,148 @@ export function columnsBuffer(columns: readonly Uint32Array[], n: number): Buffe
   return Buffer.from(file.buffer, file.byteOffset, file.byteLength);
 }
 
-/** Rows [from, to) of each of the `width` columns of `file`, which holds `n` rows. */
+/** Rows [from, to) of each of the `width` columns of plain `file`, which holds `n` rows. */
 export function readRows(file: string, shape: { width: number; n: number }, from: number, to: number): Uint32Array[] {
   const { width, n } = shape;
   const fd = openSync(file, 'r');
   try {
     const size = fstatSync(fd).size;
-    if (size !== 4 * width * n)
-      throw new DamagedFileError(
-        `${file}: ${size} bytes, not the ${4 * width * n} of its marker's ${n} rows: the work dir is damaged; delete the task's directory to run it again`,
-      );
+    if (size !== 4 * width * n) throw damaged(file, `${size} bytes, not the ${4 * width * n} of its marker's ${n} rows`);
     return Array.from({ length: width }, (_, c) => {
       const out = new Uint32Array(to - from);
       if (to > from) readSync(fd, new Uint8Array(out.buffer), 0, 4 * (to - from), 4 * (c * n + from));
       return out;
     });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const damaged = (file: string, what: string): Error =>
+  new DamagedFileError(`${file}: ${what}: the work dir is damaged; delete the task's directory to run it again`);
+
+/**
+ * How a packed row file stores each column: `raw`, 4 bytes (hashes); `var`, a varint; `delta`, a
+ * varint of the zigzagged difference from the row before in the group (0 before the first);
+ * `inDoc`, the same but from 0 again at each new value of column `doc` (a document's offsets).
+ */
+export interface RowLayout {
+  kinds: readonly ('raw' | 'var' | 'delta' | 'inDoc')[];
+  /** The column of documents (for `inDoc`). */
+  doc?: number;
+}
+
+/** A packed row file: its bytes, and where each group starts in them (groups + 1). */
+export interface PackedRows {
+  buf: Buffer;
+  bytes: number[];
+}
+
+const zig = (d: number): number => (d >= 0 ? 2 * d : -2 * d - 1);
+
+/** Packs rows of `columns` grouped as `start` gives (group g: rows [start[g], start[g + 1])). */
+export function packRows(columns: readonly Uint32Array[], layout: RowLayout, start: ArrayLike<number>): PackedRows {
+  const { kinds } = layout;
+  const dc = layout.doc ?? 0;
+  let out = new Uint8Array(Math.max(64, 2 * kinds.length * (start[start.length - 1] ?? 0)));
+  let at = 0;
+  const prev = new Float64Array(kinds.length);
+  const bytes = [0];
+  for (let g = 0; g + 1 < start.length; g++) {
+    prev.fill(0);
+    for (let r = start[g]!; r < start[g + 1]!; r++) {
+      if (at + 5 * kinds.length > out.length) {
+        const o = new Uint8Array(Math.ceil(out.length * 1.5) + 5 * kinds.length);
+        o.set(out.subarray(0, at));
+        out = o;
+      }
+      const newDoc = columns[dc]![r]! !== prev[dc];
+      for (let c = 0; c < kinds.length; c++) {
+        const v = columns[c]![r]!;
+        const k = kinds[c];
+        if (k === 'raw') {
+          out[at++] = v & 0xff;
+          out[at++] = (v >>> 8) & 0xff;
+          out[at++] = (v >>> 16) & 0xff;
+          out[at++] = v >>> 24;
+          continue;
+        }
+        let x = k === 'var' ? v : zig(v - (k === 'inDoc' && newDoc ? 0 : prev[c]!));
+        while (x >= 128) {
+          out[at++] = (x % 128) + 128;
+          x = Math.floor(x / 128);
+        }
+        out[at++] = x;
+      }
+      for (let c = 0; c < kinds.length; c++) prev[c] = columns[c]![r]!;
+    }
+    bytes.push(at);
+  }
+  return { buf: Buffer.from(out.buffer, out.byteOffset, at), bytes };
+}
+
+/** Decodes `out.n` rows of one group from `b` into `out.cols` from row `out.into`; false when its bytes are not exactly those rows. */
+function unpack(b: Uint8Array, layout: RowLayout, out: { cols: Uint32Array[]; n: number; into: number }): boolean {
+  const { kinds } = layout;
+  const { cols, n, into } = out;
+  const dc = layout.doc ?? 0;
+  const prev = new Float64Array(kinds.length);
+  let at = 0;
+  for (let r = into; r < into + n; r++) {
+    for (let c = 0; c < kinds.length; c++) {
+      const k = kinds[c];
+      let v: number;
+      if (k === 'raw') {
+        if (at + 4 > b.length) return false;
+        v = (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
+        at += 4;
+      } else {
+        let x = 0;
+        let m = 1;
+        for (let i = 0;; i++) {
+          if (at >= b.length || i === 5) return false;
+          const y = b[at++]!;
+          x += (y & 127) * m;
+          m *= 128;
+          if (y < 128) break;
+        }
+        if (k === 'var') v = x;
+        else {
+          // The document column comes before the columns counted within a document.
+          const base = k === 'inDoc' && cols[dc]![r] !== prev[dc] ? 0 : prev[c]!;
+          v = base + (x % 2 === 0 ? x / 2 : -(x + 1) / 2);
+        }
+      }
+      if (v < 0 || v > 0xffffffff) return false;
+      cols[c]![r] = v;
+    }
+    for (let c = 0; c < kinds.length; c++) prev[c] = cols[c]![r]!;
+  }
+  return at === b.length;
+}
+
+/** Groups [a, b) of a packed row file, whose marker gives each group's row and byte starts. */
+export function readPacked(
+  file: string,
+  layout: RowLayout,
+  shape: { rows: ArrayLike<number>; bytes: readonly number[] },
+  [a, b]: readonly [number, number],
+): Uint32Array[] {
+  const { rows, bytes } = shape;
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    if (size !== bytes[bytes.length - 1]) throw damaged(file, `${size} bytes, not the ${bytes[bytes.length - 1]} of its marker`);
+    const n = rows[b]! - rows[a]!;
+    const cols = Array.from({ length: layout.kinds.length }, () => new Uint32Array(n));
+    const buf = new Uint8Array(bytes[b]! - bytes[a]!);
+    if (buf.length > 0) readSync(fd, buf, 0, buf.length, bytes[a]!);
+    for (let g = a; g < b; g++) {
+      const x = buf.subarray(bytes[g]! - bytes[a]!, bytes[g + 1]! - bytes[a]!);
+      if (!unpack(x, layout, { cols, n: rows[g + 1]! - rows[g]!, into: rows[g]! - rows[a]! }))
+        throw damaged(file, `group ${g}'s bytes are not its marker's ${rows[g + 1]! - rows[g]!} rows`);
+    }
+    return cols;
   } finally {
     closeSync(fd);
   }
@@ -55,25 +189,23 @@ export function mergeByDoc(parts: readonly Uint32Array[][], width: number): Uint
 }
 
 /** Where a stage's tasks keep the rows they group for the next stage's tasks. */
-export interface GroupedRows<M> {
+export interface GroupedRows {
   stage: StageName;
   file: string;
-  width: number;
-  /** The rows a task's file holds, from its marker. */
-  rows: (marker: M) => number;
+  layout: RowLayout;
 }
 
 /**
- * Group `t`'s rows from every task of `from.stage` (each marker's `gstart` gives each group's
- * range), sorted by (document, unit index).
+ * Group `t`'s rows from every task of `from.stage` (each marker's `gstart` and `gbytes` give each
+ * group's rows and bytes), sorted by (document, unit index).
  */
-export function groupRows<M extends { gstart: number[] }>(workDir: string, job: JobSpec, from: GroupedRows<M>, t: number): Uint32Array[] {
+export function groupRows<M extends { gstart: number[]; gbytes: number[] }>(workDir: string, job: JobSpec, from: GroupedRows, t: number): Uint32Array[] {
   const parts: Uint32Array[][] = [];
   for (let p = 0; p < taskCount(job, from.stage); p++) {
     const m = requireMarker<M>(workDir, job, from.stage, p);
-    parts.push(readRows(path.join(taskDir(workDir, from.stage, p), from.file), { width: from.width, n: from.rows(m) }, m.gstart[t]!, m.gstart[t + 1]!));
+    parts.push(readPacked(path.join(taskDir(workDir, from.stage, p), from.file), from.layout, { rows: m.gstart, bytes: m.gbytes }, [t, t + 1]));
   }
-  return mergeByDoc(parts, from.width);
+  return mergeByDoc(parts, from.layout.kinds.length);
 }
 
 /** Code units [from, to) of a file of `n` UTF-16 code units stored two to a uint32 (the last one padded). */

@@ -5,8 +5,8 @@
  * walked: ./anchorFind.ts). `keys.u32`: the texts, UTF-16 code units two to a uint32, one stream
  * for the group in which a text the group wrote before is not written again and a window's text
  * that continues the last one shares its code units (./keys.ts). `texts.u32`: per occurrence
- * where its text starts in that stream and its length, two uint32 columns, rows grouped by hash
- * partition (`pstart` in the marker), each partition's in the order of its rows of units.u32 that
+ * where its text starts in that stream and its length, packed rows (./rows.ts) grouped by hash
+ * partition (`pstart` and `pbytes` in the marker), each partition's in the order of its rows of units.u32 that
  * spans-find listed, so spans-decide pairs them with those rows (their hash, document, unit and
  * offsets) by position.
  * @module
@@ -18,12 +18,12 @@ import { shardsOfTask, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
 import { groupBy, U32Buf } from '../files/u32buf.js';
 import { groupRuns, walkerAt } from './anchorFind.js';
-import { CHECK_COLUMNS, type SpansFindMarker } from './find.js';
+import { CHECK_LAYOUT, type SpansFindMarker } from './find.js';
 import { KeyStream } from './keys.js';
-import { columnsBuffer, groupRows, partitionOf } from './rows.js';
+import { groupRows, packRows, partitionOf, type RowLayout } from './rows.js';
 
-/** The columns of `texts.u32`. */
-export const TEXT_COLUMNS = 2;
+/** How texts.u32 stores its rows (where a text starts in keys.u32, mostly after the row before's; its length). */
+export const TEXT_LAYOUT: RowLayout = { kinds: ['delta', 'var'] };
 
 /** The spans-text task's marker. */
 export interface SpansTextMarker {
@@ -31,13 +31,15 @@ export interface SpansTextMarker {
   rows: number;
   /** Row where each partition starts (partitions + 1). */
   pstart: number[];
+  /** Byte where each partition starts in texts.u32 (partitions + 1). */
+  pbytes: number[];
   /** Code units in keys.u32. */
   units: number;
 }
 
 /** The group's occurrences to check, from every find task, sorted by (document, unit index). */
 function groupChecks(workDir: string, job: JobSpec, t: number): Uint32Array[] {
-  return groupRows<SpansFindMarker>(workDir, job, { stage: 'spans-find', file: 'checks.u32', width: CHECK_COLUMNS, rows: (m) => m.checks }, t);
+  return groupRows<SpansFindMarker>(workDir, job, { stage: 'spans-find', file: 'checks.u32', layout: CHECK_LAYOUT }, t);
 }
 
 /** Runs spans-text task `t` (idempotent; every spans-find task must have completed). */
@@ -46,7 +48,7 @@ export function runSpansText(workDir: string, job: JobSpec, t: number): Promise<
     const [cdoc, ck] = groupChecks(workDir, job, t) as [Uint32Array, Uint32Array];
     const walker = new UnitWalker(job.spans!.options);
     walker.runs = groupRuns(workDir, job, t);
-    const cols = Array.from({ length: TEXT_COLUMNS }, () => new U32Buf());
+    const cols = TEXT_LAYOUT.kinds.map(() => new U32Buf());
     const part = new U32Buf();
     const keys = new KeyStream();
     let next = 0;
@@ -76,8 +78,9 @@ export function runSpansText(workDir: string, job: JobSpec, t: number): Promise<
     }
     if (next !== cdoc.length) throw new Error(`spans-text task ${t}: ${cdoc.length - next} units listed by spans-find were not found: an input changed since`);
     const grouped = groupBy(part.view(), job.partitions, cols.map((c) => c.view()));
-    await writeSynced(path.join(dir, 'texts.u32'), columnsBuffer(grouped.columns, part.length));
+    const packed = packRows(grouped.columns, TEXT_LAYOUT, grouped.start);
+    await writeSynced(path.join(dir, 'texts.u32'), packed.buf);
     await writeSynced(path.join(dir, 'keys.u32'), keys.bytes());
-    return { rows: part.length, pstart: Array.from(grouped.start), units: keys.used };
+    return { rows: part.length, pstart: Array.from(grouped.start), pbytes: packed.bytes, units: keys.used };
   });
 }
