@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { mainJs, repoRoot, tmpDir } from '../cliUtil.js';
+import { JOB_VERSION } from '../../src/shard/files/job.js';
 
 /** One marked block: where it is, and its commands with the output each prints. */
 interface DocBlock {
@@ -121,6 +122,11 @@ test('the doc-test blocks are found (README.md and docs/)', () => {
   assert.ok(blocks.length >= 10, `${blocks.length} marked blocks`);
   for (const b of blocks)
     assert.ok(b.steps.length > 0 && b.steps.some((s) => s.output.length > 0), `${b.file}:${b.line}: a marked block shows a command and its output`);
+});
+
+test("docs/distributed.md's title names the job format the code writes", () => {
+  const title = fs.readFileSync(path.join(repoRoot, 'docs/distributed.md'), 'utf8').split('\n')[0]!;
+  assert.match(title, new RegExp(`\\(job format version ${JOB_VERSION}\\)$`), title);
 });
 
 test('numbersOf: separators and timings', () => {
