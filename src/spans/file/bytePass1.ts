@@ -40,9 +40,10 @@ export async function bytePass1(path: string, input: OpenedInput, read: ReadOpti
     start: () => {},
     header: () => Promise.resolve(),
     passes: (row, b, start, stop) => {
-      if (!records.scan(b, start, stop)) return false;
-      // The record and its line break: what the table's growth projects from.
+      // The record and its line break, what the table's growth projects from: counted here for every
+      // record line, the ones this scan gives to the reader's `record` below too (which has no bytes).
       d.readBytes(stop - start + 1);
+      if (!records.scan(b, start, stop)) return false;
       if (codes) {
         if (!d.observeJson(b, records.textStart, records.textEnd)) return false;
       } else {
