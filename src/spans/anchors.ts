@@ -8,6 +8,7 @@
  * read again; and pass 1 knows how many windows it will walk before it starts.
  * @module
  */
+import { grown, mapped, shrunk } from './memory.js';
 
 /** `a`, or a copy at least `n` long (doubling). */
 export function more<T extends Int32Array | Uint32Array | Uint16Array | Uint8Array>(a: T, n: number): T {
@@ -19,8 +20,8 @@ export function more<T extends Int32Array | Uint32Array | Uint16Array | Uint8Arr
 
 /** 32-bit hashes of anchors counted by the pass before pass 1, saturating at 2 (one pair of two different anchors' texts sharing a hash makes both walked: a cost, never a loss). */
 export class AnchorCounts {
-  private keys = new Uint32Array(1024);
-  private counts = new Uint8Array(1024);
+  private keys = mapped(Uint32Array, 1024);
+  private counts = mapped(Uint8Array, 1024);
   private size = 0;
 
   /** Counts one anchor occurrence of hash `h`. */
@@ -53,8 +54,9 @@ export class AnchorCounts {
   /** Its keys' memory, zeroed, as one number per slot (the table is empty after). */
   spend(): Uint32Array {
     const keys = this.keys.fill(0);
-    this.keys = new Uint32Array(1024);
-    this.counts = new Uint8Array(1024);
+    shrunk(this.counts, 0);
+    this.keys = mapped(Uint32Array, 1024);
+    this.counts = mapped(Uint8Array, 1024);
     this.size = 0;
     return keys;
   }
@@ -84,8 +86,9 @@ export class AnchorCounts {
   private grow(): void {
     const keys = this.keys;
     const counts = this.counts;
-    this.keys = new Uint32Array(keys.length * 2);
-    this.counts = new Uint8Array(counts.length * 2);
+    // Mapped, not malloc'd: the old arrays, freed, give their pages back (./memory.ts).
+    this.keys = mapped(Uint32Array, keys.length * 2);
+    this.counts = mapped(Uint8Array, counts.length * 2);
     for (let i = 0; i < counts.length; i++) {
       if (counts[i] === 0) continue;
       const j = this.slot(keys[i]!);
@@ -101,12 +104,13 @@ export class AnchorCounts {
  * windows, negated for a run passed over. 8 bytes a run while counting, 4 after.
  */
 export class AnchorRuns {
-  private hashes = new Uint32Array(1024);
+  // Grown in place (./memory.ts): a run per ~12 bytes of input, so these are among the largest arrays.
+  private hashes = mapped(Uint32Array, 1024, 1 << 24);
   /** Per run: its windows; after {@link finish}, negative for a run whose anchor was counted once. */
-  lens = new Int32Array(1024);
+  lens = mapped(Int32Array, 1024, 1 << 24);
   private runs = 0;
   /** Document d's runs are [docAt[d], docAt[d + 1]). */
-  private docAt = new Int32Array(1025);
+  private docAt = mapped(Int32Array, 1025, 1 << 20);
   /** Documents ended. */
   docs = 0;
   /** Windows in walked runs, after {@link finish}: at most this many distinct units in pass 1's table. */
@@ -121,8 +125,8 @@ export class AnchorRuns {
   /** Appends a run of `len` windows of anchor hash `h` to the current document. */
   add(h: number, len: number): void {
     if (this.runs === this.lens.length) {
-      this.hashes = more(this.hashes, this.runs + 1);
-      this.lens = more(this.lens, this.runs + 1);
+      this.hashes = grown(this.hashes, this.runs + 1);
+      this.lens = grown(this.lens, this.runs + 1);
     }
     this.hashes[this.runs] = h;
     this.lens[this.runs++] = len;
@@ -130,7 +134,7 @@ export class AnchorRuns {
 
   /** Ends the current document. */
   endDoc(): void {
-    if (this.docs + 2 > this.docAt.length) this.docAt = more(this.docAt, this.docs + 2);
+    if (this.docs + 2 > this.docAt.length) this.docAt = grown(this.docAt, this.docs + 2);
     this.docAt[++this.docs] = this.runs;
   }
 
@@ -157,7 +161,12 @@ export class AnchorRuns {
     }
     this.walked = walked;
     for (let i = 0; i < longest.length; i++) this.distinctAtLeast += longest[i]!;
+    shrunk(longest, 0);
+    // Their pages given back now, not at the next garbage collection (./memory.ts); the lens cut to the runs.
+    shrunk(this.hashes, 0);
     this.hashes = new Uint32Array(0);
+    this.lens = shrunk(this.lens, Math.max(1, this.runs));
+    this.docAt = shrunk(this.docAt, this.docs + 1);
     this.finished = true;
   }
 

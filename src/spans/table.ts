@@ -15,6 +15,7 @@
  * them for the repeated units alone.
  * @module
  */
+import { grown, mapped } from './memory.js';
 
 /** A record's fields in {@link UnitTable}'s `rec`, in this order. */
 const LO = 0;
@@ -45,9 +46,9 @@ export class UnitTable {
   constructor(capacity = 1 << 12) {
     this.cap = Math.max(16, Math.ceil(capacity));
     this.scale = this.cap / 2 ** 32;
-    this.index = new Int32Array(2 * this.cap);
+    this.index = mapped(Int32Array, 2 * this.cap);
     this.limit = Math.floor(this.cap / 2);
-    this.rec = new Int32Array(STRIDE * this.limit);
+    this.rec = mapped(Int32Array, STRIDE * this.limit);
   }
 
   /** Index slots in all. */
@@ -114,10 +115,10 @@ export class UnitTable {
     if (cap !== this.cap) {
       this.cap = cap;
       this.scale = cap / 2 ** 32;
-      this.index = new Int32Array(2 * cap);
+      this.index = mapped(Int32Array, 2 * cap);
     }
     const records = Math.max(units, most, this.limit);
-    if (records * STRIDE > this.rec.length) this.rec = new Int32Array(records * STRIDE);
+    if (records * STRIDE > this.rec.length) this.rec = mapped(Int32Array, records * STRIDE);
   }
 
   /** Hash (hi, lo)'s home slot: a 32-bit mix of it, scaled to the slots (below `cap`: (2³² − 1) · cap / 2³² rounds below cap). */
@@ -188,9 +189,7 @@ export class UnitTable {
 
   /** Twice the records (the units' ids stay). */
   private growRecords(): void {
-    const r = new Int32Array(2 * this.rec.length);
-    r.set(this.rec);
-    this.rec = r;
+    this.rec = grown(this.rec, 2 * this.rec.length);
   }
 
   /** Units the table takes before its index next grows. */
@@ -205,11 +204,7 @@ export class UnitTable {
    */
   growFor(units: number): void {
     this.grow(Math.max(this.nextCap(), Math.ceil(units / this.maxLoad)));
-    if (units * STRIDE > this.rec.length) {
-      const r = new Int32Array(units * STRIDE);
-      r.set(this.rec);
-      this.rec = r;
-    }
+    if (units * STRIDE > this.rec.length) this.rec = grown(this.rec, units * STRIDE);
   }
 
   /** The index's slots after its next growth: twice, or half again above a load of 1/2. */
@@ -220,7 +215,7 @@ export class UnitTable {
   /** More index slots ({@link nextCap}, or `cap`): each unit placed again from its hash (the high half in the old index, the low in its record). */
   private grow(cap = this.nextCap()): void {
     const old = this.index;
-    const index = new Int32Array(2 * cap);
+    const index = mapped(Int32Array, 2 * cap);
     this.cap = cap;
     this.scale = cap / 2 ** 32;
     for (let j = 0; j < old.length; j += 2) {

@@ -17,6 +17,7 @@
  * @module
  */
 import type { UnitTable } from './table.js';
+import { grown, mapped, shrunk } from './memory.js';
 
 /** Where an occurrence is: document, position (UTF-16 start, or the sharded job's unit index), code-point and UTF-8 byte start. */
 export interface Occurrence {
@@ -100,7 +101,8 @@ export class UnitVerifier {
   private offs: Int32Array;
   /** Whether the first occurrences' offsets are read (keep-first's audit); without, {@link check} does not ask for them. */
   offsets = true;
-  private text = new Uint16Array(1024);
+  /** Grown in place (./memory.ts): its old copies, when doubled, stayed in the heap beside it. */
+  private text = mapped(Uint16Array, 1024, 1 << 30);
   private used = 0;
   /**
    * Overlapping windows (byte windows: each a few code units after the one before; word windows: a
@@ -121,8 +123,8 @@ export class UnitVerifier {
     let n = 0;
     for (let i = 0; i < t.size; i++) t.setTag(i, t.count(i) > 1 ? ++n : 0);
     this.repeated = n;
-    this.offs = new Int32Array(2 * n);
-    this.rec = new Int32Array(REC * n);
+    this.offs = mapped(Int32Array, 2 * n);
+    this.rec = mapped(Int32Array, REC * n);
     for (let r = 0; r < n; r++) this.rec[REC * r + AT] = -1;
   }
 
@@ -214,6 +216,8 @@ export class UnitVerifier {
     const t = this.t;
     for (const c of this.collided.values()) t.setCounts(c.slot, t.count(c.slot) - c.others, t.docs(c.slot) - c.othersOnly);
     if (this.side.size > 0) return;
+    shrunk(this.text, 0);
+    shrunk(this.rec, 0);
     this.text = new Uint16Array(0);
     this.rec = new Int32Array(0);
   }
@@ -326,8 +330,6 @@ export class UnitVerifier {
   private growText(n: number): void {
     // Where a first text starts is an i32 of {@link rec}.
     if (n > 0x7fffffff) throw new Error('the check: more than 2³¹ code units of repeated texts');
-    const t = new Uint16Array(Math.max(n, 2 * this.text.length));
-    t.set(this.text.subarray(0, this.used));
-    this.text = t;
+    this.text = grown(this.text, n);
   }
 }
