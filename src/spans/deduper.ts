@@ -135,6 +135,8 @@ export class SpanDeduper {
   private observedSum = 0;
   /** Byte windows pass 1 passed over: each occurs once, so each is a distinct unit. */
   private skipped = 0;
+  /** Whether the table dropped its units counted once after pass 1 (./table.ts, dropSingles): a unit not found is one of those. */
+  private singlesDropped = false;
   /** The input's bytes ({@link expectBytes}), 0 when unknown. */
   private expected = 0;
   /** The input's bytes pass 1 has read ({@link readBytes}), 0 when its reader does not say. */
@@ -328,6 +330,11 @@ export class SpanDeduper {
     }
     this.s.documents = this.observed;
     this.lists?.end(this.table);
+    // Substring windows (not --min-docs 1, which cuts a unit counted once too): the units counted once are dropped from the table before the check's memory is taken.
+    if (!this.lists && this.o.unit === 'substring' && (this.o.minDocs === undefined || this.o.minDocs >= 2)) {
+      this.table.dropSingles();
+      this.singlesDropped = true;
+    }
     this.v = new UnitVerifier(this.table);
     // Keep-first's audit names the kept occurrence's offsets: the check keeps them, for the repeated units alone.
     this.v.offsets = this.o.minDocs === undefined;
@@ -367,7 +374,11 @@ export class SpanDeduper {
     this.walker.doc = doc;
     this.walker.each(text, (k) => {
       const i = this.table.find(this.hash[0]!, this.hash[1]!);
-      if (i < 0) throw new Error(`document ${doc} changed between the passes`);
+      if (i < 0) {
+        // A unit counted once, dropped from the table (a first occurrence, nothing to check or cut).
+        if (this.singlesDropped) return;
+        throw new Error(`document ${doc} changed between the passes`);
+      }
       this.checkUnit(doc, k, i);
     });
   }
@@ -430,7 +441,7 @@ export class SpanDeduper {
   private pickTop(): void {
     const v = this.v!;
     const size = this.table.size;
-    this.s.distinctUnits = v.distinct + this.skipped;
+    this.s.distinctUnits = v.distinct + this.skipped + this.table.dropped;
     let repeated = 0;
     v.eachRepeated(() => repeated++);
     this.s.repeatedUnits = repeated;
@@ -476,7 +487,11 @@ export class SpanDeduper {
     this.walker.doc = doc;
     this.walker.each(text, (k) => {
       const i = this.table.find(this.hash[0]!, this.hash[1]!);
-      if (i < 0) throw new Error(`document ${doc} changed between the passes`);
+      if (i < 0) {
+        // A unit counted once, dropped from the table (a first occurrence, nothing to check or cut).
+        if (this.singlesDropped) return;
+        throw new Error(`document ${doc} changed between the passes`);
+      }
       this.unitOf(doc, text, k, i, removed, found);
     });
     return this.cut(text, removed, found);
@@ -515,7 +530,7 @@ export class SpanDeduper {
     if (this.speculative) this.checkUnit(doc, k, i);
     // Only a hash that collided needs the text: which of its units this is.
     const s = v.collides(i) ? this.resolve(i, k) : -1;
-    const first = v.firstDoc(i, s) === doc && v.firstPos(i, s) === u.start[k];
+    const first = v.isFirst(i, s, doc, u.start[k]!);
     const top = first ? this.topSlots.get(s < 0 ? i : -2 - s) : undefined;
     if (top !== undefined) this.s.top[top]!.text = topText(text, u, k);
     if (this.o.minDocs === undefined ? !first : v.docs(i, s) >= this.o.minDocs) {

@@ -40,10 +40,13 @@ export function mapped<T extends Typed>(ctor: Ctor<T>, n: number, most = n): T {
   return new ctor(new Buffers(n * e, { maxByteLength: max }), 0, n);
 }
 
-/** `a`, or `a` with room for at least `n` elements (doubling): in place when its buffer can grow, else a copy. */
-export function grown<T extends Typed>(a: T, n: number): T {
+/**
+ * `a`, or `a` with room for at least `n` elements, `most` when its buffer has room (twice `a`
+ * unless told): in place when its buffer can grow, else a copy.
+ */
+export function grown<T extends Typed>(a: T, n: number, most = 2 * a.length): T {
   if (n <= a.length) return a;
-  const want = Math.max(n, 2 * a.length);
+  const want = Math.max(n, most);
   const b = resizable(a);
   const e = a.BYTES_PER_ELEMENT;
   if (b) {

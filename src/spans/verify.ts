@@ -263,6 +263,11 @@ export class UnitVerifier {
     return s < 0 ? this.t.firstDoc(i) : this.side.firstDoc[s]!;
   }
 
+  /** Whether unit (slot `i`, side index `s`) first occurs at position `pos` of document `doc`. */
+  isFirst(i: number, s: number, doc: number, pos: number): boolean {
+    return s < 0 ? this.t.firstIn(i, doc) && this.t.firstPos(i) === pos : this.side.firstDoc[s] === doc && this.side.firstPos[s] === pos;
+  }
+
   firstPos(i: number, s: number): number {
     return s < 0 ? this.t.firstPos(i) : this.side.firstPos[s]!;
   }

@@ -128,7 +128,7 @@ export function runSpansDecide(workDir: string, job: JobSpec, p: number): Promis
         const i = table.find(hi[r]!, lo[r]!);
         // Only a hash that collided has occurrences of several texts.
         const s = v.collides(i) ? (sideOf.get(`${g}:${doc[r]}:${k[r]}`) ?? -1) : -1;
-        const removed = keepFirst ? !(v.firstDoc(i, s) === base[g]! + doc[r]! && v.firstPos(i, s) === k[r]) : v.docs(i, s) >= o.minDocs!;
+        const removed = keepFirst ? !v.isFirst(i, s, base[g]! + doc[r]!, k[r]!) : v.docs(i, s) >= o.minDocs!;
         if (!removed) continue;
         cols[0]!.push(doc[r]!);
         cols[1]!.push(k[r]!);
