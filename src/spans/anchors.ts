@@ -95,6 +95,9 @@ export class AnchorCounts {
       this.keys[j] = keys[i]!;
       this.counts[j] = counts[i]!;
     }
+    // Given back now, not at a garbage collection that may come only after pass 1 has filled its table.
+    shrunk(keys, 0);
+    shrunk(counts, 0);
   }
 }
 

@@ -94,3 +94,101 @@ export class LazyOccurrence {
     return this.cursor.at(this.pos).byte;
   }
 }
+
+/** Units between two of {@link FirstOffsets}' absolute entries. */
+const EVERY = 64;
+/** A delta byte that says: this unit's offsets are absolute, in the escapes. */
+const ESC = 255;
+
+/**
+ * The first occurrences' code-point and UTF-8 byte starts of units 0 … n − 1 (the check's repeated
+ * units, ./verify.ts), set in order of their units as the check meets them (input order) and read
+ * for the audit's rows. The windows of a repeated passage are numbered one after another and start
+ * a character apart, so each unit keeps its two starts as one byte each, the difference from the
+ * unit before; every 64th unit, and a unit whose differences do not fit (another document, another
+ * passage) or set out of order, keeps them whole: about 2.2 bytes a unit, where two i32 took 8 (50.9 MB
+ * of 100-byte windows: 2.16M units, 17.3 MB). A read sums at most 63 differences.
+ */
+export class FirstOffsets {
+  private readonly dCp: Uint8Array;
+  private readonly dByte: Uint8Array;
+  /** Unit 64j's starts: `every[2j]`, `every[2j + 1]`. */
+  private readonly every: Int32Array;
+  /** Units kept whole but the 64th: (unit, cp, byte), in the order set. */
+  private esc = new Int32Array(3 * 64);
+  private escN = 0;
+  /** Whether the escapes are in unit order (set in order: always, but for a caller out of order). */
+  private escSorted = true;
+  private last = -1;
+  private lastCp = 0;
+  private lastByte = 0;
+
+  constructor(n: number) {
+    this.dCp = new Uint8Array(n);
+    this.dByte = new Uint8Array(n);
+    this.every = new Int32Array(2 * Math.ceil(n / EVERY));
+  }
+
+  /** Sets unit `r`'s starts (once per unit). */
+  set(r: number, cp: number, byte: number): void {
+    const dc = cp - this.lastCp;
+    const db = byte - this.lastByte;
+    if (r % EVERY === 0) {
+      this.every[2 * (r / EVERY)] = cp;
+      this.every[2 * (r / EVERY) + 1] = byte;
+    } else if (r === this.last + 1 && dc >= 0 && dc < ESC && db >= 0 && db < ESC) {
+      this.dCp[r] = dc;
+      this.dByte[r] = db;
+    } else {
+      this.dCp[r] = ESC;
+      if (3 * (this.escN + 1) > this.esc.length) {
+        const e = new Int32Array(2 * this.esc.length);
+        e.set(this.esc);
+        this.esc = e;
+      }
+      if (this.escN > 0 && this.esc[3 * (this.escN - 1)]! > r) this.escSorted = false;
+      this.esc.set([r, cp, byte], 3 * this.escN++);
+    }
+    this.last = r;
+    this.lastCp = cp;
+    this.lastByte = byte;
+  }
+
+  /** Unit `r`'s code-point start. */
+  cp(r: number): number {
+    return this.read(r, 0);
+  }
+
+  /** Unit `r`'s UTF-8 byte start. */
+  byte(r: number): number {
+    return this.read(r, 1);
+  }
+
+  private read(r: number, f: 0 | 1): number {
+    const d = f === 0 ? this.dCp : this.dByte;
+    let sum = 0;
+    for (let x = r;; x--) {
+      if (x % EVERY === 0) return sum + this.every[2 * (x / EVERY) + f]!;
+      if (this.dCp[x] === ESC) return sum + this.escaped(x, f);
+      sum += d[x]!;
+    }
+  }
+
+  /** The starts of unit `x`, kept whole. */
+  private escaped(x: number, f: 0 | 1): number {
+    const e = this.esc;
+    if (!this.escSorted) {
+      for (let j = 0; j < this.escN; j++) if (e[3 * j] === x) return e[3 * j + 1 + f]!;
+      throw new Error(`first offsets: unit ${x} was not set`);
+    }
+    let lo = 0;
+    let hi = this.escN - 1;
+    while (lo < hi) {
+      const m = (lo + hi) >>> 1;
+      if (e[3 * m]! < x) lo = m + 1;
+      else hi = m;
+    }
+    if (e[3 * lo] !== x) throw new Error(`first offsets: unit ${x} was not set`);
+    return e[3 * lo + 1 + f]!;
+  }
+}

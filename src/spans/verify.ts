@@ -18,6 +18,7 @@
  */
 import type { UnitTable } from './table.js';
 import { grown, mapped, shrunk } from './memory.js';
+import { FirstOffsets } from './offsets.js';
 
 /** Where an occurrence is: document, position (UTF-16 start, or the sharded job's unit index), code-point and UTF-8 byte start. */
 export interface Occurrence {
@@ -97,8 +98,8 @@ export class UnitVerifier {
    * table's (less the other texts', for a hash that collided: {@link collided}).
    */
   private rec: Int32Array;
-  /** Per repeated unit r, its first text's code-point and byte starts (`offs[2r]`, `offs[2r + 1]`); kept after {@link end}. */
-  private offs: Int32Array;
+  /** Per repeated unit r, its first text's code-point and byte starts, packed (./offsets.ts); kept after {@link end}. */
+  private offs: FirstOffsets;
   /** Whether the first occurrences' offsets are read (keep-first's audit); without, {@link check} does not ask for them. */
   offsets = true;
   /** Grown in place (./memory.ts): its old copies, when doubled, stayed in the heap beside it. */
@@ -123,7 +124,7 @@ export class UnitVerifier {
     let n = 0;
     for (let i = 0; i < t.size; i++) t.setTag(i, t.count(i) > 1 ? ++n : 0);
     this.repeated = n;
-    this.offs = mapped(Int32Array, 2 * n);
+    this.offs = new FirstOffsets(n);
     this.rec = mapped(Int32Array, REC * n);
     for (let r = 0; r < n; r++) this.rec[REC * r + AT] = -1;
   }
@@ -148,8 +149,7 @@ export class UnitVerifier {
     if (rec[o + AT]! < 0) {
       // The first occurrence of the hash (input order): its text and offsets are the slot's.
       if (this.offsets) {
-        this.offs[2 * r] = at.cp;
-        this.offs[2 * r + 1] = at.byte;
+        this.offs.set(r, at.cp, at.byte);
       }
       rec[o + LAST] = at.doc;
       if (this.chain && this.continues(r, key, len)) return -1;
@@ -273,11 +273,11 @@ export class UnitVerifier {
   }
 
   firstCp(i: number, s: number): number {
-    return s < 0 ? this.offs[2 * (this.t.tag(i) - 1)]! : this.side.firstCp[s]!;
+    return s < 0 ? this.offs.cp(this.t.tag(i) - 1) : this.side.firstCp[s]!;
   }
 
   firstByte(i: number, s: number): number {
-    return s < 0 ? this.offs[2 * (this.t.tag(i) - 1) + 1]! : this.side.firstByte[s]!;
+    return s < 0 ? this.offs.byte(this.t.tag(i) - 1) : this.side.firstByte[s]!;
   }
 
   count(i: number, s: number): number {
