@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { UnitTable } from '../../src/spans/table.js';
+import { FirstOffsets } from '../../src/spans/offsets.js';
 
 interface Model {
   id: number;
@@ -68,6 +69,25 @@ test('UnitTable equals a Map over drawn hashes, through growth (by steps, or to 
       }
       // Hashes never added are not found.
       for (const [hi, lo] of [[3, 0x12345678], [0x9abcdef0, 5]] as const) if (!m.has(`${hi}:${lo}`)) assert.equal(t.find(hi, lo), -1);
+      // The first document asked of a unit, and whether it is a given one.
+      for (const e of m.values()) for (let d = -1; d <= docs.length; d++) assert.equal(t.firstIn(e.id, d), d === e.firstDoc);
+      // The units counted once dropped (substring windows after pass 1): the others keep their order, renumbered, with their fields.
+      const kept = [...m.entries()].filter(([, e]) => e.count > 1);
+      if (growFor.length % 2 === 0) {
+        t.dropSingles();
+        assert.equal(t.size, kept.length);
+        assert.equal(t.dropped, m.size - kept.length);
+        kept.forEach(([key, e], id) => {
+          const [hi, lo] = key.split(':').map(Number) as [number, number];
+          assert.equal(t.find(hi, lo), id);
+          assert.equal(t.firstDoc(id), e.firstDoc);
+          assert.equal(t.firstPos(id), e.firstPos);
+          assert.equal(t.count(id), e.count);
+          assert.equal(t.docs(id), e.docs);
+          for (let d = -1; d <= docs.length; d++) assert.equal(t.firstIn(id, d), d === e.firstDoc);
+        });
+        for (const [key, e] of m) if (e.count === 1) assert.equal(t.find(...(key.split(':').map(Number) as [number, number])), -1);
+      }
       // The tag and the counts are the record's own.
       for (let i = 0; i < t.size; i++) t.setTag(i, i + 1);
       for (let i = 0; i < t.size; i++) assert.equal(t.tag(i), i + 1);
@@ -97,4 +117,41 @@ test('UnitTable: many hashes sharing one high half, or one low half, or one home
     assert.equal(t.count(id), 1);
   }
   assert.equal(t.find(0xdeadbeef, 1), -1);
+});
+
+test('FirstOffsets equals two plain arrays: passages of small steps, jumps back and far, every 64th unit, and units set out of order', () => {
+  const step = fc.oneof(
+    fc.integer({ min: 0, max: 4 }),
+    fc.integer({ min: 0, max: 254 }),
+    fc.integer({ min: 255, max: 10_000 }),
+    fc.integer({ min: -5000, max: -1 }),
+  );
+  fc.assert(
+    fc.property(fc.array(fc.tuple(step, step), { minLength: 1, maxLength: 400 }), fc.nat({ max: 20 }), (steps, swaps) => {
+      const n = steps.length;
+      const cp: number[] = [];
+      const byte: number[] = [];
+      let c = 0;
+      let b = 0;
+      for (const [dc, db] of steps) {
+        c = Math.max(0, c + dc);
+        b = Math.max(0, b + db);
+        cp.push(c);
+        byte.push(b);
+      }
+      // Mostly in order, as the check sets them; a few units swapped with the next.
+      const order = [...Array(n).keys()];
+      for (let j = 0; j < swaps && n > 1; j++) {
+        const x = (j * 37) % (n - 1);
+        [order[x], order[x + 1]] = [order[x + 1]!, order[x]!];
+      }
+      const f = new FirstOffsets(n);
+      for (const r of order) f.set(r, cp[r]!, byte[r]!);
+      for (let r = 0; r < n; r++) {
+        assert.equal(f.cp(r), cp[r]);
+        assert.equal(f.byte(r), byte[r]);
+      }
+    }),
+    { numRuns: 300, seed: 5052 },
+  );
 });
