@@ -256,7 +256,7 @@ export class UnitTable {
     for (let i = 0; i < this.size; i++) {
       while (d <= this.lastDoc && at[d]! <= i) at[d++] = n;
       if (rec[i * STRIDE + COUNT]! < 2) continue;
-      if (n !== i) rec.copyWithin(n * STRIDE, i * STRIDE, (i + 1) * STRIDE);
+      if (n !== i) { for (let f = 0; f < STRIDE; f++) rec[n * STRIDE + f] = rec[i * STRIDE + f]!; }
       n++;
     }
     while (d <= this.lastDoc) at[d++] = n;
