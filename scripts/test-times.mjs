@@ -32,7 +32,7 @@ export default new Transform({
       const key = fileOf(d);
       const now = Date.now();
       let t = files.get(key);
-      if (t === undefined) files.set(key, (t = { ms: 0, first: now, last: now, failed: false }));
+      if (t === undefined) files.set(key, t = { ms: 0, first: now, last: now, failed: false });
       t.last = now;
       if ((event.type === 'test:pass' || event.type === 'test:fail') && d.nesting === 0) {
         if (event.type === 'test:fail') t.failed = true;
