@@ -17,7 +17,7 @@
 // idle; longest first keeps both busy to the end. A file missing from the list only starts later.
 //
 // node-versioned: what can behave differently on another Node version, run again on Node 22 and 24
-// by .ci/run beside the whole suite on Node 20: one file per piece that sits on Node itself. The
+// by .ci/run after the whole suite on Node 20: one file per piece that sits on Node itself. The
 // SQLite store runs on node:sqlite there (better-sqlite3 on 20: the parity, durability and
 // concurrent-open tests), the file store on fs's fdatasync and appends, node-postgres and ioredis on
 // net (store parity, a Redis outage), the S3 SDK and Fastify on HTTP (io/s3/s3 and server/http; the CLI's s3:// names, io/s3/staging, are JavaScript over that client and run once), the
