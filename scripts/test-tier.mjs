@@ -1,7 +1,7 @@
 // Runs one tier of the test suite on the compiled tests (dist/test): `node scripts/test-tier.mjs all`,
 // `node scripts/test-tier.mjs unit` or `node scripts/test-tier.mjs node-versioned`. Extra arguments:
 // --test-name-pattern=RE, --test-reporter=FILE (to stdout), --test-concurrency=N (files at once,
-// 2 by default). Tests are named by their path below test/
+// 2 by default). `--test-reporter=scripts/test-times.mjs` ends the run with each file's time. Tests are named by their path below test/
 // without `.test.ts` (`io/read/formats`): test/ mirrors src/ (CONTRIBUTING.md, "Tests").
 //
 // all: every `*.test.js` below dist/test, in every sub-folder (`npm test`). Node 20's `node --test`
@@ -110,38 +110,48 @@ const TIERS = {
   ],
 };
 
-/** The longest files, longest first (seconds on 2 cores, shared: only their order counts). */
+/**
+ * The longest files, longest first: seconds of the CI run of e398365 (2 cores, --test-concurrency=3,
+ * wall time under that load; only their order counts). `--test-reporter=scripts/test-times.mjs`
+ * prints a run's figures.
+ */
 const LONGEST_FIRST = [
-  'e2e/job-differential',
-  'distributed/slurm',
-  'shard/stages/link',
-  'shard/files/integrity',
+  'e2e/job-differential', // 375
+  'distributed/slurm', // 220
+  'e2e/distributed-s3', // 206 and 173 for the two S3 files
   'e2e/distributed-s3-bullmq',
-  'e2e/distributed-s3',
-  'e2e/job-liveness',
-  'e2e/s3-job',
-  'io/s3/s3',
-  'io/s3/staging',
-  'server/limits',
-  'cluster/keep-policy',
-  'e2e/multi-input',
-  'shard/stages/decideSpill',
-  'similarity/prefix-join',
-  'e2e/job-local',
-  'dedup/ranged-source',
-  'repo/consumer-types',
-  'e2e/distributed',
-  'e2e/s3-job-faults',
-  'online/expiry',
-  'cli/dedup/dedup',
-  'store/parity',
-  'io/read/json-raw',
-  'cluster/removal',
-  'lsh/recall-estimate',
-  'repo/docs-output',
-  'shard/plan/estimate',
-  'online/clusters',
-  'sketch/minhash-stats',
+  'e2e/job-liveness', // 183
+  'e2e/multi-input', // 175
+  'cluster/keep-policy', // 174
+  'dedup/ranged-source', // 173
+  'cli/dedup/dedup', // 157
+  'e2e/distributed', // 149
+  'io/s3/staging', // 147
+  'e2e/job-local', // 145
+  'e2e/s3-job', // 114
+  'e2e/s3-job-faults', // 100
+  'e2e/job-spans', // 96
+  'shard/files/integrity', // 96
+  'repo/consumer-types', // 95
+  'e2e/spans-collisions', // 92
+  'e2e/crash', // 85
+  'io/s3/s3', // 71
+  'shard/stages/decideSpill', // 69
+  'store/parity', // 65
+  'server/limits', // 64
+  'browser/page-trust', // 63
+  'shard/plan/estimate', // 63
+  'cluster/removal', // 61
+  'io/read/json-raw', // 61
+  'shard/stages/link', // 59
+  'dedup/copy-groups', // 52
+  'online/expiry', // 47
+  'cli/formats', // 45
+  'cli/kinds', // 44
+  'cli/refusals', // 42
+  'e2e/concurrent-writers', // 42
+  'cli/index/add', // 40
+  'cli/progress', // 36
   'e2e/redis-outage',
 ];
 
