@@ -32,7 +32,7 @@ export class InputChangedError extends Error {
 
   constructor(readonly file: string) {
     super(
-      `${file} changed while it was being read (its size, modification time or inode is not what the run first saw); nothing was written after that: run again on a file that is not being written to`,
+      `${file} changed while it was being read (its size, modification time or inode is not what the run first saw): no output is put in place after this; run again on a file that is not being written to`,
     );
   }
 }
