@@ -29,6 +29,7 @@ import { severalInputs } from '../dedup/inputs.js';
 import { resolveShards } from '../../io/read/shards.js';
 import { spoolStdin } from '../corpus.js';
 import { printSpansSummary } from './summary.js';
+import { keepYoungGenerationSmall } from '../youngGeneration.js';
 
 /** The parsed flags of `neardup spans`. */
 export interface SpansFlags extends InputFlags, LogFlags {
@@ -220,6 +221,7 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
     input = spooled.file;
     read.displayName = '<stdin>';
   }
+  if (flags.unit === 'substring') keepYoungGenerationSmall();
   const t0 = performance.now();
   const result = await dedupSpansFile(input, {
     read,
