@@ -85,7 +85,6 @@ const TIERS = {
     'online/registry/registry',
     'shard/files/clusterLines',
     'store/file/checkpoint',
-    'io/read/input-stamps',
   ],
   'node-versioned': [
     'store/parity',
