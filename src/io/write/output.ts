@@ -12,7 +12,6 @@ import type { Transform, Writable } from 'node:stream';
 import { InputError } from '../../common/errors.js';
 import { compressionFromName } from '../read/formats.js';
 import { createZstdCompressor } from '../codec/zstd.js';
-import { checkInputsUnchanged } from '../read/inputStamps.js';
 
 /** Somewhere to write text. */
 export interface OutputSink {
@@ -215,7 +214,6 @@ export async function atomicFileSink(file: string, commits?: PendingCommits): Pr
       }
       const rename = async (): Promise<void> => {
         try {
-          checkInputsUnchanged();
           await fsp.rename(tmp, file);
         } catch (e) {
           await abort();
