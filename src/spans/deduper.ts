@@ -373,12 +373,8 @@ export class SpanDeduper {
     this.cursor.reset(text);
     this.walker.doc = doc;
     this.walker.each(text, (k) => {
-      const i = this.table.find(this.hash[0]!, this.hash[1]!);
-      if (i < 0) {
-        // A unit counted once, dropped from the table (a first occurrence, nothing to check or cut).
-        if (this.singlesDropped) return;
-        throw new Error(`document ${doc} changed between the passes`);
-      }
+      const i = this.heldUnit(doc);
+      if (i < 0) return;
       this.checkUnit(doc, k, i);
     });
   }
@@ -438,6 +434,17 @@ export class SpanDeduper {
    * units, read where they are (arrays of every repeated unit's keys were a transient tenth of the
    * peak memory of byte windows).
    */
+  /**
+   * The table's slot of the unit just hashed, in a pass after pass 1; −1 for a unit counted once
+   * that the table dropped (a first occurrence: nothing to check or cut). Any other unit not found
+   * means the document changed between the passes.
+   */
+  private heldUnit(doc: number): number {
+    const i = this.table.find(this.hash[0]!, this.hash[1]!);
+    if (i < 0 && !this.singlesDropped) throw new Error(`document ${doc} changed between the passes`);
+    return i;
+  }
+
   private pickTop(): void {
     const v = this.v!;
     const size = this.table.size;
@@ -486,12 +493,8 @@ export class SpanDeduper {
     if (this.speculative) this.cursor.reset(text, this.walker.offsetWalk(text));
     this.walker.doc = doc;
     this.walker.each(text, (k) => {
-      const i = this.table.find(this.hash[0]!, this.hash[1]!);
-      if (i < 0) {
-        // A unit counted once, dropped from the table (a first occurrence, nothing to check or cut).
-        if (this.singlesDropped) return;
-        throw new Error(`document ${doc} changed between the passes`);
-      }
+      const i = this.heldUnit(doc);
+      if (i < 0) return;
       this.unitOf(doc, text, k, i, removed, found);
     });
     return this.cut(text, removed, found);
