@@ -124,5 +124,6 @@ export { createSet64 } from './text/fingerprint64.js';
 
 // Errors a caller may handle.
 export { InputError, UsageError, type InputFix } from './common/errors.js';
+export { InputChangedError } from './io/read/inputStamps.js';
 export { TooManyPairsError } from './lsh/tooManyPairs.js';
 export { StoreFullError, StoreUnavailableError, MissingDependencyError } from './store/errors.js';

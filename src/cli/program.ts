@@ -15,6 +15,7 @@ import { neardupRoot } from '../web/assets.js';
 import { resolveS3Paths, type S3Run } from './s3paths.js';
 import { s3Display } from '../io/s3/staging.js';
 import { setZstdLevel } from '../io/codec/zstd.js';
+import { readingInputs } from '../io/read/inputStamps.js';
 
 /** Exit code of a successful run. */
 export const EXIT_OK = 0;
@@ -95,7 +96,8 @@ export async function runProgram(program: Command, argv: readonly string[], stde
   run.s3 = argv.some((a) => a.includes('s3://') || a.startsWith('--s3-endpoint'));
   run.staged = undefined;
   try {
-    await program.parseAsync([...argv]);
+    // The run's input files are stamped as first read and checked before each output is put in place, and at the end (outputs to standard output).
+    await readingInputs(() => program.parseAsync([...argv]));
     const done = run.staged as S3Run | undefined;
     run.staged = undefined;
     await done?.finish(true);

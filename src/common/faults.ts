@@ -32,6 +32,8 @@ export interface FaultHooks {
   tableSlotsMax?: () => number;
   /** Bits of a spans unit hash kept (both lanes masked to them), so that different units collide often: tests of exactness. */
   spansHashBits?: () => number;
+  /** A run is about to check that its input files are as it first read them (src/io/read/inputStamps.ts): a test changes one here. */
+  beforeInputCheck?: (files: string[]) => void;
 }
 
 // Kept on the process, not in this module: the CLI is a bundle (dist/cli) with a copy of this

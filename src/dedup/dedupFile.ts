@@ -18,6 +18,7 @@ import type { DedupOptions, DedupResult } from './options.js';
 import { withIds, type DedupRecordsResult } from './records.js';
 import { keptSimilarities } from '../cluster/dropped.js';
 import { keepReadError, keepReadOptions, parseKeepPolicy } from '../cluster/keepPolicy.js';
+import { readingInputs } from '../io/read/inputStamps.js';
 
 /** The documents of an input as read: their count, input rows, and explicit ids if any. */
 export interface CopyCorpus {
@@ -190,7 +191,8 @@ export interface DedupFileResult {
  * Writes a deduplicated copy of `input` to `output`, what `neardup dedup FILE --output dedup --out
  * OUTPUT` does: the input is read once into memory (texts, ids and rows), deduplicated with
  * {@link dedup}, and read again to copy the records kept, byte for byte, in the input's own format
- * and compression, atomically (temp file + rename). A sharded input (a glob or a directory of shards)
+ * and compression, atomically (temp file + rename), refused (an `InputChangedError`) if the input
+ * changed while it was read. A sharded input (a glob or a directory of shards)
  * gives a directory of shards with the same names; a Parquet input gives a Parquet file; an existing
  * directory as `output` gets the input's file name. `output` must not be the input.
  * @example
@@ -198,7 +200,12 @@ export interface DedupFileResult {
  * const { result, written } = await dedupFile('ads.tsv', 'ads.dedup.tsv', { read: { columns: { text: ['Title', 'Short Description'] } } });
  * ```
  */
-export async function dedupFile(input: string, output: string, options: DedupFileOptions = {}): Promise<DedupFileResult> {
+export function dedupFile(input: string, output: string, options: DedupFileOptions = {}): Promise<DedupFileResult> {
+  return readingInputs(() => copyDeduplicated(input, output, options));
+}
+
+/** {@link dedupFile} within its run. */
+async function copyDeduplicated(input: string, output: string, options: DedupFileOptions): Promise<DedupFileResult> {
   if (typeof input !== 'string' || typeof output !== 'string' || output === '' || output === '-') {
     throw new TypeError('dedupFile(input, output): both are file paths (output not "-"; use writeCopy for another sink)');
   }

@@ -19,7 +19,7 @@ import { summarizeSpans, writeSpansAudit } from '../../shard/spans/summary.js';
 import { progressOf } from '../../shard/stages/summary.js';
 import { openWorkDir } from '../../shard/workdir/open.js';
 import { outputShardNames, type WorkDir } from '../../shard/workdir/workDir.js';
-import { spansAuditFormat } from '../../spans/file/file.js';
+import { spansAuditFormat } from '../../spans/file/audit.js';
 import { parsePositiveInt, readOptionsFrom } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, Reporter, type LogFlags } from '../report.js';

@@ -9,7 +9,8 @@ import { UsageError } from '../../common/errors.js';
 import { engineOption } from '../../engine/options.js';
 import { refuseAliasedOutputs } from '../../io/write/alias.js';
 import type { NormalizePreset } from '../../text/normalize.js';
-import { dedupSpansFile, spansAuditFormat } from '../../spans/file/file.js';
+import { dedupSpansFile } from '../../spans/file/file.js';
+import { spansAuditFormat } from '../../spans/file/audit.js';
 import { LENGTH_UNITS, SPANS_DEFAULTS, type LengthUnit, type SpansOptions } from '../../spans/options.js';
 import { UNIT_KINDS, type UnitKind } from '../../spans/units.js';
 import {

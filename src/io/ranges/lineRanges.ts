@@ -14,6 +14,7 @@ import { delimitedLineReader, type ColumnSpec } from '../read/delimited.js';
 import { InputError } from '../../common/errors.js';
 import { formatFromExtension, sniffFormat, type InputFormat } from '../read/formats.js';
 import { isZstd } from '../codec/zstd.js';
+import { noteInput } from '../read/inputStamps.js';
 
 /** The line formats that can be cut at any line end (TSV read without quotes: one record per line). */
 export type LineFormat = 'jsonl' | 'text' | 'idtext' | 'tsv';
@@ -101,6 +102,7 @@ export function stampOf(fd: number): FileStamp {
  * than a chunk stays whole). Reads only a small window at each cut.
  */
 export function planLineRanges(path: string, chunkBytes = 8 << 20, firstEnd = 0): { ranges: ByteRange[]; stamp: FileStamp } {
+  noteInput(path);
   const fd = openSync(path, 'r');
   try {
     const stamp = stampOf(fd);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { htmlToText } from './html.js';
 import { fsError } from './source.js';
 import { walkTree } from './walk.js';
+import { noteInput } from './inputStamps.js';
 import type { InputRecord, ReaderContext } from './record.js';
 
 /** File extensions read from a directory. */
@@ -91,6 +92,7 @@ export async function* readDirectory(root: string, ctx: ReaderContext, onBytes?:
     const rel = files[row]!;
     const full = path.join(root, rel);
     let buf: Buffer;
+    noteInput(full);
     try {
       buf = await fsp.readFile(full);
     } catch (e) {

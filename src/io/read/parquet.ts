@@ -10,6 +10,7 @@ import { getPath, parsePath, type FieldSpec } from './jsonl.js';
 import { loadPackage } from '../../common/lazy.js';
 import type { InputRecord, ReaderContext } from './record.js';
 import { zstdPageDecompressor } from '../codec/zstd.js';
+import { noteInput } from './inputStamps.js';
 
 /** The parts of hyparquet used here (typed loosely: the package is loaded on first use). */
 export interface Hyparquet {
@@ -81,6 +82,7 @@ export async function openParquet(
   path: string,
 ): Promise<{ hp: Hyparquet; compressors: Record<string, unknown>; file: AsyncBufferLike; metadata: ParquetMetadata; tree: SchemaNode }> {
   const { hp, compressors } = await loadHyparquet();
+  noteInput(path);
   let file: AsyncBufferLike;
   try {
     file = await hp.asyncBufferFromFile(path);

@@ -9,6 +9,7 @@ import { createGunzip } from 'node:zlib';
 import { InputError } from '../../common/errors.js';
 import { isZstd, zstdDecompress } from '../codec/zstd.js';
 import { compressionFromName } from './formats.js';
+import { noteInput } from './inputStamps.js';
 
 /** How an input was compressed: known after its first chunk. */
 export type Compression = 'gzip' | 'zstd' | undefined;
@@ -56,6 +57,7 @@ async function openRaw(path: string, stdin: Readable): Promise<{ raw: Readable; 
   } catch (e) {
     throw fsError(path, e);
   }
+  noteInput(path);
   // A small file gets a buffer of its own size: a 1 MiB buffer per tiny shard is mostly garbage.
   return { raw: createReadStream(path, { highWaterMark: Math.max(64, Math.min(1 << 20, size)) }), size };
 }

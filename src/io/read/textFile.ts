@@ -9,10 +9,12 @@ import { gunzipSync } from 'node:zlib';
 import { InputError } from '../../common/errors.js';
 import { htmlToText } from './html.js';
 import { fsError } from './source.js';
+import { noteInput } from './inputStamps.js';
 
 /** The text of a file: gunzipped when gzip, BOM dropped, HTML (.html/.htm) reduced to its text. */
 export async function readTextFile(file: string): Promise<string> {
   let buf: Buffer;
+  noteInput(file);
   try {
     buf = await fsp.readFile(file);
   } catch (e) {

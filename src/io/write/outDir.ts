@@ -13,6 +13,7 @@ import path from 'node:path';
 import { UsageError } from '../../common/errors.js';
 import { isS3Url, parseS3Url, s3List, s3Put } from '../s3/client.js';
 import { walkTree } from '../read/walk.js';
+import { checkInputsUnchanged } from '../read/inputStamps.js';
 
 /** Name of the marker written into a directory of output shards once every shard is in place. */
 export const SUCCESS_MARKER = '_SUCCESS';
@@ -60,6 +61,7 @@ export function successText(names: readonly string[]): string {
  * output, and is not vouched for).
  */
 export async function writeSuccessMarker(dir: string, names: readonly string[]): Promise<void> {
+  checkInputsUnchanged();
   const present = new Set(await outputFiles(dir));
   const text = successText(names.filter((n) => present.has(n.split(path.sep).join('/'))));
   if (isS3Url(dir)) await s3Put(`${dir.replace(/\/+$/, '')}/${SUCCESS_MARKER}`, text);

@@ -12,6 +12,7 @@ import type { Transform, Writable } from 'node:stream';
 import { InputError } from '../../common/errors.js';
 import { compressionFromName } from '../read/formats.js';
 import { createZstdCompressor } from '../codec/zstd.js';
+import { checkInputsUnchanged } from '../read/inputStamps.js';
 
 /** Somewhere to write text. */
 export interface OutputSink {
@@ -214,6 +215,7 @@ export async function atomicFileSink(file: string, commits?: PendingCommits): Pr
       }
       const rename = async (): Promise<void> => {
         try {
+          checkInputsUnchanged();
           await fsp.rename(tmp, file);
         } catch (e) {
           await abort();

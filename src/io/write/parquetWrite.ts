@@ -17,6 +17,7 @@ import type { FieldSpec } from '../read/jsonl.js';
 import type { InputRecord, ReaderContext } from '../read/record.js';
 import { annotationColumns, tagClashAt, type RecordTags } from './write.js';
 import { zstdCompressor } from '../codec/zstd.js';
+import { checkInputsUnchanged } from '../read/inputStamps.js';
 
 /** What to do with one record: keep it (dedup), and its tags (annotate; `kept` is `keep`). */
 export interface RowVerdict extends Omit<RecordTags, 'kept'> {
@@ -204,6 +205,7 @@ async function putInPlace(tmp: string, output: string, commits: RewriteHow['comm
   const discard = (): Promise<void> => fsp.rm(tmp, { force: true });
   const rename = async (): Promise<void> => {
     try {
+      checkInputsUnchanged();
       await fsp.rename(tmp, output);
     } catch (e) {
       await discard();

@@ -15,7 +15,7 @@ import { cutDocument } from '../../spans/cutDocument.js';
 import { topText, type UnitFacts } from '../../spans/deduper.js';
 import type { AnchorRuns } from '../../spans/anchors.js';
 import { UnitWalker } from '../../spans/walker.js';
-import { auditLine } from '../../spans/file/file.js';
+import { auditLine } from '../../spans/file/audit.js';
 import { RecordWriter } from '../../spans/file/records.js';
 import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';

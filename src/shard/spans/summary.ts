@@ -7,7 +7,8 @@
  */
 import { createReadStream } from 'node:fs';
 import { emptySpansSummary, type SpansSummary } from '../../spans/deduper.js';
-import { SPANS_AUDIT_COLUMNS, type SpansFileResult } from '../../spans/file/file.js';
+import type { SpansFileResult } from '../../spans/file/file.js';
+import { SPANS_AUDIT_COLUMNS } from '../../spans/file/audit.js';
 import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
 import { requireMarker, taskText } from '../files/commit.js';
 import { taskCount, type JobSpec } from '../files/job.js';

@@ -14,15 +14,16 @@ import type { ShardList } from '../../io/read/shards.js';
 import { writeSuccessMarker } from '../../io/write/outDir.js';
 import { prepareOutputDirectory } from '../../io/write/rewrite.js';
 import { atomicFileSink, openOutput, type OutputSink } from '../../io/write/output.js';
-import { tsvField } from '../../io/write/write.js';
 import { SpanDeduper, type DocVerdict, type SpansSummary } from '../deduper.js';
 import { ByteRecords, recordKeys } from './byteRecord.js';
-import { auditRow, type SpansAuditRow } from '../dedupSpans.js';
+import { auditRow } from '../dedupSpans.js';
+import { auditLine, SPANS_AUDIT_COLUMNS, spansAuditFormat } from './audit.js';
 import type { SpansOptions } from '../options.js';
 import type { InputRecord } from '../../io/read/record.js';
 import { bytePass1 } from './bytePass1.js';
 import { ByteBatch, rawJsonlPass, rawPassFits } from './rawPass.js';
 import { checkEditable, checkShardFormats, RecordWriter } from './records.js';
+import { readingInputs } from '../../io/read/inputStamps.js';
 
 /** Options of {@link dedupSpansFile}. */
 export interface SpansFileOptions {
@@ -56,37 +57,18 @@ export interface SpansFileResult {
   format: string;
 }
 
-/** The audit's columns, in order. */
-export const SPANS_AUDIT_COLUMNS = ['id', 'start', 'end', 'byte_start', 'byte_end', 'kept_id', 'kept_start', 'kept_byte_start', 'count', 'docs'] as const;
-
-/** The audit file's format from its name (`what` names it in the error): `.tsv` or `.jsonl` (also `.ndjson`), optionally `.gz`/`.zst`. */
-export function spansAuditFormat(file: string, what = 'the audit file'): 'tsv' | 'jsonl' {
-  const base = file.toLowerCase().replace(/\.(gz|zst|zstd)$/, '');
-  if (base.endsWith('.tsv')) return 'tsv';
-  if (base.endsWith('.jsonl') || base.endsWith('.ndjson')) return 'jsonl';
-  throw new UsageError(`${what} ${file}: name it .tsv or .jsonl (either may end in .gz or .zst): the extension chooses the format`);
-}
-
-/** One audit row as a line of `format`. */
-export function auditLine(format: 'tsv' | 'jsonl', r: SpansAuditRow): string {
-  if (format === 'jsonl') {
-    return `{"id":${JSON.stringify(r.id)},"start":${r.start},"end":${r.end},"byte_start":${r.byteStart},"byte_end":${r.byteEnd},"kept_id":${
-      JSON.stringify(r.keptId)
-    },"kept_start":${r.keptStart},"kept_byte_start":${r.keptByteStart},"count":${r.count},"docs":${r.docs}}\n`;
-  }
-  // One concatenation, not an array joined: a row per removed unit, the audit was a tenth of pass 2.
-  const kept = r.keptId === null ? '' : tsvField(r.keptId);
-  const ks = r.keptStart === null ? '' : r.keptStart;
-  const kb = r.keptByteStart === null ? '' : r.keptByteStart;
-  return `${tsvField(r.id)}\t${r.start}\t${r.end}\t${r.byteStart}\t${r.byteEnd}\t${kept}\t${ks}\t${kb}\t${r.count}\t${r.docs}\n`;
-}
-
 /**
  * Deduplicates the units of `input` (a file, or `-`) and writes what `options.mode` says to
  * `options.out`, and the audit to `options.removed`: what `neardup spans` runs. The caller checks
- * first that no output is an input (the CLI does, with `refuseAliasedOutputs`).
+ * first that no output is an input (the CLI does, with `refuseAliasedOutputs`); an input changed while
+ * it is read is an `InputChangedError`, and no output is put in place after it.
  */
-export async function dedupSpansFile(input: string, options: SpansFileOptions = {}): Promise<SpansFileResult> {
+export function dedupSpansFile(input: string, options: SpansFileOptions = {}): Promise<SpansFileResult> {
+  return readingInputs(() => spansOfFile(input, options));
+}
+
+/** {@link dedupSpansFile} within its run. */
+async function spansOfFile(input: string, options: SpansFileOptions): Promise<SpansFileResult> {
   const read = options.read ?? {};
   const mode = options.mode ?? 'dedup';
   const auditFormat = options.removed !== undefined ? spansAuditFormat(options.removed) : undefined;
