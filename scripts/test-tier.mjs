@@ -85,6 +85,7 @@ const TIERS = {
     'online/registry/registry',
     'shard/files/clusterLines',
     'store/file/checkpoint',
+    'io/read/input-stamps',
   ],
   'node-versioned': [
     'store/parity',
