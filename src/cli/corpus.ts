@@ -17,6 +17,7 @@ import { forgetIdLines, keepIdAndRow } from '../dedup/dedupFile.js';
 import type { Reporter } from './report.js';
 import { int } from './report.js';
 import { checkHeap, checkStreamHeap, inMemoryMost } from './heap.js';
+import { ownTempDir } from '../io/read/inputStamps.js';
 
 /** A corpus read into memory (or, streamed, its ids and rows only). */
 export interface Corpus {
@@ -243,7 +244,7 @@ export async function rangedCorpus(file: string, options: ReadOptions, reporter:
  * a cleanup function.
  */
 export async function spoolStdin(stdin: NodeJS.ReadableStream = process.stdin): Promise<{ file: string; cleanup: () => Promise<void> }> {
-  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'neardup-'));
+  const dir = ownTempDir(await fsp.mkdtemp(path.join(os.tmpdir(), 'neardup-')));
   const untrack = removeOnSignal(dir);
   const file = path.join(dir, 'stdin');
   const out = createWriteStream(file);

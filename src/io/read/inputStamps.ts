@@ -39,6 +39,23 @@ export class InputChangedError extends Error {
 
 const runs = new AsyncLocalStorage<Map<string, Stamp>>();
 
+/** Temp directories this process made for its own files (spooled stdin, staged S3 objects, task spools): what is in them is not the user's input. */
+const ownDirs = new Set<string>();
+
+/**
+ * Marks `dir` (a temp directory this process made) as its own: the files in it are copies the
+ * process writes, reads and deletes itself, so they are not stamped as inputs.
+ */
+export function ownTempDir(dir: string): string {
+  ownDirs.add(path.resolve(dir) + path.sep);
+  return dir;
+}
+
+const isOwn = (key: string): boolean => {
+  for (const d of ownDirs) if (key.startsWith(d)) return true;
+  return false;
+};
+
 const stat = (file: string): BigIntStats | undefined => {
   try {
     return statSync(file, { bigint: true, throwIfNoEntry: false });
@@ -65,7 +82,7 @@ export function noteInput(file: string): void {
   const seen = runs.getStore();
   if (!seen || file === '-') return;
   const key = path.resolve(file);
-  if (seen.has(key)) return;
+  if (seen.has(key) || isOwn(key)) return;
   const st = stat(file);
   if (st?.isFile()) seen.set(key, { name: file, dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs });
 }

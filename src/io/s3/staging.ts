@@ -17,6 +17,7 @@ import { isGlob, globBase } from '../read/shards.js';
 import { walkTree } from '../read/walk.js';
 import { refuseStrayOutputs } from '../write/outDir.js';
 import { inParallel, isS3Url, PARALLEL, parseS3Url, s3Download, s3List, S3NotFoundError, s3Size, s3Upload } from './client.js';
+import { ownTempDir } from '../read/inputStamps.js';
 
 /** Hidden by the Hadoop/Spark convention (`.crc`, `_SUCCESS`), as in local directories of shards. */
 function hidden(rel: string): boolean {
@@ -131,7 +132,7 @@ export class S3Stage {
 
   private async dir(kind: 'in' | 'out'): Promise<string> {
     if (!this.spool) {
-      this.spool = await mkdtemp(path.join(process.env.NEARDUP_S3_SPOOL ?? tmpdir(), 'neardup-s3-'));
+      this.spool = ownTempDir(await mkdtemp(path.join(process.env.NEARDUP_S3_SPOOL ?? tmpdir(), 'neardup-s3-')));
       this.untrack = removeOnSignal(this.spool);
     }
     const d = path.join(this.spool, `${kind}${this.n++}`);

@@ -33,6 +33,7 @@ import type { ComponentsMarker } from '../stages/components.js';
 import type { DecideMarker } from '../stages/decide.js';
 import type { LinkMarker, LinkRoundMarker } from '../stages/link.js';
 import { driveLink } from '../stages/linkDriver.js';
+import { ownTempDir } from '../../io/read/inputStamps.js';
 
 /** What the estimate of one stage says. */
 export interface StageEstimate {
@@ -127,7 +128,7 @@ export async function estimateJob(
   planSample: (corpus: string[], reference: string[]) => Promise<Omit<JobSpec, 'id' | 'version'>>,
   options: EstimateOptions = {},
 ): Promise<JobEstimate> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'neardup-estimate-'));
+  const dir = ownTempDir(mkdtempSync(path.join(tmpdir(), 'neardup-estimate-')));
   const t0 = performance.now();
   try {
     const total = full.shards.reduce((a, x) => a + x.identity.size, 0);

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { removeOnSignal } from '../../io/write/output.js';
+import { ownTempDir } from '../../io/read/inputStamps.js';
 
 const DEFAULT_BYTES = 2 * 2 ** 30;
 
@@ -29,7 +30,7 @@ export class ObjectCache {
 
   private root(): string {
     if (!this.dir) {
-      const dir = mkdtempSync(path.join(process.env.NEARDUP_S3_SPOOL ?? tmpdir(), 'neardup-cache-'));
+      const dir = ownTempDir(mkdtempSync(path.join(process.env.NEARDUP_S3_SPOOL ?? tmpdir(), 'neardup-cache-')));
       removeOnSignal(dir);
       process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
       this.dir = dir;

@@ -70,6 +70,7 @@ import { mapStrings, translated, type Names } from './s3names.js';
 import type { WorkDir } from './workDir.js';
 import { fetchPartition } from './s3partition.js';
 import { faultHooks } from '../../common/faults.js';
+import { ownTempDir } from '../../io/read/inputStamps.js';
 
 const pad = (t: number): string => String(t).padStart(5, '0');
 
@@ -89,7 +90,7 @@ interface Stored {
 }
 
 async function spoolDir(): Promise<{ dir: string; remove(): Promise<void> }> {
-  const dir = await fsp.mkdtemp(path.join(process.env.NEARDUP_S3_SPOOL ?? tmpdir(), 'neardup-task-'));
+  const dir = ownTempDir(await fsp.mkdtemp(path.join(process.env.NEARDUP_S3_SPOOL ?? tmpdir(), 'neardup-task-')));
   const untrack = removeOnSignal(dir);
   return {
     dir,
