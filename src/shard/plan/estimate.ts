@@ -11,8 +11,7 @@
  * stage's own driver (a linear model through a task process's base size): per-shard stages keep
  * their task sizes; join grows with its partition's key rows; route with the distinct candidate
  * pairs; verify with its share of the pairs and the corpus's documents (their line offsets);
- * components with the verified pairs.
- * The sample's pairs are counted for the whole job in ./pairEstimate.ts.
+ * components with the verified pairs. ./pairEstimate.ts counts the sample's pairs for the job.
  * @module
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
