@@ -13,7 +13,7 @@ import { neardup, tmpDir } from '../cliUtil.js';
 import { freePort, killRedis, spawnRedis } from '../helpers/redis.js';
 import { needsRedis } from '../helpers/needs.js';
 import { jsonl, plantedDocs, sortedLines, startWorker, writeShards, type WorkerChild } from '../helpers/shards.js';
-import { neardupAsync } from '../helpers/procs.js';
+import { neardupAsync, neardupChild } from '../helpers/procs.js';
 import { arrayIndexFromEnv } from '../../src/shard/stages/registry.js';
 import { faultEnv } from '../helpers/faults.js';
 
@@ -80,8 +80,7 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
 
   it('with no worker it says so, naming the queue and Redis; a Redis restarted without persistence loses the queue, and the lost tasks are submitted again', async () => {
     const url = `redis://127.0.0.1:${port}`;
-    let stderr = '';
-    const run = neardupAsync([
+    const run = neardupChild([
       'job',
       'dedup',
       shards,
@@ -98,21 +97,19 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
       '--out',
       path.join(dir, 'w1.tsv'),
       '-q',
-    ], dir);
-    // The submitter's stderr is only seen at the end: wait long enough for several notices first.
-    await new Promise((r) => setTimeout(r, 3500));
+    ], { cwd: dir });
+    await run.stderrMatch(/no worker has taken a sign task/);
     await killRedis(redis!);
     await startRedisOnPort();
     const w = startWorker(url, path.join(dir, 'wk1'), ['--queue', 'lonely']);
     workers.push(w);
-    const r = await run;
-    stderr = r.stderr;
+    const r = await run.done;
     assert.equal(r.code, 0, r.stderr);
     assert.match(
-      stderr,
+      r.stderr,
       new RegExp(`no worker has taken a sign task for \\d+ s \\(queue "lonely" on redis://127\\.0\\.0\\.1:${port}, 0 workers alive\\): start "neardup worker`),
     );
-    assert.match(stderr, /sign tasks? (was|were) no longer in queue "lonely" .*submitted again/);
+    assert.match(r.stderr, /sign tasks? (was|were) no longer in queue "lonely" .*submitted again/);
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'w1.tsv'), 'utf8')), want);
     await w.kill('SIGTERM');
   });
@@ -126,7 +123,7 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
     workers.push(w);
     await w.waitFor(/worker ready/);
     w.child.kill('SIGSTOP');
-    const run = neardupAsync([
+    const run = neardupChild([
       'job',
       'dedup',
       shards,
@@ -143,10 +140,10 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
       '--out',
       path.join(dir, 'w-ctrlz.tsv'),
       '-q',
-    ], dir);
-    await new Promise((r) => setTimeout(r, 4500));
+    ], { cwd: dir });
+    await run.stderrMatch(/1 more connected but silent/);
     w.child.kill('SIGCONT');
-    const r = await run;
+    const r = await run.done;
     assert.equal(r.code, 0, r.stderr);
     assert.match(
       r.stderr,
@@ -282,13 +279,14 @@ describe('submitters and workers that never hang silently', needsRedis(), () => 
   // Issue #48 item 4: a worker whose Redis was unreachable waited for its connection before it
   // listened for the stop, so one SIGTERM left it running (only a second one ended it). One SIGTERM
   // must do, whatever Redis is doing: never reachable, killed after the worker was ready, frozen.
-  it('a worker exits 0 on one SIGTERM within 5 s while Redis is unreachable, killed or frozen', async () => {
+  // 20 s, not a few: what is tested is that one signal ends it; a loaded CI machine is slow to.
+  it('a worker exits 0 on one SIGTERM while Redis is unreachable, killed or frozen', async () => {
     const oneTerm = async (w: WorkerChild, what: string) => {
       const t0 = Date.now();
       const exited = w.kill('SIGTERM').then(() => true);
-      const ok = await Promise.race([exited, new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+      const ok = await Promise.race([exited, new Promise<boolean>((r) => setTimeout(() => r(false), 20_000))]);
       if (!ok) await w.kill('SIGKILL');
-      assert.ok(ok, `${what}: still running 5 s after one SIGTERM:\n${w.log()}`);
+      assert.ok(ok, `${what}: still running 20 s after one SIGTERM:\n${w.log()}`);
       assert.equal(w.child.exitCode, 0, `${what}: ${w.log()}`);
       assert.match(w.log(), /worker stopped/, what);
       return Date.now() - t0;

@@ -15,7 +15,10 @@ export interface AsyncRun {
 }
 
 /** Runs `neardup args` as a child process without blocking this one (the developer's NEARDUP_DEBUG and NEARDUP_PROGRESS cleared). */
-export function neardupChild(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): { child: ChildProcess; done: Promise<AsyncRun> } {
+export function neardupChild(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): { child: ChildProcess; done: Promise<AsyncRun>; stderrMatch: (re: RegExp, timeoutMs?: number) => Promise<void> } {
   const child = spawn(process.execPath, [mainJs, ...args], {
     cwd: opts.cwd,
     env: { ...process.env, NEARDUP_DEBUG: '', NEARDUP_PROGRESS: '', ...opts.env },
@@ -27,7 +30,15 @@ export function neardupChild(args: string[], opts: { cwd?: string; env?: Record<
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   // 'close', not 'exit': the pipes are read to their end, so a message written just before exit is kept.
   const done = new Promise<AsyncRun>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return { child, done };
+  // Waits on what the child said, not on a fixed sleep: a loaded machine starts Node slower.
+  const stderrMatch = async (re: RegExp, timeoutMs = 120_000): Promise<void> => {
+    const t0 = Date.now();
+    while (!re.test(stderr)) {
+      if (child.exitCode !== null || Date.now() - t0 > timeoutMs) throw new Error(`stderr never matched ${re}: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  return { child, done, stderrMatch };
 }
 
 /** Runs `neardup args` to its end without blocking this one (so workers keep running meanwhile); a signal's exit is code -1. */
