@@ -15,8 +15,20 @@ export function candidateProbability(s: number, bands: number, rows: number): nu
   return 1 - Math.pow(1 - Math.pow(s, rows), bands);
 }
 
+/** Simpson steps of the areas a choice reports and is decided by. */
+const STEPS = 2000;
+/**
+ * Steps of the first, coarse comparison of every (b, r): only those within SHORTLIST_SLACK of the
+ * coarse best are integrated again with STEPS, so a choice costs ~1 ms instead of 16–46 ms (every
+ * `neardup dedup` made two; `--lsh-weights` took 0.8 s each). The coarse areas of these smooth
+ * S-curves are within ~1e-6 of the fine ones, far inside the slack; test/lsh/params.test.ts checks
+ * the choice against a scan of every (b, r) at full precision over a grid of thresholds and lengths.
+ */
+const COARSE_STEPS = 100;
+const SHORTLIST_SLACK = (best: number): number => 0.02 * best + 1e-9;
+
 /** ∫ P(s) ds over [lo, hi], by composite Simpson's rule (the integrand is smooth). */
-function integrate(f: (s: number) => number, lo: number, hi: number, steps = 2000): number {
+function integrate(f: (s: number) => number, lo: number, hi: number, steps = STEPS): number {
   if (hi <= lo) return 0;
   const h = (hi - lo) / steps;
   let sum = f(lo) + f(hi);
@@ -26,12 +38,37 @@ function integrate(f: (s: number) => number, lo: number, hi: number, steps = 200
 
 /** The false-positive area ∫₀^t P(s) ds: how much below-threshold mass still becomes candidates. */
 export function falsePositiveArea(threshold: number, bands: number, rows: number): number {
-  return integrate((s) => candidateProbability(s, bands, rows), 0, threshold);
+  return fpArea(threshold, bands, rows, STEPS);
 }
 
 /** The false-negative area ∫_t^1 (1 − P(s)) ds: how much above-threshold mass is missed. */
 export function falseNegativeArea(threshold: number, bands: number, rows: number): number {
-  return integrate((s) => 1 - candidateProbability(s, bands, rows), threshold, 1);
+  return fnArea(threshold, bands, rows, STEPS);
+}
+
+const fpArea = (t: number, b: number, r: number, steps: number): number => integrate((s) => candidateProbability(s, b, r), 0, t, steps);
+const fnArea = (t: number, b: number, r: number, steps: number): number => integrate((s) => 1 - candidateProbability(s, b, r), t, 1, steps);
+
+/** b bands of r rows. */
+interface Shape {
+  b: number;
+  r: number;
+}
+
+/**
+ * The shape of least `cost` (first in order among equals, as a plain scan over `shapes` at full
+ * precision would pick): a coarse cost of every shape, then the full one of the shortlist.
+ */
+function cheapest(shapes: Shape[], cost: (x: Shape, steps: number) => number): (Shape & { cost: number }) | undefined {
+  const coarse = shapes.map((x) => cost(x, COARSE_STEPS));
+  const floor = coarse.reduce((a, c) => Math.min(a, c), Infinity);
+  let best: (Shape & { cost: number }) | undefined;
+  for (let i = 0; i < shapes.length; i++) {
+    if (coarse[i]! > floor + SHORTLIST_SLACK(floor)) continue;
+    const c = cost(shapes[i]!, STEPS);
+    if (!best || c < best.cost - 1e-15) best = { ...shapes[i]!, cost: c };
+  }
+  return best;
 }
 
 /** The chosen banding and what it promises. */
@@ -98,18 +135,14 @@ export function chooseBands(threshold: number, numPerm: number, options: ChooseB
   if (options.weights) {
     const { fp, fn } = options.weights;
     if (!(fp >= 0 && fn >= 0 && fp + fn > 0)) throw new RangeError('weights must be non-negative and not both 0');
-    let best = { b: 1, r: 1, cost: Infinity };
-    for (let b = 1; b <= numPerm; b++) {
-      for (let r = 1; b * r <= numPerm; r++) {
-        const cost = fp * falsePositiveArea(threshold, b, r) + fn * falseNegativeArea(threshold, b, r);
-        if (cost < best.cost - 1e-15) best = { b, r, cost };
-      }
-    }
-    return describe(threshold, numPerm, best, 'weights');
+    const shapes: Shape[] = [];
+    for (let b = 1; b <= numPerm; b++) for (let r = 1; b * r <= numPerm; r++) shapes.push({ b, r });
+    const cost = (x: Shape, steps: number): number => fp * fpArea(threshold, x.b, x.r, steps) + fn * fnArea(threshold, x.b, x.r, steps);
+    return describe(threshold, numPerm, cheapest(shapes, cost)!, 'weights');
   }
   const minRecall = options.minRecallAtThreshold ?? ENGINE_DEFAULTS.minRecall;
   if (!(minRecall > 0 && minRecall < 1)) throw new RangeError(`minRecallAtThreshold must be in (0, 1), got ${minRecall}`);
-  let best: { b: number; r: number; fpa: number } | undefined;
+  const reaching: Shape[] = [];
   let fallback = { b: numPerm, r: 1, p: -1 };
   for (let r = 1; r <= numPerm; r++) {
     // For a fixed r, P(t) and the false-positive area both grow with b: the smallest b that
@@ -123,10 +156,9 @@ export function chooseBands(threshold: number, numPerm: number, options: ChooseB
     let b = Math.min(Math.max(1, need), maxB + 1);
     while (b > 1 && candidateProbability(threshold, b - 1, r) >= minRecall) b--;
     while (b <= maxB && candidateProbability(threshold, b, r) < minRecall) b++;
-    if (b > maxB) continue;
-    const fpa = falsePositiveArea(threshold, b, r);
-    if (!best || fpa < best.fpa - 1e-15) best = { b, r, fpa };
+    if (b <= maxB) reaching.push({ b, r });
   }
+  const best = cheapest(reaching, (x, steps) => fpArea(threshold, x.b, x.r, steps));
   if (!best) return describe(threshold, numPerm, fallback, 'best-effort');
   return describe(threshold, numPerm, best, 'min-recall');
 }

@@ -41,6 +41,48 @@ test('chooseBands: reaches the recall with the smallest false-positive area of a
   assert.deepEqual([chooseBands(0.8, 128).bands, chooseBands(0.8, 128).rows], [16, 6]);
 });
 
+// The choice compares every (b, r) coarsely first and only a shortlist at full precision: it must
+// pick what a plain scan of every (b, r) at full precision picks (the first least one in order).
+test('chooseBands picks what a full-precision scan of every (b, r) picks, over a grid of thresholds, lengths, recalls and weights', () => {
+  const scanRecall = (t: number, k: number, rec: number): [number, number] | undefined => {
+    let best: { b: number; r: number; a: number } | undefined;
+    for (let r = 1; r <= k; r++) {
+      let b = 1;
+      while (b <= Math.floor(k / r) && candidateProbability(t, b, r) < rec) b++;
+      if (b > Math.floor(k / r)) continue;
+      const a = falsePositiveArea(t, b, r);
+      if (!best || a < best.a - 1e-15) best = { b, r, a };
+    }
+    return best && [best.b, best.r];
+  };
+  for (const k of [1, 2, 3, 5, 16, 50, 64, 128, 256]) {
+    for (let i = 1; i <= 19; i += k > 64 ? 3 : 1) {
+      const t = i / 20;
+      for (const rec of [0.5, 0.9, 0.99, 0.999]) {
+        const want = scanRecall(t, k, rec);
+        const c = chooseBands(t, k, { minRecallAtThreshold: rec });
+        if (want) assert.deepEqual([c.bands, c.rows, c.rule], [...want, 'min-recall'], `t=${t} k=${k} rec=${rec}`);
+        else assert.equal(c.rule, 'best-effort', `t=${t} k=${k} rec=${rec}`);
+      }
+    }
+  }
+  for (const k of [4, 16, 48]) {
+    for (const t of [0.3, 0.5, 0.7, 0.9]) {
+      for (const [fp, fn] of [[1, 1], [1, 0], [0, 1], [0.2, 0.8], [0.9, 0.1]] as const) {
+        let best = { b: 1, r: 1, cost: Infinity };
+        for (let b = 1; b <= k; b++) {
+          for (let r = 1; b * r <= k; r++) {
+            const cost = fp * falsePositiveArea(t, b, r) + fn * falseNegativeArea(t, b, r);
+            if (cost < best.cost - 1e-15) best = { b, r, cost };
+          }
+        }
+        const c = chooseBands(t, k, { weights: { fp, fn } });
+        assert.deepEqual([c.bands, c.rows], [best.b, best.r], `t=${t} k=${k} weights ${fp}/${fn}`);
+      }
+    }
+  }
+});
+
 test('chooseBands: weights minimise the weighted areas; explicit bands and rows win', () => {
   const c = chooseBands(0.7, 64, { weights: { fp: 0.5, fn: 0.5 } });
   const cost = (b: number, r: number): number => 0.5 * falsePositiveArea(0.7, b, r) + 0.5 * falseNegativeArea(0.7, b, r);
