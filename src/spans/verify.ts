@@ -17,7 +17,7 @@
  * @module
  */
 import type { UnitTable } from './table.js';
-import { grown, mapped, shrunk } from './memory.js';
+import { grown, mapped, shrunk, takenOver } from './memory.js';
 import { FirstOffsets } from './offsets.js';
 
 /** Where an occurrence is: document, position (UTF-16 start, or the sharded job's unit index), code-point and UTF-8 byte start. */
@@ -133,6 +133,37 @@ export class UnitVerifier {
   firstDocs(each: (doc: number) => void): void {
     const t = this.t;
     for (let i = 0; i < t.size; i++) if (t.tag(i) > 0) each(t.firstDoc(i));
+  }
+
+  /**
+   * Per repeated unit, its hash's high half, once the table gave its index up ({@link takeIndex}):
+   * what {@link holds} compares.
+   */
+  private high: Int32Array | undefined;
+
+  /**
+   * Takes the table's index ({@link UnitTable.releaseIndex}) when no pass after pass 1 finds a unit
+   * by hash (units listed by ../repeats.ts): the repeated units' high halves kept here, 4 bytes each,
+   * and the index's memory, all of it touched already, taken for the first texts, which took as much
+   * fresh memory (526 MB of lines: 43 MB, 10,500 pages first touched at 12–20 µs each).
+   */
+  takeIndex(): void {
+    if (this.used > 0 || this.high) throw new Error('takeIndex: before the check, once');
+    const t = this.t;
+    const high = (this.high = mapped(Int32Array, this.repeated));
+    const buf = t.releaseIndex((id, hi) => {
+      const r = t.tag(id) - 1;
+      if (r >= 0) high[r] = hi;
+    });
+    this.text = takenOver(Uint16Array, buf) ?? this.text;
+  }
+
+  /** Whether slot `i`, a repeated unit, has hash (hi, lo): after {@link takeIndex}, from the high half kept here; else the table's. */
+  holds(i: number, hi: number, lo: number): boolean {
+    if (!this.high) return this.t.holds(i, hi, lo);
+    if (i < 0 || i >= this.t.size) return false;
+    const r = this.t.tag(i) - 1;
+    return r >= 0 && this.t.low(i) === (lo | 0) && this.high[r] === (hi | 0);
   }
 
   /** Whether slot `i` counted more than once, so {@link check} needs its occurrences' texts. */
