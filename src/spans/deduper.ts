@@ -348,6 +348,11 @@ export class SpanDeduper {
       };
     }
     this.v.firstDocs((doc) => this.touch(doc, 2));
+    // Listed units are found by slot from here on: the index's memory goes to the check's texts.
+    if (this.lists) {
+      this.v.takeIndex();
+      this.walker.ahead = undefined;
+    }
   }
 
   /** Whether {@link verify} must see the documents again: some hash occurred more than once. */
@@ -382,7 +387,7 @@ export class SpanDeduper {
   /** Hashes listed unit `k` (slot `i`) of the text last split, so that {@link checkUnit} and {@link resolve} can read its normalized text. */
   private hashListed(doc: number, text: string, k: number, i: number): void {
     this.walker.hashUnit(text, k);
-    if (!this.table.holds(i, this.hash[0]!, this.hash[1]!)) throw new Error(`document ${doc} changed between the passes`);
+    if (!this.v!.holds(i, this.hash[0]!, this.hash[1]!)) throw new Error(`document ${doc} changed between the passes`);
   }
 
   /** Checks unit `k` of document `doc` (slot `i`) when its hash is repeated; {@link cursor} is on its document. */

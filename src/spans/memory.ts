@@ -71,3 +71,14 @@ export function shrunk<T extends Typed>(a: T, n: number): T {
   }
   return a.slice(0, n) as T;
 }
+
+/**
+ * An array over all of buffer `b` (its old contents kept, to be overwritten), grown in place as
+ * far as its buffer allows ({@link grown}): memory already touched, taken over for another use.
+ * Undefined when `b` is not resizable.
+ */
+export function takenOver<T extends Typed>(ctor: Ctor<T>, b: ArrayBuffer): T | undefined {
+  const r = b as unknown as Resizable;
+  if (!HAS || !r.resizable) return undefined;
+  return new ctor(b, 0, Math.floor(b.byteLength / ctor.BYTES_PER_ELEMENT));
+}

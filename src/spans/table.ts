@@ -99,6 +99,34 @@ export class UnitTable {
     this.lastDoc = doc;
   }
 
+  /** Whether the index was given up ({@link releaseIndex}): units are then found by id only. */
+  private released = false;
+
+  /**
+   * Gives up the index once units are no longer added nor found by hash (pass 1 over, when every
+   * later pass finds its units by id: line, paragraph and sentence units, ../repeats.ts): calls
+   * `each(id, hi)` with each unit's high half (which only the index held), then returns the
+   * index's memory, every page of it touched, for the check's texts (./verify.ts), which took as
+   * much fresh memory again (a page's first touch is dear: 12–20 µs on this machine).
+   */
+  releaseIndex(each: (id: number, hi: number) => void): ArrayBuffer {
+    const old = this.index;
+    for (let j = 0; j < old.length; j += 2) {
+      const id = old[j + 1]!;
+      if (id !== 0) each(id - 1, old[j]!);
+    }
+    this.released = true;
+    this.index = new Int32Array(0);
+    // The next add of a new unit grows the index, which throws.
+    this.limit = -1;
+    return old.buffer as ArrayBuffer;
+  }
+
+  /** The low half of unit `i`'s hash. */
+  low(i: number): number {
+    return this.rec[i * STRIDE + LO]!;
+  }
+
   /** Whether unit `i` has hash (hi, lo). */
   holds(i: number, hi: number, lo: number): boolean {
     return i >= 0 && i < this.size && this.rec[i * STRIDE + LO] === (lo | 0) && this.find(hi, lo) === i;
@@ -173,12 +201,15 @@ export class UnitTable {
    * them one at a time.
    */
   peek(hi: number, lo: number): number {
-    const id = this.index[2 * this.home(hi, lo) + 1]!;
-    return id === 0 ? 0 : this.rec[(id - 1) * STRIDE + LO]!;
+    const s = 2 * this.home(hi, lo);
+    const id = this.index[s + 1]!;
+    // The record only where the slot's high half matches: a new unit (most, in pass 1) never reads one, and its read was a cache miss for nothing.
+    return id === 0 || this.index[s] !== (hi | 0) ? id : this.rec[(id - 1) * STRIDE + LO]!;
   }
 
   /** The id of hash (hi, lo), or −1. */
   find(hi: number, lo: number): number {
+    if (this.released) throw new Error('the table gave its index up: no unit is found by hash');
     const { index, rec } = this;
     const h = hi | 0;
     const l = lo | 0;
@@ -245,6 +276,7 @@ export class UnitTable {
    * one counted once. 50.9 MB of 100-byte windows: 1.04M of 3.20M units dropped, 35 MB given back.
    */
   dropSingles(): void {
+    if (this.released) throw new Error('the table gave its index up: dropSingles before releaseIndex');
     const { index, rec } = this;
     for (let j = 0; j < index.length; j += 2) {
       const id = index[j + 1]!;
@@ -307,6 +339,7 @@ export class UnitTable {
 
   /** More index slots ({@link nextCap}, or `cap`): each unit placed again from its hash (the high half in the old index, the low in its record). */
   private grow(cap = this.nextCap()): void {
+    if (this.released) throw new Error('the table gave its index up: no unit is added');
     const old = this.index;
     const index = mapped(Int32Array, 2 * cap);
     this.cap = cap;

@@ -17,7 +17,7 @@
  * @module
  */
 import type { UnitTable } from './table.js';
-import { grown, mapped, shrunk } from './memory.js';
+import { grown, mapped, shrunk, takenOver } from './memory.js';
 import { FirstOffsets } from './offsets.js';
 
 /** Where an occurrence is: document, position (UTF-16 start, or the sharded job's unit index), code-point and UTF-8 byte start. */
@@ -104,6 +104,14 @@ export class UnitVerifier {
   offsets = true;
   /** Grown in place (./memory.ts): its old copies, when doubled, stayed in the heap beside it. */
   private text = mapped(Uint16Array, 1024, 1 << 30);
+  /**
+   * After {@link takeIndex}: the index's memory, the first texts from 0 to {@link base}; {@link text}
+   * holds those from {@link base} on (at `position − base`), so that texts beyond it are not copied
+   * into a larger buffer, all of it fresh memory again (sentence windows of 526 MB: 42 MB).
+   */
+  private head: Uint16Array | undefined;
+  private base = 0;
+  /** Where the next first text goes (a position over {@link head} then {@link text}). */
   private used = 0;
   /**
    * Overlapping windows (byte windows: each a few code units after the one before; word windows: a
@@ -135,6 +143,55 @@ export class UnitVerifier {
     for (let i = 0; i < t.size; i++) if (t.tag(i) > 0) each(t.firstDoc(i));
   }
 
+  /**
+   * Per repeated unit, its hash's high half, once the table gave its index up ({@link takeIndex}):
+   * what {@link holds} compares.
+   */
+  private high: Int32Array | undefined;
+
+  /**
+   * Takes the table's index ({@link UnitTable.releaseIndex}) when no pass after pass 1 finds a unit
+   * by hash (units listed by ../repeats.ts): the repeated units' high halves kept here, 4 bytes each,
+   * and the index's memory, all of it touched already, taken for the first texts, which took as much
+   * fresh memory (526 MB of lines: 43 MB, 10,500 pages first touched at 12–20 µs each).
+   */
+  takeIndex(): void {
+    // Chained texts (substring windows) are read across one buffer.
+    if (this.used > 0 || this.high || this.chain) throw new Error('takeIndex: before the check, once, not with chained texts');
+    const t = this.t;
+    const high = (this.high = mapped(Int32Array, this.repeated));
+    // The repeated units as bits, read in order: a record read per unit of the index was a cache miss each (526 MB of lines: 3.6M).
+    const bits = new Uint8Array((t.size + 7) >>> 3);
+    for (let i = 0; i < t.size; i++) if (t.tag(i) > 0) bits[i >>> 3]! |= 1 << (i & 7);
+    const buf = t.releaseIndex((id, hi) => {
+      if ((bits[id >>> 3]! & (1 << (id & 7))) !== 0) high[t.tag(id) - 1] = hi;
+    });
+    this.head = takenOver(Uint16Array, buf);
+    this.base = this.head?.length ?? 0;
+  }
+
+  /** Stores `key[from, len)` as the first text at {@link used}, or at {@link base} where the head's rest is too short; returns where. */
+  private store(key: Uint16Array, from: number, len: number): number {
+    let at = this.used;
+    const n = len - from;
+    if (at < this.base && at + n > this.base) at = this.base;
+    if (at < this.base) this.head!.set(key.subarray(from, len), at);
+    else {
+      if (this.text.length < at - this.base + n) this.growText(at - this.base + n);
+      this.text.set(key.subarray(from, len), at - this.base);
+    }
+    this.used = at + n;
+    return at;
+  }
+
+  /** Whether slot `i`, a repeated unit, has hash (hi, lo): after {@link takeIndex}, from the high half kept here; else the table's. */
+  holds(i: number, hi: number, lo: number): boolean {
+    if (!this.high) return this.t.holds(i, hi, lo);
+    if (i < 0 || i >= this.t.size) return false;
+    const r = this.t.tag(i) - 1;
+    return r >= 0 && this.t.low(i) === (lo | 0) && this.high[r] === (hi | 0);
+  }
+
   /** Whether slot `i` counted more than once, so {@link check} needs its occurrences' texts. */
   isRepeated(i: number): boolean {
     return this.t.tag(i) > 0;
@@ -153,13 +210,11 @@ export class UnitVerifier {
       }
       rec[o + LAST] = at.doc;
       if (this.chain && this.continues(r, key, len)) return -1;
-      if (this.text.length < this.used + len) this.growText(this.used + len);
-      this.text.set(key.subarray(0, len), this.used);
-      rec[o + AT] = this.used;
+      const a = this.store(key, 0, len);
+      rec[o + AT] = a;
       rec[o + LEN] = len;
-      this.lastAt = this.used;
+      this.lastAt = a;
       this.lastLen = len;
-      this.used += len;
       return -1;
     }
     if (this.same(r, key, len)) {
@@ -206,7 +261,7 @@ export class UnitVerifier {
     const r = this.t.tag(i) - 1;
     if (r < 0 || this.rec.length === 0) return 0;
     const a = this.rec[REC * r + AT]!;
-    return a < 0 ? this.rec[REC * r + LEN]! : this.text[a]!;
+    return a < 0 ? this.rec[REC * r + LEN]! : a < this.base ? this.head![a]! : this.text[a - this.base]!;
   }
 
   /** Ends the checks: each repeated slot's counts become its first text's; the texts are dropped unless a hash collided. */
@@ -217,6 +272,9 @@ export class UnitVerifier {
     for (const c of this.collided.values()) t.setCounts(c.slot, t.count(c.slot) - c.others, t.docs(c.slot) - c.othersOnly);
     if (this.side.size > 0) return;
     shrunk(this.text, 0);
+    if (this.head) shrunk(this.head, 0);
+    this.head = undefined;
+    this.base = 0;
     shrunk(this.rec, 0);
     this.text = new Uint16Array(0);
     this.rec = new Int32Array(0);
@@ -312,9 +370,8 @@ export class UnitVerifier {
       let j = 0;
       while (j < overlap && text[pa + d + j] === key[j]) j++;
       if (j < overlap) continue;
-      if (text.length < this.used + len - overlap) this.growText(this.used + len - overlap);
-      this.text.set(key.subarray(overlap, len), this.used);
-      this.used += len - overlap;
+      // No head with chained texts (takeIndex): the rest goes right after the last text.
+      this.store(key, overlap, len);
       this.rec[REC * r + AT] = pa + d;
       this.rec[REC * r + LEN] = len;
       this.lastAt = pa + d;
@@ -326,15 +383,16 @@ export class UnitVerifier {
 
   private same(r: number, key: Uint16Array, len: number): boolean {
     if (this.rec[REC * r + LEN] !== len) return false;
-    const text = this.text;
-    const a = this.rec[REC * r + AT]!;
+    let a = this.rec[REC * r + AT]!;
+    const text = a < this.base ? this.head! : this.text;
+    if (a >= this.base) a -= this.base;
     for (let j = 0; j < len; j++) if (text[a + j] !== key[j]) return false;
     return true;
   }
 
   private growText(n: number): void {
     // Where a first text starts is an i32 of {@link rec}.
-    if (n > 0x7fffffff) throw new Error('the check: more than 2³¹ code units of repeated texts');
+    if (this.base + n > 0x7fffffff) throw new Error('the check: more than 2³¹ code units of repeated texts');
     this.text = grown(this.text, n);
   }
 }

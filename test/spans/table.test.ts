@@ -1,6 +1,7 @@
 /**
  * {@link UnitTable} (src/spans/table.ts) against a `Map` over drawn hashes: ids in the order
- * units were first met, first occurrences, counts, document counts, `find`, `holds` and the tag,
+ * units were first met, first occurrences, counts, document counts, `find`, `holds` (the table's, or
+ * the check's once the table gave its index up) and the tag,
  * through the index's growth (a small table, or one reserved too small) and hashes that share
  * their high or low 32-bit half, or their home slot.
  */
@@ -9,6 +10,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { UnitTable } from '../../src/spans/table.js';
 import { FirstOffsets } from '../../src/spans/offsets.js';
+import { UnitVerifier } from '../../src/spans/verify.js';
 
 interface Model {
   id: number;
@@ -87,6 +89,16 @@ test('UnitTable equals a Map over drawn hashes, through growth (by steps, or to 
           for (let d = -1; d <= docs.length; d++) assert.equal(t.firstIn(id, d), d === e.firstDoc);
         });
         for (const [key, e] of m) if (e.count === 1) assert.equal(t.find(...(key.split(':').map(Number) as [number, number])), -1);
+      } else {
+        // The index given up after pass 1 (listed units): the check holds the repeated units' hashes; nothing is found by hash.
+        const v = new UnitVerifier(t);
+        v.takeIndex();
+        for (const [key, e] of m) {
+          const [hi, lo] = key.split(':').map(Number) as [number, number];
+          assert.equal(v.holds(e.id, hi, lo), e.count > 1);
+          assert.ok(!v.holds(e.id, (hi ^ 1) >>> 0, lo) && !v.holds(e.id, hi, (lo ^ 1) >>> 0));
+        }
+        assert.throws(() => t.find(0, 0), /gave its index up/);
       }
       // The tag and the counts are the record's own.
       for (let i = 0; i < t.size; i++) t.setTag(i, i + 1);
