@@ -94,6 +94,65 @@ describe('a reused --out-dir', () => {
   });
 });
 
+/** The job routes that plan into a --work-dir and write shards into an --out-dir. */
+const JOBS = {
+  'job dedup': (
+    input: string,
+    work: string,
+    out: string,
+  ) => ['job', 'dedup', input, '--id-field', 'id', '--local', '--work-dir', work, '--output', 'dedup', '--out-dir', out, '-q'],
+  'job spans': (input: string, work: string, out: string) => ['job', 'spans', input, '--id-field', 'id', '--local', '--work-dir', work, '--out-dir', out, '-q'],
+  'job plan': (
+    input: string,
+    work: string,
+    out: string,
+  ) => ['job', 'plan', input, '--id-field', 'id', '--work-dir', work, '--output', 'dedup', '--out-dir', out, '-q'],
+};
+
+describe("a job's --out-dir and --work-dir", () => {
+  for (const [route, args] of Object.entries(JOBS)) {
+    it(`${route}: an --out-dir that is the work dir or holds it is refused (every spelling), and nothing is written`, async () => {
+      const root = fs.realpathSync(tmpDir());
+      const input = shards(root, 'x', 2);
+      fs.mkdirSync(path.join(root, 'real'));
+      fs.symlinkSync(path.join(root, 'real'), path.join(root, 'link'));
+      // [work dir, out dir] that overlap: one directory (spelt alike, with ./ and ..; through a link), or the work dir inside.
+      const cases: [string, string][] = [
+        ['w', 'w'],
+        ['w', './w/'],
+        ['w/../v', 'v'],
+        ['real/w', 'link/w'],
+        ['o/w', 'o'],
+        ['link/o/w', 'real/o'],
+        ['o/a/b', './o'],
+      ];
+      for (const [work, out] of cases) {
+        const r = await cliInProcess(args(input, path.join(root, work), path.join(root, out)));
+        assert.equal(r.code, 2, `${work} ${out}: ${r.stderr}`);
+        assert.match(r.stderr, /--out-dir .* (is|holds) --work-dir .*: its files would sit among the output shards/);
+        assert.deepEqual(fs.readdirSync(path.join(root, 'real')), [], `${work} ${out}: nothing written`);
+        for (const d of ['w', 'v', 'o']) assert.ok(!fs.existsSync(path.join(root, d)), `${work} ${out}: ${d} not created`);
+      }
+    });
+
+    it(`${route}: a refused --out-dir leaves no plan: the command corrected (same --work-dir) runs`, async () => {
+      const root = fs.realpathSync(tmpDir());
+      const input = shards(root, 'x', 2);
+      const stale = path.join(root, 'stale');
+      fs.mkdirSync(stale);
+      fs.writeFileSync(path.join(stale, 'old.jsonl'), doc('old', 1));
+      const work = path.join(root, 'work');
+      const refused = await cliInProcess(args(input, work, stale));
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, /old\.jsonl/);
+      assert.doesNotMatch(refused.stderr, /--out\)/, 'the hint names --out-dir, not --out');
+      assert.ok(!fs.existsSync(work), 'no plan left in the work dir');
+      const ok = await cliInProcess(args(input, work, path.join(root, 'clean')));
+      assert.equal(ok.code, 0, ok.stderr);
+    });
+  }
+});
+
 describe('a reused s3:// output prefix', { skip: s3rverMissing() }, () => {
   let s3: S3Server;
   const saved = { ...process.env };
