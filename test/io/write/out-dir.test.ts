@@ -153,6 +153,22 @@ describe("a job's --out-dir and --work-dir", () => {
   }
 });
 
+describe('--out-dir with an output that is one file', () => {
+  it('job dedup / job plan --output pairs|clusters --out-dir: refused naming --out-dir, never ignored (the pairs went to standard output, exit 0)', async () => {
+    const root = fs.realpathSync(tmpDir());
+    const input = shards(root, 'x', 2);
+    for (const cmd of [['job', 'dedup', '--local'], ['job', 'plan']]) {
+      for (const output of ['pairs', 'clusters']) {
+        const work = path.join(root, `w-${cmd[1]}-${output}`);
+        const r = await cliInProcess([...cmd, input, '--id-field', 'id', '--work-dir', work, '--output', output, '--out-dir', path.join(root, 'od')]);
+        assert.equal(r.code, 2, `${cmd.join(' ')} ${output}: ${r.stderr}`);
+        assert.match(r.stderr, /--out-dir applies to --output dedup or annotate/);
+        assert.ok(!fs.existsSync(work) && !fs.existsSync(path.join(root, 'od')), 'nothing written');
+      }
+    }
+  });
+});
+
 describe('two jobs planned over one --out-dir (two work dirs)', () => {
   it(
     'their stages interleaved as array runners may run them, the directory never holds a mix of the two under _SUCCESS',
