@@ -9,7 +9,7 @@ import type { InputFix } from '../common/errors.js';
 /** ` (use --text)`, ` (use --format dir)`…: the flag of a library error's fix, or '' without one. */
 export function flagHint(fix: InputFix | undefined): string {
   if (!fix) return '';
-  if (fix.option === 'text') return ' (use --text)';
+  if (fix.option === 'text') return fix.value === 'field' ? ' (use --text-field)' : ' (use --text)';
   if (fix.option === 'out') return ' (choose another --out)';
   if (fix.option === 'tagPrefix') return ' (use --tag-prefix)';
   return fix.value !== undefined ? ` (use --format ${fix.value})` : ' (use --format)';

@@ -6,7 +6,7 @@
 
 /**
  * The option that would fix an error, in the library's terms (`text`: which columns or fields hold
- * the text; `format`: the input format, with the value to try when there is one; `out`: where the
+ * the text, `value: 'field'` for JSONL fields; `format`: the input format, with the value to try when there is one; `out`: where the
  * output goes). The message says what is wrong and where; a front end adds how to set the option
  * its own way (the CLI: `(use --text)`, `(use --format dir)`).
  */

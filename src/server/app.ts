@@ -8,6 +8,7 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { UsageError } from '../common/errors.js';
+import { bearerTokenProblem } from '../common/bearer.js';
 import type { NearDupIndex } from '../online/nearDupIndex.js';
 import type { IndexRegistry } from '../online/registry/registry.js';
 import { registerIndexRoutes } from './indexRoutes.js';
@@ -31,7 +32,7 @@ export interface AppOptions {
   /**
    * Require `Authorization: Bearer <token>` on every route except /healthz, /readyz and the web page.
    * Default (undefined): no auth. An empty or blank token is a {@link UsageError}: it would turn
-   * auth off without saying so.
+   * auth off without saying so; so is one no client can send (`bearerTokenProblem`), which would shut every route.
    */
   token?: string;
   /** Maximum request body in bytes; larger bodies get 413. Default 1 MiB. */
@@ -80,6 +81,8 @@ export function buildApp(index: NearDupIndex, options: AppOptions = {}): Fastify
   if (options.token !== undefined && (typeof options.token !== 'string' || options.token.trim() === '')) {
     throw new UsageError('buildApp: options.token is empty: give the bearer token clients must send, or leave token out to serve without auth');
   }
+  const problem = options.token === undefined ? undefined : bearerTokenProblem(options.token);
+  if (problem) throw new UsageError(`buildApp: options.token ${problem}`);
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
   const requestTimeout = options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
   // Node refuses a header timeout longer than the request timeout (when that is on).

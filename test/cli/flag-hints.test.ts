@@ -54,3 +54,15 @@ test("io errors name the file and line in the library's words and carry the opti
   assert.equal(flagHint({ option: 'format' }), ' (use --format)');
   assert.equal(flagHint({ option: 'out' }), ' (choose another --out)');
 });
+
+test('a JSONL input is told its own flag: spans with several --text-field names hints --text-field, a TSV input --text', () => {
+  const dir = tmpDir();
+  fs.writeFileSync(path.join(dir, 'a.jsonl'), '{"text":"x","t":"y"}\n');
+  fs.writeFileSync(path.join(dir, 'a.tsv'), 'text\tt\nx\ty\n');
+  const jsonl = neardup(['spans', 'a.jsonl', '--text-field', 'text,t', '--out', 'o.jsonl'], { cwd: dir });
+  assert.equal(jsonl.code, 2);
+  assert.equal(jsonl.stderr, 'neardup: spans cuts ranges out of one text field: name one (got text, t) (use --text-field)\n');
+  const tsv = neardup(['spans', 'a.tsv', '--text', 'text,t', '--out', 'o.tsv'], { cwd: dir });
+  assert.equal(tsv.code, 2);
+  assert.equal(tsv.stderr, 'neardup: spans cuts ranges out of one text column: name one (got text, t) (use --text)\n');
+});

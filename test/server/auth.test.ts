@@ -7,7 +7,9 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NearDupIndex } from '../../src/index.js';
@@ -177,6 +179,63 @@ test('auth: an empty or blank token is a usage error (buildApp, --token, NEARDUP
       assert.match(r.stderr, new RegExp(`${name} is empty`));
       assert.doesNotMatch(r.stderr, /\n\s+at /);
     }
+  }
+});
+
+/** The status of GET /v1/stats with `Authorization: Bearer <token>` sent as UTF-8 bytes on a raw socket (as curl sends it). */
+function rawStatus(port: number, token: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1');
+    let got = '';
+    sock.on('data', (b) => (got += b.toString('latin1')));
+    sock.on('error', reject);
+    sock.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(got)?.[1] ?? 0)));
+    sock.end(Buffer.from(`GET /v1/stats HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`, 'utf8'));
+  });
+}
+
+test('token: one no client can send (a space at either end, non-ASCII, control characters) is refused where it is set; every other opens the routes over HTTP (drawn)', async () => {
+  const index = await NearDupIndex.open({ k: 5 });
+  const registry = await IndexRegistry.open(tmpDir());
+  cleanup.push(async () => {
+    await registry.close();
+    await index.close();
+  });
+  const unit = fc.constantFrom('a', 'Z', '0', '-', '.', '_', '~', '+', '/', '=', '!', '"', ' ', '\t', '\u007f', 'ü', 'é', '€', '\ud83d\ude00', '\u0000');
+  let n = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.string({ unit, minLength: 1, maxLength: 6 }), async (token) => {
+      const name = `i${n++}`;
+      let app: ReturnType<typeof buildApp>;
+      try {
+        app = buildApp(index, { token });
+      } catch (e) {
+        assert.ok(e instanceof UsageError && /token (is empty|is not one a client can send)/.test(e.message), `${JSON.stringify(token)}: ${String(e)}`);
+        // The same predicate guards a named index's own token.
+        await assert.rejects(registry.create(name, { store: 'memory', token }), /token of index .* (is empty|is not one a client can send)/);
+        return;
+      }
+      await registry.create(name, { store: 'memory', token });
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      try {
+        const port = (app.server.address() as net.AddressInfo).port;
+        assert.equal(await rawStatus(port, token), 200, `${JSON.stringify(token)} sent as UTF-8`);
+        const r = await fetch(`http://127.0.0.1:${port}/v1/stats`, { headers: { authorization: `Bearer ${token}` } });
+        assert.equal(r.status, 200, `${JSON.stringify(token)} through fetch`);
+      } finally {
+        await app.close();
+      }
+    }),
+    { numRuns: 60, seed: 20261201 },
+  );
+  // The CLI says so by option, exit 2: --token, NEARDUP_TOKEN, index create --token.
+  for (const token of [' s3cret', 's3cret ', 'pässwörd']) {
+    const r = neardup(['serve', '--port', '0', '--token', token]);
+    assert.equal(r.code, 2, `${JSON.stringify(token)}: ${r.stderr}`);
+    assert.match(r.stderr, /--token is not one a client can send/);
+    const c = neardup(['index', 'create', 'ads', '--indexes', tmpDir(), '--token', token]);
+    assert.equal(c.code, 2, `${JSON.stringify(token)}: ${c.stderr}`);
+    assert.match(c.stderr, /token of index "ads" is not one a client can send/);
   }
 });
 

@@ -4,6 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import { UsageError } from '../../common/errors.js';
+import { bearerTokenProblem } from '../../common/bearer.js';
 import type { IndexRegistry } from '../../online/registry/registry.js';
 import { lockRegistry, makeRegistryDir, openRegistry } from './named.js';
 import { addIndexOptions, checkStoreFile, duration, indexOptionsFrom, num, openIndex, type IndexFlags } from './options.js';
@@ -77,9 +78,11 @@ async function serveRegistry(dir: string): Promise<{ registry: IndexRegistry; re
  * names where the token came from, for the message refusing an empty one.
  */
 export async function runServe(o: ServeOptions, tokenFrom = '--token'): Promise<void> {
-  // An empty token would serve every route without auth, silently.
-  if (o.token !== undefined && o.token.trim() === '')
+  // An empty token would serve every route without auth, silently; one no client can send would lock it.
+  const problem = o.token === undefined ? undefined : bearerTokenProblem(o.token);
+  if (problem === 'is empty')
     throw new UsageError(`${tokenFrom} is empty: give the bearer token clients must send, or leave ${tokenFrom} out to serve without auth`);
+  if (problem) throw new UsageError(`${tokenFrom} ${problem}`);
   const opts = withTextSets(indexOptionsFrom(o), o.storeText);
   await checkStoreFile(o.store, false, 'serve');
   const index = await openIndex(opts);

@@ -21,7 +21,7 @@ import { pipelineOptionsFrom } from '../pipelineOptions.js';
 import { ms, Reporter, type LogFlags } from '../report.js';
 import type { PairFormat } from '../../io/write/write.js';
 import { checkAuditFlags } from '../dedup/output.js';
-import { refuseAliasedOutputs } from '../../io/write/alias.js';
+import { refuseAliasedOutputs, refuseDirectoryHolding } from '../../io/write/alias.js';
 import { honouredValues, refusalOf, routeMarks, supportOf, type Route } from '../../engine/routes.js';
 
 /** Flags of the commands that plan a job. */
@@ -187,12 +187,24 @@ export async function planFromFlags(
   const spec = { ...(await planJob(planInputFrom(shards, flags))), ...memory };
   await refuseJobAliases(spec, flags.out, flags.removed);
   const wd = openWorkDir(flags.workDir);
+  return { wd, job: await savePlan(wd, flags.workDir, spec) };
+}
+
+/**
+ * Saves the plan `spec` in the work dir `wd` (named `workDir`), or reuses the one there, once its
+ * output directory is known to be fit: not the work dir nor holding it, and holding no file this job
+ * will not write (an earlier run's). Checked before the plan is saved: a refused command leaves no
+ * plan behind that the corrected command would meet as "a different job".
+ */
+export async function savePlan(wd: WorkDir, workDir: string, spec: Omit<JobSpec, 'id' | 'version'>): Promise<JobSpec> {
+  if (spec.output.dir) {
+    await refuseDirectoryHolding({ what: '--out-dir', path: spec.output.dir }, { what: '--work-dir', path: workDir });
+    await refuseStrayOutputs(spec.output.dir, outputShardNames(spec));
+  }
   const job = await wd.save(spec);
-  // An output directory that holds files this job will not write (an earlier run's) is refused.
-  if (job.output.dir) await refuseStrayOutputs(job.output.dir, outputShardNames(job));
   // An output directory from an earlier run must not look complete while it is rewritten.
   await wd.markOutput(job, false);
-  return { wd, job };
+  return job;
 }
 
 /**

@@ -11,14 +11,13 @@
 import { Command } from 'commander';
 import { UsageError } from '../../common/errors.js';
 import { refuseAliasedOutputs } from '../../io/write/alias.js';
-import { refuseStrayOutputs } from '../../io/write/outDir.js';
 import { shellQuote } from '../../distributed/slurm.js';
 import { STAGES, taskCount, type JobSpec } from '../../shard/files/job.js';
 import { planSpansJob } from '../../shard/plan/spansPlan.js';
 import { summarizeSpans, writeSpansAudit } from '../../shard/spans/summary.js';
 import { progressOf } from '../../shard/stages/summary.js';
 import { openWorkDir } from '../../shard/workdir/open.js';
-import { outputShardNames, type WorkDir } from '../../shard/workdir/workDir.js';
+import type { WorkDir } from '../../shard/workdir/workDir.js';
 import { spansAuditFormat } from '../../spans/file/audit.js';
 import { parsePositiveInt, readOptionsFrom } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
@@ -27,6 +26,7 @@ import { refuseLengthUnit, spansCommand, spansOptionsFrom, type SpansFlags } fro
 import { printSpansSummary } from '../spans/summary.js';
 import { addRunOptions, checkRunFlags, runJob, type RunFlags } from './where.js';
 import type { FinishRun } from './finish.js';
+import { savePlan } from './run.js';
 
 /**
  * The options of `neardup spans` a spans job honours exactly as `neardup spans` does (the
@@ -141,9 +141,7 @@ export function jobSpansCommand(): Command {
       spec.shards.map((s) => ({ what: 'the input shard', path: s.path, file: true })),
     );
     const wd = openWorkDir(flags.workDir);
-    const job = await wd.save(spec);
-    if (job.output.dir) await refuseStrayOutputs(job.output.dir, outputShardNames(job));
-    await wd.markOutput(job, false);
+    const job = await savePlan(wd, flags.workDir, spec);
     if (flags.planOnly) return printPlan(job, flags.workDir, reporter);
     await runJob(wd, job, flags, reporter);
     await finishSpansJob(wd, job, flags, { reporter, started });

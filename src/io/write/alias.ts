@@ -131,6 +131,21 @@ export async function refuseAliasedOutputs(outputs: NamedPath[], inputs: NamedPa
 }
 
 /**
+ * Throws a {@link UsageError} (exit 2) when the output directory `out` is the directory `held` or
+ * holds it (a job's `--out-dir` and its `--work-dir`): the plan and the stage files would sit among
+ * the output shards, where a reader of the output takes every visible file for output.
+ */
+export async function refuseDirectoryHolding(out: NamedPath, held: NamedPath): Promise<void> {
+  if (!out.path || !held.path) return;
+  const [o, h] = await Promise.all([resolveFile(out, out.path), resolveFile(held, held.path)]);
+  const is = same(o, h);
+  if (!is && !inside(o.name, h.name)) return;
+  throw new UsageError(
+    `${out.what} ${out.path} ${is ? 'is' : 'holds'} ${held.what} ${held.path}: its files would sit among the output shards; give directories apart`,
+  );
+}
+
+/**
  * Refuses (exit 2) a list of input files that names one file twice: the same path, or two paths of
  * one file (a symbolic link, a hard link, `s3://b//k` and `s3://b/k`). The same documents twice would
  * all be duplicates of themselves.

@@ -47,7 +47,8 @@ export async function refuseStrayOutputs(dir: string, names: readonly string[], 
   const shown = stray.slice(0, 5).join(', ') + (stray.length > 5 ? `, … (${stray.length} in all)` : '');
   throw new UsageError(
     `${what} ${dir} holds file(s) this run will not write: ${shown}; they would sit next to the new output shards under a fresh ${SUCCESS_MARKER}. Remove them (or the directory) first, or give another ${what}`,
-    { option: 'out' },
+    // The flag hint names --out: wrong for --out-dir, which the message names already.
+    what === '--out-dir' ? undefined : { option: 'out' },
   );
 }
 

@@ -15,6 +15,7 @@ import { NearDupIndex } from '../nearDupIndex.js';
 import { withTextSets } from '../manifest.js';
 import type { NearDupIndexOptions } from '../types.js';
 import { ENGINE_DEFAULTS } from '../../engine/options.js';
+import { bearerTokenProblem } from '../../common/bearer.js';
 
 /** The format of `indexes.json`. */
 export const REGISTRY_FORMAT = 'neardup-indexes';
@@ -66,7 +67,7 @@ export interface CreateIndexOptions {
   store?: NamedStore;
   /** Default: the index defaults ({@link NearDupIndexOptions}). */
   options?: NamedIndexOptions;
-  /** Its own bearer token; blank is refused (it would guard nothing). Default: none. */
+  /** Its own bearer token; blank is refused (it would guard nothing), and one no client can send (`bearerTokenProblem`). Default: none. */
   token?: string;
 }
 
@@ -149,8 +150,9 @@ export class IndexRegistry {
    */
   async create(name: string, o: CreateIndexOptions = {}): Promise<NamedIndexInfo> {
     checkIndexName(name);
-    if (o.token !== undefined && o.token.trim() === '')
-      throw new RangeError(`the token of index "${name}" is empty: give the bearer token its clients must send, or none`);
+    const problem = o.token === undefined ? undefined : bearerTokenProblem(o.token);
+    if (problem === 'is empty') throw new RangeError(`the token of index "${name}" is empty: give the bearer token its clients must send, or none`);
+    if (problem) throw new RangeError(`the token of index "${name}" ${problem}`);
     if (this.entry(name) || this.creating.has(name)) throw new IndexExistsError(`index "${name}" exists`);
     this.creating.add(name);
     try {

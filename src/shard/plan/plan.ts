@@ -113,6 +113,11 @@ export async function planJob(input: PlanInput): Promise<Omit<JobSpec, 'id' | 'v
   const writesShards = input.mode === 'dedup' || input.mode === 'annotate';
   if (writesShards && !input.outDir && !input.dryRun)
     throw new UsageError(`--output ${input.mode} writes one output shard per input shard: give --out-dir DIR`);
+  // --out-dir names a directory of output shards; pairs and clusters are one file: never ignored.
+  if (!writesShards && input.outDir !== undefined)
+    throw new UsageError(
+      `--out-dir applies to --output dedup or annotate (one output shard per input shard); --output ${input.mode} writes one file: give --out FILE`,
+    );
   const outDir = input.outDir ? (isS3Url(input.outDir) ? input.outDir.replace(/\/+$/, '') : path.resolve(input.outDir)) : undefined;
   // Only corpus shards get outputs: their names are relative to the corpus's own common directory.
   const names = [...outputNames(corpus), ...outputNames(ref)];

@@ -36,6 +36,6 @@ export interface WorkDir {
 }
 
 /** The names (relative to the output directory) of a job's output shards: one per corpus shard. */
-export function outputShardNames(job: JobSpec): string[] {
+export function outputShardNames(job: Pick<JobSpec, 'shards'>): string[] {
   return job.shards.filter((s) => s.side === 0).map((s) => s.out);
 }

@@ -69,6 +69,7 @@ function textName(format: InputFormat, read: ReadOptions): string | undefined {
   if (names && names.length > 1)
     throw new UsageError(`spans cuts ranges out of one text ${format === 'jsonl' ? 'field' : 'column'}: name one (got ${names.join(', ')})`, {
       option: 'text',
+      ...(format === 'jsonl' ? { value: 'field' } : {}),
     });
   return names?.[0];
 }

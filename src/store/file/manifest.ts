@@ -36,15 +36,40 @@ export function dataFiles(generation: number): { records: string; log: string } 
   return generation === 0 ? { records: 'records', log: 'log' } : { records: `records.${generation}`, log: `log.${generation}` };
 }
 
+/** The damaged manifest's error: the file named, never a bare JSON or TypeError message. */
+function damaged(file: string, what: string): Error {
+  return new Error(`${file}: ${what}: the file store's manifest is damaged; restore a backup`);
+}
+
+/** `manifest.json`'s text parsed: a JSON object, else an error naming the file. */
+function parseManifestFile(file: string, text: string): { format?: string; manifest?: unknown; generation?: number } {
+  let m: unknown;
+  try {
+    m = JSON.parse(text);
+  } catch (e) {
+    throw damaged(file, `not JSON (${(e as Error).message})`);
+  }
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) throw damaged(file, 'not a JSON object');
+  return m;
+}
+
+/** The index parameters of a manifest of a format read here: an object with a positive `keysPerDoc`, else an error naming the file. */
+function params(file: string, inner: unknown): StoreManifest {
+  const keys = (inner as { keysPerDoc?: unknown } | null | undefined)?.keysPerDoc;
+  if (inner === null || typeof inner !== 'object' || Array.isArray(inner) || !Number.isSafeInteger(keys) || (keys as number) <= 0)
+    throw damaged(file, 'no index parameters ("manifest" with a positive "keysPerDoc")');
+  return inner as StoreManifest;
+}
+
 /** The manifest in `dir`, or null when there is none (a new store). */
 export async function readManifest(dir: string): Promise<StoredManifest | null> {
   const file = path.join(dir, 'manifest.json');
   if (!existsSync(file)) return null;
-  const m = JSON.parse(await readFile(file, 'utf8')) as { format?: string; manifest?: StoreManifest; generation?: number };
+  const m = parseManifestFile(file, await readFile(file, 'utf8'));
   const g = m.generation;
-  if (m.format === FILE_STORE_FORMAT && Number.isInteger(g) && g! >= 0) return { manifest: m.manifest!, generation: g! };
-  if (m.format === FIRST_FORMAT) return { manifest: m.manifest!, generation: 0, format: m.format };
-  if (m.format === COMPACTED_FORMAT && Number.isInteger(g) && g! > 0) return { manifest: m.manifest!, generation: g!, format: m.format };
+  if (m.format === FILE_STORE_FORMAT && Number.isInteger(g) && g! >= 0) return { manifest: params(file, m.manifest), generation: g! };
+  if (m.format === FIRST_FORMAT) return { manifest: params(file, m.manifest), generation: 0, format: m.format };
+  if (m.format === COMPACTED_FORMAT && Number.isInteger(g) && g! > 0) return { manifest: params(file, m.manifest), generation: g!, format: m.format };
   throw new Error(`${file}: format "${m.format}", this version reads "${FILE_STORE_FORMAT}", "${COMPACTED_FORMAT}" and "${FIRST_FORMAT}"`);
 }
 

@@ -94,6 +94,112 @@ describe('a reused --out-dir', () => {
   });
 });
 
+/** The job routes that plan into a --work-dir and write shards into an --out-dir. */
+const JOBS = {
+  'job dedup': (
+    input: string,
+    work: string,
+    out: string,
+  ) => ['job', 'dedup', input, '--id-field', 'id', '--local', '--work-dir', work, '--output', 'dedup', '--out-dir', out, '-q'],
+  'job spans': (input: string, work: string, out: string) => ['job', 'spans', input, '--id-field', 'id', '--local', '--work-dir', work, '--out-dir', out, '-q'],
+  'job plan': (
+    input: string,
+    work: string,
+    out: string,
+  ) => ['job', 'plan', input, '--id-field', 'id', '--work-dir', work, '--output', 'dedup', '--out-dir', out, '-q'],
+};
+
+describe("a job's --out-dir and --work-dir", () => {
+  for (const [route, args] of Object.entries(JOBS)) {
+    it(`${route}: an --out-dir that is the work dir or holds it is refused (every spelling), and nothing is written`, async () => {
+      const root = fs.realpathSync(tmpDir());
+      const input = shards(root, 'x', 2);
+      fs.mkdirSync(path.join(root, 'real'));
+      fs.symlinkSync(path.join(root, 'real'), path.join(root, 'link'));
+      // [work dir, out dir] that overlap: one directory (spelt alike, with ./ and ..; through a link), or the work dir inside.
+      const cases: [string, string][] = [
+        ['w', 'w'],
+        ['w', './w/'],
+        ['w/../v', 'v'],
+        ['real/w', 'link/w'],
+        ['o/w', 'o'],
+        ['link/o/w', 'real/o'],
+        ['o/a/b', './o'],
+      ];
+      for (const [work, out] of cases) {
+        const r = await cliInProcess(args(input, path.join(root, work), path.join(root, out)));
+        assert.equal(r.code, 2, `${work} ${out}: ${r.stderr}`);
+        assert.match(r.stderr, /--out-dir .* (is|holds) --work-dir .*: its files would sit among the output shards/);
+        assert.deepEqual(fs.readdirSync(path.join(root, 'real')), [], `${work} ${out}: nothing written`);
+        for (const d of ['w', 'v', 'o']) assert.ok(!fs.existsSync(path.join(root, d)), `${work} ${out}: ${d} not created`);
+      }
+    });
+
+    it(`${route}: a refused --out-dir leaves no plan: the command corrected (same --work-dir) runs`, async () => {
+      const root = fs.realpathSync(tmpDir());
+      const input = shards(root, 'x', 2);
+      const stale = path.join(root, 'stale');
+      fs.mkdirSync(stale);
+      fs.writeFileSync(path.join(stale, 'old.jsonl'), doc('old', 1));
+      const work = path.join(root, 'work');
+      const refused = await cliInProcess(args(input, work, stale));
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, /old\.jsonl/);
+      assert.doesNotMatch(refused.stderr, /--out\)/, 'the hint names --out-dir, not --out');
+      assert.ok(!fs.existsSync(work), 'no plan left in the work dir');
+      const ok = await cliInProcess(args(input, work, path.join(root, 'clean')));
+      assert.equal(ok.code, 0, ok.stderr);
+    });
+  }
+});
+
+describe('--out-dir with an output that is one file', () => {
+  it('job dedup / job plan --output pairs|clusters --out-dir: refused naming --out-dir, never ignored (the pairs went to standard output, exit 0)', async () => {
+    const root = fs.realpathSync(tmpDir());
+    const input = shards(root, 'x', 2);
+    for (const cmd of [['job', 'dedup', '--local'], ['job', 'plan']]) {
+      for (const output of ['pairs', 'clusters']) {
+        const work = path.join(root, `w-${cmd[1]}-${output}`);
+        const r = await cliInProcess([...cmd, input, '--id-field', 'id', '--work-dir', work, '--output', output, '--out-dir', path.join(root, 'od')]);
+        assert.equal(r.code, 2, `${cmd.join(' ')} ${output}: ${r.stderr}`);
+        assert.match(r.stderr, /--out-dir applies to --output dedup or annotate/);
+        assert.ok(!fs.existsSync(work) && !fs.existsSync(path.join(root, 'od')), 'nothing written');
+      }
+    }
+  });
+});
+
+describe('two jobs planned over one --out-dir (two work dirs)', () => {
+  it(
+    'their stages interleaved as array runners may run them, the directory never holds a mix of the two under _SUCCESS',
+    { todo: "defect: nothing claims a job's --out-dir; job B's spans-cut writes over job A's finished shards and A's _SUCCESS stays (see the hostile report)" },
+    async () => {
+      const root = fs.realpathSync(tmpDir());
+      const a = shards(root, 'x', 3);
+      const b = shards(root, 'y', 3);
+      const out = path.join(root, 'out');
+      const stages = ['spans-hash', 'spans-find', 'spans-text', 'spans-decide', 'spans-cut'];
+      const plan = (input: string, work: string) =>
+        cliInProcess(['job', 'spans', input, '--id-field', 'id', '--work-dir', work, '--out-dir', out, '--plan-only', '--task-bytes', '100', '-q']);
+      const wa = path.join(root, 'wa');
+      const wb = path.join(root, 'wb');
+      for (const [input, work] of [[a, wa], [b, wb]] as const) {
+        const r = await plan(input, work);
+        assert.equal(r.code, 0, r.stderr);
+      }
+      for (const s of stages) await cliInProcess(['stage', s, '--work-dir', wa, '--all']);
+      assert.equal((await cliInProcess(['job', 'report', '--work-dir', wa, '-q'])).code, 0);
+      // Job B, planned before A ran, runs its stages now, up to one task of spans-cut.
+      for (const s of stages.slice(0, -1)) await cliInProcess(['stage', s, '--work-dir', wb, '--all']);
+      await cliInProcess(['stage', 'spans-cut', '--work-dir', wb, '--task', '0']);
+      if (!fs.existsSync(path.join(out, '_SUCCESS'))) return;
+      const listed = fs.readFileSync(path.join(out, '_SUCCESS'), 'utf8').split('\n').filter(Boolean);
+      const from = new Set(listed.map((f) => (/"x\d/.test(fs.readFileSync(path.join(out, f), 'utf8')) ? 'x' : 'y')));
+      assert.equal(from.size, 1, `_SUCCESS vouches for shards of both jobs: ${listed.join(', ')}`);
+    },
+  );
+});
+
 describe('a reused s3:// output prefix', { skip: s3rverMissing() }, () => {
   let s3: S3Server;
   const saved = { ...process.env };

@@ -1,16 +1,17 @@
 /**
  * The file store's file helpers (src/store/file/manifest.ts): `writeAll` and `writeAt` write every
  * byte, in calls no longer than their chunk. Node refuses one write of 2 GiB or more; a 10M-document store's
- * checkpoint has arrays that long, so the chunking is what lets it be written.
+ * checkpoint has arrays that long, so the chunking is what lets it be written. `readManifest`: a
+ * damaged `manifest.json` (cut anywhere, its parameters gone) is an error naming the file.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { writeAll, writeAt } from '../../../src/store/file/manifest.js';
+import { readManifest, writeAll, writeAt, writeManifest } from '../../../src/store/file/manifest.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-writeall-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -63,4 +64,31 @@ test('writeAt writes every byte at its place, in calls of at most its chunk, and
     }),
     { numRuns: 100 },
   );
+});
+
+test('readManifest: manifest.json cut at any length, or with its parameters gone, is an error naming the file, never a bare JSON or TypeError message', async () => {
+  const store = path.join(dir, 'store');
+  mkdirSync(store, { recursive: true });
+  const manifest = { format: 1, threshold: 0.8, bands: 16, rows: 6, keysPerDoc: 32, shingle: { kind: 'char', k: 5 } };
+  await writeManifest(store, { manifest, generation: 0 });
+  const file = path.join(store, 'manifest.json');
+  const whole = readFileSync(file, 'utf8');
+  assert.deepEqual(await readManifest(store), { manifest, generation: 0 });
+  const head = JSON.parse(whole) as Record<string, unknown>;
+  const damaged = [
+    ...Array.from({ length: whole.trimEnd().length }, (_, n) => whole.slice(0, n)),
+    'null',
+    '[]',
+    '"x"',
+    ...[null, [], {}, 'x', { keysPerDoc: 0 }, { keysPerDoc: '32' }, { keysPerDoc: 1.5 }].map((m) => JSON.stringify({ ...head, manifest: m })),
+    JSON.stringify({ ...head, manifest: undefined }),
+  ];
+  for (const text of damaged) {
+    writeFileSync(file, text);
+    await assert.rejects(
+      readManifest(store),
+      (e: unknown) => e instanceof Error && !(e instanceof TypeError) && e.message.startsWith(`${file}: `) && /damaged|format/.test(e.message),
+      JSON.stringify(text),
+    );
+  }
 });
