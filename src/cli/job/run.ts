@@ -21,7 +21,7 @@ import { pipelineOptionsFrom } from '../pipelineOptions.js';
 import { ms, Reporter, type LogFlags } from '../report.js';
 import type { PairFormat } from '../../io/write/write.js';
 import { checkAuditFlags } from '../dedup/output.js';
-import { refuseAliasedOutputs, refuseDirectoryHolding } from '../../io/write/alias.js';
+import { refuseAliasedOutputs, refuseDirectoryHolding, refuseOutputInInputs } from '../../io/write/alias.js';
 import { honouredValues, refusalOf, routeMarks, supportOf, type Route } from '../../engine/routes.js';
 
 /** Flags of the commands that plan a job. */
@@ -186,6 +186,7 @@ export async function planFromFlags(
 ): Promise<{ wd: WorkDir; job: JobSpec }> {
   const spec = { ...(await planJob(planInputFrom(shards, flags))), ...memory };
   await refuseJobAliases(spec, flags.out, flags.removed);
+  await refuseOutputInInputs({ what: '--out-dir', path: spec.output.dir }, [...shards, ...(flags.against ?? [])]);
   const wd = openWorkDir(flags.workDir);
   return { wd, job: await savePlan(wd, flags.workDir, spec) };
 }

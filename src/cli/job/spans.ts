@@ -10,7 +10,7 @@
  */
 import { Command } from 'commander';
 import { UsageError } from '../../common/errors.js';
-import { refuseAliasedOutputs } from '../../io/write/alias.js';
+import { refuseAliasedOutputs, refuseOutputInInputs } from '../../io/write/alias.js';
 import { shellQuote } from '../../distributed/slurm.js';
 import { STAGES, taskCount, type JobSpec } from '../../shard/files/job.js';
 import { planSpansJob } from '../../shard/plan/spansPlan.js';
@@ -140,6 +140,7 @@ export function jobSpansCommand(): Command {
       [{ what: '--removed', path: flags.removed }, { what: '--out-dir', path: spec.output.dir, dir: true }],
       spec.shards.map((s) => ({ what: 'the input shard', path: s.path, file: true })),
     );
+    await refuseOutputInInputs({ what: '--out-dir', path: spec.output.dir }, shards);
     const wd = openWorkDir(flags.workDir);
     const job = await savePlan(wd, flags.workDir, spec);
     if (flags.planOnly) return printPlan(job, flags.workDir, reporter);

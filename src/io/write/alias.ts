@@ -14,7 +14,7 @@ import path from 'node:path';
 import { UsageError } from '../../common/errors.js';
 import { isS3Url, parseS3Url } from '../s3/client.js';
 import { listS3Input } from '../s3/staging.js';
-import { expandGlob, isGlob } from '../read/shards.js';
+import { expandGlob, globBase, isGlob } from '../read/shards.js';
 import { walkTree } from '../read/walk.js';
 
 /** A file the command reads or writes, with the option that names it (for the message). */
@@ -143,6 +143,28 @@ export async function refuseDirectoryHolding(out: NamedPath, held: NamedPath): P
   throw new UsageError(
     `${out.what} ${out.path} ${is ? 'is' : 'holds'} ${held.what} ${held.path}: its files would sit among the output shards; give directories apart`,
   );
+}
+
+/**
+ * Throws a {@link UsageError} (exit 2) when the output directory `out` lies inside the directory of
+ * an input (a directory, a glob's base, an `s3://` prefix) or holds it, as `neardup dedup` and
+ * `neardup spans` refuse it: a later run over the same input would read the output shards as input.
+ * A file input is not a directory to be inside of (an output directory holding it is
+ * {@link refuseAliasedOutputs}'s).
+ */
+export async function refuseOutputInInputs(out: NamedPath, inputs: readonly string[]): Promise<void> {
+  if (!out.path || out.path === '-') return;
+  const o = await resolveFile(out, out.path);
+  for (const input of inputs) {
+    if (input === '' || input === '-') continue;
+    const st = isS3Url(input) ? undefined : await fsp.stat(input).catch(() => undefined);
+    if (st?.isFile() || (!st && !isS3Url(input) && !isGlob(input))) continue;
+    const root = !st && isGlob(input) ? globBase(input) : input;
+    const r = await resolveFile({ what: 'the input', path: root }, root);
+    if (same(o, r) || inside(r.name, o.name) || inside(o.name, r.name)) {
+      throw new UsageError(`${out.what} ${out.path} overlaps the input ${input}: write the output shards to another directory`);
+    }
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
  * output shards gets a `_SUCCESS` marker last, so nothing half-written looks complete.
  * @module
  */
+import { refuseOutputInInputs } from './alias.js';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { InputError, UsageError } from '../../common/errors.js';
@@ -124,6 +125,8 @@ export async function prepareOutputDirectory(list: ShardList, outDir: string): P
     throw new UsageError(`output ${outDir}: the input has ${list.shards.length} shard(s), so the output is a directory of shards, but ${outDir} is a file`, {
       option: 'out',
     });
+  // Before the directory is made: a refused run leaves nothing inside the input.
+  await refuseOutputInInputs({ what: 'output directory', path: outDir }, list.roots ?? [list.base]);
   await fsp.mkdir(outDir, { recursive: true });
   // Checked and written under the directory's lock: two runs at once never mix their shards.
   const release = await lockOutputDirectory(outDir);

@@ -153,6 +153,37 @@ describe("a job's --out-dir and --work-dir", () => {
   }
 });
 
+// The hostile review found job dedup and job spans writing into an --out-dir inside their input
+// directory (exit 0), which neardup dedup and neardup spans refuse: a rerun would read the output
+// shards as input. Every route, every spelling of "inside": nested, through a link, a glob's base.
+describe("an --out-dir inside the input's directory", () => {
+  it('is refused by every route (the one-process commands and the jobs), naming it, and nothing is written', async () => {
+    const root = fs.realpathSync(tmpDir());
+    const input = shards(root, 'x', 2);
+    fs.symlinkSync(input, path.join(root, 'inlink'));
+    const routes: Record<string, (inp: string, out: string) => string[]> = {
+      dedup: (inp, out) => ['dedup', inp, '--id-field', 'id', '--output', 'dedup', '--out-dir', out, '-q'],
+      spans: (inp, out) => ['spans', inp, '--id-field', 'id', '--out', out, '-q'],
+      ...Object.fromEntries(Object.entries(JOBS).map(([k, f]) => [k, (inp: string, out: string) => f(inp, path.join(root, `w-${k.replace(' ', '-')}`), out)])),
+    };
+    const cases: [string, string][] = [
+      [input, path.join(input, 'clean')],
+      [input, path.join(input, 'a', 'b')],
+      [path.join(root, 'inlink'), path.join(input, 'clean')],
+      [input, path.join(root, 'inlink', 'clean')],
+      [path.join(input, '*.jsonl'), path.join(input, 'clean')],
+    ];
+    for (const [route, args] of Object.entries(routes)) {
+      for (const [inp, out] of cases) {
+        const r = await cliInProcess(args(inp, out));
+        assert.equal(r.code, 2, `${route} ${inp} -> ${out}: ${r.stderr}`);
+        assert.match(r.stderr, /overlaps the input/, `${route} ${inp} -> ${out}`);
+        assert.deepEqual(fs.readdirSync(input).sort(), ['part-0000.jsonl', 'part-0001.jsonl'], `${route} ${inp} -> ${out}: nothing written`);
+      }
+    }
+  });
+});
+
 describe('--out-dir with an output that is one file', () => {
   it('job dedup / job plan --output pairs|clusters --out-dir: refused naming --out-dir, never ignored (the pairs went to standard output, exit 0)', async () => {
     const root = fs.realpathSync(tmpDir());
