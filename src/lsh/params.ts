@@ -19,8 +19,8 @@ export function candidateProbability(s: number, bands: number, rows: number): nu
 const STEPS = 2000;
 /**
  * Steps of the first, coarse comparison of every (b, r): only those within SHORTLIST_SLACK of the
- * coarse best are integrated again with STEPS, so a choice costs ~1 ms instead of 16–46 ms (every
- * `neardup dedup` made two; `--lsh-weights` took 0.8 s each). The coarse areas of these smooth
+ * coarse best are integrated again with STEPS: a choice by weights, which integrates every (b, r)
+ * twice, took 231–237 ms and takes 15–16 ms (128 slots). The coarse areas of these smooth
  * S-curves are within ~1e-6 of the fine ones, far inside the slack; test/lsh/params.test.ts checks
  * the choice against a scan of every (b, r) at full precision over a grid of thresholds and lengths.
  */
