@@ -123,6 +123,43 @@ export function checkSignatureSpec(m: IndexManifest, where: string): void {
   );
 }
 
+/** The fields every stored manifest has had since its format began, and what each must be. */
+const SHAPE: [string, string, (v: unknown) => boolean][] = [
+  ['threshold', 'a number in (0, 1]', (v) => typeof v === 'number' && v > 0 && v <= 1],
+  ['shingle', 'an object', isObject],
+  ['shingle.kind', '"char", "word" or "spot"', (v) => v === 'char' || v === 'word' || v === 'spot'],
+  ['shingle.k', 'a positive integer', isCount],
+  ['minhash', 'an object', isObject],
+  ['minhash.numPerm', 'a positive integer', isCount],
+  ['bands', 'a positive integer', isCount],
+  ['rows', 'a positive integer', isCount],
+  ['keysPerDoc', 'a positive integer', isCount],
+];
+
+function isObject(v: unknown): boolean {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function isCount(v: unknown): boolean {
+  return Number.isSafeInteger(v) && (v as number) > 0;
+}
+
+/**
+ * A RangeError naming the field when `m` (a stored manifest: `where` is "store" or a snapshot's
+ * path) lacks a parameter or holds one of another type: a damaged manifest is said so, never met as
+ * a TypeError deep inside the index (`Cannot read properties of undefined`).
+ */
+export function checkManifestShape(m: IndexManifest, where: string): void {
+  for (const [field, what, ok] of SHAPE) {
+    let v: unknown = m;
+    for (const part of field.split('.')) v = isObject(v) ? (v as Record<string, unknown>)[part] : undefined;
+    if (!ok(v))
+      throw new RangeError(
+        `${where} holds a damaged index manifest: "${field}" is ${v === undefined ? 'missing' : JSON.stringify(v)}, not ${what}; restore a backup`,
+      );
+  }
+}
+
 /**
  * A RangeError when `m` (a stored manifest) says its records keep their fingerprint sets in a way
  * this version does not know: it could not verify them.
@@ -166,6 +203,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
 export function reconcileManifest(existing: IndexManifest, wanted: IndexManifest, options: NearDupIndexOptions): IndexManifest {
   if (existing.format !== FORMAT_VERSION)
     throw new RangeError(`store holds an index of format ${String(existing.format)}; this version reads ${FORMAT_VERSION}`);
+  checkManifestShape(existing, 'store');
   checkSignatureSpec(existing, 'store');
   checkSetSource(existing, 'store');
   const bad = explicitFields(options).filter((f) =>

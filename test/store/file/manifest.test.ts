@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { readManifest, writeAll, writeAt, writeManifest } from '../../../src/store/file/manifest.js';
+import { NearDupIndex } from '../../../src/online/nearDupIndex.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-writeall-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -91,4 +92,37 @@ test('readManifest: manifest.json cut at any length, or with its parameters gone
       JSON.stringify(text),
     );
   }
+});
+
+// The hostile review: a manifest.json that is JSON with index parameters missing or mistyped failed
+// deep inside the index ("Cannot read properties of undefined (reading 'normalize')"). Each required
+// field, removed or given another type, is refused on open, naming the field; the whole file opens.
+test('an index manifest with a parameter missing or of another type is refused on open, naming the field', async () => {
+  const store = path.join(dir, 'shape');
+  const idx = await NearDupIndex.open({ store: `file:${store}` });
+  await idx.add('a', 'a small flat near the station with a garden and a view of the park');
+  await idx.close();
+  const file = path.join(store, 'manifest.json');
+  const whole = readFileSync(file, 'utf8');
+  const top = JSON.parse(whole) as { manifest: Record<string, unknown> };
+  const fields = ['threshold', 'shingle', 'shingle.kind', 'shingle.k', 'minhash', 'minhash.numPerm', 'bands', 'rows'];
+  for (const field of fields) {
+    for (const value of [undefined, 'x', -1, null]) {
+      const m = structuredClone(top);
+      const parts = field.split('.');
+      const holder = parts.length === 1 ? m.manifest : (m.manifest[parts[0]!] as Record<string, unknown>);
+      if (value === undefined) delete holder[parts.at(-1)!];
+      else holder[parts.at(-1)!] = value;
+      writeFileSync(file, JSON.stringify(m));
+      await assert.rejects(NearDupIndex.open({ store: `file:${store}` }), (e: Error) => {
+        assert.ok(!(e instanceof TypeError), `${field}=${String(value)}: ${e.message}`);
+        assert.match(e.message, /damaged|manifest/, `${field}=${String(value)}`);
+        return true;
+      });
+    }
+  }
+  writeFileSync(file, whole);
+  const back = await NearDupIndex.open({ store: `file:${store}` });
+  assert.equal((await back.stats()).documents, 1);
+  await back.close();
 });
