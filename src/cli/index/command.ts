@@ -37,7 +37,9 @@ export function indexCommand(): Command {
     .action(checkStore);
   index
     .command('backup')
-    .description('copy a SQLite or file store, consistently, while it is in use (SQLite online backup API; the file store copies its append-only files)')
+    .description(
+      'copy a SQLite or file store, consistently (SQLite: while other processes use it, by its online backup API; a file store is open in one process at a time: stop `serve` first, or call store.backup() in the process that holds it)',
+    )
     .requiredOption('--store <spec>', storeHelp(['file', 'sqlite']))
     .requiredOption('--out <path>', 'the copy (a SQLite file, or for file:DIR a directory; must not exist)')
     .addHelpText('after', '\nExample:\n  $ neardup index backup --store sqlite:./index.db --out ./index-2024-05-01.db')
