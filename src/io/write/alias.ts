@@ -162,7 +162,8 @@ export async function refuseOutputInInputs(out: NamedPath, inputs: readonly stri
     const root = !st && isGlob(input) ? globBase(input) : input;
     const r = await resolveFile({ what: 'the input', path: root }, root);
     if (same(o, r) || inside(r.name, o.name) || inside(o.name, r.name)) {
-      throw new UsageError(`${out.what} ${out.path} overlaps the input ${input}: write the output shards to another directory`);
+      const kind = st?.isDirectory() ? 'directory ' : '';
+      throw new UsageError(`${out.what} ${out.path} overlaps the input ${kind}${input}: write the output shards to another directory`);
     }
   }
 }
