@@ -145,8 +145,7 @@ function isCount(v: unknown): boolean {
 }
 
 /**
- * A RangeError naming the field when `m` (a stored manifest: `where` is "store" or a snapshot's
- * path) lacks a parameter or holds one of another type: a damaged manifest is said so, never met as
+ * A RangeError naming the field when `m` (a store's manifest, named by `where`) lacks a parameter or holds one of another type: a damaged manifest is said so, never met as
  * a TypeError deep inside the index (`Cannot read properties of undefined`).
  */
 export function checkManifestShape(m: IndexManifest, where: string): void {

@@ -8,11 +8,11 @@
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { UsageError } from '../../common/errors.js';
 import { openInput, rowCount, type OpenedInput, type ReadOptions } from '../../io/read/read.js';
 import type { ShardList } from '../../io/read/shards.js';
 import { writeSuccessMarker } from '../../io/write/outDir.js';
 import { prepareOutputDirectory } from '../../io/write/rewrite.js';
+import { refuseOutputInInputs } from '../../io/write/alias.js';
 import { atomicFileSink, openOutput, type OutputSink } from '../../io/write/output.js';
 import { SpanDeduper, type DocVerdict, type SpansSummary } from '../deduper.js';
 import { ByteRecords, recordKeys } from './byteRecord.js';
@@ -81,7 +81,8 @@ async function spansOfFile(input: string, options: SpansFileOptions): Promise<Sp
   try {
     if (mode !== 'none') checkEditable(first, read, mode, options.out);
     // Before the first pass: an output directory inside an input is refused without creating it.
-    if (mode !== 'none' && first.shards) await refuseOverlap(first.shards, options.out!);
+    if (mode !== 'none' && first.shards)
+      await refuseOutputInInputs({ what: 'output directory', path: options.out! }, first.shards.roots ?? [first.shards.base]);
     if (d.needsAnchors) await anchorPass(input, read, d);
     let bytes: boolean;
     try {
@@ -201,27 +202,6 @@ async function readAgain(input: string, read: ReadOptions, each: (text: string) 
 async function anchorPass(input: string, read: ReadOptions, d: SpanDeduper): Promise<void> {
   await readAgain(input, read, (t) => d.anchor(t));
   d.endAnchoring();
-}
-
-/** The real path of `p`, or of its nearest existing parent joined with the rest. */
-async function realOrParent(p: string): Promise<string> {
-  const abs = path.resolve(p);
-  const real = await fsp.realpath(abs).catch(() => undefined);
-  if (real !== undefined || path.dirname(abs) === abs) return real ?? abs;
-  return path.join(await realOrParent(path.dirname(abs)), path.basename(abs));
-}
-
-/** Refuses an output directory that is, holds or lies inside an input's directory (as `prepareOutputDirectory` does later, before anything is created). */
-async function refuseOverlap(list: ShardList, outDir: string): Promise<void> {
-  const out = await realOrParent(outDir);
-  for (const root of list.roots ?? [list.base]) {
-    const base = await realOrParent(root);
-    const rel = path.relative(base, out);
-    const back = path.relative(out, base);
-    const inside = (r: string): boolean => r === '' || (!r.startsWith('..') && !path.isAbsolute(r));
-    if (inside(rel) || inside(back))
-      throw new UsageError(`output directory ${outDir} overlaps the input ${root}: write the output shards to another directory`);
-  }
 }
 
 /** What pass 2 shares across shards. */
