@@ -482,11 +482,6 @@ const entryAt = (x) =>
   `local.get $tbl
         local.get $src ${x} i32.const 1 i32.shl i32.add i32.load16_u
         i32.const 2 i32.shl i32.add i32.load`;
-/** One textHash2 step: h, g ← the word (two code units) in $k. */
-const hashStep = `local.get $g local.get $k i32.xor i32.const 0x27d4eb2d i32.mul local.set $g
-        local.get $g local.get $g i32.const 15 i32.shr_u i32.xor local.set $g
-        local.get $k i32.const 0xcc9e2d51 i32.mul i32.const 15 i32.rotl i32.const 0x1b873593 i32.mul local.get $h i32.xor
-        i32.const 13 i32.rotl i32.const 5 i32.mul i32.const 0xe6546b64 i32.add local.set $h`;
 /**
  * Eight code units at a time where the table would give each its own code unit (lowercased with
  * $lower): ASCII, no whitespace but single spaces between other characters (a space run, or one at
@@ -572,10 +567,23 @@ ${
       end
     end
 `;
+/** unitHash64's constants (src/hash/unitHash64.ts holds the same, and test/hash/unitHash64.test.ts checks the two agree). */
+const H64 = {
+  A0: '0x243f6a8885a308d3',
+  B0: '0x13198a2e03707344',
+  PA: '0x9e3779b97f4a7c15',
+  PB: '0xc2b2ae3d27d4eb4f',
+  PC: '0x165667b19e3779f9',
+  PD: '0xd6e8feb86659fd93',
+};
+/** Lane x ← ((x ^ k) · p) ^ (that >>> 32), `k` the instructions that push the 64-bit word mixed in. */
+const lane64 = (x, k, p) =>
+  `local.get ${x} ${k} i64.xor i64.const ${p} i64.mul local.set ${x}
+        local.get ${x} local.get ${x} i64.const 32 i64.shr_u i64.xor local.set ${x}`;
 const unitHashFuncs = `  ;; What src/spans/unitHash.ts computes for a unit in JavaScript: the code units src[$a, $b) (u16 at
   ;; $src) normalized through the i32 table at $tbl (per code unit: its output code unit, or −2 for
-  ;; whitespace, whose runs become one space, trimmed), written at $buf, then hashed as textHash2
-  ;; (src/hash/murmur3.ts), the two lanes to $out. Returns the normalized length, or −(i+1) at the
+  ;; whitespace, whose runs become one space, trimmed), written at $buf, then hashed as unitHash64
+  ;; (src/hash/unitHash64.ts), its two halves to $out. Returns the normalized length, or −(i+1) at the
   ;; first code unit i whose entry is neither (the caller fills an unknown entry and calls again, or
   ;; takes the string path).
   (func (export "unitHash") (param $src i32) (param $a i32) (param $b i32) (param $tbl i32) (param $buf i32) (param $out i32) (result i32)
@@ -583,33 +591,43 @@ const unitHashFuncs = `  ;; What src/spans/unitHash.ts computes for a unit in Ja
     local.get $a local.set $i
 ${normalizeLoop('$buf', false)}    local.get $buf local.get $len local.get $out call $hashUnits)
 
-  ;; textHash2 (src/hash/murmur3.ts) of the $len code units at $p (any alignment), the two lanes to $out; returns $len.
+  ;; unitHash64 (src/hash/unitHash64.ts) of the $len code units at $p (any alignment): its low and
+  ;; high 32 bits to $out; returns $len. Two 64-bit lanes, 8 code units a step: a lane's multiply
+  ;; waits only on its own last one, so the two run side by side (a quarter of textHash2's time).
   (func $hashUnits (export "hashUnits") (param $p i32) (param $len i32) (param $out i32) (result i32)
-    (local $end i32) (local $h i32) (local $g i32) (local $k i32)
-    i32.const 0x6d2b79f5 local.set $h
-    i32.const 0x1b873593 local.set $g
-    local.get $p local.get $len i32.const 1 i32.shr_u i32.const 2 i32.shl i32.add local.set $end
+    (local $end i32) (local $r i32) (local $a i64) (local $b i64) (local $t i64)
+    i64.const ${H64.A0} local.set $a
+    i64.const ${H64.B0} local.set $b
+    local.get $p local.get $len i32.const 3 i32.shr_u i32.const 4 i32.shl i32.add local.set $end
     block $hd
       loop $H
         local.get $p local.get $end i32.ge_u br_if $hd
-        local.get $p i32.load local.set $k
-        ${hashStep}
-        local.get $p i32.const 4 i32.add local.set $p
+        ${lane64('$a', 'local.get $p i64.load', H64.PA)}
+        ${lane64('$b', 'local.get $p i64.load offset=8', H64.PB)}
+        local.get $p i32.const 16 i32.add local.set $p
         br $H
       end
     end
-    local.get $len i32.const 1 i32.and
+    local.get $len i32.const 7 i32.and local.set $r
+    local.get $r i32.const 4 i32.ge_u
     if
-      local.get $end i32.load16_u local.set $k
-      local.get $g local.get $k i32.xor i32.const 0x27d4eb2d i32.mul local.set $g
-      local.get $k i32.const 0xcc9e2d51 i32.mul i32.const 15 i32.rotl i32.const 0x1b873593 i32.mul local.get $h i32.xor local.set $h
+      ${lane64('$a', 'local.get $p i64.load', H64.PA)}
+      local.get $p i32.const 8 i32.add local.set $p
+      local.get $r i32.const 4 i32.sub local.set $r
     end
-    local.get $h local.get $len i32.xor local.set $h
-    ${fmix('$h')}
-    local.get $g local.get $len i32.const 0x85ebca6b i32.mul i32.xor local.set $g
-    ${fmix('$g')}
-    local.get $out local.get $h i32.store
-    local.get $out local.get $g i32.store offset=4
+    local.get $r
+    if
+      local.get $p i64.load16_u local.set $t
+      local.get $r i32.const 1 i32.gt_u
+      if local.get $t local.get $p i64.load16_u offset=2 i64.const 16 i64.shl i64.or local.set $t end
+      local.get $r i32.const 2 i32.gt_u
+      if local.get $t local.get $p i64.load16_u offset=4 i64.const 32 i64.shl i64.or local.set $t end
+      ${lane64('$b', 'local.get $t', H64.PB)}
+    end
+    ${lane64('$b', 'local.get $len i64.extend_i32_u', H64.PC)}
+    ${lane64('$b', 'local.get $a', H64.PD)}
+    ${lane64('$b', 'i64.const 0', H64.PA)}
+    local.get $out local.get $b i64.store
     local.get $len)
 
   ;; A whole document normalized as unitHash normalizes a unit: the $n code units at $src through the
@@ -650,7 +668,7 @@ ${normalizeLoop('$buf', false, true)}
 const spanFuncs = `  ;; Lines ($para = 0) or paragraphs (1) of the $n code units at $src, split as src/spans/units.ts
   ;; splits them, from $from (a line start where no paragraph is open), each normalized and hashed as
   ;; unitHash does, at most $max of them written at $out (6 i32 each: start, cut end, text end,
-  ;; normalized length, the two lanes); the position to call again from goes to $info ($n: done).
+  ;; normalized length, the hash's two halves); the position to call again from goes to $info ($n: done).
   ;; Returns the units written, or −(i+1) at the first code unit i whose table entry is neither a
   ;; code unit nor whitespace (the caller fills an unknown one and calls again from $from; a
   ;; character that normalizes only in context, or a blank other than ASCII's, needs the string path).

@@ -1,7 +1,7 @@
 /**
  * A unit's 64-bit hash straight from the document: the code units of `text[a, b)` are normalized
- * one at a time into a reused buffer and hashed as `textHash2` hashes a string, with no substring,
- * no normalized string and no regular expression per unit. The result is exactly `textHash2` of `makeNormalizer(o)` of
+ * one at a time into a reused buffer and hashed as `unitHash64Text` hashes a string, with no substring,
+ * no normalized string and no regular expression per unit. The result is exactly `unitHash64Text` of `makeNormalizer(o)` of
  * the slice, so the hashes (and `units.u32` of a spans job) are those of the string path; a unit
  * holding a code unit the per-character table cannot normalize alone falls back to that path.
  *
@@ -17,7 +17,7 @@
  * kernel's memory and the whole-document normalization share one hasher's buffers and table.
  * @module
  */
-import { textHash2, textHash2Range, textHash2Units } from '../hash/murmur3.js';
+import { unitHash64, unitHash64Text } from '../hash/unitHash64.js';
 import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../text/normalize.js';
 import { kernelsModule } from '../wasm/wasmKernels.js';
 import { decodeJsonString, decoded } from './jsonScan.js';
@@ -107,9 +107,8 @@ export class UnitHasher {
     }
     | undefined;
   private readonly norm: (t: string) => string;
-  /** The normalized code units of the unit being hashed, and the same bytes as 32-bit words. */
+  /** The normalized code units of the unit being hashed. */
   private buf = new Uint16Array(1024);
-  private words = new Uint32Array(this.buf.buffer);
   /** The document whose code units {@link src} holds (the units of one document are hashed one after the other). */
   private doc = '';
   /** {@link src} holds code units a caller wrote ({@link codes}), not {@link doc}'s; {@link docLen}: how many. */
@@ -203,7 +202,6 @@ export class UnitHasher {
     this.src = new Uint16Array(ab, K_SRC, n);
     this.srcBytes = Buffer.from(ab, K_SRC, 2 * n);
     this.buf = new Uint16Array(ab, buf, n);
-    this.words = new Uint32Array(ab, buf, n >>> 1);
   }
 
   /** The normalized text of a unit (the string path; the summary's top units and word counts use it). */
@@ -407,7 +405,7 @@ export class UnitHasher {
     let len = 0;
     if (mode === 2) {
       for (let i = a; i < b; i++) buf[len++] = src[i]!;
-      return textHash2Units(buf, this.words, len, out);
+      return unitHash64(buf, 0, len, out);
     }
     const table = this.table;
     for (let i = a; i < b; i++) {
@@ -424,7 +422,7 @@ export class UnitHasher {
       while (i + 1 < b && table[src[i + 1]!] === SPACE) i++;
       if (len > 0 && i + 1 < b) buf[len++] = 0x20;
     }
-    return textHash2Units(buf, this.words, len, out);
+    return unitHash64(buf, 0, len, out);
   }
 
   /** {@link hash} in the kernel. Why these parameters: as {@link hash}. */
@@ -509,7 +507,7 @@ export class UnitHasher {
     this.last = this.docNorm;
     this.lastAt = at;
     const k = this.kernel;
-    if (!k) return textHash2Range(this.docNorm, at, len, out);
+    if (!k) return unitHash64(this.docNorm, at, len, out);
     k.fn.hashUnits(k.norm + 2 * at, len, K_OUT);
     out[0] = k.lanes[0]!;
     out[1] = k.lanes[1]!;
@@ -528,16 +526,15 @@ export class UnitHasher {
     }
   }
 
-  /** Room for `n` code units (an even count, so the word view covers them). */
+  /** Room for `n` code units. */
   private grow(n: number): void {
     this.buf = new Uint16Array(Math.max(2 * n, 2 * this.buf.length));
-    this.words = new Uint32Array(this.buf.buffer);
   }
 
   /** The string path: normalize the slice, then hash it. Why these parameters: as {@link hash}. */
   private slow(text: string | undefined, a: number, b: number, out: Uint32Array): number {
     const t = this.norm(text === undefined ? this.codeString(a, b) : text.slice(a, b));
-    textHash2(out, 0, t);
+    unitHash64Text(t, out);
     this.slowText = t;
     return t.length;
   }

@@ -11,7 +11,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { textHash2 } from '../../src/hash/murmur3.js';
+import { unitHash64Text } from '../../src/hash/unitHash64.js';
 import { makeNormalizer } from '../../src/text/normalize.js';
 import { OffsetCursor } from '../../src/spans/offsets.js';
 import { resolveSpansOptions } from '../../src/spans/options.js';
@@ -177,12 +177,12 @@ test('sentence windows from the code units (pass 1) and from the text loaded in 
       if (!process.env['NEARDUP_NO_WASM']) assert.equal(got >= 0, sentenceEnds(t, []), JSON.stringify(t));
       if (got >= 0) {
         viaKernel++;
-        // And each window's hash is textHash2 of its text normalized as a string (the string path shares the kernels).
+        // And each window's hash is unitHash64Text of its text normalized as a string (the string path shares the kernels).
         const norm = makeNormalizer({ keepCase });
         for (const x of seen) {
           const [k, h0, h1] = x as number[];
           const want = new Uint32Array(2);
-          textHash2(want, 0, norm(t.slice(a!.units.textStart[k!], a!.units.textEnd[k!])));
+          unitHash64Text(norm(t.slice(a!.units.textStart[k!], a!.units.textEnd[k!])), want);
           assert.deepEqual([h0, h1], [...want], JSON.stringify(t));
         }
         const u = a!.units;

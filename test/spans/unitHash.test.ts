@@ -1,13 +1,13 @@
 /**
  * The per-character normalizing hash of span units (src/spans/unitHash.ts) against the string path
- * it replaces (`textHash2` of the normalized slice), and its table against Unicode's compositions.
+ * it replaces (`unitHash64Text` of the normalized slice), and its table against Unicode's compositions.
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { textHash2 } from '../../src/hash/murmur3.js';
+import { unitHash64Text } from '../../src/hash/unitHash64.js';
 import { makeNormalizer, type NormalizeOptions } from '../../src/text/normalize.js';
 import { UnitHasher } from '../../src/spans/unitHash.js';
 
@@ -87,7 +87,7 @@ const OPTIONS: NormalizeOptions[] = [{}, { keepCase: true }, { preset: 'none' },
   stripDiacritics: true,
 }, { preset: 'none', custom: (t) => t.trim() }];
 
-test('the unit hash and normalized text equal textHash2 of the normalized slice, for every preset and option, unit by unit or from the document normalized once', () => {
+test('the unit hash and normalized text equal unitHash64Text of the normalized slice, for every preset and option, unit by unit or from the document normalized once', () => {
   for (const wholeDocs of [false, true]) {
     for (const o of OPTIONS) {
       const h = new UnitHasher(o);
@@ -102,7 +102,7 @@ test('the unit hash and normalized text equal textHash2 of the normalized slice,
             const a = s.length === 0 ? 0 : x % (s.length + 1);
             const b = a + (s.length === a ? 0 : y % (s.length - a + 1));
             const t = norm(s.slice(a, b));
-            textHash2(want, 0, t);
+            unitHash64Text(t, want);
             const what = JSON.stringify({ s, a, b, o, wholeDocs });
             assert.equal(h.hash(s, a, b, got), t.length, what);
             assert.deepEqual([...got], [...want], what);
@@ -123,7 +123,7 @@ test('every BMP code unit hashes alone and beside its neighbours as the string p
     const want = new Uint32Array(2);
     for (let c = 0; c < 0x10000; c++) {
       const s = `x${String.fromCharCode(c)}Y ${String.fromCharCode(c)}`;
-      textHash2(want, 0, norm(s));
+      unitHash64Text(norm(s), want);
       h.hash(s, 0, s.length, got);
       assert.deepEqual([...got], [...want], `U+${c.toString(16)} ${JSON.stringify(o)}`);
     }
@@ -184,7 +184,7 @@ test('the WebAssembly kernels are in use (unless NEARDUP_NO_WASM), and their mem
         const b = nl < 0 ? text.length : nl;
         const len = h.hash(text, a, b, out);
         const t = norm(text.slice(a, b));
-        textHash2(want, 0, t);
+        unitHash64Text(t, want);
         assert.equal(len, t.length);
         assert.deepEqual([...out], [...want]);
         a = nl < 0 ? text.length : text.indexOf('\n', a + Math.floor(text.length / 60)) + 1 || text.length;

@@ -20,7 +20,7 @@ import { isS3Url } from '../../io/s3/client.js';
 import { anchoredUnits, type ResolvedSpansOptions } from '../../spans/options.js';
 
 /** Version of the plan and of the stage outputs' layout; a job directory of another version is refused. */
-export const JOB_VERSION = 14;
+export const JOB_VERSION = 15;
 
 /** What a job writes. `pairs` and `clusters` go to one file; `dedup` and `annotate` write one output shard per input shard. */
 export type JobOutputMode = 'pairs' | 'clusters' | 'dedup' | 'annotate';
