@@ -1,7 +1,7 @@
 /**
  * The 64-bit hash of `neardup spans`' line, paragraph and sentence units: of a unit's normalized
  * UTF-16 code units, computed in the WebAssembly kernels (src/wasm/kernels.wat, `hashUnits`) and
- * here, for the string path and runtimes without the kernels; the two give the same bits
+ * here, for runtimes without them (`NEARDUP_NO_WASM`); the two give the same bits
  * (test/hash/unitHash64.test.ts). Two 64-bit lanes take 8 code units a step, 4 each, as one
  * little-endian word: a lane is x ← ((x ^ word) · P) ^ ((x ^ word) · P >>> 32). The last 1–7
  * code units: 4 into lane a, the rest (1–3, zero above them) into lane b. Then b takes the length,
@@ -11,7 +11,8 @@
  * Why not `textHash2` (./murmur3.ts): its 32-bit lanes take two code units a step, each step
  * waiting on the last multiply; these take eight, so a unit costs about a quarter (a third of a
  * line run's kernel time was that hash). JavaScript has no 64-bit multiply without BigInt, so here
- * each product is made of 16-bit pieces; the string path is the rare one.
+ * each product is made of 16-bit pieces, at 4–5 times `textHash2`'s cost: where the kernels exist,
+ * src/spans/unitHash.ts hashes every unit in them, the string path's too.
  * @module
  */
 
