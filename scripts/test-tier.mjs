@@ -17,7 +17,7 @@
 // idle; longest first keeps both busy to the end. A file missing from the list only starts later.
 //
 // node-versioned: what can behave differently on another Node version, run again on Node 22 and 24
-// by .ci/run after the whole suite on Node 20: one file per piece that sits on Node itself. The
+// by .ci/run beside the tail of the whole suite on Node 20 (NEARDUP_TIER_TAIL, below): one file per piece that sits on Node itself. The
 // SQLite store runs on node:sqlite there (better-sqlite3 on 20: the parity, durability and
 // concurrent-open tests), the file store on fs's fdatasync and appends, node-postgres and ioredis on
 // net (store parity, a Redis outage), the S3 SDK and Fastify on HTTP (io/s3/s3 and server/http; the CLI's s3:// names, io/s3/staging, are JavaScript over that client and run once), the
@@ -29,7 +29,7 @@
 // their files, the docs, the browser pages) is JavaScript over those same pieces, so it runs once.
 import { run } from 'node:test';
 import * as reporterKinds from 'node:test/reporters';
-import { accessSync, chmodSync, constants, existsSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdtempSync, readdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -232,6 +232,23 @@ const stream = run({ files: paths, concurrency, forceExit: true, timeout: 900000
 stream.on('test:fail', (d) => {
   if (d.todo === undefined || d.todo === false) process.exitCode = 1;
 });
+// NEARDUP_TIER_TAIL=FILE (.ci/run): FILE is written once every file has started and at most one
+// still runs, the tail where the cores would idle: .ci/run starts the Node 22/24 tiers then. A
+// file's start and end are its file-level test:dequeue and test:complete (named by its path).
+if (process.env.NEARDUP_TIER_TAIL) {
+  const tail = process.env.NEARDUP_TIER_TAIL;
+  const started = new Set();
+  const ended = new Set();
+  const check = (d) => {
+    if (!paths.includes(d.name)) return;
+    if (d.type === 'start') started.add(d.name);
+    else ended.add(d.name);
+    if (started.size === paths.length && started.size - ended.size <= 1 && !existsSync(tail))
+      writeFileSync(tail, `${ended.size} of ${paths.length} files done\n`);
+  };
+  stream.on('test:dequeue', (d) => check({ ...d, type: 'start' }));
+  stream.on('test:complete', (d) => check({ ...d, type: 'end' }));
+}
 const sinks = [new reporterKinds.spec(), (await import(pathToFileURL(path.join(root, 'dist', 'test', 'reporters', 'skips.js')).href)).default];
 for (const r of reporters) sinks.push((await import(pathToFileURL(path.resolve(r)).href)).default);
 for (const sink of sinks) stream.pipe(sink).pipe(process.stdout, { end: false });

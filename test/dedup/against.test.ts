@@ -2,7 +2,8 @@
  * `--against` names the reference (#34 item 4, in one process): each matched new document's best
  * reference document (ties: the first) with its similarity, and the summary's counts of new and of
  * reference documents matched. A directory of shards in mixed formats writes, with --against as
- * without it, one output shard per input shard, the same files as `neardup job dedup --against`.
+ * without it, one output shard per input shard, the same files as `neardup job dedup --against`
+ * (those runs in this process, cliIn: they write files; the runs read on standard output are processes).
  */
 import test from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +13,7 @@ import zlib from 'node:zlib';
 import { dedupAgainst } from '../../src/dedup/against.js';
 import { jsonl, plantedDocs } from '../helpers/shards.js';
 import { neardup, tmpDir } from '../cliUtil.js';
+import { cliIn } from '../helpers/inProcessCli.js';
 
 const all = plantedDocs(1200, 0.4, 17);
 const corpus = all.filter((_, i) => i % 3 !== 0);
@@ -78,7 +80,7 @@ function tree(dir: string, rel = ''): Map<string, Buffer> {
   return out;
 }
 
-test('CLI: --against a directory of mixed shards (JSONL, TSV, .jsonl.gz) writes the output shards of job dedup --against, for dedup and annotate', () => {
+test('CLI: --against a directory of mixed shards (JSONL, TSV, .jsonl.gz) writes the output shards of job dedup --against, for dedup and annotate', async () => {
   const dir = tmpDir();
   try {
     const docs = corpus.slice(0, 300);
@@ -90,9 +92,9 @@ test('CLI: --against a directory of mixed shards (JSONL, TSV, .jsonl.gz) writes 
     fs.writeFileSync(path.join(dir, 'old.jsonl'), jsonl(reference));
     const opts = ['--id-field', 'id', '--id', 'id'];
     for (const mode of ['dedup', 'annotate']) {
-      const one = neardup(['dedup', 'new/', '--against', 'old.jsonl', ...opts, '--output', mode, '--out', `d1-${mode}`], { cwd: dir });
+      const one = await cliIn(['dedup', 'new/', '--against', 'old.jsonl', ...opts, '--output', mode, '--out', `d1-${mode}`], { cwd: dir });
       assert.equal(one.code, 0, one.stderr);
-      const job = neardup([
+      const job = await cliIn([
         'job',
         'dedup',
         'new/',
@@ -120,7 +122,9 @@ test('CLI: --against a directory of mixed shards (JSONL, TSV, .jsonl.gz) writes 
       } else assert.ok(b.length < part[1]!.length + 2, 'some TSV rows are near duplicates of the reference');
     }
     // --removed still lists each dropped document with its reference match.
-    const audited = neardup(['dedup', 'new/', '--against', 'old.jsonl', ...opts, '--output', 'dedup', '--out', 'd3', '--removed', 'removed.tsv'], { cwd: dir });
+    const audited = await cliIn(['dedup', 'new/', '--against', 'old.jsonl', ...opts, '--output', 'dedup', '--out', 'd3', '--removed', 'removed.tsv'], {
+      cwd: dir,
+    });
     assert.equal(audited.code, 0, audited.stderr);
     assert.ok(fs.existsSync(path.join(dir, 'd3', '_SUCCESS')));
     const removed = fs.readFileSync(path.join(dir, 'removed.tsv'), 'utf8').trim().split('\n');

@@ -3,13 +3,13 @@
  * that share nothing but Redis and one directory, with and without a worker killed mid-task; they
  * must give exactly the pairs and clusters of single-process `neardup dedup`. Also --against
  * (against brute force) and bad shards. The same job with its inputs, work dir and outputs in S3 is
- * in distributed-s3.test.ts.
+ * in distributed-s3.test.ts. The commands whose process is not what is tested (dedup, --local jobs, array
+ * stages, reports) run in this process (cliIn); the BullMQ submitters and workers are processes.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { neardup } from '../cliUtil.js';
 import { startRedis, type RedisChild } from '../helpers/redis.js';
 import { needsRedis } from '../helpers/needs.js';
 import {
@@ -25,6 +25,7 @@ import {
   type WorkerChild,
 } from '../helpers/shards.js';
 import { neardupAsync } from '../helpers/procs.js';
+import { cliIn } from '../helpers/inProcessCli.js';
 import { writeParquet } from '../helpers/formats.js';
 import { createTextSigner } from '../../src/sketch/textSigner.js';
 import { bruteForcePairs } from '../../src/similarity/bruteForce.js';
@@ -49,20 +50,20 @@ describe('sharded dedup jobs', () => {
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('in one process (--local): the same pairs, clusters and deduplicated shards as neardup dedup', async () => {
-    const r = neardup(['job', 'dedup', shardDir, '--local', '--work-dir', 'local', '--id-field', 'id', '--out', 'local.tsv'], { cwd: dir });
+    const r = await cliIn(['job', 'dedup', shardDir, '--local', '--work-dir', 'local', '--id-field', 'id', '--out', 'local.tsv'], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, new RegExp(`pairs +${singlePairs.length.toLocaleString('en-US')} `));
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'local.tsv'), 'utf8')), singlePairs);
-    const c = neardup(
+    const c = await cliIn(
       ['job', 'dedup', shardDir, '--local', '--work-dir', 'local-c', '--id-field', 'id', '--output', 'clusters', '--out', 'local.jsonl', '-q'],
       { cwd: dir },
     );
     assert.equal(c.code, 0, c.stderr);
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'local.jsonl'), 'utf8')), singleClusters);
     // dedup: the output shards, concatenated, are single-process dedup's output, in the input formats.
-    const s = neardup(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'dedup', '--out', 'single-dedup.jsonl', '-q'], { cwd: dir });
+    const s = await cliIn(['dedup', 'all.jsonl', '--id-field', 'id', '--output', 'dedup', '--out', 'single-dedup.jsonl', '-q'], { cwd: dir });
     assert.equal(s.code, 0, s.stderr);
-    const d = neardup(['job', 'dedup', shardDir, '--local', '--work-dir', 'local-d', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'out', '-q'], {
+    const d = await cliIn(['job', 'dedup', shardDir, '--local', '--work-dir', 'local-d', '--id-field', 'id', '--output', 'dedup', '--out-dir', 'out', '-q'], {
       cwd: dir,
     });
     assert.equal(d.code, 0, d.stderr);
@@ -78,27 +79,27 @@ describe('sharded dedup jobs', () => {
     assert.equal(fs.readFileSync(path.join(dir, 'out', 'part-0002.parquet')).toString('latin1', 0, 4), 'PAR1', 'Parquet output for Parquet input');
   });
 
-  it('as array jobs (neardup stage with Slurm / Kubernetes indices): the same pairs', () => {
-    const plan = neardup(['job', 'plan', shardDir, '--work-dir', 'array', '--id-field', 'id', '--partitions', '7', '--task-bytes', '3000'], { cwd: dir });
+  it('as array jobs (neardup stage with Slurm / Kubernetes indices): the same pairs', async () => {
+    const plan = await cliIn(['job', 'plan', shardDir, '--work-dir', 'array', '--id-field', 'id', '--partitions', '7', '--task-bytes', '3000'], { cwd: dir });
     assert.equal(plan.code, 0, plan.stderr);
-    const run = (stage: string, env: Record<string, string>, args: string[] = []): void => {
-      const r = neardup(['stage', stage, '--work-dir', 'array', ...args], { cwd: dir, env });
+    const run = async (stage: string, env: Record<string, string>, args: string[] = []): Promise<void> => {
+      const r = await cliIn(['stage', stage, '--work-dir', 'array', ...args], { cwd: dir, env });
       assert.equal(r.code, 0, `${stage}: ${r.stderr}`);
     };
     // Slurm: an array of 3 members over the shards; Kubernetes: JOB_COMPLETION_INDEX with --tasks.
-    for (let i = 0; i < 3; i++) run('sign', { SLURM_ARRAY_TASK_ID: String(10 + i), SLURM_ARRAY_TASK_MIN: '10', SLURM_ARRAY_TASK_COUNT: '3' });
+    for (let i = 0; i < 3; i++) await run('sign', { SLURM_ARRAY_TASK_ID: String(10 + i), SLURM_ARRAY_TASK_MIN: '10', SLURM_ARRAY_TASK_COUNT: '3' });
     // Before every join has run, later stages refuse.
-    const early = neardup(['stage', 'gather', '--work-dir', 'array', '--task', '0'], { cwd: dir });
+    const early = await cliIn(['stage', 'gather', '--work-dir', 'array', '--task', '0'], { cwd: dir });
     assert.equal(early.code, 2, 'a stage run before the one it reads is a usage error');
     assert.match(early.stderr, /join task \d+ has not completed/);
-    for (let i = 0; i < 2; i++) run('join', { JOB_COMPLETION_INDEX: String(i) }, ['--tasks', '2']);
-    run('route', {}, ['--all']);
-    run('gather', {}, ['--all']);
-    for (let i = 0; i < 3; i++) run('verify', {}, ['--task', String(i), '--tasks', '3']);
-    run('link', {}, ['--all']);
-    run('decide', {}, ['--all']);
-    run('components', {}, ['--all']);
-    const rep = neardup(['job', 'report', '--work-dir', 'array', '--out', 'array.tsv', '-q'], { cwd: dir });
+    for (let i = 0; i < 2; i++) await run('join', { JOB_COMPLETION_INDEX: String(i) }, ['--tasks', '2']);
+    await run('route', {}, ['--all']);
+    await run('gather', {}, ['--all']);
+    for (let i = 0; i < 3; i++) await run('verify', {}, ['--task', String(i), '--tasks', '3']);
+    await run('link', {}, ['--all']);
+    await run('decide', {}, ['--all']);
+    await run('components', {}, ['--all']);
+    const rep = await cliIn(['job', 'report', '--work-dir', 'array', '--out', 'array.tsv', '-q'], { cwd: dir });
     assert.equal(rep.code, 0, rep.stderr);
     assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'array.tsv'), 'utf8')), singlePairs);
   });
@@ -210,7 +211,7 @@ describe('sharded dedup jobs', () => {
       fs.writeFileSync(path.join(dir, 'ag', 'old.jsonl'), jsonl(reference));
       await writeShards(path.join(dir, 'ag', 'new'), corpus, 6, FORMATS);
       await writeShards(path.join(dir, 'ag', 'old'), reference, 5, FORMATS);
-      const one = neardup(['dedup', 'ag/new.jsonl', '--against', 'ag/old.jsonl', '--id-field', 'id', '--out', 'ag1.tsv'], { cwd: dir });
+      const one = await cliIn(['dedup', 'ag/new.jsonl', '--against', 'ag/old.jsonl', '--id-field', 'id', '--out', 'ag1.tsv'], { cwd: dir });
       assert.equal(one.code, 0, one.stderr);
       assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'ag1.tsv'), 'utf8')), expected);
       const dist = await neardupAsync([
@@ -231,14 +232,14 @@ describe('sharded dedup jobs', () => {
       assert.equal(dist.code, 0, dist.stderr);
       assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'ag2.tsv'), 'utf8')), expected);
       // dedup: NEW without its near duplicates of OLD, the same in both.
-      const d1 = neardup(['dedup', 'ag/new.jsonl', '--against', 'ag/old.jsonl', '--id-field', 'id', '--output', 'dedup', '--out', 'ag1.jsonl', '-q'], {
+      const d1 = await cliIn(['dedup', 'ag/new.jsonl', '--against', 'ag/old.jsonl', '--id-field', 'id', '--output', 'dedup', '--out', 'ag1.jsonl', '-q'], {
         cwd: dir,
       });
       assert.equal(d1.code, 0, d1.stderr);
       const matched = new Set(expected.map((l) => l.split('\t')[0]));
       const kept = sortedLines(fs.readFileSync(path.join(dir, 'ag1.jsonl'), 'utf8'));
       assert.deepEqual(kept, sortedLines(jsonl(corpus.filter((c) => !matched.has(c.id)))));
-      const d2 = neardup([
+      const d2 = await cliIn([
         'job',
         'dedup',
         'ag/new',
@@ -293,7 +294,7 @@ describe('sharded dedup jobs', () => {
         'SNAPPY',
         10,
       );
-      const pqStop = neardup(['job', 'dedup', pq, '--local', '--work-dir', 'shared/bad-pq', '--id-field', 'id', '-q'], { cwd: dir });
+      const pqStop = await cliIn(['job', 'dedup', pq, '--local', '--work-dir', 'shared/bad-pq', '--id-field', 'id', '-q'], { cwd: dir });
       assert.equal(pqStop.code, 2, pqStop.stderr);
       assert.match(pqStop.stderr, /part-0004\.parquet: row group 1, row 12: id column "id" is null/);
       const skip = await neardupAsync([
@@ -317,7 +318,7 @@ describe('sharded dedup jobs', () => {
       // The result is that of the other three shards.
       const others = [0, 1, 3].map((s) => fs.readFileSync(path.join(bad, `part-000${s}.jsonl`), 'utf8')).join('');
       fs.writeFileSync(path.join(dir, 'others.jsonl'), others);
-      const ref = neardup(['dedup', 'others.jsonl', '--id-field', 'id', '--out', 'others.tsv', '-q'], { cwd: dir });
+      const ref = await cliIn(['dedup', 'others.jsonl', '--id-field', 'id', '--out', 'others.tsv', '-q'], { cwd: dir });
       assert.equal(ref.code, 0, ref.stderr);
       assert.deepEqual(sortedLines(fs.readFileSync(path.join(dir, 'bad2.tsv'), 'utf8')), sortedLines(fs.readFileSync(path.join(dir, 'others.tsv'), 'utf8')));
     });

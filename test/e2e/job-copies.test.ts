@@ -3,6 +3,7 @@
  * one page cost one document. At the default --max-pairs (50M candidate rows a join partition) a job
  * refused such a group, unfolded 16 bands × 3,000·2,999/2 rows, where dedup answered. Now every
  * output, the audit and the summary's counts are dedup's, and the job's candidate rows stay few.
+ * The runs whose --json summary is read (on standard output) are processes; the others run here (cliIn).
  */
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { neardup, tmpDir } from '../cliUtil.js';
 import { plantedDocs } from '../helpers/shards.js';
+import { cliIn } from '../helpers/inProcessCli.js';
 
 /** JSONL records: ordinary documents with near duplicates, `big` copies of one page spread among them, and small copy groups whose scores differ. */
 function corpus(big: number): string[] {
@@ -117,14 +119,14 @@ describe('a job folds exact copies before LSH, as dedup does', () => {
       ['--output', 'dedup', '--keep', 'none'],
     ]
   ) {
-    it(`${opts.join(' ')}: dedup's bytes`, () => {
+    it(`${opts.join(' ')}: dedup's bytes`, async () => {
       const tag = opts.join('').replace(/[^a-z]/g, '');
       const shardOut = opts[1] !== 'clusters';
       const dOut = ['--out', path.join(dir, `d-${tag}.jsonl`)];
       const jOut = shardOut ? ['--out-dir', path.join(dir, `j-${tag}`)] : ['--out', path.join(dir, `j-${tag}.jsonl`)];
-      const d = neardup(['dedup', all, '--id-field', 'id', ...opts, ...dOut, '-q'], { cwd: dir });
+      const d = await cliIn(['dedup', all, '--id-field', 'id', ...opts, ...dOut, '-q'], { cwd: dir });
       assert.equal(d.code, 0, d.stderr);
-      const j = neardup([
+      const j = await cliIn([
         'job',
         'dedup',
         ...shards,
@@ -145,7 +147,7 @@ describe('a job folds exact copies before LSH, as dedup does', () => {
     });
   }
 
-  it('--output pairs lists every pair of copies, as dedup does, and refuses past --max-pairs where dedup does', () => {
+  it('--output pairs lists every pair of copies, as dedup does, and refuses past --max-pairs where dedup does', async () => {
     const lines = corpus(150);
     const small = writeShards(path.join(dir, 'small'), lines, 3);
     const concat = path.join(dir, 'small.jsonl');
@@ -176,8 +178,8 @@ describe('a job folds exact copies before LSH, as dedup does', () => {
     assert.equal((JSON.parse(j.stdout) as { pairs: number }).pairs, pairs);
     // Below the pairs the copies stand for (above the candidate rows of any partition): both refuse.
     const limit = String(pairs - 1);
-    const dr = neardup(['dedup', concat, '--id-field', 'id', '--output', 'pairs', '--max-pairs', limit, '--out', path.join(dir, 'x.tsv')], { cwd: dir });
-    const jr = neardup([
+    const dr = await cliIn(['dedup', concat, '--id-field', 'id', '--output', 'pairs', '--max-pairs', limit, '--out', path.join(dir, 'x.tsv')], { cwd: dir });
+    const jr = await cliIn([
       'job',
       'dedup',
       ...small,

@@ -3,7 +3,9 @@
  * as `neardup dedup` on the concatenation of the shards, plain and compressed shards mixed (plain
  * ones are read in place by verification, the others through gather's texts); a task's input error
  * in a task process exits 2 with the same message as in one process; --processes is refused without
- * --local.
+ * --local. Most commands run in this process (cliIn: a job there still forks its task processes from
+ * --processes 2 up); the binary runs the 3-process jobs (its task processes are the bundle's), the
+ * --json runs (their answer is on standard output) and the full-disk one.
  */
 import { before, describe, it, test } from 'node:test';
 import { execFileSync } from 'node:child_process';
@@ -12,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { neardup, tmpDir } from '../cliUtil.js';
 import { jsonl, plantedDocs, writeShards } from '../helpers/shards.js';
+import { cliIn } from '../helpers/inProcessCli.js';
 
 describe('job --local on task processes', () => {
   let dir: string;
@@ -28,9 +31,9 @@ describe('job --local on task processes', () => {
   });
 
   for (const output of ['pairs', 'clusters']) {
-    it(`--output ${output}: 1, 2 and 3 processes write dedup's bytes`, () => {
+    it(`--output ${output}: 1, 2 and 3 processes write dedup's bytes`, async () => {
       const ref = path.join(dir, `ref-${output}`);
-      const d = neardup(['dedup', concat, '--id-field', 'id', '--output', output, '--out', ref, '-q'], { cwd: dir });
+      const d = await cliIn(['dedup', concat, '--id-field', 'id', '--output', output, '--out', ref, '-q'], { cwd: dir });
       assert.equal(d.code, 0, d.stderr);
       for (const p of ['1', '2', '3']) {
         const out = path.join(dir, `${output}-${p}`);
@@ -53,22 +56,24 @@ describe('job --local on task processes', () => {
           out,
           '-q',
         ];
-        const r = neardup(args, { cwd: dir });
+        // 1 and 2 in this process (2 forks task processes of its own); 3 through the binary, whose task processes are the bundle's.
+        const r = p === '3' ? neardup(args, { cwd: dir }) : await cliIn(args, { cwd: dir });
         assert.equal(r.code, 0, r.stderr);
         assert.equal(fs.readFileSync(out, 'utf8'), fs.readFileSync(ref, 'utf8'), `${p} processes`);
       }
     });
   }
 
-  it('an invalid record is exit 2 naming file and line, the same with 1 and 2 processes', () => {
+  it('an invalid record is exit 2 naming file and line, the same with 1 and 2 processes', async () => {
     const bad = path.join(dir, 'bad');
     fs.cpSync(shards, bad, { recursive: true });
     const victim = path.join(bad, fs.readdirSync(bad).sort().find((f) => f.endsWith('.jsonl'))!);
     const lines = fs.readFileSync(victim, 'utf8').split('\n');
     lines[2] = '{"id": "broken", "text": ';
     fs.writeFileSync(victim, lines.join('\n'));
-    const msgs = ['1', '2'].map((p) => {
-      const r = neardup([
+    const msgs: string[] = [];
+    for (const p of ['1', '2']) {
+      const r = await cliIn([
         'job',
         'dedup',
         bad,
@@ -87,16 +92,16 @@ describe('job --local on task processes', () => {
       ], { cwd: dir });
       assert.equal(r.code, 2, r.stderr);
       assert.ok(r.stderr.includes(`${victim}:3:`), r.stderr);
-      return r.stderr.replace(/w-bad-\d/g, 'w-bad');
-    });
+      msgs.push(r.stderr.replace(/w-bad-\d/g, 'w-bad'));
+    }
     assert.equal(msgs[1], msgs[0]);
   });
 
-  it('plain line-format shards have no gather tasks; a plan made before that was recorded keeps them and resumes as the same job', () => {
+  it('plain line-format shards have no gather tasks; a plan made before that was recorded keeps them and resumes as the same job', async () => {
     const plain = path.join(dir, 'plain');
     fs.mkdirSync(plain);
     for (const f of fs.readdirSync(shards).filter((f) => f.endsWith('.jsonl'))) fs.copyFileSync(path.join(shards, f), path.join(plain, f));
-    const ref = neardup([
+    const ref = await cliIn([
       'job',
       'dedup',
       plain,
@@ -119,15 +124,15 @@ describe('job --local on task processes', () => {
     assert.equal((JSON.parse(fs.readFileSync(path.join(dir, 'w-pairs-1', 'job.json'), 'utf8')) as { gather?: boolean }).gather, true);
     // An older plan (no "gather"): planned, its field removed, then run and resubmitted.
     const old = path.join(dir, 'w-old');
-    assert.equal(neardup(['job', 'plan', plain, '--id-field', 'id', '--task-bytes', '1', '--work-dir', old, '-q'], { cwd: dir }).code, 0);
+    assert.equal((await cliIn(['job', 'plan', plain, '--id-field', 'id', '--task-bytes', '1', '--work-dir', old, '-q'], { cwd: dir })).code, 0);
     const { gather: _g, ...spec } = JSON.parse(fs.readFileSync(path.join(old, 'job.json'), 'utf8')) as Record<string, unknown>;
     fs.writeFileSync(path.join(old, 'job.json'), JSON.stringify(spec));
     const args = ['job', 'dedup', plain, '--id-field', 'id', '--local', '--task-bytes', '1', '--work-dir', old, '--out', path.join(dir, 'old.tsv'), '-q'];
-    const r = neardup(args, { cwd: dir });
+    const r = await cliIn(args, { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     assert.ok(fs.readdirSync(path.join(old, 'gather')).length > 0, 'the older plan ran its gather tasks');
     assert.equal(fs.readFileSync(path.join(dir, 'old.tsv'), 'utf8'), fs.readFileSync(path.join(dir, 'plain.tsv'), 'utf8'));
-    assert.equal(neardup(args, { cwd: dir }).code, 0, 'resubmitted: the same job');
+    assert.equal((await cliIn(args, { cwd: dir })).code, 0, 'resubmitted: the same job');
   });
 
   // The corpus's job in its own process (--processes 1), the --against one on task processes (2): the
@@ -183,12 +188,12 @@ describe('job --local on task processes', () => {
     });
   }
 
-  it("a planned job runs as it is (job run), a resubmission takes the planner's partitions, and a different job names the fields that differ", () => {
+  it("a planned job runs as it is (job run), a resubmission takes the planner's partitions, and a different job names the fields that differ", async () => {
     const ref = path.join(dir, 'ref-run');
-    const d = neardup(['dedup', concat, '--id-field', 'id', '--output', 'clusters', '--out', ref, '-q'], { cwd: dir });
+    const d = await cliIn(['dedup', concat, '--id-field', 'id', '--output', 'clusters', '--out', ref, '-q'], { cwd: dir });
     assert.equal(d.code, 0, d.stderr);
     const work = path.join(dir, 'w-run');
-    const plan = neardup([
+    const plan = await cliIn([
       'job',
       'plan',
       shards,
@@ -207,11 +212,11 @@ describe('job --local on task processes', () => {
     assert.equal(plan.code, 0, plan.stderr);
     // job run: no options repeated.
     const out = path.join(dir, 'run.jsonl');
-    const r = neardup(['job', 'run', '--work-dir', work, '--local', '--out', out, '-q'], { cwd: dir });
+    const r = await cliIn(['job', 'run', '--work-dir', work, '--local', '--out', out, '-q'], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(fs.readFileSync(out, 'utf8'), fs.readFileSync(ref, 'utf8'));
     // The same job again without --partitions: the plan's are taken, and the finished job is reported.
-    const again = neardup([
+    const again = await cliIn([
       'job',
       'dedup',
       shards,
@@ -230,7 +235,7 @@ describe('job --local on task processes', () => {
     ], { cwd: dir });
     assert.equal(again.code, 0, again.stderr);
     // Other options: refused, naming each field with both values.
-    const other = neardup([
+    const other = await cliIn([
       'job',
       'dedup',
       shards,
@@ -255,11 +260,11 @@ describe('job --local on task processes', () => {
     assert.match(other.stderr, /partitions \(planned 3, now 2\)/);
     assert.match(other.stderr, /neardup job run --work-dir/);
     // job run needs a place to run.
-    assert.equal(neardup(['job', 'run', '--work-dir', work], { cwd: dir }).code, 2);
+    assert.equal((await cliIn(['job', 'run', '--work-dir', work], { cwd: dir })).code, 2);
   });
 
-  it('--processes without --local is refused, naming it', () => {
-    const r = neardup([
+  it('--processes without --local is refused, naming it', async () => {
+    const r = await cliIn([
       'job',
       'dedup',
       shards,

@@ -25,3 +25,40 @@ export async function cliInProcess(args: readonly string[]): Promise<InProcessRu
   const code = await runProgram(program, ['node', 'neardup', ...args], sink);
   return { code, stderr };
 }
+
+/** Where {@link cliIn} runs a command: its working directory and variables added to the environment. */
+export interface InProcessPlace {
+  cwd?: string;
+  env?: Record<string, string>;
+}
+
+/**
+ * Runs `neardup ...args` in this process as test/cliUtil.ts's `neardup()` runs it in a child: in
+ * `cwd` (relative paths then work), with `env` added, and with stderr holding everything the command
+ * wrote there (summaries and warnings as well as the error). Standard output is not captured: for
+ * tests whose outputs go to files. The directory and environment are put back afterwards; a test
+ * file's tests run one at a time, so nothing else runs in this process meanwhile.
+ */
+export async function cliIn(args: readonly string[], place: InProcessPlace = {}): Promise<InProcessRun> {
+  const cwd = process.cwd();
+  const saved = Object.entries(place.env ?? {}).map(([k, v]) => {
+    const was = process.env[k];
+    process.env[k] = v;
+    return [k, was] as const;
+  });
+  const write = process.stderr.write;
+  let said = '';
+  process.stderr.write = ((s: string | Uint8Array) => ((said += typeof s === 'string' ? s : Buffer.from(s).toString('utf8')), true)) as typeof write;
+  try {
+    if (place.cwd) process.chdir(place.cwd);
+    const r = await cliInProcess(args);
+    return { code: r.code, stderr: said + r.stderr };
+  } finally {
+    process.stderr.write = write;
+    process.chdir(cwd);
+    for (const [k, was] of saved) {
+      if (was === undefined) delete process.env[k];
+      else process.env[k] = was;
+    }
+  }
+}
