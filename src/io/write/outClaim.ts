@@ -36,6 +36,8 @@ export interface Claimant {
 /** What the claim file holds. */
 interface Claim extends Claimant {
   at: string;
+  /** The first directory the claim made (`dir` or one above it), when it made any: removed with it when empty. */
+  made?: string;
 }
 
 /** `name` inside a directory or prefix. */
@@ -75,9 +77,9 @@ async function createClaim(dir: string, c: Claim): Promise<boolean> {
   const file = inDir(dir, CLAIM_FILE);
   const text = `${JSON.stringify(c)}\n`;
   if (isS3Url(dir)) return s3Put(file, text, true);
-  await fsp.mkdir(dir, { recursive: true });
+  const made = await fsp.mkdir(dir, { recursive: true });
   try {
-    await fsp.writeFile(file, text, { flag: 'wx' });
+    await fsp.writeFile(file, `${JSON.stringify({ ...c, made })}\n`, { flag: 'wx' });
     return true;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
@@ -185,9 +187,19 @@ export async function completeUnderClaim(
   await removeClaim(dir);
 }
 
-/** For `job clean --all`: the claim of job `me` on `dir` goes (its shards stay, without `_SUCCESS`). */
+/** For `job clean --all`: the claim of job `me` on `dir` goes (its shards stay, without `_SUCCESS`), and `dir` when it is empty then. */
 export async function releaseClaim(dir: string, me: Claimant): Promise<void> {
-  if (own(await readClaim(dir), me)) await removeClaim(dir);
+  const c = await readClaim(dir);
+  if (!own(c, me)) return;
+  await removeClaim(dir);
+  // The directories the claim made at plan time go too, when nothing was written there.
+  const made = c!.made;
+  if (isS3Url(dir) || typeof made !== 'string' || path.relative(made, dir).startsWith('..')) return;
+  let d: string = dir;
+  while (await fsp.rmdir(d).then(() => true, () => false)) {
+    if (d === made) break;
+    d = path.dirname(d);
+  }
 }
 
 /**
