@@ -93,11 +93,32 @@ async function refuseAliasedS3(named: readonly Named[]): Promise<void> {
   );
 }
 
-/** Refuses a name no local stand-in can serve: an input of a command that hands it to other processes, or a name given twice. */
-function refuseUnstageable(n: Named, staged: readonly Named[], handedOn: string | undefined): void {
+/**
+ * Why an output of a job with a local work dir is written later by other processes (the job's
+ * stages and report, its workers) rather than by this one, which could upload its staged copy when
+ * it ends: the plan would record the stand-in, a temp directory gone when this command ends, and the
+ * job would write there with exit 0. Undefined when this process writes it.
+ */
+function writtenLater(cmd: Command, path: readonly string[], n: Named): string | undefined {
+  const command = `neardup ${path.join(' ')}`;
+  if (cmd.getOptionValue('planOnly') === true || path.some((c) => IN_PLACE.has(c)))
+    return `"${command}" records it in the plan for the job's stages and report`;
+  const job = path[0] === 'job' && (path[1] === 'dedup' || path[1] === 'spans');
+  if (job && cmd.getOptionValue('local') !== true && n.option === '--out-dir') return `"${command}" without --local has its workers write the output shards`;
+  return undefined;
+}
+
+/** Refuses a name no local stand-in can serve: an input of a command that hands it to other processes, an output they write, or a name given twice. */
+function refuseUnstageable(n: Named, staged: readonly Named[], o: { handedOn: string | undefined; later: string | undefined }): void {
+  const { handedOn, later } = o;
   if (handedOn && !n.output) {
     throw new UsageError(
       `${n.value}: "${handedOn}" hands its inputs to other processes, which cannot read this machine's copy of S3 objects; give the job a work dir in S3 too (--work-dir s3://bucket/prefix), or run "neardup job dedup --local" or "neardup dedup"`,
+    );
+  }
+  if (later && n.output) {
+    throw new UsageError(
+      `${n.option} ${n.value}: ${later}, in other processes, which cannot upload this machine's copy; give the job a work dir in S3 too (--work-dir s3://bucket/prefix), or run it with --local`,
     );
   }
   const twice = staged.find((s) => s.value === n.value);
@@ -148,7 +169,7 @@ export async function resolveS3Paths(cmd: Command): Promise<S3Run | undefined> {
     if (!s3Job) await refuseAliasedS3(named);
     // Inputs first: an output that repeats one is refused as overwriting it.
     for (const n of [...named.filter((x) => !x.output), ...named.filter((x) => x.output)]) {
-      refuseUnstageable(n, staged, handedOn);
+      refuseUnstageable(n, staged, { handedOn, later: n.output ? writtenLater(cmd, path, n) : undefined });
       n.replace(n.output ? await stage.output(n.value, n.last) : await stage.input(n.value));
       staged.push(n);
     }

@@ -127,3 +127,28 @@ test(
     assert.deepEqual(sortedLines(report), S.single);
   },
 );
+
+// A job of plain shards only has no gather stage (every shard is read in place): its verify and
+// decide tasks asked for gather markers all the same, and every such job in S3 failed at verify.
+test("a work dir in S3 over local plain shards only (no gather stage): neardup dedup's pairs", opts, async () => {
+  const want = sortedLines(await ok(['dedup', 'in/*.jsonl', '--id-field', 'id', '-q']));
+  assert.ok(want.length > 10, `only ${want.length} pairs`);
+  await ok([
+    'job',
+    'dedup',
+    'in/*.jsonl',
+    '--local',
+    '--processes',
+    '1',
+    '--task-bytes',
+    '1',
+    '--work-dir',
+    `s3://${BUCKET}/jobs/plain`,
+    '--id-field',
+    'id',
+    '--out',
+    'plain.tsv',
+    '-q',
+  ]);
+  assert.deepEqual(sortedLines(fs.readFileSync(path.join(S.dir, 'plain.tsv'), 'utf8')), want);
+});

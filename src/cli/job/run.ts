@@ -193,18 +193,27 @@ export async function planFromFlags(
 
 /**
  * Saves the plan `spec` in the work dir `wd` (named `workDir`), or reuses the one there, once its
- * output directory is known to be fit: not the work dir nor holding it, and holding no file this job
- * will not write (an earlier run's). Checked before the plan is saved: a refused command leaves no
- * plan behind that the corrected command would meet as "a different job".
+ * output directory is known to be fit: not the work dir nor holding it, holding no file this job
+ * will not write (an earlier run's), and claimed by no other job still writing there. A refused
+ * command leaves no plan behind that the corrected command would meet as "a different job".
  */
 export async function savePlan(wd: WorkDir, workDir: string, spec: Omit<JobSpec, 'id' | 'version'>): Promise<JobSpec> {
   if (spec.output.dir) {
     await refuseDirectoryHolding({ what: '--out-dir', path: spec.output.dir }, { what: '--work-dir', path: workDir });
     await refuseStrayOutputs(spec.output.dir, outputShardNames(spec));
   }
+  // (load() of a local work dir may throw at once rather than reject.)
+  const existed = await Promise.resolve().then(() => wd.load()).then(() => true, () => false);
   const job = await wd.save(spec);
-  // An output directory from an earlier run must not look complete while it is rewritten.
-  await wd.markOutput(job, false);
+  try {
+    // The job claims its output directory (another job's is refused, naming --out-dir), and an earlier
+    // run's _SUCCESS goes: the directory must not look complete while it is rewritten.
+    await wd.markOutput(job, false);
+  } catch (e) {
+    // A refused new plan is not left behind for the corrected command to meet as "a different job".
+    if (!existed) await wd.clean(job, true);
+    throw e;
+  }
   return job;
 }
 

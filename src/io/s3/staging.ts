@@ -16,6 +16,7 @@ import { removeOnSignal } from '../write/output.js';
 import { isGlob, globBase } from '../read/shards.js';
 import { walkTree } from '../read/walk.js';
 import { refuseStrayOutputs } from '../write/outDir.js';
+import { refuseJobClaim } from '../write/outClaim.js';
 import { inParallel, isS3Url, PARALLEL, parseS3Url, s3Download, s3List, S3NotFoundError, s3Size, s3Upload } from './client.js';
 import { ownTempDir } from '../read/inputStamps.js';
 
@@ -222,6 +223,7 @@ export class S3Stage {
       if (!(await stat(local).catch(() => undefined))?.isDirectory()) continue;
       const names = (await walkTree(local, { skip: (n) => n.startsWith('.') })).map((e) => e.rel);
       await refuseStrayOutputs(url, names, 'output');
+      await refuseJobClaim(url, 'output');
     }
     const ordered = [...this.outputs.filter((o) => !o.last), ...this.outputs.filter((o) => o.last)];
     for (const { url, local } of ordered) {

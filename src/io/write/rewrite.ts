@@ -14,6 +14,7 @@ import { rewriteParquet, type RewriteHow, type RowVerdict } from './parquetWrite
 import { openInput, rowCount, type OpenedInput, type ReadOptions } from '../read/read.js';
 import { makeContext, type InputRecord } from '../read/record.js';
 import type { ShardList } from '../read/shards.js';
+import { refuseJobClaim } from './outClaim.js';
 import { lockOutputDirectory, refuseStrayOutputs, SUCCESS_MARKER, successText } from './outDir.js';
 import { annotateHeader, annotateRecord, tagClashAt } from './write.js';
 
@@ -137,6 +138,8 @@ export async function prepareOutputDirectory(list: ShardList, outDir: string): P
 /** The checks of {@link prepareOutputDirectory}, with the directory locked. */
 async function checkOutputDirectory(list: ShardList, outDir: string): Promise<void> {
   await refuseStrayOutputs(outDir, list.shards.map((s) => s.rel), 'output directory');
+  // A sharded job's output directory: refused while that job writes there (./outClaim.ts).
+  await refuseJobClaim(outDir, 'output directory');
   await fsp.rm(path.join(outDir, SUCCESS_MARKER), { force: true });
 }
 

@@ -160,7 +160,8 @@ export interface SpansJobPlan {
  */
 export function isJobEntry(rel: string): boolean {
   const top = rel.split('/')[0]!;
-  return top === 'job.json' || top.startsWith('.job.json.tmp-') || (STAGES as readonly string[]).includes(top);
+  // output.json: the stamp of the _SUCCESS the job wrote (src/shard/workdir/workDir.ts).
+  return top === 'job.json' || top === 'output.json' || top.startsWith('.job.json.tmp-') || (STAGES as readonly string[]).includes(top);
 }
 
 /** The command that removes a work dir: `rm -r` for a directory, the AWS CLI's for an `s3://` prefix. */

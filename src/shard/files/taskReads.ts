@@ -163,6 +163,14 @@ function linkInputs(job: JobSpec, t: number, known: readonly number[] | undefine
   return { reads, shards: [] };
 }
 
+/**
+ * The gathered texts of `tasks`, when the job has a gather stage: a job of plain shards only has none
+ * (every shard is read in place), and asking for its markers failed every S3 job of such shards.
+ */
+function gathered(job: JobSpec, tasks: number[]): TaskRead[] {
+  return taskCount(job, 'gather') === 0 ? [] : [{ stage: 'gather', tasks, files: ['texts.bin'] }];
+}
+
 /** A verify task's reads (see {@link taskInputs}). */
 function verifyInputs(job: JobSpec, t: number, known: readonly number[] | undefined): TaskInputs {
   const n = (s: StageName): number[] => every(taskCount(job, s));
@@ -175,7 +183,7 @@ function verifyInputs(job: JobSpec, t: number, known: readonly number[] | undefi
   if (!known) return { reads: first, shards: [] };
   const tasks = [...new Set(known.map((s) => taskOfShard(job, s)))].sort((a, b) => a - b);
   return {
-    reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, { stage: 'gather', tasks, files: ['texts.bin'] }],
+    reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, ...gathered(job, tasks)],
     // Plain shards are read in place; compressed and Parquet ones never are (their texts were gathered).
     shards: known.filter((s) => inPlace(job.shards[s]!.path)),
   };
@@ -197,7 +205,7 @@ function decideInputs(job: JobSpec, t: number, known: readonly number[] | undefi
   const texts = (job.removal ?? 'cluster') === 'cluster'
     && (job.output.mode === 'annotate' || (job.output.mode === 'dedup' && job.output.removed !== undefined));
   return {
-    reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, ...(texts ? [{ stage: 'gather' as const, tasks, files: ['texts.bin'] }] : [])],
+    reads: [...first, { stage: 'sign', tasks, files: ['docs.bin'] }, ...(texts ? gathered(job, tasks) : [])],
     shards: texts ? known.filter((s) => inPlace(job.shards[s]!.path)) : [],
   };
 }

@@ -5,13 +5,11 @@
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { SUCCESS_MARKER } from '../../io/write/rewrite.js';
-import { writeSuccessMarker } from '../../io/write/outDir.js';
 import { isS3Url } from '../../io/s3/client.js';
 import { processAlive as alive, readMarker, tempDirs } from '../files/commit.js';
 import { isJobEntry, loadJob, saveJob, type JobSpec, type TaskStage } from '../files/job.js';
 import { runTask } from '../stages/registry.js';
-import { outputShardNames, type WorkDir } from './workDir.js';
+import { checkOutputClaim, markOutputDir, releaseOutputDir, type WorkDir } from './workDir.js';
 
 function within(dir: string, p: string): boolean {
   const rel = path.relative(dir, p);
@@ -62,7 +60,8 @@ export class PosixWorkDir implements WorkDir {
     return Promise.resolve(readMarker(this.name, job, stage, t) !== undefined);
   }
 
-  run(job: JobSpec, stage: TaskStage, t: number): Promise<object> {
+  async run(job: JobSpec, stage: TaskStage, t: number): Promise<object> {
+    await checkOutputClaim(this, job, stage, () => this.isDone(job, stage, t));
     return runTask(this.name, stage, t, job);
   }
 
@@ -70,14 +69,15 @@ export class PosixWorkDir implements WorkDir {
     return fn(this.name);
   }
 
-  async markOutput(job: JobSpec, complete: boolean): Promise<void> {
-    if (!job.output.dir) return;
-    if (complete) await writeSuccessMarker(job.output.dir, outputShardNames(job));
-    else await fsp.rm(path.join(job.output.dir, SUCCESS_MARKER), { force: true });
+  markOutput(job: JobSpec, complete: boolean): Promise<void> {
+    return markOutputDir(this, job, complete);
   }
 
   async clean(job: JobSpec, all: boolean): Promise<string[]> {
-    if (all) return removeJobEntries(this.name, job);
+    if (all) {
+      await releaseOutputDir(this, job);
+      return removeJobEntries(this.name, job);
+    }
     // Temp directories of tasks whose process is gone on this machine (a running task's is kept).
     const gone = (await tempDirs(this.name)).filter((d) => {
       const m = /\.tmp-(\d+)-/.exec(path.basename(d));

@@ -27,8 +27,6 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { InputError, UsageError } from '../../common/errors.js';
 import { removeOnSignal } from '../../io/write/output.js';
-import { SUCCESS_MARKER } from '../../io/write/rewrite.js';
-import { writeSuccessMarker } from '../../io/write/outDir.js';
 import {
   inParallel,
   isS3Url,
@@ -67,7 +65,7 @@ import { jobReads, taskInputs, type TaskRead } from '../files/taskReads.js';
 import { convergedRound, type RoundState } from '../stages/linkDriver.js';
 import { markRunning, runningView, staleRunning } from './s3running.js';
 import { mapStrings, translated, type Names } from './s3names.js';
-import type { WorkDir } from './workDir.js';
+import { checkOutputClaim, markOutputDir, releaseOutputDir, type WorkDir } from './workDir.js';
 import { fetchPartition } from './s3partition.js';
 import { faultHooks } from '../../common/faults.js';
 import { ownTempDir } from '../../io/read/inputStamps.js';
@@ -300,6 +298,7 @@ export class S3WorkDir implements WorkDir {
   async run(job: JobSpec, stage: TaskStage, t: number): Promise<object> {
     const done = await this.storedMarker(job, stage, t);
     if (done) return done.body;
+    await checkOutputClaim(this, job, stage, () => Promise.resolve(false));
     const spool = await spoolDir();
     const { local, names } = this.localPlan(job, spool.dir);
     const ended = await markRunning(this.name, stage, t);
@@ -344,6 +343,8 @@ export class S3WorkDir implements WorkDir {
     const attempt = randomBytes(8).toString('hex');
     const uploads: [string, string][] = [];
     if (stage === 'filter' && job.output.dir && isS3Url(job.output.dir)) {
+      // The shards go straight to the output prefix: checked again after the task's long run.
+      await checkOutputClaim(this, job, stage, () => Promise.resolve(false));
       const { first, end } = shardsOfTask(job, t);
       for (let s = first; s < end; s++) uploads.push([path.join(local.output.dir!, job.shards[s]!.out), `${job.output.dir}/${job.shards[s]!.out}`]);
     }
@@ -432,16 +433,9 @@ export class S3WorkDir implements WorkDir {
     }
   }
 
-  /** `_SUCCESS` of the output prefix (or directory): removed when a job starts writing there, written when every output shard is. */
-  async markOutput(job: JobSpec, complete: boolean): Promise<void> {
-    const dir = job.output.dir;
-    if (!dir) return;
-    if (!isS3Url(dir)) {
-      if (complete) await writeSuccessMarker(dir, job.shards.filter((s) => s.side === 0).map((s) => s.out));
-      else await fsp.rm(path.join(dir, SUCCESS_MARKER), { force: true });
-      return;
-    }
-    await (complete ? writeSuccessMarker(dir, job.shards.filter((s) => s.side === 0).map((s) => s.out)) : s3Delete(`${dir}/${SUCCESS_MARKER}`));
+  /** `_SUCCESS` of the output prefix (or directory), under the job's claim (./workDir.ts). */
+  markOutput(job: JobSpec, complete: boolean): Promise<void> {
+    return markOutputDir(this, job, complete);
   }
 
   /**
@@ -451,6 +445,7 @@ export class S3WorkDir implements WorkDir {
    * PUTs, a late duplicate attempt could otherwise commit objects just deleted).
    */
   async clean(job: JobSpec, all: boolean): Promise<string[]> {
+    if (all) await releaseOutputDir(this, job);
     const { bucket, key } = parseS3Url(this.name);
     const prefix = key ? `${key}/` : '';
     const objects = (await s3List(bucket, prefix)).map((o) => o.key);

@@ -7,7 +7,22 @@
  * branch of their own.
  * @module
  */
-import type { JobSpec, TaskStage } from '../files/job.js';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { taskCount, type JobSpec, type StageName, type TaskStage } from '../files/job.js';
+import { isS3Url, s3Delete } from '../../io/s3/client.js';
+import { SUCCESS_MARKER, writeSuccessMarker } from '../../io/write/outDir.js';
+import {
+  claimOutputDirectory,
+  completeUnderClaim,
+  inDir,
+  readSmall,
+  releaseClaim,
+  requireClaim,
+  writeSmall,
+  type Claimant,
+  type ClaimHistory,
+} from '../../io/write/outClaim.js';
 
 /** A job's work dir, wherever it is. */
 export interface WorkDir {
@@ -29,7 +44,10 @@ export interface WorkDir {
    * Errors name the work dir's own names.
    */
   withView<T>(job: JobSpec, report: boolean, fn: (dir: string) => Promise<T>): Promise<T>;
-  /** Marks the output directory incomplete (a job starts writing there) or complete (`_SUCCESS`, after every output shard). */
+  /**
+   * Marks the output directory incomplete (a job starts writing there: it claims the directory,
+   * ../../io/write/outClaim.ts) or complete (`_SUCCESS` in place of the claim, after every output shard).
+   */
   markOutput(job: JobSpec, complete: boolean): Promise<void>;
   /** Removes what no marker names (leftovers of killed or losing attempts); with `all`, the whole job. Returns what was removed. */
   clean(job: JobSpec, all: boolean): Promise<string[]>;
@@ -38,4 +56,61 @@ export interface WorkDir {
 /** The names (relative to the output directory) of a job's output shards: one per corpus shard. */
 export function outputShardNames(job: Pick<JobSpec, 'shards'>): string[] {
   return job.shards.filter((s) => s.side === 0).map((s) => s.out);
+}
+
+/** The stage whose tasks write into the job's output directory, if it has one. */
+export function outputStage(job: JobSpec): TaskStage | undefined {
+  if (!job.output.dir) return undefined;
+  return job.spans ? 'spans-cut' : 'filter';
+}
+
+const claimant = (wd: WorkDir, job: JobSpec): Claimant => ({ workDir: wd.name, plan: job.id });
+
+/** The work dir's record of the `_SUCCESS` the job wrote into its output directory (./outClaim.ts). */
+const OUTPUT_RECORD = 'output.json';
+
+/** What the job in `wd` says about its output directory: whether its output stage wrote there, and the stamp of its `_SUCCESS`. */
+function history(wd: WorkDir, job: JobSpec, stage: TaskStage): ClaimHistory {
+  return {
+    async wrote() {
+      for (let t = 0; t < taskCount(job, stage as StageName); t++) if (await wd.isDone(job, stage, t)) return true;
+      return false;
+    },
+    async finished() {
+      const text = await readSmall(inDir(wd.name, OUTPUT_RECORD));
+      return text === undefined ? undefined : (JSON.parse(text) as { success?: string }).success;
+    },
+  };
+}
+
+/**
+ * Before task `t` of `stage` writes into the output directory: refuses (exit 2) a job that no longer
+ * holds its claim there. `done`: the task has committed (it writes nothing then).
+ */
+export async function checkOutputClaim(wd: WorkDir, job: JobSpec, stage: TaskStage, done: () => Promise<boolean>): Promise<void> {
+  if (stage !== outputStage(job) || (await done())) return;
+  await requireClaim(job.output.dir!, claimant(wd, job));
+}
+
+/** {@link WorkDir.markOutput} for every work dir: the claim, then `_SUCCESS` removed; or `_SUCCESS` in place of the claim. */
+export async function markOutputDir(wd: WorkDir, job: JobSpec, complete: boolean): Promise<void> {
+  const dir = job.output.dir;
+  const stage = outputStage(job);
+  if (!dir || !stage) return;
+  const me = claimant(wd, job);
+  if (complete) {
+    return completeUnderClaim(dir, me, {
+      history: history(wd, job, stage),
+      write: () => writeSuccessMarker(dir, outputShardNames(job)),
+      keep: (success) => writeSmall(inDir(wd.name, OUTPUT_RECORD), `${JSON.stringify({ success })}\n`),
+    });
+  }
+  await claimOutputDirectory(dir, me, history(wd, job, stage));
+  if (isS3Url(dir)) await s3Delete(inDir(dir, SUCCESS_MARKER));
+  else await fsp.rm(path.join(dir, SUCCESS_MARKER), { force: true });
+}
+
+/** For `job clean --all`: the job's claim on its output directory goes (its shards stay, without `_SUCCESS`). */
+export async function releaseOutputDir(wd: WorkDir, job: JobSpec): Promise<void> {
+  if (job.output.dir) await releaseClaim(job.output.dir, claimant(wd, job));
 }

@@ -254,3 +254,28 @@ test('--removed s3://… is an output uploaded with the output, in every format 
   assert.equal(same.code, 2, same.stderr);
   assert.match(same.stderr, /--removed s3:\/\/corpus\/rm-same\.tsv is also --out/);
 });
+
+// The hostile sweep found `job plan --work-dir LOCAL --out-dir s3://…` exiting 0 with a plan that
+// names the local stand-in of the prefix (a temp directory removed when the command ends): the
+// stages then wrote the shards there and nothing reached the bucket. Every command whose outputs
+// other processes write later is refused naming the option, and leaves no plan.
+test('a job with a local work dir: an s3:// output written later by other processes is refused, naming it, and no plan is left', opts, async () => {
+  const cases: [string, string[]][] = [
+    ['job plan --out-dir', ['job', 'plan', 'in', '--output', 'dedup', '--out-dir', `s3://${BUCKET}/later/`]],
+    ['job plan --removed', ['job', 'plan', 'in', '--output', 'dedup', '--out-dir', 'later-local', '--removed', `s3://${BUCKET}/later/removed.tsv`]],
+    ['job spans --plan-only --out-dir', ['job', 'spans', 'in', '--plan-only', '--out-dir', `s3://${BUCKET}/later/`]],
+    ['job dedup --redis --out-dir', ['job', 'dedup', 'in', '--redis', 'redis://127.0.0.1:1', '--output', 'dedup', '--out-dir', `s3://${BUCKET}/later/`]],
+  ];
+  for (const [name, args] of cases) {
+    const work = `w-later-${randomBytes(3).toString('hex')}`;
+    const r = await run([...args, '--id-field', 'id', '--work-dir', work, '-q'], server.endpoint);
+    assert.equal(r.code, 2, `${name}: ${r.stderr}`);
+    assert.match(
+      r.stderr,
+      /(--out-dir|--removed) s3:\/\/corpus\/later\/.*in other processes, which cannot upload this machine's copy; give the job a work dir in S3/,
+      name,
+    );
+    assert.ok(!fs.existsSync(path.join(dir, work)), `${name}: no plan left`);
+  }
+  assert.equal((await getObjects(server, BUCKET, 'later/')).size, 0);
+});

@@ -200,36 +200,7 @@ describe('--out-dir with an output that is one file', () => {
   });
 });
 
-describe('two jobs planned over one --out-dir (two work dirs)', () => {
-  it(
-    'their stages interleaved as array runners may run them, the directory never holds a mix of the two under _SUCCESS',
-    { todo: "defect: nothing claims a job's --out-dir; job B's spans-cut writes over job A's finished shards and A's _SUCCESS stays (see the hostile report)" },
-    async () => {
-      const root = fs.realpathSync(tmpDir());
-      const a = shards(root, 'x', 3);
-      const b = shards(root, 'y', 3);
-      const out = path.join(root, 'out');
-      const stages = ['spans-hash', 'spans-find', 'spans-text', 'spans-decide', 'spans-cut'];
-      const plan = (input: string, work: string) =>
-        cliInProcess(['job', 'spans', input, '--id-field', 'id', '--work-dir', work, '--out-dir', out, '--plan-only', '--task-bytes', '100', '-q']);
-      const wa = path.join(root, 'wa');
-      const wb = path.join(root, 'wb');
-      for (const [input, work] of [[a, wa], [b, wb]] as const) {
-        const r = await plan(input, work);
-        assert.equal(r.code, 0, r.stderr);
-      }
-      for (const s of stages) await cliInProcess(['stage', s, '--work-dir', wa, '--all']);
-      assert.equal((await cliInProcess(['job', 'report', '--work-dir', wa, '-q'])).code, 0);
-      // Job B, planned before A ran, runs its stages now, up to one task of spans-cut.
-      for (const s of stages.slice(0, -1)) await cliInProcess(['stage', s, '--work-dir', wb, '--all']);
-      await cliInProcess(['stage', 'spans-cut', '--work-dir', wb, '--task', '0']);
-      if (!fs.existsSync(path.join(out, '_SUCCESS'))) return;
-      const listed = fs.readFileSync(path.join(out, '_SUCCESS'), 'utf8').split('\n').filter(Boolean);
-      const from = new Set(listed.map((f) => (/"x\d/.test(fs.readFileSync(path.join(out, f), 'utf8')) ? 'x' : 'y')));
-      assert.equal(from.size, 1, `_SUCCESS vouches for shards of both jobs: ${listed.join(', ')}`);
-    },
-  );
-});
+// Two jobs planned over one --out-dir (two work dirs): test/io/write/out-claim.test.ts.
 
 describe('a reused s3:// output prefix', { skip: s3rverMissing() }, () => {
   let s3: S3Server;

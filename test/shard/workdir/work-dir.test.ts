@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tmpDir } from '../../cliUtil.js';
 import { cliInProcess } from '../../helpers/inProcessCli.js';
-import { STAGES } from '../../../src/shard/files/job.js';
+import { isJobEntry } from '../../../src/shard/files/job.js';
+import { CLAIM_FILE } from '../../../src/io/write/outClaim.js';
 
 function doc(id: string, n: number): string {
   return JSON.stringify({ id, text: `a flat near the station number ${n} with a small garden and a view ${n}` }) + '\n';
@@ -66,14 +67,17 @@ describe('job clean --all', () => {
           assert.equal(rep.code, 0, rep.stderr);
         }
         place.user?.(J);
-        const jobEntries = fs.readdirSync(J).filter((n) => n === 'job.json' || (STAGES as readonly string[]).includes(n));
+        const jobEntries = fs.readdirSync(J).filter(isJobEntry);
         assert.ok(jobEntries.includes('job.json'), 'the job wrote its plan');
-        const keep = new Map([...tree(J)].filter(([rel]) => !jobEntries.includes(rel.split(path.sep)[0]!)));
+        // The job's claim on its --out-dir (an unfinished job's) is the job's own: it goes too.
+        const claim = [...tree(J).keys()].find((rel) => path.basename(rel) === CLAIM_FILE);
+        const keep = new Map([...tree(J)].filter(([rel]) => !jobEntries.includes(rel.split(path.sep)[0]!) && rel !== claim));
         assert.ok(how === 'job plan' || keep.size > 0, 'outputs inside J');
         const c = await cliInProcess(['job', 'clean', '--work-dir', J, '--all', '-q']);
         assert.equal(c.code, 0, c.stderr);
         assert.deepEqual(tree(J), keep, 'every output and user file stays, byte for byte');
         for (const n of jobEntries) assert.ok(!fs.existsSync(path.join(J, n)), `${n} removed`);
+        if (claim) assert.ok(!fs.existsSync(path.join(J, claim)), 'the claim is released');
         // Nothing of the job's own left: the work dir goes with it when nothing else is there.
         if (keep.size === 0) assert.ok(!fs.existsSync(J));
       });
