@@ -82,21 +82,24 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
  * pieces cost 4–5 times `textHash2`'s: the string path and `--normalize none` hash every unit here.
  */
 class CodeUnitHash {
-  private readonly fn: Pick<Kernels, 'hashUnits' | 'memory'> | undefined;
+  /** The instance, made at the first hash (the default preset's units rarely come here): undefined before, null without the kernels. */
+  private made: Pick<Kernels, 'hashUnits' | 'memory'> | null | undefined;
   private lanes = new Uint32Array(0);
   private units = new Uint16Array(0);
   private bytes = Buffer.alloc(0);
 
-  constructor() {
-    const mod = kernelsModule();
-    if (!mod) return;
-    this.fn = new WebAssembly.Instance(mod, {}).exports as unknown as Kernels;
-    this.views();
+  private get fn(): Pick<Kernels, 'hashUnits' | 'memory'> | null {
+    if (this.made === undefined) {
+      const mod = kernelsModule();
+      this.made = mod ? (new WebAssembly.Instance(mod, {}).exports as unknown as Kernels) : null;
+      if (this.made) this.views();
+    }
+    return this.made;
   }
 
   /** The lanes at 0, the code units from {@link AT}: views made again after the memory grows. */
   private views(): void {
-    const ab = this.fn!.memory.buffer;
+    const ab = this.made!.memory.buffer;
     this.lanes = new Uint32Array(ab, 0, 2);
     this.units = new Uint16Array(ab, AT, (ab.byteLength - AT) >>> 1);
     this.bytes = Buffer.from(ab, AT, ab.byteLength - AT);
