@@ -15,6 +15,15 @@ import { cliInProcess } from '../../helpers/inProcessCli.js';
 import { jsonl, plantedDocs, writeShards, type Doc } from '../../helpers/shards.js';
 import { neardupAsync } from '../../helpers/procs.js';
 import { removeCommand, STAGES, type StageName } from '../../../src/shard/files/job.js';
+import { CLAIM_FILE } from '../../../src/io/write/outClaim.js';
+
+/** Puts `outDir` in the state of the job planned in `work` still writing there: its claim held, no `_SUCCESS`. */
+function holdClaim(work: string, outDir: string): void {
+  const plan = (JSON.parse(fs.readFileSync(path.join(work, 'job.json'), 'utf8')) as { id: string }).id;
+  fs.rmSync(path.join(outDir, '_SUCCESS'), { force: true });
+  fs.rmSync(path.join(work, 'output.json'), { force: true });
+  fs.writeFileSync(path.join(outDir, CLAIM_FILE), `${JSON.stringify({ workDir: work, plan, at: new Date().toISOString() })}\n`);
+}
 
 describe('job directories: one plan, one input, no torn files', () => {
   let dir: string;
@@ -330,6 +339,9 @@ describe('job directories: one plan, one input, no torn files', () => {
         // each of the ~70 damaged jobs. The output directory of --output dedup is part of the plan:
         // its shards go to the same one again.
         const out = mode === 'dedup' ? ref : path.join(dir, `damage-out-${mode}-${i}-${how}`);
+        // Each copy is the job resumed while it holds its claim on that directory (src/io/write/outClaim.ts):
+        // the copies share one plan id, and each rerun's _SUCCESS supersedes the one the others recorded.
+        if (mode === 'dedup') holdClaim(work2, ref);
         let r = { code: 0, stderr: '' };
         for (const s of later) {
           if (s === 'filter' && mode !== 'dedup') break;
