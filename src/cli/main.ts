@@ -12,6 +12,7 @@ import { startWithHugePages } from './hugePages.js';
 startWithHugePages();
 const { createProgram, runProgram } = await import('./program.js');
 const { writeError } = await import('../io/write/output.js');
+const { oneRunPerProcess } = await import('../io/read/inputStamps.js');
 
 /**
  * Each subcommand's module is imported only when it runs (or for help and unknown commands, all of
@@ -46,4 +47,6 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   process.stderr.write(`neardup: ${writeError('standard output', e).message}\n`);
   process.exit(1);
 });
+// This process runs one command: its input stamps need no AsyncLocalStorage (../io/read/inputStamps.ts).
+oneRunPerProcess();
 process.exitCode = await runProgram(program, process.argv);

@@ -8,7 +8,8 @@
  * naming the file, no output exists (a directory of output shards may, empty) and no temp file is left; the same case untouched exits 0 and
  * writes its outputs (so the refusal is not for another reason). The library's `dedupFile` and
  * `dedupSpansFile` are refused the same way, and a file changed between two runs of one process
- * is not the second run's problem.
+ * is not the second run's problem. Touched cases alternate between the run the CLI binary makes (the process's
+ * one run, `oneRunPerProcess`) and the one per call of a process that may run several.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,6 +21,7 @@ import { createProgram, runProgram } from '../../../src/cli/program.js';
 import { dedupCommand } from '../../../src/cli/dedup/command.js';
 import { spansCommand } from '../../../src/cli/spans/command.js';
 import { installFaultHooks } from '../../../src/common/faults.js';
+import { oneRunPerProcess } from '../../../src/io/read/inputStamps.js';
 import { dedupFile, dedupSpansFile, InputChangedError } from '../../../src/index.js';
 
 const READ_OPTIONS = new Set(['--against', '--work-dir']);
@@ -29,8 +31,10 @@ function outputOptions(cmd: Command): string[] {
   return cmd.options.filter((o) => /<(file|dir)>/.test(o.flags) && !READ_OPTIONS.has(o.long!)).map((o) => o.long!);
 }
 
-async function cli(args: string[]): Promise<{ code: number; stderr: string }> {
+/** `wholeProcess`: the run as the CLI binary makes it, the process's one run, without AsyncLocalStorage. */
+async function cli(args: string[], wholeProcess = false): Promise<{ code: number; stderr: string }> {
   const program = createProgram().addCommand(dedupCommand()).addCommand(spansCommand());
+  if (wholeProcess) oneRunPerProcess();
   let stderr = '';
   const sink = { write: (s: string) => ((stderr += s), true) } as unknown as NodeJS.WritableStream;
   const code = await runProgram(program, ['node', 'neardup', ...args], sink);
@@ -136,7 +140,8 @@ describe('an input changed while the run reads it: no output is put in place', (
             const before = filesUnder(path.join(root, 'out')).length;
             touch = touchIt;
             touched = 0;
-            const r = await cli([cmd, input.arg, ...input.extra, ...route, ...out.args, '-q']);
+            // Touched cases alternate between the two ways a run keeps its stamps.
+            const r = await cli([cmd, input.arg, ...input.extra, ...route, ...out.args, '-q'], touchIt && cases % 2 === 1);
             touch = false;
             const what = `${cmd} ${route.join(' ')} ${layout} ${option} ${touchIt ? 'touched' : 'untouched'}`;
             if (!touchIt) {
@@ -181,8 +186,8 @@ describe('an input changed while the run reads it: no output is put in place', (
 
   it('a file changed between two runs of one process is not the second run’s problem', async () => {
     const input = inputs.jsonl!;
-    for (let i = 0; i < 2; i++) {
-      const r = await cli(['spans', input.arg, ...input.extra, '--out', fresh('.jsonl'), '-q']);
+    for (let i = 0; i < 4; i++) {
+      const r = await cli(['spans', input.arg, ...input.extra, '--out', fresh('.jsonl'), '-q'], i >= 2);
       assert.equal(r.code, 0, r.stderr);
       const st = fs.statSync(input.arg);
       fs.utimesSync(input.arg, st.atime, new Date(st.mtimeMs + 1000));
