@@ -2,6 +2,7 @@
  * A growable uint32 buffer, for stage outputs whose length is known only at the end.
  * @module
  */
+import { grown, mapped } from '../../spans/memory.js';
 
 /** Appends uint32 values; `view()` is the filled part. */
 export class U32Buf {
@@ -10,7 +11,9 @@ export class U32Buf {
   length = 0;
 
   constructor(capacity = 1024) {
-    this.data = new Uint32Array(Math.max(16, capacity));
+    // On a resizable buffer, grown in place (../../spans/memory.ts): a doubled copy left the old one
+    // for the collector, and a spans job's columns of millions of rows peaked at twice their size.
+    this.data = mapped(Uint32Array, Math.max(16, capacity), 1 << 24);
   }
 
   /** Values it holds before growing. */
@@ -20,11 +23,7 @@ export class U32Buf {
 
   /** Appends one value. */
   push(v: number): void {
-    if (this.length === this.data.length) {
-      const d = new Uint32Array(this.data.length * 2);
-      d.set(this.data);
-      this.data = d;
-    }
+    if (this.length === this.data.length) this.data = grown(this.data, this.length + 1);
     this.data[this.length++] = v;
   }
 
@@ -33,11 +32,7 @@ export class U32Buf {
    * [length, length + extra), then add `extra` to `length` (a loop of pushes checks room per value).
    */
   room(extra: number): Uint32Array {
-    if (this.length + extra > this.data.length) {
-      const d = new Uint32Array(Math.max(this.length + extra, this.data.length * 2));
-      d.set(this.data.subarray(0, this.length));
-      this.data = d;
-    }
+    if (this.length + extra > this.data.length) this.data = grown(this.data, this.length + extra);
     return this.data;
   }
 
@@ -53,6 +48,8 @@ export class U32Buf {
  */
 export function groupBy(group: Uint32Array, groups: number, columns: Uint32Array[]): { columns: Uint32Array[]; start: Float64Array } {
   const n = group.length;
+  // One group: the columns are in its order already (a copy was as large as them all).
+  if (groups === 1) return { columns, start: Float64Array.of(0, n) };
   const start = new Float64Array(groups + 1);
   for (let i = 0; i < n; i++) start[group[i]! + 1]!++;
   for (let g = 0; g < groups; g++) start[g + 1]! += start[g]!;

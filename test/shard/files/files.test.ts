@@ -14,7 +14,7 @@ import { ColumnFile, writeColumns } from '../../../src/shard/files/columns.js';
 import { commitTask, failedFile, readFailed, readMarker, requireMarker, taskDir, tempDirs } from '../../../src/shard/files/commit.js';
 import { tasksOfMember, arrayIndexFromEnv } from '../../../src/shard/stages/registry.js';
 import { outputNames } from '../../../src/shard/files/layout.js';
-import { groupBy } from '../../../src/shard/files/u32buf.js';
+import { groupBy, U32Buf } from '../../../src/shard/files/u32buf.js';
 import { Reusable } from '../../../src/shard/stages/reuse.js';
 import { docsCache, jobDocs } from '../../../src/shard/files/docs.js';
 import { PieceReader } from '../../../src/shard/files/verified.js';
@@ -272,14 +272,33 @@ describe('array jobs and plans', () => {
     assert.deepEqual(outputNames(['/d/a/x.jsonl', '/d/b/x.jsonl']), ['a/x.jsonl', 'b/x.jsonl']);
   });
 
-  it('groupBy is a stable counting sort (property)', () => {
+  it('groupBy is a stable counting sort, one group included (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.nat({ max: 6 }), { maxLength: 100 }), (g) => {
+      fc.property(fc.integer({ min: 1, max: 7 }), fc.array(fc.nat({ max: 6 }), { maxLength: 100 }), (groups, drawn) => {
+        const g = drawn.map((x) => x % groups);
         const vals = Uint32Array.from(g.map((_, i) => i));
-        const r = groupBy(Uint32Array.from(g), 7, [vals]);
+        const r = groupBy(Uint32Array.from(g), groups, [vals]);
         const expected = g.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((x) => x[1]);
         assert.deepEqual([...r.columns[0]!], expected);
-        for (let x = 0; x < 7; x++) assert.equal(r.start[x + 1]! - r.start[x]!, g.filter((y) => y === x).length);
+        for (let x = 0; x < groups; x++) assert.equal(r.start[x + 1]! - r.start[x]!, g.filter((y) => y === x).length);
+      }),
+    );
+  });
+
+  it('U32Buf: pushes and room() writes read back, across its growth (property)', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 40 }), fc.array(fc.oneof(fc.nat(), fc.array(fc.nat(), { maxLength: 700 })), { maxLength: 60 }), (cap, steps) => {
+        const b = new U32Buf(cap);
+        const want: number[] = [];
+        for (const s of steps) {
+          if (typeof s === 'number') b.push(s);
+          else {
+            b.room(s.length).set(s, b.length);
+            b.length += s.length;
+          }
+          want.push(...(typeof s === 'number' ? [s] : s));
+        }
+        assert.deepEqual([...b.view()], want);
       }),
     );
   });

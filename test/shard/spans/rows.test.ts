@@ -2,7 +2,8 @@
  * The spans job's packed row files (src/shard/spans/rows.ts): drawn grouped rows (documents
  * ascending within a group, offsets ascending within a document, hashes and values anywhere in
  * uint32, empty groups) read back as themselves, group by group and over ranges of groups; and a
- * torn file, or a marker whose byte starts are not the groups', is a damaged file, never rows.
+ * torn file, or a marker whose byte starts are not the groups', is a damaged file, never rows;
+ * readers' sorted shares merge into one sorted list (mergeByDoc).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +11,7 @@ import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DamagedFileError } from '../../../src/shard/files/columns.js';
-import { packRows, readPacked, type RowLayout } from '../../../src/shard/spans/rows.js';
+import { mergeByDoc, packRows, readPacked, type RowLayout } from '../../../src/shard/spans/rows.js';
 import { rng } from '../../helpers/spansSets.js';
 
 const LAYOUTS: RowLayout[] = [
@@ -78,6 +79,27 @@ describe('packed row files', () => {
       if (g < 0) continue;
       const moved = packed.bytes.map((b, i) => (i === g ? b - 1 : b));
       assert.throws(() => readPacked(file, layout, { rows: start, bytes: moved }, [g - 1, g + 1]), DamagedFileError, `seed ${seed}`);
+    }
+  });
+
+  it("mergeByDoc: several readers' sorted shares merge into the rows sorted by (document, unit index), every column along (drawn shares)", () => {
+    for (let seed = 0; seed < 200; seed++) {
+      const r = rng(seed);
+      const width = 2 + r.int(3);
+      // Each (document, unit) is in one share (a unit is in one partition); each share is sorted.
+      const all: number[][] = [];
+      const parts: number[][][] = Array.from({ length: 1 + r.int(6) }, () => []);
+      for (let d = 0, n = r.int(40); d < n; d++) {
+        const doc = d * 3 + r.int(3);
+        for (let k = 0, m = 1 + r.int(6); k < m; k++) {
+          const row = [doc, k * 2 + r.int(2), ...Array.from({ length: width - 2 }, () => r.int(1 << 30))];
+          all.push(row);
+          parts[r.int(parts.length)]!.push(row);
+        }
+      }
+      const cols = (rows: number[][]): Uint32Array[] => Array.from({ length: width }, (_, c) => Uint32Array.from(rows, (x) => x[c]!));
+      const got = mergeByDoc(parts.map(cols), width);
+      assert.deepEqual(got.map((c) => [...c]), cols(all).map((c) => [...c]), `seed ${seed}`);
     }
   });
 
