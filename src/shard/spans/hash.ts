@@ -20,8 +20,7 @@ import { OffsetCursor } from '../../spans/offsets.js';
 import { commitTask, writeSynced } from '../files/commit.js';
 import { shardsOfTask, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
-import { groupBy, U32Buf } from '../files/u32buf.js';
-import { packRows, partitionOf, type RowLayout } from './rows.js';
+import { partitionOf, RowPacker, type RowLayout } from './rows.js';
 import { groupRuns, walkedAll, walkerAt } from './anchorFind.js';
 
 /**
@@ -75,8 +74,9 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
     walker.runs = groupRuns(workDir, job, t);
     const cursor = new OffsetCursor();
     const width = unitColumns(job);
-    const cols = Array.from({ length: width }, () => new U32Buf());
-    const part = new U32Buf();
+    // Rows packed as they come, by hash partition.
+    const packer = new RowPacker(unitLayout(job), job.partitions);
+    const row = packer.row;
     const ids: (string | null)[] = [];
     const rows: number[] = [];
     const marker: SpansHashMarker = { shards: [], docs: 0, units: 0, passed: 0, explicit: false, pstart: [], pbytes: [], formats: [] };
@@ -96,16 +96,16 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
           cursor.reset(r.text);
           walkerAt(walker, doc);
           walker.each(r.text, (k) => {
-            cols[0]!.push(walker.hash[0]!);
-            cols[1]!.push(walker.hash[1]!);
-            cols[2]!.push(doc);
-            cols[3]!.push(k);
+            row[0] = walker.hash[0]!;
+            row[1] = walker.hash[1]!;
+            row[2] = doc;
+            row[3] = k;
             if (width === 6) {
               cursor.at(walker.units.start[k]!);
-              cols[4]!.push(cursor.cp);
-              cols[5]!.push(cursor.byte);
+              row[4] = cursor.cp;
+              row[5] = cursor.byte;
             }
-            part.push(partitionOf(walker.hash[0]!, job.partitions));
+            packer.add(partitionOf(walker.hash[0]!, job.partitions));
           });
           if (walker.runs) marker.passed += walker.skipped;
         }
@@ -116,10 +116,9 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
       marker.formats.push(input.format);
     }
     walkedAll(walker.runs, marker.docs);
-    const grouped = groupBy(part.view(), job.partitions, cols.map((c) => c.view()));
-    marker.units = part.length;
-    marker.pstart = Array.from(grouped.start);
-    const packed = packRows(grouped.columns, unitLayout(job), grouped.start);
+    const packed = packer.finish();
+    marker.units = packed.start[packed.start.length - 1]!;
+    marker.pstart = packed.start;
     marker.pbytes = packed.bytes;
     await writeSynced(path.join(dir, 'units.u32'), packed.buf);
     await writeSynced(path.join(dir, 'docs.json'), JSON.stringify({ ids, rows }));

@@ -17,6 +17,7 @@ import path from 'node:path';
 import { DamagedFileError } from '../files/columns.js';
 import { requireMarker, taskDir } from '../files/commit.js';
 import { taskCount, type JobSpec, type StageName } from '../files/job.js';
+import { grown, mapped } from '../../spans/memory.js';
 
 /** The partition of a unit's hash (its high lane, well mixed), or of a window's anchor hash. */
 export const partitionOf = (hi: number, partitions: number): number => hi % partitions;
@@ -69,43 +70,90 @@ const zig = (d: number): number => (d >= 0 ? 2 * d : -2 * d - 1);
 
 /** Packs rows of `columns` grouped as `start` gives (group g: rows [start[g], start[g + 1])). */
 export function packRows(columns: readonly Uint32Array[], layout: RowLayout, start: ArrayLike<number>): PackedRows {
-  const { kinds } = layout;
-  const dc = layout.doc ?? 0;
-  let out = new Uint8Array(Math.max(64, 2 * kinds.length * (start[start.length - 1] ?? 0)));
-  let at = 0;
-  const prev = new Float64Array(kinds.length);
-  const bytes = [0];
-  for (let g = 0; g + 1 < start.length; g++) {
-    prev.fill(0);
+  const groups = Math.max(0, start.length - 1);
+  const packer = new RowPacker(layout, groups);
+  for (let g = 0; g < groups; g++) {
     for (let r = start[g]!; r < start[g + 1]!; r++) {
-      if (at + 5 * kinds.length > out.length) {
-        const o = new Uint8Array(Math.ceil(out.length * 1.5) + 5 * kinds.length);
-        o.set(out.subarray(0, at));
-        out = o;
-      }
-      const newDoc = columns[dc]![r]! !== prev[dc];
-      for (let c = 0; c < kinds.length; c++) {
-        const v = columns[c]![r]!;
-        const k = kinds[c];
-        if (k === 'raw') {
-          out[at++] = v & 0xff;
-          out[at++] = (v >>> 8) & 0xff;
-          out[at++] = (v >>> 16) & 0xff;
-          out[at++] = v >>> 24;
-          continue;
-        }
-        let x = k === 'var' ? v : zig(v - (k === 'inDoc' && newDoc ? 0 : prev[c]!));
-        while (x >= 128) {
-          out[at++] = (x % 128) + 128;
-          x = Math.floor(x / 128);
-        }
-        out[at++] = x;
-      }
-      for (let c = 0; c < kinds.length; c++) prev[c] = columns[c]![r]!;
+      for (let c = 0; c < columns.length; c++) packer.row[c] = columns[c]![r]!;
+      packer.add(g);
     }
-    bytes.push(at);
   }
-  return { buf: Buffer.from(out.buffer, out.byteOffset, at), bytes };
+  return packer.finish();
+}
+
+/**
+ * Packs rows as they come, each into its group's bytes ({@link packRows}' encoding): a stage that
+ * makes millions of rows keeps them packed (a few bytes a row), not as a uint32 column each, then
+ * grouped by a copy, then packed (28 bytes a row and more, spans-hash's peak).
+ */
+export class RowPacker {
+  /** The next row's columns: set them, then {@link add}. */
+  readonly row: Float64Array;
+  private readonly bufs: Uint8Array[];
+  private readonly at: Float64Array;
+  private readonly prev: Float64Array[];
+  /** Rows added to each group. */
+  readonly rows: Float64Array;
+
+  constructor(
+    private readonly layout: RowLayout,
+    groups: number,
+  ) {
+    const w = layout.kinds.length;
+    this.row = new Float64Array(w);
+    this.bufs = Array.from({ length: groups }, () => mapped(Uint8Array, 64, 1 << 26));
+    this.at = new Float64Array(groups);
+    this.prev = Array.from({ length: groups }, () => new Float64Array(w));
+    this.rows = new Float64Array(groups);
+  }
+
+  /** Adds {@link row} to group `g`. */
+  add(g: number): void {
+    const { kinds } = this.layout;
+    const dc = this.layout.doc ?? 0;
+    const row = this.row;
+    const prev = this.prev[g]!;
+    let at = this.at[g]!;
+    let out = this.bufs[g]!;
+    if (at + 5 * kinds.length > out.length) out = this.bufs[g] = grown(out, at + 5 * kinds.length);
+    const newDoc = row[dc]! !== prev[dc];
+    for (let c = 0; c < kinds.length; c++) {
+      const v = row[c]!;
+      const k = kinds[c];
+      if (k === 'raw') {
+        out[at++] = v & 0xff;
+        out[at++] = (v >>> 8) & 0xff;
+        out[at++] = (v >>> 16) & 0xff;
+        out[at++] = v >>> 24;
+        continue;
+      }
+      let x = k === 'var' ? v : zig(v - (k === 'inDoc' && newDoc ? 0 : prev[c]!));
+      while (x >= 128) {
+        out[at++] = (x % 128) + 128;
+        x = Math.floor(x / 128);
+      }
+      out[at++] = x;
+    }
+    prev.set(row);
+    this.at[g] = at;
+    this.rows[g]!++;
+  }
+
+  /** The groups' bytes one after the other, where each starts (groups + 1), and where each group's rows start (groups + 1). */
+  finish(): PackedRows & { start: number[] } {
+    const bytes = [0];
+    const start = [0];
+    for (let g = 0; g < this.bufs.length; g++) {
+      bytes.push(bytes[g]! + this.at[g]!);
+      start.push(start[g]! + this.rows[g]!);
+    }
+    const total = bytes[bytes.length - 1]!;
+    // One group: its bytes as they are (a copy was as large as them).
+    const one = this.bufs.length === 1 ? this.bufs[0]! : undefined;
+    const out = one ?? new Uint8Array(total);
+    if (!one) this.bufs.forEach((b, g) => out.set(b.subarray(0, this.at[g]!), bytes[g]!));
+    return { buf: Buffer.from(out.buffer, out.byteOffset, total), bytes, start };
+  }
 }
 
 /** Decodes `out.n` rows of one group from `b` into `out.cols` from row `out.into`; false when its bytes are not exactly those rows. */
