@@ -18,9 +18,9 @@ import { UnitVerifier, type Occurrence } from '../../spans/verify.js';
 import { DamagedFileError } from '../files/columns.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { taskCount, type JobSpec } from '../files/job.js';
-import { groupBy, U32Buf } from '../files/u32buf.js';
+import { U32Buf } from '../files/u32buf.js';
 import { partitionUnits, type PartitionUnits } from './find.js';
-import { packRows, readCodeUnits, readPacked, type RowLayout } from './rows.js';
+import { readCodeUnits, readPacked, RowPacker, type RowLayout } from './rows.js';
 import { TEXT_LAYOUT, type SpansTextMarker } from './text.js';
 
 /**
@@ -151,8 +151,8 @@ export function runSpansDecide(workDir: string, job: JobSpec, p: number): Promis
     const { v, sideOf } = checkTexts(workDir, job, p, pu);
     const keepFirst = o.minDocs === undefined;
     const width = cutColumns(job);
-    const cols = Array.from({ length: width }, () => new U32Buf());
-    const group = new U32Buf();
+    const packer = new RowPacker(cutLayout(job), parts.length);
+    const row = packer.row;
     for (const [g, rows] of parts.entries()) {
       const [hi, lo, doc, k] = rows as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
       for (let r = 0; r < hi.length; r++) {
@@ -161,25 +161,25 @@ export function runSpansDecide(workDir: string, job: JobSpec, p: number): Promis
         const s = v.collides(i) ? (sideOf.get(`${g}:${doc[r]}:${k[r]}`) ?? -1) : -1;
         const removed = keepFirst ? !v.isFirst(i, s, base[g]! + doc[r]!, k[r]!) : v.docs(i, s) >= o.minDocs!;
         if (!removed) continue;
-        cols[0]!.push(doc[r]!);
-        cols[1]!.push(k[r]!);
-        group.push(g);
-        if (width === 2) continue;
-        cols[2]!.push(keepFirst ? v.firstDoc(i, s) : NONE);
-        cols[3]!.push(keepFirst ? v.firstCp(i, s) : NONE);
-        cols[4]!.push(keepFirst ? v.firstByte(i, s) : NONE);
-        cols[5]!.push(v.count(i, s));
-        cols[6]!.push(v.docs(i, s));
+        row[0] = doc[r]!;
+        row[1] = k[r]!;
+        if (width > 2) {
+          row[2] = keepFirst ? v.firstDoc(i, s) : NONE;
+          row[3] = keepFirst ? v.firstCp(i, s) : NONE;
+          row[4] = keepFirst ? v.firstByte(i, s) : NONE;
+          row[5] = v.count(i, s);
+          row[6] = v.docs(i, s);
+        }
+        packer.add(g);
       }
     }
-    const grouped = groupBy(group.view(), parts.length, cols.map((c) => c.view()));
-    const packed = packRows(grouped.columns, cutLayout(job), grouped.start);
+    const packed = packer.finish();
     await writeSynced(path.join(dir, 'cuts.u32'), packed.buf);
     return {
       distinct: v.distinct,
       ...mostRepeated(v, o.top),
-      removed: group.length,
-      gstart: Array.from(grouped.start),
+      removed: packed.start[packed.start.length - 1]!,
+      gstart: packed.start,
       gbytes: packed.bytes,
     };
   });

@@ -13,9 +13,8 @@ import path from 'node:path';
 import { UnitTable } from '../../spans/table.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { taskCount, type JobSpec } from '../files/job.js';
-import { groupBy, U32Buf } from '../files/u32buf.js';
 import { unitLayout, type SpansHashMarker } from './hash.js';
-import { packRows, readPacked, type RowLayout } from './rows.js';
+import { readPacked, RowPacker, type RowLayout } from './rows.js';
 
 /** How checks.u32 stores its rows (document, unit index: ascending). */
 export const CHECK_LAYOUT: RowLayout = { kinds: ['delta', 'inDoc'], doc: 0 };
@@ -69,21 +68,20 @@ export function partitionUnits(workDir: string, job: JobSpec, p: number): Partit
 export function runSpansFind(workDir: string, job: JobSpec, p: number): Promise<SpansFindMarker> {
   return commitTask<SpansFindMarker>({ workDir, job, stage: 'spans-find', task: p }, async (dir) => {
     const { table, parts } = partitionUnits(workDir, job, p);
-    const cols = CHECK_LAYOUT.kinds.map(() => new U32Buf());
-    const group = new U32Buf();
+    const packer = new RowPacker(CHECK_LAYOUT, parts.length);
+    const row = packer.row;
     for (const [g, rows] of parts.entries()) {
       const [hi, lo, doc, k] = rows as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
       for (let r = 0; r < hi.length; r++) {
         if (table.count(table.find(hi[r]!, lo[r]!)) < 2) continue;
-        cols[0]!.push(doc[r]!);
-        cols[1]!.push(k[r]!);
-        group.push(g);
+        row[0] = doc[r]!;
+        row[1] = k[r]!;
+        packer.add(g);
       }
     }
-    const grouped = groupBy(group.view(), parts.length, cols.map((c) => c.view()));
-    const packed = packRows(grouped.columns, CHECK_LAYOUT, grouped.start);
+    const packed = packer.finish();
     await writeSynced(path.join(dir, 'checks.u32'), packed.buf);
     const units = parts.reduce((n, x) => n + x[0]!.length, 0);
-    return { units, checks: group.length, gstart: Array.from(grouped.start), gbytes: packed.bytes };
+    return { units, checks: packed.start[packed.start.length - 1]!, gstart: packed.start, gbytes: packed.bytes };
   });
 }

@@ -116,6 +116,8 @@ export class RowPacker {
     let at = this.at[g]!;
     let out = this.bufs[g]!;
     if (at + 5 * kinds.length > out.length) out = this.bufs[g] = grown(out, at + 5 * kinds.length);
+    // Each value as a uint32 column holds it (packRows' columns).
+    for (let c = 0; c < kinds.length; c++) row[c] = row[c]! >>> 0;
     const newDoc = row[dc]! !== prev[dc];
     for (let c = 0; c < kinds.length; c++) {
       const v = row[c]!;

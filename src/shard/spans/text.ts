@@ -16,11 +16,10 @@ import { UnitWalker } from '../../spans/walker.js';
 import { commitTask, writeSynced } from '../files/commit.js';
 import { shardsOfTask, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
-import { groupBy, U32Buf } from '../files/u32buf.js';
 import { groupRuns, walkerAt } from './anchorFind.js';
 import { CHECK_LAYOUT, type SpansFindMarker } from './find.js';
 import { KeyStream } from './keys.js';
-import { groupRows, packRows, partitionOf, type RowLayout } from './rows.js';
+import { groupRows, partitionOf, RowPacker, type RowLayout } from './rows.js';
 
 /** How texts.u32 stores its rows (where a text starts in keys.u32, mostly after the row before's; its length). */
 export const TEXT_LAYOUT: RowLayout = { kinds: ['delta', 'var'] };
@@ -48,8 +47,9 @@ export function runSpansText(workDir: string, job: JobSpec, t: number): Promise<
     const [cdoc, ck] = groupChecks(workDir, job, t) as [Uint32Array, Uint32Array];
     const walker = new UnitWalker(job.spans!.options);
     walker.runs = groupRuns(workDir, job, t);
-    const cols = TEXT_LAYOUT.kinds.map(() => new U32Buf());
-    const part = new U32Buf();
+    // Rows packed as they come, by hash partition (not a column per field, then grouped by a copy).
+    const packer = new RowPacker(TEXT_LAYOUT, job.partitions);
+    const row = packer.row;
     const keys = new KeyStream();
     let next = 0;
     let doc = 0;
@@ -67,9 +67,9 @@ export function runSpansText(workDir: string, job: JobSpec, t: number): Promise<
             if (next >= cdoc.length || cdoc[next] !== d || ck[next] !== k) return;
             next++;
             const len = walker.key(k);
-            cols[0]!.push(keys.add(walker.hash[0]!, walker.hash[1]!, walker.keyUnits.subarray(0, len)));
-            cols[1]!.push(len);
-            part.push(partitionOf(walker.hash[0]!, job.partitions));
+            row[0] = keys.add(walker.hash[0]!, walker.hash[1]!, walker.keyUnits.subarray(0, len));
+            row[1] = len;
+            packer.add(partitionOf(walker.hash[0]!, job.partitions));
           });
         }
       } finally {
@@ -77,10 +77,9 @@ export function runSpansText(workDir: string, job: JobSpec, t: number): Promise<
       }
     }
     if (next !== cdoc.length) throw new Error(`spans-text task ${t}: ${cdoc.length - next} units listed by spans-find were not found: an input changed since`);
-    const grouped = groupBy(part.view(), job.partitions, cols.map((c) => c.view()));
-    const packed = packRows(grouped.columns, TEXT_LAYOUT, grouped.start);
+    const packed = packer.finish();
     await writeSynced(path.join(dir, 'texts.u32'), packed.buf);
     await writeSynced(path.join(dir, 'keys.u32'), keys.bytes());
-    return { rows: part.length, pstart: Array.from(grouped.start), pbytes: packed.bytes, units: keys.used };
+    return { rows: packed.start[packed.start.length - 1]!, pstart: packed.start, pbytes: packed.bytes, units: keys.used };
   });
 }
