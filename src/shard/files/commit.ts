@@ -149,11 +149,13 @@ async function sha256Of(file: string): Promise<string> {
   return h.digest('hex');
 }
 
-/** Writes a text file (synced to disk with the task's other files when the task commits, or at once with `sync`). */
-export async function writeSynced(file: string, text: string | Buffer, sync = false): Promise<void> {
+/** Writes a file, of a text, a buffer or parts one after the other (synced to disk with the task's other files when the task commits, or at once with `sync`). */
+export async function writeSynced(file: string, text: string | Buffer | readonly Uint8Array[], sync = false): Promise<void> {
   const fh = await fsp.open(file, 'w');
   try {
-    await fh.writeFile(text);
+    if (typeof text === 'string' || !Array.isArray(text)) await fh.writeFile(text as string | Buffer);
+    // Parts one after the other, not concatenated first (a copy as large as them all).
+    else for (const part of text as readonly Uint8Array[]) await fh.writeFile(part);
     if (sync) await fh.sync();
   } finally {
     await fh.close();

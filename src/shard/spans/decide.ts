@@ -174,7 +174,7 @@ export function runSpansDecide(workDir: string, job: JobSpec, p: number): Promis
       }
     }
     const packed = packer.finish();
-    await writeSynced(path.join(dir, 'cuts.u32'), packed.buf);
+    await writeSynced(path.join(dir, 'cuts.u32'), packed.parts);
     return {
       distinct: v.distinct,
       ...mostRepeated(v, o.top),

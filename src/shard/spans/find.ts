@@ -80,7 +80,7 @@ export function runSpansFind(workDir: string, job: JobSpec, p: number): Promise<
       }
     }
     const packed = packer.finish();
-    await writeSynced(path.join(dir, 'checks.u32'), packed.buf);
+    await writeSynced(path.join(dir, 'checks.u32'), packed.parts);
     const units = parts.reduce((n, x) => n + x[0]!.length, 0);
     return { units, checks: packed.start[packed.start.length - 1]!, gstart: packed.start, gbytes: packed.bytes };
   });

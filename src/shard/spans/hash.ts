@@ -120,7 +120,7 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
     marker.units = packed.start[packed.start.length - 1]!;
     marker.pstart = packed.start;
     marker.pbytes = packed.bytes;
-    await writeSynced(path.join(dir, 'units.u32'), packed.buf);
+    await writeSynced(path.join(dir, 'units.u32'), packed.parts);
     await writeSynced(path.join(dir, 'docs.json'), JSON.stringify({ ids, rows }));
     return marker;
   });

@@ -78,7 +78,8 @@ export function packRows(columns: readonly Uint32Array[], layout: RowLayout, sta
       packer.add(g);
     }
   }
-  return packer.finish();
+  const { parts, bytes } = packer.finish();
+  return { buf: parts.length === 1 ? parts[0]! : Buffer.concat(parts), bytes };
 }
 
 /**
@@ -141,20 +142,22 @@ export class RowPacker {
     this.rows[g]!++;
   }
 
-  /** The groups' bytes one after the other, where each starts (groups + 1), and where each group's rows start (groups + 1). */
-  finish(): PackedRows & { start: number[] } {
+  /**
+   * Each group's bytes (to be written one after the other, not copied into one buffer: a stage's
+   * rows are its largest array), where each group starts in them (groups + 1), and where each
+   * group's rows start (groups + 1).
+   */
+  finish(): { parts: Buffer[]; bytes: number[]; start: number[] } {
     const bytes = [0];
     const start = [0];
+    const parts: Buffer[] = [];
     for (let g = 0; g < this.bufs.length; g++) {
       bytes.push(bytes[g]! + this.at[g]!);
       start.push(start[g]! + this.rows[g]!);
+      const b = this.bufs[g]!;
+      parts.push(Buffer.from(b.buffer, b.byteOffset, this.at[g]!));
     }
-    const total = bytes[bytes.length - 1]!;
-    // One group: its bytes as they are (a copy was as large as them).
-    const one = this.bufs.length === 1 ? this.bufs[0]! : undefined;
-    const out = one ?? new Uint8Array(total);
-    if (!one) this.bufs.forEach((b, g) => out.set(b.subarray(0, this.at[g]!), bytes[g]!));
-    return { buf: Buffer.from(out.buffer, out.byteOffset, total), bytes, start };
+    return { parts, bytes, start };
   }
 }
 

@@ -78,7 +78,7 @@ export function runSpansText(workDir: string, job: JobSpec, t: number): Promise<
     }
     if (next !== cdoc.length) throw new Error(`spans-text task ${t}: ${cdoc.length - next} units listed by spans-find were not found: an input changed since`);
     const packed = packer.finish();
-    await writeSynced(path.join(dir, 'texts.u32'), packed.buf);
+    await writeSynced(path.join(dir, 'texts.u32'), packed.parts);
     await writeSynced(path.join(dir, 'keys.u32'), keys.bytes());
     return { rows: packed.start[packed.start.length - 1]!, pstart: packed.start, pbytes: packed.bytes, units: keys.used };
   });
