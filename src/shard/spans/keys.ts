@@ -7,7 +7,7 @@
  * (the same hash and code units) is not written again.
  * @module
  */
-import { grown } from '../../spans/unitHash.js';
+import { grown, mapped } from '../../spans/memory.js';
 
 /** Shifts tried for a text that continues the last one written: a character, or a word and its separator, is shorter. */
 const MAX_SHIFT = 64;
@@ -18,7 +18,7 @@ const MAX_TRIES = 8;
 /** The texts of one group: {@link add} gives where each starts in {@link units}. */
 export class KeyStream {
   /** The code units, [0, {@link used}) filled. */
-  units: Uint16Array = new Uint16Array(1 << 16);
+  units: Uint16Array = mapped(Uint16Array, 1 << 16, 1 << 30);
   used = 0;
   /** The last text appended, which ends the stream (its start; length). */
   private tailAt = 0;
@@ -75,9 +75,10 @@ export class KeyStream {
 
   /** The stream as the bytes of `keys.u32`: two code units to a uint32 (the last one padded). */
   bytes(): Buffer {
-    const all = new Uint16Array(2 * Math.ceil(this.used / 2));
-    all.set(this.units.subarray(0, this.used));
-    return Buffer.from(all.buffer, all.byteOffset, all.byteLength);
+    const n = 2 * Math.ceil(this.used / 2);
+    // The stream as it is, not a copy (nothing is written past `used`: the padding is a zero).
+    if (this.units.length < n) this.units = grown(this.units, n);
+    return Buffer.from(this.units.buffer, this.units.byteOffset, 2 * n);
   }
 }
 
@@ -88,14 +89,14 @@ export class KeyStream {
  */
 class TextIndex {
   /** Per text: its hash, where it starts, its length, the next text of its hash (−1: none). */
-  hi = new Int32Array(1024);
-  lo = new Int32Array(1024);
-  at = new Uint32Array(1024);
-  len = new Uint32Array(1024);
-  next = new Int32Array(1024);
+  hi = mapped(Int32Array, 1024, 1 << 28);
+  lo = mapped(Int32Array, 1024, 1 << 28);
+  at = mapped(Uint32Array, 1024, 1 << 28);
+  len = mapped(Uint32Array, 1024, 1 << 28);
+  next = mapped(Int32Array, 1024, 1 << 28);
   private size = 0;
   /** Per slot: the first text of a hash, + 1 (0: empty). */
-  private slots = new Int32Array(2048);
+  private slots = mapped(Int32Array, 2048, 1 << 29);
 
   private home(hi: number, lo: number): number {
     return (Math.imul(hi ^ Math.imul(lo, 0x9e3779b1), 0x85ebca6b) >>> 0) & (this.slots.length - 1);
@@ -137,22 +138,18 @@ class TextIndex {
   }
 
   private grow(): void {
+    // In place where the buffers can grow (./memory.ts): a doubled copy beside each old array was the stage's peak.
     const n = 2 * this.hi.length;
-    const more = <T extends Int32Array | Uint32Array>(a: T, make: (n: number) => T): T => {
-      const b = make(n);
-      b.set(a);
-      return b;
-    };
-    this.hi = more(this.hi, (k) => new Int32Array(k));
-    this.lo = more(this.lo, (k) => new Int32Array(k));
-    this.at = more(this.at, (k) => new Uint32Array(k));
-    this.len = more(this.len, (k) => new Uint32Array(k));
-    this.next = more(this.next, (k) => new Int32Array(k));
+    this.hi = grown(this.hi, n);
+    this.lo = grown(this.lo, n);
+    this.at = grown(this.at, n);
+    this.len = grown(this.len, n);
+    this.next = grown(this.next, n);
   }
 
   /** Twice the slots, each hash's first text placed again. */
   private rehash(): void {
-    this.slots = new Int32Array(2 * this.slots.length);
+    this.slots = grown(this.slots, 2 * this.slots.length).fill(0);
     for (let e = 0; e < this.size; e++) {
       const i = this.slot(this.hi[e]!, this.lo[e]!);
       if (this.slots[i] === 0) this.slots[i] = e + 1;
