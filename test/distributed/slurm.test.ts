@@ -1,7 +1,8 @@
 /**
  * A sharded job run by real Slurm array jobs (a one-machine cluster the test starts: munged,
  * slurmctld, slurmd), one array member cancelled with scancel while it runs, the job submitted again
- * and finished: the deduplicated shards equal `neardup dedup` on the concatenation.
+ * and finished: the deduplicated shards equal `neardup dedup` on the concatenation. A spans job
+ * run as Slurm arrays writes the bytes of `neardup spans`.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,7 @@ import fc from 'fast-check';
 import { loadJob } from '../../src/shard/files/job.js';
 import { planSlurm, slurmScript } from '../../src/distributed/slurm.js';
 import type { WorkDir } from '../../src/shard/workdir/workDir.js';
+import { assertSame, cli, corpus, drawOptions, jobArgs, oneProcess, rng, writeCorpus, type Case, type Layout } from '../helpers/spansSets.js';
 
 const missing = REQUIRE_ALL ? undefined : slurmMissing();
 let cluster: SlurmCluster;
@@ -284,5 +286,35 @@ test('sbatch arguments: --output names the log directory whatever it holds, and 
     assert.ok(first.includes(`--output=${path.join(d, 'my job 50%%', 'slurm')}/sign-%A_%a.log`), first.join(' '));
   } finally {
     fs.rmSync(d, { recursive: true, force: true });
+  }
+});
+
+// #50: job spans on Slurm arrays writes what `neardup spans` writes (drawn sets of test/e2e/job-spans's
+// generator, a substring one among them, so that the anchor stages run as arrays too).
+test('job spans run as Slurm array jobs: the one-process output, audit and summary', missing ? { skip: missing } : {}, async () => {
+  const sets: Case[] = [];
+  for (let k = 0; sets.length < 3 && k < 200; k++) {
+    const r = rng(5000 + k);
+    const o: Layout = { ids: r.chance(0.6), invalid: r.chance(0.2), format: r.pick(['jsonl', 'csv', 'tsvq'] as const) };
+    const docs = corpus(r, 12 + r.int(30));
+    const drawn = drawOptions(r, o);
+    const substring = drawn.args.includes('substring');
+    // The first two as drawn, the third a substring set.
+    if (sets.length === 2 && !substring) continue;
+    writeCorpus(r, path.join(dir, `spans-${k}`, 'in'), docs, 2 + r.int(3), o);
+    sets.push(await oneProcess(path.join(dir, `spans-${k}`), drawn));
+  }
+  assert.ok(sets.some((c) => c.drawn.args.includes('substring')), 'a substring set drawn');
+  for (const [k, c] of sets.entries()) {
+    const work = path.join(c.dir, 'slurm-work');
+    const plan = await cli(['job', 'spans', path.join(c.dir, 'in'), ...jobArgs(c, 'slurm'), '--task-bytes', '1', '--partitions', '2', '--plan-only']);
+    assert.equal(plan.code, 0, plan.stderr);
+    const sub = neardup(['job', 'submit', '--slurm', '--work-dir', work], { cwd: c.dir, env: cluster.env });
+    assert.equal(sub.code, 0, sub.stderr);
+    assert.ok([...sub.stdout.matchAll(/^(spans-\w+(?:-\w+)?) +Slurm job \d+/gm)].length >= 5, sub.stdout);
+    await cluster.idle();
+    const rep = await cli(['job', 'report', '--work-dir', work, '--json']);
+    assert.equal(rep.code, 0, rep.stderr);
+    assertSame(c, 'slurm', rep.stdout, `set ${k} (${c.drawn.args.join(' ')}), on Slurm`);
   }
 });
