@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { openInput, refuseFieldFlags, type OpenedInput, type ReadOptions } from '../io/read/read.js';
 import { InputError } from '../common/errors.js';
 import { removeOnSignal } from '../io/write/output.js';
-import type { SkipStats } from '../io/read/record.js';
+import { skipReport, type SkipReport, type SkipStats } from '../io/read/record.js';
 import { rangeableFormat } from '../io/ranges/lineRanges.js';
 import type { RangedSource } from '../dedup/rangedSource.js';
 import { forgetIdLines, keepIdAndRow } from '../dedup/dedupFile.js';
@@ -95,18 +95,24 @@ export async function loadCorpus(file: string, options: ReadOptions, reporter: R
 
 /** Warns once about the invalid records an input skipped (--skip-invalid), naming the first. */
 export function warnSkipped(reporter: Reporter, input: OpenedInput): void {
-  if (input.skips.count > 0) {
-    const per = input.skips.perFile;
-    // Several files (shards, or files in a directory): say which, and how many records each lost.
-    const where = per && (per.size > 1 || input.shards)
+  warnSkips(reporter, skipReport(input.skips, input.shards !== undefined));
+}
+
+/**
+ * The warning about skipped records, for one process and for a sharded job's end alike: how many,
+ * in which files (several files: each with its count), and the first problem.
+ */
+export function warnSkips(reporter: Reporter, r: SkipReport): void {
+  if (r.count > 0) {
+    const per = r.perFile;
+    const where = per
       ? ` in ${per.size} file${per.size === 1 ? '' : 's'} (${[...per].slice(0, 10).map(([f, c]) => `${f}: ${int(c)}`).join(', ')}${per.size > 10 ? ', …' : ''})`
       : '';
-    reporter.warn(`skipped ${int(input.skips.count)} invalid record${input.skips.count === 1 ? '' : 's'}${where}; first: ${input.skips.examples[0]!.message}`);
+    reporter.warn(`skipped ${int(r.count)} invalid record${r.count === 1 ? '' : 's'}${where}${r.first !== undefined ? `; first: ${r.first}` : ''}`);
   }
   // Quoted line breaks are legal CSV, but a record made of several lines should never go unnoticed.
-  const m = input.skips.multiline ?? 0;
-  if (m > 0)
-    reporter.warn(`${int(m)} record${m === 1 ? ' spans' : 's span'} several lines (line breaks inside quoted fields); first: ${input.skips.firstMultiline}`);
+  const m = r.multiline ?? 0;
+  if (m > 0) reporter.warn(`${int(m)} record${m === 1 ? ' spans' : 's span'} several lines (line breaks inside quoted fields); first: ${r.firstMultiline}`);
 }
 
 /** Documents per batch handed to the pipeline while streaming. */

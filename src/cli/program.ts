@@ -13,6 +13,7 @@ import { tooManyPairsMessage } from './tooManyPairs.js';
 import { flagHint } from './flagHints.js';
 import { neardupRoot } from '../web/assets.js';
 import { resolveS3Paths, type S3Run } from './s3paths.js';
+import { lockOutputFiles } from './outputLocks.js';
 import { s3Display } from '../io/s3/staging.js';
 import { setZstdLevel } from '../io/codec/zstd.js';
 import { readingInputs } from '../io/read/inputStamps.js';
@@ -66,15 +67,22 @@ function applyToAll(cmd: Command, write: (s: string) => void): void {
   for (const sub of cmd.commands) applyToAll(sub, write);
 }
 
-/** Per program: whether this run names S3 objects, and its resolved names until the command has ended. */
-const runs = new WeakMap<Command, { s3: boolean; staged: S3Run | undefined }>();
+/** Per program: whether this run names S3 objects, its resolved names and what releases its output files' locks, until the command has ended. */
+interface RunState {
+  s3: boolean;
+  staged: S3Run | undefined;
+  unlock: (() => Promise<void>) | undefined;
+}
+const runs = new WeakMap<Command, RunState>();
 
-/** The program's S3 state, with its `preAction` hook installed once (a program may run several times in one process: the tests). */
-function s3Runs(program: Command): { s3: boolean; staged: S3Run | undefined } {
+/** The program's run state, with its `preAction` hook installed once (a program may run several times in one process: the tests). */
+function s3Runs(program: Command): RunState {
   let run = runs.get(program);
   if (!run) {
-    const state = { s3: false, staged: undefined as S3Run | undefined };
+    const state: RunState = { s3: false, staged: undefined, unlock: undefined };
     program.hook('preAction', async (_, action) => {
+      // First: nothing is read or written before the run holds its single output files (./outputLocks.ts).
+      state.unlock = await lockOutputFiles(action);
       if (state.s3) state.staged = await resolveS3Paths(action);
     });
     runs.set(program, run = state);
@@ -133,5 +141,8 @@ export async function runProgram(program: Command, argv: readonly string[], stde
     // After the error is written: until then its stand-ins are named by their s3:// names.
     await (run.staged as S3Run | undefined)?.finish(false).catch(() => {});
     run.staged = undefined;
+    // Last: the outputs are in place (or the run failed); a release that fails leaves a lock the next run takes over.
+    await run.unlock?.().catch(() => {});
+    run.unlock = undefined;
   }
 }

@@ -77,10 +77,10 @@ test('CLI: kill -9 at any point leaves the previous output intact and no complet
         );
       }
       fs.writeFileSync(out, 'OLD COMPLETE OUTPUT\n');
-      // Anything else left behind is an unmistakable hidden temp file.
+      // Anything else left behind is an unmistakable hidden temp file, or the output's lock (a dead process's: the next run takes it over).
       for (const f of fs.readdirSync(dir)) {
         if (f === 'ads.tsv' || outputs.some(([n]) => n === f)) continue;
-        assert.match(f, new RegExp(`^\\.${name.replace(/\./g, '\\.')}\\.\\d+\\.\\w+\\.tmp$`), `unexpected file ${f}`);
+        assert.match(f, new RegExp(`^\\.${name.replace(/\./g, '\\.')}\\.(\\d+\\.\\w+\\.tmp|neardup-writing)$`), `unexpected file ${f}`);
         fs.rmSync(path.join(dir, f));
       }
     }

@@ -2,7 +2,8 @@
  * `neardup job … --local` on task processes (#36): whatever the number of processes, the same bytes
  * as `neardup dedup` on the concatenation of the shards, plain and compressed shards mixed (plain
  * ones are read in place by verification, the others through gather's texts); a task's input error
- * in a task process exits 2 with the same message as in one process; --processes is refused without
+ * in a task process exits 2 with the same message as in one process, and with --skip-invalid the job's
+ * end warns as dedup does (the first invalid record in input order); --processes is refused without
  * --local. Most commands run in this process (cliIn: a job there still forks its task processes from
  * --processes 2 up); the binary runs the 3-process jobs (its task processes are the bundle's), the
  * --json runs (their answer is on standard output) and the full-disk one.
@@ -12,9 +13,11 @@ import { execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { neardup, tmpDir } from '../cliUtil.js';
 import { jsonl, plantedDocs, writeShards } from '../helpers/shards.js';
 import { cliIn } from '../helpers/inProcessCli.js';
+import { loadJob, STAGES, taskCount } from '../../src/shard/files/job.js';
 
 describe('job --local on task processes', () => {
   let dir: string;
@@ -95,6 +98,62 @@ describe('job --local on task processes', () => {
       msgs.push(r.stderr.replace(/w-bad-\d/g, 'w-bad'));
     }
     assert.equal(msgs[1], msgs[0]);
+  });
+
+  it('--skip-invalid: the job warns at its end as dedup does, naming the first invalid record in input order (--local, and stage by stage)', async () => {
+    const bad = path.join(dir, 'skip');
+    fs.cpSync(shards, bad, { recursive: true });
+    // A compressed shard (read sequentially) before a plain one (read in ranges), whose bad line comes earlier in its file.
+    const first = path.join(bad, 'part-0001.jsonl.gz');
+    const second = path.join(bad, 'part-0002.jsonl');
+    const gz = zlib.gunzipSync(fs.readFileSync(first)).toString('utf8').split('\n');
+    gz[6] = '{"id": "broken", "text": ';
+    fs.writeFileSync(first, zlib.gzipSync(gz.join('\n')));
+    const plain = fs.readFileSync(second, 'utf8').split('\n');
+    plain[2] = '{"id": 7';
+    fs.writeFileSync(second, plain.join('\n'));
+    const one = await cliIn(['dedup', bad, '--id-field', 'id', '--skip-invalid', '--out', path.join(dir, 'skip-one.tsv')], { cwd: dir });
+    assert.equal(one.code, 0, one.stderr);
+    const warning = one.stderr.split('\n').filter((l) => l.startsWith('neardup: warning: skipped'));
+    assert.equal(warning.length, 1, one.stderr);
+    assert.ok(warning[0]!.includes(`(${first}: 1, ${second}: 1); first: ${first}:7: `), warning[0]);
+    const warned = (r: { code: number; stderr: string }, how: string): void => {
+      assert.equal(r.code, 0, `${how}: ${r.stderr}`);
+      assert.deepEqual(r.stderr.split('\n').filter((l) => l.startsWith('neardup: warning:')), warning, how);
+    };
+    const job = ['--id-field', 'id', '--skip-invalid', '--task-bytes', '1'];
+    warned(
+      await cliIn(['job', 'dedup', bad, ...job, '--local', '--work-dir', path.join(dir, 'w-skip'), '--out', path.join(dir, 'skip.tsv')], { cwd: dir }),
+      '--local',
+    );
+    const work = path.join(dir, 'w-skip-stages');
+    assert.equal((await cliIn(['job', 'plan', bad, ...job, '--work-dir', work, '-q'], { cwd: dir })).code, 0);
+    const plan = loadJob(work);
+    for (const stage of STAGES) {
+      for (let t = 0; t < taskCount(plan, stage); t++)
+        assert.equal((await cliIn(['stage', stage, '--work-dir', work, '--task', String(t)], { cwd: dir })).code, 0);
+    }
+    warned(await cliIn(['job', 'report', '--work-dir', work, '--out', path.join(dir, 'skip-stages.tsv')], { cwd: dir }), 'job report');
+    assert.equal(fs.readFileSync(path.join(dir, 'skip-stages.tsv'), 'utf8'), fs.readFileSync(path.join(dir, 'skip.tsv'), 'utf8'));
+    // Without --skip-invalid the job stops at the first, naming its file and line.
+    const r = await cliIn([
+      'job',
+      'dedup',
+      bad,
+      '--id-field',
+      'id',
+      '--task-bytes',
+      '1',
+      '--local',
+      '--work-dir',
+      path.join(dir, 'w-noskip'),
+      '--out',
+      path.join(dir, 'noskip.tsv'),
+    ], {
+      cwd: dir,
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.ok(r.stderr.includes(`${first}:7: `), r.stderr);
   });
 
   it('plain line-format shards have no gather tasks; a plan made before that was recorded keeps them and resumes as the same job', async () => {

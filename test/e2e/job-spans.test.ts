@@ -8,7 +8,8 @@
  * the one-process bytes: every output shard and `_SUCCESS`, the `--removed` audit, and the `--json`
  * summary (its time aside). Then the other runners, cheaply: array stages (`stage S --task i` for
  * every task, then `job report`), BullMQ workers and a work dir in S3 (real Redis and s3rver
- * processes on loopback, skipped where missing, never under CI). Each option the job refuses exits 2 naming it.
+ * processes on loopback, skipped where missing, never under CI). With --skip-invalid the job's end warns
+ * as neardup spans does. Each option the job refuses exits 2 naming it.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,6 +26,7 @@ import { startWorker, type WorkerChild } from '../helpers/shards.js';
 import { startRedis, type RedisChild } from '../helpers/redis.js';
 import { redisMissing, REQUIRE_ALL } from '../helpers/needs.js';
 import { neardupAsync } from '../helpers/procs.js';
+import { cliIn } from '../helpers/inProcessCli.js';
 import { s3rverMissing, startS3rver, S3_JOB_ENV, type S3Server } from '../helpers/s3.js';
 import { assertSame, cli, drawOptions, jobArgs, oneProcess, rng, writeCorpus, corpus, type Case, type Layout } from '../helpers/spansSets.js';
 const SETS = Number(process.env.NEARDUP_DIFF_RUNS ?? 60);
@@ -191,6 +193,40 @@ async function oneProcessSet(k: number): Promise<Case> {
   writeCorpus(r, path.join(dir, 'in'), corpus(r, 6 + r.int(40)), 1 + r.int(4), o);
   return oneProcess(dir, drawOptions(r, o));
 }
+
+describe('job spans --skip-invalid', () => {
+  it("warns at the job's end as neardup spans does, naming the first invalid record in input order (--local, and stage by stage); without it, exit 2 naming it", async () => {
+    const dir = path.join(root, 'skip');
+    const input = path.join(dir, 'in');
+    fs.mkdirSync(input, { recursive: true });
+    const doc = (i: number): string => `${JSON.stringify({ text: `line ${i % 3}\nshared line\nown ${i}\n` })}\n`;
+    const lines = Array.from({ length: 18 }, (_, i) => doc(i));
+    // The second shard's bad line is its fourth, the third's its second: the first in input order is the second shard's.
+    lines[9] = '{"text": \n';
+    lines[13] = '{broken\n';
+    for (let f = 0; f < 3; f++) fs.writeFileSync(path.join(input, `p${f}.jsonl`), lines.slice(6 * f, 6 * f + 6).join(''));
+    const [first, second] = [path.join(input, 'p1.jsonl'), path.join(input, 'p2.jsonl')];
+    const warnings = (r: { code: number; stderr: string }, how: string): string[] => {
+      assert.equal(r.code, 0, `${how}: ${r.stderr}`);
+      return r.stderr.split('\n').filter((l) => l.startsWith('neardup: warning:'));
+    };
+    const want = warnings(await cliIn(['spans', input, '--skip-invalid', '--dry-run']), 'neardup spans');
+    assert.equal(want.length, 1);
+    assert.ok(want[0]!.includes(`skipped 2 invalid records in 2 files (${first}: 1, ${second}: 1); first: ${first}:4: `), want[0]);
+    const job = [input, '--skip-invalid', '--dry-run', '--task-bytes', '1', '--partitions', '2'];
+    assert.deepEqual(warnings(await cliIn(['job', 'spans', ...job, '--work-dir', path.join(dir, 'w-local'), '--local']), '--local'), want);
+    const work = path.join(dir, 'w-stages');
+    assert.equal((await cliIn(['job', 'spans', ...job, '--work-dir', work, '--plan-only'])).code, 0);
+    const plan = loadJob(work);
+    for (const stage of STAGES) {
+      for (let t = 0; t < taskCount(plan, stage); t++) assert.equal((await cliIn(['stage', stage, '--work-dir', work, '--task', String(t)])).code, 0);
+    }
+    assert.deepEqual(warnings(await cliIn(['job', 'report', '--work-dir', work]), 'job report'), want);
+    const r = await cliIn(['job', 'spans', input, '--dry-run', '--task-bytes', '1', '--work-dir', path.join(dir, 'w-noskip'), '--local']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.ok(r.stderr.includes(`${first}:4: `), r.stderr);
+  });
+});
 
 describe('job spans refuses what it cannot honour, by name (exit 2)', () => {
   const dir = path.join(root, 'refuse');

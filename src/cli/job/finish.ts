@@ -16,6 +16,7 @@ import { removalLine } from '../../dedup/verifiedGraph.js';
 import { auditFormat, checkAuditTarget } from '../../io/write/audit.js';
 import { writeJobRemoved } from '../../shard/stages/removed.js';
 import { refuseJobAliases } from './run.js';
+import { warnSkips } from '../corpus.js';
 
 /** How a job's last step runs: its reporter, when the run started, and (`job report`) whether to first refuse a job whose stages have not all run. */
 export interface FinishRun {
@@ -52,6 +53,8 @@ export async function finishJob(wd: WorkDir, job: JobSpec, flags: LogFlags & { o
     const removed = removedFile !== undefined ? await writeJobRemoved(dir, job, removedFile) : undefined;
     return { s, written, stages: stageTimings(dir, job), removed };
   });
+  // As neardup dedup warns once it has read its input: what the shards skipped, naming the first.
+  warnSkips(reporter, s.skips);
   // Every output shard is in place: mark the directory complete, as neardup dedup does.
   await wd.markOutput(job, true);
   const workDir = wd.name;

@@ -1,10 +1,12 @@
 /**
- * The summary of `neardup spans`: on stderr for people, or with --json on stdout.
+ * The summary of `neardup spans` and of `neardup job spans`: on stderr for people, or with --json on
+ * stdout; a warning first about the invalid records skipped.
  * @module
  */
 import { excerpt } from '../../common/errors.js';
 import type { SpansFileResult } from '../../spans/file/file.js';
 import { int, ms, type Reporter } from '../report.js';
+import { warnSkips } from '../corpus.js';
 import { SPANS_DEFAULTS } from '../../spans/options.js';
 
 /** The flags the summary names. */
@@ -26,6 +28,7 @@ function pct(a: number, b: number): string {
 
 /** Prints the summary of a run (`--json`: one object on stdout). */
 export function printSpansSummary(reporter: Reporter, flags: SummaryFlags, r: SpansFileResult, t: number): void {
+  warnSkips(reporter, r.skips);
   const s = r.summary;
   const unit = flags.unit === 'sentence'
     ? `sentence windows of ${flags.window ?? SPANS_DEFAULTS.window}`

@@ -67,6 +67,33 @@ export interface SkipStats {
   perFile?: Map<string, number>;
 }
 
+/**
+ * What a read skipped, as its warning names it: how many records, the first problem (its file,
+ * line and reason), the count per file when the input is several files, and the records that
+ * span several lines. A sharded job builds one from its tasks' markers.
+ */
+export interface SkipReport {
+  count: number;
+  /** The first problem's message, or undefined when not known (the markers of an older job). */
+  first: string | undefined;
+  /** Records skipped per file, in input order; only when the input is several files. */
+  perFile?: ReadonlyMap<string, number>;
+  multiline?: number;
+  firstMultiline?: string;
+}
+
+/** The {@link SkipReport} of `skips`; `several`: the input is several shards (each file is then named). */
+export function skipReport(skips: SkipStats, several: boolean): SkipReport {
+  const per = skips.perFile;
+  return {
+    count: skips.count,
+    first: skips.examples[0]?.message,
+    ...(per && (per.size > 1 || several) ? { perFile: per } : {}),
+    multiline: skips.multiline,
+    firstMultiline: skips.firstMultiline,
+  };
+}
+
 /** A context that throws on the first invalid record, or counts and skips them all. */
 export function makeContext(file: string, raw: boolean, skipInvalid: boolean, skips: SkipStats): ReaderContext {
   return {

@@ -4,16 +4,18 @@
  * directory would take them for part of the output. Such a directory is refused (exit 2) naming the
  * stray files, before anything is written; nothing is deleted for the user. Hidden names (`.` and
  * `_`: `_SUCCESS`, `.crc`, temp files) are not output shards and are left alone, as readers skip
- * them too. `_SUCCESS` lists the shards it vouches for, one relative name a line.
+ * them too. `_SUCCESS` lists the shards it vouches for, one relative name a line. Two runs writing
+ * one output directory, or one single output file, at once are kept apart by a lock file.
  * @module
  */
 import { promises as fsp } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { UsageError } from '../../common/errors.js';
+import { UsageError, type InputFix } from '../../common/errors.js';
 import { isS3Url, parseS3Url, s3List, s3Put } from '../s3/client.js';
 import { walkTree } from '../read/walk.js';
 import { checkInputsUnchanged } from '../read/inputStamps.js';
+import { removeOnSignal } from './output.js';
 
 /** Name of the marker written into a directory of output shards once every shard is in place. */
 export const SUCCESS_MARKER = '_SUCCESS';
@@ -69,7 +71,7 @@ export async function writeSuccessMarker(dir: string, names: readonly string[]):
   else await fsp.writeFile(path.join(dir, SUCCESS_MARKER), text);
 }
 
-/** The lock a run holds on a local output directory while it writes there (hidden: readers skip it). */
+/** The lock a run holds on a local output directory while it writes there (hidden: readers skip it); a single output file's ends so. */
 export const OUTPUT_LOCK = '.neardup-writing';
 
 /** Whether process `pid` of this host is alive (a lock left by a dead one is stale). */
@@ -82,19 +84,31 @@ function alive(pid: number): boolean {
   }
 }
 
+/** A lock to take, and how its refusal names what it guards. */
+interface LockSpec {
+  /** The lock file, created exclusively. */
+  file: string;
+  /** What it guards, as the refusal names it (`output directory out/`, `--out pairs.tsv`). */
+  guards: string;
+  /** What to give instead: `directory`, `file`. */
+  instead: string;
+  fix: InputFix | undefined;
+}
+
 /**
- * Takes the output directory `dir` (local, existing) for this run: creates `dir/.neardup-writing`
- * exclusively, so two runs writing one directory at once cannot mix their shards. Another live
- * run's lock is a {@link UsageError} (exit 2) naming it; a lock of a process of this host that is
- * gone is taken over. Returns the release function.
+ * Creates `spec.file` exclusively, holding `pid@host time`: another live run's lock is a
+ * {@link UsageError} (exit 2) naming it; a lock of a process of this host that is gone is taken
+ * over. Returns the release function; a signal that ends the process first removes the lock too.
  */
-export async function lockOutputDirectory(dir: string, what = 'output directory'): Promise<() => Promise<void>> {
-  const file = path.join(dir, OUTPUT_LOCK);
+async function takeLock(spec: LockSpec): Promise<() => Promise<void>> {
+  const { file } = spec;
   const me = `${process.pid}@${hostname()} ${new Date().toISOString()}`;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       await fsp.writeFile(file, `${me}\n`, { flag: 'wx' });
+      const untrack = removeOnSignal(file);
       return async () => {
+        untrack();
         // Only our own lock is removed (a stale-lock takeover by another run replaced it otherwise).
         const now = await fsp.readFile(file, 'utf8').catch(() => '');
         if (now === `${me}\n`) await fsp.rm(file, { force: true });
@@ -111,13 +125,61 @@ export async function lockOutputDirectory(dir: string, what = 'output directory'
     const stale = m !== null && m[2] === hostname() && !alive(Number(m[1]));
     if (!stale) {
       throw new UsageError(
-        `${what} ${dir} is being written by another run (${
+        `${spec.guards} is being written by another run (${
           holder || 'unknown'
-        }, in ${file}): wait for it, or give another directory; remove ${file} if no such run exists`,
-        { option: 'out' },
+        }, in ${file}): wait for it, or give another ${spec.instead}; remove ${file} if no such run exists`,
+        spec.fix,
       );
     }
     await fsp.rm(file, { force: true });
   }
-  throw new UsageError(`${what} ${dir}: another run keeps taking it; give another directory`, { option: 'out' });
+  throw new UsageError(`${spec.guards}: another run keeps taking it; give another ${spec.instead}`, spec.fix);
+}
+
+/**
+ * Takes the output directory `dir` (local, existing) for this run: creates `dir/.neardup-writing`
+ * exclusively, so two runs writing one directory at once cannot mix their shards. Another live
+ * run's lock is a {@link UsageError} (exit 2) naming it; a lock of a process of this host that is
+ * gone is taken over. Returns the release function.
+ */
+export function lockOutputDirectory(dir: string, what = 'output directory'): Promise<() => Promise<void>> {
+  return takeLock({ file: path.join(dir, OUTPUT_LOCK), guards: `${what} ${dir}`, instead: 'directory', fix: { option: 'out' } });
+}
+
+/**
+ * The lock of the single output file `file` (its real path): beside it, hidden as its temp file is,
+ * so a reader of the directory skips it.
+ */
+export function outputFileLock(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}${OUTPUT_LOCK}`);
+}
+
+/**
+ * Takes the local output file `file` (given by option `what`, `--out`) for this run, with the
+ * directory lock's rule: `.NAME.neardup-writing` beside it (beside the target of a symbolic link),
+ * so two runs writing one file at once cannot leave one's output next to the other's audit.
+ * Undefined (no lock) for what is not written through a temp file (a device, a FIFO), for a
+ * directory (it has its own lock), and when the lock cannot be created (a missing or read-only
+ * directory: writing the output then fails, naming the file). `held`: the locks this run took
+ * already (a file named twice, `--out X --removed X`, takes one: the command refuses the pair by
+ * name); the new one is added.
+ */
+export async function lockOutputFile(file: string, what: string, held = new Set<string>()): Promise<(() => Promise<void>) | undefined> {
+  let real = await fsp.realpath(file).catch(() => undefined);
+  if (real === undefined) {
+    const dir = await fsp.realpath(path.dirname(path.resolve(file))).catch(() => undefined);
+    if (dir === undefined) return undefined;
+    real = path.join(dir, path.basename(file));
+  }
+  const st = await fsp.stat(real).catch(() => undefined);
+  const lock = outputFileLock(real);
+  if ((st !== undefined && !st.isFile()) || held.has(lock)) return undefined;
+  try {
+    const release = await takeLock({ file: lock, guards: `${what} ${file}`, instead: 'file', fix: what === '--out' ? { option: 'out' } : undefined });
+    held.add(lock);
+    return release;
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    return undefined;
+  }
 }

@@ -4,6 +4,7 @@
  * @module
  */
 import { openInput, type OpenedInput } from '../../io/read/read.js';
+import type { SkipReport } from '../../io/read/record.js';
 import { rangeableFormat, tsvHeaderOf, type LineParseSpec } from '../../io/ranges/lineRanges.js';
 import { shardMarker } from './perShard.js';
 import type { JobSpec } from './job.js';
@@ -98,4 +99,35 @@ export function numbering(workDir: string, job: JobSpec): Numbering {
  */
 export function docId(explicit: string | undefined, rowOffset: number, row: number): string {
   return explicit ?? String(rowOffset + row);
+}
+
+/**
+ * The invalid records a job's shards skipped (--skip-invalid), added shard by shard in input order
+ * from the tasks' markers, as one process's warning names them: the first problem is the first
+ * shard's that has one, and a job of several shards names each file that lost records.
+ */
+export class SkippedRecords {
+  count = 0;
+  private first: string | undefined;
+  private readonly perFile = new Map<string, number>();
+  private readonly job: JobSpec;
+
+  constructor(job: JobSpec) {
+    this.job = job;
+  }
+
+  /** Shard `s` skipped `count` records, the first of them `first` (absent in an older job's markers). */
+  add(s: number, count: number, first: string | undefined): void {
+    if (count === 0) return;
+    // Only the first shard that skipped names the first problem (none named rather than a later one).
+    if (this.count === 0) this.first = first;
+    this.count += count;
+    const file = this.job.shards[s]!.path;
+    this.perFile.set(file, (this.perFile.get(file) ?? 0) + count);
+  }
+
+  /** What the warning says. */
+  report(): SkipReport {
+    return { count: this.count, first: this.first, ...(this.job.shards.length > 1 ? { perFile: this.perFile } : {}) };
+  }
 }

@@ -44,8 +44,9 @@ export interface SpansShardCount {
   docs: number;
   /** Rows, skipped invalid records included (the shard's share of the row numbers). */
   rows: number;
-  /** Invalid records skipped (`--skip-invalid`). */
+  /** Invalid records skipped (`--skip-invalid`), and the first problem (file, line and reason). */
   skipped: number;
+  firstSkip?: string;
 }
 
 /** The spans-hash task's marker. */
@@ -112,7 +113,13 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
       } finally {
         await input.records.return(undefined);
       }
-      marker.shards.push({ docs, rows: rowCount(last, docs, input.skips.count), skipped: input.skips.count });
+      const firstSkip = input.skips.examples[0]?.message;
+      marker.shards.push({
+        docs,
+        rows: rowCount(last, docs, input.skips.count),
+        skipped: input.skips.count,
+        ...(firstSkip !== undefined ? { firstSkip } : {}),
+      });
       marker.formats.push(input.format);
     }
     walkedAll(walker.runs, marker.docs);

@@ -11,7 +11,8 @@ import type { SpansFileResult } from '../../spans/file/file.js';
 import { SPANS_AUDIT_COLUMNS } from '../../spans/file/audit.js';
 import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
 import { requireMarker, taskText } from '../files/commit.js';
-import { taskCount, type JobSpec } from '../files/job.js';
+import { shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
+import { SkippedRecords } from '../files/shardInput.js';
 import type { SpansCutMarker } from './cut.js';
 import type { SpansDecideMarker, TopCandidate } from './decide.js';
 import type { SpansHashMarker } from './hash.js';
@@ -19,7 +20,7 @@ import type { SpansHashMarker } from './hash.js';
 /** What `neardup spans` reports, from the markers of the finished job in `dir`. */
 export function summarizeSpans(dir: string, job: JobSpec): SpansFileResult & { outputs: string[] } {
   const s: SpansSummary = emptySpansSummary();
-  let skipped = 0;
+  const skips = new SkippedRecords(job);
   let format = '';
   for (let g = 0; g < taskCount(job, 'spans-hash'); g++) {
     const m = requireMarker<SpansHashMarker>(dir, job, 'spans-hash', g);
@@ -27,7 +28,8 @@ export function summarizeSpans(dir: string, job: JobSpec): SpansFileResult & { o
     // Windows passed over by their anchors occur once: each is a unit, and a distinct one, as in one process.
     s.units += m.units + m.passed;
     s.distinctUnits += m.passed;
-    for (const x of m.shards) skipped += x.skipped;
+    const { first } = shardsOfTask(job, g);
+    for (const [i, x] of m.shards.entries()) skips.add(first + i, x.skipped, x.firstSkip);
     if (g === 0) format = m.formats[0] ?? '';
   }
   const candidates: TopCandidate[] = [];
@@ -56,7 +58,7 @@ export function summarizeSpans(dir: string, job: JobSpec): SpansFileResult & { o
   }
   candidates.sort((a, b) => b.count - a.count || a.doc - b.doc || a.k - b.k);
   s.top = candidates.slice(0, job.spans!.options.top).map((c) => ({ text: texts.get(`${c.doc}:${c.k}`) ?? '', count: c.count, docs: c.docs }));
-  return { summary: s, written, auditRows, skipped, format, outputs };
+  return { summary: s, written, auditRows, skipped: skips.count, skips: skips.report(), format, outputs };
 }
 
 /** Writes the `--removed` audit of the finished job in `dir` to `file` (atomically), in input order. */

@@ -11,7 +11,8 @@ import { readMarker, requireMarker, taskText, type TaskRef } from '../files/comm
 import type { RecallEstimate } from '../../lsh/recallEstimate.js';
 import { STAGES, taskCount, type JobSpec } from '../files/job.js';
 import { shardMarker } from '../files/perShard.js';
-import type { SignMarker } from '../files/shardInput.js';
+import { SkippedRecords, type SignMarker } from '../files/shardInput.js';
+import type { SkipReport } from '../../io/read/record.js';
 import type { JoinMarker } from './join.js';
 import type { VerifyMarker } from './verify.js';
 import { clusterTotals } from './components.js';
@@ -31,6 +32,8 @@ export interface JobSummary {
   bytes: number;
   /** Invalid records skipped inside shards (--skip-invalid). */
   skippedRecords: number;
+  /** Those records for the warning about them: the first one's file, line and problem, the count per shard. */
+  skips: SkipReport;
   /** Shards left out because they failed to read (--on-bad-shard skip), with the reader's error. */
   skippedShards: { path: string; error: string }[];
   sharedBuckets: number;
@@ -73,6 +76,7 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
     chars: 0,
     bytes: 0,
     skippedRecords: 0,
+    skips: { count: 0, first: undefined },
     skippedShards: [],
     sharedBuckets: 0,
     largestBucket: 0,
@@ -86,16 +90,19 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
     ...(c.removal !== undefined ? { removal: c.removal } : {}),
     recall: c.recall,
   };
+  const skips = new SkippedRecords(job);
   for (let s = 0; s < S; s++) {
     const m = shardMarker<SignMarker>(workDir, job, 'sign', s);
+    skips.add(s, m.skippedRecords, m.firstSkip);
     sum.docs += m.docs;
     sum.emptyDocs += m.emptyDocs;
     sum.chars += m.chars;
     sum.bytes += m.bytes;
-    sum.skippedRecords += m.skippedRecords;
     if (m.skipped) sum.skippedShards.push({ path: job.shards[s]!.path, error: m.skipped });
     if (taskCount(job, 'filter') > 0) sum.written += shardMarker<FilterMarker>(workDir, job, 'filter', s).written;
   }
+  sum.skippedRecords = skips.count;
+  sum.skips = skips.report();
   for (let t = 0; t < taskCount(job, 'verify'); t++) {
     const v = requireMarker<VerifyMarker>(workDir, job, 'verify', t);
     sum.candidates += v.candidates;

@@ -19,7 +19,7 @@ import { ByteRecords, recordKeys } from './byteRecord.js';
 import { auditRow } from '../dedupSpans.js';
 import { auditLine, SPANS_AUDIT_COLUMNS, spansAuditFormat } from './audit.js';
 import type { SpansOptions } from '../options.js';
-import type { InputRecord } from '../../io/read/record.js';
+import { skipReport, type InputRecord, type SkipReport } from '../../io/read/record.js';
 import { bytePass1 } from './bytePass1.js';
 import { ByteBatch, rawJsonlPass, rawPassFits } from './rawPass.js';
 import { checkEditable, checkShardFormats, RecordWriter } from './records.js';
@@ -53,6 +53,8 @@ export interface SpansFileResult {
   auditRows: number;
   /** Records skipped as invalid (with `read.skipInvalid`). */
   skipped: number;
+  /** Those records for the warning about them: the first one's file, line and problem, the count per shard. */
+  skips: SkipReport;
   /** The input's resolved format. */
   format: string;
 }
@@ -122,6 +124,7 @@ async function spansOfFile(input: string, options: SpansFileOptions): Promise<Sp
     written: r.written,
     auditRows: r.auditRows,
     skipped: first.skips.count,
+    skips: skipReport(first.skips, first.shards !== undefined),
     format: first.format,
   });
   for (;;) {

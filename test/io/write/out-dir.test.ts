@@ -3,13 +3,16 @@
  * --local --out-dir` (and an `s3://` prefix, staged), a directory that holds files this run will not
  * write is refused (exit 2, naming them, nothing written), one holding only this run's names is
  * rewritten, and `_SUCCESS` lists exactly the shards it vouches for. Drawn over every pair of
- * shard counts: a first run over A shards, a second over B shards into the same directory.
+ * shard counts: a first run over A shards, a second over B shards into the same directory. Runs
+ * writing one directory, or one --out and --removed pair, at once: the second is refused by the
+ * first's lock, which a dead process's leaves to be taken over.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { tmpDir } from '../../cliUtil.js';
+import { spawn } from 'node:child_process';
+import { mainJs, tmpDir } from '../../cliUtil.js';
 import { neardupAsync } from '../../helpers/procs.js';
 import { lockOutputDirectory, OUTPUT_LOCK } from '../../../src/io/write/outDir.js';
 import { cliInProcess } from '../../helpers/inProcessCli.js';
@@ -100,7 +103,7 @@ const JOBS = {
     input: string,
     work: string,
     out: string,
-  ) => ['job', 'dedup', input, '--id-field', 'id', '--local', '--work-dir', work, '--output', 'dedup', '--out-dir', out, '-q'],
+  ) => ['job', 'dedup', input, '--id-field', 'id', '--output', 'dedup', '--local', '--work-dir', work, '--output', 'dedup', '--out-dir', out, '-q'],
   'job spans': (input: string, work: string, out: string) => ['job', 'spans', input, '--id-field', 'id', '--local', '--work-dir', work, '--out-dir', out, '-q'],
   'job plan': (
     input: string,
@@ -284,5 +287,99 @@ describe('runs writing one --out-dir at once', () => {
     await assert.rejects(lockOutputDirectory(dir), /being written by another run/);
     await release();
     assert.ok(!fs.existsSync(path.join(dir, OUTPUT_LOCK)));
+  });
+});
+
+describe('runs writing one --out and --removed at once', () => {
+  const lockOf = (f: string): string => path.join(path.dirname(f), `.${path.basename(f)}${OUTPUT_LOCK}`);
+  const locksIn = (dir: string): string[] => fs.readdirSync(dir).filter((f) => f.endsWith(OUTPUT_LOCK));
+  /** `n` documents with ids `tag0…`, every third a copy of the one before (so --removed lists some). */
+  const docs = (tag: string, n: number): string =>
+    Array.from(
+      { length: n },
+      (_, i) => JSON.stringify({ id: `${tag}${i}`, text: `${tag} note ${i - (i % 3 === 2 ? 1 : 0)}: a flat near the station, a view\nand a garden` }) + '\n',
+    )
+      .join('');
+  const COMMANDS = {
+    dedup: (input: string, out: string, removed: string) => ['dedup', input, '--id-field', 'id', '--output', 'dedup', '--out', out, '--removed', removed, '-q'],
+    spans: (input: string, out: string, removed: string) => ['spans', input, '--id-field', 'id', '--out', out, '--removed', removed, '-q'],
+  };
+
+  for (const [name, command] of Object.entries(COMMANDS)) {
+    it(`${name}: a second run while the first holds the files exits 2 naming the lock; the first writes both, whole; no lock is left`, async () => {
+      const root = fs.realpathSync(tmpDir());
+      const [out, removed] = [path.join(root, 'out.jsonl'), path.join(root, 'removed.tsv')];
+      const [a, b] = [path.join(root, 'a.jsonl'), path.join(root, 'b.jsonl')];
+      fs.writeFileSync(a, docs('a', 300));
+      fs.writeFileSync(b, docs('b', 40));
+      // What the first run writes alone.
+      const ref = await neardupAsync(command(a, path.join(root, 'ref.jsonl'), path.join(root, 'ref.tsv')), root);
+      assert.equal(ref.code, 0, ref.stderr);
+      // The first run reads standard input, held open (a slow input) until the second has been refused.
+      const first = spawn(process.execPath, [mainJs, ...command('-', out, removed)], { cwd: root, stdio: ['pipe', 'ignore', 'pipe'] });
+      let firstErr = '';
+      first.stderr!.on('data', (d: Buffer) => (firstErr += d.toString()));
+      const firstDone = new Promise<number | null>((resolve) => first.on('close', (code) => resolve(code)));
+      for (const t0 = Date.now(); !fs.existsSync(lockOf(removed));) {
+        assert.ok(Date.now() - t0 < 60_000 && first.exitCode === null, `the first run never took its locks: ${firstErr}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const second = await neardupAsync(command(b, out, removed), root);
+      assert.equal(second.code, 2, second.stderr);
+      assert.match(second.stderr, new RegExp(`^neardup: --out ${out} is being written by another run \\(${first.pid}@`));
+      assert.ok(second.stderr.includes(`in ${lockOf(out)})`), second.stderr);
+      assert.ok(!fs.existsSync(out) && !fs.existsSync(removed), 'the second run wrote nothing');
+      first.stdin!.end(fs.readFileSync(a));
+      assert.equal(await firstDone, 0, firstErr);
+      assert.equal(fs.readFileSync(out, 'utf8'), fs.readFileSync(path.join(root, 'ref.jsonl'), 'utf8'));
+      assert.equal(fs.readFileSync(removed, 'utf8'), fs.readFileSync(path.join(root, 'ref.tsv'), 'utf8'));
+      assert.ok(fs.readFileSync(removed, 'utf8').split('\n').length > 3, 'the audit lists removals');
+      assert.deepEqual(locksIn(root), []);
+      // A run that fails (an invalid record) releases its locks too.
+      fs.writeFileSync(b, '{"id": "b0", "text": \n');
+      const failed = await neardupAsync(command(b, out, removed), root);
+      assert.equal(failed.code, 2, failed.stderr);
+      assert.deepEqual(locksIn(root), []);
+    });
+  }
+
+  it("a dead process's locks are taken over; a live run's lock refuses job dedup and job spans too (exit 2, nothing planned)", async () => {
+    const root = fs.realpathSync(tmpDir());
+    const host = (await import('node:os')).hostname();
+    const [out, removed, input] = [path.join(root, 'out.jsonl'), path.join(root, 'removed.tsv'), path.join(root, 'in.jsonl')];
+    fs.writeFileSync(input, docs('a', 30));
+    for (const f of [out, removed]) fs.writeFileSync(lockOf(f), `999999999@${host} 2026-01-01T00:00:00Z\n`);
+    const r = await neardupAsync(COMMANDS.dedup(input, out, removed), root);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(fs.existsSync(out) && fs.existsSync(removed));
+    assert.deepEqual(locksIn(root), []);
+    // This test's own process is alive: its lock stands for a run in progress.
+    fs.writeFileSync(lockOf(removed), `${process.pid}@${host} 2026-01-01T00:00:00Z\n`);
+    const jobs = [
+      [
+        'job',
+        'dedup',
+        input,
+        '--id-field',
+        'id',
+        '--output',
+        'dedup',
+        '--local',
+        '--work-dir',
+        path.join(root, 'w-dedup'),
+        '--out-dir',
+        path.join(root, 'o'),
+        '--removed',
+        removed,
+      ],
+      ['job', 'spans', input, '--local', '--work-dir', path.join(root, 'w-spans'), '--out-dir', path.join(root, 'o'), '--removed', removed],
+    ];
+    for (const args of jobs) {
+      const j = await neardupAsync(args, root);
+      assert.equal(j.code, 2, j.stderr);
+      assert.ok(j.stderr.includes(`--removed ${removed} is being written by another run (${process.pid}@${host}`), j.stderr);
+      assert.ok(!fs.existsSync(path.join(root, `w-${args[1]}`)), 'nothing planned');
+    }
+    assert.deepEqual(locksIn(root), [path.basename(lockOf(removed))], 'the live lock is left alone');
   });
 });
