@@ -2,7 +2,7 @@
  * Reading an input into memory for the core: the texts once (never the raw file), with ids and rows.
  * @module
  */
-import { createWriteStream, promises as fsp } from 'node:fs';
+import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
 import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
@@ -246,13 +246,26 @@ export async function rangedCorpus(file: string, options: ReadOptions, reporter:
 }
 
 /**
- * Copies standard input to a temp file, for outputs that read the input twice. Returns its path and
- * a cleanup function.
+ * Whether input `file` is a pipe, not a file: `-`, a FIFO, a character device or a socket (`<(zcat
+ * x.gz)` is `/dev/fd/63`). Such an input is read once, as it comes: the readers' positional reads
+ * (a Parquet file's tail, byte ranges) and a second pass need a copy ({@link spoolStdin}).
  */
-export async function spoolStdin(stdin: NodeJS.ReadableStream = process.stdin): Promise<{ file: string; cleanup: () => Promise<void> }> {
+export async function isPipe(file: string): Promise<boolean> {
+  if (file === '-') return true;
+  const st = await fsp.stat(file).catch(() => undefined);
+  return st !== undefined && (st.isFIFO() || st.isCharacterDevice() || st.isSocket());
+}
+
+/**
+ * Copies standard input (or the pipe `from` names, {@link isPipe}) to a temp file, for outputs that
+ * read the input twice. The copy keeps the pipe's name, so its extension still tells its format.
+ * Returns its path and a cleanup function.
+ */
+export async function spoolStdin(from: NodeJS.ReadableStream | string = process.stdin): Promise<{ file: string; cleanup: () => Promise<void> }> {
+  const stdin = typeof from === 'string' ? (from === '-' ? process.stdin : createReadStream(from)) : from;
   const dir = ownTempDir(await fsp.mkdtemp(path.join(os.tmpdir(), 'neardup-')));
   const untrack = removeOnSignal(dir);
-  const file = path.join(dir, 'stdin');
+  const file = path.join(dir, typeof from === 'string' && from !== '-' ? path.basename(from) : 'stdin');
   const out = createWriteStream(file);
   await once(out, 'open');
   await pipeline(stdin, out);

@@ -18,7 +18,7 @@ import { refuseAliasedOutputs, type NamedPath } from '../../io/write/alias.js';
 import { resolveShards } from '../../io/read/shards.js';
 import { isS3Url } from '../../io/s3/client.js';
 import { PARALLEL_MIN_CHARS } from '../engine.js';
-import { spoolStdin, type Corpus } from '../corpus.js';
+import { isPipe, spoolStdin, type Corpus } from '../corpus.js';
 import { refuseForRoute } from '../options.js';
 import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
@@ -313,6 +313,14 @@ interface PreparedInput {
  * the texts (or none). Sets `readOptions.displayName` so messages still say `<stdin>`.
  */
 async function prepareInput(fileArg: string, flags: DedupFlags, readOptions: ReadOptions): Promise<PreparedInput> {
+  // A named pipe (`<(zcat x.gz)`) is copied first, whatever the output: the readers sniff a format
+  // and read ranges by position. The copy is then the input, sized and streamed as a file is.
+  if (fileArg !== '-' && !readOptions.inputs && (await isPipe(fileArg))) {
+    const spool = await spoolStdin(fileArg);
+    readOptions.displayName = fileArg;
+    const stream = flags.stream ?? streamsByDefault(await fileSize(spool.file));
+    return { file: spool.file, name: fileArg, stream, cleanup: spool.cleanup };
+  }
   // Texts held in memory take about their size in the file, or twice that: past what the heap has
   // room for (src/cli/heap.ts), keep them on disk instead.
   const size = readOptions.inputs ? await inputsSize(readOptions.inputs) : await fileSize(fileArg);

@@ -27,7 +27,7 @@ import { requireOutForJson } from '../pipelineOptions.js';
 import { Reporter, type LogFlags } from '../report.js';
 import { severalInputs } from '../dedup/inputs.js';
 import { resolveShards } from '../../io/read/shards.js';
-import { spoolStdin } from '../corpus.js';
+import { isPipe, spoolStdin } from '../corpus.js';
 import { printSpansSummary } from './summary.js';
 import { keepYoungGenerationSmall } from '../youngGeneration.js';
 
@@ -215,11 +215,11 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
     );
   const outputs = [...(flags.dryRun ? [] : [{ what: '--out', path: flags.out, dir: sharded }]), { what: '--removed', path: flags.removed }];
   await refuseAliasedOutputs(outputs, args.map((p) => ({ what: 'the input', path: p })));
-  // Two passes: standard input is copied to a temp file first, and named <stdin> in messages.
-  const spooled = input === '-' ? await spoolStdin() : undefined;
+  // Two passes: standard input or a named pipe is copied to a temp file first, and named as given in messages.
+  const spooled = !sharded && (await isPipe(input)) ? await spoolStdin(input) : undefined;
   if (spooled) {
+    read.displayName = input === '-' ? '<stdin>' : input;
     input = spooled.file;
-    read.displayName = '<stdin>';
   }
   if (flags.unit === 'substring') keepYoungGenerationSmall();
   const t0 = performance.now();
