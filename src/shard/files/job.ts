@@ -16,6 +16,7 @@ import { identityChange, type ShardIdentity } from './shardIdentity.js';
 import type { PairFormat } from '../../io/write/write.js';
 import { InputError, UsageError } from '../../common/errors.js';
 import { writeError } from '../../io/write/output.js';
+import { OUTPUT_LOCK } from '../../io/write/outDir.js';
 import { isS3Url } from '../../io/s3/client.js';
 import { anchoredUnits, type ResolvedSpansOptions } from '../../spans/options.js';
 
@@ -270,7 +271,8 @@ export async function saveJob(workDir: string, spec: Omit<JobSpec, 'id' | 'versi
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
     if (text !== undefined) return sameJob(workDir, parseJob(workDir, text), spec);
-    const leftovers = (await fsp.readdir(workDir)).filter((n) => !n.startsWith('.job.json.tmp-'));
+    // This run's locks on its own output files in the work dir (`--out J/pairs.tsv`) are no leftovers.
+    const leftovers = (await fsp.readdir(workDir)).filter((n) => !n.startsWith('.job.json.tmp-') && !n.endsWith(OUTPUT_LOCK));
     // Another submission planned the directory meanwhile: read its plan.
     if (leftovers.includes('job.json')) continue;
     if (leftovers.length > 0) {
