@@ -248,7 +248,7 @@ export async function rangedCorpus(file: string, options: ReadOptions, reporter:
 /**
  * Whether input `file` is a pipe, not a file: `-`, a FIFO, a character device or a socket (`<(zcat
  * x.gz)` is `/dev/fd/63`). Such an input is read once, as it comes: the readers' positional reads
- * (a Parquet file's tail, byte ranges) and a second pass need a copy ({@link spoolStdin}).
+ * (a Parquet file's tail, byte ranges) and a second pass need a copy ({@link spoolPipe}).
  */
 export async function isPipe(file: string): Promise<boolean> {
   if (file === '-') return true;
@@ -261,7 +261,7 @@ export async function isPipe(file: string): Promise<boolean> {
  * read the input twice. The copy keeps the pipe's name, so its extension still tells its format.
  * Returns its path and a cleanup function.
  */
-export async function spoolStdin(from: NodeJS.ReadableStream | string = process.stdin): Promise<{ file: string; cleanup: () => Promise<void> }> {
+export async function spoolPipe(from: NodeJS.ReadableStream | string = process.stdin): Promise<{ file: string; cleanup: () => Promise<void> }> {
   const stdin = typeof from === 'string' ? (from === '-' ? process.stdin : createReadStream(from)) : from;
   const dir = ownTempDir(await fsp.mkdtemp(path.join(os.tmpdir(), 'neardup-')));
   const untrack = removeOnSignal(dir);

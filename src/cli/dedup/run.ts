@@ -18,7 +18,7 @@ import { refuseAliasedOutputs, type NamedPath } from '../../io/write/alias.js';
 import { resolveShards } from '../../io/read/shards.js';
 import { isS3Url } from '../../io/s3/client.js';
 import { PARALLEL_MIN_CHARS } from '../engine.js';
-import { isPipe, spoolStdin, type Corpus } from '../corpus.js';
+import { isPipe, spoolPipe, type Corpus } from '../corpus.js';
 import { refuseForRoute } from '../options.js';
 import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
@@ -316,7 +316,7 @@ async function prepareInput(fileArg: string, flags: DedupFlags, readOptions: Rea
   // A named pipe (`<(zcat x.gz)`) is copied first, whatever the output: the readers sniff a format
   // and read ranges by position. The copy is then the input, sized and streamed as a file is.
   if (fileArg !== '-' && !readOptions.inputs && (await isPipe(fileArg))) {
-    const spool = await spoolStdin(fileArg);
+    const spool = await spoolPipe(fileArg);
     readOptions.displayName = fileArg;
     const stream = flags.stream ?? streamsByDefault(await fileSize(spool.file));
     return { file: spool.file, name: fileArg, stream, cleanup: spool.cleanup };
@@ -330,7 +330,7 @@ async function prepareInput(fileArg: string, flags: DedupFlags, readOptions: Rea
   const twoPass = flags.output === 'dedup' || flags.output === 'annotate' || (flags.output === 'clusters' && keepNeedsValues(parseKeepPolicy(keep)));
   const name = fileArg === '-' ? '<stdin>' : fileArg;
   if (fileArg === '-' && (twoPass || stream || flags.exact)) {
-    const spool = await spoolStdin();
+    const spool = await spoolPipe();
     readOptions.displayName = '<stdin>';
     return { file: spool.file, name, stream, cleanup: spool.cleanup };
   }

@@ -27,7 +27,7 @@ import { requireOutForJson } from '../pipelineOptions.js';
 import { Reporter, type LogFlags } from '../report.js';
 import { severalInputs } from '../dedup/inputs.js';
 import { resolveShards } from '../../io/read/shards.js';
-import { isPipe, spoolStdin } from '../corpus.js';
+import { isPipe, spoolPipe } from '../corpus.js';
 import { printSpansSummary } from './summary.js';
 import { keepYoungGenerationSmall } from '../youngGeneration.js';
 
@@ -216,7 +216,7 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
   const outputs = [...(flags.dryRun ? [] : [{ what: '--out', path: flags.out, dir: sharded }]), { what: '--removed', path: flags.removed }];
   await refuseAliasedOutputs(outputs, args.map((p) => ({ what: 'the input', path: p })));
   // Two passes: standard input or a named pipe is copied to a temp file first, and named as given in messages.
-  const spooled = !sharded && (await isPipe(input)) ? await spoolStdin(input) : undefined;
+  const spooled = !sharded && (await isPipe(input)) ? await spoolPipe(input) : undefined;
   if (spooled) {
     read.displayName = input === '-' ? '<stdin>' : input;
     input = spooled.file;
