@@ -78,6 +78,7 @@ const TIERS = {
     'sketch/known-answers',
     'online/signature-bits',
     'spans/spans',
+    'spans/memory',
     'spans/file/file',
     'spans/file/bytePass1',
     'spans/growth',

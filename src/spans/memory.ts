@@ -1,84 +1,134 @@
 /**
- * Typed arrays on resizable `ArrayBuffer`s, for the large arrays of `neardup spans` that grow or
- * shrink. V8 maps such a buffer's pages itself, outside `malloc`: growing it keeps its contents in
- * place (no copy, no old array left for the garbage collector), and shrinking it gives the pages
- * back at once. A plain typed array grown by doubling leaves its old copy in `malloc`'s heap, where
- * glibc keeps it when freed (its threshold for mapping a block alone rises to the largest freed,
- * up to 32 MiB): on the 50.9 MB corpus of 100-byte windows about 25 MB of such holes stayed
- * resident through pass 1 and pass 2.
+ * Typed arrays with room to grow, for the large arrays of `neardup spans` and its job's stages.
+ * Each is a plain view over an `ArrayBuffer` made with room for the most it is expected to hold:
+ * a large buffer is mapped zeroed by `calloc` and takes memory only as its pages are first
+ * touched, so room costs address space, not memory. Growing within the room is a wider view (no
+ * copy, no old array left for the garbage collector); past it, a copy with room again.
+ *
+ * Why not resizable `ArrayBuffer`s, which grow in place and give pages back when shrunk: V8 (Node
+ * 20 to 24) reads and writes a typed array on one at about half the speed of a plain one in a hot
+ * loop, and at a fifth in a sequential one (bench/typed-arrays.ts); plain views took up to a
+ * seventh off the user CPU of `neardup spans` (bench/RESULTS.md, round 42).
  * @module
  */
+import { totalmem } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 /** The typed arrays kept here. */
 type Typed = Int32Array | Uint32Array | Uint16Array | Uint8Array;
 type Ctor<T extends Typed> = { new(b: ArrayBuffer, at: number, n: number): T; new(n: number): T; BYTES_PER_ELEMENT: number };
 
-/** The largest resizable buffer V8 makes (4 GiB); a larger array is a plain one. */
-const MOST_BYTES = 2 ** 32;
+/**
+ * The most room reserved for one array: 4 GiB, or a quarter of the machine's memory when less
+ * (the kernel refuses a mapping larger than its memory under its default overcommit rule). A
+ * larger array is made at its size.
+ */
+const MOST_BYTES = Math.min(2 ** 32, Math.floor(totalmem() / 4));
 
-/** What ES2024 adds to `ArrayBuffer` (this build's library is ES2022). */
-interface Resizable {
-  readonly resizable: boolean;
-  readonly maxByteLength: number;
-  resize(bytes: number): void;
+/** A cut that leaves fewer bytes than this of its buffer unused is a narrower view ({@link shrunk}). */
+const COPY_BELOW = 1 << 20;
+
+/**
+ * glibc's malloc maps a block this large alone, whatever its threshold for doing so has risen to
+ * (at most 32 MiB: it rises to the largest block freed), and unmaps it when freed. A smaller one
+ * may come from its heap, where a freed block is kept (25 MB of such holes stayed resident on the
+ * 50.9 MB corpus of 100-byte windows): every buffer with room gets at least this much room.
+ */
+const OWN_MAPPING = 2 ** 25 + 2 ** 16;
+
+/** Arrays of fewer bytes than this, made with no room to grow, are plain arrays of their size (from malloc's heap). */
+const SMALL = 1 << 16;
+/** The elements `a`'s buffer has room for from `a`'s start (0 when `a` does not start its buffer). */
+function room(a: Typed): number {
+  return a.byteOffset === 0 ? Math.floor(a.buffer.byteLength / a.BYTES_PER_ELEMENT) : 0;
 }
-const Buffers = ArrayBuffer as unknown as new(bytes: number, o: { maxByteLength: number }) => ArrayBuffer;
-/** Whether this runtime has resizable buffers (Node 20 has). */
-const HAS = typeof (ArrayBuffer.prototype as unknown as Partial<Resizable>).resize === 'function';
 
-/** `a`'s buffer when it is resizable and `a` starts it. */
-function resizable(a: Typed): Resizable | undefined {
-  const b = a.buffer as unknown as Resizable;
-  return b.resizable && a.byteOffset === 0 ? b : undefined;
-}
-
-/** An array of `n` zeros that can grow in place to `most` elements (and shrink). */
+/** An array of `n` zeros with room to grow to `most` elements in place. */
 export function mapped<T extends Typed>(ctor: Ctor<T>, n: number, most = n): T {
   const e = ctor.BYTES_PER_ELEMENT;
-  const max = Math.min(MOST_BYTES, Math.max(n, most) * e);
-  if (!HAS || n * e > max) return new ctor(n);
-  return new ctor(new Buffers(n * e, { maxByteLength: max }), 0, n);
+  let cap = Math.max(n, Math.min(most, Math.floor(MOST_BYTES / e)));
+  // Room of at least OWN_MAPPING: a buffer malloc maps alone, given back whole when freed.
+  if (cap > n || n * e >= SMALL) cap = Math.max(cap, Math.ceil(OWN_MAPPING / e));
+  if (cap === n) return new ctor(n);
+  try {
+    return new ctor(new ArrayBuffer(cap * e), 0, n);
+  } catch {
+    // No room to be had (address space or the kernel's commit limit): the array at its size.
+    return new ctor(n);
+  }
 }
 
 /**
  * `a`, or `a` with room for at least `n` elements, `most` when its buffer has room (twice `a`
- * unless told): in place when its buffer can grow, else a copy.
+ * unless told): a wider view when its buffer has room, else a copy with room for four times that.
  */
 export function grown<T extends Typed>(a: T, n: number, most = 2 * a.length): T {
   if (n <= a.length) return a;
   const want = Math.max(n, most);
-  const b = resizable(a);
-  const e = a.BYTES_PER_ELEMENT;
-  if (b) {
-    const bytes = Math.min(b.maxByteLength, want * e);
-    if (bytes >= n * e) {
-      b.resize(bytes);
-      return new (a.constructor as Ctor<T>)(a.buffer as ArrayBuffer, 0, bytes / e);
-    }
-  }
+  const r = room(a);
+  if (r >= n) return new (a.constructor as Ctor<T>)(a.buffer as ArrayBuffer, 0, Math.min(r, want));
   const x = mapped(a.constructor as Ctor<T>, want, 4 * want);
   x.set(a);
   return x;
 }
 
-/** `a` cut to its first `n` elements, the rest of its pages given back when its buffer can shrink. */
+/**
+ * `a` cut to its first `n` elements: a copy of them when that leaves a megabyte or more of its
+ * buffer unused, the buffer then given back ({@link release}); else a narrower view. The copy and
+ * `a` are both held for a moment: give back what can go first. Other views of `a`'s buffer must
+ * not be used after a cut.
+ */
 export function shrunk<T extends Typed>(a: T, n: number): T {
   if (n >= a.length) return a;
-  const b = resizable(a);
-  if (b) {
-    b.resize(n * a.BYTES_PER_ELEMENT);
-    return new (a.constructor as Ctor<T>)(a.buffer as ArrayBuffer, 0, n);
+  if (a.buffer.byteLength - n * a.BYTES_PER_ELEMENT < COPY_BELOW) return new (a.constructor as Ctor<T>)(a.buffer as ArrayBuffer, a.byteOffset, n);
+  const kept = a.slice(0, n) as T;
+  release(a);
+  return kept;
+}
+
+/** `ArrayBuffer.prototype.transfer` (ES2024), with `this` the buffer. */
+type Transfer = (this: ArrayBuffer, bytes: number) => ArrayBuffer;
+
+let transfer: Transfer | null | undefined;
+
+/**
+ * `ArrayBuffer.prototype.transfer`: the runtime's own (Node 22 and later), or on Node 20, whose V8
+ * has it behind a flag, a fresh context's with the flag set (a flag reaches only contexts made
+ * after it); null where neither is to be had.
+ */
+function transferOf(): Transfer | null {
+  if (transfer !== undefined) return transfer;
+  const own = (ArrayBuffer.prototype as unknown as { transfer?: Transfer }).transfer;
+  if (typeof own === 'function') return (transfer = own);
+  try {
+    setFlagsFromString('--harmony-rab-gsab-transfer');
+    const made: unknown = runInNewContext('ArrayBuffer.prototype.transfer');
+    transfer = typeof made === 'function' ? (made as Transfer) : null;
+  } catch {
+    transfer = null;
   }
-  return a.slice(0, n) as T;
+  return transfer;
 }
 
 /**
- * An array over all of buffer `b` (its old contents kept, to be overwritten), grown in place as
- * far as its buffer allows ({@link grown}): memory already touched, taken over for another use.
- * Undefined when `b` is not resizable.
+ * Gives `a`'s buffer back now, not at a later collection of the garbage collector, which in a loop
+ * over typed arrays (no garbage made) may come only after the next large array is made: detached
+ * by `transfer(0)`, or else moved into a clone that dies young (freed at the next scavenge). Every
+ * view of the buffer is empty afterwards.
+ */
+export function release(a: Typed): void {
+  const b = a.buffer as ArrayBuffer;
+  if (b.byteLength === 0) return;
+  const t = transferOf();
+  if (t) t.call(b, 0);
+  else structuredClone(b, { transfer: [b] });
+}
+
+/**
+ * An array over all of buffer `b` (its old contents kept, to be overwritten): memory already
+ * touched, taken over for another use, growing within `b` as {@link grown} does.
  */
 export function takenOver<T extends Typed>(ctor: Ctor<T>, b: ArrayBuffer): T | undefined {
-  const r = b as unknown as Resizable;
-  if (!HAS || !r.resizable) return undefined;
   return new ctor(b, 0, Math.floor(b.byteLength / ctor.BYTES_PER_ELEMENT));
 }

@@ -17,7 +17,7 @@
  * them for the repeated units alone.
  * @module
  */
-import { grown, mapped, shrunk } from './memory.js';
+import { grown, mapped, release, shrunk } from './memory.js';
 
 /** A record's fields in {@link UnitTable}'s `rec`, in this order. */
 const LO = 0;
@@ -295,15 +295,18 @@ export class UnitTable {
     this.dropped += this.size - n;
     this.size = n;
     this.near = 0;
-    this.rec = shrunk(rec, Math.max(STRIDE, n * STRIDE));
     const cap = Math.max(16, Math.ceil(n / this.maxLoad) + 1);
-    if (cap < this.cap) {
+    // The old index goes before the records are cut (a copy, for a moment beside them), and a new one comes after.
+    const smaller = cap < this.cap;
+    if (smaller) release(index);
+    this.rec = shrunk(rec, Math.max(STRIDE, n * STRIDE));
+    if (smaller) {
       this.cap = cap;
       this.scale = cap / 2 ** 32;
-      this.index = shrunk(index, 2 * cap);
+      this.index = mapped(Int32Array, 2 * cap);
       this.limit = Math.floor(cap * this.maxLoad);
     }
-    const idx = this.index.fill(0);
+    const idx = smaller ? this.index : this.index.fill(0);
     const r = this.rec;
     const cap2 = this.cap;
     for (let id = 0; id < n; id++) {

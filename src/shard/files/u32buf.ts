@@ -11,8 +11,8 @@ export class U32Buf {
   length = 0;
 
   constructor(capacity = 1024) {
-    // On a resizable buffer, grown in place (../../spans/memory.ts): a doubled copy left the old one
-    // for the collector, and a spans job's columns of millions of rows peaked at twice their size.
+    // With room to grow in place (../../spans/memory.ts): a doubled copy left the old one for the
+    // collector, and a spans job's columns of millions of rows peaked at twice their size.
     this.data = mapped(Uint32Array, Math.max(16, capacity), 1 << 24);
   }
 

@@ -1,0 +1,82 @@
+/**
+ * src/spans/memory.ts: arrays with room grow in place (the same buffer, contents kept), past
+ * their room by a copy; a cut keeps the first elements, by a copy that gives the old buffer back
+ * (every view of it empty) or by a narrower view; {@link release} empties every view at once; and
+ * every array is a plain one, not on a resizable buffer (which V8 reads and writes at half speed).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { grown, mapped, release, shrunk, takenOver } from '../../src/spans/memory.js';
+
+/** Whether `a`'s buffer is resizable (ES2024's `resizable`, absent in this build's library). */
+function resizable(a: Int32Array): boolean {
+  return (a.buffer as unknown as { resizable?: boolean }).resizable === true;
+}
+
+test('mapped and grown: zeros, growth within the room on the same buffer, past it a copy, contents kept', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 5000 }),
+      fc.integer({ min: 0, max: 20000 }),
+      fc.array(fc.integer({ min: 1, max: 30000 }), { maxLength: 8 }),
+      (n, most, grows) => {
+        let a = mapped(Int32Array, n, most);
+        assert.equal(a.length, n);
+        assert.equal(resizable(a), false);
+        assert.ok(a.every((x) => x === 0));
+        for (let i = 0; i < a.length; i++) a[i] = i + 1;
+        let filled = a.length;
+        for (const g of grows) {
+          const before = a.buffer;
+          const b = grown(a, g);
+          assert.ok(b.length >= g && b.length >= a.length);
+          if (g <= a.length) assert.equal(b, a);
+          else if (before.byteLength >= 4 * g) assert.equal(b.buffer, before, 'growth within the room is in place');
+          for (let i = 0; i < filled; i++) assert.equal(b[i], i + 1);
+          for (let i = filled; i < b.length; i++) b[i] = i + 1;
+          filled = b.length;
+          a = b;
+        }
+      },
+    ),
+    { seed: 51, numRuns: 200 },
+  );
+});
+
+test('shrunk: the first elements kept; a copy gives the old buffer back, a view keeps it', () => {
+  for (
+    const [n, most, keep] of [
+      [10, 10, 5],
+      [1000, 1 << 22, 10],
+      [1 << 20, 1 << 20, 1 << 19],
+      [1 << 20, 1 << 20, (1 << 20) - 1000],
+      [300, 300, 0],
+    ] as const
+  ) {
+    const a = mapped(Int32Array, n, most);
+    for (let i = 0; i < n; i++) a[i] = 7 * i;
+    const other = new Int32Array(a.buffer, 0, 4);
+    const unused = a.buffer.byteLength - 4 * keep;
+    const b = shrunk(a, keep);
+    assert.equal(b.length, keep);
+    for (let i = 0; i < keep; i++) assert.equal(b[i], 7 * i);
+    if (unused >= 1 << 20) {
+      assert.notEqual(b.buffer, a.buffer);
+      assert.equal(a.length, 0, 'the old buffer given back');
+      assert.equal(other.length, 0);
+    } else assert.equal(b.buffer, a.buffer);
+  }
+});
+
+test('release empties every view of the buffer; takenOver views a whole buffer', () => {
+  const a = mapped(Uint16Array, 100, 1 << 16);
+  a.fill(3);
+  const t = takenOver(Uint16Array, a.buffer as ArrayBuffer)!;
+  assert.equal(t.length, a.buffer.byteLength / 2);
+  assert.equal(t[99], 3);
+  release(a);
+  assert.equal(a.length, 0);
+  assert.equal(t.length, 0);
+  release(a);
+});
