@@ -4,7 +4,10 @@
  * released when the command ends, failed or not (src/cli/program.ts): two runs on one `--out X
  * --removed Y` cannot leave X from one and Y from the other. The lock is the output directory's
  * (src/io/write/outDir.ts): another live run's is exit 2 naming it, a dead process's is taken over.
- * Standard output and `s3://` names (written by this run's upload alone) take none.
+ * Standard output and `s3://` names (written by this run's upload alone) take none. `job run` and
+ * `job report` write the files their plan records (`--removed` of `job plan`) unless their own line
+ * names others: they lock those once they have read the plan ({@link lockPlannedOutputs}), released
+ * with the others.
  * @module
  */
 import type { Command } from 'commander';
@@ -17,15 +20,31 @@ const FILE_OPTIONS = ['out', 'removed', 'data'];
 /** Commands that record outputs for other processes (a plan) and write none themselves. */
 const RECORD_ONLY = new Set(['plan', 'submit', 'stage', 'worker']);
 
+/** The locks a command's run holds: their files (one lock for a file named twice) and what releases each. */
+interface HeldLocks {
+  held: Set<string>;
+  releases: (() => Promise<void>)[];
+}
+const runs = new WeakMap<Command, HeldLocks>();
+
+/** Takes the lock of `value` (option `key` of `cmd`) into `run`, unless it is standard output or `s3://`. */
+async function lockInto(run: HeldLocks, cmd: Command, key: string, value: string): Promise<void> {
+  if (value === '' || value === '-' || isS3Url(value)) return;
+  const option = cmd.options.find((o) => o.attributeName() === key);
+  const r = await lockOutputFile(value, option?.long ?? `--${key}`, run.held);
+  if (r) run.releases.push(r);
+}
+
 /**
  * Locks the local single output files `cmd` was given, in option order; returns what releases
- * them. When one is refused, those already taken are released first.
+ * them (and those {@link lockPlannedOutputs} adds later). When one is refused, those already taken
+ * are released first.
  */
 export async function lockOutputFiles(cmd: Command): Promise<() => Promise<void>> {
-  const releases: (() => Promise<void>)[] = [];
-  const held = new Set<string>();
+  const run: HeldLocks = { held: new Set(), releases: [] };
+  runs.set(cmd, run);
   const release = async (): Promise<void> => {
-    for (const r of releases.splice(0).reverse()) await r();
+    for (const r of run.releases.splice(0).reverse()) await r();
   };
   const names: string[] = [];
   for (let c: Command | null = cmd; c?.parent; c = c.parent) names.push(c.name());
@@ -34,14 +53,28 @@ export async function lockOutputFiles(cmd: Command): Promise<() => Promise<void>
     for (const key of FILE_OPTIONS) {
       const value: unknown = cmd.getOptionValue(key);
       // A dry run writes no --out (its --removed audit, yes).
-      if (typeof value !== 'string' || value === '' || value === '-' || isS3Url(value) || (key === 'out' && cmd.getOptionValue('dryRun') === true)) continue;
-      const option = cmd.options.find((o) => o.attributeName() === key);
-      const r = await lockOutputFile(value, option?.long ?? `--${key}`, held);
-      if (r) releases.push(r);
+      if (typeof value !== 'string' || (key === 'out' && cmd.getOptionValue('dryRun') === true)) continue;
+      await lockInto(run, cmd, key, value);
     }
   } catch (e) {
     await release();
     throw e;
   }
   return release;
+}
+
+/**
+ * For a command that writes the single output files a plan records (`job run`, `job report`): locks
+ * those of `planned` its own line does not replace, as {@link lockOutputFiles} locks the line's, into
+ * the same run (a file named by both takes one lock; all are released together when the command
+ * ends). Call it once the plan is read, before anything is written. Another live run's lock is a
+ * UsageError (exit 2) naming it.
+ */
+export async function lockPlannedOutputs(cmd: Command, planned: { out?: string; removed?: string }): Promise<void> {
+  const run = runs.get(cmd);
+  if (!run) throw new Error(`neardup ${cmd.name()}: its output files were not locked first (lockOutputFiles)`);
+  for (const key of FILE_OPTIONS) {
+    const value = planned[key as keyof typeof planned];
+    if (value !== undefined && cmd.getOptionValue(key) === undefined) await lockInto(run, cmd, key, value);
+  }
 }

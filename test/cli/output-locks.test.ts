@@ -4,7 +4,9 @@
  * as on a normal exit: the next run would otherwise find a lock of a live process id (the pid
  * reused) or have to take a stale one over. The run is stopped while it holds its locks and waits
  * on its input (a FIFO nobody writes); it dies of the signal, leaves no output, no temp file and no
- * copy of the pipe.
+ * copy of the pipe. `job run` and `job report` lock the `--removed` their plan records (not on their
+ * line) as they lock their own: another live run holding it is exit 2 naming its lock, before any
+ * stage runs or anything is written.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tmpDir } from '../cliUtil.js';
-import { neardupChild } from '../helpers/procs.js';
+import { neardupAsync, neardupChild } from '../helpers/procs.js';
 
 let root: string;
 before(() => {
@@ -61,4 +63,74 @@ describe('the output locks of a run ended by a signal', () => {
       }
     });
   }
+});
+
+describe("job run and job report: the plan's --removed", () => {
+  it('a live run holding it refuses them (exit 2 naming the lock, nothing written); once it is gone they write it; a --removed on the line is theirs instead', async () => {
+    const dir = fs.mkdtempSync(path.join(root, 'job-'));
+    const input = path.join(dir, 'in.jsonl');
+    // Every third document a copy of the one before: the audit lists some.
+    fs.writeFileSync(
+      input,
+      Array.from({ length: 40 }, (_, i) => JSON.stringify({ id: `a${i}`, text: `note ${i - (i % 3 === 2 ? 1 : 0)}: a flat near the station, a view` }) + '\n')
+        .join(''),
+    );
+    const removed = path.join(dir, 'removed.tsv');
+    const lock = path.join(dir, '.removed.tsv.neardup-writing');
+    const work = path.join(dir, 'work');
+    const plan = await neardupAsync(
+      ['job', 'plan', input, '--work-dir', work, '--id-field', 'id', '--output', 'dedup', '--out-dir', path.join(dir, 'out'), '--removed', removed, '-q'],
+      dir,
+    );
+    assert.equal(plan.code, 0, plan.stderr);
+    /** Another neardup run holding `removed` (its --removed), waiting on a FIFO nobody writes; stopped by the returned function. */
+    const holder = async (): Promise<{ pid: number; stop: () => Promise<void> }> => {
+      const fifo = path.join(dir, `fifo-${Math.random().toString(36).slice(2)}.jsonl`);
+      execFileSync('mkfifo', [fifo]);
+      const h = neardupChild(['dedup', fifo, '--id-field', 'id', '--output', 'dedup', '--out', path.join(dir, 'h.jsonl'), '--removed', removed, '-q'], {
+        cwd: dir,
+      });
+      await appears(lock, () => h.child.exitCode !== null);
+      return {
+        pid: h.child.pid!,
+        stop: async () => {
+          h.child.kill('SIGTERM');
+          await h.done;
+          fs.rmSync(fifo);
+        },
+      };
+    };
+    const refused = (r: { code: number; stderr: string }, pid: number): void => {
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, new RegExp(`^neardup: --removed ${removed} is being written by another run \\(${pid}@`));
+      assert.ok(r.stderr.includes(`in ${lock})`), r.stderr);
+    };
+    const jobRun = ['job', 'run', '--work-dir', work, '--local', '-q'];
+    const jobReport = ['job', 'report', '--work-dir', work, '-q'];
+
+    let h = await holder();
+    refused(await neardupAsync(jobRun, dir), h.pid);
+    assert.ok(!fs.existsSync(removed), 'job run wrote no audit');
+    assert.ok(!fs.existsSync(path.join(work, 'sign')) || fs.readdirSync(path.join(work, 'sign')).length === 0, 'no stage ran');
+    await h.stop();
+    const ran = await neardupAsync(jobRun, dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    const audit = fs.readFileSync(removed, 'utf8');
+    assert.ok(audit.split('\n').length > 3, 'the audit lists removals');
+    assert.ok(!fs.existsSync(lock), 'job run released the lock');
+
+    h = await holder();
+    fs.writeFileSync(removed, 'left alone\n');
+    refused(await neardupAsync(jobReport, dir), h.pid);
+    assert.equal(fs.readFileSync(removed, 'utf8'), 'left alone\n');
+    // --removed on the line: the plan's is not written, so not locked.
+    const elsewhere = await neardupAsync([...jobReport, '--removed', path.join(dir, 'other.tsv')], dir);
+    assert.equal(elsewhere.code, 0, elsewhere.stderr);
+    assert.equal(fs.readFileSync(path.join(dir, 'other.tsv'), 'utf8'), audit);
+    await h.stop();
+    const reported = await neardupAsync(jobReport, dir);
+    assert.equal(reported.code, 0, reported.stderr);
+    assert.equal(fs.readFileSync(removed, 'utf8'), audit);
+    assert.deepEqual(fs.readdirSync(dir).filter((f) => f.endsWith('.neardup-writing')), []);
+  });
 });
