@@ -17,10 +17,15 @@ import { tmpDir } from '../cliUtil.js';
 import { neardupAsync, neardupChild } from '../helpers/procs.js';
 
 let root: string;
+/** Runs still to stop at the end, a test failed or not (else they would wait on their FIFO for ever). */
+const holders = new Set<() => Promise<void>>();
 before(() => {
   root = fs.realpathSync(tmpDir());
 });
-after(() => fs.rmSync(root, { recursive: true, force: true }));
+after(async () => {
+  for (const stop of holders) await stop();
+  fs.rmSync(root, { recursive: true, force: true });
+});
 
 /** Waits until `file` exists (the child took its lock), failing when the child exited first. */
 async function appears(file: string, exited: () => boolean, timeoutMs = 120_000): Promise<void> {
@@ -29,6 +34,25 @@ async function appears(file: string, exited: () => boolean, timeoutMs = 120_000)
     if (exited() || Date.now() - t0 > timeoutMs) throw new Error(`${file} never appeared`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Another neardup run holding `file` (its --removed), waiting on a FIFO of `dir` nobody writes,
+ * once its lock is there; `stop` ends it (SIGTERM).
+ */
+async function holder(dir: string, file: string): Promise<{ pid: number; stop: () => Promise<void> }> {
+  const fifo = path.join(dir, `fifo-${Math.random().toString(36).slice(2)}.jsonl`);
+  execFileSync('mkfifo', [fifo]);
+  const h = neardupChild(['dedup', fifo, '--id-field', 'id', '--output', 'dedup', '--out', path.join(dir, 'h.jsonl'), '--removed', file, '-q'], { cwd: dir });
+  const stop = async (): Promise<void> => {
+    holders.delete(stop);
+    if (h.child.exitCode === null && h.child.signalCode === null) h.child.kill('SIGTERM');
+    await h.done;
+    fs.rmSync(fifo, { force: true });
+  };
+  holders.add(stop);
+  await appears(path.join(dir, `.${path.basename(file)}.neardup-writing`), () => h.child.exitCode !== null);
+  return { pid: h.child.pid!, stop };
 }
 
 const CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
@@ -83,23 +107,6 @@ describe("job run and job report: the plan's --removed", () => {
       dir,
     );
     assert.equal(plan.code, 0, plan.stderr);
-    /** Another neardup run holding `removed` (its --removed), waiting on a FIFO nobody writes; stopped by the returned function. */
-    const holder = async (): Promise<{ pid: number; stop: () => Promise<void> }> => {
-      const fifo = path.join(dir, `fifo-${Math.random().toString(36).slice(2)}.jsonl`);
-      execFileSync('mkfifo', [fifo]);
-      const h = neardupChild(['dedup', fifo, '--id-field', 'id', '--output', 'dedup', '--out', path.join(dir, 'h.jsonl'), '--removed', removed, '-q'], {
-        cwd: dir,
-      });
-      await appears(lock, () => h.child.exitCode !== null);
-      return {
-        pid: h.child.pid!,
-        stop: async () => {
-          h.child.kill('SIGTERM');
-          await h.done;
-          fs.rmSync(fifo);
-        },
-      };
-    };
     const refused = (r: { code: number; stderr: string }, pid: number): void => {
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, new RegExp(`^neardup: --removed ${removed} is being written by another run \\(${pid}@`));
@@ -108,7 +115,7 @@ describe("job run and job report: the plan's --removed", () => {
     const jobRun = ['job', 'run', '--work-dir', work, '--local', '-q'];
     const jobReport = ['job', 'report', '--work-dir', work, '-q'];
 
-    let h = await holder();
+    let h = await holder(dir, removed);
     refused(await neardupAsync(jobRun, dir), h.pid);
     assert.ok(!fs.existsSync(removed), 'job run wrote no audit');
     assert.ok(!fs.existsSync(path.join(work, 'sign')) || fs.readdirSync(path.join(work, 'sign')).length === 0, 'no stage ran');
@@ -119,7 +126,7 @@ describe("job run and job report: the plan's --removed", () => {
     assert.ok(audit.split('\n').length > 3, 'the audit lists removals');
     assert.ok(!fs.existsSync(lock), 'job run released the lock');
 
-    h = await holder();
+    h = await holder(dir, removed);
     fs.writeFileSync(removed, 'left alone\n');
     refused(await neardupAsync(jobReport, dir), h.pid);
     assert.equal(fs.readFileSync(removed, 'utf8'), 'left alone\n');
