@@ -13,8 +13,10 @@
 import type { Command } from 'commander';
 import { isS3Url } from '../io/s3/client.js';
 import { lockOutputFile } from '../io/write/outDir.js';
+import { resolveShards } from '../io/read/shards.js';
+import type { InputFormat } from '../io/read/formats.js';
 
-/** Options whose value is one file the command writes (`--out-dir` has the directory's own lock). */
+/** Options whose value is one file the command writes (`--out-dir`, and `--out` naming a directory of output shards, have the directory's own lock). */
 const FILE_OPTIONS = ['out', 'removed', 'data'];
 
 /** Commands that record outputs for other processes (a plan) and write none themselves. */
@@ -36,6 +38,24 @@ async function lockInto(run: HeldLocks, cmd: Command, key: string, value: string
 }
 
 /**
+ * Whether `--out` of `cmd` (its names up to the program, `names`) is the directory of output shards:
+ * `dedup --output dedup|annotate` and `spans` of several inputs, a directory of shards, a glob or
+ * `s3://` names (as src/cli/dedup/run.ts and src/cli/spans/command.ts decide).
+ */
+async function outIsDirectory(cmd: Command, names: readonly string[]): Promise<boolean> {
+  if (names.length !== 1 || (names[0] !== 'dedup' && names[0] !== 'spans')) return false;
+  const output: unknown = cmd.getOptionValue('output');
+  if (names[0] === 'dedup' && output !== 'dedup' && output !== 'annotate') return false;
+  const args = cmd.args;
+  if (args.length !== 1) return args.length > 1;
+  const [input] = args as [string];
+  if (input === '-') return false;
+  if (isS3Url(input)) return true;
+  const format: unknown = cmd.getOptionValue('format');
+  return (await resolveShards(input, typeof format === 'string' ? (format as InputFormat | 'auto') : 'auto').catch(() => undefined)) !== undefined;
+}
+
+/**
  * Locks the local single output files `cmd` was given, in option order; returns what releases
  * them (and those {@link lockPlannedOutputs} adds later). When one is refused, those already taken
  * are released first.
@@ -54,6 +74,8 @@ export async function lockOutputFiles(cmd: Command): Promise<() => Promise<void>
       const value: unknown = cmd.getOptionValue(key);
       // A dry run writes no --out (its --removed audit, yes).
       if (typeof value !== 'string' || (key === 'out' && cmd.getOptionValue('dryRun') === true)) continue;
+      // The directory of output shards has its own lock, taken as it is written (src/io/write/rewrite.ts).
+      if (key === 'out' && (await outIsDirectory(cmd, names))) continue;
       await lockInto(run, cmd, key, value);
     }
   } catch (e) {

@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { tmpDir } from '../cliUtil.js';
 import { neardupAsync, neardupChild } from '../helpers/procs.js';
@@ -139,5 +140,61 @@ describe("job run and job report: the plan's --removed", () => {
     assert.equal(reported.code, 0, reported.stderr);
     assert.equal(fs.readFileSync(removed, 'utf8'), audit);
     assert.deepEqual(fs.readdirSync(dir).filter((f) => f.endsWith('.neardup-writing')), []);
+  });
+});
+
+describe('--out naming a directory of output shards', () => {
+  /** A directory of two shards (ids a… and b…, every third document a copy of the one before). */
+  const shardsIn = (dir: string): string => {
+    const input = path.join(dir, 'in');
+    fs.mkdirSync(input);
+    for (const tag of ['a', 'b'])
+      fs.writeFileSync(
+        path.join(input, `${tag}.jsonl`),
+        Array.from(
+          { length: 12 },
+          (_, i) => JSON.stringify({ id: `${tag}${i}`, text: `${tag} note ${i - (i % 3 === 2 ? 1 : 0)}: a flat near the station` }) + '\n',
+        )
+          .join(''),
+      );
+    return input;
+  };
+  const COMMANDS: Record<string, (input: string, out: string) => string[]> = {
+    'dedup of a directory of shards': (input, out) => ['dedup', input, '--id-field', 'id', '--output', 'dedup', '--out', out, '-q'],
+    'dedup of several inputs': (
+      input,
+      out,
+    ) => ['dedup', path.join(input, 'a.jsonl'), path.join(input, 'b.jsonl'), '--id-field', 'id', '--output', 'annotate', '--out', out, '-q'],
+    'spans of a directory of shards': (input, out) => ['spans', input, '--id-field', 'id', '--out', out, '-q'],
+  };
+  for (const [name, command] of Object.entries(COMMANDS)) {
+    it(`${name}: takes the directory's lock only, not a file lock beside it`, async () => {
+      const dir = fs.mkdtempSync(path.join(root, 'outdir-'));
+      const input = shardsIn(dir);
+      const out = path.join(dir, 'out');
+      // A file lock beside the directory held by a live process (this one): not the directory's lock.
+      const beside = path.join(dir, '.out.neardup-writing');
+      fs.writeFileSync(beside, `${process.pid}@${hostname()} 2026-01-01T00:00:00Z\n`);
+      const r = await neardupAsync(command(input, out), dir);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(fs.readdirSync(out).sort(), ['_SUCCESS', 'a.jsonl', 'b.jsonl']);
+      assert.ok(fs.existsSync(beside), 'left alone');
+      // The directory's own lock, held by a live process, refuses the run.
+      fs.writeFileSync(path.join(out, '.neardup-writing'), `${process.pid}@${hostname()} 2026-01-01T00:00:00Z\n`);
+      const again = await neardupAsync(command(input, out), dir);
+      assert.equal(again.code, 2, again.stderr);
+      assert.match(again.stderr, new RegExp(`^neardup: output directory ${out} is being written by another run \\(${process.pid}@`));
+    });
+  }
+
+  it('--output pairs of a directory of shards: --out is one file, locked beside it', async () => {
+    const dir = fs.mkdtempSync(path.join(root, 'outfile-'));
+    const input = shardsIn(dir);
+    const out = path.join(dir, 'pairs.tsv');
+    fs.writeFileSync(path.join(dir, '.pairs.tsv.neardup-writing'), `${process.pid}@${hostname()} 2026-01-01T00:00:00Z\n`);
+    const r = await neardupAsync(['dedup', input, '--id-field', 'id', '--output', 'pairs', '--out', out, '-q'], dir);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`^neardup: --out ${out} is being written by another run \\(${process.pid}@`));
+    assert.ok(!fs.existsSync(out));
   });
 });
