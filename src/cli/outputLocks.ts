@@ -10,6 +10,8 @@
  * with the others.
  * @module
  */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { isS3Url } from '../io/s3/client.js';
 import { lockOutputFile } from '../io/write/outDir.js';
@@ -38,21 +40,26 @@ async function lockInto(run: HeldLocks, cmd: Command, key: string, value: string
 }
 
 /**
- * Whether `--out` of `cmd` (its names up to the program, `names`) is the directory of output shards:
- * `dedup --output dedup|annotate` and `spans` of several inputs, a directory of shards, a glob or
- * `s3://` names (as src/cli/dedup/run.ts and src/cli/spans/command.ts decide).
+ * The file `--out out` of `cmd` (its names up to the program, `names`) writes, to lock: undefined
+ * for the directory of output shards of `dedup --output dedup|annotate` or `spans` of several
+ * inputs, a directory of shards, a glob or `s3://` names (it has its own lock); `DIR/NAME` for
+ * dedup's copy of one input file `NAME` into an existing directory `DIR`; else `out` (as
+ * src/cli/dedup/run.ts, src/cli/dedup/output.ts and src/cli/spans/command.ts decide).
  */
-async function outIsDirectory(cmd: Command, names: readonly string[]): Promise<boolean> {
-  if (names.length !== 1 || (names[0] !== 'dedup' && names[0] !== 'spans')) return false;
+async function outFile(cmd: Command, names: readonly string[], out: string): Promise<string | undefined> {
+  if (names.length !== 1 || (names[0] !== 'dedup' && names[0] !== 'spans')) return out;
   const output: unknown = cmd.getOptionValue('output');
-  if (names[0] === 'dedup' && output !== 'dedup' && output !== 'annotate') return false;
+  if (names[0] === 'dedup' && output !== 'dedup' && output !== 'annotate') return out;
   const args = cmd.args;
-  if (args.length !== 1) return args.length > 1;
+  if (args.length !== 1) return args.length > 1 ? undefined : out;
   const [input] = args as [string];
-  if (input === '-') return false;
-  if (isS3Url(input)) return true;
+  if (input === '-') return out;
+  if (isS3Url(input)) return undefined;
   const format: unknown = cmd.getOptionValue('format');
-  return (await resolveShards(input, typeof format === 'string' ? (format as InputFormat | 'auto') : 'auto').catch(() => undefined)) !== undefined;
+  if ((await resolveShards(input, typeof format === 'string' ? (format as InputFormat | 'auto') : 'auto').catch(() => undefined)) !== undefined)
+    return undefined;
+  const st = isS3Url(out) ? undefined : await stat(out).catch(() => undefined);
+  return names[0] === 'dedup' && st?.isDirectory() ? path.join(out, path.basename(input)) : out;
 }
 
 /**
@@ -75,8 +82,8 @@ export async function lockOutputFiles(cmd: Command): Promise<() => Promise<void>
       // A dry run writes no --out (its --removed audit, yes).
       if (typeof value !== 'string' || (key === 'out' && cmd.getOptionValue('dryRun') === true)) continue;
       // The directory of output shards has its own lock, taken as it is written (src/io/write/rewrite.ts).
-      if (key === 'out' && (await outIsDirectory(cmd, names))) continue;
-      await lockInto(run, cmd, key, value);
+      const file = key === 'out' ? await outFile(cmd, names, value) : value;
+      if (file !== undefined) await lockInto(run, cmd, key, file);
     }
   } catch (e) {
     await release();

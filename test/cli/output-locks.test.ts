@@ -187,6 +187,24 @@ describe('--out naming a directory of output shards', () => {
     });
   }
 
+  it('dedup of one file into an existing --out DIR: DIR/NAME, the file it writes, is locked', async () => {
+    const dir = fs.mkdtempSync(path.join(root, 'into-'));
+    const input = path.join(shardsIn(dir), 'a.jsonl');
+    const out = path.join(dir, 'out');
+    fs.mkdirSync(out);
+    const lock = path.join(out, '.a.jsonl.neardup-writing');
+    fs.writeFileSync(lock, `${process.pid}@${hostname()} 2026-01-01T00:00:00Z\n`);
+    const args = ['dedup', input, '--id-field', 'id', '--output', 'dedup', '--out', out, '-q'];
+    const r = await neardupAsync(args, dir);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`^neardup: --out ${path.join(out, 'a.jsonl')} is being written by another run \\(${process.pid}@`));
+    assert.deepEqual(fs.readdirSync(out), [path.basename(lock)], 'nothing written');
+    fs.rmSync(lock);
+    const ok = await neardupAsync(args, dir);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.deepEqual(fs.readdirSync(out), ['a.jsonl'], 'written, no lock left');
+  });
+
   it('--output pairs of a directory of shards: --out is one file, locked beside it', async () => {
     const dir = fs.mkdtempSync(path.join(root, 'outfile-'));
     const input = shardsIn(dir);
