@@ -30,6 +30,11 @@ export async function severalInputs(args: readonly string[], format: InputFormat
       throw new UsageError(
         `${a} is a directory of documents (.txt/.md/.html, one document per file): several inputs are read as record files (JSONL, TSV, CSV, Parquet; .gz or .zst), so give it alone`,
       );
+    // Read once, as it comes: an output that reads the inputs twice would wait on it for ever.
+    if (st !== undefined && !st.isFile() && !st.isDirectory())
+      throw new UsageError(
+        `${a} is a pipe, not a file: several inputs are read as files; write it to a file first, or give the pipe alone (it is then copied)`,
+      );
   }
   const paths = await listShards(args, format);
   // As job dedup refuses it: the same documents twice would all be duplicates of themselves.

@@ -30,7 +30,7 @@ import { withTextSets } from '../../online/manifest.js';
 import type { MetaFilter, NearDupIndex } from '../../online/nearDupIndex.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
-import { warnSkipped } from '../corpus.js';
+import { isPipe, spoolPipe, warnSkipped } from '../corpus.js';
 import { withStoredText } from '../../online/records/storedText.js';
 
 interface IndexAddFlags extends InputFlags, IndexFlags, LogFlags {
@@ -168,7 +168,25 @@ async function runIndexAdd(mode: AddMode, file: string, flags: IndexAddFlags): P
   const reporter = new Reporter(flags);
   await checkAddTargets(mode, file, flags);
   const t0 = performance.now();
-  const { input, records, idOf } = await openAddInput(mode, file, flags);
+  // A named pipe (`<(zcat x.gz)`) is copied first, as dedup copies it: its format is sniffed by a
+  // positional read (a Parquet footer). Messages still name the pipe.
+  const spool = file !== '-' && (await isPipe(file)) ? await spoolPipe(file) : undefined;
+  try {
+    await addFrom(mode, { file: spool?.file ?? file, displayName: spool ? file : undefined }, flags, { reporter, t0 });
+  } finally {
+    await spool?.cleanup();
+  }
+}
+
+/** Adds (or queries) the documents of `from.file` (named `from.displayName` in messages, when given). */
+async function addFrom(
+  mode: AddMode,
+  from: { file: string; displayName?: string },
+  flags: IndexAddFlags,
+  run: { reporter: Reporter; t0: number },
+): Promise<void> {
+  const { reporter, t0 } = run;
+  const { input, records, idOf } = await openAddInput(mode, from, flags);
   const index = await openSearched(flags);
   const fmt = pairFormatOf(flags);
   let sink: OutputSink | undefined;
@@ -209,9 +227,11 @@ interface AddInput {
 }
 
 /** Opens the input; its first record says whether it has ids, checked before a new store is created. */
-async function openAddInput(mode: AddMode, file: string, flags: IndexAddFlags): Promise<AddInput> {
+async function openAddInput(mode: AddMode, from: { file: string; displayName?: string }, flags: IndexAddFlags): Promise<AddInput> {
+  const { file, displayName } = from;
   // In query mode --limit caps the matches, not the documents read (that is --first).
   const read = readOptionsFrom(mode === 'query' ? { ...flags, limit: undefined } : flags);
+  if (displayName !== undefined) read.displayName = displayName;
   if (flags.title !== undefined) {
     read.columns = { ...read.columns, title: flags.title };
     read.fields = { ...read.fields, title: flags.title };

@@ -12,6 +12,7 @@ import { stat } from 'node:fs/promises';
 import { UsageError } from '../../common/errors.js';
 import { openInput } from '../../io/read/read.js';
 import { parsePositiveInt } from '../options.js';
+import { isPipe, spoolPipe } from '../corpus.js';
 import { checkStoreFile, openIndex, PERSISTENT_STORES, refuseMemoryStore, storeHelp } from './options.js';
 
 interface RemoveFlags {
@@ -23,10 +24,20 @@ interface RemoveFlags {
 /** The ids of `file`: one per line (blank lines skipped), or the values of `column`. */
 async function* idsOf(file: string, column: string | undefined): AsyncGenerator<string> {
   if (column !== undefined) {
-    const input = await openInput(file, { columns: { id: column, text: [column] }, fields: { id: column, text: [column] } });
-    for await (const r of input.records) {
-      if (r.id === undefined || r.id === '') throw new UsageError(`${input.name}, line ${r.line}: no id in column "${column}"`);
-      yield r.id;
+    // A named pipe is copied first, as `index add` copies it: its format is sniffed by a positional read.
+    const spool = file !== '-' && (await isPipe(file)) ? await spoolPipe(file) : undefined;
+    try {
+      const input = await openInput(spool?.file ?? file, {
+        displayName: spool ? file : undefined,
+        columns: { id: column, text: [column] },
+        fields: { id: column, text: [column] },
+      });
+      for await (const r of input.records) {
+        if (r.id === undefined || r.id === '') throw new UsageError(`${input.name}, line ${r.line}: no id in column "${column}"`);
+        yield r.id;
+      }
+    } finally {
+      await spool?.cleanup();
     }
     return;
   }

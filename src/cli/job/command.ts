@@ -10,6 +10,7 @@ import { STAGES, taskCount } from '../../shard/files/job.js';
 import { isS3Url } from '../../io/s3/client.js';
 import { addLogOptions, parsePositiveInt } from '../options.js';
 import { requireOutForJson } from '../pipelineOptions.js';
+import { lockPlannedOutputs } from '../outputLocks.js';
 import { int, Reporter, type LogFlags } from '../report.js';
 import { addPlanOptions, openJob, planFromFlags, refuseUnsupported, type PlanFlags } from './run.js';
 import { finishJob } from './finish.js';
@@ -150,6 +151,8 @@ function runCommand(): Command {
     const started = performance.now();
     const reporter = new Reporter(flags);
     const { wd, job } = await openJob(flags.workDir);
+    // Before any stage runs: the audit the plan records is this run's to write (src/cli/outputLocks.ts).
+    await lockPlannedOutputs(run, job.output);
     if (!job.spans && job.output.mode !== 'dedup' && job.output.mode !== 'annotate') requireOutForJson({ json: flags.json, out: flags.out || undefined });
     await runJob(wd, job, flags, reporter);
     await (job.spans ? finishSpansJob(wd, job, flags, { reporter, started }) : finishJob(wd, job, flags, { reporter, started }));
@@ -167,6 +170,7 @@ function reportCommand(): Command {
   addLogOptions(report);
   report.action(async (flags: LogFlags & { workDir: string; out?: string; removed?: string }) => {
     const { wd, job } = await openJob(flags.workDir);
+    await lockPlannedOutputs(report, job.output);
     await (job.spans
       ? finishSpansJob(wd, job, flags, { reporter: new Reporter(flags), started: performance.now(), finished: true })
       : finishJob(wd, job, flags, { reporter: new Reporter(flags), started: performance.now(), finished: true }));

@@ -27,6 +27,9 @@ export interface SignMarker {
   /** Invalid records skipped (--skip-invalid), and the first problem. */
   skippedRecords: number;
   firstSkip?: string;
+  /** Records that span several lines (a quoted line break), and where the first lies; absent when none. */
+  multiline?: number;
+  firstMultiline?: string;
   /** Explicit ids read (their file `ids.bin` exists when > 0). */
   ids?: number;
   /** Set when the whole shard could not be read and the job skips bad shards: the error, naming file and line. */
@@ -109,6 +112,8 @@ export function docId(explicit: string | undefined, rowOffset: number, row: numb
 export class SkippedRecords {
   count = 0;
   private first: string | undefined;
+  private multiline = 0;
+  private firstMultiline: string | undefined;
   private readonly perFile = new Map<string, number>();
   private readonly job: JobSpec;
 
@@ -126,8 +131,20 @@ export class SkippedRecords {
     this.perFile.set(file, (this.perFile.get(file) ?? 0) + count);
   }
 
+  /** The next shard in input order held `count` records that span several lines, the first at `first` (absent in an older job's markers). */
+  addMultiline(count: number | undefined, first: string | undefined): void {
+    if (!count) return;
+    if (this.multiline === 0) this.firstMultiline = first;
+    this.multiline += count;
+  }
+
   /** What the warning says. */
   report(): SkipReport {
-    return { count: this.count, first: this.first, ...(this.job.shards.length > 1 ? { perFile: this.perFile } : {}) };
+    return {
+      count: this.count,
+      first: this.first,
+      ...(this.job.shards.length > 1 ? { perFile: this.perFile } : {}),
+      ...(this.multiline > 0 ? { multiline: this.multiline, firstMultiline: this.firstMultiline } : {}),
+    };
   }
 }

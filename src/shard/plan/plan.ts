@@ -42,13 +42,19 @@ export async function listShards(args: readonly string[], format: InputFormat | 
       out.push(...list.shards.map((x) => x.path));
       continue;
     }
+    if (a === '-') throw new UsageError('a sharded job reads files, not standard input (save it to a file first)');
     const st = await fsp.stat(a).catch(() => undefined);
     if (!st) throw new UsageError(`${a}: no such file or directory`);
     if (st.isDirectory())
       throw new UsageError(
         `${a} is a directory of documents (.txt/.md/.html), not of shards: a sharded job reads record files (JSONL, TSV, CSV, Parquet; .gz or .zst)`,
       );
-    if (a === '-') throw new UsageError('a sharded job reads files, not standard input');
+    // A named pipe (`<(zcat x.gz)`, a FIFO) is read once, as it comes: its tasks read byte ranges of
+    // each shard, and read them again.
+    if (!st.isFile())
+      throw new UsageError(
+        `${a} is a pipe, not a file: a sharded job's tasks read byte ranges of its shards, more than once; write it to a file first (neardup dedup and neardup spans, in one process, read a pipe)`,
+      );
     out.push(a);
   }
   return out.map((p) => (isS3Url(p) ? p : path.resolve(p)));

@@ -47,6 +47,9 @@ export interface SpansShardCount {
   /** Invalid records skipped (`--skip-invalid`), and the first problem (file, line and reason). */
   skipped: number;
   firstSkip?: string;
+  /** Records that span several lines (a quoted line break), and where the first lies; absent when none. */
+  multiline?: number;
+  firstMultiline?: string;
 }
 
 /** The spans-hash task's marker. */
@@ -119,6 +122,7 @@ export function runSpansHash(workDir: string, job: JobSpec, t: number): Promise<
         rows: rowCount(last, docs, input.skips.count),
         skipped: input.skips.count,
         ...(firstSkip !== undefined ? { firstSkip } : {}),
+        ...(input.skips.multiline ? { multiline: input.skips.multiline, firstMultiline: input.skips.firstMultiline } : {}),
       });
       marker.formats.push(input.format);
     }

@@ -29,7 +29,10 @@ export function summarizeSpans(dir: string, job: JobSpec): SpansFileResult & { o
     s.units += m.units + m.passed;
     s.distinctUnits += m.passed;
     const { first } = shardsOfTask(job, g);
-    for (const [i, x] of m.shards.entries()) skips.add(first + i, x.skipped, x.firstSkip);
+    for (const [i, x] of m.shards.entries()) {
+      skips.add(first + i, x.skipped, x.firstSkip);
+      skips.addMultiline(x.multiline, x.firstMultiline);
+    }
     if (g === 0) format = m.formats[0] ?? '';
   }
   const candidates: TopCandidate[] = [];

@@ -202,5 +202,7 @@ async function signSequentially(sh: ShardSigning): Promise<SignMarker> {
   marker.bytes = input.bytesRead();
   marker.skippedRecords = input.skips.count;
   if (input.skips.examples[0]) marker.firstSkip = input.skips.examples[0].message;
+  // As one process warns of them (CSV, TSV read with quotes).
+  if (input.skips.multiline) Object.assign(marker, { multiline: input.skips.multiline, firstMultiline: input.skips.firstMultiline });
   return marker;
 }

@@ -94,6 +94,7 @@ export function summarize(workDir: string, job: JobSpec): JobSummary {
   for (let s = 0; s < S; s++) {
     const m = shardMarker<SignMarker>(workDir, job, 'sign', s);
     skips.add(s, m.skippedRecords, m.firstSkip);
+    skips.addMultiline(m.multiline, m.firstMultiline);
     sum.docs += m.docs;
     sum.emptyDocs += m.emptyDocs;
     sum.chars += m.chars;
