@@ -6,7 +6,8 @@
  * on its input (a FIFO nobody writes); it dies of the signal, leaves no output, no temp file and no
  * copy of the pipe. `job run` and `job report` lock the `--removed` their plan records (not on their
  * line) as they lock their own: another live run holding it is exit 2 naming its lock, before any
- * stage runs or anything is written.
+ * stage runs or anything is written. A signal while the locks are being taken leaves none behind
+ * (each is tracked for removal in the same turn of the event loop as it is made).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -88,6 +89,29 @@ describe('the output locks of a run ended by a signal', () => {
       }
     });
   }
+});
+
+describe('a signal while the run takes its locks', () => {
+  it('leaves none behind: the signal sent as soon as the first appears, the second being taken (8 rounds)', async () => {
+    for (let round = 0; round < 8; round++) {
+      const dir = fs.mkdtempSync(path.join(root, `race-${round}-`));
+      const fifo = path.join(dir, 'in.jsonl');
+      execFileSync('mkfifo', [fifo]);
+      const run = neardupChild(['dedup', fifo, '--id-field', 'id', '--output', 'dedup', '--out', 'X.jsonl', '--removed', 'removed.tsv', '-q'], { cwd: dir });
+      const locks = ['.X.jsonl.neardup-writing', '.removed.tsv.neardup-writing'].map((n) => path.join(dir, n));
+      try {
+        const t0 = Date.now();
+        while (!fs.existsSync(locks[0]!) && run.child.exitCode === null && Date.now() - t0 < 120_000) await new Promise((r) => setTimeout(r, 1));
+        run.child.kill('SIGTERM');
+        const r = await run.done;
+        assert.notEqual(r.code, 0);
+        for (const lock of locks) assert.ok(!fs.existsSync(lock), `round ${round}: ${lock} is left`);
+      } finally {
+        if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+        await run.done;
+      }
+    }
+  });
 });
 
 describe("job run and job report: the plan's --removed", () => {

@@ -8,7 +8,7 @@
  * one output directory, or one single output file, at once are kept apart by a lock file.
  * @module
  */
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { UsageError, type InputFix } from '../../common/errors.js';
@@ -104,21 +104,32 @@ async function takeLock(spec: LockSpec): Promise<() => Promise<void>> {
   const { file } = spec;
   const me = `${process.pid}@${hostname()} ${new Date().toISOString()}`;
   for (let attempt = 0; attempt < 2; attempt++) {
+    // Tracked before it exists and made synchronously: a signal's handler runs only between turns of
+    // the event loop, so none sees the lock made and not yet tracked (an asynchronous write left it
+    // behind when the signal came between the two), nor tracked after another run's was found.
+    const untrack = removeOnSignal(file);
     try {
-      await fsp.writeFile(file, `${me}\n`, { flag: 'wx' });
-      const untrack = removeOnSignal(file);
+      writeFileSync(file, `${me}\n`, { flag: 'wx' });
       return async () => {
+        // Only our own lock is removed (a stale-lock takeover by another run replaced it otherwise);
+        // synchronously, then untracked, so that a signal meanwhile finds it tracked or gone.
+        let now = '';
+        try {
+          now = readFileSync(file, 'utf8');
+        } catch {
+          // gone already
+        }
+        if (now === `${me}\n`) rmSync(file, { force: true });
         untrack();
-        // Only our own lock is removed (a stale-lock takeover by another run replaced it otherwise).
-        const now = await fsp.readFile(file, 'utf8').catch(() => '');
-        if (now === `${me}\n`) await fsp.rm(file, { force: true });
       };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
         // Created but not written (a full disk): no lock, and no empty file left behind.
-        await fsp.rm(file, { force: true });
+        rmSync(file, { force: true });
+        untrack();
         throw e;
       }
+      untrack();
     }
     const holder = (await fsp.readFile(file, 'utf8').catch(() => '')).trim();
     const m = /^(\d+)@(\S+)/.exec(holder);
