@@ -277,3 +277,13 @@ export async function spoolPipe(from: NodeJS.ReadableStream | string = process.s
     },
   };
 }
+
+/**
+ * A named pipe `file` (not `-`: its callers read standard input as it comes) copied by
+ * {@link spoolPipe}, for readers that sniff a format by a positional read; undefined for a file.
+ * `displayName` is the pipe's name, for messages.
+ */
+export async function spoolIfPipe(file: string): Promise<{ file: string; displayName: string; cleanup: () => Promise<void> } | undefined> {
+  if (file === '-' || !(await isPipe(file))) return undefined;
+  return { ...(await spoolPipe(file)), displayName: file };
+}

@@ -129,6 +129,6 @@ export function release(a: Typed): void {
  * An array over all of buffer `b` (its old contents kept, to be overwritten): memory already
  * touched, taken over for another use, growing within `b` as {@link grown} does.
  */
-export function takenOver<T extends Typed>(ctor: Ctor<T>, b: ArrayBuffer): T | undefined {
+export function takenOver<T extends Typed>(ctor: Ctor<T>, b: ArrayBuffer): T {
   return new ctor(b, 0, Math.floor(b.byteLength / ctor.BYTES_PER_ELEMENT));
 }

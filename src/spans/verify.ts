@@ -167,7 +167,7 @@ export class UnitVerifier {
       if ((bits[id >>> 3]! & (1 << (id & 7))) !== 0) high[t.tag(id) - 1] = hi;
     });
     this.head = takenOver(Uint16Array, buf);
-    this.base = this.head?.length ?? 0;
+    this.base = this.head.length;
   }
 
   /** Stores `key[from, len)` as the first text at {@link used}, or at {@link base} where the head's rest is too short; returns where. */

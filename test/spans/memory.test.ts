@@ -72,7 +72,7 @@ test('shrunk: the first elements kept; a copy gives the old buffer back, a view 
 test('release empties every view of the buffer; takenOver views a whole buffer', () => {
   const a = mapped(Uint16Array, 100, 1 << 16);
   a.fill(3);
-  const t = takenOver(Uint16Array, a.buffer as ArrayBuffer)!;
+  const t = takenOver(Uint16Array, a.buffer as ArrayBuffer);
   assert.equal(t.length, a.buffer.byteLength / 2);
   assert.equal(t[99], 3);
   release(a);

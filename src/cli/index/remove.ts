@@ -12,7 +12,7 @@ import { stat } from 'node:fs/promises';
 import { UsageError } from '../../common/errors.js';
 import { openInput } from '../../io/read/read.js';
 import { parsePositiveInt } from '../options.js';
-import { isPipe, spoolPipe } from '../corpus.js';
+import { spoolIfPipe } from '../corpus.js';
 import { checkStoreFile, openIndex, PERSISTENT_STORES, refuseMemoryStore, storeHelp } from './options.js';
 
 interface RemoveFlags {
@@ -25,10 +25,10 @@ interface RemoveFlags {
 async function* idsOf(file: string, column: string | undefined): AsyncGenerator<string> {
   if (column !== undefined) {
     // A named pipe is copied first, as `index add` copies it: its format is sniffed by a positional read.
-    const spool = file !== '-' && (await isPipe(file)) ? await spoolPipe(file) : undefined;
+    const spool = await spoolIfPipe(file);
     try {
       const input = await openInput(spool?.file ?? file, {
-        displayName: spool ? file : undefined,
+        displayName: spool?.displayName,
         columns: { id: column, text: [column] },
         fields: { id: column, text: [column] },
       });
