@@ -484,20 +484,55 @@ const entryAt = (x) =>
         i32.const 2 i32.shl i32.add i32.load`;
 /**
  * Eight code units at a time where the table would give each its own code unit (lowercased with
- * $lower): ASCII, no whitespace but single spaces between other characters (a space run, or one at
- * either end, may collapse or trim: the loop's own steps then). Needs $v (v128), $bits, $lower.
+ * $lower): ASCII with no whitespace but single spaces (a space first only after a kept code unit,
+ * one last only before a code unit that is not whitespace: a space run, or one at either end, may
+ * collapse or trim, which the loop's own steps do). Where a block is refused, the loop's own steps
+ * take its code units up to the one that refused it before eight are tried again ($skip), instead of
+ * trying again after each single one (a line feed or a letter past ASCII cost up to eight refused tries).
+ * Needs $v (v128), $bits, $lower, $skip.
  */
 const asciiRun = (dst, positions) =>
   `        block $s
+          local.get $i local.get $skip i32.lt_u br_if $s
           loop $S8
             local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
             local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
             ${splat16(0x80)} i16x8.lt_u
             local.get $v ${splat16(9)} i16x8.sub ${splat16(5)} i16x8.ge_u v128.and
-            i16x8.all_true i32.eqz br_if $s
+            i16x8.bitmask local.tee $bits i32.const 0xff i32.ne
+            if
+              ;; a code unit past ASCII or a control one: the loop's steps up to it and it
+              local.get $i local.get $bits i32.const -1 i32.xor i32.ctz i32.add i32.const 1 i32.add local.set $skip
+              br $s
+            end
             local.get $v ${splat16(0x20)} i16x8.eq i16x8.bitmask local.tee $bits
-            i32.const 0x81 i32.and
-            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $bits i32.const 1 i32.shr_u i32.and
+            if
+              ;; two spaces: the loop's steps up to the first, whose run they take whole
+              local.get $i local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.ctz i32.add i32.const 1 i32.add local.set $skip
+              br $s
+            end
+            local.get $bits i32.const 1 i32.and local.get $len i32.eqz i32.and
+            if
+              ;; a leading space, trimmed
+              local.get $i i32.const 1 i32.add local.set $skip
+              br $s
+            end
+            local.get $bits i32.const 0x80 i32.and
+            if
+              ;; a space last: kept as it is only before a code unit that is not whitespace
+              local.get $i i32.const 8 i32.add local.get $b i32.ge_u
+              if (result i32)
+                i32.const 1
+              else
+                local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u offset=16 local.tee $bits
+                i32.const 0x20 i32.eq local.get $bits i32.const 9 i32.sub i32.const 5 i32.lt_u i32.or
+              end
+              if
+                local.get $i i32.const 8 i32.add local.set $skip
+                br $s
+              end
+            end
             local.get ${dst} local.get $len i32.const 1 i32.shl i32.add
             local.get $v
             local.get $v ${splat16(0x41)} i16x8.sub ${splat16(26)} i16x8.lt_u
@@ -634,7 +669,7 @@ ${normalizeLoop('$buf', false)}    local.get $buf local.get $len local.get $out 
   ;; table at $tbl, written at $norm, and each non-blank code unit's index there at $pos (i32 each).
   ;; Returns the normalized length, or −(i+1) at the first code unit i whose entry is neither.
   (func (export "normalizeDoc") (param $src i32) (param $n i32) (param $tbl i32) (param $norm i32) (param $pos i32) (param $lower i32) (result i32)
-    (local $i i32) (local $len i32) (local $m i32) (local $b i32) (local $v v128) (local $bits i32)
+    (local $i i32) (local $len i32) (local $m i32) (local $b i32) (local $v v128) (local $bits i32) (local $skip i32)
     local.get $n local.set $b
 ${normalizeLoop('$norm', true, true)}    local.get $len)
 `;
@@ -678,7 +713,7 @@ const spanFuncs = `  ;; Lines ($para = 0) or paragraphs (1) of the $n code units
     (param $buf i32) (param $out i32) (param $max i32) (param $info i32) (result i32)
     (local $a i32) (local $nl i32) (local $te i32) (local $next i32) (local $count i32) (local $ps i32)
     (local $pe i32) (local $i i32) (local $b i32) (local $len i32) (local $m i32) (local $rec i32) (local $k i32)
-    (local $v v128) (local $bits i32) (local $lower i32)
+    (local $v v128) (local $bits i32) (local $lower i32) (local $skip i32)
     local.get $para i32.const 1 i32.shr_u local.set $lower
     local.get $para i32.const 1 i32.and local.set $para
     local.get $from local.set $a

@@ -358,21 +358,52 @@
   ;; table at $tbl, written at $norm, and each non-blank code unit's index there at $pos (i32 each).
   ;; Returns the normalized length, or −(i+1) at the first code unit i whose entry is neither.
   (func (export "normalizeDoc") (param $src i32) (param $n i32) (param $tbl i32) (param $norm i32) (param $pos i32) (param $lower i32) (result i32)
-    (local $i i32) (local $len i32) (local $m i32) (local $b i32) (local $v v128) (local $bits i32)
+    (local $i i32) (local $len i32) (local $m i32) (local $b i32) (local $v v128) (local $bits i32) (local $skip i32)
     local.get $n local.set $b
     block $done
       loop $L
         local.get $i local.get $b i32.ge_u br_if $done
         block $s
+          local.get $i local.get $skip i32.lt_u br_if $s
           loop $S8
             local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
             local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
             v128.const i16x8 128 128 128 128 128 128 128 128 i16x8.lt_u
             local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.sub v128.const i16x8 5 5 5 5 5 5 5 5 i16x8.ge_u v128.and
-            i16x8.all_true i32.eqz br_if $s
+            i16x8.bitmask local.tee $bits i32.const 0xff i32.ne
+            if
+              ;; a code unit past ASCII or a control one: the loop's steps up to it and it
+              local.get $i local.get $bits i32.const -1 i32.xor i32.ctz i32.add i32.const 1 i32.add local.set $skip
+              br $s
+            end
             local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq i16x8.bitmask local.tee $bits
-            i32.const 0x81 i32.and
-            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $bits i32.const 1 i32.shr_u i32.and
+            if
+              ;; two spaces: the loop's steps up to the first, whose run they take whole
+              local.get $i local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.ctz i32.add i32.const 1 i32.add local.set $skip
+              br $s
+            end
+            local.get $bits i32.const 1 i32.and local.get $len i32.eqz i32.and
+            if
+              ;; a leading space, trimmed
+              local.get $i i32.const 1 i32.add local.set $skip
+              br $s
+            end
+            local.get $bits i32.const 0x80 i32.and
+            if
+              ;; a space last: kept as it is only before a code unit that is not whitespace
+              local.get $i i32.const 8 i32.add local.get $b i32.ge_u
+              if (result i32)
+                i32.const 1
+              else
+                local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u offset=16 local.tee $bits
+                i32.const 0x20 i32.eq local.get $bits i32.const 9 i32.sub i32.const 5 i32.lt_u i32.or
+              end
+              if
+                local.get $i i32.const 8 i32.add local.set $skip
+                br $s
+              end
+            end
             local.get $norm local.get $len i32.const 1 i32.shl i32.add
             local.get $v
             local.get $v v128.const i16x8 65 65 65 65 65 65 65 65 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
@@ -441,7 +472,7 @@
     (param $buf i32) (param $out i32) (param $max i32) (param $info i32) (result i32)
     (local $a i32) (local $nl i32) (local $te i32) (local $next i32) (local $count i32) (local $ps i32)
     (local $pe i32) (local $i i32) (local $b i32) (local $len i32) (local $m i32) (local $rec i32) (local $k i32)
-    (local $v v128) (local $bits i32) (local $lower i32)
+    (local $v v128) (local $bits i32) (local $lower i32) (local $skip i32)
     local.get $para i32.const 1 i32.shr_u local.set $lower
     local.get $para i32.const 1 i32.and local.set $para
     local.get $from local.set $a
@@ -532,15 +563,46 @@
       loop $L
         local.get $i local.get $b i32.ge_u br_if $done
         block $s
+          local.get $i local.get $skip i32.lt_u br_if $s
           loop $S8
             local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
             local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
             v128.const i16x8 128 128 128 128 128 128 128 128 i16x8.lt_u
             local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.sub v128.const i16x8 5 5 5 5 5 5 5 5 i16x8.ge_u v128.and
-            i16x8.all_true i32.eqz br_if $s
+            i16x8.bitmask local.tee $bits i32.const 0xff i32.ne
+            if
+              ;; a code unit past ASCII or a control one: the loop's steps up to it and it
+              local.get $i local.get $bits i32.const -1 i32.xor i32.ctz i32.add i32.const 1 i32.add local.set $skip
+              br $s
+            end
             local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq i16x8.bitmask local.tee $bits
-            i32.const 0x81 i32.and
-            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $bits i32.const 1 i32.shr_u i32.and
+            if
+              ;; two spaces: the loop's steps up to the first, whose run they take whole
+              local.get $i local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.ctz i32.add i32.const 1 i32.add local.set $skip
+              br $s
+            end
+            local.get $bits i32.const 1 i32.and local.get $len i32.eqz i32.and
+            if
+              ;; a leading space, trimmed
+              local.get $i i32.const 1 i32.add local.set $skip
+              br $s
+            end
+            local.get $bits i32.const 0x80 i32.and
+            if
+              ;; a space last: kept as it is only before a code unit that is not whitespace
+              local.get $i i32.const 8 i32.add local.get $b i32.ge_u
+              if (result i32)
+                i32.const 1
+              else
+                local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u offset=16 local.tee $bits
+                i32.const 0x20 i32.eq local.get $bits i32.const 9 i32.sub i32.const 5 i32.lt_u i32.or
+              end
+              if
+                local.get $i i32.const 8 i32.add local.set $skip
+                br $s
+              end
+            end
             local.get $buf local.get $len i32.const 1 i32.shl i32.add
             local.get $v
             local.get $v v128.const i16x8 65 65 65 65 65 65 65 65 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
@@ -619,15 +681,46 @@
       loop $L
         local.get $i local.get $b i32.ge_u br_if $done
         block $s
+          local.get $i local.get $skip i32.lt_u br_if $s
           loop $S8
             local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
             local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
             v128.const i16x8 128 128 128 128 128 128 128 128 i16x8.lt_u
             local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.sub v128.const i16x8 5 5 5 5 5 5 5 5 i16x8.ge_u v128.and
-            i16x8.all_true i32.eqz br_if $s
+            i16x8.bitmask local.tee $bits i32.const 0xff i32.ne
+            if
+              ;; a code unit past ASCII or a control one: the loop's steps up to it and it
+              local.get $i local.get $bits i32.const -1 i32.xor i32.ctz i32.add i32.const 1 i32.add local.set $skip
+              br $s
+            end
             local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq i16x8.bitmask local.tee $bits
-            i32.const 0x81 i32.and
-            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $bits i32.const 1 i32.shr_u i32.and
+            if
+              ;; two spaces: the loop's steps up to the first, whose run they take whole
+              local.get $i local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.ctz i32.add i32.const 1 i32.add local.set $skip
+              br $s
+            end
+            local.get $bits i32.const 1 i32.and local.get $len i32.eqz i32.and
+            if
+              ;; a leading space, trimmed
+              local.get $i i32.const 1 i32.add local.set $skip
+              br $s
+            end
+            local.get $bits i32.const 0x80 i32.and
+            if
+              ;; a space last: kept as it is only before a code unit that is not whitespace
+              local.get $i i32.const 8 i32.add local.get $b i32.ge_u
+              if (result i32)
+                i32.const 1
+              else
+                local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u offset=16 local.tee $bits
+                i32.const 0x20 i32.eq local.get $bits i32.const 9 i32.sub i32.const 5 i32.lt_u i32.or
+              end
+              if
+                local.get $i i32.const 8 i32.add local.set $skip
+                br $s
+              end
+            end
             local.get $buf local.get $len i32.const 1 i32.shl i32.add
             local.get $v
             local.get $v v128.const i16x8 65 65 65 65 65 65 65 65 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
@@ -708,15 +801,46 @@
       loop $L
         local.get $i local.get $b i32.ge_u br_if $done
         block $s
+          local.get $i local.get $skip i32.lt_u br_if $s
           loop $S8
             local.get $i i32.const 8 i32.add local.get $b i32.gt_u br_if $s
             local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
             v128.const i16x8 128 128 128 128 128 128 128 128 i16x8.lt_u
             local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.sub v128.const i16x8 5 5 5 5 5 5 5 5 i16x8.ge_u v128.and
-            i16x8.all_true i32.eqz br_if $s
+            i16x8.bitmask local.tee $bits i32.const 0xff i32.ne
+            if
+              ;; a code unit past ASCII or a control one: the loop's steps up to it and it
+              local.get $i local.get $bits i32.const -1 i32.xor i32.ctz i32.add i32.const 1 i32.add local.set $skip
+              br $s
+            end
             local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq i16x8.bitmask local.tee $bits
-            i32.const 0x81 i32.and
-            local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.or br_if $s
+            local.get $bits i32.const 1 i32.shr_u i32.and
+            if
+              ;; two spaces: the loop's steps up to the first, whose run they take whole
+              local.get $i local.get $bits local.get $bits i32.const 1 i32.shr_u i32.and i32.ctz i32.add i32.const 1 i32.add local.set $skip
+              br $s
+            end
+            local.get $bits i32.const 1 i32.and local.get $len i32.eqz i32.and
+            if
+              ;; a leading space, trimmed
+              local.get $i i32.const 1 i32.add local.set $skip
+              br $s
+            end
+            local.get $bits i32.const 0x80 i32.and
+            if
+              ;; a space last: kept as it is only before a code unit that is not whitespace
+              local.get $i i32.const 8 i32.add local.get $b i32.ge_u
+              if (result i32)
+                i32.const 1
+              else
+                local.get $src local.get $i i32.const 1 i32.shl i32.add i32.load16_u offset=16 local.tee $bits
+                i32.const 0x20 i32.eq local.get $bits i32.const 9 i32.sub i32.const 5 i32.lt_u i32.or
+              end
+              if
+                local.get $i i32.const 8 i32.add local.set $skip
+                br $s
+              end
+            end
             local.get $buf local.get $len i32.const 1 i32.shl i32.add
             local.get $v
             local.get $v v128.const i16x8 65 65 65 65 65 65 65 65 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u

@@ -19,9 +19,17 @@ import { sentenceEnds } from '../../src/spans/sentences.js';
 import { newUnits, splitUnits, type Units } from '../../src/spans/units.js';
 import { UnitWalker } from '../../src/spans/walker.js';
 
-/** Pieces of text; Σ and the no-break space send a document (from there) to the string path. */
+/**
+ * Pieces of text; Σ and the no-break space send a document (from there) to the string path. The
+ * ASCII runs put single and double spaces at every lane of the kernels' blocks of eight (first,
+ * last, before a line feed or a letter past ASCII), where a block is taken whole or refused.
+ */
 const PIECES = [
   'Accept all cookies.',
+  'a b c d e f g h i',
+  'abcdefg ',
+  ' abcdefgh',
+  'abcdefgh  ijk',
   'accept  ALL cookies.',
   'Read more',
   'x',
