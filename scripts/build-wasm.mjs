@@ -402,6 +402,38 @@ const symbolizeBytesFuncs = symbolizeFuncsOf(nextUtf8, '8', '$at', ' (local $at 
 
 /** An i8x16 constant of sixteen `byte`s (written as given: '0x20'). */
 const splat8 = (byte) => `v128.const i8x16 ${Array(16).fill(byte).join(' ')}`;
+
+/**
+ * The code units below 256 with a sentence class (src/spans/sentences.ts's CLASS: letters, digits,
+ * tab, space, line feed, CR, `,` `.` `!` `?`, Latin-1 letters but × and ÷), as two 16-byte tables
+ * of bucket bits: a byte has a class exactly when the entries of its high and low nibbles share a
+ * bit (each high nibble's code units with a class are one set of low nibbles, one bucket each).
+ * test/spans/codeUnits.test.ts checks `sentenceUnits` against the string path.
+ */
+const SENTENCE_NIBBLES = (() => {
+  const has = (b) =>
+    [0x09, 0x0a, 0x0d, 0x20, 0x21, 0x2c, 0x2e, 0x3f].includes(b)
+    || (b >= 0x30 && b <= 0x39)
+    || (b >= 0x41 && b <= 0x5a)
+    || (b >= 0x61 && b <= 0x7a)
+    || (b >= 0xc0 && b !== 0xd7 && b !== 0xf7);
+  const hi = Array(16).fill(0);
+  const lo = Array(16).fill(0);
+  const buckets = new Map();
+  for (let h = 0; h < 16; h++) {
+    let set = 0;
+    for (let l = 0; l < 16; l++) if (has(16 * h + l)) set |= 1 << l;
+    if (set === 0) continue;
+    if (!buckets.has(set)) buckets.set(set, buckets.size);
+    const bit = 1 << buckets.get(set);
+    if (bit > 0x80) throw new Error('SENTENCE_NIBBLES: more than eight buckets');
+    hi[h] |= bit;
+    for (let l = 0; l < 16; l++) if (set & (1 << l)) lo[l] |= bit;
+  }
+  for (let b = 0; b < 256; b++) if (((hi[b >> 4] & lo[b & 15]) !== 0) !== has(b)) throw new Error(`SENTENCE_NIBBLES: byte ${b}`);
+  const table = (t) => `v128.const i8x16 ${t.join(' ')}`;
+  return { hi: table(hi), lo: table(lo), note: `${buckets.size} buckets` };
+})();
 /** Eight u16 lanes of `x`. */
 const splat16 = (x) => `v128.const i16x8 ${Array(8).fill(x).join(' ')}`;
 
@@ -725,12 +757,16 @@ const spanFuncs = `  ;; Lines ($para = 0) or paragraphs (1) of the $n code units
         ;; the line feed that ends the line, or $n
         local.get $a local.set $nl
         block $f
-          ;; eight code units at a time while none is a line feed
+          ;; eight code units at a time: the first line feed among them is the one
           block $f8
             loop $F8
               local.get $nl i32.const 8 i32.add local.get $n i32.gt_u br_if $f8
               local.get $src local.get $nl i32.const 1 i32.shl i32.add v128.load align=1
-              v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.eq v128.any_true br_if $f8
+              v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.eq i16x8.bitmask local.tee $bits
+              if
+                local.get $nl local.get $bits i32.ctz i32.add local.set $nl
+                br $f
+              end
               local.get $nl i32.const 8 i32.add local.set $nl
               br $F8
             end
@@ -928,19 +964,20 @@ const sentenceFuncs = `  ;; One sentence [$a, $e) of sentenceUnits: nothing when
   ;; unit), at most $max; returns how many, or −1 when a code unit has no class there (another
   ;; character: Intl.Segmenter's, with the text as a string) or the output is full.
   (func (export "sentenceUnits") (param $src i32) (param $n i32) (param $cls i32) (param $out i32) (param $max i32) (result i32)
-    (local $i i32) (local $j i32) (local $k i32) (local $next i32) (local $q i32) (local $count i32) (local $last i32) (local $c i32) (local $p i32) (local $v v128)
-    ;; every code unit one of the classes handled: eight at a time while all eight are, then one at a time
+    (local $i i32) (local $j i32) (local $k i32) (local $next i32) (local $q i32) (local $count i32) (local $last i32) (local $c i32) (local $p i32) (local $v v128) (local $w v128)
+    ;; every code unit one of the classes handled: sixteen at a time while all sixteen are (below
+    ;; 256, then each byte's class looked up by its two nibbles, ${SENTENCE_NIBBLES.note}), then one at a time
     block $v8
       loop $V
-        local.get $i i32.const 8 i32.add local.get $n i32.gt_u br_if $v8
-        local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.set $v
-        ${u16Range('$v', 'v128.const i16x8 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 v128.or', 0x61, 26)}
-        ${u16Range('$v', '', 0x30, 10)} v128.or
-        ${u16Range('$v', '', 0xc0, 0x40)}
-        local.get $v ${splat16(0xd7)} i16x8.ne v128.and local.get $v ${splat16(0xf7)} i16x8.ne v128.and v128.or
-        ${[0x20, 0x09, 0x0d, 0x0a, 0x2e, 0x21, 0x3f, 0x2c].map((c) => `local.get $v ${splat16(c)} i16x8.eq v128.or`).join('\n        ')}
-        i16x8.all_true i32.eqz br_if $v8
-        local.get $i i32.const 8 i32.add local.set $i
+        local.get $i i32.const 16 i32.add local.get $n i32.gt_u br_if $v8
+        local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+        local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load offset=16 align=1 local.tee $w
+        v128.or ${splat16(0xff00)} v128.and v128.any_true br_if $v8
+        local.get $v local.get $w i8x16.narrow_i16x8_u local.set $v
+        ${SENTENCE_NIBBLES.hi} local.get $v i32.const 4 i8x16.shr_u i8x16.swizzle
+        ${SENTENCE_NIBBLES.lo} local.get $v ${splat8(0x0f)} v128.and i8x16.swizzle
+        v128.and i8x16.all_true i32.eqz br_if $v8
+        local.get $i i32.const 16 i32.add local.set $i
         br $V
       end
     end
@@ -970,7 +1007,12 @@ const sentenceFuncs = `  ;; One sentence [$a, $e) of sentenceUnits: nothing when
             local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.set $v
             local.get $v ${splat16(0x2e)} i16x8.eq
             ${[0x21, 0x3f, 0x0d, 0x0a].map((c) => `local.get $v ${splat16(c)} i16x8.eq v128.or`).join('\n            ')}
-            v128.any_true br_if $t8
+            i16x8.bitmask local.tee $c
+            if
+              ;; the loop below starts at the first of them (it checked each of the eight in turn)
+              local.get $i local.get $c i32.ctz i32.add local.set $i
+              br $t8
+            end
             local.get $i i32.const 8 i32.add local.set $i
             br $T8
           end
@@ -1083,7 +1125,10 @@ const jsonQuoteFuncs = `  ;; JSON.stringify of the string of $n UTF-16 code unit
     ${put8('i32.const 0x22')}
     block $done
       loop $L
-        ;; eight plain ASCII code units at a time (none a control, a quote or a backslash), narrowed to bytes
+        ;; eight code units at a time, narrowed to bytes: those before the first that is not plain
+        ;; ASCII (a control, a quote or a backslash, or past ASCII) are taken, and it goes to its own
+        ;; steps below (before, a block was tried again after each single code unit). The eight bytes
+        ;; always fit: $out has room for 6·$n + 2.
         block $one
           loop $V
             local.get $i i32.const 8 i32.add local.get $n i32.gt_u br_if $one
@@ -1091,8 +1136,15 @@ const jsonQuoteFuncs = `  ;; JSON.stringify of the string of $n UTF-16 code unit
             ${splat16(0x20)} i16x8.sub ${splat16(0x60)} i16x8.lt_u
             local.get $v ${splat16(0x22)} i16x8.ne v128.and
             local.get $v ${splat16(0x5c)} i16x8.ne v128.and
-            i16x8.all_true i32.eqz br_if $one
+            i16x8.bitmask local.set $x
             local.get $o local.get $v local.get $v i8x16.narrow_i16x8_u i64x2.extract_lane 0 i64.store align=1
+            local.get $x i32.const 0xff i32.ne
+            if
+              local.get $x i32.const -1 i32.xor i32.ctz local.set $x
+              local.get $o local.get $x i32.add local.set $o
+              local.get $i local.get $x i32.add local.set $i
+              br $one
+            end
             local.get $o i32.const 8 i32.add local.set $o
             local.get $i i32.const 8 i32.add local.set $i
             br $V
@@ -1188,7 +1240,10 @@ const jsonStringFuncs = `  ;; The value of hexadecimal digit $c, or −1.
         loop $L
           ;; A run of ASCII other than controls, the quote and the backslash (the closing quote ends it).
           block $run
-            ;; Sixteen such bytes at a time, widened to code units, while all sixteen are (before the closing quote).
+            ;; Sixteen bytes at a time (before the closing quote), widened to code units: those before
+            ;; the first other byte are taken, and that byte goes to its own steps below (the byte loop
+            ;; took the rest of a block one byte at a time). The widened block always fits: a byte
+            ;; decodes to at most one code unit, so $out has room for 2·($q − $p) bytes.
             block $one
               loop $V
                 local.get $i i32.const 16 i32.add local.get $q i32.gt_u br_if $one
@@ -1196,9 +1251,16 @@ const jsonStringFuncs = `  ;; The value of hexadecimal digit $c, or −1.
                 ${splat8(0x20)} i8x16.sub ${splat8(0x60)} i8x16.lt_u
                 local.get $v ${splat8(0x22)} i8x16.ne v128.and
                 local.get $v ${splat8(0x5c)} i8x16.ne v128.and
-                i8x16.all_true i32.eqz br_if $one
+                i8x16.bitmask local.set $x
                 local.get $o local.get $v i16x8.extend_low_i8x16_u v128.store align=1
                 local.get $o local.get $v i16x8.extend_high_i8x16_u v128.store offset=16 align=1
+                local.get $x i32.const 0xffff i32.ne
+                if
+                  local.get $x i32.const -1 i32.xor i32.ctz local.set $x
+                  local.get $o local.get $x i32.const 1 i32.shl i32.add local.set $o
+                  local.get $i local.get $x i32.add local.tee $i i32.load8_u local.set $c
+                  br $run
+                end
                 local.get $o i32.const 32 i32.add local.set $o
                 local.get $i i32.const 16 i32.add local.set $i
                 br $V

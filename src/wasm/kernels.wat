@@ -484,12 +484,16 @@
         ;; the line feed that ends the line, or $n
         local.get $a local.set $nl
         block $f
-          ;; eight code units at a time while none is a line feed
+          ;; eight code units at a time: the first line feed among them is the one
           block $f8
             loop $F8
               local.get $nl i32.const 8 i32.add local.get $n i32.gt_u br_if $f8
               local.get $src local.get $nl i32.const 1 i32.shl i32.add v128.load align=1
-              v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.eq v128.any_true br_if $f8
+              v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.eq i16x8.bitmask local.tee $bits
+              if
+                local.get $nl local.get $bits i32.ctz i32.add local.set $nl
+                br $f
+              end
               local.get $nl i32.const 8 i32.add local.set $nl
               br $F8
             end
@@ -997,26 +1001,20 @@
   ;; unit), at most $max; returns how many, or −1 when a code unit has no class there (another
   ;; character: Intl.Segmenter's, with the text as a string) or the output is full.
   (func (export "sentenceUnits") (param $src i32) (param $n i32) (param $cls i32) (param $out i32) (param $max i32) (result i32)
-    (local $i i32) (local $j i32) (local $k i32) (local $next i32) (local $q i32) (local $count i32) (local $last i32) (local $c i32) (local $p i32) (local $v v128)
-    ;; every code unit one of the classes handled: eight at a time while all eight are, then one at a time
+    (local $i i32) (local $j i32) (local $k i32) (local $next i32) (local $q i32) (local $count i32) (local $last i32) (local $c i32) (local $p i32) (local $v v128) (local $w v128)
+    ;; every code unit one of the classes handled: sixteen at a time while all sixteen are (below
+    ;; 256, then each byte's class looked up by its two nibbles, 7 buckets), then one at a time
     block $v8
       loop $V
-        local.get $i i32.const 8 i32.add local.get $n i32.gt_u br_if $v8
-        local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.set $v
-        local.get $v v128.const i16x8 0x20 0x20 0x20 0x20 0x20 0x20 0x20 0x20 v128.or v128.const i16x8 97 97 97 97 97 97 97 97 i16x8.sub v128.const i16x8 26 26 26 26 26 26 26 26 i16x8.lt_u
-        local.get $v  v128.const i16x8 48 48 48 48 48 48 48 48 i16x8.sub v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.lt_u v128.or
-        local.get $v  v128.const i16x8 192 192 192 192 192 192 192 192 i16x8.sub v128.const i16x8 64 64 64 64 64 64 64 64 i16x8.lt_u
-        local.get $v v128.const i16x8 215 215 215 215 215 215 215 215 i16x8.ne v128.and local.get $v v128.const i16x8 247 247 247 247 247 247 247 247 i16x8.ne v128.and v128.or
-        local.get $v v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.eq v128.or
-        local.get $v v128.const i16x8 9 9 9 9 9 9 9 9 i16x8.eq v128.or
-        local.get $v v128.const i16x8 13 13 13 13 13 13 13 13 i16x8.eq v128.or
-        local.get $v v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.eq v128.or
-        local.get $v v128.const i16x8 46 46 46 46 46 46 46 46 i16x8.eq v128.or
-        local.get $v v128.const i16x8 33 33 33 33 33 33 33 33 i16x8.eq v128.or
-        local.get $v v128.const i16x8 63 63 63 63 63 63 63 63 i16x8.eq v128.or
-        local.get $v v128.const i16x8 44 44 44 44 44 44 44 44 i16x8.eq v128.or
-        i16x8.all_true i32.eqz br_if $v8
-        local.get $i i32.const 8 i32.add local.set $i
+        local.get $i i32.const 16 i32.add local.get $n i32.gt_u br_if $v8
+        local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load align=1 local.tee $v
+        local.get $src local.get $i i32.const 1 i32.shl i32.add v128.load offset=16 align=1 local.tee $w
+        v128.or v128.const i16x8 65280 65280 65280 65280 65280 65280 65280 65280 v128.and v128.any_true br_if $v8
+        local.get $v local.get $w i8x16.narrow_i16x8_u local.set $v
+        v128.const i8x16 1 0 2 4 8 16 8 16 0 0 0 0 32 64 32 64 local.get $v i32.const 4 i8x16.shr_u i8x16.swizzle
+        v128.const i8x16 118 126 124 124 124 124 124 60 124 125 121 104 106 105 106 108 local.get $v v128.const i8x16 15 15 15 15 15 15 15 15 15 15 15 15 15 15 15 15 v128.and i8x16.swizzle
+        v128.and i8x16.all_true i32.eqz br_if $v8
+        local.get $i i32.const 16 i32.add local.set $i
         br $V
       end
     end
@@ -1049,7 +1047,12 @@
             local.get $v v128.const i16x8 63 63 63 63 63 63 63 63 i16x8.eq v128.or
             local.get $v v128.const i16x8 13 13 13 13 13 13 13 13 i16x8.eq v128.or
             local.get $v v128.const i16x8 10 10 10 10 10 10 10 10 i16x8.eq v128.or
-            v128.any_true br_if $t8
+            i16x8.bitmask local.tee $c
+            if
+              ;; the loop below starts at the first of them (it checked each of the eight in turn)
+              local.get $i local.get $c i32.ctz i32.add local.set $i
+              br $t8
+            end
             local.get $i i32.const 8 i32.add local.set $i
             br $T8
           end
@@ -1165,7 +1168,10 @@
     local.get $o i32.const 0x22 i32.store8 local.get $o i32.const 1 i32.add local.set $o
     block $done
       loop $L
-        ;; eight plain ASCII code units at a time (none a control, a quote or a backslash), narrowed to bytes
+        ;; eight code units at a time, narrowed to bytes: those before the first that is not plain
+        ;; ASCII (a control, a quote or a backslash, or past ASCII) are taken, and it goes to its own
+        ;; steps below (before, a block was tried again after each single code unit). The eight bytes
+        ;; always fit: $out has room for 6·$n + 2.
         block $one
           loop $V
             local.get $i i32.const 8 i32.add local.get $n i32.gt_u br_if $one
@@ -1173,8 +1179,15 @@
             v128.const i16x8 32 32 32 32 32 32 32 32 i16x8.sub v128.const i16x8 96 96 96 96 96 96 96 96 i16x8.lt_u
             local.get $v v128.const i16x8 34 34 34 34 34 34 34 34 i16x8.ne v128.and
             local.get $v v128.const i16x8 92 92 92 92 92 92 92 92 i16x8.ne v128.and
-            i16x8.all_true i32.eqz br_if $one
+            i16x8.bitmask local.set $x
             local.get $o local.get $v local.get $v i8x16.narrow_i16x8_u i64x2.extract_lane 0 i64.store align=1
+            local.get $x i32.const 0xff i32.ne
+            if
+              local.get $x i32.const -1 i32.xor i32.ctz local.set $x
+              local.get $o local.get $x i32.add local.set $o
+              local.get $i local.get $x i32.add local.set $i
+              br $one
+            end
             local.get $o i32.const 8 i32.add local.set $o
             local.get $i i32.const 8 i32.add local.set $i
             br $V
@@ -1281,7 +1294,10 @@
         loop $L
           ;; A run of ASCII other than controls, the quote and the backslash (the closing quote ends it).
           block $run
-            ;; Sixteen such bytes at a time, widened to code units, while all sixteen are (before the closing quote).
+            ;; Sixteen bytes at a time (before the closing quote), widened to code units: those before
+            ;; the first other byte are taken, and that byte goes to its own steps below (the byte loop
+            ;; took the rest of a block one byte at a time). The widened block always fits: a byte
+            ;; decodes to at most one code unit, so $out has room for 2·($q − $p) bytes.
             block $one
               loop $V
                 local.get $i i32.const 16 i32.add local.get $q i32.gt_u br_if $one
@@ -1289,9 +1305,16 @@
                 v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 i8x16.sub v128.const i8x16 96 96 96 96 96 96 96 96 96 96 96 96 96 96 96 96 i8x16.lt_u
                 local.get $v v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 i8x16.ne v128.and
                 local.get $v v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 i8x16.ne v128.and
-                i8x16.all_true i32.eqz br_if $one
+                i8x16.bitmask local.set $x
                 local.get $o local.get $v i16x8.extend_low_i8x16_u v128.store align=1
                 local.get $o local.get $v i16x8.extend_high_i8x16_u v128.store offset=16 align=1
+                local.get $x i32.const 0xffff i32.ne
+                if
+                  local.get $x i32.const -1 i32.xor i32.ctz local.set $x
+                  local.get $o local.get $x i32.const 1 i32.shl i32.add local.set $o
+                  local.get $i local.get $x i32.add local.tee $i i32.load8_u local.set $c
+                  br $run
+                end
                 local.get $o i32.const 32 i32.add local.set $o
                 local.get $i i32.const 16 i32.add local.set $i
                 br $V

@@ -15,14 +15,15 @@ import { unitHash64Text } from '../../src/hash/unitHash64.js';
 import { makeNormalizer } from '../../src/text/normalize.js';
 import { OffsetCursor } from '../../src/spans/offsets.js';
 import { resolveSpansOptions } from '../../src/spans/options.js';
-import { sentenceEnds } from '../../src/spans/sentences.js';
+import { SENTENCE_CLASSES, sentenceEnds } from '../../src/spans/sentences.js';
 import { newUnits, splitUnits, type Units } from '../../src/spans/units.js';
 import { UnitWalker } from '../../src/spans/walker.js';
 
 /**
  * Pieces of text; Σ and the no-break space send a document (from there) to the string path. The
  * ASCII runs put single and double spaces at every lane of the kernels' blocks of eight (first,
- * last, before a line feed or a letter past ASCII), where a block is taken whole or refused.
+ * last, before a line feed or a letter past ASCII), where a block is taken whole or refused; ÿ has
+ * a sentence class and × none (`sentenceUnits` looks up sixteen bytes' classes by their nibbles).
  */
 const PIECES = [
   'Accept all cookies.',
@@ -30,6 +31,8 @@ const PIECES = [
   'abcdefg ',
   ' abcdefgh',
   'abcdefgh  ijk',
+  'Zoë ÿ.',
+  'a×b',
   'accept  ALL cookies.',
   'Read more',
   'x',
@@ -221,4 +224,18 @@ test('the JSON of a text made by the kernel (jsonQuote) is the UTF-8 of JSON.str
     }),
     { numRuns: 3000, seed: 56 },
   );
+});
+
+test('the sentence kernel takes a code unit exactly when it has a sentence class: each of 0–255 and one past, sixteen at once and alone', () => {
+  if (process.env['NEARDUP_NO_WASM']) return;
+  const w = new UnitWalker(resolveSpansOptions({ unit: 'sentence', window: 1 }));
+  for (let c = 0; c <= 256; c++) {
+    const has = c < 256 && SENTENCE_CLASSES[c]! !== 0;
+    // A block of sixteen of it (the kernel's sixteen-at-once check), and then one alone after 16 letters (its one-at-a-time check).
+    for (const t of [`${String.fromCharCode(c).repeat(16)} abc.`, `abcdefghijklmnop${String.fromCharCode(c)}`]) {
+      const b = Buffer.from(JSON.stringify(t));
+      const n = w.decodeJson(b, 1, b.length - 1);
+      assert.equal(w.eachCodes(n, () => {}) !== -1, has, `code unit ${c} in ${JSON.stringify(t)}`);
+    }
+  }
 });
