@@ -4,7 +4,7 @@
  * dropped. The one-process pass 2 and the sharded job's cut stage both call it.
  * @module
  */
-import { countTokens } from '../text/tokens.js';
+import { countTokens, hasTokenIn } from '../text/tokens.js';
 import { OffsetCursor, type OffsetWalk } from './offsets.js';
 import type { Units } from './units.js';
 
@@ -97,7 +97,7 @@ export function cutDocument(text: string, cut: DocCuts): CutVerdict {
   }
   // Merged in UTF-16 (starts increase with k); a range's offsets are its first unit's start and its furthest unit's end.
   const cuts: CutRange[] = [];
-  let kept = '';
+  const kept: number[] = [];
   let last = 0;
   let bytesRemoved = 0;
   for (let j = 0; j < n;) {
@@ -110,14 +110,62 @@ export function cutDocument(text: string, cut: DocCuts): CutVerdict {
     }
     cuts.push({ start: at[4 * j]!, end: at[4 * far + 2]!, byteStart: at[4 * j + 1]!, byteEnd: at[4 * far + 3]! });
     bytesRemoved += at[4 * far + 3]! - at[4 * j + 1]!;
-    kept += text.slice(last, a);
+    if (a > last) kept.push(last, a);
     last = b;
     j = i;
   }
-  kept += text.slice(last);
-  // Only whether it has none, or fewer than minDocWords, matters: counting stops there.
-  const words = countTokens(kept, Math.max(1, cut.minDocWords));
-  return { changed: true, text: kept, cuts, units, emptied: words === 0, dropped: words < cut.minDocWords, bytesRemoved };
+  if (text.length > last) kept.push(last, text.length);
+  const verdict = new ChangedVerdict(text, kept, { cuts, units, bytesRemoved });
+  // Only whether it has none, or fewer than minDocWords, matters: counting stops there. Whether it has
+  // one is read from the kept ranges where it can be, with no text made (the byte route writes the
+  // ranges without it, ../file/file.ts).
+  const limit = Math.max(1, cut.minDocWords);
+  const one = limit === 1 ? hasTokenIn(text, kept) : undefined;
+  const words = one === undefined ? countTokens(verdict.text, limit) : one ? 1 : 0;
+  verdict.emptied = words === 0;
+  verdict.dropped = words < cut.minDocWords;
+  return verdict;
+}
+
+/**
+ * A changed document's verdict: its text left is made from the source's kept ranges when first
+ * read. The byte route of pass 2 quotes those ranges into the record's JSON straight from the
+ * kernel's copy of the source ({@link keptRanges}), and never makes the string: building it was a
+ * string of slices flattened, then copied into the kernel again.
+ */
+class ChangedVerdict implements CutVerdict {
+  readonly changed = true;
+  readonly cuts: CutRange[];
+  readonly units: RemovedUnit[];
+  readonly bytesRemoved: number;
+  emptied = false;
+  dropped = false;
+  private left: string | undefined;
+
+  constructor(
+    readonly source: string,
+    /** The source's UTF-16 ranges kept, [start, end) pairs in order. */
+    readonly kept: readonly number[],
+    parts: Pick<CutVerdict, 'cuts' | 'units' | 'bytesRemoved'>,
+  ) {
+    this.cuts = parts.cuts;
+    this.units = parts.units;
+    this.bytesRemoved = parts.bytesRemoved;
+  }
+
+  get text(): string {
+    if (this.left === undefined) {
+      let t = '';
+      for (let r = 0; r < this.kept.length; r += 2) t += this.source.slice(this.kept[r]!, this.kept[r + 1]!);
+      this.left = t;
+    }
+    return this.left;
+  }
+}
+
+/** A changed verdict's source text and the UTF-16 ranges of it kept (`[start, end)` pairs in order), when {@link cutDocument} made it; else undefined. */
+export function keptRanges(v: DocVerdict): { source: string; kept: readonly number[] } | undefined {
+  return v instanceof ChangedVerdict ? v : undefined;
 }
 
 /**

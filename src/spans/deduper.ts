@@ -14,7 +14,7 @@ import { resolveSpansOptions, type ResolvedSpansOptions, type SpansOptions } fro
 import { RepeatLists } from './repeats.js';
 import { UnitTable } from './table.js';
 import type { Units } from './units.js';
-import { cutDocument, type DocVerdict, type UnitFacts } from './cutDocument.js';
+import { cutDocument, keptRanges, type DocVerdict, type UnitFacts } from './cutDocument.js';
 import { UnitVerifier } from './verify.js';
 import { UnitWalker } from './walker.js';
 import { AnchorCounts, AnchorRuns } from './anchors.js';
@@ -281,11 +281,14 @@ export class SpanDeduper {
   }
 
   /**
-   * `JSON.stringify(text)` as UTF-8 bytes, made by the walker's kernel, for writing a record the
-   * document's verdict changed (a view valid until this deduper's next call); undefined without the kernel.
+   * `JSON.stringify` of a changed verdict's text (or of any `{ text }`) as UTF-8 bytes, made by the
+   * walker's kernel, for writing a record the document's verdict changed (a view valid until this
+   * deduper's next call); undefined without the kernel.
    */
-  jsonOf(text: string): Uint8Array | undefined {
-    return this.walker.jsonOf(text);
+  jsonOf(changed: { readonly text: string }): Uint8Array | undefined {
+    // A verdict of this document's cuts: its kept ranges quoted from the kernel's copy of the text, which is never made.
+    const r = keptRanges(changed as DocVerdict);
+    return (r && this.walker.jsonOfRanges(r.source, r.kept)) ?? this.walker.jsonOf(changed.text);
   }
 
   /**

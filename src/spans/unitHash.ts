@@ -391,6 +391,23 @@ export class UnitHasher {
     return k.bytes.subarray(k.quoteOut, k.quoteOut + len);
   }
 
+  /**
+   * {@link jsonOf} of the text made of `source`'s ranges `kept` (`[start, end)` pairs in order),
+   * copied from the kernel's copy of `source`, with no string made; undefined with no kernel or
+   * when `source` is not the text loaded (the caller makes the text and calls {@link jsonOf}).
+   */
+  jsonOfRanges(source: string, kept: readonly number[]): Uint8Array | undefined {
+    const k = this.kernel;
+    if (!k || this.fromCodes || source !== this.doc) return undefined;
+    let n = 0;
+    for (let r = 0; r < kept.length; r += 2) {
+      k.bytes.copyWithin(k.quoteIn + 2 * n, K_SRC + 2 * kept[r]!, K_SRC + 2 * kept[r + 1]!);
+      n += kept[r + 1]! - kept[r]!;
+    }
+    const len = k.fn.jsonQuote(k.quoteIn, n, k.quoteOut);
+    return k.bytes.subarray(k.quoteOut, k.quoteOut + len);
+  }
+
   /** Makes `text` the text loaded (its code units copied in, unless they are), for {@link walkOffsets}; false with no kernel. */
   holdText(text: string): boolean {
     if (!this.kernel) return false;

@@ -281,6 +281,11 @@ export class UnitWalker {
     return this.hasher.jsonOf(text);
   }
 
+  /** {@link jsonOf} of `source`'s ranges `kept` from the hasher's copy of it, or undefined where it has none (UnitHasher.jsonOfRanges). */
+  jsonOfRanges(source: string, kept: readonly number[]): Uint8Array | undefined {
+    return this.hasher.jsonOfRanges(source, kept);
+  }
+
   /** Where {@link OffsetCursor} may walk `text`'s offsets, `text` loaded there (undefined: in JavaScript); valid until another text is walked. */
   offsetWalk(text: string): OffsetWalk | undefined {
     return this.hasher.holdText(text) ? this.hasher : undefined;

@@ -83,6 +83,34 @@ export function countTokens(text: string, limit: number): number {
   return n;
 }
 
+const WORD_UNIT = /[\p{L}\p{N}\p{M}]/gu;
+
+/** Whether UTF-16 code unit `c` is a surrogate. */
+const surrogate = (c: number): boolean => (c & 0xf800) === 0xd800;
+
+/**
+ * Whether the text made of `text`'s ranges `kept` (`[start, end)` pairs in order) has a word token,
+ * as `countTokens(that text, 1) > 0` says, without making that text; undefined where this cannot
+ * tell (a script written without spaces, whose words the segmenter finds, or a surrogate at a range's
+ * edge, which joins or parts a pair): the caller makes the text and counts.
+ */
+export function hasTokenIn(text: string, kept: readonly number[]): boolean | undefined {
+  for (let r = 0; r < kept.length; r++) {
+    const x = kept[r]!;
+    if ((x > 0 && surrogate(text.charCodeAt(x - 1))) || (x < text.length && surrogate(text.charCodeAt(x)))) return undefined;
+  }
+  if (NO_SPACE_SCRIPT.test(text)) return undefined;
+  // A token is a run of word code points: the text has one exactly when some range holds one of them.
+  for (let r = 0; r < kept.length;) {
+    WORD_UNIT.lastIndex = kept[r]!;
+    const m = WORD_UNIT.exec(text);
+    if (m === null) return false;
+    while (r < kept.length && kept[r + 1]! <= m.index) r += 2;
+    if (r < kept.length && kept[r]! <= m.index) return true;
+  }
+  return false;
+}
+
 /** The word tokens themselves, as strings (for display and tests; not used on the hot path). */
 export function tokens(text: string): string[] {
   if (NO_SPACE_SCRIPT.test(text)) return Array.from(wordSegments(text), ([a, b]) => text.slice(a, b));

@@ -11,7 +11,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { countTokens, tokenHashes, tokens } from '../../src/text/tokens.js';
+import { countTokens, hasTokenIn, tokenHashes, tokens } from '../../src/text/tokens.js';
 import { sentenceSegments, wordSegments } from '../../src/text/segments.js';
 import '../helpers/fuzz.js';
 
@@ -78,4 +78,26 @@ test('a text of 200,000 code units without spaces is tokenized, counted and hash
   assert.equal(tokenHashes(text, 1).length, words.length);
   const lines = text.replace(/。/g, '。\n');
   assert.ok([...sentenceSegments(lines)].length > 3_000);
+});
+
+test("hasTokenIn: whether the text made of a text's ranges has a word, as countTokens of that text says, or undefined", () => {
+  // Words, spaces, punctuation, marks alone, CJK, an astral letter and its halves apart: ranges cut between any two.
+  const piece = fc.constantFrom('ab', ' ', '.', ', ', '\u0301', '猫', '\ud835\udc00', '\ud835', '\udc00', '3', '-', '\n', 'é');
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 14 }), fc.array(fc.nat(), { maxLength: 8 }), (pieces, cuts) => {
+      const text = pieces.join('');
+      const at = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+      // Every other stretch between the cut points kept, from the start or not.
+      const kept: number[] = [];
+      const points = [0, ...at, text.length];
+      for (let i = cuts.length % 2; i + 1 < points.length; i += 2) if (points[i + 1]! > points[i]!) kept.push(points[i]!, points[i + 1]!);
+      let joined = '';
+      for (let r = 0; r < kept.length; r += 2) joined += text.slice(kept[r], kept[r + 1]);
+      const got = hasTokenIn(text, kept);
+      if (got !== undefined) assert.equal(got, countTokens(joined, 1) > 0, JSON.stringify([text, kept]));
+      // It tells whenever no range's edge touches a surrogate and no CJK is there.
+      if (!/[\ud800-\udfff猫]/.test(text)) assert.notEqual(got, undefined);
+    }),
+    { numRuns: 3000, seed: 71 },
+  );
 });

@@ -23,10 +23,10 @@ export function recordKeys(read: ReadOptions, id: boolean): RecordKeys | undefin
 export class ByteRecords {
   private readonly at = new Int32Array(6);
 
-  /** `json`: `JSON.stringify` of a text as UTF-8 bytes, when something makes them faster (SpanDeduper.jsonOf; undefined: `JSON.stringify`). */
+  /** `json`: `JSON.stringify` of a changed record's text as UTF-8 bytes, when something makes them faster (SpanDeduper.jsonOf, given the verdict; undefined: `JSON.stringify`). */
   constructor(
     private readonly keys: RecordKeys,
-    private readonly json?: (text: string) => Uint8Array | undefined,
+    private readonly json?: (changed: { readonly text: string }) => Uint8Array | undefined,
   ) {}
 
   /**
@@ -54,14 +54,19 @@ export class ByteRecords {
   }
 
   /**
-   * Writes the record scanned last to `out`, its text field's string replaced by
-   * `text`'s JSON (undefined: the record as it is), with its line break (a last line without one
+   * Writes the record scanned last to `out`, its text field's string replaced by the JSON of
+   * `changed`'s text (undefined: the record as it is), with its line break (a last line without one
    * gets `\n`), as `RecordWriter` writes it.
    * Why these parameters: the line's bounds as the pass has them, once per record.
    */
-  async write(out: OutputSink, line: Buffer, bounds: { start: number; stop: number; next: number }, text: string | undefined): Promise<void> {
+  async write(
+    out: OutputSink,
+    line: Buffer,
+    bounds: { start: number; stop: number; next: number },
+    changed: { readonly text: string } | undefined,
+  ): Promise<void> {
     const { start, stop, next } = bounds;
-    const bytes = text === undefined ? undefined : this.json?.(text);
+    const bytes = changed === undefined ? undefined : this.json?.(changed);
     if (bytes && out instanceof ByteBatch && out.room(next - start + 1 + bytes.length)) {
       out.putBytes(line, start, this.at[0]! - 1);
       out.putView(bytes);
@@ -70,7 +75,7 @@ export class ByteRecords {
       else out.putText('\n');
       return;
     }
-    const json = text === undefined ? undefined : JSON.stringify(text);
+    const json = changed === undefined ? undefined : JSON.stringify(changed.text);
     if (out instanceof ByteBatch && out.room(next - start + 1 + (json === undefined ? 0 : 3 * json.length))) {
       // The batch has room: copied with no promise per piece.
       if (json === undefined) out.putBytes(line, start, stop);

@@ -282,7 +282,7 @@ async function secondPassBytes(
   const counts = { auditRows: 0, passed: 0 };
   const keys = p.mode !== 'annotate' ? recordKeys(p.read, false) : undefined;
   // A changed text's JSON made by the deduper's kernel: JSON.stringify and the UTF-8 encoding were a tenth of pass 2.
-  const records = keys ? new ByteRecords(keys, (text) => p.d.jsonOf(text)) : undefined;
+  const records = keys ? new ByteRecords(keys, (changed) => p.d.jsonOf(changed)) : undefined;
   /** A record to decide, read from its bytes when the scan takes it. Why these parameters: the hook's (RawPassHooks.takes). */
   const takes = async (_row: number, line: Buffer, start: number, stop: number, next: number): Promise<boolean> => {
     const text = records!.scan(line, start, stop) ? p.d.jsonText(line, records!.textStart, records!.textEnd) : undefined;
@@ -291,7 +291,7 @@ async function secondPassBytes(
     const v = p.d.decide(text);
     counts.auditRows += await auditVerdict(v, p, at.i);
     if (batch && !v.dropped) {
-      await records!.write(batch, line, { start, stop, next }, v.changed ? v.text : undefined);
+      await records!.write(batch, line, { start, stop, next }, v.changed ? v : undefined);
       writer.written++;
     }
     at.i++;
