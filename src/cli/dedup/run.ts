@@ -18,7 +18,7 @@ import { refuseAliasedOutputs, type NamedPath } from '../../io/write/alias.js';
 import { resolveShards } from '../../io/read/shards.js';
 import { isS3Url } from '../../io/s3/client.js';
 import { PARALLEL_MIN_CHARS } from '../engine.js';
-import { isPipe, spoolPipe, type Corpus } from '../corpus.js';
+import { isPipe, removeCopies, spoolPipe, type Corpus, type InputCopy } from '../corpus.js';
 import { refuseForRoute } from '../options.js';
 import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
@@ -51,9 +51,21 @@ interface SettledRun {
 /** Runs `neardup dedup` on its inputs `args`, as its flags ask. */
 export async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
   const reporter = new Reporter(flags);
-  const run = await settleRun(args, flags, reporter);
-  const { options } = run;
-  if (flags.against !== undefined) return againstRoute(run, flags.against);
+  // Named pipes among several inputs, copied to temp files: removed however the run ends (a
+  // signal removes them too, src/cli/corpus.ts).
+  const copies: InputCopy[] = [];
+  try {
+    const run = await settleRun(args, flags, reporter, copies);
+    if (flags.against !== undefined) return await againstRoute(run, flags.against);
+    await searchRoute(run);
+  } finally {
+    await removeCopies(copies);
+  }
+}
+
+/** The near-duplicate search of a settled run (not `--against`), or `--exact`'s. */
+async function searchRoute(run: SettledRun): Promise<void> {
+  const { flags, options, reporter } = run;
   // Clusters and deduplicated copies need no pair list: groups of copies then cost O(m), not m².
   options.pairs = flags.output === 'pairs';
   // Word and stopword shingles of short documents are where the exact join is both exact and
@@ -91,7 +103,7 @@ export async function runDedup(args: string[], flags: DedupFlags): Promise<void>
  * The flags checked and turned into options before anything is read: `--out-dir`, the audit flags,
  * several inputs as one shard list, and no output that replaces a file of the read set.
  */
-async function settleRun(args: string[], flags: DedupFlags, reporter: Reporter): Promise<SettledRun> {
+async function settleRun(args: string[], flags: DedupFlags, reporter: Reporter, copies: InputCopy[]): Promise<SettledRun> {
   const outDirGiven = flags.outDir !== undefined;
   if (flags.outDir !== undefined) {
     if (flags.out !== undefined) throw new UsageError('--out-dir and --out name the same output: give one');
@@ -108,7 +120,7 @@ async function settleRun(args: string[], flags: DedupFlags, reporter: Reporter):
     if (flags.against !== undefined)
       throw new UsageError('--against takes one input in one process: give one file, directory or glob, or run "neardup job dedup A B --against REF"');
     // Every reader of the run (each pass, the keep policy's, the copy's) reads these shards in order.
-    readOptions.inputs = await severalInputs(args, readOptions.format ?? 'auto');
+    readOptions.inputs = await severalInputs(args, readOptions.format ?? 'auto', copies);
     fileArg = readOptions.inputs.name;
   }
   // Before anything is read or written: no output may replace a file of the read set.
