@@ -306,6 +306,25 @@ export async function spoolInput(file: string, options: { stdin?: boolean; copie
   return copy;
 }
 
+/**
+ * Runs `body` on input `file` as it is read: a named pipe's copy ({@link spoolInput}; with `stdin`,
+ * standard input's too), with read options that name it as given. The copy is removed when `body`
+ * ends, however it ends.
+ */
+export async function withInputCopy<T>(
+  file: string,
+  read: ReadOptions,
+  body: (file: string, read: ReadOptions) => Promise<T>,
+  options: { stdin?: boolean } = {},
+): Promise<T> {
+  const copy = await spoolInput(file, options);
+  try {
+    return await body(copy?.file ?? file, copy ? { ...read, displayName: copy.displayName } : read);
+  } finally {
+    await copy?.cleanup();
+  }
+}
+
 /** Removes every copy of `copies` ({@link spoolInput}), each once, even if one removal fails. */
 export async function removeCopies(copies: InputCopy[]): Promise<void> {
   const all = copies.splice(0);

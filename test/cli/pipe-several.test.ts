@@ -8,11 +8,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fixtures, neardup, tmpDir, type Run } from '../cliUtil.js';
 import { neardupChild } from '../helpers/procs.js';
+import { freshTmp, throughFifos as fifoRun, toFifos } from '../helpers/fifos.js';
 
 let dir: string;
 before(() => {
@@ -26,59 +26,9 @@ before(() => {
 });
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** A fresh, empty TMPDIR for one run, to see the copies it leaves. */
-function freshTmp(): string {
-  const t = fs.mkdtempSync(path.join(dir, 'tmp-'));
-  fs.chmodSync(t, 0o755);
-  return t;
-}
-
-/**
- * Turns each file of `names` (in `dir`) into a FIFO at the same path that a writer process fills
- * with the file's bytes (`hold`: and keeps open, without ending); `restore` puts the files back.
- */
-function toFifos(names: readonly string[], hold = false): { writers: ChildProcess[]; restore: () => Promise<void> } {
-  const saved = names.map((n) => fs.readFileSync(path.join(dir, n)));
-  const writers = names.map((n, i) => {
-    const fifo = path.join(dir, n);
-    const src = path.join(dir, `src-${i}-${n}`);
-    fs.writeFileSync(src, saved[i]!);
-    fs.rmSync(fifo);
-    execFileSync('mkfifo', [fifo]);
-    // `exec sleep`: the holding writer is this one process, killed by its pid.
-    return spawn('sh', ['-c', `exec > "$2"; cat "$1"; rm -f "$1"; ${hold ? 'exec sleep 600' : ''}`, 'sh', src, fifo], { stdio: 'ignore' });
-  });
-  const restore = async (): Promise<void> => {
-    await Promise.all(writers.map((w) => {
-      const exited = w.exitCode !== null || w.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => w.once('exit', () => r()));
-      w.kill('SIGKILL');
-      return exited;
-    }));
-    names.forEach((n, i) => {
-      fs.rmSync(path.join(dir, n), { force: true });
-      fs.rmSync(path.join(dir, `src-${i}-${n}`), { force: true });
-      fs.writeFileSync(path.join(dir, n), saved[i]!);
-    });
-  };
-  return { writers, restore };
-}
-
-/** `neardup args` (each `{out}` replaced by `out`) with the inputs of `pipes` read from FIFOs; asserts its temp copies are gone. */
+/** `neardup args` (each `{out}` replaced by `out`) with the inputs of `pipes` read from FIFOs. */
 async function throughFifos(args: readonly string[], pipes: readonly string[], out: string): Promise<Run> {
-  const fifos = toFifos(pipes);
-  const tmp = freshTmp();
-  try {
-    const run = neardupChild(args.map((a) => a.replace('{out}', out)), { cwd: dir, env: { TMPDIR: tmp } });
-    // A run that opens a FIFO twice waits for ever on the second: killed, and said so.
-    const timer = setTimeout(() => run.child.kill('SIGKILL'), 120_000);
-    const r = await run.done;
-    clearTimeout(timer);
-    assert.deepEqual(fs.readdirSync(tmp), [], `${args.join(' ')}: the copies of the pipes are removed`);
-    return { code: r.code ?? -1, stdout: r.stdout, stderr: r.signal ? `${r.stderr}\n(killed by ${r.signal}: it waited on a FIFO)` : r.stderr };
-  } finally {
-    await fifos.restore();
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
+  return fifoRun(dir, args.map((a) => a.replace('{out}', out)), pipes);
 }
 
 /** Every file under `d` (relative path → bytes), or undefined when `d` does not exist. */
@@ -160,8 +110,8 @@ test('a FIFO given twice among several inputs is refused by name before it is re
 });
 
 test('SIGTERM while a FIFO among several inputs is being copied: no copy is left behind', async () => {
-  const fifos = toFifos(['a.jsonl', 'b.jsonl'], true);
-  const tmp = freshTmp();
+  const fifos = toFifos(dir, ['a.jsonl', 'b.jsonl'], true);
+  const tmp = freshTmp(dir);
   try {
     const run = neardupChild(['dedup', 'a.jsonl', 'b.jsonl', '--output', 'pairs'], { cwd: dir, env: { TMPDIR: tmp } });
     // The first pipe's writer holds it open: the run waits, its first copy begun, until the signal.

@@ -51,12 +51,12 @@ interface SettledRun {
 /** Runs `neardup dedup` on its inputs `args`, as its flags ask. */
 export async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
   const reporter = new Reporter(flags);
-  // Named pipes among several inputs, copied to temp files: removed however the run ends (a
-  // signal removes them too, src/cli/corpus.ts).
+  // Named pipes among several inputs (or --against's two), copied to temp files: removed however
+  // the run ends (a signal removes them too, src/cli/corpus.ts).
   const copies: InputCopy[] = [];
   try {
     const run = await settleRun(args, flags, reporter, copies);
-    if (flags.against !== undefined) return await againstRoute(run, flags.against);
+    if (flags.against !== undefined) return await againstRoute(run, flags.against, copies);
     await searchRoute(run);
   } finally {
     await removeCopies(copies);
@@ -134,7 +134,7 @@ async function settleRun(args: string[], flags: DedupFlags, reporter: Reporter, 
 }
 
 /** `--against <reference>`: pairs across the two inputs, both in memory (./against.ts). */
-async function againstRoute(run: SettledRun, against: string): Promise<void> {
+async function againstRoute(run: SettledRun, against: string, copies: InputCopy[]): Promise<void> {
   const { flags } = run;
   if (flags.stream)
     throw new UsageError('--against holds both inputs in memory: --stream does not apply (use "neardup job dedup --against" for inputs larger than memory)');
@@ -151,6 +151,7 @@ async function againstRoute(run: SettledRun, against: string): Promise<void> {
       tagPrefix: flags.tagPrefix,
       removed: flags.removed,
       dryRun: flags.dryRun,
+      copies,
     },
     run.readOptions,
     run.options,
