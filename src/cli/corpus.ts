@@ -2,7 +2,7 @@
  * Reading an input into memory for the core: the texts once (never the raw file), with ids and rows.
  * @module
  */
-import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, promises as fsp } from 'node:fs';
 import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
@@ -248,7 +248,7 @@ export async function rangedCorpus(file: string, options: ReadOptions, reporter:
 /**
  * Whether input `file` is a pipe, not a file: `-`, a FIFO, a character device or a socket (`<(zcat
  * x.gz)` is `/dev/fd/63`). Such an input is read once, as it comes: the readers' positional reads
- * (a Parquet file's tail, byte ranges) and a second pass need a copy ({@link spoolPipe}).
+ * (a Parquet file's tail, byte ranges) and a second pass need a copy ({@link spoolInput}).
  */
 export async function isPipe(file: string): Promise<boolean> {
   if (file === '-') return true;
@@ -257,20 +257,21 @@ export async function isPipe(file: string): Promise<boolean> {
 }
 
 /**
- * Copies standard input (or the pipe `from` names, {@link isPipe}) to a temp file, for outputs that
- * read the input twice. The copy keeps the pipe's name, so its extension still tells its format.
- * Returns its path and a cleanup function; the copy is also removed on SIGINT, SIGTERM or SIGHUP
- * before the cleanup runs, and at once if the copy fails.
+ * Copies the pipe `from` names ({@link isPipe}; `-`: standard input) to a temp file. The copy keeps
+ * the pipe's name, so its extension still tells its format. Returns its path and a cleanup
+ * function; the copy is also removed on SIGINT, SIGTERM or SIGHUP before the cleanup runs, and at
+ * once if the copy fails.
  */
-export async function spoolPipe(from: NodeJS.ReadableStream | string = process.stdin): Promise<{ file: string; cleanup: () => Promise<void> }> {
-  const stdin = typeof from === 'string' ? (from === '-' ? process.stdin : createReadStream(from)) : from;
-  const dir = ownTempDir(await fsp.mkdtemp(path.join(os.tmpdir(), 'neardup-')));
+async function spoolPipe(from: string): Promise<{ file: string; cleanup: () => Promise<void> }> {
+  const stdin = from === '-' ? process.stdin : createReadStream(from);
+  // Made and tracked in one turn of the event loop: a signal's handler runs only between turns.
+  const dir = ownTempDir(mkdtempSync(path.join(os.tmpdir(), 'neardup-')));
   const untrack = removeOnSignal(dir);
   const cleanup = async (): Promise<void> => {
     await fsp.rm(dir, { recursive: true, force: true });
     untrack();
   };
-  const file = path.join(dir, typeof from === 'string' && from !== '-' ? path.basename(from) : 'stdin');
+  const file = path.join(dir, from === '-' ? 'stdin' : path.basename(from));
   try {
     const out = createWriteStream(file);
     await once(out, 'open');
@@ -329,13 +330,4 @@ export async function withInputCopy<T>(
 export async function removeCopies(copies: InputCopy[]): Promise<void> {
   const all = copies.splice(0);
   await Promise.allSettled(all.map((c) => c.cleanup()));
-}
-
-/**
- * A named pipe `file` (not `-`: its callers read standard input as it comes) copied by
- * {@link spoolPipe}, for readers that sniff a format by a positional read; undefined for a file.
- * `displayName` is the pipe's name, for messages.
- */
-export async function spoolIfPipe(file: string): Promise<InputCopy | undefined> {
-  return spoolInput(file);
 }

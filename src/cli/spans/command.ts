@@ -27,7 +27,7 @@ import { requireOutForJson } from '../pipelineOptions.js';
 import { Reporter, type LogFlags } from '../report.js';
 import { severalInputs } from '../dedup/inputs.js';
 import { resolveShards } from '../../io/read/shards.js';
-import { isPipe, removeCopies, spoolPipe, type InputCopy } from '../corpus.js';
+import { removeCopies, spoolInput, type InputCopy } from '../corpus.js';
 import { printSpansSummary } from './summary.js';
 import { keepYoungGenerationSmall } from '../youngGeneration.js';
 
@@ -225,11 +225,10 @@ async function spansRun(args: string[], flags: SpansFlags, copies: InputCopy[]):
   // Several inputs read as one (their named pipes copied first): named by the arguments joined.
   if (several) read.inputs = await severalInputs(args, read.format ?? 'auto', copies);
   // Two passes: standard input or a named pipe is copied to a temp file first, and named as given in messages.
-  const spooled = !sharded && (await isPipe(input)) ? await spoolPipe(input) : undefined;
-  if (spooled) {
-    copies.push({ ...spooled, displayName: input });
-    read.displayName = input === '-' ? '<stdin>' : input;
-    input = spooled.file;
+  const copy = sharded ? undefined : await spoolInput(input, { stdin: true, copies });
+  if (copy) {
+    read.displayName = copy.displayName;
+    input = copy.file;
   }
   if (flags.unit === 'substring') keepYoungGenerationSmall();
   const t0 = performance.now();
