@@ -2,7 +2,7 @@
  * Reading an input into memory for the core: the texts once (never the raw file), with ids and rows.
  * @module
  */
-import { createReadStream, createWriteStream, promises as fsp } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, promises as fsp } from 'node:fs';
 import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
@@ -248,7 +248,7 @@ export async function rangedCorpus(file: string, options: ReadOptions, reporter:
 /**
  * Whether input `file` is a pipe, not a file: `-`, a FIFO, a character device or a socket (`<(zcat
  * x.gz)` is `/dev/fd/63`). Such an input is read once, as it comes: the readers' positional reads
- * (a Parquet file's tail, byte ranges) and a second pass need a copy ({@link spoolPipe}).
+ * (a Parquet file's tail, byte ranges) and a second pass need a copy ({@link spoolInput}).
  */
 export async function isPipe(file: string): Promise<boolean> {
   if (file === '-') return true;
@@ -257,33 +257,77 @@ export async function isPipe(file: string): Promise<boolean> {
 }
 
 /**
- * Copies standard input (or the pipe `from` names, {@link isPipe}) to a temp file, for outputs that
- * read the input twice. The copy keeps the pipe's name, so its extension still tells its format.
- * Returns its path and a cleanup function.
+ * Copies the pipe `from` names ({@link isPipe}; `-`: standard input) to a temp file. The copy keeps
+ * the pipe's name, so its extension still tells its format. Returns its path and a cleanup
+ * function; the copy is also removed on SIGINT, SIGTERM or SIGHUP before the cleanup runs, and at
+ * once if the copy fails.
  */
-export async function spoolPipe(from: NodeJS.ReadableStream | string = process.stdin): Promise<{ file: string; cleanup: () => Promise<void> }> {
-  const stdin = typeof from === 'string' ? (from === '-' ? process.stdin : createReadStream(from)) : from;
-  const dir = ownTempDir(await fsp.mkdtemp(path.join(os.tmpdir(), 'neardup-')));
+async function spoolPipe(from: string): Promise<{ file: string; cleanup: () => Promise<void> }> {
+  const stdin = from === '-' ? process.stdin : createReadStream(from);
+  // Made and tracked in one turn of the event loop: a signal's handler runs only between turns.
+  const dir = ownTempDir(mkdtempSync(path.join(os.tmpdir(), 'neardup-')));
   const untrack = removeOnSignal(dir);
-  const file = path.join(dir, typeof from === 'string' && from !== '-' ? path.basename(from) : 'stdin');
-  const out = createWriteStream(file);
-  await once(out, 'open');
-  await pipeline(stdin, out);
-  return {
-    file,
-    cleanup: async () => {
-      await fsp.rm(dir, { recursive: true, force: true });
-      untrack();
-    },
+  const cleanup = async (): Promise<void> => {
+    await fsp.rm(dir, { recursive: true, force: true });
+    untrack();
   };
+  const file = path.join(dir, from === '-' ? 'stdin' : path.basename(from));
+  try {
+    const out = createWriteStream(file);
+    await once(out, 'open');
+    await pipeline(stdin, out);
+  } catch (e) {
+    await cleanup();
+    throw e;
+  }
+  return { file, cleanup };
+}
+
+/** A pipe's copy ({@link spoolInput}): the file to read, the name messages give it, and its removal. */
+export interface InputCopy {
+  /** The copy, in a temp directory of its own, under the pipe's base name. */
+  file: string;
+  /** The input as the user named it (`<stdin>` for `-`). */
+  displayName: string;
+  /** Removes the copy (its directory). */
+  cleanup: () => Promise<void>;
 }
 
 /**
- * A named pipe `file` (not `-`: its callers read standard input as it comes) copied by
- * {@link spoolPipe}, for readers that sniff a format by a positional read; undefined for a file.
- * `displayName` is the pipe's name, for messages.
+ * The one way a command takes a pipe as an input: a named pipe `file` ({@link isPipe}) copied by
+ * {@link spoolPipe}, for readers that sniff a format by a positional read or read twice; with
+ * `stdin`, `-` too (named `<stdin>`). Undefined for a file, and for `-` without `stdin` (the caller
+ * then reads standard input as it comes). Given `copies`, the copy joins them, for
+ * {@link removeCopies} to remove at the end.
  */
-export async function spoolIfPipe(file: string): Promise<{ file: string; displayName: string; cleanup: () => Promise<void> } | undefined> {
-  if (file === '-' || !(await isPipe(file))) return undefined;
-  return { ...(await spoolPipe(file)), displayName: file };
+export async function spoolInput(file: string, options: { stdin?: boolean; copies?: InputCopy[] } = {}): Promise<InputCopy | undefined> {
+  if (file === '-' ? !options.stdin : !(await isPipe(file))) return undefined;
+  const copy = { ...(await spoolPipe(file)), displayName: file === '-' ? '<stdin>' : file };
+  options.copies?.push(copy);
+  return copy;
+}
+
+/**
+ * Runs `body` on input `file` as it is read: a named pipe's copy ({@link spoolInput}; with `stdin`,
+ * standard input's too), with read options that name it as given. The copy is removed when `body`
+ * ends, however it ends.
+ */
+export async function withInputCopy<T>(
+  file: string,
+  read: ReadOptions,
+  body: (file: string, read: ReadOptions) => Promise<T>,
+  options: { stdin?: boolean } = {},
+): Promise<T> {
+  const copy = await spoolInput(file, options);
+  try {
+    return await body(copy?.file ?? file, copy ? { ...read, displayName: copy.displayName } : read);
+  } finally {
+    await copy?.cleanup();
+  }
+}
+
+/** Removes every copy of `copies` ({@link spoolInput}), each once, even if one removal fails. */
+export async function removeCopies(copies: InputCopy[]): Promise<void> {
+  const all = copies.splice(0);
+  await Promise.allSettled(all.map((c) => c.cleanup()));
 }

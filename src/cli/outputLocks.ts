@@ -17,6 +17,7 @@ import { isS3Url } from '../io/s3/client.js';
 import { lockOutputFile } from '../io/write/outDir.js';
 import { resolveShards } from '../io/read/shards.js';
 import type { InputFormat } from '../io/read/formats.js';
+import { parseStoreSpec } from '../store/spec.js';
 
 /** Options whose value is one file the command writes (`--out-dir`, and `--out` naming a directory of output shards, have the directory's own lock). */
 const FILE_OPTIONS = ['out', 'removed', 'data'];
@@ -44,9 +45,12 @@ async function lockInto(run: HeldLocks, cmd: Command, key: string, value: string
  * for the directory of output shards of `dedup --output dedup|annotate` or `spans` of several
  * inputs, a directory of shards, a glob or `s3://` names (it has its own lock); `DIR/NAME` for
  * dedup's copy of one input file `NAME` into an existing directory `DIR`; else `out` (as
- * src/cli/dedup/run.ts, src/cli/dedup/output.ts and src/cli/spans/command.ts decide).
+ * src/cli/dedup/run.ts, src/cli/dedup/output.ts and src/cli/spans/command.ts decide). Undefined too
+ * for the directory `index backup` of a file store writes: the backup locks its work directory
+ * (src/cli/index/command.ts).
  */
 async function outFile(cmd: Command, names: readonly string[], out: string): Promise<string | undefined> {
+  if (names[0] === 'backup' && names[1] === 'index') return backsUpFileStore(cmd) ? undefined : out;
   if (names.length !== 1 || (names[0] !== 'dedup' && names[0] !== 'spans')) return out;
   const output: unknown = cmd.getOptionValue('output');
   if (names[0] === 'dedup' && output !== 'dedup' && output !== 'annotate') return out;
@@ -60,6 +64,16 @@ async function outFile(cmd: Command, names: readonly string[], out: string): Pro
     return undefined;
   const st = isS3Url(out) ? undefined : await stat(out).catch(() => undefined);
   return names[0] === 'dedup' && st?.isDirectory() ? path.join(out, path.basename(input)) : out;
+}
+
+/** Whether `index backup` (`cmd`) copies a file store: its `--out` is then a directory. */
+function backsUpFileStore(cmd: Command): boolean {
+  const store: unknown = cmd.getOptionValue('store');
+  try {
+    return typeof store === 'string' && parseStoreSpec(store).kind === 'file';
+  } catch {
+    return false; // the command refuses it by name
+  }
 }
 
 /**

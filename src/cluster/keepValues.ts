@@ -6,6 +6,7 @@
  */
 import { openInput, type ReadOptions } from '../io/read/read.js';
 import { recordWhere } from '../io/read/record.js';
+import { shardName } from '../io/read/shards.js';
 import type { Cluster } from './clusters.js';
 import { chooseKept, keepNeedsValues, keepReadOptions, keepReadError, keepValue, keepValueError, ValueStatus, type KeepRule } from './keepPolicy.js';
 import type { KeepRanking } from './removal.js';
@@ -64,7 +65,7 @@ async function rank(source: KeepSource, rule: KeepRule, clustered: Uint8Array, i
     if (clustered[i]) {
       const v = keepValue(rule, r.text, r.title);
       if (v.status !== ValueStatus.Ok) {
-        const name = r.shard !== undefined && input.shards ? input.shards.shards[r.shard]!.path : input.name;
+        const name = r.shard !== undefined && input.shards ? shardName(input.shards.shards[r.shard]!) : input.name;
         const { line, position } = recordWhere(r);
         throw keepValueError({ file: name, line, position }, rule, v.status);
       }

@@ -13,6 +13,7 @@ import { refuseAliasedOutputs } from '../io/write/alias.js';
 import { InputError, UsageError } from '../common/errors.js';
 import { rewriteFile, rewriteRecords, rewriteShards, type RewriteMode, type RowVerdict } from '../io/write/rewrite.js';
 import type { InputRecord } from '../io/read/record.js';
+import { shardName } from '../io/read/shards.js';
 import { dedup } from './dedup.js';
 import type { DedupOptions, DedupResult } from './options.js';
 import { withIds, type DedupRecordsResult } from './records.js';
@@ -42,7 +43,7 @@ const idLines = new WeakMap<object, Map<string, { file: string; line: number }>>
 
 /** The file a record came from: its shard's path for a sharded input (or several inputs), else the input's name. */
 export function recordFile(input: Pick<OpenedInput, 'name' | 'shards'>, r: Pick<InputRecord, 'shard'>): string {
-  return r.shard !== undefined && input.shards ? input.shards.shards[r.shard]!.path : input.name;
+  return r.shard !== undefined && input.shards ? shardName(input.shards.shards[r.shard]!) : input.name;
 }
 
 /**

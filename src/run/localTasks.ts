@@ -51,6 +51,22 @@ function rebuilt(e: NonNullable<TaskReply['error']>): Error {
  */
 export const TASK_PROCESS_FLAGS: readonly string[] = ['--single-threaded'];
 
+/** The most of a task process's standard error kept for the message of its death ({@link lastWords}). */
+const TAIL_BYTES = 4096;
+/** The lines of it that message quotes. */
+const TAIL_LINES = 8;
+
+/**
+ * What a task process wrote last on standard error (an uncaught error's stack, a fatal V8 message),
+ * as indented lines for the message of its death: its stderr is passed on to this process's as it
+ * comes, but that may be a log nobody reads with the failure, or, for a job run inside a test's
+ * process, not what the run's output captured, so the failure said only "exit code 1".
+ */
+function lastWords(tail: string): string {
+  const lines = tail.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '').slice(-TAIL_LINES);
+  return lines.length === 0 ? '' : `; its last lines on stderr:\n${lines.map((l) => `  ${l}`).join('\n')}`;
+}
+
 /**
  * Task processes of one job run (or one worker), each serving the tasks of one stage: kept between
  * the tasks of a stage (their warmed code and kept arrays, and no start-up per task), replaced by a
@@ -64,6 +80,8 @@ export class TaskProcesses {
   private readonly busy = new Set<ChildProcess>();
   /** The stage each task process has served (none yet: absent). */
   private readonly stageOf = new Map<ChildProcess, TaskStage>();
+  /** The end of what each task process wrote on stderr, and when its stderr has ended. */
+  private readonly stderrOf = new WeakMap<ChildProcess, { tail: string; ended: Promise<void> }>();
   private closed = false;
 
   /** @param size the most task processes at once (one per core). */
@@ -72,9 +90,18 @@ export class TaskProcesses {
   private spawn(): ChildProcess {
     const child = fork(new URL('./taskChild.js', import.meta.url), [], {
       execArgv: [...process.execArgv, ...TASK_PROCESS_FLAGS],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
       serialization: 'json',
     });
+    // Passed on as it comes, its end kept for the message of an early death (lastWords).
+    const err = { tail: '', ended: new Promise<void>((resolve) => child.stderr!.once('close', resolve)) };
+    child.stderr!.on('data', (d: Buffer) => {
+      process.stderr.write(d);
+      err.tail = (err.tail + d.toString()).slice(-TAIL_BYTES);
+    });
+    // Like the inherited stderr it replaces, the pipe does not keep this process alive.
+    (child.stderr as { unref?: () => void }).unref?.();
+    this.stderrOf.set(child, err);
     this.children.push(child);
     // One that ends while idle is not handed a task.
     child.once('exit', () => this.drop(child));
@@ -183,7 +210,16 @@ export class TaskProcesses {
         // leaves the task to run again elsewhere; its queue client, already closed, must not be
         // handed a failure).
         if (this.closed) return;
-        reject(failure ?? new Error(`the task process running ${stage} task ${task} ended (${signal ?? `exit code ${code}`}) before the task did`));
+        if (failure) return reject(failure);
+        // Its last writes may reach this process after its exit: waited for, a moment at most.
+        const err = this.stderrOf.get(c);
+        void Promise.race([err?.ended, new Promise((r) => setTimeout(r, 1000).unref())]).then(() => {
+          reject(
+            new Error(
+              `the task process running ${stage} task ${task} ended (${signal ?? `exit code ${code}`}) before the task did${lastWords(err?.tail ?? '')}`,
+            ),
+          );
+        });
       };
       // A failed send (the process is ending; one that has ended is no longer in the pool): its exit follows and rejects.
       const onError = (e: Error): void => {

@@ -3,7 +3,8 @@
  * Each is a plain view over an `ArrayBuffer` made with room for the most it is expected to hold:
  * a large buffer is mapped zeroed by `calloc` and takes memory only as its pages are first
  * touched, so room costs address space, not memory. Growing within the room is a wider view (no
- * copy, no old array left for the garbage collector); past it, a copy with room again.
+ * copy, no old array left for the garbage collector); past it, a copy with room again, the old
+ * buffer given back at once.
  *
  * Why not resizable `ArrayBuffer`s, which grow in place and give pages back when shrunk: V8 (Node
  * 20 to 24) reads and writes a typed array on one at about half the speed of a plain one in a hot
@@ -61,7 +62,11 @@ export function mapped<T extends Typed>(ctor: Ctor<T>, n: number, most = n): T {
 
 /**
  * `a`, or `a` with room for at least `n` elements, `most` when its buffer has room (twice `a`
- * unless told): a wider view when its buffer has room, else a copy with room for four times that.
+ * unless told): a wider view when its buffer has room, else a copy with room for four times that,
+ * `a`'s buffer then given back ({@link release}), as {@link shrunk} gives it back: left to the
+ * collector, it stayed beside the copy until a collection that a loop over typed arrays may not
+ * make soon. Other views of `a`'s buffer must not be used after a growth that copies; a view that
+ * does not start its buffer (a part of a larger one) is copied and its buffer left alone.
  */
 export function grown<T extends Typed>(a: T, n: number, most = 2 * a.length): T {
   if (n <= a.length) return a;
@@ -70,6 +75,7 @@ export function grown<T extends Typed>(a: T, n: number, most = 2 * a.length): T 
   if (r >= n) return new (a.constructor as Ctor<T>)(a.buffer as ArrayBuffer, 0, Math.min(r, want));
   const x = mapped(a.constructor as Ctor<T>, want, 4 * want);
   x.set(a);
+  if (a.byteOffset === 0) release(a);
   return x;
 }
 

@@ -3,8 +3,9 @@
  * (src/run/localTasks.ts): a task runs in a process of its own started with the task flags, and
  * answers with the marker it committed; a task process serves one stage (another stage's task gets a
  * fresh one); an input error comes back as the same error; a task process
- * that dies, idle or in a task, is replaced and the task it held is refused, never left waiting; no
- * more than `size` tasks run at once; closing ends them all.
+ * that dies, idle or in a task, is replaced and the task it held is refused, never left waiting, the
+ * refusal quoting its last lines on stderr (an uncaught error's); no more than `size` tasks run at
+ * once; closing ends them all.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,6 +19,7 @@ import { loadJob, taskCount, type StageName, type TaskStage } from '../../src/sh
 import { neardup, tmpDir } from '../cliUtil.js';
 import { plantedDocs, writeShards } from '../helpers/shards.js';
 import { withFaultEnv } from '../helpers/faults.js';
+import { pathToFileURL } from 'node:url';
 
 /** Whether `pid` runs (a zombie does not). */
 function running(pid: number): boolean {
@@ -167,6 +169,28 @@ describe('task processes', () => {
     process.kill(pid, 'SIGKILL');
     await assert.rejects(running0, /ended \(SIGKILL\) before the task did/);
     assert.equal(readMarker(slowWork, loadJob(slowWork), 'sign', 0), undefined);
+  });
+
+  it('a task process that dies of an uncaught error: the refusal quotes its last lines on stderr', async () => {
+    // Loaded first in the task process (NODE_OPTIONS), its listener throws before the task's runs.
+    const crash = path.join(dir, 'crash.mjs');
+    fs.writeFileSync(crash, "process.on('message', () => { throw new Error('boom: the task process died here'); });\n");
+    const p = pool(1);
+    const saved = process.env.NODE_OPTIONS;
+    process.env.NODE_OPTIONS = `${saved ?? ''} --import=${pathToFileURL(crash).href}`.trim();
+    try {
+      p.start();
+    } finally {
+      if (saved === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = saved;
+    }
+    const e = await p.runOne(work, 'sign', 0).then(
+      () => assert.fail('the task process answered'),
+      (x: unknown) => x as Error,
+    );
+    assert.match(e.message, /^the task process running sign task 0 ended \(exit code 1\) before the task did; its last lines on stderr:\n/);
+    assert.match(e.message, /\n {2}Error: boom: the task process died here/);
+    assert.ok(e.message.split('\n').length <= 9, e.message);
   });
 
   it('refuses more than its size of tasks at once, and a task process ignores SIGTERM (its parent decides)', async () => {

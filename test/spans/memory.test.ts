@@ -1,6 +1,6 @@
 /**
  * src/spans/memory.ts: arrays with room grow in place (the same buffer, contents kept), past
- * their room by a copy; a cut keeps the first elements, by a copy that gives the old buffer back
+ * their room by a copy that gives the old buffer back (every view of it empty); a cut keeps the first elements, by a copy that gives the old buffer back
  * (every view of it empty) or by a narrower view; {@link release} empties every view at once; and
  * every array is a plain one, not on a resizable buffer (which V8 reads and writes at half speed).
  */
@@ -29,10 +29,12 @@ test('mapped and grown: zeros, growth within the room on the same buffer, past i
         let filled = a.length;
         for (const g of grows) {
           const before = a.buffer;
+          const length = a.length;
           const b = grown(a, g);
-          assert.ok(b.length >= g && b.length >= a.length);
-          if (g <= a.length) assert.equal(b, a);
+          assert.ok(b.length >= g && b.length >= length);
+          if (g <= length) assert.equal(b, a);
           else if (before.byteLength >= 4 * g) assert.equal(b.buffer, before, 'growth within the room is in place');
+          else assert.ok(b.buffer !== before && a.length === 0 && before.byteLength === 0, 'past the room: a copy, the old buffer given back');
           for (let i = 0; i < filled; i++) assert.equal(b[i], i + 1);
           for (let i = filled; i < b.length; i++) b[i] = i + 1;
           filled = b.length;
@@ -42,6 +44,32 @@ test('mapped and grown: zeros, growth within the room on the same buffer, past i
     ),
     { seed: 51, numRuns: 200 },
   );
+});
+
+test('grown past the room: the copy holds the values, the old buffer is given back at once (every view of it empty)', () => {
+  for (const [n, most] of [[10, 10], [1000, 1000], [1 << 15, 1 << 15], [100, 1 << 12]] as const) {
+    const a = mapped(Uint32Array, n, most);
+    for (let i = 0; i < n; i++) a[i] = 3 * i + 1;
+    const other = new Uint32Array(a.buffer, 0, Math.min(4, n));
+    const old = a.buffer;
+    const want = Math.floor(old.byteLength / 4) + 1;
+    const b = grown(a, want);
+    assert.ok(b.length >= want);
+    for (let i = 0; i < n; i++) assert.equal(b[i], 3 * i + 1);
+    for (let i = n; i < b.length; i += 997) assert.equal(b[i], 0);
+    assert.notEqual(b.buffer, old);
+    assert.equal(a.length, 0, 'the old array is empty');
+    assert.equal(old.byteLength, 0, 'its buffer detached');
+    assert.equal(other.length, 0, 'and every other view of it');
+  }
+  // A part of a larger buffer (a Buffer of Node's pool, say) is copied; the buffer is not the array's to give back.
+  const whole = new Int32Array(64).fill(5);
+  const part = whole.subarray(8, 16);
+  const b = grown(part, 100);
+  assert.equal(b.length >= 100, true);
+  assert.equal(b[7], 5);
+  assert.equal(part.length, 8);
+  assert.equal(whole.length, 64);
 });
 
 test('shrunk: the first elements kept; a copy gives the old buffer back, a view keeps it', () => {

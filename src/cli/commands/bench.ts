@@ -11,7 +11,7 @@ import { candidateProbability } from '../../lsh/params.js';
 import { UsageError } from '../../common/errors.js';
 import { findDuplicates } from '../engine.js';
 import type { DedupOptions } from '../../dedup/dedup.js';
-import { loadCorpus } from '../corpus.js';
+import { loadCorpus, withInputCopy } from '../corpus.js';
 import {
   addEngineOptions,
   addLogOptions,
@@ -84,7 +84,8 @@ async function runBench(file: string, flags: BenchFlags): Promise<void> {
       throw new UsageError(`--bands-list entries must be integers from 1 to --sweep-perm (${flags.sweepPerm}), got "${s}"`);
     return b;
   });
-  const corpus = await loadCorpus(file, readOptionsFrom(flags), reporter);
+  // A named pipe (`<(zcat a.gz)`) is copied first: the readers sniff a format by a positional read.
+  const corpus = await withInputCopy(file, readOptionsFrom(flags), (f, r) => loadCorpus(f, r, reporter));
   const { texts } = corpus;
   const n = texts.length;
 

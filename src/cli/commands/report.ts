@@ -10,7 +10,7 @@ import { UsageError } from '../../common/errors.js';
 import { openOutput } from '../../io/write/output.js';
 import { refuseAliasedOutputs } from '../../io/write/alias.js';
 import { findDuplicates } from '../engine.js';
-import { idOf, loadCorpus } from '../corpus.js';
+import { idOf, loadCorpus, withInputCopy } from '../corpus.js';
 import { addEngineOptions, addLogOptions, addZstdLevelOption, parsePositiveInt, type EngineFlags, type InputFlags } from '../options.js';
 import { pipelineOptionsFrom } from '../pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
@@ -76,7 +76,8 @@ async function runReport(file: string, flags: ReportFlags): Promise<void> {
   );
   const { dedup: options, read } = pipelineOptionsFrom(flags);
   const t0 = performance.now();
-  const corpus = await loadCorpus(file, read, reporter);
+  // A named pipe (`<(zcat a.gz)`) is copied first: the readers sniff a format by a positional read.
+  const corpus = await withInputCopy(file, read, (f, r) => loadCorpus(f, r, reporter));
   const readMs = performance.now() - t0;
   const name = file === '-' ? '<stdin>' : file;
   const { value: result } = await reporter.stage('dedup', () => findDuplicates(corpus.texts, options), (r) => `${int(r.stats.pairs)} pairs`);

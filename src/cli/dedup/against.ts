@@ -13,7 +13,7 @@ import { openOutput, PendingCommits, type OutputSink } from '../../io/write/outp
 import { pairHeader, type PairFormat } from '../../io/write/write.js';
 import type { DedupOptions } from '../../dedup/dedup.js';
 import { TooManyPairsError } from '../../lsh/tooManyPairs.js';
-import { idOf, loadCorpus, type Corpus } from '../corpus.js';
+import { idOf, loadCorpus, spoolInput, type Corpus, type InputCopy } from '../corpus.js';
 import { int, ms, type Reporter } from '../report.js';
 import { tooManyPairsMessage } from '../tooManyPairs.js';
 import { writePairLines } from '../../io/write/pairLines.js';
@@ -38,6 +38,23 @@ export interface AgainstRun {
   removed?: string;
   /** `--dry-run`: the summary and the audit only. */
   dryRun?: boolean;
+  /** Where the copies of named pipes among the two go ({@link spoolInput}), for the caller to remove. */
+  copies: InputCopy[];
+}
+
+/** One of the two inputs as read: its path (a named pipe's copy, or the input itself) and the read options that name it as given. */
+interface Side {
+  path: string;
+  read: ReadOptions;
+}
+
+/**
+ * Input `name` as read: a named pipe (`<(zcat a.gz)`) is copied first, as without --against (the
+ * readers sniff a format by a positional read, and dedup|annotate read the input again).
+ */
+async function sideOf(name: string, readOptions: ReadOptions, copies: InputCopy[]): Promise<Side> {
+  const copy = await spoolInput(name, { copies });
+  return copy ? { path: copy.file, read: { ...readOptions, displayName: copy.displayName } } : { path: name, read: readOptions };
 }
 
 /**
@@ -103,11 +120,13 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
     throw new UsageError('--against reports pairs across the two inputs: --output clusters does not apply (use pairs, dedup or annotate)');
   if (run.file === '-' || run.against === '-') throw new UsageError('--against reads files or directories, not standard input');
   const t0 = performance.now();
-  const corpus = await loadCorpus(run.file, readOptions, reporter);
+  const input = await sideOf(run.file, readOptions, run.copies);
+  const reference = await sideOf(run.against, readOptions, run.copies);
+  const corpus = await loadCorpus(input.path, input.read, reporter);
   // Before the work, as without --against: a directory or glob of shards writes a directory of
   // shards, a Parquet input a Parquet file, an existing directory as --out the input's name in it.
   const target = await outputTarget(run, run.file, corpus.input);
-  const ref = await loadCorpus(run.against, { ...readOptions, format: readOptions.format === 'auto' ? 'auto' : readOptions.format }, reporter);
+  const ref = await loadCorpus(reference.path, reference.read, reporter);
   let result;
   try {
     result = dedupAgainst(corpus.texts, ref.texts, options);
@@ -118,7 +137,7 @@ export async function runAgainst(run: AgainstRun, readOptions: ReadOptions, opti
   // The output and the audit are written whole to temp files, then both put in place (output first).
   const commits = new PendingCommits();
   const audit = run.removed !== undefined ? await writeAgainstAudit(run, { corpus, ref, result, readOptions, commits }) : undefined;
-  const written = await writeAgainstOutputs(run, { corpus, ref, result, readOptions, commits, target, reporter, audit });
+  const written = await writeAgainstOutputs(run, { corpus, ref, result, readOptions, commits, target, reporter, audit, input });
   const total = performance.now() - t0;
   printAgainstSummary(run, { corpus, ref, result, options, reporter, written, total, auditRows: audit?.rows });
 }
@@ -128,6 +147,8 @@ interface AgainstOutputs extends AgainstAuditSource {
   target: OutputTarget;
   reporter: Reporter;
   audit: AuditWriter | undefined;
+  /** The input as read (a pipe's copy, named as given). */
+  input: Side;
 }
 
 /**
@@ -135,7 +156,7 @@ interface AgainstOutputs extends AgainstAuditSource {
  * puts them and the audit in place; with --dry-run, the audit only. Returns the records written.
  */
 async function writeAgainstOutputs(run: AgainstRun, w: AgainstOutputs): Promise<number> {
-  const { corpus, ref, result, readOptions, commits, target, reporter, audit } = w;
+  const { corpus, ref, result, commits, target, reporter, audit, input } = w;
   let sink: OutputSink | undefined;
   let written = 0;
   try {
@@ -156,12 +177,12 @@ async function writeAgainstOutputs(run: AgainstRun, w: AgainstOutputs): Promise<
       const bar = reporter.progress('write', 'docs', corpus.count);
       try {
         written = await writeVerdicts({
-          file: run.file,
+          file: input.path,
           corpus,
           mode: run.output === 'annotate' ? 'annotate' : 'dedup',
           target,
           sink,
-          read: readOptions,
+          read: input.read,
           tagPrefix: run.tagPrefix,
           commits,
           onProgress: (done) => bar.update(done),

@@ -18,7 +18,7 @@ import { refuseAliasedOutputs, type NamedPath } from '../../io/write/alias.js';
 import { resolveShards } from '../../io/read/shards.js';
 import { isS3Url } from '../../io/s3/client.js';
 import { PARALLEL_MIN_CHARS } from '../engine.js';
-import { isPipe, spoolPipe, type Corpus } from '../corpus.js';
+import { removeCopies, spoolInput, type Corpus, type InputCopy } from '../corpus.js';
 import { refuseForRoute } from '../options.js';
 import { pipelineOptionsFrom, requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter } from '../report.js';
@@ -51,9 +51,21 @@ interface SettledRun {
 /** Runs `neardup dedup` on its inputs `args`, as its flags ask. */
 export async function runDedup(args: string[], flags: DedupFlags): Promise<void> {
   const reporter = new Reporter(flags);
-  const run = await settleRun(args, flags, reporter);
-  const { options } = run;
-  if (flags.against !== undefined) return againstRoute(run, flags.against);
+  // Pipes copied to temp files (the input, several inputs' named pipes, --against's two): removed
+  // however the run ends (a signal removes them too, src/cli/corpus.ts).
+  const copies: InputCopy[] = [];
+  try {
+    const run = await settleRun(args, flags, reporter, copies);
+    if (flags.against !== undefined) return await againstRoute(run, flags.against, copies);
+    await searchRoute(run, copies);
+  } finally {
+    await removeCopies(copies);
+  }
+}
+
+/** The near-duplicate search of a settled run (not `--against`), or `--exact`'s; a pipe's copy joins `copies`. */
+async function searchRoute(run: SettledRun, copies: InputCopy[]): Promise<void> {
+  const { flags, options, reporter } = run;
   // Clusters and deduplicated copies need no pair list: groups of copies then cost O(m), not m².
   options.pairs = flags.output === 'pairs';
   // Word and stopword shingles of short documents are where the exact join is both exact and
@@ -66,13 +78,11 @@ export async function runDedup(args: string[], flags: DedupFlags): Promise<void>
     options.candidates = 'auto';
   }
   const tStart = performance.now();
-  let cleanup: (() => Promise<void>) | undefined;
   let sink: OutputSink | undefined;
   // Read by the error's message: whether the run that failed was streamed.
   const state = { streaming: false };
   try {
-    const input = await prepareInput(run.fileArg, flags, run.readOptions);
-    cleanup = input.cleanup;
+    const input = await prepareInput(run.fileArg, flags, run.readOptions, copies);
     if (flags.exact) {
       sink = await runExact({ file: input.file, fileArg: run.fileArg, name: input.name, flags, readOptions: run.readOptions, reporter, tStart });
       return;
@@ -82,8 +92,6 @@ export async function runDedup(args: string[], flags: DedupFlags): Promise<void>
     await sink?.abort();
     if (e instanceof TooManyPairsError) throw tooManyPairsUsage(e, flags, options, state.streaming);
     throw e;
-  } finally {
-    await cleanup?.();
   }
 }
 
@@ -91,7 +99,7 @@ export async function runDedup(args: string[], flags: DedupFlags): Promise<void>
  * The flags checked and turned into options before anything is read: `--out-dir`, the audit flags,
  * several inputs as one shard list, and no output that replaces a file of the read set.
  */
-async function settleRun(args: string[], flags: DedupFlags, reporter: Reporter): Promise<SettledRun> {
+async function settleRun(args: string[], flags: DedupFlags, reporter: Reporter, copies: InputCopy[]): Promise<SettledRun> {
   const outDirGiven = flags.outDir !== undefined;
   if (flags.outDir !== undefined) {
     if (flags.out !== undefined) throw new UsageError('--out-dir and --out name the same output: give one');
@@ -108,7 +116,7 @@ async function settleRun(args: string[], flags: DedupFlags, reporter: Reporter):
     if (flags.against !== undefined)
       throw new UsageError('--against takes one input in one process: give one file, directory or glob, or run "neardup job dedup A B --against REF"');
     // Every reader of the run (each pass, the keep policy's, the copy's) reads these shards in order.
-    readOptions.inputs = await severalInputs(args, readOptions.format ?? 'auto');
+    readOptions.inputs = await severalInputs(args, readOptions.format ?? 'auto', copies);
     fileArg = readOptions.inputs.name;
   }
   // Before anything is read or written: no output may replace a file of the read set.
@@ -122,7 +130,7 @@ async function settleRun(args: string[], flags: DedupFlags, reporter: Reporter):
 }
 
 /** `--against <reference>`: pairs across the two inputs, both in memory (./against.ts). */
-async function againstRoute(run: SettledRun, against: string): Promise<void> {
+async function againstRoute(run: SettledRun, against: string, copies: InputCopy[]): Promise<void> {
   const { flags } = run;
   if (flags.stream)
     throw new UsageError('--against holds both inputs in memory: --stream does not apply (use "neardup job dedup --against" for inputs larger than memory)');
@@ -139,6 +147,7 @@ async function againstRoute(run: SettledRun, against: string): Promise<void> {
       tagPrefix: flags.tagPrefix,
       removed: flags.removed,
       dryRun: flags.dryRun,
+      copies,
     },
     run.readOptions,
     run.options,
@@ -299,42 +308,34 @@ function refuseForStream(flags: DedupFlags, options: DedupOptions): void {
   });
 }
 
-/** The input a run reads: its file (standard input spooled), its name in messages, whether to stream. */
+/** The input a run reads: its file (a pipe's copy), its name in messages, whether to stream. */
 interface PreparedInput {
   file: string;
   name: string;
   stream: boolean;
-  cleanup: (() => Promise<void>) | undefined;
 }
 
 /**
- * Decides whether to stream, and spools standard input to a temp file when it must be read more
- * than once (dedup/annotate outputs, streaming, --exact): a temp copy keeps memory at one copy of
- * the texts (or none). Sets `readOptions.displayName` so messages still say `<stdin>`.
+ * Copies a pipe given as the one input (into `copies`, for the caller to remove) and decides
+ * whether to stream. Standard input is copied when it must be read more than once (dedup/annotate
+ * outputs, a keep policy that ranks by a value, --stream, --exact): a temp copy keeps memory at one
+ * copy of the texts (or none). A named pipe (`<(zcat x.gz)`) is copied whatever the output: the
+ * readers sniff a format and read ranges by position; the copy is then sized and streamed as a file
+ * is. Sets `readOptions.displayName` so messages name the pipe as given (`<stdin>` for `-`).
  */
-async function prepareInput(fileArg: string, flags: DedupFlags, readOptions: ReadOptions): Promise<PreparedInput> {
-  // A named pipe (`<(zcat x.gz)`) is copied first, whatever the output: the readers sniff a format
-  // and read ranges by position. The copy is then the input, sized and streamed as a file is.
-  if (fileArg !== '-' && !readOptions.inputs && (await isPipe(fileArg))) {
-    const spool = await spoolPipe(fileArg);
-    readOptions.displayName = fileArg;
-    const stream = flags.stream ?? streamsByDefault(await fileSize(spool.file));
-    return { file: spool.file, name: fileArg, stream, cleanup: spool.cleanup };
-  }
-  // Texts held in memory take about their size in the file, or twice that: past what the heap has
-  // room for (src/cli/heap.ts), keep them on disk instead.
-  const size = readOptions.inputs ? await inputsSize(readOptions.inputs) : await fileSize(fileArg);
-  const stream = flags.stream ?? (fileArg !== '-' && streamsByDefault(size));
+async function prepareInput(fileArg: string, flags: DedupFlags, readOptions: ReadOptions, copies: InputCopy[]): Promise<PreparedInput> {
   // A keep policy that ranks by a value reads the input once more, also for --output clusters.
   const keep = flags.keep ?? (flags.representative === 'longest' ? 'longest' : 'first');
   const twoPass = flags.output === 'dedup' || flags.output === 'annotate' || (flags.output === 'clusters' && keepNeedsValues(parseKeepPolicy(keep)));
-  const name = fileArg === '-' ? '<stdin>' : fileArg;
-  if (fileArg === '-' && (twoPass || stream || flags.exact)) {
-    const spool = await spoolPipe();
-    readOptions.displayName = '<stdin>';
-    return { file: spool.file, name, stream, cleanup: spool.cleanup };
-  }
-  return { file: fileArg, name, stream, cleanup: undefined };
+  const several = readOptions.inputs;
+  const copy = several ? undefined : await spoolInput(fileArg, { stdin: twoPass || flags.stream === true || flags.exact === true, copies });
+  if (copy) readOptions.displayName = copy.displayName;
+  const file = copy?.file ?? fileArg;
+  // Texts held in memory take about their size in the file, or twice that: past what the heap has
+  // room for (src/cli/heap.ts), keep them on disk instead. Standard input streams only if asked.
+  const size = several ? await inputsSize(several) : await fileSize(file);
+  const stream = flags.stream ?? (fileArg !== '-' && streamsByDefault(size));
+  return { file, name: copy?.displayName ?? (fileArg === '-' ? '<stdin>' : fileArg), stream };
 }
 
 /**

@@ -30,7 +30,7 @@ import { withTextSets } from '../../online/manifest.js';
 import type { MetaFilter, NearDupIndex } from '../../online/nearDupIndex.js';
 import { requireOutForJson } from '../pipelineOptions.js';
 import { int, ms, Reporter, type LogFlags } from '../report.js';
-import { spoolIfPipe, warnSkipped } from '../corpus.js';
+import { spoolInput, warnSkipped } from '../corpus.js';
 import { withStoredText } from '../../online/records/storedText.js';
 
 interface IndexAddFlags extends InputFlags, IndexFlags, LogFlags {
@@ -170,7 +170,7 @@ async function runIndexAdd(mode: AddMode, file: string, flags: IndexAddFlags): P
   const t0 = performance.now();
   // A named pipe (`<(zcat x.gz)`) is copied first, as dedup copies it: its format is sniffed by a
   // positional read (a Parquet footer). Messages still name the pipe.
-  const spool = await spoolIfPipe(file);
+  const spool = await spoolInput(file);
   try {
     await addFrom(mode, spool ?? { file }, flags, { reporter, t0 });
   } finally {

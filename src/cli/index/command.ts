@@ -20,6 +20,11 @@ import { storeForms } from '../../store/spec.js';
 import { readSnapshotFile } from '../../online/snapshot.js';
 import { FormatError } from '../../sketch/format.js';
 import { s3Display } from '../../io/s3/staging.js';
+import { existsSync } from 'node:fs';
+import { mkdir, rename, rm, rmdir } from 'node:fs/promises';
+import path from 'node:path';
+import { lockOutputDirectory } from '../../io/write/outDir.js';
+import { removeOnSignal } from '../../io/write/output.js';
 
 /** The `index` command with its `check` subcommand. */
 export function indexCommand(): Command {
@@ -156,27 +161,51 @@ async function restoreSnapshot(snapshot: string, o: { store: string }): Promise<
 }
 
 /**
- * `index backup` of a file store (other stores but SQLite: a usage error): the copy is made in a hidden directory beside `out` and renamed
- * into place, so an interrupted backup never leaves a partial `out`.
+ * `index backup` of a file store (other stores but SQLite: a usage error). The copy is made in a
+ * hidden work directory beside `out`, `.NAME.backup-tmp/store`, and renamed into place, so an
+ * interrupted backup never leaves a partial `out`. The work directory holds the lock of the
+ * directory written (`.neardup-writing`, as an output directory does, src/io/write/outDir.ts): a
+ * second backup to the same `out` while one runs is refused (exit 2) naming it, and no lock is left
+ * beside `out` (src/cli/outputLocks.ts takes none for it).
  */
 async function backupFileStore(storeSpec: string, out: string): Promise<void> {
   if (storeSpecFlag(storeSpec).kind !== 'file')
     throw new UsageError('backup copies SQLite and file stores; for any store use `neardup index snapshot`, for Redis see docs/operations.md');
   await checkStoreFile(storeSpec, true, 'index backup');
-  const { existsSync } = await import('node:fs');
-  const { basename, dirname, join } = await import('node:path');
-  const { rename, rm } = await import('node:fs/promises');
   if (existsSync(out)) throw new UsageError(`${out} already exists`);
-  const tmp = join(dirname(out), `.${basename(out)}.${process.pid}.backup-tmp`);
-  const store = await openStore(storeSpec);
+  const work = path.join(path.dirname(out), `.${path.basename(out)}.backup-tmp`);
+  const release = await lockWorkDirectory(work, out);
+  // Removed whole on a signal while this run holds it (its lock with it).
+  const untrack = removeOnSignal(work);
+  const copy = path.join(work, 'store');
+  let store: Awaited<ReturnType<typeof openStore>> | undefined;
   try {
+    // What a run that died left (its lock was taken over).
+    await rm(copy, { recursive: true, force: true });
+    store = await openStore(storeSpec);
     await store.open({ keysPerDoc: 1 });
-    await store.backup!(tmp);
+    await store.backup!(copy);
     if (existsSync(out)) throw new UsageError(`${out} already exists`);
-    await rename(tmp, out);
+    await rename(copy, out);
   } finally {
-    await rm(tmp, { recursive: true, force: true });
-    await store.close();
+    await rm(copy, { recursive: true, force: true });
+    untrack();
+    await release();
+    // Empty now, unless another run took it meanwhile (then it is that run's).
+    await rmdir(work).catch(() => undefined);
+    await store?.close();
+  }
+}
+
+/** Creates the work directory `work` of a backup to `out` and takes its lock (made again if the run that held it removed it meanwhile). */
+async function lockWorkDirectory(work: string, out: string): Promise<() => Promise<void>> {
+  for (let attempt = 0;; attempt++) {
+    await mkdir(work, { recursive: true });
+    try {
+      return await lockOutputDirectory(work, '--out', out);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt > 0) throw e;
+    }
   }
 }
 

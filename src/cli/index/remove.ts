@@ -12,7 +12,7 @@ import { stat } from 'node:fs/promises';
 import { UsageError } from '../../common/errors.js';
 import { openInput } from '../../io/read/read.js';
 import { parsePositiveInt } from '../options.js';
-import { spoolIfPipe } from '../corpus.js';
+import { spoolInput } from '../corpus.js';
 import { checkStoreFile, openIndex, PERSISTENT_STORES, refuseMemoryStore, storeHelp } from './options.js';
 
 interface RemoveFlags {
@@ -25,7 +25,7 @@ interface RemoveFlags {
 async function* idsOf(file: string, column: string | undefined): AsyncGenerator<string> {
   if (column !== undefined) {
     // A named pipe is copied first, as `index add` copies it: its format is sniffed by a positional read.
-    const spool = await spoolIfPipe(file);
+    const spool = await spoolInput(file);
     try {
       const input = await openInput(spool?.file ?? file, {
         displayName: spool?.displayName,

@@ -27,7 +27,7 @@ import { requireOutForJson } from '../pipelineOptions.js';
 import { Reporter, type LogFlags } from '../report.js';
 import { severalInputs } from '../dedup/inputs.js';
 import { resolveShards } from '../../io/read/shards.js';
-import { isPipe, spoolPipe } from '../corpus.js';
+import { removeCopies, spoolInput, type InputCopy } from '../corpus.js';
 import { printSpansSummary } from './summary.js';
 import { keepYoungGenerationSmall } from '../youngGeneration.js';
 
@@ -187,7 +187,17 @@ export function refuseLengthUnit(flags: Pick<SpansFlags, 'unit' | 'lengthUnit' |
     throw new UsageError('--min-unit-words does not apply to --length-unit bytes: a byte window is cut whatever its words');
 }
 
+/** Runs `neardup spans` on its inputs `args`; every pipe it copied is removed however it ends. */
 async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
+  const copies: InputCopy[] = [];
+  try {
+    await spansRun(args, flags, copies);
+  } finally {
+    await removeCopies(copies);
+  }
+}
+
+async function spansRun(args: string[], flags: SpansFlags, copies: InputCopy[]): Promise<void> {
   const reporter = new Reporter(flags);
   if (flags.window !== undefined && flags.unit !== 'sentence') throw new UsageError('--window applies to --unit sentence only');
   if (flags.minLength !== undefined && flags.unit !== 'substring') throw new UsageError('--min-length applies to --unit substring only');
@@ -195,11 +205,8 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
   if (!flags.dryRun) requireOutForJson(flags);
   if (flags.removed !== undefined) spansAuditFormat(flags.removed, '--removed');
   const read = readOptionsFrom(flags);
-  let input = args[0]!;
-  if (args.length > 1) {
-    read.inputs = await severalInputs(args, read.format ?? 'auto');
-    input = read.inputs.name;
-  }
+  const several = args.length > 1;
+  let input = several ? args.join(' ') : args[0]!;
   if (
     !flags.dryRun && args.length === 1 && flags.out !== undefined && flags.out !== '-' && (await stat(flags.out).catch(() => undefined))?.isDirectory()
     && !(await resolveShards(args[0]!, read.format ?? 'auto'))
@@ -208,18 +215,20 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
   }
   // Before anything is read or written: no output may replace a file of the read set.
   // Several inputs, a glob or a directory of shards: --out is the directory of output shards.
-  const sharded = args.length > 1 || (input !== '-' && (await resolveShards(input, read.format ?? 'auto')) !== undefined);
+  const sharded = several || (input !== '-' && (await resolveShards(input, read.format ?? 'auto')) !== undefined);
   if (sharded && !flags.dryRun && (flags.out === undefined || flags.out === '-'))
     throw new UsageError(
       `${input} is several files: --output ${flags.output} writes one output shard per input file, so it needs --out DIR (or --dry-run for the summary and the audit only)`,
     );
   const outputs = [...(flags.dryRun ? [] : [{ what: '--out', path: flags.out, dir: sharded }]), { what: '--removed', path: flags.removed }];
   await refuseAliasedOutputs(outputs, args.map((p) => ({ what: 'the input', path: p })));
+  // Several inputs read as one (their named pipes copied first): named by the arguments joined.
+  if (several) read.inputs = await severalInputs(args, read.format ?? 'auto', copies);
   // Two passes: standard input or a named pipe is copied to a temp file first, and named as given in messages.
-  const spooled = !sharded && (await isPipe(input)) ? await spoolPipe(input) : undefined;
-  if (spooled) {
-    read.displayName = input === '-' ? '<stdin>' : input;
-    input = spooled.file;
+  const copy = sharded ? undefined : await spoolInput(input, { stdin: true, copies });
+  if (copy) {
+    read.displayName = copy.displayName;
+    input = copy.file;
   }
   if (flags.unit === 'substring') keepYoungGenerationSmall();
   const t0 = performance.now();
@@ -229,6 +238,6 @@ async function runSpans(args: string[], flags: SpansFlags): Promise<void> {
     mode: flags.dryRun ? 'none' : flags.output,
     out: flags.out,
     removed: flags.removed,
-  }).finally(() => spooled?.cleanup());
+  });
   printSpansSummary(reporter, flags, result, performance.now() - t0);
 }

@@ -167,7 +167,7 @@ async function openShards(list: ShardList, options: ReadOptions): Promise<Opened
     shardFormats: formats,
   };
   // The first shard is opened now, so that its format and errors show before any record is read.
-  current = await openSingle(list.shards[0]!.path, { ...options, displayName: undefined }, skips);
+  current = await openSingle(list.shards[0]!.path, { ...options, displayName: list.shards[0]!.name }, skips);
   formats.push(current.format);
   (opened as { format: InputFormat }).format = current.format;
   (opened as { delimiter: string | undefined }).delimiter = current.delimiter;
@@ -176,7 +176,7 @@ async function openShards(list: ShardList, options: ReadOptions): Promise<Opened
     let offset = 0;
     for (let k = 0; k < list.shards.length; k++) {
       if (k > 0) {
-        current = await openSingle(list.shards[k]!.path, { ...options, displayName: undefined }, skips);
+        current = await openSingle(list.shards[k]!.path, { ...options, displayName: list.shards[k]!.name }, skips);
         formats.push(current.format);
       }
       const input = current!;

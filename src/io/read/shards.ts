@@ -24,6 +24,13 @@ export interface Shard {
   path: string;
   /** The path relative to the input's base directory, with `/`: the output shard's name. */
   rel: string;
+  /** The name messages give it when `path` is a copy (a named pipe's, src/cli/corpus.ts): the pipe as given. */
+  name?: string;
+}
+
+/** The name of `shard` in messages: the input as given, not its copy. */
+export function shardName(shard: Shard): string {
+  return shard.name ?? shard.path;
 }
 
 /** A sharded input: its shards in reading order, and the directory their names are relative to. */

@@ -150,11 +150,12 @@ async function takeLock(spec: LockSpec): Promise<() => Promise<void>> {
 /**
  * Takes the output directory `dir` (local, existing) for this run: creates `dir/.neardup-writing`
  * exclusively, so two runs writing one directory at once cannot mix their shards. Another live
- * run's lock is a {@link UsageError} (exit 2) naming it; a lock of a process of this host that is
- * gone is taken over. Returns the release function.
+ * run's lock is a {@link UsageError} (exit 2) naming it (as `what named`: `named` is `dir`, or the
+ * output a temp directory `dir` becomes); a lock of a process of this host that is gone is taken
+ * over. Returns the release function.
  */
-export function lockOutputDirectory(dir: string, what = 'output directory'): Promise<() => Promise<void>> {
-  return takeLock({ file: path.join(dir, OUTPUT_LOCK), guards: `${what} ${dir}`, instead: 'directory', fix: { option: 'out' } });
+export function lockOutputDirectory(dir: string, what = 'output directory', named = dir): Promise<() => Promise<void>> {
+  return takeLock({ file: path.join(dir, OUTPUT_LOCK), guards: `${what} ${named}`, instead: 'directory', fix: { option: 'out' } });
 }
 
 /**

@@ -178,7 +178,7 @@ async function rewriteLocked(list: ShardList, outDir: string, options: ReadOptio
       r.shard = k;
       return how.verdict(r);
     };
-    const done = await rewriteFile(shard.path, out, { ...options, inputs: undefined, displayName: undefined }, { ...how, verdict });
+    const done = await rewriteFile(shard.path, out, { ...options, inputs: undefined, displayName: shard.name }, { ...how, verdict });
     written += done.written;
     offset += done.rows;
   }

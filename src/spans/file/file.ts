@@ -233,7 +233,7 @@ async function secondPassShards(list: ShardList, outDir: string, p: Pass2): Prom
     let written = 0;
     let auditRows = 0;
     for (const shard of list.shards) {
-      const input = await openInput(shard.path, { ...p.read, inputs: undefined, displayName: undefined, raw: true });
+      const input = await openInput(shard.path, { ...p.read, inputs: undefined, displayName: shard.name, raw: true });
       const target = path.join(outDir, shard.rel);
       await fsp.mkdir(path.dirname(target), { recursive: true });
       let sink: OutputSink | undefined = await atomicFileSink(target);

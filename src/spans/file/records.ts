@@ -13,7 +13,7 @@ import { parsePath } from '../../io/read/jsonl.js';
 import { appendJsonFields, jsonTopNames, jsonValueRange } from '../../io/read/jsonRaw.js';
 import type { OpenedInput, ReadOptions } from '../../io/read/read.js';
 import type { InputRecord } from '../../io/read/record.js';
-import type { ShardList } from '../../io/read/shards.js';
+import { shardName, type ShardList } from '../../io/read/shards.js';
 import { tsvField } from '../../io/write/write.js';
 import type { OutputSink } from '../../io/write/output.js';
 import type { CutRange, DocVerdict } from '../deduper.js';
@@ -45,7 +45,7 @@ export function checkEditable(input: OpenedInput, read: ReadOptions, mode: 'dedu
 
 /** Refuses a shard whose format this pass cannot rewrite (see {@link checkEditable}). */
 export function checkShardFormats(formats: readonly InputFormat[], list: ShardList, mode: 'dedup' | 'annotate'): void {
-  formats.forEach((f, k) => checkFormat(f, list.shards[k]!.path, mode));
+  formats.forEach((f, k) => checkFormat(f, shardName(list.shards[k]!), mode));
 }
 
 function checkFormat(format: InputFormat, name: string, mode: 'dedup' | 'annotate'): void {
