@@ -905,8 +905,6 @@ const spanFuncs = `  ;; Lines ($para = 0) or paragraphs (1) of the $n code units
     local.get $p)
 `;
 
-/** Per u16 lane of local `v` (after `prep`, run on it): whether it lies in [lo, lo + size) (a mask). */
-const u16Range = (v, prep, lo, size) => `local.get ${v} ${prep} ${splat16(lo)} i16x8.sub ${splat16(size)} i16x8.lt_u`;
 /** The sentence class (src/spans/sentences.ts) of the code unit at index `x` of $src, from the u8 table at $cls (code units below 256 only). */
 const clsAt = (x) => `local.get $cls local.get $src ${x} i32.const 1 i32.shl i32.add i32.load16_u i32.add i32.load8_u`;
 /** Whether class $k is blank (SP 4, LF 6, CR 7: the only \s among the classes handled). */
