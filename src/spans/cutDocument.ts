@@ -164,7 +164,7 @@ class ChangedVerdict implements CutVerdict {
 }
 
 /** A changed verdict's source text and the UTF-16 ranges of it kept (`[start, end)` pairs in order), when {@link cutDocument} made it; else undefined. */
-export function keptRanges(v: DocVerdict): { source: string; kept: readonly number[] } | undefined {
+export function keptRanges(v: { readonly text: string }): { source: string; kept: readonly number[] } | undefined {
   return v instanceof ChangedVerdict ? v : undefined;
 }
 

@@ -287,7 +287,7 @@ export class SpanDeduper {
    */
   jsonOf(changed: { readonly text: string }): Uint8Array | undefined {
     // A verdict of this document's cuts: its kept ranges quoted from the kernel's copy of the text, which is never made.
-    const r = keptRanges(changed as DocVerdict);
+    const r = keptRanges(changed);
     return (r && this.walker.jsonOfRanges(r.source, r.kept)) ?? this.walker.jsonOf(changed.text);
   }
 

@@ -387,7 +387,13 @@ export class UnitHasher {
     if (!k) return undefined;
     if (text.length > this.src.length) this.roomForDoc(text.length);
     k.quoteBytes.write(text, 0, 'utf16le');
-    const len = k.fn.jsonQuote(k.quoteIn, text.length, k.quoteOut);
+    return this.quoted(text.length);
+  }
+
+  /** The JSON of the `n` code units at the kernel's quote input, as a view of its memory. */
+  private quoted(n: number): Uint8Array {
+    const k = this.kernel!;
+    const len = k.fn.jsonQuote(k.quoteIn, n, k.quoteOut);
     return k.bytes.subarray(k.quoteOut, k.quoteOut + len);
   }
 
@@ -404,8 +410,7 @@ export class UnitHasher {
       k.bytes.copyWithin(k.quoteIn + 2 * n, K_SRC + 2 * kept[r]!, K_SRC + 2 * kept[r + 1]!);
       n += kept[r + 1]! - kept[r]!;
     }
-    const len = k.fn.jsonQuote(k.quoteIn, n, k.quoteOut);
-    return k.bytes.subarray(k.quoteOut, k.quoteOut + len);
+    return this.quoted(n);
   }
 
   /** Makes `text` the text loaded (its code units copied in, unless they are), for {@link walkOffsets}; false with no kernel. */
