@@ -100,7 +100,11 @@ async function checkStore(o: { store: string; json: boolean }): Promise<void> {
 async function backupStore(o: { store: string; out: string }): Promise<void> {
   const spec = storeSpecFlag(o.store);
   await refuseAliasedOutputs([{ what: '--out', path: o.out }, ...storeOutputs(o.store)], []);
-  if (spec.kind !== 'sqlite') return backupFileStore(o.store, o.out);
+  if (spec.kind !== 'sqlite') {
+    await backupFileStore(o.store, o.out);
+    if (spec.kind === 'file') process.stdout.write(`backed up ${spec.path} to ${o.out}\n`);
+    return;
+  }
   await checkStoreFile(o.store, true, 'index backup');
   const { existsSync } = await import('node:fs');
   if (existsSync(o.out)) throw new UsageError(`${o.out} already exists`);
@@ -149,8 +153,7 @@ async function restoreSnapshot(snapshot: string, o: { store: string }): Promise<
     throw e;
   });
   await checkStoreFile(o.store, false, 'index restore');
-  const store = await openStore(o.store);
-  const existing = await store.size().finally(() => store.close());
+  const existing = await documentsIn(o.store);
   if (existing > 0) throw new UsageError(`${o.store} already holds ${existing} documents: restore into an empty store`);
   const idx = await NearDupIndex.fromSnapshot(snap, snapshot, { store: o.store });
   try {
@@ -158,6 +161,17 @@ async function restoreSnapshot(snapshot: string, o: { store: string }): Promise<
   } finally {
     await idx.close();
   }
+}
+
+/** How many documents `spec` holds: 0 for a store not made yet (a file store answers only once open, so it is opened as an index). */
+async function documentsIn(spec: string): Promise<number> {
+  const store = await openStore(spec);
+  if (storeSpecFlag(spec).kind !== 'file') return store.size().finally(() => store.close());
+  const made = await store.exists!();
+  await store.close();
+  if (!made) return 0;
+  const idx = await NearDupIndex.open({ store: spec });
+  return idx.size().finally(() => idx.close());
 }
 
 /**

@@ -157,3 +157,32 @@ describe('index backup of a file store: the lock of the directory it writes', ()
     }
   });
 });
+
+test('restore into each local store form (sqlite:, file:, a bare directory): restored once, refused the second time (exit 2), consistent; a file backup says what it copied', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nd-restore-'));
+  try {
+    const from = `file:${path.join(dir, 'from')}`;
+    const idx = await NearDupIndex.open({ store: from, k: 8 });
+    await idx.addMany(texts.slice(0, 120).map((text, i) => ({ id: `d${i}`, text })));
+    await idx.close();
+    const copy = path.join(dir, 'copy');
+    let r = run(['index', 'backup', '--store', from, '--out', copy]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, `backed up ${path.join(dir, 'from')} to ${copy}\n`);
+    const snap = path.join(dir, 'snap.ndx');
+    assert.equal(run(['index', 'snapshot', '--store', `file:${copy}`, '--out', snap]).status, 0);
+    for (const store of [`sqlite:${path.join(dir, 'r.db')}`, `file:${path.join(dir, 'r-file')}`, path.join(dir, 'r-bare')]) {
+      r = run(['index', 'restore', snap, '--store', store]);
+      assert.equal(r.status, 0, `${store}: ${r.stderr}`);
+      assert.equal(r.stdout, `120 documents restored into ${store}\n`);
+      r = run(['index', 'restore', snap, '--store', store]);
+      assert.equal(r.status, 2, store);
+      assert.match(r.stderr, /already holds 120 documents/);
+      r = run(['index', 'check', '--store', store]);
+      assert.equal(r.status, 0, `${store}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stdout, /documents 120 /);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
