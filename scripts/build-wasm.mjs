@@ -1385,6 +1385,288 @@ const jsonStringFuncs = `  ;; The value of hexadecimal digit $c, or −1.
     i32.const -1)
 `;
 
+/** Regions of the sweep's memory, each 4·$cap bytes from $base, in this order (`first` is $cap bytes, last). */
+const SWEEP_REGIONS = ['byteAt', 'codeAt', 'p0', 'pow0', 'dq', 'dq2', 'gh', 'gh2', 'ah', 'wa', 'we', 'wj', 'walk', 'first'];
+/** The i32 at element `idx` (a local or an expression pushing it) of region `r`. */
+const at = (r, idx) => `local.get $${r} ${idx.startsWith('$') ? `local.get ${idx}` : idx} i32.const 2 i32.shl i32.add`;
+const ld = (r, idx) => `${at(r, idx)} i32.load`;
+const sweepFuncs = `  ;; The windows of one document's token stream, as ByteWindows.sweep (src/spans/byteWindows.ts)
+  ;; computes them in JavaScript: the $n tokens' byteAt and codeAt (n + 1 each), prefix hashes p0 and
+  ;; powers pow0 (m + 1 each), first (u8), in the regions of SWEEP_REGIONS; writes gh, gh2, ah and per
+  ;; window wa, we, wj; the deques are scratch. With $nw ≥ 0, only the $nw windows whose indices
+  ;; (ascending) are in region walk: the grams of windows between them are not hashed (an anchor
+  ;; depends on its window's grams alone, so the deques start again after a gap), and window k of
+  ;; the list is written at k. Returns the count of all the windows.
+  (func (export "sweep") (param $base i32) (param $cap i32) (param $n i32) (param $G i32) (param $L i32) (param $nw i32) (result i32)
+    ${SWEEP_REGIONS.map((r) => `(local $${r} i32)`).join(' ')}
+    (local $head i32) (local $tail i32) (local $head2 i32) (local $tail2 i32) (local $g i32) (local $e i32)
+    (local $w i32) (local $runs i32) (local $last1 i32) (local $last2 i32) (local $a i32) (local $need i32)
+    (local $h i32) (local $h2 i32) (local $ca i32) (local $cb i32) (local $j1 i32) (local $j2 i32) (local $x i32)
+    (local $k i32) (local $o i32) (local $fresh i32)
+${SWEEP_REGIONS.map((r, i) => `    local.get $base local.get $cap i32.const ${4 * i} i32.mul i32.add local.set $${r}`).join('\n')}
+    i32.const -1 local.set $runs
+    i32.const -1 local.set $last1
+    i32.const -1 local.set $last2
+    block $done
+      loop $A
+        local.get $a local.get $n i32.ge_s br_if $done
+        block $next
+          local.get $first local.get $a i32.add i32.load8_u i32.eqz br_if $next
+          ${ld('byteAt', '$a')} local.get $L i32.add local.set $need
+          block $d1
+            loop $E
+              local.get $e local.get $n i32.ge_s br_if $d1
+              ${ld('byteAt', '$e')} local.get $need i32.ge_s br_if $d1
+              local.get $e i32.const 1 i32.add local.set $e
+              br $E
+            end
+          end
+          ${ld('byteAt', '$e')} local.get $need i32.lt_s br_if $done
+          ;; Window $w: walked when all are, or when it is the list's next ($o: where it is written).
+          local.get $w local.set $o
+          local.get $nw i32.const 0 i32.ge_s
+          if
+            block $walked
+              local.get $k local.get $nw i32.lt_s
+              if
+                ${ld('walk', '$k')} local.get $w i32.eq br_if $walked
+              end
+              i32.const 1 local.set $fresh
+              local.get $w i32.const 1 i32.add local.set $w
+              br $next
+            end
+            local.get $k local.set $o
+            local.get $k i32.const 1 i32.add local.set $k
+            local.get $fresh
+            if
+              i32.const 0 local.set $fresh
+              i32.const 0 local.set $head i32.const 0 local.set $tail
+              i32.const 0 local.set $head2 i32.const 0 local.set $tail2
+              i32.const -1 local.set $last1 i32.const -1 local.set $last2
+              local.get $a local.set $g
+            end
+          end
+          ;; The grams inside the window, [a, e − G], into both deques (least hash, the last of equal ones, at the head).
+          block $d2
+            loop $Gr
+              local.get $g local.get $e local.get $G i32.sub i32.gt_s br_if $d2
+              ${ld('codeAt', '$g')} local.set $ca
+              ${ld('codeAt', 'local.get $g local.get $G i32.add')} local.set $cb
+              ${ld('p0', '$cb')} ${ld('p0', '$ca')} ${ld('pow0', 'local.get $cb local.get $ca i32.sub')} i32.mul i32.sub local.set $h
+              ${fmix('$h')}
+              local.get $h i32.const 0x9e3779b9 i32.xor local.set $h2
+              ${fmix('$h2')}
+              ${at('gh', '$g')} local.get $h i32.store
+              ${at('gh2', '$g')} local.get $h2 i32.store
+              block $p1
+                loop $P1
+                  local.get $tail local.get $head i32.le_s br_if $p1
+                  ${ld('gh', `${ld('dq', 'local.get $tail i32.const 1 i32.sub')}`)} local.get $h i32.lt_u br_if $p1
+                  local.get $tail i32.const 1 i32.sub local.set $tail
+                  br $P1
+                end
+              end
+              ${at('dq', '$tail')} local.get $g i32.store
+              local.get $tail i32.const 1 i32.add local.set $tail
+              block $p2
+                loop $P2
+                  local.get $tail2 local.get $head2 i32.le_s br_if $p2
+                  ${ld('gh2', `${ld('dq2', 'local.get $tail2 i32.const 1 i32.sub')}`)} local.get $h2 i32.lt_u br_if $p2
+                  local.get $tail2 i32.const 1 i32.sub local.set $tail2
+                  br $P2
+                end
+              end
+              ${at('dq2', '$tail2')} local.get $g i32.store
+              local.get $tail2 i32.const 1 i32.add local.set $tail2
+              local.get $g i32.const 1 i32.add local.set $g
+              br $Gr
+            end
+          end
+          block $h1
+            loop $H1
+              ${ld('dq', '$head')} local.get $a i32.ge_s br_if $h1
+              local.get $head i32.const 1 i32.add local.set $head
+              br $H1
+            end
+          end
+          block $h2b
+            loop $H2
+              ${ld('dq2', '$head2')} local.get $a i32.ge_s br_if $h2b
+              local.get $head2 i32.const 1 i32.add local.set $head2
+              br $H2
+            end
+          end
+          ${ld('dq', '$head')} local.set $j1
+          ${ld('dq2', '$head2')} local.set $j2
+          local.get $j1 local.get $last1 i32.ne local.get $j2 local.get $last2 i32.ne i32.or
+          if
+            local.get $j1 local.set $last1
+            local.get $j2 local.set $last2
+            local.get $runs i32.const 1 i32.add local.set $runs
+            ${ld('gh', '$j1')} i32.const 0x85ebca6b i32.mul
+            ${ld('gh2', '$j2')} i32.xor
+            local.get $j2 local.get $j1 i32.sub i32.const 0xc2b2ae35 i32.mul i32.xor local.set $x
+            ${fmix('$x')}
+            ${at('ah', '$runs')} local.get $x i32.store
+          end
+          ${at('wa', '$o')} local.get $a i32.store
+          ${at('we', '$o')} local.get $e i32.store
+          ${at('wj', '$o')} local.get $runs i32.store
+          local.get $w i32.const 1 i32.add local.set $w
+        end
+        local.get $a i32.const 1 i32.add local.set $a
+        br $A
+      end
+    end
+    local.get $w)
+`;
+
+/** The i64 at element `idx` of the i64 array at local `r` (its address). */
+const at8 = (r, idx) => `local.get $${r} ${idx.startsWith('$') ? `local.get ${idx}` : idx} i32.const 3 i32.shl i32.add`;
+/** A gram's key: its hash (sign bit flipped, so signed order is the hash's unsigned order) high, 2³² − 1 − its index low (the last of equal hashes least). */
+const gramKey = (h) =>
+  `local.get ${h} i32.const 0x80000000 i32.xor i64.extend_i32_u i64.const 32 i64.shl
+              local.get $g i32.const -1 i32.xor i64.extend_i32_u i64.or`;
+/** Pushes the lesser (signed) of the two i64 the instructions `x` and `y` push (uses $u, $v). */
+const min64 = (x, y) => `${x} local.tee $u ${y} local.tee $v local.get $u local.get $v i64.lt_s select`;
+/** $m ← the least key of order `o` (arrays $p<o>, $s<o>) over grams [$a, $b], blocks of 2^$lg, every window at least a block long. */
+const windowMin = (o) =>
+  `${min64(`${at8(`s${o}`, '$a')} i64.load`, `${at8(`p${o}`, '$b')} i64.load`)} local.set $m
+            local.get $a local.get $lg i32.shr_u i32.const 1 i32.add local.set $i
+            block $f${o}
+              loop $F${o}
+                local.get $i local.get $b local.get $lg i32.shr_u i32.ge_s br_if $f${o}
+                ${min64('local.get $m', `${at8(`s${o}`, 'local.get $i local.get $lg i32.shl')} i64.load`)} local.set $m
+                local.get $i i32.const 1 i32.add local.set $i
+                br $F${o}
+              end
+            end`;
+/** $j ← the gram of key $m, $hh ← its hash. */
+const keyParts = `local.get $m i32.wrap_i64 i32.const -1 i32.xor local.set $j
+            local.get $m i64.const 32 i64.shr_u i32.wrap_i64 i32.const 0x80000000 i32.xor local.set $hh`;
+const sweepAllFuncs = `  ;; The sweep of every window (what sweep computes with $nw < 0) without its deques, whose pops a
+  ;; branch predicts badly (about 35 ns a window). Each gram's key (gramKey), per order, goes into
+  ;; prefix minima ($p1, $p2) and suffix minima ($s1, $s2) within blocks of 2^$lg grams, 2^$lg no
+  ;; longer than the shortest window; a window's least key is then the least of its first gram's
+  ;; suffix, its last gram's prefix and the blocks whole between (van Herk / Gil-Werman). $p1 lies
+  ;; over the regions dq and dq2, $s1 over gh and gh2, $p2 and $s2 (8·$cap bytes each) past first.
+  (func (export "sweepAll") (param $base i32) (param $cap i32) (param $n i32) (param $G i32) (param $L i32) (result i32)
+    ${SWEEP_REGIONS.map((r) => `(local $${r} i32)`).join(' ')}
+    (local $p1 i32) (local $s1 i32) (local $p2 i32) (local $s2 i32) (local $g i32) (local $e i32) (local $w i32) (local $runs i32)
+    (local $last1 i32) (local $last2 i32) (local $a i32) (local $b i32) (local $need i32) (local $h i32) (local $h2 i32)
+    (local $ca i32) (local $cb i32) (local $j i32) (local $j1 i32) (local $hh i32) (local $hh1 i32) (local $x i32) (local $lg i32)
+    (local $least i32) (local $ng i32) (local $i i32) (local $bm i32) (local $k1 i64) (local $k2 i64) (local $m i64) (local $u i64) (local $v i64)
+${SWEEP_REGIONS.map((r, i) => `    local.get $base local.get $cap i32.const ${4 * i} i32.mul i32.add local.set $${r}`).join('\n')}
+    local.get $dq local.set $p1
+    local.get $gh local.set $s1
+    local.get $first local.get $cap i32.add i32.const 7 i32.add i32.const -8 i32.and local.tee $p2
+    local.get $cap i32.const 3 i32.shl i32.add local.set $s2
+    i32.const 0x7fffffff local.set $least
+    ;; The windows: wa, we, and the fewest grams one holds.
+    block $done
+      loop $A
+        local.get $a local.get $n i32.ge_s br_if $done
+        block $next
+          local.get $first local.get $a i32.add i32.load8_u i32.eqz br_if $next
+          ${ld('byteAt', '$a')} local.get $L i32.add local.set $need
+          block $d1
+            loop $E
+              local.get $e local.get $n i32.ge_s br_if $d1
+              ${ld('byteAt', '$e')} local.get $need i32.ge_s br_if $d1
+              local.get $e i32.const 1 i32.add local.set $e
+              br $E
+            end
+          end
+          ${ld('byteAt', '$e')} local.get $need i32.lt_s br_if $done
+          ${at('wa', '$w')} local.get $a i32.store
+          ${at('we', '$w')} local.get $e i32.store
+          local.get $e local.get $G i32.sub local.get $a i32.sub i32.const 1 i32.add local.tee $i
+          local.get $least i32.lt_s
+          if local.get $i local.set $least end
+          local.get $w i32.const 1 i32.add local.set $w
+        end
+        local.get $a i32.const 1 i32.add local.set $a
+        br $A
+      end
+    end
+    local.get $w i32.eqz
+    if i32.const 0 return end
+    i32.const 31 local.get $least i32.clz i32.sub local.set $lg
+    i32.const 1 local.get $lg i32.shl i32.const 1 i32.sub local.set $bm
+    ;; The grams' keys, [0, ng): prefix minima forward, the keys themselves into the suffix arrays.
+    ${ld('we', 'local.get $w i32.const 1 i32.sub')} local.get $G i32.sub i32.const 1 i32.add local.set $ng
+    block $d2
+      loop $Gr
+        local.get $g local.get $ng i32.ge_s br_if $d2
+        ${ld('codeAt', '$g')} local.set $ca
+        ${ld('codeAt', 'local.get $g local.get $G i32.add')} local.set $cb
+        ${ld('p0', '$cb')} ${ld('p0', '$ca')} ${ld('pow0', 'local.get $cb local.get $ca i32.sub')} i32.mul i32.sub local.set $h
+        ${fmix('$h')}
+        local.get $h i32.const 0x9e3779b9 i32.xor local.set $h2
+        ${fmix('$h2')}
+        ${gramKey('$h')} local.set $k1
+        ${gramKey('$h2')} local.set $k2
+        ${at8('s1', '$g')} local.get $k1 i64.store
+        ${at8('s2', '$g')} local.get $k2 i64.store
+        local.get $g local.get $bm i32.and
+        if
+          ${min64('local.get $k1', `${at8('p1', 'local.get $g i32.const 1 i32.sub')} i64.load`)} local.set $k1
+          ${min64('local.get $k2', `${at8('p2', 'local.get $g i32.const 1 i32.sub')} i64.load`)} local.set $k2
+        end
+        ${at8('p1', '$g')} local.get $k1 i64.store
+        ${at8('p2', '$g')} local.get $k2 i64.store
+        local.get $g i32.const 1 i32.add local.set $g
+        br $Gr
+      end
+    end
+    ;; Suffix minima backward, within blocks.
+    local.get $ng i32.const 2 i32.sub local.set $g
+    block $d3
+      loop $S
+        local.get $g i32.const 0 i32.lt_s br_if $d3
+        local.get $g i32.const 1 i32.add local.get $bm i32.and
+        if
+          ${at8('s1', '$g')} ${min64(`${at8('s1', '$g')} i64.load`, `${at8('s1', 'local.get $g i32.const 1 i32.add')} i64.load`)} i64.store
+          ${at8('s2', '$g')} ${min64(`${at8('s2', '$g')} i64.load`, `${at8('s2', 'local.get $g i32.const 1 i32.add')} i64.load`)} i64.store
+        end
+        local.get $g i32.const 1 i32.sub local.set $g
+        br $S
+      end
+    end
+    ;; Each window's anchor grams, and a new run where either changes.
+    i32.const -1 local.set $runs
+    i32.const -1 local.set $last1
+    i32.const -1 local.set $last2
+    block $d5
+      loop $R
+        local.get $x local.get $w i32.ge_s br_if $d5
+        ${ld('wa', '$x')} local.set $a
+        ${ld('we', '$x')} local.get $G i32.sub local.set $b
+        ${windowMin(1)}
+        ${keyParts}
+        local.get $j local.set $j1
+        local.get $hh local.set $hh1
+        ${windowMin(2)}
+        ${keyParts}
+        local.get $j1 local.get $last1 i32.ne local.get $j local.get $last2 i32.ne i32.or
+        if
+          local.get $j1 local.set $last1
+          local.get $j local.set $last2
+          local.get $runs i32.const 1 i32.add local.set $runs
+          local.get $hh1 i32.const 0x85ebca6b i32.mul
+          local.get $hh i32.xor
+          local.get $j local.get $j1 i32.sub i32.const 0xc2b2ae35 i32.mul i32.xor local.set $h
+          ${fmix('$h')}
+          ${at('ah', '$runs')} local.get $h i32.store
+        end
+        ${at('wj', '$x')} local.get $runs i32.store
+        local.get $x i32.const 1 i32.add local.set $x
+        br $R
+      end
+    end
+    local.get $w)
+`;
+
 const wat = `;; Generated by scripts/build-wasm.mjs: do not edit by hand.
 ;; Hot kernels of the fast signing path (each computes exactly what src/sketch/kernels.ts computes)
 ;; and of exact verification (what src/similarity/probeSet.ts computes).
@@ -1400,6 +1682,8 @@ ${spanFuncs}
 ${sentenceFuncs}
 ${jsonQuoteFuncs}
 ${jsonStringFuncs}
+${sweepFuncs}
+${sweepAllFuncs}
   ;; OPH bin minima from n > k symbols at $syms (see ophBinsFromSymbols). $bins holds np u32 minima
   ;; (pre-filled by the caller). $shift = 32 − log2(np) when np is a power of two ≥ 2, else 0.
   (func (export "oph") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32) (param $pre i32)

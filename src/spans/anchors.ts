@@ -253,3 +253,36 @@ export function walkedWindows(d: { doc: number; w: number; wj: Int32Array }, run
   if (left !== 0 || r !== end) throw new Error(`document ${doc} changed since the pass that counted its anchors`);
   return n;
 }
+
+/**
+ * The windows of document `doc`'s walked runs, from `runs` alone: their indices into `into.at` and
+ * each one's run into `into.run` (both long enough for the document's windows). Returns how many.
+ */
+export function walkList(doc: number, runs: AnchorRuns, into: { at: Int32Array; run: Int32Array }): number {
+  const lens = runs.lens;
+  let x = 0;
+  let n = 0;
+  for (let r = runs.first(doc); r < runs.end(doc); r++) {
+    const len = lens[r]!;
+    if (len < 0) {
+      x -= len;
+      continue;
+    }
+    for (let i = 0; i < len; i++) {
+      into.at[n] = x++;
+      into.run[n++] = r;
+    }
+  }
+  return n;
+}
+
+/**
+ * Throws unless a sweep of only the walked windows ({@link walkList}) saw the runs counted: `w`
+ * windows in all, and an anchor that changes exactly where the list's run does (`wj`: each listed
+ * window's anchor run in that sweep). Meant for the document changed between the passes.
+ */
+export function checkWalked(d: { doc: number; w: number; wj: Int32Array; n: number }, runs: AnchorRuns, run: Int32Array): void {
+  let same = d.w === runs.windowsIn(d.doc);
+  for (let k = 1; k < d.n && same; k++) same = (d.wj[k] === d.wj[k - 1]) === (run[k] === run[k - 1]);
+  if (!same) throw new Error(`document ${d.doc} changed since the pass that counted its anchors`);
+}

@@ -23,9 +23,11 @@
  * @module
  */
 import { fmix32 } from '../hash/mix.js';
-import { makeNormalizer, resolvePreset, type NormalizeOptions } from '../text/normalize.js';
+import type { NormalizeOptions } from '../text/normalize.js';
+import { CharNormalizer } from '../text/charNormalizer.js';
 import type { Units } from './units.js';
-import { countRuns, more, walkedWindows, type AnchorCounts, type AnchorRuns } from './anchors.js';
+import { checkWalked, countRuns, more, walkedWindows, walkList, type AnchorCounts, type AnchorRuns } from './anchors.js';
+import { SweepKernel } from './sweepKernel.js';
 
 const B0 = 0x01000193;
 const B1 = 0x5bd1e995;
@@ -33,53 +35,6 @@ const B1 = 0x5bd1e995;
 /** UTF-8 bytes of code point `cp` (a lone surrogate: 3, as U+FFFD). */
 const utf8Len = (cp: number): number => (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
 
-/** How each character of a document becomes normalized code points (see the module comment). */
-class CharNormalizer {
-  private readonly norm: (t: string) => string;
-  /** Runs of gap characters become one space. */
-  readonly collapse: boolean;
-  private readonly stripPunctuation: boolean;
-  private readonly cache = new Map<number, string>();
-  /** Per BMP character: {@link single}'s answer + 3, 0 until asked. */
-  private readonly table = new Int32Array(0x10000);
-
-  constructor(o: NormalizeOptions) {
-    this.norm = makeNormalizer(o);
-    this.collapse = resolvePreset(o.preset) !== 'none';
-    this.stripPunctuation = o.stripPunctuation === true;
-  }
-
-  /** What character `cp` becomes: a string, or undefined for a gap (whitespace, or stripped punctuation). */
-  of(cp: number): string | undefined {
-    const hit = this.cache.get(cp);
-    if (hit !== undefined) return hit === '\u0000gap' ? undefined : hit;
-    const c = String.fromCodePoint(cp);
-    const gap = /\s/u.test(c) || (this.stripPunctuation && /[\p{P}\p{S}]/u.test(c));
-    const s = gap ? '\u0000gap' : this.norm(c);
-    this.cache.set(cp, s);
-    return gap ? undefined : s;
-  }
-
-  /**
-   * What BMP character `unit` becomes, when that is one BMP code point (not a surrogate): that code
-   * point; −1 for a gap; −2 otherwise ({@link of} tells). Kept per character in a table.
-   */
-  single(unit: number): number {
-    const hit = this.table[unit]!;
-    if (hit !== 0) return hit - 3;
-    const s = this.of(unit);
-    const c = s === undefined ? -1 : s.length === 1 && !(s.charCodeAt(0) >= 0xd800 && s.charCodeAt(0) <= 0xdfff) ? s.charCodeAt(0) : -2;
-    this.table[unit] = c + 3;
-    return c;
-  }
-
-  /** The code point a gap character counts as, without collapsing: itself if whitespace, else a space. */
-  gapAlone(cp: number): number {
-    return /\s/u.test(String.fromCodePoint(cp)) ? cp : 0x20;
-  }
-}
-
-/** `a`, or a copy at least twice as long when it has fewer than `n` elements. */
 /**
  * The byte windows of one document at a time, into a {@link Units} (the cut and compared ranges,
  * UTF-16) with their 64-bit hashes, and each window's normalized code units on demand.
@@ -115,14 +70,20 @@ export class ByteWindows {
   private wj = new Int32Array(256);
   /** The windows {@link windowsOf} walks. */
   private keep = new Int32Array(256);
+  /** Per window of {@link keep}, its run (the kernel's path). */
+  private keepRun = new Int32Array(256);
   /** Two hashes per window of the last {@link windows} call. */
   windowHash = new Uint32Array(256);
   /** Token range [a, e) of each window of the last {@link windows} call. */
   private winTok = new Int32Array(256);
   /** Windows the last {@link windows} call passed over (their anchor counted once). */
   skipped = 0;
+  /** The sweep in WebAssembly, or null (then {@link sweepJs}). */
+  private readonly kernel: SweepKernel | null;
 
-  constructor(normalize: NormalizeOptions, minBytes: number) {
+  /** `o.wasm: false` keeps the sweep in JavaScript (the tests compare the two). */
+  constructor(normalize: NormalizeOptions, minBytes: number, o: { wasm?: boolean } = {}) {
+    this.kernel = o.wasm === false ? null : SweepKernel.make();
     this.chars = new CharNormalizer(normalize);
     this.L = minBytes;
     this.gram = Math.max(1, Math.min(32, Math.floor(minBytes / 4)));
@@ -161,12 +122,29 @@ export class ByteWindows {
       return out;
     }
     this.stream(text);
+    if (this.kernel) return this.walkedOf(doc, out, runs);
     const w = this.sweep();
     this.begin(out, w);
     this.keep = more(this.keep, w);
     const n = walkedWindows({ doc, w, wj: this.wj }, runs, this.keep);
     for (let k = 0; k < n; k++) this.emit(out, this.keep[k]!);
     this.skipped = w - n;
+    return out;
+  }
+
+  /** {@link windowsOf} in the kernel, which sweeps only the walked windows' grams (./sweepKernel.ts). */
+  private walkedOf(doc: number, out: Units, runs: AnchorRuns): Units {
+    const all = runs.windowsIn(doc);
+    this.keep = more(this.keep, all);
+    this.keepRun = more(this.keepRun, all);
+    const nw = walkList(doc, runs, { at: this.keep, run: this.keepRun });
+    const { n, m, byteAt, codeAt, first, p0, pow0 } = this;
+    const s = this.kernel!.run({ n, m, byteAt, codeAt, first, p0, pow0 }, { G: this.gram, L: this.L, walk: this.keep, nw });
+    checkWalked({ doc, w: s.w, wj: s.wj, n: nw }, runs, this.keepRun);
+    ({ wa: this.wa, we: this.we } = s);
+    this.begin(out, nw);
+    for (let k = 0; k < nw; k++) this.emit(out, k);
+    this.skipped = s.w - nw;
     return out;
   }
 
@@ -214,6 +192,15 @@ export class ByteWindows {
    * windows less often than one, so fewer windows that occur once are walked.
    */
   private sweep(): number {
+    if (!this.kernel) return this.sweepJs();
+    const { n, m, byteAt, codeAt, first, p0, pow0 } = this;
+    const s = this.kernel.run({ n, m, byteAt, codeAt, first, p0, pow0 }, { G: this.gram, L: this.L });
+    ({ wa: this.wa, we: this.we, wj: this.wj, ah: this.ah } = s);
+    return s.w;
+  }
+
+  /** {@link sweep} in JavaScript. */
+  private sweepJs(): number {
     const n = this.n;
     const G = this.gram;
     if (this.deque.length < n) {
@@ -288,7 +275,8 @@ export class ByteWindows {
       const unit = text.charCodeAt(i);
       // The common case: a character of the BMP that becomes one code point of the BMP (or a gap).
       const one = unit < 0xd800 || unit > 0xdfff ? ch.single(unit) : -2;
-      if (one >= 0 && this.n + 1 < origStart.length) {
+      // Room for the token and its code unit: a character that became several (push()) may have used up either.
+      if (one >= 0 && this.n + 1 < origStart.length && this.m < codes.length) {
         const t = this.n++;
         origStart[t] = i;
         origEnd[t] = i + 1;
@@ -329,10 +317,13 @@ export class ByteWindows {
   private reserve(tokens: number, units: number): void {
     if (tokens > this.origStart.length) {
       this.origStart = more(this.origStart, tokens);
-      this.origEnd = more(this.origEnd, tokens);
-      this.first = more(this.first, tokens);
-      this.codeAt = more(this.codeAt, tokens + 1);
-      this.byteAt = more(this.byteAt, tokens + 1);
+      // All as long as origStart (which the loop checks), not merely `tokens`: more() doubles, and an
+      // array grown less would take writes past its end (dropped) until the next growth.
+      const len = this.origStart.length;
+      this.origEnd = more(this.origEnd, len);
+      this.first = more(this.first, len);
+      this.codeAt = more(this.codeAt, len + 1);
+      this.byteAt = more(this.byteAt, len + 1);
     }
     if (units > this.codes.length) this.codes = more(this.codes, units);
   }

@@ -1440,6 +1440,336 @@
     end
     i32.const -1)
 
+  ;; The windows of one document's token stream, as ByteWindows.sweep (src/spans/byteWindows.ts)
+  ;; computes them in JavaScript: the $n tokens' byteAt and codeAt (n + 1 each), prefix hashes p0 and
+  ;; powers pow0 (m + 1 each), first (u8), in the regions of SWEEP_REGIONS; writes gh, gh2, ah and per
+  ;; window wa, we, wj; the deques are scratch. With $nw ≥ 0, only the $nw windows whose indices
+  ;; (ascending) are in region walk: the grams of windows between them are not hashed (an anchor
+  ;; depends on its window's grams alone, so the deques start again after a gap), and window k of
+  ;; the list is written at k. Returns the count of all the windows.
+  (func (export "sweep") (param $base i32) (param $cap i32) (param $n i32) (param $G i32) (param $L i32) (param $nw i32) (result i32)
+    (local $byteAt i32) (local $codeAt i32) (local $p0 i32) (local $pow0 i32) (local $dq i32) (local $dq2 i32) (local $gh i32) (local $gh2 i32) (local $ah i32) (local $wa i32) (local $we i32) (local $wj i32) (local $walk i32) (local $first i32)
+    (local $head i32) (local $tail i32) (local $head2 i32) (local $tail2 i32) (local $g i32) (local $e i32)
+    (local $w i32) (local $runs i32) (local $last1 i32) (local $last2 i32) (local $a i32) (local $need i32)
+    (local $h i32) (local $h2 i32) (local $ca i32) (local $cb i32) (local $j1 i32) (local $j2 i32) (local $x i32)
+    (local $k i32) (local $o i32) (local $fresh i32)
+    local.get $base local.get $cap i32.const 0 i32.mul i32.add local.set $byteAt
+    local.get $base local.get $cap i32.const 4 i32.mul i32.add local.set $codeAt
+    local.get $base local.get $cap i32.const 8 i32.mul i32.add local.set $p0
+    local.get $base local.get $cap i32.const 12 i32.mul i32.add local.set $pow0
+    local.get $base local.get $cap i32.const 16 i32.mul i32.add local.set $dq
+    local.get $base local.get $cap i32.const 20 i32.mul i32.add local.set $dq2
+    local.get $base local.get $cap i32.const 24 i32.mul i32.add local.set $gh
+    local.get $base local.get $cap i32.const 28 i32.mul i32.add local.set $gh2
+    local.get $base local.get $cap i32.const 32 i32.mul i32.add local.set $ah
+    local.get $base local.get $cap i32.const 36 i32.mul i32.add local.set $wa
+    local.get $base local.get $cap i32.const 40 i32.mul i32.add local.set $we
+    local.get $base local.get $cap i32.const 44 i32.mul i32.add local.set $wj
+    local.get $base local.get $cap i32.const 48 i32.mul i32.add local.set $walk
+    local.get $base local.get $cap i32.const 52 i32.mul i32.add local.set $first
+    i32.const -1 local.set $runs
+    i32.const -1 local.set $last1
+    i32.const -1 local.set $last2
+    block $done
+      loop $A
+        local.get $a local.get $n i32.ge_s br_if $done
+        block $next
+          local.get $first local.get $a i32.add i32.load8_u i32.eqz br_if $next
+          local.get $byteAt local.get $a i32.const 2 i32.shl i32.add i32.load local.get $L i32.add local.set $need
+          block $d1
+            loop $E
+              local.get $e local.get $n i32.ge_s br_if $d1
+              local.get $byteAt local.get $e i32.const 2 i32.shl i32.add i32.load local.get $need i32.ge_s br_if $d1
+              local.get $e i32.const 1 i32.add local.set $e
+              br $E
+            end
+          end
+          local.get $byteAt local.get $e i32.const 2 i32.shl i32.add i32.load local.get $need i32.lt_s br_if $done
+          ;; Window $w: walked when all are, or when it is the list's next ($o: where it is written).
+          local.get $w local.set $o
+          local.get $nw i32.const 0 i32.ge_s
+          if
+            block $walked
+              local.get $k local.get $nw i32.lt_s
+              if
+                local.get $walk local.get $k i32.const 2 i32.shl i32.add i32.load local.get $w i32.eq br_if $walked
+              end
+              i32.const 1 local.set $fresh
+              local.get $w i32.const 1 i32.add local.set $w
+              br $next
+            end
+            local.get $k local.set $o
+            local.get $k i32.const 1 i32.add local.set $k
+            local.get $fresh
+            if
+              i32.const 0 local.set $fresh
+              i32.const 0 local.set $head i32.const 0 local.set $tail
+              i32.const 0 local.set $head2 i32.const 0 local.set $tail2
+              i32.const -1 local.set $last1 i32.const -1 local.set $last2
+              local.get $a local.set $g
+            end
+          end
+          ;; The grams inside the window, [a, e − G], into both deques (least hash, the last of equal ones, at the head).
+          block $d2
+            loop $Gr
+              local.get $g local.get $e local.get $G i32.sub i32.gt_s br_if $d2
+              local.get $codeAt local.get $g i32.const 2 i32.shl i32.add i32.load local.set $ca
+              local.get $codeAt local.get $g local.get $G i32.add i32.const 2 i32.shl i32.add i32.load local.set $cb
+              local.get $p0 local.get $cb i32.const 2 i32.shl i32.add i32.load local.get $p0 local.get $ca i32.const 2 i32.shl i32.add i32.load local.get $pow0 local.get $cb local.get $ca i32.sub i32.const 2 i32.shl i32.add i32.load i32.mul i32.sub local.set $h
+              
+    local.get $h local.get $h i32.const 16 i32.shr_u i32.xor local.set $h
+    local.get $h i32.const 0x85ebca6b i32.mul local.set $h
+    local.get $h local.get $h i32.const 13 i32.shr_u i32.xor local.set $h
+    local.get $h i32.const 0xc2b2ae35 i32.mul local.set $h
+    local.get $h local.get $h i32.const 16 i32.shr_u i32.xor local.set $h
+              local.get $h i32.const 0x9e3779b9 i32.xor local.set $h2
+              
+    local.get $h2 local.get $h2 i32.const 16 i32.shr_u i32.xor local.set $h2
+    local.get $h2 i32.const 0x85ebca6b i32.mul local.set $h2
+    local.get $h2 local.get $h2 i32.const 13 i32.shr_u i32.xor local.set $h2
+    local.get $h2 i32.const 0xc2b2ae35 i32.mul local.set $h2
+    local.get $h2 local.get $h2 i32.const 16 i32.shr_u i32.xor local.set $h2
+              local.get $gh local.get $g i32.const 2 i32.shl i32.add local.get $h i32.store
+              local.get $gh2 local.get $g i32.const 2 i32.shl i32.add local.get $h2 i32.store
+              block $p1
+                loop $P1
+                  local.get $tail local.get $head i32.le_s br_if $p1
+                  local.get $gh local.get $dq local.get $tail i32.const 1 i32.sub i32.const 2 i32.shl i32.add i32.load i32.const 2 i32.shl i32.add i32.load local.get $h i32.lt_u br_if $p1
+                  local.get $tail i32.const 1 i32.sub local.set $tail
+                  br $P1
+                end
+              end
+              local.get $dq local.get $tail i32.const 2 i32.shl i32.add local.get $g i32.store
+              local.get $tail i32.const 1 i32.add local.set $tail
+              block $p2
+                loop $P2
+                  local.get $tail2 local.get $head2 i32.le_s br_if $p2
+                  local.get $gh2 local.get $dq2 local.get $tail2 i32.const 1 i32.sub i32.const 2 i32.shl i32.add i32.load i32.const 2 i32.shl i32.add i32.load local.get $h2 i32.lt_u br_if $p2
+                  local.get $tail2 i32.const 1 i32.sub local.set $tail2
+                  br $P2
+                end
+              end
+              local.get $dq2 local.get $tail2 i32.const 2 i32.shl i32.add local.get $g i32.store
+              local.get $tail2 i32.const 1 i32.add local.set $tail2
+              local.get $g i32.const 1 i32.add local.set $g
+              br $Gr
+            end
+          end
+          block $h1
+            loop $H1
+              local.get $dq local.get $head i32.const 2 i32.shl i32.add i32.load local.get $a i32.ge_s br_if $h1
+              local.get $head i32.const 1 i32.add local.set $head
+              br $H1
+            end
+          end
+          block $h2b
+            loop $H2
+              local.get $dq2 local.get $head2 i32.const 2 i32.shl i32.add i32.load local.get $a i32.ge_s br_if $h2b
+              local.get $head2 i32.const 1 i32.add local.set $head2
+              br $H2
+            end
+          end
+          local.get $dq local.get $head i32.const 2 i32.shl i32.add i32.load local.set $j1
+          local.get $dq2 local.get $head2 i32.const 2 i32.shl i32.add i32.load local.set $j2
+          local.get $j1 local.get $last1 i32.ne local.get $j2 local.get $last2 i32.ne i32.or
+          if
+            local.get $j1 local.set $last1
+            local.get $j2 local.set $last2
+            local.get $runs i32.const 1 i32.add local.set $runs
+            local.get $gh local.get $j1 i32.const 2 i32.shl i32.add i32.load i32.const 0x85ebca6b i32.mul
+            local.get $gh2 local.get $j2 i32.const 2 i32.shl i32.add i32.load i32.xor
+            local.get $j2 local.get $j1 i32.sub i32.const 0xc2b2ae35 i32.mul i32.xor local.set $x
+            
+    local.get $x local.get $x i32.const 16 i32.shr_u i32.xor local.set $x
+    local.get $x i32.const 0x85ebca6b i32.mul local.set $x
+    local.get $x local.get $x i32.const 13 i32.shr_u i32.xor local.set $x
+    local.get $x i32.const 0xc2b2ae35 i32.mul local.set $x
+    local.get $x local.get $x i32.const 16 i32.shr_u i32.xor local.set $x
+            local.get $ah local.get $runs i32.const 2 i32.shl i32.add local.get $x i32.store
+          end
+          local.get $wa local.get $o i32.const 2 i32.shl i32.add local.get $a i32.store
+          local.get $we local.get $o i32.const 2 i32.shl i32.add local.get $e i32.store
+          local.get $wj local.get $o i32.const 2 i32.shl i32.add local.get $runs i32.store
+          local.get $w i32.const 1 i32.add local.set $w
+        end
+        local.get $a i32.const 1 i32.add local.set $a
+        br $A
+      end
+    end
+    local.get $w)
+
+  ;; The sweep of every window (what sweep computes with $nw < 0) without its deques, whose pops a
+  ;; branch predicts badly (about 35 ns a window). Each gram's key (gramKey), per order, goes into
+  ;; prefix minima ($p1, $p2) and suffix minima ($s1, $s2) within blocks of 2^$lg grams, 2^$lg no
+  ;; longer than the shortest window; a window's least key is then the least of its first gram's
+  ;; suffix, its last gram's prefix and the blocks whole between (van Herk / Gil-Werman). $p1 lies
+  ;; over the regions dq and dq2, $s1 over gh and gh2, $p2 and $s2 (8·$cap bytes each) past first.
+  (func (export "sweepAll") (param $base i32) (param $cap i32) (param $n i32) (param $G i32) (param $L i32) (result i32)
+    (local $byteAt i32) (local $codeAt i32) (local $p0 i32) (local $pow0 i32) (local $dq i32) (local $dq2 i32) (local $gh i32) (local $gh2 i32) (local $ah i32) (local $wa i32) (local $we i32) (local $wj i32) (local $walk i32) (local $first i32)
+    (local $p1 i32) (local $s1 i32) (local $p2 i32) (local $s2 i32) (local $g i32) (local $e i32) (local $w i32) (local $runs i32)
+    (local $last1 i32) (local $last2 i32) (local $a i32) (local $b i32) (local $need i32) (local $h i32) (local $h2 i32)
+    (local $ca i32) (local $cb i32) (local $j i32) (local $j1 i32) (local $hh i32) (local $hh1 i32) (local $x i32) (local $lg i32)
+    (local $least i32) (local $ng i32) (local $i i32) (local $bm i32) (local $k1 i64) (local $k2 i64) (local $m i64) (local $u i64) (local $v i64)
+    local.get $base local.get $cap i32.const 0 i32.mul i32.add local.set $byteAt
+    local.get $base local.get $cap i32.const 4 i32.mul i32.add local.set $codeAt
+    local.get $base local.get $cap i32.const 8 i32.mul i32.add local.set $p0
+    local.get $base local.get $cap i32.const 12 i32.mul i32.add local.set $pow0
+    local.get $base local.get $cap i32.const 16 i32.mul i32.add local.set $dq
+    local.get $base local.get $cap i32.const 20 i32.mul i32.add local.set $dq2
+    local.get $base local.get $cap i32.const 24 i32.mul i32.add local.set $gh
+    local.get $base local.get $cap i32.const 28 i32.mul i32.add local.set $gh2
+    local.get $base local.get $cap i32.const 32 i32.mul i32.add local.set $ah
+    local.get $base local.get $cap i32.const 36 i32.mul i32.add local.set $wa
+    local.get $base local.get $cap i32.const 40 i32.mul i32.add local.set $we
+    local.get $base local.get $cap i32.const 44 i32.mul i32.add local.set $wj
+    local.get $base local.get $cap i32.const 48 i32.mul i32.add local.set $walk
+    local.get $base local.get $cap i32.const 52 i32.mul i32.add local.set $first
+    local.get $dq local.set $p1
+    local.get $gh local.set $s1
+    local.get $first local.get $cap i32.add i32.const 7 i32.add i32.const -8 i32.and local.tee $p2
+    local.get $cap i32.const 3 i32.shl i32.add local.set $s2
+    i32.const 0x7fffffff local.set $least
+    ;; The windows: wa, we, and the fewest grams one holds.
+    block $done
+      loop $A
+        local.get $a local.get $n i32.ge_s br_if $done
+        block $next
+          local.get $first local.get $a i32.add i32.load8_u i32.eqz br_if $next
+          local.get $byteAt local.get $a i32.const 2 i32.shl i32.add i32.load local.get $L i32.add local.set $need
+          block $d1
+            loop $E
+              local.get $e local.get $n i32.ge_s br_if $d1
+              local.get $byteAt local.get $e i32.const 2 i32.shl i32.add i32.load local.get $need i32.ge_s br_if $d1
+              local.get $e i32.const 1 i32.add local.set $e
+              br $E
+            end
+          end
+          local.get $byteAt local.get $e i32.const 2 i32.shl i32.add i32.load local.get $need i32.lt_s br_if $done
+          local.get $wa local.get $w i32.const 2 i32.shl i32.add local.get $a i32.store
+          local.get $we local.get $w i32.const 2 i32.shl i32.add local.get $e i32.store
+          local.get $e local.get $G i32.sub local.get $a i32.sub i32.const 1 i32.add local.tee $i
+          local.get $least i32.lt_s
+          if local.get $i local.set $least end
+          local.get $w i32.const 1 i32.add local.set $w
+        end
+        local.get $a i32.const 1 i32.add local.set $a
+        br $A
+      end
+    end
+    local.get $w i32.eqz
+    if i32.const 0 return end
+    i32.const 31 local.get $least i32.clz i32.sub local.set $lg
+    i32.const 1 local.get $lg i32.shl i32.const 1 i32.sub local.set $bm
+    ;; The grams' keys, [0, ng): prefix minima forward, the keys themselves into the suffix arrays.
+    local.get $we local.get $w i32.const 1 i32.sub i32.const 2 i32.shl i32.add i32.load local.get $G i32.sub i32.const 1 i32.add local.set $ng
+    block $d2
+      loop $Gr
+        local.get $g local.get $ng i32.ge_s br_if $d2
+        local.get $codeAt local.get $g i32.const 2 i32.shl i32.add i32.load local.set $ca
+        local.get $codeAt local.get $g local.get $G i32.add i32.const 2 i32.shl i32.add i32.load local.set $cb
+        local.get $p0 local.get $cb i32.const 2 i32.shl i32.add i32.load local.get $p0 local.get $ca i32.const 2 i32.shl i32.add i32.load local.get $pow0 local.get $cb local.get $ca i32.sub i32.const 2 i32.shl i32.add i32.load i32.mul i32.sub local.set $h
+        
+    local.get $h local.get $h i32.const 16 i32.shr_u i32.xor local.set $h
+    local.get $h i32.const 0x85ebca6b i32.mul local.set $h
+    local.get $h local.get $h i32.const 13 i32.shr_u i32.xor local.set $h
+    local.get $h i32.const 0xc2b2ae35 i32.mul local.set $h
+    local.get $h local.get $h i32.const 16 i32.shr_u i32.xor local.set $h
+        local.get $h i32.const 0x9e3779b9 i32.xor local.set $h2
+        
+    local.get $h2 local.get $h2 i32.const 16 i32.shr_u i32.xor local.set $h2
+    local.get $h2 i32.const 0x85ebca6b i32.mul local.set $h2
+    local.get $h2 local.get $h2 i32.const 13 i32.shr_u i32.xor local.set $h2
+    local.get $h2 i32.const 0xc2b2ae35 i32.mul local.set $h2
+    local.get $h2 local.get $h2 i32.const 16 i32.shr_u i32.xor local.set $h2
+        local.get $h i32.const 0x80000000 i32.xor i64.extend_i32_u i64.const 32 i64.shl
+              local.get $g i32.const -1 i32.xor i64.extend_i32_u i64.or local.set $k1
+        local.get $h2 i32.const 0x80000000 i32.xor i64.extend_i32_u i64.const 32 i64.shl
+              local.get $g i32.const -1 i32.xor i64.extend_i32_u i64.or local.set $k2
+        local.get $s1 local.get $g i32.const 3 i32.shl i32.add local.get $k1 i64.store
+        local.get $s2 local.get $g i32.const 3 i32.shl i32.add local.get $k2 i64.store
+        local.get $g local.get $bm i32.and
+        if
+          local.get $k1 local.tee $u local.get $p1 local.get $g i32.const 1 i32.sub i32.const 3 i32.shl i32.add i64.load local.tee $v local.get $u local.get $v i64.lt_s select local.set $k1
+          local.get $k2 local.tee $u local.get $p2 local.get $g i32.const 1 i32.sub i32.const 3 i32.shl i32.add i64.load local.tee $v local.get $u local.get $v i64.lt_s select local.set $k2
+        end
+        local.get $p1 local.get $g i32.const 3 i32.shl i32.add local.get $k1 i64.store
+        local.get $p2 local.get $g i32.const 3 i32.shl i32.add local.get $k2 i64.store
+        local.get $g i32.const 1 i32.add local.set $g
+        br $Gr
+      end
+    end
+    ;; Suffix minima backward, within blocks.
+    local.get $ng i32.const 2 i32.sub local.set $g
+    block $d3
+      loop $S
+        local.get $g i32.const 0 i32.lt_s br_if $d3
+        local.get $g i32.const 1 i32.add local.get $bm i32.and
+        if
+          local.get $s1 local.get $g i32.const 3 i32.shl i32.add local.get $s1 local.get $g i32.const 3 i32.shl i32.add i64.load local.tee $u local.get $s1 local.get $g i32.const 1 i32.add i32.const 3 i32.shl i32.add i64.load local.tee $v local.get $u local.get $v i64.lt_s select i64.store
+          local.get $s2 local.get $g i32.const 3 i32.shl i32.add local.get $s2 local.get $g i32.const 3 i32.shl i32.add i64.load local.tee $u local.get $s2 local.get $g i32.const 1 i32.add i32.const 3 i32.shl i32.add i64.load local.tee $v local.get $u local.get $v i64.lt_s select i64.store
+        end
+        local.get $g i32.const 1 i32.sub local.set $g
+        br $S
+      end
+    end
+    ;; Each window's anchor grams, and a new run where either changes.
+    i32.const -1 local.set $runs
+    i32.const -1 local.set $last1
+    i32.const -1 local.set $last2
+    block $d5
+      loop $R
+        local.get $x local.get $w i32.ge_s br_if $d5
+        local.get $wa local.get $x i32.const 2 i32.shl i32.add i32.load local.set $a
+        local.get $we local.get $x i32.const 2 i32.shl i32.add i32.load local.get $G i32.sub local.set $b
+        local.get $s1 local.get $a i32.const 3 i32.shl i32.add i64.load local.tee $u local.get $p1 local.get $b i32.const 3 i32.shl i32.add i64.load local.tee $v local.get $u local.get $v i64.lt_s select local.set $m
+            local.get $a local.get $lg i32.shr_u i32.const 1 i32.add local.set $i
+            block $f1
+              loop $F1
+                local.get $i local.get $b local.get $lg i32.shr_u i32.ge_s br_if $f1
+                local.get $m local.tee $u local.get $s1 local.get $i local.get $lg i32.shl i32.const 3 i32.shl i32.add i64.load local.tee $v local.get $u local.get $v i64.lt_s select local.set $m
+                local.get $i i32.const 1 i32.add local.set $i
+                br $F1
+              end
+            end
+        local.get $m i32.wrap_i64 i32.const -1 i32.xor local.set $j
+            local.get $m i64.const 32 i64.shr_u i32.wrap_i64 i32.const 0x80000000 i32.xor local.set $hh
+        local.get $j local.set $j1
+        local.get $hh local.set $hh1
+        local.get $s2 local.get $a i32.const 3 i32.shl i32.add i64.load local.tee $u local.get $p2 local.get $b i32.const 3 i32.shl i32.add i64.load local.tee $v local.get $u local.get $v i64.lt_s select local.set $m
+            local.get $a local.get $lg i32.shr_u i32.const 1 i32.add local.set $i
+            block $f2
+              loop $F2
+                local.get $i local.get $b local.get $lg i32.shr_u i32.ge_s br_if $f2
+                local.get $m local.tee $u local.get $s2 local.get $i local.get $lg i32.shl i32.const 3 i32.shl i32.add i64.load local.tee $v local.get $u local.get $v i64.lt_s select local.set $m
+                local.get $i i32.const 1 i32.add local.set $i
+                br $F2
+              end
+            end
+        local.get $m i32.wrap_i64 i32.const -1 i32.xor local.set $j
+            local.get $m i64.const 32 i64.shr_u i32.wrap_i64 i32.const 0x80000000 i32.xor local.set $hh
+        local.get $j1 local.get $last1 i32.ne local.get $j local.get $last2 i32.ne i32.or
+        if
+          local.get $j1 local.set $last1
+          local.get $j local.set $last2
+          local.get $runs i32.const 1 i32.add local.set $runs
+          local.get $hh1 i32.const 0x85ebca6b i32.mul
+          local.get $hh i32.xor
+          local.get $j local.get $j1 i32.sub i32.const 0xc2b2ae35 i32.mul i32.xor local.set $h
+          
+    local.get $h local.get $h i32.const 16 i32.shr_u i32.xor local.set $h
+    local.get $h i32.const 0x85ebca6b i32.mul local.set $h
+    local.get $h local.get $h i32.const 13 i32.shr_u i32.xor local.set $h
+    local.get $h i32.const 0xc2b2ae35 i32.mul local.set $h
+    local.get $h local.get $h i32.const 16 i32.shr_u i32.xor local.set $h
+          local.get $ah local.get $runs i32.const 2 i32.shl i32.add local.get $h i32.store
+        end
+        local.get $wj local.get $x i32.const 2 i32.shl i32.add local.get $runs i32.store
+        local.get $x i32.const 1 i32.add local.set $x
+        br $R
+      end
+    end
+    local.get $w)
+
   ;; OPH bin minima from n > k symbols at $syms (see ophBinsFromSymbols). $bins holds np u32 minima
   ;; (pre-filled by the caller). $shift = 32 − log2(np) when np is a power of two ≥ 2, else 0.
   (func (export "oph") (param $syms i32) (param $n i32) (param $k i32) (param $bk i32) (param $pre i32)

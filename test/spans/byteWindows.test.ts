@@ -170,3 +170,74 @@ test('byte windows: texts that change between the anchor pass and pass 1 are an 
   const d = new SpanDeduper(o);
   assert.throws(() => d.observe(a[0]!), /before their anchors were counted/);
 });
+
+test('the sweep in WebAssembly (all windows, and the walked ones only) gives what its JavaScript loop gives: windows, anchors, runs, walked windows', () => {
+  const words = [...PIECES, 'lorem', 'ipsum', 'dolor', 'a', 'bb', 'ccc', 'x'.repeat(40), 'ü'.repeat(9), '😀😀', '\u0000'];
+  const doc = fc.oneof(
+    byteDoc,
+    fc.array(fc.constantFrom(...words), { maxLength: 300 }).map((ws) => ws.join(' ')),
+    // Long: past the kernel's first room (4,096 tokens), so its memory grows.
+    fc.array(fc.constantFrom(...words), { minLength: 1500, maxLength: 2500 }).map((ws) => ws.join(' ')),
+  );
+  fc.assert(
+    fc.property(fc.array(doc, { minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 400 }), normalizations, (base, minBytes, normalize) => {
+      // Repeats, so that some runs are walked.
+      const docs = [...base, ...base.slice(0, 2).map((t) => `${t} tail`)];
+      const sides = [true, false].map((wasm) => {
+        const w = new ByteWindows(normalize ?? {}, minBytes, { wasm });
+        const counts = new AnchorCounts();
+        const runs = new AnchorRuns();
+        const u = newUnits();
+        const all = docs.map((t) => {
+          w.countAnchors(t, counts, runs);
+          w.windows(t, u, undefined);
+          return [u.start.slice(0, u.count), u.end.slice(0, u.count), Array.from(w.windowHash.subarray(0, 2 * u.count))];
+        });
+        const counted: number[][] = [];
+        counts.forEach((h, c) => counted.push([h, c]));
+        runs.finish(counts);
+        const walked = docs.map((t, i) => {
+          w.windowsOf(i, t, u, runs);
+          return [u.start.slice(0, u.count), Array.from(w.windowHash.subarray(0, 2 * u.count)), w.skipped];
+        });
+        return { all, counted, lens: Array.from(runs.lens), walked };
+      });
+      // Compared as JSON: a failing deepEqual of arrays this long takes minutes to describe.
+      assert.ok(JSON.stringify(sides[0]) === JSON.stringify(sides[1]), 'WebAssembly and JavaScript differ');
+      // And each document's windows do not depend on the documents before it (arrays grown for one, stale for the next).
+      docs.forEach((t, i) => {
+        const u = newUnits();
+        new ByteWindows(normalize ?? {}, minBytes).windows(t, u, undefined);
+        const [start, end] = sides[0]!.all[i]!;
+        assert.ok(JSON.stringify([u.start.slice(0, u.count), u.end.slice(0, u.count)]) === JSON.stringify([start, end]), `document ${i} alone`);
+      });
+    }),
+    { numRuns: 150, seed: 74, endOnFailure: true },
+  );
+});
+
+test('a document whose characters expand (ﷺ is 18 code points, an emoji two code units) and then run long in ASCII: its windows are the same whatever document came before', () => {
+  // Normalized, it has more code units than the text and more than its tokens, and words longer than a gap's headroom: the room for the code units runs out first, in a word.
+  const text = `${'ﷺ'.repeat(300)}${'😀'.repeat(10)} ${'abcdefghijklmnopqrstuvwxyz '.repeat(800)}`;
+  const before = `${'zyx '.repeat(30000)}`;
+  for (const wasm of [true, false]) {
+    const hashes = [false, true].map((after) => {
+      const w = new ByteWindows({}, 60, { wasm });
+      const u = newUnits();
+      if (after) w.windows(before, u, undefined);
+      w.windows(text, u, undefined);
+      const codes = String.fromCharCode(...(w as unknown as { codes: Uint16Array }).codes.subarray(0, 20000));
+      assert.ok(!codes.includes('\u0000'), `wasm ${wasm}, after ${after}: every normalized code unit written`);
+      return {
+        count: u.count,
+        hashes: Array.from(w.windowHash.subarray(0, 2 * u.count)),
+        key: Array.from(w.key(u.count - 1, new Uint16Array(8)).buf.subarray(0, 8)),
+      };
+    });
+    assert.deepEqual(hashes[1], hashes[0], `wasm ${wasm}`);
+    assert.ok(
+      'abcdefghijklmnopqrstuvwxyz abcdefghijklmnopqrstuvwxyz'.includes(String.fromCharCode(...hashes[0]!.key)),
+      'the last window is normalized text, not what a document before left',
+    );
+  }
+});
