@@ -1390,28 +1390,14 @@ const SWEEP_REGIONS = ['byteAt', 'codeAt', 'p0', 'pow0', 'dq', 'dq2', 'gh', 'gh2
 /** The i32 at element `idx` (a local or an expression pushing it) of region `r`. */
 const at = (r, idx) => `local.get $${r} ${idx.startsWith('$') ? `local.get ${idx}` : idx} i32.const 2 i32.shl i32.add`;
 const ld = (r, idx) => `${at(r, idx)} i32.load`;
-const sweepFuncs = `  ;; The windows of one document's token stream, as ByteWindows.sweep (src/spans/byteWindows.ts)
-  ;; computes them in JavaScript: the $n tokens' byteAt and codeAt (n + 1 each), prefix hashes p0 and
-  ;; powers pow0 (m + 1 each), first (u8), in the regions of SWEEP_REGIONS; writes gh, gh2, ah and per
-  ;; window wa, we, wj; the deques are scratch. With $nw ≥ 0, only the $nw windows whose indices
-  ;; (ascending) are in region walk: the grams of windows between them are not hashed (an anchor
-  ;; depends on its window's grams alone, so the deques start again after a gap), and window k of
-  ;; the list is written at k. Returns the count of all the windows.
-  (func (export "sweep") (param $base i32) (param $cap i32) (param $n i32) (param $G i32) (param $L i32) (param $nw i32) (result i32)
-    ${SWEEP_REGIONS.map((r) => `(local $${r} i32)`).join(' ')}
-    (local $head i32) (local $tail i32) (local $head2 i32) (local $tail2 i32) (local $g i32) (local $e i32)
-    (local $w i32) (local $runs i32) (local $last1 i32) (local $last2 i32) (local $a i32) (local $need i32)
-    (local $h i32) (local $h2 i32) (local $ca i32) (local $cb i32) (local $j1 i32) (local $j2 i32) (local $x i32)
-    (local $k i32) (local $o i32) (local $fresh i32)
-${SWEEP_REGIONS.map((r, i) => `    local.get $base local.get $cap i32.const ${4 * i} i32.mul i32.add local.set $${r}`).join('\n')}
-    i32.const -1 local.set $runs
-    i32.const -1 local.set $last1
-    i32.const -1 local.set $last2
-    block $done
-      loop $A
-        local.get $a local.get $n i32.ge_s br_if $done
-        block $next
-          local.get $first local.get $a i32.add i32.load8_u i32.eqz br_if $next
+/** The sweeps' locals for their regions, and each region's address from $base and $cap. */
+const sweepRegionLocals = SWEEP_REGIONS.map((r) => `(local $${r} i32)`).join(' ');
+const sweepRegionAddresses = SWEEP_REGIONS.map((r, i) => `    local.get $base local.get $cap i32.const ${4 * i} i32.mul i32.add local.set $${r}`).join('\n');
+/**
+ * Token $a as a window's start: passed over (br $next) unless a character's first; $e moved on to
+ * the fewest tokens that reach $L bytes, and the sweep ended (br $done) when no window is left.
+ */
+const windowEnd = `local.get $first local.get $a i32.add i32.load8_u i32.eqz br_if $next
           ${ld('byteAt', '$a')} local.get $L i32.add local.set $need
           block $d1
             loop $E
@@ -1421,7 +1407,36 @@ ${SWEEP_REGIONS.map((r, i) => `    local.get $base local.get $cap i32.const ${4 
               br $E
             end
           end
-          ${ld('byteAt', '$e')} local.get $need i32.lt_s br_if $done
+          ${ld('byteAt', '$e')} local.get $need i32.lt_s br_if $done`;
+/** Gram $g's hash under the two orders into $h and $h2, from the prefix hashes (uses $ca, $cb). */
+const gramHashes = `${ld('codeAt', '$g')} local.set $ca
+        ${ld('codeAt', 'local.get $g local.get $G i32.add')} local.set $cb
+        ${ld('p0', '$cb')} ${ld('p0', '$ca')} ${ld('pow0', 'local.get $cb local.get $ca i32.sub')} i32.mul i32.sub local.set $h
+        ${fmix('$h')}
+        local.get $h i32.const 0x9e3779b9 i32.xor local.set $h2
+        ${fmix('$h2')}`;
+const sweepFuncs = `  ;; The windows of one document's token stream, as ByteWindows.sweep (src/spans/byteWindows.ts)
+  ;; computes them in JavaScript: the $n tokens' byteAt and codeAt (n + 1 each), prefix hashes p0 and
+  ;; powers pow0 (m + 1 each), first (u8), in the regions of SWEEP_REGIONS; writes gh, gh2, ah and per
+  ;; window wa, we, wj; the deques are scratch. With $nw ≥ 0, only the $nw windows whose indices
+  ;; (ascending) are in region walk: the grams of windows between them are not hashed (an anchor
+  ;; depends on its window's grams alone, so the deques start again after a gap), and window k of
+  ;; the list is written at k. Returns the count of all the windows.
+  (func (export "sweep") (param $base i32) (param $cap i32) (param $n i32) (param $G i32) (param $L i32) (param $nw i32) (result i32)
+    ${sweepRegionLocals}
+    (local $head i32) (local $tail i32) (local $head2 i32) (local $tail2 i32) (local $g i32) (local $e i32)
+    (local $w i32) (local $runs i32) (local $last1 i32) (local $last2 i32) (local $a i32) (local $need i32)
+    (local $h i32) (local $h2 i32) (local $ca i32) (local $cb i32) (local $j1 i32) (local $j2 i32) (local $x i32)
+    (local $k i32) (local $o i32) (local $fresh i32)
+${sweepRegionAddresses}
+    i32.const -1 local.set $runs
+    i32.const -1 local.set $last1
+    i32.const -1 local.set $last2
+    block $done
+      loop $A
+        local.get $a local.get $n i32.ge_s br_if $done
+        block $next
+          ${windowEnd}
           ;; Window $w: walked when all are, or when it is the list's next ($o: where it is written).
           local.get $w local.set $o
           local.get $nw i32.const 0 i32.ge_s
@@ -1450,12 +1465,7 @@ ${SWEEP_REGIONS.map((r, i) => `    local.get $base local.get $cap i32.const ${4 
           block $d2
             loop $Gr
               local.get $g local.get $e local.get $G i32.sub i32.gt_s br_if $d2
-              ${ld('codeAt', '$g')} local.set $ca
-              ${ld('codeAt', 'local.get $g local.get $G i32.add')} local.set $cb
-              ${ld('p0', '$cb')} ${ld('p0', '$ca')} ${ld('pow0', 'local.get $cb local.get $ca i32.sub')} i32.mul i32.sub local.set $h
-              ${fmix('$h')}
-              local.get $h i32.const 0x9e3779b9 i32.xor local.set $h2
-              ${fmix('$h2')}
+              ${gramHashes}
               ${at('gh', '$g')} local.get $h i32.store
               ${at('gh2', '$g')} local.get $h2 i32.store
               block $p1
@@ -1551,12 +1561,12 @@ const sweepAllFuncs = `  ;; The sweep of every window (what sweep computes with 
   ;; suffix, its last gram's prefix and the blocks whole between (van Herk / Gil-Werman). $p1 lies
   ;; over the regions dq and dq2, $s1 over gh and gh2, $p2 and $s2 (8·$cap bytes each) past first.
   (func (export "sweepAll") (param $base i32) (param $cap i32) (param $n i32) (param $G i32) (param $L i32) (result i32)
-    ${SWEEP_REGIONS.map((r) => `(local $${r} i32)`).join(' ')}
+    ${sweepRegionLocals}
     (local $p1 i32) (local $s1 i32) (local $p2 i32) (local $s2 i32) (local $g i32) (local $e i32) (local $w i32) (local $runs i32)
     (local $last1 i32) (local $last2 i32) (local $a i32) (local $b i32) (local $need i32) (local $h i32) (local $h2 i32)
     (local $ca i32) (local $cb i32) (local $j i32) (local $j1 i32) (local $hh i32) (local $hh1 i32) (local $x i32) (local $lg i32)
     (local $least i32) (local $ng i32) (local $i i32) (local $bm i32) (local $k1 i64) (local $k2 i64) (local $m i64) (local $u i64) (local $v i64)
-${SWEEP_REGIONS.map((r, i) => `    local.get $base local.get $cap i32.const ${4 * i} i32.mul i32.add local.set $${r}`).join('\n')}
+${sweepRegionAddresses}
     local.get $dq local.set $p1
     local.get $gh local.set $s1
     local.get $first local.get $cap i32.add i32.const 7 i32.add i32.const -8 i32.and local.tee $p2
@@ -1567,17 +1577,7 @@ ${SWEEP_REGIONS.map((r, i) => `    local.get $base local.get $cap i32.const ${4 
       loop $A
         local.get $a local.get $n i32.ge_s br_if $done
         block $next
-          local.get $first local.get $a i32.add i32.load8_u i32.eqz br_if $next
-          ${ld('byteAt', '$a')} local.get $L i32.add local.set $need
-          block $d1
-            loop $E
-              local.get $e local.get $n i32.ge_s br_if $d1
-              ${ld('byteAt', '$e')} local.get $need i32.ge_s br_if $d1
-              local.get $e i32.const 1 i32.add local.set $e
-              br $E
-            end
-          end
-          ${ld('byteAt', '$e')} local.get $need i32.lt_s br_if $done
+          ${windowEnd}
           ${at('wa', '$w')} local.get $a i32.store
           ${at('we', '$w')} local.get $e i32.store
           local.get $e local.get $G i32.sub local.get $a i32.sub i32.const 1 i32.add local.tee $i
@@ -1598,12 +1598,7 @@ ${SWEEP_REGIONS.map((r, i) => `    local.get $base local.get $cap i32.const ${4 
     block $d2
       loop $Gr
         local.get $g local.get $ng i32.ge_s br_if $d2
-        ${ld('codeAt', '$g')} local.set $ca
-        ${ld('codeAt', 'local.get $g local.get $G i32.add')} local.set $cb
-        ${ld('p0', '$cb')} ${ld('p0', '$ca')} ${ld('pow0', 'local.get $cb local.get $ca i32.sub')} i32.mul i32.sub local.set $h
-        ${fmix('$h')}
-        local.get $h i32.const 0x9e3779b9 i32.xor local.set $h2
-        ${fmix('$h2')}
+        ${gramHashes}
         ${gramKey('$h')} local.set $k1
         ${gramKey('$h2')} local.set $k2
         ${at8('s1', '$g')} local.get $k1 i64.store

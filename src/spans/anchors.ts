@@ -278,11 +278,11 @@ export function walkList(doc: number, runs: AnchorRuns, into: { at: Int32Array; 
 
 /**
  * Throws unless a sweep of only the walked windows ({@link walkList}) saw the runs counted: `w`
- * windows in all, and an anchor that changes exactly where the list's run does (`wj`: each listed
- * window's anchor run in that sweep). Meant for the document changed between the passes.
+ * windows in all where `windows` were counted, and an anchor that changes exactly where the list's
+ * run does (`wj`: each listed window's anchor run in that sweep). Meant for the document changed between the passes.
  */
-export function checkWalked(d: { doc: number; w: number; wj: Int32Array; n: number }, runs: AnchorRuns, run: Int32Array): void {
-  let same = d.w === runs.windowsIn(d.doc);
+export function checkWalked(d: { doc: number; w: number; wj: Int32Array; n: number; windows: number }, run: Int32Array): void {
+  let same = d.w === d.windows;
   for (let k = 1; k < d.n && same; k++) same = (d.wj[k] === d.wj[k - 1]) === (run[k] === run[k - 1]);
   if (!same) throw new Error(`document ${d.doc} changed since the pass that counted its anchors`);
 }

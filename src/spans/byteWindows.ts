@@ -27,7 +27,7 @@ import type { NormalizeOptions } from '../text/normalize.js';
 import { CharNormalizer } from '../text/charNormalizer.js';
 import type { Units } from './units.js';
 import { checkWalked, countRuns, more, walkedWindows, walkList, type AnchorCounts, type AnchorRuns } from './anchors.js';
-import { SweepKernel } from './sweepKernel.js';
+import { SweepKernel, type TokenStream } from './sweepKernel.js';
 
 const B0 = 0x01000193;
 const B1 = 0x5bd1e995;
@@ -138,9 +138,8 @@ export class ByteWindows {
     this.keep = more(this.keep, all);
     this.keepRun = more(this.keepRun, all);
     const nw = walkList(doc, runs, { at: this.keep, run: this.keepRun });
-    const { n, m, byteAt, codeAt, first, p0, pow0 } = this;
-    const s = this.kernel!.run({ n, m, byteAt, codeAt, first, p0, pow0 }, { G: this.gram, L: this.L, walk: this.keep, nw });
-    checkWalked({ doc, w: s.w, wj: s.wj, n: nw }, runs, this.keepRun);
+    const s = this.kernel!.run(this.tokens(), { G: this.gram, L: this.L, walk: this.keep, nw });
+    checkWalked({ doc, w: s.w, wj: s.wj, n: nw, windows: all }, this.keepRun);
     ({ wa: this.wa, we: this.we } = s);
     this.begin(out, nw);
     for (let k = 0; k < nw; k++) this.emit(out, k);
@@ -193,10 +192,15 @@ export class ByteWindows {
    */
   private sweep(): number {
     if (!this.kernel) return this.sweepJs();
-    const { n, m, byteAt, codeAt, first, p0, pow0 } = this;
-    const s = this.kernel.run({ n, m, byteAt, codeAt, first, p0, pow0 }, { G: this.gram, L: this.L });
+    const s = this.kernel.run(this.tokens(), { G: this.gram, L: this.L });
     ({ wa: this.wa, we: this.we, wj: this.wj, ah: this.ah } = s);
     return s.w;
+  }
+
+  /** The token stream of the last {@link stream}, for the kernel. */
+  private tokens(): TokenStream {
+    const { n, m, byteAt, codeAt, first, p0, pow0 } = this;
+    return { n, m, byteAt, codeAt, first, p0, pow0 };
   }
 
   /** {@link sweep} in JavaScript. */

@@ -1514,16 +1514,16 @@
             loop $Gr
               local.get $g local.get $e local.get $G i32.sub i32.gt_s br_if $d2
               local.get $codeAt local.get $g i32.const 2 i32.shl i32.add i32.load local.set $ca
-              local.get $codeAt local.get $g local.get $G i32.add i32.const 2 i32.shl i32.add i32.load local.set $cb
-              local.get $p0 local.get $cb i32.const 2 i32.shl i32.add i32.load local.get $p0 local.get $ca i32.const 2 i32.shl i32.add i32.load local.get $pow0 local.get $cb local.get $ca i32.sub i32.const 2 i32.shl i32.add i32.load i32.mul i32.sub local.set $h
-              
+        local.get $codeAt local.get $g local.get $G i32.add i32.const 2 i32.shl i32.add i32.load local.set $cb
+        local.get $p0 local.get $cb i32.const 2 i32.shl i32.add i32.load local.get $p0 local.get $ca i32.const 2 i32.shl i32.add i32.load local.get $pow0 local.get $cb local.get $ca i32.sub i32.const 2 i32.shl i32.add i32.load i32.mul i32.sub local.set $h
+        
     local.get $h local.get $h i32.const 16 i32.shr_u i32.xor local.set $h
     local.get $h i32.const 0x85ebca6b i32.mul local.set $h
     local.get $h local.get $h i32.const 13 i32.shr_u i32.xor local.set $h
     local.get $h i32.const 0xc2b2ae35 i32.mul local.set $h
     local.get $h local.get $h i32.const 16 i32.shr_u i32.xor local.set $h
-              local.get $h i32.const 0x9e3779b9 i32.xor local.set $h2
-              
+        local.get $h i32.const 0x9e3779b9 i32.xor local.set $h2
+        
     local.get $h2 local.get $h2 i32.const 16 i32.shr_u i32.xor local.set $h2
     local.get $h2 i32.const 0x85ebca6b i32.mul local.set $h2
     local.get $h2 local.get $h2 i32.const 13 i32.shr_u i32.xor local.set $h2
