@@ -24,7 +24,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { lockOutputDirectory } from '../../io/write/outDir.js';
-import { removeOnSignal } from '../../io/write/output.js';
+import { outputDirectory, removeOnSignal } from '../../io/write/output.js';
+import { isS3Url } from '../../io/s3/client.js';
 
 /** The `index` command with its `check` subcommand. */
 export function indexCommand(): Command {
@@ -100,6 +101,7 @@ async function checkStore(o: { store: string; json: boolean }): Promise<void> {
 async function backupStore(o: { store: string; out: string }): Promise<void> {
   const spec = storeSpecFlag(o.store);
   await refuseAliasedOutputs([{ what: '--out', path: o.out }, ...storeOutputs(o.store)], []);
+  await outputDirectory(o.out);
   if (spec.kind !== 'sqlite') {
     await backupFileStore(o.store, o.out);
     if (spec.kind === 'file') process.stdout.write(`backed up ${spec.path} to ${o.out}\n`);
@@ -131,6 +133,7 @@ async function backupStore(o: { store: string; out: string }): Promise<void> {
 /** `index snapshot`: the whole index written to one portable file. */
 async function snapshotStore(o: { store: string; out: string }): Promise<void> {
   await refuseAliasedOutputs([{ what: '--out', path: o.out }, ...storeOutputs(o.store)], []);
+  if (!isS3Url(o.out)) await outputDirectory(o.out);
   await checkStoreFile(o.store, true, 'index snapshot');
   const idx = await NearDupIndex.open({ store: o.store });
   try {

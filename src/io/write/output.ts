@@ -165,20 +165,26 @@ export class PendingCommits {
 }
 
 /**
+ * The directory an output file `file` goes into, once it is known to be one: an output in a
+ * directory that does not exist, or under a file, is an error naming it (exit 2), before any work.
+ * Outputs never make their directories: a mistyped path is refused, not created.
+ */
+export async function outputDirectory(file: string): Promise<string> {
+  const dir = path.dirname(path.resolve(file));
+  const st = await fsp.stat(dir).catch(() => undefined);
+  if (!st) throw new InputError(file, undefined, `cannot write: directory ${dir} does not exist`);
+  if (!st.isDirectory()) throw new InputError(file, undefined, `cannot write: ${dir} is not a directory`);
+  return dir;
+}
+
+/**
  * A file written atomically: the data goes to a temp file next to `file`, renamed over it on
  * {@link OutputSink.close}, so readers never see a partial file. A name ending in `.gz` is gzipped,
  * one ending in `.zst` zstd-compressed. With `commits`, close only finishes the temp file and the
  * rename waits for {@link PendingCommits.commit}.
  */
 export async function atomicFileSink(file: string, commits?: PendingCommits): Promise<OutputSink> {
-  const dir = path.dirname(path.resolve(file));
-  try {
-    const st = await fsp.stat(dir);
-    if (!st.isDirectory()) throw new InputError(file, undefined, `cannot write: ${dir} is not a directory`);
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    throw new InputError(file, undefined, `cannot write: directory ${dir} does not exist`);
-  }
+  const dir = await outputDirectory(file);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`);
   // Load the compressor first: a missing package must not leave a temp file behind.
   const gzip = await compressorFor(file);

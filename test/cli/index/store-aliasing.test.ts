@@ -6,6 +6,8 @@
  * SQLite store, the journal files beside it). Each case exits 2 naming the option, with no stack
  * trace, and the store's bytes stay as they were; the same command with a fresh output path runs.
  * An input inside the store (`index add`, `index query`, `index restore`) is refused the same way.
+ * Every output option in a directory that does not exist (or under a file) is exit 2 naming it,
+ * and nothing is made: no command makes its output's directory (a mistyped path is refused).
  */
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -109,6 +111,30 @@ describe('index commands: no output lands on the store, no input is read from it
         }
       }
       assert.ok(cases >= 12, `${cases} cases`);
+    });
+  }
+
+  for (const [kind, specOf] of kinds) {
+    it(`${kind}: every output option in a directory that does not exist, or under a file, is refused, nothing made`, async () => {
+      const store = specOf(path.join(root, `m${fresh++}`));
+      const made = await cliInProcess(['index', 'add', input, '--id', 'id', '--store', store, '-q']);
+      assert.equal(made.code, 0, made.stderr);
+      const plain = path.join(root, `plain${fresh++}`);
+      fs.writeFileSync(plain, 'a file');
+      for (const [name, options] of outputOptions()) {
+        for (const option of options) {
+          const missing = path.join(root, `missing${fresh++}`);
+          for (
+            const [target, why] of [[path.join(missing, 'deeper', 'out.tsv'), /does not exist/], [path.join(plain, 'out.tsv'), /is not a directory/]] as const
+          ) {
+            const r = await cliInProcess(args(name, option, target, store));
+            assert.equal(r.code, 2, `${kind}: index ${name} ${option} ${target}: ${r.stderr}`);
+            assert.ok(r.stderr.includes(target) && why.test(r.stderr), `${name} ${option}: ${r.stderr}`);
+            assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+            assert.ok(!fs.existsSync(missing), `${name} ${option}: nothing made`);
+          }
+        }
+      }
     });
   }
 
