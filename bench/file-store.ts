@@ -5,7 +5,8 @@
  * texts generated ahead, in chunks of 50,000, outside the clock) and
  * the share of that time spent in the store's put; query p50/p99 in process (300 near duplicates
  * of indexed documents, one at a time, whole query: shingling, signature, lookup, verification);
- * process CPU µs per add (less sensitive than wall time to other processes); bytes per document on disk (records file: text against the rest; log); the process's RSS; and
+ * process CPU µs per add (less sensitive than wall time to other processes); the LSH candidates an add met and
+ * those it verified, per add over the decade (their reads and re-shingling are what grows with N); bytes per document on disk (records file: text against the rest; log); the process's RSS; and
  * the time to close the store (it writes the table's checkpoint), the checkpoint's bytes per document
  * and the time to open it again. Modes: `exact` (sets in the records), `text` (setSource 'text':
  * sets recomputed from the stored text), `estimate16`.
@@ -107,6 +108,12 @@ async function queries(idx: NearDupIndex, n: number): Promise<{ p50: number; p99
   return { p50: percentile(lat, 50), p99: percentile(lat, 99), found };
 }
 
+/** The index's counts of candidates met and verified so far (since it was opened). */
+async function candidateCounts(idx: NearDupIndex): Promise<{ candidates: number; verified: number }> {
+  const { candidates, verified } = (await idx.stats()).counters;
+  return { candidates, verified };
+}
+
 /** Adds the batches of `chunk`, two in flight: wall ms and CPU µs. */
 async function addChunk(idx: NearDupIndex, chunk: ReturnType<typeof chunkOf>): Promise<{ ms: number; cpuUs: number }> {
   const t0 = performance.now();
@@ -142,8 +149,15 @@ if (process.env.REOPEN) {
   // ADD=N: then N more documents, from document START (default 10^9: new ids), made before the clock.
   const add = Number(process.env.ADD ?? 0);
   if (add > 0) {
-    const t = await addChunk(idx, chunkOf(Number(process.env.START ?? 1e9), add));
-    console.log(`${add} adds: ${Math.round((add / t.ms) * 1000)} adds/s, CPU ${Math.round(t.cpuUs / add)} µs/add`);
+    const chunk = chunkOf(Number(process.env.START ?? 1e9), add);
+    const c0 = await candidateCounts(idx);
+    const t = await addChunk(idx, chunk);
+    const c = await candidateCounts(idx);
+    console.log(
+      `${add} adds: ${Math.round((add / t.ms) * 1000)} adds/s, CPU ${Math.round(t.cpuUs / add)} µs/add, candidates ${
+        ((c.candidates - c0.candidates) / add).toFixed(2)
+      } (verified ${((c.verified - c0.verified) / add).toFixed(3)}) per add`,
+    );
   }
   await idx.close();
   process.exit(0);
@@ -151,9 +165,9 @@ if (process.env.REOPEN) {
 
 console.log(`file-store bench: ${KIND} store (${spec}), N = ${N}, ${MODE}, prepare workers ${WORKERS}, batches of ${B}`);
 console.log(
-  '| docs | adds/s over the decade | CPU µs/add | store put share | query p50 / p99 ms (found) | records B/doc: text + rest | log B/doc | RSS MB | close s | table B/doc | open s |',
+  '| docs | adds/s over the decade | CPU µs/add | candidates (verified) per add | store put share | query p50 / p99 ms (found) | records B/doc: text + rest | log B/doc | RSS MB | close s | table B/doc | open s |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 let { store, putMs } = await timedStore();
 let idx = await NearDupIndex.open({ ...opts, store });
 let done = 0;
@@ -165,6 +179,7 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
   let cpuUs = 0;
   const put0 = putMs();
   const from = done;
+  const cands0 = await candidateCounts(idx);
   while (done < decade) {
     const chunk = chunkOf(done, Math.min(CHUNK, decade - done));
     const t = await addChunk(idx, chunk);
@@ -173,6 +188,8 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
     done += chunk.reduce((n, b) => n + b.length, 0);
   }
   cpuUs /= done - from;
+  const c1 = await candidateCounts(idx);
+  const perAdd = `${((c1.candidates - cands0.candidates) / (done - from)).toFixed(2)} (${((c1.verified - cands0.verified) / (done - from)).toFixed(3)})`;
   const share = (putMs() - put0) / ms;
   const q = await queries(idx, done);
   const parts = await recordParts(idx, done);
@@ -188,7 +205,7 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
   const openS = (performance.now() - o0) / 1000;
   const restB = disk.records / done - parts.text;
   console.log(
-    `| ${done.toLocaleString('en')} | ${(((done - from) / ms) * 1000).toFixed(0)} | ${cpuUs.toFixed(0)} | ${(share * 100).toFixed(0)} % | ${
+    `| ${done.toLocaleString('en')} | ${(((done - from) / ms) * 1000).toFixed(0)} | ${cpuUs.toFixed(0)} | ${perAdd} | ${(share * 100).toFixed(0)} % | ${
       q.p50.toFixed(2)
     } / ${q.p99.toFixed(2)} (${q.found}/300) | ${parts.text.toFixed(0)} + ${restB.toFixed(0)} (record rest ${parts.rest.toFixed(0)}) | ${
       (disk.log / done).toFixed(0)
