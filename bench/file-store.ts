@@ -114,6 +114,13 @@ async function candidateCounts(idx: NearDupIndex): Promise<{ candidates: number;
   return { candidates, verified };
 }
 
+type Counts = Awaited<ReturnType<typeof candidateCounts>>;
+
+/** Candidates and verified matches per add between two counts over `adds` adds: `1.63 (0.001)`. */
+function perAdd(before: Counts, after: Counts, adds: number): string {
+  return `${((after.candidates - before.candidates) / adds).toFixed(2)} (${((after.verified - before.verified) / adds).toFixed(3)})`;
+}
+
 /** Adds the batches of `chunk`, two in flight: wall ms and CPU µs. */
 async function addChunk(idx: NearDupIndex, chunk: ReturnType<typeof chunkOf>): Promise<{ ms: number; cpuUs: number }> {
   const t0 = performance.now();
@@ -154,9 +161,7 @@ if (process.env.REOPEN) {
     const t = await addChunk(idx, chunk);
     const c = await candidateCounts(idx);
     console.log(
-      `${add} adds: ${Math.round((add / t.ms) * 1000)} adds/s, CPU ${Math.round(t.cpuUs / add)} µs/add, candidates ${
-        ((c.candidates - c0.candidates) / add).toFixed(2)
-      } (verified ${((c.verified - c0.verified) / add).toFixed(3)}) per add`,
+      `${add} adds: ${Math.round((add / t.ms) * 1000)} adds/s, CPU ${Math.round(t.cpuUs / add)} µs/add, candidates (verified) per add ${perAdd(c0, c, add)}`,
     );
   }
   await idx.close();
@@ -188,8 +193,7 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
     done += chunk.reduce((n, b) => n + b.length, 0);
   }
   cpuUs /= done - from;
-  const c1 = await candidateCounts(idx);
-  const perAdd = `${((c1.candidates - cands0.candidates) / (done - from)).toFixed(2)} (${((c1.verified - cands0.verified) / (done - from)).toFixed(3)})`;
+  const cands = perAdd(cands0, await candidateCounts(idx), done - from);
   const share = (putMs() - put0) / ms;
   const q = await queries(idx, done);
   const parts = await recordParts(idx, done);
@@ -205,7 +209,7 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
   const openS = (performance.now() - o0) / 1000;
   const restB = disk.records / done - parts.text;
   console.log(
-    `| ${done.toLocaleString('en')} | ${(((done - from) / ms) * 1000).toFixed(0)} | ${cpuUs.toFixed(0)} | ${perAdd} | ${(share * 100).toFixed(0)} % | ${
+    `| ${done.toLocaleString('en')} | ${(((done - from) / ms) * 1000).toFixed(0)} | ${cpuUs.toFixed(0)} | ${cands} | ${(share * 100).toFixed(0)} % | ${
       q.p50.toFixed(2)
     } / ${q.p99.toFixed(2)} (${q.found}/300) | ${parts.text.toFixed(0)} + ${restB.toFixed(0)} (record rest ${parts.rest.toFixed(0)}) | ${
       (disk.log / done).toFixed(0)
