@@ -5,7 +5,8 @@
  * texts generated ahead, in chunks of 50,000, outside the clock) and
  * the share of that time spent in the store's put; query p50/p99 in process (300 near duplicates
  * of indexed documents, one at a time, whole query: shingling, signature, lookup, verification);
- * process CPU µs per add (less sensitive than wall time to other processes); the LSH candidates an add met and
+ * process CPU µs per add (less sensitive than wall time to other processes); the longest batch
+ * (from its addMany call to its answer: a stall of the store shows here, not in the mean); the LSH candidates an add met and
  * those it verified, per add over the decade (their reads and re-shingling are what grows with N); bytes per document on disk (records file: text against the rest; log); the process's RSS; and
  * the time to close the store (it writes the table's checkpoint), the checkpoint's bytes per document
  * and the time to open it again. Modes: `exact` (sets in the records), `text` (setSource 'text':
@@ -121,19 +122,23 @@ function perAdd(before: Counts, after: Counts, adds: number): string {
   return `${((after.candidates - before.candidates) / adds).toFixed(2)} (${((after.verified - before.verified) / adds).toFixed(3)})`;
 }
 
-/** Adds the batches of `chunk`, two in flight: wall ms and CPU µs. */
-async function addChunk(idx: NearDupIndex, chunk: ReturnType<typeof chunkOf>): Promise<{ ms: number; cpuUs: number }> {
+/** Adds the batches of `chunk`, two in flight: wall ms, CPU µs, and the longest batch's ms (from its call to its answer). */
+async function addChunk(idx: NearDupIndex, chunk: ReturnType<typeof chunkOf>): Promise<{ ms: number; cpuUs: number; longest: number }> {
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
+  let longest = 0;
   let pending: Promise<unknown> = Promise.resolve();
   for (const batch of chunk) {
-    const cur = idx.addMany(batch);
+    const called = performance.now();
+    const cur = idx.addMany(batch).then(() => {
+      longest = Math.max(longest, performance.now() - called);
+    });
     await pending;
     pending = cur;
   }
   await pending;
   const cpu = process.cpuUsage(cpu0);
-  return { ms: performance.now() - t0, cpuUs: cpu.user + cpu.system };
+  return { ms: performance.now() - t0, cpuUs: cpu.user + cpu.system, longest };
 }
 
 if (process.env.REOPEN) {
@@ -161,7 +166,9 @@ if (process.env.REOPEN) {
     const t = await addChunk(idx, chunk);
     const c = await candidateCounts(idx);
     console.log(
-      `${add} adds: ${Math.round((add / t.ms) * 1000)} adds/s, CPU ${Math.round(t.cpuUs / add)} µs/add, candidates (verified) per add ${perAdd(c0, c, add)}`,
+      `${add} adds: ${Math.round((add / t.ms) * 1000)} adds/s, CPU ${Math.round(t.cpuUs / add)} µs/add, longest batch ${
+        t.longest.toFixed(0)
+      } ms, candidates (verified) per add ${perAdd(c0, c, add)}`,
     );
   }
   await idx.close();
@@ -170,9 +177,9 @@ if (process.env.REOPEN) {
 
 console.log(`file-store bench: ${KIND} store (${spec}), N = ${N}, ${MODE}, prepare workers ${WORKERS}, batches of ${B}`);
 console.log(
-  '| docs | adds/s over the decade | CPU µs/add | candidates (verified) per add | store put share | query p50 / p99 ms (found) | records B/doc: text + rest | log B/doc | RSS MB | close s | table B/doc | open s |',
+  '| docs | adds/s over the decade | CPU µs/add | longest batch ms | candidates (verified) per add | store put share | query p50 / p99 ms (found) | records B/doc: text + rest | log B/doc | RSS MB | close s | table B/doc | open s |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 let { store, putMs } = await timedStore();
 let idx = await NearDupIndex.open({ ...opts, store });
 let done = 0;
@@ -182,6 +189,7 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
   // time: on a shared machine the wall time is mostly the neighbours'.
   let ms = 0;
   let cpuUs = 0;
+  let longest = 0;
   const put0 = putMs();
   const from = done;
   const cands0 = await candidateCounts(idx);
@@ -190,6 +198,7 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
     const t = await addChunk(idx, chunk);
     ms += t.ms;
     cpuUs += t.cpuUs;
+    longest = Math.max(longest, t.longest);
     done += chunk.reduce((n, b) => n + b.length, 0);
   }
   cpuUs /= done - from;
@@ -209,11 +218,13 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
   const openS = (performance.now() - o0) / 1000;
   const restB = disk.records / done - parts.text;
   console.log(
-    `| ${done.toLocaleString('en')} | ${(((done - from) / ms) * 1000).toFixed(0)} | ${cpuUs.toFixed(0)} | ${cands} | ${(share * 100).toFixed(0)} % | ${
-      q.p50.toFixed(2)
-    } / ${q.p99.toFixed(2)} (${q.found}/300) | ${parts.text.toFixed(0)} + ${restB.toFixed(0)} (record rest ${parts.rest.toFixed(0)}) | ${
-      (disk.log / done).toFixed(0)
-    } | ${rss.toFixed(0)} | ${closeS.toFixed(2)} | ${(size(path.join(dir, 'index', 'table')) / done).toFixed(0)} | ${openS.toFixed(2)} |`,
+    `| ${done.toLocaleString('en')} | ${(((done - from) / ms) * 1000).toFixed(0)} | ${cpuUs.toFixed(0)} | ${longest.toFixed(0)} | ${cands} | ${
+      (share * 100).toFixed(0)
+    } % | ${q.p50.toFixed(2)} / ${q.p99.toFixed(2)} (${q.found}/300) | ${parts.text.toFixed(0)} + ${restB.toFixed(0)} (record rest ${
+      parts.rest.toFixed(0)
+    }) | ${(disk.log / done).toFixed(0)} | ${rss.toFixed(0)} | ${closeS.toFixed(2)} | ${(size(path.join(dir, 'index', 'table')) / done).toFixed(0)} | ${
+      openS.toFixed(2)
+    } |`,
   );
 }
 await idx.close();

@@ -197,11 +197,14 @@ export class FileStore implements NearDupStore {
   }
 
   /**
-   * A checkpoint once the log has grown by an eighth since the last (at least 64 MiB). One that fails
+   * A checkpoint once the log has grown by an eighth since the last (at least 64 MiB) and the key
+   * table is not doubling (src/store/memory/keyTable.ts). One that fails
    * (a full disk) leaves the log, which holds everything, and the store as they were: it is kept in
    * {@link stats} (`checkpointError`) and tried again after as much log again.
    */
   private async checkpointIfDue(): Promise<void> {
+    // A table still doubling would finish at once for the image: wait until it has, a few adds on.
+    if (this.table.table.growing) return;
     const every = faultHooks().fileStoreCheckpointEvery?.() ?? Math.max(CHECKPOINT_MIN_LOG, this.checkpointed / 8);
     if (this.logEnd - Math.max(this.checkpointed, this.checkpointRetryFrom) < every) return;
     try {

@@ -1,13 +1,14 @@
 /**
  * The in-process store (the default). Records live in one byte arena; postings in typed arrays:
- * an open-addressing table maps a 53-bit band key to the head of a chain threaded through
- * `next[slot·K + j]` / `prev[slot·K + j]` (document slot, key position j; doubly linked so that
- * a removal is O(1) whatever the bucket size). A chain's head keeps its key table entry in `prev`
- * (as -2 − entry), so a posting comes off its chain without its key: the table keeps no document's
- * keys (the file store and Redis's log layout keep 12 and 0 bytes per document here). No per-key objects.
- * Why this file is long: the key table, the posting chains and the record arena are typed arrays
- * that every operation (link, unlink, probing, growth, compaction, the room check) reads and writes
- * together; the id index, the expiry heap, the image and the postings check are modules beside it.
+ * an open-addressing table (`keyTable.ts`, which doubles gradually) maps a 53-bit band key to the
+ * head of a chain threaded through `next[slot·K + j]` / `prev[slot·K + j]` (document slot, key
+ * position j; doubly linked so that a removal is O(1) whatever the bucket size). A chain's head
+ * keeps its key table entry in `prev` (as -2 − entry), so a posting comes off its chain without its
+ * key: the table keeps no document's keys (the file store and Redis's log layout keep 12 and 0
+ * bytes per document here). No per-key objects.
+ * Why this file is long: the posting chains, the slots and the record arena are typed arrays that
+ * every operation (link, unlink, growth, compaction, the room check) reads and writes together; the
+ * key table, the id index, the expiry heap, the image and the postings check are modules beside it.
  * @module
  */
 import { MemoryClusterState, type ClusterState } from '../clusterState.js';
@@ -16,15 +17,13 @@ import { grown, type MemoryTableImage } from './image.js';
 import { IdTable } from './idTable.js';
 import { postingErrors } from './postingCheck.js';
 import { DeepPostings } from './deepPostings.js';
+import { EMPTY, KeyTable } from './keyTable.js';
 import { StoreFullError } from '../errors.js';
 import { faultHooks } from '../../common/faults.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
 
-const EMPTY = -1;
 /** `next` of a posting on no chain (a free slot's, or past a document's keys). */
 const UNLINKED = -2;
-/** `prev` of a chain's head: its key table entry `s`, as -2 − s (-1 is a posting on no chain). */
-const headOf = (s: number): number => -2 - s;
 /** Links {@link MemoryStore.keysOf} walks back to a chain's head before it looks the posting up among the deep ones. */
 const WALK_BACK = 64;
 /** Elements one typed array holds on Node 20: the in-process store's records (whole records, ~1–3 KB each). */
@@ -55,10 +54,8 @@ export class MemoryStore implements NearDupStore {
   private arenaLive = 0;
   private next = new Int32Array(0);
   private prev = new Int32Array(0);
-  private tKey = new Float64Array(1024);
-  private tHead = new Int32Array(1024).fill(EMPTY);
-  private mask = 1023;
-  private used = 0;
+  /** Band key → its chain's head (src/store/memory/keyTable.ts). */
+  private table = new KeyTable();
   private mark = new Uint32Array(1024);
   private gen = 0;
   private readonly expiry = new ExpiryHeap();
@@ -74,43 +71,8 @@ export class MemoryStore implements NearDupStore {
     return null;
   }
 
-  private home(key: number): number {
-    // The top 32 bits of a key are a murmur3 finalizer output: already well mixed.
-    return (key / 2097152) & this.mask;
-  }
-
-  private find(key: number): number {
-    let s = this.home(key);
-    for (;;) {
-      const h = this.tHead[s]!;
-      if (h === EMPTY) return -1;
-      if (this.tKey[s] === key) return s;
-      s = (s + 1) & this.mask;
-    }
-  }
-
   private link(key: number, p: number): void {
-    if ((this.used + 1) * 10 > (this.mask + 1) * 7) this.growTable();
-    let s = this.home(key);
-    for (;;) {
-      const h = this.tHead[s]!;
-      if (h === EMPTY) {
-        this.tKey[s] = key;
-        this.tHead[s] = p;
-        this.next[p] = EMPTY;
-        this.prev[p] = headOf(s);
-        this.used++;
-        return;
-      }
-      if (this.tKey[s] === key) {
-        this.next[p] = h;
-        this.prev[p] = headOf(s);
-        this.prev[h] = p;
-        this.tHead[s] = p;
-        return;
-      }
-      s = (s + 1) & this.mask;
-    }
+    this.table.link(key, p, this.next, this.prev);
   }
 
   /**
@@ -130,55 +92,15 @@ export class MemoryStore implements NearDupStore {
       next[before] = after;
       return;
     }
-    const s = -2 - before;
-    if (after !== EMPTY) this.tHead[s] = after;
-    else this.deleteSlot(s);
+    const e = this.table.entryOfHead(p, -2 - before);
+    if (after !== EMPTY) this.table.setHead(e, after);
+    else this.table.drop(e, prev);
   }
 
   /** Takes every posting of document slot `slot` off its chain. */
   private unlinkSlot(slot: number): void {
     for (let p = slot * this.K, end = p + this.K; p < end; p++) this.unlink(p);
     this.deep = null;
-  }
-
-  /** Backward-shift deletion keeps linear probing correct without tombstones. */
-  private deleteSlot(i: number): void {
-    const { tKey, tHead, mask } = this;
-    this.used--;
-    for (;;) {
-      let j = i;
-      for (;;) {
-        j = (j + 1) & mask;
-        if (tHead[j] === EMPTY) {
-          tHead[i] = EMPTY;
-          return;
-        }
-        const k = this.home(tKey[j]!);
-        // Entry j may move to i only if its home is not cyclically within (i, j].
-        const within = i <= j ? i < k && k <= j : i < k || k <= j;
-        if (!within) break;
-      }
-      tKey[i] = tKey[j]!;
-      tHead[i] = tHead[j]!;
-      this.prev[tHead[i]!] = headOf(i);
-      i = j;
-    }
-  }
-
-  private growTable(): void {
-    const { tKey, tHead } = this;
-    const cap = (this.mask + 1) * 2;
-    this.tKey = new Float64Array(cap);
-    this.tHead = new Int32Array(cap).fill(EMPTY);
-    this.mask = cap - 1;
-    for (let s = 0; s < tHead.length; s++) {
-      if (tHead[s] === EMPTY) continue;
-      let d = this.home(tKey[s]!);
-      while (this.tHead[d] !== EMPTY) d = (d + 1) & this.mask;
-      this.tKey[d] = tKey[s]!;
-      this.tHead[d] = tHead[s]!;
-      this.prev[tHead[s]!] = headOf(d);
-    }
   }
 
   private newSlot(): number {
@@ -278,9 +200,9 @@ export class MemoryStore implements NearDupStore {
       const gen = this.gen;
       const found: StoredDoc[] = [];
       outer: for (let j = 0; j < keys.length; j++) {
-        const s = this.find(keys[j]!);
-        if (s < 0) continue;
-        for (let p = this.tHead[s]!; p !== EMPTY; p = this.next[p]!) {
+        const e = this.table.find(keys[j]!);
+        if (e < 0) continue;
+        for (let p = this.table.headAt(e); p !== EMPTY; p = this.next[p]!) {
           const slot = (p / K) | 0;
           if (this.mark[slot] === gen) continue;
           this.mark[slot] = gen;
@@ -332,7 +254,7 @@ export class MemoryStore implements NearDupStore {
     let n = 0;
     while (n < K && this.prev[p0 + n] !== EMPTY) n++;
     const out = new Float64Array(n);
-    for (let j = 0; j < n; j++) out[j] = this.tKey[this.entryOf(p0 + j)]!;
+    for (let j = 0; j < n; j++) out[j] = this.table.keyAt(this.entryOf(p0 + j));
     return out;
   }
 
@@ -341,10 +263,14 @@ export class MemoryStore implements NearDupStore {
     let q = p;
     for (let i = 0; i < WALK_BACK; i++) {
       const b = this.prev[q]!;
-      if (b < -1) return -2 - b;
+      if (b < -1) return this.table.entryOfHead(q, -2 - b);
       q = b;
     }
-    this.deep ??= DeepPostings.build({ tHead: this.tHead, next: this.next, postings: this.slots * this.K }, WALK_BACK);
+    if (this.deep === null) {
+      // Built over one table: a growing table's old entries move over first.
+      this.table.settle(this.prev);
+      this.deep = DeepPostings.build({ tHead: this.table.arrays().tHead, next: this.next, postings: this.slots * this.K }, WALK_BACK);
+    }
     return this.deep.entryOf(p);
   }
 
@@ -404,10 +330,18 @@ export class MemoryStore implements NearDupStore {
     return {
       recordBytes: this.arenaLive,
       arenaBytes: this.arena.length,
-      distinctKeys: this.used,
-      keyTableSlots: this.mask + 1,
+      distinctKeys: this.table.used,
+      keyTableSlots: this.table.size,
       postingBytes: this.next.byteLength + this.prev.byteLength,
     };
+  }
+
+  /**
+   * Whether the key table is still moving its entries into a doubled table, a few per link
+   * (src/store/memory/keyTable.ts): {@link MemoryStore.image} would move the rest at once.
+   */
+  get growing(): boolean {
+    return this.table.growing;
   }
 
   /** Postings per document slot (`keysPerDoc`, at least 1): posting `slot · this + j` is key j. */
@@ -422,7 +356,7 @@ export class MemoryStore implements NearDupStore {
    * once did, fails it.
    */
   spotCheck(samples = 4096): boolean {
-    const { next, prev, tHead, tKey } = this;
+    const { next, prev, table } = this;
     for (let s = 0, step = Math.max(1, Math.floor(this.slots / samples)); s < this.slots; s += step) {
       if (!this.idt.has(s)) continue;
       for (let p = s * this.K, end = p + this.K; p < end; p++) {
@@ -433,7 +367,12 @@ export class MemoryStore implements NearDupStore {
           continue;
         }
         if (q !== EMPTY && (q < 0 || prev[q] !== p)) return false;
-        if (b >= 0 ? next[b] !== p : tHead[-2 - b] !== p || this.find(tKey[-2 - b]!) !== -2 - b) return false;
+        if (b >= 0) {
+          if (next[b] !== p) return false;
+          continue;
+        }
+        const e = table.entryOfHead(p, -2 - b);
+        if (table.headAt(e) !== p || table.find(table.keyAt(e)) !== e) return false;
       }
     }
     return true;
@@ -441,11 +380,11 @@ export class MemoryStore implements NearDupStore {
 
   /** The full check of the postings (src/store/memory/postingCheck.ts). */
   postingErrors(): string[] {
-    const { idt, K: keysPerSlot, slots, tKey, tHead } = this;
+    const { idt, K: keysPerSlot, slots } = this;
     const n = slots * keysPerSlot;
+    this.table.settle(this.prev);
     return postingErrors({
-      tKey,
-      tHead,
+      ...this.table.arrays(),
       next: this.next.subarray(0, n),
       prev: this.prev.subarray(0, n),
       keysPerSlot,
@@ -462,6 +401,7 @@ export class MemoryStore implements NearDupStore {
    */
   image(): MemoryTableImage {
     const n = this.slots;
+    this.table.settle(this.prev);
     return {
       slots: n,
       ids: this.idt.image(n),
@@ -472,9 +412,8 @@ export class MemoryStore implements NearDupStore {
       arenaLive: this.arenaLive,
       next: this.next.subarray(0, n * this.K),
       prev: this.prev.subarray(0, n * this.K),
-      tKey: this.tKey,
-      tHead: this.tHead,
-      used: this.used,
+      ...this.table.arrays(),
+      used: this.table.used,
       expiry: this.expiry.entries(),
     };
   }
@@ -499,10 +438,7 @@ export class MemoryStore implements NearDupStore {
     m.arenaLive = img.arenaLive;
     m.next = grown(Int32Array, img.next, cap * m.K);
     m.prev = grown(Int32Array, img.prev, cap * m.K);
-    m.tKey = img.tKey;
-    m.tHead = img.tHead;
-    m.mask = img.tHead.length - 1;
-    m.used = img.used;
+    m.table = new KeyTable(img.tKey, img.tHead, img.used);
     for (const [id, at] of img.expiry) m.expiry.set(id, at);
     return m;
   }

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { NearDupIndex, checkIndex } from '../../../src/index.js';
 import { installFaultHooks } from '../../../src/common/faults.js';
+import type { MemoryStore } from '../../../src/store/memory/store.js';
 import { kijijiTexts } from '../../helpers/kijiji.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-posting-check-'));
@@ -38,7 +39,9 @@ async function checked(harm: (t: Table) => void): Promise<string[]> {
     const idx = await NearDupIndex.open({ store });
     const stats = await idx.stats();
     assert.equal(stats.storeStats?.framesFoldedAtOpen, 0, 'opened from the checkpoint');
-    harm((idx.store as unknown as { table: { table: Table } }).table.table);
+    // The image's arrays are the table's own (views, no copies): harm them in place.
+    const img = (idx.store as unknown as { table: { table: MemoryStore } }).table.table.image();
+    harm({ tKey: img.tKey, tHead: img.tHead, next: img.next, prev: img.prev, mask: img.tHead.length - 1 });
     // Every error listed: a broken key table also leaves documents' keys not leading back, listed first.
     const { errors } = await checkIndex(idx, { maxListed: 1e6 });
     await idx.close();
