@@ -10,7 +10,7 @@
  * the bulk-delete path, so their clusters split as for any removal.
  * @module
  */
-import type { NearDupStore, StoredDoc } from '../store/types.js';
+import type { CandidateScreen, NearDupStore, StoredDoc } from '../store/types.js';
 import { recordExpiresAt } from './records/record.js';
 
 /** Units of a duration: `500ms`, `90s`, `15m`, `12h`, `30d`, `2w`. */
@@ -82,11 +82,11 @@ export function isLive(record: Uint8Array, now: number): boolean {
  */
 export function liveView(store: NearDupStore, now: () => number): NearDupStore {
   const over: Partial<NearDupStore> = {
-    async lookup(queries: Float64Array[], limit: number): Promise<StoredDoc[][]> {
+    async lookup(queries: Float64Array[], limit: number, _now?: number, screen?: CandidateScreen): Promise<StoredDoc[][]> {
       const t = now();
       // The store leaves expired documents out before its limit: else enough of them (not purged
       // yet) fill the candidate limit and hide a live duplicate.
-      const lists = await store.lookup(queries, limit, t);
+      const lists = await store.lookup(queries, limit, t, screen);
       return lists.map((l) => l.filter((d) => isLive(d.record, t)));
     },
     async get(ids: string[]): Promise<(Uint8Array | null)[]> {

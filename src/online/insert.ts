@@ -9,6 +9,7 @@ import type { IndexContext } from './context.js';
 import { byScore } from './scoring.js';
 import type { Match, Prepared } from './types.js';
 import { filterCandidates } from './search/filters.js';
+import { candidateScreen } from './search/screen.js';
 
 /** Looks up, scores and writes prepared documents, as if added one by one; returns each one's matches. */
 export async function insertPrepared(ctx: IndexContext, prepared: Prepared[]): Promise<Match[][]> {
@@ -18,7 +19,7 @@ export async function insertPrepared(ctx: IndexContext, prepared: Prepared[]): P
   prepared.forEach((p, i) => seen.set(p.id, i));
   const t = ctx.manifest.threshold;
   const [found, old] = await Promise.all([
-    store.lookup(prepared.map((p) => keyMaker.bandPart(p.keys)), ctx.maxCandidates),
+    store.lookup(prepared.map((p) => keyMaker.bandPart(p.keys)), ctx.maxCandidates, undefined, candidateScreen(ctx, prepared, t)),
     ctx.raw.get(prepared.map((p) => p.id)),
   ]);
   const results: Match[][] = [];
@@ -56,6 +57,7 @@ export async function insertPrepared(ctx: IndexContext, prepared: Prepared[]): P
       keys: p.keys,
       ...(oldRec ? { oldKeys: ctx.preparer.keysOfRecord(oldRec) } : {}),
       ...(p.expiresAt !== undefined ? { expiresAt: p.expiresAt } : {}),
+      ...(p.screen ? { screen: p.screen } : {}),
     });
     results.push(matches);
   }

@@ -108,7 +108,7 @@ export class NearDupIndex<Meta = unknown> {
     this.keyMaker = pipe.keyMaker;
     const maxCandidates = options.maxCandidates ?? 10000;
     if (!(Number.isInteger(maxCandidates) && maxCandidates > 0)) throw new RangeError('maxCandidates must be a positive integer');
-    this.preparer = new Preparer(pipe, options.workers ?? 0);
+    this.preparer = new Preparer(pipe, options.workers ?? 0, store.screens === true && manifest.verify === 'exact');
     this.now = options.now ?? Date.now;
     this.ttl = options.ttl === undefined ? undefined : parseDuration(options.ttl);
     this.live = liveView(store, this.now);
@@ -435,7 +435,7 @@ export class NearDupIndex<Meta = unknown> {
       await idx.close();
       throw new RangeError(`${path}: snapshot parameters differ from the requested ones`);
     }
-    await putSnapshotDocs(idx.store, snap.docs, (r) => idx.keysOfRecord(r));
+    await putSnapshotDocs(idx.store, snap.docs, (r) => idx.preparer.entryOfRecord(r));
     await idx.notify({ kind: 'bulk-load' });
     return idx;
   }

@@ -11,6 +11,7 @@ import { createTextSigner, type DocSketch, type TextSigner } from '../sketch/tex
 import { encodeRecord } from './records/record.js';
 import { holdsText } from './records/storedText.js';
 import { KeyMaker } from './keys/keys.js';
+import { screenOf } from '../similarity/setScreen.js';
 import type { IndexManifest } from './types.js';
 
 /** The manifest's shingling and signing of a stored text (src/online/scoring.ts verifies records that keep their text with it). */
@@ -115,6 +116,16 @@ export class DocPipeline {
         return (set ??= signer.set(text));
       },
     };
+  }
+
+  /**
+   * The screen of a sketched document's fingerprint set (src/similarity/setScreen.ts), or undefined
+   * without a signature (never a candidate). `text`: the document's, when its record keeps the text
+   * (the set is then made unsorted from it, as verification makes it; a lazy sketch's set stays unmade).
+   */
+  screen(d: KeyedSketch, text?: string): Uint8Array | undefined {
+    if (!d.sig) return undefined;
+    return screenOf(text !== undefined ? this.signer.distinct(text) : d.set);
   }
 
   /**

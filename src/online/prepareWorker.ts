@@ -30,9 +30,20 @@ export interface PrepareReply {
   keys: Float64Array;
   records: Uint8Array;
   recOff: Int32Array;
+  /** Document i's screen is screens[screenOff[i] .. screenOff[i+1]) (empty: none), when the pool makes screens. */
+  screens: Uint8Array;
+  screenOff: Int32Array;
 }
 
-const pipe = DocPipeline.fromManifest((workerData as { manifest: IndexManifest }).manifest);
+/** What each worker of the pool is started with. */
+export interface PrepareSetup {
+  manifest: IndexManifest;
+  /** Whether to make each document's screen (the index's store keeps them). */
+  screens: boolean;
+}
+
+const setup = workerData as PrepareSetup;
+const pipe = DocPipeline.fromManifest(setup.manifest);
 const port = parentPort!;
 
 port.on('message', (req: PrepareRequest) => {
@@ -46,6 +57,11 @@ port.on('message', (req: PrepareRequest) => {
     // A document whose record keeps its text needs no sorted set here (lazySketch computes none).
     const sketches = req.texts.map((t, i) => (fromText[i] ? pipe.lazySketch(t) : pipe.sketch(t)));
     const recs = sketches.map((d, i) => pipe.record(d, metas[i], undefined, req.texts[i]));
+    const screened = sketches.map((d, i) => (setup.screens ? pipe.screen(d, fromText[i] ? req.texts[i] : undefined) : undefined));
+    const screenOff = new Int32Array(n + 1);
+    for (let i = 0; i < n; i++) screenOff[i + 1] = screenOff[i]! + (screened[i]?.length ?? 0);
+    const screens = new Uint8Array(screenOff[n]!);
+    for (let i = 0; i < n; i++) if (screened[i]) screens.set(screened[i]!, screenOff[i]!);
     const setOff = new Int32Array(n + 1);
     const recOff = new Int32Array(n + 1);
     for (let i = 0; i < n; i++) {
@@ -67,8 +83,9 @@ port.on('message', (req: PrepareRequest) => {
         keys.set(d.keys, i * K);
       }
     }
-    const reply: PrepareReply = { sets, setOff, sigs, hasSig, fromText, keys, records, recOff };
-    port.postMessage(reply, [sets.buffer, setOff.buffer, sigs.buffer, hasSig.buffer, fromText.buffer, keys.buffer, records.buffer, recOff.buffer]);
+    const reply: PrepareReply = { sets, setOff, sigs, hasSig, fromText, keys, records, recOff, screens, screenOff };
+    const moved = [sets, setOff, sigs, hasSig, fromText, keys, records, recOff, screens, screenOff].map((a) => a.buffer);
+    port.postMessage(reply, moved);
   } catch (e) {
     port.postMessage({ error: (e as Error).message ?? String(e) });
   }

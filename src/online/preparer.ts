@@ -8,7 +8,8 @@
 import { WorkerPool } from '../parallel/workerPool.js';
 import type { DocPipeline } from './pipeline.js';
 import type { MinHasher } from '../sketch/minhash.js';
-import type { PrepareReply, PrepareRequest } from './prepareWorker.js';
+import type { PrepareReply, PrepareRequest, PrepareSetup } from './prepareWorker.js';
+import { screenOf } from '../similarity/setScreen.js';
 import { withExpiry, readRecordSketch } from './records/record.js';
 import { holdsText } from './records/storedText.js';
 import type { NewDocument, Prepared } from './types.js';
@@ -43,17 +44,22 @@ export class Preparer {
   /** The manifest's signer (signs stored fingerprint sets). */
   readonly hasher: MinHasher;
 
-  /** `workers` prepare threads (0: none); they rebuild the pipeline from its manifest. */
+  /**
+   * `workers` prepare threads (0: none); they rebuild the pipeline from its manifest. `screens`:
+   * make each document's screen (for a store that keeps them, {@link Prepared.screen}).
+   */
   constructor(
     private readonly pipe: DocPipeline,
     workers: number,
+    private readonly screens = false,
   ) {
     this.setOfText = pipe.setOfText;
     this.hasher = pipe.hasher;
     const custom = pipe.manifest.shingle.normalize.custom;
     if (!(Number.isInteger(workers) && workers >= 0)) throw new RangeError(`workers must be a non-negative integer, got ${workers}`);
     if (workers > 0 && custom) throw new RangeError('workers cannot be used with a custom normalization function (functions cannot be sent to worker threads)');
-    this.pool = workers > 0 ? new WorkerPool(new URL('./prepareWorker.js', import.meta.url), { manifest: pipe.manifest }, workers, 'prepare worker') : null;
+    const setup: PrepareSetup = { manifest: pipe.manifest, screens };
+    this.pool = workers > 0 ? new WorkerPool(new URL('./prepareWorker.js', import.meta.url), setup, workers, 'prepare worker') : null;
   }
 
   /** One document, in this thread. */
@@ -61,8 +67,14 @@ export class Preparer {
     validateDocument(id, text);
     // The text goes along only when the record may keep it instead of the set (checked again when
     // encoded); the set is then computed only if a candidate is verified against it.
-    if (this.pipe.setFromText(text, meta)) return Object.assign(this.pipe.lazySketch(text), { id, meta, text });
-    return { id, meta, ...this.pipe.sketch(text) };
+    const p: Prepared = this.pipe.setFromText(text, meta)
+      ? Object.assign(this.pipe.lazySketch(text), { id, meta, text })
+      : { id, meta, ...this.pipe.sketch(text) };
+    if (this.screens) {
+      const screen = this.pipe.screen(p, p.text);
+      if (screen) p.screen = screen;
+    }
+    return p;
   }
 
   /** True when a batch of `n` documents goes to the workers ({@link prepareInWorkers}). */
@@ -92,6 +104,7 @@ export class Preparer {
         keys: r.hasSig[i] ? r.keys.subarray(i * K, (i + 1) * K) : empty,
         record: r.records.subarray(r.recOff[i]!, r.recOff[i + 1]!),
       };
+      if (r.screenOff[i + 1]! > r.screenOff[i]!) p.screen = r.screens.subarray(r.screenOff[i]!, r.screenOff[i + 1]!);
       // Its record keeps its text: the worker sent no set; computed here only if a candidate is verified.
       if (r.fromText[i]) lazySet(p, d.text, this.pipe.setOfText);
       return p;
@@ -106,9 +119,16 @@ export class Preparer {
 
   /** The band and forest keys of an encoded record, as the stores index it. */
   keysOfRecord(bytes: Uint8Array): Float64Array {
+    return this.entryOfRecord(bytes).keys;
+  }
+
+  /** The keys of an encoded record, and its set's screen when screens are made and the record holds or keeps the set. */
+  entryOfRecord(bytes: Uint8Array): { keys: Float64Array; screen?: Uint8Array } {
     const r = readRecordSketch(bytes, this.scratch, this.pipe.setOfText);
     const sig = r.signature ?? (r.set ? this.pipe.hasher.sign(r.set) : null);
-    return sig ? this.pipe.keyMaker.keys(sig, r.set?.length ?? 0) : new Float64Array(0);
+    if (!sig) return { keys: new Float64Array(0) };
+    const keys = this.pipe.keyMaker.keys(sig, r.set?.length ?? 0);
+    return this.screens && r.set ? { keys, screen: screenOf(r.set) } : { keys };
   }
 
   /** Stops the worker threads. */

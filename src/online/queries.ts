@@ -11,10 +11,12 @@ import { withMeta } from './scoring.js';
 import type { Match, Prepared, TopKMatch } from './types.js';
 import { filterCandidates, type Cut, type RecordFilter } from './search/filters.js';
 import { copyKey, groupCopies } from './search/copies.js';
+import { candidateScreen } from './search/screen.js';
 
 /** Matches of a prepared query scoring at least `t` by the index's measure (Jaccard or its estimate), best first. */
 export async function thresholdMatches(ctx: IndexContext, p: Prepared, t: number, cut: Cut = {}): Promise<Match[]> {
-  const [cands] = await ctx.store.lookup([ctx.keyMaker.bandPart(p.keys)], ctx.maxCandidates);
+  const screen = candidateScreen(ctx, [cut.filter ? { ...p, filter: cut.filter } : p], t);
+  const [cands] = await ctx.store.lookup([ctx.keyMaker.bandPart(p.keys)], ctx.maxCandidates, undefined, screen);
   return ctx.scorer.score(p, filterCandidates(cands!, cut.filter), { min: t, limit: cut.limit });
 }
 

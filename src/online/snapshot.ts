@@ -52,12 +52,19 @@ export function snapshotOptions(m: IndexManifest, options: NearDupIndexOptions):
   };
 }
 
-/** Writes a snapshot's records into a store, 1,000 per call, with the keys `keysOf` gives each (and each record's expiry, for the store's expiry index). */
-export async function putSnapshotDocs(store: NearDupStore, docs: SnapshotContent['docs'], keysOf: (record: Uint8Array) => Float64Array): Promise<void> {
+/**
+ * Writes a snapshot's records into a store, 1,000 per call, with the keys (and screen) `entryOf`
+ * gives each, and each record's expiry, for the store's expiry index.
+ */
+export async function putSnapshotDocs(
+  store: NearDupStore,
+  docs: SnapshotContent['docs'],
+  entryOf: (record: Uint8Array) => Pick<PutEntry, 'keys' | 'screen'>,
+): Promise<void> {
   const batch: PutEntry[] = [];
   for (const d of docs) {
     const expiresAt = recordExpiresAt(d.record);
-    batch.push({ id: d.id, record: d.record, keys: keysOf(d.record), ...(expiresAt !== undefined ? { expiresAt } : {}) });
+    batch.push({ id: d.id, record: d.record, ...entryOf(d.record), ...(expiresAt !== undefined ? { expiresAt } : {}) });
     if (batch.length === 1000) await store.put(batch.splice(0));
   }
   if (batch.length) await store.put(batch);

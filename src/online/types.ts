@@ -256,6 +256,8 @@ export interface Prepared {
   keys: Float64Array;
   /** The encoded record, when a prepare worker made it. */
   record?: Uint8Array;
+  /** The screen of its set (src/similarity/setScreen.ts), made when the store keeps screens. */
+  screen?: Uint8Array;
   /** The document's text, kept only when its record may leave out the set for `meta.text` (setSource `text`). */
   text?: string;
   /** At most this many matches are returned for it (best first). */

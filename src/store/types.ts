@@ -29,7 +29,18 @@ export interface PutEntry {
    * id in its expiry index. Absent: never; a replaced version's expiry is dropped.
    */
   expiresAt?: number;
+  /**
+   * The screen of the document's fingerprint set (src/similarity/setScreen.ts), given to stores
+   * that keep screens ({@link NearDupStore.screens}) and ignored by the others.
+   */
+  screen?: Uint8Array;
 }
+
+/**
+ * Tests a candidate's screen against the query of list `list`: false rejects the candidate before
+ * its record is read. Only a candidate that verification would reject may be rejected.
+ */
+export type CandidateScreen = (list: number, screen: Uint8Array) => boolean;
 
 /** One removal: a document id and the keys it is stored under. */
 export interface RemoveEntry {
@@ -92,7 +103,13 @@ export interface NearDupStore {
    * `now` are left out before the limit is applied (through the expiry index), so that expired but
    * unpurged documents never take the places of live ones.
    */
-  lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]>;
+  lookup(queries: Float64Array[], limit: number, now?: number, screen?: CandidateScreen): Promise<StoredDoc[][]>;
+  /**
+   * True when the store keeps each document's {@link PutEntry.screen} beside its keys, and `lookup`
+   * tests the kept screens of the candidates it found (at most `limit` per list, as without a screen)
+   * with `screen` before reading their records. Stores without it ignore both.
+   */
+  readonly screens?: boolean;
   /** Inserts or replaces documents, atomically per document. */
   put(entries: PutEntry[]): Promise<void>;
   /** Records by id (null when absent). */

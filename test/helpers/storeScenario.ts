@@ -87,6 +87,8 @@ export async function storeScenario(dir: string, store: string, variant: Scenari
   log.push(await idx.size(), await idx.topK(texts[604]!, 3));
   log.push((await idx.purgeExpired()).sort(), await idx.size(), await idx.store.size(), await idx.store.countExpired(t));
   log.push((await idx.clusters({ limit: 1000, members: 1000 })).clusters);
+  // The candidate and verified counters too: a store that screens candidates (the file store) counts them alike.
+  log.push((await idx.stats()).counters);
   // Reopen: persistent stores from their file or server, memory from a snapshot. Same answers again.
   const snapshot = path.join(dir, `${store.replace(/[^a-z0-9]/gi, '_')}${variant.textMeta ? `-${variant.setSource ?? 'record'}` : ''}.ndix`);
   if (store === 'memory') await idx.save(snapshot);

@@ -8,8 +8,9 @@
  *   u32 headerBytes · header (JSON: format, byteOrder, keysPerSlot, keyOffset, logEnd, recordsEnd, applied, generation,
  *   logTail, slots, used, tableSize, keyCoding, ids, sections) · sections, back to back, in SECTIONS' order: meta (JSON:
  *   free slots, expiries), then the table's typed arrays (their bytes, little-endian as in memory)
- * Format 6 (the one read and written): the table keeps no document's keys (src/store/log/replica.ts),
- * so its records are the records' places only, written live in slot order. Each other array is read
+ * Format 7 (written; 6 read): the table keeps no document's keys (src/store/log/replica.ts),
+ * so its records are the records' places, each followed by the screen of the document's set
+ * (src/similarity/setScreen.ts) when it has one, written live in slot order. Each other array is read
  * straight into the array the table keeps (one read per array, the arrays read in parallel),
  * allocated with room to grow. The key table is written packed and the forward posting links not at
  * all (src/store/file/tablePack.ts): open spreads the one and rebuilds the other in a pass each, each
@@ -37,8 +38,9 @@ import { crc32 } from 'node:zlib';
 
 /** The checkpoint's file name in the store's directory. */
 export const CHECKPOINT_FILE = 'table';
-/** The format read and written; any other (1 to 5: older versions) is ignored by name, and the log is folded instead. */
-const FORMAT = 'neardup-file-table 6';
+/** The format written; 6 is read too (no screens: every table record is its locator alone); any other (1 to 5: older versions) is ignored by name, and the log is folded instead. */
+const FORMAT = 'neardup-file-table 7';
+const FORMAT_6 = 'neardup-file-table 6';
 const FREE = -1;
 /** Bytes of arena buffered before each write while a checkpoint is written. */
 const WRITE_CHUNK = 16 << 20;
@@ -261,7 +263,9 @@ function sized(h: Header, size: number, pos: number): boolean {
   const n = h.slots;
   const t = h.tableSize;
   if (b('recLen') !== 4 * n || b('prev') !== 4 * n * h.keysPerSlot || b('idLen') !== 4 * n || b('idHash') !== 4 * n || !isPow2(b('idTab') / 4)) return false;
-  if (b('arena') !== h.keyOffset * h.ids || typeof h.logTail !== 'number') return false;
+  // Format 7's table records may carry a screen after their `keyOffset` bytes; their sum is checked against recLen's.
+  const arena = b('arena');
+  if ((h.format === FORMAT_6 ? arena !== h.keyOffset * h.ids : arena < h.keyOffset * h.ids) || typeof h.logTail !== 'number') return false;
   if (!isPow2(t) || !(h.used <= t) || (h.keyCoding !== 'u32' && h.keyCoding !== 'f64') || (h.keyCoding === 'u32' && t < 1 << 21)) return false;
   const want = packedSizes(t, h.used, h.keyCoding);
   return (['tBits', 'tDist', 'tKeys', 'tHeads'] as const).every((name, i) => b(name) === want[i]);
@@ -415,6 +419,7 @@ function imageOf(h: Header, a: Arrays): MemoryTableImage | null {
   let o = 0;
   for (let s = 0; s < h.slots; s++) {
     if (idLen[s] === FREE) continue;
+    if (recLen[s]! < h.keyOffset) return null;
     recOff[s] = o;
     o += recLen[s]!;
   }
@@ -442,7 +447,7 @@ function imageOf(h: Header, a: Arrays): MemoryTableImage | null {
 /** Whether a checkpoint with header `h` may be read against `fit` (else the log is folded). */
 async function fits(h: Header, fit: CheckpointFit): Promise<boolean> {
   // Another format (1 to 5 included), byte order, key count or record layout, a log cut shorter, or another log: not read at all.
-  return h.format === FORMAT && h.keyOffset === fit.keyOffset && h.byteOrder === endianness()
+  return (h.format === FORMAT || h.format === FORMAT_6) && h.keyOffset === fit.keyOffset && h.byteOrder === endianness()
     && h.keysPerSlot === Math.max(1, fit.manifest.keysPerDoc) && h.logEnd <= fit.logSize && h.generation === fit.generation
     && (await logTail(fit.log, h.logEnd)) === h.logTail;
 }

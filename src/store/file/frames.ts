@@ -2,9 +2,11 @@
  * The frames of the file store's log (docs/stores.md, "file:DIR"). The log file is a sequence of
  * frames; one frame is one write batch:
  *   u32 payloadBytes · u32 crc32(payload) · payload
- *   payload: u8 version (2) · f64 recordsAt · u32 entryBytes · entry · per put document: u32 recordBytes · f64 expiresAt (NaN: none)
- *            · u32 crc32 of the put's records (version 2; 0 for a remove)
- * Version 1, read, has no records checksum: its batch's records were synced before its frame. A
+ *   payload: u8 version (3) · f64 recordsAt · u32 entryBytes · entry · per put document: u32 recordBytes · f64 expiresAt (NaN: none)
+ *            · u8 screenBytes · the screen of its fingerprint set (src/similarity/setScreen.ts; none: 0 bytes)
+ *            · u32 crc32 of the put's records (0 for a remove)
+ * Version 2, read, has no screens (a put document's part ends at expiresAt). Version 1, read, has
+ * no records checksum either: its batch's records were synced before its frame. A
  * batch of version 2 syncs its records and its frame at once (one disk flush's wait, not two), so
  * the log's last frame may be on disk without its records: open checks them against the checksum
  * and cuts the frame off when they do not hold (./replay.ts).
@@ -17,8 +19,10 @@
 import { crc32 } from 'node:zlib';
 import { decodeLogEntry, encodeLogEntry, type LogDoc, type LogEntry } from '../log/entry.js';
 
-/** Version byte of a frame's payload, as written now (1 is read too). */
-export const FRAME_VERSION = 2;
+/** Version byte of a frame's payload, as written now (1 and 2 are read too). */
+export const FRAME_VERSION = 3;
+/** The most bytes of a screen a frame takes for one document. */
+const MAX_SCREEN = 255;
 /** Bytes before a frame's payload. */
 export const FRAME_HEADER = 8;
 
@@ -34,19 +38,30 @@ export interface Frame {
   expiresAt: (number | undefined)[];
   /** The crc32 of the put's records, back to back (undefined in a frame of version 1). */
   recordsCrc?: number | undefined;
+  /** Each put document's screen (undefined: none, as in every frame before version 3). */
+  screens: (Uint8Array | undefined)[];
 }
 
 /** What a put frame says of each document beside the entry. */
 export interface FrameDoc extends LogDoc {
   recordBytes: number;
   expiresAt: number | undefined;
+  /** The screen of its fingerprint set, kept beside its record's place (at most 255 bytes). */
+  screen?: Uint8Array | undefined;
 }
 
 /** Encodes one frame (header included); `docs` carry record lengths for a put, and `recordsCrc` is the crc32 of its records. */
 export function encodeFrame(op: 'put' | 'remove', docs: FrameDoc[] | LogDoc[], recordsAt: number, recordsCrc = 0): Buffer {
   const entry = encodeLogEntry(op, docs);
-  const perDoc = op === 'put' ? 12 : 0;
-  const payload = Buffer.allocUnsafe(13 + entry.length + perDoc * docs.length + 4);
+  let perDoc = 0;
+  if (op === 'put') {
+    for (const d of docs as FrameDoc[]) {
+      const n = d.screen?.length ?? 0;
+      if (n > MAX_SCREEN) throw new RangeError(`screen of document ${d.id} has ${n} bytes, a frame takes ${MAX_SCREEN}`);
+      perDoc += 13 + n;
+    }
+  }
+  const payload = Buffer.allocUnsafe(13 + entry.length + perDoc + 4);
   payload[0] = FRAME_VERSION;
   payload.writeDoubleLE(recordsAt, 1);
   payload.writeUInt32LE(entry.length, 9);
@@ -55,7 +70,10 @@ export function encodeFrame(op: 'put' | 'remove', docs: FrameDoc[] | LogDoc[], r
     for (const d of docs as FrameDoc[]) {
       payload.writeUInt32LE(d.recordBytes, o);
       payload.writeDoubleLE(d.expiresAt ?? NaN, o + 4);
-      o += 12;
+      const screen = d.screen ?? EMPTY;
+      payload[o + 12] = screen.length;
+      payload.set(screen, o + 13);
+      o += 13 + screen.length;
     }
   }
   payload.writeUInt32LE(op === 'put' ? recordsCrc >>> 0 : 0, o);
@@ -64,6 +82,8 @@ export function encodeFrame(op: 'put' | 'remove', docs: FrameDoc[] | LogDoc[], r
   head.writeUInt32LE(crc32(payload), 4);
   return Buffer.concat([head, payload]);
 }
+
+const EMPTY = new Uint8Array(0);
 
 /**
  * The frame starting at `o` of `buf`: `{ frame, end }`, `'short'` when `buf` ends before it does
@@ -76,7 +96,7 @@ export function decodeFrameAt(buf: Buffer, o: number, where: string): { frame: F
   if (end > buf.length) return 'short';
   const payload = buf.subarray(o + FRAME_HEADER, end);
   const version = payload[0];
-  if (crc32(payload) !== buf.readUInt32LE(o + 4) || n < 13 || (version !== 1 && version !== 2)) return 'bad';
+  if (crc32(payload) !== buf.readUInt32LE(o + 4) || n < 13 || (version !== 1 && version !== 2 && version !== 3)) return 'bad';
   const entryBytes = payload.readUInt32LE(9);
   if (13 + entryBytes > n) return 'bad';
   let entry: LogEntry;
@@ -86,15 +106,25 @@ export function decodeFrameAt(buf: Buffer, o: number, where: string): { frame: F
     return 'bad';
   }
   const puts = entry.op === 'put' ? entry.docs.length : 0;
-  const tail = version === 2 ? 4 : 0;
-  if (13 + entryBytes + 12 * puts + tail !== n) return 'bad';
+  const tail = version === 1 ? 0 : 4;
   const recordBytes: number[] = [];
   const expiresAt: (number | undefined)[] = [];
-  for (let i = 0, p = 13 + entryBytes; i < puts; i++, p += 12) {
+  const screens: (Uint8Array | undefined)[] = [];
+  let p = 13 + entryBytes;
+  for (let i = 0; i < puts; i++) {
+    if (p + 12 + (version === 3 ? 1 : 0) > n - tail) return 'bad';
     recordBytes.push(payload.readUInt32LE(p));
     const at = payload.readDoubleLE(p + 4);
     expiresAt.push(Number.isNaN(at) ? undefined : at);
+    p += 12;
+    if (version === 3) {
+      const len = payload[p]!;
+      // A copy: the table keeps it, and the read buffer is reused.
+      screens.push(len === 0 ? undefined : Uint8Array.prototype.slice.call(payload, p + 1, p + 1 + len));
+      p += 1 + len;
+    } else screens.push(undefined);
   }
-  const recordsCrc = version === 2 && entry.op === 'put' ? payload.readUInt32LE(n - 4) : undefined;
-  return { frame: { entry, recordsAt: payload.readDoubleLE(1), recordBytes, expiresAt, recordsCrc }, end };
+  if (p + tail !== n) return 'bad';
+  const recordsCrc = version !== 1 && entry.op === 'put' ? payload.readUInt32LE(n - 4) : undefined;
+  return { frame: { entry, recordsAt: payload.readDoubleLE(1), recordBytes, expiresAt, recordsCrc, screens }, end };
 }

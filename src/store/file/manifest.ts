@@ -4,12 +4,14 @@
  * the manifest (one atomic rename) is what makes them the store: a crash before the rename leaves
  * the old generation, after it the new one; open deletes the other generation's files.
  *   generation 0: `records`, `log`; generation G > 0: `records.G`, `log.G`.
- * Formats: "neardup-file-store 3" (`generation` given) is written now: its log may hold frames of
- * version 2, whose records are checked against the checksum in the frame when the log's last frame
- * is opened (./frames.ts), since a batch's records and frame are synced together. A version that
- * reads only the formats before would cut such a last frame off as torn, so it must refuse the
- * store instead. Formats 1 (generation 0) and 2 (G > 0) are read; the store's first write after
- * open rewrites the manifest as format 3 ({@link FileStore}), before its first frame of version 2.
+ * Formats: "neardup-file-store 4" (`generation` given) is written now: its log may hold frames of
+ * version 3, whose put documents carry the screens of their sets (./frames.ts), and of version 2,
+ * whose records are checked against the checksum in the frame when the log's last frame is opened,
+ * since a batch's records and frame are synced together. A version that reads only the formats
+ * before would take such a frame for a torn one and cut it off, so it must refuse the store
+ * instead. Formats 1 (generation 0), 2 (G > 0) and 3 (frames up to version 2) are read; the store's
+ * first write after open rewrites the manifest as format 4 ({@link FileStore}), before its first
+ * frame of version 3.
  * @module
  */
 import { existsSync, readdirSync } from 'node:fs';
@@ -18,10 +20,11 @@ import path from 'node:path';
 import type { StoreManifest } from '../types.js';
 
 /** Format of manifest.json's `format` field, as written now. */
-export const FILE_STORE_FORMAT = 'neardup-file-store 3';
-/** The formats before, read: generation 0, and a compacted store's. */
+export const FILE_STORE_FORMAT = 'neardup-file-store 4';
+/** The formats before, read: generation 0, a compacted store's, and frames without screens. */
 const FIRST_FORMAT = 'neardup-file-store 1';
 const COMPACTED_FORMAT = 'neardup-file-store 2';
+const CHECKED_FORMAT = 'neardup-file-store 3';
 
 /** A store's manifest and the generation of its data files. */
 export interface StoredManifest {
@@ -68,9 +71,10 @@ export async function readManifest(dir: string): Promise<StoredManifest | null> 
   const m = parseManifestFile(file, await readFile(file, 'utf8'));
   const g = m.generation;
   if (m.format === FILE_STORE_FORMAT && Number.isInteger(g) && g! >= 0) return { manifest: params(file, m.manifest), generation: g! };
+  if (m.format === CHECKED_FORMAT && Number.isInteger(g) && g! >= 0) return { manifest: params(file, m.manifest), generation: g!, format: m.format };
   if (m.format === FIRST_FORMAT) return { manifest: params(file, m.manifest), generation: 0, format: m.format };
   if (m.format === COMPACTED_FORMAT && Number.isInteger(g) && g! > 0) return { manifest: params(file, m.manifest), generation: g!, format: m.format };
-  throw new Error(`${file}: format "${m.format}", this version reads "${FILE_STORE_FORMAT}", "${COMPACTED_FORMAT}" and "${FIRST_FORMAT}"`);
+  throw new Error(`${file}: format "${m.format}", this version reads "${FILE_STORE_FORMAT}", "${CHECKED_FORMAT}", "${COMPACTED_FORMAT}" and "${FIRST_FORMAT}"`);
 }
 
 /** The most one write call is given: Node refuses a length of 2 GiB or more (a checkpoint array at ~5.6M documents). */

@@ -18,7 +18,7 @@ import { readFull } from './manifest.js';
 /** Bytes of log read at a time while opening. */
 const READ_CHUNK = 16 << 20;
 
-/** Bytes of the table record kept before each document's keys: f64 record offset · u32 record length. */
+/** Bytes of a table record's locator: f64 record offset · u32 record length (a screen may follow it). */
 export const LOCATOR_BYTES = 12;
 
 /** Where a document's record is, as kept in the band table. */
@@ -27,6 +27,21 @@ export function locator(at: number, bytes: number): Uint8Array {
   b.writeDoubleLE(at, 0);
   b.writeUInt32LE(bytes, 8);
   return b;
+}
+
+/** A document's table record: its record's {@link locator}, then the screen of its set when it has one. */
+export function tableRecord(at: number, bytes: number, screen?: Uint8Array): Uint8Array {
+  const loc = locator(at, bytes);
+  if (!screen) return loc;
+  const b = new Uint8Array(LOCATOR_BYTES + screen.length);
+  b.set(loc);
+  b.set(screen, LOCATOR_BYTES);
+  return b;
+}
+
+/** The screen a table record keeps after its locator (empty: none). */
+export function screenIn(record: Uint8Array): Uint8Array {
+  return record.subarray(LOCATOR_BYTES);
 }
 
 /** Where a document's record is: a {@link locator} read back. */
@@ -47,7 +62,7 @@ export function replicaDocs(f: Frame): ReplicaDoc[] {
   let at = f.recordsAt;
   return f.entry.docs.map((d, i) => {
     const bytes = f.recordBytes[i]!;
-    const doc: ReplicaDoc = { ...d, extra: locator(at, bytes), ...(f.expiresAt[i] === undefined ? {} : { expiresAt: f.expiresAt[i] }) };
+    const doc: ReplicaDoc = { ...d, extra: tableRecord(at, bytes, f.screens[i]), ...(f.expiresAt[i] === undefined ? {} : { expiresAt: f.expiresAt[i] }) };
     at += bytes;
     return doc;
   });

@@ -26,14 +26,14 @@ import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { LogReplica } from '../log/replica.js';
 import { faultHooks } from '../../common/faults.js';
-import type { NearDupStore, PutEntry, RemoveEntry, StoreCompaction, StoredDoc, StoreFile, StoreManifest } from '../types.js';
+import type { CandidateScreen, NearDupStore, PutEntry, RemoveEntry, StoreCompaction, StoredDoc, StoreFile, StoreManifest } from '../types.js';
 import { relocate, writeCompacted } from './compact.js';
 import { dataFiles, readManifest, removeOtherGenerations, writeAll, writeManifest, type StoredManifest } from './manifest.js';
 import { encodeFrame } from './frames.js';
 import { takeDirLock } from './lock.js';
 import { fileStoreDirProblem } from './dir.js';
 import { copyStoreFiles } from './backup.js';
-import { LOCATOR_BYTES, locator, placeOf, replay } from './replay.js';
+import { LOCATOR_BYTES, placeOf, replay, screenIn, tableRecord } from './replay.js';
 import { CHECKPOINT_FILE, logTail, readCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { RecordReads } from './recordReads.js';
 
@@ -45,6 +45,8 @@ export { FILE_STORE_FORMAT } from './manifest.js';
 /** A store in a directory of local files. */
 export class FileStore implements NearDupStore {
   readonly kind = 'file';
+  /** Each document's screen is kept in the band table, and lookups screen candidates before reading their records. */
+  readonly screens = true;
   private replica: LogReplica | null = null;
   private log: FileHandle | null = null;
   private records: FileHandle | null = null;
@@ -61,6 +63,8 @@ export class FileStore implements NearDupStore {
   private checkpointRetryFrom = 0;
   /** Log frames folded at open (after the checkpoint). */
   private foldedAtOpen = 0;
+  /** Candidates whose screens rejected them before their records were read, since open. */
+  private screenedOut = 0;
   private readonly reads: RecordReads;
   /** Backups copying files now (a compaction waits for them). */
   private readonly copying = new Set<Promise<void>>();
@@ -168,13 +172,13 @@ export class FileStore implements NearDupStore {
     return this.write(async () => {
       // A batch the table cannot take is refused before its records and frame are written: once in the log, every open would fail on it.
       try {
-        this.table.checkRoom(entries);
+        this.table.checkRoom(entries.map((e) => ({ id: e.id, keys: e.keys, extra: LOCATOR_BYTES + (e.screen?.length ?? 0) })));
       } catch (e) {
         throw new Unchanged(e as Error);
       }
       const at = this.recordsEnd;
       const recs = Buffer.concat(entries.map((e) => e.record));
-      const docs = entries.map((e) => ({ id: e.id, keys: e.keys, recordBytes: e.record.length, expiresAt: e.expiresAt }));
+      const docs = entries.map((e) => ({ id: e.id, keys: e.keys, recordBytes: e.record.length, expiresAt: e.expiresAt, screen: e.screen }));
       const frame = encodeFrame('put', docs, at, crc32(recs));
       await this.upgradeFormat();
       await Promise.all([this.append(this.records!, recs), this.append(this.log!, frame)]);
@@ -185,7 +189,7 @@ export class FileStore implements NearDupStore {
       await rep.apply({
         op: 'put',
         docs: entries.map((e) => {
-          const extra = locator(o, e.record.length);
+          const extra = tableRecord(o, e.record.length, e.screen);
           o += e.record.length;
           return { id: e.id, keys: e.keys, extra, ...(e.expiresAt === undefined ? {} : { expiresAt: e.expiresAt }) };
         }),
@@ -260,13 +264,22 @@ export class FileStore implements NearDupStore {
     return this.reads.many(this.records!, tableRecords.map((r) => placeOf(this.table.extraIn(r))));
   }
 
-  async lookup(queries: Float64Array[], limit: number, now?: number): Promise<StoredDoc[][]> {
-    const lists = await this.table.table.lookup(queries, limit, now);
+  async lookup(queries: Float64Array[], limit: number, now?: number, screen?: CandidateScreen): Promise<StoredDoc[][]> {
+    let lists = await this.table.table.lookup(queries, limit, now);
+    // After the limit, as without a screen: the candidates left are those verification would see, less the hopeless.
+    if (screen) lists = lists.map((l, q) => l.filter((d) => this.admitted(screen, q, d.record)));
     const at = new Map<string, number>(); // each document read once, however many lists found it
     const tableRecords: Uint8Array[] = [];
     for (const l of lists) for (const d of l) if (!at.has(d.id)) at.set(d.id, tableRecords.push(d.record) - 1);
     const recs = await this.readRecords(tableRecords);
     return lists.map((l) => l.map((d) => ({ id: d.id, record: recs[at.get(d.id)!]! })));
+  }
+
+  /** Whether `screen` lets the candidate of list `q` with table record `record` through (one without a screen: yes). */
+  private admitted(screen: CandidateScreen, q: number, record: Uint8Array): boolean {
+    if (record.length <= LOCATOR_BYTES || screen(q, screenIn(record))) return true;
+    this.screenedOut++;
+    return false;
   }
 
   async get(ids: string[]): Promise<(Uint8Array | null)[]> {
@@ -316,6 +329,7 @@ export class FileStore implements NearDupStore {
       framesFoldedAtOpen: this.foldedAtOpen,
       checkpointLogBytes: this.checkpointed,
       checkpointError: this.checkpointError,
+      candidatesScreenedOut: this.screenedOut,
       distinctKeys: t.distinctKeys as number,
       tableBytes: (t.keyTableSlots as number) * 12 + (t.postingBytes as number) + (t.arenaBytes as number),
     };

@@ -15,7 +15,7 @@ const NONE = new Uint8Array(0);
 
 /** A document to fold: a log entry's document, with what the store keeps beside its keys. */
 export interface ReplicaDoc extends LogDoc {
-  /** The `extraBytes` bytes kept for the document (file store: where the record is). */
+  /** What the table keeps for the document: at least `extraBytes` bytes (file store: where the record is, then a screen). */
   extra?: Uint8Array;
   /** When the document expires (ms since the epoch), for the table's expiry index. */
   expiresAt?: number;
@@ -62,7 +62,7 @@ export class LogReplica {
     await this.table.put(
       e.docs.map((d) => ({
         id: d.id,
-        record: this.extraBytes === 0 ? NONE : d.extra!.subarray(0, this.extraBytes),
+        record: this.extraBytes === 0 ? NONE : d.extra!,
         keys: d.keys ?? new Float64Array(0),
         ...(d.expiresAt === undefined ? {} : { expiresAt: d.expiresAt }),
       })),
@@ -70,8 +70,8 @@ export class LogReplica {
   }
 
   /** Throws StoreFullError unless the table can take `docs` (before anything is written: src/store/memory/store.ts, checkRoom). */
-  checkRoom(docs: { id: string; keys: Float64Array }[]): void {
-    this.table.checkRoom(docs.map((d) => ({ id: d.id, bytes: this.extraBytes, keys: d.keys.length })));
+  checkRoom(docs: { id: string; keys: Float64Array; extra?: number }[]): void {
+    this.table.checkRoom(docs.map((d) => ({ id: d.id, bytes: d.extra ?? this.extraBytes, keys: d.keys.length })));
   }
 
   /** The keys a document is indexed under here (read from the chains), or null. */
@@ -79,7 +79,7 @@ export class LogReplica {
     return this.table.keysOf(id);
   }
 
-  /** The bytes kept for a document, from a table record (a view). */
+  /** The first `extraBytes` bytes kept for a document, from a table record (a view). */
   extraIn(record: Uint8Array): Uint8Array {
     return record.subarray(0, this.extraBytes);
   }

@@ -1,12 +1,12 @@
 /**
- * The file store's checkpoint (src/store/file/checkpoint.ts, format 6: the table's arrays, which
+ * The file store's checkpoint (src/store/file/checkpoint.ts, format 7: the table's arrays, which
  * hold no document's keys; the key table packed, no forward links): the exact bytes of a small
  * table's sections; a table after adds, replacements (some with no keys) and removals, written and
  * read back against its log, is the table written and goes on working; after random churn a store
  * opened from its checkpoint answers as one that folds the whole log; a store whose checkpoint is
  * format 3 or 4 (written by earlier versions, kept in test/fixtures/file-store-table3 and -table4)
- * folds its log instead, answers alike and writes format 6 at its close; a torn checkpoint, one of
- * another format (older or newer), byte order, generation, record layout, or one whose log is not
+ * folds its log instead, answers alike and writes format 7 at its close; one of format 6 (no
+ * screens) is read as it is; a torn checkpoint, one of another format (older or newer), byte order, generation, record layout, or one whose log is not
  * the log it was written after is ignored and the log is folded; one that covers more log than there
  * is fails the open (acknowledged writes are missing).
  */
@@ -54,7 +54,7 @@ function sectionsOf(file: string): { header: Record<string, unknown>; parts: Buf
   return { header, parts: header.sections.map((len) => b.subarray(o, o += len)) };
 }
 
-test('checkpoint: format 6 bytes of a two-document table', async () => {
+test('checkpoint: format 7 bytes of a two-document table', async () => {
   const m = { keysPerDoc: 2 } as StoreManifest;
   const t = await LoggedTable.create(m);
   // Homes (key / 2^21, of a 1,024-entry table) 5, 9, and 9 again (it goes to 10).
@@ -66,7 +66,7 @@ test('checkpoint: format 6 bytes of a two-document table', async () => {
   mkdirSync(d);
   await t.write(d);
   const { header, parts } = sectionsOf(path.join(d, 'table'));
-  assert.equal(header.format, 'neardup-file-table 6');
+  assert.equal(header.format, 'neardup-file-table 7');
   assert.deepEqual([header.slots, header.used, header.tableSize, header.keyOffset, header.keyCoding], [2, 3, 1024, LOCATOR_BYTES, 'f64']);
   const [meta, recLen, arena, prev, tBits, tDist, tKeys, tHeads, idBytes, idLen] = parts;
   const f64 = (...x: number[]) => Buffer.from(Float64Array.from(x).buffer);
@@ -96,7 +96,7 @@ test('checkpoint: format 6 bytes of a two-document table', async () => {
 });
 
 for (const [format, size] of [[3, 38], [4, 39]] as const) {
-  test(`checkpoint: a store whose checkpoint is format ${format} folds its log instead, and writes format 6 at its close`, async () => {
+  test(`checkpoint: a store whose checkpoint is format ${format} folds its log instead, and writes format 7 at its close`, async () => {
     const fixture = path.join(repoRoot, `test/fixtures/file-store-table${format}`);
     const d = path.join(dir, `format${format}`);
     cpSync(fixture, d, { recursive: true });
@@ -117,14 +117,14 @@ for (const [format, size] of [[3, 38], [4, 39]] as const) {
     await fold0.open(manifest);
     assert.deepEqual(await answersOf(fold0, ids), want);
     await fold0.close();
-    // Its manifest (format 1, its frames of version 1) is rewritten as format 3 before the first frame of version 2.
+    // Its manifest (format 1, its frames of version 1) is rewritten as format 4 before the first frame of version 3.
     const formatOf = () => (JSON.parse(readFileSync(path.join(d, 'manifest.json'), 'utf8')) as { format: string }).format;
     assert.equal(formatOf(), 'neardup-file-store 1');
     await s.put([{ id: 'n', keys: keys(1), record: Buffer.from('n') }]);
-    assert.equal(formatOf(), 'neardup-file-store 3');
+    assert.equal(formatOf(), 'neardup-file-store 4');
     await s.close();
-    // The next checkpoint is format 6.
-    assert.equal(sectionsOf(path.join(d, 'table')).header.format, 'neardup-file-table 6');
+    // The next checkpoint is format 7.
+    assert.equal(sectionsOf(path.join(d, 'table')).header.format, 'neardup-file-table 7');
     await fromCheckpointAsFolded(d, ids);
   });
 }
@@ -317,7 +317,7 @@ test('checkpoint: torn, of another format or byte order, or past the log: ignore
     ['torn', () => truncateSync(table, good.length - 100)],
     ['format 2', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 2' }))],
     ['format 5', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 5' }))],
-    ['a newer format', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 7' }))],
+    ['a newer format', () => writeFileSync(table, withHeader({ format: 'neardup-file-table 8' }))],
     // A log that is not the one the checkpoint was written after: its last bytes differ.
     ['another log tail', () => writeFileSync(table, withHeader({ logTail: ((header.logTail as number) + 1) >>> 0 }))],
     ['a log end inside a frame', () => writeFileSync(table, withHeader({ logEnd: (header.logEnd as number) - 3 }))],
@@ -330,6 +330,9 @@ test('checkpoint: torn, of another format or byte order, or past the log: ignore
   writeFileSync(table, withHeader({ logEnd: 1e12 }));
   await assert.rejects(open(), /is damaged: .*deleting its table file opens the log as it was copied/);
   writeFileSync(table, good);
+  // Format 6 (no screens: every table record is a locator) is read as it is, not folded.
+  writeFileSync(table, withHeader({ format: 'neardup-file-table 6' }));
+  assert.deepEqual(await open(), want);
   for (const [name, spoil] of cases) {
     spoil();
     const got = await open();

@@ -45,6 +45,7 @@ export class LoggedTable {
       recordsAt: this.recordsEnd,
       recordBytes: fd.map((d) => d.recordBytes),
       expiresAt: fd.map((d) => d.expiresAt),
+      screens: fd.map(() => undefined),
     };
     this.frames.push(encodeFrame('put', fd, this.recordsEnd));
     this.recordsEnd += fd.reduce((a, d) => a + d.recordBytes, 0);

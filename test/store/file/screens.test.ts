@@ -1,0 +1,115 @@
+/**
+ * Candidate screens in the file store (src/similarity/setScreen.ts, src/online/search/screen.ts):
+ * an index on a file store, which rejects hopeless candidates by their screens before reading their
+ * records, answers exactly as one on the memory store, which screens nothing: the same matches and
+ * the same candidate and verified counters, for single adds and batches (prepared in this thread
+ * and on a prepare worker), sets kept in the records or recomputed from stored texts, threshold
+ * queries above and below the index's, metadata filters, topK, a small candidate limit (the
+ * screen applies after it), replacements and removals. The screens survive a reopen from the
+ * checkpoint, a fold of the whole log, a compaction and a snapshot's load; and they do reject.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { NearDupIndex, type NearDupIndexOptions } from '../../../src/index.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'nd-screens-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Texts from a skewed vocabulary (shared common words make false candidates), and copies edited 0 to 45 %. */
+function corpus(n: number, seed: number): string[] {
+  let x = seed;
+  const rand = () => ((x = Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x6d2b79f5), ((x ^ (x >>> 13)) >>> 0) / 2 ** 32);
+  const word = () => `w${Math.floor(rand() ** 3 * 400)}`;
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    if (i > 10 && rand() < 0.4) {
+      const words = out[Math.floor(rand() * out.length)]!.split(' ');
+      const edit = rand() * 0.45;
+      out.push(words.map((w) => (rand() < edit ? word() : w)).join(' '));
+    } else out.push(Array.from({ length: 20 + Math.floor(rand() * 60) }, word).join(' '));
+  }
+  return out;
+}
+
+const texts = corpus(700, 7);
+const BASE: NearDupIndexOptions = { shingle: { kind: 'word', k: 2 }, numPerm: 64, bands: 32, rows: 2, threshold: 0.7 };
+
+/** Everything an index answers to one sequence of calls, its counters included. */
+async function answers(idx: NearDupIndex, storeText: boolean): Promise<unknown[]> {
+  const meta = (i: number, text: string) => (storeText ? { text, i } : { i, tag: i % 3 ? 'x' : 'y' });
+  const log: unknown[] = [];
+  for (let i = 0; i < 150; i++) log.push(await idx.add(`d${i}`, texts[i]!, meta(i, texts[i]!)));
+  log.push(await idx.addMany(texts.slice(150, 450).map((text, i) => ({ id: `d${150 + i}`, text, meta: meta(150 + i, text) }))));
+  // Replacements, and removals.
+  log.push(await idx.addMany(texts.slice(450, 520).map((text, i) => ({ id: `d${i * 3}`, text, meta: meta(i, text) }))));
+  log.push(await idx.removeMany(Array.from({ length: 30 }, (_, i) => `d${i * 11}`)));
+  for (let i = 520; i < 600; i++) log.push(await idx.add(`q${i}`, texts[i]!, meta(i, texts[i]!), i % 4 ? {} : { filter: { tag: 'x' } }));
+  for (let i = 600; i < 700; i++)
+    log.push(
+      await idx.query(texts[i]!),
+      await idx.query(texts[i]!, { threshold: 0.5 }),
+      await idx.query(texts[i]!, { threshold: 0.9, limit: 1 }),
+      await idx.query(texts[i]!, { filter: { tag: 'y' } }),
+    );
+  for (let i = 600; i < 620; i++) log.push(await idx.topK(texts[i]!, 4));
+  for (const id of ['d1', 'd5', 'd300']) log.push(await idx.duplicatesOf(id));
+  log.push((await idx.stats()).counters);
+  return log;
+}
+
+const variants: [string, Partial<NearDupIndexOptions>, boolean][] = [
+  ['sets in the records, no workers', {}, false],
+  ['stored texts, a prepare worker', { setSource: 'text', workers: 1 }, true],
+  ['a candidate limit of 3', { maxCandidates: 3 }, false],
+];
+for (const [name, extra, storeText] of variants) {
+  test(`screens: the file store answers as the memory store (${name}), and its screens reject candidates`, async () => {
+    const opts = { ...BASE, ...extra };
+    const mem = await NearDupIndex.open({ ...opts, store: 'memory' });
+    const want = await answers(mem, storeText);
+    await mem.close();
+    const d = path.join(dir, name.replace(/\W+/g, '-'));
+    const file = await NearDupIndex.open({ ...opts, store: `file:${d}` });
+    assert.deepEqual(await answers(file, storeText), want);
+    const screened = (await file.stats()).storeStats.candidatesScreenedOut as number;
+    const candidates = (want.at(-1) as { candidates: number }).candidates;
+    assert.ok(screened > candidates / 10, `${screened} of ${candidates} candidates screened out`);
+    await file.close();
+  });
+}
+
+test('screens: kept through a reopen from the checkpoint, a fold of the whole log, a compaction and a snapshot load', async () => {
+  const d = path.join(dir, 'kept');
+  const idx = await NearDupIndex.open({ ...BASE, store: `file:${d}`, workers: 1 });
+  await idx.addMany(texts.slice(0, 500).map((text, i) => ({ id: `d${i}`, text })));
+  await idx.save(path.join(dir, 'kept.ndix'));
+  await idx.close();
+  const queries = async (i: NearDupIndex) => {
+    const out: unknown[] = [];
+    for (let q = 500; q < 700; q++) out.push(await i.query(texts[q]!));
+    return { out, screened: (await i.stats()).storeStats.candidatesScreenedOut as number, candidates: (await i.stats()).counters.candidates };
+  };
+  const mem = await NearDupIndex.load(path.join(dir, 'kept.ndix'), { store: 'memory' });
+  const want = await queries(mem);
+  await mem.close();
+  const check = async (what: string, open: () => Promise<NearDupIndex>) => {
+    const i = await open();
+    const got = await queries(i);
+    await i.close();
+    assert.deepEqual([got.out, got.candidates], [want.out, want.candidates], what);
+    assert.ok(got.screened > want.candidates / 10, `${what}: ${got.screened} of ${want.candidates} screened out`);
+  };
+  await check('from the checkpoint', () => NearDupIndex.open({ store: `file:${d}` }));
+  rmSync(path.join(d, 'table'));
+  await check('the log folded', () => NearDupIndex.open({ store: `file:${d}` }));
+  const c = await NearDupIndex.open({ store: `file:${d}` });
+  await c.store.compact!();
+  await c.close();
+  await check('compacted', () => NearDupIndex.open({ store: `file:${d}` }));
+  rmSync(path.join(d, 'table'));
+  await check('compacted, the log folded', () => NearDupIndex.open({ store: `file:${d}` }));
+  await check('a snapshot loaded into a file store', () => NearDupIndex.load(path.join(dir, 'kept.ndix'), { store: `file:${path.join(dir, 'loaded')}` }));
+});
