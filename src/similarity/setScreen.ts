@@ -5,22 +5,27 @@
  *
  * The fingerprints are counted in 2^L buckets by their top L bits. Two sets share at most
  * min(a_i, b_i) fingerprints in bucket i, so |A ∩ B| ≤ U = Σ min(a_i, b_i) (and ≤ min(|A|, |B|)),
- * and J = I / (|A| + |B| − I) ≤ U / (|A| + |B| − U). Counts are kept in 4 bits, rounded up after a
- * shift: stored c' = ⌈c / 2^s⌉, read back as c' · 2^s ≥ c, so the bound stays an upper bound. L grows
- * with the set (about 4 fingerprints a bucket, 8 to 64 buckets): the bound is tight when buckets hold
- * few, and two sets of other levels are compared at the coarser one (a bucket's count is the sum of
- * its two halves').
+ * and J = I / (|A| + |B| − I) ≤ U / (|A| + |B| − U). Counts are kept in 4 bits above the set's
+ * smallest count (its base), rounded up after a shift: stored c' = ⌈(c − base) / 2^s⌉, read back as
+ * base + c' · 2^s ≥ c, so the bound stays an upper bound. L grows with the set, about 4
+ * fingerprints a bucket, from 8 buckets up to 128 (72 bytes): two unrelated sets of n fingerprints
+ * differ by about √(4nM/π) over M buckets, which must pass 0.22·n for a bound under 0.8 (M ≥ 0.04·n;
+ * 64 buckets left two thirds of the unrelated candidates of 1,400 fingerprints admitted, 128 an eighth).
+ * Two sets of other levels are compared at the coarser one (a bucket's count is the sum of its
+ * two halves').
  * Why exact matters: the screen only spares work; a candidate it lets through is verified as before,
- * and one it rejects would have failed verification (the same float division, see {@link screenBound}).
- *   u8 L · u8 s · u32 |A| (little-endian) · 2^L nibbles (bucket 2j in the low nibble of byte j)
+ * and one it rejects would have failed verification (the same float division, see {@link ScreenQuery.bound}).
+ *   u8 L · u8 s · u32 |A| · u16 base (little-endian) · 2^L nibbles (bucket 2j in the low nibble of byte j)
  * @module
  */
 
 /** Bytes of a screen at level `L`. */
-const bytesAt = (L: number) => 6 + (1 << (L - 1));
+const bytesAt = (L: number) => HEAD + (1 << (L - 1));
+/** Bytes before the nibbles. */
+const HEAD = 8;
 /** The fewest and most bucket bits. */
 const MIN_LEVEL = 3;
-const MAX_LEVEL = 6;
+const MAX_LEVEL = 7;
 /** Fingerprints per bucket the level aims at. */
 const PER_BUCKET = 4;
 /** The most bytes a screen takes. */
@@ -38,20 +43,27 @@ export function screenOf(set: Uint32Array): Uint8Array {
   const down = 32 - L;
   for (let i = 0; i < n; i++) counts[set[i]! >>> down]!++;
   let most = 0;
-  for (let j = 0; j < B; j++) if (counts[j]! > most) most = counts[j]!;
+  let least = n;
+  for (let j = 0; j < B; j++) {
+    if (counts[j]! > most) most = counts[j]!;
+    if (counts[j]! < least) least = counts[j]!;
+  }
+  const base = Math.min(least, 0xffff);
   let s = 0;
-  while (Math.ceil(most / 2 ** s) > 15) s++;
+  while (Math.ceil((most - base) / 2 ** s) > 15) s++;
   const out = new Uint8Array(bytesAt(L));
+  const v = new DataView(out.buffer);
   out[0] = L;
   out[1] = s;
-  new DataView(out.buffer).setUint32(2, n, true);
-  for (let j = 0; j < B; j++) out[6 + (j >> 1)]! |= Math.ceil(counts[j]! / 2 ** s) << ((j & 1) * 4);
+  v.setUint32(2, n, true);
+  v.setUint16(6, base, true);
+  for (let j = 0; j < B; j++) out[HEAD + (j >> 1)]! |= Math.ceil((counts[j]! - base) / 2 ** s) << ((j & 1) * 4);
   return out;
 }
 
 /** Whether `b` is a screen this module wrote (its level, shift and length hold together). */
 export function isScreen(b: Uint8Array): boolean {
-  return b.length >= 6 && b[0]! >= MIN_LEVEL && b[0]! <= MAX_LEVEL && b[1]! < 32 && b.length === bytesAt(b[0]!);
+  return b.length >= HEAD && b[0]! >= MIN_LEVEL && b[0]! <= MAX_LEVEL && b[1]! < 32 && b.length === bytesAt(b[0]!);
 }
 
 /** The set size a screen was made of. */
@@ -63,9 +75,10 @@ function sizeOf(b: Uint8Array): number {
 function boundsAt(b: Uint8Array, L: number, into: Float64Array): void {
   const own = b[0]!;
   const scale = 2 ** b[1]!;
+  const base = b[6]! | (b[7]! << 8);
   const shift = own - L;
   into.fill(0, 0, 1 << L);
-  for (let j = 0, B = 1 << own; j < B; j++) into[j >> shift]! += ((b[6 + (j >> 1)]! >> ((j & 1) * 4)) & 15) * scale;
+  for (let j = 0, B = 1 << own; j < B; j++) into[j >> shift]! += base + ((b[HEAD + (j >> 1)]! >> ((j & 1) * 4)) & 15) * scale;
 }
 
 /**
