@@ -6,12 +6,12 @@
  */
 import type { Shingler } from '../text/shingler.js';
 import type { MinHasher } from '../sketch/minhash.js';
-import type { ProbeTable } from '../similarity/probeSet.js';
 import { createTextSigner, type DocSketch, type TextSigner } from '../sketch/textSigner.js';
 import { encodeRecord } from './records/record.js';
 import { holdsText } from './records/storedText.js';
 import { KeyMaker } from './keys/keys.js';
 import { screenOf } from '../similarity/setScreen.js';
+import { ProbeTable } from '../similarity/probeSet.js';
 import type { IndexManifest } from './types.js';
 
 /** The manifest's shingling and signing of a stored text (src/online/scoring.ts verifies records that keep their text with it). */
@@ -28,6 +28,8 @@ export interface TextSets {
 export interface KeyedSketch extends DocSketch {
   /** Band keys, then forest keys; empty when the document has no signature. */
   keys: Float64Array;
+  /** The screen of its set (src/similarity/setScreen.ts), when asked for and the document has a signature. */
+  screen?: Uint8Array;
 }
 
 /** The configured pipeline of one index. */
@@ -44,6 +46,8 @@ export class DocPipeline {
   readonly setOfText: (text: string) => Uint32Array;
   /** What verifying a record that keeps its text instead of its set computes from the text (setSource `text`). */
   readonly textSets: TextSets;
+  /** Where a lazy sketch's screen is made from the set (left unmade for the sketch). */
+  private readonly probe = new ProbeTable();
 
   /**
    * Usually built with {@link DocPipeline.fromManifest}; `signer` and `keyMaker` must be those the
@@ -88,12 +92,12 @@ export class DocPipeline {
     return new DocPipeline(manifest, this.signer, this.keyMaker);
   }
 
-  /** Set, signature and keys of a text. */
-  sketch(text: string): KeyedSketch {
+  /** Set, signature and keys of a text; with `screened`, its set's screen too. */
+  sketch(text: string, screened = false): KeyedSketch {
     const { set, sig } = this.signer.sketch(text);
     if (sig && this.narrow) { for (let i = 0; i < sig.length; i++) sig[i]! &= 0xffff; }
     const keys = sig ? this.keyMaker.keys(sig, set.length) : new Float64Array(0);
-    return { set, sig, keys };
+    return screened && sig ? { set, sig, keys, screen: screenOf(set) } : { set, sig, keys };
   }
 
   /**
@@ -103,29 +107,28 @@ export class DocPipeline {
    * values as {@link DocPipeline.sketch}; the containment keys need the set's size, so an index
    * with them computes the set at once.
    */
-  lazySketch(text: string): KeyedSketch {
-    if (this.keyMaker.ensemble || this.narrow) return this.sketch(text);
+  lazySketch(text: string, screened = false): KeyedSketch {
+    if (this.keyMaker.ensemble || this.narrow) return this.sketch(text, screened);
     const signer = this.signer;
-    const sig = signer.sign(text);
+    let sig: Uint32Array | null;
+    let screen: Uint8Array | undefined;
+    if (screened) {
+      // The screen needs the distinct set, made in the same normalization as the signature (unsorted, not kept).
+      sig = new Uint32Array(signer.numPerm);
+      const distinct = signer.signDistinct(text, sig, this.probe);
+      if (distinct) screen = screenOf(distinct);
+      else sig = null;
+    } else sig = signer.sign(text);
     const keys = sig ? this.keyMaker.keys(sig) : new Float64Array(0);
     let set: Uint32Array | undefined;
     return {
       sig,
       keys,
+      ...(screen ? { screen } : {}),
       get set(): Uint32Array {
         return (set ??= signer.set(text));
       },
     };
-  }
-
-  /**
-   * The screen of a sketched document's fingerprint set (src/similarity/setScreen.ts), or undefined
-   * without a signature (never a candidate). `text`: the document's, when its record keeps the text
-   * (the set is then made unsorted from it, as verification makes it; a lazy sketch's set stays unmade).
-   */
-  screen(d: KeyedSketch, text?: string): Uint8Array | undefined {
-    if (!d.sig) return undefined;
-    return screenOf(text !== undefined ? this.signer.distinct(text) : d.set);
   }
 
   /**

@@ -55,9 +55,9 @@ port.on('message', (req: PrepareRequest) => {
     const fromText = new Uint8Array(n);
     for (let i = 0; i < n; i++) fromText[i] = pipe.setFromText(req.texts[i]!, metas[i]) ? 1 : 0;
     // A document whose record keeps its text needs no sorted set here (lazySketch computes none).
-    const sketches = req.texts.map((t, i) => (fromText[i] ? pipe.lazySketch(t) : pipe.sketch(t)));
+    const sketches = req.texts.map((t, i) => (fromText[i] ? pipe.lazySketch(t, setup.screens) : pipe.sketch(t, setup.screens)));
     const recs = sketches.map((d, i) => pipe.record(d, metas[i], undefined, req.texts[i]));
-    const screened = sketches.map((d, i) => (setup.screens ? pipe.screen(d, fromText[i] ? req.texts[i] : undefined) : undefined));
+    const screened = sketches.map((d) => d.screen);
     const screenOff = new Int32Array(n + 1);
     for (let i = 0; i < n; i++) screenOff[i + 1] = screenOff[i]! + (screened[i]?.length ?? 0);
     const screens = new Uint8Array(screenOff[n]!);

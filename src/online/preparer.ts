@@ -67,14 +67,8 @@ export class Preparer {
     validateDocument(id, text);
     // The text goes along only when the record may keep it instead of the set (checked again when
     // encoded); the set is then computed only if a candidate is verified against it.
-    const p: Prepared = this.pipe.setFromText(text, meta)
-      ? Object.assign(this.pipe.lazySketch(text), { id, meta, text })
-      : { id, meta, ...this.pipe.sketch(text) };
-    if (this.screens) {
-      const screen = this.pipe.screen(p, p.text);
-      if (screen) p.screen = screen;
-    }
-    return p;
+    if (this.pipe.setFromText(text, meta)) return Object.assign(this.pipe.lazySketch(text, this.screens), { id, meta, text });
+    return { id, meta, ...this.pipe.sketch(text, this.screens) };
   }
 
   /** True when a batch of `n` documents goes to the workers ({@link prepareInWorkers}). */

@@ -73,6 +73,12 @@ export interface TextSigner {
    */
   distinctView(text: string, table: ProbeTable): Uint32Array;
   /**
+   * Writes the signature of `text` into `out` (length numPerm) and leaves its distinct set in
+   * `table`, returned as {@link TextSigner.distinctView} returns it; null for a text without
+   * shingles. The same values as `signInto` and `distinctView`, with the text normalized once.
+   */
+  signDistinct(text: string, out: Uint32Array, table: ProbeTable): Uint32Array | null;
+  /**
    * Writes the distinct set of `text` at byte address `out` of the memory of `table`'s kernels (a
    * region of shared memory, see `ProbeTable.distinctTo`), which has room for `room` values, and
    * leaves it loaded in `table`; returns its size, or −1 (nothing written) when the text has more
@@ -113,6 +119,8 @@ interface SignRoutes {
   values?: (text: string) => Uint32Array;
   /** The block signer of UTF-8 lines (default: none). */
   blockSigner?: BlockSigner | null;
+  /** Signature and distinct set in one normalization (undefined: this route declines the text; default: none). */
+  signDistinct?: (text: string, out: Uint32Array, table: ProbeTable) => Uint32Array | null | undefined;
 }
 
 /** Builds a {@link TextSigner}. Throws a RangeError for invalid options, as the pieces do. */
@@ -154,7 +162,7 @@ class SignerBase {
 
   /** The signer of `routes` over what this base holds. */
   build(routes: SignRoutes): TextSigner {
-    const { signInto, set, distinct = set, distinctView = distinct, values = set, blockSigner = null } = routes;
+    const { signInto, set, distinct = set, distinctView = distinct, values = set, blockSigner = null, signDistinct } = routes;
     const { shingler, hasher } = this;
     const numPerm = hasher.numPerm;
     const writerOn = this.writerOn;
@@ -179,6 +187,11 @@ class SignerBase {
       sign(text: string): Uint32Array | null {
         const out = new Uint32Array(numPerm);
         return signInto(text, out) ? out : null;
+      },
+      signDistinct(text, out, table) {
+        const fused = signDistinct?.(text, out, table);
+        if (fused !== undefined) return fused;
+        return signInto(text, out) ? distinctView(text, table) : null;
       },
     };
   }
@@ -261,7 +274,7 @@ class FingerprintScratch {
 }
 
 /** The signature routes of one-permutation hashing (OPH). */
-function ophRoutes(path: FastPath): Pick<SignRoutes, 'signInto' | 'blockSigner'> {
+function ophRoutes(path: FastPath): Pick<SignRoutes, 'signInto' | 'blockSigner' | 'signDistinct'> {
   const { scratch, symbolizer, hasher, k, wasm } = path;
   const { pre } = ophParams(hasher.seed);
   const numPerm = hasher.numPerm;
@@ -292,6 +305,13 @@ function ophRoutes(path: FastPath): Pick<SignRoutes, 'signInto' | 'blockSigner'>
     signInto: (text, out) => {
       const n = wasm.symbolize(text);
       return n < 0 || n <= k ? jsSign(text, out) : ophOf(n, out);
+    },
+    // The symbols signing leaves in the kernels make the fingerprints: no second normalization.
+    signDistinct: (text, out, table) => {
+      const n = wasm.symbolize(text);
+      if (n < 0 || n <= k) return undefined;
+      ophOf(n, out);
+      return table.distinctView(wasm.fingerprintsOfSymbols(n));
     },
     blockSigner: wasm.blockSigner(ophOf),
   };

@@ -128,5 +128,13 @@ export function wasmPath(k: WasmKernels, table: SymbolTable, shingleK: number) {
       k.fn.fingerprints(k.SYMS, n, shingleK, bk, k.FPS);
       return n - shingleK + 1;
     },
+    /**
+     * The fingerprints of the n > k symbols `symbolize` just left at SYMS, as a view of kernel memory
+     * (valid until the next use of the kernels): a text signed and then made a set symbolized once.
+     */
+    fingerprintsOfSymbols(n: number): Uint32Array {
+      k.fn.fingerprints(k.SYMS, n, shingleK, bk, k.FPS);
+      return k.u32.subarray(k.FPS >>> 2, (k.FPS >>> 2) + n - shingleK + 1);
+    },
   };
 }

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createTextSigner } from '../../src/sketch/textSigner.js';
+import { ProbeTable } from '../../src/similarity/probeSet.js';
 import { createMinHasher } from '../../src/sketch/minhash.js';
 import { createShingler } from '../../src/text/shingler.js';
 import { toSortedSet } from '../../src/text/fingerprintSet.js';
@@ -186,7 +187,9 @@ const config = fc.record({
   wasm: fc.boolean(),
 });
 
-test('fast signer = reference definition on random Unicode (sets and signatures)', () => {
+const probe = new ProbeTable();
+
+test('fast signer = reference definition on random Unicode (sets, signatures, and both at once)', () => {
   fc.assert(
     fc.property(config, fc.array(anyText, { minLength: 1, maxLength: 4 }), (c, texts) => {
       const signer = createTextSigner({
@@ -203,6 +206,10 @@ test('fast signer = reference definition on random Unicode (sets and signatures)
         assert.deepEqual(signer.distinct(text).slice().sort(), set, 'distinct set');
         const want = c.method === 'oph' ? refOph(set, c.numPerm, c.seed) : refClassic(set, c.numPerm, c.seed);
         assert.deepEqual(signer.sign(text), want, 'signature');
+        // Signature and distinct set from one normalization (the screens of the online index).
+        const out = new Uint32Array(c.numPerm);
+        const both = signer.signDistinct(text, out, probe);
+        assert.deepEqual(both ? [out, both.slice().sort()] : null, want ? [want, set] : null, 'signDistinct');
       }
     }),
     { numRuns: 1000, seed: 20240601, endOnFailure: true },
@@ -388,7 +395,7 @@ test('TextSigner.sketch = shingler.set + hasher.sign (and the definitions) on ra
   );
 });
 
-test('TextSigner.sketch = reference on repetitive, long and bucket-crowding texts (the radix fallback)', () => {
+test('TextSigner.sketch and signDistinct = reference on repetitive, long and bucket-crowding texts (the radix fallback)', () => {
   const rnd = splitmix32(99);
   const words = Array.from({ length: 3000 }, () => (rnd() >>> 0).toString(36));
   const texts = [
@@ -413,6 +420,9 @@ test('TextSigner.sketch = reference on repetitive, long and bucket-crowding text
         const set = shingler.set(text);
         assert.deepEqual(got.set, set, `set, k ${k}, length ${text.length}`);
         assert.deepEqual(got.sig, hasher.sign(set), `signature, k ${k}, length ${text.length}`);
+        const out = new Uint32Array(128);
+        const both = sk.signDistinct(text, out, probe);
+        assert.deepEqual(both ? [out, both.slice().sort()] : null, got.sig ? [got.sig, set] : null, `signDistinct, k ${k}, length ${text.length}`);
       }
     }
   }
