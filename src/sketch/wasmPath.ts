@@ -45,6 +45,12 @@ export interface BlockSigner {
   fingerprintSpan(start: number, end: number): Uint32Array | null;
 }
 
+/** The fingerprints of the n > `shingleK` symbols at SYMS, as a view of kernel memory (valid until the next use of the kernels). */
+function fingerprintsAt(k: WasmKernels, n: number, shingleK: number, bk: number): Uint32Array {
+  k.fn.fingerprints(k.SYMS, n, shingleK, bk, k.FPS);
+  return k.u32.subarray(k.FPS >>> 2, (k.FPS >>> 2) + n - shingleK + 1);
+}
+
 /**
  * The WebAssembly front half: copies a text into the kernel memory and symbolizes it there,
  * keeping the wasm mirror of the symbol table in step with the JS table (blocks are copied on
@@ -63,6 +69,7 @@ export function wasmPath(k: WasmKernels, table: SymbolTable, shingleK: number) {
   const runs = table.kind === 'lowercase-collapse';
   const kernel = runs ? k.fn.symbolizeRuns : k.fn.symbolizeWs;
   const kernel8 = runs ? k.fn.symbolizeRuns8 : k.fn.symbolizeWs8;
+  const ofSymbols = (n: number): Uint32Array => fingerprintsAt(k, n, shingleK, bk);
   const symbolize = (text: string): number => {
     const len = text.length;
     k.ensure(len + 1);
@@ -115,26 +122,16 @@ export function wasmPath(k: WasmKernels, table: SymbolTable, shingleK: number) {
           k.ensure(len + 1);
           const at = k.BLOCK + start;
           const n = symbolizeSynced(() => kernel8(at, len, CLS, SYM, k.SYMS, table.spaceSym), (i) => utf8UnitAt(k.u8, at + i), synced, sync);
-          if (n < 0 || n <= shingleK) return null;
-          k.fn.fingerprints(k.SYMS, n, shingleK, bk, k.FPS);
-          return k.u32.subarray(k.FPS >>> 2, (k.FPS >>> 2) + n - shingleK + 1);
+          return n < 0 || n <= shingleK ? null : ofSymbols(n);
         },
       };
     },
     /** Fingerprints into k.FPS; returns their number, or -1 when the JS path must be used. */
     fingerprints(text: string): number {
       const n = symbolize(text);
-      if (n < 0 || n <= shingleK) return -1;
-      k.fn.fingerprints(k.SYMS, n, shingleK, bk, k.FPS);
-      return n - shingleK + 1;
+      return n < 0 || n <= shingleK ? -1 : ofSymbols(n).length;
     },
-    /**
-     * The fingerprints of the n > k symbols `symbolize` just left at SYMS, as a view of kernel memory
-     * (valid until the next use of the kernels): a text signed and then made a set symbolized once.
-     */
-    fingerprintsOfSymbols(n: number): Uint32Array {
-      k.fn.fingerprints(k.SYMS, n, shingleK, bk, k.FPS);
-      return k.u32.subarray(k.FPS >>> 2, (k.FPS >>> 2) + n - shingleK + 1);
-    },
+    /** The fingerprints of the n > k symbols `symbolize` just left at SYMS: a text signed, then made a set, symbolized once. */
+    fingerprintsOfSymbols: ofSymbols,
   };
 }
