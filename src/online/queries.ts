@@ -15,7 +15,8 @@ import { candidateScreen } from './search/screen.js';
 
 /** Matches of a prepared query scoring at least `t` by the index's measure (Jaccard or its estimate), best first. */
 export async function thresholdMatches(ctx: IndexContext, p: Prepared, t: number, cut: Cut = {}): Promise<Match[]> {
-  const screen = candidateScreen(ctx, [cut.filter ? { ...p, filter: cut.filter } : p], t);
+  // Not a spread of p: its set may be a getter that makes the set (src/online/preparer.ts).
+  const screen = candidateScreen(ctx, [{ screen: p.screen, filter: cut.filter }], t);
   const [cands] = await ctx.store.lookup([ctx.keyMaker.bandPart(p.keys)], ctx.maxCandidates, undefined, screen);
   return ctx.scorer.score(p, filterCandidates(cands!, cut.filter), { min: t, limit: cut.limit });
 }
