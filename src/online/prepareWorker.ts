@@ -57,11 +57,10 @@ port.on('message', (req: PrepareRequest) => {
     // A document whose record keeps its text needs no sorted set here (lazySketch computes none).
     const sketches = req.texts.map((t, i) => (fromText[i] ? pipe.lazySketch(t, setup.screens) : pipe.sketch(t, setup.screens)));
     const recs = sketches.map((d, i) => pipe.record(d, metas[i], undefined, req.texts[i]));
-    const screened = sketches.map((d) => d.screen);
     const screenOff = new Int32Array(n + 1);
-    for (let i = 0; i < n; i++) screenOff[i + 1] = screenOff[i]! + (screened[i]?.length ?? 0);
+    for (let i = 0; i < n; i++) screenOff[i + 1] = screenOff[i]! + (sketches[i]!.screen?.length ?? 0);
     const screens = new Uint8Array(screenOff[n]!);
-    for (let i = 0; i < n; i++) if (screened[i]) screens.set(screened[i]!, screenOff[i]!);
+    for (let i = 0; i < n; i++) if (sketches[i]!.screen) screens.set(sketches[i]!.screen!, screenOff[i]!);
     const setOff = new Int32Array(n + 1);
     const recOff = new Int32Array(n + 1);
     for (let i = 0; i < n; i++) {

@@ -171,15 +171,17 @@ export class FileStore implements NearDupStore {
     if (entries.length === 0) return;
     return this.write(async () => {
       // A batch the table cannot take is refused before its records and frame are written: once in the log, every open would fail on it.
+      const at = this.recordsEnd;
+      const recs = Buffer.concat(entries.map((e) => e.record));
+      let frame: Buffer;
       try {
         this.table.checkRoom(entries.map((e) => ({ id: e.id, keys: e.keys, extra: LOCATOR_BYTES + (e.screen?.length ?? 0) })));
+        // Encoding refuses a screen a frame cannot hold: refused here, the store stays usable.
+        const docs = entries.map((e) => ({ id: e.id, keys: e.keys, recordBytes: e.record.length, expiresAt: e.expiresAt, screen: e.screen }));
+        frame = encodeFrame('put', docs, at, crc32(recs));
       } catch (e) {
         throw new Unchanged(e as Error);
       }
-      const at = this.recordsEnd;
-      const recs = Buffer.concat(entries.map((e) => e.record));
-      const docs = entries.map((e) => ({ id: e.id, keys: e.keys, recordBytes: e.record.length, expiresAt: e.expiresAt, screen: e.screen }));
-      const frame = encodeFrame('put', docs, at, crc32(recs));
       await this.upgradeFormat();
       await Promise.all([this.append(this.records!, recs), this.append(this.log!, frame)]);
       this.recordsEnd += recs.length;

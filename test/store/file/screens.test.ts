@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { NearDupIndex, type NearDupIndexOptions } from '../../../src/index.js';
+import { FileStore } from '../../../src/store/file/store.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-screens-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -112,4 +113,14 @@ test('screens: kept through a reopen from the checkpoint, a fold of the whole lo
   rmSync(path.join(d, 'table'));
   await check('compacted, the log folded', () => NearDupIndex.open({ store: `file:${d}` }));
   await check('a snapshot loaded into a file store', () => NearDupIndex.load(path.join(dir, 'kept.ndix'), { store: `file:${path.join(dir, 'loaded')}` }));
+});
+
+test('screens: a screen longer than a frame holds (255 bytes) is refused whole, and the store stays usable', async () => {
+  const s = new FileStore(path.join(dir, 'long-screen'));
+  await s.open({ keysPerDoc: 1 });
+  const keys = Float64Array.of(7);
+  await assert.rejects(s.put([{ id: 'a', keys, record: Uint8Array.of(1), screen: new Uint8Array(256) }]), /screen of document a has 256 bytes/);
+  await s.put([{ id: 'b', keys, record: Uint8Array.of(2), screen: new Uint8Array(255) }]);
+  assert.deepEqual([await s.size(), (await s.get(['a', 'b'])).map((r) => r && Array.from(r))], [1, [null, [2]]]);
+  await s.close();
 });
