@@ -8,6 +8,7 @@ import { estimateJaccard, type MinHasher } from '../sketch/minhash.js';
 import { jaccard, jaccardAtLeast } from '../similarity/jaccard.js';
 import type { StoredDoc } from '../store/types.js';
 import { ProbeTable, probeJaccardAtLeast } from '../similarity/probeSet.js';
+import { screenOf } from '../similarity/setScreen.js';
 import { readRecordMeta, readRecordSketch, recordSetText } from './records/record.js';
 import type { TextSets } from './pipeline.js';
 import type { IndexCounters, Match, OnlineVerify, Prepared } from './types.js';
@@ -120,6 +121,17 @@ export class Scorer {
     }
     kept.sort((a, b) => byScore(a.m, b.m));
     return kept;
+  }
+
+  /**
+   * The screen (src/similarity/setScreen.ts) of the set a stored record is verified with: its
+   * stored set, or the distinct set of its stored text; undefined for a record with neither.
+   */
+  screenOfRecord(record: Uint8Array): Uint8Array | undefined {
+    const text = recordSetText(record);
+    if (text !== undefined) return screenOf(this.texts.distinct(text));
+    const { set } = readRecordSketch(record, undefined);
+    return set ? screenOf(set) : undefined;
   }
 
   /** The matches of ranked candidates: estimates (one signature each, with verify exact) and metadata added. */

@@ -36,11 +36,20 @@ export interface PutEntry {
   screen?: Uint8Array;
 }
 
-/**
- * Tests a candidate's screen against the query of list `list`: false rejects the candidate before
- * its record is read. Only a candidate that verification would reject may be rejected.
- */
-export type CandidateScreen = (list: number, screen: Uint8Array) => boolean;
+/** What a lookup screens its candidates with ({@link NearDupStore.lookup}, for stores that keep {@link NearDupStore.screens}). */
+export interface CandidateScreen {
+  /**
+   * Tests a candidate's screen against the query of list `list`: false rejects the candidate before
+   * its record is read. Only a candidate that verification would reject may be rejected.
+   */
+  admits(list: number, screen: Uint8Array): boolean;
+  /**
+   * The screen of a candidate's record, for a candidate the store keeps none for (a file store's
+   * documents folded from its log after a crash), which the store keeps from then on; undefined
+   * when the record gives none. It must be the screen of the set verification reads from that record.
+   */
+  screenOf?(record: Uint8Array): Uint8Array | undefined;
+}
 
 /** One removal: a document id and the keys it is stored under. */
 export interface RemoveEntry {

@@ -11,11 +11,16 @@
 import type { CandidateScreen, NearDupStore } from '../../store/types.js';
 import { ScreenQuery } from '../../similarity/setScreen.js';
 
-/** What decides whether an index's lookups screen: its store, its verification, and the counter rejections are counted in. */
+/**
+ * What decides whether an index's lookups screen: its store, its verification, the counter
+ * rejections are counted in, and the scorer, which makes the screen of a candidate the store kept
+ * none for from the set it verifies with.
+ */
 export interface ScreenHost {
   readonly store: Pick<NearDupStore, 'screens'>;
   readonly manifest: { readonly verify: string };
   readonly counters: { candidates: number };
+  readonly scorer: { screenOfRecord(record: Uint8Array): Uint8Array | undefined };
 }
 
 /** A query document as screening sees it: its set's screen, and its metadata filter (none screens). */
@@ -28,14 +33,17 @@ export interface ScreenedQuery {
 export function candidateScreen(ctx: ScreenHost, prepared: readonly ScreenedQuery[], min: number): CandidateScreen | undefined {
   if (!ctx.store.screens || ctx.manifest.verify !== 'exact' || !(min > 0)) return undefined;
   const queries: (ScreenQuery | null)[] = [];
-  return (list, screen) => {
-    let q = queries[list];
-    if (q === undefined) {
-      const p = prepared[list]!;
-      q = queries[list] = p.screen && !p.filter ? new ScreenQuery(p.screen, min) : null;
-    }
-    if (q === null || q.admits(screen)) return true;
-    ctx.counters.candidates++;
-    return false;
+  return {
+    admits(list, screen) {
+      let q = queries[list];
+      if (q === undefined) {
+        const p = prepared[list]!;
+        q = queries[list] = p.screen && !p.filter ? new ScreenQuery(p.screen, min) : null;
+      }
+      if (q === null || q.admits(screen)) return true;
+      ctx.counters.candidates++;
+      return false;
+    },
+    screenOf: (record) => ctx.scorer.screenOfRecord(record),
   };
 }

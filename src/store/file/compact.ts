@@ -12,7 +12,7 @@ import { crc32 } from 'node:zlib';
 import type { LogReplica } from '../log/replica.js';
 import { encodeFrame, type FrameDoc } from './frames.js';
 import { dataFiles, syncDir, writeAll } from './manifest.js';
-import { LOCATOR_BYTES, locator, placeOf, screenIn } from './replay.js';
+import { LOCATOR_BYTES, locator, placeOf } from './replay.js';
 
 /** Documents per frame of the compacted log. */
 const BATCH_DOCS = 1000;
@@ -71,8 +71,8 @@ export async function writeCompacted(src: CompactSource): Promise<Compacted> {
     for (const d of table.live()) {
       const rec = src.read(d.record);
       offsets[i++] = out.recordsBytes + batchBytes;
-      const screen = screenIn(d.record);
-      docs.push({ id: d.id, keys: src.replica.keysOf(d.id)!, recordBytes: rec.length, expiresAt: expiry.get(d.id), ...(screen.length ? { screen } : {}) });
+      // The screens stay in the table, which the checkpoint after the switch keeps (./screenHeals.ts).
+      docs.push({ id: d.id, keys: src.replica.keysOf(d.id)!, recordBytes: rec.length, expiresAt: expiry.get(d.id) });
       recs.push(rec);
       batchBytes += rec.length;
       if (docs.length >= BATCH_DOCS || batchBytes >= BATCH_BYTES) await flush();

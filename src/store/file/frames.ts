@@ -5,6 +5,8 @@
  *   payload: u8 version (3) · f64 recordsAt · u32 entryBytes · entry · per put document: u32 recordBytes · f64 expiresAt (NaN: none)
  *            · u8 screenBytes · the screen of its fingerprint set (src/similarity/setScreen.ts; none: 0 bytes)
  *            · u32 crc32 of the put's records (0 for a remove)
+ * Frames are written with screenBytes 0: the screens live in the band table and its checkpoint
+ * (./screenHeals.ts). A screen a frame of an earlier version of neardup carries is read and kept.
  * Version 2, read, has no screens (a put document's part ends at expiresAt). Version 1, read, has
  * no records checksum either: its batch's records were synced before its frame. A
  * batch of version 2 syncs its records and its frame at once (one disk flush's wait, not two), so
@@ -21,8 +23,6 @@ import { decodeLogEntry, encodeLogEntry, type LogDoc, type LogEntry } from '../l
 
 /** Version byte of a frame's payload, as written now (1 and 2 are read too). */
 export const FRAME_VERSION = 3;
-/** The most bytes of a screen a frame takes for one document. */
-const MAX_SCREEN = 255;
 /** Bytes before a frame's payload. */
 export const FRAME_HEADER = 8;
 
@@ -46,21 +46,12 @@ export interface Frame {
 export interface FrameDoc extends LogDoc {
   recordBytes: number;
   expiresAt: number | undefined;
-  /** The screen of its fingerprint set, kept beside its record's place (at most 255 bytes). */
-  screen?: Uint8Array | undefined;
 }
 
 /** Encodes one frame (header included); `docs` carry record lengths for a put, and `recordsCrc` is the crc32 of its records. */
 export function encodeFrame(op: 'put' | 'remove', docs: FrameDoc[] | LogDoc[], recordsAt: number, recordsCrc = 0): Buffer {
   const entry = encodeLogEntry(op, docs);
-  let perDoc = 0;
-  if (op === 'put') {
-    for (const d of docs as FrameDoc[]) {
-      const n = d.screen?.length ?? 0;
-      if (n > MAX_SCREEN) throw new RangeError(`screen of document ${d.id} has ${n} bytes, a frame takes ${MAX_SCREEN}`);
-      perDoc += 13 + n;
-    }
-  }
+  const perDoc = op === 'put' ? 13 * docs.length : 0;
   const payload = Buffer.allocUnsafe(13 + entry.length + perDoc + 4);
   payload[0] = FRAME_VERSION;
   payload.writeDoubleLE(recordsAt, 1);
@@ -70,10 +61,8 @@ export function encodeFrame(op: 'put' | 'remove', docs: FrameDoc[] | LogDoc[], r
     for (const d of docs as FrameDoc[]) {
       payload.writeUInt32LE(d.recordBytes, o);
       payload.writeDoubleLE(d.expiresAt ?? NaN, o + 4);
-      const screen = d.screen ?? EMPTY;
-      payload[o + 12] = screen.length;
-      payload.set(screen, o + 13);
-      o += 13 + screen.length;
+      payload[o + 12] = 0;
+      o += 13;
     }
   }
   payload.writeUInt32LE(op === 'put' ? recordsCrc >>> 0 : 0, o);
@@ -82,8 +71,6 @@ export function encodeFrame(op: 'put' | 'remove', docs: FrameDoc[] | LogDoc[], r
   head.writeUInt32LE(crc32(payload), 4);
   return Buffer.concat([head, payload]);
 }
-
-const EMPTY = new Uint8Array(0);
 
 /**
  * The frame starting at `o` of `buf`: `{ frame, end }`, `'short'` when `buf` ends before it does

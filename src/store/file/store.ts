@@ -33,9 +33,13 @@ import { encodeFrame } from './frames.js';
 import { takeDirLock } from './lock.js';
 import { fileStoreDirProblem } from './dir.js';
 import { copyStoreFiles } from './backup.js';
-import { LOCATOR_BYTES, placeOf, replay, screenIn, tableRecord } from './replay.js';
+import { LOCATOR_BYTES, placeOf, replay, tableRecord } from './replay.js';
 import { CHECKPOINT_FILE, logTail, readCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { RecordReads } from './recordReads.js';
+import { ScreenHeals } from './screenHeals.js';
+
+/** The most bytes of a screen a table record keeps (src/similarity/setScreen.ts makes at most 72). */
+const MAX_SCREEN_BYTES = 255;
 
 /** Log growth (bytes) below which no checkpoint is written before close. */
 const CHECKPOINT_MIN_LOG = 64 << 20;
@@ -65,6 +69,10 @@ export class FileStore implements NearDupStore {
   private foldedAtOpen = 0;
   /** Candidates whose screens rejected them before their records were read, since open. */
   private screenedOut = 0;
+  /** Screens made by lookups for documents folded from the log without one, till the next write puts them in the table. */
+  private readonly heals = new ScreenHeals();
+  /** Screens put into the table since the last checkpoint (close writes one to keep them). */
+  private healedUnsaved = 0;
   private readonly reads: RecordReads;
   /** Backups copying files now (a compaction waits for them). */
   private readonly copying = new Set<Promise<void>>();
@@ -175,14 +183,16 @@ export class FileStore implements NearDupStore {
       const recs = Buffer.concat(entries.map((e) => e.record));
       let frame: Buffer;
       try {
+        checkScreens(entries);
         this.table.checkRoom(entries.map((e) => ({ id: e.id, keys: e.keys, extra: LOCATOR_BYTES + (e.screen?.length ?? 0) })));
-        // Encoding refuses a screen a frame cannot hold: refused here, the store stays usable.
-        const docs = entries.map((e) => ({ id: e.id, keys: e.keys, recordBytes: e.record.length, expiresAt: e.expiresAt, screen: e.screen }));
+        // The screens go to the table alone (./screenHeals.ts): the frame carries none.
+        const docs = entries.map((e) => ({ id: e.id, keys: e.keys, recordBytes: e.record.length, expiresAt: e.expiresAt }));
         frame = encodeFrame('put', docs, at, crc32(recs));
       } catch (e) {
         throw new Unchanged(e as Error);
       }
       await this.upgradeFormat();
+      this.applyHeals();
       await Promise.all([this.append(this.records!, recs), this.append(this.log!, frame)]);
       this.recordsEnd += recs.length;
       this.logEnd += frame.length;
@@ -228,10 +238,17 @@ export class FileStore implements NearDupStore {
    * adds, and a crash leaves at most that much log to fold on the next open.
    */
   private async checkpoint(): Promise<void> {
+    this.applyHeals();
     await faultHooks().fileStoreCheckpoint?.();
     const at = { logEnd: this.logEnd, recordsEnd: this.recordsEnd, applied: this.table.applied, generation: this.stored!.generation };
     await writeCheckpoint(this.dir, this.table.table, { ...at, keyOffset: LOCATOR_BYTES, logTail: await logTail(this.log!, this.logEnd) });
     this.checkpointed = this.logEnd;
+    this.healedUnsaved = 0;
+  }
+
+  /** Puts the screens lookups made into the table (inside a write). */
+  private applyHeals(): void {
+    if (this.heals.size > 0) this.healedUnsaved += this.heals.apply(this.table);
   }
 
   async removeMany(entries: RemoveEntry[]): Promise<boolean[]> {
@@ -244,6 +261,7 @@ export class FileStore implements NearDupStore {
       if (docs.length === 0) return removed;
       const frame = encodeFrame('remove', docs, this.recordsEnd);
       await this.upgradeFormat();
+      this.applyHeals();
       await this.append(this.log!, frame);
       this.logEnd += frame.length;
       await rep.apply({ op: 'remove', docs });
@@ -269,19 +287,39 @@ export class FileStore implements NearDupStore {
   async lookup(queries: Float64Array[], limit: number, now?: number, screen?: CandidateScreen): Promise<StoredDoc[][]> {
     let lists = await this.table.table.lookup(queries, limit, now);
     // After the limit, as without a screen: the candidates left are those verification would see, less the hopeless.
-    if (screen) lists = lists.map((l, q) => l.filter((d) => this.admitted(screen, q, d.record)));
+    if (screen) lists = lists.map((l, q) => l.filter((d) => this.admitted(screen, q, d)));
     const at = new Map<string, number>(); // each document read once, however many lists found it
     const tableRecords: Uint8Array[] = [];
-    for (const l of lists) for (const d of l) if (!at.has(d.id)) at.set(d.id, tableRecords.push(d.record) - 1);
+    const ids: string[] = [];
+    for (const l of lists) {
+      for (const d of l) {
+        if (at.has(d.id)) continue;
+        at.set(d.id, ids.length);
+        ids.push(d.id);
+        tableRecords.push(d.record);
+      }
+    }
     const recs = await this.readRecords(tableRecords);
+    if (screen?.screenOf) this.healFrom(screen.screenOf, { ids, tableRecords, recs });
     return lists.map((l) => l.map((d) => ({ id: d.id, record: recs[at.get(d.id)!]! })));
   }
 
-  /** Whether `screen` lets the candidate of list `q` with table record `record` through (one without a screen: yes). */
-  private admitted(screen: CandidateScreen, q: number, record: Uint8Array): boolean {
-    if (record.length <= LOCATOR_BYTES || screen(q, screenIn(record))) return true;
+  /** Whether `screen` lets candidate `d` of list `q` through (one without a screen, kept or made: yes). */
+  private admitted(screen: CandidateScreen, q: number, d: StoredDoc): boolean {
+    const kept = this.heals.screenFor(d.id, d.record);
+    if (kept === undefined || screen.admits(q, kept)) return true;
     this.screenedOut++;
     return false;
+  }
+
+  /** Makes the screens of the candidates just read that have none (./screenHeals.ts). */
+  private healFrom(screenOf: (record: Uint8Array) => Uint8Array | undefined, read: { ids: string[]; tableRecords: Uint8Array[]; recs: Uint8Array[] }): void {
+    for (let k = 0; k < read.ids.length; k++) {
+      const id = read.ids[k]!;
+      if (!this.heals.wants(id, read.tableRecords[k]!)) continue;
+      const s = screenOf(read.recs[k]!);
+      if (s && s.length <= MAX_SCREEN_BYTES) this.heals.add(id, read.tableRecords[k]!, s);
+    }
   }
 
   async get(ids: string[]): Promise<(Uint8Array | null)[]> {
@@ -332,6 +370,7 @@ export class FileStore implements NearDupStore {
       checkpointLogBytes: this.checkpointed,
       checkpointError: this.checkpointError,
       candidatesScreenedOut: this.screenedOut,
+      screensMadeByLookups: this.heals.healed + this.heals.size,
       distinctKeys: t.distinctKeys as number,
       tableBytes: (t.keyTableSlots as number) * 12 + (t.postingBytes as number) + (t.arenaBytes as number),
     };
@@ -422,7 +461,7 @@ export class FileStore implements NearDupStore {
   async close(): Promise<void> {
     await this.chain;
     try {
-      if (this.replica && !this.broken && this.logEnd > this.checkpointed) await this.checkpoint();
+      if (this.replica && !this.broken && (this.logEnd > this.checkpointed || this.heals.size + this.healedUnsaved > 0)) await this.checkpoint();
     } finally {
       await this.reads.settled();
       await this.log?.close();
@@ -432,6 +471,14 @@ export class FileStore implements NearDupStore {
       this.release?.();
       this.release = null;
     }
+  }
+}
+
+/** Refuses a batch whose screens are longer than a table record keeps ({@link MAX_SCREEN_BYTES}). */
+function checkScreens(entries: PutEntry[]): void {
+  for (const e of entries) {
+    const n = e.screen?.length ?? 0;
+    if (n > MAX_SCREEN_BYTES) throw new RangeError(`screen of document ${e.id} has ${n} bytes, the store keeps at most ${MAX_SCREEN_BYTES}`);
   }
 }
 

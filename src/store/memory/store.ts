@@ -274,6 +274,22 @@ export class MemoryStore implements NearDupStore {
     return this.deep.entryOf(p);
   }
 
+  /**
+   * Replaces the record of document `id` with `rewrite(current)` unless that is undefined, its keys
+   * and expiry left as they are (the file store adding a screen a document lacked); returns whether
+   * it did. A record the arena cannot take throws {@link StoreFullError}, the old one kept.
+   */
+  rewriteRecord(id: string, rewrite: (current: Uint8Array) => Uint8Array | undefined): boolean {
+    const s = this.idt.slotOf(id);
+    if (s === EMPTY) return false;
+    const rec = rewrite(this.record(s));
+    if (!rec) return false;
+    const old = this.recLen[s]!;
+    this.writeRecord(s, rec);
+    this.arenaLive -= old;
+    return true;
+  }
+
   async get(ids: string[]): Promise<(Uint8Array | null)[]> {
     return ids.map((id) => {
       const s = this.idt.slotOf(id);

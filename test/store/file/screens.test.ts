@@ -6,15 +6,19 @@
  * and on a prepare worker), sets kept in the records or recomputed from stored texts, threshold
  * queries above and below the index's, metadata filters, topK, a small candidate limit (the
  * screen applies after it), replacements and removals. The screens survive a reopen from the
- * checkpoint, a fold of the whole log, a compaction and a snapshot's load; and they do reject.
+ * checkpoint, a compaction and a snapshot's load; and they do reject. The log carries none: after
+ * a fold of the whole log the lookups make them from the records they read, and the checkpoint at
+ * close keeps them.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { NearDupIndex, type NearDupIndexOptions } from '../../../src/index.js';
 import { FileStore } from '../../../src/store/file/store.js';
+import { decodeFrameAt } from '../../../src/store/file/frames.js';
+import { screenIn } from '../../../src/store/file/replay.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'nd-screens-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -103,24 +107,69 @@ test('screens: kept through a reopen from the checkpoint, a fold of the whole lo
     assert.deepEqual([got.out, got.candidates], [want.out, want.candidates], what);
     assert.ok(got.screened > want.candidates / 10, `${what}: ${got.screened} of ${want.candidates} screened out`);
   };
+  /**
+   * A store whose log is folded whole, then closed at once: its checkpoint has no screens. Reopened,
+   * it answers the same, its lookups make the screens, byte for byte those its puts made, and the
+   * checkpoint at close keeps them (with no log written since the last).
+   */
+  const folded = async (what: string) => {
+    const before = await tableScreens(d);
+    rmSync(path.join(d, 'table'));
+    await (await NearDupIndex.open({ store: `file:${d}` })).close();
+    assert.equal((await tableScreens(d)).size, 0, `${what}: screens after the fold`);
+    const i = await NearDupIndex.open({ store: `file:${d}` });
+    const got = await queries(i);
+    const made = (await i.stats()).storeStats.screensMadeByLookups as number;
+    await i.close();
+    assert.deepEqual([got.out, got.candidates], [want.out, want.candidates], what);
+    const after = await tableScreens(d);
+    assert.ok(made > 100 && after.size === made, `${what}: ${made} screens made, ${after.size} kept`);
+    for (const [id, screen] of after) assert.equal(screen, before.get(id), `${what}: the screen made for ${id}`);
+    await check(`${what}, reopened`, () => NearDupIndex.open({ store: `file:${d}` }));
+  };
+  // The log carries no screens: the table and its checkpoint do.
+  const log = readFileSync(path.join(d, 'log'));
+  let frames = 0;
+  for (let o = 0; o < log.length; frames++) {
+    const f = decodeFrameAt(log, o, 'log');
+    assert.ok(typeof f === 'object', `frame at ${o}: ${String(f)}`);
+    assert.ok(f.frame.screens.every((x) => x === undefined), `frame at ${o} carries screens`);
+    o = f.end;
+  }
+  assert.ok(frames > 0);
   await check('from the checkpoint', () => NearDupIndex.open({ store: `file:${d}` }));
-  rmSync(path.join(d, 'table'));
-  await check('the log folded', () => NearDupIndex.open({ store: `file:${d}` }));
+  await folded('the log folded');
   const c = await NearDupIndex.open({ store: `file:${d}` });
   await c.store.compact!();
   await c.close();
   await check('compacted', () => NearDupIndex.open({ store: `file:${d}` }));
-  rmSync(path.join(d, 'table'));
-  await check('compacted, the log folded', () => NearDupIndex.open({ store: `file:${d}` }));
+  await folded('compacted, the log folded');
   await check('a snapshot loaded into a file store', () => NearDupIndex.load(path.join(dir, 'kept.ndix'), { store: `file:${path.join(dir, 'loaded')}` }));
 });
 
-test('screens: a screen longer than a frame holds (255 bytes) is refused whole, and the store stays usable', async () => {
+/** The screens a file store's table keeps, by document id (hex). */
+async function tableScreens(d: string): Promise<Map<string, string>> {
+  const s = new FileStore(d);
+  await s.open({ keysPerDoc: 1 });
+  try {
+    const out = new Map<string, string>();
+    for (const doc of s['table'].table.live()) {
+      const screen = screenIn(doc.record);
+      if (screen.length > 0) out.set(doc.id, Buffer.from(screen).toString('hex'));
+    }
+    return out;
+  } finally {
+    await s.close();
+  }
+}
+
+test('screens: a screen longer than the store keeps is refused whole, and the store stays usable', async () => {
   const s = new FileStore(path.join(dir, 'long-screen'));
   await s.open({ keysPerDoc: 1 });
   const keys = Float64Array.of(7);
-  await assert.rejects(s.put([{ id: 'a', keys, record: Uint8Array.of(1), screen: new Uint8Array(256) }]), /screen of document a has 256 bytes/);
-  await s.put([{ id: 'b', keys, record: Uint8Array.of(2), screen: new Uint8Array(255) }]);
+  const most = 255;
+  await assert.rejects(s.put([{ id: 'a', keys, record: Uint8Array.of(1), screen: new Uint8Array(most + 1) }]), new RegExp(`screen of document a has ${most + 1} bytes`));
+  await s.put([{ id: 'b', keys, record: Uint8Array.of(2), screen: new Uint8Array(most) }]);
   assert.deepEqual([await s.size(), (await s.get(['a', 'b'])).map((r) => r && Array.from(r))], [1, [null, [2]]]);
   await s.close();
 });
