@@ -168,7 +168,10 @@ test('screens: a screen longer than the store keeps is refused whole, and the st
   await s.open({ keysPerDoc: 1 });
   const keys = Float64Array.of(7);
   const most = 255;
-  await assert.rejects(s.put([{ id: 'a', keys, record: Uint8Array.of(1), screen: new Uint8Array(most + 1) }]), new RegExp(`screen of document a has ${most + 1} bytes`));
+  await assert.rejects(
+    s.put([{ id: 'a', keys, record: Uint8Array.of(1), screen: new Uint8Array(most + 1) }]),
+    new RegExp(`screen of document a has ${most + 1} bytes`),
+  );
   await s.put([{ id: 'b', keys, record: Uint8Array.of(2), screen: new Uint8Array(most) }]);
   assert.deepEqual([await s.size(), (await s.get(['a', 'b'])).map((r) => r && Array.from(r))], [1, [null, [2]]]);
   await s.close();
