@@ -425,6 +425,8 @@ export class FileStore implements NearDupStore {
       const rep = this.table;
       const before = { entries: rep.applied, bytes: this.logEnd + this.recordsEnd };
       const generation = this.stored!.generation + 1;
+      // Before the records move: a screen a lookup made names the place it was made for.
+      this.applyHeals();
       await Promise.allSettled(this.copying);
       // Until the switch the store is as it was: a failure leaves it usable (the new files are deleted at the next open).
       const out = await writeCompacted({ dir: this.dir, generation, replica: rep, read: (r) => this.readRecord(r) }).catch((e: unknown) => {

@@ -86,66 +86,71 @@ for (const [name, extra, storeText] of variants) {
   });
 }
 
-test('screens: kept through a reopen from the checkpoint, a fold of the whole log, a compaction and a snapshot load', async () => {
-  const d = path.join(dir, 'kept');
-  const idx = await NearDupIndex.open({ ...BASE, store: `file:${d}`, workers: 1 });
-  await idx.addMany(texts.slice(0, 500).map((text, i) => ({ id: `d${i}`, text })));
-  await idx.save(path.join(dir, 'kept.ndix'));
-  await idx.close();
-  const queries = async (i: NearDupIndex) => {
-    const out: unknown[] = [];
-    for (let q = 500; q < 700; q++) out.push(await i.query(texts[q]!));
-    return { out, screened: (await i.stats()).storeStats.candidatesScreenedOut as number, candidates: (await i.stats()).counters.candidates };
-  };
-  const mem = await NearDupIndex.load(path.join(dir, 'kept.ndix'), { store: 'memory' });
-  const want = await queries(mem);
-  await mem.close();
-  const check = async (what: string, open: () => Promise<NearDupIndex>) => {
-    const i = await open();
-    const got = await queries(i);
-    await i.close();
-    assert.deepEqual([got.out, got.candidates], [want.out, want.candidates], what);
-    assert.ok(got.screened > want.candidates / 10, `${what}: ${got.screened} of ${want.candidates} screened out`);
-  };
-  /**
-   * A store whose log is folded whole, then closed at once: its checkpoint has no screens. Reopened,
-   * it answers the same, its lookups make the screens, byte for byte those its puts made, and the
-   * checkpoint at close keeps them (with no log written since the last).
-   */
-  const folded = async (what: string) => {
-    const before = await tableScreens(d);
-    rmSync(path.join(d, 'table'));
-    await (await NearDupIndex.open({ store: `file:${d}` })).close();
-    assert.equal((await tableScreens(d)).size, 0, `${what}: screens after the fold`);
-    const i = await NearDupIndex.open({ store: `file:${d}` });
-    const got = await queries(i);
-    const made = (await i.stats()).storeStats.screensMadeByLookups as number;
-    await i.close();
-    assert.deepEqual([got.out, got.candidates], [want.out, want.candidates], what);
-    const after = await tableScreens(d);
-    assert.ok(made > 100 && after.size === made, `${what}: ${made} screens made, ${after.size} kept`);
-    for (const [id, screen] of after) assert.equal(screen, before.get(id), `${what}: the screen made for ${id}`);
-    await check(`${what}, reopened`, () => NearDupIndex.open({ store: `file:${d}` }));
-  };
-  // The log carries no screens: the table and its checkpoint do.
-  const log = readFileSync(path.join(d, 'log'));
-  let frames = 0;
-  for (let o = 0; o < log.length; frames++) {
-    const f = decodeFrameAt(log, o, 'log');
-    assert.ok(typeof f === 'object', `frame at ${o}: ${String(f)}`);
-    assert.ok(f.frame.screens.every((x) => x === undefined), `frame at ${o} carries screens`);
-    o = f.end;
-  }
-  assert.ok(frames > 0);
-  await check('from the checkpoint', () => NearDupIndex.open({ store: `file:${d}` }));
-  await folded('the log folded');
-  const c = await NearDupIndex.open({ store: `file:${d}` });
-  await c.store.compact!();
-  await c.close();
-  await check('compacted', () => NearDupIndex.open({ store: `file:${d}` }));
-  await folded('compacted, the log folded');
-  await check('a snapshot loaded into a file store', () => NearDupIndex.load(path.join(dir, 'kept.ndix'), { store: `file:${path.join(dir, 'loaded')}` }));
-});
+for (const setSource of ['record', 'text'] as const) {
+  test(`screens: kept through a reopen from the checkpoint, a fold of the whole log, a compaction and a snapshot load (sets from the ${setSource})`, async () => {
+    const d = path.join(dir, `kept-${setSource}`);
+    const idx = await NearDupIndex.open({ ...BASE, setSource, store: `file:${d}`, workers: 1 });
+    await idx.addMany(texts.slice(0, 500).map((text, i) => ({ id: `d${i}`, text, ...(setSource === 'text' ? { meta: { text } } : {}) })));
+    await idx.save(path.join(dir, `kept-${setSource}.ndix`));
+    await idx.close();
+    const queries = async (i: NearDupIndex) => {
+      const out: unknown[] = [];
+      for (let q = 500; q < 700; q++) out.push(await i.query(texts[q]!));
+      return { out, screened: (await i.stats()).storeStats.candidatesScreenedOut as number, candidates: (await i.stats()).counters.candidates };
+    };
+    const mem = await NearDupIndex.load(path.join(dir, `kept-${setSource}.ndix`), { store: 'memory' });
+    const want = await queries(mem);
+    await mem.close();
+    const check = async (what: string, open: () => Promise<NearDupIndex>) => {
+      const i = await open();
+      const got = await queries(i);
+      await i.close();
+      assert.deepEqual([got.out, got.candidates], [want.out, want.candidates], what);
+      assert.ok(got.screened > want.candidates / 10, `${what}: ${got.screened} of ${want.candidates} screened out`);
+    };
+    /**
+     * A store whose log is folded whole, then closed at once: its checkpoint has no screens. Reopened,
+     * it answers the same, its lookups make the screens, byte for byte those its puts made, and the
+     * checkpoint at close keeps them (with no log written since the last).
+     */
+    const folded = async (what: string) => {
+      const before = await tableScreens(d);
+      rmSync(path.join(d, 'table'));
+      await (await NearDupIndex.open({ store: `file:${d}` })).close();
+      assert.equal((await tableScreens(d)).size, 0, `${what}: screens after the fold`);
+      const i = await NearDupIndex.open({ store: `file:${d}` });
+      const got = await queries(i);
+      const made = (await i.stats()).storeStats.screensMadeByLookups as number;
+      await i.close();
+      assert.deepEqual([got.out, got.candidates], [want.out, want.candidates], what);
+      const after = await tableScreens(d);
+      assert.ok(made > 100 && after.size === made, `${what}: ${made} screens made, ${after.size} kept`);
+      for (const [id, screen] of after) assert.equal(screen, before.get(id), `${what}: the screen made for ${id}`);
+      await check(`${what}, reopened`, () => NearDupIndex.open({ store: `file:${d}` }));
+    };
+    // The log carries no screens: the table and its checkpoint do.
+    const log = readFileSync(path.join(d, 'log'));
+    let frames = 0;
+    for (let o = 0; o < log.length; frames++) {
+      const f = decodeFrameAt(log, o, 'log');
+      assert.ok(typeof f === 'object', `frame at ${o}: ${String(f)}`);
+      assert.ok(f.frame.screens.every((x) => x === undefined), `frame at ${o} carries screens`);
+      o = f.end;
+    }
+    assert.ok(frames > 0);
+    await check('from the checkpoint', () => NearDupIndex.open({ store: `file:${d}` }));
+    await folded('the log folded');
+    const c = await NearDupIndex.open({ store: `file:${d}` });
+    await c.store.compact!();
+    await c.close();
+    await check('compacted', () => NearDupIndex.open({ store: `file:${d}` }));
+    await folded('compacted, the log folded');
+    await check(
+      'a snapshot loaded into a file store',
+      () => NearDupIndex.load(path.join(dir, `kept-${setSource}.ndix`), { store: `file:${path.join(dir, `loaded-${setSource}`)}` }),
+    );
+  });
+}
 
 /** The screens a file store's table keeps, by document id (hex). */
 async function tableScreens(d: string): Promise<Map<string, string>> {
