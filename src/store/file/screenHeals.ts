@@ -8,6 +8,7 @@
  * store's next write, which the next checkpoint then keeps.
  * @module
  */
+import { StoreFullError } from '../errors.js';
 import type { LogReplica } from '../log/replica.js';
 import { LOCATOR_BYTES, screenIn, tableRecord, placeOf } from './replay.js';
 
@@ -52,11 +53,14 @@ export class ScreenHeals {
   /**
    * Puts the waiting screens into `replica`'s table (inside a write: nothing else changes it
    * meanwhile), each only where its document still has the record it was made for and no screen;
-   * returns how many went in. One the table has no room for is dropped.
+   * returns how many went in. One the table has no room for is dropped; any other failure throws,
+   * the screens not yet put in dropped with it.
    */
   apply(replica: LogReplica): number {
     let n = 0;
-    for (const [id, p] of this.pending) {
+    const pending = [...this.pending];
+    this.pending.clear();
+    for (const [id, p] of pending) {
       try {
         const done = replica.table.rewriteRecord(id, (current) => {
           if (current.length !== LOCATOR_BYTES || !samePlace(p.loc, current)) return undefined;
@@ -64,11 +68,11 @@ export class ScreenHeals {
           return tableRecord(at, len, p.screen);
         });
         if (done) n++;
-      } catch {
+      } catch (e) {
         // No room in the table's arena: the document goes on without a screen, read as before.
+        if (!(e instanceof StoreFullError)) throw e;
       }
     }
-    this.pending.clear();
     this.healed += n;
     return n;
   }

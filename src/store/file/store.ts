@@ -183,6 +183,8 @@ export class FileStore implements NearDupStore {
       const recs = Buffer.concat(entries.map((e) => e.record));
       let frame: Buffer;
       try {
+        // First: the screens take room in the table's arena, which the batch's check then counts.
+        this.applyHeals();
         checkScreens(entries);
         this.table.checkRoom(entries.map((e) => ({ id: e.id, keys: e.keys, extra: LOCATOR_BYTES + (e.screen?.length ?? 0) })));
         // The screens go to the table alone (./screenHeals.ts): the frame carries none.
@@ -192,7 +194,6 @@ export class FileStore implements NearDupStore {
         throw new Unchanged(e as Error);
       }
       await this.upgradeFormat();
-      this.applyHeals();
       await Promise.all([this.append(this.records!, recs), this.append(this.log!, frame)]);
       this.recordsEnd += recs.length;
       this.logEnd += frame.length;

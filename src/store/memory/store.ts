@@ -285,6 +285,9 @@ export class MemoryStore implements NearDupStore {
     const rec = rewrite(this.record(s));
     if (!rec) return false;
     const old = this.recLen[s]!;
+    // As checkRoom does for a batch: live records past the arena's most are refused before any is moved.
+    if (this.arenaLive - old + rec.length > arenaMax()) throw new StoreFullError(`the band table's records outgrow their one array of ${arenaMax()} bytes`);
+    // A compaction inside writeRecord counts the old record live again: it is taken off after.
     this.writeRecord(s, rec);
     this.arenaLive -= old;
     return true;

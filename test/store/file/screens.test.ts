@@ -17,6 +17,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { NearDupIndex, type NearDupIndexOptions } from '../../../src/index.js';
 import { FileStore } from '../../../src/store/file/store.js';
+import { StoreFullError } from '../../../src/store/errors.js';
+import { installFaultHooks } from '../../../src/common/faults.js';
 import { decodeFrameAt } from '../../../src/store/file/frames.js';
 import { screenIn } from '../../../src/store/file/replay.js';
 
@@ -179,5 +181,30 @@ test('screens: a screen longer than the store keeps is refused whole, and the st
   );
   await s.put([{ id: 'b', keys, record: Uint8Array.of(2), screen: new Uint8Array(most) }]);
   assert.deepEqual([await s.size(), (await s.get(['a', 'b'])).map((r) => r && Array.from(r))], [1, [null, [2]]]);
+  await s.close();
+});
+
+test('screens: the screens lookups made take their room in the table before a batch is checked for room, so a full table refuses the batch and the store goes on', async () => {
+  const s = new FileStore(path.join(dir, 'heal-room'));
+  await s.open({ keysPerDoc: 1 });
+  const n = 6000;
+  // Documents with no screen, as if folded from the log; one key each, so one lookup finds them all.
+  await s.put(Array.from({ length: n }, (_, i) => ({ id: `d${i}`, keys: Float64Array.of(1), record: Uint8Array.of(i & 255) })));
+  const made = new Uint8Array(72).fill(3);
+  await s.lookup([Float64Array.of(1)], n, undefined, { admits: () => true, screenOf: () => made });
+  assert.equal((await s.stats()).screensMadeByLookups, n);
+  // Room for the batch below (84 bytes in the table), not for the screens too, which leave less than that.
+  installFaultHooks({ tableArenaMax: () => n * 12 + 2000 });
+  try {
+    const r = await s.put([{ id: 'new', keys: Float64Array.of(2), record: Uint8Array.of(9), screen: made }]).then(
+      () => 'added',
+      (e: Error) => e,
+    );
+    assert.ok(r === 'added' || r instanceof StoreFullError, String(r));
+    await s.removeMany([{ id: 'd0', keys: Float64Array.of(1) }]);
+  } finally {
+    installFaultHooks({ tableArenaMax: undefined });
+  }
+  assert.deepEqual((await s.checkStore()).errors, []);
   await s.close();
 });
