@@ -34,7 +34,9 @@ export class ScreenHeals {
 
   /** Whether a screen for the document with table record `record` is wanted: it has none, kept or waiting, and there is room. */
   wants(id: string, record: Uint8Array): boolean {
-    return screenIn(record).length === 0 && this.pending.size < MOST_PENDING && this.screenFor(id, record) === undefined;
+    if (record.length !== LOCATOR_BYTES || this.pending.size >= MOST_PENDING) return false;
+    const p = this.pending.get(id);
+    return !(p && samePlace(p.loc, record));
   }
 
   /** The screen of table record `record` of document `id`: its own, or one waiting for it (undefined: none). */

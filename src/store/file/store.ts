@@ -291,17 +291,9 @@ export class FileStore implements NearDupStore {
     if (screen) lists = lists.map((l, q) => l.filter((d) => this.admitted(screen, q, d)));
     const at = new Map<string, number>(); // each document read once, however many lists found it
     const tableRecords: Uint8Array[] = [];
-    const ids: string[] = [];
-    for (const l of lists) {
-      for (const d of l) {
-        if (at.has(d.id)) continue;
-        at.set(d.id, ids.length);
-        ids.push(d.id);
-        tableRecords.push(d.record);
-      }
-    }
+    for (const l of lists) for (const d of l) if (!at.has(d.id)) at.set(d.id, tableRecords.push(d.record) - 1);
     const recs = await this.readRecords(tableRecords);
-    if (screen?.screenOf) this.healFrom(screen.screenOf, { ids, tableRecords, recs });
+    if (screen?.screenOf) this.healFrom(screen.screenOf, { at, tableRecords, recs });
     return lists.map((l) => l.map((d) => ({ id: d.id, record: recs[at.get(d.id)!]! })));
   }
 
@@ -314,9 +306,11 @@ export class FileStore implements NearDupStore {
   }
 
   /** Makes the screens of the candidates just read that have none (./screenHeals.ts). */
-  private healFrom(screenOf: (record: Uint8Array) => Uint8Array | undefined, read: { ids: string[]; tableRecords: Uint8Array[]; recs: Uint8Array[] }): void {
-    for (let k = 0; k < read.ids.length; k++) {
-      const id = read.ids[k]!;
+  private healFrom(
+    screenOf: (record: Uint8Array) => Uint8Array | undefined,
+    read: { at: Map<string, number>; tableRecords: Uint8Array[]; recs: Uint8Array[] },
+  ): void {
+    for (const [id, k] of read.at) {
       if (!this.heals.wants(id, read.tableRecords[k]!)) continue;
       const s = screenOf(read.recs[k]!);
       if (s && s.length <= MAX_SCREEN_BYTES) this.heals.add(id, read.tableRecords[k]!, s);
