@@ -307,7 +307,7 @@ describe('job spans refuses what it cannot honour, by name (exit 2)', () => {
   it('Parquet shards (dedup output), text lines (annotate), standard input', async () => {
     let r = await cli(['job', 'spans', path.join(dir, 'b.parquet'), '--work-dir', path.join(dir, 'w-pq'), '--local', '--out-dir', path.join(dir, 'o')]);
     assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /spans cannot rewrite Parquet yet/);
+    assert.match(r.stderr, /a spans job cannot rewrite Parquet shards yet/);
     r = await cli([
       'job',
       'spans',

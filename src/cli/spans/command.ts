@@ -84,7 +84,7 @@ export function spansCommand(): Command {
     )
     .argument(
       '<input...>',
-      'JSONL, TSV, CSV, text or id⇥text file (.gz/.zst ok), a quoted glob or directory of such shards, or - for stdin; several: one corpus in this order (keep-first across them), written as one output shard each under --out DIR; Parquet and directories of documents are read for --dry-run (summary and --removed audit) but not rewritten yet',
+      'JSONL, TSV, CSV, text, id⇥text (.gz/.zst ok) or Parquet file, a quoted glob or directory of such shards, or - for stdin; several: one corpus in this order (keep-first across them), written as one output shard each under --out DIR; directories of documents are read for --dry-run (summary and --removed audit) but not rewritten',
     );
   addInputOptions(cmd);
   addUnitOptions(cmd);

@@ -2,7 +2,8 @@
  * Rewriting a Parquet file without its duplicates, or with the tag columns: same schema (plus
  * `cluster` INT32, `cluster_size` INT32, `duplicate_of` UTF8, `similarity` DOUBLE and `kept`
  * BOOLEAN when annotating, all nullable but `kept`), same compression codec per column, one
- * output row group per input row group. Written with hyparquet-writer (pure JavaScript) to a temp
+ * output row group per input row group. {@link editParquet} is the general form: added columns of
+ * any type, and a text column whose values may be replaced (`neardup spans`). Written with hyparquet-writer (pure JavaScript) to a temp
  * file renamed into place at the end, so no reader ever sees a partial file.
  * @module
  */
@@ -95,25 +96,49 @@ async function openTemp(output: string): Promise<{ tmp: string; fh: import('node
   }
 }
 
-/**
- * The rows of row group `g` that are written (their indices in the group) and the tag columns' values
- * for them, from `how.verdict` called once per valid record, in row order.
- */
-function keptRows(g: ParquetGroup, how: RewriteHow): { keep: number[]; tags: (number | string | boolean | null)[][] } {
+/** A column a rewrite adds after the input's own: its name and Parquet type. */
+export interface AddedColumn {
+  name: string;
+  type: Omit<SchemaElementLike, 'name'>;
+}
+
+/** What a rewrite writes for one valid record. */
+export interface RowEdit {
+  /** Whether the row is written at all. */
+  keep: boolean;
+  /** The added columns' values, in their order. */
+  added?: readonly unknown[];
+  /** The text column's new value (undefined: as it is). */
+  text?: string;
+}
+
+/** How {@link editParquet} rewrites each valid record of a Parquet file. */
+export interface ParquetEdit {
+  /** The columns added after the input's (whose names are given; a clash is the caller's error to throw). */
+  added: (names: string[]) => AddedColumn[];
+  /** Asked once per valid record, in row order. */
+  row: (r: InputRecord) => RowEdit | Promise<RowEdit>;
+  /** The top-level column that {@link RowEdit.text} replaces. */
+  textColumn?: string;
+  /** When given, the rename waits for {@link PendingCommits.commit}. */
+  commits?: PendingCommits;
+}
+
+/** The rows of row group `g` that are written (their indices in the group), each one's added values and new text, from `edit.row` in row order. */
+async function editedRows(g: ParquetGroup, edit: ParquetEdit, added: number): Promise<{ keep: number[]; added: unknown[][]; texts: Map<number, string> }> {
   const keep: number[] = [];
-  const tags: (number | string | boolean | null)[][] = TAG_TYPES.map(() => []);
+  const values: unknown[][] = Array.from({ length: added }, () => []);
+  const texts = new Map<number, string>();
   for (const r of g.records) {
+    // Before the edit: a caller's verdict may renumber the record's row (shards: ../write/rewrite.ts).
     const local = r.row - g.start;
-    const v = how.verdict(r);
-    if (how.mode === 'dedup' && !v.keep) continue;
+    const e = await edit.row(r);
+    if (!e.keep) continue;
     keep.push(local);
-    tags[0]!.push(v.cluster ?? null);
-    tags[1]!.push(v.clusterSize ?? null);
-    tags[2]!.push(v.duplicateOf ?? null);
-    tags[3]!.push(v.similarity ?? null);
-    tags[4]!.push(v.keep);
+    for (let k = 0; k < added; k++) values[k]!.push(e.added?.[k] ?? null);
+    if (e.text !== undefined) texts.set(local, e.text);
   }
-  return { keep, tags };
+  return { keep, added: values, texts };
 }
 
 /**
@@ -121,39 +146,43 @@ function keptRows(g: ParquetGroup, how: RewriteHow): { keep: number[]; tags: (nu
  * as `how.verdict` says (`read`: the reader's context and field spec); rows that are not valid records (skipped with --skip-invalid) are left out, as
  * in the text formats. `verdict` is called once per valid record, in row order. Returns the rows written.
  */
-export async function rewriteParquet(input: string, output: string, read: { ctx: ReaderContext; spec: FieldSpec }, how: RewriteHow): Promise<number> {
+export function rewriteParquet(input: string, output: string, read: { ctx: ReaderContext; spec: FieldSpec }, how: RewriteHow): Promise<number> {
+  const { mode, tagPrefix = '' } = how;
+  const added = (names: string[]): AddedColumn[] => {
+    if (mode !== 'annotate') return [];
+    try {
+      return annotationColumns(names, tagPrefix).map((name, i) => ({ name, type: TAG_TYPES[i]! }));
+    } catch (e) {
+      throw tagClashAt(e, read.ctx.file, undefined, 'schema');
+    }
+  };
+  const row = (r: InputRecord): RowEdit => {
+    const v = how.verdict(r);
+    return { keep: mode === 'annotate' || v.keep, added: [v.cluster ?? null, v.clusterSize ?? null, v.duplicateOf ?? null, v.similarity ?? null, v.keep] };
+  };
+  return editParquet(input, output, read, { added, row, commits: how.commits });
+}
+
+/**
+ * Rewrites Parquet file `input` into `output` (atomically) as `edit` says: the same schema (plus
+ * the added columns), codecs and row groups, each valid record kept or not, its text column
+ * replaced or not; rows that are not valid records (skipped with --skip-invalid) are left out.
+ * Returns the rows written.
+ */
+export async function editParquet(input: string, output: string, read: { ctx: ReaderContext; spec: FieldSpec }, edit: ParquetEdit): Promise<number> {
   const { ctx, spec } = read;
-  const { mode, tagPrefix = '', commits } = how;
   const w = await loadPackage<WriterModule>('hyparquet-writer', 'writing Parquet');
   const comp = await compressors();
   const { metadata, tree, groups } = await openParquetGroups(input, ctx, spec, { allColumns: true });
   const names = tree.children.map((c) => c.element.name);
-  let tagNames: string[] = [];
-  try {
-    if (mode === 'annotate') tagNames = annotationColumns(names, tagPrefix);
-  } catch (e) {
-    throw tagClashAt(e, ctx.file, undefined, 'schema');
-  }
-  const schema = outputSchema(metadata.schema, names.length, mode === 'annotate' ? tagNames : undefined);
+  const added = edit.added(names);
+  const schema = outputSchema(metadata.schema, names.length, added);
   const { codecOf, fileCodec } = columnCodecs(metadata);
   const { tmp, fh } = await openTemp(output);
   let written = 0;
   try {
-    const bw = new w.ByteWriter();
-    const flush = async (): Promise<void> => {
-      if (bw.index === 0) return;
-      try {
-        await fh.write(new Uint8Array(bw.buffer, 0, bw.index));
-      } catch (e) {
-        // Node's ENOSPC names no file.
-        throw writeError(output, e);
-      }
-      bw.index = 0;
-    };
-    bw.flush = flush;
-    bw.finish = flush;
     const pw = new w.ParquetWriter({
-      writer: bw,
+      writer: fileWriter(w, fh, output),
       schema,
       codec: fileCodec,
       compressors: comp,
@@ -162,26 +191,24 @@ export async function rewriteParquet(input: string, output: string, read: { ctx:
     });
     for await (const g of groups) {
       if (!g.values) continue;
-      const { keep, tags } = keptRows(g, how);
-      if (keep.length === 0) continue;
+      const rows = await editedRows(g, edit, added.length);
+      if (rows.keep.length === 0) continue;
       const columnData: Record<string, unknown>[] = names.map((name) => ({
         name,
-        data: keep.map((i) => fixBytes(g.values![i]![name])),
+        data: rows.keep.map((i) => (name === edit.textColumn && rows.texts.has(i) ? rows.texts.get(i) : fixBytes(g.values![i]![name]))),
         codec: codecOf.get(name) ?? fileCodec,
       }));
-      if (mode === 'annotate') {
-        tags.forEach((data, i) => columnData.push({ name: tagNames[i]!, data, codec: fileCodec }));
-      }
+      added.forEach((c, k) => columnData.push({ name: c.name, data: rows.added[k], codec: fileCodec }));
       try {
-        await pw.write({ columnData, rowGroupSize: keep.length });
+        await pw.write({ columnData, rowGroupSize: rows.keep.length });
       } catch (e) {
         throw new InputError(output, undefined, `cannot write row group ${g.index} of ${input} as Parquet (${(e as Error).message})`);
       }
-      written += keep.length;
+      written += rows.keep.length;
     }
     await pw.finish();
     await fh.close();
-    await putInPlace(tmp, output, commits);
+    await putInPlace(tmp, output, edit.commits);
   } catch (e) {
     await fh.close().catch(() => undefined);
     await fsp.rm(tmp, { force: true });
@@ -190,12 +217,30 @@ export async function rewriteParquet(input: string, output: string, read: { ctx:
   return written;
 }
 
-/** The output's schema: the input's, with the tag columns after its own when annotating (`tagNames`). */
-function outputSchema(input: readonly SchemaElementLike[], columns: number, tagNames: string[] | undefined): SchemaElementLike[] {
+/** hyparquet-writer's byte writer, flushed to `fh` (named `output` in errors) whenever the writer asks. */
+function fileWriter(w: WriterModule, fh: import('node:fs/promises').FileHandle, output: string): ByteWriterLike {
+  const bw = new w.ByteWriter();
+  const flush = async (): Promise<void> => {
+    if (bw.index === 0) return;
+    try {
+      await fh.write(new Uint8Array(bw.buffer, 0, bw.index));
+    } catch (e) {
+      // Node's ENOSPC names no file.
+      throw writeError(output, e);
+    }
+    bw.index = 0;
+  };
+  bw.flush = flush;
+  bw.finish = flush;
+  return bw;
+}
+
+/** The output's schema: the input's, with the added columns after its own. */
+function outputSchema(input: readonly SchemaElementLike[], columns: number, added: AddedColumn[]): SchemaElementLike[] {
   const schema: SchemaElementLike[] = input.map((e) => ({ ...e }));
-  if (tagNames) {
-    schema[0] = { ...schema[0]!, num_children: (schema[0]!.num_children ?? columns) + TAG_TYPES.length };
-    TAG_TYPES.forEach((t, i) => schema.push({ name: tagNames[i]!, ...t }));
+  if (added.length > 0) {
+    schema[0] = { ...schema[0]!, num_children: (schema[0]!.num_children ?? columns) + added.length };
+    for (const c of added) schema.push({ name: c.name, ...c.type });
   }
   return schema;
 }

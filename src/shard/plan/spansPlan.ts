@@ -55,7 +55,7 @@ export async function planSpansJob(input: SpansPlanInput): Promise<Omit<JobSpec,
       const f = input.read.format !== undefined && input.read.format !== 'auto' ? input.read.format : formatFromExtension(s.path);
       if (f === 'parquet')
         throw new UsageError(
-          `spans cannot rewrite Parquet yet (${s.path}): a spans job's ${input.mode} output takes JSONL, TSV, CSV, text or id⇥text shards (or make a dry run: the summary and the audit only)`,
+          `a spans job cannot rewrite Parquet shards yet (${s.path}): its ${input.mode} output takes JSONL, TSV, CSV, text or id⇥text shards (neardup spans rewrites Parquet in one process; or make a dry run: the summary and the audit only)`,
         );
       if (input.mode === 'annotate' && (f === 'text' || f === 'idtext'))
         throw new UsageError(

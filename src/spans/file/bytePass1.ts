@@ -5,13 +5,14 @@
  * `JSON.parse`, no string per record or unit and no UTF-8 decoding of the line (line, paragraph and
  * sentence units; substrings, and sentences `Intl.Segmenter` splits, get the text as a string made
  * from those code units, still without `JSON.parse`).
- * A line the scan does not take goes to the JSONL reader, as before.
+ * A line the scan does not take goes to the JSONL reader, as before. Also the passes over the
+ * records' texts beside pass 1: the anchors' before it, and the check's after it.
  *
  * Why: in a CPU profile of line units, `JSON.parse` of pass 1's lines, their UTF-8 decoding and
  * the garbage they made were about half of pass 1.
  * @module
  */
-import type { OpenedInput, ReadOptions } from '../../io/read/read.js';
+import { openInput, type OpenedInput, type ReadOptions } from '../../io/read/read.js';
 import type { SpanDeduper } from '../deduper.js';
 import { ByteRecords, recordKeys } from './byteRecord.js';
 import { rawJsonlPass, rawPassFits } from './rawPass.js';
@@ -63,4 +64,24 @@ export async function bytePass1(path: string, input: OpenedInput, read: ReadOpti
     },
   });
   return true;
+}
+
+/**
+ * Every record's text of `input` again, in the same order, to `each`: the check between the passes
+ * (../verify.ts: the texts of the hashes counted more than once compared, so that no hash collision
+ * cuts a unit), or the pass before pass 1 of substrings counted in bytes (../byteWindows.ts).
+ */
+export async function readAgain(input: string, read: ReadOptions, each: (text: string) => void): Promise<void> {
+  const again = await openInput(input, read);
+  try {
+    for await (const r of again.records) each(r.text);
+  } finally {
+    await again.records.return(undefined);
+  }
+}
+
+/** The pass before pass 1 of substrings counted in bytes: every record's window anchors counted. */
+export async function anchorPass(input: string, read: ReadOptions, d: SpanDeduper): Promise<void> {
+  await readAgain(input, read, (t) => d.anchor(t));
+  d.endAnchoring();
 }

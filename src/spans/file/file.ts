@@ -13,17 +13,18 @@ import type { ShardList } from '../../io/read/shards.js';
 import { writeSuccessMarker } from '../../io/write/outDir.js';
 import { prepareOutputDirectory } from '../../io/write/rewrite.js';
 import { refuseOutputInInputs } from '../../io/write/alias.js';
-import { atomicFileSink, openOutput, type OutputSink } from '../../io/write/output.js';
+import { atomicFileSink, openOutput, PendingCommits, type OutputSink } from '../../io/write/output.js';
 import { SpanDeduper, type DocVerdict, type SpansSummary } from '../deduper.js';
 import { ByteRecords, recordKeys } from './byteRecord.js';
 import { auditRow } from '../dedupSpans.js';
 import { auditLine, SPANS_AUDIT_COLUMNS, spansAuditFormat } from './audit.js';
 import type { SpansOptions } from '../options.js';
 import { skipReport, type InputRecord, type SkipReport } from '../../io/read/record.js';
-import { bytePass1 } from './bytePass1.js';
+import { anchorPass, bytePass1, readAgain } from './bytePass1.js';
 import { ByteBatch, rawJsonlPass, rawPassFits } from './rawPass.js';
-import { checkEditable, checkShardFormats, RecordWriter } from './records.js';
+import { checkEditable, RecordWriter } from './records.js';
 import { readingInputs } from '../../io/read/inputStamps.js';
+import { checkParquetOutput, checkShardsWritable, rewriteSpansParquet } from './parquet.js';
 
 /** Options of {@link dedupSpansFile}. */
 export interface SpansFileOptions {
@@ -82,6 +83,7 @@ async function spansOfFile(input: string, options: SpansFileOptions): Promise<Sp
   const rows: number[] = [];
   try {
     if (mode !== 'none') checkEditable(first, read, mode, options.out);
+    if (mode !== 'none' && first.format === 'parquet' && !first.shards) await checkParquetOutput(input, first.name, read, { mode, out: options.out });
     // Before the first pass: an output directory inside an input is refused without creating it.
     if (mode !== 'none' && first.shards)
       await refuseOutputInInputs({ what: 'output directory', path: options.out! }, first.shards.roots ?? [first.shards.base]);
@@ -111,7 +113,7 @@ async function spansOfFile(input: string, options: SpansFileOptions): Promise<Sp
   }
   const explicit = ids.some((id) => id !== undefined);
   // Every shard's format is known now: one that cannot be rewritten stops the run before any is written.
-  if (mode !== 'none' && first.shards) checkShardFormats(first.shardFormats ?? [], first.shards, mode);
+  if (mode !== 'none' && first.shards) await checkShardsWritable(first.shards, first.shardFormats ?? [], { read, mode });
   d.endObserving();
   // Outputs that can be discarded (files, written atomically): pass 2 checks the repeated units as it goes, and runs again in the rare case a hash collided.
   const speculate = mode === 'none' || first.shards !== undefined || (await retractable(options.out));
@@ -157,17 +159,24 @@ async function fileAttempt(input: string, options: SpansFileOptions, p: Pass2Opt
   let second: OpenedInput | undefined;
   let out: OutputSink | undefined;
   let audit: OutputSink | undefined;
+  // A Parquet file is written whole (./parquet.ts), and put in place once no hash collided.
+  const parquet = p.mode !== 'none' && p.first.format === 'parquet' && !p.first.shards ? new PendingCommits() : undefined;
   try {
-    out = p.mode !== 'none' ? await openOutput(options.out) : undefined;
+    out = p.mode !== 'none' && !parquet ? await openOutput(options.out) : undefined;
     audit = options.removed !== undefined ? await atomicFileSink(options.removed) : undefined;
     if (audit && p.auditFormat === 'tsv') await audit.write(SPANS_AUDIT_COLUMNS.join('\t') + '\n');
     const at = { i: 0, base: 0, last: -1, valid: 0 };
-    // Annotating tags every record: none is copied as it is.
-    const bytes = p.mode !== 'annotate' && (await rawPassFits(input, p.read, p.first, out)) ? bytesInput(p.first) : undefined;
-    second = bytes ?? (await openInput(input, { ...p.read, raw: true }));
-    const result = bytes ? await secondPassBytes(input, bytes, out, { ...p, audit }, at) : await secondPass(second, out, { ...p, audit }, at);
-    if (at.i !== p.rows.length) throw new Error(`${second.name} changed while it was being read (${at.i} records instead of ${p.rows.length})`);
+    let result: { written: number; auditRows: number };
+    if (parquet) result = await parquetPass(input, options.out!, { ...p, audit }, { at, commits: parquet });
+    else {
+      // Annotating tags every record: none is copied as it is.
+      const bytes = p.mode !== 'annotate' && (await rawPassFits(input, p.read, p.first, out)) ? bytesInput(p.first) : undefined;
+      second = bytes ?? (await openInput(input, { ...p.read, raw: true }));
+      result = bytes ? await secondPassBytes(input, bytes, out, { ...p, audit }, at) : await secondPass(second, out, { ...p, audit }, at);
+    }
+    if (at.i !== p.rows.length) throw new Error(`${p.first.name} changed while it was being read (${at.i} records instead of ${p.rows.length})`);
     if (p.d.collided) return undefined;
+    await parquet?.commit();
     await out?.close();
     out = undefined;
     await audit?.close();
@@ -175,6 +184,7 @@ async function fileAttempt(input: string, options: SpansFileOptions, p: Pass2Opt
     return result;
   } finally {
     await second?.records.return(undefined);
+    await parquet?.discard();
     await out?.abort();
     await audit?.abort();
   }
@@ -187,24 +197,21 @@ async function retractable(out: string | undefined): Promise<boolean> {
   return st === undefined || st.isFile();
 }
 
-/**
- * Every record's text of `input` again, in the same order, to `each`: the check between the passes
- * (../verify.ts: the texts of the hashes counted more than once compared, so that no hash collision
- * cuts a unit), or the pass before pass 1 of substrings counted in bytes (../byteWindows.ts).
- */
-async function readAgain(input: string, read: ReadOptions, each: (text: string) => void): Promise<void> {
-  const again = await openInput(input, read);
-  try {
-    for await (const r of again.records) each(r.text);
-  } finally {
-    await again.records.return(undefined);
-  }
+/** Where pass 2 is: the next document, the shard's first row, and the shard's last row and valid records so far. */
+interface At {
+  i: number;
+  base: number;
+  last: number;
+  valid: number;
 }
 
-/** The pass before pass 1 of substrings counted in bytes: every record's window anchors counted. */
-async function anchorPass(input: string, read: ReadOptions, d: SpanDeduper): Promise<void> {
-  await readAgain(input, read, (t) => d.anchor(t));
-  d.endAnchoring();
+/** Pass 2's document number of record `r` of input `name`, checked against pass 1's rows (an input changed meanwhile is an error). */
+function nextDoc(r: InputRecord, p: Pass2, at: At, name: string): number {
+  const i = at.i;
+  at.last = r.row;
+  at.valid++;
+  if (i >= p.rows.length || r.row + at.base !== p.rows[i]) throw new Error(`${name} changed while it was being read (record ${i})`);
+  return i;
 }
 
 /** What pass 2 shares across shards. */
@@ -232,14 +239,19 @@ async function secondPassShards(list: ShardList, outDir: string, p: Pass2): Prom
     const at = { i: 0, base: 0, last: -1, valid: 0 };
     let written = 0;
     let auditRows = 0;
-    for (const shard of list.shards) {
-      const input = await openInput(shard.path, { ...p.read, inputs: undefined, displayName: shard.name, raw: true });
+    for (const [k, shard] of list.shards.entries()) {
       const target = path.join(outDir, shard.rel);
       await fsp.mkdir(path.dirname(target), { recursive: true });
+      [at.last, at.valid] = [-1, 0];
+      if (p.first.shardFormats?.[k] === 'parquet') {
+        const r = await parquetPass(shard.path, target, p, { at, name: shard.name });
+        [written, auditRows] = [written + r.written, auditRows + r.auditRows];
+        at.base += rowCount(at.last, at.valid, r.skipped);
+        continue;
+      }
+      const input = await openInput(shard.path, { ...p.read, inputs: undefined, displayName: shard.name, raw: true });
       let sink: OutputSink | undefined = await atomicFileSink(target);
       try {
-        at.last = -1;
-        at.valid = 0;
         const r = await secondPass(input, sink, p, at);
         written += r.written;
         auditRows += r.auditRows;
@@ -261,6 +273,32 @@ async function secondPassShards(list: ShardList, outDir: string, p: Pass2): Prom
   }
 }
 
+/**
+ * Pass 2 of a Parquet file or shard into `target` (./parquet.ts): each valid record checked against
+ * pass 1's rows, decided and audited, in row order; `o.name` names a shard.
+ */
+async function parquetPass(
+  file: string,
+  target: string,
+  p: Pass2,
+  o: { at: At; commits?: PendingCommits; name?: string },
+): Promise<{ written: number; auditRows: number; skipped: number }> {
+  const { at } = o;
+  const name = o.name ?? p.first.name;
+  if (p.mode === 'none') throw new Error('a dry run writes no Parquet');
+  let auditRows = 0;
+  const decide = async (r: InputRecord): Promise<DocVerdict> => {
+    const i = nextDoc(r, p, at, name);
+    const v = p.d.decide(r.text);
+    auditRows += await auditVerdict(v, p, i);
+    at.i++;
+    return v;
+  };
+  const read = { ...p.read, inputs: undefined, displayName: name };
+  const r = await rewriteSpansParquet(file, target, { read, name, mode: p.mode, decide, commits: o.commits });
+  return { written: r.written, auditRows, skipped: r.skipped };
+}
+
 /** The input pass 2 reads as bytes ({@link rawJsonlPass}): pass 1's, with no records of its own, its byte-order mark told by the pass. */
 function bytesInput(first: OpenedInput): OpenedInput & { bom: boolean } {
   return { ...first, header: undefined, bom: false, skips: { count: 0, examples: [] }, records: (async function* () {})() };
@@ -275,7 +313,7 @@ async function secondPassBytes(
   input: OpenedInput & { bom: boolean },
   out: OutputSink | undefined,
   p: Pass2,
-  at: { i: number; base: number; last: number; valid: number },
+  at: At,
 ): Promise<{ written: number; auditRows: number }> {
   const batch = out ? new ByteBatch(out) : undefined;
   const writer = new RecordWriter(input, p.read, p.mode, batch);
@@ -346,17 +384,12 @@ async function secondPass(
   input: OpenedInput,
   out: OutputSink | undefined,
   p: Pass2,
-  at: { i: number; base: number; last: number; valid: number },
+  at: At,
 ): Promise<{ written: number; auditRows: number }> {
-  const { rows } = p;
   const writer = new RecordWriter(input, p.read, p.mode, out);
   let auditRows = 0;
   for await (const r of input.records) {
-    const i = at.i;
-    at.last = r.row;
-    at.valid++;
-    if (i >= rows.length || r.row + at.base !== rows[i]) throw new Error(`${input.name} changed while it was being read (record ${i})`);
-    auditRows += await passRecord(r, writer, p, i);
+    auditRows += await passRecord(r, writer, p, nextDoc(r, p, at, input.name));
     at.i++;
   }
   await writer.header();

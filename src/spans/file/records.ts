@@ -21,12 +21,12 @@ import type { CutRange, DocVerdict } from '../deduper.js';
 /** The tags `--output annotate` adds: the ranges cut (JSON), and whether the document is dropped. */
 export const SPAN_TAGS = ['spans_removed', 'spans_dropped'] as const;
 
-/** Formats whose records {@link RecordEditor} can rewrite. */
-const EDITABLE: readonly InputFormat[] = ['jsonl', 'tsv', 'csv', 'text', 'idtext'];
+/** Formats whose records {@link RecordEditor} can rewrite, and Parquet (./parquet.ts). */
+const EDITABLE: readonly InputFormat[] = ['jsonl', 'tsv', 'csv', 'text', 'idtext', 'parquet'];
 
 /**
  * Refuses, with the input open and before any record is read, what this pass cannot write: a
- * format without records to edit in place (Parquet, a directory of documents), a sharded input,
+ * directory of documents (no records to edit in place), a sharded input,
  * annotations of a format with no room for a tag (text, `id⇥text`), and several text fields.
  */
 export function checkEditable(input: OpenedInput, read: ReadOptions, mode: 'dedup' | 'annotate', out?: string): void {
@@ -51,9 +51,7 @@ export function checkShardFormats(formats: readonly InputFormat[], list: ShardLi
 function checkFormat(format: InputFormat, name: string, mode: 'dedup' | 'annotate'): void {
   if (!EDITABLE.includes(format))
     throw new UsageError(
-      `spans cannot rewrite ${
-        format === 'dir' ? 'a directory of documents' : 'Parquet'
-      } yet (${name}): its ${mode} output takes JSONL, TSV, CSV, text or id⇥text (or make a dry run: the summary and the audit only)`,
+      `spans cannot rewrite a directory of documents (${name}): its ${mode} output takes JSONL, TSV, CSV, text, id⇥text or Parquet (or make a dry run: the summary and the audit only)`,
     );
   if (mode === 'annotate' && (format === 'text' || format === 'idtext'))
     throw new UsageError(
@@ -65,7 +63,8 @@ function checkFormat(format: InputFormat, name: string, mode: 'dedup' | 'annotat
 
 /** The one text field or column; several are refused (a cut belongs to one of them). */
 function textName(format: InputFormat, read: ReadOptions): string | undefined {
-  const names = format === 'jsonl' ? read.fields?.text : read.columns?.text;
+  // Parquet's text columns are read as fields are (paths into its records).
+  const names = format === 'jsonl' || format === 'parquet' ? read.fields?.text : read.columns?.text;
   if (names && names.length > 1)
     throw new UsageError(`spans cuts ranges out of one text ${format === 'jsonl' ? 'field' : 'column'}: name one (got ${names.join(', ')})`, {
       option: 'text',

@@ -1,7 +1,8 @@
 /**
  * `neardup spans` from the command line, in this process: every output flag pointed at the input
  * (any spelling) is refused with exit 2 and the input unchanged; bad input names file and line;
- * an unknown unit and flags that do not apply are usage errors; Parquet is not rewritten yet.
+ * an unknown unit and flags that do not apply are usage errors; Parquet is written as Parquet, to a
+ * .parquet file only.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createProgram, runProgram } from '../../../src/cli/program.js';
 import { spansCommand } from '../../../src/cli/spans/command.js';
-import { writeParquet } from '../../helpers/formats.js';
+import { readParquetRows, writeParquet } from '../../helpers/formats.js';
 
 async function spans(args: readonly string[]): Promise<{ code: number; stderr: string }> {
   const program = createProgram().addCommand(spansCommand());
@@ -54,7 +55,7 @@ test('every output pointed at the input (path, symlink, hard link, other spellin
   assert.equal(fs.existsSync(same), false);
 });
 
-test('a run writes the records and the audit; --json summary; Parquet is read for --dry-run, not rewritten', async () => {
+test('a run writes the records and the audit; Parquet is written as Parquet (not to standard output, nor to a name of another format)', async () => {
   const out = path.join(dir, 'out.jsonl');
   const removed = path.join(dir, 'removed.tsv');
   const r = await spans([input, '--id-field', 'id', '-q', '--out', out, '--removed', removed]);
@@ -66,9 +67,24 @@ test('a run writes the records and the audit; --json summary; Parquet is read fo
   );
   const pq = path.join(dir, 'in.parquet');
   await writeParquet(pq, [{ name: 'id', data: ['a', 'b'] }, { name: 'text', data: ['one\nfooter line', 'two\nfooter line'] }]);
-  const refused = await spans([pq, '--id', 'id', '-q', '--out', path.join(dir, 'o.parquet')]);
-  assert.equal(refused.code, 2);
-  assert.match(refused.stderr, /cannot rewrite Parquet yet/);
+  const written = await spans([pq, '--id', 'id', '-q', '--out', path.join(dir, 'o.parquet')]);
+  assert.equal(written.code, 0, written.stderr);
+  assert.deepEqual((await readParquetRows(path.join(dir, 'o.parquet'))).rows, [
+    { id: 'a', text: 'one\nfooter line' },
+    { id: 'b', text: 'two\n' },
+  ]);
+  for (
+    const [args, re] of [
+      [[], /needs --out FILE\.parquet/],
+      [['--out', path.join(dir, 'o2.jsonl')], /name it \.parquet/],
+      [['--out', path.join(dir, 'o3.parquet'), '--text', 'id,text'], /one text column/],
+    ] as [string[], RegExp][]
+  ) {
+    const refused = await spans([pq, '--id', 'id', '-q', ...args]);
+    assert.equal(refused.code, 2, args.join(' '));
+    assert.match(refused.stderr, re, args.join(' '));
+  }
+  assert.deepEqual(fs.readdirSync(dir).filter((f) => /^o[23]\.|\.tmp$/.test(f)), []);
   const audit = path.join(dir, 'pq.removed.jsonl');
   const dry = await spans([pq, '--id', 'id', '-q', '--dry-run', '--removed', audit]);
   assert.equal(dry.code, 0, dry.stderr);
@@ -91,7 +107,7 @@ test('bad input names the file and the line; exit 2', async () => {
   assert.match(t.stderr, /bad\.tsv:3: ragged row/);
 });
 
-test('usage errors: an unknown unit, --window without sentences, --min-length or --length-unit without substrings, several text fields, Parquet rewrites, --json without --out', async () => {
+test('usage errors: an unknown unit, --window without sentences, --min-length or --length-unit without substrings, several text fields, --json without --out', async () => {
   const cases: [string[], RegExp][] = [
     [[input, '--unit', 'suffix'], /--unit must be line, paragraph, sentence or substring, got "suffix"/],
     [[input, '--unit', 'line', '--min-length', '5'], /--min-length applies to --unit substring only/],
