@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { parquetWriteBuffer } from 'hyparquet-writer';
 import { createProgram, runProgram } from '../../src/cli/program.js';
 import { jobCommand } from '../../src/cli/job/command.js';
 import { stageCommand } from '../../src/cli/job/stage.js';
@@ -86,8 +87,19 @@ export function corpus(r: ReturnType<typeof rng>, n: number): string[] {
   return docs;
 }
 
-/** How a set's shards are written: JSONL, CSV (comma or semicolon) or TSV with RFC 4180 quotes (`--tsv-quotes`). */
-export type Layout = { ids: boolean; invalid: boolean; format: 'jsonl' | 'csv' | 'csv;' | 'tsvq' };
+/** How a set's shards are written: JSONL, CSV (comma or semicolon), TSV with RFC 4180 quotes (`--tsv-quotes`) or Parquet. */
+export type Layout = { ids: boolean; invalid: boolean; format: 'jsonl' | 'csv' | 'csv;' | 'tsvq' | 'parquet' };
+
+/** A Parquet shard of `texts` (id, text and a number column), in row groups of 1 to 4 rows. */
+function parquetShard(r: ReturnType<typeof rng>, file: string, texts: string[], ids: string[] | undefined): void {
+  const columnData = [
+    ...(ids ? [{ name: 'id', data: ids }] : []),
+    { name: 'text', data: texts, type: 'STRING' },
+    { name: 'n', data: texts.map((_, i) => i), type: 'INT32' },
+  ];
+  const codec = r.pick(['UNCOMPRESSED', 'SNAPPY'] as const);
+  fs.writeFileSync(file, Buffer.from(parquetWriteBuffer({ columnData: columnData as never, codec, rowGroupSize: 1 + r.int(4) })));
+}
 
 /** A delimited record: the text quoted (it may hold line breaks), the id and a number as they are. */
 function delimited(d: string, text: string, id: string | undefined, n: number): string {
@@ -101,6 +113,11 @@ export function writeCorpus(r: ReturnType<typeof rng>, dir: string, docs: string
   const per = Math.ceil(docs.length / shards);
   const d = o.format === 'csv' ? ',' : o.format === 'csv;' ? ';' : '\t';
   for (let s = 0; s < shards; s++) {
+    if (o.format === 'parquet') {
+      const texts = docs.slice(s * per, (s + 1) * per);
+      parquetShard(r, path.join(dir, `part-${String(s).padStart(2, '0')}.parquet`), texts, o.ids ? texts.map((_, i) => `d${s}-${i}`) : undefined);
+      continue;
+    }
     const lines = docs.slice(s * per, (s + 1) * per).map((text, i) => {
       if (o.format !== 'jsonl') return delimited(d, text, o.ids ? `d${s}-${i}` : undefined, i);
       return o.ids ? `{"id":"d${s}-${i}", "meta":{"k":[1, 2]},"text":${JSON.stringify(text)}}` : `{"text":${JSON.stringify(text)},"n":${i}}`;

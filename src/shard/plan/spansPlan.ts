@@ -12,6 +12,7 @@ import { isS3Url } from '../../io/s3/client.js';
 import { resolveSpansOptions, type SpansOptions } from '../../spans/options.js';
 import type { JobSpec, SpansJobPlan } from '../files/job.js';
 import { planJob } from './plan.js';
+import { parquetTextColumn } from '../../spans/file/parquet.js';
 
 /** What the command line says about a spans job. */
 export interface SpansPlanInput {
@@ -53,10 +54,12 @@ export async function planSpansJob(input: SpansPlanInput): Promise<Omit<JobSpec,
   if (input.mode !== 'none') {
     for (const s of plan.shards) {
       const f = input.read.format !== undefined && input.read.format !== 'auto' ? input.read.format : formatFromExtension(s.path);
-      if (f === 'parquet')
+      if (f === 'parquet' && isS3Url(s.path))
         throw new UsageError(
-          `a spans job cannot rewrite Parquet shards yet (${s.path}): its ${input.mode} output takes JSONL, TSV, CSV, text or id⇥text shards (neardup spans rewrites Parquet in one process; or make a dry run: the summary and the audit only)`,
+          `a spans job cannot rewrite Parquet shards in S3 yet (${s.path}): copy them to a file system every task sees, run neardup spans on them, or make a dry run (the summary and the audit only)`,
         );
+      // Its text column is one a cut text can go back into (./spans/file/parquet.ts), checked before anything runs.
+      if (f === 'parquet') await parquetTextColumn(s.path, s.path, input.read, input.mode);
       if (input.mode === 'annotate' && (f === 'text' || f === 'idtext'))
         throw new UsageError(
           `annotating adds two fields, and a ${f} line of ${s.path} has no room for them: use JSONL, TSV or CSV, or the dedup output with the audit`,

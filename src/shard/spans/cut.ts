@@ -2,7 +2,7 @@
  * Stage spans-cut of a spans job (one task per shard group): reads its group's removed occurrences
  * from every spans-decide task, then its shards' records again, and cuts each document exactly as
  * `neardup spans`' pass 2 does (the same {@link UnitWalker}, {@link cutDocument} and
- * {@link RecordWriter}): the output shard (atomically, in the job's output directory under the
+ * {@link RecordWriter}, or Parquet as Parquet): the output shard (atomically, in the job's output directory under the
  * shard's relative name), the group's `--removed` audit rows (`audit.txt`, in input order, without
  * a header) and its counts. It also takes the text of the partitions' most repeated units whose
  * first occurrence is in its group, for the summary.
@@ -12,7 +12,7 @@ import { promises as fsp, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { auditRow } from '../../spans/dedupSpans.js';
 import { cutDocument } from '../../spans/cutDocument.js';
-import { topText, type UnitFacts } from '../../spans/deduper.js';
+import { topText, type DocVerdict, type UnitFacts } from '../../spans/deduper.js';
 import type { AnchorRuns } from '../../spans/anchors.js';
 import { UnitWalker } from '../../spans/walker.js';
 import { auditLine } from '../../spans/file/audit.js';
@@ -21,6 +21,10 @@ import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { rangeOf, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
+import { checkShard } from '../files/shardIdentity.js';
+import { rewriteSpansParquet } from '../../spans/file/parquet.js';
+import { formatFromExtension } from '../../io/read/formats.js';
+import type { InputRecord } from '../../io/read/record.js';
 import { cutLayout, NONE, type SpansDecideMarker } from './decide.js';
 import { groupRuns, walkedAll, walkerAt } from './anchorFind.js';
 import { docBases } from './find.js';
@@ -155,56 +159,29 @@ interface CutContext {
   state: { doc: number; row: number };
 }
 
+/** Cuts shard `x.s`: its records read again, each cut as the decide tasks say, written in its own format (Parquet as Parquet). */
 async function cutShard(x: CutContext): Promise<void> {
-  const { job, m, cuts, state } = x;
+  const { job, m } = x;
   const spans = job.spans!;
-  const o = spans.options;
-  const walker = new UnitWalker(o);
+  const walker = new UnitWalker(spans.options);
   walker.runs = x.runs;
   const shard = job.shards[x.s]!;
+  const target = spans.mode !== 'none' && job.output.dir ? path.join(job.output.dir, shard.out) : undefined;
+  if (target) await fsp.mkdir(path.dirname(target), { recursive: true });
+  if (target && spans.mode !== 'none' && shardFormat(job, x.s) === 'parquet') {
+    checkShard(x.workDir, job, x.s);
+    const decide = async (r: InputRecord): Promise<DocVerdict> => cutRecord(x, walker, r);
+    const { written } = await rewriteSpansParquet(shard.path, target, { read: job.read, name: shard.path, mode: spans.mode, decide });
+    m.outputs.push(shard.out);
+    m.written += written;
+    return;
+  }
   const input = await openShard(x.workDir, job, x.s, true);
   let sink: OutputSink | undefined;
   try {
-    if (spans.mode !== 'none' && job.output.dir) {
-      const target = path.join(job.output.dir, shard.out);
-      await fsp.mkdir(path.dirname(target), { recursive: true });
-      sink = await atomicFileSink(target);
-    }
+    if (target) sink = await atomicFileSink(target);
     const writer = new RecordWriter(input, job.read, spans.mode, sink);
-    for await (const r of input.records) {
-      const d = state.doc++;
-      const g = x.first + d;
-      m.textBytes += Buffer.byteLength(r.text);
-      const a = state.row;
-      while (state.row < cuts[0]!.length && cuts[0]![state.row] === d) state.row++;
-      const removed = Array.from(cuts[1]!.subarray(a, state.row));
-      const facts = (j: number): UnitFacts => {
-        // Without the audit, which alone reads them, cuts.u32 has no kept occurrence nor counts.
-        if (cuts.length === 2) return NO_FACTS;
-        const kept = cuts[2]![a + j]!;
-        return kept === NONE
-          ? { keptDoc: -1, keptStart: -1, keptByteStart: -1, count: cuts[5]![a + j]!, docs: cuts[6]![a + j]! }
-          : { keptDoc: kept, keptStart: cuts[3]![a + j]!, keptByteStart: cuts[4]![a + j]!, count: cuts[5]![a + j]!, docs: cuts[6]![a + j]! };
-      };
-      // The units are split again only where something is cut or a top unit's text is taken.
-      const top = x.tops.get(g);
-      walkerAt(walker, d);
-      if (removed.length > 0 || top) walker.each(r.text, (k) => void (top?.has(k) && m.top.push({ doc: g, k, text: topText(r.text, walker.units, k) })));
-      const v = cutDocument(r.text, { units: walker.units, removed, facts, substring: o.unit === 'substring', minDocWords: o.minDocWords });
-      if (v.changed) {
-        m.bytesRemoved += v.bytesRemoved;
-        m.unitsRemoved += v.units.length;
-        m.documentsChanged++;
-        if (v.emptied) m.documentsEmptied++;
-        if (v.dropped) m.documentsDropped++;
-        if (spans.audit) {
-          const id = x.ids.of(g);
-          for (const u of v.units) x.audit.push(auditLine(spans.audit, auditRow(id, u, (k) => x.ids.of(k))));
-          m.auditRows += v.units.length;
-        }
-      }
-      await writer.write(r, v);
-    }
+    for await (const r of input.records) await writer.write(r, cutRecord(x, walker, r));
     await writer.header();
     if (sink) {
       await sink.close();
@@ -216,4 +193,49 @@ async function cutShard(x: CutContext): Promise<void> {
     await input.records.return(undefined);
     await sink?.abort();
   }
+}
+
+/** The shard's format, as the plan read it. */
+function shardFormat(job: JobSpec, s: number): string | undefined {
+  const f = job.read.format;
+  return f !== undefined && f !== 'auto' ? f : formatFromExtension(job.shards[s]!.path);
+}
+
+/** The next document of the group, record `r`, cut as the decide tasks say; its counts and audit rows kept. */
+function cutRecord(x: CutContext, walker: UnitWalker, r: InputRecord): DocVerdict {
+  const { m, cuts, state } = x;
+  const spans = x.job.spans!;
+  const o = spans.options;
+  const d = state.doc++;
+  const g = x.first + d;
+  m.textBytes += Buffer.byteLength(r.text);
+  const a = state.row;
+  while (state.row < cuts[0]!.length && cuts[0]![state.row] === d) state.row++;
+  const removed = Array.from(cuts[1]!.subarray(a, state.row));
+  const facts = (j: number): UnitFacts => {
+    // Without the audit, which alone reads them, cuts.u32 has no kept occurrence nor counts.
+    if (cuts.length === 2) return NO_FACTS;
+    const kept = cuts[2]![a + j]!;
+    return kept === NONE
+      ? { keptDoc: -1, keptStart: -1, keptByteStart: -1, count: cuts[5]![a + j]!, docs: cuts[6]![a + j]! }
+      : { keptDoc: kept, keptStart: cuts[3]![a + j]!, keptByteStart: cuts[4]![a + j]!, count: cuts[5]![a + j]!, docs: cuts[6]![a + j]! };
+  };
+  // The units are split again only where something is cut or a top unit's text is taken.
+  const top = x.tops.get(g);
+  walkerAt(walker, d);
+  if (removed.length > 0 || top) walker.each(r.text, (k) => void (top?.has(k) && m.top.push({ doc: g, k, text: topText(r.text, walker.units, k) })));
+  const v = cutDocument(r.text, { units: walker.units, removed, facts, substring: o.unit === 'substring', minDocWords: o.minDocWords });
+  if (v.changed) {
+    m.bytesRemoved += v.bytesRemoved;
+    m.unitsRemoved += v.units.length;
+    m.documentsChanged++;
+    if (v.emptied) m.documentsEmptied++;
+    if (v.dropped) m.documentsDropped++;
+    if (spans.audit) {
+      const id = x.ids.of(g);
+      for (const u of v.units) x.audit.push(auditLine(spans.audit, auditRow(id, u, (k) => x.ids.of(k))));
+      m.auditRows += v.units.length;
+    }
+  }
+  return v;
 }
