@@ -28,6 +28,7 @@ import { redisMissing, REQUIRE_ALL } from '../helpers/needs.js';
 import { neardupAsync } from '../helpers/procs.js';
 import { cliIn } from '../helpers/inProcessCli.js';
 import { parquetWriteBuffer } from 'hyparquet-writer';
+import { readParquetRows } from '../helpers/formats.js';
 import { s3rverMissing, startS3rver, S3_JOB_ENV, type S3Server } from '../helpers/s3.js';
 import { assertSame, cli, drawOptions, jobArgs, oneProcess, rng, writeCorpus, corpus, type Case, type Layout } from '../helpers/spansSets.js';
 const SETS = Number(process.env.NEARDUP_DIFF_RUNS ?? 60);
@@ -147,6 +148,28 @@ describe('job spans on Parquet shards writes the bytes of neardup spans', () => 
       assert.equal(r.code, 0, r.stderr);
       assertSame(c, 'array', r.stdout, `Parquet set ${k}, array stages`);
     }
+  });
+});
+
+describe('job spans on a Parquet shard named without .parquet (a glob names it; its format is read from its bytes)', () => {
+  it('writes it as Parquet, the bytes of neardup spans', async () => {
+    const dir = path.join(root, 'parquet-noext');
+    fs.mkdirSync(path.join(dir, 'in'), { recursive: true });
+    const texts = ['Accept all cookies.\nFirst page.', 'Second page.\naccept  ALL cookies.', 'Accept all cookies.'];
+    const columnData = [{ name: 'id', data: ['a', 'b', 'c'] }, { name: 'text', data: texts, type: 'STRING' }];
+    fs.writeFileSync(path.join(dir, 'in', 'part0'), Buffer.from(parquetWriteBuffer({ columnData: columnData as never, rowGroupSize: 2 })));
+    const glob = path.join(dir, 'in', 'part*');
+    const one = await cli(['spans', glob, '--id', 'id', '--out', path.join(dir, 'one'), '-q']);
+    assert.equal(one.code, 0, one.stderr);
+    const job = await cli(['job', 'spans', glob, '--id', 'id', '--out-dir', path.join(dir, 'job'), '--work-dir', path.join(dir, 'w'), '--local', '-q']);
+    assert.equal(job.code, 0, job.stderr);
+    const want = fs.readFileSync(path.join(dir, 'one', 'part0'));
+    assert.ok(fs.readFileSync(path.join(dir, 'job', 'part0')).equals(want));
+    assert.equal(want.subarray(0, 4).toString('latin1'), 'PAR1');
+    assert.deepEqual((await readParquetRows(path.join(dir, 'job', 'part0'))).rows, [
+      { id: 'a', text: texts[0] },
+      { id: 'b', text: 'Second page.\n' },
+    ]);
   });
 });
 

@@ -107,8 +107,8 @@ async function* prepend(first: TextChunk, rest: AsyncIterator<TextChunk>): Async
   }
 }
 
-/** PAR1: the first (and last) four bytes of a Parquet file. */
-async function isParquetFile(path: string): Promise<boolean> {
+/** Whether `path` starts as a Parquet file does (PAR1, its first and last four bytes). */
+export async function isParquetFile(path: string): Promise<boolean> {
   const fh = await fsp.open(path, 'r').catch(() => undefined);
   if (!fh) return false;
   try {

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { UsageError } from '../../common/errors.js';
 import { formatFromExtension } from '../../io/read/formats.js';
-import type { ReadOptions } from '../../io/read/read.js';
+import { isParquetFile, type ReadOptions } from '../../io/read/read.js';
 import { isS3Url } from '../../io/s3/client.js';
 import { resolveSpansOptions, type SpansOptions } from '../../spans/options.js';
 import type { JobSpec, SpansJobPlan } from '../files/job.js';
@@ -27,6 +27,11 @@ export interface SpansPlanInput {
   audit?: 'tsv' | 'jsonl';
   partitions?: number;
   taskBytes?: number;
+}
+
+/** A shard's format as a reader finds it with `--format auto`: by its name, else (a local file) a Parquet file by its first bytes. */
+async function shardFormat(file: string): Promise<string | undefined> {
+  return formatFromExtension(file) ?? (!isS3Url(file) && (await isParquetFile(file)) ? 'parquet' : undefined);
 }
 
 /** The plan (without id and version) of a spans job. */
@@ -53,7 +58,7 @@ export async function planSpansJob(input: SpansPlanInput): Promise<Omit<JobSpec,
   });
   if (input.mode !== 'none') {
     for (const s of plan.shards) {
-      const f = input.read.format !== undefined && input.read.format !== 'auto' ? input.read.format : formatFromExtension(s.path);
+      const f = input.read.format !== undefined && input.read.format !== 'auto' ? input.read.format : await shardFormat(s.path);
       if (f === 'parquet' && isS3Url(s.path))
         throw new UsageError(
           `a spans job cannot rewrite Parquet shards in S3 yet (${s.path}): copy them to a file system every task sees, run neardup spans on them, or make a dry run (the summary and the audit only)`,

@@ -21,9 +21,7 @@ import { atomicFileSink, type OutputSink } from '../../io/write/output.js';
 import { commitTask, requireMarker, taskDir, writeSynced } from '../files/commit.js';
 import { rangeOf, shardsOfTask, taskCount, type JobSpec } from '../files/job.js';
 import { openShard } from '../files/shardInput.js';
-import { checkShard } from '../files/shardIdentity.js';
 import { rewriteSpansParquet } from '../../spans/file/parquet.js';
-import { formatFromExtension } from '../../io/read/formats.js';
 import type { InputRecord } from '../../io/read/record.js';
 import { cutLayout, NONE, type SpansDecideMarker } from './decide.js';
 import { groupRuns, walkedAll, walkerAt } from './anchorFind.js';
@@ -168,15 +166,15 @@ async function cutShard(x: CutContext): Promise<void> {
   const shard = job.shards[x.s]!;
   const target = spans.mode !== 'none' && job.output.dir ? path.join(job.output.dir, shard.out) : undefined;
   if (target) await fsp.mkdir(path.dirname(target), { recursive: true });
-  if (target && spans.mode !== 'none' && shardFormat(job, x.s) === 'parquet') {
-    checkShard(x.workDir, job, x.s);
+  const input = await openShard(x.workDir, job, x.s, true);
+  if (target && spans.mode !== 'none' && input.format === 'parquet') {
+    await input.records.return(undefined);
     const decide = async (r: InputRecord): Promise<DocVerdict> => cutRecord(x, walker, r);
     const { written } = await rewriteSpansParquet(shard.path, target, { read: job.read, name: shard.path, mode: spans.mode, decide });
     m.outputs.push(shard.out);
     m.written += written;
     return;
   }
-  const input = await openShard(x.workDir, job, x.s, true);
   let sink: OutputSink | undefined;
   try {
     if (target) sink = await atomicFileSink(target);
@@ -193,12 +191,6 @@ async function cutShard(x: CutContext): Promise<void> {
     await input.records.return(undefined);
     await sink?.abort();
   }
-}
-
-/** The shard's format, as the plan read it. */
-function shardFormat(job: JobSpec, s: number): string | undefined {
-  const f = job.read.format;
-  return f !== undefined && f !== 'auto' ? f : formatFromExtension(job.shards[s]!.path);
 }
 
 /** The next document of the group, record `r`, cut as the decide tasks say; its counts and audit rows kept. */
