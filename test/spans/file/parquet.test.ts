@@ -122,6 +122,25 @@ test('a directory of a Parquet shard and a JSONL shard: one corpus, keep-first a
   assert.deepEqual(readAudit(audit), want.audit);
 });
 
+test('row-number ids across shards count a Parquet row skipped as invalid (--skip-invalid): documents of the next shard are numbered after it', async () => {
+  const dir = path.join(tmp, 'shards-skip');
+  fs.mkdirSync(dir);
+  const a = ['Accept all cookies.\nFirst page.', 'Second page.\nRead more…'];
+  const bad = new Uint8Array([0x41, 0xff, 0x0a, 0x42]);
+  await writeParquet(path.join(dir, 'a.parquet'), [{ name: 'text', data: [a[0], a[1], bad], type: 'STRING' }], 'SNAPPY', 2);
+  const b = ['Third page.\naccept  ALL cookies.', 'Read more…'];
+  fs.writeFileSync(path.join(dir, 'b.jsonl'), b.map((t) => JSON.stringify({ text: t })).join('\n') + '\n');
+  const out = path.join(tmp, 'shards-skip-out');
+  const audit = path.join(tmp, 'shards-skip.removed.jsonl');
+  const r = await dedupSpansFile(dir, { read: { skipInvalid: true }, spans: { unit: 'line' }, out, removed: audit });
+  assert.equal(r.skipped, 1);
+  // The last row of a.parquet is skipped, and still numbered: b.jsonl's rows continue at 3.
+  const want = spansOracle([...a, ...b], ['0', '1', '3', '4'], { unit: 'line' });
+  assert.deepEqual(readAudit(audit), want.audit);
+  assert.ok(want.audit.some((x) => x.id === '3') && want.audit.some((x) => x.id === '4'), 'ids past the skipped row are named');
+  assert.deepEqual((await readParquetRows(path.join(out, 'a.parquet'))).rows, a.map((t) => ({ text: t })));
+});
+
 test('refused before any pass, by name: standard output, an output not named .parquet, a text column of numbers, a field inside a struct', async () => {
   const input = path.join(tmp, 'refuse.parquet');
   await writeParquet(input, [{ name: 'id', data: ['a', 'b'] }, { name: 'n', data: [1, 2], type: 'INT32' }, { name: 'text', data: ['x\ny', 'x'] }]);
