@@ -129,6 +129,16 @@ test('Parquet: dedup output has the same schema, codec and values as the kept ro
       assert.equal(typeof similarity, i % 4 === 0 ? 'object' : 'number');
     });
   }
+  // --limit N: the first N records, as of a text input (here N lands inside the second row group).
+  const file = path.join(dir, 'in-SNAPPY.parquet');
+  const input = await readParquetRows(file);
+  for (const output of ['dedup', 'annotate']) {
+    const limited = path.join(dir, `limited-${output}.parquet`);
+    const r = neardup(['dedup', file, '--id', 'id', '--threshold', '0.7', '--limit', '10', '--output', output, '--out', limited]);
+    assert.equal(r.code, 0, r.stderr);
+    const rows = (await readParquetRows(limited)).rows.map((x) => x.id);
+    assert.deepEqual(rows, input.rows.slice(0, 10).filter((_, i) => output === 'annotate' || i % 4 === 0).map((x) => x.id), output);
+  }
 });
 
 test('Parquet output needs --out FILE.parquet (or a directory); a directory gets the input name', async () => {

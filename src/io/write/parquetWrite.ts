@@ -125,11 +125,16 @@ export interface ParquetEdit {
 }
 
 /** The rows of row group `g` that are written (their indices in the group), each one's added values and new text, from `edit.row` in row order. */
-async function editedRows(g: ParquetGroup, edit: ParquetEdit, added: number): Promise<{ keep: number[]; added: unknown[][]; texts: Map<number, string> }> {
+async function editedRows(
+  g: ParquetGroup,
+  edit: ParquetEdit,
+  o: { added: number; take: number },
+): Promise<{ keep: number[]; added: unknown[][]; texts: Map<number, string> }> {
+  const { added } = o;
   const keep: number[] = [];
   const values: unknown[][] = Array.from({ length: added }, () => []);
   const texts = new Map<number, string>();
-  for (const r of g.records) {
+  for (const r of g.records.length > o.take ? g.records.slice(0, o.take) : g.records) {
     // Before the edit: a caller's verdict may renumber the record's row (shards: ../write/rewrite.ts).
     const local = r.row - g.start;
     const e = await edit.row(r);
@@ -146,7 +151,7 @@ async function editedRows(g: ParquetGroup, edit: ParquetEdit, added: number): Pr
  * as `how.verdict` says (`read`: the reader's context and field spec); rows that are not valid records (skipped with --skip-invalid) are left out, as
  * in the text formats. `verdict` is called once per valid record, in row order. Returns the rows written.
  */
-export function rewriteParquet(input: string, output: string, read: { ctx: ReaderContext; spec: FieldSpec }, how: RewriteHow): Promise<number> {
+export function rewriteParquet(input: string, output: string, read: ParquetRead, how: RewriteHow): Promise<number> {
   const { mode, tagPrefix = '' } = how;
   const added = (names: string[]): AddedColumn[] => {
     if (mode !== 'annotate') return [];
@@ -163,14 +168,22 @@ export function rewriteParquet(input: string, output: string, read: { ctx: Reade
   return editParquet(input, output, read, { added, row, commits: how.commits });
 }
 
+/** How a rewrite reads its input: the reader's context and field spec, and at most `limit` valid records (`--limit`: the rows after them are not written, as a text reader stops there). */
+export interface ParquetRead {
+  ctx: ReaderContext;
+  spec: FieldSpec;
+  limit?: number;
+}
+
 /**
  * Rewrites Parquet file `input` into `output` (atomically) as `edit` says: the same schema (plus
  * the added columns), codecs and row groups, each valid record kept or not, its text column
  * replaced or not; rows that are not valid records (skipped with --skip-invalid) are left out.
  * Returns the rows written.
  */
-export async function editParquet(input: string, output: string, read: { ctx: ReaderContext; spec: FieldSpec }, edit: ParquetEdit): Promise<number> {
+export async function editParquet(input: string, output: string, read: ParquetRead, edit: ParquetEdit): Promise<number> {
   const { ctx, spec } = read;
+  let take = read.limit ?? Infinity;
   const w = await loadPackage<WriterModule>('hyparquet-writer', 'writing Parquet');
   const comp = await compressors();
   const { metadata, tree, groups } = await openParquetGroups(input, ctx, spec, { allColumns: true });
@@ -190,8 +203,10 @@ export async function editParquet(input: string, output: string, read: { ctx: Re
       createdBy: 'neardup (hyparquet-writer)',
     });
     for await (const g of groups) {
+      if (take <= 0) break;
       if (!g.values) continue;
-      const rows = await editedRows(g, edit, added.length);
+      const rows = await editedRows(g, edit, { added: added.length, take });
+      take -= Math.min(take, g.records.length);
       if (rows.keep.length === 0) continue;
       const columnData: Record<string, unknown>[] = names.map((name) => ({
         name,

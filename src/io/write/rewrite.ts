@@ -95,7 +95,7 @@ export async function rewriteFile(file: string, out: string, options: ReadOption
   };
   if (!input || input.format === 'parquet') {
     const ctx = makeContext(options.displayName ?? file, false, options.skipInvalid ?? false, { count: 0, examples: [] });
-    const written = await rewriteParquet(file, out, { ctx, spec: options.fields ?? {} }, counted);
+    const written = await rewriteParquet(file, out, { ctx, spec: options.fields ?? {}, limit: options.limit }, counted);
     return { written, rows: rowCount(last, valid, ctx.stats.count) };
   }
   const sink = await openOutput(out, how.commits);

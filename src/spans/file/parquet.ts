@@ -75,7 +75,7 @@ export async function rewriteSpansParquet(file: string, target: string, pass: Sp
     if (mode === 'annotate') return { keep: true, added: [cutsJson(v.cuts), v.dropped] };
     return { keep: !v.dropped, ...(v.changed ? { text: v.text } : {}) };
   };
-  const written = await editParquet(file, target, { ctx, spec: read.fields ?? {} }, {
+  const written = await editParquet(file, target, { ctx, spec: read.fields ?? {}, limit: read.limit }, {
     added: () => (mode === 'annotate' ? SPAN_COLUMNS : []),
     row,
     textColumn,

@@ -141,6 +141,20 @@ test('row-number ids across shards count a Parquet row skipped as invalid (--ski
   assert.deepEqual((await readParquetRows(path.join(out, 'a.parquet'))).rows, a.map((t) => ({ text: t })));
 });
 
+test('--limit N: the first N records, cut as the oracle cuts them, the rows after them not written (N inside a row group, and past the last)', async () => {
+  const texts = ['Accept all cookies.\nOne.', 'Two.\nAccept all cookies.', 'Read more…\nThree.', 'Read more…', 'Accept all cookies.'];
+  const ids = texts.map((_, i) => `d${i}`);
+  const input = path.join(tmp, 'limit.parquet');
+  await writeParquet(input, [{ name: 'id', data: ids }, { name: 'text', data: texts }], 'SNAPPY', 2);
+  for (const limit of [1, 3, 4, 9]) {
+    const out = path.join(tmp, `limit-${limit}.parquet`);
+    await dedupSpansFile(input, { read: { fields: { id: 'id' }, limit }, out });
+    const want = spansOracle(texts.slice(0, limit), ids.slice(0, limit), { unit: 'line' });
+    const expected = want.docs.flatMap((w, i) => (w.dropped ? [] : [{ id: ids[i], text: w.text }]));
+    assert.deepEqual((await readParquetRows(out)).rows, expected, `--limit ${limit}`);
+  }
+});
+
 test('refused before any pass, by name: standard output, an output not named .parquet, a text column of numbers, a field inside a struct', async () => {
   const input = path.join(tmp, 'refuse.parquet');
   await writeParquet(input, [{ name: 'id', data: ['a', 'b'] }, { name: 'n', data: [1, 2], type: 'INT32' }, { name: 'text', data: ['x\ny', 'x'] }]);
