@@ -121,12 +121,13 @@ describe('job spans on Parquet shards writes the bytes of neardup spans', () => 
     for (let k = 0; k < 10; k++) {
       const r = rng(SEED * 1000 + 500 + k);
       const dir = path.join(root, `parquet-${k}`);
-      const o: Layout = { ids: r.chance(0.6), invalid: false, format: 'parquet' };
+      const o: Layout = { ids: r.chance(0.6), invalid: r.chance(0.4), format: 'parquet' };
       writeCorpus(r, path.join(dir, 'in'), corpus(r, 6 + r.int(40)), 1 + r.int(4), o);
       sets.push(await oneProcess(dir, drawOptions(r, o)));
     }
     assert.ok(sets.some((c) => c.drawn.output === 'dedup') && sets.some((c) => c.drawn.output === 'annotate'), 'both outputs drawn');
     assert.ok(sets.filter((c) => c.drawn.output !== 'dry' && (c.want.summary.unitsRemoved as number) > 0).length >= 4, 'sets written with units cut');
+    assert.ok(sets.some((c) => (c.want.summary.skipped as number) > 0), 'a set with an invalid record');
   });
   it('--local in several tasks and partitions, and array stages', async () => {
     for (const [k, c] of sets.entries()) {

@@ -90,8 +90,16 @@ export function corpus(r: ReturnType<typeof rng>, n: number): string[] {
 /** How a set's shards are written: JSONL, CSV (comma or semicolon), TSV with RFC 4180 quotes (`--tsv-quotes`) or Parquet. */
 export type Layout = { ids: boolean; invalid: boolean; format: 'jsonl' | 'csv' | 'csv;' | 'tsvq' | 'parquet' };
 
-/** A Parquet shard of `texts` (id, text and a number column), in row groups of 1 to 4 rows. */
-function parquetShard(r: ReturnType<typeof rng>, file: string, texts: string[], ids: string[] | undefined): void {
+/** A Parquet shard of `texts` (id, text and a number column), in row groups of 1 to 4 rows; with `invalid`, maybe a text of invalid UTF-8 among them. */
+function parquetShard(r: ReturnType<typeof rng>, file: string, docs: { texts: string[]; ids: string[] | undefined; invalid: boolean }): void {
+  const { ids } = docs;
+  const texts: (string | Uint8Array)[] = [...docs.texts];
+  // A record --skip-invalid skips, counted and still a row of the row-number ids.
+  if (docs.invalid && r.chance(0.5)) {
+    const at = r.int(texts.length + 1);
+    texts.splice(at, 0, new Uint8Array([0x41, 0xff, 0x0a, 0x42]));
+    ids?.splice(at, 0, `bad${at}`);
+  }
   const columnData = [
     ...(ids ? [{ name: 'id', data: ids }] : []),
     { name: 'text', data: texts, type: 'STRING' },
@@ -115,7 +123,8 @@ export function writeCorpus(r: ReturnType<typeof rng>, dir: string, docs: string
   for (let s = 0; s < shards; s++) {
     if (o.format === 'parquet') {
       const texts = docs.slice(s * per, (s + 1) * per);
-      parquetShard(r, path.join(dir, `part-${String(s).padStart(2, '0')}.parquet`), texts, o.ids ? texts.map((_, i) => `d${s}-${i}`) : undefined);
+      const ids = o.ids ? texts.map((_, i) => `d${s}-${i}`) : undefined;
+      parquetShard(r, path.join(dir, `part-${String(s).padStart(2, '0')}.parquet`), { texts, ids, invalid: o.invalid });
       continue;
     }
     const lines = docs.slice(s * per, (s + 1) * per).map((text, i) => {
