@@ -35,9 +35,10 @@ export interface SpansFileOptions {
   /** What to write: `dedup` (default: the records, units cut), `annotate` (every record with its cuts), or `none` (audit and summary only). */
   mode?: 'dedup' | 'annotate' | 'none';
   /**
-   * Where the records go: a file (.gz/.zst compress), or standard output when undefined or `-`. For
-   * a sharded input (a glob or directory of shards, or `read.inputs`): the directory of output
-   * shards, one per input shard under its relative name, then `_SUCCESS`.
+   * Where the records go: a file (.gz/.zst compress), or standard output when undefined or `-`; a
+   * Parquet input's, a `.parquet` file. For a sharded input (a glob or directory of shards, or
+   * `read.inputs`): the directory of output shards, one per input shard under its relative name,
+   * each in its own format, then `_SUCCESS`.
    */
   out?: string;
   /** The audit of every removed unit: a `.tsv` or `.jsonl` file (may end in .gz/.zst). */
