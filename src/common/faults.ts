@@ -26,6 +26,8 @@ export interface FaultHooks {
   fileStoreRebuildScript?: () => URL;
   /** A file store is about to write its checkpoint (a test throws here: a disk that fills up). */
   fileStoreCheckpoint?: () => Promise<void>;
+  /** A file store's checkpoint file is written and synced, about to be renamed into place (outside the store's writes). */
+  fileStoreCheckpointCommit?: () => Promise<void>;
   /** Bytes the band table's records may take in memory, instead of 2^32: tests fill a table up. */
   tableArenaMax?: () => number;
   /** Document slots the band table may hold, instead of ⌊(2^31 − 1) / keys per slot⌋: tests fill a table up. */

@@ -8,10 +8,13 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** Adds to `spec` in a child (batches of `batch`, or singles and tens when omitted) until `count` ids are acknowledged; returns them. */
-export async function killWriter(spec: string, count: number, batch?: number): Promise<string[]> {
+/**
+ * Adds to `spec` in a child (batches of `batch`, or singles and tens when omitted) until `count` ids
+ * are acknowledged; returns them. `env` goes to the child too (test/helpers/store-writer.ts).
+ */
+export async function killWriter(spec: string, count: number, batch?: number, env: Record<string, string> = {}): Promise<string[]> {
   const args = [path.join(here, 'store-writer.js'), spec, ...(batch === undefined ? [] : [String(batch)])];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const acked: string[] = [];
   let buf = '';
   await new Promise<void>((resolve, reject) => {

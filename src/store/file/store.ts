@@ -34,7 +34,7 @@ import { takeDirLock } from './lock.js';
 import { fileStoreDirProblem } from './dir.js';
 import { copyStoreFiles } from './backup.js';
 import { LOCATOR_BYTES, placeOf, replay, tableRecord } from './replay.js';
-import { CHECKPOINT_FILE, logTail, readCheckpoint, writeCheckpoint } from './checkpoint.js';
+import { CHECKPOINT_FILE, logTail, readCheckpoint, writeCheckpointFile } from './checkpoint.js';
 import { RecordReads } from './recordReads.js';
 import { ScreenHeals } from './screenHeals.js';
 
@@ -65,6 +65,9 @@ export class FileStore implements NearDupStore {
   /** The last checkpoint's failure ('' after one that worked), and the log length it failed at. */
   private checkpointError = '';
   private checkpointRetryFrom = 0;
+  /** The last checkpoint's commit (sync and rename), which runs outside the writes; settled, never rejected. */
+  private committing: Promise<void> = Promise.resolve();
+  private commitPending = false;
   /** Log frames folded at open (after the checkpoint). */
   private foldedAtOpen = 0;
   /** Candidates whose screens rejected them before their records were read, since open. */
@@ -217,34 +220,61 @@ export class FileStore implements NearDupStore {
    * A checkpoint once the log has grown by an eighth since the last (at least 64 MiB) and the key
    * table is not doubling (src/store/memory/keyTable.ts). One that fails
    * (a full disk) leaves the log, which holds everything, and the store as they were: it is kept in
-   * {@link stats} (`checkpointError`) and tried again after as much log again.
+   * {@link stats} (`checkpointError`) and tried again after as much log again. A put that takes one
+   * waits for its file to be written, not for its commit.
    */
   private async checkpointIfDue(): Promise<void> {
     // A table still doubling would finish at once for the image: wait until it has, a few adds on.
-    if (this.table.table.growing) return;
+    // The last checkpoint's commit still running: this one is due again at the next write.
+    if (this.table.table.growing || this.commitPending) return;
     const every = faultHooks().fileStoreCheckpointEvery?.() ?? Math.max(CHECKPOINT_MIN_LOG, this.checkpointed / 8);
     if (this.logEnd - Math.max(this.checkpointed, this.checkpointRetryFrom) < every) return;
     try {
-      await this.checkpoint();
-      this.checkpointError = '';
+      await this.checkpoint({ wait: false });
     } catch (e) {
-      this.checkpointError = (e as Error).message;
-      this.checkpointRetryFrom = this.logEnd;
+      this.checkpointFailed(e as Error, this.logEnd);
     }
   }
 
   /**
-   * Writes the table's checkpoint (inside a write: no fold runs meanwhile). Taken when the log has
-   * grown by an eighth since the last one (at least 64 MiB) and at close: its cost is spread over the
-   * adds, and a crash leaves at most that much log to fold on the next open.
+   * Writes the table's checkpoint, inside a write (no fold runs meanwhile), to a temporary file;
+   * then syncs it and puts it in place, outside the writes unless `wait` (close and compaction):
+   * at 10^7 documents the sync is seconds of the disk's time, which the next writes need not wait
+   * for (bench/RESULTS.md). Taken when the log has grown by an eighth since the last one (at least
+   * 64 MiB) and at close: its cost is spread over the adds, and a crash leaves at most that much log
+   * to fold on the next open.
    */
-  private async checkpoint(): Promise<void> {
+  private async checkpoint(o: { wait: boolean }): Promise<void> {
+    await this.committing;
     this.applyHeals();
     await faultHooks().fileStoreCheckpoint?.();
     const at = { logEnd: this.logEnd, recordsEnd: this.recordsEnd, applied: this.table.applied, generation: this.stored!.generation };
-    await writeCheckpoint(this.dir, this.table.table, { ...at, keyOffset: LOCATOR_BYTES, logTail: await logTail(this.log!, this.logEnd) });
-    this.checkpointed = this.logEnd;
+    const file = await writeCheckpointFile(this.dir, this.table.table, { ...at, keyOffset: LOCATOR_BYTES, logTail: await logTail(this.log!, this.logEnd) });
+    const healed = this.healedUnsaved;
     this.healedUnsaved = 0;
+    const commit = file.commit().then(
+      () => {
+        this.checkpointed = at.logEnd;
+        this.checkpointError = '';
+      },
+      (e: unknown) => {
+        this.healedUnsaved += healed;
+        this.checkpointFailed(e as Error, at.logEnd);
+        if (o.wait) throw e;
+      },
+    );
+    this.commitPending = true;
+    this.committing = commit.then(
+      () => void (this.commitPending = false),
+      () => void (this.commitPending = false),
+    );
+    if (o.wait) await commit;
+  }
+
+  /** A checkpoint that failed (a full disk) leaves the log, which holds everything: kept in {@link stats}, and tried again after as much log again. */
+  private checkpointFailed(e: Error, logEnd: number): void {
+    this.checkpointError = e.message;
+    this.checkpointRetryFrom = logEnd;
   }
 
   /** Puts the screens lookups made into the table (inside a write). */
@@ -422,6 +452,8 @@ export class FileStore implements NearDupStore {
       const generation = this.stored!.generation + 1;
       // Before the records move: a screen a lookup made names the place it was made for.
       this.applyHeals();
+      // The last checkpoint of this generation in place before its files go.
+      await this.committing;
       await Promise.allSettled(this.copying);
       // Until the switch the store is as it was: a failure leaves it usable (the new files are deleted at the next open).
       const out = await writeCompacted({ dir: this.dir, generation, replica: rep, read: (r) => this.readRecord(r) }).catch((e: unknown) => {
@@ -443,7 +475,7 @@ export class FileStore implements NearDupStore {
       await this.reads.settled();
       for (const f of old) await f.close();
       await removeOtherGenerations(this.dir, generation);
-      await this.checkpoint();
+      await this.checkpoint({ wait: true });
       return {
         entriesBefore: before.entries,
         entriesAfter: out.frames,
@@ -457,8 +489,9 @@ export class FileStore implements NearDupStore {
   /** Writes a checkpoint when the log has grown since the last, then releases the files and the lock. */
   async close(): Promise<void> {
     await this.chain;
+    await this.committing;
     try {
-      if (this.replica && !this.broken && (this.logEnd > this.checkpointed || this.heals.size + this.healedUnsaved > 0)) await this.checkpoint();
+      if (this.replica && !this.broken && (this.logEnd > this.checkpointed || this.heals.size + this.healedUnsaved > 0)) await this.checkpoint({ wait: true });
     } finally {
       await this.reads.settled();
       await this.log?.close();
