@@ -9,7 +9,8 @@
  * (from its addMany call to its answer: a stall of the store shows here, not in the mean); the LSH candidates an add met,
  * those whose records it read (the others' screens rejected them unread) and those it verified, per add over the decade
  * (the reads and re-shingling are what grows with N); bytes per document on disk (records file: text against the rest; log); the process's RSS; and
- * the time to close the store (it writes the table's checkpoint), the checkpoint's bytes per document
+ * the checkpoints taken during the decade (how many, and the seconds spent writing their files, inside
+ * writes, and committing them, outside); the time to close the store (it writes the table's checkpoint), the checkpoint's bytes per document
  * and the time to open it again. Modes: `exact` (sets in the records), `text` (setSource 'text':
  * sets recomputed from the stored text), `estimate16`.
  * Usage: node dist/bench/file-store.js [N=1000000] [exact|text|estimate16]; STORE=sqlite compares the
@@ -126,6 +127,12 @@ function perAdd(before: Counts, after: Counts, adds: number): string {
   return `${per('candidates', 2)} / ${read} (${per('verified', 3)})`;
 }
 
+/** A file store's checkpoints since open, and the seconds their files' writes and commits took (the SQLite store has none). */
+function ckCell(st: Record<string, number | string>): string {
+  if (st.checkpointsSinceOpen === undefined) return '—';
+  return `${st.checkpointsSinceOpen}, ${(Number(st.checkpointWriteMs) / 1000).toFixed(1)} / ${(Number(st.checkpointCommitMs) / 1000).toFixed(1)}`;
+}
+
 /** Adds the batches of `chunk`, two in flight: wall ms, CPU µs, and the longest batch's ms (from its call to its answer). */
 async function addChunk(idx: NearDupIndex, chunk: ReturnType<typeof chunkOf>): Promise<{ ms: number; cpuUs: number; longest: number }> {
   const t0 = performance.now();
@@ -181,9 +188,9 @@ if (process.env.REOPEN) {
 
 console.log(`file-store bench: ${KIND} store (${spec}), N = ${N}, ${MODE}, prepare workers ${WORKERS}, batches of ${B}`);
 console.log(
-  '| docs | adds/s over the decade | CPU µs/add | longest batch ms | candidates / read (verified) per add | store put share | query p50 / p99 ms (found) | records B/doc: text + rest | log B/doc | RSS MB | close s | table B/doc | open s |',
+  '| docs | adds/s over the decade | CPU µs/add | longest batch ms | candidates / read (verified) per add | store put share | query p50 / p99 ms (found) | records B/doc: text + rest | log B/doc | RSS MB | checkpoints: n, write / commit s | close s | table B/doc | open s |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 let { store, putMs } = await timedStore();
 let idx = await NearDupIndex.open({ ...opts, store });
 let done = 0;
@@ -208,6 +215,8 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
   cpuUs /= done - from;
   const cands = perAdd(cands0, await candidateCounts(idx), done - from);
   const share = (putMs() - put0) / ms;
+  // The store was opened at the decade's start: its checkpoints since then.
+  const ck = (await idx.stats()).storeStats;
   const q = await queries(idx, done);
   const parts = await recordParts(idx, done);
   const disk = diskBytes();
@@ -226,7 +235,7 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
       (share * 100).toFixed(0)
     } % | ${q.p50.toFixed(2)} / ${q.p99.toFixed(2)} (${q.found}/300) | ${parts.text.toFixed(0)} + ${restB.toFixed(0)} (record rest ${
       parts.rest.toFixed(0)
-    }) | ${(disk.log / done).toFixed(0)} | ${rss.toFixed(0)} | ${closeS.toFixed(2)} | ${(size(path.join(dir, 'index', 'table')) / done).toFixed(0)} | ${
+    }) | ${(disk.log / done).toFixed(0)} | ${rss.toFixed(0)} | ${ckCell(ck)} | ${closeS.toFixed(2)} | ${(size(path.join(dir, 'index', 'table')) / done).toFixed(0)} | ${
       openS.toFixed(2)
     } |`,
   );

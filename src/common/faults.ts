@@ -28,6 +28,8 @@ export interface FaultHooks {
   fileStoreCheckpoint?: () => Promise<void>;
   /** A file store's checkpoint file is written and synced, about to be renamed into place (outside the store's writes). */
   fileStoreCheckpointCommit?: () => Promise<void>;
+  /** Bytes of a file store checkpoint's write buffer, instead of 16 MiB: tests write in many small chunks. */
+  fileStoreCheckpointChunk?: () => number;
   /** Bytes the band table's records may take in memory, instead of 2^32: tests fill a table up. */
   tableArenaMax?: () => number;
   /** Document slots the band table may hold, instead of ⌊(2^31 − 1) / keys per slot⌋: tests fill a table up. */

@@ -71,21 +71,36 @@ const bytesOf = (a: Typed) => new Uint8Array(a.buffer, a.byteOffset, a.byteLengt
 
 /** Writes each live record of `img` (its place in the records file), in slot order, through `buf`, from byte `pos` of `f`. */
 async function writeLiveArena(f: FileHandle, img: MemoryTableImage, buf: Uint8Array, pos: number): Promise<void> {
+  // Two halves of `buf`: one is filled here while the other's write runs on libuv's threads.
+  const size = buf.length >> 1;
+  const halves = [buf.subarray(0, size), buf.subarray(size, 2 * size)];
+  const written: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
+  let half = 0;
   let n = 0;
-  for (let s = 0; s < img.slots; s++) {
-    if (img.ids.len[s] === FREE) continue;
-    const rec = img.arena.subarray(img.recOff[s]!, img.recOff[s]! + img.recLen[s]!);
-    if (n + rec.length > buf.length) {
-      await writeAt(f, buf.subarray(0, n), pos);
-      pos += n;
-      n = 0;
+  const flush = (): Promise<void> => {
+    written[half] = writeAt(f, halves[half]!.subarray(0, n), pos);
+    // Awaited before the half is filled again, and at the end: no rejection goes unheard.
+    written[half]!.catch(() => undefined);
+    pos += n;
+    n = 0;
+    half ^= 1;
+    return written[half]!;
+  };
+  try {
+    for (let s = 0; s < img.slots; s++) {
+      if (img.ids.len[s] === FREE) continue;
+      const rec = img.arena.subarray(img.recOff[s]!, img.recOff[s]! + img.recLen[s]!);
+      if (n + rec.length > size) await flush();
+      if (rec.length > size) {
+        await writeAt(f, rec, pos);
+        pos += rec.length;
+      } else n += (halves[half]!.set(rec, n), rec.length);
     }
-    if (rec.length > buf.length) {
-      await writeAt(f, rec, pos);
-      pos += rec.length;
-    } else n += (buf.set(rec, n), rec.length);
+    await flush();
+  } finally {
+    await Promise.allSettled(written);
   }
-  await writeAt(f, buf.subarray(0, n), pos);
+  await Promise.all(written);
 }
 
 /** Bytes of the live records. */
@@ -202,18 +217,26 @@ async function writeTable(tmp: string, o: { img: MemoryTableImage; keysPerSlot: 
   const head = Buffer.allocUnsafe(4);
   head.writeUInt32LE(header.length, 0);
   const f = await openFile(tmp, 'w');
-  const buf = new Uint8Array(WRITE_CHUNK);
+  const buf = new Uint8Array(faultHooks().fileStoreCheckpointChunk?.() ?? WRITE_CHUNK);
+  // The arrays written as they are go on libuv's threads while the live arena and the key table
+  // are packed here (each write its own place).
+  const raw: Promise<void>[] = [];
   try {
     // Every section at its place (the packed key table's three and its bitmap are written together).
     await writeAt(f, Buffer.concat([head, header]), 0);
     let pos = 4 + header.length;
     for (const p of parts) {
-      if (p instanceof Uint8Array) await writeAt(f, p, pos);
-      else if ((await p.write?.(f, buf, pos)) === false) return false;
+      if (p instanceof Uint8Array) {
+        raw.push(writeAt(f, p, pos));
+        // Awaited below: no rejection goes unheard.
+        raw.at(-1)!.catch(() => undefined);
+      } else if ((await p.write?.(f, buf, pos)) === false) return false;
       pos += p instanceof Uint8Array ? p.length : p.bytes;
     }
+    await Promise.all(raw);
     return true;
   } finally {
+    await Promise.allSettled(raw);
     await f.close();
   }
 }

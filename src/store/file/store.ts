@@ -68,6 +68,8 @@ export class FileStore implements NearDupStore {
   /** The last checkpoint's commit (sync and rename), which runs outside the writes; settled, never rejected. */
   private committing: Promise<void> = Promise.resolve();
   private commitPending = false;
+  /** Checkpoints put in place since open, and their milliseconds: writing the files (inside writes), and the commits. */
+  private checkpointsDone = { count: 0, writeMs: 0, commitMs: 0 };
   /** Log frames folded at open (after the checkpoint). */
   private foldedAtOpen = 0;
   /** Candidates whose screens rejected them before their records were read, since open. */
@@ -249,11 +251,15 @@ export class FileStore implements NearDupStore {
     this.applyHeals();
     await faultHooks().fileStoreCheckpoint?.();
     const at = { logEnd: this.logEnd, recordsEnd: this.recordsEnd, applied: this.table.applied, generation: this.stored!.generation };
+    const t0 = performance.now();
     const file = await writeCheckpointFile(this.dir, this.table.table, { ...at, keyOffset: LOCATOR_BYTES, logTail: await logTail(this.log!, this.logEnd) });
+    const t1 = performance.now();
     const healed = this.healedUnsaved;
     this.healedUnsaved = 0;
     const commit = file.commit().then(
       () => {
+        const c = this.checkpointsDone;
+        this.checkpointsDone = { count: c.count + 1, writeMs: c.writeMs + (t1 - t0), commitMs: c.commitMs + (performance.now() - t1) };
         this.checkpointed = at.logEnd;
         this.checkpointError = '';
       },
@@ -394,6 +400,9 @@ export class FileStore implements NearDupStore {
       framesFoldedAtOpen: this.foldedAtOpen,
       checkpointLogBytes: this.checkpointed,
       checkpointError: this.checkpointError,
+      checkpointsSinceOpen: this.checkpointsDone.count,
+      checkpointWriteMs: Math.round(this.checkpointsDone.writeMs),
+      checkpointCommitMs: Math.round(this.checkpointsDone.commitMs),
       candidatesScreenedOut: this.screenedOut,
       screensMadeByLookups: this.heals.healed + this.heals.size,
       distinctKeys: t.distinctKeys as number,

@@ -76,33 +76,70 @@ export async function writePackedKeys(f: FileHandle, pos: number, t: PackedKeys,
   const bits = Math.log2(tHead.length);
   const u32 = coding === 'u32';
   const kb = u32 ? 4 : 8;
-  const E = Math.floor(buf.byteLength / 16);
-  const keys = u32 ? new Uint32Array(buf.buffer, buf.byteOffset, E) : new Float64Array(buf.buffer, buf.byteOffset, E);
-  const heads = new Int32Array(buf.buffer, buf.byteOffset + 8 * E, E);
-  const dist = new Uint8Array(buf.buffer, buf.byteOffset + 12 * E, E);
+  // Two halves of `buf`: one is packed here while the other's write runs on libuv's threads.
+  const halves = [packHalf(buf, 0, u32), packHalf(buf, 1, u32)] as const;
+  const E = halves[0].heads.length;
   const at = { dist: pos, keys: pos + (u32 ? used : 0), heads: pos + (u32 ? used : 0) + kb * used };
+  let half = 0;
+  let { keys, heads, dist } = halves[0];
   let n = 0;
-  const flush = async () => {
-    if (u32) await writeAt(f, dist.subarray(0, n), at.dist);
-    await writeAt(f, new Uint8Array(keys.buffer, keys.byteOffset, kb * n), at.keys);
-    await writeAt(f, new Uint8Array(heads.buffer, heads.byteOffset, 4 * n), at.heads);
-    [at.dist, at.keys, at.heads, n] = [at.dist + n, at.keys + kb * n, at.heads + 4 * n, 0];
+  const flush = () => {
+    const c = halves[half]!;
+    const to = { ...at };
+    [at.dist, at.keys, at.heads] = [at.dist + n, at.keys + kb * n, at.heads + 4 * n];
+    c.written = writeHalf(f, { c, n, kb, to });
+    // Awaited before the half is packed again, and at the end: no rejection goes unheard.
+    c.written.catch(() => undefined);
+    n = 0;
+    half ^= 1;
+    ({ keys, heads, dist } = halves[half]!);
+    return halves[half]!.written;
   };
-  for (let h = 0; h <= mask; h++) {
-    if (tHead[h] === EMPTY) continue;
-    map[h >> 3]! |= 1 << (h & 7);
-    if (n === E) await flush();
-    const key = tKey[h]!;
-    if (u32) {
-      const d = homeDistance(key, h, mask);
-      if (d > MAX_DISTANCE) return false;
-      keys[n] = keyCode(key, bits);
-      dist[n] = d;
-    } else keys[n] = key;
-    heads[n++] = tHead[h]!;
+  try {
+    for (let h = 0; h <= mask; h++) {
+      if (tHead[h] === EMPTY) continue;
+      map[h >> 3]! |= 1 << (h & 7);
+      if (n === E) await flush();
+      const key = tKey[h]!;
+      if (u32) {
+        const d = homeDistance(key, h, mask);
+        if (d > MAX_DISTANCE) return false;
+        keys[n] = keyCode(key, bits);
+        dist[n] = d;
+      } else keys[n] = key;
+      heads[n++] = tHead[h]!;
+    }
+    await flush();
+  } finally {
+    await Promise.allSettled(halves.map((c) => c.written));
   }
-  await flush();
+  await Promise.all(halves.map((c) => c.written));
   return true;
+}
+
+/** One half of the packed key table's write buffer: its elements' arrays, and the write of what it held last. */
+interface PackHalf {
+  keys: Uint32Array | Float64Array;
+  heads: Int32Array;
+  dist: Uint8Array;
+  written: Promise<void>;
+}
+
+/** Half `i` of `buf` as a {@link PackHalf} (16 bytes an element at most: a key, a head, a distance). */
+function packHalf(buf: Uint8Array<ArrayBuffer>, i: number, u32: boolean): PackHalf {
+  const bytes = Math.floor(buf.byteLength / 32) * 16;
+  const E = bytes / 16;
+  const off = buf.byteOffset + i * bytes;
+  const keys = u32 ? new Uint32Array(buf.buffer, off, E) : new Float64Array(buf.buffer, off, E);
+  return { keys, heads: new Int32Array(buf.buffer, off + 8 * E, E), dist: new Uint8Array(buf.buffer, off + 12 * E, E), written: Promise.resolve() };
+}
+
+/** Writes the first `n` elements of half `c` at their places `to` (the distances only when keys take 4 bytes: `u32`). */
+async function writeHalf(f: FileHandle, o: { c: PackHalf; n: number; kb: number; to: { dist: number; keys: number; heads: number } }): Promise<void> {
+  const { c, n, kb, to } = o;
+  if (kb === 4) await writeAt(f, c.dist.subarray(0, n), to.dist);
+  await writeAt(f, new Uint8Array(c.keys.buffer, c.keys.byteOffset, kb * n), to.keys);
+  await writeAt(f, new Uint8Array(c.heads.buffer, c.heads.byteOffset, 4 * n), to.heads);
 }
 
 /**
