@@ -235,9 +235,9 @@ for (let decade = Math.min(10_000, N); done < N; decade = Math.min(decade * 10, 
       (share * 100).toFixed(0)
     } % | ${q.p50.toFixed(2)} / ${q.p99.toFixed(2)} (${q.found}/300) | ${parts.text.toFixed(0)} + ${restB.toFixed(0)} (record rest ${
       parts.rest.toFixed(0)
-    }) | ${(disk.log / done).toFixed(0)} | ${rss.toFixed(0)} | ${ckCell(ck)} | ${closeS.toFixed(2)} | ${(size(path.join(dir, 'index', 'table')) / done).toFixed(0)} | ${
-      openS.toFixed(2)
-    } |`,
+    }) | ${(disk.log / done).toFixed(0)} | ${rss.toFixed(0)} | ${ckCell(ck)} | ${closeS.toFixed(2)} | ${
+      (size(path.join(dir, 'index', 'table')) / done).toFixed(0)
+    } | ${openS.toFixed(2)} |`,
   );
 }
 await idx.close();
