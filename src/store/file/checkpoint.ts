@@ -31,7 +31,7 @@ import { MAX_ARENA, MemoryStore, type MemoryTableImage } from '../memory/store.j
 import type { StoreManifest } from '../types.js';
 import { Worker } from 'node:worker_threads';
 import { firstCoding, packedSizes, runJob, writePackedKeys, type RebuildJob } from './tablePack.js';
-import { readFull, writeAt } from './manifest.js';
+import { PendingWrites, readFull, writeAt } from './manifest.js';
 import { faultHooks } from '../../common/faults.js';
 import { toThread } from '../../common/sharedViews.js';
 import { crc32 } from 'node:zlib';
@@ -75,12 +75,12 @@ async function writeLiveArena(f: FileHandle, img: MemoryTableImage, buf: Uint8Ar
   const size = buf.length >> 1;
   const halves = [buf.subarray(0, size), buf.subarray(size, 2 * size)];
   const written: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
+  const writes = new PendingWrites();
   let half = 0;
   let n = 0;
+  /** Starts the write of the half filled; returns the write of the other, awaited before it is filled again. */
   const flush = (): Promise<void> => {
-    written[half] = writeAt(f, halves[half]!.subarray(0, n), pos);
-    // Awaited before the half is filled again, and at the end: no rejection goes unheard.
-    written[half]!.catch(() => undefined);
+    written[half] = writes.add(writeAt(f, halves[half]!.subarray(0, n), pos));
     pos += n;
     n = 0;
     half ^= 1;
@@ -98,9 +98,8 @@ async function writeLiveArena(f: FileHandle, img: MemoryTableImage, buf: Uint8Ar
     }
     await flush();
   } finally {
-    await Promise.allSettled(written);
+    await writes.done();
   }
-  await Promise.all(written);
 }
 
 /** Bytes of the live records. */
@@ -220,24 +219,19 @@ async function writeTable(tmp: string, o: { img: MemoryTableImage; keysPerSlot: 
   const buf = new Uint8Array(faultHooks().fileStoreCheckpointChunk?.() ?? WRITE_CHUNK);
   // The arrays written as they are go on libuv's threads while the live arena and the key table
   // are packed here (each write its own place).
-  const raw: Promise<void>[] = [];
+  const raw = new PendingWrites();
   try {
     // Every section at its place (the packed key table's three and its bitmap are written together).
     await writeAt(f, Buffer.concat([head, header]), 0);
     let pos = 4 + header.length;
     for (const p of parts) {
-      if (p instanceof Uint8Array) {
-        raw.push(writeAt(f, p, pos));
-        // Awaited below: no rejection goes unheard.
-        raw.at(-1)!.catch(() => undefined);
-      } else if ((await p.write?.(f, buf, pos)) === false) return false;
+      if (p instanceof Uint8Array) void raw.add(writeAt(f, p, pos));
+      else if ((await p.write?.(f, buf, pos)) === false) return false;
       pos += p instanceof Uint8Array ? p.length : p.bytes;
     }
-    await Promise.all(raw);
     return true;
   } finally {
-    await Promise.allSettled(raw);
-    await f.close();
+    await raw.done().finally(() => f.close());
   }
 }
 

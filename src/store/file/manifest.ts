@@ -94,6 +94,27 @@ export async function writeAt(f: FileHandle, b: Uint8Array, pos: number, chunk =
 }
 
 /**
+ * Writes started and left to run while the caller goes on (packing the next chunk): each one's
+ * rejection is kept for {@link done}, never left unheard in between.
+ */
+export class PendingWrites {
+  private readonly writes: Promise<void>[] = [];
+
+  /** Keeps `w`; returns it, for a caller that must await this one before reusing its buffer. */
+  add(w: Promise<void>): Promise<void> {
+    w.catch(() => undefined);
+    this.writes.push(w);
+    return w;
+  }
+
+  /** Once every write has ended (the file may be closed then): rejects with the first failure. */
+  async done(): Promise<void> {
+    await Promise.allSettled(this.writes);
+    await Promise.all(this.writes);
+  }
+}
+
+/**
  * Reads `into.length` bytes of `f` from byte `pos` into `into` (a read may give fewer bytes than
  * asked); fewer only where the file ends: returns how many were read.
  */

@@ -65,9 +65,8 @@ export class FileStore implements NearDupStore {
   /** The last checkpoint's failure ('' after one that worked), and the log length it failed at. */
   private checkpointError = '';
   private checkpointRetryFrom = 0;
-  /** The last checkpoint's commit (sync and rename), which runs outside the writes; settled, never rejected. */
-  private committing: Promise<void> = Promise.resolve();
-  private commitPending = false;
+  /** The last checkpoint's commit (sync and rename) while it runs outside the writes (never rejects); null once it has ended. */
+  private committing: Promise<void> | null = null;
   /** Checkpoints put in place since open, and their milliseconds: writing the files (inside writes), and the commits. */
   private checkpointsDone = { count: 0, writeMs: 0, commitMs: 0 };
   /** Log frames folded at open (after the checkpoint). */
@@ -228,7 +227,7 @@ export class FileStore implements NearDupStore {
   private async checkpointIfDue(): Promise<void> {
     // A table still doubling would finish at once for the image: wait until it has, a few adds on.
     // The last checkpoint's commit still running: this one is due again at the next write.
-    if (this.table.table.growing || this.commitPending) return;
+    if (this.table.table.growing || this.committing) return;
     const every = faultHooks().fileStoreCheckpointEvery?.() ?? Math.max(CHECKPOINT_MIN_LOG, this.checkpointed / 8);
     if (this.logEnd - Math.max(this.checkpointed, this.checkpointRetryFrom) < every) return;
     try {
@@ -269,11 +268,8 @@ export class FileStore implements NearDupStore {
         if (o.wait) throw e;
       },
     );
-    this.commitPending = true;
-    this.committing = commit.then(
-      () => void (this.commitPending = false),
-      () => void (this.commitPending = false),
-    );
+    const ended = () => void (this.committing = null);
+    this.committing = commit.then(ended, ended);
     if (o.wait) await commit;
   }
 

@@ -15,7 +15,7 @@
  * @module
  */
 import type { FileHandle } from 'node:fs/promises';
-import { writeAt } from './manifest.js';
+import { PendingWrites, writeAt } from './manifest.js';
 
 const EMPTY = -1;
 /** `next` of a posting on no chain (src/store/memory/store.ts). */
@@ -80,16 +80,16 @@ export async function writePackedKeys(f: FileHandle, pos: number, t: PackedKeys,
   const halves = [packHalf(buf, 0, u32), packHalf(buf, 1, u32)] as const;
   const E = halves[0].heads.length;
   const at = { dist: pos, keys: pos + (u32 ? used : 0), heads: pos + (u32 ? used : 0) + kb * used };
+  const writes = new PendingWrites();
   let half = 0;
   let { keys, heads, dist } = halves[0];
   let n = 0;
+  /** Starts the write of the half packed; returns the write of the other, awaited before it is packed again. */
   const flush = () => {
     const c = halves[half]!;
     const to = { ...at };
     [at.dist, at.keys, at.heads] = [at.dist + n, at.keys + kb * n, at.heads + 4 * n];
-    c.written = writeHalf(f, { c, n, kb, to });
-    // Awaited before the half is packed again, and at the end: no rejection goes unheard.
-    c.written.catch(() => undefined);
+    c.written = writes.add(writeHalf(f, { c, n, kb, to }));
     n = 0;
     half ^= 1;
     ({ keys, heads, dist } = halves[half]!);
@@ -111,9 +111,8 @@ export async function writePackedKeys(f: FileHandle, pos: number, t: PackedKeys,
     }
     await flush();
   } finally {
-    await Promise.allSettled(halves.map((c) => c.written));
+    await writes.done();
   }
-  await Promise.all(halves.map((c) => c.written));
   return true;
 }
 

@@ -48,10 +48,25 @@ async function killedWhileAdding(every: number): Promise<void> {
   assert.equal(r.code, 0, r.stdout + r.stderr);
 }
 
+/** Documents d`from` … d`from + n − 1`, of the Kijiji texts. */
+const docs = (from: number, n: number) => texts.slice(from, from + n).map((text, i) => ({ id: `d${from + i}`, text }));
+
 async function filled(dir: string, batches: number): Promise<void> {
   const idx = await NearDupIndex.open({ ...OPTS, store: `file:${dir}` });
-  for (let b = 0; b < batches; b++) await idx.addMany(texts.slice(b * 20, b * 20 + 20).map((text, i) => ({ id: `d${b * 20 + i}`, text })));
+  for (let b = 0; b < batches; b++) await idx.addMany(docs(b * 20, 20));
   await idx.close();
+}
+
+/** Opens the store in `dir` again: it holds `size` documents and its index check is clean; returns its store stats. */
+async function reopened(dir: string, size: number): Promise<Record<string, number | string>> {
+  const again = await NearDupIndex.open({ store: `file:${dir}` });
+  try {
+    assert.equal(await again.size(), size);
+    assert.equal((await checkIndex(again)).errors.length, 0);
+    return (await again.stats()).storeStats;
+  } finally {
+    await again.close();
+  }
 }
 
 test('file store: a torn tail is cut off on open, with the records it referred to; writing goes on', async () => {
@@ -161,22 +176,19 @@ test('file store: a checkpoint that fails (a full disk) does not fail the add th
   try {
     const idx = await NearDupIndex.open({ ...OPTS, store: `file:${dir}` });
     // Acknowledged although its checkpoint failed; the failure is in the stats, not thrown.
-    await idx.addMany(texts.slice(0, 20).map((text, i) => ({ id: `d${i}`, text })));
+    await idx.addMany(docs(0, 20));
     const st = (await idx.stats()).storeStats;
     assert.match(String(st.checkpointError), /ENOSPC/);
     assert.equal(st.checkpointLogBytes, 0);
     assert.equal(tries, 1);
     fail = false;
-    await idx.addMany(texts.slice(20, 40).map((text, i) => ({ id: `d${20 + i}`, text })));
+    await idx.addMany(docs(20, 20));
     const after = await settled(idx, (st) => st.checkpointError === '');
     assert.equal(after.checkpointError, '');
     assert.equal(after.checkpointLogBytes, after.logBytes);
     assert.equal(tries, 2);
     await idx.close();
-    const again = await NearDupIndex.open({ store: `file:${dir}` });
-    assert.equal(await again.size(), 40);
-    assert.equal((await checkIndex(again)).errors.length, 0);
-    await again.close();
+    await reopened(dir, 40);
   } finally {
     installFaultHooks({ fileStoreCheckpointEvery: undefined, fileStoreCheckpoint: undefined });
   }
@@ -208,7 +220,7 @@ test("file store: an add does not wait for its checkpoint's commit; the next che
     // Each resolves with the first commit held at the gate: the adds do not wait for it, and the
     // later ones take no checkpoint while it is in flight.
     const adds = (async () => {
-      for (let b = 0; b < 3; b++) await idx.addMany(texts.slice(b * 20, b * 20 + 20).map((text, i) => ({ id: `d${b * 20 + i}`, text })));
+      for (let b = 0; b < 3; b++) await idx.addMany(docs(b * 20, 20));
       return 'added';
     })();
     assert.equal(await Promise.race([adds, new Promise((r) => setTimeout(() => r('held at the commit'), 5000))]), 'added');
@@ -222,12 +234,8 @@ test("file store: an add does not wait for its checkpoint's commit; the next che
     await closing;
     // Close's own checkpoint covers the whole log: nothing to fold.
     assert.equal(commits, 2);
-    const again = await NearDupIndex.open({ store: `file:${dir}` });
-    const st = (await again.stats()).storeStats;
+    const st = await reopened(dir, 60);
     assert.deepEqual([st.framesFoldedAtOpen, st.checkpointLogBytes], [0, st.logBytes]);
-    assert.equal(await again.size(), 60);
-    assert.equal((await checkIndex(again)).errors.length, 0);
-    await again.close();
   } finally {
     installFaultHooks({ fileStoreCheckpointEvery: undefined, fileStoreCheckpointCommit: undefined });
   }
@@ -244,27 +252,26 @@ test('file store: a checkpoint whose commit fails leaves the checkpoint before i
   });
   try {
     const idx = await NearDupIndex.open({ ...OPTS, store: `file:${dir}` });
-    await idx.addMany(texts.slice(0, 20).map((text, i) => ({ id: `d${i}`, text })));
+    await idx.addMany(docs(0, 20));
     const first = await settled(idx, (st) => st.checkpointLogBytes === st.logBytes);
-    assert.deepEqual([first.checkpointError, first.checkpointLogBytes], ['', first.logBytes]);
+    assert.deepEqual([first.checkpointError, first.checkpointLogBytes, first.checkpointsSinceOpen], ['', first.logBytes, 1]);
+    assert.ok(Number(first.checkpointWriteMs) >= 0 && Number(first.checkpointCommitMs) >= 0);
     const table = readFileSync(path.join(dir, 'table'));
     fail = true;
-    await idx.addMany(texts.slice(20, 40).map((text, i) => ({ id: `d${20 + i}`, text })));
+    await idx.addMany(docs(20, 20));
     const st = await settled(idx, (st) => st.checkpointError !== '');
     assert.match(String(st.checkpointError), /EIO/);
-    assert.equal(st.checkpointLogBytes, first.logBytes);
+    assert.deepEqual([st.checkpointLogBytes, st.checkpointsSinceOpen], [first.logBytes, 1], 'the failed commit is not counted');
     assert.deepEqual(readFileSync(path.join(dir, 'table')), table, 'the checkpoint before it, in place');
     fail = false;
     // In writes of 5: the key table may be doubling at the first, which takes no checkpoint then.
-    for (let b = 40; b < 60; b += 5) await idx.addMany(texts.slice(b, b + 5).map((text, i) => ({ id: `d${b + i}`, text })));
+    for (let b = 40; b < 60; b += 5) await idx.addMany(docs(b, 5));
     const after = await settled(idx, (st) => st.checkpointError === '');
     assert.equal(after.checkpointError, '');
     assert.ok(Number(after.checkpointLogBytes) > Number(st.logBytes), 'a checkpoint past the failed one, in place');
+    assert.ok(Number(after.checkpointsSinceOpen) >= 2);
     await idx.close();
-    const again = await NearDupIndex.open({ store: `file:${dir}` });
-    assert.equal(await again.size(), 60);
-    assert.equal((await checkIndex(again)).errors.length, 0);
-    await again.close();
+    await reopened(dir, 60);
   } finally {
     installFaultHooks({ fileStoreCheckpointEvery: undefined, fileStoreCheckpointCommit: undefined });
   }
