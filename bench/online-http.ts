@@ -4,12 +4,18 @@
  * Usage: node dist/bench/online-http.js [seconds=10] [connections=32] [store=memory]
  * (store: memory, sqlite, or any store spec, e.g. a file store a bench kept; the ids added, `http0`…, are
  * new to a store bench/file-store.ts filled); BATCH=n uses the batch endpoint, WORKERS=n serve --workers.
+ * The bodies: 20,000 short ads (bench/online-corpus.ts, ~350 characters), sent again and again, so that
+ * a run's adds soon match the copies earlier ones made; or with DOCS=S, documents S, S+1, … of
+ * bench/file-store.ts's corpus (~1.5 KB, every tenth an edited copy of one five before it), enough
+ * for the run not to send one twice: new to a store that bench filled, for a start S past its
+ * documents and the earlier runs' (each run prints the next S).
  */
 import path from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import autocannon from 'autocannon';
 import { adCorpus } from './online-corpus.js';
+import { CorpusGenerator } from './gen.js';
 import { startServe } from '../test/helpers/procs.js';
 
 const seconds = Number(process.argv[2] ?? 10);
@@ -22,9 +28,30 @@ const serve = await startServe(['--store', store, '--workers', process.env.WORKE
 const { url } = serve;
 
 // Pre-generated bodies: autocannon's own CPU goes to HTTP, not to making texts.
-const corpus = adCorpus(11);
-const bodies = Array.from({ length: 20000 }, () => corpus.next());
+const docsFrom = process.env.DOCS === undefined ? undefined : Number(process.env.DOCS);
+const bodies = docsFrom === undefined ? adBodies(20000) : docBodies(docsFrom, seconds * 6000);
+
+/** The id of the i-th add: `http<i>` (the same ids every run: a run after the first replaces them), or the document's own `d<S+i>`. */
+function idOf(i: number): string {
+  return docsFrom === undefined ? `http${i}` : `d${docsFrom + i}`;
+}
+
+function adBodies(n: number): string[] {
+  const corpus = adCorpus(11);
+  return Array.from({ length: n }, () => corpus.next());
+}
+
+/** Documents `from` … `from + n - 1` as bench/file-store.ts makes them (its `text`). */
+function docBodies(from: number, n: number): string[] {
+  const gen = new CorpusGenerator(11);
+  return Array.from({ length: n }, (_, j) => {
+    const i = from + j;
+    return i % 10 === 9 ? gen.render(gen.edit(gen.original(i - 5), 0.05, i), i) : gen.render(gen.original(i), i);
+  });
+}
 let n = 0;
+/** Adds sent (n also counts queries). */
+let adds = 0;
 const batchSize = Number(process.env.BATCH ?? 0);
 
 async function run(title: string, opts: Omit<autocannon.Options, 'url'>): Promise<autocannon.Result> {
@@ -49,11 +76,12 @@ await run(batchSize ? `POST /v1/documents:batch (${batchSize} per request)` : 'P
       setupRequest: (req) => {
         if (batchSize) {
           const documents = [];
-          for (let j = 0; j < batchSize; j++, n++) documents.push({ id: `http${n}`, text: bodies[n % bodies.length]! });
+          for (let j = 0; j < batchSize; j++, n++, adds++) documents.push({ id: idOf(n), text: bodies[n % bodies.length]! });
           return { ...req, body: JSON.stringify({ documents }) };
         }
         const i = n++;
-        return { ...req, body: JSON.stringify({ id: `http${i}`, text: bodies[i % bodies.length]! }) };
+        adds++;
+        return { ...req, body: JSON.stringify({ id: idOf(i), text: bodies[i % bodies.length]! }) };
       },
     },
   ],
@@ -68,5 +96,7 @@ await run('POST /v1/query', {
     },
   ],
 });
+if (docsFrom !== undefined)
+  console.log(`${adds} documents sent (${bodies.length} made${adds > bodies.length ? ': some sent twice' : ''}); the next run's DOCS=${docsFrom + adds}`);
 await serve.stop();
 rmSync(dir, { recursive: true, force: true });
