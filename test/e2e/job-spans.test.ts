@@ -29,7 +29,7 @@ import { neardupAsync } from '../helpers/procs.js';
 import { cliIn } from '../helpers/inProcessCli.js';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { readParquetRows } from '../helpers/formats.js';
-import { s3rverMissing, startS3rver, S3_JOB_ENV, type S3Server } from '../helpers/s3.js';
+import { putObject, s3rverMissing, startS3rver, S3_JOB_ENV, type S3Server } from '../helpers/s3.js';
 import { assertSame, cli, drawOptions, jobArgs, oneProcess, rng, writeCorpus, corpus, type Case, type Layout } from '../helpers/spansSets.js';
 const SETS = Number(process.env.NEARDUP_DIFF_RUNS ?? 60);
 const SEED = Number(process.env.NEARDUP_DIFF_SEED ?? 50);
@@ -231,6 +231,48 @@ describe('job spans with its work dir in S3', { skip: REQUIRE_ALL ? undefined : 
       );
       assert.equal(r.code, 0, r.stderr);
       assertSame(c, 's3', r.stdout, `S3 work dir (${c.drawn.args.join(' ')})`);
+    }
+  });
+
+  it('Parquet shards in S3, named .parquet or not, dedup and annotate: the one-process bytes with the work dir in S3 and with a local one (the shard copied down); a text column of numbers stops the job with exit 2, naming it', async () => {
+    const dir = path.join(root, 's3-parquet');
+    fs.mkdirSync(dir, { recursive: true });
+    const texts = ['Accept all cookies.\nFirst page.', 'Second page.\naccept  ALL cookies.', 'Accept all cookies.'];
+    const columnData = [{ name: 'id', data: ['a', 'b', 'c'] }, { name: 'text', data: texts, type: 'STRING' }];
+    const bytes = Buffer.from(parquetWriteBuffer({ columnData: columnData as never, rowGroupSize: 2 }));
+    fs.writeFileSync(path.join(dir, 'local.parquet'), bytes);
+    const keys = ['pq/part0.parquet', 'noext/part0'];
+    for (const key of keys) await putObject(server, 'spans', key, bytes);
+    const job = (shard: string, tag: string, rest: string[]) =>
+      neardupAsync(
+        ['job', 'spans', shard, '--id', 'id', ...rest, '--out-dir', path.join(dir, `out-${tag}`), '--local', '-q', '--s3-endpoint', server.endpoint],
+        dir,
+        S3_JOB_ENV,
+      );
+    for (const output of ['dedup', 'annotate']) {
+      const want = path.join(dir, `one-${output}.parquet`);
+      const one = await cli(['spans', path.join(dir, 'local.parquet'), '--id', 'id', '--output', output, '--out', want, '-q']);
+      assert.equal(one.code, 0, one.stderr);
+      for (const key of keys) {
+        for (const work of ['s3', 'local']) {
+          const tag = `${output}-${work}-${key.replace(/\W/g, '_')}`;
+          const wd = work === 's3' ? `s3://spans/w-${tag}` : path.join(dir, `w-${tag}`);
+          const r = await job(`s3://spans/${key}`, tag, ['--output', output, '--work-dir', wd]);
+          assert.equal(r.code, 0, `${tag}: ${r.stderr}`);
+          const got = fs.readFileSync(path.join(dir, `out-${tag}`, path.posix.basename(key)));
+          assert.ok(got.equals(fs.readFileSync(want)), `${tag}: not the bytes of neardup spans`);
+          assert.ok(fs.existsSync(path.join(dir, `out-${tag}`, '_SUCCESS')), tag);
+        }
+      }
+    }
+    const bad = Buffer.from(parquetWriteBuffer({ columnData: [{ name: 'id', data: ['a', 'b'] }, { name: 'text', data: [1, 2], type: 'INT32' }] as never }));
+    for (const key of ['bad/part0.parquet', 'bad/part1']) {
+      await putObject(server, 'spans', key, bad);
+      const tag = `bad-${key.replace(/\W/g, '_')}`;
+      const r = await job(`s3://spans/${key}`, tag, ['--work-dir', `s3://spans/w-${tag}`]);
+      assert.equal(r.code, 2, `${tag}: ${r.stderr}`);
+      assert.ok(r.stderr.includes(`column "text" of s3://spans/${key} does not hold strings (INT32)`), r.stderr);
+      assert.equal(fs.existsSync(path.join(dir, `out-${tag}`, '_SUCCESS')), false, tag);
     }
   });
 });

@@ -59,12 +59,10 @@ export async function planSpansJob(input: SpansPlanInput): Promise<Omit<JobSpec,
   if (input.mode !== 'none') {
     for (const s of plan.shards) {
       const f = input.read.format !== undefined && input.read.format !== 'auto' ? input.read.format : await shardFormat(s.path);
-      if (f === 'parquet' && isS3Url(s.path))
-        throw new UsageError(
-          `a spans job cannot rewrite Parquet shards in S3 yet (${s.path}): copy them to a file system every task sees, run neardup spans on them, or make a dry run (the summary and the audit only)`,
-        );
-      // Its text column is one a cut text can go back into (./spans/file/parquet.ts), checked before anything runs.
-      if (f === 'parquet') await parquetTextColumn(s.path, s.path, input.read, input.mode);
+      // Its text column is one a cut text can go back into (./spans/file/parquet.ts), checked before
+      // anything runs. A shard in S3 (a work dir in S3: tasks copy their shards to a local spool) is
+      // checked by the first task that reads it, which stops the job with the same error.
+      if (f === 'parquet' && !isS3Url(s.path)) await parquetTextColumn(s.path, s.path, input.read, input.mode);
       if (input.mode === 'annotate' && (f === 'text' || f === 'idtext'))
         throw new UsageError(
           `annotating adds two fields, and a ${f} line of ${s.path} has no room for them: use JSONL, TSV or CSV, or the dedup output with the audit`,
