@@ -137,15 +137,31 @@ export class Scorer {
   /** The matches of ranked candidates: estimates (one signature each, with verify exact) and metadata added. */
   finish(p: Prepared, kept: readonly Scored[]): Match[] {
     const exact = this.verify === 'exact';
+    // Copies of one text (a re-posted ad) share their estimate: each distinct stored text is signed once.
+    const byText = new Map<string, number>();
     for (const k of kept) {
       if (exact && p.sig) {
         const text = recordSetText(k.record);
-        const r = text === undefined ? readRecordSketch(k.record, this.scratch) : {};
-        const sig = text !== undefined ? this.texts.sign(text) : r.set ? this.hasher.sign(r.set) : null;
-        k.m.estimate = sig ? estimateJaccard(p.sig, sig) : 0;
+        if (text !== undefined) k.m.estimate = this.textEstimate(p.sig, text, byText);
+        else {
+          const r = readRecordSketch(k.record, this.scratch);
+          const sig = r.set ? this.hasher.sign(r.set) : null;
+          k.m.estimate = sig ? estimateJaccard(p.sig, sig) : 0;
+        }
       }
       withMeta(k.m, k.record);
     }
     return kept.map((k) => k.m);
+  }
+
+  /** The estimate of `sig` against a stored text's signature, from `seen` when that text was signed before. */
+  private textEstimate(sig: Uint32Array, text: string, seen: Map<string, number>): number {
+    let e = seen.get(text);
+    if (e === undefined) {
+      const s = this.texts.sign(text);
+      e = s ? estimateJaccard(sig, s) : 0;
+      seen.set(text, e);
+    }
+    return e;
   }
 }
