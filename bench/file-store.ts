@@ -25,7 +25,7 @@ import { NearDupIndex, type NearDupIndexOptions } from '../src/index.js';
 import { openStore } from '../src/store/open/open.js';
 import type { NearDupStore } from '../src/store/types.js';
 import { readRecordMeta } from '../src/online/records/record.js';
-import { CorpusGenerator } from './gen.js';
+import { CorpusGenerator, storeDocument } from './gen.js';
 import { percentile } from './online-corpus.js';
 
 const N = Number(process.argv[2] ?? 1_000_000);
@@ -42,10 +42,7 @@ const opts: NearDupIndexOptions = {
 };
 
 /** Document i: every tenth an edited copy of an earlier one, as a dedup corpus has. */
-function text(i: number): string {
-  if (i % 10 === 9) return gen.render(gen.edit(gen.original(i - 5), 0.05, i), i);
-  return gen.render(gen.original(i), i);
-}
+const text = (i: number): string => storeDocument(gen, i);
 
 /** Documents generated ahead of each timed run of adds. */
 const CHUNK = 50_000;

@@ -107,6 +107,15 @@ export class CorpusGenerator {
   }
 }
 
+/**
+ * Document `i` of the online stores' benches (bench/file-store.ts fills a store with them,
+ * bench/online-http.ts adds more): every tenth an edited copy of the one five before it.
+ */
+export function storeDocument(gen: CorpusGenerator, i: number): string {
+  if (i % 10 === 9) return gen.render(gen.edit(gen.original(i - 5), 0.05, i), i);
+  return gen.render(gen.original(i), i);
+}
+
 /** Options of {@link generateCorpus}. */
 /**
  * `n` short generated documents (10–24 words, ~60–170 characters, like titles or short ads): 70%

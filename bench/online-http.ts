@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import autocannon from 'autocannon';
 import { adCorpus } from './online-corpus.js';
-import { CorpusGenerator } from './gen.js';
+import { CorpusGenerator, storeDocument } from './gen.js';
 import { startServe } from '../test/helpers/procs.js';
 
 const seconds = Number(process.argv[2] ?? 10);
@@ -41,13 +41,10 @@ function adBodies(n: number): string[] {
   return Array.from({ length: n }, () => corpus.next());
 }
 
-/** Documents `from` … `from + n - 1` as bench/file-store.ts makes them (its `text`). */
+/** Documents `from` … `from + n - 1` of bench/file-store.ts's corpus (its generator's seed, 11). */
 function docBodies(from: number, n: number): string[] {
   const gen = new CorpusGenerator(11);
-  return Array.from({ length: n }, (_, j) => {
-    const i = from + j;
-    return i % 10 === 9 ? gen.render(gen.edit(gen.original(i - 5), 0.05, i), i) : gen.render(gen.original(i), i);
-  });
+  return Array.from({ length: n }, (_, j) => storeDocument(gen, from + j));
 }
 let n = 0;
 /** Adds sent (n also counts queries). */

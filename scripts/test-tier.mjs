@@ -228,7 +228,7 @@ if (process.env.TMPDIR === undefined && existsSync('/dev/shm')) {
     // No usable /dev/shm: the tests use the system's temp directory.
   }
 }
-// On Node 22 and 24 a test file's process could hang at its exit, every test passed (1 to 2 in 30
+// On Node 22 and 24 a test file's process could hang at its exit, every test passed (3 in 90
 // runs of online/index on Node 24.22): process.exit joins V8's worker threads while one of them, in a
 // concurrent Maglev compile, waits for a collection only the exiting main thread could run
 // (nodejs/node#54918). Their compiles run on the main thread instead (0 hangs in 120 runs).
