@@ -13,6 +13,8 @@ declare module 'autocannon' {
       connections?: number;
       duration?: number;
       pipelining?: number;
+      /** Requests a second from all connections together (latencies corrected for coordinated omission). */
+      overallRate?: number;
       requests?: Request[];
     }
     interface Histogram {

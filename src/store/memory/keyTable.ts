@@ -80,6 +80,25 @@ export class KeyTable {
     return this.mask + 1;
   }
 
+  /** Where {@link KeyTable.touch} leaves what it read, so that its loads are not optimised away. */
+  sink = 0;
+
+  /**
+   * Reads the current table's entries where `keys` start their probes, all before any is used.
+   * Why: in a table of gigabytes each is a cache and TLB miss; loads that do not depend on one
+   * another wait for memory together, where links or lookups, each after the last, wait in turn
+   * (4M documents of 32 keys linked: 35.6–40.9 s with it, 56.5–60.2 s without).
+   */
+  touch(keys: Float64Array): void {
+    const { key: k, head, mask } = this;
+    let acc = 0;
+    for (let j = 0; j < keys.length; j++) {
+      const s = homeOf(keys[j]!, mask);
+      acc += head[s]! + k[s]!;
+    }
+    this.sink = acc;
+  }
+
   /** Whether an old table is still being moved over. */
   get growing(): boolean {
     return this.oldHead !== null;

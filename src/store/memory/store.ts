@@ -199,6 +199,7 @@ export class MemoryStore implements NearDupStore {
       }
       const gen = this.gen;
       const found: StoredDoc[] = [];
+      this.table.touch(keys);
       outer: for (let j = 0; j < keys.length; j++) {
         const e = this.table.find(keys[j]!);
         if (e < 0) continue;
@@ -236,6 +237,7 @@ export class MemoryStore implements NearDupStore {
       }
       this.writeRecord(slot, e.record);
       this.expiry.set(e.id, e.expiresAt);
+      this.table.touch(e.keys);
       for (let j = 0; j < e.keys.length; j++) this.link(e.keys[j]!, slot * K + j);
     }
   }
