@@ -54,6 +54,8 @@ let n = 0;
 let adds = 0;
 const batchSize = Number(process.env.BATCH ?? 0);
 const rate = process.env.RATE === undefined ? {} : { overallRate: Number(process.env.RATE) };
+if (rate.overallRate !== undefined && !(rate.overallRate > 0))
+  throw new RangeError(`RATE must be a number of requests a second above 0, not "${process.env.RATE}"`);
 
 async function run(title: string, opts: Omit<autocannon.Options, 'url'>): Promise<autocannon.Result> {
   const r = await autocannon({ url, connections, duration: seconds, pipelining: 1, ...rate, ...opts });

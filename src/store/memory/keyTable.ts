@@ -86,7 +86,7 @@ export class KeyTable {
   /**
    * Reads the current table's entries where `keys` start their probes, all before any is used.
    * Why: in a table of gigabytes each is a cache and TLB miss; loads that do not depend on one
-   * another wait for memory together, where links or lookups, each after the last, wait in turn
+   * another wait for memory together, where links, each after the last, wait in turn
    * (4M documents of 32 keys linked: 35.6–40.9 s with it, 56.5–60.2 s without).
    */
   touch(keys: Float64Array): void {

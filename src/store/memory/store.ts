@@ -199,7 +199,6 @@ export class MemoryStore implements NearDupStore {
       }
       const gen = this.gen;
       const found: StoredDoc[] = [];
-      this.table.touch(keys);
       outer: for (let j = 0; j < keys.length; j++) {
         const e = this.table.find(keys[j]!);
         if (e < 0) continue;
