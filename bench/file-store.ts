@@ -16,9 +16,12 @@
  * sets recomputed from the stored text), `estimate16`.
  * Usage: node dist/bench/file-store.js [N=1000000] [exact|text|estimate16]; STORE=sqlite compares the
  * SQLite store; WORKERS=N prepare workers (default 0); KEEP=1 keeps the store; REOPEN=DIR (FILLED=N: the fill's documents) only opens
- * a kept store and runs 7 rounds of 300 queries, then (ADD=N, START=S) N adds from document S.
+ * a kept store and runs 7 rounds of 300 queries, then (ADD=N, START=S) N adds from document S; with CRASH=1
+ * the checkpoint from before those adds is put back after them, as a kill -9 at their end would leave it, and a
+ * new process opens the store (a restart after a crash: it folds the adds' log frames on top of that checkpoint).
  */
-import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, existsSync, linkSync, renameSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { NearDupIndex, type NearDupIndexOptions } from '../src/index.js';
@@ -27,6 +30,7 @@ import type { NearDupStore } from '../src/store/types.js';
 import { readRecordMeta } from '../src/online/records/record.js';
 import { CorpusGenerator, storeDocument } from './gen.js';
 import { percentile } from './online-corpus.js';
+import { pageFaultProbe } from './util.js';
 
 const N = Number(process.argv[2] ?? 1_000_000);
 const MODE = process.argv[3] ?? 'exact';
@@ -168,11 +172,16 @@ if (process.env.REOPEN) {
   console.log(
     `reopened ${size} documents in ${openS.toFixed(2)} s (frames folded after the checkpoint: ${st.framesFoldedAtOpen}); RSS ${
       (process.memoryUsage().rss / 2 ** 20).toFixed(0)
-    } MB`,
+    } MB; ${pageFaultProbe()}`,
   );
   console.log(`query p50 / p99 ms, 7 rounds of 300: ${runs.map((q) => `${q.p50.toFixed(2)} / ${q.p99.toFixed(2)} (${q.found}/300 found)`).join(', ')}`);
   // ADD=N: then N more documents, from document START (default 10^9: new ids), made before the clock.
   const add = Number(process.env.ADD ?? 0);
+  // CRASH=1: the checkpoint in place before the adds is put back after them, as a kill -9 at their end leaves it.
+  const crashed = process.env.CRASH === '1' && add > 0;
+  const table = path.join(process.env.REOPEN, 'table');
+  const before = `${table}.before-adds`;
+  if (crashed) linkSync(table, before);
   if (add > 0) {
     const chunk = chunkOf(Number(process.env.START ?? 1e9), add);
     const c0 = await candidateCounts(idx);
@@ -185,10 +194,18 @@ if (process.env.REOPEN) {
     );
   }
   await idx.close();
+  if (crashed) {
+    // Checkpoints are renamed into place, so the link still names the one from before the adds.
+    renameSync(before, table);
+    console.log('the checkpoint from before the adds put back; a new process opens the store:');
+    const env = { ...process.env, ADD: '0', CRASH: '' };
+    const r = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!], { env, stdio: 'inherit' });
+    process.exit(r.status ?? 1);
+  }
   process.exit(0);
 }
 
-console.log(`file-store bench: ${KIND} store (${spec}), N = ${N}, ${MODE}, prepare workers ${WORKERS}, batches of ${B}`);
+console.log(`file-store bench: ${KIND} store (${spec}), N = ${N}, ${MODE}, prepare workers ${WORKERS}, batches of ${B}; ${pageFaultProbe()}`);
 console.log(
   '| docs | adds/s over the decade | CPU µs/add | longest batch ms | candidates / read (verified) per add | store put share | query p50 / p99 ms (found) | records B/doc: text + rest | log B/doc | RSS MB | checkpoints: n, write / commit s | close s | table B/doc | open s |',
 );

@@ -20,6 +20,7 @@ const BENCHES: [string, (dir: string) => string[], Record<string, string>, RegEx
   ['cli-million', () => ['--docs', '2000', '--workers', '1'], {}, /recall of planted pairs/],
   ['http-mixed', () => ['1000', '1', '2'], { STORES: 'file' }, /^\| file \| [\d,]+ \| query \|/m],
   ['online-http', () => ['1', '2'], { DOCS: '0' }, /^\| POST \/v1\/documents \| memory \| 2 \| [\s\S]*the next run's DOCS=\d+/m],
+  ['key-table', () => ['1000', '1'], {}, /^\| 1 \| touch \|/m],
 ];
 
 for (const [name, args, env, want] of BENCHES) {
