@@ -5,7 +5,7 @@
  * document's keys read before any is used), the two builds of each round alternated. Every tenth
  * document repeats the keys of one five before it bar four (an edited copy: chains grow, as in
  * bench/file-store.ts's corpus). Prints seconds and ns per key for each, so that a change to the
- * table's probing is measured without a store fill (bench/RESULTS.md, "The key table's memory waits").
+ * table's probing is measured without a store fill (bench/RESULTS.md, "The key table's homes read before the links").
  * Usage: node dist/bench/key-table.js [N=4000000] [rounds=2]
  * @module
  */

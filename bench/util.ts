@@ -3,6 +3,7 @@
  * @module
  */
 import { createServer } from 'node:net';
+import { HUGE_PAGES_TUNABLE } from '../src/cli/hugePages.js';
 
 /** The value after `--name` on the command line, or `def`. */
 export function opt(name: string, def: string, argv: readonly string[] = process.argv.slice(2)): string {
@@ -34,6 +35,6 @@ export function pageFaultProbe(): string {
   const a = new Uint8Array(bytes);
   for (let i = 0; i < bytes; i += 4096) a[i] = 1;
   const us = ((performance.now() - t) * 1000) / (bytes / 4096);
-  const huge = /glibc\.malloc\.hugetlb=1/.test(process.env.GLIBC_TUNABLES ?? '') ? 'on' : 'off';
+  const huge = (process.env.GLIBC_TUNABLES ?? '').split(':').includes(HUGE_PAGES_TUNABLE) ? 'on' : 'off';
   return `first touch ${us.toFixed(2)} µs per 4 KiB page, glibc.malloc.hugetlb ${huge}`;
 }
