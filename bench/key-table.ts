@@ -6,10 +6,14 @@
  * document repeats the keys of one five before it bar four (an edited copy: chains grow, as in
  * bench/file-store.ts's corpus). Prints seconds and ns per key for each, so that a change to the
  * table's probing is measured without a store fill (bench/RESULTS.md, "The key table's homes read before the links").
+ * Then the table as a checkpoint packs it (src/store/file/tablePack.ts `writePackedKeys`, written to
+ * /dev/null), in ns per entry of the table (bench/RESULTS.md, "A checkpoint's key table packed without a branch").
  * Usage: node dist/bench/key-table.js [N=4000000] [rounds=2]
  * @module
  */
+import { open } from 'node:fs/promises';
 import { EMPTY, KeyTable } from '../src/store/memory/keyTable.js';
+import { firstCoding, writePackedKeys } from '../src/store/file/tablePack.js';
 
 const N = Number(process.argv[2] ?? 4_000_000);
 const ROUNDS = Number(process.argv[3] ?? 2);
@@ -84,6 +88,21 @@ function queries(table: KeyTable, next: Int32Array, touch: boolean): number {
   return (performance.now() - t) / 1000;
 }
 
+/** Seconds to pack the table's keys as a checkpoint does, to /dev/null (the write buffer a checkpoint uses: 16 MiB). */
+async function pack(table: KeyTable): Promise<number> {
+  const { tKey, tHead } = table.arrays();
+  let used = 0;
+  for (let h = 0; h < tHead.length; h++) used += tHead[h] === EMPTY ? 0 : 1;
+  const f = await open('/dev/null', 'w');
+  const t = performance.now();
+  const coding = firstCoding(tHead.length);
+  const ok = await writePackedKeys(f, 0, { tKey, tHead, used, coding, bits: new Uint8Array(Math.ceil(tHead.length / 8)) }, new Uint8Array(16 << 20));
+  const s = (performance.now() - t) / 1000;
+  await f.close();
+  if (!ok) throw new Error('a key sat more than 255 entries past its home: the table would be written f64');
+  return s;
+}
+
 const rows: string[] = [];
 for (let round = 1; round <= ROUNDS; round++) {
   // Alternated, the first build flipped each round, so that neither always runs on a warmer machine.
@@ -94,15 +113,16 @@ for (let round = 1; round <= ROUNDS; round++) {
     const ql = queries(f.table, f.next, false);
     const qt = queries(f.table, f.next, true);
     const ns = (s: number) => ((s * 1e9) / (QUERIES * K)).toFixed(1);
+    const ps = await pack(f.table);
     rows.push(
       `| ${round} | ${touch ? 'touch' : 'plain'} | ${f.s.toFixed(1)} | ${linkNs.toFixed(1)} | ${f.table.size.toLocaleString('en')} | ${ql.toFixed(2)} (${
         ns(ql)
-      }) | ${qt.toFixed(2)} (${ns(qt)}) |`,
+      }) | ${qt.toFixed(2)} (${ns(qt)}) | ${ps.toFixed(2)} (${((ps * 1e9) / f.table.size).toFixed(1)}) |`,
     );
     console.log(rows.at(-1));
   }
 }
 console.log(`\nkey-table bench: ${N.toLocaleString('en')} documents × ${K} keys linked, ${QUERIES.toLocaleString('en')} queries looked up`);
-console.log('| round | links | link s | ns / key | entries | lookups s (ns / key), plain | lookups s (ns / key), touch first |');
-console.log('|---|---|---|---|---|---|---|');
+console.log('| round | links | link s | ns / key | entries | lookups s (ns / key), plain | lookups s (ns / key), touch first | packed s (ns / entry) |');
+console.log('|---|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);

@@ -76,9 +76,10 @@ export async function writePackedKeys(f: FileHandle, pos: number, t: PackedKeys,
   const bits = Math.log2(tHead.length);
   const u32 = coding === 'u32';
   const kb = u32 ? 4 : 8;
-  // Two halves of `buf`: one is packed here while the other's write runs on libuv's threads.
-  const halves = [packHalf(buf, 0, u32), packHalf(buf, 1, u32)] as const;
-  const E = halves[0].heads.length;
+  // Two halves of `buf`: one is packed here while the other's write runs on libuv's threads. Each
+  // holds a bitmap byte's 8 entries at least (16 bytes an element): a smaller `buf` (a test's) is not used.
+  const room = buf.byteLength >= 256 ? buf : new Uint8Array(256);
+  const halves = [packHalf(room, 0, u32), packHalf(room, 1, u32)] as const;
   const at = { dist: pos, keys: pos + (u32 ? used : 0), heads: pos + (u32 ? used : 0) + kb * used };
   const writes = new PendingWrites();
   let half = 0;
@@ -96,24 +97,100 @@ export async function writePackedKeys(f: FileHandle, pos: number, t: PackedKeys,
     return halves[half]!.written;
   };
   try {
-    for (let h = 0; h <= mask; h++) {
-      if (tHead[h] === EMPTY) continue;
-      map[h >> 3]! |= 1 << (h & 7);
-      if (n === E) await flush();
-      const key = tKey[h]!;
-      if (u32) {
-        const d = homeDistance(key, h, mask);
-        if (d > MAX_DISTANCE) return false;
-        keys[n] = keyCode(key, bits);
-        dist[n] = d;
-      } else keys[n] = key;
-      heads[n++] = tHead[h]!;
+    // Branchless over the bitmap's bytes, as the spreads below are (the occupied bits are random):
+    // every entry is packed at `n`, and `n` moves on only past an occupied one. An empty entry's
+    // key is whatever was left there, coded and then overwritten, never written out.
+    const slot: PackSlot = { keys, heads, dist, n: 0, far: 0, mask, bits };
+    for (let i = 0; i < map.length;) {
+      i = u32 ? packCoded(tKey, tHead, map, slot, i) : packPlain(tKey, tHead, map, slot, i);
+      // A `u32` key too far from its home stops the write: it is made again `f64`.
+      if (slot.far !== 0) return false;
+      if (i < map.length) {
+        n = slot.n;
+        await flush();
+        Object.assign(slot, { keys, heads, dist, n: 0 });
+      }
     }
+    n = slot.n;
     await flush();
   } finally {
     await writes.done();
   }
   return true;
+}
+
+/** Where {@link packCoded} and {@link packPlain} pack: the half's arrays, its next element, whether a `u32` key sat too far, the table's mask and log2 size. */
+interface PackSlot {
+  keys: Uint32Array | Float64Array;
+  heads: Int32Array;
+  dist: Uint8Array;
+  n: number;
+  /** Not 0 once an occupied entry's distance from its home passed {@link MAX_DISTANCE}. */
+  far: number;
+  mask: number;
+  bits: number;
+}
+
+/** 1 when a head is not {@link EMPTY}, else 0, without a branch. */
+const isUsed = (head: number): number => ((head + 1) | -(head + 1)) >>> 31;
+
+// Both pack the entries of the bitmap's bytes from byte `i` on, until the half is full (room for
+// fewer than 8 more) or a `u32` key sits too far, and return the next byte to pack.
+
+/** Packs entries as `u32` codes with their distances. */
+function packCoded(tKey: Float64Array, tHead: Int32Array, map: Uint8Array, s: PackSlot, i: number): number {
+  const { dist, mask, bits } = s;
+  const keys = s.keys as Uint32Array;
+  const heads = s.heads;
+  const room = heads.length - 8;
+  const size = mask + 1;
+  let { n, far } = s;
+  for (; i < map.length && n <= room && far === 0; i++) {
+    let b = 0;
+    const h0 = i << 3;
+    const end = Math.min(h0 + 8, size);
+    for (let h = h0; h < end; h++) {
+      const head = tHead[h]!;
+      const o = isUsed(head);
+      const key = tKey[h]!;
+      const d = homeDistance(key, h, mask);
+      far |= d & ~MAX_DISTANCE & -o; // not 0 when d > MAX_DISTANCE (255, one less than a power of two)
+      keys[n] = keyCode(key, bits);
+      dist[n] = d;
+      heads[n] = head;
+      b |= o << (h - h0);
+      n += o;
+    }
+    map[i] = b;
+  }
+  s.n = n;
+  s.far = far;
+  return i;
+}
+
+/** Packs entries with their keys as they are (`f64`). */
+function packPlain(tKey: Float64Array, tHead: Int32Array, map: Uint8Array, s: PackSlot, i: number): number {
+  const keys = s.keys as Float64Array;
+  const heads = s.heads;
+  const room = heads.length - 8;
+  const size = s.mask + 1;
+  let n = s.n;
+  for (; i < map.length && n <= room; i++) {
+    let b = 0;
+    const h0 = i << 3;
+    const end = Math.min(h0 + 8, size);
+    for (let h = h0; h < end; h++) {
+      const head = tHead[h]!;
+      const o = isUsed(head);
+      keys[n] = tKey[h]!;
+      heads[n] = head;
+      b |= o << (h - h0);
+      n += o;
+    }
+    map[i] = b;
+  }
+  s.n = n;
+  return i;
 }
 
 /** One half of the packed key table's write buffer: its elements' arrays, and the write of what it held last. */
