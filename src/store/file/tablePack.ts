@@ -83,44 +83,45 @@ export async function writePackedKeys(f: FileHandle, pos: number, t: PackedKeys,
   const at = { dist: pos, keys: pos + (u32 ? used : 0), heads: pos + (u32 ? used : 0) + kb * used };
   const writes = new PendingWrites();
   let half = 0;
-  let { keys, heads, dist } = halves[0];
-  let n = 0;
+  // Branchless over the bitmap's bytes, as the spreads below are (the occupied bits are random):
+  // every entry is packed at `slot.n`, which moves on only past an occupied one. An empty entry's
+  // key is whatever was left there, coded and then overwritten, never written out.
+  const { keys, heads, dist } = halves[0];
+  const slot: PackSlot = { tKey, tHead, map, keys, heads, dist, n: 0, far: 0, mask, bits };
   /** Starts the write of the half packed; returns the write of the other, awaited before it is packed again. */
   const flush = () => {
+    const { n } = slot;
     const c = halves[half]!;
     const to = { ...at };
     [at.dist, at.keys, at.heads] = [at.dist + n, at.keys + kb * n, at.heads + 4 * n];
     c.written = writes.add(writeHalf(f, { c, n, kb, to }));
-    n = 0;
     half ^= 1;
-    ({ keys, heads, dist } = halves[half]!);
-    return halves[half]!.written;
+    const next = halves[half]!;
+    Object.assign(slot, { keys: next.keys, heads: next.heads, dist: next.dist, n: 0 });
+    return next.written;
   };
   try {
-    // Branchless over the bitmap's bytes, as the spreads below are (the occupied bits are random):
-    // every entry is packed at `n`, and `n` moves on only past an occupied one. An empty entry's
-    // key is whatever was left there, coded and then overwritten, never written out.
-    const slot: PackSlot = { keys, heads, dist, n: 0, far: 0, mask, bits };
     for (let i = 0; i < map.length;) {
-      i = u32 ? packCoded(tKey, tHead, map, slot, i) : packPlain(tKey, tHead, map, slot, i);
+      i = u32 ? packCoded(slot, i) : packPlain(slot, i);
       // A `u32` key too far from its home stops the write: it is made again `f64`.
       if (slot.far !== 0) return false;
-      if (i < map.length) {
-        n = slot.n;
-        await flush();
-        Object.assign(slot, { keys, heads, dist, n: 0 });
-      }
+      await flush();
     }
-    n = slot.n;
-    await flush();
   } finally {
     await writes.done();
   }
   return true;
 }
 
-/** Where {@link packCoded} and {@link packPlain} pack: the half's arrays, its next element, whether a `u32` key sat too far, the table's mask and log2 size. */
+/**
+ * What {@link packCoded} and {@link packPlain} pack from and into: the table's keys, heads and
+ * bitmap, the half's arrays, its next element, whether a `u32` key sat too far, the table's mask
+ * and log2 size.
+ */
 interface PackSlot {
+  tKey: Float64Array;
+  tHead: Int32Array;
+  map: Uint8Array;
   keys: Uint32Array | Float64Array;
   heads: Int32Array;
   dist: Uint8Array;
@@ -138,8 +139,8 @@ const isUsed = (head: number): number => ((head + 1) | -(head + 1)) >>> 31;
 // fewer than 8 more) or a `u32` key sits too far, and return the next byte to pack.
 
 /** Packs entries as `u32` codes with their distances. */
-function packCoded(tKey: Float64Array, tHead: Int32Array, map: Uint8Array, s: PackSlot, i: number): number {
-  const { dist, mask, bits } = s;
+function packCoded(s: PackSlot, i: number): number {
+  const { tKey, tHead, map, dist, mask, bits } = s;
   const keys = s.keys as Uint32Array;
   const heads = s.heads;
   const room = heads.length - 8;
@@ -169,7 +170,8 @@ function packCoded(tKey: Float64Array, tHead: Int32Array, map: Uint8Array, s: Pa
 }
 
 /** Packs entries with their keys as they are (`f64`). */
-function packPlain(tKey: Float64Array, tHead: Int32Array, map: Uint8Array, s: PackSlot, i: number): number {
+function packPlain(s: PackSlot, i: number): number {
+  const { tKey, tHead, map } = s;
   const keys = s.keys as Float64Array;
   const heads = s.heads;
   const room = heads.length - 8;
