@@ -62,3 +62,56 @@ test('memory store: a key table doubling a slice at a time answers as a model do
   await agrees(copy, docKeys, 'a table made from the image');
   assert.deepEqual(copy.postingErrors(), []);
 });
+
+test('memory store: a batch of many keys, linked at once in the order of their homes, makes the chains of a document at a time', { timeout: 120000 }, async () => {
+  const K2 = 32;
+  const DOCS = 10000; // 320,000 keys a batch: past BULK_MIN (262,144)
+  const one = new MemoryStore();
+  const many = new MemoryStore();
+  await one.open({ keysPerDoc: K2 });
+  await many.open({ keysPerDoc: K2 });
+  const rnd = splitmix32(11);
+  const docKeys = new Map<string, Float64Array>();
+  const batchOf = (first: number, replaced: number) => {
+    const out: { id: string; record: Uint8Array; keys: Float64Array }[] = [];
+    for (let i = 0; i < DOCS; i++) {
+      // The first `replaced` ids are earlier documents put again with other keys; a few documents have fewer keys.
+      const id = i < replaced ? `d${(i * 7) % first}` : `d${first + i}`;
+      const n = rnd() % 50 === 0 ? 1 + (rnd() % K2) : K2;
+      const keys = new Float64Array(n);
+      // Hot keys (chains across batches and within one) and fresh ones; distinct within a document.
+      for (let j = 0; j < n; j++) keys[j] = rnd() % 3 === 0 ? (j * 64 + (rnd() % 64)) * 2097152 + 5 : rnd() * 2097152 + (rnd() % 2097152);
+      if (new Set(keys).size < n) continue;
+      out.push({ id, record: new Uint8Array([i & 255]), keys });
+    }
+    return out;
+  };
+  let first = 0;
+  for (let b = 0; b < 4; b++) {
+    const batch = batchOf(first, b === 0 ? 0 : 3000);
+    first += DOCS;
+    for (const e of batch) await one.put([e]);
+    await many.put(batch);
+    for (const e of batch) docKeys.set(e.id, e.keys);
+    if (b === 1) {
+      // Removals between batches: chains whose heads come off.
+      for (let i = 0; i < 500; i++) {
+        const id = `d${(i * 13) % first}`;
+        assert.equal(await one.remove(id), docKeys.has(id));
+        assert.equal(await many.remove(id), docKeys.has(id));
+        docKeys.delete(id);
+      }
+    }
+  }
+  assert.ok(Number((await many.stats()).keyTableSlots) >= 1 << 19, 'the table doubled within the batches');
+  await assertPostingsMatch(many, docKeys, 'the batches put at once');
+  assert.deepEqual(many.postingErrors(), []);
+  assert.equal(many.spotCheck(Number.MAX_SAFE_INTEGER), true);
+  // Every chain in the same order (newest first): the hot keys and a sample of the others.
+  const keys = [...new Set([...docKeys.values()].flatMap((ks) => [...ks]))].filter((k, i) => k % 2097152 === 5 || i % 17 === 0);
+  const queries = keys.map((k) => new Float64Array([k]));
+  const [got, want] = await Promise.all([many.lookup(queries, Number.MAX_SAFE_INTEGER), one.lookup(queries, Number.MAX_SAFE_INTEGER)]);
+  const ids = (xs: { id: string }[]) => xs.map((x) => x.id).join(' ');
+  const differs = want.findIndex((w, i) => ids(w) !== ids(got[i]!));
+  assert.equal(differs, -1, differs < 0 ? '' : `key ${keys[differs]}: ${ids(got[differs]!).slice(0, 200)} against ${ids(want[differs]!).slice(0, 200)}`);
+});
