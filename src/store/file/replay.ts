@@ -100,24 +100,20 @@ export async function replay(files: StoreFiles, replica: LogReplica): Promise<Re
   let recordsEnd = files.start.recordsEnd;
   // The last frame read, folded once the next one is whole (or, the last of all, once its records hold).
   let last: { frame: Frame; at: number } | undefined;
-  const puts = new PendingPuts(replica);
   const fold = async (): Promise<void> => {
     const f = last!.frame;
-    if (f.entry.op === 'put') {
-      await puts.add(replicaDocs(f));
-      recordsEnd = f.recordsAt + f.recordBytes.reduce((a, b) => a + b, 0);
-    } else {
-      await puts.flush();
-      await replica.apply({ op: f.entry.op, docs: replicaDocs(f) });
-    }
+    await replica.apply({ op: f.entry.op, docs: replicaDocs(f) });
     replica.applied++;
+    if (f.entry.op === 'put') recordsEnd = f.recordsAt + f.recordBytes.reduce((a, b) => a + b, 0);
     last = undefined;
   };
   const end = async (logEnd: number): Promise<Replayed> => {
-    if (last !== undefined && !(await recordsHold(files.records, last.frame))) logEnd = last.at;
-    else if (last !== undefined) await fold();
-    await puts.flush();
-    return finish(files, logEnd, recordsEnd);
+    if (last === undefined) return finish(files, logEnd, recordsEnd);
+    if (await recordsHold(files.records, last.frame)) {
+      await fold();
+      return finish(files, logEnd, recordsEnd);
+    }
+    return finish(files, last.at, recordsEnd);
   };
   for (;;) {
     const got = decodeFrameAt(buf, o, `${where}@${base + o}`);
@@ -143,38 +139,6 @@ export async function replay(files: StoreFiles, replica: LogReplica): Promise<Re
     if (got === 'bad' && !(await tailIsTorn(log, logEnd, logSize)))
       throw new Error(`${where}: damaged frame at byte ${logEnd} of ${logSize}, followed by more frames: the log is corrupt (restore a backup)`);
     return end(logEnd);
-  }
-}
-
-/** Documents of put frames folded together, up to this many: their keys are linked at once, in the order of their homes. */
-const FOLD_DOCS = 65536;
-
-/**
- * Consecutive put frames, folded as one put of up to {@link FOLD_DOCS} documents (a table of
- * gigabytes takes their keys sorted by home far faster than frame by frame: src/store/memory/keyTable.ts,
- * `linkMany`). A frame that puts an id already waiting is folded after the ones before it.
- */
-class PendingPuts {
-  private docs: ReplicaDoc[] = [];
-  private ids = new Set<string>();
-
-  constructor(private readonly replica: LogReplica) {}
-
-  async add(docs: ReplicaDoc[]): Promise<void> {
-    if (docs.some((d) => this.ids.has(d.id))) await this.flush();
-    for (const d of docs) {
-      this.docs.push(d);
-      this.ids.add(d.id);
-    }
-    if (this.docs.length >= FOLD_DOCS) await this.flush();
-  }
-
-  async flush(): Promise<void> {
-    if (this.docs.length === 0) return;
-    const docs = this.docs;
-    this.docs = [];
-    this.ids.clear();
-    await this.replica.apply({ op: 'put', docs });
   }
 }
 

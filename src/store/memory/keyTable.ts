@@ -39,27 +39,6 @@ const MOVE_SLICE = 16384;
 /** Entries of the next table marked empty per {@link STEP} links: 32 a link, done before 70 %. */
 const FILL_SLICE = 16384;
 
-/** Postings {@link KeyTable.linkMany} sorts by home from: fewer are linked in turn. */
-export const BULK_MIN = 1 << 18;
-/** Bits of a home {@link KeyTable.linkMany} sorts on: 65,536 buckets, 8,192 entries (96 KiB) each at 2²⁹ entries. */
-const SORT_BITS = 16;
-
-/** The indexes `0 … n−1` of `keys`, stably sorted on their homes' top {@link SORT_BITS} bits in a table of `mask + 1` entries. */
-function byHome(keys: Float64Array, n: number, mask: number): Int32Array {
-  const shift = Math.max(0, Math.log2(mask + 1) - SORT_BITS);
-  const count = new Int32Array((1 << SORT_BITS) + 1);
-  const bucket = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const b = homeOf(keys[i]!, mask) >>> shift;
-    bucket[i] = b;
-    count[b + 1]!++;
-  }
-  for (let b = 1; b < count.length; b++) count[b]! += count[b - 1]!;
-  const order = new Int32Array(n);
-  for (let i = 0; i < n; i++) order[count[bucket[i]!]!++] = i;
-  return order;
-}
-
 /** `prev` of a chain's head: its key table entry's index `i`, as −2 − i (−1 is a posting on no chain). */
 export const headOf = (e: number): number => -2 - e;
 
@@ -194,39 +173,6 @@ export class KeyTable {
       const o = this.findOld(key);
       if (o >= 0) this.moveOld(o, prev);
     }
-    this.linkHere(key, p, next, prev);
-  }
-
-  /**
-   * Links `n` postings, `posts[i]` under `keys[i]`, into chains as {@link KeyTable.link} called in
-   * that order would make them, but visiting the table in the order of their homes. Why: in a table
-   * of gigabytes each link in turn is a cache and TLB miss (~400 ns a key at 2²⁸ entries); a batch
-   * of millions of keys sorted by home sweeps the table once. A stable counting sort on the homes'
-   * top {@link SORT_BITS} bits keeps each key's postings in their order, so its chain is the same.
-   * Two new keys of one probe run may take each other's entries: the table reads the same. The table
-   * first grows (all at once: no add waits while a store opens) until all `n` could be new keys.
-   * Under {@link BULK_MIN} postings it links them in turn.
-   */
-  linkMany(o: { keys: Float64Array; posts: Int32Array; n: number; next: Int32Array; prev: Int32Array }): void {
-    const { keys, posts, n, next, prev } = o;
-    if (n < BULK_MIN) {
-      for (let i = 0; i < n; i++) this.link(keys[i]!, posts[i]!, next, prev);
-      return;
-    }
-    this.settle(prev);
-    while ((this.used + n) * 10 > this.size * 7) {
-      this.grow(prev);
-      this.settle(prev);
-    }
-    const order = byHome(keys, n, this.mask);
-    for (let i = 0; i < n; i++) {
-      const x = order[i]!;
-      this.linkHere(keys[x]!, posts[x]!, next, prev);
-    }
-  }
-
-  /** {@link KeyTable.link}'s probe of the current table (the old one settled or `key` not in it). */
-  private linkHere(key: number, p: number, next: Int32Array, prev: Int32Array): void {
     const { key: keys, head, mask } = this;
     let s = homeOf(key, mask);
     for (;;) {

@@ -17,7 +17,7 @@ import { grown, type MemoryTableImage } from './image.js';
 import { IdTable } from './idTable.js';
 import { postingErrors } from './postingCheck.js';
 import { DeepPostings } from './deepPostings.js';
-import { BULK_MIN, EMPTY, KeyTable } from './keyTable.js';
+import { EMPTY, KeyTable } from './keyTable.js';
 import { StoreFullError } from '../errors.js';
 import { faultHooks } from '../../common/faults.js';
 import type { NearDupStore, PutEntry, StoredDoc, StoreManifest, RemoveEntry } from '../types.js';
@@ -217,51 +217,28 @@ export class MemoryStore implements NearDupStore {
     return out;
   }
 
-  /**
-   * Puts a batch. A batch of {@link BULK_MIN} keys or more, each id once, has its keys linked after
-   * every document's record is in, all at once in the order of their homes
-   * ({@link KeyTable.linkMany}: a store's log folded at open); the chains are those of linking
-   * document by document, since a link only ever puts a posting at a chain's head.
-   */
   async put(entries: PutEntry[]): Promise<void> {
     const K = this.K;
     this.checkRoom(entries.map((e) => ({ id: e.id, bytes: e.record.length, keys: e.keys.length })));
     this.deep = null;
-    const total = entries.reduce((n, e) => n + e.keys.length, 0);
-    const bulk = total >= BULK_MIN && new Set(entries.map((e) => e.id)).size === entries.length
-      ? { keys: new Float64Array(total), posts: new Int32Array(total), n: 0 }
-      : null;
     for (const e of entries) {
-      const slot = this.slotFor(e.id);
+      let slot = this.idt.slotOf(e.id);
+      if (slot !== EMPTY) {
+        // The old keys come off their chains by the links alone (the caller's oldKeys are not needed).
+        this.unlinkSlot(slot);
+        this.arenaLive -= this.recLen[slot]!;
+      } else {
+        slot = this.newSlot();
+        this.idt.add(e.id, slot);
+        // A new slot's postings (zeros from growth, or a freed slot's) are on no chain yet.
+        this.next.fill(UNLINKED, slot * K, slot * K + K);
+        this.prev.fill(EMPTY, slot * K, slot * K + K);
+      }
       this.writeRecord(slot, e.record);
       this.expiry.set(e.id, e.expiresAt);
-      if (bulk) {
-        bulk.keys.set(e.keys, bulk.n);
-        for (let j = 0; j < e.keys.length; j++) bulk.posts[bulk.n++] = slot * K + j;
-        continue;
-      }
       this.table.touch(e.keys);
       for (let j = 0; j < e.keys.length; j++) this.link(e.keys[j]!, slot * K + j);
     }
-    if (bulk) this.table.linkMany({ ...bulk, next: this.next, prev: this.prev });
-  }
-
-  /** The slot `id` is put in: its own, its postings taken off their chains, or a new one on none. */
-  private slotFor(id: string): number {
-    const K = this.K;
-    let slot = this.idt.slotOf(id);
-    if (slot !== EMPTY) {
-      // The old keys come off their chains by the links alone (the caller's oldKeys are not needed).
-      this.unlinkSlot(slot);
-      this.arenaLive -= this.recLen[slot]!;
-      return slot;
-    }
-    slot = this.newSlot();
-    this.idt.add(id, slot);
-    // A new slot's postings (zeros from growth, or a freed slot's) are on no chain yet.
-    this.next.fill(UNLINKED, slot * K, slot * K + K);
-    this.prev.fill(EMPTY, slot * K, slot * K + K);
-    return slot;
   }
 
   /**
