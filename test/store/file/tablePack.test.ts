@@ -33,13 +33,17 @@ function tableOf(size: number, keys: number[]): { tKey: Float64Array; tHead: Int
 }
 
 /** Writes the table packed as a checkpoint does (small chunks), reads it back as open does, spreads it: the same table. */
-async function roundTrip(t: { tKey: Float64Array; tHead: Int32Array }, coding: 'u32' | 'f64'): Promise<{ dist: Buffer; keys: Buffer; bits: Uint8Array }> {
+async function roundTrip(
+  t: { tKey: Float64Array; tHead: Int32Array },
+  coding: 'u32' | 'f64',
+  bufBytes = 1 << 12,
+): Promise<{ dist: Buffer; keys: Buffer; bits: Uint8Array; file: Buffer }> {
   const size = t.tHead.length;
   const used = t.tHead.filter((h) => h !== -1).length;
   const file = path.join(dir, 'packed');
   const f = await open(file, 'w');
   const bits = new Uint8Array(size / 8);
-  assert.equal(await writePackedKeys(f, 0, { ...t, used, coding, bits }, new Uint8Array(1 << 12)), true);
+  assert.equal(await writePackedKeys(f, 0, { ...t, used, coding, bits }, new Uint8Array(bufBytes)), true);
   await f.close();
   const b = readFileSync(file);
   const [, distB, keyB, headB] = packedSizes(size, used, coding);
@@ -51,7 +55,7 @@ async function roundTrip(t: { tKey: Float64Array; tHead: Int32Array }, coding: '
   assert.ok(spreadKeyTable({ bits, tKey, tHead, used, dist: coding === 'u32' ? b.subarray(0, distB) : undefined }));
   assert.deepEqual(tHead, t.tHead);
   for (let h = 0; h < size; h++) if (t.tHead[h] !== -1) assert.equal(tKey[h], t.tKey[h]);
-  return { dist: b.subarray(0, distB), keys: b.subarray(distB, distB + keyB), bits };
+  return { dist: b.subarray(0, distB), keys: b.subarray(distB, distB + keyB), bits, file: b };
 }
 
 /** Keys below 2^53 from a fixed sequence. */
@@ -76,6 +80,16 @@ test('tablePack: a 2^21-entry table codes keys in 32 bits; exact bytes of one en
   assert.deepEqual([dist[i1], keys.readUInt32LE(4 * i1)], [0, 7 * 2 ** 21 + 1234]);
   assert.deepEqual([dist[i1 + 1], keys.readUInt32LE(4 * i1 + 4)], [1, 2047 * 2 ** 21 + 2 ** 21 - 1]);
   await roundTrip(t, 'f64');
+});
+
+test('tablePack: a write buffer of any size (under 256 bytes, odd, large) writes the same bytes, both codings', async () => {
+  const t = tableOf(2 ** 21, keysFrom(3, 20_000));
+  for (const coding of ['u32', 'f64'] as const) {
+    const want = (await roundTrip(t, coding)).file;
+    for (const bytes of [0, 1, 64, 255, 256, 257, 1000, 1 << 16]) {
+      assert.ok((await roundTrip(t, coding, bytes)).file.equals(want), `${coding}, a buffer of ${bytes} bytes`);
+    }
+  }
 });
 
 test('tablePack: a key more than 255 entries past its home, or a small table: keys as they are', async () => {
