@@ -181,6 +181,8 @@ if (process.env.REOPEN) {
   const crashed = process.env.CRASH === '1' && add > 0;
   const table = path.join(process.env.REOPEN, 'table');
   const before = `${table}.before-adds`;
+  // A run cut short before it put the checkpoint back leaves its link: the table in place is the store's own.
+  if (crashed && existsSync(before)) rmSync(before);
   if (crashed) linkSync(table, before);
   if (add > 0) {
     const chunk = chunkOf(Number(process.env.START ?? 1e9), add);
