@@ -12,7 +12,8 @@ const texts: string[] = [];
 
 function mem() {
   const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
+  // Resident bytes: arrayBuffers counts the untouched room of arrays that grow in place (src/common/roomArrays.ts).
+  return m.rss;
 }
 
 if (global.gc) global.gc();

@@ -33,7 +33,8 @@ async function heap(): Promise<number> {
     await new Promise((r) => setTimeout(r, 50));
   }
   const m = process.memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
+  // Resident bytes: arrayBuffers counts the untouched room of arrays that grow in place (src/common/roomArrays.ts).
+  return m.rss;
 }
 
 console.log(`N = ${N} synthetic ads (~345 chars), defaults (char 5-shingles, numPerm 128, 16×6 bands), batches of ${B}, prepare workers ${WORKERS}`);

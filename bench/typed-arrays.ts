@@ -1,5 +1,5 @@
 /**
- * Why src/spans/memory.ts makes plain typed arrays with room rather than arrays on resizable
+ * Why src/common/roomArrays.ts makes plain typed arrays with room rather than arrays on resizable
  * `ArrayBuffer`s: the same loops over a plain array, a plain view over a larger buffer (what
  * `mapped` makes), and a view over a resizable buffer, each timed after a warm-up round.
  * Usage: node dist/bench/typed-arrays.js [rounds=3]

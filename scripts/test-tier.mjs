@@ -78,7 +78,7 @@ const TIERS = {
     'sketch/known-answers',
     'online/signature-bits',
     'spans/spans',
-    'spans/memory',
+    'common/roomArrays',
     'spans/file/file',
     'spans/file/bytePass1',
     'spans/growth',

@@ -8,7 +8,7 @@
  * read again; and pass 1 knows how many windows it will walk before it starts.
  * @module
  */
-import { grown, mapped, shrunk } from './memory.js';
+import { grown, mapped, shrunk } from '../common/roomArrays.js';
 
 /** `a`, or a copy at least `n` long (doubling). */
 export function more<T extends Int32Array | Uint32Array | Uint16Array | Uint8Array>(a: T, n: number): T {
@@ -86,7 +86,7 @@ export class AnchorCounts {
   private grow(): void {
     const keys = this.keys;
     const counts = this.counts;
-    // Mapped, not malloc'd: the old arrays, freed, give their pages back (./memory.ts).
+    // Mapped, not malloc'd: the old arrays, freed, give their pages back (src/common/roomArrays.ts).
     this.keys = mapped(Uint32Array, keys.length * 2);
     this.counts = mapped(Uint8Array, counts.length * 2);
     for (let i = 0; i < counts.length; i++) {
@@ -107,7 +107,7 @@ export class AnchorCounts {
  * windows, negated for a run passed over. 8 bytes a run while counting, 4 after.
  */
 export class AnchorRuns {
-  // Grown in place (./memory.ts): a run per ~12 bytes of input, so these are among the largest arrays.
+  // Grown in place (src/common/roomArrays.ts): a run per ~12 bytes of input, so these are among the largest arrays.
   private hashes = mapped(Uint32Array, 1024, 1 << 24);
   /** Per run: its windows; after {@link finish}, negative for a run whose anchor was counted once. */
   lens = mapped(Int32Array, 1024, 1 << 24);
@@ -165,7 +165,7 @@ export class AnchorRuns {
     this.walked = walked;
     for (let i = 0; i < longest.length; i++) this.distinctAtLeast += longest[i]!;
     shrunk(longest, 0);
-    // Their pages given back now, not at the next garbage collection (./memory.ts); the lens cut to the runs.
+    // Their pages given back now, not at the next garbage collection (src/common/roomArrays.ts); the lens cut to the runs.
     shrunk(this.hashes, 0);
     this.hashes = new Uint32Array(0);
     this.lens = shrunk(this.lens, Math.max(1, this.runs));

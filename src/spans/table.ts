@@ -17,7 +17,7 @@
  * them for the repeated units alone.
  * @module
  */
-import { grown, mapped, release, shrunk } from './memory.js';
+import { grown, mapped, release, shrunk } from '../common/roomArrays.js';
 
 /** A record's fields in {@link UnitTable}'s `rec`, in this order. */
 const LO = 0;

@@ -17,7 +17,7 @@
  * @module
  */
 import type { UnitTable } from './table.js';
-import { grown, mapped, shrunk, takenOver } from './memory.js';
+import { grown, mapped, shrunk, takenOver } from '../common/roomArrays.js';
 import { FirstOffsets } from './offsets.js';
 
 /** Where an occurrence is: document, position (UTF-16 start, or the sharded job's unit index), code-point and UTF-8 byte start. */
@@ -102,7 +102,7 @@ export class UnitVerifier {
   private offs: FirstOffsets;
   /** Whether the first occurrences' offsets are read (keep-first's audit); without, {@link check} does not ask for them. */
   offsets = true;
-  /** Grown in place (./memory.ts): its old copies, when doubled, stayed in the heap beside it. */
+  /** Grown in place (src/common/roomArrays.ts): its old copies, when doubled, stayed in the heap beside it. */
   private text = mapped(Uint16Array, 1024, 1 << 30);
   /**
    * After {@link takeIndex}: the index's memory, the first texts from 0 to {@link base}; {@link text}

@@ -2,7 +2,7 @@
  * A growable uint32 buffer, for stage outputs whose length is known only at the end.
  * @module
  */
-import { grown, mapped } from '../../spans/memory.js';
+import { grown, mapped } from '../../common/roomArrays.js';
 
 /** Appends uint32 values; `view()` is the filled part. */
 export class U32Buf {
@@ -11,7 +11,7 @@ export class U32Buf {
   length = 0;
 
   constructor(capacity = 1024) {
-    // With room to grow in place (../../spans/memory.ts): a doubled copy left the old one for the
+    // With room to grow in place (src/common/roomArrays.ts): a doubled copy left the old one for the
     // collector, and a spans job's columns of millions of rows peaked at twice their size.
     this.data = mapped(Uint32Array, Math.max(16, capacity), 1 << 24);
   }

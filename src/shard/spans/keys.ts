@@ -7,7 +7,7 @@
  * (the same hash and code units) is not written again.
  * @module
  */
-import { grown, mapped } from '../../spans/memory.js';
+import { grown, mapped } from '../../common/roomArrays.js';
 
 /** Shifts tried for a text that continues the last one written: a character, or a word and its separator, is shorter. */
 const MAX_SHIFT = 64;
@@ -138,7 +138,7 @@ class TextIndex {
   }
 
   private grow(): void {
-    // In place where the buffers can grow (./memory.ts): a doubled copy beside each old array was the stage's peak.
+    // In place where the buffers can grow (src/common/roomArrays.ts): a doubled copy beside each old array was the stage's peak.
     const n = 2 * this.hi.length;
     this.hi = grown(this.hi, n);
     this.lo = grown(this.lo, n);

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { DamagedFileError } from '../files/columns.js';
 import { requireMarker, taskDir } from '../files/commit.js';
 import { taskCount, type JobSpec, type StageName } from '../files/job.js';
-import { grown, mapped } from '../../spans/memory.js';
+import { grown, mapped } from '../../common/roomArrays.js';
 
 /** The partition of a unit's hash (its high lane, well mixed), or of a window's anchor hash. */
 export const partitionOf = (hi: number, partitions: number): number => hi % partitions;

@@ -41,3 +41,22 @@ test('memory store: lookups match a model after 20,000 random puts, replacements
     }
   }
 });
+
+test('memory store: past its first slots and arena bytes, the arrays grow keeping every posting, and records read before still read the same', async () => {
+  const K = 3;
+  const store = new MemoryStore();
+  await store.open({ keysPerDoc: K });
+  const docKeys = new Map<string, Float64Array>();
+  const recordOf = (i: number) => new Uint8Array(200).fill(i % 251);
+  const early: Uint8Array[] = [];
+  // 1024 slots and 64 KiB of records at first: 5,000 documents of 200 bytes outgrow both several times.
+  for (let i = 0; i < 5000; i++) {
+    const keys = new Float64Array(K).map((_, j) => (j * 7919 + (i % 97)) * 2097152 + j);
+    await store.put([{ id: `d${i}`, record: recordOf(i), keys }]);
+    docKeys.set(`d${i}`, keys);
+    if (i % 1000 === 0) early.push(...((await store.get([`d${i}`])) as Uint8Array[]));
+  }
+  early.forEach((r, n) => assert.deepEqual(r, recordOf(n * 1000), `record of d${n * 1000}, read before the growth`));
+  await assertPostingsMatch(store, docKeys, 'after growth');
+  assert.deepEqual(store.postingErrors(), []);
+});

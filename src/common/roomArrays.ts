@@ -1,5 +1,6 @@
 /**
- * Typed arrays with room to grow, for the large arrays of `neardup spans` and its job's stages.
+ * Typed arrays with room to grow, for the large arrays of `neardup spans`, its job's stages and the
+ * in-process store's postings.
  * Each is a plain view over an `ArrayBuffer` made with room for the most it is expected to hold:
  * a large buffer is mapped zeroed by `calloc` and takes memory only as its pages are first
  * touched, so room costs address space, not memory. Growing within the room is a wider view (no
@@ -17,7 +18,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /** The typed arrays kept here. */
-type Typed = Int32Array | Uint32Array | Uint16Array | Uint8Array;
+type Typed = Float64Array | Int32Array | Uint32Array | Uint16Array | Uint8Array;
 type Ctor<T extends Typed> = { new(b: ArrayBuffer, at: number, n: number): T; new(n: number): T; BYTES_PER_ELEMENT: number };
 
 /**
@@ -70,13 +71,23 @@ export function mapped<T extends Typed>(ctor: Ctor<T>, n: number, most = n): T {
  */
 export function grown<T extends Typed>(a: T, n: number, most = 2 * a.length): T {
   if (n <= a.length) return a;
+  const wider = widened(a, n, most);
+  if (wider) return wider;
   const want = Math.max(n, most);
-  const r = room(a);
-  if (r >= n) return new (a.constructor as Ctor<T>)(a.buffer as ArrayBuffer, 0, Math.min(r, want));
   const x = mapped(a.constructor as Ctor<T>, want, 4 * want);
   x.set(a);
   if (a.byteOffset === 0) release(a);
   return x;
+}
+
+/**
+ * A wider view of `a`'s buffer, of at least `n` elements (`most` when there is room for them), when
+ * the buffer has room for `n` from `a`'s start; else undefined. `a` and every other view of the
+ * buffer stay valid (the in-process store's records are read through such views).
+ */
+export function widened<T extends Typed>(a: T, n: number, most = n): T | undefined {
+  const r = room(a);
+  return r >= n ? new (a.constructor as Ctor<T>)(a.buffer as ArrayBuffer, 0, Math.min(r, Math.max(n, most))) : undefined;
 }
 
 /**
@@ -121,11 +132,12 @@ function transferOf(): Transfer | null {
  * Gives `a`'s buffer back now, not at a later collection of the garbage collector, which in a loop
  * over typed arrays (no garbage made) may come only after the next large array is made: detached
  * by `transfer(0)`, or else moved into a clone that dies young (freed at the next scavenge). Every
- * view of the buffer is empty afterwards.
+ * view of the buffer is empty afterwards. A `SharedArrayBuffer` is left as it is.
  */
 export function release(a: Typed): void {
   const b = a.buffer as ArrayBuffer;
-  if (b.byteLength === 0) return;
+  // Shared memory cannot be detached: left to the collector.
+  if (b.byteLength === 0 || b instanceof SharedArrayBuffer) return;
   const t = transferOf();
   if (t) t.call(b, 0);
   else structuredClone(b, { transfer: [b] });

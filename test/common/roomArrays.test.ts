@@ -1,5 +1,5 @@
 /**
- * src/spans/memory.ts: arrays with room grow in place (the same buffer, contents kept), past
+ * src/common/roomArrays.ts: arrays with room grow in place (the same buffer, contents kept), past
  * their room by a copy that gives the old buffer back (every view of it empty); a cut keeps the first elements, by a copy that gives the old buffer back
  * (every view of it empty) or by a narrower view; {@link release} empties every view at once; and
  * every array is a plain one, not on a resizable buffer (which V8 reads and writes at half speed).
@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { grown, mapped, release, shrunk, takenOver } from '../../src/spans/memory.js';
+import { grown, mapped, release, shrunk, takenOver, widened } from '../../src/common/roomArrays.js';
 
 /** Whether `a`'s buffer is resizable (ES2024's `resizable`, absent in this build's library). */
 function resizable(a: Int32Array): boolean {
@@ -107,4 +107,25 @@ test('release empties every view of the buffer; takenOver views a whole buffer',
   assert.equal(a.length, 0);
   assert.equal(t.length, 0);
   release(a);
+});
+
+test('widened: a wider view of the same buffer with room, the earlier views still read; none without room; shared buffers never given back', () => {
+  const a = mapped(Uint8Array, 100, 1 << 20);
+  a.set([7, 8, 9]);
+  const view = a.subarray(0, 3);
+  const w = widened(a, 5000, 8000);
+  assert.ok(w && w.buffer === a.buffer && w.length === 8000);
+  w[4000] = 1;
+  assert.deepEqual([...view], [7, 8, 9], 'a view taken before still reads');
+  assert.equal(a.length, 100);
+  const plain = new Float64Array(10);
+  assert.equal(widened(plain, 11), undefined);
+  assert.equal(widened(plain.subarray(1), 5), undefined, "a view not at its buffer's start has no room");
+  const shared = new Int32Array(new SharedArrayBuffer(64));
+  shared[3] = 5;
+  release(shared);
+  assert.equal(shared.length, 16);
+  const g = grown(shared, 1000);
+  assert.equal(g[3], 5);
+  assert.equal(shared[3], 5, 'a shared buffer outgrown is copied and left whole');
 });
