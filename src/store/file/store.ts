@@ -130,7 +130,11 @@ export class FileStore implements NearDupStore {
     // A checkpoint that does not fit the log is of no use again: gone, the next one replaces it.
     if (!cp) await rm(path.join(this.dir, CHECKPOINT_FILE), { force: true });
     const start = cp?.at ?? { logEnd: 0, recordsEnd: 0 };
-    const r = await replay({ log: this.log, logSize, records: this.records, where: `file store ${this.dir}`, start }, replica);
+    // The key table's growth slices wait for the adds after the open: the fold only links.
+    replica.table.holdGrowth(true);
+    const r = await replay({ log: this.log, logSize, records: this.records, where: `file store ${this.dir}`, start }, replica).finally(() =>
+      replica.table.holdGrowth(false)
+    );
     this.checkpointed = cp ? cp.at.logEnd : 0;
     this.foldedAtOpen = replica.applied - (cp?.at.applied ?? 0);
     this.logEnd = r.logEnd;

@@ -379,6 +379,11 @@ export class MemoryStore implements NearDupStore {
     return this.table.growing;
   }
 
+  /** Holds the key table's growth slices back, or lets them run again (KeyTable.hold: a restart's fold). */
+  holdGrowth(on: boolean): void {
+    this.table.hold(on);
+  }
+
   /** Postings per document slot (`keysPerDoc`, at least 1): posting `slot · this + j` is key j. */
   get keysPerSlot(): number {
     return this.K;

@@ -62,3 +62,43 @@ test('memory store: a key table doubling a slice at a time answers as a model do
   await agrees(copy, docKeys, 'a table made from the image');
   assert.deepEqual(copy.postingErrors(), []);
 });
+
+test("memory store: growth slices held back (a restart's fold) and let go again, in stretches: the table answers as a model does throughout", {
+  timeout: 120000,
+}, async () => {
+  const store = new MemoryStore();
+  await store.open({ keysPerDoc: K });
+  const rnd = splitmix32(11);
+  const docKeys = new Map<string, Float64Array>();
+  const record = new Uint8Array([1]);
+  let held = false;
+  let heldGrowths = 0;
+  let lastSlots = 0;
+  for (let step = 0; step < 16000; step++) {
+    // Stretches of 0 to 1,500 puts held, then as many let go: holds start and end before, within and after 60 and 70 %.
+    if (step % 750 === 0 && rnd() % 2 === 0) {
+      held = !held;
+      store.holdGrowth(held);
+    }
+    const id = `d${rnd() % 12000}`;
+    if (docKeys.has(id) && rnd() % 5 === 0) {
+      assert.equal(await store.remove(id), true);
+      docKeys.delete(id);
+    } else {
+      const keys = new Float64Array(K);
+      for (let j = 0; j < K; j++) keys[j] = rnd() % 4 === 0 ? (j * HOT + (rnd() % HOT)) * 2097152 + 1 : rnd() * 2097152 + (rnd() % 2097152);
+      if (new Set(keys).size < K) continue;
+      await store.put([{ id, record, keys }]);
+      docKeys.set(id, keys);
+    }
+    const slots = Number((await store.stats()).keyTableSlots);
+    if (held && slots > lastSlots) heldGrowths++;
+    lastSlots = slots;
+    if (step % 97 === 0) await agrees(store, docKeys, `step ${step}${held ? ', held' : ''}`);
+  }
+  assert.ok(heldGrowths > 0, 'the table doubled while its slices were held back');
+  store.holdGrowth(false);
+  assert.ok(Number((await store.stats()).keyTableSlots) >= 65536, 'the table grew past 65,536 entries');
+  assert.deepEqual(store.postingErrors(), []);
+  await agrees(store, docKeys, 'the end');
+});
