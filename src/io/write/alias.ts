@@ -9,7 +9,7 @@
  * clashes with every input inside it.
  * @module
  */
-import { promises as fsp } from 'node:fs';
+import { fstatSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../../common/errors.js';
 import { isS3Url, parseS3Url } from '../s3/client.js';
@@ -104,6 +104,32 @@ function clashMessage(o: Resolved, i: Resolved): string {
   return `${o.p.what} ${o.p.path} is the same file as ${i.p.what} ${i.p.path}${shard}${links}: refusing to overwrite it; write to another file`;
 }
 
+/** Device and inode of the regular file open as descriptor `fd`, else undefined (a pipe, a terminal, closed). */
+function fileInode(fd: number): string | undefined {
+  try {
+    const st = fstatSync(fd);
+    return st.isFile() ? `${st.dev}:${st.ino}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Records and summaries go to standard output, and `-` reads standard input: a shell redirection
+ * (`>> a.jsonl`, `< a.jsonl --out a.jsonl`) can make an input an output that no option names.
+ * Refused as a named output is. (Standard error is not checked: the refusal itself goes there.)
+ */
+function refuseRedirectedStreams(ins: Resolved[], outs: Resolved[], readsStdin: boolean): void {
+  const stdin = readsStdin ? fileInode(0) : undefined;
+  const read = ins.map((i) => ({ what: `${i.p.what} ${i.file}`, inode: i.inode }));
+  if (stdin) read.push({ what: 'standard input', inode: stdin });
+  const stdout = fileInode(1);
+  const clash = stdout ? read.find((i) => i.inode === stdout) : undefined;
+  if (clash) throw new UsageError(`standard output is the same file as ${clash.what}: refusing to write into it; redirect it elsewhere`);
+  const out = stdin ? outs.find((o) => !o.p.dir && o.inode === stdin) : undefined;
+  if (out) throw new UsageError(`${out.p.what} ${out.p.path} is the same file as standard input: refusing to overwrite it; write to another file`);
+}
+
 /**
  * Throws a {@link UsageError} (exit 2) when an output is the same file as an input (any file a
  * directory, glob or prefix given as input holds) or as another output, or when an output directory
@@ -114,6 +140,7 @@ export async function refuseAliasedOutputs(outputs: NamedPath[], inputs: NamedPa
   const ins: Resolved[] = [];
   for (const p of inputs.filter(given)) ins.push(...(await Promise.all((p.file ? [p.path] : await inputFiles(p.path)).map((f) => resolveFile(p, f)))));
   const outs = await Promise.all(outputs.filter(given).map((p) => resolveFile(p, p.path)));
+  refuseRedirectedStreams(ins, outs, inputs.some((p) => p.path === '-'));
   for (const [k, o] of outs.entries()) {
     // Two outputs on one path: the second would replace the first.
     const twin = outs.slice(0, k).find((x) => same(x, o));
