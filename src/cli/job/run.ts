@@ -12,7 +12,7 @@ import { planJob, type PlanInput } from '../../shard/plan/plan.js';
 import { TaskProcesses } from '../../run/localTasks.js';
 import { outputShardNames, type WorkDir } from '../../shard/workdir/workDir.js';
 import { openWorkDir } from '../../shard/workdir/open.js';
-import { refuseStrayOutputs } from '../../io/write/outDir.js';
+import { refuseHiddenShardNames, refuseStrayOutputs } from '../../io/write/outDir.js';
 import { UsageError } from '../../common/errors.js';
 import type { Progress } from '../progress.js';
 import { parsePositiveInt, type EngineFlags, type InputFlags } from '../options.js';
@@ -200,6 +200,7 @@ export async function planFromFlags(
 export async function savePlan(wd: WorkDir, workDir: string, spec: Omit<JobSpec, 'id' | 'version'>): Promise<JobSpec> {
   if (spec.output.dir) {
     await refuseDirectoryHolding({ what: '--out-dir', path: spec.output.dir }, { what: '--work-dir', path: workDir });
+    refuseHiddenShardNames(spec.output.dir, outputShardNames(spec));
     await refuseStrayOutputs(spec.output.dir, outputShardNames(spec));
   }
   // (load() of a local work dir may throw at once rather than reject.)
