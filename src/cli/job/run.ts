@@ -178,6 +178,9 @@ export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
   };
 }
 
+/** Why a work dir inside an input's directory is refused: its files would sit among the shards. */
+export const WORK_DIR_ADVICE = 'its files would sit among the input shards, read by a later run over the input: give a work dir outside it';
+
 /** Writes (or reuses) the plan of the flags' job in its work dir. */
 export async function planFromFlags(
   shards: string[],
@@ -187,6 +190,7 @@ export async function planFromFlags(
   const spec = { ...(await planJob(planInputFrom(shards, flags))), ...memory };
   await refuseJobAliases(spec, flags.out, flags.removed);
   await refuseOutputInInputs({ what: '--out-dir', path: spec.output.dir }, [...shards, ...(flags.against ?? [])]);
+  await refuseOutputInInputs({ what: '--work-dir', path: flags.workDir }, [...shards, ...(flags.against ?? [])], WORK_DIR_ADVICE);
   const wd = openWorkDir(flags.workDir);
   return { wd, job: await savePlan(wd, flags.workDir, spec) };
 }

@@ -179,7 +179,11 @@ export async function refuseDirectoryHolding(out: NamedPath, held: NamedPath): P
  * A file input is not a directory to be inside of (an output directory holding it is
  * {@link refuseAliasedOutputs}'s).
  */
-export async function refuseOutputInInputs(out: NamedPath, inputs: readonly string[]): Promise<void> {
+export async function refuseOutputInInputs(
+  out: NamedPath,
+  inputs: readonly string[],
+  advice = 'write the output shards to another directory',
+): Promise<void> {
   if (!out.path || out.path === '-') return;
   const o = await resolveFile(out, out.path);
   for (const input of inputs) {
@@ -190,7 +194,7 @@ export async function refuseOutputInInputs(out: NamedPath, inputs: readonly stri
     const r = await resolveFile({ what: 'the input', path: root }, root);
     if (same(o, r) || inside(r.name, o.name) || inside(o.name, r.name)) {
       const kind = st?.isDirectory() ? 'directory ' : '';
-      throw new UsageError(`${out.what} ${out.path} overlaps the input ${kind}${input}: write the output shards to another directory`);
+      throw new UsageError(`${out.what} ${out.path} overlaps the input ${kind}${input}: ${advice}`);
     }
   }
 }

@@ -210,6 +210,31 @@ describe("an --out-dir inside the input's directory", () => {
   });
 });
 
+// The hostile review found the jobs planning their --work-dir inside the input directory (exit 0):
+// its files (pairs.txt, clusters.jsonl) then sat among the user's shards, read by the next run.
+describe("a --work-dir inside the input's directory", () => {
+  it('is refused by every job route, naming it, and nothing is written', async () => {
+    const root = fs.realpathSync(tmpDir());
+    const input = shards(root, 'x', 2);
+    fs.symlinkSync(input, path.join(root, 'inlink'));
+    const cases: [string, string][] = [
+      [input, path.join(input, 'work')],
+      [input, path.join(input, 'a', 'b')],
+      [path.join(root, 'inlink'), path.join(input, 'work')],
+      [input, path.join(root, 'inlink', 'work')],
+      [path.join(input, '*.jsonl'), path.join(input, 'work')],
+    ];
+    for (const [route, args] of Object.entries(JOBS)) {
+      for (const [inp, work] of cases) {
+        const r = await cliInProcess(args(inp, work, path.join(root, `o-${route.replace(' ', '-')}`)));
+        assert.equal(r.code, 2, `${route} ${inp} -> ${work}: ${r.stderr}`);
+        assert.match(r.stderr, /--work-dir .* overlaps the input/, `${route} ${inp} -> ${work}`);
+        assert.deepEqual(fs.readdirSync(input).sort(), ['part-0000.jsonl', 'part-0001.jsonl'], `${route} ${inp} -> ${work}: nothing written`);
+      }
+    }
+  });
+});
+
 describe('--out-dir with an output that is one file', () => {
   it('job dedup / job plan --output pairs|clusters --out-dir: refused naming --out-dir, never ignored (the pairs went to standard output, exit 0)', async () => {
     const root = fs.realpathSync(tmpDir());
