@@ -162,13 +162,13 @@ export async function refuseAliasedOutputs(outputs: NamedPath[], inputs: NamedPa
  * holds it (a job's `--out-dir` and its `--work-dir`): the plan and the stage files would sit among
  * the output shards, where a reader of the output takes every visible file for output.
  */
-export async function refuseDirectoryHolding(out: NamedPath, held: NamedPath): Promise<void> {
+export async function refuseDirectoryHolding(out: NamedPath, held: NamedPath, why = 'its files would sit among the output shards'): Promise<void> {
   if (!out.path || !held.path) return;
   const [o, h] = await Promise.all([resolveFile(out, out.path), resolveFile(held, held.path)]);
   const is = same(o, h);
   if (!is && !inside(o.name, h.name)) return;
   throw new UsageError(
-    `${out.what} ${out.path} ${is ? 'is' : 'holds'} ${held.what} ${held.path}: its files would sit among the output shards; give directories apart`,
+    `${out.what} ${out.path} ${is ? 'is' : 'holds'} ${held.what} ${held.path}: ${why}; give directories apart`,
   );
 }
 

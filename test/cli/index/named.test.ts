@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { neardup, tmpDir } from '../../cliUtil.js';
+import { spawnSync } from 'node:child_process';
+import { mainJs, neardup, tmpDir } from '../../cliUtil.js';
 import { startServe } from '../../helpers/procs.js';
 
 const noStack = (s: string) => assert.doesNotMatch(s, /\n\s+at /);
@@ -89,4 +90,31 @@ test('index create/drop/list: bad names, blank tokens, taken names, unknown inde
   const missingDrop = neardup(['index', 'drop', 'x', '--indexes', path.join(dir, 'nope')]);
   assert.equal(missingDrop.code, 2);
   assert.ok(!fs.existsSync(path.join(dir, 'nope')), 'drop does not create a registry');
+});
+
+test("serve --indexes DIR that is, holds or lies inside the --store's directory is refused (exit 2), nothing made: an index named table replaced the store's checkpoint", () => {
+  const root = fs.realpathSync(tmpDir());
+  const reg = path.join(root, 'reg');
+  assert.equal(neardup(['index', 'create', 'ads', '--indexes', reg]).code, 0);
+  const store = path.join(root, 'store');
+  fs.mkdirSync(store);
+  const cases: [string, string][] = [
+    [path.join(root, 'same'), path.join(root, 'same')],
+    [path.join(root, 'same2'), `file:${path.join(root, 'same2')}/`],
+    [reg, path.join(reg, 'ads')],
+    [reg, `sqlite:${path.join(reg, 'main.db')}`],
+    [path.join(store, 'reg'), store],
+  ];
+  for (const [indexes, st] of cases) {
+    const before = fs.readdirSync(root).sort();
+    // A server that starts never exits: the timeout makes it a failure, not a hang.
+    const run = spawnSync(process.execPath, [mainJs, 'serve', '--port', '0', '--indexes', indexes, '--store', st], { encoding: 'utf8', timeout: 20_000 });
+    const r = { code: run.status, stderr: run.stderr };
+    assert.equal(r.code, 2, `${indexes} ${st}: ${r.stderr}`);
+    assert.match(r.stderr, /--indexes .* (is|holds) --store|--store .* holds --indexes/, r.stderr);
+    noStack(r.stderr);
+    assert.deepEqual(fs.readdirSync(root).sort(), before, `${indexes} ${st}: nothing made`);
+  }
+  assert.deepEqual(fs.readdirSync(reg).sort(), ['ads', 'indexes.json']);
+  assert.deepEqual(fs.readdirSync(store), []);
 });
