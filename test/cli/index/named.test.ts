@@ -118,3 +118,20 @@ test("serve --indexes DIR that is, holds or lies inside the --store's directory 
   assert.deepEqual(fs.readdirSync(reg).sort(), ['ads', 'indexes.json']);
   assert.deepEqual(fs.readdirSync(store), []);
 });
+
+test('a new registry is not made in a directory that holds other files (a file store): an index named lock there made the store fail to open', () => {
+  const root = fs.realpathSync(tmpDir());
+  const input = path.join(root, 'in.tsv');
+  fs.writeFileSync(input, 'id\ttext\na\tthe quick brown fox jumps over the lazy dog by the river\n');
+  const store = path.join(root, 'store');
+  assert.equal(neardup(['index', 'add', input, '--id', 'id', '--store', store, '-q']).code, 0);
+  const files = fs.readdirSync(store).sort();
+  for (const args of [['index', 'create', 'lock', '--indexes', store], ['serve', '--port', '0', '--indexes', store]]) {
+    const run = spawnSync(process.execPath, [mainJs, ...args], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(run.status, 2, `${args[0]}: ${run.stderr}`);
+    assert.match(run.stderr, /holds other files/);
+    noStack(run.stderr);
+    assert.deepEqual(fs.readdirSync(store).sort(), files, `${args[0]}: nothing made in the store`);
+  }
+  assert.equal(neardup(['index', 'check', '--store', store]).code, 0);
+});
