@@ -160,4 +160,19 @@ describe('index commands: no output lands on the store, no input is read from it
     assert.deepEqual(fs.readdirSync(busy), ['notes.txt'], 'nothing added to the directory');
     assert.equal(fs.readFileSync(file, 'utf8'), 'not a directory');
   });
+
+  it('a store whose own file (manifest.json, log, records, table, lock) is a directory is refused naming it, not a bare EISDIR', async () => {
+    for (const name of ['manifest.json', 'log', 'records', 'table', 'lock']) {
+      const store = path.join(root, `own-${name}`);
+      const add = await cliInProcess(['index', 'add', input, '--id', 'id', '--store', store, '-q']);
+      assert.equal(add.code, 0, add.stderr);
+      fs.rmSync(path.join(store, name), { force: true });
+      fs.mkdirSync(path.join(store, name));
+      for (const cmd of [['check'], ['query', input, '--id', 'id']]) {
+        const r = await cliInProcess(['index', ...cmd, '--store', store]);
+        assert.equal(r.code, 2, `${name} ${cmd[0]}: ${r.stderr}`);
+        assert.ok(r.stderr.includes(`${path.join(store, name)} is a directory`), `${name} ${cmd[0]}: ${r.stderr}`);
+      }
+    }
+  });
 });
