@@ -5,7 +5,7 @@
  * files (a bare directory, `file:DIR`, `sqlite:PATH`) × every file the store holds (and, for a
  * SQLite store, the journal files beside it). Each case exits 2 naming the option, with no stack
  * trace, and the store's bytes stay as they were; the same command with a fresh output path runs.
- * An input inside the store (`index add`, `index query`, `index restore`) is refused the same way.
+ * An input inside the store (`index add`, `index query`, `index restore`, `index remove`) is refused the same way.
  * Every output option in a directory that does not exist (or under a file) is exit 2 naming it,
  * and nothing is made: no command makes its output's directory (a mistyped path is refused).
  */
@@ -101,6 +101,7 @@ describe('index commands: no output lands on the store, no input is read from it
             ['index', 'add', target, '--format', 'idtext', '--store', store, '--out', freshPath('.tsv'), '-q'],
             ['index', 'query', target, '--format', 'idtext', '--store', store, '--out', freshPath('.tsv'), '-q'],
             ['index', 'restore', target, '--store', store],
+            ['index', 'remove', target, '--store', store],
           ]
         ) {
           const r = await cliInProcess(a);
