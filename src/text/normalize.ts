@@ -64,6 +64,10 @@ const ASCII = /^[\x00-\x7f]*$/;
 
 /** Builds a normalizer function once, so per-document calls do no option parsing. */
 export function makeNormalizer(options: NormalizeOptions = {}): (text: string) => string {
+  // A preset's name given as the options (`normalize: 'none'`) would read as no options: the default preset.
+  if (typeof options !== 'object' || options === null) {
+    throw new RangeError(`normalization options must be an object such as { preset: 'none' }, got ${JSON.stringify(options)}`);
+  }
   const preset = resolvePreset(options.preset);
   if (preset === undefined) {
     throw new RangeError(`unknown normalization preset "${String(options.preset)}" (expected default, lowercase-collapse (alias seed000) or none)`);

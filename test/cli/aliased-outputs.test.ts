@@ -40,3 +40,38 @@ test('item 5: an output that is the input (same path, symlink, hard link, other 
     assert.equal(fs.readFileSync(input, 'utf8'), data, `${what}: the input is intact`);
   }
 });
+
+test('standard output redirected onto an input (>>, 1<>), or --out onto the file read as standard input, is refused with exit 2, input intact', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { mainJs } = await import('../cliUtil.js');
+  const dir = tmpDir();
+  const input = path.join(dir, 'pages.jsonl');
+  const data = '{"id":"a","text":"Cheap flights.\\nSubscribe!\\n"}\n{"id":"b","text":"Hotels.\\nSubscribe!\\n"}\n';
+  fs.writeFileSync(input, data);
+  const run = (args: string[], stdin: 'pipe' | number, stdout: 'pipe' | number): { code: number | null; stderr: string } => {
+    const r = spawnSync(process.execPath, [mainJs, ...args], {
+      stdio: [stdin, stdout, 'pipe'],
+      encoding: 'utf8',
+      env: { ...process.env, NEARDUP_PROGRESS: '' },
+    });
+    return { code: r.status, stderr: r.stderr };
+  };
+  const cases: [string, () => { code: number | null; stderr: string }][] = [
+    ['spans a >> a', () => run(['spans', input], 'pipe', fs.openSync(input, 'a'))],
+    ['spans a 1<> a', () => run(['spans', input], 'pipe', fs.openSync(input, 'r+'))],
+    ['dedup a >> a', () => run(['dedup', input, '--output', 'dedup'], 'pipe', fs.openSync(input, 'a'))],
+    ['spans - < a >> a', () => run(['spans', '-'], fs.openSync(input, 'r'), fs.openSync(input, 'a'))],
+    ['spans - < a --out a', () => run(['spans', '-', '--out', input], fs.openSync(input, 'r'), 'pipe')],
+    ['dedup - < a --output dedup --out a', () => run(['dedup', '-', '--output', 'dedup', '--out', input], fs.openSync(input, 'r'), 'pipe')],
+  ];
+  for (const [what, go] of cases) {
+    const r = go();
+    assert.equal(r.code, 2, `${what}: ${r.stderr}`);
+    assert.match(r.stderr, /same file as (the input|standard input)/, what);
+    assert.equal(fs.readFileSync(input, 'utf8'), data, `${what}: the input is intact`);
+  }
+  // Standard output to another file still works.
+  const other = path.join(dir, 'out.jsonl');
+  assert.equal(run(['spans', input], 'pipe', fs.openSync(other, 'w')).code, 0);
+  assert.equal(fs.readFileSync(other, 'utf8'), '{"id":"a","text":"Cheap flights.\\nSubscribe!\\n"}\n{"id":"b","text":"Hotels.\\n"}\n');
+});

@@ -76,3 +76,19 @@ test('CLI: --normalize lowercase-collapse and its alias seed000 give the same pa
   assert.match(help, /lowercase-collapse \(collapse runs of spaces or of newlines to one space, lowercase; nothing else; alias seed000\)/);
   assert.match(help, /choices: "default", "lowercase-collapse", "none", "seed000"/);
 });
+
+test('options that are not an object (a preset name given as the options, as the CLI spells it) are a RangeError, not the default preset', async () => {
+  const { dedupSpans } = await import('../../src/spans/dedupSpans.js');
+  for (const bad of ['none', 'default', 1, true] as unknown[]) {
+    assert.throws(() => makeNormalizer(bad as never), /normalization options must be an object/, String(bad));
+    assert.throws(
+      () => dedupSpans([{ id: 'a', text: 'X\n' }, { id: 'b', text: 'x\n' }], { normalize: bad as never }),
+      /normalization options must be an object/,
+    );
+  }
+  // Spelt as an object, 'none' keeps the case: nothing is cut.
+  assert.deepEqual(dedupSpans([{ id: 'a', text: 'X\n' }, { id: 'b', text: 'x\n' }], { normalize: { preset: 'none' } }).documents.map((d) => d.text), [
+    'X\n',
+    'x\n',
+  ]);
+});

@@ -13,7 +13,8 @@ import { UsageError } from '../../common/errors.js';
 import { openInput } from '../../io/read/read.js';
 import { parsePositiveInt } from '../options.js';
 import { spoolInput } from '../corpus.js';
-import { checkStoreFile, openIndex, PERSISTENT_STORES, refuseMemoryStore, storeHelp } from './options.js';
+import { checkStoreFile, openIndex, PERSISTENT_STORES, refuseMemoryStore, storeHelp, storeOutputs } from './options.js';
+import { refuseAliasedOutputs } from '../../io/write/alias.js';
 
 interface RemoveFlags {
   store: string;
@@ -78,6 +79,8 @@ Examples:
     )
     .action(async (file: string, flags: RemoveFlags) => {
       refuseMemoryStore(flags.store, 'keeps nothing after the command ends');
+      // The id list is read while the store is written: it may not be one of the store's files.
+      await refuseAliasedOutputs(storeOutputs(flags.store), [{ what: 'the input', path: file }]);
       await checkStoreFile(flags.store, true, 'index remove');
       const ids = idsOf(file, flags.column);
       // The input is opened (and a missing file refused) before the store is.

@@ -7,7 +7,8 @@ import { UsageError } from '../../common/errors.js';
 import { bearerTokenProblem } from '../../common/bearer.js';
 import type { IndexRegistry } from '../../online/registry/registry.js';
 import { lockRegistry, makeRegistryDir, openRegistry } from './named.js';
-import { addIndexOptions, checkStoreFile, duration, indexOptionsFrom, num, openIndex, type IndexFlags } from './options.js';
+import { addIndexOptions, checkStoreFile, duration, indexOptionsFrom, num, openIndex, storeSpecFlag, type IndexFlags } from './options.js';
+import { refuseDirectoryHolding } from '../../io/write/alias.js';
 import { withTextSets } from '../../online/manifest.js';
 
 /** The options `serve` accepts, after parsing. */
@@ -74,6 +75,21 @@ async function serveRegistry(dir: string): Promise<{ registry: IndexRegistry; re
 }
 
 /**
+ * Refuses (exit 2) a registry that is, holds or lies inside the directory of a file or SQLite
+ * `--store`: named indexes are files and directories beside each other, so the two would take each
+ * other's files (an index named `table` replaced a file store's checkpoint; a store in `DIR/NAME`
+ * is the named index NAME, opened twice).
+ */
+async function refuseStoreInRegistry(indexes: string, store: string): Promise<void> {
+  const spec = storeSpecFlag(store);
+  if (spec.kind !== 'file' && spec.kind !== 'sqlite') return;
+  const why = "the named indexes and the store would take each other's files";
+  const [registry, st] = [{ what: '--indexes', path: indexes }, { what: '--store', path: spec.path }];
+  await refuseDirectoryHolding(registry, st, why);
+  if (spec.kind === 'file') await refuseDirectoryHolding(st, registry, why);
+}
+
+/**
  * Opens the index, listens, and installs graceful shutdown. Resolves once listening. `tokenFrom`
  * names where the token came from, for the message refusing an empty one.
  */
@@ -84,6 +100,7 @@ export async function runServe(o: ServeOptions, tokenFrom = '--token'): Promise<
     throw new UsageError(`${tokenFrom} is empty: give the bearer token clients must send, or leave ${tokenFrom} out to serve without auth`);
   if (problem) throw new UsageError(`${tokenFrom} ${problem}`);
   const opts = withTextSets(indexOptionsFrom(o), o.storeText);
+  if (o.indexes !== undefined) await refuseStoreInRegistry(o.indexes, o.store);
   await checkStoreFile(o.store, false, 'serve');
   const index = await openIndex(opts);
   // Loaded here, not at the top: help and --version list this command without loading Fastify (~40 ms).

@@ -12,7 +12,7 @@ import { planJob, type PlanInput } from '../../shard/plan/plan.js';
 import { TaskProcesses } from '../../run/localTasks.js';
 import { outputShardNames, type WorkDir } from '../../shard/workdir/workDir.js';
 import { openWorkDir } from '../../shard/workdir/open.js';
-import { refuseStrayOutputs } from '../../io/write/outDir.js';
+import { refuseHiddenShardNames, refuseStrayOutputs } from '../../io/write/outDir.js';
 import { UsageError } from '../../common/errors.js';
 import type { Progress } from '../progress.js';
 import { parsePositiveInt, type EngineFlags, type InputFlags } from '../options.js';
@@ -178,6 +178,9 @@ export function planInputFrom(shards: string[], flags: PlanFlags): PlanInput {
   };
 }
 
+/** Why a work dir inside an input's directory is refused: its files would sit among the shards. */
+export const WORK_DIR_ADVICE = 'its files would sit among the input shards, read by a later run over the input: give a work dir outside it';
+
 /** Writes (or reuses) the plan of the flags' job in its work dir. */
 export async function planFromFlags(
   shards: string[],
@@ -187,6 +190,7 @@ export async function planFromFlags(
   const spec = { ...(await planJob(planInputFrom(shards, flags))), ...memory };
   await refuseJobAliases(spec, flags.out, flags.removed);
   await refuseOutputInInputs({ what: '--out-dir', path: spec.output.dir }, [...shards, ...(flags.against ?? [])]);
+  await refuseOutputInInputs({ what: '--work-dir', path: flags.workDir }, [...shards, ...(flags.against ?? [])], WORK_DIR_ADVICE);
   const wd = openWorkDir(flags.workDir);
   return { wd, job: await savePlan(wd, flags.workDir, spec) };
 }
@@ -200,6 +204,7 @@ export async function planFromFlags(
 export async function savePlan(wd: WorkDir, workDir: string, spec: Omit<JobSpec, 'id' | 'version'>): Promise<JobSpec> {
   if (spec.output.dir) {
     await refuseDirectoryHolding({ what: '--out-dir', path: spec.output.dir }, { what: '--work-dir', path: workDir });
+    refuseHiddenShardNames(spec.output.dir, outputShardNames(spec));
     await refuseStrayOutputs(spec.output.dir, outputShardNames(spec));
   }
   // (load() of a local work dir may throw at once rather than reject.)

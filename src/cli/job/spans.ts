@@ -26,7 +26,7 @@ import { refuseLengthUnit, spansCommand, spansOptionsFrom, type SpansFlags } fro
 import { printSpansSummary } from '../spans/summary.js';
 import { addRunOptions, checkRunFlags, runJob, type RunFlags } from './where.js';
 import type { FinishRun } from './finish.js';
-import { savePlan } from './run.js';
+import { savePlan, WORK_DIR_ADVICE } from './run.js';
 
 /**
  * The options of `neardup spans` a spans job honours exactly as `neardup spans` does (the
@@ -141,6 +141,7 @@ export function jobSpansCommand(): Command {
       spec.shards.map((s) => ({ what: 'the input shard', path: s.path, file: true })),
     );
     await refuseOutputInInputs({ what: '--out-dir', path: spec.output.dir }, shards);
+    await refuseOutputInInputs({ what: '--work-dir', path: flags.workDir }, shards, WORK_DIR_ADVICE);
     const wd = openWorkDir(flags.workDir);
     const job = await savePlan(wd, flags.workDir, spec);
     if (flags.planOnly) return printPlan(job, flags.workDir, reporter);

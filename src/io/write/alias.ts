@@ -9,7 +9,7 @@
  * clashes with every input inside it.
  * @module
  */
-import { promises as fsp } from 'node:fs';
+import { fstatSync, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../../common/errors.js';
 import { isS3Url, parseS3Url } from '../s3/client.js';
@@ -104,6 +104,32 @@ function clashMessage(o: Resolved, i: Resolved): string {
   return `${o.p.what} ${o.p.path} is the same file as ${i.p.what} ${i.p.path}${shard}${links}: refusing to overwrite it; write to another file`;
 }
 
+/** Device and inode of the regular file open as descriptor `fd`, else undefined (a pipe, a terminal, closed). */
+function fileInode(fd: number): string | undefined {
+  try {
+    const st = fstatSync(fd);
+    return st.isFile() ? `${st.dev}:${st.ino}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Records and summaries go to standard output, and `-` reads standard input: a shell redirection
+ * (`>> a.jsonl`, `< a.jsonl --out a.jsonl`) can make an input an output that no option names.
+ * Refused as a named output is. (Standard error is not checked: the refusal itself goes there.)
+ */
+function refuseRedirectedStreams(ins: Resolved[], outs: Resolved[], readsStdin: boolean): void {
+  const stdin = readsStdin ? fileInode(0) : undefined;
+  const read = ins.map((i) => ({ what: `${i.p.what} ${i.file}`, inode: i.inode }));
+  if (stdin) read.push({ what: 'standard input', inode: stdin });
+  const stdout = fileInode(1);
+  const clash = stdout ? read.find((i) => i.inode === stdout) : undefined;
+  if (clash) throw new UsageError(`standard output is the same file as ${clash.what}: refusing to write into it; redirect it elsewhere`);
+  const out = stdin ? outs.find((o) => !o.p.dir && o.inode === stdin) : undefined;
+  if (out) throw new UsageError(`${out.p.what} ${out.p.path} is the same file as standard input: refusing to overwrite it; write to another file`);
+}
+
 /**
  * Throws a {@link UsageError} (exit 2) when an output is the same file as an input (any file a
  * directory, glob or prefix given as input holds) or as another output, or when an output directory
@@ -114,6 +140,7 @@ export async function refuseAliasedOutputs(outputs: NamedPath[], inputs: NamedPa
   const ins: Resolved[] = [];
   for (const p of inputs.filter(given)) ins.push(...(await Promise.all((p.file ? [p.path] : await inputFiles(p.path)).map((f) => resolveFile(p, f)))));
   const outs = await Promise.all(outputs.filter(given).map((p) => resolveFile(p, p.path)));
+  refuseRedirectedStreams(ins, outs, inputs.some((p) => p.path === '-'));
   for (const [k, o] of outs.entries()) {
     // Two outputs on one path: the second would replace the first.
     const twin = outs.slice(0, k).find((x) => same(x, o));
@@ -135,13 +162,13 @@ export async function refuseAliasedOutputs(outputs: NamedPath[], inputs: NamedPa
  * holds it (a job's `--out-dir` and its `--work-dir`): the plan and the stage files would sit among
  * the output shards, where a reader of the output takes every visible file for output.
  */
-export async function refuseDirectoryHolding(out: NamedPath, held: NamedPath): Promise<void> {
+export async function refuseDirectoryHolding(out: NamedPath, held: NamedPath, why = 'its files would sit among the output shards'): Promise<void> {
   if (!out.path || !held.path) return;
   const [o, h] = await Promise.all([resolveFile(out, out.path), resolveFile(held, held.path)]);
   const is = same(o, h);
   if (!is && !inside(o.name, h.name)) return;
   throw new UsageError(
-    `${out.what} ${out.path} ${is ? 'is' : 'holds'} ${held.what} ${held.path}: its files would sit among the output shards; give directories apart`,
+    `${out.what} ${out.path} ${is ? 'is' : 'holds'} ${held.what} ${held.path}: ${why}; give directories apart`,
   );
 }
 
@@ -152,7 +179,11 @@ export async function refuseDirectoryHolding(out: NamedPath, held: NamedPath): P
  * A file input is not a directory to be inside of (an output directory holding it is
  * {@link refuseAliasedOutputs}'s).
  */
-export async function refuseOutputInInputs(out: NamedPath, inputs: readonly string[]): Promise<void> {
+export async function refuseOutputInInputs(
+  out: NamedPath,
+  inputs: readonly string[],
+  advice = 'write the output shards to another directory',
+): Promise<void> {
   if (!out.path || out.path === '-') return;
   const o = await resolveFile(out, out.path);
   for (const input of inputs) {
@@ -163,7 +194,7 @@ export async function refuseOutputInInputs(out: NamedPath, inputs: readonly stri
     const r = await resolveFile({ what: 'the input', path: root }, root);
     if (same(o, r) || inside(r.name, o.name) || inside(o.name, r.name)) {
       const kind = st?.isDirectory() ? 'directory ' : '';
-      throw new UsageError(`${out.what} ${out.path} overlaps the input ${kind}${input}: write the output shards to another directory`);
+      throw new UsageError(`${out.what} ${out.path} overlaps the input ${kind}${input}: ${advice}`);
     }
   }
 }

@@ -54,6 +54,21 @@ export async function refuseStrayOutputs(dir: string, names: readonly string[], 
   );
 }
 
+/**
+ * Throws a {@link UsageError} (exit 2) when an output shard's relative name (an input file's) is
+ * hidden, a part of it starting with `.` or `_`: readers of the directory skip it and `_SUCCESS`
+ * does not list it, and a shard named `_SUCCESS` would be replaced by the marker.
+ */
+export function refuseHiddenShardNames(dir: string, names: readonly string[], what = '--out-dir'): void {
+  const name = names.map((n) => n.split(path.sep).join('/')).find((n) => n.split('/').some(hidden));
+  if (name === undefined) return;
+  throw new UsageError(
+    `${what} ${dir}: the output shard of the input file ${name} would be a hidden file (a name starting with . or _), which readers of the directory skip${
+      name.split('/').pop() === SUCCESS_MARKER ? ' and the _SUCCESS marker replaces' : ''
+    }; rename the input file`,
+  );
+}
+
 /** The text of `_SUCCESS`: the relative names of the shards it vouches for, sorted, one a line. */
 export function successText(names: readonly string[]): string {
   return [...names].map((n) => n.split(path.sep).join('/')).sort().map((n) => `${n}\n`).join('');

@@ -15,7 +15,7 @@ import { openInput, rowCount, type OpenedInput, type ReadOptions } from '../read
 import { makeContext, type InputRecord } from '../read/record.js';
 import type { ShardList } from '../read/shards.js';
 import { refuseJobClaim } from './outClaim.js';
-import { lockOutputDirectory, refuseStrayOutputs, SUCCESS_MARKER, successText } from './outDir.js';
+import { lockOutputDirectory, refuseHiddenShardNames, refuseStrayOutputs, SUCCESS_MARKER, successText } from './outDir.js';
 import { annotateHeader, annotateRecord, tagClashAt } from './write.js';
 
 export type { RewriteHow, RowVerdict } from './parquetWrite.js';
@@ -122,6 +122,7 @@ export async function prepareOutputDirectory(list: ShardList, outDir: string): P
       option: 'out',
     });
   // Before the directory is made: a refused run leaves nothing inside the input.
+  refuseHiddenShardNames(outDir, list.shards.map((s) => s.rel), 'output directory');
   await refuseOutputInInputs({ what: 'output directory', path: outDir }, list.roots ?? [list.base]);
   await fsp.mkdir(outDir, { recursive: true });
   // Checked and written under the directory's lock: two runs at once never mix their shards.

@@ -96,6 +96,21 @@ export function checkIndexName(name: string): void {
     throw new RangeError(`index name "${name}" is not valid: 1 to 64 characters, lower-case letters, digits, "-" and "_", starting with a letter or digit`);
 }
 
+/**
+ * A new registry is made only in an empty directory (hidden names, such as its lock, aside): its
+ * indexes are named files and directories, which would take the names of the files there (an index
+ * named `lock` or `table` in a file store's directory made that store fail to open).
+ */
+async function refuseOccupiedDirectory(dir: string): Promise<void> {
+  const names = (await fsp.readdir(dir).catch(() => [] as string[])).filter((n) => !n.startsWith('.')).sort();
+  if (names.length === 0) return;
+  throw new RangeError(
+    `${dir} holds other files (${names.slice(0, 3).join(', ')}${
+      names.length > 3 ? ', …' : ''
+    }) and no ${REGISTRY_FILE}: a new index registry is made in an empty or new directory`,
+  );
+}
+
 /** The named indexes of one directory. Open with {@link IndexRegistry.open}. */
 export class IndexRegistry {
   private readonly open = new Map<string, Open>();
@@ -123,6 +138,7 @@ export class IndexRegistry {
       if (o.create === false)
         throw new RangeError(`no index registry at ${dir} (${REGISTRY_FILE} is missing; \`neardup index create NAME --indexes ${dir}\` makes one)`);
     }
+    if (text === undefined) await refuseOccupiedDirectory(dir);
     const reg = new IndexRegistry(dir, text === undefined ? {} : parseRegistry(text, file), o.drainMs ?? 10_000);
     if (text === undefined) {
       await fsp.mkdir(dir, { recursive: true });

@@ -22,7 +22,7 @@ import type { SpansOptions } from '../options.js';
 import { skipReport, type InputRecord, type SkipReport } from '../../io/read/record.js';
 import { anchorPass, bytePass1, readAgain } from './bytePass1.js';
 import { ByteBatch, rawJsonlPass, rawPassFits } from './rawPass.js';
-import { checkEditable, RecordWriter } from './records.js';
+import { checkEditable, RecordWriter, refuseOutputsRead } from './records.js';
 import { readingInputs } from '../../io/read/inputStamps.js';
 import { checkParquetOutput, checkShardsWritable, rewriteSpansParquet } from './parquet.js';
 
@@ -63,9 +63,9 @@ export interface SpansFileResult {
 
 /**
  * Deduplicates the units of `input` (a file, or `-`) and writes what `options.mode` says to
- * `options.out`, and the audit to `options.removed`: what `neardup spans` runs. The caller checks
- * first that no output is an input (the CLI does, with `refuseAliasedOutputs`); an input changed while
- * it is read is an `InputChangedError`, and no output is put in place after it.
+ * `options.out`, and the audit to `options.removed`: what `neardup spans` runs. An output that is
+ * an input, or `out` and `removed` one file, is a `UsageError` before anything is written; an input
+ * changed while it is read is an `InputChangedError`, and no output is put in place after it.
  */
 export function dedupSpansFile(input: string, options: SpansFileOptions = {}): Promise<SpansFileResult> {
   return readingInputs(() => spansOfFile(input, options));
@@ -83,6 +83,7 @@ async function spansOfFile(input: string, options: SpansFileOptions): Promise<Sp
   const ids: (string | undefined)[] = [];
   const rows: number[] = [];
   try {
+    await refuseOutputsRead(input, first, { ...options, mode });
     if (mode !== 'none') checkEditable(first, read, mode, options.out);
     if (mode !== 'none' && first.format === 'parquet' && !first.shards) await checkParquetOutput(input, first.name, read, { mode, out: options.out });
     // Before the first pass: an output directory inside an input is refused without creating it.

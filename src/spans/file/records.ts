@@ -15,6 +15,7 @@ import type { OpenedInput, ReadOptions } from '../../io/read/read.js';
 import type { InputRecord } from '../../io/read/record.js';
 import { shardName, type ShardList } from '../../io/read/shards.js';
 import { tsvField } from '../../io/write/write.js';
+import { refuseAliasedOutputs } from '../../io/write/alias.js';
 import type { OutputSink } from '../../io/write/output.js';
 import type { CutRange, DocVerdict } from '../deduper.js';
 
@@ -23,6 +24,16 @@ export const SPAN_TAGS = ['spans_removed', 'spans_dropped'] as const;
 
 /** Formats whose records {@link RecordEditor} can rewrite, and Parquet (./parquet.ts). */
 const EDITABLE: readonly InputFormat[] = ['jsonl', 'tsv', 'csv', 'text', 'idtext', 'parquet'];
+
+/**
+ * Refuses (a UsageError) an output that is a file `first` reads (a shard of it), or `out` and
+ * `removed` one file, before anything is written: the library's callers are checked too.
+ */
+export async function refuseOutputsRead(input: string, first: OpenedInput, o: { mode: string; out?: string; removed?: string }): Promise<void> {
+  const outs = [...(o.mode === 'none' ? [] : [{ what: 'out', path: o.out, dir: first.shards !== undefined }]), { what: 'removed', path: o.removed }];
+  const reads = first.shards?.shards.map((sh) => sh.path) ?? [input];
+  await refuseAliasedOutputs(outs, reads.map((p) => ({ what: 'the input', path: p, file: true })));
+}
 
 /**
  * Refuses, with the input open and before any record is read, what this pass cannot write: a

@@ -10,6 +10,9 @@ import path from 'node:path';
 /** What a new store may find in its directory: its lock and manifest, left by an open a crash cut short. */
 const OWN_FILES = new Set(['lock', 'manifest.json.tmp']);
 
+/** The store's own files, which something else may have made directories of (a registry's index named `table`). */
+const STORE_FILES = ['manifest.json', 'lock', 'log', 'records', 'table'];
+
 /**
  * Why `dir` cannot hold a file store, or undefined: a path that is a file (a SQLite database, an
  * input), or a directory that holds other files and no store (`--store .` would scatter the store's
@@ -20,6 +23,8 @@ export function fileStoreDirProblem(dir: string): string | undefined {
   if (!st) return undefined;
   if (!st.isDirectory())
     return `file store ${dir}: that path is a file, and a file store is a directory (a SQLite database is sqlite:${dir})`;
+  const taken = STORE_FILES.find((f) => statSync(path.join(dir, f), { throwIfNoEntry: false })?.isDirectory());
+  if (taken) return `file store ${dir}: ${path.join(dir, taken)} is a directory, where the store keeps a file of that name: move it out of the store`;
   if (existsSync(path.join(dir, 'manifest.json'))) return undefined;
   const other = readdirSync(dir).filter((f) => !OWN_FILES.has(f));
   if (other.length === 0) return undefined;

@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { neardup, tmpDir } from '../../cliUtil.js';
+import { spawnSync } from 'node:child_process';
+import { mainJs, neardup, tmpDir } from '../../cliUtil.js';
 import { startServe } from '../../helpers/procs.js';
 
 const noStack = (s: string) => assert.doesNotMatch(s, /\n\s+at /);
@@ -89,4 +90,48 @@ test('index create/drop/list: bad names, blank tokens, taken names, unknown inde
   const missingDrop = neardup(['index', 'drop', 'x', '--indexes', path.join(dir, 'nope')]);
   assert.equal(missingDrop.code, 2);
   assert.ok(!fs.existsSync(path.join(dir, 'nope')), 'drop does not create a registry');
+});
+
+test("serve --indexes DIR that is, holds or lies inside the --store's directory is refused (exit 2), nothing made: an index named table replaced the store's checkpoint", () => {
+  const root = fs.realpathSync(tmpDir());
+  const reg = path.join(root, 'reg');
+  assert.equal(neardup(['index', 'create', 'ads', '--indexes', reg]).code, 0);
+  const store = path.join(root, 'store');
+  fs.mkdirSync(store);
+  const cases: [string, string][] = [
+    [path.join(root, 'same'), path.join(root, 'same')],
+    [path.join(root, 'same2'), `file:${path.join(root, 'same2')}/`],
+    [reg, path.join(reg, 'ads')],
+    [reg, `sqlite:${path.join(reg, 'main.db')}`],
+    [path.join(store, 'reg'), store],
+  ];
+  for (const [indexes, st] of cases) {
+    const before = fs.readdirSync(root).sort();
+    // A server that starts never exits: the timeout makes it a failure, not a hang.
+    const run = spawnSync(process.execPath, [mainJs, 'serve', '--port', '0', '--indexes', indexes, '--store', st], { encoding: 'utf8', timeout: 20_000 });
+    const r = { code: run.status, stderr: run.stderr };
+    assert.equal(r.code, 2, `${indexes} ${st}: ${r.stderr}`);
+    assert.match(r.stderr, /--indexes .* (is|holds) --store|--store .* holds --indexes/, r.stderr);
+    noStack(r.stderr);
+    assert.deepEqual(fs.readdirSync(root).sort(), before, `${indexes} ${st}: nothing made`);
+  }
+  assert.deepEqual(fs.readdirSync(reg).sort(), ['ads', 'indexes.json']);
+  assert.deepEqual(fs.readdirSync(store), []);
+});
+
+test('a new registry is not made in a directory that holds other files (a file store): an index named lock there made the store fail to open', () => {
+  const root = fs.realpathSync(tmpDir());
+  const input = path.join(root, 'in.tsv');
+  fs.writeFileSync(input, 'id\ttext\na\tthe quick brown fox jumps over the lazy dog by the river\n');
+  const store = path.join(root, 'store');
+  assert.equal(neardup(['index', 'add', input, '--id', 'id', '--store', store, '-q']).code, 0);
+  const files = fs.readdirSync(store).sort();
+  for (const args of [['index', 'create', 'lock', '--indexes', store], ['serve', '--port', '0', '--indexes', store]]) {
+    const run = spawnSync(process.execPath, [mainJs, ...args], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(run.status, 2, `${args[0]}: ${run.stderr}`);
+    assert.match(run.stderr, /holds other files/);
+    noStack(run.stderr);
+    assert.deepEqual(fs.readdirSync(store).sort(), files, `${args[0]}: nothing made in the store`);
+  }
+  assert.equal(neardup(['index', 'check', '--store', store]).code, 0);
 });

@@ -5,7 +5,7 @@
  * files (a bare directory, `file:DIR`, `sqlite:PATH`) × every file the store holds (and, for a
  * SQLite store, the journal files beside it). Each case exits 2 naming the option, with no stack
  * trace, and the store's bytes stay as they were; the same command with a fresh output path runs.
- * An input inside the store (`index add`, `index query`, `index restore`) is refused the same way.
+ * An input inside the store (`index add`, `index query`, `index restore`, `index remove`) is refused the same way.
  * Every output option in a directory that does not exist (or under a file) is exit 2 naming it,
  * and nothing is made: no command makes its output's directory (a mistyped path is refused).
  */
@@ -101,6 +101,7 @@ describe('index commands: no output lands on the store, no input is read from it
             ['index', 'add', target, '--format', 'idtext', '--store', store, '--out', freshPath('.tsv'), '-q'],
             ['index', 'query', target, '--format', 'idtext', '--store', store, '--out', freshPath('.tsv'), '-q'],
             ['index', 'restore', target, '--store', store],
+            ['index', 'remove', target, '--store', store],
           ]
         ) {
           const r = await cliInProcess(a);
@@ -159,5 +160,20 @@ describe('index commands: no output lands on the store, no input is read from it
     }
     assert.deepEqual(fs.readdirSync(busy), ['notes.txt'], 'nothing added to the directory');
     assert.equal(fs.readFileSync(file, 'utf8'), 'not a directory');
+  });
+
+  it('a store whose own file (manifest.json, log, records, table, lock) is a directory is refused naming it, not a bare EISDIR', async () => {
+    for (const name of ['manifest.json', 'log', 'records', 'table', 'lock']) {
+      const store = path.join(root, `own-${name}`);
+      const add = await cliInProcess(['index', 'add', input, '--id', 'id', '--store', store, '-q']);
+      assert.equal(add.code, 0, add.stderr);
+      fs.rmSync(path.join(store, name), { force: true });
+      fs.mkdirSync(path.join(store, name));
+      for (const cmd of [['check'], ['query', input, '--id', 'id']]) {
+        const r = await cliInProcess(['index', ...cmd, '--store', store]);
+        assert.equal(r.code, 2, `${name} ${cmd[0]}: ${r.stderr}`);
+        assert.ok(r.stderr.includes(`${path.join(store, name)} is a directory`), `${name} ${cmd[0]}: ${r.stderr}`);
+      }
+    }
   });
 });

@@ -95,6 +95,29 @@ describe('a reused --out-dir', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.ok(fs.existsSync(path.join(out, '.part-0000.jsonl.crc')) && fs.existsSync(path.join(out, '_logs', 'a.log')));
   });
+
+  it('an input shard whose output name is hidden (_SUCCESS, _x, .x) is refused by every route, nothing written (its records went under _SUCCESS, or where readers skip them, exit 0)', async () => {
+    const root = fs.realpathSync(tmpDir());
+    const dir = path.join(root, 'in');
+    fs.mkdirSync(dir);
+    for (const name of ['_SUCCESS', '_c.jsonl', '.d.jsonl', 'b.jsonl']) fs.writeFileSync(path.join(dir, name), doc(name, 1));
+    const b = path.join(dir, 'b.jsonl');
+    for (const hidden of ['_SUCCESS', '_c.jsonl', '.d.jsonl']) {
+      const inputs = [path.join(dir, hidden), b];
+      const runs = [
+        ['dedup', ...inputs, '--format', 'jsonl', '--output', 'dedup', '--out', path.join(root, 'o-dedup'), '-q'],
+        ['spans', ...inputs, '--format', 'jsonl', '--out', path.join(root, 'o-spans'), '-q'],
+        ['job', 'spans', ...inputs, '--format', 'jsonl', '--local', '--work-dir', path.join(root, 'w-spans'), '--out-dir', path.join(root, 'o-job'), '-q'],
+      ];
+      for (const args of runs) {
+        const r = await neardupAsync(args, root);
+        assert.equal(r.code, 2, `${hidden}: ${args.slice(0, 2).join(' ')}: ${r.stderr}`);
+        assert.ok(r.stderr.includes(hidden), r.stderr);
+      }
+      for (const o of ['o-dedup', 'o-spans', 'o-job', 'w-spans'])
+        assert.ok(!fs.existsSync(path.join(root, o)) || fs.readdirSync(path.join(root, o)).length === 0, o);
+    }
+  });
 });
 
 /** The job routes that plan into a --work-dir and write shards into an --out-dir. */
@@ -182,6 +205,31 @@ describe("an --out-dir inside the input's directory", () => {
         assert.equal(r.code, 2, `${route} ${inp} -> ${out}: ${r.stderr}`);
         assert.match(r.stderr, /overlaps the input/, `${route} ${inp} -> ${out}`);
         assert.deepEqual(fs.readdirSync(input).sort(), ['part-0000.jsonl', 'part-0001.jsonl'], `${route} ${inp} -> ${out}: nothing written`);
+      }
+    }
+  });
+});
+
+// The hostile review found the jobs planning their --work-dir inside the input directory (exit 0):
+// its files (pairs.txt, clusters.jsonl) then sat among the user's shards, read by the next run.
+describe("a --work-dir inside the input's directory", () => {
+  it('is refused by every job route, naming it, and nothing is written', async () => {
+    const root = fs.realpathSync(tmpDir());
+    const input = shards(root, 'x', 2);
+    fs.symlinkSync(input, path.join(root, 'inlink'));
+    const cases: [string, string][] = [
+      [input, path.join(input, 'work')],
+      [input, path.join(input, 'a', 'b')],
+      [path.join(root, 'inlink'), path.join(input, 'work')],
+      [input, path.join(root, 'inlink', 'work')],
+      [path.join(input, '*.jsonl'), path.join(input, 'work')],
+    ];
+    for (const [route, args] of Object.entries(JOBS)) {
+      for (const [inp, work] of cases) {
+        const r = await cliInProcess(args(inp, work, path.join(root, `o-${route.replace(' ', '-')}`)));
+        assert.equal(r.code, 2, `${route} ${inp} -> ${work}: ${r.stderr}`);
+        assert.match(r.stderr, /--work-dir .* overlaps the input/, `${route} ${inp} -> ${work}`);
+        assert.deepEqual(fs.readdirSync(input).sort(), ['part-0000.jsonl', 'part-0001.jsonl'], `${route} ${inp} -> ${work}: nothing written`);
       }
     }
   });

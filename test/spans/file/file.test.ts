@@ -173,3 +173,22 @@ test('a table that grows many times (over 4,096 distinct lines, twice): pass 1 l
     assert.deepEqual(readAudit(audit), want.audit);
   }
 });
+
+test('an output that is the input (out or removed, through a link too) is refused before anything is written, the input intact; out and removed one file too', async () => {
+  const dir = fs.mkdtempSync(path.join(tmp, 'alias-'));
+  const input = path.join(dir, 'in.jsonl');
+  const data = '{"id":"a","text":"Cheap.\\nSub!\\n"}\n{"id":"b","text":"Hot.\\nSub!\\n"}\n{"id":"c","text":"sub!"}\n';
+  fs.writeFileSync(input, data);
+  fs.linkSync(input, path.join(dir, 'hard.jsonl'));
+  const other = path.join(dir, 'other.jsonl');
+  for (
+    const o of [{ out: input }, { out: path.join(dir, 'hard.jsonl') }, { out: other, removed: input }, { mode: 'none' as const, removed: input }, {
+      out: other,
+      removed: other,
+    }]
+  ) {
+    await assert.rejects(dedupSpansFile(input, { read: { fields: { id: 'id' } }, ...o }), /same file/, JSON.stringify(o));
+    assert.equal(fs.readFileSync(input, 'utf8'), data, `${JSON.stringify(o)}: the input is intact`);
+    assert.ok(!fs.existsSync(other), `${JSON.stringify(o)}: nothing written`);
+  }
+});
