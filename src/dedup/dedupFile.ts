@@ -11,7 +11,7 @@ import { openInput, type OpenedInput, type ReadOptions } from '../io/read/read.j
 import { openOutput, type OutputSink, type PendingCommits } from '../io/write/output.js';
 import { refuseAliasedOutputs } from '../io/write/alias.js';
 import { InputError, UsageError } from '../common/errors.js';
-import { rewriteFile, rewriteRecords, rewriteShards, type RewriteMode, type RowVerdict } from '../io/write/rewrite.js';
+import { copyNameProblem, rewriteFile, rewriteRecords, rewriteShards, type RewriteMode, type RowVerdict } from '../io/write/rewrite.js';
 import type { InputRecord } from '../io/read/record.js';
 import { shardName } from '../io/read/shards.js';
 import { dedup } from './dedup.js';
@@ -262,9 +262,8 @@ async function copyTarget(input: string, output: string, opened: OpenedInput): P
   if (opened.shards) return { kind: 'shards', path: output };
   const st = await stat(output).catch(() => undefined);
   const target = st?.isDirectory() ? path.join(output, path.basename(input)) : output;
-  if (opened.format === 'parquet' && !st?.isDirectory() && !/\.(parquet|pq)$/i.test(output)) {
-    throw new UsageError(`output ${output}: the copy of a Parquet input is Parquet, so name it .parquet`, { option: 'out' });
-  }
+  const problem = st?.isDirectory() ? undefined : copyNameProblem(opened.format, output);
+  if (problem) throw new UsageError(`output ${output}: ${problem}`, { option: 'out' });
   await refuseAliasedOutputs([{ what: 'the output', path: target }], [{ what: 'the input', path: input }]);
   return opened.format === 'parquet' || st?.isDirectory() ? { kind: 'file', path: target } : { kind: 'sink' };
 }

@@ -11,6 +11,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { lines, neardup, tmpDir } from '../cliUtil.js';
 import { readParquetRows, writeParquet, writeParquetSchema, zstd } from '../helpers/formats.js';
 import { zstdDecompress } from '../../src/io/codec/zstd.js';
+import { dedupFile, dedupSpansFile } from '../../src/index.js';
 
 async function unzstd(file: string): Promise<string> {
   const out: Buffer[] = [];
@@ -266,5 +267,33 @@ test('neardup dedup: JSON lines as --format tsv|csv and a CSV split by another d
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the copy of an input that is not Parquet, named .parquet or .pq, is refused before anything is written: dedup, spans, dedupFile and dedupSpansFile', async () => {
+  const dir = tmpDir();
+  const inputs = {
+    jsonl: path.join(dir, 'in.jsonl'),
+    tsv: path.join(dir, 'in.tsv'),
+  };
+  fs.writeFileSync(inputs.jsonl, DOCS.map((d, i) => JSON.stringify({ id: `d${i}`, text: d.text }) + '\n').join(''));
+  fs.writeFileSync(inputs.tsv, 'id\ttext\n' + DOCS.map((d, i) => `d${i}\t${d.text.replace(/[\t\n]/g, ' ')}\n`).join(''));
+  for (const [format, input] of Object.entries(inputs)) {
+    for (const name of ['o.parquet', 'o.PQ']) {
+      const out = path.join(dir, `${format}-${name}`);
+      const runs = [
+        neardup(['dedup', input, '--output', 'dedup', '--threshold', '0.7', '--out', out]),
+        neardup(['dedup', input, '--output', 'annotate', '--threshold', '0.7', '--out', out]),
+        neardup(['spans', input, '--unit', 'line', '--out', out]),
+        neardup(['spans', input, '--unit', 'line', '--output', 'annotate', '--out', out]),
+      ];
+      for (const r of runs) {
+        assert.equal(r.code, 2, `${format} → ${name}: ${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`copy of a ${format} input keeps its format, not Parquet`));
+      }
+      await assert.rejects(dedupFile(input, out, { dedup: { threshold: 0.7 } }), /copy of a .* input keeps its format, not Parquet/);
+      await assert.rejects(dedupSpansFile(input, { out, spans: { unit: 'line' } }), /copy of a .* input keeps its format, not Parquet/);
+      assert.equal(fs.existsSync(out), false, `nothing written to ${out}`);
+    }
   }
 });

@@ -14,6 +14,7 @@ import { auditFormat, openAudit } from '../../io/write/audit.js';
 import type { DedupOptions } from '../../dedup/options.js';
 import { keptOf, keptSimilarities, writeDropped } from '../../cluster/dropped.js';
 import { refuseAliasedOutputs } from '../../io/write/alias.js';
+import { copyNameProblem } from '../../io/write/rewrite.js';
 import { formatCluster, pairHeader, type ClusterVerdicts } from '../../io/write/write.js';
 import { clusterRemoval, type Removal } from '../../cluster/removal.js';
 import { writePairLines } from '../../io/write/pairLines.js';
@@ -200,8 +201,8 @@ export async function outputTarget(flags: Pick<DedupFlags, 'output' | 'out' | 'd
   if (input.format === 'parquet') {
     if (!out) throw new UsageError(`--output ${flags.output} of a Parquet input writes Parquet, so it needs --out FILE.parquet (or --out DIR)`);
     const target = st?.isDirectory() ? path.join(out, path.basename(fileArg)) : out;
-    if (!st?.isDirectory() && !/\.(parquet|pq)$/i.test(out))
-      throw new UsageError(`--out ${out}: the output of a Parquet input is Parquet, so name it .parquet`);
+    const problem = st?.isDirectory() ? undefined : copyNameProblem(input.format, out);
+    if (problem) throw new UsageError(`--out ${out}: ${problem}`);
     await refuseAliasedOutputs([{ what: '--out', path: target }], [{ what: 'the input', path: fileArg }]);
     return { kind: 'file', path: target };
   }
@@ -211,5 +212,7 @@ export async function outputTarget(flags: Pick<DedupFlags, 'output' | 'out' | 'd
     await refuseAliasedOutputs([{ what: '--out', path: target }], [{ what: 'the input', path: fileArg }]);
     return { kind: 'file', path: target };
   }
+  const problem = out && !st?.isDirectory() ? copyNameProblem(input.format, out) : undefined;
+  if (problem) throw new UsageError(`--out ${out}: ${problem}`);
   return { kind: 'sink' };
 }

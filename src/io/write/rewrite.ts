@@ -20,6 +20,19 @@ import { annotateHeader, annotateRecord, tagClashAt } from './write.js';
 
 export type { RewriteHow, RowVerdict } from './parquetWrite.js';
 
+/**
+ * Why the rewritten copy of an input of `format` may not be written to a file named `out` (not a
+ * directory), or undefined when it may: the copy keeps the input's format, and a reader takes the
+ * format of a `.parquet` or `.pq` file from its name. So a Parquet input's copy is named so, and
+ * no other input's copy is (JSONL written into `x.parquet` could not be read back).
+ */
+export function copyNameProblem(format: string, out: string): string | undefined {
+  const parquetName = /\.(parquet|pq)$/i.test(out);
+  if (format === 'parquet' && !parquetName) return 'the copy of a Parquet input is Parquet, so name it .parquet';
+  if (format !== 'parquet' && parquetName) return `the copy of a ${format} input keeps its format, not Parquet, so name it as ${format}`;
+  return undefined;
+}
+
 /** `dedup` keeps one document per cluster; `annotate` keeps all, with their tags (cluster, cluster_size, duplicate_of, similarity, kept). */
 export type RewriteMode = 'dedup' | 'annotate';
 

@@ -24,7 +24,7 @@ import { anchorPass, bytePass1, readAgain } from './bytePass1.js';
 import { ByteBatch, rawJsonlPass, rawPassFits } from './rawPass.js';
 import { checkEditable, RecordWriter, refuseOutputsRead } from './records.js';
 import { readingInputs } from '../../io/read/inputStamps.js';
-import { checkParquetOutput, checkShardsWritable, rewriteSpansParquet } from './parquet.js';
+import { checkOutputFile, checkShardsWritable, rewriteSpansParquet } from './parquet.js';
 
 /** Options of {@link dedupSpansFile}. */
 export interface SpansFileOptions {
@@ -85,7 +85,7 @@ async function spansOfFile(input: string, options: SpansFileOptions): Promise<Sp
   try {
     await refuseOutputsRead(input, first, { ...options, mode });
     if (mode !== 'none') checkEditable(first, read, mode, options.out);
-    if (mode !== 'none' && first.format === 'parquet' && !first.shards) await checkParquetOutput(input, first.name, read, { mode, out: options.out });
+    if (mode !== 'none' && !first.shards) await checkOutputFile(input, first, read, { mode, out: options.out });
     // Before the first pass: an output directory inside an input is refused without creating it.
     if (mode !== 'none' && first.shards)
       await refuseOutputInInputs({ what: 'output directory', path: options.out! }, first.shards.roots ?? [first.shards.base]);

@@ -5,12 +5,14 @@
  * `spans_removed` (the ranges cut, as JSON) and `spans_dropped` (`--output annotate`).
  * @module
  */
+import { stat } from 'node:fs/promises';
 import { InputError, UsageError } from '../../common/errors.js';
 import { parsePath } from '../../io/read/jsonl.js';
 import { defaultTextColumn, openParquet } from '../../io/read/parquet.js';
-import type { ReadOptions } from '../../io/read/read.js';
+import type { OpenedInput, ReadOptions } from '../../io/read/read.js';
 import { makeContext, type InputRecord } from '../../io/read/record.js';
 import { editParquet, type AddedColumn, type RowEdit } from '../../io/write/parquetWrite.js';
+import { copyNameProblem } from '../../io/write/rewrite.js';
 import type { PendingCommits } from '../../io/write/output.js';
 import type { DocVerdict } from '../deduper.js';
 import { checkShardFormats, cutsJson, SPAN_TAGS } from './records.js';
@@ -84,18 +86,24 @@ export async function rewriteSpansParquet(file: string, target: string, pass: Sp
   return { written, skipped: ctx.stats.count };
 }
 
-/** Refuses, before any pass, a Parquet input's output that is not a Parquet file, or a text column pass 2 cannot rewrite. */
-export async function checkParquetOutput(
+/**
+ * Refuses, before any pass, an output file that cannot hold the copy of `input` (one file): a
+ * Parquet input's is a Parquet file named so, with a text column pass 2 can rewrite; no other
+ * input's copy is named as Parquet (src/io/write/rewrite.ts, `copyNameProblem`).
+ */
+export async function checkOutputFile(
   file: string,
-  name: string,
+  input: OpenedInput,
   read: ReadOptions,
   o: { mode: 'dedup' | 'annotate'; out: string | undefined },
 ): Promise<void> {
-  if (o.out === undefined || o.out === '-')
+  const parquet = input.format === 'parquet';
+  if (parquet && (o.out === undefined || o.out === '-'))
     throw new UsageError(`the ${o.mode} output of a Parquet input is Parquet, so it needs --out FILE.parquet (not standard output)`);
-  if (!/\.(parquet|pq)$/i.test(o.out))
-    throw new UsageError(`--out ${o.out}: the ${o.mode} output of a Parquet input is Parquet, so name it .parquet`, { option: 'out' });
-  await parquetTextColumn(file, name, read, o.mode);
+  if (o.out === undefined || o.out === '-' || (!parquet && (await stat(o.out).catch(() => undefined))?.isDirectory())) return;
+  const problem = copyNameProblem(input.format, o.out);
+  if (problem) throw new UsageError(`--out ${o.out}: ${problem}`, { option: 'out' });
+  if (parquet) await parquetTextColumn(file, input.name, read, o.mode);
 }
 
 /** Refuses, after pass 1 and before any output, a shard pass 2 cannot rewrite: its format, or a Parquet shard's text column. */
