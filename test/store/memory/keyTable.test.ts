@@ -27,27 +27,30 @@ async function agrees(store: MemoryStore, docKeys: Map<string, Float64Array>, at
   return growing;
 }
 
+/** One random write: a removal of a document held, or a put of one with mostly fresh keys (distinct within it: key j of a hot pool of its own, or fresh). */
+async function randomWrite(store: MemoryStore, rnd: () => number, docKeys: Map<string, Float64Array>): Promise<void> {
+  const id = `d${rnd() % 12000}`;
+  if (docKeys.has(id) && rnd() % 5 === 0) {
+    assert.equal(await store.remove(id), true);
+    docKeys.delete(id);
+    return;
+  }
+  const keys = new Float64Array(K);
+  for (let j = 0; j < K; j++) keys[j] = rnd() % 4 === 0 ? (j * HOT + (rnd() % HOT)) * 2097152 + 1 : rnd() * 2097152 + (rnd() % 2097152);
+  if (new Set(keys).size < K) return;
+  await store.put([{ id, record: new Uint8Array([1]), keys }]);
+  docKeys.set(id, keys);
+}
+
 test('memory store: a key table doubling a slice at a time answers as a model does, mid-growth included', { timeout: 120000 }, async () => {
   const store = new MemoryStore();
   await store.open({ keysPerDoc: K });
   const rnd = splitmix32(7);
   const docKeys = new Map<string, Float64Array>();
-  const record = new Uint8Array([1]);
   let checksMidGrowth = 0;
   let checks = 0;
   for (let step = 0; step < 16000; step++) {
-    const id = `d${rnd() % 12000}`;
-    if (docKeys.has(id) && rnd() % 5 === 0) {
-      assert.equal(await store.remove(id), true);
-      docKeys.delete(id);
-    } else {
-      const keys = new Float64Array(K);
-      // Distinct within a document: key j of a hot pool of its own, or fresh.
-      for (let j = 0; j < K; j++) keys[j] = rnd() % 4 === 0 ? (j * HOT + (rnd() % HOT)) * 2097152 + 1 : rnd() * 2097152 + (rnd() % 2097152);
-      if (new Set(keys).size < K) continue;
-      await store.put([{ id, record, keys }]);
-      docKeys.set(id, keys);
-    }
+    await randomWrite(store, rnd, docKeys);
     if (step % 61 === 0) {
       checks++;
       if (await agrees(store, docKeys, `step ${step}`)) checksMidGrowth++;
@@ -70,7 +73,6 @@ test("memory store: growth slices held back (a restart's fold) and let go again,
   await store.open({ keysPerDoc: K });
   const rnd = splitmix32(11);
   const docKeys = new Map<string, Float64Array>();
-  const record = new Uint8Array([1]);
   let held = false;
   let heldGrowths = 0;
   let lastSlots = 0;
@@ -80,17 +82,7 @@ test("memory store: growth slices held back (a restart's fold) and let go again,
       held = !held;
       store.holdGrowth(held);
     }
-    const id = `d${rnd() % 12000}`;
-    if (docKeys.has(id) && rnd() % 5 === 0) {
-      assert.equal(await store.remove(id), true);
-      docKeys.delete(id);
-    } else {
-      const keys = new Float64Array(K);
-      for (let j = 0; j < K; j++) keys[j] = rnd() % 4 === 0 ? (j * HOT + (rnd() % HOT)) * 2097152 + 1 : rnd() * 2097152 + (rnd() % 2097152);
-      if (new Set(keys).size < K) continue;
-      await store.put([{ id, record, keys }]);
-      docKeys.set(id, keys);
-    }
+    await randomWrite(store, rnd, docKeys);
     const slots = Number((await store.stats()).keyTableSlots);
     if (held && slots > lastSlots) heldGrowths++;
     lastSlots = slots;
